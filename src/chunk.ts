@@ -1,0 +1,228 @@
+/**
+ * Converted text → fragments. Markdown fragments follow headings and carry their heading path; code fences are
+ * never split; long sections break at paragraph boundaries when they can, at sentence boundaries when they must,
+ * with a small overlap so a passage cut in two is still found whole in one of them.
+ */
+import type { ConvertedDocument } from "./convert.ts";
+import { estimateTokens } from "./text.ts";
+
+export interface Fragment {
+  seq: number;
+  text: string;
+  /** 1-based, inclusive, in the original file. */
+  startLine: number;
+  endLine: number;
+  headings: string[];
+  page: number | null;
+}
+
+export interface ChunkOptions {
+  /** Token budget per fragment. */
+  tokens: number;
+  /** Share of the budget repeated from the end of the previous fragment of the same section. */
+  overlap: number;
+}
+
+export const DEFAULT_CHUNK_OPTIONS: ChunkOptions = { tokens: 350, overlap: 0.15 };
+
+/** A unit the packer never splits: a sentence, or a whole code fence. */
+interface Piece {
+  text: string;
+  line: number;
+  endLine: number;
+  tokens: number;
+  block: number;
+  code: boolean;
+}
+
+interface Section {
+  headings: string[];
+  blocks: { lines: string[]; first: number; code: boolean }[];
+}
+
+export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DEFAULT_CHUNK_OPTIONS): Fragment[] {
+  const lines = doc.text.split(/\r?\n/);
+  const sections =
+    doc.format === "markdown" ? splitMarkdown(lines, doc.firstLine, doc.title) : splitText(lines, doc.firstLine);
+  const fragments: Fragment[] = [];
+  for (const section of sections) {
+    for (const pieces of packSection(toPieces(section, options.tokens), options)) {
+      fragments.push({
+        seq: fragments.length,
+        text: joinPieces(pieces),
+        startLine: pieces[0]!.line,
+        endLine: pieces.at(-1)!.endLine,
+        headings: section.headings,
+        page: null,
+      });
+    }
+  }
+  return fragments;
+}
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+const HEADING = /^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/;
+
+function splitMarkdown(lines: string[], firstLine: number, title: string): Section[] {
+  const sections: Section[] = [];
+  const stack: string[] = [];
+  let current: Section = { headings: [], blocks: [] };
+  let paragraph: { lines: string[]; first: number; code: boolean } | undefined;
+  const closeParagraph = () => {
+    if (paragraph) current.blocks.push(paragraph);
+    paragraph = undefined;
+  };
+
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const fence = FENCE.exec(line);
+    if (fence) {
+      closeParagraph();
+      const marker = fence[1]!;
+      const start = i;
+      while (++i < lines.length && !new RegExp(`^ {0,3}${marker[0]}{${marker.length},}\\s*$`).test(lines[i]!));
+      current.blocks.push({ lines: lines.slice(start, i + 1), first: firstLine + start, code: true });
+      continue;
+    }
+    const heading = HEADING.exec(line);
+    if (heading) {
+      closeParagraph();
+      if (current.blocks.length) sections.push(current);
+      const level = heading[1]!.length;
+      stack.length = level - 1;
+      stack[level - 1] = heading[2]!.trim();
+      current = { headings: headingPath(stack, title), blocks: [] };
+      continue;
+    }
+    if (line.trim() === "") {
+      closeParagraph();
+      continue;
+    }
+    paragraph ??= { lines: [], first: firstLine + i, code: false };
+    paragraph.lines.push(line);
+  }
+  closeParagraph();
+  if (current.blocks.length) sections.push(current);
+  return sections;
+}
+
+/** The heading path without gaps and without a leading title heading (the title has its own field). */
+function headingPath(stack: string[], title: string): string[] {
+  const path = stack.filter((h) => h !== undefined && h !== "");
+  return path[0] === title ? path.slice(1) : path;
+}
+
+function splitText(lines: string[], firstLine: number): Section[] {
+  const blocks: Section["blocks"] = [];
+  let block: Section["blocks"][number] | undefined;
+  lines.forEach((line, i) => {
+    if (line.trim() === "") {
+      block = undefined;
+      return;
+    }
+    if (!block) blocks.push((block = { lines: [], first: firstLine + i, code: false }));
+    block.lines.push(line);
+  });
+  return blocks.length ? [{ headings: [], blocks }] : [];
+}
+
+const SENTENCE_END = /(?<=[.!?;:。！？])\s+/;
+
+function toPieces(section: Section, budget: number): Piece[] {
+  const pieces: Piece[] = [];
+  section.blocks.forEach((block, b) => {
+    if (block.code) {
+      const text = block.lines.join("\n");
+      const endLine = block.first + block.lines.length - 1;
+      pieces.push({ text, line: block.first, endLine, tokens: estimateTokens(text), block: b, code: true });
+      return;
+    }
+    block.lines.forEach((line, l) => {
+      for (const sentence of splitLongText(line.split(SENTENCE_END), budget)) {
+        const n = block.first + l;
+        pieces.push({ text: sentence, line: n, endLine: n, tokens: estimateTokens(sentence), block: b, code: false });
+      }
+    });
+  });
+  return pieces;
+}
+
+/** Sentences longer than the budget (minified text, tables) are cut at spaces, or hard-cut when they have none. */
+function splitLongText(sentences: string[], budget: number): string[] {
+  const maxChars = budget * 4;
+  return sentences.flatMap((sentence) => {
+    if (estimateTokens(sentence) <= budget) return [sentence];
+    const parts: string[] = [];
+    let rest = sentence;
+    while (rest.length > 0) {
+      // Latin text: ~4 characters per token; CJK text: ~1 character per token.
+      const window = estimateTokens(rest.slice(0, maxChars)) <= budget ? maxChars : budget;
+      let cut = rest.length <= window ? rest.length : rest.lastIndexOf(" ", window);
+      if (cut <= 0) cut = Math.min(window, rest.length);
+      parts.push(rest.slice(0, cut));
+      rest = rest.slice(cut).trimStart();
+    }
+    return parts;
+  });
+}
+
+function packSection(pieces: Piece[], options: ChunkOptions): Piece[][] {
+  const budget = options.tokens;
+  const overlapBudget = Math.floor(budget * options.overlap);
+  const fragments: Piece[][] = [];
+  let current: Piece[] = [];
+  let used = 0;
+  let fresh = 0; // pieces in `current` that are not overlap carried from the previous fragment
+
+  const blockTokens = (from: number) => {
+    let total = 0;
+    for (let j = from; j < pieces.length && pieces[j]!.block === pieces[from]!.block; j++) total += pieces[j]!.tokens;
+    return total;
+  };
+  const flush = () => {
+    fragments.push(current);
+    current = overlapTail(current, overlapBudget);
+    used = current.reduce((sum, p) => sum + p.tokens, 0);
+    fresh = 0;
+  };
+
+  pieces.forEach((piece, i) => {
+    const startsBlock = i === 0 || pieces[i - 1]!.block !== piece.block;
+    // End a well-filled fragment before a paragraph that would not fit whole; otherwise fill up to the budget.
+    if (fresh > 0 && startsBlock && used >= budget / 2 && used + blockTokens(i) > budget) flush();
+    else if (fresh > 0 && used + piece.tokens > budget) flush();
+    if (fresh === 0 && used + piece.tokens > budget) {
+      current = []; // the overlap and this piece together would exceed the budget: drop the overlap
+      used = 0;
+    }
+    current.push(piece);
+    used += piece.tokens;
+    fresh++;
+  });
+  if (fresh > 0) fragments.push(current);
+  return fragments;
+}
+
+/** The trailing sentences (never code) of a fragment that fit in the overlap budget. */
+function overlapTail(pieces: Piece[], budget: number): Piece[] {
+  const tail: Piece[] = [];
+  let used = 0;
+  for (let i = pieces.length - 1; i >= 0; i--) {
+    const piece = pieces[i]!;
+    if (piece.code || used + piece.tokens > budget) break;
+    tail.unshift(piece);
+    used += piece.tokens;
+  }
+  return tail.length === pieces.length ? [] : tail;
+}
+
+function joinPieces(pieces: Piece[]): string {
+  let text = "";
+  pieces.forEach((piece, i) => {
+    const previous = pieces[i - 1];
+    // Keep the file's line breaks so `startLine + newlines before an offset` is that offset's line in the file.
+    if (previous) text += previous.line === piece.line ? " " : "\n".repeat(Math.max(1, piece.line - previous.endLine));
+    text += piece.text;
+  });
+  return text;
+}

@@ -1,0 +1,258 @@
+/** The command line: parse flags, call the library, render. No business logic lives here. */
+import { cac, type CAC } from "cac";
+import { configPath, loadConfig, resolveHome, setConfigValue } from "./config.ts";
+import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
+import { indexRepository } from "./indexer.ts";
+import {
+  indexSummaryText,
+  progressBar,
+  repositoryJson,
+  repositoryListText,
+  searchFiles,
+  searchJson,
+  searchText,
+  statusText,
+  styleFor,
+} from "./render.ts";
+import { addRepository, listRepositories, removeRepository, selectRepositories, getRepository } from "./repos.ts";
+import { search } from "./search.ts";
+import { repositoryStatus } from "./status.ts";
+import { Store } from "./store.ts";
+import { versionText } from "./version.ts";
+import YAML from "yaml";
+
+type Flags = Record<string, unknown>;
+
+const out = (text: string) => process.stdout.write(text);
+const json = (value: unknown) => out(`${JSON.stringify(value, null, 2)}\n`);
+
+/** Options every command accepts. */
+function globals(cli: CAC): CAC {
+  cli.option("--home <dir>", "Home folder (default: $RESEARCHER_HOME or ~/.researcher)");
+  cli.option("--verbose", "Show stack traces on errors");
+  return cli;
+}
+
+const home = (flags: Flags) => resolveHome(flags.home as string | undefined);
+
+/** `--repo a --repo b` and `--repo a,b` both give [a, b]. */
+function list(value: unknown): string[] {
+  if (value === undefined || value === true) return [];
+  const values = Array.isArray(value) ? value : [value];
+  return values.flatMap((v) => String(v).split(",")).map((v) => v.trim()).filter(Boolean);
+}
+
+function integer(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n)) throw new ResearcherError("INVALID_INPUT", `--${name} must be an integer (got ${value})`);
+  return n;
+}
+
+function number(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new ResearcherError("INVALID_INPUT", `--${name} must be a number (got ${value})`);
+  return n;
+}
+
+function mainCli(): CAC {
+  const cli = globals(cac("researcher"));
+
+  cli
+    .command("index [...names]", "Index repositories (all when no name is given), incrementally")
+    .option("--rebuild", "Drop the index and rebuild it from the files")
+    .option("--json", "Print the summary as JSON")
+    .option("--quiet", "No progress bar and no summary")
+    .example("  researcher index notes")
+    .action((names: string[], flags: Flags) => {
+      const summaries = selectRepositories(home(flags), names).map((repo) => {
+        const bar = flags.quiet || flags.json ? undefined : progressBar(process.stderr, repo.name);
+        try {
+          return indexRepository(home(flags), repo, { rebuild: Boolean(flags.rebuild), onProgress: bar?.update });
+        } finally {
+          bar?.done();
+        }
+      });
+      if (flags.json) json(summaries.length === 1 && names.length === 1 ? summaries[0] : summaries);
+      else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(process.stdout))).join(""));
+      if (summaries.length === 0 && !flags.json) process.stderr.write("no repositories to index\n");
+    });
+
+  cli
+    .command("search <...query>", "Search fragments by words (BM25)")
+    .option("--repo <name>", "Only this repository (repeatable)")
+    .option("-n, --limit <n>", "Number of results", { default: undefined })
+    .option("--offset <n>", "Skip this many results")
+    .option("--min-score <x>", "Drop results scoring below x")
+    .option("--documents", "Group fragments by document")
+    .option("--json", "Print results as JSON (see README for the contract)")
+    .option("--files", "Print matching file paths, one per line")
+    .example('  researcher search "mutable reference" --repo rust-book -n 5')
+    .example("  researcher search how does caching work --json")
+    .action((words: string[], flags: Flags) => {
+      if (flags.json && flags.files) throw new ResearcherError("USAGE", "--json and --files cannot be combined");
+      const config = loadConfig(home(flags));
+      const response = search(home(flags), {
+        query: words.join(" "),
+        repositories: list(flags.repo),
+        limit: integer(flags.limit, "limit") ?? config.search.limit,
+        offset: integer(flags.offset, "offset"),
+        minScore: number(flags.minScore, "min-score"),
+        documents: Boolean(flags.documents),
+      });
+      if (flags.json) return json(searchJson(response));
+      if (flags.files) return out(searchFiles(response));
+      if (response.results.length === 0) process.stderr.write(`no results for "${response.query}"\n`);
+      out(searchText(response, styleFor(process.stdout)));
+    });
+
+  cli
+    .command("remove <repo> <document>", "Drop one document from a repository's index")
+    .example("  researcher remove notes drafts/old.md")
+    .action((name: string, document: string, flags: Flags) => {
+      const repo = getRepository(home(flags), name);
+      const store = Store.open(repo.dir);
+      try {
+        const path = document.replace(/^\.\//, "");
+        if (!store.transaction(() => store.deleteDocument(path))) {
+          throw new ResearcherError("DOCUMENT_NOT_FOUND", `'${path}' is not indexed in '${name}'`, {
+            hint: "paths are relative to the repository root; `researcher search --files` lists some",
+          });
+        }
+        out(`removed ${name}:${path}\n`);
+      } finally {
+        store.close();
+      }
+    });
+
+  cli
+    .command("status [name]", "Show what each repository's index holds")
+    .option("--json", "Print as JSON")
+    .example("  researcher status --json")
+    .action((name: string | undefined, flags: Flags) => {
+      const repos = name ? [getRepository(home(flags), name)] : listRepositories(home(flags));
+      const statuses = repos.map(repositoryStatus);
+      if (flags.json) return json(name ? statuses[0] : statuses);
+      out(statusText(statuses, styleFor(process.stdout)));
+    });
+
+  for (const group of Object.keys(GROUPS)) {
+    cli.command(`${group} [...args]`, GROUPS[group]!.description).allowUnknownOptions().action(() => {});
+  }
+  return cli;
+}
+
+// ---- command groups: `researcher <group> <action>` -------------------------------------------------------
+
+const GROUPS: Record<string, { description: string; build: () => CAC }> = {
+  repo: { description: "Manage repositories: add, remove, list", build: repoCli },
+  config: { description: "Show or change config.yaml: show, path, set", build: configCli },
+};
+
+function repoCli(): CAC {
+  const cli = globals(cac("researcher repo"));
+  cli
+    .command("add <name> <path>", "Register a folder as a repository")
+    .option("--file-types <list>", "Comma-separated extensions (default: md,markdown,mdx,txt)")
+    .option("--exclude <glob>", "Skip matching files or folders (repeatable)")
+    .option("--description <text>", "What the repository holds (shown to agents as context)")
+    .example("  researcher repo add notes ~/notes --exclude drafts --description 'My notes'")
+    .action((name: string, path: string, flags: Flags) => {
+      const fileTypes = list(flags.fileTypes);
+      const repo = addRepository(home(flags), {
+        name,
+        path,
+        description: flags.description === undefined ? null : String(flags.description),
+        fileTypes: flags.fileTypes === undefined ? undefined : fileTypes,
+        exclude: list(flags.exclude),
+      });
+      out(`added ${repo.name} → ${repo.path}\nnext: researcher index ${repo.name}\n`);
+    });
+  cli
+    .command("remove <name>", "Unregister a repository and delete its index")
+    .option("--keep-data", "Keep the index folder on disk")
+    .example("  researcher repo remove notes")
+    .action((name: string, flags: Flags) => {
+      const repo = removeRepository(home(flags), name, { keepData: Boolean(flags.keepData) });
+      out(`removed ${repo.name}${flags.keepData ? ` (index kept in ${repo.dir})` : ""}\n`);
+    });
+  cli
+    .command("list", "List repositories")
+    .option("--json", "Print as JSON")
+    .example("  researcher repo list --json")
+    .action((flags: Flags) => {
+      const repos = listRepositories(home(flags));
+      if (flags.json) return json(repos.map(repositoryJson));
+      out(repositoryListText(repos, styleFor(process.stdout)));
+    });
+  return cli;
+}
+
+function configCli(): CAC {
+  const cli = globals(cac("researcher config"));
+  cli
+    .command("show", "Print the effective configuration")
+    .option("--json", "Print as JSON")
+    .action((flags: Flags) => {
+      const config = loadConfig(home(flags));
+      if (flags.json) return json(config);
+      out(YAML.stringify(config));
+    });
+  cli.command("path", "Print where config.yaml is").action((flags: Flags) => out(`${configPath(home(flags))}\n`));
+  cli
+    .command("set <key> <value>", "Set a value (dotted key), validated before it is saved")
+    .example("  researcher config set search.limit 20")
+    .example("  researcher config set repositories.notes.description 'Meeting notes'")
+    .action((key: string, value: string, flags: Flags) => {
+      setConfigValue(home(flags), key, String(value));
+      out(`set ${key}\n`);
+    });
+  return cli;
+}
+
+// ---- entry -----------------------------------------------------------------------------------------------
+
+/** Parse argv and run one command; returns the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const args = argv.slice(2);
+  const verbose = args.includes("--verbose");
+  try {
+    if (args[0] === "--version" || args[0] === "-v" || args[0] === "version") {
+      out(`${versionText()}\n`);
+      return 0;
+    }
+    const group = GROUPS[args[0] ?? ""];
+    const cli = group ? group.build() : mainCli();
+    cli.help();
+    const parsedArgv = group ? [argv[0]!, argv[1]!, ...args.slice(1)] : argv;
+    cli.parse(parsedArgv, { run: false });
+    if (cli.options.help) return 0;
+    if (!cli.matchedCommand) {
+      if (cli.args.length > 0) {
+        throw new ResearcherError("USAGE", `unknown command '${cli.args[0]}'`, {
+          hint: `run \`researcher${group ? ` ${args[0]}` : ""} --help\` for the list`,
+        });
+      }
+      cli.outputHelp();
+      return group ? 2 : 0;
+    }
+    await cli.runMatchedCommand();
+    return 0;
+  } catch (error) {
+    return reportError(error, verbose, args[0]);
+  }
+}
+
+function reportError(error: unknown, verbose: boolean, command: string | undefined): number {
+  const usage = (error as Error)?.name === "CACError";
+  const known = isResearcherError(error);
+  const message = known || usage ? describeError(error) : `unexpected: ${describeError(error)}`;
+  process.stderr.write(`error: ${message.replace(/^./, (c) => c.toLowerCase())}\n`);
+  if (known && error.hint) process.stderr.write(`hint: ${error.hint}\n`);
+  if (usage) process.stderr.write(`hint: run \`researcher ${command && GROUPS[command] ? `${command} ` : ""}--help\`\n`);
+  if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  else if (!known && !usage) process.stderr.write("hint: run again with --verbose for details\n");
+  if (usage) return 2;
+  return known ? error.exitCode : 1;
+}

@@ -1,0 +1,143 @@
+/** The home folder and `config.yaml`: schema, defaults, validated reads and atomic writes. */
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import * as v from "valibot";
+import YAML from "yaml";
+import { ResearcherError } from "./errors.ts";
+import { writeFileAtomic } from "./atomic.ts";
+
+export const DEFAULT_FILE_TYPES = ["md", "markdown", "mdx", "txt"];
+export const REPO_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+const Provider = v.picklist(["local", "ollama", "openai"]);
+
+const EmbeddingSchema = v.strictObject({
+  provider: v.optional(Provider, "local"),
+  /** A model id (hub or provider) or an absolute path to a local model folder. */
+  model: v.optional(v.string()),
+  pooling: v.optional(v.picklist(["mean", "cls"])),
+  query_prefix: v.optional(v.string()),
+  document_prefix: v.optional(v.string()),
+  dtype: v.optional(v.picklist(["fp32", "fp16", "q8", "int8", "uint8", "q4"])),
+  batch_size: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1024))),
+  ollama_url: v.optional(v.pipe(v.string(), v.url())),
+  openai_url: v.optional(v.pipe(v.string(), v.url())),
+});
+
+const RepositorySchema = v.strictObject({
+  path: v.pipe(v.string(), v.minLength(1)),
+  description: v.optional(v.nullable(v.string()), null),
+  file_types: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9]+$/))), DEFAULT_FILE_TYPES),
+  exclude: v.optional(v.array(v.string()), []),
+  embed: v.optional(v.boolean(), true),
+  embedding: v.optional(v.partial(EmbeddingSchema)),
+  added: v.optional(v.string()),
+});
+
+export const ConfigSchema = v.strictObject({
+  repositories: v.optional(
+    v.pipe(
+      v.record(v.pipe(v.string(), v.regex(REPO_NAME, "must use only letters, digits, '-' and '_'")), RepositorySchema),
+    ),
+    {},
+  ),
+  search: v.optional(
+    v.strictObject({
+      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10000)), 10),
+      mode: v.optional(v.picklist(["auto", "bm25", "vector", "hybrid"]), "auto"),
+    }),
+    {},
+  ),
+  chunk: v.optional(
+    v.strictObject({
+      tokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(32), v.maxValue(8192)), 350),
+      overlap: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(0.5)), 0.15),
+    }),
+    {},
+  ),
+  index: v.optional(
+    v.strictObject({
+      max_file_bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 50 * 1024 * 1024),
+    }),
+    {},
+  ),
+  embedding: v.optional(EmbeddingSchema, {}),
+});
+
+export type Config = v.InferOutput<typeof ConfigSchema>;
+export type RepositoryConfig = v.InferOutput<typeof RepositorySchema>;
+export type EmbeddingConfig = v.InferOutput<typeof EmbeddingSchema>;
+
+/** `--home` beats `RESEARCHER_HOME` beats `~/.researcher`. */
+export function resolveHome(flag?: string): string {
+  const chosen = flag || process.env.RESEARCHER_HOME || join(homedir(), ".researcher");
+  return resolve(chosen);
+}
+
+export const configPath = (home: string) => join(home, "config.yaml");
+export const repositoryDir = (home: string, name: string) => join(home, "repositories", name);
+
+export function parseConfig(input: unknown, source: string): Config {
+  const result = v.safeParse(ConfigSchema, input ?? {});
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const key = v.getDotPath(issue) ?? "(top level)";
+  throw new ResearcherError("INVALID_CONFIG", `${source}: ${key}: ${issue.message}`, {
+    hint: "fix the file by hand or with `researcher config set <key> <value>`",
+  });
+}
+
+export function loadConfig(home: string): Config {
+  const file = configPath(home);
+  if (!existsSync(file)) return parseConfig({}, file);
+  let raw: unknown;
+  try {
+    raw = YAML.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    const line = (error as { linePos?: { line: number }[] }).linePos?.[0]?.line;
+    throw new ResearcherError("INVALID_CONFIG", `${file}${line ? `:${line}` : ""}: not valid YAML`, {
+      hint: "fix the file by hand; `researcher config path` prints where it is",
+      cause: error,
+    });
+  }
+  return parseConfig(raw, file);
+}
+
+export function saveConfig(home: string, config: Config): void {
+  mkdirSync(home, { recursive: true });
+  const checked = parseConfig(config, configPath(home));
+  writeFileAtomic(configPath(home), YAML.stringify(checked));
+}
+
+/** Apply `config set a.b.c value`: the value is read as a YAML scalar so numbers and booleans keep their type. */
+export function setConfigValue(home: string, key: string, value: string): Config {
+  const parts = key.split(".").filter(Boolean);
+  if (parts.length === 0) throw new ResearcherError("INVALID_INPUT", "empty config key");
+  const config = structuredClone(loadConfig(home)) as Record<string, unknown>;
+  let node = config;
+  for (const part of parts.slice(0, -1)) {
+    const next = node[part];
+    if (next === undefined) node[part] = {};
+    else if (typeof next !== "object" || next === null || Array.isArray(next))
+      throw new ResearcherError("INVALID_INPUT", `config key ${key}: ${part} is not a section`);
+    node = node[part] as Record<string, unknown>;
+  }
+  node[parts.at(-1)!] = parseScalar(value);
+  const checked = parseConfig(config, `config key ${key}`);
+  saveConfig(home, checked);
+  return checked;
+}
+
+/** YAML scalars (`20`, `true`, `[md, txt]`) keep their type; anything else, e.g. `a: b`, stays the literal text. */
+function parseScalar(value: string): unknown {
+  const trimmed = value.trim();
+  if (trimmed === "") return "";
+  try {
+    const parsed = YAML.parse(value);
+    if (typeof parsed === "object" && parsed !== null && !/^[[{]/.test(trimmed)) return value;
+    return parsed;
+  } catch {
+    return value;
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * The index pipeline for one repository: discover → hash → convert → chunk → store, incremental.
+ * A file whose size and mtime are unchanged is not opened; a changed one is read once, hashed, and converted
+ * only when its SHA-256 differs. Writes go in batches of whole documents, each batch one transaction.
+ */
+import { readFileSync } from "node:fs";
+import { chunkDocument, type ChunkOptions, type Fragment } from "./chunk.ts";
+import { loadConfig } from "./config.ts";
+import { convertFile } from "./convert.ts";
+import { discoverFiles, type DiscoveredFile } from "./discover.ts";
+import { describeError } from "./errors.ts";
+import { acquireWriterLock } from "./lock.ts";
+import type { Repository } from "./repos.ts";
+import { HEADING_SEPARATOR, Store, type DocumentInput } from "./store.ts";
+
+export interface IndexSummary {
+  repository: string;
+  indexed: number;
+  skipped: number;
+  removed: number;
+  failed: number;
+  failures: { path: string; reason: string }[];
+  /** Fragments written in this run. */
+  fragments: number;
+  documents_total: number;
+  fragments_total: number;
+  seconds: number;
+}
+
+export type IndexProgress = { phase: "scan" | "index"; done: number; total: number; path?: string };
+
+export interface IndexOptions {
+  /** Drop the repository's index first and rebuild it from the files. */
+  rebuild?: boolean;
+  onProgress?: (progress: IndexProgress) => void;
+}
+
+interface Pending {
+  doc: DocumentInput;
+  fragments: Fragment[];
+  hashes: string[];
+}
+
+const BATCH_DOCUMENTS = 256;
+
+export function indexRepository(home: string, repo: Repository, options: IndexOptions = {}): IndexSummary {
+  const started = performance.now();
+  const config = loadConfig(home);
+  const release = acquireWriterLock(repo.dir, repo.name);
+  try {
+    const store = Store.open(repo.dir, { create: true });
+    try {
+      if (options.rebuild) store.transaction(() => store.db.run("DELETE FROM documents"));
+      const summary = runIndex(store, repo, { ...config.chunk }, config.index.max_file_bytes, options.onProgress);
+      return { ...summary, seconds: round((performance.now() - started) / 1000) };
+    } finally {
+      store.close();
+    }
+  } finally {
+    release();
+  }
+}
+
+function runIndex(
+  store: Store,
+  repo: Repository,
+  chunkOptions: ChunkOptions,
+  maxBytes: number,
+  onProgress: IndexOptions["onProgress"],
+): Omit<IndexSummary, "seconds"> {
+  onProgress?.({ phase: "scan", done: 0, total: 0 });
+  const files = discoverFiles(repo.path, { fileTypes: repo.fileTypes, exclude: repo.exclude });
+  const stored = store.documents();
+  const failures: IndexSummary["failures"] = [];
+  let pending: Pending[] = [];
+  const touched: { id: number; size: number; mtimeMs: number }[] = [];
+  let indexed = 0;
+  let skipped = 0;
+  let fragments = 0;
+
+  const flush = () => {
+    if (pending.length === 0 && touched.length === 0) return;
+    const batch = pending;
+    store.transaction(() => {
+      for (const item of batch) store.replaceDocument(item.doc, item.fragments, item.hashes);
+      for (const t of touched) store.touchDocument(t.id, t.size, t.mtimeMs);
+    });
+    indexed += batch.length;
+    fragments += batch.reduce((sum, item) => sum + item.fragments.length, 0);
+    pending = [];
+    touched.length = 0;
+  };
+
+  files.forEach((file, i) => {
+    if (i % 64 === 0) onProgress?.({ phase: "index", done: i, total: files.length, path: file.path });
+    const previous = stored.get(file.path);
+    if (previous && previous.size === file.size && previous.mtimeMs === file.mtimeMs) {
+      skipped++;
+      return;
+    }
+    const read = readFile(file, maxBytes);
+    if (!("reason" in read) && previous?.hash === read.hash) {
+      touched.push({ id: previous.id, size: file.size, mtimeMs: file.mtimeMs });
+      skipped++;
+      return;
+    }
+    const result = "reason" in read ? read : prepareDocument(file, read, chunkOptions);
+    if ("reason" in result) {
+      failures.push({ path: file.path, reason: result.reason });
+      return;
+    }
+    pending.push(result);
+    if (pending.length >= BATCH_DOCUMENTS) flush();
+  });
+  flush();
+  onProgress?.({ phase: "index", done: files.length, total: files.length });
+
+  const present = new Set(files.map((f) => f.path));
+  const gone = [...stored.keys()].filter((path) => !present.has(path));
+  store.transaction(() => {
+    for (const path of gone) store.deleteDocument(path);
+    store.replaceFailures(failures);
+    store.setMeta("last_indexed", new Date().toISOString());
+  });
+  const totals = store.counts();
+  return {
+    repository: repo.name,
+    indexed,
+    skipped,
+    removed: gone.length,
+    failed: failures.length,
+    failures,
+    fragments,
+    documents_total: totals.documents,
+    fragments_total: totals.fragments,
+  };
+}
+
+function readFile(file: DiscoveredFile, maxBytes: number): { bytes: Uint8Array; hash: string } | { reason: string } {
+  if (file.size > maxBytes) return { reason: `larger than index.max_file_bytes (${file.size} > ${maxBytes} bytes)` };
+  try {
+    const bytes = readFileSync(file.absolute);
+    return { bytes, hash: sha256(bytes) };
+  } catch (error) {
+    return { reason: `cannot read: ${describeError(error)}` };
+  }
+}
+
+/** Convert and chunk one file; a problem becomes a reason instead of an exception, so the run goes on. */
+function prepareDocument(
+  file: DiscoveredFile,
+  read: { bytes: Uint8Array; hash: string },
+  chunkOptions: ChunkOptions,
+): Pending | { reason: string } {
+  try {
+    const converted = convertFile(file.path, read.bytes);
+    const fragments = chunkDocument(converted, chunkOptions);
+    return {
+      doc: {
+        path: file.path,
+        hash: read.hash,
+        size: file.size,
+        mtimeMs: file.mtimeMs,
+        title: converted.title,
+        format: converted.format,
+        metadata: converted.metadata,
+      },
+      fragments,
+      hashes: fragments.map((f) => sha256(embeddingText(converted.title, f)).slice(0, 32)),
+    };
+  } catch (error) {
+    return { reason: describeError(error) };
+  }
+}
+
+/** What a fragment means on its own: the document title and heading path give the passage its context. */
+export function embeddingText(title: string, fragment: Pick<Fragment, "headings" | "text">): string {
+  const heading = fragment.headings.join(HEADING_SEPARATOR);
+  return [title, heading, fragment.text].filter(Boolean).join("\n");
+}
+
+export function sha256(data: Uint8Array | string): string {
+  return new Bun.CryptoHasher("sha256").update(data).digest("hex");
+}
+
+function round(seconds: number): number {
+  return Math.round(seconds * 1000) / 1000;
+}

@@ -1,0 +1,6 @@
+#!/usr/bin/env bun
+/** Entry point of the `researcher` executable. */
+import { main } from "./cli.ts";
+
+process.title = "researcher";
+process.exitCode = await main(process.argv);

@@ -1,0 +1,88 @@
+/**
+ * User text → a safe FTS5 MATCH expression. Every input is valid: FTS5 syntax characters never reach SQLite
+ * unquoted. Supported: `"exact phrase"` (required), `-word` / `-"phrase"` (excluded), `prefix*`; every other
+ * word is optional and ranked by BM25, so natural-language questions work without all words matching.
+ */
+import { foldCase, splitCjk, stem, WORD } from "./text.ts";
+
+export interface ParsedQuery {
+  /** The FTS5 expression, or null when nothing searchable is left (e.g. only punctuation or exclusions). */
+  match: string | null;
+  /** What snippets highlight: stems of searched words and raw prefixes. */
+  highlight: { stems: Set<string>; prefixes: string[] };
+}
+
+/** Function words that carry no topic; dropped from optional terms (kept when a query has nothing else). */
+const STOPWORDS = new Set(
+  `a about above after again against all also am an and any are as at be because been before being below between
+  both but by can could did do does doing down during each few for from further had has have having he her here hers
+  herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once
+  only or other our ours ourselves out over own same she should so some such than that the their theirs them
+  themselves then there these they this those through to too under until up very was we were what when where which
+  while who whom why will with would you your yours yourself yourselves`.split(/\s+/),
+);
+
+type Item = { kind: "word" | "phrase" | "prefix"; tokens: string[]; required: boolean; excluded: boolean };
+
+export function parseQuery(text: string): ParsedQuery {
+  const items = tokenizeQuery(text);
+  const positive = items.filter((item) => !item.excluded);
+  const optional = positive.filter((item) => !item.required);
+  const meaningful = optional.filter((item) => item.kind !== "word" || !isStopword(item.tokens));
+  const kept = meaningful.length > 0 ? meaningful : optional;
+  const required = positive.filter((item) => item.required);
+  const excluded = items.filter((item) => item.excluded);
+
+  const parts = required.map(ftsItem);
+  const unique = [...new Set(kept.map(ftsItem))];
+  if (unique.length > 0) parts.push(unique.length === 1 ? unique[0]! : `(${unique.join(" OR ")})`);
+  let match = parts.length > 0 ? parts.join(" AND ") : null;
+  if (match) for (const item of excluded) match += ` NOT ${ftsItem(item)}`;
+
+  const stems = new Set<string>();
+  const prefixes: string[] = [];
+  for (const item of [...required, ...kept]) {
+    if (item.kind === "prefix") prefixes.push(foldCase(item.tokens[0]!));
+    else for (const token of item.tokens) stems.add(stem(token));
+  }
+  return { match, highlight: { stems, prefixes } };
+}
+
+function isStopword(tokens: string[]): boolean {
+  return tokens.length === 1 && STOPWORDS.has(foldCase(tokens[0]!));
+}
+
+/** Split user text into words, quoted phrases, prefixes and exclusions. Unbalanced quotes close at the end. */
+function tokenizeQuery(text: string): Item[] {
+  const items: Item[] = [];
+  const pattern = /(-?)"([^"]*)"?|(\S+)/gu;
+  for (const m of text.matchAll(pattern)) {
+    if (m[3] === undefined) {
+      const tokens = words(m[2] ?? "");
+      if (tokens.length) items.push({ kind: "phrase", tokens, required: true, excluded: m[1] === "-" });
+      continue;
+    }
+    let raw = m[3];
+    const excluded = raw.length > 1 && raw.startsWith("-");
+    if (excluded) raw = raw.slice(1);
+    const prefix = raw.endsWith("*");
+    const tokens = words(raw);
+    if (tokens.length === 0) continue;
+    if (prefix && tokens.length === 1 && !/[^\p{L}\p{N}\p{M}*]/u.test(raw)) {
+      items.push({ kind: "prefix", tokens, required: false, excluded });
+    } else {
+      // `covid-19`, `e.g.`, `東京`: several tokens from one word are searched as a phrase, as the index saw them.
+      items.push({ kind: tokens.length > 1 ? "phrase" : "word", tokens, required: false, excluded });
+    }
+  }
+  return items;
+}
+
+function words(text: string): string[] {
+  return (text.match(WORD) ?? []).flatMap(splitCjk);
+}
+
+function ftsItem(item: Item): string {
+  const quoted = `"${item.tokens.join(" ").replaceAll('"', '""')}"`;
+  return item.kind === "prefix" ? `${quoted}*` : quoted;
+}

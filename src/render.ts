@@ -1,0 +1,177 @@
+/** Every output format: human text (coloured on a TTY), the JSON contracts, file lists, progress bars. */
+import type { IndexProgress, IndexSummary } from "./indexer.ts";
+import type { DocumentHit, FragmentHit, SearchResponse } from "./search.ts";
+import type { RepositoryStatus } from "./status.ts";
+import type { Repository } from "./repos.ts";
+
+export interface Style {
+  bold: (s: string) => string;
+  dim: (s: string) => string;
+  accent: (s: string) => string;
+  match: (s: string) => string;
+  warn: (s: string) => string;
+}
+
+const ansi = (open: number, close: number) => (s: string) => `\x1b[${open}m${s}\x1b[${close}m`;
+const plain = (s: string) => s;
+
+/** Colour only on a terminal, never with NO_COLOR (https://no-color.org) or TERM=dumb; FORCE_COLOR forces it. */
+export function styleFor(stream: { isTTY?: boolean }): Style {
+  const env = process.env;
+  const on = env.FORCE_COLOR ? env.FORCE_COLOR !== "0" : Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== "dumb";
+  if (!on) return { bold: plain, dim: plain, accent: plain, match: plain, warn: plain };
+  return { bold: ansi(1, 22), dim: ansi(2, 22), accent: ansi(36, 39), match: ansi(33, 39), warn: ansi(31, 39) };
+}
+
+// ---- search ----------------------------------------------------------------------------------------------
+
+/** The public `--json` contract of `researcher search` (documented in README; change only additively). */
+export function searchJson(response: SearchResponse): object {
+  return {
+    query: response.query,
+    mode: response.mode,
+    repositories: response.repositories,
+    offset: response.offset,
+    total: response.total,
+    results: response.results.map((hit) => {
+      const common = {
+        rank: hit.rank,
+        score: hit.score,
+        repository: hit.repository,
+        path: hit.path,
+        location: hit.location,
+        docid: hit.docid,
+        title: hit.title,
+        heading: hit.heading,
+      };
+      const tail = { snippet: hit.snippet, context: hit.context };
+      if ("fragments" in hit) {
+        return { ...common, fragments: hit.fragments, ...tail };
+      }
+      return { ...common, fragment: hit.fragment, ...tail };
+    }),
+  };
+}
+
+export function searchFiles(response: SearchResponse): string {
+  const paths = [...new Set(response.results.map((hit) => hit.absolutePath))];
+  return paths.length ? `${paths.join("\n")}\n` : "";
+}
+
+export function searchText(response: SearchResponse, style: Style): string {
+  if (response.results.length === 0) return "";
+  const width = String(response.results.at(-1)!.rank).length;
+  const blocks = response.results.map((hit) => {
+    const rank = String(hit.rank).padStart(width);
+    const where = `${style.accent(`${hit.repository}:${hit.location}`)}  ${style.dim(hit.docid)}`;
+    const head = `${style.bold(rank)}  ${style.dim(hit.score.toFixed(2))}  ${where}`;
+    const pad = " ".repeat(width + 2);
+    const lines = [head, `${pad}${style.bold(breadcrumb(hit))}`, `${pad}${highlight(hit.snippet, hit.highlights, style)}`];
+    if ("fragments" in hit && hit.fragments.length > 1) {
+      const more = hit.fragments.slice(1).map((f) => f.location.split(":").at(-1)).join(", ");
+      lines.push(`${pad}${style.dim(`also lines ${more}`)}`);
+    }
+    return lines.join("\n");
+  });
+  const shown = `${response.offset + 1}–${response.offset + response.results.length} of ${response.total}`;
+  return `${blocks.join("\n\n")}\n\n${style.dim(`${shown} · ${response.mode}`)}\n`;
+}
+
+function breadcrumb(hit: FragmentHit | DocumentHit): string {
+  return hit.heading ? `${hit.title} › ${hit.heading}` : hit.title;
+}
+
+function highlight(text: string, ranges: [number, number][], style: Style): string {
+  let out = "";
+  let at = 0;
+  for (const [start, end] of ranges) {
+    if (start < at) continue;
+    out += text.slice(at, start) + style.match(style.bold(text.slice(start, end)));
+    at = end;
+  }
+  return out + text.slice(at);
+}
+
+// ---- index, status, repositories ---------------------------------------------------------------------
+
+export function indexSummaryText(summary: IndexSummary, style: Style): string {
+  const counts = `${summary.indexed} indexed, ${summary.skipped} skipped, ${summary.removed} removed, ${summary.failed} failed`;
+  const lines = [
+    `${style.bold(summary.repository)}: ${counts} · ${summary.fragments} fragments written · ${summary.seconds.toFixed(2)} s`,
+  ];
+  for (const failure of summary.failures) lines.push(`  ${style.warn("failed")} ${failure.path}: ${failure.reason}`);
+  return `${lines.join("\n")}\n`;
+}
+
+export function statusText(statuses: RepositoryStatus[], style: Style): string {
+  if (statuses.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
+  return statuses
+    .map((s) => {
+      const rows = [
+        `${style.bold(s.name)}  ${s.path}`,
+        s.description ? `  ${style.dim(s.description)}` : "",
+        s.last_indexed
+          ? `  ${s.documents} documents · ${s.fragments} fragments · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
+          : `  not indexed yet: run \`researcher index ${s.name}\``,
+        s.failures.length ? `  ${style.warn(`${s.failures.length} files failed`)} (see \`status --json\`)` : "",
+      ];
+      return rows.filter(Boolean).join("\n");
+    })
+    .join("\n\n")
+    .concat("\n");
+}
+
+export function repositoryJson(repo: Repository): object {
+  return {
+    name: repo.name,
+    path: repo.path,
+    description: repo.description,
+    file_types: repo.fileTypes,
+    exclude: repo.exclude,
+    embed: repo.embed,
+  };
+}
+
+export function repositoryListText(repos: Repository[], style: Style): string {
+  if (repos.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
+  const width = Math.max(...repos.map((r) => r.name.length));
+  return repos
+    .map((r) => `${style.bold(r.name.padEnd(width))}  ${r.path}${r.description ? `  ${style.dim(r.description)}` : ""}`)
+    .join("\n")
+    .concat("\n");
+}
+
+export function formatBytes(bytes: number): string {
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+// ---- progress ----------------------------------------------------------------------------------------
+
+/** A one-line progress bar redrawn on a TTY stream; a no-op elsewhere so logs and pipes stay clean. */
+export function progressBar(stream: NodeJS.WriteStream, label: string): { update: (p: IndexProgress) => void; done: () => void } {
+  if (!stream.isTTY) return { update: () => {}, done: () => {} };
+  let last = 0;
+  const columns = () => stream.columns || 80;
+  return {
+    update(p) {
+      const now = performance.now();
+      if (now - last < 80 && p.done < p.total) return;
+      last = now;
+      const width = 24;
+      const filled = p.total ? Math.round((p.done / p.total) * width) : 0;
+      const bar = `[${"█".repeat(filled)}${"░".repeat(width - filled)}]`;
+      const text = `${label} ${p.phase} ${bar} ${p.done}/${p.total} ${p.path ?? ""}`;
+      stream.write(`\r\x1b[2K${text.slice(0, columns() - 1)}`);
+    },
+    done() {
+      stream.write("\r\x1b[2K");
+    },
+  };
+}

@@ -1,0 +1,95 @@
+/** The passage of a fragment to show for a query: the window with the most matched terms, and where they are. */
+import type { ParsedQuery } from "./query.ts";
+import { foldCase, hasCjk, stem, WORD } from "./text.ts";
+
+export interface Snippet {
+  text: string;
+  /** [start, end) character ranges of matched words within `text`. */
+  highlights: [number, number][];
+  /** Offset in the fragment text where the snippet starts (to compute its line). */
+  offset: number;
+}
+
+const WINDOW = 240;
+const LEAD = 40;
+
+export function makeSnippet(text: string, highlight: ParsedQuery["highlight"]): Snippet {
+  const matches = findMatches(text, highlight);
+  const start = bestWindowStart(text, matches);
+  const end = Math.min(text.length, start + WINDOW);
+  const cutEnd = end < text.length ? Math.max(text.lastIndexOf(" ", end), start + WINDOW / 2) : end;
+  const slice = text.slice(start, cutEnd);
+  // Collapse whitespace but keep offsets of highlights valid by mapping through the same collapse.
+  const { clean, map } = collapseWhitespace(slice);
+  const highlights: [number, number][] = matches
+    .filter(([s, e]) => s >= start && e <= cutEnd)
+    .map(([s, e]) => [map[s - start]!, map[e - start]!]);
+  const prefix = start > 0 ? "…" : "";
+  const suffix = cutEnd < text.length ? "…" : "";
+  return {
+    text: prefix + clean + suffix,
+    highlights: highlights.map(([s, e]) => [s + prefix.length, e + prefix.length]),
+    offset: start,
+  };
+}
+
+function findMatches(text: string, highlight: ParsedQuery["highlight"]): [number, number][] {
+  const found: [number, number][] = [];
+  if (highlight.stems.size === 0 && highlight.prefixes.length === 0) return found;
+  for (const m of text.matchAll(WORD)) {
+    const word = m[0];
+    if (hasCjk(word)) {
+      // CJK runs are indexed character by character: highlight each matching character.
+      [...word].forEach((ch, i) => {
+        if (highlight.stems.has(ch)) found.push([m.index + i, m.index + i + ch.length]);
+      });
+      continue;
+    }
+    const folded = foldCase(word);
+    if (highlight.stems.has(stem(word)) || highlight.prefixes.some((p) => folded.startsWith(p))) {
+      found.push([m.index, m.index + word.length]);
+    }
+  }
+  return found;
+}
+
+/** Start of the window covering the most distinct matched words, backed up a little for context. */
+function bestWindowStart(text: string, matches: [number, number][]): number {
+  if (matches.length === 0 || text.length <= WINDOW) return 0;
+  let best = 0;
+  let bestScore = -1;
+  for (let i = 0; i < matches.length; i++) {
+    const from = matches[i]![0];
+    const distinct = new Set<string>();
+    for (let j = i; j < matches.length && matches[j]![1] <= from + WINDOW - LEAD; j++) {
+      distinct.add(foldCase(text.slice(matches[j]![0], matches[j]![1])));
+    }
+    if (distinct.size > bestScore) {
+      bestScore = distinct.size;
+      best = from;
+    }
+  }
+  const start = Math.max(0, best - LEAD);
+  if (start === 0) return 0;
+  const space = text.indexOf(" ", start);
+  return space !== -1 && space < best ? space + 1 : start;
+}
+
+function collapseWhitespace(slice: string): { clean: string; map: number[] } {
+  let clean = "";
+  const map: number[] = [];
+  let inSpace = false;
+  for (let i = 0; i < slice.length; i++) {
+    map.push(clean.length);
+    const ch = slice[i]!;
+    if (/\s/.test(ch)) {
+      if (!inSpace) clean += " ";
+      inSpace = true;
+    } else {
+      clean += ch;
+      inSpace = false;
+    }
+  }
+  map.push(clean.length);
+  return { clean: clean.trimEnd(), map };
+}

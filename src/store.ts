@@ -1,0 +1,269 @@
+/** One repository's `index.db`: the schema and every query against it. SQLite is the source of truth. */
+import { Database } from "bun:sqlite";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { ResearcherError } from "./errors.ts";
+import type { Fragment } from "./chunk.ts";
+import { ftsText } from "./text.ts";
+
+const SCHEMA_VERSION = 1;
+
+const SCHEMA = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE documents (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  path TEXT NOT NULL UNIQUE,
+  hash TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  mtime_ms REAL NOT NULL,
+  title TEXT NOT NULL,
+  format TEXT NOT NULL,
+  metadata TEXT NOT NULL DEFAULT '{}',
+  indexed_at TEXT NOT NULL
+);
+-- AUTOINCREMENT: fragment ids are keys in vectors.usearch and must never be reused.
+CREATE TABLE fragments (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  start_line INTEGER NOT NULL,
+  end_line INTEGER NOT NULL,
+  page INTEGER,
+  heading TEXT NOT NULL,
+  text TEXT NOT NULL,
+  text_hash TEXT NOT NULL
+);
+CREATE INDEX fragments_by_document ON fragments(document_id, seq);
+CREATE INDEX fragments_by_text_hash ON fragments(text_hash);
+-- Contentless: the text lives once, in fragments; snippets are cut from there.
+CREATE VIRTUAL TABLE fragments_fts USING fts5(
+  title, heading, body, content='', contentless_delete=1,
+  tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER fragments_fts_delete AFTER DELETE ON fragments BEGIN
+  DELETE FROM fragments_fts WHERE rowid = old.id;
+END;
+-- Vectors keyed by the fragment text's hash: an unchanged text is never embedded twice.
+CREATE TABLE embeddings (text_hash TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE failures (path TEXT PRIMARY KEY, reason TEXT NOT NULL, at TEXT NOT NULL);
+`;
+
+export interface StoredDocument {
+  id: number;
+  path: string;
+  hash: string;
+  size: number;
+  mtimeMs: number;
+}
+
+export interface DocumentInput {
+  path: string;
+  hash: string;
+  size: number;
+  mtimeMs: number;
+  title: string;
+  format: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface FragmentRow {
+  id: number;
+  documentId: number;
+  seq: number;
+  startLine: number;
+  endLine: number;
+  page: number | null;
+  heading: string;
+  text: string;
+  path: string;
+  title: string;
+  hash: string;
+}
+
+export interface Bm25Weights {
+  title: number;
+  heading: number;
+  body: number;
+}
+
+export const HEADING_SEPARATOR = " › ";
+
+export class Store {
+  readonly db: Database;
+
+  private constructor(db: Database) {
+    this.db = db;
+  }
+
+  static dbPath(dir: string): string {
+    return join(dir, "index.db");
+  }
+
+  static exists(dir: string): boolean {
+    return existsSync(Store.dbPath(dir));
+  }
+
+  /** Open (creating when asked) a repository database in WAL mode so readers never block the writer. */
+  static open(dir: string, options: { create?: boolean } = {}): Store {
+    const file = Store.dbPath(dir);
+    if (!existsSync(file)) {
+      if (!options.create) throw new ResearcherError("NOT_INDEXED", `no index at ${file}`);
+      mkdirSync(dir, { recursive: true });
+    }
+    let db: Database;
+    try {
+      db = new Database(file, { create: true, strict: true });
+      db.run("PRAGMA busy_timeout = 5000");
+      const version = db.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version ?? 0;
+      if (version === 0) migrate(db);
+      else if (version > SCHEMA_VERSION) {
+        throw new ResearcherError("INDEX_CORRUPT", `${file} was written by a newer researcher (schema ${version})`, {
+          hint: "upgrade researcher, or rebuild with `researcher index --rebuild <name>`",
+        });
+      }
+      db.run("PRAGMA foreign_keys = ON");
+      db.run("PRAGMA synchronous = NORMAL");
+    } catch (error) {
+      if (error instanceof ResearcherError) throw error;
+      throw new ResearcherError("INDEX_CORRUPT", `cannot open ${file}: ${(error as Error).message}`, {
+        hint: "rebuild it with `researcher index --rebuild <name>`",
+        cause: error,
+      });
+    }
+    return new Store(db);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  getMeta(key: string): string | undefined {
+    return this.db.query<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?").get(key)?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.db.query("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+  }
+
+  deleteMeta(key: string): void {
+    this.db.query("DELETE FROM meta WHERE key = ?").run(key);
+  }
+
+  documents(): Map<string, StoredDocument> {
+    const rows = this.db
+      .query<StoredDocument, []>("SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents")
+      .all();
+    return new Map(rows.map((row) => [row.path, row]));
+  }
+
+  /** Replace a document and all its fragments. Call inside `transaction` so readers never see half of it. */
+  replaceDocument(doc: DocumentInput, fragments: Fragment[], textHashes: string[]): number {
+    this.db.query("DELETE FROM documents WHERE path = ?").run(doc.path);
+    const { id } = this.db
+      .query<{ id: number }, [string, string, number, number, string, string, string, string]>(
+        `INSERT INTO documents(path, hash, size, mtime_ms, title, format, metadata, indexed_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+      )
+      .get(doc.path, doc.hash, doc.size, doc.mtimeMs, doc.title, doc.format, JSON.stringify(doc.metadata), new Date().toISOString())!;
+    const insertFragment = this.db.query<{ id: number }, [number, number, number, number, number | null, string, string, string]>(
+      `INSERT INTO fragments(document_id, seq, start_line, end_line, page, heading, text, text_hash)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    );
+    const insertFts = this.db.query("INSERT INTO fragments_fts(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
+    const title = ftsText(doc.title);
+    fragments.forEach((fragment, i) => {
+      const heading = fragment.headings.join(HEADING_SEPARATOR);
+      const row = insertFragment.get(id, fragment.seq, fragment.startLine, fragment.endLine, fragment.page, heading, fragment.text, textHashes[i]!)!;
+      insertFts.run(row.id, title, ftsText(heading), ftsText(fragment.text));
+    });
+    return id;
+  }
+
+  /** Record a new size/mtime for a file whose content hash did not change. */
+  touchDocument(id: number, size: number, mtimeMs: number): void {
+    this.db.query("UPDATE documents SET size = ?, mtime_ms = ? WHERE id = ?").run(size, mtimeMs, id);
+  }
+
+  deleteDocument(path: string): boolean {
+    return this.db.query("DELETE FROM documents WHERE path = ?").run(path).changes > 0;
+  }
+
+  replaceFailures(failures: { path: string; reason: string }[]): void {
+    this.db.run("DELETE FROM failures");
+    const insert = this.db.query("INSERT OR REPLACE INTO failures(path, reason, at) VALUES (?, ?, ?)");
+    const at = new Date().toISOString();
+    for (const failure of failures) insert.run(failure.path, failure.reason, at);
+  }
+
+  failures(): { path: string; reason: string }[] {
+    return this.db.query<{ path: string; reason: string }, []>("SELECT path, reason FROM failures ORDER BY path").all();
+  }
+
+  /** Fragment ids and BM25 scores (higher is better) for an FTS5 MATCH expression. */
+  searchBm25(match: string, weights: Bm25Weights, limit: number): { id: number; score: number }[] {
+    return this.db
+      .query<{ id: number; score: number }, [string, number]>(
+        `SELECT rowid AS id, -bm25(fragments_fts, ${weights.title}, ${weights.heading}, ${weights.body}) AS score
+         FROM fragments_fts WHERE fragments_fts MATCH ? ORDER BY rank LIMIT ?`,
+      )
+      .all(match, limit);
+  }
+
+  countMatches(match: string): number {
+    return this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM fragments_fts WHERE fragments_fts MATCH ?").get(match)?.n ?? 0;
+  }
+
+  countMatchingDocuments(match: string): number {
+    return (
+      this.db
+        .query<{ n: number }, [string]>(
+          `SELECT count(DISTINCT f.document_id) AS n FROM fragments_fts JOIN fragments f ON f.id = fragments_fts.rowid
+           WHERE fragments_fts MATCH ?`,
+        )
+        .get(match)?.n ?? 0
+    );
+  }
+
+  fragmentsByIds(ids: number[]): Map<number, FragmentRow> {
+    if (ids.length === 0) return new Map();
+    const rows = this.db
+      .query<FragmentRow, string[]>(
+        `SELECT f.id, f.document_id AS documentId, f.seq, f.start_line AS startLine, f.end_line AS endLine, f.page,
+                f.heading, f.text, d.path, d.title, d.hash
+         FROM fragments f JOIN documents d ON d.id = f.document_id
+         WHERE f.id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(JSON.stringify(ids));
+    return new Map(rows.map((row) => [row.id, row]));
+  }
+
+  counts(): { documents: number; fragments: number } {
+    return this.db
+      .query<{ documents: number; fragments: number }, []>(
+        "SELECT (SELECT count(*) FROM documents) AS documents, (SELECT count(*) FROM fragments) AS fragments",
+      )
+      .get()!;
+  }
+
+  /** Merge FTS5 segments and refresh planner statistics after a large write. */
+  optimize(): void {
+    this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES ('optimize')");
+    this.db.run("PRAGMA optimize");
+  }
+
+  checkpoint(): void {
+    this.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+}
+
+function migrate(db: Database): void {
+  db.run("PRAGMA journal_mode = WAL");
+  db.transaction(() => {
+    db.run(SCHEMA);
+    db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+  })();
+}

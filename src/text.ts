@@ -1,0 +1,42 @@
+/** How researcher sees words: one definition shared by indexing, query parsing, snippets and token estimates. */
+import { stemmer } from "stemmer";
+
+/** Han, Hiragana, Katakana and Hangul: scripts written without spaces between words. */
+const CJK_CHAR = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]/gu;
+const CJK_TEST = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]/u;
+
+/** Word characters as FTS5's unicode61 tokenizer sees them (letters, digits, marks). */
+export const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+
+export function hasCjk(text: string): boolean {
+  return CJK_TEST.test(text);
+}
+
+/**
+ * Text as stored in FTS5: every CJK character becomes its own token, so a CJK query (searched as a phrase of
+ * characters) finds words of any length, including the two-character words a trigram index would miss.
+ */
+export function ftsText(text: string): string {
+  return hasCjk(text) ? text.replace(CJK_CHAR, " $& ") : text;
+}
+
+export function splitCjk(word: string): string[] {
+  return hasCjk(word) ? (word.replace(CJK_CHAR, " $& ").match(WORD) ?? []) : [word];
+}
+
+/** Lower case without diacritics, as `unicode61 remove_diacritics 2` folds them. */
+export function foldCase(word: string): string {
+  return word.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase();
+}
+
+/** The Porter stem FTS5's `porter` tokenizer would index for this word. */
+export function stem(word: string): string {
+  const folded = foldCase(word);
+  return /^[a-z]+$/.test(folded) ? stemmer(folded) : folded;
+}
+
+/** A tokenizer-free estimate: ~4 characters per word piece in Latin text, ~1 token per CJK character. */
+export function estimateTokens(text: string): number {
+  const cjk = text.match(CJK_CHAR)?.length ?? 0;
+  return Math.ceil((text.length - cjk) / 4) + cjk;
+}
