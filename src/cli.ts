@@ -80,7 +80,7 @@ function mainCli(): CAC {
     });
 
   cli
-    .command("search <...query>", "Search fragments by words (BM25)")
+    .command("search [...query]", "Search fragments by words (BM25)")
     .option("--repo <name>", "Only this repository (repeatable)")
     .option("-n, --limit <n>", "Number of results", { default: undefined })
     .option("--offset <n>", "Skip this many results")
@@ -90,11 +90,15 @@ function mainCli(): CAC {
     .option("--files", "Print matching file paths, one per line")
     .example('  researcher search "mutable reference" --repo rust-book -n 5')
     .example("  researcher search how does caching work --json")
+    .example('  researcher search -- "-starts-with-a-dash"')
     .action((words: string[], flags: Flags) => {
+      // Words after `--` are query text even when they look like flags.
+      const query = [...words, ...((flags["--"] as string[] | undefined) ?? [])].join(" ");
+      if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: 'researcher search "your question"' });
       if (flags.json && flags.files) throw new ResearcherError("USAGE", "--json and --files cannot be combined");
       const config = loadConfig(home(flags));
       const response = search(home(flags), {
-        query: words.join(" "),
+        query,
         repositories: list(flags.repo),
         limit: integer(flags.limit, "limit") ?? config.search.limit,
         offset: integer(flags.offset, "offset"),

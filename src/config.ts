@@ -1,5 +1,5 @@
 /** The home folder and `config.yaml`: schema, defaults, validated reads and atomic writes. */
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import * as v from "valibot";
@@ -88,9 +88,22 @@ export function parseConfig(input: unknown, source: string): Config {
   });
 }
 
+/** Parsed configs by file, reused while the file's size and mtime are unchanged (servers search many times). */
+const cache = new Map<string, { stamp: string; config: Config }>();
+
 export function loadConfig(home: string): Config {
   const file = configPath(home);
   if (!existsSync(file)) return parseConfig({}, file);
+  const stats = statSync(file);
+  const stamp = `${stats.size}:${stats.mtimeMs}`;
+  const cached = cache.get(file);
+  if (cached?.stamp === stamp) return structuredClone(cached.config);
+  const config = readConfigFile(file);
+  cache.set(file, { stamp, config });
+  return structuredClone(config);
+}
+
+function readConfigFile(file: string): Config {
   let raw: unknown;
   try {
     raw = YAML.parse(readFileSync(file, "utf8"));
@@ -108,6 +121,7 @@ export function saveConfig(home: string, config: Config): void {
   mkdirSync(home, { recursive: true });
   const checked = parseConfig(config, configPath(home));
   writeFileAtomic(configPath(home), YAML.stringify(checked));
+  cache.delete(configPath(home));
 }
 
 /** Apply `config set a.b.c value`: the value is read as a YAML scalar so numbers and booleans keep their type. */

@@ -58,28 +58,31 @@ function tokenizeQuery(text: string): Item[] {
   const pattern = /(-?)"([^"]*)"?|(\S+)/gu;
   for (const m of text.matchAll(pattern)) {
     if (m[3] === undefined) {
-      const tokens = words(m[2] ?? "");
+      const tokens = wordGroups(m[2] ?? "").flat();
       if (tokens.length) items.push({ kind: "phrase", tokens, required: true, excluded: m[1] === "-" });
       continue;
     }
     let raw = m[3];
     const excluded = raw.length > 1 && raw.startsWith("-");
     if (excluded) raw = raw.slice(1);
-    const prefix = raw.endsWith("*");
-    const tokens = words(raw);
-    if (tokens.length === 0) continue;
-    if (prefix && tokens.length === 1 && !/[^\p{L}\p{N}\p{M}*]/u.test(raw)) {
-      items.push({ kind: "prefix", tokens, required: false, excluded });
+    const groups = wordGroups(raw);
+    if (groups.length === 0) continue;
+    if (raw.endsWith("*") && groups.length === 1 && groups[0]!.length === 1 && !/[^\p{L}\p{N}\p{M}*]/u.test(raw)) {
+      items.push({ kind: "prefix", tokens: groups[0]!, required: false, excluded });
+    } else if (excluded) {
+      items.push({ kind: "phrase", tokens: groups.flat(), required: false, excluded });
     } else {
-      // `covid-19`, `e.g.`, `東京`: several tokens from one word are searched as a phrase, as the index saw them.
-      items.push({ kind: tokens.length > 1 ? "phrase" : "word", tokens, required: false, excluded });
+      // `covid-19` searches `covid` and `19` as separate words (better on natural questions than a phrase);
+      // a CJK run stays a phrase of its characters, which is how the index stores it.
+      for (const tokens of groups) items.push({ kind: tokens.length > 1 ? "phrase" : "word", tokens, required: false, excluded });
     }
   }
   return items;
 }
 
-function words(text: string): string[] {
-  return (text.match(WORD) ?? []).flatMap(splitCjk);
+/** Word runs of the text; a CJK run becomes a group of its characters. */
+function wordGroups(text: string): string[][] {
+  return (text.match(WORD) ?? []).map(splitCjk);
 }
 
 function ftsItem(item: Item): string {

@@ -111,15 +111,14 @@ export function search(home: string, options: SearchOptions, stores = new StoreC
   if (!parsed.match) return { ...base, total: 0, results: [] };
 
   const wanted = options.documents ? Math.max(200, (offset + limit) * 10) : offset + limit;
-  let candidates: Candidate[] = searchable.flatMap(({ repo, store }) =>
-    store.searchBm25(parsed.match!, BM25_WEIGHTS, wanted).map((hit) => ({ repo, store, ...hit })),
-  );
+  let total = 0;
+  let candidates: Candidate[] = searchable.flatMap(({ repo, store }) => {
+    const found = store.searchBm25(parsed.match!, BM25_WEIGHTS, wanted);
+    total += options.documents ? store.countMatchingDocuments(parsed.match!) : found.total;
+    return found.hits.map((hit) => ({ repo, store, id: hit.id, score: round(hit.score) }));
+  });
   candidates.sort((a, b) => b.score - a.score);
   if (options.minScore !== undefined) candidates = candidates.filter((c) => c.score >= options.minScore!);
-  const total = searchable.reduce(
-    (sum, { store }) => sum + (options.documents ? store.countMatchingDocuments(parsed.match!) : store.countMatches(parsed.match!)),
-    0,
-  );
   const results = options.documents
     ? groupByDocument(candidates, parsed).slice(offset, offset + limit)
     : hydrate(candidates.slice(offset, offset + limit), parsed);
@@ -167,7 +166,7 @@ function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery): FragmentHit
   const line = Math.min(row.endLine, row.startLine + countNewlines(row.text, snippet.offset));
   return {
     rank: 0,
-    score: round(c.score),
+    score: c.score,
     repository: c.repo.name,
     path: row.path,
     absolutePath: join(c.repo.path, row.path),

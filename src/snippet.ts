@@ -36,6 +36,7 @@ export function makeSnippet(text: string, highlight: ParsedQuery["highlight"]): 
 function findMatches(text: string, highlight: ParsedQuery["highlight"]): [number, number][] {
   const found: [number, number][] = [];
   if (highlight.stems.size === 0 && highlight.prefixes.length === 0) return found;
+  const stemHeads = new Set([...highlight.stems].map(stemHead));
   for (const m of text.matchAll(WORD)) {
     const word = m[0];
     if (hasCjk(word)) {
@@ -46,7 +47,7 @@ function findMatches(text: string, highlight: ParsedQuery["highlight"]): [number
       continue;
     }
     const folded = foldCase(word);
-    if (highlight.stems.has(stem(word)) || highlight.prefixes.some((p) => folded.startsWith(p))) {
+    if (highlight.prefixes.some((p) => folded.startsWith(p)) || (mayStemTo(folded, stemHeads) && highlight.stems.has(stem(word)))) {
       found.push([m.index, m.index + word.length]);
     }
   }
@@ -93,3 +94,7 @@ function collapseWhitespace(slice: string): { clean: string; map: number[] } {
   map.push(clean.length);
   return { clean: clean.trimEnd(), map };
 }
+
+/** Porter stemming rewrites only a word's ending, so a word and its stem share their first three letters. */
+const stemHead = (s: string) => s.slice(0, 3);
+const mayStemTo = (folded: string, heads: Set<string>) => heads.has(stemHead(folded));

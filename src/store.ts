@@ -203,18 +203,20 @@ export class Store {
     return this.db.query<{ path: string; reason: string }, []>("SELECT path, reason FROM failures ORDER BY path").all();
   }
 
-  /** Fragment ids and BM25 scores (higher is better) for an FTS5 MATCH expression. */
-  searchBm25(match: string, weights: Bm25Weights, limit: number): { id: number; score: number }[] {
-    return this.db
-      .query<{ id: number; score: number }, [string, number]>(
-        `SELECT rowid AS id, -bm25(fragments_fts, ${weights.title}, ${weights.heading}, ${weights.body}) AS score
-         FROM fragments_fts WHERE fragments_fts MATCH ? ORDER BY rank LIMIT ?`,
+  /**
+   * The best fragments for an FTS5 MATCH expression with BM25 scores (higher is better), and how many matched
+   * in all (counted in the same pass: ranking visits every match anyway).
+   */
+  searchBm25(match: string, weights: Bm25Weights, limit: number): { hits: { id: number; score: number }[]; total: number } {
+    const rows = this.db
+      .query<{ id: number; score: number; total: number }, [string, number]>(
+        `WITH matches AS MATERIALIZED (
+           SELECT rowid AS id, -bm25(fragments_fts, ${weights.title}, ${weights.heading}, ${weights.body}) AS score
+           FROM fragments_fts WHERE fragments_fts MATCH ?)
+         SELECT id, score, (SELECT count(*) FROM matches) AS total FROM matches ORDER BY score DESC LIMIT ?`,
       )
       .all(match, limit);
-  }
-
-  countMatches(match: string): number {
-    return this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM fragments_fts WHERE fragments_fts MATCH ?").get(match)?.n ?? 0;
+    return { hits: rows.map(({ id, score }) => ({ id, score })), total: rows[0]?.total ?? 0 };
   }
 
   countMatchingDocuments(match: string): number {

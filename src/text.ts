@@ -26,6 +26,7 @@ export function splitCjk(word: string): string[] {
 
 /** Lower case without diacritics, as `unicode61 remove_diacritics 2` folds them. */
 export function foldCase(word: string): string {
+  if (/^[\x00-\x7f]*$/.test(word)) return word.toLowerCase();
   return word.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase();
 }
 

@@ -1,0 +1,71 @@
+/**
+ * BM25 benchmark on SciFact as files: indexing speed, re-index, index size, query latency (in-process and cold
+ * CLI), and retrieval quality on the test qrels. Usage: bun bench/bm25.ts
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { indexRepository } from "../src/indexer.ts";
+import { addRepository } from "../src/repos.ts";
+import { search, StoreCache } from "../src/search.ts";
+import { repositoryStatus } from "../src/status.ts";
+import { table, writeSection } from "./report.ts";
+import { docIdOf, mean, ndcg, percentile, readQrels, readQueries, recall, requireShared, writeCorpus } from "./scifact.ts";
+
+requireShared();
+const root = mkdtempSync(join(tmpdir(), "researcher-bench-"));
+const corpus = join(root, "scifact");
+const home = join(root, "home");
+const docs = writeCorpus(corpus);
+const repo = addRepository(home, { name: "scifact", path: corpus, embed: false });
+
+const fresh = indexRepository(home, repo);
+const again = indexRepository(home, repo);
+const status = repositoryStatus(repo);
+console.log(`fresh index: ${docs} docs in ${fresh.seconds} s; no-change re-index ${again.seconds} s`);
+
+const queries = readQueries("test");
+const qrels = readQrels("test");
+const stores = new StoreCache();
+const latencies: number[] = [];
+const ndcgs: number[] = [];
+const recalls: number[] = [];
+for (const q of queries) search(home, { query: q.text, limit: 10 }, stores); // warm-up
+for (const q of queries) {
+  const start = performance.now();
+  search(home, { query: q.text, limit: 10 }, stores);
+  latencies.push(performance.now() - start);
+  const ranked = search(home, { query: q.text, limit: 100, documents: true }, stores).results.map((r) => docIdOf(r.path));
+  ndcgs.push(ndcg(ranked, qrels.get(q.id)!));
+  recalls.push(recall(ranked, qrels.get(q.id)!));
+}
+stores.close();
+
+const cli = [process.execPath, resolve(import.meta.dir, "../src/main.ts")];
+const cold: number[] = [];
+for (const q of queries.slice(0, 30)) {
+  const start = performance.now();
+  const proc = Bun.spawnSync([...cli, "search", "--json", "-n", "10", "--", q.text], { env: { ...process.env, RESEARCHER_HOME: home } });
+  if (!proc.success) throw new Error(proc.stderr.toString());
+  cold.push(performance.now() - start);
+}
+
+const ms = (v: number) => `${v.toFixed(1)} ms`;
+const rows: (string | number)[][] = [
+  ["fresh index", `${Math.round(docs / fresh.seconds)} docs/s, ${Math.round(fresh.fragments / fresh.seconds)} fragments/s (${fresh.seconds} s)`, "≥ 1,500 docs/s"],
+  ["no-change re-index", `${again.seconds} s for ${docs} files`, "≤ 1 s"],
+  ["index size", `${Math.round(status.bytes / status.fragments)} bytes/fragment (${status.fragments} fragments, ${(status.bytes / 2 ** 20).toFixed(1)} MiB)`, ""],
+  ["peak RSS", `${Math.round(process.resourceUsage().maxRSS / 1024)} MiB`, ""],
+  ["query latency, in-process", `p50 ${ms(percentile(latencies, 50))}, p95 ${ms(percentile(latencies, 95))}`, "p50 ≤ 5 ms"],
+  ["query latency, cold CLI (`bun src/main.ts`)", `p50 ${ms(percentile(cold, 50))}, p95 ${ms(percentile(cold, 95))}`, "≤ 150 ms"],
+  ["nDCG@10 (test, 300 queries)", mean(ndcgs).toFixed(4), "≥ 0.67"],
+  ["Recall@100 (test)", mean(recalls).toFixed(4), ""],
+];
+console.log(table(["measure", "result", "target"], rows));
+writeSection(
+  "bm25",
+  "BM25 on SciFact (5,183 abstracts as markdown files)",
+  "bun bench/bm25.ts",
+  `${table(["measure", "result", "target"], rows)}\n\nDocument ranking for the quality figures = best fragment per document (\`--documents\`). Field weights and query handling were chosen on the train qrels (\`bun bench/tune-bm25.ts\`).`,
+);
+rmSync(root, { recursive: true, force: true });

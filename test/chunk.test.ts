@@ -1,0 +1,78 @@
+import { describe, expect, test } from "bun:test";
+import { chunkDocument } from "../src/chunk.ts";
+import { convertMarkdown } from "../src/convert.ts";
+
+const md = (text: string) => convertMarkdown(text, "fallback");
+
+describe("chunkDocument (markdown)", () => {
+  test("fragments follow headings and carry the heading path without the title", () => {
+    const doc = md("# Guide\n\nIntro text.\n\n## Install\n\nRun it.\n\n### Linux\n\nUse apt.\n");
+    const fragments = chunkDocument(doc);
+    expect(fragments.map((f) => f.headings)).toEqual([[], ["Install"], ["Install", "Linux"]]);
+    expect(fragments.map((f) => f.text)).toEqual(["Intro text.", "Run it.", "Use apt."]);
+    expect(fragments.map((f) => [f.startLine, f.endLine])).toEqual([[3, 3], [7, 7], [11, 11]]);
+  });
+
+  test("front matter is metadata, not body, and line numbers still point into the file", () => {
+    const doc = md("---\ntitle: Notes\ntags: [a, b]\n---\nFirst line.\n\nSecond para.\n");
+    expect(doc.title).toBe("Notes");
+    expect(doc.metadata).toEqual({ title: "Notes", tags: ["a", "b"] });
+    const fragments = chunkDocument(doc);
+    expect(fragments).toHaveLength(1);
+    expect(fragments[0]!.text).not.toContain("tags");
+    expect(fragments[0]!.startLine).toBe(5);
+    expect(fragments[0]!.endLine).toBe(7);
+  });
+
+  test("code fences are never split, even when larger than the budget, and hide '#' lines", () => {
+    const code = Array.from({ length: 80 }, (_, i) => `# not a heading ${i} with some padding text`).join("\n");
+    const doc = md(`# T\n\nBefore.\n\n\`\`\`sh\n${code}\n\`\`\`\n\nAfter.\n`);
+    const fragments = chunkDocument(doc, { tokens: 100, overlap: 0.15 });
+    const withFence = fragments.filter((f) => f.text.includes("```sh"));
+    expect(withFence).toHaveLength(1);
+    expect(withFence[0]!.text).toContain("not a heading 79");
+    expect(fragments.every((f) => f.headings.length === 0)).toBe(true);
+  });
+
+  test("long sections split within the budget, at paragraph boundaries, with overlap", () => {
+    const paragraph = (i: number) => `Paragraph ${i} sentence one is here. Sentence two follows it. Sentence three ends it.`;
+    const body = Array.from({ length: 30 }, (_, i) => paragraph(i)).join("\n\n");
+    const fragments = chunkDocument(md(`# Long\n\n${body}\n`), { tokens: 120, overlap: 0.15 });
+    expect(fragments.length).toBeGreaterThan(5);
+    for (const f of fragments) expect(f.text.length / 4).toBeLessThanOrEqual(120 + 1);
+    // every paragraph is somewhere, whole
+    for (let i = 0; i < 30; i++) expect(fragments.some((f) => f.text.includes(paragraph(i)))).toBe(true);
+    // consecutive fragments share some text (overlap)
+    const shared = fragments.slice(1).filter((f, i) => f.text.split(/(?<=\.)\s/)[0] && fragments[i]!.text.includes(f.text.split(/(?<=\.)\s/)[0]!));
+    expect(shared.length).toBeGreaterThan(0);
+    // line ranges are increasing and inside the file
+    for (let i = 1; i < fragments.length; i++) expect(fragments[i]!.startLine).toBeGreaterThanOrEqual(fragments[i - 1]!.startLine);
+  });
+
+  test("one huge line without spaces is hard-cut instead of making one giant fragment", () => {
+    const fragments = chunkDocument(md(`${"x".repeat(10_000)}\n`), { tokens: 100, overlap: 0 });
+    expect(fragments.length).toBeGreaterThanOrEqual(25);
+    expect(fragments.every((f) => f.startLine === 1)).toBe(true);
+  });
+
+  test("CJK text is budgeted per character", () => {
+    const fragments = chunkDocument(md(`${"東京は日本の首都です。".repeat(100)}\n`), { tokens: 100, overlap: 0 });
+    expect(fragments.length).toBeGreaterThanOrEqual(10);
+  });
+});
+
+describe("chunkDocument (text)", () => {
+  test("paragraphs are merged up to the budget", () => {
+    const text = "alpha one.\n\nbeta two.\n\ngamma three.\n";
+    const fragments = chunkDocument({ title: "t", format: "text", text, firstLine: 1, metadata: {} });
+    expect(fragments).toHaveLength(1);
+    expect(fragments[0]!.text).toBe("alpha one.\n\nbeta two.\n\ngamma three.");
+    expect([fragments[0]!.startLine, fragments[0]!.endLine]).toEqual([1, 5]);
+  });
+
+  test("'#' lines in plain text are not headings", () => {
+    const fragments = chunkDocument({ title: "t", format: "text", text: "# hello\nworld\n", firstLine: 1, metadata: {} });
+    expect(fragments[0]!.headings).toEqual([]);
+    expect(fragments[0]!.text).toContain("# hello");
+  });
+});

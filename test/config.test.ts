@@ -1,0 +1,51 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadConfig, resolveHome, setConfigValue } from "../src/config.ts";
+import { ResearcherError } from "../src/errors.ts";
+import { tempDir } from "./helpers.ts";
+
+describe("config", () => {
+  test("a missing file gives the defaults", () => {
+    const config = loadConfig(tempDir());
+    expect(config.search.limit).toBe(10);
+    expect(config.chunk).toEqual({ tokens: 350, overlap: 0.15 });
+    expect(config.repositories).toEqual({});
+  });
+
+  test("set keeps types, validates, and persists", () => {
+    const home = tempDir();
+    setConfigValue(home, "search.limit", "25");
+    setConfigValue(home, "embedding.query_prefix", "query: ");
+    expect(loadConfig(home).search.limit).toBe(25);
+    expect(loadConfig(home).embedding.query_prefix).toBe("query: ");
+    expect(() => setConfigValue(home, "search.limit", "many")).toThrow(/search\.limit/);
+    expect(() => setConfigValue(home, "search.nope", "1")).toThrow(/search\.nope/);
+    expect(loadConfig(home).search.limit).toBe(25); // a rejected value changed nothing
+  });
+
+  test("a bad file names the key and the problem", () => {
+    const home = tempDir();
+    writeFileSync(join(home, "config.yaml"), "search:\n  limit: -3\n");
+    try {
+      loadConfig(home);
+      throw new Error("expected an error");
+    } catch (error) {
+      expect(error).toBeInstanceOf(ResearcherError);
+      expect((error as ResearcherError).code).toBe("INVALID_CONFIG");
+      expect((error as Error).message).toContain("search.limit");
+    }
+    writeFileSync(join(home, "config.yaml"), "search: [unclosed\n");
+    expect(() => loadConfig(home)).toThrow(/not valid YAML/);
+  });
+
+  test("home: flag beats environment beats ~/.researcher", () => {
+    const saved = process.env.RESEARCHER_HOME;
+    process.env.RESEARCHER_HOME = "/tmp/from-env";
+    expect(resolveHome("/tmp/from-flag")).toBe("/tmp/from-flag");
+    expect(resolveHome()).toBe("/tmp/from-env");
+    delete process.env.RESEARCHER_HOME;
+    expect(resolveHome()).toMatch(/\.researcher$/);
+    if (saved !== undefined) process.env.RESEARCHER_HOME = saved;
+  });
+});

@@ -1,0 +1,146 @@
+/** The CLI as users run it: a subprocess with its own home folder, real files, real SQLite. */
+import { describe, expect, test } from "bun:test";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runCli, tempDir, writeTree } from "../helpers.ts";
+
+describe("researcher CLI", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, {
+    "alpha.md": "# Alpha\n\nThe quick brown fox jumps.\n",
+    "beta.md": "# Beta\n\nLazy dogs sleep all day.\n",
+    "sub/gamma.txt": "Turtles are slow but steady.\n",
+    "skip/me.md": "# Hidden\n\nfox in an excluded folder\n",
+  });
+  const cli = (...args: string[]) => runCli(args, { home });
+
+  test("repo add / list", () => {
+    const added = cli("repo", "add", "notes", docs, "--exclude", "skip", "--description", "Test notes");
+    expect(added.code).toBe(0);
+    expect(added.stdout).toContain("added notes");
+    const listed = JSON.parse(cli("repo", "list", "--json").stdout);
+    expect(listed).toEqual([
+      { name: "notes", path: expect.stringContaining(docs.split("/").at(-1)!), description: "Test notes", file_types: ["md", "markdown", "mdx", "txt"], exclude: ["skip"], embed: true },
+    ]);
+  });
+
+  test("repo add refuses bad input with one clear line and exit 1", () => {
+    for (const args of [["notes", docs], ["other", docs], ["bad name!", docs], ["x", join(docs, "missing")], ["y", join(docs, "alpha.md")]]) {
+      const result = cli("repo", "add", ...args);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/^error: .+\n/);
+      expect(result.stderr).not.toContain("    at ");
+    }
+  });
+
+  test("index → search → edit → index → delete → index", () => {
+    const first = JSON.parse(cli("index", "notes", "--json").stdout);
+    expect(first).toMatchObject({ repository: "notes", indexed: 3, skipped: 0, removed: 0, failed: 0 });
+    expect(typeof first.seconds).toBe("number");
+
+    expect(cli("search", "fox", "--files").stdout).toBe(`${join(docs, "alpha.md")}\n`);
+
+    writeFileSync(join(docs, "alpha.md"), "# Alpha\n\nA slow green snail.\n");
+    const second = JSON.parse(cli("index", "--json").stdout);
+    expect(second).toEqual([expect.objectContaining({ indexed: 1, skipped: 2 })]);
+    expect(cli("search", "fox", "--files").stdout).toBe("");
+    expect(cli("search", "snail", "--files").stdout).toBe(`${join(docs, "alpha.md")}\n`);
+
+    rmSync(join(docs, "beta.md"));
+    expect(JSON.parse(cli("index", "notes", "--json").stdout)).toMatchObject({ removed: 1 });
+    expect(cli("search", "dogs", "--files").stdout).toBe("");
+  });
+
+  test("search --json follows the documented contract", () => {
+    const result = JSON.parse(cli("search", "turtles", "steady", "--json").stdout);
+    expect(Object.keys(result)).toEqual(["query", "mode", "repositories", "offset", "total", "results"]);
+    expect(result).toMatchObject({ query: "turtles steady", mode: "bm25", repositories: ["notes"], offset: 0, total: 1 });
+    const hit = result.results[0];
+    expect(Object.keys(hit)).toEqual(["rank", "score", "repository", "path", "location", "docid", "title", "heading", "fragment", "snippet", "context"]);
+    expect(hit).toMatchObject({ rank: 1, repository: "notes", path: "sub/gamma.txt", location: "sub/gamma.txt:1", title: "gamma", heading: "", context: "Test notes" });
+    expect(hit.fragment).toEqual({ id: expect.any(Number), seq: 0, start_line: 1, end_line: 1, page: null });
+    expect(hit.docid).toMatch(/^#[0-9a-f]{6}$/);
+    expect(hit.snippet).toBe("Turtles are slow but steady.");
+
+    const grouped = JSON.parse(cli("search", "turtles", "--documents", "--json").stdout);
+    expect(Object.keys(grouped.results[0])).toContain("fragments");
+    expect(Object.keys(grouped.results[0])).not.toContain("fragment");
+  });
+
+  test("human output: rank, location, heading, snippet; no colour when not a TTY", () => {
+    const result = cli("search", "snail");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("notes:alpha.md:3");
+    expect(result.stdout).toContain("A slow green snail.");
+    expect(result.stdout).not.toContain("\x1b[");
+    const colored = runCli(["search", "snail"], { home, env: { FORCE_COLOR: "1" } });
+    expect(colored.stdout).toContain("\x1b[");
+  });
+
+  test("nasty queries never fail", () => {
+    for (const q of ['"unterminated', "AND OR NOT", "(a:b)", "*", "NEAR(x y)", "東京", "🎉", "a-b-c", "x:y:z"]) {
+      const result = cli("search", "--json", "--", q);
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout).query).toBe(q);
+    }
+  });
+
+  test("status and remove", () => {
+    const status = JSON.parse(cli("status", "notes", "--json").stdout);
+    expect(status).toMatchObject({ name: "notes", documents: 2, fragments: 2, description: "Test notes" });
+    expect(status.bytes).toBeGreaterThan(0);
+    expect(Date.parse(status.last_indexed)).toBeGreaterThan(0);
+    expect(cli("status").stdout).toContain("2 documents");
+
+    expect(cli("remove", "notes", "sub/gamma.txt").code).toBe(0);
+    expect(cli("search", "turtles", "--files").stdout).toBe("");
+    const missing = cli("remove", "notes", "nope.md");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("error: 'nope.md' is not indexed in 'notes'");
+  });
+
+  test("usage errors exit 2; every command has --help with an example", () => {
+    for (const args of [["frobnicate"], ["search", "x", "--bogus"], ["repo", "list", "--nope"], ["repo", "explode"], ["index", "--fast"]]) {
+      const result = cli(...args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/^error: /);
+    }
+    for (const args of [["search"], ["index"], ["status"], ["remove"], ["repo", "add"], ["repo", "remove"], ["repo", "list"], ["config", "set"]]) {
+      const help = cli(...args, "--help");
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain("Usage:");
+      expect(help.stdout).toContain("Examples:");
+    }
+  });
+
+  test("config: show, path, set, and a bad file is one clear error", () => {
+    expect(cli("config", "path").stdout.trim()).toBe(join(home, "config.yaml"));
+    expect(cli("config", "set", "search.limit", "3").code).toBe(0);
+    expect(JSON.parse(cli("config", "show", "--json").stdout).search.limit).toBe(3);
+    const bad = cli("config", "set", "search.limit", "lots");
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("search.limit");
+
+    const brokenHome = tempDir();
+    writeFileSync(join(brokenHome, "config.yaml"), "repositories:\n  notes:\n    path: 42\n");
+    const broken = runCli(["repo", "list"], { home: brokenHome });
+    expect(broken.code).toBe(1);
+    expect(broken.stderr.split("\n")[0]).toMatch(/^error: .*repositories\.notes\.path/);
+    expect(broken.stderr).not.toContain("    at ");
+  });
+
+  test("unknown repository is a clear error with a hint", () => {
+    const result = cli("search", "x", "--repo", "ghost");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("error: no repository named 'ghost'");
+    expect(result.stderr).toContain("hint: known repositories: notes");
+  });
+
+  test("repo remove deletes the index unless --keep-data", () => {
+    const result = cli("repo", "remove", "notes");
+    expect(result.code).toBe(0);
+    expect(JSON.parse(cli("repo", "list", "--json").stdout)).toEqual([]);
+    expect(cli("status", "--json").stdout.trim()).toBe("[]");
+  });
+});

@@ -1,0 +1,45 @@
+/** Test fixtures: temp folders written by the test, the CLI run as a real subprocess, ../shared paths. */
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { afterAll } from "bun:test";
+
+export const ROOT = resolve(import.meta.dir, "..");
+export const SHARED = resolve(ROOT, "../shared");
+
+/** A fresh temp folder, removed when the test file finishes. */
+export function tempDir(prefix = "researcher-test-"): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Write `{ "a/b.md": "text" }` under `root`. */
+export function writeTree(root: string, files: Record<string, string | Uint8Array>): void {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The command that runs the CLI; the e2e suite swaps in the compiled executable when it has one. */
+export let cliCommand: string[] = [process.execPath, join(ROOT, "src/main.ts")];
+export function useCliCommand(command: string[]): void {
+  cliCommand = command;
+}
+
+export function runCli(args: string[], options: { home: string; cwd?: string; env?: Record<string, string> }): RunResult {
+  const proc = Bun.spawnSync([...cliCommand, ...args], {
+    cwd: options.cwd ?? options.home,
+    env: { PATH: process.env.PATH ?? "", HOME: options.home, RESEARCHER_HOME: options.home, NO_COLOR: "1", ...options.env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  return { code: proc.exitCode ?? -1, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
+}

@@ -1,0 +1,90 @@
+import { describe, expect, test } from "bun:test";
+import { rmSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { indexRepository } from "../src/indexer.ts";
+import { addRepository } from "../src/repos.ts";
+import { search } from "../src/search.ts";
+import { Store } from "../src/store.ts";
+import { tempDir, writeTree } from "./helpers.ts";
+
+function setup(files: Record<string, string | Uint8Array>) {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, files);
+  const repo = addRepository(home, { name: "docs", path: docs });
+  return { home, docs, repo };
+}
+
+const paths = (home: string, query: string) => search(home, { query, limit: 50 }).results.map((r) => r.path);
+
+describe("indexRepository", () => {
+  test("indexes, skips unchanged files, re-indexes edits, removes deleted files", () => {
+    const { home, docs, repo } = setup({
+      "alpha.md": "# Alpha\n\nThe quick brown fox.\n",
+      "beta.md": "# Beta\n\nLazy dogs sleep.\n",
+      "gamma.txt": "Plain text about turtles.\n",
+    });
+    const first = indexRepository(home, repo);
+    expect(first).toMatchObject({ indexed: 3, skipped: 0, removed: 0, failed: 0, documents_total: 3 });
+
+    const second = indexRepository(home, repo);
+    expect(second).toMatchObject({ indexed: 0, skipped: 3, fragments: 0 });
+
+    writeFileSync(join(docs, "alpha.md"), "# Alpha\n\nA slow green snail.\n");
+    const third = indexRepository(home, repo);
+    expect(third).toMatchObject({ indexed: 1, skipped: 2 });
+    expect(paths(home, "fox")).toEqual([]);
+    expect(paths(home, "snail")).toEqual(["alpha.md"]);
+
+    // touched but identical content: hashed, not re-indexed
+    utimesSync(join(docs, "beta.md"), new Date(), new Date(Date.now() + 5000));
+    expect(indexRepository(home, repo)).toMatchObject({ indexed: 0, skipped: 3 });
+
+    rmSync(join(docs, "gamma.txt"));
+    expect(indexRepository(home, repo)).toMatchObject({ removed: 1, documents_total: 2 });
+    expect(paths(home, "turtles")).toEqual([]);
+  });
+
+  test("unreadable files are recorded with a reason and the run goes on", () => {
+    const { home, repo } = setup({
+      "good.md": "fine words here\n",
+      "binary.md": new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d]),
+      "latin1.txt": new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x20, 0xff]),
+    });
+    const summary = indexRepository(home, repo);
+    expect(summary.indexed).toBe(1);
+    expect(summary.failures).toEqual([
+      { path: "binary.md", reason: "binary content (NUL bytes) in a text file" },
+      { path: "latin1.txt", reason: "not valid UTF-8 text" },
+    ]);
+    const store = Store.open(repo.dir);
+    expect(store.failures().map((f) => f.path)).toEqual(["binary.md", "latin1.txt"]);
+    store.close();
+  });
+
+  test("a failed write rolls back and leaves the previous index intact", () => {
+    const { home, docs, repo } = setup({ "a.md": "original words\n" });
+    indexRepository(home, repo);
+    writeFileSync(join(docs, "a.md"), "replacement words\n");
+    // Another connection holds the write lock past the busy timeout's reach: make the store read-only instead.
+    const store = Store.open(repo.dir);
+    store.db.run("CREATE TRIGGER refuse BEFORE INSERT ON documents BEGIN SELECT RAISE(ABORT, 'disk says no'); END");
+    store.close();
+    expect(() => indexRepository(home, repo)).toThrow(/disk says no/);
+    expect(paths(home, "original")).toEqual(["a.md"]);
+    expect(paths(home, "replacement")).toEqual([]);
+  });
+
+  test("UTF-16 files with a BOM are decoded", () => {
+    const utf16 = new Uint8Array([0xff, 0xfe, ...new Uint8Array(Buffer.from("wide text", "utf16le"))]);
+    const { home, repo } = setup({ "wide.txt": utf16 });
+    indexRepository(home, repo);
+    expect(paths(home, "wide")).toEqual(["wide.txt"]);
+  });
+
+  test("--rebuild drops and recreates every document", () => {
+    const { home, repo } = setup({ "a.md": "words\n", "b.md": "more words\n" });
+    indexRepository(home, repo);
+    expect(indexRepository(home, repo, { rebuild: true })).toMatchObject({ indexed: 2, skipped: 0 });
+  });
+});

@@ -1,0 +1,98 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { indexRepository } from "../src/indexer.ts";
+import { addRepository } from "../src/repos.ts";
+import { search, type DocumentHit, type FragmentHit } from "../src/search.ts";
+import { SHARED, tempDir, writeTree } from "./helpers.ts";
+
+const NASTY = [
+  '"unterminated', "AND", "OR NOT", "NOT", "(a:b)", "*", "-", "--", "a*b*", "title:x", "NEAR(a b, 3)",
+  'foo" AND "bar', "^start", "{col}", "a + b", "'", "\\", "🎉 emoji 🚀", "東京", "ＣＪＫ", "x".repeat(5000), "\u0000", "-\"\"",
+];
+
+describe("search", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, {
+    "guide.md": "# Setup Guide\n\n## Install\n\nRun the installer and restart the shell.\n\n## Caching\n\nThe cache keeps results warm.\n",
+    "notes/cache.md": "# Random notes\n\nCaching strategies: write-through and write-back caches.\n",
+    "jp.md": "# 旅行\n\n東京タワーは東京の観光名所です。京都にも行きました。\n",
+    "body.md": "# Misc\n\nThe word install appears here only in the body, installing things.\n",
+  });
+  const repo = addRepository(home, { name: "docs", path: docs, description: "test docs" });
+  indexRepository(home, repo);
+
+  test("finds fragments with location, docid, heading, highlighted snippet and context", () => {
+    const response = search(home, { query: "restart shell" });
+    const hit = response.results[0] as FragmentHit;
+    expect(hit).toMatchObject({ rank: 1, path: "guide.md", location: "guide.md:5", title: "Setup Guide", heading: "Install", context: "test docs" });
+    expect(hit.docid).toMatch(/^#[0-9a-f]{6}$/);
+    expect(hit.snippet).toContain("restart the shell");
+    const words = hit.highlights.map(([s, e]) => hit.snippet.slice(s, e));
+    expect(words).toEqual(["restart", "shell"]);
+    expect(response.total).toBe(1);
+  });
+
+  test("titles and headings weigh more than body text", () => {
+    const order = search(home, { query: "install" }).results.map((r) => r.path);
+    expect(order[0]).toBe("guide.md");
+    expect(order).toContain("body.md");
+  });
+
+  test("stemming matches word forms", () => {
+    expect(search(home, { query: "caches" }).results.map((r) => r.path).sort()).toEqual(["guide.md", "notes/cache.md"]);
+  });
+
+  test("phrases, exclusions and prefixes", () => {
+    expect(search(home, { query: '"write-through"' }).results.map((r) => r.path)).toEqual(["notes/cache.md"]);
+    expect(search(home, { query: "cache -strategies" }).results.map((r) => r.path)).toEqual(["guide.md"]);
+    expect(search(home, { query: "instal*" }).results.length).toBe(2);
+  });
+
+  test("CJK words of two characters are found, not substrings across words", () => {
+    expect(search(home, { query: "東京" }).results.map((r) => r.path)).toEqual(["jp.md"]);
+    expect(search(home, { query: "京都" }).results.map((r) => r.path)).toEqual(["jp.md"]);
+    expect(search(home, { query: "大阪" }).results).toEqual([]);
+    const hit = search(home, { query: "東京" }).results[0] as FragmentHit;
+    expect(hit.highlights.map(([s, e]) => hit.snippet.slice(s, e)).join("")).toContain("東京");
+  });
+
+  test("no query text can surface an FTS5 syntax error", () => {
+    for (const query of NASTY) expect(() => search(home, { query })).not.toThrow();
+  });
+
+  test("pagination, min-score and documents grouping", () => {
+    const all = search(home, { query: "cache install", limit: 10 }).results;
+    const page = search(home, { query: "cache install", limit: 1, offset: 1 }).results;
+    expect(page.map((r) => r.rank)).toEqual([2]);
+    expect(page[0]!.location).toBe(all[1]!.location);
+    const strict = search(home, { query: "cache install", minScore: all[0]!.score });
+    expect(strict.results.length).toBe(1);
+    const grouped = search(home, { query: "cache install", documents: true });
+    const guide = grouped.results.find((r) => r.path === "guide.md") as DocumentHit;
+    expect(guide.fragments.length).toBe(2);
+    expect(new Set(grouped.results.map((r) => r.path)).size).toBe(grouped.results.length);
+  });
+
+  test("bad pagination values are clear errors", () => {
+    expect(() => search(home, { query: "x", limit: 0 })).toThrow(/limit/);
+    expect(() => search(home, { query: "x", offset: -1 })).toThrow(/offset/);
+  });
+});
+
+const RUST_BOOK = join(SHARED, "data/corpus/markdown/rust-book");
+
+describe.if(existsSync(RUST_BOOK))("the Rust book", () => {
+  test("indexes all 112 chapters and finds a known passage", () => {
+    const home = tempDir();
+    const repo = addRepository(home, { name: "rust-book", path: RUST_BOOK });
+    const summary = indexRepository(home, repo);
+    expect(summary.indexed).toBe(112);
+    expect(summary.failed).toBe(0);
+    const top = search(home, { query: "at any given time you can have either one mutable reference or any number of immutable references", limit: 3 });
+    expect(top.results.map((r) => r.path)).toContain("src/ch04-02-references-and-borrowing.md");
+    const hit = top.results.find((r) => r.path === "src/ch04-02-references-and-borrowing.md")!;
+    expect(hit.heading).toContain("Rules of References");
+  });
+});
