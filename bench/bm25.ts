@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { search, StoreCache } from "../src/search.ts";
+import { search, SearchContext } from "../src/search.ts";
 import { repositoryStatus } from "../src/status.ts";
 import { table, writeSection } from "./report.ts";
 import { docIdOf, mean, ndcg, percentile, readQrels, readQueries, recall, requireShared, writeCorpus } from "./scifact.ts";
@@ -19,27 +19,27 @@ const home = join(root, "home");
 const docs = writeCorpus(corpus);
 const repo = addRepository(home, { name: "scifact", path: corpus, embed: false });
 
-const fresh = indexRepository(home, repo);
-const again = indexRepository(home, repo);
+const fresh = await indexRepository(home, repo);
+const again = await indexRepository(home, repo);
 const status = repositoryStatus(repo);
 console.log(`fresh index: ${docs} docs in ${fresh.seconds} s; no-change re-index ${again.seconds} s`);
 
 const queries = readQueries("test");
 const qrels = readQrels("test");
-const stores = new StoreCache();
+const context = new SearchContext();
 const latencies: number[] = [];
 const ndcgs: number[] = [];
 const recalls: number[] = [];
-for (const q of queries) search(home, { query: q.text, limit: 10 }, stores); // warm-up
+for (const q of queries) await search(home, { query: q.text, limit: 10 }, context); // warm-up
 for (const q of queries) {
   const start = performance.now();
-  search(home, { query: q.text, limit: 10 }, stores);
+  await search(home, { query: q.text, limit: 10 }, context);
   latencies.push(performance.now() - start);
-  const ranked = search(home, { query: q.text, limit: 100, documents: true }, stores).results.map((r) => docIdOf(r.path));
+  const ranked = (await search(home, { query: q.text, limit: 100, documents: true }, context)).results.map((r) => docIdOf(r.path));
   ndcgs.push(ndcg(ranked, qrels.get(q.id)!));
   recalls.push(recall(ranked, qrels.get(q.id)!));
 }
-stores.close();
+await context.close();
 
 const cli = [process.execPath, resolve(import.meta.dir, "../src/main.ts")];
 const cold: number[] = [];

@@ -18,7 +18,7 @@ writeCorpus(join(root, "scifact"));
 const home = join(root, "home");
 if (process.env.CHUNK_TOKENS) setConfigValue(home, "chunk.tokens", process.env.CHUNK_TOKENS);
 const repo = addRepository(home, { name: "scifact", path: join(root, "scifact"), embed: false });
-indexRepository(home, repo);
+await indexRepository(home, repo);
 const store = Store.open(repo.dir);
 const paths = new Map(store.db.query<{ id: number; path: string }, []>(
   "SELECT f.id, d.path FROM fragments f JOIN documents d ON d.id = f.document_id").all().map((r) => [r.id, docIdOf(r.path)]));

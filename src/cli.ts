@@ -15,25 +15,28 @@ import {
   styleFor,
 } from "./render.ts";
 import { addRepository, listRepositories, removeRepository, selectRepositories, getRepository } from "./repos.ts";
-import { search } from "./search.ts";
+import { search, SearchContext, type SearchMode } from "./search.ts";
+import { chooseModel, describeModel, EmbedderCache, loadEmbedder, modelsDir } from "./embedder.ts";
+import { existsSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { repositoryStatus } from "./status.ts";
 import { Store } from "./store.ts";
 import { versionText } from "./version.ts";
 import YAML from "yaml";
 
-type Flags = Record<string, unknown>;
+export type Flags = Record<string, unknown>;
 
-const out = (text: string) => process.stdout.write(text);
-const json = (value: unknown) => out(`${JSON.stringify(value, null, 2)}\n`);
+export const out = (text: string) => process.stdout.write(text);
+export const json = (value: unknown) => out(`${JSON.stringify(value, null, 2)}\n`);
 
 /** Options every command accepts. */
-function globals(cli: CAC): CAC {
+export function globals(cli: CAC): CAC {
   cli.option("--home <dir>", "Home folder (default: $RESEARCHER_HOME or ~/.researcher)");
   cli.option("--verbose", "Show stack traces on errors");
   return cli;
 }
 
-const home = (flags: Flags) => resolveHome(flags.home as string | undefined);
+export const home = (flags: Flags) => resolveHome(flags.home as string | undefined);
 
 /** `--repo a --repo b` and `--repo a,b` both give [a, b]. */
 function list(value: unknown): string[] {
@@ -56,55 +59,99 @@ function number(value: unknown, name: string): number | undefined {
   return n;
 }
 
+function searchMode(value: unknown): SearchMode | undefined {
+  if (value === undefined) return undefined;
+  if (value === "bm25" || value === "vector" || value === "hybrid") return value;
+  throw new ResearcherError("USAGE", `--mode must be bm25, vector or hybrid (got ${value})`);
+}
+
+/** One stderr line per file being downloaded, redrawn on a terminal. */
+export function downloadProgress(): (file: string, loaded: number, total: number) => void {
+  let last = 0;
+  return (file, loaded, total) => {
+    const now = performance.now();
+    if (!process.stderr.isTTY || (now - last < 100 && loaded < total)) return;
+    last = now;
+    const percent = total ? Math.floor((loaded / total) * 100) : 0;
+    process.stderr.write(`\r\x1b[2Kdownloading ${file} ${percent}%${loaded >= total ? "\n" : ""}`);
+  };
+}
+
 function mainCli(): CAC {
   const cli = globals(cac("researcher"));
 
   cli
     .command("index [...names]", "Index repositories (all when no name is given), incrementally")
     .option("--rebuild", "Drop the index and rebuild it from the files")
+    .option("--embeddings-only", "Keep fragments, recompute every vector (after changing the model)")
+    .option("--no-embed", "BM25 only for this run: skip embeddings")
+    .option("--model <id|path>", "Embedding model for this run (default: configured)")
     .option("--json", "Print the summary as JSON")
     .option("--quiet", "No progress bar and no summary")
     .example("  researcher index notes")
-    .action((names: string[], flags: Flags) => {
-      const summaries = selectRepositories(home(flags), names).map((repo) => {
-        const bar = flags.quiet || flags.json ? undefined : progressBar(process.stderr, repo.name);
-        try {
-          return indexRepository(home(flags), repo, { rebuild: Boolean(flags.rebuild), onProgress: bar?.update });
-        } finally {
-          bar?.done();
+    .example("  researcher index --embeddings-only notes --model Xenova/bge-small-en-v1.5")
+    .action(async (names: string[], flags: Flags) => {
+      const embedders = new EmbedderCache({ allowDownload: true, onProgress: flags.quiet ? undefined : downloadProgress() });
+      const summaries = [];
+      try {
+        for (const repo of selectRepositories(home(flags), names)) {
+          const bar = flags.quiet || flags.json ? undefined : progressBar(process.stderr, repo.name);
+          try {
+            summaries.push(
+              await indexRepository(home(flags), repo, {
+                rebuild: Boolean(flags.rebuild),
+                embeddingsOnly: Boolean(flags.embeddingsOnly),
+                noEmbed: flags.embed === false,
+                model: flags.model as string | undefined,
+                embedders,
+                onProgress: bar?.update,
+              }),
+            );
+          } finally {
+            bar?.done();
+          }
         }
-      });
+      } finally {
+        await embedders.dispose();
+      }
       if (flags.json) json(summaries.length === 1 && names.length === 1 ? summaries[0] : summaries);
       else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(process.stdout))).join(""));
       if (summaries.length === 0 && !flags.json) process.stderr.write("no repositories to index\n");
     });
 
   cli
-    .command("search [...query]", "Search fragments by words (BM25)")
+    .command("search [...query]", "Search fragments by words and meaning")
     .option("--repo <name>", "Only this repository (repeatable)")
     .option("-n, --limit <n>", "Number of results", { default: undefined })
     .option("--offset <n>", "Skip this many results")
     .option("--min-score <x>", "Drop results scoring below x")
     .option("--documents", "Group fragments by document")
+    .option("--mode <mode>", "bm25, vector or hybrid (default: hybrid where vectors exist)")
+    .option("--model <id|path>", "Embedding model for the query (must match the repository's)")
+    .option("--explain", "Show how each result was ranked")
     .option("--json", "Print results as JSON (see README for the contract)")
     .option("--files", "Print matching file paths, one per line")
     .example('  researcher search "mutable reference" --repo rust-book -n 5')
     .example("  researcher search how does caching work --json")
     .example('  researcher search -- "-starts-with-a-dash"')
-    .action((words: string[], flags: Flags) => {
+    .action(async (words: string[], flags: Flags) => {
       // Words after `--` are query text even when they look like flags.
       const query = [...words, ...((flags["--"] as string[] | undefined) ?? [])].join(" ");
       if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: 'researcher search "your question"' });
       if (flags.json && flags.files) throw new ResearcherError("USAGE", "--json and --files cannot be combined");
       const config = loadConfig(home(flags));
-      const response = search(home(flags), {
+      const context = new SearchContext();
+      const response = await search(home(flags), {
         query,
+        mode: searchMode(flags.mode),
+        model: flags.model as string | undefined,
+        explain: Boolean(flags.explain),
         repositories: list(flags.repo),
         limit: integer(flags.limit, "limit") ?? config.search.limit,
         offset: integer(flags.offset, "offset"),
         minScore: number(flags.minScore, "min-score"),
         documents: Boolean(flags.documents),
-      });
+      }, context).finally(() => context.close());
       if (flags.json) return json(searchJson(response));
       if (flags.files) return out(searchFiles(response));
       if (response.results.length === 0) process.stderr.write(`no results for "${response.query}"\n`);
@@ -152,6 +199,7 @@ function mainCli(): CAC {
 const GROUPS: Record<string, { description: string; build: () => CAC }> = {
   repo: { description: "Manage repositories: add, remove, list", build: repoCli },
   config: { description: "Show or change config.yaml: show, path, set", build: configCli },
+  model: { description: "Embedding models: show, pull, set, clear", build: modelCli },
 };
 
 function repoCli(): CAC {
@@ -211,6 +259,49 @@ function configCli(): CAC {
     .action((key: string, value: string, flags: Flags) => {
       setConfigValue(home(flags), key, String(value));
       out(`set ${key}\n`);
+    });
+  return cli;
+}
+
+function modelCli(): CAC {
+  const cli = globals(cac("researcher model"));
+  const choice = (flags: Flags, id?: string) => chooseModel(loadConfig(home(flags)).embedding, {}, id ?? (flags.model as string | undefined));
+  cli
+    .command("show", "Show the embedding model in use: id, source, dims, path")
+    .option("--model <id|path>", "Show this model instead of the configured one")
+    .option("--json", "Print as JSON")
+    .example("  researcher model show --json")
+    .action((flags: Flags) => {
+      const info = describeModel(home(flags), choice(flags));
+      if (flags.json) return json(info);
+      out(Object.entries(info).map(([key, value]) => `${key.padEnd(15)} ${JSON.stringify(value)}`).join("\n").concat("\n"));
+    });
+  cli
+    .command("pull [id]", "Download a model from the Hugging Face hub into ~/.researcher/models")
+    .example("  researcher model pull Snowflake/snowflake-arctic-embed-xs")
+    .action(async (id: string | undefined, flags: Flags) => {
+      const embedder = await loadEmbedder(home(flags), choice(flags, id), { allowDownload: true, onProgress: downloadProgress() });
+      out(`${embedder.info.id}: ${embedder.dims} dims, ready in ${modelsDir(home(flags))}\n`);
+      await embedder.dispose();
+    });
+  cli
+    .command("set <model>", "Use this model id or local folder for new repositories")
+    .example("  researcher model set /models/bge-small-en-v1.5")
+    .example("  researcher model set Xenova/bge-small-en-v1.5")
+    .action((model: string, flags: Flags) => {
+      const value = existsSync(model) ? resolve(model) : model;
+      describeModel(home(flags), { provider: "local", model: value }); // refuses a path that is not a model folder
+      setConfigValue(home(flags), "embedding.model", value);
+      out(`embedding model: ${value}\n`);
+    });
+  cli
+    .command("clear [id]", "Delete downloaded models (all, or one id) from ~/.researcher/models")
+    .example("  researcher model clear Xenova/bge-small-en-v1.5")
+    .action((id: string | undefined, flags: Flags) => {
+      const target = id ? join(modelsDir(home(flags)), id) : modelsDir(home(flags));
+      if (!existsSync(target)) throw new ResearcherError("INVALID_INPUT", `nothing downloaded at ${target}`);
+      rmSync(target, { recursive: true, force: true });
+      out(`removed ${target}\n`);
     });
   return cli;
 }

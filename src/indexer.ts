@@ -8,10 +8,12 @@ import { chunkDocument, type ChunkOptions, type Fragment } from "./chunk.ts";
 import { loadConfig } from "./config.ts";
 import { convertFile } from "./convert.ts";
 import { discoverFiles, type DiscoveredFile } from "./discover.ts";
+import { checkModel, chooseModel, EmbedderCache, type ModelChoice } from "./embedder.ts";
 import { describeError } from "./errors.ts";
 import { acquireWriterLock } from "./lock.ts";
 import type { Repository } from "./repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput } from "./store.ts";
+import { syncVectorIndex } from "./vectors.ts";
 
 export interface IndexSummary {
   repository: string;
@@ -24,14 +26,25 @@ export interface IndexSummary {
   fragments: number;
   documents_total: number;
   fragments_total: number;
+  /** Fragment texts embedded in this run (unchanged texts are never embedded twice). */
+  embedded: number;
+  /** The model the repository's vectors come from, or null for BM25 only. */
+  model: string | null;
   seconds: number;
 }
 
-export type IndexProgress = { phase: "scan" | "index"; done: number; total: number; path?: string };
+export type IndexProgress = { phase: "scan" | "index" | "embed"; done: number; total: number; path?: string };
 
 export interface IndexOptions {
   /** Drop the repository's index first and rebuild it from the files. */
   rebuild?: boolean;
+  /** Keep fragments, drop and recompute every vector (after changing the model). */
+  embeddingsOnly?: boolean;
+  /** Skip embeddings for this run (the repository's `embed: false` does it for good). */
+  noEmbed?: boolean;
+  /** `--model`: overrides the configured model for this run. */
+  model?: string;
+  embedders?: EmbedderCache;
   onProgress?: (progress: IndexProgress) => void;
 }
 
@@ -43,7 +56,7 @@ interface Pending {
 
 const BATCH_DOCUMENTS = 256;
 
-export function indexRepository(home: string, repo: Repository, options: IndexOptions = {}): IndexSummary {
+export async function indexRepository(home: string, repo: Repository, options: IndexOptions = {}): Promise<IndexSummary> {
   const started = performance.now();
   const config = loadConfig(home);
   const release = acquireWriterLock(repo.dir, repo.name);
@@ -51,8 +64,15 @@ export function indexRepository(home: string, repo: Repository, options: IndexOp
     const store = Store.open(repo.dir, { create: true });
     try {
       if (options.rebuild) store.transaction(() => store.db.run("DELETE FROM documents"));
-      const summary = runIndex(store, repo, { ...config.chunk }, config.index.max_file_bytes, options.onProgress);
-      return { ...summary, seconds: round((performance.now() - started) / 1000) };
+      if (options.rebuild || options.embeddingsOnly) store.transaction(() => store.clearVectors());
+      const summary = options.embeddingsOnly
+        ? { ...emptySummary(repo.name), ...store.counts() }
+        : runIndex(store, repo, { ...config.chunk }, config.index.max_file_bytes, options.onProgress);
+      const embedding = repo.embed && !options.noEmbed
+        ? await embedRepository(home, store, repo, chooseModel(config.embedding, repo.embedding, options.model), options)
+        : { embedded: 0, model: store.embeddingModel()?.id ?? null };
+      if (store.embeddingModel()) await syncVectorIndex(store, repo.dir, store.embeddingModel()!.dims);
+      return { ...summary, ...embedding, seconds: round((performance.now() - started) / 1000) };
     } finally {
       store.close();
     }
@@ -61,13 +81,54 @@ export function indexRepository(home: string, repo: Repository, options: IndexOp
   }
 }
 
+function emptySummary(repository: string): Omit<IndexSummary, "seconds" | "embedded" | "model"> {
+  return { repository, indexed: 0, skipped: 0, removed: 0, failed: 0, failures: [], fragments: 0, documents_total: 0, fragments_total: 0 };
+}
+
+const EMBED_BATCH = 256;
+
+/**
+ * Give every fragment text a vector. The model is loaded only when some text lacks one, and a repository never
+ * mixes vectors of two models: a different model is an error until `--rebuild` or `--embeddings-only`.
+ */
+async function embedRepository(
+  home: string,
+  store: Store,
+  repo: Repository,
+  choice: ModelChoice,
+  options: IndexOptions,
+): Promise<{ embedded: number; model: string | null }> {
+  const pending = store.fragmentsWithoutVectors();
+  const stored = store.embeddingModel();
+  if (pending.length === 0) {
+    store.transaction(() => store.pruneVectors());
+    return { embedded: 0, model: stored?.id ?? null };
+  }
+  const embedder = await (options.embedders ?? new EmbedderCache()).get(home, choice);
+  checkModel(repo.name, stored, embedder);
+  if (!stored) store.setEmbeddingModel({ id: embedder.info.id, provider: embedder.info.provider, dims: embedder.dims, fingerprint: embedder.fingerprint });
+  for (let start = 0; start < pending.length; start += EMBED_BATCH) {
+    options.onProgress?.({ phase: "embed", done: start, total: pending.length });
+    const batch = pending.slice(start, start + EMBED_BATCH);
+    const vectors = await embedder.embed(batch.map((f) => embeddingText(f.title, f.heading, f.text)), "document");
+    // Each batch commits on its own: an interrupted run keeps what it embedded.
+    store.transaction(() => {
+      store.insertVectors(batch.map((f, i) => ({ textHash: f.textHash, vector: vectors[i]! })));
+      store.bumpVectorsGeneration();
+    });
+  }
+  options.onProgress?.({ phase: "embed", done: pending.length, total: pending.length });
+  store.transaction(() => store.pruneVectors());
+  return { embedded: pending.length, model: embedder.info.id };
+}
+
 function runIndex(
   store: Store,
   repo: Repository,
   chunkOptions: ChunkOptions,
   maxBytes: number,
   onProgress: IndexOptions["onProgress"],
-): Omit<IndexSummary, "seconds"> {
+): Omit<IndexSummary, "seconds" | "embedded" | "model"> {
   onProgress?.({ phase: "scan", done: 0, total: 0 });
   const files = discoverFiles(repo.path, { fileTypes: repo.fileTypes, exclude: repo.exclude });
   const stored = store.documents();
@@ -84,6 +145,7 @@ function runIndex(
     store.transaction(() => {
       for (const item of batch) store.replaceDocument(item.doc, item.fragments, item.hashes);
       for (const t of touched) store.touchDocument(t.id, t.size, t.mtimeMs);
+      if (batch.length) store.bumpVectorsGeneration();
     });
     indexed += batch.length;
     fragments += batch.reduce((sum, item) => sum + item.fragments.length, 0);
@@ -119,6 +181,7 @@ function runIndex(
   const gone = [...stored.keys()].filter((path) => !present.has(path));
   store.transaction(() => {
     for (const path of gone) store.deleteDocument(path);
+    if (gone.length) store.bumpVectorsGeneration();
     store.replaceFailures(failures);
     store.setMeta("last_indexed", new Date().toISOString());
   });
@@ -166,7 +229,7 @@ function prepareDocument(
         metadata: converted.metadata,
       },
       fragments,
-      hashes: fragments.map((f) => sha256(embeddingText(converted.title, f)).slice(0, 32)),
+      hashes: fragments.map((f) => sha256(embeddingText(converted.title, f.headings.join(HEADING_SEPARATOR), f.text)).slice(0, 32)),
     };
   } catch (error) {
     return { reason: describeError(error) };
@@ -174,9 +237,8 @@ function prepareDocument(
 }
 
 /** What a fragment means on its own: the document title and heading path give the passage its context. */
-export function embeddingText(title: string, fragment: Pick<Fragment, "headings" | "text">): string {
-  const heading = fragment.headings.join(HEADING_SEPARATOR);
-  return [title, heading, fragment.text].filter(Boolean).join("\n");
+export function embeddingText(title: string, heading: string, text: string): string {
+  return [title, heading, text].filter(Boolean).join("\n");
 }
 
 export function sha256(data: Uint8Array | string): string {

@@ -33,6 +33,7 @@ export function searchJson(response: SearchResponse): object {
     repositories: response.repositories,
     offset: response.offset,
     total: response.total,
+    ...(response.notes ? { notes: response.notes } : {}),
     results: response.results.map((hit) => {
       const common = {
         rank: hit.rank,
@@ -44,7 +45,11 @@ export function searchJson(response: SearchResponse): object {
         title: hit.title,
         heading: hit.heading,
       };
-      const tail = { snippet: hit.snippet, context: hit.context };
+      const tail = {
+        snippet: hit.snippet,
+        context: hit.context,
+        ...(hit.explain ? { explain: { bm25: hit.explain.bm25, vector: hit.explain.vector, rrf: hit.explain.rrf } } : {}),
+      };
       if ("fragments" in hit) {
         return { ...common, fragments: hit.fragments, ...tail };
       }
@@ -67,6 +72,7 @@ export function searchText(response: SearchResponse, style: Style): string {
     const head = `${style.bold(rank)}  ${style.dim(hit.score.toFixed(2))}  ${where}`;
     const pad = " ".repeat(width + 2);
     const lines = [head, `${pad}${style.bold(breadcrumb(hit))}`, `${pad}${highlight(hit.snippet, hit.highlights, style)}`];
+    if (hit.explain) lines.push(`${pad}${style.dim(explainLine(hit.explain))}`);
     if ("fragments" in hit && hit.fragments.length > 1) {
       const more = hit.fragments.slice(1).map((f) => f.location.split(":").at(-1)).join(", ");
       lines.push(`${pad}${style.dim(`also lines ${more}`)}`);
@@ -74,7 +80,14 @@ export function searchText(response: SearchResponse, style: Style): string {
     return lines.join("\n");
   });
   const shown = `${response.offset + 1}–${response.offset + response.results.length} of ${response.total}`;
-  return `${blocks.join("\n\n")}\n\n${style.dim(`${shown} · ${response.mode}`)}\n`;
+  const notes = (response.notes ?? []).map((n) => `\n${style.dim(n)}`).join("");
+  return `${blocks.join("\n\n")}\n\n${style.dim(`${shown} · ${response.mode}`)}${notes}\n`;
+}
+
+function explainLine(explain: NonNullable<FragmentHit["explain"]>): string {
+  const part = (name: string, c: { rank: number; score: number } | null) => (c ? `${name} #${c.rank} (${c.score})` : `${name} –`);
+  const parts = explain.mode === "hybrid" ? [part("bm25", explain.bm25), part("vector", explain.vector), `rrf ${explain.rrf}`] : [part(explain.mode, explain.bm25 ?? explain.vector)];
+  return parts.join(" · ");
 }
 
 function breadcrumb(hit: FragmentHit | DocumentHit): string {

@@ -5,8 +5,12 @@ import { parseQuery, type ParsedQuery } from "./query.ts";
 import { listRepositories, selectRepositories, type Repository } from "./repos.ts";
 import { makeSnippet } from "./snippet.ts";
 import { Store, type Bm25Weights, type FragmentRow } from "./store.ts";
+import { loadConfig, type Config } from "./config.ts";
+import { checkModel, chooseModel, EmbedderCache } from "./embedder.ts";
+import { fuseHybrid, fuseLists, type Contribution, type Ranked } from "./fusion.ts";
+import { searchVectors } from "./vectors.ts";
 
-export type SearchMode = "bm25";
+export type SearchMode = "bm25" | "vector" | "hybrid";
 
 export interface SearchOptions {
   query: string;
@@ -16,6 +20,11 @@ export interface SearchOptions {
   minScore?: number;
   /** Group fragments by document. */
   documents?: boolean;
+  /** "auto" (default): hybrid where a repository has vectors, bm25 elsewhere. */
+  mode?: SearchMode | "auto";
+  /** `--model`: must match the model each repository was embedded with. */
+  model?: string;
+  explain?: boolean;
 }
 
 export interface FragmentRef {
@@ -24,6 +33,15 @@ export interface FragmentRef {
   start_line: number;
   end_line: number;
   page: number | null;
+}
+
+export interface Explain {
+  mode: SearchMode;
+  bm25: Contribution | null;
+  vector: Contribution | null;
+  rrf: number | null;
+  /** Why a repository searched in another mode than asked (e.g. it has no vectors). */
+  note?: string;
 }
 
 export interface FragmentHit {
@@ -40,6 +58,7 @@ export interface FragmentHit {
   snippet: string;
   highlights: [number, number][];
   context: string | null;
+  explain?: Explain;
 }
 
 export interface DocumentHit extends Omit<FragmentHit, "fragment"> {
@@ -53,6 +72,8 @@ export interface SearchResponse<T = FragmentHit | DocumentHit> {
   offset: number;
   total: number;
   results: T[];
+  /** Per-repository notes for `--explain` (mode fallbacks). */
+  notes?: string[];
 }
 
 /** Field weights for FTS5 bm25(): a word in a title or heading says more about a passage than one in its body. */
@@ -64,13 +85,19 @@ interface Candidate {
   store: Store;
   id: number;
   score: number;
+  explain: Explain;
 }
 
-/** Keeps repository databases open between searches (the MCP server reuses one for its lifetime). */
-export class StoreCache {
+/** Keeps databases and models open between searches (the MCP server reuses one for its lifetime). */
+export class SearchContext {
   private readonly stores = new Map<string, Store>();
+  readonly embedders: EmbedderCache;
 
-  get(repo: Repository): Store | undefined {
+  constructor(embedders = new EmbedderCache({ allowDownload: false })) {
+    this.embedders = embedders;
+  }
+
+  store(repo: Repository): Store | undefined {
     let store = this.stores.get(repo.dir);
     if (!store && Store.exists(repo.dir)) {
       store = Store.open(repo.dir);
@@ -79,24 +106,56 @@ export class StoreCache {
     return store;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     for (const store of this.stores.values()) store.close();
     this.stores.clear();
+    await this.embedders.dispose();
   }
 }
 
-export function search(home: string, options: SearchOptions, stores = new StoreCache()): SearchResponse {
+export async function search(home: string, options: SearchOptions, context = new SearchContext()): Promise<SearchResponse> {
   const limit = checkedInteger(options.limit ?? 10, "limit", 1);
   const offset = checkedInteger(options.offset ?? 0, "offset", 0);
-  const named = options.repositories ?? [];
+  const searchable = openRepositories(home, options.repositories ?? [], context);
+  const parsed = parseQuery(options.query);
+  const wanted = options.documents ? Math.max(200, (offset + limit) * 10) : Math.max(2 * (offset + limit), 20);
+  const config = loadConfig(home);
+
+  const perRepo = await Promise.all(
+    searchable.map(({ repo, store }) => searchRepository(home, repo, store, parsed, options, wanted, config, context)),
+  );
+  const modes = new Set(perRepo.map((r) => r.mode));
+  const mode: SearchMode = modes.size === 1 ? [...modes][0]! : "hybrid";
+  const total = perRepo.reduce((sum, r) => sum + r.total, 0);
+  const candidates = fuseLists(perRepo.map((r) => r.candidates)).map(([, c]) => c);
+  const results = options.documents
+    ? groupByDocument(candidates, parsed).slice(offset, offset + limit)
+    : hydrate(candidates.slice(offset, offset + limit), parsed);
+  results.forEach((hit, i) => {
+    hit.rank = offset + i + 1;
+    if (!options.explain) delete hit.explain;
+  });
+  const notes = perRepo.flatMap((r) => (r.note ? [`${r.repo}: ${r.note}`] : []));
+  return {
+    query: options.query,
+    mode,
+    repositories: searchable.map((s) => s.repo.name),
+    offset,
+    total,
+    results,
+    ...(options.explain ? { notes } : {}),
+  };
+}
+
+function openRepositories(home: string, named: string[], context: SearchContext): { repo: Repository; store: Store }[] {
   const repos = named.length ? selectRepositories(home, named) : listRepositories(home);
   if (repos.length === 0) {
     throw new ResearcherError("REPO_NOT_FOUND", "no repositories to search", {
       hint: "add one with `researcher repo add <name> <path>` and run `researcher index`",
     });
   }
-  const searchable = repos.flatMap((repo) => {
-    const store = stores.get(repo);
+  return repos.flatMap((repo) => {
+    const store = context.store(repo);
     if (store) return [{ repo, store }];
     if (named.length) {
       throw new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has not been indexed yet`, {
@@ -105,25 +164,66 @@ export function search(home: string, options: SearchOptions, stores = new StoreC
     }
     return [];
   });
+}
 
-  const parsed = parseQuery(options.query);
-  const base = { query: options.query, mode: "bm25" as const, repositories: searchable.map((s) => s.repo.name), offset };
-  if (!parsed.match) return { ...base, total: 0, results: [] };
+interface RepositoryResult {
+  repo: string;
+  mode: SearchMode;
+  total: number;
+  candidates: Candidate[];
+  note?: string;
+}
 
-  const wanted = options.documents ? Math.max(200, (offset + limit) * 10) : offset + limit;
-  let total = 0;
-  let candidates: Candidate[] = searchable.flatMap(({ repo, store }) => {
-    const found = store.searchBm25(parsed.match!, BM25_WEIGHTS, wanted);
-    total += options.documents ? store.countMatchingDocuments(parsed.match!) : found.total;
-    return found.hits.map((hit) => ({ repo, store, id: hit.id, score: round(hit.score) }));
-  });
-  candidates.sort((a, b) => b.score - a.score);
+async function searchRepository(
+  home: string,
+  repo: Repository,
+  store: Store,
+  parsed: ParsedQuery,
+  options: SearchOptions,
+  wanted: number,
+  config: Config,
+  context: SearchContext,
+): Promise<RepositoryResult> {
+  const requested = options.mode ?? "auto";
+  const model = store.embeddingModel();
+  const mode: SearchMode = requested === "auto" ? (model ? "hybrid" : "bm25") : requested;
+  const note = requested === "auto" && !model ? "no vectors: searched with bm25 (index with embeddings for hybrid)" : undefined;
+  if (mode !== "bm25" && !model) {
+    throw new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has no vectors for --mode ${mode}`, {
+      hint: `run \`researcher index ${repo.name}\` with embeddings enabled, or use --mode bm25`,
+    });
+  }
+
+  const keyword = mode !== "vector" && parsed.match ? store.searchBm25(parsed.match, BM25_WEIGHTS, wanted) : { hits: [], total: 0 };
+  let semantic: Ranked[] = [];
+  if (mode !== "bm25" && options.query.trim()) {
+    const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model));
+    checkModel(repo.name, model, embedder);
+    const [vector] = await embedder.embed([options.query], "query");
+    semantic = await searchVectors(store, repo.dir, vector!, wanted);
+  }
+
+  let candidates: Candidate[];
+  if (mode === "hybrid") {
+    candidates = fuseHybrid(keyword.hits, semantic).map((f) => ({
+      repo, store, id: f.id, score: round(f.score),
+      explain: { mode, bm25: roundContribution(f.bm25), vector: roundContribution(f.vector), rrf: round(f.score) },
+    }));
+  } else {
+    const list = mode === "bm25" ? keyword.hits : semantic;
+    candidates = list.map((hit, i) => {
+      const contribution = { rank: i + 1, score: round(hit.score) };
+      return {
+        repo, store, id: hit.id, score: round(hit.score),
+        explain: { mode, bm25: mode === "bm25" ? contribution : null, vector: mode === "vector" ? contribution : null, rrf: null },
+      };
+    });
+  }
   if (options.minScore !== undefined) candidates = candidates.filter((c) => c.score >= options.minScore!);
-  const results = options.documents
-    ? groupByDocument(candidates, parsed).slice(offset, offset + limit)
-    : hydrate(candidates.slice(offset, offset + limit), parsed);
-  results.forEach((hit, i) => (hit.rank = offset + i + 1));
-  return { ...base, total, results };
+  const total = mode === "bm25"
+    ? options.documents && parsed.match ? store.countMatchingDocuments(parsed.match) : keyword.total
+    : candidates.length;
+  return { repo: repo.name, mode, total, candidates, note };
 }
 
 function hydrate(candidates: Candidate[], parsed: ParsedQuery): FragmentHit[] {
@@ -178,6 +278,7 @@ function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery): FragmentHit
     snippet: snippet.text,
     highlights: snippet.highlights,
     context: c.repo.description,
+    explain: c.explain,
   };
 }
 
@@ -192,6 +293,10 @@ function checkedInteger(value: number, name: string, min: number): number {
     throw new ResearcherError("INVALID_INPUT", `--${name} must be an integer ≥ ${min} (got ${value})`);
   }
   return value;
+}
+
+function roundContribution(c: Contribution | null): Contribution | null {
+  return c && { rank: c.rank, score: round(c.score) };
 }
 
 function round(score: number): number {

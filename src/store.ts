@@ -88,6 +88,18 @@ export interface Bm25Weights {
 
 export const HEADING_SEPARATOR = " › ";
 
+/** The model a repository was embedded with. */
+export interface StoredModel {
+  id: string;
+  provider: string;
+  dims: number;
+  fingerprint: string;
+}
+
+function toFloat32(blob: Uint8Array): Float32Array {
+  return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
+}
+
 export class Store {
   readonly db: Database;
 
@@ -241,6 +253,64 @@ export class Store {
       )
       .all(JSON.stringify(ids));
     return new Map(rows.map((row) => [row.id, row]));
+  }
+
+  // ---- vectors --------------------------------------------------------------------------------------------
+
+  /** Fragments whose text has no vector yet, one per distinct text. */
+  fragmentsWithoutVectors(): { textHash: string; title: string; heading: string; text: string }[] {
+    return this.db
+      .query<{ textHash: string; title: string; heading: string; text: string }, []>(
+        `SELECT f.text_hash AS textHash, d.title, f.heading, f.text
+         FROM fragments f JOIN documents d ON d.id = f.document_id
+         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = f.text_hash)
+         GROUP BY f.text_hash`,
+      )
+      .all();
+  }
+
+  insertVectors(rows: { textHash: string; vector: Float32Array }[]): void {
+    const insert = this.db.query("INSERT OR REPLACE INTO embeddings(text_hash, vector) VALUES (?, ?)");
+    for (const row of rows) insert.run(row.textHash, new Uint8Array(row.vector.buffer, row.vector.byteOffset, row.vector.byteLength));
+  }
+
+  /** Vectors no fragment refers to any more (their text was edited or deleted). */
+  pruneVectors(): number {
+    return this.db.run("DELETE FROM embeddings WHERE text_hash NOT IN (SELECT text_hash FROM fragments)").changes;
+  }
+
+  clearVectors(): void {
+    this.db.run("DELETE FROM embeddings");
+    this.deleteMeta("embedding_model");
+  }
+
+  allVectors(): { id: number; vector: Float32Array }[] {
+    return this.db
+      .query<{ id: number; vector: Uint8Array }, []>("SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash")
+      .all()
+      .map((row) => ({ id: row.id, vector: toFloat32(row.vector) }));
+  }
+
+  vectorCount(): number {
+    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash").get()!.n;
+  }
+
+  /** Changes whenever the set of fragment vectors may have changed; the ANN file records the one it was built for. */
+  vectorsGeneration(): string {
+    return this.getMeta("vectors_generation") ?? "0";
+  }
+
+  bumpVectorsGeneration(): void {
+    this.setMeta("vectors_generation", String(Number(this.vectorsGeneration()) + 1));
+  }
+
+  embeddingModel(): StoredModel | undefined {
+    const raw = this.getMeta("embedding_model");
+    return raw ? (JSON.parse(raw) as StoredModel) : undefined;
+  }
+
+  setEmbeddingModel(model: StoredModel): void {
+    this.setMeta("embedding_model", JSON.stringify(model));
   }
 
   counts(): { documents: number; fragments: number } {

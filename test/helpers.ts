@@ -6,6 +6,8 @@ import { afterAll } from "bun:test";
 
 export const ROOT = resolve(import.meta.dir, "..");
 export const SHARED = resolve(ROOT, "../shared");
+/** The real, weak GloVe-SIF model: meaningful similarities, fast enough for every test. */
+export const GLOVE = join(SHARED, "models/glove-6b-100d-sif");
 
 /** A fresh temp folder, removed when the test file finishes. */
 export function tempDir(prefix = "researcher-test-"): string {
@@ -37,7 +39,14 @@ export function useCliCommand(command: string[]): void {
 export function runCli(args: string[], options: { home: string; cwd?: string; env?: Record<string, string> }): RunResult {
   const proc = Bun.spawnSync([...cliCommand, ...args], {
     cwd: options.cwd ?? options.home,
-    env: { PATH: process.env.PATH ?? "", HOME: options.home, RESEARCHER_HOME: options.home, NO_COLOR: "1", ...options.env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: options.home,
+      RESEARCHER_HOME: options.home,
+      RESEARCHER_MODEL_PATH: GLOVE,
+      NO_COLOR: "1",
+      ...options.env,
+    },
     stdout: "pipe",
     stderr: "pipe",
   });

@@ -11,47 +11,47 @@ function setup(files: Record<string, string | Uint8Array>) {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, files);
-  const repo = addRepository(home, { name: "docs", path: docs });
+  const repo = addRepository(home, { name: "docs", path: docs, embed: false });
   return { home, docs, repo };
 }
 
-const paths = (home: string, query: string) => search(home, { query, limit: 50 }).results.map((r) => r.path);
+const paths = async (home: string, query: string) => (await search(home, { query, limit: 50 })).results.map((r) => r.path);
 
 describe("indexRepository", () => {
-  test("indexes, skips unchanged files, re-indexes edits, removes deleted files", () => {
+  test("indexes, skips unchanged files, re-indexes edits, removes deleted files", async () => {
     const { home, docs, repo } = setup({
       "alpha.md": "# Alpha\n\nThe quick brown fox.\n",
       "beta.md": "# Beta\n\nLazy dogs sleep.\n",
       "gamma.txt": "Plain text about turtles.\n",
     });
-    const first = indexRepository(home, repo);
+    const first = (await indexRepository(home, repo));
     expect(first).toMatchObject({ indexed: 3, skipped: 0, removed: 0, failed: 0, documents_total: 3 });
 
-    const second = indexRepository(home, repo);
+    const second = (await indexRepository(home, repo));
     expect(second).toMatchObject({ indexed: 0, skipped: 3, fragments: 0 });
 
     writeFileSync(join(docs, "alpha.md"), "# Alpha\n\nA slow green snail.\n");
-    const third = indexRepository(home, repo);
+    const third = (await indexRepository(home, repo));
     expect(third).toMatchObject({ indexed: 1, skipped: 2 });
-    expect(paths(home, "fox")).toEqual([]);
-    expect(paths(home, "snail")).toEqual(["alpha.md"]);
+    expect(await paths(home, "fox")).toEqual([]);
+    expect(await paths(home, "snail")).toEqual(["alpha.md"]);
 
     // touched but identical content: hashed, not re-indexed
     utimesSync(join(docs, "beta.md"), new Date(), new Date(Date.now() + 5000));
-    expect(indexRepository(home, repo)).toMatchObject({ indexed: 0, skipped: 3 });
+    expect((await indexRepository(home, repo))).toMatchObject({ indexed: 0, skipped: 3 });
 
     rmSync(join(docs, "gamma.txt"));
-    expect(indexRepository(home, repo)).toMatchObject({ removed: 1, documents_total: 2 });
-    expect(paths(home, "turtles")).toEqual([]);
+    expect((await indexRepository(home, repo))).toMatchObject({ removed: 1, documents_total: 2 });
+    expect(await paths(home, "turtles")).toEqual([]);
   });
 
-  test("unreadable files are recorded with a reason and the run goes on", () => {
+  test("unreadable files are recorded with a reason and the run goes on", async () => {
     const { home, repo } = setup({
       "good.md": "fine words here\n",
       "binary.md": new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d]),
       "latin1.txt": new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x20, 0xff]),
     });
-    const summary = indexRepository(home, repo);
+    const summary = (await indexRepository(home, repo));
     expect(summary.indexed).toBe(1);
     expect(summary.failures).toEqual([
       { path: "binary.md", reason: "binary content (NUL bytes) in a text file" },
@@ -62,29 +62,29 @@ describe("indexRepository", () => {
     store.close();
   });
 
-  test("a failed write rolls back and leaves the previous index intact", () => {
+  test("a failed write rolls back and leaves the previous index intact", async () => {
     const { home, docs, repo } = setup({ "a.md": "original words\n" });
-    indexRepository(home, repo);
+    (await indexRepository(home, repo));
     writeFileSync(join(docs, "a.md"), "replacement words\n");
     // Another connection holds the write lock past the busy timeout's reach: make the store read-only instead.
     const store = Store.open(repo.dir);
     store.db.run("CREATE TRIGGER refuse BEFORE INSERT ON documents BEGIN SELECT RAISE(ABORT, 'disk says no'); END");
     store.close();
-    expect(() => indexRepository(home, repo)).toThrow(/disk says no/);
-    expect(paths(home, "original")).toEqual(["a.md"]);
-    expect(paths(home, "replacement")).toEqual([]);
+    expect(indexRepository(home, repo)).rejects.toThrow(/disk says no/);
+    expect(await paths(home, "original")).toEqual(["a.md"]);
+    expect(await paths(home, "replacement")).toEqual([]);
   });
 
-  test("UTF-16 files with a BOM are decoded", () => {
+  test("UTF-16 files with a BOM are decoded", async () => {
     const utf16 = new Uint8Array([0xff, 0xfe, ...new Uint8Array(Buffer.from("wide text", "utf16le"))]);
     const { home, repo } = setup({ "wide.txt": utf16 });
-    indexRepository(home, repo);
-    expect(paths(home, "wide")).toEqual(["wide.txt"]);
+    (await indexRepository(home, repo));
+    expect(await paths(home, "wide")).toEqual(["wide.txt"]);
   });
 
-  test("--rebuild drops and recreates every document", () => {
+  test("--rebuild drops and recreates every document", async () => {
     const { home, repo } = setup({ "a.md": "words\n", "b.md": "more words\n" });
-    indexRepository(home, repo);
-    expect(indexRepository(home, repo, { rebuild: true })).toMatchObject({ indexed: 2, skipped: 0 });
+    (await indexRepository(home, repo));
+    expect((await indexRepository(home, repo, { rebuild: true }))).toMatchObject({ indexed: 2, skipped: 0 });
   });
 });

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
@@ -20,11 +20,11 @@ describe("search", () => {
     "jp.md": "# 旅行\n\n東京タワーは東京の観光名所です。京都にも行きました。\n",
     "body.md": "# Misc\n\nThe word install appears here only in the body, installing things.\n",
   });
-  const repo = addRepository(home, { name: "docs", path: docs, description: "test docs" });
-  indexRepository(home, repo);
+  const repo = addRepository(home, { name: "docs", path: docs, description: "test docs", embed: false });
+  beforeAll(() => indexRepository(home, repo));
 
-  test("finds fragments with location, docid, heading, highlighted snippet and context", () => {
-    const response = search(home, { query: "restart shell" });
+  test("finds fragments with location, docid, heading, highlighted snippet and context", async () => {
+    const response = (await search(home, { query: "restart shell" }));
     const hit = response.results[0] as FragmentHit;
     expect(hit).toMatchObject({ rank: 1, path: "guide.md", location: "guide.md:5", title: "Setup Guide", heading: "Install", context: "test docs" });
     expect(hit.docid).toMatch(/^#[0-9a-f]{6}$/);
@@ -34,63 +34,63 @@ describe("search", () => {
     expect(response.total).toBe(1);
   });
 
-  test("titles and headings weigh more than body text", () => {
-    const order = search(home, { query: "install" }).results.map((r) => r.path);
+  test("titles and headings weigh more than body text", async () => {
+    const order = (await search(home, { query: "install" })).results.map((r) => r.path);
     expect(order[0]).toBe("guide.md");
     expect(order).toContain("body.md");
   });
 
-  test("stemming matches word forms", () => {
-    expect(search(home, { query: "caches" }).results.map((r) => r.path).sort()).toEqual(["guide.md", "notes/cache.md"]);
+  test("stemming matches word forms", async () => {
+    expect((await search(home, { query: "caches" })).results.map((r) => r.path).sort()).toEqual(["guide.md", "notes/cache.md"]);
   });
 
-  test("phrases, exclusions and prefixes", () => {
-    expect(search(home, { query: '"write-through"' }).results.map((r) => r.path)).toEqual(["notes/cache.md"]);
-    expect(search(home, { query: "cache -strategies" }).results.map((r) => r.path)).toEqual(["guide.md"]);
-    expect(search(home, { query: "instal*" }).results.length).toBe(2);
+  test("phrases, exclusions and prefixes", async () => {
+    expect((await search(home, { query: '"write-through"' })).results.map((r) => r.path)).toEqual(["notes/cache.md"]);
+    expect((await search(home, { query: "cache -strategies" })).results.map((r) => r.path)).toEqual(["guide.md"]);
+    expect((await search(home, { query: "instal*" })).results.length).toBe(2);
   });
 
-  test("CJK words of two characters are found, not substrings across words", () => {
-    expect(search(home, { query: "東京" }).results.map((r) => r.path)).toEqual(["jp.md"]);
-    expect(search(home, { query: "京都" }).results.map((r) => r.path)).toEqual(["jp.md"]);
-    expect(search(home, { query: "大阪" }).results).toEqual([]);
-    const hit = search(home, { query: "東京" }).results[0] as FragmentHit;
+  test("CJK words of two characters are found, not substrings across words", async () => {
+    expect((await search(home, { query: "東京" })).results.map((r) => r.path)).toEqual(["jp.md"]);
+    expect((await search(home, { query: "京都" })).results.map((r) => r.path)).toEqual(["jp.md"]);
+    expect((await search(home, { query: "大阪" })).results).toEqual([]);
+    const hit = (await search(home, { query: "東京" })).results[0] as FragmentHit;
     expect(hit.highlights.map(([s, e]) => hit.snippet.slice(s, e)).join("")).toContain("東京");
   });
 
-  test("no query text can surface an FTS5 syntax error", () => {
-    for (const query of NASTY) expect(() => search(home, { query })).not.toThrow();
+  test("no query text can surface an FTS5 syntax error", async () => {
+    for (const query of NASTY) expect((await search(home, { query })).query).toBe(query);
   });
 
-  test("pagination, min-score and documents grouping", () => {
-    const all = search(home, { query: "cache install", limit: 10 }).results;
-    const page = search(home, { query: "cache install", limit: 1, offset: 1 }).results;
+  test("pagination, min-score and documents grouping", async () => {
+    const all = (await search(home, { query: "cache install", limit: 10 })).results;
+    const page = (await search(home, { query: "cache install", limit: 1, offset: 1 })).results;
     expect(page.map((r) => r.rank)).toEqual([2]);
     expect(page[0]!.location).toBe(all[1]!.location);
-    const strict = search(home, { query: "cache install", minScore: all[0]!.score });
+    const strict = (await search(home, { query: "cache install", minScore: all[0]!.score }));
     expect(strict.results.length).toBe(1);
-    const grouped = search(home, { query: "cache install", documents: true });
+    const grouped = (await search(home, { query: "cache install", documents: true }));
     const guide = grouped.results.find((r) => r.path === "guide.md") as DocumentHit;
     expect(guide.fragments.length).toBe(2);
     expect(new Set(grouped.results.map((r) => r.path)).size).toBe(grouped.results.length);
   });
 
-  test("bad pagination values are clear errors", () => {
-    expect(() => search(home, { query: "x", limit: 0 })).toThrow(/limit/);
-    expect(() => search(home, { query: "x", offset: -1 })).toThrow(/offset/);
+  test("bad pagination values are clear errors", async () => {
+    expect(search(home, { query: "x", limit: 0 })).rejects.toThrow(/limit/);
+    expect(search(home, { query: "x", offset: -1 })).rejects.toThrow(/offset/);
   });
 });
 
 const RUST_BOOK = join(SHARED, "data/corpus/markdown/rust-book");
 
-describe.if(existsSync(RUST_BOOK))("the Rust book", () => {
-  test("indexes all 112 chapters and finds a known passage", () => {
+describe.if(existsSync(RUST_BOOK))("the Rust book", async () => {
+  test("indexes all 112 chapters and finds a known passage", async () => {
     const home = tempDir();
-    const repo = addRepository(home, { name: "rust-book", path: RUST_BOOK });
-    const summary = indexRepository(home, repo);
+    const repo = addRepository(home, { name: "rust-book", path: RUST_BOOK, embed: false });
+    const summary = (await indexRepository(home, repo));
     expect(summary.indexed).toBe(112);
     expect(summary.failed).toBe(0);
-    const top = search(home, { query: "at any given time you can have either one mutable reference or any number of immutable references", limit: 3 });
+    const top = (await search(home, { query: "at any given time you can have either one mutable reference or any number of immutable references", limit: 3 }));
     expect(top.results.map((r) => r.path)).toContain("src/ch04-02-references-and-borrowing.md");
     const hit = top.results.find((r) => r.path === "src/ch04-02-references-and-borrowing.md")!;
     expect(hit.heading).toContain("Rules of References");

@@ -39,29 +39,31 @@ describe("researcher CLI", () => {
     expect(first).toMatchObject({ repository: "notes", indexed: 3, skipped: 0, removed: 0, failed: 0 });
     expect(typeof first.seconds).toBe("number");
 
-    expect(cli("search", "fox", "--files").stdout).toBe(`${join(docs, "alpha.md")}\n`);
+    expect(cli("search", "fox", "--files", "--mode", "bm25").stdout).toBe(`${join(docs, "alpha.md")}\n`);
 
     writeFileSync(join(docs, "alpha.md"), "# Alpha\n\nA slow green snail.\n");
     const second = JSON.parse(cli("index", "--json").stdout);
     expect(second).toEqual([expect.objectContaining({ indexed: 1, skipped: 2 })]);
-    expect(cli("search", "fox", "--files").stdout).toBe("");
-    expect(cli("search", "snail", "--files").stdout).toBe(`${join(docs, "alpha.md")}\n`);
+    expect(cli("search", "fox", "--files", "--mode", "bm25").stdout).toBe("");
+    expect(cli("search", "snail", "--files", "--mode", "bm25").stdout).toBe(`${join(docs, "alpha.md")}\n`);
 
     rmSync(join(docs, "beta.md"));
     expect(JSON.parse(cli("index", "notes", "--json").stdout)).toMatchObject({ removed: 1 });
-    expect(cli("search", "dogs", "--files").stdout).toBe("");
+    expect(cli("search", "dogs", "--files", "--mode", "bm25").stdout).toBe("");
   });
 
   test("search --json follows the documented contract", () => {
     const result = JSON.parse(cli("search", "turtles", "steady", "--json").stdout);
     expect(Object.keys(result)).toEqual(["query", "mode", "repositories", "offset", "total", "results"]);
-    expect(result).toMatchObject({ query: "turtles steady", mode: "bm25", repositories: ["notes"], offset: 0, total: 1 });
+    expect(result).toMatchObject({ query: "turtles steady", mode: "hybrid", repositories: ["notes"], offset: 0 });
     const hit = result.results[0];
     expect(Object.keys(hit)).toEqual(["rank", "score", "repository", "path", "location", "docid", "title", "heading", "fragment", "snippet", "context"]);
     expect(hit).toMatchObject({ rank: 1, repository: "notes", path: "sub/gamma.txt", location: "sub/gamma.txt:1", title: "gamma", heading: "", context: "Test notes" });
     expect(hit.fragment).toEqual({ id: expect.any(Number), seq: 0, start_line: 1, end_line: 1, page: null });
     expect(hit.docid).toMatch(/^#[0-9a-f]{6}$/);
     expect(hit.snippet).toBe("Turtles are slow but steady.");
+    const bm25 = JSON.parse(cli("search", "turtles", "steady", "--json", "--mode", "bm25").stdout);
+    expect(bm25).toMatchObject({ mode: "bm25", total: 1 });
 
     const grouped = JSON.parse(cli("search", "turtles", "--documents", "--json").stdout);
     expect(Object.keys(grouped.results[0])).toContain("fragments");
@@ -94,7 +96,7 @@ describe("researcher CLI", () => {
     expect(cli("status").stdout).toContain("2 documents");
 
     expect(cli("remove", "notes", "sub/gamma.txt").code).toBe(0);
-    expect(cli("search", "turtles", "--files").stdout).toBe("");
+    expect(cli("search", "turtles", "--files", "--mode", "bm25").stdout).toBe("");
     const missing = cli("remove", "notes", "nope.md");
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("error: 'nope.md' is not indexed in 'notes'");

@@ -1,0 +1,397 @@
+/**
+ * Embedding providers: local ONNX models through transformers.js (default), Ollama and OpenAI-compatible HTTP.
+ * Heavy libraries load lazily so BM25-only commands never pay for them. Every network call has a timeout.
+ */
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { basename, isAbsolute, join, resolve } from "node:path";
+import type { EmbeddingConfig } from "./config.ts";
+import { describeError, ResearcherError } from "./errors.ts";
+import type { StoredModel } from "./store.ts";
+
+export type Provider = "local" | "ollama" | "openai";
+export type EmbedKind = "query" | "document";
+
+export interface KnownModel {
+  dims: number;
+  pooling: "mean" | "cls";
+  queryPrefix: string;
+  documentPrefix: string;
+  maxTokens: number;
+  dtype: string;
+}
+
+const RETRIEVAL_PREFIX = "Represent this sentence for searching relevant passages: ";
+
+/** Published retrieval models with transformers.js ONNX weights, and how each must be called. */
+export const KNOWN_MODELS: Record<string, KnownModel> = {
+  "Snowflake/snowflake-arctic-embed-xs": { dims: 384, pooling: "cls", queryPrefix: RETRIEVAL_PREFIX, documentPrefix: "", maxTokens: 512, dtype: "q8" },
+  "Snowflake/snowflake-arctic-embed-s": { dims: 384, pooling: "cls", queryPrefix: RETRIEVAL_PREFIX, documentPrefix: "", maxTokens: 512, dtype: "q8" },
+  "Xenova/bge-small-en-v1.5": { dims: 384, pooling: "cls", queryPrefix: RETRIEVAL_PREFIX, documentPrefix: "", maxTokens: 512, dtype: "q8" },
+  "Xenova/bge-base-en-v1.5": { dims: 768, pooling: "cls", queryPrefix: RETRIEVAL_PREFIX, documentPrefix: "", maxTokens: 512, dtype: "q8" },
+  "Xenova/all-MiniLM-L6-v2": { dims: 384, pooling: "mean", queryPrefix: "", documentPrefix: "", maxTokens: 256, dtype: "q8" },
+  "nomic-ai/nomic-embed-text-v1.5": { dims: 768, pooling: "mean", queryPrefix: "search_query: ", documentPrefix: "search_document: ", maxTokens: 2048, dtype: "q8" },
+};
+
+export const DEFAULT_MODEL = "Snowflake/snowflake-arctic-embed-xs";
+
+/** What to load, after flags, environment, repository and global settings are merged. */
+export interface ModelChoice {
+  provider: Provider;
+  /** Hub id, provider model name, or absolute folder path. */
+  model: string;
+  pooling?: "mean" | "cls";
+  queryPrefix?: string;
+  documentPrefix?: string;
+  dtype?: string;
+  batchSize?: number;
+  ollamaUrl?: string;
+  openaiUrl?: string;
+}
+
+export interface ModelInfo {
+  provider: Provider;
+  id: string;
+  /** "folder": a local path; "cache": downloaded earlier; "hub": not on disk yet; "embedded": inside the executable. */
+  source: "folder" | "cache" | "hub" | "embedded" | "remote";
+  path: string | null;
+  dims: number | null;
+  pooling: "mean" | "cls";
+  queryPrefix: string;
+  documentPrefix: string;
+  maxTokens: number;
+  dtype: string;
+}
+
+export interface Embedder {
+  info: ModelInfo;
+  dims: number;
+  /** Identifies the model and how it is called; vectors from different fingerprints never mix. */
+  fingerprint: string;
+  embed(texts: string[], kind: EmbedKind): Promise<Float32Array[]>;
+  dispose(): Promise<void>;
+}
+
+export const modelsDir = (home: string) => join(home, "models");
+
+/** Merge settings: explicit flag, then RESEARCHER_MODEL_PATH, RESEARCHER_MODEL, repository, global config. */
+export function chooseModel(
+  global: Partial<EmbeddingConfig>,
+  repo: Partial<EmbeddingConfig> = {},
+  flag?: string,
+): ModelChoice {
+  const env = process.env;
+  const merged = { ...global, ...repo };
+  const model = flag || env.RESEARCHER_MODEL_PATH || env.RESEARCHER_MODEL || merged.model || DEFAULT_MODEL;
+  const provider = flag || env.RESEARCHER_MODEL_PATH || env.RESEARCHER_MODEL ? (isPathLike(model) ? "local" : merged.provider ?? "local") : merged.provider ?? "local";
+  return {
+    provider,
+    model,
+    pooling: merged.pooling,
+    queryPrefix: merged.query_prefix,
+    documentPrefix: merged.document_prefix,
+    dtype: merged.dtype,
+    batchSize: merged.batch_size,
+    ollamaUrl: merged.ollama_url,
+    openaiUrl: merged.openai_url,
+  };
+}
+
+function isPathLike(model: string): boolean {
+  return isAbsolute(model) || model.startsWith("./") || model.startsWith("../") || model.startsWith("~/");
+}
+
+/** Where a model comes from and how it is called, without loading it. */
+export function describeModel(home: string, choice: ModelChoice): ModelInfo {
+  if (choice.provider !== "local") {
+    return {
+      provider: choice.provider,
+      id: choice.model,
+      source: "remote",
+      path: null,
+      dims: null,
+      pooling: "mean",
+      queryPrefix: choice.queryPrefix ?? "",
+      documentPrefix: choice.documentPrefix ?? "",
+      maxTokens: 8192,
+      dtype: "n/a",
+    };
+  }
+  const folder = localFolder(home, choice.model);
+  const known = KNOWN_MODELS[choice.model] ?? KNOWN_MODELS[basename(choice.model)];
+  const config = folder ? readModelConfig(folder) : {};
+  return {
+    provider: "local",
+    id: choice.model,
+    source: folder ? (isPathLike(choice.model) || existsSync(choice.model) ? "folder" : folder.includes("/$bunfs/") ? "embedded" : "cache") : "hub",
+    path: folder,
+    dims: known?.dims ?? (typeof config.hidden_size === "number" ? config.hidden_size : null),
+    pooling: choice.pooling ?? known?.pooling ?? "mean",
+    queryPrefix: choice.queryPrefix ?? known?.queryPrefix ?? "",
+    documentPrefix: choice.documentPrefix ?? known?.documentPrefix ?? "",
+    maxTokens: known?.maxTokens ?? Math.min(512, Number(config.max_position_embeddings) || 512),
+    dtype: choice.dtype ?? known?.dtype ?? "q8",
+  };
+}
+
+/** A folder holding the model's files, if it is on disk: an explicit path or the download cache. */
+function localFolder(home: string, model: string): string | null {
+  const path = resolve(model.replace(/^~(?=\/)/, process.env.HOME ?? "~"));
+  if ((isPathLike(model) || existsSync(path)) && existsSync(join(path, "config.json"))) return path;
+  if (isPathLike(model)) {
+    throw new ResearcherError("MODEL_UNAVAILABLE", `${path} is not a model folder (no config.json)`, {
+      hint: "point at a folder in transformers.js layout: config.json, tokenizer.json, onnx/model*.onnx",
+    });
+  }
+  const cached = join(modelsDir(home), model);
+  return existsSync(join(cached, "config.json")) ? cached : null;
+}
+
+function readModelConfig(folder: string): Record<string, unknown> {
+  try {
+    return JSON.parse(readFileSync(join(folder, "config.json"), "utf8"));
+  } catch {
+    return {};
+  }
+}
+
+const DTYPE_FILES: Record<string, string> = { fp32: "model.onnx", fp16: "model_fp16.onnx", q8: "model_quantized.onnx", int8: "model_int8.onnx", uint8: "model_uint8.onnx", q4: "model_q4.onnx" };
+
+export function fingerprintOf(info: ModelInfo, dims: number): string {
+  const weights = info.path ? join(info.path, "onnx", DTYPE_FILES[info.dtype] ?? "model.onnx") : null;
+  const size = weights && existsSync(weights) ? statSync(weights).size : 0;
+  const parts = [info.provider, info.path ? basename(info.path) : info.id, info.dtype, info.pooling, info.queryPrefix, info.documentPrefix, dims, size];
+  return new Bun.CryptoHasher("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 16);
+}
+
+export interface LoadOptions {
+  /** Allow downloading from the Hugging Face hub (first use, `model pull`). */
+  allowDownload?: boolean;
+  onProgress?: (file: string, loaded: number, total: number) => void;
+}
+
+export async function loadEmbedder(home: string, choice: ModelChoice, options: LoadOptions = {}): Promise<Embedder> {
+  const info = describeModel(home, choice);
+  if (info.provider === "local") return loadLocal(home, info, choice.batchSize ?? 16, options);
+  return loadRemote(info, choice);
+}
+
+/** Loaded models by choice, so a server or a multi-repository command loads each model once. */
+export class EmbedderCache {
+  private readonly loaded = new Map<string, Promise<Embedder>>();
+
+  constructor(private readonly options: LoadOptions = { allowDownload: true }) {}
+
+  get(home: string, choice: ModelChoice): Promise<Embedder> {
+    const key = JSON.stringify([home, choice]);
+    let embedder = this.loaded.get(key);
+    if (!embedder) {
+      embedder = loadEmbedder(home, choice, this.options);
+      embedder.catch(() => this.loaded.delete(key));
+      this.loaded.set(key, embedder);
+    }
+    return embedder;
+  }
+
+  async dispose(): Promise<void> {
+    const all = await Promise.allSettled(this.loaded.values());
+    this.loaded.clear();
+    for (const result of all) if (result.status === "fulfilled") await result.value.dispose();
+  }
+}
+
+const NETWORK_TIMEOUT_MS = 20_000;
+
+/** fetch that gives up when no response headers arrive in time, instead of hanging a command. */
+async function fetchWithTimeout(url: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), NETWORK_TIMEOUT_MS);
+  try {
+    return await fetch(url, { ...init, signal: controller.signal });
+  } catch (error) {
+    throw new Error(controller.signal.aborted ? `no answer from ${String(url)} within ${NETWORK_TIMEOUT_MS / 1000} s` : describeError(error));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function loadLocal(home: string, info: ModelInfo, batchSize: number, options: LoadOptions): Promise<Embedder> {
+  const transformers = await import("@huggingface/transformers");
+  const { env, AutoModel, AutoTokenizer } = transformers;
+  env.allowLocalModels = true;
+  env.localModelPath = modelsDir(home);
+  env.cacheDir = modelsDir(home);
+  env.allowRemoteModels = Boolean(options.allowDownload) && !info.path;
+  env.fetch = fetchWithTimeout as typeof fetch;
+  const target = info.path ?? info.id;
+  if (!info.path && !options.allowDownload) {
+    throw new ResearcherError("MODEL_UNAVAILABLE", `model ${info.id} is not on this machine`, {
+      hint: `run \`researcher model pull ${info.id}\`, or point at a local folder with \`researcher model set /path/to/model\` or RESEARCHER_MODEL_PATH`,
+    });
+  }
+  const progress = (data: { status: string; file?: string; loaded?: number; total?: number }) => {
+    if (data.status === "progress" && data.file) options.onProgress?.(data.file, data.loaded ?? 0, data.total ?? 0);
+  };
+  let tokenizer: Awaited<ReturnType<typeof AutoTokenizer.from_pretrained>>;
+  let model: Awaited<ReturnType<typeof AutoModel.from_pretrained>>;
+  try {
+    tokenizer = await AutoTokenizer.from_pretrained(target, { progress_callback: progress });
+    model = await AutoModel.from_pretrained(target, {
+      dtype: info.dtype as "q8",
+      progress_callback: progress,
+      session_options: { intraOpNumThreads: availableParallelism(), interOpNumThreads: 1 },
+    });
+  } catch (error) {
+    throw new ResearcherError("MODEL_UNAVAILABLE", `cannot load model ${info.id}: ${describeError(error)}`, {
+      hint: info.path
+        ? `check that ${info.path}/onnx/${DTYPE_FILES[info.dtype] ?? "model.onnx"} exists (or set embedding.dtype)`
+        : `check your network, or download elsewhere and use \`researcher model set /path/to/folder\``,
+      cause: error,
+    });
+  }
+
+  const embedBatch = async (texts: string[]): Promise<Float32Array[]> => {
+    const inputs = tokenizer(texts, { padding: true, truncation: true, max_length: info.maxTokens });
+    const output = await model(inputs);
+    const hidden = (output.last_hidden_state ?? output.token_embeddings ?? Object.values(output)[0]) as {
+      data: Float32Array;
+      dims: number[];
+    };
+    return pool(hidden.data, hidden.dims, inputs.attention_mask.data as BigInt64Array, info.pooling);
+  };
+
+  const probe = await embedBatch(["dimension probe"]);
+  const dims = probe[0]!.length;
+  return {
+    info: { ...info, dims },
+    dims,
+    fingerprint: fingerprintOf(info, dims),
+    async embed(texts, kind) {
+      const prefix = kind === "query" ? info.queryPrefix : info.documentPrefix;
+      return embedSorted(texts.map((t) => prefix + t), batchSize, embedBatch);
+    },
+    async dispose() {
+      await model.dispose();
+    },
+  };
+}
+
+/** Batches of similar length waste less work on padding; results come back in input order. */
+async function embedSorted(
+  texts: string[],
+  batchSize: number,
+  embedBatch: (texts: string[]) => Promise<Float32Array[]>,
+): Promise<Float32Array[]> {
+  const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
+  const result = new Array<Float32Array>(texts.length);
+  for (let start = 0; start < order.length; start += batchSize) {
+    const slice = order.slice(start, start + batchSize);
+    const vectors = await embedBatch(slice.map((i) => texts[i]!));
+    slice.forEach((index, j) => (result[index] = vectors[j]!));
+  }
+  return result;
+}
+
+/** Mean (masked) or CLS pooling, then L2 normalisation, straight over the output buffer. */
+export function pool(data: Float32Array, dims: number[], mask: BigInt64Array | Int32Array, pooling: "mean" | "cls"): Float32Array[] {
+  const [batch, seq, hidden] = dims as [number, number, number];
+  const vectors: Float32Array[] = [];
+  for (let b = 0; b < batch; b++) {
+    const vector = new Float32Array(hidden);
+    if (pooling === "cls") {
+      vector.set(data.subarray(b * seq * hidden, b * seq * hidden + hidden));
+    } else {
+      let count = 0;
+      for (let s = 0; s < seq; s++) {
+        if (!Number(mask[b * seq + s])) continue;
+        count++;
+        const offset = (b * seq + s) * hidden;
+        for (let h = 0; h < hidden; h++) vector[h]! += data[offset + h]!;
+      }
+      for (let h = 0; h < hidden; h++) vector[h]! /= Math.max(1, count);
+    }
+    vectors.push(normalize(vector));
+  }
+  return vectors;
+}
+
+export function normalize(vector: Float32Array): Float32Array {
+  let norm = 0;
+  for (let i = 0; i < vector.length; i++) norm += vector[i]! * vector[i]!;
+  norm = Math.sqrt(norm) || 1;
+  for (let i = 0; i < vector.length; i++) vector[i]! /= norm;
+  return vector;
+}
+
+/** A repository never mixes vectors of two models. */
+export function checkModel(repository: string, stored: StoredModel | undefined, embedder: Embedder): void {
+  if (!stored || stored.fingerprint === embedder.fingerprint) return;
+  throw new ResearcherError(
+    "MODEL_MISMATCH",
+    `repository '${repository}' was embedded with ${stored.id} (${stored.dims} dims), not ${embedder.info.id} (${embedder.dims} dims)`,
+    { hint: `run \`researcher index --embeddings-only ${repository}\` (or --rebuild) to re-embed with this model` },
+  );
+}
+
+// ---- remote providers ------------------------------------------------------------------------------------
+
+async function loadRemote(info: ModelInfo, choice: ModelChoice): Promise<Embedder> {
+  const call = info.provider === "ollama" ? ollamaCall(choice) : openaiCall(choice);
+  const probe = await call(["dimension probe"]);
+  const dims = probe[0]!.length;
+  return {
+    info: { ...info, dims },
+    dims,
+    fingerprint: fingerprintOf(info, dims),
+    async embed(texts, kind) {
+      const prefix = kind === "query" ? info.queryPrefix : info.documentPrefix;
+      return embedSorted(texts.map((t) => prefix + t), choice.batchSize ?? 64, call);
+    },
+    async dispose() {},
+  };
+}
+
+function ollamaCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Array[]> {
+  const base = (choice.ollamaUrl ?? process.env.OLLAMA_HOST ?? "http://127.0.0.1:11434").replace(/\/$/, "");
+  return async (texts) => {
+    const body = await postJson(`${base}/api/embed`, { model: choice.model, input: texts }, {}, "ollama");
+    const embeddings = (body as { embeddings?: number[][] }).embeddings;
+    if (!Array.isArray(embeddings)) throw providerError("ollama", "response has no embeddings");
+    return embeddings.map((e) => normalize(Float32Array.from(e)));
+  };
+}
+
+function openaiCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Array[]> {
+  const base = (choice.openaiUrl ?? "https://api.openai.com").replace(/\/$/, "");
+  const key = process.env.OPENAI_API_KEY;
+  if (!key) {
+    throw new ResearcherError("PROVIDER_FAILED", "OPENAI_API_KEY is not set", { hint: "export OPENAI_API_KEY=… or use the local provider" });
+  }
+  return async (texts) => {
+    const body = await postJson(`${base}/v1/embeddings`, { model: choice.model, input: texts }, { Authorization: `Bearer ${key}` }, "openai");
+    const data = (body as { data?: { index: number; embedding: number[] }[] }).data;
+    if (!Array.isArray(data)) throw providerError("openai", "response has no data");
+    return data.sort((a, b) => a.index - b.index).map((d) => normalize(Float32Array.from(d.embedding)));
+  };
+}
+
+async function postJson(url: string, payload: unknown, headers: Record<string, string>, provider: string): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetchWithTimeout(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(payload),
+    });
+  } catch (error) {
+    throw providerError(provider, `${url}: ${describeError(error)}`);
+  }
+  if (!response.ok) throw providerError(provider, `${url} answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
+  return response.json();
+}
+
+function providerError(provider: string, message: string): ResearcherError {
+  return new ResearcherError("PROVIDER_FAILED", `${provider}: ${message}`, {
+    hint: provider === "ollama" ? "is `ollama serve` running and the model pulled?" : "check the key, URL and model name",
+  });
+}
