@@ -48,7 +48,7 @@ export function searchJson(response: SearchResponse): object {
       const tail = {
         snippet: hit.snippet,
         context: hit.context,
-        ...(hit.explain ? { explain: { bm25: hit.explain.bm25, vector: hit.explain.vector, rrf: hit.explain.rrf } } : {}),
+        ...(hit.explain ? { explain: { bm25: hit.explain.bm25, vector: hit.explain.vector, fused: hit.explain.fused } } : {}),
       };
       if ("fragments" in hit) {
         return { ...common, fragments: hit.fragments, ...tail };
@@ -86,7 +86,7 @@ export function searchText(response: SearchResponse, style: Style): string {
 
 function explainLine(explain: NonNullable<FragmentHit["explain"]>): string {
   const part = (name: string, c: { rank: number; score: number } | null) => (c ? `${name} #${c.rank} (${c.score})` : `${name} –`);
-  const parts = explain.mode === "hybrid" ? [part("bm25", explain.bm25), part("vector", explain.vector), `rrf ${explain.rrf}`] : [part(explain.mode, explain.bm25 ?? explain.vector)];
+  const parts = explain.mode === "hybrid" ? [part("bm25", explain.bm25), part("vector", explain.vector), `fused ${explain.fused}`] : [part(explain.mode, explain.bm25 ?? explain.vector)];
   return parts.join(" · ");
 }
 

@@ -7,7 +7,7 @@ import { makeSnippet } from "./snippet.ts";
 import { Store, type Bm25Weights, type FragmentRow } from "./store.ts";
 import { loadConfig, type Config } from "./config.ts";
 import { checkModel, chooseModel, EmbedderCache } from "./embedder.ts";
-import { fuseHybrid, fuseLists, type Contribution, type Ranked } from "./fusion.ts";
+import { FUSION_DEPTH, fuseHybrid, fuseLists, type Contribution, type Ranked } from "./fusion.ts";
 import { searchVectors } from "./vectors.ts";
 
 export type SearchMode = "bm25" | "vector" | "hybrid";
@@ -39,7 +39,8 @@ export interface Explain {
   mode: SearchMode;
   bm25: Contribution | null;
   vector: Contribution | null;
-  rrf: number | null;
+  /** The hybrid score (see fusion.ts), null in single-list modes. */
+  fused: number | null;
   /** Why a repository searched in another mode than asked (e.g. it has no vectors). */
   note?: string;
 }
@@ -127,9 +128,9 @@ export async function search(home: string, options: SearchOptions, context = new
   const modes = new Set(perRepo.map((r) => r.mode));
   const mode: SearchMode = modes.size === 1 ? [...modes][0]! : "hybrid";
   const total = perRepo.reduce((sum, r) => sum + r.total, 0);
-  const candidates = fuseLists(perRepo.map((r) => r.candidates)).map(([, c]) => c);
+  const candidates = fuseLists(perRepo.map((r) => r.candidates));
   const results = options.documents
-    ? groupByDocument(candidates, parsed).slice(offset, offset + limit)
+    ? groupByDocument(candidates, parsed, offset, limit)
     : hydrate(candidates.slice(offset, offset + limit), parsed);
   results.forEach((hit, i) => {
     hit.rank = offset + i + 1;
@@ -194,20 +195,21 @@ async function searchRepository(
     });
   }
 
-  const keyword = mode !== "vector" && parsed.match ? store.searchBm25(parsed.match, BM25_WEIGHTS, wanted) : { hits: [], total: 0 };
+  const depth = mode === "hybrid" ? Math.max(wanted, FUSION_DEPTH) : wanted;
+  const keyword = mode !== "vector" && parsed.match ? store.searchBm25(parsed.match, BM25_WEIGHTS, depth) : { hits: [], total: 0 };
   let semantic: Ranked[] = [];
   if (mode !== "bm25" && options.query.trim()) {
     const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model));
     checkModel(repo.name, model, embedder);
     const [vector] = await embedder.embed([options.query], "query");
-    semantic = await searchVectors(store, repo.dir, vector!, wanted);
+    semantic = await searchVectors(store, repo.dir, vector!, depth);
   }
 
   let candidates: Candidate[];
   if (mode === "hybrid") {
     candidates = fuseHybrid(keyword.hits, semantic).map((f) => ({
       repo, store, id: f.id, score: round(f.score),
-      explain: { mode, bm25: roundContribution(f.bm25), vector: roundContribution(f.vector), rrf: round(f.score) },
+      explain: { mode, bm25: roundContribution(f.bm25), vector: roundContribution(f.vector), fused: round(f.score) },
     }));
   } else {
     const list = mode === "bm25" ? keyword.hits : semantic;
@@ -215,7 +217,7 @@ async function searchRepository(
       const contribution = { rank: i + 1, score: round(hit.score) };
       return {
         repo, store, id: hit.id, score: round(hit.score),
-        explain: { mode, bm25: mode === "bm25" ? contribution : null, vector: mode === "vector" ? contribution : null, rrf: null },
+        explain: { mode, bm25: mode === "bm25" ? contribution : null, vector: mode === "vector" ? contribution : null, fused: null },
       };
     });
   }
@@ -234,18 +236,24 @@ function hydrate(candidates: Candidate[], parsed: ParsedQuery): FragmentHit[] {
   });
 }
 
-function groupByDocument(candidates: Candidate[], parsed: ParsedQuery): DocumentHit[] {
+/** Fragments grouped by document (best first, up to three each); only the page asked for is hydrated. */
+function groupByDocument(candidates: Candidate[], parsed: ParsedQuery, offset: number, limit: number): DocumentHit[] {
+  const documentOf = new Map<Store, Map<number, number>>();
+  for (const store of new Set(candidates.map((c) => c.store))) {
+    documentOf.set(store, store.documentIdsOf(candidates.filter((c) => c.store === store).map((c) => c.id)));
+  }
   const groups = new Map<string, Candidate[]>();
-  const rows = fetchRows(candidates);
   for (const c of candidates) {
-    const row = rows.get(c.store)?.get(c.id);
-    if (!row) continue;
-    const key = `${c.repo.name}\0${row.documentId}`;
+    const documentId = documentOf.get(c.store)!.get(c.id);
+    if (documentId === undefined) continue;
+    const key = `${c.repo.name}\0${documentId}`;
     const group = groups.get(key) ?? [];
     if (group.length < FRAGMENTS_PER_DOCUMENT) group.push(c);
     groups.set(key, group);
   }
-  return [...groups.values()].map((group) => {
+  const page = [...groups.values()].slice(offset, offset + limit);
+  const rows = fetchRows(page.flat());
+  return page.map((group) => {
     const hits = group.map((c) => toHit(c, rows.get(c.store)!.get(c.id)!, parsed));
     const { fragment: _, ...best } = hits[0]!;
     return {

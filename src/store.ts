@@ -242,6 +242,15 @@ export class Store {
     );
   }
 
+  documentIdsOf(ids: number[]): Map<number, number> {
+    const rows = this.db
+      .query<{ id: number; documentId: number }, [string]>(
+        "SELECT id, document_id AS documentId FROM fragments WHERE id IN (SELECT value FROM json_each(?))",
+      )
+      .all(JSON.stringify(ids));
+    return new Map(rows.map((row) => [row.id, row.documentId]));
+  }
+
   fragmentsByIds(ids: number[]): Map<number, FragmentRow> {
     if (ids.length === 0) return new Map();
     const rows = this.db

@@ -1,0 +1,75 @@
+import { describe, expect, test } from "bun:test";
+import { chooseModel, describeModel, loadEmbedder, pool, type Embedder } from "../src/embedder.ts";
+import { ResearcherError } from "../src/errors.ts";
+import { GLOVE, tempDir } from "./helpers.ts";
+
+const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, v, i) => sum + v * b[i]!, 0);
+
+describe("local embedder (GloVe-SIF model folder)", () => {
+  let embedder: Embedder;
+  test("loads a model folder and reads its dimensions", async () => {
+    embedder = await loadEmbedder(tempDir(), chooseModel({}, {}, GLOVE));
+    expect(embedder.dims).toBe(100);
+    expect(embedder.info).toMatchObject({ provider: "local", source: "folder", path: GLOVE, pooling: "mean", dtype: "q8" });
+    expect(embedder.fingerprint).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  test("similar meaning scores higher, vectors are unit length, order is kept", async () => {
+    const [car, auto, bread] = await embedder.embed(["a text about cars and driving", "automobile", "a recipe for baking bread"], "document");
+    expect(dot(auto!, car!)).toBeGreaterThan(0.3);
+    expect(dot(auto!, bread!)).toBeLessThan(0.1);
+    expect(Math.abs(dot(car!, car!) - 1)).toBeLessThan(1e-4);
+    const [again] = await embedder.embed(["automobile"], "document");
+    expect(Array.from(again!)).toEqual(Array.from(auto!));
+  });
+
+  test("another dtype is another fingerprint", async () => {
+    const fp32 = await loadEmbedder(tempDir(), chooseModel({ dtype: "fp32" }, {}, GLOVE));
+    expect(fp32.fingerprint).not.toBe(embedder.fingerprint);
+    await fp32.dispose();
+    await embedder.dispose();
+  });
+});
+
+describe("model resolution", () => {
+  test("a hub model that is not on disk is a clear error, never a download attempt without permission", async () => {
+    const error = await loadEmbedder(tempDir(), chooseModel({ model: "Snowflake/snowflake-arctic-embed-xs" })).catch((e) => e);
+    expect(error).toBeInstanceOf(ResearcherError);
+    expect(error.code).toBe("MODEL_UNAVAILABLE");
+    expect(error.hint).toContain("researcher model pull");
+  });
+
+  test("a path that is not a model folder is refused", () => {
+    const dir = tempDir();
+    expect(() => describeModel(dir, { provider: "local", model: dir })).toThrow(/not a model folder/);
+  });
+
+  test("known models carry their pooling and query prefix", () => {
+    const info = describeModel(tempDir(), chooseModel({ model: "Xenova/bge-small-en-v1.5" }));
+    expect(info).toMatchObject({ source: "hub", dims: 384, pooling: "cls", dtype: "q8" });
+    expect(info.queryPrefix).toContain("Represent this sentence");
+  });
+
+  test("flag beats RESEARCHER_MODEL_PATH beats repository beats global", () => {
+    const saved = process.env.RESEARCHER_MODEL_PATH;
+    delete process.env.RESEARCHER_MODEL_PATH;
+    expect(chooseModel({ model: "global" }, { model: "repo" }).model).toBe("repo");
+    process.env.RESEARCHER_MODEL_PATH = "/env/path";
+    expect(chooseModel({ model: "global" }, { model: "repo" }).model).toBe("/env/path");
+    expect(chooseModel({}, {}, "/flag").model).toBe("/flag");
+    if (saved === undefined) delete process.env.RESEARCHER_MODEL_PATH;
+    else process.env.RESEARCHER_MODEL_PATH = saved;
+  });
+});
+
+describe("pool", () => {
+  test("mean pooling ignores padding; CLS takes the first token; both normalise", () => {
+    // batch 1, 3 tokens, 2 dims; last token is padding
+    const data = new Float32Array([1, 0, 0, 1, 100, 100]);
+    const mask = new BigInt64Array([1n, 1n, 0n]);
+    const [mean] = pool(data, [1, 3, 2], mask, "mean");
+    expect(Array.from(mean!).map((v) => +v.toFixed(4))).toEqual([0.7071, 0.7071]);
+    const [cls] = pool(data, [1, 3, 2], mask, "cls");
+    expect(Array.from(cls!)).toEqual([1, 0]);
+  });
+});

@@ -1,0 +1,104 @@
+/** Vector and hybrid search end to end in the library: real GloVe model, real SQLite, real usearch file. */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { indexRepository } from "../src/indexer.ts";
+import { addRepository } from "../src/repos.ts";
+import { search, SearchContext } from "../src/search.ts";
+import { annPath } from "../src/vectors.ts";
+import { GLOVE, tempDir, writeTree } from "./helpers.ts";
+
+const TEN = {
+  "cars.md": "# Vehicles\n\nCars and trucks drive on the highway; the driver parks the car in the garage.\n",
+  "bread.md": "# Baking\n\nKnead the dough, let it rise, then bake the loaf in a hot oven.\n",
+  "football.md": "# Sport\n\nThe football team won the championship after a penalty shootout.\n",
+  "garden.md": "# Garden\n\nShe planted tomatoes and watered the flowers every morning.\n",
+  "stocks.md": "# Markets\n\nShares dropped as investors sold and the index fell sharply.\n",
+  "music.md": "# Concert\n\nThe orchestra played a symphony; the violin solo was beautiful.\n",
+  "weather.md": "# Forecast\n\nHeavy rain and strong winds are expected, with snow in the mountains.\n",
+  "cooking.md": "# Dinner\n\nFry the onions, add garlic and simmer the tomato sauce for pasta.\n",
+  "space.md": "# Astronomy\n\nThe telescope observed a distant galaxy and several planets orbiting a star.\n",
+  "health.md": "# Medicine\n\nThe doctor prescribed antibiotics for the infection and advised rest.\n",
+};
+
+describe("vector and hybrid search", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, TEN);
+  const repo = addRepository(home, { name: "ten", path: docs, embedding: { model: GLOVE } });
+  const context = new SearchContext();
+  beforeAll(async () => {
+    const summary = await indexRepository(home, repo);
+    expect(summary).toMatchObject({ indexed: 10, embedded: 10, model: GLOVE });
+  });
+
+  test("a query with no shared words finds the document by meaning", async () => {
+    const vector = await search(home, { query: "automobile", mode: "vector", limit: 3 }, context);
+    expect(vector.mode).toBe("vector");
+    expect(vector.results[0]!.path).toBe("cars.md");
+    expect((await search(home, { query: "automobile", mode: "bm25" }, context)).results).toEqual([]);
+    const hybrid = await search(home, { query: "automobile", limit: 3 }, context);
+    expect(hybrid.mode).toBe("hybrid");
+    expect(hybrid.results[0]!.path).toBe("cars.md");
+  });
+
+  test("--explain shows both lists and the fused score", async () => {
+    const response = await search(home, { query: "oven dough", explain: true, limit: 2 }, context);
+    const top = response.results[0]!;
+    expect(top.path).toBe("bread.md");
+    expect(top.explain).toMatchObject({ mode: "hybrid", bm25: { rank: 1 }, vector: { rank: expect.any(Number) } });
+    expect(top.explain!.fused).toBeGreaterThan(0);
+  });
+
+  test("vectors.usearch exists; when it is deleted search falls back to exact and the next index rebuilds it", async () => {
+    expect(existsSync(annPath(repo.dir))).toBe(true);
+    rmSync(annPath(repo.dir));
+    const response = await search(home, { query: "automobile", mode: "vector", limit: 1 }, new SearchContext());
+    expect(response.results[0]!.path).toBe("cars.md");
+    await indexRepository(home, repo);
+    expect(existsSync(annPath(repo.dir))).toBe(true);
+  });
+
+  test("a corrupt vectors.usearch is detected and rebuilt", async () => {
+    writeFileSync(annPath(repo.dir), "not an index");
+    expect((await search(home, { query: "automobile", mode: "vector", limit: 1 }, new SearchContext())).results[0]!.path).toBe("cars.md");
+    await indexRepository(home, repo);
+    expect((await search(home, { query: "automobile", mode: "vector", limit: 1 }, new SearchContext())).results[0]!.path).toBe("cars.md");
+  });
+
+  test("editing one paragraph of a long document re-embeds only that fragment", async () => {
+    const paragraphs = Array.from({ length: 12 }, (_, i) => `## Part ${i}\n\nParagraph number ${i} talks about rivers and lakes and boats.\n`);
+    writeFileSync(join(docs, "long.md"), `# Long\n\n${paragraphs.join("\n")}`);
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, embedded: 12 });
+    paragraphs[5] = "## Part 5\n\nThis paragraph now talks about mountains instead.\n";
+    writeFileSync(join(docs, "long.md"), `# Long\n\n${paragraphs.join("\n")}`);
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, embedded: 1 });
+  });
+
+  test("a different model is a clear error that says how to re-embed", async () => {
+    const fp32 = { ...repo, embedding: { model: GLOVE, dtype: "fp32" as const } };
+    // Nothing to embed: the model is not even loaded.
+    expect(await indexRepository(home, fp32)).toMatchObject({ embedded: 0 });
+    writeFileSync(join(docs, "ships.md"), "a brand new document about ships\n");
+    const mismatch = await indexRepository(home, fp32).catch((e) => e);
+    expect(mismatch.code).toBe("MODEL_MISMATCH");
+    expect(mismatch.hint).toContain("researcher index --embeddings-only ten");
+    const redone = await indexRepository(home, fp32, { embeddingsOnly: true });
+    expect(redone.embedded).toBeGreaterThan(10);
+    // The configuration still says q8: searching with it is now the mismatch.
+    const stale = await search(home, { query: "ships", repositories: ["ten"] }, new SearchContext()).catch((e) => e);
+    expect(stale.code).toBe("MODEL_MISMATCH");
+    await indexRepository(home, repo, { embeddingsOnly: true });
+  });
+
+  test("a BM25-only repository still searches, in bm25 mode, and says so", async () => {
+    const plain = addRepository(home, { name: "plain", path: tempDir(), embed: false });
+    writeTree(plain.path, { "x.md": "# X\n\nautomobile repair manual\n" });
+    await indexRepository(home, plain);
+    const response = await search(home, { query: "automobile", repositories: ["plain"], explain: true }, new SearchContext());
+    expect(response.mode).toBe("bm25");
+    expect(response.notes![0]).toContain("no vectors");
+    const error = await search(home, { query: "x", repositories: ["plain"], mode: "vector" }, new SearchContext()).catch((e) => e);
+    expect(error.code).toBe("NOT_INDEXED");
+  });
+});
