@@ -8,6 +8,8 @@ import { basename, isAbsolute, join, resolve } from "node:path";
 import type { EmbeddingConfig } from "./config.ts";
 import { describeError, ResearcherError } from "./errors.ts";
 import type { StoredModel } from "./store.ts";
+import { EMBEDDED_MODEL } from "./embedded-model.ts";
+import { unpack } from "./native.ts";
 
 export type Provider = "local" | "ollama" | "openai";
 export type EmbedKind = "query" | "document";
@@ -82,7 +84,8 @@ export function chooseModel(
 ): ModelChoice {
   const env = process.env;
   const merged = { ...global, ...repo };
-  const model = flag || env.RESEARCHER_MODEL_PATH || env.RESEARCHER_MODEL || merged.model || DEFAULT_MODEL;
+  const fallback = EMBEDDED_MODEL ? `${EMBEDDED_PREFIX}${EMBEDDED_MODEL.name}` : DEFAULT_MODEL;
+  const model = flag || env.RESEARCHER_MODEL_PATH || env.RESEARCHER_MODEL || merged.model || fallback;
   const provider = flag || env.RESEARCHER_MODEL_PATH || env.RESEARCHER_MODEL ? (isPathLike(model) ? "local" : merged.provider ?? "local") : merged.provider ?? "local";
   return {
     provider,
@@ -118,12 +121,12 @@ export function describeModel(home: string, choice: ModelChoice): ModelInfo {
     };
   }
   const folder = localFolder(home, choice.model);
-  const known = KNOWN_MODELS[choice.model] ?? KNOWN_MODELS[basename(choice.model)];
+  const known = KNOWN_MODELS[choice.model] ?? KNOWN_MODELS[basename(folder ?? choice.model)];
   const config = folder ? readModelConfig(folder) : {};
   return {
     provider: "local",
     id: choice.model,
-    source: folder ? (isPathLike(choice.model) || existsSync(choice.model) ? "folder" : folder.includes("/$bunfs/") ? "embedded" : "cache") : "hub",
+    source: choice.model.startsWith(EMBEDDED_PREFIX) ? "embedded" : folder ? (folder === resolve(choice.model) ? "folder" : "cache") : "hub",
     path: folder,
     dims: known?.dims ?? (typeof config.hidden_size === "number" ? config.hidden_size : null),
     pooling: choice.pooling ?? known?.pooling ?? "mean",
@@ -134,8 +137,17 @@ export function describeModel(home: string, choice: ModelChoice): ModelInfo {
   };
 }
 
-/** A folder holding the model's files, if it is on disk: an explicit path or the download cache. */
+/** A model baked into the executable is named `embedded:<folder name>`. */
+const EMBEDDED_PREFIX = "embedded:";
+
+/** A folder holding the model's files, if it is on disk: an explicit path, the embedded model or the cache. */
 function localFolder(home: string, model: string): string | null {
+  if (model.startsWith(EMBEDDED_PREFIX)) {
+    if (!EMBEDDED_MODEL || model !== `${EMBEDDED_PREFIX}${EMBEDDED_MODEL.name}`) {
+      throw new ResearcherError("MODEL_UNAVAILABLE", `${model} is not embedded in this executable`);
+    }
+    return unpack(`model-${EMBEDDED_MODEL.name}`, EMBEDDED_MODEL.files);
+  }
   const path = resolve(model.replace(/^~(?=\/)/, process.env.HOME ?? "~"));
   if ((isPathLike(model) || existsSync(path)) && existsSync(join(path, "config.json"))) return path;
   if (isPathLike(model)) {

@@ -24,6 +24,27 @@ export function writeTree(root: string, files: Record<string, string | Uint8Arra
   }
 }
 
+const builds = new Map<string, Promise<string>>();
+
+/**
+ * The compiled executable, built once per test run (per variant) into a temp folder outside the repository, so
+ * it runs with node_modules unreachable, as on a user's machine.
+ */
+export function executable(options: { embedModel?: string } = {}): Promise<string> {
+  const key = options.embedModel ?? "";
+  let build = builds.get(key);
+  if (!build) {
+    const dir = mkdtempSync(join(tmpdir(), "researcher-exe-"));
+    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+    build = import("../build.ts").then(({ buildExecutable }) => buildExecutable({ ...options, outfile: join(dir, "researcher") }));
+    builds.set(key, build);
+  }
+  return build;
+}
+
+/** A PATH without node_modules/.bin or bun: only the system. */
+export const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
+
 export interface RunResult {
   code: number;
   stdout: string;
@@ -40,7 +61,7 @@ export function runCli(args: string[], options: { home: string; cwd?: string; en
   const proc = Bun.spawnSync([...cliCommand, ...args], {
     cwd: options.cwd ?? options.home,
     env: {
-      PATH: process.env.PATH ?? "",
+      PATH: cliCommand[0] === process.execPath ? (process.env.PATH ?? "") : SYSTEM_PATH,
       HOME: options.home,
       RESEARCHER_HOME: options.home,
       RESEARCHER_MODEL_PATH: GLOVE,

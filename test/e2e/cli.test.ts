@@ -1,8 +1,10 @@
-/** The CLI as users run it: a subprocess with its own home folder, real files, real SQLite. */
-import { describe, expect, test } from "bun:test";
+/** The CLI as users run it: the compiled executable in a subprocess, its own home folder, real files, real SQLite. */
+import { beforeAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli, tempDir, writeTree } from "../helpers.ts";
+import { executable, runCli, tempDir, useCliCommand, writeTree } from "../helpers.ts";
+
+beforeAll(async () => useCliCommand([await executable()]));
 
 describe("researcher CLI", () => {
   const home = tempDir();

@@ -1,0 +1,175 @@
+/**
+ * Builds the single-file `researcher` executable: `bun build.ts [--target linux-x64|linux-x64-baseline|linux-arm64
+ * | --all] [--embed-model <folder>] [--outdir dist]`.
+ *
+ * A plain `bun build --compile` only runs where node_modules is (see ../shared/notes/toolchain.md). This plugin
+ * fixes each break; every patch names the exact text it replaces and fails the build if that text changed, so a
+ * dependency upgrade cannot silently produce a broken executable (versions are pinned in package.json).
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { basename, join, relative, resolve } from "node:path";
+import type { BunPlugin } from "bun";
+
+const ROOT = import.meta.dir;
+const MODULES = join(ROOT, "node_modules");
+const TARGETS = { "linux-x64": ["linux", "x64"], "linux-x64-baseline": ["linux", "x64"], "linux-arm64": ["linux", "arm64"] } as const;
+type Target = keyof typeof TARGETS;
+
+function version(pkg: string): string {
+  return JSON.parse(readFileSync(join(MODULES, pkg, "package.json"), "utf8")).version;
+}
+
+/** Replace `from` with `to` in `source`, or stop the build: the dependency is not the one we patched. */
+function patch(source: string, from: string, to: string, where: string): string {
+  if (!source.includes(from)) {
+    throw new Error(`build.ts: ${where} no longer contains the text this build patches:\n  ${from}\nCheck the pinned version.`);
+  }
+  return source.replace(from, to);
+}
+
+const nativeModule = JSON.stringify(join(ROOT, "src/native.ts"));
+const fileImport = (path: string) => `require(${JSON.stringify(`embedded-file:${path}`)})`;
+
+function plugin(target: Target, embedModel: string | undefined): BunPlugin {
+  const [platform, arch] = TARGETS[target];
+  return {
+    name: "researcher-single-file",
+    setup(build) {
+      // Any `embedded-file:<path>` import becomes the path of those bytes inside the executable.
+      build.onResolve({ filter: /^embedded-file:/ }, (args) => ({ path: args.path.slice("embedded-file:".length), namespace: "embedded-file" }));
+      build.onLoad({ filter: /.*/, namespace: "embedded-file" }, (args) => ({ contents: readFileSync(args.path), loader: "file" }));
+
+      // sharp: transformers imports it for images at load time and needs it truthy; we never handle images.
+      build.onResolve({ filter: /^sharp$/ }, () => ({ path: "sharp", namespace: "stub" }));
+      build.onLoad({ filter: /.*/, namespace: "stub" }, () => ({
+        loader: "js",
+        contents: `export default function sharp() { throw new Error("images are not supported"); }`,
+      }));
+
+      // transformers.js requires onnxruntime-node through createRequire, which the bundler cannot see.
+      build.onLoad({ filter: /@huggingface[\\/]transformers[\\/]dist[\\/]transformers\.node\.mjs$/ }, (args) => ({
+        loader: "js",
+        contents: patch(
+          readFileSync(args.path, "utf8"),
+          `var onnx_node_default = requireFromHere("onnxruntime-node");`,
+          `import * as ortNamespace from "onnxruntime-node";\nvar onnx_node_default = ortNamespace;`,
+          args.path,
+        ),
+      }));
+
+      // onnxruntime-node: its binding needs libonnxruntime.so.1 beside it on disk ($ORIGIN runpath).
+      build.onLoad({ filter: /onnxruntime-node[\\/]dist[\\/]binding\.js$/ }, (args) => {
+        const bin = join(MODULES, "onnxruntime-node/bin/napi-v6", platform, arch);
+        const folder = `onnxruntime-node-${version("onnxruntime-node")}-${platform}-${arch}`;
+        return {
+          loader: "js",
+          contents: patch(
+            readFileSync(args.path, "utf8"),
+            "require(`../bin/napi-v6/${process.platform}/${process.arch}/onnxruntime_binding.node`);",
+            `(() => {
+              const native = require(${nativeModule});
+              return native.loadNativeAddon(${JSON.stringify(folder)}, [
+                { embedded: native.embeddedPath(${fileImport(join(bin, "onnxruntime_binding.node"))}), name: "onnxruntime_binding.node" },
+                { embedded: native.embeddedPath(${fileImport(join(bin, "libonnxruntime.so.1"))}), name: "libonnxruntime.so.1" },
+              ], "onnxruntime_binding.node");
+            })();`,
+            args.path,
+          ),
+        };
+      });
+
+      // usearch: node-gyp-build searches the file system for its prebuild; load the embedded one instead.
+      build.onLoad({ filter: /usearch[\\/]javascript[\\/]dist[\\/]esm[\\/]usearch\.js$/ }, (args) => {
+        const prebuild = join(MODULES, "usearch/prebuilds", `${platform}-${arch}`, "usearch.node");
+        let source = readFileSync(args.path, "utf8");
+        source = patch(source, `import build from "node-gyp-build";\n`, "", args.path);
+        source = patch(source, `import { getFileName, getRoot } from "bindings";\n`, "", args.path);
+        source = patch(
+          source,
+          "const compiled = build(getBuildDir(getDirName()));",
+          `import * as native from ${nativeModule};
+import usearchAddon from ${JSON.stringify(`embedded-file:${prebuild}`)};
+const compiled = native.loadNativeAddon(${JSON.stringify(`usearch-${version("usearch")}-${platform}-${arch}`)},
+  [{ embedded: native.embeddedPath(usearchAddon), name: "usearch.node" }], "usearch.node");`,
+          args.path,
+        );
+        // The "dummy code for ncc" and the file-system search are dead once the addon is embedded.
+        return { loader: "js", contents: source.replace(/\/\/ dummy code for ncc[\s\S]*$/, "") };
+      });
+
+      // Optionally bake a model folder in: it is unpacked on first use and reported as "embedded".
+      build.onLoad({ filter: /src[\\/]embedded-model\.ts$/ }, () => ({ loader: "ts", contents: embeddedModelSource(embedModel) }));
+    },
+  };
+}
+
+function embeddedModelSource(folder: string | undefined): string {
+  if (!folder) return "export const EMBEDDED_MODEL = null;";
+  const root = resolve(folder);
+  if (!existsSync(join(root, "config.json"))) throw new Error(`--embed-model: ${root} has no config.json`);
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (!/\.(md|gz)$|LICENSE/.test(name)) files.push(path);
+    }
+  };
+  walk(root);
+  const imports = files.map((f, i) => `import f${i} from ${JSON.stringify(`embedded-file:${f}`)};`).join("\n");
+  const list = files.map((f, i) => `{ embedded: f${i}, name: ${JSON.stringify(relative(root, f))} }`).join(",\n  ");
+  return `${imports}\nexport const EMBEDDED_MODEL = { name: ${JSON.stringify(basename(root))}, files: [\n  ${list}\n] };`;
+}
+
+function gitCommit(): string {
+  const git = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { cwd: ROOT });
+  const dirty = Bun.spawnSync(["git", "status", "--porcelain", "--untracked-files=no"], { cwd: ROOT }).stdout.toString().trim();
+  return git.success ? `${git.stdout.toString().trim()}${dirty ? "-dirty" : ""}` : "unknown";
+}
+
+export async function buildExecutable(options: { target?: Target; embedModel?: string; outfile?: string } = {}): Promise<string> {
+  const target = options.target ?? "linux-x64";
+  const outfile = options.outfile ?? join(ROOT, "dist", target === "linux-x64" ? "researcher" : `researcher-${target}`);
+  mkdirSync(resolve(outfile, ".."), { recursive: true });
+  const result = await Bun.build({
+    entrypoints: [join(ROOT, "src/main.ts")],
+    compile: { target: `bun-${target}` as "bun-linux-x64", outfile },
+    format: "esm",
+    bytecode: true,
+    minify: { whitespace: true, syntax: true, identifiers: false },
+    define: { RESEARCHER_COMMIT: JSON.stringify(gitCommit()) },
+    plugins: [plugin(target, options.embedModel)],
+  });
+  if (!result.success) {
+    throw new Error(`build failed:\n${result.logs.map((log) => String(log)).join("\n")}`);
+  }
+  return outfile;
+}
+
+function argument(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? undefined : process.argv[i + 1];
+}
+
+if (import.meta.main) {
+  const all = process.argv.includes("--all");
+  const requested = argument("--target") as Target | undefined;
+  if (requested && !(requested in TARGETS)) throw new Error(`--target must be one of ${Object.keys(TARGETS).join(", ")}`);
+  const targets: Target[] = all ? (Object.keys(TARGETS) as Target[]) : [requested ?? "linux-x64"];
+  const outdir = resolve(argument("--outdir") ?? join(ROOT, "dist"));
+  const sums: string[] = [];
+  for (const target of targets) {
+    const started = performance.now();
+    const outfile = await buildExecutable({
+      target,
+      embedModel: argument("--embed-model"),
+      outfile: join(outdir, target === "linux-x64" ? "researcher" : `researcher-${target}`),
+    });
+    const bytes = readFileSync(outfile);
+    sums.push(`${new Bun.CryptoHasher("sha256").update(bytes).digest("hex")}  ${basename(outfile)}`);
+    if (!process.argv.includes("--quiet")) {
+      console.log(`${relative(process.cwd(), outfile)}: ${(bytes.length / 2 ** 20).toFixed(1)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    }
+  }
+  writeFileSync(join(outdir, "sha256sums.txt"), `${sums.join("\n")}\n`);
+}

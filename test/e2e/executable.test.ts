@@ -1,0 +1,95 @@
+/** The single-file executable on its own: no node_modules, no bun on PATH, native parts unpacked on first run. */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { executable, GLOVE, runCli, tempDir, useCliCommand, writeTree } from "../helpers.ts";
+
+const DOCS = {
+  "cars.md": "# Vehicles\n\nCars and trucks drive on the highway; the driver parks the car in the garage.\n",
+  "bread.md": "# Baking\n\nKnead the dough, let it rise, then bake the loaf in a hot oven.\n",
+  "space.md": "# Astronomy\n\nThe telescope observed a distant galaxy and several planets orbiting a star.\n",
+};
+
+describe("compiled executable", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, DOCS);
+  const cli = (...args: string[]) => runCli(args, { home });
+  beforeAll(async () => useCliCommand([await executable()]));
+
+  test("--version names version, commit, Bun and platform", () => {
+    const result = cli("--version");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^researcher \d+\.\d+\.\d+ \(commit [0-9a-f]{12}(-dirty)?, bun \d+\.\d+\.\d+, linux-x64\)\n$/);
+  });
+
+  test("index with embeddings from a model folder, then search in every mode", () => {
+    expect(cli("repo", "add", "docs", docs).code).toBe(0);
+    const summary = JSON.parse(cli("index", "--json", "docs").stdout);
+    expect(summary).toMatchObject({ indexed: 3, embedded: 3, model: GLOVE });
+    expect(existsSync(join(home, "repositories/docs/vectors.usearch"))).toBe(true);
+
+    const native = readdirSync(join(home, "native")).sort();
+    expect(native).toEqual([expect.stringMatching(/^onnxruntime-node-1\.30\.0-linux-x64$/), expect.stringMatching(/^usearch-2\.25\.3-linux-x64$/)]);
+    expect(readdirSync(join(home, "native", native[0]!)).sort()).toEqual(["libonnxruntime.so.1", "onnxruntime_binding.node"]);
+
+    const bm25 = JSON.parse(cli("search", "telescope", "--mode", "bm25", "--json").stdout);
+    expect(bm25).toMatchObject({ mode: "bm25", total: 1, results: [{ path: "space.md" }] });
+    const vector = JSON.parse(cli("search", "automobile", "--mode", "vector", "--json", "-n", "1").stdout);
+    expect(vector).toMatchObject({ mode: "vector", results: [{ path: "cars.md" }] });
+    const hybrid = JSON.parse(cli("search", "automobile garage", "--json", "--explain", "-n", "1").stdout);
+    expect(hybrid).toMatchObject({ mode: "hybrid", results: [{ path: "cars.md", explain: { bm25: { rank: 1 }, vector: { rank: 1 } } }] });
+    expect(Object.keys(hybrid.results[0].explain)).toEqual(["bm25", "vector", "fused"]);
+  });
+
+  test("status --json and model show", () => {
+    const status = JSON.parse(cli("status", "docs", "--json").stdout);
+    expect(status).toMatchObject({ name: "docs", documents: 3, fragments: 3 });
+    const model = JSON.parse(cli("model", "show", "--json").stdout);
+    expect(model).toMatchObject({ provider: "local", source: "folder", path: GLOVE, dims: 100 });
+  });
+
+  test("errors are one line and an exit code, never a stack trace", () => {
+    const noModel = runCli(["search", "x", "--mode", "vector"], { home, env: { RESEARCHER_MODEL_PATH: "/nonexistent/model" } });
+    expect(noModel.code).toBe(1);
+    expect(noModel.stderr).toMatch(/^error: .*not a model folder/);
+    const missing = runCli(["search", "x", "--mode", "vector"], { home, env: { RESEARCHER_MODEL_PATH: "", RESEARCHER_MODEL: "Xenova/bge-small-en-v1.5" } });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("error: model Xenova/bge-small-en-v1.5 is not on this machine");
+    expect(missing.stderr).toContain("hint: run `researcher model pull");
+    const usage = cli("search", "x", "--mode", "fuzzy");
+    expect(usage.code).toBe(2);
+    for (const result of [noModel, missing, usage]) expect(result.stderr).not.toContain("    at ");
+  });
+
+  test("offline first use of a hub model fails fast with what to do", () => {
+    const fresh = tempDir();
+    writeTree(fresh, { "a.md": "hello\n" });
+    const env = { RESEARCHER_MODEL_PATH: "", HTTPS_PROXY: "http://127.0.0.1:9" };
+    expect(runCli(["repo", "add", "a", fresh], { home: fresh, env }).code).toBe(0);
+    const started = performance.now();
+    const result = runCli(["index", "a"], { home: fresh, env });
+    expect(performance.now() - started).toBeLessThan(25_000);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error: cannot load model Snowflake\/snowflake-arctic-embed-xs/);
+    expect(result.stderr).toContain("hint:");
+    // BM25 still works: the fragments were stored before embedding failed.
+    expect(JSON.parse(runCli(["search", "hello", "--json"], { home: fresh, env }).stdout).total).toBe(1);
+  });
+});
+
+describe("executable with an embedded model", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, DOCS);
+  beforeAll(async () => useCliCommand([await executable({ embedModel: GLOVE })]));
+
+  test("works offline from the first run and reports the model as embedded", () => {
+    const env = { RESEARCHER_MODEL_PATH: "" };
+    const cli = (...args: string[]) => runCli(args, { home, env });
+    expect(JSON.parse(cli("model", "show", "--json").stdout)).toMatchObject({ id: "embedded:glove-6b-100d-sif", source: "embedded", dims: 100 });
+    expect(cli("repo", "add", "docs", docs).code).toBe(0);
+    expect(JSON.parse(cli("index", "--json", "docs").stdout)).toMatchObject({ embedded: 3, model: "embedded:glove-6b-100d-sif" });
+    expect(JSON.parse(cli("search", "automobile", "--mode", "vector", "--json", "-n", "1").stdout).results[0].path).toBe("cars.md");
+  });
+});
