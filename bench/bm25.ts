@@ -2,15 +2,16 @@
  * BM25 benchmark on SciFact as files: indexing speed, re-index, index size, query latency (in-process and cold
  * CLI), and retrieval quality on the test qrels. Usage: bun bench/bm25.ts
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { buildExecutable } from "../build.ts";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, SearchContext } from "../src/search.ts";
 import { repositoryStatus } from "../src/status.ts";
 import { table, writeSection } from "./report.ts";
-import { docIdOf, mean, ndcg, percentile, readQrels, readQueries, recall, requireShared, writeCorpus } from "./scifact.ts";
+import { docIdOf, mean, ndcg, percentile, readQrels, readQueries, recall, requireShared, SHARED, writeCorpus } from "./scifact.ts";
 
 requireShared();
 const root = mkdtempSync(join(tmpdir(), "researcher-bench-"));
@@ -41,23 +42,34 @@ for (const q of queries) {
 }
 await context.close();
 
-const cli = [process.execPath, resolve(import.meta.dir, "../src/main.ts")];
-const cold: number[] = [];
-for (const q of queries.slice(0, 30)) {
+// The compiled executable, as users run it.
+const exe = await buildExecutable({ outfile: join(root, "bin", "researcher") });
+const run = (args: string[], env: Record<string, string> = {}) => {
   const start = performance.now();
-  const proc = Bun.spawnSync([...cli, "search", "--json", "-n", "10", "--", q.text], { env: { ...process.env, RESEARCHER_HOME: home } });
+  const proc = Bun.spawnSync(["/usr/bin/time", "-f", "%M", exe, ...args], { env: { PATH: "/usr/bin:/bin", RESEARCHER_HOME: home, ...env } });
   if (!proc.success) throw new Error(proc.stderr.toString());
-  cold.push(performance.now() - start);
-}
+  const rssKb = Number(proc.stderr.toString().trim().split("\n").at(-1));
+  return { ms: performance.now() - start, rssKb };
+};
+const version = Array.from({ length: 20 }, () => run(["--version"]).ms);
+const cold = queries.slice(0, 50).map((q) => run(["search", "--json", "--mode", "bm25", "-n", "10", "--", q.text]));
+// First load of onnxruntime from the executable unpacks it (45 MB); the second run reuses the unpacked copy.
+const nativeHome = join(root, "native-home");
+const glove = join(SHARED, "models/glove-6b-100d-sif");
+const [unpackFirst, unpackAgain] = [0, 1].map(() => run(["model", "pull", glove], { RESEARCHER_HOME: nativeHome }).ms);
 
 const ms = (v: number) => `${v.toFixed(1)} ms`;
 const rows: (string | number)[][] = [
   ["fresh index", `${Math.round(docs / fresh.seconds)} docs/s, ${Math.round(fresh.fragments / fresh.seconds)} fragments/s (${fresh.seconds} s)`, "≥ 1,500 docs/s"],
   ["no-change re-index", `${again.seconds} s for ${docs} files`, "≤ 1 s"],
   ["index size", `${Math.round(status.bytes / status.fragments)} bytes/fragment (${status.fragments} fragments, ${(status.bytes / 2 ** 20).toFixed(1)} MiB)`, ""],
-  ["peak RSS", `${Math.round(process.resourceUsage().maxRSS / 1024)} MiB`, ""],
+  ["peak RSS, benchmark process (index + 600 searches)", `${Math.round(process.resourceUsage().maxRSS / 1024)} MiB`, ""],
   ["query latency, in-process", `p50 ${ms(percentile(latencies, 50))}, p95 ${ms(percentile(latencies, 95))}`, "p50 ≤ 5 ms"],
-  ["query latency, cold CLI (`bun src/main.ts`)", `p50 ${ms(percentile(cold, 50))}, p95 ${ms(percentile(cold, 95))}`, "≤ 150 ms"],
+  ["query latency, cold CLI (executable)", `p50 ${ms(percentile(cold.map((c) => c.ms), 50))}, p95 ${ms(percentile(cold.map((c) => c.ms), 95))}`, "≤ 150 ms (issue 4: ≤ 120 ms; team: ≤ 20 ms)"],
+  ["peak RSS, cold CLI search", `${Math.round(Math.max(...cold.map((c) => c.rssKb)) / 1024)} MiB`, ""],
+  ["executable size", `${(statSync(exe).size / 2 ** 20).toFixed(1)} MiB`, ""],
+  ["`--version` wall time", `p50 ${ms(percentile(version, 50))}`, "≤ 60 ms"],
+  ["first-run unpack of onnxruntime", `${ms(unpackFirst! - unpackAgain!)} (model load: ${ms(unpackFirst!)} first, ${ms(unpackAgain!)} after)`, ""],
   ["nDCG@10 (test, 300 queries)", mean(ndcgs).toFixed(4), "≥ 0.67"],
   ["Recall@100 (test)", mean(recalls).toFixed(4), ""],
 ];

@@ -2,7 +2,8 @@
 import { cac, type CAC } from "cac";
 import { configPath, loadConfig, resolveHome, setConfigValue } from "./config.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
-import { indexRepository } from "./indexer.ts";
+import { indexRepository, removeDocument } from "./indexer.ts";
+import { safeRelativePath } from "./documents.ts";
 import {
   indexSummaryText,
   progressBar,
@@ -161,20 +162,11 @@ function mainCli(): CAC {
   cli
     .command("remove <repo> <document>", "Drop one document from a repository's index")
     .example("  researcher remove notes drafts/old.md")
-    .action((name: string, document: string, flags: Flags) => {
+    .action(async (name: string, document: string, flags: Flags) => {
       const repo = getRepository(home(flags), name);
-      const store = Store.open(repo.dir);
-      try {
-        const path = document.replace(/^\.\//, "");
-        if (!store.transaction(() => store.deleteDocument(path))) {
-          throw new ResearcherError("DOCUMENT_NOT_FOUND", `'${path}' is not indexed in '${name}'`, {
-            hint: "paths are relative to the repository root; `researcher search --files` lists some",
-          });
-        }
-        out(`removed ${name}:${path}\n`);
-      } finally {
-        store.close();
-      }
+      const path = safeRelativePath(repo, document);
+      await removeDocument(repo, path);
+      out(`removed ${name}:${path}\n`);
     });
 
   cli
@@ -186,6 +178,28 @@ function mainCli(): CAC {
       const statuses = repos.map(repositoryStatus);
       if (flags.json) return json(name ? statuses[0] : statuses);
       out(statusText(statuses, styleFor(process.stdout)));
+    });
+
+  cli
+    .command("serve", "Serve every repository to MCP clients (stdio, or HTTP with --port)")
+    .option("--port <n>", "Serve MCP over Streamable HTTP on this port (POST /mcp, GET /health)")
+    .option("--host <address>", "Address to bind with --port (default 127.0.0.1)")
+    .option("--token <token>", "Require `Authorization: Bearer <token>` (default: $RESEARCHER_MCP_TOKEN)")
+    .example("  researcher serve")
+    .example("  researcher serve --port 8765 --token s3cret")
+    .action(async (flags: Flags) => {
+      const mcp = await import("./mcp.ts"); // the MCP SDK loads only for this command
+      if (flags.port === undefined) return mcp.serveStdio(home(flags));
+      const port = integer(flags.port, "port")!;
+      if (port < 0 || port > 65535) throw new ResearcherError("USAGE", `--port must be 0–65535 (got ${port})`);
+      const token = (flags.token as string | undefined) ?? process.env.RESEARCHER_MCP_TOKEN;
+      const server = mcp.serveHttp(home(flags), { port, host: flags.host as string | undefined, token: token || undefined });
+      process.stderr.write(`listening on ${server.url}/mcp\n`);
+      await new Promise<void>((resolve) => {
+        process.once("SIGINT", resolve);
+        process.once("SIGTERM", resolve);
+      });
+      await server.stop();
     });
 
   for (const group of Object.keys(GROUPS)) {

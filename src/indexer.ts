@@ -9,7 +9,7 @@ import { loadConfig } from "./config.ts";
 import { convertFile } from "./convert.ts";
 import { discoverFiles, type DiscoveredFile } from "./discover.ts";
 import { checkModel, chooseModel, EmbedderCache, type ModelChoice } from "./embedder.ts";
-import { describeError } from "./errors.ts";
+import { describeError, ResearcherError } from "./errors.ts";
 import { acquireWriterLock } from "./lock.ts";
 import type { Repository } from "./repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput } from "./store.ts";
@@ -42,6 +42,8 @@ export interface IndexOptions {
   embeddingsOnly?: boolean;
   /** Skip embeddings for this run (the repository's `embed: false` does it for good). */
   noEmbed?: boolean;
+  /** Index only these paths (relative to the root); other documents are left as they are. */
+  only?: string[];
   /** `--model`: overrides the configured model for this run. */
   model?: string;
   embedders?: EmbedderCache;
@@ -67,12 +69,41 @@ export async function indexRepository(home: string, repo: Repository, options: I
       if (options.rebuild || options.embeddingsOnly) store.transaction(() => store.clearVectors());
       const summary = options.embeddingsOnly
         ? { ...emptySummary(repo.name), ...store.counts() }
-        : runIndex(store, repo, { ...config.chunk }, config.index.max_file_bytes, options.onProgress);
+        : runIndex(store, repo, { ...config.chunk }, config.index.max_file_bytes, options);
       const embedding = repo.embed && !options.noEmbed
         ? await embedRepository(home, store, repo, chooseModel(config.embedding, repo.embedding, options.model), options)
         : { embedded: 0, model: store.embeddingModel()?.id ?? null };
       if (store.embeddingModel()) await syncVectorIndex(store, repo.dir, store.embeddingModel()!.dims);
       return { ...summary, ...embedding, seconds: round((performance.now() - started) / 1000) };
+    } finally {
+      store.close();
+    }
+  } finally {
+    release();
+  }
+}
+
+/** Drop one document (its fragments, FTS rows and vectors) and refresh the ANN file. */
+export async function removeDocument(repo: Repository, path: string): Promise<void> {
+  const release = acquireWriterLock(repo.dir, repo.name);
+  try {
+    const store = Store.open(repo.dir);
+    try {
+      const removed = store.transaction(() => {
+        const gone = store.deleteDocument(path);
+        if (gone) {
+          store.bumpVectorsGeneration();
+          store.pruneVectors();
+        }
+        return gone;
+      });
+      if (!removed) {
+        throw new ResearcherError("DOCUMENT_NOT_FOUND", `'${path}' is not indexed in '${repo.name}'`, {
+          hint: "paths are relative to the repository root, as search results print them",
+        });
+      }
+      const model = store.embeddingModel();
+      if (model) await syncVectorIndex(store, repo.dir, model.dims);
     } finally {
       store.close();
     }
@@ -127,10 +158,12 @@ function runIndex(
   repo: Repository,
   chunkOptions: ChunkOptions,
   maxBytes: number,
-  onProgress: IndexOptions["onProgress"],
+  options: IndexOptions,
 ): Omit<IndexSummary, "seconds" | "embedded" | "model"> {
+  const onProgress = options.onProgress;
   onProgress?.({ phase: "scan", done: 0, total: 0 });
-  const files = discoverFiles(repo.path, { fileTypes: repo.fileTypes, exclude: repo.exclude });
+  const only = options.only && new Set(options.only);
+  const files = discoverFiles(repo.path, { fileTypes: repo.fileTypes, exclude: repo.exclude }).filter((f) => !only || only.has(f.path));
   const stored = store.documents();
   const failures: IndexSummary["failures"] = [];
   let pending: Pending[] = [];
@@ -178,7 +211,7 @@ function runIndex(
   onProgress?.({ phase: "index", done: files.length, total: files.length });
 
   const present = new Set(files.map((f) => f.path));
-  const gone = [...stored.keys()].filter((path) => !present.has(path));
+  const gone = [...stored.keys()].filter((path) => !present.has(path) && (!only || only.has(path)));
   store.transaction(() => {
     for (const path of gone) store.deleteDocument(path);
     if (gone.length) store.bumpVectorsGeneration();

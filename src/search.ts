@@ -25,6 +25,8 @@ export interface SearchOptions {
   /** `--model`: must match the model each repository was embedded with. */
   model?: string;
   explain?: boolean;
+  /** Keep only fragments of documents whose path matches this glob (e.g. `notes/**` or `*.md`). */
+  filter?: string;
 }
 
 export interface FragmentRef {
@@ -222,7 +224,13 @@ async function searchRepository(
     });
   }
   if (options.minScore !== undefined) candidates = candidates.filter((c) => c.score >= options.minScore!);
-  const total = mode === "bm25"
+  if (options.filter) {
+    const glob = new Bun.Glob(options.filter);
+    const paths = store.pathsOf(candidates.map((c) => c.id));
+    candidates = candidates.filter((c) => glob.match(paths.get(c.id) ?? ""));
+  }
+  const exact = mode === "bm25" && !options.filter;
+  const total = exact
     ? options.documents && parsed.match ? store.countMatchingDocuments(parsed.match) : keyword.total
     : candidates.length;
   return { repo: repo.name, mode, total, candidates, note };

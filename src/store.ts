@@ -195,6 +195,14 @@ export class Store {
     return id;
   }
 
+  documentByPath(path: string): { id: number; hash: string; title: string } | undefined {
+    return this.db.query<{ id: number; hash: string; title: string }, [string]>("SELECT id, hash, title FROM documents WHERE path = ?").get(path) ?? undefined;
+  }
+
+  pathByHashPrefix(prefix: string): string | undefined {
+    return this.db.query<{ path: string }, [string]>("SELECT path FROM documents WHERE hash LIKE ? || '%' LIMIT 1").get(prefix)?.path;
+  }
+
   /** Record a new size/mtime for a file whose content hash did not change. */
   touchDocument(id: number, size: number, mtimeMs: number): void {
     this.db.query("UPDATE documents SET size = ?, mtime_ms = ? WHERE id = ?").run(size, mtimeMs, id);
@@ -240,6 +248,15 @@ export class Store {
         )
         .get(match)?.n ?? 0
     );
+  }
+
+  pathsOf(ids: number[]): Map<number, string> {
+    const rows = this.db
+      .query<{ id: number; path: string }, [string]>(
+        "SELECT f.id, d.path FROM fragments f JOIN documents d ON d.id = f.document_id WHERE f.id IN (SELECT value FROM json_each(?))",
+      )
+      .all(JSON.stringify(ids));
+    return new Map(rows.map((row) => [row.id, row.path]));
   }
 
   documentIdsOf(ids: number[]): Map<number, number> {
