@@ -75,10 +75,6 @@ function minmax(list: Ranked[]): Map<number, number> {
   const max = list[0]?.score ?? 1, min = list.at(-1)?.score ?? 0;
   return new Map(list.map((r) => [r.id, (r.score - min) / (max - min || 1)]));
 }
-function maxnorm(list: Ranked[]): Map<number, number> {
-  const max = list[0]?.score ?? 1;
-  return new Map(list.map((r) => [r.id, r.score / (max || 1)]));
-}
 function zscore(list: Ranked[]): Map<number, number> {
   const m = mean(list.map((r) => r.score));
   const sd = Math.sqrt(mean(list.map((r) => (r.score - m) ** 2))) || 1;

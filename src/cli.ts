@@ -1,9 +1,13 @@
 /** The command line: parse flags, call the library, render. No business logic lives here. */
+import { existsSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { cac, type CAC } from "cac";
+import YAML from "yaml";
 import { configPath, loadConfig, resolveHome, setConfigValue } from "./config.ts";
+import { safeRelativePath } from "./documents.ts";
+import { chooseModel, describeModel, EmbedderCache, loadEmbedder, modelsDir } from "./embedder.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
 import { indexRepository, removeDocument } from "./indexer.ts";
-import { safeRelativePath } from "./documents.ts";
 import {
   indexSummaryText,
   progressBar,
@@ -15,29 +19,24 @@ import {
   statusText,
   styleFor,
 } from "./render.ts";
-import { addRepository, listRepositories, removeRepository, selectRepositories, getRepository } from "./repos.ts";
+import { addRepository, getRepository, listRepositories, removeRepository, selectRepositories } from "./repos.ts";
 import { search, SearchContext, type SearchMode } from "./search.ts";
-import { chooseModel, describeModel, EmbedderCache, loadEmbedder, modelsDir } from "./embedder.ts";
-import { existsSync, rmSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { repositoryStatus } from "./status.ts";
-import { Store } from "./store.ts";
 import { versionText } from "./version.ts";
-import YAML from "yaml";
 
-export type Flags = Record<string, unknown>;
+type Flags = Record<string, unknown>;
 
-export const out = (text: string) => process.stdout.write(text);
-export const json = (value: unknown) => out(`${JSON.stringify(value, null, 2)}\n`);
+const out = (text: string) => process.stdout.write(text);
+const json = (value: unknown) => out(`${JSON.stringify(value, null, 2)}\n`);
 
 /** Options every command accepts. */
-export function globals(cli: CAC): CAC {
+function globals(cli: CAC): CAC {
   cli.option("--home <dir>", "Home folder (default: $RESEARCHER_HOME or ~/.researcher)");
   cli.option("--verbose", "Show stack traces on errors");
   return cli;
 }
 
-export const home = (flags: Flags) => resolveHome(flags.home as string | undefined);
+const home = (flags: Flags) => resolveHome(flags.home as string | undefined);
 
 /** `--repo a --repo b` and `--repo a,b` both give [a, b]. */
 function list(value: unknown): string[] {
@@ -67,7 +66,7 @@ function searchMode(value: unknown): SearchMode | undefined {
 }
 
 /** One stderr line per file being downloaded, redrawn on a terminal. */
-export function downloadProgress(): (file: string, loaded: number, total: number) => void {
+function downloadProgress(): (file: string, loaded: number, total: number) => void {
   let last = 0;
   return (file, loaded, total) => {
     const now = performance.now();
