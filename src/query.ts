@@ -8,6 +8,11 @@ import { foldCase, splitCjk, stem, WORD } from "./text.ts";
 export interface ParsedQuery {
   /** The FTS5 expression, or null when nothing searchable is left (e.g. only punctuation or exclusions). */
   match: string | null;
+  /** The parts of `match`, so search can rebuild it without terms too common to matter. */
+  required: string[];
+  /** Optional terms; `stem` is set for single words (what FTS5 indexed), null for phrases and prefixes. */
+  optional: { fts: string; stem: string | null }[];
+  excluded: string[];
   /** What snippets highlight: stems of searched words and raw prefixes. */
   highlight: { stems: Set<string>; prefixes: string[] };
 }
@@ -33,11 +38,16 @@ export function parseQuery(text: string): ParsedQuery {
   const required = positive.filter((item) => item.required);
   const excluded = items.filter((item) => item.excluded);
 
-  const parts = required.map(ftsItem);
-  const unique = [...new Set(kept.map(ftsItem))];
-  if (unique.length > 0) parts.push(unique.length === 1 ? unique[0]! : `(${unique.join(" OR ")})`);
-  let match = parts.length > 0 ? parts.join(" AND ") : null;
-  if (match) for (const item of excluded) match += ` NOT ${ftsItem(item)}`;
+  const seen = new Set<string>();
+  const optionalTerms = kept.flatMap((item) => {
+    const fts = ftsItem(item);
+    if (seen.has(fts)) return [];
+    seen.add(fts);
+    return [{ fts, stem: item.kind === "word" ? stem(item.tokens[0]!) : null }];
+  });
+  const requiredTerms = required.map(ftsItem);
+  const excludedTerms = excluded.map(ftsItem);
+  const match = buildMatch(requiredTerms, optionalTerms.map((t) => t.fts), excludedTerms);
 
   const stems = new Set<string>();
   const prefixes: string[] = [];
@@ -45,7 +55,15 @@ export function parseQuery(text: string): ParsedQuery {
     if (item.kind === "prefix") prefixes.push(foldCase(item.tokens[0]!));
     else for (const token of item.tokens) stems.add(stem(token));
   }
-  return { match, highlight: { stems, prefixes } };
+  return { match, required: requiredTerms, optional: optionalTerms, excluded: excludedTerms, highlight: { stems, prefixes } };
+}
+
+/** `required AND required AND (optional OR optional) NOT excluded`, or null when nothing positive is left. */
+export function buildMatch(required: string[], optional: string[], excluded: string[]): string | null {
+  const parts = [...required];
+  if (optional.length > 0) parts.push(optional.length === 1 ? optional[0]! : `(${optional.join(" OR ")})`);
+  if (parts.length === 0) return null;
+  return parts.join(" AND ") + excluded.map((item) => ` NOT ${item}`).join("");
 }
 
 function isStopword(tokens: string[]): boolean {

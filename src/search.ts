@@ -1,7 +1,7 @@
 /** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
 import { join } from "node:path";
 import { ResearcherError } from "./errors.ts";
-import { parseQuery, type ParsedQuery } from "./query.ts";
+import { buildMatch, parseQuery, type ParsedQuery } from "./query.ts";
 import { listRepositories, selectRepositories, type Repository } from "./repos.ts";
 import { makeSnippet } from "./snippet.ts";
 import { Store, type Bm25Weights, type FragmentRow } from "./store.ts";
@@ -198,7 +198,8 @@ async function searchRepository(
   }
 
   const depth = mode === "hybrid" ? Math.max(wanted, FUSION_DEPTH) : wanted;
-  const keyword = mode !== "vector" && parsed.match ? store.searchBm25(parsed.match, BM25_WEIGHTS, depth) : { hits: [], total: 0 };
+  const match = mode === "vector" ? null : selectiveMatch(store, parsed);
+  const keyword = match ? store.searchBm25(match, BM25_WEIGHTS, depth) : { hits: [], total: 0 };
   let semantic: Ranked[] = [];
   if (mode !== "bm25" && options.query.trim()) {
     const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model));
@@ -231,9 +232,28 @@ async function searchRepository(
   }
   const exact = mode === "bm25" && !options.filter;
   const total = exact
-    ? options.documents && parsed.match ? store.countMatchingDocuments(parsed.match) : keyword.total
+    ? options.documents && match ? store.countMatchingDocuments(match) : keyword.total
     : candidates.length;
   return { repo: repo.name, mode, total, candidates, note };
+}
+
+/**
+ * In a large repository, optional words found in more than a fifth of all fragments are left out of the match:
+ * their IDF is too low to change the ranking much (nDCG on SciFact train 0.7053 → 0.7076), but scoring every
+ * fragment they touch is most of the cost of a query. Small repositories search every word.
+ */
+const COMMON_TERM_SHARE = 0.2;
+const PRUNE_FROM_FRAGMENTS = 1000;
+
+function selectiveMatch(store: Store, parsed: ParsedQuery): string | null {
+  if (!parsed.match || parsed.optional.length < 2) return parsed.match;
+  const fragments = store.fragmentCount();
+  if (fragments < PRUNE_FROM_FRAGMENTS) return parsed.match;
+  const stems = parsed.optional.flatMap((term) => (term.stem ? [term.stem] : []));
+  const frequency = store.termFrequencies(stems);
+  const kept = parsed.optional.filter((term) => !term.stem || frequency.get(term.stem)! / fragments <= COMMON_TERM_SHARE);
+  if (kept.length === 0 || kept.length === parsed.optional.length) return parsed.match;
+  return buildMatch(parsed.required, kept.map((term) => term.fts), parsed.excluded);
 }
 
 function hydrate(candidates: Candidate[], parsed: ParsedQuery): FragmentHit[] {

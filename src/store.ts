@@ -239,6 +239,28 @@ export class Store {
     return { hits: rows.map(({ id, score }) => ({ id, score })), total: rows[0]?.total ?? 0 };
   }
 
+  private vocabulary = false;
+  private fragmentTotal = { version: -1, count: 0 };
+
+  /** Fragments in the index, cached until any connection commits a change. */
+  fragmentCount(): number {
+    const version = this.db.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
+    if (version !== this.fragmentTotal.version) {
+      this.fragmentTotal = { version, count: this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments").get()!.n };
+    }
+    return this.fragmentTotal.count;
+  }
+
+  /** How many fragments contain each (stemmed) term, read from FTS5's own index. */
+  termFrequencies(terms: string[]): Map<string, number> {
+    if (!this.vocabulary) {
+      this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fragments_vocab USING fts5vocab(main, fragments_fts, row)");
+      this.vocabulary = true;
+    }
+    const lookup = this.db.query<{ doc: number }, [string]>("SELECT doc FROM temp.fragments_vocab WHERE term = ?");
+    return new Map(terms.map((term) => [term, lookup.get(term)?.doc ?? 0]));
+  }
+
   countMatchingDocuments(match: string): number {
     return (
       this.db

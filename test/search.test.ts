@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, type DocumentHit, type FragmentHit } from "../src/search.ts";
+import { Store } from "../src/store.ts";
 import { SHARED, tempDir, writeTree } from "./helpers.ts";
 
 const NASTY = [
@@ -94,5 +95,24 @@ describe.if(existsSync(RUST_BOOK))("the Rust book", async () => {
     expect(top.results.map((r) => r.path)).toContain("src/ch04-02-references-and-borrowing.md");
     const hit = top.results.find((r) => r.path === "src/ch04-02-references-and-borrowing.md")!;
     expect(hit.heading).toContain("Rules of References");
+  });
+});
+
+describe("large repositories", () => {
+  test("words in more than a fifth of the fragments are left out of the match when others remain", async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 1200; i++) files[`doc${i}.md`] = `common words in document ${i}${i % 400 === 0 ? " with a rare zephyr" : ""}\n`;
+    writeTree(docs, files);
+    const repo = addRepository(home, { name: "big", path: docs, embed: false });
+    await indexRepository(home, repo);
+    const store = Store.open(repo.dir);
+    expect(store.fragmentCount()).toBe(1200);
+    expect(store.termFrequencies(["common", "zephyr", "absent"])).toEqual(new Map([["common", 1200], ["zephyr", 3], ["absent", 0]]));
+    store.close();
+    expect((await search(home, { query: "common zephyr" })).total).toBe(3);
+    expect((await search(home, { query: "common" })).total).toBe(1200); // nothing else left: kept
+    expect((await search(home, { query: '"common words" zephyr' })).total).toBe(3); // required phrases stay
   });
 });
