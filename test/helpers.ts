@@ -24,6 +24,9 @@ export function writeTree(root: string, files: Record<string, string | Uint8Arra
   }
 }
 
+/** Hooks that compile the executable or index a corpus get this long (bun's default hook timeout is 5 s). */
+export const HOOK_TIMEOUT = 180_000;
+
 const builds = new Map<string, Promise<string>>();
 
 /**

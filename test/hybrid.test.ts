@@ -6,7 +6,7 @@ import { indexRepository } from "../src/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, SearchContext } from "../src/search.ts";
 import { annPath } from "../src/vectors.ts";
-import { GLOVE, tempDir, writeTree } from "./helpers.ts";
+import { GLOVE, HOOK_TIMEOUT, tempDir, writeTree } from "./helpers.ts";
 
 const TEN = {
   "cars.md": "# Vehicles\n\nCars and trucks drive on the highway; the driver parks the car in the garage.\n",
@@ -30,7 +30,7 @@ describe("vector and hybrid search", () => {
   beforeAll(async () => {
     const summary = await indexRepository(home, repo);
     expect(summary).toMatchObject({ indexed: 10, embedded: 10, model: GLOVE });
-  });
+  }, HOOK_TIMEOUT);
 
   test("a query with no shared words finds the document by meaning", async () => {
     const vector = await search(home, { query: "automobile", mode: "vector", limit: 3 }, context);

@@ -5,7 +5,7 @@ import { indexRepository } from "../src/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, type DocumentHit, type FragmentHit } from "../src/search.ts";
 import { Store } from "../src/store.ts";
-import { SHARED, tempDir, writeTree } from "./helpers.ts";
+import { HOOK_TIMEOUT, SHARED, tempDir, writeTree } from "./helpers.ts";
 
 const NASTY = [
   '"unterminated', "AND", "OR NOT", "NOT", "(a:b)", "*", "-", "--", "a*b*", "title:x", "NEAR(a b, 3)",
@@ -22,7 +22,7 @@ describe("search", () => {
     "body.md": "# Misc\n\nThe word install appears here only in the body, installing things.\n",
   });
   const repo = addRepository(home, { name: "docs", path: docs, description: "test docs", embed: false });
-  beforeAll(() => indexRepository(home, repo));
+  beforeAll(() => indexRepository(home, repo), HOOK_TIMEOUT);
 
   test("finds fragments with location, docid, heading, highlighted snippet and context", async () => {
     const response = (await search(home, { query: "restart shell" }));

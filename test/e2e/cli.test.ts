@@ -2,9 +2,9 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { executable, runCli, tempDir, useCliCommand, writeTree } from "../helpers.ts";
+import { executable, HOOK_TIMEOUT, runCli, tempDir, useCliCommand, writeTree } from "../helpers.ts";
 
-beforeAll(async () => useCliCommand([await executable()]));
+beforeAll(async () => useCliCommand([await executable()]), HOOK_TIMEOUT);
 
 describe("researcher CLI", () => {
   const home = tempDir();

@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { executable, GLOVE, runCli, tempDir, useCliCommand, writeTree } from "../helpers.ts";
+import { executable, HOOK_TIMEOUT, GLOVE, runCli, tempDir, useCliCommand, writeTree } from "../helpers.ts";
 
 const DOCS = {
   "cars.md": "# Vehicles\n\nCars and trucks drive on the highway; the driver parks the car in the garage.\n",
@@ -15,7 +15,7 @@ describe("compiled executable", () => {
   const docs = tempDir();
   writeTree(docs, DOCS);
   const cli = (...args: string[]) => runCli(args, { home });
-  beforeAll(async () => useCliCommand([await executable()]));
+  beforeAll(async () => useCliCommand([await executable()]), HOOK_TIMEOUT);
 
   test("--version names version, commit, Bun and platform", () => {
     const result = cli("--version");
@@ -82,7 +82,7 @@ describe("executable with an embedded model", () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, DOCS);
-  beforeAll(async () => useCliCommand([await executable({ embedModel: GLOVE })]));
+  beforeAll(async () => useCliCommand([await executable({ embedModel: GLOVE })]), HOOK_TIMEOUT);
 
   test("works offline from the first run and reports the model as embedded", () => {
     const env = { RESEARCHER_MODEL_PATH: "" };
