@@ -124,7 +124,7 @@ export function statusText(statuses: RepositoryStatus[], style: Style): string {
         `${style.bold(s.name)}  ${s.path}`,
         s.description ? `  ${style.dim(s.description)}` : "",
         s.last_indexed
-          ? `  ${s.documents} documents · ${s.fragments} fragments · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
+          ? `  ${s.documents} documents · ${s.fragments} fragments · ${s.model ? `${s.vectors} vectors (${s.model})` : "BM25 only"} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
           : `  not indexed yet: run \`researcher index ${s.name}\``,
         s.failures.length ? `  ${style.warn(`${s.failures.length} files failed`)} (see \`status --json\`)` : "",
       ];

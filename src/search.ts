@@ -6,7 +6,7 @@ import { listRepositories, selectRepositories, type Repository } from "./repos.t
 import { makeSnippet } from "./snippet.ts";
 import { Store, type Bm25Weights, type FragmentRow } from "./store.ts";
 import { loadConfig, type Config } from "./config.ts";
-import { checkModel, chooseModel, EmbedderCache } from "./embedder.ts";
+import { checkModel, chooseModel, EmbedderCache, type Embedder } from "./embedder.ts";
 import { FUSION_DEPTH, fuseHybrid, fuseLists, type Contribution, type Ranked } from "./fusion.ts";
 import { searchVectors } from "./vectors.ts";
 
@@ -124,8 +124,13 @@ export async function search(home: string, options: SearchOptions, context = new
   const wanted = options.documents ? Math.max(200, (offset + limit) * 10) : Math.max(2 * (offset + limit), 20);
   const config = loadConfig(home);
 
+  const queryVectors = new Map<Embedder, Promise<Float32Array>>(); // one embedding per model, however many repositories
+  const embedQuery = (embedder: Embedder) => {
+    if (!queryVectors.has(embedder)) queryVectors.set(embedder, embedder.embed([options.query], "query").then(([v]) => v!));
+    return queryVectors.get(embedder)!;
+  };
   const perRepo = await Promise.all(
-    searchable.map(({ repo, store }) => searchRepository(home, repo, store, parsed, options, wanted, config, context)),
+    searchable.map(({ repo, store }) => searchRepository(home, repo, store, parsed, options, wanted, config, context, embedQuery)),
   );
   const modes = new Set(perRepo.map((r) => r.mode));
   const mode: SearchMode = modes.size === 1 ? [...modes][0]! : "hybrid";
@@ -186,6 +191,7 @@ async function searchRepository(
   wanted: number,
   config: Config,
   context: SearchContext,
+  embedQuery: (embedder: Embedder) => Promise<Float32Array>,
 ): Promise<RepositoryResult> {
   const requested = options.mode ?? "auto";
   const model = store.embeddingModel();
@@ -204,8 +210,7 @@ async function searchRepository(
   if (mode !== "bm25" && options.query.trim()) {
     const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model));
     checkModel(repo.name, model, embedder);
-    const [vector] = await embedder.embed([options.query], "query");
-    semantic = await searchVectors(store, repo.dir, vector!, depth);
+    semantic = await searchVectors(store, repo.dir, await embedQuery(embedder), depth);
   }
 
   let candidates: Candidate[];

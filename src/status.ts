@@ -14,13 +14,16 @@ export interface RepositoryStatus {
   last_indexed: string | null;
   /** Bytes of the repository's index folder on disk. */
   bytes: number;
+  /** The embedding model of its vectors, or null for BM25 only. */
+  model: string | null;
+  vectors: number;
   failures: { path: string; reason: string }[];
 }
 
 export function repositoryStatus(repo: Repository): RepositoryStatus {
   const base = { name: repo.name, path: repo.path, description: repo.description };
   if (!Store.exists(repo.dir)) {
-    return { ...base, documents: 0, fragments: 0, last_indexed: null, bytes: 0, failures: [] };
+    return { ...base, documents: 0, fragments: 0, last_indexed: null, bytes: 0, model: null, vectors: 0, failures: [] };
   }
   const store = Store.open(repo.dir);
   try {
@@ -29,6 +32,8 @@ export function repositoryStatus(repo: Repository): RepositoryStatus {
       ...store.counts(),
       last_indexed: store.getMeta("last_indexed") ?? null,
       bytes: folderBytes(repo.dir),
+      model: store.embeddingModel()?.id ?? null,
+      vectors: store.vectorCount(),
       failures: store.failures(),
     };
   } finally {

@@ -44,7 +44,7 @@ describe("compiled executable", () => {
 
   test("status --json and model show", () => {
     const status = JSON.parse(cli("status", "docs", "--json").stdout);
-    expect(status).toMatchObject({ name: "docs", documents: 3, fragments: 3 });
+    expect(status).toMatchObject({ name: "docs", documents: 3, fragments: 3, model: GLOVE, vectors: 3 });
     const model = JSON.parse(cli("model", "show", "--json").stdout);
     expect(model).toMatchObject({ provider: "local", source: "folder", path: GLOVE, dims: 100 });
   });
