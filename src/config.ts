@@ -1,5 +1,5 @@
 /** The home folder and `config.yaml`: schema, defaults, validated reads and atomic writes. */
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import * as v from "valibot";
@@ -10,64 +10,72 @@ import { writeFileAtomic } from "./atomic.ts";
 export const DEFAULT_FILE_TYPES = ["md", "markdown", "mdx", "txt"];
 export const REPO_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-const Provider = v.picklist(["local", "ollama", "openai"]);
+/** Built on first use: constructing the schema costs start-up time that most commands never need. */
+function schemas() {
+  const Provider = v.picklist(["local", "ollama", "openai"]);
 
-const EmbeddingSchema = v.strictObject({
-  provider: v.optional(Provider, "local"),
-  /** A model id (hub or provider) or an absolute path to a local model folder. */
-  model: v.optional(v.string()),
-  pooling: v.optional(v.picklist(["mean", "cls"])),
-  query_prefix: v.optional(v.string()),
-  document_prefix: v.optional(v.string()),
-  dtype: v.optional(v.picklist(["fp32", "fp16", "q8", "int8", "uint8", "q4"])),
-  batch_size: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1024))),
-  ollama_url: v.optional(v.pipe(v.string(), v.url())),
-  openai_url: v.optional(v.pipe(v.string(), v.url())),
-});
+  const EmbeddingSchema = v.strictObject({
+    provider: v.optional(Provider, "local"),
+    /** A model id (hub or provider) or an absolute path to a local model folder. */
+    model: v.optional(v.string()),
+    pooling: v.optional(v.picklist(["mean", "cls"])),
+    query_prefix: v.optional(v.string()),
+    document_prefix: v.optional(v.string()),
+    dtype: v.optional(v.picklist(["fp32", "fp16", "q8", "int8", "uint8", "q4"])),
+    batch_size: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1024))),
+    ollama_url: v.optional(v.pipe(v.string(), v.url())),
+    openai_url: v.optional(v.pipe(v.string(), v.url())),
+  });
 
-const RepositorySchema = v.strictObject({
-  path: v.pipe(v.string(), v.minLength(1)),
-  description: v.optional(v.nullable(v.string()), null),
-  file_types: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9]+$/))), DEFAULT_FILE_TYPES),
-  exclude: v.optional(v.array(v.string()), []),
-  embed: v.optional(v.boolean(), true),
-  embedding: v.optional(v.partial(EmbeddingSchema)),
-  added: v.optional(v.string()),
-});
+  const RepositorySchema = v.strictObject({
+    path: v.pipe(v.string(), v.minLength(1)),
+    description: v.optional(v.nullable(v.string()), null),
+    file_types: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9]+$/))), DEFAULT_FILE_TYPES),
+    exclude: v.optional(v.array(v.string()), []),
+    embed: v.optional(v.boolean(), true),
+    embedding: v.optional(v.partial(EmbeddingSchema)),
+    added: v.optional(v.string()),
+  });
 
-export const ConfigSchema = v.strictObject({
-  repositories: v.optional(
-    v.pipe(
-      v.record(v.pipe(v.string(), v.regex(REPO_NAME, "must use only letters, digits, '-' and '_'")), RepositorySchema),
+  const ConfigSchema = v.strictObject({
+    repositories: v.optional(
+      v.pipe(
+        v.record(v.pipe(v.string(), v.regex(REPO_NAME, "must use only letters, digits, '-' and '_'")), RepositorySchema),
+      ),
+      {},
     ),
-    {},
-  ),
-  search: v.optional(
-    v.strictObject({
-      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10000)), 10),
-      mode: v.optional(v.picklist(["auto", "bm25", "vector", "hybrid"]), "auto"),
-    }),
-    {},
-  ),
-  chunk: v.optional(
-    v.strictObject({
-      tokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(32), v.maxValue(8192)), 350),
-      overlap: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(0.5)), 0.15),
-    }),
-    {},
-  ),
-  index: v.optional(
-    v.strictObject({
-      max_file_bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 50 * 1024 * 1024),
-    }),
-    {},
-  ),
-  embedding: v.optional(EmbeddingSchema, {}),
-});
+    search: v.optional(
+      v.strictObject({
+        limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10000)), 10),
+        mode: v.optional(v.picklist(["auto", "bm25", "vector", "hybrid"]), "auto"),
+      }),
+      {},
+    ),
+    chunk: v.optional(
+      v.strictObject({
+        tokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(32), v.maxValue(8192)), 350),
+        overlap: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(0.5)), 0.15),
+      }),
+      {},
+    ),
+    index: v.optional(
+      v.strictObject({
+        max_file_bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 50 * 1024 * 1024),
+      }),
+      {},
+    ),
+    embedding: v.optional(EmbeddingSchema, {}),
+  });
+  return { ConfigSchema, RepositorySchema, EmbeddingSchema };
+}
 
-export type Config = v.InferOutput<typeof ConfigSchema>;
-export type RepositoryConfig = v.InferOutput<typeof RepositorySchema>;
-export type EmbeddingConfig = v.InferOutput<typeof EmbeddingSchema>;
+let built: ReturnType<typeof schemas> | undefined;
+const configSchema = () => (built ??= schemas()).ConfigSchema;
+
+type Schemas = ReturnType<typeof schemas>;
+export type Config = v.InferOutput<Schemas["ConfigSchema"]>;
+export type RepositoryConfig = v.InferOutput<Schemas["RepositorySchema"]>;
+export type EmbeddingConfig = v.InferOutput<Schemas["EmbeddingSchema"]>;
 
 /** `--home` beats `RESEARCHER_HOME` beats `~/.researcher`. */
 export function resolveHome(flag?: string): string {
@@ -79,7 +87,7 @@ export const configPath = (home: string) => join(home, "config.yaml");
 export const repositoryDir = (home: string, name: string) => join(home, "repositories", name);
 
 export function parseConfig(input: unknown, source: string): Config {
-  const result = v.safeParse(ConfigSchema, input ?? {});
+  const result = v.safeParse(configSchema(), input ?? {});
   if (result.success) return result.output;
   const issue = result.issues[0];
   const key = v.getDotPath(issue) ?? "(top level)";
@@ -91,16 +99,42 @@ export function parseConfig(input: unknown, source: string): Config {
 /** Parsed configs by file, reused while the file's size and mtime are unchanged (servers search many times). */
 const cache = new Map<string, { stamp: string; config: Config }>();
 
+/**
+ * The validated config. A validated copy is kept beside config.yaml as JSON, keyed by config.yaml's size and
+ * mtime, so a command reads it without parsing YAML or running the schema: that alone was most of a cold search.
+ */
 export function loadConfig(home: string): Config {
   const file = configPath(home);
-  if (!existsSync(file)) return parseConfig({}, file);
-  const stats = statSync(file);
-  const stamp = `${stats.size}:${stats.mtimeMs}`;
-  const cached = cache.get(file);
+  const stamp = existsSync(file) ? stampOf(file) : "absent";
+  const cached = cache.get(file) ?? readValidatedCopy(home);
   if (cached?.stamp === stamp) return structuredClone(cached.config);
-  const config = readConfigFile(file);
+  const config = stamp === "absent" ? parseConfig({}, file) : readConfigFile(file);
   cache.set(file, { stamp, config });
+  if (stamp !== "absent") writeValidatedCopy(home, { stamp, config });
   return structuredClone(config);
+}
+
+function stampOf(file: string): string {
+  const stats = statSync(file);
+  return `${stats.size}:${stats.mtimeMs}`;
+}
+
+const validatedCopyPath = (home: string) => join(home, ".config.validated.json");
+
+function readValidatedCopy(home: string): { stamp: string; config: Config } | undefined {
+  try {
+    return JSON.parse(readFileSync(validatedCopyPath(home), "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+function writeValidatedCopy(home: string, entry: { stamp: string; config: Config }): void {
+  try {
+    writeFileAtomic(validatedCopyPath(home), JSON.stringify(entry));
+  } catch {
+    // a read-only home still works, only slower
+  }
 }
 
 function readConfigFile(file: string): Config {
@@ -122,6 +156,7 @@ export function saveConfig(home: string, config: Config): void {
   const checked = parseConfig(config, configPath(home));
   writeFileAtomic(configPath(home), YAML.stringify(checked));
   cache.delete(configPath(home));
+  rmSync(validatedCopyPath(home), { force: true });
 }
 
 /** Apply `config set a.b.c value`: the value is read as a YAML scalar so numbers and booleans keep their type. */

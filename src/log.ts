@@ -1,17 +1,30 @@
 /**
  * Diagnostics for people, always on stderr: stdout belongs to results (and to the protocol under `serve`).
- * consola's core build with a one-line reporter: the full build costs ~20 ms of start-up in the executable.
+ * consola's core build with a one-line reporter, created on the first message: constructing it costs more
+ * start-up time than a whole BM25 search, and most commands never log.
  */
-import { createConsola } from "consola/core";
+import { createConsola, type ConsolaInstance } from "consola/core";
 
-export const logger = createConsola({
-  level: process.env.RESEARCHER_LOG_LEVEL ? Number(process.env.RESEARCHER_LOG_LEVEL) : 3,
-  reporters: [
-    {
-      log(entry) {
-        const text = entry.args.map((a) => (a instanceof Error ? a.message : String(a))).join(" ");
-        process.stderr.write(`${entry.type === "info" || entry.type === "log" ? "" : `${entry.type}: `}${text}\n`);
+let instance: ConsolaInstance | undefined;
+
+function consola(): ConsolaInstance {
+  instance ??= createConsola({
+    level: process.env.RESEARCHER_LOG_LEVEL ? Number(process.env.RESEARCHER_LOG_LEVEL) : 3,
+    reporters: [
+      {
+        log(entry) {
+          const text = entry.args.map((a) => (a instanceof Error ? a.message : String(a))).join(" ");
+          process.stderr.write(`${entry.type === "info" || entry.type === "log" ? "" : `${entry.type}: `}${text}\n`);
+        },
       },
-    },
-  ],
-});
+    ],
+  });
+  return instance;
+}
+
+export const logger = {
+  info: (message: unknown, ...args: unknown[]) => consola().info(message, ...args),
+  warn: (message: unknown, ...args: unknown[]) => consola().warn(message, ...args),
+  error: (message: unknown, ...args: unknown[]) => consola().error(message, ...args),
+  debug: (message: unknown, ...args: unknown[]) => consola().debug(message, ...args),
+};

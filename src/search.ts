@@ -193,7 +193,7 @@ async function searchRepository(
   context: SearchContext,
   embedQuery: (embedder: Embedder) => Promise<Float32Array>,
 ): Promise<RepositoryResult> {
-  const requested = options.mode ?? "auto";
+  const requested = options.mode ?? config.search.mode;
   const model = store.embeddingModel();
   const mode: SearchMode = requested === "auto" ? (model ? "hybrid" : "bm25") : requested;
   const note = requested === "auto" && !model ? "no vectors: searched with bm25 (index with embeddings for hybrid)" : undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig, resolveHome, setConfigValue } from "../src/config.ts";
 import { ResearcherError } from "../src/errors.ts";
@@ -37,6 +37,17 @@ describe("config", () => {
     }
     writeFileSync(join(home, "config.yaml"), "search: [unclosed\n");
     expect(() => loadConfig(home)).toThrow(/not valid YAML/);
+  });
+
+  test("the validated copy is reused, and ignored once config.yaml changes", () => {
+    const home = tempDir();
+    setConfigValue(home, "search.limit", "7");
+    expect(loadConfig(home).search.limit).toBe(7);
+    expect(existsSync(join(home, ".config.validated.json"))).toBe(true);
+    writeFileSync(join(home, "config.yaml"), "search:\n  limit: 8000000\n");
+    expect(() => loadConfig(home)).toThrow(/search\.limit/);
+    writeFileSync(join(home, "config.yaml"), "search:\n  limit: 9\n");
+    expect(loadConfig(home).search.limit).toBe(9);
   });
 
   test("home: flag beats environment beats ~/.researcher", () => {
