@@ -37,16 +37,19 @@ function findMatches(text: string, highlight: ParsedQuery["highlight"]): [number
   const found: [number, number][] = [];
   if (highlight.stems.size === 0 && highlight.prefixes.length === 0) return found;
   const stemHeads = new Set([...highlight.stems].map(stemHead));
+  const cjk = hasCjk(text);
+  // Fold the whole text once when it is ASCII (the common case) instead of word by word.
+  const lower = /^[\x00-\x7f]*$/.test(text) ? text.toLowerCase() : null;
   for (const m of text.matchAll(WORD)) {
     const word = m[0];
-    if (hasCjk(word)) {
+    if (cjk && hasCjk(word)) {
       // CJK runs are indexed character by character: highlight each matching character.
       [...word].forEach((ch, i) => {
         if (highlight.stems.has(ch)) found.push([m.index + i, m.index + i + ch.length]);
       });
       continue;
     }
-    const folded = foldCase(word);
+    const folded = lower ? lower.slice(m.index, m.index + word.length) : foldCase(word);
     if (highlight.prefixes.some((p) => folded.startsWith(p)) || (mayStemTo(folded, stemHeads) && highlight.stems.has(stem(word)))) {
       found.push([m.index, m.index + word.length]);
     }
@@ -83,7 +86,7 @@ function collapseWhitespace(slice: string): { clean: string; map: number[] } {
   for (let i = 0; i < slice.length; i++) {
     map.push(clean.length);
     const ch = slice[i]!;
-    if (/\s/.test(ch)) {
+    if (ch === " " || ch === "\n" || ch === "\t" || ch === "\r") {
       if (!inSpace) clean += " ";
       inSpace = true;
     } else {

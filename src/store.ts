@@ -244,21 +244,36 @@ export class Store {
 
   /** Fragments in the index, cached until any connection commits a change. */
   fragmentCount(): number {
-    const version = this.db.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
+    const version = this.dataVersion();
     if (version !== this.fragmentTotal.version) {
       this.fragmentTotal = { version, count: this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments").get()!.n };
     }
     return this.fragmentTotal.count;
   }
 
-  /** How many fragments contain each (stemmed) term, read from FTS5's own index. */
+  private frequencies = { version: -1, terms: new Map<string, number>() };
+
+  /** How many fragments contain each (stemmed) term, read from FTS5's own index; cached until the data changes. */
   termFrequencies(terms: string[]): Map<string, number> {
     if (!this.vocabulary) {
       this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fragments_vocab USING fts5vocab(main, fragments_fts, row)");
       this.vocabulary = true;
     }
+    const version = this.dataVersion();
+    if (version !== this.frequencies.version) this.frequencies = { version, terms: new Map() };
+    const cache = this.frequencies.terms;
     const lookup = this.db.query<{ doc: number }, [string]>("SELECT doc FROM temp.fragments_vocab WHERE term = ?");
-    return new Map(terms.map((term) => [term, lookup.get(term)?.doc ?? 0]));
+    return new Map(
+      terms.map((term) => {
+        if (!cache.has(term)) cache.set(term, lookup.get(term)?.doc ?? 0);
+        return [term, cache.get(term)!];
+      }),
+    );
+  }
+
+  /** Changes whenever another connection commits (SQLite's own counter). */
+  private dataVersion(): number {
+    return this.db.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
   }
 
   countMatchingDocuments(match: string): number {
