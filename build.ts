@@ -136,6 +136,9 @@ export async function buildExecutable(options: { target?: Target; embedModel?: s
     compile: { target: `bun-${target}` as "bun-linux-x64", outfile },
     format: "esm",
     bytecode: true,
+    // Lazily imported parts (onnxruntime, transformers, usearch, the MCP SDK) become separate chunks that a BM25
+    // search never loads.
+    splitting: true,
     minify: { whitespace: true, syntax: true, identifiers: false },
     define: { RESEARCHER_COMMIT: JSON.stringify(gitCommit()) },
     plugins: [plugin(target, options.embedModel)],
