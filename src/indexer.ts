@@ -8,7 +8,7 @@ import { chunkDocument, type ChunkOptions, type Fragment } from "./chunk.ts";
 import { loadConfig } from "./config.ts";
 import { convertFile } from "./convert.ts";
 import { discoverFiles, type DiscoveredFile } from "./discover.ts";
-import { checkModel, chooseModel, EmbedderCache, type ModelChoice } from "./embedder.ts";
+import { checkModel, chooseModel, EmbedderCache, type Embedder } from "./embedder.ts";
 import { describeError, ResearcherError } from "./errors.ts";
 import { acquireWriterLock } from "./lock.ts";
 import type { Repository } from "./repos.ts";
@@ -51,35 +51,46 @@ export interface IndexOptions {
 }
 
 interface Pending {
+  /** Whether an older version of the document is stored. */
+  replaces: boolean;
   doc: DocumentInput;
   fragments: Fragment[];
   hashes: string[];
 }
 
-const BATCH_DOCUMENTS = 256;
+const BATCH_DOCUMENTS = 1000;
 
 export async function indexRepository(home: string, repo: Repository, options: IndexOptions = {}): Promise<IndexSummary> {
   const started = performance.now();
   const config = loadConfig(home);
+  const embed = repo.embed && !options.noEmbed;
+  const choice = chooseModel(config.embedding, repo.embedding, options.model);
+  const embedders = options.embedders ?? new EmbedderCache();
   const release = acquireWriterLock(repo.dir, repo.name);
   try {
     const store = Store.open(repo.dir, { create: true });
+    // Checkpoint once at the end rather than every 4 MB of WAL: each checkpoint syncs the database file.
+    store.db.run("PRAGMA wal_autocheckpoint = 0");
     try {
+      // Re-embedding starts only once the new model loads: a missing model must not cost the old vectors.
+      if (options.embeddingsOnly && embed) await embedders.get(home, choice);
       if (options.rebuild) store.transaction(() => store.db.run("DELETE FROM documents"));
       if (options.rebuild || options.embeddingsOnly) store.transaction(() => store.clearVectors());
       const summary = options.embeddingsOnly
         ? { ...emptySummary(repo.name), ...store.counts() }
         : runIndex(store, repo, { ...config.chunk }, config.index.max_file_bytes, options);
-      const embedding = repo.embed && !options.noEmbed
-        ? await embedRepository(home, store, repo, chooseModel(config.embedding, repo.embedding, options.model), options)
+      const embedding = embed
+        ? await embedRepository(store, repo, () => embedders.get(home, choice), options)
         : { embedded: 0, model: store.embeddingModel()?.id ?? null };
       if (store.embeddingModel()) await syncVectorIndex(store, repo.dir, store.embeddingModel()!.dims);
+      store.checkpoint();
       return { ...summary, ...embedding, seconds: round((performance.now() - started) / 1000) };
     } finally {
       store.close();
     }
   } finally {
     release();
+    if (!options.embedders) await embedders.dispose();
   }
 }
 
@@ -123,10 +134,9 @@ const EMBED_BATCH = 256;
  * mixes vectors of two models: a different model is an error until `--rebuild` or `--embeddings-only`.
  */
 async function embedRepository(
-  home: string,
   store: Store,
   repo: Repository,
-  choice: ModelChoice,
+  loadModel: () => Promise<Embedder>,
   options: IndexOptions,
 ): Promise<{ embedded: number; model: string | null }> {
   const pending = store.fragmentsWithoutVectors();
@@ -135,7 +145,7 @@ async function embedRepository(
     store.transaction(() => store.pruneVectors());
     return { embedded: 0, model: stored?.id ?? null };
   }
-  const embedder = await (options.embedders ?? new EmbedderCache()).get(home, choice);
+  const embedder = await loadModel();
   checkModel(repo.name, stored, embedder);
   if (!stored) store.setEmbeddingModel({ id: embedder.info.id, provider: embedder.info.provider, dims: embedder.dims, fingerprint: embedder.fingerprint });
   for (let start = 0; start < pending.length; start += EMBED_BATCH) {
@@ -176,7 +186,7 @@ function runIndex(
     if (pending.length === 0 && touched.length === 0) return;
     const batch = pending;
     store.transaction(() => {
-      for (const item of batch) store.replaceDocument(item.doc, item.fragments, item.hashes);
+      for (const item of batch) store.replaceDocument(item.doc, item.fragments, item.hashes, item.replaces);
       for (const t of touched) store.touchDocument(t.id, t.size, t.mtimeMs);
       if (batch.length) store.bumpVectorsGeneration();
     });
@@ -199,7 +209,7 @@ function runIndex(
       skipped++;
       return;
     }
-    const result = "reason" in read ? read : prepareDocument(file, read, chunkOptions);
+    const result = "reason" in read ? read : prepareDocument(file, read, chunkOptions, Boolean(previous));
     if ("reason" in result) {
       failures.push({ path: file.path, reason: result.reason });
       return;
@@ -247,11 +257,13 @@ function prepareDocument(
   file: DiscoveredFile,
   read: { bytes: Uint8Array; hash: string },
   chunkOptions: ChunkOptions,
+  replaces: boolean,
 ): Pending | { reason: string } {
   try {
     const converted = convertFile(file.path, read.bytes);
     const fragments = chunkDocument(converted, chunkOptions);
     return {
+      replaces,
       doc: {
         path: file.path,
         hash: read.hash,

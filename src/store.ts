@@ -172,25 +172,33 @@ export class Store {
     return new Map(rows.map((row) => [row.path, row]));
   }
 
-  /** Replace a document and all its fragments. Call inside `transaction` so readers never see half of it. */
-  replaceDocument(doc: DocumentInput, fragments: Fragment[], textHashes: string[]): number {
-    this.db.query("DELETE FROM documents WHERE path = ?").run(doc.path);
-    const { id } = this.db
-      .query<{ id: number }, [string, string, number, number, string, string, string, string]>(
-        `INSERT INTO documents(path, hash, size, mtime_ms, title, format, metadata, indexed_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-      )
-      .get(doc.path, doc.hash, doc.size, doc.mtimeMs, doc.title, doc.format, JSON.stringify(doc.metadata), new Date().toISOString())!;
-    const insertFragment = this.db.query<{ id: number }, [number, number, number, number, number | null, string, string, string]>(
+  /**
+   * Write a document and all its fragments, replacing the stored version if `replaces`. Call inside
+   * `transaction` so readers never see half of it. (A DELETE touches the FTS index and costs a flush of its
+   * pending writes, so new documents skip it: that is most of a fresh index's time otherwise.)
+   */
+  replaceDocument(doc: DocumentInput, fragments: Fragment[], textHashes: string[], replaces = true): number {
+    if (replaces) this.db.query("DELETE FROM documents WHERE path = ?").run(doc.path);
+    // `.run().lastInsertRowid`, not RETURNING: a RETURNING insert read with .get() costs several times more here.
+    const id = Number(
+      this.db
+        .query(
+          `INSERT INTO documents(path, hash, size, mtime_ms, title, format, metadata, indexed_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(doc.path, doc.hash, doc.size, doc.mtimeMs, doc.title, doc.format, JSON.stringify(doc.metadata), new Date().toISOString())
+        .lastInsertRowid,
+    );
+    const insertFragment = this.db.query(
       `INSERT INTO fragments(document_id, seq, start_line, end_line, page, heading, text, text_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertFts = this.db.query("INSERT INTO fragments_fts(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
     const title = ftsText(doc.title);
     fragments.forEach((fragment, i) => {
       const heading = fragment.headings.join(HEADING_SEPARATOR);
-      const row = insertFragment.get(id, fragment.seq, fragment.startLine, fragment.endLine, fragment.page, heading, fragment.text, textHashes[i]!)!;
-      insertFts.run(row.id, title, ftsText(heading), ftsText(fragment.text));
+      const row = insertFragment.run(id, fragment.seq, fragment.startLine, fragment.endLine, fragment.page, heading, fragment.text, textHashes[i]!);
+      insertFts.run(row.lastInsertRowid, title, ftsText(heading), ftsText(fragment.text));
     });
     return id;
   }

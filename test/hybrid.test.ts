@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, SearchContext } from "../src/search.ts";
+import { repositoryStatus } from "../src/status.ts";
 import { annPath } from "../src/vectors.ts";
 import { GLOVE, HOOK_TIMEOUT, tempDir, writeTree } from "./helpers.ts";
 
@@ -89,6 +90,14 @@ describe("vector and hybrid search", () => {
     const stale = await search(home, { query: "ships", repositories: ["ten"] }, new SearchContext()).catch((e) => e);
     expect(stale.code).toBe("MODEL_MISMATCH");
     await indexRepository(home, repo, { embeddingsOnly: true });
+  });
+
+  test("--embeddings-only with a model that cannot load keeps the old vectors", async () => {
+    const before = repositoryStatus(repo);
+    expect(before.vectors).toBeGreaterThan(0);
+    const broken = { ...repo, embedding: { model: "/nonexistent/model-folder" } };
+    expect(indexRepository(home, broken, { embeddingsOnly: true })).rejects.toThrow(/not a model folder/);
+    expect(repositoryStatus(repo)).toMatchObject({ vectors: before.vectors, model: before.model });
   });
 
   test("a BM25-only repository still searches, in bm25 mode, and says so", async () => {
