@@ -19,7 +19,14 @@ import {
   statusText,
   styleFor,
 } from "./render.ts";
-import { addRepository, getRepository, listRepositories, removeRepository, selectRepositories } from "./repos.ts";
+import {
+  addRepository,
+  getRepository,
+  listRepositories,
+  removeRepository,
+  selectRepositories,
+  type AddRepositoryInput,
+} from "./repos.ts";
 import { search, SearchContext, type SearchMode } from "./search.ts";
 import { repositoryStatus } from "./status.ts";
 import { versionText } from "./version.ts";
@@ -57,6 +64,18 @@ function number(value: unknown, name: string): number | undefined {
   const n = Number(value);
   if (!Number.isFinite(n)) throw new ResearcherError("INVALID_INPUT", `--${name} must be a number (got ${value})`);
   return n;
+}
+
+function embeddingFlags(flags: Flags): AddRepositoryInput["embedding"] {
+  const provider = flags.embeddingProvider;
+  if (provider !== undefined && provider !== "local" && provider !== "ollama" && provider !== "openai") {
+    throw new ResearcherError("USAGE", `--embedding-provider must be local, ollama or openai (got ${provider})`);
+  }
+  const model = flags.embeddingModel === undefined ? undefined : String(flags.embeddingModel);
+  return {
+    ...(provider ? { provider } : {}),
+    ...(model ? { model: existsSync(model) ? resolve(model) : model } : {}),
+  };
 }
 
 function searchMode(value: unknown): SearchMode | undefined {
@@ -222,7 +241,11 @@ function repoCli(): CAC {
     .option("--file-types <list>", "Comma-separated extensions (default: md,markdown,mdx,txt)")
     .option("--exclude <glob>", "Skip matching files or folders (repeatable)")
     .option("--description <text>", "What the repository holds (shown to agents as context)")
+    .option("--embedding-provider <provider>", "local (default), ollama or openai")
+    .option("--embedding-model <id|path>", "Embedding model for this repository (default: the configured one)")
+    .option("--no-embed", "BM25 only: never compute vectors for this repository")
     .example("  researcher repo add notes ~/notes --exclude drafts --description 'My notes'")
+    .example("  researcher repo add papers ~/papers --embedding-provider ollama --embedding-model nomic-embed-text")
     .action((name: string, path: string, flags: Flags) => {
       const fileTypes = list(flags.fileTypes);
       const repo = addRepository(home(flags), {
@@ -231,6 +254,8 @@ function repoCli(): CAC {
         description: flags.description === undefined ? null : String(flags.description),
         fileTypes: flags.fileTypes === undefined ? undefined : fileTypes,
         exclude: list(flags.exclude),
+        embed: flags.embed !== false,
+        embedding: embeddingFlags(flags),
       });
       out(`added ${repo.name} → ${repo.path}\nnext: researcher index ${repo.name}\n`);
     });
@@ -259,12 +284,16 @@ function configCli(): CAC {
   cli
     .command("show", "Print the effective configuration")
     .option("--json", "Print as JSON")
+    .example("  researcher config show --json | jq .search")
     .action((flags: Flags) => {
       const config = loadConfig(home(flags));
       if (flags.json) return json(config);
       out(YAML.stringify(config));
     });
-  cli.command("path", "Print where config.yaml is").action((flags: Flags) => out(`${configPath(home(flags))}\n`));
+  cli
+    .command("path", "Print where config.yaml is")
+    .example('  "$EDITOR" "$(researcher config path)"')
+    .action((flags: Flags) => out(`${configPath(home(flags))}\n`));
   cli
     .command("set <key> <value>", "Set a value (dotted key), validated before it is saved")
     .example("  researcher config set search.limit 20")

@@ -15,7 +15,8 @@ export function acquireWriterLock(dir: string, name: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const holder = Number.parseInt(readLock(file), 10);
-      if (Number.isFinite(holder) && holder !== process.pid && isAlive(holder)) {
+      // A live holder, this process included, keeps the lock: two writers in one process are no safer.
+      if (Number.isFinite(holder) && isAlive(holder)) {
         throw new ResearcherError("LOCKED", `repository '${name}' is being indexed by process ${holder}`, {
           hint: `wait for it to finish, or remove ${file} if that process is gone`,
         });

@@ -142,6 +142,7 @@ export function repositoryJson(repo: Repository): object {
     file_types: repo.fileTypes,
     exclude: repo.exclude,
     embed: repo.embed,
+    embedding: repo.embedding,
   };
 }
 

@@ -4,7 +4,9 @@
  * either the old file or the new one. When it cannot be used, search falls back to exact search over SQLite.
  */
 import { existsSync, renameSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { describeError } from "./errors.ts";
+import { acquireWriterLock } from "./lock.ts";
 import { tempPathFor } from "./atomic.ts";
 import { logger } from "./log.ts";
 import type { Store } from "./store.ts";
@@ -76,17 +78,39 @@ export async function syncVectorIndex(store: Store, dir: string, dims: number): 
 /** Opened ANN indexes, memory-mapped read-only, keyed by repository folder. */
 const opened = new Map<string, { stamp: string; index: UsearchIndex }>();
 
-/** Nearest fragments to a normalised query vector: ANN when the file is fresh, exact over SQLite otherwise. */
+/**
+ * Nearest fragments to a normalised query vector. A missing, stale or unreadable ANN file is rebuilt from SQLite
+ * first; while another process is writing the repository, the search is exact over SQLite instead.
+ */
 export async function searchVectors(store: Store, dir: string, query: Float32Array, k: number): Promise<VectorHit[]> {
-  if (!isFresh(store, dir)) {
-    logger.info(`${annPath(dir)} is missing or stale: searching exactly; \`researcher index\` rebuilds it`);
-    return exactSearch(store, query, k);
-  }
+  if (!isFresh(store, dir) && !(await rebuildForSearch(store, dir))) return exactSearch(store, query, k);
   const index = await openIndex(dir, store.getMeta("ann_stamp")!);
   const size = index.size();
   if (size === 0) return [];
   const matches = index.search(query, Math.min(k, size), 0);
   return Array.from(matches.keys, (key, i) => ({ id: Number(key), score: 1 - matches.distances[i]! }));
+}
+
+async function rebuildForSearch(store: Store, dir: string): Promise<boolean> {
+  const dims = store.embeddingModel()?.dims;
+  let release: (() => void) | undefined;
+  try {
+    release = acquireWriterLock(dir, basename(dir));
+  } catch {
+    logger.info(`${annPath(dir)} is being rebuilt by another process: searching exactly meanwhile`);
+    return false;
+  }
+  try {
+    if (!dims) return false;
+    await syncVectorIndex(store, dir, dims);
+    logger.info(`rebuilt ${annPath(dir)} from index.db (it was missing or stale)`);
+    return true;
+  } catch (error) {
+    logger.warn(`cannot rebuild ${annPath(dir)}: ${describeError(error)}; searching exactly`);
+    return false;
+  } finally {
+    release();
+  }
 }
 
 async function openIndex(dir: string, stamp: string): Promise<UsearchIndex> {

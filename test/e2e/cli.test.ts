@@ -23,7 +23,7 @@ describe("researcher CLI", () => {
     expect(added.stdout).toContain("added notes");
     const listed = JSON.parse(cli("repo", "list", "--json").stdout);
     expect(listed).toEqual([
-      { name: "notes", path: expect.stringContaining(docs.split("/").at(-1)!), description: "Test notes", file_types: ["md", "markdown", "mdx", "txt"], exclude: ["skip"], embed: true },
+      { name: "notes", path: expect.stringContaining(docs.split("/").at(-1)!), description: "Test notes", file_types: ["md", "markdown", "mdx", "txt"], exclude: ["skip"], embed: true, embedding: {} },
     ]);
   });
 

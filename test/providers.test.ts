@@ -1,0 +1,81 @@
+/**
+ * The HTTP embedding providers against small local servers that speak the Ollama and OpenAI embedding APIs
+ * (stand-ins for the external services; our own client code is what runs).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { chooseModel, loadEmbedder } from "../src/embedder.ts";
+import { tempDir } from "./helpers.ts";
+
+/** A deterministic 8-dimensional "embedding": letter counts folded into 8 buckets. */
+function fakeVector(text: string): number[] {
+  const v = new Array(8).fill(0);
+  for (const ch of text.toLowerCase()) v[ch.charCodeAt(0) % 8] += 1;
+  return v;
+}
+
+const requests: { path: string; body: any; auth: string | null }[] = [];
+const server = Bun.serve({
+  port: 0,
+  async fetch(request) {
+    const url = new URL(request.url);
+    const body = (await request.json()) as { model: string; input: string[] };
+    requests.push({ path: url.pathname, body, auth: request.headers.get("authorization") });
+    if (body.model === "missing") return new Response('{"error":"model not found"}', { status: 404 });
+    if (url.pathname === "/api/embed") return Response.json({ embeddings: body.input.map(fakeVector) });
+    if (url.pathname === "/v1/embeddings") {
+      return Response.json({ data: body.input.map((t, index) => ({ index, embedding: fakeVector(t) })).reverse() });
+    }
+    return new Response("not found", { status: 404 });
+  },
+});
+afterAll(() => server.stop(true));
+const base = `http://127.0.0.1:${server.port}`;
+
+describe("ollama provider", () => {
+  test("embeds in batches, normalises, keeps order, and applies prefixes", async () => {
+    const embedder = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "nomic-embed-text", ollama_url: base, query_prefix: "search_query: " }));
+    expect(embedder.dims).toBe(8);
+    expect(embedder.info).toMatchObject({ provider: "ollama", id: "nomic-embed-text", source: "remote" });
+    const [a, b] = await embedder.embed(["aaaa", "bbbbbbbbbbbb"], "document");
+    expect(Math.hypot(...a!)).toBeCloseTo(1, 5);
+    expect(Array.from(b!).indexOf(1)).toBe("b".charCodeAt(0) % 8);
+    await embedder.embed(["question"], "query");
+    expect(requests.at(-1)).toMatchObject({ path: "/api/embed", body: { model: "nomic-embed-text", input: ["search_query: question"] } });
+  });
+
+  test("a provider error is one clear error; an unreachable server fails fast", async () => {
+    const missing = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "missing", ollama_url: base })).catch((e) => e);
+    expect(missing.code).toBe("PROVIDER_FAILED");
+    expect(missing.message).toContain("404");
+    const started = performance.now();
+    const down = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "x", ollama_url: "http://127.0.0.1:9" })).catch((e) => e);
+    expect(down.code).toBe("PROVIDER_FAILED");
+    expect(down.hint).toContain("ollama serve");
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe("openai provider", () => {
+  test("sends the key, restores the order of returned data", async () => {
+    const saved = process.env.OPENAI_API_KEY;
+    process.env.OPENAI_API_KEY = "sk-test";
+    try {
+      const embedder = await loadEmbedder(tempDir(), chooseModel({ provider: "openai", model: "text-embedding-3-small", openai_url: base }));
+      const [x, y] = await embedder.embed(["xxxx", "yyyy"], "document");
+      expect(Array.from(x!).indexOf(1)).toBe("x".charCodeAt(0) % 8);
+      expect(Array.from(y!).indexOf(1)).toBe("y".charCodeAt(0) % 8);
+      expect(requests.at(-1)).toMatchObject({ path: "/v1/embeddings", auth: "Bearer sk-test" });
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_API_KEY;
+      else process.env.OPENAI_API_KEY = saved;
+    }
+  });
+
+  test("without OPENAI_API_KEY it says so", async () => {
+    const saved = process.env.OPENAI_API_KEY;
+    delete process.env.OPENAI_API_KEY;
+    const error = await loadEmbedder(tempDir(), chooseModel({ provider: "openai", model: "m", openai_url: base })).catch((e) => e);
+    expect(error.message).toContain("OPENAI_API_KEY");
+    if (saved !== undefined) process.env.OPENAI_API_KEY = saved;
+  });
+});
