@@ -272,19 +272,28 @@ async function loadLocal(home: string, info: ModelInfo, batchSize: number, optio
     return pool(hidden.data, hidden.dims, inputs.attention_mask.data as BigInt64Array, info.pooling);
   };
 
-  const probe = await embedBatch(["dimension probe"]);
-  const dims = probe[0]!.length;
+  return withProbe(info, embedBatch, batchSize, async () => {
+    await model.dispose();
+  });
+}
+
+/** Finish an embedder: one probe text tells the dimensions, which become part of the fingerprint. */
+async function withProbe(
+  info: ModelInfo,
+  embedBatch: (texts: string[]) => Promise<Float32Array[]>,
+  batchSize: number,
+  dispose: () => Promise<void>,
+): Promise<Embedder> {
+  const dims = (await embedBatch(["dimension probe"]))[0]!.length;
   return {
     info: { ...info, dims },
     dims,
     fingerprint: fingerprintOf(info, dims),
-    async embed(texts, kind) {
+    embed(texts, kind) {
       const prefix = kind === "query" ? info.queryPrefix : info.documentPrefix;
       return embedSorted(texts.map((t) => prefix + t), batchSize, embedBatch);
     },
-    async dispose() {
-      await model.dispose();
-    },
+    dispose,
   };
 }
 
@@ -349,18 +358,7 @@ export function checkModel(repository: string, stored: StoredModel | undefined, 
 
 async function loadRemote(info: ModelInfo, choice: ModelChoice): Promise<Embedder> {
   const call = info.provider === "ollama" ? ollamaCall(choice) : openaiCall(choice);
-  const probe = await call(["dimension probe"]);
-  const dims = probe[0]!.length;
-  return {
-    info: { ...info, dims },
-    dims,
-    fingerprint: fingerprintOf(info, dims),
-    async embed(texts, kind) {
-      const prefix = kind === "query" ? info.queryPrefix : info.documentPrefix;
-      return embedSorted(texts.map((t) => prefix + t), choice.batchSize ?? 64, call);
-    },
-    async dispose() {},
-  };
+  return withProbe(info, call, choice.batchSize ?? 64, async () => {});
 }
 
 function ollamaCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Array[]> {

@@ -232,8 +232,8 @@ async function searchRepository(
   if (options.minScore !== undefined) candidates = candidates.filter((c) => c.score >= options.minScore!);
   if (options.filter) {
     const glob = new Bun.Glob(options.filter);
-    const paths = store.pathsOf(candidates.map((c) => c.id));
-    candidates = candidates.filter((c) => glob.match(paths.get(c.id) ?? ""));
+    const owners = store.ownersOf(candidates.map((c) => c.id));
+    candidates = candidates.filter((c) => glob.match(owners.get(c.id)?.path ?? ""));
   }
   const exact = mode === "bm25" && !options.filter;
   const total = exact
@@ -273,7 +273,8 @@ function hydrate(candidates: Candidate[], parsed: ParsedQuery): FragmentHit[] {
 function groupByDocument(candidates: Candidate[], parsed: ParsedQuery, offset: number, limit: number): DocumentHit[] {
   const documentOf = new Map<Store, Map<number, number>>();
   for (const store of new Set(candidates.map((c) => c.store))) {
-    documentOf.set(store, store.documentIdsOf(candidates.filter((c) => c.store === store).map((c) => c.id)));
+    const owners = store.ownersOf(candidates.filter((c) => c.store === store).map((c) => c.id));
+    documentOf.set(store, new Map([...owners].map(([id, owner]) => [id, owner.documentId])));
   }
   const groups = new Map<string, Candidate[]>();
   for (const c of candidates) {

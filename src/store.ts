@@ -295,22 +295,15 @@ export class Store {
     );
   }
 
-  pathsOf(ids: number[]): Map<number, string> {
+  /** Which document (id and path) each fragment belongs to, without reading fragment texts. */
+  ownersOf(ids: number[]): Map<number, { documentId: number; path: string }> {
     const rows = this.db
-      .query<{ id: number; path: string }, [string]>(
-        "SELECT f.id, d.path FROM fragments f JOIN documents d ON d.id = f.document_id WHERE f.id IN (SELECT value FROM json_each(?))",
+      .query<{ id: number; documentId: number; path: string }, [string]>(
+        `SELECT f.id, f.document_id AS documentId, d.path FROM fragments f JOIN documents d ON d.id = f.document_id
+         WHERE f.id IN (SELECT value FROM json_each(?))`,
       )
       .all(JSON.stringify(ids));
-    return new Map(rows.map((row) => [row.id, row.path]));
-  }
-
-  documentIdsOf(ids: number[]): Map<number, number> {
-    const rows = this.db
-      .query<{ id: number; documentId: number }, [string]>(
-        "SELECT id, document_id AS documentId FROM fragments WHERE id IN (SELECT value FROM json_each(?))",
-      )
-      .all(JSON.stringify(ids));
-    return new Map(rows.map((row) => [row.id, row.documentId]));
+    return new Map(rows.map(({ id, ...owner }) => [id, owner]));
   }
 
   fragmentsByIds(ids: number[]): Map<number, FragmentRow> {
