@@ -271,14 +271,10 @@ function hydrate(candidates: Candidate[], parsed: ParsedQuery): FragmentHit[] {
 
 /** Fragments grouped by document (best first, up to three each); only the page asked for is hydrated. */
 function groupByDocument(candidates: Candidate[], parsed: ParsedQuery, offset: number, limit: number): DocumentHit[] {
-  const documentOf = new Map<Store, Map<number, number>>();
-  for (const store of new Set(candidates.map((c) => c.store))) {
-    const owners = store.ownersOf(candidates.filter((c) => c.store === store).map((c) => c.id));
-    documentOf.set(store, new Map([...owners].map(([id, owner]) => [id, owner.documentId])));
-  }
+  const owners = new Map([...idsByStore(candidates)].map(([store, ids]) => [store, store.ownersOf(ids)]));
   const groups = new Map<string, Candidate[]>();
   for (const c of candidates) {
-    const documentId = documentOf.get(c.store)!.get(c.id);
+    const documentId = owners.get(c.store)!.get(c.id)?.documentId;
     if (documentId === undefined) continue;
     const key = `${c.repo.name}\0${documentId}`;
     const group = groups.get(key) ?? [];
@@ -297,10 +293,18 @@ function groupByDocument(candidates: Candidate[], parsed: ParsedQuery, offset: n
   });
 }
 
-function fetchRows(candidates: Candidate[]): Map<Store, Map<number, FragmentRow>> {
+function idsByStore(candidates: Candidate[]): Map<Store, number[]> {
   const byStore = new Map<Store, number[]>();
-  for (const c of candidates) byStore.set(c.store, [...(byStore.get(c.store) ?? []), c.id]);
-  return new Map([...byStore].map(([store, ids]) => [store, store.fragmentsByIds(ids)]));
+  for (const c of candidates) {
+    const ids = byStore.get(c.store);
+    if (ids) ids.push(c.id);
+    else byStore.set(c.store, [c.id]);
+  }
+  return byStore;
+}
+
+function fetchRows(candidates: Candidate[]): Map<Store, Map<number, FragmentRow>> {
+  return new Map([...idsByStore(candidates)].map(([store, ids]) => [store, store.fragmentsByIds(ids)]));
 }
 
 function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery): FragmentHit {
