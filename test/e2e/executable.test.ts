@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { executable, HOOK_TIMEOUT, GLOVE, runCli, tempDir, useCliCommand, writeTree } from "../helpers.ts";
+import { executable, GLOVE, HOOK_TIMEOUT, runCli, SYSTEM_PATH, tempDir, useCliCommand, writeTree } from "../helpers.ts";
 
 const DOCS = {
   "cars.md": "# Vehicles\n\nCars and trucks drive on the highway; the driver parks the car in the garage.\n",
@@ -15,7 +15,11 @@ describe("compiled executable", () => {
   const docs = tempDir();
   writeTree(docs, DOCS);
   const cli = (...args: string[]) => runCli(args, { home });
-  beforeAll(async () => useCliCommand([await executable()]), HOOK_TIMEOUT);
+  let exe: string;
+  beforeAll(async () => {
+    exe = await executable();
+    useCliCommand([exe]);
+  }, HOOK_TIMEOUT);
 
   test("--version names version, commit, Bun and platform", () => {
     const result = cli("--version");
@@ -40,6 +44,16 @@ describe("compiled executable", () => {
     const hybrid = JSON.parse(cli("search", "automobile garage", "--json", "--explain", "-n", "1").stdout);
     expect(hybrid).toMatchObject({ mode: "hybrid", results: [{ path: "cars.md", explain: { bm25: { rank: 1 }, vector: { rank: 1 } } }] });
     expect(Object.keys(hybrid.results[0].explain)).toEqual(["bm25", "vector", "fused"]);
+  });
+
+  test("two processes unpacking the native parts at once both succeed", async () => {
+    const fresh = tempDir();
+    const start = () =>
+      Bun.spawn([exe, "model", "pull", GLOVE], { env: { PATH: SYSTEM_PATH, HOME: fresh, RESEARCHER_HOME: fresh }, stdout: "pipe", stderr: "pipe" });
+    const [a, b] = [start(), start()];
+    expect(await a.exited).toBe(0);
+    expect(await b.exited).toBe(0);
+    expect(readdirSync(join(fresh, "native/onnxruntime-node-1.30.0-linux-x64")).sort()).toEqual(["libonnxruntime.so.1", "onnxruntime_binding.node"]);
   });
 
   test("status --json and model show", () => {
