@@ -1,0 +1,31 @@
+import { expect, test } from "bun:test";
+import { parseQuery } from "../src/query.ts";
+import { makeSnippet } from "../src/snippet.ts";
+
+const marked = (text: string, query: string) => {
+  const snippet = makeSnippet(text, parseQuery(query).highlight);
+  return { ...snippet, words: snippet.highlights.map(([s, e]) => snippet.text.slice(s, e)) };
+};
+
+test("highlights word forms by stem, prefixes, and diacritic-folded words", () => {
+  expect(marked("Caching helps; the cache is warm. Running runners ran.", "caches run").words).toEqual(["Caching", "cache", "Running"]);
+  expect(marked("Prefetching and prefixes", "pref*").words).toEqual(["Prefetching", "prefixes"]);
+  expect(marked("Un café au lait", "cafe").words).toEqual(["café"]);
+});
+
+test("a long text is cut to the window with the most distinct matches, with ellipses and an offset", () => {
+  const filler = "lorem ipsum dolor sit amet ".repeat(40);
+  const text = `${filler}alpha beta gamma together here. ${filler}`;
+  const snippet = marked(text, "alpha gamma");
+  expect(snippet.text.startsWith("…")).toBe(true);
+  expect(snippet.text.endsWith("…")).toBe(true);
+  expect(snippet.words).toEqual(["alpha", "gamma"]);
+  expect(text.slice(snippet.offset)).toContain("alpha beta gamma");
+  expect(snippet.text.length).toBeLessThan(300);
+});
+
+test("whitespace collapses without shifting the highlights", () => {
+  const snippet = marked("one\n\n   two\tthree", "three");
+  expect(snippet.text).toBe("one two three");
+  expect(snippet.words).toEqual(["three"]);
+});
