@@ -76,17 +76,25 @@ export interface Embedder {
 
 export const modelsDir = (home: string) => join(home, "models");
 
-/** Merge settings: explicit flag, then RESEARCHER_MODEL_PATH, RESEARCHER_MODEL, repository, global config. */
+/**
+ * Merge settings: explicit flag, then RESEARCHER_MODEL_PATH, RESEARCHER_MODEL, repository, global config. When
+ * none names a model, a repository keeps the model it was embedded with (`remembered`), then the embedded or
+ * default model applies: indexing with an environment variable once must not break every later command.
+ */
 export function chooseModel(
   global: Partial<EmbeddingConfig>,
   repo: Partial<EmbeddingConfig> = {},
   flag?: string,
+  remembered?: { id: string; provider: string },
 ): ModelChoice {
   const env = process.env;
   const merged = { ...global, ...repo };
-  const fallback = EMBEDDED_MODEL ? `${EMBEDDED_PREFIX}${EMBEDDED_MODEL.name}` : DEFAULT_MODEL;
-  const model = flag || env.RESEARCHER_MODEL_PATH || env.RESEARCHER_MODEL || merged.model || fallback;
-  const provider = flag || env.RESEARCHER_MODEL_PATH || env.RESEARCHER_MODEL ? (isPathLike(model) ? "local" : merged.provider ?? "local") : merged.provider ?? "local";
+  const override = flag || env.RESEARCHER_MODEL_PATH || env.RESEARCHER_MODEL;
+  const fallback = remembered?.id ?? (EMBEDDED_MODEL ? `${EMBEDDED_PREFIX}${EMBEDDED_MODEL.name}` : DEFAULT_MODEL);
+  const model = override || merged.model || fallback;
+  const provider: Provider = override
+    ? isPathLike(model) ? "local" : merged.provider ?? "local"
+    : merged.model || merged.provider ? merged.provider ?? "local" : ((remembered?.provider as Provider | undefined) ?? "local");
   return {
     provider,
     model,

@@ -64,11 +64,13 @@ export async function indexRepository(home: string, repo: Repository, options: I
   const started = performance.now();
   const config = loadConfig(home);
   const embed = repo.embed && !options.noEmbed;
-  const choice = chooseModel(config.embedding, repo.embedding, options.model);
   const embedders = options.embedders ?? new EmbedderCache();
   const release = acquireWriterLock(repo.dir, repo.name);
   try {
     const store = Store.open(repo.dir, { create: true });
+    // A rebuild or re-embedding is a fresh choice; otherwise the repository keeps the model it was embedded with.
+    const remembered = options.rebuild || options.embeddingsOnly ? undefined : store.embeddingModel();
+    const choice = chooseModel(config.embedding, repo.embedding, options.model, remembered);
     // Checkpoint once at the end rather than every 4 MB of WAL: each checkpoint syncs the database file.
     store.db.run("PRAGMA wal_autocheckpoint = 0");
     try {

@@ -208,7 +208,7 @@ async function searchRepository(
   const keyword = match ? store.searchBm25(match, BM25_WEIGHTS, depth) : { hits: [], total: 0 };
   let semantic: Ranked[] = [];
   if (mode !== "bm25" && options.query.trim()) {
-    const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model));
+    const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model, model));
     checkModel(repo.name, model, embedder);
     semantic = await searchVectors(store, repo.dir, await embedQuery(embedder), depth);
   }

@@ -107,6 +107,16 @@ describe("vector and hybrid search", () => {
     expect(repositoryStatus(repo)).toMatchObject({ vectors: before.vectors, model: before.model });
   });
 
+  test("a repository keeps the model it was embedded with when no setting names one", async () => {
+    const plain = addRepository(home, { name: "remembers", path: tempDir() });
+    writeTree(plain.path, { "cars.md": TEN["cars.md"], "bread.md": TEN["bread.md"] });
+    expect(await indexRepository(home, plain, { model: GLOVE })).toMatchObject({ embedded: 2, model: GLOVE });
+    writeTree(plain.path, { "space.md": TEN["space.md"] });
+    expect(await indexRepository(home, plain)).toMatchObject({ embedded: 1, model: GLOVE }); // no --model this time
+    const response = await search(home, { query: "automobile", repositories: ["remembers"], mode: "vector", limit: 1 }, new SearchContext());
+    expect(response.results[0]!.path).toBe("cars.md");
+  });
+
   test("a BM25-only repository still searches, in bm25 mode, and says so", async () => {
     const plain = addRepository(home, { name: "plain", path: tempDir(), embed: false });
     writeTree(plain.path, { "x.md": "# X\n\nautomobile repair manual\n" });
