@@ -148,6 +148,7 @@ function mainCli(): CAC {
     .option("--mode <mode>", "bm25, vector or hybrid (default: hybrid where vectors exist)")
     .option("--model <id|path>", "Embedding model for the query (must match the repository's)")
     .option("--explain", "Show how each result was ranked")
+    .option("--filter <glob>", "Only documents whose path matches, e.g. 'notes/**' or '*.md'")
     .option("--json", "Print results as JSON (see README for the contract)")
     .option("--files", "Print matching file paths, one per line")
     .example('  researcher search "mutable reference" --repo rust-book -n 5')
@@ -165,6 +166,7 @@ function mainCli(): CAC {
         mode: searchMode(flags.mode),
         model: flags.model as string | undefined,
         explain: Boolean(flags.explain),
+        filter: flags.filter === undefined ? undefined : String(flags.filter),
         repositories: list(flags.repo),
         limit: integer(flags.limit, "limit") ?? config.search.limit,
         offset: integer(flags.offset, "offset"),

@@ -67,6 +67,9 @@ describe("researcher CLI", () => {
     const bm25 = JSON.parse(cli("search", "turtles", "steady", "--json", "--mode", "bm25").stdout);
     expect(bm25).toMatchObject({ mode: "bm25", total: 1 });
 
+    const filtered = JSON.parse(cli("search", "turtles", "--json", "--mode", "bm25", "--filter", "*.md").stdout);
+    expect(filtered.results).toEqual([]);
+    expect(JSON.parse(cli("search", "turtles", "--json", "--mode", "bm25", "--filter", "sub/**").stdout).results.length).toBe(1);
     const grouped = JSON.parse(cli("search", "turtles", "--documents", "--json").stdout);
     expect(Object.keys(grouped.results[0])).toContain("fragments");
     expect(Object.keys(grouped.results[0])).not.toContain("fragment");
