@@ -1,0 +1,17 @@
+/**
+ * researcher as a library: everything the CLI and the MCP server do, as functions that return data.
+ *
+ *   import { addRepository, indexRepository, search, resolveHome } from "researcher";
+ *   const home = resolveHome();
+ *   const repo = addRepository(home, { name: "notes", path: "/home/me/notes" });
+ *   await indexRepository(home, repo);
+ *   const { results } = await search(home, { query: "retry policy" });
+ */
+export { loadConfig, resolveHome, setConfigValue, type Config } from "./config.ts";
+export { readDocument, readDocuments, resolveDocumentRef, type DocumentText } from "./documents.ts";
+export { chooseModel, describeModel, EmbedderCache, KNOWN_MODELS, loadEmbedder, type Embedder, type ModelInfo } from "./embedder.ts";
+export { ERROR_CODES, ResearcherError, type ErrorCode } from "./errors.ts";
+export { indexRepository, removeDocument, type IndexOptions, type IndexProgress, type IndexSummary } from "./indexer.ts";
+export { addRepository, getRepository, listRepositories, removeRepository, type Repository } from "./repos.ts";
+export { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions, type SearchResponse } from "./search.ts";
+export { repositoryStatus, type RepositoryStatus } from "./status.ts";
