@@ -112,6 +112,7 @@ function mainCli(): CAC {
     .action(async (names: string[], flags: Flags) => {
       const embedders = new EmbedderCache({ allowDownload: true, onProgress: flags.quiet ? undefined : downloadProgress() });
       const summaries = [];
+      let failure: unknown; // one repository failing does not stop the others; the command still fails
       try {
         for (const repo of selectRepositories(home(flags), names)) {
           const bar = flags.quiet || flags.json ? undefined : progressBar(process.stderr, repo.name);
@@ -126,6 +127,8 @@ function mainCli(): CAC {
                 onProgress: bar?.update,
               }),
             );
+          } catch (error) {
+            failure ??= error;
           } finally {
             bar?.done();
           }
@@ -135,13 +138,14 @@ function mainCli(): CAC {
       }
       if (flags.json) json(summaries.length === 1 && names.length === 1 ? summaries[0] : summaries);
       else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(process.stdout))).join(""));
+      if (failure) throw failure;
       if (summaries.length === 0 && !flags.json) process.stderr.write("no repositories to index\n");
     });
 
   cli
     .command("search [...query]", "Search fragments by words and meaning")
     .option("--repo <name>", "Only this repository (repeatable)")
-    .option("-n, --limit <n>", "Number of results", { default: undefined })
+    .option("-n, --limit <n>", "Number of results (default: search.limit, 10)")
     .option("--offset <n>", "Skip this many results")
     .option("--min-score <x>", "Drop results scoring below x")
     .option("--documents", "Group fragments by document")

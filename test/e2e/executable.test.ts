@@ -76,6 +76,20 @@ describe("compiled executable", () => {
     for (const result of [noModel, missing, usage]) expect(result.stderr).not.toContain("    at ");
   });
 
+  test("one repository failing does not stop the others, and the command still fails", () => {
+    const fresh = tempDir();
+    const env = { RESEARCHER_MODEL_PATH: "" };
+    const run = (...args: string[]) => runCli(args, { home: fresh, env });
+    expect(run("repo", "add", "good", docs, "--embedding-model", GLOVE).code).toBe(0);
+    const broken = tempDir();
+    writeTree(broken, { "x.md": "text\n" });
+    expect(run("repo", "add", "broken", broken, "--embedding-model", "/nonexistent/model").code).toBe(0);
+    const result = run("index", "--json");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error: .*not a model folder/);
+    expect(JSON.parse(result.stdout)).toEqual([expect.objectContaining({ repository: "good", embedded: 3 })]);
+  });
+
   test("offline first use of a hub model fails fast with what to do", () => {
     const fresh = tempDir();
     writeTree(fresh, { "a.md": "hello\n" });
