@@ -163,7 +163,6 @@ function mainCli(): CAC {
       const query = [...words, ...((flags["--"] as string[] | undefined) ?? [])].join(" ");
       if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: 'researcher search "your question"' });
       if (flags.json && flags.files) throw new ResearcherError("USAGE", "--json and --files cannot be combined");
-      const config = loadConfig(home(flags));
       const context = new SearchContext();
       const response = await search(home(flags), {
         query,
@@ -172,7 +171,7 @@ function mainCli(): CAC {
         explain: Boolean(flags.explain),
         filter: flags.filter === undefined ? undefined : String(flags.filter),
         repositories: list(flags.repo),
-        limit: integer(flags.limit, "limit") ?? config.search.limit,
+        limit: integer(flags.limit, "limit"),
         offset: integer(flags.offset, "offset"),
         minScore: number(flags.minScore, "min-score"),
         documents: Boolean(flags.documents),

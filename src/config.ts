@@ -74,7 +74,6 @@ const configSchema = () => (built ??= schemas()).ConfigSchema;
 
 type Schemas = ReturnType<typeof schemas>;
 export type Config = v.InferOutput<Schemas["ConfigSchema"]>;
-export type RepositoryConfig = v.InferOutput<Schemas["RepositorySchema"]>;
 export type EmbeddingConfig = v.InferOutput<Schemas["EmbeddingSchema"]>;
 
 /** `--home` beats `RESEARCHER_HOME` beats `~/.researcher`. */

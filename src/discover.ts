@@ -19,7 +19,7 @@ export interface DiscoverOptions {
 const ALWAYS_SKIPPED = new Set(["node_modules", "__pycache__"]);
 
 /** Compile `--exclude` globs; a pattern without `/` matches a file or folder name at any depth, like .gitignore. */
-export function compileExcludes(patterns: string[]): (relativePath: string) => boolean {
+function compileExcludes(patterns: string[]): (relativePath: string) => boolean {
   const globs = patterns.flatMap((pattern) => {
     const clean = pattern.replace(/^\.?\//, "").replace(/\/$/, "");
     const anchored = clean.includes("/") ? [clean] : [`**/${clean}`, clean];
@@ -28,7 +28,7 @@ export function compileExcludes(patterns: string[]): (relativePath: string) => b
   return (path) => globs.some((glob) => glob.match(path));
 }
 
-export function fileTypeOf(path: string): string {
+function fileTypeOf(path: string): string {
   return extname(path).slice(1).toLowerCase();
 }
 

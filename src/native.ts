@@ -16,9 +16,6 @@ export interface EmbeddedFile {
   name: string;
 }
 
-/** True inside a `bun build --compile` executable. */
-export const isCompiled = import.meta.url.includes("$bunfs");
-
 /** `~/.researcher` or `$RESEARCHER_HOME` (native parts are per machine, not per `--home`). */
 function cacheRoot(): string {
   return join(process.env.RESEARCHER_HOME || join(homedir(), ".researcher"), "native");

@@ -15,6 +15,7 @@ export type SearchMode = "bm25" | "vector" | "hybrid";
 export interface SearchOptions {
   query: string;
   repositories?: string[];
+  /** Default: `search.limit` from config.yaml. */
   limit?: number;
   offset?: number;
   minScore?: number;
@@ -117,12 +118,12 @@ export class SearchContext {
 }
 
 export async function search(home: string, options: SearchOptions, context = new SearchContext()): Promise<SearchResponse> {
-  const limit = checkedInteger(options.limit ?? 10, "limit", 1);
+  const config = loadConfig(home);
+  const limit = checkedInteger(options.limit ?? config.search.limit, "limit", 1);
   const offset = checkedInteger(options.offset ?? 0, "offset", 0);
   const searchable = openRepositories(home, options.repositories ?? [], context);
   const parsed = parseQuery(options.query);
   const wanted = options.documents ? Math.max(200, (offset + limit) * 10) : Math.max(2 * (offset + limit), 20);
-  const config = loadConfig(home);
 
   const queryVectors = new Map<Embedder, Promise<Float32Array>>(); // one embedding per model, however many repositories
   const embedQuery = (embedder: Embedder) => {

@@ -122,7 +122,7 @@ async function openIndex(dir: string, stamp: string): Promise<UsearchIndex> {
   return index;
 }
 
-export function exactSearch(store: Store, query: Float32Array, k: number): VectorHit[] {
+function exactSearch(store: Store, query: Float32Array, k: number): VectorHit[] {
   const hits: VectorHit[] = [];
   for (const { id, vector } of store.allVectors()) hits.push({ id, score: dot(query, vector) });
   return hits.sort((a, b) => b.score - a.score).slice(0, k);

@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { setConfigValue } from "../src/config.ts";
+import { addRepository, getRepository } from "../src/repos.ts";
 import { search, type DocumentHit, type FragmentHit } from "../src/search.ts";
 import { Store } from "../src/store.ts";
 import { HOOK_TIMEOUT, SHARED, tempDir, writeTree } from "./helpers.ts";
@@ -74,6 +75,15 @@ describe("search", () => {
     const guide = grouped.results.find((r) => r.path === "guide.md") as DocumentHit;
     expect(guide.fragments.length).toBe(2);
     expect(new Set(grouped.results.map((r) => r.path)).size).toBe(grouped.results.length);
+  });
+
+  test("the default limit comes from search.limit in config.yaml", async () => {
+    const other = tempDir();
+    setConfigValue(other, "search.limit", "1");
+    addRepository(other, { name: "docs", path: docs, embed: false });
+    await indexRepository(other, getRepository(other, "docs"));
+    expect((await search(other, { query: "cache install" })).results).toHaveLength(1);
+    expect((await search(other, { query: "cache install", limit: 3 })).results.length).toBeGreaterThan(1);
   });
 
   test("bad pagination values are clear errors", async () => {
