@@ -31,7 +31,7 @@ const cases: { id: string; bm25: Ranked[]; vector: Ranked[] }[] = [];
 for (const split of ["train", "test"] as const) {
   for (const q of readQueries(split)) {
     const match = parseQuery(q.text).match;
-    const bm25 = match ? store.searchBm25(match, BM25_WEIGHTS, K).hits : [];
+    const bm25 = match ? store.searchBm25(match, BM25_WEIGHTS, K) : [];
     const [v] = await embedder.embed([q.text], "query");
     cases.push({ id: `${split}:${q.id}`, bm25, vector: await searchVectors(store, repo.dir, v!, K) });
   }

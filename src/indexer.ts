@@ -81,6 +81,8 @@ export async function indexRepository(home: string, repo: Repository, options: I
       const summary = options.embeddingsOnly
         ? { ...emptySummary(repo.name), ...store.counts() }
         : runIndex(store, repo, { ...config.chunk }, config.index.max_file_bytes, options);
+      const changed = summary.fragments + summary.removed;
+      if (changed > 0) store.compactFullText(changed / Math.max(1, summary.fragments_total));
       const embedding = embed
         ? await embedRepository(store, repo, () => embedders.get(home, choice), options)
         : { embedded: 0, model: store.embeddingModel()?.id ?? null };

@@ -206,7 +206,7 @@ async function searchRepository(
 
   const depth = mode === "hybrid" ? Math.max(wanted, FUSION_DEPTH) : wanted;
   const match = mode === "vector" ? null : selectiveMatch(store, parsed);
-  const keyword = match ? store.searchBm25(match, BM25_WEIGHTS, depth) : { hits: [], total: 0 };
+  const keyword = match ? store.searchBm25(match, BM25_WEIGHTS, depth) : [];
   let semantic: Ranked[] = [];
   if (mode !== "bm25" && options.query.trim()) {
     const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model, model));
@@ -216,12 +216,12 @@ async function searchRepository(
 
   let candidates: Candidate[];
   if (mode === "hybrid") {
-    candidates = fuseHybrid(keyword.hits, semantic).map((f) => ({
+    candidates = fuseHybrid(keyword, semantic).map((f) => ({
       repo, store, id: f.id, score: round(f.score),
       explain: { mode, bm25: roundContribution(f.bm25), vector: roundContribution(f.vector), fused: round(f.score) },
     }));
   } else {
-    const list = mode === "bm25" ? keyword.hits : semantic;
+    const list = mode === "bm25" ? keyword : semantic;
     candidates = list.map((hit, i) => {
       const contribution = { rank: i + 1, score: round(hit.score) };
       return {
@@ -236,11 +236,14 @@ async function searchRepository(
     const owners = store.ownersOf(candidates.map((c) => c.id));
     candidates = candidates.filter((c) => glob.match(owners.get(c.id)?.path ?? ""));
   }
-  const exact = mode === "bm25" && !options.filter;
-  const total = exact
-    ? options.documents && match ? store.countMatchingDocuments(match) : keyword.total
-    : candidates.length;
+  const total = mode === "bm25" && match && !options.filter ? bm25Total(store, match, keyword.length, depth, options) : candidates.length;
   return { repo: repo.name, mode, total, candidates, note };
+}
+
+/** Plain BM25 reports every fragment (or document) that matches, not just the ones fetched. */
+function bm25Total(store: Store, match: string, fetched: number, depth: number, options: SearchOptions): number {
+  if (options.documents) return store.countMatchingDocuments(match);
+  return fetched < depth ? fetched : store.countMatchingFragments(match);
 }
 
 /**

@@ -13,6 +13,13 @@ export interface Snippet {
 const WINDOW = 240;
 const LEAD = 40;
 
+/** A matched word: [start, end) in the fragment text, and its folded form (to count distinct words). */
+interface Match {
+  start: number;
+  end: number;
+  key: string;
+}
+
 export function makeSnippet(text: string, highlight: ParsedQuery["highlight"]): Snippet {
   const matches = findMatches(text, highlight);
   const start = bestWindowStart(text, matches);
@@ -21,20 +28,16 @@ export function makeSnippet(text: string, highlight: ParsedQuery["highlight"]): 
   const slice = text.slice(start, cutEnd);
   // Collapse whitespace but keep offsets of highlights valid by mapping through the same collapse.
   const { clean, map } = collapseWhitespace(slice);
-  const highlights: [number, number][] = matches
-    .filter(([s, e]) => s >= start && e <= cutEnd)
-    .map(([s, e]) => [map[s - start]!, map[e - start]!]);
   const prefix = start > 0 ? "…" : "";
   const suffix = cutEnd < text.length ? "…" : "";
-  return {
-    text: prefix + clean + suffix,
-    highlights: highlights.map(([s, e]) => [s + prefix.length, e + prefix.length]),
-    offset: start,
-  };
+  const highlights: [number, number][] = matches
+    .filter((m) => m.start >= start && m.end <= cutEnd)
+    .map((m) => [map[m.start - start]! + prefix.length, map[m.end - start]! + prefix.length]);
+  return { text: prefix + clean + suffix, highlights, offset: start };
 }
 
-function findMatches(text: string, highlight: ParsedQuery["highlight"]): [number, number][] {
-  const found: [number, number][] = [];
+function findMatches(text: string, highlight: ParsedQuery["highlight"]): Match[] {
+  const found: Match[] = [];
   if (highlight.stems.size === 0 && highlight.prefixes.length === 0) return found;
   const stemHeads = new Set([...highlight.stems].map(stemHead));
   const cjk = hasCjk(text);
@@ -45,33 +48,38 @@ function findMatches(text: string, highlight: ParsedQuery["highlight"]): [number
     if (cjk && hasCjk(word)) {
       // CJK runs are indexed character by character: highlight each matching character.
       [...word].forEach((ch, i) => {
-        if (highlight.stems.has(ch)) found.push([m.index + i, m.index + i + ch.length]);
+        if (highlight.stems.has(ch)) found.push({ start: m.index + i, end: m.index + i + ch.length, key: ch });
       });
       continue;
     }
     const folded = lower ? lower.slice(m.index, m.index + word.length) : foldCase(word);
     if (highlight.prefixes.some((p) => folded.startsWith(p)) || (mayStemTo(folded, stemHeads) && highlight.stems.has(stem(word)))) {
-      found.push([m.index, m.index + word.length]);
+      found.push({ start: m.index, end: m.index + word.length, key: folded });
     }
   }
   return found;
 }
 
 /** Start of the window covering the most distinct matched words, backed up a little for context. */
-function bestWindowStart(text: string, matches: [number, number][]): number {
+function bestWindowStart(text: string, matches: Match[]): number {
   if (matches.length === 0 || text.length <= WINDOW) return 0;
   let best = 0;
   let bestScore = -1;
-  for (let i = 0; i < matches.length; i++) {
-    const from = matches[i]![0];
-    const distinct = new Set<string>();
-    for (let j = i; j < matches.length && matches[j]![1] <= from + WINDOW - LEAD; j++) {
-      distinct.add(foldCase(text.slice(matches[j]![0], matches[j]![1])));
+  // Slide a window over the matches, counting each word once however often it occurs inside.
+  const inWindow = new Map<string, number>();
+  let next = 0;
+  for (const [i, first] of matches.entries()) {
+    while (next <= i || (next < matches.length && matches[next]!.end <= first.start + WINDOW - LEAD)) {
+      const key = matches[next++]!.key;
+      inWindow.set(key, (inWindow.get(key) ?? 0) + 1);
     }
-    if (distinct.size > bestScore) {
-      bestScore = distinct.size;
-      best = from;
+    if (inWindow.size > bestScore) {
+      bestScore = inWindow.size;
+      best = first.start;
     }
+    const left = inWindow.get(first.key)! - 1;
+    if (left === 0) inWindow.delete(first.key);
+    else inWindow.set(first.key, left);
   }
   const start = Math.max(0, best - LEAD);
   if (start === 0) return 0;

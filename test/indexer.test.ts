@@ -87,4 +87,16 @@ describe("indexRepository", () => {
     (await indexRepository(home, repo));
     expect((await indexRepository(home, repo, { rebuild: true }))).toMatchObject({ indexed: 2, skipped: 0 });
   });
+
+  test("a large run leaves the full-text index merged into one segment", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 2500; i++) files[`doc${i}.md`] = `document number ${i}\n`; // three write batches
+    const { home, repo } = setup(files);
+    await indexRepository(home, repo);
+    const store = Store.open(repo.dir);
+    const segments = store.db.query<{ n: number }, []>("SELECT count(DISTINCT segid) AS n FROM fragments_fts_idx").get()!.n;
+    store.close();
+    expect(segments).toBe(1);
+    expect((await search(home, { query: "document", limit: 1 })).total).toBe(2500);
+  });
 });
