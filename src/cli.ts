@@ -2,7 +2,6 @@
 import { existsSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { cac, type CAC } from "cac";
-import YAML from "yaml";
 import { configPath, loadConfig, resolveHome, setConfigValue } from "./config.ts";
 import { safeRelativePath } from "./documents.ts";
 import { chooseModel, describeModel, EmbedderCache, loadEmbedder, modelsDir } from "./embedder.ts";
@@ -29,11 +28,13 @@ import {
 } from "./repos.ts";
 import { search, SearchContext, type SearchMode } from "./search.ts";
 import { repositoryStatus } from "./status.ts";
+import { stderr, stdout } from "./terminal.ts";
 import { versionText } from "./version.ts";
+import { stringifyYaml } from "./yaml.ts";
 
 type Flags = Record<string, unknown>;
 
-const out = (text: string) => process.stdout.write(text);
+const out = (text: string) => stdout.write(text);
 const json = (value: unknown) => out(`${JSON.stringify(value, null, 2)}\n`);
 
 /** Options every command accepts. */
@@ -89,10 +90,10 @@ function downloadProgress(): (file: string, loaded: number, total: number) => vo
   let last = 0;
   return (file, loaded, total) => {
     const now = performance.now();
-    if (!process.stderr.isTTY || (now - last < 100 && loaded < total)) return;
+    if (!stderr.isTTY || (now - last < 100 && loaded < total)) return;
     last = now;
     const percent = total ? Math.floor((loaded / total) * 100) : 0;
-    process.stderr.write(`\r\x1b[2Kdownloading ${file} ${percent}%${loaded >= total ? "\n" : ""}`);
+    stderr.write(`\r\x1b[2Kdownloading ${file} ${percent}%${loaded >= total ? "\n" : ""}`);
   };
 }
 
@@ -115,7 +116,7 @@ function mainCli(): CAC {
       let failure: unknown; // one repository failing does not stop the others; the command still fails
       try {
         for (const repo of selectRepositories(home(flags), names)) {
-          const bar = flags.quiet || flags.json ? undefined : progressBar(process.stderr, repo.name);
+          const bar = flags.quiet || flags.json ? undefined : progressBar(stderr, repo.name);
           try {
             summaries.push(
               await indexRepository(home(flags), repo, {
@@ -137,9 +138,9 @@ function mainCli(): CAC {
         await embedders.dispose();
       }
       if (flags.json) json(summaries.length === 1 && names.length === 1 ? summaries[0] : summaries);
-      else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(process.stdout))).join(""));
+      else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
       if (failure) throw failure;
-      if (summaries.length === 0 && !flags.json) process.stderr.write("no repositories to index\n");
+      if (summaries.length === 0 && !flags.json) stderr.write("no repositories to index\n");
     });
 
   cli
@@ -178,8 +179,8 @@ function mainCli(): CAC {
       }, context).finally(() => context.close());
       if (flags.json) return json(searchJson(response));
       if (flags.files) return out(searchFiles(response));
-      if (response.results.length === 0) process.stderr.write(`no results for "${response.query}"\n`);
-      out(searchText(response, styleFor(process.stdout)));
+      if (response.results.length === 0) stderr.write(`no results for "${response.query}"\n`);
+      out(searchText(response, styleFor(stdout)));
     });
 
   cli
@@ -200,7 +201,7 @@ function mainCli(): CAC {
       const repos = name ? [getRepository(home(flags), name)] : listRepositories(home(flags));
       const statuses = repos.map(repositoryStatus);
       if (flags.json) return json(name ? statuses[0] : statuses);
-      out(statusText(statuses, styleFor(process.stdout)));
+      out(statusText(statuses, styleFor(stdout)));
     });
 
   cli
@@ -217,7 +218,7 @@ function mainCli(): CAC {
       if (port < 0 || port > 65535) throw new ResearcherError("USAGE", `--port must be 0–65535 (got ${port})`);
       const token = (flags.token as string | undefined) ?? process.env.RESEARCHER_MCP_TOKEN;
       const server = mcp.serveHttp(home(flags), { port, host: flags.host as string | undefined, token: token || undefined });
-      process.stderr.write(`listening on ${server.url}/mcp\n`);
+      stderr.write(`listening on ${server.url}/mcp\n`);
       await new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);
         process.once("SIGTERM", resolve);
@@ -279,7 +280,7 @@ function repoCli(): CAC {
     .action((flags: Flags) => {
       const repos = listRepositories(home(flags));
       if (flags.json) return json(repos.map(repositoryJson));
-      out(repositoryListText(repos, styleFor(process.stdout)));
+      out(repositoryListText(repos, styleFor(stdout)));
     });
   return cli;
 }
@@ -293,7 +294,7 @@ function configCli(): CAC {
     .action((flags: Flags) => {
       const config = loadConfig(home(flags));
       if (flags.json) return json(config);
-      out(YAML.stringify(config));
+      out(stringifyYaml(config));
     });
   cli
     .command("path", "Print where config.yaml is")
@@ -390,11 +391,11 @@ function reportError(error: unknown, verbose: boolean, command: string | undefin
   const usage = (error as Error)?.name === "CACError";
   const known = isResearcherError(error);
   const message = known || usage ? describeError(error) : `unexpected: ${describeError(error)}`;
-  process.stderr.write(`error: ${message.replace(/^./, (c) => c.toLowerCase())}\n`);
-  if (known && error.hint) process.stderr.write(`hint: ${error.hint}\n`);
-  if (usage) process.stderr.write(`hint: run \`researcher ${command && GROUPS[command] ? `${command} ` : ""}--help\`\n`);
-  if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
-  else if (!known && !usage) process.stderr.write("hint: run again with --verbose for details\n");
+  stderr.write(`error: ${message.replace(/^./, (c) => c.toLowerCase())}\n`);
+  if (known && error.hint) stderr.write(`hint: ${error.hint}\n`);
+  if (usage) stderr.write(`hint: run \`researcher ${command && GROUPS[command] ? `${command} ` : ""}--help\`\n`);
+  if (verbose && error instanceof Error && error.stack) stderr.write(`${error.stack}\n`);
+  else if (!known && !usage) stderr.write("hint: run again with --verbose for details\n");
   if (usage) return 2;
   return known ? error.exitCode : 1;
 }

@@ -2,16 +2,22 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import * as v from "valibot";
-import YAML from "yaml";
+import type * as Valibot from "valibot";
 import { ResearcherError } from "./errors.ts";
 import { writeFileAtomic } from "./atomic.ts";
+import { parseYaml, stringifyYaml } from "./yaml.ts";
 
 export const DEFAULT_FILE_TYPES = ["md", "markdown", "mdx", "txt"];
 export const REPO_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** Built on first use: constructing the schema costs start-up time that most commands never need. */
+/**
+ * Loaded and built on first use: valibot and the schema cost start-up time, and a search reads the validated JSON
+ * copy of the config instead.
+ */
+const valibot = () => require("valibot") as typeof Valibot;
+
 function schemas() {
+  const v = valibot();
   const Provider = v.picklist(["local", "ollama", "openai"]);
 
   const EmbeddingSchema = v.strictObject({
@@ -73,8 +79,8 @@ let built: ReturnType<typeof schemas> | undefined;
 const configSchema = () => (built ??= schemas()).ConfigSchema;
 
 type Schemas = ReturnType<typeof schemas>;
-export type Config = v.InferOutput<Schemas["ConfigSchema"]>;
-export type EmbeddingConfig = v.InferOutput<Schemas["EmbeddingSchema"]>;
+export type Config = Valibot.InferOutput<Schemas["ConfigSchema"]>;
+export type EmbeddingConfig = Valibot.InferOutput<Schemas["EmbeddingSchema"]>;
 
 /** `--home` beats `RESEARCHER_HOME` beats `~/.researcher`. */
 export function resolveHome(flag?: string): string {
@@ -86,6 +92,7 @@ export const configPath = (home: string) => join(home, "config.yaml");
 export const repositoryDir = (home: string, name: string) => join(home, "repositories", name);
 
 export function parseConfig(input: unknown, source: string): Config {
+  const v = valibot();
   const result = v.safeParse(configSchema(), input ?? {});
   if (result.success) return result.output;
   const issue = result.issues[0];
@@ -139,7 +146,7 @@ function writeValidatedCopy(home: string, entry: { stamp: string; config: Config
 function readConfigFile(file: string): Config {
   let raw: unknown;
   try {
-    raw = YAML.parse(readFileSync(file, "utf8"));
+    raw = parseYaml(readFileSync(file, "utf8"));
   } catch (error) {
     const line = (error as { linePos?: { line: number }[] }).linePos?.[0]?.line;
     throw new ResearcherError("INVALID_CONFIG", `${file}${line ? `:${line}` : ""}: not valid YAML`, {
@@ -153,7 +160,7 @@ function readConfigFile(file: string): Config {
 export function saveConfig(home: string, config: Config): void {
   mkdirSync(home, { recursive: true });
   const checked = parseConfig(config, configPath(home));
-  writeFileAtomic(configPath(home), YAML.stringify(checked));
+  writeFileAtomic(configPath(home), stringifyYaml(checked));
   cache.delete(configPath(home));
   rmSync(validatedCopyPath(home), { force: true });
 }
@@ -182,7 +189,7 @@ function parseScalar(value: string): unknown {
   const trimmed = value.trim();
   if (trimmed === "") return "";
   try {
-    const parsed = YAML.parse(value);
+    const parsed = parseYaml(value);
     if (typeof parsed === "object" && parsed !== null && !/^[[{]/.test(trimmed)) return value;
     return parsed;
   } catch {

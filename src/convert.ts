@@ -1,7 +1,7 @@
 /** A file's bytes → text the chunker understands (markdown or plain text) plus metadata. */
 import { basename, extname } from "node:path";
-import YAML from "yaml";
 import { ResearcherError } from "./errors.ts";
+import { parseYaml } from "./yaml.ts";
 
 export type TextFormat = "markdown" | "text";
 
@@ -57,8 +57,8 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
 
 function parseFrontMatter(source: string): Record<string, unknown> {
   try {
-    const parsed = YAML.parse(source);
-    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? parsed : {};
+    const parsed = parseYaml(source);
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
   } catch {
     return {}; // malformed front matter is metadata we cannot use, not a reason to drop the document
   }

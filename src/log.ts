@@ -4,6 +4,7 @@
  * start-up time than a whole BM25 search, and most commands never log.
  */
 import { createConsola, type ConsolaInstance } from "consola/core";
+import { stderr } from "./terminal.ts";
 
 let instance: ConsolaInstance | undefined;
 
@@ -14,7 +15,7 @@ function consola(): ConsolaInstance {
       {
         log(entry) {
           const text = entry.args.map((a) => (a instanceof Error ? a.message : String(a))).join(" ");
-          process.stderr.write(`${entry.type === "info" || entry.type === "log" ? "" : `${entry.type}: `}${text}\n`);
+          stderr.write(`${entry.type === "info" || entry.type === "log" ? "" : `${entry.type}: `}${text}\n`);
         },
       },
     ],

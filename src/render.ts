@@ -3,6 +3,7 @@ import type { IndexProgress, IndexSummary } from "./indexer.ts";
 import type { DocumentHit, FragmentHit, SearchResponse } from "./search.ts";
 import type { RepositoryStatus } from "./status.ts";
 import type { Repository } from "./repos.ts";
+import type { Terminal } from "./terminal.ts";
 
 export interface Style {
   bold: (s: string) => string;
@@ -169,10 +170,9 @@ export function formatBytes(bytes: number): string {
 // ---- progress ----------------------------------------------------------------------------------------
 
 /** A one-line progress bar redrawn on a TTY stream; a no-op elsewhere so logs and pipes stay clean. */
-export function progressBar(stream: NodeJS.WriteStream, label: string): { update: (p: IndexProgress) => void; done: () => void } {
+export function progressBar(stream: Terminal, label: string): { update: (p: IndexProgress) => void; done: () => void } {
   if (!stream.isTTY) return { update: () => {}, done: () => {} };
   let last = 0;
-  const columns = () => stream.columns || 80;
   return {
     update(p) {
       const now = performance.now();
@@ -182,7 +182,7 @@ export function progressBar(stream: NodeJS.WriteStream, label: string): { update
       const filled = p.total ? Math.round((p.done / p.total) * width) : 0;
       const bar = `[${"█".repeat(filled)}${"░".repeat(width - filled)}]`;
       const text = `${label} ${p.phase} ${bar} ${p.done}/${p.total} ${p.path ?? ""}`;
-      stream.write(`\r\x1b[2K${text.slice(0, columns() - 1)}`);
+      stream.write(`\r\x1b[2K${text.slice(0, stream.columns() - 1)}`);
     },
     done() {
       stream.write("\r\x1b[2K");

@@ -37,28 +37,61 @@ export function makeSnippet(text: string, highlight: ParsedQuery["highlight"]): 
 }
 
 function findMatches(text: string, highlight: ParsedQuery["highlight"]): Match[] {
+  if (highlight.stems.size === 0 && highlight.prefixes.length === 0) return [];
+  const plain = !hasCjk(text) && text.normalize("NFKD") === text;
+  return plain ? findPlainMatches(text, highlight) : findAnyMatches(text, highlight);
+}
+
+/**
+ * The common case, text without CJK or decomposable letters (so a word folds by lower-casing): the regex engine
+ * finds the words that start like a searched stem or prefix, and JavaScript looks at a handful of words instead
+ * of every one (which was most of a cold CLI search).
+ */
+function findPlainMatches(text: string, highlight: ParsedQuery["highlight"]): Match[] {
   const found: Match[] = [];
-  if (highlight.stems.size === 0 && highlight.prefixes.length === 0) return found;
+  for (const m of text.matchAll(candidatesOf(highlight))) {
+    const folded = foldCase(m[0]);
+    if (highlight.prefixes.some((p) => folded.startsWith(p)) || highlight.stems.has(stem(m[0]))) {
+      found.push({ start: m.index, end: m.index + m[0].length, key: folded });
+    }
+  }
+  return found;
+}
+
+/** Compiled once per query (a Unicode-aware pattern costs more to compile than to run over a fragment). */
+const compiled = new WeakMap<ParsedQuery["highlight"], RegExp>();
+
+function candidatesOf(highlight: ParsedQuery["highlight"]): RegExp {
+  let pattern = compiled.get(highlight);
+  if (!pattern) {
+    const starts = [...new Set([...highlight.stems].map(stemHead)), ...highlight.prefixes].map(escapeRegExp);
+    pattern = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])(?:${starts.join("|")})[\\p{L}\\p{N}\\p{M}]*`, "giu");
+    compiled.set(highlight, pattern);
+  }
+  return pattern;
+}
+
+/** Any script: every word is folded and compared; CJK runs are matched character by character, as indexed. */
+function findAnyMatches(text: string, highlight: ParsedQuery["highlight"]): Match[] {
+  const found: Match[] = [];
   const stemHeads = new Set([...highlight.stems].map(stemHead));
-  const cjk = hasCjk(text);
-  // Fold the whole text once when it is ASCII (the common case) instead of word by word.
-  const lower = /^[\x00-\x7f]*$/.test(text) ? text.toLowerCase() : null;
   for (const m of text.matchAll(WORD)) {
     const word = m[0];
-    if (cjk && hasCjk(word)) {
-      // CJK runs are indexed character by character: highlight each matching character.
+    if (hasCjk(word)) {
       [...word].forEach((ch, i) => {
         if (highlight.stems.has(ch)) found.push({ start: m.index + i, end: m.index + i + ch.length, key: ch });
       });
       continue;
     }
-    const folded = lower ? lower.slice(m.index, m.index + word.length) : foldCase(word);
-    if (highlight.prefixes.some((p) => folded.startsWith(p)) || (mayStemTo(folded, stemHeads) && highlight.stems.has(stem(word)))) {
+    const folded = foldCase(word);
+    if (highlight.prefixes.some((p) => folded.startsWith(p)) || (stemHeads.has(stemHead(folded)) && highlight.stems.has(stem(word)))) {
       found.push({ start: m.index, end: m.index + word.length, key: folded });
     }
   }
   return found;
 }
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** Start of the window covering the most distinct matched words, backed up a little for context. */
 function bestWindowStart(text: string, matches: Match[]): number {
@@ -108,4 +141,3 @@ function collapseWhitespace(slice: string): { clean: string; map: number[] } {
 
 /** Porter stemming rewrites only a word's ending, so a word and its stem share their first three letters. */
 const stemHead = (s: string) => s.slice(0, 3);
-const mayStemTo = (folded: string, heads: Set<string>) => heads.has(stemHead(folded));

@@ -30,10 +30,18 @@ export function foldCase(word: string): string {
   return word.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase();
 }
 
-/** The Porter stem FTS5's `porter` tokenizer would index for this word. */
+const stems = new Map<string, string>();
+
+/** The Porter stem FTS5's `porter` tokenizer would index for this word (memoised: snippets stem the same words often). */
 export function stem(word: string): string {
-  const folded = foldCase(word);
-  return /^[a-z]+$/.test(folded) ? stemmer(folded) : folded;
+  let result = stems.get(word);
+  if (result === undefined) {
+    const folded = foldCase(word);
+    result = /^[a-z]+$/.test(folded) ? stemmer(folded) : folded;
+    if (stems.size >= 50_000) stems.clear(); // a long-running server sees unbounded vocabularies
+    stems.set(word, result);
+  }
+  return result;
 }
 
 /** A tokenizer-free estimate: ~4 characters per word piece in Latin text, ~1 token per CJK character. */

@@ -1,20 +1,32 @@
-/** BM25 search, --help and --version must never pay for loading ONNX, usearch or the MCP SDK. */
+/**
+ * A cold search pays only for what it uses: ONNX, usearch, the MCP SDK, YAML and valibot load on first use, and
+ * Node's stream machinery (behind `process.stdout`, `process.stderr` and `node:tty`) is never touched by the CLI.
+ */
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "./helpers.ts";
 
-const HEAVY = ["@huggingface/transformers", "onnxruntime-node", "usearch", "@modelcontextprotocol/sdk", "zod"];
+const HEAVY = ["@huggingface/transformers", "onnxruntime-node", "usearch", "@modelcontextprotocol/sdk", "zod", "yaml", "valibot", "node:tty"];
+const sources = readdirSync(join(ROOT, "src"))
+  .filter((f) => f.endsWith(".ts"))
+  .map((file) => ({ file, source: readFileSync(join(ROOT, "src", file), "utf8") }));
 
 test("heavy libraries are imported lazily (mcp.ts itself is only imported lazily)", () => {
   const offenders: string[] = [];
-  for (const file of readdirSync(join(ROOT, "src")).filter((f) => f.endsWith(".ts"))) {
-    const source = readFileSync(join(ROOT, "src", file), "utf8");
+  for (const { file, source } of sources) {
     for (const match of source.matchAll(/^import\s+(?!type\b)[^;]*?from\s+"([^"]+)"/gm)) {
       const target = match[1]!;
       if (file !== "mcp.ts" && HEAVY.some((heavy) => target === heavy || target.startsWith(`${heavy}/`))) offenders.push(`${file}: ${target}`);
       if (target === "./mcp.ts") offenders.push(`${file}: ./mcp.ts`);
     }
   }
+  expect(offenders).toEqual([]);
+});
+
+test("only the MCP server and terminal.ts touch process.stdout / process.stderr", () => {
+  const offenders = sources
+    .filter(({ file, source }) => !["mcp.ts", "terminal.ts"].includes(file) && /process\.std(out|err)/.test(source))
+    .map(({ file }) => file);
   expect(offenders).toEqual([]);
 });

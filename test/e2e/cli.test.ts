@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { executable, HOOK_TIMEOUT, runCli, tempDir, useCliCommand, writeTree } from "../helpers.ts";
+import { cliCommand, executable, GLOVE, HOOK_TIMEOUT, runCli, SYSTEM_PATH, tempDir, useCliCommand, writeTree } from "../helpers.ts";
 
 beforeAll(async () => useCliCommand([await executable()]), HOOK_TIMEOUT);
 
@@ -83,6 +83,16 @@ describe("researcher CLI", () => {
     expect(result.stdout).not.toContain("\x1b[");
     const colored = runCli(["search", "snail"], { home, env: { FORCE_COLOR: "1" } });
     expect(colored.stdout).toContain("\x1b[");
+  });
+
+  test("on a terminal: colours and a progress bar", () => {
+    const env = { PATH: SYSTEM_PATH, HOME: home, RESEARCHER_HOME: home, RESEARCHER_MODEL_PATH: GLOVE, TERM: "xterm" };
+    const onTerminal = (args: string) => {
+      const proc = Bun.spawnSync(["script", "-qec", `${cliCommand.join(" ")} ${args}`, "/dev/null"], { env });
+      return proc.stdout.toString();
+    };
+    expect(onTerminal("search snail")).toContain("\x1b[36mnotes:alpha.md:3");
+    expect(onTerminal("index notes --rebuild")).toContain("\r\x1b[2Knotes");
   });
 
   test("nasty queries never fail", () => {

@@ -1,0 +1,21 @@
+import { expect, test } from "bun:test";
+import { join } from "node:path";
+import { ROOT } from "./helpers.ts";
+
+test("writing to a reader that has gone (`| head`) ends quietly with exit 0", () => {
+  const script = `import { stdout } from ${JSON.stringify(join(ROOT, "src/terminal.ts"))};
+    stdout.write("line\\n".repeat(1 << 20)); console.error("not reached");`;
+  const proc = Bun.spawnSync(["bash", "-o", "pipefail", "-c", `"${process.execPath}" -e '${script}' | head -c 5`]);
+  expect(proc.stdout.toString()).toBe("line\n");
+  expect(proc.stderr.toString()).toBe("");
+  expect(proc.exitCode).toBe(0);
+});
+
+test("every byte of a large write arrives, and a pipe is not a terminal", () => {
+  const script = `import { stdout } from ${JSON.stringify(join(ROOT, "src/terminal.ts"))};
+    stdout.write("x".repeat(3_000_000)); stdout.write(String(stdout.isTTY));`;
+  const proc = Bun.spawnSync([process.execPath, "-e", script]);
+  const out = proc.stdout.toString();
+  expect(out.length).toBe(3_000_005);
+  expect(out.endsWith("false")).toBe(true);
+});
