@@ -6,7 +6,7 @@ import { ResearcherError } from "./errors.ts";
 import type { Fragment } from "./chunk.ts";
 import { ftsText } from "./text.ts";
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -35,6 +35,8 @@ CREATE TABLE fragments (
 );
 CREATE INDEX fragments_by_document ON fragments(document_id, seq);
 CREATE INDEX fragments_by_text_hash ON fragments(text_hash);
+-- Fragment → document without reading fragment texts (counting matched documents reads one per match).
+CREATE INDEX fragments_owner ON fragments(id, document_id);
 -- Contentless: the text lives once, in fragments; snippets are cut from there.
 CREATE VIRTUAL TABLE fragments_fts USING fts5(
   title, heading, body, content='', contentless_delete=1,
@@ -127,7 +129,7 @@ export class Store {
       db = new Database(file, { create: true, strict: true });
       db.run("PRAGMA busy_timeout = 5000");
       const version = db.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version ?? 0;
-      if (version === 0) migrate(db);
+      if (version < SCHEMA_VERSION) migrate(db, version);
       else if (version > SCHEMA_VERSION) {
         throw new ResearcherError("INDEX_CORRUPT", `${file} was written by a newer researcher (schema ${version})`, {
           hint: "upgrade researcher, or rebuild with `researcher index --rebuild <name>`",
@@ -287,7 +289,8 @@ export class Store {
     return (
       this.db
         .query<{ n: number }, [string]>(
-          `SELECT count(DISTINCT f.document_id) AS n FROM fragments_fts JOIN fragments f ON f.id = fragments_fts.rowid
+          `SELECT count(DISTINCT f.document_id) AS n
+           FROM fragments_fts JOIN fragments f INDEXED BY fragments_owner ON f.id = fragments_fts.rowid
            WHERE fragments_fts MATCH ?`,
         )
         .get(match)?.n ?? 0
@@ -298,7 +301,8 @@ export class Store {
   ownersOf(ids: number[]): Map<number, { documentId: number; path: string }> {
     const rows = this.db
       .query<{ id: number; documentId: number; path: string }, [string]>(
-        `SELECT f.id, f.document_id AS documentId, d.path FROM fragments f JOIN documents d ON d.id = f.document_id
+        `SELECT f.id, f.document_id AS documentId, d.path
+         FROM fragments f INDEXED BY fragments_owner JOIN documents d ON d.id = f.document_id
          WHERE f.id IN (SELECT value FROM json_each(?))`,
       )
       .all(JSON.stringify(ids));
@@ -405,10 +409,16 @@ export class Store {
   }
 }
 
-function migrate(db: Database): void {
-  db.run("PRAGMA journal_mode = WAL");
+/** What turns schema version N - 1 into N. */
+const UPGRADES: Record<number, string> = {
+  2: "CREATE INDEX IF NOT EXISTS fragments_owner ON fragments(id, document_id)",
+};
+
+function migrate(db: Database, from: number): void {
+  if (from === 0) db.run("PRAGMA journal_mode = WAL");
   db.transaction(() => {
-    db.run(SCHEMA);
+    if (from === 0) db.run(SCHEMA);
+    else for (let version = from + 1; version <= SCHEMA_VERSION; version++) db.run(UPGRADES[version]!);
     db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
   })();
 }
