@@ -51,9 +51,7 @@ function findPlainMatches(text: string, highlight: ParsedQuery["highlight"]): Ma
   const found: Match[] = [];
   for (const m of text.matchAll(candidatesOf(highlight))) {
     const folded = foldCase(m[0]);
-    if (highlight.prefixes.some((p) => folded.startsWith(p)) || highlight.stems.has(stem(m[0]))) {
-      found.push({ start: m.index, end: m.index + m[0].length, key: folded });
-    }
+    if (searched(m[0], folded, highlight)) found.push({ start: m.index, end: m.index + m[0].length, key: folded });
   }
   return found;
 }
@@ -64,7 +62,8 @@ const compiled = new WeakMap<ParsedQuery["highlight"], RegExp>();
 function candidatesOf(highlight: ParsedQuery["highlight"]): RegExp {
   let pattern = compiled.get(highlight);
   if (!pattern) {
-    const starts = [...new Set([...highlight.stems].map(stemHead)), ...highlight.prefixes].map(escapeRegExp);
+    // Stems and prefixes are made of word characters only (query.ts), so they need no escaping.
+    const starts = [...new Set([...highlight.stems].map(stemHead)), ...highlight.prefixes];
     pattern = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])(?:${starts.join("|")})[\\p{L}\\p{N}\\p{M}]*`, "giu");
     compiled.set(highlight, pattern);
   }
@@ -74,7 +73,6 @@ function candidatesOf(highlight: ParsedQuery["highlight"]): RegExp {
 /** Any script: every word is folded and compared; CJK runs are matched character by character, as indexed. */
 function findAnyMatches(text: string, highlight: ParsedQuery["highlight"]): Match[] {
   const found: Match[] = [];
-  const stemHeads = new Set([...highlight.stems].map(stemHead));
   for (const m of text.matchAll(WORD)) {
     const word = m[0];
     if (hasCjk(word)) {
@@ -84,14 +82,13 @@ function findAnyMatches(text: string, highlight: ParsedQuery["highlight"]): Matc
       continue;
     }
     const folded = foldCase(word);
-    if (highlight.prefixes.some((p) => folded.startsWith(p)) || (stemHeads.has(stemHead(folded)) && highlight.stems.has(stem(word)))) {
-      found.push({ start: m.index, end: m.index + word.length, key: folded });
-    }
+    if (searched(word, folded, highlight)) found.push({ start: m.index, end: m.index + word.length, key: folded });
   }
   return found;
 }
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const searched = (word: string, folded: string, highlight: ParsedQuery["highlight"]) =>
+  highlight.prefixes.some((p) => folded.startsWith(p)) || highlight.stems.has(stem(word));
 
 /** Start of the window covering the most distinct matched words, backed up a little for context. */
 function bestWindowStart(text: string, matches: Match[]): number {

@@ -13,6 +13,11 @@ test("highlights word forms by stem, prefixes, and diacritic-folded words", () =
   expect(marked("Un café au lait", "cafe").words).toEqual(["café"]);
 });
 
+test("words whose stem is shorter than three letters are highlighted, in plain and in accented text", () => {
+  expect(marked("Tools used by us", "uses").words).toEqual(["used", "us"]);
+  expect(marked("Outils déjà used by us", "uses").words).toEqual(["used", "us"]);
+});
+
 test("a long text is cut to the window with the most distinct matches, with ellipses and an offset", () => {
   const filler = "lorem ipsum dolor sit amet ".repeat(40);
   const text = `${filler}alpha beta gamma together here. ${filler}`;
