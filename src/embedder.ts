@@ -249,8 +249,8 @@ async function loadLocal(home: string, info: ModelInfo, batchSize: number, optio
       hint: `run \`researcher model pull ${info.id}\`, or point at a local folder with \`researcher model set /path/to/model\` or RESEARCHER_MODEL_PATH`,
     });
   }
-  // Only when someone draws progress: with a callback, transformers.js reads even local files through a chunked
-  // stream, which costs ~150 ms of a cold hybrid search for a 23 MB model; without, one readFile.
+  // Only when someone draws progress: with a callback, transformers.js reads even local model files through a
+  // chunked stream; without one, with a single readFile.
   const onProgress = options.onProgress;
   const progress = onProgress && {
     progress_callback: (data: { status: string; file?: string; loaded?: number; total?: number }) => {
