@@ -1,4 +1,9 @@
-/** A file's bytes → text the chunker understands (markdown or plain text) plus metadata. */
+/**
+ * A file's bytes → markdown (or plain text) the chunker understands, plus a title and metadata. One sibling module
+ * per format (`convert-pdf.ts`, `convert-docx.ts`, `convert-html.ts`, `convert-epub.ts`) does the work with a
+ * well-kept library; this module dispatches by file type and owns the text formats. The chunker, store and search
+ * never see the original format.
+ */
 import { basename, extname } from "node:path";
 import { ResearcherError } from "./errors.ts";
 import { parseYaml } from "./yaml.ts";
@@ -7,23 +12,67 @@ export type TextFormat = "markdown" | "text";
 
 export interface ConvertedDocument {
   title: string;
+  /** How the chunker reads `text`: every converted format is markdown. */
   format: TextFormat;
   /** The body, without front matter. */
   text: string;
-  /** 1-based line in the original file where `text` starts (front matter shifts it). */
+  /** 1-based line in the converted text where `text` starts (front matter shifts it). */
   firstLine: number;
   metadata: Record<string, unknown>;
+  /**
+   * Paged formats (PDF): the page count. `text` then holds a page marker line (`pageMarker(n)`) before each page,
+   * which the chunker reads as a page boundary and never indexes.
+   */
+  pages?: number;
 }
+
+/** The file types researcher can read, by extension (lower case, no dot). */
+export const SUPPORTED_TYPES = ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"] as const;
 
 const MARKDOWN_TYPES = new Set(["md", "markdown", "mdx"]);
+const HTML_TYPES = new Set(["html", "htm", "xhtml"]);
 
-export function convertFile(path: string, bytes: Uint8Array): ConvertedDocument {
-  const type = extname(path).slice(1).toLowerCase();
-  const raw = decodeText(bytes);
-  const fallbackTitle = basename(path, extname(path));
-  if (MARKDOWN_TYPES.has(type)) return convertMarkdown(raw, fallbackTitle);
-  return { title: fallbackTitle, format: "text", text: raw, firstLine: 1, metadata: {} };
+/** The stored `format` of a document: its file type, with aliases folded (`markdown`, `mdx` → `md`; `htm` → `html`). */
+export function formatOf(path: string): string {
+  const type = fileType(path);
+  if (MARKDOWN_TYPES.has(type)) return "md";
+  if (HTML_TYPES.has(type)) return "html";
+  return type || "txt";
 }
+
+export function fileType(path: string): string {
+  return extname(path).slice(1).toLowerCase();
+}
+
+export function fallbackTitle(path: string): string {
+  return basename(path, extname(path));
+}
+
+/** Convert one file. Throws `ResearcherError` (`FILE_UNREADABLE`) with a one-line reason when it cannot. */
+export async function convertFile(path: string, bytes: Uint8Array): Promise<ConvertedDocument> {
+  const title = fallbackTitle(path);
+  switch (formatOf(path)) {
+    case "md":
+      return convertMarkdown(decodeText(bytes), title);
+    case "pdf":
+      return (await import("./convert-pdf.ts")).convertPdf(bytes, title);
+    case "docx":
+      return (await import("./convert-docx.ts")).convertDocx(bytes, title);
+    case "html":
+      return (await import("./convert-html.ts")).convertHtml(bytes, title);
+    case "epub":
+      return (await import("./convert-epub.ts")).convertEpub(bytes, title);
+    default:
+      return { title, format: "text", text: decodeText(bytes), firstLine: 1, metadata: {} };
+  }
+}
+
+/** The line that opens page `n` in a paged document's text. */
+export function pageMarker(n: number): string {
+  return `<!-- page ${n} -->`;
+}
+
+export const PAGE_MARKER = /^<!-- page (\d+) -->$/;
 
 /** Text files are UTF-8 (with or without BOM) or UTF-16 with a BOM; anything else is refused with a reason. */
 export function decodeText(bytes: Uint8Array): string {
@@ -65,14 +114,14 @@ function parseFrontMatter(source: string): Record<string, unknown> {
 }
 
 /** The first H1, or a heading of any level that opens the document (mdBook chapters start with `##`). */
-function firstHeading(text: string): string | undefined {
+export function firstHeading(text: string): string | undefined {
   const h1 = /^#[ \t]+(.+?)[ \t#]*$/m.exec(text);
   const opening = /^\s*#{1,6}[ \t]+(.+?)[ \t#]*$/m.exec(text.slice(0, text.search(/\S/) + 200));
   const found = h1 ?? (opening && opening.index === 0 ? opening : null);
   return found?.[1]?.trim() || undefined;
 }
 
-function stringValue(value: unknown): string | undefined {
+export function stringValue(value: unknown): string | undefined {
   return typeof value === "string" && value.trim() ? value.trim() : undefined;
 }
 
