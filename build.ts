@@ -113,10 +113,27 @@ const compiled = native.loadNativeAddon(${JSON.stringify(`usearch-${version("use
         return { loader: "js", contents: source.replace(/\/\/ dummy code for ncc[\s\S]*$/, "") };
       });
 
+      // pdf.js reads its character maps (CJK text) from files: embed them and serve them from the executable.
+      build.onLoad({ filter: /src[\\/]pdf-data\.ts$/ }, () => ({ loader: "ts", contents: cmapSource() }));
+
       // Optionally bake a model folder in: it is unpacked on first use and reported as "embedded".
       build.onLoad({ filter: /src[\\/]embedded-model\.ts$/ }, () => ({ loader: "ts", contents: embeddedModelSource(embedModel) }));
     },
   };
+}
+
+function cmapSource(): string {
+  const folder = join(MODULES, "pdfjs-dist/cmaps");
+  const names = readdirSync(folder).filter((name) => name.endsWith(".bcmap"));
+  const imports = names.map((name, i) => `import c${i} from ${JSON.stringify(`embedded-file:${join(folder, name)}`)};`).join("\n");
+  const table = names.map((name, i) => `${JSON.stringify(name)}: c${i}`).join(",\n  ");
+  return `import { readFileSync } from "node:fs";\n${imports}
+const CMAPS: Record<string, string> = {\n  ${table}\n};
+export function readCMap(name: string): Uint8Array {
+  const path = CMAPS[name];
+  if (!path) throw new Error(\`no CMap named \${name}\`);
+  return readFileSync(path);
+}`;
 }
 
 function embeddedModelSource(folder: string | undefined): string {
@@ -148,7 +165,8 @@ export async function buildExecutable(options: { target?: Target; embedModel?: s
   const outfile = options.outfile ?? join(ROOT, "dist", target === "linux-x64" ? "researcher" : `researcher-${target}`);
   mkdirSync(resolve(outfile, ".."), { recursive: true });
   const result = await Bun.build({
-    entrypoints: [join(ROOT, "src/main.ts")],
+    // The conversion worker is its own entry point: workers in an executable must be listed (Bun's docs).
+    entrypoints: [join(ROOT, "src/main.ts"), join(ROOT, "src/convert-worker.ts")],
     compile: { target: `bun-${target}` as "bun-linux-x64", outfile },
     format: "esm",
     bytecode: true,

@@ -3,7 +3,7 @@
  * never split; long sections break at paragraph boundaries when they can, at sentence boundaries when they must,
  * with a small overlap so a passage cut in two is still found whole in one of them.
  */
-import type { ConvertedDocument } from "./convert.ts";
+import { PAGE_MARKER, type ConvertedDocument } from "./convert.ts";
 import { estimateTokens } from "./text.ts";
 
 export interface Fragment {
@@ -13,7 +13,9 @@ export interface Fragment {
   startLine: number;
   endLine: number;
   headings: string[];
+  /** Paged formats: the page the fragment starts on, and the page it ends on. */
   page: number | null;
+  pageEnd: number | null;
 }
 
 export interface ChunkOptions {
@@ -33,17 +35,26 @@ interface Piece {
   tokens: number;
   block: number;
   code: boolean;
+  page: number | null;
+}
+
+interface Block {
+  lines: string[];
+  first: number;
+  code: boolean;
+  page: number | null;
 }
 
 interface Section {
   headings: string[];
-  blocks: { lines: string[]; first: number; code: boolean }[];
+  blocks: Block[];
 }
 
 export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DEFAULT_CHUNK_OPTIONS): Fragment[] {
   const lines = doc.text.split(/\r?\n/);
+  const paged = doc.pages !== undefined;
   const sections =
-    doc.format === "markdown" ? splitMarkdown(lines, doc.firstLine, doc.title) : splitText(lines, doc.firstLine);
+    doc.format === "markdown" ? splitMarkdown(lines, doc.firstLine, doc.title, paged) : splitText(lines, doc.firstLine);
   const fragments: Fragment[] = [];
   for (const section of sections) {
     for (const pieces of packSection(toPieces(section, options.tokens), options)) {
@@ -53,7 +64,8 @@ export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DE
         startLine: pieces[0]!.line,
         endLine: pieces.at(-1)!.endLine,
         headings: section.headings,
-        page: null,
+        page: pieces[0]!.page,
+        pageEnd: pieces.at(-1)!.page,
       });
     }
   }
@@ -63,11 +75,13 @@ export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DE
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 const HEADING = /^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/;
 
-function splitMarkdown(lines: string[], firstLine: number, title: string): Section[] {
+/** Markdown → sections by heading. In a paged document, page marker lines set the page and are not text. */
+function splitMarkdown(lines: string[], firstLine: number, title: string, paged: boolean): Section[] {
   const sections: Section[] = [];
   const stack: string[] = [];
   let current: Section = { headings: [], blocks: [] };
-  let paragraph: { lines: string[]; first: number; code: boolean } | undefined;
+  let paragraph: Block | undefined;
+  let page: number | null = null;
   const closeParagraph = () => {
     if (paragraph) current.blocks.push(paragraph);
     paragraph = undefined;
@@ -75,13 +89,22 @@ function splitMarkdown(lines: string[], firstLine: number, title: string): Secti
 
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
+    const marker = paged ? PAGE_MARKER.exec(line) : null;
+    if (marker) {
+      // A page starts a new section under the same headings: fragments never span pages, so a citation is exact.
+      closeParagraph();
+      if (current.blocks.length) sections.push(current);
+      current = { headings: current.headings, blocks: [] };
+      page = Number(marker[1]);
+      continue;
+    }
     const fence = FENCE.exec(line);
     if (fence) {
       closeParagraph();
-      const marker = fence[1]!;
+      const close = new RegExp(`^ {0,3}${fence[1]![0]}{${fence[1]!.length},}\\s*$`);
       const start = i;
-      while (++i < lines.length && !new RegExp(`^ {0,3}${marker[0]}{${marker.length},}\\s*$`).test(lines[i]!));
-      current.blocks.push({ lines: lines.slice(start, i + 1), first: firstLine + start, code: true });
+      while (++i < lines.length && !close.test(lines[i]!));
+      current.blocks.push({ lines: lines.slice(start, i + 1), first: firstLine + start, code: true, page });
       continue;
     }
     const heading = HEADING.exec(line);
@@ -98,7 +121,7 @@ function splitMarkdown(lines: string[], firstLine: number, title: string): Secti
       closeParagraph();
       continue;
     }
-    paragraph ??= { lines: [], first: firstLine + i, code: false };
+    paragraph ??= { lines: [], first: firstLine + i, code: false, page };
     paragraph.lines.push(line);
   }
   closeParagraph();
@@ -113,14 +136,14 @@ function headingPath(stack: string[], title: string): string[] {
 }
 
 function splitText(lines: string[], firstLine: number): Section[] {
-  const blocks: Section["blocks"] = [];
-  let block: Section["blocks"][number] | undefined;
+  const blocks: Block[] = [];
+  let block: Block | undefined;
   lines.forEach((line, i) => {
     if (line.trim() === "") {
       block = undefined;
       return;
     }
-    if (!block) blocks.push((block = { lines: [], first: firstLine + i, code: false }));
+    if (!block) blocks.push((block = { lines: [], first: firstLine + i, code: false, page: null }));
     block.lines.push(line);
   });
   return blocks.length ? [{ headings: [], blocks }] : [];
@@ -132,19 +155,47 @@ function toPieces(section: Section, budget: number): Piece[] {
   const pieces: Piece[] = [];
   section.blocks.forEach((block, b) => {
     if (block.code) {
-      const text = block.lines.join("\n");
-      const endLine = block.first + block.lines.length - 1;
-      pieces.push({ text, line: block.first, endLine, tokens: estimateTokens(text), block: b, code: true });
+      for (const part of splitCode(block, budget)) pieces.push({ ...part, block: b, code: true, page: block.page });
       return;
     }
     block.lines.forEach((line, l) => {
       for (const sentence of splitLongText(line.split(SENTENCE_END), budget)) {
         const n = block.first + l;
-        pieces.push({ text: sentence, line: n, endLine: n, tokens: estimateTokens(sentence), block: b, code: false });
+        pieces.push({ text: sentence, line: n, endLine: n, tokens: estimateTokens(sentence), block: b, code: false, page: block.page });
       }
     });
   });
   return pieces;
+}
+
+/**
+ * A code block is one piece while it fits the budget; a longer one (or a fence never closed, which runs to the end
+ * of the file) is cut at line boundaries, so no fragment outgrows the budget.
+ */
+function splitCode(block: Block, budget: number): Omit<Piece, "block" | "code" | "page">[] {
+  const text = block.lines.join("\n");
+  const tokens = estimateTokens(text);
+  if (tokens <= budget) return [{ text, line: block.first, endLine: block.first + block.lines.length - 1, tokens }];
+  const parts: Omit<Piece, "block" | "code" | "page">[] = [];
+  let lines: string[] = [];
+  let used = 0;
+  let start = block.first;
+  const flush = (next: number) => {
+    if (lines.length) parts.push({ text: lines.join("\n"), line: start, endLine: next - 1, tokens: used });
+    lines = [];
+    used = 0;
+    start = next;
+  };
+  block.lines.forEach((line, l) => {
+    for (const piece of splitLongText([line], budget)) {
+      const cost = estimateTokens(piece) + 1;
+      if (used + cost > budget) flush(block.first + l);
+      lines.push(piece);
+      used += cost;
+    }
+  });
+  flush(block.first + block.lines.length);
+  return parts;
 }
 
 /** Sentences longer than the budget (minified text, tables) are cut at spaces, or hard-cut when they have none. */

@@ -2,7 +2,10 @@
 import { existsSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { cac, type CAC } from "cac";
+import { writeFileAtomic } from "./atomic.ts";
 import { configPath, loadConfig, resolveHome, setConfigValue } from "./config.ts";
+import { formatOf } from "./convert.ts";
+import { convertPath } from "./convert-pool.ts";
 import { safeRelativePath } from "./documents.ts";
 import { chooseModel, describeModel, EmbedderCache, loadEmbedder, modelsDir } from "./embedder.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
@@ -105,6 +108,7 @@ function mainCli(): CAC {
     .option("--rebuild", "Drop the index and rebuild it from the files")
     .option("--embeddings-only", "Keep fragments, recompute every vector (after changing the model)")
     .option("--no-embed", "BM25 only for this run: skip embeddings")
+    .option("--allow-empty", "Accept an empty repository folder and remove its documents (refused otherwise)")
     .option("--model <id|path>", "Embedding model for this run (default: configured)")
     .option("--json", "Print the summary as JSON")
     .option("--quiet", "No progress bar and no summary")
@@ -123,6 +127,7 @@ function mainCli(): CAC {
                 rebuild: Boolean(flags.rebuild),
                 embeddingsOnly: Boolean(flags.embeddingsOnly),
                 noEmbed: flags.embed === false,
+                allowEmpty: Boolean(flags.allowEmpty),
                 model: flags.model as string | undefined,
                 embedders,
                 onProgress: bar?.update,
@@ -191,6 +196,24 @@ function mainCli(): CAC {
       const path = safeRelativePath(repo, document);
       await removeDocument(repo, path);
       out(`removed ${name}:${path}\n`);
+    });
+
+  cli
+    .command("convert <file>", "Print what indexing sees in a file: its markdown (PDFs with a page marker per page)")
+    .option("--json", "Print {title, format, metadata, pages, text}")
+    .option("-o, --output <file>", "Write the markdown to this file instead of stdout")
+    .example("  researcher convert paper.pdf | less")
+    .example("  researcher convert book.epub -o book.md")
+    .action(async (file: string, flags: Flags) => {
+      const config = loadConfig(home(flags));
+      const absolute = resolve(file);
+      if (!existsSync(absolute)) throw new ResearcherError("PATH_NOT_FOUND", `${file} does not exist`);
+      const converted = await convertPath(absolute, { maxBytes: config.index.max_file_bytes, timeoutMs: config.index.convert_timeout * 1000 });
+      const { title, metadata, pages = null, text } = converted;
+      if (flags.json) return json({ title, format: formatOf(absolute), metadata, pages, text });
+      const markdown = text.endsWith("\n") ? text : `${text}\n`;
+      if (flags.output) writeFileAtomic(resolve(String(flags.output)), markdown);
+      else out(markdown);
     });
 
   cli

@@ -7,7 +7,7 @@ import { ResearcherError } from "./errors.ts";
 import { writeFileAtomic } from "./atomic.ts";
 import { parseYaml, stringifyYaml } from "./yaml.ts";
 
-export const DEFAULT_FILE_TYPES = ["md", "markdown", "mdx", "txt"];
+export const DEFAULT_FILE_TYPES = ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"];
 export const REPO_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
@@ -67,6 +67,10 @@ function schemas() {
     index: v.optional(
       v.strictObject({
         max_file_bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 50 * 1024 * 1024),
+        /** Seconds one file may take to convert before it is recorded as failed. */
+        convert_timeout: v.optional(v.pipe(v.number(), v.minValue(0.1)), 60),
+        /** Conversion worker threads; 0 means one per core. */
+        convert_workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
       }),
       {},
     ),

@@ -40,6 +40,9 @@ export function formatOf(path: string): string {
   return type || "txt";
 }
 
+/** Formats read as text: converted inline, and read back as the file itself (line numbers are the file's). */
+export const TEXT_FORMATS: ReadonlySet<string> = new Set(["md", "txt"]);
+
 export function fileType(path: string): string {
   return extname(path).slice(1).toLowerCase();
 }

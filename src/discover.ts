@@ -1,6 +1,8 @@
-/** Walking a repository folder: which files are candidates for the index. */
-import { lstatSync, readdirSync, realpathSync, statSync, type Stats } from "node:fs";
-import { extname, isAbsolute, join, relative, sep } from "node:path";
+/** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync, statSync, constants as fs, type Stats } from "node:fs";
+import { isAbsolute, join, relative, sep } from "node:path";
+import { fileType } from "./convert.ts";
+import { describeError, ResearcherError } from "./errors.ts";
 
 export interface DiscoveredFile {
   /** Path relative to the repository root, always with `/` separators. */
@@ -13,6 +15,17 @@ export interface DiscoveredFile {
 export interface DiscoverOptions {
   fileTypes: string[];
   exclude: string[];
+}
+
+export interface Discovery {
+  /** Regular files to index, sorted by path. */
+  files: DiscoveredFile[];
+  /** Files left out because of their type, by extension (`""` for none): why a folder of slides finds nothing. */
+  skippedTypes: Record<string, number>;
+  /** Candidates that cannot be indexed (special files, unreadable folders), each with a reason. */
+  problems: { path: string; reason: string }[];
+  /** Folders that could not be listed: what the index holds under them is kept, never removed. */
+  unlisted: string[];
 }
 
 /** Folders that hold tooling state, never a user's documents. Hidden folders are skipped too. */
@@ -28,55 +41,140 @@ function compileExcludes(patterns: string[]): (relativePath: string) => boolean 
   return (path) => globs.some((glob) => glob.match(path));
 }
 
-function fileTypeOf(path: string): string {
-  return extname(path).slice(1).toLowerCase();
+/** Whether a path (relative to the root) is one the repository's settings would index. */
+export function isCandidate(path: string, options: DiscoverOptions): boolean {
+  const parts = path.split("/");
+  if (parts.some((part) => part.startsWith(".") || ALWAYS_SKIPPED.has(part) || part === "")) return false;
+  return wantedTypes(options).has(fileType(path)) && !compileExcludes(options.exclude)(path);
+}
+
+function wantedTypes(options: DiscoverOptions): Set<string> {
+  return new Set(options.fileTypes.map((t) => t.toLowerCase().replace(/^\./, "")));
 }
 
 /**
- * Every regular file under `root` whose extension is wanted and which no exclude matches, sorted by path.
- * Symlinked files are followed only when their target stays inside the root; symlinked folders are not
- * followed (no cycles, no escaping the repository).
+ * Every regular file under `root` whose extension is wanted and which no exclude matches. Symlinked files are
+ * followed only when their target stays inside the root; symlinked folders are not followed (no cycles, no escaping
+ * the repository). A root that cannot be listed is an error, never an empty repository.
  */
-export function discoverFiles(root: string, options: DiscoverOptions): DiscoveredFile[] {
-  const types = new Set(options.fileTypes.map((t) => t.toLowerCase().replace(/^\./, "")));
+export function discoverFiles(root: string, options: DiscoverOptions): Discovery {
+  const types = wantedTypes(options);
   const excluded = compileExcludes(options.exclude);
-  const realRoot = realpathSync(root);
-  const found: DiscoveredFile[] = [];
+  const realRoot = checkRoot(root);
+  const discovery: Discovery = { files: [], skippedTypes: {}, problems: [], unlisted: [] };
 
-  const walk = (dir: string) => {
+  const walk = (dir: string, path: string) => {
     let entries;
     try {
       entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return; // an unreadable folder is not an error for the whole run
+    } catch (error) {
+      if (path === "") throw unreadableRoot(root, error);
+      discovery.unlisted.push(path);
+      discovery.problems.push({ path: `${path}/`, reason: `cannot list folder: ${describeError(error)}` });
+      return;
     }
     for (const entry of entries) {
       if (entry.name.startsWith(".") || ALWAYS_SKIPPED.has(entry.name)) continue;
       const absolute = join(dir, entry.name);
-      const path = relative(root, absolute).split(sep).join("/");
-      if (excluded(path)) continue;
+      const relativePath = path ? `${path}/${entry.name}` : entry.name;
+      if (excluded(relativePath)) continue;
       if (entry.isDirectory()) {
-        walk(absolute);
+        walk(absolute, relativePath);
         continue;
       }
-      if (!types.has(fileTypeOf(entry.name))) continue;
-      const stats = fileStats(absolute, entry.isSymbolicLink(), realRoot);
-      if (stats) found.push({ path, absolute, size: stats.size, mtimeMs: stats.mtimeMs });
+      const type = fileType(entry.name);
+      if (!types.has(type)) {
+        if (entry.isFile()) discovery.skippedTypes[type] = (discovery.skippedTypes[type] ?? 0) + 1;
+        continue;
+      }
+      const found = regularFile(absolute, entry.isSymbolicLink(), realRoot);
+      if ("reason" in found) {
+        if (found.reason) discovery.problems.push({ path: relativePath, reason: found.reason });
+        continue;
+      }
+      discovery.files.push({ path: relativePath, absolute, size: found.size, mtimeMs: found.mtimeMs });
     }
   };
-  walk(root);
-  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  walk(root, "");
+  discovery.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return discovery;
 }
 
-function fileStats(absolute: string, isLink: boolean, realRoot: string): Stats | undefined {
+/** The root must be a folder we can list; its real path confines symlinks. */
+function checkRoot(root: string): string {
+  let stats: Stats;
   try {
-    if (!isLink) return lstatSync(absolute);
-    if (!isInside(realRoot, realpathSync(absolute))) return undefined;
-    const stats = statSync(absolute);
-    return stats.isFile() ? stats : undefined;
-  } catch {
-    return undefined; // dangling link or vanished file
+    stats = statSync(root);
+  } catch (error) {
+    throw unreadableRoot(root, error);
   }
+  if (!stats.isDirectory()) {
+    throw new ResearcherError("PATH_NOT_FOUND", `repository folder ${root} is not a folder; nothing was changed`, {
+      hint: "put the folder back, or point the repository elsewhere with `researcher repo remove` and `repo add`",
+    });
+  }
+  return realpathSync(root);
+}
+
+function unreadableRoot(root: string, error: unknown): ResearcherError {
+  return new ResearcherError("PATH_NOT_FOUND", `cannot read repository folder ${root}: ${describeError(error)}; nothing was changed`, {
+    hint: "check that the folder exists and that you may list it (a drive that is not mounted?)",
+  });
+}
+
+/**
+ * A regular file's stats, or why it is not one. Special files (FIFOs, devices, sockets) are reported: reading them
+ * blocks forever or never ends. Links out of the root and dangling links are left out silently (`reason: ""`).
+ */
+function regularFile(absolute: string, isLink: boolean, realRoot: string): Stats | { reason: string } {
+  try {
+    if (isLink && !isInside(realRoot, realpathSync(absolute))) return { reason: "" };
+    const stats = isLink ? statSync(absolute) : lstatSync(absolute);
+    if (stats.isFile()) return stats;
+    if (stats.isDirectory()) return { reason: "" };
+    return { reason: `not a regular file (${specialKind(stats)})` };
+  } catch {
+    return { reason: "" }; // dangling link or vanished file
+  }
+}
+
+/**
+ * Read a file only if it is a regular file no larger than `maxBytes`, checked on the open descriptor: a FIFO
+ * would block forever and a device never ends, even when it replaced a regular file after discovery.
+ */
+export function readRegularFile(absolute: string, maxBytes: number): { bytes: Uint8Array } | { reason: string } {
+  let fd: number;
+  try {
+    fd = openSync(absolute, fs.O_RDONLY | fs.O_NONBLOCK | fs.O_NOFOLLOW);
+  } catch (error) {
+    return { reason: `cannot read: ${describeError(error)}` };
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return { reason: `not a regular file (${specialKind(stats)})` };
+    if (stats.size > maxBytes) return { reason: `larger than index.max_file_bytes (${stats.size} > ${maxBytes} bytes)` };
+    const bytes = new Uint8Array(stats.size);
+    let offset = 0;
+    while (offset < bytes.length) {
+      const n = readSync(fd, bytes, offset, bytes.length - offset, offset);
+      if (n === 0) break;
+      offset += n;
+    }
+    return { bytes: offset === bytes.length ? bytes : bytes.subarray(0, offset) };
+  } catch (error) {
+    return { reason: `cannot read: ${describeError(error)}` };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function specialKind(stats: Stats): string {
+  if (stats.isFIFO()) return "named pipe";
+  if (stats.isCharacterDevice()) return "character device";
+  if (stats.isBlockDevice()) return "block device";
+  if (stats.isSocket()) return "socket";
+  if (stats.isDirectory()) return "folder";
+  return "special file";
 }
 
 export function isInside(root: string, candidate: string): boolean {

@@ -1,11 +1,15 @@
 /**
- * Reading whole documents back: by `repo:path[:line]` or `#docid`, one at a time or by glob. Only files inside a
- * registered repository are ever touched: `..`, absolute paths elsewhere and symlinks out of the root are refused.
+ * Reading whole documents back: by `repo:path[:line]` or `#docid`, one at a time or by glob. Only documents the
+ * index holds are read, and only inside their repository: `..`, absolute paths elsewhere, symlinks out of the root
+ * and files that were never indexed (hidden, excluded, other types) are refused. A converted format (PDF, DOCX,
+ * EPUB, HTML) reads back as the markdown indexing saw, through the same converter; PDFs with page marker lines.
  */
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
-import { decodeText } from "./convert.ts";
-import { isInside } from "./discover.ts";
+import { loadConfig } from "./config.ts";
+import { decodeText, formatOf, TEXT_FORMATS } from "./convert.ts";
+import { convertPath } from "./convert-pool.ts";
+import { isInside, readRegularFile } from "./discover.ts";
 import { ResearcherError } from "./errors.ts";
 import { getRepository, listRepositories, type Repository } from "./repos.ts";
 import { Store } from "./store.ts";
@@ -64,15 +68,17 @@ function findByDocid(home: string, prefix: string): { repo: Repository; path: st
   throw new ResearcherError("DOCUMENT_NOT_FOUND", `no document with docid #${prefix}`);
 }
 
-export function readDocument(home: string, ref: string, options: { fromLine?: number; maxLines?: number } = {}): DocumentText {
+export async function readDocument(
+  home: string,
+  ref: string,
+  options: { fromLine?: number; maxLines?: number } = {},
+): Promise<DocumentText> {
   const { repo, path, line } = resolveDocumentRef(home, ref);
-  const absolute = join(repo.path, path);
-  if (!existsSync(absolute)) throw new ResearcherError("DOCUMENT_NOT_FOUND", `${repo.name}:${path} does not exist`);
-  const lines = decodeText(readFileSync(absolute)).split(/\r?\n/);
+  const meta = documentMeta(repo, path);
+  const lines = (await documentText(home, repo, path)).split(/\r?\n/);
   const from = Math.max(1, options.fromLine ?? line ?? 1);
   const count = Math.max(1, options.maxLines ?? lines.length);
   const slice = lines.slice(from - 1, from - 1 + count);
-  const meta = documentMeta(repo, path);
   return {
     repository: repo.name,
     path,
@@ -86,23 +92,49 @@ export function readDocument(home: string, ref: string, options: { fromLine?: nu
   };
 }
 
+/**
+ * A document's text as its line numbers count: the file itself for markdown and text (front matter included),
+ * the converted markdown for every other format.
+ */
+async function documentText(home: string, repo: Repository, path: string): Promise<string> {
+  const config = loadConfig(home);
+  const absolute = join(repo.path, path);
+  const limits = { maxBytes: config.index.max_file_bytes, timeoutMs: config.index.convert_timeout * 1000 };
+  try {
+    if (TEXT_FORMATS.has(formatOf(path))) {
+      const read = readRegularFile(absolute, limits.maxBytes);
+      if ("reason" in read) throw new Error(read.reason);
+      return decodeText(read.bytes);
+    }
+    return (await convertPath(absolute, limits)).text;
+  } catch (error) {
+    throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${(error as Error).message}`);
+  }
+}
+
+/** The stored document, or a refusal: only what the index holds is ever read. */
 function documentMeta(repo: Repository, path: string): { docid: string; title: string } {
-  if (!Store.exists(repo.dir)) return { docid: "", title: path };
+  const notIndexed = () =>
+    new ResearcherError("DOCUMENT_NOT_FOUND", `${repo.name}:${path} is not an indexed document`, {
+      hint: `only indexed documents can be read; \`researcher status ${repo.name}\` lists failures, \`researcher index ${repo.name}\` picks up new files`,
+    });
+  if (!Store.exists(repo.dir)) throw notIndexed();
   const store = Store.open(repo.dir);
   try {
     const doc = store.documentByPath(path);
-    return doc ? { docid: `#${doc.hash.slice(0, 6)}`, title: doc.title } : { docid: "", title: path };
+    if (!doc) throw notIndexed();
+    return { docid: `#${doc.hash.slice(0, 6)}`, title: doc.title };
   } finally {
     store.close();
   }
 }
 
 /** Indexed documents whose path matches a glob, read whole until `maxBytes` of text; the rest are listed as skipped. */
-export function readDocuments(
+export async function readDocuments(
   home: string,
   pattern: string,
   options: { repository?: string; maxBytes?: number } = {},
-): { documents: DocumentText[]; skipped: { repository: string; path: string; reason: string }[] } {
+): Promise<{ documents: DocumentText[]; skipped: { repository: string; path: string; reason: string }[] }> {
   const glob = new Bun.Glob(pattern);
   const repos = options.repository ? [getRepository(home, options.repository)] : listRepositories(home);
   const budget = options.maxBytes ?? 256 * 1024;
@@ -115,7 +147,13 @@ export function readDocuments(
     const paths = [...store.documents().keys()].filter((p) => glob.match(p) || glob.match(`${repo.name}:${p}`)).sort();
     store.close();
     for (const path of paths) {
-      const doc = readDocument(home, `${repo.name}:${path}`);
+      let doc: DocumentText;
+      try {
+        doc = await readDocument(home, `${repo.name}:${path}`);
+      } catch (error) {
+        skipped.push({ repository: repo.name, path, reason: (error as Error).message }); // one unreadable match is its entry's problem
+        continue;
+      }
       const bytes = Buffer.byteLength(doc.text);
       if (used + bytes > budget) {
         skipped.push({ repository: repo.name, path, reason: `over max_bytes (${budget})` });

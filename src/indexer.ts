@@ -1,18 +1,22 @@
 /**
- * The index pipeline for one repository: discover → hash → convert → chunk → store, incremental.
- * A file whose size and mtime are unchanged is not opened; a changed one is read once, hashed, and converted
- * only when its SHA-256 differs. Writes go in batches of whole documents, each batch one transaction.
+ * The index pipeline for one repository. A run plans its changes (new, changed, gone — from discovery and the
+ * stored sizes and mtimes), then runs the per-document step, `prepareDocument` (read → convert → chunk), for each
+ * new or changed file; a single-file add (`indexFiles`: MCP `add_to_index`, watch mode) runs the same step without
+ * walking the tree. A changed file is read once and hashed, and converted only when its SHA-256 differs. Writes go
+ * in batches of whole documents, each batch one transaction. Heavy formats convert in a worker pool.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { chunkDocument, type ChunkOptions, type Fragment } from "./chunk.ts";
-import { loadConfig } from "./config.ts";
-import { convertFile } from "./convert.ts";
-import { discoverFiles, type DiscoveredFile } from "./discover.ts";
+import { loadConfig, type Config } from "./config.ts";
+import { formatOf } from "./convert.ts";
+import { ConvertPool } from "./convert-pool.ts";
+import { discoverFiles, isCandidate, readRegularFile, type DiscoveredFile } from "./discover.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "./embedder.ts";
-import { describeError, ResearcherError } from "./errors.ts";
+import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
 import { acquireWriterLock } from "./lock.ts";
 import type { Repository } from "./repos.ts";
-import { HEADING_SEPARATOR, Store, type DocumentInput } from "./store.ts";
+import { HEADING_SEPARATOR, Store, type DocumentInput, type StoredDocument } from "./store.ts";
 import { syncVectorIndex } from "./vectors.ts";
 
 export interface IndexSummary {
@@ -22,6 +26,8 @@ export interface IndexSummary {
   removed: number;
   failed: number;
   failures: { path: string; reason: string }[];
+  /** Files not indexed because of their type, by extension: `{"pptx": 12}`. */
+  skipped_types: Record<string, number>;
   /** Fragments written in this run. */
   fragments: number;
   documents_total: number;
@@ -42,20 +48,27 @@ export interface IndexOptions {
   embeddingsOnly?: boolean;
   /** Skip embeddings for this run (the repository's `embed: false` does it for good). */
   noEmbed?: boolean;
-  /** Index only these paths (relative to the root); other documents are left as they are. */
-  only?: string[];
+  /** Let a run find an empty repository folder and remove every document (otherwise refused: unmounted drive?). */
+  allowEmpty?: boolean;
   /** `--model`: overrides the configured model for this run. */
   model?: string;
   embedders?: EmbedderCache;
   onProgress?: (progress: IndexProgress) => void;
 }
 
-interface Pending {
-  /** Whether an older version of the document is stored. */
-  replaces: boolean;
-  doc: DocumentInput;
-  fragments: Fragment[];
-  hashes: string[];
+/** What the per-document step makes of one file. */
+export type Prepared =
+  | { kind: "document"; replaces: boolean; doc: DocumentInput; fragments: Fragment[]; hashes: string[] }
+  | { kind: "unchanged"; id: number; size: number; mtimeMs: number }
+  | { kind: "failed"; path: string; reason: string };
+
+/** What the per-document step needs to know about the repository's settings. */
+export interface DocumentSettings {
+  chunk: ChunkOptions;
+  maxBytes: number;
+  pool: ConvertPool;
+  /** Re-read and re-chunk even when the content hash is unchanged (the chunking settings changed). */
+  force: boolean;
 }
 
 const BATCH_DOCUMENTS = 1000;
@@ -66,6 +79,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
   const embed = repo.embed && !options.noEmbed;
   const embedders = options.embedders ?? new EmbedderCache();
   const release = acquireWriterLock(repo.dir, repo.name);
+  const pool = conversionPool(config);
   try {
     const store = Store.open(repo.dir, { create: true });
     // A rebuild or re-embedding is a fresh choice; otherwise the repository keeps the model it was embedded with.
@@ -80,7 +94,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
       if (options.rebuild || options.embeddingsOnly) store.transaction(() => store.clearVectors());
       const summary = options.embeddingsOnly
         ? { ...emptySummary(repo.name), ...store.counts() }
-        : runIndex(store, repo, { ...config.chunk }, config.index.max_file_bytes, options);
+        : await runIndex(store, repo, documentSettings(store, config, pool), options);
       const changed = summary.fragments + summary.removed;
       if (changed > 0) store.compactFullText(changed / Math.max(1, summary.fragments_total));
       const embedding = embed
@@ -93,9 +107,79 @@ export async function indexRepository(home: string, repo: Repository, options: I
       store.close();
     }
   } finally {
+    pool.close();
     release();
     if (!options.embedders) await embedders.dispose();
   }
+}
+
+/**
+ * Index (or drop) the given files of a repository now, without walking the tree: the same per-document step and
+ * transactions as a full run. A path the repository would not index (type, exclude, hidden folder) is an error.
+ */
+export async function indexFiles(
+  home: string,
+  repo: Repository,
+  paths: string[],
+  options: Pick<IndexOptions, "noEmbed" | "embedders" | "model"> = {},
+): Promise<IndexSummary> {
+  const started = performance.now();
+  for (const path of paths) {
+    if (!isCandidate(path, repo)) {
+      throw new ResearcherError("INVALID_INPUT", `'${path}' is not a file repository '${repo.name}' indexes`, {
+        hint: `it indexes ${repo.fileTypes.join(", ")} files outside hidden and excluded folders`,
+      });
+    }
+  }
+  const config = loadConfig(home);
+  const embedders = options.embedders ?? new EmbedderCache();
+  const release = acquireWriterLock(repo.dir, repo.name);
+  const pool = conversionPool(config);
+  try {
+    const store = Store.open(repo.dir, { create: true });
+    try {
+      const settings = documentSettings(store, config, pool);
+      const stored = store.documents();
+      const writer = new BatchWriter(store);
+      const gone: string[] = [];
+      for (const path of paths) {
+        const file = statFile(repo, path);
+        if (!file) {
+          if (stored.has(path)) gone.push(path);
+          else writer.add({ kind: "failed", path, reason: "no such file" });
+          continue;
+        }
+        writer.add(await prepareDocument(file, stored.get(path), settings));
+      }
+      writer.flush();
+      const summary = finishRun(store, repo, writer, gone, { paths, skippedTypes: {} });
+      const embedding =
+        repo.embed && !options.noEmbed
+          ? await embedRepository(store, repo, () => embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model, store.embeddingModel())), {})
+          : { embedded: 0, model: store.embeddingModel()?.id ?? null };
+      if (store.embeddingModel()) await syncVectorIndex(store, repo.dir, store.embeddingModel()!.dims);
+      store.checkpoint();
+      return { ...summary, ...embedding, seconds: round((performance.now() - started) / 1000) };
+    } finally {
+      store.close();
+    }
+  } finally {
+    pool.close();
+    release();
+    if (!options.embedders) await embedders.dispose();
+  }
+}
+
+function conversionPool(config: Config): ConvertPool {
+  return new ConvertPool({ size: config.index.convert_workers || undefined, timeoutMs: config.index.convert_timeout * 1000 });
+}
+
+/** The chunking settings are part of what an index is: when they change, every document is chunked again. */
+function documentSettings(store: Store, config: Config, pool: ConvertPool): DocumentSettings {
+  const chunking = JSON.stringify({ tokens: config.chunk.tokens, overlap: config.chunk.overlap });
+  const force = store.getMeta("chunking") !== undefined && store.getMeta("chunking") !== chunking;
+  store.setMeta("chunking", chunking);
+  return { chunk: { ...config.chunk }, maxBytes: config.index.max_file_bytes, pool, force };
 }
 
 /** Drop one document (its fragments, FTS rows and vectors) and refresh the ANN file. */
@@ -128,7 +212,18 @@ export async function removeDocument(repo: Repository, path: string): Promise<vo
 }
 
 function emptySummary(repository: string): Omit<IndexSummary, "seconds" | "embedded" | "model"> {
-  return { repository, indexed: 0, skipped: 0, removed: 0, failed: 0, failures: [], fragments: 0, documents_total: 0, fragments_total: 0 };
+  return {
+    repository,
+    indexed: 0,
+    skipped: 0,
+    removed: 0,
+    failed: 0,
+    failures: [],
+    skipped_types: {},
+    fragments: 0,
+    documents_total: 0,
+    fragments_total: 0,
+  };
 }
 
 const EMBED_BATCH = 256;
@@ -167,121 +262,169 @@ async function embedRepository(
   return { embedded: pending.length, model: embedder.info.id };
 }
 
-function runIndex(
+async function runIndex(
   store: Store,
   repo: Repository,
-  chunkOptions: ChunkOptions,
-  maxBytes: number,
+  settings: DocumentSettings,
   options: IndexOptions,
-): Omit<IndexSummary, "seconds" | "embedded" | "model"> {
+): Promise<Omit<IndexSummary, "seconds" | "embedded" | "model">> {
   const onProgress = options.onProgress;
   onProgress?.({ phase: "scan", done: 0, total: 0 });
-  const only = options.only && new Set(options.only);
-  const files = discoverFiles(repo.path, { fileTypes: repo.fileTypes, exclude: repo.exclude }).filter((f) => !only || only.has(f.path));
+  const discovery = discoverFiles(repo.path, repo);
   const stored = store.documents();
-  const failures: IndexSummary["failures"] = [];
-  let pending: Pending[] = [];
-  const touched: { id: number; size: number; mtimeMs: number }[] = [];
-  let indexed = 0;
-  let skipped = 0;
-  let fragments = 0;
-
-  const flush = () => {
-    if (pending.length === 0 && touched.length === 0) return;
-    const batch = pending;
-    store.transaction(() => {
-      for (const item of batch) store.replaceDocument(item.doc, item.fragments, item.hashes, item.replaces);
-      for (const t of touched) store.touchDocument(t.id, t.size, t.mtimeMs);
-      if (batch.length) store.bumpVectorsGeneration();
+  if (discovery.files.length === 0 && stored.size > 0 && !options.allowEmpty && isEmptyFolder(repo.path)) {
+    throw new ResearcherError("PATH_NOT_FOUND", `repository folder ${repo.path} is empty but ${stored.size} documents are indexed from it; nothing was removed`, {
+      hint: `if it was emptied on purpose, run \`researcher index ${repo.name} --allow-empty\` (a drive that is not mounted?)`,
     });
-    indexed += batch.length;
-    fragments += batch.reduce((sum, item) => sum + item.fragments.length, 0);
-    pending = [];
-    touched.length = 0;
-  };
-
-  files.forEach((file, i) => {
-    if (i % 64 === 0) onProgress?.({ phase: "index", done: i, total: files.length, path: file.path });
+  }
+  const writer = new BatchWriter(store);
+  for (const problem of discovery.problems) writer.add({ kind: "failed", ...problem });
+  // Unchanged size and mtime: not opened at all. Everything else goes through the per-document step.
+  const changed = discovery.files.filter((file) => {
     const previous = stored.get(file.path);
-    if (previous && previous.size === file.size && previous.mtimeMs === file.mtimeMs) {
-      skipped++;
-      return;
-    }
-    const read = readFile(file, maxBytes);
-    if (!("reason" in read) && previous?.hash === read.hash) {
-      touched.push({ id: previous.id, size: file.size, mtimeMs: file.mtimeMs });
-      skipped++;
-      return;
-    }
-    const result = "reason" in read ? read : prepareDocument(file, read, chunkOptions, Boolean(previous));
-    if ("reason" in result) {
-      failures.push({ path: file.path, reason: result.reason });
-      return;
-    }
-    pending.push(result);
-    if (pending.length >= BATCH_DOCUMENTS) flush();
+    const same = previous && previous.size === file.size && previous.mtimeMs === file.mtimeMs && !settings.force;
+    if (same) writer.skipped++;
+    return !same;
   });
-  flush();
-  onProgress?.({ phase: "index", done: files.length, total: files.length });
+  let done = 0;
+  await forEachConcurrently(changed, settings.pool.size * 2, async (file) => {
+    if (done % 64 === 0) onProgress?.({ phase: "index", done, total: changed.length, path: file.path });
+    writer.add(await prepareDocument(file, stored.get(file.path), settings));
+    done++;
+  });
+  writer.flush();
+  onProgress?.({ phase: "index", done: changed.length, total: changed.length });
 
-  const present = new Set(files.map((f) => f.path));
-  const gone = [...stored.keys()].filter((path) => !present.has(path) && (!only || only.has(path)));
+  // Gone: not found, and not under a folder that could not be listed (unreadable is not deleted).
+  const present = new Set(discovery.files.map((f) => f.path));
+  const shielded = (path: string) => discovery.unlisted.some((dir) => path.startsWith(`${dir}/`));
+  const failedPaths = new Set(discovery.problems.map((p) => p.path));
+  const gone = [...stored.keys()].filter((path) => !present.has(path) && !shielded(path) && !failedPaths.has(path));
+  return finishRun(store, repo, writer, gone, { skippedTypes: discovery.skippedTypes });
+}
+
+/** Remove what is gone, record failures (all of them, or only for `paths` in a partial run) and the totals. */
+function finishRun(
+  store: Store,
+  repo: Repository,
+  writer: BatchWriter,
+  gone: string[],
+  run: { paths?: string[]; skippedTypes: Record<string, number> },
+): Omit<IndexSummary, "seconds" | "embedded" | "model"> {
   store.transaction(() => {
     for (const path of gone) store.deleteDocument(path);
     if (gone.length) store.bumpVectorsGeneration();
-    store.replaceFailures(failures);
+    store.recordFailures(writer.failures, run.paths);
     store.setMeta("last_indexed", new Date().toISOString());
   });
   const totals = store.counts();
   return {
     repository: repo.name,
-    indexed,
-    skipped,
+    indexed: writer.indexed,
+    skipped: writer.skipped,
     removed: gone.length,
-    failed: failures.length,
-    failures,
-    fragments,
+    failed: writer.failures.length,
+    failures: writer.failures,
+    skipped_types: run.skippedTypes,
+    fragments: writer.fragments,
     documents_total: totals.documents,
     fragments_total: totals.fragments,
   };
 }
 
-function readFile(file: DiscoveredFile, maxBytes: number): { bytes: Uint8Array; hash: string } | { reason: string } {
-  if (file.size > maxBytes) return { reason: `larger than index.max_file_bytes (${file.size} > ${maxBytes} bytes)` };
-  try {
-    const bytes = readFileSync(file.absolute);
-    return { bytes, hash: sha256(bytes) };
-  } catch (error) {
-    return { reason: `cannot read: ${describeError(error)}` };
+/** Collects prepared documents and writes them in batches, one transaction each. */
+class BatchWriter {
+  indexed = 0;
+  skipped = 0;
+  fragments = 0;
+  readonly failures: { path: string; reason: string }[] = [];
+  private pending: Extract<Prepared, { kind: "document" }>[] = [];
+  private touched: Extract<Prepared, { kind: "unchanged" }>[] = [];
+
+  constructor(private readonly store: Store) {}
+
+  add(prepared: Prepared): void {
+    if (prepared.kind === "failed") this.failures.push({ path: prepared.path, reason: prepared.reason });
+    else if (prepared.kind === "unchanged") {
+      this.touched.push(prepared);
+      this.skipped++;
+    } else this.pending.push(prepared);
+    if (this.pending.length + this.touched.length >= BATCH_DOCUMENTS) this.flush();
+  }
+
+  flush(): void {
+    const batch = this.pending;
+    const touched = this.touched;
+    if (batch.length === 0 && touched.length === 0) return;
+    this.store.transaction(() => {
+      for (const item of batch) this.store.replaceDocument(item.doc, item.fragments, item.hashes, item.replaces);
+      for (const t of touched) this.store.touchDocument(t.id, t.size, t.mtimeMs);
+      if (batch.length) this.store.bumpVectorsGeneration();
+    });
+    this.indexed += batch.length;
+    this.fragments += batch.reduce((sum, item) => sum + item.fragments.length, 0);
+    this.pending = [];
+    this.touched = [];
   }
 }
 
-/** Convert and chunk one file; a problem becomes a reason instead of an exception, so the run goes on. */
-function prepareDocument(
-  file: DiscoveredFile,
-  read: { bytes: Uint8Array; hash: string },
-  chunkOptions: ChunkOptions,
-  replaces: boolean,
-): Pending | { reason: string } {
+/** Run `work` over `items` with at most `limit` in flight (conversions wait on the worker pool). */
+async function forEachConcurrently<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}
+
+/**
+ * The per-document step: read → convert → chunk one file. Never throws: a problem becomes a reason, and the
+ * stored version of the document (if any) stays as it was.
+ */
+export async function prepareDocument(file: DiscoveredFile, previous: StoredDocument | undefined, settings: DocumentSettings): Promise<Prepared> {
+  const read = readRegularFile(file.absolute, settings.maxBytes);
+  if ("reason" in read) return { kind: "failed", path: file.path, reason: read.reason };
+  const hash = sha256(read.bytes);
+  if (previous?.hash === hash && !settings.force) return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs: file.mtimeMs };
   try {
-    const converted = convertFile(file.path, read.bytes);
-    const fragments = chunkDocument(converted, chunkOptions);
+    const converted = await settings.pool.convert(file.path, read.bytes);
+    const fragments = chunkDocument(converted, settings.chunk);
     return {
-      replaces,
+      kind: "document",
+      replaces: Boolean(previous),
       doc: {
         path: file.path,
-        hash: read.hash,
+        hash,
         size: file.size,
         mtimeMs: file.mtimeMs,
         title: converted.title,
-        format: converted.format,
+        format: formatOf(file.path),
         metadata: converted.metadata,
       },
       fragments,
       hashes: fragments.map((f) => sha256(embeddingText(converted.title, f.headings.join(HEADING_SEPARATOR), f.text)).slice(0, 32)),
     };
   } catch (error) {
-    return { reason: describeError(error) };
+    return { kind: "failed", path: file.path, reason: isResearcherError(error) ? error.message : `conversion failed: ${describeError(error)}` };
+  }
+}
+
+/** A repository file as discovery would report it, or undefined when it is gone. */
+function statFile(repo: Repository, path: string): DiscoveredFile | undefined {
+  const absolute = join(repo.path, path);
+  try {
+    const stats = statSync(absolute);
+    return { path, absolute, size: stats.size, mtimeMs: stats.mtimeMs };
+  } catch {
+    return undefined;
+  }
+}
+
+function isEmptyFolder(path: string): boolean {
+  try {
+    return readdirSync(path).length === 0;
+  } catch {
+    return false;
   }
 }
 

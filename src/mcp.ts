@@ -8,8 +8,8 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { z } from "zod";
 import { readDocument, readDocuments, safeRelativePath } from "./documents.ts";
-import { describeError, isResearcherError } from "./errors.ts";
-import { indexRepository, removeDocument } from "./indexer.ts";
+import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
+import { indexFiles, removeDocument } from "./indexer.ts";
 import { logger } from "./log.ts";
 import { searchJson, searchText, styleFor } from "./render.ts";
 import { getRepository, listRepositories } from "./repos.ts";
@@ -110,8 +110,8 @@ export function createServer(home: string, context: SearchContext, writes = seri
       }),
     },
     (input) =>
-      guarded(() => {
-        const doc = readDocument(home, input.ref, { fromLine: input.from_line, maxLines: input.max_lines });
+      guarded(async () => {
+        const doc = await readDocument(home, input.ref, { fromLine: input.from_line, maxLines: input.max_lines });
         return result(doc, `${doc.repository}:${doc.path} lines ${doc.from_line}–${doc.to_line} of ${doc.total_lines}\n\n${doc.text}`);
       }),
   );
@@ -126,8 +126,8 @@ export function createServer(home: string, context: SearchContext, writes = seri
       }),
     },
     (input) =>
-      guarded(() => {
-        const found = readDocuments(home, input.pattern, { repository: input.repository, maxBytes: input.max_bytes });
+      guarded(async () => {
+        const found = await readDocuments(home, input.pattern, { repository: input.repository, maxBytes: input.max_bytes });
         const text = found.documents.map((d) => `=== ${d.repository}:${d.path}\n${d.text}`).join("\n\n");
         return result(found, text || "no documents matched");
       }),
@@ -162,8 +162,11 @@ export function createServer(home: string, context: SearchContext, writes = seri
         writes(async () => {
           const repo = getRepository(home, input.repository);
           const path = safeRelativePath(repo, input.file_path);
-          const summary = await indexRepository(home, repo, { only: [path], embedders: context.embedders });
-          return result(summary, `${repo.name}:${path}: ${summary.indexed} indexed, ${summary.skipped} unchanged, ${summary.failed} failed`);
+          const summary = await indexFiles(home, repo, [path], { embedders: context.embedders });
+          const failure = summary.failures[0];
+          if (failure) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path} was not indexed: ${failure.reason}`);
+          const what = summary.removed ? "removed (the file is gone)" : summary.indexed ? "indexed" : "unchanged";
+          return result(summary, `${repo.name}:${path}: ${what}`);
         }),
       ),
   );

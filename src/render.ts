@@ -42,6 +42,7 @@ export function searchJson(response: SearchResponse): object {
         repository: hit.repository,
         path: hit.path,
         location: hit.location,
+        page: hit.page,
         docid: hit.docid,
         title: hit.title,
         heading: hit.heading,
@@ -69,20 +70,26 @@ export function searchText(response: SearchResponse, style: Style): string {
   const width = String(response.results.at(-1)!.rank).length;
   const blocks = response.results.map((hit) => {
     const rank = String(hit.rank).padStart(width);
-    const where = `${style.accent(`${hit.repository}:${hit.location}`)}  ${style.dim(hit.docid)}`;
+    const where = `${style.accent(`${hit.repository}:${citation(hit)}`)}  ${style.dim(hit.docid)}`;
     const head = `${style.bold(rank)}  ${style.dim(hit.score.toFixed(2))}  ${where}`;
     const pad = " ".repeat(width + 2);
     const lines = [head, `${pad}${style.bold(breadcrumb(hit))}`, `${pad}${highlight(hit.snippet, hit.highlights, style)}`];
     if (hit.explain) lines.push(`${pad}${style.dim(explainLine(hit.explain))}`);
     if ("fragments" in hit && hit.fragments.length > 1) {
-      const more = hit.fragments.slice(1).map((f) => f.location.split(":").at(-1)).join(", ");
-      lines.push(`${pad}${style.dim(`also lines ${more}`)}`);
+      const paged = hit.page !== null;
+      const more = hit.fragments.slice(1).map((f) => (paged ? `p${f.page}` : f.location.split(":").at(-1))).join(", ");
+      lines.push(`${pad}${style.dim(`also ${paged ? "pages" : "lines"} ${more}`)}`);
     }
     return lines.join("\n");
   });
   const shown = `${response.offset + 1}–${response.offset + response.results.length} of ${response.total}`;
   const notes = (response.notes ?? []).map((n) => `\n${style.dim(n)}`).join("");
   return `${blocks.join("\n\n")}\n\n${style.dim(`${shown} · ${response.mode}`)}${notes}\n`;
+}
+
+/** Where a person looks: `paper.pdf:p12` for paged documents, `notes.md:42` for the rest. */
+function citation(hit: FragmentHit | DocumentHit): string {
+  return hit.page !== null ? `${hit.path}:p${hit.page}` : hit.location;
 }
 
 function explainLine(explain: NonNullable<FragmentHit["explain"]>): string {
@@ -114,6 +121,11 @@ export function indexSummaryText(summary: IndexSummary, style: Style): string {
     `${style.bold(summary.repository)}: ${counts} · ${summary.fragments} fragments written · ${summary.seconds.toFixed(2)} s`,
   ];
   for (const failure of summary.failures) lines.push(`  ${style.warn("failed")} ${failure.path}: ${failure.reason}`);
+  const types = Object.entries(summary.skipped_types ?? {}).sort((a, b) => b[1] - a[1]);
+  if (types.length) {
+    const list = types.map(([type, n]) => `${n} .${type || "(no extension)"}`).join(", ");
+    lines.push(`  ${style.dim(`not indexed by type: ${list} (see file_types in \`researcher config show\`)`)}`);
+  }
   return `${lines.join("\n")}\n`;
 }
 

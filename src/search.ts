@@ -36,6 +36,7 @@ export interface FragmentRef {
   start_line: number;
   end_line: number;
   page: number | null;
+  page_end: number | null;
 }
 
 export interface Explain {
@@ -54,7 +55,10 @@ export interface FragmentHit {
   repository: string;
   path: string;
   absolutePath: string;
+  /** `path:line` in the converted text; `get` reads it back. */
   location: string;
+  /** The page the snippet is on, for paged formats (PDF); null otherwise. */
+  page: number | null;
   docid: string;
   title: string;
   heading: string;
@@ -321,10 +325,11 @@ function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery): FragmentHit
     path: row.path,
     absolutePath: join(c.repo.path, row.path),
     location: `${row.path}:${line}`,
+    page: row.page,
     docid: `#${row.hash.slice(0, 6)}`,
     title: row.title,
     heading: row.heading,
-    fragment: { id: row.id, seq: row.seq, start_line: row.startLine, end_line: row.endLine, page: row.page },
+    fragment: { id: row.id, seq: row.seq, start_line: row.startLine, end_line: row.endLine, page: row.page, page_end: row.pageEnd },
     snippet: snippet.text,
     highlights: snippet.highlights,
     context: c.repo.description,

@@ -6,7 +6,7 @@ import { ResearcherError } from "./errors.ts";
 import type { Fragment } from "./chunk.ts";
 import { ftsText } from "./text.ts";
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -29,6 +29,7 @@ CREATE TABLE fragments (
   start_line INTEGER NOT NULL,
   end_line INTEGER NOT NULL,
   page INTEGER,
+  page_end INTEGER,
   heading TEXT NOT NULL,
   text TEXT NOT NULL,
   text_hash TEXT NOT NULL
@@ -75,6 +76,7 @@ export interface FragmentRow {
   startLine: number;
   endLine: number;
   page: number | null;
+  pageEnd: number | null;
   heading: string;
   text: string;
   path: string;
@@ -192,14 +194,16 @@ export class Store {
         .lastInsertRowid,
     );
     const insertFragment = this.db.query(
-      `INSERT INTO fragments(document_id, seq, start_line, end_line, page, heading, text, text_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO fragments(document_id, seq, start_line, end_line, page, page_end, heading, text, text_hash)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertFts = this.db.query("INSERT INTO fragments_fts(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
     const title = ftsText(doc.title);
     fragments.forEach((fragment, i) => {
       const heading = fragment.headings.join(HEADING_SEPARATOR);
-      const row = insertFragment.run(id, fragment.seq, fragment.startLine, fragment.endLine, fragment.page, heading, fragment.text, textHashes[i]!);
+      const row = insertFragment.run(
+        id, fragment.seq, fragment.startLine, fragment.endLine, fragment.page, fragment.pageEnd, heading, fragment.text, textHashes[i]!,
+      );
       insertFts.run(row.lastInsertRowid, title, ftsText(heading), ftsText(fragment.text));
     });
     return id;
@@ -222,8 +226,12 @@ export class Store {
     return this.db.query("DELETE FROM documents WHERE path = ?").run(path).changes > 0;
   }
 
-  replaceFailures(failures: { path: string; reason: string }[]): void {
-    this.db.run("DELETE FROM failures");
+  /** Record a run's failures: they replace all recorded ones, or with `paths` (a partial run) only those paths'. */
+  recordFailures(failures: { path: string; reason: string }[], paths?: string[]): void {
+    if (paths) {
+      const forget = this.db.query("DELETE FROM failures WHERE path = ?");
+      for (const path of paths) forget.run(path);
+    } else this.db.run("DELETE FROM failures");
     const insert = this.db.query("INSERT OR REPLACE INTO failures(path, reason, at) VALUES (?, ?, ?)");
     const at = new Date().toISOString();
     for (const failure of failures) insert.run(failure.path, failure.reason, at);
@@ -314,7 +322,7 @@ export class Store {
     const rows = this.db
       .query<FragmentRow, string[]>(
         `SELECT f.id, f.document_id AS documentId, f.seq, f.start_line AS startLine, f.end_line AS endLine, f.page,
-                f.heading, f.text, d.path, d.title, d.hash
+                f.page_end AS pageEnd, f.heading, f.text, d.path, d.title, d.hash
          FROM fragments f JOIN documents d ON d.id = f.document_id
          WHERE f.id IN (SELECT value FROM json_each(?))`,
       )
@@ -412,6 +420,9 @@ export class Store {
 /** What turns schema version N - 1 into N. */
 const UPGRADES: Record<number, string> = {
   2: "CREATE INDEX IF NOT EXISTS fragments_owner ON fragments(id, document_id)",
+  // v3: fragments remember the page they end on; a document's format is its file type (md, txt, pdf, …).
+  3: `ALTER TABLE fragments ADD COLUMN page_end INTEGER;
+      UPDATE documents SET format = CASE format WHEN 'markdown' THEN 'md' WHEN 'text' THEN 'txt' ELSE format END;`,
 };
 
 function migrate(db: Database, from: number): void {

@@ -24,14 +24,28 @@ describe("chunkDocument (markdown)", () => {
     expect(fragments[0]!.endLine).toBe(7);
   });
 
-  test("code fences are never split, even when larger than the budget, and hide '#' lines", () => {
-    const code = Array.from({ length: 80 }, (_, i) => `# not a heading ${i} with some padding text`).join("\n");
+  test("a code fence within the budget is one piece, and its '#' lines are not headings", () => {
+    const code = Array.from({ length: 8 }, (_, i) => `# not a heading ${i}`).join("\n");
     const doc = md(`# T\n\nBefore.\n\n\`\`\`sh\n${code}\n\`\`\`\n\nAfter.\n`);
     const fragments = chunkDocument(doc, { tokens: 100, overlap: 0.15 });
     const withFence = fragments.filter((f) => f.text.includes("```sh"));
     expect(withFence).toHaveLength(1);
-    expect(withFence[0]!.text).toContain("not a heading 79");
+    expect(withFence[0]!.text).toContain("not a heading 7\n```");
     expect(fragments.every((f) => f.headings.length === 0)).toBe(true);
+  });
+
+  test("a code fence longer than the budget, or never closed, is cut at line boundaries within the budget", () => {
+    const code = Array.from({ length: 2000 }, (_, i) => `# not a heading ${i} with some padding text`).join("\n");
+    for (const source of [`# T\n\n\`\`\`sh\n${code}\n\`\`\`\n\nAfter.\n`, `# T\n\n\`\`\`sh\n${code}\n`]) {
+      const fragments = chunkDocument(md(source), { tokens: 100, overlap: 0.15 });
+      expect(fragments.length).toBeGreaterThan(100);
+      for (const f of fragments) expect(f.text.length).toBeLessThanOrEqual(100 * 4 + 60);
+      expect(fragments.map((f) => f.text).join("\n")).toContain("not a heading 1999 with");
+      expect(fragments.every((f) => f.headings.length === 0)).toBe(true);
+      // line numbers stay those of the file: the fence opens on line 3
+      expect(fragments[0]!.startLine).toBe(3);
+      expect(fragments.at(-1)!.text.includes("heading 1999") ? fragments.at(-1)!.endLine : fragments.at(-2)!.endLine).toBeGreaterThanOrEqual(2002);
+    }
   });
 
   test("long sections split within the budget, at paragraph boundaries, with overlap", () => {

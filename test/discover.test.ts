@@ -23,7 +23,7 @@ describe("discoverFiles", () => {
     symlinkSync(join(outside, "secret.md"), join(root, "link-out.md"));
     symlinkSync(join(root, "a.md"), join(root, "link-in.md"));
     symlinkSync(root, join(root, "loop"));
-    const files = discoverFiles(root, { fileTypes: ["md", "txt"], exclude: ["drafts", "*.tmp.md"] });
+    const files = discoverFiles(root, { fileTypes: ["md", "txt"], exclude: ["drafts", "*.tmp.md"] }).files;
     expect(files.map((f) => f.path)).toEqual(["a.md", "b.TXT", "keep/tmp.md", "link-in.md", "notes/f.md"]);
     expect(files[0]!.size).toBe(1);
   });
@@ -31,6 +31,6 @@ describe("discoverFiles", () => {
   test("anchored globs match from the root", () => {
     const root = tempDir();
     writeTree(root, { "x/y/z.md": "", "y/z.md": "" });
-    expect(discoverFiles(root, { fileTypes: ["md"], exclude: ["x/**"] }).map((f) => f.path)).toEqual(["y/z.md"]);
+    expect(discoverFiles(root, { fileTypes: ["md"], exclude: ["x/**"] }).files.map((f) => f.path)).toEqual(["y/z.md"]);
   });
 });
