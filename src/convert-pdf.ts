@@ -42,9 +42,9 @@ function loadPdfJs(): Promise<PdfJs> {
 
 export async function convertPdf(bytes: Uint8Array, fallbackTitle: string): Promise<ConvertedDocument> {
   const pdfjs = await loadPdfJs();
-  // pdf.js takes ownership of (detaches) the buffer it is given.
+  // pdf.js takes ownership of (detaches) the buffer it is given, and refuses Node Buffers: give it a plain copy.
   const task = pdfjs.getDocument({
-    data: bytes.slice(),
+    data: new Uint8Array(bytes),
     disableFontFace: true,
     useSystemFonts: false,
     stopAtErrors: false,

@@ -1,0 +1,86 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { chunkDocument } from "../src/chunk.ts";
+import { convertPdf, joinLine, NO_TEXT_LAYER, pdfDate } from "../src/convert-pdf.ts";
+import { SHARED } from "./helpers.ts";
+import { paragraph, writePdf } from "./pdf-fixtures.ts";
+
+const PDFS = join(SHARED, "data/corpus/pdf/pdfjs-test-pdfs");
+
+describe("convertPdf", () => {
+  test("pages, title and metadata from the document info, headings from larger text, hyphens rejoined", async () => {
+    const bytes = await writePdf(
+      [
+        [
+          { text: "Attention Is All You Need", top: 72, size: 20 },
+          ...paragraph("The dominant sequence transduction models are based on complex recurrent networks. The best models connect the encoder and decoder through an attention mech-", 120),
+          { text: "anism. We propose a new simple network architecture.", top: 176 },
+        ],
+        paragraph("Experiments on two machine translation tasks show these models to be superior in quality.", 72),
+      ],
+      { title: "Transformers", author: "A. Vaswani", created: new Date("2017-06-12T00:00:00Z") },
+    );
+    const doc = await convertPdf(bytes, "fallback");
+    expect(doc).toMatchObject({ title: "Transformers", format: "markdown", pages: 2 });
+    expect(doc.metadata).toMatchObject({ author: "A. Vaswani", created: "2017-06-12T00:00:00Z", pages: 2 });
+    expect(doc.text).toBe(
+      [
+        "<!-- page 1 -->",
+        "",
+        "## Attention Is All You Need",
+        "",
+        "The dominant sequence transduction models are based on complex recurrent networks. The best models connect the encoder and decoder through an attention mechanism. We propose a new simple network architecture.",
+        "",
+        "<!-- page 2 -->",
+        "",
+        "Experiments on two machine translation tasks show these models to be superior in quality.",
+        "",
+      ].join("\n"),
+    );
+    // Every fragment knows its page; page markers are never text; a fragment never spans two pages.
+    const fragments = chunkDocument(doc, { tokens: 350, overlap: 0.15 });
+    expect(fragments.map((f) => [f.page, f.pageEnd, f.headings])).toEqual([
+      [1, 1, ["Attention Is All You Need"]],
+      [2, 2, ["Attention Is All You Need"]],
+    ]);
+    expect(fragments.some((f) => f.text.includes("<!--"))).toBe(false);
+    expect(fragments[1]!.text).toStartWith("Experiments on two machine translation");
+  });
+
+  test("a two-column page reads column by column, each column its own paragraph", async () => {
+    const left = "Ribosomes translate messenger RNA into proteins inside every living cell of the body.";
+    const right = "Telescopes collect light from distant galaxies, stars and planets across the sky.";
+    const bytes = await writePdf([[...paragraph(left, 72, { x: 72, width: 34 }), ...paragraph(right, 72, { x: 320, width: 34 })]]);
+    const doc = await convertPdf(bytes, "columns");
+    expect(doc.text).toContain(`${left}\n\n${right}`);
+    expect(doc.title).toBe("Ribosomes translate messenger RNA"); // no info title: the first (largest) line
+  });
+
+  test("no text layer and encryption are failures with their own reasons", async () => {
+    const scanned = await writePdf([[], []], { imageOnly: true });
+    expect(convertPdf(scanned, "scan")).rejects.toThrow(NO_TEXT_LAYER);
+    // issue6010_1.pdf (pdf.js test suite) is encrypted with a user password.
+    expect(convertPdf(readFileSync(join(PDFS, "issue6010_1.pdf")), "x")).rejects.toThrow("encrypted PDF (a password is needed to read it)");
+    // REDHAT-1531897-0.pdf has a broken document catalogue.
+    expect(convertPdf(readFileSync(join(PDFS, "REDHAT-1531897-0.pdf")), "x")).rejects.toThrow(/^not a readable PDF: /);
+    expect(convertPdf(new TextEncoder().encode("not a pdf at all"), "x")).rejects.toThrow(/^not a readable PDF: /);
+  });
+
+  test("CJK text in CID fonts is read through the bundled character maps", async () => {
+    // XiaoBiaoSong.pdf: a Chinese table of contents set in a CID font with a predefined CMap.
+    const doc = await convertPdf(readFileSync(join(PDFS, "XiaoBiaoSong.pdf")), "x");
+    expect(doc.title).toBe("目 录");
+    expect(doc.text).toContain("关于红军作战的原则");
+  });
+
+  test("ligatures fold to letters; hyphens join only lower-case word parts; PDF dates", () => {
+    expect("ﬁnd ﬂow".normalize("NFKC")).toBe("find flow");
+    expect(joinLine("an attention mech-", "anism")).toBe("an attention mechanism");
+    expect(joinLine("the state-", "Of the art")).toBe("the state- Of the art");
+    expect(joinLine("", "first")).toBe("first");
+    expect(pdfDate("D:20100316021332-01'00'")).toBe("2010-03-16T02:13:32-01:00");
+    expect(pdfDate("D:2019")).toBe("2019-01-01T00:00:00Z");
+    expect(pdfDate("garbage")).toBeUndefined();
+  });
+});

@@ -1,0 +1,143 @@
+/** Regressions from the reliability issue: what an index run does with folders and files that fight back. */
+import { describe, expect, test } from "bun:test";
+import { chmodSync, chownSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setConfigValue } from "../src/config.ts";
+import { indexFiles, indexRepository } from "../src/indexer.ts";
+import { addRepository } from "../src/repos.ts";
+import { search } from "../src/search.ts";
+import { Store } from "../src/store.ts";
+import { ROOT, tempDir, writeTree } from "./helpers.ts";
+import { paragraph, writePdf } from "./pdf-fixtures.ts";
+
+function setup(files: Record<string, string | Uint8Array>) {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, files);
+  const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+  return { home, docs, repo };
+}
+
+const total = async (home: string, query: string) => (await search(home, { query, limit: 50 })).total;
+
+describe("an index run removes nothing it cannot see", () => {
+  test("a repository folder replaced by a file, removed, or emptied is an error; documents stay", async () => {
+    const { home, docs, repo } = setup({ "a.md": "apple words\n", "sub/b.md": "banana words\n" });
+    await indexRepository(home, repo);
+    renameSync(docs, `${docs}.away`);
+    writeFileSync(docs, "a plain file");
+    expect(indexRepository(home, repo)).rejects.toThrow(/is not a folder; nothing was changed/);
+    rmSync(docs);
+    expect(indexRepository(home, repo)).rejects.toThrow(/cannot read repository folder .*nothing was changed/);
+    mkdirSync(docs);
+    expect(indexRepository(home, repo)).rejects.toThrow(/is empty but 2 documents are indexed from it; nothing was removed/);
+    expect(await total(home, "words")).toBe(2);
+    // Emptied on purpose: the user says so.
+    expect(await indexRepository(home, repo, { allowEmpty: true })).toMatchObject({ removed: 2, documents_total: 0 });
+    rmSync(docs, { recursive: true });
+    renameSync(`${docs}.away`, docs);
+  });
+
+  test("a subfolder that cannot be listed keeps its documents and is reported (run as an unprivileged user)", () => {
+    // chmod 000 does not stop root, so the CLI runs as `nobody` over a tree it owns.
+    const base = tempDir();
+    chmodSync(base, 0o755);
+    writeTree(base, { "docs/top.md": "top words\n", "docs/sub/deep.md": "deep words\n" });
+    const own = (path: string) => chownSync(path, 65534, 65534);
+    for (const path of [base, join(base, "docs"), join(base, "docs/top.md"), join(base, "docs/sub"), join(base, "docs/sub/deep.md")]) own(path);
+    const cli = (...args: string[]) => {
+      const proc = Bun.spawnSync(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, join(ROOT, "src/main.ts"), ...args],
+        { env: { HOME: base, RESEARCHER_HOME: join(base, "home"), PATH: process.env.PATH ?? "" } },
+      );
+      return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
+    };
+    expect(cli("repo", "add", "d", join(base, "docs"), "--no-embed").code).toBe(0);
+    expect(JSON.parse(cli("index", "d", "--json").stdout)).toMatchObject({ indexed: 2 });
+    chmodSync(join(base, "docs/sub"), 0o000);
+    const summary = JSON.parse(cli("index", "d", "--json").stdout);
+    expect(summary).toMatchObject({ removed: 0, documents_total: 2, failures: [{ path: "sub/", reason: expect.stringContaining("cannot list folder: EACCES") }] });
+    chmodSync(join(base, "docs/sub"), 0o755);
+    expect(JSON.parse(cli("search", "deep", "--json").stdout).total).toBe(1);
+  });
+});
+
+describe("only regular files are read", () => {
+  test("a FIFO and a character device named like documents are skipped with a reason, in bounded time", async () => {
+    const { home, docs, repo } = setup({ "good.md": "fine words\n" });
+    expect(Bun.spawnSync(["mkfifo", join(docs, "pipe.md")]).exitCode).toBe(0);
+    expect(Bun.spawnSync(["mknod", join(docs, "zero.md"), "c", "1", "5"]).exitCode).toBe(0);
+    const started = performance.now();
+    const summary = await indexRepository(home, repo);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(summary).toMatchObject({ indexed: 1, failed: 2 });
+    expect(summary.failures).toEqual([
+      { path: "pipe.md", reason: "not a regular file (named pipe)" },
+      { path: "zero.md", reason: "not a regular file (character device)" },
+    ]);
+  });
+
+  test("files larger than index.max_file_bytes are refused before they are read", async () => {
+    const { home, repo } = setup({ "big.md": "x ".repeat(5000), "small.md": "tiny words\n" });
+    setConfigValue(home, "index.max_file_bytes", "1000");
+    const summary = await indexRepository(home, repo);
+    expect(summary.failures).toEqual([{ path: "big.md", reason: "larger than index.max_file_bytes (10000 > 1000 bytes)" }]);
+  });
+});
+
+describe("formats and settings", () => {
+  test("files of other types are counted by extension in the summary", async () => {
+    const { home, repo } = setup({ "a.md": "words\n", "s1.pptx": "x", "s2.pptx": "x", "c.csv": "x", "Makefile": "x" });
+    const summary = await indexRepository(home, repo);
+    expect(summary.skipped_types).toEqual({ pptx: 2, csv: 1, "": 1 });
+  });
+
+  test("a PDF is indexed page by page: fragments and results carry their page", async () => {
+    const pdf = await writePdf([paragraph("Mitochondria produce energy for the cell.", 72), paragraph("Chloroplasts capture sunlight in plants.", 72)], { title: "Organelles" });
+    const { home, repo } = setup({ "cells.pdf": pdf });
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, fragments: 2 });
+    const hit = (await search(home, { query: "chloroplasts sunlight" })).results[0]!;
+    expect(hit).toMatchObject({ path: "cells.pdf", title: "Organelles", page: 2, fragment: { page: 2, page_end: 2 } });
+    const store = Store.open(repo.dir);
+    expect(store.db.query("SELECT format, json_extract(metadata, '$.pages') AS pages FROM documents").get()).toEqual({ format: "pdf", pages: 2 });
+    store.close();
+  });
+
+  test("a conversion that outlives index.convert_timeout is recorded and the run goes on", async () => {
+    const pages = Array.from({ length: 400 }, (_, i) => paragraph(`Page ${i} holds words about topic ${i} and more words to read.`, 72));
+    const { home, repo } = setup({ "long.pdf": await writePdf(pages), "ok.md": "still indexed\n" });
+    setConfigValue(home, "index.convert_timeout", "0.1");
+    const summary = await indexRepository(home, repo);
+    expect(summary.failures).toEqual([{ path: "long.pdf", reason: "conversion took longer than 0.1 s (index.convert_timeout)" }]);
+    expect(await total(home, "still indexed")).toBe(1);
+  });
+
+  test("changing chunk.tokens re-chunks unchanged files", async () => {
+    const body = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} is here to fill the section.`).join(" ");
+    const { home, repo } = setup({ "a.md": `# A\n\n${body}\n` });
+    const first = await indexRepository(home, repo);
+    setConfigValue(home, "chunk.tokens", "64");
+    const second = await indexRepository(home, repo);
+    expect(second.indexed).toBe(1);
+    expect(second.fragments_total).toBeGreaterThan(first.fragments_total);
+    expect((await indexRepository(home, repo)).indexed).toBe(0);
+  });
+});
+
+describe("indexFiles: one file now, through the same step", () => {
+  test("indexes a new file, refuses paths the repository would not index, keeps other failures", async () => {
+    const { home, docs, repo } = setup({ "a.md": "alpha words\n", "bad.md": new Uint8Array([0, 1, 2]) });
+    expect((await indexRepository(home, repo)).failed).toBe(1);
+    writeTree(docs, { "new.md": "fresh words\n", ".hidden/x.md": "secret\n", "slides.pptx": "x" });
+    expect(await indexFiles(home, repo, ["new.md"])).toMatchObject({ indexed: 1, failed: 0 });
+    expect(await total(home, "fresh")).toBe(1);
+    for (const path of [".hidden/x.md", "slides.pptx"]) {
+      expect(indexFiles(home, repo, [path])).rejects.toThrow(`'${path}' is not a file repository 'docs' indexes`);
+    }
+    const store = Store.open(repo.dir);
+    expect(store.failures().map((f) => f.path)).toEqual(["bad.md"]);
+    store.close();
+    rmSync(join(docs, "new.md"));
+    expect(await indexFiles(home, repo, ["new.md"])).toMatchObject({ removed: 1 });
+  });
+});

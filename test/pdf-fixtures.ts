@@ -1,0 +1,49 @@
+/** PDFs written by pdf-lib for tests and benchmarks: known text at known places on known pages. */
+import { PDFDocument, StandardFonts } from "pdf-lib";
+
+export interface PdfLine {
+  text: string;
+  x?: number;
+  /** Distance from the top of the page. */
+  top: number;
+  size?: number;
+}
+
+export interface PdfOptions {
+  title?: string;
+  author?: string;
+  created?: Date;
+  /** Pages with no text at all, only a drawn shape (what a scan without OCR looks like to a text extractor). */
+  imageOnly?: boolean;
+}
+
+const HEIGHT = 792;
+
+export async function writePdf(pages: PdfLine[][], options: PdfOptions = {}): Promise<Uint8Array> {
+  const pdf = await PDFDocument.create();
+  const font = await pdf.embedFont(StandardFonts.TimesRoman);
+  if (options.title) pdf.setTitle(options.title);
+  if (options.author) pdf.setAuthor(options.author);
+  if (options.created) pdf.setCreationDate(options.created);
+  for (const lines of pages) {
+    const page = pdf.addPage([612, HEIGHT]);
+    if (options.imageOnly) page.drawRectangle({ x: 50, y: 50, width: 500, height: 600 });
+    for (const line of lines) page.drawText(line.text, { x: line.x ?? 72, y: HEIGHT - line.top, size: line.size ?? 11, font });
+  }
+  return pdf.save();
+}
+
+/** Body text wrapped at `width` characters into lines 14 points apart, starting at `top`. */
+export function paragraph(text: string, top: number, options: { x?: number; width?: number } = {}): PdfLine[] {
+  const lines: PdfLine[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/)) {
+    if (line && line.length + word.length + 1 > (options.width ?? 80)) {
+      lines.push({ text: line, x: options.x, top: top + lines.length * 14 });
+      line = "";
+    }
+    line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push({ text: line, x: options.x, top: top + lines.length * 14 });
+  return lines;
+}
