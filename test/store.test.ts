@@ -1,10 +1,12 @@
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { indexRepository } from "../src/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { addRepository, type Repository } from "../src/repos.ts";
 import { search } from "../src/search.ts";
+import { repositoryStatus } from "../src/status.ts";
 import { Store } from "../src/store.ts";
-import { tempDir, writeTree } from "./helpers.ts";
+import { runCli, tempDir, writeTree } from "./helpers.ts";
 
 test("an index written by schema version 1 is upgraded in place when opened", async () => {
   const home = tempDir();
@@ -33,3 +35,45 @@ test("an index from a newer researcher is refused with a clear error", () => {
   db.close();
   expect(() => Store.open(dir)).toThrow(/newer researcher/);
 });
+
+describe("a missing, empty or foreign index.db", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
+  const repo = addRepository(home, { name: "notes", path: docs, embed: false });
+  const file = Store.dbPath(repo.dir);
+  const failure = (promise: Promise<unknown>) => promise.then(() => new Error("expected an error"), (e) => e);
+
+  test("search on a repository whose index.db is gone says it is not indexed", async () => {
+    await indexRepository(home, repo);
+    rmSync(file);
+    for (const repositories of [[], ["notes"]]) {
+      const error = await failure(search(home, { query: "alpha", repositories }));
+      expect(error).toMatchObject({ code: "NOT_INDEXED", hint: "run `researcher index notes`" });
+    }
+    const cli = runCli(["search", "alpha"], { home });
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toContain("researcher index notes");
+  });
+
+  test("a zero-byte or non-SQLite index.db is INDEX_CORRUPT, left as it is, and --rebuild repairs it", async () => {
+    for (const content of ["", "this is not a database, just some text that is long enough to have a header"]) {
+      mkdirSync(repo.dir, { recursive: true });
+      writeFileSync(file, content);
+      const error = await failure(search(home, { query: "alpha" }));
+      expect(error).toMatchObject({ code: "INDEX_CORRUPT", hint: expect.stringContaining("researcher index --rebuild notes") });
+      expect(readFileSync(file, "utf8")).toBe(content); // a reader never writes
+      expect(repositoryStatusOrError(repo)).toMatchObject({ code: "INDEX_CORRUPT" });
+      await indexRepository(home, repo, { rebuild: true });
+      expect((await search(home, { query: "alpha" })).total).toBe(1);
+    }
+  });
+});
+
+function repositoryStatusOrError(repo: Repository): unknown {
+  try {
+    return repositoryStatus(repo);
+  } catch (error) {
+    return error;
+  }
+}
