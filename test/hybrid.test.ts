@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
+import { processStartTime } from "../src/lock.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, SearchContext } from "../src/search.ts";
 import { repositoryStatus } from "../src/status.ts";
@@ -64,7 +65,7 @@ describe("vector and hybrid search", () => {
 
   test("while another process holds the writer lock, a stale index is searched exactly", async () => {
     rmSync(annPath(repo.dir));
-    writeFileSync(join(repo.dir, "lock"), `${process.ppid} ${Date.now()}\n`); // a live process that is not us
+    writeFileSync(join(repo.dir, "lock"), `${process.ppid} ${processStartTime(process.ppid)}\n`); // a live process that is not us
     try {
       const response = await search(home, { query: "automobile", mode: "vector", limit: 1 }, new SearchContext());
       expect(response.results[0]!.path).toBe("cars.md");
