@@ -1,12 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
 import { addRepository, type Repository } from "../src/repos.ts";
 import { search } from "../src/search.ts";
 import { repositoryStatus } from "../src/status.ts";
 import { Store } from "../src/store.ts";
-import { runCli, tempDir, writeTree } from "./helpers.ts";
+import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 test("an index written by schema version 1 is upgraded in place when opened", async () => {
   const home = tempDir();
@@ -77,3 +78,44 @@ function repositoryStatusOrError(repo: Repository): unknown {
     return error;
   }
 }
+
+/** Opens the store in a loop: a writer (as `index` does) once, a reader until it sees an index. */
+const OPENER = `
+import { Store } from ${JSON.stringify(join(ROOT, "src/store.ts"))};
+const [dir, role, until] = process.argv.slice(2);
+const seen = new Set();
+if (role === "writer") Bun.sleepSync(Math.random() * 30);
+while (Date.now() < Number(until)) {
+  try {
+    const store = Store.open(dir, { create: role === "writer" });
+    store.counts();
+    store.close();
+    seen.add("ok");
+    break;
+  } catch (error) {
+    seen.add(error.code ?? error.message);
+    if (error.code !== "NOT_INDEXED") break;
+  }
+}
+console.log(JSON.stringify([...seen]));
+`;
+
+test("the first writer racing readers and other writers: readers see no index or a whole one, never create it", async () => {
+  const root = tempDir();
+  writeFileSync(join(root, "opener.ts"), OPENER);
+  for (let round = 0; round < 4; round++) {
+    const dir = join(root, `repo${round}`);
+    const until = String(Date.now() + 5000);
+    const roles = [...Array(6).fill("writer"), ...Array(10).fill("reader")] as string[];
+    const outputs = await Promise.all(
+      roles.map(async (role) => {
+        const proc = Bun.spawn([process.execPath, join(root, "opener.ts"), dir, role, until], { stdout: "pipe" });
+        return { role, seen: JSON.parse((await new Response(proc.stdout).text()) || "[]") as string[] };
+      }),
+    );
+    for (const { role, seen } of outputs) {
+      if (role === "writer") expect(seen).toEqual(["ok"]);
+      else expect(seen.filter((s) => s !== "NOT_INDEXED")).toEqual(["ok"]);
+    }
+  }
+}, 60_000);
