@@ -91,14 +91,15 @@ export function resolveHome(flag?: string): string {
 export const configPath = (home: string) => join(home, "config.yaml");
 export const repositoryDir = (home: string, name: string) => join(home, "repositories", name);
 
-export function parseConfig(input: unknown, source: string): Config {
+/** `hint` says how to fix it: by hand for the file (`config set` reads the file first, so it cannot help). */
+export function parseConfig(input: unknown, source: string, hint?: string): Config {
   const v = valibot();
   const result = v.safeParse(configSchema(), input ?? {});
   if (result.success) return result.output;
   const issue = result.issues[0];
   const key = v.getDotPath(issue) ?? "(top level)";
   throw new ResearcherError("INVALID_CONFIG", `${source}: ${key}: ${issue.message}`, {
-    hint: "fix the file by hand or with `researcher config set <key> <value>`",
+    hint: hint ?? `fix ${key} in ${source} by hand; the README lists every setting`,
   });
 }
 
@@ -207,7 +208,7 @@ export function setConfigValue(home: string, key: string, value: string): Config
     node = node[part] as Record<string, unknown>;
   }
   node[parts.at(-1)!] = parseScalar(value);
-  const checked = parseConfig(config, `config key ${key}`);
+  const checked = parseConfig(config, `config key ${key}`, "the README lists every setting and the values it takes");
   saveConfig(home, checked);
   return checked;
 }

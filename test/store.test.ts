@@ -37,6 +37,23 @@ test("an index from a newer researcher is refused with a clear error", () => {
   expect(() => Store.open(dir)).toThrow(/newer researcher/);
 });
 
+test("hints that name a command name the repository, ready to run", () => {
+  const home = tempDir();
+  const repo = addRepository(home, { name: "papers", path: tempDir(), embed: false });
+  mkdirSync(repo.dir, { recursive: true });
+  writeFileSync(Store.dbPath(repo.dir), "garbage that is not SQLite, long enough for a header ........................");
+  const corrupt = runCli(["search", "anything"], { home });
+  expect(corrupt.code).toBe(1);
+  expect(corrupt.stderr).toContain("hint: rebuild it with `researcher index --rebuild papers`");
+  Store.open(repo.dir, { create: true }).close();
+  const db = new Database(Store.dbPath(repo.dir));
+  db.run("PRAGMA user_version = 99");
+  db.close();
+  const newer = runCli(["status", "papers"], { home });
+  expect(newer.stderr).toContain("`researcher index --rebuild papers`");
+  expect(`${corrupt.stderr}${newer.stderr}`).not.toMatch(/<name>/);
+});
+
 describe("a missing, empty or foreign index.db", () => {
   const home = tempDir();
   const docs = tempDir();
