@@ -1,9 +1,10 @@
-/** Whole-file writes that never leave a half-written file: write a sibling temp file, then rename over. */
+/** Whole-file writes that never leave a half-written file: write a sibling temp file, fsync it, rename over. */
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 export function tempPathFor(file: string): string {
-  return join(dirname(file), `.${basename(file)}.${process.pid}.${Date.now().toString(36)}.tmp`);
+  const unique = `${process.pid}.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 8)}`;
+  return join(dirname(file), `.${basename(file)}.${unique}.tmp`);
 }
 
 export function writeFileAtomic(file: string, data: string | Uint8Array): void {
@@ -20,5 +21,19 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
   } catch (error) {
     rmSync(temp, { force: true });
     throw error;
+  }
+  syncFolder(dirname(file));
+}
+
+/** The rename is durable only once the folder's entry is on disk: after a crash, the file is new or old, not gone. */
+export function syncFolder(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, "r");
+    fsyncSync(fd);
+  } catch {
+    // some platforms and file systems cannot fsync a folder; the rename itself is still atomic
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }

@@ -1,13 +1,13 @@
 /** The command line: parse flags, call the library, render. No business logic lives here. */
-import { existsSync, rmSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { cac, type CAC } from "cac";
 import { writeFileAtomic } from "./atomic.ts";
 import { configPath, loadConfig, resolveHome, setConfigValue } from "./config.ts";
 import { formatOf } from "./convert.ts";
 import { convertPath } from "./convert-pool.ts";
 import { safeRelativePath } from "./documents.ts";
-import { chooseModel, describeModel, EmbedderCache, loadEmbedder, modelsDir } from "./embedder.ts";
+import { chooseModel, clearModels, describeModel, EmbedderCache, loadEmbedder, modelsDir } from "./embedder.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
 import { indexRepository, removeDocument } from "./indexer.ts";
 import {
@@ -369,10 +369,7 @@ function modelCli(): CAC {
     .command("clear [id]", "Delete downloaded models (all, or one id) from ~/.researcher/models")
     .example("  researcher model clear Xenova/bge-small-en-v1.5")
     .action((id: string | undefined, flags: Flags) => {
-      const target = id ? join(modelsDir(home(flags)), id) : modelsDir(home(flags));
-      if (!existsSync(target)) throw new ResearcherError("INVALID_INPUT", `nothing downloaded at ${target}`);
-      rmSync(target, { recursive: true, force: true });
-      out(`removed ${target}\n`);
+      out(`removed ${clearModels(home(flags), id === undefined ? undefined : String(id))}\n`);
     });
   return cli;
 }

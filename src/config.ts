@@ -1,7 +1,7 @@
 /** The home folder and `config.yaml`: schema, defaults, validated reads and atomic writes. */
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type * as Valibot from "valibot";
 import { ResearcherError } from "./errors.ts";
 import { writeFileAtomic } from "./atomic.ts";
@@ -95,14 +95,15 @@ export function resolveHome(flag?: string): string {
 export const configPath = (home: string) => join(home, "config.yaml");
 export const repositoryDir = (home: string, name: string) => join(home, "repositories", name);
 
-export function parseConfig(input: unknown, source: string): Config {
+/** `hint` says how to fix it: by hand for the file (`config set` reads the file first, so it cannot help). */
+export function parseConfig(input: unknown, source: string, hint?: string): Config {
   const v = valibot();
   const result = v.safeParse(configSchema(), input ?? {});
   if (result.success) return result.output;
   const issue = result.issues[0];
   const key = v.getDotPath(issue) ?? "(top level)";
   throw new ResearcherError("INVALID_CONFIG", `${source}: ${key}: ${issue.message}`, {
-    hint: "fix the file by hand or with `researcher config set <key> <value>`",
+    hint: hint ?? `fix ${key} in ${source} by hand; the README lists every setting`,
   });
 }
 
@@ -158,7 +159,35 @@ function readConfigFile(file: string): Config {
       cause: error,
     });
   }
+  if (raw === null || raw === undefined) return emptyConfig(file);
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    throw new ResearcherError("INVALID_CONFIG", `${file}: must be a mapping of settings (key: value), not ${Array.isArray(raw) ? "a list" : "plain text"}`, {
+      hint: "fix the file by hand; `researcher config path` prints where it is",
+    });
+  }
   return parseConfig(raw, file);
+}
+
+/**
+ * A config.yaml with nothing in it. In a new home that is the defaults; where indexes exist it was emptied (an
+ * editor, a full disk, a bad copy), and reading it as "no repositories" would silently unregister all of them.
+ */
+function emptyConfig(file: string): Config {
+  const indexed = indexedRepositories(dirname(file));
+  if (indexed.length === 0) return parseConfig({}, file);
+  throw new ResearcherError("INVALID_CONFIG", `${file} is empty, but indexes exist for: ${indexed.join(", ")}`, {
+    hint: "restore config.yaml from a backup, or delete it and register each folder again with `researcher repo add <name> <path>` (the indexes are kept)",
+  });
+}
+
+/** Names of the index folders in `repositories/` that hold an index.db. */
+function indexedRepositories(home: string): string[] {
+  const root = join(home, "repositories");
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(root, entry.name, "index.db")))
+    .map((entry) => entry.name)
+    .sort();
 }
 
 export function saveConfig(home: string, config: Config): void {
@@ -183,7 +212,7 @@ export function setConfigValue(home: string, key: string, value: string): Config
     node = node[part] as Record<string, unknown>;
   }
   node[parts.at(-1)!] = parseScalar(value);
-  const checked = parseConfig(config, `config key ${key}`);
+  const checked = parseConfig(config, `config key ${key}`, "the README lists every setting and the values it takes");
   saveConfig(home, checked);
   return checked;
 }

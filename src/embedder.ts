@@ -2,7 +2,7 @@
  * Embedding providers: local ONNX models through transformers.js (default), Ollama and OpenAI-compatible HTTP.
  * Heavy libraries load lazily so BM25-only commands never pay for them. Every network call has a timeout.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import type { EmbeddingConfig } from "./config.ts";
@@ -75,6 +75,29 @@ export interface Embedder {
 }
 
 export const modelsDir = (home: string) => join(home, "models");
+
+/** A hub id as the models folder stores it: `name` or `owner/name`, no `.` or `..` part, nothing absolute. */
+const HUB_ID = /^(?!\.\.?(?:\/|$))[\w.-]+(?:\/(?!\.\.?$)[\w.-]+)?$/;
+
+/** Where a downloaded model lives; refuses any id that would name a place outside the models folder. */
+export function modelCachePath(home: string, id: string): string {
+  if (!HUB_ID.test(id)) {
+    throw new ResearcherError("INVALID_INPUT", `'${id}' is not a downloaded model id`, {
+      hint: "name it as `owner/name` (e.g. Xenova/bge-small-en-v1.5); `researcher model clear` alone removes every downloaded model",
+    });
+  }
+  return join(modelsDir(home), id);
+}
+
+/** Delete one downloaded model, or every one when no id is given; returns what was removed. */
+export function clearModels(home: string, id?: string): string {
+  const target = id === undefined ? modelsDir(home) : modelCachePath(home, id);
+  if (!existsSync(target)) {
+    throw new ResearcherError("INVALID_INPUT", `no downloaded model at ${target}`, { hint: "`researcher model show` tells where the model in use is" });
+  }
+  rmSync(target, { recursive: true, force: true });
+  return target;
+}
 
 /**
  * Merge settings: explicit flag, then RESEARCHER_MODEL_PATH, RESEARCHER_MODEL, repository, global config. When
@@ -163,7 +186,7 @@ function localFolder(home: string, model: string): string | null {
       hint: "point at a folder in transformers.js layout: config.json, tokenizer.json, onnx/model*.onnx",
     });
   }
-  const cached = join(modelsDir(home), model);
+  const cached = modelCachePath(home, model);
   return existsSync(join(cached, "config.json")) ? cached : null;
 }
 

@@ -1,6 +1,6 @@
 /** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
 import { join } from "node:path";
-import { ResearcherError } from "./errors.ts";
+import { isResearcherError, ResearcherError } from "./errors.ts";
 import { buildMatch, parseQuery, type ParsedQuery } from "./query.ts";
 import { listRepositories, selectRepositories, type Repository } from "./repos.ts";
 import { makeSnippet } from "./snippet.ts";
@@ -105,9 +105,12 @@ export class SearchContext {
     this.embedders = embedders;
   }
 
-  store(repo: Repository): Store | undefined {
+  /** The repository's open index; NOT_INDEXED or INDEX_CORRUPT when there is none to read. */
+  store(repo: Repository): Store {
     let store = this.stores.get(repo.dir);
-    if (!store && Store.exists(repo.dir)) {
+    if (!store || !Store.exists(repo.dir)) {
+      store?.close(); // its index.db was deleted: say so rather than answer from the unlinked file
+      this.stores.delete(repo.dir);
       store = Store.open(repo.dir);
       this.stores.set(repo.dir, store);
     }
@@ -125,7 +128,7 @@ export async function search(home: string, options: SearchOptions, context = new
   const config = loadConfig(home);
   const limit = checkedInteger(options.limit ?? config.search.limit, "limit", 1);
   const offset = checkedInteger(options.offset ?? 0, "offset", 0);
-  const searchable = openRepositories(home, options.repositories ?? [], context);
+  const { searchable, notes: skipped } = openRepositories(home, options.repositories ?? [], context);
   const parsed = parseQuery(options.query);
   const wanted = options.documents ? Math.max(200, (offset + limit) * 10) : Math.max(2 * (offset + limit), 20);
 
@@ -148,7 +151,7 @@ export async function search(home: string, options: SearchOptions, context = new
     hit.rank = offset + i + 1;
     if (!options.explain) delete hit.explain;
   });
-  const notes = perRepo.flatMap((r) => (r.note ? [`${r.repo}: ${r.note}`] : []));
+  const notes = [...skipped, ...perRepo.flatMap((r) => (r.note ? [`${r.repo}: ${r.note}`] : []))];
   return {
     query: options.query,
     mode,
@@ -160,23 +163,37 @@ export async function search(home: string, options: SearchOptions, context = new
   };
 }
 
-function openRepositories(home: string, named: string[], context: SearchContext): { repo: Repository; store: Store }[] {
+/**
+ * The repositories to search and their open indexes. A named repository without an index is an error; searching
+ * all of them skips the ones not indexed yet (with a note), unless that leaves nothing to search.
+ */
+function openRepositories(
+  home: string,
+  named: string[],
+  context: SearchContext,
+): { searchable: { repo: Repository; store: Store }[]; notes: string[] } {
   const repos = named.length ? selectRepositories(home, named) : listRepositories(home);
   if (repos.length === 0) {
     throw new ResearcherError("REPO_NOT_FOUND", "no repositories to search", {
       hint: "add one with `researcher repo add <name> <path>` and run `researcher index`",
     });
   }
-  return repos.flatMap((repo) => {
-    const store = context.store(repo);
-    if (store) return [{ repo, store }];
-    if (named.length) {
-      throw new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has not been indexed yet`, {
-        hint: `run \`researcher index ${repo.name}\``,
-      });
+  const searchable: { repo: Repository; store: Store }[] = [];
+  const unindexed: ResearcherError[] = [];
+  for (const repo of repos) {
+    try {
+      searchable.push({ repo, store: context.store(repo) });
+    } catch (error) {
+      if (named.length || !isResearcherError(error) || error.code !== "NOT_INDEXED") throw error;
+      unindexed.push(error);
     }
-    return [];
-  });
+  }
+  if (searchable.length === 0) {
+    throw unindexed.length === 1
+      ? unindexed[0]!
+      : new ResearcherError("NOT_INDEXED", "no repository has been indexed yet", { hint: "run `researcher index`" });
+  }
+  return { searchable, notes: unindexed.map((error) => `${error.message}: skipped`) };
 }
 
 interface RepositoryResult {

@@ -1,8 +1,10 @@
 /** One repository's `index.db`: the schema and every query against it. SQLite is the source of truth. */
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, linkSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { syncFolder, tempPathFor } from "./atomic.ts";
 import { ResearcherError } from "./errors.ts";
+import { acquireWriterLock } from "./lock.ts";
 import type { Fragment } from "./chunk.ts";
 import { ftsText } from "./text.ts";
 
@@ -119,34 +121,31 @@ export class Store {
     return existsSync(Store.dbPath(dir));
   }
 
-  /** Open (creating when asked) a repository database in WAL mode so readers never block the writer. */
+  /**
+   * Open a repository database. Writers (`create`, under the writer lock) create it when missing and migrate an
+   * older schema; readers never write the schema, so a search racing the first `index` sees either no index or
+   * a complete one. A file that is not a readable SQLite database is INDEX_CORRUPT for readers; a writer moves
+   * it aside (as `index.db.corrupt-<time>`, with its WAL) and starts a new index, which is what `--rebuild` asks.
+   */
   static open(dir: string, options: { create?: boolean } = {}): Store {
     const file = Store.dbPath(dir);
+    const name = basename(dir);
     if (!existsSync(file)) {
-      if (!options.create) throw new ResearcherError("NOT_INDEXED", `no index at ${file}`);
-      mkdirSync(dir, { recursive: true });
-    }
-    let db: Database;
-    try {
-      db = new Database(file, { create: true, strict: true });
-      db.run("PRAGMA busy_timeout = 5000");
-      const version = db.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version ?? 0;
-      if (version < SCHEMA_VERSION) migrate(db, version);
-      else if (version > SCHEMA_VERSION) {
-        throw new ResearcherError("INDEX_CORRUPT", `${file} was written by a newer researcher (schema ${version})`, {
-          hint: "upgrade researcher, or rebuild with `researcher index --rebuild <name>`",
+      if (!options.create) {
+        throw new ResearcherError("NOT_INDEXED", `repository '${name}' has not been indexed yet (no ${file})`, {
+          hint: `run \`researcher index ${name}\``,
         });
       }
-      db.run("PRAGMA foreign_keys = ON");
-      db.run("PRAGMA synchronous = NORMAL");
-    } catch (error) {
-      if (error instanceof ResearcherError) throw error;
-      throw new ResearcherError("INDEX_CORRUPT", `cannot open ${file}: ${(error as Error).message}`, {
-        hint: "rebuild it with `researcher index --rebuild <name>`",
-        cause: error,
-      });
+      createBeside(file);
     }
-    return new Store(db);
+    try {
+      return new Store(openChecked(file, name, Boolean(options.create)));
+    } catch (error) {
+      if (!options.create || !isUnreadable(error)) throw error;
+      moveAside(file);
+      createBeside(file);
+      return new Store(openChecked(file, name, true));
+    }
   }
 
   close(): void {
@@ -425,11 +424,105 @@ const UPGRADES: Record<number, string> = {
       UPDATE documents SET format = CASE format WHEN 'markdown' THEN 'md' WHEN 'text' THEN 'txt' ELSE format END;`,
 };
 
-function migrate(db: Database, from: number): void {
-  if (from === 0) db.run("PRAGMA journal_mode = WAL");
-  db.transaction(() => {
+/** An index.db that SQLite cannot read at all; a writer replaces it (other errors, e.g. busy, never do). */
+class UnreadableIndex extends ResearcherError {}
+
+const isUnreadable = (error: unknown) => error instanceof UnreadableIndex;
+
+function corrupt(file: string, name: string, why: string, cause?: unknown): UnreadableIndex {
+  return new UnreadableIndex("INDEX_CORRUPT", `cannot open ${file}: ${why}`, {
+    hint: `rebuild it with \`researcher index --rebuild ${name}\``,
+    cause,
+  });
+}
+
+/** Open an existing index.db and bring its schema up to date (writers, or a reader holding the writer lock). */
+function openChecked(file: string, name: string, writer: boolean): Database {
+  if (statSync(file).size === 0) throw corrupt(file, name, "the file is empty");
+  let db: Database | undefined;
+  try {
+    db = new Database(file, { readwrite: true, create: false, strict: true });
+    db.run("PRAGMA busy_timeout = 5000");
+    const version = userVersion(db);
+    if (version === 0 && !writer) throw corrupt(file, name, "it holds no researcher index");
+    if (version > SCHEMA_VERSION) {
+      throw new ResearcherError("INDEX_CORRUPT", `${file} was written by a newer researcher (schema ${version})`, {
+        hint: `upgrade researcher, or rebuild with \`researcher index --rebuild ${name}\``,
+      });
+    }
+    if (version < SCHEMA_VERSION) upgrade(db, file, name, writer);
+    db.run("PRAGMA foreign_keys = ON");
+    db.run("PRAGMA synchronous = NORMAL");
+    return db;
+  } catch (error) {
+    db?.close();
+    if (error instanceof ResearcherError) throw error;
+    if ((error as { code?: string }).code === "SQLITE_NOTADB") throw corrupt(file, name, "it is not an SQLite database", error);
+    throw new ResearcherError("INDEX_CORRUPT", `cannot open ${file}: ${(error as Error).message}`, {
+      hint: `if it persists, rebuild it with \`researcher index --rebuild ${name}\``,
+      cause: error,
+    });
+  }
+}
+
+const userVersion = (db: Database) => db.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version ?? 0;
+
+/** A reader that finds an older schema upgrades it as a writer would: under the writer lock. */
+function upgrade(db: Database, file: string, name: string, writer: boolean): void {
+  const release = writer ? undefined : acquireWriterLock(dirname(file), name);
+  try {
+    migrate(db);
+  } finally {
+    release?.();
+  }
+}
+
+/**
+ * Create or upgrade the schema inside one IMMEDIATE transaction that re-reads the version first: of two
+ * processes racing here, the second finds the work done.
+ */
+function migrate(db: Database): void {
+  db.run("BEGIN IMMEDIATE");
+  try {
+    const from = userVersion(db);
     if (from === 0) db.run(SCHEMA);
     else for (let version = from + 1; version <= SCHEMA_VERSION; version++) db.run(UPGRADES[version]!);
     db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-  })();
+    db.run("COMMIT");
+  } catch (error) {
+    db.run("ROLLBACK");
+    throw error;
+  }
+}
+
+/**
+ * A new index is built beside and linked into place complete (schema, WAL mode): no reader ever sees an empty or
+ * half-made index.db. `link` fails if another writer got there first, and then its index is the one used.
+ */
+function createBeside(file: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const temp = tempPathFor(file);
+  try {
+    const db = new Database(temp, { create: true, strict: true });
+    try {
+      db.run("PRAGMA journal_mode = WAL");
+      migrate(db);
+    } finally {
+      db.close();
+    }
+    linkSync(temp, file);
+    syncFolder(dirname(file));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  } finally {
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(temp + suffix, { force: true });
+  }
+}
+
+/** Keep an unreadable index (and its WAL, which must not be replayed into a new one) for whoever wants to look. */
+function moveAside(file: string): void {
+  const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+  for (const suffix of ["-wal", "-shm", ""]) {
+    if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
+  }
 }

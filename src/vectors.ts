@@ -1,9 +1,11 @@
 /**
  * `vectors.usearch`: the ANN index of one repository, derived from the vectors in SQLite. It is rebuilt whenever
  * its recorded generation differs from the store's, and written to a temp file then renamed, so a reader sees
- * either the old file or the new one. When it cannot be used, search falls back to exact search over SQLite.
+ * either the old file or the new one. It is checked, not trusted: the file's checksum is recorded in SQLite when
+ * it is written and compared before usearch's native code reads it, because a damaged file crashes the process
+ * (size and mtime do not tell). When it cannot be used, search falls back to exact search over SQLite.
  */
-import { existsSync, renameSync, rmSync, statSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { describeError } from "./errors.ts";
 import { acquireWriterLock } from "./lock.ts";
@@ -36,20 +38,30 @@ async function newIndex(dims: number): Promise<UsearchIndex> {
 
 export const annPath = (dir: string) => join(dir, FILE);
 
-/** Is the file on disk the one built for the store's current vectors? */
-function isFresh(store: Store, dir: string): boolean {
-  const file = annPath(dir);
-  if (!existsSync(file)) return false;
-  const stats = statSync(file);
-  return (
-    store.getMeta("ann_generation") === store.vectorsGeneration() &&
-    store.getMeta("ann_stamp") === `${stats.size}:${stats.mtimeMs}`
-  );
+/** xxHash3 of the whole file (a 10 MB file is read and hashed in ~6 ms), or null when it cannot be read. */
+function checksumOf(file: string): string | null {
+  try {
+    return Bun.hash.xxHash3(readFileSync(file)).toString(16);
+  } catch {
+    return null;
+  }
 }
 
-/** Build the ANN file from SQLite when it is missing or stale; returns whether it was (re)built. */
+/** What the file must be for the store's current vectors; null until one has been built for them. */
+function expected(store: Store): string | null {
+  const checksum = store.getMeta("ann_checksum");
+  return checksum && store.getMeta("ann_generation") === store.vectorsGeneration() ? checksum : null;
+}
+
+/** Is the file on disk, byte for byte, the one built for the store's current vectors? */
+function isVerified(store: Store, dir: string): boolean {
+  const checksum = expected(store);
+  return checksum !== null && checksum === checksumOf(annPath(dir));
+}
+
+/** Build the ANN file from SQLite unless the one on disk is verified; returns whether it was (re)built. */
 export async function syncVectorIndex(store: Store, dir: string, dims: number): Promise<boolean> {
-  if (isFresh(store, dir)) return false;
+  if (isVerified(store, dir)) return false;
   const generation = store.vectorsGeneration();
   const index = await newIndex(dims);
   const rows = store.allVectors();
@@ -61,34 +73,55 @@ export async function syncVectorIndex(store: Store, dir: string, dims: number): 
   }
   const file = annPath(dir);
   const temp = tempPathFor(file);
+  let checksum: string | null;
   try {
     index.save(temp);
+    checksum = checksumOf(temp);
     renameSync(temp, file);
   } finally {
     rmSync(temp, { force: true });
   }
-  const stats = statSync(file);
   store.transaction(() => {
     store.setMeta("ann_generation", generation);
-    store.setMeta("ann_stamp", `${stats.size}:${stats.mtimeMs}`);
+    store.setMeta("ann_checksum", checksum!);
   });
   return true;
 }
 
-/** Opened ANN indexes, memory-mapped read-only, keyed by repository folder. */
-const opened = new Map<string, { stamp: string; index: UsearchIndex }>();
+/**
+ * ANN indexes read into memory, by repository folder, with the checksum they were verified against. Loaded,
+ * not memory-mapped: a mapped file damaged later would reach native code unverified.
+ */
+const opened = new Map<string, { checksum: string; stamp: string; index: UsearchIndex }>();
 
 /**
- * Nearest fragments to a normalised query vector. A missing, stale or unreadable ANN file is rebuilt from SQLite
+ * Nearest fragments to a normalised query vector. A missing, stale or damaged ANN file is rebuilt from SQLite
  * first; while another process is writing the repository, the search is exact over SQLite instead.
  */
 export async function searchVectors(store: Store, dir: string, query: Float32Array, k: number): Promise<VectorHit[]> {
-  if (!isFresh(store, dir) && !(await rebuildForSearch(store, dir))) return exactSearch(store, query, k);
-  const index = await openIndex(dir, store.getMeta("ann_stamp")!);
+  const index = await verifiedIndex(store, dir);
+  if (!index) return exactSearch(store, query, k);
   const size = index.size();
   if (size === 0) return [];
   const matches = index.search(query, Math.min(k, size), 0);
   return Array.from(matches.keys, (key, i) => ({ id: Number(key), score: 1 - matches.distances[i]! }));
+}
+
+/** The ANN index for the store's current vectors, verified before loading; undefined when there is none to use. */
+async function verifiedIndex(store: Store, dir: string): Promise<UsearchIndex | undefined> {
+  const cached = opened.get(dir);
+  // A file changed on disk since it was loaded is checked again (and rebuilt if it must be).
+  if (cached && cached.checksum === expected(store) && cached.stamp === stampOf(annPath(dir))) return cached.index;
+  if (!isVerified(store, dir) && !(await rebuildForSearch(store, dir))) return undefined;
+  const index = await newIndex(1); // load() adopts the file's dimensions
+  index.load(annPath(dir));
+  opened.set(dir, { checksum: expected(store)!, stamp: stampOf(annPath(dir)), index });
+  return index;
+}
+
+function stampOf(file: string): string {
+  const stats = statSync(file, { throwIfNoEntry: false });
+  return stats ? `${stats.ino}:${stats.size}:${stats.mtimeMs}` : "absent";
 }
 
 async function rebuildForSearch(store: Store, dir: string): Promise<boolean> {
@@ -103,7 +136,7 @@ async function rebuildForSearch(store: Store, dir: string): Promise<boolean> {
   try {
     if (!dims) return false;
     await syncVectorIndex(store, dir, dims);
-    logger.info(`rebuilt ${annPath(dir)} from index.db (it was missing or stale)`);
+    logger.info(`rebuilt ${annPath(dir)} from index.db (it was missing, stale or damaged)`);
     return true;
   } catch (error) {
     logger.warn(`cannot rebuild ${annPath(dir)}: ${describeError(error)}; searching exactly`);
@@ -111,15 +144,6 @@ async function rebuildForSearch(store: Store, dir: string): Promise<boolean> {
   } finally {
     release();
   }
-}
-
-async function openIndex(dir: string, stamp: string): Promise<UsearchIndex> {
-  const cached = opened.get(dir);
-  if (cached?.stamp === stamp) return cached.index;
-  const index = await newIndex(1); // view() adopts the file's dimensions
-  index.view(annPath(dir));
-  opened.set(dir, { stamp, index });
-  return index;
 }
 
 function exactSearch(store: Store, query: Float32Array, k: number): VectorHit[] {

@@ -3,7 +3,8 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig, resolveHome, setConfigValue } from "../src/config.ts";
 import { ResearcherError } from "../src/errors.ts";
-import { tempDir } from "./helpers.ts";
+import { listRepositories } from "../src/repos.ts";
+import { runCli, tempDir, writeTree } from "./helpers.ts";
 
 describe("config", () => {
   test("a missing file gives the defaults", () => {
@@ -48,6 +49,42 @@ describe("config", () => {
     expect(() => loadConfig(home)).toThrow(/search\.limit/);
     writeFileSync(join(home, "config.yaml"), "search:\n  limit: 9\n");
     expect(loadConfig(home).search.limit).toBe(9);
+  });
+
+  test("an empty config.yaml while indexes exist is an error that says so, never an empty registry", () => {
+    const home = tempDir();
+    writeTree(home, { "repositories/notes/index.db": "stand-in", "repositories/papers/index.db": "stand-in" });
+    for (const text of ["", "  \n\n", "# only a comment\n"]) {
+      writeFileSync(join(home, "config.yaml"), text);
+      const error = (() => {
+        try {
+          return listRepositories(home);
+        } catch (e) {
+          return e;
+        }
+      })() as ResearcherError;
+      expect(error).toBeInstanceOf(ResearcherError);
+      expect(error.code).toBe("INVALID_CONFIG");
+      expect(error.message).toContain("notes, papers");
+      expect(error.hint).toContain("repo add");
+    }
+    const cli = runCli(["repo", "list"], { home });
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toMatch(/^error: .*config\.yaml.*empty/);
+  });
+
+  test("an empty config.yaml in a home without indexes gives the defaults", () => {
+    const home = tempDir();
+    writeFileSync(join(home, "config.yaml"), "\n");
+    expect(loadConfig(home).repositories).toEqual({});
+  });
+
+  test("a config.yaml that is not a mapping is refused", () => {
+    const home = tempDir();
+    for (const text of ["just words\n", "- a\n- b\n"]) {
+      writeFileSync(join(home, "config.yaml"), text);
+      expect(() => loadConfig(home)).toThrow(/mapping/);
+    }
   });
 
   test("home: flag beats environment beats ~/.researcher", () => {

@@ -1,13 +1,14 @@
 /** Vector and hybrid search end to end in the library: real GloVe model, real SQLite, real usearch file. */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
+import { processStartTime } from "../src/lock.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, SearchContext } from "../src/search.ts";
 import { repositoryStatus } from "../src/status.ts";
 import { annPath } from "../src/vectors.ts";
-import { GLOVE, HOOK_TIMEOUT, tempDir, writeTree } from "./helpers.ts";
+import { GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const TEN = {
   "cars.md": "# Vehicles\n\nCars and trucks drive on the highway; the driver parks the car in the garage.\n",
@@ -62,9 +63,39 @@ describe("vector and hybrid search", () => {
     expect(Bun.file(annPath(repo.dir)).size).toBeGreaterThan(100);
   });
 
+  test("vectors.usearch corrupted in place (same size and mtime) is never trusted: search works, index repairs it", async () => {
+    const file = annPath(repo.dir);
+    const good = readFileSync(file);
+    const { mtimeMs, atimeMs } = statSync(file);
+    const sameStamp = () => utimesSync(file, atimeMs / 1000, mtimeMs / 1000); // seconds as numbers keep the sub-ms part
+    const corrupt = Uint8Array.from(good);
+    for (let i = 0; i < corrupt.length; i += 3) corrupt[i] = 0xff;
+    writeFileSync(file, corrupt);
+    sameStamp();
+    expect(statSync(file).mtimeMs).toBe(mtimeMs);
+    writeFileSync(join(repo.dir, "lock"), `${process.ppid} ${processStartTime(process.ppid)}\n`); // no rebuild now
+    try {
+      const held = runCli(["search", "automobile", "--mode", "vector", "--json", "-n", "1"], { home });
+      expect(held.stderr).not.toContain("panic");
+      expect(held.code).toBe(0);
+      expect(JSON.parse(held.stdout).results[0].path).toBe("cars.md");
+    } finally {
+      rmSync(join(repo.dir, "lock"));
+    }
+    const hybrid = runCli(["search", "automobile", "--json", "-n", "1"], { home });
+    expect(hybrid.code).toBe(0);
+    expect(JSON.parse(hybrid.stdout).results[0].path).toBe("cars.md");
+    writeFileSync(file, corrupt);
+    sameStamp();
+    expect(runCli(["index", "ten"], { home }).code).toBe(0);
+    expect(readFileSync(file).equals(corrupt)).toBe(false);
+    const after = runCli(["search", "automobile", "--mode", "vector", "--json", "-n", "1"], { home });
+    expect(JSON.parse(after.stdout).results[0].path).toBe("cars.md");
+  }, 60_000);
+
   test("while another process holds the writer lock, a stale index is searched exactly", async () => {
     rmSync(annPath(repo.dir));
-    writeFileSync(join(repo.dir, "lock"), `${process.ppid} ${Date.now()}\n`); // a live process that is not us
+    writeFileSync(join(repo.dir, "lock"), `${process.ppid} ${processStartTime(process.ppid)}\n`); // a live process that is not us
     try {
       const response = await search(home, { query: "automobile", mode: "vector", limit: 1 }, new SearchContext());
       expect(response.results[0]!.path).toBe("cars.md");

@@ -2,8 +2,8 @@ import { expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ResearcherError } from "../src/errors.ts";
-import { acquireWriterLock } from "../src/lock.ts";
-import { tempDir } from "./helpers.ts";
+import { acquireWriterLock, processStartTime } from "../src/lock.ts";
+import { ROOT, tempDir } from "./helpers.ts";
 
 test("one writer at a time; the lock names its holder and goes away on release", () => {
   const dir = tempDir();
@@ -27,7 +27,82 @@ test("a lock left by a dead process is taken over", () => {
   const dir = tempDir();
   const dead = Bun.spawnSync(["true"]).pid; // exited: its pid is free
   writeFileSync(join(dir, "lock"), `${dead} ${Date.now()}\n`);
+  writeFileSync(join(dir, "lock.takeover"), `${dead} 1\n`); // it even died while taking over a lock
   const release = acquireWriterLock(dir, "notes");
+  expect(existsSync(join(dir, "lock.takeover"))).toBe(false);
   expect(readFileSync(join(dir, "lock"), "utf8")).toStartWith(`${process.pid} `);
   release();
+});
+
+/** A worker that takes the lock over and over, marks its time inside, and sometimes dies holding it. */
+const WORKER = `
+import { acquireWriterLock } from ${JSON.stringify(join(ROOT, "src/lock.ts"))};
+import { appendFileSync, closeSync, openSync, rmSync } from "node:fs";
+const [dir, log, until] = process.argv.slice(2);
+const now = () => performance.timeOrigin + performance.now();
+while (Date.now() < Number(until)) {
+  let release;
+  try {
+    release = acquireWriterLock(dir, "race");
+  } catch (error) {
+    if (error.code !== "LOCKED") throw error;
+    Bun.sleepSync(Math.random());
+    continue;
+  }
+  const start = now();
+  let inside;
+  try {
+    inside = openSync(dir + "/inside", "wx");
+  } catch {
+    appendFileSync(log, "overlap\\n");
+  }
+  Bun.sleepSync(Math.random() * 2);
+  if (inside !== undefined) {
+    closeSync(inside);
+    rmSync(dir + "/inside");
+  }
+  appendFileSync(log, process.pid + " " + start + " " + now() + "\\n");
+  if (Math.random() < 0.15) process.exit(0); // dies holding the lock: the next writer must take it over
+  release();
+}
+`;
+
+test("20 processes racing for the lock, some dying while holding it, never hold it two at a time", async () => {
+  const dir = tempDir();
+  const script = join(dir, "worker.ts");
+  const log = join(dir, "log");
+  writeFileSync(script, WORKER);
+  writeFileSync(log, "");
+  writeFileSync(join(dir, "lock"), `${Bun.spawnSync(["true"]).pid} 1\n`); // stale from the start
+  const until = Date.now() + 3000;
+  const running = new Set<Promise<unknown>>();
+  const failures: string[] = [];
+  const spawn = () => {
+    const proc = Bun.spawn([process.execPath, script, dir, log, String(until)], { stderr: "pipe" });
+    const done: Promise<unknown> = proc.exited.then(async (code) => {
+      running.delete(done);
+      if (code !== 0) failures.push(await new Response(proc.stderr).text());
+    });
+    running.add(done);
+  };
+  while (Date.now() < until) {
+    while (running.size < 20) spawn();
+    await Promise.race(running);
+  }
+  await Promise.all(running);
+  expect(failures).toEqual([]);
+  const lines = readFileSync(log, "utf8").trim().split("\n");
+  expect(lines).not.toContain("overlap");
+  const spans = lines.map((line) => line.split(" ").slice(1).map(Number) as [number, number]).sort((a, b) => a[0] - b[0]);
+  expect(spans.length).toBeGreaterThan(50);
+  for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1]);
+}, 30_000);
+
+test("a lock whose pid now belongs to another process (recycled) is stale; a live holder's is not", () => {
+  const dir = tempDir();
+  // The parent process is alive, but it started at another time than the recorded one: not the lock's writer.
+  writeFileSync(join(dir, "lock"), `${process.ppid} 1\n`);
+  acquireWriterLock(dir, "notes")();
+  writeFileSync(join(dir, "lock"), `${process.ppid} ${processStartTime(process.ppid)}\n`);
+  expect(() => acquireWriterLock(dir, "notes")).toThrow(/being indexed by process/);
 });

@@ -1,10 +1,13 @@
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { addRepository, type Repository } from "../src/repos.ts";
 import { search } from "../src/search.ts";
+import { repositoryStatus } from "../src/status.ts";
 import { Store } from "../src/store.ts";
-import { tempDir, writeTree } from "./helpers.ts";
+import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 test("an index written by schema version 1 is upgraded (v2: owner index; v3: page_end, formats as file types) in place when opened", async () => {
   const home = tempDir();
@@ -37,3 +40,103 @@ test("an index from a newer researcher is refused with a clear error", () => {
   db.close();
   expect(() => Store.open(dir)).toThrow(/newer researcher/);
 });
+
+test("hints that name a command name the repository, ready to run", () => {
+  const home = tempDir();
+  const repo = addRepository(home, { name: "papers", path: tempDir(), embed: false });
+  mkdirSync(repo.dir, { recursive: true });
+  writeFileSync(Store.dbPath(repo.dir), "garbage that is not SQLite, long enough for a header ........................");
+  const corrupt = runCli(["search", "anything"], { home });
+  expect(corrupt.code).toBe(1);
+  expect(corrupt.stderr).toContain("hint: rebuild it with `researcher index --rebuild papers`");
+  Store.open(repo.dir, { create: true }).close();
+  const db = new Database(Store.dbPath(repo.dir));
+  db.run("PRAGMA user_version = 99");
+  db.close();
+  const newer = runCli(["status", "papers"], { home });
+  expect(newer.stderr).toContain("`researcher index --rebuild papers`");
+  expect(`${corrupt.stderr}${newer.stderr}`).not.toMatch(/<name>/);
+});
+
+describe("a missing, empty or foreign index.db", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
+  const repo = addRepository(home, { name: "notes", path: docs, embed: false });
+  const file = Store.dbPath(repo.dir);
+  const failure = (promise: Promise<unknown>) => promise.then(() => new Error("expected an error"), (e) => e);
+
+  test("search on a repository whose index.db is gone says it is not indexed", async () => {
+    await indexRepository(home, repo);
+    rmSync(file);
+    for (const repositories of [[], ["notes"]]) {
+      const error = await failure(search(home, { query: "alpha", repositories }));
+      expect(error).toMatchObject({ code: "NOT_INDEXED", hint: "run `researcher index notes`" });
+    }
+    const cli = runCli(["search", "alpha"], { home });
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toContain("researcher index notes");
+  });
+
+  test("a zero-byte or non-SQLite index.db is INDEX_CORRUPT, left as it is, and --rebuild repairs it", async () => {
+    for (const content of ["", "this is not a database, just some text that is long enough to have a header"]) {
+      mkdirSync(repo.dir, { recursive: true });
+      writeFileSync(file, content);
+      const error = await failure(search(home, { query: "alpha" }));
+      expect(error).toMatchObject({ code: "INDEX_CORRUPT", hint: expect.stringContaining("researcher index --rebuild notes") });
+      expect(readFileSync(file, "utf8")).toBe(content); // a reader never writes
+      expect(repositoryStatusOrError(repo)).toMatchObject({ code: "INDEX_CORRUPT" });
+      await indexRepository(home, repo, { rebuild: true });
+      expect((await search(home, { query: "alpha" })).total).toBe(1);
+    }
+  });
+});
+
+function repositoryStatusOrError(repo: Repository): unknown {
+  try {
+    return repositoryStatus(repo);
+  } catch (error) {
+    return error;
+  }
+}
+
+/** Opens the store in a loop: a writer (as `index` does) once, a reader until it sees an index. */
+const OPENER = `
+import { Store } from ${JSON.stringify(join(ROOT, "src/store.ts"))};
+const [dir, role, until] = process.argv.slice(2);
+const seen = new Set();
+if (role === "writer") Bun.sleepSync(Math.random() * 30);
+while (Date.now() < Number(until)) {
+  try {
+    const store = Store.open(dir, { create: role === "writer" });
+    store.counts();
+    store.close();
+    seen.add("ok");
+    break;
+  } catch (error) {
+    seen.add(error.code ?? error.message);
+    if (error.code !== "NOT_INDEXED") break;
+  }
+}
+console.log(JSON.stringify([...seen]));
+`;
+
+test("the first writer racing readers and other writers: readers see no index or a whole one, never create it", async () => {
+  const root = tempDir();
+  writeFileSync(join(root, "opener.ts"), OPENER);
+  for (let round = 0; round < 4; round++) {
+    const dir = join(root, `repo${round}`);
+    const until = String(Date.now() + 5000);
+    const roles = [...Array(6).fill("writer"), ...Array(10).fill("reader")] as string[];
+    const outputs = await Promise.all(
+      roles.map(async (role) => {
+        const proc = Bun.spawn([process.execPath, join(root, "opener.ts"), dir, role, until], { stdout: "pipe" });
+        return { role, seen: JSON.parse((await new Response(proc.stdout).text()) || "[]") as string[] };
+      }),
+    );
+    for (const { role, seen } of outputs) {
+      if (role === "writer") expect(seen).toEqual(["ok"]);
+      else expect(seen.filter((s) => s !== "NOT_INDEXED")).toEqual(["ok"]);
+    }
+  }
+}, 60_000);
