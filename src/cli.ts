@@ -142,6 +142,8 @@ function mainCli(): CAC {
       } finally {
         await embedders.dispose();
       }
+      // Warnings (e.g. embeddings pending offline) go to stderr, also with --json, so scripts and people both see them.
+      for (const summary of summaries) for (const warning of summary.warnings) stderr.write(`warning: ${summary.repository}: ${warning}\n`);
       if (flags.json) json(summaries.length === 1 && names.length === 1 ? summaries[0] : summaries);
       else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
       if (failure) throw failure;

@@ -36,8 +36,15 @@ export interface IndexSummary {
   embedded: number;
   /** The model the repository's vectors come from, or null for BM25 only. */
   model: string | null;
+  /** Fragment texts still without a vector because the model could not be loaded (offline first run). */
+  embeddings_pending: number;
+  /** What went wrong without failing the run, each with what to do. */
+  warnings: string[];
   seconds: number;
 }
+
+/** What the document pass of a run counts (the embedding pass adds the rest). */
+type RunCounts = Omit<IndexSummary, "seconds" | "embedded" | "model" | "embeddings_pending" | "warnings">;
 
 export type IndexProgress = { phase: "scan" | "index" | "embed"; done: number; total: number; path?: string };
 
@@ -97,12 +104,15 @@ export async function indexRepository(home: string, repo: Repository, options: I
         : await runIndex(store, repo, documentSettings(store, config, pool), options);
       const changed = summary.fragments + summary.removed;
       if (changed > 0) store.compactFullText(changed / Math.max(1, summary.fragments_total));
-      const embedding = embed
-        ? await embedRepository(store, repo, () => embedders.get(home, choice), options)
-        : { embedded: 0, model: store.embeddingModel()?.id ?? null };
+      const load = () => embedders.get(home, choice);
+      const embedding = !embed
+        ? { embedded: 0, model: store.embeddingModel()?.id ?? null }
+        : options.embeddingsOnly
+          ? await embedRepository(store, repo, load, options)
+          : await embedOrDefer(store, repo, load, options);
       if (store.embeddingModel()) await syncVectorIndex(store, repo.dir, store.embeddingModel()!.dims);
       store.checkpoint();
-      return { ...summary, ...embedding, seconds: round((performance.now() - started) / 1000) };
+      return { embeddings_pending: 0, warnings: [], ...summary, ...embedding, seconds: round((performance.now() - started) / 1000) };
     } finally {
       store.close();
     }
@@ -153,13 +163,14 @@ export async function indexFiles(
       }
       writer.flush();
       const summary = finishRun(store, repo, writer, gone, { paths, skippedTypes: {} });
+      const choice = chooseModel(config.embedding, repo.embedding, options.model, store.embeddingModel());
       const embedding =
         repo.embed && !options.noEmbed
-          ? await embedRepository(store, repo, () => embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model, store.embeddingModel())), {})
+          ? await embedOrDefer(store, repo, () => embedders.get(home, choice), {})
           : { embedded: 0, model: store.embeddingModel()?.id ?? null };
       if (store.embeddingModel()) await syncVectorIndex(store, repo.dir, store.embeddingModel()!.dims);
       store.checkpoint();
-      return { ...summary, ...embedding, seconds: round((performance.now() - started) / 1000) };
+      return { embeddings_pending: 0, warnings: [], ...summary, ...embedding, seconds: round((performance.now() - started) / 1000) };
     } finally {
       store.close();
     }
@@ -211,7 +222,7 @@ export async function removeDocument(repo: Repository, path: string): Promise<vo
   }
 }
 
-function emptySummary(repository: string): Omit<IndexSummary, "seconds" | "embedded" | "model"> {
+function emptySummary(repository: string): RunCounts {
   return {
     repository,
     indexed: 0,
@@ -227,6 +238,31 @@ function emptySummary(repository: string): Omit<IndexSummary, "seconds" | "embed
 }
 
 const EMBED_BATCH = 256;
+
+/**
+ * Embed, or leave the vectors pending when the model cannot be loaded (offline, no model folder yet): the text is
+ * indexed and BM25 search works; the next run with a model embeds what is missing.
+ */
+async function embedOrDefer(
+  store: Store,
+  repo: Repository,
+  loadModel: () => Promise<Embedder>,
+  options: IndexOptions,
+): Promise<{ embedded: number; model: string | null; embeddings_pending?: number; warnings?: string[] }> {
+  try {
+    return await embedRepository(store, repo, loadModel, options);
+  } catch (error) {
+    if (!isResearcherError(error) || error.code !== "MODEL_UNAVAILABLE") throw error;
+    const pending = store.fragmentsWithoutVectors().length;
+    const hint = error.hint ?? "`researcher model pull` (online) or `researcher model set <folder>`";
+    return {
+      embedded: 0,
+      model: store.embeddingModel()?.id ?? null,
+      embeddings_pending: pending,
+      warnings: [`embeddings pending for ${pending} fragments (BM25 search works now): ${error.message}; ${hint}`],
+    };
+  }
+}
 
 /**
  * Give every fragment text a vector. The model is loaded only when some text lacks one, and a repository never
@@ -267,7 +303,7 @@ async function runIndex(
   repo: Repository,
   settings: DocumentSettings,
   options: IndexOptions,
-): Promise<Omit<IndexSummary, "seconds" | "embedded" | "model">> {
+): Promise<RunCounts> {
   const onProgress = options.onProgress;
   onProgress?.({ phase: "scan", done: 0, total: 0 });
   const discovery = discoverFiles(repo.path, repo);
@@ -310,7 +346,7 @@ function finishRun(
   writer: BatchWriter,
   gone: string[],
   run: { paths?: string[]; skippedTypes: Record<string, number> },
-): Omit<IndexSummary, "seconds" | "embedded" | "model"> {
+): RunCounts {
   store.transaction(() => {
     for (const path of gone) store.deleteDocument(path);
     if (gone.length) store.bumpVectorsGeneration();

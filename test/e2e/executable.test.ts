@@ -1,8 +1,9 @@
 /** The single-file executable on its own: no node_modules, no bun on PATH, native parts unpacked on first run. */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { executable, GLOVE, HOOK_TIMEOUT, runCli, SYSTEM_PATH, tempDir, useCliCommand, writeTree } from "../helpers.ts";
+import { executable, GLOVE, HOOK_TIMEOUT, runCli, SHARED, SYSTEM_PATH, tempDir, useCliCommand, writeTree } from "../helpers.ts";
+import { paragraph, writePdf } from "../pdf-fixtures.ts";
 
 const DOCS = {
   "cars.md": "# Vehicles\n\nCars and trucks drive on the highway; the driver parks the car in the garage.\n",
@@ -83,26 +84,53 @@ describe("compiled executable", () => {
     expect(run("repo", "add", "good", docs, "--embedding-model", GLOVE).code).toBe(0);
     const broken = tempDir();
     writeTree(broken, { "x.md": "text\n" });
-    expect(run("repo", "add", "broken", broken, "--embedding-model", "/nonexistent/model").code).toBe(0);
+    expect(run("repo", "add", "broken", broken).code).toBe(0);
+    rmSync(broken, { recursive: true });
     const result = run("index", "--json");
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^error: .*not a model folder/);
+    expect(result.stderr).toMatch(/^error: cannot read repository folder .*nothing was changed/);
     expect(JSON.parse(result.stdout)).toEqual([expect.objectContaining({ repository: "good", embedded: 3 })]);
   });
 
-  test("offline first use of a hub model fails fast with what to do", () => {
+  test("offline first use of a hub model: BM25 indexed and reported, embeddings pending with what to do", () => {
     const fresh = tempDir();
     writeTree(fresh, { "a.md": "hello\n" });
     const env = { RESEARCHER_MODEL_PATH: "", HTTPS_PROXY: "http://127.0.0.1:9" };
     expect(runCli(["repo", "add", "a", fresh], { home: fresh, env }).code).toBe(0);
     const started = performance.now();
-    const result = runCli(["index", "a"], { home: fresh, env });
+    const result = runCli(["index", "a", "--json"], { home: fresh, env });
     expect(performance.now() - started).toBeLessThan(25_000);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^error: cannot load model Snowflake\/snowflake-arctic-embed-xs/);
-    expect(result.stderr).toContain("hint:");
-    // BM25 still works: the fragments were stored before embedding failed.
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ indexed: 1, embedded: 0, embeddings_pending: 1, model: null });
+    expect(result.stderr).toMatch(/^warning: a: embeddings pending for 1 fragments \(BM25 search works now\): cannot load model Snowflake\/snowflake-arctic-embed-xs.*researcher model/);
     expect(JSON.parse(runCli(["search", "hello", "--json"], { home: fresh, env }).stdout).total).toBe(1);
+  });
+});
+
+describe("executable reads PDFs", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  const cli = (...args: string[]) => runCli(args, { home });
+  beforeAll(async () => {
+    useCliCommand([await executable()]);
+    writeTree(docs, {
+      "cells.pdf": await writePdf([paragraph("Mitochondria produce energy for the cell.", 72), paragraph("Chloroplasts capture sunlight in plants.", 72)], { title: "Organelles" }),
+      // A Chinese table of contents in a CID font: its text needs pdf.js's character maps, embedded in the executable.
+      "toc.pdf": readFileSync(join(SHARED, "data/corpus/pdf/pdfjs-test-pdfs/XiaoBiaoSong.pdf")),
+    });
+  }, HOOK_TIMEOUT);
+
+  test("index converts in worker threads; results cite pages; convert prints what indexing sees", () => {
+    expect(cli("repo", "add", "papers", docs, "--no-embed").code).toBe(0);
+    expect(JSON.parse(cli("index", "papers", "--json").stdout)).toMatchObject({ indexed: 2, failed: 0 });
+    const text = cli("search", "chloroplasts", "--mode", "bm25");
+    expect(text.stdout).toContain("papers:cells.pdf:p2");
+    const hit = JSON.parse(cli("search", "chloroplasts", "--json").stdout).results[0];
+    expect(hit).toMatchObject({ path: "cells.pdf", page: 2, location: expect.stringMatching(/^cells\.pdf:\d+$/) });
+    expect(JSON.parse(cli("search", "红军作战", "--json").stdout).results[0]).toMatchObject({ path: "toc.pdf", page: 1 });
+    const converted = JSON.parse(cli("convert", join(docs, "cells.pdf"), "--json").stdout);
+    expect(converted).toMatchObject({ title: "Organelles", format: "pdf", pages: 2, metadata: { pages: 2 } });
+    expect(cli("convert", join(docs, "cells.pdf")).stdout).toStartWith("<!-- page 1 -->\n\nMitochondria produce energy for the cell.\n\n<!-- page 2 -->");
   });
 });
 
