@@ -23,6 +23,7 @@ const root = mkdtempSync(join(tmpdir(), "researcher-formats-"));
 const home = join(root, "home");
 const exe = await buildExecutable({ outfile: join(root, "bin", "researcher") });
 
+/** Run the executable; `--json` output is parsed. */
 function cli(args: string[]): { json: any; rssMb: number; seconds: number; code: number } {
   const started = performance.now();
   const proc = Bun.spawnSync(["timeout", "1800", "/usr/bin/time", "-f", "%M", exe, ...args], {
@@ -30,7 +31,7 @@ function cli(args: string[]): { json: any; rssMb: number; seconds: number; code:
   });
   const rssKb = Number(proc.stderr.toString().trim().split("\n").at(-1));
   const stdout = proc.stdout.toString();
-  return { json: stdout.trim() ? JSON.parse(stdout) : null, rssMb: rssKb / 1024, seconds: (performance.now() - started) / 1000, code: proc.exitCode ?? -1 };
+  return { json: args.includes("--json") ? JSON.parse(stdout) : null, rssMb: rssKb / 1024, seconds: (performance.now() - started) / 1000, code: proc.exitCode ?? -1 };
 }
 
 /** Reasons without their file-specific details, so failures group: "not a readable PDF: Invalid Root reference". */
