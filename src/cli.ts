@@ -430,7 +430,8 @@ function reportError(error: unknown, verbose: boolean, command: string | undefin
   const usage = (error as Error)?.name === "CACError";
   const known = isResearcherError(error);
   const message = known || usage ? describeError(error) : `unexpected: ${describeError(error)}`;
-  stderr.write(`error: ${message.replace(/^./, (c) => c.toLowerCase())}\n`);
+  // "Cannot …" reads as "cannot …" after "error: "; a name such as OPENAI_API_KEY keeps its spelling.
+  stderr.write(`error: ${message.replace(/^[A-Z](?=[a-z])/, (c) => c.toLowerCase())}\n`);
   if (known && error.hint) stderr.write(`hint: ${error.hint}\n`);
   if (usage) stderr.write(`hint: run \`researcher ${command && GROUPS[command] ? `${command} ` : ""}--help\`\n`);
   if (verbose && error instanceof Error && error.stack) stderr.write(`${error.stack}\n`);

@@ -441,7 +441,8 @@ function ollamaCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Ar
 }
 
 function openaiCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Array[]> {
-  const base = (choice.openaiUrl ?? "https://api.openai.com").replace(/\/$/, "");
+  // OpenAI documents its base URL with the version (`https://api.openai.com/v1`); both spellings work.
+  const base = (choice.openaiUrl ?? "https://api.openai.com").replace(/\/+$/, "").replace(/\/v1$/, "");
   const key = process.env.OPENAI_API_KEY;
   if (!key) {
     throw new ResearcherError("PROVIDER_FAILED", "OPENAI_API_KEY is not set", { hint: "export OPENAI_API_KEY=… or use the local provider" });
