@@ -251,8 +251,11 @@ function mainCli(): CAC {
       await server.stop();
     });
 
+  // Listed for --help only: main() hands a group's words to its own parser, so these never run.
   for (const group of Object.keys(GROUPS)) {
-    cli.command(`${group} [...args]`, GROUPS[group]!.description).allowUnknownOptions().action(() => {});
+    cli.command(`${group} [...args]`, GROUPS[group]!.description).allowUnknownOptions().action(() => {
+      throw new ResearcherError("USAGE", `put options after the command: researcher ${group} <action> [options]`);
+    });
   }
   return cli;
 }
@@ -382,30 +385,69 @@ function modelCli(): CAC {
 export async function main(argv: string[]): Promise<number> {
   const args = argv.slice(2);
   const verbose = args.includes("--verbose");
+  const at = commandIndex(args);
+  const groupName = GROUPS[args[at] ?? ""] ? args[at] : undefined;
   try {
     if (args[0] === "--version" || args[0] === "-v" || args[0] === "version") {
       out(`${versionText()}\n`);
       return 0;
     }
-    const group = GROUPS[args[0] ?? ""];
-    const cli = group ? group.build() : mainCli();
+    const cli = groupName ? GROUPS[groupName]!.build() : mainCli();
     cli.help();
-    const parsedArgv = group ? [argv[0]!, argv[1]!, ...args.slice(1)] : argv;
+    cli.showHelpOnExit = false; // help is printed below, once the options are known to be real ones
+    // A group's own parser sees the words without the group's name, global options included.
+    const parsedArgv = groupName ? [argv[0]!, argv[1]!, ...args.slice(0, at), ...args.slice(at + 1)] : argv;
     cli.parse(parsedArgv, { run: false });
-    if (cli.options.help) return 0;
+    checkOptions(cli, args, groupName);
+    if (cli.options.help) {
+      cli.outputHelp();
+      return 0;
+    }
     if (!cli.matchedCommand) {
       if (cli.args.length > 0) {
         throw new ResearcherError("USAGE", `unknown command '${cli.args[0]}'`, {
-          hint: `run \`researcher${group ? ` ${args[0]}` : ""} --help\` for the list`,
+          hint: `run \`researcher${groupName ? ` ${groupName}` : ""} --help\` for the list`,
         });
       }
       cli.outputHelp();
-      return group ? 2 : 0;
+      return groupName ? 2 : 0;
     }
     await cli.runMatchedCommand();
     return 0;
   } catch (error) {
-    return reportError(error, verbose, args[0]);
+    return reportError(error, verbose, groupName);
+  }
+}
+
+/** Where the command word is: global options may come first (`researcher --home X repo list`). */
+function commandIndex(args: string[]): number {
+  let i = 0;
+  while (i < args.length) {
+    if (args[i] === "--home") i += 2;
+    else if (args[i]!.startsWith("--home=") || args[i] === "--verbose") i += 1;
+    else break;
+  }
+  return i;
+}
+
+/**
+ * Every word before `--` that starts with '-' must be an option of the command. The parser reads `-q the` as the
+ * short options q, t, h, e, and the `h` printed help with exit 0; cac checks long options only, and only after.
+ */
+function checkOptions(cli: CAC, args: string[], group: string | undefined): void {
+  const end = args.indexOf("--");
+  const known = new Set([...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])].flatMap((o) => o.names));
+  for (const word of end === -1 ? args : args.slice(0, end)) {
+    if (!word.startsWith("-") || word === "-" || word === "--version" || word === "-v") continue;
+    const name = word.replace(/^--?/, "").split("=")[0]!.replace(/^no-/, "").replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+    if (known.has(name)) continue;
+    const command = [group, cli.matchedCommand?.name].filter(Boolean).join(" ");
+    throw new ResearcherError("USAGE", `unknown option '${word}'`, {
+      hint:
+        cli.matchedCommand?.name === "search"
+          ? `to search for words that start with '-', put them after --: researcher search -- "${word}"`
+          : `run \`researcher ${command ? `${command} ` : ""}--help\` for the options`,
+    });
   }
 }
 
@@ -413,7 +455,8 @@ function reportError(error: unknown, verbose: boolean, command: string | undefin
   const usage = (error as Error)?.name === "CACError";
   const known = isResearcherError(error);
   const message = known || usage ? describeError(error) : `unexpected: ${describeError(error)}`;
-  stderr.write(`error: ${message.replace(/^./, (c) => c.toLowerCase())}\n`);
+  // "Cannot …" reads as "cannot …" after "error: "; a name such as OPENAI_API_KEY keeps its spelling.
+  stderr.write(`error: ${message.replace(/^[A-Z](?=[a-z])/, (c) => c.toLowerCase())}\n`);
   if (known && error.hint) stderr.write(`hint: ${error.hint}\n`);
   if (usage) stderr.write(`hint: run \`researcher ${command && GROUPS[command] ? `${command} ` : ""}--help\`\n`);
   if (verbose && error instanceof Error && error.stack) stderr.write(`${error.stack}\n`);

@@ -258,7 +258,29 @@ async function fetchWithTimeout(url: string | URL | Request, init: RequestInit =
   }
 }
 
+/**
+ * onnxruntime starts a telemetry system when it is first loaded: it parses /proc/self/cmdline recursively, so a
+ * long command line (a 30 KB query as an argument) overflows the stack and kills the process; it also writes
+ * /tmp/mat-debug-<pid>.log and sends usage data, which a local-first tool should not. It reads the switch with
+ * getenv(), and Bun's process.env is not the C environment, so the variable is set through libc.
+ */
+async function disableOnnxTelemetry(): Promise<void> {
+  process.env.ORT_DISABLE_TELEMETRY = "1";
+  if (process.platform === "win32") return;
+  try {
+    const { dlopen, FFIType } = await import("bun:ffi");
+    const libc = dlopen(process.platform === "darwin" ? "libc.dylib" : "libc.so.6", {
+      setenv: { args: [FFIType.cstring, FFIType.cstring, FFIType.i32], returns: FFIType.i32 },
+    });
+    libc.symbols.setenv(Buffer.from("ORT_DISABLE_TELEMETRY\0"), Buffer.from("1\0"), 1);
+    libc.close();
+  } catch {
+    // no libc to reach: onnxruntime keeps its telemetry, and only very long command lines are at risk
+  }
+}
+
 async function loadLocal(home: string, info: ModelInfo, batchSize: number, options: LoadOptions): Promise<Embedder> {
+  await disableOnnxTelemetry();
   const transformers = await import("@huggingface/transformers");
   const { env, AutoModel, AutoTokenizer } = transformers;
   env.allowLocalModels = true;
@@ -327,10 +349,21 @@ async function withProbe(
     fingerprint: fingerprintOf(info, dims),
     embed(texts, kind) {
       const prefix = kind === "query" ? info.queryPrefix : info.documentPrefix;
-      return embedSorted(texts.map((t) => prefix + t), batchSize, embedBatch);
+      return embedSorted(texts.map((t) => prefix + clip(t, info.maxTokens)), batchSize, embedBatch);
     },
     dispose,
   };
+}
+
+/**
+ * A model reads at most `maxTokens` tokens; the rest is cut by the tokenizer (or refused by a remote API) after
+ * all of it was tokenised or sent. Few tokens span more than 6 characters, so text past 6 per token is dropped
+ * first: a 100 KB query costs what a page does.
+ */
+const CHARS_PER_TOKEN = 6;
+
+function clip(text: string, maxTokens: number): string {
+  return text.length > maxTokens * CHARS_PER_TOKEN ? text.slice(0, maxTokens * CHARS_PER_TOKEN) : text;
 }
 
 /** Batches of similar length waste less work on padding; results come back in input order. */
@@ -408,7 +441,8 @@ function ollamaCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Ar
 }
 
 function openaiCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Array[]> {
-  const base = (choice.openaiUrl ?? "https://api.openai.com").replace(/\/$/, "");
+  // OpenAI documents its base URL with the version (`https://api.openai.com/v1`); both spellings work.
+  const base = (choice.openaiUrl ?? "https://api.openai.com").replace(/\/+$/, "").replace(/\/v1$/, "");
   const key = process.env.OPENAI_API_KEY;
   if (!key) {
     throw new ResearcherError("PROVIDER_FAILED", "OPENAI_API_KEY is not set", { hint: "export OPENAI_API_KEY=… or use the local provider" });

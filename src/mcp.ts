@@ -4,8 +4,11 @@
  * it), call the same functions as the CLI and return the CLI's JSON shapes plus a short text rendering.
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { timingSafeEqual } from "node:crypto";
+import { hostname, networkInterfaces } from "node:os";
 import { z } from "zod";
 import { readDocument, readDocuments, safeRelativePath } from "./documents.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
@@ -186,10 +189,38 @@ export function createServer(home: string, context: SearchContext, writes = seri
         }),
       ),
   );
+  reportInvalidParams(server);
   return server;
 }
 
-/** Serve over stdio until the client closes stdin. */
+type RequestHandler = (request: unknown, extra: unknown) => Promise<unknown>;
+
+/**
+ * The SDK checks a request's params against the method's schema before the handler runs, and reports a mismatch
+ * (say, `arguments` that is not an object) as -32603, an internal error; JSON-RPC calls it -32602, invalid
+ * params, and a client should know the fault is its own. The handler table is not public, so this reaches into
+ * it; the e2e test notices if an SDK update moves it.
+ */
+function reportInvalidParams(server: McpServer): void {
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, RequestHandler> })._requestHandlers;
+  for (const [method, handler] of handlers) {
+    handlers.set(method, async (request, extra) => {
+      try {
+        return await handler(request, extra);
+      } catch (error) {
+        // zod's error (`ZodError`, `$ZodError` in zod 4); the tool bodies are guarded, so it comes from the SDK's check
+        const issue = (error as { name?: string; issues?: { path: PropertyKey[]; message: string }[] }).issues?.[0];
+        if (!/ZodError$/.test((error as Error)?.name ?? "") || !issue) throw error;
+        throw new McpError(ErrorCode.InvalidParams, `invalid params for ${method}: ${issue.path.join(".") || "params"}: ${issue.message}`);
+      }
+    });
+  }
+}
+
+/** How long calls still running when stdin closes may take to answer before the server exits anyway. */
+const DRAIN_MS = 30_000;
+
+/** Serve over stdio until the client closes stdin, then answer the calls still running (at most DRAIN_MS). */
 export async function serveStdio(home: string): Promise<void> {
   const context = new SearchContext();
   const server = createServer(home, context);
@@ -200,10 +231,34 @@ export async function serveStdio(home: string): Promise<void> {
   const transport = new StdioServerTransport();
   await server.connect(transport);
   answerMalformedLines(transport);
+  const inFlight = trackRequests(transport);
   logger.info(`researcher MCP server on stdio (home ${home})`);
   await closed;
+  await Promise.race([inFlight.idle(), new Promise((resolve) => setTimeout(resolve, DRAIN_MS).unref())]);
   await server.close();
   await context.close();
+}
+
+/** Requests received and not yet answered: a client may send a call and close stdin before reading the answer. */
+function trackRequests(transport: StdioServerTransport): { idle(): Promise<void> } {
+  const pending = new Set<string | number>();
+  let settle: (() => void) | undefined;
+  const receive = transport.onmessage;
+  transport.onmessage = (message) => {
+    if ("method" in message && "id" in message) pending.add(message.id);
+    receive?.(message);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (message) => {
+    try {
+      await send(message);
+    } finally {
+      if (!("method" in message) && "id" in message && pending.delete(message.id as string | number) && pending.size === 0) settle?.();
+    }
+  };
+  return {
+    idle: () => (pending.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settle = resolve))),
+  };
 }
 
 /**
@@ -231,12 +286,43 @@ export interface HttpOptions {
 
 const MAX_BODY_BYTES = 1024 * 1024;
 
-/** Serve MCP over Streamable HTTP at POST /mcp (stateless: one transport per request), GET /health. */
+const LOOPBACK = ["127.0.0.1", "localhost", "::1"];
+
+/**
+ * The Host names a request may use, always checked (DNS rebinding: a web page whose name now resolves to this
+ * machine must not reach the server, whatever address it is bound to): the loopback names, the bound address,
+ * and for a wildcard bind (0.0.0.0, ::) this machine's name and interface addresses.
+ */
+function allowedNames(host: string): string[] {
+  const names = new Set(LOOPBACK);
+  if (host === "0.0.0.0" || host === "::") {
+    names.add(hostname());
+    for (const addresses of Object.values(networkInterfaces())) for (const a of addresses ?? []) names.add(a.address);
+  } else names.add(host);
+  return [...names].map((name) => (name.includes(":") ? `[${name}]` : name));
+}
+
+/** `Authorization: Bearer <token>`, the scheme in any case (RFC 7235), the token compared in constant time. */
+function hasToken(request: Request, token: string): boolean {
+  const match = /^bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "");
+  const given = Buffer.from(match?.[1]?.trim() ?? "");
+  const wanted = Buffer.from(token);
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
+}
+
+/**
+ * Serve MCP over Streamable HTTP at POST /mcp (stateless: one transport per request, so there is no stream to GET
+ * and no session to DELETE: 405), GET /health. Bound to a non-loopback address without a token, the server warns:
+ * anyone who can reach the address can read the indexed documents.
+ */
 export function serveHttp(home: string, options: HttpOptions): { url: string; stop: () => Promise<void> } {
   const context = new SearchContext();
   const writes = serialized();
   const host = options.host ?? "127.0.0.1";
-  const loopback = ["127.0.0.1", "localhost", "::1"].includes(host);
+  if (!LOOPBACK.includes(host) && !options.token) {
+    logger.warn(`serving ${host} without a token: anyone who can reach it can search your documents (set --token or RESEARCHER_MCP_TOKEN)`);
+  }
+  const names = allowedNames(host);
   const server: Bun.Server<undefined> = Bun.serve({
     hostname: host,
     port: options.port,
@@ -245,7 +331,8 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
       const url = new URL(request.url);
       if (url.pathname === "/health" && request.method === "GET") return Response.json({ status: "ok", version: VERSION });
       if (url.pathname !== "/mcp") return new Response("not found\n", { status: 404 });
-      if (options.token && request.headers.get("authorization") !== `Bearer ${options.token}`) {
+      if (request.method !== "POST") return new Response("method not allowed: POST only\n", { status: 405, headers: { Allow: "POST" } });
+      if (options.token && !hasToken(request, options.token)) {
         return Response.json({ jsonrpc: "2.0", error: { code: -32001, message: "missing or wrong bearer token" }, id: null }, { status: 401 });
       }
       const length = Number(request.headers.get("content-length") ?? 0);
@@ -254,10 +341,9 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,
-        // DNS rebinding: a page on another origin must not reach a server bound to this machine.
-        enableDnsRebindingProtection: loopback,
-        allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`],
-        allowedOrigins: [`http://127.0.0.1:${port}`, `http://localhost:${port}`],
+        enableDnsRebindingProtection: true,
+        allowedHosts: names.map((name) => `${name}:${port}`),
+        allowedOrigins: names.map((name) => `http://${name}:${port}`),
       });
       const mcp = createServer(home, context, writes);
       await mcp.connect(transport);

@@ -2,8 +2,18 @@
  * User text → a safe FTS5 MATCH expression. Every input is valid: FTS5 syntax characters never reach SQLite
  * unquoted. Supported: `"exact phrase"` (required), `-word` / `-"phrase"` (excluded), `prefix*`; every other
  * word is optional and ranked by BM25, so natural-language questions work without all words matching.
+ *
+ * Size: FTS5 refuses an expression more than 256 levels deep, and every term costs a scan. Exclusions are one
+ * `NOT (a OR b …)` (OR lists stay flat), at most MAX_EXCLUDED of them and MAX_REQUIRED phrases, or the query is
+ * INVALID_INPUT (dropping one would change what matches); optional words past MAX_OPTIONAL are not searched
+ * (they only rank).
  */
+import { ResearcherError } from "./errors.ts";
 import { foldCase, splitCjk, stem, WORD } from "./text.ts";
+
+export const MAX_EXCLUDED = 100;
+export const MAX_REQUIRED = 100;
+export const MAX_OPTIONAL = 200;
 
 export interface ParsedQuery {
   /** The FTS5 expression, or null when nothing searchable is left (e.g. only punctuation or exclusions). */
@@ -45,8 +55,9 @@ export function parseQuery(text: string): ParsedQuery {
     seen.add(fts);
     return [{ fts, stem: item.kind === "word" ? stem(item.tokens[0]!) : null }];
   });
-  const requiredTerms = required.map(ftsItem);
-  const excludedTerms = excluded.map(ftsItem);
+  const requiredTerms = atMost(required.map(ftsItem), MAX_REQUIRED, "quoted phrases");
+  const excludedTerms = atMost(excluded.map(ftsItem), MAX_EXCLUDED, "exclusions (-word)");
+  optionalTerms.splice(MAX_OPTIONAL);
   const match = buildMatch(requiredTerms, optionalTerms.map((t) => t.fts), excludedTerms);
 
   const stems = new Set<string>();
@@ -58,12 +69,21 @@ export function parseQuery(text: string): ParsedQuery {
   return { match, required: requiredTerms, optional: optionalTerms, excluded: excludedTerms, highlight: { stems, prefixes } };
 }
 
-/** `required AND required AND (optional OR optional) NOT excluded`, or null when nothing positive is left. */
+/** `required AND required AND (optional OR optional) NOT (excluded OR excluded)`, or null when nothing positive is left. */
 export function buildMatch(required: string[], optional: string[], excluded: string[]): string | null {
   const parts = [...required];
-  if (optional.length > 0) parts.push(optional.length === 1 ? optional[0]! : `(${optional.join(" OR ")})`);
+  if (optional.length > 0) parts.push(anyOf(optional));
   if (parts.length === 0) return null;
-  return parts.join(" AND ") + excluded.map((item) => ` NOT ${item}`).join("");
+  return parts.join(" AND ") + (excluded.length > 0 ? ` NOT ${anyOf(excluded)}` : "");
+}
+
+const anyOf = (terms: string[]) => (terms.length === 1 ? terms[0]! : `(${terms.join(" OR ")})`);
+
+function atMost(terms: string[], limit: number, what: string): string[] {
+  if (terms.length <= limit) return terms;
+  throw new ResearcherError("INVALID_INPUT", `a query can have at most ${limit} ${what}, this one has ${terms.length}`, {
+    hint: "search with fewer of them",
+  });
 }
 
 function isStopword(tokens: string[]): boolean {

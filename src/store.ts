@@ -242,17 +242,19 @@ export class Store {
 
   /** The best fragments for an FTS5 MATCH expression, with BM25 scores (higher is better). */
   searchBm25(match: string, weights: Bm25Weights, limit: number): { id: number; score: number }[] {
-    return this.db
-      .query<{ id: number; score: number }, [string, number]>(
-        `SELECT rowid AS id, -bm25(fragments_fts, ${weights.title}, ${weights.heading}, ${weights.body}) AS score
-         FROM fragments_fts WHERE fragments_fts MATCH ? ORDER BY score DESC LIMIT ?`,
-      )
-      .all(match, limit);
+    return matching(() =>
+      this.db
+        .query<{ id: number; score: number }, [string, number]>(
+          `SELECT rowid AS id, -bm25(fragments_fts, ${weights.title}, ${weights.heading}, ${weights.body}) AS score
+           FROM fragments_fts WHERE fragments_fts MATCH ? ORDER BY score DESC LIMIT ?`,
+        )
+        .all(match, limit),
+    );
   }
 
   /** How many fragments match (a separate pass without ranking is cheaper than counting ranked rows). */
   countMatchingFragments(match: string): number {
-    return this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM fragments_fts WHERE fragments_fts MATCH ?").get(match)!.n;
+    return matching(() => this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM fragments_fts WHERE fragments_fts MATCH ?").get(match)!.n);
   }
 
   private vocabulary = false;
@@ -293,14 +295,15 @@ export class Store {
   }
 
   countMatchingDocuments(match: string): number {
-    return (
-      this.db
-        .query<{ n: number }, [string]>(
-          `SELECT count(DISTINCT f.document_id) AS n
-           FROM fragments_fts JOIN fragments f INDEXED BY fragments_owner ON f.id = fragments_fts.rowid
-           WHERE fragments_fts MATCH ?`,
-        )
-        .get(match)?.n ?? 0
+    return matching(
+      () =>
+        this.db
+          .query<{ n: number }, [string]>(
+            `SELECT count(DISTINCT f.document_id) AS n
+             FROM fragments_fts JOIN fragments f INDEXED BY fragments_owner ON f.id = fragments_fts.rowid
+             WHERE fragments_fts MATCH ?`,
+          )
+          .get(match)?.n ?? 0,
     );
   }
 
@@ -413,6 +416,24 @@ export class Store {
 
   checkpoint(): void {
     this.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+}
+
+/**
+ * Run an FTS5 MATCH query. Its SQL is fixed, so a plain SQLITE_ERROR (FTS5 syntax, an unterminated string, an
+ * expression too large) is about the query text and is said as such, not as an unexpected failure; busy,
+ * corrupt or I/O errors have other codes and pass through.
+ */
+function matching<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    const message = (error as Error).message ?? "";
+    if ((error as { code?: string }).code !== "SQLITE_ERROR") throw error;
+    throw new ResearcherError("INVALID_INPUT", `the query cannot be searched: ${message}`, {
+      hint: "use fewer or simpler terms; quote words that contain punctuation",
+      cause: error,
+    });
   }
 }
 

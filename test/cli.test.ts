@@ -45,3 +45,49 @@ describe("model clear", () => {
     expect(existsSync(join(home, "repositories/notes/index.db"))).toBe(true);
   });
 });
+
+describe("command dispatch", () => {
+  test("global options before a command group apply to it", () => {
+    const home = tempDir();
+    const other = tempDir();
+    const docs = tempDir();
+    expect(runCli(["--home", home, "repo", "add", "notes", docs], { home: other }).code).toBe(0);
+    const listed = runCli(["--home", home, "repo", "list", "--json"], { home: other });
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout).map((r: { name: string }) => r.name)).toEqual(["notes"]);
+    expect(JSON.parse(runCli([`--home=${home}`, "repo", "list", "--json"], { home: other }).stdout)).toHaveLength(1);
+    expect(JSON.parse(runCli(["repo", "list", "--json"], { home: other }).stdout)).toEqual([]);
+    const removed = runCli(["--verbose", "repo", "remove", "notes"], { home });
+    expect(removed).toMatchObject({ code: 0, stdout: "removed notes\n" });
+  });
+
+  test("an unknown command is a usage error (exit 2), wherever it is", () => {
+    const home = tempDir();
+    for (const args of [["nonsense"], ["repo", "nonsense"], ["--home", home, "nonsense"], ["--verbose", "model", "nonsense"], ["--bogus", "repo", "list"]]) {
+      const result = runCli(args, { home });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/^error: /);
+      expect(result.stderr).toContain("hint: ");
+    }
+  });
+
+  test("a query starting with '-' is searched after --; an unknown option is a usage error, not help", () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "q.md": "# Q\n\nthe -q flag of grep is quiet\n" });
+    expect(runCli(["repo", "add", "notes", docs, "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "notes", "--quiet"], { home }).code).toBe(0);
+    for (const args of [["search", "--json", "-q the"], ["search", "-q", "x"], ["search", "--bogus", "x"], ["repo", "list", "-x"]]) {
+      const result = runCli(args, { home });
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toMatch(/^error: unknown option/);
+    }
+    expect(runCli(["search", "--json", "-q the"], { home }).stderr).toContain('researcher search -- "-q the"');
+    const dashed = runCli(["search", "--json", "--", "-q the"], { home });
+    expect(dashed.code).toBe(0);
+    expect(JSON.parse(dashed.stdout).query).toBe("-q the");
+    const grep = runCli(["search", "--json", "--", "quiet", "-zzz"], { home });
+    expect(JSON.parse(grep.stdout).results[0].path).toBe("q.md");
+  });
+});

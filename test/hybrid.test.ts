@@ -93,6 +93,18 @@ describe("vector and hybrid search", () => {
     expect(JSON.parse(after.stdout).results[0].path).toBe("cars.md");
   }, 60_000);
 
+  test("a 100 KB query searches by meaning, in the library and on the command line", async () => {
+    const words = ["automobile", "highway", "driver", "garage", "truck"];
+    const query = Array.from({ length: 20_000 }, (_, i) => words[i % words.length]).join(" ").slice(0, 100_000);
+    const response = await search(home, { query, mode: "hybrid", limit: 1 }, new SearchContext());
+    expect(response.results[0]!.path).toBe("cars.md");
+    // onnxruntime's telemetry scanned /proc/self/cmdline recursively: a long command line crashed the process.
+    const cli = runCli(["search", "--mode", "vector", "--json", "-n", "1", query], { home });
+    expect(cli.stderr).not.toContain("Segmentation fault");
+    expect(cli.code).toBe(0);
+    expect(JSON.parse(cli.stdout).results[0].path).toBe("cars.md");
+  }, 60_000);
+
   test("while another process holds the writer lock, a stale index is searched exactly", async () => {
     rmSync(annPath(repo.dir));
     writeFileSync(join(repo.dir, "lock"), `${process.ppid} ${processStartTime(process.ppid)}\n`); // a live process that is not us

@@ -4,7 +4,9 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { chooseModel, loadEmbedder } from "../src/embedder.ts";
-import { tempDir } from "./helpers.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runCli, tempDir } from "./helpers.ts";
 
 /** A deterministic 8-dimensional "embedding": letter counts folded into 8 buckets. */
 function fakeVector(text: string): number[] {
@@ -69,6 +71,29 @@ describe("openai provider", () => {
       if (saved === undefined) delete process.env.OPENAI_API_KEY;
       else process.env.OPENAI_API_KEY = saved;
     }
+  });
+
+  test("an openai_url that ends in /v1 (as OpenAI documents it) is not given another /v1", async () => {
+    const saved = process.env.OPENAI_API_KEY;
+    process.env.OPENAI_API_KEY = "sk-test";
+    try {
+      for (const openai_url of [`${base}/v1`, `${base}/v1/`, `${base}/`]) {
+        const embedder = await loadEmbedder(tempDir(), chooseModel({ provider: "openai", model: "m", openai_url }));
+        expect(embedder.dims).toBe(8);
+        expect(requests.at(-1)!.path).toBe("/v1/embeddings");
+      }
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_API_KEY;
+      else process.env.OPENAI_API_KEY = saved;
+    }
+  });
+
+  test("the CLI prints the missing key's name as it is spelled", () => {
+    const home = tempDir();
+    writeFileSync(join(home, "config.yaml"), `embedding:\n  provider: openai\n  model: m\n  openai_url: ${base}\n`);
+    const result = runCli(["model", "pull"], { home, env: { RESEARCHER_MODEL_PATH: "", OPENAI_API_KEY: "" } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toStartWith("error: OPENAI_API_KEY is not set\n");
   });
 
   test("without OPENAI_API_KEY it says so", async () => {

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
 import { setConfigValue } from "../src/config.ts";
 import { addRepository, getRepository } from "../src/repos.ts";
-import { search, type DocumentHit, type FragmentHit } from "../src/search.ts";
+import { MAX_EXCLUDED } from "../src/query.ts";
+import { BM25_WEIGHTS, search, type DocumentHit, type FragmentHit } from "../src/search.ts";
 import { Store } from "../src/store.ts";
 import { HOOK_TIMEOUT, SHARED, tempDir, writeTree } from "./helpers.ts";
 
@@ -62,6 +63,27 @@ describe("search", () => {
 
   test("no query text can surface an FTS5 syntax error", async () => {
     for (const query of NASTY) expect((await search(home, { query })).query).toBe(query);
+  });
+
+  test("hundreds of exclusions or words never reach FTS5's limits; too many exclusions is a clear error", async () => {
+    const exclusions = (n: number) => Array.from({ length: n }, (_, i) => `-nothing${i}`).join(" ");
+    expect((await search(home, { query: `restart ${exclusions(MAX_EXCLUDED)}` })).results.map((r) => r.path)).toEqual(["guide.md"]);
+    const tooMany = await search(home, { query: `restart ${exclusions(300)}` }).catch((e) => e);
+    expect(tooMany).toMatchObject({ code: "INVALID_INPUT", message: expect.stringContaining(`at most ${MAX_EXCLUDED}`) });
+    const words = Array.from({ length: 2000 }, (_, i) => `word${i}`).join(" ");
+    expect((await search(home, { query: `restart ${words}` })).results.map((r) => r.path)).toEqual(["guide.md"]);
+    const phrases = Array.from({ length: 300 }, (_, i) => `"phrase${i}"`).join(" ");
+    expect(await search(home, { query: phrases }).catch((e) => e)).toMatchObject({ code: "INVALID_INPUT" });
+  });
+
+  test("an FTS5 error from SQLite is INVALID_INPUT, never unexpected", () => {
+    const store = Store.open(repo.dir);
+    try {
+      expect(() => store.searchBm25('"unterminated', BM25_WEIGHTS, 5)).toThrow(expect.objectContaining({ code: "INVALID_INPUT" }));
+      expect(() => store.countMatchingFragments("a NOT NOT b")).toThrow(expect.objectContaining({ code: "INVALID_INPUT" }));
+    } finally {
+      store.close();
+    }
   });
 
   test("pagination, min-score and documents grouping", async () => {

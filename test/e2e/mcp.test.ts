@@ -172,6 +172,43 @@ describe("stdio protocol hygiene", () => {
   });
 });
 
+/** A raw stdio server: JSON-RPC lines in, answers by id out. */
+function rawServer() {
+  const proc = Bun.spawn([exe, "serve"], { env: env(), cwd: home, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  const send = (message: object) => proc.stdin.write(`${JSON.stringify(message)}\n`);
+  send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  const answers = async () => {
+    const text = await new Response(proc.stdout).text();
+    return new Map(text.trim().split("\n").map((line) => JSON.parse(line)).map((m) => [m.id, m]));
+  };
+  return { proc, send, answers };
+}
+
+describe("stdio: closing and bad params", () => {
+  test("calls still running when stdin closes are answered before the server exits", async () => {
+    const { proc, send, answers } = rawServer();
+    send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search_fragments", arguments: { query: "automobile", mode: "hybrid" } } });
+    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_index_status", arguments: {} } });
+    proc.stdin.end();
+    const got = await answers();
+    expect(await proc.exited).toBe(0);
+    expect(got.get(1)?.result?.structuredContent?.results?.[0]?.path).toBe("cars.md");
+    expect(got.get(2)?.result?.structuredContent?.repositories).toHaveLength(1);
+  });
+
+  test("params that do not fit the method are -32602 (invalid params), not an internal error", async () => {
+    const { proc, send, answers } = rawServer();
+    send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search_fragments", arguments: "not an object" } });
+    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { arguments: {} } });
+    proc.stdin.end();
+    const got = await answers();
+    expect(got.get(1)?.error?.code).toBe(-32602);
+    expect(got.get(2)?.error?.code).toBe(-32602);
+    expect(got.get(2)?.error?.message).toContain("name");
+  });
+});
+
 describe("MCP over HTTP", () => {
   async function startServer(extra: string[] = []): Promise<{ url: string; proc: ReturnType<typeof Bun.spawn> }> {
     const proc = Bun.spawn([exe, "serve", "--port", "0", ...extra], { env: env(), cwd: home, stdout: "pipe", stderr: "pipe" });
@@ -216,6 +253,64 @@ describe("MCP over HTTP", () => {
       const huge = await fetch(`${url}/mcp`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "x".repeat(2 * 1024 * 1024) });
       expect(huge.status).toBe(413);
       expect((await fetch(`${url}/health`)).status).toBe(200);
+    } finally {
+      proc.kill();
+    }
+  });
+
+  test("GET /mcp is 405 with Allow: POST (stateless: no stream to reconnect to)", async () => {
+    const { url, proc } = await startServer();
+    try {
+      for (const method of ["GET", "DELETE"]) {
+        const response = await fetch(`${url}/mcp`, { method, headers: { Accept: "text/event-stream" } });
+        expect(response.status).toBe(405);
+        expect(response.headers.get("allow")).toBe("POST");
+      }
+    } finally {
+      proc.kill();
+    }
+  });
+
+  test("bound to every address without a token: warns, and still refuses a foreign Host", async () => {
+    const proc = Bun.spawn([exe, "serve", "--port", "0", "--host", "0.0.0.0"], { env: env(), cwd: home, stdout: "pipe", stderr: "pipe" });
+    try {
+      const reader = (proc.stderr as ReadableStream<Uint8Array>).getReader();
+      let text = "";
+      while (!/listening on \S+:(\d+)\/mcp/.test(text)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`server exited: ${text}`);
+        text += new TextDecoder().decode(value);
+      }
+      expect(text).toContain("without a token");
+      const port = /listening on \S+:(\d+)\/mcp/.exec(text)![1];
+      const request = (host: string) =>
+        fetch(`http://127.0.0.1:${port}/mcp`, {
+          method: "POST",
+          headers: { Host: host, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+        });
+      expect((await request("evil.example:80")).status).toBe(403);
+      expect((await request(`evil.example:${port}`)).status).toBe(403);
+      const client = new Client({ name: "http-test", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+      expect((await client.listTools()).tools.length).toBe(8);
+      await client.close();
+    } finally {
+      proc.kill();
+    }
+  });
+
+  test("the bearer scheme is case-insensitive", async () => {
+    const { url, proc } = await startServer(["--token", "s3cret"]);
+    try {
+      for (const scheme of ["bearer", "BEARER", "Bearer"]) {
+        const client = new Client({ name: "http-test", version: "1.0.0" });
+        const headers = { Authorization: `${scheme} s3cret` };
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }));
+        expect((await client.listTools()).tools.length).toBe(8);
+        await client.close();
+      }
+      expect(await connect(url, "wrong").catch((e: Error) => e)).toBeInstanceOf(Error);
     } finally {
       proc.kill();
     }
