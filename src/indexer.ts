@@ -95,20 +95,27 @@ export async function indexRepository(home: string, repo: Repository, options: I
     // Checkpoint once at the end rather than every 4 MB of WAL: each checkpoint syncs the database file.
     store.db.run("PRAGMA wal_autocheckpoint = 0");
     try {
+      const load = () => embedders.get(home, choice);
       // Re-embedding starts only once the new model loads: a missing model must not cost the old vectors.
-      if (options.embeddingsOnly && embed) await embedders.get(home, choice);
-      if (options.rebuild) store.transaction(() => store.db.run("DELETE FROM documents"));
-      if (options.rebuild || options.embeddingsOnly) store.transaction(() => store.clearVectors());
+      if (options.embeddingsOnly && embed) await load();
       const summary = options.embeddingsOnly
         ? { ...emptySummary(repo.name), ...store.counts() }
-        : await runIndex(store, repo, documentSettings(store, config, pool), options);
+        : options.rebuild
+          ? await atomically(store, () => {
+              store.db.run("DELETE FROM documents");
+              if (store.embeddingModel()?.id !== choice.model) store.clearVectors(); // a rebuild may change the model
+              return runIndex(store, repo, documentSettings(store, config, pool), options);
+            })
+          : await runIndex(store, repo, documentSettings(store, config, pool), options);
       const changed = summary.fragments + summary.removed;
       if (changed > 0) store.compactFullText(changed / Math.max(1, summary.fragments_total));
-      const load = () => embedders.get(home, choice);
       const embedding = !embed
         ? { embedded: 0, model: store.embeddingModel()?.id ?? null }
         : options.embeddingsOnly
-          ? await embedRepository(store, repo, load, options)
+          ? await atomically(store, () => {
+              store.clearVectors();
+              return embedRepository(store, repo, load, options);
+            })
           : await embedOrDefer(store, repo, load, options);
       if (store.embeddingModel()) await syncVectorIndex(store, repo.dir, store.embeddingModel()!.dims);
       store.checkpoint();
@@ -120,6 +127,23 @@ export async function indexRepository(home: string, repo: Repository, options: I
     pool.close();
     release();
     if (!options.embedders) await embedders.dispose();
+  }
+}
+
+/**
+ * Run `work` as one transaction, however many batches it writes (each becomes a savepoint): readers keep seeing the
+ * old index until it commits, and a kill or an error leaves the old index whole. For `--rebuild` and
+ * `--embeddings-only`, which replace everything.
+ */
+async function atomically<T>(store: Store, work: () => Promise<T>): Promise<T> {
+  store.db.run("BEGIN IMMEDIATE");
+  try {
+    const result = await work();
+    store.db.run("COMMIT");
+    return result;
+  } catch (error) {
+    if (store.db.inTransaction) store.db.run("ROLLBACK");
+    throw error;
   }
 }
 

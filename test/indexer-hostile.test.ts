@@ -141,3 +141,30 @@ describe("indexFiles: one file now, through the same step", () => {
     expect(await indexFiles(home, repo, ["new.md"])).toMatchObject({ removed: 1 });
   });
 });
+
+describe("rebuilds replace everything or nothing", () => {
+  test("--rebuild is one transaction: readers see the old index meanwhile, and a run that dies leaves it whole", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 2500; i++) files[`doc${i}.md`] = `document number ${i}\n`; // three write batches
+    const { home, repo } = setup(files);
+    await indexRepository(home, repo);
+    const counts: number[] = [];
+    const dies = indexRepository(home, repo, {
+      rebuild: true,
+      onProgress: (progress) => {
+        if (progress.phase !== "index" || progress.done < 1100) return;
+        // A reader on its own connection, after the first batch of the rebuild was written.
+        const reader = Store.open(repo.dir);
+        counts.push(reader.counts().documents);
+        reader.close();
+        if (progress.done >= 1500) throw new Error("killed mid-rebuild");
+      },
+    });
+    expect(dies).rejects.toThrow("killed mid-rebuild");
+    await dies.catch(() => {});
+    expect(counts.length).toBeGreaterThan(0);
+    expect(new Set(counts)).toEqual(new Set([2500]));
+    expect(await total(home, "document")).toBe(2500);
+    expect(await indexRepository(home, repo, { rebuild: true })).toMatchObject({ indexed: 2500, documents_total: 2500 });
+  });
+});
