@@ -68,7 +68,7 @@ export class ConvertPool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(new URL("./convert-worker.ts", import.meta.url));
+    const worker = new Worker(new URL("./convert-worker.ts", import.meta.url), { smol: true });
     const slot: Slot = { worker };
     worker.onmessage = (event: MessageEvent<{ id: number; document?: ConvertedDocument; error?: string }>) => {
       const job = slot.job;
