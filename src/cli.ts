@@ -20,6 +20,7 @@ import {
   searchText,
   statusText,
   styleFor,
+  verifyText,
 } from "./render.ts";
 import {
   addRepository,
@@ -36,6 +37,9 @@ import { versionText } from "./version.ts";
 import { stringifyYaml } from "./yaml.ts";
 
 type Flags = Record<string, unknown>;
+
+/** The exit status of a command that finished but found problems (`verify`); errors set theirs when thrown. */
+let status = 0;
 
 const out = (text: string) => stdout.write(text);
 const json = (value: unknown) => out(`${JSON.stringify(value, null, 2)}\n`);
@@ -198,6 +202,20 @@ function mainCli(): CAC {
       const path = safeRelativePath(repo, document);
       await removeDocument(repo, path);
       out(`removed ${name}:${path}\n`);
+    });
+
+  cli
+    .command("verify [...names]", "Check that indexes are whole and current; --repair rebuilds what is derived")
+    .option("--repair", "Rebuild the full-text index, vectors.usearch and leftovers where they are damaged")
+    .option("--json", "Print the reports as JSON")
+    .example("  researcher verify notes --repair")
+    .action(async (names: string[], flags: Flags) => {
+      const { verifyRepository } = await import("./verify.ts");
+      const reports = [];
+      for (const repo of selectRepositories(home(flags), names)) reports.push(await verifyRepository(repo, { repair: Boolean(flags.repair) }));
+      if (flags.json) json(reports.length === 1 && names.length === 1 ? reports[0] : reports);
+      else out(verifyText(reports, styleFor(stdout)));
+      if (reports.some((r) => !r.ok)) status = 1;
     });
 
   cli
@@ -412,8 +430,9 @@ export async function main(argv: string[]): Promise<number> {
       cli.outputHelp();
       return groupName ? 2 : 0;
     }
+    status = 0;
     await cli.runMatchedCommand();
-    return 0;
+    return status;
   } catch (error) {
     return reportError(error, verbose, groupName);
   }

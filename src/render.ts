@@ -2,6 +2,7 @@
 import type { IndexProgress, IndexSummary } from "./indexer.ts";
 import type { DocumentHit, FragmentHit, SearchResponse } from "./search.ts";
 import type { RepositoryStatus } from "./status.ts";
+import type { VerifyReport } from "./verify.ts";
 import type { Repository } from "./repos.ts";
 import type { Terminal } from "./terminal.ts";
 
@@ -127,6 +128,20 @@ export function indexSummaryText(summary: IndexSummary, style: Style): string {
     lines.push(`  ${style.dim(`not indexed by type: ${list} (see file_types in \`researcher config show\`)`)}`);
   }
   return `${lines.join("\n")}\n`;
+}
+
+export function verifyText(reports: VerifyReport[], style: Style): string {
+  return reports
+    .map((report) => {
+      const open = report.problems.filter((p) => !p.repaired).length;
+      const head = `${style.bold(report.repository)}: ${report.problems.length === 0 ? "ok" : open === 0 ? "repaired" : `${open} problem${open === 1 ? "" : "s"}`}`;
+      const lines = report.problems.map((p) =>
+        p.repaired ? `  ${style.dim(`repaired ${p.check}: ${p.detail} (${p.fix})`)}` : `  ${style.warn(p.check)}: ${p.detail} → ${p.fix}`,
+      );
+      return [head, ...lines].join("\n");
+    })
+    .join("\n")
+    .concat("\n");
 }
 
 export function statusText(statuses: RepositoryStatus[], style: Style): string {

@@ -417,6 +417,54 @@ export class Store {
   checkpoint(): void {
     this.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
   }
+
+  // ---- integrity ----------------------------------------------------------------------------------------------
+
+  /** SQLite's own structural check (`quick_check`): "ok", or what is wrong. */
+  quickCheck(): string[] {
+    const rows = this.db.query<{ quick_check: string }, []>("PRAGMA quick_check").all().map((r) => r.quick_check);
+    return rows.length === 1 && rows[0] === "ok" ? [] : rows;
+  }
+
+  /** Problems with the full-text index: its own integrity check, and one row per fragment. */
+  fullTextProblems(): string[] {
+    const problems: string[] = [];
+    try {
+      this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('integrity-check')");
+    } catch (error) {
+      problems.push(`integrity check failed: ${(error as Error).message}`);
+    }
+    const rows = this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments_fts_docsize").get()!.n;
+    const fragments = this.fragmentCount();
+    if (rows !== fragments) problems.push(`${rows} rows for ${fragments} fragments`);
+    return problems;
+  }
+
+  /** Re-create the full-text index from the fragments (the text lives there; FTS5 holds only the index). */
+  rebuildFullText(): void {
+    this.transaction(() => {
+      this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
+      const rows = this.db
+        .query<{ id: number; title: string; heading: string; text: string }, []>(
+          "SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id",
+        )
+        .all();
+      const insert = this.db.query("INSERT INTO fragments_fts(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
+      for (const row of rows) insert.run(row.id, ftsText(row.title), ftsText(row.heading), ftsText(row.text));
+    });
+    this.optimize();
+  }
+
+  /** Distinct fragment texts without a vector, and stored vectors no fragment uses. */
+  vectorAgreement(): { missing: number; orphans: number } {
+    return this.db
+      .query<{ missing: number; orphans: number }, []>(
+        `SELECT
+           (SELECT count(DISTINCT f.text_hash) FROM fragments f WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = f.text_hash)) AS missing,
+           (SELECT count(*) FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM fragments f WHERE f.text_hash = e.text_hash)) AS orphans`,
+      )
+      .get()!;
+  }
 }
 
 /**

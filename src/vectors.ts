@@ -59,6 +59,15 @@ function isVerified(store: Store, dir: string): boolean {
   return checksum !== null && checksum === checksumOf(annPath(dir));
 }
 
+/** The ANN file against the store's vectors: the one built for them, absent, built for older vectors, or damaged. */
+export function vectorIndexState(store: Store, dir: string): "verified" | "missing" | "stale" | "damaged" {
+  const actual = checksumOf(annPath(dir));
+  if (actual === null) return "missing";
+  const checksum = expected(store);
+  if (checksum === null) return "stale";
+  return checksum === actual ? "verified" : "damaged";
+}
+
 /** Build the ANN file from SQLite unless the one on disk is verified; returns whether it was (re)built. */
 export async function syncVectorIndex(store: Store, dir: string, dims: number): Promise<boolean> {
   if (isVerified(store, dir)) return false;

@@ -1,0 +1,125 @@
+/**
+ * `researcher verify`: is a repository's index whole and current? SQLite and FTS5 integrity, fragments ↔ vectors ↔
+ * `vectors.usearch` agreement, files changed or gone since the last run, and temp files of interrupted writes.
+ * `repair` rebuilds what is derived (the full-text index, the ANN file, orphan vectors, temp files) under the writer
+ * lock and says what it did; what only an index run can bring back is named with its command.
+ */
+import { readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { discoverFiles } from "./discover.ts";
+import { describeError } from "./errors.ts";
+import { acquireWriterLock, processStartTime } from "./lock.ts";
+import type { Repository } from "./repos.ts";
+import { Store } from "./store.ts";
+import { syncVectorIndex, vectorIndexState } from "./vectors.ts";
+
+export interface VerifyProblem {
+  check: "database" | "full-text" | "vectors" | "ann" | "files" | "leftovers";
+  detail: string;
+  /** What `--repair` did about it, or the command that fixes it when repair cannot. */
+  fix: string;
+  repaired: boolean;
+}
+
+export interface VerifyReport {
+  repository: string;
+  ok: boolean;
+  problems: VerifyProblem[];
+}
+
+/** Temp files of interrupted writes: `.<name>.<pid>.<time>.tmp` (see atomic.ts). */
+const TEMP_FILE = /^\.(.+)\.(\d+)\.[0-9a-z]+\.tmp$/;
+
+export async function verifyRepository(repo: Repository, options: { repair?: boolean } = {}): Promise<VerifyReport> {
+  const problems: VerifyProblem[] = [];
+  const report = () => ({ repository: repo.name, ok: problems.every((p) => p.repaired), problems });
+  if (!Store.exists(repo.dir)) {
+    problems.push({ check: "database", detail: "not indexed yet", fix: `researcher index ${repo.name}`, repaired: false });
+    return report();
+  }
+  const release = options.repair ? acquireWriterLock(repo.dir, repo.name) : undefined;
+  try {
+    let store: Store;
+    try {
+      store = Store.open(repo.dir);
+    } catch (error) {
+      problems.push({ check: "database", detail: describeError(error), fix: `researcher index --rebuild ${repo.name}`, repaired: false });
+      return report();
+    }
+    try {
+      await checkStore(store, repo, problems, Boolean(options.repair));
+    } finally {
+      store.close();
+    }
+    checkLeftovers(repo, problems, Boolean(options.repair));
+    return report();
+  } finally {
+    release?.();
+  }
+}
+
+async function checkStore(store: Store, repo: Repository, problems: VerifyProblem[], repair: boolean): Promise<void> {
+  const rebuild = `researcher index --rebuild ${repo.name}`;
+  for (const detail of store.quickCheck()) problems.push({ check: "database", detail, fix: rebuild, repaired: false });
+
+  const fullText = store.fullTextProblems();
+  if (fullText.length) {
+    if (repair) store.rebuildFullText();
+    const fixed = repair && store.fullTextProblems().length === 0;
+    for (const detail of fullText) problems.push({ check: "full-text", detail, fix: fixed ? "rebuilt from the fragments" : rebuild, repaired: fixed });
+  }
+
+  const model = store.embeddingModel();
+  if (model) {
+    const { missing, orphans } = store.vectorAgreement();
+    if (missing) problems.push({ check: "vectors", detail: `${missing} fragment texts have no vector`, fix: `researcher index ${repo.name}`, repaired: false });
+    if (orphans) {
+      if (repair) store.transaction(() => store.pruneVectors());
+      problems.push({ check: "vectors", detail: `${orphans} vectors belong to no fragment`, fix: repair ? "removed" : "researcher verify --repair", repaired: repair });
+    }
+    const state = vectorIndexState(store, repo.dir);
+    if (state !== "verified") {
+      if (repair) await syncVectorIndex(store, repo.dir, model.dims);
+      const detail = { missing: "vectors.usearch is missing", stale: "vectors.usearch was built for older vectors", damaged: "vectors.usearch does not match its recorded checksum" }[state];
+      problems.push({ check: "ann", detail, fix: repair ? "rebuilt from index.db" : "researcher verify --repair (search rebuilds it too)", repaired: repair });
+    }
+  }
+  checkFiles(store, repo, problems);
+}
+
+/** Files new, changed or gone since the last run: an index run brings the index up to date. */
+function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): void {
+  let files;
+  try {
+    files = discoverFiles(repo.path, repo).files;
+  } catch (error) {
+    problems.push({ check: "files", detail: describeError(error), fix: "check the repository folder", repaired: false });
+    return;
+  }
+  const stored = store.documents();
+  const failed = new Set(store.failures().map((f) => f.path));
+  let added = 0;
+  let changed = 0;
+  for (const file of files) {
+    const previous = stored.get(file.path);
+    if (!previous) added += failed.has(file.path) ? 0 : 1;
+    else if (previous.size !== file.size || previous.mtimeMs !== file.mtimeMs) changed++;
+  }
+  const present = new Set(files.map((f) => f.path));
+  const gone = [...stored.keys()].filter((path) => !present.has(path)).length;
+  const parts = [added && `${added} new`, changed && `${changed} changed`, gone && `${gone} gone`].filter(Boolean);
+  if (parts.length) {
+    problems.push({ check: "files", detail: `since the last run: ${parts.join(", ")}`, fix: `researcher index ${repo.name}`, repaired: false });
+  }
+}
+
+/** Temp files whose writer is gone; repair removes them. */
+function checkLeftovers(repo: Repository, problems: VerifyProblem[], repair: boolean): void {
+  for (const name of readdirSync(repo.dir)) {
+    const temp = TEMP_FILE.exec(name);
+    if (temp && processStartTime(Number(temp[2])) === null) {
+      if (repair) rmSync(join(repo.dir, name), { force: true });
+      problems.push({ check: "leftovers", detail: `${name}: a temp file of an interrupted write`, fix: repair ? "removed" : "researcher verify --repair", repaired: repair });
+    }
+  }
+}
