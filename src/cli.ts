@@ -13,13 +13,13 @@ import { indexRepository, removeDocument } from "./indexer.ts";
 import {
   indexSummaryText,
   progressBar,
+  renderSearch,
   repositoryJson,
   repositoryListText,
-  searchFiles,
-  searchJson,
-  searchText,
+  SEARCH_FORMATS,
   statusText,
   styleFor,
+  type SearchFormat,
 } from "./render.ts";
 import {
   addRepository,
@@ -29,7 +29,8 @@ import {
   selectRepositories,
   type AddRepositoryInput,
 } from "./repos.ts";
-import { search, SearchContext, type SearchMode } from "./search.ts";
+import { searchAll, withFragmentText } from "./results.ts";
+import { search, SearchContext, type SearchMode, type SearchOptions } from "./search.ts";
 import { repositoryStatus } from "./status.ts";
 import { stderr, stdout } from "./terminal.ts";
 import { versionText } from "./version.ts";
@@ -80,6 +81,72 @@ function embeddingFlags(flags: Flags): AddRepositoryInput["embedding"] {
     ...(provider ? { provider } : {}),
     ...(model ? { model: existsSync(model) ? resolve(model) : model } : {}),
   };
+}
+
+/** `--format`, with `--json` and `--files` as its aliases; two different answers are a usage error. */
+function searchFormat(flags: Flags): SearchFormat {
+  const asked = [
+    ...(flags.format !== undefined ? [String(flags.format)] : []),
+    ...(flags.json ? ["json"] : []),
+    ...(flags.files ? ["files"] : []),
+  ];
+  const formats = [...new Set(asked)];
+  if (formats.length > 1) throw new ResearcherError("USAGE", `choose one output format (got ${formats.join(", ")})`);
+  const format = formats[0] ?? "text";
+  if (!(SEARCH_FORMATS as readonly string[]).includes(format)) {
+    throw new ResearcherError("USAGE", `--format must be ${SEARCH_FORMATS.join(", ")} (got ${format})`);
+  }
+  return format as SearchFormat;
+}
+
+/**
+ * Fragments or documents, and how many: `--documents 3` is `--documents -n 3`. `--files` counts files, so it
+ * searches by document: `--files -n 5` prints five paths.
+ */
+function searchShape(flags: Flags, format: SearchFormat): { documents: boolean; limit: number | undefined } {
+  const documentsCount = countFlag(flags.documents, "documents");
+  const fragmentsCount = countFlag(flags.fragments, "fragments");
+  if (flags.documents !== undefined && flags.fragments !== undefined) {
+    throw new ResearcherError("USAGE", "--documents and --fragments cannot be combined");
+  }
+  if (flags.all && flags.limit !== undefined) throw new ResearcherError("USAGE", "--all and -n/--limit cannot be combined");
+  const counts = [...new Set([integer(flags.limit, "limit"), documentsCount, fragmentsCount].filter((n) => n !== undefined))];
+  if (counts.length > 1) throw new ResearcherError("USAGE", `two different result counts (${counts.join(" and ")})`);
+  if (flags.all && counts.length) throw new ResearcherError("USAGE", "--all and a result count cannot be combined");
+  const documents = flags.documents !== undefined || (format === "files" && flags.fragments === undefined);
+  return { documents, limit: counts[0] };
+}
+
+/** An optional count after a flag: bare (`true`) or a positive integer; anything else is a usage error. */
+function countFlag(value: unknown, name: string): number | undefined {
+  if (value === undefined || value === true || value === "true") return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new ResearcherError("USAGE", `--${name} takes a number of results (got ${value})`);
+  return n;
+}
+
+/**
+ * cac gives an optional-value flag the next word, whatever it is: `search --documents borrow` would lose the query
+ * word and `search borrow --documents=3` would search "borrow 3" with a boolean flag. So before parsing, a count
+ * right after `--documents`/`--fragments` is bound to it and a bare flag is closed, leaving every other word to the
+ * query.
+ */
+export function bindCountFlags(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--") return [...out, ...args.slice(i)];
+    if (arg === "--documents" || arg === "--fragments") {
+      const next = args[i + 1];
+      if (next !== undefined && /^\d+$/.test(next)) {
+        out.push(`${arg}=${next}`);
+        i++;
+      } else out.push(`${arg}=true`);
+      continue;
+    }
+    out.push(arg);
+  }
+  return out;
 }
 
 function searchMode(value: unknown): SearchMode | undefined {
@@ -151,41 +218,52 @@ function mainCli(): CAC {
   cli
     .command("search [...query]", "Search fragments by words and meaning")
     .option("--repo <name>", "Only this repository (repeatable)")
-    .option("-n, --limit <n>", "Number of results (default: search.limit, 10)")
+    .option("-n, --limit <n>", "Number of results (default: search.limit, 10); files with --files")
     .option("--offset <n>", "Skip this many results")
+    .option("--all", "Every result (above --min-score), not one page")
     .option("--min-score <x>", "Drop results scoring below x")
-    .option("--documents", "Group fragments by document")
+    .option("--documents [n]", "Group fragments by document (n: how many documents)")
+    .option("--fragments [n]", "One result per fragment, the default (n: how many fragments)")
+    .option("--full", "The whole fragment text instead of a snippet")
     .option("--mode <mode>", "bm25, vector or hybrid (default: hybrid where vectors exist)")
     .option("--model <id|path>", "Embedding model for the query (must match the repository's)")
     .option("--explain", "Show how each result was ranked")
     .option("--filter <glob>", "Only documents whose path matches, e.g. 'notes/**' or '*.md'")
-    .option("--json", "Print results as JSON (see README for the contract)")
-    .option("--files", "Print matching file paths, one per line")
+    .option("--format <format>", "text, json, jsonl, csv, md or files (default: text)")
+    .option("--json", "Same as --format json (see README for the contract)")
+    .option("--files", "Same as --format files: matching file paths, one per line")
     .example('  researcher search "mutable reference" --repo rust-book -n 5')
     .example("  researcher search how does caching work --json")
+    .example("  researcher search borrow checker --documents 3 --full")
+    .example("  researcher search retry --all --min-score 5 --mode bm25 --format csv > hits.csv")
     .example('  researcher search -- "-starts-with-a-dash"')
     .action(async (words: string[], flags: Flags) => {
       // Words after `--` are query text even when they look like flags.
       const query = [...words, ...((flags["--"] as string[] | undefined) ?? [])].join(" ");
       if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: 'researcher search "your question"' });
-      if (flags.json && flags.files) throw new ResearcherError("USAGE", "--json and --files cannot be combined");
+      const format = searchFormat(flags);
+      const { documents, limit } = searchShape(flags, format);
       const context = new SearchContext();
-      const response = await search(home(flags), {
-        query,
-        mode: searchMode(flags.mode),
-        model: flags.model as string | undefined,
-        explain: Boolean(flags.explain),
-        filter: flags.filter === undefined ? undefined : String(flags.filter),
-        repositories: list(flags.repo),
-        limit: integer(flags.limit, "limit"),
-        offset: integer(flags.offset, "offset"),
-        minScore: number(flags.minScore, "min-score"),
-        documents: Boolean(flags.documents),
-      }, context).finally(() => context.close());
-      if (flags.json) return json(searchJson(response));
-      if (flags.files) return out(searchFiles(response));
-      if (response.results.length === 0) stderr.write(`no results for "${response.query}"\n`);
-      out(searchText(response, styleFor(stdout)));
+      try {
+        const options: SearchOptions = {
+          query,
+          mode: searchMode(flags.mode),
+          model: flags.model as string | undefined,
+          explain: Boolean(flags.explain),
+          filter: flags.filter === undefined ? undefined : String(flags.filter),
+          repositories: list(flags.repo),
+          limit,
+          offset: integer(flags.offset, "offset"),
+          minScore: number(flags.minScore, "min-score"),
+          documents,
+        };
+        let response = await (flags.all ? searchAll(home(flags), options, context) : search(home(flags), options, context));
+        if (flags.full) response = withFragmentText(home(flags), response, context);
+        if (format === "text" && response.results.length === 0) stderr.write(`no results for "${response.query}"\n`);
+        out(renderSearch(response, format, styleFor(stdout)));
+      } finally {
+        await context.close();
+      }
     });
 
   cli
@@ -388,7 +466,7 @@ export async function main(argv: string[]): Promise<number> {
     const group = GROUPS[args[0] ?? ""];
     const cli = group ? group.build() : mainCli();
     cli.help();
-    const parsedArgv = group ? [argv[0]!, argv[1]!, ...args.slice(1)] : argv;
+    const parsedArgv = group ? [argv[0]!, argv[1]!, ...args.slice(1)] : [argv[0]!, argv[1]!, ...bindCountFlags(args)];
     cli.parse(parsedArgv, { run: false });
     if (cli.options.help) return 0;
     if (!cli.matchedCommand) {

@@ -11,13 +11,13 @@ import { readDocument, readDocuments, safeRelativePath } from "./documents.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
 import { indexFiles, removeDocument } from "./indexer.ts";
 import { logger } from "./log.ts";
-import { searchJson, searchText, styleFor } from "./render.ts";
+import { PLAIN, searchJson, searchText } from "./render.ts";
 import { getRepository, listRepositories } from "./repos.ts";
 import { search, SearchContext, type SearchOptions } from "./search.ts";
 import { repositoryStatus } from "./status.ts";
 import { VERSION } from "./version.ts";
 
-const plain = styleFor({ isTTY: false });
+const plain = PLAIN;
 
 const searchInput = {
   query: z.string().min(1).max(4000).describe("Words or a natural-language question; \"phrase\", -exclude and prefix* work"),

@@ -1,0 +1,102 @@
+/** The retrieval surface from the command line (a real subprocess): search output flags, get, multi-get, ls. */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { HOOK_TIMEOUT, parseCsv, runCli, tempDir, writeTree } from "./helpers.ts";
+
+const home = tempDir();
+const docs = tempDir();
+const cli = (...args: string[]) => runCli(args, { home });
+const ok = (...args: string[]) => {
+  const result = cli(...args);
+  if (result.code !== 0) throw new Error(`${args.join(" ")} → ${result.code}: ${result.stderr}`);
+  return result.stdout;
+};
+
+// Distinct term counts give distinct BM25 scores, so page order is stable.
+const files: Record<string, string> = {};
+for (let i = 1; i <= 12; i++) {
+  files[`d${String(i).padStart(2, "0")}.md`] = `# Doc ${i}\n\n${"borrow ".repeat(i)}words here.\n\n## Part two\n\n${"borrow ".repeat(i)} 3 times more, "quoted", commas.\n`;
+}
+writeTree(docs, files);
+
+beforeAll(() => {
+  ok("repo", "add", "notes", docs, "--no-embed");
+  ok("index", "notes", "--quiet");
+}, HOOK_TIMEOUT);
+
+describe("search output flags", () => {
+  test("--documents N and --fragments N are counts, never query words", () => {
+    const grouped = JSON.parse(ok("search", "borrow", "--documents", "3", "--json"));
+    expect(grouped.query).toBe("borrow");
+    expect(grouped.results.length).toBe(3);
+    expect(grouped.results[0].fragments).toBeDefined();
+    const fragments = JSON.parse(ok("search", "borrow", "--fragments", "5", "--json"));
+    expect(fragments.query).toBe("borrow");
+    expect(fragments.results.length).toBe(5);
+    expect(fragments.results[0].fragment).toBeDefined();
+    // A bare flag before the query leaves the query alone.
+    expect(JSON.parse(ok("search", "--documents", "borrow", "--json")).query).toBe("borrow");
+    expect(JSON.parse(ok("search", "--fragments", "borrow", "words", "--json")).query).toBe("borrow words");
+    // After `--` everything is query text.
+    expect(JSON.parse(ok("search", "--json", "--", "--documents", "3")).query).toBe("--documents 3");
+  });
+
+  test("conflicting counts and formats are usage errors", () => {
+    for (const args of [
+      ["borrow", "--documents", "3", "-n", "4"], ["borrow", "--documents", "--fragments"], ["borrow", "--documents=x"],
+      ["borrow", "--all", "-n", "3"], ["borrow", "--json", "--files"], ["borrow", "--format", "xml"], ["borrow", "--json", "--format", "csv"],
+    ]) {
+      const result = cli("search", ...args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/^error: /);
+    }
+    expect(cli("search", "borrow", "--json", "--format", "json").code).toBe(0);
+  });
+
+  test("-n counts files with --files", () => {
+    expect(ok("search", "borrow", "--files", "-n", "5").trim().split("\n").length).toBe(5);
+    expect(ok("search", "borrow", "--format", "files", "-n", "2").trim().split("\n").length).toBe(2);
+  });
+
+  test("--all gives every result; --offset pages concatenate to it without duplicates", () => {
+    const all = JSON.parse(ok("search", "borrow", "--all", "--json", "--mode", "bm25"));
+    expect(all.results.length).toBe(24);
+    expect(all.total).toBe(24);
+    const pages = [];
+    for (let offset = 0; offset < 24; offset += 5) {
+      pages.push(...JSON.parse(ok("search", "borrow", "--json", "--mode", "bm25", "-n", "5", "--offset", String(offset))).results);
+    }
+    const ids = pages.map((r: { fragment: { id: number } }) => r.fragment.id);
+    expect(new Set(ids).size).toBe(24);
+    expect(ids).toEqual(all.results.map((r: { fragment: { id: number } }) => r.fragment.id));
+    expect(pages.map((r: { rank: number }) => r.rank)).toEqual(all.results.map((r: { rank: number }) => r.rank));
+    const above = JSON.parse(ok("search", "borrow", "--all", "--json", "--mode", "bm25", "--min-score", String(all.results[9].score)));
+    expect(above.results.length).toBeGreaterThanOrEqual(10);
+    expect(above.results.every((r: { score: number }) => r.score >= all.results[9].score)).toBe(true);
+    expect(JSON.parse(ok("search", "borrow", "--all", "--documents", "--json")).results.length).toBe(12);
+  });
+
+  test("--full prints whole fragments; every format parses back", () => {
+    const full = JSON.parse(ok("search", "borrow", "-n", "1", "--full", "--json"));
+    expect(full.results[0].text).toBe(`${"borrow ".repeat(12)}words here.`);
+    expect(ok("search", "borrow", "-n", "1", "--full")).toContain(`   ${"borrow ".repeat(12)}words here.\n`);
+
+    const csv = parseCsv(ok("search", "quoted", "commas", "--format", "csv", "--full", "-n", "3"));
+    expect(csv[0]).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "snippet", "text"]);
+    expect(csv.length).toBe(4);
+    expect(csv.map((row) => row[10]).join("\n")).toContain('"quoted", commas.');
+    const jsonl = ok("search", "borrow", "--format", "jsonl", "-n", "4").trimEnd().split("\n").map((line) => JSON.parse(line));
+    expect(jsonl.map((r) => r.rank)).toEqual([1, 2, 3, 4]);
+    expect(jsonl).toEqual(JSON.parse(ok("search", "borrow", "--json", "-n", "4")).results);
+    const md = ok("search", "borrow", "--format", "md", "-n", "2");
+    expect(md).toMatch(/^# Search: borrow\n/);
+    expect(md.match(/^## \d+\. /gm)?.length).toBe(2);
+    expect(ok("search", "nothingmatches", "--format", "csv")).toBe("rank,score,repository,path,location,page,docid,title,heading,snippet\r\n");
+    expect(ok("search", "nothingmatches", "--format", "jsonl")).toBe("");
+  });
+
+  test("links: none when piped or with NO_COLOR, OSC 8 when forced", () => {
+    expect(ok("search", "borrow", "-n", "1")).not.toContain("\x1b]8;");
+    const forced = runCli(["search", "borrow", "-n", "1"], { home, env: { FORCE_HYPERLINK: "1" } });
+    expect(forced.stdout).toContain(`\x1b]8;;file://`);
+  });
+});
