@@ -6,11 +6,14 @@ import { writeFileAtomic } from "./atomic.ts";
 import { configPath, loadConfig, resolveHome, setConfigValue } from "./config.ts";
 import { formatOf } from "./convert.ts";
 import { convertPath } from "./convert-pool.ts";
-import { safeRelativePath } from "./documents.ts";
+import { documentInfo, readDocument, safeRelativePath } from "./documents.ts";
 import { chooseModel, clearModels, describeModel, EmbedderCache, loadEmbedder, modelsDir } from "./embedder.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
 import { indexRepository, removeDocument } from "./indexer.ts";
 import {
+  documentInfoText,
+  documentJson,
+  documentText,
   indexSummaryText,
   progressBar,
   renderSearch,
@@ -61,6 +64,12 @@ function integer(value: unknown, name: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isInteger(n)) throw new ResearcherError("INVALID_INPUT", `--${name} must be an integer (got ${value})`);
+  return n;
+}
+
+function positive(value: unknown, name: string): number | undefined {
+  const n = integer(value, name);
+  if (n !== undefined && n < 1) throw new ResearcherError("INVALID_INPUT", `--${name} must be 1 or more (got ${value})`);
   return n;
 }
 
@@ -264,6 +273,29 @@ function mainCli(): CAC {
       } finally {
         await context.close();
       }
+    });
+
+  cli
+    .command("get <ref>", "Print an indexed document, or some of its lines")
+    .option("--from <line>", "First line (default: the ref's line, else 1)")
+    .option("--lines <n>", "How many lines (default: the ref's count, else to the end)")
+    .option("--line-numbers", "Number the lines, as the document counts them")
+    .option("--meta", "Only what the index holds about it: title, format, metadata, size, fragments")
+    .option("--json", "Print {repository, path, docid, title, format, metadata, from, to, total_lines, text}")
+    .example("  researcher get notes:guides/setup.md")
+    .example("  researcher get notes:guides/setup.md:40:20 --line-numbers")
+    .example("  researcher get '#3fa2c1' --meta --json")
+    .action(async (ref: string, flags: Flags) => {
+      if (flags.meta) {
+        const info = documentInfo(home(flags), String(ref));
+        return flags.json ? json(info) : out(documentInfoText(info));
+      }
+      const doc = await readDocument(home(flags), String(ref), {
+        fromLine: positive(flags.from, "from"),
+        maxLines: positive(flags.lines, "lines"),
+      });
+      if (flags.json) return json(documentJson(doc));
+      out(documentText(doc, { lineNumbers: Boolean(flags.lineNumbers) }));
     });
 
   cli

@@ -3,6 +3,7 @@
  * contracts, JSON Lines, CSV (RFC 4180), markdown, file lists, progress bars.
  */
 import { hostname } from "node:os";
+import type { DocumentInfo, DocumentText } from "./documents.ts";
 import type { IndexProgress, IndexSummary } from "./indexer.ts";
 import type { DocumentHit, FragmentHit, SearchResponse } from "./search.ts";
 import type { RepositoryStatus } from "./status.ts";
@@ -219,6 +220,55 @@ function highlight(text: string, ranges: [number, number][], style: Style): stri
     at = end;
   }
   return out + text.slice(at);
+}
+
+// ---- documents -------------------------------------------------------------------------------------------
+
+/** The public `get --json` contract (README): the document's identity and the lines read. */
+export function documentJson(doc: DocumentText): object {
+  const { repository, path, docid, title, format, metadata, from, to, total_lines, text } = doc;
+  return { repository, path, docid, title, format, metadata, from, to, total_lines, text };
+}
+
+/** A document's lines as read, optionally numbered like `cat -n` (the numbers are the document's own). */
+export function documentText(doc: DocumentText, options: { lineNumbers?: boolean } = {}): string {
+  if (doc.text === "" && doc.to < doc.from) return "";
+  const lines = doc.text.split("\n");
+  if (!options.lineNumbers) return `${doc.text}\n`;
+  const width = Math.max(6, String(doc.to).length);
+  return lines.map((line, i) => `${String(doc.from + i).padStart(width)}\t${line}`).join("\n").concat("\n");
+}
+
+/** `get --meta`: one `key: value` line each, metadata keys indented under it. */
+export function documentInfoText(info: DocumentInfo): string {
+  const rows: [string, unknown][] = [
+    ["repository", info.repository], ["path", info.path], ["docid", info.docid], ["title", info.title], ["format", info.format],
+    ["size", formatBytes(info.size)], ["modified", info.modified], ["fragments", info.fragments], ["pages", info.pages ?? "-"],
+  ];
+  const lines = rows.map(([key, value]) => `${`${key}:`.padEnd(12)}${value}`);
+  const meta = Object.entries(info.metadata);
+  if (meta.length) lines.push("metadata:", ...meta.map(([key, value]) => `  ${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`));
+  return `${lines.join("\n")}\n`;
+}
+
+/** `ls`: one document a line with format, size, fragments, pages and modification date. */
+export function documentListText(documents: DocumentInfo[], style: Style, absolutePath: (doc: DocumentInfo) => string): string {
+  if (documents.length === 0) return "";
+  const rows = documents.map((d) => ({
+    format: d.format,
+    size: formatBytes(d.size),
+    fragments: `${d.fragments} fr`,
+    pages: d.pages === null ? "" : `${d.pages} p`,
+    modified: d.modified.slice(0, 10),
+    name: `${d.repository}:${d.path}`,
+    doc: d,
+  }));
+  const width = (key: "format" | "size" | "fragments" | "pages") => Math.max(...rows.map((r) => r[key].length));
+  const [f, s, n, p] = [width("format"), width("size"), width("fragments"), width("pages")];
+  return rows
+    .map((r) => [r.format.padEnd(f), r.size.padStart(s), r.fragments.padStart(n), ...(p ? [r.pages.padStart(p)] : []), style.dim(r.modified), style.accent(style.link(r.name, absolutePath(r.doc)))].join("  "))
+    .join("\n")
+    .concat("\n");
 }
 
 // ---- index, status, repositories ---------------------------------------------------------------------

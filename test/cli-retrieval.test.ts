@@ -100,3 +100,35 @@ describe("search output flags", () => {
     expect(forced.stdout).toContain(`\x1b]8;;file://`);
   });
 });
+
+describe("get", () => {
+  test("whole, ranges, line numbers, JSON and metadata", () => {
+    expect(ok("get", "notes:d01.md")).toBe(files["d01.md"]);
+    expect(ok("get", "notes:d01.md:3:1")).toBe("borrow words here.\n");
+    expect(ok("get", "notes:d01.md", "--from", "5", "--lines", "1")).toBe("## Part two\n");
+    expect(ok("get", "notes:d01.md:5", "--lines", "2", "--line-numbers")).toBe("     5\t## Part two\n     6\t\n");
+    const doc = JSON.parse(ok("get", "notes:d02.md:3:1", "--json"));
+    expect(Object.keys(doc)).toEqual(["repository", "path", "docid", "title", "format", "metadata", "from", "to", "total_lines", "text"]);
+    expect(doc).toMatchObject({ repository: "notes", path: "d02.md", title: "Doc 2", format: "md", metadata: {}, from: 3, to: 3, total_lines: 7 });
+    expect(ok("get", doc.docid)).toBe(files["d02.md"]);
+    const meta = JSON.parse(ok("get", doc.docid, "--meta", "--json"));
+    expect(meta).toMatchObject({ repository: "notes", path: "d02.md", docid: doc.docid, fragments: 2, pages: null });
+    expect(ok("get", "notes:d02.md", "--meta")).toContain("fragments:  2");
+  });
+
+  test("a search result's location reads back where the snippet is", () => {
+    const hit = JSON.parse(ok("search", "quoted", "--json", "-n", "1")).results[0];
+    expect(ok("get", hit.location, "--lines", "1")).toContain('"quoted", commas.');
+    expect(ok("get", `${hit.repository}:${hit.location}`, "--lines", "1")).toContain('"quoted", commas.');
+  });
+
+  test("misses are one error line with close paths; bad ranges are errors", () => {
+    const miss = cli("get", "notes:d1.md");
+    expect(miss.code).toBe(1);
+    expect(miss.stderr).toContain("error: notes:d1.md is not an indexed document");
+    expect(miss.stderr).toMatch(/hint: did you mean notes:d01\.md/);
+    expect(cli("get", "notes:d01.md:99").stderr).toContain("past the end");
+    expect(cli("get", "notes:d01.md", "--from", "0").code).toBe(1);
+    expect(cli("get", "notes:d01.md", "--lines", "x").code).toBe(1);
+  });
+});
