@@ -103,14 +103,14 @@ describe("search output flags", () => {
 
 describe("get", () => {
   test("whole, ranges, line numbers, JSON and metadata", () => {
-    expect(ok("get", "notes:d01.md")).toBe(files["d01.md"]);
+    expect(ok("get", "notes:d01.md")).toBe(files["d01.md"]!);
     expect(ok("get", "notes:d01.md:3:1")).toBe("borrow words here.\n");
     expect(ok("get", "notes:d01.md", "--from", "5", "--lines", "1")).toBe("## Part two\n");
     expect(ok("get", "notes:d01.md:5", "--lines", "2", "--line-numbers")).toBe("     5\t## Part two\n     6\t\n");
     const doc = JSON.parse(ok("get", "notes:d02.md:3:1", "--json"));
     expect(Object.keys(doc)).toEqual(["repository", "path", "docid", "title", "format", "metadata", "from", "to", "total_lines", "text"]);
     expect(doc).toMatchObject({ repository: "notes", path: "d02.md", title: "Doc 2", format: "md", metadata: {}, from: 3, to: 3, total_lines: 7 });
-    expect(ok("get", doc.docid)).toBe(files["d02.md"]);
+    expect(ok("get", doc.docid)).toBe(files["d02.md"]!);
     const meta = JSON.parse(ok("get", doc.docid, "--meta", "--json"));
     expect(meta).toMatchObject({ repository: "notes", path: "d02.md", docid: doc.docid, fragments: 2, pages: null });
     expect(ok("get", "notes:d02.md", "--meta")).toContain("fragments:  2");

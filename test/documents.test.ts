@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { indexRepository } from "../src/indexer.ts";
 import { closePaths, documentInfo, editDistance, listDocuments, readDocument, readDocuments, resolveDocumentRef } from "../src/documents.ts";
 import { ResearcherError } from "../src/errors.ts";
-import { addRepository } from "../src/repos.ts";
+import { addRepository, getRepository } from "../src/repos.ts";
 import { HOOK_TIMEOUT, tempDir, writeTree } from "./helpers.ts";
 
 const home = tempDir();
@@ -95,7 +95,7 @@ describe("refs", () => {
     expect(ghost.hint).toContain("one, two");
     expect(editDistance("kitten", "sitting")).toBe(3);
     expect(editDistance("abc", "xyzxyzxyz", 2)).toBe(3);
-    expect(closePaths(addRepository === undefined ? (null as never) : { name: "one", dir: `${home}/repositories/one` } as never, "GUIDE.md")).toEqual(["one:guide.md"]);
+    expect(closePaths(getRepository(home, "one"), "GUIDE.md")).toEqual(["one:guide.md"]);
   });
 });
 
