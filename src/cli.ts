@@ -1,18 +1,19 @@
 /** The command line: parse flags, call the library, render. No business logic lives here. */
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { cac, type CAC } from "cac";
 import { writeFileAtomic } from "./atomic.ts";
 import { configPath, loadConfig, resolveHome, setConfigValue } from "./config.ts";
 import { formatOf } from "./convert.ts";
 import { convertPath } from "./convert-pool.ts";
-import { documentInfo, readDocument, safeRelativePath } from "./documents.ts";
+import { documentInfo, listDocuments, readDocument, safeRelativePath } from "./documents.ts";
 import { chooseModel, clearModels, describeModel, EmbedderCache, loadEmbedder, modelsDir } from "./embedder.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
 import { indexRepository, removeDocument } from "./indexer.ts";
 import {
   documentInfoText,
   documentJson,
+  documentListText,
   documentText,
   indexSummaryText,
   progressBar,
@@ -296,6 +297,20 @@ function mainCli(): CAC {
       });
       if (flags.json) return json(documentJson(doc));
       out(documentText(doc, { lineNumbers: Boolean(flags.lineNumbers) }));
+    });
+
+  cli
+    .command("ls [where]", "List indexed documents: all, one repository's, or those under repo:prefix")
+    .option("--json", "Print [{repository, path, docid, title, format, metadata, size, modified, fragments, pages}]")
+    .example("  researcher ls")
+    .example("  researcher ls notes:meetings/2026 --json | jq -r '.[].path'")
+    .action((where: string | undefined, flags: Flags) => {
+      const [name, ...rest] = where === undefined ? [] : String(where).split(":");
+      const documents = listDocuments(home(flags), { repositories: name ? [name] : [], prefix: rest.join(":") });
+      if (flags.json) return json(documents);
+      if (documents.length === 0) stderr.write("no indexed documents\n");
+      const roots = new Map(listRepositories(home(flags)).map((r) => [r.name, r.path]));
+      out(documentListText(documents, styleFor(stdout), (d) => join(roots.get(d.repository) ?? "", d.path)));
     });
 
   cli

@@ -132,3 +132,19 @@ describe("get", () => {
     expect(cli("get", "notes:d01.md", "--lines", "x").code).toBe(1);
   });
 });
+
+describe("ls", () => {
+  test("every indexed document, a repository's, or under a prefix; JSON parses back", () => {
+    const all = JSON.parse(ok("ls", "--json"));
+    expect(all.length).toBe(12);
+    expect(Object.keys(all[0])).toEqual(["repository", "path", "docid", "title", "format", "metadata", "size", "modified", "fragments", "pages"]);
+    expect(all[0]).toMatchObject({ repository: "notes", path: "d01.md", format: "md", fragments: 2, pages: null, size: files["d01.md"]!.length });
+    expect(JSON.parse(ok("ls", "notes:d1", "--json")).map((d: { path: string }) => d.path)).toEqual(["d10.md", "d11.md", "d12.md"]);
+    const text = ok("ls", "notes");
+    expect(text.trim().split("\n").length).toBe(12);
+    expect(text).toMatch(/^md {2}\s*\d+ B {2}2 fr {2}\d{4}-\d\d-\d\d {2}notes:d01\.md$/m);
+    const ghost = cli("ls", "ghost");
+    expect(ghost.code).toBe(1);
+    expect(ghost.stderr).toContain("no repository named 'ghost'");
+  });
+});
