@@ -6,7 +6,7 @@ import { writeFileAtomic } from "./atomic.ts";
 import { configPath, loadConfig, resolveHome, setConfigValue } from "./config.ts";
 import { formatOf } from "./convert.ts";
 import { convertPath } from "./convert-pool.ts";
-import { documentInfo, listDocuments, readDocument, safeRelativePath } from "./documents.ts";
+import { documentInfo, listDocuments, matchDocuments, readDocument, readDocuments, safeRelativePath } from "./documents.ts";
 import { chooseModel, clearModels, describeModel, EmbedderCache, loadEmbedder, modelsDir } from "./embedder.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
 import { indexRepository, removeDocument } from "./indexer.ts";
@@ -16,6 +16,7 @@ import {
   documentListText,
   documentText,
   indexSummaryText,
+  multiGetText,
   progressBar,
   renderSearch,
   repositoryJson,
@@ -297,6 +298,29 @@ function mainCli(): CAC {
       });
       if (flags.json) return json(documentJson(doc));
       out(documentText(doc, { lineNumbers: Boolean(flags.lineNumbers) }));
+    });
+
+  cli
+    .command("multi-get <pattern>", "Print several indexed documents: a glob over paths, or refs separated by commas")
+    .option("--max-bytes <n>", "Skip (and list) documents larger than this (default: 1048576)")
+    .option("--line-numbers", "Number the lines")
+    .option("--json", "Print {documents: [as get --json], skipped: [{repository, path, reason}]}")
+    .option("--files", "Print the matching files' paths only, one per line")
+    .example("  researcher multi-get 'notes:meetings/2026-*.md'")
+    .example("  researcher multi-get 'notes:a.md,notes:b.md:10:5,#3fa2c1' --json")
+    .example("  researcher multi-get '**/*.md' --files | xargs wc -l")
+    .action(async (pattern: string, flags: Flags) => {
+      if (flags.json && flags.files) throw new ResearcherError("USAGE", "--json and --files cannot be combined");
+      const maxBytesPerDocument = positive(flags.maxBytes, "max-bytes") ?? 1024 * 1024;
+      if (flags.files) {
+        const { refs, skipped } = matchDocuments(home(flags), String(pattern));
+        for (const s of skipped) stderr.write(`skipped ${s.path}: ${s.reason}\n`);
+        return out(refs.map((r) => `${join(r.repo.path, r.path)}\n`).join(""));
+      }
+      const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument });
+      if (flags.json) return json({ documents: found.documents.map(documentJson), skipped: found.skipped });
+      out(multiGetText(found, { lineNumbers: Boolean(flags.lineNumbers) }));
+      if (found.documents.length === 0 && found.skipped.length === 0) stderr.write(`no indexed documents match ${pattern}\n`);
     });
 
   cli

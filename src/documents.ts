@@ -10,7 +10,7 @@ import { loadConfig, REPO_NAME } from "./config.ts";
 import { decodeText, formatOf, TEXT_FORMATS } from "./convert.ts";
 import { convertPath } from "./convert-pool.ts";
 import { isInside, readRegularFile } from "./discover.ts";
-import { ResearcherError } from "./errors.ts";
+import { describeError, ResearcherError } from "./errors.ts";
 import { getRepository, listRepositories, type Repository } from "./repos.ts";
 import { Store, type ListedDocument } from "./store.ts";
 
@@ -317,36 +317,89 @@ async function documentText(home: string, repo: Repository, path: string): Promi
   }
 }
 
-/** Indexed documents whose path matches a glob, read whole until `maxBytes` of text; the rest are listed as skipped. */
-export async function readDocuments(
-  home: string,
-  pattern: string,
-  options: { repository?: string; maxBytes?: number } = {},
-): Promise<{ documents: DocumentText[]; skipped: { repository: string; path: string; reason: string }[] }> {
-  const glob = new Bun.Glob(pattern);
-  const repos = options.repository ? [getRepository(home, options.repository)] : listRepositories(home);
-  const budget = options.maxBytes ?? 256 * 1024;
+export interface SkippedDocument {
+  /** The repository, or "" when a ref named none that could be found. */
+  repository: string;
+  /** The path, or the ref as given when it resolved to nothing. */
+  path: string;
+  reason: string;
+}
+
+export interface MultiGetResult {
+  documents: DocumentText[];
+  /** Matches left out, each with why: too large, unreadable, not indexed, over the answer's budget. */
+  skipped: SkippedDocument[];
+}
+
+export interface MultiGetOptions {
+  /** Only this repository. */
+  repository?: string;
+  /** A document whose text is larger than this is listed in `skipped`, not read back. */
+  maxBytesPerDocument?: number;
+  /** All documents' text together stays under this; the documents after it are listed in `skipped`. */
+  maxBytes?: number;
+}
+
+const GLOB_CHARS = /[*?[\]{}]/;
+
+/**
+ * What a multi-get pattern names: a glob over indexed paths (`*.md`, `notes/**`, or `repo:docs/*` to match with the
+ * repository), or a comma-separated list of refs. A ref that resolves to nothing is a skipped entry, not a failure.
+ */
+export function matchDocuments(home: string, pattern: string, options: { repository?: string } = {}): { refs: DocumentRef[]; skipped: SkippedDocument[] } {
+  let repos = options.repository ? [getRepository(home, options.repository)] : listRepositories(home);
+  if (GLOB_CHARS.test(pattern)) {
+    const colon = pattern.indexOf(":");
+    const named = colon > 0 ? repos.find((r) => r.name === pattern.slice(0, colon)) : undefined;
+    if (named) repos = [named];
+    const glob = new Bun.Glob(named ? pattern.slice(colon + 1) : pattern);
+    const refs = repos.flatMap((repo) =>
+      [...(withStore(repo, (store) => store.documents().keys()) ?? [])]
+        .filter((path) => glob.match(path))
+        .sort()
+        .map((path) => ({ repo, path })),
+    );
+    return { refs, skipped: [] };
+  }
+  const refs: DocumentRef[] = [];
+  const skipped: SkippedDocument[] = [];
+  for (const ref of pattern.split(",").map((r) => r.trim()).filter(Boolean)) {
+    try {
+      const resolved = resolveDocumentRef(home, ref, options);
+      documentInfo(home, resolved);
+      refs.push(resolved);
+    } catch (error) {
+      skipped.push({ repository: "", path: ref, reason: describeError(error) });
+    }
+  }
+  return { refs, skipped };
+}
+
+/**
+ * Indexed documents named by a glob or a list of refs, read whole (or the lines a ref names). One document that
+ * cannot be read, or is too large, is its own skipped entry; the rest are still read.
+ */
+export async function readDocuments(home: string, pattern: string, options: MultiGetOptions = {}): Promise<MultiGetResult> {
+  const { refs, skipped } = matchDocuments(home, pattern, options);
+  const perDocument = options.maxBytesPerDocument ?? Infinity;
+  const budget = options.maxBytes ?? Infinity;
   let used = 0;
   const documents: DocumentText[] = [];
-  const skipped: { repository: string; path: string; reason: string }[] = [];
-  for (const repo of repos) {
-    if (!Store.exists(repo.dir)) continue;
-    const store = Store.open(repo.dir);
-    const paths = [...store.documents().keys()].filter((p) => glob.match(p) || glob.match(`${repo.name}:${p}`)).sort();
-    store.close();
-    for (const path of paths) {
-      let doc: DocumentText;
-      try {
-        doc = await readDocument(home, `${repo.name}:${path}`);
-      } catch (error) {
-        skipped.push({ repository: repo.name, path, reason: (error as Error).message }); // one unreadable match is its entry's problem
-        continue;
-      }
-      const bytes = Buffer.byteLength(doc.text);
-      if (used + bytes > budget) {
-        skipped.push({ repository: repo.name, path, reason: `over max_bytes (${budget})` });
-        continue;
-      }
+  for (const ref of refs) {
+    const entry = { repository: ref.repo.name, path: ref.path };
+    let doc: DocumentText;
+    try {
+      doc = await readDocument(home, ref);
+    } catch (error) {
+      skipped.push({ ...entry, reason: describeError(error) });
+      continue;
+    }
+    const bytes = Buffer.byteLength(doc.text);
+    if (bytes > perDocument) {
+      skipped.push({ ...entry, reason: `larger than max_bytes per document (${bytes} > ${perDocument} bytes)` });
+    } else if (used + bytes > budget) {
+      skipped.push({ ...entry, reason: `over max_bytes for the answer (${budget} bytes)` });
+    } else {
       used += bytes;
       documents.push(doc);
     }

@@ -127,7 +127,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
     },
     (input) =>
       guarded(async () => {
-        const found = await readDocuments(home, input.pattern, { repository: input.repository, maxBytes: input.max_bytes });
+        const found = await readDocuments(home, input.pattern, { repository: input.repository, maxBytes: input.max_bytes ?? 256 * 1024 });
         const text = found.documents.map((d) => `=== ${d.repository}:${d.path}\n${d.text}`).join("\n\n");
         return result(found, text || "no documents matched");
       }),

@@ -3,7 +3,7 @@
  * contracts, JSON Lines, CSV (RFC 4180), markdown, file lists, progress bars.
  */
 import { hostname } from "node:os";
-import type { DocumentInfo, DocumentText } from "./documents.ts";
+import type { DocumentInfo, DocumentText, MultiGetResult } from "./documents.ts";
 import type { IndexProgress, IndexSummary } from "./indexer.ts";
 import type { DocumentHit, FragmentHit, SearchResponse } from "./search.ts";
 import type { RepositoryStatus } from "./status.ts";
@@ -237,6 +237,13 @@ export function documentText(doc: DocumentText, options: { lineNumbers?: boolean
   if (!options.lineNumbers) return `${doc.text}\n`;
   const width = Math.max(6, String(doc.to).length);
   return lines.map((line, i) => `${String(doc.from + i).padStart(width)}\t${line}`).join("\n").concat("\n");
+}
+
+/** `multi-get`: each document under a `==> repo:path <==` line, as `head` does; skipped ones listed with why. */
+export function multiGetText(found: MultiGetResult, options: { lineNumbers?: boolean } = {}): string {
+  const blocks = found.documents.map((doc) => `==> ${doc.repository}:${doc.path} <==\n${documentText(doc, options)}`);
+  const skipped = found.skipped.map((s) => `==> ${s.repository ? `${s.repository}:` : ""}${s.path} <== skipped: ${s.reason}\n`);
+  return [...blocks, ...skipped].join("\n");
 }
 
 /** `get --meta`: one `key: value` line each, metadata keys indented under it. */

@@ -148,3 +148,20 @@ describe("ls", () => {
     expect(ghost.stderr).toContain("no repository named 'ghost'");
   });
 });
+
+describe("multi-get", () => {
+  test("glob or refs; text, --json, --files; --max-bytes lists oversized documents", () => {
+    const text = ok("multi-get", "notes:d0[12].md");
+    expect(text).toBe(`==> notes:d01.md <==\n${files["d01.md"]}\n==> notes:d02.md <==\n${files["d02.md"]}`);
+    const found = JSON.parse(ok("multi-get", "notes:d01.md:3:1,notes:d1.md,d02.md", "--json"));
+    expect(found.documents.map((d: { path: string; text: string }) => [d.path, d.text])).toEqual([["d01.md", "borrow words here."], ["d02.md", files["d02.md"]!.trimEnd()]]);
+    expect(Object.keys(found.documents[0])).toEqual(["repository", "path", "docid", "title", "format", "metadata", "from", "to", "total_lines", "text"]);
+    expect(found.skipped).toEqual([{ repository: "", path: "notes:d1.md", reason: "notes:d1.md is not an indexed document" }]);
+    expect(ok("multi-get", "*.md", "--files").trim().split("\n").length).toBe(12);
+    const capped = JSON.parse(ok("multi-get", "*.md", "--json", "--max-bytes", String(files["d05.md"]!.length)));
+    expect(capped.documents.map((d: { path: string }) => d.path)).toEqual(["d01.md", "d02.md", "d03.md", "d04.md", "d05.md"]);
+    expect(capped.skipped.length).toBe(7);
+    expect(capped.skipped[0].reason).toMatch(/^larger than max_bytes per document/);
+    expect(ok("multi-get", "d12.md", "--max-bytes", "10")).toMatch(/^==> notes:d12\.md <== skipped: larger than/);
+  });
+});

@@ -4,6 +4,8 @@ import { indexRepository } from "../src/indexer.ts";
 import { closePaths, documentInfo, editDistance, listDocuments, readDocument, readDocuments, resolveDocumentRef } from "../src/documents.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { addRepository, getRepository } from "../src/repos.ts";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { HOOK_TIMEOUT, tempDir, writeTree } from "./helpers.ts";
 
 const home = tempDir();
@@ -148,8 +150,34 @@ describe("listing", () => {
   });
 });
 
-describe("readDocuments", () => {
-  test("placeholder", async () => {
-    expect((await readDocuments(home, "**/*.md", { repository: "two" })).documents.length).toBe(3);
+describe("readDocuments (multi-get)", () => {
+  test("a glob over paths or repo:path; refs separated by commas, with their ranges", async () => {
+    expect((await readDocuments(home, "**/*.md", { repository: "two" })).documents.map((d) => d.path)).toEqual(["only-two.md", "same.md", "shared/readme.md"]);
+    expect((await readDocuments(home, "two:shared/*")).documents.map((d) => `${d.repository}:${d.path}`)).toEqual(["two:shared/readme.md"]);
+    const listed = await readDocuments(home, "one:guide.md:3:1, two:only-two.md ,one:nope.md");
+    expect(listed.documents.map((d) => d.text)).toEqual(["line three", "# Two"]);
+    expect(listed.skipped).toEqual([{ repository: "", path: "one:nope.md", reason: "one:nope.md is not an indexed document" }]);
+  });
+
+  test("per-document and per-answer caps list what they leave out", async () => {
+    const capped = await readDocuments(home, "one:**", { maxBytesPerDocument: 20 });
+    expect(capped.documents.map((d) => d.path)).toEqual(["empty.txt", "nolf.txt", "shared/readme.md"]);
+    expect(capped.documents.every((d) => Buffer.byteLength(d.text) <= 20)).toBe(true);
+    expect(capped.skipped.map((s) => s.path)).toContain("guide.md");
+    expect(capped.skipped.find((s) => s.path === "guide.md")!.reason).toMatch(/larger than max_bytes per document \(\d+ > 20 bytes\)/);
+    const budget = await readDocuments(home, "two:*", { maxBytes: 10 });
+    expect(budget.documents.map((d) => d.path)).toEqual(["only-two.md"]);
+    expect(budget.skipped).toEqual([{ repository: "two", path: "same.md", reason: "over max_bytes for the answer (10 bytes)" }]);
+  });
+
+  test("one unreadable match is its own entry; the others are read", async () => {
+    const dir = tempDir();
+    writeTree(dir, { "a.md": "# A\n", "b.md": "# B\n", "c.md": "# C\n" });
+    const repo = addRepository(home, { name: "three", path: dir, embed: false });
+    await indexRepository(home, repo);
+    rmSync(join(dir, "b.md"));
+    const found = await readDocuments(home, "three:*.md");
+    expect(found.documents.map((d) => d.path)).toEqual(["a.md", "c.md"]);
+    expect(found.skipped).toEqual([{ repository: "three", path: "b.md", reason: expect.stringContaining("three:b.md: cannot read") }]);
   });
 });
