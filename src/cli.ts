@@ -422,6 +422,7 @@ function repoCli(): CAC {
     .option("--embedding-provider <provider>", "local (default), ollama or openai")
     .option("--embedding-model <id|path>", "Embedding model for this repository (default: the configured one)")
     .option("--no-embed", "BM25 only: never compute vectors for this repository")
+    .option("--no-ignore", "Index files that .gitignore and .ignore files inside the folder leave out")
     .example("  researcher repo add notes ~/notes --exclude drafts --description 'My notes'")
     .example("  researcher repo add papers ~/papers --embedding-provider ollama --embedding-model nomic-embed-text")
     .action((name: string, path: string, flags: Flags) => {
@@ -433,6 +434,7 @@ function repoCli(): CAC {
         fileTypes: flags.fileTypes === undefined ? undefined : fileTypes,
         exclude: list(flags.exclude),
         embed: flags.embed !== false,
+        ignoreFiles: flags.ignore !== false,
         embedding: embeddingFlags(flags),
       });
       out(`added ${repo.name} → ${repo.path}\nnext: researcher index ${repo.name}\n`);

@@ -321,6 +321,7 @@ export function repositoryJson(repo: Repository): object {
     exclude: repo.exclude,
     embed: repo.embed,
     embedding: repo.embedding,
+    ignore_files: repo.ignoreFiles,
   };
 }
 

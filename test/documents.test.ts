@@ -22,6 +22,9 @@ writeTree(one, {
   ".dot.md": "# Dot file\n",
   "drafts/wip.md": "# Excluded\n",
   "data.csv": "a,b\n",
+  ".gitignore": "ignored.md\nbuild/\n",
+  "ignored.md": "# Ignored by .gitignore\n",
+  "build/out.md": "# Built\n",
 });
 writeTree(two, { "same.md": "# Same\n\nidentical in both repositories\n", "shared/readme.md": "# Two readme\n", "only-two.md": "# Two\n" });
 
@@ -124,7 +127,7 @@ describe("line ranges at the edges", () => {
 
 describe("only indexed documents are read", () => {
   test("hidden, excluded, other-type and outside files are refused", async () => {
-    for (const ref of ["one:.hidden/secret.md", "one:.dot.md", "one:drafts/wip.md", "one:data.csv"]) {
+    for (const ref of ["one:.hidden/secret.md", "one:.dot.md", "one:drafts/wip.md", "one:data.csv", "one:ignored.md", "one:build/out.md", "one:.gitignore"]) {
       const error = await refusal(readDocument(home, ref));
       expect(error.code).toBe("DOCUMENT_NOT_FOUND");
       expect(error.message).toContain("is not an indexed document");
@@ -134,11 +137,19 @@ describe("only indexed documents are read", () => {
     }
     expect((await refusal(readDocument(home, "/etc/passwd"))).code).toBe("DOCUMENT_NOT_FOUND");
   });
+
+  test("a repository added with ignoreFiles: false indexes and reads what .gitignore leaves out", async () => {
+    const repo = addRepository(home, { name: "all", path: tempDir(), embed: false, ignoreFiles: false });
+    writeTree(repo.path, { ".gitignore": "*.md\n", "seen.md": "# Seen\n" });
+    await indexRepository(home, repo);
+    expect((await readDocument(home, "all:seen.md")).text).toBe("# Seen");
+    expect(getRepository(home, "all").ignoreFiles).toBe(false);
+  });
 });
 
 describe("listing", () => {
   test("every indexed document with format, size, fragments, pages and modified", () => {
-    const all = listDocuments(home);
+    const all = listDocuments(home, { repositories: ["one", "two"] });
     expect(all.map((d) => `${d.repository}:${d.path}`)).toEqual([
       "one:2024:01/log.md", "one:empty.txt", "one:guide.md", "one:nolf.txt", "one:same.md", "one:shared/readme.md",
       "two:only-two.md", "two:same.md", "two:shared/readme.md",
