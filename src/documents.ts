@@ -286,6 +286,28 @@ export async function readDocument(home: string, ref: string | DocumentRef, opti
   };
 }
 
+/**
+ * The document cut to at most `maxBytes` of UTF-8 text, at a line end where one fits (inside the first line
+ * otherwise, never inside a character); `to` and `truncated` say where it stopped, so the next read starts at `to + 1`.
+ */
+export function limitDocumentBytes(doc: DocumentText, maxBytes: number): DocumentText {
+  if (Buffer.byteLength(doc.text) <= maxBytes) return doc;
+  const lines = doc.text.split("\n");
+  let used = 0;
+  let kept = 0;
+  while (kept < lines.length && used + Buffer.byteLength(lines[kept]!) + (kept ? 1 : 0) <= maxBytes) {
+    used += Buffer.byteLength(lines[kept]!) + (kept ? 1 : 0);
+    kept++;
+  }
+  if (kept === 0) {
+    const bytes = Buffer.from(lines[0]!).subarray(0, maxBytes);
+    const text = new TextDecoder().decode(bytes).replace(/\uFFFD$/, "");
+    return { ...doc, to: doc.from, to_line: doc.from, truncated: true, text };
+  }
+  const to = doc.from + kept - 1;
+  return { ...doc, to, to_line: to, truncated: true, text: lines.slice(0, kept).join("\n") };
+}
+
 /** Every indexed document of the named repositories (all when none), optionally under a path prefix. */
 export function listDocuments(home: string, options: { repositories?: string[]; prefix?: string } = {}): DocumentInfo[] {
   const repos = options.repositories?.length ? options.repositories.map((name) => getRepository(home, name)) : listRepositories(home);
