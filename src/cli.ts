@@ -1,25 +1,30 @@
 /** The command line: parse flags, call the library, render. No business logic lives here. */
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { cac, type CAC } from "cac";
 import { writeFileAtomic } from "./atomic.ts";
 import { configPath, loadConfig, resolveHome, setConfigValue } from "./config.ts";
 import { formatOf } from "./convert.ts";
 import { convertPath } from "./convert-pool.ts";
-import { safeRelativePath } from "./documents.ts";
+import { documentInfo, listDocuments, matchDocuments, readDocument, readDocuments, safeRelativePath } from "./documents.ts";
 import { chooseModel, clearModels, describeModel, EmbedderCache, loadEmbedder, modelsDir } from "./embedder.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
 import { indexRepository, removeDocument } from "./indexer.ts";
 import {
+  documentInfoText,
+  documentJson,
+  documentListText,
+  documentText,
   indexSummaryText,
+  multiGetText,
   progressBar,
+  renderSearch,
   repositoryJson,
   repositoryListText,
-  searchFiles,
-  searchJson,
-  searchText,
+  SEARCH_FORMATS,
   statusText,
   styleFor,
+  type SearchFormat,
   verifyText,
 } from "./render.ts";
 import {
@@ -30,7 +35,8 @@ import {
   selectRepositories,
   type AddRepositoryInput,
 } from "./repos.ts";
-import { search, SearchContext, type SearchMode } from "./search.ts";
+import { searchAll, withFragmentText } from "./results.ts";
+import { search, SearchContext, type SearchMode, type SearchOptions } from "./search.ts";
 import { repositoryStatus } from "./status.ts";
 import { stderr, stdout } from "./terminal.ts";
 import { versionText } from "./version.ts";
@@ -67,6 +73,12 @@ function integer(value: unknown, name: string): number | undefined {
   return n;
 }
 
+function positive(value: unknown, name: string): number | undefined {
+  const n = integer(value, name);
+  if (n !== undefined && n < 1) throw new ResearcherError("INVALID_INPUT", `--${name} must be 1 or more (got ${value})`);
+  return n;
+}
+
 function number(value: unknown, name: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
@@ -84,6 +96,72 @@ function embeddingFlags(flags: Flags): AddRepositoryInput["embedding"] {
     ...(provider ? { provider } : {}),
     ...(model ? { model: existsSync(model) ? resolve(model) : model } : {}),
   };
+}
+
+/** `--format`, with `--json` and `--files` as its aliases; two different answers are a usage error. */
+function searchFormat(flags: Flags): SearchFormat {
+  const asked = [
+    ...(flags.format !== undefined ? [String(flags.format)] : []),
+    ...(flags.json ? ["json"] : []),
+    ...(flags.files ? ["files"] : []),
+  ];
+  const formats = [...new Set(asked)];
+  if (formats.length > 1) throw new ResearcherError("USAGE", `choose one output format (got ${formats.join(", ")})`);
+  const format = formats[0] ?? "text";
+  if (!(SEARCH_FORMATS as readonly string[]).includes(format)) {
+    throw new ResearcherError("USAGE", `--format must be ${SEARCH_FORMATS.join(", ")} (got ${format})`);
+  }
+  return format as SearchFormat;
+}
+
+/**
+ * Fragments or documents, and how many: `--documents 3` is `--documents -n 3`. `--files` counts files, so it
+ * searches by document: `--files -n 5` prints five paths.
+ */
+function searchShape(flags: Flags, format: SearchFormat): { documents: boolean; limit: number | undefined } {
+  const documentsCount = countFlag(flags.documents, "documents");
+  const fragmentsCount = countFlag(flags.fragments, "fragments");
+  if (flags.documents !== undefined && flags.fragments !== undefined) {
+    throw new ResearcherError("USAGE", "--documents and --fragments cannot be combined");
+  }
+  if (flags.all && flags.limit !== undefined) throw new ResearcherError("USAGE", "--all and -n/--limit cannot be combined");
+  const counts = [...new Set([integer(flags.limit, "limit"), documentsCount, fragmentsCount].filter((n) => n !== undefined))];
+  if (counts.length > 1) throw new ResearcherError("USAGE", `two different result counts (${counts.join(" and ")})`);
+  if (flags.all && counts.length) throw new ResearcherError("USAGE", "--all and a result count cannot be combined");
+  const documents = flags.documents !== undefined || (format === "files" && flags.fragments === undefined);
+  return { documents, limit: counts[0] };
+}
+
+/** An optional count after a flag: bare (`true`) or a positive integer; anything else is a usage error. */
+function countFlag(value: unknown, name: string): number | undefined {
+  if (value === undefined || value === true || value === "true") return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new ResearcherError("USAGE", `--${name} takes a number of results (got ${value})`);
+  return n;
+}
+
+/**
+ * cac gives an optional-value flag the next word, whatever it is: `search --documents borrow` would lose the query
+ * word and `search borrow --documents=3` would search "borrow 3" with a boolean flag. So before parsing, a count
+ * right after `--documents`/`--fragments` is bound to it and a bare flag is closed, leaving every other word to the
+ * query.
+ */
+export function bindCountFlags(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--") return [...out, ...args.slice(i)];
+    if (arg === "--documents" || arg === "--fragments") {
+      const next = args[i + 1];
+      if (next !== undefined && /^\d+$/.test(next)) {
+        out.push(`${arg}=${next}`);
+        i++;
+      } else out.push(`${arg}=true`);
+      continue;
+    }
+    out.push(arg);
+  }
+  return out;
 }
 
 function searchMode(value: unknown): SearchMode | undefined {
@@ -157,41 +235,112 @@ function mainCli(): CAC {
   cli
     .command("search [...query]", "Search fragments by words and meaning")
     .option("--repo <name>", "Only this repository (repeatable)")
-    .option("-n, --limit <n>", "Number of results (default: search.limit, 10)")
+    .option("-n, --limit <n>", "Number of results (default: search.limit, 10); files with --files")
     .option("--offset <n>", "Skip this many results")
+    .option("--all", "Every result (above --min-score), not one page")
     .option("--min-score <x>", "Drop results scoring below x")
-    .option("--documents", "Group fragments by document")
+    .option("--documents [n]", "Group fragments by document (n: how many documents)")
+    .option("--fragments [n]", "One result per fragment, the default (n: how many fragments)")
+    .option("--full", "The whole fragment text instead of a snippet")
     .option("--mode <mode>", "bm25, vector or hybrid (default: hybrid where vectors exist)")
     .option("--model <id|path>", "Embedding model for the query (must match the repository's)")
     .option("--explain", "Show how each result was ranked")
     .option("--filter <glob>", "Only documents whose path matches, e.g. 'notes/**' or '*.md'")
-    .option("--json", "Print results as JSON (see README for the contract)")
-    .option("--files", "Print matching file paths, one per line")
+    .option("--format <format>", "text, json, jsonl, csv, md or files (default: text)")
+    .option("--json", "Same as --format json (see README for the contract)")
+    .option("--files", "Same as --format files: matching file paths, one per line")
     .example('  researcher search "mutable reference" --repo rust-book -n 5')
     .example("  researcher search how does caching work --json")
+    .example("  researcher search borrow checker --documents 3 --full")
+    .example("  researcher search retry --all --min-score 5 --mode bm25 --format csv > hits.csv")
     .example('  researcher search -- "-starts-with-a-dash"')
     .action(async (words: string[], flags: Flags) => {
       // Words after `--` are query text even when they look like flags.
       const query = [...words, ...((flags["--"] as string[] | undefined) ?? [])].join(" ");
       if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: 'researcher search "your question"' });
-      if (flags.json && flags.files) throw new ResearcherError("USAGE", "--json and --files cannot be combined");
+      const format = searchFormat(flags);
+      const { documents, limit } = searchShape(flags, format);
       const context = new SearchContext();
-      const response = await search(home(flags), {
-        query,
-        mode: searchMode(flags.mode),
-        model: flags.model as string | undefined,
-        explain: Boolean(flags.explain),
-        filter: flags.filter === undefined ? undefined : String(flags.filter),
-        repositories: list(flags.repo),
-        limit: integer(flags.limit, "limit"),
-        offset: integer(flags.offset, "offset"),
-        minScore: number(flags.minScore, "min-score"),
-        documents: Boolean(flags.documents),
-      }, context).finally(() => context.close());
-      if (flags.json) return json(searchJson(response));
-      if (flags.files) return out(searchFiles(response));
-      if (response.results.length === 0) stderr.write(`no results for "${response.query}"\n`);
-      out(searchText(response, styleFor(stdout)));
+      try {
+        const options: SearchOptions = {
+          query,
+          mode: searchMode(flags.mode),
+          model: flags.model as string | undefined,
+          explain: Boolean(flags.explain),
+          filter: flags.filter === undefined ? undefined : String(flags.filter),
+          repositories: list(flags.repo),
+          limit,
+          offset: integer(flags.offset, "offset"),
+          minScore: number(flags.minScore, "min-score"),
+          documents,
+        };
+        let response = await (flags.all ? searchAll(home(flags), options, context) : search(home(flags), options, context));
+        if (flags.full) response = withFragmentText(home(flags), response, context);
+        if (format === "text" && response.results.length === 0) stderr.write(`no results for "${response.query}"\n`);
+        out(renderSearch(response, format, styleFor(stdout)));
+      } finally {
+        await context.close();
+      }
+    });
+
+  cli
+    .command("get <ref>", "Print an indexed document, or some of its lines")
+    .option("--from <line>", "First line (default: the ref's line, else 1)")
+    .option("--lines <n>", "How many lines (default: the ref's count, else to the end)")
+    .option("--line-numbers", "Number the lines, as the document counts them")
+    .option("--meta", "Only what the index holds about it: title, format, metadata, size, fragments")
+    .option("--json", "Print {repository, path, docid, title, format, metadata, from, to, total_lines, text}")
+    .example("  researcher get notes:guides/setup.md")
+    .example("  researcher get notes:guides/setup.md:40:20 --line-numbers")
+    .example("  researcher get '#3fa2c1' --meta --json")
+    .action(async (ref: string, flags: Flags) => {
+      if (flags.meta) {
+        const info = documentInfo(home(flags), String(ref));
+        return flags.json ? json(info) : out(documentInfoText(info));
+      }
+      const doc = await readDocument(home(flags), String(ref), {
+        fromLine: positive(flags.from, "from"),
+        maxLines: positive(flags.lines, "lines"),
+      });
+      if (flags.json) return json(documentJson(doc));
+      out(documentText(doc, { lineNumbers: Boolean(flags.lineNumbers) }));
+    });
+
+  cli
+    .command("multi-get <pattern>", "Print several indexed documents: a glob over paths, or refs separated by commas")
+    .option("--max-bytes <n>", "Skip (and list) documents larger than this (default: 1048576)")
+    .option("--line-numbers", "Number the lines")
+    .option("--json", "Print {documents: [as get --json], skipped: [{repository, path, reason}]}")
+    .option("--files", "Print the matching files' paths only, one per line")
+    .example("  researcher multi-get 'notes:meetings/2026-*.md'")
+    .example("  researcher multi-get 'notes:a.md,notes:b.md:10:5,#3fa2c1' --json")
+    .example("  researcher multi-get '**/*.md' --files | xargs wc -l")
+    .action(async (pattern: string, flags: Flags) => {
+      if (flags.json && flags.files) throw new ResearcherError("USAGE", "--json and --files cannot be combined");
+      const maxBytesPerDocument = positive(flags.maxBytes, "max-bytes") ?? 1024 * 1024;
+      if (flags.files) {
+        const { refs, skipped } = matchDocuments(home(flags), String(pattern));
+        for (const s of skipped) stderr.write(`skipped ${s.path}: ${s.reason}\n`);
+        return out(refs.map((r) => `${join(r.repo.path, r.path)}\n`).join(""));
+      }
+      const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument });
+      if (flags.json) return json({ documents: found.documents.map(documentJson), skipped: found.skipped });
+      out(multiGetText(found, { lineNumbers: Boolean(flags.lineNumbers) }));
+      if (found.documents.length === 0 && found.skipped.length === 0) stderr.write(`no indexed documents match ${pattern}\n`);
+    });
+
+  cli
+    .command("ls [where]", "List indexed documents: all, one repository's, or those under repo:prefix")
+    .option("--json", "Print [{repository, path, docid, title, format, metadata, size, modified, fragments, pages}]")
+    .example("  researcher ls")
+    .example("  researcher ls notes:meetings/2026 --json | jq -r '.[].path'")
+    .action((where: string | undefined, flags: Flags) => {
+      const [name, ...rest] = where === undefined ? [] : String(where).split(":");
+      const documents = listDocuments(home(flags), { repositories: name ? [name] : [], prefix: rest.join(":") });
+      if (flags.json) return json(documents);
+      if (documents.length === 0) stderr.write("no indexed documents\n");
+      const roots = new Map(listRepositories(home(flags)).map((r) => [r.name, r.path]));
+      out(documentListText(documents, styleFor(stdout), (d) => join(roots.get(d.repository) ?? "", d.path)));
     });
 
   cli
@@ -296,6 +445,7 @@ function repoCli(): CAC {
     .option("--embedding-provider <provider>", "local (default), ollama or openai")
     .option("--embedding-model <id|path>", "Embedding model for this repository (default: the configured one)")
     .option("--no-embed", "BM25 only: never compute vectors for this repository")
+    .option("--no-ignore", "Index files that .gitignore and .ignore files inside the folder leave out")
     .example("  researcher repo add notes ~/notes --exclude drafts --description 'My notes'")
     .example("  researcher repo add papers ~/papers --embedding-provider ollama --embedding-model nomic-embed-text")
     .action((name: string, path: string, flags: Flags) => {
@@ -307,6 +457,7 @@ function repoCli(): CAC {
         fileTypes: flags.fileTypes === undefined ? undefined : fileTypes,
         exclude: list(flags.exclude),
         embed: flags.embed !== false,
+        ignoreFiles: flags.ignore !== false,
         embedding: embeddingFlags(flags),
       });
       out(`added ${repo.name} → ${repo.path}\nnext: researcher index ${repo.name}\n`);
@@ -414,7 +565,9 @@ export async function main(argv: string[]): Promise<number> {
     cli.help();
     cli.showHelpOnExit = false; // help is printed below, once the options are known to be real ones
     // A group's own parser sees the words without the group's name, global options included.
-    const parsedArgv = groupName ? [argv[0]!, argv[1]!, ...args.slice(0, at), ...args.slice(at + 1)] : argv;
+    const parsedArgv = groupName
+      ? [argv[0]!, argv[1]!, ...args.slice(0, at), ...args.slice(at + 1)]
+      : [argv[0]!, argv[1]!, ...bindCountFlags(args)];
     cli.parse(parsedArgv, { run: false });
     checkOptions(cli, args, groupName);
     if (cli.options.help) {

@@ -39,6 +39,7 @@ function schemas() {
     file_types: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9]+$/))), DEFAULT_FILE_TYPES),
     exclude: v.optional(v.array(v.string()), []),
     embed: v.optional(v.boolean(), true),
+    ignore_files: v.optional(v.boolean(), true),
     embedding: v.optional(v.partial(EmbeddingSchema)),
     added: v.optional(v.string()),
   });

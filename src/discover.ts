@@ -15,6 +15,10 @@ export interface DiscoveredFile {
 export interface DiscoverOptions {
   fileTypes: string[];
   exclude: string[];
+  /** Honour `.gitignore` and `.ignore` files inside the folder (default true; `repo add --no-ignore` turns it off). */
+  ignoreFiles?: boolean;
+  /** The repository root, where `isCandidate` reads ignore files (a `Repository` passes itself). */
+  path?: string;
 }
 
 export interface Discovery {
@@ -45,7 +49,85 @@ function compileExcludes(patterns: string[]): (relativePath: string) => boolean 
 export function isCandidate(path: string, options: DiscoverOptions): boolean {
   const parts = path.split("/");
   if (parts.some((part) => part.startsWith(".") || ALWAYS_SKIPPED.has(part) || part === "")) return false;
-  return wantedTypes(options).has(fileType(path)) && !compileExcludes(options.exclude)(path);
+  if (!wantedTypes(options).has(fileType(path)) || compileExcludes(options.exclude)(path)) return false;
+  if (options.ignoreFiles === false || !options.path) return true;
+  // Every folder on the way down may hold ignore files, and an ignored folder hides all below it.
+  let rules = IgnoreRules.EMPTY;
+  for (let i = 0; i < parts.length; i++) {
+    const dir = parts.slice(0, i).join("/");
+    rules = rules.enter(join(options.path, dir), dir);
+    if (rules.ignores(parts.slice(0, i + 1).join("/"), i < parts.length - 1)) return false;
+  }
+  return true;
+}
+
+// ---- .gitignore and .ignore ------------------------------------------------------------------------------
+
+const IGNORE_FILES = [".gitignore", ".ignore"]; // later files win: .ignore overrides .gitignore, as in ripgrep
+
+interface IgnoreRule {
+  /** The folder (relative to the root, "" for the root) whose ignore file holds the rule. */
+  base: string;
+  negate: boolean;
+  dirOnly: boolean;
+  /** Without a `/` before its end, a pattern matches a name at any depth below its folder. */
+  anchored: boolean;
+  glob: Bun.Glob;
+}
+
+/**
+ * gitignore semantics (https://git-scm.com/docs/gitignore) for the rules in effect in one folder: its own ignore
+ * files and its ancestors'. The last matching rule decides, deeper files after shallower ones; `!` re-includes;
+ * `/x` anchors to the file's folder; `x/` matches folders only; `**` spans folders; `\#`, `\!` and `\ ` escape.
+ * A re-included path inside an ignored folder stays ignored, because the walk never enters that folder.
+ */
+export class IgnoreRules {
+  static readonly EMPTY = new IgnoreRules([]);
+
+  private constructor(private readonly rules: IgnoreRule[]) {}
+
+  /** The rules for a subfolder: these plus its own ignore files'. */
+  enter(absoluteDir: string, relativeDir: string): IgnoreRules {
+    const added = IGNORE_FILES.flatMap((name) => parseIgnoreFile(join(absoluteDir, name), relativeDir));
+    return added.length ? new IgnoreRules([...this.rules, ...added]) : this;
+  }
+
+  /** Whether a path (relative to the root) is ignored. */
+  ignores(path: string, isDir: boolean): boolean {
+    let ignored = false;
+    for (const rule of this.rules) {
+      if (rule.dirOnly && !isDir) continue;
+      if (rule.base && !path.startsWith(`${rule.base}/`)) continue;
+      const rel = rule.base ? path.slice(rule.base.length + 1) : path;
+      const subject = rule.anchored ? rel : rel.slice(rel.lastIndexOf("/") + 1);
+      if (rule.glob.match(subject)) ignored = !rule.negate;
+    }
+    return ignored;
+  }
+}
+
+function parseIgnoreFile(file: string, base: string): IgnoreRule[] {
+  const read = readRegularFile(file, 1024 * 1024);
+  if ("reason" in read) return []; // none, or unreadable: nothing to honour
+  return new TextDecoder().decode(read.bytes).split(/\r?\n/).flatMap((line) => {
+    const rule = parseIgnoreLine(line, base);
+    return rule ? [rule] : [];
+  });
+}
+
+export function parseIgnoreLine(line: string, base = ""): IgnoreRule | undefined {
+  let pattern = line.replace(/(?<!\\)\s+$/, ""); // trailing spaces go unless escaped
+  if (pattern === "" || pattern.startsWith("#")) return undefined;
+  const negate = pattern.startsWith("!");
+  if (negate) pattern = pattern.slice(1);
+  if (pattern.startsWith("\\#") || pattern.startsWith("\\!")) pattern = pattern.slice(1);
+  const dirOnly = pattern.endsWith("/") && !pattern.endsWith("\\/");
+  if (dirOnly) pattern = pattern.slice(0, -1);
+  const anchored = pattern.includes("/");
+  pattern = pattern.replace(/^\//, "");
+  if (pattern === "") return undefined;
+  // `a/**` matches everything inside a; a `**/` prefix also matches at the top.
+  return { base, negate, dirOnly, anchored, glob: new Bun.Glob(pattern.replace(/\\ /g, " ")) };
 }
 
 function wantedTypes(options: DiscoverOptions): Set<string> {
@@ -63,7 +145,9 @@ export function discoverFiles(root: string, options: DiscoverOptions): Discovery
   const realRoot = checkRoot(root);
   const discovery: Discovery = { files: [], skippedTypes: {}, problems: [], unlisted: [] };
 
-  const walk = (dir: string, path: string) => {
+  const honourIgnores = options.ignoreFiles !== false;
+  const walk = (dir: string, path: string, parentRules: IgnoreRules) => {
+    const rules = honourIgnores ? parentRules.enter(dir, path) : parentRules;
     let entries;
     try {
       entries = readdirSync(dir, { withFileTypes: true });
@@ -78,8 +162,9 @@ export function discoverFiles(root: string, options: DiscoverOptions): Discovery
       const absolute = join(dir, entry.name);
       const relativePath = path ? `${path}/${entry.name}` : entry.name;
       if (excluded(relativePath)) continue;
+      if (rules.ignores(relativePath, entry.isDirectory())) continue;
       if (entry.isDirectory()) {
-        walk(absolute, relativePath);
+        walk(absolute, relativePath, rules);
         continue;
       }
       const type = fileType(entry.name);
@@ -95,7 +180,7 @@ export function discoverFiles(root: string, options: DiscoverOptions): Discovery
       discovery.files.push({ path: relativePath, absolute, size: found.size, mtimeMs: found.mtimeMs });
     }
   };
-  walk(root, "");
+  walk(root, "", IgnoreRules.EMPTY);
   discovery.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return discovery;
 }

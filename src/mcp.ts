@@ -10,17 +10,25 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { timingSafeEqual } from "node:crypto";
 import { hostname, networkInterfaces } from "node:os";
 import { z } from "zod";
-import { readDocument, readDocuments, safeRelativePath } from "./documents.ts";
+import { limitDocumentBytes, listDocuments, readDocument, readDocuments, safeRelativePath } from "./documents.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
 import { indexFiles, removeDocument } from "./indexer.ts";
 import { logger } from "./log.ts";
-import { searchJson, searchText, styleFor } from "./render.ts";
+import { PLAIN, searchJson, searchText } from "./render.ts";
 import { getRepository, listRepositories } from "./repos.ts";
 import { search, SearchContext, type SearchOptions } from "./search.ts";
 import { repositoryStatus } from "./status.ts";
 import { VERSION } from "./version.ts";
 
-const plain = styleFor({ isTTY: false });
+const plain = PLAIN;
+
+/** What one answer carries of document text by default, and at most: a 5 MiB file never becomes a 10 MB line. */
+export const DEFAULT_ANSWER_BYTES = 128 * 1024;
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+const MAX_LISTED = 1000;
+const answerBytes = (asked: number | undefined) => Math.min(asked ?? DEFAULT_ANSWER_BYTES, MAX_ANSWER_BYTES);
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
 const searchInput = {
   query: z.string().min(1).max(4000).describe("Words or a natural-language question; \"phrase\", -exclude and prefix* work"),
@@ -68,8 +76,9 @@ export function instructions(home: string): string {
   const lines = repos.map((r) => `- ${r.name}: ${r.description ?? "(no description)"} — ${r.path}`);
   return [
     "researcher searches the user's own document repositories by words (BM25) and meaning (vectors).",
-    "Use search_fragments for passages, search_documents for whole documents, then get_document with the",
-    "`repo:path:line` location or #docid of a result to read it. Repositories:",
+    "Use search_fragments for passages, search_documents for whole documents, then get_document with a result's",
+    "`repository` and `location` (or `repo:path:line`, or its #docid) to read it; list_documents shows what is indexed.",
+    "Repositories:",
     ...(lines.length ? lines : ["- (none yet: the user can add one with `researcher repo add <name> <path>`)"]),
   ].join("\n");
 }
@@ -94,50 +103,103 @@ export function createServer(home: string, context: SearchContext, writes = seri
 
   server.registerTool(
     "search_fragments",
-    { description: "Find passages (fragments) that answer a query, best first, with location, heading and snippet.", inputSchema: z.strictObject(searchInput) },
+    {
+      title: "Search passages",
+      description: "Find passages (fragments) that answer a query, best first, with location, heading and snippet.",
+      inputSchema: z.strictObject(searchInput),
+      annotations: READ_ONLY,
+    },
     (input) => guarded(() => runSearch(input, false)),
   );
   server.registerTool(
     "search_documents",
-    { description: "Find documents that answer a query, best first, each with its top fragments.", inputSchema: z.strictObject(searchInput) },
+    {
+      title: "Search documents",
+      description: "Find documents that answer a query, best first, each with its top fragments.",
+      inputSchema: z.strictObject(searchInput),
+      annotations: READ_ONLY,
+    },
     (input) => guarded(() => runSearch(input, true)),
   );
   server.registerTool(
     "get_document",
     {
-      description: "Read a document (or part of it) by `repo:path`, `repo:path:line` or `#docid` from a search result.",
+      title: "Read a document",
+      description:
+        "Read an indexed document (or some lines) by `repo:path`, `repo:path:line[:count]`, `#docid`, or a search result's " +
+        `\`location\` (with its \`repository\`). At most max_bytes of text (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); ` +
+        "when `truncated`, read on from line `to + 1`.",
       inputSchema: z.strictObject({
         ref: z.string().min(1).max(2000),
+        repository: z.string().optional().describe("The repository of a bare location or docid"),
         from_line: z.number().int().min(1).optional(),
         max_lines: z.number().int().min(1).max(100000).optional(),
+        max_bytes: z.number().int().min(1).max(10_000_000).optional().describe(`Default ${DEFAULT_ANSWER_BYTES}; larger values are capped at ${MAX_ANSWER_BYTES}`),
       }),
+      annotations: READ_ONLY,
     },
     (input) =>
       guarded(async () => {
-        const doc = await readDocument(home, input.ref, { fromLine: input.from_line, maxLines: input.max_lines });
-        return result(doc, `${doc.repository}:${doc.path} lines ${doc.from_line}–${doc.to_line} of ${doc.total_lines}\n\n${doc.text}`);
+        const whole = await readDocument(home, input.ref, { fromLine: input.from_line, maxLines: input.max_lines, repository: input.repository });
+        const doc = limitDocumentBytes(whole, answerBytes(input.max_bytes));
+        const marker = doc.truncated ? `\n\n[truncated at line ${doc.to} of ${doc.total_lines}: continue with from_line ${doc.to + 1}]` : "";
+        return result(doc, `${doc.repository}:${doc.path} lines ${doc.from}–${doc.to} of ${doc.total_lines}\n\n${doc.text}${marker}`);
       }),
   );
   server.registerTool(
     "multi_get",
     {
-      description: "Read several indexed documents whose paths match a glob, up to max_bytes of text in all.",
+      title: "Read several documents",
+      description:
+        "Read indexed documents named by a glob over paths (`*.md`, `repo:notes/**`) or by refs separated by commas, up to " +
+        `max_bytes of text in all (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); the rest are listed in \`skipped\` with why.`,
       inputSchema: z.strictObject({
-        pattern: z.string().min(1).max(500),
+        pattern: z.string().min(1).max(4000),
         repository: z.string().optional(),
-        max_bytes: z.number().int().min(1).max(10_000_000).optional(),
+        max_bytes: z.number().int().min(1).max(10_000_000).optional().describe(`All documents together; capped at ${MAX_ANSWER_BYTES}`),
+        max_bytes_per_document: z.number().int().min(1).max(10_000_000).optional().describe("Skip (and list) larger documents"),
       }),
+      annotations: READ_ONLY,
     },
     (input) =>
       guarded(async () => {
-        const found = await readDocuments(home, input.pattern, { repository: input.repository, maxBytes: input.max_bytes });
-        const text = found.documents.map((d) => `=== ${d.repository}:${d.path}\n${d.text}`).join("\n\n");
-        return result(found, text || "no documents matched");
+        const found = await readDocuments(home, input.pattern, {
+          repository: input.repository,
+          maxBytes: answerBytes(input.max_bytes),
+          maxBytesPerDocument: input.max_bytes_per_document,
+        });
+        const text = found.documents.map((d) => `=== ${d.repository}:${d.path}\n${d.text}`);
+        const skipped = found.skipped.map((s) => `=== ${s.repository ? `${s.repository}:` : ""}${s.path} skipped: ${s.reason}`);
+        return result(found, [...text, ...skipped].join("\n\n") || "no documents matched");
+      }),
+  );
+  server.registerTool(
+    "list_documents",
+    {
+      title: "List documents",
+      description: "The indexed documents (path, title, format, size, fragments, pages, modified), optionally of one repository and under a path prefix.",
+      inputSchema: z.strictObject({
+        repository: z.string().optional(),
+        prefix: z.string().max(4000).optional().describe("Only paths starting with this, e.g. 'meetings/2026'"),
+        offset: z.number().int().min(0).optional(),
+        limit: z.number().int().min(1).max(MAX_LISTED).optional().describe(`Default and maximum ${MAX_LISTED}`),
+      }),
+      annotations: READ_ONLY,
+    },
+    (input) =>
+      guarded(() => {
+        const all = listDocuments(home, { repositories: input.repository ? [input.repository] : [], prefix: input.prefix });
+        const offset = input.offset ?? 0;
+        const documents = all.slice(offset, offset + (input.limit ?? MAX_LISTED));
+        const more = offset + documents.length < all.length;
+        const lines = documents.map((d) => `${d.repository}:${d.path}  ${d.format}  ${d.size} bytes  ${d.title}`);
+        if (more) lines.push(`[${all.length - offset - documents.length} more: continue with offset ${offset + documents.length}]`);
+        return result({ total: all.length, offset, documents }, lines.join("\n") || "no indexed documents");
       }),
   );
   server.registerTool(
     "list_repositories",
-    { description: "The repositories, what they hold (description) and how much.", inputSchema: z.strictObject({}) },
+    { title: "List repositories", description: "The repositories, what they hold (description) and how much.", inputSchema: z.strictObject({}), annotations: READ_ONLY },
     () =>
       guarded(() => {
         const repositories = listRepositories(home).map(repositoryStatus).map(({ failures: _, ...s }) => s);
@@ -146,7 +208,12 @@ export function createServer(home: string, context: SearchContext, writes = seri
   );
   server.registerTool(
     "get_index_status",
-    { description: "Documents, fragments, last index time, size and failed files per repository.", inputSchema: z.strictObject({ repository: z.string().optional() }) },
+    {
+      title: "Index status",
+      description: "Documents, fragments, last index time, size and failed files per repository.",
+      inputSchema: z.strictObject({ repository: z.string().optional() }),
+      annotations: READ_ONLY,
+    },
     (input) =>
       guarded(() => {
         const repos = input.repository ? [getRepository(home, input.repository)] : listRepositories(home);
@@ -157,8 +224,10 @@ export function createServer(home: string, context: SearchContext, writes = seri
   server.registerTool(
     "add_to_index",
     {
+      title: "Index a file",
       description: "Index (or re-index) one file of a repository now, e.g. after editing it.",
       inputSchema: z.strictObject({ repository: z.string(), file_path: z.string().min(1).max(4000) }),
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     (input) =>
       guarded(() =>
@@ -176,8 +245,10 @@ export function createServer(home: string, context: SearchContext, writes = seri
   server.registerTool(
     "remove_from_index",
     {
+      title: "Remove from the index",
       description: "Drop one document from a repository's index (the file itself is not touched).",
       inputSchema: z.strictObject({ repository: z.string(), document_path: z.string().min(1).max(4000) }),
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
     (input) =>
       guarded(() =>

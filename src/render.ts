@@ -1,4 +1,9 @@
-/** Every output format: human text (coloured on a TTY), the JSON contracts, file lists, progress bars. */
+/**
+ * Every output format: human text (coloured on a TTY, OSC 8 links where the terminal has them), the JSON
+ * contracts, JSON Lines, CSV (RFC 4180), markdown, file lists, progress bars.
+ */
+import { hostname } from "node:os";
+import type { DocumentInfo, DocumentText, MultiGetResult } from "./documents.ts";
 import type { IndexProgress, IndexSummary } from "./indexer.ts";
 import type { DocumentHit, FragmentHit, SearchResponse } from "./search.ts";
 import type { RepositoryStatus } from "./status.ts";
@@ -12,20 +17,71 @@ export interface Style {
   accent: (s: string) => string;
   match: (s: string) => string;
   warn: (s: string) => string;
+  /** An OSC 8 hyperlink to a file on terminals that show them; the bare text elsewhere. */
+  link: (text: string, absolutePath: string) => string;
 }
 
 const ansi = (open: number, close: number) => (s: string) => `\x1b[${open}m${s}\x1b[${close}m`;
 const plain = (s: string) => s;
 
+const unlinked = (text: string) => text;
+
+/** No colour, no links: for MCP text, logs and files. */
+export const PLAIN: Style = { bold: plain, dim: plain, accent: plain, match: plain, warn: plain, link: unlinked };
+
 /** Colour only on a terminal, never with NO_COLOR (https://no-color.org) or TERM=dumb; FORCE_COLOR forces it. */
 export function styleFor(stream: { isTTY?: boolean }): Style {
   const env = process.env;
   const on = env.FORCE_COLOR ? env.FORCE_COLOR !== "0" : Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== "dumb";
-  if (!on) return { bold: plain, dim: plain, accent: plain, match: plain, warn: plain };
-  return { bold: ansi(1, 22), dim: ansi(2, 22), accent: ansi(36, 39), match: ansi(33, 39), warn: ansi(31, 39) };
+  const link = hyperlinks(stream) ? osc8 : unlinked;
+  if (!on) return { bold: plain, dim: plain, accent: plain, match: plain, warn: plain, link };
+  return { bold: ansi(1, 22), dim: ansi(2, 22), accent: ansi(36, 39), match: ansi(33, 39), warn: ansi(31, 39), link };
+}
+
+/**
+ * Whether a stream shows OSC 8 hyperlinks: a terminal known to support them (there is no way to ask), never when
+ * piped, with NO_COLOR or TERM=dumb. FORCE_HYPERLINK=1 or 0 decides outright.
+ */
+export function hyperlinks(stream: { isTTY?: boolean }, env: Record<string, string | undefined> = process.env): boolean {
+  if (env.FORCE_HYPERLINK !== undefined) return env.FORCE_HYPERLINK !== "0";
+  if (!stream.isTTY || env.NO_COLOR || env.TERM === "dumb") return false;
+  const program = env.TERM_PROGRAM ?? "";
+  if (["iTerm.app", "WezTerm", "vscode", "ghostty", "Hyper", "Tabby", "rio"].includes(program)) return true;
+  if (env.WT_SESSION || env.KITTY_WINDOW_ID || env.KONSOLE_VERSION || env.DOMTERM) return true;
+  if (/kitty|alacritty|foot|ghostty|wezterm/.test(env.TERM ?? "")) return true;
+  return Number(env.VTE_VERSION ?? 0) >= 5000; // GNOME Terminal, Tilix and other VTE terminals
+}
+
+function osc8(text: string, absolutePath: string): string {
+  const url = `file://${hostname()}${encodeURI(absolutePath).replace(/#/g, "%23").replace(/\?/g, "%3F")}`;
+  return `\x1b]8;;${url}\x1b\\${text}\x1b]8;;\x1b\\`;
 }
 
 // ---- search ----------------------------------------------------------------------------------------------
+
+export const SEARCH_FORMATS = ["text", "json", "jsonl", "csv", "md", "files"] as const;
+export type SearchFormat = (typeof SEARCH_FORMATS)[number];
+
+/** A hit as rendered: with `--full`, `text` holds the whole fragment (see `withFragmentText`). */
+type Hit = (FragmentHit | DocumentHit) & { text?: string };
+
+/** A search response in one of the output formats. */
+export function renderSearch(response: SearchResponse, format: SearchFormat, style: Style): string {
+  switch (format) {
+    case "json":
+      return `${JSON.stringify(searchJson(response), null, 2)}\n`;
+    case "jsonl":
+      return searchJsonLines(response);
+    case "csv":
+      return searchCsv(response);
+    case "md":
+      return searchMarkdown(response);
+    case "files":
+      return searchFiles(response);
+    case "text":
+      return searchText(response, style);
+  }
+}
 
 /** The public `--json` contract of `researcher search` (documented in README; change only additively). */
 export function searchJson(response: SearchResponse): object {
@@ -36,29 +92,79 @@ export function searchJson(response: SearchResponse): object {
     offset: response.offset,
     total: response.total,
     ...(response.notes ? { notes: response.notes } : {}),
-    results: response.results.map((hit) => {
-      const common = {
-        rank: hit.rank,
-        score: hit.score,
-        repository: hit.repository,
-        path: hit.path,
-        location: hit.location,
-        page: hit.page,
-        docid: hit.docid,
-        title: hit.title,
-        heading: hit.heading,
-      };
-      const tail = {
-        snippet: hit.snippet,
-        context: hit.context,
-        ...(hit.explain ? { explain: { bm25: hit.explain.bm25, vector: hit.explain.vector, fused: hit.explain.fused } } : {}),
-      };
-      if ("fragments" in hit) {
-        return { ...common, fragments: hit.fragments, ...tail };
-      }
-      return { ...common, fragment: hit.fragment, ...tail };
-    }),
+    results: response.results.map(resultJson),
   };
+}
+
+function resultJson(hit: Hit): object {
+  const common = {
+    rank: hit.rank,
+    score: hit.score,
+    repository: hit.repository,
+    path: hit.path,
+    location: hit.location,
+    page: hit.page,
+    docid: hit.docid,
+    title: hit.title,
+    heading: hit.heading,
+  };
+  const tail = {
+    snippet: hit.snippet,
+    ...(hit.text !== undefined ? { text: hit.text } : {}),
+    context: hit.context,
+    ...(hit.explain ? { explain: { bm25: hit.explain.bm25, vector: hit.explain.vector, fused: hit.explain.fused } } : {}),
+  };
+  if ("fragments" in hit) return { ...common, fragments: hit.fragments, ...tail };
+  return { ...common, fragment: hit.fragment, ...tail };
+}
+
+/** One result per line, each the same object as in `--json`'s `results`. */
+export function searchJsonLines(response: SearchResponse): string {
+  return response.results.map((hit) => `${JSON.stringify(resultJson(hit))}\n`).join("");
+}
+
+const CSV_COLUMNS = ["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "snippet"] as const;
+
+/** RFC 4180: a header row, CRLF line ends, fields with commas, quotes or line breaks quoted, quotes doubled. */
+export function searchCsv(response: SearchResponse): string {
+  const full = response.results.some((hit: Hit) => hit.text !== undefined);
+  const header = full ? [...CSV_COLUMNS, "text"] : [...CSV_COLUMNS];
+  const rows = response.results.map((hit: Hit) => {
+    const values: unknown[] = CSV_COLUMNS.map((column) => hit[column]);
+    if (full) values.push(hit.text ?? "");
+    return values;
+  });
+  return [header, ...rows].map((row) => `${row.map(csvField).join(",")}\r\n`).join("");
+}
+
+export function csvField(value: unknown): string {
+  const text = value === null || value === undefined ? "" : String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** Markdown for notes and chat: a heading per result, the snippet quoted or the whole fragment fenced. */
+export function searchMarkdown(response: SearchResponse): string {
+  const blocks = response.results.map((hit: Hit) => {
+    const where = `${hit.repository}:${citation(hit)}`;
+    const lines = [`## ${hit.rank}. ${markdownInline(breadcrumb(hit))}`, "", `\`${where}\` · ${hit.docid} · score ${hit.score}`, ""];
+    if (hit.text !== undefined) {
+      const fence = "`".repeat(Math.max(3, ...[...hit.text.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+      lines.push(`${fence}${fenceLanguage(hit.path)}`, hit.text.replace(/\n$/, ""), fence);
+    } else {
+      lines.push(...hit.snippet.split(/\r?\n/).map((line) => `> ${line}`.trimEnd()));
+    }
+    return lines.join("\n");
+  });
+  const head = `# Search: ${markdownInline(response.query)}\n\n${response.results.length ? `${response.offset + 1}–${response.offset + response.results.length} of ${response.total} · ${response.mode}` : "no results"}\n`;
+  return `${[head, ...blocks].join("\n\n")}\n`;
+}
+
+function markdownInline(text: string): string {
+  return text.replace(/[\\`*_[\]<>#|]/g, (c) => `\\${c}`);
+}
+
+function fenceLanguage(path: string): string {
+  return /\.(md|markdown|mdx|pdf|docx|epub|html?|xhtml)$/i.test(path) ? "markdown" : "";
 }
 
 export function searchFiles(response: SearchResponse): string {
@@ -69,12 +175,15 @@ export function searchFiles(response: SearchResponse): string {
 export function searchText(response: SearchResponse, style: Style): string {
   if (response.results.length === 0) return "";
   const width = String(response.results.at(-1)!.rank).length;
-  const blocks = response.results.map((hit) => {
+  const blocks = response.results.map((hit: Hit) => {
     const rank = String(hit.rank).padStart(width);
-    const where = `${style.accent(`${hit.repository}:${citation(hit)}`)}  ${style.dim(hit.docid)}`;
+    const where = `${style.accent(style.link(`${hit.repository}:${citation(hit)}`, hit.absolutePath))}  ${style.dim(hit.docid)}`;
     const head = `${style.bold(rank)}  ${style.dim(hit.score.toFixed(2))}  ${where}`;
     const pad = " ".repeat(width + 2);
-    const lines = [head, `${pad}${style.bold(breadcrumb(hit))}`, `${pad}${highlight(hit.snippet, hit.highlights, style)}`];
+    const body = hit.text !== undefined
+      ? hit.text.replace(/\n+$/, "").split("\n").map((line) => (line ? `${pad}${line}` : ""))
+      : [`${pad}${highlight(hit.snippet, hit.highlights, style)}`];
+    const lines = [head, `${pad}${style.bold(breadcrumb(hit))}`, ...body];
     if (hit.explain) lines.push(`${pad}${style.dim(explainLine(hit.explain))}`);
     if ("fragments" in hit && hit.fragments.length > 1) {
       const paged = hit.page !== null;
@@ -112,6 +221,62 @@ function highlight(text: string, ranges: [number, number][], style: Style): stri
     at = end;
   }
   return out + text.slice(at);
+}
+
+// ---- documents -------------------------------------------------------------------------------------------
+
+/** The public `get --json` contract (README): the document's identity and the lines read. */
+export function documentJson(doc: DocumentText): object {
+  const { repository, path, docid, title, format, metadata, from, to, total_lines, text } = doc;
+  return { repository, path, docid, title, format, metadata, from, to, total_lines, text };
+}
+
+/** A document's lines as read, optionally numbered like `cat -n` (the numbers are the document's own). */
+export function documentText(doc: DocumentText, options: { lineNumbers?: boolean } = {}): string {
+  if (doc.text === "" && doc.to < doc.from) return "";
+  const lines = doc.text.split("\n");
+  if (!options.lineNumbers) return `${doc.text}\n`;
+  const width = Math.max(6, String(doc.to).length);
+  return lines.map((line, i) => `${String(doc.from + i).padStart(width)}\t${line}`).join("\n").concat("\n");
+}
+
+/** `multi-get`: each document under a `==> repo:path <==` line, as `head` does; skipped ones listed with why. */
+export function multiGetText(found: MultiGetResult, options: { lineNumbers?: boolean } = {}): string {
+  const blocks = found.documents.map((doc) => `==> ${doc.repository}:${doc.path} <==\n${documentText(doc, options)}`);
+  const skipped = found.skipped.map((s) => `==> ${s.repository ? `${s.repository}:` : ""}${s.path} <== skipped: ${s.reason}\n`);
+  return [...blocks, ...skipped].join("\n");
+}
+
+/** `get --meta`: one `key: value` line each, metadata keys indented under it. */
+export function documentInfoText(info: DocumentInfo): string {
+  const rows: [string, unknown][] = [
+    ["repository", info.repository], ["path", info.path], ["docid", info.docid], ["title", info.title], ["format", info.format],
+    ["size", formatBytes(info.size)], ["modified", info.modified], ["fragments", info.fragments], ["pages", info.pages ?? "-"],
+  ];
+  const lines = rows.map(([key, value]) => `${`${key}:`.padEnd(12)}${value}`);
+  const meta = Object.entries(info.metadata);
+  if (meta.length) lines.push("metadata:", ...meta.map(([key, value]) => `  ${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`));
+  return `${lines.join("\n")}\n`;
+}
+
+/** `ls`: one document a line with format, size, fragments, pages and modification date. */
+export function documentListText(documents: DocumentInfo[], style: Style, absolutePath: (doc: DocumentInfo) => string): string {
+  if (documents.length === 0) return "";
+  const rows = documents.map((d) => ({
+    format: d.format,
+    size: formatBytes(d.size),
+    fragments: `${d.fragments} fr`,
+    pages: d.pages === null ? "" : `${d.pages} p`,
+    modified: d.modified.slice(0, 10),
+    name: `${d.repository}:${d.path}`,
+    doc: d,
+  }));
+  const width = (key: "format" | "size" | "fragments" | "pages") => Math.max(...rows.map((r) => r[key].length));
+  const [f, s, n, p] = [width("format"), width("size"), width("fragments"), width("pages")];
+  return rows
+    .map((r) => [r.format.padEnd(f), r.size.padStart(s), r.fragments.padStart(n), ...(p ? [r.pages.padStart(p)] : []), style.dim(r.modified), style.accent(style.link(r.name, absolutePath(r.doc)))].join("  "))
+    .join("\n")
+    .concat("\n");
 }
 
 // ---- index, status, repositories ---------------------------------------------------------------------
@@ -171,6 +336,7 @@ export function repositoryJson(repo: Repository): object {
     exclude: repo.exclude,
     embed: repo.embed,
     embedding: repo.embedding,
+    ignore_files: repo.ignoreFiles,
   };
 }
 

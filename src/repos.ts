@@ -13,6 +13,8 @@ export interface Repository {
   exclude: string[];
   /** False for BM25-only repositories. */
   embed: boolean;
+  /** Honour `.gitignore` and `.ignore` files inside the folder. */
+  ignoreFiles: boolean;
   embedding: Partial<EmbeddingConfig>;
   /** Where this repository's index lives. */
   dir: string;
@@ -25,6 +27,7 @@ export interface AddRepositoryInput {
   fileTypes?: string[];
   exclude?: string[];
   embed?: boolean;
+  ignoreFiles?: boolean;
   embedding?: Partial<EmbeddingConfig>;
 }
 
@@ -38,6 +41,7 @@ export function listRepositories(home: string): Repository[] {
       fileTypes: repo.file_types,
       exclude: repo.exclude,
       embed: repo.embed,
+      ignoreFiles: repo.ignore_files,
       embedding: repo.embedding ?? {},
       dir: repositoryDir(home, name),
     }))
@@ -83,6 +87,7 @@ export function addRepository(home: string, input: AddRepositoryInput): Reposito
     file_types: normalizeFileTypes(input.fileTypes ?? DEFAULT_FILE_TYPES),
     exclude: input.exclude ?? [],
     embed: input.embed ?? true,
+    ignore_files: input.ignoreFiles ?? true,
     ...(input.embedding && Object.keys(input.embedding).length ? { embedding: input.embedding } : {}),
     added: new Date().toISOString(),
   };

@@ -86,6 +86,30 @@ export interface FragmentRow {
   hash: string;
 }
 
+/** A document as `ls` and `get --meta` show it. */
+export interface ListedDocument {
+  path: string;
+  hash: string;
+  size: number;
+  mtimeMs: number;
+  title: string;
+  format: string;
+  metadata: Record<string, unknown>;
+  indexedAt: string;
+  fragments: number;
+  /** The last page for paged formats (PDF), null for the rest. */
+  pages: number | null;
+}
+
+function parseMetadata(json: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(json);
+    return value && typeof value === "object" && !Array.isArray(value) ? value : {};
+  } catch {
+    return {};
+  }
+}
+
 export interface Bm25Weights {
   title: number;
   heading: number;
@@ -214,6 +238,19 @@ export class Store {
 
   pathByHashPrefix(prefix: string): string | undefined {
     return this.db.query<{ path: string }, [string]>("SELECT path FROM documents WHERE hash LIKE ? || '%' LIMIT 1").get(prefix)?.path;
+  }
+
+  /** Indexed documents as listings show them (all, or the one at `path`): stored fields, fragment count, last page. */
+  documentListing(path?: string): ListedDocument[] {
+    const rows = this.db
+      .query<Omit<ListedDocument, "metadata"> & { metadata: string }, string[]>(
+        `SELECT d.path, d.hash, d.size, d.mtime_ms AS mtimeMs, d.title, d.format, d.metadata, d.indexed_at AS indexedAt,
+                (SELECT count(*) FROM fragments f WHERE f.document_id = d.id) AS fragments,
+                (SELECT max(coalesce(f.page_end, f.page)) FROM fragments f WHERE f.document_id = d.id) AS pages
+         FROM documents d ${path === undefined ? "" : "WHERE d.path = ?"} ORDER BY d.path`,
+      )
+      .all(...(path === undefined ? [] : [path]));
+    return rows.map((row) => ({ ...row, metadata: parseMetadata(row.metadata) }));
   }
 
   /** Record a new size/mtime for a file whose content hash did not change. */

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { discoverFiles } from "../src/discover.ts";
+import { discoverFiles, isCandidate, parseIgnoreLine } from "../src/discover.ts";
 import { tempDir, writeTree } from "./helpers.ts";
 
 describe("discoverFiles", () => {
@@ -32,5 +32,55 @@ describe("discoverFiles", () => {
     const root = tempDir();
     writeTree(root, { "x/y/z.md": "", "y/z.md": "" });
     expect(discoverFiles(root, { fileTypes: ["md"], exclude: ["x/**"] }).files.map((f) => f.path)).toEqual(["y/z.md"]);
+  });
+});
+
+describe(".gitignore and .ignore", () => {
+  const tree = {
+    ".gitignore": "# a comment\n*.log.md\nbuild/\n/top.md\n!keep.log.md\n\\#hash.md\nspaced.md\\ \ndocs/**/gen-*.md\n",
+    "a.md": "", "x.log.md": "", "keep.log.md": "", "top.md": "", "sub/top.md": "", "#hash.md": "", "spaced.md ": "",
+    "build/out.md": "", "sub/build/out.md": "", "build.md": "",
+    "docs/gen-1.md": "", "docs/deep/gen-2.md": "", "docs/real.md": "",
+    "nested/.gitignore": "*.md\n!important.md\n", "nested/a.md": "", "nested/important.md": "", "nested/deeper/b.md": "",
+    "over/.gitignore": "x.md\n", "over/.ignore": "!x.md\n", "over/x.md": "",
+    "dironly/.gitignore": "file/\n", "dironly/file": "", "dironly/file.md": "",
+    "reinc/.gitignore": "inner/\n!inner/z.md\n", "reinc/inner/z.md": "",
+  };
+  const expected = [
+    "a.md", "build.md", "docs/real.md", "dironly/file.md", "keep.log.md", "nested/important.md", "over/x.md", "sub/top.md",
+  ];
+
+  test("negation, anchoring, folder-only, **, comments, escapes, nested files, .ignore over .gitignore", () => {
+    const root = tempDir();
+    writeTree(root, tree);
+    const files = discoverFiles(root, { fileTypes: ["md", ""], exclude: [] }).files.map((f) => f.path);
+    expect(files).toEqual([...expected.slice(0, 4), "dironly/file", ...expected.slice(4)].sort());
+  });
+
+  test("isCandidate agrees with the walk, file by file", () => {
+    const root = tempDir();
+    writeTree(root, tree);
+    const options = { fileTypes: ["md"], exclude: [], path: root };
+    const walked = new Set(discoverFiles(root, options).files.map((f) => f.path));
+    for (const path of Object.keys(tree).filter((p) => p.endsWith(".md"))) {
+      expect([path, isCandidate(path, options)]).toEqual([path, walked.has(path)]);
+    }
+  });
+
+  test("ignoreFiles: false indexes what ignore files leave out", () => {
+    const root = tempDir();
+    writeTree(root, tree);
+    const files = discoverFiles(root, { fileTypes: ["md"], exclude: [], ignoreFiles: false }).files.map((f) => f.path);
+    expect(files).toContain("x.log.md");
+    expect(files).toContain("nested/deeper/b.md");
+    expect(isCandidate("build/out.md", { fileTypes: ["md"], exclude: [], path: root, ignoreFiles: false })).toBe(true);
+  });
+
+  test("rule parsing", () => {
+    expect(parseIgnoreLine("# comment")).toBeUndefined();
+    expect(parseIgnoreLine("   ")).toBeUndefined();
+    expect(parseIgnoreLine("!/a/b/")).toMatchObject({ negate: true, anchored: true, dirOnly: true });
+    expect(parseIgnoreLine("\\!bang")).toMatchObject({ negate: false, anchored: false });
+    expect(parseIgnoreLine("*.md  ")!.glob.match("x.md")).toBe(true);
   });
 });

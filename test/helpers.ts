@@ -76,3 +76,28 @@ export function runCli(args: string[], options: { home: string; cwd?: string; en
   });
   return { code: proc.exitCode ?? -1, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
 }
+
+/** RFC 4180: fields split by commas, records by CRLF (or LF), quoted fields may hold both and doubled quotes. */
+export function parseCsv(input: string): string[][] {
+  const records: string[][] = [];
+  let record: string[] = [];
+  let field = "";
+  let quoted = false;
+  let i = 0;
+  while (i < input.length) {
+    const c = input[i]!;
+    if (quoted) {
+      if (c === '"' && input[i + 1] === '"') (field += '"'), (i += 2);
+      else if (c === '"') (quoted = false), i++;
+      else (field += c), i++;
+    } else if (c === '"' && field === "") (quoted = true), i++;
+    else if (c === ",") record.push(field), (field = ""), i++;
+    else if (c === "\r" && input[i + 1] === "\n") record.push(field), records.push(record), (record = []), (field = ""), (i += 2);
+    else if (c === "\n") record.push(field), records.push(record), (record = []), (field = ""), i++;
+    else if (c === '"') throw new Error(`stray quote at ${i}`);
+    else (field += c), i++;
+  }
+  if (quoted) throw new Error("unterminated quoted field");
+  if (field !== "" || record.length) record.push(field), records.push(record);
+  return records;
+}

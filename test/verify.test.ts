@@ -27,7 +27,7 @@ describe("verify", () => {
     store.db.run("INSERT INTO embeddings(text_hash, vector) VALUES ('orphan', x'00000000')");
     store.close();
     const ann = readFileSync(annPath(repo.dir));
-    ann[ann.length - 5] ^= 0xff;
+    ann[ann.length - 5]! ^= 0xff;
     writeFileSync(annPath(repo.dir), ann);
     writeFileSync(join(repo.dir, ".index.db.999999.abc.tmp"), "left by a killed writer"); // pid 999999 is not running
     writeFileSync(join(docs, "new.md"), "new words\n");

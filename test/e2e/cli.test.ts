@@ -23,7 +23,7 @@ describe("researcher CLI", () => {
     expect(added.stdout).toContain("added notes");
     const listed = JSON.parse(cli("repo", "list", "--json").stdout);
     expect(listed).toEqual([
-      { name: "notes", path: expect.stringContaining(docs.split("/").at(-1)!), description: "Test notes", file_types: ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"], exclude: ["skip"], embed: true, embedding: {} },
+      { name: "notes", path: expect.stringContaining(docs.split("/").at(-1)!), description: "Test notes", file_types: ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"], exclude: ["skip"], embed: true, embedding: {}, ignore_files: true },
     ]);
   });
 

@@ -10,6 +10,7 @@ import { executable, GLOVE, HOOK_TIMEOUT, runCli, SYSTEM_PATH, tempDir, useCliCo
 const home = tempDir();
 const docs = tempDir();
 const outside = tempDir();
+const big = tempDir();
 let exe: string;
 
 const env = () => ({ PATH: SYSTEM_PATH, HOME: home, RESEARCHER_HOME: home, RESEARCHER_MODEL_PATH: GLOVE });
@@ -28,6 +29,11 @@ beforeAll(async () => {
   symlinkSync(join(outside, "secret.md"), join(docs, "escape.md"));
   expect(runCli(["repo", "add", "docs", docs, "--description", "Test documents about cars and bread"], { home }).code).toBe(0);
   expect(runCli(["index", "docs"], { home }).code).toBe(0);
+  // 5 MiB in 5,000-byte lines: an answer must never carry it whole.
+  const line = `${"lorem ipsum dolor sit amet ".repeat(185)}end`;
+  writeTree(big, { "big.md": `# Big\n\n${Array.from({ length: 1060 }, (_, i) => `${i} ${line}`).join("\n")}\n`, "small.md": "# Small\n\ntiny\n" });
+  expect(runCli(["repo", "add", "big", big, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "big"], { home }).code).toBe(0);
 }, HOOK_TIMEOUT);
 
 function tools(client: Client) {
@@ -47,18 +53,26 @@ describe("MCP over stdio", () => {
   }, HOOK_TIMEOUT);
   afterAll(() => client.close());
 
-  test("lists eight tools and tells the agent what repositories exist", async () => {
+  test("lists nine tools, each with a title and annotations, and tells the agent what repositories exist", async () => {
     const { tools: listed } = await client.listTools();
     expect(listed.map((t) => t.name).sort()).toEqual([
-      "add_to_index", "get_document", "get_index_status", "list_repositories", "multi_get", "remove_from_index", "search_documents", "search_fragments",
+      "add_to_index", "get_document", "get_index_status", "list_documents", "list_repositories", "multi_get", "remove_from_index", "search_documents", "search_fragments",
     ]);
+    for (const tool of listed) {
+      expect(typeof tool.title === "string" || typeof tool.annotations?.title === "string").toBe(true);
+      expect(typeof tool.annotations?.readOnlyHint).toBe("boolean");
+      expect(typeof tool.annotations?.destructiveHint).toBe("boolean");
+      const writes = ["add_to_index", "remove_from_index"].includes(tool.name);
+      expect([tool.name, tool.annotations?.readOnlyHint]).toEqual([tool.name, !writes]);
+    }
+    expect(listed.find((t) => t.name === "remove_from_index")!.annotations!.destructiveHint).toBe(true);
     expect(client.getInstructions()).toContain("docs: Test documents about cars and bread");
   });
 
   test("search_fragments returns the CLI's JSON and a text rendering", async () => {
     const result = await call("search_fragments", { query: "garage", mode: "bm25", n_results: 2 });
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent).toMatchObject({ query: "garage", mode: "bm25", repositories: ["docs"], total: 1 });
+    expect(result.structuredContent).toMatchObject({ query: "garage", mode: "bm25", repositories: ["big", "docs"], total: 1 });
     const hit = result.structuredContent.results[0];
     expect(Object.keys(hit)).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "fragment", "snippet", "context"]);
     expect(hit).toMatchObject({ path: "cars.md", location: "cars.md:7", heading: "Parking", context: "Test documents about cars and bread" });
@@ -90,9 +104,48 @@ describe("MCP over stdio", () => {
     expect(many.structuredContent.skipped.length).toBeGreaterThan(0);
   });
 
+  test("a search result's repository and location read back; list_documents lists what is indexed", async () => {
+    const hit = (await call("search_fragments", { query: "garage", mode: "bm25" })).structuredContent.results[0];
+    const read = await call("get_document", { repository: hit.repository, ref: hit.location, max_lines: 1 });
+    expect(read.structuredContent).toMatchObject({ path: "cars.md", from: 7, to: 7, text: "The driver parks the car in the garage." });
+    expect((await call("get_document", { ref: hit.location, max_lines: 1 })).structuredContent.text).toContain("garage");
+    const missing = await call("get_document", { ref: "docs:car.md" });
+    expect(missing.isError).toBe(true);
+    expect(missing.content[0]!.text).toContain("did you mean docs:cars.md");
+    const listed = await call("list_documents", { repository: "docs" });
+    expect(listed.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["bread.md", "cars.md", "notes/space.md"]);
+    expect(listed.structuredContent.documents[0]).toMatchObject({ repository: "docs", format: "md", fragments: 1, pages: null });
+    const paged = await call("list_documents", { limit: 2, offset: 1 });
+    expect(paged.structuredContent).toMatchObject({ total: 5, offset: 1 });
+    expect(paged.content[0]!.text).toContain("[2 more: continue with offset 3]");
+  });
+
+  test("answers are capped: a 5 MiB document never becomes a 10 MB line", async () => {
+    const first = await call("get_document", { ref: "big:big.md" });
+    expect(first.structuredContent.truncated).toBe(true);
+    expect(Buffer.byteLength(first.structuredContent.text)).toBeLessThanOrEqual(128 * 1024);
+    expect(first.structuredContent.text.endsWith("end")).toBe(true);
+    const next = first.structuredContent.to + 1;
+    expect(first.content[0]!.text).toContain(`continue with from_line ${next}`);
+    const second = await call("get_document", { ref: "big:big.md", from_line: next, max_lines: 1 });
+    expect(second.structuredContent.text.startsWith(`${next - 3} lorem`)).toBe(true);
+    const asked = await call("get_document", { ref: "big:big.md", max_bytes: 10_000_000 });
+    expect(Buffer.byteLength(asked.structuredContent.text)).toBeLessThanOrEqual(1024 * 1024);
+    expect(JSON.stringify(asked).length).toBeLessThan(3 * 1024 * 1024);
+    const small = await call("get_document", { ref: "big:big.md", max_bytes: 100 });
+    expect(small.structuredContent).toMatchObject({ from: 1, to: 2, truncated: true, text: "# Big\n" });
+    const many = await call("multi_get", { pattern: "big:*.md", max_bytes: 10_000_000 });
+    expect(JSON.stringify(many).length).toBeLessThan(3 * 1024 * 1024);
+    expect(many.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["small.md"]);
+    expect(many.structuredContent.skipped).toEqual([{ repository: "big", path: "big.md", reason: "over max_bytes for the answer (1048576 bytes)" }]);
+    const perDocument = await call("multi_get", { pattern: "docs:cars.md,docs:bread.md", max_bytes_per_document: 60 });
+    expect(perDocument.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["bread.md"]);
+    expect(perDocument.structuredContent.skipped[0].reason).toMatch(/^larger than max_bytes per document/);
+  });
+
   test("list_repositories and get_index_status", async () => {
     const repos = await call("list_repositories");
-    expect(repos.structuredContent.repositories).toEqual([expect.objectContaining({ name: "docs", description: "Test documents about cars and bread" })]);
+    expect(repos.structuredContent.repositories).toEqual([expect.objectContaining({ name: "big" }), expect.objectContaining({ name: "docs", description: "Test documents about cars and bread" })]);
     const status = await call("get_index_status", { repository: "docs" });
     expect(status.structuredContent.repositories[0]).toMatchObject({ name: "docs", failures: [] });
     expect(status.structuredContent.repositories[0].fragments).toBeGreaterThanOrEqual(4);
@@ -188,13 +241,13 @@ function rawServer() {
 describe("stdio: closing and bad params", () => {
   test("calls still running when stdin closes are answered before the server exits", async () => {
     const { proc, send, answers } = rawServer();
-    send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search_fragments", arguments: { query: "automobile", mode: "hybrid" } } });
+    send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search_fragments", arguments: { query: "automobile", mode: "hybrid", repositories: ["docs"] } } });
     send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_index_status", arguments: {} } });
     proc.stdin.end();
     const got = await answers();
     expect(await proc.exited).toBe(0);
     expect(got.get(1)?.result?.structuredContent?.results?.[0]?.path).toBe("cars.md");
-    expect(got.get(2)?.result?.structuredContent?.repositories).toHaveLength(1);
+    expect(got.get(2)?.result?.structuredContent?.repositories).toHaveLength(2);
   });
 
   test("params that do not fit the method are -32602 (invalid params), not an internal error", async () => {
@@ -293,7 +346,7 @@ describe("MCP over HTTP", () => {
       expect((await request(`evil.example:${port}`)).status).toBe(403);
       const client = new Client({ name: "http-test", version: "1.0.0" });
       await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
-      expect((await client.listTools()).tools.length).toBe(8);
+      expect((await client.listTools()).tools.length).toBe(9);
       await client.close();
     } finally {
       proc.kill();
@@ -307,7 +360,7 @@ describe("MCP over HTTP", () => {
         const client = new Client({ name: "http-test", version: "1.0.0" });
         const headers = { Authorization: `${scheme} s3cret` };
         await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }));
-        expect((await client.listTools()).tools.length).toBe(8);
+        expect((await client.listTools()).tools.length).toBe(9);
         await client.close();
       }
       expect(await connect(url, "wrong").catch((e: Error) => e)).toBeInstanceOf(Error);
@@ -323,7 +376,7 @@ describe("MCP over HTTP", () => {
       expect(anonymous).toBeInstanceOf(Error);
       const client = await connect(url, "s3cret");
       const { tools: listed } = await client.listTools();
-      expect(listed.length).toBe(8);
+      expect(listed.length).toBe(9);
       await client.close();
     } finally {
       proc.kill();

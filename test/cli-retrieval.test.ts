@@ -1,0 +1,167 @@
+/** The retrieval surface from the command line (a real subprocess): search output flags, get, multi-get, ls. */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { HOOK_TIMEOUT, parseCsv, runCli, tempDir, writeTree } from "./helpers.ts";
+
+const home = tempDir();
+const docs = tempDir();
+const cli = (...args: string[]) => runCli(args, { home });
+const ok = (...args: string[]) => {
+  const result = cli(...args);
+  if (result.code !== 0) throw new Error(`${args.join(" ")} → ${result.code}: ${result.stderr}`);
+  return result.stdout;
+};
+
+// Distinct term counts give distinct BM25 scores, so page order is stable.
+const files: Record<string, string> = {};
+for (let i = 1; i <= 12; i++) {
+  files[`d${String(i).padStart(2, "0")}.md`] = `# Doc ${i}\n\n${"borrow ".repeat(i)}words here.\n\n## Part two\n\n${"borrow ".repeat(i)} 3 times more, "quoted", commas.\n`;
+}
+writeTree(docs, files);
+
+beforeAll(() => {
+  ok("repo", "add", "notes", docs, "--no-embed");
+  ok("index", "notes", "--quiet");
+}, HOOK_TIMEOUT);
+
+describe("search output flags", () => {
+  test("--documents N and --fragments N are counts, never query words", () => {
+    const grouped = JSON.parse(ok("search", "borrow", "--documents", "3", "--json"));
+    expect(grouped.query).toBe("borrow");
+    expect(grouped.results.length).toBe(3);
+    expect(grouped.results[0].fragments).toBeDefined();
+    const fragments = JSON.parse(ok("search", "borrow", "--fragments", "5", "--json"));
+    expect(fragments.query).toBe("borrow");
+    expect(fragments.results.length).toBe(5);
+    expect(fragments.results[0].fragment).toBeDefined();
+    // A bare flag before the query leaves the query alone.
+    expect(JSON.parse(ok("search", "--documents", "borrow", "--json")).query).toBe("borrow");
+    expect(JSON.parse(ok("search", "--fragments", "borrow", "words", "--json")).query).toBe("borrow words");
+    // After `--` everything is query text.
+    expect(JSON.parse(ok("search", "--json", "--", "--documents", "3")).query).toBe("--documents 3");
+  });
+
+  test("conflicting counts and formats are usage errors", () => {
+    for (const args of [
+      ["borrow", "--documents", "3", "-n", "4"], ["borrow", "--documents", "--fragments"], ["borrow", "--documents=x"],
+      ["borrow", "--all", "-n", "3"], ["borrow", "--json", "--files"], ["borrow", "--format", "xml"], ["borrow", "--json", "--format", "csv"],
+    ]) {
+      const result = cli("search", ...args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/^error: /);
+    }
+    expect(cli("search", "borrow", "--json", "--format", "json").code).toBe(0);
+  });
+
+  test("-n counts files with --files", () => {
+    expect(ok("search", "borrow", "--files", "-n", "5").trim().split("\n").length).toBe(5);
+    expect(ok("search", "borrow", "--format", "files", "-n", "2").trim().split("\n").length).toBe(2);
+  });
+
+  test("--all gives every result; --offset pages concatenate to it without duplicates", () => {
+    const all = JSON.parse(ok("search", "borrow", "--all", "--json", "--mode", "bm25"));
+    expect(all.results.length).toBe(24);
+    expect(all.total).toBe(24);
+    const pages = [];
+    for (let offset = 0; offset < 24; offset += 5) {
+      pages.push(...JSON.parse(ok("search", "borrow", "--json", "--mode", "bm25", "-n", "5", "--offset", String(offset))).results);
+    }
+    const ids = pages.map((r: { fragment: { id: number } }) => r.fragment.id);
+    expect(new Set(ids).size).toBe(24);
+    expect(ids).toEqual(all.results.map((r: { fragment: { id: number } }) => r.fragment.id));
+    expect(pages.map((r: { rank: number }) => r.rank)).toEqual(all.results.map((r: { rank: number }) => r.rank));
+    const above = JSON.parse(ok("search", "borrow", "--all", "--json", "--mode", "bm25", "--min-score", String(all.results[9].score)));
+    expect(above.results.length).toBeGreaterThanOrEqual(10);
+    expect(above.results.every((r: { score: number }) => r.score >= all.results[9].score)).toBe(true);
+    expect(JSON.parse(ok("search", "borrow", "--all", "--documents", "--json")).results.length).toBe(12);
+  });
+
+  test("--full prints whole fragments; every format parses back", () => {
+    const full = JSON.parse(ok("search", "borrow", "-n", "1", "--full", "--json"));
+    expect(full.results[0].text).toBe(`${"borrow ".repeat(12)}words here.`);
+    expect(ok("search", "borrow", "-n", "1", "--full")).toContain(`   ${"borrow ".repeat(12)}words here.\n`);
+
+    const csv = parseCsv(ok("search", "quoted", "commas", "--format", "csv", "--full", "-n", "3"));
+    expect(csv[0]).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "snippet", "text"]);
+    expect(csv.length).toBe(4);
+    expect(csv.map((row) => row[10]).join("\n")).toContain('"quoted", commas.');
+    const jsonl = ok("search", "borrow", "--format", "jsonl", "-n", "4").trimEnd().split("\n").map((line) => JSON.parse(line));
+    expect(jsonl.map((r) => r.rank)).toEqual([1, 2, 3, 4]);
+    expect(jsonl).toEqual(JSON.parse(ok("search", "borrow", "--json", "-n", "4")).results);
+    const md = ok("search", "borrow", "--format", "md", "-n", "2");
+    expect(md).toMatch(/^# Search: borrow\n/);
+    expect(md.match(/^## \d+\. /gm)?.length).toBe(2);
+    expect(ok("search", "nothingmatches", "--format", "csv")).toBe("rank,score,repository,path,location,page,docid,title,heading,snippet\r\n");
+    expect(ok("search", "nothingmatches", "--format", "jsonl")).toBe("");
+  });
+
+  test("links: none when piped or with NO_COLOR, OSC 8 when forced", () => {
+    expect(ok("search", "borrow", "-n", "1")).not.toContain("\x1b]8;");
+    const forced = runCli(["search", "borrow", "-n", "1"], { home, env: { FORCE_HYPERLINK: "1" } });
+    expect(forced.stdout).toContain(`\x1b]8;;file://`);
+  });
+});
+
+describe("get", () => {
+  test("whole, ranges, line numbers, JSON and metadata", () => {
+    expect(ok("get", "notes:d01.md")).toBe(files["d01.md"]!);
+    expect(ok("get", "notes:d01.md:3:1")).toBe("borrow words here.\n");
+    expect(ok("get", "notes:d01.md", "--from", "5", "--lines", "1")).toBe("## Part two\n");
+    expect(ok("get", "notes:d01.md:5", "--lines", "2", "--line-numbers")).toBe("     5\t## Part two\n     6\t\n");
+    const doc = JSON.parse(ok("get", "notes:d02.md:3:1", "--json"));
+    expect(Object.keys(doc)).toEqual(["repository", "path", "docid", "title", "format", "metadata", "from", "to", "total_lines", "text"]);
+    expect(doc).toMatchObject({ repository: "notes", path: "d02.md", title: "Doc 2", format: "md", metadata: {}, from: 3, to: 3, total_lines: 7 });
+    expect(ok("get", doc.docid)).toBe(files["d02.md"]!);
+    const meta = JSON.parse(ok("get", doc.docid, "--meta", "--json"));
+    expect(meta).toMatchObject({ repository: "notes", path: "d02.md", docid: doc.docid, fragments: 2, pages: null });
+    expect(ok("get", "notes:d02.md", "--meta")).toContain("fragments:  2");
+  });
+
+  test("a search result's location reads back where the snippet is", () => {
+    const hit = JSON.parse(ok("search", "quoted", "--json", "-n", "1")).results[0];
+    expect(ok("get", hit.location, "--lines", "1")).toContain('"quoted", commas.');
+    expect(ok("get", `${hit.repository}:${hit.location}`, "--lines", "1")).toContain('"quoted", commas.');
+  });
+
+  test("misses are one error line with close paths; bad ranges are errors", () => {
+    const miss = cli("get", "notes:d1.md");
+    expect(miss.code).toBe(1);
+    expect(miss.stderr).toContain("error: notes:d1.md is not an indexed document");
+    expect(miss.stderr).toMatch(/hint: did you mean notes:d01\.md/);
+    expect(cli("get", "notes:d01.md:99").stderr).toContain("past the end");
+    expect(cli("get", "notes:d01.md", "--from", "0").code).toBe(1);
+    expect(cli("get", "notes:d01.md", "--lines", "x").code).toBe(1);
+  });
+});
+
+describe("ls", () => {
+  test("every indexed document, a repository's, or under a prefix; JSON parses back", () => {
+    const all = JSON.parse(ok("ls", "--json"));
+    expect(all.length).toBe(12);
+    expect(Object.keys(all[0])).toEqual(["repository", "path", "docid", "title", "format", "metadata", "size", "modified", "fragments", "pages"]);
+    expect(all[0]).toMatchObject({ repository: "notes", path: "d01.md", format: "md", fragments: 2, pages: null, size: files["d01.md"]!.length });
+    expect(JSON.parse(ok("ls", "notes:d1", "--json")).map((d: { path: string }) => d.path)).toEqual(["d10.md", "d11.md", "d12.md"]);
+    const text = ok("ls", "notes");
+    expect(text.trim().split("\n").length).toBe(12);
+    expect(text).toMatch(/^md {2}\s*\d+ B {2}2 fr {2}\d{4}-\d\d-\d\d {2}notes:d01\.md$/m);
+    const ghost = cli("ls", "ghost");
+    expect(ghost.code).toBe(1);
+    expect(ghost.stderr).toContain("no repository named 'ghost'");
+  });
+});
+
+describe("multi-get", () => {
+  test("glob or refs; text, --json, --files; --max-bytes lists oversized documents", () => {
+    const text = ok("multi-get", "notes:d0[12].md");
+    expect(text).toBe(`==> notes:d01.md <==\n${files["d01.md"]}\n==> notes:d02.md <==\n${files["d02.md"]}`);
+    const found = JSON.parse(ok("multi-get", "notes:d01.md:3:1,notes:d1.md,d02.md", "--json"));
+    expect(found.documents.map((d: { path: string; text: string }) => [d.path, d.text])).toEqual([["d01.md", "borrow words here."], ["d02.md", files["d02.md"]!.trimEnd()]]);
+    expect(Object.keys(found.documents[0])).toEqual(["repository", "path", "docid", "title", "format", "metadata", "from", "to", "total_lines", "text"]);
+    expect(found.skipped).toEqual([{ repository: "", path: "notes:d1.md", reason: "notes:d1.md is not an indexed document" }]);
+    expect(ok("multi-get", "*.md", "--files").trim().split("\n").length).toBe(12);
+    const capped = JSON.parse(ok("multi-get", "*.md", "--json", "--max-bytes", String(files["d05.md"]!.length)));
+    expect(capped.documents.map((d: { path: string }) => d.path)).toEqual(["d01.md", "d02.md", "d03.md", "d04.md", "d05.md"]);
+    expect(capped.skipped.length).toBe(7);
+    expect(capped.skipped[0].reason).toMatch(/^larger than max_bytes per document/);
+    expect(ok("multi-get", "d12.md", "--max-bytes", "10")).toMatch(/^==> notes:d12\.md <== skipped: larger than/);
+  });
+});

@@ -1,0 +1,194 @@
+/** Reading indexed documents back: every ref form, line ranges at the edges, refusals, suggestions, listings. */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { indexRepository } from "../src/indexer.ts";
+import { closePaths, documentInfo, editDistance, listDocuments, readDocument, readDocuments, resolveDocumentRef } from "../src/documents.ts";
+import { ResearcherError } from "../src/errors.ts";
+import { addRepository, getRepository } from "../src/repos.ts";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { HOOK_TIMEOUT, tempDir, writeTree } from "./helpers.ts";
+
+const home = tempDir();
+const one = tempDir();
+const two = tempDir();
+writeTree(one, {
+  "guide.md": "# Guide\n\nline three\nline four\nline five\n",
+  "same.md": "# Same\n\nidentical in both repositories\n",
+  "shared/readme.md": "# One readme\n",
+  "2024:01/log.md": "a folder whose name has a colon\nsecond\n",
+  "empty.txt": "",
+  "nolf.txt": "first\nsecond",
+  ".hidden/secret.md": "# Hidden\n",
+  ".dot.md": "# Dot file\n",
+  "drafts/wip.md": "# Excluded\n",
+  "data.csv": "a,b\n",
+  ".gitignore": "ignored.md\nbuild/\n",
+  "ignored.md": "# Ignored by .gitignore\n",
+  "build/out.md": "# Built\n",
+});
+writeTree(two, { "same.md": "# Same\n\nidentical in both repositories\n", "shared/readme.md": "# Two readme\n", "only-two.md": "# Two\n" });
+
+async function refusal(promise: Promise<unknown> | (() => unknown)): Promise<ResearcherError> {
+  try {
+    await (typeof promise === "function" ? promise() : promise);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ResearcherError);
+    return error as ResearcherError;
+  }
+  throw new Error("expected a refusal");
+}
+
+beforeAll(async () => {
+  const a = addRepository(home, { name: "one", path: one, embed: false, exclude: ["drafts"], fileTypes: ["md", "txt"] });
+  const b = addRepository(home, { name: "two", path: two, embed: false });
+  await indexRepository(home, a);
+  await indexRepository(home, b);
+}, HOOK_TIMEOUT);
+
+describe("refs", () => {
+  test("repo:path, repo:path:line and repo:path:line:count", async () => {
+    const whole = await readDocument(home, "one:guide.md");
+    expect(whole).toMatchObject({ repository: "one", path: "guide.md", title: "Guide", format: "md", from: 1, to: 5, total_lines: 5, truncated: false });
+    expect(whole.text).toBe("# Guide\n\nline three\nline four\nline five");
+    expect(await readDocument(home, "one:guide.md:3")).toMatchObject({ from: 3, to: 5, text: "line three\nline four\nline five" });
+    expect(await readDocument(home, "one:guide.md:3:2")).toMatchObject({ from: 3, to: 4, text: "line three\nline four", truncated: true });
+    expect(await readDocument(home, "one:./guide.md:4:1")).toMatchObject({ text: "line four" });
+  });
+
+  test("colons inside the path", async () => {
+    expect(resolveDocumentRef(home, "one:2024:01/log.md")).toEqual(expect.objectContaining({ path: "2024:01/log.md" }));
+    expect(resolveDocumentRef(home, "one:2024:01/log.md").line).toBeUndefined();
+    expect(await readDocument(home, "one:2024:01/log.md:2")).toMatchObject({ path: "2024:01/log.md", from: 2, text: "second" });
+    expect(await readDocument(home, "2024:01/log.md:1:1")).toMatchObject({ repository: "one", text: "a folder whose name has a colon" });
+  });
+
+  test("#docid, unique or ambiguous across repositories", async () => {
+    const guide = documentInfo(home, "one:guide.md");
+    expect(await readDocument(home, guide.docid)).toMatchObject({ path: "guide.md", repository: "one" });
+    const same = documentInfo(home, "one:same.md").docid;
+    expect(documentInfo(home, "two:same.md").docid).toBe(same);
+    const ambiguous = await refusal(() => resolveDocumentRef(home, same));
+    expect(ambiguous.message).toContain("matches 2 documents: one:same.md, two:same.md");
+    expect(ambiguous.hint).toContain("repo:path");
+    expect(resolveDocumentRef(home, same, { repository: "two" })).toMatchObject({ path: "same.md" });
+    expect((await refusal(() => resolveDocumentRef(home, "#000000"))).code).toBe("DOCUMENT_NOT_FOUND");
+    expect((await refusal(() => resolveDocumentRef(home, "#xyz"))).code).toBe("INVALID_INPUT");
+  });
+
+  test("a search result's bare location, found in whichever repository holds it", async () => {
+    expect(await readDocument(home, "guide.md:3:1")).toMatchObject({ repository: "one", text: "line three" });
+    expect(resolveDocumentRef(home, "only-two.md")).toMatchObject({ path: "only-two.md" });
+    const ambiguous = await refusal(() => resolveDocumentRef(home, "shared/readme.md:1"));
+    expect(ambiguous.message).toContain("is in 2 repositories: one:shared/readme.md, two:shared/readme.md");
+    expect(resolveDocumentRef(home, "shared/readme.md:1", { repository: "two" }).repo.name).toBe("two");
+    expect(resolveDocumentRef(home, "two:shared/readme.md", { repository: "two" }).path).toBe("shared/readme.md");
+  });
+
+  test("misses suggest close paths; unknown repositories name the known ones", async () => {
+    const typo = await refusal(readDocument(home, "one:guid.md"));
+    expect(typo.code).toBe("DOCUMENT_NOT_FOUND");
+    expect(typo.hint).toContain("one:guide.md");
+    const moved = await refusal(readDocument(home, "one:readme.md"));
+    expect(moved.hint).toContain("one:shared/readme.md");
+    const bare = await refusal(readDocument(home, "gide.md:3"));
+    expect(bare.message).toContain("no repository holds gide.md:3");
+    expect(bare.hint).toContain("one:guide.md");
+    const nowhere = await refusal(readDocument(home, "one:zzzzzzzzzzzz.md"));
+    expect(nowhere.hint).toContain("researcher ls one");
+    const ghost = await refusal(readDocument(home, "ghost:guide.md"));
+    expect(ghost.code).toBe("REPO_NOT_FOUND");
+    expect(ghost.hint).toContain("one, two");
+    expect(editDistance("kitten", "sitting")).toBe(3);
+    expect(editDistance("abc", "xyzxyzxyz", 2)).toBe(3);
+    expect(closePaths(getRepository(home, "one"), "GUIDE.md")).toEqual(["one:guide.md"]);
+  });
+});
+
+describe("line ranges at the edges", () => {
+  test("first line, last line, past the end, zero and negative", async () => {
+    expect(await readDocument(home, "one:guide.md", { fromLine: 5 })).toMatchObject({ from: 5, to: 5, text: "line five", truncated: false });
+    expect(await readDocument(home, "one:guide.md", { fromLine: 1, maxLines: 1 })).toMatchObject({ from: 1, to: 1, text: "# Guide", truncated: true });
+    expect(await readDocument(home, "one:guide.md", { fromLine: 4, maxLines: 100 })).toMatchObject({ from: 4, to: 5, truncated: false });
+    expect((await refusal(readDocument(home, "one:guide.md", { fromLine: 6 }))).message).toContain("line 6 is past the end of one:guide.md (5 lines)");
+    expect((await refusal(readDocument(home, "one:guide.md:99"))).code).toBe("INVALID_INPUT");
+    expect((await refusal(readDocument(home, "one:guide.md", { fromLine: 0 }))).code).toBe("INVALID_INPUT");
+    expect((await refusal(readDocument(home, "one:guide.md", { maxLines: 0 }))).code).toBe("INVALID_INPUT");
+    expect((await refusal(readDocument(home, "one:guide.md:2:0"))).code).toBe("INVALID_INPUT");
+    // Options win over the ref's own line and count.
+    expect(await readDocument(home, "one:guide.md:2:1", { fromLine: 3, maxLines: 2 })).toMatchObject({ from: 3, to: 4 });
+  });
+
+  test("an empty document and one without a final newline", async () => {
+    expect(await readDocument(home, "one:empty.txt")).toMatchObject({ from: 1, to: 0, total_lines: 0, text: "", truncated: false });
+    expect(await readDocument(home, "one:nolf.txt")).toMatchObject({ total_lines: 2, text: "first\nsecond" });
+    expect(await readDocument(home, "one:nolf.txt:2")).toMatchObject({ text: "second" });
+  });
+});
+
+describe("only indexed documents are read", () => {
+  test("hidden, excluded, other-type and outside files are refused", async () => {
+    for (const ref of ["one:.hidden/secret.md", "one:.dot.md", "one:drafts/wip.md", "one:data.csv", "one:ignored.md", "one:build/out.md", "one:.gitignore"]) {
+      const error = await refusal(readDocument(home, ref));
+      expect(error.code).toBe("DOCUMENT_NOT_FOUND");
+      expect(error.message).toContain("is not an indexed document");
+    }
+    for (const ref of ["one:../x.md", "one:/etc/passwd", "one:shared/../../x.md"]) {
+      expect((await refusal(readDocument(home, ref))).code).toBe("PATH_OUTSIDE_REPO");
+    }
+    expect((await refusal(readDocument(home, "/etc/passwd"))).code).toBe("DOCUMENT_NOT_FOUND");
+  });
+
+  test("a repository added with ignoreFiles: false indexes and reads what .gitignore leaves out", async () => {
+    const repo = addRepository(home, { name: "all", path: tempDir(), embed: false, ignoreFiles: false });
+    writeTree(repo.path, { ".gitignore": "*.md\n", "seen.md": "# Seen\n" });
+    await indexRepository(home, repo);
+    expect((await readDocument(home, "all:seen.md")).text).toBe("# Seen");
+    expect(getRepository(home, "all").ignoreFiles).toBe(false);
+  });
+});
+
+describe("listing", () => {
+  test("every indexed document with format, size, fragments, pages and modified", () => {
+    const all = listDocuments(home, { repositories: ["one", "two"] });
+    expect(all.map((d) => `${d.repository}:${d.path}`)).toEqual([
+      "one:2024:01/log.md", "one:empty.txt", "one:guide.md", "one:nolf.txt", "one:same.md", "one:shared/readme.md",
+      "two:only-two.md", "two:same.md", "two:shared/readme.md",
+    ]);
+    expect(all[2]).toMatchObject({ format: "md", size: 40, fragments: 1, pages: null, title: "Guide" });
+    expect(Date.parse(all[2]!.modified)).toBeGreaterThan(0);
+    expect(listDocuments(home, { repositories: ["one"], prefix: "shared/" }).map((d) => d.path)).toEqual(["shared/readme.md"]);
+    expect(listDocuments(home, { repositories: ["two"], prefix: "s" }).map((d) => d.path)).toEqual(["same.md", "shared/readme.md"]);
+  });
+});
+
+describe("readDocuments (multi-get)", () => {
+  test("a glob over paths or repo:path; refs separated by commas, with their ranges", async () => {
+    expect((await readDocuments(home, "**/*.md", { repository: "two" })).documents.map((d) => d.path)).toEqual(["only-two.md", "same.md", "shared/readme.md"]);
+    expect((await readDocuments(home, "two:shared/*")).documents.map((d) => `${d.repository}:${d.path}`)).toEqual(["two:shared/readme.md"]);
+    const listed = await readDocuments(home, "one:guide.md:3:1, two:only-two.md ,one:nope.md");
+    expect(listed.documents.map((d) => d.text)).toEqual(["line three", "# Two"]);
+    expect(listed.skipped).toEqual([{ repository: "", path: "one:nope.md", reason: "one:nope.md is not an indexed document" }]);
+  });
+
+  test("per-document and per-answer caps list what they leave out", async () => {
+    const capped = await readDocuments(home, "one:**", { maxBytesPerDocument: 20 });
+    expect(capped.documents.map((d) => d.path)).toEqual(["empty.txt", "nolf.txt", "shared/readme.md"]);
+    expect(capped.documents.every((d) => Buffer.byteLength(d.text) <= 20)).toBe(true);
+    expect(capped.skipped.map((s) => s.path)).toContain("guide.md");
+    expect(capped.skipped.find((s) => s.path === "guide.md")!.reason).toMatch(/larger than max_bytes per document \(\d+ > 20 bytes\)/);
+    const budget = await readDocuments(home, "two:*", { maxBytes: 10 });
+    expect(budget.documents.map((d) => d.path)).toEqual(["only-two.md"]);
+    expect(budget.skipped).toEqual([{ repository: "two", path: "same.md", reason: "over max_bytes for the answer (10 bytes)" }]);
+  });
+
+  test("one unreadable match is its own entry; the others are read", async () => {
+    const dir = tempDir();
+    writeTree(dir, { "a.md": "# A\n", "b.md": "# B\n", "c.md": "# C\n" });
+    const repo = addRepository(home, { name: "three", path: dir, embed: false });
+    await indexRepository(home, repo);
+    rmSync(join(dir, "b.md"));
+    const found = await readDocuments(home, "three:*.md");
+    expect(found.documents.map((d) => d.path)).toEqual(["a.md", "c.md"]);
+    expect(found.skipped).toEqual([{ repository: "three", path: "b.md", reason: expect.stringContaining("three:b.md: cannot read") }]);
+  });
+});

@@ -1,0 +1,90 @@
+/** Output formats parsed back: CSV by an RFC 4180 reader, JSON Lines line by line, markdown, links. */
+import { describe, expect, test } from "bun:test";
+import { csvField, hyperlinks, renderSearch, searchJson, styleFor } from "../src/render.ts";
+import type { FragmentHit, SearchResponse } from "../src/search.ts";
+import { parseCsv } from "./helpers.ts";
+
+function hit(rank: number, overrides: Partial<FragmentHit> = {}): FragmentHit {
+  return {
+    rank, score: 1.5 / rank, repository: "notes", path: `dir/file ${rank}.md`, absolutePath: `/data/notes/dir/file ${rank}.md`,
+    location: `dir/file ${rank}.md:3`, page: null, docid: "#abcdef", title: "Title", heading: "A › B",
+    fragment: { id: rank, seq: 0, start_line: 3, end_line: 5, page: null, page_end: null },
+    snippet: "plain snippet", highlights: [[0, 5]], context: null, ...overrides,
+  };
+}
+
+const nasty = 'a "quoted", comma\nand a newline\r\nand CRLF, ünïcödé 東京';
+const response: SearchResponse = {
+  query: "q", mode: "bm25", repositories: ["notes"], offset: 0, total: 3,
+  results: [hit(1, { snippet: nasty, title: "Comma, title" }), hit(2, { heading: 'say "hi"' }), hit(3, { snippet: "" })],
+};
+
+describe("renderSearch", () => {
+  test("csv is RFC 4180: a real parse gives back every field", () => {
+    const csv = renderSearch(response, "csv", styleFor({ isTTY: false }));
+    expect(csv.endsWith("\r\n")).toBe(true);
+    const [header, ...rows] = parseCsv(csv);
+    expect(header).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "snippet"]);
+    expect(rows.length).toBe(3);
+    expect(rows[0]).toEqual(["1", "1.5", "notes", "dir/file 1.md", "dir/file 1.md:3", "", "#abcdef", "Comma, title", "A › B", nasty]);
+    expect(rows[1]![8]).toBe('say "hi"');
+    expect(rows[2]![9]).toBe("");
+    expect(csvField(null)).toBe("");
+    expect(csvField("x,y")).toBe('"x,y"');
+  });
+
+  test("csv with --full adds a text column", () => {
+    const full = { ...response, results: response.results.map((h) => ({ ...h, text: `whole, ${h.rank}\nsecond line` })) };
+    const [header, first] = parseCsv(renderSearch(full, "csv", styleFor({ isTTY: false })));
+    expect(header!.at(-1)).toBe("text");
+    expect(first!.at(-1)).toBe("whole, 1\nsecond line");
+  });
+
+  test("jsonl: one JSON object per line, equal to the --json results", () => {
+    const lines = renderSearch(response, "jsonl", styleFor({ isTTY: false })).split("\n");
+    expect(lines.pop()).toBe("");
+    expect(lines.map((line) => JSON.parse(line))).toEqual((searchJson(response) as { results: unknown[] }).results);
+  });
+
+  test("json parses back to the contract; --full adds text after snippet", () => {
+    const parsed = JSON.parse(renderSearch(response, "json", styleFor({ isTTY: false })));
+    expect(parsed.results[0].snippet).toBe(nasty);
+    const full = JSON.parse(renderSearch({ ...response, results: [{ ...hit(1), text: "all of it" } as FragmentHit] }, "json", styleFor({ isTTY: false })));
+    expect(Object.keys(full.results[0])).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "fragment", "snippet", "text", "context"]);
+  });
+
+  test("md: a heading per result, snippets quoted, full text fenced longer than any fence inside", () => {
+    const md = renderSearch(response, "md", styleFor({ isTTY: false }));
+    expect(md).toContain("## 1. Comma, title › A › B\n");
+    expect(md).toContain("\n\n## 2. Title › say \"hi\"\n");
+    expect(md).toContain("`notes:dir/file 1.md:3`");
+    expect(md).toContain("> a \"quoted\", comma\n> and a newline\n> and CRLF");
+    const fenced = renderSearch({ ...response, results: [{ ...hit(1), text: "```js\ncode\n```\n" } as FragmentHit] }, "md", styleFor({ isTTY: false }));
+    expect(fenced).toContain("````markdown\n```js\ncode\n```\n````");
+  });
+
+  test("files: absolute paths, once each", () => {
+    const twice = { ...response, results: [hit(1), hit(1), hit(2)] };
+    expect(renderSearch(twice, "files", styleFor({ isTTY: false }))).toBe("/data/notes/dir/file 1.md\n/data/notes/dir/file 2.md\n");
+  });
+
+  test("OSC 8 links only on terminals that support them, never piped or with NO_COLOR", () => {
+    expect(hyperlinks({ isTTY: false }, { TERM_PROGRAM: "iTerm.app" })).toBe(false);
+    expect(hyperlinks({ isTTY: true }, { TERM_PROGRAM: "iTerm.app" })).toBe(true);
+    expect(hyperlinks({ isTTY: true }, { TERM_PROGRAM: "iTerm.app", NO_COLOR: "1" })).toBe(false);
+    expect(hyperlinks({ isTTY: true }, { TERM: "xterm-256color" })).toBe(false);
+    expect(hyperlinks({ isTTY: true }, { TERM: "xterm-256color", VTE_VERSION: "7200" })).toBe(true);
+    expect(hyperlinks({ isTTY: false }, { FORCE_HYPERLINK: "1" })).toBe(true);
+    const previous = process.env.FORCE_HYPERLINK;
+    process.env.FORCE_HYPERLINK = "1";
+    try {
+      const text = renderSearch(response, "text", styleFor({ isTTY: false }));
+      expect(text).toContain("\x1b]8;;file://");
+      expect(text).toContain("/data/notes/dir/file%201.md\x1b\\notes:dir/file 1.md:3\x1b]8;;\x1b\\");
+    } finally {
+      if (previous === undefined) delete process.env.FORCE_HYPERLINK;
+      else process.env.FORCE_HYPERLINK = previous;
+    }
+    expect(renderSearch(response, "text", styleFor({ isTTY: false }))).not.toContain("\x1b");
+  });
+});
