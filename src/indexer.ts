@@ -5,11 +5,11 @@
  * walking the tree. A changed file is read once and hashed, and converted only when its SHA-256 differs. Writes go
  * in batches of whole documents, each batch one transaction. Heavy formats convert in a worker pool.
  */
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { chunkDocument, type ChunkOptions, type Fragment } from "./chunk.ts";
 import { loadConfig, type Config } from "./config.ts";
-import { formatOf } from "./convert.ts";
+import { formatOf, TEXT_FORMATS } from "./convert.ts";
 import { ConvertPool } from "./convert-pool.ts";
 import { discoverFiles, isCandidate, readRegularFile, type DiscoveredFile } from "./discover.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "./embedder.ts";
@@ -79,6 +79,8 @@ export interface DocumentSettings {
 }
 
 const BATCH_DOCUMENTS = 1000;
+/** The WAL is checkpointed between batches once it passes this size (see Store.checkpointIfLarger). */
+const WAL_LIMIT = 64 * 2 ** 20;
 
 export async function indexRepository(home: string, repo: Repository, options: IndexOptions = {}): Promise<IndexSummary> {
   const started = performance.now();
@@ -120,6 +122,8 @@ export async function indexRepository(home: string, repo: Repository, options: I
       if (store.embeddingModel()) await syncVectorIndex(store, repo.dir, store.embeddingModel()!.dims);
       store.checkpoint();
       return { embeddings_pending: 0, warnings: [], ...summary, ...embedding, seconds: round((performance.now() - started) / 1000) };
+    } catch (error) {
+      throw afterFailedWrite(store, repo, error);
     } finally {
       store.close();
     }
@@ -127,6 +131,41 @@ export async function indexRepository(home: string, repo: Repository, options: I
     pool.close();
     release();
     if (!options.embedders) await embedders.dispose();
+  }
+}
+
+/**
+ * A failed run rolled its transaction back; what it wrote is still in the WAL. Truncating it gives the space back,
+ * so a full disk does not stay full (and other repositories can still open theirs). Disk-full errors become one.
+ */
+function afterFailedWrite(store: Store, repo: Repository, error: unknown): unknown {
+  try {
+    store.checkpoint();
+  } catch {
+    // the disk may be too full even for that; the WAL is truncated at the next successful open
+  }
+  const code = (error as { code?: string }).code;
+  if (code !== "SQLITE_FULL" && code !== "ENOSPC") return error;
+  return new ResearcherError("DISK_FULL", `the disk holding ${repo.dir} is full; the run stopped (batches it finished are kept, none is half-written)`, {
+    hint: "free some space (or move RESEARCHER_HOME) and run the command again",
+    cause: error,
+  });
+}
+
+/**
+ * Free space for a run: roughly twice the text it will add (fragments, full-text index, WAL) for text formats, half
+ * the file size for PDF/DOCX/EPUB (their text is a fraction of the file), plus a margin. A run that would not fit
+ * stops before it writes anything.
+ */
+function checkFreeSpace(repo: Repository, files: DiscoveredFile[]): void {
+  const needed = files.reduce((sum, f) => sum + f.size * (TEXT_FORMATS.has(formatOf(f.path)) ? 2 : 0.5), 4 * 2 ** 20);
+  const { bavail, bsize } = statfsSync(repo.dir);
+  const free = Number(bavail) * Number(bsize);
+  if (free < needed) {
+    const mb = (bytes: number) => `${Math.ceil(bytes / 2 ** 20)} MB`;
+    throw new ResearcherError("DISK_FULL", `not enough free space for this run: about ${mb(needed)} needed, ${mb(free)} free at ${repo.dir}; nothing was changed`, {
+      hint: "free some space (or move RESEARCHER_HOME) and run the command again",
+    });
   }
 }
 
@@ -195,6 +234,8 @@ export async function indexFiles(
       if (store.embeddingModel()) await syncVectorIndex(store, repo.dir, store.embeddingModel()!.dims);
       store.checkpoint();
       return { embeddings_pending: 0, warnings: [], ...summary, ...embedding, seconds: round((performance.now() - started) / 1000) };
+    } catch (error) {
+      throw afterFailedWrite(store, repo, error);
     } finally {
       store.close();
     }
@@ -204,6 +245,7 @@ export async function indexFiles(
     if (!options.embedders) await embedders.dispose();
   }
 }
+
 
 function conversionPool(config: Config): ConvertPool {
   return new ConvertPool({ size: config.index.convert_workers || undefined, timeoutMs: config.index.convert_timeout * 1000 });
@@ -346,6 +388,7 @@ async function runIndex(
     if (same) writer.skipped++;
     return !same;
   });
+  checkFreeSpace(repo, changed);
   let done = 0;
   await forEachConcurrently(changed, settings.pool.size * 2, async (file) => {
     if (done % 64 === 0) onProgress?.({ phase: "index", done, total: changed.length, path: file.path });
@@ -421,6 +464,7 @@ class BatchWriter {
       for (const t of touched) this.store.touchDocument(t.id, t.size, t.mtimeMs);
       if (batch.length) this.store.bumpVectorsGeneration();
     });
+    this.store.checkpointIfLarger(WAL_LIMIT);
     this.indexed += batch.length;
     this.fragments += batch.reduce((sum, item) => sum + item.fragments.length, 0);
     this.pending = [];

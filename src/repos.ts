@@ -99,8 +99,9 @@ export function removeRepository(home: string, name: string, options: { keepData
   const repo = getRepository(home, name);
   const config = loadConfig(home);
   delete config.repositories[name];
-  saveConfig(home, config);
+  // The index goes first: on a full disk, deleting it is what makes room for writing the config.
   if (!options.keepData) rmSync(repo.dir, { recursive: true, force: true });
+  saveConfig(home, config);
   return repo;
 }
 

@@ -455,6 +455,16 @@ export class Store {
     this.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
   }
 
+  /**
+   * Checkpoint once the WAL has grown past `limit` bytes. Index runs turn automatic checkpoints off (each one syncs
+   * the database file) and call this between batches, so a long run's WAL, and the free disk it needs, stay bounded.
+   */
+  checkpointIfLarger(limit: number): void {
+    if (this.db.inTransaction) return; // a rebuild's single transaction can only be checkpointed once committed
+    const wal = statSync(`${this.db.filename}-wal`, { throwIfNoEntry: false });
+    if (wal && wal.size > limit) this.checkpoint();
+  }
+
   // ---- integrity ----------------------------------------------------------------------------------------------
 
   /** SQLite's own structural check (`quick_check`): "ok", or what is wrong. */

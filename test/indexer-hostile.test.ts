@@ -1,6 +1,6 @@
 /** Regressions from the reliability issue: what an index run does with folders and files that fight back. */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setConfigValue } from "../src/config.ts";
 import { indexFiles, indexRepository } from "../src/indexer.ts";
@@ -166,5 +166,45 @@ describe("rebuilds replace everything or nothing", () => {
     expect(new Set(counts)).toEqual(new Set([2500]));
     expect(await total(home, "document")).toBe(2500);
     expect(await indexRepository(home, repo, { rebuild: true })).toMatchObject({ indexed: 2500, documents_total: 2500 });
+  });
+});
+
+describe("a full disk", () => {
+  test("a run that does not fit stops with DISK_FULL; the WAL is given back; other repositories and repo remove work", async () => {
+    // The home folder on an 8 MB tmpfs of its own; needs mount(2) (root), as CI runs here.
+    const mnt = tempDir();
+    const mount = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mnt]);
+    if (mount.exitCode !== 0) throw new Error(`cannot mount a tmpfs for this test: ${mount.stderr.toString()}`);
+    try {
+      const home = join(mnt, "home");
+      const small = tempDir();
+      writeTree(small, { "a.md": "small intact words\n" });
+      const intact = addRepository(home, { name: "intact", path: small, embed: false });
+      await indexRepository(home, intact);
+
+      // Checked before writing: ~6 MB of text needs more than the disk has.
+      const big = tempDir();
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 300; i++) files[`d${i}.md`] = `# Doc ${i}\n\n${`word${i} `.repeat(2500)}\n`;
+      writeTree(big, files);
+      const large = addRepository(home, { name: "large", path: big, embed: false });
+      expect(indexRepository(home, large)).rejects.toThrow(/^not enough free space for this run: about \d+ MB needed, \d+ MB free/);
+
+      // Not caught by the estimate (HTML counts for half its size, as markup usually is): SQLite runs out of room mid-run.
+      rmSync(big, { recursive: true });
+      writeTree(big, Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`d${i}.html`, `<h1>Doc ${i}</h1><p>${Array.from({ length: 1500 }, (_, j) => `w${i}x${j}`).join(" ")}</p>`])));
+      const fills = indexRepository(home, large);
+      expect(fills).rejects.toThrow(/^the disk holding .* is full; the run stopped \(batches it finished are kept, none is half-written\)$/);
+      await fills.catch(() => {});
+      const wal = join(large.dir, "index.db-wal");
+      expect(existsSync(wal) ? statSync(wal).size : 0).toBe(0);
+
+      expect((await search(home, { query: "intact", repositories: ["intact"] })).total).toBe(1);
+      const removed = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "repo", "remove", "large"], { env: { ...process.env, RESEARCHER_HOME: home } });
+      expect(removed.exitCode).toBe(0);
+      expect(existsSync(large.dir)).toBe(false);
+    } finally {
+      Bun.spawnSync(["umount", "--lazy", mnt]); // lazily: this process may still hold an index open
+    }
   });
 });
