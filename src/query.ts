@@ -66,7 +66,10 @@ export function parseQuery(text: string): ParsedQuery {
     if (item.kind === "prefix") prefixes.push(foldCase(item.tokens[0]!));
     else for (const token of item.tokens) stems.add(stem(token));
   }
-  return { match, required: requiredTerms, optional: optionalTerms, excluded: excludedTerms, highlight: { stems, prefixes } };
+  // A word of combining marks alone folds to nothing, which would highlight every word (or an empty range).
+  stems.delete("");
+  const highlight = { stems, prefixes: prefixes.filter(Boolean) };
+  return { match, required: requiredTerms, optional: optionalTerms, excluded: excludedTerms, highlight };
 }
 
 /** `required AND required AND (optional OR optional) NOT (excluded OR excluded)`, or null when nothing positive is left. */

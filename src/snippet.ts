@@ -62,8 +62,8 @@ const compiled = new WeakMap<ParsedQuery["highlight"], RegExp>();
 function candidatesOf(highlight: ParsedQuery["highlight"]): RegExp {
   let pattern = compiled.get(highlight);
   if (!pattern) {
-    // Stems and prefixes are made of word characters only (query.ts), so they need no escaping.
-    const starts = [...new Set([...highlight.stems].map(stemHead)), ...highlight.prefixes];
+    // Folding (NFKD) can turn a word character into punctuation (`⑶` → `(3)`, `⒉` → `2.`): escape.
+    const starts = [...new Set([...highlight.stems].map(stemHead)), ...highlight.prefixes].map(escapeRegExp);
     pattern = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])(?:${starts.join("|")})[\\p{L}\\p{N}\\p{M}]*`, "giu");
     compiled.set(highlight, pattern);
   }
@@ -135,6 +135,8 @@ function collapseWhitespace(slice: string): { clean: string; map: number[] } {
   map.push(clean.length);
   return { clean: clean.trimEnd(), map };
 }
+
+const escapeRegExp = (s: string) => s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
 
 /** Porter stemming rewrites only a word's ending, so a word and its stem share their first three letters. */
 const stemHead = (s: string) => s.slice(0, 3);
