@@ -15,12 +15,12 @@ import domino from "@mixmark-io/domino";
 import type { ConvertedDocument } from "./convert.ts";
 import { ResearcherError } from "./errors.ts";
 
-/** The slice of the DOM (domino's) this module touches. */
+/** The slice of the DOM (domino's) this module touches. Domino's `querySelector` misses with `undefined`, not null. */
 export interface HtmlElement {
   nodeName: string;
   textContent: string | null;
   getAttribute(name: string): string | null;
-  querySelector(selector: string): HtmlElement | null;
+  querySelector(selector: string): HtmlElement | null | undefined;
   querySelectorAll(selector: string): ArrayLike<HtmlElement>;
   remove(): void;
   firstChild: HtmlElement | null;
@@ -31,7 +31,7 @@ export interface HtmlElement {
 export interface HtmlDocument {
   documentElement: HtmlElement;
   body: HtmlElement | null;
-  querySelector(selector: string): HtmlElement | null;
+  querySelector(selector: string): HtmlElement | null | undefined;
   querySelectorAll(selector: string): ArrayLike<HtmlElement>;
 }
 
@@ -133,7 +133,7 @@ export function htmlMetadata(doc: HtmlDocument): Record<string, unknown> {
   return metadata;
 }
 
-function textOf(element: HtmlElement | null): string | undefined {
+function textOf(element: HtmlElement | null | undefined): string | undefined {
   const text = element?.textContent?.replace(/\s+/g, " ").trim();
   return text || undefined;
 }
@@ -237,7 +237,7 @@ function codeLanguage(pre: HtmlElement): string {
  * attributes. Rendered as its rows instead (cells still `|`-separated), its text is searchable and tag-free.
  */
 function isBlockTable(node: HtmlElement): boolean {
-  return node.nodeName === "TABLE" && node.querySelector("ul, ol, h1, h2, h3, h4, h5, h6, hr, blockquote, pre, table") !== null;
+  return node.nodeName === "TABLE" && Boolean(node.querySelector("ul, ol, h1, h2, h3, h4, h5, h6, hr, blockquote, pre, table"));
 }
 
 /** Collapse runs of blank lines outside code fences; drop trailing spaces. */
