@@ -4,7 +4,6 @@
  * Also home of the zip reading both zip formats share (DOCX and EPUB).
  */
 import { strFromU8, unzipSync } from "fflate";
-import mammoth from "mammoth";
 import { type ConvertedDocument, firstHeading } from "./convert.ts";
 import { htmlToMarkdown } from "./convert-html.ts";
 import { describeError, ResearcherError } from "./errors.ts";
@@ -27,6 +26,8 @@ export async function convertDocx(bytes: Uint8Array, fallbackTitle: string): Pro
 }
 
 async function docxToHtml(bytes: Uint8Array): Promise<string> {
+  // loaded here, not at the top: the EPUB converter imports this module's zip helpers and never needs mammoth
+  const { default: mammoth } = await import("mammoth");
   try {
     const result = await mammoth.convertToHtml(
       { buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) },
