@@ -45,7 +45,6 @@ interface TurndownRule {
 interface Turndown {
   use(plugin: unknown): Turndown;
   addRule(key: string, rule: TurndownRule): Turndown;
-  remove(filter: string[]): Turndown;
   escape: (text: string) => string;
   turndown(input: HtmlElement): string;
 }
@@ -196,8 +195,8 @@ function turndown(): Turndown {
   service = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-", br: "" }) as Turndown;
   // not the plugin's tables: see `tableRules`
   service.use([strikethrough, taskListItems]);
+  // rules added later win, so these override turndown's own
   for (const [key, rule] of Object.entries(tableRules)) service.addRule(key, rule);
-  // rules added later win, so these override turndown's and the GFM plugin's
   service.addRule("plainLink", { filter: "a", replacement: (content) => content });
   service.addRule("imageAlt", { filter: "img", replacement: (_, node) => imageAlt(node) });
   service.addRule("heading", { filter: ["h1", "h2", "h3", "h4", "h5", "h6"], replacement: heading });
@@ -225,7 +224,7 @@ function heading(content: string, node: HtmlElement): string {
 function fence(node: HtmlElement): string {
   const code = (node.textContent ?? "").replace(/\n$/, "");
   if (!code.trim()) return "\n\n";
-  const longestRun = Math.max(2, ...(code.match(/`{3,}/g) ?? []).map((run) => run.length));
+  const longestRun = (code.match(/`{3,}/g) ?? []).reduce((longest, run) => Math.max(longest, run.length), 2);
   const marker = "`".repeat(longestRun + 1);
   return `\n\n${marker}${codeLanguage(node)}\n${code}\n${marker}\n\n`;
 }
@@ -284,7 +283,8 @@ function gfmTable(content: string, node: HtmlElement): string {
   const rows = lines.filter((line) => line.startsWith("|"));
   const captions = lines.filter((line) => !line.startsWith("|") && line.trim());
   if (!rows.length) return `\n\n${captions.join("\n\n")}\n\n`;
-  const columns = Math.max(...rows.map((row) => row.split(/(?<!\\)\|/).length - 2));
+  // not Math.max(...rows): a spread of a 100,000-row table overflows the argument limit
+  const columns = rows.reduce((most, row) => Math.max(most, row.split(/(?<!\\)\|/).length - 2), 0);
   const divider = `|${" --- |".repeat(columns)}`;
   const table = hasHeadingRow(node) ? [rows[0], divider, ...rows.slice(1)] : [`|${"     |".repeat(columns)}`, divider, ...rows];
   return `\n\n${[...captions, ""].join("\n\n")}${table.join("\n")}\n\n`;
