@@ -9,29 +9,31 @@
 // @ts-expect-error -- turndown ships no type declarations; `Turndown` below types the part used here
 import TurndownService from "turndown";
 // @ts-expect-error -- no type declarations either
-import { gfm } from "@joplin/turndown-plugin-gfm";
+import { strikethrough, taskListItems } from "@joplin/turndown-plugin-gfm";
 // @ts-expect-error -- turndown's own DOM (its node build parses with it); its .d.ts is not a module
 import domino from "@mixmark-io/domino";
 import type { ConvertedDocument } from "./convert.ts";
 import { ResearcherError } from "./errors.ts";
 
-/** The slice of the DOM (domino's) this module touches. */
+/** The slice of the DOM (domino's) this module touches. Domino's `querySelector` misses with `undefined`, not null. */
 export interface HtmlElement {
   nodeName: string;
   textContent: string | null;
   getAttribute(name: string): string | null;
-  querySelector(selector: string): HtmlElement | null;
+  querySelector(selector: string): HtmlElement | null | undefined;
   querySelectorAll(selector: string): ArrayLike<HtmlElement>;
   remove(): void;
   firstChild: HtmlElement | null;
   firstElementChild: HtmlElement | null;
+  parentNode: HtmlElement | null;
+  children: ArrayLike<HtmlElement>;
   nextElementSibling: HtmlElement | null;
 }
 
 export interface HtmlDocument {
   documentElement: HtmlElement;
   body: HtmlElement | null;
-  querySelector(selector: string): HtmlElement | null;
+  querySelector(selector: string): HtmlElement | null | undefined;
   querySelectorAll(selector: string): ArrayLike<HtmlElement>;
 }
 
@@ -43,7 +45,6 @@ interface TurndownRule {
 interface Turndown {
   use(plugin: unknown): Turndown;
   addRule(key: string, rule: TurndownRule): Turndown;
-  remove(filter: string[]): Turndown;
   escape: (text: string) => string;
   turndown(input: HtmlElement): string;
 }
@@ -133,7 +134,7 @@ export function htmlMetadata(doc: HtmlDocument): Record<string, unknown> {
   return metadata;
 }
 
-function textOf(element: HtmlElement | null): string | undefined {
+function textOf(element: HtmlElement | null | undefined): string | undefined {
   const text = element?.textContent?.replace(/\s+/g, " ").trim();
   return text || undefined;
 }
@@ -146,7 +147,7 @@ export function decodeHtml(bytes: Uint8Array): string {
   const label = bomEncoding(bytes) ?? declaredEncoding(bytes) ?? "utf-8";
   let decoder: TextDecoder;
   try {
-    decoder = new TextDecoder(label as ConstructorParameters<typeof TextDecoder>[0]);
+    decoder = new TextDecoder(label as "utf-8"); // a declared label is any string; an unknown one throws
   } catch {
     decoder = new TextDecoder("utf-8"); // an unknown label is a typo far more often than a real legacy encoding
   }
@@ -192,13 +193,14 @@ let service: Turndown | undefined;
 function turndown(): Turndown {
   if (service) return service;
   service = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-", br: "" }) as Turndown;
-  service.use(gfm);
-  // rules added later win, so these override turndown's and the GFM plugin's
+  // not the plugin's tables: see `tableRules`
+  service.use([strikethrough, taskListItems]);
+  // rules added later win, so these override turndown's own
+  for (const [key, rule] of Object.entries(tableRules)) service.addRule(key, rule);
   service.addRule("plainLink", { filter: "a", replacement: (content) => content });
   service.addRule("imageAlt", { filter: "img", replacement: (_, node) => imageAlt(node) });
   service.addRule("heading", { filter: ["h1", "h2", "h3", "h4", "h5", "h6"], replacement: heading });
   service.addRule("preformatted", { filter: "pre", replacement: (_, node) => fence(node) });
-  service.addRule("blockTable", { filter: isBlockTable, replacement: (content) => `\n\n${content}\n\n` });
   // Only what would change how the chunker reads a line: a heading marker or a code fence at its start. Escaping
   // `*`, `_` or `[` as turndown does would put backslashes into snippets (and into `snake_case` words).
   service.escape = (text) => text.replace(/^(\s*)(#{1,6}(?=\s|$)|`{3,}|~{3,})/, "$1\\$2");
@@ -222,7 +224,7 @@ function heading(content: string, node: HtmlElement): string {
 function fence(node: HtmlElement): string {
   const code = (node.textContent ?? "").replace(/\n$/, "");
   if (!code.trim()) return "\n\n";
-  const longestRun = Math.max(2, ...(code.match(/`{3,}/g) ?? []).map((run) => run.length));
+  const longestRun = (code.match(/`{3,}/g) ?? []).reduce((longest, run) => Math.max(longest, run.length), 2);
   const marker = "`".repeat(longestRun + 1);
   return `\n\n${marker}${codeLanguage(node)}\n${code}\n${marker}\n\n`;
 }
@@ -233,11 +235,67 @@ function codeLanguage(pre: HtmlElement): string {
 }
 
 /**
- * The GFM plugin keeps a table holding lists, headings or code as raw HTML, which would index tag names and
- * attributes. Rendered as its rows instead (cells still `|`-separated), its text is searchable and tag-free.
+ * GFM tables, one line per row. Not the GFM plugin's table rules: they read `table.rows` per row and column, which
+ * domino rebuilds by walking the whole table each time (2,000 rows took 30 s), and they keep a table holding lists
+ * or code as raw HTML, which would index tag names. Here a cell is its text on one line; a table holding another
+ * table is page layout, not data, so its cells become paragraphs.
  */
-function isBlockTable(node: HtmlElement): boolean {
-  return node.nodeName === "TABLE" && node.querySelector("ul, ol, h1, h2, h3, h4, h5, h6, hr, blockquote, pre, table") !== null;
+const tableRules: Record<string, TurndownRule> = {
+  tableCell: {
+    filter: ["th", "td"],
+    replacement: (content, node) => (isLayoutTable(closestTable(node)) ? `\n\n${content}\n\n` : tableCell(content, node)),
+  },
+  tableRow: {
+    filter: "tr",
+    replacement: (content, node) => (isLayoutTable(closestTable(node)) ? `\n\n${content}\n\n` : content ? `\n|${content}` : ""),
+  },
+  table: {
+    filter: "table",
+    replacement: (content, node) => (isLayoutTable(node) ? `\n\n${content}\n\n` : gfmTable(content, node)),
+  },
+  tableCaption: { filter: "caption", replacement: (content) => `\n${content.replace(/\s+/g, " ").trim()}\n` },
+};
+
+const layoutTables = new WeakMap<HtmlElement, boolean>();
+
+function isLayoutTable(table: HtmlElement | null): boolean {
+  if (!table) return true; // a stray cell outside any table: plain text
+  let layout = layoutTables.get(table);
+  if (layout === undefined) layoutTables.set(table, (layout = Boolean(table.querySelector("table"))));
+  return layout;
+}
+
+function closestTable(node: HtmlElement): HtmlElement | null {
+  let parent = node.parentNode;
+  while (parent && parent.nodeName !== "TABLE") parent = parent.parentNode;
+  return parent;
+}
+
+function tableCell(content: string, node: HtmlElement): string {
+  const text = content.replace(/\s+/g, " ").trim().replace(/\|/g, "\\|");
+  const span = Math.min(Number(node.getAttribute("colspan")) || 1, 100);
+  return ` ${text || " "} |${"   |".repeat(span - 1)}`;
+}
+
+/** Rows under a divider line; a table without a heading row gets an empty one, as GFM requires a header. */
+function gfmTable(content: string, node: HtmlElement): string {
+  const lines = content.split("\n");
+  const rows = lines.filter((line) => line.startsWith("|"));
+  const captions = lines.filter((line) => !line.startsWith("|") && line.trim());
+  if (!rows.length) return `\n\n${captions.join("\n\n")}\n\n`;
+  // not Math.max(...rows): a spread of a 100,000-row table overflows the argument limit
+  const columns = rows.reduce((most, row) => Math.max(most, row.split(/(?<!\\)\|/).length - 2), 0);
+  const divider = `|${" --- |".repeat(columns)}`;
+  const table = hasHeadingRow(node) ? [rows[0], divider, ...rows.slice(1)] : [`|${"     |".repeat(columns)}`, divider, ...rows];
+  return `\n\n${[...captions, ""].join("\n\n")}${table.join("\n")}\n\n`;
+}
+
+function hasHeadingRow(table: HtmlElement): boolean {
+  const first = table.querySelector("tr");
+  if (!first) return false;
+  if (first.parentNode?.nodeName === "THEAD") return true;
+  const cells = Array.from(first.children);
+  return cells.length > 0 && cells.every((cell) => cell.nodeName === "TH");
 }
 
 /** Collapse runs of blank lines outside code fences; drop trailing spaces. */

@@ -1,0 +1,186 @@
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { strToU8, zipSync } from "fflate";
+import { convertDocx, readZip } from "../src/convert-docx.ts";
+import { ResearcherError } from "../src/errors.ts";
+import { SHARED } from "./helpers.ts";
+
+const DOCX = join(SHARED, "data/corpus/docx");
+const corpusFile = (path: string) => readFileSync(join(DOCX, path));
+
+async function failure(promise: Promise<unknown>): Promise<ResearcherError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ResearcherError);
+  expect((error as ResearcherError).code).toBe("FILE_UNREADABLE");
+  return error as ResearcherError;
+}
+
+/** The smallest DOCX mammoth reads: a main part found through the package relationships. */
+function docx(body: string, core?: string): Uint8Array {
+  const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
+  return zipSync({
+    "[Content_Types].xml": strToU8(
+      `<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`,
+    ),
+    "_rels/.rels": strToU8(
+      `<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`,
+    ),
+    "word/document.xml": strToU8(`<?xml version="1.0"?><w:document ${W}><w:body>${body}</w:body></w:document>`),
+    ...(core ? { "docProps/core.xml": strToU8(core) } : {}),
+  });
+}
+
+const paragraph = (text: string, style?: string) =>
+  `<w:p>${style ? `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>` : ""}<w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
+
+describe("convertDocx: mammoth.js fixtures", () => {
+  test("a table becomes a GFM table (with an empty header row: Word tables have none)", async () => {
+    const doc = await convertDocx(corpusFile("mammoth.js/tables.docx"), "tables");
+    expect(doc.text).toBe("Above\n\n|     |     |\n| --- | --- |\n| Top left | Top right |\n| Bottom left | Bottom right |\n\nBelow");
+    expect(doc).toMatchObject({ title: "tables", format: "markdown", firstLine: 1 });
+    expect(doc.pages).toBeUndefined();
+  });
+
+  test("footnotes and endnotes keep their text, as a numbered list after the body, without back-links", async () => {
+    const expected = "Ouch[1].[2]\n\n1.  A tachyon walks into a bar.\n\n2.  Fin.";
+    expect((await convertDocx(corpusFile("mammoth.js/footnotes.docx"), "footnotes")).text).toBe(expected);
+    expect((await convertDocx(corpusFile("mammoth.js/endnotes.docx"), "endnotes")).text).toBe(expected);
+  });
+
+  test("lists and strikethrough", async () => {
+    expect((await convertDocx(corpusFile("mammoth.js/simple-list.docx"), "x")).text).toBe("-   Apple\n-   Banana");
+    expect((await convertDocx(corpusFile("mammoth.js/strikethrough.docx"), "x")).text).toBe("~~Today's Special: Salmon~~ Sold out");
+  });
+
+  test("core properties: author and dates; an empty dc:title falls back to the file name", async () => {
+    const doc = await convertDocx(corpusFile("mammoth.js/footnotes.docx"), "footnotes");
+    expect(doc.title).toBe("footnotes");
+    expect(doc.metadata).toEqual({ author: "Michael Williamson", created: "2014-06-10T11:09:00Z", modified: "2014-06-10T11:11:00Z" });
+  });
+});
+
+describe("convertDocx: python-docx and Apache POI fixtures", () => {
+  test("every core property researcher keeps", async () => {
+    const doc = await convertDocx(corpusFile("python-docx/doc-coreprops.docx"), "doc-coreprops");
+    expect(doc.title).toBe("Title");
+    expect(doc.metadata).toEqual({
+      author: "Steve Canny",
+      description: "Description",
+      subject: "Subject",
+      keywords: "key; word; keyword",
+      created: "2014-12-13T22:02:00Z",
+      modified: "2014-12-13T22:06:00Z",
+    });
+  });
+
+  test("Heading 1–3 styles become # to ###; the first heading is the title when dc:title is empty", async () => {
+    const doc = await convertDocx(corpusFile("apache-poi/Styles.docx"), "Styles");
+    expect(doc.text).toBe("# Heading1\n\n## Heading2\n\n### Heading3\n\nStandard");
+    expect(doc.title).toBe("Heading1");
+  });
+
+  test("Word's Title style is a heading, and the title when dc:title is blank", async () => {
+    const doc = await convertDocx(corpusFile("apache-poi/IllustrativeCases.docx"), "IllustrativeCases");
+    expect(doc.title).toBe("(V) ILLUSTRATIVE CASES");
+    expect(doc.text.startsWith("# (V) ILLUSTRATIVE CASES\n\nThese cases deal with the basic personal tax credit")).toBe(true);
+  });
+
+  test("non-Latin core properties", async () => {
+    const doc = await convertDocx(corpusFile("apache-poi/MultipleBodyBug.docx"), "MultipleBodyBug");
+    expect(doc.title).toBe("1,2-双(二苯基膦)乙烷");
+  });
+});
+
+describe("convertDocx: generated", () => {
+  test("headings, entities in core properties, a footnote-free body", async () => {
+    const core = `<?xml version="1.0"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/"><dc:title>Fish &amp; Chips &#8212; a &lt;history&gt;</dc:title><dc:creator>J. Doe</dc:creator><dcterms:created>2020-01-02T03:04:05Z</dcterms:created></cp:coreProperties>`;
+    const doc = await convertDocx(docx(paragraph("Origins", "Heading1") + paragraph("Batter", "Heading2") + paragraph("Flour and beer.")), "fallback");
+    expect(doc.text).toBe("# Origins\n\n## Batter\n\nFlour and beer.");
+    expect(doc.title).toBe("Origins");
+    const withCore = await convertDocx(docx(paragraph("Body"), core), "fallback");
+    expect(withCore.title).toBe("Fish & Chips — a <history>");
+    expect(withCore.metadata).toEqual({ author: "J. Doe", created: "2020-01-02T03:04:05Z" });
+  });
+
+  test("no heading, no core properties: the fallback title", async () => {
+    const doc = await convertDocx(docx(paragraph("just text")), "fallback");
+    expect(doc).toEqual({ title: "fallback", format: "markdown", text: "just text", firstLine: 1, metadata: {} });
+  });
+});
+
+describe("convertDocx: unreadable files", () => {
+  test("encrypted (OLE compound file)", async () => {
+    const error = await failure(convertDocx(corpusFile("apache-poi/bug53475-password-is-pass.docx"), "x"));
+    expect(error.message).toBe("encrypted or legacy .doc format (not supported)");
+  });
+
+  test("truncated zip", async () => {
+    const error = await failure(convertDocx(corpusFile("apache-poi/truncated62886.docx"), "x"));
+    expect(error.message).toBe("not a valid DOCX (zip) file: invalid zip data");
+  });
+
+  test("not a zip at all", async () => {
+    const error = await failure(convertDocx(new TextEncoder().encode("plain text, renamed"), "x"));
+    expect(error.message).toBe("not a valid DOCX (zip) file: invalid zip data");
+  });
+
+  test("a zip without a Word document", async () => {
+    const error = await failure(convertDocx(zipSync({ "hello.txt": strToU8("hi") }), "x"));
+    expect(error.message.startsWith("cannot read DOCX: Could not find main document part")).toBe(true);
+  });
+
+  test("a zip declaring gigabytes (zip bomb) is refused before inflating", async () => {
+    const error = await failure(convertDocx(corpusFile("apache-poi/clusterfuzz-testcase-minimized-POIXWPFFuzzer-6442791109263360.docx"), "x"));
+    expect(error.message).toBe("DOCX declares 3474 MB uncompressed (over the 512 MB limit)");
+  });
+
+  test("readZip keeps only the wanted entries", () => {
+    const entries = readZip(zipSync({ "a.txt": strToU8("a"), "b/c.txt": strToU8("c") }), (name) => name === "b/c.txt", "TEST");
+    expect(Object.keys(entries)).toEqual(["b/c.txt"]);
+  });
+});
+
+describe("corpus", () => {
+  test("every DOCX converts or fails with a one-line FILE_UNREADABLE reason", async () => {
+    const failures: Record<string, string> = {};
+    let converted = 0;
+    const started = performance.now();
+    for (const source of readdirSync(DOCX)) {
+      for (const name of readdirSync(join(DOCX, source)).filter((file) => file.endsWith(".docx"))) {
+        try {
+          await convertDocx(corpusFile(join(source, name)), name);
+          converted++;
+        } catch (error) {
+          expect(error).toBeInstanceOf(ResearcherError);
+          expect((error as ResearcherError).code).toBe("FILE_UNREADABLE");
+          expect((error as ResearcherError).message).not.toContain("\n");
+          failures[name] = (error as ResearcherError).message;
+        }
+      }
+    }
+    expect(performance.now() - started).toBeLessThan(60_000);
+    expect(converted).toBe(164);
+    const fuzz = (id: string) => `clusterfuzz-testcase-minimized-${id}.docx`;
+    expect(failures).toEqual({
+      "bug53475-password-is-pass.docx": "encrypted or legacy .doc format (not supported)",
+      "bug53475-password-is-solrcell.docx": "encrypted or legacy .doc format (not supported)",
+      "ExternalEntityInText.docx": "cannot read DOCX: error: [xmldom error]\tentity not found:&testent;",
+      "truncated62886.docx": "not a valid DOCX (zip) file: invalid zip data",
+      "crash-517626e815e0afa9decd0ebb6d1dee63fb9907dd.docx": "not a valid DOCX (zip) file: invalid zip data",
+      [fuzz("POIXWPFFuzzer-5569740188549120")]: "not a valid DOCX (zip) file: invalid zip data",
+      [fuzz("POIXWPFFuzzer-5564805011079168")]: "not a valid DOCX (zip) file: invalid zip data",
+      [fuzz("POIXWPFFuzzer-6061520554164224")]: "not a valid DOCX (zip) file: invalid zip data",
+      [fuzz("POIXWPFFuzzer-5313273089884160")]: "not a valid DOCX (zip) file: invalid zip data",
+      [fuzz("POIXWPFFuzzer-4959857092198400")]: "not a valid DOCX (zip) file: Corrupted zip: missing 8665 bytes.",
+      [fuzz("POIFuzzer-6709287337197568")]: "not a valid DOCX (zip) file: Corrupted zip: missing 2558 bytes.",
+      [fuzz("POIXWPFFuzzer-6120975439364096")]: "not a valid DOCX (zip) file: Corrupted zip: missing 4384 bytes.",
+      [fuzz("POIXWPFFuzzer-4791943399604224")]: "not a valid DOCX (zip) file: Corrupted zip: missing 45122 bytes.",
+      [fuzz("POIXWPFFuzzer-5166796835258368")]: "not a valid DOCX (zip) file: Corrupted zip: missing 2189 bytes.",
+      [fuzz("POIXWPFFuzzer-6442791109263360")]: "DOCX declares 3474 MB uncompressed (over the 512 MB limit)",
+    });
+  }, 120_000);
+});

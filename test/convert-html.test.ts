@@ -1,0 +1,222 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { convertHtml, decodeHtml, htmlToMarkdown } from "../src/convert-html.ts";
+import { ResearcherError } from "../src/errors.ts";
+import { SHARED } from "./helpers.ts";
+
+const HTML = join(SHARED, "data/corpus/html");
+const utf8 = (text: string) => new TextEncoder().encode(text);
+/** windows-1252 bytes of a string (every character used here is in latin-1, where the two agree). */
+const latin1 = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
+
+const PAGE = `<!DOCTYPE html>
+<html lang="en-GB"><head><title> The  Guide </title>
+<meta name="author" content="Ada Lovelace"><meta name="description" content="How engines work">
+<meta name="keywords" content="engines, notes"><style>.secretStyle { color: red }</style>
+<script>var secretScript = 1;</script></head>
+<body>
+<header>SecretHeader</header><nav><a href="/">SecretNav</a></nav>
+<h1>Analytical Engine</h1>
+<p>The <a href="https://example.com/mill">mill</a> does the <em>arithmetic</em>, see <code>snake_case</code>.</p>
+<img src="a.png" alt="Illo1"><img src="b.png" alt="Diagram of the mill">
+<h2>Parts</h2>
+<ul><li>Mill</li><li>Store<ul><li>Columns</li></ul></li></ul>
+<ol><li>First</li><li>Second</li></ol>
+<h3>Table of operations</h3>
+<table><thead><tr><th>Op</th><th>Cards</th></tr></thead><tbody><tr><td>Add</td><td>2</td></tr><tr><td>Multiply</td><td>3</td></tr></tbody></table>
+<pre><code class="language-python">def f(x):
+
+
+    return x * 2
+</code></pre>
+<pre># not a heading</pre>
+<p># also not a heading</p>
+<h2>Notes<br>continued</h2>
+<aside>SecretAside</aside><noscript>SecretNoscript</noscript><template><p>SecretTemplate</p></template>
+<iframe src="x">SecretIframe</iframe><svg><text>SecretSvg</text></svg>
+<form><label>SecretForm</label><input name=q></form><button>SecretButton</button>
+<footer>SecretFooter</footer>
+</body></html>`;
+
+const PAGE_MARKDOWN = `# Analytical Engine
+
+The mill does the _arithmetic_, see \`snake_case\`.
+
+Diagram of the mill
+
+## Parts
+
+-   Mill
+-   Store
+    -   Columns
+
+1.  First
+2.  Second
+
+### Table of operations
+
+| Op | Cards |
+| --- | --- |
+| Add | 2 |
+| Multiply | 3 |
+
+\`\`\`python
+def f(x):
+
+
+    return x * 2
+\`\`\`
+
+\`\`\`
+# not a heading
+\`\`\`
+
+\\# also not a heading
+
+## Notes continued`;
+
+describe("convertHtml", () => {
+  test("keeps headings, lists, tables and code; links and images become plain text", async () => {
+    const doc = await convertHtml(utf8(PAGE), "fallback");
+    expect(doc).toEqual({
+      title: "The Guide",
+      format: "markdown",
+      text: PAGE_MARKDOWN,
+      firstLine: 1,
+      metadata: { author: "Ada Lovelace", description: "How engines work", keywords: "engines, notes", language: "en-GB" },
+    });
+  });
+
+  test("page furniture and non-content elements leave no searchable text", async () => {
+    const { text } = await convertHtml(utf8(PAGE), "fallback");
+    for (const secret of ["Style", "Script", "Header", "Nav", "Aside", "Noscript", "Template", "Iframe", "Svg", "Form", "Button", "Footer"]) {
+      expect(text).not.toContain(`Secret${secret}`);
+      expect(text).not.toContain(`secret${secret}`);
+    }
+    expect(text).not.toContain("example.com");
+    expect(text).not.toContain("Illo1");
+  });
+
+  test("title: <title>, else the first <h1>, else the fallback", async () => {
+    expect((await convertHtml(utf8("<h2>Second</h2><h1>First  one</h1>"), "fb")).title).toBe("First one");
+    expect((await convertHtml(utf8("<p>no heading</p>"), "fb")).title).toBe("fb");
+    expect((await convertHtml(utf8("<title>   </title><p>x</p>"), "fb")).title).toBe("fb");
+  });
+
+  test("no metadata keys for absent fields, no pages", async () => {
+    const doc = await convertHtml(utf8("<p>plain</p>"), "fb");
+    expect(doc.metadata).toEqual({});
+    expect(doc.pages).toBeUndefined();
+    expect(doc.text).toBe("plain");
+  });
+
+  test("runs of blank lines collapse outside code", () => {
+    expect(htmlToMarkdown("<p>a</p><div><br><br><br><br></div><p>b</p>")).toBe("a\n\nb");
+  });
+
+  test("a table holding a list stays a table of text, not raw HTML; a headless table gets an empty header", () => {
+    const markdown = htmlToMarkdown("<table><tr><td>Tools</td><td><ul><li>hammer</li><li>saw</li></ul></td></tr></table>");
+    expect(markdown).toBe("|     |     |\n| --- | --- |\n| Tools | - hammer - saw |");
+  });
+
+  test("tables: caption, a heading row of <th>, colspan, escaped pipes", () => {
+    const html = `<table><caption>Prices</caption><tr><th>Item</th><th>Cost</th></tr><tr><td colspan="2">a|b</td></tr><tr><td>tea</td><td>2</td></tr></table>`;
+    expect(htmlToMarkdown(html)).toBe("Prices\n\n| Item | Cost |\n| --- | --- |\n| a\\|b |   |\n| tea | 2 |");
+  });
+
+  test("a layout table (one holding another table) becomes paragraphs around the inner table", () => {
+    const html = `<table><tr><td>Menu</td><td><p>Intro</p><table><tr><th>k</th><th>v</th></tr><tr><td>x</td><td>1</td></tr></table></td></tr></table>`;
+    expect(htmlToMarkdown(html)).toBe("Menu\n\nIntro\n\n| k | v |\n| --- | --- |\n| x | 1 |");
+  });
+
+  test("a 2,000-row table converts in well under a second or two (no quadratic row lookups)", () => {
+    const html = `<table>${"<tr><td><p>a</p></td><td>b</td></tr>".repeat(2_000)}</table>`;
+    const started = performance.now();
+    expect(htmlToMarkdown(html).split("\n").length).toBe(2_002);
+    expect(performance.now() - started).toBeLessThan(3_000);
+  });
+});
+
+describe("character sets", () => {
+  test("<meta charset=windows-1252>", async () => {
+    const page = latin1(`<html><head><meta charset="windows-1252"><title>Caf\u00e9</title></head><body><p>cr\u00e8me br\u00fbl\u00e9e \u00e0 la fa\u00e7on</p></body></html>`);
+    const doc = await convertHtml(page, "fb");
+    expect(doc.title).toBe("Café");
+    expect(doc.text).toBe("crème brûlée à la façon");
+  });
+
+  test("http-equiv content-type charset=iso-8859-1, and windows-1252's extra characters", async () => {
+    const page = new Uint8Array([
+      ...latin1(`<html><head><meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1"></head><body><p>na\u00efve `),
+      0x93, 0x71, 0x94, 0x20, 0x80, // “q” € : iso-8859-1 is decoded as windows-1252, as browsers do
+      ...latin1("</p></body></html>"),
+    ]);
+    expect((await convertHtml(page, "fb")).text).toBe("naïve “q” €");
+  });
+
+  test("the XML prolog's encoding, for XHTML", async () => {
+    const page = latin1(`<?xml version="1.0" encoding="ISO-8859-1"?><html xmlns="http://www.w3.org/1999/xhtml"><body><p>\u00c9t\u00e9</p></body></html>`);
+    expect((await convertHtml(page, "fb")).text).toBe("Été");
+  });
+
+  test("UTF-8 by default; a BOM wins over the declaration", async () => {
+    expect((await convertHtml(utf8("<p>Grüße</p>"), "fb")).text).toBe("Grüße");
+    const bom = new Uint8Array([0xef, 0xbb, 0xbf, ...utf8(`<meta charset="windows-1252"><p>Grüße</p>`)]);
+    expect((await convertHtml(bom, "fb")).text).toBe("Grüße");
+  });
+
+  test("an unknown charset label falls back to UTF-8", () => {
+    expect(decodeHtml(utf8(`<meta charset="no-such-charset"><p>Grüße</p>`))).toContain("Grüße");
+  });
+});
+
+describe("XHTML", () => {
+  test("self-closing non-void elements do not swallow what follows", () => {
+    const xhtml = `<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title/></head><body><h1><a id="top"/>Start</h1><p>after<span class="x"/> the span</p></body></html>`;
+    expect(htmlToMarkdown(xhtml)).toBe("# Start\n\nafter the span");
+  });
+});
+
+describe("limits", () => {
+  test("markup nested thousands of levels deep is refused fast, with a reason", async () => {
+    for (const html of ["<div>".repeat(100_000) + "deep", "<div><p><b><i>x".repeat(2_000)]) {
+      const started = performance.now();
+      const error = await convertHtml(utf8(html), "fb").catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ResearcherError);
+      expect((error as ResearcherError).code).toBe("FILE_UNREADABLE");
+      expect((error as ResearcherError).message).toBe("HTML nested more than 1000 levels deep");
+      expect(performance.now() - started).toBeLessThan(5_000);
+    }
+  });
+
+  test("a 5 MB page converts in seconds", async () => {
+    const chapter = readFileSync(join(HTML, "sicp/html/3_002e3.xhtml"), "utf8").replace(/^[\s\S]*?<body>|<\/body>[\s\S]*$/g, "");
+    const body = chapter.repeat(Math.ceil(5_000_000 / chapter.length));
+    const started = performance.now();
+    const doc = await convertHtml(utf8(`<html><body>${body}</body></html>`), "big");
+    expect(performance.now() - started).toBeLessThan(20_000);
+    expect(doc.text).toContain("### 3.3Modeling with Mutable Data");
+  }, 30_000);
+});
+
+describe("corpus", () => {
+  test("SICP (XHTML): title, language, heading hierarchy, code as fences, footnotes kept, scripts gone", async () => {
+    const doc = await convertHtml(readFileSync(join(HTML, "sicp/html/1_002e1.xhtml")), "1_002e1");
+    expect(doc.title).toBe("Structure and Interpretation of Computer Programs, 2e: 1.1");
+    expect(doc.metadata.language).toBe("en");
+    const headings = doc.text.split("\n").filter((line) => line.startsWith("#"));
+    expect(headings.slice(0, 3)).toEqual(["### 1.1The Elements of Programming", "#### 1.1.1Expressions", "#### 1.1.2Naming and the Environment"]);
+    expect(doc.text).toContain("```\n(+ 137 349)\n486\n\n(- 1000 334)\n666\n");
+    expect(doc.text).toContain("26 The concept of consistent renaming is actually subtle");
+    expect(doc.text).not.toContain("jquery");
+  });
+
+  test("CoffeeScript docs (HTML): title and sections", async () => {
+    const doc = await convertHtml(readFileSync(join(HTML, "coffeescript-docs/docs/v2/index.html")), "index");
+    expect(doc.title).toBe("CoffeeScript");
+    expect(doc.text.startsWith("**CoffeeScript is a little language that compiles into JavaScript.**")).toBe(true);
+    expect(doc.text).toContain("\n## Overview\n");
+    expect(doc.text).toContain("\n### What’s New In CoffeeScript 2?\n");
+  });
+});
