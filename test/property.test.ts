@@ -50,7 +50,7 @@ function prng(seed: number): Random {
 
 const int = (r: Random, min: number, max: number) => min + Math.floor(r() * (max - min + 1));
 const pick = <T,>(r: Random, items: readonly T[]): T => items[Math.floor(r() * items.length)]!;
-const times = (r: Random, n: number, make: () => string, sep = " ") => Array.from({ length: n }, make).join(sep);
+const times = (n: number, make: () => string, sep = " ") => Array.from({ length: n }, make).join(sep);
 
 const VOCABULARY = [
   "car", "cars", "driver", "garage", "highway", "dough", "bake", "loaf", "telescope", "galaxy", "star", "planets",
@@ -84,26 +84,26 @@ const CHARACTER_CLASSES: ((r: Random) => string)[] = [
   (r) => String.fromCharCode(int(r, 0x2460, 0x24ff)), // enclosed alphanumerics
 ];
 
-const unicodeSoup = (r: Random, length: number) => times(r, length, () => pick(r, CHARACTER_CLASSES)(r), "");
+const unicodeSoup = (r: Random, length: number) => times(length, () => pick(r, CHARACTER_CLASSES)(r), "");
 const word = (r: Random) => (r() < 0.7 ? pick(r, VOCABULARY) : unicodeSoup(r, int(r, 1, 6)));
 
 /** Each generator yields one kind of hostile query; `query` mixes them. */
 const GENERATORS: Record<string, (r: Random) => string> = {
   unicode: (r) => unicodeSoup(r, int(r, 0, 60)),
-  operators: (r) => times(r, int(r, 1, 30), () => (r() < 0.6 ? pick(r, OPERATORS) : word(r)), pick(r, [" ", "", " "])),
-  columns: (r) => times(r, int(r, 1, 6), () => `${pick(r, ["", "-", '"', "+"])}${pick(r, COLUMNS)}${pick(r, [":", " : ", ":-", ':"'])}${word(r)}${pick(r, ["", "*", '"'])}`),
-  near: (r) => `NEAR(${times(r, int(r, 0, 5), () => word(r))}${pick(r, ["", ", 2", ",", ", -1", ", 99999999999"])})`,
-  phrases: (r) => times(r, int(r, 1, 8), () => `${pick(r, ["", "-"])}"${times(r, int(r, 0, 4), () => word(r))}${pick(r, ['"', ""])}`),
-  prefixes: (r) => times(r, int(r, 1, 8), () => `${pick(r, ["", "-"])}${word(r)}${pick(r, ["*", "**", "*x", "^", ""])}`),
-  exclusions: (r) => times(r, pick(r, [1, 50, 99, 100, 101, 150, 500, 600]), () => `-${pick(r, ["", '"'])}${word(r)}${int(r, 0, 9999)}`),
-  requiredMany: (r) => times(r, pick(r, [100, 101, 300]), () => `"${word(r)} ${word(r)}"`),
-  optionalMany: (r) => times(r, int(r, 150, 1500), () => word(r)),
-  stopwords: (r) => times(r, int(r, 1, 12), () => pick(r, STOPWORDS)),
-  punctuation: (r) => times(r, int(r, 1, 40), () => pick(r, [...OPERATORS, "!", "?", ".", "…", "—", "«", "»", "/", "|", "~", "`", ";", "<", ">", "[", "]", "&&", "||"]), pick(r, ["", " "])),
-  blank: (r) => times(r, int(r, 0, 20), () => pick(r, ["", " ", "\t", "\n", "\r", "\0", "\u200b", "\u3000", "\ufeff", "\u202e", "-", '"', "*"]), ""),
-  words: (r) => times(r, int(r, 1, 10), () => word(r)),
+  operators: (r) => times(int(r, 1, 30), () => (r() < 0.6 ? pick(r, OPERATORS) : word(r)), pick(r, [" ", "", " "])),
+  columns: (r) => times(int(r, 1, 6), () => `${pick(r, ["", "-", '"', "+"])}${pick(r, COLUMNS)}${pick(r, [":", " : ", ":-", ':"'])}${word(r)}${pick(r, ["", "*", '"'])}`),
+  near: (r) => `NEAR(${times(int(r, 0, 5), () => word(r))}${pick(r, ["", ", 2", ",", ", -1", ", 99999999999"])})`,
+  phrases: (r) => times(int(r, 1, 8), () => `${pick(r, ["", "-"])}"${times(int(r, 0, 4), () => word(r))}${pick(r, ['"', ""])}`),
+  prefixes: (r) => times(int(r, 1, 8), () => `${pick(r, ["", "-"])}${word(r)}${pick(r, ["*", "**", "*x", "^", ""])}`),
+  exclusions: (r) => times(pick(r, [1, 50, 99, 100, 101, 150, 500, 600]), () => `-${pick(r, ["", '"'])}${word(r)}${int(r, 0, 9999)}`),
+  requiredMany: (r) => times(pick(r, [100, 101, 300]), () => `"${word(r)} ${word(r)}"`),
+  optionalMany: (r) => times(int(r, 150, 1500), () => word(r)),
+  stopwords: (r) => times(int(r, 1, 12), () => pick(r, STOPWORDS)),
+  punctuation: (r) => times(int(r, 1, 40), () => pick(r, [...OPERATORS, "!", "?", ".", "…", "—", "«", "»", "/", "|", "~", "`", ";", "<", ">", "[", "]", "&&", "||"]), pick(r, ["", " "])),
+  blank: (r) => times(int(r, 0, 20), () => pick(r, ["", " ", "\t", "\n", "\r", "\0", "\u200b", "\u3000", "\ufeff", "\u202e", "-", '"', "*"]), ""),
+  words: (r) => times(int(r, 1, 10), () => word(r)),
   long: (r) =>
-    r() < 0.5 ? times(r, 20_000, () => pick(r, VOCABULARY)).slice(0, 100_000) : unicodeSoup(r, 60_000).slice(0, 100_000),
+    r() < 0.5 ? times(20_000, () => pick(r, VOCABULARY)).slice(0, 100_000) : unicodeSoup(r, 60_000).slice(0, 100_000),
 };
 const KINDS = Object.keys(GENERATORS);
 
@@ -111,7 +111,7 @@ function query(r: Random): string {
   const roll = r();
   // A 100 KB query costs ~100× a short one: about one in 300.
   if (roll < 0.003) return GENERATORS.long!(r);
-  if (roll < 0.25) return times(r, int(r, 2, 4), () => GENERATORS[pick(r, KINDS.filter((k) => k !== "long"))]!(r), pick(r, [" ", ""]));
+  if (roll < 0.25) return times(int(r, 2, 4), () => GENERATORS[pick(r, KINDS.filter((k) => k !== "long"))]!(r), pick(r, [" ", ""]));
   return GENERATORS[pick(r, KINDS.filter((k) => k !== "long"))]!(r);
 }
 
