@@ -73,7 +73,7 @@ export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DE
 }
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
-const HEADING = /^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/;
+const HEADING = /^ {0,3}(#{1,6})[ \t]+(.*)$/;
 
 /** Markdown → sections by heading. In a paged document, page marker lines set the page and are not text. */
 function splitMarkdown(lines: string[], firstLine: number, title: string, paged: boolean): Section[] {
@@ -113,7 +113,7 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
       if (current.blocks.length) sections.push(current);
       const level = heading[1]!.length;
       stack.length = level - 1;
-      stack[level - 1] = heading[2]!.trim();
+      stack[level - 1] = headingText(heading[2]!);
       current = { headings: headingPath(stack, title), blocks: [] };
       continue;
     }
@@ -127,6 +127,19 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
   closeParagraph();
   if (current.blocks.length) sections.push(current);
   return sections;
+}
+
+/**
+ * A heading's text without its closing `#` sequence, stripped here rather than by the regex: the lazy
+ * `(.*?)(?:[ \t]+#+)?[ \t]*$` backtracked quadratically on long runs of spaces (a 1 MB heading line never ended).
+ */
+function headingText(raw: string): string {
+  let end = raw.length;
+  while (end > 0 && (raw[end - 1] === " " || raw[end - 1] === "\t")) end--;
+  let hashes = end;
+  while (hashes > 0 && raw[hashes - 1] === "#") hashes--;
+  if (hashes < end && hashes > 0 && (raw[hashes - 1] === " " || raw[hashes - 1] === "\t")) end = hashes;
+  return raw.slice(0, end).trim();
 }
 
 /** The heading path without gaps and without a leading title heading (the title has its own field). */

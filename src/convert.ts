@@ -109,7 +109,8 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
 
 function parseFrontMatter(source: string): Record<string, unknown> {
   try {
-    const parsed = parseYaml(source);
+    // Checking keys for uniqueness is quadratic in the library (578 KB of keys took seconds); the last one wins.
+    const parsed = parseYaml(source, { uniqueKeys: false });
     return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
   } catch {
     return {}; // malformed front matter is metadata we cannot use, not a reason to drop the document
@@ -118,10 +119,18 @@ function parseFrontMatter(source: string): Record<string, unknown> {
 
 /** The first H1, or a heading of any level that opens the document (mdBook chapters start with `##`). */
 export function firstHeading(text: string): string | undefined {
-  const h1 = /^#[ \t]+(.+?)[ \t#]*$/m.exec(text);
-  const opening = /^\s*#{1,6}[ \t]+(.+?)[ \t#]*$/m.exec(text.slice(0, text.search(/\S/) + 200));
+  // Trailing spaces and #s are stripped outside the regex: `(.+?)[ \t#]*$` backtracks quadratically on a long run.
+  const h1 = /^#[ \t]+(.+)$/m.exec(text);
+  const opening = /^\s*#{1,6}[ \t]+(.+)$/m.exec(text.slice(0, text.search(/\S/) + 200));
   const found = h1 ?? (opening && opening.index === 0 ? opening : null);
-  return found?.[1]?.trim() || undefined;
+  return found ? stripClosing(found[1]!).trim() || undefined : undefined;
+}
+
+/** The heading text without trailing spaces and `#`s, keeping at least its first character. */
+function stripClosing(text: string): string {
+  let end = text.length;
+  while (end > 1 && (text[end - 1] === " " || text[end - 1] === "\t" || text[end - 1] === "#")) end--;
+  return text.slice(0, end);
 }
 
 export function stringValue(value: unknown): string | undefined {

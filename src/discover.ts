@@ -174,7 +174,10 @@ export function discoverFiles(root: string, options: DiscoverOptions): Discovery
       }
       const found = regularFile(absolute, entry.isSymbolicLink(), realRoot);
       if ("reason" in found) {
-        if (found.reason) discovery.problems.push({ path: relativePath, reason: found.reason });
+        // A name that is not UTF-8 comes back with U+FFFD in it and cannot be opened by that name.
+        const undecodable = !found.reason && !entry.isSymbolicLink() && entry.name.includes("\ufffd");
+        const reason = undecodable ? "file name is not valid UTF-8 (rename the file to index it)" : found.reason;
+        if (reason) discovery.problems.push({ path: relativePath, reason });
         continue;
       }
       discovery.files.push({ path: relativePath, absolute, size: found.size, mtimeMs: found.mtimeMs });

@@ -7,6 +7,6 @@ import type * as Yaml from "yaml";
 const yaml = () => require("yaml") as typeof Yaml;
 
 /** Throws the library's errors, which carry `linePos`. */
-export const parseYaml = (text: string): unknown => yaml().parse(text);
+export const parseYaml = (text: string, options?: Yaml.ParseOptions & Yaml.DocumentOptions): unknown => yaml().parse(text, options);
 
 export const stringifyYaml = (value: unknown): string => yaml().stringify(value);
