@@ -50,6 +50,7 @@ export function searchJson(response: SearchResponse): object {
       const tail = {
         snippet: hit.snippet,
         context: hit.context,
+        metadata: hit.metadata,
         ...(hit.explain ? { explain: { bm25: hit.explain.bm25, vector: hit.explain.vector, fused: hit.explain.fused } } : {}),
       };
       if ("fragments" in hit) {

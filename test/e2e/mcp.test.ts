@@ -60,7 +60,7 @@ describe("MCP over stdio", () => {
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({ query: "garage", mode: "bm25", repositories: ["docs"], total: 1 });
     const hit = result.structuredContent.results[0];
-    expect(Object.keys(hit)).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "fragment", "snippet", "context"]);
+    expect(Object.keys(hit)).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "fragment", "snippet", "context", "metadata"]);
     expect(hit).toMatchObject({ path: "cars.md", location: "cars.md:7", heading: "Parking", context: "Test documents about cars and bread" });
     expect(result.content[0]!.text).toContain("docs:cars.md:7");
     const cli = JSON.parse(runCli(["search", "garage", "--mode", "bm25", "-n", "2", "--json"], { home }).stdout);
