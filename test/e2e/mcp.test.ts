@@ -74,6 +74,24 @@ describe("MCP over stdio", () => {
     expect(filtered.structuredContent.results.map((r: { path: string }) => r.path)).toEqual(["notes/space.md"]);
   });
 
+  test("where filters before ranking, as text or JSON, and is described in the tool schema", async () => {
+    const { tools: listed } = await client.listTools();
+    const schema = listed.find((t) => t.name === "search_fragments")!.inputSchema as { properties: Record<string, { description?: string }> };
+    expect(schema.properties.where!.description).toContain("front-matter key");
+    const text = await call("search_fragments", { query: "the", mode: "bm25", where: "path=notes/** format=md" });
+    expect(text.structuredContent.results.map((r: { path: string }) => r.path)).toEqual(["notes/space.md"]);
+    expect(text.structuredContent.results[0].metadata).toEqual({ format: "md" });
+    const json = await call("search_documents", {
+      query: "the",
+      mode: "bm25",
+      where: { all: [{ key: "format", eq: "md" }], not: [{ key: "path", in: ["notes/**", "bread.md"] }] },
+    });
+    expect(json.structuredContent.results.map((r: { path: string }) => r.path)).toEqual(["cars.md"]);
+    const bad = await call("search_fragments", { query: "the", where: "title=>cars" });
+    expect(bad.isError).toBe(true);
+    expect(bad.content[0]!.text).toContain("where: unknown operator '=>' at column 6: title=>cars");
+  });
+
   test("search_documents groups fragments", async () => {
     const result = await call("search_documents", { query: "car driver garage", mode: "bm25" });
     expect(result.structuredContent.results[0]).toMatchObject({ path: "cars.md", fragments: expect.any(Array) });
