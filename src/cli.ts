@@ -9,6 +9,7 @@ import { convertPath } from "./convert-pool.ts";
 import { documentInfo, listDocuments, matchDocuments, readDocument, readDocuments, safeRelativePath } from "./documents.ts";
 import { chooseModel, clearModels, describeModel, EmbedderCache, loadEmbedder, modelsDir } from "./embedder.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
+import { parseFilter } from "./filters.ts";
 import { indexRepository, removeDocument } from "./indexer.ts";
 import {
   documentInfoText,
@@ -64,6 +65,12 @@ function list(value: unknown): string[] {
   if (value === undefined || value === true) return [];
   const values = Array.isArray(value) ? value : [value];
   return values.flatMap((v) => String(v).split(",")).map((v) => v.trim()).filter(Boolean);
+}
+
+/** A repeatable flag's values, kept whole (a filter may contain commas). */
+function repeated(value: unknown): string[] {
+  if (value === undefined || value === true) return [];
+  return (Array.isArray(value) ? value : [value]).map(String);
 }
 
 function integer(value: unknown, name: string): number | undefined {
@@ -249,11 +256,13 @@ function mainCli(): CAC {
     .option("--format <format>", "text, json, jsonl, csv, md or files (default: text)")
     .option("--json", "Same as --format json (see README for the contract)")
     .option("--files", "Same as --format files: matching file paths, one per line")
+    .option("--where <expr>", "Only what matches, e.g. 'tags=rust modified>=2025-01-01' (repeatable; README: Filters)")
     .example('  researcher search "mutable reference" --repo rust-book -n 5')
     .example("  researcher search how does caching work --json")
     .example("  researcher search borrow checker --documents 3 --full")
     .example("  researcher search retry --all --min-score 5 --mode bm25 --format csv > hits.csv")
     .example('  researcher search -- "-starts-with-a-dash"')
+    .example(`  researcher search ownership --where 'tags in (rust|go) format=md' --where 'title~"borrow"'`)
     .action(async (words: string[], flags: Flags) => {
       // Words after `--` are query text even when they look like flags.
       const query = [...words, ...((flags["--"] as string[] | undefined) ?? [])].join(" ");
@@ -268,6 +277,7 @@ function mainCli(): CAC {
           model: flags.model as string | undefined,
           explain: Boolean(flags.explain),
           filter: flags.filter === undefined ? undefined : String(flags.filter),
+          where: repeated(flags.where).map((text) => parseFilter(text, "--where")),
           repositories: list(flags.repo),
           limit,
           offset: integer(flags.offset, "offset"),

@@ -11,6 +11,7 @@ export { loadConfig, resolveHome, setConfigValue, type Config } from "./config.t
 export { readDocument, readDocuments, resolveDocumentRef, type DocumentText } from "./documents.ts";
 export { chooseModel, describeModel, EmbedderCache, KNOWN_MODELS, loadEmbedder, type Embedder, type ModelInfo } from "./embedder.ts";
 export { ERROR_CODES, ResearcherError, type ErrorCode } from "./errors.ts";
+export { parseFilter, type Filter, type FilterJson } from "./filters.ts";
 export { indexRepository, removeDocument, type IndexOptions, type IndexProgress, type IndexSummary } from "./indexer.ts";
 export { addRepository, getRepository, listRepositories, removeRepository, type Repository } from "./repos.ts";
 export { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions, type SearchResponse } from "./search.ts";

@@ -12,6 +12,7 @@ import { hostname, networkInterfaces } from "node:os";
 import { z } from "zod";
 import { limitDocumentBytes, listDocuments, readDocument, readDocuments, safeRelativePath } from "./documents.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
+import { FILTER_OPS, parseFilter, type FilterJson } from "./filters.ts";
 import { indexFiles, removeDocument } from "./indexer.ts";
 import { logger } from "./log.ts";
 import { PLAIN, searchJson, searchText } from "./render.ts";
@@ -39,7 +40,24 @@ const searchInput = {
   offset: z.number().int().min(0).max(10000).optional(),
   min_score: z.number().optional().describe("Drop results below this score of the mode"),
   filter: z.string().max(500).optional().describe("Glob on document paths, e.g. 'notes/**' or '*.md'"),
+  where: z.union([z.string().max(2000), whereJson()]).optional().describe(
+    "Only documents/fragments that match, applied before ranking. Text: space-separated terms that must all hold, " +
+      "`key op value` with op = != < <= > >= ~ (contains, case-insensitive) or `key in (a|b)`, values bare or " +
+      "\"quoted\", e.g. 'tags=rust format in (md|pdf) modified>=2025-01-01 title~\"borrow\"'. Or JSON: " +
+      "{all:[{key,eq:value}…], any:[…], not:[…]} with ops eq ne lt le gt ge contains in. Keys: path (glob), format " +
+      "(md, txt, pdf, docx, html, epub), repository, page (PDF page or range 3-5), modified (file date), size " +
+      "(bytes), title, and any front-matter key (tags, author, date, …; a list matches if any element does).",
+  ),
 };
+
+/** The JSON form of a filter, as a schema agents can read (parseFilter validates the values). */
+function whereJson() {
+  const scalar = z.union([z.string(), z.number(), z.boolean()]);
+  const op = (name: string) => [name, (name === "in" ? z.array(scalar) : scalar).optional()] as const;
+  const term = z.strictObject({ key: z.string(), ...Object.fromEntries(FILTER_OPS.map(op)) });
+  const list = z.array(term).max(100).optional();
+  return z.strictObject({ all: list, any: list, not: list });
+}
 
 /** A tool result: structured JSON for programs, a short text for models that read text. */
 function result(structured: object, text: string) {
@@ -95,6 +113,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
       offset: input.offset,
       minScore: input.min_score,
       filter: input.filter,
+      where: input.where === undefined ? undefined : [parseFilter(input.where as string | FilterJson)],
       documents,
     };
     const response = await search(home, options, context);

@@ -112,6 +112,7 @@ function resultJson(hit: Hit): object {
     snippet: hit.snippet,
     ...(hit.text !== undefined ? { text: hit.text } : {}),
     context: hit.context,
+    metadata: hit.metadata,
     ...(hit.explain ? { explain: { bm25: hit.explain.bm25, vector: hit.explain.vector, fused: hit.explain.fused } } : {}),
   };
   if ("fragments" in hit) return { ...common, fragments: hit.fragments, ...tail };

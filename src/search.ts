@@ -9,6 +9,7 @@ import { loadConfig, type Config } from "./config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "./embedder.ts";
 import { FUSION_DEPTH, fuseHybrid, fuseLists, type Contribution, type Ranked } from "./fusion.ts";
 import { searchVectors } from "./vectors.ts";
+import { combineFilters, filterSql, type Filter, type SqlCondition } from "./filters.ts";
 
 export type SearchMode = "bm25" | "vector" | "hybrid";
 
@@ -26,8 +27,10 @@ export interface SearchOptions {
   /** `--model`: must match the model each repository was embedded with. */
   model?: string;
   explain?: boolean;
-  /** Keep only fragments of documents whose path matches this glob (e.g. `notes/**` or `*.md`). */
+  /** Keep only fragments of documents whose path matches this glob (e.g. `notes/**` or `*.md`): a `path` term. */
   filter?: string;
+  /** Keep only what these filters admit (all of them), before ranking; parse them with `parseFilter`. */
+  where?: Filter[];
 }
 
 export interface FragmentRef {
@@ -66,6 +69,8 @@ export interface FragmentHit {
   snippet: string;
   highlights: [number, number][];
   context: string | null;
+  /** The document's metadata as stored (front matter, PDF info, …) and its `format`. */
+  metadata: Record<string, unknown>;
   explain?: Explain;
 }
 
@@ -130,6 +135,10 @@ export async function search(home: string, options: SearchOptions, context = new
   const offset = checkedInteger(options.offset ?? 0, "offset", 0);
   const { searchable, notes: skipped } = openRepositories(home, options.repositories ?? [], context);
   const parsed = parseQuery(options.query);
+  const filter = combineFilters([
+    ...(options.where ?? []),
+    ...(options.filter ? [{ kind: "term" as const, key: "path", op: "eq" as const, values: [options.filter] }] : []),
+  ]);
   const wanted = options.documents ? Math.max(200, (offset + limit) * 10) : Math.max(2 * (offset + limit), 20);
 
   const queryVectors = new Map<Embedder, Promise<Float32Array>>(); // one embedding per model, however many repositories
@@ -138,7 +147,7 @@ export async function search(home: string, options: SearchOptions, context = new
     return queryVectors.get(embedder)!;
   };
   const perRepo = await Promise.all(
-    searchable.map(({ repo, store }) => searchRepository(home, repo, store, parsed, options, wanted, config, context, embedQuery)),
+    searchable.map(({ repo, store }) => searchRepository(home, repo, store, parsed, options, filter, wanted, config, context, embedQuery)),
   );
   const modes = new Set(perRepo.map((r) => r.mode));
   const mode: SearchMode = modes.size === 1 ? [...modes][0]! : "hybrid";
@@ -210,6 +219,7 @@ async function searchRepository(
   store: Store,
   parsed: ParsedQuery,
   options: SearchOptions,
+  filter: Filter | undefined,
   wanted: number,
   config: Config,
   context: SearchContext,
@@ -226,13 +236,15 @@ async function searchRepository(
   }
 
   const depth = mode === "hybrid" ? Math.max(wanted, FUSION_DEPTH) : wanted;
+  const where = filter && filterSql(filter, { repository: repo.name, documentPaths: () => store.documentPaths() });
   const match = mode === "vector" ? null : selectiveMatch(store, parsed);
-  const keyword = match ? store.searchBm25(match, BM25_WEIGHTS, depth) : [];
+  const keyword = match ? store.searchBm25(match, BM25_WEIGHTS, depth, where) : [];
   let semantic: Ranked[] = [];
   if (mode !== "bm25" && options.query.trim()) {
     const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model, model));
     checkModel(repo.name, model, embedder);
-    semantic = await searchVectors(store, repo.dir, await embedQuery(embedder), depth);
+    const within = where && new Set(store.fragmentIdsWhere(where));
+    semantic = await searchVectors(store, repo.dir, await embedQuery(embedder), depth, within);
   }
 
   let candidates: Candidate[];
@@ -252,19 +264,14 @@ async function searchRepository(
     });
   }
   if (options.minScore !== undefined) candidates = candidates.filter((c) => c.score >= options.minScore!);
-  if (options.filter) {
-    const glob = new Bun.Glob(options.filter);
-    const owners = store.ownersOf(candidates.map((c) => c.id));
-    candidates = candidates.filter((c) => glob.match(owners.get(c.id)?.path ?? ""));
-  }
-  const total = mode === "bm25" && match && !options.filter ? bm25Total(store, match, keyword.length, depth, options) : candidates.length;
+  const total = mode === "bm25" && match ? bm25Total(store, match, keyword.length, depth, options, where) : candidates.length;
   return { repo: repo.name, mode, total, candidates, note };
 }
 
 /** Plain BM25 reports every fragment (or document) that matches, not just the ones fetched. */
-function bm25Total(store: Store, match: string, fetched: number, depth: number, options: SearchOptions): number {
-  if (options.documents) return store.countMatchingDocuments(match);
-  return fetched < depth ? fetched : store.countMatchingFragments(match);
+function bm25Total(store: Store, match: string, fetched: number, depth: number, options: SearchOptions, where?: SqlCondition): number {
+  if (options.documents) return store.countMatchingDocuments(match, where);
+  return fetched < depth ? fetched : store.countMatchingFragments(match, where);
 }
 
 /**
@@ -350,6 +357,7 @@ function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery): FragmentHit
     snippet: snippet.text,
     highlights: snippet.highlights,
     context: c.repo.description,
+    metadata: { ...(JSON.parse(row.metadata) as Record<string, unknown>), format: row.format },
     explain: c.explain,
   };
 }

@@ -6,6 +6,7 @@ import { syncFolder, tempPathFor } from "./atomic.ts";
 import { ResearcherError } from "./errors.ts";
 import { acquireWriterLock } from "./lock.ts";
 import type { Fragment } from "./chunk.ts";
+import type { SqlCondition } from "./filters.ts";
 import { ftsText } from "./text.ts";
 
 const SCHEMA_VERSION = 3;
@@ -84,6 +85,9 @@ export interface FragmentRow {
   path: string;
   title: string;
   hash: string;
+  format: string;
+  /** The document's metadata as stored (JSON text). */
+  metadata: string;
 }
 
 /** A document as `ls` and `get --meta` show it. */
@@ -277,21 +281,42 @@ export class Store {
     return this.db.query<{ path: string; reason: string }, []>("SELECT path, reason FROM failures ORDER BY path").all();
   }
 
-  /** The best fragments for an FTS5 MATCH expression, with BM25 scores (higher is better). */
-  searchBm25(match: string, weights: Bm25Weights, limit: number): { id: number; score: number }[] {
+  /**
+   * The best fragments for an FTS5 MATCH expression, with BM25 scores (higher is better); with `where` (see
+   * filters.ts), only fragments it admits are ranked, so the limit counts admitted fragments.
+   */
+  searchBm25(match: string, weights: Bm25Weights, limit: number, where?: SqlCondition): { id: number; score: number }[] {
     return matching(() =>
       this.db
-        .query<{ id: number; score: number }, [string, number]>(
+        .query<{ id: number; score: number }, (string | number)[]>(
           `SELECT rowid AS id, -bm25(fragments_fts, ${weights.title}, ${weights.heading}, ${weights.body}) AS score
-           FROM fragments_fts WHERE fragments_fts MATCH ? ORDER BY score DESC LIMIT ?`,
+           FROM fragments_fts WHERE fragments_fts MATCH ?${admitted(where)} ORDER BY score DESC LIMIT ?`,
         )
-        .all(match, limit),
+        .all(match, ...(where?.params ?? []), limit),
     );
   }
 
   /** How many fragments match (a separate pass without ranking is cheaper than counting ranked rows). */
-  countMatchingFragments(match: string): number {
-    return matching(() => this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM fragments_fts WHERE fragments_fts MATCH ?").get(match)!.n);
+  countMatchingFragments(match: string, where?: SqlCondition): number {
+    return matching(
+      () =>
+        this.db
+          .query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM fragments_fts WHERE fragments_fts MATCH ?${admitted(where)}`)
+          .get(match, ...(where?.params ?? []))!.n,
+    );
+  }
+
+  /** The fragments a filter admits. */
+  fragmentIdsWhere(where: SqlCondition): number[] {
+    return this.db
+      .query<{ id: number }, (string | number)[]>(`SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE ${where.sql}`)
+      .all(...where.params)
+      .map((row) => row.id);
+  }
+
+  /** Every document's id and path (what a path glob is matched against). */
+  documentPaths(): { id: number; path: string }[] {
+    return this.db.query<{ id: number; path: string }, []>("SELECT id, path FROM documents").all();
   }
 
   private vocabulary = false;
@@ -331,16 +356,16 @@ export class Store {
     return this.db.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
   }
 
-  countMatchingDocuments(match: string): number {
+  countMatchingDocuments(match: string, where?: SqlCondition): number {
     return matching(
       () =>
         this.db
-          .query<{ n: number }, [string]>(
+          .query<{ n: number }, (string | number)[]>(
             `SELECT count(DISTINCT f.document_id) AS n
              FROM fragments_fts JOIN fragments f INDEXED BY fragments_owner ON f.id = fragments_fts.rowid
-             WHERE fragments_fts MATCH ?`,
+             WHERE fragments_fts MATCH ?${admitted(where)}`,
           )
-          .get(match)?.n ?? 0,
+          .get(match, ...(where?.params ?? []))?.n ?? 0,
     );
   }
 
@@ -361,7 +386,7 @@ export class Store {
     const rows = this.db
       .query<FragmentRow, string[]>(
         `SELECT f.id, f.document_id AS documentId, f.seq, f.start_line AS startLine, f.end_line AS endLine, f.page,
-                f.page_end AS pageEnd, f.heading, f.text, d.path, d.title, d.hash
+                f.page_end AS pageEnd, f.heading, f.text, d.path, d.title, d.hash, d.format, d.metadata
          FROM fragments f JOIN documents d ON d.id = f.document_id
          WHERE f.id IN (SELECT value FROM json_each(?))`,
       )
@@ -402,6 +427,17 @@ export class Store {
     return this.db
       .query<{ id: number; vector: Uint8Array }, []>("SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash")
       .all()
+      .map((row) => ({ id: row.id, vector: toFloat32(row.vector) }));
+  }
+
+  /** The vectors of these fragments (an exact search over a filter's fragments reads only those). */
+  vectorsOf(ids: number[]): { id: number; vector: Float32Array }[] {
+    return this.db
+      .query<{ id: number; vector: Uint8Array }, [string]>(
+        `SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash
+         WHERE f.id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(JSON.stringify(ids))
       .map((row) => ({ id: row.id, vector: toFloat32(row.vector) }));
   }
 
@@ -530,6 +566,17 @@ function matching<T>(run: () => T): T {
       cause: error,
     });
   }
+}
+
+/**
+ * An FTS5 query's extra condition keeping only the fragments a filter admits: the admitted set is built once and
+ * each match is looked up in it, so bm25() is computed only for admitted matches. The `+` matters: without it
+ * FTS5 takes `rowid IN` as its access path and runs the MATCH once per admitted rowid (SciFact, a filter admitting
+ * 2,239 of 7,710 fragments: p50 3.0 ms with `+`, 186 ms without; joining each match to its fragment and document
+ * instead: 1.2 s, the path set being re-read per match).
+ */
+function admitted(where: SqlCondition | undefined): string {
+  return where ? ` AND +fragments_fts.rowid IN (SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE ${where.sql})` : "";
 }
 
 /** What turns schema version N - 1 into N. */

@@ -103,16 +103,32 @@ export async function syncVectorIndex(store: Store, dir: string, dims: number): 
  */
 const opened = new Map<string, { checksum: string; stamp: string; index: UsearchIndex }>();
 
+/** Filters admitting at most this many fragments are searched exactly: reading and scoring a few thousand vectors
+ * costs less than over-fetching the ANN index by the inverse of the filter's share, and misses nothing. */
+const EXACT_SCAN_LIMIT = 5000;
+
 /**
- * Nearest fragments to a normalised query vector. A missing, stale or damaged ANN file is rebuilt from SQLite
- * first; while another process is writing the repository, the search is exact over SQLite instead.
+ * Nearest fragments to a normalised query vector, among `within` when given (a filter's fragments). A missing,
+ * stale or damaged ANN file is rebuilt from SQLite first; while another process is writing the repository, the
+ * search is exact over SQLite instead.
  */
-export async function searchVectors(store: Store, dir: string, query: Float32Array, k: number): Promise<VectorHit[]> {
+export async function searchVectors(store: Store, dir: string, query: Float32Array, k: number, within?: Set<number>): Promise<VectorHit[]> {
+  const candidates = () => (within ? store.vectorsOf([...within]) : store.allVectors());
+  if (within && within.size <= EXACT_SCAN_LIMIT) return exactSearch(candidates(), query, k);
   const index = await verifiedIndex(store, dir);
-  if (!index) return exactSearch(store, query, k);
+  if (!index) return exactSearch(candidates(), query, k);
   const size = index.size();
   if (size === 0) return [];
-  const matches = index.search(query, Math.min(k, size), 0);
+  if (!within) return annSearch(index, query, Math.min(k, size));
+  // Over-fetch by twice the inverse of the filter's share, doubling until k admitted hits (or the whole index).
+  for (let fetch = Math.ceil((2 * k * size) / within.size); ; fetch *= 2) {
+    const hits = annSearch(index, query, Math.min(fetch, size)).filter((hit) => within.has(hit.id));
+    if (hits.length >= k || fetch >= size) return hits.slice(0, k);
+  }
+}
+
+function annSearch(index: UsearchIndex, query: Float32Array, k: number): VectorHit[] {
+  const matches = index.search(query, k, 0);
   return Array.from(matches.keys, (key, i) => ({ id: Number(key), score: 1 - matches.distances[i]! }));
 }
 
@@ -155,9 +171,9 @@ async function rebuildForSearch(store: Store, dir: string): Promise<boolean> {
   }
 }
 
-function exactSearch(store: Store, query: Float32Array, k: number): VectorHit[] {
+function exactSearch(vectors: { id: number; vector: Float32Array }[], query: Float32Array, k: number): VectorHit[] {
   const hits: VectorHit[] = [];
-  for (const { id, vector } of store.allVectors()) hits.push({ id, score: dot(query, vector) });
+  for (const { id, vector } of vectors) hits.push({ id, score: dot(query, vector) });
   return hits.sort((a, b) => b.score - a.score).slice(0, k);
 }
 

@@ -9,7 +9,7 @@ function hit(rank: number, overrides: Partial<FragmentHit> = {}): FragmentHit {
     rank, score: 1.5 / rank, repository: "notes", path: `dir/file ${rank}.md`, absolutePath: `/data/notes/dir/file ${rank}.md`,
     location: `dir/file ${rank}.md:3`, page: null, docid: "#abcdef", title: "Title", heading: "A › B",
     fragment: { id: rank, seq: 0, start_line: 3, end_line: 5, page: null, page_end: null },
-    snippet: "plain snippet", highlights: [[0, 5]], context: null, ...overrides,
+    snippet: "plain snippet", highlights: [[0, 5]], context: null, metadata: { format: "md" }, ...overrides,
   };
 }
 
@@ -50,7 +50,7 @@ describe("renderSearch", () => {
     const parsed = JSON.parse(renderSearch(response, "json", styleFor({ isTTY: false })));
     expect(parsed.results[0].snippet).toBe(nasty);
     const full = JSON.parse(renderSearch({ ...response, results: [{ ...hit(1), text: "all of it" } as FragmentHit] }, "json", styleFor({ isTTY: false })));
-    expect(Object.keys(full.results[0])).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "fragment", "snippet", "text", "context"]);
+    expect(Object.keys(full.results[0])).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "fragment", "snippet", "text", "context", "metadata"]);
   });
 
   test("md: a heading per result, snippets quoted, full text fenced longer than any fence inside", () => {

@@ -59,11 +59,12 @@ describe("researcher CLI", () => {
     expect(Object.keys(result)).toEqual(["query", "mode", "repositories", "offset", "total", "results"]);
     expect(result).toMatchObject({ query: "turtles steady", mode: "hybrid", repositories: ["notes"], offset: 0 });
     const hit = result.results[0];
-    expect(Object.keys(hit)).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "fragment", "snippet", "context"]);
+    expect(Object.keys(hit)).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "fragment", "snippet", "context", "metadata"]);
     expect(hit).toMatchObject({ rank: 1, repository: "notes", path: "sub/gamma.txt", location: "sub/gamma.txt:1", title: "gamma", heading: "", context: "Test notes" });
     expect(hit.fragment).toEqual({ id: expect.any(Number), seq: 0, start_line: 1, end_line: 1, page: null, page_end: null });
     expect(hit.docid).toMatch(/^#[0-9a-f]{6}$/);
     expect(hit.snippet).toBe("Turtles are slow but steady.");
+    expect(hit.metadata).toEqual({ format: "txt" });
     const bm25 = JSON.parse(cli("search", "turtles", "steady", "--json", "--mode", "bm25").stdout);
     expect(bm25).toMatchObject({ mode: "bm25", total: 1 });
 

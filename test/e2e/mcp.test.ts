@@ -74,7 +74,7 @@ describe("MCP over stdio", () => {
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({ query: "garage", mode: "bm25", repositories: ["big", "docs"], total: 1 });
     const hit = result.structuredContent.results[0];
-    expect(Object.keys(hit)).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "fragment", "snippet", "context"]);
+    expect(Object.keys(hit)).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "fragment", "snippet", "context", "metadata"]);
     expect(hit).toMatchObject({ path: "cars.md", location: "cars.md:7", heading: "Parking", context: "Test documents about cars and bread" });
     expect(result.content[0]!.text).toContain("docs:cars.md:7");
     const cli = JSON.parse(runCli(["search", "garage", "--mode", "bm25", "-n", "2", "--json"], { home }).stdout);
@@ -86,6 +86,24 @@ describe("MCP over stdio", () => {
     expect(hybrid.structuredContent).toMatchObject({ mode: "hybrid", results: [{ path: "cars.md" }] });
     const filtered = await call("search_fragments", { query: "telescope galaxy", filter: "notes/**" });
     expect(filtered.structuredContent.results.map((r: { path: string }) => r.path)).toEqual(["notes/space.md"]);
+  });
+
+  test("where filters before ranking, as text or JSON, and is described in the tool schema", async () => {
+    const { tools: listed } = await client.listTools();
+    const schema = listed.find((t) => t.name === "search_fragments")!.inputSchema as { properties: Record<string, { description?: string }> };
+    expect(schema.properties.where!.description).toContain("front-matter key");
+    const text = await call("search_fragments", { query: "the", mode: "bm25", where: "path=notes/** format=md" });
+    expect(text.structuredContent.results.map((r: { path: string }) => r.path)).toEqual(["notes/space.md"]);
+    expect(text.structuredContent.results[0].metadata).toEqual({ format: "md" });
+    const json = await call("search_documents", {
+      query: "the",
+      mode: "bm25",
+      where: { all: [{ key: "format", eq: "md" }], not: [{ key: "path", in: ["notes/**", "bread.md"] }] },
+    });
+    expect(json.structuredContent.results.map((r: { path: string }) => r.path)).toEqual(["cars.md"]);
+    const bad = await call("search_fragments", { query: "the", where: "title=>cars" });
+    expect(bad.isError).toBe(true);
+    expect(bad.content[0]!.text).toContain("where: unknown operator '=>' at column 6: title=>cars");
   });
 
   test("search_documents groups fragments", async () => {

@@ -1,0 +1,260 @@
+/** Filters (`--where`, MCP `where`): the grammar, its errors, and filtering inside the ranking on real indexes. */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { utimesSync } from "node:fs";
+import { join } from "node:path";
+import { parseFilter, type Filter } from "../src/filters.ts";
+import { indexRepository } from "../src/indexer.ts";
+import { addRepository } from "../src/repos.ts";
+import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions } from "../src/search.ts";
+import { GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, writeTree } from "./helpers.ts";
+import { paragraph, writePdf } from "./pdf-fixtures.ts";
+
+const errorOf = (input: Parameters<typeof parseFilter>[0], label?: string) => {
+  try {
+    parseFilter(input, label);
+  } catch (error) {
+    return error as { code: string; message: string };
+  }
+  throw new Error(`no error for ${JSON.stringify(input)}`);
+};
+
+describe("filter grammar", () => {
+  test("the text form parses every operator, quoted values and in-lists into terms", () => {
+    const filter = parseFilter('tags=rust author!=Bo rating<3 rating<=3 rating>3 rating>=3 title~"borrow checker" format in (md | "p df")');
+    expect(filter).toEqual({
+      kind: "all",
+      items: [
+        { kind: "term", key: "tags", op: "eq", values: ["rust"] },
+        { kind: "term", key: "author", op: "ne", values: ["Bo"] },
+        { kind: "term", key: "rating", op: "lt", values: ["3"] },
+        { kind: "term", key: "rating", op: "le", values: ["3"] },
+        { kind: "term", key: "rating", op: "gt", values: ["3"] },
+        { kind: "term", key: "rating", op: "ge", values: ["3"] },
+        { kind: "term", key: "title", op: "contains", values: ["borrow checker"] },
+        { kind: "term", key: "format", op: "in", values: ["md", "p df"] },
+      ],
+    });
+  });
+
+  test("the JSON form parses into the same tree", () => {
+    const text = parseFilter("tags=rust rating>=3") as { items: Filter[] };
+    const json = parseFilter({ all: [{ key: "tags", eq: "rust" }, { key: "rating", ge: 3 }], any: [{ key: "format", in: ["md", "pdf"] }], not: [{ key: "draft", eq: true }] });
+    expect(json).toEqual({
+      kind: "all",
+      items: [
+        ...text.items,
+        { kind: "any", items: [{ kind: "term", key: "format", op: "in", values: ["md", "pdf"] }] },
+        { kind: "none", items: [{ kind: "term", key: "draft", op: "eq", values: ["true"] }] },
+      ],
+    });
+  });
+
+  test("a malformed filter is a usage error of one line naming the bad part", () => {
+    const cases: [Parameters<typeof parseFilter>[0], string][] = [
+      ["tags=rust format=>pdf", "unknown operator '=>' at column 17: tags=rust format=>pdf"],
+      ["tags", "expected an operator (=, !=, <, <=, >, >=, ~, in) after 'tags' at column 5"],
+      ["tags=", "missing value at column 6"],
+      ['title~"borrow', "unterminated quote at column 7"],
+      ["format in (md|pdf", "expected '|' or ')' in the in (…) list at column 18"],
+      ["size>big", "'size' needs a number, got 'big' at column 1"],
+      ["modified>=yesterday", "'modified' needs a date like 2025-01-31, got 'yesterday'"],
+      ["page~3", "'page' does not support contains"],
+      ["page>2-3", "'page' needs a page number, got '2-3'"],
+      ["path<a", "'path' does not support lt"],
+      [{ all: [{ key: "tags", equals: "rust" }] }, "all[0]: unknown operator 'equals'"],
+      [{ all: [{ key: "tags", eq: "a", ne: "b" }] }, "all[0]: expected exactly one operator"],
+      [{ any: [{ key: "tags", in: [] }] }, "any[0]: 'in' needs a non-empty list"],
+      [{ not: [{ eq: "x" }] }, 'not[0]: missing "key"'],
+      [{ some: [] } as never, "unknown field 'some' (use all, any, not)"],
+    ];
+    for (const [input, message] of cases) {
+      const error = errorOf(input, "--where");
+      expect(error.code).toBe("USAGE");
+      expect(error.message).toStartWith("--where: ");
+      expect(error.message).toContain(message);
+      expect(error.message).not.toContain("\n");
+    }
+  });
+});
+
+/** Front matter as people write it: tag lists and single tags, dates, authors, numbers, booleans. */
+const NOTES = {
+  "rust-async.md": "---\ntitle: Async Rust\ntags: [rust, async]\nauthor: Ana\ndate: 2024-05-01\nrating: 4\ndraft: true\n---\n\nFerris waits on futures.\n",
+  "go-channels.md": "---\ntags: go\nauthor: Bo\ndate: 2025-02-10\nrating: 2\n---\n\n# Channels in Go\n\nFerris sends on a channel.\n",
+  "rust-borrow.md": "---\ntags:\n  - rust\n  - Ownership\nauthor: [Ana, Cy]\ndate: 2025-03-15T09:30:00Z\nrating: 5\n---\n\n# The borrow checker\n\nFerris borrows a reference.\n",
+  "plain.md": "# Plain\n\nFerris has no front matter here.\n",
+  "notes/log.txt": "Ferris in a text file.\n",
+};
+
+describe("filters inside the ranking", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, NOTES);
+  const context = new SearchContext();
+  beforeAll(async () => {
+    const page = (word: string) => [...paragraph(`Ferris reads page about ${word} in a portable document.`, 100)];
+    writeTree(docs, { "paper.pdf": await writePdf([page("apples"), page("pears"), page("plums")], { title: "Fruit paper", author: "Dee" }) });
+    utimesSync(join(docs, "plain.md"), new Date("2019-06-01T12:00:00Z"), new Date("2019-06-01T12:00:00Z"));
+    const repo = addRepository(home, { name: "notes", path: docs, embed: false });
+    await indexRepository(home, repo);
+  }, HOOK_TIMEOUT);
+
+  const run = (where: string | object, options: Partial<SearchOptions> = {}) =>
+    search(home, { query: "ferris", limit: 50, mode: "bm25", where: [parseFilter(where as string)], ...options }, context);
+  const paths = async (where: string | object, options: Partial<SearchOptions> = {}) => [...new Set((await run(where, options)).results.map((r) => r.path))].sort();
+
+  test("= and != on front matter: a list matches when any element does, case-insensitively", async () => {
+    expect(await paths("tags=rust")).toEqual(["rust-async.md", "rust-borrow.md"]);
+    expect(await paths("tags=ownership")).toEqual(["rust-borrow.md"]);
+    expect(await paths("author=ana")).toEqual(["rust-async.md", "rust-borrow.md"]);
+    expect(await paths("author=cy")).toEqual(["rust-borrow.md"]);
+    expect(await paths("draft=true")).toEqual(["rust-async.md"]);
+    expect(await paths("tags!=rust format=md")).toEqual(["go-channels.md", "plain.md"]);
+  });
+
+  test("<, <=, >, >= compare numbers as numbers and dates by period", async () => {
+    expect(await paths("rating>4")).toEqual(["rust-borrow.md"]);
+    expect(await paths("rating>=4")).toEqual(["rust-async.md", "rust-borrow.md"]);
+    expect(await paths("rating<4")).toEqual(["go-channels.md"]);
+    expect(await paths("rating<=4")).toEqual(["go-channels.md", "rust-async.md"]);
+    expect(await paths("date>=2025-01-01")).toEqual(["go-channels.md", "rust-borrow.md"]);
+    expect(await paths("date<2025-03-15")).toEqual(["go-channels.md", "rust-async.md"]);
+    expect(await paths("date<=2025-03-15")).toEqual(["go-channels.md", "rust-async.md", "rust-borrow.md"]);
+    expect(await paths("date=2025-03")).toEqual(["rust-borrow.md"]);
+    expect(await paths("date>2025-02")).toEqual(["rust-borrow.md"]);
+  });
+
+  test("~ (contains) and in (a|b)", async () => {
+    expect(await paths('title~"borrow"')).toEqual(["rust-borrow.md"]);
+    expect(await paths("title~CHANNEL")).toEqual(["go-channels.md"]);
+    expect(await paths("tags in (go|async)")).toEqual(["go-channels.md", "rust-async.md"]);
+    expect(await paths("path~notes/")).toEqual(["notes/log.txt"]);
+  });
+
+  test("format, path, size, modified, repository and title are built-in keys", async () => {
+    expect(await paths("format=pdf")).toEqual(["paper.pdf"]);
+    expect(await paths("format in (txt|pdf)")).toEqual(["notes/log.txt", "paper.pdf"]);
+    expect(await paths("path=rust-*")).toEqual(["rust-async.md", "rust-borrow.md"]);
+    expect(await paths("path!=*.md")).toEqual(["notes/log.txt", "paper.pdf"]);
+    expect(await paths("size<50 format=md")).toEqual(["plain.md"]);
+    expect(await paths("modified<2020-01-01")).toEqual(["plain.md"]);
+    expect(await paths("modified=2019-06-01")).toEqual(["plain.md"]);
+    expect(await paths("modified=2019-06-01T12:00:00Z")).toEqual(["plain.md"]);
+    expect(await paths("modified>=2020")).not.toContain("plain.md");
+    expect(await paths("repository=notes format=pdf")).toEqual(["paper.pdf"]);
+    expect(await paths("repository=other")).toEqual([]);
+    expect(await paths("title=\"fruit paper\" author=dee")).toEqual(["paper.pdf"]);
+  });
+
+  test("page terms select a PDF's fragments by the pages they span; other documents have no pages", async () => {
+    const pages = async (where: string) => (await run(where)).results.map((r) => r.page).sort();
+    expect(await pages("page=2")).toEqual([2]);
+    expect(await pages("page>=2")).toEqual([2, 3]);
+    expect(await pages("page<2")).toEqual([1]);
+    expect(await pages("page=2-3")).toEqual([2, 3]);
+    expect(await pages("page in (1|3)")).toEqual([1, 3]);
+    expect((await run("page=2")).results[0]!.snippet).toContain("pears");
+  });
+
+  test("the JSON form: all, any and not", async () => {
+    expect(await paths({ all: [{ key: "tags", eq: "rust" }], not: [{ key: "draft", eq: true }] })).toEqual(["rust-borrow.md"]);
+    expect(await paths({ any: [{ key: "format", eq: "pdf" }, { key: "rating", ge: 5 }] })).toEqual(["paper.pdf", "rust-borrow.md"]);
+    expect(await paths({ not: [{ key: "format", in: ["md", "pdf"] }] })).toEqual(["notes/log.txt"]);
+  });
+
+  test("several filters and --filter all hold", async () => {
+    const response = await search(home, { query: "ferris", mode: "bm25", filter: "rust-*", where: [parseFilter("author=ana"), parseFilter("rating>4")] }, context);
+    expect(response.results.map((r) => r.path)).toEqual(["rust-borrow.md"]);
+    expect(response.total).toBe(1);
+  });
+
+  test("results carry the document's metadata and format", async () => {
+    const [hit] = (await run("tags=go")).results as FragmentHit[];
+    expect(hit!.metadata).toEqual({ tags: "go", author: "Bo", date: "2025-02-10", rating: 2, format: "md" });
+    const [pdf] = (await run("format=pdf page=1")).results;
+    expect(pdf!.metadata).toMatchObject({ author: "Dee", pages: 3, format: "pdf" });
+  });
+});
+
+describe("a selective filter still fills the page", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  // 200 documents share the query word; 12 are tagged `pick`, and they rank last (the word once, in a long body).
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 200; i++) {
+    const pick = i % 17 === 0 && i < 200;
+    const name = `doc-${String(i).padStart(3, "0")}.md`;
+    files[name] = pick
+      ? `---\ntags: [pick]\n---\n\n# Note ${i}\n\nA widget among many other words about gears, levers, pulleys and springs.\n`
+      : `# Widget ${i}\n\nWidget widget widget.\n`;
+  }
+  writeTree(docs, files);
+  const picked = Object.keys(files).filter((name) => files[name]!.includes("pick"));
+  const context = new SearchContext();
+  beforeAll(async () => {
+    await indexRepository(home, addRepository(home, { name: "many", path: docs, embedding: { model: GLOVE } }));
+  }, HOOK_TIMEOUT);
+
+  test("the fixture has 12 matching documents out of 200", () => expect(picked).toHaveLength(12));
+
+  for (const mode of ["bm25", "vector", "hybrid"] as const) {
+    test(`-n 10 in ${mode} mode returns 10 of the 12, and the offset pages on to the last 2`, async () => {
+      const where = [parseFilter("tags=pick")];
+      const first = await search(home, { query: "widget", mode, limit: 10, where }, context);
+      expect(first.results).toHaveLength(10);
+      expect(first.results.every((r) => picked.includes(r.path))).toBe(true);
+      expect(first.total).toBe(12);
+      const second = await search(home, { query: "widget", mode, limit: 10, offset: 10, where }, context);
+      expect(second.results.map((r) => r.path).sort()).toEqual(picked.filter((p) => !first.results.some((r) => r.path === p)).sort());
+      expect(second.results.map((r) => r.rank)).toEqual([11, 12]);
+    });
+  }
+
+  test("--documents groups only admitted documents", async () => {
+    const grouped = await search(home, { query: "widget", mode: "bm25", documents: true, limit: 20, where: [parseFilter("tags=pick")] }, context);
+    expect((grouped.results as DocumentHit[]).map((r) => r.path).sort()).toEqual([...picked].sort());
+    expect(grouped.total).toBe(12);
+  });
+});
+
+describe("rust-book regression (issue 14)", () => {
+  const home = tempDir();
+  beforeAll(async () => {
+    const repo = addRepository(home, { name: "rust-book", path: join(SHARED, "data/corpus/markdown/rust-book/src"), embed: false });
+    await indexRepository(home, repo);
+  }, HOOK_TIMEOUT);
+
+  test('"borrow checker" with --filter ch04* finds chapter 4 passages (the filter used to run after the top 20 were cut)', async () => {
+    const response = await search(home, { query: "borrow checker", filter: "ch04*", limit: 10 });
+    expect(response.results.length).toBeGreaterThan(0);
+    expect(response.results.every((r) => r.path.startsWith("ch04"))).toBe(true);
+    const unfiltered = await search(home, { query: "borrow checker", limit: 20 });
+    expect(unfiltered.results.some((r) => r.path.startsWith("ch04"))).toBe(false); // why it used to return nothing
+  });
+});
+
+describe("search --where on the command line", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, NOTES);
+  const cli = (...args: string[]) => runCli(args, { home });
+  beforeAll(() => {
+    expect(cli("repo", "add", "notes", docs, "--no-embed").code).toBe(0);
+    expect(cli("index", "notes", "--quiet").code).toBe(0);
+  }, HOOK_TIMEOUT);
+
+  test("repeated --where flags all hold, and results carry metadata", () => {
+    const result = cli("search", "ferris", "--json", "--where", "tags=rust", "--where", "rating>4");
+    expect(result.code).toBe(0);
+    const response = JSON.parse(result.stdout);
+    expect(response.results.map((r: { path: string }) => r.path)).toEqual(["rust-borrow.md"]);
+    expect(response.results[0].metadata).toMatchObject({ tags: ["rust", "Ownership"], format: "md" });
+  });
+
+  test("a malformed --where exits 2 with one line pointing at the bad part", () => {
+    const result = cli("search", "ferris", "--where", "tags=>rust");
+    expect(result.code).toBe(2);
+    expect(result.stderr.split("\n")[0]).toBe("error: --where: unknown operator '=>' at column 5: tags=>rust");
+    expect(result.stderr).toContain("hint: ");
+  });
+});
