@@ -48,6 +48,14 @@ export function isCandidate(path: string, options: DiscoverOptions): boolean {
   return wantedTypes(options).has(fileType(path)) && !compileExcludes(options.exclude)(path);
 }
 
+/** Whether files under this folder (relative to the root) could be candidates: not hidden, skipped or excluded. */
+export function isCandidateFolder(path: string, options: DiscoverOptions): boolean {
+  if (path === "") return true;
+  const parts = path.split("/");
+  if (parts.some((part) => part.startsWith(".") || ALWAYS_SKIPPED.has(part) || part === "")) return false;
+  return !compileExcludes(options.exclude)(path);
+}
+
 function wantedTypes(options: DiscoverOptions): Set<string> {
   return new Set(options.fileTypes.map((t) => t.toLowerCase().replace(/^\./, "")));
 }

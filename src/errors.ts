@@ -16,6 +16,7 @@ export const ERROR_CODES = {
   MODEL_MISMATCH: { exit: 1, summary: "the repository was embedded with another model" },
   PROVIDER_FAILED: { exit: 1, summary: "a remote embedding provider failed" },
   INDEX_CORRUPT: { exit: 1, summary: "an index file cannot be read" },
+  WATCH_FAILED: { exit: 1, summary: "a folder cannot be watched for changes (e.g. the inotify watch limit)" },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
