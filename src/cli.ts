@@ -27,6 +27,9 @@ import {
   styleFor,
   type SearchFormat,
   verifyText,
+  watchBatchJson,
+  watchBatchText,
+  watchStatusLine,
 } from "./render.ts";
 import {
   addRepository,
@@ -41,6 +44,7 @@ import { search, SearchContext, type SearchMode, type SearchOptions } from "./se
 import { repositoryStatus } from "./status.ts";
 import { stderr, stdout } from "./terminal.ts";
 import { versionText } from "./version.ts";
+import { watchRepositories } from "./watch.ts";
 import { stringifyYaml } from "./yaml.ts";
 
 type Flags = Record<string, unknown>;
@@ -240,6 +244,58 @@ function mainCli(): CAC {
     });
 
   cli
+    .command("watch [...names]", "Keep repositories' indexes current as files change (all when no name is given)")
+    .option("--no-embed", "BM25 only: skip embeddings")
+    .option("--debounce <ms>", "Quiet time after the last change before indexing (default: watch.debounce_ms, 300)")
+    .option("--json", "Print one JSON line per applied batch")
+    .example("  researcher watch notes")
+    .example("  researcher watch --json | jq -c 'select(.failed > 0)'")
+    .action(async (names: string[], flags: Flags) => {
+      const repos = selectRepositories(home(flags), names);
+      if (repos.length === 0) throw new ResearcherError("INVALID_INPUT", "no repositories to watch", { hint: "add one with `researcher repo add <name> <path>`" });
+      const debounceMs = integer(flags.debounce, "debounce");
+      if (debounceMs !== undefined && debounceMs < 0) throw new ResearcherError("INVALID_INPUT", `--debounce must be 0 or more (got ${debounceMs})`);
+      // A terminal gets a live status line; a pipe gets one line per batch (JSON with --json).
+      const live = !flags.json && stderr.isTTY ? watchStatusLine(stderr) : undefined;
+      const note = (text: string) => (live ? live.note(text) : stderr.write(`${text}\n`));
+      const embedders = new EmbedderCache({ allowDownload: true });
+      let fatal: unknown;
+      let stop!: () => void;
+      const stopped = new Promise<void>((resolve) => (stop = resolve));
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+      const handle = watchRepositories(home(flags), repos, {
+        debounceMs,
+        noEmbed: flags.embed === false,
+        embedders,
+        onBatch: (batch) => {
+          if (flags.json) out(watchBatchJson(batch));
+          else if (live) live.batch(batch);
+          else out(watchBatchText(batch));
+          for (const failure of batch.failures) note(`failed: ${batch.repository}:${failure.path}: ${failure.reason}`);
+          for (const warning of batch.warnings) note(`warning: ${batch.repository}: ${warning}`);
+        },
+        onError: (error, repository) => {
+          if (isResearcherError(error) && error.code === "WATCH_FAILED") {
+            fatal ??= error; // the system refused the watches: stop, and say how to raise the limit
+            return stop();
+          }
+          const hint = isResearcherError(error) && error.hint ? `\nhint: ${error.hint}` : "";
+          note(`error: ${repository}: ${describeError(error)}${hint}`);
+        },
+        onStatus: live?.status,
+      });
+      // Ctrl-C and SIGTERM end the watch after the batch being written.
+      await stopped;
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      await handle.close();
+      await embedders.dispose();
+      live?.clear();
+      if (fatal) throw fatal;
+    });
+
+  cli
     .command("search [...query]", "Search fragments by words and meaning")
     .option("--repo <name>", "Only this repository (repeatable)")
     .option("-n, --limit <n>", "Number of results (default: search.limit, 10); files with --files")
@@ -411,15 +467,18 @@ function mainCli(): CAC {
     .option("--port <n>", "Serve MCP over Streamable HTTP on this port (POST /mcp, GET /health)")
     .option("--host <address>", "Address to bind with --port (default 127.0.0.1)")
     .option("--token <token>", "Require `Authorization: Bearer <token>` (default: $RESEARCHER_MCP_TOKEN)")
+    .option("--watch", "Also keep every repository's index current as files change (as `researcher watch`)")
     .example("  researcher serve")
+    .example("  researcher serve --watch")
     .example("  researcher serve --port 8765 --token s3cret")
     .action(async (flags: Flags) => {
       const mcp = await import("./mcp.ts"); // the MCP SDK loads only for this command
-      if (flags.port === undefined) return mcp.serveStdio(home(flags));
+      const watch = Boolean(flags.watch);
+      if (flags.port === undefined) return mcp.serveStdio(home(flags), { watch });
       const port = integer(flags.port, "port")!;
       if (port < 0 || port > 65535) throw new ResearcherError("USAGE", `--port must be 0–65535 (got ${port})`);
       const token = (flags.token as string | undefined) ?? process.env.RESEARCHER_MCP_TOKEN;
-      const server = mcp.serveHttp(home(flags), { port, host: flags.host as string | undefined, token: token || undefined });
+      const server = mcp.serveHttp(home(flags), { port, host: flags.host as string | undefined, token: token || undefined, watch });
       stderr.write(`listening on ${server.url}/mcp\n`);
       await new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);

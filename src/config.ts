@@ -75,6 +75,13 @@ function schemas() {
       }),
       {},
     ),
+    watch: v.optional(
+      v.strictObject({
+        /** Quiet time after the last file event before a batch is applied (`researcher watch`, `serve --watch`). */
+        debounce_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60_000)), 300),
+      }),
+      {},
+    ),
     embedding: v.optional(EmbeddingSchema, {}),
   });
   return { ConfigSchema, RepositorySchema, EmbeddingSchema };

@@ -130,6 +130,14 @@ export function parseIgnoreLine(line: string, base = ""): IgnoreRule | undefined
   return { base, negate, dirOnly, anchored, glob: new Bun.Glob(pattern.replace(/\\ /g, " ")) };
 }
 
+/** Whether files under this folder (relative to the root) could be candidates: not hidden, skipped or excluded. */
+export function isCandidateFolder(path: string, options: DiscoverOptions): boolean {
+  if (path === "") return true;
+  const parts = path.split("/");
+  if (parts.some((part) => part.startsWith(".") || ALWAYS_SKIPPED.has(part) || part === "")) return false;
+  return !compileExcludes(options.exclude)(path);
+}
+
 function wantedTypes(options: DiscoverOptions): Set<string> {
   return new Set(options.fileTypes.map((t) => t.toLowerCase().replace(/^\./, "")));
 }

@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   PROVIDER_FAILED: { exit: 1, summary: "a remote embedding provider failed" },
   INDEX_CORRUPT: { exit: 1, summary: "an index file cannot be read" },
   DISK_FULL: { exit: 1, summary: "not enough free disk space for the index" },
+  WATCH_FAILED: { exit: 1, summary: "a folder cannot be watched for changes (e.g. the inotify watch limit)" },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

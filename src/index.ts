@@ -16,3 +16,4 @@ export { indexRepository, removeDocument, type IndexOptions, type IndexProgress,
 export { addRepository, getRepository, listRepositories, removeRepository, type Repository } from "./repos.ts";
 export { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions, type SearchResponse } from "./search.ts";
 export { repositoryStatus, type RepositoryStatus } from "./status.ts";
+export { watchRepositories, type WatchBatch, type WatchHandle, type WatchOptions, type WatchStatus } from "./watch.ts";

@@ -20,6 +20,7 @@ import { getRepository, listRepositories } from "./repos.ts";
 import { search, SearchContext, type SearchOptions } from "./search.ts";
 import { repositoryStatus } from "./status.ts";
 import { VERSION } from "./version.ts";
+import { watchRepositories, type WatchHandle } from "./watch.ts";
 
 const plain = PLAIN;
 
@@ -310,10 +311,28 @@ function reportInvalidParams(server: McpServer): void {
 /** How long calls still running when stdin closes may take to answer before the server exits anyway. */
 const DRAIN_MS = 30_000;
 
+type Writes = ReturnType<typeof serialized>;
+
+/**
+ * `serve --watch`: keep every repository's index current while serving. Watch batches go through the server's
+ * writer queue, so they and `add_to_index` take turns instead of one of them meeting the writer lock.
+ */
+function startWatch(home: string, writes: Writes): WatchHandle {
+  return watchRepositories(home, listRepositories(home), {
+    exclusive: writes,
+    onBatch: (b) => {
+      if (b.scan || b.indexed || b.removed || b.failed) logger.info(`watch: ${b.repository}: ${b.indexed} indexed, ${b.removed} removed, ${b.failed} failed (${b.seconds} s)`);
+    },
+    onError: (error, repository) => logger.error(`watch: ${repository}: ${failure(error).content[0]!.text.replace(/^error: /, "")}`),
+  });
+}
+
 /** Serve over stdio until the client closes stdin, then answer the calls still running (at most DRAIN_MS). */
-export async function serveStdio(home: string): Promise<void> {
+export async function serveStdio(home: string, options: { watch?: boolean } = {}): Promise<void> {
   const context = new SearchContext();
-  const server = createServer(home, context);
+  const writes = serialized();
+  const watching = options.watch ? startWatch(home, writes) : undefined;
+  const server = createServer(home, context, writes);
   const closed = new Promise<void>((resolve) => {
     process.stdin.on("end", resolve);
     process.stdin.on("close", resolve);
@@ -325,6 +344,7 @@ export async function serveStdio(home: string): Promise<void> {
   logger.info(`researcher MCP server on stdio (home ${home})`);
   await closed;
   await Promise.race([inFlight.idle(), new Promise((resolve) => setTimeout(resolve, DRAIN_MS).unref())]);
+  await watching?.close();
   await server.close();
   await context.close();
 }
@@ -372,6 +392,8 @@ export interface HttpOptions {
   port: number;
   host?: string;
   token?: string;
+  /** Keep every repository's index current from file events while serving. */
+  watch?: boolean;
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -408,6 +430,7 @@ function hasToken(request: Request, token: string): boolean {
 export function serveHttp(home: string, options: HttpOptions): { url: string; stop: () => Promise<void> } {
   const context = new SearchContext();
   const writes = serialized();
+  const watching = options.watch ? startWatch(home, writes) : undefined;
   const host = options.host ?? "127.0.0.1";
   if (!LOOPBACK.includes(host) && !options.token) {
     logger.warn(`serving ${host} without a token: anyone who can reach it can search your documents (set --token or RESEARCHER_MCP_TOKEN)`);
@@ -452,6 +475,7 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
   return {
     url: `http://${host}:${server.port}`,
     async stop() {
+      await watching?.close();
       await server.stop(true);
       await context.close();
     },

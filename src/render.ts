@@ -10,6 +10,7 @@ import type { RepositoryStatus } from "./status.ts";
 import type { VerifyReport } from "./verify.ts";
 import type { Repository } from "./repos.ts";
 import type { Terminal } from "./terminal.ts";
+import type { WatchBatch, WatchStatus } from "./watch.ts";
 
 export interface Style {
   bold: (s: string) => string;
@@ -364,6 +365,70 @@ export function formatBytes(bytes: number): string {
 // ---- progress ----------------------------------------------------------------------------------------
 
 /** A one-line progress bar redrawn on a TTY stream; a no-op elsewhere so logs and pipes stay clean. */
+/** `researcher watch --json`: one line per applied batch (the contract in README). */
+export function watchBatchJson(batch: WatchBatch): string {
+  const { repository, indexed, removed, failed, paths, seconds, scan } = batch;
+  return `${JSON.stringify({ repository, indexed, removed, failed, paths, seconds, scan })}\n`;
+}
+
+/** One line per applied batch, for a log file or a pipe. */
+export function watchBatchText(batch: WatchBatch): string {
+  const what = batch.scan ? "scan" : batch.paths.length === 1 ? batch.paths[0] : `${batch.paths.length} paths`;
+  return `${clock()} ${batch.repository}: ${what}: ${batch.indexed} indexed, ${batch.removed} removed, ${batch.failed} failed (${batch.seconds} s)\n`;
+}
+
+const clock = () => new Date().toTimeString().slice(0, 8);
+
+/**
+ * The one-line live status of `researcher watch` on a terminal: what each repository is doing and the last batch.
+ * Redrawn at most every 100 ms (a burst of events would otherwise redraw it thousands of times).
+ */
+export function watchStatusLine(stream: Terminal): {
+  status: (status: WatchStatus) => void;
+  batch: (batch: WatchBatch) => void;
+  /** Print a line above the status line. */
+  note: (text: string) => void;
+  clear: () => void;
+} {
+  const states = new Map<string, WatchStatus>();
+  let last = "";
+  let drawn = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const draw = () => {
+    timer = undefined;
+    drawn = performance.now();
+    const busy = [...states.values()].filter((s) => s.state !== "watching");
+    const doing = busy.map((s) => `${s.repository} ${s.state}${s.pending ? ` (${s.pending} pending)` : ""}`).join(", ");
+    const text = `watching ${states.size} ${states.size === 1 ? "repository" : "repositories"}${doing ? ` · ${doing}` : ""}${last ? ` · last: ${last}` : ""}`;
+    stream.write(`\r\x1b[2K${text.slice(0, stream.columns() - 1)}`);
+  };
+  const redraw = () => {
+    if (!stream.isTTY || timer) return;
+    const wait = 100 - (performance.now() - drawn);
+    if (wait <= 0) draw();
+    else timer = setTimeout(draw, wait);
+  };
+  return {
+    status(status) {
+      states.set(status.repository, status);
+      redraw();
+    },
+    batch(batch) {
+      last = watchBatchText(batch).trim();
+      redraw();
+    },
+    note(text) {
+      if (stream.isTTY) stream.write("\r\x1b[2K");
+      stream.write(text.endsWith("\n") ? text : `${text}\n`);
+      if (stream.isTTY) draw();
+    },
+    clear() {
+      clearTimeout(timer);
+      if (stream.isTTY) stream.write("\r\x1b[2K");
+    },
+  };
+}
+
 export function progressBar(stream: Terminal, label: string): { update: (p: IndexProgress) => void; done: () => void } {
   if (!stream.isTTY) return { update: () => {}, done: () => {} };
   let last = 0;

@@ -463,6 +463,18 @@ export class Store {
     this.setMeta("embedding_model", JSON.stringify(model));
   }
 
+  document(path: string): StoredDocument | undefined {
+    return this.db.query<StoredDocument, [string]>("SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents WHERE path = ?").get(path) ?? undefined;
+  }
+
+  /** The documents under a folder (relative, no trailing `/`), found by a range of the path index. */
+  documentsUnder(folder: string): StoredDocument[] {
+    // Every path that starts with `folder/` sorts in [`folder/`, `folder0`): '0' follows '/'.
+    return this.db
+      .query<StoredDocument, [string, string]>("SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents WHERE path >= ? AND path < ?")
+      .all(`${folder}/`, `${folder}0`);
+  }
+
   counts(): { documents: number; fragments: number } {
     return this.db
       .query<{ documents: number; fragments: number }, []>(

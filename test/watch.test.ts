@@ -1,0 +1,295 @@
+/** Watch mode with real file events in temp folders: after each change the index equals a fresh index of the folder. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { indexRepository } from "../src/indexer.ts";
+import { addRepository, type Repository } from "../src/repos.ts";
+import { search } from "../src/search.ts";
+import { Store } from "../src/store.ts";
+import { watchRepositories, type WatchBatch, type WatchHandle } from "../src/watch.ts";
+import { tempDir, writeTree } from "./helpers.ts";
+
+const WAIT_MS = 15_000;
+
+/** path → content hash of an index, sorted by path. */
+function indexed(repo: Repository): Record<string, string> {
+  const store = Store.open(repo.dir);
+  try {
+    return Object.fromEntries([...store.documents()].map(([path, doc]) => [path, doc.hash]).sort(([a], [b]) => (a! < b! ? -1 : 1)));
+  } finally {
+    store.close();
+  }
+}
+
+/** A fresh index of the same folder with the same settings, in another home. */
+async function freshIndex(repo: Repository): Promise<Record<string, string>> {
+  const home = tempDir();
+  const fresh = addRepository(home, { name: "fresh", path: repo.path, embed: false, fileTypes: repo.fileTypes, exclude: repo.exclude });
+  await indexRepository(home, fresh);
+  return indexed(fresh);
+}
+
+/** Batches as they arrive, and a way to wait until some paths have been applied. */
+class Batches {
+  readonly all: WatchBatch[] = [];
+  readonly errors: unknown[] = [];
+  private seen = new Set<string>();
+  private waiters: (() => void)[] = [];
+
+  add = (batch: WatchBatch) => {
+    this.all.push(batch);
+    for (const path of batch.paths) this.seen.add(path);
+    for (const wake of this.waiters.splice(0)) wake();
+  };
+
+  /** Resolves once every path has been in some batch since the last `reset()`. */
+  async until(paths: string[], what = paths.join(", ")): Promise<void> {
+    const deadline = Date.now() + WAIT_MS;
+    while (!paths.every((p) => this.seen.has(p))) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out waiting for a batch with ${what}; errors: ${this.errors.map(String).join("; ")}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** Resolves at the next batch of any kind. */
+  async next(predicate: (batch: WatchBatch) => boolean = () => true): Promise<WatchBatch> {
+    const start = this.all.length;
+    const deadline = Date.now() + WAIT_MS;
+    for (;;) {
+      const found = this.all.slice(start).find(predicate);
+      if (found) return found;
+      if (Date.now() > deadline) throw new Error("timed out waiting for a batch");
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, deadline - Date.now());
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  reset(): void {
+    this.seen.clear();
+  }
+}
+
+describe("watchRepositories", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, {
+    "alpha.md": "# Alpha\n\nThe quick brown fox.\n",
+    "notes/beta.md": "# Beta\n\nLazy dogs sleep.\n",
+    "notes/deep/gamma.txt": "Plain text about turtles.\n",
+  });
+  const repo = addRepository(home, { name: "docs", path: docs, embed: false, exclude: ["drafts"] });
+  const batches = new Batches();
+  let handle: WatchHandle;
+
+  beforeAll(async () => {
+    handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+    await handle.ready;
+  });
+  afterAll(() => handle.close());
+
+  const expectFresh = async () => {
+    expect(batches.errors).toEqual([]);
+    expect(indexed(repo)).toEqual(await freshIndex(repo));
+  };
+
+  test("the first run is a full incremental index", async () => {
+    expect(batches.all[0]).toMatchObject({ repository: "docs", scan: true, indexed: 3, paths: [] });
+    await expectFresh();
+  });
+
+  test("create", async () => {
+    batches.reset();
+    writeFileSync(join(docs, "new.md"), "# New\n\nA fresh zebra appears.\n");
+    await batches.until(["new.md"]);
+    await expectFresh();
+    expect((await search(home, { query: "zebra" })).results.map((r) => r.path)).toEqual(["new.md"]);
+  });
+
+  test("edit", async () => {
+    batches.reset();
+    writeFileSync(join(docs, "alpha.md"), "# Alpha\n\nA slow green snail.\n");
+    await batches.until(["alpha.md"]);
+    await expectFresh();
+    expect((await search(home, { query: "fox" })).results).toEqual([]);
+  });
+
+  test("atomic save: write a hidden temp file, rename it over the document", async () => {
+    batches.reset();
+    writeFileSync(join(docs, "notes/.beta.md.swp"), "# Beta\n\nCats purr loudly.\n");
+    renameSync(join(docs, "notes/.beta.md.swp"), join(docs, "notes/beta.md"));
+    await batches.until(["notes/beta.md"]);
+    await expectFresh();
+    expect(batches.all.flatMap((b) => b.paths).some((p) => p.includes(".swp"))).toBe(false);
+  });
+
+  test("rename a file", async () => {
+    batches.reset();
+    renameSync(join(docs, "new.md"), join(docs, "renamed.md"));
+    await batches.until(["new.md", "renamed.md"]);
+    await expectFresh();
+  });
+
+  test("move a folder: its old paths are gone, its new paths new", async () => {
+    batches.reset();
+    renameSync(join(docs, "notes"), join(docs, "moved"));
+    await batches.until(["notes/beta.md", "notes/deep/gamma.txt", "moved/beta.md", "moved/deep/gamma.txt"]);
+    await expectFresh();
+  });
+
+  test("a folder moved in from outside, and one moved out", async () => {
+    const outside = tempDir();
+    writeTree(outside, { "incoming/one.md": "# One\n\nfirst\n", "incoming/sub/two.md": "# Two\n\nsecond\n" });
+    batches.reset();
+    renameSync(join(outside, "incoming"), join(docs, "incoming"));
+    renameSync(join(docs, "moved"), join(outside, "moved"));
+    await batches.until(["incoming/one.md", "incoming/sub/two.md", "moved/beta.md", "moved/deep/gamma.txt"]);
+    await expectFresh();
+  });
+
+  test("delete", async () => {
+    batches.reset();
+    rmSync(join(docs, "renamed.md"));
+    await batches.until(["renamed.md"]);
+    await expectFresh();
+  });
+
+  test("hidden, excluded and other types of files are ignored", async () => {
+    batches.reset();
+    writeTree(docs, { ".hidden/a.md": "x\n", "drafts/b.md": "x\n", "c.pptx": "x", "sentinel.md": "# S\n\nsentinel\n" });
+    await batches.until(["sentinel.md"]);
+    await expectFresh();
+    expect(batches.all.flatMap((b) => b.paths).filter((p) => /hidden|drafts|pptx/.test(p))).toEqual([]);
+  });
+
+  test("a file deleted before the debounce fires never reaches the index", async () => {
+    batches.reset();
+    const before = batches.all.length;
+    writeFileSync(join(docs, "fleeting.md"), "# Gone\n\nephemeral\n");
+    rmSync(join(docs, "fleeting.md"));
+    writeFileSync(join(docs, "after.md"), "# After\n\nstays\n");
+    await batches.until(["after.md"]);
+    await expectFresh();
+    const later = batches.all.slice(before);
+    expect(later.flatMap((b) => b.paths)).not.toContain("fleeting.md");
+    expect(later.reduce((n, b) => n + b.failed, 0)).toBe(0);
+  });
+
+  test("a burst of 1,000 files, then deleting them all", async () => {
+    batches.reset();
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 1000; i++) files[`burst/${Math.floor(i / 100)}/file-${i}.md`] = `# File ${i}\n\nword${i} in a burst\n`;
+    writeTree(docs, files);
+    await batches.until(Object.keys(files), "1,000 burst files");
+    await expectFresh();
+    expect(Math.max(...batches.all.map((b) => b.paths.length))).toBeLessThanOrEqual(500);
+
+    batches.reset();
+    rmSync(join(docs, "burst"), { recursive: true });
+    await batches.until(Object.keys(files), "1,000 deletions");
+    await expectFresh();
+  }, 60_000);
+
+  test("a file written in several steps ends up indexed whole", async () => {
+    batches.reset();
+    const path = join(docs, "growing.md");
+    writeFileSync(path, "# Growing\n\n");
+    for (let i = 0; i < 5; i++) {
+      await Bun.sleep(20); // shorter than the debounce: usually one batch at the end
+      writeFileSync(path, `part ${i}\n`, { flag: "a" });
+    }
+    await batches.until(["growing.md"]);
+    await expectFresh();
+    expect(batches.all.filter((b) => b.paths.includes("growing.md")).every((b) => b.failed === 0)).toBe(true);
+  });
+});
+
+describe("watchRepositories when the folder goes away", () => {
+  test("a repository folder that disappears keeps its index, and is scanned when it comes back", async () => {
+    const home = tempDir();
+    const parent = tempDir();
+    const docs = join(parent, "docs");
+    writeTree(docs, { "a.md": "# A\n\napple\n", "b/c.md": "# C\n\ncherry\n" });
+    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    const batches = new Batches();
+    const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+    try {
+      await handle.ready;
+      const before = indexed(repo);
+      expect(Object.keys(before)).toHaveLength(2);
+
+      renameSync(docs, join(parent, "away"));
+      await Bun.sleep(300); // nothing is written while it is away: wait past a few debounces
+      expect(indexed(repo)).toEqual(before);
+
+      writeFileSync(join(parent, "away/d.md"), "# D\n\ndate\n");
+      renameSync(join(parent, "away"), docs);
+      const scan = await batches.next((b) => b.scan);
+      expect(scan).toMatchObject({ indexed: 1, removed: 0 });
+      expect(indexed(repo)).toEqual(await freshIndex(repo));
+
+      // Events work again on the folder that came back.
+      batches.reset();
+      writeFileSync(join(docs, "b/e.md"), "# E\n\nelderberry\n");
+      await batches.until(["b/e.md"]);
+      expect(indexed(repo)).toEqual(await freshIndex(repo));
+      expect(batches.errors).toEqual([]);
+    } finally {
+      await handle.close();
+    }
+  }, 30_000);
+
+  test("a batch waits while another writer holds the lock, then applies", async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# A\n\napple\n" });
+    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    const batches = new Batches();
+    const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+    try {
+      await handle.ready;
+      // A live process's lock (this test runner's parent) stands for a concurrent `researcher index`.
+      const lock = join(repo.dir, "lock");
+      writeFileSync(lock, `${process.ppid} -\n`);
+      writeFileSync(join(docs, "b.md"), "# B\n\nbanana\n");
+      await Bun.sleep(400);
+      expect(batches.all.flatMap((b) => b.paths)).not.toContain("b.md");
+      rmSync(lock);
+      await batches.until(["b.md"]);
+      expect(indexed(repo)).toEqual(await freshIndex(repo));
+      expect(batches.errors).toEqual([]);
+    } finally {
+      await handle.close();
+    }
+  });
+});
+
+test("mkdir of a new subfolder, then files in it, are seen (recursive watch follows new folders)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\napple\n" });
+  const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add });
+  try {
+    await handle.ready;
+    mkdirSync(join(docs, "x/y"), { recursive: true });
+    await Bun.sleep(100);
+    writeFileSync(join(docs, "x/y/z.md"), "# Z\n\nzucchini\n");
+    await batches.until(["x/y/z.md"]);
+    expect(indexed(repo)).toEqual(await freshIndex(repo));
+  } finally {
+    await handle.close();
+  }
+});
