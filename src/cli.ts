@@ -464,13 +464,14 @@ function mainCli(): CAC {
 
   cli
     .command("serve", "Serve every repository to MCP clients (stdio, or HTTP with --port)")
-    .option("--port <n>", "Serve MCP over Streamable HTTP on this port (POST /mcp, GET /health)")
+    .option("--port <n>", "Serve over HTTP on this port: MCP at POST /mcp, REST at GET /search and /documents/<ref>, GET /health")
     .option("--host <address>", "Address to bind with --port (default 127.0.0.1)")
     .option("--token <token>", "Require `Authorization: Bearer <token>` (default: $RESEARCHER_MCP_TOKEN)")
     .option("--watch", "Also keep every repository's index current as files change (as `researcher watch`)")
     .example("  researcher serve")
     .example("  researcher serve --watch")
     .example("  researcher serve --port 8765 --token s3cret")
+    .example("  curl -H 'Authorization: Bearer s3cret' 'http://127.0.0.1:8765/search?q=borrow+checker&n=5'")
     .action(async (flags: Flags) => {
       const mcp = await import("./mcp.ts"); // the MCP SDK loads only for this command
       const watch = Boolean(flags.watch);
@@ -478,7 +479,8 @@ function mainCli(): CAC {
       const port = integer(flags.port, "port")!;
       if (port < 0 || port > 65535) throw new ResearcherError("USAGE", `--port must be 0–65535 (got ${port})`);
       const token = (flags.token as string | undefined) ?? process.env.RESEARCHER_MCP_TOKEN;
-      const server = mcp.serveHttp(home(flags), { port, host: flags.host as string | undefined, token: token || undefined, watch });
+      const { serveHttp } = await import("./http.ts");
+      const server = serveHttp(home(flags), { port, host: flags.host as string | undefined, token: token || undefined, watch });
       stderr.write(`listening on ${server.url}/mcp\n`);
       await new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);

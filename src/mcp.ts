@@ -1,5 +1,6 @@
 /**
- * `researcher serve`: every repository searchable by MCP clients, over stdio (default) or Streamable HTTP.
+ * `researcher serve`: every repository searchable by MCP clients, over stdio (default) or Streamable HTTP (the
+ * HTTP server itself is http.ts).
  * A thin shell over the library: tools validate their input strictly (an unknown parameter is an error naming
  * it), call the same functions as the CLI and return the CLI's JSON shapes plus a short text rendering.
  */
@@ -7,8 +8,6 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { timingSafeEqual } from "node:crypto";
-import { hostname, networkInterfaces } from "node:os";
 import { z } from "zod";
 import { limitDocumentBytes, listDocuments, readDocument, readDocuments, safeRelativePath } from "./documents.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
@@ -81,7 +80,7 @@ async function guarded<T>(body: () => Promise<T> | T): Promise<T | ReturnType<ty
 }
 
 /** One writer at a time inside this server (the lock file guards against other processes). */
-function serialized() {
+export function serialized() {
   let tail: Promise<unknown> = Promise.resolve();
   return <T>(task: () => Promise<T>): Promise<T> => {
     const run = tail.then(task, task);
@@ -311,13 +310,13 @@ function reportInvalidParams(server: McpServer): void {
 /** How long calls still running when stdin closes may take to answer before the server exits anyway. */
 const DRAIN_MS = 30_000;
 
-type Writes = ReturnType<typeof serialized>;
+export type Writes = ReturnType<typeof serialized>;
 
 /**
  * `serve --watch`: keep every repository's index current while serving. Watch batches go through the server's
  * writer queue, so they and `add_to_index` take turns instead of one of them meeting the writer lock.
  */
-function startWatch(home: string, writes: Writes): WatchHandle {
+export function startWatch(home: string, writes: Writes): WatchHandle {
   return watchRepositories(home, listRepositories(home), {
     exclusive: writes,
     onBatch: (b) => {
@@ -388,96 +387,26 @@ function answerMalformedLines(transport: StdioServerTransport): void {
   };
 }
 
-export interface HttpOptions {
-  port: number;
-  host?: string;
-  token?: string;
-  /** Keep every repository's index current from file events while serving. */
-  watch?: boolean;
-}
-
-const MAX_BODY_BYTES = 1024 * 1024;
-
-const LOOPBACK = ["127.0.0.1", "localhost", "::1"];
-
 /**
- * The Host names a request may use, always checked (DNS rebinding: a web page whose name now resolves to this
- * machine must not reach the server, whatever address it is bound to): the loopback names, the bound address,
- * and for a wildcard bind (0.0.0.0, ::) this machine's name and interface addresses.
+ * Answer one MCP request over Streamable HTTP (stateless: a transport per request). The HTTP server (http.ts) has
+ * already checked the token and the Host; the SDK checks Host and Origin again against the same names.
  */
-function allowedNames(host: string): string[] {
-  const names = new Set(LOOPBACK);
-  if (host === "0.0.0.0" || host === "::") {
-    names.add(hostname());
-    for (const addresses of Object.values(networkInterfaces())) for (const a of addresses ?? []) names.add(a.address);
-  } else names.add(host);
-  return [...names].map((name) => (name.includes(":") ? `[${name}]` : name));
-}
-
-/** `Authorization: Bearer <token>`, the scheme in any case (RFC 7235), the token compared in constant time. */
-function hasToken(request: Request, token: string): boolean {
-  const match = /^bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "");
-  const given = Buffer.from(match?.[1]?.trim() ?? "");
-  const wanted = Buffer.from(token);
-  return given.length === wanted.length && timingSafeEqual(given, wanted);
-}
-
-/**
- * Serve MCP over Streamable HTTP at POST /mcp (stateless: one transport per request, so there is no stream to GET
- * and no session to DELETE: 405), GET /health. Bound to a non-loopback address without a token, the server warns:
- * anyone who can reach the address can read the indexed documents.
- */
-export function serveHttp(home: string, options: HttpOptions): { url: string; stop: () => Promise<void> } {
-  const context = new SearchContext();
-  const writes = serialized();
-  const watching = options.watch ? startWatch(home, writes) : undefined;
-  const host = options.host ?? "127.0.0.1";
-  if (!LOOPBACK.includes(host) && !options.token) {
-    logger.warn(`serving ${host} without a token: anyone who can reach it can search your documents (set --token or RESEARCHER_MCP_TOKEN)`);
-  }
-  const names = allowedNames(host);
-  const server: Bun.Server<undefined> = Bun.serve({
-    hostname: host,
-    port: options.port,
-    maxRequestBodySize: MAX_BODY_BYTES,
-    async fetch(request): Promise<Response> {
-      const url = new URL(request.url);
-      if (url.pathname === "/health" && request.method === "GET") return Response.json({ status: "ok", version: VERSION });
-      if (url.pathname !== "/mcp") return new Response("not found\n", { status: 404 });
-      if (request.method !== "POST") return new Response("method not allowed: POST only\n", { status: 405, headers: { Allow: "POST" } });
-      if (options.token && !hasToken(request, options.token)) {
-        return Response.json({ jsonrpc: "2.0", error: { code: -32001, message: "missing or wrong bearer token" }, id: null }, { status: 401 });
-      }
-      const length = Number(request.headers.get("content-length") ?? 0);
-      if (length > MAX_BODY_BYTES) return new Response("request too large\n", { status: 413 });
-      const port: number = server.port!;
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-        enableDnsRebindingProtection: true,
-        allowedHosts: names.map((name) => `${name}:${port}`),
-        allowedOrigins: names.map((name) => `http://${name}:${port}`),
-      });
-      const mcp = createServer(home, context, writes);
-      await mcp.connect(transport);
-      try {
-        return await transport.handleRequest(request);
-      } finally {
-        void mcp.close();
-      }
-    },
-    error(error) {
-      logger.error(error);
-      return new Response("internal error\n", { status: 500 });
-    },
+export async function handleMcpRequest(
+  request: Request,
+  shared: { home: string; context: SearchContext; writes: Writes; allowedHosts: string[]; allowedOrigins: string[] },
+): Promise<Response> {
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    enableDnsRebindingProtection: true,
+    allowedHosts: shared.allowedHosts,
+    allowedOrigins: shared.allowedOrigins,
   });
-  logger.info(`researcher MCP server on http://${host}:${server.port}/mcp${options.token ? " (bearer token required)" : ""}`);
-  return {
-    url: `http://${host}:${server.port}`,
-    async stop() {
-      await watching?.close();
-      await server.stop(true);
-      await context.close();
-    },
-  };
+  const mcp = createServer(shared.home, shared.context, shared.writes);
+  await mcp.connect(transport);
+  try {
+    return await transport.handleRequest(request);
+  } finally {
+    void mcp.close();
+  }
 }

@@ -400,4 +400,37 @@ describe("MCP over HTTP", () => {
       proc.kill();
     }
   });
+  test("REST beside MCP: /search and /documents answer with the CLI's JSON, behind the same token and Host checks", async () => {
+    const { url, proc } = await startServer(["--token", "s3cret"]);
+    const auth = { Authorization: "Bearer s3cret" };
+    try {
+      const rest = await (await fetch(`${url}/search?q=garage&mode=bm25&n=5`, { headers: auth })).json();
+      const cli = JSON.parse(runCli(["search", "garage", "--mode", "bm25", "-n", "5", "--json"], { home }).stdout);
+      expect(rest).toEqual(cli);
+      const location: string = rest.results[0].location;
+      expect(rest.results[0].path).toBe("cars.md");
+      expect(location).toMatch(/^cars\.md:\d+$/);
+
+      const ref = encodeURIComponent(`docs:${location}`);
+      const doc = await (await fetch(`${url}/documents/${ref}?lines=1`, { headers: auth })).json();
+      expect(doc).toMatchObject({ repository: "docs", path: "cars.md", to: doc.from });
+
+      const missing = await fetch(`${url}/documents/${encodeURIComponent("docs:.env")}`, { headers: auth });
+      expect(missing.status).toBe(404);
+      expect((await missing.json()).error.code).toBe("DOCUMENT_NOT_FOUND");
+      const bad = await fetch(`${url}/search?q=x&where=${encodeURIComponent("tags=>rust")}`, { headers: auth });
+      expect(bad.status).toBe(400);
+      expect((await bad.json()).error).toMatchObject({ code: "USAGE", message: expect.stringContaining("'=>'") });
+
+      expect((await fetch(`${url}/search?q=garage`)).status).toBe(401);
+      // DNS rebinding: a request naming another host is refused even with the token.
+      const port = new URL(url).port;
+      const foreign = Bun.spawnSync(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: evil.example", "-H", "Authorization: Bearer s3cret", `http://127.0.0.1:${port}/search?q=garage`]);
+      expect(foreign.stdout.toString()).toBe("403");
+      const origin = await fetch(`${url}/search?q=garage`, { headers: { ...auth, Origin: "http://evil.example" } });
+      expect(origin.status).toBe(403);
+    } finally {
+      proc.kill();
+    }
+  });
 });
