@@ -32,14 +32,17 @@ import {
   watchStatusLine,
 } from "./render.ts";
 import {
+  addContext,
   addRepository,
   getRepository,
+  listContexts,
   listRepositories,
+  removeContext,
   removeRepository,
   selectRepositories,
   type AddRepositoryInput,
 } from "./repos.ts";
-import { searchAll, withFragmentText } from "./results.ts";
+import { repositoriesFor, searchAll, withFragmentText } from "./results.ts";
 import { search, SearchContext, type SearchMode, type SearchOptions } from "./search.ts";
 import { repositoryStatus } from "./status.ts";
 import { stderr, stdout } from "./terminal.ts";
@@ -420,6 +423,23 @@ function mainCli(): CAC {
     });
 
   cli
+    .command("repos-for [...query]", "Rank repositories by how strongly they match a query (where to look)")
+    .option("--json", "Print [{repository, description, score, matched, best: {path, location, page, title, snippet}}]")
+    .example('  researcher repos-for "borrow checker"')
+    .action(async (words: string[], flags: Flags) => {
+      const query = [...words, ...((flags["--"] as string[] | undefined) ?? [])].join(" ");
+      if (!query.trim()) throw new ResearcherError("USAGE", "repos-for needs a query", { hint: 'researcher repos-for "your question"' });
+      const context = new SearchContext();
+      const matches = await repositoriesFor(home(flags), query, context).finally(() => context.close());
+      if (flags.json) return json(matches);
+      out(
+        matches
+          .map((m) => `${m.score.toFixed(2).padStart(6)}  ${m.repository}  ${m.matched} fragments${m.best ? `  best: ${m.best.location}` : ""}${m.description ? `\n        ${m.description}` : ""}\n`)
+          .join(""),
+      );
+    });
+
+  cli
     .command("verify [...names]", "Check that indexes are whole and current; --repair rebuilds what is derived")
     .option("--repair", "Rebuild the full-text index, vectors.usearch and leftovers where they are damaged")
     .option("--json", "Print the reports as JSON")
@@ -504,13 +524,43 @@ const GROUPS: Record<string, { description: string; build: () => CAC }> = {
   repo: { description: "Manage repositories: add, remove, list", build: repoCli },
   config: { description: "Show or change config.yaml: show, path, set", build: configCli },
   model: { description: "Embedding models: show, pull, set, clear", build: modelCli },
+  context: { description: "Say what the documents under a path are: add, list, remove", build: contextCli },
 };
+
+function contextCli(): CAC {
+  const cli = globals(cac("researcher context"));
+  cli
+    .command("add <target> <text>", "Describe the documents under repo:prefix (the longest prefix is a result's context)")
+    .example('  researcher context add rust-book:ch16 "Concurrency chapter"')
+    .action((target: string, text: string, flags: Flags) => {
+      const added = addContext(home(flags), String(target), String(text));
+      out(`context ${added.repository}:${added.prefix} → ${added.context}\n`);
+    });
+  cli
+    .command("remove <target>", "Forget the context of repo:prefix")
+    .example("  researcher context remove rust-book:ch16")
+    .action((target: string, flags: Flags) => {
+      const removed = removeContext(home(flags), String(target));
+      out(`removed context ${removed.repository}:${removed.prefix}\n`);
+    });
+  cli
+    .command("list", "Every context, by repository and prefix")
+    .option("--json", "Print [{repository, prefix, context}]")
+    .example("  researcher context list --json")
+    .action((flags: Flags) => {
+      const contexts = listContexts(home(flags));
+      if (flags.json) return json(contexts);
+      if (contexts.length === 0) stderr.write("no contexts yet: researcher context add <repo>:<prefix> <text>\n");
+      out(contexts.map((c) => `${c.repository}:${c.prefix}\t${c.context}\n`).join(""));
+    });
+  return cli;
+}
 
 function repoCli(): CAC {
   const cli = globals(cac("researcher repo"));
   cli
     .command("add <name> <path>", "Register a folder as a repository")
-    .option("--file-types <list>", "Comma-separated extensions (default: md,markdown,mdx,txt)")
+    .option("--file-types <list>", "Comma-separated extensions (default: md,markdown,mdx,txt,pdf,docx,html,htm,xhtml,epub)")
     .option("--exclude <glob>", "Skip matching files or folders (repeatable)")
     .option("--description <text>", "What the repository holds (shown to agents as context)")
     .option("--embedding-provider <provider>", "local (default), ollama or openai")

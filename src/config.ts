@@ -41,6 +41,8 @@ function schemas() {
     embed: v.optional(v.boolean(), true),
     ignore_files: v.optional(v.boolean(), true),
     embedding: v.optional(v.partial(EmbeddingSchema)),
+    /** Path prefix → what the documents under it are (`researcher context add`). */
+    contexts: v.optional(v.record(v.string(), v.pipe(v.string(), v.minLength(1)))),
     added: v.optional(v.string()),
   });
 

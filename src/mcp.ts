@@ -17,6 +17,7 @@ import { logger } from "./log.ts";
 import { PLAIN, searchJson, searchText } from "./render.ts";
 import { getRepository, listRepositories } from "./repos.ts";
 import { search, SearchContext, type SearchOptions } from "./search.ts";
+import { repositoriesFor } from "./results.ts";
 import { repositoryStatus } from "./status.ts";
 import { VERSION } from "./version.ts";
 import { watchRepositories, type WatchHandle } from "./watch.ts";
@@ -223,6 +224,21 @@ export function createServer(home: string, context: SearchContext, writes = seri
       guarded(() => {
         const repositories = listRepositories(home).map(repositoryStatus).map(({ failures: _, ...s }) => s);
         return result({ repositories }, repositories.map((r) => `${r.name}: ${r.description ?? ""} (${r.documents} documents)`).join("\n") || "no repositories");
+      }),
+  );
+  server.registerTool(
+    "repositories_for",
+    {
+      title: "Where to look",
+      description: "Repositories ranked by how strongly they match a query (BM25), each with its best passage: where to search first.",
+      inputSchema: z.strictObject({ query: z.string().min(1).max(4000).describe("Words or a question") }),
+      annotations: READ_ONLY,
+    },
+    (input) =>
+      guarded(async () => {
+        const repositories = await repositoriesFor(home, input.query, context);
+        const text = repositories.map((r) => `${r.repository}: score ${r.score.toFixed(2)}, ${r.matched} fragments${r.best ? `, best ${r.repository}:${r.best.location}` : ""}`).join("\n");
+        return result({ repositories }, text || "no indexed repositories");
       }),
   );
   server.registerTool(

@@ -16,6 +16,8 @@ export interface Repository {
   /** Honour `.gitignore` and `.ignore` files inside the folder. */
   ignoreFiles: boolean;
   embedding: Partial<EmbeddingConfig>;
+  /** Path prefix → what the documents under it are; the longest matching prefix is a result's context. */
+  contexts: Record<string, string>;
   /** Where this repository's index lives. */
   dir: string;
 }
@@ -43,6 +45,7 @@ export function listRepositories(home: string): Repository[] {
       embed: repo.embed,
       ignoreFiles: repo.ignore_files,
       embedding: repo.embedding ?? {},
+      contexts: repo.contexts ?? {},
       dir: repositoryDir(home, name),
     }))
     .sort((a, b) => a.name.localeCompare(b.name));
@@ -125,4 +128,61 @@ function checkedFolder(input: string): string {
     throw new ResearcherError("PATH_NOT_FOUND", `${absolute} is not readable`);
   }
   return realpathSync(absolute);
+}
+
+// ---- contexts: what the documents under a path prefix are ------------------------------------------------------
+
+export interface PathContext {
+  repository: string;
+  prefix: string;
+  context: string;
+}
+
+/** `repo:prefix` → its parts; the prefix is a path relative to the root (`ch16`, `notes/2026/`), or empty. */
+function parseTarget(home: string, target: string): { repo: Repository; prefix: string } {
+  const at = target.indexOf(":");
+  const repo = getRepository(home, at === -1 ? target : target.slice(0, at));
+  const prefix = at === -1 ? "" : target.slice(at + 1).replace(/^\.?\//, "");
+  if (prefix.split("/").includes("..")) throw new ResearcherError("INVALID_INPUT", `'${target}': a context prefix stays inside its repository`);
+  return { repo, prefix };
+}
+
+export function addContext(home: string, target: string, context: string): PathContext {
+  const { repo, prefix } = parseTarget(home, target);
+  if (!context.trim()) throw new ResearcherError("USAGE", "a context needs some text", { hint: `researcher context add ${target} "what these documents are"` });
+  const config = loadConfig(home);
+  const entry = config.repositories[repo.name]!;
+  entry.contexts = { ...(entry.contexts ?? {}), [prefix]: context.trim() };
+  saveConfig(home, config);
+  return { repository: repo.name, prefix, context: context.trim() };
+}
+
+export function removeContext(home: string, target: string): PathContext {
+  const { repo, prefix } = parseTarget(home, target);
+  const context = repo.contexts[prefix];
+  if (context === undefined) {
+    throw new ResearcherError("INVALID_INPUT", `no context for '${repo.name}:${prefix}'`, { hint: "`researcher context list` shows them" });
+  }
+  const config = loadConfig(home);
+  const { [prefix]: _, ...rest } = config.repositories[repo.name]!.contexts ?? {};
+  config.repositories[repo.name]!.contexts = rest;
+  saveConfig(home, config);
+  return { repository: repo.name, prefix, context };
+}
+
+export function listContexts(home: string): PathContext[] {
+  return listRepositories(home).flatMap((repo) =>
+    Object.entries(repo.contexts)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([prefix, context]) => ({ repository: repo.name, prefix, context })),
+  );
+}
+
+/** A document's context: the longest context prefix of its path, else the repository's description. */
+export function contextFor(repo: Repository, path: string): string | null {
+  let best: string | undefined;
+  for (const prefix of Object.keys(repo.contexts)) {
+    if (path.startsWith(prefix) && (best === undefined || prefix.length > best.length)) best = prefix;
+  }
+  return best === undefined ? repo.description : repo.contexts[best]!;
 }

@@ -1,8 +1,10 @@
 /**
- * What the retrieval surface adds to a search: every result rather than one page (`--all`), and each result's
- * whole fragment text rather than its snippet (`--full`). Ranking stays in search.ts.
+ * What the retrieval surface adds to a search: every result rather than one page (`--all`), each result's whole
+ * fragment text rather than its snippet (`--full`), and repositories ranked for a query (`repos-for`). Ranking
+ * stays in search.ts.
  */
-import { getRepository } from "./repos.ts";
+import { getRepository, listRepositories } from "./repos.ts";
+import { Store } from "./store.ts";
 import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions, type SearchResponse } from "./search.ts";
 
 /** Past this many results `--all` stops asking for more (a page of a million fragments is not a result list). */
@@ -42,4 +44,35 @@ export function withFragmentText(home: string, response: SearchResponse, context
         : { ...hit, text: textOf(hit.repository, hit.fragment.id) },
     ),
   };
+}
+
+export interface RepositoryMatch {
+  repository: string;
+  description: string | null;
+  /** The best BM25 score of a fragment in the repository (each repository scores with its own term statistics). */
+  score: number;
+  /** How many fragments match the query's words. */
+  matched: number;
+  best: { path: string; location: string; page: number | null; title: string; snippet: string } | null;
+}
+
+/**
+ * Repositories ranked by how strongly they match a query, so a person or an agent knows where to look. BM25 only:
+ * it needs no model, and a word that is rare in a repository yet present there is exactly the evidence wanted.
+ */
+export async function repositoriesFor(home: string, query: string, context = new SearchContext()): Promise<RepositoryMatch[]> {
+  const matches: RepositoryMatch[] = [];
+  for (const repo of listRepositories(home)) {
+    if (!Store.exists(repo.dir)) continue;
+    const response = await search(home, { query, repositories: [repo.name], mode: "bm25", limit: 1 }, context);
+    const top = response.results[0] as FragmentHit | undefined;
+    matches.push({
+      repository: repo.name,
+      description: repo.description,
+      score: top?.score ?? 0,
+      matched: response.total,
+      best: top ? { path: top.path, location: top.location, page: top.page, title: top.title, snippet: top.snippet } : null,
+    });
+  }
+  return matches.sort((a, b) => b.score - a.score || b.matched - a.matched || a.repository.localeCompare(b.repository));
 }

@@ -2,7 +2,7 @@
 import { join } from "node:path";
 import { isResearcherError, ResearcherError } from "./errors.ts";
 import { buildMatch, parseQuery, type ParsedQuery } from "./query.ts";
-import { listRepositories, selectRepositories, type Repository } from "./repos.ts";
+import { contextFor, listRepositories, selectRepositories, type Repository } from "./repos.ts";
 import { makeSnippet } from "./snippet.ts";
 import { Store, type Bm25Weights, type FragmentRow } from "./store.ts";
 import { loadConfig, type Config } from "./config.ts";
@@ -356,7 +356,7 @@ function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery): FragmentHit
     fragment: { id: row.id, seq: row.seq, start_line: row.startLine, end_line: row.endLine, page: row.page, page_end: row.pageEnd },
     snippet: snippet.text,
     highlights: snippet.highlights,
-    context: c.repo.description,
+    context: contextFor(c.repo, row.path),
     metadata: { ...(JSON.parse(row.metadata) as Record<string, unknown>), format: row.format },
     explain: c.explain,
   };

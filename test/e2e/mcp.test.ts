@@ -364,7 +364,7 @@ describe("MCP over HTTP", () => {
       expect((await request(`evil.example:${port}`)).status).toBe(403);
       const client = new Client({ name: "http-test", version: "1.0.0" });
       await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
-      expect((await client.listTools()).tools.length).toBe(9);
+      expect((await client.listTools()).tools.length).toBe(10);
       await client.close();
     } finally {
       proc.kill();
@@ -378,7 +378,7 @@ describe("MCP over HTTP", () => {
         const client = new Client({ name: "http-test", version: "1.0.0" });
         const headers = { Authorization: `${scheme} s3cret` };
         await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }));
-        expect((await client.listTools()).tools.length).toBe(9);
+        expect((await client.listTools()).tools.length).toBe(10);
         await client.close();
       }
       expect(await connect(url, "wrong").catch((e: Error) => e)).toBeInstanceOf(Error);
@@ -404,7 +404,7 @@ describe("MCP over HTTP", () => {
     const { url, proc } = await startServer(["--token", "s3cret"]);
     const auth = { Authorization: "Bearer s3cret" };
     try {
-      const rest = await (await fetch(`${url}/search?q=garage&mode=bm25&n=5`, { headers: auth })).json();
+      const rest = (await (await fetch(`${url}/search?q=garage&mode=bm25&n=5`, { headers: auth })).json()) as any;
       const cli = JSON.parse(runCli(["search", "garage", "--mode", "bm25", "-n", "5", "--json"], { home }).stdout);
       expect(rest).toEqual(cli);
       const location: string = rest.results[0].location;
@@ -412,15 +412,15 @@ describe("MCP over HTTP", () => {
       expect(location).toMatch(/^cars\.md:\d+$/);
 
       const ref = encodeURIComponent(`docs:${location}`);
-      const doc = await (await fetch(`${url}/documents/${ref}?lines=1`, { headers: auth })).json();
+      const doc = (await (await fetch(`${url}/documents/${ref}?lines=1`, { headers: auth })).json()) as any;
       expect(doc).toMatchObject({ repository: "docs", path: "cars.md", to: doc.from });
 
       const missing = await fetch(`${url}/documents/${encodeURIComponent("docs:.env")}`, { headers: auth });
       expect(missing.status).toBe(404);
-      expect((await missing.json()).error.code).toBe("DOCUMENT_NOT_FOUND");
+      expect(((await missing.json()) as any).error.code).toBe("DOCUMENT_NOT_FOUND");
       const bad = await fetch(`${url}/search?q=x&where=${encodeURIComponent("tags=>rust")}`, { headers: auth });
       expect(bad.status).toBe(400);
-      expect((await bad.json()).error).toMatchObject({ code: "USAGE", message: expect.stringContaining("'=>'") });
+      expect(((await bad.json()) as any).error).toMatchObject({ code: "USAGE", message: expect.stringContaining("'=>'") });
 
       expect((await fetch(`${url}/search?q=garage`)).status).toBe(401);
       // DNS rebinding: a request naming another host is refused even with the token.

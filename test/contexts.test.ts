@@ -1,0 +1,69 @@
+/** Contexts on path prefixes and repositories ranked for a query: the CLI, the library and MCP see the same. */
+import { describe, expect, test } from "bun:test";
+import { indexRepository } from "../src/indexer.ts";
+import { addContext, addRepository, contextFor, getRepository, listContexts, removeContext } from "../src/repos.ts";
+import { repositoriesFor } from "../src/results.ts";
+import { search } from "../src/search.ts";
+import { runCli, tempDir, writeTree } from "./helpers.ts";
+
+describe("contexts on path prefixes", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, {
+    "ch16-01-threads.md": "# Threads\n\nSpawning threads runs code concurrently.\n",
+    "ch16/deep/channels.md": "# Channels\n\nChannels send messages between threads.\n",
+    "ch04-ownership.md": "# Ownership\n\nEach value has an owner; threads aside.\n",
+  });
+  addRepository(home, { name: "rb", path: docs, description: "The Rust book", embed: false });
+
+  test("the longest matching prefix is a result's context; otherwise the repository description", async () => {
+    await indexRepository(home, getRepository(home, "rb"));
+    addContext(home, "rb:ch16", "Concurrency chapter");
+    addContext(home, "rb:ch16/deep/", "Message passing, in depth");
+    const byPath = Object.fromEntries((await search(home, { query: "threads", mode: "bm25" })).results.map((r) => [r.path, r.context]));
+    expect(byPath).toEqual({
+      "ch16-01-threads.md": "Concurrency chapter",
+      "ch16/deep/channels.md": "Message passing, in depth",
+      "ch04-ownership.md": "The Rust book",
+    });
+    expect(contextFor(getRepository(home, "rb"), "other.md")).toBe("The Rust book");
+    expect(listContexts(home)).toEqual([
+      { repository: "rb", prefix: "ch16", context: "Concurrency chapter" },
+      { repository: "rb", prefix: "ch16/deep/", context: "Message passing, in depth" },
+    ]);
+  });
+
+  test("the CLI adds, lists and removes; mistakes are clear errors", () => {
+    expect(runCli(["context", "add", "rb:ch04", "Ownership chapter"], { home })).toMatchObject({ code: 0, stdout: "context rb:ch04 → Ownership chapter\n" });
+    expect(JSON.parse(runCli(["context", "list", "--json"], { home }).stdout)).toContainEqual({ repository: "rb", prefix: "ch04", context: "Ownership chapter" });
+    expect(runCli(["context", "remove", "rb:ch04"], { home }).code).toBe(0);
+    const missing = runCli(["context", "remove", "rb:nope"], { home });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toStartWith("error: no context for 'rb:nope'");
+    expect(runCli(["context", "add", "nope:x", "y"], { home }).stderr).toStartWith("error: no repository named 'nope'");
+    expect(() => removeContext(home, "rb:../x")).toThrow("a context prefix stays inside its repository");
+  });
+});
+
+describe("repos-for", () => {
+  test("repositories ranked by how strongly they match, each with its best passage", async () => {
+    const home = tempDir();
+    const cooking = tempDir();
+    const space = tempDir();
+    writeTree(cooking, { "bread.md": "# Bread\n\nKnead the dough and bake the loaf in a hot oven.\n", "soup.md": "# Soup\n\nSimmer the stock.\n" });
+    writeTree(space, { "stars.md": "# Stars\n\nA telescope observes galaxies.\n", "oven.md": "# Planets\n\nVenus is as hot as an oven.\n" });
+    // Enough other documents that the query's words are rare, as in real repositories (BM25's IDF).
+    for (const dir of [cooking, space]) writeTree(dir, Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`filler${i}.md`, `# Note ${i}\n\nUnrelated words number ${i}.\n`])));
+    for (const [name, path] of [["cooking", cooking], ["space", space]] as const) {
+      await indexRepository(home, addRepository(home, { name, path, embed: false }));
+    }
+    const ranked = await repositoriesFor(home, "knead dough bake oven");
+    expect(ranked.map((r) => [r.repository, r.matched])).toEqual([["cooking", 1], ["space", 1]]);
+    expect(ranked[0]!.score).toBeGreaterThan(ranked[1]!.score);
+    expect(ranked[0]!.best).toMatchObject({ path: "bread.md", location: "bread.md:3" });
+    const none = await repositoriesFor(home, "quantum chromodynamics");
+    expect(none.every((r) => r.score === 0 && r.best === null)).toBe(true);
+    const cli = JSON.parse(runCli(["repos-for", "telescope", "--json"], { home }).stdout);
+    expect(cli[0]).toMatchObject({ repository: "space", matched: 1, best: { path: "stars.md" } });
+  });
+});
