@@ -53,10 +53,10 @@ describe("MCP over stdio", () => {
   }, HOOK_TIMEOUT);
   afterAll(() => client.close());
 
-  test("lists nine tools, each with a title and annotations, and tells the agent what repositories exist", async () => {
+  test("lists ten tools, each with a title and annotations, and tells the agent what repositories exist", async () => {
     const { tools: listed } = await client.listTools();
     expect(listed.map((t) => t.name).sort()).toEqual([
-      "add_to_index", "get_document", "get_index_status", "list_documents", "list_repositories", "multi_get", "remove_from_index", "search_documents", "search_fragments",
+      "add_to_index", "get_document", "get_index_status", "list_documents", "list_repositories", "multi_get", "remove_from_index", "repositories_for", "search_documents", "search_fragments",
     ]);
     for (const tool of listed) {
       expect(typeof tool.title === "string" || typeof tool.annotations?.title === "string").toBe(true);
@@ -394,7 +394,7 @@ describe("MCP over HTTP", () => {
       expect(anonymous).toBeInstanceOf(Error);
       const client = await connect(url, "s3cret");
       const { tools: listed } = await client.listTools();
-      expect(listed.length).toBe(9);
+      expect(listed.length).toBe(10);
       await client.close();
     } finally {
       proc.kill();
