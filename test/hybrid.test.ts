@@ -1,5 +1,5 @@
 /** Vector and hybrid search end to end in the library: real GloVe model, real SQLite, real usearch file. */
-import { beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
@@ -22,6 +22,11 @@ const TEN = {
   "space.md": "# Astronomy\n\nThe telescope observed a distant galaxy and several planets orbiting a star.\n",
   "health.md": "# Medicine\n\nThe doctor prescribed antibiotics for the infection and advised rest.\n",
 };
+
+// A repository this small is scanned exactly; these tests are about the ANN file, so it goes through the graph.
+const GRAPH = { RESEARCHER_EXACT_SCAN_BELOW: "0" };
+beforeAll(() => void (process.env.RESEARCHER_EXACT_SCAN_BELOW = "0"));
+afterAll(() => void delete process.env.RESEARCHER_EXACT_SCAN_BELOW);
 
 describe("vector and hybrid search", () => {
   const home = tempDir();
@@ -75,21 +80,21 @@ describe("vector and hybrid search", () => {
     expect(statSync(file).mtimeMs).toBe(mtimeMs);
     writeFileSync(join(repo.dir, "lock"), `${process.ppid} ${processStartTime(process.ppid)}\n`); // no rebuild now
     try {
-      const held = runCli(["search", "automobile", "--mode", "vector", "--json", "-n", "1"], { home });
+      const held = runCli(["search", "automobile", "--mode", "vector", "--json", "-n", "1"], { home, env: GRAPH });
       expect(held.stderr).not.toContain("panic");
       expect(held.code).toBe(0);
       expect(JSON.parse(held.stdout).results[0].path).toBe("cars.md");
     } finally {
       rmSync(join(repo.dir, "lock"));
     }
-    const hybrid = runCli(["search", "automobile", "--json", "-n", "1"], { home });
+    const hybrid = runCli(["search", "automobile", "--json", "-n", "1"], { home, env: GRAPH });
     expect(hybrid.code).toBe(0);
     expect(JSON.parse(hybrid.stdout).results[0].path).toBe("cars.md");
     writeFileSync(file, corrupt);
     sameStamp();
-    expect(runCli(["index", "ten"], { home }).code).toBe(0);
+    expect(runCli(["index", "ten"], { home, env: GRAPH }).code).toBe(0);
     expect(readFileSync(file).equals(corrupt)).toBe(false);
-    const after = runCli(["search", "automobile", "--mode", "vector", "--json", "-n", "1"], { home });
+    const after = runCli(["search", "automobile", "--mode", "vector", "--json", "-n", "1"], { home, env: GRAPH });
     expect(JSON.parse(after.stdout).results[0].path).toBe("cars.md");
   }, 60_000);
 
