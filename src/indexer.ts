@@ -231,7 +231,7 @@ export async function indexFiles(
         repo.embed && !options.noEmbed
           ? await embedOrDefer(store, repo, () => embedders.get(home, choice), {})
           : { embedded: 0, model: store.embeddingModel()?.id ?? null };
-      if (store.embeddingModel()) await syncVectorIndex(store, repo.dir, store.embeddingModel()!.dims);
+      if (store.embeddingModel()) await syncVectorIndex(store, repo.dir, store.embeddingModel()!.dims, { defer: true });
       store.checkpoint();
       return { embeddings_pending: 0, warnings: [], ...summary, ...embedding, seconds: round((performance.now() - started) / 1000) };
     } catch (error) {

@@ -100,9 +100,26 @@ export function vectorIndexState(store: Store, dir: string): "verified" | "missi
   return checksum === actual ? "verified" : "damaged";
 }
 
-/** Build the ANN file from SQLite unless the one on disk is verified; returns whether it was (re)built. */
-export async function syncVectorIndex(store: Store, dir: string, dims: number): Promise<boolean> {
+/**
+ * Below this many vector components, a single-file change (`indexFiles`: MCP add_to_index, watch mode) leaves the
+ * ANN file stale instead of rebuilding it, and searches scan exactly until the next `index` run rebuilds it: a
+ * scan of 2,000,000 components takes a few milliseconds, a rebuild (HNSW build and recall probe) costs most of a
+ * second on every saved file.
+ */
+export const SCAN_WHILE_STALE_BELOW = 2_000_000;
+
+/** Whether a stale ANN file may stay stale for now (see SCAN_WHILE_STALE_BELOW). */
+export function mayDeferRebuild(store: Store, dims: number): boolean {
+  return store.vectorCount() * dims < SCAN_WHILE_STALE_BELOW;
+}
+
+/**
+ * Build the ANN file from SQLite unless the one on disk is verified (or, with `defer`, unless a stale one may stay
+ * stale for now); returns whether it was (re)built.
+ */
+export async function syncVectorIndex(store: Store, dir: string, dims: number, options: { defer?: boolean } = {}): Promise<boolean> {
   if (isVerified(store, dir)) return false;
+  if (options.defer && vectorIndexState(store, dir) === "stale" && mayDeferRebuild(store, dims)) return false;
   const generation = store.vectorsGeneration();
   const index = await newIndex(dims);
   const rows = store.allVectors();
@@ -180,7 +197,7 @@ export async function searchVectors(store: Store, dir: string, query: Float32Arr
   const candidates = () => (within ? store.vectorsOf([...within]) : rowsOf(store, dir));
   if (within && within.size <= EXACT_SCAN_LIMIT) return scan(candidates(), query, k);
   if (vectorsOf(store, dir).count * query.length < exactScanBelow()) return scan(candidates(), query, k);
-  const index = await verifiedIndex(store, dir);
+  const index = await verifiedIndex(store, dir, query.length);
   if (!index || Number(store.getMeta("ann_recall") ?? 0) < MIN_RECALL) return scan(candidates(), query, k);
   const size = index.size();
   if (size === 0) return [];
@@ -219,11 +236,15 @@ function rowsOf(store: Store, dir: string): Row[] {
 }
 
 /** The ANN index for the store's current vectors, verified before loading; undefined when there is none to use. */
-async function verifiedIndex(store: Store, dir: string): Promise<UsearchIndex | undefined> {
+async function verifiedIndex(store: Store, dir: string, dims: number): Promise<UsearchIndex | undefined> {
   const cached = opened.get(dir);
   // A file changed on disk since it was loaded is checked again (and rebuilt if it must be).
   if (cached && cached.checksum === expected(store) && cached.stamp === stampOf(annPath(dir))) return cached.index;
-  if (!isVerified(store, dir) && !(await rebuildForSearch(store, dir))) return undefined;
+  if (!isVerified(store, dir)) {
+    // Left stale by a single-file change: scanning is cheaper than rebuilding on the search path.
+    if (vectorIndexState(store, dir) === "stale" && mayDeferRebuild(store, dims)) return undefined;
+    if (!(await rebuildForSearch(store, dir))) return undefined;
+  }
   const index = await newIndex(1); // load() adopts the file's dimensions
   index.load(annPath(dir));
   opened.set(dir, { checksum: expected(store)!, stamp: stampOf(annPath(dir)), index });

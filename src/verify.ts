@@ -11,7 +11,7 @@ import { describeError } from "./errors.ts";
 import { acquireWriterLock, processStartTime } from "./lock.ts";
 import type { Repository } from "./repos.ts";
 import { Store } from "./store.ts";
-import { syncVectorIndex, vectorIndexState } from "./vectors.ts";
+import { mayDeferRebuild, syncVectorIndex, vectorIndexState } from "./vectors.ts";
 
 export interface VerifyProblem {
   check: "database" | "full-text" | "vectors" | "ann" | "files" | "leftovers";
@@ -78,7 +78,8 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
       problems.push({ check: "vectors", detail: `${orphans} vectors belong to no fragment`, fix: repair ? "removed" : "researcher verify --repair", repaired: repair });
     }
     const state = vectorIndexState(store, repo.dir);
-    if (state !== "verified") {
+    const deferred = state === "stale" && mayDeferRebuild(store, model.dims); // searches scan until the next index run
+    if (state !== "verified" && !deferred) {
       if (repair) await syncVectorIndex(store, repo.dir, model.dims);
       const detail = { missing: "vectors.usearch is missing", stale: "vectors.usearch was built for older vectors", damaged: "vectors.usearch does not match its recorded checksum" }[state];
       problems.push({ check: "ann", detail, fix: repair ? "rebuilt from index.db" : "researcher verify --repair (search rebuilds it too)", repaired: repair });
