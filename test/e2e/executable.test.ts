@@ -107,7 +107,7 @@ describe("compiled executable", () => {
   });
 });
 
-describe("executable reads PDFs", () => {
+describe("executable reads every format", () => {
   const home = tempDir();
   const docs = tempDir();
   const cli = (...args: string[]) => runCli(args, { home });
@@ -117,12 +117,20 @@ describe("executable reads PDFs", () => {
       "cells.pdf": await writePdf([paragraph("Mitochondria produce energy for the cell.", 72), paragraph("Chloroplasts capture sunlight in plants.", 72)], { title: "Organelles" }),
       // A Chinese table of contents in a CID font: its text needs pdf.js's character maps, embedded in the executable.
       "toc.pdf": readFileSync(join(SHARED, "data/corpus/pdf/pdfjs-test-pdfs/XiaoBiaoSong.pdf")),
+      "tables.docx": readFileSync(join(SHARED, "data/corpus/docx/mammoth.js/tables.docx")),
+      "alice.epub": readFileSync(join(SHARED, "data/corpus/epub/epub.js/alice.epub")),
+      "page.html": "<html><head><title>Sourdough</title><script>var hidden = 'javascriptonly';</script></head><body><nav>menu</nav><h1>Starter</h1><p>Feed the levain daily.</p></body></html>",
     });
   }, HOOK_TIMEOUT);
 
   test("index converts in worker threads; results cite pages; convert prints what indexing sees", () => {
     expect(cli("repo", "add", "papers", docs, "--no-embed").code).toBe(0);
-    expect(JSON.parse(cli("index", "papers", "--json").stdout)).toMatchObject({ indexed: 2, failed: 0 });
+    expect(JSON.parse(cli("index", "papers", "--json").stdout)).toMatchObject({ indexed: 5, failed: 0 });
+    const top = (query: string) => JSON.parse(cli("search", query, "--mode", "bm25", "--json").stdout).results[0]?.path;
+    expect(top("bottom right")).toBe("tables.docx");
+    expect(top("rabbit hole")).toBe("alice.epub");
+    expect(top("levain")).toBe("page.html");
+    expect(top("javascriptonly")).toBeUndefined();
     const text = cli("search", "chloroplasts", "--mode", "bm25");
     expect(text.stdout).toContain("papers:cells.pdf:p2");
     const hit = JSON.parse(cli("search", "chloroplasts", "--json").stdout).results[0];
