@@ -108,12 +108,14 @@ for (const args of [["--rebuild", "--no-embed"], ["--no-embed"], ["--rebuild", "
   for (const a of abstracts.filter((_, j) => j % 10 === edition % 10)) write(a, `\n\nDuring ${edition}.`);
   const indexer = Bun.spawn([exe, "index", "soak", "--quiet", ...args], { env: env(home) });
   let running = true;
-  indexer.exited.then(() => (running = false));
+  void indexer.exited.then(() => (running = false));
   while (running) {
-    const result = run(home, ["search", "cells", "--mode", "bm25", "-n", "10", "--json"]);
+    // Spawned asynchronously: the loop must yield for the indexer's exit to be seen.
+    const search = Bun.spawn([exe, "search", "cells", "--mode", "bm25", "-n", "10", "--json"], { env: env(home), stdout: "pipe", stderr: "ignore" });
+    const [code, stdout] = await Promise.all([search.exited, new Response(search.stdout).text()]);
     searches++;
-    if (result.code !== 0) searchErrors++;
-    else if (JSON.parse(result.stdout).results.length < 10) shortPages++;
+    if (code !== 0) searchErrors++;
+    else if (JSON.parse(stdout).results.length < 10) shortPages++;
   }
 }
 
