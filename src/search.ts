@@ -140,36 +140,40 @@ export async function search(home: string, options: SearchOptions, context = new
     ...(options.filter ? [{ kind: "term" as const, key: "path", op: "eq" as const, values: [options.filter] }] : []),
   ]);
   const wanted = options.documents ? Math.max(200, (offset + limit) * 10) : Math.max(2 * (offset + limit), 20);
-
-  const queryVectors = new Map<Embedder, Promise<Float32Array>>(); // one embedding per model, however many repositories
-  const embedQuery = (embedder: Embedder) => {
-    if (!queryVectors.has(embedder)) queryVectors.set(embedder, embedder.embed([options.query], "query").then(([v]) => v!));
-    return queryVectors.get(embedder)!;
-  };
-  const perRepo = await Promise.all(
-    searchable.map(({ repo, store }) => searchRepository(home, repo, store, parsed, options, filter, wanted, config, context, embedQuery)),
-  );
-  const modes = new Set(perRepo.map((r) => r.mode));
-  const mode: SearchMode = modes.size === 1 ? [...modes][0]! : "hybrid";
-  const total = perRepo.reduce((sum, r) => sum + r.total, 0);
-  const candidates = fuseLists(perRepo.map((r) => r.candidates));
-  const results = options.documents
-    ? groupByDocument(candidates, parsed, offset, limit)
-    : hydrate(candidates.slice(offset, offset + limit), parsed);
-  results.forEach((hit, i) => {
-    hit.rank = offset + i + 1;
-    if (!options.explain) delete hit.explain;
+  // Every repository's reads on one snapshot of its index, however index runs commit meanwhile.
+  const stores = searchable.map((s) => s.store);
+  const onSnapshots = (work: () => Promise<SearchResponse>) => stores.reduce((inner, store) => () => store.snapshot(inner), work)();
+  return onSnapshots(async () => {
+    const queryVectors = new Map<Embedder, Promise<Float32Array>>(); // one embedding per model, however many repositories
+    const embedQuery = (embedder: Embedder) => {
+      if (!queryVectors.has(embedder)) queryVectors.set(embedder, embedder.embed([options.query], "query").then(([v]) => v!));
+      return queryVectors.get(embedder)!;
+    };
+    const perRepo = await Promise.all(
+      searchable.map(({ repo, store }) => searchRepository(home, repo, store, parsed, options, filter, wanted, config, context, embedQuery)),
+    );
+    const modes = new Set(perRepo.map((r) => r.mode));
+    const mode: SearchMode = modes.size === 1 ? [...modes][0]! : "hybrid";
+    const total = perRepo.reduce((sum, r) => sum + r.total, 0);
+    const candidates = fuseLists(perRepo.map((r) => r.candidates));
+    const results = options.documents
+      ? groupByDocument(candidates, parsed, offset, limit)
+      : hydrate(candidates.slice(offset), limit, parsed);
+    results.forEach((hit, i) => {
+      hit.rank = offset + i + 1;
+      if (!options.explain) delete hit.explain;
+    });
+    const notes = [...skipped, ...perRepo.flatMap((r) => (r.note ? [`${r.repo}: ${r.note}`] : []))];
+    return {
+      query: options.query,
+      mode,
+      repositories: searchable.map((s) => s.repo.name),
+      offset,
+      total,
+      results,
+      ...(options.explain ? { notes } : {}),
+    };
   });
-  const notes = [...skipped, ...perRepo.flatMap((r) => (r.note ? [`${r.repo}: ${r.note}`] : []))];
-  return {
-    query: options.query,
-    mode,
-    repositories: searchable.map((s) => s.repo.name),
-    offset,
-    total,
-    results,
-    ...(options.explain ? { notes } : {}),
-  };
 }
 
 /**
@@ -293,12 +297,23 @@ function selectiveMatch(store: Store, parsed: ParsedQuery): string | null {
   return buildMatch(parsed.required, kept.map((term) => term.fts), parsed.excluded);
 }
 
-function hydrate(candidates: Candidate[], parsed: ParsedQuery): FragmentHit[] {
-  const rows = fetchRows(candidates);
-  return candidates.flatMap((c) => {
-    const row = rows.get(c.store)?.get(c.id);
-    return row ? [toHit(c, row, parsed)] : [];
-  });
+/**
+ * The first `limit` candidates that still exist. Ranking and reading rows are separate queries, and an index run
+ * may replace a document between them: its fragments are skipped and the page is filled from the next candidates,
+ * so a search during an index run never comes back short.
+ */
+function hydrate(candidates: Candidate[], limit: number, parsed: ParsedQuery): FragmentHit[] {
+  const hits: FragmentHit[] = [];
+  for (let start = 0; hits.length < limit && start < candidates.length; ) {
+    const batch = candidates.slice(start, start + limit - hits.length);
+    start += batch.length;
+    const rows = fetchRows(batch);
+    for (const c of batch) {
+      const row = rows.get(c.store)?.get(c.id);
+      if (row) hits.push(toHit(c, row, parsed));
+    }
+  }
+  return hits;
 }
 
 /** Fragments grouped by document (best first, up to three each); only the page asked for is hydrated. */
@@ -315,8 +330,13 @@ function groupByDocument(candidates: Candidate[], parsed: ParsedQuery, offset: n
   }
   const page = [...groups.values()].slice(offset, offset + limit);
   const rows = fetchRows(page.flat());
-  return page.map((group) => {
-    const hits = group.map((c) => toHit(c, rows.get(c.store)!.get(c.id)!, parsed));
+  return page.flatMap((group) => {
+    // A fragment replaced by an index run since ranking is skipped (see hydrate).
+    const hits = group.flatMap((c) => {
+      const row = rows.get(c.store)?.get(c.id);
+      return row ? [toHit(c, row, parsed)] : [];
+    });
+    if (hits.length === 0) return [];
     const { fragment: _, ...best } = hits[0]!;
     return {
       ...best,

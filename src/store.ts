@@ -180,6 +180,23 @@ export class Store {
     this.db.close();
   }
 
+  /** Searches running on this connection's read snapshot (see `snapshot`). */
+  private readers = 0;
+
+  /**
+   * Run `work` on one consistent snapshot: a read transaction (WAL readers never block the writer) held while
+   * any search on this connection runs, so ranking and reading rows see the same index even when an index run
+   * commits in between. Concurrent searches on a shared connection share the snapshot.
+   */
+  async snapshot<T>(work: () => Promise<T>): Promise<T> {
+    if (this.readers++ === 0 && !this.db.inTransaction) this.db.run("BEGIN");
+    try {
+      return await work();
+    } finally {
+      if (--this.readers === 0 && this.db.inTransaction) this.db.run("COMMIT");
+    }
+  }
+
   transaction<T>(fn: () => T): T {
     return this.db.transaction(fn)();
   }
