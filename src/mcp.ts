@@ -4,7 +4,7 @@
  * A thin shell over the library: tools validate their input strictly (an unknown parameter is an error naming
  * it), call the same functions as the CLI and return the CLI's JSON shapes plus a short text rendering.
  */
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
@@ -225,6 +225,21 @@ export function createServer(home: string, context: SearchContext, writes = seri
         const repositories = listRepositories(home).map(repositoryStatus).map(({ failures: _, ...s }) => s);
         return result({ repositories }, repositories.map((r) => `${r.name}: ${r.description ?? ""} (${r.documents} documents)`).join("\n") || "no repositories");
       }),
+  );
+  // Indexed documents as resources: researcher://notes/guides/setup.md (the path may hold slashes: {+path}).
+  server.registerResource(
+    "document",
+    new ResourceTemplate("researcher://{repository}/{+path}", { list: undefined }),
+    {
+      title: "Indexed document",
+      description: "An indexed document's text (PDF, DOCX, EPUB and HTML as the markdown that was indexed), capped like get_document",
+      mimeType: "text/markdown",
+    },
+    async (uri, variables) => {
+      const one = (value: string | string[] | undefined) => decodeURIComponent(String(Array.isArray(value) ? value[0] : value ?? ""));
+      const doc = limitDocumentBytes(await readDocument(home, `${one(variables.repository)}:${one(variables.path)}`), DEFAULT_ANSWER_BYTES);
+      return { contents: [{ uri: uri.href, mimeType: "text/markdown", text: doc.text }] };
+    },
   );
   server.registerTool(
     "repositories_for",

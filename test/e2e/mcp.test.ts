@@ -111,6 +111,15 @@ describe("MCP over stdio", () => {
     expect(result.structuredContent.results[0]).toMatchObject({ path: "cars.md", fragments: expect.any(Array) });
   });
 
+  test("indexed documents are resources: researcher://{repository}/{+path}; other files are refused", async () => {
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(["researcher://{repository}/{+path}"]);
+    const read = await client.readResource({ uri: "researcher://docs/cars.md" });
+    expect(read.contents[0]).toMatchObject({ uri: "researcher://docs/cars.md", mimeType: "text/markdown" });
+    expect(String((read.contents[0] as { text: string }).text)).toContain("driver");
+    expect(await client.readResource({ uri: "researcher://docs/.env" }).catch((e: Error) => e.message)).toContain("not an indexed document");
+  });
+
   test("get_document by location and by docid; multi_get by glob", async () => {
     const byLocation = await call("get_document", { ref: "docs:cars.md:5", max_lines: 2 });
     expect(byLocation.structuredContent).toMatchObject({ path: "cars.md", from_line: 5, to_line: 6, text: "## Parking\n" });
