@@ -51,6 +51,31 @@ const searchInput = {
   ),
 };
 
+/**
+ * What the search tools return as structured content: the CLI's `search --json`. Results are described by their
+ * stable fields; more may be added (the contract is additive), so objects are open.
+ */
+function searchOutput(documents: boolean) {
+  const location = { location: z.string().describe("path:line where the snippet starts; with the repository, a ref for get_document") };
+  const fragment = z.looseObject({ id: z.number(), seq: z.number(), start_line: z.number(), end_line: z.number(), page: z.number().nullable(), page_end: z.number().nullable() });
+  const result = z.looseObject({
+    rank: z.number(),
+    score: z.number(),
+    repository: z.string(),
+    path: z.string(),
+    ...location,
+    page: z.number().nullable().describe("PDF page of the snippet"),
+    docid: z.string(),
+    title: z.string(),
+    heading: z.string(),
+    snippet: z.string(),
+    context: z.string().nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+    ...(documents ? { fragments: z.array(fragment) } : { fragment }),
+  });
+  return z.looseObject({ query: z.string(), mode: z.enum(["bm25", "vector", "hybrid"]), repositories: z.array(z.string()), offset: z.number(), total: z.number(), results: z.array(result) });
+}
+
 /** The JSON form of a filter, as a schema agents can read (parseFilter validates the values). */
 function whereJson() {
   const scalar = z.union([z.string(), z.number(), z.boolean()]);
@@ -127,6 +152,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
       title: "Search passages",
       description: "Find passages (fragments) that answer a query, best first, with location, heading and snippet.",
       inputSchema: z.strictObject(searchInput),
+      outputSchema: searchOutput(false),
       annotations: READ_ONLY,
     },
     (input) => guarded(() => runSearch(input, false)),
@@ -137,6 +163,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
       title: "Search documents",
       description: "Find documents that answer a query, best first, each with its top fragments.",
       inputSchema: z.strictObject(searchInput),
+      outputSchema: searchOutput(true),
       annotations: READ_ONLY,
     },
     (input) => guarded(() => runSearch(input, true)),

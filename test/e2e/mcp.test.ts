@@ -66,6 +66,10 @@ describe("MCP over stdio", () => {
       expect([tool.name, tool.annotations?.readOnlyHint]).toEqual([tool.name, !writes]);
     }
     expect(listed.find((t) => t.name === "remove_from_index")!.annotations!.destructiveHint).toBe(true);
+    // The search tools declare what their structured content is (the SDK checks every answer against it).
+    for (const name of ["search_fragments", "search_documents"]) {
+      expect(Object.keys(listed.find((t) => t.name === name)!.outputSchema!.properties!)).toEqual(["query", "mode", "repositories", "offset", "total", "results"]);
+    }
     expect(client.getInstructions()).toContain("docs: Test documents about cars and bread");
   });
 
