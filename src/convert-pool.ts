@@ -1,7 +1,8 @@
 /**
  * Heavy conversions (PDF, DOCX, EPUB, HTML) run in a small pool of worker threads: one file can never take the run
- * down or hang it (a file that exceeds the timeout costs its worker, which is replaced), and an index run uses every
- * core. Markdown and plain text are converted inline: a message round trip would cost more than the conversion.
+ * down or hang it (a file that exceeds the timeout, or grows the process past its memory budget, costs its worker,
+ * which is replaced), and an index run uses every core. Markdown and plain text are converted inline: a message
+ * round trip would cost more than the conversion.
  */
 import { availableParallelism } from "node:os";
 import { convertFile, formatOf, TEXT_FORMATS, type ConvertedDocument } from "./convert.ts";
@@ -20,6 +21,8 @@ interface Slot {
   worker: Worker;
   job?: Job;
   timer?: ReturnType<typeof setTimeout>;
+  /** The process's resident memory when the job started. */
+  rssAtStart?: number;
 }
 
 export interface ConvertPoolOptions {
@@ -27,18 +30,26 @@ export interface ConvertPoolOptions {
   size?: number;
   /** Per-file limit in milliseconds. */
   timeoutMs: number;
+  /** The process's resident memory that conversions may not push it past, in bytes (0: no limit). */
+  memoryBytes?: number;
 }
+
+/** How often the memory budget is checked while conversions run. */
+const MEMORY_CHECK_MS = 50;
 
 export class ConvertPool {
   readonly size: number;
   private readonly timeoutMs: number;
+  private readonly memoryBytes: number;
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private nextId = 0;
+  private watchdog?: ReturnType<typeof setInterval>;
 
   constructor(options: ConvertPoolOptions) {
     this.size = Math.max(1, options.size ?? availableParallelism());
     this.timeoutMs = options.timeoutMs;
+    this.memoryBytes = options.memoryBytes ?? 0;
   }
 
   /** Convert one file; rejects with a `FILE_UNREADABLE` error whose message is the one-line reason. */
@@ -52,8 +63,26 @@ export class ConvertPool {
 
   /** Stop every worker; pending conversions are rejected. */
   close(): void {
+    clearInterval(this.watchdog);
+    this.watchdog = undefined;
     for (const job of this.queue.splice(0)) job.reject(unreadable("indexing was stopped"));
     for (const slot of this.slots.splice(0)) this.retire(slot, "indexing was stopped");
+  }
+
+  /**
+   * Over the memory budget, the conversion during which the process grew the most is the one that ballooned (a
+   * file that blows up in its parser, e.g. mammoth on a DOCX with a 12 MB body): its worker is terminated, which
+   * frees its heap, and the file is recorded with the reason. A conversion that started when memory was already
+   * high (the allocator may keep freed pages for a while) did not cause it and is left alone.
+   */
+  private checkMemory(): void {
+    const rss = process.memoryUsage.rss();
+    if (rss <= this.memoryBytes) return;
+    const busy = this.slots.filter((slot) => slot.job).sort((a, b) => a.rssAtStart! - b.rssAtStart!);
+    const culprit = busy[0];
+    if (culprit && rss - culprit.rssAtStart! > this.memoryBytes / 4) {
+      this.replace(culprit, `conversion needed more memory than index.convert_memory_mb (${Math.round(this.memoryBytes / 2 ** 20)} MB)`);
+    }
   }
 
   private dispatch(): void {
@@ -62,6 +91,8 @@ export class ConvertPool {
       if (!slot) return;
       const job = this.queue.shift()!;
       slot.job = job;
+      slot.rssAtStart = process.memoryUsage.rss();
+      if (this.memoryBytes && !this.watchdog) this.watchdog = setInterval(() => this.checkMemory(), MEMORY_CHECK_MS).unref();
       slot.timer = setTimeout(() => this.replace(slot, `conversion took longer than ${this.timeoutMs / 1000} s (index.convert_timeout)`), this.timeoutMs);
       slot.worker.postMessage({ id: job.id, path: job.path, bytes: job.bytes });
     }

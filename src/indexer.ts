@@ -248,7 +248,11 @@ export async function indexFiles(
 
 
 function conversionPool(config: Config): ConvertPool {
-  return new ConvertPool({ size: config.index.convert_workers || undefined, timeoutMs: config.index.convert_timeout * 1000 });
+  return new ConvertPool({
+    size: config.index.convert_workers || undefined,
+    timeoutMs: config.index.convert_timeout * 1000,
+    memoryBytes: config.index.convert_memory_mb * 2 ** 20,
+  });
 }
 
 /** The chunking settings are part of what an index is: when they change, every document is chunked again. */

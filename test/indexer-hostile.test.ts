@@ -112,6 +112,15 @@ describe("formats and settings", () => {
     expect(await total(home, "still indexed")).toBe(1);
   });
 
+  test("a conversion that pushes the process past index.convert_memory_mb is recorded and the run goes on", async () => {
+    const pages = Array.from({ length: 200 }, (_, i) => paragraph(`Page ${i} holds words about topic ${i}.`, 72));
+    const { home, repo } = setup({ "big.pdf": await writePdf(pages), "ok.md": "still indexed\n" });
+    setConfigValue(home, "index.convert_memory_mb", "1"); // any process is past 1 MB: the conversion is stopped
+    const summary = await indexRepository(home, repo);
+    expect(summary.failures).toEqual([{ path: "big.pdf", reason: "conversion needed more memory than index.convert_memory_mb (1 MB)" }]);
+    expect(await total(home, "still indexed")).toBe(1);
+  });
+
   test("changing chunk.tokens re-chunks unchanged files", async () => {
     const body = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} is here to fill the section.`).join(" ");
     const { home, repo } = setup({ "a.md": `# A\n\n${body}\n` });
