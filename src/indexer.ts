@@ -82,46 +82,39 @@ const BATCH_DOCUMENTS = 1000;
 /** The WAL is checkpointed between batches once it passes this size (see Store.checkpointIfLarger). */
 const WAL_LIMIT = 64 * 2 ** 20;
 
-export async function indexRepository(home: string, repo: Repository, options: IndexOptions = {}): Promise<IndexSummary> {
+/** What a write session hands its body: the open store, the config and the shared conversion pool. */
+interface Session {
+  store: Store;
+  config: Config;
+  pool: ConvertPool;
+  embedders: EmbedderCache;
+}
+
+/**
+ * One writer's session on a repository: the writer lock, the store, a conversion pool; afterwards the ANN file is
+ * brought in line with the vectors and the WAL truncated. A failure gives the WAL back and says "disk full" as such.
+ */
+async function writeSession(
+  home: string,
+  repo: Repository,
+  options: { embedders?: EmbedderCache; deferAnn?: boolean },
+  body: (session: Session) => Promise<Omit<IndexSummary, "seconds">>,
+): Promise<IndexSummary> {
   const started = performance.now();
   const config = loadConfig(home);
-  const embed = repo.embed && !options.noEmbed;
   const embedders = options.embedders ?? new EmbedderCache();
   const release = acquireWriterLock(repo.dir, repo.name);
   const pool = conversionPool(config);
   try {
     const store = Store.open(repo.dir, { create: true });
-    // A rebuild or re-embedding is a fresh choice; otherwise the repository keeps the model it was embedded with.
-    const remembered = options.rebuild || options.embeddingsOnly ? undefined : store.embeddingModel();
-    const choice = chooseModel(config.embedding, repo.embedding, options.model, remembered);
-    // Checkpoint once at the end rather than every 4 MB of WAL: each checkpoint syncs the database file.
+    // Checkpoint between batches past a size (BatchWriter), not every 4 MB of WAL: each checkpoint syncs the file.
     store.db.run("PRAGMA wal_autocheckpoint = 0");
     try {
-      const load = () => embedders.get(home, choice);
-      // Re-embedding starts only once the new model loads: a missing model must not cost the old vectors.
-      if (options.embeddingsOnly && embed) await load();
-      const summary = options.embeddingsOnly
-        ? { ...emptySummary(repo.name), ...store.counts() }
-        : options.rebuild
-          ? await atomically(store, () => {
-              store.db.run("DELETE FROM documents");
-              if (store.embeddingModel()?.id !== choice.model) store.clearVectors(); // a rebuild may change the model
-              return runIndex(store, repo, documentSettings(store, config, pool), options);
-            })
-          : await runIndex(store, repo, documentSettings(store, config, pool), options);
-      const changed = summary.fragments + summary.removed;
-      if (changed > 0) store.compactFullText(changed / Math.max(1, summary.fragments_total));
-      const embedding = !embed
-        ? { embedded: 0, model: store.embeddingModel()?.id ?? null }
-        : options.embeddingsOnly
-          ? await atomically(store, () => {
-              store.clearVectors();
-              return embedRepository(store, repo, load, options);
-            })
-          : await embedOrDefer(store, repo, load, options);
-      if (store.embeddingModel()) await syncVectorIndex(store, repo.dir, store.embeddingModel()!.dims);
+      const summary = await body({ store, config, pool, embedders });
+      const model = store.embeddingModel();
+      if (model) await syncVectorIndex(store, repo.dir, model.dims, { defer: options.deferAnn });
       store.checkpoint();
-      return { embeddings_pending: 0, warnings: [], ...summary, ...embedding, seconds: round((performance.now() - started) / 1000) };
+      return { ...summary, seconds: round((performance.now() - started) / 1000) };
     } catch (error) {
       throw afterFailedWrite(store, repo, error);
     } finally {
@@ -132,6 +125,38 @@ export async function indexRepository(home: string, repo: Repository, options: I
     release();
     if (!options.embedders) await embedders.dispose();
   }
+}
+
+export async function indexRepository(home: string, repo: Repository, options: IndexOptions = {}): Promise<IndexSummary> {
+  const embed = repo.embed && !options.noEmbed;
+  return writeSession(home, repo, options, async ({ store, config, pool, embedders }) => {
+    // A rebuild or re-embedding is a fresh choice; otherwise the repository keeps the model it was embedded with.
+    const remembered = options.rebuild || options.embeddingsOnly ? undefined : store.embeddingModel();
+    const choice = chooseModel(config.embedding, repo.embedding, options.model, remembered);
+    const load = () => embedders.get(home, choice);
+    // Re-embedding starts only once the new model loads: a missing model must not cost the old vectors.
+    if (options.embeddingsOnly && embed) await load();
+    const summary = options.embeddingsOnly
+      ? { ...emptySummary(repo.name), ...store.counts() }
+      : options.rebuild
+        ? await atomically(store, () => {
+            store.db.run("DELETE FROM documents");
+            if (store.embeddingModel()?.id !== choice.model) store.clearVectors(); // a rebuild may change the model
+            return runIndex(store, repo, documentSettings(store, config, pool), options);
+          })
+        : await runIndex(store, repo, documentSettings(store, config, pool), options);
+    const changed = summary.fragments + summary.removed;
+    if (changed > 0) store.compactFullText(changed / Math.max(1, summary.fragments_total));
+    const embedding = !embed
+      ? { embedded: 0, model: store.embeddingModel()?.id ?? null }
+      : options.embeddingsOnly
+        ? await atomically(store, () => {
+            store.clearVectors();
+            return embedRepository(store, repo, load, options);
+          })
+        : await embedOrDefer(store, repo, load, options);
+    return { embeddings_pending: 0, warnings: [], ...summary, ...embedding };
+  });
 }
 
 /**
@@ -189,6 +214,8 @@ async function atomically<T>(store: Store, work: () => Promise<T>): Promise<T> {
 /**
  * Index (or drop) the given files of a repository now, without walking the tree: the same per-document step and
  * transactions as a full run. A path the repository would not index (type, exclude, hidden folder) is an error.
+ * The ANN file may be left stale for searches to scan (see SCAN_WHILE_STALE_BELOW): one saved file must not cost
+ * a rebuild.
  */
 export async function indexFiles(
   home: string,
@@ -196,7 +223,6 @@ export async function indexFiles(
   paths: string[],
   options: Pick<IndexOptions, "noEmbed" | "embedders" | "model"> = {},
 ): Promise<IndexSummary> {
-  const started = performance.now();
   for (const path of paths) {
     if (!isCandidate(path, repo)) {
       throw new ResearcherError("INVALID_INPUT", `'${path}' is not a file repository '${repo.name}' indexes`, {
@@ -204,48 +230,30 @@ export async function indexFiles(
       });
     }
   }
-  const config = loadConfig(home);
-  const embedders = options.embedders ?? new EmbedderCache();
-  const release = acquireWriterLock(repo.dir, repo.name);
-  const pool = conversionPool(config);
-  try {
-    const store = Store.open(repo.dir, { create: true });
-    try {
-      const settings = documentSettings(store, config, pool);
-      const stored = store.documents();
-      const writer = new BatchWriter(store);
-      const gone: string[] = [];
-      for (const path of paths) {
-        const file = statFile(repo, path);
-        if (!file) {
-          if (stored.has(path)) gone.push(path);
-          else writer.add({ kind: "failed", path, reason: "no such file" });
-          continue;
-        }
-        writer.add(await prepareDocument(file, stored.get(path), settings));
+  return writeSession(home, repo, { embedders: options.embedders, deferAnn: true }, async ({ store, config, pool, embedders }) => {
+    const settings = documentSettings(store, config, pool);
+    const stored = store.documents();
+    const writer = new BatchWriter(store);
+    const gone: string[] = [];
+    for (const path of paths) {
+      const file = statFile(repo, path);
+      if (!file) {
+        if (stored.has(path)) gone.push(path);
+        else writer.add({ kind: "failed", path, reason: "no such file" });
+        continue;
       }
-      writer.flush();
-      const summary = finishRun(store, repo, writer, gone, { paths, skippedTypes: {} });
-      const choice = chooseModel(config.embedding, repo.embedding, options.model, store.embeddingModel());
-      const embedding =
-        repo.embed && !options.noEmbed
-          ? await embedOrDefer(store, repo, () => embedders.get(home, choice), {})
-          : { embedded: 0, model: store.embeddingModel()?.id ?? null };
-      if (store.embeddingModel()) await syncVectorIndex(store, repo.dir, store.embeddingModel()!.dims, { defer: true });
-      store.checkpoint();
-      return { embeddings_pending: 0, warnings: [], ...summary, ...embedding, seconds: round((performance.now() - started) / 1000) };
-    } catch (error) {
-      throw afterFailedWrite(store, repo, error);
-    } finally {
-      store.close();
+      writer.add(await prepareDocument(file, stored.get(path), settings));
     }
-  } finally {
-    pool.close();
-    release();
-    if (!options.embedders) await embedders.dispose();
-  }
+    writer.flush();
+    const summary = finishRun(store, repo, writer, gone, { paths, skippedTypes: {} });
+    const choice = chooseModel(config.embedding, repo.embedding, options.model, store.embeddingModel());
+    const embedding =
+      repo.embed && !options.noEmbed
+        ? await embedOrDefer(store, repo, () => embedders.get(home, choice), {})
+        : { embedded: 0, model: store.embeddingModel()?.id ?? null };
+    return { embeddings_pending: 0, warnings: [], ...summary, ...embedding };
+  });
 }
-
 
 function conversionPool(config: Config): ConvertPool {
   return new ConvertPool({

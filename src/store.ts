@@ -91,14 +91,7 @@ export interface FragmentRow {
 }
 
 /** A document as `ls` and `get --meta` show it. */
-export interface ListedDocument {
-  path: string;
-  hash: string;
-  size: number;
-  mtimeMs: number;
-  title: string;
-  format: string;
-  metadata: Record<string, unknown>;
+export interface ListedDocument extends DocumentInput {
   indexedAt: string;
   fragments: number;
   /** The last page for paged formats (PDF), null for the rest. */
