@@ -33,6 +33,15 @@ export interface AddRepositoryInput {
   embedding?: Partial<EmbeddingConfig>;
 }
 
+/**
+ * Repositories added before PDF, DOCX, HTML and EPUB were read had the text-only defaults written into config.yaml;
+ * nobody chose them, so they mean "the defaults".
+ */
+const OLD_DEFAULT_TYPES = ["md", "markdown", "mdx", "txt"];
+function isOldDefault(types: string[]): boolean {
+  return types.length === OLD_DEFAULT_TYPES.length && OLD_DEFAULT_TYPES.every((t) => types.includes(t));
+}
+
 export function listRepositories(home: string): Repository[] {
   const config = loadConfig(home);
   return Object.entries(config.repositories)
@@ -40,7 +49,7 @@ export function listRepositories(home: string): Repository[] {
       name,
       path: repo.path,
       description: repo.description ?? null,
-      fileTypes: repo.file_types,
+      fileTypes: isOldDefault(repo.file_types) ? DEFAULT_FILE_TYPES : repo.file_types,
       exclude: repo.exclude,
       embed: repo.embed,
       ignoreFiles: repo.ignore_files,

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig, resolveHome, setConfigValue } from "../src/config.ts";
+import { DEFAULT_FILE_TYPES, loadConfig, resolveHome, setConfigValue } from "../src/config.ts";
 import { ResearcherError } from "../src/errors.ts";
-import { listRepositories } from "../src/repos.ts";
+import { addRepository, getRepository, listRepositories } from "../src/repos.ts";
 import { runCli, tempDir, writeTree } from "./helpers.ts";
 
 describe("config", () => {
@@ -96,4 +96,14 @@ describe("config", () => {
     expect(resolveHome()).toMatch(/\.researcher$/);
     if (saved !== undefined) process.env.RESEARCHER_HOME = saved;
   });
+});
+
+test("a repository registered with the old text-only defaults reads every format now; chosen types stay chosen", () => {
+  const home = tempDir();
+  addRepository(home, { name: "old", path: tempDir() });
+  addRepository(home, { name: "chosen", path: tempDir(), fileTypes: ["md"] });
+  setConfigValue(home, "repositories.old.file_types", '["md", "markdown", "mdx", "txt"]');
+  expect(getRepository(home, "old").fileTypes).toEqual(DEFAULT_FILE_TYPES);
+  expect(getRepository(home, "old").fileTypes).toContain("pdf");
+  expect(getRepository(home, "chosen").fileTypes).toEqual(["md"]);
 });
