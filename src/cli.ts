@@ -3,11 +3,13 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { cac, type CAC } from "cac";
 import { writeFileAtomic } from "./atomic.ts";
-import { configPath, loadConfig, resolveHome, setConfigValue } from "./config.ts";
+import { loadConfig } from "./config.ts";
+import { GROUPS } from "./cli-groups.ts";
+import { downloadProgress, globals, home, integer, json, list, number, out, positive, repeated, type Flags } from "./cli-options.ts";
 import { formatOf } from "./convert.ts";
 import { convertPath } from "./convert-pool.ts";
 import { documentInfo, listDocuments, matchDocuments, readDocument, readDocuments, safeRelativePath } from "./documents.ts";
-import { chooseModel, clearModels, describeModel, EmbedderCache, loadEmbedder, modelsDir } from "./embedder.ts";
+import { EmbedderCache } from "./embedder.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
 import { parseFilter } from "./filters.ts";
 import { indexRepository, removeDocument } from "./indexer.ts";
@@ -20,8 +22,6 @@ import {
   multiGetText,
   progressBar,
   renderSearch,
-  repositoryJson,
-  repositoryListText,
   SEARCH_FORMATS,
   statusText,
   styleFor,
@@ -31,86 +31,16 @@ import {
   watchBatchText,
   watchStatusLine,
 } from "./render.ts";
-import {
-  addContext,
-  addRepository,
-  getRepository,
-  listContexts,
-  listRepositories,
-  removeContext,
-  removeRepository,
-  selectRepositories,
-  type AddRepositoryInput,
-} from "./repos.ts";
+import { getRepository, listRepositories, selectRepositories } from "./repos.ts";
 import { repositoriesFor, searchAll, withFragmentText } from "./results.ts";
 import { search, SearchContext, type SearchMode, type SearchOptions } from "./search.ts";
 import { repositoryStatus } from "./status.ts";
 import { stderr, stdout } from "./terminal.ts";
 import { versionText } from "./version.ts";
 import { watchRepositories } from "./watch.ts";
-import { stringifyYaml } from "./yaml.ts";
-
-type Flags = Record<string, unknown>;
 
 /** The exit status of a command that finished but found problems (`verify`); errors set theirs when thrown. */
 let status = 0;
-
-const out = (text: string) => stdout.write(text);
-const json = (value: unknown) => out(`${JSON.stringify(value, null, 2)}\n`);
-
-/** Options every command accepts. */
-function globals(cli: CAC): CAC {
-  cli.option("--home <dir>", "Home folder (default: $RESEARCHER_HOME or ~/.researcher)");
-  cli.option("--verbose", "Show stack traces on errors");
-  return cli;
-}
-
-const home = (flags: Flags) => resolveHome(flags.home as string | undefined);
-
-/** `--repo a --repo b` and `--repo a,b` both give [a, b]. */
-function list(value: unknown): string[] {
-  if (value === undefined || value === true) return [];
-  const values = Array.isArray(value) ? value : [value];
-  return values.flatMap((v) => String(v).split(",")).map((v) => v.trim()).filter(Boolean);
-}
-
-/** A repeatable flag's values, kept whole (a filter may contain commas). */
-function repeated(value: unknown): string[] {
-  if (value === undefined || value === true) return [];
-  return (Array.isArray(value) ? value : [value]).map(String);
-}
-
-function integer(value: unknown, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n)) throw new ResearcherError("INVALID_INPUT", `--${name} must be an integer (got ${value})`);
-  return n;
-}
-
-function positive(value: unknown, name: string): number | undefined {
-  const n = integer(value, name);
-  if (n !== undefined && n < 1) throw new ResearcherError("INVALID_INPUT", `--${name} must be 1 or more (got ${value})`);
-  return n;
-}
-
-function number(value: unknown, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n)) throw new ResearcherError("INVALID_INPUT", `--${name} must be a number (got ${value})`);
-  return n;
-}
-
-function embeddingFlags(flags: Flags): AddRepositoryInput["embedding"] {
-  const provider = flags.embeddingProvider;
-  if (provider !== undefined && provider !== "local" && provider !== "ollama" && provider !== "openai") {
-    throw new ResearcherError("USAGE", `--embedding-provider must be local, ollama or openai (got ${provider})`);
-  }
-  const model = flags.embeddingModel === undefined ? undefined : String(flags.embeddingModel);
-  return {
-    ...(provider ? { provider } : {}),
-    ...(model ? { model: existsSync(model) ? resolve(model) : model } : {}),
-  };
-}
 
 /** `--format`, with `--json` and `--files` as its aliases; two different answers are a usage error. */
 function searchFormat(flags: Flags): SearchFormat {
@@ -182,18 +112,6 @@ function searchMode(value: unknown): SearchMode | undefined {
   if (value === undefined) return undefined;
   if (value === "bm25" || value === "vector" || value === "hybrid") return value;
   throw new ResearcherError("USAGE", `--mode must be bm25, vector or hybrid (got ${value})`);
-}
-
-/** One stderr line per file being downloaded, redrawn on a terminal. */
-function downloadProgress(): (file: string, loaded: number, total: number) => void {
-  let last = 0;
-  return (file, loaded, total) => {
-    const now = performance.now();
-    if (!stderr.isTTY || (now - last < 100 && loaded < total)) return;
-    last = now;
-    const percent = total ? Math.floor((loaded / total) * 100) : 0;
-    stderr.write(`\r\x1b[2Kdownloading ${file} ${percent}%${loaded >= total ? "\n" : ""}`);
-  };
 }
 
 function mainCli(): CAC {
@@ -519,157 +437,6 @@ function mainCli(): CAC {
 }
 
 // ---- command groups: `researcher <group> <action>` -------------------------------------------------------
-
-const GROUPS: Record<string, { description: string; build: () => CAC }> = {
-  repo: { description: "Manage repositories: add, remove, list", build: repoCli },
-  config: { description: "Show or change config.yaml: show, path, set", build: configCli },
-  model: { description: "Embedding models: show, pull, set, clear", build: modelCli },
-  context: { description: "Say what the documents under a path are: add, list, remove", build: contextCli },
-};
-
-function contextCli(): CAC {
-  const cli = globals(cac("researcher context"));
-  cli
-    .command("add <target> <text>", "Describe the documents under repo:prefix (the longest prefix is a result's context)")
-    .example('  researcher context add rust-book:ch16 "Concurrency chapter"')
-    .action((target: string, text: string, flags: Flags) => {
-      const added = addContext(home(flags), String(target), String(text));
-      out(`context ${added.repository}:${added.prefix} → ${added.context}\n`);
-    });
-  cli
-    .command("remove <target>", "Forget the context of repo:prefix")
-    .example("  researcher context remove rust-book:ch16")
-    .action((target: string, flags: Flags) => {
-      const removed = removeContext(home(flags), String(target));
-      out(`removed context ${removed.repository}:${removed.prefix}\n`);
-    });
-  cli
-    .command("list", "Every context, by repository and prefix")
-    .option("--json", "Print [{repository, prefix, context}]")
-    .example("  researcher context list --json")
-    .action((flags: Flags) => {
-      const contexts = listContexts(home(flags));
-      if (flags.json) return json(contexts);
-      if (contexts.length === 0) stderr.write("no contexts yet: researcher context add <repo>:<prefix> <text>\n");
-      out(contexts.map((c) => `${c.repository}:${c.prefix}\t${c.context}\n`).join(""));
-    });
-  return cli;
-}
-
-function repoCli(): CAC {
-  const cli = globals(cac("researcher repo"));
-  cli
-    .command("add <name> <path>", "Register a folder as a repository")
-    .option("--file-types <list>", "Comma-separated extensions (default: md,markdown,mdx,txt,pdf,docx,html,htm,xhtml,epub)")
-    .option("--exclude <glob>", "Skip matching files or folders (repeatable)")
-    .option("--description <text>", "What the repository holds (shown to agents as context)")
-    .option("--embedding-provider <provider>", "local (default), ollama or openai")
-    .option("--embedding-model <id|path>", "Embedding model for this repository (default: the configured one)")
-    .option("--no-embed", "BM25 only: never compute vectors for this repository")
-    .option("--no-ignore", "Index files that .gitignore and .ignore files inside the folder leave out")
-    .example("  researcher repo add notes ~/notes --exclude drafts --description 'My notes'")
-    .example("  researcher repo add papers ~/papers --embedding-provider ollama --embedding-model nomic-embed-text")
-    .action((name: string, path: string, flags: Flags) => {
-      const fileTypes = list(flags.fileTypes);
-      const repo = addRepository(home(flags), {
-        name,
-        path,
-        description: flags.description === undefined ? null : String(flags.description),
-        fileTypes: flags.fileTypes === undefined ? undefined : fileTypes,
-        exclude: list(flags.exclude),
-        embed: flags.embed !== false,
-        ignoreFiles: flags.ignore !== false,
-        embedding: embeddingFlags(flags),
-      });
-      out(`added ${repo.name} → ${repo.path}\nnext: researcher index ${repo.name}\n`);
-    });
-  cli
-    .command("remove <name>", "Unregister a repository and delete its index")
-    .option("--keep-data", "Keep the index folder on disk")
-    .example("  researcher repo remove notes")
-    .action((name: string, flags: Flags) => {
-      const repo = removeRepository(home(flags), name, { keepData: Boolean(flags.keepData) });
-      out(`removed ${repo.name}${flags.keepData ? ` (index kept in ${repo.dir})` : ""}\n`);
-    });
-  cli
-    .command("list", "List repositories")
-    .option("--json", "Print as JSON")
-    .example("  researcher repo list --json")
-    .action((flags: Flags) => {
-      const repos = listRepositories(home(flags));
-      if (flags.json) return json(repos.map(repositoryJson));
-      out(repositoryListText(repos, styleFor(stdout)));
-    });
-  return cli;
-}
-
-function configCli(): CAC {
-  const cli = globals(cac("researcher config"));
-  cli
-    .command("show", "Print the effective configuration")
-    .option("--json", "Print as JSON")
-    .example("  researcher config show --json | jq .search")
-    .action((flags: Flags) => {
-      const config = loadConfig(home(flags));
-      if (flags.json) return json(config);
-      out(stringifyYaml(config));
-    });
-  cli
-    .command("path", "Print where config.yaml is")
-    .example('  "$EDITOR" "$(researcher config path)"')
-    .action((flags: Flags) => out(`${configPath(home(flags))}\n`));
-  cli
-    .command("set <key> <value>", "Set a value (dotted key), validated before it is saved")
-    .example("  researcher config set search.limit 20")
-    .example("  researcher config set repositories.notes.description 'Meeting notes'")
-    .action((key: string, value: string, flags: Flags) => {
-      setConfigValue(home(flags), key, String(value));
-      out(`set ${key}\n`);
-    });
-  return cli;
-}
-
-function modelCli(): CAC {
-  const cli = globals(cac("researcher model"));
-  const choice = (flags: Flags, id?: string) => chooseModel(loadConfig(home(flags)).embedding, {}, id ?? (flags.model as string | undefined));
-  cli
-    .command("show", "Show the embedding model in use: id, source, dims, path")
-    .option("--model <id|path>", "Show this model instead of the configured one")
-    .option("--json", "Print as JSON")
-    .example("  researcher model show --json")
-    .action((flags: Flags) => {
-      const info = describeModel(home(flags), choice(flags));
-      if (flags.json) return json(info);
-      out(Object.entries(info).map(([key, value]) => `${key.padEnd(15)} ${JSON.stringify(value)}`).join("\n").concat("\n"));
-    });
-  cli
-    .command("pull [id]", "Download a model from the Hugging Face hub into ~/.researcher/models")
-    .example("  researcher model pull Snowflake/snowflake-arctic-embed-xs")
-    .action(async (id: string | undefined, flags: Flags) => {
-      const embedder = await loadEmbedder(home(flags), choice(flags, id), { allowDownload: true, onProgress: downloadProgress() });
-      out(`${embedder.info.id}: ${embedder.dims} dims, ready in ${modelsDir(home(flags))}\n`);
-      await embedder.dispose();
-    });
-  cli
-    .command("set <model>", "Use this model id or local folder for new repositories")
-    .example("  researcher model set /models/bge-small-en-v1.5")
-    .example("  researcher model set Xenova/bge-small-en-v1.5")
-    .action((model: string, flags: Flags) => {
-      const value = existsSync(model) ? resolve(model) : model;
-      describeModel(home(flags), { provider: "local", model: value }); // refuses a path that is not a model folder
-      setConfigValue(home(flags), "embedding.model", value);
-      out(`embedding model: ${value}\n`);
-    });
-  cli
-    .command("clear [id]", "Delete downloaded models (all, or one id) from ~/.researcher/models")
-    .example("  researcher model clear Xenova/bge-small-en-v1.5")
-    .action((id: string | undefined, flags: Flags) => {
-      out(`removed ${clearModels(home(flags), id === undefined ? undefined : String(id))}\n`);
-    });
-  return cli;
-}
-
-// ---- entry -----------------------------------------------------------------------------------------------
 
 /** Parse argv and run one command; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
