@@ -18,6 +18,7 @@ import { acquireWriterLock } from "./lock.ts";
 import type { Repository } from "./repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput, type StoredDocument } from "./store.ts";
 import { syncVectorIndex } from "./vectors.ts";
+import { calibrateVectors } from "./calibration.ts";
 
 export interface IndexSummary {
   repository: string;
@@ -361,6 +362,7 @@ async function embedRepository(
   }
   options.onProgress?.({ phase: "embed", done: pending.length, total: pending.length });
   store.transaction(() => store.pruneVectors());
+  calibrateVectors(store);
   return { embedded: pending.length, model: embedder.info.id };
 }
 
