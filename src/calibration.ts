@@ -11,26 +11,72 @@
  *   vectors, which is its cosine with their centroid) and the cosine a genuine match reaches with this model,
  *   measured at index time on pseudo-queries cut from the repository's own fragments.
  */
-import type { ParsedQuery } from "./query.ts";
+import type { Embedder } from "./embedder.ts";
+import { parseQuery, type ParsedQuery } from "./query.ts";
+import { BM25_WEIGHTS } from "./search.ts";
+import { searchVectors } from "./vectors.ts";
 import type { Store } from "./store.ts";
 
 export interface VectorCalibration {
+  /** The vectors generation this was measured on. */
+  generation: string;
   /** The mean of the repository's vectors: a query's dot product with it is its mean cosine with them. */
   centroid: number[];
+  lists?: ListStrength;
 }
+
+/** How well each list finds the fragment a pseudo-query was cut from: mean reciprocal rank in its top 100. */
+export interface ListStrength {
+  bm25: number;
+  vector: number;
+  queries: number;
+}
+
+const PSEUDO_QUERIES = 48;
+const PSEUDO_QUERY_WORDS = 8;
+const SOURCE_DEPTH = 100;
 
 const META_KEY = "vector_calibration";
 
 /**
- * Record the centroid of the repository's vectors; called after its vectors changed. (Fragments removed without
- * new ones embedded leave it as it was: a few vectors move the mean of many very little.)
+ * Record the repository's calibration when its vectors changed since the last one: the centroid of its vectors,
+ * and how well each list finds the passage a pseudo-query was cut from (fusion.ts weighs the lists by it).
  */
-export function calibrateVectors(store: Store): void {
+export async function calibrateRepository(store: Store, dir: string, loadEmbedder: () => Promise<Embedder>): Promise<void> {
+  const generation = store.vectorsGeneration();
+  if (vectorCalibration(store)?.generation === generation) return;
   const rows = store.allVectors();
   if (rows.length === 0) return store.deleteMeta(META_KEY);
   const centroid = new Array<number>(rows[0]!.vector.length).fill(0);
   for (const { vector } of rows) vector.forEach((x, i) => (centroid[i]! += x / rows.length));
-  store.setMeta(META_KEY, JSON.stringify({ centroid: centroid.map((x) => Math.round(x * 1e6) / 1e6) }));
+  const lists = await findSources(store, dir, rows.map((r) => r.id), await loadEmbedder());
+  const calibration: VectorCalibration = { generation, centroid: centroid.map((x) => Math.round(x * 1e6) / 1e6), lists };
+  store.setMeta(META_KEY, JSON.stringify(calibration));
+}
+
+/** Mean reciprocal rank (in the top 100) of each pseudo-query's source fragment in the BM25 and vector lists. */
+async function findSources(store: Store, dir: string, ids: number[], embedder: Embedder): Promise<ListStrength> {
+  const next = seeded(ids.length); // the same repository gets the same calibration on every run
+  const sample = [...new Set(Array.from({ length: Math.min(PSEUDO_QUERIES, ids.length) }, () => ids[Math.floor(next() * ids.length)]!))];
+  const texts = store.fragmentsByIds(sample);
+  const pairs = sample.flatMap((id) => (texts.has(id) ? [{ id, query: pseudoQuery(texts.get(id)!.text, next) }] : []));
+  const vectors = await embedder.embed(pairs.map((p) => p.query), "query");
+  const reciprocal = (list: { id: number }[], id: number) => 1 / (list.findIndex((hit) => hit.id === id) + 1 || Infinity);
+  let bm25 = 0, vector = 0;
+  for (const [i, { id, query }] of pairs.entries()) {
+    const match = parseQuery(query).match;
+    bm25 += match ? reciprocal(store.searchBm25(match, BM25_WEIGHTS, SOURCE_DEPTH), id) : 0;
+    vector += reciprocal(await searchVectors(store, dir, vectors[i]!, SOURCE_DEPTH), id);
+  }
+  const n = Math.max(1, pairs.length);
+  return { bm25: round(bm25 / n), vector: round(vector / n), queries: pairs.length };
+}
+
+/** A few consecutive words of a fragment, like a short query about it (the title line left out). */
+function pseudoQuery(text: string, next: () => number): string {
+  const words = text.replace(/^#.*$/gm, " ").match(/[\p{L}\p{N}]+/gu) ?? [];
+  const start = Math.floor(next() * Math.max(1, words.length - PSEUDO_QUERY_WORDS));
+  return words.slice(start, start + PSEUDO_QUERY_WORDS).join(" ");
 }
 
 const cache = new WeakMap<Store, { raw: string | undefined; calibration: VectorCalibration | null }>();
@@ -83,4 +129,13 @@ function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let sum = 0;
   for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
   return sum;
+}
+
+function round(x: number): number {
+  return Math.round(x * 10000) / 10000;
+}
+
+function seeded(seed: number): () => number {
+  let state = (seed % 2147483646) + 1;
+  return () => (state = (state * 48271) % 2147483647) / 2147483647;
 }

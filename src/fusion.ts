@@ -7,7 +7,8 @@
  * weak model (GloVe-SIF on SciFact) plain RRF loses 0.29 nDCG@10 against BM25 and even a 0.1-weighted RRF loses
  * 0.06, because RRF's rank scores are so flat that any vector vote reorders BM25's top. Normalised scores keep
  * BM25's confident gaps. LEXICAL_WEIGHT is the largest vector share that keeps the weak model within 0.001 of
- * BM25 on SciFact train (`bun bench/tune-fusion.ts`), so a stronger model is heard as much as that floor allows.
+ * BM25 on SciFact train (`bun bench/tune-fusion.ts`); it is the weight for a weak vector list, and fusionWeight
+ * lowers it to 0.5 for a repository whose vector list is about as good as its BM25 list.
  */
 
 export const RRF_K = 60;
@@ -49,6 +50,50 @@ export function fuseHybrid(bm25: Ranked[], vector: Ranked[], lexicalWeight = LEX
   add(bm25, lexicalWeight, "bm25");
   add(vector, 1 - lexicalWeight, "vector");
   return [...fused.values()].sort((a, b) => b.score - a.score || (a.bm25?.rank ?? Infinity) - (b.bm25?.rank ?? Infinity));
+}
+
+export interface FusionWeight {
+  /** BM25's share; the vector list gets the rest. */
+  lexical: number;
+  /** Why this weight, for --explain. */
+  reason: string;
+}
+
+/**
+ * Anchors of the BM25 weight, by how well a repository's vector list found the passages pseudo-queries were cut
+ * from at index time, as a share of how well BM25 found them (calibration.ts). At or below WEAK_RATIO the vector
+ * list gets the share that keeps a weak model from pulling BM25 down (GloVe-SIF: 0.22); from EQUAL_RATIO on, both
+ * lists are equal voices, which is best on SciFact for stand-in models from weaker than BM25 to stronger
+ * (`bun bench/tune-fusion.ts`: their ratios are 0.87-0.89 and 0.5 beats 0.3 and 0.7 for all three).
+ *
+ * Per query, BM25 gives up UNSURE_SHIFT where its first result reaches less than UNSURE_LEXICAL of the query's IDF
+ * mass (most query words unmatched): chosen on SciFact train, it gains up to 0.004 with the stand-in models and
+ * costs GloVe 0.001; shifting towards a vector list whose first result looks strong cost GloVe 0.009 instead.
+ */
+const WEAK_RATIO = 0.25;
+const EQUAL_RATIO = 0.8;
+const MIN_PSEUDO_QUERIES = 24;
+const UNSURE_LEXICAL = 0.5;
+const UNSURE_SHIFT = 0.1;
+
+/** The repository's weight, then the query's: `lexicalTop` is the calibrated evidence of BM25's first result. */
+export function fusionWeight(lists: { bm25: number; vector: number; queries: number } | undefined, lexicalTop?: number): FusionWeight {
+  const base = repositoryWeight(lists);
+  if (lexicalTop === undefined || lexicalTop >= UNSURE_LEXICAL) return base;
+  return { lexical: round2(base.lexical - UNSURE_SHIFT), reason: `${base.reason}; bm25's best reaches ${round2(lexicalTop)} of the query, less ${UNSURE_SHIFT}` };
+}
+
+function repositoryWeight(lists: { bm25: number; vector: number; queries: number } | undefined): FusionWeight {
+  if (!lists) return { lexical: LEXICAL_WEIGHT, reason: "not calibrated (index again to measure the lists)" };
+  if (lists.queries < MIN_PSEUDO_QUERIES) return { lexical: LEXICAL_WEIGHT, reason: `too few fragments to calibrate (${lists.queries} pseudo-queries)` };
+  const ratio = lists.vector / Math.max(lists.bm25, 0.01);
+  const weakness = Math.min(1, Math.max(0, (EQUAL_RATIO - ratio) / (EQUAL_RATIO - WEAK_RATIO)));
+  const lexical = round2(0.5 + (LEXICAL_WEIGHT - 0.5) * weakness);
+  return { lexical, reason: `pseudo-queries found their passage by vector ${lists.vector} (MRR), by bm25 ${lists.bm25}` };
+}
+
+function round2(x: number): number {
+  return Math.round(x * 100) / 100;
 }
 
 /**

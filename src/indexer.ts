@@ -18,7 +18,7 @@ import { acquireWriterLock } from "./lock.ts";
 import type { Repository } from "./repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput, type StoredDocument } from "./store.ts";
 import { syncVectorIndex } from "./vectors.ts";
-import { calibrateVectors } from "./calibration.ts";
+import { calibrateRepository } from "./calibration.ts";
 
 export interface IndexSummary {
   repository: string;
@@ -121,6 +121,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
             })
           : await embedOrDefer(store, repo, load, options);
       if (store.embeddingModel()) await syncVectorIndex(store, repo.dir, store.embeddingModel()!.dims);
+      if (embed && store.embeddingModel() && !("embeddings_pending" in embedding)) await calibrateRepository(store, repo.dir, load);
       store.checkpoint();
       return { embeddings_pending: 0, warnings: [], ...summary, ...embedding, seconds: round((performance.now() - started) / 1000) };
     } catch (error) {
@@ -362,7 +363,6 @@ async function embedRepository(
   }
   options.onProgress?.({ phase: "embed", done: pending.length, total: pending.length });
   store.transaction(() => store.pruneVectors());
-  calibrateVectors(store);
   return { embedded: pending.length, model: embedder.info.id };
 }
 

@@ -7,7 +7,7 @@ import { makeSnippet } from "./snippet.ts";
 import { Store, type Bm25Weights, type FragmentRow } from "./store.ts";
 import { loadConfig, type Config } from "./config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "./embedder.ts";
-import { FUSION_DEPTH, fuseHybrid, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
+import { FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
 import { lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { searchVectors } from "./vectors.ts";
 import { combineFilters, filterSql, type Filter, type SqlCondition } from "./filters.ts";
@@ -49,6 +49,8 @@ export interface Explain {
   vector: Contribution | null;
   /** The hybrid score (see fusion.ts), null in single-list modes. */
   fused: number | null;
+  /** Hybrid only: the lists' weights in this repository (the response's notes say why). */
+  weights?: { bm25: number; vector: number };
   /** Why a repository searched in another mode than asked (e.g. it has no vectors). */
   note?: string;
   /** The calibrated evidence (0-1) that orders results of several repositories, and the score it gives. */
@@ -169,7 +171,7 @@ export async function search(home: string, options: SearchOptions, context = new
     hit.rank = offset + i + 1;
     if (!options.explain) delete hit.explain;
   });
-  const notes = [...skipped, ...perRepo.flatMap((r) => (r.note ? [`${r.repo}: ${r.note}`] : []))];
+  const notes = [...skipped, ...perRepo.flatMap((r) => [r.note, r.why].flatMap((n) => (n ? [`${r.repo}: ${n}`] : [])))];
   return {
     query: options.query,
     mode,
@@ -220,6 +222,8 @@ interface RepositoryResult {
   total: number;
   candidates: Candidate[];
   note?: string;
+  /** How the lists were weighed, for --explain's notes. */
+  why?: string;
 }
 
 async function searchRepository(
@@ -263,10 +267,14 @@ async function searchRepository(
   const evidence = (lexical: { score: number } | null, vector: { score: number } | null) =>
     mergeEvidence(lexical && lexicalScale(lexical.score), vector && vectorScale(vector.score));
   let candidates: Candidate[];
+  let why: string | undefined;
   if (mode === "hybrid") {
-    candidates = fuseHybrid(keyword, semantic).map((f) => ({
+    const weight = fusionWeight(vectorCalibration(store)?.lists, keyword[0] && lexicalScale(keyword[0].score));
+    const weights = { bm25: weight.lexical, vector: round(1 - weight.lexical) };
+    why = `hybrid weights bm25 ${weights.bm25}, vector ${weights.vector}: ${weight.reason}`;
+    candidates = fuseHybrid(keyword, semantic, weight.lexical).map((f) => ({
       repo, store, id: f.id, score: round(f.score),
-      explain: { mode, bm25: roundContribution(f.bm25), vector: roundContribution(f.vector), fused: round(f.score), merge: evidence(f.bm25, f.vector) },
+      explain: { mode, bm25: roundContribution(f.bm25), vector: roundContribution(f.vector), fused: round(f.score), weights, merge: evidence(f.bm25, f.vector) },
     }));
   } else {
     const list = mode === "bm25" ? keyword : semantic;
@@ -283,7 +291,7 @@ async function searchRepository(
   }
   if (options.minScore !== undefined) candidates = candidates.filter((c) => c.score >= options.minScore!);
   const total = mode === "bm25" && match ? bm25Total(store, match, keyword.length, depth, options, where) : candidates.length;
-  return { repo: repo.name, mode, total, candidates, note };
+  return { repo: repo.name, mode, total, candidates, note, why };
 }
 
 /** A result's evidence on the common scale of calibration.ts (rounded as shown), and its merge score. */
