@@ -7,9 +7,11 @@
  * - Lexical evidence is the share of the query's IDF mass a fragment's BM25 score reaches: a fragment with every
  *   query word once, in a body of average length, scores about the sum of the words' IDFs, so it gets ~1; one
  *   that matches a single common word of a long question gets little.
- * - Vector evidence places a cosine between the query's background (its mean cosine with the repository's
- *   vectors, which is its cosine with their centroid) and the cosine a genuine match reaches with this model,
- *   measured at index time on pseudo-queries cut from the repository's own fragments.
+ * - Vector evidence is how far a cosine has come from the query's background (its mean cosine with the
+ *   repository's vectors, which is its cosine with their centroid, recorded at index time) towards 1.
+ *
+ * Index time also measures how well each list finds the fragment a pseudo-query was cut from; fusion.ts weighs a
+ * repository's BM25 and vector lists by it.
  */
 import type { Embedder } from "./embedder.ts";
 import { parseQuery, type ParsedQuery } from "./query.ts";
