@@ -64,7 +64,7 @@ if (split === "test") {
     `quality-${basename(model)}`,
     `Retrieval quality on SciFact test with ${basename(model)}`,
     `bun bench/quality.ts ${model.startsWith(SHARED) ? `../shared/${model.slice(SHARED.length + 1)}` : model}`,
-    `${result}\n\nDocuments ranked by their best fragment. Hybrid = 0.8 × min-max BM25 + 0.2 × min-max cosine over the top 100 of each list (\`src/fusion.ts\` explains why not plain RRF: it scores 0.42 here). Latency: 10 fragments, in-process after warm-up (query embedding included), and a fresh process per query.`,
+    `${result}\n\nDocuments ranked by their best fragment. Hybrid = w × min-max BM25 + (1 − w) × min-max cosine over the top 100 of each list, w calibrated per repository and query (\`src/fusion.ts\` explains how, and why not plain RRF: it scores 0.42 here). Latency: 10 fragments, in-process after warm-up (query embedding included), and a fresh process per query.`,
   );
 }
 rmSync(root, { recursive: true, force: true });

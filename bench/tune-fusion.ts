@@ -1,89 +1,108 @@
 /**
- * Explore hybrid fusion on SciFact *train* with a local model: caches each query's BM25 and vector lists, then
- * scores fusion variants without re-searching. Usage: bun bench/tune-fusion.ts [model-folder]
+ * Hybrid fusion on SciFact with models of several strengths: the weak GloVe-SIF model and stand-in embedding
+ * servers (bench/standin.ts) whose vectors come from the qrels with more or less noise. Caches each query's BM25
+ * and vector lists per model, then scores fusion variants without re-searching: tune on train, report test.
+ * Usage: bun bench/tune-fusion.ts [--noise 0.8,1,1.2] [--write]
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { lexicalEvidence, vectorCalibration, vectorEvidence, type ListStrength } from "../src/calibration.ts";
 import { chooseModel, EmbedderCache } from "../src/embedder.ts";
-import { FUSION_DEPTH, fuseHybrid, type Ranked } from "../src/fusion.ts";
+import { fusionWeight, FUSION_DEPTH, fuseHybrid, type Ranked } from "../src/fusion.ts";
 import { indexRepository } from "../src/indexer.ts";
 import { parseQuery } from "../src/query.ts";
 import { addRepository } from "../src/repos.ts";
 import { BM25_WEIGHTS } from "../src/search.ts";
 import { Store } from "../src/store.ts";
 import { searchVectors } from "../src/vectors.ts";
+import { table, writeSection } from "./report.ts";
 import { docIdOf, mean, ndcg, readQrels, readQueries, requireShared, SHARED, writeCorpus } from "./scifact.ts";
+import { startStandIn } from "./standin.ts";
 
 requireShared();
-const model = process.argv[2] ?? join(SHARED, "models/glove-6b-100d-sif");
+const args = process.argv.slice(2);
+const noises = (args.includes("--noise") ? args[args.indexOf("--noise") + 1]! : "0.8,1,1.2").split(",").map(Number);
 const root = mkdtempSync(join(tmpdir(), "researcher-fusion-"));
-const home = join(root, "home");
 writeCorpus(join(root, "scifact"));
-const repo = addRepository(home, { name: "scifact", path: join(root, "scifact"), embedding: { model } });
-await indexRepository(home, repo);
-const store = Store.open(repo.dir);
-const doc = new Map(store.db.query<{ id: number; path: string }, []>("SELECT f.id, d.path FROM fragments f JOIN documents d ON d.id = f.document_id").all().map((r) => [r.id, docIdOf(r.path)]));
-const embedder = await new EmbedderCache().get(home, chooseModel({}, { model }));
-
-const K = FUSION_DEPTH;
-const cases: { id: string; bm25: Ranked[]; vector: Ranked[] }[] = [];
-for (const split of ["train", "test"] as const) {
-  for (const q of readQueries(split)) {
-    const match = parseQuery(q.text).match;
-    const bm25 = match ? store.searchBm25(match, BM25_WEIGHTS, K) : [];
-    const [v] = await embedder.embed([q.text], "query");
-    cases.push({ id: `${split}:${q.id}`, bm25, vector: await searchVectors(store, repo.dir, v!, K) });
-  }
-}
+process.env.OPENAI_API_KEY ??= "sk-local";
 const qrels = { train: readQrels("train"), test: readQrels("test") };
 
-function rankDocs(list: { id: number }[]): string[] {
-  const out: string[] = [];
-  for (const r of list) {
-    const d = doc.get(r.id)!;
-    if (!out.includes(d)) out.push(d);
+interface Case {
+  split: "train" | "test";
+  id: string;
+  bm25: Ranked[];
+  vector: Ranked[];
+  /** Calibrated evidence of each list's first result (calibration.ts). */
+  lexicalTop: number;
+  vectorTop: number;
+}
+interface Model {
+  name: string;
+  cases: Case[];
+  lists: ListStrength;
+  doc: Map<number, string>;
+}
+
+async function collect(name: string, embedding: Record<string, string>): Promise<Model> {
+  const home = join(root, name);
+  const repo = addRepository(home, { name: "scifact", path: join(root, "scifact"), embedding: embedding as never });
+  await indexRepository(home, repo);
+  const store = Store.open(repo.dir);
+  const doc = new Map(store.db.query<{ id: number; path: string }, []>("SELECT f.id, d.path FROM fragments f JOIN documents d ON d.id = f.document_id").all().map((r) => [r.id, docIdOf(r.path)]));
+  const embedders = new EmbedderCache();
+  const embedder = await embedders.get(home, chooseModel({}, embedding as never));
+  const cases: Case[] = [];
+  for (const split of ["train", "test"] as const) {
+    const queries = readQueries(split);
+    const vectors = await embedder.embed(queries.map((q) => q.text), "query");
+    for (const [i, q] of queries.entries()) {
+      const parsed = parseQuery(q.text);
+      const bm25 = parsed.match ? store.searchBm25(parsed.match, BM25_WEIGHTS, FUSION_DEPTH) : [];
+      const vector = await searchVectors(store, repo.dir, vectors[i]!, FUSION_DEPTH);
+      const lexicalTop = bm25[0] ? lexicalEvidence(store, parsed)(bm25[0].score) : 0;
+      const vectorTop = vector[0] ? vectorEvidence(vectors[i]!, vectorCalibration(store))(vector[0].score) : 0;
+      cases.push({ split, id: q.id, bm25, vector, lexicalTop, vectorTop });
+    }
   }
-  return out;
+  const lists = vectorCalibration(store)!.lists!;
+  await embedders.dispose();
+  store.close();
+  console.log(name, "pseudo-query MRR", lists);
+  return { name, cases, lists, doc };
 }
 
-function evaluate(split: "train" | "test", fuse: (bm25: Ranked[], vector: Ranked[]) => { id: number }[]): number {
-  return mean(cases.filter((c) => c.id.startsWith(split)).map((c) => ndcg(rankDocs(fuse(c.bm25, c.vector)), qrels[split].get(c.id.split(":")[1]!)!)));
+const models: Model[] = [await collect("glove", { model: join(SHARED, "models/glove-6b-100d-sif") })];
+for (const noise of noises) {
+  const server = startStandIn(noise);
+  models.push(await collect(`stand-in noise ${noise}`, { provider: "openai", model: `standin-${noise}`, openai_url: server.url }));
+  server.stop();
 }
 
-const agreement = (c: { bm25: Ranked[]; vector: Ranked[] }, depth = 20) => {
-  const top = new Set(c.bm25.slice(0, depth).map((r) => r.id));
-  return c.vector.slice(0, depth).filter((r) => top.has(r.id)).length / depth;
-};
-console.log("mean agreement@20 (train):", mean(cases.filter((c) => c.id.startsWith("train")).map((c) => agreement(c))).toFixed(3));
-const variants: [string, (b: Ranked[], v: Ranked[]) => { id: number }[]][] = [
-  ["bm25", (b) => b],
-  ["vector", (_, v) => v],
-  ...[1, 0.3, 0.1].map((w) => [`rrf k=60 vector weight ${w}`, (b: Ranked[], v: Ranked[]) => rrf(b, v, w)] as [string, any]),
-  ["shipped: fuseHybrid", (b, v) => fuseHybrid(b, v)],
-  ...[0.5, 0.7, 0.8, 0.9].map((a) => [`cc minmax a=${a}`, (b: Ranked[], v: Ranked[]) => cc(b, v, a, minmax)] as [string, any]),
-  ...[0.5, 0.7, 0.8].map((a) => [`cc z a=${a}`, (b: Ranked[], v: Ranked[]) => cc(b, v, a, zscore)] as [string, any]),
-  ...[0.5, 1].map((k) => [`cc minmax, a = 0.9 - ${k} x agreement`, (b: Ranked[], v: Ranked[]) => cc(b, v, Math.max(0.5, 0.9 - k * agreement({ bm25: b, vector: v })), minmax)] as [string, any]),
+type Fuse = (c: Case, m: Model) => { id: number }[];
+function evaluate(m: Model, split: "train" | "test", fuse: Fuse): number {
+  const rankDocs = (list: { id: number }[]) => [...new Set(list.map((r) => m.doc.get(r.id)!))];
+  return mean(m.cases.filter((c) => c.split === split).map((c) => ndcg(rankDocs(fuse(c, m)), qrels[split].get(c.id)!)));
+}
+
+const variants: [string, Fuse][] = [
+  ["bm25", (c) => c.bm25],
+  ["vector", (c) => c.vector],
+  ["fixed 0.8 (before)", (c) => fuseHybrid(c.bm25, c.vector, 0.8)],
+  ...[0.3, 0.5, 0.7].map((a): [string, Fuse] => [`fixed ${a}`, (c) => fuseHybrid(c.bm25, c.vector, a)]),
+  ["per repository only", (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists).lexical)],
+  ...[0.5, 0.6].map((t): [string, Fuse] => [`per repository, -0.1 where the vector list's first has evidence > ${t}`, (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists).lexical - (c.vectorTop > t ? 0.1 : 0))]),
+  ["shipped: per repository, -0.1 where BM25's first has lexical evidence < 0.5", (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists, c.lexicalTop).lexical)],
 ];
-function rrf(b: Ranked[], v: Ranked[], w: number) {
-  const scores = new Map<number, number>();
-  b.forEach((r, i) => scores.set(r.id, (scores.get(r.id) ?? 0) + 1 / (61 + i)));
-  v.forEach((r, i) => scores.set(r.id, (scores.get(r.id) ?? 0) + w / (61 + i)));
-  return [...scores].map(([id, score]) => ({ id, score })).sort((x, y) => y.score - x.score);
+const rows: string[][] = [];
+for (const [name, fuse] of variants) {
+  rows.push([name, ...models.map((m) => `${evaluate(m, "train", fuse).toFixed(3)} / ${evaluate(m, "test", fuse).toFixed(3)}`)]);
+  console.log(rows.at(-1)!.join("  "));
 }
-function minmax(list: Ranked[]): Map<number, number> {
-  const max = list[0]?.score ?? 1, min = list.at(-1)?.score ?? 0;
-  return new Map(list.map((r) => [r.id, (r.score - min) / (max - min || 1)]));
+const result = table(["fusion", ...models.map((m) => `${m.name} (train / test)`)], rows);
+const strengths = table(["model", "pseudo-query MRR: bm25", "vector", "BM25 weight"], models.map((m) => [m.name, m.lists.bm25.toFixed(3), m.lists.vector.toFixed(3), fusionWeight(m.lists).lexical.toFixed(2)]));
+console.log(`${result}\n\n${strengths}`);
+if (args.includes("--write")) {
+  writeSection("fusion", "Adaptive hybrid fusion on SciFact with models of several strengths", "bun bench/tune-fusion.ts --write", `${result}\n\nnDCG@10 of documents. Stand-in models: vectors from the SciFact qrels plus noise (\`bench/standin.ts\`).\n\n${strengths}`);
 }
-function zscore(list: Ranked[]): Map<number, number> {
-  const m = mean(list.map((r) => r.score));
-  const sd = Math.sqrt(mean(list.map((r) => (r.score - m) ** 2))) || 1;
-  return new Map(list.map((r) => [r.id, (r.score - m) / sd]));
-}
-function cc(b: Ranked[], v: Ranked[], alpha: number, norm: (l: Ranked[]) => Map<number, number>) {
-  const nb = norm(b), nv = norm(v);
-  const floorB = Math.min(0, ...nb.values()), floorV = Math.min(0, ...nv.values());
-  const ids = new Set([...nb.keys(), ...nv.keys()]);
-  return [...ids].map((id) => ({ id, score: alpha * (nb.get(id) ?? floorB) + (1 - alpha) * (nv.get(id) ?? floorV) })).sort((x, y) => y.score - x.score);
-}
-for (const [name, fuse] of variants) console.log(name.padEnd(24), "train", evaluate("train", fuse).toFixed(4), "test", evaluate("test", fuse).toFixed(4));
+rmSync(root, { recursive: true, force: true });

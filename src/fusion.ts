@@ -1,13 +1,14 @@
 /**
  * Fusing ranked lists. Within a repository, hybrid search combines BM25 and vector scores by a convex combination
- * of min-max normalised scores; across repositories, final lists are fused by reciprocal rank so a small
- * repository is never drowned by a big one's scores.
+ * of min-max normalised scores; across repositories, lists are merged by calibrated evidence (calibration.ts), so
+ * a repository whose best match is weak cannot open the list above a strong match elsewhere.
  *
  * Why not plain RRF for hybrid: rank fusion treats the vector list as an equal voice whatever its quality. With a
  * weak model (GloVe-SIF on SciFact) plain RRF loses 0.29 nDCG@10 against BM25 and even a 0.1-weighted RRF loses
  * 0.06, because RRF's rank scores are so flat that any vector vote reorders BM25's top. Normalised scores keep
  * BM25's confident gaps. LEXICAL_WEIGHT is the largest vector share that keeps the weak model within 0.001 of
- * BM25 on SciFact train (`bun bench/tune-fusion.ts`), so a stronger model is heard as much as that floor allows.
+ * BM25 on SciFact train (`bun bench/tune-fusion.ts`); it is the weight for a weak vector list, and fusionWeight
+ * lowers it to 0.5 for a repository whose vector list is about as good as its BM25 list.
  */
 
 export const RRF_K = 60;
@@ -51,9 +52,77 @@ export function fuseHybrid(bm25: Ranked[], vector: Ranked[], lexicalWeight = LEX
   return [...fused.values()].sort((a, b) => b.score - a.score || (a.bm25?.rank ?? Infinity) - (b.bm25?.rank ?? Infinity));
 }
 
-/** Fuse already-ranked lists (one per repository) by reciprocal rank, ties broken by list order. */
-export function fuseLists<T>(lists: T[][], k = RRF_K): T[] {
+export interface FusionWeight {
+  /** BM25's share; the vector list gets the rest. */
+  lexical: number;
+  /** Why this weight, for --explain. */
+  reason: string;
+}
+
+/**
+ * Anchors of the BM25 weight, by how well a repository's vector list found the passages pseudo-queries were cut
+ * from at index time, as a share of how well BM25 found them (calibration.ts). At or below WEAK_RATIO the vector
+ * list gets the share that keeps a weak model from pulling BM25 down (GloVe-SIF: 0.22); from EQUAL_RATIO on, both
+ * lists are equal voices, which is best on SciFact for stand-in models from weaker than BM25 to stronger
+ * (`bun bench/tune-fusion.ts`: their ratios are 0.87-0.89 and 0.5 beats 0.3 and 0.7 for all three).
+ *
+ * Per query, BM25 gives up UNSURE_SHIFT where its first result reaches less than UNSURE_LEXICAL of the query's IDF
+ * mass (most query words unmatched): chosen on SciFact train, it gains up to 0.004 with the stand-in models and
+ * costs GloVe 0.001; shifting towards a vector list whose first result looks strong cost GloVe 0.009 instead.
+ */
+const WEAK_RATIO = 0.25;
+const EQUAL_RATIO = 0.8;
+const MIN_PSEUDO_QUERIES = 24;
+const UNSURE_LEXICAL = 0.5;
+const UNSURE_SHIFT = 0.1;
+
+/** The repository's weight, then the query's: `lexicalTop` is the calibrated evidence of BM25's first result. */
+export function fusionWeight(lists: { bm25: number; vector: number; queries: number } | undefined, lexicalTop?: number): FusionWeight {
+  const base = repositoryWeight(lists);
+  if (lexicalTop === undefined || lexicalTop >= UNSURE_LEXICAL) return base;
+  return { lexical: round2(base.lexical - UNSURE_SHIFT), reason: `${base.reason}; bm25's best reaches ${round2(lexicalTop)} of the query, less ${UNSURE_SHIFT}` };
+}
+
+function repositoryWeight(lists: { bm25: number; vector: number; queries: number } | undefined): FusionWeight {
+  if (!lists) return { lexical: LEXICAL_WEIGHT, reason: "not calibrated (index again to measure the lists)" };
+  if (lists.queries < MIN_PSEUDO_QUERIES) return { lexical: LEXICAL_WEIGHT, reason: `too few fragments to calibrate (${lists.queries} pseudo-queries)` };
+  const ratio = lists.vector / Math.max(lists.bm25, 0.01);
+  const weakness = Math.min(1, Math.max(0, (EQUAL_RATIO - ratio) / (EQUAL_RATIO - WEAK_RATIO)));
+  const lexical = round2(0.5 + (LEXICAL_WEIGHT - 0.5) * weakness);
+  return { lexical, reason: `pseudo-queries found their passage by vector ${lists.vector} (MRR), by bm25 ${lists.bm25}` };
+}
+
+function round2(x: number): number {
+  return Math.round(x * 100) / 100;
+}
+
+/**
+ * Vector evidence below this opens no merged list: any query finds neighbours in any repository, and with GloVe-SIF
+ * the best neighbour of a SciFact question in the unrelated Rust book reaches 0.35 (median; 0.46 at the 90th
+ * percentile) while the best SciFact abstract reaches 0.60 (median; `bun bench/merge.ts`).
+ */
+export const VECTOR_FLOOR = 0.5;
+
+/**
+ * A result's merge score in [0, 1] from its lexical and vector evidence: the chance that either says it matches
+ * (noisy-or), with vector evidence below the floor counted as none. An exact BM25 match (lexical 1) therefore
+ * outranks every result that has only a vector neighbour to show.
+ */
+export function mergeScore(lexical: number | null, vector: number | null): number {
+  const v = vector !== null && vector >= VECTOR_FLOOR ? vector : 0;
+  return 1 - (1 - (lexical ?? 0)) * (1 - v);
+}
+
+/**
+ * Merge ranked lists (one per repository) by merge score, keeping each list's own order (a repository's ranking
+ * is its best judgement; an item never scores above the one ranked before it in its list). Equal scores, such
+ * as lists with no evidence above the floor, interleave by reciprocal rank so a small repository is not starved.
+ */
+export function mergeLists<T>(lists: T[][], scoreOf: (item: T) => number, k = RRF_K): T[] {
   if (lists.length === 1) return lists[0]!;
-  const scored = lists.flatMap((list, l) => list.map((item, i) => ({ item, list: l, score: 1 / (k + i + 1) })));
-  return scored.sort((a, b) => b.score - a.score || a.list - b.list).map((s) => s.item);
+  const keyed = lists.flatMap((list, l) => {
+    let ceiling = Infinity;
+    return list.map((item, i) => ({ item, list: l, merge: (ceiling = Math.min(ceiling, scoreOf(item))), rrf: 1 / (k + i + 1) }));
+  });
+  return keyed.sort((a, b) => b.merge - a.merge || b.rrf - a.rrf || a.list - b.list).map((s) => s.item);
 }

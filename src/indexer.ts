@@ -18,6 +18,7 @@ import { acquireWriterLock } from "./lock.ts";
 import type { Repository } from "./repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput, type StoredDocument } from "./store.ts";
 import { syncVectorIndex } from "./vectors.ts";
+import { calibrateRepository } from "./calibration.ts";
 
 export interface IndexSummary {
   repository: string;
@@ -155,6 +156,12 @@ export async function indexRepository(home: string, repo: Repository, options: I
             return embedRepository(store, repo, load, options);
           })
         : await embedOrDefer(store, repo, load, options);
+    const model = store.embeddingModel();
+    if (embed && model && !("embeddings_pending" in embedding)) {
+      // How well each list finds its own passages decides the fusion weights; it searches the fresh ANN file.
+      await syncVectorIndex(store, repo.dir, model.dims);
+      await calibrateRepository(store, repo.dir, load);
+    }
     return { embeddings_pending: 0, warnings: [], ...summary, ...embedding };
   });
 }

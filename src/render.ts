@@ -114,7 +114,7 @@ function resultJson(hit: Hit): object {
     ...(hit.text !== undefined ? { text: hit.text } : {}),
     context: hit.context,
     metadata: hit.metadata,
-    ...(hit.explain ? { explain: { bm25: hit.explain.bm25, vector: hit.explain.vector, fused: hit.explain.fused } } : {}),
+    ...(hit.explain ? { explain: { bm25: hit.explain.bm25, vector: hit.explain.vector, fused: hit.explain.fused, ...(hit.explain.weights ? { weights: hit.explain.weights } : {}), merge: hit.explain.merge } } : {}),
   };
   if ("fragments" in hit) return { ...common, fragments: hit.fragments, ...tail };
   return { ...common, fragment: hit.fragment, ...tail };
@@ -206,8 +206,11 @@ function citation(hit: FragmentHit | DocumentHit): string {
 
 function explainLine(explain: NonNullable<FragmentHit["explain"]>): string {
   const part = (name: string, c: { rank: number; score: number } | null) => (c ? `${name} #${c.rank} (${c.score})` : `${name} –`);
-  const parts = explain.mode === "hybrid" ? [part("bm25", explain.bm25), part("vector", explain.vector), `fused ${explain.fused}`] : [part(explain.mode, explain.bm25 ?? explain.vector)];
-  return parts.join(" · ");
+  const weights = explain.weights ? ` (weights ${explain.weights.bm25} / ${explain.weights.vector})` : "";
+  const parts = explain.mode === "hybrid" ? [part("bm25", explain.bm25), part("vector", explain.vector), `fused ${explain.fused}${weights}`] : [part(explain.mode, explain.bm25 ?? explain.vector)];
+  const { lexical, vector, score } = explain.merge;
+  const evidence = [lexical !== null ? `lexical ${lexical}` : "", vector !== null ? `vector ${vector}` : ""].filter(Boolean).join(", ");
+  return [...parts, `merge ${score}${evidence ? ` (${evidence})` : ""}`].join(" · ");
 }
 
 function breadcrumb(hit: FragmentHit | DocumentHit): string {

@@ -7,7 +7,8 @@ import { makeSnippet } from "./snippet.ts";
 import { Store, type Bm25Weights, type FragmentRow } from "./store.ts";
 import { loadConfig, type Config } from "./config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "./embedder.ts";
-import { FUSION_DEPTH, fuseHybrid, fuseLists, type Contribution, type Ranked } from "./fusion.ts";
+import { FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
+import { lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { searchVectors } from "./vectors.ts";
 import { combineFilters, filterSql, type Filter, type SqlCondition } from "./filters.ts";
 
@@ -48,8 +49,18 @@ export interface Explain {
   vector: Contribution | null;
   /** The hybrid score (see fusion.ts), null in single-list modes. */
   fused: number | null;
+  /** Hybrid only: the lists' weights in this repository (the response's notes say why). */
+  weights?: { bm25: number; vector: number };
   /** Why a repository searched in another mode than asked (e.g. it has no vectors). */
   note?: string;
+  /** The calibrated evidence (0-1) that orders results of several repositories, and the score it gives. */
+  merge: MergeEvidence;
+}
+
+export interface MergeEvidence {
+  lexical: number | null;
+  vector: number | null;
+  score: number;
 }
 
 export interface FragmentHit {
@@ -155,7 +166,7 @@ export async function search(home: string, options: SearchOptions, context = new
     const modes = new Set(perRepo.map((r) => r.mode));
     const mode: SearchMode = modes.size === 1 ? [...modes][0]! : "hybrid";
     const total = perRepo.reduce((sum, r) => sum + r.total, 0);
-    const candidates = fuseLists(perRepo.map((r) => r.candidates));
+    const candidates = mergeLists(perRepo.map((r) => r.candidates), (c) => c.explain.merge.score);
     const results = options.documents
       ? groupByDocument(candidates, parsed, offset, limit)
       : hydrate(candidates.slice(offset), limit, parsed);
@@ -163,7 +174,7 @@ export async function search(home: string, options: SearchOptions, context = new
       hit.rank = offset + i + 1;
       if (!options.explain) delete hit.explain;
     });
-    const notes = [...skipped, ...perRepo.flatMap((r) => (r.note ? [`${r.repo}: ${r.note}`] : []))];
+    const notes = [...skipped, ...perRepo.flatMap((r) => [r.note, r.why].flatMap((n) => (n ? [`${r.repo}: ${n}`] : [])))];
     return {
       query: options.query,
       mode,
@@ -215,6 +226,8 @@ interface RepositoryResult {
   total: number;
   candidates: Candidate[];
   note?: string;
+  /** How the lists were weighed, for --explain's notes. */
+  why?: string;
 }
 
 async function searchRepository(
@@ -244,18 +257,28 @@ async function searchRepository(
   const match = mode === "vector" ? null : selectiveMatch(store, parsed);
   const keyword = match ? store.searchBm25(match, BM25_WEIGHTS, depth, where) : [];
   let semantic: Ranked[] = [];
+  const lexicalScale = lexicalEvidence(store, parsed);
+  let vectorScale = (_cosine: number): number | null => null;
   if (mode !== "bm25" && options.query.trim()) {
     const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model, model));
     checkModel(repo.name, model, embedder);
     const within = where && new Set(store.fragmentIdsWhere(where));
-    semantic = await searchVectors(store, repo.dir, await embedQuery(embedder), depth, within);
+    const queryVector = await embedQuery(embedder);
+    semantic = await searchVectors(store, repo.dir, queryVector, depth, within);
+    vectorScale = vectorEvidence(queryVector, vectorCalibration(store));
   }
 
+  const evidence = (lexical: { score: number } | null, vector: { score: number } | null) =>
+    mergeEvidence(lexical && lexicalScale(lexical.score), vector && vectorScale(vector.score));
   let candidates: Candidate[];
+  let why: string | undefined;
   if (mode === "hybrid") {
-    candidates = fuseHybrid(keyword, semantic).map((f) => ({
+    const weight = fusionWeight(vectorCalibration(store)?.lists, keyword[0] && lexicalScale(keyword[0].score));
+    const weights = { bm25: weight.lexical, vector: round(1 - weight.lexical) };
+    why = `hybrid weights bm25 ${weights.bm25}, vector ${weights.vector}: ${weight.reason}`;
+    candidates = fuseHybrid(keyword, semantic, weight.lexical).map((f) => ({
       repo, store, id: f.id, score: round(f.score),
-      explain: { mode, bm25: roundContribution(f.bm25), vector: roundContribution(f.vector), fused: round(f.score) },
+      explain: { mode, bm25: roundContribution(f.bm25), vector: roundContribution(f.vector), fused: round(f.score), weights, merge: evidence(f.bm25, f.vector) },
     }));
   } else {
     const list = mode === "bm25" ? keyword : semantic;
@@ -263,13 +286,22 @@ async function searchRepository(
       const contribution = { rank: i + 1, score: round(hit.score) };
       return {
         repo, store, id: hit.id, score: round(hit.score),
-        explain: { mode, bm25: mode === "bm25" ? contribution : null, vector: mode === "vector" ? contribution : null, fused: null },
+        explain: {
+          mode, bm25: mode === "bm25" ? contribution : null, vector: mode === "vector" ? contribution : null, fused: null,
+          merge: mode === "bm25" ? evidence(hit, null) : evidence(null, hit),
+        },
       };
     });
   }
   if (options.minScore !== undefined) candidates = candidates.filter((c) => c.score >= options.minScore!);
   const total = mode === "bm25" && match ? bm25Total(store, match, keyword.length, depth, options, where) : candidates.length;
-  return { repo: repo.name, mode, total, candidates, note };
+  return { repo: repo.name, mode, total, candidates, note, why };
+}
+
+/** A result's evidence on the common scale of calibration.ts (rounded as shown), and its merge score. */
+function mergeEvidence(lexical: number | null, vector: number | null): MergeEvidence {
+  const [l, v] = [lexical === null ? null : round(lexical), vector === null ? null : round(vector)];
+  return { lexical: l, vector: v, score: round(mergeScore(l, v)) };
 }
 
 /** Plain BM25 reports every fragment (or document) that matches, not just the ones fetched. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { fuseHybrid, fuseLists } from "../src/fusion.ts";
+import { fuseHybrid, mergeLists, mergeScore, VECTOR_FLOOR } from "../src/fusion.ts";
 
 describe("fuseHybrid", () => {
   test("a confident BM25 gap survives a weak vector vote; agreement wins", () => {
@@ -16,8 +16,27 @@ describe("fuseHybrid", () => {
   });
 });
 
-describe("fuseLists", () => {
-  test("interleaves repositories by rank so a small one is not starved", () => {
-    expect(fuseLists([["a1", "a2", "a3"], ["b1"]])).toEqual(["a1", "b1", "a2", "a3"]);
+describe("mergeLists", () => {
+  const score = (item: { s: number }) => item.s;
+
+  test("a strong match in one repository opens the list above another repository's weak first result", () => {
+    const weak = [{ id: "w1", s: 0.2 }, { id: "w2", s: 0.1 }];
+    const strong = [{ id: "s1", s: 0.9 }, { id: "s2", s: 0.15 }];
+    expect(mergeLists([weak, strong], score).map((x) => x.id)).toEqual(["s1", "w1", "s2", "w2"]);
+  });
+
+  test("keeps each list's order, and interleaves by rank where there is no evidence to tell them apart", () => {
+    const a = [{ id: "a1", s: 0.3 }, { id: "a2", s: 0.8 }, { id: "a3", s: 0 }];
+    const b = [{ id: "b1", s: 0 }];
+    expect(mergeLists([a, b], score).map((x) => x.id)).toEqual(["a1", "a2", "b1", "a3"]);
+  });
+});
+
+describe("mergeScore", () => {
+  test("vector evidence below the floor counts as none; an exact lexical match outranks any vector-only result", () => {
+    expect(mergeScore(null, VECTOR_FLOOR - 0.01)).toBe(0);
+    expect(mergeScore(null, 0.9)).toBeCloseTo(0.9);
+    expect(mergeScore(1, null)).toBe(1);
+    expect(mergeScore(0.5, 0.6)).toBeCloseTo(0.8);
   });
 });

@@ -113,7 +113,7 @@ describe("formats and settings", () => {
   });
 
   test("a conversion that pushes the process past index.convert_memory_mb is recorded and the run goes on", async () => {
-    const pages = Array.from({ length: 200 }, (_, i) => paragraph(`Page ${i} holds words about topic ${i}.`, 72));
+    const pages = Array.from({ length: 800 }, (_, i) => paragraph(`Page ${i} holds words about topic ${i}.`, 72));
     const { home, repo } = setup({ "big.pdf": await writePdf(pages), "ok.md": "still indexed\n" });
     setConfigValue(home, "index.convert_memory_mb", "1"); // any process is past 1 MB: the conversion is stopped
     const summary = await indexRepository(home, repo);

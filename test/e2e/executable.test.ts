@@ -44,7 +44,7 @@ describe("compiled executable", () => {
     expect(vector).toMatchObject({ mode: "vector", results: [{ path: "cars.md" }] });
     const hybrid = JSON.parse(cli("search", "automobile garage", "--json", "--explain", "-n", "1").stdout);
     expect(hybrid).toMatchObject({ mode: "hybrid", results: [{ path: "cars.md", explain: { bm25: { rank: 1 }, vector: { rank: 1 } } }] });
-    expect(Object.keys(hybrid.results[0].explain)).toEqual(["bm25", "vector", "fused"]);
+    expect(Object.keys(hybrid.results[0].explain)).toEqual(["bm25", "vector", "fused", "weights", "merge"]);
   });
 
   test("two processes unpacking the native parts at once both succeed", async () => {

@@ -1,0 +1,102 @@
+/**
+ * Index-time calibration and the hybrid weights it gives, through the real indexer, SQLite, usearch and BM25:
+ * the weak GloVe model, and a local stand-in embedding server (OpenAI-compatible) standing in for a strong model
+ * (it places a passage's words near the passage), which finds a pseudo-query's passage as well as BM25 does.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { vectorCalibration } from "../src/calibration.ts";
+import { fusionWeight, LEXICAL_WEIGHT } from "../src/fusion.ts";
+import { indexRepository } from "../src/indexer.ts";
+import { addRepository } from "../src/repos.ts";
+import { search, SearchContext, type FragmentHit } from "../src/search.ts";
+import { Store } from "../src/store.ts";
+import { GLOVE, HOOK_TIMEOUT, SHARED, tempDir } from "./helpers.ts";
+
+const RUST_BOOK = join(SHARED, "data/corpus/markdown/rust-book");
+const DIMS = 256;
+
+/** A random unit vector per text, the same on every call. */
+function randomVector(text: string): number[] {
+  let state = Bun.hash.xxHash32(text) || 1;
+  const v = Array.from({ length: DIMS }, () => ((state = (state * 48271) % 2147483647) / 2147483647) - 0.5);
+  const norm = Math.hypot(...v);
+  return v.map((x) => x / norm);
+}
+
+/** Words only, so a pseudo-query (words cut from a passage) can be found in the passage it came from. */
+const wordsOf = (text: string) => ` ${(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(" ")} `;
+
+/**
+ * A strong model: every passage gets its own direction, and any shorter text is placed near the passage it was
+ * cut from (its direction plus noise), as a good model places a passage's words near the passage.
+ */
+const passages = new Map<string, string>();
+function strongModel(text: string): number[] {
+  const words = wordsOf(text);
+  const source = [...passages.keys()].find((passage) => passage.includes(words));
+  if (source === undefined) {
+    passages.set(words, text);
+    return randomVector(text);
+  }
+  const noise = randomVector(`noise ${text}`);
+  return randomVector(passages.get(source)!).map((x, i) => x + 0.5 * noise[i]!);
+}
+
+const server = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  async fetch(request) {
+    const body = (await request.json()) as { input: string[] };
+    return Response.json({ data: body.input.map((text, index) => ({ index, embedding: strongModel(text) })) });
+  },
+});
+const savedKey = process.env.OPENAI_API_KEY;
+beforeAll(() => void (process.env.OPENAI_API_KEY = "sk-local"));
+afterAll(() => {
+  server.stop(true);
+  if (savedKey === undefined) delete process.env.OPENAI_API_KEY;
+  else process.env.OPENAI_API_KEY = savedKey;
+});
+
+describe("fusion weights calibrated at index time", () => {
+  const homes = { glove: tempDir(), words: tempDir() }; // one folder cannot be two repositories of one home
+  const context = new SearchContext();
+  const stores: Record<string, Store> = {};
+  beforeAll(async () => {
+    const embeddings = {
+      glove: { model: GLOVE },
+      words: { provider: "openai" as const, model: "strong", openai_url: `http://127.0.0.1:${server.port}` },
+    };
+    for (const [name, embedding] of Object.entries(embeddings)) {
+      const home = homes[name as keyof typeof homes];
+      const repo = addRepository(home, { name, path: RUST_BOOK, embedding });
+      await indexRepository(home, repo);
+      stores[name] = Store.open(repo.dir);
+    }
+  }, HOOK_TIMEOUT);
+  afterAll(() => Object.values(stores).forEach((s) => s.close()));
+
+  test("a weak model's vector list finds few pseudo-query passages: BM25 keeps the weak-model weight", async () => {
+    const lists = vectorCalibration(stores.glove!)!.lists!;
+    expect(lists.queries).toBeGreaterThanOrEqual(24);
+    expect(lists.vector).toBeLessThan(lists.bm25 / 2);
+    expect(fusionWeight(lists).lexical).toBeGreaterThanOrEqual(0.75);
+  });
+
+  test("a vector list about as good as BM25 gets an equal voice, shown by --explain with the reason", async () => {
+    const lists = vectorCalibration(stores.words!)!.lists!;
+    expect(lists.vector).toBeGreaterThan(0.8 * lists.bm25);
+    const response = await search(homes.words, { query: "ownership borrowing references", repositories: ["words"], explain: true, limit: 3 }, context);
+    expect((response.results[0] as FragmentHit).explain!.weights).toEqual({ bm25: 0.5, vector: 0.5 });
+    expect(response.notes!.join("\n")).toMatch(/words: hybrid weights bm25 0.5, vector 0.5: pseudo-queries found their passage by vector [\d.]+ \(MRR\), by bm25 [\d.]+/);
+  });
+
+  test("per query, BM25 gives up a little where its best result matches little of the query", () => {
+    const lists = { bm25: 0.9, vector: 0.2, queries: 48 };
+    expect(fusionWeight(lists, 0.9).lexical).toBe(LEXICAL_WEIGHT);
+    expect(fusionWeight(lists, 0.3).lexical).toBeCloseTo(LEXICAL_WEIGHT - 0.1);
+    expect(fusionWeight(undefined).reason).toContain("not calibrated");
+    expect(fusionWeight({ ...lists, queries: 5 }).lexical).toBe(LEXICAL_WEIGHT);
+  });
+});
