@@ -234,7 +234,7 @@ ${table(["folder", "reason", "files"], failureRows)}
 
 ### PDF conversion beside poppler
 The ${converted.length} corpus PDFs that convert (${pageCount} pages): ours through the conversion worker pool (one worker per
-core) in ${oursSeconds.toFixed(2)} s, ${popplerVersion} \`pdftotext\` one process per file in ${popplerSeconds.toFixed(2)} s.
+core) in ${oursSeconds.toFixed(2)} s; poppler's \`pdftotext\` (${popplerVersion}), one process per file, in ${popplerSeconds.toFixed(2)} s.
 
 ${table(
   ["", "pages/s", "ratio to pdftotext", "text agreement (median share of pdftotext's words per page found in ours)", "pages compared"],
