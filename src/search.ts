@@ -1,6 +1,7 @@
 /** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
 import { join } from "node:path";
 import { isResearcherError, ResearcherError } from "./errors.ts";
+import { rankRareFirst } from "./bm25.ts";
 import { buildMatch, parseQuery, type ParsedQuery } from "./query.ts";
 import { listRepositories, selectRepositories, type Repository } from "./repos.ts";
 import { makeSnippet } from "./snippet.ts";
@@ -238,7 +239,8 @@ async function searchRepository(
   const depth = mode === "hybrid" ? Math.max(wanted, FUSION_DEPTH) : wanted;
   const where = filter && filterSql(filter, { repository: repo.name, documentPaths: () => store.documentPaths() });
   const match = mode === "vector" ? null : selectiveMatch(store, parsed);
-  const keyword = match ? store.searchBm25(match, BM25_WEIGHTS, depth, where) : [];
+  const ranked = match ? rankBm25(store, parsed, match, depth, where) : { hits: [], match };
+  const keyword = ranked.hits;
   let semantic: Ranked[] = [];
   if (mode !== "bm25" && options.query.trim()) {
     const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model, model));
@@ -264,8 +266,17 @@ async function searchRepository(
     });
   }
   if (options.minScore !== undefined) candidates = candidates.filter((c) => c.score >= options.minScore!);
-  const total = mode === "bm25" && match ? bm25Total(store, match, keyword.length, depth, options, where) : candidates.length;
+  const total = mode === "bm25" && ranked.match ? bm25Total(store, ranked.match, keyword.length, depth, options, where) : candidates.length;
   return { repo: repo.name, mode, total, candidates, note };
+}
+
+/**
+ * The BM25 list and the match its total counts: rare words first where that is possible (see bm25.ts), FTS5's own
+ * ranking of the match otherwise. A filter keeps FTS5's path (its admitted set is applied inside that one query).
+ */
+function rankBm25(store: Store, parsed: ParsedQuery, match: string, depth: number, where?: SqlCondition): { hits: Ranked[]; match: string } {
+  const rareFirst = where ? null : rankRareFirst(store, parsed, BM25_WEIGHTS, depth);
+  return rareFirst ?? { hits: store.searchBm25(match, BM25_WEIGHTS, depth, where), match };
 }
 
 /** Plain BM25 reports every fragment (or document) that matches, not just the ones fetched. */

@@ -296,6 +296,64 @@ export class Store {
     );
   }
 
+  /**
+   * What FTS5's bm25() reads besides the match itself: the number of rows and their average length in tokens (all
+   * columns), from the full-text index's own totals record, so a score computed here equals bm25()'s.
+   */
+  fullTextTotals(): { rows: number; averageLength: number } {
+    const block = this.db.query<{ block: Uint8Array }, []>("SELECT block FROM fragments_fts_data WHERE id = 1").get()?.block;
+    if (!block) return { rows: 0, averageLength: 0 };
+    const [rows, ...columns] = readVarints(block);
+    const tokens = columns.reduce((sum, n) => sum + n, 0);
+    return { rows: rows ?? 0, averageLength: rows ? tokens / rows : 0 };
+  }
+
+  /** Each fragment's length in tokens (all columns), as FTS5 recorded it when indexing. */
+  fullTextLengths(ids: number[]): Map<number, number> {
+    const rows = this.db
+      .query<{ id: number; sz: Uint8Array }, [string]>("SELECT id, sz FROM fragments_fts_docsize WHERE id IN (SELECT value FROM json_each(?))")
+      .all(JSON.stringify(ids));
+    return new Map(rows.map((row) => [row.id, readVarints(row.sz).reduce((sum, n) => sum + n, 0)]));
+  }
+
+  private scratch = false;
+
+  /**
+   * How often each term occurs in each column (title, heading, body) of these fragments, tokenized exactly as the
+   * index tokenized them: their texts go through a scratch FTS5 table with the same tokenizer (a reader can write
+   * its temp schema), which costs microseconds per fragment instead of a pass over each term's whole posting list.
+   */
+  termCounts(ids: number[], terms: string[]): Map<number, Map<string, [number, number, number]>> {
+    if (!this.scratch) {
+      this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring USING fts5(title, heading, body, content='', tokenize='porter unicode61 remove_diacritics 2')`);
+      this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring_terms USING fts5vocab(temp, scoring, instance)");
+      this.scratch = true;
+    }
+    const counts = new Map<number, Map<string, [number, number, number]>>(ids.map((id) => [id, new Map()]));
+    this.db.transaction(() => {
+      this.db.run("INSERT INTO temp.scoring(scoring) VALUES ('delete-all')");
+      const texts = this.db
+        .query<{ id: number; title: string; heading: string; text: string }, [string]>(
+          `SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id
+           WHERE f.id IN (SELECT value FROM json_each(?))`,
+        )
+        .all(JSON.stringify(ids));
+      const insert = this.db.query("INSERT INTO temp.scoring(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
+      for (const row of texts) insert.run(row.id, ftsText(row.title), ftsText(row.heading), ftsText(row.text));
+      const instances = this.db.query<{ doc: number; col: string; n: number }, [string]>(
+        "SELECT doc, col, count(*) AS n FROM temp.scoring_terms WHERE term = ? GROUP BY doc, col",
+      );
+      for (const term of terms) {
+        for (const { doc, col, n } of instances.all(term)) {
+          const perColumn = counts.get(doc)!.get(term) ?? [0, 0, 0];
+          perColumn[COLUMNS.indexOf(col)] = n;
+          counts.get(doc)!.set(term, perColumn);
+        }
+      }
+    })();
+    return counts;
+  }
+
   /** How many fragments match (a separate pass without ranking is cheaper than counting ranked rows). */
   countMatchingFragments(match: string, where?: SqlCondition): number {
     return matching(
@@ -589,6 +647,27 @@ function matching<T>(run: () => T): T {
  */
 function admitted(where: SqlCondition | undefined): string {
   return where ? ` AND +fragments_fts.rowid IN (SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE ${where.sql})` : "";
+}
+
+const COLUMNS = ["title", "heading", "body"];
+
+/** SQLite's variable-length integers (as FTS5 stores its totals and row sizes): 7 bits a byte, high bit = more. */
+function readVarints(bytes: Uint8Array): number[] {
+  const values: number[] = [];
+  let value = 0;
+  for (let i = 0, n = 0; i < bytes.length; i++, n++) {
+    if (n === 8) {
+      values.push(value * 256 + bytes[i]!); // the ninth byte carries 8 bits
+      value = 0;
+      n = -1;
+    } else if (bytes[i]! & 0x80) value = value * 128 + (bytes[i]! & 0x7f);
+    else {
+      values.push(value * 128 + bytes[i]!);
+      value = 0;
+      n = -1;
+    }
+  }
+  return values;
 }
 
 /** What turns schema version N - 1 into N. */

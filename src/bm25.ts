@@ -1,0 +1,111 @@
+/**
+ * BM25 ranking that reads only what can decide the top k. FTS5's bm25() scores every row its match finds, so in a
+ * large repository one common word costs a pass over a large share of the index (1M fragments: ~0.8 µs a row).
+ *
+ * Rare words first: the rarest words of the query ("essential"; together at most ESSENTIAL_SHARE of the
+ * fragments' postings, the rarest always) find the candidates, and FTS5 scores only their rows, on those words.
+ * The best candidates are then scored on every word: common words are counted in a scratch index of just those
+ * fragments (`Store.termCounts`), with FTS5's formula, totals and tokenizer, so a candidate's score is the one
+ * bm25() gives over the whole query. What this can miss is a fragment holding only common words, or one ranked
+ * past the candidates on the rare words; `exact` says when neither can happen (MaxScore's bound: a word adds at
+ * most (k1 + 1) × its IDF to any fragment).
+ *
+ * Every hit holds a rare word, so the count of matching fragments (`total`) counts the rare words' match: a count
+ * over the common words would cost what ranking no longer does.
+ */
+import type { ParsedQuery } from "./query.ts";
+import { buildMatch } from "./query.ts";
+import type { Bm25Weights, Store } from "./store.ts";
+
+/** FTS5's bm25() constants. */
+const K1 = 1.2;
+const B = 0.75;
+
+/** Below this many fragments FTS5's own pass is already fast, and it is exact. */
+const MIN_FRAGMENTS = 1000;
+/** The essential words' postings, as a share of the fragments (chosen on SciFact train; see docs/design.md). */
+export const ESSENTIAL_SHARE = 0.1;
+/** Candidates scored on every word, per result asked for (and at least MIN_CANDIDATES). */
+const CANDIDATES_PER_RESULT = 5;
+const MIN_CANDIDATES = 500;
+
+export interface Bm25Ranking {
+  hits: { id: number; score: number }[];
+  /** True when no fragment outside the candidates could have entered the top k. */
+  exact: boolean;
+  /** The rare words' match: every hit matches it, and `total` counts it. */
+  match: string;
+}
+
+interface Term {
+  fts: string;
+  stem: string;
+  idf: number;
+}
+
+/**
+ * The top `k` fragments for a query of optional words, or null when this query is one FTS5 ranks as fast
+ * itself (small index, one word, phrases, prefixes, required or excluded parts) or a word's count is unknown.
+ */
+export function rankRareFirst(store: Store, parsed: ParsedQuery, weights: Bm25Weights, k: number): Bm25Ranking | null {
+  if (parsed.required.length || parsed.excluded.length || parsed.optional.length < 2) return null;
+  if (parsed.optional.some((term) => !term.stem)) return null;
+  const { rows, averageLength } = store.fullTextTotals();
+  if (rows < MIN_FRAGMENTS) return null;
+  const frequency = store.termFrequencies(parsed.optional.map((term) => term.stem!));
+  // A stem the index does not know may still match through FTS5's own tokenizing of the query: let it decide.
+  if ([...frequency.values()].some((n) => n === 0)) return null;
+  const terms = parsed.optional
+    .map((term) => ({ fts: term.fts, stem: term.stem!, df: frequency.get(term.stem!)!, idf: idf(rows, frequency.get(term.stem!)!) }))
+    .sort((a, b) => a.df - b.df);
+  const split = essentialCount(terms.map((t) => t.df), rows * ESSENTIAL_SHARE);
+  if (split === terms.length) return null; // nothing common: FTS5's pass is the same work
+  const [essential, common] = [terms.slice(0, split), terms.slice(split)];
+
+  const limit = Math.max(MIN_CANDIDATES, k * CANDIDATES_PER_RESULT);
+  const match = buildMatch([], essential.map((t) => t.fts), [])!;
+  const candidates = store.searchBm25(match, weights, limit);
+  const hits = scoreCommon(store, candidates, common, weights, averageLength)
+    .sort((a, b) => b.score - a.score)
+    .slice(0, k);
+  const commonBound = common.reduce((sum, t) => sum + (K1 + 1) * t.idf, 0);
+  const threshold = hits.length === k ? hits[k - 1]!.score : -Infinity;
+  const pastCandidates = candidates.length < limit ? -Infinity : candidates[limit - 1]!.score + commonBound;
+  return { hits, exact: threshold >= commonBound && threshold >= pastCandidates, match };
+}
+
+/** The rarest words whose postings stay within `budget`; the rarest always. */
+function essentialCount(frequencies: number[], budget: number): number {
+  let postings = frequencies[0]!;
+  let count = 1;
+  while (count < frequencies.length && postings + frequencies[count]! <= budget) postings += frequencies[count++]!;
+  return count;
+}
+
+/** FTS5's IDF: a word in more than half the rows would go negative and counts (almost) nothing instead. */
+function idf(rows: number, df: number): number {
+  const value = Math.log((rows - df + 0.5) / (df + 0.5));
+  return value <= 0 ? 1e-6 : value;
+}
+
+/** Add each common word's BM25 term to the candidates' scores on the rare words. */
+function scoreCommon(
+  store: Store,
+  candidates: { id: number; score: number }[],
+  common: Term[],
+  weights: Bm25Weights,
+  averageLength: number,
+): { id: number; score: number }[] {
+  const ids = candidates.map((c) => c.id);
+  const lengths = store.fullTextLengths(ids);
+  const counts = store.termCounts(ids, common.map((t) => t.stem));
+  return candidates.map(({ id, score }) => {
+    const norm = K1 * (1 - B + (B * lengths.get(id)!) / averageLength);
+    for (const term of common) {
+      const [title, heading, body] = counts.get(id)!.get(term.stem) ?? [0, 0, 0];
+      const tf = title * weights.title + heading * weights.heading + body * weights.body;
+      score += (term.idf * (tf * (K1 + 1))) / (tf + norm);
+    }
+    return { id, score };
+  });
+}
