@@ -14,15 +14,19 @@
  * over the common words would cost what ranking no longer does.
  */
 import type { ParsedQuery } from "./query.ts";
-import { buildMatch } from "./query.ts";
-import type { Bm25Weights, Store } from "./store.ts";
+import { buildMatch, stopwordStems } from "./query.ts";
+import { BM25_B as B, BM25_K1 as K1, impactOf, type Bm25Weights, type Store } from "./store.ts";
 
-/** FTS5's bm25() constants. */
-const K1 = 1.2;
-const B = 0.75;
+/** Field weights for FTS5 bm25(): a word in a title or heading says more about a passage than one in its body. */
+export const BM25_WEIGHTS: Bm25Weights = { title: 2.0, heading: 1.5, body: 1.0 };
 
-/** Below this many fragments FTS5's own pass is already fast, and it is exact. */
-const MIN_FRAGMENTS = 1000;
+/**
+ * When rare words first pays: scoring a candidate on every word costs ~25 µs (the scratch index), FTS5's pass
+ * ~0.8 µs per posting, so it is used only when the common words' postings it skips outweigh its candidates'
+ * scoring several times (on SciFact's 7,710 fragments it almost never does). Benchmarks set `minSkippedPostings`
+ * to 0 to measure its ranking on a small corpus.
+ */
+export const RARE_FIRST = { minSkippedPostings: 50_000 };
 /** The essential words' postings, as a share of the fragments (chosen on SciFact train; see docs/design.md). */
 export const ESSENTIAL_SHARE = 0.1;
 /** Candidates scored on every word, per result asked for (and at least MIN_CANDIDATES). */
@@ -35,11 +39,14 @@ export interface Bm25Ranking {
   exact: boolean;
   /** The rare words' match: every hit matches it, and `total` counts it. */
   match: string;
+  /** The count of `match`, when it is known without counting. */
+  total?: number;
 }
 
 interface Term {
   fts: string;
   stem: string;
+  df: number;
   idf: number;
 }
 
@@ -51,7 +58,6 @@ export function rankRareFirst(store: Store, parsed: ParsedQuery, weights: Bm25We
   if (parsed.required.length || parsed.excluded.length || parsed.optional.length < 2) return null;
   if (parsed.optional.some((term) => !term.stem)) return null;
   const { rows, averageLength } = store.fullTextTotals();
-  if (rows < MIN_FRAGMENTS) return null;
   const frequency = store.termFrequencies(parsed.optional.map((term) => term.stem!));
   // A stem the index does not know may still match through FTS5's own tokenizing of the query: let it decide.
   if ([...frequency.values()].some((n) => n === 0)) return null;
@@ -61,6 +67,7 @@ export function rankRareFirst(store: Store, parsed: ParsedQuery, weights: Bm25We
   const split = essentialCount(terms.map((t) => t.df), rows * ESSENTIAL_SHARE);
   if (split === terms.length) return null; // nothing common: FTS5's pass is the same work
   const [essential, common] = [terms.slice(0, split), terms.slice(split)];
+  if (common.reduce((sum, t) => sum + t.df, 0) < RARE_FIRST.minSkippedPostings) return null;
 
   const limit = Math.max(MIN_CANDIDATES, k * CANDIDATES_PER_RESULT);
   const match = buildMatch([], essential.map((t) => t.fts), [])!;
@@ -108,4 +115,53 @@ function scoreCommon(
     }
     return { id, score };
   });
+}
+
+/** Impact lists are kept in repositories of this many fragments, for words in at least IMPACT_SHARE of them. */
+const IMPACTS_FROM = 20_000;
+const IMPACT_SHARE = 0.2;
+/** Fragments on each word's list: enough for the deepest ranking asked of it (hybrid, --documents). */
+const IMPACTS_PER_TERM = 1000;
+
+/**
+ * One common word: the fragments on its impact list scored exactly, when the list proves that no fragment off it
+ * can enter the top k (off the list the word weighs at most its bound, widened if the average length has grown
+ * since); null otherwise, and FTS5 ranks every fragment that holds the word.
+ */
+export function rankOneWord(store: Store, parsed: ParsedQuery, weights: Bm25Weights, k: number): Bm25Ranking | null {
+  const [term] = parsed.optional;
+  if (parsed.required.length || parsed.excluded.length || parsed.optional.length !== 1 || !term?.stem || !parsed.match) return null;
+  const settings = store.impactSettings();
+  if (!settings || settings.weights.join() !== [weights.title, weights.heading, weights.body].join()) return null;
+  const list = store.impactList(term.stem);
+  if (!list) return null;
+  const { rows, averageLength } = store.fullTextTotals();
+  const df = store.termFrequencies([term.stem]).get(term.stem)!;
+  const weight = idf(rows, df);
+  const weigh = impactOf(averageLength);
+  const hits = list.entries
+    .map((entry) => ({ id: entry.id, score: weight * weigh(entry.weightedTf, entry.length) }))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, k);
+  // The list was cut at one average length; at a longer one, every fragment off it weighs at most that much more.
+  const offList = weight * list.bound * Math.max(1, averageLength / settings.average);
+  if (hits.length < Math.min(k, df) || (hits.length === k && hits[k - 1]!.score < offList)) return null;
+  return { hits, exact: true, match: parsed.match, total: df };
+}
+
+/**
+ * After an index run: (re)build the impact lists of a large repository when it has none or the run changed a
+ * large share of it (a smaller run has kept them whole, fragment by fragment); drop them when it is small.
+ */
+export function maintainImpactLists(store: Store, changedShare: number): void {
+  const { rows } = store.fullTextTotals();
+  if (rows < IMPACTS_FROM) {
+    if (store.impactSettings()) store.transaction(() => store.clearImpacts());
+    return;
+  }
+  if (store.impactSettings() && changedShare < 0.1) return;
+  const stopwords = stopwordStems();
+
+  const common = store.commonTerms(Math.ceil(rows * IMPACT_SHARE)).filter((term) => !stopwords.has(term));
+  store.buildImpacts(common, { weights: [BM25_WEIGHTS.title, BM25_WEIGHTS.heading, BM25_WEIGHTS.body] }, IMPACTS_PER_TERM);
 }
