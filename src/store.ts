@@ -18,7 +18,7 @@ const SCHEMA_VERSION = 4;
  * recorded in meta `impacts`; a fragment written later joins the list if it weighs more.
  */
 const IMPACTS_SCHEMA = `
-CREATE TABLE term_impacts (
+CREATE TABLE IF NOT EXISTS term_impacts (
   term TEXT NOT NULL,
   impact REAL NOT NULL,
   fragment_id INTEGER NOT NULL,
@@ -26,9 +26,9 @@ CREATE TABLE term_impacts (
   length INTEGER NOT NULL,
   PRIMARY KEY (term, impact, fragment_id)
 ) WITHOUT ROWID;
-CREATE INDEX term_impacts_by_fragment ON term_impacts(fragment_id);
-CREATE TABLE term_bounds (term TEXT PRIMARY KEY, bound REAL NOT NULL) WITHOUT ROWID;
-CREATE TRIGGER term_impacts_delete AFTER DELETE ON fragments BEGIN
+CREATE INDEX IF NOT EXISTS term_impacts_by_fragment ON term_impacts(fragment_id);
+CREATE TABLE IF NOT EXISTS term_bounds (term TEXT PRIMARY KEY, bound REAL NOT NULL) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS term_impacts_delete AFTER DELETE ON fragments BEGIN
   DELETE FROM term_impacts WHERE fragment_id = old.id;
 END;
 `;
