@@ -281,7 +281,8 @@ interface Bm25List {
 }
 
 function rankBm25(store: Store, parsed: ParsedQuery, match: string, depth: number, where?: SqlCondition): Bm25List {
-  const fast = where ? null : (rankOneWord(store, parsed, BM25_WEIGHTS, depth) ?? rankRareFirst(store, parsed, BM25_WEIGHTS, depth));
+  // One read transaction: the lists, totals and counts the fast paths combine come from one snapshot of the index.
+  const fast = where ? null : store.transaction(() => rankOneWord(store, parsed, BM25_WEIGHTS, depth) ?? rankRareFirst(store, parsed, BM25_WEIGHTS, depth));
   return fast ?? { hits: store.searchBm25(match, BM25_WEIGHTS, depth, where), match };
 }
 

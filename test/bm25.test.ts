@@ -1,4 +1,4 @@
-import { beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { seeded } from "../bench/scale.ts";
@@ -20,6 +20,9 @@ const file = () => [`# ${words(4)}`, ...Array.from({ length: 10 }, () => `## ${w
 const home = tempDir();
 const docs = tempDir();
 let repo: Repository;
+
+const DEFAULT_SKIPPED = RARE_FIRST.minSkippedPostings;
+afterAll(() => void (RARE_FIRST.minSkippedPostings = DEFAULT_SKIPPED)); // test files share modules
 
 beforeAll(async () => {
   RARE_FIRST.minSkippedPostings = 0; // this corpus is small: make every query of several words take the path
