@@ -2,7 +2,7 @@
  * BM25 ranking that reads only what can decide the top k. FTS5's bm25() scores every row its match finds, so in a
  * large repository one common word costs a pass over a large share of the index (1M fragments: ~0.8 µs a row).
  *
- * Rare words first: the rarest words of the query ("essential"; together at most ESSENTIAL_SHARE of the
+ * Rare words first: the rarest words of the query ("essential"; together at most RARE_FIRST.essentialShare of the
  * fragments' postings, the rarest always) find the candidates, and FTS5 scores only their rows, on those words.
  * The best candidates are then scored on every word: common words are counted in a scratch index of just those
  * fragments (`Store.termCounts`), with FTS5's formula, totals and tokenizer, so a candidate's score is the one
@@ -26,12 +26,14 @@ export const BM25_WEIGHTS: Bm25Weights = { title: 2.0, heading: 1.5, body: 1.0 }
  * scoring several times (on SciFact's 7,710 fragments it almost never does). Benchmarks set `minSkippedPostings`
  * to 0 to measure its ranking on a small corpus.
  */
-export const RARE_FIRST = { minSkippedPostings: 50_000 };
-/** The essential words' postings, as a share of the fragments (chosen on SciFact train; see docs/design.md). */
-export const ESSENTIAL_SHARE = 0.1;
-/** Candidates scored on every word, per result asked for (and at least MIN_CANDIDATES). */
-const CANDIDATES_PER_RESULT = 5;
-const MIN_CANDIDATES = 500;
+export const RARE_FIRST = {
+  minSkippedPostings: 50_000,
+  /** The essential words' postings, as a share of the fragments (chosen on SciFact train; see docs/design.md). */
+  essentialShare: 0.1,
+  /** Candidates scored on every word: this many per result asked for, and at least `minCandidates`. */
+  candidatesPerResult: 5,
+  minCandidates: 500,
+};
 
 export interface Bm25Ranking {
   hits: { id: number; score: number }[];
@@ -64,12 +66,12 @@ export function rankRareFirst(store: Store, parsed: ParsedQuery, weights: Bm25We
   const terms = parsed.optional
     .map((term) => ({ fts: term.fts, stem: term.stem!, df: frequency.get(term.stem!)!, idf: idf(rows, frequency.get(term.stem!)!) }))
     .sort((a, b) => a.df - b.df);
-  const split = essentialCount(terms.map((t) => t.df), rows * ESSENTIAL_SHARE);
+  const split = essentialCount(terms.map((t) => t.df), rows * RARE_FIRST.essentialShare);
   if (split === terms.length) return null; // nothing common: FTS5's pass is the same work
   const [essential, common] = [terms.slice(0, split), terms.slice(split)];
   if (common.reduce((sum, t) => sum + t.df, 0) < RARE_FIRST.minSkippedPostings) return null;
 
-  const limit = Math.max(MIN_CANDIDATES, k * CANDIDATES_PER_RESULT);
+  const limit = Math.max(RARE_FIRST.minCandidates, k * RARE_FIRST.candidatesPerResult);
   const match = buildMatch([], essential.map((t) => t.fts), [])!;
   const candidates = store.searchBm25(match, weights, limit);
   const hits = scoreCommon(store, candidates, common, weights, averageLength)
