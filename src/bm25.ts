@@ -53,8 +53,8 @@ interface Term {
 }
 
 /**
- * The top `k` fragments for a query of optional words, or null when this query is one FTS5 ranks as fast
- * itself (small index, one word, phrases, prefixes, required or excluded parts) or a word's count is unknown.
+ * The top `k` fragments for a query of optional words, or null when FTS5 ranks it as fast itself (one word,
+ * phrases, prefixes, required or excluded parts, few postings of common words to skip) or a word's count is unknown.
  */
 export function rankRareFirst(store: Store, parsed: ParsedQuery, weights: Bm25Weights, k: number): Bm25Ranking | null {
   if (parsed.required.length || parsed.excluded.length || parsed.optional.length < 2) return null;
@@ -163,7 +163,6 @@ export function maintainImpactLists(store: Store, changedShare: number): void {
   }
   if (store.impactSettings() && changedShare < 0.1) return;
   const stopwords = stopwordStems();
-
   const common = store.commonTerms(Math.ceil(rows * IMPACT_SHARE)).filter((term) => !stopwords.has(term));
   store.buildImpacts(common, { weights: [BM25_WEIGHTS.title, BM25_WEIGHTS.heading, BM25_WEIGHTS.body] }, IMPACTS_PER_TERM);
 }
