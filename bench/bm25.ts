@@ -10,11 +10,13 @@ import { indexRepository } from "../src/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { parseFilter } from "../src/filters.ts";
 import { search, SearchContext } from "../src/search.ts";
+import { RARE_FIRST } from "../src/bm25.ts";
 import { repositoryStatus } from "../src/status.ts";
 import { table, writeSection } from "./report.ts";
 import { docIdOf, mean, ndcg, percentile, readQrels, readQueries, recall, requireShared, SHARED, writeCorpus } from "./scifact.ts";
 
 requireShared();
+const DEFAULT_SKIPPED = RARE_FIRST.minSkippedPostings;
 const root = mkdtempSync(join(tmpdir(), "researcher-bench-"));
 const corpus = join(root, "scifact");
 const home = join(root, "home");
@@ -41,6 +43,15 @@ for (const q of queries) {
   ndcgs.push(ndcg(ranked, qrels.get(q.id)!));
   recalls.push(recall(ranked, qrels.get(q.id)!));
 }
+// Large repositories rank most queries rare words first (src/bm25.ts); SciFact is too small to choose it, so its
+// ranking quality is measured here with the path forced on every query of several words.
+RARE_FIRST.minSkippedPostings = 0;
+const rareFirstNdcgs: number[] = [];
+for (const q of queries) {
+  const ranked = (await search(home, { query: q.text, limit: 100, documents: true }, context)).results.map((r) => docIdOf(r.path));
+  rareFirstNdcgs.push(ndcg(ranked, qrels.get(q.id)!));
+}
+RARE_FIRST.minSkippedPostings = DEFAULT_SKIPPED;
 // Filters run inside the ranking: a selective one (the ids starting 10, 4% of fragments) and one admitting all.
 const filtered = (text: string) => {
   const where = [parseFilter(text)];
@@ -92,6 +103,7 @@ const rows: (string | number)[][] = [
   ["first-run unpack of onnxruntime", `${ms(unpackFirst! - unpackAgain!)} (model load: ${ms(unpackFirst!)} first, ${ms(unpackAgain!)} after)`, ""],
   ["nDCG@10 (test, 300 queries)", mean(ndcgs).toFixed(4), "≥ 0.67"],
   ["Recall@100 (test)", mean(recalls).toFixed(4), ""],
+  ["nDCG@10 (test) with rare words first forced on every query (the path large repositories take)", mean(rareFirstNdcgs).toFixed(4), "within 0.005 of the above"],
 ];
 console.log(table(["measure", "result", "target"], rows));
 writeSection(

@@ -19,6 +19,7 @@ import type { Repository } from "./repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput, type StoredDocument } from "./store.ts";
 import { syncVectorIndex } from "./vectors.ts";
 import { calibrateRepository } from "./calibration.ts";
+import { maintainImpactLists } from "./bm25.ts";
 
 export interface IndexSummary {
   repository: string;
@@ -141,6 +142,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
       ? { ...emptySummary(repo.name), ...store.counts() }
       : options.rebuild
         ? await atomically(store, () => {
+            store.clearImpacts(); // rebuilt at the end, rather than kept up fragment by fragment
             store.db.run("DELETE FROM documents");
             if (store.embeddingModel()?.id !== choice.model) store.clearVectors(); // a rebuild may change the model
             return runIndex(store, repo, documentSettings(store, config, pool), options);
@@ -148,6 +150,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
         : await runIndex(store, repo, documentSettings(store, config, pool), options);
     const changed = summary.fragments + summary.removed;
     if (changed > 0) store.compactFullText(changed / Math.max(1, summary.fragments_total));
+    if (!options.embeddingsOnly) maintainImpactLists(store, changed / Math.max(1, summary.fragments_total));
     const embedding = !embed
       ? { embedded: 0, model: store.embeddingModel()?.id ?? null }
       : options.embeddingsOnly
@@ -479,7 +482,8 @@ class BatchWriter {
     const touched = this.touched;
     if (batch.length === 0 && touched.length === 0) return;
     this.store.transaction(() => {
-      for (const item of batch) this.store.replaceDocument(item.doc, item.fragments, item.hashes, item.replaces);
+      const written = batch.map((item) => this.store.replaceDocument(item.doc, item.fragments, item.hashes, item.replaces));
+      this.store.updateImpacts(written);
       for (const t of touched) this.store.touchDocument(t.id, t.size, t.mtimeMs);
       if (batch.length) this.store.bumpVectorsGeneration();
     });

@@ -1,10 +1,11 @@
 /** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
 import { join } from "node:path";
 import { isResearcherError, ResearcherError } from "./errors.ts";
+import { BM25_WEIGHTS, rankOneWord, rankRareFirst } from "./bm25.ts";
 import { buildMatch, parseQuery, type ParsedQuery } from "./query.ts";
 import { contextFor, listRepositories, selectRepositories, type Repository } from "./repos.ts";
 import { makeSnippet } from "./snippet.ts";
-import { Store, type Bm25Weights, type FragmentRow } from "./store.ts";
+import { Store, type FragmentRow } from "./store.ts";
 import { loadConfig, type Config } from "./config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "./embedder.ts";
 import { FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
@@ -100,8 +101,7 @@ export interface SearchResponse<T = FragmentHit | DocumentHit> {
   notes?: string[];
 }
 
-/** Field weights for FTS5 bm25(): a word in a title or heading says more about a passage than one in its body. */
-export const BM25_WEIGHTS: Bm25Weights = { title: 2.0, heading: 1.5, body: 1.0 };
+export { BM25_WEIGHTS };
 const FRAGMENTS_PER_DOCUMENT = 3;
 
 interface Candidate {
@@ -255,7 +255,8 @@ async function searchRepository(
   const depth = mode === "hybrid" ? Math.max(wanted, FUSION_DEPTH) : wanted;
   const where = filter && filterSql(filter, { repository: repo.name, documentPaths: () => store.documentPaths() });
   const match = mode === "vector" ? null : selectiveMatch(store, parsed);
-  const keyword = match ? store.searchBm25(match, BM25_WEIGHTS, depth, where) : [];
+  const ranked: Bm25List | { hits: Ranked[]; match: null } = match ? rankBm25(store, parsed, match, depth, where) : { hits: [], match };
+  const keyword = ranked.hits;
   let semantic: Ranked[] = [];
   const lexicalScale = lexicalEvidence(store, parsed);
   let vectorScale = (_cosine: number): number | null => null;
@@ -294,7 +295,7 @@ async function searchRepository(
     });
   }
   if (options.minScore !== undefined) candidates = candidates.filter((c) => c.score >= options.minScore!);
-  const total = mode === "bm25" && match ? bm25Total(store, match, keyword.length, depth, options, where) : candidates.length;
+  const total = mode === "bm25" && ranked.match ? bm25Total(store, ranked, keyword.length, depth, options, where) : candidates.length;
   return { repo: repo.name, mode, total, candidates, note, why };
 }
 
@@ -304,10 +305,27 @@ function mergeEvidence(lexical: number | null, vector: number | null): MergeEvid
   return { lexical: l, vector: v, score: round(mergeScore(l, v)) };
 }
 
+/**
+ * The BM25 list and the match its total counts: a common word's impact list, or rare words first, where they give
+ * FTS5's ranking (see bm25.ts); FTS5's own ranking of the match otherwise. A filter keeps FTS5's path (its admitted set is applied inside that one query).
+ */
+interface Bm25List {
+  hits: Ranked[];
+  /** What `total` counts, and the count when it is known without counting. */
+  match: string;
+  total?: number;
+}
+
+function rankBm25(store: Store, parsed: ParsedQuery, match: string, depth: number, where?: SqlCondition): Bm25List {
+  // One read transaction: the lists, totals and counts the fast paths combine come from one snapshot of the index.
+  const fast = where ? null : store.transaction(() => rankOneWord(store, parsed, BM25_WEIGHTS, depth) ?? rankRareFirst(store, parsed, BM25_WEIGHTS, depth));
+  return fast ?? { hits: store.searchBm25(match, BM25_WEIGHTS, depth, where), match };
+}
+
 /** Plain BM25 reports every fragment (or document) that matches, not just the ones fetched. */
-function bm25Total(store: Store, match: string, fetched: number, depth: number, options: SearchOptions, where?: SqlCondition): number {
-  if (options.documents) return store.countMatchingDocuments(match, where);
-  return fetched < depth ? fetched : store.countMatchingFragments(match, where);
+function bm25Total(store: Store, ranked: Bm25List, fetched: number, depth: number, options: SearchOptions, where?: SqlCondition): number {
+  if (options.documents) return store.countMatchingDocuments(ranked.match, where);
+  return fetched < depth ? fetched : (ranked.total ?? store.countMatchingFragments(ranked.match, where));
 }
 
 /**

@@ -9,7 +9,29 @@ import type { Fragment } from "./chunk.ts";
 import type { SqlCondition } from "./filters.ts";
 import { ftsText } from "./text.ts";
 
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
+
+/**
+ * Impact lists (see bm25.ts): for words in many fragments, the fragments where the word weighs most (its weighted
+ * count and the fragment's length), so a one-word query reads a short list instead of scoring every fragment that
+ * holds the word. `bound` is the most the word weighs in any fragment left off its list, at the average length
+ * recorded in meta `impacts`; a fragment written later joins the list if it weighs more.
+ */
+const IMPACTS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS term_impacts (
+  term TEXT NOT NULL,
+  impact REAL NOT NULL,
+  fragment_id INTEGER NOT NULL,
+  weighted_tf REAL NOT NULL,
+  length INTEGER NOT NULL,
+  PRIMARY KEY (term, impact, fragment_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS term_impacts_by_fragment ON term_impacts(fragment_id);
+CREATE TABLE IF NOT EXISTS term_bounds (term TEXT PRIMARY KEY, bound REAL NOT NULL) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS term_impacts_delete AFTER DELETE ON fragments BEGIN
+  DELETE FROM term_impacts WHERE fragment_id = old.id;
+END;
+`;
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -49,6 +71,7 @@ CREATE VIRTUAL TABLE fragments_fts USING fts5(
 CREATE TRIGGER fragments_fts_delete AFTER DELETE ON fragments BEGIN
   DELETE FROM fragments_fts WHERE rowid = old.id;
 END;
+${IMPACTS_SCHEMA}
 -- Vectors keyed by the fragment text's hash: an unchanged text is never embedded twice.
 CREATE TABLE embeddings (text_hash TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE failures (path TEXT PRIMARY KEY, reason TEXT NOT NULL, at TEXT NOT NULL);
@@ -306,6 +329,177 @@ export class Store {
     );
   }
 
+  /**
+   * What FTS5's bm25() reads besides the match itself: the number of rows and their average length in tokens (all
+   * columns), from the full-text index's own totals record, so a score computed here equals bm25()'s.
+   */
+  fullTextTotals(): { rows: number; averageLength: number } {
+    const block = this.db.query<{ block: Uint8Array }, []>("SELECT block FROM fragments_fts_data WHERE id = 1").get()?.block;
+    if (!block) return { rows: 0, averageLength: 0 };
+    const [rows, ...columns] = readVarints(block);
+    const tokens = columns.reduce((sum, n) => sum + n, 0);
+    return { rows: rows ?? 0, averageLength: rows ? tokens / rows : 0 };
+  }
+
+  /** Each fragment's length in tokens (all columns), as FTS5 recorded it when indexing. */
+  fullTextLengths(ids: number[]): Map<number, number> {
+    const rows = this.db
+      .query<{ id: number; sz: Uint8Array }, [string]>("SELECT id, sz FROM fragments_fts_docsize WHERE id IN (SELECT value FROM json_each(?))")
+      .all(JSON.stringify(ids));
+    return new Map(rows.map((row) => [row.id, readVarints(row.sz).reduce((sum, n) => sum + n, 0)]));
+  }
+
+  private scratch = false;
+
+  /** The scratch full-text table (same tokenizer as the index) and its per-occurrence view, in the temp schema. */
+  private openScratch(): void {
+    if (this.scratch) return;
+    this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring USING fts5(title, heading, body, content='', tokenize='porter unicode61 remove_diacritics 2')`);
+    this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring_terms USING fts5vocab(temp, scoring, instance)");
+    this.scratch = true;
+  }
+
+  /**
+   * How often each term occurs in each column (title, heading, body) of these fragments, tokenized exactly as the
+   * index tokenized them: their texts go through a scratch FTS5 table with the same tokenizer (a reader can write
+   * its temp schema), which costs microseconds per fragment instead of a pass over each term's whole posting list.
+   */
+  termCounts(ids: number[], terms: string[]): Map<number, Map<string, [number, number, number]>> {
+    this.openScratch();
+    const counts = new Map<number, Map<string, [number, number, number]>>(ids.map((id) => [id, new Map()]));
+    this.db.transaction(() => {
+      this.db.run("INSERT INTO temp.scoring(scoring) VALUES ('delete-all')");
+      const texts = this.db
+        .query<{ id: number; title: string; heading: string; text: string }, [string]>(
+          `SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id
+           WHERE f.id IN (SELECT value FROM json_each(?))`,
+        )
+        .all(JSON.stringify(ids));
+      const insert = this.db.query("INSERT INTO temp.scoring(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
+      for (const row of texts) insert.run(row.id, ftsText(row.title), ftsText(row.heading), ftsText(row.text));
+      const instances = this.db.query<{ doc: number; col: string; n: number }, [string]>(
+        "SELECT doc, col, count(*) AS n FROM temp.scoring_terms WHERE term = ? GROUP BY doc, col",
+      );
+      for (const term of terms) {
+        for (const { doc, col, n } of instances.all(term)) {
+          const perColumn = counts.get(doc)!.get(term) ?? [0, 0, 0];
+          perColumn[COLUMNS.indexOf(col)] = n;
+          counts.get(doc)!.set(term, perColumn);
+        }
+      }
+    })();
+    return counts;
+  }
+
+  // ---- impact lists (see IMPACTS_SCHEMA and bm25.ts) ------------------------------------------------------
+
+  /** What the impact lists were built with, or undefined when there are none. */
+  impactSettings(): ImpactSettings | undefined {
+    const raw = this.getMeta("impacts");
+    return raw ? (JSON.parse(raw) as ImpactSettings) : undefined;
+  }
+
+  /** The word's list, best first, and the most it weighs in a fragment off the list; undefined when it has none. */
+  impactList(term: string): { bound: number; entries: { id: number; weightedTf: number; length: number }[] } | undefined {
+    const bound = this.db.query<{ bound: number }, [string]>("SELECT bound FROM term_bounds WHERE term = ?").get(term)?.bound;
+    if (bound === undefined) return undefined;
+    const entries = this.db
+      .query<{ id: number; weightedTf: number; length: number }, [string]>(
+        "SELECT fragment_id AS id, weighted_tf AS weightedTf, length FROM term_impacts WHERE term = ? ORDER BY impact DESC",
+      )
+      .all(term);
+    return { bound, entries };
+  }
+
+  /**
+   * Replace every impact list (one transaction): each of `terms` gets the `perTerm` fragments where it weighs most,
+   * found by FTS5's own one-word ranking and counted exactly. Terms FTS5 would not search as themselves (the
+   * stemmer is not idempotent) are left without a list.
+   */
+  buildImpacts(terms: string[], settings: Omit<ImpactSettings, "average">, perTerm: number): void {
+    const average = this.fullTextTotals().averageLength;
+    const weigh = impactOf(average);
+    const searchable = this.selfStemming(terms);
+    this.transaction(() => {
+      this.clearImpacts();
+      const insert = this.db.query("INSERT INTO term_impacts(term, impact, fragment_id, weighted_tf, length) VALUES (?, ?, ?, ?, ?)");
+      const bound = this.db.query("INSERT INTO term_bounds(term, bound) VALUES (?, ?)");
+      for (const term of searchable) {
+        const [title, heading, body] = settings.weights;
+        const best = this.searchBm25(`"${term}"`, { title, heading, body }, perTerm + 1).map((hit) => hit.id);
+        const weighed = this.weighTerms(best, [term], settings.weights, weigh);
+        const [kept, next] = [best.slice(0, perTerm), best[perTerm]];
+        for (const id of kept) {
+          const w = weighed.get(id)!.get(term)!;
+          insert.run(term, w.impact, id, w.weightedTf, w.length);
+        }
+        bound.run(term, next === undefined ? 0 : weighed.get(next)!.get(term)!.impact);
+      }
+      this.setMeta("impacts", JSON.stringify({ ...settings, average }));
+    });
+  }
+
+  clearImpacts(): void {
+    this.db.run("DELETE FROM term_impacts");
+    this.db.run("DELETE FROM term_bounds");
+    this.deleteMeta("impacts");
+  }
+
+  /**
+   * Keep the impact lists whole after writing these documents (call in the same transaction): a new fragment
+   * joins a word's list when the word weighs more in it than the list's bound. (Deleted fragments leave their lists
+   * through a trigger.)
+   */
+  updateImpacts(documentIds: number[]): void {
+    const settings = this.impactSettings();
+    if (!settings || documentIds.length === 0) return;
+    const bounds = new Map(this.db.query<{ term: string; bound: number }, []>("SELECT term, bound FROM term_bounds").all().map((r) => [r.term, r.bound]));
+    const ids = this.db
+      .query<{ id: number }, [string]>("SELECT id FROM fragments WHERE document_id IN (SELECT value FROM json_each(?))")
+      .all(JSON.stringify(documentIds))
+      .map((row) => row.id);
+    const weighed = this.weighTerms(ids, [...bounds.keys()], settings.weights, impactOf(settings.average));
+    const insert = this.db.query("INSERT OR REPLACE INTO term_impacts(term, impact, fragment_id, weighted_tf, length) VALUES (?, ?, ?, ?, ?)");
+    for (const [id, terms] of weighed) {
+      for (const [term, w] of terms) if (w.impact > bounds.get(term)!) insert.run(term, w.impact, id, w.weightedTf, w.length);
+    }
+  }
+
+  /** Each term's weighted count in each fragment that holds it, the fragment's length, and the term's impact there. */
+  private weighTerms(
+    ids: number[],
+    terms: string[],
+    weights: [number, number, number],
+    weigh: (weightedTf: number, length: number) => number,
+  ): Map<number, Map<string, { weightedTf: number; length: number; impact: number }>> {
+    const counts = this.termCounts(ids, terms);
+    const lengths = this.fullTextLengths(ids);
+    return new Map(
+      [...counts].map(([id, perTerm]) => [
+        id,
+        new Map(
+          [...perTerm].map(([term, columns]) => {
+            const weightedTf = columns[0] * weights[0] + columns[1] * weights[1] + columns[2] * weights[2];
+            return [term, { weightedTf, length: lengths.get(id)!, impact: weigh(weightedTf, lengths.get(id)!) }];
+          }),
+        ),
+      ]),
+    );
+  }
+
+  /** The terms FTS5 indexes as themselves when searched: each goes through the tokenizer in a scratch row. */
+  private selfStemming(terms: string[]): string[] {
+    this.openScratch();
+    return this.db.transaction(() => {
+      this.db.run("INSERT INTO temp.scoring(scoring) VALUES ('delete-all')");
+      const insert = this.db.query("INSERT INTO temp.scoring(rowid, title, heading, body) VALUES (?, '', '', ?)");
+      terms.forEach((term, i) => insert.run(i + 1, term));
+      const found = this.db.query<{ doc: number; term: string }, []>("SELECT doc, term FROM temp.scoring_terms").all();
+      const same = new Set(found.filter((row) => row.term === terms[row.doc - 1]).map((row) => row.doc - 1));
+      return terms.filter((_, i) => same.has(i));
+    })();
+  }
+
   /** How many fragments match (a separate pass without ranking is cheaper than counting ranked rows). */
   countMatchingFragments(match: string, where?: SqlCondition): number {
     return matching(
@@ -359,6 +553,15 @@ export class Store {
         return [term, cache.get(term)!];
       }),
     );
+  }
+
+  /** Terms found in at least `minimum` fragments (a pass over the full-text index's vocabulary). */
+  commonTerms(minimum: number): string[] {
+    this.termFrequencies([]);
+    return this.db
+      .query<{ term: string }, [number]>("SELECT term FROM temp.fragments_vocab WHERE doc >= ?")
+      .all(minimum)
+      .map((row) => row.term);
   }
 
   /** Changes whenever another connection commits (SQLite's own counter). */
@@ -601,12 +804,50 @@ function admitted(where: SqlCondition | undefined): string {
   return where ? ` AND +fragments_fts.rowid IN (SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE ${where.sql})` : "";
 }
 
+const COLUMNS = ["title", "heading", "body"];
+
+/** How the impact lists were built: field weights (title, heading, body) and the average length at the time. */
+export interface ImpactSettings {
+  weights: [number, number, number];
+  average: number;
+}
+
+/** FTS5's bm25() constants. */
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+
+/** A word's BM25 term without its IDF, in a fragment of `length` tokens where it counts `weightedTf`. */
+export function impactOf(average: number): (weightedTf: number, length: number) => number {
+  return (tf, length) => (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * length) / average));
+}
+
+/** SQLite's variable-length integers (as FTS5 stores its totals and row sizes): 7 bits a byte, high bit = more. */
+function readVarints(bytes: Uint8Array): number[] {
+  const values: number[] = [];
+  let value = 0;
+  for (let i = 0, n = 0; i < bytes.length; i++, n++) {
+    if (n === 8) {
+      values.push(value * 256 + bytes[i]!); // the ninth byte carries 8 bits
+      value = 0;
+      n = -1;
+    } else if (bytes[i]! & 0x80) value = value * 128 + (bytes[i]! & 0x7f);
+    else {
+      values.push(value * 128 + bytes[i]!);
+      value = 0;
+      n = -1;
+    }
+  }
+  return values;
+}
+
 /** What turns schema version N - 1 into N. */
 const UPGRADES: Record<number, string> = {
   2: "CREATE INDEX IF NOT EXISTS fragments_owner ON fragments(id, document_id)",
   // v3: fragments remember the page they end on; a document's format is its file type (md, txt, pdf, …).
   3: `ALTER TABLE fragments ADD COLUMN page_end INTEGER;
       UPDATE documents SET format = CASE format WHEN 'markdown' THEN 'md' WHEN 'text' THEN 'txt' ELSE format END;`,
+  // v4: impact lists for one-word BM25 queries (empty until an index run of a large repository builds them).
+  4: IMPACTS_SCHEMA,
 };
 
 /** An index.db that SQLite cannot read at all; a writer replaces it (other errors, e.g. busy, never do). */

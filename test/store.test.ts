@@ -9,7 +9,7 @@ import { repositoryStatus } from "../src/status.ts";
 import { Store } from "../src/store.ts";
 import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 
-test("an index written by schema version 1 is upgraded (v2: owner index; v3: page_end, formats as file types) in place when opened", async () => {
+test("an index written by schema version 1 is upgraded (v2: owner index; v3: page_end, formats as file types; v4: impact lists) in place when opened", async () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\nalpha words\n", "b.md": "# B\n\nbeta words\n" });
@@ -19,14 +19,19 @@ test("an index written by schema version 1 is upgraded (v2: owner index; v3: pag
   db.run("DROP INDEX fragments_owner");
   db.run("ALTER TABLE fragments DROP COLUMN page_end");
   db.run("UPDATE documents SET format = 'markdown'");
+  db.run("DROP TABLE term_impacts");
+  db.run("DROP TABLE term_bounds");
   db.run("PRAGMA user_version = 1");
   db.close();
 
   const response = await search(home, { query: "words", documents: true });
   expect(response.total).toBe(2);
   const store = Store.open(repo.dir);
-  expect(store.db.query<{ user_version: number }, []>("PRAGMA user_version").get()!.user_version).toBe(3);
+  expect(store.db.query<{ user_version: number }, []>("PRAGMA user_version").get()!.user_version).toBe(4);
   expect(store.db.query("SELECT name FROM sqlite_master WHERE name = 'fragments_owner'").get()).toBeTruthy();
+  for (const name of ["term_impacts", "term_bounds", "term_impacts_delete"]) {
+    expect(store.db.query("SELECT name FROM sqlite_master WHERE name = ?").get(name)).toBeTruthy();
+  }
   expect(store.db.query("SELECT DISTINCT format FROM documents").all()).toEqual([{ format: "md" }]);
   expect(store.db.query("SELECT page_end FROM fragments LIMIT 1").get()).toEqual({ page_end: null });
   store.close();

@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { seeded } from "../bench/scale.ts";
+import { RARE_FIRST, rankOneWord, rankRareFirst } from "../src/bm25.ts";
+import { indexRepository } from "../src/indexer.ts";
+import { parseQuery } from "../src/query.ts";
+import { addRepository, type Repository } from "../src/repos.ts";
+import { BM25_WEIGHTS, search } from "../src/search.ts";
+import { Store } from "../src/store.ts";
+import { HOOK_TIMEOUT, tempDir, writeTree } from "./helpers.ts";
+
+// A Zipf-like vocabulary: a few words in most fragments, many in few, as in real text.
+const VOCABULARY = Array.from({ length: 400 }, (_, i) => `w${i}x`);
+const random = seeded(7);
+const word = () => VOCABULARY[Math.floor(VOCABULARY.length ** random()) - 1]!; // P(rank i) ∝ 1/i
+const words = (n: number) => Array.from({ length: n }, word).join(" ");
+const file = () => [`# ${words(4)}`, ...Array.from({ length: 10 }, () => `## ${words(2)}\n\n${words(12)}`)].join("\n\n");
+
+const home = tempDir();
+const docs = tempDir();
+let repo: Repository;
+
+const DEFAULT_SKIPPED = RARE_FIRST.minSkippedPostings;
+afterAll(() => void (RARE_FIRST.minSkippedPostings = DEFAULT_SKIPPED)); // test files share modules
+
+beforeAll(async () => {
+  RARE_FIRST.minSkippedPostings = 0; // this corpus is small: make every query of several words take the path
+  // 21,000 fragments: enough for impact lists to be kept.
+  writeTree(docs, Object.fromEntries(Array.from({ length: 2100 }, (_, i) => [`d${i}.md`, file()])));
+  repo = addRepository(home, { name: "zipf", path: docs, embed: false });
+  await indexRepository(home, repo);
+}, HOOK_TIMEOUT);
+
+const QUERIES = ["w0x w5x w120x", "w1x w2x w3x w40x w300x", "w0x w350x", "w2x w7x w11x w13x w17x w19x w23x w29x w31x w37x"];
+
+/** FTS5's own scores for every fragment the whole query matches. */
+function fts5Scores(store: Store, query: string): Map<number, number> {
+  return new Map(store.searchBm25(parseQuery(query).match!, BM25_WEIGHTS, 100_000).map((hit) => [hit.id, hit.score]));
+}
+
+test("rare words first: every hit has the score FTS5's bm25() gives it over the whole query", () => {
+  const store = Store.open(repo.dir);
+  try {
+    expect(store.fragmentCount()).toBeGreaterThanOrEqual(20_000);
+    for (const query of QUERIES) {
+      const ranking = rankRareFirst(store, parseQuery(query), BM25_WEIGHTS, 20)!;
+      expect(ranking).not.toBeNull();
+      const expected = fts5Scores(store, query);
+      for (const hit of ranking.hits) expect(hit.score).toBeCloseTo(expected.get(hit.id)!, 9);
+      // When it says no other fragment could enter (all but the ten-word query here), the top k is FTS5's.
+      if (ranking.exact || query.split(" ").length < 10) {
+        const top = [...expected.values()].sort((a, b) => b - a).slice(0, 20);
+        expect(ranking.hits.map((h) => h.score)).toEqual(top.map((s) => expect.closeTo(s, 9)));
+      }
+    }
+  } finally {
+    store.close();
+  }
+});
+
+test("phrases, exclusions and prefixes keep FTS5's own ranking", () => {
+  const store = Store.open(repo.dir);
+  try {
+    for (const query of ['"w0x w1x" w5x', "w0x w5x -w7x", "w0x w5*"]) {
+      expect(rankRareFirst(store, parseQuery(query), BM25_WEIGHTS, 20)).toBeNull();
+    }
+  } finally {
+    store.close();
+  }
+});
+
+test("after an incremental change the scores follow the new totals, and total counts what the hits match", async () => {
+  writeFileSync(join(docs, "d0.md"), `# w120x w120x\n\n## w5x\n\n${words(40)} w120x w300x`);
+  writeFileSync(join(docs, "new.md"), `# w300x\n\n${words(30)}`);
+  await indexRepository(home, repo);
+  const store = Store.open(repo.dir);
+  try {
+    for (const query of QUERIES) {
+      const ranking = rankRareFirst(store, parseQuery(query), BM25_WEIGHTS, 20)!;
+      const expected = fts5Scores(store, query);
+      for (const hit of ranking.hits) expect(hit.score).toBeCloseTo(expected.get(hit.id)!, 9);
+      const response = await search(home, { query, limit: 5, mode: "bm25" });
+      expect(response.total).toBe(store.countMatchingFragments(ranking.match));
+      expect(response.results.map((r) => r.score)).toEqual(ranking.hits.slice(0, 5).map((h) => Math.round(h.score * 10000) / 10000));
+    }
+  } finally {
+    store.close();
+  }
+});
+
+const COMMON = ["w0x", "w1x", "w2x"];
+
+/** The one-word ranking from the impact list equals FTS5's: same scores, best first, and the same total. */
+async function expectListRanking(store: Store): Promise<void> {
+  for (const query of COMMON) {
+    const ranking = rankOneWord(store, parseQuery(query), BM25_WEIGHTS, 20)!;
+    expect(ranking).not.toBeNull();
+    const expected = store.searchBm25(parseQuery(query).match!, BM25_WEIGHTS, 20).map((hit) => hit.score);
+    expect(ranking.hits.map((h) => h.score)).toEqual(expected.map((score) => expect.closeTo(score, 9)));
+    expect((await search(home, { query, limit: 5, mode: "bm25" })).total).toBe(store.countMatchingFragments(parseQuery(query).match!));
+  }
+}
+
+test("a common word is ranked from its impact list, exactly as FTS5 ranks it", async () => {
+  const store = Store.open(repo.dir);
+  try {
+    expect(store.impactSettings()).toBeDefined();
+    await expectListRanking(store);
+    expect(rankOneWord(store, parseQuery("w350x"), BM25_WEIGHTS, 20)).toBeNull(); // a rare word has no list
+  } finally {
+    store.close();
+  }
+});
+
+test("impact lists follow incremental changes: a new fragment where the word weighs most joins, a deleted one leaves", async () => {
+  writeFileSync(join(docs, "heavy.md"), "# w2x w2x\n\n## w2x\n\nw2x w2x w2x\n");
+  await indexRepository(home, repo);
+  let store = Store.open(repo.dir);
+  try {
+    const heavy = store.db.query<{ id: number }, []>("SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE d.path = 'heavy.md'").get()!.id;
+    expect(rankOneWord(store, parseQuery("w2x"), BM25_WEIGHTS, 20)!.hits[0]!.id).toBe(heavy);
+    await expectListRanking(store);
+  } finally {
+    store.close();
+  }
+  rmSync(join(docs, "heavy.md"));
+  await indexRepository(home, repo);
+  store = Store.open(repo.dir);
+  try {
+    expect(store.db.query("SELECT count(*) AS n FROM term_impacts WHERE fragment_id NOT IN (SELECT id FROM fragments)").get()).toEqual({ n: 0 });
+    await expectListRanking(store);
+  } finally {
+    store.close();
+  }
+});
+
+test("--rebuild builds the impact lists again", async () => {
+  await indexRepository(home, repo, { rebuild: true });
+  const store = Store.open(repo.dir);
+  try {
+    expect(store.impactSettings()).toBeDefined();
+    await expectListRanking(store);
+  } finally {
+    store.close();
+  }
+});
