@@ -11,6 +11,7 @@ import { describeError } from "./errors.ts";
 import { acquireWriterLock, processStartTime } from "./lock.ts";
 import type { Repository } from "./repos.ts";
 import { Store } from "./store.ts";
+import { ftsText } from "./text.ts";
 import { mayDeferRebuild, syncVectorIndex, vectorIndexState } from "./vectors.ts";
 
 export interface VerifyProblem {
@@ -60,18 +61,18 @@ export async function verifyRepository(repo: Repository, options: { repair?: boo
 
 async function checkStore(store: Store, repo: Repository, problems: VerifyProblem[], repair: boolean): Promise<void> {
   const rebuild = `researcher index --rebuild ${repo.name}`;
-  for (const detail of store.quickCheck()) problems.push({ check: "database", detail, fix: rebuild, repaired: false });
+  for (const detail of quickCheck(store)) problems.push({ check: "database", detail, fix: rebuild, repaired: false });
 
-  const fullText = store.fullTextProblems();
+  const fullText = fullTextProblems(store);
   if (fullText.length) {
-    if (repair) store.rebuildFullText();
-    const fixed = repair && store.fullTextProblems().length === 0;
+    if (repair) rebuildFullText(store);
+    const fixed = repair && fullTextProblems(store).length === 0;
     for (const detail of fullText) problems.push({ check: "full-text", detail, fix: fixed ? "rebuilt from the fragments" : rebuild, repaired: fixed });
   }
 
   const model = store.embeddingModel();
   if (model) {
-    const { missing, orphans } = store.vectorAgreement();
+    const { missing, orphans } = vectorAgreement(store);
     if (missing) problems.push({ check: "vectors", detail: `${missing} fragment texts have no vector`, fix: `researcher index ${repo.name}`, repaired: false });
     if (orphans) {
       if (repair) store.transaction(() => store.pruneVectors());
@@ -123,4 +124,52 @@ function checkLeftovers(repo: Repository, problems: VerifyProblem[], repair: boo
       problems.push({ check: "leftovers", detail: `${name}: a temp file of an interrupted write`, fix: repair ? "removed" : "researcher verify --repair", repaired: repair });
     }
   }
+}
+
+// ---- the checks over the store ----------------------------------------------------------------------------
+
+/** SQLite's own structural check (`quick_check`): "ok", or what is wrong. */
+export function quickCheck(store: Store): string[] {
+  const rows = store.db.query<{ quick_check: string }, []>("PRAGMA quick_check").all().map((r) => r.quick_check);
+  return rows.length === 1 && rows[0] === "ok" ? [] : rows;
+}
+
+/** Problems with the full-text index: its own integrity check, and one row per fragment. */
+export function fullTextProblems(store: Store): string[] {
+  const problems: string[] = [];
+  try {
+    store.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('integrity-check')");
+  } catch (error) {
+    problems.push(`integrity check failed: ${(error as Error).message}`);
+  }
+  const rows = store.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments_fts_docsize").get()!.n;
+  const fragments = store.fragmentCount();
+  if (rows !== fragments) problems.push(`${rows} rows for ${fragments} fragments`);
+  return problems;
+}
+
+/** Re-create the full-text index from the fragments (the text lives there; FTS5 holds only the index). */
+export function rebuildFullText(store: Store): void {
+  store.transaction(() => {
+    store.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
+    const rows = store.db
+      .query<{ id: number; title: string; heading: string; text: string }, []>(
+        "SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id",
+      )
+      .all();
+    const insert = store.db.query("INSERT INTO fragments_fts(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
+    for (const row of rows) insert.run(row.id, ftsText(row.title), ftsText(row.heading), ftsText(row.text));
+  });
+  store.optimize();
+}
+
+/** Distinct fragment texts without a vector, and stored vectors no fragment uses. */
+export function vectorAgreement(store: Store): { missing: number; orphans: number } {
+  return store.db
+    .query<{ missing: number; orphans: number }, []>(
+      `SELECT
+         (SELECT count(DISTINCT f.text_hash) FROM fragments f WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = f.text_hash)) AS missing,
+         (SELECT count(*) FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM fragments f WHERE f.text_hash = e.text_hash)) AS orphans`,
+    )
+    .get()!;
 }
