@@ -29,6 +29,8 @@ function schemas() {
     document_prefix: v.optional(v.string()),
     dtype: v.optional(v.picklist(["fp32", "fp16", "q8", "int8", "uint8", "q4"])),
     batch_size: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1024))),
+    /** Requests in flight at once to an Ollama or OpenAI-compatible server (the local model runs one batch at a time). */
+    parallel: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64))),
     ollama_url: v.optional(v.pipe(v.string(), v.url())),
     openai_url: v.optional(v.pipe(v.string(), v.url())),
   });

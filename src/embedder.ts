@@ -47,6 +47,8 @@ export interface ModelChoice {
   documentPrefix?: string;
   dtype?: string;
   batchSize?: number;
+  /** Remote providers: requests in flight at once. */
+  parallel?: number;
   ollamaUrl?: string;
   openaiUrl?: string;
 }
@@ -126,6 +128,7 @@ export function chooseModel(
     documentPrefix: merged.document_prefix,
     dtype: merged.dtype,
     batchSize: merged.batch_size,
+    parallel: merged.parallel,
     ollamaUrl: merged.ollama_url,
     openaiUrl: merged.openai_url,
   };
@@ -341,6 +344,7 @@ async function withProbe(
   embedBatch: (texts: string[]) => Promise<Float32Array[]>,
   batchSize: number,
   dispose: () => Promise<void>,
+  parallel = 1,
 ): Promise<Embedder> {
   const dims = (await embedBatch(["dimension probe"]))[0]!.length;
   return {
@@ -349,7 +353,7 @@ async function withProbe(
     fingerprint: fingerprintOf(info, dims),
     embed(texts, kind) {
       const prefix = kind === "query" ? info.queryPrefix : info.documentPrefix;
-      return embedSorted(texts.map((t) => prefix + clip(t, info.maxTokens)), batchSize, embedBatch);
+      return embedSorted(texts.map((t) => prefix + clip(t, info.maxTokens)), batchSize, embedBatch, parallel);
     },
     dispose,
   };
@@ -366,19 +370,27 @@ function clip(text: string, maxTokens: number): string {
   return text.length > maxTokens * CHARS_PER_TOKEN ? text.slice(0, maxTokens * CHARS_PER_TOKEN) : text;
 }
 
-/** Batches of similar length waste less work on padding; results come back in input order. */
+/**
+ * Batches of similar length waste less work on padding; results come back in input order. Up to `parallel`
+ * batches are in flight at once: a remote server with its own hardware embeds several while we wait.
+ */
 async function embedSorted(
   texts: string[],
   batchSize: number,
   embedBatch: (texts: string[]) => Promise<Float32Array[]>,
+  parallel = 1,
 ): Promise<Float32Array[]> {
   const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
   const result = new Array<Float32Array>(texts.length);
-  for (let start = 0; start < order.length; start += batchSize) {
-    const slice = order.slice(start, start + batchSize);
-    const vectors = await embedBatch(slice.map((i) => texts[i]!));
-    slice.forEach((index, j) => (result[index] = vectors[j]!));
-  }
+  let next = 0;
+  const lane = async () => {
+    while (next < order.length) {
+      const slice = order.slice(next, (next += batchSize));
+      const vectors = await embedBatch(slice.map((i) => texts[i]!));
+      slice.forEach((index, j) => (result[index] = vectors[j]!));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, Math.ceil(order.length / batchSize))) }, lane));
   return result;
 }
 
@@ -425,9 +437,12 @@ export function checkModel(repository: string, stored: StoredModel | undefined, 
 
 // ---- remote providers ------------------------------------------------------------------------------------
 
+/** Requests in flight to a remote embedding server unless `embedding.parallel` says otherwise. */
+const REMOTE_PARALLEL = 4;
+
 async function loadRemote(info: ModelInfo, choice: ModelChoice): Promise<Embedder> {
   const call = info.provider === "ollama" ? ollamaCall(choice) : openaiCall(choice);
-  return withProbe(info, call, choice.batchSize ?? 64, async () => {});
+  return withProbe(info, call, choice.batchSize ?? 64, async () => {}, choice.parallel ?? REMOTE_PARALLEL);
 }
 
 function ollamaCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Array[]> {

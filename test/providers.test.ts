@@ -104,3 +104,37 @@ describe("openai provider", () => {
     if (saved !== undefined) process.env.OPENAI_API_KEY = saved;
   });
 });
+
+describe("remote parallelism", () => {
+  test("up to embedding.parallel requests are in flight at once; results keep their order", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const slow = Bun.serve({
+      port: 0,
+      async fetch(request) {
+        const body = (await request.json()) as { input: string[] };
+        most = Math.max(most, ++inFlight);
+        await Bun.sleep(30);
+        inFlight--;
+        return Response.json({ embeddings: body.input.map(fakeVector) });
+      },
+    });
+    try {
+      const url = `http://127.0.0.1:${slow.port}`;
+      const texts = Array.from({ length: 120 }, (_, i) => `${"a".repeat(i + 1)}b`); // each text its own direction
+      for (const parallel of [1, 3]) {
+        most = 0;
+        const embedder = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "m", ollama_url: url, batch_size: 10, parallel }));
+        const vectors = await embedder.embed(texts, "document");
+        expect(most).toBe(parallel);
+        // order kept: the i-th text has i + 1 a's (bucket 1) for one b (bucket 2)
+        vectors.forEach((v, i) => expect(v[1]! / v[2]!).toBeCloseTo(i + 1, 4));
+      }
+      const sequential = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "m", ollama_url: url, batch_size: 10, parallel: 1 }));
+      const parallel = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "m", ollama_url: url, batch_size: 10, parallel: 3 }));
+      expect(await parallel.embed(texts, "document")).toEqual(await sequential.embed(texts, "document"));
+    } finally {
+      slow.stop(true);
+    }
+  });
+});
