@@ -145,7 +145,18 @@ function headingText(raw: string): string {
 /** The heading path without gaps and without a leading title heading (the title has its own field). */
 function headingPath(stack: string[], title: string): string[] {
   const path = stack.filter((h) => h !== undefined && h !== "");
-  return path[0] === title ? path.slice(1) : path;
+  return path[0] !== undefined && sameTitle(path[0], title) ? path.slice(1) : path;
+}
+
+/**
+ * A heading that repeats the title: equal, or one the other cut short (a PDF's document info often holds a
+ * truncated title, or the first page's large line wraps the info title onto a subtitle).
+ */
+function sameTitle(heading: string, title: string): boolean {
+  const fold = (text: string) => text.toLowerCase().replace(/\s+/g, " ").trim();
+  const [a, b] = [fold(heading), fold(title)];
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  return short.length > 0 && long.startsWith(short) && short.length >= long.length * 0.6;
 }
 
 function splitText(lines: string[], firstLine: number): Section[] {

@@ -90,3 +90,11 @@ describe("chunkDocument (text)", () => {
     expect(fragments[0]!.text).toContain("# hello");
   });
 });
+
+test("a heading that repeats the title, or the title cut short, is not part of the heading path", () => {
+  const doc = (title: string, text: string) => ({ title, format: "markdown" as const, text, firstLine: 1, metadata: {} });
+  const cut = chunkDocument(doc("Trace-based Just-in-Time Type Specialization for Dynamic", "## Trace-based Just-in-Time Type Specialization for Dynamic Languages\n\nBody.\n\n## Results\n\nMore.\n"));
+  expect(cut.map((f) => f.headings)).toEqual([[], ["Results"]]);
+  const other = chunkDocument(doc("Trace", "## Trace-based Just-in-Time Type Specialization\n\nBody.\n"));
+  expect(other.map((f) => f.headings)).toEqual([["Trace-based Just-in-Time Type Specialization"]]);
+});
