@@ -11,7 +11,7 @@ import { indexRepository } from "../src/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, SearchContext, type FragmentHit } from "../src/search.ts";
 import { Store } from "../src/store.ts";
-import { GLOVE, HOOK_TIMEOUT, SHARED, tempDir } from "./helpers.ts";
+import { GLOVE, HOOK_TIMEOUT, SHARED, standInEmbeddingServer, tempDir } from "./helpers.ts";
 
 const RUST_BOOK = join(SHARED, "data/corpus/markdown/rust-book");
 const DIMS = 256;
@@ -43,21 +43,7 @@ function strongModel(text: string): number[] {
   return randomVector(passages.get(source)!).map((x, i) => x + 0.5 * noise[i]!);
 }
 
-const server = Bun.serve({
-  port: 0,
-  hostname: "127.0.0.1",
-  async fetch(request) {
-    const body = (await request.json()) as { input: string[] };
-    return Response.json({ data: body.input.map((text, index) => ({ index, embedding: strongModel(text) })) });
-  },
-});
-const savedKey = process.env.OPENAI_API_KEY;
-beforeAll(() => void (process.env.OPENAI_API_KEY = "sk-local"));
-afterAll(() => {
-  server.stop(true);
-  if (savedKey === undefined) delete process.env.OPENAI_API_KEY;
-  else process.env.OPENAI_API_KEY = savedKey;
-});
+const serverUrl = standInEmbeddingServer(strongModel);
 
 describe("fusion weights calibrated at index time", () => {
   const homes = { glove: tempDir(), words: tempDir() }; // one folder cannot be two repositories of one home
@@ -66,7 +52,7 @@ describe("fusion weights calibrated at index time", () => {
   beforeAll(async () => {
     const embeddings = {
       glove: { model: GLOVE },
-      words: { provider: "openai" as const, model: "strong", openai_url: `http://127.0.0.1:${server.port}` },
+      words: { provider: "openai" as const, model: "strong", openai_url: serverUrl },
     };
     for (const [name, embedding] of Object.entries(embeddings)) {
       const home = homes[name as keyof typeof homes];

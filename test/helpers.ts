@@ -2,7 +2,7 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { afterAll } from "bun:test";
+import { afterAll, beforeAll } from "bun:test";
 
 export const ROOT = resolve(import.meta.dir, "..");
 export const SHARED = resolve(ROOT, "../shared");
@@ -100,4 +100,28 @@ export function parseCsv(input: string): string[][] {
   if (quoted) throw new Error("unterminated quoted field");
   if (field !== "" || record.length) record.push(field), records.push(record);
   return records;
+}
+
+/**
+ * A local OpenAI-compatible embedding server (`/v1/embeddings`) answering with designed vectors: a stand-in for a
+ * remote model, so our own provider code runs. Sets OPENAI_API_KEY for the test file and restores it afterwards.
+ * Returns the base URL for `embedding.openai_url`.
+ */
+export function standInEmbeddingServer(vectorFor: (text: string) => number[]): string {
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(request) {
+      const body = (await request.json()) as { input: string[] };
+      return Response.json({ data: body.input.map((text, index) => ({ index, embedding: vectorFor(text) })) });
+    },
+  });
+  const savedKey = process.env.OPENAI_API_KEY;
+  beforeAll(() => void (process.env.OPENAI_API_KEY = "sk-local"));
+  afterAll(() => {
+    server.stop(true);
+    if (savedKey === undefined) delete process.env.OPENAI_API_KEY;
+    else process.env.OPENAI_API_KEY = savedKey;
+  });
+  return `http://127.0.0.1:${server.port}`;
 }

@@ -4,13 +4,13 @@
  * reported: an isolated strong match among near-orthogonal fragments. (Vectors the graph cannot rank, like a
  * random-weight model's, are measured by bench/ann.ts: their build-time recall sends search to the exact scan.)
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { indexRepository } from "../src/indexer.ts";
 import { addRepository, type Repository } from "../src/repos.ts";
 import { Store } from "../src/store.ts";
 import { annPath, EXACT_SCAN_BELOW, MIN_RECALL, searchVectors, syncVectorIndex } from "../src/vectors.ts";
-import { HOOK_TIMEOUT, tempDir, writeTree } from "./helpers.ts";
+import { HOOK_TIMEOUT, standInEmbeddingServer, tempDir, writeTree } from "./helpers.ts";
 
 const DIMS = 100;
 const FILLERS = 3000;
@@ -55,21 +55,8 @@ function vectorFor(text: string): number[] {
   return withCosine(n + 2, (random(n + 99)() - 0.5) * 0.16);
 }
 
-const server = Bun.serve({
-  port: 0,
-  async fetch(request) {
-    const body = (await request.json()) as { input: string[] };
-    return Response.json({ data: body.input.map((text, index) => ({ index, embedding: vectorFor(text) })) });
-  },
-});
-const savedKey = process.env.OPENAI_API_KEY;
-beforeAll(() => void (process.env.OPENAI_API_KEY = "sk-local"));
-afterAll(() => {
-  server.stop(true);
-  if (savedKey === undefined) delete process.env.OPENAI_API_KEY;
-  else process.env.OPENAI_API_KEY = savedKey;
-});
-const embedding = { provider: "openai" as const, model: "designed", openai_url: `http://127.0.0.1:${server.port}` };
+const serverUrl = standInEmbeddingServer(vectorFor);
+const embedding = { provider: "openai" as const, model: "designed", openai_url: serverUrl };
 
 async function indexed(name: string, files: Record<string, string>, home: string, docs: string): Promise<{ repo: Repository; store: Store }> {
   writeTree(docs, files);
