@@ -14,14 +14,18 @@ import { describeError, ResearcherError } from "./errors.ts";
 import { getRepository, listRepositories, type Repository } from "./repos.ts";
 import { Store, type ListedDocument } from "./store.ts";
 
-/** What the index knows about a document, without reading it: `ls` entries and `get --meta`. */
-export interface DocumentInfo {
+/** Who a document is: what every answer about it starts with. */
+interface DocumentIdentity {
   repository: string;
   path: string;
   docid: string;
   title: string;
   format: string;
   metadata: Record<string, unknown>;
+}
+
+/** What the index knows about a document, without reading it: `ls` entries and `get --meta`. */
+export interface DocumentInfo extends DocumentIdentity {
   size: number;
   /** The file's modification time when it was indexed (ISO 8601). */
   modified: string;
@@ -30,13 +34,7 @@ export interface DocumentInfo {
   pages: number | null;
 }
 
-export interface DocumentText {
-  repository: string;
-  path: string;
-  docid: string;
-  title: string;
-  format: string;
-  metadata: Record<string, unknown>;
+export interface DocumentText extends DocumentIdentity {
   /** First and last line of `text` (1-based, inclusive); `to` is `from - 1` for an empty document. */
   from: number;
   to: number;
