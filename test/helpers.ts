@@ -3,6 +3,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll } from "bun:test";
+import { addRepository } from "../src/repos.ts";
 
 export const ROOT = resolve(import.meta.dir, "..");
 export const SHARED = resolve(ROOT, "../shared");
@@ -124,4 +125,13 @@ export function standInEmbeddingServer(vectorFor: (text: string) => number[]): s
     else process.env.OPENAI_API_KEY = savedKey;
   });
   return `http://127.0.0.1:${server.port}`;
+}
+
+/** A home folder with one BM25-only repository "docs" over a temp folder holding `files`. */
+export function bm25Repository(files: Record<string, string | Uint8Array>) {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, files);
+  const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+  return { home, docs, repo };
 }

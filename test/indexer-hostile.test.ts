@@ -7,22 +7,14 @@ import { indexFiles, indexRepository } from "../src/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search } from "../src/search.ts";
 import { Store } from "../src/store.ts";
-import { ROOT, tempDir, writeTree } from "./helpers.ts";
+import { bm25Repository, ROOT, tempDir, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
-
-function setup(files: Record<string, string | Uint8Array>) {
-  const home = tempDir();
-  const docs = tempDir();
-  writeTree(docs, files);
-  const repo = addRepository(home, { name: "docs", path: docs, embed: false });
-  return { home, docs, repo };
-}
 
 const total = async (home: string, query: string) => (await search(home, { query, limit: 50 })).total;
 
 describe("an index run removes nothing it cannot see", () => {
   test("a repository folder replaced by a file, removed, or emptied is an error; documents stay", async () => {
-    const { home, docs, repo } = setup({ "a.md": "apple words\n", "sub/b.md": "banana words\n" });
+    const { home, docs, repo } = bm25Repository({ "a.md": "apple words\n", "sub/b.md": "banana words\n" });
     await indexRepository(home, repo);
     renameSync(docs, `${docs}.away`);
     writeFileSync(docs, "a plain file");
@@ -64,7 +56,7 @@ describe("an index run removes nothing it cannot see", () => {
 
 describe("only regular files are read", () => {
   test("a FIFO and a character device named like documents are skipped with a reason, in bounded time", async () => {
-    const { home, docs, repo } = setup({ "good.md": "fine words\n" });
+    const { home, docs, repo } = bm25Repository({ "good.md": "fine words\n" });
     expect(Bun.spawnSync(["mkfifo", join(docs, "pipe.md")]).exitCode).toBe(0);
     expect(Bun.spawnSync(["mknod", join(docs, "zero.md"), "c", "1", "5"]).exitCode).toBe(0);
     const started = performance.now();
@@ -78,7 +70,7 @@ describe("only regular files are read", () => {
   });
 
   test("files larger than index.max_file_bytes are refused before they are read", async () => {
-    const { home, repo } = setup({ "big.md": "x ".repeat(5000), "small.md": "tiny words\n" });
+    const { home, repo } = bm25Repository({ "big.md": "x ".repeat(5000), "small.md": "tiny words\n" });
     setConfigValue(home, "index.max_file_bytes", "1000");
     const summary = await indexRepository(home, repo);
     expect(summary.failures).toEqual([{ path: "big.md", reason: "larger than index.max_file_bytes (10000 > 1000 bytes)" }]);
@@ -87,14 +79,14 @@ describe("only regular files are read", () => {
 
 describe("formats and settings", () => {
   test("files of other types are counted by extension in the summary", async () => {
-    const { home, repo } = setup({ "a.md": "words\n", "s1.pptx": "x", "s2.pptx": "x", "c.csv": "x", "Makefile": "x" });
+    const { home, repo } = bm25Repository({ "a.md": "words\n", "s1.pptx": "x", "s2.pptx": "x", "c.csv": "x", "Makefile": "x" });
     const summary = await indexRepository(home, repo);
     expect(summary.skipped_types).toEqual({ pptx: 2, csv: 1, "": 1 });
   });
 
   test("a PDF is indexed page by page: fragments and results carry their page", async () => {
     const pdf = await writePdf([paragraph("Mitochondria produce energy for the cell.", 72), paragraph("Chloroplasts capture sunlight in plants.", 72)], { title: "Organelles" });
-    const { home, repo } = setup({ "cells.pdf": pdf });
+    const { home, repo } = bm25Repository({ "cells.pdf": pdf });
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, fragments: 2 });
     const hit = (await search(home, { query: "chloroplasts sunlight" })).results[0]!;
     expect(hit).toMatchObject({ path: "cells.pdf", title: "Organelles", page: 2, fragment: { page: 2, page_end: 2 } });
@@ -105,7 +97,7 @@ describe("formats and settings", () => {
 
   test("a conversion that outlives index.convert_timeout is recorded and the run goes on", async () => {
     const pages = Array.from({ length: 400 }, (_, i) => paragraph(`Page ${i} holds words about topic ${i} and more words to read.`, 72));
-    const { home, repo } = setup({ "long.pdf": await writePdf(pages), "ok.md": "still indexed\n" });
+    const { home, repo } = bm25Repository({ "long.pdf": await writePdf(pages), "ok.md": "still indexed\n" });
     setConfigValue(home, "index.convert_timeout", "0.1");
     const summary = await indexRepository(home, repo);
     expect(summary.failures).toEqual([{ path: "long.pdf", reason: "conversion took longer than 0.1 s (index.convert_timeout)" }]);
@@ -114,7 +106,7 @@ describe("formats and settings", () => {
 
   test("a conversion that pushes the process past index.convert_memory_mb is recorded and the run goes on", async () => {
     const pages = Array.from({ length: 800 }, (_, i) => paragraph(`Page ${i} holds words about topic ${i}.`, 72));
-    const { home, repo } = setup({ "big.pdf": await writePdf(pages), "ok.md": "still indexed\n" });
+    const { home, repo } = bm25Repository({ "big.pdf": await writePdf(pages), "ok.md": "still indexed\n" });
     setConfigValue(home, "index.convert_memory_mb", "1"); // any process is past 1 MB: the conversion is stopped
     const summary = await indexRepository(home, repo);
     expect(summary.failures).toEqual([{ path: "big.pdf", reason: "conversion needed more memory than index.convert_memory_mb (1 MB)" }]);
@@ -123,7 +115,7 @@ describe("formats and settings", () => {
 
   test("changing chunk.tokens re-chunks unchanged files", async () => {
     const body = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} is here to fill the section.`).join(" ");
-    const { home, repo } = setup({ "a.md": `# A\n\n${body}\n` });
+    const { home, repo } = bm25Repository({ "a.md": `# A\n\n${body}\n` });
     const first = await indexRepository(home, repo);
     setConfigValue(home, "chunk.tokens", "64");
     const second = await indexRepository(home, repo);
@@ -135,7 +127,7 @@ describe("formats and settings", () => {
 
 describe("indexFiles: one file now, through the same step", () => {
   test("indexes a new file, refuses paths the repository would not index, keeps other failures", async () => {
-    const { home, docs, repo } = setup({ "a.md": "alpha words\n", "bad.md": new Uint8Array([0, 1, 2]) });
+    const { home, docs, repo } = bm25Repository({ "a.md": "alpha words\n", "bad.md": new Uint8Array([0, 1, 2]) });
     expect((await indexRepository(home, repo)).failed).toBe(1);
     writeTree(docs, { "new.md": "fresh words\n", ".hidden/x.md": "secret\n", "slides.pptx": "x" });
     expect(await indexFiles(home, repo, ["new.md"])).toMatchObject({ indexed: 1, failed: 0 });
@@ -155,7 +147,7 @@ describe("rebuilds replace everything or nothing", () => {
   test("--rebuild is one transaction: readers see the old index meanwhile, and a run that dies leaves it whole", async () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 2500; i++) files[`doc${i}.md`] = `document number ${i}\n`; // three write batches
-    const { home, repo } = setup(files);
+    const { home, repo } = bm25Repository(files);
     await indexRepository(home, repo);
     const counts: number[] = [];
     const dies = indexRepository(home, repo, {

@@ -2,24 +2,15 @@ import { describe, expect, test } from "bun:test";
 import { rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
-import { addRepository } from "../src/repos.ts";
 import { search } from "../src/search.ts";
 import { Store } from "../src/store.ts";
-import { tempDir, writeTree } from "./helpers.ts";
-
-function setup(files: Record<string, string | Uint8Array>) {
-  const home = tempDir();
-  const docs = tempDir();
-  writeTree(docs, files);
-  const repo = addRepository(home, { name: "docs", path: docs, embed: false });
-  return { home, docs, repo };
-}
+import { bm25Repository } from "./helpers.ts";
 
 const paths = async (home: string, query: string) => (await search(home, { query, limit: 50 })).results.map((r) => r.path);
 
 describe("indexRepository", () => {
   test("indexes, skips unchanged files, re-indexes edits, removes deleted files", async () => {
-    const { home, docs, repo } = setup({
+    const { home, docs, repo } = bm25Repository({
       "alpha.md": "# Alpha\n\nThe quick brown fox.\n",
       "beta.md": "# Beta\n\nLazy dogs sleep.\n",
       "gamma.txt": "Plain text about turtles.\n",
@@ -46,7 +37,7 @@ describe("indexRepository", () => {
   });
 
   test("unreadable files are recorded with a reason and the run goes on", async () => {
-    const { home, repo } = setup({
+    const { home, repo } = bm25Repository({
       "good.md": "fine words here\n",
       "binary.md": new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d]),
       "latin1.txt": new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x20, 0xff]),
@@ -63,7 +54,7 @@ describe("indexRepository", () => {
   });
 
   test("a failed write rolls back and leaves the previous index intact", async () => {
-    const { home, docs, repo } = setup({ "a.md": "original words\n" });
+    const { home, docs, repo } = bm25Repository({ "a.md": "original words\n" });
     (await indexRepository(home, repo));
     writeFileSync(join(docs, "a.md"), "replacement words\n");
     // Another connection holds the write lock past the busy timeout's reach: make the store read-only instead.
@@ -77,13 +68,13 @@ describe("indexRepository", () => {
 
   test("UTF-16 files with a BOM are decoded", async () => {
     const utf16 = new Uint8Array([0xff, 0xfe, ...new Uint8Array(Buffer.from("wide text", "utf16le"))]);
-    const { home, repo } = setup({ "wide.txt": utf16 });
+    const { home, repo } = bm25Repository({ "wide.txt": utf16 });
     (await indexRepository(home, repo));
     expect(await paths(home, "wide")).toEqual(["wide.txt"]);
   });
 
   test("--rebuild drops and recreates every document", async () => {
-    const { home, repo } = setup({ "a.md": "words\n", "b.md": "more words\n" });
+    const { home, repo } = bm25Repository({ "a.md": "words\n", "b.md": "more words\n" });
     (await indexRepository(home, repo));
     expect((await indexRepository(home, repo, { rebuild: true }))).toMatchObject({ indexed: 2, skipped: 0 });
   });
@@ -91,7 +82,7 @@ describe("indexRepository", () => {
   test("a large run leaves the full-text index merged into one segment", async () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 2500; i++) files[`doc${i}.md`] = `document number ${i}\n`; // three write batches
-    const { home, repo } = setup(files);
+    const { home, repo } = bm25Repository(files);
     await indexRepository(home, repo);
     const store = Store.open(repo.dir);
     const segments = store.db.query<{ n: number }, []>("SELECT count(DISTINCT segid) AS n FROM fragments_fts_idx").get()!.n;
