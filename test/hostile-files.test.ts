@@ -153,8 +153,10 @@ describe("markdown that is large in one dimension", () => {
     "not YAML": Array.from({ length: 20_000 }, (_, i) => `: [ { ${i} "unclosed`).join("\n"),
   };
   for (const [shape, yaml] of Object.entries(frontMatters)) {
-    // Malformed YAML is not quadratic either (100 KB ~0.8 s, 578 KB ~1.6 s), but the library's error path is slow.
-    const limit = shape === "not YAML" ? 3000 : 1000;
+    // The quadratic paths this guards against took minutes on 578 KB; linear ones take ~0.1 s (malformed YAML
+    // ~1.6 s: the library's error path is slow, not quadratic). The limits only have to tell the two apart on a
+    // loaded 2-core machine, so they are generous: speed itself is measured in benchmarks, not here.
+    const limit = shape === "not YAML" ? 15_000 : 10_000;
     test(`a ~578 KB front matter (${shape}) converts in under ${limit / 1000} s and is indexed`, async () => {
       const source = `---\n${yaml.slice(0, 578_000)}\n---\n# After the front matter\n\nbody words\n`;
       const started = performance.now();
@@ -167,11 +169,11 @@ describe("markdown that is large in one dimension", () => {
     }, 30_000);
   }
 
-  test("front matter that never closes is body text, converted in under a second", () => {
+  test("front matter that never closes is body text, converted in linear time", () => {
     const source = `---\n${"key: value\n".repeat(50_000)}# Heading\n`;
     const started = performance.now();
     const converted = convertMarkdown(source, "fallback");
-    expect(performance.now() - started).toBeLessThan(1000);
+    expect(performance.now() - started).toBeLessThan(10_000);
     expect(converted.firstLine).toBe(1);
   });
 
