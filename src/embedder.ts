@@ -1,6 +1,7 @@
 /**
- * Embedding providers: local ONNX models through transformers.js (default), Ollama and OpenAI-compatible HTTP.
- * Heavy libraries load lazily so BM25-only commands never pay for them. Every network call has a timeout.
+ * Embedding providers: local ONNX models through transformers.js (default), static-embedding models (a token table,
+ * `static-embedder.ts`), Ollama and OpenAI-compatible HTTP. Heavy libraries load lazily so BM25-only commands never
+ * pay for them. Every network call has a timeout.
  */
 import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
@@ -10,11 +11,15 @@ import { describeError, ResearcherError } from "./errors.ts";
 import type { StoredModel } from "./store.ts";
 import { EMBEDDED_MODEL } from "./embedded-model.ts";
 import { unpack } from "./native.ts";
+import { loadTokenizer, meanOfRows, model2vecWeights, readModel2vecTable, staticLayout, tokenTableOf, type StaticLayout, type TokenTable } from "./static-embedder.ts";
+import { downloadModel, fetchWithTimeout, hubEndpoint } from "./hub.ts";
 
 export type Provider = "local" | "ollama" | "openai";
 export type EmbedKind = "query" | "document";
 
 export interface KnownModel {
+  /** A static-embedding (model2vec) model: a token table and a tokenizer, fetched as such from the hub. */
+  static?: true;
   dims: number;
   pooling: "mean" | "cls";
   queryPrefix: string;
@@ -33,6 +38,8 @@ export const KNOWN_MODELS: Record<string, KnownModel> = {
   "Xenova/bge-base-en-v1.5": { dims: 768, pooling: "cls", queryPrefix: RETRIEVAL_PREFIX, documentPrefix: "", maxTokens: 512, dtype: "q8" },
   "Xenova/all-MiniLM-L6-v2": { dims: 384, pooling: "mean", queryPrefix: "", documentPrefix: "", maxTokens: 256, dtype: "q8" },
   "nomic-ai/nomic-embed-text-v1.5": { dims: 768, pooling: "mean", queryPrefix: "search_query: ", documentPrefix: "search_document: ", maxTokens: 2048, dtype: "q8" },
+  "minishlab/potion-base-8M": { static: true, dims: 256, pooling: "mean", queryPrefix: "", documentPrefix: "", maxTokens: 512, dtype: "fp32" },
+  "minishlab/potion-retrieval-32M": { static: true, dims: 512, pooling: "mean", queryPrefix: "", documentPrefix: "", maxTokens: 512, dtype: "fp32" },
 };
 
 export const DEFAULT_MODEL = "Snowflake/snowflake-arctic-embed-xs";
@@ -58,6 +65,8 @@ export interface ModelInfo {
   id: string;
   /** "folder": a local path; "cache": downloaded earlier; "hub": not on disk yet; "embedded": inside the executable. */
   source: "folder" | "cache" | "hub" | "embedded" | "remote";
+  /** "transformer": an ONNX network; "static": a token table (model2vec or a layer-free ONNX model); "remote": a server. */
+  kind: "transformer" | "static" | "remote";
   path: string | null;
   dims: number | null;
   pooling: "mean" | "cls";
@@ -145,6 +154,7 @@ export function describeModel(home: string, choice: ModelChoice): ModelInfo {
       provider: choice.provider,
       id: choice.model,
       source: "remote",
+      kind: "remote",
       path: null,
       dims: null,
       pooling: "mean",
@@ -157,12 +167,14 @@ export function describeModel(home: string, choice: ModelChoice): ModelInfo {
   const folder = localFolder(home, choice.model);
   const known = KNOWN_MODELS[choice.model] ?? KNOWN_MODELS[basename(folder ?? choice.model)];
   const config = folder ? readModelConfig(folder) : {};
+  const layout = folder ? staticLayout(folder, config) : null;
   return {
     provider: "local",
     id: choice.model,
     source: choice.model.startsWith(EMBEDDED_PREFIX) ? "embedded" : folder ? (folder === resolve(choice.model) ? "folder" : "cache") : "hub",
+    kind: layout || (!folder && known?.static) ? "static" : "transformer",
     path: folder,
-    dims: known?.dims ?? (typeof config.hidden_size === "number" ? config.hidden_size : null),
+    dims: known?.dims ?? (typeof config.hidden_size === "number" ? config.hidden_size : typeof config.hidden_dim === "number" ? config.hidden_dim : null),
     pooling: choice.pooling ?? known?.pooling ?? "mean",
     queryPrefix: choice.queryPrefix ?? known?.queryPrefix ?? "",
     documentPrefix: choice.documentPrefix ?? known?.documentPrefix ?? "",
@@ -203,8 +215,17 @@ function readModelConfig(folder: string): Record<string, unknown> {
 
 const DTYPE_FILES: Record<string, string> = { fp32: "model.onnx", fp16: "model_fp16.onnx", q8: "model_quantized.onnx", int8: "model_int8.onnx", uint8: "model_uint8.onnx", q4: "model_q4.onnx" };
 
+/** The file that holds a local model's weights: model2vec's table, or the ONNX file of the chosen dtype. */
+function weightsFile(info: ModelInfo): string | null {
+  if (!info.path) return null;
+  if (layoutOf(info) === "model2vec") return model2vecWeights(info.path);
+  return join(info.path, "onnx", DTYPE_FILES[info.dtype] ?? "model.onnx");
+}
+
+const layoutOf = (info: ModelInfo): StaticLayout | null => (info.path && info.kind === "static" ? staticLayout(info.path, readModelConfig(info.path)) : null);
+
 export function fingerprintOf(info: ModelInfo, dims: number): string {
-  const weights = info.path ? join(info.path, "onnx", DTYPE_FILES[info.dtype] ?? "model.onnx") : null;
+  const weights = weightsFile(info);
   const size = weights && existsSync(weights) ? statSync(weights).size : 0;
   const parts = [info.provider, info.path ? basename(info.path) : info.id, info.dtype, info.pooling, info.queryPrefix, info.documentPrefix, dims, size];
   return new Bun.CryptoHasher("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 16);
@@ -246,21 +267,6 @@ export class EmbedderCache {
   }
 }
 
-const NETWORK_TIMEOUT_MS = 20_000;
-
-/** fetch that gives up when no response headers arrive in time, instead of hanging a command. */
-async function fetchWithTimeout(url: string | URL | Request, init: RequestInit = {}): Promise<Response> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), NETWORK_TIMEOUT_MS);
-  try {
-    return await fetch(url, { ...init, signal: controller.signal });
-  } catch (error) {
-    throw new Error(controller.signal.aborted ? `no answer from ${String(url)} within ${NETWORK_TIMEOUT_MS / 1000} s` : describeError(error));
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
  * onnxruntime starts a telemetry system when it is first loaded: it parses /proc/self/cmdline recursively, so a
  * long command line (a 30 KB query as an argument) overflows the stack and kills the process; it also writes
@@ -283,46 +289,23 @@ async function disableOnnxTelemetry(): Promise<void> {
 }
 
 async function loadLocal(home: string, info: ModelInfo, batchSize: number, options: LoadOptions): Promise<Embedder> {
-  await disableOnnxTelemetry();
-  const transformers = await import("@huggingface/transformers");
-  const { env, AutoModel, AutoTokenizer } = transformers;
-  env.allowLocalModels = true;
-  env.localModelPath = modelsDir(home);
-  env.cacheDir = modelsDir(home);
-  env.allowRemoteModels = Boolean(options.allowDownload) && !info.path;
-  env.fetch = fetchWithTimeout as typeof fetch;
-  const target = info.path ?? info.id;
   if (!info.path && !options.allowDownload) {
     throw new ResearcherError("MODEL_UNAVAILABLE", `model ${info.id} is not on this machine`, {
       hint: `run \`researcher model pull ${info.id}\`, or point at a local folder with \`researcher model set /path/to/model\` or RESEARCHER_MODEL_PATH`,
     });
   }
-  // Only when someone draws progress: with a callback, transformers.js reads even local model files through a
-  // chunked stream; without one, with a single readFile.
-  const onProgress = options.onProgress;
-  const progress = onProgress && {
-    progress_callback: (data: { status: string; file?: string; loaded?: number; total?: number }) => {
-      if (data.status === "progress" && data.file) onProgress(data.file, data.loaded ?? 0, data.total ?? 0);
-    },
-  };
-  let tokenizer: Awaited<ReturnType<typeof AutoTokenizer.from_pretrained>>;
-  let model: Awaited<ReturnType<typeof AutoModel.from_pretrained>>;
-  try {
-    tokenizer = await AutoTokenizer.from_pretrained(target, { ...progress });
-    model = await AutoModel.from_pretrained(target, {
-      dtype: info.dtype as "q8",
-      ...progress,
-      session_options: { intraOpNumThreads: availableParallelism(), interOpNumThreads: 1 },
-    });
-  } catch (error) {
-    throw new ResearcherError("MODEL_UNAVAILABLE", `cannot load model ${info.id}: ${describeError(error)}`, {
-      hint: info.path
-        ? `check that ${info.path}/onnx/${DTYPE_FILES[info.dtype] ?? "model.onnx"} exists (or set embedding.dtype)`
-        : `check your network, or download elsewhere and use \`researcher model set /path/to/folder\``,
-      cause: error,
-    });
+  if (info.kind === "static") {
+    const local = info.path ? info : { ...info, source: "cache" as const, path: await pullStatic(home, info, options) };
+    const embedder = await loadStatic(home, local, options);
+    // A folder whose config promised no transformer layers but whose model reads context runs as a transformer.
+    if (embedder) return embedder;
+    return loadTransformer(home, { ...local, kind: "transformer" }, batchSize, options);
   }
+  return loadTransformer(home, info, batchSize, options);
+}
 
+async function loadTransformer(home: string, info: ModelInfo, batchSize: number, options: LoadOptions): Promise<Embedder> {
+  const { tokenizer, model } = await loadOnnx(home, info, options);
   const embedBatch = async (texts: string[]): Promise<Float32Array[]> => {
     const inputs = tokenizer(texts, { padding: true, truncation: true, max_length: info.maxTokens });
     const output = await model(inputs);
@@ -332,10 +315,116 @@ async function loadLocal(home: string, info: ModelInfo, batchSize: number, optio
     };
     return pool(hidden.data, hidden.dims, inputs.attention_mask.data as BigInt64Array, info.pooling);
   };
-
   return withProbe(info, embedBatch, batchSize, async () => {
     await model.dispose();
   });
+}
+
+/** A transformers.js model and tokenizer, from a folder, the cache or (when allowed) the hub. */
+async function loadOnnx(home: string, info: ModelInfo, options: LoadOptions) {
+  await disableOnnxTelemetry();
+  const transformers = await import("@huggingface/transformers");
+  const { env, AutoModel, AutoTokenizer } = transformers;
+  env.allowLocalModels = true;
+  env.localModelPath = modelsDir(home);
+  env.cacheDir = modelsDir(home);
+  env.allowRemoteModels = Boolean(options.allowDownload) && !info.path;
+  env.remoteHost = `${hubEndpoint()}/`;
+  env.fetch = fetchWithTimeout as typeof fetch;
+  // Only when someone draws progress: with a callback, transformers.js reads even local model files through a
+  // chunked stream; without one, with a single readFile.
+  const onProgress = options.onProgress;
+  const progress = onProgress && {
+    progress_callback: (data: { status: string; file?: string; loaded?: number; total?: number }) => {
+      if (data.status === "progress" && data.file) onProgress(data.file, data.loaded ?? 0, data.total ?? 0);
+    },
+  };
+  const target = info.path ?? info.id;
+  try {
+    const tokenizer = await AutoTokenizer.from_pretrained(target, { ...progress });
+    const model = await AutoModel.from_pretrained(target, {
+      dtype: info.dtype as "q8",
+      ...progress,
+      session_options: { intraOpNumThreads: availableParallelism(), interOpNumThreads: 1 },
+    });
+    return { tokenizer, model, Tensor: transformers.Tensor };
+  } catch (error) {
+    throw new ResearcherError("MODEL_UNAVAILABLE", `cannot load model ${info.id}: ${describeError(error)}`, {
+      hint: info.path
+        ? `check that ${info.path}/onnx/${DTYPE_FILES[info.dtype] ?? "model.onnx"} exists (or set embedding.dtype)`
+        : `check your network, or download elsewhere and use \`researcher model set /path/to/folder\``,
+      cause: error,
+    });
+  }
+}
+
+/** The files of a model2vec model on the hub. */
+const MODEL2VEC_FILES = [{ name: "config.json" }, { name: "tokenizer.json" }, { name: "model.safetensors" }, { name: "tokenizer_config.json", optional: true }];
+
+/** Download a static model named in the model table into the models folder; returns its folder. */
+async function pullStatic(home: string, info: ModelInfo, options: LoadOptions): Promise<string> {
+  const folder = modelCachePath(home, info.id);
+  try {
+    await downloadModel(info.id, MODEL2VEC_FILES, folder, options.onProgress);
+  } catch (error) {
+    throw new ResearcherError("MODEL_UNAVAILABLE", `cannot download model ${info.id}: ${describeError(error)}`, {
+      hint: "check your network (or HF_ENDPOINT), or download the folder elsewhere and use `researcher model set /path/to/folder`",
+      cause: error,
+    });
+  }
+  return folder;
+}
+
+/** A static-embedding model (see static-embedder.ts); null when its ONNX model turns out to read context. */
+async function loadStatic(home: string, info: ModelInfo, options: LoadOptions): Promise<Embedder | null> {
+  const folder = info.path!;
+  const model2vec = layoutOf(info) === "model2vec";
+  let tokenizer: Awaited<ReturnType<typeof loadTokenizer>>;
+  let table: TokenTable | null;
+  try {
+    tokenizer = await loadTokenizer(folder);
+    table = model2vec
+      ? readModel2vecTable(folder)
+      : await tokenTableOf(join(modelsDir(home), ".tables"), weightsFile(info)!, vocabularySize(tokenizer), () => onnxRunner(home, info, options));
+  } catch (error) {
+    if (error instanceof ResearcherError) throw error;
+    throw new ResearcherError("MODEL_UNAVAILABLE", `cannot load static model ${info.id}: ${describeError(error)}`, {
+      hint: `check ${folder}: tokenizer.json and ${model2vec ? "model.safetensors" : "the onnx folder"} must be readable`,
+      cause: error,
+    });
+  }
+  if (!table) return null;
+  const tokens = table;
+  const unknown = (tokenizer.model as { unk_token?: string } | null)?.unk_token;
+  const rule = model2vec
+    ? { addSpecialTokens: false, dropId: unknown === undefined ? null : (tokenizer.token_to_id(unknown) ?? null), maxTokens: info.maxTokens }
+    : { addSpecialTokens: true, dropId: null, maxTokens: info.maxTokens };
+  const embedBatch = async (texts: string[]) =>
+    texts.map((text) => normalize(meanOfRows(tokens, tokenizer.encode(text, { add_special_tokens: rule.addSpecialTokens }).ids, rule)));
+  return withProbe(info, embedBatch, STATIC_BATCH, async () => {});
+}
+
+/** Static embedding is a loop over tokens: batches only bound how much text is tokenised at once. */
+const STATIC_BATCH = 256;
+
+function vocabularySize(tokenizer: { get_vocab(withAdded?: boolean): Map<string, number> }): number {
+  let max = -1;
+  for (const id of tokenizer.get_vocab(true).values()) max = Math.max(max, id);
+  return max + 1;
+}
+
+/** Runs a layer-free ONNX model on one sequence, to read its token table out of it. */
+async function onnxRunner(home: string, info: ModelInfo, options: LoadOptions) {
+  const { model, Tensor } = await loadOnnx(home, info, options);
+  const run = async (ids: number[]) => {
+    const shape = [1, ids.length];
+    const output = await model({
+      input_ids: new Tensor("int64", BigInt64Array.from(ids, BigInt), shape),
+      attention_mask: new Tensor("int64", new BigInt64Array(ids.length).fill(1n), shape),
+    });
+    return ((output.last_hidden_state ?? Object.values(output)[0]) as { data: Float32Array }).data;
+  };
+  return { run, dispose: async () => void (await model.dispose()) };
 }
 
 /** Finish an embedder: one probe text tells the dimensions, which become part of the fingerprint. */

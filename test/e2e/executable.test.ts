@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { executable, GLOVE, HOOK_TIMEOUT, runCli, SHARED, SYSTEM_PATH, tempDir, useCliCommand, writeTree } from "../helpers.ts";
+import { executable, GLOVE, gloveThroughOnnx, HOOK_TIMEOUT, runCli, SHARED, SYSTEM_PATH, tempDir, useCliCommand, writeTree } from "../helpers.ts";
 import { paragraph, writePdf } from "../pdf-fixtures.ts";
 
 const DOCS = {
@@ -16,6 +16,7 @@ describe("compiled executable", () => {
   const docs = tempDir();
   writeTree(docs, DOCS);
   const cli = (...args: string[]) => runCli(args, { home });
+  const onnxGlove = gloveThroughOnnx();
   let exe: string;
   beforeAll(async () => {
     exe = await executable();
@@ -47,6 +48,18 @@ describe("compiled executable", () => {
     expect(Object.keys(hybrid.results[0].explain)).toEqual(["bm25", "vector", "fused", "weights", "merge"]);
   });
 
+  test("a transformer model runs through the embedded ONNX runtime with the same results", () => {
+    // GLOVE itself is read as a static token table; this copy claims a layer, so it runs as a network.
+    const env = { RESEARCHER_MODEL_PATH: onnxGlove };
+    const copy = tempDir();
+    writeTree(copy, DOCS);
+    expect(runCli(["repo", "add", "docs-onnx", copy], { home, env }).code).toBe(0);
+    expect(JSON.parse(runCli(["index", "--json", "docs-onnx"], { home, env }).stdout)).toMatchObject({ indexed: 3, embedded: 3 });
+    expect(JSON.parse(runCli(["model", "show", "--json"], { home, env }).stdout)).toMatchObject({ kind: "transformer", path: onnxGlove });
+    const vector = JSON.parse(runCli(["search", "automobile", "--mode", "vector", "--json", "-n", "1", "--repo", "docs-onnx"], { home, env }).stdout);
+    expect(vector).toMatchObject({ mode: "vector", results: [{ path: "cars.md" }] });
+  });
+
   test("two processes unpacking the native parts at once both succeed", async () => {
     const fresh = tempDir();
     const start = () =>
@@ -61,7 +74,7 @@ describe("compiled executable", () => {
     const status = JSON.parse(cli("status", "docs", "--json").stdout);
     expect(status).toMatchObject({ name: "docs", documents: 3, fragments: 3, model: GLOVE, vectors: 3 });
     const model = JSON.parse(cli("model", "show", "--json").stdout);
-    expect(model).toMatchObject({ provider: "local", source: "folder", path: GLOVE, dims: 100 });
+    expect(model).toMatchObject({ provider: "local", source: "folder", kind: "static", path: GLOVE, dims: 100 });
   });
 
   test("errors are one line and an exit code, never a stack trace", () => {

@@ -1,0 +1,173 @@
+/**
+ * Static-embedding models: the GloVe-SIF folder (an ONNX Gather over a table) read as a token table, a model2vec
+ * folder written here, and a model2vec download from a stand-in hub on 127.0.0.1.
+ */
+import { describe, expect, test } from "bun:test";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describeModel, loadEmbedder, type Embedder } from "../src/embedder.ts";
+import { readSafetensors, writeSafetensors } from "../src/safetensors.ts";
+import { loadTokenizer } from "../src/static-embedder.ts";
+import { GLOVE, gloveThroughOnnx, tempDir } from "./helpers.ts";
+
+const TEXTS = [
+  "How do I reset my password?",
+  "the",
+  "",
+  "zzqx qqvb", // only unknown words
+  "A text about cars, driving and the maintenance of an automobile. ".repeat(200), // past the 512-token limit
+  "naïve café — Automobile!!",
+];
+
+const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
+
+describe("a layer-free ONNX model (GloVe-SIF) as a token table", () => {
+  const home = tempDir();
+  const onnxFolder = gloveThroughOnnx();
+
+  for (const dtype of ["fp32", "q8"]) {
+    test(`${dtype}: the same vectors and fingerprint as running the ONNX model`, async () => {
+      const fast = await loadEmbedder(home, { provider: "local", model: GLOVE, dtype });
+      const onnx = await loadEmbedder(home, { provider: "local", model: onnxFolder, dtype });
+      expect(fast.info.kind).toBe("static");
+      expect(onnx.info.kind).toBe("transformer");
+      expect(fast.fingerprint).toBe(onnx.fingerprint);
+      const [a, b] = [await fast.embed(TEXTS, "document"), await onnx.embed(TEXTS, "document")];
+      for (let i = 0; i < TEXTS.length; i++) expect(dot(a[i]!, b[i]!)).toBeGreaterThan(0.99999);
+      await onnx.dispose();
+    });
+  }
+
+  test("the table is cached once, and a damaged cache file is read again from the model", async () => {
+    const tables = join(home, "models/.tables");
+    const files = readdirSync(tables);
+    expect(files.length).toBe(2); // one per dtype, from the test above
+    for (const file of files) writeFileSync(join(tables, file), "not a table");
+    for (const dtype of ["fp32", "q8"]) {
+      const embedder = await loadEmbedder(home, { provider: "local", model: GLOVE, dtype });
+      const [cars, garage, bread] = await embedder.embed(["cars and driving", "automobile garage", "baking bread"], "query");
+      expect(dot(cars!, garage!)).toBeGreaterThan(dot(cars!, bread!));
+    }
+    expect(readdirSync(tables).sort()).toEqual(files.sort());
+    for (const file of files) expect(readSafetensors(join(tables, file)).get("rows")?.shape).toEqual([25004, 100]);
+  });
+});
+
+/** A model2vec folder: GloVe-SIF's tokenizer (WordPiece, [UNK]) and a seeded random f16 table of `dims` columns. */
+function writeModel2vec(folder: string, dims: number, options: { weights?: boolean } = {}) {
+  mkdirSync(folder, { recursive: true });
+  copyFileSync(join(GLOVE, "tokenizer.json"), join(folder, "tokenizer.json"));
+  writeFileSync(join(folder, "config.json"), JSON.stringify({ model_type: "model2vec", hidden_dim: dims, normalize: true }));
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
+  const rows = Float32Array.from({ length: 25004 * dims }, random);
+  const weights = options.weights ? Float32Array.from({ length: 25004 }, (_, i) => 1 + (i % 3)) : undefined;
+  writeSafetensors(join(folder, "model.safetensors"), { embeddings: { shape: [25004, dims], data: rows }, ...(weights && { weights: { shape: [25004], data: weights } }) });
+  return { rows, weights };
+}
+
+/** What model2vec computes: the (weighted) mean of the rows of the text's tokens, without special and unknown tokens. */
+async function expected(folder: string, text: string, table: { rows: Float32Array; weights?: Float32Array }, dims: number) {
+  const tokenizer = await loadTokenizer(folder);
+  const ids = tokenizer.encode(text, { add_special_tokens: false }).ids.filter((id) => id !== tokenizer.token_to_id("[UNK]"));
+  const sum = new Float32Array(dims);
+  for (const id of ids) for (let d = 0; d < dims; d++) sum[d]! += (table.weights?.[id] ?? 1) * table.rows[id * dims + d]!;
+  const norm = Math.hypot(...sum);
+  return sum.map((x) => x / norm);
+}
+
+describe("model2vec folders", () => {
+  const root = tempDir();
+
+  test("a text's vector is the mean of its known tokens' rows, weights applied", async () => {
+    for (const weights of [false, true]) {
+      const folder = join(root, `m2v-${weights}`);
+      const table = writeModel2vec(folder, 16, { weights });
+      const embedder = await loadEmbedder(root, { provider: "local", model: folder });
+      expect(embedder.info).toMatchObject({ kind: "static", dims: 16 });
+      const text = "How do I reset my zzqx password?";
+      const [vector] = await embedder.embed([text], "query");
+      const want = await expected(folder, text, table, 16);
+      for (let d = 0; d < 16; d++) expect(vector![d]!).toBeCloseTo(want[d]!, 5);
+    }
+  });
+
+  test("describeModel reads dims from config.hidden_dim without loading anything", () => {
+    const folder = join(root, "m2v-false");
+    expect(describeModel(root, { provider: "local", model: folder })).toMatchObject({ kind: "static", dims: 16, source: "folder" });
+  });
+
+  test("a damaged table is a clear model error, not a crash", async () => {
+    const folder = join(root, "broken");
+    writeModel2vec(folder, 4);
+    writeFileSync(join(folder, "model.safetensors"), new Uint8Array([255, 255, 255, 255, 0, 0, 0, 0, 1, 2, 3]));
+    const error = await loadEmbedder(root, { provider: "local", model: folder }).catch((e) => e);
+    expect(error).toMatchObject({ code: "MODEL_UNAVAILABLE" });
+    expect(error.message).toContain("header length");
+  });
+});
+
+describe("pulling a model2vec model from the hub", () => {
+  const root = tempDir();
+  const source = join(root, "served");
+  writeModel2vec(source, 8);
+
+  /**
+   * A stand-in hub on 127.0.0.1 that serves `source` under /<id>/resolve/main/. With `truncate`, the connection
+   * closes after the first 1,000 bytes of model.safetensors, under a Content-Length that promised all of it (a raw
+   * socket: an HTTP server library would correct the header).
+   */
+  function hub(truncate: boolean) {
+    return Bun.listen<undefined>({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        async data(socket, request) {
+          const name = /GET \S*\/resolve\/main\/(\S+) /.exec(request.toString())?.[1] ?? "";
+          const file = Bun.file(join(source, name));
+          if (!name || !(await file.exists())) {
+            socket.end("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+            return;
+          }
+          const bytes = new Uint8Array(await file.arrayBuffer());
+          const sent = truncate && name === "model.safetensors" ? bytes.subarray(0, 1000) : bytes;
+          socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${bytes.length}\r\nconnection: close\r\n\r\n`);
+          socket.write(sent);
+          socket.end();
+        },
+      },
+    });
+  }
+
+  async function pull(home: string, truncate: boolean): Promise<Embedder> {
+    const server = hub(truncate);
+    const saved = process.env.HF_ENDPOINT;
+    process.env.HF_ENDPOINT = `http://127.0.0.1:${server.port}`;
+    try {
+      return await loadEmbedder(home, { provider: "local", model: "minishlab/potion-base-8M" }, { allowDownload: true });
+    } finally {
+      if (saved === undefined) delete process.env.HF_ENDPOINT;
+      else process.env.HF_ENDPOINT = saved;
+      server.stop(true);
+    }
+  }
+
+  test("a model in the table is downloaded as a static model and used from the cache after", async () => {
+    const home = join(root, "home-ok");
+    expect(describeModel(home, { provider: "local", model: "minishlab/potion-base-8M" })).toMatchObject({ kind: "static", source: "hub" });
+    const embedder = await pull(home, false);
+    expect(embedder.info).toMatchObject({ kind: "static", source: "cache", dims: 8 });
+    expect(existsSync(join(home, "models/minishlab/potion-base-8M/model.safetensors"))).toBe(true);
+    const offline = await loadEmbedder(home, { provider: "local", model: "minishlab/potion-base-8M" }, { allowDownload: false });
+    expect(offline.fingerprint).toBe(embedder.fingerprint);
+  });
+
+  test("a download cut short fails clearly and leaves no model folder behind", async () => {
+    const home = join(root, "home-cut");
+    const error = await pull(home, true).catch((e) => e);
+    expect(error).toMatchObject({ code: "MODEL_UNAVAILABLE" });
+    expect(error.message).toMatch(/potion-base-8M/);
+    expect(existsSync(join(home, "models/minishlab/potion-base-8M"))).toBe(false);
+    expect(readdirSync(join(home, "models/minishlab"))).toEqual([]);
+  });
+});
