@@ -1,29 +1,17 @@
 /** Test fixtures: temp folders written by the test, the CLI run as a real subprocess, ../shared paths. */
-import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll } from "bun:test";
 import { addRepository } from "../src/repos.ts";
+import { GLOVE, writeGloveThroughOnnx } from "./model-fixtures.ts";
 
 export const ROOT = resolve(import.meta.dir, "..");
 export const SHARED = resolve(ROOT, "../shared");
-/** The real, weak GloVe-SIF model: meaningful similarities, fast enough for every test. */
-export const GLOVE = join(SHARED, "models/glove-6b-100d-sif");
+export { GLOVE } from "./model-fixtures.ts";
 
-/**
- * GloVe-SIF's own files under a config that claims one transformer layer, so it runs through the ONNX runtime like
- * any transformer instead of as a static token table. Same folder name, so the same fingerprint: the vectors of
- * the two paths must agree exactly.
- */
-export function gloveThroughOnnx(): string {
-  const folder = join(tempDir("researcher-onnx-"), basename(GLOVE));
-  mkdirSync(join(folder, "onnx"), { recursive: true });
-  for (const name of readdirSync(GLOVE)) if (name !== "onnx" && name !== "config.json") symlinkSync(join(GLOVE, name), join(folder, name));
-  for (const name of readdirSync(join(GLOVE, "onnx"))) symlinkSync(join(GLOVE, "onnx", name), join(folder, "onnx", name));
-  const config = JSON.parse(readFileSync(join(GLOVE, "config.json"), "utf8"));
-  writeFileSync(join(folder, "config.json"), JSON.stringify({ ...config, num_hidden_layers: 1 }));
-  return folder;
-}
+/** GloVe-SIF run through the ONNX runtime as a transformer (see model-fixtures.ts), in a temp folder. */
+export const gloveThroughOnnx = () => writeGloveThroughOnnx(tempDir("researcher-onnx-"));
 
 /** A fresh temp folder, removed when the test file finishes. */
 export function tempDir(prefix = "researcher-test-"): string {
