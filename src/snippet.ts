@@ -38,22 +38,29 @@ export function makeSnippet(text: string, highlight: ParsedQuery["highlight"]): 
 
 function findMatches(text: string, highlight: ParsedQuery["highlight"]): Match[] {
   if (highlight.stems.size === 0 && highlight.prefixes.length === 0) return [];
-  const plain = !hasCjk(text) && text.normalize("NFKD") === text;
-  return plain ? findPlainMatches(text, highlight) : findAnyMatches(text, highlight);
+  return hasCjk(text) ? findAnyMatches(text, highlight) : findPlainMatches(text, highlight);
 }
 
 /**
- * The common case, text without CJK or decomposable letters (so a word folds by lower-casing): the regex engine
- * finds the words that start like a searched stem or prefix, and JavaScript looks at a handful of words instead
- * of every one (which was most of a cold CLI search).
+ * Words with a letter outside ASCII (`café`, `µm`, `naïve`): folding (NFKD, marks dropped) may change how they
+ * start, so the start-of-stem pattern cannot find them; they are few, and each is folded and compared.
+ */
+const NON_ASCII_WORD = /[\p{L}\p{N}\p{M}]*(?:(?![\x00-\x7f])[\p{L}\p{N}\p{M}])[\p{L}\p{N}\p{M}]*/gu;
+
+/**
+ * Text without CJK (the common case): the regex engine finds the ASCII words that start like a searched stem or
+ * prefix and the words with other letters, and JavaScript looks at a handful of words instead of every one (which
+ * was most of a cold CLI search). Any punctuation, such as `…` or `×`, no longer sends a text to the slow path.
  */
 function findPlainMatches(text: string, highlight: ParsedQuery["highlight"]): Match[] {
-  const found: Match[] = [];
-  for (const m of text.matchAll(candidatesOf(highlight))) {
-    const folded = foldCase(m[0]);
-    if (searched(m[0], folded, highlight)) found.push({ start: m.index, end: m.index + m[0].length, key: folded });
+  const found = new Map<number, Match>();
+  for (const pattern of [candidatesOf(highlight), NON_ASCII_WORD]) {
+    for (const m of text.matchAll(pattern)) {
+      const folded = foldCase(m[0]);
+      if (!found.has(m.index) && searched(m[0], folded, highlight)) found.set(m.index, { start: m.index, end: m.index + m[0].length, key: folded });
+    }
   }
-  return found;
+  return [...found.values()].sort((a, b) => a.start - b.start);
 }
 
 /** Compiled once per query (a Unicode-aware pattern costs more to compile than to run over a fragment). */

@@ -13,6 +13,13 @@ test("highlights word forms by stem, prefixes, and diacritic-folded words", () =
   expect(marked("Un café au lait", "cafe").words).toEqual(["café"]);
 });
 
+test("text with punctuation that folds (…, ½) or words with other letters: every form is still found", () => {
+  // Words whose folded form starts differently from their raw form (É → e, µ → μ) are found as well as the plain ones.
+  expect(marked("École… ecoles, Écoles ½ and more", "ecole").words).toEqual(["École", "ecoles", "Écoles"]);
+  expect(marked("Naïve… naive NAÏVE", "naive").words).toEqual(["Naïve", "naive", "NAÏVE"]);
+  expect(marked("10 µm … μm", "μm").words).toEqual(["µm", "μm"]);
+});
+
 test("words whose stem is shorter than three letters are highlighted, in plain and in accented text", () => {
   expect(marked("Tools used by us", "uses").words).toEqual(["used", "us"]);
   expect(marked("Outils déjà used by us", "uses").words).toEqual(["used", "us"]);
