@@ -114,10 +114,15 @@ function searchMode(value: unknown): SearchMode | undefined {
   throw new ResearcherError("USAGE", `--mode must be bm25, vector or hybrid (got ${value})`);
 }
 
-function mainCli(): CAC {
+/**
+ * The main commands; given the command word, only that one is defined (defining all ~100 options costs ~2 ms of
+ * every cold start). A word that names no command defines none, and is reported as unknown.
+ */
+function mainCli(only?: string): CAC {
   const cli = globals(cac("researcher"));
+  const want = (name: string) => only === undefined || only === name;
 
-  cli
+  if (want("index")) cli
     .command("index [...names]", "Index repositories (all when no name is given), incrementally")
     .option("--rebuild", "Drop the index and rebuild it from the files")
     .option("--embeddings-only", "Keep fragments, recompute every vector (after changing the model)")
@@ -164,7 +169,7 @@ function mainCli(): CAC {
       if (summaries.length === 0 && !flags.json) stderr.write("no repositories to index\n");
     });
 
-  cli
+  if (want("watch")) cli
     .command("watch [...names]", "Keep repositories' indexes current as files change (all when no name is given)")
     .option("--no-embed", "BM25 only: skip embeddings")
     .option("--debounce <ms>", "Quiet time after the last change before indexing (default: watch.debounce_ms, 300)")
@@ -216,7 +221,7 @@ function mainCli(): CAC {
       if (fatal) throw fatal;
     });
 
-  cli
+  if (want("search")) cli
     .command("search [...query]", "Search fragments by words and meaning")
     .option("--repo <name>", "Only this repository (repeatable)")
     .option("-n, --limit <n>", "Number of results (default: search.limit, 10); files with --files")
@@ -270,7 +275,7 @@ function mainCli(): CAC {
       }
     });
 
-  cli
+  if (want("get")) cli
     .command("get <ref>", "Print an indexed document, or some of its lines")
     .option("--from <line>", "First line (default: the ref's line, else 1)")
     .option("--lines <n>", "How many lines (default: the ref's count, else to the end)")
@@ -293,7 +298,7 @@ function mainCli(): CAC {
       out(documentText(doc, { lineNumbers: Boolean(flags.lineNumbers) }));
     });
 
-  cli
+  if (want("multi-get")) cli
     .command("multi-get <pattern>", "Print several indexed documents: a glob over paths, or refs separated by commas")
     .option("--max-bytes <n>", "Skip (and list) documents larger than this (default: 1048576)")
     .option("--line-numbers", "Number the lines")
@@ -316,7 +321,7 @@ function mainCli(): CAC {
       if (found.documents.length === 0 && found.skipped.length === 0) stderr.write(`no indexed documents match ${pattern}\n`);
     });
 
-  cli
+  if (want("ls")) cli
     .command("ls [where]", "List indexed documents: all, one repository's, or those under repo:prefix")
     .option("--json", "Print [{repository, path, docid, title, format, metadata, size, modified, fragments, pages}]")
     .example("  researcher ls")
@@ -330,7 +335,7 @@ function mainCli(): CAC {
       out(documentListText(documents, styleFor(stdout), (d) => join(roots.get(d.repository) ?? "", d.path)));
     });
 
-  cli
+  if (want("remove")) cli
     .command("remove <repo> <document>", "Drop one document from a repository's index")
     .example("  researcher remove notes drafts/old.md")
     .action(async (name: string, document: string, flags: Flags) => {
@@ -340,7 +345,7 @@ function mainCli(): CAC {
       out(`removed ${name}:${path}\n`);
     });
 
-  cli
+  if (want("repos-for")) cli
     .command("repos-for [...query]", "Rank repositories by how strongly they match a query (where to look)")
     .option("--json", "Print [{repository, description, score, matched, best: {path, location, page, title, snippet}}]")
     .example('  researcher repos-for "borrow checker"')
@@ -357,7 +362,7 @@ function mainCli(): CAC {
       );
     });
 
-  cli
+  if (want("verify")) cli
     .command("verify [...names]", "Check that indexes are whole and current; --repair rebuilds what is derived")
     .option("--repair", "Rebuild the full-text index, vectors.usearch and leftovers where they are damaged")
     .option("--json", "Print the reports as JSON")
@@ -371,7 +376,7 @@ function mainCli(): CAC {
       if (reports.some((r) => !r.ok)) status = 1;
     });
 
-  cli
+  if (want("convert")) cli
     .command("convert <file>", "Print what indexing sees in a file: its markdown (PDFs with a page marker per page)")
     .option("--json", "Print {title, format, metadata, pages, text}")
     .option("-o, --output <file>", "Write the markdown to this file instead of stdout")
@@ -389,7 +394,7 @@ function mainCli(): CAC {
       else out(markdown);
     });
 
-  cli
+  if (want("status")) cli
     .command("status [name]", "Show what each repository's index holds")
     .option("--json", "Print as JSON")
     .example("  researcher status --json")
@@ -400,7 +405,7 @@ function mainCli(): CAC {
       out(statusText(statuses, styleFor(stdout)));
     });
 
-  cli
+  if (want("serve")) cli
     .command("serve", "Serve every repository to MCP clients (stdio, or HTTP with --port)")
     .option("--port <n>", "Serve over HTTP on this port: MCP at POST /mcp, REST at GET /search and /documents/<ref>, GET /health")
     .option("--host <address>", "Address to bind with --port (default 127.0.0.1)")
@@ -429,7 +434,7 @@ function mainCli(): CAC {
 
   // Listed for --help only: main() hands a group's words to its own parser, so these never run.
   for (const group of Object.keys(GROUPS)) {
-    cli.command(`${group} [...args]`, GROUPS[group]!.description).allowUnknownOptions().action(() => {
+    if (want(group)) cli.command(`${group} [...args]`, GROUPS[group]!.description).allowUnknownOptions().action(() => {
       throw new ResearcherError("USAGE", `put options after the command: researcher ${group} <action> [options]`);
     });
   }
@@ -449,7 +454,8 @@ export async function main(argv: string[]): Promise<number> {
       out(`${versionText()}\n`);
       return 0;
     }
-    const cli = groupName ? GROUPS[groupName]!.build() : mainCli();
+    const word = args[at];
+    const cli = groupName ? GROUPS[groupName]!.build() : mainCli(word && !word.startsWith("-") ? word : undefined);
     cli.help();
     cli.showHelpOnExit = false; // help is printed below, once the options are known to be real ones
     // A group's own parser sees the words without the group's name, global options included.
