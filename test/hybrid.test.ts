@@ -176,3 +176,28 @@ describe("vector and hybrid search", () => {
     expect(error.code).toBe("NOT_INDEXED");
   });
 });
+
+describe("a repository whose embedding lags behind its text", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "cars.md": TEN["cars.md"], "bread.md": TEN["bread.md"] });
+  const repo = addRepository(home, { name: "lagging", path: docs, embedding: { model: GLOVE } });
+
+  test("--explain says how much of it has vectors; hybrid still finds the unembedded text by its words", async () => {
+    await indexRepository(home, repo);
+    writeTree(docs, { "space.md": TEN["space.md"] });
+    expect(await indexRepository(home, repo, { noEmbed: true })).toMatchObject({ indexed: 1, embedded: 0 });
+    const context = new SearchContext();
+    try {
+      const response = await search(home, { query: "telescope galaxy", explain: true }, context);
+      expect(response.mode).toBe("hybrid");
+      expect(response.results[0]).toMatchObject({ path: "space.md" });
+      expect(response.notes).toContainEqual(expect.stringMatching(/^lagging: vectors cover 2 of 3 fragments; .*researcher index lagging/));
+      await indexRepository(home, repo);
+      const caughtUp = await search(home, { query: "telescope galaxy", explain: true }, context);
+      expect(caughtUp.notes!.filter((n) => n.includes("vectors cover"))).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
