@@ -607,18 +607,30 @@ export class Store {
 
   /** Merge FTS5 segments and refresh planner statistics after a large write. */
   optimize(): void {
-    this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES ('optimize')");
+    this.mergeFullText();
     this.db.run("PRAGMA optimize");
   }
 
   /**
    * FTS5 writes a new segment per transaction and every query reads them all; merged into one, SciFact queries
-   * run ~25% faster. A full optimize rewrites the whole full-text index, so only a run that changed a large share
+   * run ~25% faster. A full merge rewrites the whole full-text index, so only a run that changed a large share
    * pays for it; smaller runs do a bounded incremental merge.
    */
-  compactFullText(changedShare: number): void {
-    if (changedShare >= 0.1) this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('optimize')");
+  compactFullText(changedShare: number, onStep?: MergeProgress): void {
+    if (changedShare >= 0.1) this.mergeFullText(onStep);
     else this.db.run("INSERT INTO fragments_fts(fragments_fts, rank) VALUES('merge', 500)");
+  }
+
+  /** Merge every full-text segment into one (FTS5's 'optimize'), reporting it as one step (see MergeProgress). */
+  private mergeFullText(onStep?: MergeProgress): void {
+    this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('optimize')");
+    const pages = this.fullTextPages();
+    onStep?.(pages, pages);
+  }
+
+  /** The full-text index's size in FTS5 pages (one row of its data table each, bar a few records). */
+  private fullTextPages(): number {
+    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments_fts_data").get()!.n;
   }
 
   checkpoint(): void {
@@ -667,6 +679,12 @@ function admitted(where: SqlCondition | undefined): string {
 }
 
 const COLUMNS = ["title", "heading", "body"];
+
+/**
+ * Called after each step of a full-text merge has committed and before the WAL is checkpointed, so an observer
+ * sees the step's WAL at its largest: FTS5 pages written so far, and the index's size in pages.
+ */
+export type MergeProgress = (donePages: number, totalPages: number) => void;
 
 /** How the impact lists were built: field weights (title, heading, body) and the average length at the time. */
 export interface ImpactSettings {
