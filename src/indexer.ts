@@ -19,7 +19,7 @@ import type { Repository } from "./repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput, type StoredDocument } from "./store.ts";
 import { syncVectorIndex } from "./vectors.ts";
 import { calibrateRepository } from "./calibration.ts";
-import { maintainImpactLists } from "./bm25.ts";
+import { clearImpacts, maintainImpactLists, updateImpacts } from "./bm25.ts";
 
 export interface IndexSummary {
   repository: string;
@@ -145,7 +145,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
       ? { ...emptySummary(repo.name), ...store.counts() }
       : options.rebuild
         ? await atomically(store, () => {
-            store.clearImpacts(); // rebuilt at the end, rather than kept up fragment by fragment
+            clearImpacts(store); // rebuilt at the end, rather than kept up fragment by fragment
             store.db.run("DELETE FROM documents");
             if (store.embeddingModel()?.id !== choice.model) store.clearVectors(); // a rebuild may change the model
             return runIndex(store, repo, documentSettings(store, config, pool), options);
@@ -489,7 +489,7 @@ class BatchWriter {
     if (batch.length === 0 && touched.length === 0) return;
     this.store.transaction(() => {
       const written = batch.map((item) => this.store.replaceDocument(item.doc, item.fragments, item.hashes, item.replaces));
-      this.store.updateImpacts(written);
+      updateImpacts(this.store, written);
       for (const t of touched) this.store.touchDocument(t.id, t.size, t.mtimeMs);
       if (batch.length) this.store.bumpVectorsGeneration();
     });
