@@ -3,15 +3,17 @@
  * words drawn from SciFact's word frequencies), indexed by the compiled executable (`--no-embed`), then BM25
  * latency warm (in-process, one SearchContext) and cold (CLI) on ~50 queries drawn from the same distribution.
  *
- * Usage: bun bench/scale.ts [100k|300k|1m] [--keep <dir>]
+ * Usage: bun bench/scale.ts [100k|300k|1m] [--keep <dir>] [--before <file>]
  * With --keep, the generated files and index stay in <dir> and a later run with the same size reuses them
- * (no re-index; latency only).
+ * (no re-index; latency only). Each run saves its figures as `{ label, rows }` JSON in the temp folder (the path
+ * is printed); `--before` with such a file from an earlier run (at other code) adds its figures as a column.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildExecutable } from "../build.ts";
 import { search, SearchContext } from "../src/search.ts";
+import { commit } from "../src/version.ts";
 import { table, writeSection } from "./report.ts";
 import { percentile, requireShared, SCIFACT } from "./scifact.ts";
 
@@ -126,6 +128,12 @@ async function runExe(exe: string, home: string, args: string[], indexDir?: stri
   return { ms: performance.now() - start, rssKb: Number(stderr.trim().split("\n").at(-1)), peakDiskBytes, stdout };
 }
 
+/** Two runs' figures side by side, measure by measure. */
+function comparison(before: { label: string; rows: (string | number)[][] }, now: { label: string; rows: (string | number)[][] }): string {
+  const earlier = new Map(before.rows.map(([measure, result]) => [measure, result]));
+  return table(["measure", `before (${before.label})`, `now (${now.label})`], now.rows.map(([measure, result]) => [measure!, earlier.get(measure) ?? "—", result!]));
+}
+
 const ms = (v: number) => `${v.toFixed(1)} ms`;
 const p50p95 = (values: number[]) => `p50 ${ms(percentile(values, 50))}, p95 ${ms(percentile(values, 95))}`;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
@@ -196,7 +204,13 @@ async function main(): Promise<void> {
     ["BM25 cold CLI (executable)", p50p95(coldMs)],
     ["peak RSS, cold CLI search", mib(Math.max(...cold.map((c) => c.rssKb)) * 1024)],
   );
-  const report = table(["measure", "result"], rows);
+  const label = `${commit()}, ${new Date().toISOString().slice(0, 10)}`;
+  const saved = join(tmpdir(), `researcher-scale-${size}.json`);
+  writeFileSync(saved, JSON.stringify({ label, rows }));
+  console.log(`figures saved to ${saved} (for --before)`);
+  const beforeAt = process.argv.indexOf("--before");
+  const before = beforeAt > 0 ? (JSON.parse(readFileSync(process.argv[beforeAt + 1]!, "utf8")) as { label: string; rows: string[][] }) : undefined;
+  const report = before ? comparison(before, { label, rows }) : table(["measure", "result"], rows);
   console.log(report);
   writeSection(
     `scale-${size}`,

@@ -12,13 +12,19 @@
  *
  * Every hit holds a rare word, so the count of matching fragments (`total`) counts the rare words' match: a count
  * over the common words would cost what ranking no longer does.
+ *
+ * One common word is ranked from its impact list (`rankOneWord`), kept here beside FTS5's index.
  */
 import type { ParsedQuery } from "./query.ts";
 import { buildMatch, stopwordStems } from "./query.ts";
-import { BM25_B as B, BM25_K1 as K1, impactOf, type Bm25Weights, type Store } from "./store.ts";
+import type { Bm25Weights, Store } from "./store.ts";
 
 /** Field weights for FTS5 bm25(): a word in a title or heading says more about a passage than one in its body. */
 export const BM25_WEIGHTS: Bm25Weights = { title: 2.0, heading: 1.5, body: 1.0 };
+
+/** FTS5's bm25() constants. */
+const K1 = 1.2;
+const B = 0.75;
 
 /**
  * When rare words first pays: scoring a candidate on every word costs ~25 µs (the scratch index), FTS5's pass
@@ -133,9 +139,9 @@ const IMPACTS_PER_TERM = 1000;
 export function rankOneWord(store: Store, parsed: ParsedQuery, weights: Bm25Weights, k: number): Bm25Ranking | null {
   const [term] = parsed.optional;
   if (parsed.required.length || parsed.excluded.length || parsed.optional.length !== 1 || !term?.stem || !parsed.match) return null;
-  const settings = store.impactSettings();
+  const settings = impactSettings(store);
   if (!settings || settings.weights.join() !== [weights.title, weights.heading, weights.body].join()) return null;
-  const list = store.impactList(term.stem);
+  const list = impactList(store, term.stem);
   if (!list) return null;
   const { rows, averageLength } = store.fullTextTotals();
   const df = store.termFrequencies([term.stem]).get(term.stem)!;
@@ -158,11 +164,119 @@ export function rankOneWord(store: Store, parsed: ParsedQuery, weights: Bm25Weig
 export function maintainImpactLists(store: Store, changedShare: number): void {
   const { rows } = store.fullTextTotals();
   if (rows < IMPACTS_FROM) {
-    if (store.impactSettings()) store.transaction(() => store.clearImpacts());
+    if (impactSettings(store)) store.transaction(() => clearImpacts(store));
     return;
   }
-  if (store.impactSettings() && changedShare < 0.1) return;
+  if (impactSettings(store) && changedShare < 0.1) return;
   const stopwords = stopwordStems();
   const common = store.commonTerms(Math.ceil(rows * IMPACT_SHARE)).filter((term) => !stopwords.has(term));
-  store.buildImpacts(common, { weights: [BM25_WEIGHTS.title, BM25_WEIGHTS.heading, BM25_WEIGHTS.body] }, IMPACTS_PER_TERM);
+  buildImpacts(store, common, { weights: [BM25_WEIGHTS.title, BM25_WEIGHTS.heading, BM25_WEIGHTS.body] }, IMPACTS_PER_TERM);
+}
+
+// ---- the impact lists' storage (tables: IMPACTS_SCHEMA in schema.ts) ---------------------------------------------
+
+/** How the impact lists were built: field weights (title, heading, body) and the average length at the time. */
+interface ImpactSettings {
+  weights: [number, number, number];
+  average: number;
+}
+
+/** A word's BM25 term without its IDF, in a fragment of `length` tokens where it counts `weightedTf`. */
+function impactOf(average: number): (weightedTf: number, length: number) => number {
+  return (tf, length) => (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * length) / average));
+}
+
+/** What the impact lists were built with, or undefined when there are none. */
+export function impactSettings(store: Store): ImpactSettings | undefined {
+  const raw = store.getMeta("impacts");
+  return raw ? (JSON.parse(raw) as ImpactSettings) : undefined;
+}
+
+/** The word's list, best first, and the most it weighs in a fragment off the list; undefined when it has none. */
+function impactList(store: Store, term: string): { bound: number; entries: { id: number; weightedTf: number; length: number }[] } | undefined {
+  const bound = store.db.query<{ bound: number }, [string]>("SELECT bound FROM term_bounds WHERE term = ?").get(term)?.bound;
+  if (bound === undefined) return undefined;
+  const entries = store.db
+    .query<{ id: number; weightedTf: number; length: number }, [string]>(
+      "SELECT fragment_id AS id, weighted_tf AS weightedTf, length FROM term_impacts WHERE term = ? ORDER BY impact DESC",
+    )
+    .all(term);
+  return { bound, entries };
+}
+
+/**
+ * Replace every impact list (one transaction): each of `terms` gets the `perTerm` fragments where it weighs most,
+ * found by FTS5's own one-word ranking and counted exactly. Terms FTS5 would not search as themselves (the
+ * stemmer is not idempotent) are left without a list.
+ */
+function buildImpacts(store: Store, terms: string[], settings: Omit<ImpactSettings, "average">, perTerm: number): void {
+  const average = store.fullTextTotals().averageLength;
+  const weigh = impactOf(average);
+  const searchable = store.selfStemming(terms);
+  store.transaction(() => {
+    clearImpacts(store);
+    const insert = store.db.query("INSERT INTO term_impacts(term, impact, fragment_id, weighted_tf, length) VALUES (?, ?, ?, ?, ?)");
+    const bound = store.db.query("INSERT INTO term_bounds(term, bound) VALUES (?, ?)");
+    for (const term of searchable) {
+      const [title, heading, body] = settings.weights;
+      const best = store.searchBm25(`"${term}"`, { title, heading, body }, perTerm + 1).map((hit) => hit.id);
+      const weighed = weighTerms(store, best, [term], settings.weights, weigh);
+      const [kept, next] = [best.slice(0, perTerm), best[perTerm]];
+      for (const id of kept) {
+        const w = weighed.get(id)!.get(term)!;
+        insert.run(term, w.impact, id, w.weightedTf, w.length);
+      }
+      bound.run(term, next === undefined ? 0 : weighed.get(next)!.get(term)!.impact);
+    }
+    store.setMeta("impacts", JSON.stringify({ ...settings, average }));
+  });
+}
+
+export function clearImpacts(store: Store): void {
+  store.db.run("DELETE FROM term_impacts");
+  store.db.run("DELETE FROM term_bounds");
+  store.deleteMeta("impacts");
+}
+
+/**
+ * Keep the impact lists whole after writing these documents (call in the same transaction): a new fragment
+ * joins a word's list when the word weighs more in it than the list's bound. (Deleted fragments leave their lists
+ * through a trigger.)
+ */
+export function updateImpacts(store: Store, documentIds: number[]): void {
+  const settings = impactSettings(store);
+  if (!settings || documentIds.length === 0) return;
+  const bounds = new Map(store.db.query<{ term: string; bound: number }, []>("SELECT term, bound FROM term_bounds").all().map((r) => [r.term, r.bound]));
+  const ids = store.db
+    .query<{ id: number }, [string]>("SELECT id FROM fragments WHERE document_id IN (SELECT value FROM json_each(?))")
+    .all(JSON.stringify(documentIds))
+    .map((row) => row.id);
+  const weighed = weighTerms(store, ids, [...bounds.keys()], settings.weights, impactOf(settings.average));
+  const insert = store.db.query("INSERT OR REPLACE INTO term_impacts(term, impact, fragment_id, weighted_tf, length) VALUES (?, ?, ?, ?, ?)");
+  for (const [id, terms] of weighed) {
+    for (const [term, w] of terms) if (w.impact > bounds.get(term)!) insert.run(term, w.impact, id, w.weightedTf, w.length);
+  }
+}
+
+/** Each term's weighted count in each fragment that holds it, the fragment's length, and the term's impact there. */
+function weighTerms(
+  store: Store,
+  ids: number[],
+  terms: string[],
+  weights: [number, number, number],
+  weigh: (weightedTf: number, length: number) => number,
+): Map<number, Map<string, { weightedTf: number; length: number; impact: number }>> {
+  const counts = store.termCounts(ids, terms);
+  const lengths = store.fullTextLengths(ids);
+  return new Map(
+    [...counts].map(([id, perTerm]) => [
+      id,
+      new Map(
+        [...perTerm].map(([term, columns]) => {
+          const weightedTf = columns[0] * weights[0] + columns[1] * weights[1] + columns[2] * weights[2];
+          return [term, { weightedTf, length: lengths.get(id)!, impact: weigh(weightedTf, lengths.get(id)!) }];
+        }),
+      ),
+    ]),
+  );
 }

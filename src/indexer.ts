@@ -19,7 +19,7 @@ import type { Repository } from "./repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput, type StoredDocument } from "./store.ts";
 import { syncVectorIndex } from "./vectors.ts";
 import { calibrateRepository } from "./calibration.ts";
-import { maintainImpactLists } from "./bm25.ts";
+import { clearImpacts, maintainImpactLists, updateImpacts } from "./bm25.ts";
 
 export interface IndexSummary {
   repository: string;
@@ -48,7 +48,8 @@ export interface IndexSummary {
 /** What the document pass of a run counts (the embedding pass adds the rest). */
 type RunCounts = Omit<IndexSummary, "seconds" | "embedded" | "model" | "embeddings_pending" | "warnings">;
 
-export type IndexProgress = { phase: "scan" | "index" | "embed"; done: number; total: number; path?: string };
+/** `merge`: the full-text index is merged into one segment after a large run, `done`/`total` in FTS5 pages. */
+export type IndexProgress = { phase: "scan" | "index" | "merge" | "embed"; done: number; total: number; path?: string };
 
 export interface IndexOptions {
   /** Drop the repository's index first and rebuild it from the files. */
@@ -80,9 +81,11 @@ export interface DocumentSettings {
   force: boolean;
 }
 
-const BATCH_DOCUMENTS = 1000;
-/** The WAL is checkpointed between batches once it passes this size (see Store.checkpointIfLarger). */
-const WAL_LIMIT = 64 * 2 ** 20;
+/**
+ * Writes go in batches of this many documents, one transaction each, and the WAL is checkpointed between batches
+ * once it passes `walLimit` bytes (see Store.checkpointIfLarger). Tests make them small.
+ */
+export const WRITE_BATCHES = { documents: 1000, walLimit: 64 * 2 ** 20 };
 
 /** What a write session hands its body: the open store, the config and the shared conversion pool. */
 interface Session {
@@ -142,14 +145,17 @@ export async function indexRepository(home: string, repo: Repository, options: I
       ? { ...emptySummary(repo.name), ...store.counts() }
       : options.rebuild
         ? await atomically(store, () => {
-            store.clearImpacts(); // rebuilt at the end, rather than kept up fragment by fragment
+            clearImpacts(store); // rebuilt at the end, rather than kept up fragment by fragment
             store.db.run("DELETE FROM documents");
             if (store.embeddingModel()?.id !== choice.model) store.clearVectors(); // a rebuild may change the model
             return runIndex(store, repo, documentSettings(store, config, pool), options);
           })
         : await runIndex(store, repo, documentSettings(store, config, pool), options);
     const changed = summary.fragments + summary.removed;
-    if (changed > 0) store.compactFullText(changed / Math.max(1, summary.fragments_total));
+    if (changed > 0) {
+      const onStep = (done: number, total: number) => options.onProgress?.({ phase: "merge", done, total });
+      store.compactFullText(changed / Math.max(1, summary.fragments_total), onStep);
+    }
     if (!options.embeddingsOnly) maintainImpactLists(store, changed / Math.max(1, summary.fragments_total));
     const embedding = !embed
       ? { embedded: 0, model: store.embeddingModel()?.id ?? null }
@@ -474,7 +480,7 @@ class BatchWriter {
       this.touched.push(prepared);
       this.skipped++;
     } else this.pending.push(prepared);
-    if (this.pending.length + this.touched.length >= BATCH_DOCUMENTS) this.flush();
+    if (this.pending.length + this.touched.length >= WRITE_BATCHES.documents) this.flush();
   }
 
   flush(): void {
@@ -483,11 +489,11 @@ class BatchWriter {
     if (batch.length === 0 && touched.length === 0) return;
     this.store.transaction(() => {
       const written = batch.map((item) => this.store.replaceDocument(item.doc, item.fragments, item.hashes, item.replaces));
-      this.store.updateImpacts(written);
+      updateImpacts(this.store, written);
       for (const t of touched) this.store.touchDocument(t.id, t.size, t.mtimeMs);
       if (batch.length) this.store.bumpVectorsGeneration();
     });
-    this.store.checkpointIfLarger(WAL_LIMIT);
+    this.store.checkpointIfLarger(WRITE_BATCHES.walLimit);
     this.indexed += batch.length;
     this.fragments += batch.reduce((sum, item) => sum + item.fragments.length, 0);
     this.pending = [];

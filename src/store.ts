@@ -300,104 +300,8 @@ export class Store {
     return counts;
   }
 
-  // ---- impact lists (see IMPACTS_SCHEMA in schema.ts, and bm25.ts) -----------------------------------------------------
-
-  /** What the impact lists were built with, or undefined when there are none. */
-  impactSettings(): ImpactSettings | undefined {
-    const raw = this.getMeta("impacts");
-    return raw ? (JSON.parse(raw) as ImpactSettings) : undefined;
-  }
-
-  /** The word's list, best first, and the most it weighs in a fragment off the list; undefined when it has none. */
-  impactList(term: string): { bound: number; entries: { id: number; weightedTf: number; length: number }[] } | undefined {
-    const bound = this.db.query<{ bound: number }, [string]>("SELECT bound FROM term_bounds WHERE term = ?").get(term)?.bound;
-    if (bound === undefined) return undefined;
-    const entries = this.db
-      .query<{ id: number; weightedTf: number; length: number }, [string]>(
-        "SELECT fragment_id AS id, weighted_tf AS weightedTf, length FROM term_impacts WHERE term = ? ORDER BY impact DESC",
-      )
-      .all(term);
-    return { bound, entries };
-  }
-
-  /**
-   * Replace every impact list (one transaction): each of `terms` gets the `perTerm` fragments where it weighs most,
-   * found by FTS5's own one-word ranking and counted exactly. Terms FTS5 would not search as themselves (the
-   * stemmer is not idempotent) are left without a list.
-   */
-  buildImpacts(terms: string[], settings: Omit<ImpactSettings, "average">, perTerm: number): void {
-    const average = this.fullTextTotals().averageLength;
-    const weigh = impactOf(average);
-    const searchable = this.selfStemming(terms);
-    this.transaction(() => {
-      this.clearImpacts();
-      const insert = this.db.query("INSERT INTO term_impacts(term, impact, fragment_id, weighted_tf, length) VALUES (?, ?, ?, ?, ?)");
-      const bound = this.db.query("INSERT INTO term_bounds(term, bound) VALUES (?, ?)");
-      for (const term of searchable) {
-        const [title, heading, body] = settings.weights;
-        const best = this.searchBm25(`"${term}"`, { title, heading, body }, perTerm + 1).map((hit) => hit.id);
-        const weighed = this.weighTerms(best, [term], settings.weights, weigh);
-        const [kept, next] = [best.slice(0, perTerm), best[perTerm]];
-        for (const id of kept) {
-          const w = weighed.get(id)!.get(term)!;
-          insert.run(term, w.impact, id, w.weightedTf, w.length);
-        }
-        bound.run(term, next === undefined ? 0 : weighed.get(next)!.get(term)!.impact);
-      }
-      this.setMeta("impacts", JSON.stringify({ ...settings, average }));
-    });
-  }
-
-  clearImpacts(): void {
-    this.db.run("DELETE FROM term_impacts");
-    this.db.run("DELETE FROM term_bounds");
-    this.deleteMeta("impacts");
-  }
-
-  /**
-   * Keep the impact lists whole after writing these documents (call in the same transaction): a new fragment
-   * joins a word's list when the word weighs more in it than the list's bound. (Deleted fragments leave their lists
-   * through a trigger.)
-   */
-  updateImpacts(documentIds: number[]): void {
-    const settings = this.impactSettings();
-    if (!settings || documentIds.length === 0) return;
-    const bounds = new Map(this.db.query<{ term: string; bound: number }, []>("SELECT term, bound FROM term_bounds").all().map((r) => [r.term, r.bound]));
-    const ids = this.db
-      .query<{ id: number }, [string]>("SELECT id FROM fragments WHERE document_id IN (SELECT value FROM json_each(?))")
-      .all(JSON.stringify(documentIds))
-      .map((row) => row.id);
-    const weighed = this.weighTerms(ids, [...bounds.keys()], settings.weights, impactOf(settings.average));
-    const insert = this.db.query("INSERT OR REPLACE INTO term_impacts(term, impact, fragment_id, weighted_tf, length) VALUES (?, ?, ?, ?, ?)");
-    for (const [id, terms] of weighed) {
-      for (const [term, w] of terms) if (w.impact > bounds.get(term)!) insert.run(term, w.impact, id, w.weightedTf, w.length);
-    }
-  }
-
-  /** Each term's weighted count in each fragment that holds it, the fragment's length, and the term's impact there. */
-  private weighTerms(
-    ids: number[],
-    terms: string[],
-    weights: [number, number, number],
-    weigh: (weightedTf: number, length: number) => number,
-  ): Map<number, Map<string, { weightedTf: number; length: number; impact: number }>> {
-    const counts = this.termCounts(ids, terms);
-    const lengths = this.fullTextLengths(ids);
-    return new Map(
-      [...counts].map(([id, perTerm]) => [
-        id,
-        new Map(
-          [...perTerm].map(([term, columns]) => {
-            const weightedTf = columns[0] * weights[0] + columns[1] * weights[1] + columns[2] * weights[2];
-            return [term, { weightedTf, length: lengths.get(id)!, impact: weigh(weightedTf, lengths.get(id)!) }];
-          }),
-        ),
-      ]),
-    );
-  }
-
   /** The terms FTS5 indexes as themselves when searched: each goes through the tokenizer in a scratch row. */
-  private selfStemming(terms: string[]): string[] {
+  selfStemming(terms: string[]): string[] {
     this.openScratch();
     return this.db.transaction(() => {
       this.db.run("INSERT INTO temp.scoring(scoring) VALUES ('delete-all')");
@@ -607,18 +511,45 @@ export class Store {
 
   /** Merge FTS5 segments and refresh planner statistics after a large write. */
   optimize(): void {
-    this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES ('optimize')");
+    this.mergeFullText();
     this.db.run("PRAGMA optimize");
   }
 
   /**
    * FTS5 writes a new segment per transaction and every query reads them all; merged into one, SciFact queries
-   * run ~25% faster. A full optimize rewrites the whole full-text index, so only a run that changed a large share
+   * run ~25% faster. A full merge rewrites the whole full-text index, so only a run that changed a large share
    * pays for it; smaller runs do a bounded incremental merge.
    */
-  compactFullText(changedShare: number): void {
-    if (changedShare >= 0.1) this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('optimize')");
+  compactFullText(changedShare: number, onStep?: MergeProgress): void {
+    if (changedShare >= 0.1) this.mergeFullText(onStep);
     else this.db.run("INSERT INTO fragments_fts(fragments_fts, rank) VALUES('merge', 500)");
+  }
+
+  /**
+   * Merge every full-text segment into one, as FTS5's 'optimize' does, but in steps of FULL_TEXT_MERGE.stepPages
+   * pages, each its own transaction followed by a checkpoint. 'optimize' rewrites the whole full-text index in one
+   * transaction, so the WAL grew by all of it on top of the database: at 1M fragments the peak was 1.32× the final
+   * index. FTS5's recipe: a negative 'merge' starts merging all segments as one level, positive ones carry that
+   * merge on (a segment committed meanwhile waits instead of restarting it), and a step that changes fewer than
+   * two rows found nothing left to merge.
+   */
+  private mergeFullText(onStep?: MergeProgress): void {
+    const totalPages = this.fullTextPages();
+    const merge = this.db.query("INSERT INTO fragments_fts(fragments_fts, rank) VALUES('merge', ?)");
+    const changes = this.db.query<{ n: number }, []>("SELECT total_changes() AS n");
+    for (let step = 0; ; step++) {
+      const before = changes.get()!.n;
+      merge.run(step === 0 ? -FULL_TEXT_MERGE.stepPages : FULL_TEXT_MERGE.stepPages);
+      const done = changes.get()!.n - before < 2;
+      onStep?.(done ? totalPages : Math.min(totalPages, (step + 1) * FULL_TEXT_MERGE.stepPages), totalPages);
+      this.checkpoint();
+      if (done) return;
+    }
+  }
+
+  /** The full-text index's size in FTS5 pages (one row of its data table each, bar a few records). */
+  private fullTextPages(): number {
+    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments_fts_data").get()!.n;
   }
 
   checkpoint(): void {
@@ -668,20 +599,18 @@ function admitted(where: SqlCondition | undefined): string {
 
 const COLUMNS = ["title", "heading", "body"];
 
-/** How the impact lists were built: field weights (title, heading, body) and the average length at the time. */
-export interface ImpactSettings {
-  weights: [number, number, number];
-  average: number;
-}
+/**
+ * Full-text merges go in steps of this many FTS5 pages (~4 KB each): the WAL holds at most one step's writes
+ * (see Store.mergeFullText). Each step also leaves the pages it freed for the next, so the last step's stay free in
+ * the file. Tests make it small.
+ */
+export const FULL_TEXT_MERGE = { stepPages: 4000 };
 
-/** FTS5's bm25() constants. */
-export const BM25_K1 = 1.2;
-export const BM25_B = 0.75;
-
-/** A word's BM25 term without its IDF, in a fragment of `length` tokens where it counts `weightedTf`. */
-export function impactOf(average: number): (weightedTf: number, length: number) => number {
-  return (tf, length) => (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * length) / average));
-}
+/**
+ * Called after each step of a full-text merge has committed and before the WAL is checkpointed, so an observer
+ * sees the step's WAL at its largest: FTS5 pages written so far, and the index's size in pages.
+ */
+export type MergeProgress = (donePages: number, totalPages: number) => void;
 
 /** SQLite's variable-length integers (as FTS5 stores its totals and row sizes): 7 bits a byte, high bit = more. */
 function readVarints(bytes: Uint8Array): number[] {

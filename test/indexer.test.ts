@@ -1,9 +1,9 @@
-import { describe, expect, test } from "bun:test";
-import { rmSync, utimesSync, writeFileSync } from "node:fs";
+import { afterEach, describe, expect, test } from "bun:test";
+import { rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { indexRepository } from "../src/indexer.ts";
+import { indexRepository, WRITE_BATCHES } from "../src/indexer.ts";
 import { search } from "../src/search.ts";
-import { Store } from "../src/store.ts";
+import { FULL_TEXT_MERGE, Store } from "../src/store.ts";
 import { bm25Repository } from "./helpers.ts";
 
 const paths = async (home: string, query: string) => (await search(home, { query, limit: 50 })).results.map((r) => r.path);
@@ -89,5 +89,42 @@ describe("indexRepository", () => {
     store.close();
     expect(segments).toBe(1);
     expect((await search(home, { query: "document", limit: 1 })).total).toBe(2500);
+  });
+});
+
+describe("disk while indexing", () => {
+  const defaults = { batches: { ...WRITE_BATCHES }, merge: { ...FULL_TEXT_MERGE } };
+  afterEach(() => {
+    Object.assign(WRITE_BATCHES, defaults.batches); // test files share modules
+    Object.assign(FULL_TEXT_MERGE, defaults.merge);
+  });
+
+  test("a long run keeps the WAL bounded: checkpoints between write batches and between full-text merge steps", async () => {
+    WRITE_BATCHES.documents = 100;
+    WRITE_BATCHES.walLimit = 512 * 1024;
+    FULL_TEXT_MERGE.stepPages = 16;
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 2400; i++) {
+      files[`doc${i}.md`] = `# Document ${i}\n\n${Array.from({ length: 80 }, (_, j) => `w${(i * 7919 + j * 104729) % 6000}`).join(" ")}\n`;
+    }
+    const { home, repo } = bm25Repository(files);
+    const size = (file: string) => statSync(join(repo.dir, file), { throwIfNoEntry: false })?.size ?? 0;
+    const largestWal = { index: 0, merge: 0 };
+    let steps = 0;
+    await indexRepository(home, repo, {
+      onProgress: ({ phase }) => {
+        if (phase === "index" || phase === "merge") largestWal[phase] = Math.max(largestWal[phase], size("index.db-wal"));
+        if (phase === "merge") steps++;
+      },
+    });
+    // Between batches the WAL is checkpointed once past the limit: it holds at most the limit and one batch.
+    expect(largestWal.index).toBeGreaterThan(WRITE_BATCHES.walLimit / 2); // the samples saw it grow
+    expect(largestWal.index).toBeLessThan(2 * WRITE_BATCHES.walLimit);
+    // The merge (seen before each step's checkpoint) adds one step's pages and the b-tree pages around them to what
+    // the batches left, not the whole full-text index (~270 pages here) as a single 'optimize' did.
+    expect(largestWal.merge).toBeLessThan(WRITE_BATCHES.walLimit + 4 * FULL_TEXT_MERGE.stepPages * 4096);
+    expect(steps).toBeGreaterThan(3);
+    expect(size("index.db-wal")).toBe(0);
+    expect((await search(home, { query: "w17", limit: 1 })).total).toBeGreaterThan(0);
   });
 });
