@@ -16,7 +16,7 @@
  * One common word is ranked from its impact list (`rankOneWord`), kept here beside FTS5's index.
  */
 import type { ParsedQuery } from "./query.ts";
-import { buildMatch, stopwordStems } from "./query.ts";
+import { buildMatch } from "./query.ts";
 import type { Bm25Weights, Store } from "./store.ts";
 
 /** Field weights for FTS5 bm25(): a word in a title or heading says more about a passage than one in its body. */
@@ -168,8 +168,8 @@ export function maintainImpactLists(store: Store, changedShare: number): void {
     return;
   }
   if (impactSettings(store) && changedShare < 0.1) return;
-  const stopwords = stopwordStems();
-  const common = store.commonTerms(Math.ceil(rows * IMPACT_SHARE)).filter((term) => !stopwords.has(term));
+  // Stopwords too: a query of a stopword alone keeps it, and would otherwise be a full pass over the index.
+  const common = store.commonTerms(Math.ceil(rows * IMPACT_SHARE));
   buildImpacts(store, common, { weights: [BM25_WEIGHTS.title, BM25_WEIGHTS.heading, BM25_WEIGHTS.body] }, IMPACTS_PER_TERM);
 }
 

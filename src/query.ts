@@ -89,11 +89,6 @@ function atMost(terms: string[], limit: number, what: string): string[] {
   });
 }
 
-/** The stopwords as the index stores them (a stopword is never a query word, so it needs no impact list). */
-export function stopwordStems(): Set<string> {
-  return new Set([...STOPWORDS].map(stem));
-}
-
 function isStopword(tokens: string[]): boolean {
   return tokens.length === 1 && STOPWORDS.has(foldCase(tokens[0]!));
 }
