@@ -16,23 +16,14 @@ import { search, SearchContext } from "../src/search.ts";
 import { commit } from "../src/version.ts";
 import { table, writeSection } from "./report.ts";
 import { percentile, requireShared, SCIFACT } from "./scifact.ts";
+import { seeded } from "../test/seeded.ts";
+export { seeded };
 
 const SECTIONS = 10;
 const WORDS_PER_SECTION = 150;
 const FILES_PER_FOLDER = 1000;
 const SIZES: Record<string, number> = { "100k": 100_000, "300k": 300_000, "1m": 1_000_000 };
 
-/** mulberry32: a small seeded generator, so every run builds the same repository and queries. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface WordTable {
   words: string[];

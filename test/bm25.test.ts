@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { seeded } from "../bench/scale.ts";
+import { seeded } from "./seeded.ts";
 import { impactSettings, RARE_FIRST, rankOneWord, rankRareFirst } from "../src/bm25.ts";
 import { indexRepository } from "../src/indexer.ts";
 import { parseQuery } from "../src/query.ts";

@@ -4,20 +4,11 @@ import { join } from "node:path";
 import { strToU8, zipSync } from "fflate";
 import { convertDocx, readZip } from "../src/convert-docx.ts";
 import { ResearcherError } from "../src/errors.ts";
-import { SHARED } from "./helpers.ts";
+import { conversionFailure as failure, SHARED } from "./helpers.ts";
 
 const DOCX = join(SHARED, "data/corpus/docx");
 const corpusFile = (path: string) => readFileSync(join(DOCX, path));
 
-async function failure(promise: Promise<unknown>): Promise<ResearcherError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ResearcherError);
-  expect((error as ResearcherError).code).toBe("FILE_UNREADABLE");
-  return error as ResearcherError;
-}
 
 /** The smallest DOCX mammoth reads: a main part found through the package relationships. */
 function docx(body: string, core?: string): Uint8Array {

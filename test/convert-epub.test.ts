@@ -5,21 +5,12 @@ import { Glob } from "bun";
 import { strToU8, zipSync } from "fflate";
 import { convertEpub } from "../src/convert-epub.ts";
 import { ResearcherError } from "../src/errors.ts";
-import { SHARED } from "./helpers.ts";
+import { conversionFailure as failure, SHARED } from "./helpers.ts";
 
 const EPUB = join(SHARED, "data/corpus/epub");
 const corpusFile = (path: string) => readFileSync(join(EPUB, path));
 const headings = (text: string) => text.split("\n").filter((line) => /^#{1,6} /.test(line));
 
-async function failure(promise: Promise<unknown>): Promise<ResearcherError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ResearcherError);
-  expect((error as ResearcherError).code).toBe("FILE_UNREADABLE");
-  return error as ResearcherError;
-}
 
 const CONTAINER = `<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>`;
 

@@ -2,7 +2,8 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { afterAll, beforeAll } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
+import { ResearcherError } from "../src/errors.ts";
 import { addRepository } from "../src/repos.ts";
 import { GLOVE, writeGloveThroughOnnx } from "./model-fixtures.ts";
 
@@ -137,4 +138,15 @@ export function bm25Repository(files: Record<string, string | Uint8Array>) {
   writeTree(docs, files);
   const repo = addRepository(home, { name: "docs", path: docs, embed: false });
   return { home, docs, repo };
+}
+
+/** The error a conversion rejects with: a ResearcherError with code FILE_UNREADABLE (a reason the run records). */
+export async function conversionFailure(promise: Promise<unknown>): Promise<ResearcherError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ResearcherError);
+  expect((error as ResearcherError).code).toBe("FILE_UNREADABLE");
+  return error as ResearcherError;
 }

@@ -11,6 +11,7 @@ import { isResearcherError } from "../src/errors.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchResponse } from "../src/search.ts";
 import { executable, GLOVE, HOOK_TIMEOUT, SYSTEM_PATH, tempDir, writeTree } from "./helpers.ts";
+import { seeded } from "./seeded.ts";
 
 const SEED = Number(process.env.PROPERTY_SEED ?? 0x5eed2024);
 const LIBRARY_QUERIES = 10_000;
@@ -36,17 +37,6 @@ const PATHS = new Set(Object.keys(CORPUS));
 
 type Random = () => number;
 
-/** mulberry32: tiny, fast, and the same sequence on every machine. */
-function prng(seed: number): Random {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const int = (r: Random, min: number, max: number) => min + Math.floor(r() * (max - min + 1));
 const pick = <T,>(r: Random, items: readonly T[]): T => items[Math.floor(r() * items.length)]!;
@@ -178,7 +168,7 @@ describe(`random queries (seed ${SEED})`, () => {
   }, HOOK_TIMEOUT);
 
   test(`${LIBRARY_QUERIES} bm25 queries through the library resolve or refuse with USAGE / INVALID_INPUT`, async () => {
-    const r = prng(SEED);
+    const r = seeded(SEED);
     const context = new SearchContext();
     const failures: string[] = [];
     const outcomes: Record<Outcome, number> = { found: 0, empty: 0, refused: 0 };
@@ -194,7 +184,7 @@ describe(`random queries (seed ${SEED})`, () => {
   }, 90_000);
 
   test(`${HYBRID_QUERIES} hybrid queries with the GloVe model resolve or refuse with USAGE / INVALID_INPUT`, async () => {
-    const r = prng(SEED + 1);
+    const r = seeded(SEED + 1);
     const context = new SearchContext();
     const failures: string[] = [];
     const outcomes: Record<Outcome, number> = { found: 0, empty: 0, refused: 0 };
@@ -211,7 +201,7 @@ describe(`random queries (seed ${SEED})`, () => {
 
   test(`${CLI_QUERIES} queries through the compiled executable: JSON, or one error line; never a crash`, async () => {
     const exe = await executable();
-    const r = prng(SEED + 2);
+    const r = seeded(SEED + 2);
     // argv cannot carry NUL, and one argument is at most 128 KiB.
     const queries = Array.from({ length: CLI_QUERIES }, () => query(r).replaceAll("\0", " ").slice(0, 30_000));
     const run = async (text: string, n: number): Promise<string | null> => {
