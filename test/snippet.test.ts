@@ -20,6 +20,14 @@ test("text with punctuation that folds (…, ½) or words with other letters: ev
   expect(marked("10 µm … μm", "μm").words).toEqual(["µm", "μm"]);
 });
 
+test("a long run of letters costs linear time (an unanchored word pattern made it quadratic: 2 s for 64 KB)", () => {
+  const text = `${"q".repeat(200_000)} café cafe ${"é".repeat(200_000)}`;
+  const started = performance.now();
+  expect(marked(text, "cafe").words).toEqual(["café", "cafe"]);
+  // Linear takes ~10 ms; the quadratic path took tens of seconds on this input. The limit only tells them apart.
+  expect(performance.now() - started).toBeLessThan(3000);
+});
+
 test("words whose stem is shorter than three letters are highlighted, in plain and in accented text", () => {
   expect(marked("Tools used by us", "uses").words).toEqual(["used", "us"]);
   expect(marked("Outils déjà used by us", "uses").words).toEqual(["used", "us"]);
