@@ -3,7 +3,7 @@
  * mirror `HF_ENDPOINT` names, as the hub's own clients read it). Nothing here waits forever: a server that does not
  * answer, or stops sending in the middle of a file, is an error after NETWORK_TIMEOUT_MS.
  */
-import { closeSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { syncFolder, tempPathFor } from "./atomic.ts";
 import { describeError } from "./errors.ts";
@@ -47,9 +47,13 @@ export async function downloadModel(
   mkdirSync(temp);
   try {
     for (const file of files) await downloadFile(`${hubEndpoint()}/${id}/resolve/main/${file.name}`, file, join(temp, file.name), onProgress);
-    rmSync(folder, { recursive: true, force: true });
-    renameSync(temp, folder);
-    syncFolder(dirname(folder));
+    // Another process may have finished the same download meanwhile: its complete folder stays, ours is dropped.
+    if (existsSync(join(folder, files[0]!.name))) rmSync(temp, { recursive: true, force: true });
+    else {
+      rmSync(folder, { recursive: true, force: true });
+      renameSync(temp, folder);
+      syncFolder(dirname(folder));
+    }
   } catch (error) {
     rmSync(temp, { recursive: true, force: true });
     throw error;
@@ -61,12 +65,14 @@ async function downloadFile(url: string, file: HubFile, target: string, onProgre
   let timer = setTimeout(() => controller.abort(), NETWORK_TIMEOUT_MS);
   const stalled = () => new Error(`${url}: no data for ${NETWORK_TIMEOUT_MS / 1000} s`);
   try {
-    const response = await fetch(url, { signal: controller.signal }).catch((error) => {
+    // Uncompressed: fetch would inflate a compressed body, whose length then no longer matches Content-Length.
+    const response = await fetch(url, { signal: controller.signal, headers: { "accept-encoding": "identity" } }).catch((error) => {
       throw controller.signal.aborted ? stalled() : new Error(`${url}: ${describeError(error)}`);
     });
     if (response.status === 404 && file.optional) return;
     if (!response.ok || !response.body) throw new Error(`${url} answered ${response.status}`);
-    const total = Number(response.headers.get("content-length")) || 0;
+    const encoding = response.headers.get("content-encoding");
+    const total = !encoding || encoding === "identity" ? Number(response.headers.get("content-length")) || 0 : 0;
     const fd = openSync(target, "w", 0o644);
     try {
       let loaded = 0;

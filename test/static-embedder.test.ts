@@ -113,11 +113,12 @@ describe("pulling a model2vec model from the hub", () => {
   writeModel2vec(source, 8);
 
   /**
-   * A stand-in hub on 127.0.0.1 that serves `source` under /<id>/resolve/main/. With `truncate`, the connection
-   * closes after the first 1,000 bytes of model.safetensors, under a Content-Length that promised all of it (a raw
-   * socket: an HTTP server library would correct the header).
+   * A stand-in hub on 127.0.0.1 that serves `source` under /<id>/resolve/main/ (a raw socket: an HTTP server
+   * library would correct the headers). "truncate": the connection closes after the first 1,000 bytes of
+   * model.safetensors, under a Content-Length that promised all of it. "gzip": every file compressed, whatever
+   * the request accepts, as a misconfigured mirror might.
    */
-  function hub(truncate: boolean) {
+  function hub(mode: "whole" | "truncate" | "gzip") {
     return Bun.listen<undefined>({
       hostname: "127.0.0.1",
       port: 0,
@@ -129,9 +130,11 @@ describe("pulling a model2vec model from the hub", () => {
             socket.end("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
             return;
           }
-          const bytes = new Uint8Array(await file.arrayBuffer());
-          const sent = truncate && name === "model.safetensors" ? bytes.subarray(0, 1000) : bytes;
-          socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${bytes.length}\r\nconnection: close\r\n\r\n`);
+          const raw = new Uint8Array(await file.arrayBuffer());
+          const bytes = mode === "gzip" ? Bun.gzipSync(raw) : raw;
+          const sent = mode === "truncate" && name === "model.safetensors" ? bytes.subarray(0, 1000) : bytes;
+          const encoding = mode === "gzip" ? "content-encoding: gzip\r\n" : "";
+          socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${bytes.length}\r\n${encoding}connection: close\r\n\r\n`);
           socket.write(sent);
           socket.end();
         },
@@ -139,8 +142,8 @@ describe("pulling a model2vec model from the hub", () => {
     });
   }
 
-  async function pull(home: string, truncate: boolean): Promise<Embedder> {
-    const server = hub(truncate);
+  async function pull(home: string, mode: "whole" | "truncate" | "gzip"): Promise<Embedder> {
+    const server = hub(mode);
     const saved = process.env.HF_ENDPOINT;
     process.env.HF_ENDPOINT = `http://127.0.0.1:${server.port}`;
     try {
@@ -155,16 +158,22 @@ describe("pulling a model2vec model from the hub", () => {
   test("a model in the table is downloaded as a static model and used from the cache after", async () => {
     const home = join(root, "home-ok");
     expect(describeModel(home, { provider: "local", model: "minishlab/potion-base-8M" })).toMatchObject({ kind: "static", source: "hub" });
-    const embedder = await pull(home, false);
+    const embedder = await pull(home, "whole");
     expect(embedder.info).toMatchObject({ kind: "static", source: "cache", dims: 8 });
     expect(existsSync(join(home, "models/minishlab/potion-base-8M/model.safetensors"))).toBe(true);
     const offline = await loadEmbedder(home, { provider: "local", model: "minishlab/potion-base-8M" }, { allowDownload: false });
     expect(offline.fingerprint).toBe(embedder.fingerprint);
   });
 
+  test("a mirror that compresses anyway still gives the model (fetch inflates; the length is not compared)", async () => {
+    const home = join(root, "home-gzip");
+    const embedder = await pull(home, "gzip");
+    expect(embedder.info).toMatchObject({ kind: "static", dims: 8 });
+  });
+
   test("a download cut short fails clearly and leaves no model folder behind", async () => {
     const home = join(root, "home-cut");
-    const error = await pull(home, true).catch((e) => e);
+    const error = await pull(home, "truncate").catch((e) => e);
     expect(error).toMatchObject({ code: "MODEL_UNAVAILABLE" });
     expect(error.message).toMatch(/potion-base-8M/);
     expect(existsSync(join(home, "models/minishlab/potion-base-8M"))).toBe(false);
