@@ -116,7 +116,7 @@ function searchMode(value: unknown): SearchMode | undefined {
 
 /**
  * The main commands; given the command word, only that one is defined (defining all ~100 options costs ~2 ms of
- * every cold start). A word that names no command defines none, and is reported as unknown.
+ * every cold start).
  */
 function mainCli(only?: string): CAC {
   const cli = globals(cac("researcher"));
@@ -441,6 +441,12 @@ function mainCli(only?: string): CAC {
   return cli;
 }
 
+/** The main parser for a command word: that command alone, or every command when the word names none (help, typos). */
+function commandCli(word: string | undefined): CAC {
+  const one = word && !word.startsWith("-") ? mainCli(word) : undefined;
+  return one?.commands.some((command) => command.name === word) ? one : mainCli();
+}
+
 // ---- command groups: `researcher <group> <action>` -------------------------------------------------------
 
 /** Parse argv and run one command; returns the process exit code. */
@@ -454,8 +460,7 @@ export async function main(argv: string[]): Promise<number> {
       out(`${versionText()}\n`);
       return 0;
     }
-    const word = args[at];
-    const cli = groupName ? GROUPS[groupName]!.build() : mainCli(word && !word.startsWith("-") ? word : undefined);
+    const cli = groupName ? GROUPS[groupName]!.build() : commandCli(args[at]);
     cli.help();
     cli.showHelpOnExit = false; // help is printed below, once the options are known to be real ones
     // A group's own parser sees the words without the group's name, global options included.

@@ -38,8 +38,8 @@ export const KNOWN_MODELS: Record<string, KnownModel> = {
   "Xenova/bge-base-en-v1.5": { dims: 768, pooling: "cls", queryPrefix: RETRIEVAL_PREFIX, documentPrefix: "", maxTokens: 512, dtype: "q8" },
   "Xenova/all-MiniLM-L6-v2": { dims: 384, pooling: "mean", queryPrefix: "", documentPrefix: "", maxTokens: 256, dtype: "q8" },
   "nomic-ai/nomic-embed-text-v1.5": { dims: 768, pooling: "mean", queryPrefix: "search_query: ", documentPrefix: "search_document: ", maxTokens: 2048, dtype: "q8" },
-  "minishlab/potion-base-8M": { static: true, dims: 256, pooling: "mean", queryPrefix: "", documentPrefix: "", maxTokens: 512, dtype: "fp32" },
-  "minishlab/potion-retrieval-32M": { static: true, dims: 512, pooling: "mean", queryPrefix: "", documentPrefix: "", maxTokens: 512, dtype: "fp32" },
+  "minishlab/potion-base-8M": { static: true, dims: 256, pooling: "mean", queryPrefix: "", documentPrefix: "", maxTokens: 512, dtype: "n/a" },
+  "minishlab/potion-retrieval-32M": { static: true, dims: 512, pooling: "mean", queryPrefix: "", documentPrefix: "", maxTokens: 512, dtype: "n/a" },
 };
 
 export const DEFAULT_MODEL = "Snowflake/snowflake-arctic-embed-xs";
@@ -179,7 +179,8 @@ export function describeModel(home: string, choice: ModelChoice): ModelInfo {
     queryPrefix: choice.queryPrefix ?? known?.queryPrefix ?? "",
     documentPrefix: choice.documentPrefix ?? known?.documentPrefix ?? "",
     maxTokens: known?.maxTokens ?? Math.min(512, Number(config.max_position_embeddings) || 512),
-    dtype: choice.dtype ?? known?.dtype ?? "q8",
+    // A model2vec table has one precision: a dtype setting would only change the fingerprint, not the vectors.
+    dtype: layout === "model2vec" ? "n/a" : (choice.dtype ?? known?.dtype ?? "q8"),
   };
 }
 
@@ -383,9 +384,17 @@ async function loadStatic(home: string, info: ModelInfo, options: LoadOptions): 
   let table: TokenTable | null;
   try {
     tokenizer = await loadTokenizer(folder);
+    const config = readModelConfig(folder);
+    const tokens = vocabularySize(tokenizer);
     table = model2vec
-      ? readModel2vecTable(folder)
-      : await tokenTableOf(join(modelsDir(home), ".tables"), weightsFile(info)!, vocabularySize(tokenizer), () => onnxRunner(home, info, options));
+      ? readModel2vecTable(folder, tokens)
+      : await tokenTableOf(
+          join(modelsDir(home), ".tables"),
+          weightsFile(info)!,
+          Math.min(tokens, Number(config.vocab_size) || tokens),
+          Number(config.max_position_embeddings) || Infinity,
+          () => onnxRunner(home, info, options),
+        );
   } catch (error) {
     if (error instanceof ResearcherError) throw error;
     throw new ResearcherError("MODEL_UNAVAILABLE", `cannot load static model ${info.id}: ${describeError(error)}`, {

@@ -4,7 +4,7 @@
  * models ship their token table in it. The format is this small on purpose, so it is read here rather than through
  * a dependency; every offset is checked against the file before a byte is used.
  */
-import { readFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { writeFileAtomic } from "./atomic.ts";
 
 export interface Tensor {
@@ -38,33 +38,70 @@ function bf16(halves: Uint16Array): Float32Array {
   return new Float32Array(bits.buffer);
 }
 
-/** The named tensors of a safetensors file (all of them when `names` is not given). Throws on any inconsistency. */
-export function readSafetensors(path: string, names?: string[]): Map<string, Tensor> {
-  const file = readFileSync(path);
-  if (file.length < 8) throw new Error(`${path}: too short for a safetensors file`);
-  const headerBytes = Number(file.readBigUInt64LE(0));
-  if (headerBytes > MAX_HEADER_BYTES || 8 + headerBytes > file.length) throw new Error(`${path}: header length ${headerBytes} does not fit the file`);
-  const header = JSON.parse(file.subarray(8, 8 + headerBytes).toString("utf8")) as Record<string, unknown>;
-  const body = file.subarray(8 + headerBytes);
-  const tensors = new Map<string, Tensor>();
-  for (const name of names ?? Object.keys(header).filter((key) => key !== "__metadata__")) {
-    const entry = header[name] as { dtype?: string; shape?: number[]; data_offsets?: [number, number] } | undefined;
-    if (!entry) continue;
-    tensors.set(name, decodeTensor(path, name, entry, body));
-  }
-  return tensors;
+interface Entry {
+  dtype: string;
+  shape: number[];
+  offsets: [number, number];
 }
 
-function decodeTensor(path: string, name: string, entry: { dtype?: string; shape?: number[]; data_offsets?: [number, number] }, body: Uint8Array): Tensor {
-  const decoder = DECODERS[entry.dtype ?? ""];
-  if (!decoder) throw new Error(`${path}: tensor '${name}' has unsupported dtype ${entry.dtype}`);
-  const shape = entry.shape ?? [];
-  const count = shape.reduce((a, b) => a * b, 1);
-  const [begin, end] = entry.data_offsets ?? [0, -1];
-  if (!shape.every((d) => Number.isInteger(d) && d >= 0) || !(begin >= 0 && end <= body.length && end - begin === count * decoder.size)) {
-    throw new Error(`${path}: tensor '${name}' (${entry.dtype} ${JSON.stringify(shape)}) does not match its byte range`);
+/** The tensors a file declares, read from its header alone (a few bytes, not the tensors). */
+export function safetensorsEntries(path: string): Map<string, Entry> {
+  const fd = openSync(path, "r");
+  try {
+    const prefix = Buffer.alloc(8);
+    const size = fstatSync(fd).size;
+    if (readSync(fd, prefix, 0, 8, 0) < 8) throw new Error(`${path}: too short for a safetensors file`);
+    const length = Number(prefix.readBigUInt64LE(0));
+    if (length > MAX_HEADER_BYTES || 8 + length > size) throw new Error(`${path}: header length ${length} does not fit the file`);
+    const header = Buffer.alloc(length);
+    readSync(fd, header, 0, length, 8);
+    return parseHeader(path, header.toString("utf8"), size - 8 - length);
+  } finally {
+    closeSync(fd);
   }
-  return { shape, data: decoder.decode(body.subarray(begin, end), count) };
+}
+
+/** Every entry checked: a known dtype, a shape of whole numbers, a byte range inside the body that fits the shape. */
+function parseHeader(path: string, json: string, bodyBytes: number): Map<string, Entry> {
+  let header: unknown;
+  try {
+    header = JSON.parse(json);
+  } catch {
+    throw new Error(`${path}: the header is not JSON`);
+  }
+  if (!header || typeof header !== "object" || Array.isArray(header)) throw new Error(`${path}: the header is not an object`);
+  const entries = new Map<string, Entry>();
+  for (const [name, value] of Object.entries(header)) {
+    if (name === "__metadata__") continue;
+    const { dtype, shape, data_offsets: offsets } = (value ?? {}) as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
+    const decoder = typeof dtype === "string" ? DECODERS[dtype] : undefined;
+    const wholeNumbers = (list: unknown): list is number[] => Array.isArray(list) && list.every((n) => Number.isSafeInteger(n) && n >= 0);
+    if (!decoder || !wholeNumbers(shape) || !wholeNumbers(offsets) || offsets.length !== 2) {
+      throw new Error(`${path}: tensor '${name}' has an unusable header entry ${JSON.stringify(value).slice(0, 200)}`);
+    }
+    const [begin, end] = offsets as [number, number];
+    const count = shape.reduce((a, b) => a * b, 1);
+    if (end > bodyBytes || end - begin !== count * decoder.size) {
+      throw new Error(`${path}: tensor '${name}' (${dtype} ${JSON.stringify(shape)}) does not match its byte range`);
+    }
+    entries.set(name, { dtype: dtype as string, shape, offsets: [begin, end] });
+  }
+  return entries;
+}
+
+/** The named tensors of a safetensors file (all of them when `names` is not given). Throws on any inconsistency. */
+export function readSafetensors(path: string, names?: string[]): Map<string, Tensor> {
+  const entries = safetensorsEntries(path);
+  const file = readFileSync(path);
+  const body = file.subarray(8 + Number(file.readBigUInt64LE(0)));
+  const tensors = new Map<string, Tensor>();
+  for (const name of names ?? entries.keys()) {
+    const entry = entries.get(name);
+    if (!entry) continue;
+    const [begin, end] = entry.offsets;
+    tensors.set(name, { shape: entry.shape, data: DECODERS[entry.dtype]!.decode(body.subarray(begin, end), entry.shape.reduce((a, b) => a * b, 1)) });
+  }
+  return tensors;
 }
 
 /** Write f32 tensors as one safetensors file, atomically (temp file, then rename). */

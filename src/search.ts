@@ -296,18 +296,19 @@ async function searchRepository(
   }
   if (options.minScore !== undefined) candidates = candidates.filter((c) => c.score >= options.minScore!);
   const total = mode === "bm25" && ranked.match ? bm25Total(store, ranked, keyword.length, depth, options, where) : candidates.length;
-  return { repo: repo.name, mode, total, candidates, note: note ?? (options.explain && mode !== "bm25" ? coverageNote(store, repo) : undefined), why };
+  return { repo: repo.name, mode, total, candidates, note: note ?? (options.explain && mode !== "bm25" ? coverageNote(store, repo, mode) : undefined), why };
 }
 
 /**
  * Embedding can lag behind the text (offline, interrupted, a large repository still embedding): the vector list
  * then covers only part of the repository, which --explain says (counting costs a scan, so only when asked).
  */
-function coverageNote(store: Store, repo: Repository): string | undefined {
+function coverageNote(store: Store, repo: Repository, mode: SearchMode): string | undefined {
   const { fragments } = store.counts();
   const vectors = store.vectorCount();
   if (vectors >= fragments) return undefined;
-  return `vectors cover ${vectors} of ${fragments} fragments; the rest are found by bm25 only until \`researcher index ${repo.name}\` embeds them`;
+  const rest = mode === "vector" ? "the rest cannot be found in vector mode" : "the rest are found by bm25 only";
+  return `vectors cover ${vectors} of ${fragments} fragments; ${rest} until \`researcher index ${repo.name}\` embeds them`;
 }
 
 /** A result's evidence on the common scale of calibration.ts (rounded as shown), and its merge score. */

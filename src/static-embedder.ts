@@ -12,7 +12,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { readSafetensors, writeSafetensors } from "./safetensors.ts";
+import { readSafetensors, safetensorsEntries, writeSafetensors } from "./safetensors.ts";
 
 export type StaticLayout = "model2vec" | "token-table";
 
@@ -29,33 +29,54 @@ export type SequenceRunner = (ids: number[]) => Promise<Float32Array>;
 
 const MODEL2VEC_FILE = "model.safetensors";
 
-/** Which static layout a model folder has, or null for a transformer. */
+/**
+ * Which static layout a model folder has, or null for a transformer. A model2vec folder says so in its config or
+ * holds an `embeddings` table (a transformer's safetensors weights hold none: it is not mistaken for one).
+ */
 export function staticLayout(folder: string, config: Record<string, unknown>): StaticLayout | null {
   if (!existsSync(join(folder, "tokenizer.json"))) return null;
-  if (existsSync(join(folder, MODEL2VEC_FILE)) && (config.model_type === "model2vec" || !existsSync(join(folder, "onnx")))) return "model2vec";
+  if (config.model_type === "model2vec" || hasEmbeddingsTable(model2vecWeights(folder))) return "model2vec";
   return config.num_hidden_layers === 0 ? "token-table" : null;
+}
+
+function hasEmbeddingsTable(file: string): boolean {
+  try {
+    return safetensorsEntries(file).has("embeddings");
+  } catch {
+    return false;
+  }
 }
 
 /** The weights file whose identity goes into a model2vec model's fingerprint. */
 export const model2vecWeights = (folder: string) => join(folder, MODEL2VEC_FILE);
 
-export function readModel2vecTable(folder: string): TokenTable {
-  const tensors = readSafetensors(model2vecWeights(folder), ["embeddings", "weights", "mapping"]);
+/**
+ * A model2vec table, checked whole: a NaN or a row out of range would otherwise become a NaN vector in the index
+ * without an error. `tokens` is the tokenizer's vocabulary size.
+ */
+export function readModel2vecTable(folder: string, tokens: number): TokenTable {
+  const file = model2vecWeights(folder);
+  const tensors = readSafetensors(file, ["embeddings", "weights", "mapping"]);
   const embeddings = tensors.get("embeddings");
-  if (!embeddings || embeddings.shape.length !== 2 || !(embeddings.data instanceof Float32Array)) {
-    throw new Error(`${model2vecWeights(folder)} has no 2-d floating-point 'embeddings' tensor`);
+  const fail = (why: string) => new Error(`${file}: ${why}`);
+  if (!embeddings || embeddings.shape.length !== 2 || !(embeddings.data instanceof Float32Array) || embeddings.shape[1]! < 1) {
+    throw fail("no 2-d floating-point 'embeddings' table");
   }
-  const weights = tensors.get("weights")?.data;
-  const mapping = tensors.get("mapping")?.data;
-  return {
-    rows: embeddings.data,
-    dims: embeddings.shape[1]!,
-    weights: weights instanceof Float32Array ? weights : null,
-    mapping: mapping instanceof Int32Array ? mapping : null,
-  };
+  const [rows, dims] = embeddings.shape as [number, number];
+  if (!embeddings.data.every(Number.isFinite)) throw fail("the 'embeddings' table holds NaN or infinite values");
+  const weights = tensors.get("weights");
+  if (weights && (!(weights.data instanceof Float32Array) || weights.data.length < tokens || !weights.data.every(Number.isFinite))) {
+    throw fail(`'weights' must be ${tokens} finite floating-point values, one per token`);
+  }
+  const mapping = tensors.get("mapping");
+  if (mapping && (!(mapping.data instanceof Int32Array) || mapping.data.length < tokens || !mapping.data.every((row) => row >= 0 && row < rows))) {
+    throw fail(`'mapping' must be ${tokens} integer rows of the table, one per token`);
+  }
+  if (!mapping && rows < tokens) throw fail(`the table has ${rows} rows for ${tokens} tokens`);
+  return { rows: embeddings.data, dims, weights: (weights?.data as Float32Array) ?? null, mapping: (mapping?.data as Int32Array) ?? null };
 }
 
-/** Sequences this long are run at once while reading a table out of a model (bounds the output buffer). */
+/** Sequences at most this long are run at once while reading a table out of a model (bounds the output buffer). */
 const READ_CHUNK = 4096;
 /** Ids whose rows are read a second time, in reverse order, to check that a token's vector ignores its context. */
 const CONTEXT_PROBE = 256;
@@ -69,6 +90,8 @@ export async function tokenTableOf(
   cacheDir: string,
   weightsFile: string,
   vocabSize: number,
+  /** The model's longest sequence (its position limit, if it has one). */
+  maxSequence: number,
   loadRunner: () => Promise<{ run: SequenceRunner; dispose: () => Promise<void> }>,
 ): Promise<TokenTable | null> {
   const cached = join(cacheDir, `${cacheKey(weightsFile)}.safetensors`);
@@ -82,7 +105,7 @@ export async function tokenTableOf(
   }
   const { run, dispose } = await loadRunner();
   try {
-    const table = await readTable(run, vocabSize);
+    const table = await readTable(run, vocabSize, Math.min(READ_CHUNK, maxSequence));
     if (!table) return null;
     try {
       mkdirSync(cacheDir, { recursive: true });
@@ -102,28 +125,30 @@ function cacheKey(weightsFile: string): string {
   return new Bun.CryptoHasher("sha256").update(JSON.stringify([weightsFile, size, mtimeMs])).digest("hex").slice(0, 24);
 }
 
-async function readTable(run: SequenceRunner, vocabSize: number): Promise<TokenTable | null> {
-  let rows = new Float32Array(0);
-  let dims = 0;
-  for (let start = 0; start < vocabSize; start += READ_CHUNK) {
-    const ids = Array.from({ length: Math.min(READ_CHUNK, vocabSize - start) }, (_, i) => start + i);
-    const out = await run(ids);
-    if (start === 0) {
-      dims = out.length / ids.length;
-      rows = new Float32Array(vocabSize * dims);
+/**
+ * Run the model over the whole vocabulary, `chunk` ids at a time. First a probe: the first ids in order and
+ * reversed must give the same rows, or a token's vector depends on its neighbours or position. A model that
+ * fails to run on such input (a position limit, ids past its table) is not a token table either.
+ */
+async function readTable(run: SequenceRunner, vocabSize: number, chunk: number): Promise<TokenTable | null> {
+  const ids = (start: number, length: number) => Array.from({ length: Math.max(0, Math.min(length, vocabSize - start)) }, (_, i) => start + i);
+  try {
+    const probe = ids(0, Math.min(CONTEXT_PROBE, chunk));
+    const [forward, backward] = [await run(probe), await run([...probe].reverse())];
+    const dims = forward.length / probe.length;
+    for (let j = 0; j < probe.length; j++) {
+      for (let d = 0; d < dims; d++) {
+        const a = forward[j * dims + d]!;
+        const b = backward[(probe.length - 1 - j) * dims + d]!;
+        if (Math.abs(a - b) > 1e-6 * Math.max(1, Math.abs(a))) return null;
+      }
     }
-    rows.set(out, start * dims);
+    const rows = new Float32Array(vocabSize * dims);
+    for (let start = 0; start < vocabSize; start += chunk) rows.set(await run(ids(start, chunk)), start * dims);
+    return { rows, dims, weights: null, mapping: null };
+  } catch {
+    return null;
   }
-  const probe = Array.from({ length: Math.min(CONTEXT_PROBE, vocabSize) }, (_, i) => i).reverse();
-  const again = await run(probe);
-  for (let j = 0; j < probe.length; j++) {
-    for (let d = 0; d < dims; d++) {
-      const a = again[j * dims + d]!;
-      const b = rows[probe[j]! * dims + d]!;
-      if (Math.abs(a - b) > 1e-6 * Math.max(1, Math.abs(b))) return null;
-    }
-  }
-  return { rows, dims, weights: null, mapping: null };
 }
 
 /** Tokens that count for a text: a model2vec model skips special and unknown tokens; an ONNX table keeps all. */
@@ -142,10 +167,11 @@ export function meanOfRows(table: TokenTable, ids: number[], rule: TokenRule): F
   for (const id of ids) {
     if (id === rule.dropId) continue;
     if (used++ === rule.maxTokens) break;
-    const row = mapping ? mapping[id]! : id;
-    const weight = weights ? weights[id]! : 1;
+    const row = mapping ? mapping[id] : id;
+    const weight = weights ? weights[id] : 1;
+    // An id past the table (a tokenizer with added tokens the table lacks) counts as unknown.
+    if (row === undefined || weight === undefined || row < 0 || (row + 1) * dims > rows.length) continue;
     const offset = row * dims;
-    if (row < 0 || offset + dims > rows.length) continue;
     for (let d = 0; d < dims; d++) vector[d]! += weight * rows[offset + d]!;
   }
   return vector;

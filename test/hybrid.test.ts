@@ -192,7 +192,9 @@ describe("a repository whose embedding lags behind its text", () => {
       const response = await search(home, { query: "telescope galaxy", explain: true }, context);
       expect(response.mode).toBe("hybrid");
       expect(response.results[0]).toMatchObject({ path: "space.md" });
-      expect(response.notes).toContainEqual(expect.stringMatching(/^lagging: vectors cover 2 of 3 fragments; .*researcher index lagging/));
+      expect(response.notes).toContainEqual(expect.stringMatching(/^lagging: vectors cover 2 of 3 fragments; the rest are found by bm25 only .*researcher index lagging/));
+      const vector = await search(home, { query: "telescope galaxy", mode: "vector", explain: true }, context);
+      expect(vector.notes).toContainEqual(expect.stringMatching(/^lagging: vectors cover 2 of 3 fragments; the rest cannot be found in vector mode/));
       await indexRepository(home, repo);
       const caughtUp = await search(home, { query: "telescope galaxy", explain: true }, context);
       expect(caughtUp.notes!.filter((n) => n.includes("vectors cover"))).toEqual([]);

@@ -3,12 +3,12 @@
  * folder written here, and a model2vec download from a stand-in hub on 127.0.0.1.
  */
 import { describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeModel, loadEmbedder, type Embedder } from "../src/embedder.ts";
 import { readSafetensors, writeSafetensors } from "../src/safetensors.ts";
 import { loadTokenizer } from "../src/static-embedder.ts";
-import { GLOVE, gloveThroughOnnx, tempDir } from "./helpers.ts";
+import { GLOVE, gloveThroughOnnx, SHARED, tempDir } from "./helpers.ts";
 
 const TEXTS = [
   "How do I reset my password?",
@@ -53,6 +53,24 @@ describe("a layer-free ONNX model (GloVe-SIF) as a token table", () => {
   });
 });
 
+describe("a config that promises no layers, over a model that reads context", () => {
+  const root = tempDir();
+
+  test("runs as the transformer it is (the probe sees a token's vector change with its neighbours)", async () => {
+    const unpack = Bun.spawnSync(["bash", join(SHARED, "models/unpack-minilm.sh"), root]);
+    expect(unpack.exitCode).toBe(0);
+    const folder = join(root, "minilm-l6-arch-random");
+    const config = JSON.parse(readFileSync(join(folder, "config.json"), "utf8"));
+    writeFileSync(join(folder, "config.json"), JSON.stringify({ ...config, num_hidden_layers: 0 }));
+    expect(describeModel(root, { provider: "local", model: folder }).kind).toBe("static");
+    const embedder = await loadEmbedder(root, { provider: "local", model: folder });
+    expect(embedder.info.kind).toBe("transformer");
+    expect(embedder.dims).toBe(384);
+    expect(existsSync(join(root, "models/.tables"))).toBe(false);
+    await embedder.dispose();
+  }, 60_000);
+});
+
 /** A model2vec folder: GloVe-SIF's tokenizer (WordPiece, [UNK]) and a seeded random f16 table of `dims` columns. */
 function writeModel2vec(folder: string, dims: number, options: { weights?: boolean } = {}) {
   mkdirSync(folder, { recursive: true });
@@ -95,6 +113,33 @@ describe("model2vec folders", () => {
   test("describeModel reads dims from config.hidden_dim without loading anything", () => {
     const folder = join(root, "m2v-false");
     expect(describeModel(root, { provider: "local", model: folder })).toMatchObject({ kind: "static", dims: 16, source: "folder" });
+  });
+
+  test("a table that would give NaN vectors or miss rows is refused with the reason", async () => {
+    const cases: [string, Record<string, { shape: number[]; data: Float32Array }>, RegExp][] = [
+      ["nan", { embeddings: { shape: [25004, 2], data: new Float32Array(50008).fill(Number.NaN) } }, /NaN or infinite/],
+      ["short-weights", { embeddings: { shape: [25004, 2], data: new Float32Array(50008) }, weights: { shape: [10], data: new Float32Array(10) } }, /'weights' must be 25004/],
+      ["f32-mapping", { embeddings: { shape: [4, 2], data: new Float32Array(8) }, mapping: { shape: [25004], data: new Float32Array(25004) } }, /'mapping' must be 25004 integer/],
+      ["few-rows", { embeddings: { shape: [4, 2], data: new Float32Array(8) } }, /4 rows for 25004 tokens/],
+      ["no-columns", { embeddings: { shape: [25004, 0], data: new Float32Array(0) } }, /no 2-d floating-point 'embeddings' table/],
+    ];
+    for (const [name, tensors, reason] of cases) {
+      const folder = join(root, name);
+      writeModel2vec(folder, 2);
+      writeSafetensors(join(folder, "model.safetensors"), tensors);
+      const error = await loadEmbedder(root, { provider: "local", model: folder }).catch((e) => e);
+      expect(error).toMatchObject({ code: "MODEL_UNAVAILABLE" });
+      expect(error.message).toMatch(reason);
+    }
+  });
+
+  test("a transformer's safetensors weights are not taken for a model2vec table", () => {
+    const folder = join(root, "pytorch");
+    mkdirSync(folder, { recursive: true });
+    copyFileSync(join(GLOVE, "tokenizer.json"), join(folder, "tokenizer.json"));
+    writeFileSync(join(folder, "config.json"), JSON.stringify({ model_type: "bert", hidden_size: 2, num_hidden_layers: 2 }));
+    writeSafetensors(join(folder, "model.safetensors"), { "embeddings.word_embeddings.weight": { shape: [2, 2], data: new Float32Array(4) } });
+    expect(describeModel(root, { provider: "local", model: folder }).kind).toBe("transformer");
   });
 
   test("a damaged table is a clear model error, not a crash", async () => {

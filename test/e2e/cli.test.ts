@@ -130,6 +130,8 @@ describe("researcher CLI", () => {
       expect(help.stdout).toContain("Usage:");
       expect(help.stdout).toContain("Examples:");
     }
+    // Help after a word that names no command (a typo) lists every command, as plain --help does.
+    for (const args of [["--help"], ["serch", "--help"]]) expect(cli(...args).stdout).toMatch(/Commands:[^]*search \[\.\.\.query\][^]*serve/);
   });
 
   test("config: show, path, set, and a bad file is one clear error", () => {
