@@ -191,7 +191,7 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
   const exe = await buildExecutable({ outfile: join(root, "bin", "researcher") });
   const cli = (q: number) => runExe(exe, home, ["search", "--json", "--mode", "vector", "-n", "10", "--", `query ${q}`], undefined, env);
   await cli(0);
-  const coldRuns = 20;
+  const coldRuns = 10;
   const cached = [];
   for (let q = 0; q < coldRuns; q++) cached.push(await cli(q));
   const evicted = [];
