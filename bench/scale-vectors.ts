@@ -26,7 +26,9 @@ import { runExe, seeded } from "./scale.ts";
 import { percentile } from "./scifact.ts";
 
 const DIMS = 384;
-const QUERIES = 300;
+/** Held-out queries, and fresh processes per cold variant; fewer where a search takes seconds (an exact scan). */
+const QUERIES = Number(process.env.SCALE_QUERIES ?? 300);
+const COLD_RUNS = Number(process.env.SCALE_COLD_RUNS ?? 10);
 const FRAGMENTS_PER_DOCUMENT = 10;
 const MIXTURE = { rank: 48, clusters: 1000, spread: 1.0, noise: 0.8, queryNoise: 0.9 };
 
@@ -191,17 +193,16 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
   const exe = await buildExecutable({ outfile: join(root, "bin", "researcher") });
   const cli = (q: number) => runExe(exe, home, ["search", "--json", "--mode", "vector", "-n", "10", "--", `query ${q}`], undefined, env);
   await cli(0);
-  const coldRuns = 10;
   const cached = [];
-  for (let q = 0; q < coldRuns; q++) cached.push(await cli(q));
+  for (let q = 0; q < COLD_RUNS; q++) cached.push(await cli(q));
   const evicted = [];
-  for (let q = 0; q < coldRuns; q++) {
+  for (let q = 0; q < COLD_RUNS; q++) {
     for (const file of [annPath(dir), join(dir, "index.db")]) Bun.spawnSync(["dd", `if=${file}`, "iflag=nocache", "count=0", "status=none"]);
     evicted.push(await cli(q));
   }
   const agree = JSON.parse(cached[0]!.stdout).results.length === 10;
   rows.push(
-    [`cold CLI search --mode vector, page cache warm (${coldRuns} queries)`, `${p50p95(cached.map((r) => r.ms))}; peak RSS ${mib(Math.max(...cached.map((r) => r.rssKb)) * 1024)}${agree ? "" : " (FEWER THAN 10 RESULTS)"}`],
+    [`cold CLI search --mode vector, page cache warm (${COLD_RUNS} queries)`, `${p50p95(cached.map((r) => r.ms))}; peak RSS ${mib(Math.max(...cached.map((r) => r.rssKb)) * 1024)}${agree ? "" : " (FEWER THAN 10 RESULTS)"}`],
     ["cold CLI search, ANN file and index.db evicted from the page cache", `${p50p95(evicted.map((r) => r.ms))}; peak RSS ${mib(Math.max(...evicted.map((r) => r.rssKb)) * 1024)}`],
   );
   server.stop(true);
@@ -214,7 +215,7 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
   writeSection(
     `scale-vectors-${kind}-${size}`,
     `Scale: ${size} vectors of 384 dimensions (${kind}), ANN`,
-    `bun bench/scale.ts vectors ${size}${uniform ? " --uniform" : ""}`,
+    `${process.env.SCALE_QUERIES ? `SCALE_QUERIES=${QUERIES} SCALE_COLD_RUNS=${COLD_RUNS} ` : ""}bun bench/scale.ts vectors ${size}${uniform ? " --uniform" : ""}`,
     `${report}\n\nVectors: ${data}. The index.db is written through the Store (only discovery, conversion, chunking and embedding are bypassed); the ANN file is built and searched by src/vectors.ts; recall@10 is against an exact f32 cosine scan. The cold CLI embeds its query through a stand-in OpenAI-compatible server in the benchmark process (~1 ms). Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(", ")} (2 cores, shared with other jobs).`,
   );
   if (!keepAt) rmSync(root, { recursive: true, force: true });

@@ -80,11 +80,11 @@ export const MIN_RECALL = 0.99;
  * would take most of a second per query, and many seconds in a fresh process.
  */
 const SCAN_IS_COSTLY_FROM = 10_000_000;
-export const MIN_RECALL_AT_SCALE = 0.95;
+const MIN_RECALL_AT_SCALE = 0.95;
 const PROBES = 64;
 
 /** The recall a graph over this many vector components must have measured to be searched. */
-export function requiredRecall(components: number): number {
+function requiredRecall(components: number): number {
   return components < SCAN_IS_COSTLY_FROM ? MIN_RECALL : MIN_RECALL_AT_SCALE;
 }
 
