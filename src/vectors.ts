@@ -157,6 +157,8 @@ function verifiedIdentity(store: Store, dir: string, holdsLock: boolean): string
   const examined = examine(file);
   if (examined?.checksum !== checksum) return null;
   if (examined.identity) remember(store, dir, checksum, examined.identity, holdsLock);
+  // Without a settled identity, the one seen before the read: if the file changed meanwhile, the caller's check
+  // after mapping it sees a different one.
   return examined.identity ?? identity;
 }
 
@@ -179,7 +181,7 @@ function remember(store: Store, dir: string, checksum: string, identity: string,
   try {
     write();
   } catch (error) {
-    logger.info(`not recording the identity of ${annPath(dir)}: ${describeError(error)}`);
+    logger.debug(`not recording the identity of ${annPath(dir)}: ${describeError(error)}`);
   } finally {
     release();
   }
