@@ -99,11 +99,11 @@ export const annPath = (dir: string) => join(dir, FILE);
 
 /**
  * What the file must be for the store's current vectors; null until one has been built for them (files built
- * before builds recorded their recall and vector count count as not built).
+ * before builds measured their recall count as not built: they used settings that recall less).
  */
 function expected(store: Store): string | null {
   const checksum = store.getMeta("ann_checksum");
-  const current = store.getMeta("ann_generation") === store.vectorsGeneration() && store.getMeta("ann_count") !== undefined;
+  const current = store.getMeta("ann_generation") === store.vectorsGeneration() && store.getMeta("ann_recall") !== undefined;
   return checksum && current ? checksum : null;
 }
 
@@ -203,7 +203,8 @@ export function vectorIndexState(store: Store, dir: string): "verified" | "missi
 
 /**
  * How many vectors the store holds: recorded with the ANN file built for its current vectors, counted otherwise
- * (the count joins every fragment to its vector: 1.7 s for 100,000 × 384 in a fresh process).
+ * (the count joins every fragment to its vector: 1.7 s for 100,000 × 384 in a fresh process). Files built before
+ * the count was recorded are counted until their next rebuild.
  */
 function vectorCount(store: Store): number {
   const recorded = store.getMeta("ann_count");
