@@ -114,7 +114,6 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
   process.env.OPENAI_API_KEY = env.OPENAI_API_KEY;
   const embedding = { provider: "openai" as const, model: `synthetic-${kind}`, openai_url: `http://127.0.0.1:${server.port}` };
 
-  const rows: (string | number)[][] = [];
   const repoFile = join(root, `repo-vectors-${kind}-${size}.json`);
   if (!existsSync(repoFile)) {
     rmSync(home, { recursive: true, force: true });
@@ -129,7 +128,7 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
     console.log(`reusing the index.db in ${home}`);
   }
   const saved = JSON.parse(readFileSync(repoFile, "utf8")) as { dir: string; rows: (string | number)[][] };
-  rows.push(...saved.rows);
+  const rows = [...saved.rows];
   const dir = saved.dir;
   // The server's port changes from run to run: point the repository at this run's.
   const repoConfig = join(home, "config.yaml");
