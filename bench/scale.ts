@@ -2,8 +2,9 @@
  * Scale benchmark (issue 17): a seeded synthetic repository of markdown files (10 sections × 150 words each,
  * words drawn from SciFact's word frequencies), indexed by the compiled executable (`--no-embed`), then BM25
  * latency warm (in-process, one SearchContext) and cold (CLI) on ~50 queries drawn from the same distribution.
+ * `vectors` measures vector search (the ANN file) at the same sizes instead: see bench/scale-vectors.ts.
  *
- * Usage: bun bench/scale.ts [100k|300k|1m] [--keep <dir>] [--before <file>]
+ * Usage: bun bench/scale.ts [vectors] [100k|300k|1m] [--uniform] [--keep <dir>] [--before <file>]
  * With --keep, the generated files and index stay in <dir> and a later run with the same size reuses them
  * (no re-index; latency only). Each run saves its figures as `{ label, rows }` JSON in the temp folder (the path
  * is printed); `--before` with such a file from an earlier run (at other code) adds its figures as a column.
@@ -17,7 +18,6 @@ import { commit } from "../src/version.ts";
 import { table, writeSection } from "./report.ts";
 import { percentile, requireShared, SCIFACT } from "./scifact.ts";
 import { seeded } from "../test/seeded.ts";
-export { seeded };
 
 const SECTIONS = 10;
 const WORDS_PER_SECTION = 150;
@@ -98,10 +98,10 @@ interface Run {
 }
 
 /** Run the executable under /usr/bin/time, sampling the index's db + WAL size every 200 ms. */
-async function runExe(exe: string, home: string, args: string[], indexDir?: string): Promise<Run> {
+export async function runExe(exe: string, home: string, args: string[], indexDir?: string, env: Record<string, string> = {}): Promise<Run> {
   const start = performance.now();
   const proc = Bun.spawn(["/usr/bin/time", "-f", "%M", exe, ...args], {
-    env: { PATH: "/usr/bin:/bin", RESEARCHER_HOME: home },
+    env: { PATH: "/usr/bin:/bin", RESEARCHER_HOME: home, ...env },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -130,11 +130,18 @@ const p50p95 = (values: number[]) => `p50 ${ms(percentile(values, 50))}, p95 ${m
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
 async function main(): Promise<void> {
-  requireShared();
-  const size = process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2].toLowerCase() : "100k";
+  const args = process.argv.slice(2);
+  const vectors = args[0] === "vectors";
+  const positional = args.filter((a, i) => !a.startsWith("--") && !["--keep", "--before"].includes(args[i - 1]!) && a !== "vectors");
+  const size = (positional[0] ?? "100k").toLowerCase();
   const fragments = SIZES[size];
   if (!fragments) throw new Error(`size must be one of ${Object.keys(SIZES).join(", ")}`);
   const keepAt = process.argv.indexOf("--keep");
+  if (vectors) {
+    const { vectorScale } = await import("./scale-vectors.ts");
+    return vectorScale(size, fragments, args.includes("--uniform"), keepAt > 0 ? process.argv[keepAt + 1] : undefined);
+  }
+  requireShared();
   const root = keepAt > 0 ? process.argv[keepAt + 1]! : mkdtempSync(join(tmpdir(), "researcher-scale-"));
   const corpus = join(root, `corpus-${size}`);
   const home = join(root, `home-${size}`);

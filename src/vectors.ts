@@ -1,9 +1,24 @@
 /**
  * `vectors.usearch`: the ANN index of one repository, derived from the vectors in SQLite. It is rebuilt whenever
  * its recorded generation differs from the store's, and written to a temp file then renamed, so a reader sees
- * either the old file or the new one. It is checked, not trusted: the file's checksum is recorded in SQLite when
- * it is written and compared before usearch's native code reads it, because a damaged file crashes the process
- * (size and mtime do not tell). When it cannot be used, search falls back to exact search over SQLite.
+ * either the old file or the new one. When it cannot be used, search falls back to exact search over SQLite.
+ *
+ * Searches memory-map it (usearch's `view`): a cold search reads the graph's keys and the pages its walk touches,
+ * not the whole file (1M × 384 f16 vectors are ~900 MB, most of it vectors a search never visits). But the file
+ * is checked, not trusted, because a damaged file crashes usearch's native code (size and mtime do not tell).
+ * It reaches native code only when one of two things holds:
+ *  - read whole, it matches the xxHash3 checksum recorded in SQLite when it was written; or
+ *  - its identity (device, inode, size, mtime and ctime to the nanosecond) is the one recorded in SQLite when it
+ *    was last read whole and matched.
+ * Every change made through the file system gives a new identity: writing or truncating the file changes its
+ * ctime, copying or renaming another file over it changes the inode, and ctime cannot be set back from user
+ * space (`touch -d` and utimes set mtime and atime, and themselves move ctime), so damage done by a program, a
+ * restore or a user is read whole before use. File timestamps come from a clock that advances once per tick, so
+ * a write in the same tick as the identity we saw would keep it: an identity is recorded only once its ctime is
+ * a tick old (git's "racily clean" rule). Not covered: damage beneath the file system (bit rot on the medium, a
+ * faulty disk, controller or memory), which keeps every timestamp; `researcher verify` reads the whole file every
+ * time and finds that. And a mapped file written in place (not replaced) while a long-running process searches
+ * it could crash a search already under way; researcher itself only ever replaces the file.
  */
 import { readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -23,6 +38,7 @@ const FILE = "vectors.usearch";
 
 type UsearchModule = typeof import("usearch");
 type UsearchIndex = InstanceType<UsearchModule["Index"]>;
+type BatchMatches = InstanceType<UsearchModule["BatchMatches"]>;
 
 let usearch: UsearchModule | undefined;
 async function loadUsearch(): Promise<UsearchModule> {
@@ -36,7 +52,9 @@ async function loadUsearch(): Promise<UsearchModule> {
  * (cosine 0.53 among fragments ≤ 0.08) could be missed: greedy graph search does not reach it from a far entry
  * point. A wider expansion reaches it (f16, expansion 512: recall@10 0.996, ~0.2 ms). f16 rather than int8: int8
  * needs its candidates re-scored from the f32 vectors in SQLite to get there, which costs more than the file's
- * extra bytes (reading 200 vectors back takes ~2.5 ms); f16 scores are within ~0.001 of exact cosine.
+ * extra bytes (reading 200 vectors back takes ~2.5 ms); f16 scores are within ~0.001 of exact cosine. At 1M
+ * clustered 384-d vectors (`bun bench/scale.ts vectors 1m`) expansion 512 finds 0.991 at a warm p50 of 3.6 ms
+ * (256: 0.978, 1.9 ms), far inside issue 17's 20 ms, so one setting serves every size.
  */
 const CONNECTIVITY = 16;
 const EXPANSION_SEARCH = 512;
@@ -57,7 +75,20 @@ function exactScanBelow(): number {
  * build measures its own recall on pseudo-queries; an index below this is not used, and search scans exactly.
  */
 export const MIN_RECALL = 0.99;
+/**
+ * The scan is the fallback only while it is affordable. It reads every vector from SQLite first (1.7 s for
+ * 100,000 × 384 in a fresh process) and then costs ~2 ms per million components, so from this many components
+ * on a graph measured at MIN_RECALL_AT_SCALE (issue 17's target at 1M) serves searches: a scan of 1M × 384
+ * would take most of a second per query, and many seconds in a fresh process.
+ */
+const SCAN_IS_COSTLY_FROM = 10_000_000;
+const MIN_RECALL_AT_SCALE = 0.95;
 const PROBES = 64;
+
+/** The recall a graph over this many vector components must have measured to be searched. */
+function requiredRecall(components: number): number {
+  return components < SCAN_IS_COSTLY_FROM ? MIN_RECALL : MIN_RECALL_AT_SCALE;
+}
 
 async function newIndex(dims: number): Promise<UsearchIndex> {
   const { Index, MetricKind, ScalarKind } = await loadUsearch();
@@ -65,15 +96,6 @@ async function newIndex(dims: number): Promise<UsearchIndex> {
 }
 
 export const annPath = (dir: string) => join(dir, FILE);
-
-/** xxHash3 of the whole file (a 10 MB file is read and hashed in ~6 ms), or null when it cannot be read. */
-function checksumOf(file: string): string | null {
-  try {
-    return Bun.hash.xxHash3(readFileSync(file)).toString(16);
-  } catch {
-    return null;
-  }
-}
 
 /**
  * What the file must be for the store's current vectors; null until one has been built for them (files built
@@ -85,19 +107,108 @@ function expected(store: Store): string | null {
   return checksum && current ? checksum : null;
 }
 
-/** Is the file on disk, byte for byte, the one built for the store's current vectors? */
-function isVerified(store: Store, dir: string): boolean {
-  const checksum = expected(store);
-  return checksum !== null && checksum === checksumOf(annPath(dir));
+/** Device, inode, size, mtime and ctime in nanoseconds (see the header); null when there is no such file. */
+function identityOf(file: string): string | null {
+  const stats = statSync(file, { bigint: true, throwIfNoEntry: false });
+  return stats ? `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}` : null;
 }
 
-/** The ANN file against the store's vectors: the one built for them, absent, built for older vectors, or damaged. */
-export function vectorIndexState(store: Store, dir: string): "verified" | "missing" | "stale" | "damaged" {
-  const actual = checksumOf(annPath(dir));
-  if (actual === null) return "missing";
+/**
+ * How long after a change its ctime may still be shared by a later change: Linux stamps files from a clock that
+ * advances once per tick (1–10 ms); file systems that keep whole seconds (their nanoseconds are 0) need 2 s.
+ */
+function tickMs(ctimeNs: bigint): number {
+  return ctimeNs % 1_000_000_000n === 0n ? 2000 : 20;
+}
+
+interface Examined {
+  /** xxHash3 of the whole file (900 MB are read and hashed in ~0.5 s from the page cache). */
+  checksum: string;
+  /** The file's identity, if it did not change while it was read and no later change can share its ctime. */
+  identity: string | null;
+}
+
+/** Read and hash the whole file, once its ctime is a tick old; null when it cannot be read. */
+function examine(file: string): Examined | null {
+  const before = statSync(file, { bigint: true, throwIfNoEntry: false });
+  if (!before) return null;
+  const age = Date.now() - Number(before.ctimeNs / 1_000_000n);
+  if (age >= 0 && age < tickMs(before.ctimeNs)) Bun.sleepSync(tickMs(before.ctimeNs) - age);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch {
+    return null;
+  }
+  const identity = identityOf(file);
+  const unchanged = identity === `${before.dev}:${before.ino}:${before.size}:${before.mtimeNs}:${before.ctimeNs}`;
+  return { checksum: Bun.hash.xxHash3(bytes).toString(16), identity: unchanged && age >= 0 ? identity : null };
+}
+
+/**
+ * The identity of the file on disk if it is the one built for the store's current vectors, else null. A recorded
+ * identity says so without reading the file; otherwise it is read whole, and a match is recorded for next time
+ * (see `remember`).
+ */
+function verifiedIdentity(store: Store, dir: string, holdsLock: boolean): string | null {
   const checksum = expected(store);
-  if (checksum === null) return "stale";
-  return checksum === actual ? "verified" : "damaged";
+  if (checksum === null) return null;
+  const file = annPath(dir);
+  const identity = identityOf(file);
+  if (identity !== null && identity === store.getMeta("ann_identity")) return identity;
+  const examined = examine(file);
+  if (examined?.checksum !== checksum) return null;
+  if (examined.identity) remember(store, dir, checksum, examined.identity, holdsLock);
+  // Without a settled identity, the one seen before the read: if the file changed meanwhile, the caller's check
+  // after mapping it sees a different one.
+  return examined.identity ?? identity;
+}
+
+/**
+ * Record the identity of a file found whole. Only a writer writes: a search takes the writer lock if it is free
+ * and otherwise leaves it (the next search reads the file again); a failed write costs only that.
+ */
+function remember(store: Store, dir: string, checksum: string, identity: string, holdsLock: boolean): void {
+  const write = () =>
+    store.transaction(() => {
+      if (store.getMeta("ann_checksum") === checksum) store.setMeta("ann_identity", identity);
+    });
+  if (holdsLock) return write();
+  let release: () => void;
+  try {
+    release = acquireWriterLock(dir, basename(dir));
+  } catch {
+    return;
+  }
+  try {
+    write();
+  } catch (error) {
+    logger.debug(`not recording the identity of ${annPath(dir)}: ${describeError(error)}`);
+  } finally {
+    release();
+  }
+}
+
+/** A file there, built for older vectors. */
+function isStale(store: Store, dir: string): boolean {
+  return identityOf(annPath(dir)) !== null && expected(store) === null;
+}
+
+/** The ANN file against the store's vectors, read whole: the one built for them, absent, built for older vectors, or damaged. */
+export function vectorIndexState(store: Store, dir: string): "verified" | "missing" | "stale" | "damaged" {
+  if (identityOf(annPath(dir)) === null) return "missing";
+  if (isStale(store, dir)) return "stale";
+  return examine(annPath(dir))?.checksum === expected(store) ? "verified" : "damaged";
+}
+
+/**
+ * How many vectors the store holds: recorded with the ANN file built for its current vectors, counted otherwise
+ * (the count joins every fragment to its vector: 1.7 s for 100,000 × 384 in a fresh process). Files built before
+ * the count was recorded are counted until their next rebuild.
+ */
+function vectorCount(store: Store): number {
+  const recorded = store.getMeta("ann_count");
+  return recorded !== undefined && expected(store) !== null ? Number(recorded) : store.vectorCount();
 }
 
 /**
@@ -110,7 +221,7 @@ export const SCAN_WHILE_STALE_BELOW = 2_000_000;
 
 /** Whether a stale ANN file may stay stale for now (see SCAN_WHILE_STALE_BELOW). */
 export function mayDeferRebuild(store: Store, dims: number): boolean {
-  return store.vectorCount() * dims < SCAN_WHILE_STALE_BELOW;
+  return vectorCount(store) * dims < SCAN_WHILE_STALE_BELOW;
 }
 
 /**
@@ -118,41 +229,41 @@ export function mayDeferRebuild(store: Store, dims: number): boolean {
  * stale for now); returns whether it was (re)built.
  */
 export async function syncVectorIndex(store: Store, dir: string, dims: number, options: { defer?: boolean } = {}): Promise<boolean> {
-  if (isVerified(store, dir)) return false;
-  if (options.defer && vectorIndexState(store, dir) === "stale" && mayDeferRebuild(store, dims)) return false;
+  if (verifiedIdentity(store, dir, true) !== null) return false;
+  if (options.defer && isStale(store, dir) && mayDeferRebuild(store, dims)) return false;
   const generation = store.vectorsGeneration();
   const index = await newIndex(dims);
   const rows = store.allVectors();
-  if (rows.length > 0) {
-    const keys = new BigUint64Array(rows.map((r) => BigInt(r.id)));
-    const matrix = new Float32Array(rows.length * dims);
-    rows.forEach((r, i) => matrix.set(r.vector, i * dims));
-    index.add(keys, matrix);
-  }
-  const recall = probeRecall(index, rows, dims);
+  const keys = new BigUint64Array(rows.map((r) => BigInt(r.id)));
+  const matrix = new Float32Array(rows.length * dims);
+  rows.forEach((r, i) => matrix.set(r.vector, i * dims));
+  if (rows.length > 0) index.add(keys, matrix, 0); // 0: a thread per core
+  const recall = await probeRecall(index, matrix, keys, dims);
   const file = annPath(dir);
   const temp = tempPathFor(file);
-  let checksum: string | null;
   try {
     index.save(temp);
-    checksum = checksumOf(temp);
     renameSync(temp, file);
   } finally {
     rmSync(temp, { force: true });
   }
+  const written = examine(file); // its checksum as it lies on disk, and the identity that vouches for it
   store.transaction(() => {
     store.setMeta("ann_generation", generation);
-    store.setMeta("ann_checksum", checksum!);
+    store.setMeta("ann_checksum", written?.checksum ?? "");
     store.setMeta("ann_recall", String(recall));
+    store.setMeta("ann_count", String(rows.length));
+    if (written?.identity) store.setMeta("ann_identity", written.identity);
+    else store.deleteMeta("ann_identity");
   });
   return true;
 }
 
 /**
- * ANN indexes read into memory, by repository folder, with the checksum they were verified against. Loaded,
- * not memory-mapped: a mapped file damaged later would reach native code unverified.
+ * ANN indexes memory-mapped, by repository folder, with the checksum and identity they were verified with; the
+ * identity is compared before every search, so a file replaced or changed on disk is verified again.
  */
-const opened = new Map<string, { checksum: string; stamp: string; index: UsearchIndex }>();
+const opened = new Map<string, { checksum: string; identity: string; index: UsearchIndex }>();
 
 /** Filters admitting at most this many fragments are searched exactly: reading and scoring a few thousand vectors
  * costs less than over-fetching the ANN index by the inverse of the filter's share, and misses nothing. */
@@ -162,20 +273,29 @@ const EXACT_SCAN_LIMIT = 5000;
  * recall@10 of the graph against an exact scan, on pseudo-queries: a stored vector moved by a random direction
  * of the same length (cosine ~0.7 with it). Like a real query, such a point resembles no fragment exactly and may
  * lie outside the cone the vectors occupy, which is where graph search fails; midpoints of two stored vectors
- * were too easy (0.99 where real queries found 0.87 with the random-weight model).
+ * were too easy (0.99 where real queries found 0.87 with the random-weight model). The exact scan is usearch's
+ * (native, every core): at 1M vectors a scan in JavaScript would take a second per probe.
  */
-function probeRecall(index: UsearchIndex, rows: Row[], dims: number): number {
-  if (rows.length * dims < exactScanBelow()) return 1; // never searched through the graph
-  const next = seeded(rows.length); // the same vectors give the same verdict on every rebuild
-  let found = 0;
+async function probeRecall(index: UsearchIndex, matrix: Float32Array, keys: BigUint64Array, dims: number): Promise<number> {
+  const count = keys.length;
+  if (count === 0 || count * dims < exactScanBelow()) return 1; // never searched through the graph
+  const next = seeded(count); // the same vectors give the same verdict on every rebuild
+  const probes = new Float32Array(PROBES * dims);
   for (let p = 0; p < PROBES; p++) {
-    const source = rows[Math.floor(next() * rows.length)]!.vector;
+    const source = Math.floor(next() * count);
     const direction = normalised(Float32Array.from({ length: dims }, () => gaussian(next)));
-    const query = normalised(source.map((x, i) => x + direction[i]!));
-    const truth = new Set(scan(rows, query, 10).map((h) => h.id));
-    for (const key of index.search(query, 10, 0).keys) if (truth.has(Number(key))) found++;
+    probes.set(normalised(matrix.subarray(source * dims, (source + 1) * dims).map((x, i) => x + direction[i]!)), p * dims);
   }
-  return found / (PROBES * 10);
+  const { exactSearch, MetricKind } = await loadUsearch();
+  const k = Math.min(10, count);
+  const truth = exactSearch(matrix, probes, dims, k, MetricKind.Cos) as BatchMatches; // keys are row numbers
+  const found = index.search(probes, k, 0) as unknown as BatchMatches; // several queries give BatchMatches
+  let hits = 0;
+  for (let p = 0; p < PROBES; p++) {
+    const exact = new Set(Array.from(truth.get(p).keys, (row) => keys[Number(row)]));
+    for (const key of found.get(p).keys) if (exact.has(key)) hits++;
+  }
+  return hits / (PROBES * k);
 }
 
 function seeded(seed: number): () => number {
@@ -196,9 +316,10 @@ function gaussian(next: () => number): number {
 export async function searchVectors(store: Store, dir: string, query: Float32Array, k: number, within?: Set<number>): Promise<VectorHit[]> {
   const candidates = () => (within ? store.vectorsOf([...within]) : rowsOf(store, dir));
   if (within && within.size <= EXACT_SCAN_LIMIT) return scan(candidates(), query, k);
-  if (vectorsOf(store, dir).count * query.length < exactScanBelow()) return scan(candidates(), query, k);
+  const components = vectorsOf(store, dir).count * query.length;
+  if (components < exactScanBelow()) return scan(candidates(), query, k);
   const index = await verifiedIndex(store, dir, query.length);
-  if (!index || Number(store.getMeta("ann_recall") ?? 0) < MIN_RECALL) return scan(candidates(), query, k);
+  if (!index || Number(store.getMeta("ann_recall") ?? 0) < requiredRecall(components)) return scan(candidates(), query, k);
   const size = index.size();
   if (size === 0) return [];
   if (!within) return annSearch(index, query, Math.min(k, size));
@@ -210,7 +331,7 @@ export async function searchVectors(store: Store, dir: string, query: Float32Arr
 }
 
 function annSearch(index: UsearchIndex, query: Float32Array, k: number): VectorHit[] {
-  const matches = index.search(query, k, 0);
+  const matches = index.search(query, k, 1); // one query: threads would cost more than they save
   return Array.from(matches.keys, (key, i) => ({ id: Number(key), score: 1 - matches.distances[i]! }));
 }
 
@@ -223,7 +344,7 @@ function vectorsOf(store: Store, dir: string): { generation: string; count: numb
   const generation = store.vectorsGeneration();
   let state = scannable.get(dir);
   if (!state || state.generation !== generation) {
-    state = { generation, count: store.vectorCount() };
+    state = { generation, count: vectorCount(store) };
     scannable.set(dir, state);
   }
   return state;
@@ -235,25 +356,27 @@ function rowsOf(store: Store, dir: string): Row[] {
   return state.rows;
 }
 
-/** The ANN index for the store's current vectors, verified before loading; undefined when there is none to use. */
+/** The ANN index for the store's current vectors, verified before mapping; undefined when there is none to use. */
 async function verifiedIndex(store: Store, dir: string, dims: number): Promise<UsearchIndex | undefined> {
+  const file = annPath(dir);
   const cached = opened.get(dir);
-  // A file changed on disk since it was loaded is checked again (and rebuilt if it must be).
-  if (cached && cached.checksum === expected(store) && cached.stamp === stampOf(annPath(dir))) return cached.index;
-  if (!isVerified(store, dir)) {
+  // A file changed on disk since it was mapped is checked again (and rebuilt if it must be).
+  if (cached && cached.checksum === expected(store) && cached.identity === identityOf(file)) return cached.index;
+  let identity = verifiedIdentity(store, dir, false);
+  if (identity === null) {
     // Left stale by a single-file change: scanning is cheaper than rebuilding on the search path.
-    if (vectorIndexState(store, dir) === "stale" && mayDeferRebuild(store, dims)) return undefined;
+    if (isStale(store, dir) && mayDeferRebuild(store, dims)) return undefined;
     if (!(await rebuildForSearch(store, dir))) return undefined;
+    identity = verifiedIdentity(store, dir, false);
+    if (identity === null) return undefined;
   }
-  const index = await newIndex(1); // load() adopts the file's dimensions
-  index.load(annPath(dir));
-  opened.set(dir, { checksum: expected(store)!, stamp: stampOf(annPath(dir)), index });
+  const index = await newIndex(1); // view() adopts the file's dimensions
+  index.view(file);
+  // Replaced by a writer between the check and the mapping: what was mapped is a whole file, but not the one
+  // checked, so this search scans and the next one checks the new file.
+  if (identityOf(file) !== identity) return undefined;
+  opened.set(dir, { checksum: expected(store)!, identity, index });
   return index;
-}
-
-function stampOf(file: string): string {
-  const stats = statSync(file, { throwIfNoEntry: false });
-  return stats ? `${stats.ino}:${stats.size}:${stats.mtimeMs}` : "absent";
 }
 
 async function rebuildForSearch(store: Store, dir: string): Promise<boolean> {

@@ -5,12 +5,13 @@
  * random-weight model's, are measured by bench/ann.ts: their build-time recall sends search to the exact scan.)
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
 import { addRepository, type Repository } from "../src/repos.ts";
 import { Store } from "../src/store.ts";
-import { annPath, EXACT_SCAN_BELOW, MIN_RECALL, searchVectors, syncVectorIndex } from "../src/vectors.ts";
-import { HOOK_TIMEOUT, standInEmbeddingServer, tempDir, writeTree } from "./helpers.ts";
+import { annPath, EXACT_SCAN_BELOW, MIN_RECALL, searchVectors, syncVectorIndex, vectorIndexState } from "../src/vectors.ts";
+import { HOOK_TIMEOUT, ROOT, standInEmbeddingServer, tempDir, writeTree } from "./helpers.ts";
 
 const DIMS = 100;
 const FILLERS = 3000;
@@ -89,6 +90,80 @@ describe("ANN recall", () => {
       expect(hits[0]!.score).toBeCloseTo(0.527, 2);
       expect(hits[1]!.score).toBeLessThanOrEqual(0.081);
     }
+  }, 60_000);
+
+  /**
+   * The top 10 by an exact scan of the vectors in SQLite. Past the needle, the fillers' cosines are a few
+   * hundred-thousandths apart, closer than f16's rounding, so the graph's top 10 may differ in order or in its last
+   * place or two: compare the needle and the share in common.
+   */
+  const exactTop10 = (store: Store, query: Float32Array) =>
+    store.allVectors().map(({ id, vector }) => ({ id, score: vector.reduce((sum, x, i) => sum + x * query[i]!, 0) })).sort((a, b) => b.score - a.score).slice(0, 10).map((h) => h.id);
+
+  function expectSameTop10(ids: number[], exact: number[]): void {
+    expect(ids[0]).toBe(exact[0]!);
+    expect(ids.filter((id) => exact.includes(id)).length).toBeGreaterThanOrEqual(8);
+  }
+
+  /**
+   * A search in a fresh process, as a CLI search is: its top 10 ids, and the bytes it read with read(2) while
+   * searching (/proc/self/io's rchar; pages of a memory-mapped file are not counted).
+   */
+  function freshProcessSearch(dir: string): { ids: number[]; bytesRead: number } {
+    const script = join(tempDir(), "search.ts");
+    writeFileSync(
+      script,
+      `import { Store } from ${JSON.stringify(join(ROOT, "src/store.ts"))};
+       import { searchVectors } from ${JSON.stringify(join(ROOT, "src/vectors.ts"))};
+       await import("usearch");
+       const rchar = () => Number(/rchar: (\\d+)/.exec(require("node:fs").readFileSync("/proc/self/io", "utf8"))[1]);
+       const store = Store.open(${JSON.stringify(dir)});
+       const query = Float32Array.from(${JSON.stringify(QUERY)});
+       const before = rchar();
+       const hits = await searchVectors(store, ${JSON.stringify(dir)}, query, 10);
+       const bytesRead = rchar() - before;
+       console.log(JSON.stringify({ ids: hits.map((h) => h.id), bytesRead }));`,
+    );
+    const child = Bun.spawnSync([process.execPath, script], { env: { ...process.env, RESEARCHER_EXACT_SCAN_BELOW: "0" } });
+    expect(child.exitCode).toBe(0);
+    return JSON.parse(child.stdout.toString().trim().split("\n").at(-1)!);
+  }
+
+  test("a fresh process maps the verified file: same top 10 as an exact scan, without reading the file", async () => {
+    const dir = big.repo.dir;
+    rmSync(annPath(dir), { force: true });
+    await syncVectorIndex(big.store, dir, DIMS);
+    const size = statSync(annPath(dir)).size;
+    const exact = exactTop10(big.store, Float32Array.from(QUERY));
+    const mapped = freshProcessSearch(dir);
+    expectSameTop10(mapped.ids, exact);
+    expect(mapped.bytesRead).toBeLessThan(size / 4); // SQLite pages only
+
+    // Same bytes, same mtime, but ctime moved (as any change through the file system moves it): read whole once.
+    const { atime, mtime } = statSync(annPath(dir));
+    utimesSync(annPath(dir), atime, mtime);
+    const reread = freshProcessSearch(dir);
+    expectSameTop10(reread.ids, exact);
+    expect(reread.bytesRead).toBeGreaterThanOrEqual(size);
+    expect(freshProcessSearch(dir).bytesRead).toBeLessThan(size / 4); // that search recorded the identity
+  }, 60_000);
+
+  test("a mapped file corrupted in place (same size and mtime) is detected before the next search and rebuilt", async () => {
+    const dir = big.repo.dir;
+    const query = Float32Array.from(QUERY);
+    const exact = exactTop10(big.store, query);
+    expectSameTop10((await searchVectors(big.store, dir, query, 10)).map((h) => h.id), exact); // mapped and cached
+    const file = annPath(dir);
+    const { atimeMs, mtimeMs } = statSync(file);
+    const corrupt = readFileSync(file);
+    for (let i = 0; i < corrupt.length; i += 3) corrupt[i] = 0xff;
+    writeFileSync(file, corrupt);
+    utimesSync(file, atimeMs / 1000, mtimeMs / 1000);
+    expect(statSync(file).mtimeMs).toBe(mtimeMs);
+    expect(vectorIndexState(big.store, dir)).toBe("damaged");
+    expectSameTop10((await searchVectors(big.store, dir, query, 10)).map((h) => h.id), exact);
+    expect(readFileSync(file).equals(corrupt)).toBe(false); // rebuilt by that search
+    expect(vectorIndexState(big.store, dir)).toBe("verified");
   }, 60_000);
 
   test("a small repository is scanned exactly, without the ANN file", async () => {
