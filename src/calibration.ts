@@ -47,11 +47,18 @@ const META_KEY = "vector_calibration";
 export async function calibrateRepository(store: Store, dir: string, loadEmbedder: () => Promise<Embedder>): Promise<void> {
   const generation = store.vectorsGeneration();
   if (vectorCalibration(store)?.generation === generation) return;
-  const rows = store.allVectors();
-  if (rows.length === 0) return store.deleteMeta(META_KEY);
-  const centroid = new Array<number>(rows[0]!.vector.length).fill(0);
-  for (const { vector } of rows) vector.forEach((x, i) => (centroid[i]! += x / rows.length));
-  const lists = await findSources(store, dir, rows.map((r) => r.id), await loadEmbedder());
+  // Streamed: a million vectors are summed batch by batch, never held at once.
+  const ids: number[] = [];
+  let sum: Float64Array | undefined;
+  for (const { keys, matrix } of store.vectorBatches(50_000)) {
+    const dims = matrix.length / keys.length;
+    sum ??= new Float64Array(dims);
+    for (let i = 0; i < matrix.length; i++) sum[i % dims]! += matrix[i]!;
+    for (const key of keys) ids.push(Number(key));
+  }
+  if (!sum) return store.deleteMeta(META_KEY);
+  const centroid = Array.from(sum, (x) => x / ids.length);
+  const lists = await findSources(store, dir, ids, await loadEmbedder());
   const calibration: VectorCalibration = { generation, centroid: centroid.map((x) => Math.round(x * 1e6) / 1e6), lists };
   store.setMeta(META_KEY, JSON.stringify(calibration));
 }

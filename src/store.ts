@@ -449,6 +449,32 @@ export class Store {
     this.deleteMeta("embedding_model");
   }
 
+  /**
+   * Every fragment's vector, `size` at a time, as fragment ids and one row-major matrix: building the ANN file of a
+   * million vectors never holds them all as JavaScript objects (that peaked at ~11 GB at 1M × 384).
+   */
+  *vectorBatches(size: number): Generator<{ keys: BigUint64Array; matrix: Float32Array }> {
+    let ids: number[] = [];
+    let blobs: Uint8Array[] = [];
+    const pack = () => {
+      const matrix = new Float32Array(blobs.reduce((sum, blob) => sum + blob.byteLength, 0) / 4);
+      const bytes = new Uint8Array(matrix.buffer);
+      let at = 0;
+      for (const blob of blobs) bytes.set(blob, (at += blob.byteLength) - blob.byteLength);
+      return { keys: BigUint64Array.from(ids, BigInt), matrix };
+    };
+    const rows = this.db.query<{ id: number; vector: Uint8Array }, []>("SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash");
+    for (const row of rows.iterate()) {
+      ids.push(row.id);
+      blobs.push(row.vector);
+      if (ids.length === size) {
+        yield pack();
+        [ids, blobs] = [[], []];
+      }
+    }
+    if (ids.length > 0) yield pack();
+  }
+
   allVectors(): { id: number; vector: Float32Array }[] {
     return this.db
       .query<{ id: number; vector: Uint8Array }, []>("SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash")

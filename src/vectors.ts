@@ -233,12 +233,14 @@ export async function syncVectorIndex(store: Store, dir: string, dims: number, o
   if (options.defer && isStale(store, dir) && mayDeferRebuild(store, dims)) return false;
   const generation = store.vectorsGeneration();
   const index = await newIndex(dims);
-  const rows = store.allVectors();
-  const keys = new BigUint64Array(rows.map((r) => BigInt(r.id)));
-  const matrix = new Float32Array(rows.length * dims);
-  rows.forEach((r, i) => matrix.set(r.vector, i * dims));
-  if (rows.length > 0) index.add(keys, matrix, 0); // 0: a thread per core
-  const recall = await probeRecall(index, matrix, keys, dims);
+  const sources = new ProbeSources(dims);
+  let count = 0;
+  for (const { keys, matrix } of store.vectorBatches(BUILD_BATCH)) {
+    index.add(keys, matrix, 0); // 0: a thread per core
+    sources.offer(matrix);
+    count += keys.length;
+  }
+  const recall = await probeRecall(index, store, sources.probes(), count, dims);
   const file = annPath(dir);
   const temp = tempPathFor(file);
   try {
@@ -252,7 +254,7 @@ export async function syncVectorIndex(store: Store, dir: string, dims: number, o
     store.setMeta("ann_generation", generation);
     store.setMeta("ann_checksum", written?.checksum ?? "");
     store.setMeta("ann_recall", String(recall));
-    store.setMeta("ann_count", String(rows.length));
+    store.setMeta("ann_count", String(count));
     if (written?.identity) store.setMeta("ann_identity", written.identity);
     else store.deleteMeta("ann_identity");
   });
@@ -269,33 +271,71 @@ const opened = new Map<string, { checksum: string; identity: string; index: Usea
  * costs less than over-fetching the ANN index by the inverse of the filter's share, and misses nothing. */
 const EXACT_SCAN_LIMIT = 5000;
 
+/** Vectors are read from SQLite and added to the graph this many at a time (77 MB of f32 at 384 dimensions). */
+const BUILD_BATCH = 50_000;
+
 /**
- * recall@10 of the graph against an exact scan, on pseudo-queries: a stored vector moved by a random direction
- * of the same length (cosine ~0.7 with it). Like a real query, such a point resembles no fragment exactly and may
- * lie outside the cone the vectors occupy, which is where graph search fails; midpoints of two stored vectors
- * were too easy (0.99 where real queries found 0.87 with the random-weight model). The exact scan is usearch's
- * (native, every core): at 1M vectors a scan in JavaScript would take a second per probe.
+ * Pseudo-queries for the recall probe: stored vectors chosen uniformly while they stream past (reservoir
+ * sampling, seeded: the same vectors give the same verdict on every rebuild), each moved by a random direction of
+ * its own length (cosine ~0.7 with it). Like a real query, such a point resembles no fragment exactly and may lie
+ * outside the cone the vectors occupy, which is where graph search fails; midpoints of two stored vectors were too
+ * easy (0.99 where real queries found 0.87 with the random-weight model).
  */
-async function probeRecall(index: UsearchIndex, matrix: Float32Array, keys: BigUint64Array, dims: number): Promise<number> {
-  const count = keys.length;
-  if (count === 0 || count * dims < exactScanBelow()) return 1; // never searched through the graph
-  const next = seeded(count); // the same vectors give the same verdict on every rebuild
-  const probes = new Float32Array(PROBES * dims);
-  for (let p = 0; p < PROBES; p++) {
-    const source = Math.floor(next() * count);
-    const direction = normalised(Float32Array.from({ length: dims }, () => gaussian(next)));
-    probes.set(normalised(matrix.subarray(source * dims, (source + 1) * dims).map((x, i) => x + direction[i]!)), p * dims);
+class ProbeSources {
+  private readonly chosen: Float32Array[] = [];
+  private seen = 0;
+  private readonly next = seeded(PROBES);
+
+  constructor(private readonly dims: number) {}
+
+  offer(matrix: Float32Array): void {
+    for (let row = 0; row * this.dims < matrix.length; row++, this.seen++) {
+      const slot = this.seen < PROBES ? this.seen : Math.floor(this.next() * (this.seen + 1));
+      if (slot < PROBES) this.chosen[slot] = matrix.slice(row * this.dims, (row + 1) * this.dims);
+    }
   }
+
+  probes(): Float32Array {
+    const probes = new Float32Array(this.chosen.length * this.dims);
+    this.chosen.forEach((source, p) => {
+      const direction = normalised(Float32Array.from({ length: this.dims }, () => gaussian(this.next)));
+      probes.set(normalised(source.map((x, i) => x + direction[i]!)), p * this.dims);
+    });
+    return probes;
+  }
+}
+
+/**
+ * recall@10 of the graph against an exact scan on the probes. The scan is usearch's (native, every core: at 1M
+ * vectors one in JavaScript would take a second per probe), batch by batch over the vectors streamed from SQLite
+ * again, keeping each probe's best k.
+ */
+async function probeRecall(index: UsearchIndex, store: Store, probes: Float32Array, count: number, dims: number): Promise<number> {
+  const queries = probes.length / dims;
+  if (count === 0 || count * dims < exactScanBelow() || queries === 0) return 1; // never searched through the graph
   const { exactSearch, MetricKind } = await loadUsearch();
   const k = Math.min(10, count);
-  const truth = exactSearch(matrix, probes, dims, k, MetricKind.Cos) as BatchMatches; // keys are row numbers
-  const found = index.search(probes, k, 0) as unknown as BatchMatches; // several queries give BatchMatches
-  let hits = 0;
-  for (let p = 0; p < PROBES; p++) {
-    const exact = new Set(Array.from(truth.get(p).keys, (row) => keys[Number(row)]));
-    for (const key of found.get(p).keys) if (exact.has(key)) hits++;
+  const best = Array.from({ length: queries }, () => [] as { key: bigint; distance: number }[]);
+  for (const { keys, matrix } of store.vectorBatches(BUILD_BATCH)) {
+    const batch = exactSearch(matrix, probes, dims, Math.min(k, keys.length), MetricKind.Cos); // keys are row numbers
+    for (let p = 0; p < queries; p++) {
+      const { keys: rows, distances } = matchesOf(batch, p);
+      rows.forEach((row, i) => best[p]!.push({ key: keys[Number(row)]!, distance: distances[i]! }));
+      best[p] = best[p]!.sort((a, b) => a.distance - b.distance).slice(0, k);
+    }
   }
-  return hits / (PROBES * k);
+  const found = index.search(probes, k, 0);
+  let hits = 0;
+  for (let p = 0; p < queries; p++) {
+    const exact = new Set(best[p]!.map((hit) => hit.key));
+    for (const key of matchesOf(found, p).keys) if (exact.has(key)) hits++;
+  }
+  return hits / (queries * k);
+}
+
+/** usearch answers several queries with BatchMatches and a single one with plain Matches. */
+function matchesOf(result: unknown, query: number): { keys: BigUint64Array; distances: Float32Array } {
+  return result instanceof Object && "get" in result ? (result as BatchMatches).get(query) : (result as { keys: BigUint64Array; distances: Float32Array });
 }
 
 function seeded(seed: number): () => number {
