@@ -136,12 +136,18 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
   writeFileSync(repoConfig, readFileSync(repoConfig, "utf8").replace(/http:\/\/127\.0\.0\.1:\d+/g, embedding.openai_url));
 
   const store = Store.open(dir);
+  // The build's own memory: this process's peak RSS is reset (Linux: clear_refs 5) and read back after the build,
+  // less what the process held before it (the benchmark's own copy of every vector, for the truth below).
+  const rssBefore = memoryKb("VmRSS");
+  writeFileSync("/proc/self/clear_refs", "5");
   started = performance.now();
   const built = await syncVectorIndex(store, dir, DIMS);
   const buildSeconds = (performance.now() - started) / 1000;
+  const buildPeak = memoryKb("VmHWM");
   const fileBytes = statSync(annPath(dir)).size;
   rows.push(
     [built ? "syncVectorIndex: read vectors, build HNSW, probe recall, save, checksum" : "syncVectorIndex (file already verified: not rebuilt)", `${buildSeconds.toFixed(1)} s`],
+    ["process RSS before the build / peak during it (the difference is the build's)", `${mib(rssBefore * 1024)} / ${mib(buildPeak * 1024)} (+${mib((buildPeak - rssBefore) * 1024)})`],
     ["vectors.usearch", `${mib(fileBytes)} (${fileBytes} bytes); build-time probe recall@10 ${store.getMeta("ann_recall")}`],
   );
   console.log(table(["measure", "result"], rows));
@@ -219,4 +225,9 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
     `${report}\n\nVectors: ${data}. The index.db is written through the Store (only discovery, conversion, chunking and embedding are bypassed); the ANN file is built and searched by src/vectors.ts; recall@10 is against an exact f32 cosine scan. The cold CLI embeds its query through a stand-in OpenAI-compatible server in the benchmark process (~1 ms). Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(", ")} (2 cores, shared with other jobs).`,
   );
   if (!keepAt) rmSync(root, { recursive: true, force: true });
+}
+
+/** A field of /proc/self/status, in KiB (VmRSS now, VmHWM the peak since the last reset). */
+function memoryKb(field: "VmRSS" | "VmHWM"): number {
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0);
 }
