@@ -83,9 +83,10 @@ export interface DocumentSettings {
 
 /**
  * Writes go in batches of this many documents, one transaction each, and the WAL is checkpointed between batches
- * once it passes `walLimit` bytes (see Store.checkpointIfLarger). Tests make them small.
+ * once it passes a tenth of the database (at least `walFloor`, at most `walLimit` bytes; see
+ * Store.checkpointIfLarger): a fixed 64 MB was a quarter of a 100k-fragment index on top of it. Tests make them small.
  */
-export const WRITE_BATCHES = { documents: 1000, walLimit: 64 * 2 ** 20 };
+export const WRITE_BATCHES = { documents: 1000, walLimit: 64 * 2 ** 20, walFloor: 8 * 2 ** 20, walShare: 0.1 };
 
 /** What a write session hands its body: the open store, the config and the shared conversion pool. */
 interface Session {
@@ -494,7 +495,9 @@ class BatchWriter {
       for (const t of touched) this.store.touchDocument(t.id, t.size, t.mtimeMs);
       if (batch.length) this.store.bumpVectorsGeneration();
     });
-    this.store.checkpointIfLarger(WRITE_BATCHES.walLimit);
+    const { walLimit, walFloor, walShare } = WRITE_BATCHES;
+    const database = statSync(this.store.db.filename).size;
+    this.store.checkpointIfLarger(Math.min(walLimit, Math.max(walFloor, database * walShare)));
     this.indexed += batch.length;
     this.fragments += batch.reduce((sum, item) => sum + item.fragments.length, 0);
     this.pending = [];

@@ -127,4 +127,20 @@ describe("disk while indexing", () => {
     expect(size("index.db-wal")).toBe(0);
     expect((await search(home, { query: "w17", limit: 1 })).total).toBeGreaterThan(0);
   });
+
+  test("the WAL limit follows the database's size: a small index is not doubled by a fixed 64 MB allowance", async () => {
+    WRITE_BATCHES.documents = 100;
+    WRITE_BATCHES.walFloor = 64 * 1024; // the fixed limit stays at 64 MB, far above this whole index
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 2400; i++) {
+      files[`doc${i}.md`] = `# Document ${i}\n\n${Array.from({ length: 80 }, (_, j) => `w${(i * 7919 + j * 104729) % 6000}`).join(" ")}\n`;
+    }
+    const { home, repo } = bm25Repository(files);
+    const size = (file: string) => statSync(join(repo.dir, file), { throwIfNoEntry: false })?.size ?? 0;
+    let peak = 0;
+    await indexRepository(home, repo, {
+      onProgress: ({ phase }) => void (phase === "index" && (peak = Math.max(peak, size("index.db") + size("index.db-wal")))),
+    });
+    expect(peak).toBeLessThan(1.3 * size("index.db"));
+  });
 });
