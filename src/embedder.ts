@@ -11,7 +11,7 @@ import { describeError, ResearcherError } from "./errors.ts";
 import type { StoredModel } from "./store.ts";
 import { EMBEDDED_MODEL } from "./embedded-model.ts";
 import { unpack } from "./native.ts";
-import { loadTokenizer, meanOfRows, model2vecWeights, readModel2vecTable, staticLayout, tokenTableOf, type StaticLayout, type TokenTable } from "./static-embedder.ts";
+import { loadTokenizer, sumOfRows, model2vecWeights, readModel2vecTable, staticLayout, tokenTableOf, type StaticLayout, type TokenTable } from "./static-embedder.ts";
 import { downloadModel, fetchWithTimeout, hubEndpoint } from "./hub.ts";
 
 export type Provider = "local" | "ollama" | "openai";
@@ -403,13 +403,13 @@ async function loadStatic(home: string, info: ModelInfo, options: LoadOptions): 
     });
   }
   if (!table) return null;
-  const tokens = table;
+  const rows = table; // a const for the closure below
   const unknown = (tokenizer.model as { unk_token?: string } | null)?.unk_token;
   const rule = model2vec
     ? { addSpecialTokens: false, dropId: unknown === undefined ? null : (tokenizer.token_to_id(unknown) ?? null), maxTokens: info.maxTokens }
     : { addSpecialTokens: true, dropId: null, maxTokens: info.maxTokens };
   const embedBatch = async (texts: string[]) =>
-    texts.map((text) => normalize(meanOfRows(tokens, tokenizer.encode(text, { add_special_tokens: rule.addSpecialTokens }).ids, rule)));
+    texts.map((text) => normalize(sumOfRows(rows, tokenizer.encode(text, { add_special_tokens: rule.addSpecialTokens }).ids, rule)));
   return withProbe(info, embedBatch, STATIC_BATCH, async () => {});
 }
 

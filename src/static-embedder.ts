@@ -159,8 +159,11 @@ export interface TokenRule {
   maxTokens: number;
 }
 
-/** Mean of the tokens' rows (weighted when the table has weights), L2-normalised by the caller's `normalize`. */
-export function meanOfRows(table: TokenTable, ids: number[], rule: TokenRule): Float32Array {
+/**
+ * Sum of the tokens' rows (weighted when the table has weights). Its direction is the mean's, which is all that
+ * counts once the caller L2-normalises it.
+ */
+export function sumOfRows(table: TokenTable, ids: number[], rule: TokenRule): Float32Array {
   const { rows, dims, weights, mapping } = table;
   const vector = new Float32Array(dims);
   let used = 0;
