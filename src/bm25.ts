@@ -17,6 +17,7 @@
  */
 import type { ParsedQuery } from "./query.ts";
 import { buildMatch } from "./query.ts";
+import type { SqlCondition } from "./filters.ts";
 import type { Bm25Weights, Store } from "./store.ts";
 
 /** Field weights for FTS5 bm25(): a word in a title or heading says more about a passage than one in its body. */
@@ -61,8 +62,9 @@ interface Term {
 /**
  * The top `k` fragments for a query of optional words, or null when FTS5 ranks it as fast itself (one word,
  * phrases, prefixes, required or excluded parts, few postings of common words to skip) or a word's count is unknown.
+ * A filter (`where`) only admits candidates: whether this path is taken, and every score, stay as without it.
  */
-export function rankRareFirst(store: Store, parsed: ParsedQuery, weights: Bm25Weights, k: number): Bm25Ranking | null {
+export function rankRareFirst(store: Store, parsed: ParsedQuery, weights: Bm25Weights, k: number, where?: SqlCondition): Bm25Ranking | null {
   if (parsed.required.length || parsed.excluded.length || parsed.optional.length < 2) return null;
   if (parsed.optional.some((term) => !term.stem)) return null;
   const { rows, averageLength } = store.fullTextTotals();
@@ -79,7 +81,7 @@ export function rankRareFirst(store: Store, parsed: ParsedQuery, weights: Bm25We
 
   const limit = Math.max(RARE_FIRST.minCandidates, k * RARE_FIRST.candidatesPerResult);
   const match = buildMatch([], essential.map((t) => t.fts), [])!;
-  const candidates = store.searchBm25(match, weights, limit);
+  const candidates = store.searchBm25(match, weights, limit, where);
   const hits = scoreCommon(store, candidates, common, weights, averageLength)
     .sort((a, b) => b.score - a.score)
     .slice(0, k);
@@ -134,11 +136,12 @@ const IMPACTS_PER_TERM = 1000;
 /**
  * One common word: the fragments on its impact list scored exactly, when the list proves that no fragment off it
  * can enter the top k (off the list the word weighs at most its bound, widened if the average length has grown
- * since); null otherwise, and FTS5 ranks every fragment that holds the word.
+ * since); null otherwise, and FTS5 ranks every fragment that holds the word, with the same scores (also under a
+ * filter, whose admitted fragments the list cannot prove complete).
  */
-export function rankOneWord(store: Store, parsed: ParsedQuery, weights: Bm25Weights, k: number): Bm25Ranking | null {
+export function rankOneWord(store: Store, parsed: ParsedQuery, weights: Bm25Weights, k: number, where?: SqlCondition): Bm25Ranking | null {
   const [term] = parsed.optional;
-  if (parsed.required.length || parsed.excluded.length || parsed.optional.length !== 1 || !term?.stem || !parsed.match) return null;
+  if (where || parsed.required.length || parsed.excluded.length || parsed.optional.length !== 1 || !term?.stem || !parsed.match) return null;
   const settings = impactSettings(store);
   if (!settings || settings.weights.join() !== [weights.title, weights.heading, weights.body].join()) return null;
   const list = impactList(store, term.stem);

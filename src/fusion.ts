@@ -13,7 +13,11 @@
 
 export const RRF_K = 60;
 export const LEXICAL_WEIGHT = 0.8;
-/** Both lists are normalised over at least this many results, so scores do not depend on the page size. */
+/**
+ * Each list is normalised over its first FUSION_DEPTH results (fewer when it has fewer), however deep it was
+ * ranked: a result's fused score then does not depend on the page asked for. Search ranks every page of the first
+ * FUSION_DEPTH results from lists of this depth (search.ts, rankingDepth).
+ */
 export const FUSION_DEPTH = 100;
 
 export interface Ranked {
@@ -38,18 +42,20 @@ export function fuseHybrid(bm25: Ranked[], vector: Ranked[], lexicalWeight = LEX
   const fused = new Map<number, Fused>();
   const add = (list: Ranked[], weight: number, field: "bm25" | "vector") => {
     const max = list[0]?.score ?? 0;
-    const min = list.at(-1)?.score ?? 0;
+    const min = list[Math.min(list.length, FUSION_DEPTH) - 1]?.score ?? 0;
     list.forEach((r, i) => {
       let item = fused.get(r.id);
       if (!item) fused.set(r.id, (item = { id: r.id, score: 0, bm25: null, vector: null }));
       item[field] = { rank: i + 1, score: r.score };
-      // A single result (or all equal) normalises to 1: it is the best this list has.
-      item.score += weight * (max > min ? (r.score - min) / (max - min) : 1);
+      // A single result (or all equal) normalises to 1: it is the best this list has. Past FUSION_DEPTH a result
+      // counts as absent from the list (0), as it would be in a list ranked to that depth.
+      item.score += weight * (max > min ? Math.max(0, (r.score - min) / (max - min)) : 1);
     });
   };
   add(bm25, lexicalWeight, "bm25");
   add(vector, 1 - lexicalWeight, "vector");
-  return [...fused.values()].sort((a, b) => b.score - a.score || (a.bm25?.rank ?? Infinity) - (b.bm25?.rank ?? Infinity));
+  const rank = (c: Contribution | null) => c?.rank ?? Infinity;
+  return [...fused.values()].sort((a, b) => b.score - a.score || rank(a.bm25) - rank(b.bm25) || rank(a.vector) - rank(b.vector));
 }
 
 export interface FusionWeight {

@@ -103,6 +103,20 @@ export interface SearchResponse<T = FragmentHit | DocumentHit> {
 
 export { BM25_WEIGHTS };
 const FRAGMENTS_PER_DOCUMENT = 3;
+/** With --documents, fragments ranked per document asked for: a document often has several among the best. */
+const RANKED_PER_DOCUMENT = 10;
+
+/**
+ * How deep every list is ranked for a page ending at result `end`. Every page within the first FUSION_DEPTH
+ * results (documents with --documents) is cut from lists of one depth, so `-n 10` is the first ten of `-n 100`
+ * and pages concatenate to one big page: vector search's neighbours and hybrid's normalisation (fusion.ts) would
+ * otherwise change with the page. A page reaching further ranks deeper, in steps of FUSION_DEPTH; hybrid scores
+ * still normalise over the first FUSION_DEPTH of each list, so deeper pages continue the same order.
+ */
+export function rankingDepth(end: number, documents: boolean): number {
+  const results = Math.ceil(Math.max(end, 1) / FUSION_DEPTH) * FUSION_DEPTH;
+  return documents ? results * RANKED_PER_DOCUMENT : results;
+}
 
 interface Candidate {
   repo: Repository;
@@ -150,7 +164,7 @@ export async function search(home: string, options: SearchOptions, context = new
     ...(options.where ?? []),
     ...(options.filter ? [{ kind: "term" as const, key: "path", op: "eq" as const, values: [options.filter] }] : []),
   ]);
-  const wanted = options.documents ? Math.max(200, (offset + limit) * 10) : Math.max(2 * (offset + limit), 20);
+  const depth = rankingDepth(offset + limit, options.documents ?? false);
   // Every repository's reads on one snapshot of its index, however index runs commit meanwhile.
   const stores = searchable.map((s) => s.store);
   const onSnapshots = (work: () => Promise<SearchResponse>) => stores.reduce((inner, store) => () => store.snapshot(inner), work)();
@@ -161,7 +175,7 @@ export async function search(home: string, options: SearchOptions, context = new
       return queryVectors.get(embedder)!;
     };
     const perRepo = await Promise.all(
-      searchable.map(({ repo, store }) => searchRepository(home, repo, store, parsed, options, filter, wanted, config, context, embedQuery)),
+      searchable.map(({ repo, store }) => searchRepository(home, repo, store, parsed, options, filter, depth, config, context, embedQuery)),
     );
     const modes = new Set(perRepo.map((r) => r.mode));
     const mode: SearchMode = modes.size === 1 ? [...modes][0]! : "hybrid";
@@ -237,7 +251,7 @@ async function searchRepository(
   parsed: ParsedQuery,
   options: SearchOptions,
   filter: Filter | undefined,
-  wanted: number,
+  depth: number,
   config: Config,
   context: SearchContext,
   embedQuery: (embedder: Embedder) => Promise<Float32Array>,
@@ -252,7 +266,6 @@ async function searchRepository(
     });
   }
 
-  const depth = mode === "hybrid" ? Math.max(wanted, FUSION_DEPTH) : wanted;
   const where = filter && filterSql(filter, { repository: repo.name, documentPaths: () => store.documentPaths() });
   const match = mode === "vector" ? null : selectiveMatch(store, parsed);
   const ranked: Bm25List | { hits: Ranked[]; match: null } = match ? rankBm25(store, parsed, match, depth, where) : { hits: [], match };
@@ -319,7 +332,8 @@ function mergeEvidence(lexical: number | null, vector: number | null): MergeEvid
 
 /**
  * The BM25 list and the match its total counts: a common word's impact list, or rare words first, where they give
- * FTS5's ranking (see bm25.ts); FTS5's own ranking of the match otherwise. A filter keeps FTS5's path (its admitted set is applied inside that one query).
+ * FTS5's ranking (see bm25.ts); FTS5's own ranking of the match otherwise. A filter takes the same path, applied
+ * inside its queries, so it restricts the ranking without rescoring it (the paths score common words differently).
  */
 interface Bm25List {
   hits: Ranked[];
@@ -330,7 +344,7 @@ interface Bm25List {
 
 function rankBm25(store: Store, parsed: ParsedQuery, match: string, depth: number, where?: SqlCondition): Bm25List {
   // One read transaction: the lists, totals and counts the fast paths combine come from one snapshot of the index.
-  const fast = where ? null : store.transaction(() => rankOneWord(store, parsed, BM25_WEIGHTS, depth) ?? rankRareFirst(store, parsed, BM25_WEIGHTS, depth));
+  const fast = store.transaction(() => rankOneWord(store, parsed, BM25_WEIGHTS, depth, where) ?? rankRareFirst(store, parsed, BM25_WEIGHTS, depth, where));
   return fast ?? { hits: store.searchBm25(match, BM25_WEIGHTS, depth, where), match };
 }
 
