@@ -249,9 +249,14 @@ function isoValue(value: string): string {
   return value.length > 10 ? new Date(value).toISOString() : value;
 }
 
+/**
+ * A path glob. As in .gitignore, a glob without a slash (`*.md`) matches a document's base name at any depth; one
+ * with a slash matches the path from the repository's root (`notes/*.md` only directly in notes/).
+ */
 function globSql(pattern: string, bind: Bind, scope: FilterScope): string {
   const glob = new Bun.Glob(pattern);
-  const ids = scope.documentPaths().filter((d) => glob.match(d.path)).map((d) => d.id);
+  const subject = pattern.includes("/") ? (path: string) => path : (path: string) => path.slice(path.lastIndexOf("/") + 1);
+  const ids = scope.documentPaths().filter((d) => glob.match(subject(d.path))).map((d) => d.id);
   return `d.id IN (SELECT value FROM json_each(${bind(JSON.stringify(ids))}))`;
 }
 
