@@ -272,7 +272,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
     "repositories_for",
     {
       title: "Where to look",
-      description: "Repositories ranked by how strongly they match a query (BM25), each with its best passage: where to search first.",
+      description: "Repositories ranked by how strongly they match a query (BM25 evidence, 0-1, comparable across repositories), each with its best passage: where to search first.",
       inputSchema: z.strictObject({ query: z.string().min(1).max(4000).describe("Words or a question") }),
       annotations: READ_ONLY,
     },

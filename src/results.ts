@@ -49,8 +49,13 @@ export function withFragmentText(home: string, response: SearchResponse, context
 export interface RepositoryMatch {
   repository: string;
   description: string | null;
-  /** The best BM25 score of a fragment in the repository (each repository scores with its own term statistics). */
+  /**
+   * How strongly the repository's best fragment matches, as the calibrated evidence (0-1) that orders merged
+   * results of several repositories (calibration.ts): the share of the query's IDF mass its BM25 score reaches.
+   */
   score: number;
+  /** That fragment's raw BM25 score: it grows with the repository's own term statistics, so it does not compare across them. */
+  bm25: number;
   /** How many fragments match the query's words. */
   matched: number;
   best: { path: string; location: string; page: number | null; title: string; snippet: string } | null;
@@ -59,17 +64,20 @@ export interface RepositoryMatch {
 /**
  * Repositories ranked by how strongly they match a query, so a person or an agent knows where to look. BM25 only:
  * it needs no model, and a word that is rare in a repository yet present there is exactly the evidence wanted.
+ * Ranked by calibrated evidence, not raw BM25: in a two-document repository every word is common, and the only
+ * answer would score near zero.
  */
 export async function repositoriesFor(home: string, query: string, context = new SearchContext()): Promise<RepositoryMatch[]> {
   const matches: RepositoryMatch[] = [];
   for (const repo of listRepositories(home)) {
     if (!Store.exists(repo.dir)) continue;
-    const response = await search(home, { query, repositories: [repo.name], mode: "bm25", limit: 1 }, context);
+    const response = await search(home, { query, repositories: [repo.name], mode: "bm25", limit: 1, explain: true }, context);
     const top = response.results[0] as FragmentHit | undefined;
     matches.push({
       repository: repo.name,
       description: repo.description,
-      score: top?.score ?? 0,
+      score: top?.explain?.merge.score ?? 0,
+      bm25: top?.score ?? 0,
       matched: response.total,
       best: top ? { path: top.path, location: top.location, page: top.page, title: top.title, snippet: top.snippet } : null,
     });

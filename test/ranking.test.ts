@@ -145,7 +145,7 @@ describe("repos-for", () => {
     const ranked = await repositoriesFor(home, "zymurgy yeast fermentation");
     expect(ranked.map((r) => r.repository)).toEqual(["small", "large"]);
     expect(ranked[0]!.bm25).toBeLessThan(ranked[1]!.bm25); // the raw BM25 that used to order them
-    expect(ranked[0]!.score).toBeGreaterThan(0.9);
+    expect(ranked[0]!.score).toBeGreaterThan(0.8); // every word of the query, in a fragment a little longer than the average
     expect(ranked[1]!.score).toBeLessThan(0.5);
   });
 });
