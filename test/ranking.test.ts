@@ -97,7 +97,8 @@ describe("a filter restricts the ranking without rescoring it", () => {
 
   const scored = (response: SearchResponse) => response.results.map((hit) => `${hit.path} ${hit.score}`);
 
-  for (const [label, filter] of [["--filter", { filter: "odd/**" }], ["--where", { where: [parseFilter("path=odd/**")] }]] as const) {
+  const filters: [string, Partial<SearchOptions>][] = [["--filter", { filter: "odd/**" }], ["--where", { where: [parseFilter("path=odd/**")] }]];
+  for (const [label, filter] of filters) {
     test(`${label}: the filtered results are the unfiltered ones restricted to the filter, with the same scores`, async () => {
       const all = await search(home, { query: "zephyr harbor", limit: 200 });
       expect(all.total).toBe(60);
