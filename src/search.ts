@@ -113,7 +113,7 @@ const RANKED_PER_DOCUMENT = 10;
  * otherwise change with the page. A page reaching further ranks deeper, in steps of FUSION_DEPTH; hybrid scores
  * still normalise over the first FUSION_DEPTH of each list, so deeper pages continue the same order.
  */
-export function rankingDepth(end: number, documents: boolean): number {
+function rankingDepth(end: number, documents: boolean): number {
   const results = Math.ceil(Math.max(end, 1) / FUSION_DEPTH) * FUSION_DEPTH;
   return documents ? results * RANKED_PER_DOCUMENT : results;
 }
