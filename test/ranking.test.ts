@@ -148,5 +148,7 @@ describe("repos-for", () => {
     expect(ranked[0]!.bm25).toBeLessThan(ranked[1]!.bm25); // the raw BM25 that used to order them
     expect(ranked[0]!.score).toBeGreaterThan(0.8); // every word of the query, in a fragment a little longer than the average
     expect(ranked[1]!.score).toBeLessThan(0.5);
+    const cli = JSON.parse(runCli(["repos-for", "zymurgy yeast fermentation", "--json"], { home }).stdout);
+    expect(cli.map((r: { repository: string }) => r.repository)).toEqual(["small", "large"]);
   });
 });
