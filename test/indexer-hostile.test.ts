@@ -123,6 +123,24 @@ describe("formats and settings", () => {
     expect(second.fragments_total).toBeGreaterThan(first.fragments_total);
     expect((await indexRepository(home, repo)).indexed).toBe(0);
   });
+
+  test("a new chunk.tokens is recorded only by a complete run: an indexFiles batch or a refused run leaves the re-chunking to do", async () => {
+    const body = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} is here to fill the section.`).join(" ");
+    const { home, docs, repo } = bm25Repository({ "a.md": `# A\n\n${body}\n`, "b.md": `# B\n\n${body}\n` });
+    await indexRepository(home, repo);
+    setConfigValue(home, "chunk.tokens", "64");
+    // A watch / add_to_index batch re-chunks what it is given, not the rest.
+    expect(await indexFiles(home, repo, ["a.md"])).toMatchObject({ indexed: 1 });
+    // A run refused for an empty folder changes nothing.
+    renameSync(docs, `${docs}.away`);
+    mkdirSync(docs);
+    await expect(indexRepository(home, repo)).rejects.toThrow(/is empty/);
+    rmSync(docs, { recursive: true });
+    renameSync(`${docs}.away`, docs);
+    // The next complete run still re-chunks every document, then records the setting.
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2 });
+    expect((await indexRepository(home, repo)).indexed).toBe(0);
+  });
 });
 
 describe("indexFiles: one file now, through the same step", () => {
