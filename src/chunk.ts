@@ -3,7 +3,7 @@
  * never split; long sections break at paragraph boundaries when they can, at sentence boundaries when they must,
  * with a small overlap so a passage cut in two is still found whole in one of them.
  */
-import { PAGE_MARKER, type ConvertedDocument } from "./convert.ts";
+import { PAGE_MARKER, shortHeading, type ConvertedDocument } from "./convert.ts";
 import { estimateTokens } from "./text.ts";
 
 export interface Fragment {
@@ -112,9 +112,12 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
       closeParagraph();
       if (current.blocks.length) sections.push(current);
       const level = heading[1]!.length;
+      const text = headingText(heading[2]!);
       stack.length = level - 1;
-      stack[level - 1] = headingText(heading[2]!);
+      stack[level - 1] = shortHeading(text);
       current = { headings: headingPath(stack, title), blocks: [] };
+      // A heading cut short in the path is also body text of its section, so none of its words go unindexed.
+      if (stack[level - 1] !== text) current.blocks.push({ lines: [line], first: firstLine + i, code: false, page });
       continue;
     }
     if (line.trim() === "") {
@@ -142,10 +145,19 @@ function headingText(raw: string): string {
   return raw.slice(0, end).trim();
 }
 
-/** The heading path without gaps and without a leading title heading (the title has its own field). */
+/** Longest heading path, in characters: six headings of HEADING_MAX_CHARS would still add 600 to every fragment. */
+const PATH_MAX_CHARS = 240;
+
+/**
+ * The heading path without gaps and without a leading title heading (the title has its own field), each heading
+ * cut to an equal share of PATH_MAX_CHARS when the path would be longer.
+ */
 function headingPath(stack: string[], title: string): string[] {
-  const path = stack.filter((h) => h !== undefined && h !== "");
-  return path[0] !== undefined && sameTitle(path[0], title) ? path.slice(1) : path;
+  const all = stack.filter((h) => h !== undefined && h !== "");
+  const path = all[0] !== undefined && sameTitle(all[0], title) ? all.slice(1) : all;
+  if (path.reduce((sum, h) => sum + h.length, 0) <= PATH_MAX_CHARS) return path;
+  const share = Math.floor(PATH_MAX_CHARS / path.length);
+  return path.map((h) => shortHeading(h, share));
 }
 
 /**

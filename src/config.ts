@@ -74,7 +74,7 @@ function schemas() {
         max_file_bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 50 * 1024 * 1024),
         /** Seconds one file may take to convert before it is recorded as failed. */
         convert_timeout: v.optional(v.pipe(v.number(), v.minValue(0.1)), 60),
-        /** Resident memory (MB) conversions may not push the process past; the file that does fails with a reason. */
+        /** Memory (MB) one conversion may use by itself (see ConvertPool); the file that needs more fails with a reason. */
         convert_memory_mb: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 900),
         /** Conversion worker threads; 0 means one per core. */
         convert_workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),

@@ -1,9 +1,10 @@
 /**
  * Heavy conversions (PDF, DOCX, EPUB, HTML) run in a small pool of worker threads: one file can never take the run
- * down or hang it (a file that exceeds the timeout, or grows the process past its memory budget, costs its worker,
- * which is replaced), and an index run uses every core. Markdown and plain text are converted inline: a message
+ * down or hang it (a file that exceeds the timeout, or whose conversion needs more memory than its budget, costs its
+ * worker, which is replaced), and an index run uses every core. Markdown and plain text are converted inline: a message
  * round trip would cost more than the conversion.
  */
+import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { convertFile, formatOf, TEXT_FORMATS, type ConvertedDocument } from "./convert.ts";
 import { readRegularFile } from "./discover.ts";
@@ -21,21 +22,29 @@ interface Slot {
   worker: Worker;
   job?: Job;
   timer?: ReturnType<typeof setTimeout>;
-  /** The process's resident memory when the job started. */
-  rssAtStart?: number;
+  /** The worker's own memory as it last reported it, and when (performance.now()). */
+  memory: number;
+  reportedAt: number;
+  /** The worker's thread id, where /proc has one, and its page faults at that report. */
+  thread?: string;
+  faultsAtReport: number;
 }
+
+type WorkerMessage = { id: number; memory?: number; thread?: string; document?: ConvertedDocument; error?: string };
 
 export interface ConvertPoolOptions {
   /** Worker threads (default: one per core). */
   size?: number;
   /** Per-file limit in milliseconds. */
   timeoutMs: number;
-  /** The process's resident memory that conversions may not push it past, in bytes (0: no limit). */
+  /** The memory one conversion may use, in bytes (0: no limit). */
   memoryBytes?: number;
 }
 
-/** How often the memory budget is checked while conversions run. */
-const MEMORY_CHECK_MS = 50;
+/** How often a worker reports its memory, and the pool checks the budget, while conversions run. */
+const MEMORY_REPORT_MS = 50;
+/** A worker silent this long is blocked in synchronous code (a parser building a DOM), not just waiting for a core. */
+const SILENT_MS = 1000;
 
 export class ConvertPool {
   readonly size: number;
@@ -70,19 +79,40 @@ export class ConvertPool {
   }
 
   /**
-   * Over the memory budget, the conversion during which the process grew the most is the one that ballooned (a
-   * file that blows up in its parser, e.g. mammoth on a DOCX with a 12 MB body): its worker is terminated, which
-   * frees its heap, and the file is recorded with the reason. A conversion that started when memory was already
-   * high (the allocator may keep freed pages for a while) did not cause it and is left alone.
+   * A conversion over the memory budget by its own use (a file that blows up in its parser, e.g. mammoth on a DOCX
+   * with a 12 MB body) costs its worker, which is terminated, freeing its heap; the file is recorded with the reason.
+   * Conversions running beside it are judged by their own use, so a large file that fits is never blamed for another.
    */
-  private checkMemory(): void {
-    const rss = process.memoryUsage.rss();
-    if (rss <= this.memoryBytes) return;
-    const busy = this.slots.filter((slot) => slot.job).sort((a, b) => a.rssAtStart! - b.rssAtStart!);
-    const culprit = busy[0];
-    if (culprit && rss - culprit.rssAtStart! > this.memoryBytes / 4) {
-      this.replace(culprit, `conversion needed more memory than index.convert_memory_mb (${Math.round(this.memoryBytes / 2 ** 20)} MB)`);
+  private checkMemory(slots = this.slots): void {
+    if (!this.memoryBytes) return;
+    const now = performance.now();
+    for (const slot of [...slots]) {
+      if (slot.job && this.usage(slot, now) > this.memoryBytes) {
+        this.replace(slot, `conversion needed more memory than index.convert_memory_mb (${Math.round(this.memoryBytes / 2 ** 20)} MB)`);
+      }
     }
+  }
+
+  /**
+   * A worker whose loop turns reports its own memory. One that is silent (a parser building a DOM in one synchronous
+   * stretch; pdf.js, whose promise chains leave no turn for a timer) is charged, on top of its last report, with the
+   * pages its thread has touched since: the kernel counts page faults per thread, so nothing another thread
+   * allocates is charged to it.
+   */
+  private usage(slot: Slot, now: number): number {
+    if (now - slot.reportedAt <= SILENT_MS || slot.thread === undefined) return slot.memory;
+    return slot.memory + (threadFaults(slot.thread) - slot.faultsAtReport) * PAGE_BYTES;
+  }
+
+  private recordMemory(slot: Slot, memory: number, thread: string | undefined): void {
+    slot.thread ??= thread;
+    Object.assign(slot, { memory }, this.baseline(slot));
+    this.checkMemory([slot]);
+  }
+
+  /** What a worker's silence is measured from: now, and the page faults of its thread so far. */
+  private baseline(slot: Slot): Pick<Slot, "reportedAt" | "faultsAtReport"> {
+    return { reportedAt: performance.now(), faultsAtReport: slot.thread === undefined ? 0 : threadFaults(slot.thread) };
   }
 
   private dispatch(): void {
@@ -91,19 +121,20 @@ export class ConvertPool {
       if (!slot) return;
       const job = this.queue.shift()!;
       slot.job = job;
-      slot.rssAtStart = process.memoryUsage.rss();
-      if (this.memoryBytes && !this.watchdog) this.watchdog = setInterval(() => this.checkMemory(), MEMORY_CHECK_MS).unref();
+      Object.assign(slot, this.baseline(slot));
+      if (this.memoryBytes && !this.watchdog) this.watchdog = setInterval(() => this.checkMemory(), MEMORY_REPORT_MS).unref();
       slot.timer = setTimeout(() => this.replace(slot, `conversion took longer than ${this.timeoutMs / 1000} s (index.convert_timeout)`), this.timeoutMs);
-      slot.worker.postMessage({ id: job.id, path: job.path, bytes: job.bytes });
+      slot.worker.postMessage({ id: job.id, path: job.path, bytes: job.bytes, reportMs: MEMORY_REPORT_MS });
     }
   }
 
   private spawn(): Slot {
     const worker = new Worker(new URL("./convert-worker.ts", import.meta.url), { smol: true });
-    const slot: Slot = { worker };
-    worker.onmessage = (event: MessageEvent<{ id: number; document?: ConvertedDocument; error?: string }>) => {
+    const slot: Slot = { worker, memory: 0, reportedAt: 0, faultsAtReport: 0 };
+    worker.onmessage = (event: MessageEvent<WorkerMessage>) => {
       const job = slot.job;
       if (!job || job.id !== event.data.id) return;
+      if (event.data.memory !== undefined) return this.recordMemory(slot, event.data.memory, event.data.thread);
       this.finish(slot);
       if (event.data.document) job.resolve(event.data.document);
       else job.reject(unreadable(event.data.error ?? "conversion failed"));
@@ -137,6 +168,18 @@ export class ConvertPool {
     slot.worker.onerror = null;
     slot.worker.terminate();
     job?.reject(unreadable(reason));
+  }
+}
+
+const PAGE_BYTES = 4096;
+
+/** Minor page faults of one thread of this process so far (field 10 of its /proc stat line; 0 once it is gone). */
+function threadFaults(thread: string): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${thread}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(") ") + 2).split(" ")[7]);
+  } catch {
+    return 0;
   }
 }
 

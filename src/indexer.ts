@@ -79,6 +79,8 @@ export interface DocumentSettings {
   pool: ConvertPool;
   /** Re-read and re-chunk even when the content hash is unchanged (the chunking settings changed). */
   force: boolean;
+  /** The chunking settings as recorded in the store once a complete run has applied them. */
+  chunking: string;
 }
 
 /**
@@ -281,12 +283,18 @@ function conversionPool(config: Config): ConvertPool {
   });
 }
 
-/** The chunking settings are part of what an index is: when they change, every document is chunked again. */
+/**
+ * The chunking settings are part of what an index is: when they change, every document is chunked again. The store
+ * records the settings every document was chunked with; a new setting is recorded only by a complete run (runIndex),
+ * because a partial batch or a refused run leaves the other documents chunked the old way. A store that records
+ * nothing yet has nothing chunked otherwise: it takes the current settings at once.
+ */
 function documentSettings(store: Store, config: Config, pool: ConvertPool): DocumentSettings {
   const chunking = JSON.stringify({ tokens: config.chunk.tokens, overlap: config.chunk.overlap });
-  const force = store.getMeta("chunking") !== undefined && store.getMeta("chunking") !== chunking;
-  store.setMeta("chunking", chunking);
-  return { chunk: { ...config.chunk }, maxBytes: config.index.max_file_bytes, pool, force };
+  const recorded = store.getMeta("chunking");
+  if (recorded === undefined) store.setMeta("chunking", chunking);
+  const force = recorded !== undefined && recorded !== chunking;
+  return { chunk: { ...config.chunk }, maxBytes: config.index.max_file_bytes, pool, force, chunking };
 }
 
 /** Drop one document (its fragments, FTS rows and vectors) and refresh the ANN file. */
@@ -433,7 +441,9 @@ async function runIndex(
   const shielded = (path: string) => discovery.unlisted.some((dir) => path.startsWith(`${dir}/`));
   const failedPaths = new Set(discovery.problems.map((p) => p.path));
   const gone = [...stored.keys()].filter((path) => !present.has(path) && !shielded(path) && !failedPaths.has(path));
-  return finishRun(store, repo, writer, gone, { skippedTypes: discovery.skippedTypes });
+  const counts = finishRun(store, repo, writer, gone, { skippedTypes: discovery.skippedTypes });
+  store.setMeta("chunking", settings.chunking); // every document is now chunked this way
+  return counts;
 }
 
 /** Remove what is gone, record failures (all of them, or only for `paths` in a partial run) and the totals. */

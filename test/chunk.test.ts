@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { chunkDocument } from "../src/chunk.ts";
-import { convertMarkdown } from "../src/convert.ts";
+import { convertFile, convertMarkdown } from "../src/convert.ts";
 
 const md = (text: string) => convertMarkdown(text, "fallback");
 
@@ -11,6 +11,27 @@ describe("chunkDocument (markdown)", () => {
     expect(fragments.map((f) => f.headings)).toEqual([[], ["Install"], ["Install", "Linux"]]);
     expect(fragments.map((f) => f.text)).toEqual(["Intro text.", "Run it.", "Use apt."]);
     expect(fragments.map((f) => [f.startLine, f.endLine])).toEqual([[3, 3], [7, 7], [11, 11]]);
+  });
+
+  test("a long heading is cut at a word boundary with an ellipsis, the path is bounded, and the heading line is body", () => {
+    const long = (tag: string) => Array.from({ length: 60 }, (_, i) => `${tag}${i}`).join(" ");
+    const source = `# Title\n\n## ${long("a")}\n\n### ${long("b")}\n\n#### ${long("c")}\n\nBody text.\n`;
+    const fragments = chunkDocument(md(source));
+    const last = fragments.at(-1)!;
+    expect(last.headings).toHaveLength(3);
+    expect(last.headings.join("").length).toBeLessThanOrEqual(240);
+    for (const heading of last.headings) expect(heading).toMatch(/^\w+( \w+)*…$/);
+    expect(last.headings[0]!.startsWith("a0 a1 a2")).toBe(true);
+    expect(last.text).toBe(`#### ${long("c")}\n\nBody text.`);
+    expect(last.startLine).toBe(7);
+    // A short path is left whole.
+    expect(chunkDocument(md("# T\n\n## Install\n\nRun it.\n"))[0]!.headings).toEqual(["Install"]);
+  });
+
+  test("a title is cut like a heading", async () => {
+    const doc = await convertFile("/x/long.md", new TextEncoder().encode(`# ${"word ".repeat(100)}\n\nBody.\n`));
+    expect(doc.title).toBe(`${"word ".repeat(19)}word…`);
+    expect(chunkDocument(doc).map((f) => f.headings)).toEqual([[]]);
   });
 
   test("front matter is metadata, not body, and line numbers still point into the file", () => {

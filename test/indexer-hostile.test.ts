@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { strToU8, zipSync } from "fflate";
 import { setConfigValue } from "../src/config.ts";
 import { indexFiles, indexRepository } from "../src/indexer.ts";
 import { addRepository } from "../src/repos.ts";
@@ -9,6 +10,22 @@ import { search } from "../src/search.ts";
 import { Store } from "../src/store.ts";
 import { bm25Repository, ROOT, tempDir, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
+
+/** A DOCX of the given body XML: the smallest package mammoth reads. */
+function docx(body: string): Uint8Array {
+  const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
+  return zipSync({
+    "[Content_Types].xml": strToU8(
+      `<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`,
+    ),
+    "_rels/.rels": strToU8(
+      `<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`,
+    ),
+    "word/document.xml": strToU8(`<?xml version="1.0"?><w:document ${W}><w:body>${body}</w:body></w:document>`),
+  });
+}
+
+const docxParagraph = (text: string) => `<w:p><w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
 
 const total = async (home: string, query: string) => (await search(home, { query, limit: 50 })).total;
 
@@ -104,14 +121,29 @@ describe("formats and settings", () => {
     expect(await total(home, "still indexed")).toBe(1);
   });
 
-  test("a conversion that pushes the process past index.convert_memory_mb is recorded and the run goes on", async () => {
-    const pages = Array.from({ length: 800 }, (_, i) => paragraph(`Page ${i} holds words about topic ${i}.`, 72));
+  test("a conversion that reports more memory than index.convert_memory_mb is stopped at its first report; the run goes on", async () => {
+    const pages = Array.from({ length: 20 }, (_, i) => paragraph(`Page ${i} holds words about topic ${i}.`, 72));
     const { home, repo } = bm25Repository({ "big.pdf": await writePdf(pages), "ok.md": "still indexed\n" });
-    setConfigValue(home, "index.convert_memory_mb", "1"); // any process is past 1 MB: the conversion is stopped
+    // Any worker's heap is past 1 MB, and its first report is checked before its result can arrive.
+    setConfigValue(home, "index.convert_memory_mb", "1");
     const summary = await indexRepository(home, repo);
     expect(summary.failures).toEqual([{ path: "big.pdf", reason: "conversion needed more memory than index.convert_memory_mb (1 MB)" }]);
     expect(await total(home, "still indexed")).toBe(1);
   });
+
+  test("the memory budget holds each conversion to its own use: a DOCX that balloons is stopped, the PDF beside it is not", async () => {
+    // mammoth builds this body's DOM in one synchronous stretch (~150 MB, when its worker cannot report); pdf.js
+    // converts the PDF in ~40 MB, started first, while the process as a whole passes the budget.
+    const pages = Array.from({ length: 400 }, (_, i) => paragraph(`Page ${i} holds words about topic ${i}.`, 72));
+    const body = Array.from({ length: 30_000 }, (_, i) => docxParagraph(`Paragraph ${i} of the ballooning document.`)).join("");
+    const { home, repo } = bm25Repository({ "a-pages.pdf": await writePdf(pages), "balloon.docx": docx(body), "ok.md": "still indexed\n" });
+    setConfigValue(home, "index.convert_memory_mb", "64");
+    setConfigValue(home, "index.convert_workers", "2");
+    const summary = await indexRepository(home, repo);
+    expect(summary.failures).toEqual([{ path: "balloon.docx", reason: "conversion needed more memory than index.convert_memory_mb (64 MB)" }]);
+    expect(await total(home, "topic 399")).toBeGreaterThan(0);
+    expect(await total(home, "still indexed")).toBe(1);
+  }, 60_000);
 
   test("changing chunk.tokens re-chunks unchanged files", async () => {
     const body = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} is here to fill the section.`).join(" ");
@@ -121,6 +153,24 @@ describe("formats and settings", () => {
     const second = await indexRepository(home, repo);
     expect(second.indexed).toBe(1);
     expect(second.fragments_total).toBeGreaterThan(first.fragments_total);
+    expect((await indexRepository(home, repo)).indexed).toBe(0);
+  });
+
+  test("a new chunk.tokens is recorded only by a complete run: an indexFiles batch or a refused run leaves the re-chunking to do", async () => {
+    const body = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} is here to fill the section.`).join(" ");
+    const { home, docs, repo } = bm25Repository({ "a.md": `# A\n\n${body}\n`, "b.md": `# B\n\n${body}\n` });
+    await indexRepository(home, repo);
+    setConfigValue(home, "chunk.tokens", "64");
+    // A watch / add_to_index batch re-chunks what it is given, not the rest.
+    expect(await indexFiles(home, repo, ["a.md"])).toMatchObject({ indexed: 1 });
+    // A run refused for an empty folder changes nothing.
+    renameSync(docs, `${docs}.away`);
+    mkdirSync(docs);
+    await expect(indexRepository(home, repo)).rejects.toThrow(/is empty/);
+    rmSync(docs, { recursive: true });
+    renameSync(`${docs}.away`, docs);
+    // The next complete run still re-chunks every document, then records the setting.
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2 });
     expect((await indexRepository(home, repo)).indexed).toBe(0);
   });
 });
