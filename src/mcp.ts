@@ -28,6 +28,8 @@ const plain = PLAIN;
 export const DEFAULT_ANSWER_BYTES = 128 * 1024;
 export const MAX_ANSWER_BYTES = 1024 * 1024;
 const MAX_LISTED = 1000;
+/** The most results one search answers (MCP's n_results, REST's n): more is an error; page with offset. */
+export const MAX_RESULTS = 200;
 const answerBytes = (asked: number | undefined) => Math.min(asked ?? DEFAULT_ANSWER_BYTES, MAX_ANSWER_BYTES);
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -37,7 +39,7 @@ const searchInput = {
   repository: z.string().optional().describe("Search only this repository"),
   repositories: z.array(z.string()).max(100).optional().describe("Search only these repositories"),
   mode: z.enum(["bm25", "vector", "hybrid"]).optional().describe("Default: hybrid where vectors exist, else bm25"),
-  n_results: z.number().int().min(1).max(200).optional().describe("How many results (default: search.limit, 10)"),
+  n_results: z.number().int().min(1).max(MAX_RESULTS).optional().describe("How many results (default: search.limit, 10)"),
   offset: z.number().int().min(0).max(10000).optional(),
   min_score: z.number().optional().describe("Drop results below this score of the mode"),
   filter: z.string().max(500).optional().describe("Glob on document paths, e.g. 'notes/**' or '*.md'"),
