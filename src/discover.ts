@@ -254,7 +254,7 @@ export type ReadResult = { bytes: Uint8Array } | { reason: string };
  */
 export function readConfinedFile(root: string, path: string, maxBytes: number): ReadResult {
   const absolute = join(root, path);
-  return withOpenFile(absolute, 0, (fd) => {
+  return withOpenFile(absolute, (fd) => {
     const opened = fstatSync(fd, { bigint: true });
     let real: string;
     let named: BigIntStats;
@@ -271,18 +271,18 @@ export function readConfinedFile(root: string, path: string, maxBytes: number): 
 }
 
 /**
- * Read a file only if it is a regular file no larger than `maxBytes`, not through a symlink: for files that are not
- * documents (ignore files) and files named on the command line (`convert`).
+ * Read a file only if it is a regular file no larger than `maxBytes`, wherever it is: for files that are not
+ * documents (ignore files, which may link to a shared one) and files named on the command line (`convert`).
  */
 export function readRegularFile(absolute: string, maxBytes: number): ReadResult {
-  return withOpenFile(absolute, fs.O_NOFOLLOW, (fd) => readOpenFile(fd, maxBytes));
+  return withOpenFile(absolute, (fd) => readOpenFile(fd, maxBytes));
 }
 
 /** Open for reading without blocking (a FIFO would block the open itself), run `body`, close; errors become reasons. */
-function withOpenFile(absolute: string, flags: number, body: (fd: number) => ReadResult): ReadResult {
+function withOpenFile(absolute: string, body: (fd: number) => ReadResult): ReadResult {
   let fd: number;
   try {
-    fd = openSync(absolute, fs.O_RDONLY | fs.O_NONBLOCK | flags);
+    fd = openSync(absolute, fs.O_RDONLY | fs.O_NONBLOCK);
   } catch (error) {
     return { reason: `cannot read: ${describeError(error)}` };
   }

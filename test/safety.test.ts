@@ -142,6 +142,13 @@ describe("symlinked files", () => {
   });
 });
 
+test("convert follows a symlink it is given", () => {
+  const dir = tempDir();
+  writeTree(dir, { "t.md": "# T\n\nhello\n" });
+  symlinkSync("t.md", join(dir, "link.md"));
+  expect(runCli(["convert", join(dir, "link.md")], { home: dir })).toMatchObject({ code: 0, stdout: "# T\n\nhello\n" });
+});
+
 describe("names with control characters", () => {
   const evil = "red\x1b[31m\x07.md";
   const newline = "two\nlines.md";
