@@ -218,15 +218,16 @@ function breadcrumb(hit: FragmentHit | DocumentHit): string {
   return hit.heading ? `${hit.title} › ${hit.heading}` : hit.title;
 }
 
+/** The snippet with its matches marked; escaped piece by piece, as the ranges count the text unescaped. */
 function highlight(text: string, ranges: [number, number][], style: Style): string {
   let out = "";
   let at = 0;
   for (const [start, end] of ranges) {
     if (start < at) continue;
-    out += text.slice(at, start) + style.match(style.bold(text.slice(start, end)));
+    out += escapeControls(text.slice(at, start)) + style.match(style.bold(escapeControls(text.slice(start, end))));
     at = end;
   }
-  return out + text.slice(at);
+  return out + escapeControls(text.slice(at));
 }
 
 // ---- documents -------------------------------------------------------------------------------------------

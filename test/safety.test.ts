@@ -154,7 +154,7 @@ describe("names with control characters", () => {
   const newline = "two\nlines.md";
   const { home, docs } = folders();
   beforeAll(() => {
-    indexedRepository({ home, docs }, { [evil]: "# Red\n\ncontrol words\n", [newline]: "# Two\n\ncontrol words\n" });
+    indexedRepository({ home, docs }, { [evil]: "# Red\n\ncontrol words\n", [newline]: "# Two\n\ncontrol words \x1b]52;c;cHduZWQ=\x07 here\n" });
   });
 
   const noRawControls = (text: string) => {
@@ -171,14 +171,15 @@ describe("names with control characters", () => {
       expect(stdout).toContain("red\\x1b[31m\\x07.md");
       expect(stdout).toContain("two\\nlines.md");
     }
+    expect(runCli(["search", "control"], { home }).stdout).toContain("control words \\x1b]52;c;cHduZWQ=\\x07 here"); // in a snippet
   });
 
-  test("ls and multi-get headers escape them", () => {
-    for (const args of [["ls"], ["multi-get", "*.md"]]) {
-      const { stdout } = runCli(args, { home });
-      noRawControls(stdout.replace("\ncontrol words", ""));
-      expect(stdout).toContain("two\\nlines.md");
-    }
+  test("ls and multi-get headers escape them (a document's own text is printed as it is, like cat)", () => {
+    const ls = runCli(["ls"], { home }).stdout;
+    noRawControls(ls);
+    expect(ls).toContain("two\\nlines.md");
+    const headers = runCli(["multi-get", "*.md"], { home }).stdout.split("\n").filter((line) => line.startsWith("==>"));
+    expect(headers).toEqual(["==> docs:red\\x1b[31m\\x07.md <==", "==> docs:two\\nlines.md <=="]);
   });
 
   test("JSON keeps the exact names", () => {
