@@ -35,7 +35,7 @@ import { getRepository, listRepositories, selectRepositories } from "./repos.ts"
 import { repositoriesFor, searchAll, withFragmentText } from "./results.ts";
 import { search, SearchContext, type SearchMode, type SearchOptions } from "./search.ts";
 import { repositoryStatus } from "./status.ts";
-import { stderr, stdout } from "./terminal.ts";
+import { escapeControls, stderr, stdout } from "./terminal.ts";
 import { versionText } from "./version.ts";
 import { watchRepositories } from "./watch.ts";
 
@@ -527,7 +527,7 @@ function reportError(error: unknown, verbose: boolean, command: string | undefin
   const known = isResearcherError(error);
   const message = known || usage ? describeError(error) : `unexpected: ${describeError(error)}`;
   // "Cannot …" reads as "cannot …" after "error: "; a name such as OPENAI_API_KEY keeps its spelling.
-  stderr.write(`error: ${message.replace(/^[A-Z](?=[a-z])/, (c) => c.toLowerCase())}\n`);
+  stderr.write(`error: ${escapeControls(message).replace(/^[A-Z](?=[a-z])/, (c) => c.toLowerCase())}\n`);
   if (known && error.hint) stderr.write(`hint: ${error.hint}\n`);
   if (usage) stderr.write(`hint: run \`researcher ${command && GROUPS[command] ? `${command} ` : ""}--help\`\n`);
   if (verbose && error instanceof Error && error.stack) stderr.write(`${error.stack}\n`);

@@ -191,9 +191,14 @@ function unreadable(reason: string): ResearcherError {
 export async function convertPath(absolute: string, limits: { maxBytes: number; timeoutMs: number }): Promise<ConvertedDocument> {
   const read = readRegularFile(absolute, limits.maxBytes);
   if ("reason" in read) throw unreadable(read.reason);
-  const pool = new ConvertPool({ size: 1, timeoutMs: limits.timeoutMs });
+  return convertOnce(absolute, read.bytes, limits.timeoutMs);
+}
+
+/** Convert bytes already read outside an index run, in a worker of its own (the same timeout as a run's). */
+export async function convertOnce(path: string, bytes: Uint8Array, timeoutMs: number): Promise<ConvertedDocument> {
+  const pool = new ConvertPool({ size: 1, timeoutMs });
   try {
-    return await pool.convert(absolute, read.bytes);
+    return await pool.convert(path, bytes);
   } finally {
     pool.close();
   }

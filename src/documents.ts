@@ -8,8 +8,8 @@ import { existsSync, realpathSync } from "node:fs";
 import { basename, isAbsolute, join, relative, sep } from "node:path";
 import { loadConfig, REPO_NAME } from "./config.ts";
 import { decodeText, formatOf, TEXT_FORMATS } from "./convert.ts";
-import { convertPath } from "./convert-pool.ts";
-import { isInside, readRegularFile } from "./discover.ts";
+import { convertOnce } from "./convert-pool.ts";
+import { isInside, readConfinedFile } from "./discover.ts";
 import { describeError, ResearcherError } from "./errors.ts";
 import { getRepository, listRepositories, type Repository } from "./repos.ts";
 import { Store, type ListedDocument } from "./store.ts";
@@ -323,15 +323,11 @@ export function listDocuments(home: string, options: { repositories?: string[]; 
  */
 async function documentText(home: string, repo: Repository, path: string): Promise<string> {
   const config = loadConfig(home);
-  const absolute = join(repo.path, path);
-  const limits = { maxBytes: config.index.max_file_bytes, timeoutMs: config.index.convert_timeout * 1000 };
+  const read = readConfinedFile(repo.path, path, config.index.max_file_bytes);
   try {
-    if (TEXT_FORMATS.has(formatOf(path))) {
-      const read = readRegularFile(absolute, limits.maxBytes);
-      if ("reason" in read) throw new Error(read.reason);
-      return decodeText(read.bytes);
-    }
-    return (await convertPath(absolute, limits)).text;
+    if ("reason" in read) throw new Error(read.reason);
+    if (TEXT_FORMATS.has(formatOf(path))) return decodeText(read.bytes);
+    return (await convertOnce(path, read.bytes, config.index.convert_timeout * 1000)).text;
   } catch (error) {
     throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${(error as Error).message}`);
   }

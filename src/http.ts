@@ -11,7 +11,7 @@ import { readDocument } from "./documents.ts";
 import { isResearcherError, ResearcherError, type ErrorCode } from "./errors.ts";
 import { parseFilter } from "./filters.ts";
 import { logger } from "./log.ts";
-import { handleMcpRequest, serialized, startWatch } from "./mcp.ts";
+import { handleMcpRequest, MAX_RESULTS, serialized, startWatch } from "./mcp.ts";
 import { documentJson, searchJson } from "./render.ts";
 import { withFragmentText } from "./results.ts";
 import { search, SearchContext, type SearchMode } from "./search.ts";
@@ -61,7 +61,8 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
     port: options.port,
     maxRequestBodySize: MAX_BODY_BYTES,
     async fetch(request): Promise<Response> {
-      const url = new URL(request.url);
+      const url = requestUrl(request);
+      if (!url) return errorResponse(new ResearcherError("INVALID_INPUT", "malformed request: the Host header or the URL is not valid", { hint: `send Host: 127.0.0.1:${server.port}` }));
       if (url.pathname === "/health" && request.method === "GET") return Response.json({ status: "ok", version: VERSION });
       const allowedHosts = names.map((name) => `${name}:${server.port}`);
       const allowedOrigins = allowedHosts.map((name) => `http://${name}`);
@@ -97,6 +98,15 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
   };
 }
 
+/** The request's URL, which Bun builds from the Host header: undefined when that makes no valid URL. */
+function requestUrl(request: Request): URL | undefined {
+  try {
+    return new URL(request.url);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A response refusing the request (foreign Host or Origin, missing token), or undefined when it may proceed. */
 function refusal(request: Request, checks: { allowedHosts: string[]; allowedOrigins: string[]; token?: string }): Response | undefined {
   const host = request.headers.get("host") ?? "";
@@ -114,15 +124,21 @@ function refusal(request: Request, checks: { allowedHosts: string[]; allowedOrig
 async function restSearch(home: string, params: URLSearchParams, context: SearchContext): Promise<object> {
   const number = (name: string) => numberParam(params, name);
   const flag = (name: string) => ["1", "true", "yes", ""].includes(params.get(name) ?? "no");
+  const query = params.get("q") ?? "";
+  if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: "GET /search?q=your+question" });
+  const limit = number("n");
+  if (limit !== undefined && limit > MAX_RESULTS) {
+    throw new ResearcherError("USAGE", `n must be at most ${MAX_RESULTS}, as for MCP (got ${limit})`, { hint: "page with offset=, or use the CLI's --all" });
+  }
   const mode = params.get("mode") ?? undefined;
   if (mode !== undefined && !MODES.includes(mode)) throw new ResearcherError("USAGE", `mode must be one of ${MODES.join(", ")} (got '${mode}')`);
   let response = await search(
     home,
     {
-      query: params.get("q") ?? "",
+      query,
       repositories: params.getAll("repo").flatMap((r) => r.split(",")).filter(Boolean),
       mode: mode as SearchMode | undefined,
-      limit: number("n"),
+      limit,
       offset: number("offset"),
       minScore: number("min_score"),
       filter: params.get("filter") ?? undefined,
@@ -137,9 +153,19 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
 
 /** GET /documents/<ref>?from=&lines= → the CLI's `get --json`; the ref is URL-encoded (`notes%3Aa.md%3A12`). */
 async function restDocument(home: string, url: URL): Promise<object> {
-  const ref = decodeURIComponent(url.pathname.slice("/documents/".length));
+  const ref = percentDecoded(url.pathname.slice("/documents/".length));
   const number = (name: string) => numberParam(url.searchParams, name);
   return documentJson(await readDocument(home, ref, { fromLine: number("from"), maxLines: number("lines") }));
+}
+
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new ResearcherError("INVALID_INPUT", `malformed percent-encoding in '${text}'`, {
+      hint: "encode the ref as encodeURIComponent does: # is %23, : is %3A, % is %25",
+    });
+  }
 }
 
 const MODES = ["bm25", "vector", "hybrid"];

@@ -11,7 +11,7 @@ import { chunkDocument, type ChunkOptions, type Fragment } from "./chunk.ts";
 import { loadConfig, type Config } from "./config.ts";
 import { formatOf, TEXT_FORMATS } from "./convert.ts";
 import { ConvertPool } from "./convert-pool.ts";
-import { discoverFiles, isCandidate, readRegularFile, type DiscoveredFile } from "./discover.ts";
+import { discoverFiles, isCandidate, readConfinedFile, type DiscoveredFile } from "./discover.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "./embedder.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
 import { acquireWriterLock } from "./lock.ts";
@@ -529,7 +529,7 @@ async function forEachConcurrently<T>(items: T[], limit: number, work: (item: T)
  * stored version of the document (if any) stays as it was.
  */
 export async function prepareDocument(file: DiscoveredFile, previous: StoredDocument | undefined, settings: DocumentSettings): Promise<Prepared> {
-  const read = readRegularFile(file.absolute, settings.maxBytes);
+  const read = readConfinedFile(file.root, file.path, settings.maxBytes);
   if ("reason" in read) return { kind: "failed", path: file.path, reason: read.reason };
   const hash = sha256(read.bytes);
   if (previous?.hash === hash && !settings.force) return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs: file.mtimeMs };
@@ -558,10 +558,9 @@ export async function prepareDocument(file: DiscoveredFile, previous: StoredDocu
 
 /** A repository file as discovery would report it, or undefined when it is gone. */
 function statFile(repo: Repository, path: string): DiscoveredFile | undefined {
-  const absolute = join(repo.path, path);
   try {
-    const stats = statSync(absolute);
-    return { path, absolute, size: stats.size, mtimeMs: stats.mtimeMs };
+    const stats = statSync(join(repo.path, path));
+    return { root: repo.path, path, size: stats.size, mtimeMs: stats.mtimeMs };
   } catch {
     return undefined;
   }

@@ -6,7 +6,6 @@
  */
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { z } from "zod";
 import { limitDocumentBytes, listDocuments, readDocument, readDocuments, safeRelativePath } from "./documents.ts";
@@ -17,6 +16,7 @@ import { logger } from "./log.ts";
 import { PLAIN, searchJson, searchText } from "./render.ts";
 import { getRepository, listRepositories } from "./repos.ts";
 import { search, SearchContext, type SearchOptions } from "./search.ts";
+import { LineTooLong, StdioLineTransport } from "./stdio-transport.ts";
 import { repositoriesFor } from "./results.ts";
 import { repositoryStatus } from "./status.ts";
 import { VERSION } from "./version.ts";
@@ -28,6 +28,8 @@ const plain = PLAIN;
 export const DEFAULT_ANSWER_BYTES = 128 * 1024;
 export const MAX_ANSWER_BYTES = 1024 * 1024;
 const MAX_LISTED = 1000;
+/** The most results one search answers (MCP's n_results, REST's n): more is an error; page with offset. */
+export const MAX_RESULTS = 200;
 const answerBytes = (asked: number | undefined) => Math.min(asked ?? DEFAULT_ANSWER_BYTES, MAX_ANSWER_BYTES);
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -37,7 +39,7 @@ const searchInput = {
   repository: z.string().optional().describe("Search only this repository"),
   repositories: z.array(z.string()).max(100).optional().describe("Search only these repositories"),
   mode: z.enum(["bm25", "vector", "hybrid"]).optional().describe("Default: hybrid where vectors exist, else bm25"),
-  n_results: z.number().int().min(1).max(200).optional().describe("How many results (default: search.limit, 10)"),
+  n_results: z.number().int().min(1).max(MAX_RESULTS).optional().describe("How many results (default: search.limit, 10)"),
   offset: z.number().int().min(0).max(10000).optional(),
   min_score: z.number().optional().describe("Drop results below this score of the mode"),
   filter: z.string().max(500).optional().describe("Glob on document paths, e.g. 'notes/**' or '*.md'"),
@@ -394,7 +396,7 @@ export async function serveStdio(home: string, options: { watch?: boolean } = {}
     process.stdin.on("end", resolve);
     process.stdin.on("close", resolve);
   });
-  const transport = new StdioServerTransport();
+  const transport = new StdioLineTransport();
   await server.connect(transport);
   answerMalformedLines(transport);
   const inFlight = trackRequests(transport);
@@ -407,7 +409,7 @@ export async function serveStdio(home: string, options: { watch?: boolean } = {}
 }
 
 /** Requests received and not yet answered: a client may send a call and close stdin before reading the answer. */
-function trackRequests(transport: StdioServerTransport): { idle(): Promise<void> } {
+function trackRequests(transport: StdioLineTransport): { idle(): Promise<void> } {
   const pending = new Set<string | number>();
   let settle: (() => void) | undefined;
   const receive = transport.onmessage;
@@ -429,19 +431,17 @@ function trackRequests(transport: StdioServerTransport): { idle(): Promise<void>
 }
 
 /**
- * The SDK's stdio transport drops a line it cannot parse; JSON-RPC wants an answer, so the client learns why
- * (-32700 for bad JSON, -32600 for JSON that is not a JSON-RPC message), and the server keeps serving.
+ * The stdio transport drops a line it cannot take; JSON-RPC wants an answer, so the client learns why (-32700 for
+ * bad JSON, -32600 for JSON that is not a JSON-RPC message or a line over the size limit), and the server keeps
+ * serving.
  */
-function answerMalformedLines(transport: StdioServerTransport): void {
+function answerMalformedLines(transport: StdioLineTransport): void {
   const previous = transport.onerror;
   transport.onerror = (error) => {
     previous?.(error);
     const parse = error instanceof SyntaxError;
-    void transport.send({
-      jsonrpc: "2.0",
-      id: null as unknown as string,
-      error: { code: parse ? -32700 : -32600, message: parse ? "Parse error" : "Invalid Request" },
-    });
+    const message = parse ? "Parse error" : error instanceof LineTooLong ? `Invalid Request: ${error.message}` : "Invalid Request";
+    void transport.send({ jsonrpc: "2.0", id: null as unknown as string, error: { code: parse ? -32700 : -32600, message } });
   };
 }
 

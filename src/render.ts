@@ -1,6 +1,7 @@
 /**
  * Every output format: human text (coloured on a TTY, OSC 8 links where the terminal has them), the JSON
- * contracts, JSON Lines, CSV (RFC 4180), markdown, file lists, progress bars.
+ * contracts, JSON Lines, CSV (RFC 4180), markdown, file lists, progress bars. Text formats print names (paths,
+ * titles, reasons) through `escapeControls`: a file may be called anything, and a terminal obeys what it prints.
  */
 import { hostname } from "node:os";
 import type { DocumentInfo, DocumentText, MultiGetResult } from "./documents.ts";
@@ -9,7 +10,7 @@ import type { DocumentHit, FragmentHit, SearchResponse } from "./search.ts";
 import type { RepositoryStatus } from "./status.ts";
 import type { VerifyReport } from "./verify.ts";
 import type { Repository } from "./repos.ts";
-import type { Terminal } from "./terminal.ts";
+import { escapeControls, type Terminal } from "./terminal.ts";
 import type { WatchBatch, WatchStatus } from "./watch.ts";
 
 export interface Style {
@@ -147,8 +148,8 @@ export function csvField(value: unknown): string {
 /** Markdown for notes and chat: a heading per result, the snippet quoted or the whole fragment fenced. */
 export function searchMarkdown(response: SearchResponse): string {
   const blocks = response.results.map((hit: Hit) => {
-    const where = `${hit.repository}:${citation(hit)}`;
-    const lines = [`## ${hit.rank}. ${markdownInline(breadcrumb(hit))}`, "", `\`${where}\` · ${hit.docid} · score ${hit.score}`, ""];
+    const where = escapeControls(`${hit.repository}:${citation(hit)}`);
+    const lines = [`## ${hit.rank}. ${markdownInline(escapeControls(breadcrumb(hit)))}`, "", `\`${where}\` · ${hit.docid} · score ${hit.score}`, ""];
     if (hit.text !== undefined) {
       const fence = "`".repeat(Math.max(3, ...[...hit.text.matchAll(/`+/g)].map((m) => m[0].length + 1)));
       lines.push(`${fence}${fenceLanguage(hit.path)}`, hit.text.replace(/\n$/, ""), fence);
@@ -171,7 +172,7 @@ function fenceLanguage(path: string): string {
 
 export function searchFiles(response: SearchResponse): string {
   const paths = [...new Set(response.results.map((hit) => hit.absolutePath))];
-  return paths.length ? `${paths.join("\n")}\n` : "";
+  return paths.length ? `${paths.map(escapeControls).join("\n")}\n` : "";
 }
 
 export function searchText(response: SearchResponse, style: Style): string {
@@ -179,13 +180,13 @@ export function searchText(response: SearchResponse, style: Style): string {
   const width = String(response.results.at(-1)!.rank).length;
   const blocks = response.results.map((hit: Hit) => {
     const rank = String(hit.rank).padStart(width);
-    const where = `${style.accent(style.link(`${hit.repository}:${citation(hit)}`, hit.absolutePath))}  ${style.dim(hit.docid)}`;
+    const where = `${style.accent(style.link(escapeControls(`${hit.repository}:${citation(hit)}`), hit.absolutePath))}  ${style.dim(hit.docid)}`;
     const head = `${style.bold(rank)}  ${style.dim(hit.score.toFixed(2))}  ${where}`;
     const pad = " ".repeat(width + 2);
     const body = hit.text !== undefined
       ? hit.text.replace(/\n+$/, "").split("\n").map((line) => (line ? `${pad}${line}` : ""))
       : [`${pad}${highlight(hit.snippet, hit.highlights, style)}`];
-    const lines = [head, `${pad}${style.bold(breadcrumb(hit))}`, ...body];
+    const lines = [head, `${pad}${style.bold(escapeControls(breadcrumb(hit)))}`, ...body];
     if (hit.explain) lines.push(`${pad}${style.dim(explainLine(hit.explain))}`);
     if ("fragments" in hit && hit.fragments.length > 1) {
       const paged = hit.page !== null;
@@ -217,15 +218,16 @@ function breadcrumb(hit: FragmentHit | DocumentHit): string {
   return hit.heading ? `${hit.title} › ${hit.heading}` : hit.title;
 }
 
+/** The snippet with its matches marked; escaped piece by piece, as the ranges count the text unescaped. */
 function highlight(text: string, ranges: [number, number][], style: Style): string {
   let out = "";
   let at = 0;
   for (const [start, end] of ranges) {
     if (start < at) continue;
-    out += text.slice(at, start) + style.match(style.bold(text.slice(start, end)));
+    out += escapeControls(text.slice(at, start)) + style.match(style.bold(escapeControls(text.slice(start, end))));
     at = end;
   }
-  return out + text.slice(at);
+  return out + escapeControls(text.slice(at));
 }
 
 // ---- documents -------------------------------------------------------------------------------------------
@@ -247,8 +249,8 @@ export function documentText(doc: DocumentText, options: { lineNumbers?: boolean
 
 /** `multi-get`: each document under a `==> repo:path <==` line, as `head` does; skipped ones listed with why. */
 export function multiGetText(found: MultiGetResult, options: { lineNumbers?: boolean } = {}): string {
-  const blocks = found.documents.map((doc) => `==> ${doc.repository}:${doc.path} <==\n${documentText(doc, options)}`);
-  const skipped = found.skipped.map((s) => `==> ${s.repository ? `${s.repository}:` : ""}${s.path} <== skipped: ${s.reason}\n`);
+  const blocks = found.documents.map((doc) => `==> ${escapeControls(`${doc.repository}:${doc.path}`)} <==\n${documentText(doc, options)}`);
+  const skipped = found.skipped.map((s) => `==> ${escapeControls(`${s.repository ? `${s.repository}:` : ""}${s.path}`)} <== skipped: ${escapeControls(s.reason)}\n`);
   return [...blocks, ...skipped].join("\n");
 }
 
@@ -258,9 +260,9 @@ export function documentInfoText(info: DocumentInfo): string {
     ["repository", info.repository], ["path", info.path], ["docid", info.docid], ["title", info.title], ["format", info.format],
     ["size", formatBytes(info.size)], ["modified", info.modified], ["fragments", info.fragments], ["pages", info.pages ?? "-"],
   ];
-  const lines = rows.map(([key, value]) => `${`${key}:`.padEnd(12)}${value}`);
+  const lines = rows.map(([key, value]) => `${`${key}:`.padEnd(12)}${escapeControls(String(value))}`);
   const meta = Object.entries(info.metadata);
-  if (meta.length) lines.push("metadata:", ...meta.map(([key, value]) => `  ${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`));
+  if (meta.length) lines.push("metadata:", ...meta.map(([key, value]) => escapeControls(`  ${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`)));
   return `${lines.join("\n")}\n`;
 }
 
@@ -273,7 +275,7 @@ export function documentListText(documents: DocumentInfo[], style: Style, absolu
     fragments: `${d.fragments} fr`,
     pages: d.pages === null ? "" : `${d.pages} p`,
     modified: d.modified.slice(0, 10),
-    name: `${d.repository}:${d.path}`,
+    name: escapeControls(`${d.repository}:${d.path}`),
     doc: d,
   }));
   const width = (key: "format" | "size" | "fragments" | "pages") => Math.max(...rows.map((r) => r[key].length));
@@ -291,7 +293,7 @@ export function indexSummaryText(summary: IndexSummary, style: Style): string {
   const lines = [
     `${style.bold(summary.repository)}: ${counts} · ${summary.fragments} fragments written · ${summary.seconds.toFixed(2)} s`,
   ];
-  for (const failure of summary.failures) lines.push(`  ${style.warn("failed")} ${failure.path}: ${failure.reason}`);
+  for (const failure of summary.failures) lines.push(`  ${style.warn("failed")} ${escapeControls(`${failure.path}: ${failure.reason}`)}`);
   const types = Object.entries(summary.skipped_types ?? {}).sort((a, b) => b[1] - a[1]);
   if (types.length) {
     const list = types.map(([type, n]) => `${n} .${type || "(no extension)"}`).join(", ");
@@ -319,7 +321,7 @@ export function statusText(statuses: RepositoryStatus[], style: Style): string {
   return statuses
     .map((s) => {
       const rows = [
-        `${style.bold(s.name)}  ${s.path}`,
+        `${style.bold(s.name)}  ${escapeControls(s.path)}`,
         s.description ? `  ${style.dim(s.description)}` : "",
         s.last_indexed
           ? `  ${s.documents} documents · ${s.fragments} fragments · ${s.model ? `${s.vectors} vectors (${s.model})` : "BM25 only"} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
@@ -349,7 +351,7 @@ export function repositoryListText(repos: Repository[], style: Style): string {
   if (repos.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
   const width = Math.max(...repos.map((r) => r.name.length));
   return repos
-    .map((r) => `${style.bold(r.name.padEnd(width))}  ${r.path}${r.description ? `  ${style.dim(r.description)}` : ""}`)
+    .map((r) => `${style.bold(r.name.padEnd(width))}  ${escapeControls(r.path)}${r.description ? `  ${style.dim(escapeControls(r.description))}` : ""}`)
     .join("\n")
     .concat("\n");
 }
@@ -376,7 +378,7 @@ export function watchBatchJson(batch: WatchBatch): string {
 
 /** One line per applied batch, for a log file or a pipe. */
 export function watchBatchText(batch: WatchBatch): string {
-  const what = batch.scan ? "scan" : batch.paths.length === 1 ? batch.paths[0] : `${batch.paths.length} paths`;
+  const what = batch.scan ? "scan" : batch.paths.length === 1 ? escapeControls(batch.paths[0]!) : `${batch.paths.length} paths`;
   return `${clock()} ${batch.repository}: ${what}: ${batch.indexed} indexed, ${batch.removed} removed, ${batch.failed} failed (${batch.seconds} s)\n`;
 }
 

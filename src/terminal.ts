@@ -50,3 +50,19 @@ function terminal(fd: 1 | 2): Terminal {
 
 export const stdout = terminal(1);
 export const stderr = terminal(2);
+
+/** Control characters (C0, DEL, C1) and the invisible ones that reorder text or break lines (bidi, U+2028/9). */
+const CONTROLS = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/**
+ * A name (file name, title, error message) as text output prints it: each control character as a visible escape
+ * (`\n`, `\x1b`, `\u202e`), so a file name cannot recolour the screen, move the cursor or print as two lines. The
+ * one escaping function of every text renderer; JSON output carries names exactly.
+ */
+export function escapeControls(text: string): string {
+  return text.replace(CONTROLS, (c) => {
+    const code = c.charCodeAt(0);
+    return NAMED[c] ?? (code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`);
+  });
+}

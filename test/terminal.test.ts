@@ -19,3 +19,10 @@ test("every byte of a large write arrives, and a pipe is not a terminal", () => 
   expect(out.length).toBe(3_000_005);
   expect(out.endsWith("false")).toBe(true);
 });
+
+test("escapeControls makes every control character visible and leaves other text alone", async () => {
+  const { escapeControls } = await import("../src/terminal.ts");
+  expect(escapeControls("a\nb\tc\rd\x1b[31m\x07\x00\x7f\x9b")).toBe("a\\nb\\tc\\rd\\x1b[31m\\x07\\x00\\x7f\\x9b");
+  expect(escapeControls("evil\u202egnp.md\u2028x")).toBe("evil\\u202egnp.md\\u2028x");
+  expect(escapeControls("café ü 日本 back\\slash \"q\" 🦀")).toBe("café ü 日本 back\\slash \"q\" 🦀");
+});

@@ -1,0 +1,255 @@
+/**
+ * Issue 22 (safety): reads stay inside the repository root whatever happens to its folders, symlinks inside it are
+ * followed, names with control characters never reach a terminal raw, and the HTTP and stdio servers answer bad
+ * input with an error instead of failing or wedging. The CLI and the servers run as real subprocesses.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, renameSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { discoverFiles } from "../src/discover.ts";
+import { prepareDocument } from "../src/indexer.ts";
+import { ConvertPool } from "../src/convert-pool.ts";
+import { cliCommand, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
+
+const SECRET = "outside secret words";
+
+const env = (home: string) => ({ PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, RESEARCHER_MODEL_PATH: GLOVE, NO_COLOR: "1" });
+
+/** Temp folders for a home and its repository "docs" (made while tests are collected: not inside a hook). */
+const folders = () => ({ home: tempDir(), docs: tempDir() });
+
+/** A BM25 repository "docs" over `docs`, indexed through the CLI. */
+function indexedRepository({ home, docs }: { home: string; docs: string }, files: Record<string, string>, link?: (docs: string) => void) {
+  writeTree(docs, files);
+  link?.(docs);
+  expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
+  const index = runCli(["index", "docs", "--json"], { home });
+  expect(index.code).toBe(0);
+  return { home, docs, summary: JSON.parse(index.stdout) };
+}
+
+/** `serve --port 0` as a subprocess; its URL once it listens. */
+async function startHttp(home: string): Promise<{ url: string; stop: () => void }> {
+  const proc = Bun.spawn([...cliCommand, "serve", "--port", "0"], { env: env(home), cwd: home, stdout: "pipe", stderr: "pipe" });
+  const reader = (proc.stderr as ReadableStream<Uint8Array>).getReader();
+  let text = "";
+  while (!/listening on (\S+)\/mcp/.test(text)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server exited: ${text}`);
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return { url: /listening on (\S+)\/mcp/.exec(text)![1]!, stop: () => proc.kill() };
+}
+
+describe("a folder swapped for a link out of the root after indexing", () => {
+  const outside = tempDir();
+  const { home, docs } = folders();
+  let docid: string;
+  let http: { url: string; stop: () => void };
+  let client: Client;
+
+  beforeAll(async () => {
+    writeTree(outside, { "a.md": `# Outside\n\n${SECRET}\n` });
+    indexedRepository({ home, docs }, { "sub/a.md": "# Inside\n\ninside words\n", "top.md": "# Top\n\ntop words\n" });
+    docid = JSON.parse(runCli(["get", "docs:sub/a.md", "--json"], { home }).stdout).docid;
+    renameSync(join(docs, "sub"), join(docs, "x"));
+    symlinkSync(outside, join(docs, "sub"));
+    http = await startHttp(home);
+    client = new Client({ name: "safety", version: "1.0.0" });
+    await client.connect(new StdioClientTransport({ command: cliCommand[0]!, args: [...cliCommand.slice(1), "serve"], env: env(home), cwd: home, stderr: "pipe" }));
+  }, HOOK_TIMEOUT);
+  afterAll(async () => {
+    http?.stop();
+    await client?.close();
+  });
+
+  test("get by docid refuses, naming where the file now resolves", () => {
+    const got = runCli(["get", docid], { home });
+    expect(got.stdout).not.toContain(SECRET);
+    expect(got.code).toBe(1);
+    expect(got.stderr).toContain("outside the repository");
+    expect(got.stderr).toContain(join(outside, "a.md"));
+  });
+
+  test("multi-get skips it with the reason", () => {
+    const got = runCli(["multi-get", "docs:sub/*", "--json"], { home });
+    expect(got.stdout).not.toContain(SECRET);
+    const answer = JSON.parse(got.stdout);
+    expect(answer.documents).toEqual([]);
+    expect(answer.skipped[0].reason).toContain("outside the repository");
+  });
+
+  test("MCP get_document and multi_get refuse", async () => {
+    const one = (await client.callTool({ name: "get_document", arguments: { ref: docid } })) as { content: { text: string }[]; isError?: boolean };
+    expect(one.isError).toBe(true);
+    expect(JSON.stringify(one)).not.toContain(SECRET);
+    const many = await client.callTool({ name: "multi_get", arguments: { pattern: "docs:sub/*" } });
+    expect(JSON.stringify(many)).not.toContain(SECRET);
+    expect(JSON.stringify(many)).toContain("outside the repository");
+  });
+
+  test("REST /documents refuses", async () => {
+    const response = await fetch(`${http.url}/documents/${encodeURIComponent(docid)}`);
+    const body = await response.text();
+    expect(body).not.toContain(SECRET);
+    expect(response.status).not.toBe(200);
+    expect(body).toContain("outside the repository");
+  });
+
+  test("a rebuild does not index the outside text (a linked folder is never entered)", () => {
+    expect(runCli(["index", "docs", "--rebuild"], { home }).code).toBe(0);
+    expect(JSON.parse(runCli(["search", "secret", "--json"], { home }).stdout).results).toEqual([]);
+  });
+});
+
+describe("the indexer's read step", () => {
+  test("a folder swapped between discovery and the read is not read through", async () => {
+    const docs = tempDir();
+    const outside = tempDir();
+    writeTree(docs, { "sub/a.md": "# Inside\n\ninside words\n" });
+    writeTree(outside, { "a.md": `# Outside\n\n${SECRET}\n` });
+    const [file] = discoverFiles(docs, { fileTypes: ["md"], exclude: [] }).files;
+    renameSync(join(docs, "sub"), join(docs, "x"));
+    symlinkSync(outside, join(docs, "sub"));
+    const pool = new ConvertPool({ size: 1, timeoutMs: 10_000 });
+    try {
+      const prepared = await prepareDocument(file!, undefined, { chunk: { tokens: 350, overlap: 0 }, maxBytes: 1 << 20, pool, force: false });
+      expect(prepared).toEqual({ kind: "failed", path: "sub/a.md", reason: `resolves to ${join(outside, "a.md")}, outside the repository` });
+    } finally {
+      pool.close();
+    }
+  });
+});
+
+describe("symlinked files", () => {
+  test("a link inside the root is indexed and read; one out of it is a failure naming its target", () => {
+    const outside = tempDir();
+    writeTree(outside, { "secret.md": `# Secret\n\n${SECRET}\n` });
+    const { home, summary } = indexedRepository(folders(), { "real.md": "# Real\n\nlinked words\n" }, (docs) => {
+      symlinkSync("real.md", join(docs, "link.md"));
+      mkdirSync(join(docs, "deeper"));
+      symlinkSync("../real.md", join(docs, "deeper/up.md"));
+      symlinkSync(join(outside, "secret.md"), join(docs, "out.md"));
+    });
+    expect(summary).toMatchObject({ indexed: 3, failed: 1 });
+    expect(summary.failures).toEqual([{ path: "out.md", reason: `resolves to ${join(outside, "secret.md")}, outside the repository` }]);
+    const got = runCli(["get", "docs:link.md"], { home });
+    expect(got).toMatchObject({ code: 0, stdout: "# Real\n\nlinked words\n" });
+    expect(runCli(["get", "docs:deeper/up.md"], { home }).stdout).toBe("# Real\n\nlinked words\n");
+  });
+});
+
+test("convert follows a symlink it is given", () => {
+  const dir = tempDir();
+  writeTree(dir, { "t.md": "# T\n\nhello\n" });
+  symlinkSync("t.md", join(dir, "link.md"));
+  expect(runCli(["convert", join(dir, "link.md")], { home: dir })).toMatchObject({ code: 0, stdout: "# T\n\nhello\n" });
+});
+
+describe("names with control characters", () => {
+  const evil = "red\x1b[31m\x07.md";
+  const newline = "two\nlines.md";
+  const { home, docs } = folders();
+  beforeAll(() => {
+    indexedRepository({ home, docs }, { [evil]: "# Red\n\ncontrol words\n", [newline]: "# Two\n\ncontrol words \x1b]52;c;cHduZWQ=\x07 here\n" });
+  });
+
+  const noRawControls = (text: string) => {
+    expect(text).not.toContain("\x1b");
+    expect(text).not.toContain("\x07");
+    expect(text).not.toContain("two\nlines");
+  };
+
+  test("search text and --files escape them", () => {
+    for (const args of [["search", "control"], ["search", "control", "--files"]]) {
+      const { stdout, code } = runCli(args, { home });
+      expect(code).toBe(0);
+      noRawControls(stdout);
+      expect(stdout).toContain("red\\x1b[31m\\x07.md");
+      expect(stdout).toContain("two\\nlines.md");
+    }
+    expect(runCli(["search", "control"], { home }).stdout).toContain("control words \\x1b]52;c;cHduZWQ=\\x07 here"); // in a snippet
+  });
+
+  test("ls and multi-get headers escape them (a document's own text is printed as it is, like cat)", () => {
+    const ls = runCli(["ls"], { home }).stdout;
+    noRawControls(ls);
+    expect(ls).toContain("two\\nlines.md");
+    const headers = runCli(["multi-get", "*.md"], { home }).stdout.split("\n").filter((line) => line.startsWith("==>"));
+    expect(headers).toEqual(["==> docs:red\\x1b[31m\\x07.md <==", "==> docs:two\\nlines.md <=="]);
+  });
+
+  test("JSON keeps the exact names", () => {
+    const paths = JSON.parse(runCli(["search", "control", "--json"], { home }).stdout).results.map((r: { path: string }) => r.path);
+    expect(paths.sort()).toEqual([evil, newline].sort());
+  });
+});
+
+describe("REST input checks", () => {
+  let http: { url: string; stop: () => void };
+  const repo = folders();
+  beforeAll(async () => {
+    http = await startHttp(indexedRepository(repo, { "a.md": "# A\n\nalpha words\n" }).home);
+  }, HOOK_TIMEOUT);
+  afterAll(() => http?.stop());
+
+  /** curl, because fetch will not send a malformed Host. */
+  const curl = (path: string, headers: string[] = []) => {
+    const proc = Bun.spawnSync(["curl", "-s", "-w", "\n%{http_code}", ...headers.flatMap((h) => ["-H", h]), `${http.url}${path}`]);
+    const out = proc.stdout.toString();
+    const cut = out.lastIndexOf("\n");
+    return { status: Number(out.slice(cut + 1)), body: out.slice(0, cut) };
+  };
+
+  test("a malformed Host header is 400 with a JSON error", () => {
+    for (const host of ["Host: a b", "Host: x:y:z", "Host: [::1"]) {
+      const { status, body } = curl("/search?q=alpha", [host]);
+      expect(status).toBe(400);
+      expect(JSON.parse(body).error.code).toBe("INVALID_INPUT");
+    }
+  });
+
+  test("malformed percent-encoding is 400 with a JSON error", () => {
+    const { status, body } = curl("/documents/%E0%A4%A");
+    expect(status).toBe(400);
+    expect(JSON.parse(body).error.message).toContain("percent-encoding");
+  });
+
+  test("an empty query is 400, like the CLI and MCP", async () => {
+    for (const q of ["", "%20%20"]) {
+      const response = await fetch(`${http.url}/search?q=${q}`);
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: { message: string } }).error.message).toContain("needs a query");
+    }
+    expect((await fetch(`${http.url}/search`)).status).toBe(400);
+  });
+
+  test("n is capped at MCP's maximum, 200: above it is 400", async () => {
+    expect((await fetch(`${http.url}/search?q=alpha&n=200`)).status).toBe(200);
+    const response = await fetch(`${http.url}/search?q=alpha&n=100000`);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toContain("200");
+  });
+});
+
+describe("stdio MCP lines over 10 MiB", () => {
+  test("are answered with an error, the next request is served, and the server exits when stdin closes", async () => {
+    const { home } = indexedRepository(folders(), { "a.md": "# A\n\nalpha words\n" });
+    const proc = Bun.spawn([...cliCommand, "serve"], { env: env(home), cwd: home, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const huge = `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"pad":"${"x".repeat(11 * 2 ** 20)}"}}\n`;
+    proc.stdin.write(huge);
+    proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } })}\n`);
+    proc.stdin.flush();
+    proc.stdin.end();
+    const exited = await Promise.race([proc.exited, Bun.sleep(20_000).then(() => "still running")]);
+    if (exited === "still running") proc.kill();
+    expect(exited).toBe(0);
+    const messages = (await new Response(proc.stdout).text()).trim().split("\n").map((line) => JSON.parse(line));
+    expect(messages.find((m) => m.id === null)?.error).toMatchObject({ code: -32600 });
+    expect(messages.find((m) => m.id === null)?.error.message).toContain("10 MiB");
+    expect(messages.find((m) => m.id === 1)?.result?.serverInfo?.name).toBe("researcher");
+  }, 60_000);
+});
