@@ -116,7 +116,7 @@ describe("the indexer's read step", () => {
     symlinkSync(outside, join(docs, "sub"));
     const pool = new ConvertPool({ size: 1, timeoutMs: 10_000 });
     try {
-      const prepared = await prepareDocument(file!, undefined, { chunk: { tokens: 350, overlap: 0 }, maxBytes: 1 << 20, pool, force: false });
+      const prepared = await prepareDocument(file!, undefined, { chunk: { tokens: 350, overlap: 0 }, maxBytes: 1 << 20, pool, force: false, chunking: "" });
       expect(prepared).toEqual({ kind: "failed", path: "sub/a.md", reason: `resolves to ${join(outside, "a.md")}, outside the repository` });
     } finally {
       pool.close();
