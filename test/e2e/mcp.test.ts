@@ -130,7 +130,7 @@ describe("MCP over stdio", () => {
     const docid = (await call("search_fragments", { query: "dough", mode: "bm25" })).structuredContent.results[0].docid;
     const byDocid = await call("get_document", { ref: docid });
     expect(byDocid.structuredContent.text).toContain("Knead the dough");
-    const many = await call("multi_get", { pattern: "**/*.md", max_bytes: 120 });
+    const many = await call("multi_get", { pattern: "docs:**/*.md", max_bytes: 120 });
     expect(many.structuredContent.documents.length).toBeGreaterThan(0);
     expect(many.structuredContent.skipped.length).toBeGreaterThan(0);
   });
