@@ -64,7 +64,7 @@ export function isCandidate(path: string, options: DiscoverOptions): boolean {
 
 // ---- .gitignore and .ignore ------------------------------------------------------------------------------
 
-const IGNORE_FILES = [".gitignore", ".ignore"]; // later files win: .ignore overrides .gitignore, as in ripgrep
+export const IGNORE_FILES = [".gitignore", ".ignore"]; // later files win: .ignore overrides .gitignore, as in ripgrep
 
 interface IgnoreRule {
   /** The folder (relative to the root, "" for the root) whose ignore file holds the rule. */

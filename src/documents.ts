@@ -352,7 +352,10 @@ export interface MultiGetOptions {
   repository?: string;
   /** A document whose text is larger than this is listed in `skipped`, not read back. */
   maxBytesPerDocument?: number;
-  /** All documents' text together stays under this; the documents after it are listed in `skipped`. */
+  /**
+   * All documents' text together stays under this: from the first document that does not fit, it and the rest are
+   * listed in `skipped`, unread (reading on only to skip would convert every PDF of a large glob).
+   */
   maxBytes?: number;
 }
 
@@ -400,9 +403,14 @@ export async function readDocuments(home: string, pattern: string, options: Mult
   const perDocument = options.maxBytesPerDocument ?? Infinity;
   const budget = options.maxBytes ?? Infinity;
   let used = 0;
+  let spent = false;
   const documents: DocumentText[] = [];
   for (const ref of refs) {
     const entry = { repository: ref.repo.name, path: ref.path };
+    if (spent) {
+      skipped.push({ ...entry, reason: `over max_bytes for the answer (${budget} bytes)` });
+      continue;
+    }
     let doc: DocumentText;
     try {
       doc = await readDocument(home, ref);
@@ -415,6 +423,7 @@ export async function readDocuments(home: string, pattern: string, options: Mult
       skipped.push({ ...entry, reason: `larger than max_bytes per document (${bytes} > ${perDocument} bytes)` });
     } else if (used + bytes > budget) {
       skipped.push({ ...entry, reason: `over max_bytes for the answer (${budget} bytes)` });
+      spent = true;
     } else {
       used += bytes;
       documents.push(doc);

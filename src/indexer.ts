@@ -233,7 +233,9 @@ async function atomically<T>(store: Store, work: () => Promise<T>): Promise<T> {
 
 /**
  * Index (or drop) the given files of a repository now, without walking the tree: the same per-document step and
- * transactions as a full run. A path the repository would not index (type, exclude, hidden folder) is an error.
+ * transactions as a full run. A path the repository would not index (type, exclude, hidden folder, ignore file) is
+ * an error, unless it is indexed: then its document goes, as the next full run would drop it. A missing file that
+ * is not indexed is no failure to record (any recorded one is cleared): nothing happens, and the caller can tell.
  * The ANN file may be left stale for searches to scan (see SCAN_WHILE_STALE_BELOW): one saved file must not cost
  * a rebuild.
  */
@@ -243,23 +245,22 @@ export async function indexFiles(
   paths: string[],
   options: Pick<IndexOptions, "noEmbed" | "embedders" | "model"> = {},
 ): Promise<IndexSummary> {
-  for (const path of paths) {
-    if (!isCandidate(path, repo)) {
+  const unwanted = new Set(paths.filter((path) => !isCandidate(path, repo)));
+  return writeSession(home, repo, { embedders: options.embedders, deferAnn: true }, async ({ store, config, pool, embedders }) => {
+    const stored = store.documents();
+    for (const path of unwanted) {
+      if (stored.has(path)) continue;
       throw new ResearcherError("INVALID_INPUT", `'${path}' is not a file repository '${repo.name}' indexes`, {
-        hint: `it indexes ${repo.fileTypes.join(", ")} files outside hidden and excluded folders`,
+        hint: `it indexes ${repo.fileTypes.join(", ")} files outside hidden, excluded and ignored folders`,
       });
     }
-  }
-  return writeSession(home, repo, { embedders: options.embedders, deferAnn: true }, async ({ store, config, pool, embedders }) => {
     const settings = documentSettings(store, config, pool);
-    const stored = store.documents();
     const writer = new BatchWriter(store);
     const gone: string[] = [];
     for (const path of paths) {
-      const file = statFile(repo, path);
+      const file = unwanted.has(path) ? undefined : statFile(repo, path);
       if (!file) {
         if (stored.has(path)) gone.push(path);
-        else writer.add({ kind: "failed", path, reason: "no such file" });
         continue;
       }
       writer.add(await prepareDocument(file, stored.get(path), settings));

@@ -8,7 +8,9 @@ import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mc
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { z } from "zod";
-import { limitDocumentBytes, listDocuments, readDocument, readDocuments, safeRelativePath } from "./documents.ts";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { limitDocumentBytes, listDocuments, readDocument, readDocuments, safeRelativePath, type DocumentText } from "./documents.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
 import { FILTER_OPS, parseFilter, type FilterJson } from "./filters.ts";
 import { indexFiles, removeDocument } from "./indexer.ts";
@@ -40,7 +42,7 @@ const searchInput = {
   repositories: z.array(z.string()).max(100).optional().describe("Search only these repositories"),
   mode: z.enum(["bm25", "vector", "hybrid"]).optional().describe("Default: hybrid where vectors exist, else bm25"),
   n_results: z.number().int().min(1).max(MAX_RESULTS).optional().describe("How many results (default: search.limit, 10)"),
-  offset: z.number().int().min(0).max(10000).optional(),
+  offset: z.number().int().min(0).max(10000).optional().describe("Skip this many results first: the next page starts at offset + n_results"),
   min_score: z.number().optional().describe("Drop results below this score of the mode"),
   filter: z.string().max(500).optional().describe("Glob on document paths, e.g. 'notes/**' or '*.md'"),
   where: z.union([z.string().max(2000), whereJson()]).optional().describe(
@@ -78,6 +80,62 @@ function searchOutput(documents: boolean) {
   return z.looseObject({ query: z.string(), mode: z.enum(["bm25", "vector", "hybrid"]), repositories: z.array(z.string()), offset: z.number(), total: z.number(), results: z.array(result) });
 }
 
+const failureEntry = z.object({ path: z.string(), reason: z.string() });
+const identity = { repository: z.string(), path: z.string(), docid: z.string(), title: z.string(), format: z.string(), metadata: z.record(z.string(), z.unknown()) };
+
+/** Where to read on after a cut answer: the next line, or (a line longer than the answer) the rest of this one. */
+const continuation = z.object({ from_line: z.number(), from_char: z.number().optional() });
+
+/** Structured content of the other tools, by their stable fields (objects are open: the contract is additive). */
+const OUTPUT = {
+  document: z.looseObject({
+    ...identity,
+    from: z.number(),
+    to: z.number(),
+    total_lines: z.number(),
+    truncated: z.boolean(),
+    text: z.string(),
+    continue_with: continuation.optional().describe("Present when truncated: the from_line (and from_char) of the next read"),
+  }),
+  documents: z.looseObject({
+    documents: z.array(z.looseObject({ ...identity, from: z.number(), to: z.number(), total_lines: z.number(), text: z.string() })),
+    skipped: z.array(z.object({ repository: z.string(), path: z.string(), reason: z.string() })).describe("Matches left out, each with why"),
+  }),
+  listing: z.looseObject({
+    total: z.number(),
+    offset: z.number(),
+    documents: z.array(z.looseObject({ ...identity, size: z.number(), modified: z.string(), fragments: z.number(), pages: z.number().nullable() })),
+  }),
+  repositories: (failures: boolean) =>
+    z.looseObject({
+      repositories: z.array(
+        z.looseObject({
+          name: z.string(),
+          path: z.string(),
+          description: z.string().nullable(),
+          documents: z.number(),
+          fragments: z.number(),
+          last_indexed: z.string().nullable(),
+          model: z.string().nullable(),
+          ...(failures ? { failures: z.array(failureEntry) } : {}),
+        }),
+      ),
+    }),
+  matches: z.looseObject({
+    repositories: z.array(
+      z.looseObject({
+        repository: z.string(),
+        description: z.string().nullable(),
+        score: z.number(),
+        matched: z.number(),
+        best: z.looseObject({ path: z.string(), location: z.string(), title: z.string(), snippet: z.string() }).nullable(),
+      }),
+    ),
+  }),
+  indexed: z.looseObject({ repository: z.string(), indexed: z.number(), removed: z.number(), failed: z.number(), failures: z.array(failureEntry), seconds: z.number() }),
+  removed: z.looseObject({ repository: z.string(), path: z.string(), removed: z.boolean() }),
+};
+
 /** The JSON form of a filter, as a schema agents can read (parseFilter validates the values). */
 function whereJson() {
   const scalar = z.union([z.string(), z.number(), z.boolean()]);
@@ -90,6 +148,43 @@ function whereJson() {
 /** A tool result: structured JSON for programs, a short text for models that read text. */
 function result(structured: object, text: string) {
   return { content: [{ type: "text" as const, text }], structuredContent: structured as Record<string, unknown> };
+}
+
+/**
+ * A document read from character `fromChar` of its first line (a line can be megabytes long) and cut to `maxBytes`,
+ * with where to read on when it was cut: inside the first line, the same line further on; else the next line.
+ */
+function readPart(doc: DocumentText, fromChar: number, maxBytes: number): DocumentText & { continue_with?: z.infer<typeof continuation> } {
+  const lineEnd = doc.text.indexOf("\n");
+  const firstLine = lineEnd < 0 ? doc.text.length : lineEnd;
+  if (fromChar > firstLine) {
+    throw new ResearcherError("INVALID_INPUT", `from_char ${fromChar} is past the end of line ${doc.from} (${firstLine} characters)`, {
+      hint: `use a from_char between 0 and ${firstLine}`,
+    });
+  }
+  const cut = limitDocumentBytes({ ...doc, text: doc.text.slice(fromChar) }, maxBytes);
+  if (!cut.truncated) return cut;
+  const insideLine = cut.to === cut.from && cut.text.length < firstLine - fromChar;
+  return { ...cut, continue_with: insideLine ? { from_line: cut.from, from_char: fromChar + cut.text.length } : { from_line: cut.to + 1 } };
+}
+
+/** The line that tells a reader of a cut text how to read the rest. */
+function continuationMarker(doc: ReturnType<typeof readPart>, how: string): string {
+  const next = doc.continue_with;
+  if (!next) return "";
+  const where = next.from_char === undefined ? `line ${doc.to} of ${doc.total_lines}` : `character ${next.from_char} of line ${next.from_line} (${doc.total_lines} lines)`;
+  return `\n\n[truncated at ${where}: ${how} from_line ${next.from_line}${next.from_char === undefined ? "" : ` and from_char ${next.from_char}`}]`;
+}
+
+/** MCP's code for a resource that does not exist (the SDK has no name for it). */
+const RESOURCE_NOT_FOUND = -32002;
+const NOT_FOUND_CODES = new Set(["DOCUMENT_NOT_FOUND", "REPO_NOT_FOUND", "NOT_INDEXED", "PATH_OUTSIDE_REPO"]);
+
+/** A failed resource read as a JSON-RPC error: not found (-32002), bad input (-32602), or internal (-32603). */
+function resourceError(error: unknown): McpError {
+  if (!isResearcherError(error)) return new McpError(ErrorCode.InternalError, describeError(error));
+  const code = NOT_FOUND_CODES.has(error.code) ? RESOURCE_NOT_FOUND : error.code === "INVALID_INPUT" ? ErrorCode.InvalidParams : ErrorCode.InternalError;
+  return new McpError(code, failure(error).content[0]!.text.replace(/^error: /, ""));
 }
 
 function failure(error: unknown) {
@@ -177,21 +272,23 @@ export function createServer(home: string, context: SearchContext, writes = seri
       description:
         "Read an indexed document (or some lines) by `repo:path`, `repo:path:line[:count]`, `#docid`, or a search result's " +
         `\`location\` (with its \`repository\`). At most max_bytes of text (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); ` +
-        "when `truncated`, read on from line `to + 1`.",
+        "when `truncated`, read on with `continue_with` (the next from_line, and from_char inside a line longer than max_bytes).",
       inputSchema: z.strictObject({
-        ref: z.string().min(1).max(2000),
+        ref: z.string().min(1).max(2000).describe("repo:path, repo:path:line[:count], #docid, or a search result's location"),
         repository: z.string().optional().describe("The repository of a bare location or docid"),
-        from_line: z.number().int().min(1).optional(),
-        max_lines: z.number().int().min(1).max(100000).optional(),
+        from_line: z.number().int().min(1).optional().describe("First line to read (1-based); default: the ref's line, else 1"),
+        from_char: z.number().int().min(0).optional().describe("Start this many characters into the first line: to read on in a line longer than max_bytes"),
+        max_lines: z.number().int().min(1).max(100000).optional().describe("How many lines at most; default: the ref's count, else to the end"),
         max_bytes: z.number().int().min(1).max(10_000_000).optional().describe(`Default ${DEFAULT_ANSWER_BYTES}; larger values are capped at ${MAX_ANSWER_BYTES}`),
       }),
+      outputSchema: OUTPUT.document,
       annotations: READ_ONLY,
     },
     (input) =>
       guarded(async () => {
         const whole = await readDocument(home, input.ref, { fromLine: input.from_line, maxLines: input.max_lines, repository: input.repository });
-        const doc = limitDocumentBytes(whole, answerBytes(input.max_bytes));
-        const marker = doc.truncated ? `\n\n[truncated at line ${doc.to} of ${doc.total_lines}: continue with from_line ${doc.to + 1}]` : "";
+        const doc = readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes));
+        const marker = continuationMarker(doc, "continue with");
         return result(doc, `${doc.repository}:${doc.path} lines ${doc.from}–${doc.to} of ${doc.total_lines}\n\n${doc.text}${marker}`);
       }),
   );
@@ -203,11 +300,18 @@ export function createServer(home: string, context: SearchContext, writes = seri
         "Read indexed documents named by a glob over paths (`*.md`, `repo:notes/**`) or by refs separated by commas, up to " +
         `max_bytes of text in all (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); the rest are listed in \`skipped\` with why.`,
       inputSchema: z.strictObject({
-        pattern: z.string().min(1).max(4000),
-        repository: z.string().optional(),
-        max_bytes: z.number().int().min(1).max(10_000_000).optional().describe(`All documents together; capped at ${MAX_ANSWER_BYTES}`),
+        pattern: z.string().min(1).max(4000).describe("A glob over indexed paths (`*.md`, `repo:notes/**`) or refs separated by commas"),
+        repository: z.string().optional().describe("Only this repository"),
+        max_bytes: z
+          .number()
+          .int()
+          .min(1)
+          .max(10_000_000)
+          .optional()
+          .describe(`All documents together (default ${DEFAULT_ANSWER_BYTES}, capped at ${MAX_ANSWER_BYTES}); from the first document that does not fit, the rest are skipped unread`),
         max_bytes_per_document: z.number().int().min(1).max(10_000_000).optional().describe("Skip (and list) larger documents"),
       }),
+      outputSchema: OUTPUT.documents,
       annotations: READ_ONLY,
     },
     (input) =>
@@ -228,11 +332,12 @@ export function createServer(home: string, context: SearchContext, writes = seri
       title: "List documents",
       description: "The indexed documents (path, title, format, size, fragments, pages, modified), optionally of one repository and under a path prefix.",
       inputSchema: z.strictObject({
-        repository: z.string().optional(),
+        repository: z.string().optional().describe("Only this repository"),
         prefix: z.string().max(4000).optional().describe("Only paths starting with this, e.g. 'meetings/2026'"),
-        offset: z.number().int().min(0).optional(),
+        offset: z.number().int().min(0).optional().describe("Skip this many documents first: the next page starts at offset + limit"),
         limit: z.number().int().min(1).max(MAX_LISTED).optional().describe(`Default and maximum ${MAX_LISTED}`),
       }),
+      outputSchema: OUTPUT.listing,
       annotations: READ_ONLY,
     },
     (input) =>
@@ -248,7 +353,13 @@ export function createServer(home: string, context: SearchContext, writes = seri
   );
   server.registerTool(
     "list_repositories",
-    { title: "List repositories", description: "The repositories, what they hold (description) and how much.", inputSchema: z.strictObject({}), annotations: READ_ONLY },
+    {
+      title: "List repositories",
+      description: "The repositories, what they hold (description) and how much.",
+      inputSchema: z.strictObject({}),
+      outputSchema: OUTPUT.repositories(false),
+      annotations: READ_ONLY,
+    },
     () =>
       guarded(() => {
         const repositories = listRepositories(home).map(repositoryStatus).map(({ failures: _, ...s }) => s);
@@ -266,8 +377,10 @@ export function createServer(home: string, context: SearchContext, writes = seri
     },
     async (uri, variables) => {
       const one = (value: string | string[] | undefined) => decodeURIComponent(String(Array.isArray(value) ? value[0] : value ?? ""));
-      const doc = limitDocumentBytes(await readDocument(home, `${one(variables.repository)}:${one(variables.path)}`), DEFAULT_ANSWER_BYTES);
-      return { contents: [{ uri: uri.href, mimeType: "text/markdown", text: doc.text }] };
+      const ref = `${one(variables.repository)}:${one(variables.path)}`;
+      const doc = await readDocument(home, ref).then((whole) => readPart(whole, 0, DEFAULT_ANSWER_BYTES), (error) => Promise.reject(resourceError(error)));
+      const text = doc.text + continuationMarker(doc, `the rest is longer than one answer: read it with the get_document tool, ref "${ref}",`);
+      return { contents: [{ uri: uri.href, mimeType: "text/markdown", text }] };
     },
   );
   server.registerTool(
@@ -276,6 +389,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
       title: "Where to look",
       description: "Repositories ranked by how strongly they match a query (BM25 evidence, 0-1, comparable across repositories), each with its best passage: where to search first.",
       inputSchema: z.strictObject({ query: z.string().min(1).max(4000).describe("Words or a question") }),
+      outputSchema: OUTPUT.matches,
       annotations: READ_ONLY,
     },
     (input) =>
@@ -290,7 +404,8 @@ export function createServer(home: string, context: SearchContext, writes = seri
     {
       title: "Index status",
       description: "Documents, fragments, last index time, size and failed files per repository.",
-      inputSchema: z.strictObject({ repository: z.string().optional() }),
+      inputSchema: z.strictObject({ repository: z.string().optional().describe("Only this repository; default: all") }),
+      outputSchema: OUTPUT.repositories(true),
       annotations: READ_ONLY,
     },
     (input) =>
@@ -305,7 +420,11 @@ export function createServer(home: string, context: SearchContext, writes = seri
     {
       title: "Index a file",
       description: "Index (or re-index) one file of a repository now, e.g. after editing it.",
-      inputSchema: z.strictObject({ repository: z.string(), file_path: z.string().min(1).max(4000) }),
+      inputSchema: z.strictObject({
+        repository: z.string().describe("The repository that holds the file"),
+        file_path: z.string().min(1).max(4000).describe("The file's path, relative to the repository's folder (or absolute inside it)"),
+      }),
+      outputSchema: OUTPUT.indexed,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     (input) =>
@@ -316,7 +435,11 @@ export function createServer(home: string, context: SearchContext, writes = seri
           const summary = await indexFiles(home, repo, [path], { embedders: context.embedders });
           const failure = summary.failures[0];
           if (failure) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path} was not indexed: ${failure.reason}`);
-          const what = summary.removed ? "removed (the file is gone)" : summary.indexed ? "indexed" : "unchanged";
+          // indexFiles records nothing for a missing file it never indexed (and clears an old failure): say so here.
+          if (!summary.removed && !existsSync(join(repo.path, path))) {
+            throw new ResearcherError("PATH_NOT_FOUND", `${repo.name}:${path} does not exist`, { hint: `file_path is relative to ${repo.path}` });
+          }
+          const what = summary.removed ? "removed (the file is gone, or the repository no longer indexes it)" : summary.indexed ? "indexed" : "unchanged";
           return result(summary, `${repo.name}:${path}: ${what}`);
         }),
       ),
@@ -326,7 +449,11 @@ export function createServer(home: string, context: SearchContext, writes = seri
     {
       title: "Remove from the index",
       description: "Drop one document from a repository's index (the file itself is not touched).",
-      inputSchema: z.strictObject({ repository: z.string(), document_path: z.string().min(1).max(4000) }),
+      inputSchema: z.strictObject({
+        repository: z.string().describe("The repository that holds the document"),
+        document_path: z.string().min(1).max(4000).describe("The document's path, as list_documents and search results show it"),
+      }),
+      outputSchema: OUTPUT.removed,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
     (input) =>

@@ -10,11 +10,17 @@
  * a folder diffs its subtree against the index (a folder moved in). A path created and deleted within one debounce
  * never reaches the index. A repository folder that vanishes or empties removes nothing: the watch waits for it to
  * come back (the only timer that repeats, and only in that state) and then runs a full incremental scan.
+ *
+ * Events that never stop (a log appended to every 0.1 s) would keep the quiet time from ever coming, so a batch
+ * runs at the latest `maxDelayMs` after the first event it holds. A batch that fails (the database locked by
+ * another connection, a full disk) keeps its paths pending and is retried with a growing delay. An ignore file
+ * (.gitignore, .ignore) that changes re-plans its folder: what it now ignores leaves the index, what it no longer
+ * ignores enters it.
  */
 import { readdirSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { loadConfig } from "./config.ts";
-import { discoverFiles, isCandidate, isCandidateFolder } from "./discover.ts";
+import { discoverFiles, IGNORE_FILES, isCandidate, isCandidateFolder } from "./discover.ts";
 import { EmbedderCache } from "./embedder.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
 import { indexFiles, indexRepository, type IndexSummary } from "./indexer.ts";
@@ -49,10 +55,12 @@ export interface WatchStatus {
 export interface WatchOptions {
   /** Quiet time after the last event before a batch (default: config `watch.debounce_ms`, 300). */
   debounceMs?: number;
+  /** The longest a pending event waits for quiet before its batch runs anyway (default: 10 debounces, at least 2 s). */
+  maxDelayMs?: number;
   noEmbed?: boolean;
   embedders?: EmbedderCache;
   onBatch?: (batch: WatchBatch) => void;
-  /** A batch or scan that failed (it is retried on the next event), or a watcher that failed (WATCH_FAILED). */
+  /** A batch or scan that failed (it is retried, after a growing delay), or a watcher that failed (WATCH_FAILED). */
   onError?: (error: unknown, repository: string) => void;
   onStatus?: (status: WatchStatus) => void;
   /** Aborting it closes the watch, as `close()` does. */
@@ -78,6 +86,8 @@ const OVERFLOW_PATHS = 20_000;
 /** How long a batch waits when another process holds the writer lock, doubling up to LOCK_RETRY_MAX_MS. */
 const LOCK_RETRY_MS = 250;
 const LOCK_RETRY_MAX_MS = 5_000;
+/** The same for a batch that failed: the cause (a full disk, say) may last, so the delay grows further. */
+const FAILED_RETRY_MAX_MS = 60_000;
 /** How often a vanished repository folder is looked for. */
 const ROOT_CHECK_MS = 1_000;
 /** Rounds a file that is still being written may wait before it is indexed anyway (a clock in the future). */
@@ -89,6 +99,7 @@ const MAX_WAIT_ROUNDS = 10;
  */
 export function watchRepositories(home: string, repos: Repository[], options: WatchOptions = {}): WatchHandle {
   const debounceMs = options.debounceMs ?? loadConfig(home).watch.debounce_ms;
+  const maxDelayMs = options.maxDelayMs ?? Math.max(10 * debounceMs, 2_000);
   const embedders = options.embedders ?? new EmbedderCache();
   let tail: Promise<unknown> = Promise.resolve();
   // One batch at a time across repositories: batches share the embedder, and memory stays one batch's worth.
@@ -97,7 +108,7 @@ export function watchRepositories(home: string, repos: Repository[], options: Wa
     tail = run.catch(() => undefined);
     return run;
   };
-  const context: Context = { home, debounceMs, embedders, options, serial, closed: false };
+  const context: Context = { home, debounceMs, maxDelayMs, embedders, options, serial, closed: false };
   const watchers: RepositoryWatch[] = [];
   try {
     for (const repo of repos) watchers.push(new RepositoryWatch(repo, context));
@@ -122,6 +133,7 @@ export function watchRepositories(home: string, repos: Repository[], options: Wa
 interface Context {
   home: string;
   debounceMs: number;
+  maxDelayMs: number;
   embedders: EmbedderCache;
   options: WatchOptions;
   serial: <T>(task: () => Promise<T>) => Promise<T>;
@@ -137,8 +149,11 @@ class RepositoryWatch {
   private pending = new Map<string, number>();
   private needsScan = true;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the next batch runs at the latest, however busy the events (set by the first event after a batch). */
+  private deadline: number | undefined;
   private rootCheck: ReturnType<typeof setInterval> | undefined;
-  private lockDelay = LOCK_RETRY_MS;
+  /** The delay before the next retry of a locked or failed batch. */
+  private retryDelay = LOCK_RETRY_MS;
   private state: WatchState = "indexing";
   /** The system refused the watch (WATCH_FAILED, reported): this repository is no longer watched. */
   private failed = false;
@@ -209,6 +224,7 @@ class RepositoryWatch {
       return;
     }
     const path = String(name).split("\\").join("/");
+    if (this.isIgnoreFile(path)) return this.replan(dirname(path));
     // Hidden and excluded paths (editor temp files, .git) are never candidates and never hold any.
     if (!isCandidateFolder(path, this.repo)) return;
     if (this.pending.size >= OVERFLOW_PATHS) {
@@ -219,10 +235,26 @@ class RepositoryWatch {
     this.schedule();
   }
 
+  /** An ignore file of a folder that could hold candidates, when the repository honours them. */
+  private isIgnoreFile(path: string): boolean {
+    return this.repo.ignoreFiles && IGNORE_FILES.includes(basename(path)) && isCandidateFolder(dirname(path) === "." ? "" : dirname(path), this.repo);
+  }
+
+  /** Diff a folder's subtree against the index, as if it had moved in; the root's is the full incremental scan. */
+  private replan(folder: string): void {
+    if (folder === ".") {
+      this.pending.clear();
+      this.needsScan = true;
+    } else if (!this.needsScan) this.pending.set(folder, 0);
+    this.schedule();
+  }
+
   private schedule(delay = this.context.debounceMs): void {
     if (this.closed) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), delay);
+    const now = Date.now();
+    this.deadline ??= now + this.context.maxDelayMs;
+    this.timer = setTimeout(() => void this.tick(), Math.min(delay, Math.max(0, this.deadline - now)));
     this.report(this.state === "locked" ? "locked" : "watching");
   }
 
@@ -250,6 +282,7 @@ class RepositoryWatch {
 
   /** Apply what is pending: a scan, or the pending paths in batches. Runs inside `serial`. */
   private async flush(): Promise<void> {
+    this.deadline = undefined;
     if (this.closed || this.failed) return;
     const root = statOf(this.repo.path);
     if (!root?.isDirectory()) {
@@ -280,12 +313,13 @@ class RepositoryWatch {
       if (this.closed) return;
       const chunk = list.slice(start, start + MAX_BATCH);
       const applied = await this.apply(chunk);
-      if (applied === "locked") {
+      if (applied !== "done") {
+        // This chunk and the rest wait for the retry; a file that is gone by then removes its document as usual.
         for (const path of list.slice(start)) this.pending.set(path, 0);
-        return this.retryLocked();
+        return this.retry(applied);
       }
     }
-    this.lockDelay = LOCK_RETRY_MS;
+    this.retryDelay = LOCK_RETRY_MS;
     if (waiting) this.schedule();
     else this.report("watching");
   }
@@ -349,8 +383,8 @@ class RepositoryWatch {
     for (const doc of store.documentsUnder(folder)) if (!present.has(doc.path)) chosen.set(doc.path, true);
   }
 
-  /** One `indexFiles` batch; "locked" when another writer holds the repository. */
-  private async apply(paths: string[]): Promise<"done" | "locked"> {
+  /** One `indexFiles` batch; "locked" when another writer holds the repository, "failed" when it failed (reported). */
+  private async apply(paths: string[]): Promise<"done" | "locked" | "failed"> {
     const { home, embedders, options } = this.context;
     const run = () => indexFiles(home, this.repo, paths, { noEmbed: options.noEmbed, embedders });
     try {
@@ -359,6 +393,7 @@ class RepositoryWatch {
     } catch (error) {
       if (isResearcherError(error) && error.code === "LOCKED") return "locked";
       options.onError?.(error, this.repo.name);
+      return "failed";
     }
     return "done";
   }
@@ -372,20 +407,26 @@ class RepositoryWatch {
     try {
       const summary = await (options.exclusive ? options.exclusive(run) : run());
       this.emit(summary, [], true);
-      this.lockDelay = LOCK_RETRY_MS;
+      this.retryDelay = LOCK_RETRY_MS;
       this.report("watching");
     } catch (error) {
-      this.needsScan = true; // the next event (or the lock's release) tries again
-      if (isResearcherError(error) && error.code === "LOCKED") return this.retryLocked();
+      this.needsScan = true;
+      if (isResearcherError(error) && error.code === "LOCKED") return this.retry("locked");
       options.onError?.(error, this.repo.name);
-      this.report(isFolder(this.repo.path) ? "watching" : "waiting");
+      if (!isFolder(this.repo.path)) return this.report("waiting"); // the next flush waits for it to come back
+      // An emptied folder is refused until the user acts (or a file appears): the next event tries again.
+      if (isResearcherError(error) && error.code === "PATH_NOT_FOUND") return this.report("watching");
+      this.retry("failed");
     }
   }
 
-  private retryLocked(): void {
-    this.report("locked");
-    this.schedule(this.lockDelay);
-    this.lockDelay = Math.min(this.lockDelay * 2, LOCK_RETRY_MAX_MS);
+  /** Try the pending work again later, each time waiting twice as long (up to a ceiling); an event brings it forward. */
+  private retry(why: "locked" | "failed"): void {
+    this.report(why === "locked" ? "locked" : "watching");
+    // The delay is meant, not a debounce: the deadline must not cut it short.
+    this.deadline = Date.now() + this.retryDelay;
+    this.schedule(this.retryDelay);
+    this.retryDelay = Math.min(this.retryDelay * 2, why === "locked" ? LOCK_RETRY_MAX_MS : FAILED_RETRY_MAX_MS);
   }
 
   private emit(summary: IndexSummary, paths: string[], scan: boolean): void {

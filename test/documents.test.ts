@@ -191,4 +191,18 @@ describe("readDocuments (multi-get)", () => {
     expect(found.documents.map((d) => d.path)).toEqual(["a.md", "c.md"]);
     expect(found.skipped).toEqual([{ repository: "three", path: "b.md", reason: expect.stringContaining("three:b.md: cannot read") }]);
   });
+
+  test("once the answer's budget is spent, the rest are skipped unread (issue 22: 184 PDFs were all converted)", async () => {
+    const dir = tempDir();
+    writeTree(dir, { "a.md": "# A\n\nshort\n", "b.md": `# B\n\n${"long ".repeat(100)}\n`, "c.md": "# C\n", "d.md": "# D\n" });
+    const repo = addRepository(home, { name: "budget", path: dir, embed: false });
+    await indexRepository(home, repo);
+    // Were c.md and d.md read, they would be skipped as unreadable, not as over the budget.
+    rmSync(join(dir, "c.md"));
+    rmSync(join(dir, "d.md"));
+    const found = await readDocuments(home, "budget:*.md", { maxBytes: 100 });
+    expect(found.documents.map((d) => d.path)).toEqual(["a.md"]);
+    const over = "over max_bytes for the answer (100 bytes)";
+    expect(found.skipped).toEqual(["b.md", "c.md", "d.md"].map((path) => ({ repository: "budget", path, reason: over })));
+  });
 });

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Database } from "bun:sqlite";
 import { indexRepository } from "../src/indexer.ts";
 import { addRepository, type Repository } from "../src/repos.ts";
 import { search } from "../src/search.ts";
@@ -292,4 +293,89 @@ test("mkdir of a new subfolder, then files in it, are seen (recursive watch foll
   } finally {
     await handle.close();
   }
+});
+
+describe("watchRepositories under trouble (issue 22)", () => {
+  test("a batch that fails (database is locked) is retried with its paths, not dropped", async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# A\n\napple\n" });
+    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    const batches = new Batches();
+    const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+    try {
+      await handle.ready;
+      // Another connection holding a write transaction: the batch's writes fail with "database is locked".
+      const blocker = new Database(join(repo.dir, "index.db"));
+      blocker.run("BEGIN IMMEDIATE");
+      writeFileSync(join(docs, "b.md"), "# B\n\nbanana\n");
+      const deadline = Date.now() + WAIT_MS;
+      while (batches.errors.length === 0 && Date.now() < deadline) await Bun.sleep(20);
+      expect(String(batches.errors[0])).toMatch(/locked|busy/i);
+      blocker.run("COMMIT");
+      blocker.close();
+      await batches.until(["b.md"]);
+      expect(indexed(repo)).toEqual(await freshIndex(repo));
+    } finally {
+      await handle.close();
+    }
+  }, 30_000);
+
+  test("a file appended to without pause does not starve other changes: a batch runs within the maximum delay", async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "log.md": "# Log\n\n" });
+    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    const batches = new Batches();
+    const handle = watchRepositories(home, [repo], { debounceMs: 200, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+    let appending = true;
+    const appender = (async () => {
+      for (let i = 0; appending; i++) {
+        writeFileSync(join(docs, "log.md"), `line ${i}\n`, { flag: "a" });
+        await Bun.sleep(50); // well inside the debounce: the quiet time never comes
+      }
+    })();
+    try {
+      await handle.ready;
+      const started = Date.now();
+      writeFileSync(join(docs, "new.md"), "# New\n\nnewt\n");
+      await batches.until(["new.md"]);
+      expect(Date.now() - started).toBeLessThan(8_000);
+      expect(batches.errors).toEqual([]);
+    } finally {
+      appending = false;
+      await appender;
+      await handle.close();
+    }
+  }, 30_000);
+
+  test("a .gitignore edit re-plans: newly ignored files leave the index, newly unignored ones enter it", async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "keep.md": "# Keep\n\nkiwi\n", "sub/secret.md": "# Secret\n\nsalamander\n", "sub/other.md": "# Other\n\notter\n", ".gitignore": "other.md\n" });
+    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    const batches = new Batches();
+    const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+    try {
+      await handle.ready;
+      expect(Object.keys(indexed(repo))).toEqual(["keep.md", "sub/secret.md"]);
+      writeFileSync(join(docs, ".gitignore"), "secret.md\n");
+      const deadline = Date.now() + WAIT_MS;
+      while (Object.keys(indexed(repo)).join() !== "keep.md,sub/other.md" && Date.now() < deadline) await Bun.sleep(50);
+      expect(Object.keys(indexed(repo))).toEqual(["keep.md", "sub/other.md"]);
+      expect((await search(home, { query: "salamander" })).results).toEqual([]);
+      // A nested ignore file counts too.
+      writeFileSync(join(docs, "sub/.gitignore"), "other.md\n");
+      while (Object.keys(indexed(repo)).join() !== "keep.md" && Date.now() < deadline) await Bun.sleep(50);
+      expect(indexed(repo)).toEqual(await freshIndex(repo));
+      // An ignored file that is edited stays out of the index.
+      writeFileSync(join(docs, "sub/secret.md"), "# Secret\n\nsalamander again\n");
+      writeFileSync(join(docs, "sentinel.md"), "# S\n\nsentinel\n");
+      await batches.until(["sentinel.md"]);
+      expect(indexed(repo)).toEqual(await freshIndex(repo));
+      expect(batches.errors).toEqual([]);
+    } finally {
+      await handle.close();
+    }
+  }, 30_000);
 });

@@ -1,6 +1,6 @@
 /** The MCP server as agents use it: the compiled executable, a real MCP client, over stdio and HTTP. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { symlinkSync, writeFileSync } from "node:fs";
+import { rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -130,7 +130,7 @@ describe("MCP over stdio", () => {
     const docid = (await call("search_fragments", { query: "dough", mode: "bm25" })).structuredContent.results[0].docid;
     const byDocid = await call("get_document", { ref: docid });
     expect(byDocid.structuredContent.text).toContain("Knead the dough");
-    const many = await call("multi_get", { pattern: "**/*.md", max_bytes: 120 });
+    const many = await call("multi_get", { pattern: "docs:**/*.md", max_bytes: 120 });
     expect(many.structuredContent.documents.length).toBeGreaterThan(0);
     expect(many.structuredContent.skipped.length).toBeGreaterThan(0);
   });
@@ -167,8 +167,10 @@ describe("MCP over stdio", () => {
     expect(small.structuredContent).toMatchObject({ from: 1, to: 2, truncated: true, text: "# Big\n" });
     const many = await call("multi_get", { pattern: "big:*.md", max_bytes: 10_000_000 });
     expect(JSON.stringify(many).length).toBeLessThan(3 * 1024 * 1024);
-    expect(many.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["small.md"]);
-    expect(many.structuredContent.skipped).toEqual([{ repository: "big", path: "big.md", reason: "over max_bytes for the answer (1048576 bytes)" }]);
+    // From the first document that does not fit, the rest are skipped unread.
+    expect(many.structuredContent.documents).toEqual([]);
+    const over = "over max_bytes for the answer (1048576 bytes)";
+    expect(many.structuredContent.skipped).toEqual(["big.md", "small.md"].map((path) => ({ repository: "big", path, reason: over })));
     const perDocument = await call("multi_get", { pattern: "docs:cars.md,docs:bread.md", max_bytes_per_document: 60 });
     expect(perDocument.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["bread.md"]);
     expect(perDocument.structuredContent.skipped[0].reason).toMatch(/^larger than max_bytes per document/);
@@ -228,6 +230,93 @@ describe("MCP over stdio", () => {
     const huge = await call("search_fragments", { query: "x".repeat(200_000) }).catch((e: Error) => ({ isError: true, content: [{ type: "text", text: e.message }] }));
     expect(huge.isError).toBe(true);
     expect((await call("search_fragments", { query: "garage", mode: "bm25" })).structuredContent.total).toBe(1);
+  });
+});
+
+describe("MCP contract details (issue 22)", () => {
+  const home = tempDir();
+  const long = tempDir();
+  const longLine = Array.from({ length: 2 * 1024 * 1024 / 16 }, (_, i) => `w${String(i).padStart(14, "0")} `).join("");
+  let client: Client;
+  let call: ReturnType<typeof tools>;
+
+  beforeAll(async () => {
+    const line = `${"lorem ipsum dolor sit amet ".repeat(185)}end`;
+    writeTree(long, {
+      "line.md": `# Line\n\n${longLine}\nafter\n`,
+      "big.md": `# Big\n\n${Array.from({ length: 1060 }, (_, i) => `${i} ${line}`).join("\n")}\n`,
+      "bad.pdf": "not a pdf at all",
+    });
+    expect(runCli(["repo", "add", "long", long, "--no-embed"], { home }).code).toBe(0);
+    runCli(["index", "long"], { home }); // bad.pdf is a recorded failure
+    const transport = new StdioClientTransport({ command: exe, args: ["serve"], env: { ...env(), HOME: home, RESEARCHER_HOME: home }, cwd: home, stderr: "pipe" });
+    client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(transport);
+    call = tools(client);
+  }, HOOK_TIMEOUT);
+  afterAll(() => client.close());
+
+  test("every tool declares its structured output, and every parameter has a description", async () => {
+    const { tools: listed } = await client.listTools();
+    expect(listed).toHaveLength(10);
+    const undescribed = listed.flatMap((tool) =>
+      Object.entries((tool.inputSchema.properties ?? {}) as Record<string, { description?: string }>)
+        .filter(([, schema]) => !schema.description?.trim())
+        .map(([name]) => `${tool.name}.${name}`),
+    );
+    expect(undescribed).toEqual([]);
+    expect(listed.filter((tool) => tool.outputSchema?.type !== "object").map((tool) => tool.name)).toEqual([]);
+    // The SDK checks every answer against its schema: each tool answers within it.
+    expect((await call("list_repositories")).isError).toBeFalsy();
+    expect((await call("get_index_status")).isError).toBeFalsy();
+    expect((await call("list_documents")).isError).toBeFalsy();
+    expect((await call("repositories_for", { query: "lorem" })).isError).toBeFalsy();
+    expect((await call("multi_get", { pattern: "long:*.md", max_bytes: 100 })).isError).toBeFalsy();
+  });
+
+  test("a resource cut to one answer says so and how to read the rest; a missing one is -32002", async () => {
+    const read = await client.readResource({ uri: "researcher://long/big.md" });
+    const text = String((read.contents[0] as { text: string }).text);
+    expect(Buffer.byteLength(text)).toBeLessThan(129 * 1024);
+    expect(text).toMatch(/\[truncated at line \d+ of 1062: .*get_document tool, ref "long:big.md", from_line \d+\]$/);
+    const missing = await client.readResource({ uri: "researcher://long/nope.md" }).catch((e: { code?: number; message: string }) => e);
+    expect(missing).toMatchObject({ code: -32002 });
+    expect((missing as Error).message).toContain("not an indexed document");
+    const noRepository = await client.readResource({ uri: "researcher://nowhere/a.md" }).catch((e: { code?: number }) => e);
+    expect(noRepository).toMatchObject({ code: -32002 });
+  });
+
+  test("get_document reads a 2 MiB line whole, one answer at a time, with from_char", async () => {
+    let next: { from_line: number; from_char?: number } | undefined = { from_line: 3 };
+    let read = "";
+    let calls = 0;
+    while (next?.from_line === 3) {
+      const part = await call("get_document", { ref: "long:line.md", from_line: next.from_line, from_char: next.from_char, max_lines: 1 });
+      expect(part.isError).toBeFalsy();
+      expect(Buffer.byteLength(part.structuredContent.text)).toBeLessThanOrEqual(128 * 1024);
+      read += part.structuredContent.text;
+      next = part.structuredContent.continue_with;
+      if (next?.from_char !== undefined) expect(part.content[0]!.text).toContain(`from_line 3 and from_char ${next.from_char}]`);
+      expect(++calls).toBeLessThan(40);
+    }
+    expect(read === longLine).toBe(true);
+    expect(next).toEqual({ from_line: 4 });
+    const pastEnd = await call("get_document", { ref: "long:line.md", from_line: 4, from_char: 6 });
+    expect(pastEnd.isError).toBe(true);
+    expect(pastEnd.content[0]!.text).toContain("from_char 6 is past the end of line 4 (5 characters)");
+    }, 60_000);
+
+  test("add_to_index of a missing file is an error to the caller, and clears the file's old failure", async () => {
+    const status = async () => (await call("get_index_status", { repository: "long" })).structuredContent.repositories[0].failures.map((f: { path: string }) => f.path);
+    expect(await status()).toEqual(["bad.pdf"]);
+    rmSync(join(long, "bad.pdf"));
+    const added = await call("add_to_index", { repository: "long", file_path: "bad.pdf" });
+    expect(added.isError).toBe(true);
+    expect(added.content[0]!.text).toContain("long:bad.pdf does not exist");
+    expect(await status()).toEqual([]);
+    const never = await call("add_to_index", { repository: "long", file_path: "never.md" });
+    expect(never.isError).toBe(true);
+    expect(await status()).toEqual([]);
   });
 });
 
