@@ -7,6 +7,12 @@ export function tempPathFor(file: string): string {
   return join(dirname(file), `.${basename(file)}.${unique}.tmp`);
 }
 
+/**
+ * The names `tempPathFor` makes, `.<name>.<pid>.<time>.<random>.tmp`, with SQLite's `-wal`/`-shm` beside a
+ * database built as one: group 1 is the file's name, group 2 the writer's pid.
+ */
+export const TEMP_FILE_NAME = /^\.(.+)\.(\d+)\.[0-9a-z]+\.[0-9a-z]+\.tmp(?:-wal|-shm)?$/;
+
 export function writeFileAtomic(file: string, data: string | Uint8Array): void {
   const temp = tempPathFor(file);
   try {

@@ -11,7 +11,7 @@ import { chunkDocument, type ChunkOptions, type Fragment } from "./chunk.ts";
 import { loadConfig, type Config } from "./config.ts";
 import { formatOf, TEXT_FORMATS } from "./convert.ts";
 import { ConvertPool } from "./convert-pool.ts";
-import { discoverFiles, isCandidate, readRegularFile, type DiscoveredFile } from "./discover.ts";
+import { discoverFiles, isCandidate, isUnlisted, readRegularFile, type DiscoveredFile } from "./discover.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "./embedder.ts";
 import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
 import { acquireWriterLock } from "./lock.ts";
@@ -103,7 +103,7 @@ interface Session {
 async function writeSession(
   home: string,
   repo: Repository,
-  options: { embedders?: EmbedderCache; deferAnn?: boolean },
+  options: { embedders?: EmbedderCache; deferAnn?: boolean; fresh?: boolean },
   body: (session: Session) => Promise<Omit<IndexSummary, "seconds">>,
 ): Promise<IndexSummary> {
   const started = performance.now();
@@ -112,7 +112,7 @@ async function writeSession(
   const release = acquireWriterLock(repo.dir, repo.name);
   const pool = conversionPool(config);
   try {
-    const store = Store.open(repo.dir, { create: true });
+    const store = Store.open(repo.dir, { create: true, fresh: options.fresh });
     // Checkpoint between batches past a size (BatchWriter), not every 4 MB of WAL: each checkpoint syncs the file.
     store.db.run("PRAGMA wal_autocheckpoint = 0");
     try {
@@ -120,7 +120,9 @@ async function writeSession(
       const model = store.embeddingModel();
       if (model) await syncVectorIndex(store, repo.dir, model.dims, { defer: options.deferAnn });
       store.checkpoint();
-      return { ...summary, seconds: round((performance.now() - started) / 1000) };
+      const aside = store.movedAside && `${Store.dbPath(repo.dir)} could not be used (${store.movedAside.why}): moved aside to ${store.movedAside.to}, and this index was built fresh`;
+      const warnings = aside ? [aside, ...summary.warnings] : summary.warnings;
+      return { ...summary, warnings, seconds: round((performance.now() - started) / 1000) };
     } catch (error) {
       throw afterFailedWrite(store, repo, error);
     } finally {
@@ -135,7 +137,7 @@ async function writeSession(
 
 export async function indexRepository(home: string, repo: Repository, options: IndexOptions = {}): Promise<IndexSummary> {
   const embed = repo.embed && !options.noEmbed;
-  return writeSession(home, repo, options, async ({ store, config, pool, embedders }) => {
+  return writeSession(home, repo, { ...options, fresh: options.rebuild }, async ({ store, config, pool, embedders }) => {
     // A rebuild or re-embedding is a fresh choice; otherwise the repository keeps the model it was embedded with.
     const remembered = options.rebuild || options.embeddingsOnly ? undefined : store.embeddingModel();
     const choice = chooseModel(config.embedding, repo.embedding, options.model, remembered);
@@ -430,9 +432,8 @@ async function runIndex(
 
   // Gone: not found, and not under a folder that could not be listed (unreadable is not deleted).
   const present = new Set(discovery.files.map((f) => f.path));
-  const shielded = (path: string) => discovery.unlisted.some((dir) => path.startsWith(`${dir}/`));
   const failedPaths = new Set(discovery.problems.map((p) => p.path));
-  const gone = [...stored.keys()].filter((path) => !present.has(path) && !shielded(path) && !failedPaths.has(path));
+  const gone = [...stored.keys()].filter((path) => !present.has(path) && !isUnlisted(discovery, path) && !failedPaths.has(path));
   return finishRun(store, repo, writer, gone, { skippedTypes: discovery.skippedTypes });
 }
 
