@@ -31,6 +31,16 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
   syncFolder(dirname(file));
 }
 
+/** Flush a file another writer wrote (e.g. usearch's `save`) before it is renamed into place. */
+export function syncFile(file: string): void {
+  const fd = openSync(file, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The rename is durable only once the folder's entry is on disk: after a crash, the file is new or old, not gone. */
 export function syncFolder(dir: string): void {
   let fd: number | undefined;

@@ -94,9 +94,12 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
     const state = vectorIndexState(store, repo.dir);
     const deferred = state === "stale" && mayDeferRebuild(store, model.dims); // searches scan until the next index run
     if (state !== "verified" && !deferred) {
-      if (repair) await syncVectorIndex(store, repo.dir, model.dims);
+      // Forced: a damaged file may still carry the identity that vouches for it (bit rot keeps every timestamp).
+      if (repair) await syncVectorIndex(store, repo.dir, model.dims, { force: true });
+      const fixed = repair && vectorIndexState(store, repo.dir) === "verified";
       const detail = { missing: "vectors.usearch is missing", stale: "vectors.usearch was built for older vectors", damaged: "vectors.usearch does not match its recorded checksum" }[state];
-      problems.push({ check: "ann", detail, fix: repair ? "rebuilt from index.db" : "researcher verify --repair (search rebuilds it too)", repaired: repair });
+      const fix = fixed ? "rebuilt from index.db" : repair ? `researcher index --rebuild ${repo.name}` : "researcher verify --repair (search rebuilds it too)";
+      problems.push({ check: "ann", detail, fix, repaired: fixed });
     }
   }
   checkFiles(store, repo, problems);
