@@ -32,6 +32,10 @@ function layout(bytes: Buffer) {
   return { rows, graphAt, levelsAt, entryAt };
 }
 
+function flip(bytes: Buffer, offset: number, mask: number): void {
+  bytes[offset] = bytes[offset]! ^ mask;
+}
+
 function problemOf(bytes: Buffer): string | null {
   const file = join(tempDir(), "vectors.usearch");
   writeFileSync(file, bytes);
@@ -49,12 +53,12 @@ describe("annFileProblem", () => {
   });
 
   const damages: Record<string, (bytes: Buffer) => void> = {
-    "one bit of the entry node's first neighbour slot": (b) => void (b[at.entryAt + 8 + 2 + 4 + 3] ^= 0x80),
-    "one bit of the entry node's neighbour count": (b) => void (b[at.entryAt + 8 + 2 + 1] ^= 0x01),
-    "a node's level in the levels table": (b) => void (b[at.levelsAt + 2 * 5] ^= 0x02),
-    "the graph's entry slot": (b) => void (b[at.graphAt + 32 + 3] ^= 0x10),
-    "the vector count in the head": (b) => void (b[8 + at.rows * DIMS * 2 + 17] ^= 0x01),
-    "the bytes per vector": (b) => void (b[4] ^= 0x01),
+    "one bit of the entry node's first neighbour slot": (b) => flip(b, at.entryAt + 8 + 2 + 4 + 3, 0x80),
+    "one bit of the entry node's neighbour count": (b) => flip(b, at.entryAt + 8 + 2 + 1, 0x01),
+    "a node's level in the levels table": (b) => flip(b, at.levelsAt + 2 * 5, 0x02),
+    "the graph's entry slot": (b) => flip(b, at.graphAt + 32 + 3, 0x10),
+    "the vector count in the head": (b) => flip(b, 8 + at.rows * DIMS * 2 + 17, 0x01),
+    "the bytes per vector": (b) => flip(b, 4, 0x01),
   };
   for (const [name, damage] of Object.entries(damages)) {
     test(`finds a change to ${name}`, () => {
