@@ -87,23 +87,24 @@ function structureProblem(file: Reader, { dims, connectivity }: AnnShape): strin
 
 /** Each node's level matches the levels table, and each neighbour list's count and slots are in range. */
 function nodesProblem(file: Reader, levels: Int16Array, at: number, node: NodeLayout): string | null {
-  let chunk: Buffer = Buffer.alloc(0);
+  let chunk: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
   let chunkAt = at;
   for (let slot = 0; slot < levels.length; slot++) {
     const level = levels[slot]!;
     const bytes = node.bytes(level);
-    if (at + bytes > chunkAt + chunk.length) {
+    if (at + bytes > chunkAt + chunk.byteLength) {
       chunkAt = at;
-      chunk = file.read(at, Math.max(bytes, Math.min(CHUNK, file.size - at)));
+      const read = file.read(at, Math.max(bytes, Math.min(CHUNK, file.size - at)));
+      chunk = new DataView(read.buffer, read.byteOffset, read.length);
     }
     let offset = at - chunkAt + 8;
-    if (chunk.readInt16LE(offset) !== level) return `node ${slot} disagrees about its level`;
+    if (chunk.getInt16(offset, true) !== level) return `node ${slot} disagrees about its level`;
     offset += 2;
     for (let l = 0; l <= level; l++) {
-      const count = chunk.readUInt32LE(offset);
+      const count = chunk.getUint32(offset, true);
       if (count > node.capacity(l)) return `node ${slot} has ${count} neighbours on level ${l}`;
       for (let i = 0; i < count; i++) {
-        const neighbour = chunk.readUInt32LE(offset + 4 + 4 * i);
+        const neighbour = chunk.getUint32(offset + 4 + 4 * i, true);
         if (neighbour >= levels.length || levels[neighbour]! < l) return `node ${slot} links to slot ${neighbour} on level ${l}`;
       }
       offset += 4 + 4 * node.capacity(l);
@@ -136,7 +137,7 @@ class Reader {
   }
 
   read(position: number, length: number): Buffer {
-    const buffer = Buffer.alloc(length);
+    const buffer = Buffer.allocUnsafeSlow(length); // every byte is read into
     const read = readSync(this.fd, buffer, 0, length, position);
     if (read !== length) throw new Error(`short read at ${position}`);
     return buffer;
