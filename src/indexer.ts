@@ -13,12 +13,13 @@ import { formatOf, TEXT_FORMATS } from "./convert.ts";
 import { ConvertPool } from "./convert-pool.ts";
 import { discoverFiles, isCandidate, isUnlisted, readRegularFile, type DiscoveredFile } from "./discover.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "./embedder.ts";
-import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
+import { describeError, isResearcherError, isSqliteDamage, ResearcherError } from "./errors.ts";
 import { acquireWriterLock } from "./lock.ts";
 import type { Repository } from "./repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput, type StoredDocument } from "./store.ts";
 import { syncVectorIndex } from "./vectors.ts";
 import { calibrateRepository } from "./calibration.ts";
+import { damagedIndex } from "./schema.ts";
 import { clearImpacts, maintainImpactLists, updateImpacts } from "./bm25.ts";
 
 export interface IndexSummary {
@@ -180,7 +181,8 @@ export async function indexRepository(home: string, repo: Repository, options: I
 
 /**
  * A failed run rolled its transaction back; what it wrote is still in the WAL. Truncating it gives the space back,
- * so a full disk does not stay full (and other repositories can still open theirs). Disk-full errors become one.
+ * so a full disk does not stay full (and other repositories can still open theirs). Disk-full errors become one,
+ * and damaged pages INDEX_CORRUPT with the rebuild that recovers them.
  */
 function afterFailedWrite(store: Store, repo: Repository, error: unknown): unknown {
   try {
@@ -188,6 +190,7 @@ function afterFailedWrite(store: Store, repo: Repository, error: unknown): unkno
   } catch {
     // the disk may be too full even for that; the WAL is truncated at the next successful open
   }
+  if (isSqliteDamage(error)) return damagedIndex(error, repo.name);
   const code = (error as { code?: string }).code;
   if (code !== "SQLITE_FULL" && code !== "ENOSPC") return error;
   return new ResearcherError("DISK_FULL", `the disk holding ${repo.dir} is full; the run stopped (batches it finished are kept, none is half-written)`, {

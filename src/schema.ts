@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, linkSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { syncFolder, tempPathFor } from "./atomic.ts";
-import { describeError, ResearcherError } from "./errors.ts";
+import { describeError, isSqliteDamage, ResearcherError } from "./errors.ts";
 import { acquireWriterLock } from "./lock.ts";
 
 export const SCHEMA_VERSION = 4;
@@ -132,10 +132,12 @@ function pageDamage(db: Database): string | null {
   }
 }
 
-/** SQLite's codes for a file whose bytes are not a whole database (as opposed to busy, full or forbidden). */
-export function isSqliteDamage(error: unknown): boolean {
-  const code = (error as { code?: string }).code ?? "";
-  return code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB";
+/** An SQLite error saying index.db's pages are damaged, as the error that says what to do about it. */
+export function damagedIndex(error: unknown, name: string): ResearcherError {
+  return new ResearcherError("INDEX_CORRUPT", `the index of '${name}' is damaged: ${describeError(error)}`, {
+    hint: `rebuild it with \`researcher index --rebuild ${name}\` (it moves the damaged index aside)`,
+    cause: error,
+  });
 }
 
 /** INDEX_CORRUPT from opening, for any reason but permissions: a rebuild replaces the file. */

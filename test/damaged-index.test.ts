@@ -1,4 +1,5 @@
 /** Issue 22: an index.db damaged beneath SQLite (truncated, a page overwritten, a page zeroed) is recovered by the CLI. */
+import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { closeSync, existsSync, openSync, readdirSync, statSync, truncateSync, writeSync } from "node:fs";
 import { addRepository } from "../src/repos.ts";
@@ -41,6 +42,11 @@ describe("a damaged index.db", () => {
       expect(before).toBeGreaterThan(0);
       damage(Store.dbPath(repo.dir));
 
+      const searched = runCli(["search", "word7", "--mode", "bm25"], { home });
+      expect(searched.code).toBe(1);
+      expect(searched.stderr).not.toContain("unexpected");
+      expect(searched.stderr).toMatch(/\nhint: .*`researcher (verify|index --rebuild d)`/);
+
       const verify = runCli(["verify", "d", "--json"], { home });
       expect(verify.code).toBe(1);
       const fixes = (JSON.parse(verify.stdout).problems as { fix: string }[]).map((p) => p.fix);
@@ -59,4 +65,22 @@ describe("a damaged index.db", () => {
       expect(existsSync(Store.dbPath(repo.dir))).toBe(true);
     }, 60_000);
   }
+
+  test("written by a newer researcher: the hint's --rebuild works (the index is moved aside)", () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "alpha words\n" });
+    const repo = addRepository(home, { name: "n", path: docs, embed: false });
+    expect(runCli(["index", "n"], { home }).code).toBe(0);
+    const db = new Database(Store.dbPath(repo.dir));
+    db.run("PRAGMA user_version = 99");
+    db.close();
+    const refused = runCli(["index", "n"], { home });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("`researcher index --rebuild n`");
+    const rebuilt = runCli(["index", "n", "--rebuild"], { home });
+    expect(rebuilt.code).toBe(0);
+    expect(rebuilt.stderr).toContain("moved aside");
+    expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(1);
+  }, 60_000);
 });
