@@ -15,10 +15,12 @@
  * space (`touch -d` and utimes set mtime and atime, and themselves move ctime), so damage done by a program, a
  * restore or a user is read whole before use. File timestamps come from a clock that advances once per tick, so
  * a write in the same tick as the identity we saw would keep it: an identity is recorded only once its ctime is
- * a tick old (git's "racily clean" rule). Not covered: damage beneath the file system (bit rot on the medium, a
- * faulty disk, controller or memory), which keeps every timestamp; `researcher verify` reads the whole file every
- * time and finds that. And a mapped file written in place (not replaced) while a long-running process searches
- * it could crash a search already under way; researcher itself only ever replaces the file.
+ * a tick old (git's "racily clean" rule). Damage beneath the file system (bit rot on the medium, a faulty disk,
+ * controller or memory) keeps every timestamp, so a file vouched for by its identity still has its structure
+ * checked before it is mapped (`wellFormed`, ann-file.ts: the graph, not the vectors); damaged vectors only misrank,
+ * and `researcher verify` reads the whole file every time and finds them. Not covered: bytes that change after a
+ * long-running process mapped them, such as a file written in place (not replaced) while it searches; researcher
+ * itself only ever replaces the file.
  */
 import { readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
