@@ -7,6 +7,12 @@ export function tempPathFor(file: string): string {
   return join(dirname(file), `.${basename(file)}.${unique}.tmp`);
 }
 
+/**
+ * The names `tempPathFor` makes, `.<name>.<pid>.<time>.<random>.tmp`, with SQLite's `-wal`/`-shm` beside a
+ * database built as one: group 1 is the file's name, group 2 the writer's pid.
+ */
+export const TEMP_FILE_NAME = /^\.(.+)\.(\d+)\.[0-9a-z]+\.[0-9a-z]+\.tmp(?:-wal|-shm)?$/;
+
 export function writeFileAtomic(file: string, data: string | Uint8Array): void {
   const temp = tempPathFor(file);
   try {
@@ -23,6 +29,16 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
     throw error;
   }
   syncFolder(dirname(file));
+}
+
+/** Flush a file another writer wrote (e.g. usearch's `save`) before it is renamed into place. */
+export function syncFile(file: string): void {
+  const fd = openSync(file, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The rename is durable only once the folder's entry is on disk: after a crash, the file is new or old, not gone. */

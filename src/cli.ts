@@ -10,7 +10,7 @@ import { formatOf } from "./convert.ts";
 import { convertPath } from "./convert-pool.ts";
 import { documentInfo, listDocuments, matchDocuments, readDocument, readDocuments, safeRelativePath } from "./documents.ts";
 import { EmbedderCache } from "./embedder.ts";
-import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
+import { describeError, isResearcherError, isSqliteDamage, ResearcherError } from "./errors.ts";
 import { parseFilter } from "./filters.ts";
 import { indexRepository, removeDocument } from "./indexer.ts";
 import {
@@ -522,7 +522,11 @@ function checkOptions(cli: CAC, args: string[], group: string | undefined): void
   }
 }
 
-function reportError(error: unknown, verbose: boolean, command: string | undefined): number {
+function reportError(thrown: unknown, verbose: boolean, command: string | undefined): number {
+  // A reader that meets damaged pages does not know which command recovers them; verify names it per repository.
+  const error = isSqliteDamage(thrown)
+    ? new ResearcherError("INDEX_CORRUPT", `an index is damaged: ${describeError(thrown)}`, { hint: "`researcher verify` finds it and names the command that rebuilds it", cause: thrown })
+    : thrown;
   const usage = (error as Error)?.name === "CACError";
   const known = isResearcherError(error);
   const message = known || usage ? describeError(error) : `unexpected: ${describeError(error)}`;

@@ -33,6 +33,11 @@ export interface Discovery {
   unlisted: string[];
 }
 
+/** Whether an indexed path lies under a folder this discovery could not list: unreadable, not gone. */
+export function isUnlisted(discovery: Discovery, path: string): boolean {
+  return discovery.unlisted.some((dir) => path.startsWith(`${dir}/`));
+}
+
 /** Folders that hold tooling state, never a user's documents. Hidden folders are skipped too. */
 const ALWAYS_SKIPPED = new Set(["node_modules", "__pycache__"]);
 

@@ -47,3 +47,9 @@ export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message.split("\n")[0] ?? String(error);
   return String(error);
 }
+
+/** SQLite's codes for a file whose bytes are not a whole database (as opposed to busy, full or forbidden). */
+export function isSqliteDamage(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code ?? "";
+  return code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB";
+}

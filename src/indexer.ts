@@ -11,14 +11,15 @@ import { chunkDocument, type ChunkOptions, type Fragment } from "./chunk.ts";
 import { loadConfig, type Config } from "./config.ts";
 import { formatOf, TEXT_FORMATS } from "./convert.ts";
 import { ConvertPool } from "./convert-pool.ts";
-import { discoverFiles, isCandidate, readConfinedFile, type DiscoveredFile } from "./discover.ts";
+import { discoverFiles, isCandidate, isUnlisted, readConfinedFile, type DiscoveredFile } from "./discover.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "./embedder.ts";
-import { describeError, isResearcherError, ResearcherError } from "./errors.ts";
+import { describeError, isResearcherError, isSqliteDamage, ResearcherError } from "./errors.ts";
 import { acquireWriterLock } from "./lock.ts";
 import type { Repository } from "./repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput, type StoredDocument } from "./store.ts";
 import { syncVectorIndex } from "./vectors.ts";
 import { calibrateRepository } from "./calibration.ts";
+import { damagedIndex } from "./schema.ts";
 import { clearImpacts, maintainImpactLists, updateImpacts } from "./bm25.ts";
 
 export interface IndexSummary {
@@ -105,7 +106,7 @@ interface Session {
 async function writeSession(
   home: string,
   repo: Repository,
-  options: { embedders?: EmbedderCache; deferAnn?: boolean },
+  options: { embedders?: EmbedderCache; deferAnn?: boolean; fresh?: boolean },
   body: (session: Session) => Promise<Omit<IndexSummary, "seconds">>,
 ): Promise<IndexSummary> {
   const started = performance.now();
@@ -114,7 +115,7 @@ async function writeSession(
   const release = acquireWriterLock(repo.dir, repo.name);
   const pool = conversionPool(config);
   try {
-    const store = Store.open(repo.dir, { create: true });
+    const store = Store.open(repo.dir, { create: true, fresh: options.fresh });
     // Checkpoint between batches past a size (BatchWriter), not every 4 MB of WAL: each checkpoint syncs the file.
     store.db.run("PRAGMA wal_autocheckpoint = 0");
     try {
@@ -122,7 +123,9 @@ async function writeSession(
       const model = store.embeddingModel();
       if (model) await syncVectorIndex(store, repo.dir, model.dims, { defer: options.deferAnn });
       store.checkpoint();
-      return { ...summary, seconds: round((performance.now() - started) / 1000) };
+      const aside = store.movedAside && `${Store.dbPath(repo.dir)} could not be used (${store.movedAside.why}): moved aside to ${store.movedAside.to}, and this index was built fresh`;
+      const warnings = aside ? [aside, ...summary.warnings] : summary.warnings;
+      return { ...summary, warnings, seconds: round((performance.now() - started) / 1000) };
     } catch (error) {
       throw afterFailedWrite(store, repo, error);
     } finally {
@@ -137,7 +140,7 @@ async function writeSession(
 
 export async function indexRepository(home: string, repo: Repository, options: IndexOptions = {}): Promise<IndexSummary> {
   const embed = repo.embed && !options.noEmbed;
-  return writeSession(home, repo, options, async ({ store, config, pool, embedders }) => {
+  return writeSession(home, repo, { ...options, fresh: options.rebuild }, async ({ store, config, pool, embedders }) => {
     // A rebuild or re-embedding is a fresh choice; otherwise the repository keeps the model it was embedded with.
     const remembered = options.rebuild || options.embeddingsOnly ? undefined : store.embeddingModel();
     const choice = chooseModel(config.embedding, repo.embedding, options.model, remembered);
@@ -180,7 +183,8 @@ export async function indexRepository(home: string, repo: Repository, options: I
 
 /**
  * A failed run rolled its transaction back; what it wrote is still in the WAL. Truncating it gives the space back,
- * so a full disk does not stay full (and other repositories can still open theirs). Disk-full errors become one.
+ * so a full disk does not stay full (and other repositories can still open theirs). Disk-full errors become one,
+ * and damaged pages INDEX_CORRUPT with the rebuild that recovers them.
  */
 function afterFailedWrite(store: Store, repo: Repository, error: unknown): unknown {
   try {
@@ -188,6 +192,7 @@ function afterFailedWrite(store: Store, repo: Repository, error: unknown): unkno
   } catch {
     // the disk may be too full even for that; the WAL is truncated at the next successful open
   }
+  if (isSqliteDamage(error)) return damagedIndex(error, repo.name);
   const code = (error as { code?: string }).code;
   if (code !== "SQLITE_FULL" && code !== "ENOSPC") return error;
   return new ResearcherError("DISK_FULL", `the disk holding ${repo.dir} is full; the run stopped (batches it finished are kept, none is half-written)`, {
@@ -439,9 +444,8 @@ async function runIndex(
 
   // Gone: not found, and not under a folder that could not be listed (unreadable is not deleted).
   const present = new Set(discovery.files.map((f) => f.path));
-  const shielded = (path: string) => discovery.unlisted.some((dir) => path.startsWith(`${dir}/`));
   const failedPaths = new Set(discovery.problems.map((p) => p.path));
-  const gone = [...stored.keys()].filter((path) => !present.has(path) && !shielded(path) && !failedPaths.has(path));
+  const gone = [...stored.keys()].filter((path) => !present.has(path) && !isUnlisted(discovery, path) && !failedPaths.has(path));
   const counts = finishRun(store, repo, writer, gone, { skippedTypes: discovery.skippedTypes });
   store.setMeta("chunking", settings.chunking); // every document is now chunked this way
   return counts;

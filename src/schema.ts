@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, linkSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { syncFolder, tempPathFor } from "./atomic.ts";
-import { ResearcherError } from "./errors.ts";
+import { describeError, isSqliteDamage, ResearcherError } from "./errors.ts";
 import { acquireWriterLock } from "./lock.ts";
 
 export const SCHEMA_VERSION = 4;
@@ -78,12 +78,24 @@ CREATE TABLE embeddings (text_hash TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHO
 CREATE TABLE failures (path TEXT PRIMARY KEY, reason TEXT NOT NULL, at TEXT NOT NULL);
 `;
 
+/** How a writer opens the index: `create` a missing one; `fresh` (`index --rebuild`) also replaces one it cannot use. */
+export type OpenMode = "read" | "create" | "fresh";
+
+/** An open index.db, and where an index that could not be used was moved aside (`fresh` only). */
+export interface OpenedIndex {
+  db: Database;
+  movedAside?: { to: string; why: string };
+}
+
 /**
  * Open a repository database. Writers (`create`, under the writer lock) create it when missing and migrate an
  * older schema. A file that is not a readable SQLite database is INDEX_CORRUPT for readers; a writer moves it aside
- * (as `index.db.corrupt-<time>`, with its WAL) and starts a new index, which is what `--rebuild` asks.
+ * (as `index.db.damaged-<time>`, with its WAL) and starts a new index. `fresh` (a rebuild, which rewrites everything
+ * anyway) also checks every page first (`quick_check`) and moves aside an index that is damaged inside, one
+ * written by a newer researcher, or one that fails to open: whatever state it is in, a rebuild can start.
  */
-export function openIndexDatabase(file: string, name: string, create: boolean): Database {
+export function openIndexDatabase(file: string, name: string, mode: OpenMode): OpenedIndex {
+  const create = mode !== "read";
   if (!existsSync(file)) {
     if (!create) {
       throw new ResearcherError("NOT_INDEXED", `repository '${name}' has not been indexed yet (no ${file})`, {
@@ -92,15 +104,44 @@ export function openIndexDatabase(file: string, name: string, create: boolean): 
     }
     createBeside(file);
   }
+  let why: string;
   try {
-    return openChecked(file, name, create);
+    const db = openChecked(file, name, create);
+    if (mode !== "fresh") return { db };
+    const damage = pageDamage(db);
+    if (damage === null) return { db };
+    db.close();
+    why = damage;
   } catch (error) {
-    if (!create || !isUnreadable(error)) throw error;
-    moveAside(file);
-    createBeside(file);
-    return openChecked(file, name, true);
+    if (!create || !(isUnreadable(error) || (mode === "fresh" && isIndexFailure(error)))) throw error;
+    why = describeError(error);
+  }
+  const to = moveAside(file);
+  createBeside(file);
+  return { db: openChecked(file, name, true), movedAside: { to, why } };
+}
+
+/** What SQLite's page-level check (`quick_check`) finds wrong, or null when every page is whole. */
+function pageDamage(db: Database): string | null {
+  try {
+    const rows = db.query<{ quick_check: string }, []>("PRAGMA quick_check").all().map((r) => r.quick_check);
+    return rows.length === 1 && rows[0] === "ok" ? null : rows.slice(0, 3).join("; ");
+  } catch (error) {
+    if (isSqliteDamage(error)) return describeError(error);
+    throw error;
   }
 }
+
+/** An SQLite error saying index.db's pages are damaged, as the error that says what to do about it. */
+export function damagedIndex(error: unknown, name: string): ResearcherError {
+  return new ResearcherError("INDEX_CORRUPT", `the index of '${name}' is damaged: ${describeError(error)}`, {
+    hint: `rebuild it with \`researcher index --rebuild ${name}\` (it moves the damaged index aside)`,
+    cause: error,
+  });
+}
+
+/** INDEX_CORRUPT from opening, for any reason but permissions: a rebuild replaces the file. */
+const isIndexFailure = (error: unknown) => error instanceof ResearcherError && error.code === "INDEX_CORRUPT" && !(error instanceof NotPermitted);
 
 /** What turns schema version N - 1 into N. */
 const UPGRADES: Record<number, string> = {
@@ -115,6 +156,9 @@ const UPGRADES: Record<number, string> = {
 /** An index.db that SQLite cannot read at all; a writer replaces it (other errors, e.g. busy, never do). */
 class UnreadableIndex extends ResearcherError {}
 
+/** An index.db this user may not read or write: no rebuild helps, permissions do. */
+class NotPermitted extends ResearcherError {}
+
 const isUnreadable = (error: unknown) => error instanceof UnreadableIndex;
 
 function corrupt(file: string, name: string, why: string, cause?: unknown): UnreadableIndex {
@@ -123,6 +167,9 @@ function corrupt(file: string, name: string, why: string, cause?: unknown): Unre
     cause,
   });
 }
+
+/** SQLite's codes for a file it may not open, lock or write. */
+const PERMISSION_CODES = new Set(["SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_AUTH"]);
 
 /** Open an existing index.db and bring its schema up to date (writers, or a reader holding the writer lock). */
 function openChecked(file: string, name: string, writer: boolean): Database {
@@ -135,7 +182,7 @@ function openChecked(file: string, name: string, writer: boolean): Database {
     if (version === 0 && !writer) throw corrupt(file, name, "it holds no researcher index");
     if (version > SCHEMA_VERSION) {
       throw new ResearcherError("INDEX_CORRUPT", `${file} was written by a newer researcher (schema ${version})`, {
-        hint: `upgrade researcher, or rebuild with \`researcher index --rebuild ${name}\``,
+        hint: `upgrade researcher, or start over with \`researcher index --rebuild ${name}\` (it moves this index aside)`,
       });
     }
     if (version < SCHEMA_VERSION) upgrade(db, file, name, writer);
@@ -145,9 +192,16 @@ function openChecked(file: string, name: string, writer: boolean): Database {
   } catch (error) {
     db?.close();
     if (error instanceof ResearcherError) throw error;
-    if ((error as { code?: string }).code === "SQLITE_NOTADB") throw corrupt(file, name, "it is not an SQLite database", error);
+    const code = (error as { code?: string }).code ?? "";
+    if (code === "SQLITE_NOTADB") throw corrupt(file, name, "it is not an SQLite database", error);
+    if ([...PERMISSION_CODES].some((base) => code === base || code.startsWith(`${base}_`))) {
+      throw new NotPermitted("INDEX_CORRUPT", `cannot open ${file}: ${(error as Error).message}`, {
+        hint: `give yourself read and write access to the folder and its files (\`ls -la ${dirname(file)}\` shows who has it)`,
+        cause: error,
+      });
+    }
     throw new ResearcherError("INDEX_CORRUPT", `cannot open ${file}: ${(error as Error).message}`, {
-      hint: `if it persists, rebuild it with \`researcher index --rebuild ${name}\``,
+      hint: `rebuild it with \`researcher index --rebuild ${name}\` (it moves this index aside)`,
       cause: error,
     });
   }
@@ -207,10 +261,11 @@ function createBeside(file: string): void {
   }
 }
 
-/** Keep an unreadable index (and its WAL, which must not be replayed into a new one) for whoever wants to look. */
-function moveAside(file: string): void {
-  const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+/** Keep an index that cannot be used (and its WAL, which must not be replayed into a new one) for whoever wants to look. */
+function moveAside(file: string): string {
+  const aside = `${file}.damaged-${new Date().toISOString().replace(/[:.]/g, "-")}`;
   for (const suffix of ["-wal", "-shm", ""]) {
     if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
   }
+  return aside;
 }

@@ -3,7 +3,7 @@ import type { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { ResearcherError } from "./errors.ts";
-import { openIndexDatabase } from "./schema.ts";
+import { openIndexDatabase, type OpenedIndex } from "./schema.ts";
 import type { Fragment } from "./chunk.ts";
 import type { SqlCondition } from "./filters.ts";
 import { ftsText } from "./text.ts";
@@ -83,9 +83,12 @@ function toFloat32(blob: Uint8Array): Float32Array {
 
 export class Store {
   readonly db: Database;
+  /** Where `open` with `fresh` moved an index it could not use, and why. */
+  readonly movedAside?: OpenedIndex["movedAside"];
 
-  private constructor(db: Database) {
+  private constructor({ db, movedAside }: OpenedIndex) {
     this.db = db;
+    this.movedAside = movedAside;
   }
 
   static dbPath(dir: string): string {
@@ -96,9 +99,13 @@ export class Store {
     return existsSync(Store.dbPath(dir));
   }
 
-  /** Open a repository database; see schema.ts for who may create and migrate it. */
-  static open(dir: string, options: { create?: boolean } = {}): Store {
-    return new Store(openIndexDatabase(Store.dbPath(dir), basename(dir), Boolean(options.create)));
+  /**
+   * Open a repository database; see schema.ts for who may create and migrate it. `fresh` (a rebuild) moves aside
+   * an index it cannot use, whatever is wrong with it, and starts a new one.
+   */
+  static open(dir: string, options: { create?: boolean; fresh?: boolean } = {}): Store {
+    const mode = options.fresh ? "fresh" : options.create ? "create" : "read";
+    return new Store(openIndexDatabase(Store.dbPath(dir), basename(dir), mode));
   }
 
   close(): void {

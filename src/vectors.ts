@@ -15,16 +15,19 @@
  * space (`touch -d` and utimes set mtime and atime, and themselves move ctime), so damage done by a program, a
  * restore or a user is read whole before use. File timestamps come from a clock that advances once per tick, so
  * a write in the same tick as the identity we saw would keep it: an identity is recorded only once its ctime is
- * a tick old (git's "racily clean" rule). Not covered: damage beneath the file system (bit rot on the medium, a
- * faulty disk, controller or memory), which keeps every timestamp; `researcher verify` reads the whole file every
- * time and finds that. And a mapped file written in place (not replaced) while a long-running process searches
- * it could crash a search already under way; researcher itself only ever replaces the file.
+ * a tick old (git's "racily clean" rule). Damage beneath the file system (bit rot on the medium, a faulty disk,
+ * controller or memory) keeps every timestamp, so a file vouched for by its identity still has its structure
+ * checked before it is mapped (`wellFormed`, ann-file.ts: the graph, not the vectors); damaged vectors only misrank,
+ * and `researcher verify` reads the whole file every time and finds them. Not covered: bytes that change after a
+ * long-running process mapped them, such as a file written in place (not replaced) while it searches; researcher
+ * itself only ever replaces the file.
  */
 import { readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { describeError } from "./errors.ts";
 import { acquireWriterLock } from "./lock.ts";
-import { tempPathFor } from "./atomic.ts";
+import { annFileProblem } from "./ann-file.ts";
+import { syncFile, syncFolder, tempPathFor } from "./atomic.ts";
 import { logger } from "./log.ts";
 import type { Store } from "./store.ts";
 
@@ -150,18 +153,30 @@ function examine(file: string): Examined | null {
  * identity says so without reading the file; otherwise it is read whole, and a match is recorded for next time
  * (see `remember`).
  */
-function verifiedIdentity(store: Store, dir: string, holdsLock: boolean): string | null {
+function verifiedIdentity(store: Store, dir: string, dims: number, holdsLock: boolean): string | null {
   const checksum = expected(store);
   if (checksum === null) return null;
   const file = annPath(dir);
   const identity = identityOf(file);
-  if (identity !== null && identity === store.getMeta("ann_identity")) return identity;
+  if (identity !== null && identity === store.getMeta("ann_identity") && wellFormed(file, dims)) return identity;
   const examined = examine(file);
   if (examined?.checksum !== checksum) return null;
   if (examined.identity) remember(store, dir, checksum, examined.identity, holdsLock);
   // Without a settled identity, the one seen before the read: if the file changed meanwhile, the caller's check
   // after mapping it sees a different one.
   return examined.identity ?? identity;
+}
+
+/**
+ * Whether the file's structure is what usearch's native code may follow (see ann-file.ts). A recorded identity
+ * vouches for what was written through the file system, not for bytes changed beneath it (bit rot, a failing disk):
+ * those would crash the process that maps them, so every mapping is preceded by this check. It reads the graph, not
+ * the vectors: ~150 of the ~900 MB at 1M × 384 (see docs/design.md for the trade-off).
+ */
+function wellFormed(file: string, dims: number): boolean {
+  const problem = annFileProblem(file, { dims, connectivity: CONNECTIVITY });
+  if (problem) logger.warn(`${file} is damaged (${problem}): it will be rebuilt from index.db`);
+  return problem === null;
 }
 
 /**
@@ -226,10 +241,11 @@ export function mayDeferRebuild(store: Store, dims: number): boolean {
 
 /**
  * Build the ANN file from SQLite unless the one on disk is verified (or, with `defer`, unless a stale one may stay
- * stale for now); returns whether it was (re)built.
+ * stale for now; with `force`, whatever the one on disk is: `verify --repair` found it damaged by its checksum);
+ * returns whether it was (re)built.
  */
-export async function syncVectorIndex(store: Store, dir: string, dims: number, options: { defer?: boolean } = {}): Promise<boolean> {
-  if (verifiedIdentity(store, dir, true) !== null) return false;
+export async function syncVectorIndex(store: Store, dir: string, dims: number, options: { defer?: boolean; force?: boolean } = {}): Promise<boolean> {
+  if (!options.force && verifiedIdentity(store, dir, dims, true) !== null) return false;
   if (options.defer && isStale(store, dir) && mayDeferRebuild(store, dims)) return false;
   const generation = store.vectorsGeneration();
   const index = await newIndex(dims);
@@ -245,7 +261,9 @@ export async function syncVectorIndex(store: Store, dir: string, dims: number, o
   const temp = tempPathFor(file);
   try {
     index.save(temp);
+    syncFile(temp); // on disk before it replaces the old file: a crash leaves one whole file or the other
     renameSync(temp, file);
+    syncFolder(dir);
   } finally {
     rmSync(temp, { force: true });
   }
@@ -402,12 +420,12 @@ async function verifiedIndex(store: Store, dir: string, dims: number): Promise<U
   const cached = opened.get(dir);
   // A file changed on disk since it was mapped is checked again (and rebuilt if it must be).
   if (cached && cached.checksum === expected(store) && cached.identity === identityOf(file)) return cached.index;
-  let identity = verifiedIdentity(store, dir, false);
+  let identity = verifiedIdentity(store, dir, dims, false);
   if (identity === null) {
     // Left stale by a single-file change: scanning is cheaper than rebuilding on the search path.
     if (isStale(store, dir) && mayDeferRebuild(store, dims)) return undefined;
     if (!(await rebuildForSearch(store, dir))) return undefined;
-    identity = verifiedIdentity(store, dir, false);
+    identity = verifiedIdentity(store, dir, dims, false);
     if (identity === null) return undefined;
   }
   const index = await newIndex(1); // view() adopts the file's dimensions

@@ -6,8 +6,9 @@
  */
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { discoverFiles } from "./discover.ts";
-import { describeError } from "./errors.ts";
+import { TEMP_FILE_NAME } from "./atomic.ts";
+import { discoverFiles, isUnlisted } from "./discover.ts";
+import { describeError, isSqliteDamage } from "./errors.ts";
 import { acquireWriterLock, processStartTime } from "./lock.ts";
 import type { Repository } from "./repos.ts";
 import { Store } from "./store.ts";
@@ -28,9 +29,11 @@ export interface VerifyReport {
   problems: VerifyProblem[];
 }
 
-/** Temp files of interrupted writes: `.<name>.<pid>.<time>.tmp` (see atomic.ts). */
-const TEMP_FILE = /^\.(.+)\.(\d+)\.[0-9a-z]+\.tmp$/;
-
+/**
+ * Verify takes the writer lock, with or without `repair`: FTS5's integrity check is itself a write, and during an
+ * index run it would find the database busy and report that as damage. A running writer makes it fail with
+ * LOCKED (verify again once the run is over) instead.
+ */
 export async function verifyRepository(repo: Repository, options: { repair?: boolean } = {}): Promise<VerifyReport> {
   const problems: VerifyProblem[] = [];
   const report = () => ({ repository: repo.name, ok: problems.every((p) => p.repaired), problems });
@@ -38,36 +41,45 @@ export async function verifyRepository(repo: Repository, options: { repair?: boo
     problems.push({ check: "database", detail: "not indexed yet", fix: `researcher index ${repo.name}`, repaired: false });
     return report();
   }
-  const release = options.repair ? acquireWriterLock(repo.dir, repo.name) : undefined;
+  const release = acquireWriterLock(repo.dir, repo.name);
   try {
-    let store: Store;
-    try {
-      store = Store.open(repo.dir);
-    } catch (error) {
-      problems.push({ check: "database", detail: describeError(error), fix: `researcher index --rebuild ${repo.name}`, repaired: false });
-      return report();
-    }
-    try {
-      await checkStore(store, repo, problems, Boolean(options.repair));
-    } finally {
-      store.close();
-    }
+    await checkDatabase(repo, problems, Boolean(options.repair));
     checkLeftovers(repo, problems, Boolean(options.repair));
     return report();
   } finally {
-    release?.();
+    release();
+  }
+}
+
+/** index.db and what derives from it. A damaged database is reported alone: nothing read from it can be trusted. */
+async function checkDatabase(repo: Repository, problems: VerifyProblem[], repair: boolean): Promise<void> {
+  const damaged = (detail: string) => problems.push({ check: "database", detail, fix: `researcher index --rebuild ${repo.name}`, repaired: false });
+  let store: Store;
+  try {
+    store = Store.open(repo.dir);
+  } catch (error) {
+    damaged(describeError(error));
+    return;
+  }
+  try {
+    const pages = quickCheck(store);
+    if (pages.length) pages.forEach(damaged);
+    else await checkStore(store, repo, problems, repair);
+  } catch (error) {
+    if (!isSqliteDamage(error)) throw error;
+    damaged(describeError(error));
+  } finally {
+    store.close();
   }
 }
 
 async function checkStore(store: Store, repo: Repository, problems: VerifyProblem[], repair: boolean): Promise<void> {
-  const rebuild = `researcher index --rebuild ${repo.name}`;
-  for (const detail of quickCheck(store)) problems.push({ check: "database", detail, fix: rebuild, repaired: false });
-
   const fullText = fullTextProblems(store);
   if (fullText.length) {
     if (repair) rebuildFullText(store);
     const fixed = repair && fullTextProblems(store).length === 0;
-    for (const detail of fullText) problems.push({ check: "full-text", detail, fix: fixed ? "rebuilt from the fragments" : rebuild, repaired: fixed });
+    const fix = fixed ? "rebuilt from the fragments" : repair ? `researcher index --rebuild ${repo.name}` : "researcher verify --repair";
+    for (const detail of fullText) problems.push({ check: "full-text", detail, fix, repaired: fixed });
   }
 
   const model = store.embeddingModel();
@@ -81,23 +93,30 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
     const state = vectorIndexState(store, repo.dir);
     const deferred = state === "stale" && mayDeferRebuild(store, model.dims); // searches scan until the next index run
     if (state !== "verified" && !deferred) {
-      if (repair) await syncVectorIndex(store, repo.dir, model.dims);
+      // Forced: a damaged file may still carry the identity that vouches for it (bit rot keeps every timestamp).
+      if (repair) await syncVectorIndex(store, repo.dir, model.dims, { force: true });
+      const fixed = repair && vectorIndexState(store, repo.dir) === "verified";
       const detail = { missing: "vectors.usearch is missing", stale: "vectors.usearch was built for older vectors", damaged: "vectors.usearch does not match its recorded checksum" }[state];
-      problems.push({ check: "ann", detail, fix: repair ? "rebuilt from index.db" : "researcher verify --repair (search rebuilds it too)", repaired: repair });
+      const fix = fixed ? "rebuilt from index.db" : repair ? `researcher index --rebuild ${repo.name}` : "researcher verify --repair (search rebuilds it too)";
+      problems.push({ check: "ann", detail, fix, repaired: fixed });
     }
   }
   checkFiles(store, repo, problems);
 }
 
-/** Files new, changed or gone since the last run: an index run brings the index up to date. */
+/**
+ * Files new, changed or gone since the last run: an index run brings the index up to date. Documents under a
+ * folder that cannot be listed are not gone (an index run keeps them too): they are reported as unreadable.
+ */
 function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): void {
-  let files;
+  let discovery;
   try {
-    files = discoverFiles(repo.path, repo).files;
+    discovery = discoverFiles(repo.path, repo);
   } catch (error) {
     problems.push({ check: "files", detail: describeError(error), fix: "check the repository folder", repaired: false });
     return;
   }
+  const { files } = discovery;
   const stored = store.documents();
   const failed = new Set(store.failures().map((f) => f.path));
   let added = 0;
@@ -108,17 +127,28 @@ function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): 
     else if (previous.size !== file.size || previous.mtimeMs !== file.mtimeMs) changed++;
   }
   const present = new Set(files.map((f) => f.path));
-  const gone = [...stored.keys()].filter((path) => !present.has(path)).length;
+  const missing = [...stored.keys()].filter((path) => !present.has(path));
+  const unreadable = missing.filter((path) => isUnlisted(discovery, path)).length;
+  const gone = missing.length - unreadable;
   const parts = [added && `${added} new`, changed && `${changed} changed`, gone && `${gone} gone`].filter(Boolean);
   if (parts.length) {
     problems.push({ check: "files", detail: `since the last run: ${parts.join(", ")}`, fix: `researcher index ${repo.name}`, repaired: false });
+  }
+  if (unreadable) {
+    const folders = discovery.unlisted.map((dir) => `${dir}/`).join(", ");
+    problems.push({
+      check: "files",
+      detail: `${unreadable} indexed documents are in folders that cannot be read (${folders}); the index keeps them`,
+      fix: `give yourself read access (\`ls -ld ${join(repo.path, discovery.unlisted[0]!)}\` shows who has it)`,
+      repaired: false,
+    });
   }
 }
 
 /** Temp files whose writer is gone; repair removes them. */
 function checkLeftovers(repo: Repository, problems: VerifyProblem[], repair: boolean): void {
   for (const name of readdirSync(repo.dir)) {
-    const temp = TEMP_FILE.exec(name);
+    const temp = TEMP_FILE_NAME.exec(name);
     if (temp && processStartTime(Number(temp[2])) === null) {
       if (repair) rmSync(join(repo.dir, name), { force: true });
       problems.push({ check: "leftovers", detail: `${name}: a temp file of an interrupted write`, fix: repair ? "removed" : "researcher verify --repair", repaired: repair });
@@ -128,10 +158,13 @@ function checkLeftovers(repo: Repository, problems: VerifyProblem[], repair: boo
 
 // ---- the checks over the store ----------------------------------------------------------------------------
 
-/** SQLite's own structural check (`quick_check`): "ok", or what is wrong. */
+/**
+ * SQLite's own structural check (`quick_check`): what is wrong with the database's pages. It also runs FTS5's
+ * integrity check, whose findings are the full-text check's (a full-text index is rebuilt, not the database).
+ */
 export function quickCheck(store: Store): string[] {
   const rows = store.db.query<{ quick_check: string }, []>("PRAGMA quick_check").all().map((r) => r.quick_check);
-  return rows.length === 1 && rows[0] === "ok" ? [] : rows;
+  return rows.filter((row) => row !== "ok" && !row.startsWith("fts5:"));
 }
 
 /** Problems with the full-text index: its own integrity check, and one row per fragment. */

@@ -1,12 +1,17 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync, utimesSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, chownSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { tempPathFor } from "../src/atomic.ts";
 import { indexRepository } from "../src/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { Store } from "../src/store.ts";
 import { annPath } from "../src/vectors.ts";
 import { verifyRepository } from "../src/verify.ts";
-import { GLOVE, runCli, tempDir, writeTree } from "./helpers.ts";
+import { acquireWriterLock } from "../src/lock.ts";
+import { GLOVE, ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
+
+/** The name atomic.ts gives a temp file of vectors.usearch, as written by process 999999 (not running). */
+const leftover = basename(tempPathFor("/x/vectors.usearch")).replace(`.${process.pid}.`, ".999999.");
 
 describe("verify", () => {
   const home = tempDir();
@@ -19,7 +24,7 @@ describe("verify", () => {
     expect(await verifyRepository(repo)).toEqual({ repository: "v", ok: true, problems: [] });
     const cli = runCli(["verify", "v"], { home });
     expect(cli).toMatchObject({ code: 0, stdout: "v: ok\n" });
-  });
+  }, 30_000);
 
   test("damage to derived parts is found, exit 1, and --repair rebuilds them and says so", async () => {
     const store = Store.open(repo.dir);
@@ -29,7 +34,7 @@ describe("verify", () => {
     const ann = readFileSync(annPath(repo.dir));
     ann[ann.length - 5]! ^= 0xff;
     writeFileSync(annPath(repo.dir), ann);
-    writeFileSync(join(repo.dir, ".index.db.999999.abc.tmp"), "left by a killed writer"); // pid 999999 is not running
+    writeFileSync(join(repo.dir, leftover), "left by a killed writer");
     writeFileSync(join(docs, "new.md"), "new words\n");
     utimesSync(join(docs, "cars.md"), new Date(), new Date(Date.now() + 10_000));
 
@@ -40,7 +45,7 @@ describe("verify", () => {
       ["vectors", "1 vectors belong to no fragment", false],
       ["ann", "vectors.usearch does not match its recorded checksum", false],
       ["files", "since the last run: 1 new, 1 changed", false],
-      ["leftovers", ".index.db.999999.abc.tmp: a temp file of an interrupted write", false],
+      ["leftovers", `${leftover}: a temp file of an interrupted write`, false],
     ]);
     const cli = runCli(["verify", "v", "--json"], { home });
     expect(cli.code).toBe(1);
@@ -61,4 +66,67 @@ describe("verify", () => {
       problems: [{ check: "database", detail: "not indexed yet", fix: "researcher index w", repaired: false }],
     });
   });
+
+  test("FTS5 damage that quick_check also sees: --repair rebuilds it and exits 0", async () => {
+    // bun:sqlite opens databases in defensive mode (FTS5's shadow tables are read-only): Python's sqlite3 is not.
+    const sql = "DELETE FROM fragments_fts_data WHERE rowid = (SELECT min(rowid) FROM fragments_fts_data WHERE id > 10)";
+    const script = `import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(${JSON.stringify(sql)}); c.commit()`;
+    expect(Bun.spawnSync(["python3", "-c", script, Store.dbPath(repo.dir)]).exitCode).toBe(0);
+    const found = runCli(["verify", "v", "--json"], { home });
+    expect(found.code).toBe(1);
+    expect(JSON.parse(found.stdout).problems.map((p: { check: string; fix: string }) => [p.check, p.fix])).toEqual([
+      ["full-text", "researcher verify --repair"],
+    ]);
+    const repaired = runCli(["verify", "v", "--repair"], { home });
+    expect(repaired).toMatchObject({ code: 0, stdout: expect.stringMatching(/^v: repaired\n  repaired full-text: /) });
+    expect(runCli(["verify", "v"], { home })).toMatchObject({ code: 0, stdout: "v: ok\n" });
+  });
+
+  test("while a writer holds the index, verify fails with LOCKED instead of calling it damaged", () => {
+    const release = acquireWriterLock(repo.dir, repo.name);
+    const store = Store.open(repo.dir, { create: true });
+    store.db.run("BEGIN IMMEDIATE"); // as an index run holds it
+    try {
+      const cli = runCli(["verify", "v"], { home });
+      expect(cli.code).toBe(1);
+      expect(cli.stdout).toBe("");
+      expect(cli.stderr).toMatch(/^error: repository 'v' is being indexed by process \d+\nhint: wait for it to finish/);
+    } finally {
+      store.db.run("ROLLBACK");
+      store.close();
+      release();
+    }
+  });
+});
+
+test("documents in a folder that cannot be read are reported as unreadable, not gone (run as an unprivileged user)", () => {
+  // chmod 000 does not stop root, so the CLI runs as `nobody` over a tree it owns.
+  const base = tempDir();
+  chmodSync(base, 0o755);
+  writeTree(base, { "docs/top.md": "top words\n", "docs/sub/deep.md": "deep words\n", "docs/sub/more.md": "more\n" });
+  for (const path of ["", "docs", "docs/top.md", "docs/sub", "docs/sub/deep.md", "docs/sub/more.md"]) chownSync(join(base, path), 65534, 65534);
+  const cli = (...args: string[]) => {
+    const proc = Bun.spawnSync(
+      ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, join(ROOT, "src/main.ts"), ...args],
+      { env: { HOME: base, RESEARCHER_HOME: join(base, "home"), PATH: process.env.PATH ?? "" } },
+    );
+    return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
+  };
+  expect(cli("repo", "add", "d", join(base, "docs"), "--no-embed").code).toBe(0);
+  expect(cli("index", "d").code).toBe(0);
+  chmodSync(join(base, "docs/sub"), 0o000);
+  try {
+    const found = cli("verify", "d", "--json");
+    expect(found.code).toBe(1);
+    expect(JSON.parse(found.stdout).problems).toEqual([
+      {
+        check: "files",
+        detail: "2 indexed documents are in folders that cannot be read (sub/); the index keeps them",
+        fix: `give yourself read access (\`ls -ld ${join(base, "docs/sub")}\` shows who has it)`,
+        repaired: false,
+      },
+    ]);
+  } finally {
+    chmodSync(join(base, "docs/sub"), 0o755);
+  }
 });

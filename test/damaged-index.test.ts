@@ -1,0 +1,86 @@
+/** Issue 22: an index.db damaged beneath SQLite (truncated, a page overwritten, a page zeroed) is recovered by the CLI. */
+import { Database } from "bun:sqlite";
+import { describe, expect, test } from "bun:test";
+import { closeSync, existsSync, openSync, readdirSync, statSync, truncateSync, writeSync } from "node:fs";
+import { addRepository } from "../src/repos.ts";
+import { Store } from "../src/store.ts";
+import { runCli, tempDir, writeTree } from "./helpers.ts";
+
+/** Enough documents for an index.db of many pages. */
+function corpus(): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 60; i++) files[`doc${i}.md`] = `# Document ${i}\n\n${`word${i} alpha beta gamma delta `.repeat(80)}\n`;
+  return files;
+}
+
+const PAGE = 4096;
+const damages: Record<string, (file: string) => void> = {
+  truncated: (file) => truncateSync(file, Math.floor(statSync(file).size / 2 / PAGE) * PAGE),
+  "a damaged page": (file) => overwrite(file, 6 * PAGE, Buffer.alloc(400, 0x5a)),
+  "a zeroed page": (file) => overwrite(file, 2 * PAGE, Buffer.alloc(PAGE)),
+};
+
+function overwrite(file: string, at: number, bytes: Buffer): void {
+  const fd = openSync(file, "r+");
+  try {
+    writeSync(fd, bytes, 0, bytes.length, at);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe("a damaged index.db", () => {
+  for (const [name, damage] of Object.entries(damages)) {
+    test(`${name}: verify says so with a hint that works; index --rebuild moves it aside and builds fresh`, () => {
+      const home = tempDir();
+      const docs = tempDir();
+      writeTree(docs, corpus());
+      const repo = addRepository(home, { name: "d", path: docs, embed: false });
+      expect(runCli(["index", "d"], { home }).code).toBe(0);
+      const search = () => JSON.parse(runCli(["search", "word7", "--mode", "bm25", "--json"], { home }).stdout).total;
+      const before = search();
+      expect(before).toBeGreaterThan(0);
+      damage(Store.dbPath(repo.dir));
+
+      const searched = runCli(["search", "word7", "--mode", "bm25"], { home });
+      expect(searched.code).toBe(1);
+      expect(searched.stderr).not.toContain("unexpected");
+      expect(searched.stderr).toMatch(/\nhint: .*`researcher (verify|index --rebuild d)`/);
+
+      const verify = runCli(["verify", "d", "--json"], { home });
+      expect(verify.code).toBe(1);
+      const fixes = (JSON.parse(verify.stdout).problems as { fix: string }[]).map((p) => p.fix);
+      expect(fixes).toContain("researcher index --rebuild d");
+      const repair = runCli(["verify", "d", "--repair"], { home });
+      expect(repair.code).toBe(1); // it cannot repair this itself, and says what can
+      expect(repair.stdout + repair.stderr).toContain("researcher index --rebuild d");
+
+      const rebuild = runCli(["index", "d", "--rebuild"], { home });
+      expect(rebuild.stderr).not.toContain("error:");
+      expect(rebuild.code).toBe(0);
+      expect(rebuild.stdout + rebuild.stderr).toContain("moved aside");
+      expect(readdirSync(repo.dir).some((f) => f.startsWith("index.db.damaged-"))).toBe(true);
+      expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
+      expect(search()).toBe(before);
+      expect(existsSync(Store.dbPath(repo.dir))).toBe(true);
+    }, 60_000);
+  }
+
+  test("written by a newer researcher: the hint's --rebuild works (the index is moved aside)", () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "alpha words\n" });
+    const repo = addRepository(home, { name: "n", path: docs, embed: false });
+    expect(runCli(["index", "n"], { home }).code).toBe(0);
+    const db = new Database(Store.dbPath(repo.dir));
+    db.run("PRAGMA user_version = 99");
+    db.close();
+    const refused = runCli(["index", "n"], { home });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("`researcher index --rebuild n`");
+    const rebuilt = runCli(["index", "n", "--rebuild"], { home });
+    expect(rebuilt.code).toBe(0);
+    expect(rebuilt.stderr).toContain("moved aside");
+    expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(1);
+  }, 60_000);
+});
