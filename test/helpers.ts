@@ -1,5 +1,5 @@
 /** Test fixtures: temp folders written by the test, the CLI run as a real subprocess, ../shared paths. */
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, expect } from "bun:test";
@@ -36,13 +36,14 @@ const builds = new Map<string, Promise<string>>();
 
 /**
  * The compiled executable, built once per test run (per variant) into a temp folder outside the repository, so
- * it runs with node_modules unreachable, as on a user's machine.
+ * it runs with node_modules unreachable, as on a user's machine. Any user may run it (a test runs it as `nobody`).
  */
 export function executable(options: { embedModel?: string } = {}): Promise<string> {
   const key = options.embedModel ?? "";
   let build = builds.get(key);
   if (!build) {
     const dir = mkdtempSync(join(tmpdir(), "researcher-exe-"));
+    chmodSync(dir, 0o755);
     process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
     build = import("../build.ts").then(({ buildExecutable }) => buildExecutable({ ...options, outfile: join(dir, "researcher") }));
     builds.set(key, build);
