@@ -1,8 +1,8 @@
 /** Test fixtures: temp folders written by the test, the CLI run as a real subprocess, ../shared paths. */
-import { chmodSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { afterAll, beforeAll, expect } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ResearcherError } from "../src/errors.ts";
 import { addRepository } from "../src/repos.ts";
 import { GLOVE, writeGloveThroughOnnx } from "./model-fixtures.ts";
@@ -10,6 +10,26 @@ import { GLOVE, writeGloveThroughOnnx } from "./model-fixtures.ts";
 export const ROOT = resolve(import.meta.dir, "..");
 export const SHARED = resolve(ROOT, "../shared");
 export { GLOVE } from "./model-fixtures.ts";
+
+/** ../shared (corpora and models) beside the checkout. CI always has it; a bare clone may not. */
+export const HAS_SHARED = existsSync(SHARED);
+const NO_SHARED = `skipped: needs ${SHARED}`;
+if (!HAS_SHARED) console.warn(`note: ${SHARED} is missing, so the tests that read its corpora or models are skipped`);
+
+/**
+ * `describe` for tests that read ../shared. Without it the block is one skipped test saying so, and its body never
+ * runs: bodies read ../shared as they declare their tests (model folders, fixtures).
+ */
+export function describeShared(label: string, body: () => void): void {
+  if (HAS_SHARED) describe(label, body);
+  else describe.skip(label, () => test(NO_SHARED, () => {}));
+}
+
+/** `test` for a test that reads ../shared: skipped, its name saying why, only when ../shared is missing. */
+export function testShared(...[label, fn, options]: Parameters<typeof test>): void {
+  if (HAS_SHARED) test(label, fn, options);
+  else test.skip(`${label} (${NO_SHARED})`, fn, options);
+}
 
 /** GloVe-SIF run through the ONNX runtime as a transformer (see model-fixtures.ts), in a temp folder. */
 export const gloveThroughOnnx = () => writeGloveThroughOnnx(tempDir("researcher-onnx-"));

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
@@ -6,9 +6,9 @@ import { addRepository } from "../src/repos.ts";
 import { Store } from "../src/store.ts";
 import { annPath } from "../src/vectors.ts";
 import { verifyRepository } from "../src/verify.ts";
-import { GLOVE, runCli, tempDir, writeTree } from "./helpers.ts";
+import { describeShared, GLOVE, runCli, tempDir, writeTree } from "./helpers.ts";
 
-describe("verify", () => {
+describeShared("verify", () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "cars.md": "# Cars\n\nThe driver parks the car.\n", "bread.md": "# Bread\n\nKnead the dough.\n" });
