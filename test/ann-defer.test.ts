@@ -1,5 +1,5 @@
 /** A single-file change leaves the ANN file stale (searches scan) instead of rebuilding it per saved file. */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexFiles, indexRepository } from "../src/indexer.ts";
@@ -8,13 +8,13 @@ import { search } from "../src/search.ts";
 import { Store } from "../src/store.ts";
 import { annPath, vectorIndexState } from "../src/vectors.ts";
 import { verifyRepository } from "../src/verify.ts";
-import { GLOVE, tempDir, writeTree } from "./helpers.ts";
+import { GLOVE, tempDir, testShared, writeTree } from "./helpers.ts";
 
 // Through the graph even for this small repository, as in a large one.
 beforeAll(() => void (process.env.RESEARCHER_EXACT_SCAN_BELOW = "0"));
 afterAll(() => void delete process.env.RESEARCHER_EXACT_SCAN_BELOW);
 
-test("indexFiles leaves vectors.usearch stale and search scans exactly; the next index run rebuilds it", async () => {
+testShared("indexFiles leaves vectors.usearch stale and search scans exactly; the next index run rebuilds it", async () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "cars.md": "# Cars\n\nThe driver parks the car in the garage.\n", "bread.md": "# Bread\n\nKnead the dough.\n" });

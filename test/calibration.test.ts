@@ -3,7 +3,7 @@
  * the weak GloVe model, and a local stand-in embedding server (OpenAI-compatible) standing in for a strong model
  * (it places a passage's words near the passage), which finds a pseudo-query's passage as well as BM25 does.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { vectorCalibration } from "../src/calibration.ts";
 import { fusionWeight, LEXICAL_WEIGHT } from "../src/fusion.ts";
@@ -11,7 +11,7 @@ import { indexRepository } from "../src/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, SearchContext, type FragmentHit } from "../src/search.ts";
 import { Store } from "../src/store.ts";
-import { GLOVE, HOOK_TIMEOUT, SHARED, standInEmbeddingServer, tempDir } from "./helpers.ts";
+import { describeShared, GLOVE, HOOK_TIMEOUT, SHARED, standInEmbeddingServer, tempDir } from "./helpers.ts";
 
 const RUST_BOOK = join(SHARED, "data/corpus/markdown/rust-book");
 const DIMS = 256;
@@ -45,7 +45,7 @@ function strongModel(text: string): number[] {
 
 const serverUrl = standInEmbeddingServer(strongModel);
 
-describe("fusion weights calibrated at index time", () => {
+describeShared("fusion weights calibrated at index time", () => {
   const homes = { glove: tempDir(), words: tempDir() }; // one folder cannot be two repositories of one home
   const context = new SearchContext();
   const stores: Record<string, Store> = {};

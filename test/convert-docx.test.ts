@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { strToU8, zipSync } from "fflate";
 import { convertDocx, readZip } from "../src/convert-docx.ts";
 import { ResearcherError } from "../src/errors.ts";
-import { conversionFailure as failure, SHARED } from "./helpers.ts";
+import { conversionFailure as failure, describeShared, SHARED, testShared } from "./helpers.ts";
 
 const DOCX = join(SHARED, "data/corpus/docx");
 const corpusFile = (path: string) => readFileSync(join(DOCX, path));
@@ -28,7 +28,7 @@ function docx(body: string, core?: string): Uint8Array {
 const paragraph = (text: string, style?: string) =>
   `<w:p>${style ? `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>` : ""}<w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
 
-describe("convertDocx: mammoth.js fixtures", () => {
+describeShared("convertDocx: mammoth.js fixtures", () => {
   test("a table becomes a GFM table (with an empty header row: Word tables have none)", async () => {
     const doc = await convertDocx(corpusFile("mammoth.js/tables.docx"), "tables");
     expect(doc.text).toBe("Above\n\n|     |     |\n| --- | --- |\n| Top left | Top right |\n| Bottom left | Bottom right |\n\nBelow");
@@ -54,7 +54,7 @@ describe("convertDocx: mammoth.js fixtures", () => {
   });
 });
 
-describe("convertDocx: python-docx and Apache POI fixtures", () => {
+describeShared("convertDocx: python-docx and Apache POI fixtures", () => {
   test("every core property researcher keeps", async () => {
     const doc = await convertDocx(corpusFile("python-docx/doc-coreprops.docx"), "doc-coreprops");
     expect(doc.title).toBe("Title");
@@ -104,12 +104,12 @@ describe("convertDocx: generated", () => {
 });
 
 describe("convertDocx: unreadable files", () => {
-  test("encrypted (OLE compound file)", async () => {
+  testShared("encrypted (OLE compound file)", async () => {
     const error = await failure(convertDocx(corpusFile("apache-poi/bug53475-password-is-pass.docx"), "x"));
     expect(error.message).toBe("encrypted or legacy .doc format (not supported)");
   });
 
-  test("truncated zip", async () => {
+  testShared("truncated zip", async () => {
     const error = await failure(convertDocx(corpusFile("apache-poi/truncated62886.docx"), "x"));
     expect(error.message).toBe("not a valid DOCX (zip) file: invalid zip data");
   });
@@ -124,7 +124,7 @@ describe("convertDocx: unreadable files", () => {
     expect(error.message.startsWith("cannot read DOCX: Could not find main document part")).toBe(true);
   });
 
-  test("a zip declaring gigabytes (zip bomb) is refused before inflating", async () => {
+  testShared("a zip declaring gigabytes (zip bomb) is refused before inflating", async () => {
     const error = await failure(convertDocx(corpusFile("apache-poi/clusterfuzz-testcase-minimized-POIXWPFFuzzer-6442791109263360.docx"), "x"));
     expect(error.message).toBe("DOCX declares 3474 MB uncompressed (over the 512 MB limit)");
   });
@@ -135,7 +135,7 @@ describe("convertDocx: unreadable files", () => {
   });
 });
 
-describe("corpus", () => {
+describeShared("corpus", () => {
   test("every DOCX converts or fails with a one-line FILE_UNREADABLE reason", async () => {
     const failures: Record<string, string> = {};
     let converted = 0;

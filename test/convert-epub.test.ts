@@ -5,7 +5,7 @@ import { Glob } from "bun";
 import { strToU8, zipSync } from "fflate";
 import { convertEpub } from "../src/convert-epub.ts";
 import { ResearcherError } from "../src/errors.ts";
-import { conversionFailure as failure, SHARED } from "./helpers.ts";
+import { conversionFailure as failure, describeShared, SHARED } from "./helpers.ts";
 
 const EPUB = join(SHARED, "data/corpus/epub");
 const corpusFile = (path: string) => readFileSync(join(EPUB, path));
@@ -117,7 +117,7 @@ describe("convertEpub: generated books", () => {
   });
 });
 
-describe("convertEpub: corpus", () => {
+describeShared("convertEpub: corpus", () => {
   test("alice.epub: title, author, chapters in spine order with their own headings", async () => {
     const doc = await convertEpub(corpusFile("epub.js/alice.epub"), "alice");
     expect(doc.title).toBe("Alice's Adventures in Wonderland");

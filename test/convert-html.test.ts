@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { convertHtml, decodeHtml, htmlToMarkdown } from "../src/convert-html.ts";
 import { ResearcherError } from "../src/errors.ts";
-import { SHARED } from "./helpers.ts";
+import { describeShared, SHARED, testShared } from "./helpers.ts";
 
 const HTML = join(SHARED, "data/corpus/html");
 const utf8 = (text: string) => new TextEncoder().encode(text);
@@ -190,7 +190,7 @@ describe("limits", () => {
     }
   });
 
-  test("a 5 MB page converts in seconds", async () => {
+  testShared("a 5 MB page converts in seconds", async () => {
     const chapter = readFileSync(join(HTML, "sicp/html/3_002e3.xhtml"), "utf8").replace(/^[\s\S]*?<body>|<\/body>[\s\S]*$/g, "");
     const body = chapter.repeat(Math.ceil(5_000_000 / chapter.length));
     const started = performance.now();
@@ -200,7 +200,7 @@ describe("limits", () => {
   }, 30_000);
 });
 
-describe("corpus", () => {
+describeShared("corpus", () => {
   test("SICP (XHTML): title, language, heading hierarchy, code as fences, footnotes kept, scripts gone", async () => {
     const doc = await convertHtml(readFileSync(join(HTML, "sicp/html/1_002e1.xhtml")), "1_002e1");
     expect(doc.title).toBe("Structure and Interpretation of Computer Programs, 2e: 1.1");

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chunkDocument } from "../src/chunk.ts";
 import { convertPdf, joinLine, NO_TEXT_LAYER, pdfDate } from "../src/convert-pdf.ts";
-import { SHARED } from "./helpers.ts";
+import { SHARED, testShared } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 const PDFS = join(SHARED, "data/corpus/pdf/pdfjs-test-pdfs");
@@ -57,7 +57,7 @@ describe("convertPdf", () => {
     expect(doc.title).toBe("Ribosomes translate messenger RNA"); // no info title: the first (largest) line
   });
 
-  test("no text layer and encryption are failures with their own reasons", async () => {
+  testShared("no text layer and encryption are failures with their own reasons", async () => {
     const scanned = await writePdf([[], []], { imageOnly: true });
     expect(convertPdf(scanned, "scan")).rejects.toThrow(NO_TEXT_LAYER);
     // issue6010_1.pdf (pdf.js test suite) is encrypted with a user password.
@@ -67,7 +67,7 @@ describe("convertPdf", () => {
     expect(convertPdf(new TextEncoder().encode("not a pdf at all"), "x")).rejects.toThrow(/^not a readable PDF: /);
   });
 
-  test("CJK text in CID fonts is read through the bundled character maps", async () => {
+  testShared("CJK text in CID fonts is read through the bundled character maps", async () => {
     // XiaoBiaoSong.pdf: a Chinese table of contents set in a CID font with a predefined CMap.
     const doc = await convertPdf(readFileSync(join(PDFS, "XiaoBiaoSong.pdf")), "x");
     expect(doc.title).toBe("目 录");

@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { chooseModel, describeModel, loadEmbedder, pool, type Embedder } from "../src/embedder.ts";
 import { ResearcherError } from "../src/errors.ts";
-import { GLOVE, tempDir } from "./helpers.ts";
+import { describeShared, GLOVE, tempDir } from "./helpers.ts";
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, v, i) => sum + v * b[i]!, 0);
 
-describe("local embedder (GloVe-SIF model folder)", () => {
+describeShared("local embedder (GloVe-SIF model folder)", () => {
   let embedder: Embedder;
   test("loads a model folder and reads its dimensions", async () => {
     embedder = await loadEmbedder(tempDir(), chooseModel({}, {}, GLOVE));

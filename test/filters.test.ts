@@ -6,7 +6,7 @@ import { parseFilter, type Filter } from "../src/filters.ts";
 import { indexRepository } from "../src/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions } from "../src/search.ts";
-import { GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, writeTree } from "./helpers.ts";
+import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 const errorOf = (input: Parameters<typeof parseFilter>[0], label?: string) => {
@@ -176,7 +176,7 @@ describe("filters inside the ranking", () => {
   });
 });
 
-describe("a selective filter still fills the page", () => {
+describeShared("a selective filter still fills the page", () => {
   const home = tempDir();
   const docs = tempDir();
   // 200 documents share the query word; 12 are tagged `pick`, and they rank last (the word once, in a long body).
@@ -217,7 +217,7 @@ describe("a selective filter still fills the page", () => {
   });
 });
 
-describe("rust-book regression (issue 14)", () => {
+describeShared("rust-book regression (issue 14)", () => {
   const home = tempDir();
   beforeAll(async () => {
     const repo = addRepository(home, { name: "rust-book", path: join(SHARED, "data/corpus/markdown/rust-book/src"), embed: false });

@@ -1,8 +1,8 @@
 /** Test fixtures: temp folders written by the test, the CLI run as a real subprocess, ../shared paths. */
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { afterAll, beforeAll, expect } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ResearcherError } from "../src/errors.ts";
 import { addRepository } from "../src/repos.ts";
 import { GLOVE, writeGloveThroughOnnx } from "./model-fixtures.ts";
@@ -10,6 +10,26 @@ import { GLOVE, writeGloveThroughOnnx } from "./model-fixtures.ts";
 export const ROOT = resolve(import.meta.dir, "..");
 export const SHARED = resolve(ROOT, "../shared");
 export { GLOVE } from "./model-fixtures.ts";
+
+/** ../shared (corpora and models) beside the checkout. CI always has it; a bare clone may not. */
+export const HAS_SHARED = existsSync(SHARED);
+const NO_SHARED = `skipped: needs ${SHARED}`;
+if (!HAS_SHARED) console.warn(`note: ${SHARED} is missing, so the tests that read its corpora or models are skipped`);
+
+/**
+ * `describe` for tests that read ../shared. Without it the block is one skipped test saying so, and its body never
+ * runs: bodies read ../shared as they declare their tests (model folders, fixtures).
+ */
+export function describeShared(label: string, body: () => void): void {
+  if (HAS_SHARED) describe(label, body);
+  else describe.skip(label, () => test(NO_SHARED, () => {}));
+}
+
+/** `test` for a test that reads ../shared: skipped, its name saying why, only when ../shared is missing. */
+export function testShared(...[label, fn, options]: Parameters<typeof test>): void {
+  if (HAS_SHARED) test(label, fn, options);
+  else test.skip(`${label} (${NO_SHARED})`, fn, options);
+}
 
 /** GloVe-SIF run through the ONNX runtime as a transformer (see model-fixtures.ts), in a temp folder. */
 export const gloveThroughOnnx = () => writeGloveThroughOnnx(tempDir("researcher-onnx-"));
@@ -36,13 +56,14 @@ const builds = new Map<string, Promise<string>>();
 
 /**
  * The compiled executable, built once per test run (per variant) into a temp folder outside the repository, so
- * it runs with node_modules unreachable, as on a user's machine.
+ * it runs with node_modules unreachable, as on a user's machine. Any user may run it (a test runs it as `nobody`).
  */
 export function executable(options: { embedModel?: string } = {}): Promise<string> {
   const key = options.embedModel ?? "";
   let build = builds.get(key);
   if (!build) {
     const dir = mkdtempSync(join(tmpdir(), "researcher-exe-"));
+    chmodSync(dir, 0o755);
     process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
     build = import("../build.ts").then(({ buildExecutable }) => buildExecutable({ ...options, outfile: join(dir, "researcher") }));
     builds.set(key, build);

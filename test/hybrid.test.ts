@@ -1,5 +1,5 @@
 /** Vector and hybrid search end to end in the library: real GloVe model, real SQLite, real usearch file. */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
@@ -8,7 +8,7 @@ import { addRepository } from "../src/repos.ts";
 import { search, SearchContext } from "../src/search.ts";
 import { repositoryStatus } from "../src/status.ts";
 import { annPath } from "../src/vectors.ts";
-import { GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
+import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const TEN = {
   "cars.md": "# Vehicles\n\nCars and trucks drive on the highway; the driver parks the car in the garage.\n",
@@ -28,7 +28,7 @@ const GRAPH = { RESEARCHER_EXACT_SCAN_BELOW: "0" };
 beforeAll(() => void (process.env.RESEARCHER_EXACT_SCAN_BELOW = "0"));
 afterAll(() => void delete process.env.RESEARCHER_EXACT_SCAN_BELOW);
 
-describe("vector and hybrid search", () => {
+describeShared("vector and hybrid search", () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, TEN);
@@ -177,7 +177,7 @@ describe("vector and hybrid search", () => {
   });
 });
 
-describe("a repository whose embedding lags behind its text", () => {
+describeShared("a repository whose embedding lags behind its text", () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "cars.md": TEN["cars.md"], "bread.md": TEN["bread.md"] });

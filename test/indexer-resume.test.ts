@@ -2,10 +2,10 @@
  * Embedding is resumable: every batch of vectors commits on its own, so a run killed mid-embedding keeps what it
  * embedded, the next run embeds only the rest, and the result is the same as one uninterrupted run.
  */
-import { expect, test } from "bun:test";
+import { expect } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
-import { cliCommand, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
+import { cliCommand, GLOVE, HOOK_TIMEOUT, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
 
 /** ~12,000 fragments of distinct text: dozens of embedding batches, so a kill can land between two of them. */
 function writeCorpus(root: string): void {
@@ -29,7 +29,7 @@ const vectors = (home: string) => {
 const status = (home: string) => JSON.parse(runCli(["status", "r", "--json"], { home }).stdout) as { fragments: number; vectors: number }[] | { fragments: number; vectors: number };
 const first = <T>(value: T | T[]) => (Array.isArray(value) ? value[0]! : value);
 
-test(
+testShared(
   "an index run killed mid-embedding keeps its batches; the next run embeds the rest, same vectors as an uninterrupted run",
   async () => {
     const docs = tempDir();

@@ -3,12 +3,12 @@
  * usearch. The case reported by an MCP client: a repository with nothing relevant still returns vector
  * neighbours, and interleaving by rank put its first one above the only exact BM25 match elsewhere.
  */
-import { beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, expect, test } from "bun:test";
 import { VECTOR_FLOOR } from "../src/fusion.ts";
 import { indexRepository } from "../src/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, SearchContext, type FragmentHit } from "../src/search.ts";
-import { GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
+import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const NOTES = {
   "rye.md": "# Rye bread\n\nMix rye flour, yeast and water into a dough, then bake the bread.\n",
@@ -32,7 +32,7 @@ const RECIPES = {
 };
 const QUERY = "yeast dough for rye bread";
 
-describe("merging repositories by calibrated evidence", () => {
+describeShared("merging repositories by calibrated evidence", () => {
   const home = tempDir();
   const context = new SearchContext();
   beforeAll(async () => {

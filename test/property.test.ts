@@ -10,7 +10,7 @@ import { makeSnippet } from "../src/snippet.ts";
 import { isResearcherError } from "../src/errors.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchResponse } from "../src/search.ts";
-import { executable, GLOVE, HOOK_TIMEOUT, SYSTEM_PATH, tempDir, writeTree } from "./helpers.ts";
+import { describeShared, executable, GLOVE, HOOK_TIMEOUT, SYSTEM_PATH, tempDir, writeTree } from "./helpers.ts";
 import { seeded } from "./seeded.ts";
 
 const SEED = Number(process.env.PROPERTY_SEED ?? 0x5eed2024);
@@ -159,7 +159,7 @@ function corpusRepository(embed: boolean) {
   return { home, repo };
 }
 
-describe(`random queries (seed ${SEED})`, () => {
+describeShared(`random queries (seed ${SEED})`, () => {
   const bm25 = corpusRepository(false);
   const hybrid = corpusRepository(true);
   beforeAll(async () => {

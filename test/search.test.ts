@@ -1,5 +1,4 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/indexer.ts";
 import { setConfigValue } from "../src/config.ts";
@@ -7,7 +6,7 @@ import { addRepository, getRepository } from "../src/repos.ts";
 import { MAX_EXCLUDED } from "../src/query.ts";
 import { BM25_WEIGHTS, search, type DocumentHit, type FragmentHit } from "../src/search.ts";
 import { Store } from "../src/store.ts";
-import { HOOK_TIMEOUT, SHARED, tempDir, writeTree } from "./helpers.ts";
+import { describeShared, HOOK_TIMEOUT, SHARED, tempDir, writeTree } from "./helpers.ts";
 
 const NASTY = [
   '"unterminated', "AND", "OR NOT", "NOT", "(a:b)", "*", "-", "--", "a*b*", "title:x", "NEAR(a b, 3)",
@@ -116,7 +115,7 @@ describe("search", () => {
 
 const RUST_BOOK = join(SHARED, "data/corpus/markdown/rust-book");
 
-describe.if(existsSync(RUST_BOOK))("the Rust book", async () => {
+describeShared("the Rust book", async () => {
   test("indexes all 112 chapters and finds a known passage", async () => {
     const home = tempDir();
     const repo = addRepository(home, { name: "rust-book", path: RUST_BOOK, embed: false });

@@ -2,13 +2,13 @@
  * Static-embedding models: the GloVe-SIF folder (an ONNX Gather over a table) read as a token table, a model2vec
  * folder written here, and a model2vec download from a stand-in hub on 127.0.0.1.
  */
-import { describe, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeModel, loadEmbedder, type Embedder } from "../src/embedder.ts";
 import { readSafetensors, writeSafetensors } from "../src/safetensors.ts";
 import { loadTokenizer } from "../src/static-embedder.ts";
-import { GLOVE, gloveThroughOnnx, SHARED, tempDir } from "./helpers.ts";
+import { describeShared, GLOVE, gloveThroughOnnx, SHARED, tempDir } from "./helpers.ts";
 
 const TEXTS = [
   "How do I reset my password?",
@@ -21,7 +21,7 @@ const TEXTS = [
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
 
-describe("a layer-free ONNX model (GloVe-SIF) as a token table", () => {
+describeShared("a layer-free ONNX model (GloVe-SIF) as a token table", () => {
   const home = tempDir();
   const onnxFolder = gloveThroughOnnx();
 
@@ -53,7 +53,7 @@ describe("a layer-free ONNX model (GloVe-SIF) as a token table", () => {
   });
 });
 
-describe("a config that promises no layers, over a model that reads context", () => {
+describeShared("a config that promises no layers, over a model that reads context", () => {
   const root = tempDir();
 
   test("runs as the transformer it is (the probe sees a token's vector change with its neighbours)", async () => {
@@ -94,7 +94,7 @@ async function expected(folder: string, text: string, table: { rows: Float32Arra
   return sum.map((x) => x / norm);
 }
 
-describe("model2vec folders", () => {
+describeShared("model2vec folders", () => {
   const root = tempDir();
 
   test("a text's vector is the mean of its known tokens' rows, weights applied", async () => {
@@ -152,7 +152,7 @@ describe("model2vec folders", () => {
   });
 });
 
-describe("pulling a model2vec model from the hub", () => {
+describeShared("pulling a model2vec model from the hub", () => {
   const root = tempDir();
   const source = join(root, "served");
   writeModel2vec(source, 8);

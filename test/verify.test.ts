@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { chmodSync, chownSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { tempPathFor } from "../src/atomic.ts";
@@ -8,12 +8,12 @@ import { Store } from "../src/store.ts";
 import { annPath } from "../src/vectors.ts";
 import { verifyRepository } from "../src/verify.ts";
 import { acquireWriterLock } from "../src/lock.ts";
-import { GLOVE, ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
+import { describeShared, GLOVE, ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 /** The name atomic.ts gives a temp file of vectors.usearch, as written by process 999999 (not running). */
 const leftover = basename(tempPathFor("/x/vectors.usearch")).replace(`.${process.pid}.`, ".999999.");
 
-describe("verify", () => {
+describeShared("verify", () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "cars.md": "# Cars\n\nThe driver parks the car.\n", "bread.md": "# Bread\n\nKnead the dough.\n" });

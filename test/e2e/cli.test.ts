@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cliCommand, executable, GLOVE, HOOK_TIMEOUT, runCli, SYSTEM_PATH, tempDir, useCliCommand, writeTree } from "../helpers.ts";
+import { cliCommand, executable, GLOVE, HOOK_TIMEOUT, runCli, SYSTEM_PATH, tempDir, testShared, useCliCommand, writeTree } from "../helpers.ts";
 
 beforeAll(async () => useCliCommand([await executable()]), HOOK_TIMEOUT);
 
@@ -54,7 +54,7 @@ describe("researcher CLI", () => {
     expect(cli("search", "dogs", "--files", "--mode", "bm25").stdout).toBe("");
   });
 
-  test("search --json follows the documented contract", () => {
+  testShared("search --json follows the documented contract", () => {
     const result = JSON.parse(cli("search", "turtles", "steady", "--json").stdout);
     expect(Object.keys(result)).toEqual(["query", "mode", "repositories", "offset", "total", "results"]);
     expect(result).toMatchObject({ query: "turtles steady", mode: "hybrid", repositories: ["notes"], offset: 0 });

@@ -1,8 +1,8 @@
 /** The single-file executable on its own: no node_modules, no bun on PATH, native parts unpacked on first run. */
-import { beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { executable, GLOVE, gloveThroughOnnx, HOOK_TIMEOUT, runCli, SHARED, SYSTEM_PATH, tempDir, useCliCommand, writeTree } from "../helpers.ts";
+import { describeShared, executable, GLOVE, gloveThroughOnnx, HOOK_TIMEOUT, runCli, SHARED, SYSTEM_PATH, tempDir, useCliCommand, writeTree } from "../helpers.ts";
 import { paragraph, writePdf } from "../pdf-fixtures.ts";
 
 const DOCS = {
@@ -11,7 +11,7 @@ const DOCS = {
   "space.md": "# Astronomy\n\nThe telescope observed a distant galaxy and several planets orbiting a star.\n",
 };
 
-describe("compiled executable", () => {
+describeShared("compiled executable", () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, DOCS);
@@ -120,7 +120,7 @@ describe("compiled executable", () => {
   });
 });
 
-describe("executable reads every format", () => {
+describeShared("executable reads every format", () => {
   const home = tempDir();
   const docs = tempDir();
   const cli = (...args: string[]) => runCli(args, { home });
@@ -155,7 +155,7 @@ describe("executable reads every format", () => {
   });
 });
 
-describe("executable with an embedded model", () => {
+describeShared("executable with an embedded model", () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, DOCS);

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { executable, GLOVE, HOOK_TIMEOUT, runCli, SYSTEM_PATH, tempDir, useCliCommand, writeTree } from "../helpers.ts";
+import { executable, GLOVE, HOOK_TIMEOUT, runCli, SYSTEM_PATH, tempDir, testShared, useCliCommand, writeTree } from "../helpers.ts";
 
 const home = tempDir();
 const docs = tempDir();
@@ -85,7 +85,7 @@ describe("MCP over stdio", () => {
     expect(result.structuredContent).toEqual(cli);
   });
 
-  test("hybrid and vector search through the kept-open model", async () => {
+  testShared("hybrid and vector search through the kept-open model", async () => {
     const hybrid = await call("search_fragments", { query: "automobile", n_results: 1 });
     expect(hybrid.structuredContent).toMatchObject({ mode: "hybrid", results: [{ path: "cars.md" }] });
     const filtered = await call("search_fragments", { query: "telescope galaxy", filter: "notes/**" });
@@ -360,7 +360,7 @@ function rawServer() {
 }
 
 describe("stdio: closing and bad params", () => {
-  test("calls still running when stdin closes are answered before the server exits", async () => {
+  testShared("calls still running when stdin closes are answered before the server exits", async () => {
     const { proc, send, answers } = rawServer();
     send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search_fragments", arguments: { query: "automobile", mode: "hybrid", repositories: ["docs"] } } });
     send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_index_status", arguments: {} } });

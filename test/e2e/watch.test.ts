@@ -1,8 +1,8 @@
 /** `researcher watch --json` in the compiled executable: JSON lines per batch, searchable at once, a clean SIGTERM. */
-import { beforeAll, expect, test } from "bun:test";
+import { beforeAll, expect } from "bun:test";
 import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { executable, GLOVE, HOOK_TIMEOUT, SYSTEM_PATH, tempDir, writeTree } from "../helpers.ts";
+import { executable, GLOVE, HOOK_TIMEOUT, SYSTEM_PATH, tempDir, testShared, writeTree } from "../helpers.ts";
 
 let exe: string;
 beforeAll(async () => {
@@ -30,7 +30,7 @@ function lines(stream: ReadableStream<Uint8Array>): () => Promise<Record<string,
   };
 }
 
-test("researcher watch --json: a line per batch, the change searchable, SIGTERM exits 0", async () => {
+testShared("researcher watch --json: a line per batch, the change searchable, SIGTERM exits 0", async () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "bread.md": "# Baking\n\nKnead the dough, then bake the loaf.\n" });
