@@ -27,7 +27,7 @@ function patch(source: string, from: string, to: string, where: string): string 
   return source.replace(from, to);
 }
 
-const nativeModule = JSON.stringify(join(ROOT, "src/native.ts"));
+const nativeModule = JSON.stringify(join(ROOT, "src/embed/native.ts"));
 const fileImport = (path: string) => `require(${JSON.stringify(`embedded-file:${path}`)})`;
 
 function plugin(target: Target, embedModel: string | undefined): BunPlugin {
@@ -166,7 +166,7 @@ export async function buildExecutable(options: { target?: Target; embedModel?: s
   mkdirSync(resolve(outfile, ".."), { recursive: true });
   const result = await Bun.build({
     // The conversion worker is its own entry point: workers in an executable must be listed (Bun's docs).
-    entrypoints: [join(ROOT, "src/main.ts"), join(ROOT, "src/convert-worker.ts")],
+    entrypoints: [join(ROOT, "src/main.ts"), join(ROOT, "src/convert/worker.ts")],
     compile: { target: `bun-${target}` as "bun-linux-x64", outfile },
     format: "esm",
     bytecode: true,

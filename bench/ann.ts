@@ -9,11 +9,11 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chooseModel, EmbedderCache } from "../src/embedder.ts";
-import { indexRepository } from "../src/indexer.ts";
+import { chooseModel, EmbedderCache } from "../src/embed/embedder.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository, listRepositories } from "../src/repos.ts";
-import { Store } from "../src/store.ts";
-import { annPath, MIN_RECALL, searchVectors } from "../src/vectors.ts";
+import { Store } from "../src/store/store.ts";
+import { annPath, MIN_RECALL, searchVectors } from "../src/search/vectors.ts";
 import { table, writeSection } from "./report.ts";
 import { mean, percentile, readQueries, requireShared, SHARED, writeCorpus } from "./scifact.ts";
 

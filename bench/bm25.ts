@@ -6,12 +6,12 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { buildExecutable } from "../build.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { indexRepository } from "../src/indexer.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { parseFilter } from "../src/filters.ts";
-import { search, SearchContext } from "../src/search.ts";
-import { RARE_FIRST } from "../src/bm25.ts";
-import { repositoryStatus } from "../src/status.ts";
+import { parseFilter } from "../src/search/filters.ts";
+import { search, SearchContext } from "../src/search/search.ts";
+import { RARE_FIRST } from "../src/search/bm25.ts";
+import { repositoryStatus } from "../src/store/status.ts";
 import { table, writeSection } from "./report.ts";
 import { docIdOf, mean, ndcg, percentile, readQrels, readQueries, recall, requireShared, SHARED, writeCorpus } from "./scifact.ts";
 

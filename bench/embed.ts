@@ -5,11 +5,11 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { chooseModel, loadEmbedder } from "../src/embedder.ts";
-import { chunkDocument } from "../src/chunk.ts";
-import { convertMarkdown } from "../src/convert.ts";
-import { embeddingText } from "../src/indexer.ts";
-import { HEADING_SEPARATOR } from "../src/store.ts";
+import { chooseModel, loadEmbedder } from "../src/embed/embedder.ts";
+import { chunkDocument } from "../src/index/chunk.ts";
+import { convertMarkdown } from "../src/convert/convert.ts";
+import { embeddingText } from "../src/index/indexer.ts";
+import { HEADING_SEPARATOR } from "../src/store/store.ts";
 import { table, writeSection } from "./report.ts";
 import { requireShared, SCIFACT, SHARED } from "./scifact.ts";
 

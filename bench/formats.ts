@@ -10,10 +10,10 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { PDFDocument, StandardFonts, type PDFFont } from "pdf-lib";
 import { buildExecutable } from "../build.ts";
-import { ConvertPool } from "../src/convert-pool.ts";
-import { indexRepository } from "../src/indexer.ts";
+import { ConvertPool } from "../src/convert/pool.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { search, SearchContext } from "../src/search.ts";
+import { search, SearchContext } from "../src/search/search.ts";
 import { table, writeSection } from "./report.ts";
 import { mean, ndcg, readQrels, readQueries, requireShared, SCIFACT, SHARED } from "./scifact.ts";
 

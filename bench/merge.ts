@@ -7,9 +7,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { indexRepository } from "../src/indexer.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { search, SearchContext, type DocumentHit, type SearchMode } from "../src/search.ts";
+import { search, SearchContext, type DocumentHit, type SearchMode } from "../src/search/search.ts";
 import { table, writeSection } from "./report.ts";
 import { docIdOf, mean, ndcg, percentile, readQrels, readQueries, requireShared, SHARED, writeCorpus } from "./scifact.ts";
 

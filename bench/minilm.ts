@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { buildExecutable } from "../build.ts";
-import { indexRepository } from "../src/indexer.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { search, SearchContext, type SearchMode } from "../src/search.ts";
+import { search, SearchContext, type SearchMode } from "../src/search/search.ts";
 import { table, writeSection } from "./report.ts";
 import { percentile, readQueries, requireShared, SHARED, writeCorpus } from "./scifact.ts";
 

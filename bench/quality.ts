@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { buildExecutable } from "../build.ts";
-import { indexRepository } from "../src/indexer.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { search, SearchContext, type SearchMode } from "../src/search.ts";
+import { search, SearchContext, type SearchMode } from "../src/search/search.ts";
 import { table, writeSection } from "./report.ts";
 import { docIdOf, mean, ndcg, percentile, readQrels, readQueries, recall, requireShared, SHARED, writeCorpus } from "./scifact.ts";
 

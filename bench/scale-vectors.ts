@@ -17,10 +17,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildExecutable } from "../build.ts";
-import { chooseModel, EmbedderCache } from "../src/embedder.ts";
+import { chooseModel, EmbedderCache } from "../src/embed/embedder.ts";
 import { addRepository } from "../src/repos.ts";
-import { Store } from "../src/store.ts";
-import { annPath, searchVectors, syncVectorIndex } from "../src/vectors.ts";
+import { Store } from "../src/store/store.ts";
+import { annPath, searchVectors, syncVectorIndex } from "../src/search/vectors.ts";
 import { table, writeSection } from "./report.ts";
 import { seeded } from "../test/seeded.ts";
 import { runExe } from "./scale.ts";

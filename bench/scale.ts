@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildExecutable } from "../build.ts";
-import { search, SearchContext } from "../src/search.ts";
+import { search, SearchContext } from "../src/search/search.ts";
 import { commit } from "../src/version.ts";
 import { table, writeSection } from "./report.ts";
 import { percentile, requireShared, SCIFACT } from "./scifact.ts";

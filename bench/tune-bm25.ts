@@ -5,11 +5,11 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { indexRepository } from "../src/indexer.ts";
-import { parseQuery } from "../src/query.ts";
+import { indexRepository } from "../src/index/indexer.ts";
+import { parseQuery } from "../src/search/query.ts";
 import { addRepository } from "../src/repos.ts";
 import { setConfigValue } from "../src/config.ts";
-import { Store } from "../src/store.ts";
+import { Store } from "../src/store/store.ts";
 import { docIdOf, mean, ndcg, readQrels, readQueries, requireShared, writeCorpus } from "./scifact.ts";
 
 requireShared();

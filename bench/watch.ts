@@ -7,10 +7,10 @@
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { indexRepository } from "../src/indexer.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository, type Repository } from "../src/repos.ts";
-import { search, SearchContext } from "../src/search.ts";
-import { watchRepositories, type WatchBatch } from "../src/watch.ts";
+import { search, SearchContext } from "../src/search/search.ts";
+import { watchRepositories, type WatchBatch } from "../src/serve/watch.ts";
 import { table, writeSection } from "./report.ts";
 
 const ROOT = resolve(import.meta.dir, "..");

@@ -8,12 +8,12 @@
  *   const { results } = await search(home, { query: "retry policy" });
  */
 export { loadConfig, resolveHome, setConfigValue, type Config } from "./config.ts";
-export { readDocument, readDocuments, resolveDocumentRef, type DocumentText } from "./documents.ts";
-export { chooseModel, describeModel, EmbedderCache, KNOWN_MODELS, loadEmbedder, type Embedder, type ModelInfo } from "./embedder.ts";
+export { readDocument, readDocuments, resolveDocumentRef, type DocumentText } from "./search/documents.ts";
+export { chooseModel, describeModel, EmbedderCache, KNOWN_MODELS, loadEmbedder, type Embedder, type ModelInfo } from "./embed/embedder.ts";
 export { ERROR_CODES, ResearcherError, type ErrorCode } from "./errors.ts";
-export { parseFilter, type Filter, type FilterJson } from "./filters.ts";
-export { indexRepository, removeDocument, type IndexOptions, type IndexProgress, type IndexSummary } from "./indexer.ts";
+export { parseFilter, type Filter, type FilterJson } from "./search/filters.ts";
+export { indexRepository, removeDocument, type IndexOptions, type IndexProgress, type IndexSummary } from "./index/indexer.ts";
 export { addRepository, getRepository, listRepositories, removeRepository, type Repository } from "./repos.ts";
-export { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions, type SearchResponse } from "./search.ts";
-export { repositoryStatus, type RepositoryStatus } from "./status.ts";
-export { watchRepositories, type WatchBatch, type WatchHandle, type WatchOptions, type WatchStatus } from "./watch.ts";
+export { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions, type SearchResponse } from "./search/search.ts";
+export { repositoryStatus, type RepositoryStatus } from "./store/status.ts";
+export { watchRepositories, type WatchBatch, type WatchHandle, type WatchOptions, type WatchStatus } from "./serve/watch.ts";

@@ -2,12 +2,12 @@
 import { afterAll, beforeAll, expect } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { indexFiles, indexRepository } from "../src/indexer.ts";
+import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { search } from "../src/search.ts";
-import { Store } from "../src/store.ts";
-import { annPath, vectorIndexState } from "../src/vectors.ts";
-import { verifyRepository } from "../src/verify.ts";
+import { search } from "../src/search/search.ts";
+import { Store } from "../src/store/store.ts";
+import { annPath, vectorIndexState } from "../src/search/vectors.ts";
+import { verifyRepository } from "../src/index/verify.ts";
 import { GLOVE, tempDir, testShared, writeTree } from "./helpers.ts";
 
 // Through the graph even for this small repository, as in a large one.

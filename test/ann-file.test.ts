@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Index, MetricKind, ScalarKind } from "usearch";
-import { annFileProblem } from "../src/ann-file.ts";
+import { annFileProblem } from "../src/search/ann-file.ts";
 import { tempDir } from "./helpers.ts";
 
 const DIMS = 16;

@@ -2,12 +2,12 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { seeded } from "./seeded.ts";
-import { impactSettings, RARE_FIRST, rankOneWord, rankRareFirst } from "../src/bm25.ts";
-import { indexRepository } from "../src/indexer.ts";
-import { parseQuery } from "../src/query.ts";
+import { impactSettings, RARE_FIRST, rankOneWord, rankRareFirst } from "../src/search/bm25.ts";
+import { indexRepository } from "../src/index/indexer.ts";
+import { parseQuery } from "../src/search/query.ts";
 import { addRepository, type Repository } from "../src/repos.ts";
-import { BM25_WEIGHTS, search } from "../src/search.ts";
-import { Store } from "../src/store.ts";
+import { BM25_WEIGHTS, search } from "../src/search/search.ts";
+import { Store } from "../src/store/store.ts";
 import { HOOK_TIMEOUT, tempDir, writeTree } from "./helpers.ts";
 
 // A Zipf-like vocabulary: a few words in most fragments, many in few, as in real text.

@@ -5,12 +5,12 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { vectorCalibration } from "../src/calibration.ts";
-import { fusionWeight, LEXICAL_WEIGHT } from "../src/fusion.ts";
-import { indexRepository } from "../src/indexer.ts";
+import { vectorCalibration } from "../src/search/calibration.ts";
+import { fusionWeight, LEXICAL_WEIGHT } from "../src/search/fusion.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { search, SearchContext, type FragmentHit } from "../src/search.ts";
-import { Store } from "../src/store.ts";
+import { search, SearchContext, type FragmentHit } from "../src/search/search.ts";
+import { Store } from "../src/store/store.ts";
 import { describeShared, GLOVE, HOOK_TIMEOUT, SHARED, standInEmbeddingServer, tempDir } from "./helpers.ts";
 
 const RUST_BOOK = join(SHARED, "data/corpus/markdown/rust-book");

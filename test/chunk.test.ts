@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { chunkDocument } from "../src/chunk.ts";
-import { convertFile, convertMarkdown } from "../src/convert.ts";
+import { chunkDocument } from "../src/index/chunk.ts";
+import { convertFile, convertMarkdown } from "../src/convert/convert.ts";
 
 const md = (text: string) => convertMarkdown(text, "fallback");
 

@@ -21,7 +21,7 @@ describe("model clear", () => {
     const home = populatedHome();
     const outside = tempDir();
     mkdirSync(join(outside, "keep"));
-    for (const id of ["..", "../..", "Owner/../..", "./..", join(outside, "keep"), "Owner/model-a/../../../config.yaml", "."]) {
+    for (const id of ["..", "../..", "Owner/../..", "..", join(outside, "keep"), "Owner/model-a/../../../config.yaml", "."]) {
       const result = runCli(["model", "clear", id], { home });
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(/^error: .*model/);

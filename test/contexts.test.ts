@@ -1,9 +1,9 @@
 /** Contexts on path prefixes and repositories ranked for a query: the CLI, the library and MCP see the same. */
 import { describe, expect, test } from "bun:test";
-import { indexRepository } from "../src/indexer.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addContext, addRepository, contextFor, getRepository, listContexts, removeContext } from "../src/repos.ts";
-import { repositoriesFor } from "../src/results.ts";
-import { search } from "../src/search.ts";
+import { repositoriesFor } from "../src/search/results.ts";
+import { search } from "../src/search/search.ts";
 import { runCli, tempDir, writeTree } from "./helpers.ts";
 
 describe("contexts on path prefixes", () => {

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Glob } from "bun";
 import { strToU8, zipSync } from "fflate";
-import { convertEpub } from "../src/convert-epub.ts";
+import { convertEpub } from "../src/convert/epub.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { conversionFailure as failure, describeShared, SHARED } from "./helpers.ts";
 

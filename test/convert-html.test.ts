@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { convertHtml, decodeHtml, htmlToMarkdown } from "../src/convert-html.ts";
+import { convertHtml, decodeHtml, htmlToMarkdown } from "../src/convert/html.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { describeShared, SHARED, testShared } from "./helpers.ts";
 

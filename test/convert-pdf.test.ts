@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { chunkDocument } from "../src/chunk.ts";
-import { convertPdf, joinLine, NO_TEXT_LAYER, pdfDate } from "../src/convert-pdf.ts";
+import { chunkDocument } from "../src/index/chunk.ts";
+import { convertPdf, joinLine, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
 import { SHARED, testShared } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 

@@ -3,7 +3,7 @@ import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { closeSync, existsSync, openSync, readdirSync, statSync, truncateSync, writeSync } from "node:fs";
 import { addRepository } from "../src/repos.ts";
-import { Store } from "../src/store.ts";
+import { Store } from "../src/store/store.ts";
 import { runCli, tempDir, writeTree } from "./helpers.ts";
 
 /** Enough documents for an index.db of many pages. */

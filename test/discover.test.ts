@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { discoverFiles, isCandidate, parseIgnoreLine } from "../src/discover.ts";
+import { discoverFiles, isCandidate, parseIgnoreLine } from "../src/index/discover.ts";
 import { tempDir, writeTree } from "./helpers.ts";
 
 describe("discoverFiles", () => {

@@ -1,7 +1,7 @@
 /** Reading indexed documents back: every ref form, line ranges at the edges, refusals, suggestions, listings. */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { indexRepository } from "../src/indexer.ts";
-import { closePaths, documentInfo, editDistance, listDocuments, readDocument, readDocuments, resolveDocumentRef } from "../src/documents.ts";
+import { indexRepository } from "../src/index/indexer.ts";
+import { closePaths, documentInfo, editDistance, listDocuments, readDocument, readDocuments, resolveDocumentRef } from "../src/search/documents.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { addRepository, getRepository } from "../src/repos.ts";
 import { rmSync } from "node:fs";

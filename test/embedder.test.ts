@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chooseModel, describeModel, loadEmbedder, pool, type Embedder } from "../src/embedder.ts";
+import { chooseModel, describeModel, loadEmbedder, pool, type Embedder } from "../src/embed/embedder.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { describeShared, GLOVE, tempDir } from "./helpers.ts";
 

@@ -2,10 +2,10 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { utimesSync } from "node:fs";
 import { join } from "node:path";
-import { parseFilter, type Filter } from "../src/filters.ts";
-import { indexRepository } from "../src/indexer.ts";
+import { parseFilter, type Filter } from "../src/search/filters.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions } from "../src/search.ts";
+import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions } from "../src/search/search.ts";
 import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { fuseHybrid, mergeLists, mergeScore, VECTOR_FLOOR } from "../src/fusion.ts";
+import { fuseHybrid, mergeLists, mergeScore, VECTOR_FLOOR } from "../src/search/fusion.ts";
 
 describe("fuseHybrid", () => {
   test("a confident BM25 gap survives a weak vector vote; agreement wins", () => {

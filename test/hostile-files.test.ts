@@ -5,11 +5,11 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { convertMarkdown } from "../src/convert.ts";
-import { indexRepository, type IndexOptions } from "../src/indexer.ts";
+import { convertMarkdown } from "../src/convert/convert.ts";
+import { indexRepository, type IndexOptions } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { search } from "../src/search.ts";
-import { Store } from "../src/store.ts";
+import { search } from "../src/search/search.ts";
+import { Store } from "../src/store/store.ts";
 import { estimateTokens } from "../src/text.ts";
 import { tempDir, writeTree } from "./helpers.ts";
 

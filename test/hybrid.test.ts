@@ -2,12 +2,12 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { indexRepository } from "../src/indexer.ts";
-import { processStartTime } from "../src/lock.ts";
+import { indexRepository } from "../src/index/indexer.ts";
+import { processStartTime } from "../src/store/lock.ts";
 import { addRepository } from "../src/repos.ts";
-import { search, SearchContext } from "../src/search.ts";
-import { repositoryStatus } from "../src/status.ts";
-import { annPath } from "../src/vectors.ts";
+import { search, SearchContext } from "../src/search/search.ts";
+import { repositoryStatus } from "../src/store/status.ts";
+import { annPath } from "../src/search/vectors.ts";
 import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const TEN = {

@@ -4,10 +4,10 @@ import { chmodSync, chownSync, existsSync, mkdirSync, renameSync, rmSync, statSy
 import { join } from "node:path";
 import { strToU8, zipSync } from "fflate";
 import { setConfigValue } from "../src/config.ts";
-import { indexFiles, indexRepository } from "../src/indexer.ts";
+import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { search } from "../src/search.ts";
-import { Store } from "../src/store.ts";
+import { search } from "../src/search/search.ts";
+import { Store } from "../src/store/store.ts";
 import { bm25Repository, executable, HOOK_TIMEOUT, ROOT, SYSTEM_PATH, tempDir, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 

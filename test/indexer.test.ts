@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { indexRepository, WRITE_BATCHES } from "../src/indexer.ts";
-import { search } from "../src/search.ts";
-import { FULL_TEXT_MERGE, Store } from "../src/store.ts";
+import { indexRepository, WRITE_BATCHES } from "../src/index/indexer.ts";
+import { search } from "../src/search/search.ts";
+import { FULL_TEXT_MERGE, Store } from "../src/store/store.ts";
 import { bm25Repository } from "./helpers.ts";
 
 const paths = async (home: string, query: string) => (await search(home, { query, limit: 50 })).results.map((r) => r.path);

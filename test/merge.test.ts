@@ -4,10 +4,10 @@
  * neighbours, and interleaving by rank put its first one above the only exact BM25 match elsewhere.
  */
 import { beforeAll, expect, test } from "bun:test";
-import { VECTOR_FLOOR } from "../src/fusion.ts";
-import { indexRepository } from "../src/indexer.ts";
+import { VECTOR_FLOOR } from "../src/search/fusion.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { search, SearchContext, type FragmentHit } from "../src/search.ts";
+import { search, SearchContext, type FragmentHit } from "../src/search/search.ts";
 import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const NOTES = {

@@ -4,12 +4,12 @@
  * Queries come from a seeded PRNG; set PROPERTY_SEED to replay a failure (the seed and the query are printed).
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { indexRepository } from "../src/indexer.ts";
-import { parseQuery } from "../src/query.ts";
-import { makeSnippet } from "../src/snippet.ts";
+import { indexRepository } from "../src/index/indexer.ts";
+import { parseQuery } from "../src/search/query.ts";
+import { makeSnippet } from "../src/search/snippet.ts";
 import { isResearcherError } from "../src/errors.ts";
 import { addRepository } from "../src/repos.ts";
-import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchResponse } from "../src/search.ts";
+import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchResponse } from "../src/search/search.ts";
 import { describeShared, executable, GLOVE, HOOK_TIMEOUT, SYSTEM_PATH, tempDir, writeTree } from "./helpers.ts";
 import { seeded } from "./seeded.ts";
 

@@ -3,7 +3,7 @@
  * (stand-ins for the external services; our own client code is what runs).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { chooseModel, loadEmbedder } from "../src/embedder.ts";
+import { chooseModel, loadEmbedder } from "../src/embed/embedder.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli, tempDir } from "./helpers.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { parseQuery } from "../src/query.ts";
+import { parseQuery } from "../src/search/query.ts";
 
 describe("parseQuery", () => {
   test("natural questions become an OR of meaningful words", () => {

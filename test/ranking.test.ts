@@ -3,12 +3,12 @@
  * restricts that list without rescoring it, and repos-for ordered by calibrated evidence. Real indexes, real GloVe.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { parseFilter } from "../src/filters.ts";
-import { RARE_FIRST } from "../src/bm25.ts";
-import { indexRepository } from "../src/indexer.ts";
+import { parseFilter } from "../src/search/filters.ts";
+import { RARE_FIRST } from "../src/search/bm25.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { repositoriesFor } from "../src/results.ts";
-import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions, type SearchResponse } from "../src/search.ts";
+import { repositoriesFor } from "../src/search/results.ts";
+import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions, type SearchResponse } from "../src/search/search.ts";
 import { GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const WORDS = [

@@ -8,9 +8,9 @@ import { mkdirSync, renameSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { discoverFiles } from "../src/discover.ts";
-import { prepareDocument } from "../src/indexer.ts";
-import { ConvertPool } from "../src/convert-pool.ts";
+import { discoverFiles } from "../src/index/discover.ts";
+import { prepareDocument } from "../src/index/indexer.ts";
+import { ConvertPool } from "../src/convert/pool.ts";
 import { cliCommand, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const SECRET = "outside secret words";

@@ -4,15 +4,15 @@
  */
 import { expect, test } from "bun:test";
 import { join } from "node:path";
-import { indexRepository } from "../src/indexer.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { search, SearchContext } from "../src/search.ts";
+import { search, SearchContext } from "../src/search/search.ts";
 import { ROOT, tempDir, writeTree } from "./helpers.ts";
 
 const WRITER = `
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { indexRepository } from ${JSON.stringify(join(ROOT, "src/indexer.ts"))};
+import { indexRepository } from ${JSON.stringify(join(ROOT, "src/index/indexer.ts"))};
 import { getRepository } from ${JSON.stringify(join(ROOT, "src/repos.ts"))};
 const [home, docs, until] = process.argv.slice(2);
 const repo = getRepository(home, "live");

@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { indexRepository } from "../src/indexer.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { setConfigValue } from "../src/config.ts";
 import { addRepository, getRepository } from "../src/repos.ts";
-import { MAX_EXCLUDED } from "../src/query.ts";
-import { BM25_WEIGHTS, search, type DocumentHit, type FragmentHit } from "../src/search.ts";
-import { Store } from "../src/store.ts";
+import { MAX_EXCLUDED } from "../src/search/query.ts";
+import { BM25_WEIGHTS, search, type DocumentHit, type FragmentHit } from "../src/search/search.ts";
+import { Store } from "../src/store/store.ts";
 import { describeShared, HOOK_TIMEOUT, SHARED, tempDir, writeTree } from "./helpers.ts";
 
 const NASTY = [

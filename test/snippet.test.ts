@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
-import { parseQuery } from "../src/query.ts";
-import { makeSnippet } from "../src/snippet.ts";
+import { parseQuery } from "../src/search/query.ts";
+import { makeSnippet } from "../src/search/snippet.ts";
 
 const marked = (text: string, query: string) => {
   const snippet = makeSnippet(text, parseQuery(query).highlight);

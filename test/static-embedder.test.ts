@@ -5,9 +5,9 @@
 import { expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describeModel, loadEmbedder, type Embedder } from "../src/embedder.ts";
-import { readSafetensors, writeSafetensors } from "../src/safetensors.ts";
-import { loadTokenizer } from "../src/static-embedder.ts";
+import { describeModel, loadEmbedder, type Embedder } from "../src/embed/embedder.ts";
+import { readSafetensors, writeSafetensors } from "../src/embed/safetensors.ts";
+import { loadTokenizer } from "../src/embed/static-embedder.ts";
 import { describeShared, GLOVE, gloveThroughOnnx, SHARED, tempDir } from "./helpers.ts";
 
 const TEXTS = [

@@ -2,11 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { indexRepository } from "../src/indexer.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository, type Repository } from "../src/repos.ts";
-import { search } from "../src/search.ts";
-import { repositoryStatus } from "../src/status.ts";
-import { Store } from "../src/store.ts";
+import { search } from "../src/search/search.ts";
+import { repositoryStatus } from "../src/store/status.ts";
+import { Store } from "../src/store/store.ts";
 import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 test("an index written by schema version 1 is upgraded (v2: owner index; v3: page_end, formats as file types; v4: impact lists) in place when opened", async () => {
@@ -107,7 +107,7 @@ function repositoryStatusOrError(repo: Repository): unknown {
 
 /** Opens the store in a loop: a writer (as `index` does) once, a reader until it sees an index. */
 const OPENER = `
-import { Store } from ${JSON.stringify(join(ROOT, "src/store.ts"))};
+import { Store } from ${JSON.stringify(join(ROOT, "src/store/store.ts"))};
 const [dir, role, until] = process.argv.slice(2);
 const seen = new Set();
 if (role === "writer") Bun.sleepSync(Math.random() * 30);

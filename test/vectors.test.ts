@@ -7,11 +7,11 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { indexRepository } from "../src/indexer.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository, type Repository } from "../src/repos.ts";
-import { Store } from "../src/store.ts";
-import { verifyRepository } from "../src/verify.ts";
-import { annPath, EXACT_SCAN_BELOW, MIN_RECALL, searchVectors, syncVectorIndex, vectorIndexState } from "../src/vectors.ts";
+import { Store } from "../src/store/store.ts";
+import { verifyRepository } from "../src/index/verify.ts";
+import { annPath, EXACT_SCAN_BELOW, MIN_RECALL, searchVectors, syncVectorIndex, vectorIndexState } from "../src/search/vectors.ts";
 import { HOOK_TIMEOUT, ROOT, standInEmbeddingServer, tempDir, writeTree } from "./helpers.ts";
 
 const DIMS = 100;
@@ -114,8 +114,8 @@ describe("ANN recall", () => {
     const script = join(tempDir(), "search.ts");
     writeFileSync(
       script,
-      `import { Store } from ${JSON.stringify(join(ROOT, "src/store.ts"))};
-       import { searchVectors } from ${JSON.stringify(join(ROOT, "src/vectors.ts"))};
+      `import { Store } from ${JSON.stringify(join(ROOT, "src/store/store.ts"))};
+       import { searchVectors } from ${JSON.stringify(join(ROOT, "src/search/vectors.ts"))};
        await import("usearch");
        const rchar = () => Number(/rchar: (\\d+)/.exec(require("node:fs").readFileSync("/proc/self/io", "utf8"))[1]);
        const store = Store.open(${JSON.stringify(dir)});

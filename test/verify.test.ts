@@ -1,13 +1,13 @@
 import { expect, test } from "bun:test";
 import { chmodSync, chownSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { tempPathFor } from "../src/atomic.ts";
-import { indexRepository } from "../src/indexer.ts";
+import { tempPathFor } from "../src/store/atomic.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { Store } from "../src/store.ts";
-import { annPath } from "../src/vectors.ts";
-import { verifyRepository } from "../src/verify.ts";
-import { acquireWriterLock } from "../src/lock.ts";
+import { Store } from "../src/store/store.ts";
+import { annPath } from "../src/search/vectors.ts";
+import { verifyRepository } from "../src/index/verify.ts";
+import { acquireWriterLock } from "../src/store/lock.ts";
 import { describeShared, GLOVE, ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 /** The name atomic.ts gives a temp file of vectors.usearch, as written by process 999999 (not running). */

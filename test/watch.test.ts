@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
-import { indexRepository } from "../src/indexer.ts";
+import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository, type Repository } from "../src/repos.ts";
-import { search } from "../src/search.ts";
-import { Store } from "../src/store.ts";
-import { watchRepositories, type WatchBatch, type WatchHandle } from "../src/watch.ts";
+import { search } from "../src/search/search.ts";
+import { Store } from "../src/store/store.ts";
+import { watchRepositories, type WatchBatch, type WatchHandle } from "../src/serve/watch.ts";
 import { tempDir, writeTree } from "./helpers.ts";
 
 const WAIT_MS = 15_000;

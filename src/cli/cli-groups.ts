@@ -1,0 +1,184 @@
+/** The command groups of the CLI: `researcher repo|config|model|context <action>`, each with its own parser. */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { cac, type CAC } from "cac";
+import { configPath, loadConfig, setConfigValue } from "../config.ts";
+import { chooseModel, clearModels, describeModel, loadEmbedder, modelsDir } from "../embed/embedder.ts";
+import { ResearcherError } from "../errors.ts";
+import { downloadProgress, globals, home, json, list, out, type Flags } from "./cli-options.ts";
+import { repositoryJson, repositoryListText, styleFor } from "./render.ts";
+import {
+  addContext,
+  addRepository,
+  listContexts,
+  listRepositories,
+  removeContext,
+  removeRepository,
+  type AddRepositoryInput,
+} from "../repos.ts";
+import { stderr, stdout } from "./terminal.ts";
+import { stringifyYaml } from "../yaml.ts";
+
+function embeddingFlags(flags: Flags): AddRepositoryInput["embedding"] {
+  const provider = flags.embeddingProvider;
+  if (provider !== undefined && provider !== "local" && provider !== "ollama" && provider !== "openai") {
+    throw new ResearcherError("USAGE", `--embedding-provider must be local, ollama or openai (got ${provider})`);
+  }
+  const model = flags.embeddingModel === undefined ? undefined : String(flags.embeddingModel);
+  return {
+    ...(provider ? { provider } : {}),
+    ...(model ? { model: existsSync(model) ? resolve(model) : model } : {}),
+  };
+}
+
+
+export const GROUPS: Record<string, { description: string; build: () => CAC }> = {
+  repo: { description: "Manage repositories: add, remove, list", build: repoCli },
+  config: { description: "Show or change config.yaml: show, path, set", build: configCli },
+  model: { description: "Embedding models: show, pull, set, clear", build: modelCli },
+  context: { description: "Say what the documents under a path are: add, list, remove", build: contextCli },
+};
+
+function contextCli(): CAC {
+  const cli = globals(cac("researcher context"));
+  cli
+    .command("add <target> <text>", "Describe the documents under repo:prefix (the longest prefix is a result's context)")
+    .example('  researcher context add rust-book:ch16 "Concurrency chapter"')
+    .action((target: string, text: string, flags: Flags) => {
+      const added = addContext(home(flags), String(target), String(text));
+      out(`context ${added.repository}:${added.prefix} → ${added.context}\n`);
+    });
+  cli
+    .command("remove <target>", "Forget the context of repo:prefix")
+    .example("  researcher context remove rust-book:ch16")
+    .action((target: string, flags: Flags) => {
+      const removed = removeContext(home(flags), String(target));
+      out(`removed context ${removed.repository}:${removed.prefix}\n`);
+    });
+  cli
+    .command("list", "Every context, by repository and prefix")
+    .option("--json", "Print [{repository, prefix, context}]")
+    .example("  researcher context list --json")
+    .action((flags: Flags) => {
+      const contexts = listContexts(home(flags));
+      if (flags.json) return json(contexts);
+      if (contexts.length === 0) stderr.write("no contexts yet: researcher context add <repo>:<prefix> <text>\n");
+      out(contexts.map((c) => `${c.repository}:${c.prefix}\t${c.context}\n`).join(""));
+    });
+  return cli;
+}
+
+function repoCli(): CAC {
+  const cli = globals(cac("researcher repo"));
+  cli
+    .command("add <name> <path>", "Register a folder as a repository")
+    .option("--file-types <list>", "Comma-separated extensions (default: md,markdown,mdx,txt,pdf,docx,html,htm,xhtml,epub)")
+    .option("--exclude <glob>", "Skip matching files or folders (repeatable)")
+    .option("--description <text>", "What the repository holds (shown to agents as context)")
+    .option("--embedding-provider <provider>", "local (default), ollama or openai")
+    .option("--embedding-model <id|path>", "Embedding model for this repository (default: the configured one)")
+    .option("--no-embed", "BM25 only: never compute vectors for this repository")
+    .option("--no-ignore", "Index files that .gitignore and .ignore files inside the folder leave out")
+    .example("  researcher repo add notes ~/notes --exclude drafts --description 'My notes'")
+    .example("  researcher repo add papers ~/papers --embedding-provider ollama --embedding-model nomic-embed-text")
+    .action((name: string, path: string, flags: Flags) => {
+      const fileTypes = list(flags.fileTypes);
+      const repo = addRepository(home(flags), {
+        name,
+        path,
+        description: flags.description === undefined ? null : String(flags.description),
+        fileTypes: flags.fileTypes === undefined ? undefined : fileTypes,
+        exclude: list(flags.exclude),
+        embed: flags.embed !== false,
+        ignoreFiles: flags.ignore !== false,
+        embedding: embeddingFlags(flags),
+      });
+      out(`added ${repo.name} → ${repo.path}\nnext: researcher index ${repo.name}\n`);
+    });
+  cli
+    .command("remove <name>", "Unregister a repository and delete its index")
+    .option("--keep-data", "Keep the index folder on disk")
+    .example("  researcher repo remove notes")
+    .action((name: string, flags: Flags) => {
+      const repo = removeRepository(home(flags), name, { keepData: Boolean(flags.keepData) });
+      out(`removed ${repo.name}${flags.keepData ? ` (index kept in ${repo.dir})` : ""}\n`);
+    });
+  cli
+    .command("list", "List repositories")
+    .option("--json", "Print as JSON")
+    .example("  researcher repo list --json")
+    .action((flags: Flags) => {
+      const repos = listRepositories(home(flags));
+      if (flags.json) return json(repos.map(repositoryJson));
+      out(repositoryListText(repos, styleFor(stdout)));
+    });
+  return cli;
+}
+
+function configCli(): CAC {
+  const cli = globals(cac("researcher config"));
+  cli
+    .command("show", "Print the effective configuration")
+    .option("--json", "Print as JSON")
+    .example("  researcher config show --json | jq .search")
+    .action((flags: Flags) => {
+      const config = loadConfig(home(flags));
+      if (flags.json) return json(config);
+      out(stringifyYaml(config));
+    });
+  cli
+    .command("path", "Print where config.yaml is")
+    .example('  "$EDITOR" "$(researcher config path)"')
+    .action((flags: Flags) => out(`${configPath(home(flags))}\n`));
+  cli
+    .command("set <key> <value>", "Set a value (dotted key), validated before it is saved")
+    .example("  researcher config set search.limit 20")
+    .example("  researcher config set repositories.notes.description 'Meeting notes'")
+    .action((key: string, value: string, flags: Flags) => {
+      setConfigValue(home(flags), key, String(value));
+      out(`set ${key}\n`);
+    });
+  return cli;
+}
+
+function modelCli(): CAC {
+  const cli = globals(cac("researcher model"));
+  const choice = (flags: Flags, id?: string) => chooseModel(loadConfig(home(flags)).embedding, {}, id ?? (flags.model as string | undefined));
+  cli
+    .command("show", "Show the embedding model in use: id, source, dims, path")
+    .option("--model <id|path>", "Show this model instead of the configured one")
+    .option("--json", "Print as JSON")
+    .example("  researcher model show --json")
+    .action((flags: Flags) => {
+      const info = describeModel(home(flags), choice(flags));
+      if (flags.json) return json(info);
+      out(Object.entries(info).map(([key, value]) => `${key.padEnd(15)} ${JSON.stringify(value)}`).join("\n").concat("\n"));
+    });
+  cli
+    .command("pull [id]", "Download a model from the Hugging Face hub into ~/.researcher/models")
+    .example("  researcher model pull Snowflake/snowflake-arctic-embed-xs")
+    .action(async (id: string | undefined, flags: Flags) => {
+      const embedder = await loadEmbedder(home(flags), choice(flags, id), { allowDownload: true, onProgress: downloadProgress() });
+      out(`${embedder.info.id}: ${embedder.dims} dims, ready in ${modelsDir(home(flags))}\n`);
+      await embedder.dispose();
+    });
+  cli
+    .command("set <model>", "Use this model id or local folder for new repositories")
+    .example("  researcher model set /models/bge-small-en-v1.5")
+    .example("  researcher model set Xenova/bge-small-en-v1.5")
+    .action((model: string, flags: Flags) => {
+      const value = existsSync(model) ? resolve(model) : model;
+      describeModel(home(flags), { provider: "local", model: value }); // refuses a path that is not a model folder
+      setConfigValue(home(flags), "embedding.model", value);
+      out(`embedding model: ${value}\n`);
+    });
+  cli
+    .command("clear [id]", "Delete downloaded models (all, or one id) from ~/.researcher/models")
+    .example("  researcher model clear Xenova/bge-small-en-v1.5")
+    .action((id: string | undefined, flags: Flags) => {
+      out(`removed ${clearModels(home(flags), id === undefined ? undefined : String(id))}\n`);
+    });
+  return cli;
+}
+
+// ---- entry -----------------------------------------------------------------------------------------------

@@ -1,0 +1,66 @@
+/** What every command of the CLI shares: the flags type, output, global options, and option value parsing. */
+import { type CAC } from "cac";
+import { resolveHome } from "../config.ts";
+import { ResearcherError } from "../errors.ts";
+import { stderr, stdout } from "./terminal.ts";
+
+export type Flags = Record<string, unknown>;
+
+
+export const out = (text: string) => stdout.write(text);
+export const json = (value: unknown) => out(`${JSON.stringify(value, null, 2)}\n`);
+
+/** Options every command accepts. */
+export function globals(cli: CAC): CAC {
+  cli.option("--home <dir>", "Home folder (default: $RESEARCHER_HOME or ~/.researcher)");
+  cli.option("--verbose", "Show stack traces on errors");
+  return cli;
+}
+
+export const home = (flags: Flags) => resolveHome(flags.home as string | undefined);
+
+/** `--repo a --repo b` and `--repo a,b` both give [a, b]. */
+export function list(value: unknown): string[] {
+  if (value === undefined || value === true) return [];
+  const values = Array.isArray(value) ? value : [value];
+  return values.flatMap((v) => String(v).split(",")).map((v) => v.trim()).filter(Boolean);
+}
+
+/** A repeatable flag's values, kept whole (a filter may contain commas). */
+export function repeated(value: unknown): string[] {
+  if (value === undefined || value === true) return [];
+  return (Array.isArray(value) ? value : [value]).map(String);
+}
+
+export function integer(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n)) throw new ResearcherError("INVALID_INPUT", `--${name} must be an integer (got ${value})`);
+  return n;
+}
+
+export function positive(value: unknown, name: string): number | undefined {
+  const n = integer(value, name);
+  if (n !== undefined && n < 1) throw new ResearcherError("INVALID_INPUT", `--${name} must be 1 or more (got ${value})`);
+  return n;
+}
+
+export function number(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new ResearcherError("INVALID_INPUT", `--${name} must be a number (got ${value})`);
+  return n;
+}
+
+
+/** One stderr line per file being downloaded, redrawn on a terminal. */
+export function downloadProgress(): (file: string, loaded: number, total: number) => void {
+  let last = 0;
+  return (file, loaded, total) => {
+    const now = performance.now();
+    if (!stderr.isTTY || (now - last < 100 && loaded < total)) return;
+    last = now;
+    const percent = total ? Math.floor((loaded / total) * 100) : 0;
+    stderr.write(`\r\x1b[2Kdownloading ${file} ${percent}%${loaded >= total ? "\n" : ""}`);
+  };
+}

@@ -1,0 +1,455 @@
+/**
+ * Every output format: human text (coloured on a TTY, OSC 8 links where the terminal has them), the JSON
+ * contracts, JSON Lines, CSV (RFC 4180), markdown, file lists, progress bars. Text formats print names (paths,
+ * titles, reasons) through `escapeControls`: a file may be called anything, and a terminal obeys what it prints.
+ */
+import { hostname } from "node:os";
+import type { DocumentInfo, DocumentText, MultiGetResult } from "../search/documents.ts";
+import type { IndexProgress, IndexSummary } from "../index/indexer.ts";
+import type { DocumentHit, FragmentHit, SearchResponse } from "../search/search.ts";
+import type { RepositoryStatus } from "../store/status.ts";
+import type { VerifyReport } from "../index/verify.ts";
+import type { Repository } from "../repos.ts";
+import { escapeControls, type Terminal } from "./terminal.ts";
+import type { WatchBatch, WatchStatus } from "../serve/watch.ts";
+
+export interface Style {
+  bold: (s: string) => string;
+  dim: (s: string) => string;
+  accent: (s: string) => string;
+  match: (s: string) => string;
+  warn: (s: string) => string;
+  /** An OSC 8 hyperlink to a file on terminals that show them; the bare text elsewhere. */
+  link: (text: string, absolutePath: string) => string;
+}
+
+const ansi = (open: number, close: number) => (s: string) => `\x1b[${open}m${s}\x1b[${close}m`;
+const plain = (s: string) => s;
+
+const unlinked = (text: string) => text;
+
+/** No colour, no links: for MCP text, logs and files. */
+export const PLAIN: Style = { bold: plain, dim: plain, accent: plain, match: plain, warn: plain, link: unlinked };
+
+/** Colour only on a terminal, never with NO_COLOR (https://no-color.org) or TERM=dumb; FORCE_COLOR forces it. */
+export function styleFor(stream: { isTTY?: boolean }): Style {
+  const env = process.env;
+  const on = env.FORCE_COLOR ? env.FORCE_COLOR !== "0" : Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== "dumb";
+  const link = hyperlinks(stream) ? osc8 : unlinked;
+  if (!on) return { bold: plain, dim: plain, accent: plain, match: plain, warn: plain, link };
+  return { bold: ansi(1, 22), dim: ansi(2, 22), accent: ansi(36, 39), match: ansi(33, 39), warn: ansi(31, 39), link };
+}
+
+/**
+ * Whether a stream shows OSC 8 hyperlinks: a terminal known to support them (there is no way to ask), never when
+ * piped, with NO_COLOR or TERM=dumb. FORCE_HYPERLINK=1 or 0 decides outright.
+ */
+export function hyperlinks(stream: { isTTY?: boolean }, env: Record<string, string | undefined> = process.env): boolean {
+  if (env.FORCE_HYPERLINK !== undefined) return env.FORCE_HYPERLINK !== "0";
+  if (!stream.isTTY || env.NO_COLOR || env.TERM === "dumb") return false;
+  const program = env.TERM_PROGRAM ?? "";
+  if (["iTerm.app", "WezTerm", "vscode", "ghostty", "Hyper", "Tabby", "rio"].includes(program)) return true;
+  if (env.WT_SESSION || env.KITTY_WINDOW_ID || env.KONSOLE_VERSION || env.DOMTERM) return true;
+  if (/kitty|alacritty|foot|ghostty|wezterm/.test(env.TERM ?? "")) return true;
+  return Number(env.VTE_VERSION ?? 0) >= 5000; // GNOME Terminal, Tilix and other VTE terminals
+}
+
+function osc8(text: string, absolutePath: string): string {
+  const url = `file://${hostname()}${encodeURI(absolutePath).replace(/#/g, "%23").replace(/\?/g, "%3F")}`;
+  return `\x1b]8;;${url}\x1b\\${text}\x1b]8;;\x1b\\`;
+}
+
+// ---- search ----------------------------------------------------------------------------------------------
+
+export const SEARCH_FORMATS = ["text", "json", "jsonl", "csv", "md", "files"] as const;
+export type SearchFormat = (typeof SEARCH_FORMATS)[number];
+
+/** A hit as rendered: with `--full`, `text` holds the whole fragment (see `withFragmentText`). */
+type Hit = (FragmentHit | DocumentHit) & { text?: string };
+
+/** A search response in one of the output formats. */
+export function renderSearch(response: SearchResponse, format: SearchFormat, style: Style): string {
+  switch (format) {
+    case "json":
+      return `${JSON.stringify(searchJson(response), null, 2)}\n`;
+    case "jsonl":
+      return searchJsonLines(response);
+    case "csv":
+      return searchCsv(response);
+    case "md":
+      return searchMarkdown(response);
+    case "files":
+      return searchFiles(response);
+    case "text":
+      return searchText(response, style);
+  }
+}
+
+/** The public `--json` contract of `researcher search` (documented in README; change only additively). */
+export function searchJson(response: SearchResponse): object {
+  return {
+    query: response.query,
+    mode: response.mode,
+    repositories: response.repositories,
+    offset: response.offset,
+    total: response.total,
+    ...(response.notes ? { notes: response.notes } : {}),
+    results: response.results.map(resultJson),
+  };
+}
+
+function resultJson(hit: Hit): object {
+  const common = {
+    rank: hit.rank,
+    score: hit.score,
+    repository: hit.repository,
+    path: hit.path,
+    location: hit.location,
+    page: hit.page,
+    docid: hit.docid,
+    title: hit.title,
+    heading: hit.heading,
+  };
+  const tail = {
+    snippet: hit.snippet,
+    ...(hit.text !== undefined ? { text: hit.text } : {}),
+    context: hit.context,
+    metadata: hit.metadata,
+    ...(hit.explain ? { explain: { bm25: hit.explain.bm25, vector: hit.explain.vector, fused: hit.explain.fused, ...(hit.explain.weights ? { weights: hit.explain.weights } : {}), merge: hit.explain.merge } } : {}),
+  };
+  if ("fragments" in hit) return { ...common, fragments: hit.fragments, ...tail };
+  return { ...common, fragment: hit.fragment, ...tail };
+}
+
+/** One result per line, each the same object as in `--json`'s `results`. */
+export function searchJsonLines(response: SearchResponse): string {
+  return response.results.map((hit) => `${JSON.stringify(resultJson(hit))}\n`).join("");
+}
+
+const CSV_COLUMNS = ["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "snippet"] as const;
+
+/** RFC 4180: a header row, CRLF line ends, fields with commas, quotes or line breaks quoted, quotes doubled. */
+export function searchCsv(response: SearchResponse): string {
+  const full = response.results.some((hit: Hit) => hit.text !== undefined);
+  const header = full ? [...CSV_COLUMNS, "text"] : [...CSV_COLUMNS];
+  const rows = response.results.map((hit: Hit) => {
+    const values: unknown[] = CSV_COLUMNS.map((column) => hit[column]);
+    if (full) values.push(hit.text ?? "");
+    return values;
+  });
+  return [header, ...rows].map((row) => `${row.map(csvField).join(",")}\r\n`).join("");
+}
+
+export function csvField(value: unknown): string {
+  const text = value === null || value === undefined ? "" : String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** Markdown for notes and chat: a heading per result, the snippet quoted or the whole fragment fenced. */
+export function searchMarkdown(response: SearchResponse): string {
+  const blocks = response.results.map((hit: Hit) => {
+    const where = escapeControls(`${hit.repository}:${citation(hit)}`);
+    const lines = [`## ${hit.rank}. ${markdownInline(escapeControls(breadcrumb(hit)))}`, "", `\`${where}\` · ${hit.docid} · score ${hit.score}`, ""];
+    if (hit.text !== undefined) {
+      const fence = "`".repeat(Math.max(3, ...[...hit.text.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+      lines.push(`${fence}${fenceLanguage(hit.path)}`, hit.text.replace(/\n$/, ""), fence);
+    } else {
+      lines.push(...hit.snippet.split(/\r?\n/).map((line) => `> ${line}`.trimEnd()));
+    }
+    return lines.join("\n");
+  });
+  const head = `# Search: ${markdownInline(response.query)}\n\n${response.results.length ? `${response.offset + 1}–${response.offset + response.results.length} of ${response.total} · ${response.mode}` : "no results"}\n`;
+  return `${[head, ...blocks].join("\n\n")}\n`;
+}
+
+function markdownInline(text: string): string {
+  return text.replace(/[\\`*_[\]<>#|]/g, (c) => `\\${c}`);
+}
+
+function fenceLanguage(path: string): string {
+  return /\.(md|markdown|mdx|pdf|docx|epub|html?|xhtml)$/i.test(path) ? "markdown" : "";
+}
+
+export function searchFiles(response: SearchResponse): string {
+  const paths = [...new Set(response.results.map((hit) => hit.absolutePath))];
+  return paths.length ? `${paths.map(escapeControls).join("\n")}\n` : "";
+}
+
+export function searchText(response: SearchResponse, style: Style): string {
+  if (response.results.length === 0) return "";
+  const width = String(response.results.at(-1)!.rank).length;
+  const blocks = response.results.map((hit: Hit) => {
+    const rank = String(hit.rank).padStart(width);
+    const where = `${style.accent(style.link(escapeControls(`${hit.repository}:${citation(hit)}`), hit.absolutePath))}  ${style.dim(hit.docid)}`;
+    const head = `${style.bold(rank)}  ${style.dim(hit.score.toFixed(2))}  ${where}`;
+    const pad = " ".repeat(width + 2);
+    const body = hit.text !== undefined
+      ? hit.text.replace(/\n+$/, "").split("\n").map((line) => (line ? `${pad}${line}` : ""))
+      : [`${pad}${highlight(hit.snippet, hit.highlights, style)}`];
+    const lines = [head, `${pad}${style.bold(escapeControls(breadcrumb(hit)))}`, ...body];
+    if (hit.explain) lines.push(`${pad}${style.dim(explainLine(hit.explain))}`);
+    if ("fragments" in hit && hit.fragments.length > 1) {
+      const paged = hit.page !== null;
+      const more = hit.fragments.slice(1).map((f) => (paged ? `p${f.page}` : f.location.split(":").at(-1))).join(", ");
+      lines.push(`${pad}${style.dim(`also ${paged ? "pages" : "lines"} ${more}`)}`);
+    }
+    return lines.join("\n");
+  });
+  const shown = `${response.offset + 1}–${response.offset + response.results.length} of ${response.total}`;
+  const notes = (response.notes ?? []).map((n) => `\n${style.dim(n)}`).join("");
+  return `${blocks.join("\n\n")}\n\n${style.dim(`${shown} · ${response.mode}`)}${notes}\n`;
+}
+
+/** Where a person looks: `paper.pdf:p12` for paged documents, `notes.md:42` for the rest. */
+function citation(hit: FragmentHit | DocumentHit): string {
+  return hit.page !== null ? `${hit.path}:p${hit.page}` : hit.location;
+}
+
+function explainLine(explain: NonNullable<FragmentHit["explain"]>): string {
+  const part = (name: string, c: { rank: number; score: number } | null) => (c ? `${name} #${c.rank} (${c.score})` : `${name} –`);
+  const weights = explain.weights ? ` (weights ${explain.weights.bm25} / ${explain.weights.vector})` : "";
+  const parts = explain.mode === "hybrid" ? [part("bm25", explain.bm25), part("vector", explain.vector), `fused ${explain.fused}${weights}`] : [part(explain.mode, explain.bm25 ?? explain.vector)];
+  const { lexical, vector, score } = explain.merge;
+  const evidence = [lexical !== null ? `lexical ${lexical}` : "", vector !== null ? `vector ${vector}` : ""].filter(Boolean).join(", ");
+  return [...parts, `merge ${score}${evidence ? ` (${evidence})` : ""}`].join(" · ");
+}
+
+function breadcrumb(hit: FragmentHit | DocumentHit): string {
+  return hit.heading ? `${hit.title} › ${hit.heading}` : hit.title;
+}
+
+/** The snippet with its matches marked; escaped piece by piece, as the ranges count the text unescaped. */
+function highlight(text: string, ranges: [number, number][], style: Style): string {
+  let out = "";
+  let at = 0;
+  for (const [start, end] of ranges) {
+    if (start < at) continue;
+    out += escapeControls(text.slice(at, start)) + style.match(style.bold(escapeControls(text.slice(start, end))));
+    at = end;
+  }
+  return out + escapeControls(text.slice(at));
+}
+
+// ---- documents -------------------------------------------------------------------------------------------
+
+/** The public `get --json` contract (README): the document's identity and the lines read. */
+export function documentJson(doc: DocumentText): object {
+  const { repository, path, docid, title, format, metadata, from, to, total_lines, text } = doc;
+  return { repository, path, docid, title, format, metadata, from, to, total_lines, text };
+}
+
+/** A document's lines as read, optionally numbered like `cat -n` (the numbers are the document's own). */
+export function documentText(doc: DocumentText, options: { lineNumbers?: boolean } = {}): string {
+  if (doc.text === "" && doc.to < doc.from) return "";
+  const lines = doc.text.split("\n");
+  if (!options.lineNumbers) return `${doc.text}\n`;
+  const width = Math.max(6, String(doc.to).length);
+  return lines.map((line, i) => `${String(doc.from + i).padStart(width)}\t${line}`).join("\n").concat("\n");
+}
+
+/** `multi-get`: each document under a `==> repo:path <==` line, as `head` does; skipped ones listed with why. */
+export function multiGetText(found: MultiGetResult, options: { lineNumbers?: boolean } = {}): string {
+  const blocks = found.documents.map((doc) => `==> ${escapeControls(`${doc.repository}:${doc.path}`)} <==\n${documentText(doc, options)}`);
+  const skipped = found.skipped.map((s) => `==> ${escapeControls(`${s.repository ? `${s.repository}:` : ""}${s.path}`)} <== skipped: ${escapeControls(s.reason)}\n`);
+  return [...blocks, ...skipped].join("\n");
+}
+
+/** `get --meta`: one `key: value` line each, metadata keys indented under it. */
+export function documentInfoText(info: DocumentInfo): string {
+  const rows: [string, unknown][] = [
+    ["repository", info.repository], ["path", info.path], ["docid", info.docid], ["title", info.title], ["format", info.format],
+    ["size", formatBytes(info.size)], ["modified", info.modified], ["fragments", info.fragments], ["pages", info.pages ?? "-"],
+  ];
+  const lines = rows.map(([key, value]) => `${`${key}:`.padEnd(12)}${escapeControls(String(value))}`);
+  const meta = Object.entries(info.metadata);
+  if (meta.length) lines.push("metadata:", ...meta.map(([key, value]) => escapeControls(`  ${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`)));
+  return `${lines.join("\n")}\n`;
+}
+
+/** `ls`: one document a line with format, size, fragments, pages and modification date. */
+export function documentListText(documents: DocumentInfo[], style: Style, absolutePath: (doc: DocumentInfo) => string): string {
+  if (documents.length === 0) return "";
+  const rows = documents.map((d) => ({
+    format: d.format,
+    size: formatBytes(d.size),
+    fragments: `${d.fragments} fr`,
+    pages: d.pages === null ? "" : `${d.pages} p`,
+    modified: d.modified.slice(0, 10),
+    name: escapeControls(`${d.repository}:${d.path}`),
+    doc: d,
+  }));
+  const width = (key: "format" | "size" | "fragments" | "pages") => Math.max(...rows.map((r) => r[key].length));
+  const [f, s, n, p] = [width("format"), width("size"), width("fragments"), width("pages")];
+  return rows
+    .map((r) => [r.format.padEnd(f), r.size.padStart(s), r.fragments.padStart(n), ...(p ? [r.pages.padStart(p)] : []), style.dim(r.modified), style.accent(style.link(r.name, absolutePath(r.doc)))].join("  "))
+    .join("\n")
+    .concat("\n");
+}
+
+// ---- index, status, repositories ---------------------------------------------------------------------
+
+export function indexSummaryText(summary: IndexSummary, style: Style): string {
+  const counts = `${summary.indexed} indexed, ${summary.skipped} skipped, ${summary.removed} removed, ${summary.failed} failed`;
+  const lines = [
+    `${style.bold(summary.repository)}: ${counts} · ${summary.fragments} fragments written · ${summary.seconds.toFixed(2)} s`,
+  ];
+  for (const failure of summary.failures) lines.push(`  ${style.warn("failed")} ${escapeControls(`${failure.path}: ${failure.reason}`)}`);
+  const types = Object.entries(summary.skipped_types ?? {}).sort((a, b) => b[1] - a[1]);
+  if (types.length) {
+    const list = types.map(([type, n]) => `${n} .${type || "(no extension)"}`).join(", ");
+    lines.push(`  ${style.dim(`not indexed by type: ${list} (see file_types in \`researcher config show\`)`)}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+export function verifyText(reports: VerifyReport[], style: Style): string {
+  return reports
+    .map((report) => {
+      const open = report.problems.filter((p) => !p.repaired).length;
+      const head = `${style.bold(report.repository)}: ${report.problems.length === 0 ? "ok" : open === 0 ? "repaired" : `${open} problem${open === 1 ? "" : "s"}`}`;
+      const lines = report.problems.map((p) =>
+        p.repaired ? `  ${style.dim(`repaired ${p.check}: ${p.detail} (${p.fix})`)}` : `  ${style.warn(p.check)}: ${p.detail} → ${p.fix}`,
+      );
+      return [head, ...lines].join("\n");
+    })
+    .join("\n")
+    .concat("\n");
+}
+
+export function statusText(statuses: RepositoryStatus[], style: Style): string {
+  if (statuses.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
+  return statuses
+    .map((s) => {
+      const rows = [
+        `${style.bold(s.name)}  ${escapeControls(s.path)}`,
+        s.description ? `  ${style.dim(s.description)}` : "",
+        s.last_indexed
+          ? `  ${s.documents} documents · ${s.fragments} fragments · ${s.model ? `${s.vectors} vectors (${s.model})` : "BM25 only"} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
+          : `  not indexed yet: run \`researcher index ${s.name}\``,
+        s.failures.length ? `  ${style.warn(`${s.failures.length} files failed`)} (see \`status --json\`)` : "",
+      ];
+      return rows.filter(Boolean).join("\n");
+    })
+    .join("\n\n")
+    .concat("\n");
+}
+
+export function repositoryJson(repo: Repository): object {
+  return {
+    name: repo.name,
+    path: repo.path,
+    description: repo.description,
+    file_types: repo.fileTypes,
+    exclude: repo.exclude,
+    embed: repo.embed,
+    embedding: repo.embedding,
+    ignore_files: repo.ignoreFiles,
+  };
+}
+
+export function repositoryListText(repos: Repository[], style: Style): string {
+  if (repos.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
+  const width = Math.max(...repos.map((r) => r.name.length));
+  return repos
+    .map((r) => `${style.bold(r.name.padEnd(width))}  ${escapeControls(r.path)}${r.description ? `  ${style.dim(escapeControls(r.description))}` : ""}`)
+    .join("\n")
+    .concat("\n");
+}
+
+export function formatBytes(bytes: number): string {
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+// ---- progress ----------------------------------------------------------------------------------------
+
+/** A one-line progress bar redrawn on a TTY stream; a no-op elsewhere so logs and pipes stay clean. */
+/** `researcher watch --json`: one line per applied batch (the contract in README). */
+export function watchBatchJson(batch: WatchBatch): string {
+  const { repository, indexed, removed, failed, paths, seconds, scan } = batch;
+  return `${JSON.stringify({ repository, indexed, removed, failed, paths, seconds, scan })}\n`;
+}
+
+/** One line per applied batch, for a log file or a pipe. */
+export function watchBatchText(batch: WatchBatch): string {
+  const what = batch.scan ? "scan" : batch.paths.length === 1 ? escapeControls(batch.paths[0]!) : `${batch.paths.length} paths`;
+  return `${clock()} ${batch.repository}: ${what}: ${batch.indexed} indexed, ${batch.removed} removed, ${batch.failed} failed (${batch.seconds} s)\n`;
+}
+
+const clock = () => new Date().toTimeString().slice(0, 8);
+
+/**
+ * The one-line live status of `researcher watch` on a terminal: what each repository is doing and the last batch.
+ * Redrawn at most every 100 ms (a burst of events would otherwise redraw it thousands of times).
+ */
+export function watchStatusLine(stream: Terminal): {
+  status: (status: WatchStatus) => void;
+  batch: (batch: WatchBatch) => void;
+  /** Print a line above the status line. */
+  note: (text: string) => void;
+  clear: () => void;
+} {
+  const states = new Map<string, WatchStatus>();
+  let last = "";
+  let drawn = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const draw = () => {
+    timer = undefined;
+    drawn = performance.now();
+    const busy = [...states.values()].filter((s) => s.state !== "watching");
+    const doing = busy.map((s) => `${s.repository} ${s.state}${s.pending ? ` (${s.pending} pending)` : ""}`).join(", ");
+    const text = `watching ${states.size} ${states.size === 1 ? "repository" : "repositories"}${doing ? ` · ${doing}` : ""}${last ? ` · last: ${last}` : ""}`;
+    stream.write(`\r\x1b[2K${text.slice(0, stream.columns() - 1)}`);
+  };
+  const redraw = () => {
+    if (!stream.isTTY || timer) return;
+    const wait = 100 - (performance.now() - drawn);
+    if (wait <= 0) draw();
+    else timer = setTimeout(draw, wait);
+  };
+  return {
+    status(status) {
+      states.set(status.repository, status);
+      redraw();
+    },
+    batch(batch) {
+      last = watchBatchText(batch).trim();
+      redraw();
+    },
+    note(text) {
+      if (stream.isTTY) stream.write("\r\x1b[2K");
+      stream.write(text.endsWith("\n") ? text : `${text}\n`);
+      if (stream.isTTY) draw();
+    },
+    clear() {
+      clearTimeout(timer);
+      if (stream.isTTY) stream.write("\r\x1b[2K");
+    },
+  };
+}
+
+export function progressBar(stream: Terminal, label: string): { update: (p: IndexProgress) => void; done: () => void } {
+  if (!stream.isTTY) return { update: () => {}, done: () => {} };
+  let last = 0;
+  return {
+    update(p) {
+      const now = performance.now();
+      if (now - last < 80 && p.done < p.total) return;
+      last = now;
+      const width = 24;
+      const filled = p.total ? Math.round((p.done / p.total) * width) : 0;
+      const bar = `[${"█".repeat(filled)}${"░".repeat(width - filled)}]`;
+      const text = `${label} ${p.phase} ${bar} ${p.done}/${p.total} ${p.path ?? ""}`;
+      stream.write(`\r\x1b[2K${text.slice(0, stream.columns() - 1)}`);
+    },
+    done() {
+      stream.write("\r\x1b[2K");
+    },
+  };
+}

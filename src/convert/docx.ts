@@ -1,0 +1,114 @@
+/**
+ * DOCX → HTML with mammoth (headings from the Heading 1–6 styles, lists, tables, footnotes and endnotes) → markdown
+ * with the HTML converter. Title, author and dates come from the core properties (`docProps/core.xml`).
+ * Also home of the zip reading both zip formats share (DOCX and EPUB).
+ */
+import { strFromU8, unzipSync } from "fflate";
+import { type ConvertedDocument, firstHeading } from "./convert.ts";
+import { htmlToMarkdown } from "./html.ts";
+import { describeError, ResearcherError } from "../errors.ts";
+
+/** Mammoth has no mapping for Word's Title style; as an `<h1>` it becomes the title when core properties lack one. */
+const STYLE_MAP = ["p[style-name='Title'] => h1:fresh"];
+
+/** Compound-file (OLE) signature: legacy `.doc`, and also any password-protected Office file. */
+const OLE_MAGIC = [0xd0, 0xcf, 0x11, 0xe0];
+
+export async function convertDocx(bytes: Uint8Array, fallbackTitle: string): Promise<ConvertedDocument> {
+  if (OLE_MAGIC.every((byte, i) => bytes[i] === byte)) {
+    throw new ResearcherError("FILE_UNREADABLE", "encrypted or legacy .doc format (not supported)");
+  }
+  const core = readZip(bytes, (name) => name === "docProps/core.xml", "DOCX")["docProps/core.xml"];
+  const properties = core ? coreProperties(strFromU8(core)) : {};
+  const text = htmlToMarkdown(dropNoteBacklinks(await docxToHtml(bytes)));
+  const { title, ...metadata } = properties;
+  return { title: title ?? firstHeading(text) ?? fallbackTitle, format: "markdown", text, firstLine: 1, metadata };
+}
+
+async function docxToHtml(bytes: Uint8Array): Promise<string> {
+  // loaded here, not at the top: the EPUB converter imports this module's zip helpers and never needs mammoth
+  const { default: mammoth } = await import("mammoth");
+  try {
+    const result = await mammoth.convertToHtml(
+      { buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) },
+      // an empty src: pictures are not indexed, and mammoth then never base64-encodes their bytes
+      { styleMap: STYLE_MAP, convertImage: mammoth.images.imgElement(async () => ({ src: "" })) },
+    );
+    return result.value;
+  } catch (error) {
+    const reason = describeError(error);
+    const zip = /zip|central dir/i.test(reason);
+    throw new ResearcherError("FILE_UNREADABLE", `${zip ? "not a valid DOCX (zip) file" : "cannot read DOCX"}: ${reason}`);
+  }
+}
+
+/** Mammoth ends each note with a "↑" link back to its reference: an arrow in every snippet, never a search term. */
+function dropNoteBacklinks(html: string): string {
+  return html.replace(/\s*<a href="#(?:footnote|endnote)-ref-[^"]*">↑<\/a>/g, "");
+}
+
+const CORE_FIELDS = {
+  title: "dc:title",
+  author: "dc:creator",
+  description: "dc:description",
+  subject: "dc:subject",
+  keywords: "cp:keywords",
+  created: "dcterms:created",
+  modified: "dcterms:modified",
+} as const;
+
+type CoreProperties = Partial<Record<keyof typeof CORE_FIELDS, string>>;
+
+/** A handful of known, flat elements: a regex per tag is enough, and an XML parser would be a dependency. */
+function coreProperties(xml: string): CoreProperties {
+  const properties: CoreProperties = {};
+  for (const [key, tag] of Object.entries(CORE_FIELDS) as [keyof CoreProperties, string][]) {
+    const value = xmlText(new RegExp(`<${tag}(?:\\s[^>]*)?>([\\s\\S]*?)</${tag}>`).exec(xml)?.[1] ?? "");
+    if (value) properties[key] = value;
+  }
+  return properties;
+}
+
+/** An element's text: markup stripped, the five XML entities and character references decoded, spaces collapsed. */
+export function xmlText(xml: string): string {
+  return decodeXmlEntities(xml.replace(/<!\[CDATA\[([\s\S]*?)\]\]>/g, "$1").replace(/<[^>]*>/g, ""))
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
+
+export function decodeXmlEntities(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|\w+);/gi, (entity, name: string) => {
+    if (name[0] !== "#") return ENTITIES[name] ?? entity;
+    const code = name[1] === "x" || name[1] === "X" ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
+    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : entity;
+  });
+}
+
+/** Refuse archives that claim to unpack past this: a zip bomb would exhaust memory before failing on its own. */
+export const MAX_UNZIPPED_BYTES = 512 * 1024 * 1024;
+
+/**
+ * The entries of a zip that `wanted` keeps, inflated; the others are only listed (their declared sizes count
+ * towards the limit). Throws `FILE_UNREADABLE` naming `kind` when the bytes are not a zip or unpack too large.
+ */
+export function readZip(bytes: Uint8Array, wanted: (name: string) => boolean, kind: string): Record<string, Uint8Array> {
+  let total = 0;
+  let entries: Record<string, Uint8Array>;
+  try {
+    entries = unzipSync(bytes, {
+      filter: (file) => {
+        total += file.originalSize;
+        return total <= MAX_UNZIPPED_BYTES && wanted(file.name);
+      },
+    });
+  } catch (error) {
+    throw new ResearcherError("FILE_UNREADABLE", `not a valid ${kind} (zip) file: ${describeError(error)}`);
+  }
+  if (total > MAX_UNZIPPED_BYTES) {
+    const megabytes = Math.round(total / 1024 / 1024);
+    throw new ResearcherError("FILE_UNREADABLE", `${kind} declares ${megabytes} MB uncompressed (over the 512 MB limit)`);
+  }
+  return entries;
+}

@@ -1,0 +1,316 @@
+/**
+ * HTML (and XHTML) → markdown with turndown. Also the HTML half of the DOCX and EPUB converters: mammoth emits HTML,
+ * EPUB chapters are XHTML, and all three should read the same way to the chunker and to search.
+ *
+ * What is kept: ATX headings (the chunker's heading path), paragraphs, lists, GFM tables, fenced code. What is
+ * dropped: page furniture and non-content (scripts, styles, navigation, forms…), link targets and image sources
+ * (URLs are noise in search terms and snippets; the link text stays), and markdown escapes the chunker does not need.
+ */
+// @ts-expect-error -- turndown ships no type declarations; `Turndown` below types the part used here
+import TurndownService from "turndown";
+// @ts-expect-error -- no type declarations either
+import { strikethrough, taskListItems } from "@joplin/turndown-plugin-gfm";
+// @ts-expect-error -- turndown's own DOM (its node build parses with it); its .d.ts is not a module
+import domino from "@mixmark-io/domino";
+import type { ConvertedDocument } from "./convert.ts";
+import { ResearcherError } from "../errors.ts";
+
+/** The slice of the DOM (domino's) this module touches. Domino's `querySelector` misses with `undefined`, not null. */
+export interface HtmlElement {
+  nodeName: string;
+  textContent: string | null;
+  getAttribute(name: string): string | null;
+  querySelector(selector: string): HtmlElement | null | undefined;
+  querySelectorAll(selector: string): ArrayLike<HtmlElement>;
+  remove(): void;
+  firstChild: HtmlElement | null;
+  firstElementChild: HtmlElement | null;
+  parentNode: HtmlElement | null;
+  children: ArrayLike<HtmlElement>;
+  nextElementSibling: HtmlElement | null;
+}
+
+export interface HtmlDocument {
+  documentElement: HtmlElement;
+  body: HtmlElement | null;
+  querySelector(selector: string): HtmlElement | null | undefined;
+  querySelectorAll(selector: string): ArrayLike<HtmlElement>;
+}
+
+interface TurndownRule {
+  filter: string | string[] | ((node: HtmlElement) => boolean);
+  replacement: (content: string, node: HtmlElement) => string;
+}
+
+interface Turndown {
+  use(plugin: unknown): Turndown;
+  addRule(key: string, rule: TurndownRule): Turndown;
+  escape: (text: string) => string;
+  turndown(input: HtmlElement): string;
+}
+
+/** Elements whose text is not the document's content: it must not be searchable. */
+const DROPPED = ["script", "style", "nav", "header", "footer", "aside", "noscript", "template", "iframe", "svg", "form", "button"];
+
+export async function convertHtml(bytes: Uint8Array, fallbackTitle: string): Promise<ConvertedDocument> {
+  const doc = parseHtml(decodeHtml(bytes));
+  const metadata = htmlMetadata(doc);
+  const title = htmlTitle(doc) ?? fallbackTitle;
+  return { title, format: "markdown", text: documentToMarkdown(doc), firstLine: 1, metadata };
+}
+
+export function htmlToMarkdown(html: string): string {
+  return documentToMarkdown(parseHtml(html));
+}
+
+/** Throws `FILE_UNREADABLE` for markup nested so deep that parsing and converting it would take minutes. */
+export function parseHtml(html: string): HtmlDocument {
+  const source = looksLikeXml(html) ? expandSelfClosing(html) : html;
+  if (tagDepth(source) > MAX_DEPTH) throw tooDeep();
+  return domino.createDocument(source) as HtmlDocument;
+}
+
+/**
+ * Real pages nest a few dozen levels. Both the parser and turndown slow down with the square of the depth (100,000
+ * unclosed `<div>`s take domino 40 s), and turndown recurses per level until the stack overflows.
+ */
+const MAX_DEPTH = 1000;
+
+function tooDeep(): ResearcherError {
+  return new ResearcherError("FILE_UNREADABLE", `HTML nested more than ${MAX_DEPTH} levels deep`);
+}
+
+/** Tags the parser closes implicitly (`<p>`, `<li>`…) would make an unclosed-tag count grow on valid pages. */
+const IMPLIED_END = new Set(["p", "li", "dt", "dd", "tr", "td", "th", "thead", "tbody", "tfoot", "option", "optgroup", "rb", "rt", "rp", "colgroup", "caption", "html", "head", "body"]);
+
+/** An estimate of the deepest nesting from the tags alone, cheap enough to run before parsing. */
+function tagDepth(html: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (const match of html.matchAll(/<(\/?)([a-zA-Z][\w:-]*)[^>]*?(\/?)>/g)) {
+    const name = match[2]!.toLowerCase();
+    if (match[3] || VOID.has(name) || IMPLIED_END.has(name)) continue;
+    depth = match[1] ? Math.max(0, depth - 1) : depth + 1;
+    if (depth > deepest) deepest = depth;
+  }
+  return deepest;
+}
+
+/** The DOM's real depth, measured without recursion. */
+function domDepth(root: HtmlElement): number {
+  let deepest = 0;
+  const stack: [HtmlElement, number][] = [[root, 1]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (depth > deepest) deepest = depth;
+    for (let child = node.firstElementChild; child; child = child.nextElementSibling) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+/** Markdown of the body, without the dropped elements. Throws `FILE_UNREADABLE` when the DOM is too deep to convert. */
+export function documentToMarkdown(doc: HtmlDocument): string {
+  const root = doc.body ?? doc.documentElement;
+  for (const element of Array.from(root.querySelectorAll(DROPPED.join(",")))) element.remove();
+  // misnested formatting tags (`<b><i><div>` unclosed, repeated) nest deeper in the DOM than the tag count shows
+  if (domDepth(root) > MAX_DEPTH) throw tooDeep();
+  return tidyMarkdown(turndown().turndown(root));
+}
+
+/** `<title>`, else the first `<h1>`. */
+export function htmlTitle(doc: HtmlDocument): string | undefined {
+  return textOf(doc.querySelector("title")) ?? textOf(doc.querySelector("h1"));
+}
+
+export function htmlMetadata(doc: HtmlDocument): Record<string, unknown> {
+  const metadata: Record<string, unknown> = {};
+  for (const name of ["author", "description", "keywords"]) {
+    const content = doc.querySelector(`meta[name="${name}" i]`)?.getAttribute("content")?.trim();
+    if (content) metadata[name] = content;
+  }
+  const html = doc.documentElement;
+  const language = (html.getAttribute("lang") ?? html.getAttribute("xml:lang"))?.trim();
+  if (language) metadata.language = language;
+  return metadata;
+}
+
+function textOf(element: HtmlElement | null | undefined): string | undefined {
+  const text = element?.textContent?.replace(/\s+/g, " ").trim();
+  return text || undefined;
+}
+
+/**
+ * The declared encoding wins over the UTF-8 default, and a BOM over any declaration (as browsers do). Only the
+ * first bytes are scanned: declarations must appear early, and a huge page is not decoded twice.
+ */
+export function decodeHtml(bytes: Uint8Array): string {
+  const label = bomEncoding(bytes) ?? declaredEncoding(bytes) ?? "utf-8";
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(label as "utf-8"); // a declared label is any string; an unknown one throws
+  } catch {
+    decoder = new TextDecoder("utf-8"); // an unknown label is a typo far more often than a real legacy encoding
+  }
+  // the BOM is dropped by the decoder; replacement characters beat refusing a page over one bad byte
+  return decoder.decode(bytes);
+}
+
+function bomEncoding(bytes: Uint8Array): string | undefined {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return "utf-8";
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return "utf-16le";
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return "utf-16be";
+  return undefined;
+}
+
+const XML_ENCODING = /^\s*<\?xml[^>]*?\sencoding\s*=\s*["']([\w.:-]+)["']/i;
+const META_CHARSET = /<meta\s[^>]*?charset\s*=\s*["']?\s*([\w.:-]+)/i;
+
+function declaredEncoding(bytes: Uint8Array): string | undefined {
+  const head = new TextDecoder("latin1").decode(bytes.subarray(0, 4096));
+  const label = (XML_ENCODING.exec(head) ?? META_CHARSET.exec(head))?.[1]?.toLowerCase();
+  // a declaration readable as ASCII cannot be true about UTF-16 (the HTML standard's rule)
+  return label?.startsWith("utf-16") ? "utf-8" : label;
+}
+
+function looksLikeXml(html: string): boolean {
+  return /^\s*<\?xml/.test(html) || /<html[^>]+xmlns\s*=\s*["']http:\/\/www\.w3\.org\/1999\/xhtml/i.test(html.slice(0, 4096));
+}
+
+const VOID = new Set(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"]);
+
+/**
+ * XHTML's `<a id="x"/>` or `<title/>` means an empty element, but an HTML parser reads an open tag that swallows
+ * what follows (a whole chapter, for `<title/>`). Writing them out as open + close tags makes the HTML parser agree.
+ */
+function expandSelfClosing(xhtml: string): string {
+  return xhtml.replace(/<([a-zA-Z][\w:.-]*)((?:\s+[^\s<>/="']+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s<>"']+))?)*)\s*\/>/g, (tag, name: string, attributes: string) =>
+    VOID.has(name.toLowerCase()) ? tag : `<${name}${attributes}></${name}>`,
+  );
+}
+
+let service: Turndown | undefined;
+
+function turndown(): Turndown {
+  if (service) return service;
+  service = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-", br: "" }) as Turndown;
+  // not the plugin's tables: see `tableRules`
+  service.use([strikethrough, taskListItems]);
+  // rules added later win, so these override turndown's own
+  for (const [key, rule] of Object.entries(tableRules)) service.addRule(key, rule);
+  service.addRule("plainLink", { filter: "a", replacement: (content) => content });
+  service.addRule("imageAlt", { filter: "img", replacement: (_, node) => imageAlt(node) });
+  service.addRule("heading", { filter: ["h1", "h2", "h3", "h4", "h5", "h6"], replacement: heading });
+  service.addRule("preformatted", { filter: "pre", replacement: (_, node) => fence(node) });
+  // Only what would change how the chunker reads a line: a heading marker or a code fence at its start. Escaping
+  // `*`, `_` or `[` as turndown does would put backslashes into snippets (and into `snake_case` words).
+  service.escape = (text) => text.replace(/^(\s*)(#{1,6}(?=\s|$)|`{3,}|~{3,})/, "$1\\$2");
+  return service;
+}
+
+/** Single-word alt texts are file names and placeholders ("Illo1", "logo"); a phrase describes the picture. */
+function imageAlt(node: HtmlElement): string {
+  const alt = node.getAttribute("alt")?.replace(/\s+/g, " ").trim() ?? "";
+  return alt.includes(" ") ? alt : "";
+}
+
+/** One line, or none: a `<br>` inside a heading would cut the heading in two, an empty one makes an empty section. */
+function heading(content: string, node: HtmlElement): string {
+  const text = content.replace(/\s+/g, " ").trim();
+  if (!text) return "\n\n";
+  return `\n\n${"#".repeat(Number(node.nodeName.charAt(1)))} ${text}\n\n`;
+}
+
+/** Every `<pre>` is code, with or without an inner `<code>`; highlighting markup inside drops to its text. */
+function fence(node: HtmlElement): string {
+  const code = (node.textContent ?? "").replace(/\n$/, "");
+  if (!code.trim()) return "\n\n";
+  const longestRun = (code.match(/`{3,}/g) ?? []).reduce((longest, run) => Math.max(longest, run.length), 2);
+  const marker = "`".repeat(longestRun + 1);
+  return `\n\n${marker}${codeLanguage(node)}\n${code}\n${marker}\n\n`;
+}
+
+function codeLanguage(pre: HtmlElement): string {
+  const classes = `${pre.getAttribute("class") ?? ""} ${pre.firstChild?.nodeName === "CODE" ? (pre.firstChild.getAttribute("class") ?? "") : ""}`;
+  return /(?:^|\s)(?:language|lang)-([\w+#.-]+)/.exec(classes)?.[1] ?? "";
+}
+
+/**
+ * GFM tables, one line per row. Not the GFM plugin's table rules: they read `table.rows` per row and column, which
+ * domino rebuilds by walking the whole table each time (2,000 rows took 30 s), and they keep a table holding lists
+ * or code as raw HTML, which would index tag names. Here a cell is its text on one line; a table holding another
+ * table is page layout, not data, so its cells become paragraphs.
+ */
+const tableRules: Record<string, TurndownRule> = {
+  tableCell: {
+    filter: ["th", "td"],
+    replacement: (content, node) => (isLayoutTable(closestTable(node)) ? `\n\n${content}\n\n` : tableCell(content, node)),
+  },
+  tableRow: {
+    filter: "tr",
+    replacement: (content, node) => (isLayoutTable(closestTable(node)) ? `\n\n${content}\n\n` : content ? `\n|${content}` : ""),
+  },
+  table: {
+    filter: "table",
+    replacement: (content, node) => (isLayoutTable(node) ? `\n\n${content}\n\n` : gfmTable(content, node)),
+  },
+  tableCaption: { filter: "caption", replacement: (content) => `\n${content.replace(/\s+/g, " ").trim()}\n` },
+};
+
+const layoutTables = new WeakMap<HtmlElement, boolean>();
+
+function isLayoutTable(table: HtmlElement | null): boolean {
+  if (!table) return true; // a stray cell outside any table: plain text
+  let layout = layoutTables.get(table);
+  if (layout === undefined) layoutTables.set(table, (layout = Boolean(table.querySelector("table"))));
+  return layout;
+}
+
+function closestTable(node: HtmlElement): HtmlElement | null {
+  let parent = node.parentNode;
+  while (parent && parent.nodeName !== "TABLE") parent = parent.parentNode;
+  return parent;
+}
+
+function tableCell(content: string, node: HtmlElement): string {
+  const text = content.replace(/\s+/g, " ").trim().replace(/\|/g, "\\|");
+  const span = Math.min(Number(node.getAttribute("colspan")) || 1, 100);
+  return ` ${text || " "} |${"   |".repeat(span - 1)}`;
+}
+
+/** Rows under a divider line; a table without a heading row gets an empty one, as GFM requires a header. */
+function gfmTable(content: string, node: HtmlElement): string {
+  const lines = content.split("\n");
+  const rows = lines.filter((line) => line.startsWith("|"));
+  const captions = lines.filter((line) => !line.startsWith("|") && line.trim());
+  if (!rows.length) return `\n\n${captions.join("\n\n")}\n\n`;
+  // not Math.max(...rows): a spread of a 100,000-row table overflows the argument limit
+  const columns = rows.reduce((most, row) => Math.max(most, row.split(/(?<!\\)\|/).length - 2), 0);
+  const divider = `|${" --- |".repeat(columns)}`;
+  const table = hasHeadingRow(node) ? [rows[0], divider, ...rows.slice(1)] : [`|${"     |".repeat(columns)}`, divider, ...rows];
+  return `\n\n${[...captions, ""].join("\n\n")}${table.join("\n")}\n\n`;
+}
+
+function hasHeadingRow(table: HtmlElement): boolean {
+  const first = table.querySelector("tr");
+  if (!first) return false;
+  if (first.parentNode?.nodeName === "THEAD") return true;
+  const cells = Array.from(first.children);
+  return cells.length > 0 && cells.every((cell) => cell.nodeName === "TH");
+}
+
+/** Collapse runs of blank lines outside code fences; drop trailing spaces. */
+function tidyMarkdown(markdown: string): string {
+  const out: string[] = [];
+  let fenceMarker: string | undefined;
+  let blanks = 0;
+  for (const rawLine of markdown.split("\n")) {
+    const line = fenceMarker ? rawLine : rawLine.trimEnd();
+    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (marker && (!fenceMarker || (marker.startsWith(fenceMarker) && line.trim() === marker))) {
+      fenceMarker = fenceMarker ? undefined : marker;
+    }
+    blanks = !fenceMarker && line === "" ? blanks + 1 : 0;
+    if (blanks < 2) out.push(line);
+  }
+  return out.join("\n").trim();
+}

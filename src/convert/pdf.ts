@@ -1,0 +1,217 @@
+/**
+ * PDF → markdown with Mozilla's pdf.js, page by page. Each page opens with a page marker line so every fragment
+ * knows its page; lines are rebuilt from positioned text items, paragraphs from vertical gaps, headings from text
+ * noticeably larger than the page's body text. Words hyphenated at line ends are rejoined and ligatures folded
+ * (NFKC). Reading order is pdf.js's content-stream order, which for typeset two-column papers is column by column.
+ */
+import { pageMarker, type ConvertedDocument } from "./convert.ts";
+import { ResearcherError } from "../errors.ts";
+import { readCMap } from "./pdf-data.ts";
+
+type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
+
+interface TextItem {
+  str: string;
+  hasEOL: boolean;
+  transform: number[];
+  width: number;
+  height: number;
+}
+
+interface Line {
+  text: string;
+  /** Baseline y in PDF units (grows upwards). */
+  y: number;
+  size: number;
+}
+
+export const NO_TEXT_LAYER = "no text layer (scanned? OCR is not supported yet)";
+
+let loading: Promise<PdfJs> | undefined;
+
+/** pdf.js with its worker code run in this thread: the conversion pool already gives each file its own thread. */
+function loadPdfJs(): Promise<PdfJs> {
+  loading ??= (async () => {
+    // @ts-expect-error: the worker module ships no type declarations; only its presence matters.
+    const worker = await import("pdfjs-dist/legacy/build/pdf.worker.mjs");
+    (globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = worker;
+    return import("pdfjs-dist/legacy/build/pdf.mjs");
+  })();
+  return loading;
+}
+
+export async function convertPdf(bytes: Uint8Array, fallbackTitle: string): Promise<ConvertedDocument> {
+  const pdfjs = await loadPdfJs();
+  // pdf.js takes ownership of (detaches) the buffer it is given, and refuses Node Buffers: give it a plain copy.
+  const task = pdfjs.getDocument({
+    data: new Uint8Array(bytes),
+    disableFontFace: true,
+    useSystemFonts: false,
+    stopAtErrors: false,
+    verbosity: 0,
+    cMapUrl: "cmaps/",
+    cMapPacked: true,
+    BinaryDataFactory: CMapFactory,
+  });
+  let doc: Awaited<typeof task.promise>;
+  try {
+    doc = await task.promise;
+  } catch (error) {
+    await task.destroy();
+    throw new ResearcherError("FILE_UNREADABLE", pdfOpenReason(error));
+  }
+  try {
+    const info = await pdfInfo(doc);
+    const parts: string[] = [];
+    let characters = 0;
+    let largest: Line | undefined;
+    for (let n = 1; n <= doc.numPages; n++) {
+      const lines = await pageLines(doc, n);
+      characters += lines.reduce((sum, line) => sum + line.text.replace(/\s/g, "").length, 0);
+      if (n === 1) largest = lines.slice(0, 12).reduce<Line | undefined>((a, l) => (!a || l.size > a.size ? l : a), undefined);
+      parts.push(pageMarker(n), "", pageMarkdown(lines), "");
+    }
+    if (characters === 0 && doc.numPages > 0) throw new ResearcherError("FILE_UNREADABLE", NO_TEXT_LAYER);
+    const title = info.title ?? (largest && largest.text.length <= 200 ? largest.text : undefined) ?? fallbackTitle;
+    return {
+      title,
+      format: "markdown",
+      text: parts.join("\n").replace(/\n{3,}/g, "\n\n"),
+      firstLine: 1,
+      metadata: { ...info.metadata, pages: doc.numPages },
+      pages: doc.numPages,
+    };
+  } finally {
+    await task.destroy();
+  }
+}
+
+/** Serves pdf.js's CMap requests from `pdf-data.ts` (files on disk, or embedded in the executable). */
+class CMapFactory {
+  async fetch({ kind, filename }: { kind: string; filename: string }): Promise<Uint8Array> {
+    if (kind !== "cMapUrl") throw new Error(`no ${kind} data is bundled`); // fonts and wasm only matter for rendering
+    return readCMap(filename);
+  }
+}
+
+function pdfOpenReason(error: unknown): string {
+  const name = (error as { name?: string })?.name;
+  if (name === "PasswordException") return "encrypted PDF (a password is needed to read it)";
+  const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+  return `not a readable PDF: ${message}`;
+}
+
+async function pdfInfo(doc: { getMetadata(): Promise<{ info: object }> }) {
+  const info = ((await doc.getMetadata().catch(() => ({ info: {} }))).info ?? {}) as Record<string, unknown>;
+  const text = (key: string) => {
+    const value = info[key];
+    return typeof value === "string" && value.trim() ? clean(value).trim() : undefined;
+  };
+  const metadata: Record<string, unknown> = {};
+  for (const [key, field] of [["author", "Author"], ["subject", "Subject"], ["keywords", "Keywords"]] as const) {
+    const value = text(field);
+    if (value) metadata[key] = value;
+  }
+  for (const [key, field] of [["created", "CreationDate"], ["modified", "ModDate"]] as const) {
+    const value = pdfDate(text(field));
+    if (value) metadata[key] = value;
+  }
+  const title = text("Title")?.replace(/^Microsoft (Word|PowerPoint) - /, "");
+  return { title: title && !/^untitled$/i.test(title) ? title : undefined, metadata };
+}
+
+/** `D:20100316021332-01'00'` → `2010-03-16T02:13:32-01:00`; anything unparseable is dropped. */
+export function pdfDate(value: string | undefined): string | undefined {
+  const m = value && /^(?:D:)?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?([Zz+-])?(\d{2})?'?(\d{2})?/.exec(value);
+  if (!m) return undefined;
+  const [, y, mo = "01", d = "01", h = "00", mi = "00", s = "00", sign, oh, om = "00"] = m;
+  const zone = sign && sign !== "Z" && sign !== "z" && oh ? `${sign}${oh}:${om}` : "Z";
+  const iso = `${y}-${mo}-${d}T${h}:${mi}:${s}${zone}`;
+  return Number.isNaN(Date.parse(iso)) ? undefined : iso;
+}
+
+/** Positioned text items → lines in content order; a new line starts at an end-of-line mark or a baseline jump. */
+async function pageLines(doc: { getPage(n: number): Promise<any> }, n: number): Promise<Line[]> {
+  let items: TextItem[];
+  try {
+    const page = await doc.getPage(n);
+    items = (await page.getTextContent()).items.filter((item: object): item is TextItem => "str" in item);
+    page.cleanup();
+  } catch {
+    return []; // one broken page must not cost the rest of the document
+  }
+  const lines: Line[] = [];
+  let current: (Line & { end: number }) | undefined;
+  for (const item of items) {
+    const size = Math.hypot(item.transform[2]!, item.transform[3]!) || item.height || 1;
+    const x = item.transform[4]!;
+    const y = item.transform[5]!;
+    const text = clean(item.str);
+    if (text) {
+      if (current && Math.abs(y - current.y) > size * 0.5) current = undefined;
+      if (!current) {
+        current = { text: "", y, size, end: x };
+        lines.push(current);
+      }
+      const gap = x - current.end;
+      if (current.text && gap > size * 0.15 && !/\s$/.test(current.text) && !/^\s/.test(text)) current.text += " ";
+      current.text += text;
+      current.size = Math.max(current.size, size);
+      current.end = x + item.width;
+    }
+    if (item.hasEOL) current = undefined;
+  }
+  return lines
+    .map((line) => ({ text: line.text.replace(/\s+/g, " ").trim(), y: line.y, size: line.size }))
+    .filter((line) => line.text);
+}
+
+/** Lines → paragraphs (split at gaps wider than the usual line spacing) and headings (clearly larger text). */
+function pageMarkdown(lines: Line[]): string {
+  if (lines.length === 0) return "";
+  const body = median(lines.map((l) => l.size));
+  const spacing = median(lines.slice(1).map((l, i) => Math.abs(lines[i]!.y - l.y)).filter((d) => d > 0)) || body * 1.2;
+  const blocks: string[] = [];
+  let paragraph = "";
+  const close = () => {
+    if (paragraph) blocks.push(paragraph);
+    paragraph = "";
+  };
+  lines.forEach((line, i) => {
+    const previous = lines[i - 1];
+    const heading = line.size >= body * 1.25 && line.text.length <= 120 && /\p{L}/u.test(line.text);
+    const gap = previous ? Math.abs(previous.y - line.y) : 0;
+    const sameHeading = heading && previous && previous.size === line.size && gap < line.size * 1.6;
+    if (heading && sameHeading && blocks.at(-1)?.startsWith("## ") && !paragraph) {
+      blocks[blocks.length - 1] += ` ${line.text}`; // a heading wrapped over two lines
+      return;
+    }
+    if (heading) {
+      close();
+      blocks.push(`## ${line.text}`);
+      return;
+    }
+    if (previous && (gap > spacing * 1.45 || previous.y < line.y - spacing * 0.5)) close();
+    paragraph = joinLine(paragraph, line.text);
+  });
+  close();
+  return blocks.join("\n\n");
+}
+
+/** Join a line onto a paragraph, rejoining a word hyphenated across the break (`experi-` + `ment`). */
+export function joinLine(paragraph: string, line: string): string {
+  if (!paragraph) return line;
+  if (/\p{Ll}-$/u.test(paragraph) && /^\p{Ll}/u.test(line)) return paragraph.slice(0, -1) + line;
+  return `${paragraph} ${line}`;
+}
+
+/** Ligatures and compatibility forms folded (NFKC); control characters from fonts without a text map dropped. */
+function clean(text: string): string {
+  return text.normalize("NFKC").replace(/[\u0000-\u0008\u000b-\u001f\u007f\ufffd]/g, "");
+}
+
+function median(values: number[]): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}

@@ -1,0 +1,205 @@
+/**
+ * Heavy conversions (PDF, DOCX, EPUB, HTML) run in a small pool of worker threads: one file can never take the run
+ * down or hang it (a file that exceeds the timeout, or whose conversion needs more memory than its budget, costs its
+ * worker, which is replaced), and an index run uses every core. Markdown and plain text are converted inline: a message
+ * round trip would cost more than the conversion.
+ */
+import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { convertFile, formatOf, TEXT_FORMATS, type ConvertedDocument } from "./convert.ts";
+import { readRegularFile } from "../index/discover.ts";
+import { ResearcherError } from "../errors.ts";
+
+interface Job {
+  id: number;
+  path: string;
+  bytes: Uint8Array;
+  resolve: (document: ConvertedDocument) => void;
+  reject: (error: ResearcherError) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  job?: Job;
+  timer?: ReturnType<typeof setTimeout>;
+  /** The worker's own memory as it last reported it, and when (performance.now()). */
+  memory: number;
+  reportedAt: number;
+  /** The worker's thread id, where /proc has one, and its page faults at that report. */
+  thread?: string;
+  faultsAtReport: number;
+}
+
+type WorkerMessage = { id: number; memory?: number; thread?: string; document?: ConvertedDocument; error?: string };
+
+export interface ConvertPoolOptions {
+  /** Worker threads (default: one per core). */
+  size?: number;
+  /** Per-file limit in milliseconds. */
+  timeoutMs: number;
+  /** The memory one conversion may use, in bytes (0: no limit). */
+  memoryBytes?: number;
+}
+
+/** How often a worker reports its memory, and the pool checks the budget, while conversions run. */
+const MEMORY_REPORT_MS = 50;
+/** A worker silent this long is blocked in synchronous code (a parser building a DOM), not just waiting for a core. */
+const SILENT_MS = 1000;
+
+export class ConvertPool {
+  readonly size: number;
+  private readonly timeoutMs: number;
+  private readonly memoryBytes: number;
+  private readonly slots: Slot[] = [];
+  private readonly queue: Job[] = [];
+  private nextId = 0;
+  private watchdog?: ReturnType<typeof setInterval>;
+
+  constructor(options: ConvertPoolOptions) {
+    this.size = Math.max(1, options.size ?? availableParallelism());
+    this.timeoutMs = options.timeoutMs;
+    this.memoryBytes = options.memoryBytes ?? 0;
+  }
+
+  /** Convert one file; rejects with a `FILE_UNREADABLE` error whose message is the one-line reason. */
+  convert(path: string, bytes: Uint8Array): Promise<ConvertedDocument> {
+    if (TEXT_FORMATS.has(formatOf(path))) return convertFile(path, bytes);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, path, bytes, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  /** Stop every worker; pending conversions are rejected. */
+  close(): void {
+    clearInterval(this.watchdog);
+    this.watchdog = undefined;
+    for (const job of this.queue.splice(0)) job.reject(unreadable("indexing was stopped"));
+    for (const slot of this.slots.splice(0)) this.retire(slot, "indexing was stopped");
+  }
+
+  /**
+   * A conversion over the memory budget by its own use (a file that blows up in its parser, e.g. mammoth on a DOCX
+   * with a 12 MB body) costs its worker, which is terminated, freeing its heap; the file is recorded with the reason.
+   * Conversions running beside it are judged by their own use, so a large file that fits is never blamed for another.
+   */
+  private checkMemory(slots = this.slots): void {
+    if (!this.memoryBytes) return;
+    const now = performance.now();
+    for (const slot of [...slots]) {
+      if (slot.job && this.usage(slot, now) > this.memoryBytes) {
+        this.replace(slot, `conversion needed more memory than index.convert_memory_mb (${Math.round(this.memoryBytes / 2 ** 20)} MB)`);
+      }
+    }
+  }
+
+  /**
+   * A worker whose loop turns reports its own memory. One that is silent (a parser building a DOM in one synchronous
+   * stretch; pdf.js, whose promise chains leave no turn for a timer) is charged, on top of its last report, with the
+   * pages its thread has touched since: the kernel counts page faults per thread, so nothing another thread
+   * allocates is charged to it.
+   */
+  private usage(slot: Slot, now: number): number {
+    if (now - slot.reportedAt <= SILENT_MS || slot.thread === undefined) return slot.memory;
+    return slot.memory + (threadFaults(slot.thread) - slot.faultsAtReport) * PAGE_BYTES;
+  }
+
+  private recordMemory(slot: Slot, memory: number, thread: string | undefined): void {
+    slot.thread ??= thread;
+    Object.assign(slot, { memory }, this.baseline(slot));
+    this.checkMemory([slot]);
+  }
+
+  /** What a worker's silence is measured from: now, and the page faults of its thread so far. */
+  private baseline(slot: Slot): Pick<Slot, "reportedAt" | "faultsAtReport"> {
+    return { reportedAt: performance.now(), faultsAtReport: slot.thread === undefined ? 0 : threadFaults(slot.thread) };
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0) {
+      const slot = this.slots.find((s) => !s.job) ?? (this.slots.length < this.size ? this.spawn() : undefined);
+      if (!slot) return;
+      const job = this.queue.shift()!;
+      slot.job = job;
+      Object.assign(slot, this.baseline(slot));
+      if (this.memoryBytes && !this.watchdog) this.watchdog = setInterval(() => this.checkMemory(), MEMORY_REPORT_MS).unref();
+      slot.timer = setTimeout(() => this.replace(slot, `conversion took longer than ${this.timeoutMs / 1000} s (index.convert_timeout)`), this.timeoutMs);
+      slot.worker.postMessage({ id: job.id, path: job.path, bytes: job.bytes, reportMs: MEMORY_REPORT_MS });
+    }
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(new URL("./worker.ts", import.meta.url), { smol: true });
+    const slot: Slot = { worker, memory: 0, reportedAt: 0, faultsAtReport: 0 };
+    worker.onmessage = (event: MessageEvent<WorkerMessage>) => {
+      const job = slot.job;
+      if (!job || job.id !== event.data.id) return;
+      if (event.data.memory !== undefined) return this.recordMemory(slot, event.data.memory, event.data.thread);
+      this.finish(slot);
+      if (event.data.document) job.resolve(event.data.document);
+      else job.reject(unreadable(event.data.error ?? "conversion failed"));
+      this.dispatch();
+    };
+    // An uncaught error or a crash inside the worker (e.g. out of memory) costs that file, not the run.
+    worker.onerror = (event) => this.replace(slot, `conversion crashed: ${event.message || "worker error"}`);
+    worker.addEventListener("close", () => slot.job && this.replace(slot, "conversion worker exited"));
+    this.slots.push(slot);
+    return slot;
+  }
+
+  private finish(slot: Slot): void {
+    clearTimeout(slot.timer);
+    slot.job = undefined;
+    slot.timer = undefined;
+  }
+
+  /** The worker is stuck or broken: fail its file, terminate it and let a fresh one take the queue. */
+  private replace(slot: Slot, reason: string): void {
+    const index = this.slots.indexOf(slot);
+    if (index !== -1) this.slots.splice(index, 1);
+    this.retire(slot, reason);
+    this.dispatch();
+  }
+
+  private retire(slot: Slot, reason: string): void {
+    const job = slot.job;
+    this.finish(slot);
+    slot.worker.onmessage = null;
+    slot.worker.onerror = null;
+    slot.worker.terminate();
+    job?.reject(unreadable(reason));
+  }
+}
+
+const PAGE_BYTES = 4096;
+
+/** Minor page faults of one thread of this process so far (field 10 of its /proc stat line; 0 once it is gone). */
+function threadFaults(thread: string): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${thread}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(") ") + 2).split(" ")[7]);
+  } catch {
+    return 0;
+  }
+}
+
+function unreadable(reason: string): ResearcherError {
+  return new ResearcherError("FILE_UNREADABLE", reason);
+}
+
+/** Read and convert one file outside an index run, with the same limits: regular files only, size cap, timeout. */
+export async function convertPath(absolute: string, limits: { maxBytes: number; timeoutMs: number }): Promise<ConvertedDocument> {
+  const read = readRegularFile(absolute, limits.maxBytes);
+  if ("reason" in read) throw unreadable(read.reason);
+  return convertOnce(absolute, read.bytes, limits.timeoutMs);
+}
+
+/** Convert bytes already read outside an index run, in a worker of its own (the same timeout as a run's). */
+export async function convertOnce(path: string, bytes: Uint8Array, timeoutMs: number): Promise<ConvertedDocument> {
+  const pool = new ConvertPool({ size: 1, timeoutMs });
+  try {
+    return await pool.convert(path, bytes);
+  } finally {
+    pool.close();
+  }
+}

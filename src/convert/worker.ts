@@ -1,0 +1,44 @@
+/**
+ * A conversion worker thread: converts the files the pool sends it, one at a time, and reports its own memory (live
+ * JavaScript heap and the buffers it holds) when a conversion starts and every `reportMs` while it runs, so the pool
+ * can hold each conversion to the memory budget by what it uses itself.
+ */
+import { heapStats } from "bun:jsc";
+import { readlinkSync } from "node:fs";
+import { convertFile } from "./convert.ts";
+import { describeError } from "../errors.ts";
+
+declare const self: Worker;
+
+// pdf.js and mammoth report what they cannot parse through the console; here a problem is a failure reason, and
+// nothing a worker prints may land in the output of `--json`.
+for (const method of ["log", "info", "warn", "error", "debug"] as const) console[method] = () => {};
+
+/** Live objects and external buffers, not the heap's capacity: that stays at an earlier conversion's peak. */
+function ownMemory(): number {
+  const stats = heapStats();
+  return stats.heapSize + stats.extraMemorySize;
+}
+
+/** This thread's id (Linux), so the pool can read its page faults while it is too busy to report. */
+function threadId(): string | undefined {
+  try {
+    return readlinkSync("/proc/thread-self").split("/").at(-1);
+  } catch {
+    return undefined;
+  }
+}
+
+self.onmessage = async (event: MessageEvent<{ id: number; path: string; bytes: Uint8Array; reportMs: number }>) => {
+  const { id, path, bytes, reportMs } = event.data;
+  const report = () => self.postMessage({ id, memory: ownMemory() });
+  self.postMessage({ id, memory: ownMemory(), thread: threadId() });
+  const reporter = setInterval(report, reportMs);
+  try {
+    self.postMessage({ id, document: await convertFile(path, bytes) });
+  } catch (error) {
+    self.postMessage({ id, error: describeError(error) });
+  } finally {
+    clearInterval(reporter);
+  }
+};

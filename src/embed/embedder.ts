@@ -1,0 +1,590 @@
+/**
+ * Embedding providers: local ONNX models through transformers.js (default), static-embedding models (a token table,
+ * `static-embedder.ts`), Ollama and OpenAI-compatible HTTP. Heavy libraries load lazily so BM25-only commands never
+ * pay for them. Every network call has a timeout.
+ */
+import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { basename, isAbsolute, join, resolve } from "node:path";
+import type { EmbeddingConfig } from "../config.ts";
+import { describeError, ResearcherError } from "../errors.ts";
+import type { StoredModel } from "../store/store.ts";
+import { EMBEDDED_MODEL } from "./embedded-model.ts";
+import { unpack } from "./native.ts";
+import { loadTokenizer, sumOfRows, model2vecWeights, readModel2vecTable, staticLayout, tokenTableOf, type StaticLayout, type TokenTable } from "./static-embedder.ts";
+import { downloadModel, fetchWithTimeout, hubEndpoint } from "./hub.ts";
+
+export type Provider = "local" | "ollama" | "openai";
+export type EmbedKind = "query" | "document";
+
+export interface KnownModel {
+  /** A static-embedding (model2vec) model: a token table and a tokenizer, fetched as such from the hub. */
+  static?: true;
+  dims: number;
+  pooling: "mean" | "cls";
+  queryPrefix: string;
+  documentPrefix: string;
+  maxTokens: number;
+  dtype: string;
+}
+
+const RETRIEVAL_PREFIX = "Represent this sentence for searching relevant passages: ";
+
+/** Published retrieval models with transformers.js ONNX weights, and how each must be called. */
+export const KNOWN_MODELS: Record<string, KnownModel> = {
+  "Snowflake/snowflake-arctic-embed-xs": { dims: 384, pooling: "cls", queryPrefix: RETRIEVAL_PREFIX, documentPrefix: "", maxTokens: 512, dtype: "q8" },
+  "Snowflake/snowflake-arctic-embed-s": { dims: 384, pooling: "cls", queryPrefix: RETRIEVAL_PREFIX, documentPrefix: "", maxTokens: 512, dtype: "q8" },
+  "Xenova/bge-small-en-v1.5": { dims: 384, pooling: "cls", queryPrefix: RETRIEVAL_PREFIX, documentPrefix: "", maxTokens: 512, dtype: "q8" },
+  "Xenova/bge-base-en-v1.5": { dims: 768, pooling: "cls", queryPrefix: RETRIEVAL_PREFIX, documentPrefix: "", maxTokens: 512, dtype: "q8" },
+  "Xenova/all-MiniLM-L6-v2": { dims: 384, pooling: "mean", queryPrefix: "", documentPrefix: "", maxTokens: 256, dtype: "q8" },
+  "nomic-ai/nomic-embed-text-v1.5": { dims: 768, pooling: "mean", queryPrefix: "search_query: ", documentPrefix: "search_document: ", maxTokens: 2048, dtype: "q8" },
+  "minishlab/potion-base-8M": { static: true, dims: 256, pooling: "mean", queryPrefix: "", documentPrefix: "", maxTokens: 512, dtype: "n/a" },
+  "minishlab/potion-retrieval-32M": { static: true, dims: 512, pooling: "mean", queryPrefix: "", documentPrefix: "", maxTokens: 512, dtype: "n/a" },
+};
+
+export const DEFAULT_MODEL = "Snowflake/snowflake-arctic-embed-xs";
+
+/** What to load, after flags, environment, repository and global settings are merged. */
+export interface ModelChoice {
+  provider: Provider;
+  /** Hub id, provider model name, or absolute folder path. */
+  model: string;
+  pooling?: "mean" | "cls";
+  queryPrefix?: string;
+  documentPrefix?: string;
+  dtype?: string;
+  batchSize?: number;
+  /** Remote providers: requests in flight at once. */
+  parallel?: number;
+  ollamaUrl?: string;
+  openaiUrl?: string;
+}
+
+export interface ModelInfo {
+  provider: Provider;
+  id: string;
+  /** "folder": a local path; "cache": downloaded earlier; "hub": not on disk yet; "embedded": inside the executable. */
+  source: "folder" | "cache" | "hub" | "embedded" | "remote";
+  /** "transformer": an ONNX network; "static": a token table (model2vec or a layer-free ONNX model); "remote": a server. */
+  kind: "transformer" | "static" | "remote";
+  path: string | null;
+  dims: number | null;
+  pooling: "mean" | "cls";
+  queryPrefix: string;
+  documentPrefix: string;
+  maxTokens: number;
+  dtype: string;
+}
+
+export interface Embedder {
+  info: ModelInfo;
+  dims: number;
+  /** Identifies the model and how it is called; vectors from different fingerprints never mix. */
+  fingerprint: string;
+  embed(texts: string[], kind: EmbedKind): Promise<Float32Array[]>;
+  dispose(): Promise<void>;
+}
+
+export const modelsDir = (home: string) => join(home, "models");
+
+/** A hub id as the models folder stores it: `name` or `owner/name`, no `.` or `..` part, nothing absolute. */
+const HUB_ID = /^(?!\.\.?(?:\/|$))[\w.-]+(?:\/(?!\.\.?$)[\w.-]+)?$/;
+
+/** Where a downloaded model lives; refuses any id that would name a place outside the models folder. */
+export function modelCachePath(home: string, id: string): string {
+  if (!HUB_ID.test(id)) {
+    throw new ResearcherError("INVALID_INPUT", `'${id}' is not a downloaded model id`, {
+      hint: "name it as `owner/name` (e.g. Xenova/bge-small-en-v1.5); `researcher model clear` alone removes every downloaded model",
+    });
+  }
+  return join(modelsDir(home), id);
+}
+
+/** Delete one downloaded model, or every one when no id is given; returns what was removed. */
+export function clearModels(home: string, id?: string): string {
+  const target = id === undefined ? modelsDir(home) : modelCachePath(home, id);
+  if (!existsSync(target)) {
+    throw new ResearcherError("INVALID_INPUT", `no downloaded model at ${target}`, { hint: "`researcher model show` tells where the model in use is" });
+  }
+  rmSync(target, { recursive: true, force: true });
+  return target;
+}
+
+/**
+ * Merge settings: explicit flag, then RESEARCHER_MODEL_PATH, RESEARCHER_MODEL, repository, global config. When
+ * none names a model, a repository keeps the model it was embedded with (`remembered`), then the embedded or
+ * default model applies: indexing with an environment variable once must not break every later command.
+ */
+export function chooseModel(
+  global: Partial<EmbeddingConfig>,
+  repo: Partial<EmbeddingConfig> = {},
+  flag?: string,
+  remembered?: { id: string; provider: string },
+): ModelChoice {
+  const env = process.env;
+  const merged = { ...global, ...repo };
+  const override = flag || env.RESEARCHER_MODEL_PATH || env.RESEARCHER_MODEL;
+  const fallback = remembered?.id ?? (EMBEDDED_MODEL ? `${EMBEDDED_PREFIX}${EMBEDDED_MODEL.name}` : DEFAULT_MODEL);
+  const model = override || merged.model || fallback;
+  const provider: Provider = override
+    ? isPathLike(model) ? "local" : merged.provider ?? "local"
+    : merged.model || merged.provider ? merged.provider ?? "local" : ((remembered?.provider as Provider | undefined) ?? "local");
+  return {
+    provider,
+    model,
+    pooling: merged.pooling,
+    queryPrefix: merged.query_prefix,
+    documentPrefix: merged.document_prefix,
+    dtype: merged.dtype,
+    batchSize: merged.batch_size,
+    parallel: merged.parallel,
+    ollamaUrl: merged.ollama_url,
+    openaiUrl: merged.openai_url,
+  };
+}
+
+function isPathLike(model: string): boolean {
+  return isAbsolute(model) || model.startsWith("..") || model.startsWith("../..") || model.startsWith("~/");
+}
+
+/** Where a model comes from and how it is called, without loading it. */
+export function describeModel(home: string, choice: ModelChoice): ModelInfo {
+  if (choice.provider !== "local") {
+    return {
+      provider: choice.provider,
+      id: choice.model,
+      source: "remote",
+      kind: "remote",
+      path: null,
+      dims: null,
+      pooling: "mean",
+      queryPrefix: choice.queryPrefix ?? "",
+      documentPrefix: choice.documentPrefix ?? "",
+      maxTokens: 8192,
+      dtype: "n/a",
+    };
+  }
+  const folder = localFolder(home, choice.model);
+  const known = KNOWN_MODELS[choice.model] ?? KNOWN_MODELS[basename(folder ?? choice.model)];
+  const config = folder ? readModelConfig(folder) : {};
+  const layout = folder ? staticLayout(folder, config) : null;
+  return {
+    provider: "local",
+    id: choice.model,
+    source: choice.model.startsWith(EMBEDDED_PREFIX) ? "embedded" : folder ? (folder === resolve(choice.model) ? "folder" : "cache") : "hub",
+    kind: layout || (!folder && known?.static) ? "static" : "transformer",
+    path: folder,
+    dims: known?.dims ?? (typeof config.hidden_size === "number" ? config.hidden_size : typeof config.hidden_dim === "number" ? config.hidden_dim : null),
+    pooling: choice.pooling ?? known?.pooling ?? "mean",
+    queryPrefix: choice.queryPrefix ?? known?.queryPrefix ?? "",
+    documentPrefix: choice.documentPrefix ?? known?.documentPrefix ?? "",
+    maxTokens: known?.maxTokens ?? Math.min(512, Number(config.max_position_embeddings) || 512),
+    // A model2vec table has one precision: a dtype setting would only change the fingerprint, not the vectors.
+    dtype: layout === "model2vec" ? "n/a" : (choice.dtype ?? known?.dtype ?? "q8"),
+  };
+}
+
+/** A model baked into the executable is named `embedded:<folder name>`. */
+const EMBEDDED_PREFIX = "embedded:";
+
+/** A folder holding the model's files, if it is on disk: an explicit path, the embedded model or the cache. */
+function localFolder(home: string, model: string): string | null {
+  if (model.startsWith(EMBEDDED_PREFIX)) {
+    if (!EMBEDDED_MODEL || model !== `${EMBEDDED_PREFIX}${EMBEDDED_MODEL.name}`) {
+      throw new ResearcherError("MODEL_UNAVAILABLE", `${model} is not embedded in this executable`);
+    }
+    return unpack(`model-${EMBEDDED_MODEL.name}`, EMBEDDED_MODEL.files);
+  }
+  const path = resolve(model.replace(/^~(?=\/)/, process.env.HOME ?? "~"));
+  if ((isPathLike(model) || existsSync(path)) && existsSync(join(path, "config.json"))) return path;
+  if (isPathLike(model)) {
+    throw new ResearcherError("MODEL_UNAVAILABLE", `${path} is not a model folder (no config.json)`, {
+      hint: "point at a folder in transformers.js layout: config.json, tokenizer.json, onnx/model*.onnx",
+    });
+  }
+  const cached = modelCachePath(home, model);
+  return existsSync(join(cached, "config.json")) ? cached : null;
+}
+
+function readModelConfig(folder: string): Record<string, unknown> {
+  try {
+    return JSON.parse(readFileSync(join(folder, "config.json"), "utf8"));
+  } catch {
+    return {};
+  }
+}
+
+const DTYPE_FILES: Record<string, string> = { fp32: "model.onnx", fp16: "model_fp16.onnx", q8: "model_quantized.onnx", int8: "model_int8.onnx", uint8: "model_uint8.onnx", q4: "model_q4.onnx" };
+
+/** The file that holds a local model's weights: model2vec's table, or the ONNX file of the chosen dtype. */
+function weightsFile(info: ModelInfo): string | null {
+  if (!info.path) return null;
+  if (layoutOf(info) === "model2vec") return model2vecWeights(info.path);
+  return join(info.path, "onnx", DTYPE_FILES[info.dtype] ?? "model.onnx");
+}
+
+const layoutOf = (info: ModelInfo): StaticLayout | null => (info.path && info.kind === "static" ? staticLayout(info.path, readModelConfig(info.path)) : null);
+
+export function fingerprintOf(info: ModelInfo, dims: number): string {
+  const weights = weightsFile(info);
+  const size = weights && existsSync(weights) ? statSync(weights).size : 0;
+  const parts = [info.provider, info.path ? basename(info.path) : info.id, info.dtype, info.pooling, info.queryPrefix, info.documentPrefix, dims, size];
+  return new Bun.CryptoHasher("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 16);
+}
+
+export interface LoadOptions {
+  /** Allow downloading from the Hugging Face hub (first use, `model pull`). */
+  allowDownload?: boolean;
+  onProgress?: (file: string, loaded: number, total: number) => void;
+}
+
+export async function loadEmbedder(home: string, choice: ModelChoice, options: LoadOptions = {}): Promise<Embedder> {
+  const info = describeModel(home, choice);
+  if (info.provider === "local") return loadLocal(home, info, choice.batchSize ?? 16, options);
+  return loadRemote(info, choice);
+}
+
+/** Loaded models by choice, so a server or a multi-repository command loads each model once. */
+export class EmbedderCache {
+  private readonly loaded = new Map<string, Promise<Embedder>>();
+
+  constructor(private readonly options: LoadOptions = { allowDownload: true }) {}
+
+  get(home: string, choice: ModelChoice): Promise<Embedder> {
+    const key = JSON.stringify([home, choice]);
+    let embedder = this.loaded.get(key);
+    if (!embedder) {
+      embedder = loadEmbedder(home, choice, this.options);
+      embedder.catch(() => this.loaded.delete(key));
+      this.loaded.set(key, embedder);
+    }
+    return embedder;
+  }
+
+  async dispose(): Promise<void> {
+    const all = await Promise.allSettled(this.loaded.values());
+    this.loaded.clear();
+    for (const result of all) if (result.status === "fulfilled") await result.value.dispose();
+  }
+}
+
+/**
+ * onnxruntime starts a telemetry system when it is first loaded: it parses /proc/self/cmdline recursively, so a
+ * long command line (a 30 KB query as an argument) overflows the stack and kills the process; it also writes
+ * /tmp/mat-debug-<pid>.log and sends usage data, which a local-first tool should not. It reads the switch with
+ * getenv(), and Bun's process.env is not the C environment, so the variable is set through libc.
+ */
+async function disableOnnxTelemetry(): Promise<void> {
+  process.env.ORT_DISABLE_TELEMETRY = "1";
+  if (process.platform === "win32") return;
+  try {
+    const { dlopen, FFIType } = await import("bun:ffi");
+    const libc = dlopen(process.platform === "darwin" ? "libc.dylib" : "libc.so.6", {
+      setenv: { args: [FFIType.cstring, FFIType.cstring, FFIType.i32], returns: FFIType.i32 },
+    });
+    libc.symbols.setenv(Buffer.from("ORT_DISABLE_TELEMETRY\0"), Buffer.from("1\0"), 1);
+    libc.close();
+  } catch {
+    // no libc to reach: onnxruntime keeps its telemetry, and only very long command lines are at risk
+  }
+}
+
+async function loadLocal(home: string, info: ModelInfo, batchSize: number, options: LoadOptions): Promise<Embedder> {
+  if (!info.path && !options.allowDownload) {
+    throw new ResearcherError("MODEL_UNAVAILABLE", `model ${info.id} is not on this machine`, {
+      hint: `run \`researcher model pull ${info.id}\`, or point at a local folder with \`researcher model set /path/to/model\` or RESEARCHER_MODEL_PATH`,
+    });
+  }
+  if (info.kind === "static") {
+    const local = info.path ? info : { ...info, source: "cache" as const, path: await pullStatic(home, info, options) };
+    const embedder = await loadStatic(home, local, options);
+    // A folder whose config promised no transformer layers but whose model reads context runs as a transformer.
+    if (embedder) return embedder;
+    return loadTransformer(home, { ...local, kind: "transformer" }, batchSize, options);
+  }
+  return loadTransformer(home, info, batchSize, options);
+}
+
+async function loadTransformer(home: string, info: ModelInfo, batchSize: number, options: LoadOptions): Promise<Embedder> {
+  const { tokenizer, model } = await loadOnnx(home, info, options);
+  const embedBatch = async (texts: string[]): Promise<Float32Array[]> => {
+    const inputs = tokenizer(texts, { padding: true, truncation: true, max_length: info.maxTokens });
+    const output = await model(inputs);
+    const hidden = (output.last_hidden_state ?? output.token_embeddings ?? Object.values(output)[0]) as {
+      data: Float32Array;
+      dims: number[];
+    };
+    return pool(hidden.data, hidden.dims, inputs.attention_mask.data as BigInt64Array, info.pooling);
+  };
+  return withProbe(info, embedBatch, batchSize, async () => {
+    await model.dispose();
+  });
+}
+
+/** A transformers.js model and tokenizer, from a folder, the cache or (when allowed) the hub. */
+async function loadOnnx(home: string, info: ModelInfo, options: LoadOptions) {
+  await disableOnnxTelemetry();
+  const transformers = await import("@huggingface/transformers");
+  const { env, AutoModel, AutoTokenizer } = transformers;
+  env.allowLocalModels = true;
+  env.localModelPath = modelsDir(home);
+  env.cacheDir = modelsDir(home);
+  env.allowRemoteModels = Boolean(options.allowDownload) && !info.path;
+  env.remoteHost = `${hubEndpoint()}/`;
+  env.fetch = fetchWithTimeout as typeof fetch;
+  // Only when someone draws progress: with a callback, transformers.js reads even local model files through a
+  // chunked stream; without one, with a single readFile.
+  const onProgress = options.onProgress;
+  const progress = onProgress && {
+    progress_callback: (data: { status: string; file?: string; loaded?: number; total?: number }) => {
+      if (data.status === "progress" && data.file) onProgress(data.file, data.loaded ?? 0, data.total ?? 0);
+    },
+  };
+  const target = info.path ?? info.id;
+  try {
+    const tokenizer = await AutoTokenizer.from_pretrained(target, { ...progress });
+    const model = await AutoModel.from_pretrained(target, {
+      dtype: info.dtype as "q8",
+      ...progress,
+      session_options: { intraOpNumThreads: availableParallelism(), interOpNumThreads: 1 },
+    });
+    return { tokenizer, model, Tensor: transformers.Tensor };
+  } catch (error) {
+    throw new ResearcherError("MODEL_UNAVAILABLE", `cannot load model ${info.id}: ${describeError(error)}`, {
+      hint: info.path
+        ? `check that ${info.path}/onnx/${DTYPE_FILES[info.dtype] ?? "model.onnx"} exists (or set embedding.dtype)`
+        : `check your network, or download elsewhere and use \`researcher model set /path/to/folder\``,
+      cause: error,
+    });
+  }
+}
+
+/** The files of a model2vec model on the hub. */
+const MODEL2VEC_FILES = [{ name: "config.json" }, { name: "tokenizer.json" }, { name: "model.safetensors" }, { name: "tokenizer_config.json", optional: true }];
+
+/** Download a static model named in the model table into the models folder; returns its folder. */
+async function pullStatic(home: string, info: ModelInfo, options: LoadOptions): Promise<string> {
+  const folder = modelCachePath(home, info.id);
+  try {
+    await downloadModel(info.id, MODEL2VEC_FILES, folder, options.onProgress);
+  } catch (error) {
+    throw new ResearcherError("MODEL_UNAVAILABLE", `cannot download model ${info.id}: ${describeError(error)}`, {
+      hint: "check your network (or HF_ENDPOINT), or download the folder elsewhere and use `researcher model set /path/to/folder`",
+      cause: error,
+    });
+  }
+  return folder;
+}
+
+/** A static-embedding model (see static-embedder.ts); null when its ONNX model turns out to read context. */
+async function loadStatic(home: string, info: ModelInfo, options: LoadOptions): Promise<Embedder | null> {
+  const folder = info.path!;
+  const model2vec = layoutOf(info) === "model2vec";
+  let tokenizer: Awaited<ReturnType<typeof loadTokenizer>>;
+  let table: TokenTable | null;
+  try {
+    tokenizer = await loadTokenizer(folder);
+    const config = readModelConfig(folder);
+    const tokens = vocabularySize(tokenizer);
+    table = model2vec
+      ? readModel2vecTable(folder, tokens)
+      : await tokenTableOf(
+          join(modelsDir(home), ".tables"),
+          weightsFile(info)!,
+          Math.min(tokens, Number(config.vocab_size) || tokens),
+          Number(config.max_position_embeddings) || Infinity,
+          () => onnxRunner(home, info, options),
+        );
+  } catch (error) {
+    if (error instanceof ResearcherError) throw error;
+    throw new ResearcherError("MODEL_UNAVAILABLE", `cannot load static model ${info.id}: ${describeError(error)}`, {
+      hint: `check ${folder}: tokenizer.json and ${model2vec ? "model.safetensors" : "the onnx folder"} must be readable`,
+      cause: error,
+    });
+  }
+  if (!table) return null;
+  const rows = table; // a const for the closure below
+  const unknown = (tokenizer.model as { unk_token?: string } | null)?.unk_token;
+  const rule = model2vec
+    ? { addSpecialTokens: false, dropId: unknown === undefined ? null : (tokenizer.token_to_id(unknown) ?? null), maxTokens: info.maxTokens }
+    : { addSpecialTokens: true, dropId: null, maxTokens: info.maxTokens };
+  const embedBatch = async (texts: string[]) =>
+    texts.map((text) => normalize(sumOfRows(rows, tokenizer.encode(text, { add_special_tokens: rule.addSpecialTokens }).ids, rule)));
+  return withProbe(info, embedBatch, STATIC_BATCH, async () => {});
+}
+
+/** Static embedding is a loop over tokens: batches only bound how much text is tokenised at once. */
+const STATIC_BATCH = 256;
+
+function vocabularySize(tokenizer: { get_vocab(withAdded?: boolean): Map<string, number> }): number {
+  let max = -1;
+  for (const id of tokenizer.get_vocab(true).values()) max = Math.max(max, id);
+  return max + 1;
+}
+
+/** Runs a layer-free ONNX model on one sequence, to read its token table out of it. */
+async function onnxRunner(home: string, info: ModelInfo, options: LoadOptions) {
+  const { model, Tensor } = await loadOnnx(home, info, options);
+  const run = async (ids: number[]) => {
+    const shape = [1, ids.length];
+    const output = await model({
+      input_ids: new Tensor("int64", BigInt64Array.from(ids, BigInt), shape),
+      attention_mask: new Tensor("int64", new BigInt64Array(ids.length).fill(1n), shape),
+    });
+    return ((output.last_hidden_state ?? Object.values(output)[0]) as { data: Float32Array }).data;
+  };
+  return { run, dispose: async () => void (await model.dispose()) };
+}
+
+/** Finish an embedder: one probe text tells the dimensions, which become part of the fingerprint. */
+async function withProbe(
+  info: ModelInfo,
+  embedBatch: (texts: string[]) => Promise<Float32Array[]>,
+  batchSize: number,
+  dispose: () => Promise<void>,
+  parallel = 1,
+): Promise<Embedder> {
+  const dims = (await embedBatch(["dimension probe"]))[0]!.length;
+  return {
+    info: { ...info, dims },
+    dims,
+    fingerprint: fingerprintOf(info, dims),
+    embed(texts, kind) {
+      const prefix = kind === "query" ? info.queryPrefix : info.documentPrefix;
+      return embedSorted(texts.map((t) => prefix + clip(t, info.maxTokens)), batchSize, embedBatch, parallel);
+    },
+    dispose,
+  };
+}
+
+/**
+ * A model reads at most `maxTokens` tokens; the rest is cut by the tokenizer (or refused by a remote API) after
+ * all of it was tokenised or sent. Few tokens span more than 6 characters, so text past 6 per token is dropped
+ * first: a 100 KB query costs what a page does.
+ */
+const CHARS_PER_TOKEN = 6;
+
+function clip(text: string, maxTokens: number): string {
+  return text.length > maxTokens * CHARS_PER_TOKEN ? text.slice(0, maxTokens * CHARS_PER_TOKEN) : text;
+}
+
+/**
+ * Batches of similar length waste less work on padding; results come back in input order. Up to `parallel`
+ * batches are in flight at once: a remote server with its own hardware embeds several while we wait.
+ */
+async function embedSorted(
+  texts: string[],
+  batchSize: number,
+  embedBatch: (texts: string[]) => Promise<Float32Array[]>,
+  parallel = 1,
+): Promise<Float32Array[]> {
+  const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
+  const result = new Array<Float32Array>(texts.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < order.length) {
+      const slice = order.slice(next, (next += batchSize));
+      const vectors = await embedBatch(slice.map((i) => texts[i]!));
+      slice.forEach((index, j) => (result[index] = vectors[j]!));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, Math.ceil(order.length / batchSize))) }, lane));
+  return result;
+}
+
+/** Mean (masked) or CLS pooling, then L2 normalisation, straight over the output buffer. */
+export function pool(data: Float32Array, dims: number[], mask: BigInt64Array | Int32Array, pooling: "mean" | "cls"): Float32Array[] {
+  const [batch, seq, hidden] = dims as [number, number, number];
+  const vectors: Float32Array[] = [];
+  for (let b = 0; b < batch; b++) {
+    const vector = new Float32Array(hidden);
+    if (pooling === "cls") {
+      vector.set(data.subarray(b * seq * hidden, b * seq * hidden + hidden));
+    } else {
+      let count = 0;
+      for (let s = 0; s < seq; s++) {
+        if (!Number(mask[b * seq + s])) continue;
+        count++;
+        const offset = (b * seq + s) * hidden;
+        for (let h = 0; h < hidden; h++) vector[h]! += data[offset + h]!;
+      }
+      for (let h = 0; h < hidden; h++) vector[h]! /= Math.max(1, count);
+    }
+    vectors.push(normalize(vector));
+  }
+  return vectors;
+}
+
+export function normalize(vector: Float32Array): Float32Array {
+  let norm = 0;
+  for (let i = 0; i < vector.length; i++) norm += vector[i]! * vector[i]!;
+  norm = Math.sqrt(norm) || 1;
+  for (let i = 0; i < vector.length; i++) vector[i]! /= norm;
+  return vector;
+}
+
+/** A repository never mixes vectors of two models. */
+export function checkModel(repository: string, stored: StoredModel | undefined, embedder: Embedder): void {
+  if (!stored || stored.fingerprint === embedder.fingerprint) return;
+  throw new ResearcherError(
+    "MODEL_MISMATCH",
+    `repository '${repository}' was embedded with ${stored.id} (${stored.dims} dims), not ${embedder.info.id} (${embedder.dims} dims)`,
+    { hint: `run \`researcher index --embeddings-only ${repository}\` (or --rebuild) to re-embed with this model` },
+  );
+}
+
+// ---- remote providers ------------------------------------------------------------------------------------
+
+/** Requests in flight to a remote embedding server unless `embedding.parallel` says otherwise. */
+const REMOTE_PARALLEL = 4;
+
+async function loadRemote(info: ModelInfo, choice: ModelChoice): Promise<Embedder> {
+  const call = info.provider === "ollama" ? ollamaCall(choice) : openaiCall(choice);
+  return withProbe(info, call, choice.batchSize ?? 64, async () => {}, choice.parallel ?? REMOTE_PARALLEL);
+}
+
+function ollamaCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Array[]> {
+  const base = (choice.ollamaUrl ?? process.env.OLLAMA_HOST ?? "http://127.0.0.1:11434").replace(/\/$/, "");
+  return async (texts) => {
+    const body = await postJson(`${base}/api/embed`, { model: choice.model, input: texts }, {}, "ollama");
+    const embeddings = (body as { embeddings?: number[][] }).embeddings;
+    if (!Array.isArray(embeddings)) throw providerError("ollama", "response has no embeddings");
+    return embeddings.map((e) => normalize(Float32Array.from(e)));
+  };
+}
+
+function openaiCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Array[]> {
+  // OpenAI documents its base URL with the version (`https://api.openai.com/v1`); both spellings work.
+  const base = (choice.openaiUrl ?? "https://api.openai.com").replace(/\/+$/, "").replace(/\/v1$/, "");
+  const key = process.env.OPENAI_API_KEY;
+  if (!key) {
+    throw new ResearcherError("PROVIDER_FAILED", "OPENAI_API_KEY is not set", { hint: "export OPENAI_API_KEY=… or use the local provider" });
+  }
+  return async (texts) => {
+    const body = await postJson(`${base}/v1/embeddings`, { model: choice.model, input: texts }, { Authorization: `Bearer ${key}` }, "openai");
+    const data = (body as { data?: { index: number; embedding: number[] }[] }).data;
+    if (!Array.isArray(data)) throw providerError("openai", "response has no data");
+    return data.sort((a, b) => a.index - b.index).map((d) => normalize(Float32Array.from(d.embedding)));
+  };
+}
+
+async function postJson(url: string, payload: unknown, headers: Record<string, string>, provider: string): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetchWithTimeout(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(payload),
+    });
+  } catch (error) {
+    throw providerError(provider, `${url}: ${describeError(error)}`);
+  }
+  if (!response.ok) throw providerError(provider, `${url} answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
+  return response.json();
+}
+
+function providerError(provider: string, message: string): ResearcherError {
+  return new ResearcherError("PROVIDER_FAILED", `${provider}: ${message}`, {
+    hint: provider === "ollama" ? "is `ollama serve` running and the model pulled?" : "check the key, URL and model name",
+  });
+}

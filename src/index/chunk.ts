@@ -1,0 +1,315 @@
+/**
+ * Converted text → fragments. Markdown fragments follow headings and carry their heading path; code fences are
+ * never split; long sections break at paragraph boundaries when they can, at sentence boundaries when they must,
+ * with a small overlap so a passage cut in two is still found whole in one of them.
+ */
+import { PAGE_MARKER, shortHeading, type ConvertedDocument } from "../convert/convert.ts";
+import { estimateTokens } from "../text.ts";
+
+export interface Fragment {
+  seq: number;
+  text: string;
+  /** 1-based, inclusive, in the original file. */
+  startLine: number;
+  endLine: number;
+  headings: string[];
+  /** Paged formats: the page the fragment starts on, and the page it ends on. */
+  page: number | null;
+  pageEnd: number | null;
+}
+
+export interface ChunkOptions {
+  /** Token budget per fragment. */
+  tokens: number;
+  /** Share of the budget repeated from the end of the previous fragment of the same section. */
+  overlap: number;
+}
+
+export const DEFAULT_CHUNK_OPTIONS: ChunkOptions = { tokens: 350, overlap: 0.15 };
+
+/** A unit the packer never splits: a sentence, or a whole code fence. */
+interface Piece {
+  text: string;
+  line: number;
+  endLine: number;
+  tokens: number;
+  block: number;
+  code: boolean;
+  page: number | null;
+}
+
+interface Block {
+  lines: string[];
+  first: number;
+  code: boolean;
+  page: number | null;
+}
+
+interface Section {
+  headings: string[];
+  blocks: Block[];
+}
+
+export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DEFAULT_CHUNK_OPTIONS): Fragment[] {
+  const lines = doc.text.split(/\r?\n/);
+  const paged = doc.pages !== undefined;
+  const sections =
+    doc.format === "markdown" ? splitMarkdown(lines, doc.firstLine, doc.title, paged) : splitText(lines, doc.firstLine);
+  const fragments: Fragment[] = [];
+  for (const section of sections) {
+    for (const pieces of packSection(toPieces(section, options.tokens), options)) {
+      fragments.push({
+        seq: fragments.length,
+        text: joinPieces(pieces),
+        startLine: pieces[0]!.line,
+        endLine: pieces.at(-1)!.endLine,
+        headings: section.headings,
+        page: pieces[0]!.page,
+        pageEnd: pieces.at(-1)!.page,
+      });
+    }
+  }
+  return fragments;
+}
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+const HEADING = /^ {0,3}(#{1,6})[ \t]+(.*)$/;
+
+/** Markdown → sections by heading. In a paged document, page marker lines set the page and are not text. */
+function splitMarkdown(lines: string[], firstLine: number, title: string, paged: boolean): Section[] {
+  const sections: Section[] = [];
+  const stack: string[] = [];
+  let current: Section = { headings: [], blocks: [] };
+  let paragraph: Block | undefined;
+  let page: number | null = null;
+  const closeParagraph = () => {
+    if (paragraph) current.blocks.push(paragraph);
+    paragraph = undefined;
+  };
+
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const marker = paged ? PAGE_MARKER.exec(line) : null;
+    if (marker) {
+      // A page starts a new section under the same headings: fragments never span pages, so a citation is exact.
+      closeParagraph();
+      if (current.blocks.length) sections.push(current);
+      current = { headings: current.headings, blocks: [] };
+      page = Number(marker[1]);
+      continue;
+    }
+    const fence = FENCE.exec(line);
+    if (fence) {
+      closeParagraph();
+      const close = new RegExp(`^ {0,3}${fence[1]![0]}{${fence[1]!.length},}\\s*$`);
+      const start = i;
+      while (++i < lines.length && !close.test(lines[i]!));
+      current.blocks.push({ lines: lines.slice(start, i + 1), first: firstLine + start, code: true, page });
+      continue;
+    }
+    const heading = HEADING.exec(line);
+    if (heading) {
+      closeParagraph();
+      if (current.blocks.length) sections.push(current);
+      const level = heading[1]!.length;
+      const text = headingText(heading[2]!);
+      stack.length = level - 1;
+      stack[level - 1] = shortHeading(text);
+      current = { headings: headingPath(stack, title), blocks: [] };
+      // A heading cut short in the path is also body text of its section, so none of its words go unindexed.
+      if (stack[level - 1] !== text) current.blocks.push({ lines: [line], first: firstLine + i, code: false, page });
+      continue;
+    }
+    if (line.trim() === "") {
+      closeParagraph();
+      continue;
+    }
+    paragraph ??= { lines: [], first: firstLine + i, code: false, page };
+    paragraph.lines.push(line);
+  }
+  closeParagraph();
+  if (current.blocks.length) sections.push(current);
+  return sections;
+}
+
+/**
+ * A heading's text without its closing `#` sequence, stripped here rather than by the regex: the lazy
+ * `(.*?)(?:[ \t]+#+)?[ \t]*$` backtracked quadratically on long runs of spaces (a 1 MB heading line never ended).
+ */
+function headingText(raw: string): string {
+  let end = raw.length;
+  while (end > 0 && (raw[end - 1] === " " || raw[end - 1] === "\t")) end--;
+  let hashes = end;
+  while (hashes > 0 && raw[hashes - 1] === "#") hashes--;
+  if (hashes < end && hashes > 0 && (raw[hashes - 1] === " " || raw[hashes - 1] === "\t")) end = hashes;
+  return raw.slice(0, end).trim();
+}
+
+/** Longest heading path, in characters: six headings of HEADING_MAX_CHARS would still add 600 to every fragment. */
+const PATH_MAX_CHARS = 240;
+
+/**
+ * The heading path without gaps and without a leading title heading (the title has its own field), each heading
+ * cut to an equal share of PATH_MAX_CHARS when the path would be longer.
+ */
+function headingPath(stack: string[], title: string): string[] {
+  const all = stack.filter((h) => h !== undefined && h !== "");
+  const path = all[0] !== undefined && sameTitle(all[0], title) ? all.slice(1) : all;
+  if (path.reduce((sum, h) => sum + h.length, 0) <= PATH_MAX_CHARS) return path;
+  const share = Math.floor(PATH_MAX_CHARS / path.length);
+  return path.map((h) => shortHeading(h, share));
+}
+
+/**
+ * A heading that repeats the title: equal, or one the other cut short (a PDF's document info often holds a
+ * truncated title, or the first page's large line wraps the info title onto a subtitle).
+ */
+function sameTitle(heading: string, title: string): boolean {
+  const fold = (text: string) => text.toLowerCase().replace(/\s+/g, " ").trim();
+  const [a, b] = [fold(heading), fold(title)];
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  return short.length > 0 && long.startsWith(short) && short.length >= long.length * 0.6;
+}
+
+function splitText(lines: string[], firstLine: number): Section[] {
+  const blocks: Block[] = [];
+  let block: Block | undefined;
+  lines.forEach((line, i) => {
+    if (line.trim() === "") {
+      block = undefined;
+      return;
+    }
+    if (!block) blocks.push((block = { lines: [], first: firstLine + i, code: false, page: null }));
+    block.lines.push(line);
+  });
+  return blocks.length ? [{ headings: [], blocks }] : [];
+}
+
+const SENTENCE_END = /(?<=[.!?;:。！？])\s+/;
+
+function toPieces(section: Section, budget: number): Piece[] {
+  const pieces: Piece[] = [];
+  section.blocks.forEach((block, b) => {
+    if (block.code) {
+      for (const part of splitCode(block, budget)) pieces.push({ ...part, block: b, code: true, page: block.page });
+      return;
+    }
+    block.lines.forEach((line, l) => {
+      for (const sentence of splitLongText(line.split(SENTENCE_END), budget)) {
+        const n = block.first + l;
+        pieces.push({ text: sentence, line: n, endLine: n, tokens: estimateTokens(sentence), block: b, code: false, page: block.page });
+      }
+    });
+  });
+  return pieces;
+}
+
+/**
+ * A code block is one piece while it fits the budget; a longer one (or a fence never closed, which runs to the end
+ * of the file) is cut at line boundaries, so no fragment outgrows the budget.
+ */
+function splitCode(block: Block, budget: number): Omit<Piece, "block" | "code" | "page">[] {
+  const text = block.lines.join("\n");
+  const tokens = estimateTokens(text);
+  if (tokens <= budget) return [{ text, line: block.first, endLine: block.first + block.lines.length - 1, tokens }];
+  const parts: Omit<Piece, "block" | "code" | "page">[] = [];
+  let lines: string[] = [];
+  let used = 0;
+  let start = block.first;
+  const flush = (next: number) => {
+    if (lines.length) parts.push({ text: lines.join("\n"), line: start, endLine: next - 1, tokens: used });
+    lines = [];
+    used = 0;
+    start = next;
+  };
+  block.lines.forEach((line, l) => {
+    for (const piece of splitLongText([line], budget)) {
+      const cost = estimateTokens(piece) + 1;
+      if (used + cost > budget) flush(block.first + l);
+      lines.push(piece);
+      used += cost;
+    }
+  });
+  flush(block.first + block.lines.length);
+  return parts;
+}
+
+/** Sentences longer than the budget (minified text, tables) are cut at spaces, or hard-cut when they have none. */
+function splitLongText(sentences: string[], budget: number): string[] {
+  const maxChars = budget * 4;
+  return sentences.flatMap((sentence) => {
+    if (estimateTokens(sentence) <= budget) return [sentence];
+    const parts: string[] = [];
+    let rest = sentence;
+    while (rest.length > 0) {
+      // Latin text: ~4 characters per token; CJK text: ~1 character per token.
+      const window = estimateTokens(rest.slice(0, maxChars)) <= budget ? maxChars : budget;
+      let cut = rest.length <= window ? rest.length : rest.lastIndexOf(" ", window);
+      if (cut <= 0) cut = Math.min(window, rest.length);
+      parts.push(rest.slice(0, cut));
+      rest = rest.slice(cut).trimStart();
+    }
+    return parts;
+  });
+}
+
+function packSection(pieces: Piece[], options: ChunkOptions): Piece[][] {
+  const budget = options.tokens;
+  const overlapBudget = Math.floor(budget * options.overlap);
+  const fragments: Piece[][] = [];
+  let current: Piece[] = [];
+  let used = 0;
+  let fresh = 0; // pieces in `current` that are not overlap carried from the previous fragment
+
+  const blockTokens = (from: number) => {
+    let total = 0;
+    for (let j = from; j < pieces.length && pieces[j]!.block === pieces[from]!.block; j++) total += pieces[j]!.tokens;
+    return total;
+  };
+  const flush = () => {
+    fragments.push(current);
+    current = overlapTail(current, overlapBudget);
+    used = current.reduce((sum, p) => sum + p.tokens, 0);
+    fresh = 0;
+  };
+
+  pieces.forEach((piece, i) => {
+    const startsBlock = i === 0 || pieces[i - 1]!.block !== piece.block;
+    // End a well-filled fragment before a paragraph that would not fit whole; otherwise fill up to the budget.
+    if (fresh > 0 && startsBlock && used >= budget / 2 && used + blockTokens(i) > budget) flush();
+    else if (fresh > 0 && used + piece.tokens > budget) flush();
+    if (fresh === 0 && used + piece.tokens > budget) {
+      current = []; // the overlap and this piece together would exceed the budget: drop the overlap
+      used = 0;
+    }
+    current.push(piece);
+    used += piece.tokens;
+    fresh++;
+  });
+  if (fresh > 0) fragments.push(current);
+  return fragments;
+}
+
+/** The trailing sentences (never code) of a fragment that fit in the overlap budget. */
+function overlapTail(pieces: Piece[], budget: number): Piece[] {
+  const tail: Piece[] = [];
+  let used = 0;
+  for (let i = pieces.length - 1; i >= 0; i--) {
+    const piece = pieces[i]!;
+    if (piece.code || used + piece.tokens > budget) break;
+    tail.unshift(piece);
+    used += piece.tokens;
+  }
+  return tail.length === pieces.length ? [] : tail;
+}
+
+function joinPieces(pieces: Piece[]): string {
+  let text = "";
+  pieces.forEach((piece, i) => {
+    const previous = pieces[i - 1];
+    // Keep the file's line breaks so `startLine + newlines before an offset` is that offset's line in the file.
+    if (previous) text += previous.line === piece.line ? " " : "\n".repeat(Math.max(1, piece.line - previous.endLine));
+    text += piece.text;
+  });
+  return text;
+}

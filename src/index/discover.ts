@@ -1,0 +1,333 @@
+/** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync, statSync, constants as fs, type BigIntStats, type Stats } from "node:fs";
+import { isAbsolute, join, relative, sep } from "node:path";
+import { fileType } from "../convert/convert.ts";
+import { describeError, ResearcherError } from "../errors.ts";
+
+export interface DiscoveredFile {
+  /** The folder walked (the repository root): reads are confined to it (`readConfinedFile`). */
+  root: string;
+  /** Path relative to the root, always with `/` separators. */
+  path: string;
+  size: number;
+  mtimeMs: number;
+}
+
+export interface DiscoverOptions {
+  fileTypes: string[];
+  exclude: string[];
+  /** Honour `.gitignore` and `.ignore` files inside the folder (default true; `repo add --no-ignore` turns it off). */
+  ignoreFiles?: boolean;
+  /** The repository root, where `isCandidate` reads ignore files (a `Repository` passes itself). */
+  path?: string;
+}
+
+export interface Discovery {
+  /** Regular files to index, sorted by path. */
+  files: DiscoveredFile[];
+  /** Files left out because of their type, by extension (`""` for none): why a folder of slides finds nothing. */
+  skippedTypes: Record<string, number>;
+  /** Candidates that cannot be indexed (special files, unreadable folders), each with a reason. */
+  problems: { path: string; reason: string }[];
+  /** Folders that could not be listed: what the index holds under them is kept, never removed. */
+  unlisted: string[];
+}
+
+/** Whether an indexed path lies under a folder this discovery could not list: unreadable, not gone. */
+export function isUnlisted(discovery: Discovery, path: string): boolean {
+  return discovery.unlisted.some((dir) => path.startsWith(`${dir}/`));
+}
+
+/** Folders that hold tooling state, never a user's documents. Hidden folders are skipped too. */
+const ALWAYS_SKIPPED = new Set(["node_modules", "__pycache__"]);
+
+/** Compile `--exclude` globs; a pattern without `/` matches a file or folder name at any depth, like .gitignore. */
+function compileExcludes(patterns: string[]): (relativePath: string) => boolean {
+  const globs = patterns.flatMap((pattern) => {
+    const clean = pattern.replace(/^\.?\//, "").replace(/\/$/, "");
+    const anchored = clean.includes("/") ? [clean] : [`**/${clean}`, clean];
+    return anchored.flatMap((p) => [new Bun.Glob(p), new Bun.Glob(`${p}/**`)]);
+  });
+  return (path) => globs.some((glob) => glob.match(path));
+}
+
+/** Whether a path (relative to the root) is one the repository's settings would index. */
+export function isCandidate(path: string, options: DiscoverOptions): boolean {
+  const parts = path.split("/");
+  if (parts.some((part) => part.startsWith(".") || ALWAYS_SKIPPED.has(part) || part === "")) return false;
+  if (!wantedTypes(options).has(fileType(path)) || compileExcludes(options.exclude)(path)) return false;
+  if (options.ignoreFiles === false || !options.path) return true;
+  // Every folder on the way down may hold ignore files, and an ignored folder hides all below it.
+  let rules = IgnoreRules.EMPTY;
+  for (let i = 0; i < parts.length; i++) {
+    const dir = parts.slice(0, i).join("/");
+    rules = rules.enter(join(options.path, dir), dir);
+    if (rules.ignores(parts.slice(0, i + 1).join("/"), i < parts.length - 1)) return false;
+  }
+  return true;
+}
+
+// ---- .gitignore and .ignore ------------------------------------------------------------------------------
+
+export const IGNORE_FILES = [".gitignore", ".ignore"]; // later files win: .ignore overrides .gitignore, as in ripgrep
+
+interface IgnoreRule {
+  /** The folder (relative to the root, "" for the root) whose ignore file holds the rule. */
+  base: string;
+  negate: boolean;
+  dirOnly: boolean;
+  /** Without a `/` before its end, a pattern matches a name at any depth below its folder. */
+  anchored: boolean;
+  glob: Bun.Glob;
+}
+
+/**
+ * gitignore semantics (https://git-scm.com/docs/gitignore) for the rules in effect in one folder: its own ignore
+ * files and its ancestors'. The last matching rule decides, deeper files after shallower ones; `!` re-includes;
+ * `/x` anchors to the file's folder; `x/` matches folders only; `**` spans folders; `\#`, `\!` and `\ ` escape.
+ * A re-included path inside an ignored folder stays ignored, because the walk never enters that folder.
+ */
+export class IgnoreRules {
+  static readonly EMPTY = new IgnoreRules([]);
+
+  private constructor(private readonly rules: IgnoreRule[]) {}
+
+  /** The rules for a subfolder: these plus its own ignore files'. */
+  enter(absoluteDir: string, relativeDir: string): IgnoreRules {
+    const added = IGNORE_FILES.flatMap((name) => parseIgnoreFile(join(absoluteDir, name), relativeDir));
+    return added.length ? new IgnoreRules([...this.rules, ...added]) : this;
+  }
+
+  /** Whether a path (relative to the root) is ignored. */
+  ignores(path: string, isDir: boolean): boolean {
+    let ignored = false;
+    for (const rule of this.rules) {
+      if (rule.dirOnly && !isDir) continue;
+      if (rule.base && !path.startsWith(`${rule.base}/`)) continue;
+      const rel = rule.base ? path.slice(rule.base.length + 1) : path;
+      const subject = rule.anchored ? rel : rel.slice(rel.lastIndexOf("/") + 1);
+      if (rule.glob.match(subject)) ignored = !rule.negate;
+    }
+    return ignored;
+  }
+}
+
+function parseIgnoreFile(file: string, base: string): IgnoreRule[] {
+  const read = readRegularFile(file, 1024 * 1024);
+  if ("reason" in read) return []; // none, or unreadable: nothing to honour
+  return new TextDecoder().decode(read.bytes).split(/\r?\n/).flatMap((line) => {
+    const rule = parseIgnoreLine(line, base);
+    return rule ? [rule] : [];
+  });
+}
+
+export function parseIgnoreLine(line: string, base = ""): IgnoreRule | undefined {
+  let pattern = line.replace(/(?<!\\)\s+$/, ""); // trailing spaces go unless escaped
+  if (pattern === "" || pattern.startsWith("#")) return undefined;
+  const negate = pattern.startsWith("!");
+  if (negate) pattern = pattern.slice(1);
+  if (pattern.startsWith("\\#") || pattern.startsWith("\\!")) pattern = pattern.slice(1);
+  const dirOnly = pattern.endsWith("/") && !pattern.endsWith("\\/");
+  if (dirOnly) pattern = pattern.slice(0, -1);
+  const anchored = pattern.includes("/");
+  pattern = pattern.replace(/^\//, "");
+  if (pattern === "") return undefined;
+  // `a/**` matches everything inside a; a `**/` prefix also matches at the top.
+  return { base, negate, dirOnly, anchored, glob: new Bun.Glob(pattern.replace(/\\ /g, " ")) };
+}
+
+/** Whether files under this folder (relative to the root) could be candidates: not hidden, skipped or excluded. */
+export function isCandidateFolder(path: string, options: DiscoverOptions): boolean {
+  if (path === "") return true;
+  const parts = path.split("/");
+  if (parts.some((part) => part.startsWith(".") || ALWAYS_SKIPPED.has(part) || part === "")) return false;
+  return !compileExcludes(options.exclude)(path);
+}
+
+function wantedTypes(options: DiscoverOptions): Set<string> {
+  return new Set(options.fileTypes.map((t) => t.toLowerCase().replace(/^\./, "")));
+}
+
+/**
+ * Every regular file under `root` whose extension is wanted and which no exclude matches. Symlinked files are
+ * followed only when their target stays inside the root; symlinked folders are not followed (no cycles, no escaping
+ * the repository). A root that cannot be listed is an error, never an empty repository.
+ */
+export function discoverFiles(root: string, options: DiscoverOptions): Discovery {
+  const types = wantedTypes(options);
+  const excluded = compileExcludes(options.exclude);
+  const realRoot = checkRoot(root);
+  const discovery: Discovery = { files: [], skippedTypes: {}, problems: [], unlisted: [] };
+
+  const honourIgnores = options.ignoreFiles !== false;
+  const walk = (dir: string, path: string, parentRules: IgnoreRules) => {
+    const rules = honourIgnores ? parentRules.enter(dir, path) : parentRules;
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch (error) {
+      if (path === "") throw unreadableRoot(root, error);
+      discovery.unlisted.push(path);
+      discovery.problems.push({ path: `${path}/`, reason: `cannot list folder: ${describeError(error)}` });
+      return;
+    }
+    for (const entry of entries) {
+      if (entry.name.startsWith(".") || ALWAYS_SKIPPED.has(entry.name)) continue;
+      const absolute = join(dir, entry.name);
+      const relativePath = path ? `${path}/${entry.name}` : entry.name;
+      if (excluded(relativePath)) continue;
+      if (rules.ignores(relativePath, entry.isDirectory())) continue;
+      if (entry.isDirectory()) {
+        walk(absolute, relativePath, rules);
+        continue;
+      }
+      const type = fileType(entry.name);
+      if (!types.has(type)) {
+        if (entry.isFile()) discovery.skippedTypes[type] = (discovery.skippedTypes[type] ?? 0) + 1;
+        continue;
+      }
+      const found = regularFile(absolute, entry.isSymbolicLink(), realRoot);
+      if ("reason" in found) {
+        // A name that is not UTF-8 comes back with U+FFFD in it and cannot be opened by that name.
+        const undecodable = !found.reason && !entry.isSymbolicLink() && entry.name.includes("\ufffd");
+        const reason = undecodable ? "file name is not valid UTF-8 (rename the file to index it)" : found.reason;
+        if (reason) discovery.problems.push({ path: relativePath, reason });
+        continue;
+      }
+      discovery.files.push({ root, path: relativePath, size: found.size, mtimeMs: found.mtimeMs });
+    }
+  };
+  walk(root, "", IgnoreRules.EMPTY);
+  discovery.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return discovery;
+}
+
+/** The root must be a folder we can list; its real path confines symlinks. */
+function checkRoot(root: string): string {
+  let stats: Stats;
+  try {
+    stats = statSync(root);
+  } catch (error) {
+    throw unreadableRoot(root, error);
+  }
+  if (!stats.isDirectory()) {
+    throw new ResearcherError("PATH_NOT_FOUND", `repository folder ${root} is not a folder; nothing was changed`, {
+      hint: "put the folder back, or point the repository elsewhere with `researcher repo remove` and `repo add`",
+    });
+  }
+  return realpathSync(root);
+}
+
+function unreadableRoot(root: string, error: unknown): ResearcherError {
+  return new ResearcherError("PATH_NOT_FOUND", `cannot read repository folder ${root}: ${describeError(error)}; nothing was changed`, {
+    hint: "check that the folder exists and that you may list it (a drive that is not mounted?)",
+  });
+}
+
+/**
+ * A regular file's stats, or why it is not one. Special files (FIFOs, devices, sockets) are reported: reading them
+ * blocks forever or never ends; so are links out of the root, naming their target. Dangling and looping links are
+ * left out silently (`reason: ""`).
+ */
+function regularFile(absolute: string, isLink: boolean, realRoot: string): Stats | { reason: string } {
+  try {
+    if (isLink) {
+      const target = realpathSync(absolute);
+      if (!isInside(realRoot, target)) return { reason: outsideRoot(target) };
+    }
+    const stats = isLink ? statSync(absolute) : lstatSync(absolute);
+    if (stats.isFile()) return stats;
+    if (stats.isDirectory()) return { reason: "" };
+    return { reason: `not a regular file (${specialKind(stats)})` };
+  } catch {
+    return { reason: "" }; // dangling link or vanished file
+  }
+}
+
+const outsideRoot = (target: string) => `resolves to ${target}, outside the repository`;
+const REPLACED = "the file was moved or replaced while it was read";
+
+/** A file's bytes, or why they cannot be read (a one-line reason, as index failures record it). */
+export type ReadResult = { bytes: Uint8Array } | { reason: string };
+
+/**
+ * Read a repository's file, its real path confined to the root: the one way every reader (get, multi-get, MCP,
+ * REST, the indexer) opens a document. The file is opened first (following symlinks) and the check is made on
+ * what was opened: its real path must lie inside the root's and name the very file the descriptor holds (same
+ * device and inode). So a folder swapped for a link out of the root, before or during the read, can make the
+ * read fail but never return outside text; a symlink that stays inside the root is simply followed.
+ */
+export function readConfinedFile(root: string, path: string, maxBytes: number): ReadResult {
+  const absolute = join(root, path);
+  return withOpenFile(absolute, (fd) => {
+    const opened = fstatSync(fd, { bigint: true });
+    let real: string;
+    let named: BigIntStats;
+    try {
+      real = realpathSync(absolute);
+      named = statSync(real, { bigint: true });
+    } catch {
+      return { reason: REPLACED };
+    }
+    if (!isInside(realpathSync(root), real)) return { reason: outsideRoot(real) };
+    if (named.dev !== opened.dev || named.ino !== opened.ino) return { reason: REPLACED };
+    return readOpenFile(fd, maxBytes);
+  });
+}
+
+/**
+ * Read a file only if it is a regular file no larger than `maxBytes`, wherever it is: for files that are not
+ * documents (ignore files, which may link to a shared one) and files named on the command line (`convert`).
+ */
+export function readRegularFile(absolute: string, maxBytes: number): ReadResult {
+  return withOpenFile(absolute, (fd) => readOpenFile(fd, maxBytes));
+}
+
+/** Open for reading without blocking (a FIFO would block the open itself), run `body`, close; errors become reasons. */
+function withOpenFile(absolute: string, body: (fd: number) => ReadResult): ReadResult {
+  let fd: number;
+  try {
+    fd = openSync(absolute, fs.O_RDONLY | fs.O_NONBLOCK);
+  } catch (error) {
+    return { reason: `cannot read: ${describeError(error)}` };
+  }
+  try {
+    return body(fd);
+  } catch (error) {
+    return { reason: `cannot read: ${describeError(error)}` };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The whole file behind `fd`, checked on the descriptor: only a regular file no larger than `maxBytes` (a FIFO would
+ * block forever and a device never ends, even when it replaced a regular file after discovery).
+ */
+function readOpenFile(fd: number, maxBytes: number): ReadResult {
+  const stats = fstatSync(fd);
+  if (!stats.isFile()) return { reason: `not a regular file (${specialKind(stats)})` };
+  if (stats.size > maxBytes) return { reason: `larger than index.max_file_bytes (${stats.size} > ${maxBytes} bytes)` };
+  const bytes = new Uint8Array(stats.size);
+  let offset = 0;
+  while (offset < bytes.length) {
+    const n = readSync(fd, bytes, offset, bytes.length - offset, offset);
+    if (n === 0) break;
+    offset += n;
+  }
+  return { bytes: offset === bytes.length ? bytes : bytes.subarray(0, offset) };
+}
+
+export function specialKind(stats: Stats): string {
+  if (stats.isFIFO()) return "named pipe";
+  if (stats.isCharacterDevice()) return "character device";
+  if (stats.isBlockDevice()) return "block device";
+  if (stats.isSocket()) return "socket";
+  if (stats.isDirectory()) return "folder";
+  return "special file";
+}
+
+export function isInside(root: string, candidate: string): boolean {
+  const rel = relative(root, candidate);
+  return !(rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel));
+}

@@ -1,0 +1,593 @@
+/**
+ * The index pipeline for one repository. A run plans its changes (new, changed, gone — from discovery and the
+ * stored sizes and mtimes), then runs the per-document step, `prepareDocument` (read → convert → chunk), for each
+ * new or changed file; a single-file add (`indexFiles`: MCP `add_to_index`, watch mode) runs the same step without
+ * walking the tree. A changed file is read once and hashed, and converted only when its SHA-256 differs. Writes go
+ * in batches of whole documents, each batch one transaction. Heavy formats convert in a worker pool.
+ */
+import { readdirSync, statfsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { chunkDocument, type ChunkOptions, type Fragment } from "./chunk.ts";
+import { loadConfig, type Config } from "../config.ts";
+import { formatOf, TEXT_FORMATS } from "../convert/convert.ts";
+import { ConvertPool } from "../convert/pool.ts";
+import { discoverFiles, isCandidate, isUnlisted, readConfinedFile, type DiscoveredFile } from "./discover.ts";
+import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
+import { describeError, isResearcherError, isSqliteDamage, ResearcherError } from "../errors.ts";
+import { acquireWriterLock } from "../store/lock.ts";
+import type { Repository } from "../repos.ts";
+import { HEADING_SEPARATOR, Store, type DocumentInput, type StoredDocument } from "../store/store.ts";
+import { syncVectorIndex } from "../search/vectors.ts";
+import { calibrateRepository } from "../search/calibration.ts";
+import { damagedIndex } from "../store/schema.ts";
+import { clearImpacts, maintainImpactLists, updateImpacts } from "../search/bm25.ts";
+
+export interface IndexSummary {
+  repository: string;
+  indexed: number;
+  skipped: number;
+  removed: number;
+  failed: number;
+  failures: { path: string; reason: string }[];
+  /** Files not indexed because of their type, by extension: `{"pptx": 12}`. */
+  skipped_types: Record<string, number>;
+  /** Fragments written in this run. */
+  fragments: number;
+  documents_total: number;
+  fragments_total: number;
+  /** Fragment texts embedded in this run (unchanged texts are never embedded twice). */
+  embedded: number;
+  /** The model the repository's vectors come from, or null for BM25 only. */
+  model: string | null;
+  /** Fragment texts still without a vector because the model could not be loaded (offline first run). */
+  embeddings_pending: number;
+  /** What went wrong without failing the run, each with what to do. */
+  warnings: string[];
+  seconds: number;
+}
+
+/** What the document pass of a run counts (the embedding pass adds the rest). */
+type RunCounts = Omit<IndexSummary, "seconds" | "embedded" | "model" | "embeddings_pending" | "warnings">;
+
+/** `merge`: the full-text index is merged into one segment after a large run, `done`/`total` in FTS5 pages. */
+export type IndexProgress = { phase: "scan" | "index" | "merge" | "embed"; done: number; total: number; path?: string };
+
+export interface IndexOptions {
+  /** Drop the repository's index first and rebuild it from the files. */
+  rebuild?: boolean;
+  /** Keep fragments, drop and recompute every vector (after changing the model). */
+  embeddingsOnly?: boolean;
+  /** Skip embeddings for this run (the repository's `embed: false` does it for good). */
+  noEmbed?: boolean;
+  /** Let a run find an empty repository folder and remove every document (otherwise refused: unmounted drive?). */
+  allowEmpty?: boolean;
+  /** `--model`: overrides the configured model for this run. */
+  model?: string;
+  embedders?: EmbedderCache;
+  onProgress?: (progress: IndexProgress) => void;
+}
+
+/** What the per-document step makes of one file. */
+export type Prepared =
+  | { kind: "document"; replaces: boolean; doc: DocumentInput; fragments: Fragment[]; hashes: string[] }
+  | { kind: "unchanged"; id: number; size: number; mtimeMs: number }
+  | { kind: "failed"; path: string; reason: string };
+
+/** What the per-document step needs to know about the repository's settings. */
+export interface DocumentSettings {
+  chunk: ChunkOptions;
+  maxBytes: number;
+  pool: ConvertPool;
+  /** Re-read and re-chunk even when the content hash is unchanged (the chunking settings changed). */
+  force: boolean;
+  /** The chunking settings as recorded in the store once a complete run has applied them. */
+  chunking: string;
+}
+
+/**
+ * Writes go in batches of this many documents, one transaction each, and the WAL is checkpointed between batches
+ * once it passes a tenth of the database (at least `walFloor`, at most `walLimit` bytes; see
+ * Store.checkpointIfLarger): a fixed 64 MB was a quarter of a 100k-fragment index on top of it. Tests make them small.
+ */
+export const WRITE_BATCHES = { documents: 1000, walLimit: 64 * 2 ** 20, walFloor: 8 * 2 ** 20, walShare: 0.1 };
+
+/** What a write session hands its body: the open store, the config and the shared conversion pool. */
+interface Session {
+  store: Store;
+  config: Config;
+  pool: ConvertPool;
+  embedders: EmbedderCache;
+}
+
+/**
+ * One writer's session on a repository: the writer lock, the store, a conversion pool; afterwards the ANN file is
+ * brought in line with the vectors and the WAL truncated. A failure gives the WAL back and says "disk full" as such.
+ */
+async function writeSession(
+  home: string,
+  repo: Repository,
+  options: { embedders?: EmbedderCache; deferAnn?: boolean; fresh?: boolean },
+  body: (session: Session) => Promise<Omit<IndexSummary, "seconds">>,
+): Promise<IndexSummary> {
+  const started = performance.now();
+  const config = loadConfig(home);
+  const embedders = options.embedders ?? new EmbedderCache();
+  const release = acquireWriterLock(repo.dir, repo.name);
+  const pool = conversionPool(config);
+  try {
+    const store = Store.open(repo.dir, { create: true, fresh: options.fresh });
+    // Checkpoint between batches past a size (BatchWriter), not every 4 MB of WAL: each checkpoint syncs the file.
+    store.db.run("PRAGMA wal_autocheckpoint = 0");
+    try {
+      const summary = await body({ store, config, pool, embedders });
+      const model = store.embeddingModel();
+      if (model) await syncVectorIndex(store, repo.dir, model.dims, { defer: options.deferAnn });
+      store.checkpoint();
+      const aside = store.movedAside && `${Store.dbPath(repo.dir)} could not be used (${store.movedAside.why}): moved aside to ${store.movedAside.to}, and this index was built fresh`;
+      const warnings = aside ? [aside, ...summary.warnings] : summary.warnings;
+      return { ...summary, warnings, seconds: round((performance.now() - started) / 1000) };
+    } catch (error) {
+      throw afterFailedWrite(store, repo, error);
+    } finally {
+      store.close();
+    }
+  } finally {
+    pool.close();
+    release();
+    if (!options.embedders) await embedders.dispose();
+  }
+}
+
+export async function indexRepository(home: string, repo: Repository, options: IndexOptions = {}): Promise<IndexSummary> {
+  const embed = repo.embed && !options.noEmbed;
+  return writeSession(home, repo, { ...options, fresh: options.rebuild }, async ({ store, config, pool, embedders }) => {
+    // A rebuild or re-embedding is a fresh choice; otherwise the repository keeps the model it was embedded with.
+    const remembered = options.rebuild || options.embeddingsOnly ? undefined : store.embeddingModel();
+    const choice = chooseModel(config.embedding, repo.embedding, options.model, remembered);
+    const load = () => embedders.get(home, choice);
+    // Re-embedding starts only once the new model loads: a missing model must not cost the old vectors.
+    if (options.embeddingsOnly && embed) await load();
+    const summary = options.embeddingsOnly
+      ? { ...emptySummary(repo.name), ...store.counts() }
+      : options.rebuild
+        ? await atomically(store, () => {
+            clearImpacts(store); // rebuilt at the end, rather than kept up fragment by fragment
+            store.db.run("DELETE FROM documents");
+            if (store.embeddingModel()?.id !== choice.model) store.clearVectors(); // a rebuild may change the model
+            return runIndex(store, repo, documentSettings(store, config, pool), options);
+          })
+        : await runIndex(store, repo, documentSettings(store, config, pool), options);
+    const changed = summary.fragments + summary.removed;
+    if (changed > 0) {
+      const onStep = (done: number, total: number) => options.onProgress?.({ phase: "merge", done, total });
+      store.compactFullText(changed / Math.max(1, summary.fragments_total), onStep);
+    }
+    if (!options.embeddingsOnly) maintainImpactLists(store, changed / Math.max(1, summary.fragments_total));
+    const embedding = !embed
+      ? { embedded: 0, model: store.embeddingModel()?.id ?? null }
+      : options.embeddingsOnly
+        ? await atomically(store, () => {
+            store.clearVectors();
+            return embedRepository(store, repo, load, options);
+          })
+        : await embedOrDefer(store, repo, load, options);
+    const model = store.embeddingModel();
+    if (embed && model && !("embeddings_pending" in embedding)) {
+      // How well each list finds its own passages decides the fusion weights; it searches the fresh ANN file.
+      await syncVectorIndex(store, repo.dir, model.dims);
+      await calibrateRepository(store, repo.dir, load);
+    }
+    return { embeddings_pending: 0, warnings: [], ...summary, ...embedding };
+  });
+}
+
+/**
+ * A failed run rolled its transaction back; what it wrote is still in the WAL. Truncating it gives the space back,
+ * so a full disk does not stay full (and other repositories can still open theirs). Disk-full errors become one,
+ * and damaged pages INDEX_CORRUPT with the rebuild that recovers them.
+ */
+function afterFailedWrite(store: Store, repo: Repository, error: unknown): unknown {
+  try {
+    store.checkpoint();
+  } catch {
+    // the disk may be too full even for that; the WAL is truncated at the next successful open
+  }
+  if (isSqliteDamage(error)) return damagedIndex(error, repo.name);
+  const code = (error as { code?: string }).code;
+  if (code !== "SQLITE_FULL" && code !== "ENOSPC") return error;
+  return new ResearcherError("DISK_FULL", `the disk holding ${repo.dir} is full; the run stopped (batches it finished are kept, none is half-written)`, {
+    hint: "free some space (or move RESEARCHER_HOME) and run the command again",
+    cause: error,
+  });
+}
+
+/**
+ * Free space for a run: 2.5 times the text it will add for text formats (a fresh index is 2.1–2.6 times its text:
+ * fragments, full-text index, impact lists; measured on 1M synthetic fragments and on SciFact, and the stepwise
+ * merge keeps the WAL on top of it small), half the file size for PDF/DOCX/EPUB (their text is a fraction of the
+ * file), plus a margin. A run that would not fit stops before it writes anything.
+ */
+function checkFreeSpace(repo: Repository, files: DiscoveredFile[]): void {
+  const needed = files.reduce((sum, f) => sum + f.size * (TEXT_FORMATS.has(formatOf(f.path)) ? 2.5 : 0.5), 4 * 2 ** 20);
+  const { bavail, bsize } = statfsSync(repo.dir);
+  const free = Number(bavail) * Number(bsize);
+  if (free < needed) {
+    const mb = (bytes: number) => `${Math.ceil(bytes / 2 ** 20)} MB`;
+    throw new ResearcherError("DISK_FULL", `not enough free space for this run: about ${mb(needed)} needed, ${mb(free)} free at ${repo.dir}; nothing was changed`, {
+      hint: "free some space (or move RESEARCHER_HOME) and run the command again",
+    });
+  }
+}
+
+/**
+ * Run `work` as one transaction, however many batches it writes (each becomes a savepoint): readers keep seeing the
+ * old index until it commits, and a kill or an error leaves the old index whole. For `--rebuild` and
+ * `--embeddings-only`, which replace everything.
+ */
+async function atomically<T>(store: Store, work: () => Promise<T>): Promise<T> {
+  store.db.run("BEGIN IMMEDIATE");
+  try {
+    const result = await work();
+    store.db.run("COMMIT");
+    return result;
+  } catch (error) {
+    if (store.db.inTransaction) store.db.run("ROLLBACK");
+    throw error;
+  }
+}
+
+/**
+ * Index (or drop) the given files of a repository now, without walking the tree: the same per-document step and
+ * transactions as a full run. A path the repository would not index (type, exclude, hidden folder, ignore file) is
+ * an error, unless it is indexed: then its document goes, as the next full run would drop it. A missing file that
+ * is not indexed is no failure to record (any recorded one is cleared): nothing happens, and the caller can tell.
+ * The ANN file may be left stale for searches to scan (see SCAN_WHILE_STALE_BELOW): one saved file must not cost
+ * a rebuild.
+ */
+export async function indexFiles(
+  home: string,
+  repo: Repository,
+  paths: string[],
+  options: Pick<IndexOptions, "noEmbed" | "embedders" | "model"> = {},
+): Promise<IndexSummary> {
+  const unwanted = new Set(paths.filter((path) => !isCandidate(path, repo)));
+  return writeSession(home, repo, { embedders: options.embedders, deferAnn: true }, async ({ store, config, pool, embedders }) => {
+    const stored = store.documents();
+    for (const path of unwanted) {
+      if (stored.has(path)) continue;
+      throw new ResearcherError("INVALID_INPUT", `'${path}' is not a file repository '${repo.name}' indexes`, {
+        hint: `it indexes ${repo.fileTypes.join(", ")} files outside hidden, excluded and ignored folders`,
+      });
+    }
+    const settings = documentSettings(store, config, pool);
+    const writer = new BatchWriter(store);
+    const gone: string[] = [];
+    for (const path of paths) {
+      const file = unwanted.has(path) ? undefined : statFile(repo, path);
+      if (!file) {
+        if (stored.has(path)) gone.push(path);
+        continue;
+      }
+      writer.add(await prepareDocument(file, stored.get(path), settings));
+    }
+    writer.flush();
+    const summary = finishRun(store, repo, writer, gone, { paths, skippedTypes: {} });
+    const choice = chooseModel(config.embedding, repo.embedding, options.model, store.embeddingModel());
+    const embedding =
+      repo.embed && !options.noEmbed
+        ? await embedOrDefer(store, repo, () => embedders.get(home, choice), {})
+        : { embedded: 0, model: store.embeddingModel()?.id ?? null };
+    return { embeddings_pending: 0, warnings: [], ...summary, ...embedding };
+  });
+}
+
+function conversionPool(config: Config): ConvertPool {
+  return new ConvertPool({
+    size: config.index.convert_workers || undefined,
+    timeoutMs: config.index.convert_timeout * 1000,
+    memoryBytes: config.index.convert_memory_mb * 2 ** 20,
+  });
+}
+
+/**
+ * The chunking settings are part of what an index is: when they change, every document is chunked again. The store
+ * records the settings every document was chunked with; a new setting is recorded only by a complete run (runIndex),
+ * because a partial batch or a refused run leaves the other documents chunked the old way. A store that records
+ * nothing yet has nothing chunked otherwise: it takes the current settings at once.
+ */
+function documentSettings(store: Store, config: Config, pool: ConvertPool): DocumentSettings {
+  const chunking = JSON.stringify({ tokens: config.chunk.tokens, overlap: config.chunk.overlap });
+  const recorded = store.getMeta("chunking");
+  if (recorded === undefined) store.setMeta("chunking", chunking);
+  const force = recorded !== undefined && recorded !== chunking;
+  return { chunk: { ...config.chunk }, maxBytes: config.index.max_file_bytes, pool, force, chunking };
+}
+
+/** Drop one document (its fragments, FTS rows and vectors) and refresh the ANN file. */
+export async function removeDocument(repo: Repository, path: string): Promise<void> {
+  const release = acquireWriterLock(repo.dir, repo.name);
+  try {
+    const store = Store.open(repo.dir);
+    try {
+      const removed = store.transaction(() => {
+        const gone = store.deleteDocument(path);
+        if (gone) {
+          store.bumpVectorsGeneration();
+          store.pruneVectors();
+        }
+        return gone;
+      });
+      if (!removed) {
+        throw new ResearcherError("DOCUMENT_NOT_FOUND", `'${path}' is not indexed in '${repo.name}'`, {
+          hint: "paths are relative to the repository root, as search results print them",
+        });
+      }
+      const model = store.embeddingModel();
+      if (model) await syncVectorIndex(store, repo.dir, model.dims);
+    } finally {
+      store.close();
+    }
+  } finally {
+    release();
+  }
+}
+
+function emptySummary(repository: string): RunCounts {
+  return {
+    repository,
+    indexed: 0,
+    skipped: 0,
+    removed: 0,
+    failed: 0,
+    failures: [],
+    skipped_types: {},
+    fragments: 0,
+    documents_total: 0,
+    fragments_total: 0,
+  };
+}
+
+const EMBED_BATCH = 256;
+
+/**
+ * Embed, or leave the vectors pending when the model cannot be loaded (offline, no model folder yet): the text is
+ * indexed and BM25 search works; the next run with a model embeds what is missing.
+ */
+async function embedOrDefer(
+  store: Store,
+  repo: Repository,
+  loadModel: () => Promise<Embedder>,
+  options: IndexOptions,
+): Promise<{ embedded: number; model: string | null; embeddings_pending?: number; warnings?: string[] }> {
+  try {
+    return await embedRepository(store, repo, loadModel, options);
+  } catch (error) {
+    if (!isResearcherError(error) || error.code !== "MODEL_UNAVAILABLE") throw error;
+    const pending = store.fragmentsWithoutVectors().length;
+    const hint = error.hint ?? "`researcher model pull` (online) or `researcher model set <folder>`";
+    return {
+      embedded: 0,
+      model: store.embeddingModel()?.id ?? null,
+      embeddings_pending: pending,
+      warnings: [`embeddings pending for ${pending} fragments (BM25 search works now): ${error.message}; ${hint}`],
+    };
+  }
+}
+
+/**
+ * Give every fragment text a vector. The model is loaded only when some text lacks one, and a repository never
+ * mixes vectors of two models: a different model is an error until `--rebuild` or `--embeddings-only`.
+ */
+async function embedRepository(
+  store: Store,
+  repo: Repository,
+  loadModel: () => Promise<Embedder>,
+  options: IndexOptions,
+): Promise<{ embedded: number; model: string | null }> {
+  const pending = store.fragmentsWithoutVectors();
+  const stored = store.embeddingModel();
+  if (pending.length === 0) {
+    store.transaction(() => store.pruneVectors());
+    return { embedded: 0, model: stored?.id ?? null };
+  }
+  const embedder = await loadModel();
+  checkModel(repo.name, stored, embedder);
+  if (!stored) store.setEmbeddingModel({ id: embedder.info.id, provider: embedder.info.provider, dims: embedder.dims, fingerprint: embedder.fingerprint });
+  for (let start = 0; start < pending.length; start += EMBED_BATCH) {
+    options.onProgress?.({ phase: "embed", done: start, total: pending.length });
+    const batch = pending.slice(start, start + EMBED_BATCH);
+    const vectors = await embedder.embed(batch.map((f) => embeddingText(f.title, f.heading, f.text)), "document");
+    // Each batch commits on its own: an interrupted run keeps what it embedded.
+    store.transaction(() => {
+      store.insertVectors(batch.map((f, i) => ({ textHash: f.textHash, vector: vectors[i]! })));
+      store.bumpVectorsGeneration();
+    });
+  }
+  options.onProgress?.({ phase: "embed", done: pending.length, total: pending.length });
+  store.transaction(() => store.pruneVectors());
+  return { embedded: pending.length, model: embedder.info.id };
+}
+
+async function runIndex(
+  store: Store,
+  repo: Repository,
+  settings: DocumentSettings,
+  options: IndexOptions,
+): Promise<RunCounts> {
+  const onProgress = options.onProgress;
+  onProgress?.({ phase: "scan", done: 0, total: 0 });
+  const discovery = discoverFiles(repo.path, repo);
+  const stored = store.documents();
+  if (discovery.files.length === 0 && stored.size > 0 && !options.allowEmpty && isEmptyFolder(repo.path)) {
+    throw new ResearcherError("PATH_NOT_FOUND", `repository folder ${repo.path} is empty but ${stored.size} documents are indexed from it; nothing was removed`, {
+      hint: `if it was emptied on purpose, run \`researcher index ${repo.name} --allow-empty\` (a drive that is not mounted?)`,
+    });
+  }
+  const writer = new BatchWriter(store);
+  for (const problem of discovery.problems) writer.add({ kind: "failed", ...problem });
+  // Unchanged size and mtime: not opened at all. Everything else goes through the per-document step.
+  const changed = discovery.files.filter((file) => {
+    const previous = stored.get(file.path);
+    const same = previous && previous.size === file.size && previous.mtimeMs === file.mtimeMs && !settings.force;
+    if (same) writer.skipped++;
+    return !same;
+  });
+  checkFreeSpace(repo, changed);
+  let done = 0;
+  await forEachConcurrently(changed, settings.pool.size * 2, async (file) => {
+    if (done % 64 === 0) onProgress?.({ phase: "index", done, total: changed.length, path: file.path });
+    writer.add(await prepareDocument(file, stored.get(file.path), settings));
+    done++;
+  });
+  writer.flush();
+  onProgress?.({ phase: "index", done: changed.length, total: changed.length });
+
+  // Gone: not found, and not under a folder that could not be listed (unreadable is not deleted).
+  const present = new Set(discovery.files.map((f) => f.path));
+  const failedPaths = new Set(discovery.problems.map((p) => p.path));
+  const gone = [...stored.keys()].filter((path) => !present.has(path) && !isUnlisted(discovery, path) && !failedPaths.has(path));
+  const counts = finishRun(store, repo, writer, gone, { skippedTypes: discovery.skippedTypes });
+  store.setMeta("chunking", settings.chunking); // every document is now chunked this way
+  return counts;
+}
+
+/** Remove what is gone, record failures (all of them, or only for `paths` in a partial run) and the totals. */
+function finishRun(
+  store: Store,
+  repo: Repository,
+  writer: BatchWriter,
+  gone: string[],
+  run: { paths?: string[]; skippedTypes: Record<string, number> },
+): RunCounts {
+  store.transaction(() => {
+    for (const path of gone) store.deleteDocument(path);
+    if (gone.length) store.bumpVectorsGeneration();
+    store.recordFailures(writer.failures, run.paths);
+    store.setMeta("last_indexed", new Date().toISOString());
+  });
+  const totals = store.counts();
+  return {
+    repository: repo.name,
+    indexed: writer.indexed,
+    skipped: writer.skipped,
+    removed: gone.length,
+    failed: writer.failures.length,
+    failures: writer.failures,
+    skipped_types: run.skippedTypes,
+    fragments: writer.fragments,
+    documents_total: totals.documents,
+    fragments_total: totals.fragments,
+  };
+}
+
+/** Collects prepared documents and writes them in batches, one transaction each. */
+class BatchWriter {
+  indexed = 0;
+  skipped = 0;
+  fragments = 0;
+  readonly failures: { path: string; reason: string }[] = [];
+  private pending: Extract<Prepared, { kind: "document" }>[] = [];
+  private touched: Extract<Prepared, { kind: "unchanged" }>[] = [];
+
+  constructor(private readonly store: Store) {}
+
+  add(prepared: Prepared): void {
+    if (prepared.kind === "failed") this.failures.push({ path: prepared.path, reason: prepared.reason });
+    else if (prepared.kind === "unchanged") {
+      this.touched.push(prepared);
+      this.skipped++;
+    } else this.pending.push(prepared);
+    if (this.pending.length + this.touched.length >= WRITE_BATCHES.documents) this.flush();
+  }
+
+  flush(): void {
+    const batch = this.pending;
+    const touched = this.touched;
+    if (batch.length === 0 && touched.length === 0) return;
+    this.store.transaction(() => {
+      const written = batch.map((item) => this.store.replaceDocument(item.doc, item.fragments, item.hashes, item.replaces));
+      updateImpacts(this.store, written);
+      for (const t of touched) this.store.touchDocument(t.id, t.size, t.mtimeMs);
+      if (batch.length) this.store.bumpVectorsGeneration();
+    });
+    const { walLimit, walFloor, walShare } = WRITE_BATCHES;
+    const database = statSync(this.store.db.filename).size;
+    this.store.checkpointIfLarger(Math.min(walLimit, Math.max(walFloor, database * walShare)));
+    this.indexed += batch.length;
+    this.fragments += batch.reduce((sum, item) => sum + item.fragments.length, 0);
+    this.pending = [];
+    this.touched = [];
+  }
+}
+
+/** Run `work` over `items` with at most `limit` in flight (conversions wait on the worker pool). */
+async function forEachConcurrently<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}
+
+/**
+ * The per-document step: read → convert → chunk one file. Never throws: a problem becomes a reason, and the
+ * stored version of the document (if any) stays as it was.
+ */
+export async function prepareDocument(file: DiscoveredFile, previous: StoredDocument | undefined, settings: DocumentSettings): Promise<Prepared> {
+  const read = readConfinedFile(file.root, file.path, settings.maxBytes);
+  if ("reason" in read) return { kind: "failed", path: file.path, reason: read.reason };
+  const hash = sha256(read.bytes);
+  if (previous?.hash === hash && !settings.force) return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs: file.mtimeMs };
+  try {
+    const converted = await settings.pool.convert(file.path, read.bytes);
+    const fragments = chunkDocument(converted, settings.chunk);
+    return {
+      kind: "document",
+      replaces: Boolean(previous),
+      doc: {
+        path: file.path,
+        hash,
+        size: file.size,
+        mtimeMs: file.mtimeMs,
+        title: converted.title,
+        format: formatOf(file.path),
+        metadata: converted.metadata,
+      },
+      fragments,
+      hashes: fragments.map((f) => sha256(embeddingText(converted.title, f.headings.join(HEADING_SEPARATOR), f.text)).slice(0, 32)),
+    };
+  } catch (error) {
+    return { kind: "failed", path: file.path, reason: isResearcherError(error) ? error.message : `conversion failed: ${describeError(error)}` };
+  }
+}
+
+/** A repository file as discovery would report it, or undefined when it is gone. */
+function statFile(repo: Repository, path: string): DiscoveredFile | undefined {
+  try {
+    const stats = statSync(join(repo.path, path));
+    return { root: repo.path, path, size: stats.size, mtimeMs: stats.mtimeMs };
+  } catch {
+    return undefined;
+  }
+}
+
+function isEmptyFolder(path: string): boolean {
+  try {
+    return readdirSync(path).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** What a fragment means on its own: the document title and heading path give the passage its context. */
+export function embeddingText(title: string, heading: string, text: string): string {
+  return [title, heading, text].filter(Boolean).join("\n");
+}
+
+export function sha256(data: Uint8Array | string): string {
+  return new Bun.CryptoHasher("sha256").update(data).digest("hex");
+}
+
+function round(seconds: number): number {
+  return Math.round(seconds * 1000) / 1000;
+}

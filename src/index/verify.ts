@@ -1,0 +1,208 @@
+/**
+ * `researcher verify`: is a repository's index whole and current? SQLite and FTS5 integrity, fragments ↔ vectors ↔
+ * `vectors.usearch` agreement, files changed or gone since the last run, and temp files of interrupted writes.
+ * `repair` rebuilds what is derived (the full-text index, the ANN file, orphan vectors, temp files) under the writer
+ * lock and says what it did; what only an index run can bring back is named with its command.
+ */
+import { readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { TEMP_FILE_NAME } from "../store/atomic.ts";
+import { discoverFiles, isUnlisted } from "./discover.ts";
+import { describeError, isSqliteDamage } from "../errors.ts";
+import { acquireWriterLock, processStartTime } from "../store/lock.ts";
+import type { Repository } from "../repos.ts";
+import { Store } from "../store/store.ts";
+import { ftsText } from "../text.ts";
+import { mayDeferRebuild, syncVectorIndex, vectorIndexState } from "../search/vectors.ts";
+
+export interface VerifyProblem {
+  check: "database" | "full-text" | "vectors" | "ann" | "files" | "leftovers";
+  detail: string;
+  /** What `--repair` did about it, or the command that fixes it when repair cannot. */
+  fix: string;
+  repaired: boolean;
+}
+
+export interface VerifyReport {
+  repository: string;
+  ok: boolean;
+  problems: VerifyProblem[];
+}
+
+/**
+ * Verify takes the writer lock, with or without `repair`: FTS5's integrity check is itself a write, and during an
+ * index run it would find the database busy and report that as damage. A running writer makes it fail with
+ * LOCKED (verify again once the run is over) instead.
+ */
+export async function verifyRepository(repo: Repository, options: { repair?: boolean } = {}): Promise<VerifyReport> {
+  const problems: VerifyProblem[] = [];
+  const report = () => ({ repository: repo.name, ok: problems.every((p) => p.repaired), problems });
+  if (!Store.exists(repo.dir)) {
+    problems.push({ check: "database", detail: "not indexed yet", fix: `researcher index ${repo.name}`, repaired: false });
+    return report();
+  }
+  const release = acquireWriterLock(repo.dir, repo.name);
+  try {
+    await checkDatabase(repo, problems, Boolean(options.repair));
+    checkLeftovers(repo, problems, Boolean(options.repair));
+    return report();
+  } finally {
+    release();
+  }
+}
+
+/** index.db and what derives from it. A damaged database is reported alone: nothing read from it can be trusted. */
+async function checkDatabase(repo: Repository, problems: VerifyProblem[], repair: boolean): Promise<void> {
+  const damaged = (detail: string) => problems.push({ check: "database", detail, fix: `researcher index --rebuild ${repo.name}`, repaired: false });
+  let store: Store;
+  try {
+    store = Store.open(repo.dir);
+  } catch (error) {
+    damaged(describeError(error));
+    return;
+  }
+  try {
+    const pages = quickCheck(store);
+    if (pages.length) pages.forEach(damaged);
+    else await checkStore(store, repo, problems, repair);
+  } catch (error) {
+    if (!isSqliteDamage(error)) throw error;
+    damaged(describeError(error));
+  } finally {
+    store.close();
+  }
+}
+
+async function checkStore(store: Store, repo: Repository, problems: VerifyProblem[], repair: boolean): Promise<void> {
+  const fullText = fullTextProblems(store);
+  if (fullText.length) {
+    if (repair) rebuildFullText(store);
+    const fixed = repair && fullTextProblems(store).length === 0;
+    const fix = fixed ? "rebuilt from the fragments" : repair ? `researcher index --rebuild ${repo.name}` : "researcher verify --repair";
+    for (const detail of fullText) problems.push({ check: "full-text", detail, fix, repaired: fixed });
+  }
+
+  const model = store.embeddingModel();
+  if (model) {
+    const { missing, orphans } = vectorAgreement(store);
+    if (missing) problems.push({ check: "vectors", detail: `${missing} fragment texts have no vector`, fix: `researcher index ${repo.name}`, repaired: false });
+    if (orphans) {
+      if (repair) store.transaction(() => store.pruneVectors());
+      problems.push({ check: "vectors", detail: `${orphans} vectors belong to no fragment`, fix: repair ? "removed" : "researcher verify --repair", repaired: repair });
+    }
+    const state = vectorIndexState(store, repo.dir);
+    const deferred = state === "stale" && mayDeferRebuild(store, model.dims); // searches scan until the next index run
+    if (state !== "verified" && !deferred) {
+      // Forced: a damaged file may still carry the identity that vouches for it (bit rot keeps every timestamp).
+      if (repair) await syncVectorIndex(store, repo.dir, model.dims, { force: true });
+      const fixed = repair && vectorIndexState(store, repo.dir) === "verified";
+      const detail = { missing: "vectors.usearch is missing", stale: "vectors.usearch was built for older vectors", damaged: "vectors.usearch does not match its recorded checksum" }[state];
+      const fix = fixed ? "rebuilt from index.db" : repair ? `researcher index --rebuild ${repo.name}` : "researcher verify --repair (search rebuilds it too)";
+      problems.push({ check: "ann", detail, fix, repaired: fixed });
+    }
+  }
+  checkFiles(store, repo, problems);
+}
+
+/**
+ * Files new, changed or gone since the last run: an index run brings the index up to date. Documents under a
+ * folder that cannot be listed are not gone (an index run keeps them too): they are reported as unreadable.
+ */
+function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): void {
+  let discovery;
+  try {
+    discovery = discoverFiles(repo.path, repo);
+  } catch (error) {
+    problems.push({ check: "files", detail: describeError(error), fix: "check the repository folder", repaired: false });
+    return;
+  }
+  const { files } = discovery;
+  const stored = store.documents();
+  const failed = new Set(store.failures().map((f) => f.path));
+  let added = 0;
+  let changed = 0;
+  for (const file of files) {
+    const previous = stored.get(file.path);
+    if (!previous) added += failed.has(file.path) ? 0 : 1;
+    else if (previous.size !== file.size || previous.mtimeMs !== file.mtimeMs) changed++;
+  }
+  const present = new Set(files.map((f) => f.path));
+  const missing = [...stored.keys()].filter((path) => !present.has(path));
+  const unreadable = missing.filter((path) => isUnlisted(discovery, path)).length;
+  const gone = missing.length - unreadable;
+  const parts = [added && `${added} new`, changed && `${changed} changed`, gone && `${gone} gone`].filter(Boolean);
+  if (parts.length) {
+    problems.push({ check: "files", detail: `since the last run: ${parts.join(", ")}`, fix: `researcher index ${repo.name}`, repaired: false });
+  }
+  if (unreadable) {
+    const folders = discovery.unlisted.map((dir) => `${dir}/`).join(", ");
+    problems.push({
+      check: "files",
+      detail: `${unreadable} indexed documents are in folders that cannot be read (${folders}); the index keeps them`,
+      fix: `give yourself read access (\`ls -ld ${join(repo.path, discovery.unlisted[0]!)}\` shows who has it)`,
+      repaired: false,
+    });
+  }
+}
+
+/** Temp files whose writer is gone; repair removes them. */
+function checkLeftovers(repo: Repository, problems: VerifyProblem[], repair: boolean): void {
+  for (const name of readdirSync(repo.dir)) {
+    const temp = TEMP_FILE_NAME.exec(name);
+    if (temp && processStartTime(Number(temp[2])) === null) {
+      if (repair) rmSync(join(repo.dir, name), { force: true });
+      problems.push({ check: "leftovers", detail: `${name}: a temp file of an interrupted write`, fix: repair ? "removed" : "researcher verify --repair", repaired: repair });
+    }
+  }
+}
+
+// ---- the checks over the store ----------------------------------------------------------------------------
+
+/**
+ * SQLite's own structural check (`quick_check`): what is wrong with the database's pages. It also runs FTS5's
+ * integrity check, whose findings are the full-text check's (a full-text index is rebuilt, not the database).
+ */
+export function quickCheck(store: Store): string[] {
+  const rows = store.db.query<{ quick_check: string }, []>("PRAGMA quick_check").all().map((r) => r.quick_check);
+  return rows.filter((row) => row !== "ok" && !row.startsWith("fts5:"));
+}
+
+/** Problems with the full-text index: its own integrity check, and one row per fragment. */
+export function fullTextProblems(store: Store): string[] {
+  const problems: string[] = [];
+  try {
+    store.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('integrity-check')");
+  } catch (error) {
+    problems.push(`integrity check failed: ${(error as Error).message}`);
+  }
+  const rows = store.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments_fts_docsize").get()!.n;
+  const fragments = store.fragmentCount();
+  if (rows !== fragments) problems.push(`${rows} rows for ${fragments} fragments`);
+  return problems;
+}
+
+/** Re-create the full-text index from the fragments (the text lives there; FTS5 holds only the index). */
+export function rebuildFullText(store: Store): void {
+  store.transaction(() => {
+    store.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
+    const rows = store.db
+      .query<{ id: number; title: string; heading: string; text: string }, []>(
+        "SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id",
+      )
+      .all();
+    const insert = store.db.query("INSERT INTO fragments_fts(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
+    for (const row of rows) insert.run(row.id, ftsText(row.title), ftsText(row.heading), ftsText(row.text));
+  });
+  store.optimize();
+}
+
+/** Distinct fragment texts without a vector, and stored vectors no fragment uses. */
+export function vectorAgreement(store: Store): { missing: number; orphans: number } {
+  return store.db
+    .query<{ missing: number; orphans: number }, []>(
+      `SELECT
+         (SELECT count(DISTINCT f.text_hash) FROM fragments f WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = f.text_hash)) AS missing,
+         (SELECT count(*) FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM fragments f WHERE f.text_hash = e.text_hash)) AS orphans`,
+    )
+    .get()!;
+}

@@ -1,0 +1,150 @@
+/**
+ * Putting a repository's scores on a common scale, so results of several repositories can be merged by how good
+ * each match is rather than by rank alone. Raw scores do not compare: BM25 grows with a query's length and its
+ * words' rarity in each repository, and cosine depends on the model (GloVe-SIF puts a SciFact query at 0.49 from
+ * an average abstract and 0.19 from an average Rust-book section) and on the query.
+ *
+ * - Lexical evidence is the share of the query's IDF mass a fragment's BM25 score reaches: a fragment with every
+ *   query word once, in a body of average length, scores about the sum of the words' IDFs, so it gets ~1; one
+ *   that matches a single common word of a long question gets little.
+ * - Vector evidence is how far a cosine has come from the query's background (its mean cosine with the
+ *   repository's vectors, which is its cosine with their centroid, recorded at index time) towards 1.
+ *
+ * Index time also measures how well each list finds the fragment a pseudo-query was cut from; fusion.ts weighs a
+ * repository's BM25 and vector lists by it.
+ */
+import type { Embedder } from "../embed/embedder.ts";
+import { parseQuery, type ParsedQuery } from "./query.ts";
+import { BM25_WEIGHTS } from "./search.ts";
+import { searchVectors } from "./vectors.ts";
+import type { Store } from "../store/store.ts";
+
+export interface VectorCalibration {
+  /** The vectors generation this was measured on. */
+  generation: string;
+  /** The mean of the repository's vectors: a query's dot product with it is its mean cosine with them. */
+  centroid: number[];
+  lists?: ListStrength;
+}
+
+/** How well each list finds the fragment a pseudo-query was cut from: mean reciprocal rank in its top 100. */
+export interface ListStrength {
+  bm25: number;
+  vector: number;
+  queries: number;
+}
+
+const PSEUDO_QUERIES = 48;
+const PSEUDO_QUERY_WORDS = 8;
+const SOURCE_DEPTH = 100;
+
+const META_KEY = "vector_calibration";
+
+/**
+ * Record the repository's calibration when its vectors changed since the last one: the centroid of its vectors,
+ * and how well each list finds the passage a pseudo-query was cut from (fusion.ts weighs the lists by it).
+ */
+export async function calibrateRepository(store: Store, dir: string, loadEmbedder: () => Promise<Embedder>): Promise<void> {
+  const generation = store.vectorsGeneration();
+  if (vectorCalibration(store)?.generation === generation) return;
+  // Streamed: a million vectors are summed batch by batch, never held at once.
+  const ids: number[] = [];
+  let sum: Float64Array | undefined;
+  for (const { keys, matrix } of store.vectorBatches(50_000)) {
+    const dims = matrix.length / keys.length;
+    sum ??= new Float64Array(dims);
+    for (let i = 0; i < matrix.length; i++) sum[i % dims]! += matrix[i]!;
+    for (const key of keys) ids.push(Number(key));
+  }
+  if (!sum) return store.deleteMeta(META_KEY);
+  const centroid = Array.from(sum, (x) => x / ids.length);
+  const lists = await findSources(store, dir, ids, await loadEmbedder());
+  const calibration: VectorCalibration = { generation, centroid: centroid.map((x) => Math.round(x * 1e6) / 1e6), lists };
+  store.setMeta(META_KEY, JSON.stringify(calibration));
+}
+
+/** Mean reciprocal rank (in the top 100) of each pseudo-query's source fragment in the BM25 and vector lists. */
+async function findSources(store: Store, dir: string, ids: number[], embedder: Embedder): Promise<ListStrength> {
+  const next = seeded(ids.length); // the same repository gets the same calibration on every run
+  const sample = [...new Set(Array.from({ length: Math.min(PSEUDO_QUERIES, ids.length) }, () => ids[Math.floor(next() * ids.length)]!))];
+  const texts = store.fragmentsByIds(sample);
+  const pairs = sample.flatMap((id) => (texts.has(id) ? [{ id, query: pseudoQuery(texts.get(id)!.text, next) }] : []));
+  const vectors = await embedder.embed(pairs.map((p) => p.query), "query");
+  const reciprocal = (list: { id: number }[], id: number) => 1 / (list.findIndex((hit) => hit.id === id) + 1 || Infinity);
+  let bm25 = 0, vector = 0;
+  for (const [i, { id, query }] of pairs.entries()) {
+    const match = parseQuery(query).match;
+    bm25 += match ? reciprocal(store.searchBm25(match, BM25_WEIGHTS, SOURCE_DEPTH), id) : 0;
+    vector += reciprocal(await searchVectors(store, dir, vectors[i]!, SOURCE_DEPTH), id);
+  }
+  const n = Math.max(1, pairs.length);
+  return { bm25: round(bm25 / n), vector: round(vector / n), queries: pairs.length };
+}
+
+/** A few consecutive words of a fragment, like a short query about it (the title line left out). */
+function pseudoQuery(text: string, next: () => number): string {
+  const words = text.replace(/^#.*$/gm, " ").match(/[\p{L}\p{N}]+/gu) ?? [];
+  const start = Math.floor(next() * Math.max(1, words.length - PSEUDO_QUERY_WORDS));
+  return words.slice(start, start + PSEUDO_QUERY_WORDS).join(" ");
+}
+
+const cache = new WeakMap<Store, { raw: string | undefined; calibration: VectorCalibration | null }>();
+
+/** The recorded calibration, or null for an index built before calibration existed (re-index to record it). */
+export function vectorCalibration(store: Store): VectorCalibration | null {
+  const raw = store.getMeta(META_KEY);
+  const cached = cache.get(store);
+  if (cached && cached.raw === raw) return cached.calibration;
+  const calibration = raw ? (JSON.parse(raw) as VectorCalibration) : null;
+  cache.set(store, { raw, calibration });
+  return calibration;
+}
+
+/**
+ * A function from a cosine to vector evidence in [0, 1] for one query in one repository: how far the cosine has
+ * come from the query's background towards 1. Without a calibration the background is taken as 0.
+ */
+export function vectorEvidence(query: Float32Array, calibration: VectorCalibration | null): (cosine: number) => number {
+  const background = calibration ? dot(query, calibration.centroid) : 0;
+  const span = Math.max(1 - background, 0.05); // a query as close to everything as a match is tells nothing
+  return (cosine) => clamp((cosine - background) / span);
+}
+
+/** A function from a fragment's BM25 score to lexical evidence in [0, 1] for one query in one repository. */
+export function lexicalEvidence(store: Store, parsed: ParsedQuery): (score: number) => number {
+  const mass = idfMass(store, parsed);
+  return (score) => (mass > 0 ? clamp(score / mass) : 0);
+}
+
+/**
+ * The sum of FTS5's IDFs of the query's words in this repository. Phrases and prefixes have no single term to
+ * look up; each counts as a word of the median IDF (a required phrase is usually as telling as any word).
+ */
+function idfMass(store: Store, parsed: ParsedQuery): number {
+  const stems = parsed.optional.flatMap((t) => (t.stem ? [t.stem] : []));
+  const others = parsed.optional.length - stems.length + parsed.required.length;
+  const total = store.fragmentCount();
+  const idfs = [...store.termFrequencies(stems).values()].map((n) => Math.max(1e-6, Math.log((total - n + 0.5) / (n + 0.5))));
+  const typical = idfs.length ? [...idfs].sort((a, b) => a - b)[Math.floor(idfs.length / 2)]! : Math.log(total + 1);
+  // A word absent from the repository still counts: a fragment cannot match it, so the match is partial.
+  return idfs.reduce((sum, idf) => sum + idf, 0) + others * typical;
+}
+
+function clamp(x: number): number {
+  return Math.min(1, Math.max(0, x));
+}
+
+function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
+  return sum;
+}
+
+function round(x: number): number {
+  return Math.round(x * 10000) / 10000;
+}
+
+function seeded(seed: number): () => number {
+  let state = (seed % 2147483646) + 1;
+  return () => (state = (state * 48271) % 2147483647) / 2147483647;
+}

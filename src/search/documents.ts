@@ -1,0 +1,433 @@
+/**
+ * Reading whole documents back: by `repo:path[:line]` or `#docid`, one at a time or by glob. Only documents the
+ * index holds are read, and only inside their repository: `..`, absolute paths elsewhere, symlinks out of the root
+ * and files that were never indexed (hidden, excluded, other types) are refused. A converted format (PDF, DOCX,
+ * EPUB, HTML) reads back as the markdown indexing saw, through the same converter; PDFs with page marker lines.
+ */
+import { existsSync, realpathSync } from "node:fs";
+import { basename, isAbsolute, join, relative, sep } from "node:path";
+import { loadConfig, REPO_NAME } from "../config.ts";
+import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
+import { convertOnce } from "../convert/pool.ts";
+import { isInside, readConfinedFile } from "../index/discover.ts";
+import { describeError, ResearcherError } from "../errors.ts";
+import { getRepository, listRepositories, type Repository } from "../repos.ts";
+import { Store, type ListedDocument } from "../store/store.ts";
+
+/** Who a document is: what every answer about it starts with. */
+interface DocumentIdentity {
+  repository: string;
+  path: string;
+  docid: string;
+  title: string;
+  format: string;
+  metadata: Record<string, unknown>;
+}
+
+/** What the index knows about a document, without reading it: `ls` entries and `get --meta`. */
+export interface DocumentInfo extends DocumentIdentity {
+  size: number;
+  /** The file's modification time when it was indexed (ISO 8601). */
+  modified: string;
+  fragments: number;
+  /** The last page of a paged document (PDF), null for the rest. */
+  pages: number | null;
+}
+
+export interface DocumentText extends DocumentIdentity {
+  /** First and last line of `text` (1-based, inclusive); `to` is `from - 1` for an empty document. */
+  from: number;
+  to: number;
+  /** The same as `from`/`to`, the names the first MCP contract used. */
+  from_line: number;
+  to_line: number;
+  total_lines: number;
+  /** Lines after `to` were left out. */
+  truncated: boolean;
+  text: string;
+}
+
+export interface DocumentRef {
+  repo: Repository;
+  path: string;
+  line?: number;
+  count?: number;
+}
+
+export interface ReadOptions {
+  /** First line (1-based); default: the ref's line, else 1. */
+  fromLine?: number;
+  /** How many lines; default: the ref's count, else to the end. */
+  maxLines?: number;
+}
+
+/** A path relative to the repository root that stays inside it, even through symlinks. */
+export function safeRelativePath(repo: Repository, input: string): string {
+  const cleaned = input.replace(/^\.\//, "");
+  const absolute = isAbsolute(cleaned) ? cleaned : join(repo.path, cleaned);
+  const rel = relative(repo.path, absolute);
+  const escapes = () =>
+    new ResearcherError("PATH_OUTSIDE_REPO", `'${input}' is outside repository '${repo.name}'`, {
+      hint: `paths are relative to ${repo.path} and must stay inside it`,
+    });
+  if (!isInside(repo.path, absolute)) throw escapes();
+  if (existsSync(absolute) && !isInside(realpathSync(repo.path), realpathSync(absolute))) throw escapes();
+  return rel.split(sep).join("/");
+}
+
+const REF_HINT = "use repo:path, repo:path:line[:count], #docid, or a search result's location";
+
+/**
+ * A reference to an indexed document: `repo:path`, `repo:path:line`, `repo:path:line:count`, `#docid` (6+ hex
+ * digits of its hash), or a search result's bare `location` (`path:line`), found in whichever repository holds it.
+ * A path that is itself indexed wins over reading its tail as a line number (`notes:log:12` may be a file). An
+ * ambiguous docid or bare location is an error that lists the candidates; a miss suggests close paths.
+ */
+export function resolveDocumentRef(home: string, ref: string, options: { repository?: string } = {}): DocumentRef {
+  const trimmed = ref.trim();
+  if (!trimmed) throw new ResearcherError("INVALID_INPUT", "an empty document reference", { hint: REF_HINT });
+  if (/^#[0-9a-f]{6,64}$/i.test(trimmed)) return findByDocid(home, trimmed.slice(1).toLowerCase(), options.repository);
+  if (trimmed.startsWith("#")) {
+    throw new ResearcherError("INVALID_INPUT", `'${ref}' is not a docid`, { hint: "a docid is # and at least 6 hex digits, as search results print it" });
+  }
+  const repos = listRepositories(home);
+  const colon = trimmed.indexOf(":");
+  const named = colon > 0 ? repos.find((r) => r.name === trimmed.slice(0, colon)) : undefined;
+  if (options.repository) {
+    const repo = getRepository(home, options.repository);
+    const rest = named?.name === repo.name && !hasIndexedPath(repo, trimmed) ? trimmed.slice(colon + 1) : trimmed;
+    return resolveInRepository(repo, rest, true)!;
+  }
+  if (named) return resolveInRepository(named, trimmed.slice(colon + 1), true)!;
+
+  const found = repos.flatMap((repo) => {
+    const match = resolveInRepository(repo, trimmed, false);
+    return match ? [match] : [];
+  });
+  if (found.length === 1) return found[0]!;
+  if (found.length > 1) {
+    throw new ResearcherError("INVALID_INPUT", `'${ref}' is in ${found.length} repositories: ${found.map((f) => `${f.repo.name}:${f.path}`).join(", ")}`, {
+      hint: "prefix the repository: repo:path[:line]",
+    });
+  }
+  if (colon > 0 && REPO_NAME.test(trimmed.slice(0, colon))) getRepository(home, trimmed.slice(0, colon)); // throws, naming the known ones
+  const target = lineSuffix(trimmed)?.path ?? trimmed;
+  throw notIndexed(trimmed, repos.flatMap((repo) => closePaths(repo, target)), "no repository holds");
+}
+
+const lineSuffix = (text: string) => {
+  const match = /^(.+?):(\d+)(?::(\d+))?$/.exec(text);
+  return match ? { path: match[1]!, line: Number(match[2]), count: match[3] === undefined ? undefined : Number(match[3]) } : undefined;
+};
+
+/**
+ * `rest` (a path, maybe with `:line[:count]`) in one repository. With `strict`, a path outside the repository is an
+ * error and a miss returns the cleaned path (for `documentInfo` to refuse with suggestions); otherwise only an
+ * indexed document is returned.
+ */
+function resolveInRepository(repo: Repository, rest: string, strict: boolean): DocumentRef | undefined {
+  const safe = (path: string) => {
+    try {
+      return safeRelativePath(repo, path);
+    } catch (error) {
+      if (strict) throw error;
+      return undefined;
+    }
+  };
+  const whole = safe(rest);
+  if (whole !== undefined && hasIndexedPath(repo, whole)) return { repo, path: whole };
+  const split = lineSuffix(rest);
+  if (split) {
+    const path = safe(split.path);
+    if (path !== undefined && (hasIndexedPath(repo, path) || strict)) return { repo, path, line: split.line, count: split.count };
+  }
+  return strict ? { repo, path: whole! } : undefined;
+}
+
+function hasIndexedPath(repo: Repository, path: string): boolean {
+  return withStore(repo, (store) => store.documentByPath(path) !== undefined) ?? false;
+}
+
+/** Run `body` on the repository's index, or return undefined when it has none. */
+function withStore<T>(repo: Repository, body: (store: Store) => T): T | undefined {
+  if (!Store.exists(repo.dir)) return undefined;
+  const store = Store.open(repo.dir);
+  try {
+    return body(store);
+  } finally {
+    store.close();
+  }
+}
+
+function findByDocid(home: string, prefix: string, repository?: string): DocumentRef {
+  const repos = repository ? [getRepository(home, repository)] : listRepositories(home);
+  const found = repos.flatMap((repo) =>
+    (withStore(repo, (store) => [...store.documents().values()]) ?? [])
+      .filter((doc) => doc.hash.startsWith(prefix))
+      .map((doc) => ({ repo, path: doc.path })),
+  );
+  if (found.length === 1) return found[0]!;
+  if (found.length === 0) {
+    throw new ResearcherError("DOCUMENT_NOT_FOUND", `no document with docid #${prefix}`, {
+      hint: "docids change when a document changes: search again for the current one",
+    });
+  }
+  const list = found.slice(0, 10).map((f) => `${f.repo.name}:${f.path}`).join(", ");
+  throw new ResearcherError("INVALID_INPUT", `docid #${prefix} matches ${found.length} documents: ${list}${found.length > 10 ? ", …" : ""}`, {
+    hint: "use repo:path, or more hex digits of the docid",
+  });
+}
+
+/** What the index holds about a document; a refusal (with close paths) for anything it does not hold. */
+export function documentInfo(home: string, ref: string | DocumentRef, options: { repository?: string } = {}): DocumentInfo {
+  const { repo, path } = typeof ref === "string" ? resolveDocumentRef(home, ref, options) : ref;
+  const listed = withStore(repo, (store) => store.documentListing(path)[0]);
+  if (!listed) throw notIndexed(`${repo.name}:${path}`, closePaths(repo, path), "", repo.name);
+  return listedInfo(repo, listed);
+}
+
+function listedInfo(repo: Repository, doc: ListedDocument): DocumentInfo {
+  return {
+    repository: repo.name,
+    path: doc.path,
+    docid: `#${doc.hash.slice(0, 6)}`,
+    title: doc.title,
+    format: doc.format,
+    metadata: doc.metadata,
+    size: doc.size,
+    modified: new Date(doc.mtimeMs).toISOString(),
+    fragments: doc.fragments,
+    pages: doc.pages,
+  };
+}
+
+function notIndexed(what: string, suggestions: string[], prefix: string, repository?: string): ResearcherError {
+  const message = prefix ? `${prefix} ${what}` : `${what} is not an indexed document`;
+  const hint = suggestions.length
+    ? `did you mean ${suggestions.slice(0, 5).join(", ")}?`
+    : `only indexed documents can be read; \`researcher ls${repository ? ` ${repository}` : ""}\` lists them, \`researcher status\` lists failures`;
+  return new ResearcherError("DOCUMENT_NOT_FOUND", message, { hint });
+}
+
+/** Indexed paths close to a missed one: the same file name elsewhere, or a few edits away (typos, case). */
+export function closePaths(repo: Repository, target: string): string[] {
+  const paths = withStore(repo, (store) => [...store.documents().keys()]) ?? [];
+  const name = basename(target).toLowerCase();
+  const lowered = target.toLowerCase();
+  const budget = Math.max(2, Math.floor(target.length / 4));
+  return paths
+    .map((path) => {
+      const distance = editDistance(lowered, path.toLowerCase(), budget);
+      const sameName = basename(path).toLowerCase() === name;
+      return { path, rank: sameName ? Math.min(distance, budget) - 0.5 : distance };
+    })
+    .filter((c) => c.rank <= budget)
+    .sort((a, b) => a.rank - b.rank || (a.path < b.path ? -1 : 1))
+    .slice(0, 5)
+    .map((c) => `${repo.name}:${c.path}`);
+}
+
+/** Levenshtein distance, giving up (returning `limit + 1`) once it must exceed `limit`. */
+export function editDistance(a: string, b: string, limit = Infinity): number {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let best = i;
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      best = Math.min(best, current[j]!);
+    }
+    if (best > limit) return limit + 1;
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * Read an indexed document, whole or a range of lines. Lines count as `get`, search locations and editors count
+ * them: a final newline ends the last line rather than starting another.
+ */
+export async function readDocument(home: string, ref: string | DocumentRef, options: ReadOptions & { repository?: string } = {}): Promise<DocumentText> {
+  const resolved = typeof ref === "string" ? resolveDocumentRef(home, ref, options) : ref;
+  const info = documentInfo(home, resolved);
+  const { repo, path } = resolved;
+  const text = await documentText(home, repo, path);
+  const lines = text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
+  const from = options.fromLine ?? resolved.line ?? 1;
+  const count = options.maxLines ?? resolved.count;
+  if (!Number.isInteger(from) || from < 1) throw new ResearcherError("INVALID_INPUT", `the first line must be 1 or more (got ${from})`);
+  if (count !== undefined && (!Number.isInteger(count) || count < 1)) {
+    throw new ResearcherError("INVALID_INPUT", `the number of lines must be 1 or more (got ${count})`);
+  }
+  if (from > Math.max(1, lines.length)) {
+    throw new ResearcherError("INVALID_INPUT", `line ${from} is past the end of ${repo.name}:${path} (${lines.length} lines)`, {
+      hint: `read from a line between 1 and ${lines.length}`,
+    });
+  }
+  const slice = lines.slice(from - 1, count === undefined ? undefined : from - 1 + count);
+  const to = from + slice.length - 1;
+  return {
+    repository: repo.name,
+    path,
+    docid: info.docid,
+    title: info.title,
+    format: info.format,
+    metadata: info.metadata,
+    from,
+    to,
+    from_line: from,
+    to_line: to,
+    total_lines: lines.length,
+    truncated: to < lines.length,
+    text: slice.join("\n"),
+  };
+}
+
+/**
+ * The document cut to at most `maxBytes` of UTF-8 text, at a line end where one fits (inside the first line
+ * otherwise, never inside a character); `to` and `truncated` say where it stopped, so the next read starts at `to + 1`.
+ */
+export function limitDocumentBytes(doc: DocumentText, maxBytes: number): DocumentText {
+  if (Buffer.byteLength(doc.text) <= maxBytes) return doc;
+  const lines = doc.text.split("\n");
+  let used = 0;
+  let kept = 0;
+  while (kept < lines.length && used + Buffer.byteLength(lines[kept]!) + (kept ? 1 : 0) <= maxBytes) {
+    used += Buffer.byteLength(lines[kept]!) + (kept ? 1 : 0);
+    kept++;
+  }
+  if (kept === 0) {
+    const bytes = Buffer.from(lines[0]!).subarray(0, maxBytes);
+    const text = new TextDecoder().decode(bytes).replace(/\uFFFD$/, "");
+    return { ...doc, to: doc.from, to_line: doc.from, truncated: true, text };
+  }
+  const to = doc.from + kept - 1;
+  return { ...doc, to, to_line: to, truncated: true, text: lines.slice(0, kept).join("\n") };
+}
+
+/** Every indexed document of the named repositories (all when none), optionally under a path prefix. */
+export function listDocuments(home: string, options: { repositories?: string[]; prefix?: string } = {}): DocumentInfo[] {
+  const repos = options.repositories?.length ? options.repositories.map((name) => getRepository(home, name)) : listRepositories(home);
+  const prefix = options.prefix?.replace(/^\.?\//, "") ?? "";
+  return repos.flatMap((repo) =>
+    (withStore(repo, (store) => store.documentListing()) ?? [])
+      .filter((doc) => doc.path.startsWith(prefix))
+      .map((doc) => listedInfo(repo, doc)),
+  );
+}
+
+/**
+ * A document's text as its line numbers count: the file itself for markdown and text (front matter included),
+ * the converted markdown for every other format.
+ */
+async function documentText(home: string, repo: Repository, path: string): Promise<string> {
+  const config = loadConfig(home);
+  const read = readConfinedFile(repo.path, path, config.index.max_file_bytes);
+  try {
+    if ("reason" in read) throw new Error(read.reason);
+    if (TEXT_FORMATS.has(formatOf(path))) return decodeText(read.bytes);
+    return (await convertOnce(path, read.bytes, config.index.convert_timeout * 1000)).text;
+  } catch (error) {
+    throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${(error as Error).message}`);
+  }
+}
+
+export interface SkippedDocument {
+  /** The repository, or "" when a ref named none that could be found. */
+  repository: string;
+  /** The path, or the ref as given when it resolved to nothing. */
+  path: string;
+  reason: string;
+}
+
+export interface MultiGetResult {
+  documents: DocumentText[];
+  /** Matches left out, each with why: too large, unreadable, not indexed, over the answer's budget. */
+  skipped: SkippedDocument[];
+}
+
+export interface MultiGetOptions {
+  /** Only this repository. */
+  repository?: string;
+  /** A document whose text is larger than this is listed in `skipped`, not read back. */
+  maxBytesPerDocument?: number;
+  /**
+   * All documents' text together stays under this: from the first document that does not fit, it and the rest are
+   * listed in `skipped`, unread (reading on only to skip would convert every PDF of a large glob).
+   */
+  maxBytes?: number;
+}
+
+const GLOB_CHARS = /[*?[\]{}]/;
+
+/**
+ * What a multi-get pattern names: a glob over indexed paths (`*.md`, `notes/**`, or `repo:docs/*` to match with the
+ * repository), or a comma-separated list of refs. A ref that resolves to nothing is a skipped entry, not a failure.
+ */
+export function matchDocuments(home: string, pattern: string, options: { repository?: string } = {}): { refs: DocumentRef[]; skipped: SkippedDocument[] } {
+  let repos = options.repository ? [getRepository(home, options.repository)] : listRepositories(home);
+  if (GLOB_CHARS.test(pattern)) {
+    const colon = pattern.indexOf(":");
+    const named = colon > 0 ? repos.find((r) => r.name === pattern.slice(0, colon)) : undefined;
+    if (named) repos = [named];
+    const glob = new Bun.Glob(named ? pattern.slice(colon + 1) : pattern);
+    const refs = repos.flatMap((repo) =>
+      [...(withStore(repo, (store) => store.documents().keys()) ?? [])]
+        .filter((path) => glob.match(path))
+        .sort()
+        .map((path) => ({ repo, path })),
+    );
+    return { refs, skipped: [] };
+  }
+  const refs: DocumentRef[] = [];
+  const skipped: SkippedDocument[] = [];
+  for (const ref of pattern.split(",").map((r) => r.trim()).filter(Boolean)) {
+    try {
+      const resolved = resolveDocumentRef(home, ref, options);
+      documentInfo(home, resolved);
+      refs.push(resolved);
+    } catch (error) {
+      skipped.push({ repository: "", path: ref, reason: describeError(error) });
+    }
+  }
+  return { refs, skipped };
+}
+
+/**
+ * Indexed documents named by a glob or a list of refs, read whole (or the lines a ref names). One document that
+ * cannot be read, or is too large, is its own skipped entry; the rest are still read.
+ */
+export async function readDocuments(home: string, pattern: string, options: MultiGetOptions = {}): Promise<MultiGetResult> {
+  const { refs, skipped } = matchDocuments(home, pattern, options);
+  const perDocument = options.maxBytesPerDocument ?? Infinity;
+  const budget = options.maxBytes ?? Infinity;
+  let used = 0;
+  let spent = false;
+  const documents: DocumentText[] = [];
+  for (const ref of refs) {
+    const entry = { repository: ref.repo.name, path: ref.path };
+    if (spent) {
+      skipped.push({ ...entry, reason: `over max_bytes for the answer (${budget} bytes)` });
+      continue;
+    }
+    let doc: DocumentText;
+    try {
+      doc = await readDocument(home, ref);
+    } catch (error) {
+      skipped.push({ ...entry, reason: describeError(error) });
+      continue;
+    }
+    const bytes = Buffer.byteLength(doc.text);
+    if (bytes > perDocument) {
+      skipped.push({ ...entry, reason: `larger than max_bytes per document (${bytes} > ${perDocument} bytes)` });
+    } else if (used + bytes > budget) {
+      skipped.push({ ...entry, reason: `over max_bytes for the answer (${budget} bytes)` });
+      spent = true;
+    } else {
+      used += bytes;
+      documents.push(doc);
+    }
+  }
+  return { documents, skipped };
+}

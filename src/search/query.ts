@@ -1,0 +1,132 @@
+/**
+ * User text → a safe FTS5 MATCH expression. Every input is valid: FTS5 syntax characters never reach SQLite
+ * unquoted. Supported: `"exact phrase"` (required), `-word` / `-"phrase"` (excluded), `prefix*`; every other
+ * word is optional and ranked by BM25, so natural-language questions work without all words matching.
+ *
+ * Size: FTS5 refuses an expression more than 256 levels deep, and every term costs a scan. Exclusions are one
+ * `NOT (a OR b …)` (OR lists stay flat), at most MAX_EXCLUDED of them and MAX_REQUIRED phrases, or the query is
+ * INVALID_INPUT (dropping one would change what matches); optional words past MAX_OPTIONAL are not searched
+ * (they only rank).
+ */
+import { ResearcherError } from "../errors.ts";
+import { foldCase, splitCjk, stem, WORD } from "../text.ts";
+
+export const MAX_EXCLUDED = 100;
+export const MAX_REQUIRED = 100;
+export const MAX_OPTIONAL = 200;
+
+export interface ParsedQuery {
+  /** The FTS5 expression, or null when nothing searchable is left (e.g. only punctuation or exclusions). */
+  match: string | null;
+  /** The parts of `match`, so search can rebuild it without terms too common to matter. */
+  required: string[];
+  /** Optional terms; `stem` is set for single words (what FTS5 indexed), null for phrases and prefixes. */
+  optional: { fts: string; stem: string | null }[];
+  excluded: string[];
+  /** What snippets highlight: stems of searched words and raw prefixes. */
+  highlight: { stems: Set<string>; prefixes: string[] };
+}
+
+/** Function words that carry no topic; dropped from optional terms (kept when a query has nothing else). */
+const STOPWORDS = new Set(
+  `a about above after again against all also am an and any are as at be because been before being below between
+  both but by can could did do does doing down during each few for from further had has have having he her here hers
+  herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once
+  only or other our ours ourselves out over own same she should so some such than that the their theirs them
+  themselves then there these they this those through to too under until up very was we were what when where which
+  while who whom why will with would you your yours yourself yourselves`.split(/\s+/),
+);
+
+type Item = { kind: "word" | "phrase" | "prefix"; tokens: string[]; required: boolean; excluded: boolean };
+
+export function parseQuery(text: string): ParsedQuery {
+  const items = tokenizeQuery(text);
+  const positive = items.filter((item) => !item.excluded);
+  const optional = positive.filter((item) => !item.required);
+  const meaningful = optional.filter((item) => item.kind !== "word" || !isStopword(item.tokens));
+  const kept = meaningful.length > 0 ? meaningful : optional;
+  const required = positive.filter((item) => item.required);
+  const excluded = items.filter((item) => item.excluded);
+
+  const seen = new Set<string>();
+  const optionalTerms = kept.flatMap((item) => {
+    const fts = ftsItem(item);
+    if (seen.has(fts)) return [];
+    seen.add(fts);
+    return [{ fts, stem: item.kind === "word" ? stem(item.tokens[0]!) : null }];
+  });
+  const requiredTerms = atMost(required.map(ftsItem), MAX_REQUIRED, "quoted phrases");
+  const excludedTerms = atMost(excluded.map(ftsItem), MAX_EXCLUDED, "exclusions (-word)");
+  optionalTerms.splice(MAX_OPTIONAL);
+  const match = buildMatch(requiredTerms, optionalTerms.map((t) => t.fts), excludedTerms);
+
+  const stems = new Set<string>();
+  const prefixes: string[] = [];
+  for (const item of [...required, ...kept]) {
+    if (item.kind === "prefix") prefixes.push(foldCase(item.tokens[0]!));
+    else for (const token of item.tokens) stems.add(stem(token));
+  }
+  // A word of combining marks alone folds to nothing, which would highlight every word (or an empty range).
+  stems.delete("");
+  const highlight = { stems, prefixes: prefixes.filter(Boolean) };
+  return { match, required: requiredTerms, optional: optionalTerms, excluded: excludedTerms, highlight };
+}
+
+/** `required AND required AND (optional OR optional) NOT (excluded OR excluded)`, or null when nothing positive is left. */
+export function buildMatch(required: string[], optional: string[], excluded: string[]): string | null {
+  const parts = [...required];
+  if (optional.length > 0) parts.push(anyOf(optional));
+  if (parts.length === 0) return null;
+  return parts.join(" AND ") + (excluded.length > 0 ? ` NOT ${anyOf(excluded)}` : "");
+}
+
+const anyOf = (terms: string[]) => (terms.length === 1 ? terms[0]! : `(${terms.join(" OR ")})`);
+
+function atMost(terms: string[], limit: number, what: string): string[] {
+  if (terms.length <= limit) return terms;
+  throw new ResearcherError("INVALID_INPUT", `a query can have at most ${limit} ${what}, this one has ${terms.length}`, {
+    hint: "search with fewer of them",
+  });
+}
+
+function isStopword(tokens: string[]): boolean {
+  return tokens.length === 1 && STOPWORDS.has(foldCase(tokens[0]!));
+}
+
+/** Split user text into words, quoted phrases, prefixes and exclusions. Unbalanced quotes close at the end. */
+function tokenizeQuery(text: string): Item[] {
+  const items: Item[] = [];
+  const pattern = /(-?)"([^"]*)"?|(\S+)/gu;
+  for (const m of text.matchAll(pattern)) {
+    if (m[3] === undefined) {
+      const tokens = wordGroups(m[2] ?? "").flat();
+      if (tokens.length) items.push({ kind: "phrase", tokens, required: true, excluded: m[1] === "-" });
+      continue;
+    }
+    let raw = m[3];
+    const excluded = raw.length > 1 && raw.startsWith("-");
+    if (excluded) raw = raw.slice(1);
+    const groups = wordGroups(raw);
+    if (groups.length === 0) continue;
+    if (raw.endsWith("*") && groups.length === 1 && groups[0]!.length === 1 && !/[^\p{L}\p{N}\p{M}*]/u.test(raw)) {
+      items.push({ kind: "prefix", tokens: groups[0]!, required: false, excluded });
+    } else if (excluded) {
+      items.push({ kind: "phrase", tokens: groups.flat(), required: false, excluded });
+    } else {
+      // `covid-19` searches `covid` and `19` as separate words (better on natural questions than a phrase);
+      // a CJK run stays a phrase of its characters, which is how the index stores it.
+      for (const tokens of groups) items.push({ kind: tokens.length > 1 ? "phrase" : "word", tokens, required: false, excluded });
+    }
+  }
+  return items;
+}
+
+/** Word runs of the text; a CJK run becomes a group of its characters. */
+function wordGroups(text: string): string[][] {
+  return (text.match(WORD) ?? []).map(splitCjk);
+}
+
+function ftsItem(item: Item): string {
+  const quoted = `"${item.tokens.join(" ").replaceAll('"', '""')}"`;
+  return item.kind === "prefix" ? `${quoted}*` : quoted;
+}

@@ -1,0 +1,86 @@
+/**
+ * What the retrieval surface adds to a search: every result rather than one page (`--all`), each result's whole
+ * fragment text rather than its snippet (`--full`), and repositories ranked for a query (`repos-for`). Ranking
+ * stays in search.ts.
+ */
+import { getRepository, listRepositories } from "../repos.ts";
+import { Store } from "../store/store.ts";
+import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions, type SearchResponse } from "./search.ts";
+
+/** Past this many results `--all` stops asking for more (a page of a million fragments is not a result list). */
+export const MAX_ALL_RESULTS = 100_000;
+
+/**
+ * Every result from `offset` on that passes `minScore`. Search fetches candidates in proportion to the page it is
+ * asked for, so the page grows until the answer comes back short of it.
+ */
+export async function searchAll(home: string, options: SearchOptions, context = new SearchContext()): Promise<SearchResponse> {
+  let limit = 1000;
+  for (;;) {
+    const response = await search(home, { ...options, limit }, context);
+    if (response.results.length < limit || limit >= MAX_ALL_RESULTS) return response;
+    limit = Math.min(limit * 8, MAX_ALL_RESULTS);
+  }
+}
+
+export type FullHit = (FragmentHit | DocumentHit) & { text: string };
+
+/** The response with each hit's whole fragment text in `text` (and in each of a document hit's fragments). */
+export function withFragmentText(home: string, response: SearchResponse, context: SearchContext): SearchResponse<FullHit> {
+  const texts = new Map<string, Map<number, string>>();
+  for (const name of new Set(response.results.map((hit) => hit.repository))) {
+    const ids = response.results
+      .filter((hit) => hit.repository === name)
+      .flatMap((hit) => ("fragments" in hit ? hit.fragments.map((f) => f.id) : [hit.fragment.id]));
+    const rows = context.store(getRepository(home, name)).fragmentsByIds(ids);
+    texts.set(name, new Map([...rows].map(([id, row]) => [id, row.text])));
+  }
+  const textOf = (repository: string, id: number) => texts.get(repository)?.get(id) ?? "";
+  return {
+    ...response,
+    results: response.results.map((hit) =>
+      "fragments" in hit
+        ? { ...hit, text: textOf(hit.repository, hit.fragments[0]!.id), fragments: hit.fragments.map((f) => ({ ...f, text: textOf(hit.repository, f.id) })) }
+        : { ...hit, text: textOf(hit.repository, hit.fragment.id) },
+    ),
+  };
+}
+
+export interface RepositoryMatch {
+  repository: string;
+  description: string | null;
+  /**
+   * How strongly the repository's best fragment matches, as the calibrated evidence (0-1) that orders merged
+   * results of several repositories (calibration.ts): the share of the query's IDF mass its BM25 score reaches.
+   */
+  score: number;
+  /** That fragment's raw BM25 score: it grows with the repository's own term statistics, so it does not compare across them. */
+  bm25: number;
+  /** How many fragments match the query's words. */
+  matched: number;
+  best: { path: string; location: string; page: number | null; title: string; snippet: string } | null;
+}
+
+/**
+ * Repositories ranked by how strongly they match a query, so a person or an agent knows where to look. BM25 only:
+ * it needs no model, and a word that is rare in a repository yet present there is exactly the evidence wanted.
+ * Ranked by calibrated evidence, not raw BM25: in a two-document repository every word is common, and the only
+ * answer would score near zero.
+ */
+export async function repositoriesFor(home: string, query: string, context = new SearchContext()): Promise<RepositoryMatch[]> {
+  const matches: RepositoryMatch[] = [];
+  for (const repo of listRepositories(home)) {
+    if (!Store.exists(repo.dir)) continue;
+    const response = await search(home, { query, repositories: [repo.name], mode: "bm25", limit: 1, explain: true }, context);
+    const top = response.results[0] as FragmentHit | undefined;
+    matches.push({
+      repository: repo.name,
+      description: repo.description,
+      score: top?.explain?.merge.score ?? 0,
+      bm25: top?.score ?? 0,
+      matched: response.total,
+      best: top ? { path: top.path, location: top.location, page: top.page, title: top.title, snippet: top.snippet } : null,
+    });
+  }
+  return matches.sort((a, b) => b.score - a.score || b.matched - a.matched || a.repository.localeCompare(b.repository));
+}

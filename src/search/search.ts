@@ -1,0 +1,480 @@
+/** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
+import { join } from "node:path";
+import { isResearcherError, ResearcherError } from "../errors.ts";
+import { BM25_WEIGHTS, rankOneWord, rankRareFirst } from "./bm25.ts";
+import { buildMatch, parseQuery, type ParsedQuery } from "./query.ts";
+import { contextFor, listRepositories, selectRepositories, type Repository } from "../repos.ts";
+import { makeSnippet } from "./snippet.ts";
+import { Store, type FragmentRow } from "../store/store.ts";
+import { loadConfig, type Config } from "../config.ts";
+import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
+import { FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
+import { lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
+import { searchVectors } from "./vectors.ts";
+import { combineFilters, filterSql, type Filter, type SqlCondition } from "./filters.ts";
+
+export type SearchMode = "bm25" | "vector" | "hybrid";
+
+export interface SearchOptions {
+  query: string;
+  repositories?: string[];
+  /** Default: `search.limit` from config.yaml. */
+  limit?: number;
+  offset?: number;
+  minScore?: number;
+  /** Group fragments by document. */
+  documents?: boolean;
+  /** "auto" (default): hybrid where a repository has vectors, bm25 elsewhere. */
+  mode?: SearchMode | "auto";
+  /** `--model`: must match the model each repository was embedded with. */
+  model?: string;
+  explain?: boolean;
+  /** Keep only fragments of documents whose path matches this glob (e.g. `notes/**` or `*.md`): a `path` term. */
+  filter?: string;
+  /** Keep only what these filters admit (all of them), before ranking; parse them with `parseFilter`. */
+  where?: Filter[];
+}
+
+export interface FragmentRef {
+  id: number;
+  seq: number;
+  start_line: number;
+  end_line: number;
+  page: number | null;
+  page_end: number | null;
+}
+
+export interface Explain {
+  mode: SearchMode;
+  bm25: Contribution | null;
+  vector: Contribution | null;
+  /** The hybrid score (see fusion.ts), null in single-list modes. */
+  fused: number | null;
+  /** Hybrid only: the lists' weights in this repository (the response's notes say why). */
+  weights?: { bm25: number; vector: number };
+  /** Why a repository searched in another mode than asked (e.g. it has no vectors). */
+  note?: string;
+  /** The calibrated evidence (0-1) that orders results of several repositories, and the score it gives. */
+  merge: MergeEvidence;
+}
+
+export interface MergeEvidence {
+  lexical: number | null;
+  vector: number | null;
+  score: number;
+}
+
+export interface FragmentHit {
+  rank: number;
+  score: number;
+  repository: string;
+  path: string;
+  absolutePath: string;
+  /** `path:line` in the converted text; `get` reads it back. */
+  location: string;
+  /** The page the snippet is on, for paged formats (PDF); null otherwise. */
+  page: number | null;
+  docid: string;
+  title: string;
+  heading: string;
+  fragment: FragmentRef;
+  snippet: string;
+  highlights: [number, number][];
+  context: string | null;
+  /** The document's metadata as stored (front matter, PDF info, …) and its `format`. */
+  metadata: Record<string, unknown>;
+  explain?: Explain;
+}
+
+export interface DocumentHit extends Omit<FragmentHit, "fragment"> {
+  fragments: (FragmentRef & { score: number; snippet: string; location: string })[];
+}
+
+export interface SearchResponse<T = FragmentHit | DocumentHit> {
+  query: string;
+  mode: SearchMode;
+  repositories: string[];
+  offset: number;
+  total: number;
+  results: T[];
+  /** Per-repository notes for `--explain` (mode fallbacks). */
+  notes?: string[];
+}
+
+export { BM25_WEIGHTS };
+const FRAGMENTS_PER_DOCUMENT = 3;
+/** With --documents, fragments ranked per document asked for: a document often has several among the best. */
+const RANKED_PER_DOCUMENT = 10;
+
+/**
+ * How deep every list is ranked for a page ending at result `end`. Every page within the first FUSION_DEPTH
+ * results (documents with --documents) is cut from lists of one depth, so `-n 10` is the first ten of `-n 100`
+ * and pages concatenate to one big page: vector search's neighbours and hybrid's normalisation (fusion.ts) would
+ * otherwise change with the page. A page reaching further ranks deeper, in steps of FUSION_DEPTH; hybrid scores
+ * still normalise over the first FUSION_DEPTH of each list, so deeper pages continue the same order.
+ */
+function rankingDepth(end: number, documents: boolean): number {
+  const results = Math.ceil(Math.max(end, 1) / FUSION_DEPTH) * FUSION_DEPTH;
+  return documents ? results * RANKED_PER_DOCUMENT : results;
+}
+
+interface Candidate {
+  repo: Repository;
+  store: Store;
+  id: number;
+  score: number;
+  explain: Explain;
+}
+
+/** Keeps databases and models open between searches (the MCP server reuses one for its lifetime). */
+export class SearchContext {
+  private readonly stores = new Map<string, Store>();
+  readonly embedders: EmbedderCache;
+
+  constructor(embedders = new EmbedderCache({ allowDownload: false })) {
+    this.embedders = embedders;
+  }
+
+  /** The repository's open index; NOT_INDEXED or INDEX_CORRUPT when there is none to read. */
+  store(repo: Repository): Store {
+    let store = this.stores.get(repo.dir);
+    if (!store || !Store.exists(repo.dir)) {
+      store?.close(); // its index.db was deleted: say so rather than answer from the unlinked file
+      this.stores.delete(repo.dir);
+      store = Store.open(repo.dir);
+      this.stores.set(repo.dir, store);
+    }
+    return store;
+  }
+
+  async close(): Promise<void> {
+    for (const store of this.stores.values()) store.close();
+    this.stores.clear();
+    await this.embedders.dispose();
+  }
+}
+
+export async function search(home: string, options: SearchOptions, context = new SearchContext()): Promise<SearchResponse> {
+  const config = loadConfig(home);
+  const limit = checkedInteger(options.limit ?? config.search.limit, "limit", 1);
+  const offset = checkedInteger(options.offset ?? 0, "offset", 0);
+  const { searchable, notes: skipped } = openRepositories(home, options.repositories ?? [], context);
+  const parsed = parseQuery(options.query);
+  const filter = combineFilters([
+    ...(options.where ?? []),
+    ...(options.filter ? [{ kind: "term" as const, key: "path", op: "eq" as const, values: [options.filter] }] : []),
+  ]);
+  const depth = rankingDepth(offset + limit, options.documents ?? false);
+  // Every repository's reads on one snapshot of its index, however index runs commit meanwhile.
+  const stores = searchable.map((s) => s.store);
+  const onSnapshots = (work: () => Promise<SearchResponse>) => stores.reduce((inner, store) => () => store.snapshot(inner), work)();
+  return onSnapshots(async () => {
+    const queryVectors = new Map<Embedder, Promise<Float32Array>>(); // one embedding per model, however many repositories
+    const embedQuery = (embedder: Embedder) => {
+      if (!queryVectors.has(embedder)) queryVectors.set(embedder, embedder.embed([options.query], "query").then(([v]) => v!));
+      return queryVectors.get(embedder)!;
+    };
+    const perRepo = await Promise.all(
+      searchable.map(({ repo, store }) => searchRepository(home, repo, store, parsed, options, filter, depth, config, context, embedQuery)),
+    );
+    const modes = new Set(perRepo.map((r) => r.mode));
+    const mode: SearchMode = modes.size === 1 ? [...modes][0]! : "hybrid";
+    const total = perRepo.reduce((sum, r) => sum + r.total, 0);
+    const candidates = mergeLists(perRepo.map((r) => r.candidates), (c) => c.explain.merge.score);
+    const results = options.documents
+      ? groupByDocument(candidates, parsed, offset, limit)
+      : hydrate(candidates.slice(offset), limit, parsed);
+    results.forEach((hit, i) => {
+      hit.rank = offset + i + 1;
+      if (!options.explain) delete hit.explain;
+    });
+    const notes = [...skipped, ...perRepo.flatMap((r) => [r.note, r.why].flatMap((n) => (n ? [`${r.repo}: ${n}`] : [])))];
+    return {
+      query: options.query,
+      mode,
+      repositories: searchable.map((s) => s.repo.name),
+      offset,
+      total,
+      results,
+      ...(options.explain ? { notes } : {}),
+    };
+  });
+}
+
+/**
+ * The repositories to search and their open indexes. A named repository without an index is an error; searching
+ * all of them skips the ones not indexed yet (with a note), unless that leaves nothing to search.
+ */
+function openRepositories(
+  home: string,
+  named: string[],
+  context: SearchContext,
+): { searchable: { repo: Repository; store: Store }[]; notes: string[] } {
+  const repos = named.length ? selectRepositories(home, named) : listRepositories(home);
+  if (repos.length === 0) {
+    throw new ResearcherError("REPO_NOT_FOUND", "no repositories to search", {
+      hint: "add one with `researcher repo add <name> <path>` and run `researcher index`",
+    });
+  }
+  const searchable: { repo: Repository; store: Store }[] = [];
+  const unindexed: ResearcherError[] = [];
+  for (const repo of repos) {
+    try {
+      searchable.push({ repo, store: context.store(repo) });
+    } catch (error) {
+      if (named.length || !isResearcherError(error) || error.code !== "NOT_INDEXED") throw error;
+      unindexed.push(error);
+    }
+  }
+  if (searchable.length === 0) {
+    throw unindexed.length === 1
+      ? unindexed[0]!
+      : new ResearcherError("NOT_INDEXED", "no repository has been indexed yet", { hint: "run `researcher index`" });
+  }
+  return { searchable, notes: unindexed.map((error) => `${error.message}: skipped`) };
+}
+
+interface RepositoryResult {
+  repo: string;
+  mode: SearchMode;
+  total: number;
+  candidates: Candidate[];
+  note?: string;
+  /** How the lists were weighed, for --explain's notes. */
+  why?: string;
+}
+
+async function searchRepository(
+  home: string,
+  repo: Repository,
+  store: Store,
+  parsed: ParsedQuery,
+  options: SearchOptions,
+  filter: Filter | undefined,
+  depth: number,
+  config: Config,
+  context: SearchContext,
+  embedQuery: (embedder: Embedder) => Promise<Float32Array>,
+): Promise<RepositoryResult> {
+  const requested = options.mode ?? config.search.mode;
+  const model = store.embeddingModel();
+  const mode: SearchMode = requested === "auto" ? (model ? "hybrid" : "bm25") : requested;
+  const note = requested === "auto" && !model ? "no vectors: searched with bm25 (index with embeddings for hybrid)" : undefined;
+  if (mode !== "bm25" && !model) {
+    throw new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has no vectors for --mode ${mode}`, {
+      hint: `run \`researcher index ${repo.name}\` with embeddings enabled, or use --mode bm25`,
+    });
+  }
+
+  const where = filter && filterSql(filter, { repository: repo.name, documentPaths: () => store.documentPaths() });
+  const match = mode === "vector" ? null : selectiveMatch(store, parsed);
+  const ranked: Bm25List | { hits: Ranked[]; match: null } = match ? rankBm25(store, parsed, match, depth, where) : { hits: [], match };
+  const keyword = ranked.hits;
+  let semantic: Ranked[] = [];
+  const lexicalScale = lexicalEvidence(store, parsed);
+  let vectorScale = (_cosine: number): number | null => null;
+  if (mode !== "bm25" && options.query.trim()) {
+    const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model, model));
+    checkModel(repo.name, model, embedder);
+    const within = where && new Set(store.fragmentIdsWhere(where));
+    const queryVector = await embedQuery(embedder);
+    semantic = await searchVectors(store, repo.dir, queryVector, depth, within);
+    vectorScale = vectorEvidence(queryVector, vectorCalibration(store));
+  }
+
+  const evidence = (lexical: { score: number } | null, vector: { score: number } | null) =>
+    mergeEvidence(lexical && lexicalScale(lexical.score), vector && vectorScale(vector.score));
+  let candidates: Candidate[];
+  let why: string | undefined;
+  if (mode === "hybrid") {
+    const weight = fusionWeight(vectorCalibration(store)?.lists, keyword[0] && lexicalScale(keyword[0].score));
+    const weights = { bm25: weight.lexical, vector: round(1 - weight.lexical) };
+    why = `hybrid weights bm25 ${weights.bm25}, vector ${weights.vector}: ${weight.reason}`;
+    candidates = fuseHybrid(keyword, semantic, weight.lexical).map((f) => ({
+      repo, store, id: f.id, score: round(f.score),
+      explain: { mode, bm25: roundContribution(f.bm25), vector: roundContribution(f.vector), fused: round(f.score), weights, merge: evidence(f.bm25, f.vector) },
+    }));
+  } else {
+    const list = mode === "bm25" ? keyword : semantic;
+    candidates = list.map((hit, i) => {
+      const contribution = { rank: i + 1, score: round(hit.score) };
+      return {
+        repo, store, id: hit.id, score: round(hit.score),
+        explain: {
+          mode, bm25: mode === "bm25" ? contribution : null, vector: mode === "vector" ? contribution : null, fused: null,
+          merge: mode === "bm25" ? evidence(hit, null) : evidence(null, hit),
+        },
+      };
+    });
+  }
+  if (options.minScore !== undefined) candidates = candidates.filter((c) => c.score >= options.minScore!);
+  const total = mode === "bm25" && ranked.match ? bm25Total(store, ranked, keyword.length, depth, options, where) : candidates.length;
+  return { repo: repo.name, mode, total, candidates, note: note ?? (options.explain && mode !== "bm25" ? coverageNote(store, repo, mode) : undefined), why };
+}
+
+/**
+ * Embedding can lag behind the text (offline, interrupted, a large repository still embedding): the vector list
+ * then covers only part of the repository, which --explain says (counting costs a scan, so only when asked).
+ */
+function coverageNote(store: Store, repo: Repository, mode: SearchMode): string | undefined {
+  const { fragments } = store.counts();
+  const vectors = store.vectorCount();
+  if (vectors >= fragments) return undefined;
+  const rest = mode === "vector" ? "the rest cannot be found in vector mode" : "the rest are found by bm25 only";
+  return `vectors cover ${vectors} of ${fragments} fragments; ${rest} until \`researcher index ${repo.name}\` embeds them`;
+}
+
+/** A result's evidence on the common scale of calibration.ts (rounded as shown), and its merge score. */
+function mergeEvidence(lexical: number | null, vector: number | null): MergeEvidence {
+  const [l, v] = [lexical === null ? null : round(lexical), vector === null ? null : round(vector)];
+  return { lexical: l, vector: v, score: round(mergeScore(l, v)) };
+}
+
+/**
+ * The BM25 list and the match its total counts: a common word's impact list, or rare words first, where they give
+ * FTS5's ranking (see bm25.ts); FTS5's own ranking of the match otherwise. A filter takes the same path, applied
+ * inside its queries, so it restricts the ranking without rescoring it (the paths score common words differently).
+ */
+interface Bm25List {
+  hits: Ranked[];
+  /** What `total` counts, and the count when it is known without counting. */
+  match: string;
+  total?: number;
+}
+
+function rankBm25(store: Store, parsed: ParsedQuery, match: string, depth: number, where?: SqlCondition): Bm25List {
+  // One read transaction: the lists, totals and counts the fast paths combine come from one snapshot of the index.
+  const fast = store.transaction(() => rankOneWord(store, parsed, BM25_WEIGHTS, depth, where) ?? rankRareFirst(store, parsed, BM25_WEIGHTS, depth, where));
+  return fast ?? { hits: store.searchBm25(match, BM25_WEIGHTS, depth, where), match };
+}
+
+/** Plain BM25 reports every fragment (or document) that matches, not just the ones fetched. */
+function bm25Total(store: Store, ranked: Bm25List, fetched: number, depth: number, options: SearchOptions, where?: SqlCondition): number {
+  if (options.documents) return store.countMatchingDocuments(ranked.match, where);
+  return fetched < depth ? fetched : (ranked.total ?? store.countMatchingFragments(ranked.match, where));
+}
+
+/**
+ * In a large repository, optional words found in more than a fifth of all fragments are left out of the match:
+ * their IDF is too low to change the ranking much (nDCG on SciFact train 0.7053 → 0.7076), but scoring every
+ * fragment they touch is most of the cost of a query. Small repositories search every word.
+ */
+const COMMON_TERM_SHARE = 0.2;
+const PRUNE_FROM_FRAGMENTS = 1000;
+
+function selectiveMatch(store: Store, parsed: ParsedQuery): string | null {
+  if (!parsed.match || parsed.optional.length < 2) return parsed.match;
+  const fragments = store.fragmentCount();
+  if (fragments < PRUNE_FROM_FRAGMENTS) return parsed.match;
+  const stems = parsed.optional.flatMap((term) => (term.stem ? [term.stem] : []));
+  const frequency = store.termFrequencies(stems);
+  const kept = parsed.optional.filter((term) => !term.stem || frequency.get(term.stem)! / fragments <= COMMON_TERM_SHARE);
+  if (kept.length === 0 || kept.length === parsed.optional.length) return parsed.match;
+  return buildMatch(parsed.required, kept.map((term) => term.fts), parsed.excluded);
+}
+
+/**
+ * The first `limit` candidates that still exist. Ranking and reading rows are separate queries, and an index run
+ * may replace a document between them: its fragments are skipped and the page is filled from the next candidates,
+ * so a search during an index run never comes back short.
+ */
+function hydrate(candidates: Candidate[], limit: number, parsed: ParsedQuery): FragmentHit[] {
+  const hits: FragmentHit[] = [];
+  for (let start = 0; hits.length < limit && start < candidates.length; ) {
+    const batch = candidates.slice(start, start + limit - hits.length);
+    start += batch.length;
+    const rows = fetchRows(batch);
+    for (const c of batch) {
+      const row = rows.get(c.store)?.get(c.id);
+      if (row) hits.push(toHit(c, row, parsed));
+    }
+  }
+  return hits;
+}
+
+/** Fragments grouped by document (best first, up to three each); only the page asked for is hydrated. */
+function groupByDocument(candidates: Candidate[], parsed: ParsedQuery, offset: number, limit: number): DocumentHit[] {
+  const owners = new Map([...idsByStore(candidates)].map(([store, ids]) => [store, store.ownersOf(ids)]));
+  const groups = new Map<string, Candidate[]>();
+  for (const c of candidates) {
+    const documentId = owners.get(c.store)!.get(c.id)?.documentId;
+    if (documentId === undefined) continue;
+    const key = `${c.repo.name}\0${documentId}`;
+    const group = groups.get(key) ?? [];
+    if (group.length < FRAGMENTS_PER_DOCUMENT) group.push(c);
+    groups.set(key, group);
+  }
+  const page = [...groups.values()].slice(offset, offset + limit);
+  const rows = fetchRows(page.flat());
+  return page.flatMap((group) => {
+    // A fragment replaced by an index run since ranking is skipped (see hydrate).
+    const hits = group.flatMap((c) => {
+      const row = rows.get(c.store)?.get(c.id);
+      return row ? [toHit(c, row, parsed)] : [];
+    });
+    if (hits.length === 0) return [];
+    const { fragment: _, ...best } = hits[0]!;
+    return {
+      ...best,
+      fragments: hits.map((h) => ({ ...h.fragment, score: h.score, snippet: h.snippet, location: h.location })),
+    };
+  });
+}
+
+function idsByStore(candidates: Candidate[]): Map<Store, number[]> {
+  const byStore = new Map<Store, number[]>();
+  for (const c of candidates) {
+    const ids = byStore.get(c.store);
+    if (ids) ids.push(c.id);
+    else byStore.set(c.store, [c.id]);
+  }
+  return byStore;
+}
+
+function fetchRows(candidates: Candidate[]): Map<Store, Map<number, FragmentRow>> {
+  return new Map([...idsByStore(candidates)].map(([store, ids]) => [store, store.fragmentsByIds(ids)]));
+}
+
+function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery): FragmentHit {
+  const snippet = makeSnippet(row.text, parsed.highlight);
+  const line = Math.min(row.endLine, row.startLine + countNewlines(row.text, snippet.offset));
+  return {
+    rank: 0,
+    score: c.score,
+    repository: c.repo.name,
+    path: row.path,
+    absolutePath: join(c.repo.path, row.path),
+    location: `${row.path}:${line}`,
+    page: row.page,
+    docid: `#${row.hash.slice(0, 6)}`,
+    title: row.title,
+    heading: row.heading,
+    fragment: { id: row.id, seq: row.seq, start_line: row.startLine, end_line: row.endLine, page: row.page, page_end: row.pageEnd },
+    snippet: snippet.text,
+    highlights: snippet.highlights,
+    context: contextFor(c.repo, row.path),
+    metadata: { ...(JSON.parse(row.metadata) as Record<string, unknown>), format: row.format },
+    explain: c.explain,
+  };
+}
+
+function countNewlines(text: string, end: number): number {
+  let count = 0;
+  for (let i = text.indexOf("\n"); i !== -1 && i < end; i = text.indexOf("\n", i + 1)) count++;
+  return count;
+}
+
+function checkedInteger(value: number, name: string, min: number): number {
+  if (!Number.isInteger(value) || value < min) {
+    throw new ResearcherError("INVALID_INPUT", `--${name} must be an integer ≥ ${min} (got ${value})`);
+  }
+  return value;
+}
+
+function roundContribution(c: Contribution | null): Contribution | null {
+  return c && { rank: c.rank, score: round(c.score) };
+}
+
+function round(score: number): number {
+  return Math.round(score * 10000) / 10000;
+}

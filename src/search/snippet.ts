@@ -1,0 +1,150 @@
+/** The passage of a fragment to show for a query: the window with the most matched terms, and where they are. */
+import type { ParsedQuery } from "./query.ts";
+import { foldCase, hasCjk, stem, WORD } from "../text.ts";
+
+export interface Snippet {
+  text: string;
+  /** [start, end) character ranges of matched words within `text`. */
+  highlights: [number, number][];
+  /** Offset in the fragment text where the snippet starts (to compute its line). */
+  offset: number;
+}
+
+const WINDOW = 240;
+const LEAD = 40;
+
+/** A matched word: [start, end) in the fragment text, and its folded form (to count distinct words). */
+interface Match {
+  start: number;
+  end: number;
+  key: string;
+}
+
+export function makeSnippet(text: string, highlight: ParsedQuery["highlight"]): Snippet {
+  const matches = findMatches(text, highlight);
+  const start = bestWindowStart(text, matches);
+  const end = Math.min(text.length, start + WINDOW);
+  const cutEnd = end < text.length ? Math.max(text.lastIndexOf(" ", end), start + WINDOW / 2) : end;
+  const slice = text.slice(start, cutEnd);
+  // Collapse whitespace but keep offsets of highlights valid by mapping through the same collapse.
+  const { clean, map } = collapseWhitespace(slice);
+  const prefix = start > 0 ? "…" : "";
+  const suffix = cutEnd < text.length ? "…" : "";
+  const highlights: [number, number][] = matches
+    .filter((m) => m.start >= start && m.end <= cutEnd)
+    .map((m) => [map[m.start - start]! + prefix.length, map[m.end - start]! + prefix.length]);
+  return { text: prefix + clean + suffix, highlights, offset: start };
+}
+
+function findMatches(text: string, highlight: ParsedQuery["highlight"]): Match[] {
+  if (highlight.stems.size === 0 && highlight.prefixes.length === 0) return [];
+  return hasCjk(text) ? findAnyMatches(text, highlight) : findPlainMatches(text, highlight);
+}
+
+/**
+ * Words with a letter outside ASCII (`café`, `µm`, `naïve`): folding (NFKD, marks dropped) may change how they
+ * start, so the start-of-stem pattern cannot find them; they are few, and each is folded and compared. Anchored
+ * at a word's start: otherwise every position inside a long ASCII run would try the rest of it (quadratic).
+ */
+const NON_ASCII_WORD = /(?<![\p{L}\p{N}\p{M}])[\p{L}\p{N}\p{M}]*(?:(?![\x00-\x7f])[\p{L}\p{N}\p{M}])[\p{L}\p{N}\p{M}]*/gu;
+
+/**
+ * Text without CJK (the common case): the regex engine finds the ASCII words that start like a searched stem or
+ * prefix and the words with other letters, and JavaScript looks at a handful of words instead of every one (which
+ * was most of a cold CLI search). Any punctuation, such as `…` or `×`, no longer sends a text to the slow path.
+ */
+function findPlainMatches(text: string, highlight: ParsedQuery["highlight"]): Match[] {
+  const found = new Map<number, Match>();
+  for (const pattern of [candidatesOf(highlight), NON_ASCII_WORD]) {
+    for (const m of text.matchAll(pattern)) {
+      const folded = foldCase(m[0]);
+      if (!found.has(m.index) && searched(m[0], folded, highlight)) found.set(m.index, { start: m.index, end: m.index + m[0].length, key: folded });
+    }
+  }
+  return [...found.values()].sort((a, b) => a.start - b.start);
+}
+
+/** Compiled once per query (a Unicode-aware pattern costs more to compile than to run over a fragment). */
+const compiled = new WeakMap<ParsedQuery["highlight"], RegExp>();
+
+function candidatesOf(highlight: ParsedQuery["highlight"]): RegExp {
+  let pattern = compiled.get(highlight);
+  if (!pattern) {
+    // Folding (NFKD) can turn a word character into punctuation (`⑶` → `(3)`, `⒉` → `2.`): escape.
+    const starts = [...new Set([...highlight.stems].map(stemHead)), ...highlight.prefixes].map(escapeRegExp);
+    pattern = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])(?:${starts.join("|")})[\\p{L}\\p{N}\\p{M}]*`, "giu");
+    compiled.set(highlight, pattern);
+  }
+  return pattern;
+}
+
+/** Any script: every word is folded and compared; CJK runs are matched character by character, as indexed. */
+function findAnyMatches(text: string, highlight: ParsedQuery["highlight"]): Match[] {
+  const found: Match[] = [];
+  for (const m of text.matchAll(WORD)) {
+    const word = m[0];
+    if (hasCjk(word)) {
+      [...word].forEach((ch, i) => {
+        if (highlight.stems.has(ch)) found.push({ start: m.index + i, end: m.index + i + ch.length, key: ch });
+      });
+      continue;
+    }
+    const folded = foldCase(word);
+    if (searched(word, folded, highlight)) found.push({ start: m.index, end: m.index + word.length, key: folded });
+  }
+  return found;
+}
+
+const searched = (word: string, folded: string, highlight: ParsedQuery["highlight"]) =>
+  highlight.prefixes.some((p) => folded.startsWith(p)) || highlight.stems.has(stem(word));
+
+/** Start of the window covering the most distinct matched words, backed up a little for context. */
+function bestWindowStart(text: string, matches: Match[]): number {
+  if (matches.length === 0 || text.length <= WINDOW) return 0;
+  let best = 0;
+  let bestScore = -1;
+  // Slide a window over the matches, counting each word once however often it occurs inside.
+  const inWindow = new Map<string, number>();
+  let next = 0;
+  for (const [i, first] of matches.entries()) {
+    while (next <= i || (next < matches.length && matches[next]!.end <= first.start + WINDOW - LEAD)) {
+      const key = matches[next++]!.key;
+      inWindow.set(key, (inWindow.get(key) ?? 0) + 1);
+    }
+    if (inWindow.size > bestScore) {
+      bestScore = inWindow.size;
+      best = first.start;
+    }
+    const left = inWindow.get(first.key)! - 1;
+    if (left === 0) inWindow.delete(first.key);
+    else inWindow.set(first.key, left);
+  }
+  const start = Math.max(0, best - LEAD);
+  if (start === 0) return 0;
+  const space = text.indexOf(" ", start);
+  return space !== -1 && space < best ? space + 1 : start;
+}
+
+function collapseWhitespace(slice: string): { clean: string; map: number[] } {
+  let clean = "";
+  const map: number[] = [];
+  let inSpace = false;
+  for (let i = 0; i < slice.length; i++) {
+    map.push(clean.length);
+    const ch = slice[i]!;
+    if (ch === " " || ch === "\n" || ch === "\t" || ch === "\r") {
+      if (!inSpace) clean += " ";
+      inSpace = true;
+    } else {
+      clean += ch;
+      inSpace = false;
+    }
+  }
+  map.push(clean.length);
+  return { clean: clean.trimEnd(), map };
+}
+
+const escapeRegExp = (s: string) => s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+
+/** Porter stemming rewrites only a word's ending, so a word and its stem share their first three letters. */
+const stemHead = (s: string) => s.slice(0, 3);

@@ -1,0 +1,476 @@
+/**
+ * `vectors.usearch`: the ANN index of one repository, derived from the vectors in SQLite. It is rebuilt whenever
+ * its recorded generation differs from the store's, and written to a temp file then renamed, so a reader sees
+ * either the old file or the new one. When it cannot be used, search falls back to exact search over SQLite.
+ *
+ * Searches memory-map it (usearch's `view`): a cold search reads the graph's keys and the pages its walk touches,
+ * not the whole file (1M × 384 f16 vectors are ~900 MB, most of it vectors a search never visits). But the file
+ * is checked, not trusted, because a damaged file crashes usearch's native code (size and mtime do not tell).
+ * It reaches native code only when one of two things holds:
+ *  - read whole, it matches the xxHash3 checksum recorded in SQLite when it was written; or
+ *  - its identity (device, inode, size, mtime and ctime to the nanosecond) is the one recorded in SQLite when it
+ *    was last read whole and matched.
+ * Every change made through the file system gives a new identity: writing or truncating the file changes its
+ * ctime, copying or renaming another file over it changes the inode, and ctime cannot be set back from user
+ * space (`touch -d` and utimes set mtime and atime, and themselves move ctime), so damage done by a program, a
+ * restore or a user is read whole before use. File timestamps come from a clock that advances once per tick, so
+ * a write in the same tick as the identity we saw would keep it: an identity is recorded only once its ctime is
+ * a tick old (git's "racily clean" rule). Damage beneath the file system (bit rot on the medium, a faulty disk,
+ * controller or memory) keeps every timestamp, so a file vouched for by its identity still has its structure
+ * checked before it is mapped (`wellFormed`, ann-file.ts: the graph, not the vectors); damaged vectors only misrank,
+ * and `researcher verify` reads the whole file every time and finds them. Not covered: bytes that change after a
+ * long-running process mapped them, such as a file written in place (not replaced) while it searches; researcher
+ * itself only ever replaces the file.
+ */
+import { readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { basename, join } from "node:path";
+import { describeError } from "../errors.ts";
+import { acquireWriterLock } from "../store/lock.ts";
+import { annFileProblem } from "./ann-file.ts";
+import { syncFile, syncFolder, tempPathFor } from "../store/atomic.ts";
+import { logger } from "../log.ts";
+import type { Store } from "../store/store.ts";
+
+export interface VectorHit {
+  id: number;
+  /** Cosine similarity, 1 = same direction. */
+  score: number;
+}
+
+const FILE = "vectors.usearch";
+
+type UsearchModule = typeof import("usearch");
+type UsearchIndex = InstanceType<UsearchModule["Index"]>;
+type BatchMatches = InstanceType<UsearchModule["BatchMatches"]>;
+
+let usearch: UsearchModule | undefined;
+async function loadUsearch(): Promise<UsearchModule> {
+  usearch ??= await import("usearch");
+  return usearch;
+}
+
+/**
+ * HNSW settings measured by `bun bench/ann.ts` on SciFact (7,710 fragments) against an exact scan. With int8 and
+ * usearch's default search expansion (64), recall@10 was 0.91 with GloVe vectors, and an isolated strong match
+ * (cosine 0.53 among fragments ≤ 0.08) could be missed: greedy graph search does not reach it from a far entry
+ * point. A wider expansion reaches it (f16, expansion 512: recall@10 0.996, ~0.2 ms). f16 rather than int8: int8
+ * needs its candidates re-scored from the f32 vectors in SQLite to get there, which costs more than the file's
+ * extra bytes (reading 200 vectors back takes ~2.5 ms); f16 scores are within ~0.001 of exact cosine. At 1M
+ * clustered 384-d vectors (`bun bench/scale.ts vectors 1m`) expansion 512 finds 0.991 at a warm p50 of 3.6 ms
+ * (256: 0.978, 1.9 ms), far inside issue 17's 20 ms, so one setting serves every size.
+ */
+const CONNECTIVITY = 16;
+const EXPANSION_SEARCH = 512;
+/**
+ * A repository with fewer vector components than this (vectors × dimensions) is scanned in memory: exact by
+ * construction, and about as fast as the graph (bench/ann.ts: a scan costs ~0.2 ms per 100,000 components, the
+ * graph ~0.2 ms per query), so small repositories never see an ANN miss.
+ */
+export const EXACT_SCAN_BELOW = 150_000;
+/** RESEARCHER_EXACT_SCAN_BELOW=0 sends even a small repository through the graph (tests of the ANN file use it). */
+function exactScanBelow(): number {
+  const value = Number(process.env.RESEARCHER_EXACT_SCAN_BELOW);
+  return Number.isInteger(value) && value >= 0 ? value : EXACT_SCAN_BELOW;
+}
+/**
+ * Some models' vectors defeat the graph whatever its settings: a random-weight model puts every vector within a
+ * few degrees of one direction (|mean| 0.99) and HNSW's recall@10 stays below 0.92 even at expansion 1024. Each
+ * build measures its own recall on pseudo-queries; an index below this is not used, and search scans exactly.
+ */
+export const MIN_RECALL = 0.99;
+/**
+ * The scan is the fallback only while it is affordable. It reads every vector from SQLite first (1.7 s for
+ * 100,000 × 384 in a fresh process) and then costs ~2 ms per million components, so from this many components
+ * on a graph measured at MIN_RECALL_AT_SCALE (issue 17's target at 1M) serves searches: a scan of 1M × 384
+ * would take most of a second per query, and many seconds in a fresh process.
+ */
+const SCAN_IS_COSTLY_FROM = 10_000_000;
+const MIN_RECALL_AT_SCALE = 0.95;
+const PROBES = 64;
+
+/** The recall a graph over this many vector components must have measured to be searched. */
+function requiredRecall(components: number): number {
+  return components < SCAN_IS_COSTLY_FROM ? MIN_RECALL : MIN_RECALL_AT_SCALE;
+}
+
+async function newIndex(dims: number): Promise<UsearchIndex> {
+  const { Index, MetricKind, ScalarKind } = await loadUsearch();
+  return new Index(dims, MetricKind.Cos, ScalarKind.F16, CONNECTIVITY, 0, EXPANSION_SEARCH);
+}
+
+export const annPath = (dir: string) => join(dir, FILE);
+
+/**
+ * What the file must be for the store's current vectors; null until one has been built for them (files built
+ * before builds measured their recall count as not built: they used settings that recall less).
+ */
+function expected(store: Store): string | null {
+  const checksum = store.getMeta("ann_checksum");
+  const current = store.getMeta("ann_generation") === store.vectorsGeneration() && store.getMeta("ann_recall") !== undefined;
+  return checksum && current ? checksum : null;
+}
+
+/** Device, inode, size, mtime and ctime in nanoseconds (see the header); null when there is no such file. */
+function identityOf(file: string): string | null {
+  const stats = statSync(file, { bigint: true, throwIfNoEntry: false });
+  return stats ? `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}` : null;
+}
+
+/**
+ * How long after a change its ctime may still be shared by a later change: Linux stamps files from a clock that
+ * advances once per tick (1–10 ms); file systems that keep whole seconds (their nanoseconds are 0) need 2 s.
+ */
+function tickMs(ctimeNs: bigint): number {
+  return ctimeNs % 1_000_000_000n === 0n ? 2000 : 20;
+}
+
+interface Examined {
+  /** xxHash3 of the whole file (900 MB are read and hashed in ~0.5 s from the page cache). */
+  checksum: string;
+  /** The file's identity, if it did not change while it was read and no later change can share its ctime. */
+  identity: string | null;
+}
+
+/** Read and hash the whole file, once its ctime is a tick old; null when it cannot be read. */
+function examine(file: string): Examined | null {
+  const before = statSync(file, { bigint: true, throwIfNoEntry: false });
+  if (!before) return null;
+  const age = Date.now() - Number(before.ctimeNs / 1_000_000n);
+  if (age >= 0 && age < tickMs(before.ctimeNs)) Bun.sleepSync(tickMs(before.ctimeNs) - age);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch {
+    return null;
+  }
+  const identity = identityOf(file);
+  const unchanged = identity === `${before.dev}:${before.ino}:${before.size}:${before.mtimeNs}:${before.ctimeNs}`;
+  return { checksum: Bun.hash.xxHash3(bytes).toString(16), identity: unchanged && age >= 0 ? identity : null };
+}
+
+/**
+ * The identity of the file on disk if it is the one built for the store's current vectors, else null. A recorded
+ * identity says so without reading the file; otherwise it is read whole, and a match is recorded for next time
+ * (see `remember`).
+ */
+function verifiedIdentity(store: Store, dir: string, dims: number, holdsLock: boolean): string | null {
+  const checksum = expected(store);
+  if (checksum === null) return null;
+  const file = annPath(dir);
+  const identity = identityOf(file);
+  if (identity !== null && identity === store.getMeta("ann_identity") && wellFormed(file, dims)) return identity;
+  const examined = examine(file);
+  if (examined?.checksum !== checksum) return null;
+  if (examined.identity) remember(store, dir, checksum, examined.identity, holdsLock);
+  // Without a settled identity, the one seen before the read: if the file changed meanwhile, the caller's check
+  // after mapping it sees a different one.
+  return examined.identity ?? identity;
+}
+
+/**
+ * Whether the file's structure is what usearch's native code may follow (see ann-file.ts). A recorded identity
+ * vouches for what was written through the file system, not for bytes changed beneath it (bit rot, a failing disk):
+ * those would crash the process that maps them, so every mapping is preceded by this check. It reads the graph, not
+ * the vectors: ~150 of the ~900 MB at 1M × 384 (see docs/design.md for the trade-off).
+ */
+function wellFormed(file: string, dims: number): boolean {
+  const problem = annFileProblem(file, { dims, connectivity: CONNECTIVITY });
+  if (problem) logger.warn(`${file} is damaged (${problem}): it will be rebuilt from index.db`);
+  return problem === null;
+}
+
+/**
+ * Record the identity of a file found whole. Only a writer writes: a search takes the writer lock if it is free
+ * and otherwise leaves it (the next search reads the file again); a failed write costs only that.
+ */
+function remember(store: Store, dir: string, checksum: string, identity: string, holdsLock: boolean): void {
+  const write = () =>
+    store.transaction(() => {
+      if (store.getMeta("ann_checksum") === checksum) store.setMeta("ann_identity", identity);
+    });
+  if (holdsLock) return write();
+  let release: () => void;
+  try {
+    release = acquireWriterLock(dir, basename(dir));
+  } catch {
+    return;
+  }
+  try {
+    write();
+  } catch (error) {
+    logger.debug(`not recording the identity of ${annPath(dir)}: ${describeError(error)}`);
+  } finally {
+    release();
+  }
+}
+
+/** A file there, built for older vectors. */
+function isStale(store: Store, dir: string): boolean {
+  return identityOf(annPath(dir)) !== null && expected(store) === null;
+}
+
+/** The ANN file against the store's vectors, read whole: the one built for them, absent, built for older vectors, or damaged. */
+export function vectorIndexState(store: Store, dir: string): "verified" | "missing" | "stale" | "damaged" {
+  if (identityOf(annPath(dir)) === null) return "missing";
+  if (isStale(store, dir)) return "stale";
+  return examine(annPath(dir))?.checksum === expected(store) ? "verified" : "damaged";
+}
+
+/**
+ * How many vectors the store holds: recorded with the ANN file built for its current vectors, counted otherwise
+ * (the count joins every fragment to its vector: 1.7 s for 100,000 × 384 in a fresh process). Files built before
+ * the count was recorded are counted until their next rebuild.
+ */
+function vectorCount(store: Store): number {
+  const recorded = store.getMeta("ann_count");
+  return recorded !== undefined && expected(store) !== null ? Number(recorded) : store.vectorCount();
+}
+
+/**
+ * Below this many vector components, a single-file change (`indexFiles`: MCP add_to_index, watch mode) leaves the
+ * ANN file stale instead of rebuilding it, and searches scan exactly until the next `index` run rebuilds it: a
+ * scan of 2,000,000 components takes a few milliseconds, a rebuild (HNSW build and recall probe) costs most of a
+ * second on every saved file.
+ */
+export const SCAN_WHILE_STALE_BELOW = 2_000_000;
+
+/** Whether a stale ANN file may stay stale for now (see SCAN_WHILE_STALE_BELOW). */
+export function mayDeferRebuild(store: Store, dims: number): boolean {
+  return vectorCount(store) * dims < SCAN_WHILE_STALE_BELOW;
+}
+
+/**
+ * Build the ANN file from SQLite unless the one on disk is verified (or, with `defer`, unless a stale one may stay
+ * stale for now; with `force`, whatever the one on disk is: `verify --repair` found it damaged by its checksum);
+ * returns whether it was (re)built.
+ */
+export async function syncVectorIndex(store: Store, dir: string, dims: number, options: { defer?: boolean; force?: boolean } = {}): Promise<boolean> {
+  if (!options.force && verifiedIdentity(store, dir, dims, true) !== null) return false;
+  if (options.defer && isStale(store, dir) && mayDeferRebuild(store, dims)) return false;
+  const generation = store.vectorsGeneration();
+  const index = await newIndex(dims);
+  const sources = new ProbeSources(dims);
+  let count = 0;
+  for (const { keys, matrix } of store.vectorBatches(BUILD_BATCH)) {
+    index.add(keys, matrix, 0); // 0: a thread per core
+    sources.offer(matrix);
+    count += keys.length;
+  }
+  const recall = await probeRecall(index, store, sources.probes(), count, dims);
+  const file = annPath(dir);
+  const temp = tempPathFor(file);
+  try {
+    index.save(temp);
+    syncFile(temp); // on disk before it replaces the old file: a crash leaves one whole file or the other
+    renameSync(temp, file);
+    syncFolder(dir);
+  } finally {
+    rmSync(temp, { force: true });
+  }
+  const written = examine(file); // its checksum as it lies on disk, and the identity that vouches for it
+  store.transaction(() => {
+    store.setMeta("ann_generation", generation);
+    store.setMeta("ann_checksum", written?.checksum ?? "");
+    store.setMeta("ann_recall", String(recall));
+    store.setMeta("ann_count", String(count));
+    if (written?.identity) store.setMeta("ann_identity", written.identity);
+    else store.deleteMeta("ann_identity");
+  });
+  return true;
+}
+
+/**
+ * ANN indexes memory-mapped, by repository folder, with the checksum and identity they were verified with; the
+ * identity is compared before every search, so a file replaced or changed on disk is verified again.
+ */
+const opened = new Map<string, { checksum: string; identity: string; index: UsearchIndex }>();
+
+/** Filters admitting at most this many fragments are searched exactly: reading and scoring a few thousand vectors
+ * costs less than over-fetching the ANN index by the inverse of the filter's share, and misses nothing. */
+const EXACT_SCAN_LIMIT = 5000;
+
+/** Vectors are read from SQLite and added to the graph this many at a time (77 MB of f32 at 384 dimensions). */
+const BUILD_BATCH = 50_000;
+
+/**
+ * Pseudo-queries for the recall probe: stored vectors chosen uniformly while they stream past (reservoir
+ * sampling, seeded: the same vectors give the same verdict on every rebuild), each moved by a random direction of
+ * its own length (cosine ~0.7 with it). Like a real query, such a point resembles no fragment exactly and may lie
+ * outside the cone the vectors occupy, which is where graph search fails; midpoints of two stored vectors were too
+ * easy (0.99 where real queries found 0.87 with the random-weight model).
+ */
+class ProbeSources {
+  private readonly chosen: Float32Array[] = [];
+  private seen = 0;
+  private readonly next = seeded(PROBES);
+
+  constructor(private readonly dims: number) {}
+
+  offer(matrix: Float32Array): void {
+    for (let row = 0; row * this.dims < matrix.length; row++, this.seen++) {
+      const slot = this.seen < PROBES ? this.seen : Math.floor(this.next() * (this.seen + 1));
+      if (slot < PROBES) this.chosen[slot] = matrix.slice(row * this.dims, (row + 1) * this.dims);
+    }
+  }
+
+  probes(): Float32Array {
+    const probes = new Float32Array(this.chosen.length * this.dims);
+    this.chosen.forEach((source, p) => {
+      const direction = normalised(Float32Array.from({ length: this.dims }, () => gaussian(this.next)));
+      probes.set(normalised(source.map((x, i) => x + direction[i]!)), p * this.dims);
+    });
+    return probes;
+  }
+}
+
+/**
+ * recall@10 of the graph against an exact scan on the probes. The scan is usearch's (native, every core: at 1M
+ * vectors one in JavaScript would take a second per probe), batch by batch over the vectors streamed from SQLite
+ * again, keeping each probe's best k.
+ */
+async function probeRecall(index: UsearchIndex, store: Store, probes: Float32Array, count: number, dims: number): Promise<number> {
+  const queries = probes.length / dims;
+  if (count === 0 || count * dims < exactScanBelow() || queries === 0) return 1; // never searched through the graph
+  const { exactSearch, MetricKind } = await loadUsearch();
+  const k = Math.min(10, count);
+  const best = Array.from({ length: queries }, () => [] as { key: bigint; distance: number }[]);
+  for (const { keys, matrix } of store.vectorBatches(BUILD_BATCH)) {
+    const batch = exactSearch(matrix, probes, dims, Math.min(k, keys.length), MetricKind.Cos); // keys are row numbers
+    for (let p = 0; p < queries; p++) {
+      const { keys: rows, distances } = matchesOf(batch, p);
+      rows.forEach((row, i) => best[p]!.push({ key: keys[Number(row)]!, distance: distances[i]! }));
+      best[p] = best[p]!.sort((a, b) => a.distance - b.distance).slice(0, k);
+    }
+  }
+  const found = index.search(probes, k, 0);
+  let hits = 0;
+  for (let p = 0; p < queries; p++) {
+    const exact = new Set(best[p]!.map((hit) => hit.key));
+    for (const key of matchesOf(found, p).keys) if (exact.has(key)) hits++;
+  }
+  return hits / (queries * k);
+}
+
+/** usearch answers several queries with BatchMatches and a single one with plain Matches. */
+function matchesOf(result: unknown, query: number): { keys: BigUint64Array; distances: Float32Array } {
+  return result instanceof Object && "get" in result ? (result as BatchMatches).get(query) : (result as { keys: BigUint64Array; distances: Float32Array });
+}
+
+function seeded(seed: number): () => number {
+  let state = (seed % 2147483646) + 1;
+  return () => (state = (state * 48271) % 2147483647) / 2147483647;
+}
+
+function gaussian(next: () => number): number {
+  return Math.sqrt(-2 * Math.log(next())) * Math.cos(2 * Math.PI * next());
+}
+
+/**
+ * Nearest fragments to a normalised query vector, by cosine, among `within` when given (a filter's fragments).
+ * Small repositories, selective filters, and repositories whose graph measured below MIN_RECALL are scanned
+ * exactly; the rest use the ANN file. A missing, stale or damaged ANN file is rebuilt from SQLite first; while
+ * another process is writing the repository, the search scans instead.
+ */
+export async function searchVectors(store: Store, dir: string, query: Float32Array, k: number, within?: Set<number>): Promise<VectorHit[]> {
+  const candidates = () => (within ? store.vectorsOf([...within]) : rowsOf(store, dir));
+  if (within && within.size <= EXACT_SCAN_LIMIT) return scan(candidates(), query, k);
+  const components = vectorsOf(store, dir).count * query.length;
+  if (components < exactScanBelow()) return scan(candidates(), query, k);
+  const index = await verifiedIndex(store, dir, query.length);
+  if (!index || Number(store.getMeta("ann_recall") ?? 0) < requiredRecall(components)) return scan(candidates(), query, k);
+  const size = index.size();
+  if (size === 0) return [];
+  if (!within) return annSearch(index, query, Math.min(k, size));
+  // Over-fetch by twice the inverse of the filter's share, doubling until k admitted hits (or the whole index).
+  for (let fetch = Math.ceil((2 * k * size) / within.size); ; fetch *= 2) {
+    const hits = annSearch(index, query, Math.min(fetch, size)).filter((hit) => within.has(hit.id));
+    if (hits.length >= k || fetch >= size) return hits.slice(0, k);
+  }
+}
+
+function annSearch(index: UsearchIndex, query: Float32Array, k: number): VectorHit[] {
+  const matches = index.search(query, k, 1); // one query: threads would cost more than they save
+  return Array.from(matches.keys, (key, i) => ({ id: Number(key), score: 1 - matches.distances[i]! }));
+}
+
+type Row = { id: number; vector: Float32Array };
+
+/** Per repository folder and vectors generation: how many vectors, and (once scanned) the vectors themselves. */
+const scannable = new Map<string, { generation: string; count: number; rows?: Row[] }>();
+
+function vectorsOf(store: Store, dir: string): { generation: string; count: number; rows?: Row[] } {
+  const generation = store.vectorsGeneration();
+  let state = scannable.get(dir);
+  if (!state || state.generation !== generation) {
+    state = { generation, count: vectorCount(store) };
+    scannable.set(dir, state);
+  }
+  return state;
+}
+
+function rowsOf(store: Store, dir: string): Row[] {
+  const state = vectorsOf(store, dir);
+  state.rows ??= store.allVectors();
+  return state.rows;
+}
+
+/** The ANN index for the store's current vectors, verified before mapping; undefined when there is none to use. */
+async function verifiedIndex(store: Store, dir: string, dims: number): Promise<UsearchIndex | undefined> {
+  const file = annPath(dir);
+  const cached = opened.get(dir);
+  // A file changed on disk since it was mapped is checked again (and rebuilt if it must be).
+  if (cached && cached.checksum === expected(store) && cached.identity === identityOf(file)) return cached.index;
+  let identity = verifiedIdentity(store, dir, dims, false);
+  if (identity === null) {
+    // Left stale by a single-file change: scanning is cheaper than rebuilding on the search path.
+    if (isStale(store, dir) && mayDeferRebuild(store, dims)) return undefined;
+    if (!(await rebuildForSearch(store, dir))) return undefined;
+    identity = verifiedIdentity(store, dir, dims, false);
+    if (identity === null) return undefined;
+  }
+  const index = await newIndex(1); // view() adopts the file's dimensions
+  index.view(file);
+  // Replaced by a writer between the check and the mapping: what was mapped is a whole file, but not the one
+  // checked, so this search scans and the next one checks the new file.
+  if (identityOf(file) !== identity) return undefined;
+  opened.set(dir, { checksum: expected(store)!, identity, index });
+  return index;
+}
+
+async function rebuildForSearch(store: Store, dir: string): Promise<boolean> {
+  const dims = store.embeddingModel()?.dims;
+  let release: (() => void) | undefined;
+  try {
+    release = acquireWriterLock(dir, basename(dir));
+  } catch {
+    logger.info(`${annPath(dir)} is being rebuilt by another process: searching exactly meanwhile`);
+    return false;
+  }
+  try {
+    if (!dims) return false;
+    await syncVectorIndex(store, dir, dims);
+    logger.info(`rebuilt ${annPath(dir)} from index.db (it was missing, stale or damaged)`);
+    return true;
+  } catch (error) {
+    logger.warn(`cannot rebuild ${annPath(dir)}: ${describeError(error)}; searching exactly`);
+    return false;
+  } finally {
+    release();
+  }
+}
+
+function scan(rows: Row[], query: Float32Array, k: number): VectorHit[] {
+  const hits: VectorHit[] = rows.map(({ id, vector }) => ({ id, score: dot(query, vector) }));
+  return hits.sort((a, b) => b.score - a.score).slice(0, k);
+}
+
+function normalised(v: Float32Array): Float32Array {
+  const norm = Math.hypot(...v) || 1;
+  return v.map((x) => x / norm);
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
+  return sum;
+}

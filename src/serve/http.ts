@@ -1,0 +1,197 @@
+/**
+ * `researcher serve --port`: one HTTP server for MCP (POST /mcp, Streamable HTTP) and a small REST API beside it —
+ * GET /search and GET /documents/<ref> answer with the CLI's JSON — plus GET /health. Every route but /health
+ * passes the same checks: the Host (and Origin, when sent) must name this server (DNS rebinding: a web page whose
+ * name now resolves to this machine must not reach it, whatever address it is bound to), and with a token the
+ * request must carry it. Only indexed documents are ever served: reads go through documents.ts.
+ */
+import { timingSafeEqual } from "node:crypto";
+import { hostname, networkInterfaces } from "node:os";
+import { readDocument } from "../search/documents.ts";
+import { isResearcherError, ResearcherError, type ErrorCode } from "../errors.ts";
+import { parseFilter } from "../search/filters.ts";
+import { logger } from "../log.ts";
+import { handleMcpRequest, MAX_RESULTS, serialized, startWatch } from "./mcp.ts";
+import { documentJson, searchJson } from "../cli/render.ts";
+import { withFragmentText } from "../search/results.ts";
+import { search, SearchContext, type SearchMode } from "../search/search.ts";
+import { VERSION } from "../version.ts";
+
+export interface HttpOptions {
+  port: number;
+  host?: string;
+  token?: string;
+  /** Keep every repository's index current from file events while serving. */
+  watch?: boolean;
+}
+
+const MAX_BODY_BYTES = 1024 * 1024;
+const LOOPBACK = ["127.0.0.1", "localhost", "::1"];
+
+/** The names a request may use in Host: the loopback names, the bound address, for 0.0.0.0/:: this machine's. */
+function allowedNames(host: string): string[] {
+  const names = new Set(LOOPBACK);
+  if (host === "0.0.0.0" || host === "::") {
+    names.add(hostname());
+    for (const addresses of Object.values(networkInterfaces())) for (const a of addresses ?? []) names.add(a.address);
+  } else names.add(host);
+  return [...names].map((name) => (name.includes(":") ? `[${name}]` : name));
+}
+
+/** `Authorization: Bearer <token>`, the scheme in any case (RFC 7235), the token compared in constant time. */
+function hasToken(request: Request, token: string): boolean {
+  const match = /^bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "");
+  const given = Buffer.from(match?.[1]?.trim() ?? "");
+  const wanted = Buffer.from(token);
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
+}
+
+/** Serve until stopped. Bound to a non-loopback address without a token, it warns: anyone reaching it can read. */
+export function serveHttp(home: string, options: HttpOptions): { url: string; stop: () => Promise<void> } {
+  const context = new SearchContext();
+  const writes = serialized();
+  const watching = options.watch ? startWatch(home, writes) : undefined;
+  const host = options.host ?? "127.0.0.1";
+  if (!LOOPBACK.includes(host) && !options.token) {
+    logger.warn(`serving ${host} without a token: anyone who can reach it can search your documents (set --token or RESEARCHER_MCP_TOKEN)`);
+  }
+  const names = allowedNames(host);
+  const server: Bun.Server<undefined> = Bun.serve({
+    hostname: host,
+    port: options.port,
+    maxRequestBodySize: MAX_BODY_BYTES,
+    async fetch(request): Promise<Response> {
+      const url = requestUrl(request);
+      if (!url) return errorResponse(new ResearcherError("INVALID_INPUT", "malformed request: the Host header or the URL is not valid", { hint: `send Host: 127.0.0.1:${server.port}` }));
+      if (url.pathname === "/health" && request.method === "GET") return Response.json({ status: "ok", version: VERSION });
+      const allowedHosts = names.map((name) => `${name}:${server.port}`);
+      const allowedOrigins = allowedHosts.map((name) => `http://${name}`);
+      const refused = refusal(request, { allowedHosts, allowedOrigins, token: options.token });
+      if (refused) return refused;
+      if (url.pathname === "/mcp") {
+        if (request.method !== "POST") return new Response("method not allowed: POST only\n", { status: 405, headers: { Allow: "POST" } });
+        if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) return new Response("request too large\n", { status: 413 });
+        return handleMcpRequest(request, { home, context, writes, allowedHosts, allowedOrigins });
+      }
+      if (request.method !== "GET") return new Response("method not allowed: GET only\n", { status: 405, headers: { Allow: "GET" } });
+      try {
+        if (url.pathname === "/search") return Response.json(await restSearch(home, url.searchParams, context));
+        if (url.pathname.startsWith("/documents/")) return Response.json(await restDocument(home, url));
+      } catch (error) {
+        return errorResponse(error);
+      }
+      return Response.json({ error: { code: "NOT_FOUND", message: `no route ${url.pathname}` } }, { status: 404 });
+    },
+    error(error) {
+      logger.error(error);
+      return new Response("internal error\n", { status: 500 });
+    },
+  });
+  logger.info(`researcher on http://${host}:${server.port} (MCP at /mcp, REST at /search and /documents)${options.token ? ", bearer token required" : ""}`);
+  return {
+    url: `http://${host}:${server.port}`,
+    async stop() {
+      await watching?.close();
+      await server.stop(true);
+      await context.close();
+    },
+  };
+}
+
+/** The request's URL, which Bun builds from the Host header: undefined when that makes no valid URL. */
+function requestUrl(request: Request): URL | undefined {
+  try {
+    return new URL(request.url);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A response refusing the request (foreign Host or Origin, missing token), or undefined when it may proceed. */
+function refusal(request: Request, checks: { allowedHosts: string[]; allowedOrigins: string[]; token?: string }): Response | undefined {
+  const host = request.headers.get("host") ?? "";
+  const origin = request.headers.get("origin");
+  if (!checks.allowedHosts.includes(host) || (origin !== null && !checks.allowedOrigins.includes(origin))) {
+    return Response.json({ error: { code: "FORBIDDEN", message: `requests for ${origin ?? host} are not served here` } }, { status: 403 });
+  }
+  if (checks.token && !hasToken(request, checks.token)) {
+    return Response.json({ jsonrpc: "2.0", error: { code: -32001, message: "missing or wrong bearer token" }, id: null }, { status: 401 });
+  }
+  return undefined;
+}
+
+/** GET /search?q=&repo=&mode=&n=&offset=&where=&filter=&documents=&min_score=&full= → the CLI's `search --json`. */
+async function restSearch(home: string, params: URLSearchParams, context: SearchContext): Promise<object> {
+  const number = (name: string) => numberParam(params, name);
+  const flag = (name: string) => ["1", "true", "yes", ""].includes(params.get(name) ?? "no");
+  const query = params.get("q") ?? "";
+  if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: "GET /search?q=your+question" });
+  const limit = number("n");
+  if (limit !== undefined && limit > MAX_RESULTS) {
+    throw new ResearcherError("USAGE", `n must be at most ${MAX_RESULTS}, as for MCP (got ${limit})`, { hint: "page with offset=, or use the CLI's --all" });
+  }
+  const mode = params.get("mode") ?? undefined;
+  if (mode !== undefined && !MODES.includes(mode)) throw new ResearcherError("USAGE", `mode must be one of ${MODES.join(", ")} (got '${mode}')`);
+  let response = await search(
+    home,
+    {
+      query,
+      repositories: params.getAll("repo").flatMap((r) => r.split(",")).filter(Boolean),
+      mode: mode as SearchMode | undefined,
+      limit,
+      offset: number("offset"),
+      minScore: number("min_score"),
+      filter: params.get("filter") ?? undefined,
+      where: params.getAll("where").map((text) => parseFilter(text, "where")),
+      documents: flag("documents"),
+    },
+    context,
+  );
+  if (flag("full")) response = withFragmentText(home, response, context);
+  return searchJson(response);
+}
+
+/** GET /documents/<ref>?from=&lines= → the CLI's `get --json`; the ref is URL-encoded (`notes%3Aa.md%3A12`). */
+async function restDocument(home: string, url: URL): Promise<object> {
+  const ref = percentDecoded(url.pathname.slice("/documents/".length));
+  const number = (name: string) => numberParam(url.searchParams, name);
+  return documentJson(await readDocument(home, ref, { fromLine: number("from"), maxLines: number("lines") }));
+}
+
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new ResearcherError("INVALID_INPUT", `malformed percent-encoding in '${text}'`, {
+      hint: "encode the ref as encodeURIComponent does: # is %23, : is %3A, % is %25",
+    });
+  }
+}
+
+const MODES = ["bm25", "vector", "hybrid"];
+
+function numberParam(params: URLSearchParams, name: string): number | undefined {
+  if (!params.has(name)) return undefined;
+  const value = Number(params.get(name));
+  if (!Number.isInteger(value) || value < 0) throw new ResearcherError("USAGE", `${name} must be a whole number ≥ 0 (got '${params.get(name)}')`);
+  return value;
+}
+
+const STATUS: Partial<Record<ErrorCode, number>> = {
+  USAGE: 400,
+  INVALID_INPUT: 400,
+  PATH_OUTSIDE_REPO: 400,
+  REPO_NOT_FOUND: 404,
+  DOCUMENT_NOT_FOUND: 404,
+  NOT_INDEXED: 404,
+  LOCKED: 409,
+};
+
+function errorResponse(error: unknown): Response {
+  if (!isResearcherError(error)) {
+    logger.error(error);
+    return Response.json({ error: { code: "INTERNAL", message: "internal error" } }, { status: 500 });
+  }
+  const body = { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
+  return Response.json({ error: body }, { status: STATUS[error.code] ?? 500 });
+}

@@ -1,0 +1,597 @@
+/**
+ * `researcher serve`: every repository searchable by MCP clients, over stdio (default) or Streamable HTTP (the
+ * HTTP server itself is http.ts).
+ * A thin shell over the library: tools validate their input strictly (an unknown parameter is an error naming
+ * it), call the same functions as the CLI and return the CLI's JSON shapes plus a short text rendering.
+ */
+import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { z } from "zod";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { limitDocumentBytes, listDocuments, readDocument, readDocuments, safeRelativePath, type DocumentText } from "../search/documents.ts";
+import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
+import { FILTER_OPS, parseFilter, type FilterJson } from "../search/filters.ts";
+import { indexFiles, removeDocument } from "../index/indexer.ts";
+import { logger } from "../log.ts";
+import { PLAIN, searchJson, searchText } from "../cli/render.ts";
+import { getRepository, listRepositories } from "../repos.ts";
+import { search, SearchContext, type SearchOptions } from "../search/search.ts";
+import { LineTooLong, StdioLineTransport } from "./stdio-transport.ts";
+import { repositoriesFor } from "../search/results.ts";
+import { repositoryStatus } from "../store/status.ts";
+import { VERSION } from "../version.ts";
+import { watchRepositories, type WatchHandle } from "./watch.ts";
+
+const plain = PLAIN;
+
+/** What one answer carries of document text by default, and at most: a 5 MiB file never becomes a 10 MB line. */
+export const DEFAULT_ANSWER_BYTES = 128 * 1024;
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+const MAX_LISTED = 1000;
+/** The most results one search answers (MCP's n_results, REST's n): more is an error; page with offset. */
+export const MAX_RESULTS = 200;
+const answerBytes = (asked: number | undefined) => Math.min(asked ?? DEFAULT_ANSWER_BYTES, MAX_ANSWER_BYTES);
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+const searchInput = {
+  query: z.string().min(1).max(4000).describe("Words or a natural-language question; \"phrase\", -exclude and prefix* work"),
+  repository: z.string().optional().describe("Search only this repository"),
+  repositories: z.array(z.string()).max(100).optional().describe("Search only these repositories"),
+  mode: z.enum(["bm25", "vector", "hybrid"]).optional().describe("Default: hybrid where vectors exist, else bm25"),
+  n_results: z.number().int().min(1).max(MAX_RESULTS).optional().describe("How many results (default: search.limit, 10)"),
+  offset: z.number().int().min(0).max(10000).optional().describe("Skip this many results first: the next page starts at offset + n_results"),
+  min_score: z.number().optional().describe("Drop results below this score of the mode"),
+  filter: z.string().max(500).optional().describe("Glob on document paths, e.g. 'notes/**' or '*.md'"),
+  where: z.union([z.string().max(2000), whereJson()]).optional().describe(
+    "Only documents/fragments that match, applied before ranking. Text: space-separated terms that must all hold, " +
+      "`key op value` with op = != < <= > >= ~ (contains, case-insensitive) or `key in (a|b)`, values bare or " +
+      "\"quoted\", e.g. 'tags=rust format in (md|pdf) modified>=2025-01-01 title~\"borrow\"'. Or JSON: " +
+      "{all:[{key,eq:value}…], any:[…], not:[…]} with ops eq ne lt le gt ge contains in. Keys: path (glob), format " +
+      "(md, txt, pdf, docx, html, epub), repository, page (PDF page or range 3-5), modified (file date), size " +
+      "(bytes), title, and any front-matter key (tags, author, date, …; a list matches if any element does).",
+  ),
+};
+
+/**
+ * What the search tools return as structured content: the CLI's `search --json`. Results are described by their
+ * stable fields; more may be added (the contract is additive), so objects are open.
+ */
+function searchOutput(documents: boolean) {
+  const location = { location: z.string().describe("path:line where the snippet starts; with the repository, a ref for get_document") };
+  const fragment = z.looseObject({ id: z.number(), seq: z.number(), start_line: z.number(), end_line: z.number(), page: z.number().nullable(), page_end: z.number().nullable() });
+  const result = z.looseObject({
+    rank: z.number(),
+    score: z.number(),
+    repository: z.string(),
+    path: z.string(),
+    ...location,
+    page: z.number().nullable().describe("PDF page of the snippet"),
+    docid: z.string(),
+    title: z.string(),
+    heading: z.string(),
+    snippet: z.string(),
+    context: z.string().nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+    ...(documents ? { fragments: z.array(fragment) } : { fragment }),
+  });
+  return z.looseObject({ query: z.string(), mode: z.enum(["bm25", "vector", "hybrid"]), repositories: z.array(z.string()), offset: z.number(), total: z.number(), results: z.array(result) });
+}
+
+const failureEntry = z.object({ path: z.string(), reason: z.string() });
+const identity = { repository: z.string(), path: z.string(), docid: z.string(), title: z.string(), format: z.string(), metadata: z.record(z.string(), z.unknown()) };
+
+/** Where to read on after a cut answer: the next line, or (a line longer than the answer) the rest of this one. */
+const continuation = z.object({ from_line: z.number(), from_char: z.number().optional() });
+
+/** Structured content of the other tools, by their stable fields (objects are open: the contract is additive). */
+const OUTPUT = {
+  document: z.looseObject({
+    ...identity,
+    from: z.number(),
+    to: z.number(),
+    total_lines: z.number(),
+    truncated: z.boolean(),
+    text: z.string(),
+    continue_with: continuation.optional().describe("Present when truncated: the from_line (and from_char) of the next read"),
+  }),
+  documents: z.looseObject({
+    documents: z.array(z.looseObject({ ...identity, from: z.number(), to: z.number(), total_lines: z.number(), text: z.string() })),
+    skipped: z.array(z.object({ repository: z.string(), path: z.string(), reason: z.string() })).describe("Matches left out, each with why"),
+  }),
+  listing: z.looseObject({
+    total: z.number(),
+    offset: z.number(),
+    documents: z.array(z.looseObject({ ...identity, size: z.number(), modified: z.string(), fragments: z.number(), pages: z.number().nullable() })),
+  }),
+  repositories: (failures: boolean) =>
+    z.looseObject({
+      repositories: z.array(
+        z.looseObject({
+          name: z.string(),
+          path: z.string(),
+          description: z.string().nullable(),
+          documents: z.number(),
+          fragments: z.number(),
+          last_indexed: z.string().nullable(),
+          model: z.string().nullable(),
+          ...(failures ? { failures: z.array(failureEntry) } : {}),
+        }),
+      ),
+    }),
+  matches: z.looseObject({
+    repositories: z.array(
+      z.looseObject({
+        repository: z.string(),
+        description: z.string().nullable(),
+        score: z.number(),
+        matched: z.number(),
+        best: z.looseObject({ path: z.string(), location: z.string(), title: z.string(), snippet: z.string() }).nullable(),
+      }),
+    ),
+  }),
+  indexed: z.looseObject({ repository: z.string(), indexed: z.number(), removed: z.number(), failed: z.number(), failures: z.array(failureEntry), seconds: z.number() }),
+  removed: z.looseObject({ repository: z.string(), path: z.string(), removed: z.boolean() }),
+};
+
+/** The JSON form of a filter, as a schema agents can read (parseFilter validates the values). */
+function whereJson() {
+  const scalar = z.union([z.string(), z.number(), z.boolean()]);
+  const op = (name: string) => [name, (name === "in" ? z.array(scalar) : scalar).optional()] as const;
+  const term = z.strictObject({ key: z.string(), ...Object.fromEntries(FILTER_OPS.map(op)) });
+  const list = z.array(term).max(100).optional();
+  return z.strictObject({ all: list, any: list, not: list });
+}
+
+/** A tool result: structured JSON for programs, a short text for models that read text. */
+function result(structured: object, text: string) {
+  return { content: [{ type: "text" as const, text }], structuredContent: structured as Record<string, unknown> };
+}
+
+/**
+ * A document read from character `fromChar` of its first line (a line can be megabytes long) and cut to `maxBytes`,
+ * with where to read on when it was cut: inside the first line, the same line further on; else the next line.
+ */
+function readPart(doc: DocumentText, fromChar: number, maxBytes: number): DocumentText & { continue_with?: z.infer<typeof continuation> } {
+  const lineEnd = doc.text.indexOf("\n");
+  const firstLine = lineEnd < 0 ? doc.text.length : lineEnd;
+  if (fromChar > firstLine) {
+    throw new ResearcherError("INVALID_INPUT", `from_char ${fromChar} is past the end of line ${doc.from} (${firstLine} characters)`, {
+      hint: `use a from_char between 0 and ${firstLine}`,
+    });
+  }
+  const cut = limitDocumentBytes({ ...doc, text: doc.text.slice(fromChar) }, maxBytes);
+  if (!cut.truncated) return cut;
+  const insideLine = cut.to === cut.from && cut.text.length < firstLine - fromChar;
+  return { ...cut, continue_with: insideLine ? { from_line: cut.from, from_char: fromChar + cut.text.length } : { from_line: cut.to + 1 } };
+}
+
+/** The line that tells a reader of a cut text how to read the rest. */
+function continuationMarker(doc: ReturnType<typeof readPart>, how: string): string {
+  const next = doc.continue_with;
+  if (!next) return "";
+  const where = next.from_char === undefined ? `line ${doc.to} of ${doc.total_lines}` : `character ${next.from_char} of line ${next.from_line} (${doc.total_lines} lines)`;
+  return `\n\n[truncated at ${where}: ${how} from_line ${next.from_line}${next.from_char === undefined ? "" : ` and from_char ${next.from_char}`}]`;
+}
+
+/** MCP's code for a resource that does not exist (the SDK has no name for it). */
+const RESOURCE_NOT_FOUND = -32002;
+const NOT_FOUND_CODES = new Set(["DOCUMENT_NOT_FOUND", "REPO_NOT_FOUND", "NOT_INDEXED", "PATH_OUTSIDE_REPO"]);
+
+/** A failed resource read as a JSON-RPC error: not found (-32002), bad input (-32602), or internal (-32603). */
+function resourceError(error: unknown): McpError {
+  if (!isResearcherError(error)) return new McpError(ErrorCode.InternalError, describeError(error));
+  const code = NOT_FOUND_CODES.has(error.code) ? RESOURCE_NOT_FOUND : error.code === "INVALID_INPUT" ? ErrorCode.InvalidParams : ErrorCode.InternalError;
+  return new McpError(code, failure(error).content[0]!.text.replace(/^error: /, ""));
+}
+
+function failure(error: unknown) {
+  const message = isResearcherError(error) ? `${error.message}${error.hint ? ` (hint: ${error.hint})` : ""}` : describeError(error);
+  return { content: [{ type: "text" as const, text: `error: ${message}` }], isError: true };
+}
+
+/** Run a tool body; a ResearcherError becomes a tool error the agent can read, never a crash. */
+async function guarded<T>(body: () => Promise<T> | T): Promise<T | ReturnType<typeof failure>> {
+  try {
+    return await body();
+  } catch (error) {
+    logger.debug(error);
+    return failure(error);
+  }
+}
+
+/** One writer at a time inside this server (the lock file guards against other processes). */
+export function serialized() {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(task: () => Promise<T>): Promise<T> => {
+    const run = tail.then(task, task);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
+
+export function instructions(home: string): string {
+  const repos = listRepositories(home);
+  const lines = repos.map((r) => `- ${r.name}: ${r.description ?? "(no description)"} — ${r.path}`);
+  return [
+    "researcher searches the user's own document repositories by words (BM25) and meaning (vectors).",
+    "Use search_fragments for passages, search_documents for whole documents, then get_document with a result's",
+    "`repository` and `location` (or `repo:path:line`, or its #docid) to read it; list_documents shows what is indexed.",
+    "Repositories:",
+    ...(lines.length ? lines : ["- (none yet: the user can add one with `researcher repo add <name> <path>`)"]),
+  ].join("\n");
+}
+
+export function createServer(home: string, context: SearchContext, writes = serialized()): McpServer {
+  const server = new McpServer({ name: "researcher", version: VERSION }, { instructions: instructions(home) });
+
+  const runSearch = async (input: z.infer<z.ZodObject<typeof searchInput>>, documents: boolean) => {
+    const options: SearchOptions = {
+      query: input.query,
+      repositories: [...(input.repository ? [input.repository] : []), ...(input.repositories ?? [])],
+      mode: input.mode,
+      limit: input.n_results,
+      offset: input.offset,
+      minScore: input.min_score,
+      filter: input.filter,
+      where: input.where === undefined ? undefined : [parseFilter(input.where as string | FilterJson)],
+      documents,
+    };
+    const response = await search(home, options, context);
+    return result(searchJson(response), searchText(response, plain) || "no results");
+  };
+
+  server.registerTool(
+    "search_fragments",
+    {
+      title: "Search passages",
+      description: "Find passages (fragments) that answer a query, best first, with location, heading and snippet.",
+      inputSchema: z.strictObject(searchInput),
+      outputSchema: searchOutput(false),
+      annotations: READ_ONLY,
+    },
+    (input) => guarded(() => runSearch(input, false)),
+  );
+  server.registerTool(
+    "search_documents",
+    {
+      title: "Search documents",
+      description: "Find documents that answer a query, best first, each with its top fragments.",
+      inputSchema: z.strictObject(searchInput),
+      outputSchema: searchOutput(true),
+      annotations: READ_ONLY,
+    },
+    (input) => guarded(() => runSearch(input, true)),
+  );
+  server.registerTool(
+    "get_document",
+    {
+      title: "Read a document",
+      description:
+        "Read an indexed document (or some lines) by `repo:path`, `repo:path:line[:count]`, `#docid`, or a search result's " +
+        `\`location\` (with its \`repository\`). At most max_bytes of text (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); ` +
+        "when `truncated`, read on with `continue_with` (the next from_line, and from_char inside a line longer than max_bytes).",
+      inputSchema: z.strictObject({
+        ref: z.string().min(1).max(2000).describe("repo:path, repo:path:line[:count], #docid, or a search result's location"),
+        repository: z.string().optional().describe("The repository of a bare location or docid"),
+        from_line: z.number().int().min(1).optional().describe("First line to read (1-based); default: the ref's line, else 1"),
+        from_char: z.number().int().min(0).optional().describe("Start this many characters into the first line: to read on in a line longer than max_bytes"),
+        max_lines: z.number().int().min(1).max(100000).optional().describe("How many lines at most; default: the ref's count, else to the end"),
+        max_bytes: z.number().int().min(1).max(10_000_000).optional().describe(`Default ${DEFAULT_ANSWER_BYTES}; larger values are capped at ${MAX_ANSWER_BYTES}`),
+      }),
+      outputSchema: OUTPUT.document,
+      annotations: READ_ONLY,
+    },
+    (input) =>
+      guarded(async () => {
+        const whole = await readDocument(home, input.ref, { fromLine: input.from_line, maxLines: input.max_lines, repository: input.repository });
+        const doc = readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes));
+        const marker = continuationMarker(doc, "continue with");
+        return result(doc, `${doc.repository}:${doc.path} lines ${doc.from}–${doc.to} of ${doc.total_lines}\n\n${doc.text}${marker}`);
+      }),
+  );
+  server.registerTool(
+    "multi_get",
+    {
+      title: "Read several documents",
+      description:
+        "Read indexed documents named by a glob over paths (`*.md`, `repo:notes/**`) or by refs separated by commas, up to " +
+        `max_bytes of text in all (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); the rest are listed in \`skipped\` with why.`,
+      inputSchema: z.strictObject({
+        pattern: z.string().min(1).max(4000).describe("A glob over indexed paths (`*.md`, `repo:notes/**`) or refs separated by commas"),
+        repository: z.string().optional().describe("Only this repository"),
+        max_bytes: z
+          .number()
+          .int()
+          .min(1)
+          .max(10_000_000)
+          .optional()
+          .describe(`All documents together (default ${DEFAULT_ANSWER_BYTES}, capped at ${MAX_ANSWER_BYTES}); from the first document that does not fit, the rest are skipped unread`),
+        max_bytes_per_document: z.number().int().min(1).max(10_000_000).optional().describe("Skip (and list) larger documents"),
+      }),
+      outputSchema: OUTPUT.documents,
+      annotations: READ_ONLY,
+    },
+    (input) =>
+      guarded(async () => {
+        const found = await readDocuments(home, input.pattern, {
+          repository: input.repository,
+          maxBytes: answerBytes(input.max_bytes),
+          maxBytesPerDocument: input.max_bytes_per_document,
+        });
+        const text = found.documents.map((d) => `=== ${d.repository}:${d.path}\n${d.text}`);
+        const skipped = found.skipped.map((s) => `=== ${s.repository ? `${s.repository}:` : ""}${s.path} skipped: ${s.reason}`);
+        return result(found, [...text, ...skipped].join("\n\n") || "no documents matched");
+      }),
+  );
+  server.registerTool(
+    "list_documents",
+    {
+      title: "List documents",
+      description: "The indexed documents (path, title, format, size, fragments, pages, modified), optionally of one repository and under a path prefix.",
+      inputSchema: z.strictObject({
+        repository: z.string().optional().describe("Only this repository"),
+        prefix: z.string().max(4000).optional().describe("Only paths starting with this, e.g. 'meetings/2026'"),
+        offset: z.number().int().min(0).optional().describe("Skip this many documents first: the next page starts at offset + limit"),
+        limit: z.number().int().min(1).max(MAX_LISTED).optional().describe(`Default and maximum ${MAX_LISTED}`),
+      }),
+      outputSchema: OUTPUT.listing,
+      annotations: READ_ONLY,
+    },
+    (input) =>
+      guarded(() => {
+        const all = listDocuments(home, { repositories: input.repository ? [input.repository] : [], prefix: input.prefix });
+        const offset = input.offset ?? 0;
+        const documents = all.slice(offset, offset + (input.limit ?? MAX_LISTED));
+        const more = offset + documents.length < all.length;
+        const lines = documents.map((d) => `${d.repository}:${d.path}  ${d.format}  ${d.size} bytes  ${d.title}`);
+        if (more) lines.push(`[${all.length - offset - documents.length} more: continue with offset ${offset + documents.length}]`);
+        return result({ total: all.length, offset, documents }, lines.join("\n") || "no indexed documents");
+      }),
+  );
+  server.registerTool(
+    "list_repositories",
+    {
+      title: "List repositories",
+      description: "The repositories, what they hold (description) and how much.",
+      inputSchema: z.strictObject({}),
+      outputSchema: OUTPUT.repositories(false),
+      annotations: READ_ONLY,
+    },
+    () =>
+      guarded(() => {
+        const repositories = listRepositories(home).map(repositoryStatus).map(({ failures: _, ...s }) => s);
+        return result({ repositories }, repositories.map((r) => `${r.name}: ${r.description ?? ""} (${r.documents} documents)`).join("\n") || "no repositories");
+      }),
+  );
+  // Indexed documents as resources: researcher://notes/guides/setup.md (the path may hold slashes: {+path}).
+  server.registerResource(
+    "document",
+    new ResourceTemplate("researcher://{repository}/{+path}", { list: undefined }),
+    {
+      title: "Indexed document",
+      description: "An indexed document's text (PDF, DOCX, EPUB and HTML as the markdown that was indexed), capped like get_document",
+      mimeType: "text/markdown",
+    },
+    async (uri, variables) => {
+      const one = (value: string | string[] | undefined) => decodeURIComponent(String(Array.isArray(value) ? value[0] : value ?? ""));
+      const ref = `${one(variables.repository)}:${one(variables.path)}`;
+      const doc = await readDocument(home, ref).then((whole) => readPart(whole, 0, DEFAULT_ANSWER_BYTES), (error) => Promise.reject(resourceError(error)));
+      const text = doc.text + continuationMarker(doc, `the rest is longer than one answer: read it with the get_document tool, ref "${ref}",`);
+      return { contents: [{ uri: uri.href, mimeType: "text/markdown", text }] };
+    },
+  );
+  server.registerTool(
+    "repositories_for",
+    {
+      title: "Where to look",
+      description: "Repositories ranked by how strongly they match a query (BM25 evidence, 0-1, comparable across repositories), each with its best passage: where to search first.",
+      inputSchema: z.strictObject({ query: z.string().min(1).max(4000).describe("Words or a question") }),
+      outputSchema: OUTPUT.matches,
+      annotations: READ_ONLY,
+    },
+    (input) =>
+      guarded(async () => {
+        const repositories = await repositoriesFor(home, input.query, context);
+        const text = repositories.map((r) => `${r.repository}: score ${r.score.toFixed(2)}, ${r.matched} fragments${r.best ? `, best ${r.repository}:${r.best.location}` : ""}`).join("\n");
+        return result({ repositories }, text || "no indexed repositories");
+      }),
+  );
+  server.registerTool(
+    "get_index_status",
+    {
+      title: "Index status",
+      description: "Documents, fragments, last index time, size and failed files per repository.",
+      inputSchema: z.strictObject({ repository: z.string().optional().describe("Only this repository; default: all") }),
+      outputSchema: OUTPUT.repositories(true),
+      annotations: READ_ONLY,
+    },
+    (input) =>
+      guarded(() => {
+        const repos = input.repository ? [getRepository(home, input.repository)] : listRepositories(home);
+        const repositories = repos.map(repositoryStatus);
+        return result({ repositories }, repositories.map((r) => `${r.name}: ${r.documents} documents, ${r.fragments} fragments, indexed ${r.last_indexed ?? "never"}`).join("\n"));
+      }),
+  );
+  server.registerTool(
+    "add_to_index",
+    {
+      title: "Index a file",
+      description: "Index (or re-index) one file of a repository now, e.g. after editing it.",
+      inputSchema: z.strictObject({
+        repository: z.string().describe("The repository that holds the file"),
+        file_path: z.string().min(1).max(4000).describe("The file's path, relative to the repository's folder (or absolute inside it)"),
+      }),
+      outputSchema: OUTPUT.indexed,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    (input) =>
+      guarded(() =>
+        writes(async () => {
+          const repo = getRepository(home, input.repository);
+          const path = safeRelativePath(repo, input.file_path);
+          const summary = await indexFiles(home, repo, [path], { embedders: context.embedders });
+          const failure = summary.failures[0];
+          if (failure) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path} was not indexed: ${failure.reason}`);
+          // indexFiles records nothing for a missing file it never indexed (and clears an old failure): say so here.
+          if (!summary.removed && !existsSync(join(repo.path, path))) {
+            throw new ResearcherError("PATH_NOT_FOUND", `${repo.name}:${path} does not exist`, { hint: `file_path is relative to ${repo.path}` });
+          }
+          const what = summary.removed ? "removed (the file is gone, or the repository no longer indexes it)" : summary.indexed ? "indexed" : "unchanged";
+          return result(summary, `${repo.name}:${path}: ${what}`);
+        }),
+      ),
+  );
+  server.registerTool(
+    "remove_from_index",
+    {
+      title: "Remove from the index",
+      description: "Drop one document from a repository's index (the file itself is not touched).",
+      inputSchema: z.strictObject({
+        repository: z.string().describe("The repository that holds the document"),
+        document_path: z.string().min(1).max(4000).describe("The document's path, as list_documents and search results show it"),
+      }),
+      outputSchema: OUTPUT.removed,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    (input) =>
+      guarded(() =>
+        writes(async () => {
+          const repo = getRepository(home, input.repository);
+          const path = safeRelativePath(repo, input.document_path);
+          await removeDocument(repo, path);
+          return result({ repository: repo.name, path, removed: true }, `removed ${repo.name}:${path}`);
+        }),
+      ),
+  );
+  reportInvalidParams(server);
+  return server;
+}
+
+type RequestHandler = (request: unknown, extra: unknown) => Promise<unknown>;
+
+/**
+ * The SDK checks a request's params against the method's schema before the handler runs, and reports a mismatch
+ * (say, `arguments` that is not an object) as -32603, an internal error; JSON-RPC calls it -32602, invalid
+ * params, and a client should know the fault is its own. The handler table is not public, so this reaches into
+ * it; the e2e test notices if an SDK update moves it.
+ */
+function reportInvalidParams(server: McpServer): void {
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, RequestHandler> })._requestHandlers;
+  for (const [method, handler] of handlers) {
+    handlers.set(method, async (request, extra) => {
+      try {
+        return await handler(request, extra);
+      } catch (error) {
+        // zod's error (`ZodError`, `$ZodError` in zod 4); the tool bodies are guarded, so it comes from the SDK's check
+        const issue = (error as { name?: string; issues?: { path: PropertyKey[]; message: string }[] }).issues?.[0];
+        if (!/ZodError$/.test((error as Error)?.name ?? "") || !issue) throw error;
+        throw new McpError(ErrorCode.InvalidParams, `invalid params for ${method}: ${issue.path.join(".") || "params"}: ${issue.message}`);
+      }
+    });
+  }
+}
+
+/** How long calls still running when stdin closes may take to answer before the server exits anyway. */
+const DRAIN_MS = 30_000;
+
+export type Writes = ReturnType<typeof serialized>;
+
+/**
+ * `serve --watch`: keep every repository's index current while serving. Watch batches go through the server's
+ * writer queue, so they and `add_to_index` take turns instead of one of them meeting the writer lock.
+ */
+export function startWatch(home: string, writes: Writes): WatchHandle {
+  return watchRepositories(home, listRepositories(home), {
+    exclusive: writes,
+    onBatch: (b) => {
+      if (b.scan || b.indexed || b.removed || b.failed) logger.info(`watch: ${b.repository}: ${b.indexed} indexed, ${b.removed} removed, ${b.failed} failed (${b.seconds} s)`);
+    },
+    onError: (error, repository) => logger.error(`watch: ${repository}: ${failure(error).content[0]!.text.replace(/^error: /, "")}`),
+  });
+}
+
+/** Serve over stdio until the client closes stdin, then answer the calls still running (at most DRAIN_MS). */
+export async function serveStdio(home: string, options: { watch?: boolean } = {}): Promise<void> {
+  const context = new SearchContext();
+  const writes = serialized();
+  const watching = options.watch ? startWatch(home, writes) : undefined;
+  const server = createServer(home, context, writes);
+  const closed = new Promise<void>((resolve) => {
+    process.stdin.on("end", resolve);
+    process.stdin.on("close", resolve);
+  });
+  const transport = new StdioLineTransport();
+  await server.connect(transport);
+  answerMalformedLines(transport);
+  const inFlight = trackRequests(transport);
+  logger.info(`researcher MCP server on stdio (home ${home})`);
+  await closed;
+  await Promise.race([inFlight.idle(), new Promise((resolve) => setTimeout(resolve, DRAIN_MS).unref())]);
+  await watching?.close();
+  await server.close();
+  await context.close();
+}
+
+/** Requests received and not yet answered: a client may send a call and close stdin before reading the answer. */
+function trackRequests(transport: StdioLineTransport): { idle(): Promise<void> } {
+  const pending = new Set<string | number>();
+  let settle: (() => void) | undefined;
+  const receive = transport.onmessage;
+  transport.onmessage = (message) => {
+    if ("method" in message && "id" in message) pending.add(message.id);
+    receive?.(message);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (message) => {
+    try {
+      await send(message);
+    } finally {
+      if (!("method" in message) && "id" in message && pending.delete(message.id as string | number) && pending.size === 0) settle?.();
+    }
+  };
+  return {
+    idle: () => (pending.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settle = resolve))),
+  };
+}
+
+/**
+ * The stdio transport drops a line it cannot take; JSON-RPC wants an answer, so the client learns why (-32700 for
+ * bad JSON, -32600 for JSON that is not a JSON-RPC message or a line over the size limit), and the server keeps
+ * serving.
+ */
+function answerMalformedLines(transport: StdioLineTransport): void {
+  const previous = transport.onerror;
+  transport.onerror = (error) => {
+    previous?.(error);
+    const parse = error instanceof SyntaxError;
+    const message = parse ? "Parse error" : error instanceof LineTooLong ? `Invalid Request: ${error.message}` : "Invalid Request";
+    void transport.send({ jsonrpc: "2.0", id: null as unknown as string, error: { code: parse ? -32700 : -32600, message } });
+  };
+}
+
+/**
+ * Answer one MCP request over Streamable HTTP (stateless: a transport per request). The HTTP server (http.ts) has
+ * already checked the token and the Host; the SDK checks Host and Origin again against the same names.
+ */
+export async function handleMcpRequest(
+  request: Request,
+  shared: { home: string; context: SearchContext; writes: Writes; allowedHosts: string[]; allowedOrigins: string[] },
+): Promise<Response> {
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    enableDnsRebindingProtection: true,
+    allowedHosts: shared.allowedHosts,
+    allowedOrigins: shared.allowedOrigins,
+  });
+  const mcp = createServer(shared.home, shared.context, shared.writes);
+  await mcp.connect(transport);
+  try {
+    return await transport.handleRequest(request);
+  } finally {
+    void mcp.close();
+  }
+}

@@ -1,0 +1,484 @@
+/**
+ * Watch mode: keep repositories' indexes current from file events. Each repository first gets a normal incremental
+ * run, then `node:fs` recursive watch events (inotify under Bun on Linux, new subfolders included) are collected
+ * until `debounceMs` pass without one, resolved into candidate paths, and applied through `indexFiles` — the same
+ * per-document step, transactions, embedding cache and failure records as `index` — in batches of at most
+ * MAX_BATCH paths, each taking the writer lock on its own. Between events nothing runs: no polling.
+ *
+ * Events name paths, not what happened, so a batch looks at the disk: a file is indexed unless its size and mtime
+ * match the index; a path that is gone removes its document, and every document under it (a folder moved away);
+ * a folder diffs its subtree against the index (a folder moved in). A path created and deleted within one debounce
+ * never reaches the index. A repository folder that vanishes or empties removes nothing: the watch waits for it to
+ * come back (the only timer that repeats, and only in that state) and then runs a full incremental scan.
+ *
+ * Events that never stop (a log appended to every 0.1 s) would keep the quiet time from ever coming, so a batch
+ * runs at the latest `maxDelayMs` after the first event it holds. A batch that fails (the database locked by
+ * another connection, a full disk) keeps its paths pending and is retried with a growing delay. An ignore file
+ * (.gitignore, .ignore) that changes re-plans its folder: what it now ignores leaves the index, what it no longer
+ * ignores enters it.
+ */
+import { readdirSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { loadConfig } from "../config.ts";
+import { discoverFiles, IGNORE_FILES, isCandidate, isCandidateFolder } from "../index/discover.ts";
+import { EmbedderCache } from "../embed/embedder.ts";
+import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
+import { indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
+import type { Repository } from "../repos.ts";
+import { Store } from "../store/store.ts";
+
+/** One applied batch: the `--json` line of `researcher watch`. */
+export interface WatchBatch {
+  repository: string;
+  indexed: number;
+  removed: number;
+  failed: number;
+  /** The paths this batch looked at (empty for a scan). */
+  paths: string[];
+  seconds: number;
+  /** A full incremental run (the first one, after an event overflow, or after the folder came back). */
+  scan: boolean;
+  failures: { path: string; reason: string }[];
+  warnings: string[];
+}
+
+/** `indexing` a batch; `watching` for events; `waiting` for the folder to come back; `locked` by another writer. */
+export type WatchState = "indexing" | "watching" | "waiting" | "locked";
+
+export interface WatchStatus {
+  repository: string;
+  state: WatchState;
+  /** Paths seen in events and not applied yet. */
+  pending: number;
+}
+
+export interface WatchOptions {
+  /** Quiet time after the last event before a batch (default: config `watch.debounce_ms`, 300). */
+  debounceMs?: number;
+  /** The longest a pending event waits for quiet before its batch runs anyway (default: 10 debounces, at least 2 s). */
+  maxDelayMs?: number;
+  noEmbed?: boolean;
+  embedders?: EmbedderCache;
+  onBatch?: (batch: WatchBatch) => void;
+  /** A batch or scan that failed (it is retried, after a growing delay), or a watcher that failed (WATCH_FAILED). */
+  onError?: (error: unknown, repository: string) => void;
+  onStatus?: (status: WatchStatus) => void;
+  /** Aborting it closes the watch, as `close()` does. */
+  signal?: AbortSignal;
+  /**
+   * Runs each batch. `serve --watch` passes the MCP server's writer queue, so the server's own writes and the
+   * watch take turns instead of meeting the writer lock.
+   */
+  exclusive?: <T>(task: () => Promise<T>) => Promise<T>;
+}
+
+export interface WatchHandle {
+  /** Settles when every repository's first incremental run has finished (or failed: see onError). */
+  ready: Promise<void>;
+  /** Stop watching; resolves once the batch running now, if any, has been written. */
+  close(): Promise<void>;
+}
+
+/** Paths per `indexFiles` call: the writer lock is released between batches, so `index` can take turns. */
+const MAX_BATCH = 500;
+/** More pending paths than this (a huge checkout, a copied tree) are cheaper as one incremental scan. */
+const OVERFLOW_PATHS = 20_000;
+/** How long a batch waits when another process holds the writer lock, doubling up to LOCK_RETRY_MAX_MS. */
+const LOCK_RETRY_MS = 250;
+const LOCK_RETRY_MAX_MS = 5_000;
+/** The same for a batch that failed: the cause (a full disk, say) may last, so the delay grows further. */
+const FAILED_RETRY_MAX_MS = 60_000;
+/** How often a vanished repository folder is looked for. */
+const ROOT_CHECK_MS = 1_000;
+/** Rounds a file that is still being written may wait before it is indexed anyway (a clock in the future). */
+const MAX_WAIT_ROUNDS = 10;
+
+/**
+ * Watch `repos` and apply their changes until `close()`. Throws WATCH_FAILED at once when the system refuses the
+ * watches (inotify limits); a folder that does not exist yet is waited for.
+ */
+export function watchRepositories(home: string, repos: Repository[], options: WatchOptions = {}): WatchHandle {
+  const debounceMs = options.debounceMs ?? loadConfig(home).watch.debounce_ms;
+  const maxDelayMs = options.maxDelayMs ?? Math.max(10 * debounceMs, 2_000);
+  const embedders = options.embedders ?? new EmbedderCache();
+  let tail: Promise<unknown> = Promise.resolve();
+  // One batch at a time across repositories: batches share the embedder, and memory stays one batch's worth.
+  const serial = <T>(task: () => Promise<T>): Promise<T> => {
+    const run = tail.then(task, task);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+  const context: Context = { home, debounceMs, maxDelayMs, embedders, options, serial, closed: false };
+  const watchers: RepositoryWatch[] = [];
+  try {
+    for (const repo of repos) watchers.push(new RepositoryWatch(repo, context));
+  } catch (error) {
+    for (const w of watchers) w.stop();
+    throw error;
+  }
+  const ready = Promise.all(watchers.map((w) => w.start())).then(() => undefined);
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      context.closed = true;
+      for (const w of watchers) w.stop();
+      await tail;
+      if (!options.embedders) await embedders.dispose();
+    })());
+  options.signal?.addEventListener("abort", () => void close(), { once: true });
+  if (options.signal?.aborted) void close();
+  return { ready, close };
+}
+
+interface Context {
+  home: string;
+  debounceMs: number;
+  maxDelayMs: number;
+  embedders: EmbedderCache;
+  options: WatchOptions;
+  serial: <T>(task: () => Promise<T>) => Promise<T>;
+  closed: boolean;
+}
+
+/** One repository: its watcher, the paths seen since the last batch, and what the next batch must do. */
+class RepositoryWatch {
+  private watcher: FSWatcher | undefined;
+  /** The root folder's inode when the watcher started: a folder replaced by another needs a new watcher. */
+  private rootIno = 0;
+  /** Paths from events, with how many rounds each has waited for its writer to finish. */
+  private pending = new Map<string, number>();
+  private needsScan = true;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the next batch runs at the latest, however busy the events (set by the first event after a batch). */
+  private deadline: number | undefined;
+  private rootCheck: ReturnType<typeof setInterval> | undefined;
+  /** The delay before the next retry of a locked or failed batch. */
+  private retryDelay = LOCK_RETRY_MS;
+  private state: WatchState = "indexing";
+  /** The system refused the watch (WATCH_FAILED, reported): this repository is no longer watched. */
+  private failed = false;
+
+  constructor(
+    private readonly repo: Repository,
+    private readonly context: Context,
+  ) {
+    this.startWatcher();
+  }
+
+  /** The first incremental run. */
+  start(): Promise<void> {
+    return this.tick();
+  }
+
+  /** Run a batch in turn; what goes wrong is reported, never thrown into a timer. */
+  private tick(): Promise<void> {
+    return this.context.serial(() => this.flush().catch((error) => this.context.options.onError?.(error, this.repo.name)));
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    clearInterval(this.rootCheck);
+    this.watcher?.close();
+    this.watcher = undefined;
+  }
+
+  private get closed(): boolean {
+    return this.context.closed;
+  }
+
+  /** Watch the root; a root that is missing or not a folder is waited for. A refused watch throws WATCH_FAILED. */
+  private startWatcher(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    const stats = statOf(this.repo.path);
+    if (!stats?.isDirectory()) return this.waitForRoot();
+    try {
+      this.watcher = watch(this.repo.path, { recursive: true }, (_event, name) => this.onEvent(name));
+    } catch (error) {
+      if (!isFolder(this.repo.path)) return this.waitForRoot(); // gone between the two calls
+      this.failed = true;
+      throw watchError(this.repo, error);
+    }
+    this.rootIno = stats.ino;
+    this.watcher.on("error", (error) => this.onWatcherError(error));
+  }
+
+  private onWatcherError(error: unknown): void {
+    if (this.closed) return;
+    this.watcher?.close();
+    this.watcher = undefined;
+    if (isWatchLimit(error)) {
+      this.failed = true;
+      this.context.options.onError?.(watchError(this.repo, error), this.repo.name);
+      return;
+    }
+    // Anything else (a queue overflow, the root going away): events may have been lost, so scan.
+    this.needsScan = true;
+    this.schedule();
+  }
+
+  private onEvent(name: string | Buffer | null | undefined): void {
+    if (this.closed) return;
+    if (name === null || name === undefined || name === "") {
+      this.schedule(); // the root itself: the batch checks whether it still exists
+      return;
+    }
+    const path = String(name).split("\\").join("/");
+    if (this.isIgnoreFile(path)) return this.replan(dirname(path));
+    // Hidden and excluded paths (editor temp files, .git) are never candidates and never hold any.
+    if (!isCandidateFolder(path, this.repo)) return;
+    if (this.pending.size >= OVERFLOW_PATHS) {
+      this.pending.clear();
+      this.needsScan = true;
+    }
+    if (!this.needsScan) this.pending.set(path, 0);
+    this.schedule();
+  }
+
+  /** An ignore file of a folder that could hold candidates, when the repository honours them. */
+  private isIgnoreFile(path: string): boolean {
+    return this.repo.ignoreFiles && IGNORE_FILES.includes(basename(path)) && isCandidateFolder(dirname(path) === "." ? "" : dirname(path), this.repo);
+  }
+
+  /** Diff a folder's subtree against the index, as if it had moved in; the root's is the full incremental scan. */
+  private replan(folder: string): void {
+    if (folder === ".") {
+      this.pending.clear();
+      this.needsScan = true;
+    } else if (!this.needsScan) this.pending.set(folder, 0);
+    this.schedule();
+  }
+
+  private schedule(delay = this.context.debounceMs): void {
+    if (this.closed) return;
+    clearTimeout(this.timer);
+    const now = Date.now();
+    this.deadline ??= now + this.context.maxDelayMs;
+    this.timer = setTimeout(() => void this.tick(), Math.min(delay, Math.max(0, this.deadline - now)));
+    this.report(this.state === "locked" ? "locked" : "watching");
+  }
+
+  private report(state: WatchState): void {
+    this.state = state;
+    this.context.options.onStatus?.({ repository: this.repo.name, state, pending: this.pending.size });
+  }
+
+  private waitForRoot(): void {
+    if (this.rootCheck || this.closed) return;
+    this.report("waiting");
+    this.rootCheck = setInterval(() => {
+      if (!isFolder(this.repo.path)) return;
+      clearInterval(this.rootCheck);
+      this.rootCheck = undefined;
+      this.needsScan = true;
+      try {
+        this.startWatcher();
+      } catch (error) {
+        return this.context.options.onError?.(error, this.repo.name);
+      }
+      this.schedule(0);
+    }, ROOT_CHECK_MS);
+  }
+
+  /** Apply what is pending: a scan, or the pending paths in batches. Runs inside `serial`. */
+  private async flush(): Promise<void> {
+    this.deadline = undefined;
+    if (this.closed || this.failed) return;
+    const root = statOf(this.repo.path);
+    if (!root?.isDirectory()) {
+      // Its documents stay: an unmounted drive or a folder being replaced is not a deletion.
+      this.watcher?.close();
+      this.watcher = undefined;
+      this.pending.clear();
+      this.needsScan = true;
+      this.waitForRoot();
+      return;
+    }
+    if (!this.watcher || root.ino !== this.rootIno) {
+      this.startWatcher(); // gone and back within one debounce: the old watcher watches nothing
+      this.needsScan = true;
+    }
+    if (this.needsScan) return this.scan();
+    if (this.pending.size === 0) return this.report("watching");
+    this.report("indexing");
+    const { paths, waiting } = this.resolvePending();
+    if (paths === undefined) return this.scan(); // no index yet
+    if (paths.some((p) => p.gone) && isEmptyFolder(this.repo.path)) {
+      // Everything deleted at once looks like an unmounted drive: the scan refuses it with a hint, as `index` does.
+      this.pending.clear();
+      return this.scan();
+    }
+    const list = paths.map((p) => p.path);
+    for (let start = 0; start < list.length; start += MAX_BATCH) {
+      if (this.closed) return;
+      const chunk = list.slice(start, start + MAX_BATCH);
+      const applied = await this.apply(chunk);
+      if (applied !== "done") {
+        // This chunk and the rest wait for the retry; a file that is gone by then removes its document as usual.
+        for (const path of list.slice(start)) this.pending.set(path, 0);
+        return this.retry(applied);
+      }
+    }
+    this.retryDelay = LOCK_RETRY_MS;
+    if (waiting) this.schedule();
+    else this.report("watching");
+  }
+
+  /**
+   * Turn event paths into the paths `indexFiles` should look at, and take them off `pending`. Files modified within
+   * the last debounce stay pending for another round: their writer is probably not done. `undefined`: no index yet.
+   */
+  private resolvePending(): { paths: { path: string; gone: boolean }[] | undefined; waiting: boolean } {
+    if (!Store.exists(this.repo.dir)) return { paths: undefined, waiting: false };
+    const store = Store.open(this.repo.dir);
+    const chosen = new Map<string, boolean>(); // path → gone
+    let waiting = false;
+    const recent = Date.now() - this.context.debounceMs;
+    try {
+      for (const [path, rounds] of this.pending) {
+        this.pending.delete(path);
+        const stats = statOf(join(this.repo.path, path));
+        if (stats?.isDirectory()) {
+          this.resolveFolder(store, path, chosen);
+          continue;
+        }
+        if (!stats) {
+          // A file, or a folder moved or deleted: its documents go.
+          if (isCandidate(path, this.repo) && store.document(path)) chosen.set(path, true);
+          for (const doc of store.documentsUnder(path)) chosen.set(doc.path, true);
+          continue;
+        }
+        if (!isCandidate(path, this.repo)) continue;
+        const stored = store.document(path);
+        if (stored && stored.size === stats.size && stored.mtimeMs === stats.mtimeMs) continue;
+        if (stats.mtimeMs > recent && rounds < MAX_WAIT_ROUNDS) {
+          this.pending.set(path, rounds + 1);
+          waiting = true;
+          continue;
+        }
+        chosen.set(path, false);
+      }
+    } finally {
+      store.close();
+    }
+    return { paths: [...chosen].map(([path, gone]) => ({ path, gone })).sort((a, b) => (a.path < b.path ? -1 : 1)), waiting };
+  }
+
+  /** A folder event: its candidate files that differ from the index, and indexed documents no longer in it. */
+  private resolveFolder(store: Store, folder: string, chosen: Map<string, boolean>): void {
+    let files;
+    try {
+      files = discoverFiles(join(this.repo.path, folder), this.repo).files;
+    } catch {
+      return; // gone again meanwhile: a later event says so
+    }
+    const present = new Set<string>();
+    for (const file of files) {
+      const path = `${folder}/${file.path}`;
+      if (!isCandidate(path, this.repo)) continue; // excludes anchored at the repository root
+      present.add(path);
+      const stored = store.document(path);
+      if (!stored || stored.size !== file.size || stored.mtimeMs !== file.mtimeMs) chosen.set(path, false);
+    }
+    for (const doc of store.documentsUnder(folder)) if (!present.has(doc.path)) chosen.set(doc.path, true);
+  }
+
+  /** One `indexFiles` batch; "locked" when another writer holds the repository, "failed" when it failed (reported). */
+  private async apply(paths: string[]): Promise<"done" | "locked" | "failed"> {
+    const { home, embedders, options } = this.context;
+    const run = () => indexFiles(home, this.repo, paths, { noEmbed: options.noEmbed, embedders });
+    try {
+      const summary = await (options.exclusive ? options.exclusive(run) : run());
+      this.emit(summary, paths, false);
+    } catch (error) {
+      if (isResearcherError(error) && error.code === "LOCKED") return "locked";
+      options.onError?.(error, this.repo.name);
+      return "failed";
+    }
+    return "done";
+  }
+
+  private async scan(): Promise<void> {
+    const { home, embedders, options } = this.context;
+    this.needsScan = false;
+    this.pending.clear();
+    this.report("indexing");
+    const run = () => indexRepository(home, this.repo, { noEmbed: options.noEmbed, embedders });
+    try {
+      const summary = await (options.exclusive ? options.exclusive(run) : run());
+      this.emit(summary, [], true);
+      this.retryDelay = LOCK_RETRY_MS;
+      this.report("watching");
+    } catch (error) {
+      this.needsScan = true;
+      if (isResearcherError(error) && error.code === "LOCKED") return this.retry("locked");
+      options.onError?.(error, this.repo.name);
+      if (!isFolder(this.repo.path)) return this.report("waiting"); // the next flush waits for it to come back
+      // An emptied folder is refused until the user acts (or a file appears): the next event tries again.
+      if (isResearcherError(error) && error.code === "PATH_NOT_FOUND") return this.report("watching");
+      this.retry("failed");
+    }
+  }
+
+  /** Try the pending work again later, each time waiting twice as long (up to a ceiling); an event brings it forward. */
+  private retry(why: "locked" | "failed"): void {
+    this.report(why === "locked" ? "locked" : "watching");
+    // The delay is meant, not a debounce: the deadline must not cut it short.
+    this.deadline = Date.now() + this.retryDelay;
+    this.schedule(this.retryDelay);
+    this.retryDelay = Math.min(this.retryDelay * 2, why === "locked" ? LOCK_RETRY_MAX_MS : FAILED_RETRY_MAX_MS);
+  }
+
+  private emit(summary: IndexSummary, paths: string[], scan: boolean): void {
+    this.context.options.onBatch?.({
+      repository: summary.repository,
+      indexed: summary.indexed,
+      removed: summary.removed,
+      failed: summary.failed,
+      paths,
+      seconds: summary.seconds,
+      scan,
+      failures: summary.failures,
+      warnings: summary.warnings,
+    });
+  }
+}
+
+function statOf(path: string): Stats | undefined {
+  try {
+    return statSync(path, { throwIfNoEntry: false }) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isFolder(path: string): boolean {
+  return statOf(path)?.isDirectory() ?? false;
+}
+
+function isEmptyFolder(path: string): boolean {
+  try {
+    return readdirSync(path).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+function isWatchLimit(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOSPC" || code === "EMFILE" || /ENOSPC|no space left|too many open files/i.test(describeError(error));
+}
+
+function watchError(repo: Repository, error: unknown): ResearcherError {
+  const where = `cannot watch ${repo.path} (repository '${repo.name}')`;
+  if (!isWatchLimit(error)) {
+    return new ResearcherError("WATCH_FAILED", `${where}: ${describeError(error)}`, { hint: "check that you may read the folder", cause: error });
+  }
+  const instances = /EMFILE|too many open files/i.test(`${(error as NodeJS.ErrnoException).code} ${describeError(error)}`);
+  return new ResearcherError("WATCH_FAILED", `${where}: the system's limit of file watches is reached (${describeError(error)})`, {
+    hint: instances
+      ? "raise fs.inotify.max_user_instances, e.g. `sudo sysctl fs.inotify.max_user_instances=1024`"
+      : "raise fs.inotify.max_user_watches, e.g. `sudo sysctl fs.inotify.max_user_watches=524288` (add it to /etc/sysctl.conf to keep it)",
+    cause: error,
+  });
+}

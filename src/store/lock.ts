@@ -1,0 +1,129 @@
+/**
+ * A writer lock per repository: one indexer at a time; readers never wait (SQLite WAL).
+ *
+ * The lock file holds `<pid> <start time>` and appears with that content in one step (written to a temp file,
+ * then hard-linked to `lock`, which fails if it exists), so no one ever reads a half-written lock. A lock is
+ * stale when its process is gone or its pid now names another process (Linux: the start time in
+ * /proc/<pid>/stat differs). Removing a stale lock is a compare-and-delete done while holding `lock.takeover`,
+ * itself such a lock: two writers that both find the same stale lock cannot both remove what the other took.
+ */
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempPathFor } from "./atomic.ts";
+import { ResearcherError } from "../errors.ts";
+
+interface Holder {
+  pid: number;
+  /** Clock ticks after boot when the process started (Linux), or null where that cannot be read. */
+  start: number | null;
+}
+
+/** Enough rounds for stale locks and takeovers by others to settle; a live holder ends it at once. */
+const ATTEMPTS = 100;
+
+export function acquireWriterLock(dir: string, name: string): () => void {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, "lock");
+  const mine = contentFor(process.pid);
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    if (createWith(file, mine)) return () => rmSync(file, { force: true });
+    const found = readLock(file);
+    if (found === undefined) continue; // released meanwhile
+    const holder = parseHolder(found);
+    // A live holder, this process included, keeps the lock: two writers in one process are no safer.
+    if (holder && isRunning(holder)) {
+      throw new ResearcherError("LOCKED", `repository '${name}' is being indexed by process ${holder.pid}`, {
+        hint: `wait for it to finish, or remove ${file} if that process is gone`,
+      });
+    }
+    removeIfStill(file, found);
+    Bun.sleepSync(Math.random()); // let a concurrent takeover finish
+  }
+  throw new ResearcherError("LOCKED", `cannot take the writer lock ${file}`, { hint: "try again in a moment" });
+}
+
+/** The start time of a process (field 22 of /proc/<pid>/stat), null where there is no /proc. */
+export function processStartTime(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Field 2 is the command name in parentheses and may contain spaces: count from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const start = Number(fields[19]);
+    return Number.isFinite(start) ? start : null;
+  } catch {
+    return null;
+  }
+}
+
+function contentFor(pid: number): string {
+  return `${pid} ${processStartTime(pid) ?? "-"}\n`;
+}
+
+/** Create `file` holding `content`, atomically; false if it already exists. */
+function createWith(file: string, content: string): boolean {
+  const temp = tempPathFor(file);
+  try {
+    writeFileSync(temp, content);
+    linkSync(temp, file);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  } finally {
+    rmSync(temp, { force: true });
+  }
+}
+
+/**
+ * Delete the stale lock `file` if it still holds `stale`. Only the holder of `<file>.takeover` compares and
+ * deletes, so the lock cannot change between the two steps: a new lock cannot be created while `file`
+ * exists, and the stale one's owner is dead. A takeover lock left by a writer that died mid-takeover is
+ * itself stale and removed the same way.
+ */
+function removeIfStill(file: string, stale: string): void {
+  const guard = `${file}.takeover`;
+  if (!createWith(guard, contentFor(process.pid))) {
+    const found = readLock(guard);
+    const holder = found === undefined ? null : parseHolder(found);
+    if (found !== undefined && !(holder && isRunning(holder))) removeIfStill(guard, found);
+    return;
+  }
+  try {
+    if (readLock(file) === stale) rmSync(file, { force: true });
+  } finally {
+    rmSync(guard, { force: true });
+  }
+}
+
+function readLock(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
+/** `<pid> <start>`, or null when the content is not a lock (then it is stale); `-` for start: judged by pid alone. */
+function parseHolder(content: string): Holder | null {
+  const [pid, start] = content.trim().split(/\s+/);
+  const id = Number(pid);
+  if (!Number.isSafeInteger(id) || id <= 0) return null;
+  const ticks = Number(start);
+  return { pid: id, start: start !== undefined && start !== "-" && Number.isFinite(ticks) ? ticks : null };
+}
+
+function isRunning(holder: Holder): boolean {
+  if (!isAlive(holder.pid)) return false;
+  const start = processStartTime(holder.pid);
+  return holder.start === null || start === null || start === holder.start;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -1,0 +1,271 @@
+/**
+ * The schema of `index.db`, its versions and upgrades, and opening it safely: writers (under the writer lock)
+ * create a missing index beside and link it into place, and migrate an older schema; readers never write the
+ * schema, so a search racing the first `index` sees either no index or a complete one.
+ */
+import { Database } from "bun:sqlite";
+import { existsSync, linkSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { dirname } from "node:path";
+import { syncFolder, tempPathFor } from "./atomic.ts";
+import { describeError, isSqliteDamage, ResearcherError } from "../errors.ts";
+import { acquireWriterLock } from "./lock.ts";
+
+export const SCHEMA_VERSION = 4;
+
+/**
+ * Impact lists (see bm25.ts): for words in many fragments, the fragments where the word weighs most (its weighted
+ * count and the fragment's length), so a one-word query reads a short list instead of scoring every fragment that
+ * holds the word. `bound` is the most the word weighs in any fragment left off its list, at the average length
+ * recorded in meta `impacts`; a fragment written later joins the list if it weighs more.
+ */
+const IMPACTS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS term_impacts (
+  term TEXT NOT NULL,
+  impact REAL NOT NULL,
+  fragment_id INTEGER NOT NULL,
+  weighted_tf REAL NOT NULL,
+  length INTEGER NOT NULL,
+  PRIMARY KEY (term, impact, fragment_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS term_impacts_by_fragment ON term_impacts(fragment_id);
+CREATE TABLE IF NOT EXISTS term_bounds (term TEXT PRIMARY KEY, bound REAL NOT NULL) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS term_impacts_delete AFTER DELETE ON fragments BEGIN
+  DELETE FROM term_impacts WHERE fragment_id = old.id;
+END;
+`;
+
+const SCHEMA = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE documents (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  path TEXT NOT NULL UNIQUE,
+  hash TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  mtime_ms REAL NOT NULL,
+  title TEXT NOT NULL,
+  format TEXT NOT NULL,
+  metadata TEXT NOT NULL DEFAULT '{}',
+  indexed_at TEXT NOT NULL
+);
+-- AUTOINCREMENT: fragment ids are keys in vectors.usearch and must never be reused.
+CREATE TABLE fragments (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  start_line INTEGER NOT NULL,
+  end_line INTEGER NOT NULL,
+  page INTEGER,
+  page_end INTEGER,
+  heading TEXT NOT NULL,
+  text TEXT NOT NULL,
+  text_hash TEXT NOT NULL
+);
+CREATE INDEX fragments_by_document ON fragments(document_id, seq);
+CREATE INDEX fragments_by_text_hash ON fragments(text_hash);
+-- Fragment → document without reading fragment texts (counting matched documents reads one per match).
+CREATE INDEX fragments_owner ON fragments(id, document_id);
+-- Contentless: the text lives once, in fragments; snippets are cut from there.
+CREATE VIRTUAL TABLE fragments_fts USING fts5(
+  title, heading, body, content='', contentless_delete=1,
+  tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER fragments_fts_delete AFTER DELETE ON fragments BEGIN
+  DELETE FROM fragments_fts WHERE rowid = old.id;
+END;
+${IMPACTS_SCHEMA}
+-- Vectors keyed by the fragment text's hash: an unchanged text is never embedded twice.
+CREATE TABLE embeddings (text_hash TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE failures (path TEXT PRIMARY KEY, reason TEXT NOT NULL, at TEXT NOT NULL);
+`;
+
+/** How a writer opens the index: `create` a missing one; `fresh` (`index --rebuild`) also replaces one it cannot use. */
+export type OpenMode = "read" | "create" | "fresh";
+
+/** An open index.db, and where an index that could not be used was moved aside (`fresh` only). */
+export interface OpenedIndex {
+  db: Database;
+  movedAside?: { to: string; why: string };
+}
+
+/**
+ * Open a repository database. Writers (`create`, under the writer lock) create it when missing and migrate an
+ * older schema. A file that is not a readable SQLite database is INDEX_CORRUPT for readers; a writer moves it aside
+ * (as `index.db.damaged-<time>`, with its WAL) and starts a new index. `fresh` (a rebuild, which rewrites everything
+ * anyway) also checks every page first (`quick_check`) and moves aside an index that is damaged inside, one
+ * written by a newer researcher, or one that fails to open: whatever state it is in, a rebuild can start.
+ */
+export function openIndexDatabase(file: string, name: string, mode: OpenMode): OpenedIndex {
+  const create = mode !== "read";
+  if (!existsSync(file)) {
+    if (!create) {
+      throw new ResearcherError("NOT_INDEXED", `repository '${name}' has not been indexed yet (no ${file})`, {
+        hint: `run \`researcher index ${name}\``,
+      });
+    }
+    createBeside(file);
+  }
+  let why: string;
+  try {
+    const db = openChecked(file, name, create);
+    if (mode !== "fresh") return { db };
+    const damage = pageDamage(db);
+    if (damage === null) return { db };
+    db.close();
+    why = damage;
+  } catch (error) {
+    if (!create || !(isUnreadable(error) || (mode === "fresh" && isIndexFailure(error)))) throw error;
+    why = describeError(error);
+  }
+  const to = moveAside(file);
+  createBeside(file);
+  return { db: openChecked(file, name, true), movedAside: { to, why } };
+}
+
+/** What SQLite's page-level check (`quick_check`) finds wrong, or null when every page is whole. */
+function pageDamage(db: Database): string | null {
+  try {
+    const rows = db.query<{ quick_check: string }, []>("PRAGMA quick_check").all().map((r) => r.quick_check);
+    return rows.length === 1 && rows[0] === "ok" ? null : rows.slice(0, 3).join("; ");
+  } catch (error) {
+    if (isSqliteDamage(error)) return describeError(error);
+    throw error;
+  }
+}
+
+/** An SQLite error saying index.db's pages are damaged, as the error that says what to do about it. */
+export function damagedIndex(error: unknown, name: string): ResearcherError {
+  return new ResearcherError("INDEX_CORRUPT", `the index of '${name}' is damaged: ${describeError(error)}`, {
+    hint: `rebuild it with \`researcher index --rebuild ${name}\` (it moves the damaged index aside)`,
+    cause: error,
+  });
+}
+
+/** INDEX_CORRUPT from opening, for any reason but permissions: a rebuild replaces the file. */
+const isIndexFailure = (error: unknown) => error instanceof ResearcherError && error.code === "INDEX_CORRUPT" && !(error instanceof NotPermitted);
+
+/** What turns schema version N - 1 into N. */
+const UPGRADES: Record<number, string> = {
+  2: "CREATE INDEX IF NOT EXISTS fragments_owner ON fragments(id, document_id)",
+  // v3: fragments remember the page they end on; a document's format is its file type (md, txt, pdf, …).
+  3: `ALTER TABLE fragments ADD COLUMN page_end INTEGER;
+      UPDATE documents SET format = CASE format WHEN 'markdown' THEN 'md' WHEN 'text' THEN 'txt' ELSE format END;`,
+  // v4: impact lists for one-word BM25 queries (empty until an index run of a large repository builds them).
+  4: IMPACTS_SCHEMA,
+};
+
+/** An index.db that SQLite cannot read at all; a writer replaces it (other errors, e.g. busy, never do). */
+class UnreadableIndex extends ResearcherError {}
+
+/** An index.db this user may not read or write: no rebuild helps, permissions do. */
+class NotPermitted extends ResearcherError {}
+
+const isUnreadable = (error: unknown) => error instanceof UnreadableIndex;
+
+function corrupt(file: string, name: string, why: string, cause?: unknown): UnreadableIndex {
+  return new UnreadableIndex("INDEX_CORRUPT", `cannot open ${file}: ${why}`, {
+    hint: `rebuild it with \`researcher index --rebuild ${name}\``,
+    cause,
+  });
+}
+
+/** SQLite's codes for a file it may not open, lock or write. */
+const PERMISSION_CODES = new Set(["SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_AUTH"]);
+
+/** Open an existing index.db and bring its schema up to date (writers, or a reader holding the writer lock). */
+function openChecked(file: string, name: string, writer: boolean): Database {
+  if (statSync(file).size === 0) throw corrupt(file, name, "the file is empty");
+  let db: Database | undefined;
+  try {
+    db = new Database(file, { readwrite: true, create: false, strict: true });
+    db.run("PRAGMA busy_timeout = 5000");
+    const version = userVersion(db);
+    if (version === 0 && !writer) throw corrupt(file, name, "it holds no researcher index");
+    if (version > SCHEMA_VERSION) {
+      throw new ResearcherError("INDEX_CORRUPT", `${file} was written by a newer researcher (schema ${version})`, {
+        hint: `upgrade researcher, or start over with \`researcher index --rebuild ${name}\` (it moves this index aside)`,
+      });
+    }
+    if (version < SCHEMA_VERSION) upgrade(db, file, name, writer);
+    db.run("PRAGMA foreign_keys = ON");
+    db.run("PRAGMA synchronous = NORMAL");
+    return db;
+  } catch (error) {
+    db?.close();
+    if (error instanceof ResearcherError) throw error;
+    const code = (error as { code?: string }).code ?? "";
+    if (code === "SQLITE_NOTADB") throw corrupt(file, name, "it is not an SQLite database", error);
+    if ([...PERMISSION_CODES].some((base) => code === base || code.startsWith(`${base}_`))) {
+      throw new NotPermitted("INDEX_CORRUPT", `cannot open ${file}: ${(error as Error).message}`, {
+        hint: `give yourself read and write access to the folder and its files (\`ls -la ${dirname(file)}\` shows who has it)`,
+        cause: error,
+      });
+    }
+    throw new ResearcherError("INDEX_CORRUPT", `cannot open ${file}: ${(error as Error).message}`, {
+      hint: `rebuild it with \`researcher index --rebuild ${name}\` (it moves this index aside)`,
+      cause: error,
+    });
+  }
+}
+
+const userVersion = (db: Database) => db.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version ?? 0;
+
+/** A reader that finds an older schema upgrades it as a writer would: under the writer lock. */
+function upgrade(db: Database, file: string, name: string, writer: boolean): void {
+  const release = writer ? undefined : acquireWriterLock(dirname(file), name);
+  try {
+    migrate(db);
+  } finally {
+    release?.();
+  }
+}
+
+/**
+ * Create or upgrade the schema inside one IMMEDIATE transaction that re-reads the version first: of two
+ * processes racing here, the second finds the work done.
+ */
+function migrate(db: Database): void {
+  db.run("BEGIN IMMEDIATE");
+  try {
+    const from = userVersion(db);
+    if (from === 0) db.run(SCHEMA);
+    else for (let version = from + 1; version <= SCHEMA_VERSION; version++) db.run(UPGRADES[version]!);
+    db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+    db.run("COMMIT");
+  } catch (error) {
+    db.run("ROLLBACK");
+    throw error;
+  }
+}
+
+/**
+ * A new index is built beside and linked into place complete (schema, WAL mode): no reader ever sees an empty or
+ * half-made index.db. `link` fails if another writer got there first, and then its index is the one used.
+ */
+function createBeside(file: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const temp = tempPathFor(file);
+  try {
+    const db = new Database(temp, { create: true, strict: true });
+    try {
+      db.run("PRAGMA journal_mode = WAL");
+      migrate(db);
+    } finally {
+      db.close();
+    }
+    linkSync(temp, file);
+    syncFolder(dirname(file));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  } finally {
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(temp + suffix, { force: true });
+  }
+}
+
+/** Keep an index that cannot be used (and its WAL, which must not be replayed into a new one) for whoever wants to look. */
+function moveAside(file: string): string {
+  const aside = `${file}.damaged-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+  for (const suffix of ["-wal", "-shm", ""]) {
+    if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
+  }
+  return aside;
+}

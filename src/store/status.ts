@@ -1,0 +1,50 @@
+/** What each repository's index holds: counts, freshness, size on disk, files that failed. */
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Repository } from "../repos.ts";
+import { Store } from "./store.ts";
+
+export interface RepositoryStatus {
+  name: string;
+  path: string;
+  description: string | null;
+  documents: number;
+  fragments: number;
+  /** ISO time of the last completed index run, or null when never indexed. */
+  last_indexed: string | null;
+  /** Bytes of the repository's index folder on disk. */
+  bytes: number;
+  /** The embedding model of its vectors, or null for BM25 only. */
+  model: string | null;
+  vectors: number;
+  failures: { path: string; reason: string }[];
+}
+
+export function repositoryStatus(repo: Repository): RepositoryStatus {
+  const base = { name: repo.name, path: repo.path, description: repo.description };
+  if (!Store.exists(repo.dir)) {
+    return { ...base, documents: 0, fragments: 0, last_indexed: null, bytes: 0, model: null, vectors: 0, failures: [] };
+  }
+  const store = Store.open(repo.dir);
+  try {
+    return {
+      ...base,
+      ...store.counts(),
+      last_indexed: store.getMeta("last_indexed") ?? null,
+      bytes: folderBytes(repo.dir),
+      model: store.embeddingModel()?.id ?? null,
+      vectors: store.vectorCount(),
+      failures: store.failures(),
+    };
+  } finally {
+    store.close();
+  }
+}
+
+function folderBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isFile()) total += statSync(join(dir, entry.name)).size;
+  }
+  return total;
+}

@@ -1,0 +1,665 @@
+/** One repository's `index.db`: every query against it (its schema is in schema.ts). SQLite is the source of truth. */
+import type { Database } from "bun:sqlite";
+import { existsSync, statSync } from "node:fs";
+import { basename, join } from "node:path";
+import { ResearcherError } from "../errors.ts";
+import { openIndexDatabase, type OpenedIndex } from "./schema.ts";
+import type { Fragment } from "../index/chunk.ts";
+import type { SqlCondition } from "../search/filters.ts";
+import { ftsText } from "../text.ts";
+
+export interface StoredDocument {
+  id: number;
+  path: string;
+  hash: string;
+  size: number;
+  mtimeMs: number;
+}
+
+export interface DocumentInput {
+  path: string;
+  hash: string;
+  size: number;
+  mtimeMs: number;
+  title: string;
+  format: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface FragmentRow {
+  id: number;
+  documentId: number;
+  seq: number;
+  startLine: number;
+  endLine: number;
+  page: number | null;
+  pageEnd: number | null;
+  heading: string;
+  text: string;
+  path: string;
+  title: string;
+  hash: string;
+  format: string;
+  /** The document's metadata as stored (JSON text). */
+  metadata: string;
+}
+
+/** A document as `ls` and `get --meta` show it. */
+export interface ListedDocument extends DocumentInput {
+  indexedAt: string;
+  fragments: number;
+  /** The last page for paged formats (PDF), null for the rest. */
+  pages: number | null;
+}
+
+function parseMetadata(json: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(json);
+    return value && typeof value === "object" && !Array.isArray(value) ? value : {};
+  } catch {
+    return {};
+  }
+}
+
+export interface Bm25Weights {
+  title: number;
+  heading: number;
+  body: number;
+}
+
+export const HEADING_SEPARATOR = " › ";
+
+/** The model a repository was embedded with. */
+export interface StoredModel {
+  id: string;
+  provider: string;
+  dims: number;
+  fingerprint: string;
+}
+
+function toFloat32(blob: Uint8Array): Float32Array {
+  return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
+}
+
+export class Store {
+  readonly db: Database;
+  /** Where `open` with `fresh` moved an index it could not use, and why. */
+  readonly movedAside?: OpenedIndex["movedAside"];
+
+  private constructor({ db, movedAside }: OpenedIndex) {
+    this.db = db;
+    this.movedAside = movedAside;
+  }
+
+  static dbPath(dir: string): string {
+    return join(dir, "index.db");
+  }
+
+  static exists(dir: string): boolean {
+    return existsSync(Store.dbPath(dir));
+  }
+
+  /**
+   * Open a repository database; see schema.ts for who may create and migrate it. `fresh` (a rebuild) moves aside
+   * an index it cannot use, whatever is wrong with it, and starts a new one.
+   */
+  static open(dir: string, options: { create?: boolean; fresh?: boolean } = {}): Store {
+    const mode = options.fresh ? "fresh" : options.create ? "create" : "read";
+    return new Store(openIndexDatabase(Store.dbPath(dir), basename(dir), mode));
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** Searches running on this connection's read snapshot (see `snapshot`). */
+  private readers = 0;
+
+  /**
+   * Run `work` on one consistent snapshot: a read transaction (WAL readers never block the writer) held while
+   * any search on this connection runs, so ranking and reading rows see the same index even when an index run
+   * commits in between. Concurrent searches on a shared connection share the snapshot.
+   */
+  async snapshot<T>(work: () => Promise<T>): Promise<T> {
+    if (this.readers++ === 0 && !this.db.inTransaction) this.db.run("BEGIN");
+    try {
+      return await work();
+    } finally {
+      if (--this.readers === 0 && this.db.inTransaction) this.db.run("COMMIT");
+    }
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  getMeta(key: string): string | undefined {
+    return this.db.query<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?").get(key)?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.db.query("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+  }
+
+  deleteMeta(key: string): void {
+    this.db.query("DELETE FROM meta WHERE key = ?").run(key);
+  }
+
+  documents(): Map<string, StoredDocument> {
+    const rows = this.db
+      .query<StoredDocument, []>("SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents")
+      .all();
+    return new Map(rows.map((row) => [row.path, row]));
+  }
+
+  /**
+   * Write a document and all its fragments, replacing the stored version if `replaces`. Call inside
+   * `transaction` so readers never see half of it. (A DELETE touches the FTS index and costs a flush of its
+   * pending writes, so new documents skip it: that is most of a fresh index's time otherwise.)
+   */
+  replaceDocument(doc: DocumentInput, fragments: Fragment[], textHashes: string[], replaces = true): number {
+    if (replaces) this.db.query("DELETE FROM documents WHERE path = ?").run(doc.path);
+    // `.run().lastInsertRowid`, not RETURNING: a RETURNING insert read with .get() costs several times more here.
+    const id = Number(
+      this.db
+        .query(
+          `INSERT INTO documents(path, hash, size, mtime_ms, title, format, metadata, indexed_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(doc.path, doc.hash, doc.size, doc.mtimeMs, doc.title, doc.format, JSON.stringify(doc.metadata), new Date().toISOString())
+        .lastInsertRowid,
+    );
+    const insertFragment = this.db.query(
+      `INSERT INTO fragments(document_id, seq, start_line, end_line, page, page_end, heading, text, text_hash)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const insertFts = this.db.query("INSERT INTO fragments_fts(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
+    const title = ftsText(doc.title);
+    fragments.forEach((fragment, i) => {
+      const heading = fragment.headings.join(HEADING_SEPARATOR);
+      const row = insertFragment.run(
+        id, fragment.seq, fragment.startLine, fragment.endLine, fragment.page, fragment.pageEnd, heading, fragment.text, textHashes[i]!,
+      );
+      insertFts.run(row.lastInsertRowid, title, ftsText(heading), ftsText(fragment.text));
+    });
+    return id;
+  }
+
+  documentByPath(path: string): { id: number; hash: string; title: string } | undefined {
+    return this.db.query<{ id: number; hash: string; title: string }, [string]>("SELECT id, hash, title FROM documents WHERE path = ?").get(path) ?? undefined;
+  }
+
+  pathByHashPrefix(prefix: string): string | undefined {
+    return this.db.query<{ path: string }, [string]>("SELECT path FROM documents WHERE hash LIKE ? || '%' LIMIT 1").get(prefix)?.path;
+  }
+
+  /** Indexed documents as listings show them (all, or the one at `path`): stored fields, fragment count, last page. */
+  documentListing(path?: string): ListedDocument[] {
+    const rows = this.db
+      .query<Omit<ListedDocument, "metadata"> & { metadata: string }, string[]>(
+        `SELECT d.path, d.hash, d.size, d.mtime_ms AS mtimeMs, d.title, d.format, d.metadata, d.indexed_at AS indexedAt,
+                (SELECT count(*) FROM fragments f WHERE f.document_id = d.id) AS fragments,
+                (SELECT max(coalesce(f.page_end, f.page)) FROM fragments f WHERE f.document_id = d.id) AS pages
+         FROM documents d ${path === undefined ? "" : "WHERE d.path = ?"} ORDER BY d.path`,
+      )
+      .all(...(path === undefined ? [] : [path]));
+    return rows.map((row) => ({ ...row, metadata: parseMetadata(row.metadata) }));
+  }
+
+  /** Record a new size/mtime for a file whose content hash did not change. */
+  touchDocument(id: number, size: number, mtimeMs: number): void {
+    this.db.query("UPDATE documents SET size = ?, mtime_ms = ? WHERE id = ?").run(size, mtimeMs, id);
+  }
+
+  deleteDocument(path: string): boolean {
+    return this.db.query("DELETE FROM documents WHERE path = ?").run(path).changes > 0;
+  }
+
+  /** Record a run's failures: they replace all recorded ones, or with `paths` (a partial run) only those paths'. */
+  recordFailures(failures: { path: string; reason: string }[], paths?: string[]): void {
+    if (paths) {
+      const forget = this.db.query("DELETE FROM failures WHERE path = ?");
+      for (const path of paths) forget.run(path);
+    } else this.db.run("DELETE FROM failures");
+    const insert = this.db.query("INSERT OR REPLACE INTO failures(path, reason, at) VALUES (?, ?, ?)");
+    const at = new Date().toISOString();
+    for (const failure of failures) insert.run(failure.path, failure.reason, at);
+  }
+
+  failures(): { path: string; reason: string }[] {
+    return this.db.query<{ path: string; reason: string }, []>("SELECT path, reason FROM failures ORDER BY path").all();
+  }
+
+  /**
+   * The best fragments for an FTS5 MATCH expression, with BM25 scores (higher is better); with `where` (see
+   * filters.ts), only fragments it admits are ranked, so the limit counts admitted fragments.
+   */
+  searchBm25(match: string, weights: Bm25Weights, limit: number, where?: SqlCondition): { id: number; score: number }[] {
+    return matching(() =>
+      this.db
+        .query<{ id: number; score: number }, (string | number)[]>(
+          `SELECT rowid AS id, -bm25(fragments_fts, ${weights.title}, ${weights.heading}, ${weights.body}) AS score
+           FROM fragments_fts WHERE fragments_fts MATCH ?${admitted(where)} ORDER BY score DESC LIMIT ?`,
+        )
+        .all(match, ...(where?.params ?? []), limit),
+    );
+  }
+
+  /**
+   * What FTS5's bm25() reads besides the match itself: the number of rows and their average length in tokens (all
+   * columns), from the full-text index's own totals record, so a score computed here equals bm25()'s.
+   */
+  fullTextTotals(): { rows: number; averageLength: number } {
+    const block = this.db.query<{ block: Uint8Array }, []>("SELECT block FROM fragments_fts_data WHERE id = 1").get()?.block;
+    if (!block) return { rows: 0, averageLength: 0 };
+    const [rows, ...columns] = readVarints(block);
+    const tokens = columns.reduce((sum, n) => sum + n, 0);
+    return { rows: rows ?? 0, averageLength: rows ? tokens / rows : 0 };
+  }
+
+  /** Each fragment's length in tokens (all columns), as FTS5 recorded it when indexing. */
+  fullTextLengths(ids: number[]): Map<number, number> {
+    const rows = this.db
+      .query<{ id: number; sz: Uint8Array }, [string]>("SELECT id, sz FROM fragments_fts_docsize WHERE id IN (SELECT value FROM json_each(?))")
+      .all(JSON.stringify(ids));
+    return new Map(rows.map((row) => [row.id, readVarints(row.sz).reduce((sum, n) => sum + n, 0)]));
+  }
+
+  private scratch = false;
+
+  /** The scratch full-text table (same tokenizer as the index) and its per-occurrence view, in the temp schema. */
+  private openScratch(): void {
+    if (this.scratch) return;
+    this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring USING fts5(title, heading, body, content='', tokenize='porter unicode61 remove_diacritics 2')`);
+    this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring_terms USING fts5vocab(temp, scoring, instance)");
+    this.scratch = true;
+  }
+
+  /**
+   * How often each term occurs in each column (title, heading, body) of these fragments, tokenized exactly as the
+   * index tokenized them: their texts go through a scratch FTS5 table with the same tokenizer (a reader can write
+   * its temp schema), which costs microseconds per fragment instead of a pass over each term's whole posting list.
+   */
+  termCounts(ids: number[], terms: string[]): Map<number, Map<string, [number, number, number]>> {
+    this.openScratch();
+    const counts = new Map<number, Map<string, [number, number, number]>>(ids.map((id) => [id, new Map()]));
+    this.db.transaction(() => {
+      this.db.run("INSERT INTO temp.scoring(scoring) VALUES ('delete-all')");
+      const texts = this.db
+        .query<{ id: number; title: string; heading: string; text: string }, [string]>(
+          `SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id
+           WHERE f.id IN (SELECT value FROM json_each(?))`,
+        )
+        .all(JSON.stringify(ids));
+      const insert = this.db.query("INSERT INTO temp.scoring(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
+      for (const row of texts) insert.run(row.id, ftsText(row.title), ftsText(row.heading), ftsText(row.text));
+      const instances = this.db.query<{ doc: number; col: string; n: number }, [string]>(
+        "SELECT doc, col, count(*) AS n FROM temp.scoring_terms WHERE term = ? GROUP BY doc, col",
+      );
+      for (const term of terms) {
+        for (const { doc, col, n } of instances.all(term)) {
+          const perColumn = counts.get(doc)!.get(term) ?? [0, 0, 0];
+          perColumn[COLUMNS.indexOf(col)] = n;
+          counts.get(doc)!.set(term, perColumn);
+        }
+      }
+    })();
+    return counts;
+  }
+
+  /** The terms FTS5 indexes as themselves when searched: each goes through the tokenizer in a scratch row. */
+  selfStemming(terms: string[]): string[] {
+    this.openScratch();
+    return this.db.transaction(() => {
+      this.db.run("INSERT INTO temp.scoring(scoring) VALUES ('delete-all')");
+      const insert = this.db.query("INSERT INTO temp.scoring(rowid, title, heading, body) VALUES (?, '', '', ?)");
+      terms.forEach((term, i) => insert.run(i + 1, term));
+      const found = this.db.query<{ doc: number; term: string }, []>("SELECT doc, term FROM temp.scoring_terms").all();
+      const same = new Set(found.filter((row) => row.term === terms[row.doc - 1]).map((row) => row.doc - 1));
+      return terms.filter((_, i) => same.has(i));
+    })();
+  }
+
+  /** How many fragments match (a separate pass without ranking is cheaper than counting ranked rows). */
+  countMatchingFragments(match: string, where?: SqlCondition): number {
+    return matching(
+      () =>
+        this.db
+          .query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM fragments_fts WHERE fragments_fts MATCH ?${admitted(where)}`)
+          .get(match, ...(where?.params ?? []))!.n,
+    );
+  }
+
+  /** The fragments a filter admits. */
+  fragmentIdsWhere(where: SqlCondition): number[] {
+    return this.db
+      .query<{ id: number }, (string | number)[]>(`SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE ${where.sql}`)
+      .all(...where.params)
+      .map((row) => row.id);
+  }
+
+  /** Every document's id and path (what a path glob is matched against). */
+  documentPaths(): { id: number; path: string }[] {
+    return this.db.query<{ id: number; path: string }, []>("SELECT id, path FROM documents").all();
+  }
+
+  private vocabulary = false;
+  private fragmentTotal = { version: -1, count: 0 };
+
+  /** Fragments in the index, cached until any connection commits a change. */
+  fragmentCount(): number {
+    const version = this.dataVersion();
+    if (version !== this.fragmentTotal.version) {
+      this.fragmentTotal = { version, count: this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments").get()!.n };
+    }
+    return this.fragmentTotal.count;
+  }
+
+  private frequencies = { version: -1, terms: new Map<string, number>() };
+
+  /** How many fragments contain each (stemmed) term, read from FTS5's own index; cached until the data changes. */
+  termFrequencies(terms: string[]): Map<string, number> {
+    if (!this.vocabulary) {
+      this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fragments_vocab USING fts5vocab(main, fragments_fts, row)");
+      this.vocabulary = true;
+    }
+    const version = this.dataVersion();
+    if (version !== this.frequencies.version) this.frequencies = { version, terms: new Map() };
+    const cache = this.frequencies.terms;
+    const lookup = this.db.query<{ doc: number }, [string]>("SELECT doc FROM temp.fragments_vocab WHERE term = ?");
+    return new Map(
+      terms.map((term) => {
+        if (!cache.has(term)) cache.set(term, lookup.get(term)?.doc ?? 0);
+        return [term, cache.get(term)!];
+      }),
+    );
+  }
+
+  /** Terms found in at least `minimum` fragments (a pass over the full-text index's vocabulary). */
+  commonTerms(minimum: number): string[] {
+    this.termFrequencies([]);
+    return this.db
+      .query<{ term: string }, [number]>("SELECT term FROM temp.fragments_vocab WHERE doc >= ?")
+      .all(minimum)
+      .map((row) => row.term);
+  }
+
+  /** Changes whenever another connection commits (SQLite's own counter). */
+  private dataVersion(): number {
+    return this.db.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
+  }
+
+  countMatchingDocuments(match: string, where?: SqlCondition): number {
+    return matching(
+      () =>
+        this.db
+          .query<{ n: number }, (string | number)[]>(
+            `SELECT count(DISTINCT f.document_id) AS n
+             FROM fragments_fts JOIN fragments f INDEXED BY fragments_owner ON f.id = fragments_fts.rowid
+             WHERE fragments_fts MATCH ?${admitted(where)}`,
+          )
+          .get(match, ...(where?.params ?? []))?.n ?? 0,
+    );
+  }
+
+  /** Which document (id and path) each fragment belongs to, without reading fragment texts. */
+  ownersOf(ids: number[]): Map<number, { documentId: number; path: string }> {
+    const rows = this.db
+      .query<{ id: number; documentId: number; path: string }, [string]>(
+        `SELECT f.id, f.document_id AS documentId, d.path
+         FROM fragments f INDEXED BY fragments_owner JOIN documents d ON d.id = f.document_id
+         WHERE f.id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(JSON.stringify(ids));
+    return new Map(rows.map(({ id, ...owner }) => [id, owner]));
+  }
+
+  fragmentsByIds(ids: number[]): Map<number, FragmentRow> {
+    if (ids.length === 0) return new Map();
+    const rows = this.db
+      .query<FragmentRow, string[]>(
+        `SELECT f.id, f.document_id AS documentId, f.seq, f.start_line AS startLine, f.end_line AS endLine, f.page,
+                f.page_end AS pageEnd, f.heading, f.text, d.path, d.title, d.hash, d.format, d.metadata
+         FROM fragments f JOIN documents d ON d.id = f.document_id
+         WHERE f.id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(JSON.stringify(ids));
+    return new Map(rows.map((row) => [row.id, row]));
+  }
+
+  // ---- vectors --------------------------------------------------------------------------------------------
+
+  /** Fragments whose text has no vector yet, one per distinct text. */
+  fragmentsWithoutVectors(): { textHash: string; title: string; heading: string; text: string }[] {
+    return this.db
+      .query<{ textHash: string; title: string; heading: string; text: string }, []>(
+        `SELECT f.text_hash AS textHash, d.title, f.heading, f.text
+         FROM fragments f JOIN documents d ON d.id = f.document_id
+         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = f.text_hash)
+         GROUP BY f.text_hash`,
+      )
+      .all();
+  }
+
+  insertVectors(rows: { textHash: string; vector: Float32Array }[]): void {
+    const insert = this.db.query("INSERT OR REPLACE INTO embeddings(text_hash, vector) VALUES (?, ?)");
+    for (const row of rows) insert.run(row.textHash, new Uint8Array(row.vector.buffer, row.vector.byteOffset, row.vector.byteLength));
+  }
+
+  /** Vectors no fragment refers to any more (their text was edited or deleted). */
+  pruneVectors(): number {
+    return this.db.run("DELETE FROM embeddings WHERE text_hash NOT IN (SELECT text_hash FROM fragments)").changes;
+  }
+
+  clearVectors(): void {
+    this.db.run("DELETE FROM embeddings");
+    this.deleteMeta("embedding_model");
+  }
+
+  /**
+   * Every fragment's vector, `size` at a time, as fragment ids and one row-major matrix: building the ANN file of a
+   * million vectors never holds them all as JavaScript objects (that peaked at ~11 GB at 1M × 384).
+   */
+  *vectorBatches(size: number): Generator<{ keys: BigUint64Array; matrix: Float32Array }> {
+    let ids: number[] = [];
+    let blobs: Uint8Array[] = [];
+    const pack = () => {
+      const matrix = new Float32Array(blobs.reduce((sum, blob) => sum + blob.byteLength, 0) / 4);
+      const bytes = new Uint8Array(matrix.buffer);
+      let at = 0;
+      for (const blob of blobs) bytes.set(blob, (at += blob.byteLength) - blob.byteLength);
+      return { keys: BigUint64Array.from(ids, BigInt), matrix };
+    };
+    const rows = this.db.query<{ id: number; vector: Uint8Array }, []>("SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash");
+    for (const row of rows.iterate()) {
+      ids.push(row.id);
+      blobs.push(row.vector);
+      if (ids.length === size) {
+        yield pack();
+        [ids, blobs] = [[], []];
+      }
+    }
+    if (ids.length > 0) yield pack();
+  }
+
+  allVectors(): { id: number; vector: Float32Array }[] {
+    return this.db
+      .query<{ id: number; vector: Uint8Array }, []>("SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash")
+      .all()
+      .map((row) => ({ id: row.id, vector: toFloat32(row.vector) }));
+  }
+
+  /** The vectors of these fragments (an exact search over a filter's fragments reads only those). */
+  vectorsOf(ids: number[]): { id: number; vector: Float32Array }[] {
+    return this.db
+      .query<{ id: number; vector: Uint8Array }, [string]>(
+        `SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash
+         WHERE f.id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(JSON.stringify(ids))
+      .map((row) => ({ id: row.id, vector: toFloat32(row.vector) }));
+  }
+
+  vectorCount(): number {
+    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash").get()!.n;
+  }
+
+  /** Changes whenever the set of fragment vectors may have changed; the ANN file records the one it was built for. */
+  vectorsGeneration(): string {
+    return this.getMeta("vectors_generation") ?? "0";
+  }
+
+  bumpVectorsGeneration(): void {
+    this.setMeta("vectors_generation", String(Number(this.vectorsGeneration()) + 1));
+  }
+
+  embeddingModel(): StoredModel | undefined {
+    const raw = this.getMeta("embedding_model");
+    return raw ? (JSON.parse(raw) as StoredModel) : undefined;
+  }
+
+  setEmbeddingModel(model: StoredModel): void {
+    this.setMeta("embedding_model", JSON.stringify(model));
+  }
+
+  document(path: string): StoredDocument | undefined {
+    return this.db.query<StoredDocument, [string]>("SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents WHERE path = ?").get(path) ?? undefined;
+  }
+
+  /** The documents under a folder (relative, no trailing `/`), found by a range of the path index. */
+  documentsUnder(folder: string): StoredDocument[] {
+    // Every path that starts with `folder/` sorts in [`folder/`, `folder0`): '0' follows '/'.
+    return this.db
+      .query<StoredDocument, [string, string]>("SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents WHERE path >= ? AND path < ?")
+      .all(`${folder}/`, `${folder}0`);
+  }
+
+  counts(): { documents: number; fragments: number } {
+    return this.db
+      .query<{ documents: number; fragments: number }, []>(
+        "SELECT (SELECT count(*) FROM documents) AS documents, (SELECT count(*) FROM fragments) AS fragments",
+      )
+      .get()!;
+  }
+
+  /** Merge FTS5 segments and refresh planner statistics after a large write. */
+  optimize(): void {
+    this.mergeFullText();
+    this.db.run("PRAGMA optimize");
+  }
+
+  /**
+   * FTS5 writes a new segment per transaction and every query reads them all; merged into one, SciFact queries
+   * run ~25% faster. A full merge rewrites the whole full-text index, so only a run that changed a large share
+   * pays for it; smaller runs do a bounded incremental merge.
+   */
+  compactFullText(changedShare: number, onStep?: MergeProgress): void {
+    if (changedShare >= 0.1) this.mergeFullText(onStep);
+    else this.db.run("INSERT INTO fragments_fts(fragments_fts, rank) VALUES('merge', 500)");
+  }
+
+  /**
+   * Merge every full-text segment into one, as FTS5's 'optimize' does, but in steps of FULL_TEXT_MERGE.stepPages
+   * pages, each its own transaction followed by a checkpoint. 'optimize' rewrites the whole full-text index in one
+   * transaction, so the WAL grew by all of it on top of the database: at 1M fragments the peak was 1.32× the final
+   * index. FTS5's recipe: a negative 'merge' starts merging all segments as one level, positive ones carry that
+   * merge on (a segment committed meanwhile waits instead of restarting it), and a step that changes fewer than
+   * two rows found nothing left to merge.
+   */
+  private mergeFullText(onStep?: MergeProgress): void {
+    const totalPages = this.fullTextPages();
+    const merge = this.db.query("INSERT INTO fragments_fts(fragments_fts, rank) VALUES('merge', ?)");
+    const changes = this.db.query<{ n: number }, []>("SELECT total_changes() AS n");
+    for (let step = 0; ; step++) {
+      const before = changes.get()!.n;
+      merge.run(step === 0 ? -FULL_TEXT_MERGE.stepPages : FULL_TEXT_MERGE.stepPages);
+      const done = changes.get()!.n - before < 2;
+      onStep?.(done ? totalPages : Math.min(totalPages, (step + 1) * FULL_TEXT_MERGE.stepPages), totalPages);
+      this.checkpoint();
+      if (done) return;
+    }
+  }
+
+  /** The full-text index's size in FTS5 pages (one row of its data table each, bar a few records). */
+  private fullTextPages(): number {
+    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments_fts_data").get()!.n;
+  }
+
+  checkpoint(): void {
+    this.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+
+  /**
+   * Checkpoint once the WAL has grown past `limit` bytes. Index runs turn automatic checkpoints off (each one syncs
+   * the database file) and call this between batches, so a long run's WAL, and the free disk it needs, stay bounded.
+   */
+  checkpointIfLarger(limit: number): void {
+    if (this.db.inTransaction) return; // a rebuild's single transaction can only be checkpointed once committed
+    const wal = statSync(`${this.db.filename}-wal`, { throwIfNoEntry: false });
+    if (wal && wal.size > limit) this.checkpoint();
+  }
+
+}
+
+/**
+ * Run an FTS5 MATCH query. Its SQL is fixed, so a plain SQLITE_ERROR (FTS5 syntax, an unterminated string, an
+ * expression too large) is about the query text and is said as such, not as an unexpected failure; busy,
+ * corrupt or I/O errors have other codes and pass through.
+ */
+function matching<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    const message = (error as Error).message ?? "";
+    if ((error as { code?: string }).code !== "SQLITE_ERROR") throw error;
+    throw new ResearcherError("INVALID_INPUT", `the query cannot be searched: ${message}`, {
+      hint: "use fewer or simpler terms; quote words that contain punctuation",
+      cause: error,
+    });
+  }
+}
+
+/**
+ * An FTS5 query's extra condition keeping only the fragments a filter admits: the admitted set is built once and
+ * each match is looked up in it, so bm25() is computed only for admitted matches. The `+` matters: without it
+ * FTS5 takes `rowid IN` as its access path and runs the MATCH once per admitted rowid (SciFact, a filter admitting
+ * 2,239 of 7,710 fragments: p50 3.0 ms with `+`, 186 ms without; joining each match to its fragment and document
+ * instead: 1.2 s, the path set being re-read per match).
+ */
+function admitted(where: SqlCondition | undefined): string {
+  return where ? ` AND +fragments_fts.rowid IN (SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE ${where.sql})` : "";
+}
+
+const COLUMNS = ["title", "heading", "body"];
+
+/**
+ * Full-text merges go in steps of this many FTS5 pages (~4 KB each): the WAL holds at most one step's writes
+ * (see Store.mergeFullText). Each step also leaves the pages it freed for the next, so the last step's stay free in
+ * the file. Tests make it small.
+ */
+export const FULL_TEXT_MERGE = { stepPages: 4000 };
+
+/**
+ * Called after each step of a full-text merge has committed and before the WAL is checkpointed, so an observer
+ * sees the step's WAL at its largest: FTS5 pages written so far, and the index's size in pages.
+ */
+export type MergeProgress = (donePages: number, totalPages: number) => void;
+
+/** SQLite's variable-length integers (as FTS5 stores its totals and row sizes): 7 bits a byte, high bit = more. */
+function readVarints(bytes: Uint8Array): number[] {
+  const values: number[] = [];
+  let value = 0;
+  for (let i = 0, n = 0; i < bytes.length; i++, n++) {
+    if (n === 8) {
+      values.push(value * 256 + bytes[i]!); // the ninth byte carries 8 bits
+      value = 0;
+      n = -1;
+    } else if (bytes[i]! & 0x80) value = value * 128 + (bytes[i]! & 0x7f);
+    else {
+      values.push(value * 128 + bytes[i]!);
+      value = 0;
+      n = -1;
+    }
+  }
+  return values;
+}
