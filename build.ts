@@ -36,7 +36,10 @@ function plugin(target: Target, embedModel: string | undefined): BunPlugin {
     name: "researcher-single-file",
     setup(build) {
       // Any `embedded-file:<path>` import becomes the path of those bytes inside the executable.
-      build.onResolve({ filter: /^embedded-file:/ }, (args) => ({ path: args.path.slice("embedded-file:".length), namespace: "embedded-file" }));
+      build.onResolve({ filter: /^embedded-file:/ }, (args) => ({
+        path: args.path.slice("embedded-file:".length),
+        namespace: "embedded-file",
+      }));
       build.onLoad({ filter: /.*/, namespace: "embedded-file" }, (args) => ({ contents: readFileSync(args.path), loader: "file" }));
 
       // sharp: transformers imports it for images at load time and needs it truthy; we never handle images.
@@ -205,7 +208,9 @@ if (import.meta.main) {
     const bytes = readFileSync(outfile);
     sums.push(`${new Bun.CryptoHasher("sha256").update(bytes).digest("hex")}  ${basename(outfile)}`);
     if (!process.argv.includes("--quiet")) {
-      console.log(`${relative(process.cwd(), outfile)}: ${(bytes.length / 2 ** 20).toFixed(1)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      console.log(
+        `${relative(process.cwd(), outfile)}: ${(bytes.length / 2 ** 20).toFixed(1)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      );
     }
   }
   writeFileSync(join(outdir, "sha256sums.txt"), `${sums.join("\n")}\n`);

@@ -27,7 +27,9 @@ mkdirSync(root, { recursive: true });
 const model = which === "glove" ? join(SHARED, "models/glove-6b-100d-sif") : unpackRandomModel(root);
 const home = join(root, `home-${which}`);
 if (!existsSync(join(root, "scifact"))) writeCorpus(join(root, "scifact"));
-const repo = listRepositories(home).find((r) => r.name === "scifact") ?? addRepository(home, { name: "scifact", path: join(root, "scifact"), embedding: { model } });
+const repo =
+  listRepositories(home).find((r) => r.name === "scifact") ??
+  addRepository(home, { name: "scifact", path: join(root, "scifact"), embedding: { model } });
 const summary = await indexRepository(home, repo, {
   onProgress: (p) => p.phase === "embed" && p.done % 1024 === 0 && console.log(`embedded ${p.done}/${p.total}`),
 });
@@ -41,7 +43,10 @@ rows.forEach((r, i) => matrix.set(r.vector, i * dims));
 const keys = new BigUint64Array(rows.map((r) => BigInt(r.id)));
 const embedder = await new EmbedderCache().get(home, chooseModel({}, { model }));
 const queries = readQueries("test");
-const queryVectors = await embedder.embed(queries.map((q) => q.text), "query");
+const queryVectors = await embedder.embed(
+  queries.map((q) => q.text),
+  "query",
+);
 console.log(`${rows.length} vectors of ${dims} dims, ${queries.length} test queries`);
 
 type Hit = { id: number; score: number };
@@ -86,7 +91,11 @@ function measure(setting: Setting): (string | number)[] {
       const t = performance.now();
       const m = index.search(q, k * setting.overfetch, 0);
       let hits: Hit[] = Array.from(m.keys, (key, i) => ({ id: Number(key), score: 1 - m.distances[i]! }));
-      if (setting.overfetch > 1) hits = hits.map((h) => ({ id: h.id, score: dot(q, byId.get(h.id)!) })).sort((a, b) => b.score - a.score).slice(0, k);
+      if (setting.overfetch > 1)
+        hits = hits
+          .map((h) => ({ id: h.id, score: dot(q, byId.get(h.id)!) }))
+          .sort((a, b) => b.score - a.score)
+          .slice(0, k);
       times.push(performance.now() - t);
       return hits;
     });
@@ -123,14 +132,23 @@ const settingRows = settings.map((s) => {
 });
 
 // The exact scan over an in-memory matrix, by repository size: where it costs less than the ANN search.
-const scanRows = [1000, 2000, 4000, rows.length].filter((n) => n <= rows.length).map((n) => {
-  const times = queryVectors.map((q) => {
-    const t = performance.now();
-    exact(q, 100, n);
-    return performance.now() - t;
+const scanRows = [1000, 2000, 4000, rows.length]
+  .filter((n) => n <= rows.length)
+  .map((n) => {
+    const times = queryVectors.map((q) => {
+      const t = performance.now();
+      exact(q, 100, n);
+      return performance.now() - t;
+    });
+    return [
+      `exact scan, ${n} vectors`,
+      n === rows.length ? "1.000" : "-",
+      "",
+      ms(percentile(times, 50)),
+      `${((n * dims * 4) / 1024).toFixed(0)} KiB in memory`,
+      "",
+    ];
   });
-  return [`exact scan, ${n} vectors`, n === rows.length ? "1.000" : "-", "", ms(percentile(times, 50)), `${((n * dims * 4) / 1024).toFixed(0)} KiB in memory`, ""];
-});
 for (const row of scanRows) console.log(row.join("  "));
 
 // The shipped path: searchVectors as search.ts calls it (k = 100 for hybrid's fusion depth).
@@ -150,7 +168,14 @@ const shipped = (k: number) => {
 const s10 = await shipped(10);
 const s100 = await shipped(100);
 const probed = store.getMeta("ann_recall");
-const shippedRow = [`shipped searchVectors (build-time probe recall ${probed}: ${Number(probed) >= MIN_RECALL ? "graph" : "exact scan"})`, s10.recall.toFixed(3), ms(s10.p50), ms(s100.p50), existsSync(annPath(repo.dir)) ? kib(statSync(annPath(repo.dir)).size) : "none (exact scan)", ""];
+const shippedRow = [
+  `shipped searchVectors (build-time probe recall ${probed}: ${Number(probed) >= MIN_RECALL ? "graph" : "exact scan"})`,
+  s10.recall.toFixed(3),
+  ms(s10.p50),
+  ms(s100.p50),
+  existsSync(annPath(repo.dir)) ? kib(statSync(annPath(repo.dir)).size) : "none (exact scan)",
+  "",
+];
 console.log(shippedRow.join("  "));
 const result = table(header, [...settingRows, ...scanRows, shippedRow]);
 console.log(result);

@@ -39,7 +39,10 @@ for (let i = 0; i < order.length; i += BATCH) {
   const slice = order.slice(i, i + BATCH).map((j) => texts512[j]!);
   batches.push(tokenizer(slice, { padding: true, truncation: true, max_length: 512 }));
 }
-const tokens = batches.reduce((sum, b) => sum + Number((b.attention_mask.data as BigInt64Array).reduce((a: bigint, v: bigint) => a + v, 0n)), 0);
+const tokens = batches.reduce(
+  (sum, b) => sum + Number((b.attention_mask.data as BigInt64Array).reduce((a: bigint, v: bigint) => a + v, 0n)),
+  0,
+);
 
 const rows: (string | number)[][] = [];
 for (const dtype of ["q8", "fp32"]) {

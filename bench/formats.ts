@@ -31,12 +31,20 @@ function cli(args: string[]): { json: any; rssMb: number; seconds: number; code:
   });
   const rssKb = Number(proc.stderr.toString().trim().split("\n").at(-1));
   const stdout = proc.stdout.toString();
-  return { json: args.includes("--json") ? JSON.parse(stdout) : null, rssMb: rssKb / 1024, seconds: (performance.now() - started) / 1000, code: proc.exitCode ?? -1 };
+  return {
+    json: args.includes("--json") ? JSON.parse(stdout) : null,
+    rssMb: rssKb / 1024,
+    seconds: (performance.now() - started) / 1000,
+    code: proc.exitCode ?? -1,
+  };
 }
 
 /** Reasons without their file-specific details, so failures group: "not a readable PDF: Invalid Root reference". */
 function reasonKind(reason: string): string {
-  return reason.replace(/\(\d+ > \d+ bytes\)/, "").replace(/: .*$/, "").trim();
+  return reason
+    .replace(/\(\d+ > \d+ bytes\)/, "")
+    .replace(/: .*$/, "")
+    .trim();
 }
 
 function filesUnder(dir: string): string[] {
@@ -56,7 +64,9 @@ for (const folder of [...FOLDERS, "all"]) {
   const run = cli(["index", name, "--json"]);
   const summary = run.json;
   const db = new Database(join(home, "repositories", name, "index.db"), { readonly: true });
-  const pages = db.query<{ n: number }, []>("SELECT coalesce(sum(json_extract(metadata, '$.pages')), 0) AS n FROM documents WHERE format = 'pdf'").get()!.n;
+  const pages = db
+    .query<{ n: number }, []>("SELECT coalesce(sum(json_extract(metadata, '$.pages')), 0) AS n FROM documents WHERE format = 'pdf'")
+    .get()!.n;
   db.close();
   const candidates = filesUnder(path).filter((f) => /\.(md|markdown|mdx|txt|pdf|docx|html|htm|xhtml|epub)$/i.test(f));
   const bytes = candidates.reduce((sum, f) => sum + statSync(f).size, 0);
@@ -75,10 +85,13 @@ for (const folder of [...FOLDERS, "all"]) {
   ]);
   if (folder !== "all") {
     const byReason = new Map<string, number>();
-    for (const f of summary.failures as { reason: string }[]) byReason.set(reasonKind(f.reason), (byReason.get(reasonKind(f.reason)) ?? 0) + 1);
+    for (const f of summary.failures as { reason: string }[])
+      byReason.set(reasonKind(f.reason), (byReason.get(reasonKind(f.reason)) ?? 0) + 1);
     for (const [reason, n] of [...byReason].sort((a, b) => b[1] - a[1])) failureRows.push([folder, reason, n]);
   }
-  console.log(`${folder}: ${summary.indexed} indexed, ${summary.failed} failed, ${seconds} s, exit ${run.code}, ${run.rssMb.toFixed(0)} MB`);
+  console.log(
+    `${folder}: ${summary.indexed} indexed, ${summary.failed} failed, ${seconds} s, exit ${run.code}, ${run.rssMb.toFixed(0)} MB`,
+  );
 }
 
 // ---- PDF: ours (worker pool) beside poppler's pdftotext ----------------------------------------------------
@@ -107,7 +120,11 @@ for (const file of converted) {
   poppler.set(file, proc.stdout.toString().split("\f"));
 }
 const popplerSeconds = (performance.now() - started) / 1000;
-const words = (text: string) => text.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+const words = (text: string) =>
+  text
+    .normalize("NFKC")
+    .toLowerCase()
+    .match(/[\p{L}\p{N}]+/gu) ?? [];
 const agreements: number[] = [];
 for (const file of converted) {
   const theirs = poppler.get(file)!;
@@ -128,7 +145,10 @@ interface Abstract {
   title: string;
   text: string;
 }
-const abstracts = readFileSync(join(SCIFACT, "corpus.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Abstract);
+const abstracts = readFileSync(join(SCIFACT, "corpus.jsonl"), "utf8")
+  .split("\n")
+  .filter(Boolean)
+  .map((l) => JSON.parse(l) as Abstract);
 const PER_FILE = 20;
 const pdfDir = join(root, "scifact-pdf");
 const mdDir = join(root, "scifact-md");
@@ -198,7 +218,12 @@ const abstractById = new Map(abstracts.map((a) => [a._id, a]));
 const squash = (text: string) => text.replace(/[^\p{L}\p{N}]+/gu, "");
 for (const q of queries) {
   const md = await search(home, { query: q.text, repositories: ["scifact-md"], limit: 100, documents: true }, context);
-  scores.md.push(ndcg(md.results.map((r) => basename(r.path, ".md")), qrels.get(q.id)!));
+  scores.md.push(
+    ndcg(
+      md.results.map((r) => basename(r.path, ".md")),
+      qrels.get(q.id)!,
+    ),
+  );
   const pdf = await search(home, { query: q.text, repositories: ["scifact-pdf"], limit: 100 }, context);
   const ranked: string[] = [];
   for (const r of pdf.results) {
@@ -207,7 +232,9 @@ for (const q of queries) {
     hits++;
     // Every hit's page is its abstract's page: the fragment's text is on that page and it does not span pages.
     const abstract = id ? abstractById.get(id) : undefined;
-    const onPage = abstract && squash(winAnsi(abstract.text)).includes(squash(r.fragment.page === r.fragment.page_end ? r.snippet.replace(/^…|…$/g, "") : "\u0000"));
+    const onPage =
+      abstract &&
+      squash(winAnsi(abstract.text)).includes(squash(r.fragment.page === r.fragment.page_end ? r.snippet.replace(/^…|…$/g, "") : "\u0000"));
     if (!onPage) misplaced++;
     if (id && !ranked.includes(id)) ranked.push(id);
   }
@@ -238,7 +265,15 @@ core) in ${oursSeconds.toFixed(2)} s; poppler's \`pdftotext\` (${popplerVersion}
 
 ${table(
   ["", "pages/s", "ratio to pdftotext", "text agreement (median share of pdftotext's words per page found in ours)", "pages compared"],
-  [["researcher (pdf.js)", (pageCount / oursSeconds).toFixed(0), ((pageCount / oursSeconds) / (pageCount / popplerSeconds)).toFixed(2), median.toFixed(3), agreements.length]],
+  [
+    [
+      "researcher (pdf.js)",
+      (pageCount / oursSeconds).toFixed(0),
+      (pageCount / oursSeconds / (pageCount / popplerSeconds)).toFixed(2),
+      median.toFixed(3),
+      agreements.length,
+    ],
+  ],
 )}
 
 Pages with fewer than 20 words in pdftotext's output are not compared. The 10th percentile of agreement is

@@ -18,7 +18,10 @@ const model = process.argv[2] ?? join(SHARED, "models/glove-6b-100d-sif");
 const root = mkdtempSync(join(tmpdir(), "researcher-merge-"));
 const home = join(root, "home");
 writeCorpus(join(root, "scifact"));
-for (const [name, path] of [["rust-book", join(SHARED, "data/corpus/markdown/rust-book")], ["scifact", join(root, "scifact")]] as const) {
+for (const [name, path] of [
+  ["rust-book", join(SHARED, "data/corpus/markdown/rust-book")],
+  ["scifact", join(root, "scifact")],
+] as const) {
   await indexRepository(home, addRepository(home, { name, path, embedding: { model } }));
 }
 const context = new SearchContext();
@@ -42,10 +45,16 @@ for (const mode of ["vector", "bm25"] as SearchMode[]) {
 const qrels = readQrels("test");
 const rows: (string | number)[][] = [];
 for (const mode of ["bm25", "vector", "hybrid"] as SearchMode[]) {
-  const alone: number[] = [], byRank: number[] = [], merged: number[] = [];
+  const alone: number[] = [],
+    byRank: number[] = [],
+    merged: number[] = [];
   for (const q of readQueries("test")) {
     const relevant = qrels.get(q.id)!;
-    const score = (hits: DocumentHit[]) => ndcg(hits.map((h) => (h.repository === "scifact" ? docIdOf(h.path) : `rust:${h.path}`)), relevant);
+    const score = (hits: DocumentHit[]) =>
+      ndcg(
+        hits.map((h) => (h.repository === "scifact" ? docIdOf(h.path) : `rust:${h.path}`)),
+        relevant,
+      );
     const [own, other] = [await find(q.text, mode, ["scifact"]), await find(q.text, mode, ["rust-book"])];
     alone.push(score(own));
     byRank.push(score(own.flatMap((hit, i) => (other[i] ? [other[i]!, hit] : [hit])))); // the unrelated one listed first

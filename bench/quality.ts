@@ -59,18 +59,39 @@ for (const mode of ["bm25", "vector", "hybrid"] as SearchMode[]) {
     if (!proc.success) throw new Error(proc.stderr.toString());
     cold.push(performance.now() - start);
   }
-  rows.push([mode, mean(pageNdcgs).toFixed(4), mean(ndcgs).toFixed(4), `${differ} of ${queries.length}`, mean(recalls).toFixed(4), `${ms(percentile(warm, 50))} / ${ms(percentile(warm, 95))}`, `${ms(percentile(cold, 50))} / ${ms(percentile(cold, 95))}`]);
+  rows.push([
+    mode,
+    mean(pageNdcgs).toFixed(4),
+    mean(ndcgs).toFixed(4),
+    `${differ} of ${queries.length}`,
+    mean(recalls).toFixed(4),
+    `${ms(percentile(warm, 50))} / ${ms(percentile(warm, 95))}`,
+    `${ms(percentile(cold, 50))} / ${ms(percentile(cold, 95))}`,
+  ]);
   console.log(mode, rows.at(-1));
 }
 await context.close();
-const result = table(["mode", `nDCG@10 (${split}), default page`, `nDCG@10 (${split}), -n 100`, "queries whose default page differs from -n 100's first", "Recall@100", "warm p50 / p95", "cold executable p50 / p95"], rows);
+const result = table(
+  [
+    "mode",
+    `nDCG@10 (${split}), default page`,
+    `nDCG@10 (${split}), -n 100`,
+    "queries whose default page differs from -n 100's first",
+    "Recall@100",
+    "warm p50 / p95",
+    "cold executable p50 / p95",
+  ],
+  rows,
+);
 console.log(result);
 if (split === "test") {
   writeSection(
     `quality-${basename(model)}`,
     `Retrieval quality on SciFact test with ${basename(model)}`,
     `bun bench/quality.ts ${model.startsWith(SHARED) ? `../shared/${model.slice(SHARED.length + 1)}` : model}`,
-    `${result}\n\nDocuments ranked by their best fragment (\`--documents\`): the default page (10 documents) and the first 10 of \`-n 100\`, which are one list cut at two places. Hybrid = w × min-max BM25 + (1 − w) × min-max cosine over the top 100 of each list, w calibrated per repository and query (\`src/fusion.ts\` explains how, and why not plain RRF: it scores 0.42 here). Latency: 10 fragments, in-process after warm-up (query embedding included), and a fresh process per query. Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(", ")} (2 cores, shared with other jobs: latencies are not comparable with quiet runs).`,
+    `${result}\n\nDocuments ranked by their best fragment (\`--documents\`): the default page (10 documents) and the first 10 of \`-n 100\`, which are one list cut at two places. Hybrid = w × min-max BM25 + (1 − w) × min-max cosine over the top 100 of each list, w calibrated per repository and query (\`src/fusion.ts\` explains how, and why not plain RRF: it scores 0.42 here). Latency: 10 fragments, in-process after warm-up (query embedding included), and a fresh process per query. Load average at the end: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(", ")} (2 cores, shared with other jobs: latencies are not comparable with quiet runs).`,
   );
 }
 rmSync(root, { recursive: true, force: true });

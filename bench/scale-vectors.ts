@@ -64,16 +64,36 @@ function fillStore(dir: string, matrix: Float32Array, count: number, model: { id
   const batch = 10_000;
   for (let start = 0; start < count; start += batch) {
     store.transaction(() => {
-      for (let doc = start / FRAGMENTS_PER_DOCUMENT; doc < (start + batch) / FRAGMENTS_PER_DOCUMENT && doc * FRAGMENTS_PER_DOCUMENT < count; doc++) {
+      for (
+        let doc = start / FRAGMENTS_PER_DOCUMENT;
+        doc < (start + batch) / FRAGMENTS_PER_DOCUMENT && doc * FRAGMENTS_PER_DOCUMENT < count;
+        doc++
+      ) {
         const first = doc * FRAGMENTS_PER_DOCUMENT;
         const fragments = Array.from({ length: FRAGMENTS_PER_DOCUMENT }, (_, seq) => ({
-          seq, text: `fragment ${first + seq}`, startLine: seq + 1, endLine: seq + 1, headings: [], page: null, pageEnd: null,
+          seq,
+          text: `fragment ${first + seq}`,
+          startLine: seq + 1,
+          endLine: seq + 1,
+          headings: [],
+          page: null,
+          pageEnd: null,
         }));
         const path = `${String(Math.floor(doc / 1000)).padStart(4, "0")}/${doc}.md`;
-        store.replaceDocument({ path, hash: `h${doc}`, size: 1, mtimeMs: 0, title: `document ${doc}`, format: "md", metadata: {} }, fragments, fragments.map((_, seq) => `v${first + seq}`), false);
+        store.replaceDocument(
+          { path, hash: `h${doc}`, size: 1, mtimeMs: 0, title: `document ${doc}`, format: "md", metadata: {} },
+          fragments,
+          fragments.map((_, seq) => `v${first + seq}`),
+          false,
+        );
       }
       const end = Math.min(start + batch, count);
-      store.insertVectors(Array.from({ length: end - start }, (_, i) => ({ textHash: `v${start + i}`, vector: matrix.subarray((start + i) * DIMS, (start + i + 1) * DIMS) })));
+      store.insertVectors(
+        Array.from({ length: end - start }, (_, i) => ({
+          textHash: `v${start + i}`,
+          vector: matrix.subarray((start + i) * DIMS, (start + i + 1) * DIMS),
+        })),
+      );
     });
     if ((start + batch) % 100_000 === 0) console.log(`stored ${start + batch} fragments`);
   }
@@ -108,7 +128,9 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
     hostname: "127.0.0.1",
     async fetch(request) {
       const { input } = (await request.json()) as { input: string[] };
-      return Response.json({ data: input.map((text, index) => ({ index, embedding: Array.from(queries[Number(/query (\d+)/.exec(text)?.[1] ?? 0)]!) })) });
+      return Response.json({
+        data: input.map((text, index) => ({ index, embedding: Array.from(queries[Number(/query (\d+)/.exec(text)?.[1] ?? 0)]!) })),
+      });
     },
   });
   const env = { OPENAI_API_KEY: "sk-local" };
@@ -123,7 +145,10 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
     started = performance.now();
     fillStore(repo.dir, matrix, count, { id: embedder.info.id, provider: embedder.info.provider, fingerprint: embedder.fingerprint });
     await embedder.dispose();
-    const written = ["index.db written through the Store (documents, fragments, FTS, vectors)", `${((performance.now() - started) / 1000).toFixed(0)} s, ${mib(statSync(join(repo.dir, "index.db")).size)}`];
+    const written = [
+      "index.db written through the Store (documents, fragments, FTS, vectors)",
+      `${((performance.now() - started) / 1000).toFixed(0)} s, ${mib(statSync(join(repo.dir, "index.db")).size)}`,
+    ];
     writeFileSync(repoFile, JSON.stringify({ dir: repo.dir, rows: [written] }));
   } else {
     console.log(`reusing the index.db in ${home}`);
@@ -146,8 +171,16 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
   const buildPeak = memoryKb("VmHWM");
   const fileBytes = statSync(annPath(dir)).size;
   rows.push(
-    [built ? "syncVectorIndex: read vectors, build HNSW, probe recall, save, checksum" : "syncVectorIndex (file already verified: not rebuilt)", `${buildSeconds.toFixed(1)} s`],
-    ["process RSS before the build / peak during it (the difference is the build's)", `${mib(rssBefore * 1024)} / ${mib(buildPeak * 1024)} (+${mib((buildPeak - rssBefore) * 1024)})`],
+    [
+      built
+        ? "syncVectorIndex: read vectors, build HNSW, probe recall, save, checksum"
+        : "syncVectorIndex (file already verified: not rebuilt)",
+      `${buildSeconds.toFixed(1)} s`,
+    ],
+    [
+      "process RSS before the build / peak during it (the difference is the build's)",
+      `${mib(rssBefore * 1024)} / ${mib(buildPeak * 1024)} (+${mib((buildPeak - rssBefore) * 1024)})`,
+    ],
     ["vectors.usearch", `${mib(fileBytes)} (${fileBytes} bytes); build-time probe recall@10 ${store.getMeta("ann_recall")}`],
   );
   console.log(table(["measure", "result"], rows));
@@ -158,7 +191,8 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
   queries.forEach((q, i) => flatQueries.set(q, i * DIMS));
   const exact = exactSearch(matrix, flatQueries, DIMS, 10, MetricKind.Cos) as unknown as { keys: BigUint64Array };
   const truth = queries.map((_, q) => new Set(Array.from(exact.keys.subarray(q * 10, q * 10 + 10), (key) => Number(key) + 1)));
-  const recall = (hits: { id: number }[][]) => hits.reduce((sum, h, q) => sum + h.slice(0, 10).filter((x) => truth[q]!.has(x.id)).length, 0) / (10 * hits.length);
+  const recall = (hits: { id: number }[][]) =>
+    hits.reduce((sum, h, q) => sum + h.slice(0, 10).filter((x) => truth[q]!.has(x.id)).length, 0) / (10 * hits.length);
 
   const warm = async (k: number) => {
     const times: number[] = [];
@@ -203,13 +237,20 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
   for (let q = 0; q < COLD_RUNS; q++) cached.push(await cli(q));
   const evicted = [];
   for (let q = 0; q < COLD_RUNS; q++) {
-    for (const file of [annPath(dir), join(dir, "index.db")]) Bun.spawnSync(["dd", `if=${file}`, "iflag=nocache", "count=0", "status=none"]);
+    for (const file of [annPath(dir), join(dir, "index.db")])
+      Bun.spawnSync(["dd", `if=${file}`, "iflag=nocache", "count=0", "status=none"]);
     evicted.push(await cli(q));
   }
   const agree = JSON.parse(cached[0]!.stdout).results.length === 10;
   rows.push(
-    [`cold CLI search --mode vector, page cache warm (${COLD_RUNS} queries)`, `${p50p95(cached.map((r) => r.ms))}; peak RSS ${mib(Math.max(...cached.map((r) => r.rssKb)) * 1024)}${agree ? "" : " (FEWER THAN 10 RESULTS)"}`],
-    ["cold CLI search, ANN file and index.db evicted from the page cache", `${p50p95(evicted.map((r) => r.ms))}; peak RSS ${mib(Math.max(...evicted.map((r) => r.rssKb)) * 1024)}`],
+    [
+      `cold CLI search --mode vector, page cache warm (${COLD_RUNS} queries)`,
+      `${p50p95(cached.map((r) => r.ms))}; peak RSS ${mib(Math.max(...cached.map((r) => r.rssKb)) * 1024)}${agree ? "" : " (FEWER THAN 10 RESULTS)"}`,
+    ],
+    [
+      "cold CLI search, ANN file and index.db evicted from the page cache",
+      `${p50p95(evicted.map((r) => r.ms))}; peak RSS ${mib(Math.max(...evicted.map((r) => r.rssKb)) * 1024)}`,
+    ],
   );
   server.stop(true);
 
@@ -222,7 +263,9 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
     `scale-vectors-${kind}-${size}`,
     `Scale: ${size} vectors of 384 dimensions (${kind}), ANN`,
     `${process.env.SCALE_QUERIES ? `SCALE_QUERIES=${QUERIES} SCALE_COLD_RUNS=${COLD_RUNS} ` : ""}bun bench/scale.ts vectors ${size}${uniform ? " --uniform" : ""}`,
-    `${report}\n\nVectors: ${data}. The index.db is written through the Store (only discovery, conversion, chunking and embedding are bypassed); the ANN file is built and searched by src/vectors.ts; recall@10 is against an exact f32 cosine scan. The cold CLI embeds its query through a stand-in OpenAI-compatible server in the benchmark process (~1 ms). Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(", ")} (2 cores, shared with other jobs).`,
+    `${report}\n\nVectors: ${data}. The index.db is written through the Store (only discovery, conversion, chunking and embedding are bypassed); the ANN file is built and searched by src/vectors.ts; recall@10 is against an exact f32 cosine scan. The cold CLI embeds its query through a stand-in OpenAI-compatible server in the benchmark process (~1 ms). Load average at the end: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(", ")} (2 cores, shared with other jobs).`,
   );
   if (!keepAt) rmSync(root, { recursive: true, force: true });
 }

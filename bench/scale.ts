@@ -24,7 +24,6 @@ const WORDS_PER_SECTION = 150;
 const FILES_PER_FOLDER = 1000;
 const SIZES: Record<string, number> = { "100k": 100_000, "300k": 300_000, "1m": 1_000_000 };
 
-
 export interface WordTable {
   words: string[];
   /** Cumulative counts, for sampling by binary search. */
@@ -122,7 +121,10 @@ export async function runExe(exe: string, home: string, args: string[], indexDir
 /** Two runs' figures side by side, measure by measure. */
 function comparison(before: { label: string; rows: (string | number)[][] }, now: { label: string; rows: (string | number)[][] }): string {
   const earlier = new Map(before.rows.map(([measure, result]) => [measure, result]));
-  return table(["measure", `before (${before.label})`, `now (${now.label})`], now.rows.map(([measure, result]) => [measure!, earlier.get(measure) ?? "—", result!]));
+  return table(
+    ["measure", `before (${before.label})`, `now (${now.label})`],
+    now.rows.map(([measure, result]) => [measure!, earlier.get(measure) ?? "—", result!]),
+  );
 }
 
 const ms = (v: number) => `${v.toFixed(1)} ms`;
@@ -153,7 +155,7 @@ async function main(): Promise<void> {
   if (!existsSync(join(indexDir, "index.db"))) {
     rmSync(corpus, { recursive: true, force: true });
     rmSync(home, { recursive: true, force: true });
-    let started = performance.now();
+    const started = performance.now();
     const bytes = writeRepository(corpus, fragments, wordTable);
     console.log(`generated ${fragments / SECTIONS} files (${mib(bytes)}) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     await runExe(exe, home, ["repo", "add", "scale", corpus, "--no-embed"]);
@@ -161,7 +163,10 @@ async function main(): Promise<void> {
     const again = await runExe(exe, home, ["index", "scale", "--no-embed", "--json", "--quiet"], indexDir);
     const summary = JSON.parse(fresh.stdout) as { fragments_total: number } | { fragments_total: number }[];
     const total = (Array.isArray(summary) ? summary[0]! : summary).fragments_total;
-    const final = ["index.db", "index.db-wal"].reduce((sum, f) => sum + (statSync(join(indexDir, f), { throwIfNoEntry: false })?.size ?? 0), 0);
+    const final = ["index.db", "index.db-wal"].reduce(
+      (sum, f) => sum + (statSync(join(indexDir, f), { throwIfNoEntry: false })?.size ?? 0),
+      0,
+    );
     rows.push(
       ["corpus", `${fragments / SECTIONS} files, ${mib(bytes)}, ${total} fragments`],
       ["fresh index (executable)", `${(fresh.ms / 1000).toFixed(1)} s (${Math.round(total / (fresh.ms / 1000))} fragments/s)`],
@@ -207,14 +212,20 @@ async function main(): Promise<void> {
   writeFileSync(saved, JSON.stringify({ label, rows }));
   console.log(`figures saved to ${saved} (for --before)`);
   const beforeAt = process.argv.indexOf("--before");
-  const before = beforeAt > 0 ? (JSON.parse(readFileSync(process.argv[beforeAt + 1]!, "utf8")) as { label: string; rows: string[][] }) : undefined;
+  const before =
+    beforeAt > 0 ? (JSON.parse(readFileSync(process.argv[beforeAt + 1]!, "utf8")) as { label: string; rows: string[][] }) : undefined;
   const report = before ? comparison(before, { label, rows }) : table(["measure", "result"], rows);
   console.log(report);
   writeSection(
     `scale-${size}`,
     `Scale: ${size} synthetic fragments, BM25`,
     `bun bench/scale.ts ${size}`,
-    `${report}\n\n${queries.length} queries of 1–12 words drawn from SciFact's word frequencies (${queries.filter((q) => !q.includes(" ")).length} of one word, 8 of them chosen among the most common words). Load average at the end: ${(await import("node:os")).loadavg().map((l) => l.toFixed(1)).join(", ")} (2 cores, shared).`,
+    `${report}\n\n${queries.length} queries of 1–12 words drawn from SciFact's word frequencies (${queries.filter((q) => !q.includes(" ")).length} of one word, 8 of them chosen among the most common words). Load average at the end: ${(
+      await import("node:os")
+    )
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(", ")} (2 cores, shared).`,
   );
   if (keepAt < 0) rmSync(root, { recursive: true, force: true });
 }

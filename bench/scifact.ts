@@ -11,7 +11,10 @@ export interface Query {
 }
 
 function readJsonl<T>(file: string): T[] {
-  return readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as T);
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as T);
 }
 
 /** Writes one `<id>.md` per abstract (`# title` + text) into `dir`; returns the number of files. */
@@ -25,7 +28,9 @@ export function writeCorpus(dir: string): number {
 /** qrels of one split: query id → relevant document id → grade. */
 export function readQrels(split: "train" | "test"): Map<string, Map<string, number>> {
   const qrels = new Map<string, Map<string, number>>();
-  const lines = readFileSync(join(SCIFACT, "qrels", `${split}.tsv`), "utf8").split("\n").slice(1);
+  const lines = readFileSync(join(SCIFACT, "qrels", `${split}.tsv`), "utf8")
+    .split("\n")
+    .slice(1);
   for (const line of lines) {
     const [query, doc, grade] = line.split("\t");
     if (!query || !doc) continue;

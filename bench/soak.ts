@@ -19,9 +19,14 @@ const root = mkdtempSync(join(tmpdir(), "researcher-soak-"));
 const exe = await buildExecutable({ outfile: join(root, "bin", "researcher") });
 const docs = join(root, "docs");
 mkdirSync(docs);
-const abstracts = readFileSync(join(SCIFACT, "corpus.jsonl"), "utf8").split("\n").filter(Boolean).slice(0, 2000).map((l) => JSON.parse(l) as { _id: string; title: string; text: string });
+const abstracts = readFileSync(join(SCIFACT, "corpus.jsonl"), "utf8")
+  .split("\n")
+  .filter(Boolean)
+  .slice(0, 2000)
+  .map((l) => JSON.parse(l) as { _id: string; title: string; text: string });
 let edition = 0;
-const write = (a: (typeof abstracts)[number], extra = "") => writeFileSync(join(docs, `${a._id}.md`), `# ${a.title}\n\n${a.text}${extra}\n`);
+const write = (a: (typeof abstracts)[number], extra = "") =>
+  writeFileSync(join(docs, `${a._id}.md`), `# ${a.title}\n\n${a.text}${extra}\n`);
 for (const a of abstracts) write(a);
 
 const env = (home: string) => ({ PATH: "/usr/bin:/bin", RESEARCHER_HOME: home, HOME: home });
@@ -59,7 +64,9 @@ function referenceSnapshot(): string {
 
 // ---- kills ---------------------------------------------------------------------------------------------------
 const operations = ["fresh", "incremental", "rebuild", "embeddings-only"] as const;
-const killRows = new Map<string, { kills: number; losses: number; verifyFailures: number }>(operations.map((o) => [o, { kills: 0, losses: 0, verifyFailures: 0 }]));
+const killRows = new Map<string, { kills: number; losses: number; verifyFailures: number }>(
+  operations.map((o) => [o, { kills: 0, losses: 0, verifyFailures: 0 }]),
+);
 run(home, ["index", "soak", "--quiet"]);
 for (let i = 0; i < KILLS; i++) {
   const operation = operations[i % operations.length]!;
@@ -68,7 +75,12 @@ for (let i = 0; i < KILLS; i++) {
     edition++;
     for (const a of abstracts.filter((_, j) => j % 40 === i % 40)) write(a, `\n\nEdition ${edition}.`);
   }
-  const args = ["index", "soak", "--quiet", ...(operation === "rebuild" ? ["--rebuild"] : operation === "embeddings-only" ? ["--embeddings-only"] : [])];
+  const args = [
+    "index",
+    "soak",
+    "--quiet",
+    ...(operation === "rebuild" ? ["--rebuild"] : operation === "embeddings-only" ? ["--embeddings-only"] : []),
+  ];
   const proc = Bun.spawn([exe, ...args], { env: env(home), stdout: "ignore", stderr: "ignore" });
   await sleep(50 + Math.random() * (operation === "incremental" ? 600 : 2500));
   proc.kill("SIGKILL");
@@ -88,8 +100,12 @@ for (let i = 0; i < RACES; i++) {
   edition++;
   const touched = abstracts.filter((_, j) => j % 100 === i % 100);
   for (const a of touched) write(a, `\n\nRace ${edition}.`);
-  const racers = [0, 1].map(() => Bun.spawn([exe, "index", "soak", "--json", "--no-embed"], { env: env(home), stdout: "pipe", stderr: "pipe" }));
-  const results = await Promise.all(racers.map(async (p) => ({ code: await p.exited, out: await new Response(p.stdout).text(), err: await new Response(p.stderr).text() })));
+  const racers = [0, 1].map(() =>
+    Bun.spawn([exe, "index", "soak", "--json", "--no-embed"], { env: env(home), stdout: "pipe", stderr: "pipe" }),
+  );
+  const results = await Promise.all(
+    racers.map(async (p) => ({ code: await p.exited, out: await new Response(p.stdout).text(), err: await new Response(p.stderr).text() })),
+  );
   let indexed = 0;
   for (const r of results) {
     if (r.code === 0) indexed += JSON.parse(r.out).indexed;
@@ -111,7 +127,11 @@ for (const args of [["--rebuild", "--no-embed"], ["--no-embed"], ["--rebuild", "
   void indexer.exited.then(() => (running = false));
   while (running) {
     // Spawned asynchronously: the loop must yield for the indexer's exit to be seen.
-    const search = Bun.spawn([exe, "search", "cells", "--mode", "bm25", "-n", "10", "--json"], { env: env(home), stdout: "pipe", stderr: "ignore" });
+    const search = Bun.spawn([exe, "search", "cells", "--mode", "bm25", "-n", "10", "--json"], {
+      env: env(home),
+      stdout: "pipe",
+      stderr: "ignore",
+    });
     const [code, stdout] = await Promise.all([search.exited, new Response(search.stdout).text()]);
     searches++;
     if (code !== 0) searchErrors++;
@@ -147,7 +167,10 @@ writeSection(
 2.5 s into the run, 0.6 s for incremental runs) a normal \`index\` runs, and the index is compared with a clean index
 of the same files (every document's path and hash, fragment count, fragments with vectors); \`verify\` must pass.
 
-${table(["killed during", "kills", "index differs from a clean one", "verify fails"], [...killRows].map(([op, r]) => [op, r.kills, r.losses, r.verifyFailures]))}
+${table(
+  ["killed during", "kills", "index differs from a clean one", "verify fails"],
+  [...killRows].map(([op, r]) => [op, r.kills, r.losses, r.verifyFailures]),
+)}
 
 - Two writers racing, ${RACES} times (each after editing 20 files): runs where both wrote the same changes (two holders
   of the lock): ${doubleLocks}; errors other than "being indexed": ${raceErrors}.

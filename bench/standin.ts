@@ -37,11 +37,21 @@ const unit = (v: number[]) => {
 
 /** Starts a server for one noise level; returns its base URL and a stop function. */
 export function startStandIn(noise: number): { url: string; stop: () => void } {
-  const corpus = readFileSync(join(SCIFACT, "corpus.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { _id: string; title: string; text: string });
-  const queries = new Map(readFileSync(join(SCIFACT, "queries.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { _id: string; text: string }).map((q) => [q.text, q._id]));
+  const corpus = readFileSync(join(SCIFACT, "corpus.jsonl"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { _id: string; title: string; text: string });
+  const queries = new Map(
+    readFileSync(join(SCIFACT, "queries.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { _id: string; text: string })
+      .map((q) => [q.text, q._id]),
+  );
   const relevantTo = new Map<string, string[]>();
   for (const split of ["train", "test"] as const) {
-    for (const [query, docs] of readQrels(split)) for (const doc of docs.keys()) relevantTo.set(doc, [...(relevantTo.get(doc) ?? []), query]);
+    for (const [query, docs] of readQrels(split))
+      for (const doc of docs.keys()) relevantTo.set(doc, [...(relevantTo.get(doc) ?? []), query]);
   }
   const byTitle = new Map<string, string>();
   for (const doc of corpus) if (!byTitle.has(doc.title)) byTitle.set(doc.title, doc._id);
@@ -49,7 +59,9 @@ export function startStandIn(noise: number): { url: string; stop: () => void } {
   // model sees each text's topic through its own error, documents, queries and pseudo-queries alike.
   const topic = (id: string) => {
     const queries = relevantTo.get(id) ?? [];
-    return unit(queries.length ? queries.reduce((sum, q) => add(sum, randomUnit(`q${q}`)), new Array<number>(DIMS).fill(0)) : randomUnit(`t${id}`));
+    return unit(
+      queries.length ? queries.reduce((sum, q) => add(sum, randomUnit(`q${q}`)), new Array<number>(DIMS).fill(0)) : randomUnit(`t${id}`),
+    );
   };
   const docVector = (id: string) => unit(add(topic(id), randomUnit(`d${id}`), noise));
   const plain: string[] = [];

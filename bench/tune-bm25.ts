@@ -20,21 +20,27 @@ if (process.env.CHUNK_TOKENS) setConfigValue(home, "chunk.tokens", process.env.C
 const repo = addRepository(home, { name: "scifact", path: join(root, "scifact"), embed: false });
 await indexRepository(home, repo);
 const store = Store.open(repo.dir);
-const paths = new Map(store.db.query<{ id: number; path: string }, []>(
-  "SELECT f.id, d.path FROM fragments f JOIN documents d ON d.id = f.document_id").all().map((r) => [r.id, docIdOf(r.path)]));
+const paths = new Map(
+  store.db
+    .query<{ id: number; path: string }, []>("SELECT f.id, d.path FROM fragments f JOIN documents d ON d.id = f.document_id")
+    .all()
+    .map((r) => [r.id, docIdOf(r.path)]),
+);
 
 function evaluate(split: "train" | "test", weights: { title: number; heading: number; body: number }): number {
   const qrels = readQrels(split);
-  return mean(readQueries(split).map((q) => {
-    const match = parseQuery(q.text).match;
-    if (!match) return 0;
-    const ranked: string[] = [];
-    for (const hit of store.searchBm25(match, weights, 200)) {
-      const doc = paths.get(hit.id)!;
-      if (!ranked.includes(doc)) ranked.push(doc);
-    }
-    return ndcg(ranked, qrels.get(q.id)!);
-  }));
+  return mean(
+    readQueries(split).map((q) => {
+      const match = parseQuery(q.text).match;
+      if (!match) return 0;
+      const ranked: string[] = [];
+      for (const hit of store.searchBm25(match, weights, 200)) {
+        const doc = paths.get(hit.id)!;
+        if (!ranked.includes(doc)) ranked.push(doc);
+      }
+      return ndcg(ranked, qrels.get(q.id)!);
+    }),
+  );
 }
 
 const results: [string, number][] = [];
@@ -47,4 +53,9 @@ for (const title of [1, 2, 3]) {
 results.sort((a, b) => b[1] - a[1]);
 for (const [w, score] of results) console.log(score.toFixed(4), w);
 const best = JSON.parse(results[0]![0]);
-console.log("test with best:", evaluate("test", best).toFixed(4), "test with title=1", evaluate("test", {title:1,heading:1,body:1}).toFixed(4));
+console.log(
+  "test with best:",
+  evaluate("test", best).toFixed(4),
+  "test with title=1",
+  evaluate("test", { title: 1, heading: 1, body: 1 }).toFixed(4),
+);

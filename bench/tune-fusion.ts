@@ -49,13 +49,21 @@ async function collect(name: string, embedding: Record<string, string>): Promise
   const repo = addRepository(home, { name: "scifact", path: join(root, "scifact"), embedding: embedding as never });
   await indexRepository(home, repo);
   const store = Store.open(repo.dir);
-  const doc = new Map(store.db.query<{ id: number; path: string }, []>("SELECT f.id, d.path FROM fragments f JOIN documents d ON d.id = f.document_id").all().map((r) => [r.id, docIdOf(r.path)]));
+  const doc = new Map(
+    store.db
+      .query<{ id: number; path: string }, []>("SELECT f.id, d.path FROM fragments f JOIN documents d ON d.id = f.document_id")
+      .all()
+      .map((r) => [r.id, docIdOf(r.path)]),
+  );
   const embedders = new EmbedderCache();
   const embedder = await embedders.get(home, chooseModel({}, embedding as never));
   const cases: Case[] = [];
   for (const split of ["train", "test"] as const) {
     const queries = readQueries(split);
-    const vectors = await embedder.embed(queries.map((q) => q.text), "query");
+    const vectors = await embedder.embed(
+      queries.map((q) => q.text),
+      "query",
+    );
     for (const [i, q] of queries.entries()) {
       const parsed = parseQuery(q.text);
       const bm25 = parsed.match ? store.searchBm25(parsed.match, BM25_WEIGHTS, FUSION_DEPTH) : [];
@@ -91,8 +99,14 @@ const variants: [string, Fuse][] = [
   ["fixed 0.8 (before)", (c) => fuseHybrid(c.bm25, c.vector, 0.8)],
   ...[0.3, 0.5, 0.7].map((a): [string, Fuse] => [`fixed ${a}`, (c) => fuseHybrid(c.bm25, c.vector, a)]),
   ["per repository only", (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists).lexical)],
-  ...[0.5, 0.6].map((t): [string, Fuse] => [`per repository, -0.1 where the vector list's first has evidence > ${t}`, (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists).lexical - (c.vectorTop > t ? 0.1 : 0))]),
-  ["shipped: per repository, -0.1 where BM25's first has lexical evidence < 0.5", (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists, c.lexicalTop).lexical)],
+  ...[0.5, 0.6].map((t): [string, Fuse] => [
+    `per repository, -0.1 where the vector list's first has evidence > ${t}`,
+    (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists).lexical - (c.vectorTop > t ? 0.1 : 0)),
+  ]),
+  [
+    "shipped: per repository, -0.1 where BM25's first has lexical evidence < 0.5",
+    (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists, c.lexicalTop).lexical),
+  ],
 ];
 const rows: string[][] = [];
 for (const [name, fuse] of variants) {
@@ -100,9 +114,17 @@ for (const [name, fuse] of variants) {
   console.log(rows.at(-1)!.join("  "));
 }
 const result = table(["fusion", ...models.map((m) => `${m.name} (train / test)`)], rows);
-const strengths = table(["model", "pseudo-query MRR: bm25", "vector", "BM25 weight"], models.map((m) => [m.name, m.lists.bm25.toFixed(3), m.lists.vector.toFixed(3), fusionWeight(m.lists).lexical.toFixed(2)]));
+const strengths = table(
+  ["model", "pseudo-query MRR: bm25", "vector", "BM25 weight"],
+  models.map((m) => [m.name, m.lists.bm25.toFixed(3), m.lists.vector.toFixed(3), fusionWeight(m.lists).lexical.toFixed(2)]),
+);
 console.log(`${result}\n\n${strengths}`);
 if (args.includes("--write")) {
-  writeSection("fusion", "Adaptive hybrid fusion on SciFact with models of several strengths", "bun bench/tune-fusion.ts --write", `${result}\n\nnDCG@10 of documents. Stand-in models: vectors from the SciFact qrels plus noise (\`bench/standin.ts\`).\n\n${strengths}`);
+  writeSection(
+    "fusion",
+    "Adaptive hybrid fusion on SciFact with models of several strengths",
+    "bun bench/tune-fusion.ts --write",
+    `${result}\n\nnDCG@10 of documents. Stand-in models: vectors from the SciFact qrels plus noise (\`bench/standin.ts\`).\n\n${strengths}`,
+  );
 }
 rmSync(root, { recursive: true, force: true });

@@ -109,7 +109,9 @@ async function measure(label: string, embedding: Repository["embedding"] | undef
       bursts.push(performance.now() - started);
     }
     if (errors.length) throw errors[0];
-    console.log(`${label}: single file p50 ${ms(percentile(single, 50))} p95 ${ms(percentile(single, 95))}; burst of ${BURST_FILES} p50 ${ms(percentile(bursts, 50))} p95 ${ms(percentile(bursts, 95))}`);
+    console.log(
+      `${label}: single file p50 ${ms(percentile(single, 50))} p95 ${ms(percentile(single, 95))}; burst of ${BURST_FILES} p50 ${ms(percentile(bursts, 50))} p95 ${ms(percentile(bursts, 95))}`,
+    );
     return [
       [label, `one file (atomic save), ${SAVES} saves`, ms(percentile(single, 50)), ms(percentile(single, 95))],
       [label, `${BURST_FILES} new files at once, ${BURSTS} bursts`, ms(percentile(bursts, 50)), ms(percentile(bursts, 95))],
@@ -143,7 +145,9 @@ async function idleCpu(): Promise<string> {
     await Bun.sleep(idleSeconds * 1000);
     const used = cpuSeconds(proc.pid) - before;
     const percent = (used / idleSeconds) * 100;
-    console.log(`idle: ${used.toFixed(2)} CPU s over ${idleSeconds} s (${percent.toFixed(3)} %) watching ${CORPUS_DOCS} files in 20 folders`);
+    console.log(
+      `idle: ${used.toFixed(2)} CPU s over ${idleSeconds} s (${percent.toFixed(3)} %) watching ${CORPUS_DOCS} files in 20 folders`,
+    );
     return `Idle \`researcher watch\` (${CORPUS_DOCS} files in 20 folders, nothing changing): ${used.toFixed(2)} CPU s over ${idleSeconds} s = ${percent.toFixed(3)} % of one core.`;
   } finally {
     proc.kill("SIGTERM");

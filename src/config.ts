@@ -50,9 +50,7 @@ function schemas() {
 
   const ConfigSchema = v.strictObject({
     repositories: v.optional(
-      v.pipe(
-        v.record(v.pipe(v.string(), v.regex(REPO_NAME, "must use only letters, digits, '-' and '_'")), RepositorySchema),
-      ),
+      v.pipe(v.record(v.pipe(v.string(), v.regex(REPO_NAME, "must use only letters, digits, '-' and '_'")), RepositorySchema)),
       {},
     ),
     search: v.optional(
@@ -175,9 +173,13 @@ function readConfigFile(file: string): Config {
   }
   if (raw === null || raw === undefined) return emptyConfig(file);
   if (typeof raw !== "object" || Array.isArray(raw)) {
-    throw new ResearcherError("INVALID_CONFIG", `${file}: must be a mapping of settings (key: value), not ${Array.isArray(raw) ? "a list" : "plain text"}`, {
-      hint: "fix the file by hand; `researcher config path` prints where it is",
-    });
+    throw new ResearcherError(
+      "INVALID_CONFIG",
+      `${file}: must be a mapping of settings (key: value), not ${Array.isArray(raw) ? "a list" : "plain text"}`,
+      {
+        hint: "fix the file by hand; `researcher config path` prints where it is",
+      },
+    );
   }
   return parseConfig(raw, file);
 }

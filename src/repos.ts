@@ -152,13 +152,17 @@ function parseTarget(home: string, target: string): { repo: Repository; prefix: 
   const at = target.indexOf(":");
   const repo = getRepository(home, at === -1 ? target : target.slice(0, at));
   const prefix = at === -1 ? "" : target.slice(at + 1).replace(/^\.?\//, "");
-  if (prefix.split("/").includes("..")) throw new ResearcherError("INVALID_INPUT", `'${target}': a context prefix stays inside its repository`);
+  if (prefix.split("/").includes(".."))
+    throw new ResearcherError("INVALID_INPUT", `'${target}': a context prefix stays inside its repository`);
   return { repo, prefix };
 }
 
 export function addContext(home: string, target: string, context: string): PathContext {
   const { repo, prefix } = parseTarget(home, target);
-  if (!context.trim()) throw new ResearcherError("USAGE", "a context needs some text", { hint: `researcher context add ${target} "what these documents are"` });
+  if (!context.trim())
+    throw new ResearcherError("USAGE", "a context needs some text", {
+      hint: `researcher context add ${target} "what these documents are"`,
+    });
   const config = loadConfig(home);
   const entry = config.repositories[repo.name]!;
   entry.contexts = { ...(entry.contexts ?? {}), [prefix]: context.trim() };

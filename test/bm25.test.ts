@@ -16,7 +16,8 @@ const random = seeded(7);
 const word = () => VOCABULARY[Math.floor(VOCABULARY.length ** random()) - 1]!; // P(rank i) ∝ 1/i
 const words = (n: number) => Array.from({ length: n }, word).join(" ");
 // "the" ends half the sections: a stopword in most fragments, as in English.
-const file = () => [`# ${words(4)}`, ...Array.from({ length: 10 }, () => `## ${words(2)}\n\n${words(12)}${random() < 0.5 ? " the" : ""}`)].join("\n\n");
+const file = () =>
+  [`# ${words(4)}`, ...Array.from({ length: 10 }, () => `## ${words(2)}\n\n${words(12)}${random() < 0.5 ? " the" : ""}`)].join("\n\n");
 
 const home = tempDir();
 const docs = tempDir();
@@ -128,7 +129,9 @@ test("impact lists follow incremental changes: a new fragment where the word wei
   await indexRepository(home, repo);
   let store = Store.open(repo.dir);
   try {
-    const heavy = store.db.query<{ id: number }, []>("SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE d.path = 'heavy.md'").get()!.id;
+    const heavy = store.db
+      .query<{ id: number }, []>("SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE d.path = 'heavy.md'")
+      .get()!.id;
     expect(rankOneWord(store, parseQuery("w2x"), BM25_WEIGHTS, 20)!.hits[0]!.id).toBe(heavy);
     await expectListRanking(store);
   } finally {
@@ -138,7 +141,9 @@ test("impact lists follow incremental changes: a new fragment where the word wei
   await indexRepository(home, repo);
   store = Store.open(repo.dir);
   try {
-    expect(store.db.query("SELECT count(*) AS n FROM term_impacts WHERE fragment_id NOT IN (SELECT id FROM fragments)").get()).toEqual({ n: 0 });
+    expect(store.db.query("SELECT count(*) AS n FROM term_impacts WHERE fragment_id NOT IN (SELECT id FROM fragments)").get()).toEqual({
+      n: 0,
+    });
     await expectListRanking(store);
   } finally {
     store.close();

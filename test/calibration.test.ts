@@ -19,7 +19,7 @@ const DIMS = 256;
 /** A random unit vector per text, the same on every call. */
 function randomVector(text: string): number[] {
   let state = Bun.hash.xxHash32(text) || 1;
-  const v = Array.from({ length: DIMS }, () => ((state = (state * 48271) % 2147483647) / 2147483647) - 0.5);
+  const v = Array.from({ length: DIMS }, () => (state = (state * 48271) % 2147483647) / 2147483647 - 0.5);
   const norm = Math.hypot(...v);
   return v.map((x) => x / norm);
 }
@@ -73,9 +73,15 @@ describeShared("fusion weights calibrated at index time", () => {
   test("a vector list about as good as BM25 gets an equal voice, shown by --explain with the reason", async () => {
     const lists = vectorCalibration(stores.words!)!.lists!;
     expect(lists.vector).toBeGreaterThan(0.8 * lists.bm25);
-    const response = await search(homes.words, { query: "ownership borrowing references", repositories: ["words"], explain: true, limit: 3 }, context);
+    const response = await search(
+      homes.words,
+      { query: "ownership borrowing references", repositories: ["words"], explain: true, limit: 3 },
+      context,
+    );
     expect((response.results[0] as FragmentHit).explain!.weights).toEqual({ bm25: 0.5, vector: 0.5 });
-    expect(response.notes!.join("\n")).toMatch(/words: hybrid weights bm25 0.5, vector 0.5: pseudo-queries found their passage by vector [\d.]+ \(MRR\), by bm25 [\d.]+/);
+    expect(response.notes!.join("\n")).toMatch(
+      /words: hybrid weights bm25 0.5, vector 0.5: pseudo-queries found their passage by vector [\d.]+ \(MRR\), by bm25 [\d.]+/,
+    );
   });
 
   test("per query, BM25 gives up a little where its best result matches little of the query", () => {

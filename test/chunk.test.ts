@@ -10,7 +10,11 @@ describe("chunkDocument (markdown)", () => {
     const fragments = chunkDocument(doc);
     expect(fragments.map((f) => f.headings)).toEqual([[], ["Install"], ["Install", "Linux"]]);
     expect(fragments.map((f) => f.text)).toEqual(["Intro text.", "Run it.", "Use apt."]);
-    expect(fragments.map((f) => [f.startLine, f.endLine])).toEqual([[3, 3], [7, 7], [11, 11]]);
+    expect(fragments.map((f) => [f.startLine, f.endLine])).toEqual([
+      [3, 3],
+      [7, 7],
+      [11, 11],
+    ]);
   });
 
   test("a long heading is cut at a word boundary with an ellipsis, the path is bounded, and the heading line is body", () => {
@@ -65,7 +69,9 @@ describe("chunkDocument (markdown)", () => {
       expect(fragments.every((f) => f.headings.length === 0)).toBe(true);
       // line numbers stay those of the file: the fence opens on line 3
       expect(fragments[0]!.startLine).toBe(3);
-      expect(fragments.at(-1)!.text.includes("heading 1999") ? fragments.at(-1)!.endLine : fragments.at(-2)!.endLine).toBeGreaterThanOrEqual(2002);
+      expect(
+        fragments.at(-1)!.text.includes("heading 1999") ? fragments.at(-1)!.endLine : fragments.at(-2)!.endLine,
+      ).toBeGreaterThanOrEqual(2002);
     }
   });
 
@@ -78,7 +84,9 @@ describe("chunkDocument (markdown)", () => {
     // every paragraph is somewhere, whole
     for (let i = 0; i < 30; i++) expect(fragments.some((f) => f.text.includes(paragraph(i)))).toBe(true);
     // consecutive fragments share some text (overlap)
-    const shared = fragments.slice(1).filter((f, i) => f.text.split(/(?<=\.)\s/)[0] && fragments[i]!.text.includes(f.text.split(/(?<=\.)\s/)[0]!));
+    const shared = fragments
+      .slice(1)
+      .filter((f, i) => f.text.split(/(?<=\.)\s/)[0] && fragments[i]!.text.includes(f.text.split(/(?<=\.)\s/)[0]!));
     expect(shared.length).toBeGreaterThan(0);
     // line ranges are increasing and inside the file
     for (let i = 1; i < fragments.length; i++) expect(fragments[i]!.startLine).toBeGreaterThanOrEqual(fragments[i - 1]!.startLine);
@@ -114,7 +122,12 @@ describe("chunkDocument (text)", () => {
 
 test("a heading that repeats the title, or the title cut short, is not part of the heading path", () => {
   const doc = (title: string, text: string) => ({ title, format: "markdown" as const, text, firstLine: 1, metadata: {} });
-  const cut = chunkDocument(doc("Trace-based Just-in-Time Type Specialization for Dynamic", "## Trace-based Just-in-Time Type Specialization for Dynamic Languages\n\nBody.\n\n## Results\n\nMore.\n"));
+  const cut = chunkDocument(
+    doc(
+      "Trace-based Just-in-Time Type Specialization for Dynamic",
+      "## Trace-based Just-in-Time Type Specialization for Dynamic Languages\n\nBody.\n\n## Results\n\nMore.\n",
+    ),
+  );
   expect(cut.map((f) => f.headings)).toEqual([[], ["Results"]]);
   const other = chunkDocument(doc("Trace", "## Trace-based Just-in-Time Type Specialization\n\nBody.\n"));
   expect(other.map((f) => f.headings)).toEqual([["Trace-based Just-in-Time Type Specialization"]]);

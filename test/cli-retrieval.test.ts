@@ -14,7 +14,8 @@ const ok = (...args: string[]) => {
 // Distinct term counts give distinct BM25 scores, so page order is stable.
 const files: Record<string, string> = {};
 for (let i = 1; i <= 12; i++) {
-  files[`d${String(i).padStart(2, "0")}.md`] = `# Doc ${i}\n\n${"borrow ".repeat(i)}words here.\n\n## Part two\n\n${"borrow ".repeat(i)} 3 times more, "quoted", commas.\n`;
+  files[`d${String(i).padStart(2, "0")}.md`] =
+    `# Doc ${i}\n\n${"borrow ".repeat(i)}words here.\n\n## Part two\n\n${"borrow ".repeat(i)} 3 times more, "quoted", commas.\n`;
 }
 writeTree(docs, files);
 
@@ -42,8 +43,13 @@ describe("search output flags", () => {
 
   test("conflicting counts and formats are usage errors", () => {
     for (const args of [
-      ["borrow", "--documents", "3", "-n", "4"], ["borrow", "--documents", "--fragments"], ["borrow", "--documents=x"],
-      ["borrow", "--all", "-n", "3"], ["borrow", "--json", "--files"], ["borrow", "--format", "xml"], ["borrow", "--json", "--format", "csv"],
+      ["borrow", "--documents", "3", "-n", "4"],
+      ["borrow", "--documents", "--fragments"],
+      ["borrow", "--documents=x"],
+      ["borrow", "--all", "-n", "3"],
+      ["borrow", "--json", "--files"],
+      ["borrow", "--format", "xml"],
+      ["borrow", "--json", "--format", "csv"],
     ]) {
       const result = cli("search", ...args);
       expect(result.code).toBe(2);
@@ -84,13 +90,18 @@ describe("search output flags", () => {
     expect(csv[0]).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "snippet", "text"]);
     expect(csv.length).toBe(4);
     expect(csv.map((row) => row[10]).join("\n")).toContain('"quoted", commas.');
-    const jsonl = ok("search", "borrow", "--format", "jsonl", "-n", "4").trimEnd().split("\n").map((line) => JSON.parse(line));
+    const jsonl = ok("search", "borrow", "--format", "jsonl", "-n", "4")
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(jsonl.map((r) => r.rank)).toEqual([1, 2, 3, 4]);
     expect(jsonl).toEqual(JSON.parse(ok("search", "borrow", "--json", "-n", "4")).results);
     const md = ok("search", "borrow", "--format", "md", "-n", "2");
     expect(md).toMatch(/^# Search: borrow\n/);
     expect(md.match(/^## \d+\. /gm)?.length).toBe(2);
-    expect(ok("search", "nothingmatches", "--format", "csv")).toBe("rank,score,repository,path,location,page,docid,title,heading,snippet\r\n");
+    expect(ok("search", "nothingmatches", "--format", "csv")).toBe(
+      "rank,score,repository,path,location,page,docid,title,heading,snippet\r\n",
+    );
     expect(ok("search", "nothingmatches", "--format", "jsonl")).toBe("");
   });
 
@@ -109,7 +120,16 @@ describe("get", () => {
     expect(ok("get", "notes:d01.md:5", "--lines", "2", "--line-numbers")).toBe("     5\t## Part two\n     6\t\n");
     const doc = JSON.parse(ok("get", "notes:d02.md:3:1", "--json"));
     expect(Object.keys(doc)).toEqual(["repository", "path", "docid", "title", "format", "metadata", "from", "to", "total_lines", "text"]);
-    expect(doc).toMatchObject({ repository: "notes", path: "d02.md", title: "Doc 2", format: "md", metadata: {}, from: 3, to: 3, total_lines: 7 });
+    expect(doc).toMatchObject({
+      repository: "notes",
+      path: "d02.md",
+      title: "Doc 2",
+      format: "md",
+      metadata: {},
+      from: 3,
+      to: 3,
+      total_lines: 7,
+    });
     expect(ok("get", doc.docid)).toBe(files["d02.md"]!);
     const meta = JSON.parse(ok("get", doc.docid, "--meta", "--json"));
     expect(meta).toMatchObject({ repository: "notes", path: "d02.md", docid: doc.docid, fragments: 2, pages: null });
@@ -137,8 +157,26 @@ describe("ls", () => {
   test("every indexed document, a repository's, or under a prefix; JSON parses back", () => {
     const all = JSON.parse(ok("ls", "--json"));
     expect(all.length).toBe(12);
-    expect(Object.keys(all[0])).toEqual(["repository", "path", "docid", "title", "format", "metadata", "size", "modified", "fragments", "pages"]);
-    expect(all[0]).toMatchObject({ repository: "notes", path: "d01.md", format: "md", fragments: 2, pages: null, size: files["d01.md"]!.length });
+    expect(Object.keys(all[0])).toEqual([
+      "repository",
+      "path",
+      "docid",
+      "title",
+      "format",
+      "metadata",
+      "size",
+      "modified",
+      "fragments",
+      "pages",
+    ]);
+    expect(all[0]).toMatchObject({
+      repository: "notes",
+      path: "d01.md",
+      format: "md",
+      fragments: 2,
+      pages: null,
+      size: files["d01.md"]!.length,
+    });
     expect(JSON.parse(ok("ls", "notes:d1", "--json")).map((d: { path: string }) => d.path)).toEqual(["d10.md", "d11.md", "d12.md"]);
     const text = ok("ls", "notes");
     expect(text.trim().split("\n").length).toBe(12);
@@ -154,8 +192,22 @@ describe("multi-get", () => {
     const text = ok("multi-get", "notes:d0[12].md");
     expect(text).toBe(`==> notes:d01.md <==\n${files["d01.md"]}\n==> notes:d02.md <==\n${files["d02.md"]}`);
     const found = JSON.parse(ok("multi-get", "notes:d01.md:3:1,notes:d1.md,d02.md", "--json"));
-    expect(found.documents.map((d: { path: string; text: string }) => [d.path, d.text])).toEqual([["d01.md", "borrow words here."], ["d02.md", files["d02.md"]!.trimEnd()]]);
-    expect(Object.keys(found.documents[0])).toEqual(["repository", "path", "docid", "title", "format", "metadata", "from", "to", "total_lines", "text"]);
+    expect(found.documents.map((d: { path: string; text: string }) => [d.path, d.text])).toEqual([
+      ["d01.md", "borrow words here."],
+      ["d02.md", files["d02.md"]!.trimEnd()],
+    ]);
+    expect(Object.keys(found.documents[0])).toEqual([
+      "repository",
+      "path",
+      "docid",
+      "title",
+      "format",
+      "metadata",
+      "from",
+      "to",
+      "total_lines",
+      "text",
+    ]);
     expect(found.skipped).toEqual([{ repository: "", path: "notes:d1.md", reason: "notes:d1.md is not an indexed document" }]);
     expect(ok("multi-get", "*.md", "--files").trim().split("\n").length).toBe(12);
     const capped = JSON.parse(ok("multi-get", "*.md", "--json", "--max-bytes", String(files["d05.md"]!.length)));

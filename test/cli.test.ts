@@ -63,7 +63,13 @@ describe("command dispatch", () => {
 
   test("an unknown command is a usage error (exit 2), wherever it is", () => {
     const home = tempDir();
-    for (const args of [["nonsense"], ["repo", "nonsense"], ["--home", home, "nonsense"], ["--verbose", "model", "nonsense"], ["--bogus", "repo", "list"]]) {
+    for (const args of [
+      ["nonsense"],
+      ["repo", "nonsense"],
+      ["--home", home, "nonsense"],
+      ["--verbose", "model", "nonsense"],
+      ["--bogus", "repo", "list"],
+    ]) {
       const result = runCli(args, { home });
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/^error: /);
@@ -77,7 +83,12 @@ describe("command dispatch", () => {
     writeTree(docs, { "q.md": "# Q\n\nthe -q flag of grep is quiet\n" });
     expect(runCli(["repo", "add", "notes", docs, "--no-embed"], { home }).code).toBe(0);
     expect(runCli(["index", "notes", "--quiet"], { home }).code).toBe(0);
-    for (const args of [["search", "--json", "-q the"], ["search", "-q", "x"], ["search", "--bogus", "x"], ["repo", "list", "-x"]]) {
+    for (const args of [
+      ["search", "--json", "-q the"],
+      ["search", "-q", "x"],
+      ["search", "--bogus", "x"],
+      ["repo", "list", "-x"],
+    ]) {
       const result = runCli(args, { home });
       expect(result.code).toBe(2);
       expect(result.stdout).toBe("");

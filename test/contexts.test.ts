@@ -34,8 +34,15 @@ describe("contexts on path prefixes", () => {
   });
 
   test("the CLI adds, lists and removes; mistakes are clear errors", () => {
-    expect(runCli(["context", "add", "rb:ch04", "Ownership chapter"], { home })).toMatchObject({ code: 0, stdout: "context rb:ch04 → Ownership chapter\n" });
-    expect(JSON.parse(runCli(["context", "list", "--json"], { home }).stdout)).toContainEqual({ repository: "rb", prefix: "ch04", context: "Ownership chapter" });
+    expect(runCli(["context", "add", "rb:ch04", "Ownership chapter"], { home })).toMatchObject({
+      code: 0,
+      stdout: "context rb:ch04 → Ownership chapter\n",
+    });
+    expect(JSON.parse(runCli(["context", "list", "--json"], { home }).stdout)).toContainEqual({
+      repository: "rb",
+      prefix: "ch04",
+      context: "Ownership chapter",
+    });
     expect(runCli(["context", "remove", "rb:ch04"], { home }).code).toBe(0);
     const missing = runCli(["context", "remove", "rb:nope"], { home });
     expect(missing.code).toBe(1);
@@ -50,15 +57,31 @@ describe("repos-for", () => {
     const home = tempDir();
     const cooking = tempDir();
     const space = tempDir();
-    writeTree(cooking, { "bread.md": "# Bread\n\nKnead the dough and bake the loaf in a hot oven.\n", "soup.md": "# Soup\n\nSimmer the stock.\n" });
-    writeTree(space, { "stars.md": "# Stars\n\nA telescope observes galaxies.\n", "oven.md": "# Planets\n\nVenus is as hot as an oven.\n" });
+    writeTree(cooking, {
+      "bread.md": "# Bread\n\nKnead the dough and bake the loaf in a hot oven.\n",
+      "soup.md": "# Soup\n\nSimmer the stock.\n",
+    });
+    writeTree(space, {
+      "stars.md": "# Stars\n\nA telescope observes galaxies.\n",
+      "oven.md": "# Planets\n\nVenus is as hot as an oven.\n",
+    });
     // Enough other documents that the query's words are rare, as in real repositories (BM25's IDF).
-    for (const dir of [cooking, space]) writeTree(dir, Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`filler${i}.md`, `# Note ${i}\n\nUnrelated words number ${i}.\n`])));
-    for (const [name, path] of [["cooking", cooking], ["space", space]] as const) {
+    for (const dir of [cooking, space])
+      writeTree(
+        dir,
+        Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`filler${i}.md`, `# Note ${i}\n\nUnrelated words number ${i}.\n`])),
+      );
+    for (const [name, path] of [
+      ["cooking", cooking],
+      ["space", space],
+    ] as const) {
       await indexRepository(home, addRepository(home, { name, path, embed: false }));
     }
     const ranked = await repositoriesFor(home, "knead dough bake oven");
-    expect(ranked.map((r) => [r.repository, r.matched])).toEqual([["cooking", 1], ["space", 1]]);
+    expect(ranked.map((r) => [r.repository, r.matched])).toEqual([
+      ["cooking", 1],
+      ["space", 1],
+    ]);
     expect(ranked[0]!.score).toBeGreaterThan(ranked[1]!.score);
     expect(ranked[0]!.best).toMatchObject({ path: "bread.md", location: "bread.md:3" });
     const none = await repositoriesFor(home, "quantum chromodynamics");

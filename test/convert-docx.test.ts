@@ -9,7 +9,6 @@ import { conversionFailure as failure, describeShared, SHARED, testShared } from
 const DOCX = join(SHARED, "data/corpus/docx");
 const corpusFile = (path: string) => readFileSync(join(DOCX, path));
 
-
 /** The smallest DOCX mammoth reads: a main part found through the package relationships. */
 function docx(body: string, core?: string): Uint8Array {
   const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
@@ -89,7 +88,10 @@ describeShared("convertDocx: python-docx and Apache POI fixtures", () => {
 describe("convertDocx: generated", () => {
   test("headings, entities in core properties, a footnote-free body", async () => {
     const core = `<?xml version="1.0"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/"><dc:title>Fish &amp; Chips &#8212; a &lt;history&gt;</dc:title><dc:creator>J. Doe</dc:creator><dcterms:created>2020-01-02T03:04:05Z</dcterms:created></cp:coreProperties>`;
-    const doc = await convertDocx(docx(paragraph("Origins", "Heading1") + paragraph("Batter", "Heading2") + paragraph("Flour and beer.")), "fallback");
+    const doc = await convertDocx(
+      docx(paragraph("Origins", "Heading1") + paragraph("Batter", "Heading2") + paragraph("Flour and beer.")),
+      "fallback",
+    );
     expect(doc.text).toBe("# Origins\n\n## Batter\n\nFlour and beer.");
     expect(doc.title).toBe("Origins");
     const withCore = await convertDocx(docx(paragraph("Body"), core), "fallback");
@@ -125,7 +127,9 @@ describe("convertDocx: unreadable files", () => {
   });
 
   testShared("a zip declaring gigabytes (zip bomb) is refused before inflating", async () => {
-    const error = await failure(convertDocx(corpusFile("apache-poi/clusterfuzz-testcase-minimized-POIXWPFFuzzer-6442791109263360.docx"), "x"));
+    const error = await failure(
+      convertDocx(corpusFile("apache-poi/clusterfuzz-testcase-minimized-POIXWPFFuzzer-6442791109263360.docx"), "x"),
+    );
     expect(error.message).toBe("DOCX declares 3474 MB uncompressed (over the 512 MB limit)");
   });
 

@@ -11,7 +11,6 @@ const EPUB = join(SHARED, "data/corpus/epub");
 const corpusFile = (path: string) => readFileSync(join(EPUB, path));
 const headings = (text: string) => text.split("\n").filter((line) => /^#{1,6} /.test(line));
 
-
 const CONTAINER = `<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>`;
 
 const xhtml = (body: string, encoding = "utf-8") =>
@@ -54,7 +53,9 @@ function book(options: { toc: "nav" | "ncx"; extra?: Record<string, Uint8Array> 
     "META-INF/container.xml": strToU8(CONTAINER),
     "OEBPS/content.opf": strToU8(opf),
     "OEBPS/text/ch 1.xhtml": strToU8(xhtml(`<p id="start">It begins here.</p>`)),
-    "OEBPS/text/ch2.xhtml": latin1(xhtml(`<p>Caf\u00e9 cr\u00e8me opens the second part, before any heading.</p><h2 id="inner">Inner</h2><p>More.</p>`, "windows-1252")),
+    "OEBPS/text/ch2.xhtml": latin1(
+      xhtml(`<p>Caf\u00e9 cr\u00e8me opens the second part, before any heading.</p><h2 id="inner">Inner</h2><p>More.</p>`, "windows-1252"),
+    ),
     "OEBPS/text/ch3.xhtml": strToU8(xhtml(`<h1>Third, its own heading</h1><p>The end.</p>`)),
     "OEBPS/images/pic.png": new Uint8Array([0x89, 0x50, 0x4e, 0x47]),
     ...(options.toc === "nav" ? { "OEBPS/nav/toc.xhtml": strToU8(nav) } : { "OEBPS/toc.ncx": strToU8(ncx) }),

@@ -90,7 +90,20 @@ describe("convertHtml", () => {
 
   test("page furniture and non-content elements leave no searchable text", async () => {
     const { text } = await convertHtml(utf8(PAGE), "fallback");
-    for (const secret of ["Style", "Script", "Header", "Nav", "Aside", "Noscript", "Template", "Iframe", "Svg", "Form", "Button", "Footer"]) {
+    for (const secret of [
+      "Style",
+      "Script",
+      "Header",
+      "Nav",
+      "Aside",
+      "Noscript",
+      "Template",
+      "Iframe",
+      "Svg",
+      "Form",
+      "Button",
+      "Footer",
+    ]) {
       expect(text).not.toContain(`Secret${secret}`);
       expect(text).not.toContain(`secret${secret}`);
     }
@@ -140,7 +153,9 @@ describe("convertHtml", () => {
 
 describe("character sets", () => {
   test("<meta charset=windows-1252>", async () => {
-    const page = latin1(`<html><head><meta charset="windows-1252"><title>Caf\u00e9</title></head><body><p>cr\u00e8me br\u00fbl\u00e9e \u00e0 la fa\u00e7on</p></body></html>`);
+    const page = latin1(
+      `<html><head><meta charset="windows-1252"><title>Caf\u00e9</title></head><body><p>cr\u00e8me br\u00fbl\u00e9e \u00e0 la fa\u00e7on</p></body></html>`,
+    );
     const doc = await convertHtml(page, "fb");
     expect(doc.title).toBe("Café");
     expect(doc.text).toBe("crème brûlée à la façon");
@@ -149,14 +164,20 @@ describe("character sets", () => {
   test("http-equiv content-type charset=iso-8859-1, and windows-1252's extra characters", async () => {
     const page = new Uint8Array([
       ...latin1(`<html><head><meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1"></head><body><p>na\u00efve `),
-      0x93, 0x71, 0x94, 0x20, 0x80, // “q” € : iso-8859-1 is decoded as windows-1252, as browsers do
+      0x93,
+      0x71,
+      0x94,
+      0x20,
+      0x80, // “q” € : iso-8859-1 is decoded as windows-1252, as browsers do
       ...latin1("</p></body></html>"),
     ]);
     expect((await convertHtml(page, "fb")).text).toBe("naïve “q” €");
   });
 
   test("the XML prolog's encoding, for XHTML", async () => {
-    const page = latin1(`<?xml version="1.0" encoding="ISO-8859-1"?><html xmlns="http://www.w3.org/1999/xhtml"><body><p>\u00c9t\u00e9</p></body></html>`);
+    const page = latin1(
+      `<?xml version="1.0" encoding="ISO-8859-1"?><html xmlns="http://www.w3.org/1999/xhtml"><body><p>\u00c9t\u00e9</p></body></html>`,
+    );
     expect((await convertHtml(page, "fb")).text).toBe("Été");
   });
 
@@ -190,14 +211,18 @@ describe("limits", () => {
     }
   });
 
-  testShared("a 5 MB page converts in seconds", async () => {
-    const chapter = readFileSync(join(HTML, "sicp/html/3_002e3.xhtml"), "utf8").replace(/^[\s\S]*?<body>|<\/body>[\s\S]*$/g, "");
-    const body = chapter.repeat(Math.ceil(5_000_000 / chapter.length));
-    const started = performance.now();
-    const doc = await convertHtml(utf8(`<html><body>${body}</body></html>`), "big");
-    expect(performance.now() - started).toBeLessThan(20_000);
-    expect(doc.text).toContain("### 3.3Modeling with Mutable Data");
-  }, 30_000);
+  testShared(
+    "a 5 MB page converts in seconds",
+    async () => {
+      const chapter = readFileSync(join(HTML, "sicp/html/3_002e3.xhtml"), "utf8").replace(/^[\s\S]*?<body>|<\/body>[\s\S]*$/g, "");
+      const body = chapter.repeat(Math.ceil(5_000_000 / chapter.length));
+      const started = performance.now();
+      const doc = await convertHtml(utf8(`<html><body>${body}</body></html>`), "big");
+      expect(performance.now() - started).toBeLessThan(20_000);
+      expect(doc.text).toContain("### 3.3Modeling with Mutable Data");
+    },
+    30_000,
+  );
 });
 
 describeShared("corpus", () => {
@@ -206,7 +231,11 @@ describeShared("corpus", () => {
     expect(doc.title).toBe("Structure and Interpretation of Computer Programs, 2e: 1.1");
     expect(doc.metadata.language).toBe("en");
     const headings = doc.text.split("\n").filter((line) => line.startsWith("#"));
-    expect(headings.slice(0, 3)).toEqual(["### 1.1The Elements of Programming", "#### 1.1.1Expressions", "#### 1.1.2Naming and the Environment"]);
+    expect(headings.slice(0, 3)).toEqual([
+      "### 1.1The Elements of Programming",
+      "#### 1.1.1Expressions",
+      "#### 1.1.2Naming and the Environment",
+    ]);
     expect(doc.text).toContain("```\n(+ 137 349)\n486\n\n(- 1000 334)\n666\n");
     expect(doc.text).toContain("26 The concept of consistent renaming is actually subtle");
     expect(doc.text).not.toContain("jquery");

@@ -14,7 +14,10 @@ describe("convertPdf", () => {
       [
         [
           { text: "Attention Is All You Need", top: 72, size: 20 },
-          ...paragraph("The dominant sequence transduction models are based on complex recurrent networks. The best models connect the encoder and decoder through an attention mech-", 120),
+          ...paragraph(
+            "The dominant sequence transduction models are based on complex recurrent networks. The best models connect the encoder and decoder through an attention mech-",
+            120,
+          ),
           { text: "anism. We propose a new simple network architecture.", top: 176 },
         ],
         paragraph("Experiments on two machine translation tasks show these models to be superior in quality.", 72),

@@ -38,17 +38,33 @@ describe("discoverFiles", () => {
 describe(".gitignore and .ignore", () => {
   const tree = {
     ".gitignore": "# a comment\n*.log.md\nbuild/\n/top.md\n!keep.log.md\n\\#hash.md\nspaced.md\\ \ndocs/**/gen-*.md\n",
-    "a.md": "", "x.log.md": "", "keep.log.md": "", "top.md": "", "sub/top.md": "", "#hash.md": "", "spaced.md ": "",
-    "build/out.md": "", "sub/build/out.md": "", "build.md": "",
-    "docs/gen-1.md": "", "docs/deep/gen-2.md": "", "docs/real.md": "",
-    "nested/.gitignore": "*.md\n!important.md\n", "nested/a.md": "", "nested/important.md": "", "nested/deeper/b.md": "",
-    "over/.gitignore": "x.md\n", "over/.ignore": "!x.md\n", "over/x.md": "",
-    "dironly/.gitignore": "file/\n", "dironly/file": "", "dironly/file.md": "",
-    "reinc/.gitignore": "inner/\n!inner/z.md\n", "reinc/inner/z.md": "",
+    "a.md": "",
+    "x.log.md": "",
+    "keep.log.md": "",
+    "top.md": "",
+    "sub/top.md": "",
+    "#hash.md": "",
+    "spaced.md ": "",
+    "build/out.md": "",
+    "sub/build/out.md": "",
+    "build.md": "",
+    "docs/gen-1.md": "",
+    "docs/deep/gen-2.md": "",
+    "docs/real.md": "",
+    "nested/.gitignore": "*.md\n!important.md\n",
+    "nested/a.md": "",
+    "nested/important.md": "",
+    "nested/deeper/b.md": "",
+    "over/.gitignore": "x.md\n",
+    "over/.ignore": "!x.md\n",
+    "over/x.md": "",
+    "dironly/.gitignore": "file/\n",
+    "dironly/file": "",
+    "dironly/file.md": "",
+    "reinc/.gitignore": "inner/\n!inner/z.md\n",
+    "reinc/inner/z.md": "",
   };
-  const expected = [
-    "a.md", "build.md", "docs/real.md", "dironly/file.md", "keep.log.md", "nested/important.md", "over/x.md", "sub/top.md",
-  ];
+  const expected = ["a.md", "build.md", "docs/real.md", "dironly/file.md", "keep.log.md", "nested/important.md", "over/x.md", "sub/top.md"];
 
   test("negation, anchoring, folder-only, **, comments, escapes, nested files, .ignore over .gitignore", () => {
     const root = tempDir();

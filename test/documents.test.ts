@@ -1,7 +1,15 @@
 /** Reading indexed documents back: every ref form, line ranges at the edges, refusals, suggestions, listings. */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { indexRepository } from "../src/index/indexer.ts";
-import { closePaths, documentInfo, editDistance, listDocuments, readDocument, readDocuments, resolveDocumentRef } from "../src/search/documents.ts";
+import {
+  closePaths,
+  documentInfo,
+  editDistance,
+  listDocuments,
+  readDocument,
+  readDocuments,
+  resolveDocumentRef,
+} from "../src/search/documents.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { addRepository, getRepository } from "../src/repos.ts";
 import { rmSync } from "node:fs";
@@ -48,7 +56,16 @@ beforeAll(async () => {
 describe("refs", () => {
   test("repo:path, repo:path:line and repo:path:line:count", async () => {
     const whole = await readDocument(home, "one:guide.md");
-    expect(whole).toMatchObject({ repository: "one", path: "guide.md", title: "Guide", format: "md", from: 1, to: 5, total_lines: 5, truncated: false });
+    expect(whole).toMatchObject({
+      repository: "one",
+      path: "guide.md",
+      title: "Guide",
+      format: "md",
+      from: 1,
+      to: 5,
+      total_lines: 5,
+      truncated: false,
+    });
     expect(whole.text).toBe("# Guide\n\nline three\nline four\nline five");
     expect(await readDocument(home, "one:guide.md:3")).toMatchObject({ from: 3, to: 5, text: "line three\nline four\nline five" });
     expect(await readDocument(home, "one:guide.md:3:2")).toMatchObject({ from: 3, to: 4, text: "line three\nline four", truncated: true });
@@ -106,10 +123,22 @@ describe("refs", () => {
 
 describe("line ranges at the edges", () => {
   test("first line, last line, past the end, zero and negative", async () => {
-    expect(await readDocument(home, "one:guide.md", { fromLine: 5 })).toMatchObject({ from: 5, to: 5, text: "line five", truncated: false });
-    expect(await readDocument(home, "one:guide.md", { fromLine: 1, maxLines: 1 })).toMatchObject({ from: 1, to: 1, text: "# Guide", truncated: true });
+    expect(await readDocument(home, "one:guide.md", { fromLine: 5 })).toMatchObject({
+      from: 5,
+      to: 5,
+      text: "line five",
+      truncated: false,
+    });
+    expect(await readDocument(home, "one:guide.md", { fromLine: 1, maxLines: 1 })).toMatchObject({
+      from: 1,
+      to: 1,
+      text: "# Guide",
+      truncated: true,
+    });
     expect(await readDocument(home, "one:guide.md", { fromLine: 4, maxLines: 100 })).toMatchObject({ from: 4, to: 5, truncated: false });
-    expect((await refusal(readDocument(home, "one:guide.md", { fromLine: 6 }))).message).toContain("line 6 is past the end of one:guide.md (5 lines)");
+    expect((await refusal(readDocument(home, "one:guide.md", { fromLine: 6 }))).message).toContain(
+      "line 6 is past the end of one:guide.md (5 lines)",
+    );
     expect((await refusal(readDocument(home, "one:guide.md:99"))).code).toBe("INVALID_INPUT");
     expect((await refusal(readDocument(home, "one:guide.md", { fromLine: 0 }))).code).toBe("INVALID_INPUT");
     expect((await refusal(readDocument(home, "one:guide.md", { maxLines: 0 }))).code).toBe("INVALID_INPUT");
@@ -127,7 +156,15 @@ describe("line ranges at the edges", () => {
 
 describe("only indexed documents are read", () => {
   test("hidden, excluded, other-type and outside files are refused", async () => {
-    for (const ref of ["one:.hidden/secret.md", "one:.dot.md", "one:drafts/wip.md", "one:data.csv", "one:ignored.md", "one:build/out.md", "one:.gitignore"]) {
+    for (const ref of [
+      "one:.hidden/secret.md",
+      "one:.dot.md",
+      "one:drafts/wip.md",
+      "one:data.csv",
+      "one:ignored.md",
+      "one:build/out.md",
+      "one:.gitignore",
+    ]) {
       const error = await refusal(readDocument(home, ref));
       expect(error.code).toBe("DOCUMENT_NOT_FOUND");
       expect(error.message).toContain("is not an indexed document");
@@ -151,8 +188,15 @@ describe("listing", () => {
   test("every indexed document with format, size, fragments, pages and modified", () => {
     const all = listDocuments(home, { repositories: ["one", "two"] });
     expect(all.map((d) => `${d.repository}:${d.path}`)).toEqual([
-      "one:2024:01/log.md", "one:empty.txt", "one:guide.md", "one:nolf.txt", "one:same.md", "one:shared/readme.md",
-      "two:only-two.md", "two:same.md", "two:shared/readme.md",
+      "one:2024:01/log.md",
+      "one:empty.txt",
+      "one:guide.md",
+      "one:nolf.txt",
+      "one:same.md",
+      "one:shared/readme.md",
+      "two:only-two.md",
+      "two:same.md",
+      "two:shared/readme.md",
     ]);
     expect(all[2]).toMatchObject({ format: "md", size: 40, fragments: 1, pages: null, title: "Guide" });
     expect(Date.parse(all[2]!.modified)).toBeGreaterThan(0);
@@ -163,7 +207,11 @@ describe("listing", () => {
 
 describe("readDocuments (multi-get)", () => {
   test("a glob over paths or repo:path; refs separated by commas, with their ranges", async () => {
-    expect((await readDocuments(home, "**/*.md", { repository: "two" })).documents.map((d) => d.path)).toEqual(["only-two.md", "same.md", "shared/readme.md"]);
+    expect((await readDocuments(home, "**/*.md", { repository: "two" })).documents.map((d) => d.path)).toEqual([
+      "only-two.md",
+      "same.md",
+      "shared/readme.md",
+    ]);
     expect((await readDocuments(home, "two:shared/*")).documents.map((d) => `${d.repository}:${d.path}`)).toEqual(["two:shared/readme.md"]);
     const listed = await readDocuments(home, "one:guide.md:3:1, two:only-two.md ,one:nope.md");
     expect(listed.documents.map((d) => d.text)).toEqual(["line three", "# Two"]);

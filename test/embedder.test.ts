@@ -15,7 +15,10 @@ describeShared("local embedder (GloVe-SIF model folder)", () => {
   });
 
   test("similar meaning scores higher, vectors are unit length, order is kept", async () => {
-    const [car, auto, bread] = await embedder.embed(["a text about cars and driving", "automobile", "a recipe for baking bread"], "document");
+    const [car, auto, bread] = await embedder.embed(
+      ["a text about cars and driving", "automobile", "a recipe for baking bread"],
+      "document",
+    );
     expect(dot(auto!, car!)).toBeGreaterThan(0.3);
     expect(dot(auto!, bread!)).toBeLessThan(0.1);
     expect(Math.abs(dot(car!, car!) - 1)).toBeLessThan(1e-4);

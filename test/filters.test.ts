@@ -38,7 +38,14 @@ describe("filter grammar", () => {
 
   test("the JSON form parses into the same tree", () => {
     const text = parseFilter("tags=rust rating>=3") as { items: Filter[] };
-    const json = parseFilter({ all: [{ key: "tags", eq: "rust" }, { key: "rating", ge: 3 }], any: [{ key: "format", in: ["md", "pdf"] }], not: [{ key: "draft", eq: true }] });
+    const json = parseFilter({
+      all: [
+        { key: "tags", eq: "rust" },
+        { key: "rating", ge: 3 },
+      ],
+      any: [{ key: "format", in: ["md", "pdf"] }],
+      not: [{ key: "draft", eq: true }],
+    });
     expect(json).toEqual({
       kind: "all",
       items: [
@@ -79,9 +86,11 @@ describe("filter grammar", () => {
 
 /** Front matter as people write it: tag lists and single tags, dates, authors, numbers, booleans. */
 const NOTES = {
-  "rust-async.md": "---\ntitle: Async Rust\ntags: [rust, async]\nauthor: Ana\ndate: 2024-05-01\nrating: 4\ndraft: true\n---\n\nFerris waits on futures.\n",
+  "rust-async.md":
+    "---\ntitle: Async Rust\ntags: [rust, async]\nauthor: Ana\ndate: 2024-05-01\nrating: 4\ndraft: true\n---\n\nFerris waits on futures.\n",
   "go-channels.md": "---\ntags: go\nauthor: Bo\ndate: 2025-02-10\nrating: 2\n---\n\n# Channels in Go\n\nFerris sends on a channel.\n",
-  "rust-borrow.md": "---\ntags:\n  - rust\n  - Ownership\nauthor: [Ana, Cy]\ndate: 2025-03-15T09:30:00Z\nrating: 5\n---\n\n# The borrow checker\n\nFerris borrows a reference.\n",
+  "rust-borrow.md":
+    "---\ntags:\n  - rust\n  - Ownership\nauthor: [Ana, Cy]\ndate: 2025-03-15T09:30:00Z\nrating: 5\n---\n\n# The borrow checker\n\nFerris borrows a reference.\n",
   "plain.md": "# Plain\n\nFerris has no front matter here.\n",
   "notes/log.txt": "Ferris in a text file.\n",
 };
@@ -93,7 +102,9 @@ describe("filters inside the ranking", () => {
   const context = new SearchContext();
   beforeAll(async () => {
     const page = (word: string) => [...paragraph(`Ferris reads page about ${word} in a portable document.`, 100)];
-    writeTree(docs, { "paper.pdf": await writePdf([page("apples"), page("pears"), page("plums")], { title: "Fruit paper", author: "Dee" }) });
+    writeTree(docs, {
+      "paper.pdf": await writePdf([page("apples"), page("pears"), page("plums")], { title: "Fruit paper", author: "Dee" }),
+    });
     utimesSync(join(docs, "plain.md"), new Date("2019-06-01T12:00:00Z"), new Date("2019-06-01T12:00:00Z"));
     const repo = addRepository(home, { name: "notes", path: docs, embed: false });
     await indexRepository(home, repo);
@@ -101,7 +112,8 @@ describe("filters inside the ranking", () => {
 
   const run = (where: string | object, options: Partial<SearchOptions> = {}) =>
     search(home, { query: "ferris", limit: 50, mode: "bm25", where: [parseFilter(where as string)], ...options }, context);
-  const paths = async (where: string | object, options: Partial<SearchOptions> = {}) => [...new Set((await run(where, options)).results.map((r) => r.path))].sort();
+  const paths = async (where: string | object, options: Partial<SearchOptions> = {}) =>
+    [...new Set((await run(where, options)).results.map((r) => r.path))].sort();
 
   test("= and != on front matter: a list matches when any element does, case-insensitively", async () => {
     expect(await paths("tags=rust")).toEqual(["rust-async.md", "rust-borrow.md"]);
@@ -143,7 +155,7 @@ describe("filters inside the ranking", () => {
     expect(await paths("modified>=2020")).not.toContain("plain.md");
     expect(await paths("repository=notes format=pdf")).toEqual(["paper.pdf"]);
     expect(await paths("repository=other")).toEqual([]);
-    expect(await paths("title=\"fruit paper\" author=dee")).toEqual(["paper.pdf"]);
+    expect(await paths('title="fruit paper" author=dee')).toEqual(["paper.pdf"]);
   });
 
   test("page terms select a PDF's fragments by the pages they span; other documents have no pages", async () => {
@@ -158,12 +170,23 @@ describe("filters inside the ranking", () => {
 
   test("the JSON form: all, any and not", async () => {
     expect(await paths({ all: [{ key: "tags", eq: "rust" }], not: [{ key: "draft", eq: true }] })).toEqual(["rust-borrow.md"]);
-    expect(await paths({ any: [{ key: "format", eq: "pdf" }, { key: "rating", ge: 5 }] })).toEqual(["paper.pdf", "rust-borrow.md"]);
+    expect(
+      await paths({
+        any: [
+          { key: "format", eq: "pdf" },
+          { key: "rating", ge: 5 },
+        ],
+      }),
+    ).toEqual(["paper.pdf", "rust-borrow.md"]);
     expect(await paths({ not: [{ key: "format", in: ["md", "pdf"] }] })).toEqual(["notes/log.txt"]);
   });
 
   test("several filters and --filter all hold", async () => {
-    const response = await search(home, { query: "ferris", mode: "bm25", filter: "rust-*", where: [parseFilter("author=ana"), parseFilter("rating>4")] }, context);
+    const response = await search(
+      home,
+      { query: "ferris", mode: "bm25", filter: "rust-*", where: [parseFilter("author=ana"), parseFilter("rating>4")] },
+      context,
+    );
     expect(response.results.map((r) => r.path)).toEqual(["rust-borrow.md"]);
     expect(response.total).toBe(1);
   });
@@ -211,7 +234,11 @@ describeShared("a selective filter still fills the page", () => {
   }
 
   test("--documents groups only admitted documents", async () => {
-    const grouped = await search(home, { query: "widget", mode: "bm25", documents: true, limit: 20, where: [parseFilter("tags=pick")] }, context);
+    const grouped = await search(
+      home,
+      { query: "widget", mode: "bm25", documents: true, limit: 20, where: [parseFilter("tags=pick")] },
+      context,
+    );
     expect((grouped.results as DocumentHit[]).map((r) => r.path).sort()).toEqual([...picked].sort());
     expect(grouped.total).toBe(12);
   });

@@ -3,8 +3,16 @@ import { fuseHybrid, mergeLists, mergeScore, VECTOR_FLOOR } from "../src/search/
 
 describe("fuseHybrid", () => {
   test("a confident BM25 gap survives a weak vector vote; agreement wins", () => {
-    const bm25 = [{ id: 1, score: 20 }, { id: 2, score: 5 }, { id: 3, score: 4 }];
-    const vector = [{ id: 3, score: 0.9 }, { id: 9, score: 0.5 }, { id: 2, score: 0.1 }];
+    const bm25 = [
+      { id: 1, score: 20 },
+      { id: 2, score: 5 },
+      { id: 3, score: 4 },
+    ];
+    const vector = [
+      { id: 3, score: 0.9 },
+      { id: 9, score: 0.5 },
+      { id: 2, score: 0.1 },
+    ];
     const fused = fuseHybrid(bm25, vector);
     expect(fused.map((f) => f.id)).toEqual([1, 3, 9, 2]);
     expect(fused[0]).toMatchObject({ bm25: { rank: 1, score: 20 }, vector: null });
@@ -12,7 +20,15 @@ describe("fuseHybrid", () => {
   });
 
   test("with no BM25 match the vector list decides alone", () => {
-    expect(fuseHybrid([], [{ id: 5, score: 0.4 }, { id: 6, score: 0.2 }]).map((f) => f.id)).toEqual([5, 6]);
+    expect(
+      fuseHybrid(
+        [],
+        [
+          { id: 5, score: 0.4 },
+          { id: 6, score: 0.2 },
+        ],
+      ).map((f) => f.id),
+    ).toEqual([5, 6]);
   });
 });
 
@@ -20,13 +36,23 @@ describe("mergeLists", () => {
   const score = (item: { s: number }) => item.s;
 
   test("a strong match in one repository opens the list above another repository's weak first result", () => {
-    const weak = [{ id: "w1", s: 0.2 }, { id: "w2", s: 0.1 }];
-    const strong = [{ id: "s1", s: 0.9 }, { id: "s2", s: 0.15 }];
+    const weak = [
+      { id: "w1", s: 0.2 },
+      { id: "w2", s: 0.1 },
+    ];
+    const strong = [
+      { id: "s1", s: 0.9 },
+      { id: "s2", s: 0.15 },
+    ];
     expect(mergeLists([weak, strong], score).map((x) => x.id)).toEqual(["s1", "w1", "s2", "w2"]);
   });
 
   test("keeps each list's order, and interleaves by rank where there is no evidence to tell them apart", () => {
-    const a = [{ id: "a1", s: 0.3 }, { id: "a2", s: 0.8 }, { id: "a3", s: 0 }];
+    const a = [
+      { id: "a1", s: 0.3 },
+      { id: "a2", s: 0.8 },
+      { id: "a3", s: 0 },
+    ];
     const b = [{ id: "b1", s: 0 }];
     expect(mergeLists([a, b], score).map((x) => x.id)).toEqual(["a1", "a2", "b1", "a3"]);
   });

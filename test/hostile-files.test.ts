@@ -39,14 +39,15 @@ async function indexTwice(build: (docs: string) => void, options: IndexOptions =
   const fragments = () => {
     const store = Store.open(repo.dir);
     try {
-      return store.db.query<{ text: string; path: string }, []>("SELECT f.text, d.path FROM fragments f JOIN documents d ON d.id = f.document_id").all();
+      return store.db
+        .query<{ text: string; path: string }, []>("SELECT f.text, d.path FROM fragments f JOIN documents d ON d.id = f.document_id")
+        .all();
     } finally {
       store.close();
     }
   };
   return { home, docs, repo, first, second, fragments };
 }
-
 
 describe("links that loop", () => {
   test("a→b→a file links and folder links to the parent and to themselves end in bounded time", async () => {
@@ -74,7 +75,16 @@ describe("deep folders and odd names", () => {
   }, 30_000);
 
   test("names with newlines, tabs, quotes, leading dashes and spaces are indexed and found", async () => {
-    const names = ["new\nline.md", "tab\there.md", `quo"te's.md`, "-dash.md", "--help.md", " space .md", "back\\slash.md", "semi;colon $(x).md"];
+    const names = [
+      "new\nline.md",
+      "tab\there.md",
+      `quo"te's.md`,
+      "-dash.md",
+      "--help.md",
+      " space .md",
+      "back\\slash.md",
+      "semi;colon $(x).md",
+    ];
     const { home, first } = await indexTwice((docs) => {
       for (const name of names) writeFileSync(join(docs, name), `# ${JSON.stringify(name)}\n\nodd name words\n`);
     });
@@ -113,8 +123,12 @@ describe("contents", () => {
   }, 30_000);
 
   test("one 10 MB line is cut into fragments within the token budget", async () => {
-    const line = Array.from({ length: 1_100_000 }, (_, i) => `w${i % 997}`).join(" ").slice(0, 10_000_000);
-    const { first, fragments } = await indexTwice((docs) => writeTree(docs, { "one-line.txt": line, "minified.md": "x".repeat(10_000_000) }));
+    const line = Array.from({ length: 1_100_000 }, (_, i) => `w${i % 997}`)
+      .join(" ")
+      .slice(0, 10_000_000);
+    const { first, fragments } = await indexTwice((docs) =>
+      writeTree(docs, { "one-line.txt": line, "minified.md": "x".repeat(10_000_000) }),
+    );
     expect(first).toMatchObject({ indexed: 2, failed: 0 });
     for (const { text } of fragments()) expect(estimateTokens(text)).toBeLessThanOrEqual(TOKENS);
   }, 60_000);
@@ -179,7 +193,9 @@ describe("markdown that is large in one dimension", () => {
 
   test("an unclosed 5 MB code fence is cut into fragments within the token budget", async () => {
     const code = Array.from({ length: 120_000 }, (_, i) => `  let value${i} = compute(${i}); // step ${i}`).join("\n");
-    const { first, fragments } = await indexTwice((docs) => writeTree(docs, { "fence.md": `# Code\n\n\`\`\`ts\n${code.slice(0, 5_000_000)}\n` }));
+    const { first, fragments } = await indexTwice((docs) =>
+      writeTree(docs, { "fence.md": `# Code\n\n\`\`\`ts\n${code.slice(0, 5_000_000)}\n` }),
+    );
     expect(first).toMatchObject({ indexed: 1, failed: 0 });
     const all = fragments();
     expect(all.length).toBeGreaterThan(1000);
@@ -198,7 +214,9 @@ describe("markdown that is large in one dimension", () => {
   test("six 20 KB headings over 300 KB of text: the index stays a small multiple of the file (every fragment carried them)", async () => {
     const words = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag}${i}`).join(" ");
     const headings = [1, 2, 3, 4, 5, 6].map((level) => `${"#".repeat(level)} ${words(`h${level}w`, 3000)}`).join("\n\n");
-    const body = Array.from({ length: 1000 }, (_, i) => `Paragraph ${i} says something about topic ${i} in a few plain words.`).join("\n\n");
+    const body = Array.from({ length: 1000 }, (_, i) => `Paragraph ${i} says something about topic ${i} in a few plain words.`).join(
+      "\n\n",
+    );
     const source = `${headings}\n\n${body}\n`;
     const { home, repo, first } = await indexTwice((docs) => writeTree(docs, { "huge-headings.md": source }));
     expect(first).toMatchObject({ indexed: 1, failed: 0 });

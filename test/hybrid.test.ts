@@ -100,7 +100,9 @@ describeShared("vector and hybrid search", () => {
 
   test("a 100 KB query searches by meaning, in the library and on the command line", async () => {
     const words = ["automobile", "highway", "driver", "garage", "truck"];
-    const query = Array.from({ length: 20_000 }, (_, i) => words[i % words.length]).join(" ").slice(0, 100_000);
+    const query = Array.from({ length: 20_000 }, (_, i) => words[i % words.length])
+      .join(" ")
+      .slice(0, 100_000);
     const response = await search(home, { query, mode: "hybrid", limit: 1 }, new SearchContext());
     expect(response.results[0]!.path).toBe("cars.md");
     // onnxruntime's telemetry scanned /proc/self/cmdline recursively: a long command line crashed the process.
@@ -123,7 +125,10 @@ describeShared("vector and hybrid search", () => {
   });
 
   test("editing one paragraph of a long document re-embeds only that fragment", async () => {
-    const paragraphs = Array.from({ length: 12 }, (_, i) => `## Part ${i}\n\nParagraph number ${i} talks about rivers and lakes and boats.\n`);
+    const paragraphs = Array.from(
+      { length: 12 },
+      (_, i) => `## Part ${i}\n\nParagraph number ${i} talks about rivers and lakes and boats.\n`,
+    );
     writeFileSync(join(docs, "long.md"), `# Long\n\n${paragraphs.join("\n")}`);
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, embedded: 12 });
     paragraphs[5] = "## Part 5\n\nThis paragraph now talks about mountains instead.\n";
@@ -161,7 +166,11 @@ describeShared("vector and hybrid search", () => {
     expect(await indexRepository(home, plain, { model: GLOVE })).toMatchObject({ embedded: 2, model: GLOVE });
     writeTree(plain.path, { "space.md": TEN["space.md"] });
     expect(await indexRepository(home, plain)).toMatchObject({ embedded: 1, model: GLOVE }); // no --model this time
-    const response = await search(home, { query: "automobile", repositories: ["remembers"], mode: "vector", limit: 1 }, new SearchContext());
+    const response = await search(
+      home,
+      { query: "automobile", repositories: ["remembers"], mode: "vector", limit: 1 },
+      new SearchContext(),
+    );
     expect(response.results[0]!.path).toBe("cars.md");
   });
 
@@ -192,9 +201,13 @@ describeShared("a repository whose embedding lags behind its text", () => {
       const response = await search(home, { query: "telescope galaxy", explain: true }, context);
       expect(response.mode).toBe("hybrid");
       expect(response.results[0]).toMatchObject({ path: "space.md" });
-      expect(response.notes).toContainEqual(expect.stringMatching(/^lagging: vectors cover 2 of 3 fragments; the rest are found by bm25 only .*researcher index lagging/));
+      expect(response.notes).toContainEqual(
+        expect.stringMatching(/^lagging: vectors cover 2 of 3 fragments; the rest are found by bm25 only .*researcher index lagging/),
+      );
       const vector = await search(home, { query: "telescope galaxy", mode: "vector", explain: true }, context);
-      expect(vector.notes).toContainEqual(expect.stringMatching(/^lagging: vectors cover 2 of 3 fragments; the rest cannot be found in vector mode/));
+      expect(vector.notes).toContainEqual(
+        expect.stringMatching(/^lagging: vectors cover 2 of 3 fragments; the rest cannot be found in vector mode/),
+      );
       await indexRepository(home, repo);
       const caughtUp = await search(home, { query: "telescope galaxy", explain: true }, context);
       expect(caughtUp.notes!.filter((n) => n.includes("vectors cover"))).toEqual([]);

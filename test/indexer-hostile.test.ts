@@ -50,29 +50,37 @@ describe("an index run removes nothing it cannot see", () => {
   // chmod 000 does not stop root, so the CLI runs as `nobody` over a tree it owns: that needs root to switch users.
   const asRoot = process.getuid?.() === 0;
   if (!asRoot) console.warn("note: skipping the unprivileged-user test in indexer-hostile.test.ts: it needs root to run as nobody");
-  test.skipIf(!asRoot)("a subfolder that cannot be listed keeps its documents and is reported (run as an unprivileged user)", async () => {
-    // The compiled executable, not src/main.ts: `nobody` cannot reach a checkout in a private folder (mktemp -d).
-    const exe = await executable();
-    const base = tempDir();
-    chmodSync(base, 0o755);
-    writeTree(base, { "docs/top.md": "top words\n", "docs/sub/deep.md": "deep words\n" });
-    const own = (path: string) => chownSync(path, 65534, 65534);
-    for (const path of [base, join(base, "docs"), join(base, "docs/top.md"), join(base, "docs/sub"), join(base, "docs/sub/deep.md")]) own(path);
-    const cli = (...args: string[]) => {
-      const proc = Bun.spawnSync(
-        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe, ...args],
-        { env: { HOME: base, RESEARCHER_HOME: join(base, "home"), PATH: SYSTEM_PATH } },
-      );
-      return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
-    };
-    expect(cli("repo", "add", "d", join(base, "docs"), "--no-embed").code).toBe(0);
-    expect(JSON.parse(cli("index", "d", "--json").stdout)).toMatchObject({ indexed: 2 });
-    chmodSync(join(base, "docs/sub"), 0o000);
-    const summary = JSON.parse(cli("index", "d", "--json").stdout);
-    expect(summary).toMatchObject({ removed: 0, documents_total: 2, failures: [{ path: "sub/", reason: expect.stringContaining("cannot list folder: EACCES") }] });
-    chmodSync(join(base, "docs/sub"), 0o755);
-    expect(JSON.parse(cli("search", "deep", "--json").stdout).total).toBe(1);
-  }, HOOK_TIMEOUT);
+  test.skipIf(!asRoot)(
+    "a subfolder that cannot be listed keeps its documents and is reported (run as an unprivileged user)",
+    async () => {
+      // The compiled executable, not src/main.ts: `nobody` cannot reach a checkout in a private folder (mktemp -d).
+      const exe = await executable();
+      const base = tempDir();
+      chmodSync(base, 0o755);
+      writeTree(base, { "docs/top.md": "top words\n", "docs/sub/deep.md": "deep words\n" });
+      const own = (path: string) => chownSync(path, 65534, 65534);
+      for (const path of [base, join(base, "docs"), join(base, "docs/top.md"), join(base, "docs/sub"), join(base, "docs/sub/deep.md")])
+        own(path);
+      const cli = (...args: string[]) => {
+        const proc = Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe, ...args], {
+          env: { HOME: base, RESEARCHER_HOME: join(base, "home"), PATH: SYSTEM_PATH },
+        });
+        return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
+      };
+      expect(cli("repo", "add", "d", join(base, "docs"), "--no-embed").code).toBe(0);
+      expect(JSON.parse(cli("index", "d", "--json").stdout)).toMatchObject({ indexed: 2 });
+      chmodSync(join(base, "docs/sub"), 0o000);
+      const summary = JSON.parse(cli("index", "d", "--json").stdout);
+      expect(summary).toMatchObject({
+        removed: 0,
+        documents_total: 2,
+        failures: [{ path: "sub/", reason: expect.stringContaining("cannot list folder: EACCES") }],
+      });
+      chmodSync(join(base, "docs/sub"), 0o755);
+      expect(JSON.parse(cli("search", "deep", "--json").stdout).total).toBe(1);
+    },
+    HOOK_TIMEOUT,
+  );
 });
 
 describe("only regular files are read", () => {
@@ -100,19 +108,25 @@ describe("only regular files are read", () => {
 
 describe("formats and settings", () => {
   test("files of other types are counted by extension in the summary", async () => {
-    const { home, repo } = bm25Repository({ "a.md": "words\n", "s1.pptx": "x", "s2.pptx": "x", "c.csv": "x", "Makefile": "x" });
+    const { home, repo } = bm25Repository({ "a.md": "words\n", "s1.pptx": "x", "s2.pptx": "x", "c.csv": "x", Makefile: "x" });
     const summary = await indexRepository(home, repo);
     expect(summary.skipped_types).toEqual({ pptx: 2, csv: 1, "": 1 });
   });
 
   test("a PDF is indexed page by page: fragments and results carry their page", async () => {
-    const pdf = await writePdf([paragraph("Mitochondria produce energy for the cell.", 72), paragraph("Chloroplasts capture sunlight in plants.", 72)], { title: "Organelles" });
+    const pdf = await writePdf(
+      [paragraph("Mitochondria produce energy for the cell.", 72), paragraph("Chloroplasts capture sunlight in plants.", 72)],
+      { title: "Organelles" },
+    );
     const { home, repo } = bm25Repository({ "cells.pdf": pdf });
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, fragments: 2 });
     const hit = (await search(home, { query: "chloroplasts sunlight" })).results[0]!;
     expect(hit).toMatchObject({ path: "cells.pdf", title: "Organelles", page: 2, fragment: { page: 2, page_end: 2 } });
     const store = Store.open(repo.dir);
-    expect(store.db.query("SELECT format, json_extract(metadata, '$.pages') AS pages FROM documents").get()).toEqual({ format: "pdf", pages: 2 });
+    expect(store.db.query("SELECT format, json_extract(metadata, '$.pages') AS pages FROM documents").get()).toEqual({
+      format: "pdf",
+      pages: 2,
+    });
     store.close();
   });
 
@@ -144,7 +158,9 @@ describe("formats and settings", () => {
     setConfigValue(home, "index.convert_memory_mb", "64");
     setConfigValue(home, "index.convert_workers", "2");
     const summary = await indexRepository(home, repo);
-    expect(summary.failures).toEqual([{ path: "balloon.docx", reason: "conversion needed more memory than index.convert_memory_mb (64 MB)" }]);
+    expect(summary.failures).toEqual([
+      { path: "balloon.docx", reason: "conversion needed more memory than index.convert_memory_mb (64 MB)" },
+    ]);
     expect(await total(home, "topic 399")).toBeGreaterThan(0);
     expect(await total(home, "still indexed")).toBe(1);
   }, 60_000);
@@ -247,15 +263,27 @@ describe("a full disk", () => {
 
       // Not caught by the estimate (HTML counts for half its size, as markup usually is): SQLite runs out of room mid-run.
       rmSync(big, { recursive: true });
-      writeTree(big, Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`d${i}.html`, `<h1>Doc ${i}</h1><p>${Array.from({ length: 1500 }, (_, j) => `w${i}x${j}`).join(" ")}</p>`])));
+      writeTree(
+        big,
+        Object.fromEntries(
+          Array.from({ length: 300 }, (_, i) => [
+            `d${i}.html`,
+            `<h1>Doc ${i}</h1><p>${Array.from({ length: 1500 }, (_, j) => `w${i}x${j}`).join(" ")}</p>`,
+          ]),
+        ),
+      );
       const fills = indexRepository(home, large);
-      expect(fills).rejects.toThrow(/^the disk holding .* is full; the run stopped \(batches it finished are kept, none is half-written\)$/);
+      expect(fills).rejects.toThrow(
+        /^the disk holding .* is full; the run stopped \(batches it finished are kept, none is half-written\)$/,
+      );
       await fills.catch(() => {});
       const wal = join(large.dir, "index.db-wal");
       expect(existsSync(wal) ? statSync(wal).size : 0).toBe(0);
 
       expect((await search(home, { query: "intact", repositories: ["intact"] })).total).toBe(1);
-      const removed = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "repo", "remove", "large"], { env: { ...process.env, RESEARCHER_HOME: home } });
+      const removed = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "repo", "remove", "large"], {
+        env: { ...process.env, RESEARCHER_HOME: home },
+      });
       expect(removed.exitCode).toBe(0);
       expect(existsSync(large.dir)).toBe(false);
     } finally {

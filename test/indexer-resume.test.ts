@@ -11,7 +11,10 @@ import { cliCommand, GLOVE, HOOK_TIMEOUT, runCli, tempDir, testShared, writeTree
 function writeCorpus(root: string): void {
   const files: Record<string, string> = {};
   for (let f = 0; f < 400; f++) {
-    const sections = Array.from({ length: 30 }, (_, s) => `## Part ${s}\n\nNote ${f}-${s} about protein ${s * f} in cells of tissue ${f % 17} and river ${s % 5}.`);
+    const sections = Array.from(
+      { length: 30 },
+      (_, s) => `## Part ${s}\n\nNote ${f}-${s} about protein ${s * f} in cells of tissue ${f % 17} and river ${s % 5}.`,
+    );
     files[`n${f}.md`] = `# Notebook ${f}\n\n${sections.join("\n\n")}\n`;
   }
   writeTree(root, files);
@@ -20,13 +23,21 @@ function writeCorpus(root: string): void {
 const vectors = (home: string) => {
   const db = new Database(join(home, "repositories", "r", "index.db"), { readonly: true });
   try {
-    return new Map(db.query<{ h: string; v: Uint8Array }, []>("SELECT text_hash AS h, vector AS v FROM embeddings").all().map((r) => [r.h, Buffer.from(r.v).toString("hex")]));
+    return new Map(
+      db
+        .query<{ h: string; v: Uint8Array }, []>("SELECT text_hash AS h, vector AS v FROM embeddings")
+        .all()
+        .map((r) => [r.h, Buffer.from(r.v).toString("hex")]),
+    );
   } finally {
     db.close();
   }
 };
 
-const status = (home: string) => JSON.parse(runCli(["status", "r", "--json"], { home }).stdout) as { fragments: number; vectors: number }[] | { fragments: number; vectors: number };
+const status = (home: string) =>
+  JSON.parse(runCli(["status", "r", "--json"], { home }).stdout) as
+    | { fragments: number; vectors: number }[]
+    | { fragments: number; vectors: number };
 const first = <T>(value: T | T[]) => (Array.isArray(value) ? value[0]! : value);
 
 testShared(

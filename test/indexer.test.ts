@@ -15,24 +15,24 @@ describe("indexRepository", () => {
       "beta.md": "# Beta\n\nLazy dogs sleep.\n",
       "gamma.txt": "Plain text about turtles.\n",
     });
-    const first = (await indexRepository(home, repo));
+    const first = await indexRepository(home, repo);
     expect(first).toMatchObject({ indexed: 3, skipped: 0, removed: 0, failed: 0, documents_total: 3 });
 
-    const second = (await indexRepository(home, repo));
+    const second = await indexRepository(home, repo);
     expect(second).toMatchObject({ indexed: 0, skipped: 3, fragments: 0 });
 
     writeFileSync(join(docs, "alpha.md"), "# Alpha\n\nA slow green snail.\n");
-    const third = (await indexRepository(home, repo));
+    const third = await indexRepository(home, repo);
     expect(third).toMatchObject({ indexed: 1, skipped: 2 });
     expect(await paths(home, "fox")).toEqual([]);
     expect(await paths(home, "snail")).toEqual(["alpha.md"]);
 
     // touched but identical content: hashed, not re-indexed
     utimesSync(join(docs, "beta.md"), new Date(), new Date(Date.now() + 5000));
-    expect((await indexRepository(home, repo))).toMatchObject({ indexed: 0, skipped: 3 });
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0, skipped: 3 });
 
     rmSync(join(docs, "gamma.txt"));
-    expect((await indexRepository(home, repo))).toMatchObject({ removed: 1, documents_total: 2 });
+    expect(await indexRepository(home, repo)).toMatchObject({ removed: 1, documents_total: 2 });
     expect(await paths(home, "turtles")).toEqual([]);
   });
 
@@ -42,7 +42,7 @@ describe("indexRepository", () => {
       "binary.md": new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d]),
       "latin1.txt": new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x20, 0xff]),
     });
-    const summary = (await indexRepository(home, repo));
+    const summary = await indexRepository(home, repo);
     expect(summary.indexed).toBe(1);
     expect(summary.failures).toEqual([
       { path: "binary.md", reason: "binary content (NUL bytes) in a text file" },
@@ -55,7 +55,7 @@ describe("indexRepository", () => {
 
   test("a failed write rolls back and leaves the previous index intact", async () => {
     const { home, docs, repo } = bm25Repository({ "a.md": "original words\n" });
-    (await indexRepository(home, repo));
+    await indexRepository(home, repo);
     writeFileSync(join(docs, "a.md"), "replacement words\n");
     // Another connection holds the write lock past the busy timeout's reach: make the store read-only instead.
     const store = Store.open(repo.dir);
@@ -69,14 +69,14 @@ describe("indexRepository", () => {
   test("UTF-16 files with a BOM are decoded", async () => {
     const utf16 = new Uint8Array([0xff, 0xfe, ...new Uint8Array(Buffer.from("wide text", "utf16le"))]);
     const { home, repo } = bm25Repository({ "wide.txt": utf16 });
-    (await indexRepository(home, repo));
+    await indexRepository(home, repo);
     expect(await paths(home, "wide")).toEqual(["wide.txt"]);
   });
 
   test("--rebuild drops and recreates every document", async () => {
     const { home, repo } = bm25Repository({ "a.md": "words\n", "b.md": "more words\n" });
-    (await indexRepository(home, repo));
-    expect((await indexRepository(home, repo, { rebuild: true }))).toMatchObject({ indexed: 2, skipped: 0 });
+    await indexRepository(home, repo);
+    expect(await indexRepository(home, repo, { rebuild: true })).toMatchObject({ indexed: 2, skipped: 0 });
   });
 
   test("a large run leaves the full-text index merged into one segment", async () => {

@@ -7,7 +7,16 @@ import { readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { ROOT } from "./helpers.ts";
 
-const HEAVY = ["@huggingface/transformers", "onnxruntime-node", "usearch", "@modelcontextprotocol/sdk", "zod", "yaml", "valibot", "node:tty"];
+const HEAVY = [
+  "@huggingface/transformers",
+  "onnxruntime-node",
+  "usearch",
+  "@modelcontextprotocol/sdk",
+  "zod",
+  "yaml",
+  "valibot",
+  "node:tty",
+];
 /** Every module under src/, named by its file name (the rules below are about files, wherever they sit). */
 const sources = readdirSync(join(ROOT, "src"), { recursive: true, encoding: "utf8" })
   .filter((f) => f.endsWith(".ts"))

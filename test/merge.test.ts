@@ -36,7 +36,11 @@ describeShared("merging repositories by calibrated evidence", () => {
   const home = tempDir();
   const context = new SearchContext();
   beforeAll(async () => {
-    for (const [name, files] of [["archive", ARCHIVE], ["notes", NOTES], ["recipes", RECIPES]] as const) {
+    for (const [name, files] of [
+      ["archive", ARCHIVE],
+      ["notes", NOTES],
+      ["recipes", RECIPES],
+    ] as const) {
       const docs = tempDir();
       writeTree(docs, files);
       await indexRepository(home, addRepository(home, { name, path: docs, embedding: { model: GLOVE } }));

@@ -26,7 +26,8 @@ const CORPUS: Record<string, string> = {
   "cjk.md": "# 東京の天気\n\n今日は晴れです。東京タワーから富士山が見える。한국어 문장도 있습니다。中文搜索测试。\n",
   "rtl.md": "# مرحبا\n\nهذا نص عربي للاختبار. שלום עולם, זהו טקסט בעברית.\n",
   "emoji.md": "# Party 🎉\n\nThe café served crème brûlée 🍮 and naïve coöperation; 👩‍👩‍👧 family emoji; ﬁnancial ligature.\n",
-  "code.md": "# Code\n\n```ts\nconst x = a && b || !c; // NEAR(a b) \"quoted\" title:body *glob* ^caret {brace}\n```\n\nNOT AND OR are words here.\n",
+  "code.md":
+    '# Code\n\n```ts\nconst x = a && b || !c; // NEAR(a b) "quoted" title:body *glob* ^caret {brace}\n```\n\nNOT AND OR are words here.\n',
   "notes/long.txt": Array.from({ length: 200 }, (_, i) => `Line ${i} mentions covid-19, e-mail, C++ and the number ${i * 7}.`).join("\n"),
   "notes/stop.md": "# The\n\nThe and of to in it is was for on are with as at be this have from or had by.\n",
   "notes/marks.md": "# Combining\n\nZ̷̢͎a̸̛͉l̵̡̛g̶̨̛o text, e\u0301te\u0301, Å, ﬀ, ① ② ③, ⅯⅯⅩⅩⅣ, ٣٤٥ digits.\n",
@@ -37,18 +38,78 @@ const PATHS = new Set(Object.keys(CORPUS));
 
 type Random = () => number;
 
-
 const int = (r: Random, min: number, max: number) => min + Math.floor(r() * (max - min + 1));
-const pick = <T,>(r: Random, items: readonly T[]): T => items[Math.floor(r() * items.length)]!;
+const pick = <T>(r: Random, items: readonly T[]): T => items[Math.floor(r() * items.length)]!;
 const times = (n: number, make: () => string, sep = " ") => Array.from({ length: n }, make).join(sep);
 
 const VOCABULARY = [
-  "car", "cars", "driver", "garage", "highway", "dough", "bake", "loaf", "telescope", "galaxy", "star", "planets",
-  "東京", "天気", "富士山", "한국어", "中文", "مرحبا", "عربي", "שלום", "café", "crème", "naïve", "coöperation", "ﬁnancial",
-  "covid-19", "e-mail", "C++", "line", "mentions", "number", "zalgo", "été", "Å", "①", "ⅯⅯ", "٣٤٥", "🎉", "🍮",
+  "car",
+  "cars",
+  "driver",
+  "garage",
+  "highway",
+  "dough",
+  "bake",
+  "loaf",
+  "telescope",
+  "galaxy",
+  "star",
+  "planets",
+  "東京",
+  "天気",
+  "富士山",
+  "한국어",
+  "中文",
+  "مرحبا",
+  "عربي",
+  "שלום",
+  "café",
+  "crème",
+  "naïve",
+  "coöperation",
+  "ﬁnancial",
+  "covid-19",
+  "e-mail",
+  "C++",
+  "line",
+  "mentions",
+  "number",
+  "zalgo",
+  "été",
+  "Å",
+  "①",
+  "ⅯⅯ",
+  "٣٤٥",
+  "🎉",
+  "🍮",
 ];
 const STOPWORDS = ["the", "a", "and", "of", "to", "in", "is", "it", "was", "for", "on", "with", "THE", "And", "not", "or"];
-const OPERATORS = ["AND", "OR", "NOT", "NEAR", "NEAR(", "NEAR/3", "(", ")", '"', "*", "^", ":", "+", "-", "{", "}", ",", "''", "\\", "%", "_", "$", "@", "#"];
+const OPERATORS = [
+  "AND",
+  "OR",
+  "NOT",
+  "NEAR",
+  "NEAR(",
+  "NEAR/3",
+  "(",
+  ")",
+  '"',
+  "*",
+  "^",
+  ":",
+  "+",
+  "-",
+  "{",
+  "}",
+  ",",
+  "''",
+  "\\",
+  "%",
+  "_",
+  "$",
+  "@",
+  "#",
+];
 const COLUMNS = ["title", "heading", "body", "path", "rowid", "fragments_fts", "rank", "{title body}", "{title", "-{body}", "^title", "*"];
 
 /** Code points of every kind: scripts, marks, emoji sequences, controls, lone surrogates, NUL, non-characters. */
@@ -81,7 +142,11 @@ const word = (r: Random) => (r() < 0.7 ? pick(r, VOCABULARY) : unicodeSoup(r, in
 const GENERATORS: Record<string, (r: Random) => string> = {
   unicode: (r) => unicodeSoup(r, int(r, 0, 60)),
   operators: (r) => times(int(r, 1, 30), () => (r() < 0.6 ? pick(r, OPERATORS) : word(r)), pick(r, [" ", "", " "])),
-  columns: (r) => times(int(r, 1, 6), () => `${pick(r, ["", "-", '"', "+"])}${pick(r, COLUMNS)}${pick(r, [":", " : ", ":-", ':"'])}${word(r)}${pick(r, ["", "*", '"'])}`),
+  columns: (r) =>
+    times(
+      int(r, 1, 6),
+      () => `${pick(r, ["", "-", '"', "+"])}${pick(r, COLUMNS)}${pick(r, [":", " : ", ":-", ':"'])}${word(r)}${pick(r, ["", "*", '"'])}`,
+    ),
   near: (r) => `NEAR(${times(int(r, 0, 5), () => word(r))}${pick(r, ["", ", 2", ",", ", -1", ", 99999999999"])})`,
   phrases: (r) => times(int(r, 1, 8), () => `${pick(r, ["", "-"])}"${times(int(r, 0, 4), () => word(r))}${pick(r, ['"', ""])}`),
   prefixes: (r) => times(int(r, 1, 8), () => `${pick(r, ["", "-"])}${word(r)}${pick(r, ["*", "**", "*x", "^", ""])}`),
@@ -89,11 +154,16 @@ const GENERATORS: Record<string, (r: Random) => string> = {
   requiredMany: (r) => times(pick(r, [100, 101, 300]), () => `"${word(r)} ${word(r)}"`),
   optionalMany: (r) => times(int(r, 150, 1500), () => word(r)),
   stopwords: (r) => times(int(r, 1, 12), () => pick(r, STOPWORDS)),
-  punctuation: (r) => times(int(r, 1, 40), () => pick(r, [...OPERATORS, "!", "?", ".", "…", "—", "«", "»", "/", "|", "~", "`", ";", "<", ">", "[", "]", "&&", "||"]), pick(r, ["", " "])),
-  blank: (r) => times(int(r, 0, 20), () => pick(r, ["", " ", "\t", "\n", "\r", "\0", "\u200b", "\u3000", "\ufeff", "\u202e", "-", '"', "*"]), ""),
+  punctuation: (r) =>
+    times(
+      int(r, 1, 40),
+      () => pick(r, [...OPERATORS, "!", "?", ".", "…", "—", "«", "»", "/", "|", "~", "`", ";", "<", ">", "[", "]", "&&", "||"]),
+      pick(r, ["", " "]),
+    ),
+  blank: (r) =>
+    times(int(r, 0, 20), () => pick(r, ["", " ", "\t", "\n", "\r", "\0", "\u200b", "\u3000", "\ufeff", "\u202e", "-", '"', "*"]), ""),
   words: (r) => times(int(r, 1, 10), () => word(r)),
-  long: (r) =>
-    r() < 0.5 ? times(20_000, () => pick(r, VOCABULARY)).slice(0, 100_000) : unicodeSoup(r, 60_000).slice(0, 100_000),
+  long: (r) => (r() < 0.5 ? times(20_000, () => pick(r, VOCABULARY)).slice(0, 100_000) : unicodeSoup(r, 60_000).slice(0, 100_000)),
 };
 const KINDS = Object.keys(GENERATORS);
 
@@ -101,8 +171,24 @@ function query(r: Random): string {
   const roll = r();
   // A 100 KB query costs ~100× a short one: about one in 300.
   if (roll < 0.003) return GENERATORS.long!(r);
-  if (roll < 0.25) return times(int(r, 2, 4), () => GENERATORS[pick(r, KINDS.filter((k) => k !== "long"))]!(r), pick(r, [" ", ""]));
-  return GENERATORS[pick(r, KINDS.filter((k) => k !== "long"))]!(r);
+  if (roll < 0.25)
+    return times(
+      int(r, 2, 4),
+      () =>
+        GENERATORS[
+          pick(
+            r,
+            KINDS.filter((k) => k !== "long"),
+          )
+        ]!(r),
+      pick(r, [" ", ""]),
+    );
+  return GENERATORS[
+    pick(
+      r,
+      KINDS.filter((k) => k !== "long"),
+    )
+  ]!(r);
 }
 
 // ---- the property -------------------------------------------------------------------------------------
@@ -122,7 +208,8 @@ function checkResponse(response: SearchResponse, text: string, mode: string): vo
     expect(hit.location).toMatch(/:\d+$/);
     expect(typeof hit.snippet).toBe("string");
     for (const [start, end] of hit.highlights) {
-      if (!(0 <= start && start < end && end <= hit.snippet.length)) throw new Error(`highlight [${start}, ${end}) outside the snippet ${JSON.stringify(hit.snippet)} of ${hit.path}`);
+      if (!(0 <= start && start < end && end <= hit.snippet.length))
+        throw new Error(`highlight [${start}, ${end}) outside the snippet ${JSON.stringify(hit.snippet)} of ${hit.path}`);
     }
     const fragments = "fragments" in hit ? (hit as DocumentHit).fragments : [(hit as FragmentHit).fragment];
     for (const f of fragments) expect(Number.isInteger(f.start_line) && f.start_line <= f.end_line).toBe(true);
@@ -143,10 +230,14 @@ async function holds(home: string, r: Random, n: number, mode: "bm25" | "hybrid"
     return response.results.length ? "found" : "empty";
   } catch (error) {
     if (isResearcherError(error) && (error.code === "USAGE" || error.code === "INVALID_INPUT")) {
-      if (error.message.includes("\n")) return `seed ${SEED}, ${mode} query #${n} ${shown(text)}: multi-line error ${JSON.stringify(error.message)}`;
+      if (error.message.includes("\n"))
+        return `seed ${SEED}, ${mode} query #${n} ${shown(text)}: multi-line error ${JSON.stringify(error.message)}`;
       return "refused";
     }
-    const detail = error instanceof Error ? `${error.name}${isResearcherError(error) ? ` ${error.code}` : ""}: ${error.message}\n${error.stack}` : String(error);
+    const detail =
+      error instanceof Error
+        ? `${error.name}${isResearcherError(error) ? ` ${error.code}` : ""}: ${error.message}\n${error.stack}`
+        : String(error);
     return `seed ${SEED}, ${mode} query #${n} ${shown(text)}: ${detail}`;
   }
 }
@@ -164,7 +255,11 @@ describeShared(`random queries (seed ${SEED})`, () => {
   const hybrid = corpusRepository(true);
   beforeAll(async () => {
     expect(await indexRepository(bm25.home, bm25.repo)).toMatchObject({ indexed: PATHS.size, failed: 0 });
-    expect(await indexRepository(hybrid.home, hybrid.repo)).toMatchObject({ indexed: PATHS.size, embedded: expect.any(Number), model: GLOVE });
+    expect(await indexRepository(hybrid.home, hybrid.repo)).toMatchObject({
+      indexed: PATHS.size,
+      embedded: expect.any(Number),
+      model: GLOVE,
+    });
   }, HOOK_TIMEOUT);
 
   test(`${LIBRARY_QUERIES} bm25 queries through the library resolve or refuse with USAGE / INVALID_INPUT`, async () => {

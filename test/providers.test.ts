@@ -35,7 +35,10 @@ const base = `http://127.0.0.1:${server.port}`;
 
 describe("ollama provider", () => {
   test("embeds in batches, normalises, keeps order, and applies prefixes", async () => {
-    const embedder = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "nomic-embed-text", ollama_url: base, query_prefix: "search_query: " }));
+    const embedder = await loadEmbedder(
+      tempDir(),
+      chooseModel({ provider: "ollama", model: "nomic-embed-text", ollama_url: base, query_prefix: "search_query: " }),
+    );
     expect(embedder.dims).toBe(8);
     expect(embedder.info).toMatchObject({ provider: "ollama", id: "nomic-embed-text", source: "remote" });
     const [a, b] = await embedder.embed(["aaaa", "bbbbbbbbbbbb"], "document");
@@ -50,7 +53,9 @@ describe("ollama provider", () => {
     expect(missing.code).toBe("PROVIDER_FAILED");
     expect(missing.message).toContain("404");
     const started = performance.now();
-    const down = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "x", ollama_url: "http://127.0.0.1:9" })).catch((e) => e);
+    const down = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "x", ollama_url: "http://127.0.0.1:9" })).catch(
+      (e) => e,
+    );
     expect(down.code).toBe("PROVIDER_FAILED");
     expect(down.hint).toContain("ollama serve");
     expect(performance.now() - started).toBeLessThan(5000);
@@ -62,7 +67,10 @@ describe("openai provider", () => {
     const saved = process.env.OPENAI_API_KEY;
     process.env.OPENAI_API_KEY = "sk-test";
     try {
-      const embedder = await loadEmbedder(tempDir(), chooseModel({ provider: "openai", model: "text-embedding-3-small", openai_url: base }));
+      const embedder = await loadEmbedder(
+        tempDir(),
+        chooseModel({ provider: "openai", model: "text-embedding-3-small", openai_url: base }),
+      );
       const [x, y] = await embedder.embed(["xxxx", "yyyy"], "document");
       expect(Array.from(x!).indexOf(1)).toBe("x".charCodeAt(0) % 8);
       expect(Array.from(y!).indexOf(1)).toBe("y".charCodeAt(0) % 8);
@@ -124,14 +132,23 @@ describe("remote parallelism", () => {
       const texts = Array.from({ length: 120 }, (_, i) => `${"a".repeat(i + 1)}b`); // each text its own direction
       for (const parallel of [1, 3]) {
         most = 0;
-        const embedder = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "m", ollama_url: url, batch_size: 10, parallel }));
+        const embedder = await loadEmbedder(
+          tempDir(),
+          chooseModel({ provider: "ollama", model: "m", ollama_url: url, batch_size: 10, parallel }),
+        );
         const vectors = await embedder.embed(texts, "document");
         expect(most).toBe(parallel);
         // order kept: the i-th text has i + 1 a's (bucket 1) for one b (bucket 2)
         vectors.forEach((v, i) => expect(v[1]! / v[2]!).toBeCloseTo(i + 1, 4));
       }
-      const sequential = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "m", ollama_url: url, batch_size: 10, parallel: 1 }));
-      const parallel = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "m", ollama_url: url, batch_size: 10, parallel: 3 }));
+      const sequential = await loadEmbedder(
+        tempDir(),
+        chooseModel({ provider: "ollama", model: "m", ollama_url: url, batch_size: 10, parallel: 1 }),
+      );
+      const parallel = await loadEmbedder(
+        tempDir(),
+        chooseModel({ provider: "ollama", model: "m", ollama_url: url, batch_size: 10, parallel: 3 }),
+      );
       expect(await parallel.embed(texts, "document")).toEqual(await sequential.embed(texts, "document"));
     } finally {
       slow.stop(true);

@@ -8,12 +8,37 @@ import { RARE_FIRST } from "../src/search/bm25.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { repositoriesFor } from "../src/search/results.ts";
-import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions, type SearchResponse } from "../src/search/search.ts";
+import {
+  search,
+  SearchContext,
+  type DocumentHit,
+  type FragmentHit,
+  type SearchOptions,
+  type SearchResponse,
+} from "../src/search/search.ts";
 import { GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const WORDS = [
-  "river", "mountain", "forest", "garden", "harbor", "bridge", "castle", "valley", "meadow", "island",
-  "engine", "signal", "market", "winter", "summer", "lantern", "compass", "orchard", "canyon", "glacier",
+  "river",
+  "mountain",
+  "forest",
+  "garden",
+  "harbor",
+  "bridge",
+  "castle",
+  "valley",
+  "meadow",
+  "island",
+  "engine",
+  "signal",
+  "market",
+  "winter",
+  "summer",
+  "lantern",
+  "compass",
+  "orchard",
+  "canyon",
+  "glacier",
 ];
 
 /** A deterministic pseudo-random text: the same fixture on every run, with scores that differ from result to result. */
@@ -29,7 +54,8 @@ function text(next: () => number, words: number): string {
 /** What identifies a result and its place: compared between pages. */
 const key = (response: SearchResponse) =>
   response.results.map((hit) => {
-    const fragments = "fragments" in hit ? (hit as DocumentHit).fragments.map((f) => `${f.id}:${f.score}`).join(",") : (hit as FragmentHit).fragment.id;
+    const fragments =
+      "fragments" in hit ? (hit as DocumentHit).fragments.map((f) => `${f.id}:${f.score}`).join(",") : (hit as FragmentHit).fragment.id;
     return `${hit.rank} ${hit.path} ${hit.score} ${fragments}`;
   });
 
@@ -38,10 +64,15 @@ describe("paging cuts every page from one ranked list", () => {
   const docs = tempDir();
   const next = seeded(7);
   // 160 documents of two sections each: more matches than any fixed depth of 100 fragments, in every list.
-  writeTree(docs, Object.fromEntries(Array.from({ length: 160 }, (_, i) => [
-    `d${String(i).padStart(3, "0")}.md`,
-    `# Note ${i}\n\n## First\n\n${text(next, 12 + (i % 9) * 4)}\n\n## Second\n\n${text(next, 8 + (i % 5) * 6)}\n`,
-  ])));
+  writeTree(
+    docs,
+    Object.fromEntries(
+      Array.from({ length: 160 }, (_, i) => [
+        `d${String(i).padStart(3, "0")}.md`,
+        `# Note ${i}\n\n## First\n\n${text(next, 12 + (i % 9) * 4)}\n\n## Second\n\n${text(next, 8 + (i % 5) * 6)}\n`,
+      ]),
+    ),
+  );
   const context = new SearchContext();
   beforeAll(async () => {
     await indexRepository(home, addRepository(home, { name: "notes", path: docs, embedding: { model: GLOVE } }));
@@ -83,7 +114,12 @@ describe("a filter restricts the ranking without rescoring it", () => {
   const files: Record<string, string> = {};
   for (let i = 0; i < 1200; i++) {
     const folder = i % 2 ? "odd" : "even";
-    const words = [`note ${i}`, i % 10 < 3 ? "harbor harbor" : "", i % 40 === 0 || i % 40 === 1 ? "zephyr" : "", "filler text".repeat(1 + (i % 4))];
+    const words = [
+      `note ${i}`,
+      i % 10 < 3 ? "harbor harbor" : "",
+      i % 40 === 0 || i % 40 === 1 ? "zephyr" : "",
+      "filler text".repeat(1 + (i % 4)),
+    ];
     files[`${folder}/n${i}.md`] = `${words.filter(Boolean).join(" ")}\n`;
   }
   writeTree(docs, files);
@@ -97,7 +133,10 @@ describe("a filter restricts the ranking without rescoring it", () => {
 
   const scored = (response: SearchResponse) => response.results.map((hit) => `${hit.path} ${hit.score}`);
 
-  const filters: [string, Partial<SearchOptions>][] = [["--filter", { filter: "odd/**" }], ["--where", { where: [parseFilter("path=odd/**")] }]];
+  const filters: [string, Partial<SearchOptions>][] = [
+    ["--filter", { filter: "odd/**" }],
+    ["--where", { where: [parseFilter("path=odd/**")] }],
+  ];
   for (const [label, filter] of filters) {
     test(`${label}: the filtered results are the unfiltered ones restricted to the filter, with the same scores`, async () => {
       const all = await search(home, { query: "zephyr harbor", limit: 200 });
@@ -121,7 +160,9 @@ describe("--filter with a glob without a slash", () => {
     addRepository(home, { name: "docs", path: docs, embed: false });
     expect(runCli(["index"], { home }).code).toBe(0);
     const paths = (filter: string) =>
-      (JSON.parse(runCli(["search", "lighthouse", "--filter", filter, "--json"], { home }).stdout).results as { path: string }[]).map((r) => r.path).sort();
+      (JSON.parse(runCli(["search", "lighthouse", "--filter", filter, "--json"], { home }).stdout).results as { path: string }[])
+        .map((r) => r.path)
+        .sort();
     expect(paths("*.md")).toEqual(["notes/deep/inner.md", "top.md"]);
     expect(paths("inner.*")).toEqual(["notes/deep/inner.md"]);
     expect(paths("notes/*.md")).toEqual([]); // a slash: matched against the whole path, and * stays within a folder
@@ -139,8 +180,19 @@ describe("repos-for", () => {
       "other.md": "# Other\n\nSomething else entirely.\n",
     });
     // Many documents, a few about yeast in bread: the query's one word they hold is rare there, so it scores high.
-    writeTree(large, Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`n${i}.md`, `# Note ${i}\n\n${i < 3 ? "Bread rises with yeast." : `Unrelated words ${i}.`}\n`])));
-    for (const [name, path] of [["small", small], ["large", large]] as const) {
+    writeTree(
+      large,
+      Object.fromEntries(
+        Array.from({ length: 40 }, (_, i) => [
+          `n${i}.md`,
+          `# Note ${i}\n\n${i < 3 ? "Bread rises with yeast." : `Unrelated words ${i}.`}\n`,
+        ]),
+      ),
+    );
+    for (const [name, path] of [
+      ["small", small],
+      ["large", large],
+    ] as const) {
       await indexRepository(home, addRepository(home, { name, path, embed: false }));
     }
     const ranked = await repositoriesFor(home, "zymurgy yeast fermentation");

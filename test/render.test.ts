@@ -6,16 +6,32 @@ import { parseCsv } from "./helpers.ts";
 
 function hit(rank: number, overrides: Partial<FragmentHit> = {}): FragmentHit {
   return {
-    rank, score: 1.5 / rank, repository: "notes", path: `dir/file ${rank}.md`, absolutePath: `/data/notes/dir/file ${rank}.md`,
-    location: `dir/file ${rank}.md:3`, page: null, docid: "#abcdef", title: "Title", heading: "A › B",
+    rank,
+    score: 1.5 / rank,
+    repository: "notes",
+    path: `dir/file ${rank}.md`,
+    absolutePath: `/data/notes/dir/file ${rank}.md`,
+    location: `dir/file ${rank}.md:3`,
+    page: null,
+    docid: "#abcdef",
+    title: "Title",
+    heading: "A › B",
     fragment: { id: rank, seq: 0, start_line: 3, end_line: 5, page: null, page_end: null },
-    snippet: "plain snippet", highlights: [[0, 5]], context: null, metadata: { format: "md" }, ...overrides,
+    snippet: "plain snippet",
+    highlights: [[0, 5]],
+    context: null,
+    metadata: { format: "md" },
+    ...overrides,
   };
 }
 
 const nasty = 'a "quoted", comma\nand a newline\r\nand CRLF, ünïcödé 東京';
 const response: SearchResponse = {
-  query: "q", mode: "bm25", repositories: ["notes"], offset: 0, total: 3,
+  query: "q",
+  mode: "bm25",
+  repositories: ["notes"],
+  offset: 0,
+  total: 3,
   results: [hit(1, { snippet: nasty, title: "Comma, title" }), hit(2, { heading: 'say "hi"' }), hit(3, { snippet: "" })],
 };
 
@@ -49,17 +65,38 @@ describe("renderSearch", () => {
   test("json parses back to the contract; --full adds text after snippet", () => {
     const parsed = JSON.parse(renderSearch(response, "json", styleFor({ isTTY: false })));
     expect(parsed.results[0].snippet).toBe(nasty);
-    const full = JSON.parse(renderSearch({ ...response, results: [{ ...hit(1), text: "all of it" } as FragmentHit] }, "json", styleFor({ isTTY: false })));
-    expect(Object.keys(full.results[0])).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "fragment", "snippet", "text", "context", "metadata"]);
+    const full = JSON.parse(
+      renderSearch({ ...response, results: [{ ...hit(1), text: "all of it" } as FragmentHit] }, "json", styleFor({ isTTY: false })),
+    );
+    expect(Object.keys(full.results[0])).toEqual([
+      "rank",
+      "score",
+      "repository",
+      "path",
+      "location",
+      "page",
+      "docid",
+      "title",
+      "heading",
+      "fragment",
+      "snippet",
+      "text",
+      "context",
+      "metadata",
+    ]);
   });
 
   test("md: a heading per result, snippets quoted, full text fenced longer than any fence inside", () => {
     const md = renderSearch(response, "md", styleFor({ isTTY: false }));
     expect(md).toContain("## 1. Comma, title › A › B\n");
-    expect(md).toContain("\n\n## 2. Title › say \"hi\"\n");
+    expect(md).toContain('\n\n## 2. Title › say "hi"\n');
     expect(md).toContain("`notes:dir/file 1.md:3`");
-    expect(md).toContain("> a \"quoted\", comma\n> and a newline\n> and CRLF");
-    const fenced = renderSearch({ ...response, results: [{ ...hit(1), text: "```js\ncode\n```\n" } as FragmentHit] }, "md", styleFor({ isTTY: false }));
+    expect(md).toContain('> a "quoted", comma\n> and a newline\n> and CRLF');
+    const fenced = renderSearch(
+      { ...response, results: [{ ...hit(1), text: "```js\ncode\n```\n" } as FragmentHit] },
+      "md",
+      styleFor({ isTTY: false }),
+    );
     expect(fenced).toContain("````markdown\n```js\ncode\n```\n````");
   });
 

@@ -15,7 +15,13 @@ import { cliCommand, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./h
 
 const SECRET = "outside secret words";
 
-const env = (home: string) => ({ PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, RESEARCHER_MODEL_PATH: GLOVE, NO_COLOR: "1" });
+const env = (home: string) => ({
+  PATH: process.env.PATH ?? "",
+  HOME: home,
+  RESEARCHER_HOME: home,
+  RESEARCHER_MODEL_PATH: GLOVE,
+  NO_COLOR: "1",
+});
 
 /** Temp folders for a home and its repository "docs" (made while tests are collected: not inside a hook). */
 const folders = () => ({ home: tempDir(), docs: tempDir() });
@@ -59,7 +65,15 @@ describe("a folder swapped for a link out of the root after indexing", () => {
     symlinkSync(outside, join(docs, "sub"));
     http = await startHttp(home);
     client = new Client({ name: "safety", version: "1.0.0" });
-    await client.connect(new StdioClientTransport({ command: cliCommand[0]!, args: [...cliCommand.slice(1), "serve"], env: env(home), cwd: home, stderr: "pipe" }));
+    await client.connect(
+      new StdioClientTransport({
+        command: cliCommand[0]!,
+        args: [...cliCommand.slice(1), "serve"],
+        env: env(home),
+        cwd: home,
+        stderr: "pipe",
+      }),
+    );
   }, HOOK_TIMEOUT);
   afterAll(async () => {
     http?.stop();
@@ -83,7 +97,10 @@ describe("a folder swapped for a link out of the root after indexing", () => {
   });
 
   test("MCP get_document and multi_get refuse", async () => {
-    const one = (await client.callTool({ name: "get_document", arguments: { ref: docid } })) as { content: { text: string }[]; isError?: boolean };
+    const one = (await client.callTool({ name: "get_document", arguments: { ref: docid } })) as {
+      content: { text: string }[];
+      isError?: boolean;
+    };
     expect(one.isError).toBe(true);
     expect(JSON.stringify(one)).not.toContain(SECRET);
     const many = await client.callTool({ name: "multi_get", arguments: { pattern: "docs:sub/*" } });
@@ -116,8 +133,18 @@ describe("the indexer's read step", () => {
     symlinkSync(outside, join(docs, "sub"));
     const pool = new ConvertPool({ size: 1, timeoutMs: 10_000 });
     try {
-      const prepared = await prepareDocument(file!, undefined, { chunk: { tokens: 350, overlap: 0 }, maxBytes: 1 << 20, pool, force: false, chunking: "" });
-      expect(prepared).toEqual({ kind: "failed", path: "sub/a.md", reason: `resolves to ${join(outside, "a.md")}, outside the repository` });
+      const prepared = await prepareDocument(file!, undefined, {
+        chunk: { tokens: 350, overlap: 0 },
+        maxBytes: 1 << 20,
+        pool,
+        force: false,
+        chunking: "",
+      });
+      expect(prepared).toEqual({
+        kind: "failed",
+        path: "sub/a.md",
+        reason: `resolves to ${join(outside, "a.md")}, outside the repository`,
+      });
     } finally {
       pool.close();
     }
@@ -154,7 +181,10 @@ describe("names with control characters", () => {
   const newline = "two\nlines.md";
   const { home, docs } = folders();
   beforeAll(() => {
-    indexedRepository({ home, docs }, { [evil]: "# Red\n\ncontrol words\n", [newline]: "# Two\n\ncontrol words \x1b]52;c;cHduZWQ=\x07 here\n" });
+    indexedRepository(
+      { home, docs },
+      { [evil]: "# Red\n\ncontrol words\n", [newline]: "# Two\n\ncontrol words \x1b]52;c;cHduZWQ=\x07 here\n" },
+    );
   });
 
   const noRawControls = (text: string) => {
@@ -164,7 +194,10 @@ describe("names with control characters", () => {
   };
 
   test("search text and --files escape them", () => {
-    for (const args of [["search", "control"], ["search", "control", "--files"]]) {
+    for (const args of [
+      ["search", "control"],
+      ["search", "control", "--files"],
+    ]) {
       const { stdout, code } = runCli(args, { home });
       expect(code).toBe(0);
       noRawControls(stdout);
@@ -178,7 +211,9 @@ describe("names with control characters", () => {
     const ls = runCli(["ls"], { home }).stdout;
     noRawControls(ls);
     expect(ls).toContain("two\\nlines.md");
-    const headers = runCli(["multi-get", "*.md"], { home }).stdout.split("\n").filter((line) => line.startsWith("==>"));
+    const headers = runCli(["multi-get", "*.md"], { home })
+      .stdout.split("\n")
+      .filter((line) => line.startsWith("==>"));
     expect(headers).toEqual(["==> docs:red\\x1b[31m\\x07.md <==", "==> docs:two\\nlines.md <=="]);
   });
 
@@ -241,13 +276,18 @@ describe("stdio MCP lines over 10 MiB", () => {
     const proc = Bun.spawn([...cliCommand, "serve"], { env: env(home), cwd: home, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
     const huge = `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"pad":"${"x".repeat(11 * 2 ** 20)}"}}\n`;
     proc.stdin.write(huge);
-    proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } })}\n`);
+    proc.stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } })}\n`,
+    );
     proc.stdin.flush();
     proc.stdin.end();
     const exited = await Promise.race([proc.exited, Bun.sleep(20_000).then(() => "still running")]);
     if (exited === "still running") proc.kill();
     expect(exited).toBe(0);
-    const messages = (await new Response(proc.stdout).text()).trim().split("\n").map((line) => JSON.parse(line));
+    const messages = (await new Response(proc.stdout).text())
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(messages.find((m) => m.id === null)?.error).toMatchObject({ code: -32600 });
     expect(messages.find((m) => m.id === null)?.error.message).toContain("10 MiB");
     expect(messages.find((m) => m.id === 1)?.result?.serverInfo?.name).toBe("researcher");

@@ -25,7 +25,10 @@ for (let round = 1; Date.now() < Number(until); round++) {
 test("a page is never short while an index run replaces the documents it ranked", async () => {
   const home = tempDir();
   const docs = tempDir();
-  writeTree(docs, Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`d${i}.md`, `# Doc ${i}\n\nshared term, round 0 of document ${i}.\n`])));
+  writeTree(
+    docs,
+    Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`d${i}.md`, `# Doc ${i}\n\nshared term, round 0 of document ${i}.\n`])),
+  );
   await indexRepository(home, addRepository(home, { name: "live", path: docs, embed: false }));
   const script = join(tempDir(), "writer.ts");
   await Bun.write(script, WRITER);

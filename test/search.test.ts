@@ -9,8 +9,29 @@ import { Store } from "../src/store/store.ts";
 import { describeShared, HOOK_TIMEOUT, SHARED, tempDir, writeTree } from "./helpers.ts";
 
 const NASTY = [
-  '"unterminated', "AND", "OR NOT", "NOT", "(a:b)", "*", "-", "--", "a*b*", "title:x", "NEAR(a b, 3)",
-  'foo" AND "bar', "^start", "{col}", "a + b", "'", "\\", "🎉 emoji 🚀", "東京", "ＣＪＫ", "x".repeat(5000), "\u0000", "-\"\"",
+  '"unterminated',
+  "AND",
+  "OR NOT",
+  "NOT",
+  "(a:b)",
+  "*",
+  "-",
+  "--",
+  "a*b*",
+  "title:x",
+  "NEAR(a b, 3)",
+  'foo" AND "bar',
+  "^start",
+  "{col}",
+  "a + b",
+  "'",
+  "\\",
+  "🎉 emoji 🚀",
+  "東京",
+  "ＣＪＫ",
+  "x".repeat(5000),
+  "\u0000",
+  '-""',
 ];
 
 describe("search", () => {
@@ -26,9 +47,16 @@ describe("search", () => {
   beforeAll(() => indexRepository(home, repo), HOOK_TIMEOUT);
 
   test("finds fragments with location, docid, heading, highlighted snippet and context", async () => {
-    const response = (await search(home, { query: "restart shell" }));
+    const response = await search(home, { query: "restart shell" });
     const hit = response.results[0] as FragmentHit;
-    expect(hit).toMatchObject({ rank: 1, path: "guide.md", location: "guide.md:5", title: "Setup Guide", heading: "Install", context: "test docs" });
+    expect(hit).toMatchObject({
+      rank: 1,
+      path: "guide.md",
+      location: "guide.md:5",
+      title: "Setup Guide",
+      heading: "Install",
+      context: "test docs",
+    });
     expect(hit.docid).toMatch(/^#[0-9a-f]{6}$/);
     expect(hit.snippet).toContain("restart the shell");
     const words = hit.highlights.map(([s, e]) => hit.snippet.slice(s, e));
@@ -90,9 +118,9 @@ describe("search", () => {
     const page = (await search(home, { query: "cache install", limit: 1, offset: 1 })).results;
     expect(page.map((r) => r.rank)).toEqual([2]);
     expect(page[0]!.location).toBe(all[1]!.location);
-    const strict = (await search(home, { query: "cache install", minScore: all[0]!.score }));
+    const strict = await search(home, { query: "cache install", minScore: all[0]!.score });
     expect(strict.results.length).toBe(1);
-    const grouped = (await search(home, { query: "cache install", documents: true }));
+    const grouped = await search(home, { query: "cache install", documents: true });
     const guide = grouped.results.find((r) => r.path === "guide.md") as DocumentHit;
     expect(guide.fragments.length).toBe(2);
     expect(new Set(grouped.results.map((r) => r.path)).size).toBe(grouped.results.length);
@@ -119,10 +147,13 @@ describeShared("the Rust book", async () => {
   test("indexes all 112 chapters and finds a known passage", async () => {
     const home = tempDir();
     const repo = addRepository(home, { name: "rust-book", path: RUST_BOOK, embed: false });
-    const summary = (await indexRepository(home, repo));
+    const summary = await indexRepository(home, repo);
     expect(summary.indexed).toBe(112);
     expect(summary.failed).toBe(0);
-    const top = (await search(home, { query: "at any given time you can have either one mutable reference or any number of immutable references", limit: 3 }));
+    const top = await search(home, {
+      query: "at any given time you can have either one mutable reference or any number of immutable references",
+      limit: 3,
+    });
     expect(top.results.map((r) => r.path)).toContain("src/ch04-02-references-and-borrowing.md");
     const hit = top.results.find((r) => r.path === "src/ch04-02-references-and-borrowing.md")!;
     expect(hit.heading).toContain("Rules of References");
@@ -140,7 +171,13 @@ describe("large repositories", () => {
     await indexRepository(home, repo);
     const store = Store.open(repo.dir);
     expect(store.fragmentCount()).toBe(1200);
-    expect(store.termFrequencies(["common", "zephyr", "absent"])).toEqual(new Map([["common", 1200], ["zephyr", 3], ["absent", 0]]));
+    expect(store.termFrequencies(["common", "zephyr", "absent"])).toEqual(
+      new Map([
+        ["common", 1200],
+        ["zephyr", 3],
+        ["absent", 0],
+      ]),
+    );
     store.close();
     expect((await search(home, { query: "common zephyr" })).total).toBe(3);
     expect((await search(home, { query: "common" })).total).toBe(1200); // nothing else left: kept

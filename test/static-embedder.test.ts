@@ -80,7 +80,10 @@ function writeModel2vec(folder: string, dims: number, options: { weights?: boole
   const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
   const rows = Float32Array.from({ length: 25004 * dims }, random);
   const weights = options.weights ? Float32Array.from({ length: 25004 }, (_, i) => 1 + (i % 3)) : undefined;
-  writeSafetensors(join(folder, "model.safetensors"), { embeddings: { shape: [25004, dims], data: rows }, ...(weights && { weights: { shape: [25004], data: weights } }) });
+  writeSafetensors(join(folder, "model.safetensors"), {
+    embeddings: { shape: [25004, dims], data: rows },
+    ...(weights && { weights: { shape: [25004], data: weights } }),
+  });
   return { rows, weights };
 }
 
@@ -118,8 +121,16 @@ describeShared("model2vec folders", () => {
   test("a table that would give NaN vectors or miss rows is refused with the reason", async () => {
     const cases: [string, Record<string, { shape: number[]; data: Float32Array }>, RegExp][] = [
       ["nan", { embeddings: { shape: [25004, 2], data: new Float32Array(50008).fill(Number.NaN) } }, /NaN or infinite/],
-      ["short-weights", { embeddings: { shape: [25004, 2], data: new Float32Array(50008) }, weights: { shape: [10], data: new Float32Array(10) } }, /'weights' must be 25004/],
-      ["f32-mapping", { embeddings: { shape: [4, 2], data: new Float32Array(8) }, mapping: { shape: [25004], data: new Float32Array(25004) } }, /'mapping' must be 25004 integer/],
+      [
+        "short-weights",
+        { embeddings: { shape: [25004, 2], data: new Float32Array(50008) }, weights: { shape: [10], data: new Float32Array(10) } },
+        /'weights' must be 25004/,
+      ],
+      [
+        "f32-mapping",
+        { embeddings: { shape: [4, 2], data: new Float32Array(8) }, mapping: { shape: [25004], data: new Float32Array(25004) } },
+        /'mapping' must be 25004 integer/,
+      ],
       ["few-rows", { embeddings: { shape: [4, 2], data: new Float32Array(8) } }, /4 rows for 25004 tokens/],
       ["no-columns", { embeddings: { shape: [25004, 0], data: new Float32Array(0) } }, /no 2-d floating-point 'embeddings' table/],
     ];
@@ -138,7 +149,9 @@ describeShared("model2vec folders", () => {
     mkdirSync(folder, { recursive: true });
     copyFileSync(join(GLOVE, "tokenizer.json"), join(folder, "tokenizer.json"));
     writeFileSync(join(folder, "config.json"), JSON.stringify({ model_type: "bert", hidden_size: 2, num_hidden_layers: 2 }));
-    writeSafetensors(join(folder, "model.safetensors"), { "embeddings.word_embeddings.weight": { shape: [2, 2], data: new Float32Array(4) } });
+    writeSafetensors(join(folder, "model.safetensors"), {
+      "embeddings.word_embeddings.weight": { shape: [2, 2], data: new Float32Array(4) },
+    });
     expect(describeModel(root, { provider: "local", model: folder }).kind).toBe("transformer");
   });
 

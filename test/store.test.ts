@@ -69,7 +69,11 @@ describe("a missing, empty or foreign index.db", () => {
   writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
   const repo = addRepository(home, { name: "notes", path: docs, embed: false });
   const file = Store.dbPath(repo.dir);
-  const failure = (promise: Promise<unknown>) => promise.then(() => new Error("expected an error"), (e) => e);
+  const failure = (promise: Promise<unknown>) =>
+    promise.then(
+      () => new Error("expected an error"),
+      (e) => e,
+    );
 
   test("search on a repository whose index.db is gone says it is not indexed", async () => {
     await indexRepository(home, repo);

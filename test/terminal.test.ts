@@ -24,5 +24,5 @@ test("escapeControls makes every control character visible and leaves other text
   const { escapeControls } = await import("../src/cli/terminal.ts");
   expect(escapeControls("a\nb\tc\rd\x1b[31m\x07\x00\x7f\x9b")).toBe("a\\nb\\tc\\rd\\x1b[31m\\x07\\x00\\x7f\\x9b");
   expect(escapeControls("evil\u202egnp.md\u2028x")).toBe("evil\\u202egnp.md\\u2028x");
-  expect(escapeControls("café ü 日本 back\\slash \"q\" 🦀")).toBe("café ü 日本 back\\slash \"q\" 🦀");
+  expect(escapeControls('café ü 日本 back\\slash "q" 🦀')).toBe('café ü 日本 back\\slash "q" 🦀');
 });

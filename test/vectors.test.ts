@@ -60,7 +60,12 @@ function vectorFor(text: string): number[] {
 const serverUrl = standInEmbeddingServer(vectorFor);
 const embedding = { provider: "openai" as const, model: "designed", openai_url: serverUrl };
 
-async function indexed(name: string, files: Record<string, string>, home: string, docs: string): Promise<{ repo: Repository; store: Store }> {
+async function indexed(
+  name: string,
+  files: Record<string, string>,
+  home: string,
+  docs: string,
+): Promise<{ repo: Repository; store: Store }> {
   writeTree(docs, files);
   const repo = addRepository(home, { name, path: docs, embedding });
   await indexRepository(home, repo);
@@ -80,7 +85,11 @@ describe("ANN recall", () => {
 
   test("an isolated strong match (cosine 0.527, the rest ≤ 0.08) is found through the graph in every rebuild", async () => {
     expect(big.store.vectorCount()).toBe(FILLERS + 1);
-    const needle = Number(big.store.db.query<{ id: number }, []>("SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE d.path = 'needle.md'").get()!.id);
+    const needle = Number(
+      big.store.db
+        .query<{ id: number }, []>("SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE d.path = 'needle.md'")
+        .get()!.id,
+    );
     const query = Float32Array.from(QUERY);
     for (let build = 0; build < 6; build++) {
       rmSync(annPath(big.repo.dir), { force: true });
@@ -99,7 +108,12 @@ describe("ANN recall", () => {
    * place or two: compare the needle and the share in common.
    */
   const exactTop10 = (store: Store, query: Float32Array) =>
-    store.allVectors().map(({ id, vector }) => ({ id, score: vector.reduce((sum, x, i) => sum + x * query[i]!, 0) })).sort((a, b) => b.score - a.score).slice(0, 10).map((h) => h.id);
+    store
+      .allVectors()
+      .map(({ id, vector }) => ({ id, score: vector.reduce((sum, x, i) => sum + x * query[i]!, 0) }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 10)
+      .map((h) => h.id);
 
   function expectSameTop10(ids: number[], exact: number[]): void {
     expect(ids[0]).toBe(exact[0]!);
@@ -155,7 +169,10 @@ describe("ANN recall", () => {
     const dir = big.repo.dir;
     const query = Float32Array.from(QUERY);
     const exact = exactTop10(big.store, query);
-    expectSameTop10((await searchVectors(big.store, dir, query, 10)).map((h) => h.id), exact); // mapped and cached
+    expectSameTop10(
+      (await searchVectors(big.store, dir, query, 10)).map((h) => h.id),
+      exact,
+    ); // mapped and cached
     const file = annPath(dir);
     const { atimeMs, mtimeMs } = statSync(file);
     const corrupt = readFileSync(file);
@@ -164,7 +181,10 @@ describe("ANN recall", () => {
     utimesSync(file, atimeMs / 1000, mtimeMs / 1000);
     expect(statSync(file).mtimeMs).toBe(mtimeMs);
     expect(vectorIndexState(big.store, dir)).toBe("damaged");
-    expectSameTop10((await searchVectors(big.store, dir, query, 10)).map((h) => h.id), exact);
+    expectSameTop10(
+      (await searchVectors(big.store, dir, query, 10)).map((h) => h.id),
+      exact,
+    );
     expect(readFileSync(file).equals(corrupt)).toBe(false); // rebuilt by that search
     expect(vectorIndexState(big.store, dir)).toBe("verified");
   }, 60_000);
@@ -206,9 +226,16 @@ describe("ANN recall", () => {
     const damaged = rot(dir, (bytes, { vectorsAt }) => void (bytes[vectorsAt + 7] = bytes[vectorsAt + 7]! ^ 0x40));
     expect(vectorIndexState(big.store, dir)).toBe("damaged");
     const found = await verifyRepository(big.repo);
-    expect(found.problems).toContainEqual(expect.objectContaining({ check: "ann", detail: "vectors.usearch does not match its recorded checksum", repaired: false }));
+    expect(found.problems).toContainEqual(
+      expect.objectContaining({ check: "ann", detail: "vectors.usearch does not match its recorded checksum", repaired: false }),
+    );
     const repaired = await verifyRepository(big.repo, { repair: true });
-    expect(repaired.problems).toContainEqual({ check: "ann", detail: "vectors.usearch does not match its recorded checksum", fix: "rebuilt from index.db", repaired: true });
+    expect(repaired.problems).toContainEqual({
+      check: "ann",
+      detail: "vectors.usearch does not match its recorded checksum",
+      fix: "rebuilt from index.db",
+      repaired: true,
+    });
     expect(readFileSync(annPath(dir)).equals(damaged)).toBe(false);
     expect(vectorIndexState(big.store, dir)).toBe("verified");
   }, 60_000);
@@ -221,5 +248,4 @@ describe("ANN recall", () => {
     expect(hits[0]!.score).toBeCloseTo(0.527, 4);
     expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((a, b) => b - a));
   });
-
 });

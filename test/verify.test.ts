@@ -78,7 +78,7 @@ describeShared("verify", () => {
       ["full-text", "researcher verify --repair"],
     ]);
     const repaired = runCli(["verify", "v", "--repair"], { home });
-    expect(repaired).toMatchObject({ code: 0, stdout: expect.stringMatching(/^v: repaired\n  repaired full-text: /) });
+    expect(repaired).toMatchObject({ code: 0, stdout: expect.stringMatching(/^v: repaired\n {2}repaired full-text: /) });
     expect(runCli(["verify", "v"], { home })).toMatchObject({ code: 0, stdout: "v: ok\n" });
   });
 
@@ -104,7 +104,8 @@ test("documents in a folder that cannot be read are reported as unreadable, not 
   const base = tempDir();
   chmodSync(base, 0o755);
   writeTree(base, { "docs/top.md": "top words\n", "docs/sub/deep.md": "deep words\n", "docs/sub/more.md": "more\n" });
-  for (const path of ["", "docs", "docs/top.md", "docs/sub", "docs/sub/deep.md", "docs/sub/more.md"]) chownSync(join(base, path), 65534, 65534);
+  for (const path of ["", "docs", "docs/top.md", "docs/sub", "docs/sub/deep.md", "docs/sub/more.md"])
+    chownSync(join(base, path), 65534, 65534);
   const cli = (...args: string[]) => {
     const proc = Bun.spawnSync(
       ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, join(ROOT, "src/main.ts"), ...args],

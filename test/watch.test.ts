@@ -352,7 +352,12 @@ describe("watchRepositories under trouble (issue 22)", () => {
   test("a .gitignore edit re-plans: newly ignored files leave the index, newly unignored ones enter it", async () => {
     const home = tempDir();
     const docs = tempDir();
-    writeTree(docs, { "keep.md": "# Keep\n\nkiwi\n", "sub/secret.md": "# Secret\n\nsalamander\n", "sub/other.md": "# Other\n\notter\n", ".gitignore": "other.md\n" });
+    writeTree(docs, {
+      "keep.md": "# Keep\n\nkiwi\n",
+      "sub/secret.md": "# Secret\n\nsalamander\n",
+      "sub/other.md": "# Other\n\notter\n",
+      ".gitignore": "other.md\n",
+    });
     const repo = addRepository(home, { name: "docs", path: docs, embed: false });
     const batches = new Batches();
     const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });

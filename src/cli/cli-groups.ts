@@ -31,7 +31,6 @@ function embeddingFlags(flags: Flags): AddRepositoryInput["embedding"] {
   };
 }
 
-
 export const GROUPS: Record<string, { description: string; build: () => CAC }> = {
   repo: { description: "Manage repositories: add, remove, list", build: repoCli },
   config: { description: "Show or change config.yaml: show, path, set", build: configCli },
@@ -143,7 +142,8 @@ function configCli(): CAC {
 
 function modelCli(): CAC {
   const cli = globals(cac("researcher model"));
-  const choice = (flags: Flags, id?: string) => chooseModel(loadConfig(home(flags)).embedding, {}, id ?? (flags.model as string | undefined));
+  const choice = (flags: Flags, id?: string) =>
+    chooseModel(loadConfig(home(flags)).embedding, {}, id ?? (flags.model as string | undefined));
   cli
     .command("show", "Show the embedding model in use: id, source, dims, path")
     .option("--model <id|path>", "Show this model instead of the configured one")
@@ -152,7 +152,12 @@ function modelCli(): CAC {
     .action((flags: Flags) => {
       const info = describeModel(home(flags), choice(flags));
       if (flags.json) return json(info);
-      out(Object.entries(info).map(([key, value]) => `${key.padEnd(15)} ${JSON.stringify(value)}`).join("\n").concat("\n"));
+      out(
+        Object.entries(info)
+          .map(([key, value]) => `${key.padEnd(15)} ${JSON.stringify(value)}`)
+          .join("\n")
+          .concat("\n"),
+      );
     });
   cli
     .command("pull [id]", "Download a model from the Hugging Face hub into ~/.researcher/models")

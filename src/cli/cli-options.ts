@@ -1,11 +1,10 @@
 /** What every command of the CLI shares: the flags type, output, global options, and option value parsing. */
-import { type CAC } from "cac";
+import type { CAC } from "cac";
 import { resolveHome } from "../config.ts";
 import { ResearcherError } from "../errors.ts";
 import { stderr, stdout } from "./terminal.ts";
 
 export type Flags = Record<string, unknown>;
-
 
 export const out = (text: string) => stdout.write(text);
 export const json = (value: unknown) => out(`${JSON.stringify(value, null, 2)}\n`);
@@ -23,7 +22,10 @@ export const home = (flags: Flags) => resolveHome(flags.home as string | undefin
 export function list(value: unknown): string[] {
   if (value === undefined || value === true) return [];
   const values = Array.isArray(value) ? value : [value];
-  return values.flatMap((v) => String(v).split(",")).map((v) => v.trim()).filter(Boolean);
+  return values
+    .flatMap((v) => String(v).split(","))
+    .map((v) => v.trim())
+    .filter(Boolean);
 }
 
 /** A repeatable flag's values, kept whole (a filter may contain commas). */
@@ -51,7 +53,6 @@ export function number(value: unknown, name: string): number | undefined {
   if (!Number.isFinite(n)) throw new ResearcherError("INVALID_INPUT", `--${name} must be a number (got ${value})`);
   return n;
 }
-
 
 /** One stderr line per file being downloaded, redrawn on a terminal. */
 export function downloadProgress(): (file: string, loaded: number, total: number) => void {

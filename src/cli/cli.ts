@@ -122,321 +122,349 @@ function mainCli(only?: string): CAC {
   const cli = globals(cac("researcher"));
   const want = (name: string) => only === undefined || only === name;
 
-  if (want("index")) cli
-    .command("index [...names]", "Index repositories (all when no name is given), incrementally")
-    .option("--rebuild", "Drop the index and rebuild it from the files")
-    .option("--embeddings-only", "Keep fragments, recompute every vector (after changing the model)")
-    .option("--no-embed", "BM25 only for this run: skip embeddings")
-    .option("--allow-empty", "Accept an empty repository folder and remove its documents (refused otherwise)")
-    .option("--model <id|path>", "Embedding model for this run (default: configured)")
-    .option("--json", "Print the summary as JSON")
-    .option("--quiet", "No progress bar and no summary")
-    .example("  researcher index notes")
-    .example("  researcher index --embeddings-only notes --model Xenova/bge-small-en-v1.5")
-    .action(async (names: string[], flags: Flags) => {
-      const embedders = new EmbedderCache({ allowDownload: true, onProgress: flags.quiet ? undefined : downloadProgress() });
-      const summaries = [];
-      let failure: unknown; // one repository failing does not stop the others; the command still fails
-      try {
-        for (const repo of selectRepositories(home(flags), names)) {
-          const bar = flags.quiet || flags.json ? undefined : progressBar(stderr, repo.name);
-          try {
-            summaries.push(
-              await indexRepository(home(flags), repo, {
-                rebuild: Boolean(flags.rebuild),
-                embeddingsOnly: Boolean(flags.embeddingsOnly),
-                noEmbed: flags.embed === false,
-                allowEmpty: Boolean(flags.allowEmpty),
-                model: flags.model as string | undefined,
-                embedders,
-                onProgress: bar?.update,
-              }),
-            );
-          } catch (error) {
-            failure ??= error;
-          } finally {
-            bar?.done();
+  if (want("index"))
+    cli
+      .command("index [...names]", "Index repositories (all when no name is given), incrementally")
+      .option("--rebuild", "Drop the index and rebuild it from the files")
+      .option("--embeddings-only", "Keep fragments, recompute every vector (after changing the model)")
+      .option("--no-embed", "BM25 only for this run: skip embeddings")
+      .option("--allow-empty", "Accept an empty repository folder and remove its documents (refused otherwise)")
+      .option("--model <id|path>", "Embedding model for this run (default: configured)")
+      .option("--json", "Print the summary as JSON")
+      .option("--quiet", "No progress bar and no summary")
+      .example("  researcher index notes")
+      .example("  researcher index --embeddings-only notes --model Xenova/bge-small-en-v1.5")
+      .action(async (names: string[], flags: Flags) => {
+        const embedders = new EmbedderCache({ allowDownload: true, onProgress: flags.quiet ? undefined : downloadProgress() });
+        const summaries = [];
+        let failure: unknown; // one repository failing does not stop the others; the command still fails
+        try {
+          for (const repo of selectRepositories(home(flags), names)) {
+            const bar = flags.quiet || flags.json ? undefined : progressBar(stderr, repo.name);
+            try {
+              summaries.push(
+                await indexRepository(home(flags), repo, {
+                  rebuild: Boolean(flags.rebuild),
+                  embeddingsOnly: Boolean(flags.embeddingsOnly),
+                  noEmbed: flags.embed === false,
+                  allowEmpty: Boolean(flags.allowEmpty),
+                  model: flags.model as string | undefined,
+                  embedders,
+                  onProgress: bar?.update,
+                }),
+              );
+            } catch (error) {
+              failure ??= error;
+            } finally {
+              bar?.done();
+            }
           }
+        } finally {
+          await embedders.dispose();
         }
-      } finally {
+        // Warnings (e.g. embeddings pending offline) go to stderr, also with --json, so scripts and people both see them.
+        for (const summary of summaries)
+          for (const warning of summary.warnings) stderr.write(`warning: ${summary.repository}: ${warning}\n`);
+        if (flags.json) json(summaries.length === 1 && names.length === 1 ? summaries[0] : summaries);
+        else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
+        if (failure) throw failure;
+        if (summaries.length === 0 && !flags.json) stderr.write("no repositories to index\n");
+      });
+
+  if (want("watch"))
+    cli
+      .command("watch [...names]", "Keep repositories' indexes current as files change (all when no name is given)")
+      .option("--no-embed", "BM25 only: skip embeddings")
+      .option("--debounce <ms>", "Quiet time after the last change before indexing (default: watch.debounce_ms, 300)")
+      .option("--json", "Print one JSON line per applied batch")
+      .example("  researcher watch notes")
+      .example("  researcher watch --json | jq -c 'select(.failed > 0)'")
+      .action(async (names: string[], flags: Flags) => {
+        const repos = selectRepositories(home(flags), names);
+        if (repos.length === 0)
+          throw new ResearcherError("INVALID_INPUT", "no repositories to watch", {
+            hint: "add one with `researcher repo add <name> <path>`",
+          });
+        const debounceMs = integer(flags.debounce, "debounce");
+        if (debounceMs !== undefined && debounceMs < 0)
+          throw new ResearcherError("INVALID_INPUT", `--debounce must be 0 or more (got ${debounceMs})`);
+        // A terminal gets a live status line; a pipe gets one line per batch (JSON with --json).
+        const live = !flags.json && stderr.isTTY ? watchStatusLine(stderr) : undefined;
+        const note = (text: string) => (live ? live.note(text) : stderr.write(`${text}\n`));
+        const embedders = new EmbedderCache({ allowDownload: true });
+        let fatal: unknown;
+        let stop!: () => void;
+        const stopped = new Promise<void>((resolve) => (stop = resolve));
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+        const handle = watchRepositories(home(flags), repos, {
+          debounceMs,
+          noEmbed: flags.embed === false,
+          embedders,
+          onBatch: (batch) => {
+            if (flags.json) out(watchBatchJson(batch));
+            else if (live) live.batch(batch);
+            else out(watchBatchText(batch));
+            for (const failure of batch.failures) note(`failed: ${batch.repository}:${failure.path}: ${failure.reason}`);
+            for (const warning of batch.warnings) note(`warning: ${batch.repository}: ${warning}`);
+          },
+          onError: (error, repository) => {
+            if (isResearcherError(error) && error.code === "WATCH_FAILED") {
+              fatal ??= error; // the system refused the watches: stop, and say how to raise the limit
+              return stop();
+            }
+            const hint = isResearcherError(error) && error.hint ? `\nhint: ${error.hint}` : "";
+            note(`error: ${repository}: ${describeError(error)}${hint}`);
+          },
+          onStatus: live?.status,
+        });
+        // Ctrl-C and SIGTERM end the watch after the batch being written.
+        await stopped;
+        process.off("SIGINT", stop);
+        process.off("SIGTERM", stop);
+        await handle.close();
         await embedders.dispose();
-      }
-      // Warnings (e.g. embeddings pending offline) go to stderr, also with --json, so scripts and people both see them.
-      for (const summary of summaries) for (const warning of summary.warnings) stderr.write(`warning: ${summary.repository}: ${warning}\n`);
-      if (flags.json) json(summaries.length === 1 && names.length === 1 ? summaries[0] : summaries);
-      else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
-      if (failure) throw failure;
-      if (summaries.length === 0 && !flags.json) stderr.write("no repositories to index\n");
-    });
-
-  if (want("watch")) cli
-    .command("watch [...names]", "Keep repositories' indexes current as files change (all when no name is given)")
-    .option("--no-embed", "BM25 only: skip embeddings")
-    .option("--debounce <ms>", "Quiet time after the last change before indexing (default: watch.debounce_ms, 300)")
-    .option("--json", "Print one JSON line per applied batch")
-    .example("  researcher watch notes")
-    .example("  researcher watch --json | jq -c 'select(.failed > 0)'")
-    .action(async (names: string[], flags: Flags) => {
-      const repos = selectRepositories(home(flags), names);
-      if (repos.length === 0) throw new ResearcherError("INVALID_INPUT", "no repositories to watch", { hint: "add one with `researcher repo add <name> <path>`" });
-      const debounceMs = integer(flags.debounce, "debounce");
-      if (debounceMs !== undefined && debounceMs < 0) throw new ResearcherError("INVALID_INPUT", `--debounce must be 0 or more (got ${debounceMs})`);
-      // A terminal gets a live status line; a pipe gets one line per batch (JSON with --json).
-      const live = !flags.json && stderr.isTTY ? watchStatusLine(stderr) : undefined;
-      const note = (text: string) => (live ? live.note(text) : stderr.write(`${text}\n`));
-      const embedders = new EmbedderCache({ allowDownload: true });
-      let fatal: unknown;
-      let stop!: () => void;
-      const stopped = new Promise<void>((resolve) => (stop = resolve));
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
-      const handle = watchRepositories(home(flags), repos, {
-        debounceMs,
-        noEmbed: flags.embed === false,
-        embedders,
-        onBatch: (batch) => {
-          if (flags.json) out(watchBatchJson(batch));
-          else if (live) live.batch(batch);
-          else out(watchBatchText(batch));
-          for (const failure of batch.failures) note(`failed: ${batch.repository}:${failure.path}: ${failure.reason}`);
-          for (const warning of batch.warnings) note(`warning: ${batch.repository}: ${warning}`);
-        },
-        onError: (error, repository) => {
-          if (isResearcherError(error) && error.code === "WATCH_FAILED") {
-            fatal ??= error; // the system refused the watches: stop, and say how to raise the limit
-            return stop();
-          }
-          const hint = isResearcherError(error) && error.hint ? `\nhint: ${error.hint}` : "";
-          note(`error: ${repository}: ${describeError(error)}${hint}`);
-        },
-        onStatus: live?.status,
+        live?.clear();
+        if (fatal) throw fatal;
       });
-      // Ctrl-C and SIGTERM end the watch after the batch being written.
-      await stopped;
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      await handle.close();
-      await embedders.dispose();
-      live?.clear();
-      if (fatal) throw fatal;
-    });
 
-  if (want("search")) cli
-    .command("search [...query]", "Search fragments by words and meaning")
-    .option("--repo <name>", "Only this repository (repeatable)")
-    .option("-n, --limit <n>", "Number of results (default: search.limit, 10); files with --files")
-    .option("--offset <n>", "Skip this many results")
-    .option("--all", "Every result (above --min-score), not one page")
-    .option("--min-score <x>", "Drop results scoring below x")
-    .option("--documents [n]", "Group fragments by document (n: how many documents)")
-    .option("--fragments [n]", "One result per fragment, the default (n: how many fragments)")
-    .option("--full", "The whole fragment text instead of a snippet")
-    .option("--mode <mode>", "bm25, vector or hybrid (default: hybrid where vectors exist)")
-    .option("--model <id|path>", "Embedding model for the query (must match the repository's)")
-    .option("--explain", "Show how each result was ranked")
-    .option("--filter <glob>", "Only documents whose path matches, e.g. 'notes/**' or '*.md'")
-    .option("--format <format>", "text, json, jsonl, csv, md or files (default: text)")
-    .option("--json", "Same as --format json (see README for the contract)")
-    .option("--files", "Same as --format files: matching file paths, one per line")
-    .option("--where <expr>", "Only what matches, e.g. 'tags=rust modified>=2025-01-01' (repeatable; README: Filters)")
-    .example('  researcher search "mutable reference" --repo rust-book -n 5')
-    .example("  researcher search how does caching work --json")
-    .example("  researcher search borrow checker --documents 3 --full")
-    .example("  researcher search retry --all --min-score 5 --mode bm25 --format csv > hits.csv")
-    .example('  researcher search -- "-starts-with-a-dash"')
-    .example(`  researcher search ownership --where 'tags in (rust|go) format=md' --where 'title~"borrow"'`)
-    .action(async (words: string[], flags: Flags) => {
-      // Words after `--` are query text even when they look like flags.
-      const query = [...words, ...((flags["--"] as string[] | undefined) ?? [])].join(" ");
-      if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: 'researcher search "your question"' });
-      const format = searchFormat(flags);
-      const { documents, limit } = searchShape(flags, format);
-      const context = new SearchContext();
-      try {
-        const options: SearchOptions = {
-          query,
-          mode: searchMode(flags.mode),
-          model: flags.model as string | undefined,
-          explain: Boolean(flags.explain),
-          filter: flags.filter === undefined ? undefined : String(flags.filter),
-          where: repeated(flags.where).map((text) => parseFilter(text, "--where")),
-          repositories: list(flags.repo),
-          limit,
-          offset: integer(flags.offset, "offset"),
-          minScore: number(flags.minScore, "min-score"),
-          documents,
-        };
-        let response = await (flags.all ? searchAll(home(flags), options, context) : search(home(flags), options, context));
-        if (flags.full) response = withFragmentText(home(flags), response, context);
-        if (format === "text" && response.results.length === 0) stderr.write(`no results for "${response.query}"\n`);
-        out(renderSearch(response, format, styleFor(stdout)));
-      } finally {
-        await context.close();
-      }
-    });
-
-  if (want("get")) cli
-    .command("get <ref>", "Print an indexed document, or some of its lines")
-    .option("--from <line>", "First line (default: the ref's line, else 1)")
-    .option("--lines <n>", "How many lines (default: the ref's count, else to the end)")
-    .option("--line-numbers", "Number the lines, as the document counts them")
-    .option("--meta", "Only what the index holds about it: title, format, metadata, size, fragments")
-    .option("--json", "Print {repository, path, docid, title, format, metadata, from, to, total_lines, text}")
-    .example("  researcher get notes:guides/setup.md")
-    .example("  researcher get notes:guides/setup.md:40:20 --line-numbers")
-    .example("  researcher get '#3fa2c1' --meta --json")
-    .action(async (ref: string, flags: Flags) => {
-      if (flags.meta) {
-        const info = documentInfo(home(flags), String(ref));
-        return flags.json ? json(info) : out(documentInfoText(info));
-      }
-      const doc = await readDocument(home(flags), String(ref), {
-        fromLine: positive(flags.from, "from"),
-        maxLines: positive(flags.lines, "lines"),
+  if (want("search"))
+    cli
+      .command("search [...query]", "Search fragments by words and meaning")
+      .option("--repo <name>", "Only this repository (repeatable)")
+      .option("-n, --limit <n>", "Number of results (default: search.limit, 10); files with --files")
+      .option("--offset <n>", "Skip this many results")
+      .option("--all", "Every result (above --min-score), not one page")
+      .option("--min-score <x>", "Drop results scoring below x")
+      .option("--documents [n]", "Group fragments by document (n: how many documents)")
+      .option("--fragments [n]", "One result per fragment, the default (n: how many fragments)")
+      .option("--full", "The whole fragment text instead of a snippet")
+      .option("--mode <mode>", "bm25, vector or hybrid (default: hybrid where vectors exist)")
+      .option("--model <id|path>", "Embedding model for the query (must match the repository's)")
+      .option("--explain", "Show how each result was ranked")
+      .option("--filter <glob>", "Only documents whose path matches, e.g. 'notes/**' or '*.md'")
+      .option("--format <format>", "text, json, jsonl, csv, md or files (default: text)")
+      .option("--json", "Same as --format json (see README for the contract)")
+      .option("--files", "Same as --format files: matching file paths, one per line")
+      .option("--where <expr>", "Only what matches, e.g. 'tags=rust modified>=2025-01-01' (repeatable; README: Filters)")
+      .example('  researcher search "mutable reference" --repo rust-book -n 5')
+      .example("  researcher search how does caching work --json")
+      .example("  researcher search borrow checker --documents 3 --full")
+      .example("  researcher search retry --all --min-score 5 --mode bm25 --format csv > hits.csv")
+      .example('  researcher search -- "-starts-with-a-dash"')
+      .example(`  researcher search ownership --where 'tags in (rust|go) format=md' --where 'title~"borrow"'`)
+      .action(async (words: string[], flags: Flags) => {
+        // Words after `--` are query text even when they look like flags.
+        const query = [...words, ...((flags["--"] as string[] | undefined) ?? [])].join(" ");
+        if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: 'researcher search "your question"' });
+        const format = searchFormat(flags);
+        const { documents, limit } = searchShape(flags, format);
+        const context = new SearchContext();
+        try {
+          const options: SearchOptions = {
+            query,
+            mode: searchMode(flags.mode),
+            model: flags.model as string | undefined,
+            explain: Boolean(flags.explain),
+            filter: flags.filter === undefined ? undefined : String(flags.filter),
+            where: repeated(flags.where).map((text) => parseFilter(text, "--where")),
+            repositories: list(flags.repo),
+            limit,
+            offset: integer(flags.offset, "offset"),
+            minScore: number(flags.minScore, "min-score"),
+            documents,
+          };
+          let response = await (flags.all ? searchAll(home(flags), options, context) : search(home(flags), options, context));
+          if (flags.full) response = withFragmentText(home(flags), response, context);
+          if (format === "text" && response.results.length === 0) stderr.write(`no results for "${response.query}"\n`);
+          out(renderSearch(response, format, styleFor(stdout)));
+        } finally {
+          await context.close();
+        }
       });
-      if (flags.json) return json(documentJson(doc));
-      out(documentText(doc, { lineNumbers: Boolean(flags.lineNumbers) }));
-    });
 
-  if (want("multi-get")) cli
-    .command("multi-get <pattern>", "Print several indexed documents: a glob over paths, or refs separated by commas")
-    .option("--max-bytes <n>", "Skip (and list) documents larger than this (default: 1048576)")
-    .option("--line-numbers", "Number the lines")
-    .option("--json", "Print {documents: [as get --json], skipped: [{repository, path, reason}]}")
-    .option("--files", "Print the matching files' paths only, one per line")
-    .example("  researcher multi-get 'notes:meetings/2026-*.md'")
-    .example("  researcher multi-get 'notes:a.md,notes:b.md:10:5,#3fa2c1' --json")
-    .example("  researcher multi-get '**/*.md' --files | xargs wc -l")
-    .action(async (pattern: string, flags: Flags) => {
-      if (flags.json && flags.files) throw new ResearcherError("USAGE", "--json and --files cannot be combined");
-      const maxBytesPerDocument = positive(flags.maxBytes, "max-bytes") ?? 1024 * 1024;
-      if (flags.files) {
-        const { refs, skipped } = matchDocuments(home(flags), String(pattern));
-        for (const s of skipped) stderr.write(`skipped ${s.path}: ${s.reason}\n`);
-        return out(refs.map((r) => `${join(r.repo.path, r.path)}\n`).join(""));
-      }
-      const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument });
-      if (flags.json) return json({ documents: found.documents.map(documentJson), skipped: found.skipped });
-      out(multiGetText(found, { lineNumbers: Boolean(flags.lineNumbers) }));
-      if (found.documents.length === 0 && found.skipped.length === 0) stderr.write(`no indexed documents match ${pattern}\n`);
-    });
-
-  if (want("ls")) cli
-    .command("ls [where]", "List indexed documents: all, one repository's, or those under repo:prefix")
-    .option("--json", "Print [{repository, path, docid, title, format, metadata, size, modified, fragments, pages}]")
-    .example("  researcher ls")
-    .example("  researcher ls notes:meetings/2026 --json | jq -r '.[].path'")
-    .action((where: string | undefined, flags: Flags) => {
-      const [name, ...rest] = where === undefined ? [] : String(where).split(":");
-      const documents = listDocuments(home(flags), { repositories: name ? [name] : [], prefix: rest.join(":") });
-      if (flags.json) return json(documents);
-      if (documents.length === 0) stderr.write("no indexed documents\n");
-      const roots = new Map(listRepositories(home(flags)).map((r) => [r.name, r.path]));
-      out(documentListText(documents, styleFor(stdout), (d) => join(roots.get(d.repository) ?? "", d.path)));
-    });
-
-  if (want("remove")) cli
-    .command("remove <repo> <document>", "Drop one document from a repository's index")
-    .example("  researcher remove notes drafts/old.md")
-    .action(async (name: string, document: string, flags: Flags) => {
-      const repo = getRepository(home(flags), name);
-      const path = safeRelativePath(repo, document);
-      await removeDocument(repo, path);
-      out(`removed ${name}:${path}\n`);
-    });
-
-  if (want("repos-for")) cli
-    .command("repos-for [...query]", "Rank repositories by how strongly they match a query (where to look)")
-    .option("--json", "Print [{repository, description, score, matched, best: {path, location, page, title, snippet}}]")
-    .example('  researcher repos-for "borrow checker"')
-    .action(async (words: string[], flags: Flags) => {
-      const query = [...words, ...((flags["--"] as string[] | undefined) ?? [])].join(" ");
-      if (!query.trim()) throw new ResearcherError("USAGE", "repos-for needs a query", { hint: 'researcher repos-for "your question"' });
-      const context = new SearchContext();
-      const matches = await repositoriesFor(home(flags), query, context).finally(() => context.close());
-      if (flags.json) return json(matches);
-      out(
-        matches
-          .map((m) => `${m.score.toFixed(2).padStart(6)}  ${m.repository}  ${m.matched} fragments${m.best ? `  best: ${m.best.location}` : ""}${m.description ? `\n        ${m.description}` : ""}\n`)
-          .join(""),
-      );
-    });
-
-  if (want("verify")) cli
-    .command("verify [...names]", "Check that indexes are whole and current; --repair rebuilds what is derived")
-    .option("--repair", "Rebuild the full-text index, vectors.usearch and leftovers where they are damaged")
-    .option("--json", "Print the reports as JSON")
-    .example("  researcher verify notes --repair")
-    .action(async (names: string[], flags: Flags) => {
-      const { verifyRepository } = await import("../index/verify.ts");
-      const reports = [];
-      for (const repo of selectRepositories(home(flags), names)) reports.push(await verifyRepository(repo, { repair: Boolean(flags.repair) }));
-      if (flags.json) json(reports.length === 1 && names.length === 1 ? reports[0] : reports);
-      else out(verifyText(reports, styleFor(stdout)));
-      if (reports.some((r) => !r.ok)) status = 1;
-    });
-
-  if (want("convert")) cli
-    .command("convert <file>", "Print what indexing sees in a file: its markdown (PDFs with a page marker per page)")
-    .option("--json", "Print {title, format, metadata, pages, text}")
-    .option("-o, --output <file>", "Write the markdown to this file instead of stdout")
-    .example("  researcher convert paper.pdf | less")
-    .example("  researcher convert book.epub -o book.md")
-    .action(async (file: string, flags: Flags) => {
-      const config = loadConfig(home(flags));
-      const absolute = resolve(file);
-      if (!existsSync(absolute)) throw new ResearcherError("PATH_NOT_FOUND", `${file} does not exist`);
-      const converted = await convertPath(absolute, { maxBytes: config.index.max_file_bytes, timeoutMs: config.index.convert_timeout * 1000 });
-      const { title, metadata, pages = null, text } = converted;
-      if (flags.json) return json({ title, format: formatOf(absolute), metadata, pages, text });
-      const markdown = text.endsWith("\n") ? text : `${text}\n`;
-      if (flags.output) writeFileAtomic(resolve(String(flags.output)), markdown);
-      else out(markdown);
-    });
-
-  if (want("status")) cli
-    .command("status [name]", "Show what each repository's index holds")
-    .option("--json", "Print as JSON")
-    .example("  researcher status --json")
-    .action((name: string | undefined, flags: Flags) => {
-      const repos = name ? [getRepository(home(flags), name)] : listRepositories(home(flags));
-      const statuses = repos.map(repositoryStatus);
-      if (flags.json) return json(name ? statuses[0] : statuses);
-      out(statusText(statuses, styleFor(stdout)));
-    });
-
-  if (want("serve")) cli
-    .command("serve", "Serve every repository to MCP clients (stdio, or HTTP with --port)")
-    .option("--port <n>", "Serve over HTTP on this port: MCP at POST /mcp, REST at GET /search and /documents/<ref>, GET /health")
-    .option("--host <address>", "Address to bind with --port (default 127.0.0.1)")
-    .option("--token <token>", "Require `Authorization: Bearer <token>` (default: $RESEARCHER_MCP_TOKEN)")
-    .option("--watch", "Also keep every repository's index current as files change (as `researcher watch`)")
-    .example("  researcher serve")
-    .example("  researcher serve --watch")
-    .example("  researcher serve --port 8765 --token s3cret")
-    .example("  curl -H 'Authorization: Bearer s3cret' 'http://127.0.0.1:8765/search?q=borrow+checker&n=5'")
-    .action(async (flags: Flags) => {
-      const mcp = await import("../serve/mcp.ts"); // the MCP SDK loads only for this command
-      const watch = Boolean(flags.watch);
-      if (flags.port === undefined) return mcp.serveStdio(home(flags), { watch });
-      const port = integer(flags.port, "port")!;
-      if (port < 0 || port > 65535) throw new ResearcherError("USAGE", `--port must be 0–65535 (got ${port})`);
-      const token = (flags.token as string | undefined) ?? process.env.RESEARCHER_MCP_TOKEN;
-      const { serveHttp } = await import("../serve/http.ts");
-      const server = serveHttp(home(flags), { port, host: flags.host as string | undefined, token: token || undefined, watch });
-      stderr.write(`listening on ${server.url}/mcp\n`);
-      await new Promise<void>((resolve) => {
-        process.once("SIGINT", resolve);
-        process.once("SIGTERM", resolve);
+  if (want("get"))
+    cli
+      .command("get <ref>", "Print an indexed document, or some of its lines")
+      .option("--from <line>", "First line (default: the ref's line, else 1)")
+      .option("--lines <n>", "How many lines (default: the ref's count, else to the end)")
+      .option("--line-numbers", "Number the lines, as the document counts them")
+      .option("--meta", "Only what the index holds about it: title, format, metadata, size, fragments")
+      .option("--json", "Print {repository, path, docid, title, format, metadata, from, to, total_lines, text}")
+      .example("  researcher get notes:guides/setup.md")
+      .example("  researcher get notes:guides/setup.md:40:20 --line-numbers")
+      .example("  researcher get '#3fa2c1' --meta --json")
+      .action(async (ref: string, flags: Flags) => {
+        if (flags.meta) {
+          const info = documentInfo(home(flags), String(ref));
+          return flags.json ? json(info) : out(documentInfoText(info));
+        }
+        const doc = await readDocument(home(flags), String(ref), {
+          fromLine: positive(flags.from, "from"),
+          maxLines: positive(flags.lines, "lines"),
+        });
+        if (flags.json) return json(documentJson(doc));
+        out(documentText(doc, { lineNumbers: Boolean(flags.lineNumbers) }));
       });
-      await server.stop();
-    });
+
+  if (want("multi-get"))
+    cli
+      .command("multi-get <pattern>", "Print several indexed documents: a glob over paths, or refs separated by commas")
+      .option("--max-bytes <n>", "Skip (and list) documents larger than this (default: 1048576)")
+      .option("--line-numbers", "Number the lines")
+      .option("--json", "Print {documents: [as get --json], skipped: [{repository, path, reason}]}")
+      .option("--files", "Print the matching files' paths only, one per line")
+      .example("  researcher multi-get 'notes:meetings/2026-*.md'")
+      .example("  researcher multi-get 'notes:a.md,notes:b.md:10:5,#3fa2c1' --json")
+      .example("  researcher multi-get '**/*.md' --files | xargs wc -l")
+      .action(async (pattern: string, flags: Flags) => {
+        if (flags.json && flags.files) throw new ResearcherError("USAGE", "--json and --files cannot be combined");
+        const maxBytesPerDocument = positive(flags.maxBytes, "max-bytes") ?? 1024 * 1024;
+        if (flags.files) {
+          const { refs, skipped } = matchDocuments(home(flags), String(pattern));
+          for (const s of skipped) stderr.write(`skipped ${s.path}: ${s.reason}\n`);
+          return out(refs.map((r) => `${join(r.repo.path, r.path)}\n`).join(""));
+        }
+        const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument });
+        if (flags.json) return json({ documents: found.documents.map(documentJson), skipped: found.skipped });
+        out(multiGetText(found, { lineNumbers: Boolean(flags.lineNumbers) }));
+        if (found.documents.length === 0 && found.skipped.length === 0) stderr.write(`no indexed documents match ${pattern}\n`);
+      });
+
+  if (want("ls"))
+    cli
+      .command("ls [where]", "List indexed documents: all, one repository's, or those under repo:prefix")
+      .option("--json", "Print [{repository, path, docid, title, format, metadata, size, modified, fragments, pages}]")
+      .example("  researcher ls")
+      .example("  researcher ls notes:meetings/2026 --json | jq -r '.[].path'")
+      .action((where: string | undefined, flags: Flags) => {
+        const [name, ...rest] = where === undefined ? [] : String(where).split(":");
+        const documents = listDocuments(home(flags), { repositories: name ? [name] : [], prefix: rest.join(":") });
+        if (flags.json) return json(documents);
+        if (documents.length === 0) stderr.write("no indexed documents\n");
+        const roots = new Map(listRepositories(home(flags)).map((r) => [r.name, r.path]));
+        out(documentListText(documents, styleFor(stdout), (d) => join(roots.get(d.repository) ?? "", d.path)));
+      });
+
+  if (want("remove"))
+    cli
+      .command("remove <repo> <document>", "Drop one document from a repository's index")
+      .example("  researcher remove notes drafts/old.md")
+      .action(async (name: string, document: string, flags: Flags) => {
+        const repo = getRepository(home(flags), name);
+        const path = safeRelativePath(repo, document);
+        await removeDocument(repo, path);
+        out(`removed ${name}:${path}\n`);
+      });
+
+  if (want("repos-for"))
+    cli
+      .command("repos-for [...query]", "Rank repositories by how strongly they match a query (where to look)")
+      .option("--json", "Print [{repository, description, score, matched, best: {path, location, page, title, snippet}}]")
+      .example('  researcher repos-for "borrow checker"')
+      .action(async (words: string[], flags: Flags) => {
+        const query = [...words, ...((flags["--"] as string[] | undefined) ?? [])].join(" ");
+        if (!query.trim()) throw new ResearcherError("USAGE", "repos-for needs a query", { hint: 'researcher repos-for "your question"' });
+        const context = new SearchContext();
+        const matches = await repositoriesFor(home(flags), query, context).finally(() => context.close());
+        if (flags.json) return json(matches);
+        out(
+          matches
+            .map(
+              (m) =>
+                `${m.score.toFixed(2).padStart(6)}  ${m.repository}  ${m.matched} fragments${m.best ? `  best: ${m.best.location}` : ""}${m.description ? `\n        ${m.description}` : ""}\n`,
+            )
+            .join(""),
+        );
+      });
+
+  if (want("verify"))
+    cli
+      .command("verify [...names]", "Check that indexes are whole and current; --repair rebuilds what is derived")
+      .option("--repair", "Rebuild the full-text index, vectors.usearch and leftovers where they are damaged")
+      .option("--json", "Print the reports as JSON")
+      .example("  researcher verify notes --repair")
+      .action(async (names: string[], flags: Flags) => {
+        const { verifyRepository } = await import("../index/verify.ts");
+        const reports = [];
+        for (const repo of selectRepositories(home(flags), names))
+          reports.push(await verifyRepository(repo, { repair: Boolean(flags.repair) }));
+        if (flags.json) json(reports.length === 1 && names.length === 1 ? reports[0] : reports);
+        else out(verifyText(reports, styleFor(stdout)));
+        if (reports.some((r) => !r.ok)) status = 1;
+      });
+
+  if (want("convert"))
+    cli
+      .command("convert <file>", "Print what indexing sees in a file: its markdown (PDFs with a page marker per page)")
+      .option("--json", "Print {title, format, metadata, pages, text}")
+      .option("-o, --output <file>", "Write the markdown to this file instead of stdout")
+      .example("  researcher convert paper.pdf | less")
+      .example("  researcher convert book.epub -o book.md")
+      .action(async (file: string, flags: Flags) => {
+        const config = loadConfig(home(flags));
+        const absolute = resolve(file);
+        if (!existsSync(absolute)) throw new ResearcherError("PATH_NOT_FOUND", `${file} does not exist`);
+        const converted = await convertPath(absolute, {
+          maxBytes: config.index.max_file_bytes,
+          timeoutMs: config.index.convert_timeout * 1000,
+        });
+        const { title, metadata, pages = null, text } = converted;
+        if (flags.json) return json({ title, format: formatOf(absolute), metadata, pages, text });
+        const markdown = text.endsWith("\n") ? text : `${text}\n`;
+        if (flags.output) writeFileAtomic(resolve(String(flags.output)), markdown);
+        else out(markdown);
+      });
+
+  if (want("status"))
+    cli
+      .command("status [name]", "Show what each repository's index holds")
+      .option("--json", "Print as JSON")
+      .example("  researcher status --json")
+      .action((name: string | undefined, flags: Flags) => {
+        const repos = name ? [getRepository(home(flags), name)] : listRepositories(home(flags));
+        const statuses = repos.map(repositoryStatus);
+        if (flags.json) return json(name ? statuses[0] : statuses);
+        out(statusText(statuses, styleFor(stdout)));
+      });
+
+  if (want("serve"))
+    cli
+      .command("serve", "Serve every repository to MCP clients (stdio, or HTTP with --port)")
+      .option("--port <n>", "Serve over HTTP on this port: MCP at POST /mcp, REST at GET /search and /documents/<ref>, GET /health")
+      .option("--host <address>", "Address to bind with --port (default 127.0.0.1)")
+      .option("--token <token>", "Require `Authorization: Bearer <token>` (default: $RESEARCHER_MCP_TOKEN)")
+      .option("--watch", "Also keep every repository's index current as files change (as `researcher watch`)")
+      .example("  researcher serve")
+      .example("  researcher serve --watch")
+      .example("  researcher serve --port 8765 --token s3cret")
+      .example("  curl -H 'Authorization: Bearer s3cret' 'http://127.0.0.1:8765/search?q=borrow+checker&n=5'")
+      .action(async (flags: Flags) => {
+        const mcp = await import("../serve/mcp.ts"); // the MCP SDK loads only for this command
+        const watch = Boolean(flags.watch);
+        if (flags.port === undefined) return mcp.serveStdio(home(flags), { watch });
+        const port = integer(flags.port, "port")!;
+        if (port < 0 || port > 65535) throw new ResearcherError("USAGE", `--port must be 0–65535 (got ${port})`);
+        const token = (flags.token as string | undefined) ?? process.env.RESEARCHER_MCP_TOKEN;
+        const { serveHttp } = await import("../serve/http.ts");
+        const server = serveHttp(home(flags), { port, host: flags.host as string | undefined, token: token || undefined, watch });
+        stderr.write(`listening on ${server.url}/mcp\n`);
+        await new Promise<void>((resolve) => {
+          process.once("SIGINT", resolve);
+          process.once("SIGTERM", resolve);
+        });
+        await server.stop();
+      });
 
   // Listed for --help only: main() hands a group's words to its own parser, so these never run.
   for (const group of Object.keys(GROUPS)) {
-    if (want(group)) cli.command(`${group} [...args]`, GROUPS[group]!.description).allowUnknownOptions().action(() => {
-      throw new ResearcherError("USAGE", `put options after the command: researcher ${group} <action> [options]`);
-    });
+    if (want(group))
+      cli
+        .command(`${group} [...args]`, GROUPS[group]!.description)
+        .allowUnknownOptions()
+        .action(() => {
+          throw new ResearcherError("USAGE", `put options after the command: researcher ${group} <action> [options]`);
+        });
   }
   return cli;
 }
@@ -510,7 +538,11 @@ function checkOptions(cli: CAC, args: string[], group: string | undefined): void
   const known = new Set([...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])].flatMap((o) => o.names));
   for (const word of end === -1 ? args : args.slice(0, end)) {
     if (!word.startsWith("-") || word === "-" || word === "--version" || word === "-v") continue;
-    const name = word.replace(/^--?/, "").split("=")[0]!.replace(/^no-/, "").replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+    const name = word
+      .replace(/^--?/, "")
+      .split("=")[0]!
+      .replace(/^no-/, "")
+      .replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
     if (known.has(name)) continue;
     const command = [group, cli.matchedCommand?.name].filter(Boolean).join(" ");
     throw new ResearcherError("USAGE", `unknown option '${word}'`, {
@@ -525,7 +557,10 @@ function checkOptions(cli: CAC, args: string[], group: string | undefined): void
 function reportError(thrown: unknown, verbose: boolean, command: string | undefined): number {
   // A reader that meets damaged pages does not know which command recovers them; verify names it per repository.
   const error = isSqliteDamage(thrown)
-    ? new ResearcherError("INDEX_CORRUPT", `an index is damaged: ${describeError(thrown)}`, { hint: "`researcher verify` finds it and names the command that rebuilds it", cause: thrown })
+    ? new ResearcherError("INDEX_CORRUPT", `an index is damaged: ${describeError(thrown)}`, {
+        hint: "`researcher verify` finds it and names the command that rebuilds it",
+        cause: thrown,
+      })
     : thrown;
   const usage = (error as Error)?.name === "CACError";
   const known = isResearcherError(error);

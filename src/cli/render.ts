@@ -115,7 +115,17 @@ function resultJson(hit: Hit): object {
     ...(hit.text !== undefined ? { text: hit.text } : {}),
     context: hit.context,
     metadata: hit.metadata,
-    ...(hit.explain ? { explain: { bm25: hit.explain.bm25, vector: hit.explain.vector, fused: hit.explain.fused, ...(hit.explain.weights ? { weights: hit.explain.weights } : {}), merge: hit.explain.merge } } : {}),
+    ...(hit.explain
+      ? {
+          explain: {
+            bm25: hit.explain.bm25,
+            vector: hit.explain.vector,
+            fused: hit.explain.fused,
+            ...(hit.explain.weights ? { weights: hit.explain.weights } : {}),
+            merge: hit.explain.merge,
+          },
+        }
+      : {}),
   };
   if ("fragments" in hit) return { ...common, fragments: hit.fragments, ...tail };
   return { ...common, fragment: hit.fragment, ...tail };
@@ -149,7 +159,12 @@ export function csvField(value: unknown): string {
 export function searchMarkdown(response: SearchResponse): string {
   const blocks = response.results.map((hit: Hit) => {
     const where = escapeControls(`${hit.repository}:${citation(hit)}`);
-    const lines = [`## ${hit.rank}. ${markdownInline(escapeControls(breadcrumb(hit)))}`, "", `\`${where}\` · ${hit.docid} · score ${hit.score}`, ""];
+    const lines = [
+      `## ${hit.rank}. ${markdownInline(escapeControls(breadcrumb(hit)))}`,
+      "",
+      `\`${where}\` · ${hit.docid} · score ${hit.score}`,
+      "",
+    ];
     if (hit.text !== undefined) {
       const fence = "`".repeat(Math.max(3, ...[...hit.text.matchAll(/`+/g)].map((m) => m[0].length + 1)));
       lines.push(`${fence}${fenceLanguage(hit.path)}`, hit.text.replace(/\n$/, ""), fence);
@@ -183,14 +198,21 @@ export function searchText(response: SearchResponse, style: Style): string {
     const where = `${style.accent(style.link(escapeControls(`${hit.repository}:${citation(hit)}`), hit.absolutePath))}  ${style.dim(hit.docid)}`;
     const head = `${style.bold(rank)}  ${style.dim(hit.score.toFixed(2))}  ${where}`;
     const pad = " ".repeat(width + 2);
-    const body = hit.text !== undefined
-      ? hit.text.replace(/\n+$/, "").split("\n").map((line) => (line ? `${pad}${line}` : ""))
-      : [`${pad}${highlight(hit.snippet, hit.highlights, style)}`];
+    const body =
+      hit.text !== undefined
+        ? hit.text
+            .replace(/\n+$/, "")
+            .split("\n")
+            .map((line) => (line ? `${pad}${line}` : ""))
+        : [`${pad}${highlight(hit.snippet, hit.highlights, style)}`];
     const lines = [head, `${pad}${style.bold(escapeControls(breadcrumb(hit)))}`, ...body];
     if (hit.explain) lines.push(`${pad}${style.dim(explainLine(hit.explain))}`);
     if ("fragments" in hit && hit.fragments.length > 1) {
       const paged = hit.page !== null;
-      const more = hit.fragments.slice(1).map((f) => (paged ? `p${f.page}` : f.location.split(":").at(-1))).join(", ");
+      const more = hit.fragments
+        .slice(1)
+        .map((f) => (paged ? `p${f.page}` : f.location.split(":").at(-1)))
+        .join(", ");
       lines.push(`${pad}${style.dim(`also ${paged ? "pages" : "lines"} ${more}`)}`);
     }
     return lines.join("\n");
@@ -208,7 +230,10 @@ function citation(hit: FragmentHit | DocumentHit): string {
 function explainLine(explain: NonNullable<FragmentHit["explain"]>): string {
   const part = (name: string, c: { rank: number; score: number } | null) => (c ? `${name} #${c.rank} (${c.score})` : `${name} –`);
   const weights = explain.weights ? ` (weights ${explain.weights.bm25} / ${explain.weights.vector})` : "";
-  const parts = explain.mode === "hybrid" ? [part("bm25", explain.bm25), part("vector", explain.vector), `fused ${explain.fused}${weights}`] : [part(explain.mode, explain.bm25 ?? explain.vector)];
+  const parts =
+    explain.mode === "hybrid"
+      ? [part("bm25", explain.bm25), part("vector", explain.vector), `fused ${explain.fused}${weights}`]
+      : [part(explain.mode, explain.bm25 ?? explain.vector)];
   const { lexical, vector, score } = explain.merge;
   const evidence = [lexical !== null ? `lexical ${lexical}` : "", vector !== null ? `vector ${vector}` : ""].filter(Boolean).join(", ");
   return [...parts, `merge ${score}${evidence ? ` (${evidence})` : ""}`].join(" · ");
@@ -244,25 +269,41 @@ export function documentText(doc: DocumentText, options: { lineNumbers?: boolean
   const lines = doc.text.split("\n");
   if (!options.lineNumbers) return `${doc.text}\n`;
   const width = Math.max(6, String(doc.to).length);
-  return lines.map((line, i) => `${String(doc.from + i).padStart(width)}\t${line}`).join("\n").concat("\n");
+  return lines
+    .map((line, i) => `${String(doc.from + i).padStart(width)}\t${line}`)
+    .join("\n")
+    .concat("\n");
 }
 
 /** `multi-get`: each document under a `==> repo:path <==` line, as `head` does; skipped ones listed with why. */
 export function multiGetText(found: MultiGetResult, options: { lineNumbers?: boolean } = {}): string {
   const blocks = found.documents.map((doc) => `==> ${escapeControls(`${doc.repository}:${doc.path}`)} <==\n${documentText(doc, options)}`);
-  const skipped = found.skipped.map((s) => `==> ${escapeControls(`${s.repository ? `${s.repository}:` : ""}${s.path}`)} <== skipped: ${escapeControls(s.reason)}\n`);
+  const skipped = found.skipped.map(
+    (s) => `==> ${escapeControls(`${s.repository ? `${s.repository}:` : ""}${s.path}`)} <== skipped: ${escapeControls(s.reason)}\n`,
+  );
   return [...blocks, ...skipped].join("\n");
 }
 
 /** `get --meta`: one `key: value` line each, metadata keys indented under it. */
 export function documentInfoText(info: DocumentInfo): string {
   const rows: [string, unknown][] = [
-    ["repository", info.repository], ["path", info.path], ["docid", info.docid], ["title", info.title], ["format", info.format],
-    ["size", formatBytes(info.size)], ["modified", info.modified], ["fragments", info.fragments], ["pages", info.pages ?? "-"],
+    ["repository", info.repository],
+    ["path", info.path],
+    ["docid", info.docid],
+    ["title", info.title],
+    ["format", info.format],
+    ["size", formatBytes(info.size)],
+    ["modified", info.modified],
+    ["fragments", info.fragments],
+    ["pages", info.pages ?? "-"],
   ];
   const lines = rows.map(([key, value]) => `${`${key}:`.padEnd(12)}${escapeControls(String(value))}`);
   const meta = Object.entries(info.metadata);
-  if (meta.length) lines.push("metadata:", ...meta.map(([key, value]) => escapeControls(`  ${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`)));
+  if (meta.length)
+    lines.push(
+      "metadata:",
+      ...meta.map(([key, value]) => escapeControls(`  ${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`)),
+    );
   return `${lines.join("\n")}\n`;
 }
 
@@ -281,7 +322,16 @@ export function documentListText(documents: DocumentInfo[], style: Style, absolu
   const width = (key: "format" | "size" | "fragments" | "pages") => Math.max(...rows.map((r) => r[key].length));
   const [f, s, n, p] = [width("format"), width("size"), width("fragments"), width("pages")];
   return rows
-    .map((r) => [r.format.padEnd(f), r.size.padStart(s), r.fragments.padStart(n), ...(p ? [r.pages.padStart(p)] : []), style.dim(r.modified), style.accent(style.link(r.name, absolutePath(r.doc)))].join("  "))
+    .map((r) =>
+      [
+        r.format.padEnd(f),
+        r.size.padStart(s),
+        r.fragments.padStart(n),
+        ...(p ? [r.pages.padStart(p)] : []),
+        style.dim(r.modified),
+        style.accent(style.link(r.name, absolutePath(r.doc))),
+      ].join("  "),
+    )
     .join("\n")
     .concat("\n");
 }
@@ -290,9 +340,7 @@ export function documentListText(documents: DocumentInfo[], style: Style, absolu
 
 export function indexSummaryText(summary: IndexSummary, style: Style): string {
   const counts = `${summary.indexed} indexed, ${summary.skipped} skipped, ${summary.removed} removed, ${summary.failed} failed`;
-  const lines = [
-    `${style.bold(summary.repository)}: ${counts} · ${summary.fragments} fragments written · ${summary.seconds.toFixed(2)} s`,
-  ];
+  const lines = [`${style.bold(summary.repository)}: ${counts} · ${summary.fragments} fragments written · ${summary.seconds.toFixed(2)} s`];
   for (const failure of summary.failures) lines.push(`  ${style.warn("failed")} ${escapeControls(`${failure.path}: ${failure.reason}`)}`);
   const types = Object.entries(summary.skipped_types ?? {}).sort((a, b) => b[1] - a[1]);
   if (types.length) {
@@ -351,7 +399,10 @@ export function repositoryListText(repos: Repository[], style: Style): string {
   if (repos.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
   const width = Math.max(...repos.map((r) => r.name.length));
   return repos
-    .map((r) => `${style.bold(r.name.padEnd(width))}  ${escapeControls(r.path)}${r.description ? `  ${style.dim(escapeControls(r.description))}` : ""}`)
+    .map(
+      (r) =>
+        `${style.bold(r.name.padEnd(width))}  ${escapeControls(r.path)}${r.description ? `  ${style.dim(escapeControls(r.description))}` : ""}`,
+    )
     .join("\n")
     .concat("\n");
 }

@@ -21,8 +21,10 @@ function writeAll(fd: number, text: string): void {
       bytes = bytes.subarray(writeSync(fd, bytes));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === "EAGAIN") Atomics.wait(pause, 0, 0, 1); // a non-blocking pipe is full: let the reader catch up
-      else if (code === "EPIPE") process.exit(0); // the reader has gone (`| head`): nothing left to do
+      if (code === "EAGAIN")
+        Atomics.wait(pause, 0, 0, 1); // a non-blocking pipe is full: let the reader catch up
+      else if (code === "EPIPE")
+        process.exit(0); // the reader has gone (`| head`): nothing left to do
       else throw error;
     }
   }

@@ -39,7 +39,10 @@ export async function convertEpub(bytes: Uint8Array, fallbackTitle: string): Pro
   // documents the spine and the table of contents name (never images, fonts or media).
   const meta = readZip(bytes, (name) => name === CONTAINER || name === ENCRYPTION, "EPUB");
   const opfPath = packagePath(meta);
-  const book = readPackage(readZip(bytes, (name) => name === opfPath, "EPUB"), opfPath);
+  const book = readPackage(
+    readZip(bytes, (name) => name === opfPath, "EPUB"),
+    opfPath,
+  );
   refuseEncrypted(meta, book);
   const wanted = new Set([...book.spine.map((id) => book.manifest.get(id)?.path), ...tocItems(book).map((item) => item.path)]);
   const files = readZip(bytes, (name) => wanted.has(name), "EPUB");
@@ -85,7 +88,11 @@ function refuseEncrypted(files: Record<string, Uint8Array>, book: Package): void
   }
 }
 
-function chapterMarkdown(files: Record<string, Uint8Array>, item: ManifestItem | undefined, titles: Map<string, string>): string | undefined {
+function chapterMarkdown(
+  files: Record<string, Uint8Array>,
+  item: ManifestItem | undefined,
+  titles: Map<string, string>,
+): string | undefined {
   if (!item || !HTML_TYPES.has(item.mediaType) || item.properties.includes("nav")) return undefined;
   const bytes = files[item.path];
   if (!bytes) return undefined; // a spine entry the zip lacks: readers skip it too

@@ -81,7 +81,28 @@ function tooDeep(): ResearcherError {
 }
 
 /** Tags the parser closes implicitly (`<p>`, `<li>`…) would make an unclosed-tag count grow on valid pages. */
-const IMPLIED_END = new Set(["p", "li", "dt", "dd", "tr", "td", "th", "thead", "tbody", "tfoot", "option", "optgroup", "rb", "rt", "rp", "colgroup", "caption", "html", "head", "body"]);
+const IMPLIED_END = new Set([
+  "p",
+  "li",
+  "dt",
+  "dd",
+  "tr",
+  "td",
+  "th",
+  "thead",
+  "tbody",
+  "tfoot",
+  "option",
+  "optgroup",
+  "rb",
+  "rt",
+  "rp",
+  "colgroup",
+  "caption",
+  "html",
+  "head",
+  "body",
+]);
 
 /** An estimate of the deepest nesting from the tags alone, cheap enough to run before parsing. */
 function tagDepth(html: string): number {
@@ -183,8 +204,9 @@ const VOID = new Set(["area", "base", "br", "col", "embed", "hr", "img", "input"
  * what follows (a whole chapter, for `<title/>`). Writing them out as open + close tags makes the HTML parser agree.
  */
 function expandSelfClosing(xhtml: string): string {
-  return xhtml.replace(/<([a-zA-Z][\w:.-]*)((?:\s+[^\s<>/="']+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s<>"']+))?)*)\s*\/>/g, (tag, name: string, attributes: string) =>
-    VOID.has(name.toLowerCase()) ? tag : `<${name}${attributes}></${name}>`,
+  return xhtml.replace(
+    /<([a-zA-Z][\w:.-]*)((?:\s+[^\s<>/="']+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s<>"']+))?)*)\s*\/>/g,
+    (tag, name: string, attributes: string) => (VOID.has(name.toLowerCase()) ? tag : `<${name}${attributes}></${name}>`),
   );
 }
 

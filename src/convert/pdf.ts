@@ -108,11 +108,18 @@ async function pdfInfo(doc: { getMetadata(): Promise<{ info: object }> }) {
     return typeof value === "string" && value.trim() ? clean(value).trim() : undefined;
   };
   const metadata: Record<string, unknown> = {};
-  for (const [key, field] of [["author", "Author"], ["subject", "Subject"], ["keywords", "Keywords"]] as const) {
+  for (const [key, field] of [
+    ["author", "Author"],
+    ["subject", "Subject"],
+    ["keywords", "Keywords"],
+  ] as const) {
     const value = text(field);
     if (value) metadata[key] = value;
   }
-  for (const [key, field] of [["created", "CreationDate"], ["modified", "ModDate"]] as const) {
+  for (const [key, field] of [
+    ["created", "CreationDate"],
+    ["modified", "ModDate"],
+  ] as const) {
     const value = pdfDate(text(field));
     if (value) metadata[key] = value;
   }
@@ -161,16 +168,20 @@ async function pageLines(doc: { getPage(n: number): Promise<any> }, n: number): 
     }
     if (item.hasEOL) current = undefined;
   }
-  return lines
-    .map((line) => ({ text: line.text.replace(/\s+/g, " ").trim(), y: line.y, size: line.size }))
-    .filter((line) => line.text);
+  return lines.map((line) => ({ text: line.text.replace(/\s+/g, " ").trim(), y: line.y, size: line.size })).filter((line) => line.text);
 }
 
 /** Lines → paragraphs (split at gaps wider than the usual line spacing) and headings (clearly larger text). */
 function pageMarkdown(lines: Line[]): string {
   if (lines.length === 0) return "";
   const body = median(lines.map((l) => l.size));
-  const spacing = median(lines.slice(1).map((l, i) => Math.abs(lines[i]!.y - l.y)).filter((d) => d > 0)) || body * 1.2;
+  const spacing =
+    median(
+      lines
+        .slice(1)
+        .map((l, i) => Math.abs(lines[i]!.y - l.y))
+        .filter((d) => d > 0),
+    ) || body * 1.2;
   const blocks: string[] = [];
   let paragraph = "";
   const close = () => {

@@ -123,7 +123,10 @@ export class ConvertPool {
       slot.job = job;
       Object.assign(slot, this.baseline(slot));
       if (this.memoryBytes && !this.watchdog) this.watchdog = setInterval(() => this.checkMemory(), MEMORY_REPORT_MS).unref();
-      slot.timer = setTimeout(() => this.replace(slot, `conversion took longer than ${this.timeoutMs / 1000} s (index.convert_timeout)`), this.timeoutMs);
+      slot.timer = setTimeout(
+        () => this.replace(slot, `conversion took longer than ${this.timeoutMs / 1000} s (index.convert_timeout)`),
+        this.timeoutMs,
+      );
       slot.worker.postMessage({ id: job.id, path: job.path, bytes: job.bytes, reportMs: MEMORY_REPORT_MS });
     }
   }

@@ -11,7 +11,16 @@ import { describeError, ResearcherError } from "../errors.ts";
 import type { StoredModel } from "../store/store.ts";
 import { EMBEDDED_MODEL } from "./embedded-model.ts";
 import { unpack } from "./native.ts";
-import { loadTokenizer, sumOfRows, model2vecWeights, readModel2vecTable, staticLayout, tokenTableOf, type StaticLayout, type TokenTable } from "./static-embedder.ts";
+import {
+  loadTokenizer,
+  sumOfRows,
+  model2vecWeights,
+  readModel2vecTable,
+  staticLayout,
+  tokenTableOf,
+  type StaticLayout,
+  type TokenTable,
+} from "./static-embedder.ts";
 import { downloadModel, fetchWithTimeout, hubEndpoint } from "./hub.ts";
 
 export type Provider = "local" | "ollama" | "openai";
@@ -32,14 +41,51 @@ const RETRIEVAL_PREFIX = "Represent this sentence for searching relevant passage
 
 /** Published retrieval models with transformers.js ONNX weights, and how each must be called. */
 export const KNOWN_MODELS: Record<string, KnownModel> = {
-  "Snowflake/snowflake-arctic-embed-xs": { dims: 384, pooling: "cls", queryPrefix: RETRIEVAL_PREFIX, documentPrefix: "", maxTokens: 512, dtype: "q8" },
-  "Snowflake/snowflake-arctic-embed-s": { dims: 384, pooling: "cls", queryPrefix: RETRIEVAL_PREFIX, documentPrefix: "", maxTokens: 512, dtype: "q8" },
+  "Snowflake/snowflake-arctic-embed-xs": {
+    dims: 384,
+    pooling: "cls",
+    queryPrefix: RETRIEVAL_PREFIX,
+    documentPrefix: "",
+    maxTokens: 512,
+    dtype: "q8",
+  },
+  "Snowflake/snowflake-arctic-embed-s": {
+    dims: 384,
+    pooling: "cls",
+    queryPrefix: RETRIEVAL_PREFIX,
+    documentPrefix: "",
+    maxTokens: 512,
+    dtype: "q8",
+  },
   "Xenova/bge-small-en-v1.5": { dims: 384, pooling: "cls", queryPrefix: RETRIEVAL_PREFIX, documentPrefix: "", maxTokens: 512, dtype: "q8" },
   "Xenova/bge-base-en-v1.5": { dims: 768, pooling: "cls", queryPrefix: RETRIEVAL_PREFIX, documentPrefix: "", maxTokens: 512, dtype: "q8" },
   "Xenova/all-MiniLM-L6-v2": { dims: 384, pooling: "mean", queryPrefix: "", documentPrefix: "", maxTokens: 256, dtype: "q8" },
-  "nomic-ai/nomic-embed-text-v1.5": { dims: 768, pooling: "mean", queryPrefix: "search_query: ", documentPrefix: "search_document: ", maxTokens: 2048, dtype: "q8" },
-  "minishlab/potion-base-8M": { static: true, dims: 256, pooling: "mean", queryPrefix: "", documentPrefix: "", maxTokens: 512, dtype: "n/a" },
-  "minishlab/potion-retrieval-32M": { static: true, dims: 512, pooling: "mean", queryPrefix: "", documentPrefix: "", maxTokens: 512, dtype: "n/a" },
+  "nomic-ai/nomic-embed-text-v1.5": {
+    dims: 768,
+    pooling: "mean",
+    queryPrefix: "search_query: ",
+    documentPrefix: "search_document: ",
+    maxTokens: 2048,
+    dtype: "q8",
+  },
+  "minishlab/potion-base-8M": {
+    static: true,
+    dims: 256,
+    pooling: "mean",
+    queryPrefix: "",
+    documentPrefix: "",
+    maxTokens: 512,
+    dtype: "n/a",
+  },
+  "minishlab/potion-retrieval-32M": {
+    static: true,
+    dims: 512,
+    pooling: "mean",
+    queryPrefix: "",
+    documentPrefix: "",
+    maxTokens: 512,
+    dtype: "n/a",
+  },
 };
 
 export const DEFAULT_MODEL = "Snowflake/snowflake-arctic-embed-xs";
@@ -104,7 +150,9 @@ export function modelCachePath(home: string, id: string): string {
 export function clearModels(home: string, id?: string): string {
   const target = id === undefined ? modelsDir(home) : modelCachePath(home, id);
   if (!existsSync(target)) {
-    throw new ResearcherError("INVALID_INPUT", `no downloaded model at ${target}`, { hint: "`researcher model show` tells where the model in use is" });
+    throw new ResearcherError("INVALID_INPUT", `no downloaded model at ${target}`, {
+      hint: "`researcher model show` tells where the model in use is",
+    });
   }
   rmSync(target, { recursive: true, force: true });
   return target;
@@ -127,8 +175,12 @@ export function chooseModel(
   const fallback = remembered?.id ?? (EMBEDDED_MODEL ? `${EMBEDDED_PREFIX}${EMBEDDED_MODEL.name}` : DEFAULT_MODEL);
   const model = override || merged.model || fallback;
   const provider: Provider = override
-    ? isPathLike(model) ? "local" : merged.provider ?? "local"
-    : merged.model || merged.provider ? merged.provider ?? "local" : ((remembered?.provider as Provider | undefined) ?? "local");
+    ? isPathLike(model)
+      ? "local"
+      : (merged.provider ?? "local")
+    : merged.model || merged.provider
+      ? (merged.provider ?? "local")
+      : ((remembered?.provider as Provider | undefined) ?? "local");
   return {
     provider,
     model,
@@ -171,10 +223,18 @@ export function describeModel(home: string, choice: ModelChoice): ModelInfo {
   return {
     provider: "local",
     id: choice.model,
-    source: choice.model.startsWith(EMBEDDED_PREFIX) ? "embedded" : folder ? (folder === resolve(choice.model) ? "folder" : "cache") : "hub",
+    source: choice.model.startsWith(EMBEDDED_PREFIX)
+      ? "embedded"
+      : folder
+        ? folder === resolve(choice.model)
+          ? "folder"
+          : "cache"
+        : "hub",
     kind: layout || (!folder && known?.static) ? "static" : "transformer",
     path: folder,
-    dims: known?.dims ?? (typeof config.hidden_size === "number" ? config.hidden_size : typeof config.hidden_dim === "number" ? config.hidden_dim : null),
+    dims:
+      known?.dims ??
+      (typeof config.hidden_size === "number" ? config.hidden_size : typeof config.hidden_dim === "number" ? config.hidden_dim : null),
     pooling: choice.pooling ?? known?.pooling ?? "mean",
     queryPrefix: choice.queryPrefix ?? known?.queryPrefix ?? "",
     documentPrefix: choice.documentPrefix ?? known?.documentPrefix ?? "",
@@ -214,7 +274,14 @@ function readModelConfig(folder: string): Record<string, unknown> {
   }
 }
 
-const DTYPE_FILES: Record<string, string> = { fp32: "model.onnx", fp16: "model_fp16.onnx", q8: "model_quantized.onnx", int8: "model_int8.onnx", uint8: "model_uint8.onnx", q4: "model_q4.onnx" };
+const DTYPE_FILES: Record<string, string> = {
+  fp32: "model.onnx",
+  fp16: "model_fp16.onnx",
+  q8: "model_quantized.onnx",
+  int8: "model_int8.onnx",
+  uint8: "model_uint8.onnx",
+  q4: "model_q4.onnx",
+};
 
 /** The file that holds a local model's weights: model2vec's table, or the ONNX file of the chosen dtype. */
 function weightsFile(info: ModelInfo): string | null {
@@ -223,12 +290,22 @@ function weightsFile(info: ModelInfo): string | null {
   return join(info.path, "onnx", DTYPE_FILES[info.dtype] ?? "model.onnx");
 }
 
-const layoutOf = (info: ModelInfo): StaticLayout | null => (info.path && info.kind === "static" ? staticLayout(info.path, readModelConfig(info.path)) : null);
+const layoutOf = (info: ModelInfo): StaticLayout | null =>
+  info.path && info.kind === "static" ? staticLayout(info.path, readModelConfig(info.path)) : null;
 
 export function fingerprintOf(info: ModelInfo, dims: number): string {
   const weights = weightsFile(info);
   const size = weights && existsSync(weights) ? statSync(weights).size : 0;
-  const parts = [info.provider, info.path ? basename(info.path) : info.id, info.dtype, info.pooling, info.queryPrefix, info.documentPrefix, dims, size];
+  const parts = [
+    info.provider,
+    info.path ? basename(info.path) : info.id,
+    info.dtype,
+    info.pooling,
+    info.queryPrefix,
+    info.documentPrefix,
+    dims,
+    size,
+  ];
   return new Bun.CryptoHasher("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 16);
 }
 
@@ -360,7 +437,12 @@ async function loadOnnx(home: string, info: ModelInfo, options: LoadOptions) {
 }
 
 /** The files of a model2vec model on the hub. */
-const MODEL2VEC_FILES = [{ name: "config.json" }, { name: "tokenizer.json" }, { name: "model.safetensors" }, { name: "tokenizer_config.json", optional: true }];
+const MODEL2VEC_FILES = [
+  { name: "config.json" },
+  { name: "tokenizer.json" },
+  { name: "model.safetensors" },
+  { name: "tokenizer_config.json", optional: true },
+];
 
 /** Download a static model named in the model table into the models folder; returns its folder. */
 async function pullStatic(home: string, info: ModelInfo, options: LoadOptions): Promise<string> {
@@ -406,7 +488,11 @@ async function loadStatic(home: string, info: ModelInfo, options: LoadOptions): 
   const rows = table; // a const for the closure below
   const unknown = (tokenizer.model as { unk_token?: string } | null)?.unk_token;
   const rule = model2vec
-    ? { addSpecialTokens: false, dropId: unknown === undefined ? null : (tokenizer.token_to_id(unknown) ?? null), maxTokens: info.maxTokens }
+    ? {
+        addSpecialTokens: false,
+        dropId: unknown === undefined ? null : (tokenizer.token_to_id(unknown) ?? null),
+        maxTokens: info.maxTokens,
+      }
     : { addSpecialTokens: true, dropId: null, maxTokens: info.maxTokens };
   const embedBatch = async (texts: string[]) =>
     texts.map((text) => normalize(sumOfRows(rows, tokenizer.encode(text, { add_special_tokens: rule.addSpecialTokens }).ids, rule)));
@@ -451,7 +537,12 @@ async function withProbe(
     fingerprint: fingerprintOf(info, dims),
     embed(texts, kind) {
       const prefix = kind === "query" ? info.queryPrefix : info.documentPrefix;
-      return embedSorted(texts.map((t) => prefix + clip(t, info.maxTokens)), batchSize, embedBatch, parallel);
+      return embedSorted(
+        texts.map((t) => prefix + clip(t, info.maxTokens)),
+        batchSize,
+        embedBatch,
+        parallel,
+      );
     },
     dispose,
   };
@@ -558,10 +649,17 @@ function openaiCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Ar
   const base = (choice.openaiUrl ?? "https://api.openai.com").replace(/\/+$/, "").replace(/\/v1$/, "");
   const key = process.env.OPENAI_API_KEY;
   if (!key) {
-    throw new ResearcherError("PROVIDER_FAILED", "OPENAI_API_KEY is not set", { hint: "export OPENAI_API_KEY=… or use the local provider" });
+    throw new ResearcherError("PROVIDER_FAILED", "OPENAI_API_KEY is not set", {
+      hint: "export OPENAI_API_KEY=… or use the local provider",
+    });
   }
   return async (texts) => {
-    const body = await postJson(`${base}/v1/embeddings`, { model: choice.model, input: texts }, { Authorization: `Bearer ${key}` }, "openai");
+    const body = await postJson(
+      `${base}/v1/embeddings`,
+      { model: choice.model, input: texts },
+      { Authorization: `Bearer ${key}` },
+      "openai",
+    );
     const data = (body as { data?: { index: number; embedding: number[] }[] }).data;
     if (!Array.isArray(data)) throw providerError("openai", "response has no data");
     return data.sort((a, b) => a.index - b.index).map((d) => normalize(Float32Array.from(d.embedding)));

@@ -20,7 +20,9 @@ export async function fetchWithTimeout(url: string | URL | Request, init: Reques
   try {
     return await fetch(url, { ...init, signal: controller.signal });
   } catch (error) {
-    throw new Error(controller.signal.aborted ? `no answer from ${String(url)} within ${NETWORK_TIMEOUT_MS / 1000} s` : describeError(error));
+    throw new Error(
+      controller.signal.aborted ? `no answer from ${String(url)} within ${NETWORK_TIMEOUT_MS / 1000} s` : describeError(error),
+    );
   } finally {
     clearTimeout(timer);
   }
@@ -46,7 +48,8 @@ export async function downloadModel(
   const temp = tempPathFor(folder);
   mkdirSync(temp);
   try {
-    for (const file of files) await downloadFile(`${hubEndpoint()}/${id}/resolve/main/${file.name}`, file, join(temp, file.name), onProgress);
+    for (const file of files)
+      await downloadFile(`${hubEndpoint()}/${id}/resolve/main/${file.name}`, file, join(temp, file.name), onProgress);
     // Another process may have finished the same download meanwhile: its complete folder stays, ours is dropped.
     if (existsSync(join(folder, files[0]!.name))) rmSync(temp, { recursive: true, force: true });
     else {
@@ -60,7 +63,12 @@ export async function downloadModel(
   }
 }
 
-async function downloadFile(url: string, file: HubFile, target: string, onProgress?: (file: string, loaded: number, total: number) => void): Promise<void> {
+async function downloadFile(
+  url: string,
+  file: HubFile,
+  target: string,
+  onProgress?: (file: string, loaded: number, total: number) => void,
+): Promise<void> {
   const controller = new AbortController();
   let timer = setTimeout(() => controller.abort(), NETWORK_TIMEOUT_MS);
   const stalled = () => new Error(`${url}: no data for ${NETWORK_TIMEOUT_MS / 1000} s`);

@@ -99,13 +99,23 @@ export function readSafetensors(path: string, names?: string[]): Map<string, Ten
     const entry = entries.get(name);
     if (!entry) continue;
     const [begin, end] = entry.offsets;
-    tensors.set(name, { shape: entry.shape, data: DECODERS[entry.dtype]!.decode(body.subarray(begin, end), entry.shape.reduce((a, b) => a * b, 1)) });
+    tensors.set(name, {
+      shape: entry.shape,
+      data: DECODERS[entry.dtype]!.decode(
+        body.subarray(begin, end),
+        entry.shape.reduce((a, b) => a * b, 1),
+      ),
+    });
   }
   return tensors;
 }
 
 /** Write f32 tensors as one safetensors file, atomically (temp file, then rename). */
-export function writeSafetensors(path: string, tensors: Record<string, { shape: number[]; data: Float32Array }>, metadata: Record<string, string> = {}): void {
+export function writeSafetensors(
+  path: string,
+  tensors: Record<string, { shape: number[]; data: Float32Array }>,
+  metadata: Record<string, string> = {},
+): void {
   const header: Record<string, unknown> = { __metadata__: metadata };
   let offset = 0;
   for (const [name, tensor] of Object.entries(tensors)) {

@@ -69,7 +69,10 @@ export function readModel2vecTable(folder: string, tokens: number): TokenTable {
     throw fail(`'weights' must be ${tokens} finite floating-point values, one per token`);
   }
   const mapping = tensors.get("mapping");
-  if (mapping && (!(mapping.data instanceof Int32Array) || mapping.data.length < tokens || !mapping.data.every((row) => row >= 0 && row < rows))) {
+  if (
+    mapping &&
+    (!(mapping.data instanceof Int32Array) || mapping.data.length < tokens || !mapping.data.every((row) => row >= 0 && row < rows))
+  ) {
     throw fail(`'mapping' must be ${tokens} integer rows of the table, one per token`);
   }
   if (!mapping && rows < tokens) throw fail(`the table has ${rows} rows for ${tokens} tokens`);
@@ -98,7 +101,8 @@ export async function tokenTableOf(
   if (existsSync(cached)) {
     try {
       const rows = readSafetensors(cached, ["rows"]).get("rows");
-      if (rows?.data instanceof Float32Array && rows.shape[0] === vocabSize) return { rows: rows.data, dims: rows.shape[1]!, weights: null, mapping: null };
+      if (rows?.data instanceof Float32Array && rows.shape[0] === vocabSize)
+        return { rows: rows.data, dims: rows.shape[1]!, weights: null, mapping: null };
     } catch {
       // a damaged cache file is read again from the model below, and replaced
     }
@@ -122,7 +126,10 @@ export async function tokenTableOf(
 /** Files are identified by path, size and modification time: a replaced model file gets a new table. */
 function cacheKey(weightsFile: string): string {
   const { size, mtimeMs } = statSync(weightsFile);
-  return new Bun.CryptoHasher("sha256").update(JSON.stringify([weightsFile, size, mtimeMs])).digest("hex").slice(0, 24);
+  return new Bun.CryptoHasher("sha256")
+    .update(JSON.stringify([weightsFile, size, mtimeMs]))
+    .digest("hex")
+    .slice(0, 24);
 }
 
 /**
@@ -131,7 +138,8 @@ function cacheKey(weightsFile: string): string {
  * fails to run on such input (a position limit, ids past its table) is not a token table either.
  */
 async function readTable(run: SequenceRunner, vocabSize: number, chunk: number): Promise<TokenTable | null> {
-  const ids = (start: number, length: number) => Array.from({ length: Math.max(0, Math.min(length, vocabSize - start)) }, (_, i) => start + i);
+  const ids = (start: number, length: number) =>
+    Array.from({ length: Math.max(0, Math.min(length, vocabSize - start)) }, (_, i) => start + i);
   try {
     const probe = ids(0, Math.min(CONTEXT_PROBE, chunk));
     const [forward, backward] = [await run(probe), await run([...probe].reverse())];

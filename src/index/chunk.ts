@@ -53,8 +53,7 @@ interface Section {
 export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DEFAULT_CHUNK_OPTIONS): Fragment[] {
   const lines = doc.text.split(/\r?\n/);
   const paged = doc.pages !== undefined;
-  const sections =
-    doc.format === "markdown" ? splitMarkdown(lines, doc.firstLine, doc.title, paged) : splitText(lines, doc.firstLine);
+  const sections = doc.format === "markdown" ? splitMarkdown(lines, doc.firstLine, doc.title, paged) : splitText(lines, doc.firstLine);
   const fragments: Fragment[] = [];
   for (const section of sections) {
     for (const pieces of packSection(toPieces(section, options.tokens), options)) {

@@ -1,5 +1,17 @@
 /** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync, statSync, constants as fs, type BigIntStats, type Stats } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  realpathSync,
+  statSync,
+  constants as fs,
+  type BigIntStats,
+  type Stats,
+} from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
@@ -115,10 +127,13 @@ export class IgnoreRules {
 function parseIgnoreFile(file: string, base: string): IgnoreRule[] {
   const read = readRegularFile(file, 1024 * 1024);
   if ("reason" in read) return []; // none, or unreadable: nothing to honour
-  return new TextDecoder().decode(read.bytes).split(/\r?\n/).flatMap((line) => {
-    const rule = parseIgnoreLine(line, base);
-    return rule ? [rule] : [];
-  });
+  return new TextDecoder()
+    .decode(read.bytes)
+    .split(/\r?\n/)
+    .flatMap((line) => {
+      const rule = parseIgnoreLine(line, base);
+      return rule ? [rule] : [];
+    });
 }
 
 export function parseIgnoreLine(line: string, base = ""): IgnoreRule | undefined {

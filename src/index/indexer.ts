@@ -123,7 +123,9 @@ async function writeSession(
       const model = store.embeddingModel();
       if (model) await syncVectorIndex(store, repo.dir, model.dims, { defer: options.deferAnn });
       store.checkpoint();
-      const aside = store.movedAside && `${Store.dbPath(repo.dir)} could not be used (${store.movedAside.why}): moved aside to ${store.movedAside.to}, and this index was built fresh`;
+      const aside =
+        store.movedAside &&
+        `${Store.dbPath(repo.dir)} could not be used (${store.movedAside.why}): moved aside to ${store.movedAside.to}, and this index was built fresh`;
       const warnings = aside ? [aside, ...summary.warnings] : summary.warnings;
       return { ...summary, warnings, seconds: round((performance.now() - started) / 1000) };
     } catch (error) {
@@ -195,10 +197,14 @@ function afterFailedWrite(store: Store, repo: Repository, error: unknown): unkno
   if (isSqliteDamage(error)) return damagedIndex(error, repo.name);
   const code = (error as { code?: string }).code;
   if (code !== "SQLITE_FULL" && code !== "ENOSPC") return error;
-  return new ResearcherError("DISK_FULL", `the disk holding ${repo.dir} is full; the run stopped (batches it finished are kept, none is half-written)`, {
-    hint: "free some space (or move RESEARCHER_HOME) and run the command again",
-    cause: error,
-  });
+  return new ResearcherError(
+    "DISK_FULL",
+    `the disk holding ${repo.dir} is full; the run stopped (batches it finished are kept, none is half-written)`,
+    {
+      hint: "free some space (or move RESEARCHER_HOME) and run the command again",
+      cause: error,
+    },
+  );
 }
 
 /**
@@ -213,9 +219,13 @@ function checkFreeSpace(repo: Repository, files: DiscoveredFile[]): void {
   const free = Number(bavail) * Number(bsize);
   if (free < needed) {
     const mb = (bytes: number) => `${Math.ceil(bytes / 2 ** 20)} MB`;
-    throw new ResearcherError("DISK_FULL", `not enough free space for this run: about ${mb(needed)} needed, ${mb(free)} free at ${repo.dir}; nothing was changed`, {
-      hint: "free some space (or move RESEARCHER_HOME) and run the command again",
-    });
+    throw new ResearcherError(
+      "DISK_FULL",
+      `not enough free space for this run: about ${mb(needed)} needed, ${mb(free)} free at ${repo.dir}; nothing was changed`,
+      {
+        hint: "free some space (or move RESEARCHER_HOME) and run the command again",
+      },
+    );
   }
 }
 
@@ -392,11 +402,20 @@ async function embedRepository(
   }
   const embedder = await loadModel();
   checkModel(repo.name, stored, embedder);
-  if (!stored) store.setEmbeddingModel({ id: embedder.info.id, provider: embedder.info.provider, dims: embedder.dims, fingerprint: embedder.fingerprint });
+  if (!stored)
+    store.setEmbeddingModel({
+      id: embedder.info.id,
+      provider: embedder.info.provider,
+      dims: embedder.dims,
+      fingerprint: embedder.fingerprint,
+    });
   for (let start = 0; start < pending.length; start += EMBED_BATCH) {
     options.onProgress?.({ phase: "embed", done: start, total: pending.length });
     const batch = pending.slice(start, start + EMBED_BATCH);
-    const vectors = await embedder.embed(batch.map((f) => embeddingText(f.title, f.heading, f.text)), "document");
+    const vectors = await embedder.embed(
+      batch.map((f) => embeddingText(f.title, f.heading, f.text)),
+      "document",
+    );
     // Each batch commits on its own: an interrupted run keeps what it embedded.
     store.transaction(() => {
       store.insertVectors(batch.map((f, i) => ({ textHash: f.textHash, vector: vectors[i]! })));
@@ -408,20 +427,19 @@ async function embedRepository(
   return { embedded: pending.length, model: embedder.info.id };
 }
 
-async function runIndex(
-  store: Store,
-  repo: Repository,
-  settings: DocumentSettings,
-  options: IndexOptions,
-): Promise<RunCounts> {
+async function runIndex(store: Store, repo: Repository, settings: DocumentSettings, options: IndexOptions): Promise<RunCounts> {
   const onProgress = options.onProgress;
   onProgress?.({ phase: "scan", done: 0, total: 0 });
   const discovery = discoverFiles(repo.path, repo);
   const stored = store.documents();
   if (discovery.files.length === 0 && stored.size > 0 && !options.allowEmpty && isEmptyFolder(repo.path)) {
-    throw new ResearcherError("PATH_NOT_FOUND", `repository folder ${repo.path} is empty but ${stored.size} documents are indexed from it; nothing was removed`, {
-      hint: `if it was emptied on purpose, run \`researcher index ${repo.name} --allow-empty\` (a drive that is not mounted?)`,
-    });
+    throw new ResearcherError(
+      "PATH_NOT_FOUND",
+      `repository folder ${repo.path} is empty but ${stored.size} documents are indexed from it; nothing was removed`,
+      {
+        hint: `if it was emptied on purpose, run \`researcher index ${repo.name} --allow-empty\` (a drive that is not mounted?)`,
+      },
+    );
   }
   const writer = new BatchWriter(store);
   for (const problem of discovery.problems) writer.add({ kind: "failed", ...problem });
@@ -533,7 +551,11 @@ async function forEachConcurrently<T>(items: T[], limit: number, work: (item: T)
  * The per-document step: read → convert → chunk one file. Never throws: a problem becomes a reason, and the
  * stored version of the document (if any) stays as it was.
  */
-export async function prepareDocument(file: DiscoveredFile, previous: StoredDocument | undefined, settings: DocumentSettings): Promise<Prepared> {
+export async function prepareDocument(
+  file: DiscoveredFile,
+  previous: StoredDocument | undefined,
+  settings: DocumentSettings,
+): Promise<Prepared> {
   const read = readConfinedFile(file.root, file.path, settings.maxBytes);
   if ("reason" in read) return { kind: "failed", path: file.path, reason: read.reason };
   const hash = sha256(read.bytes);
@@ -557,7 +579,11 @@ export async function prepareDocument(file: DiscoveredFile, previous: StoredDocu
       hashes: fragments.map((f) => sha256(embeddingText(converted.title, f.headings.join(HEADING_SEPARATOR), f.text)).slice(0, 32)),
     };
   } catch (error) {
-    return { kind: "failed", path: file.path, reason: isResearcherError(error) ? error.message : `conversion failed: ${describeError(error)}` };
+    return {
+      kind: "failed",
+      path: file.path,
+      reason: isResearcherError(error) ? error.message : `conversion failed: ${describeError(error)}`,
+    };
   }
 }
 

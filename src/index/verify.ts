@@ -53,7 +53,8 @@ export async function verifyRepository(repo: Repository, options: { repair?: boo
 
 /** index.db and what derives from it. A damaged database is reported alone: nothing read from it can be trusted. */
 async function checkDatabase(repo: Repository, problems: VerifyProblem[], repair: boolean): Promise<void> {
-  const damaged = (detail: string) => problems.push({ check: "database", detail, fix: `researcher index --rebuild ${repo.name}`, repaired: false });
+  const damaged = (detail: string) =>
+    problems.push({ check: "database", detail, fix: `researcher index --rebuild ${repo.name}`, repaired: false });
   let store: Store;
   try {
     store = Store.open(repo.dir);
@@ -85,10 +86,21 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
   const model = store.embeddingModel();
   if (model) {
     const { missing, orphans } = vectorAgreement(store);
-    if (missing) problems.push({ check: "vectors", detail: `${missing} fragment texts have no vector`, fix: `researcher index ${repo.name}`, repaired: false });
+    if (missing)
+      problems.push({
+        check: "vectors",
+        detail: `${missing} fragment texts have no vector`,
+        fix: `researcher index ${repo.name}`,
+        repaired: false,
+      });
     if (orphans) {
       if (repair) store.transaction(() => store.pruneVectors());
-      problems.push({ check: "vectors", detail: `${orphans} vectors belong to no fragment`, fix: repair ? "removed" : "researcher verify --repair", repaired: repair });
+      problems.push({
+        check: "vectors",
+        detail: `${orphans} vectors belong to no fragment`,
+        fix: repair ? "removed" : "researcher verify --repair",
+        repaired: repair,
+      });
     }
     const state = vectorIndexState(store, repo.dir);
     const deferred = state === "stale" && mayDeferRebuild(store, model.dims); // searches scan until the next index run
@@ -96,8 +108,16 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
       // Forced: a damaged file may still carry the identity that vouches for it (bit rot keeps every timestamp).
       if (repair) await syncVectorIndex(store, repo.dir, model.dims, { force: true });
       const fixed = repair && vectorIndexState(store, repo.dir) === "verified";
-      const detail = { missing: "vectors.usearch is missing", stale: "vectors.usearch was built for older vectors", damaged: "vectors.usearch does not match its recorded checksum" }[state];
-      const fix = fixed ? "rebuilt from index.db" : repair ? `researcher index --rebuild ${repo.name}` : "researcher verify --repair (search rebuilds it too)";
+      const detail = {
+        missing: "vectors.usearch is missing",
+        stale: "vectors.usearch was built for older vectors",
+        damaged: "vectors.usearch does not match its recorded checksum",
+      }[state];
+      const fix = fixed
+        ? "rebuilt from index.db"
+        : repair
+          ? `researcher index --rebuild ${repo.name}`
+          : "researcher verify --repair (search rebuilds it too)";
       problems.push({ check: "ann", detail, fix, repaired: fixed });
     }
   }
@@ -132,7 +152,12 @@ function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): 
   const gone = missing.length - unreadable;
   const parts = [added && `${added} new`, changed && `${changed} changed`, gone && `${gone} gone`].filter(Boolean);
   if (parts.length) {
-    problems.push({ check: "files", detail: `since the last run: ${parts.join(", ")}`, fix: `researcher index ${repo.name}`, repaired: false });
+    problems.push({
+      check: "files",
+      detail: `since the last run: ${parts.join(", ")}`,
+      fix: `researcher index ${repo.name}`,
+      repaired: false,
+    });
   }
   if (unreadable) {
     const folders = discovery.unlisted.map((dir) => `${dir}/`).join(", ");
@@ -151,7 +176,12 @@ function checkLeftovers(repo: Repository, problems: VerifyProblem[], repair: boo
     const temp = TEMP_FILE_NAME.exec(name);
     if (temp && processStartTime(Number(temp[2])) === null) {
       if (repair) rmSync(join(repo.dir, name), { force: true });
-      problems.push({ check: "leftovers", detail: `${name}: a temp file of an interrupted write`, fix: repair ? "removed" : "researcher verify --repair", repaired: repair });
+      problems.push({
+        check: "leftovers",
+        detail: `${name}: a temp file of an interrupted write`,
+        fix: repair ? "removed" : "researcher verify --repair",
+        repaired: repair,
+      });
     }
   }
 }
@@ -163,7 +193,10 @@ function checkLeftovers(repo: Repository, problems: VerifyProblem[], repair: boo
  * integrity check, whose findings are the full-text check's (a full-text index is rebuilt, not the database).
  */
 export function quickCheck(store: Store): string[] {
-  const rows = store.db.query<{ quick_check: string }, []>("PRAGMA quick_check").all().map((r) => r.quick_check);
+  const rows = store.db
+    .query<{ quick_check: string }, []>("PRAGMA quick_check")
+    .all()
+    .map((r) => r.quick_check);
   return rows.filter((row) => row !== "ok" && !row.startsWith("fts5:"));
 }
 

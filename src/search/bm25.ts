@@ -64,7 +64,13 @@ interface Term {
  * phrases, prefixes, required or excluded parts, few postings of common words to skip) or a word's count is unknown.
  * A filter (`where`) only admits candidates: whether this path is taken, and every score, stay as without it.
  */
-export function rankRareFirst(store: Store, parsed: ParsedQuery, weights: Bm25Weights, k: number, where?: SqlCondition): Bm25Ranking | null {
+export function rankRareFirst(
+  store: Store,
+  parsed: ParsedQuery,
+  weights: Bm25Weights,
+  k: number,
+  where?: SqlCondition,
+): Bm25Ranking | null {
   if (parsed.required.length || parsed.excluded.length || parsed.optional.length < 2) return null;
   if (parsed.optional.some((term) => !term.stem)) return null;
   const { rows, averageLength } = store.fullTextTotals();
@@ -74,13 +80,20 @@ export function rankRareFirst(store: Store, parsed: ParsedQuery, weights: Bm25We
   const terms = parsed.optional
     .map((term) => ({ fts: term.fts, stem: term.stem!, df: frequency.get(term.stem!)!, idf: idf(rows, frequency.get(term.stem!)!) }))
     .sort((a, b) => a.df - b.df);
-  const split = essentialCount(terms.map((t) => t.df), rows * RARE_FIRST.essentialShare);
+  const split = essentialCount(
+    terms.map((t) => t.df),
+    rows * RARE_FIRST.essentialShare,
+  );
   if (split === terms.length) return null; // nothing common: FTS5's pass is the same work
   const [essential, common] = [terms.slice(0, split), terms.slice(split)];
   if (common.reduce((sum, t) => sum + t.df, 0) < RARE_FIRST.minSkippedPostings) return null;
 
   const limit = Math.max(RARE_FIRST.minCandidates, k * RARE_FIRST.candidatesPerResult);
-  const match = buildMatch([], essential.map((t) => t.fts), [])!;
+  const match = buildMatch(
+    [],
+    essential.map((t) => t.fts),
+    [],
+  )!;
   const candidates = store.searchBm25(match, weights, limit, where);
   const hits = scoreCommon(store, candidates, common, weights, averageLength)
     .sort((a, b) => b.score - a.score)
@@ -115,7 +128,10 @@ function scoreCommon(
 ): { id: number; score: number }[] {
   const ids = candidates.map((c) => c.id);
   const lengths = store.fullTextLengths(ids);
-  const counts = store.termCounts(ids, common.map((t) => t.stem));
+  const counts = store.termCounts(
+    ids,
+    common.map((t) => t.stem),
+  );
   return candidates.map(({ id, score }) => {
     const norm = K1 * (1 - B + (B * lengths.get(id)!) / averageLength);
     for (const term of common) {
@@ -141,7 +157,8 @@ const IMPACTS_PER_TERM = 1000;
  */
 export function rankOneWord(store: Store, parsed: ParsedQuery, weights: Bm25Weights, k: number, where?: SqlCondition): Bm25Ranking | null {
   const [term] = parsed.optional;
-  if (where || parsed.required.length || parsed.excluded.length || parsed.optional.length !== 1 || !term?.stem || !parsed.match) return null;
+  if (where || parsed.required.length || parsed.excluded.length || parsed.optional.length !== 1 || !term?.stem || !parsed.match)
+    return null;
   const settings = impactSettings(store);
   if (!settings || settings.weights.join() !== [weights.title, weights.heading, weights.body].join()) return null;
   const list = impactList(store, term.stem);
@@ -196,7 +213,10 @@ export function impactSettings(store: Store): ImpactSettings | undefined {
 }
 
 /** The word's list, best first, and the most it weighs in a fragment off the list; undefined when it has none. */
-function impactList(store: Store, term: string): { bound: number; entries: { id: number; weightedTf: number; length: number }[] } | undefined {
+function impactList(
+  store: Store,
+  term: string,
+): { bound: number; entries: { id: number; weightedTf: number; length: number }[] } | undefined {
   const bound = store.db.query<{ bound: number }, [string]>("SELECT bound FROM term_bounds WHERE term = ?").get(term)?.bound;
   if (bound === undefined) return undefined;
   const entries = store.db
@@ -249,13 +269,20 @@ export function clearImpacts(store: Store): void {
 export function updateImpacts(store: Store, documentIds: number[]): void {
   const settings = impactSettings(store);
   if (!settings || documentIds.length === 0) return;
-  const bounds = new Map(store.db.query<{ term: string; bound: number }, []>("SELECT term, bound FROM term_bounds").all().map((r) => [r.term, r.bound]));
+  const bounds = new Map(
+    store.db
+      .query<{ term: string; bound: number }, []>("SELECT term, bound FROM term_bounds")
+      .all()
+      .map((r) => [r.term, r.bound]),
+  );
   const ids = store.db
     .query<{ id: number }, [string]>("SELECT id FROM fragments WHERE document_id IN (SELECT value FROM json_each(?))")
     .all(JSON.stringify(documentIds))
     .map((row) => row.id);
   const weighed = weighTerms(store, ids, [...bounds.keys()], settings.weights, impactOf(settings.average));
-  const insert = store.db.query("INSERT OR REPLACE INTO term_impacts(term, impact, fragment_id, weighted_tf, length) VALUES (?, ?, ?, ?, ?)");
+  const insert = store.db.query(
+    "INSERT OR REPLACE INTO term_impacts(term, impact, fragment_id, weighted_tf, length) VALUES (?, ?, ?, ?, ?)",
+  );
   for (const [id, terms] of weighed) {
     for (const [term, w] of terms) if (w.impact > bounds.get(term)!) insert.run(term, w.impact, id, w.weightedTf, w.length);
   }

@@ -69,9 +69,13 @@ async function findSources(store: Store, dir: string, ids: number[], embedder: E
   const sample = [...new Set(Array.from({ length: Math.min(PSEUDO_QUERIES, ids.length) }, () => ids[Math.floor(next() * ids.length)]!))];
   const texts = store.fragmentsByIds(sample);
   const pairs = sample.flatMap((id) => (texts.has(id) ? [{ id, query: pseudoQuery(texts.get(id)!.text, next) }] : []));
-  const vectors = await embedder.embed(pairs.map((p) => p.query), "query");
+  const vectors = await embedder.embed(
+    pairs.map((p) => p.query),
+    "query",
+  );
   const reciprocal = (list: { id: number }[], id: number) => 1 / (list.findIndex((hit) => hit.id === id) + 1 || Infinity);
-  let bm25 = 0, vector = 0;
+  let bm25 = 0,
+    vector = 0;
   for (const [i, { id, query }] of pairs.entries()) {
     const match = parseQuery(query).match;
     bm25 += match ? reciprocal(store.searchBm25(match, BM25_WEIGHTS, SOURCE_DEPTH), id) : 0;

@@ -88,7 +88,9 @@ export function resolveDocumentRef(home: string, ref: string, options: { reposit
   if (!trimmed) throw new ResearcherError("INVALID_INPUT", "an empty document reference", { hint: REF_HINT });
   if (/^#[0-9a-f]{6,64}$/i.test(trimmed)) return findByDocid(home, trimmed.slice(1).toLowerCase(), options.repository);
   if (trimmed.startsWith("#")) {
-    throw new ResearcherError("INVALID_INPUT", `'${ref}' is not a docid`, { hint: "a docid is # and at least 6 hex digits, as search results print it" });
+    throw new ResearcherError("INVALID_INPUT", `'${ref}' is not a docid`, {
+      hint: "a docid is # and at least 6 hex digits, as search results print it",
+    });
   }
   const repos = listRepositories(home);
   const colon = trimmed.indexOf(":");
@@ -106,13 +108,21 @@ export function resolveDocumentRef(home: string, ref: string, options: { reposit
   });
   if (found.length === 1) return found[0]!;
   if (found.length > 1) {
-    throw new ResearcherError("INVALID_INPUT", `'${ref}' is in ${found.length} repositories: ${found.map((f) => `${f.repo.name}:${f.path}`).join(", ")}`, {
-      hint: "prefix the repository: repo:path[:line]",
-    });
+    throw new ResearcherError(
+      "INVALID_INPUT",
+      `'${ref}' is in ${found.length} repositories: ${found.map((f) => `${f.repo.name}:${f.path}`).join(", ")}`,
+      {
+        hint: "prefix the repository: repo:path[:line]",
+      },
+    );
   }
   if (colon > 0 && REPO_NAME.test(trimmed.slice(0, colon))) getRepository(home, trimmed.slice(0, colon)); // throws, naming the known ones
   const target = lineSuffix(trimmed)?.path ?? trimmed;
-  throw notIndexed(trimmed, repos.flatMap((repo) => closePaths(repo, target)), "no repository holds");
+  throw notIndexed(
+    trimmed,
+    repos.flatMap((repo) => closePaths(repo, target)),
+    "no repository holds",
+  );
 }
 
 const lineSuffix = (text: string) => {
@@ -172,10 +182,17 @@ function findByDocid(home: string, prefix: string, repository?: string): Documen
       hint: "docids change when a document changes: search again for the current one",
     });
   }
-  const list = found.slice(0, 10).map((f) => `${f.repo.name}:${f.path}`).join(", ");
-  throw new ResearcherError("INVALID_INPUT", `docid #${prefix} matches ${found.length} documents: ${list}${found.length > 10 ? ", …" : ""}`, {
-    hint: "use repo:path, or more hex digits of the docid",
-  });
+  const list = found
+    .slice(0, 10)
+    .map((f) => `${f.repo.name}:${f.path}`)
+    .join(", ");
+  throw new ResearcherError(
+    "INVALID_INPUT",
+    `docid #${prefix} matches ${found.length} documents: ${list}${found.length > 10 ? ", …" : ""}`,
+    {
+      hint: "use repo:path, or more hex digits of the docid",
+    },
+  );
 }
 
 /** What the index holds about a document; a refusal (with close paths) for anything it does not hold. */
@@ -248,7 +265,11 @@ export function editDistance(a: string, b: string, limit = Infinity): number {
  * Read an indexed document, whole or a range of lines. Lines count as `get`, search locations and editors count
  * them: a final newline ends the last line rather than starting another.
  */
-export async function readDocument(home: string, ref: string | DocumentRef, options: ReadOptions & { repository?: string } = {}): Promise<DocumentText> {
+export async function readDocument(
+  home: string,
+  ref: string | DocumentRef,
+  options: ReadOptions & { repository?: string } = {},
+): Promise<DocumentText> {
   const resolved = typeof ref === "string" ? resolveDocumentRef(home, ref, options) : ref;
   const info = documentInfo(home, resolved);
   const { repo, path } = resolved;
@@ -365,7 +386,11 @@ const GLOB_CHARS = /[*?[\]{}]/;
  * What a multi-get pattern names: a glob over indexed paths (`*.md`, `notes/**`, or `repo:docs/*` to match with the
  * repository), or a comma-separated list of refs. A ref that resolves to nothing is a skipped entry, not a failure.
  */
-export function matchDocuments(home: string, pattern: string, options: { repository?: string } = {}): { refs: DocumentRef[]; skipped: SkippedDocument[] } {
+export function matchDocuments(
+  home: string,
+  pattern: string,
+  options: { repository?: string } = {},
+): { refs: DocumentRef[]; skipped: SkippedDocument[] } {
   let repos = options.repository ? [getRepository(home, options.repository)] : listRepositories(home);
   if (GLOB_CHARS.test(pattern)) {
     const colon = pattern.indexOf(":");
@@ -382,7 +407,10 @@ export function matchDocuments(home: string, pattern: string, options: { reposit
   }
   const refs: DocumentRef[] = [];
   const skipped: SkippedDocument[] = [];
-  for (const ref of pattern.split(",").map((r) => r.trim()).filter(Boolean)) {
+  for (const ref of pattern
+    .split(",")
+    .map((r) => r.trim())
+    .filter(Boolean)) {
     try {
       const resolved = resolveDocumentRef(home, ref, options);
       documentInfo(home, resolved);

@@ -43,7 +43,15 @@ const TEXT_OPS: Record<string, FilterOp> = { "=": "eq", "!=": "ne", "<": "lt", "
 
 /** Keys with a meaning of their own; every other key names a front-matter (metadata) field. */
 type KeyType = "glob" | "text" | "number" | "date" | "page";
-const BUILT_IN: Record<string, KeyType> = { path: "glob", format: "text", repository: "text", title: "text", size: "number", modified: "date", page: "page" };
+const BUILT_IN: Record<string, KeyType> = {
+  path: "glob",
+  format: "text",
+  repository: "text",
+  title: "text",
+  size: "number",
+  modified: "date",
+  page: "page",
+};
 const ALLOWED_OPS: Record<KeyType, readonly FilterOp[]> = {
   glob: ["eq", "ne", "contains", "in"],
   text: FILTER_OPS,
@@ -154,13 +162,14 @@ export function parseFilterJson(json: FilterJson, label = "where"): Filter {
 function parseJsonTerm(term: unknown, fail: (what: string) => never): FilterTerm {
   if (!term || typeof term !== "object" || Array.isArray(term)) fail('expected {"key": …, "<op>": value}');
   const { key, ...rest } = term as Record<string, unknown>;
-  if (typeof key !== "string") fail("missing \"key\"");
+  if (typeof key !== "string") fail('missing "key"');
   const ops = Object.keys(rest);
   if (ops.length !== 1) fail(`expected exactly one operator (${FILTER_OPS.join(", ")}), found ${ops.length}`);
   const op = ops[0] as FilterOp;
   if (!FILTER_OPS.includes(op)) fail(`unknown operator '${op}' (use ${FILTER_OPS.join(", ")})`);
   const raw = rest[op];
-  const scalar = (v: unknown) => (["string", "number", "boolean"].includes(typeof v) ? String(v) : fail(`'${op}' needs a string, number or boolean`));
+  const scalar = (v: unknown) =>
+    ["string", "number", "boolean"].includes(typeof v) ? String(v) : fail(`'${op}' needs a string, number or boolean`);
   const values = op === "in" ? (Array.isArray(raw) && raw.length ? raw.map(scalar) : fail("'in' needs a non-empty list")) : [scalar(raw)];
   const problem = termProblem(key, op, values);
   if (problem) fail(problem);
@@ -177,7 +186,8 @@ function termProblem(key: string, op: FilterOp, values: string[]): string | unde
   for (const value of values) {
     if (type === "number" && !NUMBER.test(value)) return `'${key}' needs a number, got '${value}'`;
     if (type === "date" && !isDate(value)) return `'${key}' needs a date like 2025-01-31, got '${value}'`;
-    if (type === "page" && !(ranged ? PAGES : /^\d+$/).test(value)) return `'${key}' needs a page number${ranged ? " or range (3-5)" : ""}, got '${value}'`;
+    if (type === "page" && !(ranged ? PAGES : /^\d+$/).test(value))
+      return `'${key}' needs a page number${ranged ? " or range (3-5)" : ""}, got '${value}'`;
   }
   return undefined;
 }
@@ -256,7 +266,10 @@ function isoValue(value: string): string {
 function globSql(pattern: string, bind: Bind, scope: FilterScope): string {
   const glob = new Bun.Glob(pattern);
   const subject = pattern.includes("/") ? (path: string) => path : (path: string) => path.slice(path.lastIndexOf("/") + 1);
-  const ids = scope.documentPaths().filter((d) => glob.match(subject(d.path))).map((d) => d.id);
+  const ids = scope
+    .documentPaths()
+    .filter((d) => glob.match(subject(d.path)))
+    .map((d) => d.id);
   return `d.id IN (SELECT value FROM json_each(${bind(JSON.stringify(ids))}))`;
 }
 
@@ -266,9 +279,11 @@ function pageSql(op: FilterOp, value: string, bind: Bind): string {
   const first = "f.page";
   const last = "coalesce(f.page_end, f.page)";
   const test =
-    op === "eq" ? `${first} <= ${bind(Number(to))} AND ${last} >= ${bind(Number(from))}`
-    : op === "lt" || op === "le" ? `${first} ${SQL_OPS[op]} ${bind(Number(from))}`
-    : `${last} ${SQL_OPS[op]} ${bind(Number(from))}`;
+    op === "eq"
+      ? `${first} <= ${bind(Number(to))} AND ${last} >= ${bind(Number(from))}`
+      : op === "lt" || op === "le"
+        ? `${first} ${SQL_OPS[op]} ${bind(Number(from))}`
+        : `${last} ${SQL_OPS[op]} ${bind(Number(from))}`;
   return `(f.page IS NOT NULL AND ${test})`;
 }
 
@@ -277,7 +292,10 @@ function pageSql(op: FilterOp, value: string, bind: Bind): string {
  * compares numbers, a date (2025-01-31…) compares ISO text by prefix, anything else compares text.
  */
 function metadataSql(term: FilterTerm, value: string, bind: Bind): string {
-  const path = `$.${term.key.split(".").map((part) => JSON.stringify(part)).join(".")}`;
+  const path = `$.${term.key
+    .split(".")
+    .map((part) => JSON.stringify(part))
+    .join(".")}`;
   const source = bind(path); // bound first: its placeholder comes first
   const text = "CASE m.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE m.value END";
   const date = DATE.test(value) && value.includes("-"); // a bare year is a number here (`year>=2020`)

@@ -86,12 +86,16 @@ const UNSURE_SHIFT = 0.1;
 export function fusionWeight(lists: { bm25: number; vector: number; queries: number } | undefined, lexicalTop?: number): FusionWeight {
   const base = repositoryWeight(lists);
   if (lexicalTop === undefined || lexicalTop >= UNSURE_LEXICAL) return base;
-  return { lexical: round2(base.lexical - UNSURE_SHIFT), reason: `${base.reason}; bm25's best reaches ${round2(lexicalTop)} of the query, less ${UNSURE_SHIFT}` };
+  return {
+    lexical: round2(base.lexical - UNSURE_SHIFT),
+    reason: `${base.reason}; bm25's best reaches ${round2(lexicalTop)} of the query, less ${UNSURE_SHIFT}`,
+  };
 }
 
 function repositoryWeight(lists: { bm25: number; vector: number; queries: number } | undefined): FusionWeight {
   if (!lists) return { lexical: LEXICAL_WEIGHT, reason: "not calibrated (index again to measure the lists)" };
-  if (lists.queries < MIN_PSEUDO_QUERIES) return { lexical: LEXICAL_WEIGHT, reason: `too few fragments to calibrate (${lists.queries} pseudo-queries)` };
+  if (lists.queries < MIN_PSEUDO_QUERIES)
+    return { lexical: LEXICAL_WEIGHT, reason: `too few fragments to calibrate (${lists.queries} pseudo-queries)` };
   const ratio = lists.vector / Math.max(lists.bm25, 0.01);
   const weakness = Math.min(1, Math.max(0, (EQUAL_RATIO - ratio) / (EQUAL_RATIO - WEAK_RATIO)));
   const lexical = round2(0.5 + (LEXICAL_WEIGHT - 0.5) * weakness);

@@ -58,7 +58,11 @@ export function parseQuery(text: string): ParsedQuery {
   const requiredTerms = atMost(required.map(ftsItem), MAX_REQUIRED, "quoted phrases");
   const excludedTerms = atMost(excluded.map(ftsItem), MAX_EXCLUDED, "exclusions (-word)");
   optionalTerms.splice(MAX_OPTIONAL);
-  const match = buildMatch(requiredTerms, optionalTerms.map((t) => t.fts), excludedTerms);
+  const match = buildMatch(
+    requiredTerms,
+    optionalTerms.map((t) => t.fts),
+    excludedTerms,
+  );
 
   const stems = new Set<string>();
   const prefixes: string[] = [];

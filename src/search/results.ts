@@ -40,7 +40,11 @@ export function withFragmentText(home: string, response: SearchResponse, context
     ...response,
     results: response.results.map((hit) =>
       "fragments" in hit
-        ? { ...hit, text: textOf(hit.repository, hit.fragments[0]!.id), fragments: hit.fragments.map((f) => ({ ...f, text: textOf(hit.repository, f.id) })) }
+        ? {
+            ...hit,
+            text: textOf(hit.repository, hit.fragments[0]!.id),
+            fragments: hit.fragments.map((f) => ({ ...f, text: textOf(hit.repository, f.id) })),
+          }
         : { ...hit, text: textOf(hit.repository, hit.fragment.id) },
     ),
   };

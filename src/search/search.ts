@@ -171,7 +171,11 @@ export async function search(home: string, options: SearchOptions, context = new
   return onSnapshots(async () => {
     const queryVectors = new Map<Embedder, Promise<Float32Array>>(); // one embedding per model, however many repositories
     const embedQuery = (embedder: Embedder) => {
-      if (!queryVectors.has(embedder)) queryVectors.set(embedder, embedder.embed([options.query], "query").then(([v]) => v!));
+      if (!queryVectors.has(embedder))
+        queryVectors.set(
+          embedder,
+          embedder.embed([options.query], "query").then(([v]) => v!),
+        );
       return queryVectors.get(embedder)!;
     };
     const perRepo = await Promise.all(
@@ -180,7 +184,10 @@ export async function search(home: string, options: SearchOptions, context = new
     const modes = new Set(perRepo.map((r) => r.mode));
     const mode: SearchMode = modes.size === 1 ? [...modes][0]! : "hybrid";
     const total = perRepo.reduce((sum, r) => sum + r.total, 0);
-    const candidates = mergeLists(perRepo.map((r) => r.candidates), (c) => c.explain.merge.score);
+    const candidates = mergeLists(
+      perRepo.map((r) => r.candidates),
+      (c) => c.explain.merge.score,
+    );
     const results = options.documents
       ? groupByDocument(candidates, parsed, offset, limit)
       : hydrate(candidates.slice(offset), limit, parsed);
@@ -291,17 +298,33 @@ async function searchRepository(
     const weights = { bm25: weight.lexical, vector: round(1 - weight.lexical) };
     why = `hybrid weights bm25 ${weights.bm25}, vector ${weights.vector}: ${weight.reason}`;
     candidates = fuseHybrid(keyword, semantic, weight.lexical).map((f) => ({
-      repo, store, id: f.id, score: round(f.score),
-      explain: { mode, bm25: roundContribution(f.bm25), vector: roundContribution(f.vector), fused: round(f.score), weights, merge: evidence(f.bm25, f.vector) },
+      repo,
+      store,
+      id: f.id,
+      score: round(f.score),
+      explain: {
+        mode,
+        bm25: roundContribution(f.bm25),
+        vector: roundContribution(f.vector),
+        fused: round(f.score),
+        weights,
+        merge: evidence(f.bm25, f.vector),
+      },
     }));
   } else {
     const list = mode === "bm25" ? keyword : semantic;
     candidates = list.map((hit, i) => {
       const contribution = { rank: i + 1, score: round(hit.score) };
       return {
-        repo, store, id: hit.id, score: round(hit.score),
+        repo,
+        store,
+        id: hit.id,
+        score: round(hit.score),
         explain: {
-          mode, bm25: mode === "bm25" ? contribution : null, vector: mode === "vector" ? contribution : null, fused: null,
+          mode,
+          bm25: mode === "bm25" ? contribution : null,
+          vector: mode === "vector" ? contribution : null,
+          fused: null,
           merge: mode === "bm25" ? evidence(hit, null) : evidence(null, hit),
         },
       };
@@ -309,7 +332,14 @@ async function searchRepository(
   }
   if (options.minScore !== undefined) candidates = candidates.filter((c) => c.score >= options.minScore!);
   const total = mode === "bm25" && ranked.match ? bm25Total(store, ranked, keyword.length, depth, options, where) : candidates.length;
-  return { repo: repo.name, mode, total, candidates, note: note ?? (options.explain && mode !== "bm25" ? coverageNote(store, repo, mode) : undefined), why };
+  return {
+    repo: repo.name,
+    mode,
+    total,
+    candidates,
+    note: note ?? (options.explain && mode !== "bm25" ? coverageNote(store, repo, mode) : undefined),
+    why,
+  };
 }
 
 /**
@@ -344,7 +374,9 @@ interface Bm25List {
 
 function rankBm25(store: Store, parsed: ParsedQuery, match: string, depth: number, where?: SqlCondition): Bm25List {
   // One read transaction: the lists, totals and counts the fast paths combine come from one snapshot of the index.
-  const fast = store.transaction(() => rankOneWord(store, parsed, BM25_WEIGHTS, depth, where) ?? rankRareFirst(store, parsed, BM25_WEIGHTS, depth, where));
+  const fast = store.transaction(
+    () => rankOneWord(store, parsed, BM25_WEIGHTS, depth, where) ?? rankRareFirst(store, parsed, BM25_WEIGHTS, depth, where),
+  );
   return fast ?? { hits: store.searchBm25(match, BM25_WEIGHTS, depth, where), match };
 }
 
@@ -370,7 +402,11 @@ function selectiveMatch(store: Store, parsed: ParsedQuery): string | null {
   const frequency = store.termFrequencies(stems);
   const kept = parsed.optional.filter((term) => !term.stem || frequency.get(term.stem)! / fragments <= COMMON_TERM_SHARE);
   if (kept.length === 0 || kept.length === parsed.optional.length) return parsed.match;
-  return buildMatch(parsed.required, kept.map((term) => term.fts), parsed.excluded);
+  return buildMatch(
+    parsed.required,
+    kept.map((term) => term.fts),
+    parsed.excluded,
+  );
 }
 
 /**

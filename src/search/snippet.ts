@@ -58,7 +58,8 @@ function findPlainMatches(text: string, highlight: ParsedQuery["highlight"]): Ma
   for (const pattern of [candidatesOf(highlight), NON_ASCII_WORD]) {
     for (const m of text.matchAll(pattern)) {
       const folded = foldCase(m[0]);
-      if (!found.has(m.index) && searched(m[0], folded, highlight)) found.set(m.index, { start: m.index, end: m.index + m[0].length, key: folded });
+      if (!found.has(m.index) && searched(m[0], folded, highlight))
+        found.set(m.index, { start: m.index, end: m.index + m[0].length, key: folded });
     }
   }
   return [...found.values()].sort((a, b) => a.start - b.start);

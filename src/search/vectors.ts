@@ -244,7 +244,12 @@ export function mayDeferRebuild(store: Store, dims: number): boolean {
  * stale for now; with `force`, whatever the one on disk is: `verify --repair` found it damaged by its checksum);
  * returns whether it was (re)built.
  */
-export async function syncVectorIndex(store: Store, dir: string, dims: number, options: { defer?: boolean; force?: boolean } = {}): Promise<boolean> {
+export async function syncVectorIndex(
+  store: Store,
+  dir: string,
+  dims: number,
+  options: { defer?: boolean; force?: boolean } = {},
+): Promise<boolean> {
   if (!options.force && verifiedIdentity(store, dir, dims, true) !== null) return false;
   if (options.defer && isStale(store, dir) && mayDeferRebuild(store, dims)) return false;
   const generation = store.vectorsGeneration();
@@ -353,7 +358,9 @@ async function probeRecall(index: UsearchIndex, store: Store, probes: Float32Arr
 
 /** usearch answers several queries with BatchMatches and a single one with plain Matches. */
 function matchesOf(result: unknown, query: number): { keys: BigUint64Array; distances: Float32Array } {
-  return result instanceof Object && "get" in result ? (result as BatchMatches).get(query) : (result as { keys: BigUint64Array; distances: Float32Array });
+  return result instanceof Object && "get" in result
+    ? (result as BatchMatches).get(query)
+    : (result as { keys: BigUint64Array; distances: Float32Array });
 }
 
 function seeded(seed: number): () => number {

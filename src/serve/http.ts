@@ -62,7 +62,12 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
     maxRequestBodySize: MAX_BODY_BYTES,
     async fetch(request): Promise<Response> {
       const url = requestUrl(request);
-      if (!url) return errorResponse(new ResearcherError("INVALID_INPUT", "malformed request: the Host header or the URL is not valid", { hint: `send Host: 127.0.0.1:${server.port}` }));
+      if (!url)
+        return errorResponse(
+          new ResearcherError("INVALID_INPUT", "malformed request: the Host header or the URL is not valid", {
+            hint: `send Host: 127.0.0.1:${server.port}`,
+          }),
+        );
       if (url.pathname === "/health" && request.method === "GET") return Response.json({ status: "ok", version: VERSION });
       const allowedHosts = names.map((name) => `${name}:${server.port}`);
       const allowedOrigins = allowedHosts.map((name) => `http://${name}`);
@@ -70,7 +75,8 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
       if (refused) return refused;
       if (url.pathname === "/mcp") {
         if (request.method !== "POST") return new Response("method not allowed: POST only\n", { status: 405, headers: { Allow: "POST" } });
-        if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) return new Response("request too large\n", { status: 413 });
+        if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES)
+          return new Response("request too large\n", { status: 413 });
         return handleMcpRequest(request, { home, context, writes, allowedHosts, allowedOrigins });
       }
       if (request.method !== "GET") return new Response("method not allowed: GET only\n", { status: 405, headers: { Allow: "GET" } });
@@ -87,7 +93,9 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
       return new Response("internal error\n", { status: 500 });
     },
   });
-  logger.info(`researcher on http://${host}:${server.port} (MCP at /mcp, REST at /search and /documents)${options.token ? ", bearer token required" : ""}`);
+  logger.info(
+    `researcher on http://${host}:${server.port} (MCP at /mcp, REST at /search and /documents)${options.token ? ", bearer token required" : ""}`,
+  );
   return {
     url: `http://${host}:${server.port}`,
     async stop() {
@@ -128,15 +136,21 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
   if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: "GET /search?q=your+question" });
   const limit = number("n");
   if (limit !== undefined && limit > MAX_RESULTS) {
-    throw new ResearcherError("USAGE", `n must be at most ${MAX_RESULTS}, as for MCP (got ${limit})`, { hint: "page with offset=, or use the CLI's --all" });
+    throw new ResearcherError("USAGE", `n must be at most ${MAX_RESULTS}, as for MCP (got ${limit})`, {
+      hint: "page with offset=, or use the CLI's --all",
+    });
   }
   const mode = params.get("mode") ?? undefined;
-  if (mode !== undefined && !MODES.includes(mode)) throw new ResearcherError("USAGE", `mode must be one of ${MODES.join(", ")} (got '${mode}')`);
+  if (mode !== undefined && !MODES.includes(mode))
+    throw new ResearcherError("USAGE", `mode must be one of ${MODES.join(", ")} (got '${mode}')`);
   let response = await search(
     home,
     {
       query,
-      repositories: params.getAll("repo").flatMap((r) => r.split(",")).filter(Boolean),
+      repositories: params
+        .getAll("repo")
+        .flatMap((r) => r.split(","))
+        .filter(Boolean),
       mode: mode as SearchMode | undefined,
       limit,
       offset: number("offset"),
@@ -173,7 +187,8 @@ const MODES = ["bm25", "vector", "hybrid"];
 function numberParam(params: URLSearchParams, name: string): number | undefined {
   if (!params.has(name)) return undefined;
   const value = Number(params.get(name));
-  if (!Number.isInteger(value) || value < 0) throw new ResearcherError("USAGE", `${name} must be a whole number ≥ 0 (got '${params.get(name)}')`);
+  if (!Number.isInteger(value) || value < 0)
+    throw new ResearcherError("USAGE", `${name} must be a whole number ≥ 0 (got '${params.get(name)}')`);
   return value;
 }
 

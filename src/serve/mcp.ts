@@ -10,7 +10,14 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { z } from "zod";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { limitDocumentBytes, listDocuments, readDocument, readDocuments, safeRelativePath, type DocumentText } from "../search/documents.ts";
+import {
+  limitDocumentBytes,
+  listDocuments,
+  readDocument,
+  readDocuments,
+  safeRelativePath,
+  type DocumentText,
+} from "../search/documents.ts";
 import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
 import { FILTER_OPS, parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexFiles, removeDocument } from "../index/indexer.ts";
@@ -37,22 +44,31 @@ const answerBytes = (asked: number | undefined) => Math.min(asked ?? DEFAULT_ANS
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
 const searchInput = {
-  query: z.string().min(1).max(4000).describe("Words or a natural-language question; \"phrase\", -exclude and prefix* work"),
+  query: z.string().min(1).max(4000).describe('Words or a natural-language question; "phrase", -exclude and prefix* work'),
   repository: z.string().optional().describe("Search only this repository"),
   repositories: z.array(z.string()).max(100).optional().describe("Search only these repositories"),
   mode: z.enum(["bm25", "vector", "hybrid"]).optional().describe("Default: hybrid where vectors exist, else bm25"),
   n_results: z.number().int().min(1).max(MAX_RESULTS).optional().describe("How many results (default: search.limit, 10)"),
-  offset: z.number().int().min(0).max(10000).optional().describe("Skip this many results first: the next page starts at offset + n_results"),
+  offset: z
+    .number()
+    .int()
+    .min(0)
+    .max(10000)
+    .optional()
+    .describe("Skip this many results first: the next page starts at offset + n_results"),
   min_score: z.number().optional().describe("Drop results below this score of the mode"),
   filter: z.string().max(500).optional().describe("Glob on document paths, e.g. 'notes/**' or '*.md'"),
-  where: z.union([z.string().max(2000), whereJson()]).optional().describe(
-    "Only documents/fragments that match, applied before ranking. Text: space-separated terms that must all hold, " +
-      "`key op value` with op = != < <= > >= ~ (contains, case-insensitive) or `key in (a|b)`, values bare or " +
-      "\"quoted\", e.g. 'tags=rust format in (md|pdf) modified>=2025-01-01 title~\"borrow\"'. Or JSON: " +
-      "{all:[{key,eq:value}…], any:[…], not:[…]} with ops eq ne lt le gt ge contains in. Keys: path (glob), format " +
-      "(md, txt, pdf, docx, html, epub), repository, page (PDF page or range 3-5), modified (file date), size " +
-      "(bytes), title, and any front-matter key (tags, author, date, …; a list matches if any element does).",
-  ),
+  where: z
+    .union([z.string().max(2000), whereJson()])
+    .optional()
+    .describe(
+      "Only documents/fragments that match, applied before ranking. Text: space-separated terms that must all hold, " +
+        "`key op value` with op = != < <= > >= ~ (contains, case-insensitive) or `key in (a|b)`, values bare or " +
+        '"quoted", e.g. \'tags=rust format in (md|pdf) modified>=2025-01-01 title~"borrow"\'. Or JSON: ' +
+        "{all:[{key,eq:value}…], any:[…], not:[…]} with ops eq ne lt le gt ge contains in. Keys: path (glob), format " +
+        "(md, txt, pdf, docx, html, epub), repository, page (PDF page or range 3-5), modified (file date), size " +
+        "(bytes), title, and any front-matter key (tags, author, date, …; a list matches if any element does).",
+    ),
 };
 
 /**
@@ -61,7 +77,14 @@ const searchInput = {
  */
 function searchOutput(documents: boolean) {
   const location = { location: z.string().describe("path:line where the snippet starts; with the repository, a ref for get_document") };
-  const fragment = z.looseObject({ id: z.number(), seq: z.number(), start_line: z.number(), end_line: z.number(), page: z.number().nullable(), page_end: z.number().nullable() });
+  const fragment = z.looseObject({
+    id: z.number(),
+    seq: z.number(),
+    start_line: z.number(),
+    end_line: z.number(),
+    page: z.number().nullable(),
+    page_end: z.number().nullable(),
+  });
   const result = z.looseObject({
     rank: z.number(),
     score: z.number(),
@@ -77,11 +100,25 @@ function searchOutput(documents: boolean) {
     metadata: z.record(z.string(), z.unknown()),
     ...(documents ? { fragments: z.array(fragment) } : { fragment }),
   });
-  return z.looseObject({ query: z.string(), mode: z.enum(["bm25", "vector", "hybrid"]), repositories: z.array(z.string()), offset: z.number(), total: z.number(), results: z.array(result) });
+  return z.looseObject({
+    query: z.string(),
+    mode: z.enum(["bm25", "vector", "hybrid"]),
+    repositories: z.array(z.string()),
+    offset: z.number(),
+    total: z.number(),
+    results: z.array(result),
+  });
 }
 
 const failureEntry = z.object({ path: z.string(), reason: z.string() });
-const identity = { repository: z.string(), path: z.string(), docid: z.string(), title: z.string(), format: z.string(), metadata: z.record(z.string(), z.unknown()) };
+const identity = {
+  repository: z.string(),
+  path: z.string(),
+  docid: z.string(),
+  title: z.string(),
+  format: z.string(),
+  metadata: z.record(z.string(), z.unknown()),
+};
 
 /** Where to read on after a cut answer: the next line, or (a line longer than the answer) the rest of this one. */
 const continuation = z.object({ from_line: z.number(), from_char: z.number().optional() });
@@ -99,12 +136,16 @@ const OUTPUT = {
   }),
   documents: z.looseObject({
     documents: z.array(z.looseObject({ ...identity, from: z.number(), to: z.number(), total_lines: z.number(), text: z.string() })),
-    skipped: z.array(z.object({ repository: z.string(), path: z.string(), reason: z.string() })).describe("Matches left out, each with why"),
+    skipped: z
+      .array(z.object({ repository: z.string(), path: z.string(), reason: z.string() }))
+      .describe("Matches left out, each with why"),
   }),
   listing: z.looseObject({
     total: z.number(),
     offset: z.number(),
-    documents: z.array(z.looseObject({ ...identity, size: z.number(), modified: z.string(), fragments: z.number(), pages: z.number().nullable() })),
+    documents: z.array(
+      z.looseObject({ ...identity, size: z.number(), modified: z.string(), fragments: z.number(), pages: z.number().nullable() }),
+    ),
   }),
   repositories: (failures: boolean) =>
     z.looseObject({
@@ -132,7 +173,14 @@ const OUTPUT = {
       }),
     ),
   }),
-  indexed: z.looseObject({ repository: z.string(), indexed: z.number(), removed: z.number(), failed: z.number(), failures: z.array(failureEntry), seconds: z.number() }),
+  indexed: z.looseObject({
+    repository: z.string(),
+    indexed: z.number(),
+    removed: z.number(),
+    failed: z.number(),
+    failures: z.array(failureEntry),
+    seconds: z.number(),
+  }),
   removed: z.looseObject({ repository: z.string(), path: z.string(), removed: z.boolean() }),
 };
 
@@ -172,7 +220,10 @@ function readPart(doc: DocumentText, fromChar: number, maxBytes: number): Docume
 function continuationMarker(doc: ReturnType<typeof readPart>, how: string): string {
   const next = doc.continue_with;
   if (!next) return "";
-  const where = next.from_char === undefined ? `line ${doc.to} of ${doc.total_lines}` : `character ${next.from_char} of line ${next.from_line} (${doc.total_lines} lines)`;
+  const where =
+    next.from_char === undefined
+      ? `line ${doc.to} of ${doc.total_lines}`
+      : `character ${next.from_char} of line ${next.from_line} (${doc.total_lines} lines)`;
   return `\n\n[truncated at ${where}: ${how} from_line ${next.from_line}${next.from_char === undefined ? "" : ` and from_char ${next.from_char}`}]`;
 }
 
@@ -183,7 +234,11 @@ const NOT_FOUND_CODES = new Set(["DOCUMENT_NOT_FOUND", "REPO_NOT_FOUND", "NOT_IN
 /** A failed resource read as a JSON-RPC error: not found (-32002), bad input (-32602), or internal (-32603). */
 function resourceError(error: unknown): McpError {
   if (!isResearcherError(error)) return new McpError(ErrorCode.InternalError, describeError(error));
-  const code = NOT_FOUND_CODES.has(error.code) ? RESOURCE_NOT_FOUND : error.code === "INVALID_INPUT" ? ErrorCode.InvalidParams : ErrorCode.InternalError;
+  const code = NOT_FOUND_CODES.has(error.code)
+    ? RESOURCE_NOT_FOUND
+    : error.code === "INVALID_INPUT"
+      ? ErrorCode.InvalidParams
+      : ErrorCode.InternalError;
   return new McpError(code, failure(error).content[0]!.text.replace(/^error: /, ""));
 }
 
@@ -277,16 +332,37 @@ export function createServer(home: string, context: SearchContext, writes = seri
         ref: z.string().min(1).max(2000).describe("repo:path, repo:path:line[:count], #docid, or a search result's location"),
         repository: z.string().optional().describe("The repository of a bare location or docid"),
         from_line: z.number().int().min(1).optional().describe("First line to read (1-based); default: the ref's line, else 1"),
-        from_char: z.number().int().min(0).optional().describe("Start this many characters into the first line: to read on in a line longer than max_bytes"),
-        max_lines: z.number().int().min(1).max(100000).optional().describe("How many lines at most; default: the ref's count, else to the end"),
-        max_bytes: z.number().int().min(1).max(10_000_000).optional().describe(`Default ${DEFAULT_ANSWER_BYTES}; larger values are capped at ${MAX_ANSWER_BYTES}`),
+        from_char: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe("Start this many characters into the first line: to read on in a line longer than max_bytes"),
+        max_lines: z
+          .number()
+          .int()
+          .min(1)
+          .max(100000)
+          .optional()
+          .describe("How many lines at most; default: the ref's count, else to the end"),
+        max_bytes: z
+          .number()
+          .int()
+          .min(1)
+          .max(10_000_000)
+          .optional()
+          .describe(`Default ${DEFAULT_ANSWER_BYTES}; larger values are capped at ${MAX_ANSWER_BYTES}`),
       }),
       outputSchema: OUTPUT.document,
       annotations: READ_ONLY,
     },
     (input) =>
       guarded(async () => {
-        const whole = await readDocument(home, input.ref, { fromLine: input.from_line, maxLines: input.max_lines, repository: input.repository });
+        const whole = await readDocument(home, input.ref, {
+          fromLine: input.from_line,
+          maxLines: input.max_lines,
+          repository: input.repository,
+        });
         const doc = readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes));
         const marker = continuationMarker(doc, "continue with");
         return result(doc, `${doc.repository}:${doc.path} lines ${doc.from}–${doc.to} of ${doc.total_lines}\n\n${doc.text}${marker}`);
@@ -308,7 +384,9 @@ export function createServer(home: string, context: SearchContext, writes = seri
           .min(1)
           .max(10_000_000)
           .optional()
-          .describe(`All documents together (default ${DEFAULT_ANSWER_BYTES}, capped at ${MAX_ANSWER_BYTES}); from the first document that does not fit, the rest are skipped unread`),
+          .describe(
+            `All documents together (default ${DEFAULT_ANSWER_BYTES}, capped at ${MAX_ANSWER_BYTES}); from the first document that does not fit, the rest are skipped unread`,
+          ),
         max_bytes_per_document: z.number().int().min(1).max(10_000_000).optional().describe("Skip (and list) larger documents"),
       }),
       outputSchema: OUTPUT.documents,
@@ -330,7 +408,8 @@ export function createServer(home: string, context: SearchContext, writes = seri
     "list_documents",
     {
       title: "List documents",
-      description: "The indexed documents (path, title, format, size, fragments, pages, modified), optionally of one repository and under a path prefix.",
+      description:
+        "The indexed documents (path, title, format, size, fragments, pages, modified), optionally of one repository and under a path prefix.",
       inputSchema: z.strictObject({
         repository: z.string().optional().describe("Only this repository"),
         prefix: z.string().max(4000).optional().describe("Only paths starting with this, e.g. 'meetings/2026'"),
@@ -362,8 +441,13 @@ export function createServer(home: string, context: SearchContext, writes = seri
     },
     () =>
       guarded(() => {
-        const repositories = listRepositories(home).map(repositoryStatus).map(({ failures: _, ...s }) => s);
-        return result({ repositories }, repositories.map((r) => `${r.name}: ${r.description ?? ""} (${r.documents} documents)`).join("\n") || "no repositories");
+        const repositories = listRepositories(home)
+          .map(repositoryStatus)
+          .map(({ failures: _, ...s }) => s);
+        return result(
+          { repositories },
+          repositories.map((r) => `${r.name}: ${r.description ?? ""} (${r.documents} documents)`).join("\n") || "no repositories",
+        );
       }),
   );
   // Indexed documents as resources: researcher://notes/guides/setup.md (the path may hold slashes: {+path}).
@@ -376,10 +460,14 @@ export function createServer(home: string, context: SearchContext, writes = seri
       mimeType: "text/markdown",
     },
     async (uri, variables) => {
-      const one = (value: string | string[] | undefined) => decodeURIComponent(String(Array.isArray(value) ? value[0] : value ?? ""));
+      const one = (value: string | string[] | undefined) => decodeURIComponent(String(Array.isArray(value) ? value[0] : (value ?? "")));
       const ref = `${one(variables.repository)}:${one(variables.path)}`;
-      const doc = await readDocument(home, ref).then((whole) => readPart(whole, 0, DEFAULT_ANSWER_BYTES), (error) => Promise.reject(resourceError(error)));
-      const text = doc.text + continuationMarker(doc, `the rest is longer than one answer: read it with the get_document tool, ref "${ref}",`);
+      const doc = await readDocument(home, ref).then(
+        (whole) => readPart(whole, 0, DEFAULT_ANSWER_BYTES),
+        (error) => Promise.reject(resourceError(error)),
+      );
+      const text =
+        doc.text + continuationMarker(doc, `the rest is longer than one answer: read it with the get_document tool, ref "${ref}",`);
       return { contents: [{ uri: uri.href, mimeType: "text/markdown", text }] };
     },
   );
@@ -387,7 +475,8 @@ export function createServer(home: string, context: SearchContext, writes = seri
     "repositories_for",
     {
       title: "Where to look",
-      description: "Repositories ranked by how strongly they match a query (BM25 evidence, 0-1, comparable across repositories), each with its best passage: where to search first.",
+      description:
+        "Repositories ranked by how strongly they match a query (BM25 evidence, 0-1, comparable across repositories), each with its best passage: where to search first.",
       inputSchema: z.strictObject({ query: z.string().min(1).max(4000).describe("Words or a question") }),
       outputSchema: OUTPUT.matches,
       annotations: READ_ONLY,
@@ -395,7 +484,12 @@ export function createServer(home: string, context: SearchContext, writes = seri
     (input) =>
       guarded(async () => {
         const repositories = await repositoriesFor(home, input.query, context);
-        const text = repositories.map((r) => `${r.repository}: score ${r.score.toFixed(2)}, ${r.matched} fragments${r.best ? `, best ${r.repository}:${r.best.location}` : ""}`).join("\n");
+        const text = repositories
+          .map(
+            (r) =>
+              `${r.repository}: score ${r.score.toFixed(2)}, ${r.matched} fragments${r.best ? `, best ${r.repository}:${r.best.location}` : ""}`,
+          )
+          .join("\n");
         return result({ repositories }, text || "no indexed repositories");
       }),
   );
@@ -412,7 +506,12 @@ export function createServer(home: string, context: SearchContext, writes = seri
       guarded(() => {
         const repos = input.repository ? [getRepository(home, input.repository)] : listRepositories(home);
         const repositories = repos.map(repositoryStatus);
-        return result({ repositories }, repositories.map((r) => `${r.name}: ${r.documents} documents, ${r.fragments} fragments, indexed ${r.last_indexed ?? "never"}`).join("\n"));
+        return result(
+          { repositories },
+          repositories
+            .map((r) => `${r.name}: ${r.documents} documents, ${r.fragments} fragments, indexed ${r.last_indexed ?? "never"}`)
+            .join("\n"),
+        );
       }),
   );
   server.registerTool(
@@ -437,9 +536,15 @@ export function createServer(home: string, context: SearchContext, writes = seri
           if (failure) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path} was not indexed: ${failure.reason}`);
           // indexFiles records nothing for a missing file it never indexed (and clears an old failure): say so here.
           if (!summary.removed && !existsSync(join(repo.path, path))) {
-            throw new ResearcherError("PATH_NOT_FOUND", `${repo.name}:${path} does not exist`, { hint: `file_path is relative to ${repo.path}` });
+            throw new ResearcherError("PATH_NOT_FOUND", `${repo.name}:${path} does not exist`, {
+              hint: `file_path is relative to ${repo.path}`,
+            });
           }
-          const what = summary.removed ? "removed (the file is gone, or the repository no longer indexes it)" : summary.indexed ? "indexed" : "unchanged";
+          const what = summary.removed
+            ? "removed (the file is gone, or the repository no longer indexes it)"
+            : summary.indexed
+              ? "indexed"
+              : "unchanged";
           return result(summary, `${repo.name}:${path}: ${what}`);
         }),
       ),
@@ -507,7 +612,8 @@ export function startWatch(home: string, writes: Writes): WatchHandle {
   return watchRepositories(home, listRepositories(home), {
     exclusive: writes,
     onBatch: (b) => {
-      if (b.scan || b.indexed || b.removed || b.failed) logger.info(`watch: ${b.repository}: ${b.indexed} indexed, ${b.removed} removed, ${b.failed} failed (${b.seconds} s)`);
+      if (b.scan || b.indexed || b.removed || b.failed)
+        logger.info(`watch: ${b.repository}: ${b.indexed} indexed, ${b.removed} removed, ${b.failed} failed (${b.seconds} s)`);
     },
     onError: (error, repository) => logger.error(`watch: ${repository}: ${failure(error).content[0]!.text.replace(/^error: /, "")}`),
   });

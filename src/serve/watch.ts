@@ -237,7 +237,11 @@ class RepositoryWatch {
 
   /** An ignore file of a folder that could hold candidates, when the repository honours them. */
   private isIgnoreFile(path: string): boolean {
-    return this.repo.ignoreFiles && IGNORE_FILES.includes(basename(path)) && isCandidateFolder(dirname(path) === "." ? "" : dirname(path), this.repo);
+    return (
+      this.repo.ignoreFiles &&
+      IGNORE_FILES.includes(basename(path)) &&
+      isCandidateFolder(dirname(path) === "." ? "" : dirname(path), this.repo)
+    );
   }
 
   /** Diff a folder's subtree against the index, as if it had moved in; the root's is the full incremental scan. */
@@ -472,7 +476,10 @@ function isWatchLimit(error: unknown): boolean {
 function watchError(repo: Repository, error: unknown): ResearcherError {
   const where = `cannot watch ${repo.path} (repository '${repo.name}')`;
   if (!isWatchLimit(error)) {
-    return new ResearcherError("WATCH_FAILED", `${where}: ${describeError(error)}`, { hint: "check that you may read the folder", cause: error });
+    return new ResearcherError("WATCH_FAILED", `${where}: ${describeError(error)}`, {
+      hint: "check that you may read the folder",
+      cause: error,
+    });
   }
   const instances = /EMFILE|too many open files/i.test(`${(error as NodeJS.ErrnoException).code} ${describeError(error)}`);
   return new ResearcherError("WATCH_FAILED", `${where}: the system's limit of file watches is reached (${describeError(error)})`, {

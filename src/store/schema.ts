@@ -124,7 +124,10 @@ export function openIndexDatabase(file: string, name: string, mode: OpenMode): O
 /** What SQLite's page-level check (`quick_check`) finds wrong, or null when every page is whole. */
 function pageDamage(db: Database): string | null {
   try {
-    const rows = db.query<{ quick_check: string }, []>("PRAGMA quick_check").all().map((r) => r.quick_check);
+    const rows = db
+      .query<{ quick_check: string }, []>("PRAGMA quick_check")
+      .all()
+      .map((r) => r.quick_check);
     return rows.length === 1 && rows[0] === "ok" ? null : rows.slice(0, 3).join("; ");
   } catch (error) {
     if (isSqliteDamage(error)) return describeError(error);
@@ -141,7 +144,8 @@ export function damagedIndex(error: unknown, name: string): ResearcherError {
 }
 
 /** INDEX_CORRUPT from opening, for any reason but permissions: a rebuild replaces the file. */
-const isIndexFailure = (error: unknown) => error instanceof ResearcherError && error.code === "INDEX_CORRUPT" && !(error instanceof NotPermitted);
+const isIndexFailure = (error: unknown) =>
+  error instanceof ResearcherError && error.code === "INDEX_CORRUPT" && !(error instanceof NotPermitted);
 
 /** What turns schema version N - 1 into N. */
 const UPGRADES: Record<number, string> = {

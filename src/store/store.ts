@@ -146,9 +146,7 @@ export class Store {
   }
 
   documents(): Map<string, StoredDocument> {
-    const rows = this.db
-      .query<StoredDocument, []>("SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents")
-      .all();
+    const rows = this.db.query<StoredDocument, []>("SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents").all();
     return new Map(rows.map((row) => [row.path, row]));
   }
 
@@ -178,7 +176,15 @@ export class Store {
     fragments.forEach((fragment, i) => {
       const heading = fragment.headings.join(HEADING_SEPARATOR);
       const row = insertFragment.run(
-        id, fragment.seq, fragment.startLine, fragment.endLine, fragment.page, fragment.pageEnd, heading, fragment.text, textHashes[i]!,
+        id,
+        fragment.seq,
+        fragment.startLine,
+        fragment.endLine,
+        fragment.page,
+        fragment.pageEnd,
+        heading,
+        fragment.text,
+        textHashes[i]!,
       );
       insertFts.run(row.lastInsertRowid, title, ftsText(heading), ftsText(fragment.text));
     });
@@ -186,7 +192,11 @@ export class Store {
   }
 
   documentByPath(path: string): { id: number; hash: string; title: string } | undefined {
-    return this.db.query<{ id: number; hash: string; title: string }, [string]>("SELECT id, hash, title FROM documents WHERE path = ?").get(path) ?? undefined;
+    return (
+      this.db
+        .query<{ id: number; hash: string; title: string }, [string]>("SELECT id, hash, title FROM documents WHERE path = ?")
+        .get(path) ?? undefined
+    );
   }
 
   pathByHashPrefix(prefix: string): string | undefined {
@@ -260,7 +270,9 @@ export class Store {
   /** Each fragment's length in tokens (all columns), as FTS5 recorded it when indexing. */
   fullTextLengths(ids: number[]): Map<number, number> {
     const rows = this.db
-      .query<{ id: number; sz: Uint8Array }, [string]>("SELECT id, sz FROM fragments_fts_docsize WHERE id IN (SELECT value FROM json_each(?))")
+      .query<{ id: number; sz: Uint8Array }, [string]>(
+        "SELECT id, sz FROM fragments_fts_docsize WHERE id IN (SELECT value FROM json_each(?))",
+      )
       .all(JSON.stringify(ids));
     return new Map(rows.map((row) => [row.id, readVarints(row.sz).reduce((sum, n) => sum + n, 0)]));
   }
@@ -270,7 +282,9 @@ export class Store {
   /** The scratch full-text table (same tokenizer as the index) and its per-occurrence view, in the temp schema. */
   private openScratch(): void {
     if (this.scratch) return;
-    this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring USING fts5(title, heading, body, content='', tokenize='porter unicode61 remove_diacritics 2')`);
+    this.db.run(
+      `CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring USING fts5(title, heading, body, content='', tokenize='porter unicode61 remove_diacritics 2')`,
+    );
     this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring_terms USING fts5vocab(temp, scoring, instance)");
     this.scratch = true;
   }
@@ -325,7 +339,9 @@ export class Store {
     return matching(
       () =>
         this.db
-          .query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM fragments_fts WHERE fragments_fts MATCH ?${admitted(where)}`)
+          .query<{ n: number }, (string | number)[]>(
+            `SELECT count(*) AS n FROM fragments_fts WHERE fragments_fts MATCH ?${admitted(where)}`,
+          )
           .get(match, ...(where?.params ?? []))!.n,
     );
   }
@@ -333,7 +349,9 @@ export class Store {
   /** The fragments a filter admits. */
   fragmentIdsWhere(where: SqlCondition): number[] {
     return this.db
-      .query<{ id: number }, (string | number)[]>(`SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE ${where.sql}`)
+      .query<{ id: number }, (string | number)[]>(
+        `SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE ${where.sql}`,
+      )
       .all(...where.params)
       .map((row) => row.id);
   }
@@ -470,7 +488,9 @@ export class Store {
       for (const blob of blobs) bytes.set(blob, (at += blob.byteLength) - blob.byteLength);
       return { keys: BigUint64Array.from(ids, BigInt), matrix };
     };
-    const rows = this.db.query<{ id: number; vector: Uint8Array }, []>("SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash");
+    const rows = this.db.query<{ id: number; vector: Uint8Array }, []>(
+      "SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash",
+    );
     for (const row of rows.iterate()) {
       ids.push(row.id);
       blobs.push(row.vector);
@@ -484,7 +504,9 @@ export class Store {
 
   allVectors(): { id: number; vector: Float32Array }[] {
     return this.db
-      .query<{ id: number; vector: Uint8Array }, []>("SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash")
+      .query<{ id: number; vector: Uint8Array }, []>(
+        "SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash",
+      )
       .all()
       .map((row) => ({ id: row.id, vector: toFloat32(row.vector) }));
   }
@@ -501,7 +523,8 @@ export class Store {
   }
 
   vectorCount(): number {
-    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash").get()!.n;
+    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash").get()!
+      .n;
   }
 
   /** Changes whenever the set of fragment vectors may have changed; the ANN file records the one it was built for. */
@@ -523,14 +546,19 @@ export class Store {
   }
 
   document(path: string): StoredDocument | undefined {
-    return this.db.query<StoredDocument, [string]>("SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents WHERE path = ?").get(path) ?? undefined;
+    return (
+      this.db.query<StoredDocument, [string]>("SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents WHERE path = ?").get(path) ??
+      undefined
+    );
   }
 
   /** The documents under a folder (relative, no trailing `/`), found by a range of the path index. */
   documentsUnder(folder: string): StoredDocument[] {
     // Every path that starts with `folder/` sorts in [`folder/`, `folder0`): '0' follows '/'.
     return this.db
-      .query<StoredDocument, [string, string]>("SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents WHERE path >= ? AND path < ?")
+      .query<StoredDocument, [string, string]>(
+        "SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents WHERE path >= ? AND path < ?",
+      )
       .all(`${folder}/`, `${folder}0`);
   }
 
@@ -598,7 +626,6 @@ export class Store {
     const wal = statSync(`${this.db.filename}-wal`, { throwIfNoEntry: false });
     if (wal && wal.size > limit) this.checkpoint();
   }
-
 }
 
 /**
@@ -627,7 +654,9 @@ function matching<T>(run: () => T): T {
  * instead: 1.2 s, the path set being re-read per match).
  */
 function admitted(where: SqlCondition | undefined): string {
-  return where ? ` AND +fragments_fts.rowid IN (SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE ${where.sql})` : "";
+  return where
+    ? ` AND +fragments_fts.rowid IN (SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE ${where.sql})`
+    : "";
 }
 
 const COLUMNS = ["title", "heading", "body"];

@@ -2,7 +2,18 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cliCommand, executable, GLOVE, HOOK_TIMEOUT, runCli, SYSTEM_PATH, tempDir, testShared, useCliCommand, writeTree } from "../helpers.ts";
+import {
+  cliCommand,
+  executable,
+  GLOVE,
+  HOOK_TIMEOUT,
+  runCli,
+  SYSTEM_PATH,
+  tempDir,
+  testShared,
+  useCliCommand,
+  writeTree,
+} from "../helpers.ts";
 
 beforeAll(async () => useCliCommand([await executable()]), HOOK_TIMEOUT);
 
@@ -23,12 +34,27 @@ describe("researcher CLI", () => {
     expect(added.stdout).toContain("added notes");
     const listed = JSON.parse(cli("repo", "list", "--json").stdout);
     expect(listed).toEqual([
-      { name: "notes", path: expect.stringContaining(docs.split("/").at(-1)!), description: "Test notes", file_types: ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"], exclude: ["skip"], embed: true, embedding: {}, ignore_files: true },
+      {
+        name: "notes",
+        path: expect.stringContaining(docs.split("/").at(-1)!),
+        description: "Test notes",
+        file_types: ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"],
+        exclude: ["skip"],
+        embed: true,
+        embedding: {},
+        ignore_files: true,
+      },
     ]);
   });
 
   test("repo add refuses bad input with one clear line and exit 1", () => {
-    for (const args of [["notes", docs], ["other", docs], ["bad name!", docs], ["x", join(docs, "missing")], ["y", join(docs, "alpha.md")]]) {
+    for (const args of [
+      ["notes", docs],
+      ["other", docs],
+      ["bad name!", docs],
+      ["x", join(docs, "missing")],
+      ["y", join(docs, "alpha.md")],
+    ]) {
       const result = cli("repo", "add", ...args);
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(/^error: .+\n/);
@@ -59,8 +85,30 @@ describe("researcher CLI", () => {
     expect(Object.keys(result)).toEqual(["query", "mode", "repositories", "offset", "total", "results"]);
     expect(result).toMatchObject({ query: "turtles steady", mode: "hybrid", repositories: ["notes"], offset: 0 });
     const hit = result.results[0];
-    expect(Object.keys(hit)).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "fragment", "snippet", "context", "metadata"]);
-    expect(hit).toMatchObject({ rank: 1, repository: "notes", path: "sub/gamma.txt", location: "sub/gamma.txt:1", title: "gamma", heading: "", context: "Test notes" });
+    expect(Object.keys(hit)).toEqual([
+      "rank",
+      "score",
+      "repository",
+      "path",
+      "location",
+      "page",
+      "docid",
+      "title",
+      "heading",
+      "fragment",
+      "snippet",
+      "context",
+      "metadata",
+    ]);
+    expect(hit).toMatchObject({
+      rank: 1,
+      repository: "notes",
+      path: "sub/gamma.txt",
+      location: "sub/gamma.txt:1",
+      title: "gamma",
+      heading: "",
+      context: "Test notes",
+    });
     expect(hit.fragment).toEqual({ id: expect.any(Number), seq: 0, start_line: 1, end_line: 1, page: null, page_end: null });
     expect(hit.docid).toMatch(/^#[0-9a-f]{6}$/);
     expect(hit.snippet).toBe("Turtles are slow but steady.");
@@ -124,14 +172,24 @@ describe("researcher CLI", () => {
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/^error: /);
     }
-    for (const args of [["search"], ["index"], ["status"], ["remove"], ["repo", "add"], ["repo", "remove"], ["repo", "list"], ["config", "set"]]) {
+    for (const args of [
+      ["search"],
+      ["index"],
+      ["status"],
+      ["remove"],
+      ["repo", "add"],
+      ["repo", "remove"],
+      ["repo", "list"],
+      ["config", "set"],
+    ]) {
       const help = cli(...args, "--help");
       expect(help.code).toBe(0);
       expect(help.stdout).toContain("Usage:");
       expect(help.stdout).toContain("Examples:");
     }
     // Help after a word that names no command (a typo) lists every command, as plain --help does.
-    for (const args of [["--help"], ["serch", "--help"]]) expect(cli(...args).stdout).toMatch(/Commands:[^]*search \[\.\.\.query\][^]*serve/);
+    for (const args of [["--help"], ["serch", "--help"]])
+      expect(cli(...args).stdout).toMatch(/Commands:[^]*search \[\.\.\.query\][^]*serve/);
   });
 
   test("config: show, path, set, and a bad file is one clear error", () => {

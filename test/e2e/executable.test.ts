@@ -2,7 +2,19 @@
 import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { describeShared, executable, GLOVE, gloveThroughOnnx, HOOK_TIMEOUT, runCli, SHARED, SYSTEM_PATH, tempDir, useCliCommand, writeTree } from "../helpers.ts";
+import {
+  describeShared,
+  executable,
+  GLOVE,
+  gloveThroughOnnx,
+  HOOK_TIMEOUT,
+  runCli,
+  SHARED,
+  SYSTEM_PATH,
+  tempDir,
+  useCliCommand,
+  writeTree,
+} from "../helpers.ts";
 import { paragraph, writePdf } from "../pdf-fixtures.ts";
 
 const DOCS = {
@@ -36,7 +48,10 @@ describeShared("compiled executable", () => {
     expect(existsSync(join(home, "repositories/docs/vectors.usearch"))).toBe(true);
 
     const native = readdirSync(join(home, "native")).sort();
-    expect(native).toEqual([expect.stringMatching(/^onnxruntime-node-1\.30\.0-linux-x64$/), expect.stringMatching(/^usearch-2\.25\.3-linux-x64$/)]);
+    expect(native).toEqual([
+      expect.stringMatching(/^onnxruntime-node-1\.30\.0-linux-x64$/),
+      expect.stringMatching(/^usearch-2\.25\.3-linux-x64$/),
+    ]);
     expect(readdirSync(join(home, "native", native[0]!)).sort()).toEqual(["libonnxruntime.so.1", "onnxruntime_binding.node"]);
 
     const bm25 = JSON.parse(cli("search", "telescope", "--mode", "bm25", "--json").stdout);
@@ -56,18 +71,27 @@ describeShared("compiled executable", () => {
     expect(runCli(["repo", "add", "docs-onnx", copy], { home, env }).code).toBe(0);
     expect(JSON.parse(runCli(["index", "--json", "docs-onnx"], { home, env }).stdout)).toMatchObject({ indexed: 3, embedded: 3 });
     expect(JSON.parse(runCli(["model", "show", "--json"], { home, env }).stdout)).toMatchObject({ kind: "transformer", path: onnxGlove });
-    const vector = JSON.parse(runCli(["search", "automobile", "--mode", "vector", "--json", "-n", "1", "--repo", "docs-onnx"], { home, env }).stdout);
+    const vector = JSON.parse(
+      runCli(["search", "automobile", "--mode", "vector", "--json", "-n", "1", "--repo", "docs-onnx"], { home, env }).stdout,
+    );
     expect(vector).toMatchObject({ mode: "vector", results: [{ path: "cars.md" }] });
   });
 
   test("two processes unpacking the native parts at once both succeed", async () => {
     const fresh = tempDir();
     const start = () =>
-      Bun.spawn([exe, "model", "pull", GLOVE], { env: { PATH: SYSTEM_PATH, HOME: fresh, RESEARCHER_HOME: fresh }, stdout: "pipe", stderr: "pipe" });
+      Bun.spawn([exe, "model", "pull", GLOVE], {
+        env: { PATH: SYSTEM_PATH, HOME: fresh, RESEARCHER_HOME: fresh },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
     const [a, b] = [start(), start()];
     expect(await a.exited).toBe(0);
     expect(await b.exited).toBe(0);
-    expect(readdirSync(join(fresh, "native/onnxruntime-node-1.30.0-linux-x64")).sort()).toEqual(["libonnxruntime.so.1", "onnxruntime_binding.node"]);
+    expect(readdirSync(join(fresh, "native/onnxruntime-node-1.30.0-linux-x64")).sort()).toEqual([
+      "libonnxruntime.so.1",
+      "onnxruntime_binding.node",
+    ]);
   });
 
   test("status --json and model show", () => {
@@ -81,7 +105,10 @@ describeShared("compiled executable", () => {
     const noModel = runCli(["search", "x", "--mode", "vector"], { home, env: { RESEARCHER_MODEL_PATH: "/nonexistent/model" } });
     expect(noModel.code).toBe(1);
     expect(noModel.stderr).toMatch(/^error: .*not a model folder/);
-    const missing = runCli(["search", "x", "--mode", "vector"], { home, env: { RESEARCHER_MODEL_PATH: "", RESEARCHER_MODEL: "Xenova/bge-small-en-v1.5" } });
+    const missing = runCli(["search", "x", "--mode", "vector"], {
+      home,
+      env: { RESEARCHER_MODEL_PATH: "", RESEARCHER_MODEL: "Xenova/bge-small-en-v1.5" },
+    });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("error: model Xenova/bge-small-en-v1.5 is not on this machine");
     expect(missing.stderr).toContain("hint: run `researcher model pull");
@@ -115,7 +142,9 @@ describeShared("compiled executable", () => {
     expect(performance.now() - started).toBeLessThan(25_000);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ indexed: 1, embedded: 0, embeddings_pending: 1, model: null });
-    expect(result.stderr).toMatch(/^warning: a: embeddings pending for 1 fragments \(BM25 search works now\): cannot load model Snowflake\/snowflake-arctic-embed-xs.*researcher model/);
+    expect(result.stderr).toMatch(
+      /^warning: a: embeddings pending for 1 fragments \(BM25 search works now\): cannot load model Snowflake\/snowflake-arctic-embed-xs.*researcher model/,
+    );
     expect(JSON.parse(runCli(["search", "hello", "--json"], { home: fresh, env }).stdout).total).toBe(1);
   });
 });
@@ -127,12 +156,16 @@ describeShared("executable reads every format", () => {
   beforeAll(async () => {
     useCliCommand([await executable()]);
     writeTree(docs, {
-      "cells.pdf": await writePdf([paragraph("Mitochondria produce energy for the cell.", 72), paragraph("Chloroplasts capture sunlight in plants.", 72)], { title: "Organelles" }),
+      "cells.pdf": await writePdf(
+        [paragraph("Mitochondria produce energy for the cell.", 72), paragraph("Chloroplasts capture sunlight in plants.", 72)],
+        { title: "Organelles" },
+      ),
       // A Chinese table of contents in a CID font: its text needs pdf.js's character maps, embedded in the executable.
       "toc.pdf": readFileSync(join(SHARED, "data/corpus/pdf/pdfjs-test-pdfs/XiaoBiaoSong.pdf")),
       "tables.docx": readFileSync(join(SHARED, "data/corpus/docx/mammoth.js/tables.docx")),
       "alice.epub": readFileSync(join(SHARED, "data/corpus/epub/epub.js/alice.epub")),
-      "page.html": "<html><head><title>Sourdough</title><script>var hidden = 'javascriptonly';</script></head><body><nav>menu</nav><h1>Starter</h1><p>Feed the levain daily.</p></body></html>",
+      "page.html":
+        "<html><head><title>Sourdough</title><script>var hidden = 'javascriptonly';</script></head><body><nav>menu</nav><h1>Starter</h1><p>Feed the levain daily.</p></body></html>",
     });
   }, HOOK_TIMEOUT);
 
@@ -151,7 +184,9 @@ describeShared("executable reads every format", () => {
     expect(JSON.parse(cli("search", "红军作战", "--json").stdout).results[0]).toMatchObject({ path: "toc.pdf", page: 1 });
     const converted = JSON.parse(cli("convert", join(docs, "cells.pdf"), "--json").stdout);
     expect(converted).toMatchObject({ title: "Organelles", format: "pdf", pages: 2, metadata: { pages: 2 } });
-    expect(cli("convert", join(docs, "cells.pdf")).stdout).toStartWith("<!-- page 1 -->\n\nMitochondria produce energy for the cell.\n\n<!-- page 2 -->");
+    expect(cli("convert", join(docs, "cells.pdf")).stdout).toStartWith(
+      "<!-- page 1 -->\n\nMitochondria produce energy for the cell.\n\n<!-- page 2 -->",
+    );
   });
 });
 
@@ -164,7 +199,11 @@ describeShared("executable with an embedded model", () => {
   test("works offline from the first run and reports the model as embedded", () => {
     const env = { RESEARCHER_MODEL_PATH: "" };
     const cli = (...args: string[]) => runCli(args, { home, env });
-    expect(JSON.parse(cli("model", "show", "--json").stdout)).toMatchObject({ id: "embedded:glove-6b-100d-sif", source: "embedded", dims: 100 });
+    expect(JSON.parse(cli("model", "show", "--json").stdout)).toMatchObject({
+      id: "embedded:glove-6b-100d-sif",
+      source: "embedded",
+      dims: 100,
+    });
     expect(cli("repo", "add", "docs", docs).code).toBe(0);
     expect(JSON.parse(cli("index", "--json", "docs").stdout)).toMatchObject({ embedded: 3, model: "embedded:glove-6b-100d-sif" });
     expect(JSON.parse(cli("search", "automobile", "--mode", "vector", "--json", "-n", "1").stdout).results[0].path).toBe("cars.md");

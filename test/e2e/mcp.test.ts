@@ -31,7 +31,10 @@ beforeAll(async () => {
   expect(runCli(["index", "docs"], { home }).code).toBe(0);
   // 5 MiB in 5,000-byte lines: an answer must never carry it whole.
   const line = `${"lorem ipsum dolor sit amet ".repeat(185)}end`;
-  writeTree(big, { "big.md": `# Big\n\n${Array.from({ length: 1060 }, (_, i) => `${i} ${line}`).join("\n")}\n`, "small.md": "# Small\n\ntiny\n" });
+  writeTree(big, {
+    "big.md": `# Big\n\n${Array.from({ length: 1060 }, (_, i) => `${i} ${line}`).join("\n")}\n`,
+    "small.md": "# Small\n\ntiny\n",
+  });
   expect(runCli(["repo", "add", "big", big, "--no-embed"], { home }).code).toBe(0);
   expect(runCli(["index", "big"], { home }).code).toBe(0);
 }, HOOK_TIMEOUT);
@@ -56,7 +59,16 @@ describe("MCP over stdio", () => {
   test("lists ten tools, each with a title and annotations, and tells the agent what repositories exist", async () => {
     const { tools: listed } = await client.listTools();
     expect(listed.map((t) => t.name).sort()).toEqual([
-      "add_to_index", "get_document", "get_index_status", "list_documents", "list_repositories", "multi_get", "remove_from_index", "repositories_for", "search_documents", "search_fragments",
+      "add_to_index",
+      "get_document",
+      "get_index_status",
+      "list_documents",
+      "list_repositories",
+      "multi_get",
+      "remove_from_index",
+      "repositories_for",
+      "search_documents",
+      "search_fragments",
     ]);
     for (const tool of listed) {
       expect(typeof tool.title === "string" || typeof tool.annotations?.title === "string").toBe(true);
@@ -68,7 +80,14 @@ describe("MCP over stdio", () => {
     expect(listed.find((t) => t.name === "remove_from_index")!.annotations!.destructiveHint).toBe(true);
     // The search tools declare what their structured content is (the SDK checks every answer against it).
     for (const name of ["search_fragments", "search_documents"]) {
-      expect(Object.keys(listed.find((t) => t.name === name)!.outputSchema!.properties!)).toEqual(["query", "mode", "repositories", "offset", "total", "results"]);
+      expect(Object.keys(listed.find((t) => t.name === name)!.outputSchema!.properties!)).toEqual([
+        "query",
+        "mode",
+        "repositories",
+        "offset",
+        "total",
+        "results",
+      ]);
     }
     expect(client.getInstructions()).toContain("docs: Test documents about cars and bread");
   });
@@ -78,8 +97,27 @@ describe("MCP over stdio", () => {
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({ query: "garage", mode: "bm25", repositories: ["big", "docs"], total: 1 });
     const hit = result.structuredContent.results[0];
-    expect(Object.keys(hit)).toEqual(["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "fragment", "snippet", "context", "metadata"]);
-    expect(hit).toMatchObject({ path: "cars.md", location: "cars.md:7", heading: "Parking", context: "Test documents about cars and bread" });
+    expect(Object.keys(hit)).toEqual([
+      "rank",
+      "score",
+      "repository",
+      "path",
+      "location",
+      "page",
+      "docid",
+      "title",
+      "heading",
+      "fragment",
+      "snippet",
+      "context",
+      "metadata",
+    ]);
+    expect(hit).toMatchObject({
+      path: "cars.md",
+      location: "cars.md:7",
+      heading: "Parking",
+      context: "Test documents about cars and bread",
+    });
     expect(result.content[0]!.text).toContain("docs:cars.md:7");
     const cli = JSON.parse(runCli(["search", "garage", "--mode", "bm25", "-n", "2", "--json"], { home }).stdout);
     expect(result.structuredContent).toEqual(cli);
@@ -94,7 +132,9 @@ describe("MCP over stdio", () => {
 
   test("where filters before ranking, as text or JSON, and is described in the tool schema", async () => {
     const { tools: listed } = await client.listTools();
-    const schema = listed.find((t) => t.name === "search_fragments")!.inputSchema as { properties: Record<string, { description?: string }> };
+    const schema = listed.find((t) => t.name === "search_fragments")!.inputSchema as {
+      properties: Record<string, { description?: string }>;
+    };
     expect(schema.properties.where!.description).toContain("front-matter key");
     const text = await call("search_fragments", { query: "the", mode: "bm25", where: "path=notes/** format=md" });
     expect(text.structuredContent.results.map((r: { path: string }) => r.path)).toEqual(["notes/space.md"]);
@@ -121,7 +161,9 @@ describe("MCP over stdio", () => {
     const read = await client.readResource({ uri: "researcher://docs/cars.md" });
     expect(read.contents[0]).toMatchObject({ uri: "researcher://docs/cars.md", mimeType: "text/markdown" });
     expect(String((read.contents[0] as { text: string }).text)).toContain("driver");
-    expect(await client.readResource({ uri: "researcher://docs/.env" }).catch((e: Error) => e.message)).toContain("not an indexed document");
+    expect(await client.readResource({ uri: "researcher://docs/.env" }).catch((e: Error) => e.message)).toContain(
+      "not an indexed document",
+    );
   });
 
   test("get_document by location and by docid; multi_get by glob", async () => {
@@ -178,10 +220,15 @@ describe("MCP over stdio", () => {
 
   test("list_repositories and get_index_status", async () => {
     const repos = await call("list_repositories");
-    expect(repos.structuredContent.repositories).toEqual([expect.objectContaining({ name: "big" }), expect.objectContaining({ name: "docs", description: "Test documents about cars and bread" })]);
+    expect(repos.structuredContent.repositories).toEqual([
+      expect.objectContaining({ name: "big" }),
+      expect.objectContaining({ name: "docs", description: "Test documents about cars and bread" }),
+    ]);
     const status = await call("get_index_status", { repository: "docs" });
     // escape.md links out of the root: not indexed, and the status says why.
-    expect(status.structuredContent.repositories[0].failures).toEqual([{ path: "escape.md", reason: `resolves to ${join(outside, "secret.md")}, outside the repository` }]);
+    expect(status.structuredContent.repositories[0].failures).toEqual([
+      { path: "escape.md", reason: `resolves to ${join(outside, "secret.md")}, outside the repository` },
+    ]);
     expect(status.structuredContent.repositories[0].fragments).toBeGreaterThanOrEqual(4);
   });
 
@@ -207,10 +254,16 @@ describe("MCP over stdio", () => {
   test("unknown tools and unknown or misspelled parameters are errors that name them", async () => {
     const unknownTool = await call("search_everything", { query: "x" }).catch((e: Error) => e);
     expect(String((unknownTool as Error).message ?? JSON.stringify(unknownTool))).toContain("search_everything");
-    const misspelled = await call("search_fragments", { query: "x", n_result: 3 }).catch((e: Error) => ({ isError: true, content: [{ type: "text", text: e.message }] }));
+    const misspelled = await call("search_fragments", { query: "x", n_result: 3 }).catch((e: Error) => ({
+      isError: true,
+      content: [{ type: "text", text: e.message }],
+    }));
     expect(misspelled.isError).toBe(true);
     expect(misspelled.content[0]!.text).toContain("n_result");
-    const wrongType = await call("search_fragments", { query: "x", n_results: "many" }).catch((e: Error) => ({ isError: true, content: [{ type: "text", text: e.message }] }));
+    const wrongType = await call("search_fragments", { query: "x", n_results: "many" }).catch((e: Error) => ({
+      isError: true,
+      content: [{ type: "text", text: e.message }],
+    }));
     expect(wrongType.isError).toBe(true);
   });
 
@@ -227,7 +280,10 @@ describe("MCP over stdio", () => {
   });
 
   test("a huge request is refused and the server keeps serving", async () => {
-    const huge = await call("search_fragments", { query: "x".repeat(200_000) }).catch((e: Error) => ({ isError: true, content: [{ type: "text", text: e.message }] }));
+    const huge = await call("search_fragments", { query: "x".repeat(200_000) }).catch((e: Error) => ({
+      isError: true,
+      content: [{ type: "text", text: e.message }],
+    }));
     expect(huge.isError).toBe(true);
     expect((await call("search_fragments", { query: "garage", mode: "bm25" })).structuredContent.total).toBe(1);
   });
@@ -236,7 +292,7 @@ describe("MCP over stdio", () => {
 describe("MCP contract details (issue 22)", () => {
   const home = tempDir();
   const long = tempDir();
-  const longLine = Array.from({ length: 2 * 1024 * 1024 / 16 }, (_, i) => `w${String(i).padStart(14, "0")} `).join("");
+  const longLine = Array.from({ length: (2 * 1024 * 1024) / 16 }, (_, i) => `w${String(i).padStart(14, "0")} `).join("");
   let client: Client;
   let call: ReturnType<typeof tools>;
 
@@ -249,7 +305,13 @@ describe("MCP contract details (issue 22)", () => {
     });
     expect(runCli(["repo", "add", "long", long, "--no-embed"], { home }).code).toBe(0);
     runCli(["index", "long"], { home }); // bad.pdf is a recorded failure
-    const transport = new StdioClientTransport({ command: exe, args: ["serve"], env: { ...env(), HOME: home, RESEARCHER_HOME: home }, cwd: home, stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: exe,
+      args: ["serve"],
+      env: { ...env(), HOME: home, RESEARCHER_HOME: home },
+      cwd: home,
+      stderr: "pipe",
+    });
     client = new Client({ name: "test", version: "1.0.0" });
     await client.connect(transport);
     call = tools(client);
@@ -304,10 +366,13 @@ describe("MCP contract details (issue 22)", () => {
     const pastEnd = await call("get_document", { ref: "long:line.md", from_line: 4, from_char: 6 });
     expect(pastEnd.isError).toBe(true);
     expect(pastEnd.content[0]!.text).toContain("from_char 6 is past the end of line 4 (5 characters)");
-    }, 60_000);
+  }, 60_000);
 
   test("add_to_index of a missing file is an error to the caller, and clears the file's old failure", async () => {
-    const status = async () => (await call("get_index_status", { repository: "long" })).structuredContent.repositories[0].failures.map((f: { path: string }) => f.path);
+    const status = async () =>
+      (await call("get_index_status", { repository: "long" })).structuredContent.repositories[0].failures.map(
+        (f: { path: string }) => f.path,
+      );
     expect(await status()).toEqual(["bad.pdf"]);
     rmSync(join(long, "bad.pdf"));
     const added = await call("add_to_index", { repository: "long", file_path: "bad.pdf" });
@@ -323,7 +388,12 @@ describe("MCP contract details (issue 22)", () => {
 describe("stdio protocol hygiene", () => {
   test("malformed JSON-RPC gets an error, the next request still works, and the server exits when stdin closes", async () => {
     const proc = Bun.spawn([exe, "serve"], { env: env(), cwd: home, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } };
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    };
     proc.stdin.write("this is not json\n");
     proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 7, method: "no/such/method" })}\n`);
     proc.stdin.write(`${JSON.stringify(init)}\n`);
@@ -336,7 +406,10 @@ describe("stdio protocol hygiene", () => {
       if (done) break;
       text += new TextDecoder().decode(value);
     }
-    const messages = text.trim().split("\n").map((line) => JSON.parse(line));
+    const messages = text
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(messages.some((m) => m.error?.code === -32700 || m.error?.code === -32600)).toBe(true);
     expect(messages.find((m) => m.id === 7)?.error?.code).toBe(-32601);
     expect(messages.find((m) => m.id === 1)?.result?.serverInfo?.name).toBe("researcher");
@@ -350,11 +423,22 @@ describe("stdio protocol hygiene", () => {
 function rawServer() {
   const proc = Bun.spawn([exe, "serve"], { env: env(), cwd: home, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
   const send = (message: object) => proc.stdin.write(`${JSON.stringify(message)}\n`);
-  send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+  send({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+  });
   send({ jsonrpc: "2.0", method: "notifications/initialized" });
   const answers = async () => {
     const text = await new Response(proc.stdout).text();
-    return new Map(text.trim().split("\n").map((line) => JSON.parse(line)).map((m) => [m.id, m]));
+    return new Map(
+      text
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line))
+        .map((m) => [m.id, m]),
+    );
   };
   return { proc, send, answers };
 }
@@ -362,7 +446,12 @@ function rawServer() {
 describe("stdio: closing and bad params", () => {
   testShared("calls still running when stdin closes are answered before the server exits", async () => {
     const { proc, send, answers } = rawServer();
-    send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search_fragments", arguments: { query: "automobile", mode: "hybrid", repositories: ["docs"] } } });
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "search_fragments", arguments: { query: "automobile", mode: "hybrid", repositories: ["docs"] } },
+    });
     send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_index_status", arguments: {} } });
     proc.stdin.end();
     const got = await answers();
@@ -424,7 +513,11 @@ describe("MCP over HTTP", () => {
         body: "{not json",
       });
       expect(((await malformed.json()) as { error: { code: number } }).error.code).toBe(-32700);
-      const huge = await fetch(`${url}/mcp`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "x".repeat(2 * 1024 * 1024) });
+      const huge = await fetch(`${url}/mcp`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: "x".repeat(2 * 1024 * 1024),
+      });
       expect(huge.status).toBe(413);
       expect((await fetch(`${url}/health`)).status).toBe(200);
     } finally {
@@ -528,7 +621,19 @@ describe("MCP over HTTP", () => {
       expect((await fetch(`${url}/search?q=garage`)).status).toBe(401);
       // DNS rebinding: a request naming another host is refused even with the token.
       const port = new URL(url).port;
-      const foreign = Bun.spawnSync(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: evil.example", "-H", "Authorization: Bearer s3cret", `http://127.0.0.1:${port}/search?q=garage`]);
+      const foreign = Bun.spawnSync([
+        "curl",
+        "-s",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        "-H",
+        "Host: evil.example",
+        "-H",
+        "Authorization: Bearer s3cret",
+        `http://127.0.0.1:${port}/search?q=garage`,
+      ]);
       expect(foreign.stdout.toString()).toBe("403");
       const origin = await fetch(`${url}/search?q=garage`, { headers: { ...auth, Origin: "http://evil.example" } });
       expect(origin.status).toBe(403);

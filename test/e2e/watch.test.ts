@@ -22,7 +22,9 @@ function lines(stream: ReadableStream<Uint8Array>): () => Promise<Record<string,
         buffered = buffered.slice(end + 1);
         return JSON.parse(line);
       }
-      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no JSON line within 20 s (got ${JSON.stringify(buffered)})`)), 20_000));
+      const timeout = new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`no JSON line within 20 s (got ${JSON.stringify(buffered)})`)), 20_000),
+      );
       const { value, done } = await Promise.race([reader.read(), timeout]);
       if (done) throw new Error(`stdout ended (got ${JSON.stringify(buffered)})`);
       buffered += decoder.decode(value, { stream: true });
@@ -30,30 +32,42 @@ function lines(stream: ReadableStream<Uint8Array>): () => Promise<Record<string,
   };
 }
 
-testShared("researcher watch --json: a line per batch, the change searchable, SIGTERM exits 0", async () => {
-  const home = tempDir();
-  const docs = tempDir();
-  writeTree(docs, { "bread.md": "# Baking\n\nKnead the dough, then bake the loaf.\n" });
-  const env = { PATH: SYSTEM_PATH, HOME: home, RESEARCHER_HOME: home, RESEARCHER_MODEL_PATH: GLOVE, NO_COLOR: "1" };
-  const run = (...args: string[]) => Bun.spawnSync([exe, ...args], { env, stdout: "pipe", stderr: "pipe" });
-  expect(run("repo", "add", "docs", docs).exitCode).toBe(0);
+testShared(
+  "researcher watch --json: a line per batch, the change searchable, SIGTERM exits 0",
+  async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "bread.md": "# Baking\n\nKnead the dough, then bake the loaf.\n" });
+    const env = { PATH: SYSTEM_PATH, HOME: home, RESEARCHER_HOME: home, RESEARCHER_MODEL_PATH: GLOVE, NO_COLOR: "1" };
+    const run = (...args: string[]) => Bun.spawnSync([exe, ...args], { env, stdout: "pipe", stderr: "pipe" });
+    expect(run("repo", "add", "docs", docs).exitCode).toBe(0);
 
-  const watcher = Bun.spawn([exe, "watch", "--json", "--debounce", "50"], { env, stdout: "pipe", stderr: "pipe" });
-  try {
-    const next = lines(watcher.stdout);
-    expect(await next()).toEqual({ repository: "docs", indexed: 1, removed: 0, failed: 0, paths: [], seconds: expect.any(Number), scan: true });
+    const watcher = Bun.spawn([exe, "watch", "--json", "--debounce", "50"], { env, stdout: "pipe", stderr: "pipe" });
+    try {
+      const next = lines(watcher.stdout);
+      expect(await next()).toEqual({
+        repository: "docs",
+        indexed: 1,
+        removed: 0,
+        failed: 0,
+        paths: [],
+        seconds: expect.any(Number),
+        scan: true,
+      });
 
-    writeFileSync(join(docs, ".space.md.tmp"), "# Astronomy\n\nThe telescope observed a distant galaxy.\n");
-    renameSync(join(docs, ".space.md.tmp"), join(docs, "space.md"));
-    expect(await next()).toMatchObject({ repository: "docs", indexed: 1, removed: 0, failed: 0, paths: ["space.md"], scan: false });
-    const found = JSON.parse(run("search", "telescope", "--mode", "bm25", "--json").stdout.toString());
-    expect(found.results.map((r: { path: string }) => r.path)).toEqual(["space.md"]);
+      writeFileSync(join(docs, ".space.md.tmp"), "# Astronomy\n\nThe telescope observed a distant galaxy.\n");
+      renameSync(join(docs, ".space.md.tmp"), join(docs, "space.md"));
+      expect(await next()).toMatchObject({ repository: "docs", indexed: 1, removed: 0, failed: 0, paths: ["space.md"], scan: false });
+      const found = JSON.parse(run("search", "telescope", "--mode", "bm25", "--json").stdout.toString());
+      expect(found.results.map((r: { path: string }) => r.path)).toEqual(["space.md"]);
 
-    renameSync(join(docs, "bread.md"), join(docs, "baking.md"));
-    expect(await next()).toMatchObject({ indexed: 1, removed: 1, paths: ["baking.md", "bread.md"] });
-  } finally {
-    watcher.kill("SIGTERM");
-  }
-  expect(await watcher.exited).toBe(0);
-  expect(await new Response(watcher.stderr).text()).toBe("");
-}, 60_000);
+      renameSync(join(docs, "bread.md"), join(docs, "baking.md"));
+      expect(await next()).toMatchObject({ indexed: 1, removed: 1, paths: ["baking.md", "bread.md"] });
+    } finally {
+      watcher.kill("SIGTERM");
+    }
+    expect(await watcher.exited).toBe(0);
+    expect(await new Response(watcher.stderr).text()).toBe("");
+  },
+  60_000,
+);
