@@ -143,7 +143,6 @@ describeShared("corpus", () => {
   test("every DOCX converts or fails with a one-line FILE_UNREADABLE reason", async () => {
     const failures: Record<string, string> = {};
     let converted = 0;
-    const started = performance.now();
     for (const source of readdirSync(DOCX)) {
       for (const name of readdirSync(join(DOCX, source)).filter((file) => file.endsWith(".docx"))) {
         try {
@@ -157,7 +156,6 @@ describeShared("corpus", () => {
         }
       }
     }
-    expect(performance.now() - started).toBeLessThan(60_000);
     expect(converted).toBe(164);
     const fuzz = (id: string) => `clusterfuzz-testcase-minimized-${id}.docx`;
     expect(failures).toEqual({
