@@ -1,9 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { chunkDocument } from "../src/index/chunk.ts";
+import { indexRepository } from "../src/index/indexer.ts";
+import { addRepository } from "../src/repos.ts";
 import { convertPdf, joinLine, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
-import { SHARED, testShared } from "./helpers.ts";
+import { SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 const PDFS = join(SHARED, "data/corpus/pdf/pdfjs-test-pdfs");
@@ -85,5 +88,16 @@ describe("convertPdf", () => {
     expect(pdfDate("D:20100316021332-01'00'")).toBe("2010-03-16T02:13:32-01:00");
     expect(pdfDate("D:2019")).toBe("2019-01-01T00:00:00Z");
     expect(pdfDate("garbage")).toBeUndefined();
+  });
+
+  test("converting a PDF leaves the process's globals working: an index run after it indexes its files", async () => {
+    const cores = availableParallelism();
+    await convertPdf(await writePdf([paragraph("A page of text.", 72)]), "x");
+    expect(availableParallelism()).toBe(cores); // pdf.js once replaced the navigator it is read from
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "guide.md": "# Guide\n\nRun the installer.\n", "notes.md": "Some notes.\n" });
+    const summary = await indexRepository(home, addRepository(home, { name: "docs", path: docs, embed: false }));
+    expect(summary).toMatchObject({ indexed: 2, failed: 0 });
   });
 });

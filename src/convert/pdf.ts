@@ -32,12 +32,25 @@ let loading: Promise<PdfJs> | undefined;
 /** pdf.js with its worker code run in this thread: the conversion pool already gives each file its own thread. */
 function loadPdfJs(): Promise<PdfJs> {
   loading ??= (async () => {
+    keepNavigator();
     // @ts-expect-error: the worker module ships no type declarations; only its presence matters.
     const worker = await import("pdfjs-dist/legacy/build/pdf.worker.mjs");
     (globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = worker;
     return import("pdfjs-dist/legacy/build/pdf.mjs");
   })();
   return loading;
+}
+
+/**
+ * pdf.js, loaded under Node or Bun, replaces `globalThis.navigator` with a stub of its own when the navigator has no
+ * `language`, as Bun's has not. The stub has no `hardwareConcurrency`, from which Bun's `os.availableParallelism()`
+ * reads: it then returns undefined, and a conversion pool sized by it later in the same process (an index run after a
+ * PDF was converted in the main thread) got a size of NaN and ran no conversion at all. The language pdf.js wants is
+ * given to the real navigator, so it is left alone.
+ */
+function keepNavigator(): void {
+  const navigator = globalThis.navigator as { language?: string } | undefined;
+  if (navigator && !navigator.language) Object.defineProperty(navigator, "language", { value: "en-US", configurable: true });
 }
 
 export async function convertPdf(bytes: Uint8Array, fallbackTitle: string): Promise<ConvertedDocument> {
