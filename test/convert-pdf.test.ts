@@ -80,6 +80,24 @@ describe("convertPdf", () => {
     expect(doc.text).toContain("关于红军作战的原则");
   });
 
+  testShared("form-field values and annotation text follow their page's text", async () => {
+    const read = async (name: string) => (await convertPdf(readFileSync(join(PDFS, name)), name)).text;
+    // prefilled_f1040.pdf: a tax form whose only filled field, on page 2, says "foobar".
+    const form = await read("prefilled_f1040.pdf");
+    const page2 = form.slice(form.indexOf("<!-- page 2 -->"), form.indexOf("<!-- page 3 -->"));
+    expect(page2.trimEnd()).toEndWith("Form 1040 (2010)\n\nfoobar");
+    expect(form.match(/foobar/g)).toHaveLength(1);
+    // These hold no text outside their annotations: each was "no text layer".
+    expect(await read("issue20504.pdf")).toContain("你好世界\n\nمرحبا بالعالم\n\n"); // free-text annotations
+    expect(await read("rc_annotation.pdf")).toContain("Hello World!"); // a sticky note with rich text only
+    expect(await read("PDFBOX-3148-2-fuzzed.pdf")).toContain("1 2 3 4"); // a multi-line text field
+    // Combo boxes show their display value; check boxes and radio buttons (a state like "Off") add nothing.
+    expect(await read("bug1724918.pdf")).toBe("<!-- page 1 -->\n\nhello\n\nworld\n");
+    expect(await read("issue15815.pdf")).toBe("<!-- page 1 -->\n\nA\n");
+    // Hidden fields stay hidden, as in pdftotext.
+    expect(convertPdf(readFileSync(join(PDFS, "annotation_hidden_noview.pdf")), "x")).rejects.toThrow(NO_TEXT_LAYER);
+  });
+
   test("ligatures fold to letters; hyphens join only lower-case word parts; PDF dates", () => {
     expect("ﬁnd ﬂow".normalize("NFKC")).toBe("find flow");
     expect(joinLine("an attention mech-", "anism")).toBe("an attention mechanism");

@@ -80,9 +80,10 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string): Prom
     let largest: Line | undefined;
     for (let n = 1; n <= doc.numPages; n++) {
       const lines = await pageLines(doc, n);
-      characters += lines.reduce((sum, line) => sum + line.text.replace(/\s/g, "").length, 0);
+      const notes = await pageAnnotations(doc, n);
+      characters += [...lines.map((line) => line.text), ...notes].join("").replace(/\s/g, "").length;
       if (n === 1) largest = lines.slice(0, 12).reduce<Line | undefined>((a, l) => (!a || l.size > a.size ? l : a), undefined);
-      parts.push(pageMarker(n), "", pageMarkdown(lines), "");
+      parts.push(pageMarker(n), "", [pageMarkdown(lines), ...notes].filter(Boolean).join("\n\n"), "");
     }
     if (characters === 0 && doc.numPages > 0) throw new ResearcherError("FILE_UNREADABLE", NO_TEXT_LAYER);
     const title = info.title ?? (largest && largest.text.length <= 200 ? largest.text : undefined) ?? fallbackTitle;
@@ -182,6 +183,55 @@ async function pageLines(doc: { getPage(n: number): Promise<any> }, n: number): 
     if (item.hasEOL) current = undefined;
   }
   return lines.map((line) => ({ text: line.text.replace(/\s+/g, " ").trim(), y: line.y, size: line.size })).filter((line) => line.text);
+}
+
+/** What `page.getAnnotations()` gives that can hold text (pdf.js's annotation data, reduced to those fields). */
+interface Annotation {
+  subtype?: string;
+  fieldType?: string;
+  fieldValue?: unknown;
+  options?: { exportValue: string; displayValue: string }[];
+  hidden?: boolean;
+  contentsObj?: { str?: string };
+  richText?: { str?: string };
+}
+
+/**
+ * Text held by the page's annotations rather than its content: filled-in form fields (text fields, and the shown
+ * value of a list or combo box) and the contents of free-text and sticky-note annotations, one paragraph each, in
+ * the page's annotation order. Check boxes and radio buttons (only a state such as `Off`), hidden fields and
+ * pop-ups (a copy of their parent's contents) are left out, as pdftotext leaves them out.
+ */
+async function pageAnnotations(doc: { getPage(n: number): Promise<any> }, n: number): Promise<string[]> {
+  let annotations: Annotation[];
+  try {
+    annotations = await (await doc.getPage(n)).getAnnotations({ intent: "display" });
+  } catch {
+    return [];
+  }
+  return annotations
+    .map(annotationText)
+    .map((text) => clean(text).replace(/\s+/g, " ").trim())
+    .filter(Boolean);
+}
+
+function annotationText(annotation: Annotation): string {
+  if (annotation.hidden) return "";
+  if (annotation.subtype === "FreeText" || annotation.subtype === "Text") {
+    return annotation.contentsObj?.str || annotation.richText?.str || "";
+  }
+  if (annotation.subtype !== "Widget") return "";
+  const value = annotation.fieldValue;
+  if (annotation.fieldType === "Tx" && typeof value === "string") return value;
+  if (annotation.fieldType === "Ch") {
+    const chosen = Array.isArray(value) ? value : [value];
+    const shown = (v: unknown) => annotation.options?.find((o) => o.exportValue === v)?.displayValue ?? v;
+    return chosen
+      .map(shown)
+      .filter((v) => typeof v === "string")
+      .join(", ");
+  }
+  return "";
 }
 
 /** Lines → paragraphs (split at gaps wider than the usual line spacing) and headings (clearly larger text). */
