@@ -202,7 +202,10 @@ interface Annotation {
  * the page's annotation order. Check boxes and radio buttons (only a state such as `Off`), hidden fields and
  * pop-ups (a copy of their parent's contents) are left out, as pdftotext leaves them out.
  */
-async function pageAnnotations(doc: { getPage(n: number): Promise<any> }, n: number): Promise<string[]> {
+async function pageAnnotations(
+  doc: { getPage(n: number): Promise<{ getAnnotations(o: object): Promise<Annotation[]> }> },
+  n: number,
+): Promise<string[]> {
   let annotations: Annotation[];
   try {
     annotations = await (await doc.getPage(n)).getAnnotations({ intent: "display" });
