@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { chunkDocument } from "../src/index/chunk.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { convertPdf, joinLine, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
+import { convertPdf, isFileName, joinLine, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
 import { SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
@@ -96,6 +96,28 @@ describe("convertPdf", () => {
     expect(await read("issue15815.pdf")).toBe("<!-- page 1 -->\n\nA\n");
     // Hidden fields stay hidden, as in pdftotext.
     expect(convertPdf(readFileSync(join(PDFS, "annotation_hidden_noview.pdf")), "x")).rejects.toThrow(NO_TEXT_LAYER);
+  });
+
+  test("a metadata title that is a file name or path gives way to the first large line", async () => {
+    const page = [{ text: "The pxfonts package", top: 72, size: 20 }, ...paragraph("Palatino for text and mathematics.", 120)];
+    expect((await convertPdf(await writePdf([page], { title: "pxfontsdoc.dvi" }), "x")).title).toBe("The pxfonts package");
+    expect((await convertPdf(await writePdf([page], { title: "The pxfonts manual" }), "x")).title).toBe("The pxfonts manual");
+    for (const name of [
+      "pxfontsdoc.dvi",
+      "Scorecard2.xls",
+      "thesis.tex",
+      "C:\\work\\draft.doc",
+      "/home/me/paper",
+      "http://www.example.org/",
+    ]) {
+      expect(isFileName(name)).toBe(true);
+    }
+    for (const title of ["SAV CERT - 4/12/2024", "Version 2.0", "Attention Is All You Need"]) expect(isFileName(title)).toBe(false);
+  });
+
+  testShared("corpus PDFs titled with their source file's name take their first large line", async () => {
+    // issue9972-2.pdf says its title is "IBM-PDFs.graffle" (an OmniGraffle file).
+    expect((await convertPdf(readFileSync(join(PDFS, "issue9972-2.pdf")), "x")).title).toBe("Personal Vitality Rebate");
   });
 
   test("ligatures fold to letters; hyphens join only lower-case word parts; PDF dates", () => {

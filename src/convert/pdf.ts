@@ -138,7 +138,18 @@ async function pdfInfo(doc: { getMetadata(): Promise<{ info: object }> }) {
     if (value) metadata[key] = value;
   }
   const title = text("Title")?.replace(/^Microsoft (Word|PowerPoint) - /, "");
-  return { title: title && !/^untitled$/i.test(title) ? title : undefined, metadata };
+  return { title: title && !/^untitled$/i.test(title) && !isFileName(title) ? title : undefined, metadata };
+}
+
+/**
+ * A title that is the name or path of the file the PDF was made from (`pxfontsdoc.dvi`, `Scorecard2.xls`,
+ * `C:\work\draft.doc`, a URL): left by the tool that made the PDF, not chosen by the author. Titles weigh in
+ * ranking, so the first large line is taken instead.
+ */
+export function isFileName(title: string): boolean {
+  const extension = /\.(?:dvi|pdf|e?ps|tex|docx?|odt|rtf|txt|md|html?|xlsx?|ods|pptx?|odp|indd|qxd|graffle)$/i;
+  const path = /^(?:[a-z]:\\|\\\\|~?\/|[a-z][a-z+.-]*:\/\/)|^\S*[\\/]\S*\.\w{1,5}$/i;
+  return extension.test(title) || path.test(title);
 }
 
 /** `D:20100316021332-01'00'` → `2010-03-16T02:13:32-01:00`; anything unparseable is dropped. */
