@@ -120,6 +120,14 @@ describe("convertPdf", () => {
     expect((await convertPdf(readFileSync(join(PDFS, "issue9972-2.pdf")), "x")).title).toBe("Personal Vitality Rebate");
   });
 
+  testShared("right-to-left text reads in logical order, ligatures of two letters unswapped", async () => {
+    // ArabicCIDTrueType.pdf: "انواع الخطوط العربية" four times, its words drawn left to right, one with a lam-khah
+    // ligature (pdftotext: the same words, in presentation forms).
+    const doc = await convertPdf(readFileSync(join(PDFS, "ArabicCIDTrueType.pdf")), "x");
+    expect(doc.title).toBe("انواع الخطوط العربية");
+    expect(doc.text).toBe(`<!-- page 1 -->\n\n${Array(4).fill("انواع الخطوط العربية").join(" ")}\n`);
+  });
+
   test("ligatures fold to letters; hyphens join only lower-case word parts; PDF dates", () => {
     expect("ﬁnd ﬂow".normalize("NFKC")).toBe("find flow");
     expect(joinLine("an attention mech-", "anism")).toBe("an attention mechanism");

@@ -12,6 +12,8 @@ type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
 
 interface TextItem {
   str: string;
+  /** pdf.js gives each item's text in logical order, and says which way it reads. */
+  dir: "ltr" | "rtl" | "ttb";
   hasEOL: boolean;
   transform: number[];
   width: number;
@@ -167,13 +169,16 @@ async function pageLines(doc: { getPage(n: number): Promise<any> }, n: number): 
   let items: TextItem[];
   try {
     const page = await doc.getPage(n);
-    items = (await page.getTextContent()).items.filter((item: object): item is TextItem => "str" in item);
+    // pdf.js's own normalisation runs before it reverses right-to-left text, so a ligature of two Arabic letters
+    // came out with the two swapped; clean() folds compatibility forms (NFKC) after the reversal instead.
+    const content = await page.getTextContent({ disableNormalization: true });
+    items = content.items.filter((item: object): item is TextItem => "str" in item);
     page.cleanup();
   } catch {
     return []; // one broken page must not cost the rest of the document
   }
-  const lines: Line[] = [];
-  let current: (Line & { end: number }) | undefined;
+  const lines: (Line & { runs: Run[] })[] = [];
+  let current: (typeof lines)[number] | undefined;
   for (const item of items) {
     const size = Math.hypot(item.transform[2]!, item.transform[3]!) || item.height || 1;
     const x = item.transform[4]!;
@@ -182,18 +187,54 @@ async function pageLines(doc: { getPage(n: number): Promise<any> }, n: number): 
     if (text) {
       if (current && Math.abs(y - current.y) > size * 0.5) current = undefined;
       if (!current) {
-        current = { text: "", y, size, end: x };
+        current = { text: "", y, size, runs: [] };
         lines.push(current);
       }
-      const gap = x - current.end;
-      if (current.text && gap > size * 0.15 && !/\s$/.test(current.text) && !/^\s/.test(text)) current.text += " ";
-      current.text += text;
+      current.runs.push({ text, x, end: x + item.width, size, dir: /^\s+$/.test(text) ? undefined : item.dir });
       current.size = Math.max(current.size, size);
-      current.end = x + item.width;
     }
     if (item.hasEOL) current = undefined;
   }
-  return lines.map((line) => ({ text: line.text.replace(/\s+/g, " ").trim(), y: line.y, size: line.size })).filter((line) => line.text);
+  return lines
+    .map((line) => ({ text: lineText(line.runs).replace(/\s+/g, " ").trim(), y: line.y, size: line.size }))
+    .filter((line) => line.text);
+}
+
+/** A text item on a line: where it starts and ends, and its direction (none for white space). */
+interface Run {
+  text: string;
+  x: number;
+  end: number;
+  size: number;
+  dir?: string;
+}
+
+/**
+ * A line's items in reading order, with a space wherever they stand apart. Items come in drawing order, which for
+ * right-to-left scripts is usually left to right on the page: a stretch of right-to-left items reads from its
+ * rightmost item, and on a line mostly right-to-left the stretches too go from right to left.
+ */
+function lineText(runs: Run[]): string {
+  const stretches: Run[][] = [];
+  for (const run of runs) {
+    const last = stretches.at(-1);
+    const direction = last?.find((r) => r.dir)?.dir;
+    if (last && (!run.dir || !direction || direction === run.dir)) last.push(run);
+    else stretches.push([run]);
+  }
+  const rightToLeft = (stretch: Run[]) => stretch.some((run) => run.dir === "rtl");
+  const letters = (rtl: boolean) => runs.filter((run) => (run.dir === "rtl") === rtl).reduce((sum, run) => sum + run.text.length, 0);
+  const leftmost = (stretch: Run[]) => Math.min(...stretch.map((run) => run.x));
+  if (letters(true) > letters(false)) stretches.sort((a, b) => leftmost(b) - leftmost(a));
+  let text = "";
+  let previous: Run | undefined;
+  for (const run of stretches.flatMap((stretch) => (rightToLeft(stretch) ? [...stretch].sort((a, b) => b.x - a.x) : stretch))) {
+    const gap = previous ? Math.max(run.x - previous.end, previous.x - run.end) : 0;
+    if (text && gap > run.size * 0.15 && !/\s$/.test(text) && !/^\s/.test(run.text)) text += " ";
+    text += run.text;
+    previous = run;
+  }
+  return text;
 }
 
 /** What `page.getAnnotations()` gives that can hold text (pdf.js's annotation data, reduced to those fields). */
