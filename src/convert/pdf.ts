@@ -229,7 +229,10 @@ function lineText(runs: Run[]): string {
   let text = "";
   let previous: Run | undefined;
   for (const run of stretches.flatMap((stretch) => (rightToLeft(stretch) ? [...stretch].sort((a, b) => b.x - a.x) : stretch))) {
-    const gap = previous ? Math.max(run.x - previous.end, previous.x - run.end) : 0;
+    // Within left-to-right text the gap is measured forwards only, so an item drawn back over the last (an accent,
+    // an arrow over a vector) never gets a space; next to right-to-left text, in either direction.
+    const rtl = run.dir === "rtl" || previous?.dir === "rtl";
+    const gap = !previous ? 0 : rtl ? Math.max(run.x - previous.end, previous.x - run.end) : run.x - previous.end;
     if (text && gap > run.size * 0.15 && !/\s$/.test(text) && !/^\s/.test(run.text)) text += " ";
     text += run.text;
     previous = run;
