@@ -135,6 +135,14 @@ describeShared("convertEpub: corpus", () => {
     expect(doc.text).not.toContain("Contents"); // the nav document is the table of contents, not content
   });
 
+  test("endnotes in <aside>s and chapter headings in <header>s are content", async () => {
+    const georgia = await convertEpub(corpusFile("idpf-epub3-samples/georgia-cfi.epub"), "x");
+    expect(georgia.text).toContain("1 According to the usual nomenclature, the branch flowing S.W. is called the Chattooga");
+    const moby = await convertEpub(corpusFile("idpf-epub3-samples/moby-dick.epub"), "x");
+    expect(moby.text).toContain("These have been corrected in this EPUB3 edition.");
+    expect(headings(moby.text)).toContain("# Chapter 100. Leg and Arm.");
+  });
+
   test("The Waste Land: sections in spine order", async () => {
     const doc = await convertEpub(corpusFile("idpf-epub3-samples/wasteland.epub"), "wasteland");
     expect(doc.title).toBe("The Waste Land");

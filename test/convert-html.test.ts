@@ -197,6 +197,19 @@ describe("XHTML", () => {
     const xhtml = `<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title/></head><body><h1><a id="top"/>Start</h1><p>after<span class="x"/> the span</p></body></html>`;
     expect(htmlToMarkdown(xhtml)).toBe("# Start\n\nafter the span");
   });
+
+  test("a site's header, footer and sidebar are dropped; an article's header, notes and asides are content", async () => {
+    const page = `<html><body><header><h1>SiteBanner</h1></header><aside>SiteSidebar</aside>
+<main><article><header><h1>Rivers of Georgia</h1><p>By A. Writer</p></header>
+<p>The Savannah rises in the mountains.</p><aside><pre><code>flow = 42</code></pre></aside>
+<section><header><h2>Sources</h2></header><p>Three branches.</p></section>
+<footer><p>1 The Chattooga joins the Tallulah.</p></footer></article></main>
+<footer>SiteFooter</footer></body></html>`;
+    const doc = await convertHtml(utf8(page), "x");
+    expect(doc.text).toBe(
+      "# Rivers of Georgia\n\nBy A. Writer\n\nThe Savannah rises in the mountains.\n\n```\nflow = 42\n```\n\n## Sources\n\nThree branches.\n\n1 The Chattooga joins the Tallulah.",
+    );
+  });
 });
 
 describe("limits", () => {
@@ -247,5 +260,9 @@ describeShared("corpus", () => {
     expect(doc.text.startsWith("**CoffeeScript is a little language that compiles into JavaScript.**")).toBe(true);
     expect(doc.text).toContain("\n## Overview\n");
     expect(doc.text).toContain("\n### What’s New In CoffeeScript 2?\n");
+    // Its 164 code examples, most in <aside>s inside <main>, the others in block quotes.
+    expect(doc.text.match(/^(> )*```/gm)).toHaveLength(2 * 164);
+    expect(doc.text).toContain("# Array comprehensions:\ncubes = (math.cube num for num in list)\n```");
+    expect(doc.text).not.toContain("# Array comprehensions: cubes"); // the editor's <textarea> copy of the example
   });
 });

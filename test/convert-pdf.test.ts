@@ -1,9 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { chunkDocument } from "../src/index/chunk.ts";
-import { convertPdf, joinLine, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
-import { SHARED, testShared } from "./helpers.ts";
+import { indexRepository } from "../src/index/indexer.ts";
+import { addRepository } from "../src/repos.ts";
+import { convertPdf, isFileName, joinLine, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
+import { SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 const PDFS = join(SHARED, "data/corpus/pdf/pdfjs-test-pdfs");
@@ -77,6 +80,54 @@ describe("convertPdf", () => {
     expect(doc.text).toContain("关于红军作战的原则");
   });
 
+  testShared("form-field values and annotation text follow their page's text", async () => {
+    const read = async (name: string) => (await convertPdf(readFileSync(join(PDFS, name)), name)).text;
+    // prefilled_f1040.pdf: a tax form whose only filled field, on page 2, says "foobar".
+    const form = await read("prefilled_f1040.pdf");
+    const page2 = form.slice(form.indexOf("<!-- page 2 -->"), form.indexOf("<!-- page 3 -->"));
+    expect(page2.trimEnd()).toEndWith("Form 1040 (2010)\n\nfoobar");
+    expect(form.match(/foobar/g)).toHaveLength(1);
+    // These hold no text outside their annotations: each was "no text layer".
+    expect(await read("issue20504.pdf")).toContain("你好世界\n\nمرحبا بالعالم\n\n"); // free-text annotations
+    expect(await read("rc_annotation.pdf")).toContain("Hello World!"); // a sticky note with rich text only
+    expect(await read("PDFBOX-3148-2-fuzzed.pdf")).toContain("1 2 3 4"); // a multi-line text field
+    // Combo boxes show their display value; check boxes and radio buttons (a state like "Off") add nothing.
+    expect(await read("bug1724918.pdf")).toBe("<!-- page 1 -->\n\nhello\n\nworld\n");
+    expect(await read("issue15815.pdf")).toBe("<!-- page 1 -->\n\nA\n");
+    // Hidden fields stay hidden, as in pdftotext.
+    expect(convertPdf(readFileSync(join(PDFS, "annotation_hidden_noview.pdf")), "x")).rejects.toThrow(NO_TEXT_LAYER);
+  });
+
+  test("a metadata title that is a file name or path gives way to the first large line", async () => {
+    const page = [{ text: "The pxfonts package", top: 72, size: 20 }, ...paragraph("Palatino for text and mathematics.", 120)];
+    expect((await convertPdf(await writePdf([page], { title: "pxfontsdoc.dvi" }), "x")).title).toBe("The pxfonts package");
+    expect((await convertPdf(await writePdf([page], { title: "The pxfonts manual" }), "x")).title).toBe("The pxfonts manual");
+    for (const name of [
+      "pxfontsdoc.dvi",
+      "Scorecard2.xls",
+      "thesis.tex",
+      "C:\\work\\draft.doc",
+      "/home/me/paper",
+      "http://www.example.org/",
+    ]) {
+      expect(isFileName(name)).toBe(true);
+    }
+    for (const title of ["SAV CERT - 4/12/2024", "Version 2.0", "Attention Is All You Need"]) expect(isFileName(title)).toBe(false);
+  });
+
+  testShared("corpus PDFs titled with their source file's name take their first large line", async () => {
+    // issue9972-2.pdf says its title is "IBM-PDFs.graffle" (an OmniGraffle file).
+    expect((await convertPdf(readFileSync(join(PDFS, "issue9972-2.pdf")), "x")).title).toBe("Personal Vitality Rebate");
+  });
+
+  testShared("right-to-left text reads in logical order, ligatures of two letters unswapped", async () => {
+    // ArabicCIDTrueType.pdf: "انواع الخطوط العربية" four times, its words drawn left to right, one with a lam-khah
+    // ligature (pdftotext: the same words, in presentation forms).
+    const doc = await convertPdf(readFileSync(join(PDFS, "ArabicCIDTrueType.pdf")), "x");
+    expect(doc.title).toBe("انواع الخطوط العربية");
+    expect(doc.text).toBe(`<!-- page 1 -->\n\n${Array(4).fill("انواع الخطوط العربية").join(" ")}\n`);
+  });
+
   test("ligatures fold to letters; hyphens join only lower-case word parts; PDF dates", () => {
     expect("ﬁnd ﬂow".normalize("NFKC")).toBe("find flow");
     expect(joinLine("an attention mech-", "anism")).toBe("an attention mechanism");
@@ -85,5 +136,16 @@ describe("convertPdf", () => {
     expect(pdfDate("D:20100316021332-01'00'")).toBe("2010-03-16T02:13:32-01:00");
     expect(pdfDate("D:2019")).toBe("2019-01-01T00:00:00Z");
     expect(pdfDate("garbage")).toBeUndefined();
+  });
+
+  test("converting a PDF leaves the process's globals working: an index run after it indexes its files", async () => {
+    const cores = availableParallelism();
+    await convertPdf(await writePdf([paragraph("A page of text.", 72)]), "x");
+    expect(availableParallelism()).toBe(cores); // pdf.js once replaced the navigator it is read from
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "guide.md": "# Guide\n\nRun the installer.\n", "notes.md": "Some notes.\n" });
+    const summary = await indexRepository(home, addRepository(home, { name: "docs", path: docs, embed: false }));
+    expect(summary).toMatchObject({ indexed: 2, failed: 0 });
   });
 });

@@ -50,17 +50,33 @@ interface Turndown {
 }
 
 /** Elements whose text is not the document's content: it must not be searchable. */
-const DROPPED = ["script", "style", "nav", "header", "footer", "aside", "noscript", "template", "iframe", "svg", "form", "button"];
+const DROPPED = ["script", "style", "nav", "noscript", "template", "iframe", "svg", "form", "button", "textarea"];
+
+/**
+ * A web page's banner, footer and sidebars, dropped where they are the site's chrome: outside its content (`main`,
+ * `article`, `section`). Inside it, a header holds the article's title, a footer its notes, an aside its examples.
+ * An EPUB chapter or a DOCX has no chrome: there they are always content (a book's endnotes are asides).
+ */
+const CHROME = ["header", "footer", "aside"];
+const CONTENT = new Set(["MAIN", "ARTICLE", "SECTION"]);
+
+function insideContent(element: HtmlElement): boolean {
+  for (let node = element.parentNode; node; node = node.parentNode) {
+    if (CONTENT.has(node.nodeName.toUpperCase()) || node.getAttribute?.("role") === "main") return true;
+  }
+  return false;
+}
 
 export async function convertHtml(bytes: Uint8Array, fallbackTitle: string): Promise<ConvertedDocument> {
   const doc = parseHtml(decodeHtml(bytes));
   const metadata = htmlMetadata(doc);
   const title = htmlTitle(doc) ?? fallbackTitle;
-  return { title, format: "markdown", text: documentToMarkdown(doc), firstLine: 1, metadata };
+  return { title, format: "markdown", text: documentToMarkdown(doc, { webPage: true }), firstLine: 1, metadata };
 }
 
+/** Markdown of HTML that is not a web page (an EPUB chapter, mammoth's DOCX output): it has no site chrome. */
 export function htmlToMarkdown(html: string): string {
-  return documentToMarkdown(parseHtml(html));
+  return documentToMarkdown(parseHtml(html), { webPage: false });
 }
 
 /** Throws `FILE_UNREADABLE` for markup nested so deep that parsing and converting it would take minutes. */
@@ -129,10 +145,16 @@ function domDepth(root: HtmlElement): number {
   return deepest;
 }
 
-/** Markdown of the body, without the dropped elements. Throws `FILE_UNREADABLE` when the DOM is too deep to convert. */
-export function documentToMarkdown(doc: HtmlDocument): string {
+/**
+ * Markdown of the body, without the dropped elements nor, in a web page, its chrome. Throws `FILE_UNREADABLE` when
+ * the DOM is too deep to convert.
+ */
+export function documentToMarkdown(doc: HtmlDocument, { webPage }: { webPage: boolean }): string {
   const root = doc.body ?? doc.documentElement;
   for (const element of Array.from(root.querySelectorAll(DROPPED.join(",")))) element.remove();
+  if (webPage) {
+    for (const element of Array.from(root.querySelectorAll(CHROME.join(",")))) if (!insideContent(element)) element.remove();
+  }
   // misnested formatting tags (`<b><i><div>` unclosed, repeated) nest deeper in the DOM than the tag count shows
   if (domDepth(root) > MAX_DEPTH) throw tooDeep();
   return tidyMarkdown(turndown().turndown(root));

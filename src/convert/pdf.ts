@@ -12,6 +12,8 @@ type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
 
 interface TextItem {
   str: string;
+  /** pdf.js gives each item's text in logical order, and says which way it reads. */
+  dir: "ltr" | "rtl" | "ttb";
   hasEOL: boolean;
   transform: number[];
   width: number;
@@ -32,12 +34,25 @@ let loading: Promise<PdfJs> | undefined;
 /** pdf.js with its worker code run in this thread: the conversion pool already gives each file its own thread. */
 function loadPdfJs(): Promise<PdfJs> {
   loading ??= (async () => {
+    keepNavigator();
     // @ts-expect-error: the worker module ships no type declarations; only its presence matters.
     const worker = await import("pdfjs-dist/legacy/build/pdf.worker.mjs");
     (globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = worker;
     return import("pdfjs-dist/legacy/build/pdf.mjs");
   })();
   return loading;
+}
+
+/**
+ * pdf.js, loaded under Node or Bun, replaces `globalThis.navigator` with a stub of its own when the navigator has no
+ * `language`, as Bun's has not. The stub has no `hardwareConcurrency`, from which Bun's `os.availableParallelism()`
+ * reads: it then returns undefined, and a conversion pool sized by it later in the same process (an index run after a
+ * PDF was converted in the main thread) got a size of NaN and ran no conversion at all. The language pdf.js wants is
+ * given to the real navigator, so it is left alone.
+ */
+function keepNavigator(): void {
+  const navigator = globalThis.navigator as { language?: string } | undefined;
+  if (navigator && !navigator.language) Object.defineProperty(navigator, "language", { value: "en-US", configurable: true });
 }
 
 export async function convertPdf(bytes: Uint8Array, fallbackTitle: string): Promise<ConvertedDocument> {
@@ -67,9 +82,10 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string): Prom
     let largest: Line | undefined;
     for (let n = 1; n <= doc.numPages; n++) {
       const lines = await pageLines(doc, n);
-      characters += lines.reduce((sum, line) => sum + line.text.replace(/\s/g, "").length, 0);
+      const notes = await pageAnnotations(doc, n);
+      characters += [...lines.map((line) => line.text), ...notes].join("").replace(/\s/g, "").length;
       if (n === 1) largest = lines.slice(0, 12).reduce<Line | undefined>((a, l) => (!a || l.size > a.size ? l : a), undefined);
-      parts.push(pageMarker(n), "", pageMarkdown(lines), "");
+      parts.push(pageMarker(n), "", [pageMarkdown(lines), ...notes].filter(Boolean).join("\n\n"), "");
     }
     if (characters === 0 && doc.numPages > 0) throw new ResearcherError("FILE_UNREADABLE", NO_TEXT_LAYER);
     const title = info.title ?? (largest && largest.text.length <= 200 ? largest.text : undefined) ?? fallbackTitle;
@@ -124,7 +140,18 @@ async function pdfInfo(doc: { getMetadata(): Promise<{ info: object }> }) {
     if (value) metadata[key] = value;
   }
   const title = text("Title")?.replace(/^Microsoft (Word|PowerPoint) - /, "");
-  return { title: title && !/^untitled$/i.test(title) ? title : undefined, metadata };
+  return { title: title && !/^untitled$/i.test(title) && !isFileName(title) ? title : undefined, metadata };
+}
+
+/**
+ * A title that is the name or path of the file the PDF was made from (`pxfontsdoc.dvi`, `Scorecard2.xls`,
+ * `C:\work\draft.doc`, a URL): left by the tool that made the PDF, not chosen by the author. Titles weigh in
+ * ranking, so the first large line is taken instead.
+ */
+export function isFileName(title: string): boolean {
+  const extension = /\.(?:dvi|pdf|e?ps|tex|docx?|odt|rtf|txt|md|html?|xlsx?|ods|pptx?|odp|indd|qxd|graffle)$/i;
+  const path = /^(?:[a-z]:\\|\\\\|~?\/|[a-z][a-z+.-]*:\/\/)|^\S*[\\/]\S*\.\w{1,5}$/i;
+  return extension.test(title) || path.test(title);
 }
 
 /** `D:20100316021332-01'00'` → `2010-03-16T02:13:32-01:00`; anything unparseable is dropped. */
@@ -142,13 +169,16 @@ async function pageLines(doc: { getPage(n: number): Promise<any> }, n: number): 
   let items: TextItem[];
   try {
     const page = await doc.getPage(n);
-    items = (await page.getTextContent()).items.filter((item: object): item is TextItem => "str" in item);
+    // pdf.js's own normalisation runs before it reverses right-to-left text, so a ligature of two Arabic letters
+    // came out with the two swapped; clean() folds compatibility forms (NFKC) after the reversal instead.
+    const content = await page.getTextContent({ disableNormalization: true });
+    items = content.items.filter((item: object): item is TextItem => "str" in item);
     page.cleanup();
   } catch {
     return []; // one broken page must not cost the rest of the document
   }
-  const lines: Line[] = [];
-  let current: (Line & { end: number }) | undefined;
+  const lines: (Line & { runs: Run[] })[] = [];
+  let current: (typeof lines)[number] | undefined;
   for (const item of items) {
     const size = Math.hypot(item.transform[2]!, item.transform[3]!) || item.height || 1;
     const x = item.transform[4]!;
@@ -157,18 +187,109 @@ async function pageLines(doc: { getPage(n: number): Promise<any> }, n: number): 
     if (text) {
       if (current && Math.abs(y - current.y) > size * 0.5) current = undefined;
       if (!current) {
-        current = { text: "", y, size, end: x };
+        current = { text: "", y, size, runs: [] };
         lines.push(current);
       }
-      const gap = x - current.end;
-      if (current.text && gap > size * 0.15 && !/\s$/.test(current.text) && !/^\s/.test(text)) current.text += " ";
-      current.text += text;
+      current.runs.push({ text, x, end: x + item.width, size, dir: /^\s+$/.test(text) ? undefined : item.dir });
       current.size = Math.max(current.size, size);
-      current.end = x + item.width;
     }
     if (item.hasEOL) current = undefined;
   }
-  return lines.map((line) => ({ text: line.text.replace(/\s+/g, " ").trim(), y: line.y, size: line.size })).filter((line) => line.text);
+  return lines
+    .map((line) => ({ text: lineText(line.runs).replace(/\s+/g, " ").trim(), y: line.y, size: line.size }))
+    .filter((line) => line.text);
+}
+
+/** A text item on a line: where it starts and ends, and its direction (none for white space). */
+interface Run {
+  text: string;
+  x: number;
+  end: number;
+  size: number;
+  dir?: string;
+}
+
+/**
+ * A line's items in reading order, with a space wherever they stand apart. Items come in drawing order, which for
+ * right-to-left scripts is usually left to right on the page: a stretch of right-to-left items reads from its
+ * rightmost item, and on a line mostly right-to-left the stretches too go from right to left.
+ */
+function lineText(runs: Run[]): string {
+  const stretches: Run[][] = [];
+  for (const run of runs) {
+    const last = stretches.at(-1);
+    const direction = last?.find((r) => r.dir)?.dir;
+    if (last && (!run.dir || !direction || direction === run.dir)) last.push(run);
+    else stretches.push([run]);
+  }
+  const rightToLeft = (stretch: Run[]) => stretch.some((run) => run.dir === "rtl");
+  const letters = (rtl: boolean) => runs.filter((run) => (run.dir === "rtl") === rtl).reduce((sum, run) => sum + run.text.length, 0);
+  const leftmost = (stretch: Run[]) => Math.min(...stretch.map((run) => run.x));
+  if (letters(true) > letters(false)) stretches.sort((a, b) => leftmost(b) - leftmost(a));
+  let text = "";
+  let previous: Run | undefined;
+  for (const run of stretches.flatMap((stretch) => (rightToLeft(stretch) ? [...stretch].sort((a, b) => b.x - a.x) : stretch))) {
+    // Within left-to-right text the gap is measured forwards only, so an item drawn back over the last (an accent,
+    // an arrow over a vector) never gets a space; next to right-to-left text, in either direction.
+    const rtl = run.dir === "rtl" || previous?.dir === "rtl";
+    const gap = !previous ? 0 : rtl ? Math.max(run.x - previous.end, previous.x - run.end) : run.x - previous.end;
+    if (text && gap > run.size * 0.15 && !/\s$/.test(text) && !/^\s/.test(run.text)) text += " ";
+    text += run.text;
+    previous = run;
+  }
+  return text;
+}
+
+/** What `page.getAnnotations()` gives that can hold text (pdf.js's annotation data, reduced to those fields). */
+interface Annotation {
+  subtype?: string;
+  fieldType?: string;
+  fieldValue?: unknown;
+  options?: { exportValue: string; displayValue: string }[];
+  hidden?: boolean;
+  contentsObj?: { str?: string };
+  richText?: { str?: string };
+}
+
+/**
+ * Text held by the page's annotations rather than its content: filled-in form fields (text fields, and the shown
+ * value of a list or combo box) and the contents of free-text and sticky-note annotations, one paragraph each, in
+ * the page's annotation order. Check boxes and radio buttons (only a state such as `Off`), hidden fields and
+ * pop-ups (a copy of their parent's contents) are left out, as pdftotext leaves them out.
+ */
+async function pageAnnotations(
+  doc: { getPage(n: number): Promise<{ getAnnotations(o: object): Promise<Annotation[]> }> },
+  n: number,
+): Promise<string[]> {
+  let annotations: Annotation[];
+  try {
+    annotations = await (await doc.getPage(n)).getAnnotations({ intent: "display" });
+  } catch {
+    return [];
+  }
+  return annotations
+    .map(annotationText)
+    .map((text) => clean(text).replace(/\s+/g, " ").trim())
+    .filter(Boolean);
+}
+
+function annotationText(annotation: Annotation): string {
+  if (annotation.hidden) return "";
+  if (annotation.subtype === "FreeText" || annotation.subtype === "Text") {
+    return annotation.contentsObj?.str || annotation.richText?.str || "";
+  }
+  if (annotation.subtype !== "Widget") return "";
+  const value = annotation.fieldValue;
+  if (annotation.fieldType === "Tx" && typeof value === "string") return value;
+  if (annotation.fieldType === "Ch") {
+    const chosen = Array.isArray(value) ? value : [value];
+    const shown = (v: unknown) => annotation.options?.find((o) => o.exportValue === v)?.displayValue ?? v;
+    return chosen
+      .map(shown)
+      .filter((v) => typeof v === "string")
+      .join(", ");
+  }
+  return "";
 }
 
 /** Lines → paragraphs (split at gaps wider than the usual line spacing) and headings (clearly larger text). */
