@@ -92,7 +92,10 @@ function schemas() {
 }
 
 let built: ReturnType<typeof schemas> | undefined;
-const configSchema = () => (built ??= schemas()).ConfigSchema;
+const configSchema = () => {
+  built ??= schemas();
+  return built.ConfigSchema;
+};
 
 type Schemas = ReturnType<typeof schemas>;
 export type Config = Valibot.InferOutput<Schemas["ConfigSchema"]>;

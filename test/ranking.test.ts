@@ -44,7 +44,10 @@ const WORDS = [
 /** A deterministic pseudo-random text: the same fixture on every run, with scores that differ from result to result. */
 function seeded(seed: number): () => number {
   let state = seed;
-  return () => (state = (state * 48271) % 2147483647) / 2147483647;
+  return () => {
+    state = (state * 48271) % 2147483647;
+    return state / 2147483647;
+  };
 }
 
 function text(next: () => number, words: number): string {
@@ -129,7 +132,9 @@ describe("a filter restricts the ranking without rescoring it", () => {
     RARE_FIRST.minSkippedPostings = 0;
     await indexRepository(home, addRepository(home, { name: "big", path: docs, embed: false }));
   }, HOOK_TIMEOUT);
-  afterAll(() => void (RARE_FIRST.minSkippedPostings = skipped));
+  afterAll(() => {
+    RARE_FIRST.minSkippedPostings = skipped;
+  });
 
   const scored = (response: SearchResponse) => response.results.map((hit) => `${hit.path} ${hit.score}`);
 

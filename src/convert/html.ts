@@ -283,7 +283,10 @@ const layoutTables = new WeakMap<HtmlElement, boolean>();
 function isLayoutTable(table: HtmlElement | null): boolean {
   if (!table) return true; // a stray cell outside any table: plain text
   let layout = layoutTables.get(table);
-  if (layout === undefined) layoutTables.set(table, (layout = Boolean(table.querySelector("table"))));
+  if (layout === undefined) {
+    layout = Boolean(table.querySelector("table"));
+    layoutTables.set(table, layout);
+  }
   return layout;
 }
 

@@ -18,6 +18,12 @@ interface TextItem {
   height: number;
 }
 
+/** What is read of a pdf.js page: its text items come with marked-content entries, which are skipped. */
+interface PdfPage {
+  getTextContent(): Promise<{ items: object[] }>;
+  cleanup(): void;
+}
+
 interface Line {
   text: string;
   /** Baseline y in PDF units (grows upwards). */
@@ -138,7 +144,7 @@ export function pdfDate(value: string | undefined): string | undefined {
 }
 
 /** Positioned text items → lines in content order; a new line starts at an end-of-line mark or a baseline jump. */
-async function pageLines(doc: { getPage(n: number): Promise<any> }, n: number): Promise<Line[]> {
+async function pageLines(doc: { getPage(n: number): Promise<PdfPage> }, n: number): Promise<Line[]> {
   let items: TextItem[];
   try {
     const page = await doc.getPage(n);

@@ -178,7 +178,10 @@ function splitText(lines: string[], firstLine: number): Section[] {
       block = undefined;
       return;
     }
-    if (!block) blocks.push((block = { lines: [], first: firstLine + i, code: false, page: null }));
+    if (!block) {
+      block = { lines: [], first: firstLine + i, code: false, page: null };
+      blocks.push(block);
+    }
     block.lines.push(line);
   });
   return blocks.length ? [{ headings: [], blocks }] : [];

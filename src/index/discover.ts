@@ -10,6 +10,7 @@ import {
   statSync,
   constants as fs,
   type BigIntStats,
+  type Dirent,
   type Stats,
 } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
@@ -177,7 +178,7 @@ export function discoverFiles(root: string, options: DiscoverOptions): Discovery
   const honourIgnores = options.ignoreFiles !== false;
   const walk = (dir: string, path: string, parentRules: IgnoreRules) => {
     const rules = honourIgnores ? parentRules.enter(dir, path) : parentRules;
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch (error) {

@@ -150,5 +150,8 @@ function round(x: number): number {
 
 function seeded(seed: number): () => number {
   let state = (seed % 2147483646) + 1;
-  return () => (state = (state * 48271) % 2147483647) / 2147483647;
+  return () => {
+    state = (state * 48271) % 2147483647;
+    return state / 2147483647;
+  };
 }

@@ -327,7 +327,7 @@ export class Store {
     return this.db.transaction(() => {
       this.db.run("INSERT INTO temp.scoring(scoring) VALUES ('delete-all')");
       const insert = this.db.query("INSERT INTO temp.scoring(rowid, title, heading, body) VALUES (?, '', '', ?)");
-      terms.forEach((term, i) => insert.run(i + 1, term));
+      for (const [i, term] of terms.entries()) insert.run(i + 1, term);
       const found = this.db.query<{ doc: number; term: string }, []>("SELECT doc, term FROM temp.scoring_terms").all();
       const same = new Set(found.filter((row) => row.term === terms[row.doc - 1]).map((row) => row.doc - 1));
       return terms.filter((_, i) => same.has(i));
@@ -485,7 +485,10 @@ export class Store {
       const matrix = new Float32Array(blobs.reduce((sum, blob) => sum + blob.byteLength, 0) / 4);
       const bytes = new Uint8Array(matrix.buffer);
       let at = 0;
-      for (const blob of blobs) bytes.set(blob, (at += blob.byteLength) - blob.byteLength);
+      for (const blob of blobs) {
+        bytes.set(blob, at);
+        at += blob.byteLength;
+      }
       return { keys: BigUint64Array.from(ids, BigInt), matrix };
     };
     const rows = this.db.query<{ id: number; vector: Uint8Array }, []>(
