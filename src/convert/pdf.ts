@@ -4,7 +4,7 @@
  * noticeably larger than the page's body text. Words hyphenated at line ends are rejoined and ligatures folded
  * (NFKC). Reading order is pdf.js's content-stream order, which for typeset two-column papers is column by column.
  */
-import { pageMarker, type ConvertedDocument } from "./convert.ts";
+import { pageMarker, type ConvertedDocument } from "./document.ts";
 import { ResearcherError } from "../errors.ts";
 import { readCMap } from "./pdf-data.ts";
 

@@ -6,7 +6,7 @@
  */
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { TEMP_FILE_NAME } from "../store/atomic.ts";
+import { TEMP_FILE_NAME } from "../atomic.ts";
 import { discoverFiles, isUnlisted, type Discovery } from "./discover.ts";
 import { describeError, isSqliteDamage } from "../errors.ts";
 import { acquireWriterLock, processStartTime } from "../store/lock.ts";

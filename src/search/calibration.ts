@@ -15,7 +15,7 @@
  */
 import type { Embedder } from "../embed/embedder.ts";
 import { parseQuery, type ParsedQuery } from "./query.ts";
-import { BM25_WEIGHTS } from "./search.ts";
+import { BM25_WEIGHTS } from "./bm25.ts";
 import { searchVectors } from "./vectors.ts";
 import type { Store } from "../store/store.ts";
 

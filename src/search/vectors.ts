@@ -27,7 +27,7 @@ import { basename, join } from "node:path";
 import { describeError } from "../errors.ts";
 import { acquireWriterLock } from "../store/lock.ts";
 import { annFileProblem } from "./ann-file.ts";
-import { syncFile, syncFolder, tempPathFor } from "../store/atomic.ts";
+import { syncFile, syncFolder, tempPathFor } from "../atomic.ts";
 import { logger } from "../log.ts";
 import type { Store } from "../store/store.ts";
 

@@ -4,7 +4,6 @@ import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { ResearcherError } from "../errors.ts";
 import { openIndexDatabase, type OpenedIndex } from "./schema.ts";
-import type { Fragment } from "../index/chunk.ts";
 import type { SqlCondition } from "../search/filters.ts";
 import { ftsText } from "../text.ts";
 
@@ -24,6 +23,19 @@ export interface DocumentInput {
   title: string;
   format: string;
   metadata: Record<string, unknown>;
+}
+
+/** A piece of a document as the chunker cuts it (index/chunk.ts) and the store keeps it. */
+export interface Fragment {
+  seq: number;
+  text: string;
+  /** 1-based, inclusive, in the original file. */
+  startLine: number;
+  endLine: number;
+  headings: string[];
+  /** Paged formats: the page the fragment starts on, and the page it ends on. */
+  page: number | null;
+  pageEnd: number | null;
 }
 
 export interface FragmentRow {
