@@ -84,6 +84,7 @@ function plugin(target: Target, embedModel: string | undefined): BunPlugin {
           loader: "js",
           contents: patch(
             readFileSync(args.path, "utf8"),
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: the package's source text, matched verbatim
             "require(`../bin/napi-v6/${process.platform}/${process.arch}/onnxruntime_binding.node`);",
             `(() => {
               const native = require(${nativeModule});

@@ -39,7 +39,7 @@ const store = Store.open(repo.dir);
 const rows = store.allVectors();
 const dims = rows[0]!.vector.length;
 const matrix = new Float32Array(rows.length * dims);
-rows.forEach((r, i) => matrix.set(r.vector, i * dims));
+for (const [i, r] of rows.entries()) matrix.set(r.vector, i * dims);
 const keys = new BigUint64Array(rows.map((r) => BigInt(r.id)));
 const embedder = await new EmbedderCache().get(home, chooseModel({}, { model }));
 const queries = readQueries("test");

@@ -24,7 +24,7 @@ const home = join(root, "home");
 const exe = await buildExecutable({ outfile: join(root, "bin", "researcher") });
 
 /** Run the executable; `--json` output is parsed. */
-function cli(args: string[]): { json: any; rssMb: number; seconds: number; code: number } {
+function cli(args: string[]): { json: unknown; rssMb: number; seconds: number; code: number } {
   const started = performance.now();
   const proc = Bun.spawnSync(["timeout", "1800", "/usr/bin/time", "-f", "%M", exe, ...args], {
     env: { PATH: "/usr/bin:/bin", RESEARCHER_HOME: home },
@@ -62,7 +62,7 @@ for (const folder of [...FOLDERS, "all"]) {
   const name = `corpus-${folder}`;
   cli(["repo", "add", name, path, "--no-embed"]);
   const run = cli(["index", name, "--json"]);
-  const summary = run.json;
+  const summary = run.json as { seconds: number; indexed: number; failed: number; failures: { reason: string }[] };
   const db = new Database(join(home, "repositories", name, "index.db"), { readonly: true });
   const pages = db
     .query<{ n: number }, []>("SELECT coalesce(sum(json_extract(metadata, '$.pages')), 0) AS n FROM documents WHERE format = 'pdf'")
@@ -70,7 +70,7 @@ for (const folder of [...FOLDERS, "all"]) {
   db.close();
   const candidates = filesUnder(path).filter((f) => /\.(md|markdown|mdx|txt|pdf|docx|html|htm|xhtml|epub)$/i.test(f));
   const bytes = candidates.reduce((sum, f) => sum + statSync(f).size, 0);
-  const seconds = summary.seconds as number;
+  const seconds = summary.seconds;
   corpusRows.push([
     folder,
     run.code,
@@ -85,8 +85,7 @@ for (const folder of [...FOLDERS, "all"]) {
   ]);
   if (folder !== "all") {
     const byReason = new Map<string, number>();
-    for (const f of summary.failures as { reason: string }[])
-      byReason.set(reasonKind(f.reason), (byReason.get(reasonKind(f.reason)) ?? 0) + 1);
+    for (const f of summary.failures) byReason.set(reasonKind(f.reason), (byReason.get(reasonKind(f.reason)) ?? 0) + 1);
     for (const [reason, n] of [...byReason].sort((a, b) => b[1] - a[1])) failureRows.push([folder, reason, n]);
   }
   console.log(
@@ -181,9 +180,15 @@ function renderAbstract(pdf: PDFDocument, body: PDFFont, title: string, text: st
     const titleLines = wrap(title, body, size + 4, 468);
     if (72 + titleLines.length * (size + 4) * 1.3 + lines.length * size * 1.3 > 740) continue;
     let y = 792 - 72;
-    for (const line of titleLines) page.drawText(line, { x: 72, y: (y -= (size + 4) * 1.3), size: size + 4, font: body });
+    for (const line of titleLines) {
+      y -= (size + 4) * 1.3;
+      page.drawText(line, { x: 72, y, size: size + 4, font: body });
+    }
     y -= size;
-    for (const line of lines) page.drawText(line, { x: 72, y: (y -= size * 1.3), size, font: body });
+    for (const line of lines) {
+      y -= size * 1.3;
+      page.drawText(line, { x: 72, y, size, font: body });
+    }
     return;
   }
   throw new Error(`abstract does not fit on a page: ${title}`);

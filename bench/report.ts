@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join, resolve } from "node:path";
-import { writeFileAtomic } from "../src/store/atomic.ts";
+import { writeFileAtomic } from "../src/atomic.ts";
 import { commit, VERSION } from "../src/version.ts";
 
 const FILE = resolve(import.meta.dir, "../docs/benchmarks.md");

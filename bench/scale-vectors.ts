@@ -43,7 +43,7 @@ function generator(uniform: boolean): (noiseExtra?: number) => Float32Array {
   const z = new Float32Array(rank);
   return (noiseLevel = noise) => {
     const v = new Float32Array(DIMS);
-    if (uniform) v.forEach((_, d) => (v[d] = gaussian()));
+    if (uniform) for (let d = 0; d < DIMS; d++) v[d] = gaussian();
     else {
       const c = Math.floor(random() * clusters);
       for (let r = 0; r < rank; r++) z[r] = centres[c * rank + r]! + spread * gaussian();
@@ -188,7 +188,7 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
   // Truth: an exact scan of the f32 vectors (usearch's brute force, native).
   const { exactSearch, MetricKind } = await import("usearch");
   const flatQueries = new Float32Array(QUERIES * DIMS);
-  queries.forEach((q, i) => flatQueries.set(q, i * DIMS));
+  for (const [i, q] of queries.entries()) flatQueries.set(q, i * DIMS);
   const exact = exactSearch(matrix, flatQueries, DIMS, 10, MetricKind.Cos) as unknown as { keys: BigUint64Array };
   const truth = queries.map((_, q) => new Set(Array.from(exact.keys.subarray(q * 10, q * 10 + 10), (key) => Number(key) + 1)));
   const recall = (hits: { id: number }[][]) =>

@@ -43,7 +43,10 @@ export function scifactWords(): WordTable {
   const entries = [...counts].sort((a, b) => b[1] - a[1]);
   const cumulative = new Float64Array(entries.length);
   let sum = 0;
-  entries.forEach(([, n], i) => (cumulative[i] = sum += n));
+  for (const [i, [, n]] of entries.entries()) {
+    sum += n;
+    cumulative[i] = sum;
+  }
   return { words: entries.map(([w]) => w), cumulative };
 }
 

@@ -49,8 +49,7 @@ export function readQueries(split: "train" | "test"): Query[] {
 
 /** nDCG@k with graded relevance (BEIR's definition). */
 export function ndcg(ranked: string[], relevant: Map<string, number>, k = 10): number {
-  let dcg = 0;
-  ranked.slice(0, k).forEach((doc, i) => (dcg += (relevant.get(doc) ?? 0) / Math.log2(i + 2)));
+  const dcg = ranked.slice(0, k).reduce((sum, doc, i) => sum + (relevant.get(doc) ?? 0) / Math.log2(i + 2), 0);
   const ideal = [...relevant.values()].sort((a, b) => b - a).slice(0, k);
   const idcg = ideal.reduce((sum, grade, i) => sum + grade / Math.log2(i + 2), 0);
   return idcg ? dcg / idcg : 0;

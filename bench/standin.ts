@@ -71,7 +71,10 @@ export function startStandIn(noise: number): { url: string; stop: () => void } {
     const doc = byTitle.get(text.split("\n")[0]!);
     if (doc !== undefined) return docVector(doc);
     const words = wordsOf(text);
-    const source = corpus.find((d, i) => (plain[i] ??= wordsOf(`${d.title} ${d.text}`)).includes(words));
+    const source = corpus.find((d, i) => {
+      plain[i] ??= wordsOf(`${d.title} ${d.text}`);
+      return plain[i].includes(words);
+    });
     return source ? unit(add(topic(source._id), randomUnit(`n${text}`), noise)) : randomUnit(`n${text}`);
   };
   const server = Bun.serve({

@@ -4,7 +4,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type * as Valibot from "valibot";
 import { ResearcherError } from "./errors.ts";
-import { writeFileAtomic } from "./store/atomic.ts";
+import { writeFileAtomic } from "./atomic.ts";
 import { parseYaml, stringifyYaml } from "./yaml.ts";
 
 export const DEFAULT_FILE_TYPES = ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"];
@@ -92,7 +92,10 @@ function schemas() {
 }
 
 let built: ReturnType<typeof schemas> | undefined;
-const configSchema = () => (built ??= schemas()).ConfigSchema;
+const configSchema = () => {
+  built ??= schemas();
+  return built.ConfigSchema;
+};
 
 type Schemas = ReturnType<typeof schemas>;
 export type Config = Valibot.InferOutput<Schemas["ConfigSchema"]>;

@@ -4,7 +4,7 @@
  * start-up time than a whole BM25 search, and most commands never log.
  */
 import { createConsola, type ConsolaInstance } from "consola/core";
-import { stderr } from "./cli/terminal.ts";
+import { stderr } from "./terminal.ts";
 
 let instance: ConsolaInstance | undefined;
 

@@ -11,7 +11,9 @@ import { verifyRepository } from "../src/index/verify.ts";
 import { GLOVE, tempDir, testShared, writeTree } from "./helpers.ts";
 
 // Through the graph even for this small repository, as in a large one.
-beforeAll(() => void (process.env.RESEARCHER_EXACT_SCAN_BELOW = "0"));
+beforeAll(() => {
+  process.env.RESEARCHER_EXACT_SCAN_BELOW = "0";
+});
 afterAll(() => void delete process.env.RESEARCHER_EXACT_SCAN_BELOW);
 
 testShared("indexFiles leaves vectors.usearch stale and search scans exactly; the next index run rebuilds it", async () => {

@@ -13,7 +13,10 @@ const SHAPE = { dims: DIMS, connectivity: 16 };
 function built(rows: number): Buffer {
   const index = new Index(DIMS, MetricKind.Cos, ScalarKind.F16, 16, 0, 512);
   let state = 7;
-  const next = () => (state = (state * 48271) % 2147483647) / 2147483647 - 0.5;
+  const next = () => {
+    state = (state * 48271) % 2147483647;
+    return state / 2147483647 - 0.5;
+  };
   if (rows)
     index.add(
       BigUint64Array.from({ length: rows }, (_, i) => BigInt(i + 1)),

@@ -24,7 +24,10 @@ const docs = tempDir();
 let repo: Repository;
 
 const DEFAULT_SKIPPED = RARE_FIRST.minSkippedPostings;
-afterAll(() => void (RARE_FIRST.minSkippedPostings = DEFAULT_SKIPPED)); // test files share modules
+// test files share modules
+afterAll(() => {
+  RARE_FIRST.minSkippedPostings = DEFAULT_SKIPPED;
+});
 
 beforeAll(async () => {
   RARE_FIRST.minSkippedPostings = 0; // this corpus is small: make every query of several words take the path

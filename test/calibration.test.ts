@@ -19,7 +19,10 @@ const DIMS = 256;
 /** A random unit vector per text, the same on every call. */
 function randomVector(text: string): number[] {
   let state = Bun.hash.xxHash32(text) || 1;
-  const v = Array.from({ length: DIMS }, () => (state = (state * 48271) % 2147483647) / 2147483647 - 0.5);
+  const v = Array.from({ length: DIMS }, () => {
+    state = (state * 48271) % 2147483647;
+    return state / 2147483647 - 0.5;
+  });
   const norm = Math.hypot(...v);
   return v.map((x) => x / norm);
 }
@@ -61,7 +64,9 @@ describeShared("fusion weights calibrated at index time", () => {
       stores[name] = Store.open(repo.dir);
     }
   }, HOOK_TIMEOUT);
-  afterAll(() => Object.values(stores).forEach((s) => s.close()));
+  afterAll(() => {
+    for (const s of Object.values(stores)) s.close();
+  });
 
   test("a weak model's vector list finds few pseudo-query passages: BM25 keeps the weak-model weight", async () => {
     const lists = vectorCalibration(stores.glove!)!.lists!;

@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { strToU8, zipSync } from "fflate";
-import { convertDocx, readZip } from "../src/convert/docx.ts";
+import { convertDocx } from "../src/convert/docx.ts";
+import { readZip } from "../src/convert/zip.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { conversionFailure as failure, describeShared, SHARED, testShared } from "./helpers.ts";
 

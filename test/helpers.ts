@@ -112,19 +112,31 @@ export function parseCsv(input: string): string[][] {
   let i = 0;
   while (i < input.length) {
     const c = input[i]!;
-    if (quoted) {
-      if (c === '"' && input[i + 1] === '"') (field += '"'), (i += 2);
-      else if (c === '"') (quoted = false), i++;
-      else (field += c), i++;
-    } else if (c === '"' && field === "") (quoted = true), i++;
-    else if (c === ",") record.push(field), (field = ""), i++;
-    else if (c === "\r" && input[i + 1] === "\n") record.push(field), records.push(record), (record = []), (field = ""), (i += 2);
-    else if (c === "\n") record.push(field), records.push(record), (record = []), (field = ""), i++;
-    else if (c === '"') throw new Error(`stray quote at ${i}`);
-    else (field += c), i++;
+    const endOfRecord = c === "\n" || (c === "\r" && input[i + 1] === "\n");
+    if (quoted && c === '"' && input[i + 1] === '"') {
+      field += '"';
+      i++;
+    } else if (quoted && c === '"') quoted = false;
+    else if (quoted) field += c;
+    else if (c === '"' && field === "") quoted = true;
+    else if (c === ",") {
+      record.push(field);
+      field = "";
+    } else if (endOfRecord) {
+      record.push(field);
+      records.push(record);
+      record = [];
+      field = "";
+      if (c === "\r") i++;
+    } else if (c === '"') throw new Error(`stray quote at ${i}`);
+    else field += c;
+    i++;
   }
   if (quoted) throw new Error("unterminated quoted field");
-  if (field !== "" || record.length) record.push(field), records.push(record);
+  if (field !== "" || record.length) {
+    record.push(field);
+    records.push(record);
+  }
   return records;
 }
 
@@ -143,7 +155,9 @@ export function standInEmbeddingServer(vectorFor: (text: string) => number[]): s
     },
   });
   const savedKey = process.env.OPENAI_API_KEY;
-  beforeAll(() => void (process.env.OPENAI_API_KEY = "sk-local"));
+  beforeAll(() => {
+    process.env.OPENAI_API_KEY = "sk-local";
+  });
   afterAll(() => {
     server.stop(true);
     if (savedKey === undefined) delete process.env.OPENAI_API_KEY;

@@ -25,7 +25,9 @@ const TEN = {
 
 // A repository this small is scanned exactly; these tests are about the ANN file, so it goes through the graph.
 const GRAPH = { RESEARCHER_EXACT_SCAN_BELOW: "0" };
-beforeAll(() => void (process.env.RESEARCHER_EXACT_SCAN_BELOW = "0"));
+beforeAll(() => {
+  process.env.RESEARCHER_EXACT_SCAN_BELOW = "0";
+});
 afterAll(() => void delete process.env.RESEARCHER_EXACT_SCAN_BELOW);
 
 describeShared("vector and hybrid search", () => {

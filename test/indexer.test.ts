@@ -139,7 +139,9 @@ describe("disk while indexing", () => {
     const size = (file: string) => statSync(join(repo.dir, file), { throwIfNoEntry: false })?.size ?? 0;
     let peak = 0;
     await indexRepository(home, repo, {
-      onProgress: ({ phase }) => void (phase === "index" && (peak = Math.max(peak, size("index.db") + size("index.db-wal")))),
+      onProgress: ({ phase }) => {
+        if (phase === "index") peak = Math.max(peak, size("index.db") + size("index.db-wal"));
+      },
     });
     expect(peak).toBeLessThan(1.3 * size("index.db"));
   });

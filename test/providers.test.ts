@@ -15,7 +15,7 @@ function fakeVector(text: string): number[] {
   return v;
 }
 
-const requests: { path: string; body: any; auth: string | null }[] = [];
+const requests: { path: string; body: { model: string; input: string[] }; auth: string | null }[] = [];
 const server = Bun.serve({
   port: 0,
   async fetch(request) {
@@ -139,7 +139,7 @@ describe("remote parallelism", () => {
         const vectors = await embedder.embed(texts, "document");
         expect(most).toBe(parallel);
         // order kept: the i-th text has i + 1 a's (bucket 1) for one b (bucket 2)
-        vectors.forEach((v, i) => expect(v[1]! / v[2]!).toBeCloseTo(i + 1, 4));
+        for (const [i, v] of vectors.entries()) expect(v[1]! / v[2]!).toBeCloseTo(i + 1, 4);
       }
       const sequential = await loadEmbedder(
         tempDir(),

@@ -1,6 +1,6 @@
 /** Output formats parsed back: CSV by an RFC 4180 reader, JSON Lines line by line, markdown, links. */
 import { describe, expect, test } from "bun:test";
-import { csvField, hyperlinks, renderSearch, searchJson, styleFor } from "../src/cli/render.ts";
+import { csvField, hyperlinks, renderSearch, searchJson, styleFor } from "../src/serve/render.ts";
 import type { FragmentHit, SearchResponse } from "../src/search/search.ts";
 import { parseCsv } from "./helpers.ts";
 

@@ -77,7 +77,10 @@ function writeModel2vec(folder: string, dims: number, options: { weights?: boole
   copyFileSync(join(GLOVE, "tokenizer.json"), join(folder, "tokenizer.json"));
   writeFileSync(join(folder, "config.json"), JSON.stringify({ model_type: "model2vec", hidden_dim: dims, normalize: true }));
   let seed = 7;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return (seed / 2 ** 31) * 2 - 1;
+  };
   const rows = Float32Array.from({ length: 25004 * dims }, random);
   const weights = options.weights ? Float32Array.from({ length: 25004 }, (_, i) => 1 + (i % 3)) : undefined;
   writeSafetensors(join(folder, "model.safetensors"), {

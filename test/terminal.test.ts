@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { ROOT } from "./helpers.ts";
 
 test("writing to a reader that has gone (`| head`) ends quietly with exit 0", () => {
-  const script = `import { stdout } from ${JSON.stringify(join(ROOT, "src/cli/terminal.ts"))};
+  const script = `import { stdout } from ${JSON.stringify(join(ROOT, "src/terminal.ts"))};
     stdout.write("line\\n".repeat(1 << 20)); console.error("not reached");`;
   const proc = Bun.spawnSync(["bash", "-o", "pipefail", "-c", `"${process.execPath}" -e '${script}' | head -c 5`]);
   expect(proc.stdout.toString()).toBe("line\n");
@@ -12,7 +12,7 @@ test("writing to a reader that has gone (`| head`) ends quietly with exit 0", ()
 });
 
 test("every byte of a large write arrives, and a pipe is not a terminal", () => {
-  const script = `import { stdout } from ${JSON.stringify(join(ROOT, "src/cli/terminal.ts"))};
+  const script = `import { stdout } from ${JSON.stringify(join(ROOT, "src/terminal.ts"))};
     stdout.write("x".repeat(3_000_000)); stdout.write(String(stdout.isTTY));`;
   const proc = Bun.spawnSync([process.execPath, "-e", script]);
   const out = proc.stdout.toString();
@@ -21,7 +21,7 @@ test("every byte of a large write arrives, and a pipe is not a terminal", () => 
 });
 
 test("escapeControls makes every control character visible and leaves other text alone", async () => {
-  const { escapeControls } = await import("../src/cli/terminal.ts");
+  const { escapeControls } = await import("../src/terminal.ts");
   expect(escapeControls("a\nb\tc\rd\x1b[31m\x07\x00\x7f\x9b")).toBe("a\\nb\\tc\\rd\\x1b[31m\\x07\\x00\\x7f\\x9b");
   expect(escapeControls("evil\u202egnp.md\u2028x")).toBe("evil\\u202egnp.md\\u2028x");
   expect(escapeControls('café ü 日本 back\\slash "q" 🦀')).toBe('café ü 日本 back\\slash "q" 🦀');

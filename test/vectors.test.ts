@@ -223,7 +223,9 @@ describe("ANN recall", () => {
 
   test("bit rot in the vectors (identity unchanged): verify finds it and --repair rebuilds the file", async () => {
     const dir = big.repo.dir;
-    const damaged = rot(dir, (bytes, { vectorsAt }) => void (bytes[vectorsAt + 7] = bytes[vectorsAt + 7]! ^ 0x40));
+    const damaged = rot(dir, (bytes, { vectorsAt }) => {
+      bytes[vectorsAt + 7] = bytes[vectorsAt + 7]! ^ 0x40;
+    });
     expect(vectorIndexState(big.store, dir)).toBe("damaged");
     const found = await verifyRepository(big.repo);
     expect(found.problems).toContainEqual(

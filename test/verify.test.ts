@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { chmodSync, chownSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { tempPathFor } from "../src/store/atomic.ts";
+import { tempPathFor } from "../src/atomic.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";

@@ -6,7 +6,7 @@ import { configPath, loadConfig, setConfigValue } from "../config.ts";
 import { chooseModel, clearModels, describeModel, loadEmbedder, modelsDir } from "../embed/embedder.ts";
 import { ResearcherError } from "../errors.ts";
 import { downloadProgress, globals, home, json, list, out, type Flags } from "./cli-options.ts";
-import { repositoryJson, repositoryListText, styleFor } from "./render.ts";
+import { repositoryJson, repositoryListText, styleFor } from "../serve/render.ts";
 import {
   addContext,
   addRepository,
@@ -16,7 +16,7 @@ import {
   removeRepository,
   type AddRepositoryInput,
 } from "../repos.ts";
-import { stderr, stdout } from "./terminal.ts";
+import { stderr, stdout } from "../terminal.ts";
 import { stringifyYaml } from "../yaml.ts";
 
 function embeddingFlags(flags: Flags): AddRepositoryInput["embedding"] {

@@ -2,7 +2,7 @@
 import type { CAC } from "cac";
 import { resolveHome } from "../config.ts";
 import { ResearcherError } from "../errors.ts";
-import { stderr, stdout } from "./terminal.ts";
+import { stderr, stdout } from "../terminal.ts";
 
 export type Flags = Record<string, unknown>;
 

@@ -2,7 +2,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { cac, type CAC } from "cac";
-import { writeFileAtomic } from "../store/atomic.ts";
+import { writeFileAtomic } from "../atomic.ts";
 import { loadConfig } from "../config.ts";
 import { GROUPS } from "./cli-groups.ts";
 import { downloadProgress, globals, home, integer, json, list, number, out, positive, repeated, type Flags } from "./cli-options.ts";
@@ -30,12 +30,12 @@ import {
   watchBatchJson,
   watchBatchText,
   watchStatusLine,
-} from "./render.ts";
+} from "../serve/render.ts";
 import { getRepository, listRepositories, selectRepositories } from "../repos.ts";
 import { repositoriesFor, searchAll, withFragmentText } from "../search/results.ts";
 import { search, SearchContext, type SearchMode, type SearchOptions } from "../search/search.ts";
 import { repositoryStatus } from "../store/status.ts";
-import { escapeControls, stderr, stdout } from "./terminal.ts";
+import { escapeControls, stderr, stdout } from "../terminal.ts";
 import { versionText } from "../version.ts";
 import { watchRepositories } from "../serve/watch.ts";
 

@@ -1,30 +1,13 @@
 /**
  * A file's bytes → markdown (or plain text) the chunker understands, plus a title and metadata. One sibling module
- * per format (`convert-pdf.ts`, `convert-docx.ts`, `convert-html.ts`, `convert-epub.ts`) does the work with a
- * well-kept library; this module dispatches by file type and owns the text formats. The chunker, store and search
- * never see the original format.
+ * per format (`pdf.ts`, `docx.ts`, `html.ts`, `epub.ts`) does the work with a well-kept library; this module
+ * dispatches by file type and owns the text formats. The formats import what they share from `document.ts`, `zip.ts`
+ * and `xml.ts`, never from here. The chunker, store and search never see the original format.
  */
 import { basename, extname } from "node:path";
 import { ResearcherError } from "../errors.ts";
 import { parseYaml } from "../yaml.ts";
-
-export type TextFormat = "markdown" | "text";
-
-export interface ConvertedDocument {
-  title: string;
-  /** How the chunker reads `text`: every converted format is markdown. */
-  format: TextFormat;
-  /** The body, without front matter. */
-  text: string;
-  /** 1-based line in the converted text where `text` starts (front matter shifts it). */
-  firstLine: number;
-  metadata: Record<string, unknown>;
-  /**
-   * Paged formats (PDF): the page count. `text` then holds a page marker line (`pageMarker(n)`) before each page,
-   * which the chunker reads as a page boundary and never indexes.
-   */
-  pages?: number;
-}
+import { firstHeading, stringValue, type ConvertedDocument } from "./document.ts";
 
 /** The file types researcher can read, by extension (lower case, no dot). */
 export const SUPPORTED_TYPES = ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"] as const;
@@ -90,13 +73,6 @@ async function convertByFormat(path: string, bytes: Uint8Array): Promise<Convert
   }
 }
 
-/** The line that opens page `n` in a paged document's text. */
-export function pageMarker(n: number): string {
-  return `<!-- page ${n} -->`;
-}
-
-export const PAGE_MARKER = /^<!-- page (\d+) -->$/;
-
 /** Text files are UTF-8 (with or without BOM) or UTF-16 with a BOM; anything else is refused with a reason. */
 export function decodeText(bytes: Uint8Array): string {
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder("utf-16le").decode(bytes.subarray(2));
@@ -135,26 +111,6 @@ function parseFrontMatter(source: string): Record<string, unknown> {
   } catch {
     return {}; // malformed front matter is metadata we cannot use, not a reason to drop the document
   }
-}
-
-/** The first H1, or a heading of any level that opens the document (mdBook chapters start with `##`). */
-export function firstHeading(text: string): string | undefined {
-  // Trailing spaces and #s are stripped outside the regex: `(.+?)[ \t#]*$` backtracks quadratically on a long run.
-  const h1 = /^#[ \t]+(.+)$/m.exec(text);
-  const opening = /^\s*#{1,6}[ \t]+(.+)$/m.exec(text.slice(0, text.search(/\S/) + 200));
-  const found = h1 ?? (opening && opening.index === 0 ? opening : null);
-  return found ? stripClosing(found[1]!).trim() || undefined : undefined;
-}
-
-/** The heading text without trailing spaces and `#`s, keeping at least its first character. */
-function stripClosing(text: string): string {
-  let end = text.length;
-  while (end > 1 && (text[end - 1] === " " || text[end - 1] === "\t" || text[end - 1] === "#")) end--;
-  return text.slice(0, end);
-}
-
-export function stringValue(value: unknown): string | undefined {
-  return typeof value === "string" && value.trim() ? value.trim() : undefined;
 }
 
 function countNewlines(text: string): number {

@@ -1,12 +1,14 @@
 /**
  * DOCX → HTML with mammoth (headings from the Heading 1–6 styles, lists, tables, footnotes and endnotes) → markdown
  * with the HTML converter. Title, author and dates come from the core properties (`docProps/core.xml`).
- * Also home of the zip reading both zip formats share (DOCX and EPUB).
  */
-import { strFromU8, unzipSync } from "fflate";
-import { type ConvertedDocument, firstHeading } from "./convert.ts";
+import { strFromU8 } from "fflate";
+import mammoth from "mammoth";
+import { type ConvertedDocument, firstHeading } from "./document.ts";
 import { htmlToMarkdown } from "./html.ts";
 import { describeError, ResearcherError } from "../errors.ts";
+import { xmlText } from "./xml.ts";
+import { readZip } from "./zip.ts";
 
 /** Mammoth has no mapping for Word's Title style; as an `<h1>` it becomes the title when core properties lack one. */
 const STYLE_MAP = ["p[style-name='Title'] => h1:fresh"];
@@ -26,8 +28,6 @@ export async function convertDocx(bytes: Uint8Array, fallbackTitle: string): Pro
 }
 
 async function docxToHtml(bytes: Uint8Array): Promise<string> {
-  // loaded here, not at the top: the EPUB converter imports this module's zip helpers and never needs mammoth
-  const { default: mammoth } = await import("mammoth");
   try {
     const result = await mammoth.convertToHtml(
       { buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) },
@@ -67,48 +67,4 @@ function coreProperties(xml: string): CoreProperties {
     if (value) properties[key] = value;
   }
   return properties;
-}
-
-/** An element's text: markup stripped, the five XML entities and character references decoded, spaces collapsed. */
-export function xmlText(xml: string): string {
-  return decodeXmlEntities(xml.replace(/<!\[CDATA\[([\s\S]*?)\]\]>/g, "$1").replace(/<[^>]*>/g, ""))
-    .replace(/\s+/g, " ")
-    .trim();
-}
-
-const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
-
-export function decodeXmlEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|\w+);/gi, (entity, name: string) => {
-    if (name[0] !== "#") return ENTITIES[name] ?? entity;
-    const code = name[1] === "x" || name[1] === "X" ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : entity;
-  });
-}
-
-/** Refuse archives that claim to unpack past this: a zip bomb would exhaust memory before failing on its own. */
-export const MAX_UNZIPPED_BYTES = 512 * 1024 * 1024;
-
-/**
- * The entries of a zip that `wanted` keeps, inflated; the others are only listed (their declared sizes count
- * towards the limit). Throws `FILE_UNREADABLE` naming `kind` when the bytes are not a zip or unpack too large.
- */
-export function readZip(bytes: Uint8Array, wanted: (name: string) => boolean, kind: string): Record<string, Uint8Array> {
-  let total = 0;
-  let entries: Record<string, Uint8Array>;
-  try {
-    entries = unzipSync(bytes, {
-      filter: (file) => {
-        total += file.originalSize;
-        return total <= MAX_UNZIPPED_BYTES && wanted(file.name);
-      },
-    });
-  } catch (error) {
-    throw new ResearcherError("FILE_UNREADABLE", `not a valid ${kind} (zip) file: ${describeError(error)}`);
-  }
-  if (total > MAX_UNZIPPED_BYTES) {
-    const megabytes = Math.round(total / 1024 / 1024);
-    throw new ResearcherError("FILE_UNREADABLE", `${kind} declares ${megabytes} MB uncompressed (over the 512 MB limit)`);
-  }
-  return entries;
 }

@@ -9,8 +9,9 @@
  */
 import { posix } from "node:path";
 import { strFromU8 } from "fflate";
-import { type ConvertedDocument, stringValue } from "./convert.ts";
-import { decodeXmlEntities, readZip, xmlText } from "./docx.ts";
+import { type ConvertedDocument, stringValue } from "./document.ts";
+import { decodeXmlEntities, xmlText } from "./xml.ts";
+import { readZip } from "./zip.ts";
 import { decodeHtml, htmlToMarkdown } from "./html.ts";
 import { ResearcherError } from "../errors.ts";
 

@@ -12,7 +12,7 @@ import TurndownService from "turndown";
 import { strikethrough, taskListItems } from "@joplin/turndown-plugin-gfm";
 // @ts-expect-error -- turndown's own DOM (its node build parses with it); its .d.ts is not a module
 import domino from "@mixmark-io/domino";
-import type { ConvertedDocument } from "./convert.ts";
+import type { ConvertedDocument } from "./document.ts";
 import { ResearcherError } from "../errors.ts";
 
 /** The slice of the DOM (domino's) this module touches. Domino's `querySelector` misses with `undefined`, not null. */
@@ -305,7 +305,10 @@ const layoutTables = new WeakMap<HtmlElement, boolean>();
 function isLayoutTable(table: HtmlElement | null): boolean {
   if (!table) return true; // a stray cell outside any table: plain text
   let layout = layoutTables.get(table);
-  if (layout === undefined) layoutTables.set(table, (layout = Boolean(table.querySelector("table"))));
+  if (layout === undefined) {
+    layout = Boolean(table.querySelector("table"));
+    layoutTables.set(table, layout);
+  }
   return layout;
 }
 

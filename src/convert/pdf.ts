@@ -4,7 +4,7 @@
  * noticeably larger than the page's body text. Words hyphenated at line ends are rejoined and ligatures folded
  * (NFKC). Reading order is pdf.js's content-stream order, which for typeset two-column papers is column by column.
  */
-import { pageMarker, type ConvertedDocument } from "./convert.ts";
+import { pageMarker, type ConvertedDocument } from "./document.ts";
 import { ResearcherError } from "../errors.ts";
 import { readCMap } from "./pdf-data.ts";
 
@@ -18,6 +18,12 @@ interface TextItem {
   transform: number[];
   width: number;
   height: number;
+}
+
+/** What is read of a pdf.js page: its text items come with marked-content entries, which are skipped. */
+interface PdfPage {
+  getTextContent(): Promise<{ items: object[] }>;
+  cleanup(): void;
 }
 
 interface Line {
@@ -165,7 +171,7 @@ export function pdfDate(value: string | undefined): string | undefined {
 }
 
 /** Positioned text items → lines in content order; a new line starts at an end-of-line mark or a baseline jump. */
-async function pageLines(doc: { getPage(n: number): Promise<any> }, n: number): Promise<Line[]> {
+async function pageLines(doc: { getPage(n: number): Promise<PdfPage> }, n: number): Promise<Line[]> {
   let items: TextItem[];
   try {
     const page = await doc.getPage(n);

@@ -6,8 +6,9 @@
  */
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { convertFile, formatOf, TEXT_FORMATS, type ConvertedDocument } from "./convert.ts";
-import { readRegularFile } from "../index/discover.ts";
+import { convertFile, formatOf, TEXT_FORMATS } from "./convert.ts";
+import type { ConvertedDocument } from "./document.ts";
+import { readRegularFile } from "../files.ts";
 import { ResearcherError } from "../errors.ts";
 
 /**

@@ -574,9 +574,10 @@ async function embedSorted(
   let next = 0;
   const lane = async () => {
     while (next < order.length) {
-      const slice = order.slice(next, (next += batchSize));
+      const slice = order.slice(next, next + batchSize);
+      next += batchSize;
       const vectors = await embedBatch(slice.map((i) => texts[i]!));
-      slice.forEach((index, j) => (result[index] = vectors[j]!));
+      for (const [j, index] of slice.entries()) result[index] = vectors[j]!;
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, Math.ceil(order.length / batchSize))) }, lane));

@@ -5,7 +5,7 @@
  */
 import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { syncFolder, tempPathFor } from "../store/atomic.ts";
+import { syncFolder, tempPathFor } from "../atomic.ts";
 import { describeError } from "../errors.ts";
 
 export const NETWORK_TIMEOUT_MS = 20_000;

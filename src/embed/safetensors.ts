@@ -5,7 +5,7 @@
  * a dependency; every offset is checked against the file before a byte is used.
  */
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { writeFileAtomic } from "../store/atomic.ts";
+import { writeFileAtomic } from "../atomic.ts";
 
 export interface Tensor {
   shape: number[];

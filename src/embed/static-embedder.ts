@@ -59,7 +59,7 @@ export function readModel2vecTable(folder: string, tokens: number): TokenTable {
   const tensors = readSafetensors(file, ["embeddings", "weights", "mapping"]);
   const embeddings = tensors.get("embeddings");
   const fail = (why: string) => new Error(`${file}: ${why}`);
-  if (!embeddings || embeddings.shape.length !== 2 || !(embeddings.data instanceof Float32Array) || embeddings.shape[1]! < 1) {
+  if (embeddings?.shape.length !== 2 || !(embeddings.data instanceof Float32Array) || embeddings.shape[1]! < 1) {
     throw fail("no 2-d floating-point 'embeddings' table");
   }
   const [rows, dims] = embeddings.shape as [number, number];

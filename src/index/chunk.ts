@@ -3,20 +3,10 @@
  * never split; long sections break at paragraph boundaries when they can, at sentence boundaries when they must,
  * with a small overlap so a passage cut in two is still found whole in one of them.
  */
-import { PAGE_MARKER, shortHeading, type ConvertedDocument } from "../convert/convert.ts";
+import { shortHeading } from "../convert/convert.ts";
+import { PAGE_MARKER, type ConvertedDocument } from "../convert/document.ts";
+import type { Fragment } from "../store/store.ts";
 import { estimateTokens } from "../text.ts";
-
-export interface Fragment {
-  seq: number;
-  text: string;
-  /** 1-based, inclusive, in the original file. */
-  startLine: number;
-  endLine: number;
-  headings: string[];
-  /** Paged formats: the page the fragment starts on, and the page it ends on. */
-  page: number | null;
-  pageEnd: number | null;
-}
 
 export interface ChunkOptions {
   /** Token budget per fragment. */
@@ -178,7 +168,10 @@ function splitText(lines: string[], firstLine: number): Section[] {
       block = undefined;
       return;
     }
-    if (!block) blocks.push((block = { lines: [], first: firstLine + i, code: false, page: null }));
+    if (!block) {
+      block = { lines: [], first: firstLine + i, code: false, page: null };
+      blocks.push(block);
+    }
     block.lines.push(line);
   });
   return blocks.length ? [{ headings: [], blocks }] : [];

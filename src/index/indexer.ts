@@ -7,16 +7,17 @@
  */
 import { readdirSync, statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { chunkDocument, type ChunkOptions, type Fragment } from "./chunk.ts";
+import { chunkDocument, type ChunkOptions } from "./chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { ConvertPool } from "../convert/pool.ts";
-import { discoverFiles, isCandidate, isUnlisted, readConfinedFile, type DiscoveredFile } from "./discover.ts";
+import { discoverFiles, isCandidate, isUnlisted, type DiscoveredFile } from "./discover.ts";
+import { readConfinedFile } from "../files.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { describeError, isResearcherError, isSqliteDamage, ResearcherError } from "../errors.ts";
 import { acquireWriterLock } from "../store/lock.ts";
 import type { Repository } from "../repos.ts";
-import { HEADING_SEPARATOR, Store, type DocumentInput, type StoredDocument } from "../store/store.ts";
+import { HEADING_SEPARATOR, Store, type DocumentInput, type Fragment, type StoredDocument } from "../store/store.ts";
 import { syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
 import { damagedIndex } from "../store/schema.ts";

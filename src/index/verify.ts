@@ -6,8 +6,8 @@
  */
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { TEMP_FILE_NAME } from "../store/atomic.ts";
-import { discoverFiles, isUnlisted } from "./discover.ts";
+import { TEMP_FILE_NAME } from "../atomic.ts";
+import { discoverFiles, isUnlisted, type Discovery } from "./discover.ts";
 import { describeError, isSqliteDamage } from "../errors.ts";
 import { acquireWriterLock, processStartTime } from "../store/lock.ts";
 import type { Repository } from "../repos.ts";
@@ -129,7 +129,7 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
  * folder that cannot be listed are not gone (an index run keeps them too): they are reported as unreadable.
  */
 function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): void {
-  let discovery;
+  let discovery: Discovery;
   try {
     discovery = discoverFiles(repo.path, repo);
   } catch (error) {

@@ -15,7 +15,7 @@
  */
 import type { Embedder } from "../embed/embedder.ts";
 import { parseQuery, type ParsedQuery } from "./query.ts";
-import { BM25_WEIGHTS } from "./search.ts";
+import { BM25_WEIGHTS } from "./bm25.ts";
 import { searchVectors } from "./vectors.ts";
 import type { Store } from "../store/store.ts";
 
@@ -150,5 +150,8 @@ function round(x: number): number {
 
 function seeded(seed: number): () => number {
   let state = (seed % 2147483646) + 1;
-  return () => (state = (state * 48271) % 2147483647) / 2147483647;
+  return () => {
+    state = (state * 48271) % 2147483647;
+    return state / 2147483647;
+  };
 }

@@ -9,7 +9,7 @@ import { basename, isAbsolute, join, relative, sep } from "node:path";
 import { loadConfig, REPO_NAME } from "../config.ts";
 import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { convertOnce } from "../convert/pool.ts";
-import { isInside, readConfinedFile } from "../index/discover.ts";
+import { isInside, readConfinedFile } from "../files.ts";
 import { describeError, ResearcherError } from "../errors.ts";
 import { getRepository, listRepositories, type Repository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";

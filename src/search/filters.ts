@@ -203,7 +203,10 @@ const FILTER_HINT = `e.g. --where 'tags=rust format in (md|pdf) modified>=2025-0
 /** The filter as a condition over `documents d` joined with `fragments f`, with bound parameters. */
 export function filterSql(filter: Filter, scope: FilterScope): SqlCondition {
   const params: (string | number)[] = [];
-  const bind = (value: string | number) => (params.push(value), "?");
+  const bind = (value: string | number) => {
+    params.push(value);
+    return "?";
+  };
   const node = (f: Filter): string => {
     if (f.kind === "term") return termSql(f, bind, scope);
     if (f.items.length === 0) return "1";

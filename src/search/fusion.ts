@@ -45,7 +45,10 @@ export function fuseHybrid(bm25: Ranked[], vector: Ranked[], lexicalWeight = LEX
     const min = list[Math.min(list.length, FUSION_DEPTH) - 1]?.score ?? 0;
     list.forEach((r, i) => {
       let item = fused.get(r.id);
-      if (!item) fused.set(r.id, (item = { id: r.id, score: 0, bm25: null, vector: null }));
+      if (!item) {
+        item = { id: r.id, score: 0, bm25: null, vector: null };
+        fused.set(r.id, item);
+      }
       item[field] = { rank: i + 1, score: r.score };
       // A single result (or all equal) normalises to 1: it is the best this list has. Past FUSION_DEPTH a result
       // counts as absent from the list (0), as it would be in a list ranked to that depth.
@@ -132,7 +135,10 @@ export function mergeLists<T>(lists: T[][], scoreOf: (item: T) => number, k = RR
   if (lists.length === 1) return lists[0]!;
   const keyed = lists.flatMap((list, l) => {
     let ceiling = Infinity;
-    return list.map((item, i) => ({ item, list: l, merge: (ceiling = Math.min(ceiling, scoreOf(item))), rrf: 1 / (k + i + 1) }));
+    return list.map((item, i) => {
+      ceiling = Math.min(ceiling, scoreOf(item));
+      return { item, list: l, merge: ceiling, rrf: 1 / (k + i + 1) };
+    });
   });
   return keyed.sort((a, b) => b.merge - a.merge || b.rrf - a.rrf || a.list - b.list).map((s) => s.item);
 }

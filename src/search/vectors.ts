@@ -27,7 +27,7 @@ import { basename, join } from "node:path";
 import { describeError } from "../errors.ts";
 import { acquireWriterLock } from "../store/lock.ts";
 import { annFileProblem } from "./ann-file.ts";
-import { syncFile, syncFolder, tempPathFor } from "../store/atomic.ts";
+import { syncFile, syncFolder, tempPathFor } from "../atomic.ts";
 import { logger } from "../log.ts";
 import type { Store } from "../store/store.ts";
 
@@ -188,7 +188,10 @@ function remember(store: Store, dir: string, checksum: string, identity: string,
     store.transaction(() => {
       if (store.getMeta("ann_checksum") === checksum) store.setMeta("ann_identity", identity);
     });
-  if (holdsLock) return write();
+  if (holdsLock) {
+    write();
+    return;
+  }
   let release: () => void;
   try {
     release = acquireWriterLock(dir, basename(dir));
@@ -343,7 +346,7 @@ async function probeRecall(index: UsearchIndex, store: Store, probes: Float32Arr
     const batch = exactSearch(matrix, probes, dims, Math.min(k, keys.length), MetricKind.Cos); // keys are row numbers
     for (let p = 0; p < queries; p++) {
       const { keys: rows, distances } = matchesOf(batch, p);
-      rows.forEach((row, i) => best[p]!.push({ key: keys[Number(row)]!, distance: distances[i]! }));
+      for (const [i, row] of rows.entries()) best[p]!.push({ key: keys[Number(row)]!, distance: distances[i]! });
       best[p] = best[p]!.sort((a, b) => a.distance - b.distance).slice(0, k);
     }
   }
@@ -365,7 +368,10 @@ function matchesOf(result: unknown, query: number): { keys: BigUint64Array; dist
 
 function seeded(seed: number): () => number {
   let state = (seed % 2147483646) + 1;
-  return () => (state = (state * 48271) % 2147483647) / 2147483647;
+  return () => {
+    state = (state * 48271) % 2147483647;
+    return state / 2147483647;
+  };
 }
 
 function gaussian(next: () => number): number {

@@ -12,7 +12,7 @@ import { isResearcherError, ResearcherError, type ErrorCode } from "../errors.ts
 import { parseFilter } from "../search/filters.ts";
 import { logger } from "../log.ts";
 import { handleMcpRequest, MAX_RESULTS, serialized, startWatch } from "./mcp.ts";
-import { documentJson, searchJson } from "../cli/render.ts";
+import { documentJson, searchJson } from "./render.ts";
 import { withFragmentText } from "../search/results.ts";
 import { search, SearchContext, type SearchMode } from "../search/search.ts";
 import { VERSION } from "../version.ts";

@@ -22,7 +22,7 @@ import { describeError, isResearcherError, ResearcherError } from "../errors.ts"
 import { FILTER_OPS, parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexFiles, removeDocument } from "../index/indexer.ts";
 import { logger } from "../log.ts";
-import { PLAIN, searchJson, searchText } from "../cli/render.ts";
+import { PLAIN, searchJson, searchText } from "./render.ts";
 import { getRepository, listRepositories } from "../repos.ts";
 import { search, SearchContext, type SearchOptions } from "../search/search.ts";
 import { LineTooLong, StdioLineTransport } from "./stdio-transport.ts";

@@ -20,7 +20,7 @@
 import { readdirSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { loadConfig } from "../config.ts";
-import { discoverFiles, IGNORE_FILES, isCandidate, isCandidateFolder } from "../index/discover.ts";
+import { discoverFiles, IGNORE_FILES, isCandidate, isCandidateFolder, type DiscoveredFile } from "../index/discover.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
 import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
 import { indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
@@ -191,11 +191,17 @@ class RepositoryWatch {
     this.watcher?.close();
     this.watcher = undefined;
     const stats = statOf(this.repo.path);
-    if (!stats?.isDirectory()) return this.waitForRoot();
+    if (!stats?.isDirectory()) {
+      this.waitForRoot();
+      return;
+    }
     try {
       this.watcher = watch(this.repo.path, { recursive: true }, (_event, name) => this.onEvent(name));
     } catch (error) {
-      if (!isFolder(this.repo.path)) return this.waitForRoot(); // gone between the two calls
+      if (!isFolder(this.repo.path)) {
+        this.waitForRoot(); // gone between the two calls
+        return;
+      }
       this.failed = true;
       throw watchError(this.repo, error);
     }
@@ -224,7 +230,10 @@ class RepositoryWatch {
       return;
     }
     const path = String(name).split("\\").join("/");
-    if (this.isIgnoreFile(path)) return this.replan(dirname(path));
+    if (this.isIgnoreFile(path)) {
+      this.replan(dirname(path));
+      return;
+    }
     // Hidden and excluded paths (editor temp files, .git) are never candidates and never hold any.
     if (!isCandidateFolder(path, this.repo)) return;
     if (this.pending.size >= OVERFLOW_PATHS) {
@@ -370,7 +379,7 @@ class RepositoryWatch {
 
   /** A folder event: its candidate files that differ from the index, and indexed documents no longer in it. */
   private resolveFolder(store: Store, folder: string, chosen: Map<string, boolean>): void {
-    let files;
+    let files: DiscoveredFile[];
     try {
       files = discoverFiles(join(this.repo.path, folder), this.repo).files;
     } catch {

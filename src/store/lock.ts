@@ -9,7 +9,7 @@
  */
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempPathFor } from "./atomic.ts";
+import { tempPathFor } from "../atomic.ts";
 import { ResearcherError } from "../errors.ts";
 
 interface Holder {

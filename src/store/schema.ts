@@ -6,7 +6,7 @@
 import { Database } from "bun:sqlite";
 import { existsSync, linkSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { syncFolder, tempPathFor } from "./atomic.ts";
+import { syncFolder, tempPathFor } from "../atomic.ts";
 import { describeError, isSqliteDamage, ResearcherError } from "../errors.ts";
 import { acquireWriterLock } from "./lock.ts";
 

@@ -4,7 +4,6 @@ import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { ResearcherError } from "../errors.ts";
 import { openIndexDatabase, type OpenedIndex } from "./schema.ts";
-import type { Fragment } from "../index/chunk.ts";
 import type { SqlCondition } from "../search/filters.ts";
 import { ftsText } from "../text.ts";
 
@@ -24,6 +23,19 @@ export interface DocumentInput {
   title: string;
   format: string;
   metadata: Record<string, unknown>;
+}
+
+/** A piece of a document as the chunker cuts it (index/chunk.ts) and the store keeps it. */
+export interface Fragment {
+  seq: number;
+  text: string;
+  /** 1-based, inclusive, in the original file. */
+  startLine: number;
+  endLine: number;
+  headings: string[];
+  /** Paged formats: the page the fragment starts on, and the page it ends on. */
+  page: number | null;
+  pageEnd: number | null;
 }
 
 export interface FragmentRow {
@@ -327,7 +339,7 @@ export class Store {
     return this.db.transaction(() => {
       this.db.run("INSERT INTO temp.scoring(scoring) VALUES ('delete-all')");
       const insert = this.db.query("INSERT INTO temp.scoring(rowid, title, heading, body) VALUES (?, '', '', ?)");
-      terms.forEach((term, i) => insert.run(i + 1, term));
+      for (const [i, term] of terms.entries()) insert.run(i + 1, term);
       const found = this.db.query<{ doc: number; term: string }, []>("SELECT doc, term FROM temp.scoring_terms").all();
       const same = new Set(found.filter((row) => row.term === terms[row.doc - 1]).map((row) => row.doc - 1));
       return terms.filter((_, i) => same.has(i));
@@ -485,7 +497,10 @@ export class Store {
       const matrix = new Float32Array(blobs.reduce((sum, blob) => sum + blob.byteLength, 0) / 4);
       const bytes = new Uint8Array(matrix.buffer);
       let at = 0;
-      for (const blob of blobs) bytes.set(blob, (at += blob.byteLength) - blob.byteLength);
+      for (const blob of blobs) {
+        bytes.set(blob, at);
+        at += blob.byteLength;
+      }
       return { keys: BigUint64Array.from(ids, BigInt), matrix };
     };
     const rows = this.db.query<{ id: number; vector: Uint8Array }, []>(

@@ -189,7 +189,7 @@ describe("researcher CLI", () => {
     }
     // Help after a word that names no command (a typo) lists every command, as plain --help does.
     for (const args of [["--help"], ["serch", "--help"]])
-      expect(cli(...args).stdout).toMatch(/Commands:[^]*search \[\.\.\.query\][^]*serve/);
+      expect(cli(...args).stdout).toMatch(/Commands:[\s\S]*search \[\.\.\.query\][\s\S]*serve/);
   });
 
   test("config: show, path, set, and a bad file is one clear error", () => {

@@ -15,7 +15,12 @@ let exe: string;
 
 const env = () => ({ PATH: SYSTEM_PATH, HOME: home, RESEARCHER_HOME: home, RESEARCHER_MODEL_PATH: GLOVE });
 
-type ToolResult = { content: { type: string; text: string }[]; structuredContent?: any; isError?: boolean };
+type ToolResult = {
+  content: { type: string; text: string }[];
+  // biome-ignore lint/suspicious/noExplicitAny: each test reads the tool's JSON answer as its assertions check it
+  structuredContent?: any;
+  isError?: boolean;
+};
 
 beforeAll(async () => {
   exe = await executable();
@@ -600,23 +605,25 @@ describe("MCP over HTTP", () => {
     const { url, proc } = await startServer(["--token", "s3cret"]);
     const auth = { Authorization: "Bearer s3cret" };
     try {
-      const rest = (await (await fetch(`${url}/search?q=garage&mode=bm25&n=5`, { headers: auth })).json()) as any;
+      const rest = (await (await fetch(`${url}/search?q=garage&mode=bm25&n=5`, { headers: auth })).json()) as {
+        results: { location: string; path: string }[];
+      };
       const cli = JSON.parse(runCli(["search", "garage", "--mode", "bm25", "-n", "5", "--json"], { home }).stdout);
       expect(rest).toEqual(cli);
-      const location: string = rest.results[0].location;
-      expect(rest.results[0].path).toBe("cars.md");
+      const location = rest.results[0]!.location;
+      expect(rest.results[0]!.path).toBe("cars.md");
       expect(location).toMatch(/^cars\.md:\d+$/);
 
       const ref = encodeURIComponent(`docs:${location}`);
-      const doc = (await (await fetch(`${url}/documents/${ref}?lines=1`, { headers: auth })).json()) as any;
+      const doc = (await (await fetch(`${url}/documents/${ref}?lines=1`, { headers: auth })).json()) as { from: number };
       expect(doc).toMatchObject({ repository: "docs", path: "cars.md", to: doc.from });
 
       const missing = await fetch(`${url}/documents/${encodeURIComponent("docs:.env")}`, { headers: auth });
       expect(missing.status).toBe(404);
-      expect(((await missing.json()) as any).error.code).toBe("DOCUMENT_NOT_FOUND");
+      expect(((await missing.json()) as { error: { code: string } }).error.code).toBe("DOCUMENT_NOT_FOUND");
       const bad = await fetch(`${url}/search?q=x&where=${encodeURIComponent("tags=>rust")}`, { headers: auth });
       expect(bad.status).toBe(400);
-      expect(((await bad.json()) as any).error).toMatchObject({ code: "USAGE", message: expect.stringContaining("'=>'") });
+      expect(((await bad.json()) as { error: unknown }).error).toMatchObject({ code: "USAGE", message: expect.stringContaining("'=>'") });
 
       expect((await fetch(`${url}/search?q=garage`)).status).toBe(401);
       // DNS rebinding: a request naming another host is refused even with the token.

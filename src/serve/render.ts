@@ -2,6 +2,7 @@
  * Every output format: human text (coloured on a TTY, OSC 8 links where the terminal has them), the JSON
  * contracts, JSON Lines, CSV (RFC 4180), markdown, file lists, progress bars. Text formats print names (paths,
  * titles, reasons) through `escapeControls`: a file may be called anything, and a terminal obeys what it prints.
+ * It sits with the servers, below the CLI: MCP and HTTP answer with the same JSON and text as the CLI prints.
  */
 import { hostname } from "node:os";
 import type { DocumentInfo, DocumentText, MultiGetResult } from "../search/documents.ts";
@@ -10,8 +11,8 @@ import type { DocumentHit, FragmentHit, SearchResponse } from "../search/search.
 import type { RepositoryStatus } from "../store/status.ts";
 import type { VerifyReport } from "../index/verify.ts";
 import type { Repository } from "../repos.ts";
-import { escapeControls, type Terminal } from "./terminal.ts";
-import type { WatchBatch, WatchStatus } from "../serve/watch.ts";
+import { escapeControls, type Terminal } from "../terminal.ts";
+import type { WatchBatch, WatchStatus } from "./watch.ts";
 
 export interface Style {
   bold: (s: string) => string;

@@ -1,0 +1,96 @@
+/**
+ * Reading files confined to a repository root: every reader of a document (the indexer, get, multi-get, MCP, REST)
+ * and of a file named on the command line goes through here, so a file is read whole, only if it is a regular
+ * file, never past a size limit, and never through a link out of the root.
+ */
+import { closeSync, fstatSync, openSync, readSync, realpathSync, statSync, constants as fs, type BigIntStats, type Stats } from "node:fs";
+import { isAbsolute, join, relative, sep } from "node:path";
+import { describeError } from "./errors.ts";
+
+export const outsideRoot = (target: string) => `resolves to ${target}, outside the repository`;
+const REPLACED = "the file was moved or replaced while it was read";
+
+/** A file's bytes, or why they cannot be read (a one-line reason, as index failures record it). */
+export type ReadResult = { bytes: Uint8Array } | { reason: string };
+
+/**
+ * Read a repository's file, its real path confined to the root: the one way every reader (get, multi-get, MCP,
+ * REST, the indexer) opens a document. The file is opened first (following symlinks) and the check is made on
+ * what was opened: its real path must lie inside the root's and name the very file the descriptor holds (same
+ * device and inode). So a folder swapped for a link out of the root, before or during the read, can make the
+ * read fail but never return outside text; a symlink that stays inside the root is simply followed.
+ */
+export function readConfinedFile(root: string, path: string, maxBytes: number): ReadResult {
+  const absolute = join(root, path);
+  return withOpenFile(absolute, (fd) => {
+    const opened = fstatSync(fd, { bigint: true });
+    let real: string;
+    let named: BigIntStats;
+    try {
+      real = realpathSync(absolute);
+      named = statSync(real, { bigint: true });
+    } catch {
+      return { reason: REPLACED };
+    }
+    if (!isInside(realpathSync(root), real)) return { reason: outsideRoot(real) };
+    if (named.dev !== opened.dev || named.ino !== opened.ino) return { reason: REPLACED };
+    return readOpenFile(fd, maxBytes);
+  });
+}
+
+/**
+ * Read a file only if it is a regular file no larger than `maxBytes`, wherever it is: for files that are not
+ * documents (ignore files, which may link to a shared one) and files named on the command line (`convert`).
+ */
+export function readRegularFile(absolute: string, maxBytes: number): ReadResult {
+  return withOpenFile(absolute, (fd) => readOpenFile(fd, maxBytes));
+}
+
+/** Open for reading without blocking (a FIFO would block the open itself), run `body`, close; errors become reasons. */
+function withOpenFile(absolute: string, body: (fd: number) => ReadResult): ReadResult {
+  let fd: number;
+  try {
+    fd = openSync(absolute, fs.O_RDONLY | fs.O_NONBLOCK);
+  } catch (error) {
+    return { reason: `cannot read: ${describeError(error)}` };
+  }
+  try {
+    return body(fd);
+  } catch (error) {
+    return { reason: `cannot read: ${describeError(error)}` };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The whole file behind `fd`, checked on the descriptor: only a regular file no larger than `maxBytes` (a FIFO would
+ * block forever and a device never ends, even when it replaced a regular file after discovery).
+ */
+function readOpenFile(fd: number, maxBytes: number): ReadResult {
+  const stats = fstatSync(fd);
+  if (!stats.isFile()) return { reason: `not a regular file (${specialKind(stats)})` };
+  if (stats.size > maxBytes) return { reason: `larger than index.max_file_bytes (${stats.size} > ${maxBytes} bytes)` };
+  const bytes = new Uint8Array(stats.size);
+  let offset = 0;
+  while (offset < bytes.length) {
+    const n = readSync(fd, bytes, offset, bytes.length - offset, offset);
+    if (n === 0) break;
+    offset += n;
+  }
+  return { bytes: offset === bytes.length ? bytes : bytes.subarray(0, offset) };
+}
+
+export function specialKind(stats: Stats): string {
+  if (stats.isFIFO()) return "named pipe";
+  if (stats.isCharacterDevice()) return "character device";
+  if (stats.isBlockDevice()) return "block device";
+  if (stats.isSocket()) return "socket";
+  if (stats.isDirectory()) return "folder";
+  return "special file";
+}
+
+export function isInside(root: string, candidate: string): boolean {
+  const rel = relative(root, candidate);
+  return !(rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel));
+}
