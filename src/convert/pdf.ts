@@ -22,7 +22,7 @@ interface TextItem {
 
 /** What is read of a pdf.js page: its text items come with marked-content entries, which are skipped. */
 interface PdfPage {
-  getTextContent(): Promise<{ items: object[] }>;
+  getTextContent(options?: { disableNormalization?: boolean }): Promise<{ items: object[] }>;
   cleanup(): void;
 }
 
