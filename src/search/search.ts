@@ -10,7 +10,7 @@ import { loadConfig, type Config } from "../config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
 import { lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
-import { searchVectors } from "./vectors.ts";
+import { searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { combineFilters, filterSql, type Filter, type SqlCondition } from "./filters.ts";
 
 export type SearchMode = "bm25" | "vector" | "hybrid";
@@ -126,10 +126,11 @@ interface Candidate {
   explain: Explain;
 }
 
-/** Keeps databases and models open between searches (the MCP server reuses one for its lifetime). */
+/** Keeps databases, ANN files and models open between searches (the MCP server reuses one for its lifetime). */
 export class SearchContext {
   private readonly stores = new Map<string, Store>();
   readonly embedders: EmbedderCache;
+  readonly vectors = new VectorCache();
 
   constructor(embedders = new EmbedderCache({ allowDownload: false })) {
     this.embedders = embedders;
@@ -195,7 +196,7 @@ export async function search(home: string, options: SearchOptions, context = new
       hit.rank = offset + i + 1;
       if (!options.explain) delete hit.explain;
     });
-    const notes = [...skipped, ...perRepo.flatMap((r) => [r.note, r.why].flatMap((n) => (n ? [`${r.repo}: ${n}`] : [])))];
+    const notes = [...skipped, ...perRepo.flatMap((r) => [r.note, r.why, r.ann].flatMap((n) => (n ? [`${r.repo}: ${n}`] : [])))];
     return {
       query: options.query,
       mode,
@@ -249,6 +250,14 @@ interface RepositoryResult {
   note?: string;
   /** How the lists were weighed, for --explain's notes. */
   why?: string;
+  /** Why the vector list came from an exact scan rather than the ANN file, and how to fix that. */
+  ann?: string;
+}
+
+/** The note for a repository whose ANN file could not be used: searches never rebuild it, index runs do. */
+export function annNote(repository: string, problem: AnnProblem): string {
+  const why = { missing: "is missing", stale: "was built for older vectors", damaged: "does not match its recorded checksum" }[problem];
+  return `vectors.usearch needs rebuilding (it ${why}; vectors were scanned exactly): run \`researcher index ${repository}\``;
 }
 
 async function searchRepository(
@@ -280,12 +289,13 @@ async function searchRepository(
   let semantic: Ranked[] = [];
   const lexicalScale = lexicalEvidence(store, parsed);
   let vectorScale = (_cosine: number): number | null => null;
+  let annProblem: AnnProblem | undefined;
   if (mode !== "bm25" && options.query.trim()) {
     const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model, model));
     checkModel(repo.name, model, embedder);
     const within = where && new Set(store.fragmentIdsWhere(where));
     const queryVector = await embedQuery(embedder);
-    semantic = await searchVectors(store, repo.dir, queryVector, depth, within);
+    ({ hits: semantic, annProblem } = await searchVectors(store, repo.dir, queryVector, depth, { within, cache: context.vectors }));
     vectorScale = vectorEvidence(queryVector, vectorCalibration(store));
   }
 
@@ -339,6 +349,7 @@ async function searchRepository(
     candidates,
     note: note ?? (options.explain && mode !== "bm25" ? coverageNote(store, repo, mode) : undefined),
     why,
+    ann: annProblem && annNote(repo.name, annProblem),
   };
 }
 
