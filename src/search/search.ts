@@ -277,8 +277,8 @@ async function searchRepository(
   const mode: SearchMode = requested === "auto" ? (model ? "hybrid" : "bm25") : requested;
   const note = requested === "auto" && !model ? "no vectors: searched with bm25 (index with embeddings for hybrid)" : undefined;
   if (mode !== "bm25" && !model) {
-    throw new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has no vectors for --mode ${mode}`, {
-      hint: `run \`researcher index ${repo.name}\` with embeddings enabled, or use --mode bm25`,
+    throw new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has no vectors for ${mode} search`, {
+      hint: `run \`researcher index ${repo.name}\` with embeddings enabled, or search in bm25 mode`,
     });
   }
 
@@ -513,7 +513,7 @@ function countNewlines(text: string, end: number): number {
 
 function checkedInteger(value: number, name: string, min: number): number {
   if (!Number.isInteger(value) || value < min) {
-    throw new ResearcherError("INVALID_INPUT", `--${name} must be an integer ≥ ${min} (got ${value})`);
+    throw new ResearcherError("INVALID_INPUT", `${name} must be an integer ≥ ${min} (got ${value})`);
   }
   return value;
 }
