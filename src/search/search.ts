@@ -151,6 +151,7 @@ export class SearchContext {
   async close(): Promise<void> {
     for (const store of this.stores.values()) store.close();
     this.stores.clear();
+    this.vectors.clear();
     await this.embedders.dispose();
   }
 }

@@ -269,6 +269,12 @@ type Row = { id: number; vector: Float32Array };
 export class VectorCache {
   readonly opened = new Map<string, { checksum: string; identity: string; index: UsearchIndex }>();
   readonly scannable = new Map<string, { generation: string; count: number; rows?: Row[] }>();
+
+  /** Forget everything: the mappings go with their last reference. */
+  clear(): void {
+    this.opened.clear();
+    this.scannable.clear();
+  }
 }
 
 export interface VectorSearch {
