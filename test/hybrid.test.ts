@@ -82,15 +82,22 @@ describeShared("vector and hybrid search", () => {
     expect(existsSync(file)).toBe(true);
     rmSync(file);
     expect(await searched()).toEqual([
-      "ten: vectors.usearch needs rebuilding (it is missing; vectors were scanned exactly): run `researcher index ten`",
+      "ten: vectors.usearch needs rebuilding (it is missing; searches scan the vectors exactly meanwhile): run `researcher index ten`",
     ]);
     expect(existsSync(file)).toBe(false);
     writeFileSync(file, "not an index");
     expect(await searched()).toEqual([
-      "ten: vectors.usearch needs rebuilding (it does not match its recorded checksum; vectors were scanned exactly): run `researcher index ten`",
+      "ten: vectors.usearch needs rebuilding (it does not match its recorded checksum; searches scan the vectors exactly meanwhile): run `researcher index ten`",
     ]);
     expect(readFileSync(file, "utf8")).toBe("not an index");
+    rmSync(file);
+    const status = runCli(["status", "ten", "--json"], { home, env: GRAPH });
+    expect(JSON.parse(status.stdout).ann).toBe(
+      "vectors.usearch needs rebuilding (it is missing; searches scan the vectors exactly meanwhile): run `researcher index ten`",
+    );
+    expect(runCli(["status"], { home, env: GRAPH }).stdout).toContain("vectors.usearch needs rebuilding");
     await indexRepository(home, repo);
+    expect(JSON.parse(runCli(["status", "ten", "--json"], { home, env: GRAPH }).stdout).ann).toBeNull();
     expect(Bun.file(file).size).toBeGreaterThan(100);
     expect(await searched()).toEqual([]);
   });

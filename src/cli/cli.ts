@@ -33,8 +33,7 @@ import {
 } from "./render.ts";
 import { getRepository, listRepositories, selectRepositories } from "../repos.ts";
 import { repositoriesFor, searchAll, withFragmentText } from "../search/results.ts";
-import { search, SearchContext, type SearchMode, type SearchOptions } from "../search/search.ts";
-import { repositoryStatus } from "../store/status.ts";
+import { search, SearchContext, searchStatus, type SearchMode, type SearchOptions } from "../search/search.ts";
 import { escapeControls, stderr, stdout } from "./terminal.ts";
 import { versionText } from "../version.ts";
 import { watchRepositories } from "../serve/watch.ts";
@@ -423,7 +422,7 @@ function mainCli(only?: string): CAC {
       .example("  researcher status --json")
       .action((name: string | undefined, flags: Flags) => {
         const repos = name ? [getRepository(home(flags), name)] : listRepositories(home(flags));
-        const statuses = repos.map(repositoryStatus);
+        const statuses = repos.map(searchStatus);
         if (flags.json) return json(name ? statuses[0] : statuses);
         out(statusText(statuses, styleFor(stdout)));
       });

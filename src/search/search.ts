@@ -10,7 +10,8 @@ import { loadConfig, type Config } from "../config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
 import { lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
-import { searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
+import { annNeedsRebuilding, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
+import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
 import { combineFilters, filterSql, type Filter, type SqlCondition } from "./filters.ts";
 
 export type SearchMode = "bm25" | "vector" | "hybrid";
@@ -255,10 +256,26 @@ interface RepositoryResult {
   ann?: string;
 }
 
+/**
+ * A repository's status (store/status.ts) with what its searches need rebuilt: `ann` is the note a search's
+ * --explain would give, null when there is nothing to rebuild.
+ */
+export function searchStatus(repo: Repository): RepositoryStatus & { ann: string | null } {
+  const status = repositoryStatus(repo);
+  if (!status.model) return { ...status, ann: null };
+  const store = Store.open(repo.dir);
+  try {
+    const problem = annNeedsRebuilding(store, repo.dir);
+    return { ...status, ann: problem && annNote(repo.name, problem) };
+  } finally {
+    store.close();
+  }
+}
+
 /** The note for a repository whose ANN file could not be used: searches never rebuild it, index runs do. */
 export function annNote(repository: string, problem: AnnProblem): string {
   const why = { missing: "is missing", stale: "was built for older vectors", damaged: "does not match its recorded checksum" }[problem];
-  return `vectors.usearch needs rebuilding (it ${why}; vectors were scanned exactly): run \`researcher index ${repository}\``;
+  return `vectors.usearch needs rebuilding (it ${why}; searches scan the vectors exactly meanwhile): run \`researcher index ${repository}\``;
 }
 
 async function searchRepository(

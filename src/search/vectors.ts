@@ -191,6 +191,18 @@ export function vectorIndexState(store: Store, dir: string): "verified" | AnnPro
 }
 
 /**
+ * Why searches of this repository scan for want of a usable ANN file, told without reading the file (for `status`):
+ * null when they can use it or do not need it (a small repository, or one left stale on purpose, see
+ * SCAN_WHILE_STALE_BELOW). A file damaged in place is found by what reads it: searches (`--explain`) and verify.
+ */
+export function annNeedsRebuilding(store: Store, dir: string): AnnProblem | null {
+  const dims = store.embeddingModel()?.dims;
+  if (!dims || vectorCount(store) * dims < exactScanBelow()) return null;
+  if (identityOf(annPath(dir)) === null) return "missing";
+  return isStale(store, dir) && !mayDeferRebuild(store, dims) ? "stale" : null;
+}
+
+/**
  * How many vectors the store holds: recorded with the ANN file built for its current vectors, counted otherwise
  * (the count joins every fragment to its vector: 1.7 s for 100,000 × 384 in a fresh process). Files built before
  * the count was recorded are counted until their next rebuild.

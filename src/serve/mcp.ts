@@ -24,7 +24,7 @@ import { indexFiles, removeDocument } from "../index/indexer.ts";
 import { logger } from "../log.ts";
 import { PLAIN, searchJson, searchText } from "../cli/render.ts";
 import { getRepository, listRepositories } from "../repos.ts";
-import { search, SearchContext, type SearchOptions } from "../search/search.ts";
+import { search, SearchContext, searchStatus, type SearchOptions } from "../search/search.ts";
 import { LineTooLong, StdioLineTransport } from "./stdio-transport.ts";
 import { repositoriesFor } from "../search/results.ts";
 import { repositoryStatus } from "../store/status.ts";
@@ -501,11 +501,14 @@ export function createServer(home: string, context: SearchContext, writes = seri
     (input) =>
       guarded(() => {
         const repos = input.repository ? [getRepository(home, input.repository)] : listRepositories(home);
-        const repositories = repos.map(repositoryStatus);
+        const repositories = repos.map(searchStatus);
         return result(
           { repositories },
           repositories
-            .map((r) => `${r.name}: ${r.documents} documents, ${r.fragments} fragments, indexed ${r.last_indexed ?? "never"}`)
+            .map(
+              (r) =>
+                `${r.name}: ${r.documents} documents, ${r.fragments} fragments, indexed ${r.last_indexed ?? "never"}${r.ann ? `; ${r.ann}` : ""}`,
+            )
             .join("\n"),
         );
       }),
