@@ -159,7 +159,7 @@ const shipped = (k: number) => {
   return (async () => {
     for (const q of queryVectors) {
       const t = performance.now();
-      results.push(await searchVectors(store, repo.dir, q, k));
+      results.push((await searchVectors(store, repo.dir, q, k)).hits);
       times.push(performance.now() - t);
     }
     return { recall: recallAt10(results), p50: percentile(times, 50) };

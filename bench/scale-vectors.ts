@@ -200,7 +200,7 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
     for (const q of queries) await searchVectors(store, dir, q, k); // warm-up: mapping, page cache
     for (const q of queries) {
       const t = performance.now();
-      hits.push(await searchVectors(store, dir, q, k));
+      hits.push((await searchVectors(store, dir, q, k)).hits);
       times.push(performance.now() - t);
     }
     return { times, recall: recall(hits) };

@@ -67,7 +67,7 @@ async function collect(name: string, embedding: Record<string, string>): Promise
     for (const [i, q] of queries.entries()) {
       const parsed = parseQuery(q.text);
       const bm25 = parsed.match ? store.searchBm25(parsed.match, BM25_WEIGHTS, FUSION_DEPTH) : [];
-      const vector = await searchVectors(store, repo.dir, vectors[i]!, FUSION_DEPTH);
+      const vector = (await searchVectors(store, repo.dir, vectors[i]!, FUSION_DEPTH)).hits;
       const lexicalTop = bm25[0] ? lexicalEvidence(store, parsed)(bm25[0].score) : 0;
       const vectorTop = vector[0] ? vectorEvidence(vectors[i]!, vectorCalibration(store))(vector[0].score) : 0;
       cases.push({ split, id: q.id, bm25, vector, lexicalTop, vectorTop });

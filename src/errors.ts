@@ -1,23 +1,36 @@
-/** One error type for everything a user can cause or fix; `code` is stable and documented. */
+/**
+ * One error type for everything a user can cause or fix; `code` is stable and documented. Every interface reports
+ * an error the same way: `toResearcherError` gives any thrown value its code, and ERROR_CODES says what the code is
+ * in each interface (the CLI's exit status, REST's HTTP status, the JSON-RPC error of a failed MCP resource read;
+ * MCP tools answer every error as a tool result with `isError`).
+ */
 
+/** JSON-RPC error codes MCP uses: invalid params, resource not found, internal error. */
+const RPC = { invalid: -32602, notFound: -32002, internal: -32603 } as const;
+
+/**
+ * Exit 2 is for a malformed request (unknown command, flag or mode, a flag value that does not parse, flags that
+ * cannot be combined), 1 for everything else: a well-formed request the data refuses, or a failure.
+ */
 export const ERROR_CODES = {
-  USAGE: { exit: 2, summary: "the command line is malformed" },
-  INVALID_INPUT: { exit: 1, summary: "an argument or option value is not acceptable" },
-  INVALID_CONFIG: { exit: 1, summary: "config.yaml does not validate" },
-  REPO_NOT_FOUND: { exit: 1, summary: "no repository with that name" },
-  REPO_EXISTS: { exit: 1, summary: "the repository name or path is already registered" },
-  PATH_NOT_FOUND: { exit: 1, summary: "a path does not exist or is not readable" },
-  PATH_OUTSIDE_REPO: { exit: 1, summary: "a path escapes its repository root" },
-  DOCUMENT_NOT_FOUND: { exit: 1, summary: "the document is not in the index" },
-  FILE_UNREADABLE: { exit: 1, summary: "a file cannot be read or decoded" },
-  NOT_INDEXED: { exit: 1, summary: "the repository has never been indexed" },
-  LOCKED: { exit: 1, summary: "another process is writing this repository" },
-  MODEL_UNAVAILABLE: { exit: 1, summary: "the embedding model cannot be loaded" },
-  MODEL_MISMATCH: { exit: 1, summary: "the repository was embedded with another model" },
-  PROVIDER_FAILED: { exit: 1, summary: "a remote embedding provider failed" },
-  INDEX_CORRUPT: { exit: 1, summary: "an index file cannot be read" },
-  DISK_FULL: { exit: 1, summary: "not enough free disk space for the index" },
-  WATCH_FAILED: { exit: 1, summary: "a folder cannot be watched for changes (e.g. the inotify watch limit)" },
+  USAGE: { exit: 2, http: 400, rpc: RPC.invalid, summary: "the command line or request is malformed" },
+  INVALID_INPUT: { exit: 1, http: 400, rpc: RPC.invalid, summary: "an argument or option value is not acceptable" },
+  INVALID_CONFIG: { exit: 1, http: 500, rpc: RPC.internal, summary: "config.yaml does not validate" },
+  REPO_NOT_FOUND: { exit: 1, http: 404, rpc: RPC.notFound, summary: "no repository with that name" },
+  REPO_EXISTS: { exit: 1, http: 409, rpc: RPC.invalid, summary: "the repository name or path is already registered" },
+  PATH_NOT_FOUND: { exit: 1, http: 404, rpc: RPC.notFound, summary: "a path does not exist or is not readable" },
+  PATH_OUTSIDE_REPO: { exit: 1, http: 400, rpc: RPC.notFound, summary: "a path escapes its repository root" },
+  DOCUMENT_NOT_FOUND: { exit: 1, http: 404, rpc: RPC.notFound, summary: "the document is not in the index" },
+  FILE_UNREADABLE: { exit: 1, http: 422, rpc: RPC.internal, summary: "a file cannot be read or decoded" },
+  NOT_INDEXED: { exit: 1, http: 404, rpc: RPC.notFound, summary: "the repository has never been indexed" },
+  LOCKED: { exit: 1, http: 409, rpc: RPC.internal, summary: "another process is writing this repository" },
+  MODEL_UNAVAILABLE: { exit: 1, http: 503, rpc: RPC.internal, summary: "the embedding model cannot be loaded" },
+  MODEL_MISMATCH: { exit: 1, http: 409, rpc: RPC.internal, summary: "the repository was embedded with another model" },
+  PROVIDER_FAILED: { exit: 1, http: 502, rpc: RPC.internal, summary: "a remote embedding provider failed" },
+  INDEX_CORRUPT: { exit: 1, http: 500, rpc: RPC.internal, summary: "an index file cannot be read" },
+  DISK_FULL: { exit: 1, http: 507, rpc: RPC.internal, summary: "not enough free disk space for the index" },
+  WATCH_FAILED: { exit: 1, http: 500, rpc: RPC.internal, summary: "a folder cannot be watched for changes (e.g. the inotify watch limit)" },
+  INTERNAL: { exit: 1, http: 500, rpc: RPC.internal, summary: "an unexpected failure (a bug): its message says where" },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -48,8 +61,40 @@ export function describeError(error: unknown): string {
   return String(error);
 }
 
+/** The `code` a runtime or SQLite error carries (`SQLITE_BUSY`, `ENOSPC`, …), "" when none. */
+function systemCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : "";
+}
+
 /** SQLite's codes for a file whose bytes are not a whole database (as opposed to busy, full or forbidden). */
 export function isSqliteDamage(error: unknown): boolean {
-  const code = (error as { code?: string } | null)?.code ?? "";
+  const code = systemCode(error);
   return code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB";
 }
+
+/**
+ * Any thrown value as a ResearcherError, the one place that gives errors from below (SQLite, the file system, the
+ * runtime, the command-line parser) their code; ours pass through. What has no better code is INTERNAL, with its
+ * message kept and the original as `cause`.
+ */
+export function toResearcherError(error: unknown): ResearcherError {
+  if (error instanceof ResearcherError) return error;
+  const message = describeError(error);
+  const code = systemCode(error);
+  const as = (kind: ErrorCode, text: string, hint?: string) => new ResearcherError(kind, text, { hint, cause: error });
+  // A reader that meets damaged pages does not know which command recovers them; verify names it per repository.
+  if (isSqliteDamage(error)) return as("INDEX_CORRUPT", `an index is damaged: ${message}`, DAMAGE_HINT);
+  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
+    return as("LOCKED", `an index is busy: ${message}`, "another process is writing it: try again in a moment");
+  }
+  if (code.startsWith("SQLITE_FULL") || code === "ENOSPC") {
+    return as("DISK_FULL", `the disk is full: ${message}`, "free some space and run the command again");
+  }
+  if (error instanceof URIError) return as("INVALID_INPUT", `malformed percent-encoding: ${message}`);
+  // cac, the command-line parser, throws these for a missing argument or option value.
+  if (error instanceof Error && error.name === "CACError") return as("USAGE", message);
+  return as("INTERNAL", message);
+}
+
+const DAMAGE_HINT = "`researcher verify` finds it and names the command that rebuilds it";

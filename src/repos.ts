@@ -119,7 +119,8 @@ export function removeRepository(home: string, name: string, options: { keepData
 
 function normalizeFileTypes(types: string[]): string[] {
   const clean = [...new Set(types.map((t) => t.trim().toLowerCase().replace(/^\./, "")).filter(Boolean))];
-  if (clean.length === 0) throw new ResearcherError("INVALID_INPUT", "--file-types needs at least one extension");
+  if (clean.length === 0)
+    throw new ResearcherError("INVALID_INPUT", "the file types need at least one extension", { hint: "e.g. md,txt,pdf" });
   return clean;
 }
 

@@ -148,8 +148,9 @@ describe("get", () => {
     expect(miss.stderr).toContain("error: notes:d1.md is not an indexed document");
     expect(miss.stderr).toMatch(/hint: did you mean notes:d01\.md/);
     expect(cli("get", "notes:d01.md:99").stderr).toContain("past the end");
-    expect(cli("get", "notes:d01.md", "--from", "0").code).toBe(1);
-    expect(cli("get", "notes:d01.md", "--lines", "x").code).toBe(1);
+    expect(cli("get", "notes:d01.md:99").code).toBe(1); // a range the document refuses
+    expect(cli("get", "notes:d01.md", "--from", "0").code).toBe(2); // a flag value out of its range: usage
+    expect(cli("get", "notes:d01.md", "--lines", "x").code).toBe(2);
   });
 });
 

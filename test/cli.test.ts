@@ -77,6 +77,26 @@ describe("command dispatch", () => {
     }
   });
 
+  test("a flag value that does not parse is a usage error (exit 2), like an unknown flag or mode", () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
+    expect(runCli(["repo", "add", "notes", docs, "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "notes", "--quiet"], { home }).code).toBe(0);
+    for (const args of [
+      ["search", "alpha", "-n", "abc"],
+      ["search", "alpha", "--mode", "foo"],
+      ["search", "alpha", "--offset", "x"],
+      ["search", "alpha", "--min-score", "high"],
+      ["get", "notes:a.md", "--from", "one"],
+    ]) {
+      const result = runCli(args, { home });
+      expect({ args, code: result.code }).toEqual({ args, code: 2 });
+      expect(result.stderr).toMatch(/^error: --[a-z-]+ /);
+      expect(result.stderr).toContain("hint: ");
+    }
+  }, 30_000);
+
   test("a query starting with '-' is searched after --; an unknown option is a usage error, not help", () => {
     const home = tempDir();
     const docs = tempDir();

@@ -4,7 +4,9 @@ import { describe, expect, test } from "bun:test";
 import { closeSync, existsSync, openSync, readdirSync, statSync, truncateSync, writeSync } from "node:fs";
 import { addRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
-import { runCli, tempDir, writeTree } from "./helpers.ts";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { cliCommand, GLOVE, runCli, tempDir, writeTree } from "./helpers.ts";
 
 /** Enough documents for an index.db of many pages. */
 function corpus(): Record<string, string> {
@@ -84,3 +86,39 @@ describe("a damaged index.db", () => {
     expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(1);
   }, 60_000);
 });
+
+test("damaged pages reach REST and MCP as INDEX_CORRUPT with the hint, as on the command line, not as an internal error", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, corpus());
+  const repo = addRepository(home, { name: "d", path: docs, embed: false });
+  expect(runCli(["index", "d"], { home }).code).toBe(0);
+  damages["a damaged page"]!(Store.dbPath(repo.dir));
+  expect(runCli(["search", "word7", "--mode", "bm25"], { home }).stderr).toStartWith("error: an index is damaged");
+
+  const env = { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, RESEARCHER_MODEL_PATH: GLOVE, NO_COLOR: "1" };
+  const server = Bun.spawn([...cliCommand, "serve", "--port", "0"], { env, cwd: home, stdout: "ignore", stderr: "pipe" });
+  const client = new Client({ name: "damage", version: "1.0.0" });
+  try {
+    let text = "";
+    const reader = (server.stderr as ReadableStream<Uint8Array>).getReader();
+    while (!/listening on (\S+)\/mcp/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+    const url = /listening on (\S+)\/mcp/.exec(text)![1]!;
+    const rest = await fetch(`${url}/search?q=word7&mode=bm25`);
+    const { error } = (await rest.json()) as { error: { code: string; message: string; hint?: string } };
+    expect({ status: rest.status, code: error.code }).toEqual({ status: 500, code: "INDEX_CORRUPT" });
+    expect(error.hint).toContain("`researcher verify`");
+
+    await client.connect(new StdioClientTransport({ command: cliCommand[0]!, args: [...cliCommand.slice(1), "serve"], env, cwd: home }));
+    const tool = (await client.callTool({ name: "search_fragments", arguments: { query: "word7", mode: "bm25" } })) as {
+      content: { text: string }[];
+      isError?: boolean;
+    };
+    expect(tool.isError).toBe(true);
+    expect(tool.content[0]!.text).toStartWith("error: an index is damaged");
+    expect(tool.content[0]!.text).toContain("(hint: `researcher verify`");
+  } finally {
+    await client.close();
+    server.kill();
+  }
+}, 60_000);

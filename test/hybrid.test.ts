@@ -1,13 +1,14 @@
 /** Vector and hybrid search end to end in the library: real GloVe model, real SQLite, real usearch file. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
-import { processStartTime } from "../src/store/lock.ts";
+import { acquireWriterLock, processStartTime } from "../src/store/lock.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, SearchContext } from "../src/search/search.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { annPath } from "../src/search/vectors.ts";
+import { Store } from "../src/store/store.ts";
 import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const TEN = {
@@ -29,6 +30,20 @@ beforeAll(() => {
   process.env.RESEARCHER_EXACT_SCAN_BELOW = "0";
 });
 afterAll(() => void delete process.env.RESEARCHER_EXACT_SCAN_BELOW);
+
+/**
+ * Every file in a folder with its size and modification time. SQLite's shared-memory file is left out: every reader
+ * of a WAL database records its read mark there (it holds no data and is rebuilt from the WAL when missing).
+ */
+function folderState(dir: string): { name: string; size: number; mtimeNs: bigint }[] {
+  return readdirSync(dir)
+    .filter((name) => !name.endsWith("-shm"))
+    .sort()
+    .map((name) => {
+      const { size, mtimeNs } = statSync(join(dir, name), { bigint: true });
+      return { name, size: Number(size), mtimeNs };
+    });
+}
 
 describeShared("vector and hybrid search", () => {
   const home = tempDir();
@@ -59,15 +74,34 @@ describeShared("vector and hybrid search", () => {
     expect(top.explain!.fused).toBeGreaterThan(0);
   });
 
-  test("a deleted or corrupt vectors.usearch is rebuilt from SQLite by the next search", async () => {
-    expect(existsSync(annPath(repo.dir))).toBe(true);
-    rmSync(annPath(repo.dir));
-    const response = await search(home, { query: "automobile", mode: "vector", limit: 1 }, new SearchContext());
-    expect(response.results[0]!.path).toBe("cars.md");
-    expect(existsSync(annPath(repo.dir))).toBe(true);
-    writeFileSync(annPath(repo.dir), "not an index");
-    expect((await search(home, { query: "automobile", mode: "vector", limit: 1 }, new SearchContext())).results[0]!.path).toBe("cars.md");
-    expect(Bun.file(annPath(repo.dir)).size).toBeGreaterThan(100);
+  test("a deleted or corrupt vectors.usearch is scanned around and reported by search, and rebuilt by the next index run", async () => {
+    const file = annPath(repo.dir);
+    const searched = async () => {
+      const response = await search(home, { query: "automobile", mode: "vector", limit: 1, explain: true }, new SearchContext());
+      expect(response.results[0]!.path).toBe("cars.md");
+      return response.notes!.filter((note) => note.includes("vectors.usearch"));
+    };
+    expect(existsSync(file)).toBe(true);
+    rmSync(file);
+    expect(await searched()).toEqual([
+      "ten: vectors.usearch needs rebuilding (it is missing; searches scan the vectors exactly meanwhile): run `researcher index ten`",
+    ]);
+    expect(existsSync(file)).toBe(false);
+    writeFileSync(file, "not an index");
+    expect(await searched()).toEqual([
+      "ten: vectors.usearch needs rebuilding (it does not match its recorded checksum; searches scan the vectors exactly meanwhile): run `researcher index ten`",
+    ]);
+    expect(readFileSync(file, "utf8")).toBe("not an index");
+    rmSync(file);
+    const status = runCli(["status", "ten", "--json"], { home, env: GRAPH });
+    expect(JSON.parse(status.stdout).ann).toBe(
+      "vectors.usearch needs rebuilding (it is missing; searches scan the vectors exactly meanwhile): run `researcher index ten`",
+    );
+    expect(runCli(["status"], { home, env: GRAPH }).stdout).toContain("vectors.usearch needs rebuilding");
+    await indexRepository(home, repo);
+    expect(JSON.parse(runCli(["status", "ten", "--json"], { home, env: GRAPH }).stdout).ann).toBeNull();
+    expect(Bun.file(file).size).toBeGreaterThan(100);
+    expect(await searched()).toEqual([]);
   });
 
   test("vectors.usearch corrupted in place (same size and mtime) is never trusted: search works, index repairs it", async () => {
@@ -80,7 +114,7 @@ describeShared("vector and hybrid search", () => {
     writeFileSync(file, corrupt);
     sameStamp();
     expect(statSync(file).mtimeMs).toBe(mtimeMs);
-    writeFileSync(join(repo.dir, "lock"), `${process.ppid} ${processStartTime(process.ppid)}\n`); // no rebuild now
+    writeFileSync(join(repo.dir, "lock"), `${process.ppid} ${processStartTime(process.ppid)}\n`); // a writer at work
     try {
       const held = runCli(["search", "automobile", "--mode", "vector", "--json", "-n", "1"], { home, env: GRAPH });
       expect(held.stderr).not.toContain("panic");
@@ -114,17 +148,40 @@ describeShared("vector and hybrid search", () => {
     expect(JSON.parse(cli.stdout).results[0].path).toBe("cars.md");
   }, 60_000);
 
-  test("while another process holds the writer lock, a stale index is searched exactly", async () => {
-    rmSync(annPath(repo.dir));
-    writeFileSync(join(repo.dir, "lock"), `${process.ppid} ${processStartTime(process.ppid)}\n`); // a live process that is not us
-    try {
-      const response = await search(home, { query: "automobile", mode: "vector", limit: 1 }, new SearchContext());
-      expect(response.results[0]!.path).toBe("cars.md");
-      expect(existsSync(annPath(repo.dir))).toBe(false);
-    } finally {
-      rmSync(join(repo.dir, "lock"));
+  test("a search never takes the writer lock nor writes in the repository folder, whatever the ANN file's state", async () => {
+    const file = annPath(repo.dir);
+    const untouched = () => {
+      const cli = runCli(["search", "automobile", "--json", "--explain", "-n", "1"], { home, env: GRAPH });
+      expect(cli.code).toBe(0);
+      expect(cli.stderr).toBe(""); // nothing logged either
+      expect(JSON.parse(cli.stdout).results[0].path).toBe("cars.md");
+    };
+    const situations: Record<string, () => void> = {
+      // ctime moved: the identity recorded no longer vouches for it, so it is read whole (and not recorded)
+      touched: () => utimesSync(file, new Date(), statSync(file).mtime),
+      stale: () => {
+        const store = Store.open(repo.dir);
+        store.setMeta("ann_generation", "older"); // as if the vectors changed since the file was built
+        store.close();
+      },
+      missing: () => rmSync(file),
+    };
+    for (const [situation, arrange] of Object.entries(situations)) {
+      arrange();
+      for (const locked of [false, true]) {
+        const release = locked ? acquireWriterLock(repo.dir, repo.name) : () => {}; // held here; the search runs in another process
+        try {
+          const before = folderState(repo.dir);
+          untouched();
+          expect({ situation, locked, files: folderState(repo.dir) }).toEqual({ situation, locked, files: before });
+        } finally {
+          release();
+        }
+      }
     }
-  });
+    await indexRepository(home, repo); // rebuilt by the writer
+    expect(existsSync(file)).toBe(true);
+  }, 60_000);
 
   test("editing one paragraph of a long document re-embeds only that fragment", async () => {
     const paragraphs = Array.from(

@@ -112,7 +112,8 @@ describe("a folder swapped for a link out of the root after indexing", () => {
     const response = await fetch(`${http.url}/documents/${encodeURIComponent(docid)}`);
     const body = await response.text();
     expect(body).not.toContain(SECRET);
-    expect(response.status).not.toBe(200);
+    expect(response.status).toBe(422); // the file cannot be served: not a server failure (500)
+    expect(JSON.parse(body).error.code).toBe("FILE_UNREADABLE");
     expect(body).toContain("outside the repository");
   });
 

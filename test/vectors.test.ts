@@ -11,7 +11,15 @@ import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository, type Repository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { verifyRepository } from "../src/index/verify.ts";
-import { annPath, EXACT_SCAN_BELOW, MIN_RECALL, searchVectors, syncVectorIndex, vectorIndexState } from "../src/search/vectors.ts";
+import {
+  annPath,
+  EXACT_SCAN_BELOW,
+  MIN_RECALL,
+  searchVectors,
+  syncVectorIndex,
+  VectorCache,
+  vectorIndexState,
+} from "../src/search/vectors.ts";
 import { HOOK_TIMEOUT, ROOT, standInEmbeddingServer, tempDir, writeTree } from "./helpers.ts";
 
 const DIMS = 100;
@@ -95,7 +103,7 @@ describe("ANN recall", () => {
       rmSync(annPath(big.repo.dir), { force: true });
       expect(await syncVectorIndex(big.store, big.repo.dir, DIMS)).toBe(true);
       expect(Number(big.store.getMeta("ann_recall"))).toBeGreaterThanOrEqual(MIN_RECALL); // the graph is used
-      const hits = await searchVectors(big.store, big.repo.dir, query, 10);
+      const { hits } = await searchVectors(big.store, big.repo.dir, query, 10);
       expect(hits[0]).toMatchObject({ id: needle });
       expect(hits[0]!.score).toBeCloseTo(0.527, 2);
       expect(hits[1]!.score).toBeLessThanOrEqual(0.081);
@@ -124,7 +132,7 @@ describe("ANN recall", () => {
    * A search in a fresh process, as a CLI search is: its top 10 ids, and the bytes it read with read(2) while
    * searching (/proc/self/io's rchar; pages of a memory-mapped file are not counted).
    */
-  function freshProcessSearch(dir: string): { ids: number[]; bytesRead: number } {
+  function freshProcessSearch(dir: string): { ids: number[]; bytesRead: number; annProblem?: string } {
     const script = join(tempDir(), "search.ts");
     writeFileSync(
       script,
@@ -135,9 +143,9 @@ describe("ANN recall", () => {
        const store = Store.open(${JSON.stringify(dir)});
        const query = Float32Array.from(${JSON.stringify(QUERY)});
        const before = rchar();
-       const hits = await searchVectors(store, ${JSON.stringify(dir)}, query, 10);
+       const { hits, annProblem } = await searchVectors(store, ${JSON.stringify(dir)}, query, 10);
        const bytesRead = rchar() - before;
-       console.log(JSON.stringify({ ids: hits.map((h) => h.id), bytesRead }));`,
+       console.log(JSON.stringify({ ids: hits.map((h) => h.id), bytesRead, annProblem }));`,
     );
     const child = Bun.spawnSync([process.execPath, script], { env: { ...process.env, RESEARCHER_EXACT_SCAN_BELOW: "0" } });
     expect(child.exitCode).toBe(0);
@@ -162,17 +170,23 @@ describe("ANN recall", () => {
     const reread = freshProcessSearch(dir);
     expectSameTop10(reread.ids, exact);
     expect(reread.bytesRead).toBeGreaterThanOrEqual(size);
-    expect(freshProcessSearch(dir).bytesRead).toBeLessThan(size - vectorBytes + size / 8); // that search recorded the identity
+    expect(reread.annProblem).toBeUndefined(); // the file is the one built: it is used
+    expect(freshProcessSearch(dir).bytesRead).toBeGreaterThanOrEqual(size); // a search records nothing
+    expect(await syncVectorIndex(big.store, dir, DIMS)).toBe(false); // a writer finds it whole and records its identity
+    expect(freshProcessSearch(dir).bytesRead).toBeLessThan(size - vectorBytes + size / 8);
   }, 60_000);
 
-  test("a mapped file corrupted in place (same size and mtime) is detected before the next search and rebuilt", async () => {
+  test("a mapped file corrupted in place (same size and mtime) is detected before the next search, scanned around and reported", async () => {
     const dir = big.repo.dir;
     const query = Float32Array.from(QUERY);
     const exact = exactTop10(big.store, query);
+    const cache = new VectorCache();
+    const first = await searchVectors(big.store, dir, query, 10, { cache }); // mapped and cached
     expectSameTop10(
-      (await searchVectors(big.store, dir, query, 10)).map((h) => h.id),
+      first.hits.map((h) => h.id),
       exact,
-    ); // mapped and cached
+    );
+    expect(first.annProblem).toBeUndefined();
     const file = annPath(dir);
     const { atimeMs, mtimeMs } = statSync(file);
     const corrupt = readFileSync(file);
@@ -181,11 +195,14 @@ describe("ANN recall", () => {
     utimesSync(file, atimeMs / 1000, mtimeMs / 1000);
     expect(statSync(file).mtimeMs).toBe(mtimeMs);
     expect(vectorIndexState(big.store, dir)).toBe("damaged");
+    const second = await searchVectors(big.store, dir, query, 10, { cache });
     expectSameTop10(
-      (await searchVectors(big.store, dir, query, 10)).map((h) => h.id),
+      second.hits.map((h) => h.id),
       exact,
     );
-    expect(readFileSync(file).equals(corrupt)).toBe(false); // rebuilt by that search
+    expect(second.annProblem).toBe("damaged");
+    expect(readFileSync(file).equals(corrupt)).toBe(true); // a search never rebuilds it
+    expect(await syncVectorIndex(big.store, dir, DIMS)).toBe(true); // an index run does
     expect(vectorIndexState(big.store, dir)).toBe("verified");
   }, 60_000);
 
@@ -209,15 +226,18 @@ describe("ANN recall", () => {
     return bytes;
   }
 
-  test("bit rot in the graph (identity unchanged): checked before mapping, the search does not crash, the file is rebuilt", async () => {
+  test("bit rot in the graph (identity unchanged): checked before mapping, the search scans and reports it, an index run rebuilds it", async () => {
     const dir = big.repo.dir;
     rmSync(annPath(dir), { force: true });
     await syncVectorIndex(big.store, dir, DIMS);
     const exact = exactTop10(big.store, Float32Array.from(QUERY));
     // Every neighbour count and slot of every node: usearch's own checks (magic, version, sizes) still pass.
     const damaged = rot(dir, (bytes, { nodesAt }) => bytes.fill(0xff, nodesAt));
-    expectSameTop10(freshProcessSearch(dir).ids, exact); // exit 0: no segfault
-    expect(readFileSync(annPath(dir)).equals(damaged)).toBe(false); // rebuilt by that search
+    const searched = freshProcessSearch(dir);
+    expectSameTop10(searched.ids, exact); // exit 0: no segfault
+    expect(searched.annProblem).toBe("damaged");
+    expect(readFileSync(annPath(dir)).equals(damaged)).toBe(true); // a search never rebuilds it
+    expect(await syncVectorIndex(big.store, dir, DIMS)).toBe(true);
     expect(vectorIndexState(big.store, dir)).toBe("verified");
   }, 60_000);
 
@@ -246,7 +266,8 @@ describe("ANN recall", () => {
     const small = await indexed("small", { ...fillers(200), "needle.md": "the needle\n" }, home, smallDocs);
     expect(small.store.vectorCount() * DIMS).toBeLessThan(EXACT_SCAN_BELOW);
     rmSync(annPath(small.repo.dir), { force: true });
-    const hits = await searchVectors(small.store, small.repo.dir, Float32Array.from(QUERY), 3);
+    const { hits, annProblem } = await searchVectors(small.store, small.repo.dir, Float32Array.from(QUERY), 3);
+    expect(annProblem).toBeUndefined(); // a small repository does not need the file
     expect(hits[0]!.score).toBeCloseTo(0.527, 4);
     expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((a, b) => b - a));
   });

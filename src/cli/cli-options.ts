@@ -34,23 +34,24 @@ export function repeated(value: unknown): string[] {
   return (Array.isArray(value) ? value : [value]).map(String);
 }
 
+/** A flag value that does not parse, or is out of range, is a usage error (exit 2), as an unknown flag is. */
 export function integer(value: unknown, name: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n)) throw new ResearcherError("INVALID_INPUT", `--${name} must be an integer (got ${value})`);
+  if (!Number.isInteger(n)) throw new ResearcherError("USAGE", `--${name} must be an integer (got ${value})`);
   return n;
 }
 
 export function positive(value: unknown, name: string): number | undefined {
   const n = integer(value, name);
-  if (n !== undefined && n < 1) throw new ResearcherError("INVALID_INPUT", `--${name} must be 1 or more (got ${value})`);
+  if (n !== undefined && n < 1) throw new ResearcherError("USAGE", `--${name} must be 1 or more (got ${value})`);
   return n;
 }
 
 export function number(value: unknown, name: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isFinite(n)) throw new ResearcherError("INVALID_INPUT", `--${name} must be a number (got ${value})`);
+  if (!Number.isFinite(n)) throw new ResearcherError("USAGE", `--${name} must be a number (got ${value})`);
   return n;
 }
 

@@ -10,7 +10,7 @@ import { formatOf } from "../convert/convert.ts";
 import { convertPath } from "../convert/pool.ts";
 import { documentInfo, listDocuments, matchDocuments, readDocument, readDocuments, safeRelativePath } from "../search/documents.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
-import { describeError, isResearcherError, isSqliteDamage, ResearcherError } from "../errors.ts";
+import { ResearcherError, toResearcherError } from "../errors.ts";
 import { parseFilter } from "../search/filters.ts";
 import { indexRepository, removeDocument } from "../index/indexer.ts";
 import {
@@ -33,8 +33,7 @@ import {
 } from "../serve/render.ts";
 import { getRepository, listRepositories, selectRepositories } from "../repos.ts";
 import { repositoriesFor, searchAll, withFragmentText } from "../search/results.ts";
-import { search, SearchContext, type SearchMode, type SearchOptions } from "../search/search.ts";
-import { repositoryStatus } from "../store/status.ts";
+import { search, SearchContext, searchStatus, type SearchMode, type SearchOptions } from "../search/search.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
 import { versionText } from "../version.ts";
 import { watchRepositories } from "../serve/watch.ts";
@@ -187,7 +186,7 @@ function mainCli(only?: string): CAC {
           });
         const debounceMs = integer(flags.debounce, "debounce");
         if (debounceMs !== undefined && debounceMs < 0)
-          throw new ResearcherError("INVALID_INPUT", `--debounce must be 0 or more (got ${debounceMs})`);
+          throw new ResearcherError("USAGE", `--debounce must be 0 or more (got ${debounceMs})`);
         // A terminal gets a live status line; a pipe gets one line per batch (JSON with --json).
         const live = !flags.json && stderr.isTTY ? watchStatusLine(stderr) : undefined;
         const note = (text: string) => (live ? live.note(text) : stderr.write(`${text}\n`));
@@ -208,13 +207,13 @@ function mainCli(only?: string): CAC {
             for (const failure of batch.failures) note(`failed: ${batch.repository}:${failure.path}: ${failure.reason}`);
             for (const warning of batch.warnings) note(`warning: ${batch.repository}: ${warning}`);
           },
-          onError: (error, repository) => {
-            if (isResearcherError(error) && error.code === "WATCH_FAILED") {
+          onError: (thrown, repository) => {
+            const error = toResearcherError(thrown);
+            if (error.code === "WATCH_FAILED") {
               fatal ??= error; // the system refused the watches: stop, and say how to raise the limit
               return stop();
             }
-            const hint = isResearcherError(error) && error.hint ? `\nhint: ${error.hint}` : "";
-            note(`error: ${repository}: ${describeError(error)}${hint}`);
+            note(`error: ${repository}: ${error.message}${error.hint ? `\nhint: ${error.hint}` : ""}`);
           },
           onStatus: live?.status,
         });
@@ -423,7 +422,7 @@ function mainCli(only?: string): CAC {
       .example("  researcher status --json")
       .action((name: string | undefined, flags: Flags) => {
         const repos = name ? [getRepository(home(flags), name)] : listRepositories(home(flags));
-        const statuses = repos.map(repositoryStatus);
+        const statuses = repos.map(searchStatus);
         if (flags.json) return json(name ? statuses[0] : statuses);
         out(statusText(statuses, styleFor(stdout)));
       });
@@ -555,22 +554,14 @@ function checkOptions(cli: CAC, args: string[], group: string | undefined): void
 }
 
 function reportError(thrown: unknown, verbose: boolean, command: string | undefined): number {
-  // A reader that meets damaged pages does not know which command recovers them; verify names it per repository.
-  const error = isSqliteDamage(thrown)
-    ? new ResearcherError("INDEX_CORRUPT", `an index is damaged: ${describeError(thrown)}`, {
-        hint: "`researcher verify` finds it and names the command that rebuilds it",
-        cause: thrown,
-      })
-    : thrown;
-  const usage = (error as Error)?.name === "CACError";
-  const known = isResearcherError(error);
-  const message = known || usage ? describeError(error) : `unexpected: ${describeError(error)}`;
+  const error = toResearcherError(thrown);
   // "Cannot …" reads as "cannot …" after "error: "; a name such as OPENAI_API_KEY keeps its spelling.
-  stderr.write(`error: ${escapeControls(message).replace(/^[A-Z](?=[a-z])/, (c) => c.toLowerCase())}\n`);
-  if (known && error.hint) stderr.write(`hint: ${error.hint}\n`);
-  if (usage) stderr.write(`hint: run \`researcher ${command && GROUPS[command] ? `${command} ` : ""}--help\`\n`);
-  if (verbose && error instanceof Error && error.stack) stderr.write(`${error.stack}\n`);
-  else if (!known && !usage) stderr.write("hint: run again with --verbose for details\n");
-  if (usage) return 2;
-  return known ? error.exitCode : 1;
+  const message = escapeControls(error.code === "INTERNAL" ? `unexpected: ${error.message}` : error.message);
+  stderr.write(`error: ${message.replace(/^[A-Z](?=[a-z])/, (c) => c.toLowerCase())}\n`);
+  if (error.hint) stderr.write(`hint: ${error.hint}\n`);
+  else if (error.code === "USAGE") stderr.write(`hint: run \`researcher ${command && GROUPS[command] ? `${command} ` : ""}--help\`\n`);
+  const stack = error.code === "INTERNAL" && error.cause instanceof Error ? error.cause.stack : error.stack;
+  if (verbose && stack) stderr.write(`${stack}\n`);
+  else if (error.code === "INTERNAL") stderr.write("hint: run again with --verbose for details\n");
+  return error.exitCode;
 }

@@ -113,11 +113,7 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
         stale: "vectors.usearch was built for older vectors",
         damaged: "vectors.usearch does not match its recorded checksum",
       }[state];
-      const fix = fixed
-        ? "rebuilt from index.db"
-        : repair
-          ? `researcher index --rebuild ${repo.name}`
-          : "researcher verify --repair (search rebuilds it too)";
+      const fix = fixed ? "rebuilt from index.db" : repair ? `researcher index --rebuild ${repo.name}` : "researcher verify --repair";
       problems.push({ check: "ann", detail, fix, repaired: fixed });
     }
   }

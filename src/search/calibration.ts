@@ -16,7 +16,7 @@
 import type { Embedder } from "../embed/embedder.ts";
 import { parseQuery, type ParsedQuery } from "./query.ts";
 import { BM25_WEIGHTS } from "./bm25.ts";
-import { searchVectors } from "./vectors.ts";
+import { searchVectors, VectorCache } from "./vectors.ts";
 import type { Store } from "../store/store.ts";
 
 export interface VectorCalibration {
@@ -76,10 +76,11 @@ async function findSources(store: Store, dir: string, ids: number[], embedder: E
   const reciprocal = (list: { id: number }[], id: number) => 1 / (list.findIndex((hit) => hit.id === id) + 1 || Infinity);
   let bm25 = 0,
     vector = 0;
+  const cache = new VectorCache(); // the ANN file mapped once for every pseudo-query
   for (const [i, { id, query }] of pairs.entries()) {
     const match = parseQuery(query).match;
     bm25 += match ? reciprocal(store.searchBm25(match, BM25_WEIGHTS, SOURCE_DEPTH), id) : 0;
-    vector += reciprocal(await searchVectors(store, dir, vectors[i]!, SOURCE_DEPTH), id);
+    vector += reciprocal((await searchVectors(store, dir, vectors[i]!, SOURCE_DEPTH, { cache })).hits, id);
   }
   const n = Math.max(1, pairs.length);
   return { bm25: round(bm25 / n), vector: round(vector / n), queries: pairs.length };

@@ -196,7 +196,7 @@ function isDate(value: string): boolean {
   return DATE.test(value) && !Number.isNaN(Date.parse(value.length === 4 ? `${value}-01-01` : value.length === 7 ? `${value}-01` : value));
 }
 
-const FILTER_HINT = `e.g. --where 'tags=rust format in (md|pdf) modified>=2025-01-01 title~"borrow"' (see README, Filters)`;
+const FILTER_HINT = `e.g. tags=rust format in (md|pdf) modified>=2025-01-01 title~"borrow" (see README, Filters)`;
 
 // ---- SQL ------------------------------------------------------------------------------------------------
 

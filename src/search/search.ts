@@ -10,7 +10,8 @@ import { loadConfig, type Config } from "../config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
 import { lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
-import { searchVectors } from "./vectors.ts";
+import { annNeedsRebuilding, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
+import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
 import { combineFilters, filterSql, type Filter, type SqlCondition } from "./filters.ts";
 
 export type SearchMode = "bm25" | "vector" | "hybrid";
@@ -126,10 +127,11 @@ interface Candidate {
   explain: Explain;
 }
 
-/** Keeps databases and models open between searches (the MCP server reuses one for its lifetime). */
+/** Keeps databases, ANN files and models open between searches (the MCP server reuses one for its lifetime). */
 export class SearchContext {
   private readonly stores = new Map<string, Store>();
   readonly embedders: EmbedderCache;
+  readonly vectors = new VectorCache();
 
   constructor(embedders = new EmbedderCache({ allowDownload: false })) {
     this.embedders = embedders;
@@ -150,6 +152,7 @@ export class SearchContext {
   async close(): Promise<void> {
     for (const store of this.stores.values()) store.close();
     this.stores.clear();
+    this.vectors.clear();
     await this.embedders.dispose();
   }
 }
@@ -195,7 +198,7 @@ export async function search(home: string, options: SearchOptions, context = new
       hit.rank = offset + i + 1;
       if (!options.explain) delete hit.explain;
     });
-    const notes = [...skipped, ...perRepo.flatMap((r) => [r.note, r.why].flatMap((n) => (n ? [`${r.repo}: ${n}`] : [])))];
+    const notes = [...skipped, ...perRepo.flatMap((r) => [r.note, r.why, r.ann].flatMap((n) => (n ? [`${r.repo}: ${n}`] : [])))];
     return {
       query: options.query,
       mode,
@@ -249,6 +252,30 @@ interface RepositoryResult {
   note?: string;
   /** How the lists were weighed, for --explain's notes. */
   why?: string;
+  /** Why the vector list came from an exact scan rather than the ANN file, and how to fix that. */
+  ann?: string;
+}
+
+/**
+ * A repository's status (store/status.ts) with what its searches need rebuilt: `ann` is the note a search's
+ * --explain would give, null when there is nothing to rebuild.
+ */
+export function searchStatus(repo: Repository): RepositoryStatus & { ann: string | null } {
+  const status = repositoryStatus(repo);
+  if (!status.model) return { ...status, ann: null };
+  const store = Store.open(repo.dir);
+  try {
+    const problem = annNeedsRebuilding(store, repo.dir);
+    return { ...status, ann: problem && annNote(repo.name, problem) };
+  } finally {
+    store.close();
+  }
+}
+
+/** The note for a repository whose ANN file could not be used: searches never rebuild it, index runs do. */
+export function annNote(repository: string, problem: AnnProblem): string {
+  const why = { missing: "is missing", stale: "was built for older vectors", damaged: "does not match its recorded checksum" }[problem];
+  return `vectors.usearch needs rebuilding (it ${why}; searches scan the vectors exactly meanwhile): run \`researcher index ${repository}\``;
 }
 
 async function searchRepository(
@@ -268,8 +295,8 @@ async function searchRepository(
   const mode: SearchMode = requested === "auto" ? (model ? "hybrid" : "bm25") : requested;
   const note = requested === "auto" && !model ? "no vectors: searched with bm25 (index with embeddings for hybrid)" : undefined;
   if (mode !== "bm25" && !model) {
-    throw new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has no vectors for --mode ${mode}`, {
-      hint: `run \`researcher index ${repo.name}\` with embeddings enabled, or use --mode bm25`,
+    throw new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has no vectors for ${mode} search`, {
+      hint: `run \`researcher index ${repo.name}\` with embeddings enabled, or search in bm25 mode`,
     });
   }
 
@@ -280,12 +307,13 @@ async function searchRepository(
   let semantic: Ranked[] = [];
   const lexicalScale = lexicalEvidence(store, parsed);
   let vectorScale = (_cosine: number): number | null => null;
+  let annProblem: AnnProblem | undefined;
   if (mode !== "bm25" && options.query.trim()) {
     const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model, model));
     checkModel(repo.name, model, embedder);
     const within = where && new Set(store.fragmentIdsWhere(where));
     const queryVector = await embedQuery(embedder);
-    semantic = await searchVectors(store, repo.dir, queryVector, depth, within);
+    ({ hits: semantic, annProblem } = await searchVectors(store, repo.dir, queryVector, depth, { within, cache: context.vectors }));
     vectorScale = vectorEvidence(queryVector, vectorCalibration(store));
   }
 
@@ -339,6 +367,7 @@ async function searchRepository(
     candidates,
     note: note ?? (options.explain && mode !== "bm25" ? coverageNote(store, repo, mode) : undefined),
     why,
+    ann: annProblem && annNote(repo.name, annProblem),
   };
 }
 
@@ -502,7 +531,7 @@ function countNewlines(text: string, end: number): number {
 
 function checkedInteger(value: number, name: string, min: number): number {
   if (!Number.isInteger(value) || value < min) {
-    throw new ResearcherError("INVALID_INPUT", `--${name} must be an integer ≥ ${min} (got ${value})`);
+    throw new ResearcherError("INVALID_INPUT", `${name} must be an integer ≥ ${min} (got ${value})`);
   }
   return value;
 }

@@ -1,7 +1,8 @@
 /**
- * `vectors.usearch`: the ANN index of one repository, derived from the vectors in SQLite. It is rebuilt whenever
- * its recorded generation differs from the store's, and written to a temp file then renamed, so a reader sees
- * either the old file or the new one. When it cannot be used, search falls back to exact search over SQLite.
+ * `vectors.usearch`: the ANN index of one repository, derived from the vectors in SQLite. Writers (index runs,
+ * `verify --repair`) rebuild it whenever its recorded generation differs from the store's, writing a temp file then
+ * renaming it, so a reader sees either the old file or the new one. Searches only read: when the file cannot be
+ * used (missing, stale or damaged), they scan the vectors in SQLite exactly and say that it needs rebuilding.
  *
  * Searches memory-map it (usearch's `view`): a cold search reads the graph's keys and the pages its walk touches,
  * not the whole file (1M × 384 f16 vectors are ~900 MB, most of it vectors a search never visits). But the file
@@ -23,12 +24,9 @@
  * itself only ever replaces the file.
  */
 import { readFileSync, renameSync, rmSync, statSync } from "node:fs";
-import { basename, join } from "node:path";
-import { describeError } from "../errors.ts";
-import { acquireWriterLock } from "../store/lock.ts";
+import { join } from "node:path";
 import { annFileProblem } from "./ann-file.ts";
 import { syncFile, syncFolder, tempPathFor } from "../atomic.ts";
-import { logger } from "../log.ts";
 import type { Store } from "../store/store.ts";
 
 export interface VectorHit {
@@ -150,10 +148,10 @@ function examine(file: string): Examined | null {
 
 /**
  * The identity of the file on disk if it is the one built for the store's current vectors, else null. A recorded
- * identity says so without reading the file; otherwise it is read whole, and a match is recorded for next time
- * (see `remember`).
+ * identity says so without reading the file; otherwise it is read whole, and a writer (`record`, holding the writer
+ * lock) records a match for next time. Searches never write: until an index run records it, they read it whole.
  */
-function verifiedIdentity(store: Store, dir: string, dims: number, holdsLock: boolean): string | null {
+function verifiedIdentity(store: Store, dir: string, dims: number, record: boolean): string | null {
   const checksum = expected(store);
   if (checksum === null) return null;
   const file = annPath(dir);
@@ -161,7 +159,7 @@ function verifiedIdentity(store: Store, dir: string, dims: number, holdsLock: bo
   if (identity !== null && identity === store.getMeta("ann_identity") && wellFormed(file, dims)) return identity;
   const examined = examine(file);
   if (examined?.checksum !== checksum) return null;
-  if (examined.identity) remember(store, dir, checksum, examined.identity, holdsLock);
+  if (examined.identity && record) store.setMeta("ann_identity", examined.identity);
   // Without a settled identity, the one seen before the read: if the file changed meanwhile, the caller's check
   // after mapping it sees a different one.
   return examined.identity ?? identity;
@@ -174,37 +172,7 @@ function verifiedIdentity(store: Store, dir: string, dims: number, holdsLock: bo
  * the vectors: ~150 of the ~900 MB at 1M × 384 (see docs/design.md for the trade-off).
  */
 function wellFormed(file: string, dims: number): boolean {
-  const problem = annFileProblem(file, { dims, connectivity: CONNECTIVITY });
-  if (problem) logger.warn(`${file} is damaged (${problem}): it will be rebuilt from index.db`);
-  return problem === null;
-}
-
-/**
- * Record the identity of a file found whole. Only a writer writes: a search takes the writer lock if it is free
- * and otherwise leaves it (the next search reads the file again); a failed write costs only that.
- */
-function remember(store: Store, dir: string, checksum: string, identity: string, holdsLock: boolean): void {
-  const write = () =>
-    store.transaction(() => {
-      if (store.getMeta("ann_checksum") === checksum) store.setMeta("ann_identity", identity);
-    });
-  if (holdsLock) {
-    write();
-    return;
-  }
-  let release: () => void;
-  try {
-    release = acquireWriterLock(dir, basename(dir));
-  } catch {
-    return;
-  }
-  try {
-    write();
-  } catch (error) {
-    logger.debug(`not recording the identity of ${annPath(dir)}: ${describeError(error)}`);
-  } finally {
-    release();
-  }
+  return annFileProblem(file, { dims, connectivity: CONNECTIVITY }) === null;
 }
 
 /** A file there, built for older vectors. */
@@ -212,11 +180,26 @@ function isStale(store: Store, dir: string): boolean {
   return identityOf(annPath(dir)) !== null && expected(store) === null;
 }
 
+/** Why the ANN file cannot serve searches: absent, built for older vectors, or not the file built for them. */
+export type AnnProblem = "missing" | "stale" | "damaged";
+
 /** The ANN file against the store's vectors, read whole: the one built for them, absent, built for older vectors, or damaged. */
-export function vectorIndexState(store: Store, dir: string): "verified" | "missing" | "stale" | "damaged" {
+export function vectorIndexState(store: Store, dir: string): "verified" | AnnProblem {
   if (identityOf(annPath(dir)) === null) return "missing";
   if (isStale(store, dir)) return "stale";
   return examine(annPath(dir))?.checksum === expected(store) ? "verified" : "damaged";
+}
+
+/**
+ * Why searches of this repository scan for want of a usable ANN file, told without reading the file (for `status`):
+ * null when they can use it or do not need it (a small repository, or one left stale on purpose, see
+ * SCAN_WHILE_STALE_BELOW). A file damaged in place is found by what reads it: searches (`--explain`) and verify.
+ */
+export function annNeedsRebuilding(store: Store, dir: string): AnnProblem | null {
+  const dims = store.embeddingModel()?.dims;
+  if (!dims || vectorCount(store) * dims < exactScanBelow()) return null;
+  if (identityOf(annPath(dir)) === null) return "missing";
+  return isStale(store, dir) && !mayDeferRebuild(store, dims) ? "stale" : null;
 }
 
 /**
@@ -287,11 +270,30 @@ export async function syncVectorIndex(
   return true;
 }
 
+type Row = { id: number; vector: Float32Array };
+
 /**
- * ANN indexes memory-mapped, by repository folder, with the checksum and identity they were verified with; the
- * identity is compared before every search, so a file replaced or changed on disk is verified again.
+ * What searches keep between calls, per repository folder (a SearchContext owns one, so it lives and dies with the
+ * context): the ANN index memory-mapped, with the checksum and identity it was verified with (the identity is
+ * compared before every search, so a file replaced or changed on disk is verified again); and per vectors
+ * generation, how many vectors there are and, once scanned, the vectors themselves.
  */
-const opened = new Map<string, { checksum: string; identity: string; index: UsearchIndex }>();
+export class VectorCache {
+  readonly opened = new Map<string, { checksum: string; identity: string; index: UsearchIndex }>();
+  readonly scannable = new Map<string, { generation: string; count: number; rows?: Row[] }>();
+
+  /** Forget everything: the mappings go with their last reference. */
+  clear(): void {
+    this.opened.clear();
+    this.scannable.clear();
+  }
+}
+
+export interface VectorSearch {
+  hits: VectorHit[];
+  /** Set when the repository is large enough to need the ANN file and it could not be used: the hits are an exact scan. */
+  annProblem?: AnnProblem;
+}
 
 /** Filters admitting at most this many fragments are searched exactly: reading and scoring a few thousand vectors
  * costs less than over-fetching the ANN index by the inverse of the filter's share, and misses nothing. */
@@ -381,23 +383,32 @@ function gaussian(next: () => number): number {
 /**
  * Nearest fragments to a normalised query vector, by cosine, among `within` when given (a filter's fragments).
  * Small repositories, selective filters, and repositories whose graph measured below MIN_RECALL are scanned
- * exactly; the rest use the ANN file. A missing, stale or damaged ANN file is rebuilt from SQLite first; while
- * another process is writing the repository, the search scans instead.
+ * exactly; the rest use the ANN file. A search only reads: a missing, stale or damaged ANN file is scanned around
+ * and reported (`annProblem`), and rebuilt by the next index run, never here.
  */
-export async function searchVectors(store: Store, dir: string, query: Float32Array, k: number, within?: Set<number>): Promise<VectorHit[]> {
-  const candidates = () => (within ? store.vectorsOf([...within]) : rowsOf(store, dir));
-  if (within && within.size <= EXACT_SCAN_LIMIT) return scan(candidates(), query, k);
-  const components = vectorsOf(store, dir).count * query.length;
-  if (components < exactScanBelow()) return scan(candidates(), query, k);
-  const index = await verifiedIndex(store, dir, query.length);
-  if (!index || Number(store.getMeta("ann_recall") ?? 0) < requiredRecall(components)) return scan(candidates(), query, k);
+export async function searchVectors(
+  store: Store,
+  dir: string,
+  query: Float32Array,
+  k: number,
+  options: { within?: Set<number>; cache?: VectorCache } = {},
+): Promise<VectorSearch> {
+  const { within, cache = new VectorCache() } = options;
+  const candidates = () => (within ? store.vectorsOf([...within]) : rowsOf(cache, store, dir));
+  if (within && within.size <= EXACT_SCAN_LIMIT) return { hits: scan(candidates(), query, k) };
+  const components = vectorsOf(cache, store, dir).count * query.length;
+  if (components < exactScanBelow()) return { hits: scan(candidates(), query, k) };
+  const { index, problem } = await verifiedIndex(cache, store, dir, query.length);
+  if (!index || Number(store.getMeta("ann_recall") ?? 0) < requiredRecall(components)) {
+    return { hits: scan(candidates(), query, k), ...(problem ? { annProblem: problem } : {}) };
+  }
   const size = index.size();
-  if (size === 0) return [];
-  if (!within) return annSearch(index, query, Math.min(k, size));
+  if (size === 0) return { hits: [] };
+  if (!within) return { hits: annSearch(index, query, Math.min(k, size)) };
   // Over-fetch by twice the inverse of the filter's share, doubling until k admitted hits (or the whole index).
   for (let fetch = Math.ceil((2 * k * size) / within.size); ; fetch *= 2) {
     const hits = annSearch(index, query, Math.min(fetch, size)).filter((hit) => within.has(hit.id));
-    if (hits.length >= k || fetch >= size) return hits.slice(0, k);
+    if (hits.length >= k || fetch >= size) return { hits: hits.slice(0, k) };
   }
 }
 
@@ -406,70 +417,50 @@ function annSearch(index: UsearchIndex, query: Float32Array, k: number): VectorH
   return Array.from(matches.keys, (key, i) => ({ id: Number(key), score: 1 - matches.distances[i]! }));
 }
 
-type Row = { id: number; vector: Float32Array };
-
-/** Per repository folder and vectors generation: how many vectors, and (once scanned) the vectors themselves. */
-const scannable = new Map<string, { generation: string; count: number; rows?: Row[] }>();
-
-function vectorsOf(store: Store, dir: string): { generation: string; count: number; rows?: Row[] } {
+function vectorsOf(cache: VectorCache, store: Store, dir: string): { generation: string; count: number; rows?: Row[] } {
   const generation = store.vectorsGeneration();
-  let state = scannable.get(dir);
+  let state = cache.scannable.get(dir);
   if (!state || state.generation !== generation) {
     state = { generation, count: vectorCount(store) };
-    scannable.set(dir, state);
+    cache.scannable.set(dir, state);
   }
   return state;
 }
 
-function rowsOf(store: Store, dir: string): Row[] {
-  const state = vectorsOf(store, dir);
+function rowsOf(cache: VectorCache, store: Store, dir: string): Row[] {
+  const state = vectorsOf(cache, store, dir);
   state.rows ??= store.allVectors();
   return state.rows;
 }
 
-/** The ANN index for the store's current vectors, verified before mapping; undefined when there is none to use. */
-async function verifiedIndex(store: Store, dir: string, dims: number): Promise<UsearchIndex | undefined> {
+/**
+ * The ANN index for the store's current vectors, verified before mapping; otherwise why there is none to use (no
+ * problem when it was left stale on purpose, see SCAN_WHILE_STALE_BELOW, or replaced while it was being checked).
+ */
+async function verifiedIndex(
+  cache: VectorCache,
+  store: Store,
+  dir: string,
+  dims: number,
+): Promise<{ index?: UsearchIndex; problem?: AnnProblem }> {
   const file = annPath(dir);
-  const cached = opened.get(dir);
-  // A file changed on disk since it was mapped is checked again (and rebuilt if it must be).
-  if (cached && cached.checksum === expected(store) && cached.identity === identityOf(file)) return cached.index;
-  let identity = verifiedIdentity(store, dir, dims, false);
+  const cached = cache.opened.get(dir);
+  // A file changed on disk since it was mapped is checked again.
+  if (cached && cached.checksum === expected(store) && cached.identity === identityOf(file)) return { index: cached.index };
+  cache.opened.delete(dir);
+  const identity = verifiedIdentity(store, dir, dims, false);
   if (identity === null) {
-    // Left stale by a single-file change: scanning is cheaper than rebuilding on the search path.
-    if (isStale(store, dir) && mayDeferRebuild(store, dims)) return undefined;
-    if (!(await rebuildForSearch(store, dir))) return undefined;
-    identity = verifiedIdentity(store, dir, dims, false);
-    if (identity === null) return undefined;
+    if (identityOf(file) === null) return { problem: "missing" };
+    if (!isStale(store, dir)) return { problem: "damaged" };
+    return mayDeferRebuild(store, dims) ? {} : { problem: "stale" };
   }
   const index = await newIndex(1); // view() adopts the file's dimensions
   index.view(file);
   // Replaced by a writer between the check and the mapping: what was mapped is a whole file, but not the one
   // checked, so this search scans and the next one checks the new file.
-  if (identityOf(file) !== identity) return undefined;
-  opened.set(dir, { checksum: expected(store)!, identity, index });
-  return index;
-}
-
-async function rebuildForSearch(store: Store, dir: string): Promise<boolean> {
-  const dims = store.embeddingModel()?.dims;
-  let release: (() => void) | undefined;
-  try {
-    release = acquireWriterLock(dir, basename(dir));
-  } catch {
-    logger.info(`${annPath(dir)} is being rebuilt by another process: searching exactly meanwhile`);
-    return false;
-  }
-  try {
-    if (!dims) return false;
-    await syncVectorIndex(store, dir, dims);
-    logger.info(`rebuilt ${annPath(dir)} from index.db (it was missing, stale or damaged)`);
-    return true;
-  } catch (error) {
-    logger.warn(`cannot rebuild ${annPath(dir)}: ${describeError(error)}; searching exactly`);
-    return false;
-  } finally {
-    release();
-  }
+  if (identityOf(file) !== identity) return {};
+  cache.opened.set(dir, { checksum: expected(store)!, identity, index });
+  return { index };
 }
 
 function scan(rows: Row[], query: Float32Array, k: number): VectorHit[] {

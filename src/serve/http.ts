@@ -8,7 +8,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { hostname, networkInterfaces } from "node:os";
 import { readDocument } from "../search/documents.ts";
-import { isResearcherError, ResearcherError, type ErrorCode } from "../errors.ts";
+import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { parseFilter } from "../search/filters.ts";
 import { logger } from "../log.ts";
 import { handleMcpRequest, MAX_RESULTS, serialized, startWatch } from "./mcp.ts";
@@ -88,10 +88,7 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
       }
       return Response.json({ error: { code: "NOT_FOUND", message: `no route ${url.pathname}` } }, { status: 404 });
     },
-    error(error) {
-      logger.error(error);
-      return new Response("internal error\n", { status: 500 });
-    },
+    error: errorResponse,
   });
   logger.info(
     `researcher on http://${host}:${server.port} (MCP at /mcp, REST at /search and /documents)${options.token ? ", bearer token required" : ""}`,
@@ -192,21 +189,14 @@ function numberParam(params: URLSearchParams, name: string): number | undefined 
   return value;
 }
 
-const STATUS: Partial<Record<ErrorCode, number>> = {
-  USAGE: 400,
-  INVALID_INPUT: 400,
-  PATH_OUTSIDE_REPO: 400,
-  REPO_NOT_FOUND: 404,
-  DOCUMENT_NOT_FOUND: 404,
-  NOT_INDEXED: 404,
-  LOCKED: 409,
-};
-
-function errorResponse(error: unknown): Response {
-  if (!isResearcherError(error)) {
-    logger.error(error);
-    return Response.json({ error: { code: "INTERNAL", message: "internal error" } }, { status: 500 });
+/** Any error as `{ error: { code, message, hint? } }` with its code's status (errors.ts); a bug is logged, not described. */
+function errorResponse(thrown: unknown): Response {
+  const error = toResearcherError(thrown);
+  const status = ERROR_CODES[error.code].http;
+  if (error.code === "INTERNAL") {
+    logger.error(thrown);
+    return Response.json({ error: { code: error.code, message: "internal error" } }, { status });
   }
   const body = { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
-  return Response.json({ error: body }, { status: STATUS[error.code] ?? 500 });
+  return Response.json({ error: body }, { status });
 }

@@ -18,13 +18,13 @@ import {
   safeRelativePath,
   type DocumentText,
 } from "../search/documents.ts";
-import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
+import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { FILTER_OPS, parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexFiles, removeDocument } from "../index/indexer.ts";
 import { logger } from "../log.ts";
 import { PLAIN, searchJson, searchText } from "./render.ts";
 import { getRepository, listRepositories } from "../repos.ts";
-import { search, SearchContext, type SearchOptions } from "../search/search.ts";
+import { search, SearchContext, searchStatus, type SearchOptions } from "../search/search.ts";
 import { LineTooLong, StdioLineTransport } from "./stdio-transport.ts";
 import { repositoriesFor } from "../search/results.ts";
 import { repositoryStatus } from "../store/status.ts";
@@ -227,24 +227,20 @@ function continuationMarker(doc: ReturnType<typeof readPart>, how: string): stri
   return `\n\n[truncated at ${where}: ${how} from_line ${next.from_line}${next.from_char === undefined ? "" : ` and from_char ${next.from_char}`}]`;
 }
 
-/** MCP's code for a resource that does not exist (the SDK has no name for it). */
-const RESOURCE_NOT_FOUND = -32002;
-const NOT_FOUND_CODES = new Set(["DOCUMENT_NOT_FOUND", "REPO_NOT_FOUND", "NOT_INDEXED", "PATH_OUTSIDE_REPO"]);
-
-/** A failed resource read as a JSON-RPC error: not found (-32002), bad input (-32602), or internal (-32603). */
-function resourceError(error: unknown): McpError {
-  if (!isResearcherError(error)) return new McpError(ErrorCode.InternalError, describeError(error));
-  const code = NOT_FOUND_CODES.has(error.code)
-    ? RESOURCE_NOT_FOUND
-    : error.code === "INVALID_INPUT"
-      ? ErrorCode.InvalidParams
-      : ErrorCode.InternalError;
-  return new McpError(code, failure(error).content[0]!.text.replace(/^error: /, ""));
+/** A failed resource read as its code's JSON-RPC error (errors.ts): not found (-32002), bad input (-32602), or internal (-32603). */
+function resourceError(thrown: unknown): McpError {
+  const error = toResearcherError(thrown);
+  return new McpError(ERROR_CODES[error.code].rpc, describe(error));
 }
 
-function failure(error: unknown) {
-  const message = isResearcherError(error) ? `${error.message}${error.hint ? ` (hint: ${error.hint})` : ""}` : describeError(error);
-  return { content: [{ type: "text" as const, text: `error: ${message}` }], isError: true };
+/** One line for an agent: the message and the hint that fixes it. */
+function describe(error: ResearcherError): string {
+  return `${error.message}${error.hint ? ` (hint: ${error.hint})` : ""}`;
+}
+
+/** A failed tool call as a tool result an agent can read (MCP tools report errors in the result, not as JSON-RPC errors). */
+function failure(thrown: unknown) {
+  return { content: [{ type: "text" as const, text: `error: ${describe(toResearcherError(thrown))}` }], isError: true };
 }
 
 /** Run a tool body; a ResearcherError becomes a tool error the agent can read, never a crash. */
@@ -505,11 +501,14 @@ export function createServer(home: string, context: SearchContext, writes = seri
     (input) =>
       guarded(() => {
         const repos = input.repository ? [getRepository(home, input.repository)] : listRepositories(home);
-        const repositories = repos.map(repositoryStatus);
+        const repositories = repos.map(searchStatus);
         return result(
           { repositories },
           repositories
-            .map((r) => `${r.name}: ${r.documents} documents, ${r.fragments} fragments, indexed ${r.last_indexed ?? "never"}`)
+            .map(
+              (r) =>
+                `${r.name}: ${r.documents} documents, ${r.fragments} fragments, indexed ${r.last_indexed ?? "never"}${r.ann ? `; ${r.ann}` : ""}`,
+            )
             .join("\n"),
         );
       }),
@@ -615,7 +614,7 @@ export function startWatch(home: string, writes: Writes): WatchHandle {
       if (b.scan || b.indexed || b.removed || b.failed)
         logger.info(`watch: ${b.repository}: ${b.indexed} indexed, ${b.removed} removed, ${b.failed} failed (${b.seconds} s)`);
     },
-    onError: (error, repository) => logger.error(`watch: ${repository}: ${failure(error).content[0]!.text.replace(/^error: /, "")}`),
+    onError: (error, repository) => logger.error(`watch: ${repository}: ${describe(toResearcherError(error))}`),
   });
 }
 

@@ -365,7 +365,7 @@ export function verifyText(reports: VerifyReport[], style: Style): string {
     .concat("\n");
 }
 
-export function statusText(statuses: RepositoryStatus[], style: Style): string {
+export function statusText(statuses: (RepositoryStatus & { ann?: string | null })[], style: Style): string {
   if (statuses.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
   return statuses
     .map((s) => {
@@ -376,6 +376,7 @@ export function statusText(statuses: RepositoryStatus[], style: Style): string {
           ? `  ${s.documents} documents · ${s.fragments} fragments · ${s.model ? `${s.vectors} vectors (${s.model})` : "BM25 only"} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
           : `  not indexed yet: run \`researcher index ${s.name}\``,
         s.failures.length ? `  ${style.warn(`${s.failures.length} files failed`)} (see \`status --json\`)` : "",
+        s.ann ? `  ${style.warn(s.ann)}` : "",
       ];
       return rows.filter(Boolean).join("\n");
     })

@@ -1,0 +1,58 @@
+/** One error mapping (errors.ts): what SQLite and the runtime throw, as the codes every interface reports. */
+import { Database } from "bun:sqlite";
+import { expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ERROR_CODES, ResearcherError, toResearcherError } from "../src/errors.ts";
+import { tempDir } from "./helpers.ts";
+
+/** What a real SQLite call throws. */
+function thrownBy(work: () => void): unknown {
+  try {
+    work();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("it did not throw");
+}
+
+test("a busy database is LOCKED, one that is not a database INDEX_CORRUPT, both with a hint", () => {
+  const file = join(tempDir(), "busy.db");
+  const writer = new Database(file);
+  writer.run("PRAGMA journal_mode = WAL");
+  writer.run("CREATE TABLE t (x)");
+  writer.run("BEGIN IMMEDIATE");
+  const other = new Database(file);
+  other.run("PRAGMA busy_timeout = 0");
+  const busy = toResearcherError(thrownBy(() => other.run("INSERT INTO t VALUES (1)")));
+  expect(busy.code).toBe("LOCKED");
+  expect(busy.hint).toContain("try again");
+  writer.run("ROLLBACK");
+  for (const db of [writer, other]) db.close();
+
+  const junk = join(tempDir(), "junk.db");
+  writeFileSync(junk, Buffer.alloc(8192, 0x5a));
+  const damaged = toResearcherError(thrownBy(() => new Database(junk).query("SELECT * FROM sqlite_master").all()));
+  expect(damaged.code).toBe("INDEX_CORRUPT");
+  expect(damaged.message).toStartWith("an index is damaged: ");
+  expect(damaged.hint).toContain("`researcher verify`");
+});
+
+test("malformed percent-encoding is INVALID_INPUT; anything unknown is INTERNAL with its message; ours pass through", () => {
+  expect(toResearcherError(thrownBy(() => decodeURIComponent("%E0%A4%A"))).code).toBe("INVALID_INPUT");
+  const bug = new TypeError("x is not a function");
+  expect(toResearcherError(bug)).toMatchObject({ code: "INTERNAL", message: "x is not a function", cause: bug });
+  expect(toResearcherError("a string").code).toBe("INTERNAL");
+  const ours = new ResearcherError("REPO_NOT_FOUND", "no repository 'x'");
+  expect(toResearcherError(ours)).toBe(ours);
+});
+
+test("every code has an exit status, an HTTP status and a JSON-RPC error; only usage exits 2", () => {
+  for (const [code, { exit, http, rpc }] of Object.entries(ERROR_CODES)) {
+    expect(exit).toBe(code === "USAGE" ? 2 : 1);
+    expect(http).toBeGreaterThanOrEqual(400);
+    expect([-32602, -32002, -32603]).toContain(rpc);
+  }
+  expect(ERROR_CODES.FILE_UNREADABLE.http).toBe(422); // a refused or undecodable file is not the server failing
+  expect(ERROR_CODES.LOCKED.http).toBe(409);
+});
