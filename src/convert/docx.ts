@@ -4,7 +4,8 @@
  * Also home of the zip reading both zip formats share (DOCX and EPUB).
  */
 import { strFromU8, unzipSync } from "fflate";
-import { type ConvertedDocument, firstHeading } from "./convert.ts";
+import type { ConvertedDocument } from "./convert.ts";
+import { firstHeading } from "./markdown.ts";
 import { htmlToMarkdown } from "./html.ts";
 import { describeError, ResearcherError } from "../errors.ts";
 
