@@ -27,8 +27,11 @@ export interface ConvertedDocument {
   pages?: number;
 }
 
-/** The file types researcher can read, by extension (lower case, no dot). */
-export const SUPPORTED_TYPES = ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"] as const;
+/**
+ * The file types researcher reads, by extension (lower case, no dot): what a repository indexes unless its
+ * `file_types` say otherwise, and what `repo add --help` lists. Another type a user names is read as plain text.
+ */
+export const FILE_TYPES: readonly string[] = ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"];
 
 const MARKDOWN_TYPES = new Set(["md", "markdown", "mdx"]);
 const HTML_TYPES = new Set(["html", "htm", "xhtml"]);

@@ -25,6 +25,7 @@
 import { readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { describeError } from "../errors.ts";
+import { env } from "../env.ts";
 import { acquireWriterLock } from "../store/lock.ts";
 import { annFileProblem } from "./ann-file.ts";
 import { syncFile, syncFolder, tempPathFor } from "../store/atomic.ts";
@@ -69,7 +70,7 @@ const EXPANSION_SEARCH = 512;
 export const EXACT_SCAN_BELOW = 150_000;
 /** RESEARCHER_EXACT_SCAN_BELOW=0 sends even a small repository through the graph (tests of the ANN file use it). */
 function exactScanBelow(): number {
-  const value = Number(process.env.RESEARCHER_EXACT_SCAN_BELOW);
+  const value = Number(env.exactScanBelow());
   return Number.isInteger(value) && value >= 0 ? value : EXACT_SCAN_BELOW;
 }
 /**
