@@ -1,6 +1,6 @@
 /**
  * Every environment variable researcher reads, in one place. Each is read when it is asked for, not at start-up:
- * tests and embedding programs change them within one process. (The README lists the user-facing ones.)
+ * tests and programs that embed the library change them within one process.
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
