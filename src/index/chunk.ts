@@ -84,7 +84,7 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
     paragraph = undefined;
   };
 
-  for (const block of markdownBlocks(lines)) {
+  for (const block of markdownBlocks(lines.entries())) {
     const i = block.line;
     const line = lines[i]!;
     if (block.kind === "fence") {
@@ -111,7 +111,7 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
       page = Number(marker[1]);
       continue;
     }
-    if (line.trim() === "") {
+    if (block.blank) {
       closeParagraph();
       continue;
     }
