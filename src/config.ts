@@ -1,13 +1,13 @@
 /** The home folder and `config.yaml`: schema, defaults, validated reads and atomic writes. */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type * as Valibot from "valibot";
+import { FILE_TYPES } from "./file-types.ts";
 import { ResearcherError } from "./errors.ts";
 import { writeFileAtomic } from "./atomic.ts";
+import { env } from "./env.ts";
 import { parseYaml, stringifyYaml } from "./yaml.ts";
 
-export const DEFAULT_FILE_TYPES = ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"];
 export const REPO_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
@@ -38,7 +38,7 @@ function schemas() {
   const RepositorySchema = v.strictObject({
     path: v.pipe(v.string(), v.minLength(1)),
     description: v.optional(v.nullable(v.string()), null),
-    file_types: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9]+$/))), DEFAULT_FILE_TYPES),
+    file_types: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9]+$/))), () => [...FILE_TYPES]),
     exclude: v.optional(v.array(v.string()), []),
     embed: v.optional(v.boolean(), true),
     ignore_files: v.optional(v.boolean(), true),
@@ -103,8 +103,7 @@ export type EmbeddingConfig = Valibot.InferOutput<Schemas["EmbeddingSchema"]>;
 
 /** `--home` beats `RESEARCHER_HOME` beats `~/.researcher`. */
 export function resolveHome(flag?: string): string {
-  const chosen = flag || process.env.RESEARCHER_HOME || join(homedir(), ".researcher");
-  return resolve(chosen);
+  return resolve(flag || env.home());
 }
 
 export const configPath = (home: string) => join(home, "config.yaml");
@@ -164,6 +163,12 @@ function writeValidatedCopy(home: string, entry: { stamp: string; config: Config
 }
 
 function readConfigFile(file: string): Config {
+  const raw = readUserSettings(file);
+  return raw === undefined ? emptyConfig(file) : parseConfig(raw, file);
+}
+
+/** What config.yaml itself says: only the keys the user set (`undefined` for an empty file), not yet validated. */
+function readUserSettings(file: string): Record<string, unknown> | undefined {
   let raw: unknown;
   try {
     raw = parseYaml(readFileSync(file, "utf8"));
@@ -174,7 +179,7 @@ function readConfigFile(file: string): Config {
       cause: error,
     });
   }
-  if (raw === null || raw === undefined) return emptyConfig(file);
+  if (raw === null || raw === undefined) return undefined;
   if (typeof raw !== "object" || Array.isArray(raw)) {
     throw new ResearcherError(
       "INVALID_CONFIG",
@@ -184,7 +189,7 @@ function readConfigFile(file: string): Config {
       },
     );
   }
-  return parseConfig(raw, file);
+  return raw as Record<string, unknown>;
 }
 
 /**
@@ -209,31 +214,43 @@ function indexedRepositories(home: string): string[] {
     .sort();
 }
 
-export function saveConfig(home: string, config: Config): void {
+/** The settings a user wrote in config.yaml, as `updateConfig` hands them to an edit. */
+export type UserSettings = Record<string, unknown>;
+
+/**
+ * Change config.yaml: `edit` changes the settings the user wrote (never the defaults, which stay out of the file,
+ * so a later release's defaults still reach every key nobody set). The result is validated before it is written,
+ * atomically; a rejected edit changes nothing. `source` and `hint` name the edit in a validation error.
+ */
+export function updateConfig(home: string, edit: (settings: UserSettings) => void, source?: string, hint?: string): Config {
+  loadConfig(home); // the file as it is must be valid (and not emptied while indexes exist) before it is changed
+  const file = configPath(home);
+  const settings = (existsSync(file) && readUserSettings(file)) || {};
+  edit(settings);
+  const checked = parseConfig(settings, source ?? file, hint);
   mkdirSync(home, { recursive: true });
-  const checked = parseConfig(config, configPath(home));
-  writeFileAtomic(configPath(home), stringifyYaml(checked));
-  cache.delete(configPath(home));
+  writeFileAtomic(file, stringifyYaml(settings));
+  cache.delete(file);
   rmSync(validatedCopyPath(home), { force: true });
+  return checked;
 }
 
 /** Apply `config set a.b.c value`: the value is read as a YAML scalar so numbers and booleans keep their type. */
 export function setConfigValue(home: string, key: string, value: string): Config {
   const parts = key.split(".").filter(Boolean);
   if (parts.length === 0) throw new ResearcherError("INVALID_INPUT", "empty config key");
-  const config = structuredClone(loadConfig(home)) as Record<string, unknown>;
-  let node = config;
-  for (const part of parts.slice(0, -1)) {
-    const next = node[part];
-    if (next === undefined) node[part] = {};
-    else if (typeof next !== "object" || next === null || Array.isArray(next))
-      throw new ResearcherError("INVALID_INPUT", `config key ${key}: ${part} is not a section`);
-    node = node[part] as Record<string, unknown>;
-  }
-  node[parts.at(-1)!] = parseScalar(value);
-  const checked = parseConfig(config, `config key ${key}`, "the README lists every setting and the values it takes");
-  saveConfig(home, checked);
-  return checked;
+  const set = (settings: UserSettings) => {
+    let node = settings;
+    for (const part of parts.slice(0, -1)) {
+      const next = node[part];
+      if (next === undefined) node[part] = {};
+      else if (typeof next !== "object" || next === null || Array.isArray(next))
+        throw new ResearcherError("INVALID_INPUT", `config key ${key}: ${part} is not a section`);
+      node = node[part] as UserSettings;
+    }
+    node[parts.at(-1)!] = parseScalar(value);
+  };
+  return updateConfig(home, set, `config key ${key}`, "the README lists every setting and the values it takes");
 }
 
 /** YAML scalars (`20`, `true`, `[md, txt]`) keep their type; anything else, e.g. `a: b`, stays the literal text. */

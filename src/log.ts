@@ -5,12 +5,13 @@
  */
 import { createConsola, type ConsolaInstance } from "consola/core";
 import { stderr } from "./terminal.ts";
+import { env } from "./env.ts";
 
 let instance: ConsolaInstance | undefined;
 
 function consola(): ConsolaInstance {
   instance ??= createConsola({
-    level: process.env.RESEARCHER_LOG_LEVEL ? Number(process.env.RESEARCHER_LOG_LEVEL) : 3,
+    level: Number(env.logLevel() ?? 3),
     reporters: [
       {
         log(entry) {

@@ -1,7 +1,8 @@
 /** The repository registry: named folders in config.yaml, each with its own index folder. */
 import { accessSync, constants, existsSync, realpathSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { DEFAULT_FILE_TYPES, loadConfig, REPO_NAME, repositoryDir, saveConfig, type EmbeddingConfig } from "./config.ts";
+import { loadConfig, REPO_NAME, repositoryDir, updateConfig, type EmbeddingConfig, type UserSettings } from "./config.ts";
+import { FILE_TYPES } from "./file-types.ts";
 import { ResearcherError } from "./errors.ts";
 
 export interface Repository {
@@ -49,7 +50,7 @@ export function listRepositories(home: string): Repository[] {
       name,
       path: repo.path,
       description: repo.description ?? null,
-      fileTypes: isOldDefault(repo.file_types) ? DEFAULT_FILE_TYPES : repo.file_types,
+      fileTypes: isOldDefault(repo.file_types) ? [...FILE_TYPES] : repo.file_types,
       exclude: repo.exclude,
       embed: repo.embed,
       ignoreFiles: repo.ignore_files,
@@ -93,27 +94,28 @@ export function addRepository(home: string, input: AddRepositoryInput): Reposito
   if (sameFolder) {
     throw new ResearcherError("REPO_EXISTS", `${path} is already registered as '${sameFolder[0]}'`);
   }
-  config.repositories[input.name] = {
-    path,
-    description: input.description ?? null,
-    file_types: normalizeFileTypes(input.fileTypes ?? DEFAULT_FILE_TYPES),
-    exclude: input.exclude ?? [],
-    embed: input.embed ?? true,
-    ignore_files: input.ignoreFiles ?? true,
-    ...(input.embedding && Object.keys(input.embedding).length ? { embedding: input.embedding } : {}),
-    added: new Date().toISOString(),
-  };
-  saveConfig(home, config);
+  // Only what was chosen is written: a repository that takes the defaults gets later releases' defaults too.
+  const entry: UserSettings = { path };
+  if (input.description != null) entry.description = input.description;
+  if (input.fileTypes) entry.file_types = normalizeFileTypes(input.fileTypes);
+  if (input.exclude?.length) entry.exclude = input.exclude;
+  if (input.embed === false) entry.embed = false;
+  if (input.ignoreFiles === false) entry.ignore_files = false;
+  if (input.embedding && Object.keys(input.embedding).length) entry.embedding = input.embedding;
+  entry.added = new Date().toISOString();
+  updateConfig(home, (settings) => {
+    settings.repositories = { ...(settings.repositories as UserSettings | undefined), [input.name]: entry };
+  });
   return getRepository(home, input.name);
 }
 
 export function removeRepository(home: string, name: string, options: { keepData?: boolean } = {}): Repository {
   const repo = getRepository(home, name);
-  const config = loadConfig(home);
-  delete config.repositories[name];
   // The index goes first: on a full disk, deleting it is what makes room for writing the config.
   if (!options.keepData) rmSync(repo.dir, { recursive: true, force: true });
-  saveConfig(home, config);
+  updateConfig(home, (settings) => {
+    delete (settings.repositories as UserSettings)[name];
+  });
   return repo;
 }
 
@@ -164,10 +166,10 @@ export function addContext(home: string, target: string, context: string): PathC
     throw new ResearcherError("USAGE", "a context needs some text", {
       hint: `researcher context add ${target} "what these documents are"`,
     });
-  const config = loadConfig(home);
-  const entry = config.repositories[repo.name]!;
-  entry.contexts = { ...(entry.contexts ?? {}), [prefix]: context.trim() };
-  saveConfig(home, config);
+  updateConfig(home, (settings) => {
+    const entry = repositorySettings(settings, repo.name);
+    entry.contexts = { ...(entry.contexts as UserSettings | undefined), [prefix]: context.trim() };
+  });
   return { repository: repo.name, prefix, context: context.trim() };
 }
 
@@ -177,11 +179,17 @@ export function removeContext(home: string, target: string): PathContext {
   if (context === undefined) {
     throw new ResearcherError("INVALID_INPUT", `no context for '${repo.name}:${prefix}'`, { hint: "`researcher context list` shows them" });
   }
-  const config = loadConfig(home);
-  const { [prefix]: _, ...rest } = config.repositories[repo.name]!.contexts ?? {};
-  config.repositories[repo.name]!.contexts = rest;
-  saveConfig(home, config);
+  updateConfig(home, (settings) => {
+    const entry = repositorySettings(settings, repo.name);
+    const { [prefix]: _, ...rest } = (entry.contexts as UserSettings | undefined) ?? {};
+    entry.contexts = rest;
+  });
   return { repository: repo.name, prefix, context };
+}
+
+/** A registered repository's entry in config.yaml (it exists: the repository was found in the validated config). */
+function repositorySettings(settings: UserSettings, name: string): UserSettings {
+  return (settings.repositories as Record<string, UserSettings>)[name]!;
 }
 
 export function listContexts(home: string): PathContext[] {

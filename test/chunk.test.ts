@@ -132,3 +132,21 @@ test("a heading that repeats the title, or the title cut short, is not part of t
   const other = chunkDocument(doc("Trace", "## Trace-based Just-in-Time Type Specialization\n\nBody.\n"));
   expect(other.map((f) => f.headings)).toEqual([["Trace-based Just-in-Time Type Specialization"]]);
 });
+
+describe("titles and headings come from one markdown reader", () => {
+  test("a `#` line inside a code fence is code, not the title (its first H1 outside the fence is)", () => {
+    const doc = convertMarkdown("Setup:\n\n```sh\n# install the tools\nmake\n```\n\n# Real Title\n\nBody.\n", "fallback");
+    expect(doc.title).toBe("Real Title");
+    expect(chunkDocument(doc).map((f) => f.headings)).toEqual([[], []]);
+  });
+
+  test("a fence that opens the document hides its `#` lines from the title; without an H1 the file name is the title", () => {
+    expect(convertMarkdown("~~~python\n# comment\n~~~\n\nText.\n", "notes").title).toBe("notes");
+  });
+
+  test("a heading of any level opens a document, and a closing `#` sequence is stripped but `C#` is kept", () => {
+    expect(convertMarkdown("\n## Chapter 2 ##\n\ntext\n", "f").title).toBe("Chapter 2");
+    expect(convertMarkdown("# Learn C#\n", "f").title).toBe("Learn C#");
+    expect(convertMarkdown("text first\n\n## Later\n", "f").title).toBe("f");
+  });
+});

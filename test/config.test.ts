@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_FILE_TYPES, loadConfig, resolveHome, setConfigValue } from "../src/config.ts";
+import { loadConfig, resolveHome, setConfigValue } from "../src/config.ts";
+import { FILE_TYPES } from "../src/file-types.ts";
+import { parseYaml } from "../src/yaml.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { addRepository, getRepository, listRepositories } from "../src/repos.ts";
 import { runCli, tempDir, writeTree } from "./helpers.ts";
@@ -103,7 +105,32 @@ test("a repository registered with the old text-only defaults reads every format
   addRepository(home, { name: "old", path: tempDir() });
   addRepository(home, { name: "chosen", path: tempDir(), fileTypes: ["md"] });
   setConfigValue(home, "repositories.old.file_types", '["md", "markdown", "mdx", "txt"]');
-  expect(getRepository(home, "old").fileTypes).toEqual(DEFAULT_FILE_TYPES);
+  expect(getRepository(home, "old").fileTypes).toEqual([...FILE_TYPES]);
   expect(getRepository(home, "old").fileTypes).toContain("pdf");
   expect(getRepository(home, "chosen").fileTypes).toEqual(["md"]);
+});
+
+describe("config.yaml holds only what the user set", () => {
+  const written = (home: string) => parseYaml(readFileSync(join(home, "config.yaml"), "utf8"));
+
+  test("setting one key writes that key alone: later default changes still reach the others", () => {
+    const home = tempDir();
+    setConfigValue(home, "search.limit", "25");
+    expect(written(home)).toEqual({ search: { limit: 25 } });
+    setConfigValue(home, "chunk.tokens", "200");
+    expect(written(home)).toEqual({ search: { limit: 25 }, chunk: { tokens: 200 } });
+    expect(loadConfig(home).chunk).toEqual({ tokens: 200, overlap: 0.15 });
+  });
+
+  test("a repository is written with its path and the options chosen for it, not every default", () => {
+    const home = tempDir();
+    const plain = tempDir();
+    const chosen = tempDir();
+    addRepository(home, { name: "plain", path: plain, embed: true, ignoreFiles: true, exclude: [] });
+    addRepository(home, { name: "chosen", path: chosen, fileTypes: ["md"], exclude: ["drafts"], embed: false, description: "d" });
+    const repos = (written(home) as { repositories: Record<string, Record<string, unknown>> }).repositories;
+    expect(Object.keys(repos.plain!).sort()).toEqual(["added", "path"]);
+    expect(repos.chosen).toMatchObject({ file_types: ["md"], exclude: ["drafts"], embed: false, description: "d" });
+    expect(getRepository(home, "plain").fileTypes).toEqual([...FILE_TYPES]);
+  });
 });

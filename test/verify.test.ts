@@ -122,7 +122,7 @@ test("documents in a folder that cannot be read are reported as unreadable, not 
     expect(JSON.parse(found.stdout).problems).toEqual([
       {
         check: "files",
-        detail: "2 indexed documents are in folders that cannot be read (sub/); the index keeps them",
+        detail: "2 indexed documents cannot be read (sub/); the index keeps them",
         fix: `give yourself read access (\`ls -ld ${join(base, "docs/sub")}\` shows who has it)`,
         repaired: false,
       },

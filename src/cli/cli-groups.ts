@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { cac, type CAC } from "cac";
 import { configPath, loadConfig, setConfigValue } from "../config.ts";
+import { FILE_TYPES } from "../file-types.ts";
 import { chooseModel, clearModels, describeModel, loadEmbedder, modelsDir } from "../embed/embedder.ts";
 import { ResearcherError } from "../errors.ts";
 import { downloadProgress, globals, home, json, list, out, type Flags } from "./cli-options.ts";
@@ -71,7 +72,7 @@ function repoCli(): CAC {
   const cli = globals(cac("researcher repo"));
   cli
     .command("add <name> <path>", "Register a folder as a repository")
-    .option("--file-types <list>", "Comma-separated extensions (default: md,markdown,mdx,txt,pdf,docx,html,htm,xhtml,epub)")
+    .option("--file-types <list>", `Comma-separated extensions (default: ${FILE_TYPES.join(",")})`)
     .option("--exclude <glob>", "Skip matching files or folders (repeatable)")
     .option("--description <text>", "What the repository holds (shown to agents as context)")
     .option("--embedding-provider <provider>", "local (default), ollama or openai")

@@ -11,6 +11,7 @@ import { convertPath } from "../convert/pool.ts";
 import { documentInfo, listDocuments, matchDocuments, readDocument, readDocuments, safeRelativePath } from "../search/documents.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
 import { ResearcherError, toResearcherError } from "../errors.ts";
+import { env } from "../env.ts";
 import { parseFilter } from "../search/filters.ts";
 import { indexRepository, removeDocument } from "../index/indexer.ts";
 import {
@@ -444,7 +445,7 @@ function mainCli(only?: string): CAC {
         if (flags.port === undefined) return mcp.serveStdio(home(flags), { watch });
         const port = integer(flags.port, "port")!;
         if (port < 0 || port > 65535) throw new ResearcherError("USAGE", `--port must be 0–65535 (got ${port})`);
-        const token = (flags.token as string | undefined) ?? process.env.RESEARCHER_MCP_TOKEN;
+        const token = (flags.token as string | undefined) ?? env.mcpToken();
         const { serveHttp } = await import("../serve/http.ts");
         const server = serveHttp(home(flags), { port, host: flags.host as string | undefined, token: token || undefined, watch });
         stderr.write(`listening on ${server.url}/mcp\n`);

@@ -7,10 +7,8 @@
 import { basename, extname } from "node:path";
 import { ResearcherError } from "../errors.ts";
 import { parseYaml } from "../yaml.ts";
-import { firstHeading, stringValue, type ConvertedDocument } from "./document.ts";
-
-/** The file types researcher can read, by extension (lower case, no dot). */
-export const SUPPORTED_TYPES = ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"] as const;
+import { stringValue, type ConvertedDocument } from "./document.ts";
+import { firstHeading } from "./markdown.ts";
 
 const MARKDOWN_TYPES = new Set(["md", "markdown", "mdx"]);
 const HTML_TYPES = new Set(["html", "htm", "xhtml"]);

@@ -4,7 +4,8 @@
  */
 import { strFromU8 } from "fflate";
 import mammoth from "mammoth";
-import { type ConvertedDocument, firstHeading } from "./document.ts";
+import type { ConvertedDocument } from "./document.ts";
+import { firstHeading } from "./markdown.ts";
 import { htmlToMarkdown } from "./html.ts";
 import { describeError, ResearcherError } from "../errors.ts";
 import { xmlText } from "./xml.ts";

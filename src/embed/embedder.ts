@@ -8,6 +8,7 @@ import { availableParallelism } from "node:os";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import type { EmbeddingConfig } from "../config.ts";
 import { describeError, ResearcherError } from "../errors.ts";
+import { env } from "../env.ts";
 import type { StoredModel } from "../store/store.ts";
 import { EMBEDDED_MODEL } from "./embedded-model.ts";
 import { unpack } from "./native.ts";
@@ -169,9 +170,8 @@ export function chooseModel(
   flag?: string,
   remembered?: { id: string; provider: string },
 ): ModelChoice {
-  const env = process.env;
   const merged = { ...global, ...repo };
-  const override = flag || env.RESEARCHER_MODEL_PATH || env.RESEARCHER_MODEL;
+  const override = flag || env.model();
   const fallback = remembered?.id ?? (EMBEDDED_MODEL ? `${EMBEDDED_PREFIX}${EMBEDDED_MODEL.name}` : DEFAULT_MODEL);
   const model = override || merged.model || fallback;
   const provider: Provider = override
@@ -255,7 +255,7 @@ function localFolder(home: string, model: string): string | null {
     }
     return unpack(`model-${EMBEDDED_MODEL.name}`, EMBEDDED_MODEL.files);
   }
-  const path = resolve(model.replace(/^~(?=\/)/, process.env.HOME ?? "~"));
+  const path = resolve(model.replace(/^~(?=\/)/, env.userHome() ?? "~"));
   if ((isPathLike(model) || existsSync(path)) && existsSync(join(path, "config.json"))) return path;
   if (isPathLike(model)) {
     throw new ResearcherError("MODEL_UNAVAILABLE", `${path} is not a model folder (no config.json)`, {
@@ -636,7 +636,7 @@ async function loadRemote(info: ModelInfo, choice: ModelChoice): Promise<Embedde
 }
 
 function ollamaCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Array[]> {
-  const base = (choice.ollamaUrl ?? process.env.OLLAMA_HOST ?? "http://127.0.0.1:11434").replace(/\/$/, "");
+  const base = (choice.ollamaUrl ?? env.ollamaHost() ?? "http://127.0.0.1:11434").replace(/\/$/, "");
   return async (texts) => {
     const body = await postJson(`${base}/api/embed`, { model: choice.model, input: texts }, {}, "ollama");
     const embeddings = (body as { embeddings?: number[][] }).embeddings;
@@ -648,7 +648,7 @@ function ollamaCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Ar
 function openaiCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Array[]> {
   // OpenAI documents its base URL with the version (`https://api.openai.com/v1`); both spellings work.
   const base = (choice.openaiUrl ?? "https://api.openai.com").replace(/\/+$/, "").replace(/\/v1$/, "");
-  const key = process.env.OPENAI_API_KEY;
+  const key = env.openaiKey();
   if (!key) {
     throw new ResearcherError("PROVIDER_FAILED", "OPENAI_API_KEY is not set", {
       hint: "export OPENAI_API_KEY=… or use the local provider",

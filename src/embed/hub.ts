@@ -7,11 +7,12 @@ import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, writeSy
 import { dirname, join } from "node:path";
 import { syncFolder, tempPathFor } from "../atomic.ts";
 import { describeError } from "../errors.ts";
+import { env } from "../env.ts";
 
 export const NETWORK_TIMEOUT_MS = 20_000;
 
 /** The hub's address: `HF_ENDPOINT` (a mirror, or a stand-in server in tests), else huggingface.co. */
-export const hubEndpoint = () => (process.env.HF_ENDPOINT || "https://huggingface.co").replace(/\/+$/, "");
+export const hubEndpoint = () => (env.hubEndpoint() ?? "https://huggingface.co").replace(/\/+$/, "");
 
 /** fetch that gives up when no response headers arrive in time, instead of hanging a command. */
 export async function fetchWithTimeout(url: string | URL | Request, init: RequestInit = {}): Promise<Response> {

@@ -6,8 +6,8 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { homedir } from "node:os";
 import { dirname, join } from "node:path";
+import { env } from "../env.ts";
 
 export interface EmbeddedFile {
   /** Where the bundler put the bytes (a `/$bunfs/…` path inside the executable). */
@@ -18,7 +18,7 @@ export interface EmbeddedFile {
 
 /** `~/.researcher` or `$RESEARCHER_HOME` (native parts are per machine, not per `--home`). */
 function cacheRoot(): string {
-  return join(process.env.RESEARCHER_HOME || join(homedir(), ".researcher"), "native");
+  return join(env.home(), "native");
 }
 
 /** Copy embedded files into `<home>/native/<folder>/` unless already there; returns that folder. */

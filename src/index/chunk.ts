@@ -5,6 +5,7 @@
  */
 import { shortHeading } from "../convert/convert.ts";
 import { PAGE_MARKER, type ConvertedDocument } from "../convert/document.ts";
+import { markdownBlocks } from "../convert/markdown.ts";
 import type { Fragment } from "../store/store.ts";
 import { estimateTokens } from "../text.ts";
 
@@ -61,9 +62,6 @@ export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DE
   return fragments;
 }
 
-const FENCE = /^ {0,3}(`{3,}|~{3,})/;
-const HEADING = /^ {0,3}(#{1,6})[ \t]+(.*)$/;
-
 /** Markdown → sections by heading. In a paged document, page marker lines set the page and are not text. */
 function splitMarkdown(lines: string[], firstLine: number, title: string, paged: boolean): Section[] {
   const sections: Section[] = [];
@@ -76,8 +74,24 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
     paragraph = undefined;
   };
 
-  for (let i = 0; i < lines.length; i++) {
+  for (const block of markdownBlocks(lines.entries())) {
+    const i = block.line;
     const line = lines[i]!;
+    if (block.kind === "fence") {
+      closeParagraph();
+      current.blocks.push({ lines: lines.slice(i, block.end + 1), first: firstLine + i, code: true, page });
+      continue;
+    }
+    if (block.kind === "heading") {
+      closeParagraph();
+      if (current.blocks.length) sections.push(current);
+      stack.length = block.level - 1;
+      stack[block.level - 1] = shortHeading(block.text);
+      current = { headings: headingPath(stack, title), blocks: [] };
+      // A heading cut short in the path is also body text of its section, so none of its words go unindexed.
+      if (stack[block.level - 1] !== block.text) current.blocks.push({ lines: [line], first: firstLine + i, code: false, page });
+      continue;
+    }
     const marker = paged ? PAGE_MARKER.exec(line) : null;
     if (marker) {
       // A page starts a new section under the same headings: fragments never span pages, so a citation is exact.
@@ -87,29 +101,7 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
       page = Number(marker[1]);
       continue;
     }
-    const fence = FENCE.exec(line);
-    if (fence) {
-      closeParagraph();
-      const close = new RegExp(`^ {0,3}${fence[1]![0]}{${fence[1]!.length},}\\s*$`);
-      const start = i;
-      while (++i < lines.length && !close.test(lines[i]!));
-      current.blocks.push({ lines: lines.slice(start, i + 1), first: firstLine + start, code: true, page });
-      continue;
-    }
-    const heading = HEADING.exec(line);
-    if (heading) {
-      closeParagraph();
-      if (current.blocks.length) sections.push(current);
-      const level = heading[1]!.length;
-      const text = headingText(heading[2]!);
-      stack.length = level - 1;
-      stack[level - 1] = shortHeading(text);
-      current = { headings: headingPath(stack, title), blocks: [] };
-      // A heading cut short in the path is also body text of its section, so none of its words go unindexed.
-      if (stack[level - 1] !== text) current.blocks.push({ lines: [line], first: firstLine + i, code: false, page });
-      continue;
-    }
-    if (line.trim() === "") {
+    if (block.blank) {
       closeParagraph();
       continue;
     }
@@ -119,19 +111,6 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
   closeParagraph();
   if (current.blocks.length) sections.push(current);
   return sections;
-}
-
-/**
- * A heading's text without its closing `#` sequence, stripped here rather than by the regex: the lazy
- * `(.*?)(?:[ \t]+#+)?[ \t]*$` backtracked quadratically on long runs of spaces (a 1 MB heading line never ended).
- */
-function headingText(raw: string): string {
-  let end = raw.length;
-  while (end > 0 && (raw[end - 1] === " " || raw[end - 1] === "\t")) end--;
-  let hashes = end;
-  while (hashes > 0 && raw[hashes - 1] === "#") hashes--;
-  if (hashes < end && hashes > 0 && (raw[hashes - 1] === " " || raw[hashes - 1] === "\t")) end = hashes;
-  return raw.slice(0, end).trim();
 }
 
 /** Longest heading path, in characters: six headings of HEADING_MAX_CHARS would still add 600 to every fragment. */

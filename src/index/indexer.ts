@@ -11,8 +11,9 @@ import { chunkDocument, type ChunkOptions } from "./chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { ConvertPool } from "../convert/pool.ts";
-import { discoverFiles, isCandidate, isUnlisted, type DiscoveredFile } from "./discover.ts";
+import { discoverFiles, isCandidate, type DiscoveredFile } from "./discover.ts";
 import { readConfinedFile } from "../files.ts";
+import { planChanges } from "./plan.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { describeError, isResearcherError, isSqliteDamage, ResearcherError } from "../errors.ts";
 import { acquireWriterLock } from "../store/lock.ts";
@@ -444,13 +445,10 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   }
   const writer = new BatchWriter(store);
   for (const problem of discovery.problems) writer.add({ kind: "failed", ...problem });
-  // Unchanged size and mtime: not opened at all. Everything else goes through the per-document step.
-  const changed = discovery.files.filter((file) => {
-    const previous = stored.get(file.path);
-    const same = previous && previous.size === file.size && previous.mtimeMs === file.mtimeMs && !settings.force;
-    if (same) writer.skipped++;
-    return !same;
-  });
+  // Unchanged size and mtime: not opened at all. New and changed files go through the per-document step.
+  const plan = planChanges(discovery, stored, { force: settings.force });
+  writer.skipped += plan.unchanged;
+  const changed = [...plan.added, ...plan.changed];
   checkFreeSpace(repo, changed);
   let done = 0;
   await forEachConcurrently(changed, settings.pool.size * 2, async (file) => {
@@ -461,11 +459,7 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   writer.flush();
   onProgress?.({ phase: "index", done: changed.length, total: changed.length });
 
-  // Gone: not found, and not under a folder that could not be listed (unreadable is not deleted).
-  const present = new Set(discovery.files.map((f) => f.path));
-  const failedPaths = new Set(discovery.problems.map((p) => p.path));
-  const gone = [...stored.keys()].filter((path) => !present.has(path) && !isUnlisted(discovery, path) && !failedPaths.has(path));
-  const counts = finishRun(store, repo, writer, gone, { skippedTypes: discovery.skippedTypes });
+  const counts = finishRun(store, repo, writer, plan.gone, { skippedTypes: discovery.skippedTypes });
   store.setMeta("chunking", settings.chunking); // every document is now chunked this way
   return counts;
 }

@@ -7,7 +7,8 @@
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { TEMP_FILE_NAME } from "../atomic.ts";
-import { discoverFiles, isUnlisted, type Discovery } from "./discover.ts";
+import { discoverFiles, type Discovery } from "./discover.ts";
+import { planChanges } from "./plan.ts";
 import { describeError, isSqliteDamage } from "../errors.ts";
 import { acquireWriterLock, processStartTime } from "../store/lock.ts";
 import type { Repository } from "../repos.ts";
@@ -132,20 +133,12 @@ function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): 
     problems.push({ check: "files", detail: describeError(error), fix: "check the repository folder", repaired: false });
     return;
   }
-  const { files } = discovery;
-  const stored = store.documents();
+  const plan = planChanges(discovery, store.documents());
+  // A file that failed last time is not new: the run that failed it recorded why, and `status` shows it.
   const failed = new Set(store.failures().map((f) => f.path));
-  let added = 0;
-  let changed = 0;
-  for (const file of files) {
-    const previous = stored.get(file.path);
-    if (!previous) added += failed.has(file.path) ? 0 : 1;
-    else if (previous.size !== file.size || previous.mtimeMs !== file.mtimeMs) changed++;
-  }
-  const present = new Set(files.map((f) => f.path));
-  const missing = [...stored.keys()].filter((path) => !present.has(path));
-  const unreadable = missing.filter((path) => isUnlisted(discovery, path)).length;
-  const gone = missing.length - unreadable;
+  const added = plan.added.filter((file) => !failed.has(file.path)).length;
+  const changed = plan.changed.length;
+  const gone = plan.gone.length;
   const parts = [added && `${added} new`, changed && `${changed} changed`, gone && `${gone} gone`].filter(Boolean);
   if (parts.length) {
     problems.push({
@@ -155,15 +148,20 @@ function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): 
       repaired: false,
     });
   }
-  if (unreadable) {
-    const folders = discovery.unlisted.map((dir) => `${dir}/`).join(", ");
+  if (plan.unreadable.length) {
+    const places = discovery.problems.map((p) => p.path).filter((place) => plan.unreadable.some((path) => holds(place, path)));
     problems.push({
       check: "files",
-      detail: `${unreadable} indexed documents are in folders that cannot be read (${folders}); the index keeps them`,
-      fix: `give yourself read access (\`ls -ld ${join(repo.path, discovery.unlisted[0]!)}\` shows who has it)`,
+      detail: `${plan.unreadable.length} indexed documents cannot be read (${places.join(", ")}); the index keeps them`,
+      fix: `give yourself read access (\`ls -ld ${join(repo.path, places[0]!).replace(/\/$/, "")}\` shows who has it)`,
       repaired: false,
     });
   }
+}
+
+/** Whether a problem discovery reported (a file, or a folder as `dir/`) is, or holds, an indexed path. */
+function holds(place: string, path: string): boolean {
+  return place.endsWith("/") ? path.startsWith(place) : place === path;
 }
 
 /** Temp files whose writer is gone; repair removes them. */

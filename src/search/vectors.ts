@@ -25,6 +25,7 @@
  */
 import { readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { env } from "../env.ts";
 import { annFileProblem } from "./ann-file.ts";
 import { syncFile, syncFolder, tempPathFor } from "../atomic.ts";
 import type { Store } from "../store/store.ts";
@@ -67,7 +68,7 @@ const EXPANSION_SEARCH = 512;
 export const EXACT_SCAN_BELOW = 150_000;
 /** RESEARCHER_EXACT_SCAN_BELOW=0 sends even a small repository through the graph (tests of the ANN file use it). */
 function exactScanBelow(): number {
-  const value = Number(process.env.RESEARCHER_EXACT_SCAN_BELOW);
+  const value = Number(env.exactScanBelow());
   return Number.isInteger(value) && value >= 0 ? value : EXACT_SCAN_BELOW;
 }
 /**

@@ -11,6 +11,7 @@ import type { DocumentHit, FragmentHit, SearchResponse } from "../search/search.
 import type { RepositoryStatus } from "../store/status.ts";
 import type { VerifyReport } from "../index/verify.ts";
 import type { Repository } from "../repos.ts";
+import { env } from "../env.ts";
 import { escapeControls, type Terminal } from "../terminal.ts";
 import type { WatchBatch, WatchStatus } from "./watch.ts";
 
@@ -34,8 +35,8 @@ export const PLAIN: Style = { bold: plain, dim: plain, accent: plain, match: pla
 
 /** Colour only on a terminal, never with NO_COLOR (https://no-color.org) or TERM=dumb; FORCE_COLOR forces it. */
 export function styleFor(stream: { isTTY?: boolean }): Style {
-  const env = process.env;
-  const on = env.FORCE_COLOR ? env.FORCE_COLOR !== "0" : Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== "dumb";
+  const vars = env.terminal();
+  const on = vars.FORCE_COLOR ? vars.FORCE_COLOR !== "0" : Boolean(stream.isTTY) && !vars.NO_COLOR && vars.TERM !== "dumb";
   const link = hyperlinks(stream) ? osc8 : unlinked;
   if (!on) return { bold: plain, dim: plain, accent: plain, match: plain, warn: plain, link };
   return { bold: ansi(1, 22), dim: ansi(2, 22), accent: ansi(36, 39), match: ansi(33, 39), warn: ansi(31, 39), link };
@@ -45,14 +46,14 @@ export function styleFor(stream: { isTTY?: boolean }): Style {
  * Whether a stream shows OSC 8 hyperlinks: a terminal known to support them (there is no way to ask), never when
  * piped, with NO_COLOR or TERM=dumb. FORCE_HYPERLINK=1 or 0 decides outright.
  */
-export function hyperlinks(stream: { isTTY?: boolean }, env: Record<string, string | undefined> = process.env): boolean {
-  if (env.FORCE_HYPERLINK !== undefined) return env.FORCE_HYPERLINK !== "0";
-  if (!stream.isTTY || env.NO_COLOR || env.TERM === "dumb") return false;
-  const program = env.TERM_PROGRAM ?? "";
+export function hyperlinks(stream: { isTTY?: boolean }, vars: Readonly<Record<string, string | undefined>> = env.terminal()): boolean {
+  if (vars.FORCE_HYPERLINK !== undefined) return vars.FORCE_HYPERLINK !== "0";
+  if (!stream.isTTY || vars.NO_COLOR || vars.TERM === "dumb") return false;
+  const program = vars.TERM_PROGRAM ?? "";
   if (["iTerm.app", "WezTerm", "vscode", "ghostty", "Hyper", "Tabby", "rio"].includes(program)) return true;
-  if (env.WT_SESSION || env.KITTY_WINDOW_ID || env.KONSOLE_VERSION || env.DOMTERM) return true;
-  if (/kitty|alacritty|foot|ghostty|wezterm/.test(env.TERM ?? "")) return true;
-  return Number(env.VTE_VERSION ?? 0) >= 5000; // GNOME Terminal, Tilix and other VTE terminals
+  if (vars.WT_SESSION || vars.KITTY_WINDOW_ID || vars.KONSOLE_VERSION || vars.DOMTERM) return true;
+  if (/kitty|alacritty|foot|ghostty|wezterm/.test(vars.TERM ?? "")) return true;
+  return Number(vars.VTE_VERSION ?? 0) >= 5000; // GNOME Terminal, Tilix and other VTE terminals
 }
 
 function osc8(text: string, absolutePath: string): string {

@@ -20,7 +20,8 @@
 import { readdirSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { loadConfig } from "../config.ts";
-import { discoverFiles, IGNORE_FILES, isCandidate, isCandidateFolder, type DiscoveredFile } from "../index/discover.ts";
+import { discoverFiles, IGNORE_FILES, isCandidate, isCandidateFolder, type Discovery } from "../index/discover.ts";
+import { planChanges, sameStamp } from "../index/plan.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
 import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
 import { indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
@@ -362,8 +363,7 @@ class RepositoryWatch {
           continue;
         }
         if (!isCandidate(path, this.repo)) continue;
-        const stored = store.document(path);
-        if (stored && stored.size === stats.size && stored.mtimeMs === stats.mtimeMs) continue;
+        if (sameStamp(store.document(path), stats)) continue;
         if (stats.mtimeMs > recent && rounds < MAX_WAIT_ROUNDS) {
           this.pending.set(path, rounds + 1);
           waiting = true;
@@ -379,21 +379,16 @@ class RepositoryWatch {
 
   /** A folder event: its candidate files that differ from the index, and indexed documents no longer in it. */
   private resolveFolder(store: Store, folder: string, chosen: Map<string, boolean>): void {
-    let files: DiscoveredFile[];
+    let found: Discovery;
     try {
-      files = discoverFiles(join(this.repo.path, folder), this.repo).files;
+      found = discoverFiles(join(this.repo.path, folder), this.repo);
     } catch {
       return; // gone again meanwhile: a later event says so
     }
-    const present = new Set<string>();
-    for (const file of files) {
-      const path = `${folder}/${file.path}`;
-      if (!isCandidate(path, this.repo)) continue; // excludes anchored at the repository root
-      present.add(path);
-      const stored = store.document(path);
-      if (!stored || stored.size !== file.size || stored.mtimeMs !== file.mtimeMs) chosen.set(path, false);
-    }
-    for (const doc of store.documentsUnder(folder)) if (!present.has(doc.path)) chosen.set(doc.path, true);
+    const stored = new Map(store.documentsUnder(folder).map((doc) => [doc.path, doc]));
+    const plan = planChanges(inRepository(found, folder, this.repo), stored);
+    for (const file of [...plan.added, ...plan.changed]) chosen.set(file.path, false);
+    for (const path of plan.gone) chosen.set(path, true);
   }
 
   /** One `indexFiles` batch; "locked" when another writer holds the repository, "failed" when it failed (reported). */
@@ -455,6 +450,20 @@ class RepositoryWatch {
       warnings: summary.warnings,
     });
   }
+}
+
+/**
+ * A folder's discovery with paths relative to the repository root, as a full run would see them: excludes and
+ * ignore rules anchored at the root apply.
+ */
+function inRepository(found: Discovery, folder: string, repo: Repository): Discovery {
+  const files = found.files.map((file) => ({ ...file, root: repo.path, path: `${folder}/${file.path}` }));
+  return {
+    files: files.filter((file) => isCandidate(file.path, repo)),
+    skippedTypes: found.skippedTypes,
+    problems: found.problems.map((problem) => ({ ...problem, path: `${folder}/${problem.path}` })),
+    unlisted: found.unlisted.map((dir) => `${folder}/${dir}`),
+  };
 }
 
 function statOf(path: string): Stats | undefined {

@@ -1,0 +1,90 @@
+/**
+ * The one reader of markdown's block structure that titles and chunks share: which lines are headings and which
+ * belong to code fences. A `# comment` inside a fence is code, never a heading, for the title as for the chunks.
+ */
+
+/** A line of markdown as the block structure sees it. */
+export type MarkdownBlock =
+  /** An ATX heading: `level` 1–6, `text` without the `#`s and a closing sequence. */
+  | { kind: "heading"; line: number; level: number; text: string }
+  /** A code fence from its opening line to its closing one (inclusive; the last line when it never closes). */
+  | { kind: "fence"; line: number; end: number }
+  /** Any other line; `blank` when it holds only white space. */
+  | { kind: "line"; line: number; blank: boolean };
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+const HEADING = /^ {0,3}(#{1,6})[ \t]+(.*)$/;
+
+/**
+ * The blocks of `lines`, each line given with its key (its index, for the chunker). Only a line that starts with
+ * `#`, a backtick or `~` can open a fence or be a heading, so a caller that wants only those (a title) may pass just
+ * those lines: the blocks it gets are the same.
+ */
+export function* markdownBlocks(lines: Iterable<readonly [number, string]>): Generator<MarkdownBlock> {
+  let last = -1;
+  let fence: { start: number; close: RegExp } | undefined;
+  for (const [key, line] of lines) {
+    last = key;
+    if (fence) {
+      if (fence.close.test(line)) {
+        yield { kind: "fence", line: fence.start, end: key };
+        fence = undefined;
+      }
+      continue;
+    }
+    const candidate = mayOpenBlock(line);
+    const open = candidate ? FENCE.exec(line) : null;
+    if (open) {
+      fence = { start: key, close: new RegExp(`^ {0,3}${open[1]![0]}{${open[1]!.length},}\\s*$`) };
+      continue;
+    }
+    const heading = candidate ? HEADING.exec(line) : null;
+    if (heading) yield { kind: "heading", line: key, level: heading[1]!.length, text: headingText(heading[2]!) };
+    else yield { kind: "line", line: key, blank: line.trim() === "" };
+  }
+  if (fence) yield { kind: "fence", line: fence.start, end: last }; // never closed: it runs to the end
+}
+
+/** Whether a line could open a fence or be a heading: `#`, a backtick or `~` after at most three spaces. */
+function mayOpenBlock(line: string): boolean {
+  let k = 0;
+  while (k < 3 && line.charCodeAt(k) === 32) k++;
+  const c = line.charCodeAt(k);
+  return c === 35 || c === 96 || c === 126;
+}
+
+/** The lines of a text that could open a fence or be a heading, keyed by where they start (most lines are text). */
+function* blockLines(text: string): Generator<[number, string]> {
+  // A search for "\n" and a marker is fast; `^` with the m flag is slower (and also starts a line after \r, U+2028
+  // and U+2029, where the chunker does not); a search for the marker alone stops at every `#` inside a line.
+  const first = /^ {0,3}[#`~][^\n]*/.exec(text);
+  if (first) yield [0, first[0].replace(/\r$/, "")];
+  for (const match of text.matchAll(/\n( {0,3}[#`~][^\n]*)/g)) yield [match.index + 1, match[1]!.replace(/\r$/, "")];
+}
+
+/**
+ * A heading's text without its closing `#` sequence, stripped here rather than by the regex: the lazy
+ * `(.*?)(?:[ \t]+#+)?[ \t]*$` backtracked quadratically on long runs of spaces (a 1 MB heading line never ended).
+ */
+function headingText(raw: string): string {
+  let end = raw.length;
+  while (end > 0 && (raw[end - 1] === " " || raw[end - 1] === "\t")) end--;
+  let hashes = end;
+  while (hashes > 0 && raw[hashes - 1] === "#") hashes--;
+  if (hashes < end && hashes > 0 && (raw[hashes - 1] === " " || raw[hashes - 1] === "\t")) end = hashes;
+  return raw.slice(0, end).trim();
+}
+
+/** The first H1 outside code fences, or a heading of any level that opens the document (mdBook chapters start with `##`). */
+export function firstHeading(text: string): string | undefined {
+  let opening: string | undefined;
+  let first = true;
+  for (const block of markdownBlocks(blockLines(text))) {
+    if (block.kind === "heading") {
+      if (block.level === 1 && block.text) return block.text;
+      if (first && text.slice(0, block.line).trim() === "") opening = block.text || undefined;
+    }
+    first = false;
+  }
+  return opening;
+}

@@ -1,0 +1,34 @@
+/**
+ * Every environment variable researcher reads, in one place. Each is read when it is asked for, not at start-up:
+ * tests and programs that embed the library change them within one process.
+ */
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+const read = (name: string): string | undefined => process.env[name] || undefined;
+
+export const env = {
+  /** RESEARCHER_HOME: the home folder when `--home` is not given; `~/.researcher` without it. */
+  home: () => read("RESEARCHER_HOME") ?? join(homedir(), ".researcher"),
+  /** HOME: what `~/` means in a model path. */
+  userHome: () => process.env.HOME,
+  /** RESEARCHER_MODEL_PATH, then RESEARCHER_MODEL: the embedding model for every run, over the config. */
+  model: () => read("RESEARCHER_MODEL_PATH") ?? read("RESEARCHER_MODEL"),
+  /** RESEARCHER_MCP_TOKEN: the bearer token `serve --port` requires when `--token` is not given. */
+  mcpToken: () => read("RESEARCHER_MCP_TOKEN"),
+  /** RESEARCHER_LOG_LEVEL: consola's level for diagnostics on stderr (default 3, info). */
+  logLevel: () => read("RESEARCHER_LOG_LEVEL"),
+  /** RESEARCHER_EXACT_SCAN_BELOW: vector components below which a repository is scanned exactly (tests set 0). */
+  exactScanBelow: () => process.env.RESEARCHER_EXACT_SCAN_BELOW,
+  /** HF_ENDPOINT: a Hugging Face hub mirror, as the hub's own clients read it. */
+  hubEndpoint: () => read("HF_ENDPOINT"),
+  /** OLLAMA_HOST: the Ollama server when the config names none. */
+  ollamaHost: () => process.env.OLLAMA_HOST,
+  /** OPENAI_API_KEY: the key for the OpenAI-compatible provider. */
+  openaiKey: () => read("OPENAI_API_KEY"),
+  /**
+   * The terminal's own variables (NO_COLOR, FORCE_COLOR, FORCE_HYPERLINK, TERM, TERM_PROGRAM and the terminals'
+   * markers): whether output gets colour and links.
+   */
+  terminal: (): Readonly<Record<string, string | undefined>> => process.env,
+};

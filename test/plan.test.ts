@@ -1,0 +1,83 @@
+import { describe, expect, test } from "bun:test";
+import { chmodSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { discoverFiles } from "../src/index/discover.ts";
+import { planChanges, sameStamp, type Stamp } from "../src/index/plan.ts";
+import { tempDir, writeTree } from "./helpers.ts";
+
+const options = { fileTypes: ["md"], exclude: [] };
+const stampOf = (root: string, path: string): Stamp => {
+  const stats = statSync(join(root, path));
+  return { size: stats.size, mtimeMs: stats.mtimeMs };
+};
+
+describe("planChanges", () => {
+  test("new, changed, unchanged and gone, from discovery and the stored stamps", () => {
+    const root = tempDir();
+    writeTree(root, { "same.md": "same", "edited.md": "edited", "touched.md": "touched", "new.md": "new" });
+    const stored = new Map<string, Stamp>([
+      ["same.md", stampOf(root, "same.md")],
+      ["edited.md", { ...stampOf(root, "edited.md"), size: 1 }],
+      ["touched.md", { ...stampOf(root, "touched.md"), mtimeMs: 1 }],
+      ["deleted.md", { size: 3, mtimeMs: 1 }],
+    ]);
+    const plan = planChanges(discoverFiles(root, options), stored);
+    expect(plan.added.map((f) => f.path)).toEqual(["new.md"]);
+    expect(plan.changed.map((f) => f.path)).toEqual(["edited.md", "touched.md"]);
+    expect(plan.unchanged).toBe(1);
+    expect(plan.gone).toEqual(["deleted.md"]);
+    expect(plan.unreadable).toEqual([]);
+  });
+
+  test("force reads every indexed file again", () => {
+    const root = tempDir();
+    writeTree(root, { "same.md": "same" });
+    const plan = planChanges(discoverFiles(root, options), new Map([["same.md", stampOf(root, "same.md")]]), { force: true });
+    expect(plan.changed.map((f) => f.path)).toEqual(["same.md"]);
+    expect(plan.unchanged).toBe(0);
+  });
+
+  test("unreadable is not gone: a file discovery reports a problem with is kept", () => {
+    const root = tempDir();
+    writeTree(root, { "ok.md": "ok" });
+    expect(Bun.spawnSync(["mkfifo", join(root, "pipe.md")]).exitCode).toBe(0); // was a document, now a FIFO: never read
+    const plan = planChanges(
+      discoverFiles(root, options),
+      new Map([
+        ["ok.md", stampOf(root, "ok.md")],
+        ["pipe.md", { size: 5, mtimeMs: 1 }],
+      ]),
+    );
+    expect(plan.gone).toEqual([]);
+    expect(plan.unreadable).toEqual(["pipe.md"]);
+  });
+
+  test.skipIf(process.getuid?.() === 0)("unreadable is not gone: documents under a folder that cannot be listed are kept", () => {
+    const root = tempDir();
+    writeTree(root, { "sub/a.md": "a" });
+    const stored = new Map([["sub/a.md", stampOf(root, "sub/a.md")]]);
+    chmodSync(join(root, "sub"), 0o000);
+    try {
+      const plan = planChanges(discoverFiles(root, options), stored);
+      expect(plan.gone).toEqual([]);
+      expect(plan.unreadable).toEqual(["sub/a.md"]);
+    } finally {
+      chmodSync(join(root, "sub"), 0o755);
+    }
+  });
+
+  test("a stored map of one folder plans only that folder", () => {
+    const root = tempDir();
+    writeTree(root, { "a/x.md": "x" });
+    const plan = planChanges(discoverFiles(root, options), new Map([["a/y.md", { size: 1, mtimeMs: 1 }]]));
+    expect(plan.added.map((f) => f.path)).toEqual(["a/x.md"]);
+    expect(plan.gone).toEqual(["a/y.md"]);
+  });
+});
+
+test("sameStamp: size and mtime both equal, and only for an indexed file", () => {
+  expect(sameStamp({ size: 1, mtimeMs: 2 }, { size: 1, mtimeMs: 2 })).toBe(true);
+  expect(sameStamp({ size: 1, mtimeMs: 2 }, { size: 1, mtimeMs: 3 })).toBe(false);
+  expect(sameStamp({ size: 1, mtimeMs: 2 }, { size: 2, mtimeMs: 2 })).toBe(false);
+  expect(sameStamp(undefined, { size: 1, mtimeMs: 2 })).toBe(false);
+});
