@@ -12,9 +12,10 @@ import {
 } from "../src/search/documents.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { addRepository, getRepository } from "../src/repos.ts";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HOOK_TIMEOUT, tempDir, writeTree } from "./helpers.ts";
+import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 const home = tempDir();
 const one = tempDir();
@@ -252,5 +253,37 @@ describe("readDocuments (multi-get)", () => {
     expect(found.documents.map((d) => d.path)).toEqual(["a.md"]);
     const over = "over max_bytes for the answer (100 bytes)";
     expect(found.skipped).toEqual(["b.md", "c.md", "d.md"].map((path) => ({ repository: "budget", path, reason: over })));
+  });
+});
+
+describe("refs as search results print them (page and line range)", () => {
+  const pages = tempDir();
+  const pagesHome = tempDir();
+
+  beforeAll(async () => {
+    const bytes = await writePdf([
+      paragraph("The first page speaks of harbours and tides.", 72),
+      paragraph("The second page speaks of glaciers and moraines.", 72),
+      paragraph("The third page speaks of deserts and dunes.", 72),
+    ]);
+    writeFileSync(join(pages, "atlas.pdf"), bytes);
+    writeTree(pages, { "code.md": "one\ntwo\nthree\nfour\nfive\n" });
+    await indexRepository(pagesHome, addRepository(pagesHome, { name: "atlas", path: pages, embed: false, fileTypes: ["pdf", "md"] }));
+  }, HOOK_TIMEOUT);
+
+  test("repo:path:pN reads that page, from its marker to the next", async () => {
+    const page = await readDocument(pagesHome, "atlas:atlas.pdf:p2");
+    expect(page.text).toContain("glaciers");
+    expect(page.text).not.toContain("harbours");
+    expect(page.text).not.toContain("deserts");
+    expect((await readDocument(pagesHome, "atlas.pdf:p3")).text).toContain("deserts");
+    const missing = await refusal(readDocument(pagesHome, "atlas:atlas.pdf:p9"));
+    expect(missing.message).toBe("atlas:atlas.pdf has no page 9 (3 pages)");
+    expect(missing.hint).toBe("read a page between p1 and p3");
+  });
+
+  test("repo:path:from-to reads that line range", async () => {
+    const range = await readDocument(pagesHome, "atlas:code.md:2-4");
+    expect([range.from, range.to, range.text]).toEqual([2, 4, "two\nthree\nfour"]);
   });
 });

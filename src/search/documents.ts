@@ -8,6 +8,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { basename, isAbsolute, join, relative, sep } from "node:path";
 import { loadConfig, REPO_NAME } from "../config.ts";
 import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
+import { PAGE_MARKER } from "../convert/document.ts";
 import { convertOnce } from "../convert/pool.ts";
 import { isInside, readConfinedFile } from "../files.ts";
 import { describeError, ResearcherError } from "../errors.ts";
@@ -52,6 +53,8 @@ export interface DocumentRef {
   path: string;
   line?: number;
   count?: number;
+  /** A page of a paged document (PDF): read from its page marker to the next. */
+  page?: number;
 }
 
 export interface ReadOptions {
@@ -75,7 +78,7 @@ export function safeRelativePath(repo: Repository, input: string): string {
   return rel.split(sep).join("/");
 }
 
-const REF_HINT = "use repo:path, repo:path:line[:count], #docid, or a search result's location";
+const REF_HINT = "use repo:path, repo:path:line[:count], repo:path:from-to, repo:path:pN, #docid, or a search result's location";
 
 /**
  * A reference to an indexed document: `repo:path`, `repo:path:line`, `repo:path:line:count`, `#docid` (6+ hex
@@ -125,7 +128,15 @@ export function resolveDocumentRef(home: string, ref: string, options: { reposit
   );
 }
 
-const lineSuffix = (text: string) => {
+/**
+ * The place a ref's tail names: `:line`, `:line:count`, `:from-to` (a code result's line range) or `:pN` (a PDF
+ * result's page), as search results print them.
+ */
+const lineSuffix = (text: string): { path: string; line?: number; count?: number; page?: number } | undefined => {
+  const page = /^(.+?):p(\d+)$/.exec(text);
+  if (page) return { path: page[1]!, page: Number(page[2]) };
+  const range = /^(.+?):(\d+)-(\d+)$/.exec(text);
+  if (range) return { path: range[1]!, line: Number(range[2]), count: Math.max(1, Number(range[3]) - Number(range[2]) + 1) };
   const match = /^(.+?):(\d+)(?::(\d+))?$/.exec(text);
   return match ? { path: match[1]!, line: Number(match[2]), count: match[3] === undefined ? undefined : Number(match[3]) } : undefined;
 };
@@ -149,7 +160,9 @@ function resolveInRepository(repo: Repository, rest: string, strict: boolean): D
   const split = lineSuffix(rest);
   if (split) {
     const path = safe(split.path);
-    if (path !== undefined && (hasIndexedPath(repo, path) || strict)) return { repo, path, line: split.line, count: split.count };
+    if (path !== undefined && (hasIndexedPath(repo, path) || strict)) {
+      return { repo, path, line: split.line, count: split.count, page: split.page };
+    }
   }
   return strict ? { repo, path: whole! } : undefined;
 }
@@ -261,6 +274,19 @@ export function editDistance(a: string, b: string, limit = Infinity): number {
   return previous[b.length]!;
 }
 
+/** The lines of page `page` (its marker line to the line before the next marker) in a paged document's text. */
+function pageLines(lines: string[], page: number, name: string): { from: number; count: number } {
+  const markers = lines.flatMap((line, i) => (PAGE_MARKER.test(line) ? [i] : []));
+  if (markers.length === 0) throw new ResearcherError("INVALID_INPUT", `${name} has no pages`, { hint: "read it by line: repo:path:line" });
+  const start = markers[page - 1];
+  if (page < 1 || start === undefined) {
+    throw new ResearcherError("INVALID_INPUT", `${name} has no page ${page} (${markers.length} pages)`, {
+      hint: `read a page between p1 and p${markers.length}`,
+    });
+  }
+  return { from: start + 1, count: (markers[page] ?? lines.length) - start };
+}
+
 /**
  * Read an indexed document, whole or a range of lines. Lines count as `get`, search locations and editors count
  * them: a final newline ends the last line rather than starting another.
@@ -275,8 +301,10 @@ export async function readDocument(
   const { repo, path } = resolved;
   const text = await documentText(home, repo, path);
   const lines = text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
-  const from = options.fromLine ?? resolved.line ?? 1;
-  const count = options.maxLines ?? resolved.count;
+  const page =
+    options.fromLine === undefined && resolved.page !== undefined ? pageLines(lines, resolved.page, `${repo.name}:${path}`) : undefined;
+  const from = options.fromLine ?? page?.from ?? resolved.line ?? 1;
+  const count = options.maxLines ?? page?.count ?? resolved.count;
   if (!Number.isInteger(from) || from < 1) throw new ResearcherError("INVALID_INPUT", `the first line must be 1 or more (got ${from})`);
   if (count !== undefined && (!Number.isInteger(count) || count < 1)) {
     throw new ResearcherError("INVALID_INPUT", `the number of lines must be 1 or more (got ${count})`);

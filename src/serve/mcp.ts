@@ -321,11 +321,15 @@ export function createServer(home: string, context: SearchContext, writes = seri
     {
       title: "Read a document",
       description:
-        "Read an indexed document (or some lines) by `repo:path`, `repo:path:line[:count]`, `#docid`, or a search result's " +
+        "Read an indexed document (or some lines) by `repo:path`, `repo:path:line[:count]`, `repo:path:from-to`, `repo:path:pN` (a PDF page), `#docid`, or a search result's " +
         `\`location\` (with its \`repository\`). At most max_bytes of text (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); ` +
         "when `truncated`, read on with `continue_with` (the next from_line, and from_char inside a line longer than max_bytes).",
       inputSchema: z.strictObject({
-        ref: z.string().min(1).max(2000).describe("repo:path, repo:path:line[:count], #docid, or a search result's location"),
+        ref: z
+          .string()
+          .min(1)
+          .max(2000)
+          .describe("repo:path, repo:path:line[:count], repo:path:from-to, repo:path:pN, #docid, or a search result's location"),
         repository: z.string().optional().describe("The repository of a bare location or docid"),
         from_line: z.number().int().min(1).optional().describe("First line to read (1-based); default: the ref's line, else 1"),
         from_char: z
