@@ -1,6 +1,8 @@
 /** SciFact as a folder of markdown files, its queries and qrels, and the retrieval metrics we report. */
+import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { Store } from "../src/store/store.ts";
 
 export const SHARED = resolve(import.meta.dir, "../../shared");
 export const SCIFACT = join(SHARED, "data/scifact");
@@ -72,6 +74,19 @@ export function percentile(values: number[], p: number): number {
 
 /** `12345.md` → `12345`. */
 export const docIdOf = (path: string) => path.replace(/\.md$/, "");
+
+/** Each fragment's SciFact document id, read from the repository's index.db (in `dir`) by a connection of its own. */
+export function fragmentDocIds(dir: string): Map<number, string> {
+  const db = new Database(Store.dbPath(dir), { readonly: true });
+  try {
+    const rows = db
+      .query<{ id: number; path: string }, []>("SELECT f.id, d.path FROM fragments f JOIN documents d ON d.id = f.document_id")
+      .all();
+    return new Map(rows.map((r) => [r.id, docIdOf(r.path)]));
+  } finally {
+    db.close();
+  }
+}
 
 export function requireShared(): void {
   if (!existsSync(SCIFACT)) {

@@ -10,7 +10,7 @@ import { parseQuery } from "../src/search/query.ts";
 import { addRepository } from "../src/repos.ts";
 import { setConfigValue } from "../src/config.ts";
 import { Store } from "../src/store/store.ts";
-import { docIdOf, mean, ndcg, readQrels, readQueries, requireShared, writeCorpus } from "./scifact.ts";
+import { fragmentDocIds, mean, ndcg, readQrels, readQueries, requireShared, writeCorpus } from "./scifact.ts";
 
 requireShared();
 const root = mkdtempSync(join(tmpdir(), "researcher-tune-"));
@@ -20,12 +20,7 @@ if (process.env.CHUNK_TOKENS) setConfigValue(home, "chunk.tokens", process.env.C
 const repo = addRepository(home, { name: "scifact", path: join(root, "scifact"), embed: false });
 await indexRepository(home, repo);
 const store = Store.open(repo.dir);
-const paths = new Map(
-  store.db
-    .query<{ id: number; path: string }, []>("SELECT f.id, d.path FROM fragments f JOIN documents d ON d.id = f.document_id")
-    .all()
-    .map((r) => [r.id, docIdOf(r.path)]),
-);
+const paths = fragmentDocIds(repo.dir);
 
 function evaluate(split: "train" | "test", weights: { title: number; heading: number; body: number }): number {
   const qrels = readQrels(split);

@@ -17,7 +17,7 @@ import { BM25_WEIGHTS } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
 import { searchVectors } from "../src/search/vectors.ts";
 import { table, writeSection } from "./report.ts";
-import { docIdOf, mean, ndcg, readQrels, readQueries, requireShared, SHARED, writeCorpus } from "./scifact.ts";
+import { fragmentDocIds, mean, ndcg, readQrels, readQueries, requireShared, SHARED, writeCorpus } from "./scifact.ts";
 import { startStandIn } from "./standin.ts";
 
 requireShared();
@@ -49,12 +49,7 @@ async function collect(name: string, embedding: Record<string, string>): Promise
   const repo = addRepository(home, { name: "scifact", path: join(root, "scifact"), embedding: embedding as never });
   await indexRepository(home, repo);
   const store = Store.open(repo.dir);
-  const doc = new Map(
-    store.db
-      .query<{ id: number; path: string }, []>("SELECT f.id, d.path FROM fragments f JOIN documents d ON d.id = f.document_id")
-      .all()
-      .map((r) => [r.id, docIdOf(r.path)]),
-  );
+  const doc = fragmentDocIds(repo.dir);
   const embedders = new EmbedderCache();
   const embedder = await embedders.get(home, chooseModel({}, embedding as never));
   const cases: Case[] = [];

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { seeded } from "./seeded.ts";
@@ -132,9 +133,7 @@ test("impact lists follow incremental changes: a new fragment where the word wei
   await indexRepository(home, repo);
   let store = Store.open(repo.dir);
   try {
-    const heavy = store.db
-      .query<{ id: number }, []>("SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE d.path = 'heavy.md'")
-      .get()!.id;
+    const heavy = store.fragmentIdsOfDocuments([store.documentByPath("heavy.md")!.id])[0]!;
     expect(rankOneWord(store, parseQuery("w2x"), BM25_WEIGHTS, 20)!.hits[0]!.id).toBe(heavy);
     await expectListRanking(store);
   } finally {
@@ -144,9 +143,9 @@ test("impact lists follow incremental changes: a new fragment where the word wei
   await indexRepository(home, repo);
   store = Store.open(repo.dir);
   try {
-    expect(store.db.query("SELECT count(*) AS n FROM term_impacts WHERE fragment_id NOT IN (SELECT id FROM fragments)").get()).toEqual({
-      n: 0,
-    });
+    const db = new Database(Store.dbPath(repo.dir), { readonly: true });
+    expect(db.query("SELECT count(*) AS n FROM term_impacts WHERE fragment_id NOT IN (SELECT id FROM fragments)").get()).toEqual({ n: 0 });
+    db.close();
     await expectListRanking(store);
   } finally {
     store.close();

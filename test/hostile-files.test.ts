@@ -3,6 +3,7 @@
  * reason, within a bounded time; and a second run over the same tree changes nothing.
  */
 import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { convertMarkdown } from "../src/convert/convert.ts";
@@ -37,13 +38,13 @@ async function indexTwice(build: (docs: string) => void, options: IndexOptions =
   const second = await timed({});
   expect(second).toMatchObject({ indexed: 0, removed: 0, fragments: 0, documents_total: first.documents_total });
   const fragments = () => {
-    const store = Store.open(repo.dir);
+    const db = new Database(Store.dbPath(repo.dir), { readonly: true });
     try {
-      return store.db
+      return db
         .query<{ text: string; path: string }, []>("SELECT f.text, d.path FROM fragments f JOIN documents d ON d.id = f.document_id")
         .all();
     } finally {
-      store.close();
+      db.close();
     }
   };
   return { home, docs, repo, first, second, fragments };

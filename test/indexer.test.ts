@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository, WRITE_BATCHES } from "../src/index/indexer.ts";
@@ -58,9 +59,9 @@ describe("indexRepository", () => {
     await indexRepository(home, repo);
     writeFileSync(join(docs, "a.md"), "replacement words\n");
     // Another connection holds the write lock past the busy timeout's reach: make the store read-only instead.
-    const store = Store.open(repo.dir);
-    store.db.run("CREATE TRIGGER refuse BEFORE INSERT ON documents BEGIN SELECT RAISE(ABORT, 'disk says no'); END");
-    store.close();
+    const db = new Database(Store.dbPath(repo.dir));
+    db.run("CREATE TRIGGER refuse BEFORE INSERT ON documents BEGIN SELECT RAISE(ABORT, 'disk says no'); END");
+    db.close();
     expect(indexRepository(home, repo)).rejects.toThrow(/disk says no/);
     expect(await paths(home, "original")).toEqual(["a.md"]);
     expect(await paths(home, "replacement")).toEqual([]);
@@ -84,9 +85,9 @@ describe("indexRepository", () => {
     for (let i = 0; i < 2500; i++) files[`doc${i}.md`] = `document number ${i}\n`; // three write batches
     const { home, repo } = bm25Repository(files);
     await indexRepository(home, repo);
-    const store = Store.open(repo.dir);
-    const segments = store.db.query<{ n: number }, []>("SELECT count(DISTINCT segid) AS n FROM fragments_fts_idx").get()!.n;
-    store.close();
+    const db = new Database(Store.dbPath(repo.dir), { readonly: true });
+    const segments = db.query<{ n: number }, []>("SELECT count(DISTINCT segid) AS n FROM fragments_fts_idx").get()!.n;
+    db.close();
     expect(segments).toBe(1);
     expect((await search(home, { query: "document", limit: 1 })).total).toBe(2500);
   });

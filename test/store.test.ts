@@ -26,15 +26,15 @@ test("an index written by schema version 1 is upgraded (v2: owner index; v3: pag
 
   const response = await search(home, { query: "words", documents: true });
   expect(response.total).toBe(2);
-  const store = Store.open(repo.dir);
-  expect(store.db.query<{ user_version: number }, []>("PRAGMA user_version").get()!.user_version).toBe(4);
-  expect(store.db.query("SELECT name FROM sqlite_master WHERE name = 'fragments_owner'").get()).toBeTruthy();
+  const upgraded = new Database(Store.dbPath(repo.dir), { readonly: true });
+  expect(upgraded.query<{ user_version: number }, []>("PRAGMA user_version").get()!.user_version).toBe(4);
+  expect(upgraded.query("SELECT name FROM sqlite_master WHERE name = 'fragments_owner'").get()).toBeTruthy();
   for (const name of ["term_impacts", "term_bounds", "term_impacts_delete"]) {
-    expect(store.db.query("SELECT name FROM sqlite_master WHERE name = ?").get(name)).toBeTruthy();
+    expect(upgraded.query("SELECT name FROM sqlite_master WHERE name = ?").get(name)).toBeTruthy();
   }
-  expect(store.db.query("SELECT DISTINCT format FROM documents").all()).toEqual([{ format: "md" }]);
-  expect(store.db.query("SELECT page_end FROM fragments LIMIT 1").get()).toEqual({ page_end: null });
-  store.close();
+  expect(upgraded.query("SELECT DISTINCT format FROM documents").all()).toEqual([{ format: "md" }]);
+  expect(upgraded.query("SELECT page_end FROM fragments LIMIT 1").get()).toEqual({ page_end: null });
+  upgraded.close();
 });
 
 test("an index from a newer researcher is refused with a clear error", () => {

@@ -93,11 +93,7 @@ describe("ANN recall", () => {
 
   test("an isolated strong match (cosine 0.527, the rest ≤ 0.08) is found through the graph in every rebuild", async () => {
     expect(big.store.vectorCount()).toBe(FILLERS + 1);
-    const needle = Number(
-      big.store.db
-        .query<{ id: number }, []>("SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE d.path = 'needle.md'")
-        .get()!.id,
-    );
+    const needle = big.store.fragmentIdsOfDocuments([big.store.documentByPath("needle.md")!.id])[0]!;
     const query = Float32Array.from(QUERY);
     for (let build = 0; build < 6; build++) {
       rmSync(annPath(big.repo.dir), { force: true });

@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { chmodSync, chownSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { tempPathFor } from "../src/atomic.ts";
@@ -27,10 +28,10 @@ describeShared("verify", () => {
   }, 30_000);
 
   test("damage to derived parts is found, exit 1, and --repair rebuilds them and says so", async () => {
-    const store = Store.open(repo.dir);
-    store.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')"); // the full-text index lost
-    store.db.run("INSERT INTO embeddings(text_hash, vector) VALUES ('orphan', x'00000000')");
-    store.close();
+    const db = new Database(Store.dbPath(repo.dir));
+    db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')"); // the full-text index lost
+    db.run("INSERT INTO embeddings(text_hash, vector) VALUES ('orphan', x'00000000')");
+    db.close();
     const ann = readFileSync(annPath(repo.dir));
     ann[ann.length - 5]! ^= 0xff;
     writeFileSync(annPath(repo.dir), ann);
@@ -84,16 +85,16 @@ describeShared("verify", () => {
 
   test("while a writer holds the index, verify fails with LOCKED instead of calling it damaged", () => {
     const release = acquireWriterLock(repo.dir, repo.name);
-    const store = Store.open(repo.dir, { create: true });
-    store.db.run("BEGIN IMMEDIATE"); // as an index run holds it
+    const db = new Database(Store.dbPath(repo.dir));
+    db.run("BEGIN IMMEDIATE"); // as an index run holds it
     try {
       const cli = runCli(["verify", "v"], { home });
       expect(cli.code).toBe(1);
       expect(cli.stdout).toBe("");
       expect(cli.stderr).toMatch(/^error: repository 'v' is being indexed by process \d+\nhint: wait for it to finish/);
     } finally {
-      store.db.run("ROLLBACK");
-      store.close();
+      db.run("ROLLBACK");
+      db.close();
       release();
     }
   });

@@ -119,7 +119,7 @@ async function writeSession(
   try {
     const store = Store.open(repo.dir, { create: true, fresh: options.fresh });
     // Checkpoint between batches past a size (BatchWriter), not every 4 MB of WAL: each checkpoint syncs the file.
-    store.db.run("PRAGMA wal_autocheckpoint = 0");
+    store.disableAutoCheckpoint();
     try {
       const summary = await body({ store, config, pool, embedders });
       const model = store.embeddingModel();
@@ -154,9 +154,9 @@ export async function indexRepository(home: string, repo: Repository, options: I
     const summary = options.embeddingsOnly
       ? { ...emptySummary(repo.name), ...store.counts() }
       : options.rebuild
-        ? await atomically(store, () => {
+        ? await store.atomically(() => {
             clearImpacts(store); // rebuilt at the end, rather than kept up fragment by fragment
-            store.db.run("DELETE FROM documents");
+            store.deleteAllDocuments();
             if (store.embeddingModel()?.id !== choice.model) store.clearVectors(); // a rebuild may change the model
             return runIndex(store, repo, documentSettings(store, config, pool), options);
           })
@@ -170,7 +170,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
     const embedding = !embed
       ? { embedded: 0, model: store.embeddingModel()?.id ?? null }
       : options.embeddingsOnly
-        ? await atomically(store, () => {
+        ? await store.atomically(() => {
             store.clearVectors();
             return embedRepository(store, repo, load, options);
           })
@@ -228,23 +228,6 @@ function checkFreeSpace(repo: Repository, files: DiscoveredFile[]): void {
         hint: "free some space (or move RESEARCHER_HOME) and run the command again",
       },
     );
-  }
-}
-
-/**
- * Run `work` as one transaction, however many batches it writes (each becomes a savepoint): readers keep seeing the
- * old index until it commits, and a kill or an error leaves the old index whole. For `--rebuild` and
- * `--embeddings-only`, which replace everything.
- */
-async function atomically<T>(store: Store, work: () => Promise<T>): Promise<T> {
-  store.db.run("BEGIN IMMEDIATE");
-  try {
-    const result = await work();
-    store.db.run("COMMIT");
-    return result;
-  } catch (error) {
-    if (store.db.inTransaction) store.db.run("ROLLBACK");
-    throw error;
   }
 }
 
@@ -524,7 +507,7 @@ class BatchWriter {
       if (batch.length) this.store.bumpVectorsGeneration();
     });
     const { walLimit, walFloor, walShare } = WRITE_BATCHES;
-    const database = statSync(this.store.db.filename).size;
+    const database = this.store.databaseBytes();
     this.store.checkpointIfLarger(Math.min(walLimit, Math.max(walFloor, database * walShare)));
     this.indexed += batch.length;
     this.fragments += batch.reduce((sum, item) => sum + item.fragments.length, 0);

@@ -13,7 +13,6 @@ import { describeError, isSqliteDamage } from "../errors.ts";
 import { acquireWriterLock, processStartTime } from "../store/lock.ts";
 import type { Repository } from "../repos.ts";
 import { Store } from "../store/store.ts";
-import { ftsText } from "../text.ts";
 import { mayDeferRebuild, syncVectorIndex, vectorIndexState } from "../search/vectors.ts";
 
 export interface VerifyProblem {
@@ -78,7 +77,7 @@ async function checkDatabase(repo: Repository, problems: VerifyProblem[], repair
 async function checkStore(store: Store, repo: Repository, problems: VerifyProblem[], repair: boolean): Promise<void> {
   const fullText = fullTextProblems(store);
   if (fullText.length) {
-    if (repair) rebuildFullText(store);
+    if (repair) store.rebuildFullText();
     const fixed = repair && fullTextProblems(store).length === 0;
     const fix = fixed ? "rebuilt from the fragments" : repair ? `researcher index --rebuild ${repo.name}` : "researcher verify --repair";
     for (const detail of fullText) problems.push({ check: "full-text", detail, fix, repaired: fixed });
@@ -86,7 +85,7 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
 
   const model = store.embeddingModel();
   if (model) {
-    const { missing, orphans } = vectorAgreement(store);
+    const { missing, orphans } = store.vectorAgreement();
     if (missing)
       problems.push({
         check: "vectors",
@@ -183,53 +182,23 @@ function checkLeftovers(repo: Repository, problems: VerifyProblem[], repair: boo
 // ---- the checks over the store ----------------------------------------------------------------------------
 
 /**
- * SQLite's own structural check (`quick_check`): what is wrong with the database's pages. It also runs FTS5's
- * integrity check, whose findings are the full-text check's (a full-text index is rebuilt, not the database).
+ * What is wrong with the database's pages (SQLite's `quick_check`). It also runs FTS5's integrity check, whose
+ * findings are the full-text check's (a full-text index is rebuilt, not the database).
  */
-export function quickCheck(store: Store): string[] {
-  const rows = store.db
-    .query<{ quick_check: string }, []>("PRAGMA quick_check")
-    .all()
-    .map((r) => r.quick_check);
-  return rows.filter((row) => row !== "ok" && !row.startsWith("fts5:"));
+function quickCheck(store: Store): string[] {
+  return store.quickCheck().filter((row) => row !== "ok" && !row.startsWith("fts5:"));
 }
 
 /** Problems with the full-text index: its own integrity check, and one row per fragment. */
-export function fullTextProblems(store: Store): string[] {
+function fullTextProblems(store: Store): string[] {
   const problems: string[] = [];
   try {
-    store.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('integrity-check')");
+    store.checkFullTextIntegrity();
   } catch (error) {
     problems.push(`integrity check failed: ${(error as Error).message}`);
   }
-  const rows = store.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments_fts_docsize").get()!.n;
+  const rows = store.fullTextRowCount();
   const fragments = store.fragmentCount();
   if (rows !== fragments) problems.push(`${rows} rows for ${fragments} fragments`);
   return problems;
-}
-
-/** Re-create the full-text index from the fragments (the text lives there; FTS5 holds only the index). */
-export function rebuildFullText(store: Store): void {
-  store.transaction(() => {
-    store.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
-    const rows = store.db
-      .query<{ id: number; title: string; heading: string; text: string }, []>(
-        "SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id",
-      )
-      .all();
-    const insert = store.db.query("INSERT INTO fragments_fts(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
-    for (const row of rows) insert.run(row.id, ftsText(row.title), ftsText(row.heading), ftsText(row.text));
-  });
-  store.optimize();
-}
-
-/** Distinct fragment texts without a vector, and stored vectors no fragment uses. */
-export function vectorAgreement(store: Store): { missing: number; orphans: number } {
-  return store.db
-    .query<{ missing: number; orphans: number }, []>(
-      `SELECT
-         (SELECT count(DISTINCT f.text_hash) FROM fragments f WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = f.text_hash)) AS missing,
-         (SELECT count(*) FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM fragments f WHERE f.text_hash = e.text_hash)) AS orphans`,
-    )
-    .get()!;
 }

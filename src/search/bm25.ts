@@ -17,8 +17,8 @@
  */
 import type { ParsedQuery } from "./query.ts";
 import { buildMatch } from "./query.ts";
-import type { SqlCondition } from "./filters.ts";
-import type { Bm25Weights, Store } from "../store/store.ts";
+import type { WeighedEntry } from "../store/impacts.ts";
+import type { Bm25Weights, SqlCondition, Store } from "../store/store.ts";
 
 /** Field weights for FTS5 bm25(): a word in a title or heading says more about a passage than one in its body. */
 export const BM25_WEIGHTS: Bm25Weights = { title: 2.0, heading: 1.5, body: 1.0 };
@@ -161,7 +161,7 @@ export function rankOneWord(store: Store, parsed: ParsedQuery, weights: Bm25Weig
     return null;
   const settings = impactSettings(store);
   if (!settings || settings.weights.join() !== [weights.title, weights.heading, weights.body].join()) return null;
-  const list = impactList(store, term.stem);
+  const list = store.impacts.list(term.stem);
   if (!list) return null;
   const { rows, averageLength } = store.fullTextTotals();
   const df = store.termFrequencies([term.stem]).get(term.stem)!;
@@ -193,7 +193,7 @@ export function maintainImpactLists(store: Store, changedShare: number): void {
   buildImpacts(store, common, { weights: [BM25_WEIGHTS.title, BM25_WEIGHTS.heading, BM25_WEIGHTS.body] }, IMPACTS_PER_TERM);
 }
 
-// ---- the impact lists' storage (tables: IMPACTS_SCHEMA in schema.ts) ---------------------------------------------
+// ---- the impact lists (their rows: store/impacts.ts) -------------------------------------------------------------
 
 /** How the impact lists were built: field weights (title, heading, body) and the average length at the time. */
 interface ImpactSettings {
@@ -212,21 +212,6 @@ export function impactSettings(store: Store): ImpactSettings | undefined {
   return raw ? (JSON.parse(raw) as ImpactSettings) : undefined;
 }
 
-/** The word's list, best first, and the most it weighs in a fragment off the list; undefined when it has none. */
-function impactList(
-  store: Store,
-  term: string,
-): { bound: number; entries: { id: number; weightedTf: number; length: number }[] } | undefined {
-  const bound = store.db.query<{ bound: number }, [string]>("SELECT bound FROM term_bounds WHERE term = ?").get(term)?.bound;
-  if (bound === undefined) return undefined;
-  const entries = store.db
-    .query<{ id: number; weightedTf: number; length: number }, [string]>(
-      "SELECT fragment_id AS id, weighted_tf AS weightedTf, length FROM term_impacts WHERE term = ? ORDER BY impact DESC",
-    )
-    .all(term);
-  return { bound, entries };
-}
-
 /**
  * Replace every impact list (one transaction): each of `terms` gets the `perTerm` fragments where it weighs most,
  * found by FTS5's own one-word ranking and counted exactly. Terms FTS5 would not search as themselves (the
@@ -238,26 +223,20 @@ function buildImpacts(store: Store, terms: string[], settings: Omit<ImpactSettin
   const searchable = store.selfStemming(terms);
   store.transaction(() => {
     clearImpacts(store);
-    const insert = store.db.query("INSERT INTO term_impacts(term, impact, fragment_id, weighted_tf, length) VALUES (?, ?, ?, ?, ?)");
-    const bound = store.db.query("INSERT INTO term_bounds(term, bound) VALUES (?, ?)");
     for (const term of searchable) {
       const [title, heading, body] = settings.weights;
       const best = store.searchBm25(`"${term}"`, { title, heading, body }, perTerm + 1).map((hit) => hit.id);
       const weighed = weighTerms(store, best, [term], settings.weights, weigh);
       const [kept, next] = [best.slice(0, perTerm), best[perTerm]];
-      for (const id of kept) {
-        const w = weighed.get(id)!.get(term)!;
-        insert.run(term, w.impact, id, w.weightedTf, w.length);
-      }
-      bound.run(term, next === undefined ? 0 : weighed.get(next)!.get(term)!.impact);
+      const entries = kept.map((id) => weighed.get(id)!.get(term)!);
+      store.impacts.write(term, entries, next === undefined ? 0 : weighed.get(next)!.get(term)!.impact);
     }
     store.setMeta("impacts", JSON.stringify({ ...settings, average }));
   });
 }
 
 export function clearImpacts(store: Store): void {
-  store.db.run("DELETE FROM term_impacts");
-  store.db.run("DELETE FROM term_bounds");
+  store.impacts.clear();
   store.deleteMeta("impacts");
 }
 
@@ -269,33 +248,22 @@ export function clearImpacts(store: Store): void {
 export function updateImpacts(store: Store, documentIds: number[]): void {
   const settings = impactSettings(store);
   if (!settings || documentIds.length === 0) return;
-  const bounds = new Map(
-    store.db
-      .query<{ term: string; bound: number }, []>("SELECT term, bound FROM term_bounds")
-      .all()
-      .map((r) => [r.term, r.bound]),
-  );
-  const ids = store.db
-    .query<{ id: number }, [string]>("SELECT id FROM fragments WHERE document_id IN (SELECT value FROM json_each(?))")
-    .all(JSON.stringify(documentIds))
-    .map((row) => row.id);
+  const bounds = store.impacts.bounds();
+  const ids = store.fragmentIdsOfDocuments(documentIds);
   const weighed = weighTerms(store, ids, [...bounds.keys()], settings.weights, impactOf(settings.average));
-  const insert = store.db.query(
-    "INSERT OR REPLACE INTO term_impacts(term, impact, fragment_id, weighted_tf, length) VALUES (?, ?, ?, ?, ?)",
-  );
-  for (const [id, terms] of weighed) {
-    for (const [term, w] of terms) if (w.impact > bounds.get(term)!) insert.run(term, w.impact, id, w.weightedTf, w.length);
+  for (const terms of weighed.values()) {
+    for (const [term, entry] of terms) if (entry.impact > bounds.get(term)!) store.impacts.add(term, entry);
   }
 }
 
-/** Each term's weighted count in each fragment that holds it, the fragment's length, and the term's impact there. */
+/** Each term's entry in each fragment that holds it: its weighted count, the fragment's length, its impact there. */
 function weighTerms(
   store: Store,
   ids: number[],
   terms: string[],
   weights: [number, number, number],
   weigh: (weightedTf: number, length: number) => number,
-): Map<number, Map<string, { weightedTf: number; length: number; impact: number }>> {
+): Map<number, Map<string, WeighedEntry>> {
   const counts = store.termCounts(ids, terms);
   const lengths = store.fullTextLengths(ids);
   return new Map(
@@ -304,7 +272,7 @@ function weighTerms(
       new Map(
         [...perTerm].map(([term, columns]) => {
           const weightedTf = columns[0] * weights[0] + columns[1] * weights[1] + columns[2] * weights[2];
-          return [term, { weightedTf, length: lengths.get(id)!, impact: weigh(weightedTf, lengths.get(id)!) }];
+          return [term, { id, weightedTf, length: lengths.get(id)!, impact: weigh(weightedTf, lengths.get(id)!) }];
         }),
       ),
     ]),

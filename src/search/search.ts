@@ -5,14 +5,14 @@ import { BM25_WEIGHTS, rankOneWord, rankRareFirst } from "./bm25.ts";
 import { buildMatch, parseQuery, type ParsedQuery } from "./query.ts";
 import { contextFor, listRepositories, selectRepositories, type Repository } from "../repos.ts";
 import { makeSnippet } from "./snippet.ts";
-import { Store, type FragmentRow } from "../store/store.ts";
+import { Store, type FragmentRow, type SqlCondition } from "../store/store.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
 import { lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { annNeedsRebuilding, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
-import { combineFilters, filterSql, type Filter, type SqlCondition } from "./filters.ts";
+import { combineFilters, type Filter } from "./filters.ts";
 
 export type SearchMode = "bm25" | "vector" | "hybrid";
 
@@ -300,7 +300,7 @@ async function searchRepository(
     });
   }
 
-  const where = filter && filterSql(filter, { repository: repo.name, documentPaths: () => store.documentPaths() });
+  const where = filter && store.compileFilter(filter, repo.name);
   const match = mode === "vector" ? null : selectiveMatch(store, parsed);
   const ranked: Bm25List | { hits: Ranked[]; match: null } = match ? rankBm25(store, parsed, match, depth, where) : { hits: [], match };
   const keyword = ranked.hits;

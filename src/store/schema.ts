@@ -8,6 +8,7 @@ import { existsSync, linkSync, mkdirSync, renameSync, rmSync, statSync } from "n
 import { dirname } from "node:path";
 import { syncFolder, tempPathFor } from "../atomic.ts";
 import { describeError, isSqliteDamage, ResearcherError } from "../errors.ts";
+import { FTS_TOKENIZER } from "./fts.ts";
 import { acquireWriterLock } from "./lock.ts";
 
 export const SCHEMA_VERSION = 4;
@@ -67,7 +68,7 @@ CREATE INDEX fragments_owner ON fragments(id, document_id);
 -- Contentless: the text lives once, in fragments; snippets are cut from there.
 CREATE VIRTUAL TABLE fragments_fts USING fts5(
   title, heading, body, content='', contentless_delete=1,
-  tokenize='porter unicode61 remove_diacritics 2'
+  tokenize='${FTS_TOKENIZER}'
 );
 CREATE TRIGGER fragments_fts_delete AFTER DELETE ON fragments BEGIN
   DELETE FROM fragments_fts WHERE rowid = old.id;
@@ -121,13 +122,18 @@ export function openIndexDatabase(file: string, name: string, mode: OpenMode): O
   return { db: openChecked(file, name, true), movedAside: { to, why } };
 }
 
+/** SQLite's structural check of every page (`quick_check`): one row, "ok", or one row per problem found. */
+export function quickCheck(db: Database): string[] {
+  return db
+    .query<{ quick_check: string }, []>("PRAGMA quick_check")
+    .all()
+    .map((r) => r.quick_check);
+}
+
 /** What SQLite's page-level check (`quick_check`) finds wrong, or null when every page is whole. */
 function pageDamage(db: Database): string | null {
   try {
-    const rows = db
-      .query<{ quick_check: string }, []>("PRAGMA quick_check")
-      .all()
-      .map((r) => r.quick_check);
+    const rows = quickCheck(db);
     return rows.length === 1 && rows[0] === "ok" ? null : rows.slice(0, 3).join("; ");
   } catch (error) {
     if (isSqliteDamage(error)) return describeError(error);

@@ -3,9 +3,12 @@ import type { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { ResearcherError } from "../errors.ts";
-import { openIndexDatabase, type OpenedIndex } from "./schema.ts";
-import type { SqlCondition } from "../search/filters.ts";
-import { ftsText } from "../text.ts";
+import { filterSql, type Filter, type SqlCondition } from "./filter-sql.ts";
+import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
+import { ImpactLists } from "./impacts.ts";
+import { openIndexDatabase, type OpenedIndex, quickCheck } from "./schema.ts";
+
+export type { SqlCondition } from "./filter-sql.ts";
 
 export interface StoredDocument {
   id: number;
@@ -94,13 +97,17 @@ function toFloat32(blob: Uint8Array): Float32Array {
 }
 
 export class Store {
-  readonly db: Database;
+  /** Only the store talks to SQLite: every statement is one of its methods (or of impacts.ts, which it holds). */
+  private readonly db: Database;
   /** Where `open` with `fresh` moved an index it could not use, and why. */
   readonly movedAside?: OpenedIndex["movedAside"];
+  /** The BM25 impact lists' rows (see search/bm25.ts). */
+  readonly impacts: ImpactLists;
 
   private constructor({ db, movedAside }: OpenedIndex) {
     this.db = db;
     this.movedAside = movedAside;
+    this.impacts = new ImpactLists(db);
   }
 
   static dbPath(dir: string): string {
@@ -145,6 +152,23 @@ export class Store {
     return this.db.transaction(fn)();
   }
 
+  /**
+   * Run `work` as one write transaction, however many batches it writes (each `transaction` inside becomes a
+   * savepoint): readers keep seeing the old index until it commits, and a kill or an error leaves the old index
+   * whole. For `index --rebuild` and `--embeddings-only`, which replace everything.
+   */
+  async atomically<T>(work: () => Promise<T>): Promise<T> {
+    this.db.run("BEGIN IMMEDIATE");
+    try {
+      const result = await work();
+      this.db.run("COMMIT");
+      return result;
+    } catch (error) {
+      if (this.db.inTransaction) this.db.run("ROLLBACK");
+      throw error;
+    }
+  }
+
   getMeta(key: string): string | undefined {
     return this.db.query<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?").get(key)?.value;
   }
@@ -183,8 +207,7 @@ export class Store {
       `INSERT INTO fragments(document_id, seq, start_line, end_line, page, page_end, heading, text, text_hash)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const insertFts = this.db.query("INSERT INTO fragments_fts(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
-    const title = ftsText(doc.title);
+    const insertFts = fullTextRowWriter(this.db, "fragments_fts");
     fragments.forEach((fragment, i) => {
       const heading = fragment.headings.join(HEADING_SEPARATOR);
       const row = insertFragment.run(
@@ -198,7 +221,7 @@ export class Store {
         fragment.text,
         textHashes[i]!,
       );
-      insertFts.run(row.lastInsertRowid, title, ftsText(heading), ftsText(fragment.text));
+      insertFts(row.lastInsertRowid, doc.title, heading, fragment.text);
     });
     return id;
   }
@@ -209,10 +232,6 @@ export class Store {
         .query<{ id: number; hash: string; title: string }, [string]>("SELECT id, hash, title FROM documents WHERE path = ?")
         .get(path) ?? undefined
     );
-  }
-
-  pathByHashPrefix(prefix: string): string | undefined {
-    return this.db.query<{ path: string }, [string]>("SELECT path FROM documents WHERE hash LIKE ? || '%' LIMIT 1").get(prefix)?.path;
   }
 
   /** Indexed documents as listings show them (all, or the one at `path`): stored fields, fragment count, last page. */
@@ -235,6 +254,11 @@ export class Store {
 
   deleteDocument(path: string): boolean {
     return this.db.query("DELETE FROM documents WHERE path = ?").run(path).changes > 0;
+  }
+
+  /** Every document and its fragments (their vectors stay, keyed by text, for a rebuild to find again). */
+  deleteAllDocuments(): void {
+    this.db.run("DELETE FROM documents");
   }
 
   /** Record a run's failures: they replace all recorded ones, or with `paths` (a partial run) only those paths'. */
@@ -295,7 +319,7 @@ export class Store {
   private openScratch(): void {
     if (this.scratch) return;
     this.db.run(
-      `CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring USING fts5(title, heading, body, content='', tokenize='porter unicode61 remove_diacritics 2')`,
+      `CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring USING fts5(title, heading, body, content='', tokenize='${FTS_TOKENIZER}')`,
     );
     this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring_terms USING fts5vocab(temp, scoring, instance)");
     this.scratch = true;
@@ -317,15 +341,15 @@ export class Store {
            WHERE f.id IN (SELECT value FROM json_each(?))`,
         )
         .all(JSON.stringify(ids));
-      const insert = this.db.query("INSERT INTO temp.scoring(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
-      for (const row of texts) insert.run(row.id, ftsText(row.title), ftsText(row.heading), ftsText(row.text));
+      const insert = fullTextRowWriter(this.db, "temp.scoring");
+      for (const row of texts) insert(row.id, row.title, row.heading, row.text);
       const instances = this.db.query<{ doc: number; col: string; n: number }, [string]>(
         "SELECT doc, col, count(*) AS n FROM temp.scoring_terms WHERE term = ? GROUP BY doc, col",
       );
       for (const term of terms) {
         for (const { doc, col, n } of instances.all(term)) {
           const perColumn = counts.get(doc)!.get(term) ?? [0, 0, 0];
-          perColumn[COLUMNS.indexOf(col)] = n;
+          perColumn[FTS_COLUMNS.indexOf(col)] = n;
           counts.get(doc)!.set(term, perColumn);
         }
       }
@@ -338,8 +362,8 @@ export class Store {
     this.openScratch();
     return this.db.transaction(() => {
       this.db.run("INSERT INTO temp.scoring(scoring) VALUES ('delete-all')");
-      const insert = this.db.query("INSERT INTO temp.scoring(rowid, title, heading, body) VALUES (?, '', '', ?)");
-      for (const [i, term] of terms.entries()) insert.run(i + 1, term);
+      const insert = fullTextRowWriter(this.db, "temp.scoring");
+      for (const [i, term] of terms.entries()) insert(i + 1, "", "", term);
       const found = this.db.query<{ doc: number; term: string }, []>("SELECT doc, term FROM temp.scoring_terms").all();
       const same = new Set(found.filter((row) => row.term === terms[row.doc - 1]).map((row) => row.doc - 1));
       return terms.filter((_, i) => same.has(i));
@@ -368,8 +392,13 @@ export class Store {
       .map((row) => row.id);
   }
 
+  /** The filter as a condition the ranking queries take (`where`): compiled once per search, path globs matched. */
+  compileFilter(filter: Filter, repository: string): SqlCondition {
+    return filterSql(filter, { repository, documentPaths: () => this.documentPaths() });
+  }
+
   /** Every document's id and path (what a path glob is matched against). */
-  documentPaths(): { id: number; path: string }[] {
+  private documentPaths(): { id: number; path: string }[] {
     return this.db.query<{ id: number; path: string }, []>("SELECT id, path FROM documents").all();
   }
 
@@ -430,6 +459,14 @@ export class Store {
           )
           .get(match, ...(where?.params ?? []))?.n ?? 0,
     );
+  }
+
+  /** The fragments of these documents. */
+  fragmentIdsOfDocuments(documentIds: number[]): number[] {
+    return this.db
+      .query<{ id: number }, [string]>("SELECT id FROM fragments WHERE document_id IN (SELECT value FROM json_each(?))")
+      .all(JSON.stringify(documentIds))
+      .map((row) => row.id);
   }
 
   /** Which document (id and path) each fragment belongs to, without reading fragment texts. */
@@ -537,6 +574,17 @@ export class Store {
       .map((row) => ({ id: row.id, vector: toFloat32(row.vector) }));
   }
 
+  /** Distinct fragment texts without a vector, and stored vectors no fragment uses. */
+  vectorAgreement(): { missing: number; orphans: number } {
+    return this.db
+      .query<{ missing: number; orphans: number }, []>(
+        `SELECT
+           (SELECT count(DISTINCT f.text_hash) FROM fragments f WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = f.text_hash)) AS missing,
+           (SELECT count(*) FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM fragments f WHERE f.text_hash = e.text_hash)) AS orphans`,
+      )
+      .get()!;
+  }
+
   vectorCount(): number {
     return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash").get()!
       .n;
@@ -585,6 +633,40 @@ export class Store {
       .get()!;
   }
 
+  // ---- integrity (verify) -----------------------------------------------------------------------------------
+
+  /** SQLite's structural check of every page (`quick_check`): "ok", or one row per problem (FTS5's among them). */
+  quickCheck(): string[] {
+    return quickCheck(this.db);
+  }
+
+  /** FTS5's own integrity check of the full-text index; throws SQLite's error for what it finds wrong. */
+  checkFullTextIntegrity(): void {
+    this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('integrity-check')");
+  }
+
+  /** Rows in the full-text index (one per fragment when it is whole). */
+  fullTextRowCount(): number {
+    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments_fts_docsize").get()!.n;
+  }
+
+  /** Re-create the full-text index from the fragments (the text lives there; FTS5 holds only the index). */
+  rebuildFullText(): void {
+    this.transaction(() => {
+      this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
+      const rows = this.db
+        .query<{ id: number; title: string; heading: string; text: string }, []>(
+          "SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id",
+        )
+        .all();
+      const insert = fullTextRowWriter(this.db, "fragments_fts");
+      for (const row of rows) insert(row.id, row.title, row.heading, row.text);
+    });
+    this.optimize();
+  }
+
+  // ---- upkeep -------------------------------------------------------------------------------------------------
+
   /** Merge FTS5 segments and refresh planner statistics after a large write. */
   optimize(): void {
     this.mergeFullText();
@@ -632,6 +714,16 @@ export class Store {
     this.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
   }
 
+  /** Leave checkpoints to the caller (`checkpoint`, `checkpointIfLarger`): SQLite's automatic ones each sync the file. */
+  disableAutoCheckpoint(): void {
+    this.db.run("PRAGMA wal_autocheckpoint = 0");
+  }
+
+  /** index.db's size on disk, without its WAL. */
+  databaseBytes(): number {
+    return statSync(this.db.filename).size;
+  }
+
   /**
    * Checkpoint once the WAL has grown past `limit` bytes. Index runs turn automatic checkpoints off (each one syncs
    * the database file) and call this between batches, so a long run's WAL, and the free disk it needs, stay bounded.
@@ -673,8 +765,6 @@ function admitted(where: SqlCondition | undefined): string {
     ? ` AND +fragments_fts.rowid IN (SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE ${where.sql})`
     : "";
 }
-
-const COLUMNS = ["title", "heading", "body"];
 
 /**
  * Full-text merges go in steps of this many FTS5 pages (~4 KB each): the WAL holds at most one step's writes

@@ -1,0 +1,161 @@
+/**
+ * The filter tree (what `--where` and MCP `where` select by) and its compilation to SQL. search/filters.ts parses
+ * the text and JSON forms into this tree and validates each term against the keys and value forms defined here;
+ * the tree compiles to a condition over `documents d` and `fragments f`, which the ranking queries apply inside
+ * (see `admitted` in store.ts), so a selective filter still fills a page of results.
+ */
+
+export const FILTER_OPS = ["eq", "ne", "lt", "le", "gt", "ge", "contains", "in"] as const;
+export type FilterOp = (typeof FILTER_OPS)[number];
+
+export interface FilterTerm {
+  kind: "term";
+  key: string;
+  op: FilterOp;
+  /** One value; several for `in`. */
+  values: string[];
+}
+
+/** `all`: every item holds; `any`: at least one does; `none`: no item does (the JSON form's `not`). */
+export type Filter = FilterTerm | { kind: "all" | "any" | "none"; items: Filter[] };
+
+export interface SqlCondition {
+  sql: string;
+  params: (string | number)[];
+}
+
+/** What a filter needs from the repository it runs in. */
+export interface FilterScope {
+  repository: string;
+  /** Every indexed document's id and path (path globs are matched with Bun.Glob, as `multi_get` does). */
+  documentPaths: () => { id: number; path: string }[];
+}
+
+/** Keys with a meaning of their own; every other key names a front-matter (metadata) field. */
+export type KeyType = "glob" | "text" | "number" | "date" | "page";
+export const BUILT_IN_KEYS: Record<string, KeyType> = {
+  path: "glob",
+  format: "text",
+  repository: "text",
+  title: "text",
+  size: "number",
+  modified: "date",
+  page: "page",
+};
+
+/** The value forms: a number, an ISO date or a prefix of one (2025, 2025-01, …), a page or page range (3-5). */
+export const NUMBER = /^-?\d+(\.\d+)?$/;
+export const DATE = /^\d{4}(-\d{2}(-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?)?)?$/;
+export const PAGES = /^(\d+)(?:-(\d+))?$/;
+
+// ---- SQL ------------------------------------------------------------------------------------------------
+
+/** The filter as a condition over `documents d` joined with `fragments f`, with bound parameters. */
+export function filterSql(filter: Filter, scope: FilterScope): SqlCondition {
+  const params: (string | number)[] = [];
+  const bind = (value: string | number) => {
+    params.push(value);
+    return "?";
+  };
+  const node = (f: Filter): string => {
+    if (f.kind === "term") return termSql(f, bind, scope);
+    if (f.items.length === 0) return "1";
+    const joined = f.items.map(node).join(f.kind === "all" ? " AND " : " OR ");
+    return f.kind === "none" ? `NOT (${joined})` : `(${joined})`;
+  };
+  const sql = node(filter);
+  return { sql, params };
+}
+
+type Bind = (value: string | number) => string;
+
+function termSql(term: FilterTerm, bind: Bind, scope: FilterScope): string {
+  if (term.op === "ne") return `NOT ${termSql({ ...term, op: "eq" }, bind, scope)}`;
+  if (term.op === "in") return `(${term.values.map((value) => termSql({ ...term, op: "eq", values: [value] }, bind, scope)).join(" OR ")})`;
+  const value = term.values[0]!;
+  switch (BUILT_IN_KEYS[term.key]) {
+    case "glob":
+      return term.op === "contains" ? textCompare("d.path", "contains", value, bind) : globSql(value, bind, scope);
+    case "text":
+      return textCompare(term.key === "repository" ? bind(scope.repository) : `d.${term.key}`, term.op, value, bind);
+    case "number":
+      return `d.${term.key} ${SQL_OPS[term.op]} ${bind(Number(value))}`;
+    case "date":
+      // Compared as an ISO string (UTC), so a date prefix (2025, 2025-01, 2025-01-31) means that whole period.
+      return prefixCompare("strftime('%Y-%m-%dT%H:%M:%fZ', d.mtime_ms / 1000.0, 'unixepoch')", term.op, isoValue(value), bind);
+    case "page":
+      return pageSql(term.op, value, bind);
+    default:
+      return metadataSql(term, value, bind);
+  }
+}
+
+const SQL_OPS: Record<string, string> = { eq: "=", lt: "<", le: "<=", gt: ">", ge: ">=" };
+
+/** Equality and `~` ignore case; ordering compares the text as stored. */
+function textCompare(column: string, op: FilterOp, value: string, bind: Bind): string {
+  if (op === "eq") return `lower(${column}) = lower(${bind(value)})`;
+  if (op === "contains") return `instr(lower(${column}), lower(${bind(value)})) > 0`;
+  return `${column} ${SQL_OPS[op]} ${bind(value)}`;
+}
+
+/** Dates as ISO text: `=` means "starts with", so `2025-01` matches every day of January; `<=` includes it. */
+function prefixCompare(column: string, op: FilterOp, value: string, bind: Bind): string {
+  const after = `${value}\uffff`;
+  if (op === "eq") return `(${column} >= ${bind(value)} AND ${column} < ${bind(after)})`;
+  if (op === "lt" || op === "ge") return `${column} ${SQL_OPS[op]} ${bind(value)}`;
+  return `${column} ${op === "le" ? "<" : ">="} ${bind(after)}`;
+}
+
+/** A full timestamp in the form SQLite prints (`2025-01-31T10:00:00.000Z`); a date prefix stays as written. */
+function isoValue(value: string): string {
+  return value.length > 10 ? new Date(value).toISOString() : value;
+}
+
+/**
+ * A path glob. As in .gitignore, a glob without a slash (`*.md`) matches a document's base name at any depth; one
+ * with a slash matches the path from the repository's root (`notes/*.md` only directly in notes/).
+ */
+function globSql(pattern: string, bind: Bind, scope: FilterScope): string {
+  const glob = new Bun.Glob(pattern);
+  const subject = pattern.includes("/") ? (path: string) => path : (path: string) => path.slice(path.lastIndexOf("/") + 1);
+  const ids = scope
+    .documentPaths()
+    .filter((d) => glob.match(subject(d.path)))
+    .map((d) => d.id);
+  return `d.id IN (SELECT value FROM json_each(${bind(JSON.stringify(ids))}))`;
+}
+
+/** A fragment matches a page term by the pages it spans (`page` to `page_end`); fragments without pages never do. */
+function pageSql(op: FilterOp, value: string, bind: Bind): string {
+  const [, from, to = from] = PAGES.exec(value)!;
+  const first = "f.page";
+  const last = "coalesce(f.page_end, f.page)";
+  const test =
+    op === "eq"
+      ? `${first} <= ${bind(Number(to))} AND ${last} >= ${bind(Number(from))}`
+      : op === "lt" || op === "le"
+        ? `${first} ${SQL_OPS[op]} ${bind(Number(from))}`
+        : `${last} ${SQL_OPS[op]} ${bind(Number(from))}`;
+  return `(f.page IS NOT NULL AND ${test})`;
+}
+
+/**
+ * A front-matter field: a list matches when any element does. The value's form picks the comparison: a number
+ * compares numbers, a date (2025-01-31…) compares ISO text by prefix, anything else compares text.
+ */
+function metadataSql(term: FilterTerm, value: string, bind: Bind): string {
+  const path = `$.${term.key
+    .split(".")
+    .map((part) => JSON.stringify(part))
+    .join(".")}`;
+  const source = bind(path); // bound first: its placeholder comes first
+  const text = "CASE m.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE m.value END";
+  const date = DATE.test(value) && value.includes("-"); // a bare year is a number here (`year>=2020`)
+  let test: string;
+  if (term.op === "contains" || (term.op === "eq" && !date)) test = textCompare(text, term.op, value, bind);
+  else if (date) test = `m.type = 'text' AND ${prefixCompare("m.value", term.op, value, bind)}`;
+  else if (NUMBER.test(value)) test = `m.type IN ('integer', 'real') AND m.value ${SQL_OPS[term.op]} ${bind(Number(value))}`;
+  else test = `m.type = 'text' AND ${textCompare("m.value", term.op, value, bind)}`;
+  return `EXISTS (SELECT 1 FROM json_each(d.metadata, ${source}) AS m WHERE ${test})`;
+}

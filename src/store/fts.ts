@@ -1,0 +1,22 @@
+/**
+ * What every full-text table shares: the index's (`fragments_fts`, schema.ts) and the scratch copies that count
+ * terms exactly as it does (store.ts) use one tokenizer and write their rows one way, so their tokens always agree.
+ */
+import type { Database } from "bun:sqlite";
+import { ftsText } from "../text.ts";
+
+/** Porter stems of unicode61 words, diacritics folded: text.ts's `stem` and `foldCase` mirror it for queries. */
+export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2";
+
+/** A full-text table's columns, in the order bm25() takes their weights. */
+export const FTS_COLUMNS: readonly string[] = ["title", "heading", "body"];
+
+export type FullTextRowWriter = (rowid: number | bigint, title: string, heading: string, body: string) => void;
+
+/** Writes rows into the full-text table `table`, each text as it is indexed (`ftsText`: CJK characters apart). */
+export function fullTextRowWriter(db: Database, table: string): FullTextRowWriter {
+  const insert = db.query(`INSERT INTO ${table}(rowid, ${FTS_COLUMNS.join(", ")}) VALUES (?, ?, ?, ?)`);
+  return (rowid, title, heading, body) => {
+    insert.run(rowid, ftsText(title), ftsText(heading), ftsText(body));
+  };
+}
