@@ -5,6 +5,7 @@
  * never see the original format.
  */
 import { basename, extname } from "node:path";
+import { CODE_EXTENSIONS, languageOf } from "./code-languages.ts";
 import { ResearcherError } from "../errors.ts";
 import { parseYaml } from "../yaml.ts";
 
@@ -27,7 +28,19 @@ export interface ConvertedDocument {
 }
 
 /** The file types researcher can read, by extension (lower case, no dot). */
-export const SUPPORTED_TYPES = ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"] as const;
+export const SUPPORTED_TYPES: readonly string[] = [
+  "md",
+  "markdown",
+  "mdx",
+  "txt",
+  "pdf",
+  "docx",
+  "html",
+  "htm",
+  "xhtml",
+  "epub",
+  ...CODE_EXTENSIONS,
+];
 
 const MARKDOWN_TYPES = new Set(["md", "markdown", "mdx"]);
 const HTML_TYPES = new Set(["html", "htm", "xhtml"]);
@@ -40,8 +53,11 @@ export function formatOf(path: string): string {
   return type || "txt";
 }
 
-/** Formats read as text: converted inline, and read back as the file itself (line numbers are the file's). */
-export const TEXT_FORMATS: ReadonlySet<string> = new Set(["md", "txt"]);
+/**
+ * Formats read as text: converted inline, and read back as the file itself (line numbers are the file's). Source
+ * code is one of them: the indexer chunks it by its syntax (index/code-chunk.ts).
+ */
+export const TEXT_FORMATS: ReadonlySet<string> = new Set(["md", "txt", ...CODE_EXTENSIONS]);
 
 export function fileType(path: string): string {
   return extname(path).slice(1).toLowerCase();
@@ -85,8 +101,11 @@ async function convertByFormat(path: string, bytes: Uint8Array): Promise<Convert
       return (await import("./html.ts")).convertHtml(bytes, title);
     case "epub":
       return (await import("./epub.ts")).convertEpub(bytes, title);
-    default:
-      return { title, format: "text", text: decodeText(bytes), firstLine: 1, metadata: {} };
+    default: {
+      // Source code is text; its language is metadata (`--where language=python`).
+      const language = languageOf(path);
+      return { title, format: "text", text: decodeText(bytes), firstLine: 1, metadata: language ? { language } : {} };
+    }
   }
 }
 

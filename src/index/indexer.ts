@@ -9,8 +9,10 @@ import { readdirSync, statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { chunkDocument, type ChunkOptions, type Fragment } from "./chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
-import { formatOf, TEXT_FORMATS } from "../convert/convert.ts";
+import { languageOf } from "../convert/code-languages.ts";
+import { formatOf, TEXT_FORMATS, type ConvertedDocument } from "../convert/convert.ts";
 import { ConvertPool } from "../convert/pool.ts";
+import { gitInfoCache } from "./git-info.ts";
 import { discoverFiles, isCandidate, isUnlisted, readConfinedFile, type DiscoveredFile } from "./discover.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { describeError, isResearcherError, isSqliteDamage, ResearcherError } from "../errors.ts";
@@ -469,6 +471,29 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   return counts;
 }
 
+const GIT_KEYS = ["git_project", "git_branch", "git_commit"] as const;
+
+/**
+ * The git repository each document is in (`git_project`, `git_branch`, `git_commit`, read from `.git`), refreshed
+ * on every run: an unchanged file is never rewritten, but a checkout or a commit moves HEAD under it. Per document
+ * rather than per repository, so `--where` filters them like any metadata and a folder of several clones works.
+ * Only documents whose values changed are written.
+ */
+function refreshGitMetadata(store: Store, root: string): void {
+  const gitOf = gitInfoCache();
+  for (const doc of store.documentMetadata()) {
+    const git = gitOf(join(root, doc.path));
+    const values = { git_project: git?.name, git_branch: git?.branch ?? undefined, git_commit: git?.commit ?? undefined };
+    if (GIT_KEYS.every((key) => doc.metadata[key] === values[key])) continue;
+    const metadata = { ...doc.metadata };
+    for (const key of GIT_KEYS) {
+      if (values[key] === undefined) delete metadata[key];
+      else metadata[key] = values[key];
+    }
+    store.setDocumentMetadata(doc.id, metadata);
+  }
+}
+
 /** Remove what is gone, record failures (all of them, or only for `paths` in a partial run) and the totals. */
 function finishRun(
   store: Store,
@@ -481,6 +506,7 @@ function finishRun(
     for (const path of gone) store.deleteDocument(path);
     if (gone.length) store.bumpVectorsGeneration();
     store.recordFailures(writer.failures, run.paths);
+    refreshGitMetadata(store, repo.path);
     store.setMeta("last_indexed", new Date().toISOString());
   });
   const totals = store.counts();
@@ -562,7 +588,7 @@ export async function prepareDocument(
   if (previous?.hash === hash && !settings.force) return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs: file.mtimeMs };
   try {
     const converted = await settings.pool.convert(file.path, read.bytes);
-    const fragments = chunkDocument(converted, settings.chunk);
+    const fragments = await fragmentsOf(file.path, converted, settings.chunk);
     return {
       kind: "document",
       replaces: Boolean(previous),
@@ -585,6 +611,17 @@ export async function prepareDocument(
       reason: isResearcherError(error) ? error.message : `conversion failed: ${describeError(error)}`,
     };
   }
+}
+
+/**
+ * A converted file's fragments. Source code follows its syntax tree (code-chunk.ts, loaded with web-tree-sitter on
+ * the first code file; on the main thread, where text formats are converted); a file the parser gives up on (too
+ * large, too slow) and every other format go to the text chunker.
+ */
+async function fragmentsOf(path: string, converted: ConvertedDocument, chunk: ChunkOptions): Promise<Fragment[]> {
+  const language = languageOf(path);
+  const code = language ? await (await import("./code-chunk.ts")).chunkCode(converted.text, language, { maxTokens: chunk.tokens }) : null;
+  return code ?? chunkDocument(converted, chunk);
 }
 
 /** A repository file as discovery would report it, or undefined when it is gone. */

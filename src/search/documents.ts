@@ -125,9 +125,13 @@ export function resolveDocumentRef(home: string, ref: string, options: { reposit
   );
 }
 
+/** `path:line`, `path:line:count`, or `path:start-end` (how code results cite a fragment). */
 const lineSuffix = (text: string) => {
-  const match = /^(.+?):(\d+)(?::(\d+))?$/.exec(text);
-  return match ? { path: match[1]!, line: Number(match[2]), count: match[3] === undefined ? undefined : Number(match[3]) } : undefined;
+  const match = /^(.+?):(\d+)(?::(\d+)|-(\d+))?$/.exec(text);
+  if (!match) return undefined;
+  const line = Number(match[2]);
+  const count = match[3] !== undefined ? Number(match[3]) : match[4] !== undefined ? Math.max(1, Number(match[4]) - line + 1) : undefined;
+  return { path: match[1]!, line, count };
 };
 
 /**

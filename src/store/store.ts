@@ -150,6 +150,16 @@ export class Store {
     return new Map(rows.map((row) => [row.path, row]));
   }
 
+  /** Every document's id, path and metadata: the indexer refreshes what it derives from outside the file (git). */
+  documentMetadata(): { id: number; path: string; metadata: Record<string, unknown> }[] {
+    const rows = this.db.query<{ id: number; path: string; metadata: string }, []>("SELECT id, path, metadata FROM documents").all();
+    return rows.map((row) => ({ ...row, metadata: parseMetadata(row.metadata) }));
+  }
+
+  setDocumentMetadata(id: number, metadata: Record<string, unknown>): void {
+    this.db.query("UPDATE documents SET metadata = ? WHERE id = ?").run(JSON.stringify(metadata), id);
+  }
+
   /**
    * Write a document and all its fragments, replacing the stored version if `replaces`. Call inside
    * `transaction` so readers never see half of it. (A DELETE touches the FTS index and costs a flush of its
