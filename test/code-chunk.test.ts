@@ -14,7 +14,9 @@ function checkCoverage(source: string, fragments: Fragment[]) {
     expect(f.text).toBe(lines.slice(f.startLine - 1, f.endLine).join("\n"));
     for (let l = f.startLine; l <= f.endLine; l++) seen[l - 1]++;
   }
-  lines.forEach((line, i) => expect(line.trim() === "" ? seen[i] <= 1 : seen[i] === 1).toBe(true));
+  lines.forEach((line, i) => {
+    expect(line.trim() === "" ? seen[i] <= 1 : seen[i] === 1).toBe(true);
+  });
 }
 
 // Small budget and no packing: the outline shows each unit as the chunker sees it.

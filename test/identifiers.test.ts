@@ -33,7 +33,9 @@ test("FTS5: 'parse header' and 'parseHeader' both find parseHeader; parse_header
     "def parse_header(line):\n    return line",
     "function other() {}",
   ];
-  docs.forEach((d, i) => db.query("INSERT INTO f(rowid, body) VALUES (?, ?)").run(i, ftsText(d)));
+  docs.forEach((d, i) => {
+    db.query("INSERT INTO f(rowid, body) VALUES (?, ?)").run(i, ftsText(d));
+  });
   const ids = (match: string) =>
     db
       .query<{ id: number }, [string]>("SELECT rowid AS id FROM f WHERE f MATCH ? ORDER BY rank")

@@ -33,6 +33,8 @@ export interface IndexSummary {
   failures: { path: string; reason: string }[];
   /** Files not indexed because of their type, by extension: `{"pptx": 12}`. */
   skipped_types: Record<string, number>;
+  /** Generated and vendored code left out, by rule: `{"node_modules/": 3, "dist/": 1, "*.min.js": 2}`. */
+  skipped_generated: Record<string, number>;
   /** Fragments written in this run. */
   fragments: number;
   documents_total: number;
@@ -283,7 +285,7 @@ export async function indexFiles(
       writer.add(await prepareDocument(file, stored.get(path), settings));
     }
     writer.flush();
-    const summary = finishRun(store, repo, writer, gone, { paths, skippedTypes: {} });
+    const summary = finishRun(store, repo, writer, gone, { paths, skippedTypes: {}, skippedGenerated: {} });
     const choice = chooseModel(config.embedding, repo.embedding, options.model, store.embeddingModel());
     const embedding =
       repo.embed && !options.noEmbed
@@ -353,6 +355,7 @@ function emptySummary(repository: string): RunCounts {
     failed: 0,
     failures: [],
     skipped_types: {},
+    skipped_generated: {},
     fragments: 0,
     documents_total: 0,
     fragments_total: 0,
@@ -466,7 +469,10 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   const present = new Set(discovery.files.map((f) => f.path));
   const failedPaths = new Set(discovery.problems.map((p) => p.path));
   const gone = [...stored.keys()].filter((path) => !present.has(path) && !isUnlisted(discovery, path) && !failedPaths.has(path));
-  const counts = finishRun(store, repo, writer, gone, { skippedTypes: discovery.skippedTypes });
+  const counts = finishRun(store, repo, writer, gone, {
+    skippedTypes: discovery.skippedTypes,
+    skippedGenerated: discovery.skippedGenerated,
+  });
   store.setMeta("chunking", settings.chunking); // every document is now chunked this way
   return counts;
 }
@@ -500,7 +506,7 @@ function finishRun(
   repo: Repository,
   writer: BatchWriter,
   gone: string[],
-  run: { paths?: string[]; skippedTypes: Record<string, number> },
+  run: { paths?: string[]; skippedTypes: Record<string, number>; skippedGenerated: Record<string, number> },
 ): RunCounts {
   store.transaction(() => {
     for (const path of gone) store.deleteDocument(path);
@@ -518,6 +524,7 @@ function finishRun(
     failed: writer.failures.length,
     failures: writer.failures,
     skipped_types: run.skippedTypes,
+    skipped_generated: run.skippedGenerated,
     fragments: writer.fragments,
     documents_total: totals.documents,
     fragments_total: totals.fragments,

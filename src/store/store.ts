@@ -580,6 +580,17 @@ export class Store {
       .get()!;
   }
 
+  /** Documents per code language (metadata `language`), most first. */
+  languageCounts(): Record<string, number> {
+    const rows = this.db
+      .query<{ language: string; n: number }, []>(
+        `SELECT json_extract(metadata, '$.language') AS language, count(*) AS n FROM documents
+         WHERE json_type(metadata, '$.language') = 'text' GROUP BY language ORDER BY n DESC, language`,
+      )
+      .all();
+    return Object.fromEntries(rows.map((row) => [row.language, row.n]));
+  }
+
   /** Merge FTS5 segments and refresh planner statistics after a large write. */
   optimize(): void {
     this.mergeFullText();
