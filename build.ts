@@ -124,10 +124,13 @@ const compiled = native.loadNativeAddon(${JSON.stringify(`usearch-${version("use
       }));
 
       // pdf.js reads its character maps (CJK text) from files: embed them and serve them from the executable.
-      build.onLoad({ filter: /src[\\/]pdf-data\.ts$/ }, () => ({ loader: "ts", contents: cmapSource() }));
+      build.onLoad({ filter: /src[\\/]convert[\\/]pdf-data\.ts$/ }, () => ({ loader: "ts", contents: cmapSource() }));
 
       // Optionally bake a model folder in: it is unpacked on first use and reported as "embedded".
-      build.onLoad({ filter: /src[\\/]embedded-model\.ts$/ }, () => ({ loader: "ts", contents: embeddedModelSource(embedModel) }));
+      build.onLoad({ filter: /src[\\/]embed[\\/]embedded-model\.ts$/ }, () => ({
+        loader: "ts",
+        contents: embeddedModelSource(embedModel),
+      }));
     },
   };
 }

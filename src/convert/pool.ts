@@ -10,6 +10,12 @@ import { convertFile, formatOf, TEXT_FORMATS, type ConvertedDocument } from "./c
 import { readRegularFile } from "../index/discover.ts";
 import { ResearcherError } from "../errors.ts";
 
+/**
+ * The worker's entry point. From source it sits beside this module. In the executable, build.ts lists it as an entry
+ * point and Bun keeps its place under src/ (`convert/worker.ts`), while this code runs from the root chunk.
+ */
+const WORKER_ENTRY = import.meta.url.includes("$bunfs") ? "./convert/worker.ts" : "./worker.ts";
+
 interface Job {
   id: number;
   path: string;
@@ -132,7 +138,7 @@ export class ConvertPool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(new URL("./worker.ts", import.meta.url), { smol: true });
+    const worker = new Worker(new URL(WORKER_ENTRY, import.meta.url), { smol: true });
     const slot: Slot = { worker, memory: 0, reportedAt: 0, faultsAtReport: 0 };
     worker.onmessage = (event: MessageEvent<WorkerMessage>) => {
       const job = slot.job;
