@@ -302,7 +302,10 @@ export function createServer(home: string, context: SearchContext, writes = seri
     "search_fragments",
     {
       title: "Search passages",
-      description: "Find passages (fragments) that answer a query, best first, with location, heading and snippet.",
+      description:
+        "Find passages (fragments) that answer a query, best first, with location, heading and snippet. In code a fragment is a " +
+        "whole function or class: its heading is the symbol path, `fragment.start_line`-`end_line` its lines (read them with " +
+        "get_document `repo:path:start-end`); filter with where `language=python`, `git_project`, `git_branch`, `git_commit`.",
       inputSchema: z.strictObject(searchInput),
       outputSchema: searchOutput(false),
       annotations: READ_ONLY,
@@ -325,11 +328,15 @@ export function createServer(home: string, context: SearchContext, writes = seri
     {
       title: "Read a document",
       description:
-        "Read an indexed document (or some lines) by `repo:path`, `repo:path:line[:count]`, `#docid`, or a search result's " +
+        "Read an indexed document (or some lines) by `repo:path`, `repo:path:line[:count]`, `repo:path:start-end`, `#docid`, or a search result's " +
         `\`location\` (with its \`repository\`). At most max_bytes of text (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); ` +
         "when `truncated`, read on with `continue_with` (the next from_line, and from_char inside a line longer than max_bytes).",
       inputSchema: z.strictObject({
-        ref: z.string().min(1).max(2000).describe("repo:path, repo:path:line[:count], #docid, or a search result's location"),
+        ref: z
+          .string()
+          .min(1)
+          .max(2000)
+          .describe("repo:path, repo:path:line[:count], repo:path:start-end, #docid, or a search result's location"),
         repository: z.string().optional().describe("The repository of a bare location or docid"),
         from_line: z.number().int().min(1).optional().describe("First line to read (1-based); default: the ref's line, else 1"),
         from_char: z
