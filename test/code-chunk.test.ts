@@ -119,6 +119,15 @@ describe("chunkCode shapes", () => {
     expect(outline(await chunkCode(rust, "rust", { maxTokens: 20, packBelow: 0 }))[0]).toBe("1-6 fn g");
   });
 
+  test("a label spanning lines or running long becomes a one-line heading of at most 80 characters", async () => {
+    const long = "VeryLongTypeName".repeat(8);
+    const source = `impl<T> Display\n    for Wrapper<\n        T,\n    > {\n    fn fmt(&self) {}\n}\n\nstruct ${long} { x: i32 }\n`;
+    const headings = (await chunkCode(source, "rust", { maxTokens: 60, packBelow: 0 }))!.map((f) => f.headings.join(" › "));
+    expect(headings[0]).toBe("impl Display for Wrapper< T, >");
+    expect(headings[1]!.length).toBeLessThanOrEqual(80);
+    expect(headings[1]).toEndWith("…");
+  });
+
   test("a minified line longer than the budget is a fragment of its own", async () => {
     const line = `var a=[${"[1,2,3],".repeat(500)}0];`;
     const fragments = (await chunkCode(`${line}\nfunction f() { return a; }\n`, "javascript", { maxTokens: 100 }))!;

@@ -9,6 +9,7 @@
  * the text chunker; the lines between two units (blank lines) belong to neither.
  */
 import type { CodeLanguage } from "../convert/code-languages.ts";
+import { shortHeading } from "../convert/convert.ts";
 import type { Fragment } from "./chunk.ts";
 import { parserFor, type SyntaxNode, type Tree } from "./tree-sitter.ts";
 
@@ -246,7 +247,7 @@ class Chunker {
         start,
         end,
         node: child,
-        label: labelOf(child, this.language),
+        label: headingLabel(child, this.language),
         attachable: isAttachable(child),
         tokens: 0,
       };
@@ -403,8 +404,19 @@ const FUNCTION_KEYWORD: Partial<Record<CodeLanguage, string>> = {
   bash: "function",
 };
 
+/**
+ * A definition's label as a heading: on one line and short (a name is node text, and a generic type or a C++
+ * declarator can span lines and run long; headings are stored with every fragment).
+ */
+function headingLabel(node: SyntaxNode, language: CodeLanguage): string | null {
+  const label = labelOf(node, language);
+  return label === null ? null : shortHeading(label.replace(/\s+/g, " "), LABEL_MAX_CHARS);
+}
+
+const LABEL_MAX_CHARS = 80;
+
 /** The heading label of a definition node, or null for statements, expressions and comments. */
-export function labelOf(node: SyntaxNode, language: CodeLanguage): string | null {
+function labelOf(node: SyntaxNode, language: CodeLanguage): string | null {
   const type = node.type;
   if (IMPORTS.has(type)) return "imports";
   if (type === "decorated_definition" || type === "template_declaration") {
