@@ -198,11 +198,12 @@ describeShared("executable indexes code with its embedded grammars", () => {
 
   test("fragments follow the syntax in every language tried, with no node_modules to read grammars from", () => {
     writeTree(code, {
-      "server.go": 'package main\n\nimport "fmt"\n\n// Start starts the listener.\nfunc (s *Server) Start() error {\n\tfmt.Println(s.name)\n\treturn nil\n}\n',
+      "server.go":
+        'package main\n\nimport "fmt"\n\n// Start starts the listener.\nfunc (s *Server) Start() error {\n\tfmt.Println(s.name)\n\treturn nil\n}\n',
       "point.rs": "/// A point.\npub struct Point { x: i32 }\n\nimpl Point {\n    fn norm(&self) -> i32 { self.x.abs() }\n}\n",
       "feed.py": 'class Reader:\n    def feed(self, chunk):\n        """Feed a chunk."""\n        self.buf += chunk\n',
       "button.tsx": 'export function Button({ label }: { label: string }) {\n  return <button className="b">{label}</button>;\n}\n',
-      "greet.cpp": '#include <string>\nnamespace geo {\nint area(int w, int h) { return w * h; }\n}\n',
+      "greet.cpp": "#include <string>\nnamespace geo {\nint area(int w, int h) { return w * h; }\n}\n",
     });
     expect(cli("repo", "add", "code", code, "--code", "--no-embed").code).toBe(0);
     expect(JSON.parse(cli("index", "code", "--json").stdout)).toMatchObject({ indexed: 5, failed: 0 });
