@@ -117,6 +117,13 @@ const compiled = native.loadNativeAddon(${JSON.stringify(`usearch-${version("use
         return { loader: "js", contents: source.replace(/\/\/ dummy code for ncc[\s\S]*$/, "") };
       });
 
+      // tree-sitter's runtime and grammars are mostly parse tables: stored gzipped (21 MB → 2 MB);
+      // src/index/tree-sitter.ts gunzips what it reads (and reads node_modules' raw files under `bun run`).
+      build.onLoad({ filter: /(tree-sitter-wasms[\\/]out[\\/][^\\/]+|web-tree-sitter[\\/]tree-sitter)\.wasm$/ }, (args) => ({
+        contents: Bun.gzipSync(readFileSync(args.path), { level: 9 }),
+        loader: "file",
+      }));
+
       // pdf.js reads its character maps (CJK text) from files: embed them and serve them from the executable.
       build.onLoad({ filter: /src[\\/]convert[\\/]pdf-data\.ts$/ }, () => ({ loader: "ts", contents: cmapSource() }));
 

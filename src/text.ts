@@ -1,5 +1,6 @@
 /** How researcher sees words: one definition shared by indexing, query parsing, snippets and token estimates. */
 import { stemmer } from "stemmer";
+import { identifierParts } from "./identifiers.ts";
 
 /** Han, Hiragana, Katakana and Hangul: scripts written without spaces between words. */
 const CJK_CHAR = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]/gu;
@@ -14,10 +15,15 @@ export function hasCjk(text: string): boolean {
 
 /**
  * Text as stored in FTS5: every CJK character becomes its own token, so a CJK query (searched as a phrase of
- * characters) finds words of any length, including the two-character words a trigram index would miss.
+ * characters) finds words of any length, including the two-character words a trigram index would miss. The parts
+ * of compound words (`parseHeader` → `parse header`) follow on a line of their own, so "parse header" finds the
+ * identifier; the stored fragment text is unchanged (FTS5 is contentless). Every FTS5 write and the scratch
+ * scoring table go through here, so they agree.
  */
 export function ftsText(text: string): string {
-  return hasCjk(text) ? text.replace(CJK_CHAR, " $& ") : text;
+  const spaced = hasCjk(text) ? text.replace(CJK_CHAR, " $& ") : text;
+  const parts = identifierParts(text);
+  return parts ? `${spaced}\n${parts}` : spaced;
 }
 
 export function splitCjk(word: string): string[] {

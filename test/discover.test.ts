@@ -28,6 +28,36 @@ describe("discoverFiles", () => {
     expect(files[0]!.size).toBe(1);
   });
 
+  test("generated and vendored code is skipped with its rule in repositories that index code; documents keep build/", () => {
+    const root = tempDir();
+    writeTree(root, {
+      "src/app.ts": "",
+      "src/app.min.js": "",
+      "dist/app.js": "",
+      "build/notes.md": "",
+      "target/x.rs": "",
+      "vendor/lib.go": "",
+      "node_modules/p/index.js": "",
+      "pkg/__pycache__/m.py": "",
+    });
+    const code = discoverFiles(root, { fileTypes: ["md", "ts", "js", "rs", "go", "py"], exclude: [] });
+    expect(code.files.map((f) => f.path)).toEqual(["src/app.ts"]);
+    expect(code.skippedGenerated).toEqual({
+      "dist/": 1,
+      "build/": 1,
+      "target/": 1,
+      "vendor/": 1,
+      "node_modules/": 1,
+      "__pycache__/": 1,
+      "*.min.js": 1,
+    });
+    expect(isCandidate("dist/app.js", { fileTypes: ["js"], exclude: [] })).toBe(false);
+    expect(isCandidate("src/app.min.js", { fileTypes: ["js"], exclude: [] })).toBe(false);
+    const documents = discoverFiles(root, { fileTypes: ["md"], exclude: [] });
+    expect(documents.files.map((f) => f.path)).toEqual(["build/notes.md"]);
+    expect(isCandidate("build/notes.md", { fileTypes: ["md"], exclude: [] })).toBe(true);
+  });
+
   test("anchored globs match from the root", () => {
     const root = tempDir();
     writeTree(root, { "x/y/z.md": "", "y/z.md": "" });

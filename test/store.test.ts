@@ -27,7 +27,7 @@ test("an index written by schema version 1 is upgraded (v2: owner index; v3: pag
   const response = await search(home, { query: "words", documents: true });
   expect(response.total).toBe(2);
   const upgraded = new Database(Store.dbPath(repo.dir), { readonly: true });
-  expect(upgraded.query<{ user_version: number }, []>("PRAGMA user_version").get()!.user_version).toBe(4);
+  expect(upgraded.query<{ user_version: number }, []>("PRAGMA user_version").get()!.user_version).toBe(5);
   expect(upgraded.query("SELECT name FROM sqlite_master WHERE name = 'fragments_owner'").get()).toBeTruthy();
   for (const name of ["term_impacts", "term_bounds", "term_impacts_delete"]) {
     expect(upgraded.query("SELECT name FROM sqlite_master WHERE name = ?").get(name)).toBeTruthy();
@@ -35,6 +35,25 @@ test("an index written by schema version 1 is upgraded (v2: owner index; v3: pag
   expect(upgraded.query("SELECT DISTINCT format FROM documents").all()).toEqual([{ format: "md" }]);
   expect(upgraded.query("SELECT page_end FROM fragments LIMIT 1").get()).toEqual({ page_end: null });
   upgraded.close();
+});
+
+test("a schema 4 index (no identifier parts in its full-text index) gets its full text rebuilt when opened (v5)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\ncall parseHeader on each line\n" });
+  const repo = addRepository(home, { name: "old", path: docs, embed: false });
+  await indexRepository(home, repo);
+  // What schema 4 wrote: the fragment texts as they are, without the parts of compound words.
+  const db = new Database(Store.dbPath(repo.dir));
+  db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
+  db.run(
+    "INSERT INTO fragments_fts(rowid, title, heading, body) SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id",
+  );
+  db.run("PRAGMA user_version = 4");
+  db.close();
+
+  const response = await search(home, { query: "header", mode: "bm25" });
+  expect(response.results.map((hit) => hit.path)).toEqual(["a.md"]);
 });
 
 test("an index from a newer researcher is refused with a clear error", () => {

@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { cac, type CAC } from "cac";
 import { configPath, loadConfig, setConfigValue } from "../config.ts";
 import { FILE_TYPES } from "../file-types.ts";
+import { CODE_EXTENSIONS } from "../convert/code-languages.ts";
 import { chooseModel, clearModels, describeModel, loadEmbedder, modelsDir } from "../embed/embedder.ts";
 import { ResearcherError } from "../errors.ts";
 import { downloadProgress, globals, home, json, list, out, type Flags } from "./cli-options.ts";
@@ -73,6 +74,7 @@ function repoCli(): CAC {
   cli
     .command("add <name> <path>", "Register a folder as a repository")
     .option("--file-types <list>", `Comma-separated extensions (default: ${FILE_TYPES.join(",")})`)
+    .option("--code", `Also index source code (${CODE_EXTENSIONS.join(",")}): fragments follow the syntax`)
     .option("--exclude <glob>", "Skip matching files or folders (repeatable)")
     .option("--description <text>", "What the repository holds (shown to agents as context)")
     .option("--embedding-provider <provider>", "local (default), ollama or openai")
@@ -81,13 +83,15 @@ function repoCli(): CAC {
     .option("--no-ignore", "Index files that .gitignore and .ignore files inside the folder leave out")
     .example("  researcher repo add notes ~/notes --exclude drafts --description 'My notes'")
     .example("  researcher repo add papers ~/papers --embedding-provider ollama --embedding-model nomic-embed-text")
+    .example("  researcher repo add app ~/src/app --code")
     .action((name: string, path: string, flags: Flags) => {
-      const fileTypes = list(flags.fileTypes);
+      const given = flags.fileTypes === undefined ? undefined : list(flags.fileTypes);
+      const fileTypes = flags.code ? [...(given ?? FILE_TYPES), ...CODE_EXTENSIONS] : given;
       const repo = addRepository(home(flags), {
         name,
         path,
         description: flags.description === undefined ? null : String(flags.description),
-        fileTypes: flags.fileTypes === undefined ? undefined : fileTypes,
+        fileTypes,
         exclude: list(flags.exclude),
         embed: flags.embed !== false,
         ignoreFiles: flags.ignore !== false,

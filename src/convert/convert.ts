@@ -5,6 +5,7 @@
  * and `xml.ts`, never from here. The chunker, store and search never see the original format.
  */
 import { basename, extname } from "node:path";
+import { CODE_EXTENSIONS, languageOf } from "./code-languages.ts";
 import { ResearcherError } from "../errors.ts";
 import { parseYaml } from "../yaml.ts";
 import { stringValue, type ConvertedDocument } from "./document.ts";
@@ -21,8 +22,11 @@ export function formatOf(path: string): string {
   return type || "txt";
 }
 
-/** Formats read as text: converted inline, and read back as the file itself (line numbers are the file's). */
-export const TEXT_FORMATS: ReadonlySet<string> = new Set(["md", "txt"]);
+/**
+ * Formats read as text: converted inline, and read back as the file itself (line numbers are the file's). Source
+ * code is one of them: the indexer chunks it by its syntax (index/code-chunk.ts).
+ */
+export const TEXT_FORMATS: ReadonlySet<string> = new Set(["md", "txt", ...CODE_EXTENSIONS]);
 
 export function fileType(path: string): string {
   return extname(path).slice(1).toLowerCase();
@@ -66,8 +70,11 @@ async function convertByFormat(path: string, bytes: Uint8Array): Promise<Convert
       return (await import("./html.ts")).convertHtml(bytes, title);
     case "epub":
       return (await import("./epub.ts")).convertEpub(bytes, title);
-    default:
-      return { title, format: "text", text: decodeText(bytes), firstLine: 1, metadata: {} };
+    default: {
+      // Source code is text; its language is metadata (`--where language=python`).
+      const language = languageOf(path);
+      return { title, format: "text", text: decodeText(bytes), firstLine: 1, metadata: language ? { language } : {} };
+    }
   }
 }
 

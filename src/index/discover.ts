@@ -1,6 +1,7 @@
 /** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
 import { lstatSync, readdirSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { join } from "node:path";
+import { CODE_EXTENSIONS } from "../convert/code-languages.ts";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
 import { isInside, outsideRoot, readRegularFile, specialKind } from "../files.ts";
@@ -28,6 +29,11 @@ export interface Discovery {
   files: DiscoveredFile[];
   /** Files left out because of their type, by extension (`""` for none): why a folder of slides finds nothing. */
   skippedTypes: Record<string, number>;
+  /**
+   * Generated and vendored code left out, by rule (`node_modules/`, `dist/`, `*.min.js`): how many folders or files
+   * each rule skipped, so a summary can say why they are not in the index.
+   */
+  skippedGenerated: Record<string, number>;
   /** Candidates that cannot be indexed (special files, unreadable folders), each with a reason. */
   problems: { path: string; reason: string }[];
   /** Folders that could not be listed: what the index holds under them is kept, never removed. */
@@ -39,8 +45,32 @@ export function isUnlisted(discovery: Discovery, path: string): boolean {
   return discovery.unlisted.some((dir) => path.startsWith(`${dir}/`));
 }
 
-/** Folders that hold tooling state, never a user's documents. Hidden folders are skipped too. */
+/** Folders that hold tooling state, never a user's documents. Hidden folders (`.git`, `.venv`) are skipped too. */
 const ALWAYS_SKIPPED = new Set(["node_modules", "__pycache__"]);
+
+/**
+ * Build output and vendored dependencies of code projects: skipped in repositories that index source code, where
+ * they would bury the project's own code under copies and bundles. (A repository of documents keeps them: a
+ * `build` folder of notes is the user's.)
+ */
+const GENERATED_FOLDERS = new Set(["dist", "build", "target", "vendor", "venv"]);
+/** Minified files: one line of generated code, never what a search of the source is after. */
+const MINIFIED = /\.min\.[cm]?js$/i;
+const CODE_TYPES = new Set(CODE_EXTENSIONS);
+
+/** Why discovery leaves a name out as generated or vendored code (`dist/`, `*.min.js`), or null. */
+function generatedRule(name: string, isDir: boolean, types: Set<string>): string | null {
+  if (isDir) {
+    if (ALWAYS_SKIPPED.has(name)) return `${name}/`;
+    return GENERATED_FOLDERS.has(name) && indexesCode(types) ? `${name}/` : null;
+  }
+  return MINIFIED.test(name) ? "*.min.js" : null;
+}
+
+function indexesCode(types: Set<string>): boolean {
+  for (const type of types) if (CODE_TYPES.has(type)) return true;
+  return false;
+}
 
 /** Compile `--exclude` globs; a pattern without `/` matches a file or folder name at any depth, like .gitignore. */
 function compileExcludes(patterns: string[]): (relativePath: string) => boolean {
@@ -55,7 +85,8 @@ function compileExcludes(patterns: string[]): (relativePath: string) => boolean 
 /** Whether a path (relative to the root) is one the repository's settings would index. */
 export function isCandidate(path: string, options: DiscoverOptions): boolean {
   const parts = path.split("/");
-  if (parts.some((part) => part.startsWith(".") || ALWAYS_SKIPPED.has(part) || part === "")) return false;
+  const types = wantedTypes(options);
+  if (parts.some((part, i) => part.startsWith(".") || part === "" || generatedRule(part, i < parts.length - 1, types))) return false;
   if (!wantedTypes(options).has(fileType(path)) || compileExcludes(options.exclude)(path)) return false;
   if (options.ignoreFiles === false || !options.path) return true;
   // Every folder on the way down may hold ignore files, and an ignored folder hides all below it.
@@ -143,8 +174,9 @@ export function parseIgnoreLine(line: string, base = ""): IgnoreRule | undefined
 /** Whether files under this folder (relative to the root) could be candidates: not hidden, skipped or excluded. */
 export function isCandidateFolder(path: string, options: DiscoverOptions): boolean {
   if (path === "") return true;
+  const types = wantedTypes(options);
   const parts = path.split("/");
-  if (parts.some((part) => part.startsWith(".") || ALWAYS_SKIPPED.has(part) || part === "")) return false;
+  if (parts.some((part) => part.startsWith(".") || part === "" || generatedRule(part, true, types))) return false;
   return !compileExcludes(options.exclude)(path);
 }
 
@@ -161,7 +193,7 @@ export function discoverFiles(root: string, options: DiscoverOptions): Discovery
   const types = wantedTypes(options);
   const excluded = compileExcludes(options.exclude);
   const realRoot = checkRoot(root);
-  const discovery: Discovery = { files: [], skippedTypes: {}, problems: [], unlisted: [] };
+  const discovery: Discovery = { files: [], skippedTypes: {}, skippedGenerated: {}, problems: [], unlisted: [] };
 
   const honourIgnores = options.ignoreFiles !== false;
   const walk = (dir: string, path: string, parentRules: IgnoreRules) => {
@@ -176,11 +208,16 @@ export function discoverFiles(root: string, options: DiscoverOptions): Discovery
       return;
     }
     for (const entry of entries) {
-      if (entry.name.startsWith(".") || ALWAYS_SKIPPED.has(entry.name)) continue;
+      if (entry.name.startsWith(".")) continue;
       const absolute = join(dir, entry.name);
       const relativePath = path ? `${path}/${entry.name}` : entry.name;
       if (excluded(relativePath)) continue;
       if (rules.ignores(relativePath, entry.isDirectory())) continue;
+      const generated = generatedRule(entry.name, entry.isDirectory(), types);
+      if (generated) {
+        discovery.skippedGenerated[generated] = (discovery.skippedGenerated[generated] ?? 0) + 1;
+        continue;
+      }
       if (entry.isDirectory()) {
         walk(absolute, relativePath, rules);
         continue;

@@ -6,14 +6,17 @@
  * in batches of whole documents, each batch one transaction. Heavy formats convert in a worker pool.
  */
 import { readdirSync, statfsSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { chunkDocument, type ChunkOptions } from "./chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
+import { languageOf } from "../convert/code-languages.ts";
 import { formatOf, TEXT_FORMATS } from "../convert/convert.ts";
+import type { ConvertedDocument } from "../convert/document.ts";
 import { ConvertPool } from "../convert/pool.ts";
 import { discoverFiles, isCandidate, type DiscoveredFile } from "./discover.ts";
 import { readConfinedFile } from "../files.ts";
 import { planChanges } from "./plan.ts";
+import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { describeError, isResearcherError, isSqliteDamage, ResearcherError } from "../errors.ts";
 import { acquireWriterLock } from "../store/lock.ts";
@@ -33,6 +36,8 @@ export interface IndexSummary {
   failures: { path: string; reason: string }[];
   /** Files not indexed because of their type, by extension: `{"pptx": 12}`. */
   skipped_types: Record<string, number>;
+  /** Generated and vendored code left out, by rule: `{"node_modules/": 3, "dist/": 1, "*.min.js": 2}`. */
+  skipped_generated: Record<string, number>;
   /** Fragments written in this run. */
   fragments: number;
   documents_total: number;
@@ -266,7 +271,7 @@ export async function indexFiles(
       writer.add(await prepareDocument(file, stored.get(path), settings));
     }
     writer.flush();
-    const summary = finishRun(store, repo, writer, gone, { paths, skippedTypes: {} });
+    const summary = finishRun(store, repo, writer, gone, { paths, skippedTypes: {}, skippedGenerated: {} });
     const choice = chooseModel(config.embedding, repo.embedding, options.model, store.embeddingModel());
     const embedding =
       repo.embed && !options.noEmbed
@@ -336,6 +341,7 @@ function emptySummary(repository: string): RunCounts {
     failed: 0,
     failures: [],
     skipped_types: {},
+    skipped_generated: {},
     fragments: 0,
     documents_total: 0,
     fragments_total: 0,
@@ -442,9 +448,29 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   writer.flush();
   onProgress?.({ phase: "index", done: changed.length, total: changed.length });
 
-  const counts = finishRun(store, repo, writer, plan.gone, { skippedTypes: discovery.skippedTypes });
+  const counts = finishRun(store, repo, writer, plan.gone, {
+    skippedTypes: discovery.skippedTypes,
+    skippedGenerated: discovery.skippedGenerated,
+  });
   store.setMeta("chunking", settings.chunking); // every document is now chunked this way
   return counts;
+}
+
+const GIT_KEYS = ["git_project", "git_branch", "git_commit"] as const;
+
+/**
+ * The git repository each document is in (`git_project`, `git_branch`, `git_commit`, read from `.git`), refreshed
+ * on every run: an unchanged file is never rewritten, but a checkout or a commit moves HEAD under it. Per document
+ * rather than per repository, so `--where` filters them like any metadata and a folder of several clones works.
+ * Only documents whose values changed are written.
+ */
+function refreshGitMetadata(store: Store, root: string): void {
+  const gitOf = gitInfoCache();
+  for (const doc of store.documentMetadataKeys(GIT_KEYS)) {
+    const git = gitOf(dirname(join(root, doc.path)));
+    const values = { git_project: git?.name ?? null, git_branch: git?.branch ?? null, git_commit: git?.commit ?? null };
+    if (GIT_KEYS.some((key) => doc[key] !== values[key])) store.patchDocumentMetadata(doc.id, values);
+  }
 }
 
 /** Remove what is gone, record failures (all of them, or only for `paths` in a partial run) and the totals. */
@@ -453,12 +479,13 @@ function finishRun(
   repo: Repository,
   writer: BatchWriter,
   gone: string[],
-  run: { paths?: string[]; skippedTypes: Record<string, number> },
+  run: { paths?: string[]; skippedTypes: Record<string, number>; skippedGenerated: Record<string, number> },
 ): RunCounts {
   store.transaction(() => {
     for (const path of gone) store.deleteDocument(path);
     if (gone.length) store.bumpVectorsGeneration();
     store.recordFailures(writer.failures, run.paths);
+    refreshGitMetadata(store, repo.path);
     store.setMeta("last_indexed", new Date().toISOString());
   });
   const totals = store.counts();
@@ -470,6 +497,7 @@ function finishRun(
     failed: writer.failures.length,
     failures: writer.failures,
     skipped_types: run.skippedTypes,
+    skipped_generated: run.skippedGenerated,
     fragments: writer.fragments,
     documents_total: totals.documents,
     fragments_total: totals.fragments,
@@ -540,7 +568,7 @@ export async function prepareDocument(
   if (previous?.hash === hash && !settings.force) return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs: file.mtimeMs };
   try {
     const converted = await settings.pool.convert(file.path, read.bytes);
-    const fragments = chunkDocument(converted, settings.chunk);
+    const fragments = await fragmentsOf(file.path, converted, settings.chunk);
     return {
       kind: "document",
       replaces: Boolean(previous),
@@ -563,6 +591,17 @@ export async function prepareDocument(
       reason: isResearcherError(error) ? error.message : `conversion failed: ${describeError(error)}`,
     };
   }
+}
+
+/**
+ * A converted file's fragments. Source code follows its syntax tree (code-chunk.ts, loaded with web-tree-sitter on
+ * the first code file; on the main thread, where text formats are converted); a file the parser gives up on (too
+ * large, too slow) and every other format go to the text chunker.
+ */
+async function fragmentsOf(path: string, converted: ConvertedDocument, chunk: ChunkOptions): Promise<Fragment[]> {
+  const language = languageOf(path);
+  const code = language ? await (await import("./code-chunk.ts")).chunkCode(converted.text, language, { maxTokens: chunk.tokens }) : null;
+  return code ?? chunkDocument(converted, chunk);
 }
 
 /** A repository file as discovery would report it, or undefined when it is gone. */

@@ -9,6 +9,7 @@
  * (they only rank).
  */
 import { ResearcherError } from "../errors.ts";
+import { expandQueryWord } from "../identifiers.ts";
 import { foldCase, splitCjk, stem, WORD } from "../text.ts";
 
 export const MAX_EXCLUDED = 100;
@@ -119,7 +120,15 @@ function tokenizeQuery(text: string): Item[] {
     } else {
       // `covid-19` searches `covid` and `19` as separate words (better on natural questions than a phrase);
       // a CJK run stays a phrase of its characters, which is how the index stores it.
-      for (const tokens of groups) items.push({ kind: tokens.length > 1 ? "phrase" : "word", tokens, required: false, excluded });
+      for (const tokens of groups) {
+        items.push({ kind: tokens.length > 1 ? "phrase" : "word", tokens, required: false, excluded });
+        // `parseHeader` also searches `parse` and `header` (the index holds the parts of compound words: ftsText),
+        // so it finds `parse_header` too, ranked after itself (the whole word is rarer).
+        if (tokens.length === 1 && !excluded) {
+          for (const part of expandQueryWord(tokens[0]!).slice(1))
+            items.push({ kind: "word", tokens: [part], required: false, excluded: false });
+        }
+      }
     }
   }
   return items;

@@ -298,7 +298,10 @@ export function createServer(home: string, context: SearchContext, writes = seri
     "search_fragments",
     {
       title: "Search passages",
-      description: "Find passages (fragments) that answer a query, best first, with location, heading and snippet.",
+      description:
+        "Find passages (fragments) that answer a query, best first, with location, heading and snippet. In code a fragment is a " +
+        "whole function or class: its heading is the symbol path, `fragment.start_line`-`end_line` its lines (read them with " +
+        "get_document `repo:path:start-end`); filter with where `language=python`, `git_project`, `git_branch`, `git_commit`.",
       inputSchema: z.strictObject(searchInput),
       outputSchema: searchOutput(false),
       annotations: READ_ONLY,

@@ -224,9 +224,14 @@ export function searchText(response: SearchResponse, style: Style): string {
   return `${blocks.join("\n\n")}\n\n${style.dim(`${shown} · ${response.mode}`)}${notes}\n`;
 }
 
-/** Where a person looks: `paper.pdf:p12` for paged documents, `notes.md:42` for the rest. */
+/**
+ * Where a person looks: `paper.pdf:p12` for paged documents, `parser.py:120-168` for code (a fragment is a whole
+ * unit: the range is what to read, and `get` takes it back), `notes.md:42` for the rest.
+ */
 function citation(hit: FragmentHit | DocumentHit): string {
-  return hit.page !== null ? `${hit.path}:p${hit.page}` : hit.location;
+  if (hit.page !== null) return `${hit.path}:p${hit.page}`;
+  const fragment = "fragment" in hit ? hit.fragment : hit.fragments[0];
+  return hit.metadata.language && fragment ? `${hit.path}:${fragment.start_line}-${fragment.end_line}` : hit.location;
 }
 
 function explainLine(explain: NonNullable<FragmentHit["explain"]>): string {
@@ -309,11 +314,11 @@ export function documentInfoText(info: DocumentInfo): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** `ls`: one document a line with format, size, fragments, pages and modification date. */
+/** `ls`: one document a line with format (a code file's language), size, fragments, pages and modification date. */
 export function documentListText(documents: DocumentInfo[], style: Style, absolutePath: (doc: DocumentInfo) => string): string {
   if (documents.length === 0) return "";
   const rows = documents.map((d) => ({
-    format: d.format,
+    format: typeof d.metadata.language === "string" ? escapeControls(d.metadata.language) : d.format,
     size: formatBytes(d.size),
     fragments: `${d.fragments} fr`,
     pages: d.pages === null ? "" : `${d.pages} p`,
@@ -349,6 +354,11 @@ export function indexSummaryText(summary: IndexSummary, style: Style): string {
     const list = types.map(([type, n]) => `${n} .${type || "(no extension)"}`).join(", ");
     lines.push(`  ${style.dim(`not indexed by type: ${list} (see file_types in \`researcher config show\`)`)}`);
   }
+  const generated = Object.entries(summary.skipped_generated ?? {}).sort((a, b) => b[1] - a[1]);
+  if (generated.length) {
+    const list = generated.map(([rule, n]) => `${n} ${escapeControls(rule)}`).join(", ");
+    lines.push(`  ${style.dim(`not indexed as generated or vendored code: ${list}`)}`);
+  }
   return `${lines.join("\n")}\n`;
 }
 
@@ -376,6 +386,11 @@ export function statusText(statuses: (RepositoryStatus & { ann?: string | null }
         s.last_indexed
           ? `  ${s.documents} documents · ${s.fragments} fragments · ${s.model ? `${s.vectors} vectors (${s.model})` : "BM25 only"} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
           : `  not indexed yet: run \`researcher index ${s.name}\``,
+        Object.keys(s.languages).length
+          ? `  code: ${Object.entries(s.languages)
+              .map(([language, n]) => `${n} ${escapeControls(language)}`)
+              .join(", ")}`
+          : "",
         s.failures.length ? `  ${style.warn(`${s.failures.length} files failed`)} (see \`status --json\`)` : "",
         s.ann ? `  ${style.warn(s.ann)}` : "",
       ];

@@ -461,6 +461,7 @@ function inRepository(found: Discovery, folder: string, repo: Repository): Disco
   return {
     files: files.filter((file) => isCandidate(file.path, repo)),
     skippedTypes: found.skippedTypes,
+    skippedGenerated: found.skippedGenerated,
     problems: found.problems.map((problem) => ({ ...problem, path: `${folder}/${problem.path}` })),
     unlisted: found.unlisted.map((dir) => `${folder}/${dir}`),
   };

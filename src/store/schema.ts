@@ -10,8 +10,9 @@ import { syncFolder, tempPathFor } from "../atomic.ts";
 import { describeError, isSqliteDamage, ResearcherError } from "../errors.ts";
 import { FTS_TOKENIZER } from "./fts.ts";
 import { acquireWriterLock } from "./lock.ts";
+import { ftsText } from "../text.ts";
 
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /**
  * Impact lists (see bm25.ts): for words in many fragments, the fragments where the word weighs most (its weighted
@@ -153,15 +154,28 @@ export function damagedIndex(error: unknown, name: string): ResearcherError {
 const isIndexFailure = (error: unknown) =>
   error instanceof ResearcherError && error.code === "INDEX_CORRUPT" && !(error instanceof NotPermitted);
 
-/** What turns schema version N - 1 into N. */
-const UPGRADES: Record<number, string> = {
+/** What turns schema version N - 1 into N: SQL, or a step that needs code. */
+const UPGRADES: Record<number, string | ((db: Database) => void)> = {
   2: "CREATE INDEX IF NOT EXISTS fragments_owner ON fragments(id, document_id)",
   // v3: fragments remember the page they end on; a document's format is its file type (md, txt, pdf, …).
   3: `ALTER TABLE fragments ADD COLUMN page_end INTEGER;
       UPDATE documents SET format = CASE format WHEN 'markdown' THEN 'md' WHEN 'text' THEN 'txt' ELSE format END;`,
   // v4: impact lists for one-word BM25 queries (empty until an index run of a large repository builds them).
   4: IMPACTS_SCHEMA,
+  // v5: the full-text index also holds the parts of compound words (ftsText): re-index every fragment's text, and
+  // drop the impact lists computed from the old index (the next index run builds them again).
+  5: rebuildFullTextForIdentifiers,
 };
+
+function rebuildFullTextForIdentifiers(db: Database): void {
+  db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
+  const insert = db.query("INSERT INTO fragments_fts(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
+  const rows = db.query<{ id: number; title: string; heading: string; text: string }, []>(
+    "SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id",
+  );
+  for (const row of rows.iterate()) insert.run(row.id, ftsText(row.title), ftsText(row.heading), ftsText(row.text));
+  db.run("DELETE FROM term_impacts; DELETE FROM term_bounds; DELETE FROM meta WHERE key = 'impacts'");
+}
 
 /** An index.db that SQLite cannot read at all; a writer replaces it (other errors, e.g. busy, never do). */
 class UnreadableIndex extends ResearcherError {}
@@ -238,7 +252,13 @@ function migrate(db: Database): void {
   try {
     const from = userVersion(db);
     if (from === 0) db.run(SCHEMA);
-    else for (let version = from + 1; version <= SCHEMA_VERSION; version++) db.run(UPGRADES[version]!);
+    else {
+      for (let version = from + 1; version <= SCHEMA_VERSION; version++) {
+        const step = UPGRADES[version]!;
+        if (typeof step === "string") db.run(step);
+        else step(db);
+      }
+    }
     db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     db.run("COMMIT");
   } catch (error) {

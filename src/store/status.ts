@@ -17,13 +17,15 @@ export interface RepositoryStatus {
   /** The embedding model of its vectors, or null for BM25 only. */
   model: string | null;
   vectors: number;
+  /** Code files by language (`{"python": 120, "typescript": 40}`), most first. */
+  languages: Record<string, number>;
   failures: { path: string; reason: string }[];
 }
 
 export function repositoryStatus(repo: Repository): RepositoryStatus {
   const base = { name: repo.name, path: repo.path, description: repo.description };
   if (!Store.exists(repo.dir)) {
-    return { ...base, documents: 0, fragments: 0, last_indexed: null, bytes: 0, model: null, vectors: 0, failures: [] };
+    return { ...base, documents: 0, fragments: 0, last_indexed: null, bytes: 0, model: null, vectors: 0, languages: {}, failures: [] };
   }
   const store = Store.open(repo.dir);
   try {
@@ -34,6 +36,7 @@ export function repositoryStatus(repo: Repository): RepositoryStatus {
       bytes: folderBytes(repo.dir),
       model: store.embeddingModel()?.id ?? null,
       vectors: store.vectorCount(),
+      languages: store.languageCounts(),
       failures: store.failures(),
     };
   } finally {

@@ -186,6 +186,17 @@ export class Store {
     return new Map(rows.map((row) => [row.path, row]));
   }
 
+  /** Every document's id, path and the given metadata keys (top-level, read in SQL: no document's JSON is parsed). */
+  documentMetadataKeys<K extends string>(keys: readonly K[]): ({ id: number; path: string } & Record<K, unknown>)[] {
+    const columns = keys.map((key) => `json_extract(metadata, '$.${key}') AS "${key}"`).join(", ");
+    return this.db.query<{ id: number; path: string } & Record<K, unknown>, []>(`SELECT id, path, ${columns} FROM documents`).all();
+  }
+
+  /** Merge `patch` into a document's metadata (RFC 7396: a null value removes its key). */
+  patchDocumentMetadata(id: number, patch: Record<string, unknown>): void {
+    this.db.query("UPDATE documents SET metadata = json_patch(metadata, ?) WHERE id = ?").run(JSON.stringify(patch), id);
+  }
+
   /**
    * Write a document and all its fragments, replacing the stored version if `replaces`. Call inside
    * `transaction` so readers never see half of it. (A DELETE touches the FTS index and costs a flush of its
@@ -631,6 +642,17 @@ export class Store {
         "SELECT (SELECT count(*) FROM documents) AS documents, (SELECT count(*) FROM fragments) AS fragments",
       )
       .get()!;
+  }
+
+  /** Documents per code language (metadata `language`), most first. */
+  languageCounts(): Record<string, number> {
+    const rows = this.db
+      .query<{ language: string; n: number }, []>(
+        `SELECT json_extract(metadata, '$.language') AS language, count(*) AS n FROM documents
+         WHERE json_type(metadata, '$.language') = 'text' GROUP BY language ORDER BY n DESC, language`,
+      )
+      .all();
+    return Object.fromEntries(rows.map((row) => [row.language, row.n]));
   }
 
   // ---- integrity (verify) -----------------------------------------------------------------------------------

@@ -190,6 +190,32 @@ describeShared("executable reads every format", () => {
   });
 });
 
+describeShared("executable indexes code with its embedded grammars", () => {
+  const home = tempDir();
+  const code = tempDir();
+  const cli = (...args: string[]) => runCli(args, { home });
+  beforeAll(async () => useCliCommand([await executable()]), HOOK_TIMEOUT);
+
+  test("fragments follow the syntax in every language tried, with no node_modules to read grammars from", () => {
+    writeTree(code, {
+      "server.go":
+        'package main\n\nimport "fmt"\n\n// Start starts the listener.\nfunc (s *Server) Start() error {\n\tfmt.Println(s.name)\n\treturn nil\n}\n',
+      "point.rs": "/// A point.\npub struct Point { x: i32 }\n\nimpl Point {\n    fn norm(&self) -> i32 { self.x.abs() }\n}\n",
+      "feed.py": 'class Reader:\n    def feed(self, chunk):\n        """Feed a chunk."""\n        self.buf += chunk\n',
+      "button.tsx": 'export function Button({ label }: { label: string }) {\n  return <button className="b">{label}</button>;\n}\n',
+      "greet.cpp": "#include <string>\nnamespace geo {\nint area(int w, int h) { return w * h; }\n}\n",
+    });
+    expect(cli("repo", "add", "code", code, "--code", "--no-embed").code).toBe(0);
+    expect(JSON.parse(cli("index", "code", "--json").stdout)).toMatchObject({ indexed: 5, failed: 0 });
+    const top = (query: string) => JSON.parse(cli("search", query, "--mode", "bm25", "--json").stdout).results[0];
+    expect(top("listener")).toMatchObject({ path: "server.go", heading: "imports, func (*Server) Start", metadata: { language: "go" } });
+    expect(top("norm")).toMatchObject({ path: "point.rs", heading: "struct Point, impl Point", metadata: { language: "rust" } });
+    expect(top("chunk")).toMatchObject({ path: "feed.py", heading: "class Reader", metadata: { language: "python" } });
+    expect(top("label")).toMatchObject({ path: "button.tsx", heading: "function Button", metadata: { language: "tsx" } });
+    expect(top("area")).toMatchObject({ path: "greet.cpp", metadata: { language: "cpp" } });
+  });
+});
+
 describeShared("executable with an embedded model", () => {
   const home = tempDir();
   const docs = tempDir();

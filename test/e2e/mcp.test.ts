@@ -155,6 +155,22 @@ describe("MCP over stdio", () => {
     expect(bad.content[0]!.text).toContain("where: unknown operator '=>' at column 6: title=>cars");
   });
 
+  test("code: where language=python keeps code of that language; the fragment's lines read back with get_document", async () => {
+    const code = tempDir();
+    writeTree(code, {
+      "split.py": 'def split_header(line):\n    """Split a header line at its colon."""\n    return line.split(":", 1)\n',
+      "split.ts": '/** Split a header line at its colon. */\nexport function splitHeader(line: string) {\n  return line.split(":");\n}\n',
+    });
+    expect(runCli(["repo", "add", "code", code, "--code", "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "code"], { home }).code).toBe(0);
+    const found = await call("search_fragments", { query: "split header", repository: "code", where: "language=python" });
+    expect(found.structuredContent.results.map((r: { path: string }) => r.path)).toEqual(["split.py"]);
+    const { fragment, heading } = found.structuredContent.results[0];
+    expect(heading).toBe("def split_header");
+    const read = await call("get_document", { ref: `code:split.py:${fragment.start_line}-${fragment.end_line}` });
+    expect(read.structuredContent.text).toContain('"""Split a header line at its colon."""');
+  });
+
   test("search_documents groups fragments", async () => {
     const result = await call("search_documents", { query: "car driver garage", mode: "bm25" });
     expect(result.structuredContent.results[0]).toMatchObject({ path: "cars.md", fragments: expect.any(Array) });

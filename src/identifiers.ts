@@ -1,0 +1,61 @@
+/**
+ * Identifiers as words. FTS5's unicode61 tokenizer already splits `parse_header` and `parse-header` (`_` and `-`
+ * are separators), but keeps `parseHeader`, `ParseHeader` and `HTTPServer` whole, so the query "parse header"
+ * never finds them. The index therefore also receives the parts of every compound word of a text (appended after
+ * it, once per distinct word; FTS5 is contentless, so nobody sees them), and a query word written as a compound
+ * also searches its parts. The whole word is kept on both sides, so `parseHeader` still finds itself first.
+ */
+
+/** Letters and digits: one token as unicode61 sees it. */
+const TOKEN = /[\p{L}\p{N}]+/gu;
+/** Where a word has a case change inside it: `parseH`, `HTTPServer` (before `Se`), `utf8Decode`. */
+const CAMEL = /[\p{Ll}\p{N}]\p{Lu}|\p{Lu}\p{Lu}\p{Ll}/u;
+
+/**
+ * The words of an identifier, lower case: `parseHeader`, `parse_header`, `ParseHeader`, `parse-header` →
+ * [parse, header]; `HTTPServer` → [http, server]; `XMLHttpRequest2` → [xml, http, request2]. Digits stay with the
+ * letters before them (`utf8`, `sha256`, `int32`). A word that is not compound gives [].
+ */
+export function splitIdentifier(identifier: string): string[] {
+  const parts = identifier
+    .split(/[^\p{L}\p{N}]+/u)
+    .flatMap(splitCamel)
+    .map((p) => p.toLowerCase())
+    .filter(Boolean);
+  return parts.length > 1 ? parts : [];
+}
+
+function splitCamel(word: string): string[] {
+  if (!CAMEL.test(word)) return [word];
+  return (
+    word
+      // lower or digit → Upper: parse|Header, utf8|Decode
+      .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, "$1\u0000$2")
+      // Upper → Upper lower: HTTP|Server
+      .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, "$1\u0000$2")
+      .split("\u0000")
+  );
+}
+
+/**
+ * The extra words the index holds for a text: the parts of each distinct compound word, space-separated (parts
+ * of one letter are left out: they match nearly everything). Empty when the text has no compound word.
+ */
+export function identifierParts(text: string): string {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const match of text.matchAll(TOKEN)) {
+    const word = match[0];
+    if (word.length < 4 || !CAMEL.test(word) || seen.has(word)) continue;
+    seen.add(word);
+    const parts = splitCamel(word).filter((p) => p.length > 1);
+    if (parts.length > 1) out.push(parts.join(" ").toLowerCase());
+  }
+  return out.join(" ");
+}
+
+/** A query word and what it also searches: `parseHeader` → [parseHeader, parse, header]; `parse` → [parse]. */
+export function expandQueryWord(word: string): string[] {
+  const parts = CAMEL.test(word) ? splitCamel(word).filter((p) => p.length > 1) : [];
+  return parts.length > 1 ? [word, ...parts] : [word];
+}

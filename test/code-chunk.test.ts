@@ -1,0 +1,198 @@
+import { describe, expect, test } from "bun:test";
+import { languageOf, type CodeLanguage } from "../src/convert/code-languages.ts";
+import type { Fragment } from "../src/store/store.ts";
+import { chunkCode } from "../src/index/code-chunk.ts";
+import { S } from "./code-samples.ts";
+
+const outline = (fragments: Fragment[] | null) => fragments!.map((f) => `${f.startLine}-${f.endLine} ${f.headings.join(" › ")}`.trim());
+
+/** Every fragment is whole lines of the file; every non-blank line is in exactly one fragment. */
+function checkCoverage(source: string, fragments: Fragment[]) {
+  const lines = source.split("\n");
+  const seen = new Array(lines.length).fill(0);
+  for (const f of fragments) {
+    expect(f.text).toBe(lines.slice(f.startLine - 1, f.endLine).join("\n"));
+    for (let l = f.startLine; l <= f.endLine; l++) seen[l - 1]++;
+  }
+  lines.forEach((line, i) => {
+    expect(line.trim() === "" ? seen[i] <= 1 : seen[i] === 1).toBe(true);
+  });
+}
+
+// Small budget and no packing: the outline shows each unit as the chunker sees it.
+const small = { maxTokens: 40, packBelow: 0 };
+const EXPECTED: Record<CodeLanguage, string[]> = {
+  typescript: [
+    "1-1 imports",
+    "2-2 imports",
+    "4-6 class Parser",
+    "8-11 class Parser › feed()",
+    "13-17 class Parser › size()",
+    "19-19 function parseHeader",
+    "21-21 interface Options",
+  ],
+  go: ["1-4 imports", "5-9 type Server", "10-15 func (*Server) Start", "16-19 func main"],
+  rust: ["1-5 imports, struct Point", "7-11 impl fmt::Display for Point", "13-15 fn main"],
+  java: ["1-3 imports", "5-7 class Stack", "9-13 class Stack › push()", "15-16 class Stack › Stack()"],
+  c: ["1-1 imports", "3-6 add()", "8-8 struct point", "10-13 main()"],
+  cpp: ["1-1 imports", "3-13 namespace geo"],
+  c_sharp: [
+    "1-5 namespace Demo › class Greeter",
+    "6-6 namespace Demo › class Greeter › Name",
+    "8-13 namespace Demo › class Greeter › Greet()",
+  ],
+  ruby: ["1-12 class Greeter", "14-16 module Util"],
+  php: ["1-2 namespace App", "4-11 imports, class Greeter", "13-15 function helper"],
+  bash: ["1-2", "4-7 function usage", "9-13 function main"],
+  javascript: ["1-1", "3-6 function readIt", "8-10 class Cache", "12-12"],
+  python: [
+    "1-2 imports",
+    "4-5",
+    "8-10 class Parser",
+    "12-14 class Parser › def feed",
+    "16-17 class Parser › def close",
+    "20-21 def parse_header",
+  ],
+  tsx: [],
+};
+
+describe("chunkCode per language", () => {
+  for (const [language, expected] of Object.entries(EXPECTED)) {
+    if (!S[language]) continue;
+    test(language, async () => {
+      const fragments = await chunkCode(S[language]!, language as CodeLanguage, small);
+      expect(outline(fragments)).toEqual(expected);
+      checkCoverage(S[language]!, fragments!);
+    });
+  }
+
+  test("tsx parses JSX", async () => {
+    const source = `import React from "react";\n\n/** A button. */\nexport function Button({ label }: { label: string }) {\n  return <button className="b">{label}</button>;\n}\n`;
+    expect(outline(await chunkCode(source, "tsx", small))).toEqual(["1-1 imports", "3-6 function Button"]);
+  });
+
+  test("a C++ class splits into its methods, with template and qualified names", async () => {
+    const source = `template <typename T>\nclass Box {\npublic:\n  T get() const {\n    return value_ + offset_ + other_ + more_;\n  }\n  void set(T v) {\n    value_ = v; offset_ = 0; other_ = 1; more_ = 2;\n  }\nprivate:\n  T value_;\n};\n`;
+    const fragments = await chunkCode(source, "cpp", { maxTokens: 30, packBelow: 0 });
+    expect(outline(fragments)).toEqual(["1-3 class Box", "4-6 class Box › get()", "7-9 class Box › set()", "10-12 class Box"]);
+    checkCoverage(source, fragments!);
+  });
+});
+
+describe("chunkCode shapes", () => {
+  test("small neighbours pack into one fragment at the default budget; headings list them", async () => {
+    const fragments = await chunkCode(S.python!, "python", { maxTokens: 350 });
+    expect(outline(fragments)).toEqual(["1-21 imports, class Parser, def parse_header"]);
+  });
+
+  test("a long class splits at its methods, each under `class › def`; the class line stays with the first", async () => {
+    const methods = Array.from(
+      { length: 6 },
+      (_, i) =>
+        `    def method_${i}(self, value):\n        """Method ${i}."""\n        total = value * ${i}\n        return total + self.base_${i}\n`,
+    ).join("\n");
+    const source = `class Engine:\n    """Runs things."""\n\n${methods}`;
+    const fragments = (await chunkCode(source, "python", { maxTokens: 60 }))!;
+    expect(fragments[0]!.text.startsWith("class Engine:")).toBe(true);
+    expect(fragments.every((f) => f.headings[0] === "class Engine")).toBe(true);
+    expect(fragments.some((f) => f.headings.join(" › ") === "class Engine › def method_3")).toBe(true);
+    expect(fragments.every((f) => f.text.length / 4 <= 60)).toBe(true);
+    checkCoverage(source, fragments);
+  });
+
+  test("a long function splits between statements, never inside a line, all under its name", async () => {
+    const body = Array.from({ length: 40 }, (_, i) => `  const v${i} = compute(${i}, "some argument text here");`).join("\n");
+    const source = `// Computes.\nfunction big() {\n${body}\n  return 1;\n}\n`;
+    const fragments = (await chunkCode(source, "javascript", { maxTokens: 100 }))!;
+    expect(fragments.length).toBeGreaterThan(3);
+    expect(fragments.every((f) => f.headings.join() === "function big")).toBe(true);
+    expect(fragments[0]!.text.startsWith("// Computes.\nfunction big() {")).toBe(true);
+    expect(fragments.at(-1)!.text.endsWith("}")).toBe(true);
+    checkCoverage(source, fragments);
+  });
+
+  test("decorators and doc comments stay with their unit; a comment after a blank line does not", async () => {
+    const source = `# section\n\n# doc\n@cache\n@other(1)\ndef f():\n    return 1\n`;
+    const fragments = (await chunkCode(source, "python", { maxTokens: 350, packBelow: 0 }))!;
+    expect(outline(fragments)).toEqual(["1-7 def f"]); // the lone comment is tiny: it joins the unit after it
+    const rust = `/// Doc.\n#[inline]\n#[must_use]\npub fn g() -> u8 {\n    1\n}\n`;
+    expect(outline(await chunkCode(rust, "rust", { maxTokens: 20, packBelow: 0 }))[0]).toBe("1-6 fn g");
+  });
+
+  test("a label spanning lines or running long becomes a one-line heading of at most 80 characters", async () => {
+    const long = "VeryLongTypeName".repeat(8);
+    const source = `impl<T> Display\n    for Wrapper<\n        T,\n    > {\n    fn fmt(&self) {}\n}\n\nstruct ${long} { x: i32 }\n`;
+    const headings = (await chunkCode(source, "rust", { maxTokens: 60, packBelow: 0 }))!.map((f) => f.headings.join(" › "));
+    expect(headings[0]).toBe("impl Display for Wrapper< T, >");
+    expect(headings[1]!.length).toBeLessThanOrEqual(80);
+    expect(headings[1]).toEndWith("…");
+  });
+
+  test("a minified line longer than the budget is a fragment of its own", async () => {
+    const line = `var a=[${"[1,2,3],".repeat(500)}0];`;
+    const fragments = (await chunkCode(`${line}\nfunction f() { return a; }\n`, "javascript", { maxTokens: 100 }))!;
+    expect(fragments.map((f) => [f.startLine, f.endLine])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+  });
+
+  test("a parse past its time limit, or a file past the size limit, is left to the text chunker", async () => {
+    const slow = `var a=${"[1,2,3],".repeat(2000)}0;`; // invalid: error recovery makes it slow
+    expect(await chunkCode(slow, "javascript", { maxTokens: 350, timeoutMs: 20 })).toBeNull();
+    expect(await chunkCode("x = 1\n".repeat(100), "python", { maxTokens: 350, maxChars: 100 })).toBeNull();
+  });
+
+  test("empty and whitespace-only files give no fragments; broken code still chunks", async () => {
+    expect(await chunkCode("", "python", { maxTokens: 350 })).toEqual([]);
+    expect(await chunkCode("\n\n  \n", "go", { maxTokens: 350 })).toEqual([]);
+    const broken = `def ok():\n    return 1\n\ndef broken(:\n    pass\n`;
+    checkCoverage(broken, (await chunkCode(broken, "python", { maxTokens: 350 }))!);
+  });
+
+  test("CRLF files keep their line numbers", async () => {
+    const source = "def a():\r\n    return 1\r\n\r\ndef b():\r\n    return 2\r\n";
+    expect(outline(await chunkCode(source, "python", { maxTokens: 8, packBelow: 0 }))).toEqual(["1-2 def a", "4-5 def b"]);
+  });
+});
+
+describe("languages", () => {
+  test("extensions map to grammars; others are null and chunkCode returns null", async () => {
+    const cases: Record<string, CodeLanguage | null> = {
+      "a.py": "python",
+      "a.ts": "typescript",
+      "a.tsx": "tsx",
+      "a.js": "javascript",
+      "a.mjs": "javascript",
+      "a.cjs": "javascript",
+      "a.jsx": "javascript",
+      "a.go": "go",
+      "a.rs": "rust",
+      "a.java": "java",
+      "a.c": "c",
+      "a.h": "c",
+      "a.cpp": "cpp",
+      "a.cc": "cpp",
+      "a.hpp": "cpp",
+      "a.cxx": "cpp",
+      "a.cs": "c_sharp",
+      "a.rb": "ruby",
+      "a.php": "php",
+      "a.sh": "bash",
+      "a.bash": "bash",
+      "A.PY": "python",
+      "notes.md": null,
+      Makefile: null,
+      "dir.py/file": null,
+    };
+    for (const [path, language] of Object.entries(cases)) expect([path, languageOf(path)]).toEqual([path, language]);
+    expect(await chunkCode("text", languageOf("x.md"), { maxTokens: 350 })).toBeNull();
+  });
+
+  test("grammars load lazily: a Python-only run loads only Python", () => {
+    const script = `import { chunkCode } from "${import.meta.dir}/../src/index/code-chunk.ts"; import { loadedLanguages } from "${import.meta.dir}/../src/index/tree-sitter.ts";
+      await chunkCode("x = 1\\n", "python", { maxTokens: 350 }); console.log(loadedLanguages().join(","));`;
+    const run = Bun.spawnSync([process.execPath, "-e", script]);
+    expect(run.stdout.toString().trim()).toBe("python");
+  });
+});

@@ -1,0 +1,102 @@
+/**
+ * Source code through the real CLI: `repo add --code`, fragments that follow the syntax, `language` and git
+ * metadata filterable with `--where`, code results cited as `file:start-end`, `get` taking the range back, vendored
+ * folders reported, and the git metadata refreshed when HEAD moves under unchanged files.
+ */
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runCli, tempDir, writeTree } from "./helpers.ts";
+
+function git(cwd: string, ...args: string[]): string {
+  const run = Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=trunk", ...args], { cwd });
+  if (!run.success) throw new Error(run.stderr.toString());
+  return run.stdout.toString().trim();
+}
+
+const PARSER = `"""Reading HTTP messages."""
+import re
+
+
+class Parser:
+    """Parses a message, a line at a time."""
+
+    def parse_header(self, line):
+        """Split a header line into its name and its value."""
+        name, _, value = line.partition(":")
+        return name.strip().lower(), value.strip()
+`;
+
+const CLIENT = `import { Parser } from "./parser";
+
+/** Opens a connection to the server and sends the greeting. */
+export function openConnection(host: string): Socket {
+  const socket = connect(host);
+  socket.write("hello");
+  return socket;
+}
+`;
+
+describe("indexing code", () => {
+  const home = tempDir();
+  const root = tempDir();
+  const folder = join(root, "webapp");
+  writeTree(folder, {
+    "parser.py": PARSER,
+    "src/client.ts": CLIENT,
+    "dist/bundle.js": "function openConnection(){}\n",
+    "README.md": "# Web app\n\nA small client.\n",
+  });
+  git(folder, "init", "-q");
+  git(folder, "add", ".");
+  git(folder, "commit", "-qm", "first");
+  const cli = (...args: string[]) => runCli(args, { home });
+
+  test("repo add --code, index: code fragments, vendored folders reported", () => {
+    expect(cli("repo", "add", "app", folder, "--code", "--no-embed").code).toBe(0);
+    const run = cli("index", "app");
+    expect(run.stderr).toBe("");
+    expect(run.stdout).toContain("3 indexed");
+    expect(run.stdout).toContain("not indexed as generated or vendored code: 1 dist/");
+  });
+
+  test("small units pack into one fragment headed by their symbols, cited as file:start-end; get takes a range back", () => {
+    const text = cli("search", "split a header line into name and value", "-n", "1", "--mode", "bm25");
+    expect(text.stdout).toContain("app:parser.py:1-11");
+    expect(text.stdout).toContain("parser › imports, class Parser");
+    const got = cli("get", "app:parser.py:8-11");
+    expect(got.stdout.trimEnd()).toBe(PARSER.split("\n").slice(7, 11).join("\n"));
+  });
+
+  test("identifiers: 'open connection' finds openConnection, and openConnection finds it first", () => {
+    for (const query of ["open connection", "openConnection"]) {
+      const hits = JSON.parse(cli("search", query, "--json", "--mode", "bm25").stdout).results;
+      expect(hits[0].path).toBe("src/client.ts");
+    }
+  });
+
+  test("language and git metadata filter with --where; ls and status show languages", () => {
+    const commit = git(folder, "rev-parse", "HEAD");
+    const where = (filter: string) =>
+      JSON.parse(cli("search", "the", "--json", "--mode", "bm25", "--documents", "--where", filter).stdout).results.map(
+        (h: { path: string }) => h.path,
+      );
+    const python = JSON.parse(cli("search", "header", "--json", "--mode", "bm25", "--where", "language=python").stdout).results;
+    expect(python.map((h: { path: string }) => h.path)).toEqual(["parser.py"]);
+    expect(python[0].metadata).toMatchObject({ language: "python", git_project: "webapp", git_branch: "trunk", git_commit: commit });
+    expect(where("language=typescript")).toEqual(["src/client.ts"]);
+    expect(where(`git_commit=${commit}`).length).toBeGreaterThan(0);
+    expect(cli("ls", "app").stdout).toMatch(/^python\s/m);
+    expect(cli("status").stdout).toContain("code: 1 python, 1 typescript");
+  });
+
+  test("a new commit moves git_commit on unchanged files at the next run", () => {
+    writeFileSync(join(folder, "NOTES.txt"), "later\n");
+    git(folder, "add", ".");
+    git(folder, "commit", "-qm", "second");
+    git(folder, "checkout", "-q", "-b", "feature");
+    expect(cli("index", "app").code).toBe(0);
+    const hit = JSON.parse(cli("search", "header", "--json", "--mode", "bm25", "--where", "language=python").stdout).results[0];
+    expect(hit.metadata).toMatchObject({ git_branch: "feature", git_commit: git(folder, "rev-parse", "HEAD") });
+  });
+});
