@@ -26,6 +26,19 @@ export interface ConvertedDocument {
   pages?: number;
 }
 
+/** When scanned pages are recognised (OCR): `auto` pages whose text layer is (almost) empty, `always` every page
+ * with a page-sized image, `off` never. */
+export type OcrMode = "auto" | "off" | "always";
+
+export interface ConvertOptions {
+  ocr?: OcrMode;
+  /** Tesseract languages (default `["eng"]`, built in) and the folder with the others' `.traineddata` files. */
+  ocrLanguages?: string[];
+  ocrData?: string;
+  /** Told when the OCR of one page starts and ends: the pool gives each recognised page its own time limit. */
+  onOcrPage?: (phase: "start" | "end") => void;
+}
+
 /** The file types researcher can read, by extension (lower case, no dot). */
 export const SUPPORTED_TYPES = ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"] as const;
 
@@ -67,18 +80,18 @@ export function shortHeading(text: string, max = HEADING_MAX_CHARS): string {
 }
 
 /** Convert one file. Throws `ResearcherError` (`FILE_UNREADABLE`) with a one-line reason when it cannot. */
-export async function convertFile(path: string, bytes: Uint8Array): Promise<ConvertedDocument> {
-  const document = await convertByFormat(path, bytes);
+export async function convertFile(path: string, bytes: Uint8Array, options: ConvertOptions = {}): Promise<ConvertedDocument> {
+  const document = await convertByFormat(path, bytes, options);
   return { ...document, title: shortHeading(document.title) };
 }
 
-async function convertByFormat(path: string, bytes: Uint8Array): Promise<ConvertedDocument> {
+async function convertByFormat(path: string, bytes: Uint8Array, options: ConvertOptions): Promise<ConvertedDocument> {
   const title = fallbackTitle(path);
   switch (formatOf(path)) {
     case "md":
       return convertMarkdown(decodeText(bytes), title);
     case "pdf":
-      return (await import("./pdf.ts")).convertPdf(bytes, title);
+      return (await import("./pdf.ts")).convertPdf(bytes, title, options);
     case "docx":
       return (await import("./docx.ts")).convertDocx(bytes, title);
     case "html":
@@ -88,6 +101,11 @@ async function convertByFormat(path: string, bytes: Uint8Array): Promise<Convert
     default:
       return { title, format: "text", text: decodeText(bytes), firstLine: 1, metadata: {} };
   }
+}
+
+/** How many of a converted document's pages were read by OCR (its `ocr_pages` metadata). */
+export function ocrPagesOf(metadata: Record<string, unknown>): number {
+  return typeof metadata.ocr_pages === "number" ? metadata.ocr_pages : 0;
 }
 
 /** The line that opens page `n` in a paged document's text. */

@@ -4,9 +4,10 @@
  * noticeably larger than the page's body text. Words hyphenated at line ends are rejoined and ligatures folded
  * (NFKC). Reading order is pdf.js's content-stream order, which for typeset two-column papers is column by column.
  */
-import { pageMarker, type ConvertedDocument } from "./convert.ts";
+import { pageMarker, type ConvertedDocument, type ConvertOptions } from "./convert.ts";
 import { ResearcherError } from "../errors.ts";
-import { readCMap } from "./pdf-data.ts";
+import { createOcrEngine, pageImage, type OcrEngine, type PdfPage } from "./ocr.ts";
+import { readCMap, readWasm } from "./pdf-data.ts";
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
 
@@ -25,7 +26,11 @@ interface Line {
   size: number;
 }
 
-export const NO_TEXT_LAYER = "no text layer (scanned? OCR is not supported yet)";
+export const NO_TEXT_LAYER = "no text layer, and OCR found no text in its pages";
+export const NO_TEXT_LAYER_OCR_OFF = "no text layer (scanned? OCR is off: set ocr to auto for this repository)";
+
+/** Fewer visible characters than this on a page and it is treated as a scan (page numbers, stray marks). */
+const OCR_BELOW_CHARS = 16;
 
 let loading: Promise<PdfJs> | undefined;
 
@@ -40,7 +45,7 @@ function loadPdfJs(): Promise<PdfJs> {
   return loading;
 }
 
-export async function convertPdf(bytes: Uint8Array, fallbackTitle: string): Promise<ConvertedDocument> {
+export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, options: ConvertOptions = {}): Promise<ConvertedDocument> {
   const pdfjs = await loadPdfJs();
   // pdf.js takes ownership of (detaches) the buffer it is given, and refuses Node Buffers: give it a plain copy.
   const task = pdfjs.getDocument({
@@ -51,7 +56,9 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string): Prom
     verbosity: 0,
     cMapUrl: "cmaps/",
     cMapPacked: true,
-    BinaryDataFactory: CMapFactory,
+    // JBIG2 and JPEG 2000 images (bilevel and archival scans) are decoded by pdf.js's own wasm, served by the factory.
+    wasmUrl: "wasm/",
+    BinaryDataFactory: PdfDataFactory,
   });
   let doc: Awaited<typeof task.promise>;
   try {
@@ -64,21 +71,29 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string): Prom
     const info = await pdfInfo(doc);
     const parts: string[] = [];
     let characters = 0;
+    let ocrPages = 0;
     let largest: Line | undefined;
+    const mode = options.ocr ?? "auto";
     for (let n = 1; n <= doc.numPages; n++) {
       const lines = await pageLines(doc, n);
-      characters += lines.reduce((sum, line) => sum + line.text.replace(/\s/g, "").length, 0);
+      const layer = visibleChars(lines.map((line) => line.text).join(""));
+      const wanted = mode === "always" || (mode === "auto" && layer < OCR_BELOW_CHARS);
+      const recognised = wanted ? await recognisePage(doc, n, options) : undefined;
+      if (recognised) ocrPages++;
+      characters += recognised ? visibleChars(recognised) : layer;
       if (n === 1) largest = lines.slice(0, 12).reduce<Line | undefined>((a, l) => (!a || l.size > a.size ? l : a), undefined);
-      parts.push(pageMarker(n), "", pageMarkdown(lines), "");
+      parts.push(pageMarker(n), "", recognised ?? pageMarkdown(lines), "");
     }
-    if (characters === 0 && doc.numPages > 0) throw new ResearcherError("FILE_UNREADABLE", NO_TEXT_LAYER);
+    if (characters === 0 && doc.numPages > 0) {
+      throw new ResearcherError("FILE_UNREADABLE", mode === "off" ? NO_TEXT_LAYER_OCR_OFF : NO_TEXT_LAYER);
+    }
     const title = info.title ?? (largest && largest.text.length <= 200 ? largest.text : undefined) ?? fallbackTitle;
     return {
       title,
       format: "markdown",
       text: parts.join("\n").replace(/\n{3,}/g, "\n\n"),
       firstLine: 1,
-      metadata: { ...info.metadata, pages: doc.numPages },
+      metadata: { ...info.metadata, pages: doc.numPages, ...(ocrPages ? { ocr_pages: ocrPages } : {}) },
       pages: doc.numPages,
     };
   } finally {
@@ -86,11 +101,62 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string): Prom
   }
 }
 
-/** Serves pdf.js's CMap requests from `pdf-data.ts` (files on disk, or embedded in the executable). */
-class CMapFactory {
+/** Serves pdf.js's CMap and image-decoder wasm requests from `pdf-data.ts` (files on disk, or embedded). */
+class PdfDataFactory {
   async fetch({ kind, filename }: { kind: string; filename: string }): Promise<Uint8Array> {
-    if (kind !== "cMapUrl") throw new Error(`no ${kind} data is bundled`); // fonts and wasm only matter for rendering
-    return readCMap(filename);
+    if (kind === "cMapUrl") return readCMap(filename);
+    if (kind === "wasmUrl") return readWasm(filename);
+    throw new Error(`no ${kind} data is bundled`); // standard fonts only matter for rendering
+  }
+}
+
+function visibleChars(text: string): number {
+  return text.replace(/\s/g, "").length;
+}
+
+/** One engine per conversion thread and language set, made on first need (~0.5 s + the wasm's first-page warm-up). */
+let ocrEngine: { key: string; engine: Promise<OcrEngine> } | undefined;
+
+function engineFor(options: ConvertOptions): Promise<OcrEngine> {
+  const languages = options.ocrLanguages?.length ? options.ocrLanguages : ["eng"];
+  const key = JSON.stringify([languages, options.ocrData]);
+  if (ocrEngine?.key !== key) {
+    ocrEngine?.engine.then((engine) => engine.close()).catch(() => {});
+    ocrEngine = { key, engine: createOcrEngine({ languages, langPath: options.ocrData }) };
+    ocrEngine.engine.catch(() => (ocrEngine = undefined)); // a missing model is reported, and retried next file
+  }
+  return ocrEngine.engine;
+}
+
+/**
+ * The text of page `n` read from its page-sized image, or undefined when it has none (or nothing was read). A
+ * missing language model fails the file with its reason; a page pdf.js cannot draw, or an engine abort, costs only
+ * that page (an aborted engine is replaced).
+ */
+async function recognisePage(doc: { getPage(n: number): Promise<unknown> }, n: number, options: ConvertOptions) {
+  const current = engineFor(options);
+  const engine = await current.catch((error: Error) => {
+    throw new ResearcherError("FILE_UNREADABLE", error.message);
+  });
+  options.onOcrPage?.("start");
+  try {
+    const image = await scanImage(doc, n).catch(() => null);
+    if (!image) return undefined;
+    return (await engine.recognize(image)) || undefined;
+  } catch {
+    if (ocrEngine?.engine === current) ocrEngine = undefined; // the engine refuses further pages after an abort
+    return undefined;
+  } finally {
+    options.onOcrPage?.("end");
+  }
+}
+
+async function scanImage(doc: { getPage(n: number): Promise<unknown> }, n: number) {
+  const page = (await doc.getPage(n)) as PdfPage & { cleanup(): void };
+  try {
+    return await pageImage(page);
+  } finally {
+    page.cleanup();
   }
 }
 
