@@ -1,4 +1,5 @@
 /** PDFs written by pdf-lib for tests and benchmarks: known text at known places on known pages. */
+import { readFileSync } from "node:fs";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 
 export interface PdfLine {
@@ -46,4 +47,21 @@ export function paragraph(text: string, top: number, options: { x?: number; widt
   }
   if (line) lines.push({ text: line, x: options.x, top: top + lines.length * 14 });
   return lines;
+}
+
+/** The shared corpus's scanned PDFs (150 dpi grey JPEG pages, slightly tilted), each with its true text beside it. */
+export const SCANNED = "data/corpus/scanned";
+
+/** One page of a scanned PDF as a PDF of its own (OCR costs seconds a page: tests read one). */
+export async function scannedPage(file: string, page: number): Promise<Uint8Array> {
+  const source = await PDFDocument.load(readFileSync(file));
+  const pdf = await PDFDocument.create();
+  const [copy] = await pdf.copyPages(source, [page - 1]);
+  pdf.addPage(copy!);
+  return pdf.save();
+}
+
+/** The true text of page `page` of a scanned PDF (`<file>.gt`: pages separated by runs of form feeds). */
+export function scannedTruth(file: string, page: number): string {
+  return readFileSync(`${file}.gt`, "utf8").split(/\f+/).filter((p) => p.trim())[page - 1] ?? "";
 }

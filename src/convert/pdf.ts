@@ -134,16 +134,17 @@ function engineFor(options: ConvertOptions): Promise<OcrEngine> {
  * that page (an aborted engine is replaced).
  */
 async function recognisePage(doc: { getPage(n: number): Promise<unknown> }, n: number, options: ConvertOptions) {
+  options.onOcrPage?.("start"); // making the engine (loading the wasm and model) is part of the first page's OCR
   const current = engineFor(options);
-  const engine = await current.catch((error: Error) => {
-    throw new ResearcherError("FILE_UNREADABLE", error.message);
-  });
-  options.onOcrPage?.("start");
   try {
+    const engine = await current.catch((error: Error) => {
+      throw new ResearcherError("FILE_UNREADABLE", error.message);
+    });
     const image = await scanImage(doc, n).catch(() => null);
     if (!image) return undefined;
     return (await engine.recognize(image)) || undefined;
-  } catch {
+  } catch (error) {
+    if (error instanceof ResearcherError) throw error;
     if (ocrEngine?.engine === current) ocrEngine = undefined; // the engine refuses further pages after an abort
     return undefined;
   } finally {

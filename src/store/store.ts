@@ -570,6 +570,13 @@ export class Store {
       .get()!;
   }
 
+  /** Pages of the stored documents that were read by OCR (their `ocr_pages` metadata). */
+  ocrPages(): number {
+    return this.db
+      .query<{ pages: number }, []>("SELECT coalesce(sum(json_extract(metadata, '$.ocr_pages')), 0) AS pages FROM documents")
+      .get()!.pages;
+  }
+
   /** Merge FTS5 segments and refresh planner statistics after a large write. */
   optimize(): void {
     this.mergeFullText();
