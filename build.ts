@@ -116,6 +116,18 @@ const compiled = native.loadNativeAddon(${JSON.stringify(`usearch-${version("use
         return { loader: "js", contents: source.replace(/\/\/ dummy code for ncc[\s\S]*$/, "") };
       });
 
+      // The pool's code is bundled into a chunk at the executable's root, while the worker entry point keeps its folder
+      // under src/: the worker's URL must name that folder.
+      build.onLoad({ filter: /src[\\/]convert[\\/]pool\.ts$/ }, (args) => ({
+        loader: "ts",
+        contents: patch(
+          readFileSync(args.path, "utf8"),
+          `new URL("./worker.ts", import.meta.url)`,
+          `new URL("./convert/worker.ts", import.meta.url)`,
+          args.path,
+        ),
+      }));
+
       // pdf.js reads its character maps (CJK text) and image-decoder wasm (JBIG2, JPEG 2000) from files: embed them and
       // serve them from the executable.
       build.onLoad({ filter: /src[\\/]convert[\\/]pdf-data\.ts$/ }, () => ({ loader: "ts", contents: pdfDataSource() }));

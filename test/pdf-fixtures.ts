@@ -63,5 +63,9 @@ export async function scannedPage(file: string, page: number): Promise<Uint8Arra
 
 /** The true text of page `page` of a scanned PDF (`<file>.gt`: pages separated by runs of form feeds). */
 export function scannedTruth(file: string, page: number): string {
-  return readFileSync(`${file}.gt`, "utf8").split(/\f+/).filter((p) => p.trim())[page - 1] ?? "";
+  return (
+    readFileSync(`${file}.gt`, "utf8")
+      .split(/\f+/)
+      .filter((p) => p.trim())[page - 1] ?? ""
+  );
 }
