@@ -1,6 +1,6 @@
 /** PDFs written by pdf-lib for tests and benchmarks: known text at known places on known pages. */
 import { readFileSync } from "node:fs";
-import { PDFDocument, StandardFonts } from "pdf-lib";
+import { PDFDict, PDFDocument, PDFName, PDFRawStream, StandardFonts } from "pdf-lib";
 
 export interface PdfLine {
   text: string;
@@ -68,4 +68,16 @@ export function scannedTruth(file: string, page: number): string {
       .split(/\f+/)
       .filter((p) => p.trim())[page - 1] ?? ""
   );
+}
+
+/** The JPEG a scanned PDF's page `page` shows (the shared scans are one DCT-encoded image per page). */
+export async function scannedJpeg(file: string, page: number): Promise<Uint8Array> {
+  const pdf = await PDFDocument.load(readFileSync(file));
+  const resources = pdf.getPage(page - 1).node.Resources();
+  const xobjects = resources?.lookup(PDFName.of("XObject"), PDFDict);
+  for (const [, ref] of xobjects?.entries() ?? []) {
+    const stream = pdf.context.lookup(ref);
+    if (stream instanceof PDFRawStream && String(stream.dict.get(PDFName.of("Filter"))) === "/DCTDecode") return stream.contents;
+  }
+  throw new Error(`${file} p${page} shows no JPEG`);
 }

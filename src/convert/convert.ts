@@ -40,17 +40,36 @@ export interface ConvertOptions {
 }
 
 /** The file types researcher can read, by extension (lower case, no dot). */
-export const SUPPORTED_TYPES = ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"] as const;
+export const SUPPORTED_TYPES = [
+  "md",
+  "markdown",
+  "mdx",
+  "txt",
+  "pdf",
+  "docx",
+  "html",
+  "htm",
+  "xhtml",
+  "epub",
+  "png",
+  "jpg",
+  "jpeg",
+  "tif",
+  "tiff",
+] as const;
 
 const MARKDOWN_TYPES = new Set(["md", "markdown", "mdx"]);
 const HTML_TYPES = new Set(["html", "htm", "xhtml"]);
+/** Aliases of the image types (read by OCR): `jpeg` → `jpg`, `tiff` → `tif`. */
+const IMAGE_ALIASES: Record<string, string> = { jpeg: "jpg", tiff: "tif" };
 
-/** The stored `format` of a document: its file type, with aliases folded (`markdown`, `mdx` → `md`; `htm` → `html`). */
+/** The stored `format` of a document: its file type, with aliases folded (`markdown`, `mdx` → `md`; `htm` → `html`;
+ * `jpeg` → `jpg`; `tiff` → `tif`). */
 export function formatOf(path: string): string {
   const type = fileType(path);
   if (MARKDOWN_TYPES.has(type)) return "md";
   if (HTML_TYPES.has(type)) return "html";
-  return type || "txt";
+  return IMAGE_ALIASES[type] ?? (type || "txt");
 }
 
 /** Formats read as text: converted inline, and read back as the file itself (line numbers are the file's). */
@@ -98,6 +117,10 @@ async function convertByFormat(path: string, bytes: Uint8Array, options: Convert
       return (await import("./html.ts")).convertHtml(bytes, title);
     case "epub":
       return (await import("./epub.ts")).convertEpub(bytes, title);
+    case "png":
+    case "jpg":
+    case "tif":
+      return (await import("./image.ts")).convertImage(formatOf(path), bytes, title, options);
     default:
       return { title, format: "text", text: decodeText(bytes), firstLine: 1, metadata: {} };
   }

@@ -12,3 +12,12 @@ declare module "tesseract.js-core/tesseract-core-simd-lstm.js" {
   const factory: (module: object) => Promise<unknown>;
   export default factory;
 }
+// pdf.js's standalone image decoders ship no types; image.ts uses the JPEG decoder.
+declare module "pdfjs-dist/image_decoders/pdf.image_decoders.mjs" {
+  export class JpegImage {
+    width: number;
+    height: number;
+    parse(data: Uint8Array): void;
+    getData(options: { width: number; height: number; forceRGB?: boolean }): Uint8ClampedArray;
+  }
+}

@@ -15,6 +15,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
+import { ResearcherError } from "../errors.ts";
+import type { ConvertOptions } from "./convert.ts";
 // The SIMD + LSTM-only build: Bun's JavaScriptCore runs wasm SIMD (the plain build is 3× slower), and the legacy
 // (non-LSTM) engine is not used (the embedded model has no legacy data). Not the "relaxedsimd" build: its results
 // may differ between CPUs, and it was no faster here (NOTES.md).
@@ -205,6 +207,48 @@ export async function createOcrEngine(options: OcrOptions = {}): Promise<OcrEngi
   };
 }
 
+/** One engine per conversion thread and language set, made on first need (~0.5 s + the wasm's first-page warm-up). */
+let shared: { key: string; engine: Promise<OcrEngine> } | undefined;
+
+function sharedEngine(options: ConvertOptions): Promise<OcrEngine> {
+  const languages = options.ocrLanguages?.length ? options.ocrLanguages : ["eng"];
+  const key = JSON.stringify([languages, options.ocrData]);
+  if (shared?.key !== key) {
+    shared?.engine.then((engine) => engine.close()).catch(() => {});
+    const engine = createOcrEngine({ languages, langPath: options.ocrData });
+    shared = { key, engine };
+    // A missing model is reported for this file, and looked for again by the next.
+    engine.catch(() => {
+      if (shared?.engine === engine) shared = undefined;
+    });
+  }
+  return shared.engine;
+}
+
+/**
+ * The text OCR reads in one page image (`image()` gives it, or null when there is none), or undefined when nothing
+ * was read; `options.onOcrPage` is told when it starts and ends. A missing language model fails the file with its
+ * reason; an engine abort costs only this page (the engine is replaced).
+ */
+export async function recognise(image: () => Promise<GrayImage | null>, options: ConvertOptions): Promise<string | undefined> {
+  options.onOcrPage?.("start"); // making the engine (loading the wasm and model) is part of the first page's OCR
+  const current = sharedEngine(options);
+  try {
+    const engine = await current.catch((error: Error) => {
+      throw new ResearcherError("FILE_UNREADABLE", error.message);
+    });
+    const pixels = await image();
+    if (!pixels) return undefined;
+    return (await engine.recognize(pixels)) || undefined;
+  } catch (error) {
+    if (error instanceof ResearcherError) throw error;
+    if (shared?.engine === current) shared = undefined; // the engine refuses further pages after an abort
+    return undefined;
+  } finally {
+    options.onOcrPage?.("end");
+  }
+}
+
 /**
  * Tesseract's text → paragraphs: it ends every line with `\n` and every paragraph with a blank line. Lines of a
  * paragraph are joined with a space, and a word hyphenated over a line end is rejoined (`experi-` + `ment`),
@@ -318,8 +362,8 @@ function pdfObject(page: PdfPage, id: string): Promise<PdfImage | null> {
 function toGray(image: PdfImage): Uint8Array | null {
   const { width, height, kind, data } = image;
   if (!data || !(width > 0 && height > 0)) return null; // e.g. an ImageBitmap (only where OffscreenCanvas exists)
-  const gray = new Uint8Array(width * height);
   if (kind === 1) {
+    const gray = new Uint8Array(width * height);
     // 1 bit per pixel, rows padded to whole bytes, 1 = white (pdf.js has already applied /Decode).
     const rowBytes = (width + 7) >> 3;
     for (let y = 0; y < height; y++) {
@@ -330,9 +374,16 @@ function toGray(image: PdfImage): Uint8Array | null {
     return gray;
   }
   const channels = kind === 2 ? 3 : kind === 3 ? 4 : 0;
-  if (!channels || data.length < width * height * channels) return null;
-  for (let p = 0, q = 0; p < gray.length; p++, q += channels) {
-    gray[p] = (data[q]! * 77 + data[q + 1]! * 150 + data[q + 2]! * 29) >> 8;
+  return channels ? grayFromChannels(data, width * height, channels) : null;
+}
+
+/** Interleaved 8-bit samples (grey, grey + alpha, RGB or RGBA) → one grey byte per pixel (ITU-R 601 luma), or null
+ * when `data` is too short. */
+export function grayFromChannels(data: ArrayLike<number>, pixels: number, channels: number): Uint8Array | null {
+  if (channels < 1 || channels > 4 || data.length < pixels * channels) return null;
+  const gray = new Uint8Array(pixels);
+  for (let p = 0, q = 0; p < pixels; p++, q += channels) {
+    gray[p] = channels < 3 ? data[q]! : (data[q]! * 77 + data[q + 1]! * 150 + data[q + 2]! * 29) >> 8;
   }
   return gray;
 }

@@ -6,7 +6,7 @@
  */
 import { pageMarker, type ConvertedDocument, type ConvertOptions } from "./convert.ts";
 import { ResearcherError } from "../errors.ts";
-import { createOcrEngine, pageImage, type OcrEngine, type PdfPage } from "./ocr.ts";
+import { pageImage, type PdfPage, recognise } from "./ocr.ts";
 import { readCMap, readWasm } from "./pdf-data.ts";
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
@@ -114,42 +114,12 @@ function visibleChars(text: string): number {
   return text.replace(/\s/g, "").length;
 }
 
-/** One engine per conversion thread and language set, made on first need (~0.5 s + the wasm's first-page warm-up). */
-let ocrEngine: { key: string; engine: Promise<OcrEngine> } | undefined;
-
-function engineFor(options: ConvertOptions): Promise<OcrEngine> {
-  const languages = options.ocrLanguages?.length ? options.ocrLanguages : ["eng"];
-  const key = JSON.stringify([languages, options.ocrData]);
-  if (ocrEngine?.key !== key) {
-    ocrEngine?.engine.then((engine) => engine.close()).catch(() => {});
-    ocrEngine = { key, engine: createOcrEngine({ languages, langPath: options.ocrData }) };
-    ocrEngine.engine.catch(() => (ocrEngine = undefined)); // a missing model is reported, and retried next file
-  }
-  return ocrEngine.engine;
-}
-
 /**
- * The text of page `n` read from its page-sized image, or undefined when it has none (or nothing was read). A
- * missing language model fails the file with its reason; a page pdf.js cannot draw, or an engine abort, costs only
- * that page (an aborted engine is replaced).
+ * The text of page `n` read from its page-sized image, or undefined when it has none (or nothing was read). pdf.js
+ * errors on a broken page cost only that page.
  */
-async function recognisePage(doc: { getPage(n: number): Promise<unknown> }, n: number, options: ConvertOptions) {
-  options.onOcrPage?.("start"); // making the engine (loading the wasm and model) is part of the first page's OCR
-  const current = engineFor(options);
-  try {
-    const engine = await current.catch((error: Error) => {
-      throw new ResearcherError("FILE_UNREADABLE", error.message);
-    });
-    const image = await scanImage(doc, n).catch(() => null);
-    if (!image) return undefined;
-    return (await engine.recognize(image)) || undefined;
-  } catch (error) {
-    if (error instanceof ResearcherError) throw error;
-    if (ocrEngine?.engine === current) ocrEngine = undefined; // the engine refuses further pages after an abort
-    return undefined;
-  } finally {
-    options.onOcrPage?.("end");
-  }
+function recognisePage(doc: { getPage(n: number): Promise<unknown> }, n: number, options: ConvertOptions) {
+  return recognise(() => scanImage(doc, n).catch(() => null), options);
 }
 
 async function scanImage(doc: { getPage(n: number): Promise<unknown> }, n: number) {
