@@ -3,25 +3,13 @@ import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { encode as encodePng } from "fast-png";
 import UTIF from "utif2";
-import { JpegImage } from "pdfjs-dist/image_decoders/pdf.image_decoders.mjs";
 import { convertFile, formatOf } from "../src/convert/convert.ts";
 import { agreementScore } from "./agreement.ts";
 import { conversionFailure, SHARED, testShared } from "./helpers.ts";
-import { SCANNED, scannedJpeg, scannedTruth } from "./pdf-fixtures.ts";
+import { SCANNED, scannedJpeg, scannedStrip, scannedTruth } from "./pdf-fixtures.ts";
 
 const SCAN = join(SHARED, SCANNED, "scan-01.pdf");
 const OCR_TIMEOUT = 240_000;
-
-/** The scan's grey pixels, cut to its first `rows` rows (the title: OCR of a strip is quick). */
-async function strip(rows: number) {
-  const jpeg = new JpegImage();
-  jpeg.parse(await scannedJpeg(SCAN, 1));
-  const rgb = jpeg.getData({ width: jpeg.width, height: jpeg.height, forceRGB: true });
-  const height = Math.min(rows, jpeg.height);
-  const gray = new Uint8Array(jpeg.width * height);
-  for (let p = 0; p < gray.length; p++) gray[p] = rgb[p * 3]!;
-  return { gray, width: jpeg.width, height };
-}
 
 test("image types fold their aliases", () => {
   expect([formatOf("a.JPEG"), formatOf("b.jpg"), formatOf("c.tiff"), formatOf("d.png")]).toEqual(["jpg", "jpg", "tif", "png"]);
@@ -41,7 +29,7 @@ testShared(
 testShared(
   "PNG and TIFF are read by OCR",
   async () => {
-    const { gray, width, height } = await strip(260);
+    const { data: gray, width, height } = await scannedStrip(SCAN, 260);
     const png = await convertFile("title.png", encodePng({ width, height, data: gray, channels: 1, depth: 8 }));
     expect(png.text).toContain("UNAWARENESS OF HYPOGLYCAEMIA");
     const rgba = new Uint8Array(width * height * 4).map((_, i) => (i % 4 === 3 ? 255 : gray[i >> 2]!));

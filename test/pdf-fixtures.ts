@@ -81,3 +81,15 @@ export async function scannedJpeg(file: string, page: number): Promise<Uint8Arra
   }
   throw new Error(`${file} p${page} shows no JPEG`);
 }
+
+/** Page 1 of a scanned PDF as grey pixels, cut to its first `rows` rows (a title: OCR of a strip is quick). */
+export async function scannedStrip(file: string, rows: number) {
+  const { JpegImage } = await import("pdfjs-dist/image_decoders/pdf.image_decoders.mjs");
+  const jpeg = new JpegImage();
+  jpeg.parse(await scannedJpeg(file, 1));
+  const rgb = jpeg.getData({ width: jpeg.width, height: jpeg.height, forceRGB: true });
+  const height = Math.min(rows, jpeg.height);
+  const gray = new Uint8Array(jpeg.width * height);
+  for (let p = 0; p < gray.length; p++) gray[p] = rgb[p * 3]!;
+  return { data: gray, width: jpeg.width, height };
+}
