@@ -124,8 +124,9 @@ const compiled = native.loadNativeAddon(${JSON.stringify(`usearch-${version("use
         loader: "file",
       }));
 
-      // pdf.js reads its character maps (CJK text) from files: embed them and serve them from the executable.
-      build.onLoad({ filter: /src[\\/]convert[\\/]pdf-data\.ts$/ }, () => ({ loader: "ts", contents: cmapSource() }));
+      // pdf.js reads its character maps (CJK text) and image-decoder wasm (JBIG2, JPEG 2000) from files: embed them and
+      // serve them from the executable.
+      build.onLoad({ filter: /src[\\/]convert[\\/]pdf-data\.ts$/ }, () => ({ loader: "ts", contents: pdfDataSource() }));
 
       // Optionally bake a model folder in: it is unpacked on first use and reported as "embedded".
       build.onLoad({ filter: /src[\\/]embed[\\/]embedded-model\.ts$/ }, () => ({
@@ -136,18 +137,25 @@ const compiled = native.loadNativeAddon(${JSON.stringify(`usearch-${version("use
   };
 }
 
-function cmapSource(): string {
-  const folder = join(MODULES, "pdfjs-dist/cmaps");
-  const names = readdirSync(folder).filter((name) => name.endsWith(".bcmap"));
-  const imports = names.map((name, i) => `import c${i} from ${JSON.stringify(`embedded-file:${join(folder, name)}`)};`).join("\n");
-  const table = names.map((name, i) => `${JSON.stringify(name)}: c${i}`).join(",\n  ");
+function pdfDataSource(): string {
+  const files = (folder: string, pattern: RegExp) =>
+    readdirSync(join(MODULES, "pdfjs-dist", folder))
+      .filter((name) => pattern.test(name))
+      .map((name) => ({ name, path: join(MODULES, "pdfjs-dist", folder, name) }));
+  const cmaps = files("cmaps", /\.bcmap$/);
+  const wasm = files("wasm", /^(jbig2|openjpeg|qcms_bg)\.wasm$/);
+  const imports = [...cmaps, ...wasm].map((f, i) => `import f${i} from ${JSON.stringify(`embedded-file:${f.path}`)};`).join("\n");
+  const table = (list: typeof cmaps, offset: number) => list.map((f, i) => `${JSON.stringify(f.name)}: f${i + offset}`).join(",\n  ");
   return `import { readFileSync } from "node:fs";\n${imports}
-const CMAPS: Record<string, string> = {\n  ${table}\n};
-export function readCMap(name: string): Uint8Array {
-  const path = CMAPS[name];
-  if (!path) throw new Error(\`no CMap named \${name}\`);
+const CMAPS: Record<string, string> = {\n  ${table(cmaps, 0)}\n};
+const WASM: Record<string, string> = {\n  ${table(wasm, cmaps.length)}\n};
+function read(table: Record<string, string>, name: string): Uint8Array {
+  const path = table[name];
+  if (!path) throw new Error(\`no pdf.js data file named \${name}\`);
   return readFileSync(path);
-}`;
+}
+export const readCMap = (name: string) => read(CMAPS, name);
+export const readWasm = (name: string) => read(WASM, name);`;
 }
 
 function embeddedModelSource(folder: string | undefined): string {
@@ -178,6 +186,8 @@ export async function buildExecutable(options: { target?: Target; embedModel?: s
   const target = options.target ?? "linux-x64";
   const outfile = options.outfile ?? join(ROOT, "dist", target === "linux-x64" ? "researcher" : `researcher-${target}`);
   mkdirSync(resolve(outfile, ".."), { recursive: true });
+  // OCR calls tesseract.js-core's WebIDL API directly (SetImage with exif/angle, numeric OEM/PSM): pinned.
+  if (version("tesseract.js-core") !== "7.0.0") throw new Error("build.ts: tesseract.js-core is not 7.0.0; recheck src/convert/ocr.ts");
   const result = await Bun.build({
     // The conversion worker is its own entry point: workers in an executable must be listed (Bun's docs).
     entrypoints: [join(ROOT, "src/main.ts"), join(ROOT, "src/convert/worker.ts")],

@@ -45,6 +45,13 @@ function schemas() {
     embedding: v.optional(v.partial(EmbeddingSchema)),
     /** Path prefix → what the documents under it are (`researcher context add`). */
     contexts: v.optional(v.record(v.string(), v.pipe(v.string(), v.minLength(1)))),
+    /** OCR of scanned pages (default auto): `auto` pages with (almost) no text layer, `always` every page with a
+     * page-sized image, `off` none. */
+    ocr: v.optional(v.picklist(["auto", "off", "always"])),
+    /** Tesseract language codes (default [eng], built in); the others are read from `ocr_data`. */
+    ocr_languages: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_]+$/)))),
+    /** A folder with `<code>.traineddata` (or `.traineddata.gz`) files. */
+    ocr_data: v.optional(v.string()),
     added: v.optional(v.string()),
   });
 
@@ -76,6 +83,8 @@ function schemas() {
         convert_memory_mb: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 900),
         /** Conversion worker threads; 0 means one per core. */
         convert_workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
+        /** Seconds OCR of one scanned page may take; it does not count against convert_timeout. */
+        ocr_page_timeout: v.optional(v.pipe(v.number(), v.minValue(0.1)), 120),
       }),
       {},
     ),

@@ -21,6 +21,8 @@ export interface Repository {
   contexts: Record<string, string>;
   /** Where this repository's index lives. */
   dir: string;
+  /** OCR of scanned pages (config `ocr`, `ocr_languages`, `ocr_data`). */
+  ocr: { mode: "auto" | "off" | "always"; languages: string[]; data?: string };
 }
 
 export interface AddRepositoryInput {
@@ -57,6 +59,7 @@ export function listRepositories(home: string): Repository[] {
       embedding: repo.embedding ?? {},
       contexts: repo.contexts ?? {},
       dir: repositoryDir(home, name),
+      ocr: { mode: repo.ocr ?? "auto", languages: repo.ocr_languages ?? ["eng"], data: repo.ocr_data },
     }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }

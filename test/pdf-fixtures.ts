@@ -1,5 +1,6 @@
 /** PDFs written by pdf-lib for tests and benchmarks: known text at known places on known pages. */
-import { PDFDocument, StandardFonts } from "pdf-lib";
+import { readFileSync } from "node:fs";
+import { PDFDict, PDFDocument, PDFName, PDFRawStream, StandardFonts } from "pdf-lib";
 
 export interface PdfLine {
   text: string;
@@ -46,4 +47,49 @@ export function paragraph(text: string, top: number, options: { x?: number; widt
   }
   if (line) lines.push({ text: line, x: options.x, top: top + lines.length * 14 });
   return lines;
+}
+
+/** The shared corpus's scanned PDFs (150 dpi grey JPEG pages, slightly tilted), each with its true text beside it. */
+export const SCANNED = "data/corpus/scanned";
+
+/** One page of a scanned PDF as a PDF of its own (OCR costs seconds a page: tests read one). */
+export async function scannedPage(file: string, page: number): Promise<Uint8Array> {
+  const source = await PDFDocument.load(readFileSync(file));
+  const pdf = await PDFDocument.create();
+  const [copy] = await pdf.copyPages(source, [page - 1]);
+  pdf.addPage(copy!);
+  return pdf.save();
+}
+
+/** The true text of page `page` of a scanned PDF (`<file>.gt`: pages separated by runs of form feeds). */
+export function scannedTruth(file: string, page: number): string {
+  return (
+    readFileSync(`${file}.gt`, "utf8")
+      .split(/\f+/)
+      .filter((p) => p.trim())[page - 1] ?? ""
+  );
+}
+
+/** The JPEG a scanned PDF's page `page` shows (the shared scans are one DCT-encoded image per page). */
+export async function scannedJpeg(file: string, page: number): Promise<Uint8Array> {
+  const pdf = await PDFDocument.load(readFileSync(file));
+  const resources = pdf.getPage(page - 1).node.Resources();
+  const xobjects = resources?.lookup(PDFName.of("XObject"), PDFDict);
+  for (const [, ref] of xobjects?.entries() ?? []) {
+    const stream = pdf.context.lookup(ref);
+    if (stream instanceof PDFRawStream && String(stream.dict.get(PDFName.of("Filter"))) === "/DCTDecode") return stream.contents;
+  }
+  throw new Error(`${file} p${page} shows no JPEG`);
+}
+
+/** Page 1 of a scanned PDF as grey pixels, cut to its first `rows` rows (a title: OCR of a strip is quick). */
+export async function scannedStrip(file: string, rows: number) {
+  const { JpegImage } = await import("pdfjs-dist/image_decoders/pdf.image_decoders.mjs");
+  const jpeg = new JpegImage();
+  jpeg.parse(await scannedJpeg(file, 1));
+  const rgb = jpeg.getData({ width: jpeg.width, height: jpeg.height, forceRGB: true });
+  const height = Math.min(rows, jpeg.height);
+  const gray = new Uint8Array(jpeg.width * height);
+  for (let p = 0; p < gray.length; p++) gray[p] = rgb[p * 3]!;
+  return { data: gray, width: jpeg.width, height };
 }

@@ -7,7 +7,7 @@ import { loadConfig } from "../config.ts";
 import { GROUPS } from "./cli-groups.ts";
 import { downloadProgress, globals, home, integer, json, list, number, out, positive, repeated, type Flags } from "./cli-options.ts";
 import { formatOf } from "../convert/convert.ts";
-import { convertPath } from "../convert/pool.ts";
+import { conversionLimits, convertPath } from "../convert/pool.ts";
 import { documentInfo, listDocuments, matchDocuments, readDocument, readDocuments, safeRelativePath } from "../search/documents.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
 import { ResearcherError, toResearcherError } from "../errors.ts";
@@ -32,7 +32,7 @@ import {
   watchBatchText,
   watchStatusLine,
 } from "../serve/render.ts";
-import { getRepository, listRepositories, selectRepositories } from "../repos.ts";
+import { getRepository, listRepositories, type Repository, selectRepositories } from "../repos.ts";
 import { repositoriesFor, searchAll, withFragmentText } from "../search/results.ts";
 import { search, SearchContext, searchStatus, type SearchMode, type SearchOptions } from "../search/search.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
@@ -118,6 +118,20 @@ function searchMode(value: unknown): SearchMode | undefined {
  * The main commands; given the command word, only that one is defined (defining all ~100 options costs ~2 ms of
  * every cold start).
  */
+const OCR_MODES = ["auto", "always", "off"] as const;
+
+/** `convert`'s OCR settings: those of the repository holding the file (else the defaults), `--ocr` overriding the mode. */
+function ocrSettings(homeDir: string, file: string, flag: unknown): Repository["ocr"] {
+  const repo = listRepositories(homeDir).find((r) => file.startsWith(join(r.path, "/")));
+  const settings = repo?.ocr ?? { mode: "auto", languages: ["eng"] };
+  if (flag === undefined) return settings;
+  const mode = flag === true ? "auto" : String(flag);
+  if (!(OCR_MODES as readonly string[]).includes(mode)) {
+    throw new ResearcherError("USAGE", `--ocr must be ${OCR_MODES.join(", ")} (got ${mode})`);
+  }
+  return { ...settings, mode: mode as Repository["ocr"]["mode"] };
+}
+
 function mainCli(only?: string): CAC {
   const cli = globals(cac("researcher"));
   const want = (name: string) => only === undefined || only === name;
@@ -399,7 +413,12 @@ function mainCli(only?: string): CAC {
       .command("convert <file>", "Print what indexing sees in a file: its markdown (PDFs with a page marker per page)")
       .option("--json", "Print {title, format, metadata, pages, text}")
       .option("-o, --output <file>", "Write the markdown to this file instead of stdout")
+      .option(
+        "--ocr [mode]",
+        "OCR of scanned pages: auto (pages without text; --ocr alone), always, off (default: the repository's `ocr`, else auto)",
+      )
       .example("  researcher convert paper.pdf | less")
+      .example("  researcher convert scan.pdf --ocr always")
       .example("  researcher convert book.epub -o book.md")
       .action(async (file: string, flags: Flags) => {
         const config = loadConfig(home(flags));
@@ -407,7 +426,7 @@ function mainCli(only?: string): CAC {
         if (!existsSync(absolute)) throw new ResearcherError("PATH_NOT_FOUND", `${file} does not exist`);
         const converted = await convertPath(absolute, {
           maxBytes: config.index.max_file_bytes,
-          timeoutMs: config.index.convert_timeout * 1000,
+          ...conversionLimits(config, ocrSettings(home(flags), absolute, flags.ocr)),
         });
         const { title, metadata, pages = null, text } = converted;
         if (flags.json) return json({ title, format: formatOf(absolute), metadata, pages, text });

@@ -8,18 +8,21 @@ import { basename, extname } from "node:path";
 import { CODE_EXTENSIONS, languageOf } from "./code-languages.ts";
 import { ResearcherError } from "../errors.ts";
 import { parseYaml } from "../yaml.ts";
-import { stringValue, type ConvertedDocument } from "./document.ts";
+import { stringValue, type ConvertedDocument, type ConvertOptions } from "./document.ts";
 import { firstHeading } from "./markdown.ts";
 
 const MARKDOWN_TYPES = new Set(["md", "markdown", "mdx"]);
 const HTML_TYPES = new Set(["html", "htm", "xhtml"]);
+/** Aliases of the image types (read by OCR): `jpeg` → `jpg`, `tiff` → `tif`. */
+const IMAGE_ALIASES: Record<string, string> = { jpeg: "jpg", tiff: "tif" };
 
-/** The stored `format` of a document: its file type, with aliases folded (`markdown`, `mdx` → `md`; `htm` → `html`). */
+/** The stored `format` of a document: its file type, with aliases folded (`markdown`, `mdx` → `md`; `htm` → `html`;
+ * `jpeg` → `jpg`; `tiff` → `tif`). */
 export function formatOf(path: string): string {
   const type = fileType(path);
   if (MARKDOWN_TYPES.has(type)) return "md";
   if (HTML_TYPES.has(type)) return "html";
-  return type || "txt";
+  return IMAGE_ALIASES[type] ?? (type || "txt");
 }
 
 /**
@@ -52,30 +55,39 @@ export function shortHeading(text: string, max = HEADING_MAX_CHARS): string {
 }
 
 /** Convert one file. Throws `ResearcherError` (`FILE_UNREADABLE`) with a one-line reason when it cannot. */
-export async function convertFile(path: string, bytes: Uint8Array): Promise<ConvertedDocument> {
-  const document = await convertByFormat(path, bytes);
+export async function convertFile(path: string, bytes: Uint8Array, options: ConvertOptions = {}): Promise<ConvertedDocument> {
+  const document = await convertByFormat(path, bytes, options);
   return { ...document, title: shortHeading(document.title) };
 }
 
-async function convertByFormat(path: string, bytes: Uint8Array): Promise<ConvertedDocument> {
+async function convertByFormat(path: string, bytes: Uint8Array, options: ConvertOptions): Promise<ConvertedDocument> {
   const title = fallbackTitle(path);
   switch (formatOf(path)) {
     case "md":
       return convertMarkdown(decodeText(bytes), title);
     case "pdf":
-      return (await import("./pdf.ts")).convertPdf(bytes, title);
+      return (await import("./pdf.ts")).convertPdf(bytes, title, options);
     case "docx":
       return (await import("./docx.ts")).convertDocx(bytes, title);
     case "html":
       return (await import("./html.ts")).convertHtml(bytes, title);
     case "epub":
       return (await import("./epub.ts")).convertEpub(bytes, title);
+    case "png":
+    case "jpg":
+    case "tif":
+      return (await import("./image.ts")).convertImage(formatOf(path), bytes, title, options);
     default: {
       // Source code is text; its language is metadata (`--where language=python`).
       const language = languageOf(path);
       return { title, format: "text", text: decodeText(bytes), firstLine: 1, metadata: language ? { language } : {} };
     }
   }
+}
+
+/** How many of a converted document's pages were read by OCR (its `ocr_pages` metadata). */
+export function ocrPagesOf(metadata: Record<string, unknown>): number {
+  return typeof metadata.ocr_pages === "number" ? metadata.ocr_pages : 0;
 }
 
 /** Text files are UTF-8 (with or without BOM) or UTF-16 with a BOM; anything else is refused with a reason. */

@@ -31,3 +31,16 @@ export const PAGE_MARKER = /^<!-- page (\d+) -->$/;
 export function stringValue(value: unknown): string | undefined {
   return typeof value === "string" && value.trim() ? value.trim() : undefined;
 }
+
+/** When scanned pages are recognised (OCR): `auto` pages whose text layer is (almost) empty, `always` every page
+ * with a page-sized image, `off` never. */
+export type OcrMode = "auto" | "off" | "always";
+
+export interface ConvertOptions {
+  ocr?: OcrMode;
+  /** Tesseract languages (default `["eng"]`, built in) and the folder with the others' `.traineddata` files. */
+  ocrLanguages?: string[];
+  ocrData?: string;
+  /** Told when the OCR of one page starts and ends: the pool gives each recognised page its own time limit. */
+  onOcrPage?: (phase: "start" | "end") => void;
+}

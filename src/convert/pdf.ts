@@ -4,9 +4,10 @@
  * noticeably larger than the page's body text. Words hyphenated at line ends are rejoined and ligatures folded
  * (NFKC). Reading order is pdf.js's content-stream order, which for typeset two-column papers is column by column.
  */
-import { pageMarker, type ConvertedDocument } from "./document.ts";
+import { pageMarker, type ConvertedDocument, type ConvertOptions } from "./document.ts";
 import { ResearcherError } from "../errors.ts";
-import { readCMap } from "./pdf-data.ts";
+import { pageImage, type PdfPage, recognise } from "./ocr.ts";
+import { readCMap, readWasm } from "./pdf-data.ts";
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
 
@@ -21,7 +22,7 @@ interface TextItem {
 }
 
 /** What is read of a pdf.js page: its text items come with marked-content entries, which are skipped. */
-interface PdfPage {
+interface TextPage {
   getTextContent(options?: { disableNormalization?: boolean }): Promise<{ items: object[] }>;
   cleanup(): void;
 }
@@ -33,7 +34,11 @@ interface Line {
   size: number;
 }
 
-export const NO_TEXT_LAYER = "no text layer (scanned? OCR is not supported yet)";
+export const NO_TEXT_LAYER = "no text layer, and OCR found no text in its pages";
+export const NO_TEXT_LAYER_OCR_OFF = "no text layer (scanned? OCR is off: set the repository's ocr to auto, or convert --ocr)";
+
+/** Fewer visible characters than this on a page and it is treated as a scan (page numbers, stray marks). */
+const OCR_BELOW_CHARS = 16;
 
 let loading: Promise<PdfJs> | undefined;
 
@@ -61,7 +66,7 @@ function keepNavigator(): void {
   if (navigator && !navigator.language) Object.defineProperty(navigator, "language", { value: "en-US", configurable: true });
 }
 
-export async function convertPdf(bytes: Uint8Array, fallbackTitle: string): Promise<ConvertedDocument> {
+export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, options: ConvertOptions = {}): Promise<ConvertedDocument> {
   const pdfjs = await loadPdfJs();
   // pdf.js takes ownership of (detaches) the buffer it is given, and refuses Node Buffers: give it a plain copy.
   const task = pdfjs.getDocument({
@@ -72,7 +77,9 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string): Prom
     verbosity: 0,
     cMapUrl: "cmaps/",
     cMapPacked: true,
-    BinaryDataFactory: CMapFactory,
+    // JBIG2 and JPEG 2000 images (bilevel and archival scans) are decoded by pdf.js's own wasm, served by the factory.
+    wasmUrl: "wasm/",
+    BinaryDataFactory: PdfDataFactory,
   });
   let doc: Awaited<typeof task.promise>;
   try {
@@ -85,22 +92,30 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string): Prom
     const info = await pdfInfo(doc);
     const parts: string[] = [];
     let characters = 0;
+    let ocrPages = 0;
     let largest: Line | undefined;
+    const mode = options.ocr ?? "auto";
     for (let n = 1; n <= doc.numPages; n++) {
       const lines = await pageLines(doc, n);
       const notes = await pageAnnotations(doc, n);
-      characters += [...lines.map((line) => line.text), ...notes].join("").replace(/\s/g, "").length;
+      const layer = visibleChars([...lines.map((line) => line.text), ...notes].join(""));
+      const wanted = mode === "always" || (mode === "auto" && layer < OCR_BELOW_CHARS);
+      const recognised = wanted ? await recognisePage(doc, n, options) : undefined;
+      if (recognised) ocrPages++;
+      characters += recognised ? visibleChars(recognised) : layer;
       if (n === 1) largest = lines.slice(0, 12).reduce<Line | undefined>((a, l) => (!a || l.size > a.size ? l : a), undefined);
-      parts.push(pageMarker(n), "", [pageMarkdown(lines), ...notes].filter(Boolean).join("\n\n"), "");
+      parts.push(pageMarker(n), "", recognised ?? [pageMarkdown(lines), ...notes].filter(Boolean).join("\n\n"), "");
     }
-    if (characters === 0 && doc.numPages > 0) throw new ResearcherError("FILE_UNREADABLE", NO_TEXT_LAYER);
+    if (characters === 0 && doc.numPages > 0) {
+      throw new ResearcherError("FILE_UNREADABLE", mode === "off" ? NO_TEXT_LAYER_OCR_OFF : NO_TEXT_LAYER);
+    }
     const title = info.title ?? (largest && largest.text.length <= 200 ? largest.text : undefined) ?? fallbackTitle;
     return {
       title,
       format: "markdown",
       text: parts.join("\n").replace(/\n{3,}/g, "\n\n"),
       firstLine: 1,
-      metadata: { ...info.metadata, pages: doc.numPages },
+      metadata: { ...info.metadata, pages: doc.numPages, ...(ocrPages ? { ocr_pages: ocrPages } : {}) },
       pages: doc.numPages,
     };
   } finally {
@@ -108,11 +123,33 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string): Prom
   }
 }
 
-/** Serves pdf.js's CMap requests from `pdf-data.ts` (files on disk, or embedded in the executable). */
-class CMapFactory {
+/** Serves pdf.js's CMap and image-decoder wasm requests from `pdf-data.ts` (files on disk, or embedded). */
+class PdfDataFactory {
   async fetch({ kind, filename }: { kind: string; filename: string }): Promise<Uint8Array> {
-    if (kind !== "cMapUrl") throw new Error(`no ${kind} data is bundled`); // fonts and wasm only matter for rendering
-    return readCMap(filename);
+    if (kind === "cMapUrl") return readCMap(filename);
+    if (kind === "wasmUrl") return readWasm(filename);
+    throw new Error(`no ${kind} data is bundled`); // standard fonts only matter for rendering
+  }
+}
+
+function visibleChars(text: string): number {
+  return text.replace(/\s/g, "").length;
+}
+
+/**
+ * The text of page `n` read from its page-sized image, or undefined when it has none (or nothing was read). pdf.js
+ * errors on a broken page cost only that page.
+ */
+function recognisePage(doc: { getPage(n: number): Promise<unknown> }, n: number, options: ConvertOptions) {
+  return recognise(() => scanImage(doc, n).catch(() => null), options);
+}
+
+async function scanImage(doc: { getPage(n: number): Promise<unknown> }, n: number) {
+  const page = (await doc.getPage(n)) as PdfPage & { cleanup(): void };
+  try {
+    return await pageImage(page);
+  } finally {
+    page.cleanup();
   }
 }
 
@@ -171,7 +208,7 @@ export function pdfDate(value: string | undefined): string | undefined {
 }
 
 /** Positioned text items → lines in content order; a new line starts at an end-of-line mark or a baseline jump. */
-async function pageLines(doc: { getPage(n: number): Promise<PdfPage> }, n: number): Promise<Line[]> {
+async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: number): Promise<Line[]> {
   let items: TextItem[];
   try {
     const page = await doc.getPage(n);

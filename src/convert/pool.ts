@@ -7,9 +7,11 @@
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { convertFile, formatOf, TEXT_FORMATS } from "./convert.ts";
-import type { ConvertedDocument } from "./document.ts";
+import type { ConvertedDocument, ConvertOptions } from "./document.ts";
 import { readRegularFile } from "../files.ts";
 import { ResearcherError } from "../errors.ts";
+import type { Config } from "../config.ts";
+import type { Repository } from "../repos.ts";
 
 /**
  * The worker's entry point. From source it sits beside this module. In the executable, build.ts lists it as an entry
@@ -21,6 +23,7 @@ interface Job {
   id: number;
   path: string;
   bytes: Uint8Array;
+  options: WorkerOptions;
   resolve: (document: ConvertedDocument) => void;
   reject: (error: ResearcherError) => void;
 }
@@ -29,6 +32,9 @@ interface Slot {
   worker: Worker;
   job?: Job;
   timer?: ReturnType<typeof setTimeout>;
+  /** When the file's own time runs out (performance.now()); while a page is recognised, the time it had left. */
+  deadline: number;
+  left?: number;
   /** The worker's own memory as it last reported it, and when (performance.now()). */
   memory: number;
   reportedAt: number;
@@ -37,7 +43,17 @@ interface Slot {
   faultsAtReport: number;
 }
 
-type WorkerMessage = { id: number; memory?: number; thread?: string; document?: ConvertedDocument; error?: string };
+type WorkerMessage = {
+  id: number;
+  memory?: number;
+  thread?: string;
+  ocr?: "start" | "end";
+  document?: ConvertedDocument;
+  error?: string;
+};
+
+/** What a conversion is told: everything but the callback, which the worker adds. */
+export type WorkerOptions = Omit<ConvertOptions, "onOcrPage">;
 
 export interface ConvertPoolOptions {
   /** Worker threads (default: one per core). */
@@ -46,6 +62,13 @@ export interface ConvertPoolOptions {
   timeoutMs: number;
   /** The memory one conversion may use, in bytes (0: no limit). */
   memoryBytes?: number;
+  /**
+   * The limit for recognising one page (OCR), in milliseconds: a page's OCR does not count against the file's
+   * `timeoutMs`, so a long scan is not cut short (default: the file's limit).
+   */
+  ocrPageTimeoutMs?: number;
+  /** OCR settings for every file. */
+  convert?: WorkerOptions;
 }
 
 /** How often a worker reports its memory, and the pool checks the budget, while conversions run. */
@@ -57,6 +80,8 @@ export class ConvertPool {
   readonly size: number;
   private readonly timeoutMs: number;
   private readonly memoryBytes: number;
+  private readonly ocrPageTimeoutMs: number;
+  private readonly options: WorkerOptions;
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private nextId = 0;
@@ -66,13 +91,15 @@ export class ConvertPool {
     this.size = Math.max(1, options.size ?? availableParallelism());
     this.timeoutMs = options.timeoutMs;
     this.memoryBytes = options.memoryBytes ?? 0;
+    this.ocrPageTimeoutMs = options.ocrPageTimeoutMs ?? options.timeoutMs;
+    this.options = options.convert ?? {};
   }
 
   /** Convert one file; rejects with a `FILE_UNREADABLE` error whose message is the one-line reason. */
   convert(path: string, bytes: Uint8Array): Promise<ConvertedDocument> {
     if (TEXT_FORMATS.has(formatOf(path))) return convertFile(path, bytes);
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, path, bytes, resolve, reject });
+      this.queue.push({ id: this.nextId++, path, bytes, options: this.options, resolve, reject });
       this.dispatch();
     });
   }
@@ -130,21 +157,43 @@ export class ConvertPool {
       slot.job = job;
       Object.assign(slot, this.baseline(slot));
       if (this.memoryBytes && !this.watchdog) this.watchdog = setInterval(() => this.checkMemory(), MEMORY_REPORT_MS).unref();
+      slot.deadline = performance.now() + this.timeoutMs;
+      this.startFileTimer(slot);
+      slot.worker.postMessage({ id: job.id, path: job.path, bytes: job.bytes, options: job.options, reportMs: MEMORY_REPORT_MS });
+    }
+  }
+
+  private startFileTimer(slot: Slot): void {
+    slot.timer = setTimeout(
+      () => this.replace(slot, `conversion took longer than ${this.timeoutMs / 1000} s (index.convert_timeout)`),
+      Math.max(0, slot.deadline - performance.now()),
+    );
+  }
+
+  /** While a page is recognised the file's clock stops and the page's own limit runs; then the file's clock resumes. */
+  private ocrPage(slot: Slot, phase: "start" | "end"): void {
+    clearTimeout(slot.timer);
+    if (phase === "start") {
+      slot.left = slot.deadline - performance.now();
       slot.timer = setTimeout(
-        () => this.replace(slot, `conversion took longer than ${this.timeoutMs / 1000} s (index.convert_timeout)`),
-        this.timeoutMs,
+        () => this.replace(slot, `OCR of one page took longer than ${this.ocrPageTimeoutMs / 1000} s (index.ocr_page_timeout)`),
+        this.ocrPageTimeoutMs,
       );
-      slot.worker.postMessage({ id: job.id, path: job.path, bytes: job.bytes, reportMs: MEMORY_REPORT_MS });
+    } else {
+      slot.deadline = performance.now() + (slot.left ?? 0);
+      slot.left = undefined;
+      this.startFileTimer(slot);
     }
   }
 
   private spawn(): Slot {
     const worker = new Worker(new URL(WORKER_ENTRY, import.meta.url), { smol: true });
-    const slot: Slot = { worker, memory: 0, reportedAt: 0, faultsAtReport: 0 };
+    const slot: Slot = { worker, memory: 0, reportedAt: 0, faultsAtReport: 0, deadline: 0 };
     worker.onmessage = (event: MessageEvent<WorkerMessage>) => {
       const job = slot.job;
       if (!job || job.id !== event.data.id) return;
       if (event.data.memory !== undefined) return this.recordMemory(slot, event.data.memory, event.data.thread);
+      if (event.data.ocr) return this.ocrPage(slot, event.data.ocr);
       this.finish(slot);
       if (event.data.document) job.resolve(event.data.document);
       else job.reject(unreadable(event.data.error ?? "conversion failed"));
@@ -161,6 +210,7 @@ export class ConvertPool {
     clearTimeout(slot.timer);
     slot.job = undefined;
     slot.timer = undefined;
+    slot.left = undefined;
   }
 
   /** The worker is stuck or broken: fail its file, terminate it and let a fresh one take the queue. */
@@ -197,16 +247,32 @@ function unreadable(reason: string): ResearcherError {
   return new ResearcherError("FILE_UNREADABLE", reason);
 }
 
-/** Read and convert one file outside an index run, with the same limits: regular files only, size cap, timeout. */
-export async function convertPath(absolute: string, limits: { maxBytes: number; timeoutMs: number }): Promise<ConvertedDocument> {
-  const read = readRegularFile(absolute, limits.maxBytes);
-  if ("reason" in read) throw unreadable(read.reason);
-  return convertOnce(absolute, read.bytes, limits.timeoutMs);
+/** The time limits and OCR settings a repository's conversions run with (`ocr` defaults to config's defaults). */
+export function conversionLimits(config: Config, ocr?: Repository["ocr"]): Omit<ConvertPoolOptions, "size" | "memoryBytes"> {
+  return {
+    timeoutMs: config.index.convert_timeout * 1000,
+    ocrPageTimeoutMs: config.index.ocr_page_timeout * 1000,
+    convert: ocr ? { ocr: ocr.mode, ocrLanguages: ocr.languages, ocrData: ocr.data } : {},
+  };
 }
 
-/** Convert bytes already read outside an index run, in a worker of its own (the same timeout as a run's). */
-export async function convertOnce(path: string, bytes: Uint8Array, timeoutMs: number): Promise<ConvertedDocument> {
-  const pool = new ConvertPool({ size: 1, timeoutMs });
+/** Read and convert one file outside an index run, with the same limits: regular files only, size cap, timeout. */
+export async function convertPath(
+  absolute: string,
+  limits: { maxBytes: number } & Omit<ConvertPoolOptions, "size" | "memoryBytes">,
+): Promise<ConvertedDocument> {
+  const read = readRegularFile(absolute, limits.maxBytes);
+  if ("reason" in read) throw unreadable(read.reason);
+  return convertOnce(absolute, read.bytes, limits);
+}
+
+/** Convert bytes already read outside an index run, in a worker of its own (the same limits as a run's). */
+export async function convertOnce(
+  path: string,
+  bytes: Uint8Array,
+  limits: Omit<ConvertPoolOptions, "size" | "memoryBytes">,
+): Promise<ConvertedDocument> {
+  const pool = new ConvertPool({ ...limits, size: 1 });
   try {
     return await pool.convert(path, bytes);
   } finally {

@@ -6,6 +6,8 @@
 import { heapStats } from "bun:jsc";
 import { readlinkSync } from "node:fs";
 import { convertFile } from "./convert.ts";
+import { ocrMemory } from "./ocr.ts";
+import type { WorkerOptions } from "./pool.ts";
 import { describeError } from "../errors.ts";
 
 declare const self: Worker;
@@ -14,10 +16,13 @@ declare const self: Worker;
 // nothing a worker prints may land in the output of `--json`.
 for (const method of ["log", "info", "warn", "error", "debug"] as const) console[method] = () => {};
 
-/** Live objects and external buffers, not the heap's capacity: that stays at an earlier conversion's peak. */
+/**
+ * Live objects and external buffers, not the heap's capacity: that stays at an earlier conversion's peak; plus the
+ * OCR engine's wasm memory, which the JavaScript heap does not count (it only grows: the engine is kept per thread).
+ */
 function ownMemory(): number {
   const stats = heapStats();
-  return stats.heapSize + stats.extraMemorySize;
+  return stats.heapSize + stats.extraMemorySize + ocrMemory();
 }
 
 /** This thread's id (Linux), so the pool can read its page faults while it is too busy to report. */
@@ -29,13 +34,17 @@ function threadId(): string | undefined {
   }
 }
 
-self.onmessage = async (event: MessageEvent<{ id: number; path: string; bytes: Uint8Array; reportMs: number }>) => {
-  const { id, path, bytes, reportMs } = event.data;
+type Job = { id: number; path: string; bytes: Uint8Array; options: WorkerOptions; reportMs: number };
+
+self.onmessage = async (event: MessageEvent<Job>) => {
+  const { id, path, bytes, options, reportMs } = event.data;
   const report = () => self.postMessage({ id, memory: ownMemory() });
   self.postMessage({ id, memory: ownMemory(), thread: threadId() });
   const reporter = setInterval(report, reportMs);
   try {
-    self.postMessage({ id, document: await convertFile(path, bytes) });
+    // Each recognised page runs on its own time limit in the pool.
+    const onOcrPage = (phase: "start" | "end") => self.postMessage({ id, ocr: phase });
+    self.postMessage({ id, document: await convertFile(path, bytes, { ...options, onOcrPage }) });
   } catch (error) {
     self.postMessage({ id, error: describeError(error) });
   } finally {

@@ -10,9 +10,9 @@ import { dirname, join } from "node:path";
 import { chunkDocument, type ChunkOptions } from "./chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { languageOf } from "../convert/code-languages.ts";
-import { formatOf, TEXT_FORMATS } from "../convert/convert.ts";
+import { formatOf, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument } from "../convert/document.ts";
-import { ConvertPool } from "../convert/pool.ts";
+import { ConvertPool, conversionLimits } from "../convert/pool.ts";
 import { discoverFiles, isCandidate, type DiscoveredFile } from "./discover.ts";
 import { readConfinedFile } from "../files.ts";
 import { planChanges } from "./plan.ts";
@@ -40,6 +40,8 @@ export interface IndexSummary {
   skipped_generated: Record<string, number>;
   /** Fragments written in this run. */
   fragments: number;
+  /** Pages read by OCR in this run (scanned PDF pages). */
+  ocr_pages: number;
   documents_total: number;
   fragments_total: number;
   /** Fragment texts embedded in this run (unchanged texts are never embedded twice). */
@@ -120,7 +122,7 @@ async function writeSession(
   const config = loadConfig(home);
   const embedders = options.embedders ?? new EmbedderCache();
   const release = acquireWriterLock(repo.dir, repo.name);
-  const pool = conversionPool(config);
+  const pool = conversionPool(config, repo);
   try {
     const store = Store.open(repo.dir, { create: true, fresh: options.fresh });
     // Checkpoint between batches past a size (BatchWriter), not every 4 MB of WAL: each checkpoint syncs the file.
@@ -281,11 +283,11 @@ export async function indexFiles(
   });
 }
 
-function conversionPool(config: Config): ConvertPool {
+function conversionPool(config: Config, repo: Repository): ConvertPool {
   return new ConvertPool({
     size: config.index.convert_workers || undefined,
-    timeoutMs: config.index.convert_timeout * 1000,
     memoryBytes: config.index.convert_memory_mb * 2 ** 20,
+    ...conversionLimits(config, repo.ocr),
   });
 }
 
@@ -343,6 +345,7 @@ function emptySummary(repository: string): RunCounts {
     skipped_types: {},
     skipped_generated: {},
     fragments: 0,
+    ocr_pages: 0,
     documents_total: 0,
     fragments_total: 0,
   };
@@ -499,6 +502,7 @@ function finishRun(
     skipped_types: run.skippedTypes,
     skipped_generated: run.skippedGenerated,
     fragments: writer.fragments,
+    ocr_pages: writer.ocrPages,
     documents_total: totals.documents,
     fragments_total: totals.fragments,
   };
@@ -509,6 +513,7 @@ class BatchWriter {
   indexed = 0;
   skipped = 0;
   fragments = 0;
+  ocrPages = 0;
   readonly failures: { path: string; reason: string }[] = [];
   private pending: Extract<Prepared, { kind: "document" }>[] = [];
   private touched: Extract<Prepared, { kind: "unchanged" }>[] = [];
@@ -539,6 +544,7 @@ class BatchWriter {
     this.store.checkpointIfLarger(Math.min(walLimit, Math.max(walFloor, database * walShare)));
     this.indexed += batch.length;
     this.fragments += batch.reduce((sum, item) => sum + item.fragments.length, 0);
+    this.ocrPages += batch.reduce((sum, item) => sum + ocrPagesOf(item.doc.metadata), 0);
     this.pending = [];
     this.touched = [];
   }

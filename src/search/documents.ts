@@ -9,7 +9,7 @@ import { basename, isAbsolute, join, relative, sep } from "node:path";
 import { loadConfig, REPO_NAME } from "../config.ts";
 import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { PAGE_MARKER } from "../convert/document.ts";
-import { convertOnce } from "../convert/pool.ts";
+import { conversionLimits, convertOnce } from "../convert/pool.ts";
 import { isInside, readConfinedFile } from "../files.ts";
 import { describeError, ResearcherError } from "../errors.ts";
 import { getRepository, listRepositories, type Repository } from "../repos.ts";
@@ -376,7 +376,7 @@ async function documentText(home: string, repo: Repository, path: string): Promi
   try {
     if ("reason" in read) throw new Error(read.reason);
     if (TEXT_FORMATS.has(formatOf(path))) return decodeText(read.bytes);
-    return (await convertOnce(path, read.bytes, config.index.convert_timeout * 1000)).text;
+    return (await convertOnce(path, read.bytes, conversionLimits(config, repo.ocr))).text;
   } catch (error) {
     throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${(error as Error).message}`);
   }

@@ -346,7 +346,8 @@ export function documentListText(documents: DocumentInfo[], style: Style, absolu
 // ---- index, status, repositories ---------------------------------------------------------------------
 
 export function indexSummaryText(summary: IndexSummary, style: Style): string {
-  const counts = `${summary.indexed} indexed, ${summary.skipped} skipped, ${summary.removed} removed, ${summary.failed} failed`;
+  const ocr = summary.ocr_pages ? ` (${summary.ocr_pages} pages read by OCR)` : "";
+  const counts = `${summary.indexed} indexed${ocr}, ${summary.skipped} skipped, ${summary.removed} removed, ${summary.failed} failed`;
   const lines = [`${style.bold(summary.repository)}: ${counts} · ${summary.fragments} fragments written · ${summary.seconds.toFixed(2)} s`];
   for (const failure of summary.failures) lines.push(`  ${style.warn("failed")} ${escapeControls(`${failure.path}: ${failure.reason}`)}`);
   const types = Object.entries(summary.skipped_types ?? {}).sort((a, b) => b[1] - a[1]);
@@ -384,7 +385,7 @@ export function statusText(statuses: (RepositoryStatus & { ann?: string | null }
         `${style.bold(s.name)}  ${escapeControls(s.path)}`,
         s.description ? `  ${style.dim(s.description)}` : "",
         s.last_indexed
-          ? `  ${s.documents} documents · ${s.fragments} fragments · ${s.model ? `${s.vectors} vectors (${s.model})` : "BM25 only"} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
+          ? `  ${s.documents} documents${s.ocr_pages ? ` (${s.ocr_pages} pages by OCR)` : ""} · ${s.fragments} fragments · ${s.model ? `${s.vectors} vectors (${s.model})` : "BM25 only"} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
           : `  not indexed yet: run \`researcher index ${s.name}\``,
         Object.keys(s.languages).length
           ? `  code: ${Object.entries(s.languages)

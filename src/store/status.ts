@@ -10,6 +10,8 @@ export interface RepositoryStatus {
   description: string | null;
   documents: number;
   fragments: number;
+  /** Pages of its documents read by OCR (scans). */
+  ocr_pages: number;
   /** ISO time of the last completed index run, or null when never indexed. */
   last_indexed: string | null;
   /** Bytes of the repository's index folder on disk. */
@@ -25,13 +27,25 @@ export interface RepositoryStatus {
 export function repositoryStatus(repo: Repository): RepositoryStatus {
   const base = { name: repo.name, path: repo.path, description: repo.description };
   if (!Store.exists(repo.dir)) {
-    return { ...base, documents: 0, fragments: 0, last_indexed: null, bytes: 0, model: null, vectors: 0, languages: {}, failures: [] };
+    return {
+      ...base,
+      documents: 0,
+      fragments: 0,
+      ocr_pages: 0,
+      last_indexed: null,
+      bytes: 0,
+      model: null,
+      vectors: 0,
+      languages: {},
+      failures: [],
+    };
   }
   const store = Store.open(repo.dir);
   try {
     return {
       ...base,
       ...store.counts(),
+      ocr_pages: store.ocrPages(),
       last_indexed: store.getMeta("last_indexed") ?? null,
       bytes: folderBytes(repo.dir),
       model: store.embeddingModel()?.id ?? null,

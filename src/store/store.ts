@@ -644,6 +644,13 @@ export class Store {
       .get()!;
   }
 
+  /** Pages of the stored documents that were read by OCR (their `ocr_pages` metadata). */
+  ocrPages(): number {
+    return this.db
+      .query<{ pages: number }, []>("SELECT coalesce(sum(json_extract(metadata, '$.ocr_pages')), 0) AS pages FROM documents")
+      .get()!.pages;
+  }
+
   /** Documents per code language (metadata `language`), most first. */
   languageCounts(): Record<string, number> {
     const rows = this.db

@@ -15,7 +15,8 @@ import {
   useCliCommand,
   writeTree,
 } from "../helpers.ts";
-import { paragraph, writePdf } from "../pdf-fixtures.ts";
+import { encode as encodePng } from "fast-png";
+import { paragraph, SCANNED, scannedPage, scannedStrip, writePdf } from "../pdf-fixtures.ts";
 
 const DOCS = {
   "cars.md": "# Vehicles\n\nCars and trucks drive on the highway; the driver parks the car in the garage.\n",
@@ -162,6 +163,10 @@ describeShared("executable reads every format", () => {
       ),
       // A Chinese table of contents in a CID font: its text needs pdf.js's character maps, embedded in the executable.
       "toc.pdf": readFileSync(join(SHARED, "data/corpus/pdf/pdfjs-test-pdfs/XiaoBiaoSong.pdf")),
+      // A scanned page without a text layer: read by the embedded OCR engine and English model, nothing downloaded.
+      "scan.pdf": await scannedPage(join(SHARED, SCANNED, "scan-01.pdf"), 1),
+      // An image (opt-in by type), decoded without native code.
+      "title.png": encodePng({ ...(await scannedStrip(join(SHARED, SCANNED, "scan-01.pdf"), 260)), channels: 1, depth: 8 }),
       "tables.docx": readFileSync(join(SHARED, "data/corpus/docx/mammoth.js/tables.docx")),
       "alice.epub": readFileSync(join(SHARED, "data/corpus/epub/epub.js/alice.epub")),
       "page.html":
@@ -170,8 +175,8 @@ describeShared("executable reads every format", () => {
   }, HOOK_TIMEOUT);
 
   test("index converts in worker threads; results cite pages; convert prints what indexing sees", () => {
-    expect(cli("repo", "add", "papers", docs, "--no-embed").code).toBe(0);
-    expect(JSON.parse(cli("index", "papers", "--json").stdout)).toMatchObject({ indexed: 5, failed: 0 });
+    expect(cli("repo", "add", "papers", docs, "--no-embed", "--file-types", "pdf,docx,epub,html,png").code).toBe(0);
+    expect(JSON.parse(cli("index", "papers", "--json").stdout)).toMatchObject({ indexed: 7, failed: 0, ocr_pages: 2 });
     const top = (query: string) => JSON.parse(cli("search", query, "--mode", "bm25", "--json").stdout).results[0]?.path;
     expect(top("bottom right")).toBe("tables.docx");
     expect(top("rabbit hole")).toBe("alice.epub");
@@ -182,12 +187,19 @@ describeShared("executable reads every format", () => {
     const hit = JSON.parse(cli("search", "chloroplasts", "--json").stdout).results[0];
     expect(hit).toMatchObject({ path: "cells.pdf", page: 2, location: expect.stringMatching(/^cells\.pdf:\d+$/) });
     expect(JSON.parse(cli("search", "红军作战", "--json").stdout).results[0]).toMatchObject({ path: "toc.pdf", page: 1 });
+    expect(JSON.parse(cli("search", "hypoglycaemic counterregulation", "--json").stdout).results[0]).toMatchObject({
+      path: "scan.pdf",
+      page: 1,
+    });
+    expect(JSON.parse(cli("search", "unawareness", "--json", "--where", "format=png").stdout).results[0]).toMatchObject({
+      path: "title.png",
+    });
     const converted = JSON.parse(cli("convert", join(docs, "cells.pdf"), "--json").stdout);
     expect(converted).toMatchObject({ title: "Organelles", format: "pdf", pages: 2, metadata: { pages: 2 } });
     expect(cli("convert", join(docs, "cells.pdf")).stdout).toStartWith(
       "<!-- page 1 -->\n\nMitochondria produce energy for the cell.\n\n<!-- page 2 -->",
     );
-  });
+  }, 240_000); // OCR of one page: seconds of CPU, more on a shared machine
 });
 
 describeShared("executable indexes code with its embedded grammars", () => {

@@ -1,0 +1,481 @@
+/**
+ * OCR of scanned PDF pages, offline, in the calling thread.
+ *
+ * - `pageImage(page)` takes the page's largest painted image straight from pdf.js's operator list (pdf.js decodes
+ *   JPEG, CCITT and Flate in JavaScript; JBIG2 and JPEG 2000 only with its own wasm, which `getDocument` must be
+ *   given through `wasmUrl` and its BinaryDataFactory) and turns it into upright 8-bit grey pixels with its resolution.
+ *   No page renderer (canvas) is needed: a scan is one image per page.
+ * - `createOcrEngine()` runs Tesseract 5 compiled to WebAssembly (tesseract.js-core) directly, without tesseract.js's
+ *   own worker thread: conversions already run in our worker pool, and calling the wasm API in this thread lets us
+ *   hand it raw grey pixels (no PNG encoding) and needs no worker script on disk.
+ * - Everything it needs (the wasm binary and the English model) is imported with `with { type: "file" }`, so
+ *   `bun build --compile` embeds it and `bun run` reads it from node_modules. Nothing is unpacked to disk: the wasm
+ *   is instantiated from bytes and the model is written into Tesseract's in-memory file system.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { ResearcherError } from "../errors.ts";
+import type { ConvertOptions } from "./document.ts";
+// The SIMD + LSTM-only build: Bun's JavaScriptCore runs wasm SIMD (the plain build is 3× slower), and the legacy
+// (non-LSTM) engine is not used (the embedded model has no legacy data). Not the "relaxedsimd" build: its results
+// may differ between CPUs, and it was no faster here (NOTES.md).
+import coreWasmPath from "tesseract.js-core/tesseract-core-simd-lstm.wasm" with { type: "file" };
+// English, "best_int": the LSTM-only integer model (3 MB gzipped; the package's 4.0.0/ model, 11 MB, also carries
+// the legacy engine's data, which we do not use).
+import englishModelPath from "@tesseract.js-data/eng/4.0.0_best_int/eng.traineddata.gz" with { type: "file" };
+
+/** 8-bit grey pixels, row by row, no padding; `dpi` is the scan resolution when known. */
+export interface GrayImage {
+  gray: Uint8Array;
+  width: number;
+  height: number;
+  dpi?: number;
+}
+
+export interface OcrEngine {
+  /** The page's text: paragraphs separated by a blank line, lines joined, hyphenated line ends rejoined. */
+  recognize(image: GrayImage): Promise<string>;
+  /** Frees the Tesseract instance; the engine cannot be used afterwards. */
+  close(): void;
+}
+
+export interface OcrOptions {
+  /** Tesseract language codes, e.g. `["eng", "deu"]`; default `["eng"]` (the only embedded model). */
+  languages?: string[];
+  /** A folder with `<code>.traineddata` or `<code>.traineddata.gz` for languages other than the embedded English. */
+  langPath?: string;
+  /** Straighten pages whose lines are tilted (Tesseract measures the angle first). Default true. */
+  deskew?: boolean;
+}
+
+/** The parts of tesseract.js-core's Emscripten module that we call (WebIDL bindings of tesseract::TessBaseAPI). */
+interface TessModule {
+  FS: { writeFile(path: string, data: Uint8Array): void; unlink(path: string): void };
+  TessBaseAPI: new () => TessApi;
+  _malloc(size: number): number;
+  _free(pointer: number): void;
+}
+
+interface TessApi {
+  Init(dataPath: string | null, languages: string, oem: number): number;
+  SetPageSegMode(mode: number): void;
+  SetVariable(name: string, value: string): boolean;
+  /** tesseract.js-core's variant: the last two arguments are the EXIF orientation (1 = as is) and a rotation in radians. */
+  SetImage(pixels: number, width: number, height: number, bytesPerPixel: number, bytesPerLine: number, exif?: number, angle?: number): void;
+  SetSourceResolution(dpi: number): void;
+  FindLines(): number;
+  GetGradient(): number;
+  Recognize(monitor: null): number;
+  GetUTF8Text(): string;
+  Clear(): void;
+  End(): void;
+}
+
+type CoreFactory = (module: object) => Promise<TessModule>;
+
+/** tesseract::OcrEngineMode and PageSegMode values (publictypes.h). The module's WebIDL enum properties are
+ * undefined in this build, and an undefined argument silently means 0 (PSM_OSD_ONLY: no text at all). */
+const OEM_LSTM_ONLY = 1;
+const PSM_AUTO = 3;
+
+/** Tilts smaller than this (radians, ~0.3°) are left alone: rotating costs time and slightly blurs the glyphs. */
+const MIN_DESKEW = 0.005;
+/** Tesseract's models are trained on ~300 dpi text; much finer scans only cost time, so they are scaled down. */
+const MAX_DPI = 400;
+/** When a PDF says nothing usable, scans are most often 300 dpi. */
+const DEFAULT_DPI = 300;
+
+/** The wasm memories of the engines not yet closed in this thread (the conversion worker reports their size). */
+const liveMemories = new Set<() => WebAssembly.Memory>();
+
+/** Bytes of wasm memory held by this thread's OCR engines. */
+export function ocrMemory(): number {
+  let bytes = 0;
+  for (const memory of liveMemories) bytes += memory().buffer.byteLength;
+  return bytes;
+}
+
+/** Load a fresh Tesseract wasm instance. Each instance owns its own memory (tens of MB, never shrinks). */
+async function loadCore(): Promise<{ module: TessModule; memory: () => WebAssembly.Memory }> {
+  // A literal import so the bundler embeds the Emscripten glue (CommonJS: its export is the default), loaded only
+  // when OCR is first needed. Not createRequire: the bundler cannot see through it.
+  const factory = (await import("tesseract.js-core/tesseract-core-simd-lstm.js")).default as CoreFactory;
+  const wasm = readFileSync(coreWasmPath);
+  let memory: WebAssembly.Memory | undefined;
+  const module = await factory({
+    // Instantiate from bytes we hold: the glue would otherwise read the .wasm from `__dirname`, which inside the
+    // executable is a virtual folder without it. The instance's exported memory is where pixels are copied to.
+    instantiateWasm(
+      imports: Parameters<typeof WebAssembly.instantiate>[1],
+      done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void,
+    ) {
+      WebAssembly.instantiate(wasm, imports).then(({ instance, module: compiled }) => {
+        memory = Object.values(instance.exports).find((value) => value instanceof WebAssembly.Memory);
+        done(instance, compiled);
+      });
+      return {};
+    },
+    // Tesseract's diagnostics ("Estimating resolution as …") are not ours to print.
+    print: () => {},
+    printErr: () => {},
+  });
+  if (!memory) throw new Error("tesseract.js-core exports no memory");
+  // `memory.buffer` is replaced whenever the heap grows: always look it up after allocating.
+  return { module, memory: () => memory! };
+}
+
+/** The bytes of a language model, un-gzipped. */
+function readModel(code: string, langPath: string | undefined): Uint8Array {
+  const candidates = langPath ? [join(langPath, `${code}.traineddata`), join(langPath, `${code}.traineddata.gz`)] : [];
+  if (code === "eng") candidates.push(englishModelPath);
+  for (const path of candidates) {
+    let bytes: Uint8Array;
+    try {
+      bytes = readFileSync(path);
+    } catch {
+      continue;
+    }
+    return bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes;
+  }
+  throw new Error(`no OCR model for language "${code}"${langPath ? ` in ${langPath}` : " (only eng is built in)"}`);
+}
+
+export async function createOcrEngine(options: OcrOptions = {}): Promise<OcrEngine> {
+  const languages = options.languages?.length ? options.languages : ["eng"];
+  const deskew = options.deskew ?? true;
+  const { module, memory } = await loadCore();
+  // Models go into the wasm's in-memory file system, where `Init(null, …)` looks (its working folder is `/`).
+  for (const code of languages) module.FS.writeFile(`/${code}.traineddata`, readModel(code, options.langPath));
+  const api = new module.TessBaseAPI();
+  if (api.Init(null, languages.join("+"), OEM_LSTM_ONLY) !== 0) {
+    api.End();
+    throw new Error(`Tesseract could not load the ${languages.join("+")} model`);
+  }
+  for (const code of languages) module.FS.unlink(`/${code}.traineddata`); // loaded; free the copy
+  // The library's default is one uniform block of text; the CLI's full layout analysis keeps columns apart.
+  api.SetPageSegMode(PSM_AUTO);
+  let closed = false;
+  liveMemories.add(memory);
+
+  return {
+    async recognize(image: GrayImage): Promise<string> {
+      if (closed) throw new Error("the OCR engine is closed");
+      const { gray, width, height } = image;
+      if (gray.length !== width * height) throw new Error(`grey image is ${gray.length} bytes, expected ${width}×${height}`);
+      const pointer = module._malloc(gray.length);
+      if (!pointer) throw new Error("out of memory in the OCR engine");
+      try {
+        new Uint8Array(memory().buffer, pointer, gray.length).set(gray);
+        // SetImage copies the pixels into a Leptonica image; ours stay allocated until the end because deskewing
+        // sets the image a second time.
+        const setImage = (angle: number) => {
+          api.SetImage(pointer, width, height, 1, width, 1, angle);
+          // Without it Tesseract guesses the resolution from character sizes, and warns.
+          api.SetSourceResolution(Math.round(image.dpi ?? DEFAULT_DPI));
+        };
+        setImage(0);
+        if (deskew) {
+          // Find the text lines once to measure the page's tilt; if it matters, load the image again rotated.
+          api.FindLines();
+          const angle = api.GetGradient();
+          if (Math.abs(angle) >= MIN_DESKEW) setImage(angle);
+        }
+        if (api.Recognize(null) !== 0) throw new Error("Tesseract could not recognise the page");
+        return paragraphs(api.GetUTF8Text());
+      } catch (error) {
+        // A wasm abort leaves the instance in an unknown state: refuse further pages; the caller makes a new engine.
+        closed = true;
+        liveMemories.delete(memory);
+        throw error;
+      } finally {
+        try {
+          module._free(pointer);
+          api.Clear(); // drop the page's image and results; the model stays loaded
+        } catch {
+          closed = true; // an aborted instance may fail here too; the first error is the one to report
+          liveMemories.delete(memory);
+        }
+      }
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      liveMemories.delete(memory);
+      api.End();
+    },
+  };
+}
+
+/** One engine per conversion thread and language set, made on first need (~0.5 s + the wasm's first-page warm-up). */
+let shared: { key: string; engine: Promise<OcrEngine> } | undefined;
+
+function sharedEngine(options: ConvertOptions): Promise<OcrEngine> {
+  const languages = options.ocrLanguages?.length ? options.ocrLanguages : ["eng"];
+  const key = JSON.stringify([languages, options.ocrData]);
+  if (shared?.key !== key) {
+    shared?.engine.then((engine) => engine.close()).catch(() => {});
+    const engine = createOcrEngine({ languages, langPath: options.ocrData });
+    shared = { key, engine };
+    // A missing model is reported for this file, and looked for again by the next.
+    engine.catch(() => {
+      if (shared?.engine === engine) shared = undefined;
+    });
+  }
+  return shared.engine;
+}
+
+/**
+ * The text OCR reads in one page image (`image()` gives it, or null when there is none), or undefined when nothing
+ * was read; `options.onOcrPage` is told when it starts and ends. A missing language model fails the file with its
+ * reason; an engine abort costs only this page (the engine is replaced).
+ */
+export async function recognise(image: () => Promise<GrayImage | null>, options: ConvertOptions): Promise<string | undefined> {
+  options.onOcrPage?.("start"); // making the engine (loading the wasm and model) is part of the first page's OCR
+  const current = sharedEngine(options);
+  try {
+    const engine = await current.catch((error: Error) => {
+      throw new ResearcherError("FILE_UNREADABLE", error.message);
+    });
+    const pixels = await image();
+    if (!pixels) return undefined;
+    return (await engine.recognize(pixels)) || undefined;
+  } catch (error) {
+    if (error instanceof ResearcherError) throw error;
+    if (shared?.engine === current) shared = undefined; // the engine refuses further pages after an abort
+    return undefined;
+  } finally {
+    options.onOcrPage?.("end");
+  }
+}
+
+/**
+ * Tesseract's text → paragraphs: it ends every line with `\n` and every paragraph with a blank line. Lines of a
+ * paragraph are joined with a space, and a word hyphenated over a line end is rejoined (`experi-` + `ment`),
+ * as pdf.ts does for text layers.
+ */
+export function paragraphs(text: string): string {
+  return text
+    .split(/\n[ \t]*\n/)
+    .map((block) =>
+      block
+        .split("\n")
+        .map((line) => line.replace(/\s+/g, " ").trim())
+        .filter(Boolean)
+        .reduce(joinLine, ""),
+    )
+    .filter(Boolean)
+    .join("\n\n");
+}
+
+function joinLine(paragraph: string, line: string): string {
+  if (!paragraph) return line;
+  if (/\p{Ll}-$/u.test(paragraph) && /^\p{Ll}/u.test(line)) return paragraph.slice(0, -1) + line;
+  return `${paragraph} ${line}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Page images from pdf.js
+
+/** The part of a pdf.js `PDFPageProxy` used here. */
+export interface PdfPage {
+  view: number[];
+  rotate: number;
+  getOperatorList(): Promise<{ fnArray: number[]; argsArray: unknown[][] }>;
+  objs: { get(id: string, callback: (data: unknown) => void): void };
+  commonObjs: { get(id: string, callback: (data: unknown) => void): void };
+}
+
+/** What pdf.js hands over for a decoded image XObject (`ImageKind`: 1 = 1 bit grey, 2 = RGB, 3 = RGBA). */
+interface PdfImage {
+  width: number;
+  height: number;
+  kind?: number;
+  data?: Uint8Array | Uint8ClampedArray;
+  bitmap?: unknown;
+}
+
+type Matrix = [number, number, number, number, number, number];
+
+/** pdf.js's operator numbers; stable across versions (they index its OPS table). Checked against pdf.js at load. */
+const OP = { save: 10, restore: 11, transform: 12, paintImageXObject: 85, paintInlineImageXObject: 86 } as const;
+
+/** A scan covers most of its page; a smaller image on a page without text (a logo, a figure) is not OCRed. */
+const MIN_PAGE_COVERAGE = 0.3;
+
+/**
+ * The page's largest image (by area on the page) as upright grey pixels, or null if it has none that covers at least
+ * `minCoverage` of the page. Call it for pages whose text layer is empty: a scan is one page-sized image. pdf.js
+ * errors (broken content streams) are thrown, as from `getTextContent`.
+ */
+export async function pageImage(page: PdfPage, minCoverage = MIN_PAGE_COVERAGE): Promise<GrayImage | null> {
+  await checkOps();
+  const list = await page.getOperatorList();
+  let ctm: Matrix = [1, 0, 0, 1, 0, 0];
+  const stack: Matrix[] = [];
+  let best: { source: string | PdfImage; ctm: Matrix; area: number } | undefined;
+  for (let i = 0; i < list.fnArray.length; i++) {
+    const op = list.fnArray[i];
+    const args = list.argsArray[i]!;
+    if (op === OP.save) stack.push(ctm);
+    else if (op === OP.restore) ctm = stack.pop() ?? ctm;
+    else if (op === OP.transform) ctm = multiply(args as Matrix, ctm);
+    else if (op === OP.paintImageXObject || op === OP.paintInlineImageXObject) {
+      const area = Math.abs(ctm[0] * ctm[3] - ctm[1] * ctm[2]); // the unit square's area on the page
+      if (!best || area > best.area) best = { source: args[0] as string | PdfImage, ctm, area };
+    }
+  }
+  const [x0 = 0, y0 = 0, x1 = 0, y1 = 0] = page.view;
+  if (!best || best.area < minCoverage * Math.abs((x1 - x0) * (y1 - y0))) return null;
+  const image = typeof best.source === "string" ? await pdfObject(page, best.source) : best.source;
+  const gray = image && toGray(image);
+  if (!image || !gray) return null;
+  return orient({ gray, width: image.width, height: image.height }, best.ctm, page);
+}
+
+let opsChecked: Promise<void> | undefined;
+
+/** Fail loudly if a pdf.js upgrade renumbered its operators (we would silently find no images). */
+function checkOps(): Promise<void> {
+  opsChecked ??= import("pdfjs-dist/legacy/build/pdf.mjs").then(({ OPS }) => {
+    for (const [name, value] of Object.entries(OP)) {
+      if ((OPS as Record<string, number>)[name] !== value) throw new Error(`pdf.js renumbered OPS.${name}`);
+    }
+  });
+  return opsChecked;
+}
+
+/** Image XObjects are decoded asynchronously; `get` with a callback waits for the data. Images used on several
+ * pages live in `commonObjs` (ids starting with `g_`). */
+function pdfObject(page: PdfPage, id: string): Promise<PdfImage | null> {
+  const store = id.startsWith("g_") ? page.commonObjs : page.objs;
+  return new Promise((resolve) => {
+    try {
+      store.get(id, (data) => resolve((data as PdfImage) ?? null));
+    } catch {
+      resolve(null);
+    }
+  });
+}
+
+/** pdf.js image data → one grey byte per pixel (ITU-R 601 luma). */
+function toGray(image: PdfImage): Uint8Array | null {
+  const { width, height, kind, data } = image;
+  if (!data || !(width > 0 && height > 0)) return null; // e.g. an ImageBitmap (only where OffscreenCanvas exists)
+  if (kind === 1) {
+    const gray = new Uint8Array(width * height);
+    // 1 bit per pixel, rows padded to whole bytes, 1 = white (pdf.js has already applied /Decode).
+    const rowBytes = (width + 7) >> 3;
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        gray[y * width + x] = (data[y * rowBytes + (x >> 3)]! >> (7 - (x & 7))) & 1 ? 255 : 0;
+      }
+    }
+    return gray;
+  }
+  const channels = kind === 2 ? 3 : kind === 3 ? 4 : 0;
+  return channels ? grayFromChannels(data, width * height, channels) : null;
+}
+
+/** Interleaved 8-bit samples (grey, grey + alpha, RGB or RGBA) → one grey byte per pixel (ITU-R 601 luma), or null
+ * when `data` is too short. */
+export function grayFromChannels(data: ArrayLike<number>, pixels: number, channels: number): Uint8Array | null {
+  if (channels < 1 || channels > 4 || data.length < pixels * channels) return null;
+  const gray = new Uint8Array(pixels);
+  for (let p = 0, q = 0; p < pixels; p++, q += channels) {
+    gray[p] = channels < 3 ? data[q]! : (data[q]! * 77 + data[q + 1]! * 150 + data[q + 2]! * 29) >> 8;
+  }
+  return gray;
+}
+
+/**
+ * Turn the pixels so that text is upright as the page is displayed (the image's placement on the page and the
+ * page's /Rotate, in quarter turns; Tesseract has no orientation model loaded), and compute the resolution.
+ */
+function orient(image: GrayImage, ctm: Matrix, page: PdfPage): GrayImage {
+  // Device space: y grows downwards, the page's /Rotate applied. The image's columns run along the unit square's
+  // x axis; its rows run down, i.e. along the square's -y axis.
+  const turns = ((((page.rotate ?? 0) / 90) % 4) + 4) % 4;
+  const rotate = (x: number, y: number): [number, number] => {
+    let [dx, dy] = [x, -y]; // PDF y up → device y down
+    for (let t = 0; t < turns; t++) [dx, dy] = [-dy, dx]; // clockwise quarter turn on screen
+    return [dx, dy];
+  };
+  const [cx, cy] = rotate(ctm[0], ctm[1]); // direction of increasing column
+  const [rx, ry] = rotate(-ctm[2], -ctm[3]); // direction of increasing row
+  const widthPt = Math.hypot(ctm[0], ctm[1]);
+  const dpi = widthPt > 0 ? (image.width * 72) / widthPt : undefined;
+
+  // Reproduce the image as it is displayed: the quarter turn that the column direction shows, then a mirror if
+  // the row direction is the wrong way round for a plain rotation (a mirrored placement, rare but legal).
+  const quarter = Math.abs(cx) >= Math.abs(cy) ? (cx >= 0 ? 0 : 2) : cy >= 0 ? 1 : 3;
+  let result = rotateQuarter(image, quarter);
+  if (cx * ry - cy * rx < 0) result = quarter % 2 === 0 ? flipRows(result) : flipColumns(result);
+  return scaleDown({ ...result, dpi: dpi && dpi >= 50 && dpi <= 2400 ? dpi : undefined });
+}
+
+/** The image as displayed when its columns run right (0), down (1), left (2) or up (3) on the page. */
+function rotateQuarter(image: GrayImage, quarter: number): GrayImage {
+  if (quarter === 0) return image;
+  const { gray, width, height } = image;
+  const swap = quarter % 2 === 1;
+  const w = swap ? height : width;
+  const h = swap ? width : height;
+  const out = new Uint8Array(gray.length);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      // Where source pixel (x, y) appears: columns run down (1: rows run left), left (2: rows up), up (3: rows right).
+      const [nx, ny] = quarter === 1 ? [height - 1 - y, x] : quarter === 2 ? [width - 1 - x, height - 1 - y] : [y, width - 1 - x];
+      out[ny * w + nx] = gray[y * width + x]!;
+    }
+  }
+  return { ...image, gray: out, width: w, height: h };
+}
+
+function flipColumns(image: GrayImage): GrayImage {
+  const { gray, width, height } = image;
+  const out = new Uint8Array(gray.length);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) out[y * width + x] = gray[y * width + width - 1 - x]!;
+  }
+  return { ...image, gray: out };
+}
+
+function flipRows(image: GrayImage): GrayImage {
+  const { gray, width, height } = image;
+  const out = new Uint8Array(gray.length);
+  for (let y = 0; y < height; y++) out.set(gray.subarray(y * width, (y + 1) * width), (height - 1 - y) * width);
+  return { ...image, gray: out };
+}
+
+/** Average whole blocks of pixels so that very fine scans come down to at most MAX_DPI. */
+function scaleDown(image: GrayImage): GrayImage {
+  const factor = image.dpi ? Math.floor(image.dpi / (MAX_DPI * 0.75)) : 1;
+  if (factor < 2) return image;
+  const width = Math.floor(image.width / factor);
+  const height = Math.floor(image.height / factor);
+  const out = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      let sum = 0;
+      for (let j = 0; j < factor; j++) {
+        const row = (y * factor + j) * image.width + x * factor;
+        for (let i = 0; i < factor; i++) sum += image.gray[row + i]!;
+      }
+      out[y * width + x] = Math.round(sum / (factor * factor));
+    }
+  }
+  return { gray: out, width, height, dpi: image.dpi! / factor };
+}
+
+function multiply(m: Matrix, n: Matrix): Matrix {
+  // pdf.js's `transform` operator pre-multiplies: ctm' = m × ctm.
+  return [
+    m[0] * n[0] + m[1] * n[2],
+    m[0] * n[1] + m[1] * n[3],
+    m[2] * n[0] + m[3] * n[2],
+    m[2] * n[1] + m[3] * n[3],
+    m[4] * n[0] + m[5] * n[2] + n[4],
+    m[4] * n[1] + m[5] * n[3] + n[5],
+  ];
+}

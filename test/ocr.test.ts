@@ -1,0 +1,83 @@
+/** OCR of scanned PDF pages (issue 24): the shared scans' `.gt` text is the truth. OCR costs seconds a page: one each. */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { convertPdf, NO_TEXT_LAYER_OCR_OFF } from "../src/convert/pdf.ts";
+import { paragraphs } from "../src/convert/ocr.ts";
+import { ConvertPool } from "../src/convert/pool.ts";
+import { agreementScore } from "./agreement.ts";
+import { conversionFailure, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
+import { SCANNED, scannedPage, scannedTruth } from "./pdf-fixtures.ts";
+
+const SCAN = join(SHARED, SCANNED, "scan-01.pdf");
+const OCR_TIMEOUT = 240_000; // one page is ~3 CPU-s, but the machine is shared
+
+describe("OCR", () => {
+  testShared(
+    "a scanned page is read, in reading order, as the page it is on",
+    async () => {
+      const doc = await convertPdf(await scannedPage(SCAN, 1), "scan");
+      expect(doc.metadata).toMatchObject({ pages: 1, ocr_pages: 1 });
+      expect(doc.text).toStartWith("<!-- page 1 -->\n\nUNAWARENESS OF HYPOGLYCAEMIA");
+      expect(agreementScore(doc.text, scannedTruth(SCAN, 1))).toBeGreaterThanOrEqual(0.95);
+    },
+    OCR_TIMEOUT,
+  );
+
+  testShared("ocr: off leaves a scan unread, with a reason that says how to turn it on", async () => {
+    const bytes = await scannedPage(SCAN, 1);
+    expect((await conversionFailure(convertPdf(bytes, "scan", { ocr: "off" }))).message).toBe(NO_TEXT_LAYER_OCR_OFF);
+  });
+
+  testShared("a language without a model fails the file naming the language and the folder", async () => {
+    const bytes = await scannedPage(SCAN, 1);
+    const folder = tempDir();
+    const error = await conversionFailure(convertPdf(bytes, "scan", { ocrLanguages: ["eng", "deu"], ocrData: folder }));
+    expect(error.message).toBe(`no OCR model for language "deu" in ${folder}`);
+  });
+
+  test("lines are joined into paragraphs and words hyphenated at line ends rejoined", () => {
+    expect(paragraphs("The experi-\nment worked  well\nagain.\n\nSecond para-\nGraph here\n")).toBe(
+      "The experiment worked well again.\n\nSecond para- Graph here",
+    );
+  });
+
+  testShared(
+    "a page's OCR has its own time limit: the file's limit does not run meanwhile",
+    async () => {
+      const bytes = await scannedPage(SCAN, 1);
+      // The file may take 10 s, the page's OCR far longer (tens of seconds on a shared machine): it is not cut short.
+      const patient = new ConvertPool({ size: 1, timeoutMs: 10_000, ocrPageTimeoutMs: OCR_TIMEOUT });
+      try {
+        expect((await patient.convert("scan.pdf", bytes)).metadata).toMatchObject({ ocr_pages: 1 });
+      } finally {
+        patient.close();
+      }
+      const strict = new ConvertPool({ size: 1, timeoutMs: OCR_TIMEOUT, ocrPageTimeoutMs: 100 });
+      try {
+        const error = await conversionFailure(strict.convert("scan.pdf", bytes));
+        expect(error.message).toBe("OCR of one page took longer than 0.1 s (index.ocr_page_timeout)");
+      } finally {
+        strict.close();
+      }
+    },
+    OCR_TIMEOUT * 2,
+  );
+
+  testShared(
+    "an index run recognises a scan once: search cites its page, the summary and status count its OCR pages",
+    async () => {
+      const home = tempDir();
+      const docs = tempDir();
+      writeTree(docs, { "scan.pdf": await scannedPage(SCAN, 1), "note.md": "# Note\n\nNothing scanned here.\n" });
+      const cli = (...args: string[]) => runCli(args, { home });
+      expect(cli("repo", "add", "docs", docs).code).toBe(0);
+      expect(JSON.parse(cli("index", "docs", "--no-embed", "--json").stdout)).toMatchObject({ indexed: 2, ocr_pages: 1, failed: 0 });
+      const found = JSON.parse(cli("search", "hypoglycaemic counterregulation", "--json", "-n", "1").stdout);
+      expect(found.results[0]).toMatchObject({ path: "scan.pdf", page: 1 });
+      expect(JSON.parse(cli("status", "docs", "--json").stdout)).toMatchObject({ documents: 2, ocr_pages: 1 });
+      // The file is unchanged: the second run does not read it again.
+      expect(JSON.parse(cli("index", "docs", "--no-embed", "--json").stdout)).toMatchObject({ indexed: 0, skipped: 2, ocr_pages: 0 });
+    },
+    OCR_TIMEOUT,
+  );
+});
