@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { chunkDocument } from "../src/index/chunk.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
-import { convertPdf, isFileName, joinLine, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
+import { joinLine } from "../src/convert/document.ts";
+import { convertPdf, isFileName, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
 import { SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 

@@ -28,6 +28,16 @@ export function pageMarker(n: number): string {
 
 export const PAGE_MARKER = /^<!-- page (\d+) -->$/;
 
+/**
+ * Join a line onto a paragraph, rejoining a word hyphenated across the break (`experi-` + `ment`) only when both
+ * parts are lower-case letters: the usual sign of typesetting rather than a compound. Text PDFs and OCR share it.
+ */
+export function joinLine(paragraph: string, line: string): string {
+  if (!paragraph) return line;
+  if (/\p{Ll}-$/u.test(paragraph) && /^\p{Ll}/u.test(line)) return paragraph.slice(0, -1) + line;
+  return `${paragraph} ${line}`;
+}
+
 export function stringValue(value: unknown): string | undefined {
   return typeof value === "string" && value.trim() ? value.trim() : undefined;
 }

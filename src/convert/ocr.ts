@@ -16,7 +16,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { ResearcherError } from "../errors.ts";
-import type { ConvertOptions } from "./document.ts";
+import { type ConvertOptions, joinLine } from "./document.ts";
 // The SIMD + LSTM-only build: Bun's JavaScriptCore runs wasm SIMD (the plain build is 3× slower), and the legacy
 // (non-LSTM) engine is not used (the embedded model has no legacy data). Not the "relaxedsimd" build: its results
 // may differ between CPUs, and it was no faster here (NOTES.md).
@@ -266,12 +266,6 @@ export function paragraphs(text: string): string {
     )
     .filter(Boolean)
     .join("\n\n");
-}
-
-function joinLine(paragraph: string, line: string): string {
-  if (!paragraph) return line;
-  if (/\p{Ll}-$/u.test(paragraph) && /^\p{Ll}/u.test(line)) return paragraph.slice(0, -1) + line;
-  return `${paragraph} ${line}`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

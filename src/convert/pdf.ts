@@ -4,7 +4,7 @@
  * noticeably larger than the page's body text. Words hyphenated at line ends are rejoined and ligatures folded
  * (NFKC). Reading order is pdf.js's content-stream order, which for typeset two-column papers is column by column.
  */
-import { pageMarker, type ConvertedDocument, type ConvertOptions } from "./document.ts";
+import { joinLine, pageMarker, type ConvertedDocument, type ConvertOptions } from "./document.ts";
 import { ResearcherError } from "../errors.ts";
 import { pageImage, type PdfPage, recognise } from "./ocr.ts";
 import { readCMap, readWasm } from "./pdf-data.ts";
@@ -371,13 +371,6 @@ function pageMarkdown(lines: Line[]): string {
   });
   close();
   return blocks.join("\n\n");
-}
-
-/** Join a line onto a paragraph, rejoining a word hyphenated across the break (`experi-` + `ment`). */
-export function joinLine(paragraph: string, line: string): string {
-  if (!paragraph) return line;
-  if (/\p{Ll}-$/u.test(paragraph) && /^\p{Ll}/u.test(line)) return paragraph.slice(0, -1) + line;
-  return `${paragraph} ${line}`;
 }
 
 /** Ligatures and compatibility forms folded (NFKC); control characters from fonts without a text map dropped. */
