@@ -169,6 +169,8 @@ describe("MCP over stdio", () => {
     expect(heading).toBe("def split_header");
     const read = await call("get_document", { ref: `code:split.py:${fragment.start_line}-${fragment.end_line}` });
     expect(read.structuredContent.text).toContain('"""Split a header line at its colon."""');
+    // The other tests share this home and count its repositories.
+    expect(runCli(["repo", "remove", "code"], { home }).code).toBe(0);
   });
 
   test("search_documents groups fragments", async () => {
