@@ -168,3 +168,28 @@ test("the first writer racing readers and other writers: readers see no index or
     }
   }
 }, 60_000);
+
+test("the scratch tables survive a rolled-back transaction that created them (a long-lived store keeps scoring)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# Alpha\n\nharbour tides and harbour walls\n", "b.md": "# Beta\n\nglaciers and moraines\n" });
+  const repo = addRepository(home, { name: "scratch", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const store = Store.open(repo.dir);
+  try {
+    const ids = store.fragmentIdsOfDocuments([...store.documents().values()].map((d) => d.id));
+    // The first use creates the temp tables inside a transaction that then fails: SQLite drops them on rollback.
+    expect(() =>
+      store.transaction(() => {
+        store.termCounts(ids, ["harbour"]);
+        store.termFrequencies(["harbour"]);
+        throw new Error("a failed batch");
+      }),
+    ).toThrow("a failed batch");
+    const counts = store.termCounts(ids, ["harbour"]);
+    expect([...counts.values()].some((terms) => terms.get("harbour")?.[2] === 2)).toBe(true);
+    expect(store.termFrequencies(["harbour"]).get("harbour")).toBe(1);
+  } finally {
+    store.close();
+  }
+});

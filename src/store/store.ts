@@ -324,16 +324,15 @@ export class Store {
     return new Map(rows.map((row) => [row.id, readVarints(row.sz).reduce((sum, n) => sum + n, 0)]));
   }
 
-  private scratch = false;
-
-  /** The scratch full-text table (same tokenizer as the index) and its per-occurrence view, in the temp schema. */
+  /**
+   * The scratch full-text table (same tokenizer as the index) and its per-occurrence view, in the temp schema. Asked
+   * for on every use, not remembered: created inside a transaction that then rolls back, they are dropped with it.
+   */
   private openScratch(): void {
-    if (this.scratch) return;
     this.db.run(
       `CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring USING fts5(title, heading, body, content='', tokenize='${FTS_TOKENIZER}')`,
     );
     this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring_terms USING fts5vocab(temp, scoring, instance)");
-    this.scratch = true;
   }
 
   /**
@@ -413,7 +412,6 @@ export class Store {
     return this.db.query<{ id: number; path: string }, []>("SELECT id, path FROM documents").all();
   }
 
-  private vocabulary = false;
   private fragmentTotal = { version: -1, count: 0 };
 
   /** Fragments in the index, cached until any connection commits a change. */
@@ -429,10 +427,8 @@ export class Store {
 
   /** How many fragments contain each (stemmed) term, read from FTS5's own index; cached until the data changes. */
   termFrequencies(terms: string[]): Map<string, number> {
-    if (!this.vocabulary) {
-      this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fragments_vocab USING fts5vocab(main, fragments_fts, row)");
-      this.vocabulary = true;
-    }
+    // Asked for every time, as the scratch tables are: a rolled-back transaction drops what it created.
+    this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fragments_vocab USING fts5vocab(main, fragments_fts, row)");
     const version = this.dataVersion();
     if (version !== this.frequencies.version) this.frequencies = { version, terms: new Map() };
     const cache = this.frequencies.terms;
