@@ -6,10 +6,11 @@
  * also searches its parts. The whole word is kept on both sides, so `parseHeader` still finds itself first.
  */
 
-/** Letters and digits: one token as unicode61 sees it. */
-const TOKEN = /[\p{L}\p{N}]+/gu;
 /** Where a word has a case change inside it: `parseH`, `HTTPServer` (before `Se`), `utf8Decode`. */
 const CAMEL = /[\p{Ll}\p{N}]\p{Lu}|\p{Lu}\p{Lu}\p{Ll}/u;
+const CASE_CHANGE = new RegExp(CAMEL.source, "gu");
+/** A letter or digit: what unicode61 keeps inside one token. */
+const WORD_CHAR = /[\p{L}\p{N}]/u;
 
 /**
  * The words of an identifier, lower case: `parseHeader`, `parse_header`, `ParseHeader`, `parse-header` →
@@ -44,9 +45,17 @@ function splitCamel(word: string): string[] {
 export function identifierParts(text: string): string {
   const seen = new Set<string>();
   const out: string[] = [];
-  for (const match of text.matchAll(TOKEN)) {
-    const word = match[0];
-    if (word.length < 4 || !CAMEL.test(word) || seen.has(word)) continue;
+  // Found from their case changes, then widened to the whole word: a pass over every word of the text cost an
+  // index run of prose (SciFact) as much as reading its files.
+  let end = 0;
+  for (const match of text.matchAll(CASE_CHANGE)) {
+    if (match.index < end) continue; // another case change in a word already taken
+    let start = match.index;
+    while (start > 0 && WORD_CHAR.test(text[start - 1]!)) start--;
+    end = match.index + match[0].length;
+    while (end < text.length && WORD_CHAR.test(text[end]!)) end++;
+    const word = text.slice(start, end);
+    if (word.length < 4 || seen.has(word)) continue;
     seen.add(word);
     const parts = splitCamel(word).filter((p) => p.length > 1);
     if (parts.length > 1) out.push(parts.join(" ").toLowerCase());
