@@ -80,6 +80,23 @@ export interface RunResult {
   stderr: string;
 }
 
+/** Only root can switch to `nobody`; tests of unreadable folders need it, since chmod 000 does not stop root. */
+export const AS_ROOT = process.getuid?.() === 0;
+
+/**
+ * The CLI run as `nobody` (uid 65534) over `base`, a tree that user owns. It is the compiled executable, not
+ * src/main.ts: `nobody` cannot reach a checkout in a private folder (as `mktemp -d` makes them).
+ */
+export async function cliAsNobody(base: string): Promise<(...args: string[]) => { code: number | null; stdout: string; stderr: string }> {
+  const exe = await executable();
+  return (...args) => {
+    const proc = Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe, ...args], {
+      env: { HOME: base, RESEARCHER_HOME: join(base, "home"), PATH: SYSTEM_PATH },
+    });
+    return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
+  };
+}
+
 /** The command that runs the CLI; the e2e suite swaps in the compiled executable when it has one. */
 export let cliCommand: string[] = [process.execPath, join(ROOT, "src/main.ts")];
 export function useCliCommand(command: string[]): void {

@@ -8,7 +8,7 @@ import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
-import { bm25Repository, executable, HOOK_TIMEOUT, ROOT, SYSTEM_PATH, tempDir, writeTree } from "./helpers.ts";
+import { AS_ROOT, bm25Repository, cliAsNobody, HOOK_TIMEOUT, ROOT, tempDir, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 /** A DOCX of the given body XML: the smallest package mammoth reads. */
@@ -48,25 +48,17 @@ describe("an index run removes nothing it cannot see", () => {
   });
 
   // chmod 000 does not stop root, so the CLI runs as `nobody` over a tree it owns: that needs root to switch users.
-  const asRoot = process.getuid?.() === 0;
-  if (!asRoot) console.warn("note: skipping the unprivileged-user test in indexer-hostile.test.ts: it needs root to run as nobody");
-  test.skipIf(!asRoot)(
+  if (!AS_ROOT) console.warn("note: skipping the unprivileged-user test in indexer-hostile.test.ts: it needs root to run as nobody");
+  test.skipIf(!AS_ROOT)(
     "a subfolder that cannot be listed keeps its documents and is reported (run as an unprivileged user)",
     async () => {
-      // The compiled executable, not src/main.ts: `nobody` cannot reach a checkout in a private folder (mktemp -d).
-      const exe = await executable();
       const base = tempDir();
       chmodSync(base, 0o755);
       writeTree(base, { "docs/top.md": "top words\n", "docs/sub/deep.md": "deep words\n" });
       const own = (path: string) => chownSync(path, 65534, 65534);
       for (const path of [base, join(base, "docs"), join(base, "docs/top.md"), join(base, "docs/sub"), join(base, "docs/sub/deep.md")])
         own(path);
-      const cli = (...args: string[]) => {
-        const proc = Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe, ...args], {
-          env: { HOME: base, RESEARCHER_HOME: join(base, "home"), PATH: SYSTEM_PATH },
-        });
-        return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
-      };
+      const cli = await cliAsNobody(base);
       expect(cli("repo", "add", "d", join(base, "docs"), "--no-embed").code).toBe(0);
       expect(JSON.parse(cli("index", "d", "--json").stdout)).toMatchObject({ indexed: 2 });
       chmodSync(join(base, "docs/sub"), 0o000);
