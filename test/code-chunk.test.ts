@@ -100,6 +100,29 @@ describe("chunkCode shapes", () => {
     checkCoverage(source, fragments);
   });
 
+  test("definitions inside a long try/except/else or if/else are split at them, not cut by lines under `imports`", async () => {
+    // Python's standard library does this (ftplib: `try: import ssl … else: class FTP_TLS(FTP): …`): the clauses
+    // after the first block hold the definitions, so the statement splits at its clauses, then at their units.
+    const methods = Array.from(
+      { length: 5 },
+      (_, i) => `        def call_${i}(self):\n            """Call ${i}."""\n            return self.run(${i}, "argument text")\n`,
+    ).join("\n");
+    const python = `try:\n    import ssl\nexcept ImportError:\n    _SSLSocket = None\nelse:\n    class Secure(Base):\n        """Secure."""\n\n${methods}`;
+    const pyFragments = (await chunkCode(python, "python", { maxTokens: 60 }))!;
+    expect(pyFragments.some((f) => f.headings.join(" › ") === "class Secure › def call_3")).toBe(true);
+    expect(pyFragments.every((f) => !f.headings.includes("imports") || f.text.includes("import ssl"))).toBe(true);
+    checkCoverage(python, pyFragments);
+
+    const functions = Array.from(
+      { length: 5 },
+      (_, i) => `  function handler${i}(event) {\n    return dispatch(${i}, event, "argument text");\n  }\n`,
+    ).join("\n");
+    const js = `try {\n  setup();\n} catch (error) {\n${functions}}\n`;
+    const jsFragments = (await chunkCode(js, "javascript", { maxTokens: 40 }))!;
+    expect(jsFragments.some((f) => f.headings.join(" › ") === "function handler2")).toBe(true);
+    checkCoverage(js, jsFragments);
+  });
+
   test("a long function splits between statements, never inside a line, all under its name", async () => {
     const body = Array.from({ length: 40 }, (_, i) => `  const v${i} = compute(${i}, "some argument text here");`).join("\n");
     const source = `// Computes.\nfunction big() {\n${body}\n  return 1;\n}\n`;

@@ -48,7 +48,7 @@ export async function chunkCode(source: string, language: CodeLanguage | null, o
   try {
     const lines = source.split(/\r?\n/);
     const chunker = new Chunker(lines, language, options.maxTokens, options.packBelow ?? Math.floor(options.maxTokens / 4));
-    const spans = chunker.container(tree.rootNode, [], 0, lines.length - 1);
+    const spans = chunker.container(tree.rootNode.children, [], 0, lines.length - 1);
     return spans
       .filter((span) => span.start <= span.end)
       .map((span, seq) => ({
@@ -70,8 +70,11 @@ export async function chunkCode(source: string, language: CodeLanguage | null, o
 interface Unit {
   start: number;
   end: number;
-  /** The syntax node whose inner units can split it (comments and decorators above it are part of the range). */
-  node: SyntaxNode | null;
+  /**
+   * The syntax nodes whose inner units can split it: one, or several that share lines (`} catch (e) {` ends a
+   * block and opens a clause). Comments and decorators above them are part of the range, not of the nodes.
+   */
+  nodes: SyntaxNode[];
   /** `class Parser`, `def feed`, `imports`; null for plain statements and comments. */
   label: string | null;
   /** Comments, decorators and attributes: they join the unit below them. */
@@ -121,8 +124,8 @@ class Chunker {
    * The fragments of a container's rows `from..to` (a file, a class body, a function body): its inner units,
    * grouped, packed, and split further when too long. `path` is the symbol path of the container.
    */
-  container(node: SyntaxNode, path: string[], from: number, to: number): Span[] {
-    const units = this.units(node, from, to);
+  container(children: SyntaxNode[], path: string[], from: number, to: number): Span[] {
+    const units = this.units(children, from, to);
     if (units.length === 0) return this.lines.slice(from, to + 1).some((l) => l.trim()) ? this.byLines(from, to, path) : [];
     const spans: Span[] = [];
     // Rows of the container before its first inner unit (a class line, a signature, an opening brace) and after
@@ -182,11 +185,10 @@ class Chunker {
   /** A unit longer than the budget: split at the units inside it, or at line boundaries when it has none. */
   private split(unit: Unit, path: string[]): Span[] {
     const inner = unit.label ? [...path, unit.label] : path;
-    const node = unit.node;
     // One long line (minified code, a data literal) has no line to split at: its inner units would not help.
-    if (node && unit.start < unit.end) {
-      const content = bodyOf(node);
-      if (content && this.units(content, unit.start, unit.end).length > 0) return this.container(content, inner, unit.start, unit.end);
+    if (unit.start < unit.end) {
+      const children = unit.nodes.flatMap((node) => bodyOf(node).children);
+      if (this.units(children, unit.start, unit.end).length > 0) return this.container(children, inner, unit.start, unit.end);
     }
     return this.byLines(unit.start, unit.end, inner);
   }
@@ -231,13 +233,13 @@ class Chunker {
   }
 
   /**
-   * The inner units of a node within rows `from..to`: its children as line ranges, where children sharing a
-   * line become one unit, comments and decorators join the unit right below them (no blank line between), and
+   * The inner units within rows `from..to` of a container's children (a node's, or the blocks' of several nodes
+   * that share lines): the children as line ranges, where children sharing a line become one unit, comments and decorators join the unit right below them (no blank line between), and
    * rows no child covers (stray punctuation) join the unit above.
    */
-  private units(node: SyntaxNode, from: number, to: number): Unit[] {
+  private units(children: SyntaxNode[], from: number, to: number): Unit[] {
     const units: Unit[] = [];
-    for (const child of node.children) {
+    for (const child of children) {
       const start = Math.max(child.startPosition.row, from);
       const end = Math.min(endRow(child), to);
       if (end < from || start > to || (start === end && this.lines[start]!.trim() === "")) continue;
@@ -246,7 +248,7 @@ class Chunker {
       const unit: Unit = {
         start,
         end,
-        node: child,
+        nodes: [child],
         label: headingLabel(child, this.language),
         attachable: isAttachable(child),
         tokens: 0,
@@ -286,8 +288,15 @@ class Chunker {
 
 function merge(a: Unit, b: Unit): Unit {
   // A definition wins over the comment or statement it shares a line with.
-  const main = a.node && a.label ? a : b.label ? b : a;
-  return { ...main, start: a.start, end: Math.max(a.end, b.end), label: a.label ?? b.label, attachable: a.attachable && b.attachable };
+  const main = a.label ? a : b.label ? b : a;
+  return {
+    ...main,
+    nodes: [...a.nodes, ...b.nodes],
+    start: a.start,
+    end: Math.max(a.end, b.end),
+    label: a.label ?? b.label,
+    attachable: a.attachable && b.attachable,
+  };
 }
 
 /** The last row of a node's text: a node that ends at the start of a line ends on the line before. */
@@ -494,9 +503,10 @@ function declaratorName(node: SyntaxNode | null): string | null {
 
 /**
  * The node whose children are a unit's inner units: its `body` (a class body, a function's block), the
- * definition inside a decorator or export, or the node itself (an `#ifdef` block, a Ruby class).
+ * definition inside a decorator or export, or the node itself (an `#ifdef` block, a Ruby class, a `try` with its
+ * handlers).
  */
-function bodyOf(node: SyntaxNode): SyntaxNode | null {
+function bodyOf(node: SyntaxNode): SyntaxNode {
   let current = node;
   for (let depth = 0; depth < 4; depth++) {
     const inner =
@@ -520,7 +530,15 @@ function bodyOf(node: SyntaxNode): SyntaxNode | null {
     break;
   }
   const body = current.childForFieldName("body");
+  // A statement whose body is one clause of several (`try` with `except`/`else`, `for … else`) splits at its
+  // clauses: the definitions are often in a later one (`try: import ssl … else: class FTP_TLS`).
+  if (body && clausesAfter(current, body)) return current;
   if (body) return body.type === "body_statement" || body.namedChildCount > 0 ? body : current;
   // Arrow functions' and class expressions' bodies, Ruby classes (children directly), `#ifdef` blocks.
   return current;
+}
+
+/** Whether a named child follows `body` inside `node` (a handler, an `else`, a `finally`). */
+function clausesAfter(node: SyntaxNode, body: SyntaxNode): boolean {
+  return node.namedChildren.some((child) => child.startIndex >= body.endIndex && !COMMENT.test(child.type));
 }
