@@ -13,7 +13,7 @@ import { EmbedderCache } from "../embed/embedder.ts";
 import { ResearcherError, toResearcherError } from "../errors.ts";
 import { env } from "../env.ts";
 import { parseFilter } from "../search/filters.ts";
-import { indexRepository, removeDocument } from "../index/indexer.ts";
+import { indexRepository, type IndexSummary, removeDocument } from "../index/indexer.ts";
 import {
   documentInfoText,
   documentJson,
@@ -115,6 +115,14 @@ function searchMode(value: unknown): SearchMode | undefined {
 }
 
 /**
+ * A run that found files and could index none of them (none new, changed or unchanged) failed, though it recorded
+ * why; a file that failed beside others that are indexed is reported in the summary only.
+ */
+function everyFileFailed(summary: IndexSummary): boolean {
+  return summary.failed > 0 && summary.indexed === 0 && summary.skipped === 0;
+}
+
+/**
  * The main commands; given the command word, only that one is defined (defining all ~100 options costs ~2 ms of
  * every cold start).
  */
@@ -183,6 +191,12 @@ function mainCli(only?: string): CAC {
         else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
         if (failure) throw failure;
         if (summaries.length === 0 && !flags.json) stderr.write("no repositories to index\n");
+        const hopeless = summaries.find(everyFileFailed);
+        if (hopeless) {
+          throw new ResearcherError("FILE_UNREADABLE", `${hopeless.repository}: all ${hopeless.failed} files failed and none was indexed`, {
+            hint: `\`researcher status ${hopeless.repository} --json\` lists them with their reasons`,
+          });
+        }
       });
 
   if (want("watch"))
