@@ -152,3 +152,19 @@ describe("index exit status", () => {
     expect(runCli(["index", "notes", "--quiet"], { home }).code).toBe(0);
   }, 60_000);
 });
+
+describe("ls", () => {
+  test("a repository with only failures says how many failed and how to see them", () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "bad.pdf": "not a pdf at all", "worse.pdf": "nor this" });
+    expect(runCli(["repo", "add", "notes", docs, "--no-embed"], { home }).code).toBe(0);
+    runCli(["index", "notes", "--quiet"], { home }); // fails: every file does
+    const listed = runCli(["ls", "notes"], { home });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toBe("");
+    expect(listed.stderr).toBe("no indexed documents; 2 files failed (`researcher status notes --json` lists them with their reasons)\n");
+    expect(JSON.parse(runCli(["status", "notes", "--json"], { home }).stdout).failures).toHaveLength(2);
+    expect(runCli(["ls", "notes:sub/"], { home }).stderr).toBe("no indexed documents\n");
+  }, 60_000);
+});

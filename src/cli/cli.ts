@@ -8,7 +8,15 @@ import { GROUPS } from "./cli-groups.ts";
 import { downloadProgress, globals, home, integer, json, list, number, out, positive, repeated, type Flags } from "./cli-options.ts";
 import { formatOf } from "../convert/convert.ts";
 import { conversionLimits, convertPath } from "../convert/pool.ts";
-import { documentInfo, listDocuments, matchDocuments, readDocument, readDocuments, safeRelativePath } from "../search/documents.ts";
+import {
+  documentInfo,
+  listDocuments,
+  listFailures,
+  matchDocuments,
+  readDocument,
+  readDocuments,
+  safeRelativePath,
+} from "../search/documents.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
 import { ResearcherError, toResearcherError } from "../errors.ts";
 import { env } from "../env.ts";
@@ -19,6 +27,7 @@ import {
   documentJson,
   documentListText,
   documentText,
+  emptyListingText,
   indexSummaryText,
   multiGetText,
   progressBar,
@@ -367,9 +376,10 @@ function mainCli(only?: string): CAC {
       .example("  researcher ls notes:meetings/2026 --json | jq -r '.[].path'")
       .action((where: string | undefined, flags: Flags) => {
         const [name, ...rest] = where === undefined ? [] : String(where).split(":");
-        const documents = listDocuments(home(flags), { repositories: name ? [name] : [], prefix: rest.join(":") });
+        const listing = { repositories: name ? [name] : [], prefix: rest.join(":") };
+        const documents = listDocuments(home(flags), listing);
         if (flags.json) return json(documents);
-        if (documents.length === 0) stderr.write("no indexed documents\n");
+        if (documents.length === 0) stderr.write(emptyListingText(listFailures(home(flags), listing)));
         const roots = new Map(listRepositories(home(flags)).map((r) => [r.name, r.path]));
         out(documentListText(documents, styleFor(stdout), (d) => join(roots.get(d.repository) ?? "", d.path)));
       });
