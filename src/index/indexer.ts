@@ -521,7 +521,8 @@ class BatchWriter {
   constructor(private readonly store: Store) {}
 
   add(prepared: Prepared): void {
-    if (prepared.kind === "failed") this.failures.push({ path: prepared.path, reason: prepared.reason });
+    // Reasons come from converters' and libraries' messages (xmldom's hold tabs): a reason is one line wherever shown.
+    if (prepared.kind === "failed") this.failures.push({ path: prepared.path, reason: oneLine(prepared.reason) });
     else if (prepared.kind === "unchanged") {
       this.touched.push(prepared);
       this.skipped++;
@@ -548,6 +549,10 @@ class BatchWriter {
     this.pending = [];
     this.touched = [];
   }
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
 }
 
 /** Run `work` over `items` with at most `limit` in flight (conversions wait on the worker pool). */
