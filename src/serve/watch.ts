@@ -23,7 +23,7 @@ import { loadConfig } from "../config.ts";
 import { discoverFiles, IGNORE_FILES, isCandidate, isCandidateFolder, type Discovery } from "../index/discover.ts";
 import { planChanges, sameStamp } from "../index/plan.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
-import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
+import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
 import type { Repository } from "../repos.ts";
 import { Store } from "../store/store.ts";
@@ -399,7 +399,7 @@ class RepositoryWatch {
       const summary = await (options.exclusive ? options.exclusive(run) : run());
       this.emit(summary, paths, false);
     } catch (error) {
-      if (isResearcherError(error) && error.code === "LOCKED") return "locked";
+      if (toResearcherError(error).code === "LOCKED") return "locked"; // a writer's lock, or SQLite busy: wait
       options.onError?.(error, this.repo.name);
       return "failed";
     }
@@ -419,7 +419,7 @@ class RepositoryWatch {
       this.report("watching");
     } catch (error) {
       this.needsScan = true;
-      if (isResearcherError(error) && error.code === "LOCKED") return this.retry("locked");
+      if (toResearcherError(error).code === "LOCKED") return this.retry("locked");
       options.onError?.(error, this.repo.name);
       if (!isFolder(this.repo.path)) return this.report("waiting"); // the next flush waits for it to come back
       // An emptied folder is refused until the user acts (or a file appears): the next event tries again.

@@ -142,14 +142,6 @@ function pageDamage(db: Database): string | null {
   }
 }
 
-/** An SQLite error saying index.db's pages are damaged, as the error that says what to do about it. */
-export function damagedIndex(error: unknown, name: string): ResearcherError {
-  return new ResearcherError("INDEX_CORRUPT", `the index of '${name}' is damaged: ${describeError(error)}`, {
-    hint: `rebuild it with \`researcher index --rebuild ${name}\` (it moves the damaged index aside)`,
-    cause: error,
-  });
-}
-
 /** INDEX_CORRUPT from opening, for any reason but permissions: a rebuild replaces the file. */
 const isIndexFailure = (error: unknown) =>
   error instanceof ResearcherError && error.code === "INDEX_CORRUPT" && !(error instanceof NotPermitted);
