@@ -15,7 +15,8 @@
  * runs at the latest `maxDelayMs` after the first event it holds. A batch that fails (the database locked by
  * another connection, a full disk) keeps its paths pending and is retried with a growing delay. An ignore file
  * (.gitignore, .ignore) that changes re-plans its folder: what it now ignores leaves the index, what it no longer
- * ignores enters it.
+ * ignores enters it. A subfolder the watcher may not read is reported once and left unwatched (its documents
+ * stay, as in `index`); the rest is watched.
  */
 import { readdirSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -158,6 +159,8 @@ class RepositoryWatch {
   private state: WatchState = "indexing";
   /** The system refused the watch (WATCH_FAILED, reported): this repository is no longer watched. */
   private failed = false;
+  /** Subfolders the watcher may not read (reported once each): everything else is watched. */
+  private readonly unwatchable = new Set<string>();
 
   constructor(
     private readonly repo: Repository,
@@ -212,6 +215,13 @@ class RepositoryWatch {
 
   private onWatcherError(error: unknown): void {
     if (this.closed) return;
+    const unreadable = unreadableFolder(error, this.repo.path);
+    if (unreadable !== undefined) {
+      // The rest is still watched, and a rescan would meet the same folder again (it used to loop): say it once.
+      if (!this.unwatchable.has(unreadable)) this.context.options.onError?.(unwatchableError(this.repo, unreadable, error), this.repo.name);
+      this.unwatchable.add(unreadable);
+      return;
+    }
     this.watcher?.close();
     this.watcher = undefined;
     if (isWatchLimit(error)) {
@@ -490,6 +500,24 @@ function isEmptyFolder(path: string): boolean {
 function isWatchLimit(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   return code === "ENOSPC" || code === "EMFILE" || /ENOSPC|no space left|too many open files/i.test(describeError(error));
+}
+
+/**
+ * The folder under `root` the recursive watcher was refused to read (EACCES; Bun reports it as code EPERM), or
+ * undefined for any other watcher error. The root itself is not one: without it nothing is watched.
+ */
+function unreadableFolder(error: unknown, root: string): string | undefined {
+  const { code, path } = (error ?? {}) as NodeJS.ErrnoException;
+  if ((code !== "EACCES" && code !== "EPERM") || typeof path !== "string" || !path.startsWith(`${root}/`)) return undefined;
+  return path.slice(root.length + 1);
+}
+
+function unwatchableError(repo: Repository, folder: string, error: unknown): ResearcherError {
+  const absolute = join(repo.path, folder);
+  return new ResearcherError("PATH_NOT_FOUND", `cannot watch ${folder}/ (${describeError(error)}); the rest of '${repo.name}' is watched`, {
+    hint: `give yourself read access (\`ls -ld ${absolute}\` shows who has it)`,
+    cause: error,
+  });
 }
 
 function watchError(repo: Repository, error: unknown): ResearcherError {
