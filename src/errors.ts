@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   MODEL_MISMATCH: { exit: 1, http: 409, rpc: RPC.internal, summary: "the repository was embedded with another model" },
   PROVIDER_FAILED: { exit: 1, http: 502, rpc: RPC.internal, summary: "a remote embedding provider failed" },
   INDEX_CORRUPT: { exit: 1, http: 500, rpc: RPC.internal, summary: "an index file cannot be read" },
+  INDEX_OUTDATED: { exit: 1, http: 409, rpc: RPC.internal, summary: "an older researcher wrote the index: `researcher index` upgrades it" },
   DISK_FULL: { exit: 1, http: 507, rpc: RPC.internal, summary: "not enough free disk space for the index" },
   WATCH_FAILED: { exit: 1, http: 500, rpc: RPC.internal, summary: "a folder cannot be watched for changes (e.g. the inotify watch limit)" },
   INTERNAL: { exit: 1, http: 500, rpc: RPC.internal, summary: "an unexpected failure (a bug): its message says where" },

@@ -298,7 +298,7 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool): Docu
 export async function removeDocument(repo: Repository, path: string): Promise<void> {
   const release = acquireWriterLock(repo.dir, repo.name);
   try {
-    const store = Store.open(repo.dir);
+    const store = Store.open(repo.dir, { write: true });
     try {
       const removed = store.transaction(() => {
         const gone = store.deleteDocument(path);
