@@ -416,6 +416,13 @@ test.skipIf(!AS_ROOT)(
       writeFileSync(added, "new words\n");
       chownSync(added, 65534, 65534);
       await Bun.sleep(2_000);
+      // Readable again: its files are indexed, and it is watched from then on.
+      chmodSync(join(base, "docs/sub"), 0o755);
+      await Bun.sleep(1_000);
+      const later = join(base, "docs/sub/later.md");
+      writeFileSync(later, "later words\n");
+      chownSync(later, 65534, 65534);
+      await Bun.sleep(1_500);
       watch.kill("SIGINT");
       await watch.exited;
       const batches = (await new Response(watch.stdout).text())
@@ -424,7 +431,7 @@ test.skipIf(!AS_ROOT)(
         .map((line) => JSON.parse(line));
       const stderr = await new Response(watch.stderr).text();
       // One scan (it looped: a scan every few hundred milliseconds), then the new file as a batch of its own.
-      expect(batches.map((b) => (b.scan ? "scan" : b.paths.join(",")))).toEqual(["scan", "new.md"]);
+      expect(batches.map((b) => (b.scan ? "scan" : b.paths.join(",")))).toEqual(["scan", "new.md", "sub/deep.md", "sub/later.md"]);
       expect(stderr.match(/^error: d: cannot watch sub\/ .*; the rest of 'd' is watched$/gm)).toHaveLength(1);
       expect(stderr).toContain(`hint: give yourself read access (\`ls -ld ${join(base, "docs/sub")}\``);
       expect(stderr.match(/^failed: d:sub\/: cannot list folder/gm)).toHaveLength(1);

@@ -16,7 +16,7 @@
  * another connection, a full disk) keeps its paths pending and is retried with a growing delay. An ignore file
  * (.gitignore, .ignore) that changes re-plans its folder: what it now ignores leaves the index, what it no longer
  * ignores enters it. A subfolder the watcher may not read is reported once and left unwatched (its documents
- * stay, as in `index`); the rest is watched.
+ * stay, as in `index`) until a change to it (a chmod) finds it readable; the rest is watched.
  */
 import { readdirSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -247,6 +247,11 @@ class RepositoryWatch {
     }
     // Hidden and excluded paths (editor temp files, .git) are never candidates and never hold any.
     if (!isCandidateFolder(path, this.repo)) return;
+    if (this.unwatchable.has(path) && isListable(join(this.repo.path, path))) {
+      // Readable now (a chmod is an event): a new watcher takes it in; the folder event below diffs its files.
+      this.unwatchable.delete(path);
+      this.startWatcher();
+    }
     if (this.pending.size >= OVERFLOW_PATHS) {
       this.pending.clear();
       this.needsScan = true;
@@ -487,6 +492,15 @@ function statOf(path: string): Stats | undefined {
 
 function isFolder(path: string): boolean {
   return statOf(path)?.isDirectory() ?? false;
+}
+
+function isListable(path: string): boolean {
+  try {
+    readdirSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isEmptyFolder(path: string): boolean {
