@@ -22,7 +22,7 @@ import { addRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { annPath, searchVectors, syncVectorIndex } from "../src/search/vectors.ts";
 import { table, writeSection } from "./report.ts";
-import { seeded } from "../test/seeded.ts";
+import { seeded } from "../src/random.ts";
 import { runExe } from "./scale.ts";
 import { percentile } from "./scifact.ts";
 

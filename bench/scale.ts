@@ -17,7 +17,7 @@ import { search, SearchContext } from "../src/search/search.ts";
 import { commit } from "../src/version.ts";
 import { table, writeSection } from "./report.ts";
 import { percentile, requireShared, SCIFACT } from "./scifact.ts";
-import { seeded } from "../test/seeded.ts";
+import { seeded } from "../src/random.ts";
 
 const SECTIONS = 10;
 const WORDS_PER_SECTION = 150;

@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   MODEL_MISMATCH: { exit: 1, http: 409, rpc: RPC.internal, summary: "the repository was embedded with another model" },
   PROVIDER_FAILED: { exit: 1, http: 502, rpc: RPC.internal, summary: "a remote embedding provider failed" },
   INDEX_CORRUPT: { exit: 1, http: 500, rpc: RPC.internal, summary: "an index file cannot be read" },
+  INDEX_OUTDATED: { exit: 1, http: 409, rpc: RPC.internal, summary: "an older researcher wrote the index: `researcher index` upgrades it" },
   DISK_FULL: { exit: 1, http: 507, rpc: RPC.internal, summary: "not enough free disk space for the index" },
   WATCH_FAILED: { exit: 1, http: 500, rpc: RPC.internal, summary: "a folder cannot be watched for changes (e.g. the inotify watch limit)" },
   INTERNAL: { exit: 1, http: 500, rpc: RPC.internal, summary: "an unexpected failure (a bug): its message says where" },
@@ -73,23 +74,38 @@ export function isSqliteDamage(error: unknown): boolean {
   return code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB";
 }
 
+/** The repository a failure happened in, when the caller knows it (a writer does): messages and hints name it. */
+export interface ErrorContext {
+  repository: string;
+  /** Its index folder. */
+  dir: string;
+}
+
 /**
  * Any thrown value as a ResearcherError, the one place that gives errors from below (SQLite, the file system, the
  * runtime, the command-line parser) their code; ours pass through. What has no better code is INTERNAL, with its
  * message kept and the original as `cause`.
  */
-export function toResearcherError(error: unknown): ResearcherError {
+export function toResearcherError(error: unknown, context?: ErrorContext): ResearcherError {
   if (error instanceof ResearcherError) return error;
   const message = describeError(error);
   const code = systemCode(error);
   const as = (kind: ErrorCode, text: string, hint?: string) => new ResearcherError(kind, text, { hint, cause: error });
   // A reader that meets damaged pages does not know which command recovers them; verify names it per repository.
-  if (isSqliteDamage(error)) return as("INDEX_CORRUPT", `an index is damaged: ${message}`, DAMAGE_HINT);
+  if (isSqliteDamage(error)) {
+    if (!context) return as("INDEX_CORRUPT", `an index is damaged: ${message}`, DAMAGE_HINT);
+    const name = context.repository;
+    const rebuild = `rebuild it with \`researcher index --rebuild ${name}\` (it moves the damaged index aside)`;
+    return as("INDEX_CORRUPT", `the index of '${name}' is damaged: ${message}`, rebuild);
+  }
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
     return as("LOCKED", `an index is busy: ${message}`, "another process is writing it: try again in a moment");
   }
   if (code.startsWith("SQLITE_FULL") || code === "ENOSPC") {
-    return as("DISK_FULL", `the disk is full: ${message}`, "free some space and run the command again");
+    const where = context ? `the disk holding ${context.dir} is full` : "the disk is full";
+    // Every write is a transaction or tmp+rename: what a failed run wrote before is whole, the rest is rolled back.
+    const kept = context ? " (what was written before is kept, none of it half-written)" : "";
+    return as("DISK_FULL", `${where}: ${message}`, `free some space (or move RESEARCHER_HOME) and run the command again${kept}`);
   }
   if (error instanceof URIError) return as("INVALID_INPUT", `malformed percent-encoding: ${message}`);
   // cac, the command-line parser, throws these for a missing argument or option value.

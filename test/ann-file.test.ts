@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Index, MetricKind, ScalarKind } from "usearch";
+import { seeded } from "../src/random.ts";
 import { annFileProblem } from "../src/search/ann-file.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -12,11 +13,8 @@ const SHAPE = { dims: DIMS, connectivity: 16 };
 /** A file as vectors.ts builds it (f16, cosine, connectivity 16), of `rows` seeded vectors. */
 function built(rows: number): Buffer {
   const index = new Index(DIMS, MetricKind.Cos, ScalarKind.F16, 16, 0, 512);
-  let state = 7;
-  const next = () => {
-    state = (state * 48271) % 2147483647;
-    return state / 2147483647 - 0.5;
-  };
+  const random = seeded(6);
+  const next = () => random() - 0.5;
   if (rows)
     index.add(
       BigUint64Array.from({ length: rows }, (_, i) => BigInt(i + 1)),

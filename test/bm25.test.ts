@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { seeded } from "./seeded.ts";
+import { seeded } from "../src/random.ts";
 import { impactSettings, RARE_FIRST, rankOneWord, rankRareFirst } from "../src/search/bm25.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { parseQuery } from "../src/search/query.ts";

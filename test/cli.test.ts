@@ -122,3 +122,49 @@ describe("command dispatch", () => {
     expect(JSON.parse(grep.stdout).results[0].path).toBe("q.md");
   });
 });
+
+describe("index exit status", () => {
+  test("a run where every file failed exits 1 with one error line and a hint that lists them; any success exits 0", () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "bad.pdf": "not a pdf at all", "worse.pdf": "nor this" });
+    expect(runCli(["repo", "add", "notes", docs, "--no-embed"], { home }).code).toBe(0);
+    const failed = runCli(["index", "notes", "--json"], { home });
+    expect(failed.code).toBe(1);
+    expect(JSON.parse(failed.stdout)).toMatchObject({ indexed: 0, failed: 2 });
+    const errors = failed.stderr.split("\n").filter((line) => line.startsWith("error: "));
+    expect(errors).toEqual(["error: notes: all 2 files failed and none was indexed"]);
+    const hint = failed.stderr.match(/^hint: .*`(researcher [^`]+)`/m);
+    expect(hint).not.toBeNull();
+    const listed = runCli(hint![1]!.split(" ").slice(1), { home });
+    expect(listed.code).toBe(0);
+    expect(
+      JSON.parse(listed.stdout)
+        .failures.map((f: { path: string }) => f.path)
+        .sort(),
+    ).toEqual(["bad.pdf", "worse.pdf"]);
+    writeTree(docs, { "good.md": "# Good\n\nfine words\n" });
+    const some = runCli(["index", "notes"], { home });
+    expect(some.code).toBe(0);
+    expect(some.stdout).toContain("1 indexed, 0 skipped, 0 removed, 2 failed");
+    expect(some.stderr).not.toContain("error:");
+    // Unchanged files count as good ones: the retried failures alone do not fail the run.
+    expect(runCli(["index", "notes", "--quiet"], { home }).code).toBe(0);
+  }, 60_000);
+});
+
+describe("ls", () => {
+  test("a repository with only failures says how many failed and how to see them", () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "bad.pdf": "not a pdf at all", "worse.pdf": "nor this" });
+    expect(runCli(["repo", "add", "notes", docs, "--no-embed"], { home }).code).toBe(0);
+    runCli(["index", "notes", "--quiet"], { home }); // fails: every file does
+    const listed = runCli(["ls", "notes"], { home });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toBe("");
+    expect(listed.stderr).toBe("no indexed documents; 2 files failed (`researcher status notes --json` lists them with their reasons)\n");
+    expect(JSON.parse(runCli(["status", "notes", "--json"], { home }).stdout).failures).toHaveLength(2);
+    expect(runCli(["ls", "notes:sub/"], { home }).stderr).toBe("no indexed documents\n");
+  }, 60_000);
+});

@@ -128,6 +128,25 @@ describe("convertHtml", () => {
     expect(htmlToMarkdown("<p>a</p><div><br><br><br><br></div><p>b</p>")).toBe("a\n\nb");
   });
 
+  test("a section number in its own element is set apart from the title (SICP's secnum/sectitle spans)", () => {
+    const html = [
+      '<h3 class="section"><a id="5_002e4"></a><span class="secnum">5.4</span><span class="sectitle">The Explicit-Control Evaluator</span></h3>',
+      '<h4><span class="secnum">5.4.1</span><span class="sectitle">The Core</span></h4>',
+      '<h4><span class="secnum">A.2.</span><em>appendix</em></h4>',
+      "<h2><b>Bold</b><i>faced</i></h2>",
+      '<h2><span class="section-number">1.2. </span>Already spaced</h2>',
+      "<h2><span>2024</span></h2>",
+    ].join("\n");
+    expect(htmlToMarkdown(html).split("\n\n")).toEqual([
+      "### 5.4 The Explicit-Control Evaluator",
+      "#### 5.4.1 The Core",
+      "#### A.2. _appendix_",
+      "## **Bold**_faced_",
+      "## 1.2. Already spaced",
+      "## 2024",
+    ]);
+  });
+
   test("a table holding a list stays a table of text, not raw HTML; a headless table gets an empty header", () => {
     const markdown = htmlToMarkdown("<table><tr><td>Tools</td><td><ul><li>hammer</li><li>saw</li></ul></td></tr></table>");
     expect(markdown).toBe("|     |     |\n| --- | --- |\n| Tools | - hammer - saw |");
@@ -232,7 +251,7 @@ describe("limits", () => {
       const started = performance.now();
       const doc = await convertHtml(utf8(`<html><body>${body}</body></html>`), "big");
       expect(performance.now() - started).toBeLessThan(20_000);
-      expect(doc.text).toContain("### 3.3Modeling with Mutable Data");
+      expect(doc.text).toContain("### 3.3 Modeling with Mutable Data");
     },
     30_000,
   );
@@ -245,9 +264,9 @@ describeShared("corpus", () => {
     expect(doc.metadata.language).toBe("en");
     const headings = doc.text.split("\n").filter((line) => line.startsWith("#"));
     expect(headings.slice(0, 3)).toEqual([
-      "### 1.1The Elements of Programming",
-      "#### 1.1.1Expressions",
-      "#### 1.1.2Naming and the Environment",
+      "### 1.1 The Elements of Programming",
+      "#### 1.1.1 Expressions",
+      "#### 1.1.2 Naming and the Environment",
     ]);
     expect(doc.text).toContain("```\n(+ 137 349)\n486\n\n(- 1000 334)\n666\n");
     expect(doc.text).toContain("26 The concept of consistent renaming is actually subtle");

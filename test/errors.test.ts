@@ -38,6 +38,31 @@ test("a busy database is LOCKED, one that is not a database INDEX_CORRUPT, both 
   expect(damaged.hint).toContain("`researcher verify`");
 });
 
+test("a writer's failure names its repository: damage with the rebuild of that repository, a full disk with its folder", () => {
+  const context = { repository: "notes", dir: "/home/u/.researcher/repositories/notes" };
+  const junk = join(tempDir(), "junk.db");
+  writeFileSync(junk, Buffer.alloc(8192, 0x5a));
+  const damage = thrownBy(() => new Database(junk).query("SELECT * FROM sqlite_master").all());
+  expect(toResearcherError(damage, context)).toMatchObject({
+    code: "INDEX_CORRUPT",
+    message: expect.stringMatching(/^the index of 'notes' is damaged: /),
+    hint: "rebuild it with `researcher index --rebuild notes` (it moves the damaged index aside)",
+    cause: damage,
+  });
+  // A database that may not grow past two pages is a full disk as SQLite reports one.
+  const db = new Database(join(tempDir(), "small.db"));
+  db.run("CREATE TABLE t (x)");
+  db.run("PRAGMA max_page_count = 2");
+  const full = thrownBy(() => db.run("INSERT INTO t VALUES (?)", ["x".repeat(100_000)]));
+  db.close();
+  expect(toResearcherError(full).message).toStartWith("the disk is full: ");
+  expect(toResearcherError(full, context)).toMatchObject({
+    code: "DISK_FULL",
+    message: expect.stringMatching(/^the disk holding \/home\/u\/\.researcher\/repositories\/notes is full: /),
+    hint: expect.stringContaining("none of it half-written"),
+  });
+});
+
 test("malformed percent-encoding is INVALID_INPUT; anything unknown is INTERNAL with its message; ours pass through", () => {
   expect(toResearcherError(thrownBy(() => decodeURIComponent("%E0%A4%A"))).code).toBe("INVALID_INPUT");
   const bug = new TypeError("x is not a function");

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { indexRepository, WRITE_BATCHES } from "../src/index/indexer.ts";
 import { search } from "../src/search/search.ts";
 import { FULL_TEXT_MERGE, Store } from "../src/store/store.ts";
+import { docx } from "./docx-fixtures.ts";
 import { bm25Repository } from "./helpers.ts";
 
 const paths = async (home: string, query: string) => (await search(home, { query, limit: 50 })).results.map((r) => r.path);
@@ -52,6 +53,18 @@ describe("indexRepository", () => {
     const store = Store.open(repo.dir);
     expect(store.failures().map((f) => f.path)).toEqual(["binary.md", "latin1.txt"]);
     store.close();
+  });
+
+  test("a failure reason is one line in the summary and the store, whatever whitespace the converter's message has", async () => {
+    // xmldom's message for this body is "[xmldom warning]\tunclosed xml attribute".
+    const { home, repo } = bm25Repository({ "broken.docx": docx("<w:p><w:r><w:t>unclosed</w:r></w:p>") });
+    const summary = await indexRepository(home, repo);
+    expect(summary.failures).toEqual([{ path: "broken.docx", reason: expect.stringContaining("[xmldom warning] unclosed") }]);
+    const store = Store.open(repo.dir);
+    const stored = store.failures();
+    store.close();
+    expect(stored).toEqual(summary.failures);
+    expect(stored[0]!.reason).not.toMatch(/[\t\n\r]|\s{2}/);
   });
 
   test("a failed write rolls back and leaves the previous index intact", async () => {

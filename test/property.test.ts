@@ -11,7 +11,7 @@ import { isResearcherError } from "../src/errors.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchResponse } from "../src/search/search.ts";
 import { describeShared, executable, GLOVE, HOOK_TIMEOUT, SYSTEM_PATH, tempDir, writeTree } from "./helpers.ts";
-import { seeded } from "./seeded.ts";
+import { seeded } from "../src/random.ts";
 
 const SEED = Number(process.env.PROPERTY_SEED ?? 0x5eed2024);
 const LIBRARY_QUERIES = 10_000;

@@ -16,6 +16,7 @@ import {
   type SearchOptions,
   type SearchResponse,
 } from "../src/search/search.ts";
+import { seeded } from "../src/random.ts";
 import { GLOVE, HOOK_TIMEOUT, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
 
 const WORDS = [
@@ -40,15 +41,6 @@ const WORDS = [
   "canyon",
   "glacier",
 ];
-
-/** A deterministic pseudo-random text: the same fixture on every run, with scores that differ from result to result. */
-function seeded(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 48271) % 2147483647;
-    return state / 2147483647;
-  };
-}
 
 function text(next: () => number, words: number): string {
   return Array.from({ length: words }, () => WORDS[Math.floor(next() * WORDS.length)]).join(" ");

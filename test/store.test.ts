@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository, type Repository } from "../src/repos.ts";
@@ -9,7 +9,8 @@ import { repositoryStatus } from "../src/store/status.ts";
 import { Store } from "../src/store/store.ts";
 import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 
-test("an index written by schema version 1 is upgraded (v2: owner index; v3: page_end, formats as file types; v4: impact lists) in place when opened", async () => {
+/** An index as researcher wrote it at schema version 1: no owner index, no page_end, formats by name, no impact lists. */
+async function schemaOneIndex(): Promise<{ home: string; repo: Repository }> {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\nalpha words\n", "b.md": "# B\n\nbeta words\n" });
@@ -23,11 +24,38 @@ test("an index written by schema version 1 is upgraded (v2: owner index; v3: pag
   db.run("DROP TABLE term_bounds");
   db.run("PRAGMA user_version = 1");
   db.close();
+  return { home, repo };
+}
 
-  const response = await search(home, { query: "words", documents: true });
-  expect(response.total).toBe(2);
+const schemaVersion = (repo: Repository) => {
+  const db = new Database(Store.dbPath(repo.dir), { readonly: true });
+  try {
+    return db.query<{ user_version: number }, []>("PRAGMA user_version").get()!.user_version;
+  } finally {
+    db.close();
+  }
+};
+
+test("readers of an older schema neither lock nor write it: one error line says to run index, which upgrades it", async () => {
+  const { home, repo } = await schemaOneIndex();
+  const before = readFileSync(Store.dbPath(repo.dir));
+  const upgradeLine = "error: the index of 'old' was written by an older researcher (schema 1): run `researcher index old` to upgrade it\n";
+  for (const args of [
+    ["search", "words"],
+    ["get", "old:a.md"],
+    ["ls", "old"],
+  ]) {
+    const refused = runCli(args, { home });
+    expect({ args, code: refused.code, stderr: refused.stderr }).toEqual({ args, code: 1, stderr: upgradeLine });
+  }
+  expect(readdirSync(repo.dir).sort()).toEqual(["index.db"]); // no lock file, no WAL left by a write
+  expect(readFileSync(Store.dbPath(repo.dir))).toEqual(before);
+  expect(schemaVersion(repo)).toBe(1);
+
+  expect(runCli(["index", "old", "--quiet"], { home }).code).toBe(0);
+  expect(schemaVersion(repo)).toBe(5);
+  expect(JSON.parse(runCli(["search", "words", "--documents", "--json"], { home }).stdout).total).toBe(2);
   const upgraded = new Database(Store.dbPath(repo.dir), { readonly: true });
-  expect(upgraded.query<{ user_version: number }, []>("PRAGMA user_version").get()!.user_version).toBe(5);
   expect(upgraded.query("SELECT name FROM sqlite_master WHERE name = 'fragments_owner'").get()).toBeTruthy();
   for (const name of ["term_impacts", "term_bounds", "term_impacts_delete"]) {
     expect(upgraded.query("SELECT name FROM sqlite_master WHERE name = ?").get(name)).toBeTruthy();
@@ -35,9 +63,18 @@ test("an index written by schema version 1 is upgraded (v2: owner index; v3: pag
   expect(upgraded.query("SELECT DISTINCT format FROM documents").all()).toEqual([{ format: "md" }]);
   expect(upgraded.query("SELECT page_end FROM fragments LIMIT 1").get()).toEqual({ page_end: null });
   upgraded.close();
-});
+}, 30_000);
 
-test("a schema 4 index (no identifier parts in its full-text index) gets its full text rebuilt when opened (v5)", async () => {
+test("writers holding the lock upgrade an older schema: verify, remove", async () => {
+  const verified = await schemaOneIndex();
+  expect(runCli(["verify", "old"], { home: verified.home })).toMatchObject({ code: 0, stdout: "old: ok\n" });
+  expect(schemaVersion(verified.repo)).toBe(5);
+  const removed = await schemaOneIndex();
+  expect(runCli(["remove", "old", "a.md"], { home: removed.home })).toMatchObject({ code: 0, stdout: "removed old:a.md\n" });
+  expect(schemaVersion(removed.repo)).toBe(5);
+}, 30_000);
+
+test("a schema 4 index (no identifier parts in its full-text index) gets its full text rebuilt by the next index run (v5)", async () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\ncall parseHeader on each line\n" });
@@ -52,6 +89,7 @@ test("a schema 4 index (no identifier parts in its full-text index) gets its ful
   db.run("PRAGMA user_version = 4");
   db.close();
 
+  await indexRepository(home, repo);
   const response = await search(home, { query: "header", mode: "bm25" });
   expect(response.results.map((hit) => hit.path)).toEqual(["a.md"]);
 });

@@ -8,17 +8,26 @@ import { GROUPS } from "./cli-groups.ts";
 import { downloadProgress, globals, home, integer, json, list, number, out, positive, repeated, type Flags } from "./cli-options.ts";
 import { formatOf } from "../convert/convert.ts";
 import { conversionLimits, convertPath } from "../convert/pool.ts";
-import { documentInfo, listDocuments, matchDocuments, readDocument, readDocuments, safeRelativePath } from "../search/documents.ts";
+import {
+  documentInfo,
+  listDocuments,
+  listFailures,
+  matchDocuments,
+  readDocument,
+  readDocuments,
+  safeRelativePath,
+} from "../search/documents.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
 import { ResearcherError, toResearcherError } from "../errors.ts";
 import { env } from "../env.ts";
 import { parseFilter } from "../search/filters.ts";
-import { indexRepository, removeDocument } from "../index/indexer.ts";
+import { indexRepository, type IndexSummary, removeDocument } from "../index/indexer.ts";
 import {
   documentInfoText,
   documentJson,
   documentListText,
   documentText,
+  emptyListingText,
   indexSummaryText,
   multiGetText,
   progressBar,
@@ -115,6 +124,14 @@ function searchMode(value: unknown): SearchMode | undefined {
 }
 
 /**
+ * A run that found files and could index none of them (none new, changed or unchanged) failed, though it recorded
+ * why; a file that failed beside others that are indexed is reported in the summary only.
+ */
+function everyFileFailed(summary: IndexSummary): boolean {
+  return summary.failed > 0 && summary.indexed === 0 && summary.skipped === 0;
+}
+
+/**
  * The main commands; given the command word, only that one is defined (defining all ~100 options costs ~2 ms of
  * every cold start).
  */
@@ -183,6 +200,12 @@ function mainCli(only?: string): CAC {
         else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
         if (failure) throw failure;
         if (summaries.length === 0 && !flags.json) stderr.write("no repositories to index\n");
+        const hopeless = summaries.find(everyFileFailed);
+        if (hopeless) {
+          throw new ResearcherError("FILE_UNREADABLE", `${hopeless.repository}: all ${hopeless.failed} files failed and none was indexed`, {
+            hint: `\`researcher status ${hopeless.repository} --json\` lists them with their reasons`,
+          });
+        }
       });
 
   if (want("watch"))
@@ -353,9 +376,10 @@ function mainCli(only?: string): CAC {
       .example("  researcher ls notes:meetings/2026 --json | jq -r '.[].path'")
       .action((where: string | undefined, flags: Flags) => {
         const [name, ...rest] = where === undefined ? [] : String(where).split(":");
-        const documents = listDocuments(home(flags), { repositories: name ? [name] : [], prefix: rest.join(":") });
+        const listing = { repositories: name ? [name] : [], prefix: rest.join(":") };
+        const documents = listDocuments(home(flags), listing);
         if (flags.json) return json(documents);
-        if (documents.length === 0) stderr.write("no indexed documents\n");
+        if (documents.length === 0) stderr.write(emptyListingText(listFailures(home(flags), listing)));
         const roots = new Map(listRepositories(home(flags)).map((r) => [r.name, r.path]));
         out(documentListText(documents, styleFor(stdout), (d) => join(roots.get(d.repository) ?? "", d.path)));
       });

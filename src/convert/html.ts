@@ -27,6 +27,9 @@ export interface HtmlElement {
   firstElementChild: HtmlElement | null;
   parentNode: HtmlElement | null;
   children: ArrayLike<HtmlElement>;
+  /** Text nodes too: `nodeType` 3 is text, 1 an element. */
+  childNodes: ArrayLike<HtmlElement>;
+  nodeType: number;
   nextElementSibling: HtmlElement | null;
 }
 
@@ -259,9 +262,26 @@ function imageAlt(node: HtmlElement): string {
 
 /** One line, or none: a `<br>` inside a heading would cut the heading in two, an empty one makes an empty section. */
 function heading(content: string, node: HtmlElement): string {
-  const text = content.replace(/\s+/g, " ").trim();
+  const text = spaceAfterNumber(content.replace(/\s+/g, " ").trim(), node);
   if (!text) return "\n\n";
   return `\n\n${"#".repeat(Number(node.nodeName.charAt(1)))} ${text}\n\n`;
+}
+
+/** `5.4`, `1.2.3`, `A.2.`: a section number as books and manuals put it before a title. */
+const SECTION_NUMBER = /^(?:\d+|[A-Z])(?:\.\d+)*\.?$/;
+
+/**
+ * Generated books (texinfo's HTML: SICP) put the section number and the title in adjacent elements,
+ * `<span class="secnum">5.4</span><span class="sectitle">The …</span>`, and leave the gap to the stylesheet; their
+ * text alone runs together ("5.4The"), and the title's first word is lost to search. A number in an element of its
+ * own, touching the rest of the heading, gets its space back.
+ */
+function spaceAfterNumber(text: string, node: HtmlElement): string {
+  const first = Array.from(node.childNodes).find((child) => child.textContent?.trim());
+  if (first?.nodeType !== 1) return text;
+  const number = first.textContent!.trim();
+  if (!SECTION_NUMBER.test(number) || !text.startsWith(number) || !/^\S/.test(text.slice(number.length))) return text;
+  return `${number} ${text.slice(number.length)}`;
 }
 
 /** Every `<pre>` is code, with or without an inner `<code>`; highlighting markup inside drops to its text. */

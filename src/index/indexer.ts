@@ -18,13 +18,12 @@ import { readConfinedFile } from "../files.ts";
 import { planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
-import { describeError, isResearcherError, isSqliteDamage, ResearcherError } from "../errors.ts";
+import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { acquireWriterLock } from "../store/lock.ts";
 import type { Repository } from "../repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput, type Fragment, type StoredDocument } from "../store/store.ts";
 import { syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
-import { damagedIndex } from "../store/schema.ts";
 import { clearImpacts, maintainImpactLists, updateImpacts } from "../search/bm25.ts";
 
 export interface IndexSummary {
@@ -194,26 +193,16 @@ export async function indexRepository(home: string, repo: Repository, options: I
 
 /**
  * A failed run rolled its transaction back; what it wrote is still in the WAL. Truncating it gives the space back,
- * so a full disk does not stay full (and other repositories can still open theirs). Disk-full errors become one,
- * and damaged pages INDEX_CORRUPT with the rebuild that recovers them.
+ * so a full disk does not stay full (and other repositories can still open theirs). The error gets its code where
+ * every error does, naming this repository (damaged pages: the rebuild that recovers them).
  */
-function afterFailedWrite(store: Store, repo: Repository, error: unknown): unknown {
+function afterFailedWrite(store: Store, repo: Repository, error: unknown): ResearcherError {
   try {
     store.checkpoint();
   } catch {
     // the disk may be too full even for that; the WAL is truncated at the next successful open
   }
-  if (isSqliteDamage(error)) return damagedIndex(error, repo.name);
-  const code = (error as { code?: string }).code;
-  if (code !== "SQLITE_FULL" && code !== "ENOSPC") return error;
-  return new ResearcherError(
-    "DISK_FULL",
-    `the disk holding ${repo.dir} is full; the run stopped (batches it finished are kept, none is half-written)`,
-    {
-      hint: "free some space (or move RESEARCHER_HOME) and run the command again",
-      cause: error,
-    },
-  );
+  return toResearcherError(error, { repository: repo.name, dir: repo.dir });
 }
 
 /**
@@ -309,7 +298,7 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool): Docu
 export async function removeDocument(repo: Repository, path: string): Promise<void> {
   const release = acquireWriterLock(repo.dir, repo.name);
   try {
-    const store = Store.open(repo.dir);
+    const store = Store.open(repo.dir, { write: true });
     try {
       const removed = store.transaction(() => {
         const gone = store.deleteDocument(path);
@@ -521,7 +510,8 @@ class BatchWriter {
   constructor(private readonly store: Store) {}
 
   add(prepared: Prepared): void {
-    if (prepared.kind === "failed") this.failures.push({ path: prepared.path, reason: prepared.reason });
+    // Reasons come from converters' and libraries' messages (xmldom's hold tabs): a reason is one line wherever shown.
+    if (prepared.kind === "failed") this.failures.push({ path: prepared.path, reason: oneLine(prepared.reason) });
     else if (prepared.kind === "unchanged") {
       this.touched.push(prepared);
       this.skipped++;
@@ -548,6 +538,10 @@ class BatchWriter {
     this.pending = [];
     this.touched = [];
   }
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
 }
 
 /** Run `work` over `items` with at most `limit` in flight (conversions wait on the worker pool). */

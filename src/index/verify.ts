@@ -57,7 +57,7 @@ async function checkDatabase(repo: Repository, problems: VerifyProblem[], repair
     problems.push({ check: "database", detail, fix: `researcher index --rebuild ${repo.name}`, repaired: false });
   let store: Store;
   try {
-    store = Store.open(repo.dir);
+    store = Store.open(repo.dir, { write: true }); // under the writer lock: an older schema is upgraded
   } catch (error) {
     damaged(describeError(error));
     return;

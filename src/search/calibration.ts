@@ -18,6 +18,7 @@ import { parseQuery, type ParsedQuery } from "./query.ts";
 import { BM25_WEIGHTS } from "./bm25.ts";
 import { searchVectors, VectorCache } from "./vectors.ts";
 import type { Store } from "../store/store.ts";
+import { seeded } from "../random.ts";
 
 export interface VectorCalibration {
   /** The vectors generation this was measured on. */
@@ -147,12 +148,4 @@ function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
 
 function round(x: number): number {
   return Math.round(x * 10000) / 10000;
-}
-
-function seeded(seed: number): () => number {
-  let state = (seed % 2147483646) + 1;
-  return () => {
-    state = (state * 48271) % 2147483647;
-    return state / 2147483647;
-  };
 }

@@ -356,14 +356,35 @@ export function limitDocumentBytes(doc: DocumentText, maxBytes: number): Documen
 }
 
 /** Every indexed document of the named repositories (all when none), optionally under a path prefix. */
-export function listDocuments(home: string, options: { repositories?: string[]; prefix?: string } = {}): DocumentInfo[] {
-  const repos = options.repositories?.length ? options.repositories.map((name) => getRepository(home, name)) : listRepositories(home);
-  const prefix = options.prefix?.replace(/^\.?\//, "") ?? "";
+export function listDocuments(home: string, options: ListingOptions = {}): DocumentInfo[] {
+  const { repos, prefix } = listing(home, options);
   return repos.flatMap((repo) =>
     (withStore(repo, (store) => store.documentListing()) ?? [])
       .filter((doc) => doc.path.startsWith(prefix))
       .map((doc) => listedInfo(repo, doc)),
   );
+}
+
+/** The files that failed to index (as the last runs recorded them) where `listDocuments` lists documents. */
+export function listFailures(home: string, options: ListingOptions = {}): SkippedDocument[] {
+  const { repos, prefix } = listing(home, options);
+  return repos.flatMap((repo) =>
+    (withStore(repo, (store) => store.failures()) ?? [])
+      .filter((failure) => failure.path.startsWith(prefix))
+      .map((failure) => ({ repository: repo.name, ...failure })),
+  );
+}
+
+export interface ListingOptions {
+  /** These repositories (all when none). */
+  repositories?: string[];
+  /** Only paths under this prefix. */
+  prefix?: string;
+}
+
+function listing(home: string, options: ListingOptions): { repos: Repository[]; prefix: string } {
+  const repos = options.repositories?.length ? options.repositories.map((name) => getRepository(home, name)) : listRepositories(home);
+  return { repos, prefix: options.prefix?.replace(/^\.?\//, "") ?? "" };
 }
 
 /**

@@ -26,6 +26,7 @@
 import { readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { env } from "../env.ts";
+import { seeded } from "../random.ts";
 import { annFileProblem } from "./ann-file.ts";
 import { syncFile, syncFolder, tempPathFor } from "../atomic.ts";
 import type { Store } from "../store/store.ts";
@@ -367,14 +368,6 @@ function matchesOf(result: unknown, query: number): { keys: BigUint64Array; dist
   return result instanceof Object && "get" in result
     ? (result as BatchMatches).get(query)
     : (result as { keys: BigUint64Array; distances: Float32Array });
-}
-
-function seeded(seed: number): () => number {
-  let state = (seed % 2147483646) + 1;
-  return () => {
-    state = (state * 48271) % 2147483647;
-    return state / 2147483647;
-  };
 }
 
 function gaussian(next: () => number): number {

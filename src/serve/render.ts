@@ -5,7 +5,7 @@
  * It sits with the servers, below the CLI: MCP and HTTP answer with the same JSON and text as the CLI prints.
  */
 import { hostname } from "node:os";
-import type { DocumentInfo, DocumentText, MultiGetResult } from "../search/documents.ts";
+import type { DocumentInfo, DocumentText, MultiGetResult, SkippedDocument } from "../search/documents.ts";
 import type { IndexProgress, IndexSummary } from "../index/indexer.ts";
 import type { DocumentHit, FragmentHit, SearchResponse } from "../search/search.ts";
 import type { RepositoryStatus } from "../store/status.ts";
@@ -341,6 +341,15 @@ export function documentListText(documents: DocumentInfo[], style: Style, absolu
     )
     .join("\n")
     .concat("\n");
+}
+
+/** What `ls` says when it lists nothing: files that failed are not documents, but they are why some are missing. */
+export function emptyListingText(failures: SkippedDocument[]): string {
+  if (failures.length === 0) return "no indexed documents\n";
+  const repositories = [...new Set(failures.map((f) => f.repository))];
+  const status = `researcher status ${repositories.length === 1 ? `${escapeControls(repositories[0]!)} ` : ""}--json`;
+  const files = failures.length === 1 ? "1 file" : `${failures.length} files`;
+  return `no indexed documents; ${files} failed (\`${status}\` lists them with their reasons)\n`;
 }
 
 // ---- index, status, repositories ---------------------------------------------------------------------

@@ -15,7 +15,8 @@
  * runs at the latest `maxDelayMs` after the first event it holds. A batch that fails (the database locked by
  * another connection, a full disk) keeps its paths pending and is retried with a growing delay. An ignore file
  * (.gitignore, .ignore) that changes re-plans its folder: what it now ignores leaves the index, what it no longer
- * ignores enters it.
+ * ignores enters it. A subfolder the watcher may not read is reported once and left unwatched (its documents
+ * stay, as in `index`) until a change to it (a chmod) finds it readable; the rest is watched.
  */
 import { readdirSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -23,7 +24,7 @@ import { loadConfig } from "../config.ts";
 import { discoverFiles, IGNORE_FILES, isCandidate, isCandidateFolder, type Discovery } from "../index/discover.ts";
 import { planChanges, sameStamp } from "../index/plan.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
-import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
+import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
 import type { Repository } from "../repos.ts";
 import { Store } from "../store/store.ts";
@@ -158,6 +159,8 @@ class RepositoryWatch {
   private state: WatchState = "indexing";
   /** The system refused the watch (WATCH_FAILED, reported): this repository is no longer watched. */
   private failed = false;
+  /** Subfolders the watcher may not read (reported once each): everything else is watched. */
+  private readonly unwatchable = new Set<string>();
 
   constructor(
     private readonly repo: Repository,
@@ -212,6 +215,13 @@ class RepositoryWatch {
 
   private onWatcherError(error: unknown): void {
     if (this.closed) return;
+    const unreadable = unreadableFolder(error, this.repo.path);
+    if (unreadable !== undefined) {
+      // The rest is still watched, and a rescan would meet the same folder again (it used to loop): say it once.
+      if (!this.unwatchable.has(unreadable)) this.context.options.onError?.(unwatchableError(this.repo, unreadable, error), this.repo.name);
+      this.unwatchable.add(unreadable);
+      return;
+    }
     this.watcher?.close();
     this.watcher = undefined;
     if (isWatchLimit(error)) {
@@ -237,6 +247,11 @@ class RepositoryWatch {
     }
     // Hidden and excluded paths (editor temp files, .git) are never candidates and never hold any.
     if (!isCandidateFolder(path, this.repo)) return;
+    if (this.unwatchable.has(path) && isListable(join(this.repo.path, path))) {
+      // Readable now (a chmod is an event): a new watcher takes it in; the folder event below diffs its files.
+      this.unwatchable.delete(path);
+      this.startWatcher();
+    }
     if (this.pending.size >= OVERFLOW_PATHS) {
       this.pending.clear();
       this.needsScan = true;
@@ -399,7 +414,7 @@ class RepositoryWatch {
       const summary = await (options.exclusive ? options.exclusive(run) : run());
       this.emit(summary, paths, false);
     } catch (error) {
-      if (isResearcherError(error) && error.code === "LOCKED") return "locked";
+      if (toResearcherError(error).code === "LOCKED") return "locked"; // a writer's lock, or SQLite busy: wait
       options.onError?.(error, this.repo.name);
       return "failed";
     }
@@ -419,7 +434,7 @@ class RepositoryWatch {
       this.report("watching");
     } catch (error) {
       this.needsScan = true;
-      if (isResearcherError(error) && error.code === "LOCKED") return this.retry("locked");
+      if (toResearcherError(error).code === "LOCKED") return this.retry("locked");
       options.onError?.(error, this.repo.name);
       if (!isFolder(this.repo.path)) return this.report("waiting"); // the next flush waits for it to come back
       // An emptied folder is refused until the user acts (or a file appears): the next event tries again.
@@ -479,6 +494,15 @@ function isFolder(path: string): boolean {
   return statOf(path)?.isDirectory() ?? false;
 }
 
+function isListable(path: string): boolean {
+  try {
+    readdirSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function isEmptyFolder(path: string): boolean {
   try {
     return readdirSync(path).length === 0;
@@ -490,6 +514,24 @@ function isEmptyFolder(path: string): boolean {
 function isWatchLimit(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   return code === "ENOSPC" || code === "EMFILE" || /ENOSPC|no space left|too many open files/i.test(describeError(error));
+}
+
+/**
+ * The folder under `root` the recursive watcher was refused to read (EACCES; Bun reports it as code EPERM), or
+ * undefined for any other watcher error. The root itself is not one: without it nothing is watched.
+ */
+function unreadableFolder(error: unknown, root: string): string | undefined {
+  const { code, path } = (error ?? {}) as NodeJS.ErrnoException;
+  if ((code !== "EACCES" && code !== "EPERM") || typeof path !== "string" || !path.startsWith(`${root}/`)) return undefined;
+  return path.slice(root.length + 1);
+}
+
+function unwatchableError(repo: Repository, folder: string, error: unknown): ResearcherError {
+  const absolute = join(repo.path, folder);
+  return new ResearcherError("PATH_NOT_FOUND", `cannot watch ${folder}/ (${describeError(error)}); the rest of '${repo.name}' is watched`, {
+    hint: `give yourself read access (\`ls -ld ${absolute}\` shows who has it)`,
+    cause: error,
+  });
 }
 
 function watchError(repo: Repository, error: unknown): ResearcherError {

@@ -1,7 +1,8 @@
 /**
  * The schema of `index.db`, its versions and upgrades, and opening it safely: writers (under the writer lock)
- * create a missing index beside and link it into place, and migrate an older schema; readers never write the
- * schema, so a search racing the first `index` sees either no index or a complete one.
+ * create a missing index beside and link it into place, and migrate an older schema; readers never lock or write,
+ * so a search racing the first `index` sees either no index or a complete one, and an older schema is an error
+ * that names the command upgrading it.
  */
 import { Database } from "bun:sqlite";
 import { existsSync, linkSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
@@ -9,7 +10,6 @@ import { dirname } from "node:path";
 import { syncFolder, tempPathFor } from "../atomic.ts";
 import { describeError, isSqliteDamage, ResearcherError } from "../errors.ts";
 import { FTS_TOKENIZER } from "./fts.ts";
-import { acquireWriterLock } from "./lock.ts";
 import { ftsText } from "../text.ts";
 
 export const SCHEMA_VERSION = 5;
@@ -80,8 +80,12 @@ CREATE TABLE embeddings (text_hash TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHO
 CREATE TABLE failures (path TEXT PRIMARY KEY, reason TEXT NOT NULL, at TEXT NOT NULL);
 `;
 
-/** How a writer opens the index: `create` a missing one; `fresh` (`index --rebuild`) also replaces one it cannot use. */
-export type OpenMode = "read" | "create" | "fresh";
+/**
+ * How the index is opened. `read` never writes it. Writers hold the writer lock and upgrade an older schema:
+ * `write` opens an existing index, `create` also a missing one, `fresh` (`index --rebuild`) also replaces one it
+ * cannot use.
+ */
+export type OpenMode = "read" | "write" | "create" | "fresh";
 
 /** An open index.db, and where an index that could not be used was moved aside (`fresh` only). */
 export interface OpenedIndex {
@@ -97,7 +101,7 @@ export interface OpenedIndex {
  * written by a newer researcher, or one that fails to open: whatever state it is in, a rebuild can start.
  */
 export function openIndexDatabase(file: string, name: string, mode: OpenMode): OpenedIndex {
-  const create = mode !== "read";
+  const create = mode === "create" || mode === "fresh";
   if (!existsSync(file)) {
     if (!create) {
       throw new ResearcherError("NOT_INDEXED", `repository '${name}' has not been indexed yet (no ${file})`, {
@@ -108,7 +112,7 @@ export function openIndexDatabase(file: string, name: string, mode: OpenMode): O
   }
   let why: string;
   try {
-    const db = openChecked(file, name, create);
+    const db = openChecked(file, name, mode);
     if (mode !== "fresh") return { db };
     const damage = pageDamage(db);
     if (damage === null) return { db };
@@ -120,7 +124,7 @@ export function openIndexDatabase(file: string, name: string, mode: OpenMode): O
   }
   const to = moveAside(file);
   createBeside(file);
-  return { db: openChecked(file, name, true), movedAside: { to, why } };
+  return { db: openChecked(file, name, "create"), movedAside: { to, why } };
 }
 
 /** SQLite's structural check of every page (`quick_check`): one row, "ok", or one row per problem found. */
@@ -140,14 +144,6 @@ function pageDamage(db: Database): string | null {
     if (isSqliteDamage(error)) return describeError(error);
     throw error;
   }
-}
-
-/** An SQLite error saying index.db's pages are damaged, as the error that says what to do about it. */
-export function damagedIndex(error: unknown, name: string): ResearcherError {
-  return new ResearcherError("INDEX_CORRUPT", `the index of '${name}' is damaged: ${describeError(error)}`, {
-    hint: `rebuild it with \`researcher index --rebuild ${name}\` (it moves the damaged index aside)`,
-    cause: error,
-  });
 }
 
 /** INDEX_CORRUPT from opening, for any reason but permissions: a rebuild replaces the file. */
@@ -195,21 +191,31 @@ function corrupt(file: string, name: string, why: string, cause?: unknown): Unre
 /** SQLite's codes for a file it may not open, lock or write. */
 const PERMISSION_CODES = new Set(["SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_AUTH"]);
 
-/** Open an existing index.db and bring its schema up to date (writers, or a reader holding the writer lock). */
-function openChecked(file: string, name: string, writer: boolean): Database {
+/** Open an existing index.db; a writer brings an older schema up to date, a reader refuses it. */
+function openChecked(file: string, name: string, mode: OpenMode): Database {
   if (statSync(file).size === 0) throw corrupt(file, name, "the file is empty");
   let db: Database | undefined;
   try {
     db = new Database(file, { readwrite: true, create: false, strict: true });
     db.run("PRAGMA busy_timeout = 5000");
     const version = userVersion(db);
-    if (version === 0 && !writer) throw corrupt(file, name, "it holds no researcher index");
+    // Version 0: a database no researcher wrote, or one whose creation was cut short; only `index` may fill it in.
+    if (version === 0 && mode !== "create" && mode !== "fresh") throw corrupt(file, name, "it holds no researcher index");
     if (version > SCHEMA_VERSION) {
       throw new ResearcherError("INDEX_CORRUPT", `${file} was written by a newer researcher (schema ${version})`, {
         hint: `upgrade researcher, or start over with \`researcher index --rebuild ${name}\` (it moves this index aside)`,
       });
     }
-    if (version < SCHEMA_VERSION) upgrade(db, file, name, writer);
+    if (version < SCHEMA_VERSION) {
+      // Reading an older schema as it is would need every query in two versions; upgrading is a write, for writers.
+      if (mode === "read") {
+        throw new ResearcherError(
+          "INDEX_OUTDATED",
+          `the index of '${name}' was written by an older researcher (schema ${version}): run \`researcher index ${name}\` to upgrade it`,
+        );
+      }
+      migrate(db);
+    }
     db.run("PRAGMA foreign_keys = ON");
     db.run("PRAGMA synchronous = NORMAL");
     return db;
@@ -232,16 +238,6 @@ function openChecked(file: string, name: string, writer: boolean): Database {
 }
 
 const userVersion = (db: Database) => db.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version ?? 0;
-
-/** A reader that finds an older schema upgrades it as a writer would: under the writer lock. */
-function upgrade(db: Database, file: string, name: string, writer: boolean): void {
-  const release = writer ? undefined : acquireWriterLock(dirname(file), name);
-  try {
-    migrate(db);
-  } finally {
-    release?.();
-  }
-}
 
 /**
  * Create or upgrade the schema inside one IMMEDIATE transaction that re-reads the version first: of two

@@ -122,8 +122,9 @@ export class Store {
    * Open a repository database; see schema.ts for who may create and migrate it. `fresh` (a rebuild) moves aside
    * an index it cannot use, whatever is wrong with it, and starts a new one.
    */
-  static open(dir: string, options: { create?: boolean; fresh?: boolean } = {}): Store {
-    const mode = options.fresh ? "fresh" : options.create ? "create" : "read";
+  /** Read only, by default; `write`, `create` and `fresh` are for the writer lock's holder (see OpenMode). */
+  static open(dir: string, options: { write?: boolean; create?: boolean; fresh?: boolean } = {}): Store {
+    const mode = options.fresh ? "fresh" : options.create ? "create" : options.write ? "write" : "read";
     return new Store(openIndexDatabase(Store.dbPath(dir), basename(dir), mode));
   }
 
