@@ -7,6 +7,7 @@ import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { joinLine } from "../src/convert/document.ts";
 import { convertPdf, isFileName, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
+import { glyphNameText } from "../src/convert/pdf-glyphs.ts";
 import { SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
@@ -119,6 +120,33 @@ describe("convertPdf", () => {
   testShared("corpus PDFs titled with their source file's name take their first large line", async () => {
     // issue9972-2.pdf says its title is "IBM-PDFs.graffle" (an OmniGraffle file).
     expect((await convertPdf(readFileSync(join(PDFS, "issue9972-2.pdf")), "x")).title).toBe("Personal Vitality Rebate");
+  });
+
+  testShared("glyphs pdf.js leaves unmapped are read from their font: variant glyph names, ZapfDingbats", async () => {
+    // issue10640.pdf: old-style figures named `one.os` in the font's Differences; pdf.js gave the codes (U+0081).
+    const figures = (await convertPdf(readFileSync(join(PDFS, "issue10640.pdf")), "x")).text;
+    expect(figures).toContain("3.2.1 Open Sans as default (sans-serif) font");
+    expect(figures).not.toMatch(/[\u0080-\u009f]/);
+    // ZapfDingbats.pdf: the non-embedded ZapfDingbats, each dingbat beside its glyph name (pdftotext: ✔ for a20).
+    const dingbats = (await convertPdf(readFileSync(join(PDFS, "ZapfDingbats.pdf")), "x")).text;
+    expect(dingbats).toContain("✁ a1 [x2701] ✂ a2 [x2702]");
+    expect(dingbats).toContain("✔ a20 [x2714]");
+  });
+
+  test("glyph names: a variant's text is its base name's, ligature parts joined", () => {
+    expect(["zero.os", "one.tf", "a.sc", "T_h", "f_f_i.alt", "eacute.sc", "uni00E9.smcp", "u1F600", "period"].map(glyphNameText)).toEqual([
+      "0",
+      "1",
+      "a",
+      "Th",
+      "ffi",
+      "é",
+      "é",
+      "😀",
+      ".",
+    ]);
+    expect(glyphNameText("a20")).toBeUndefined();
+    expect(glyphNameText(".notdef")).toBeUndefined();
   });
 
   testShared("right-to-left text reads in logical order, ligatures of two letters unswapped", async () => {

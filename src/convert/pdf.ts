@@ -8,6 +8,7 @@ import { joinLine, pageMarker, type ConvertedDocument, type ConvertOptions } fro
 import { ResearcherError } from "../errors.ts";
 import { pageImage, type PdfPage, recognise } from "./ocr.ts";
 import { readCMap, readWasm } from "./pdf-data.ts";
+import { glyphNameText } from "./pdf-glyphs.ts";
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
 
@@ -19,12 +20,31 @@ interface TextItem {
   transform: number[];
   width: number;
   height: number;
+  fontName?: string;
 }
 
 /** What is read of a pdf.js page: its text items come with marked-content entries, which are skipped. */
 interface TextPage {
-  getTextContent(options?: { disableNormalization?: boolean }): Promise<{ items: object[] }>;
+  getTextContent(options?: { disableNormalization?: boolean }): Promise<{ items: object[]; styles: Record<string, FontStyle> }>;
+  getOperatorList(options?: { annotationMode?: number }): Promise<unknown>;
+  commonObjs: { has(id: string): boolean; get(id: string): unknown };
   cleanup(): void;
+}
+
+interface FontStyle {
+  ascent?: number;
+}
+
+/** What pdf.js shares of a font (with getDocument's `fontExtraProperties`) once it has read a page's operators. */
+interface PdfFont {
+  name?: string;
+  /** A font the PDF names without embedding it. */
+  missingFile?: boolean;
+  composite?: boolean;
+  /** Character code → glyph name, as the PDF's font dictionary changes the font's encoding. */
+  differences?: Map<number, string>;
+  /** Character code → the character pdf.js draws for it. */
+  toFontChar?: Map<number, number>;
 }
 
 interface Line {
@@ -75,6 +95,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
     useSystemFonts: false,
     stopAtErrors: false,
     verbosity: 0,
+    fontExtraProperties: true, // glyph names, to read what pdf.js could not map (unmappedGlyphs)
     cMapUrl: "cmaps/",
     cMapPacked: true,
     // JBIG2 and JPEG 2000 images (bilevel and archival scans) are decoded by pdf.js's own wasm, served by the factory.
@@ -216,6 +237,7 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
     // came out with the two swapped; clean() folds compatibility forms (NFKC) after the reversal instead.
     const content = await page.getTextContent({ disableNormalization: true });
     items = content.items.filter((item: object): item is TextItem => "str" in item);
+    await unmappedGlyphs(page, items, content.styles).catch(() => {}); // the text stays as pdf.js gave it
     page.cleanup();
   } catch {
     return []; // one broken page must not cost the rest of the document
@@ -241,6 +263,40 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
   return lines
     .map((line) => ({ text: lineText(line.runs).replace(/\s+/g, " ").trim(), y: line.y, size: line.size }))
     .filter((line) => line.text);
+}
+
+/**
+ * A character code pdf.js finds no Unicode for comes through as itself: a control character (as `\x81` for a
+ * `one.os`, an old-style figure), or for the non-embedded ZapfDingbats, whose glyph names (`a20`) pdf.js maps only
+ * for drawing, an ASCII letter where pdftotext reads a dingbat (`4` for ✔). Both are mapped here from the page's
+ * fonts: a variant glyph name through its base name (`glyphNameText`), a dingbat to the character pdf.js draws.
+ */
+const UNMAPPED = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+async function unmappedGlyphs(page: TextPage, items: TextItem[], styles: Record<string, FontStyle>): Promise<void> {
+  // pdf.js has no metrics, so no ascent, for a non-embedded symbol font such as ZapfDingbats.
+  const suspect = (item: TextItem) => UNMAPPED.test(item.str) || !Number.isFinite(styles[item.fontName ?? ""]?.ascent);
+  if (!items.some(suspect)) return;
+  // Fonts reach commonObjs only when the page's operators are read (its text extraction never sends them), which
+  // costs about as much as reading its text: only pages that show a sign of an unmapped font pay it.
+  const { AnnotationMode } = await loadPdfJs();
+  await page.getOperatorList({ annotationMode: AnnotationMode.DISABLE });
+  for (const item of items.filter(suspect)) {
+    const font = item.fontName && page.commonObjs.has(item.fontName) ? (page.commonObjs.get(item.fontName) as PdfFont) : undefined;
+    if (font && !font.composite) item.str = fontText(item.str, font);
+  }
+}
+
+function fontText(text: string, font: PdfFont): string {
+  const dingbats = font.missingFile && /Dingbats/i.test(font.name ?? "");
+  const char = (c: string) => {
+    const code = c.charCodeAt(0);
+    if (dingbats) return String.fromCodePoint(font.toFontChar?.get(code) ?? code);
+    // Only the PDF's own names: for a code it leaves to the font program, pdf.js exports a guessed encoding instead.
+    const name = UNMAPPED.test(c) ? font.differences?.get(code) : undefined;
+    return (name && glyphNameText(name)) || c;
+  };
+  return [...text].map(char).join("");
 }
 
 /** A text item on a line: where it starts and ends, and its direction (none for white space). */
@@ -375,7 +431,7 @@ function pageMarkdown(lines: Line[]): string {
 
 /** Ligatures and compatibility forms folded (NFKC); control characters from fonts without a text map dropped. */
 function clean(text: string): string {
-  return text.normalize("NFKC").replace(/[\u0000-\u0008\u000b-\u001f\u007f\ufffd]/g, "");
+  return text.normalize("NFKC").replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/g, "");
 }
 
 function median(values: number[]): number {
