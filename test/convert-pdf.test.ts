@@ -123,9 +123,14 @@ describe("convertPdf", () => {
   });
 
   testShared("glyphs pdf.js leaves unmapped are read from their font: variant glyph names, ZapfDingbats", async () => {
-    // issue10640.pdf: old-style figures named `one.os` in the font's Differences; pdf.js gave the codes (U+0081).
+    // issue10640.pdf: old-style figures named `one.os` in a font's Differences; pdf.js gave the codes (U+0081),
+    // also where a line's text item runs on from another font into the one with the figures.
     const figures = (await convertPdf(readFileSync(join(PDFS, "issue10640.pdf")), "x")).text;
     expect(figures).toContain("3.2.1 Open Sans as default (sans-serif) font");
+    expect(figures).toContain(
+      "## LATEX support for Open Sans Version 1.1\n\nMohamed El Morabity melmorabity@fedoraproject.org\n\nNovember 3, 2011",
+    );
+    expect(figures).toContain("(see figure 1 on the following page)");
     expect(figures).not.toMatch(/[\u0080-\u009f]/);
     // ZapfDingbats.pdf: the non-embedded ZapfDingbats, each dingbat beside its glyph name (pdftotext: ✔ for a20).
     const dingbats = (await convertPdf(readFileSync(join(PDFS, "ZapfDingbats.pdf")), "x")).text;

@@ -272,6 +272,7 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
  * fonts: a variant glyph name through its base name (`glyphNameText`), a dingbat to the character pdf.js draws.
  */
 const UNMAPPED = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+const UNMAPPED_ALL = new RegExp(UNMAPPED.source, "g");
 
 async function unmappedGlyphs(page: TextPage, items: TextItem[], styles: Record<string, FontStyle>): Promise<void> {
   // pdf.js has no metrics, so no ascent, for a non-embedded symbol font such as ZapfDingbats.
@@ -281,22 +282,30 @@ async function unmappedGlyphs(page: TextPage, items: TextItem[], styles: Record<
   // costs about as much as reading its text: only pages that show a sign of an unmapped font pay it.
   const { AnnotationMode } = await loadPdfJs();
   await page.getOperatorList({ annotationMode: AnnotationMode.DISABLE });
+  const font = (id = "") => (page.commonObjs.has(id) ? (page.commonObjs.get(id) as PdfFont) : undefined);
+  const simple = Object.keys(styles)
+    .map((id) => font(id))
+    .filter((f) => f && !f.composite);
   for (const item of items.filter(suspect)) {
-    const font = item.fontName && page.commonObjs.has(item.fontName) ? (page.commonObjs.get(item.fontName) as PdfFont) : undefined;
-    if (font && !font.composite) item.str = fontText(item.str, font);
+    const own = font(item.fontName);
+    if (own?.missingFile && /Dingbats/i.test(own.name ?? "")) {
+      item.str = [...item.str].map((c) => String.fromCodePoint(own.toFontChar?.get(c.charCodeAt(0)) ?? c.charCodeAt(0))).join("");
+    } else {
+      // An item runs on across a change of font, keeping its first font's name: the code is looked up in that
+      // font first, then in the page's others.
+      item.str = item.str.replace(UNMAPPED_ALL, (c) => variantText(c.charCodeAt(0), [own, ...simple]) ?? c);
+    }
   }
 }
 
-function fontText(text: string, font: PdfFont): string {
-  const dingbats = font.missingFile && /Dingbats/i.test(font.name ?? "");
-  const char = (c: string) => {
-    const code = c.charCodeAt(0);
-    if (dingbats) return String.fromCodePoint(font.toFontChar?.get(code) ?? code);
-    // Only the PDF's own names: for a code it leaves to the font program, pdf.js exports a guessed encoding instead.
-    const name = UNMAPPED.test(c) ? font.differences?.get(code) : undefined;
-    return (name && glyphNameText(name)) || c;
-  };
-  return [...text].map(char).join("");
+/** The text of a code by the first of the fonts whose Differences name its glyph (pdf.js exports no other names). */
+function variantText(code: number, fonts: (PdfFont | undefined)[]): string | undefined {
+  for (const font of fonts) {
+    const name = font?.differences?.get(code);
+    const text = name && glyphNameText(name);
+    if (text) return text;
+  }
+  return undefined;
 }
 
 /** A text item on a line: where it starts and ends, and its direction (none for white space). */
