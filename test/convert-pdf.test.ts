@@ -138,6 +138,14 @@ describe("convertPdf", () => {
     expect(dingbats).toContain("✔ a20 [x2714]");
   });
 
+  testShared("a page whose text lies outside its crop box is read from what it draws, as pdftotext reads it", async () => {
+    // endchar.pdf: a 15 × 34 pt crop box beside its one line of text; pdf.js's text content leaves out every glyph
+    // outside the crop box, pdftotext (with or without -cropbox) prints the line.
+    const doc = await convertPdf(readFileSync(join(PDFS, "endchar.pdf")), "x");
+    expect(doc.text).toBe("<!-- page 1 -->\n\nLE HOLD-UP PLANÉTAIRE\n");
+    expect(doc.title).toBe("LE HOLD-UP PLANÉTAIRE");
+  });
+
   test("glyph names: a variant's text is its base name's, ligature parts joined", () => {
     expect(["zero.os", "one.tf", "a.sc", "T_h", "f_f_i.alt", "eacute.sc", "uni00E9.smcp", "u1F600", "period"].map(glyphNameText)).toEqual([
       "0",

@@ -8,6 +8,7 @@ import { joinLine, pageMarker, type ConvertedDocument, type ConvertOptions } fro
 import { ResearcherError } from "../errors.ts";
 import { pageImage, type PdfPage, recognise } from "./ocr.ts";
 import { readCMap, readWasm } from "./pdf-data.ts";
+import { drawnItems, type OperatorList } from "./pdf-drawn.ts";
 import { glyphNameText } from "./pdf-glyphs.ts";
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
@@ -26,7 +27,7 @@ interface TextItem {
 /** What is read of a pdf.js page: its text items come with marked-content entries, which are skipped. */
 interface TextPage {
   getTextContent(options?: { disableNormalization?: boolean }): Promise<{ items: object[]; styles: Record<string, FontStyle> }>;
-  getOperatorList(options?: { annotationMode?: number }): Promise<unknown>;
+  getOperatorList(options?: { annotationMode?: number }): Promise<OperatorList>;
   commonObjs: { has(id: string): boolean; get(id: string): unknown };
   cleanup(): void;
 }
@@ -43,6 +44,7 @@ interface PdfFont {
   composite?: boolean;
   /** Character code → glyph name, as the PDF's font dictionary changes the font's encoding. */
   differences?: Map<number, string>;
+  fontMatrix?: number[];
   /** Character code → the character pdf.js draws for it. */
   toFontChar?: Map<number, number>;
 }
@@ -126,6 +128,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
       characters += recognised ? visibleChars(recognised) : layer;
       if (n === 1) largest = lines.slice(0, 12).reduce<Line | undefined>((a, l) => (!a || l.size > a.size ? l : a), undefined);
       parts.push(pageMarker(n), "", recognised ?? [pageMarkdown(lines), ...notes].filter(Boolean).join("\n\n"), "");
+      await cleanup(doc, n);
     }
     if (characters === 0 && doc.numPages > 0) {
       throw new ResearcherError("FILE_UNREADABLE", mode === "off" ? NO_TEXT_LAYER_OCR_OFF : NO_TEXT_LAYER);
@@ -142,6 +145,11 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
   } finally {
     await task.destroy();
   }
+}
+
+/** Frees what pdf.js keeps of a page once it is read (its fonts, images and operator list). */
+async function cleanup(doc: { getPage(n: number): Promise<{ cleanup(): void }> }, n: number): Promise<void> {
+  (await doc.getPage(n).catch(() => undefined))?.cleanup();
 }
 
 /** Serves pdf.js's CMap and image-decoder wasm requests from `pdf-data.ts` (files on disk, or embedded). */
@@ -238,7 +246,7 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
     const content = await page.getTextContent({ disableNormalization: true });
     items = content.items.filter((item: object): item is TextItem => "str" in item);
     await unmappedGlyphs(page, items, content.styles).catch(() => {}); // the text stays as pdf.js gave it
-    page.cleanup();
+    if (visibleChars(items.map((item) => item.str).join("")) < OCR_BELOW_CHARS) items = await drawnText(page, items);
   } catch {
     return []; // one broken page must not cost the rest of the document
   }
@@ -306,6 +314,21 @@ function variantText(code: number, fonts: (PdfFont | undefined)[]): string | und
     if (text) return text;
   }
   return undefined;
+}
+
+/**
+ * A page with (almost) no text content may draw its text outside its crop box, which pdf.js's text content leaves
+ * out and pdftotext keeps: its drawn text (pdf-drawn.ts) is taken when it has more. Scans draw none.
+ */
+async function drawnText(page: TextPage, items: TextItem[]): Promise<TextItem[]> {
+  const pdfjs = await loadPdfJs();
+  // The same request as OCR's (ocr.ts pageImage), which pdf.js answers from its cache until the page is cleaned up.
+  const list = await page.getOperatorList();
+  const fontMatrix = (id: string) => (page.commonObjs.has(id) ? (page.commonObjs.get(id) as PdfFont).fontMatrix : undefined);
+  const drawn = drawnItems(list, pdfjs, fontMatrix);
+  // Format characters count for nothing: pdf.js's text content leaves out soft hyphens, which are drawn.
+  const chars = (of: { str: string }[]) => visibleChars(of.map((item) => item.str.replace(/\p{Cf}/gu, "")).join(""));
+  return chars(drawn) > chars(items) ? drawn : items;
 }
 
 /** A text item on a line: where it starts and ends, and its direction (none for white space). */
