@@ -4,7 +4,7 @@
  * noticeably larger than the page's body text. Words hyphenated at line ends are rejoined and ligatures folded
  * (NFKC). Reading order is pdf.js's content-stream order, which for typeset two-column papers is column by column.
  */
-import { joinLine, pageMarker, type ConvertedDocument, type ConvertOptions } from "./document.ts";
+import { isHeading, joinLine, median, pageMarker, type ConvertedDocument, type ConvertOptions } from "./document.ts";
 import { ResearcherError } from "../errors.ts";
 import { pageImage, type PdfPage, recognise } from "./ocr.ts";
 import { readCMap, readWasm } from "./pdf-data.ts";
@@ -116,7 +116,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
     const parts: string[] = [];
     let characters = 0;
     let ocrPages = 0;
-    let largest: Line | undefined;
+    let prominent: string | undefined;
     const mode = options.ocr ?? "auto";
     for (let n = 1; n <= doc.numPages; n++) {
       const lines = await pageLines(doc, n);
@@ -126,14 +126,14 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
       const recognised = wanted ? await recognisePage(doc, n, options) : undefined;
       if (recognised) ocrPages++;
       characters += recognised ? visibleChars(recognised) : layer;
-      if (n === 1) largest = lines.slice(0, 12).reduce<Line | undefined>((a, l) => (!a || l.size > a.size ? l : a), undefined);
+      if (n === 1) prominent = recognised ? ocrTitle(recognised) : largestLine(lines.slice(0, 12))?.text;
       parts.push(pageMarker(n), "", recognised ?? [pageMarkdown(lines), ...notes].filter(Boolean).join("\n\n"), "");
       await cleanup(doc, n);
     }
     if (characters === 0 && doc.numPages > 0) {
       throw new ResearcherError("FILE_UNREADABLE", mode === "off" ? NO_TEXT_LAYER_OCR_OFF : NO_TEXT_LAYER);
     }
-    const title = info.title ?? (largest && largest.text.length <= 200 ? largest.text : undefined) ?? fallbackTitle;
+    const title = info.title ?? (prominent && prominent.length <= 200 ? prominent : undefined) ?? fallbackTitle;
     return {
       title,
       format: "markdown",
@@ -150,6 +150,26 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
 /** Frees what pdf.js keeps of a page once it is read (its fonts, images and operator list). */
 async function cleanup(doc: { getPage(n: number): Promise<{ cleanup(): void }> }, n: number): Promise<void> {
   (await doc.getPage(n).catch(() => undefined))?.cleanup();
+}
+
+function largestLine(lines: Line[]): Line | undefined {
+  return lines.reduce<Line | undefined>((a, l) => (!a || l.size > a.size ? l : a), undefined);
+}
+
+/**
+ * The title of a recognised first page: a heading among its first paragraphs (OCR makes a heading of a line
+ * clearly taller than the page's usual line, as `pageMarkdown` does of larger text), as the first page's largest
+ * line is for a text layer; else its first paragraph, which on a scanned article is its title when short enough to
+ * be one (the caller's limit): typed in capitals at the size of the text, it stands apart only by its place.
+ */
+function ocrTitle(text: string): string | undefined {
+  const blocks = text.split("\n\n");
+  const first =
+    blocks
+      .slice(0, 3)
+      .find((block) => block.startsWith("## "))
+      ?.slice(3) ?? blocks[0];
+  return first && /\p{L}/u.test(first) ? first : undefined;
 }
 
 /** Serves pdf.js's CMap and image-decoder wasm requests from `pdf-data.ts` (files on disk, or embedded). */
@@ -442,7 +462,7 @@ function pageMarkdown(lines: Line[]): string {
   };
   lines.forEach((line, i) => {
     const previous = lines[i - 1];
-    const heading = line.size >= body * 1.25 && line.text.length <= 120 && /\p{L}/u.test(line.text);
+    const heading = isHeading(line.size, body, line.text);
     const gap = previous ? Math.abs(previous.y - line.y) : 0;
     const sameHeading = heading && previous && previous.size === line.size && gap < line.size * 1.6;
     if (heading && sameHeading && blocks.at(-1)?.startsWith("## ") && !paragraph) {
@@ -464,10 +484,4 @@ function pageMarkdown(lines: Line[]): string {
 /** Ligatures and compatibility forms folded (NFKC); control characters from fonts without a text map dropped. */
 function clean(text: string): string {
   return text.normalize("NFKC").replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/g, "");
-}
-
-function median(values: number[]): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
