@@ -266,7 +266,9 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
     const content = await page.getTextContent({ disableNormalization: true });
     items = content.items.filter((item: object): item is TextItem => "str" in item);
     await unmappedGlyphs(page, items, content.styles).catch(() => {}); // the text stays as pdf.js gave it
-    if (visibleChars(items.map((item) => item.str).join("")) < OCR_BELOW_CHARS) items = await drawnText(page, items);
+    if (visibleChars(items.map((item) => item.str).join("")) < OCR_BELOW_CHARS) {
+      items = await drawnText(page, items).catch(() => items);
+    }
   } catch {
     return []; // one broken page must not cost the rest of the document
   }
