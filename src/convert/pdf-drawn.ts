@@ -47,8 +47,7 @@ export function drawnItems(list: OperatorList, pdfjs: PdfJsDrawing, fontMatrix: 
   const { OPS, Util } = pdfjs;
   const identity = () => [1, 0, 0, 1, 0, 0];
   let ctm = identity();
-  const stack: Matrix[] = [];
-  const text = {
+  let text = {
     matrix: identity(),
     line: identity(),
     size: 0,
@@ -59,6 +58,8 @@ export function drawnItems(list: OperatorList, pdfjs: PdfJsDrawing, fontMatrix: 
     leading: 0,
     rise: 0,
   };
+  // The text state's parameters (font, spacing) are part of the graphics state, saved and restored with it.
+  const stack: { ctm: Matrix; text: typeof text }[] = [];
   const moveLine = (x: number, y: number) => {
     text.line = Util.transform(text.line, [1, 0, 0, 1, x, y]);
     text.matrix = text.line.slice();
@@ -69,9 +70,14 @@ export function drawnItems(list: OperatorList, pdfjs: PdfJsDrawing, fontMatrix: 
     const args = list.argsArray[i] ?? [];
     if (op === OPS.beginAnnotation) annotation++;
     if (op === OPS.endAnnotation) annotation--;
-    if (op === OPS.save || op === OPS.paintFormXObjectBegin) stack.push(ctm);
-    if (op === OPS.restore || op === OPS.paintFormXObjectEnd) ctm = stack.pop() ?? ctm;
-    else if (op === OPS.transform) ctm = Util.transform(ctm, args as Matrix);
+    if (op === OPS.save || op === OPS.paintFormXObjectBegin) stack.push({ ctm, text: { ...text } });
+    if (op === OPS.restore || op === OPS.paintFormXObjectEnd) {
+      const saved = stack.pop();
+      if (saved) {
+        ctm = saved.ctm;
+        text = { ...saved.text, matrix: text.matrix, line: text.line }; // the text matrices are not graphics state
+      }
+    } else if (op === OPS.transform) ctm = Util.transform(ctm, args as Matrix);
     else if (op === OPS.paintFormXObjectBegin && args[0]) ctm = Util.transform(ctm, Array.from(args[0] as ArrayLike<number>));
     else if (op === OPS.beginText) text.matrix = text.line = identity();
     else if (op === OPS.setTextMatrix) text.matrix = text.line = Array.from(args[0] as ArrayLike<number>);
