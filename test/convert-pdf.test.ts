@@ -7,6 +7,7 @@ import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { joinLine } from "../src/convert/document.ts";
 import { convertPdf, isFileName, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
+import { drawnItems } from "../src/convert/pdf-drawn.ts";
 import { glyphNameText } from "../src/convert/pdf-glyphs.ts";
 import { SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
@@ -144,6 +145,30 @@ describe("convertPdf", () => {
     const doc = await convertPdf(readFileSync(join(PDFS, "endchar.pdf")), "x");
     expect(doc.text).toBe("<!-- page 1 -->\n\nLE HOLD-UP PLANÉTAIRE\n");
     expect(doc.title).toBe("LE HOLD-UP PLANÉTAIRE");
+  });
+
+  testShared("a page's drawn text reads word for word as pdf.js's text content of it", async () => {
+    // tracemonkey.pdf's first page, typeset by TeX: its word spaces are kerning of a quarter of an em.
+    // @ts-expect-error: the worker module ships no type declarations; pdf.js finds it as a global.
+    (globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = await import("pdfjs-dist/legacy/build/pdf.worker.mjs");
+    const pdfjs = await import("pdfjs-dist/legacy/build/pdf.mjs");
+    const task = pdfjs.getDocument({ data: new Uint8Array(readFileSync(join(PDFS, "tracemonkey.pdf"))), verbosity: 0 });
+    try {
+      const page = await (await task.promise).getPage(1);
+      const content = (await page.getTextContent()).items.filter((item) => "str" in item);
+      const drawn = drawnItems(await page.getOperatorList(), pdfjs, () => undefined);
+      const words = (items: { str: string }[]) => items.flatMap((item) => item.str.split(/\s+/)).filter(Boolean);
+      const left = words(content);
+      const found = words(drawn).filter((word) => {
+        const i = left.indexOf(word);
+        if (i >= 0) left.splice(i, 1);
+        return i >= 0;
+      });
+      expect(words(drawn).length).toBe(words(content).length);
+      expect(found.length / words(drawn).length).toBeGreaterThan(0.97);
+    } finally {
+      await task.destroy();
+    }
   });
 
   test("glyph names: a variant's text is its base name's, ligature parts joined", () => {

@@ -36,8 +36,9 @@ export interface PdfJsDrawing {
   Util: { transform(m1: Matrix, m2: Matrix): Matrix };
 }
 
-/** A kerning adjustment wider than this share of the font size reads as a space between words. */
-const WORD_GAP = 0.25;
+/** A kerning adjustment wider than this share of the font size reads as a space between words (pdf.js's own
+ * threshold in its text content, `SPACE_IN_FLOW_MIN_FACTOR`; TeX's word spaces are a quarter of an em). */
+const WORD_GAP = 0.102;
 
 /**
  * Text items of the page's drawn text, in drawing order. `fontMatrix` gives a loaded font's matrix (glyph units to
