@@ -7,6 +7,8 @@ import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { joinLine } from "../src/convert/document.ts";
 import { convertPdf, isFileName, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
+import { drawnItems } from "../src/convert/pdf-drawn.ts";
+import { glyphNameText } from "../src/convert/pdf-glyphs.ts";
 import { SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
@@ -119,6 +121,70 @@ describe("convertPdf", () => {
   testShared("corpus PDFs titled with their source file's name take their first large line", async () => {
     // issue9972-2.pdf says its title is "IBM-PDFs.graffle" (an OmniGraffle file).
     expect((await convertPdf(readFileSync(join(PDFS, "issue9972-2.pdf")), "x")).title).toBe("Personal Vitality Rebate");
+  });
+
+  testShared("glyphs pdf.js leaves unmapped are read from their font: variant glyph names, ZapfDingbats", async () => {
+    // issue10640.pdf: old-style figures named `one.os` in a font's Differences; pdf.js gave the codes (U+0081),
+    // also where a line's text item runs on from another font into the one with the figures.
+    const figures = (await convertPdf(readFileSync(join(PDFS, "issue10640.pdf")), "x")).text;
+    expect(figures).toContain("3.2.1 Open Sans as default (sans-serif) font");
+    expect(figures).toContain(
+      "## LATEX support for Open Sans Version 1.1\n\nMohamed El Morabity melmorabity@fedoraproject.org\n\nNovember 3, 2011",
+    );
+    expect(figures).toContain("(see figure 1 on the following page)");
+    expect(figures).not.toMatch(/[\u0080-\u009f]/);
+    // ZapfDingbats.pdf: the non-embedded ZapfDingbats, each dingbat beside its glyph name (pdftotext: ✔ for a20).
+    const dingbats = (await convertPdf(readFileSync(join(PDFS, "ZapfDingbats.pdf")), "x")).text;
+    expect(dingbats).toContain("✁ a1 [x2701] ✂ a2 [x2702]");
+    expect(dingbats).toContain("✔ a20 [x2714]");
+  });
+
+  testShared("a page whose text lies outside its crop box is read from what it draws, as pdftotext reads it", async () => {
+    // endchar.pdf: a 15 × 34 pt crop box beside its one line of text; pdf.js's text content leaves out every glyph
+    // outside the crop box, pdftotext (with or without -cropbox) prints the line.
+    const doc = await convertPdf(readFileSync(join(PDFS, "endchar.pdf")), "x");
+    expect(doc.text).toBe("<!-- page 1 -->\n\nLE HOLD-UP PLANÉTAIRE\n");
+    expect(doc.title).toBe("LE HOLD-UP PLANÉTAIRE");
+  });
+
+  testShared("a page's drawn text reads word for word as pdf.js's text content of it", async () => {
+    // tracemonkey.pdf's first page, typeset by TeX: its word spaces are kerning of a quarter of an em.
+    // @ts-expect-error: the worker module ships no type declarations; pdf.js finds it as a global.
+    (globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = await import("pdfjs-dist/legacy/build/pdf.worker.mjs");
+    const pdfjs = await import("pdfjs-dist/legacy/build/pdf.mjs");
+    const task = pdfjs.getDocument({ data: new Uint8Array(readFileSync(join(PDFS, "tracemonkey.pdf"))), verbosity: 0 });
+    try {
+      const page = await (await task.promise).getPage(1);
+      const content = (await page.getTextContent()).items.filter((item) => "str" in item);
+      const drawn = drawnItems(await page.getOperatorList(), pdfjs, () => undefined);
+      const words = (items: { str: string }[]) => items.flatMap((item) => item.str.split(/\s+/)).filter(Boolean);
+      const left = words(content);
+      const found = words(drawn).filter((word) => {
+        const i = left.indexOf(word);
+        if (i >= 0) left.splice(i, 1);
+        return i >= 0;
+      });
+      expect(words(drawn).length).toBe(words(content).length);
+      expect(found.length / words(drawn).length).toBeGreaterThan(0.97);
+    } finally {
+      await task.destroy();
+    }
+  });
+
+  test("glyph names: a variant's text is its base name's, ligature parts joined", () => {
+    expect(["zero.os", "one.tf", "a.sc", "T_h", "f_f_i.alt", "eacute.sc", "uni00E9.smcp", "u1F600", "period"].map(glyphNameText)).toEqual([
+      "0",
+      "1",
+      "a",
+      "Th",
+      "ffi",
+      "é",
+      "é",
+      "😀",
+      ".",
+    ]);
+    expect(glyphNameText("a20")).toBeUndefined();
+    expect(glyphNameText(".notdef")).toBeUndefined();
   });
 
   testShared("right-to-left text reads in logical order, ligatures of two letters unswapped", async () => {

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { convertPdf, NO_TEXT_LAYER_OCR_OFF } from "../src/convert/pdf.ts";
-import { paragraphs } from "../src/convert/ocr.ts";
+import { pageText } from "../src/convert/ocr.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
 import { agreementScore } from "./agreement.ts";
 import { conversionFailure, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
@@ -18,6 +18,10 @@ describe("OCR", () => {
       const doc = await convertPdf(await scannedPage(SCAN, 1), "scan");
       expect(doc.metadata).toMatchObject({ pages: 1, ocr_pages: 1 });
       expect(doc.text).toStartWith("<!-- page 1 -->\n\nUNAWARENESS OF HYPOGLYCAEMIA");
+      // Its title is its first paragraph, a title in capitals at the size of the text, not the file's name.
+      expect(doc.title).toBe(
+        "UNAWARENESS OF HYPOGLYCAEMIA AND INADEQUATE HYPOGLYCAEMIC COUNTERREGULATION: NO CAUSAL RELATION WITH DIABETIC AUTONOMIC NEUROPATHY",
+      );
       expect(agreementScore(doc.text, scannedTruth(SCAN, 1))).toBeGreaterThanOrEqual(0.95);
     },
     OCR_TIMEOUT,
@@ -35,10 +39,36 @@ describe("OCR", () => {
     expect(error.message).toBe(`no OCR model for language "deu" in ${folder}`);
   });
 
-  test("lines are joined into paragraphs and words hyphenated at line ends rejoined", () => {
-    expect(paragraphs("The experi-\nment worked  well\nagain.\n\nSecond para-\nGraph here\n")).toBe(
-      "The experiment worked well again.\n\nSecond para- Graph here",
-    );
+  test("Tesseract's lines are joined into its paragraphs, hyphens rejoined, clearly taller lines made headings", () => {
+    // hOCR as Tesseract writes it: paragraphs, lines with their text size (x_size), words (entities escaped).
+    const hocr = (paragraphs: [number, string][][]) =>
+      paragraphs
+        .map((lines, p) => {
+          const spans = lines.map(([size, text], l) => {
+            const words = text
+              .split(" ")
+              .map((word, w) => `<span class='ocrx_word' id='word_${p}_${l}_${w}' title='bbox 0 0 9 9; x_wconf 90'>${word}</span>`);
+            return `<span class='ocr_line' id='line_${p}_${l}' title="bbox 0 0 9 9; baseline 0 -8; x_size ${size}; x_descenders 8; x_ascenders 10">\n ${words.join(" ")}\n</span>`;
+          });
+          return `<p class='ocr_par' id='par_1_${p}' lang='eng' title="bbox 0 0 9 9">\n${spans.join("\n")}\n</p>`;
+        })
+        .join("\n");
+    const page = hocr([
+      [
+        [60, "A Study of"],
+        [58, "<strong>Everything</strong>"],
+      ],
+      [
+        [30, "The experi-"],
+        [31, "ment worked &amp; well"],
+        [30, "again."],
+      ],
+      [
+        [30, "Second para-"],
+        [32, "Graph here"],
+      ],
+    ]);
+    expect(pageText(page)).toBe("## A Study of Everything\n\nThe experiment worked & well again.\n\nSecond para- Graph here");
   });
 
   testShared(

@@ -29,6 +29,19 @@ export function pageMarker(n: number): string {
 export const PAGE_MARKER = /^<!-- page (\d+) -->$/;
 
 /**
+ * A line of a page set clearly larger than its body text (`size` and `body` in any one unit: points, pixels) and
+ * short, with letters: a heading. Text PDFs and OCR share it.
+ */
+export function isHeading(size: number, body: number, text: string): boolean {
+  return size >= body * 1.25 && text.length <= 120 && /\p{L}/u.test(text);
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/**
  * Join a line onto a paragraph, rejoining a word hyphenated across the break (`experi-` + `ment`) only when both
  * parts are lower-case letters: the usual sign of typesetting rather than a compound. Text PDFs and OCR share it.
  */

@@ -16,7 +16,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { ResearcherError } from "../errors.ts";
-import { type ConvertOptions, joinLine } from "./document.ts";
+import { type ConvertOptions, isHeading, joinLine, median } from "./document.ts";
 // The SIMD + LSTM-only build: Bun's JavaScriptCore runs wasm SIMD (the plain build is 3× slower), and the legacy
 // (non-LSTM) engine is not used (the embedded model has no legacy data). Not the "relaxedsimd" build: its results
 // may differ between CPUs, and it was no faster here (NOTES.md).
@@ -34,7 +34,8 @@ export interface GrayImage {
 }
 
 export interface OcrEngine {
-  /** The page's text: paragraphs separated by a blank line, lines joined, hyphenated line ends rejoined. */
+  /** The page's text: paragraphs separated by a blank line, lines joined, hyphenated line ends rejoined; lines
+   * clearly taller than the page's usual line are `## ` headings. */
   recognize(image: GrayImage): Promise<string>;
   /** Frees the Tesseract instance; the engine cannot be used afterwards. */
   close(): void;
@@ -67,7 +68,8 @@ interface TessApi {
   FindLines(): number;
   GetGradient(): number;
   Recognize(monitor: null): number;
-  GetUTF8Text(): string;
+  /** The page as hOCR (HTML): paragraphs, lines with their boxes and text size, words (`page` 0 is the page set). */
+  GetHOCRText(page: number): string;
   Clear(): void;
   End(): void;
 }
@@ -182,7 +184,7 @@ export async function createOcrEngine(options: OcrOptions = {}): Promise<OcrEngi
           if (Math.abs(angle) >= MIN_DESKEW) setImage(angle);
         }
         if (api.Recognize(null) !== 0) throw new Error("Tesseract could not recognise the page");
-        return paragraphs(api.GetUTF8Text());
+        return pageText(api.GetHOCRText(0));
       } catch (error) {
         // A wasm abort leaves the instance in an unknown state: refuse further pages; the caller makes a new engine.
         closed = true;
@@ -250,22 +252,59 @@ export async function recognise(image: () => Promise<GrayImage | null>, options:
 }
 
 /**
- * Tesseract's text → paragraphs: it ends every line with `\n` and every paragraph with a blank line. Lines of a
- * paragraph are joined with a space, and a word hyphenated over a line end is rejoined (`experi-` + `ment`),
- * as pdf.ts does for text layers.
+ * Tesseract's hOCR → the page's text: its paragraphs, each line joined onto the last (a word hyphenated over a line
+ * end rejoined, `experi-` + `ment`), a blank line between them. A line clearly taller than the page's usual line is a
+ * `## ` heading, a heading wrapped over lines one heading, as larger text is in a text layer (pdf.ts): the title of
+ * a scan is taken from it.
  */
-export function paragraphs(text: string): string {
-  return text
-    .split(/\n[ \t]*\n/)
-    .map((block) =>
-      block
-        .split("\n")
-        .map((line) => line.replace(/\s+/g, " ").trim())
-        .filter(Boolean)
-        .reduce(joinLine, ""),
-    )
-    .filter(Boolean)
-    .join("\n\n");
+export function pageText(hocr: string): string {
+  const lines = hocrLines(hocr);
+  const body = median(lines.map((line) => line.height));
+  const blocks: string[] = [];
+  let paragraph = "";
+  let previous: { paragraph: string; heading: boolean } | undefined;
+  const close = () => {
+    if (paragraph) blocks.push(paragraph);
+    paragraph = "";
+  };
+  for (const line of lines) {
+    const heading = isHeading(line.height, body, line.text);
+    if (previous?.paragraph !== line.paragraph || previous.heading !== heading) close();
+    paragraph = !heading ? joinLine(paragraph, line.text) : paragraph ? `${paragraph} ${line.text}` : `## ${line.text}`;
+    previous = { paragraph: line.paragraph, heading };
+  }
+  close();
+  return blocks.join("\n\n");
+}
+
+/**
+ * hOCR → the page's lines in reading order: their words, paragraph and text size (`x_size`, Tesseract's estimate of
+ * the line's letter height in pixels; a line's box is no measure, as descenders and accents stretch it).
+ */
+function hocrLines(hocr: string): { text: string; paragraph: string; height: number }[] {
+  const lines: { words: string[]; paragraph: string; height: number }[] = [];
+  let paragraph = "";
+  for (const [, kind, id = "", title = "", quoted = "", words] of hocr.matchAll(HOCR_ELEMENT)) {
+    if (kind === "ocr_par") paragraph = id;
+    else if (kind !== "ocrx_word") lines.push({ words: [], paragraph, height: Number(/x_size ([\d.]+)/.exec(title + quoted)?.[1] ?? 0) });
+    else {
+      const word = decodeEntities((words ?? "").replace(/<[^>]*>/g, "")).trim();
+      if (word) lines.at(-1)?.words.push(word);
+    }
+  }
+  return lines.map((line) => ({ text: line.words.join(" "), paragraph: line.paragraph, height: line.height })).filter((line) => line.text);
+}
+
+/** An hOCR paragraph, line or word: its class, id, title (box, text size) and, for a word, its text. */
+const HOCR_ELEMENT =
+  /<(?:p|span) class='(ocr_par|ocr_line|ocr_caption|ocr_header|ocr_textfloat|ocrx_word)' id='([^']*)'[^>]*?title=(?:"([^"]*)"|'([^']*)')[^>]*>(?:((?:[^<]|<\/?(?:strong|em)>)*)<\/span>)?/g;
+
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
+
+function decodeEntities(text: string): string {
+  return text.replace(/&(#x[\da-f]+|#\d+|\w+);/gi, (entity, name: string) =>
+    name[0] === "#" ? String.fromCodePoint(Number(name[1] === "x" ? `0${name.slice(1)}` : name.slice(1))) : (ENTITIES[name] ?? entity),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------

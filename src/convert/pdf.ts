@@ -4,10 +4,12 @@
  * noticeably larger than the page's body text. Words hyphenated at line ends are rejoined and ligatures folded
  * (NFKC). Reading order is pdf.js's content-stream order, which for typeset two-column papers is column by column.
  */
-import { joinLine, pageMarker, type ConvertedDocument, type ConvertOptions } from "./document.ts";
+import { isHeading, joinLine, median, pageMarker, type ConvertedDocument, type ConvertOptions } from "./document.ts";
 import { ResearcherError } from "../errors.ts";
 import { pageImage, type PdfPage, recognise } from "./ocr.ts";
 import { readCMap, readWasm } from "./pdf-data.ts";
+import { drawnItems, type OperatorList } from "./pdf-drawn.ts";
+import { glyphNameText } from "./pdf-glyphs.ts";
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
 
@@ -19,12 +21,32 @@ interface TextItem {
   transform: number[];
   width: number;
   height: number;
+  fontName?: string;
 }
 
 /** What is read of a pdf.js page: its text items come with marked-content entries, which are skipped. */
 interface TextPage {
-  getTextContent(options?: { disableNormalization?: boolean }): Promise<{ items: object[] }>;
+  getTextContent(options?: { disableNormalization?: boolean }): Promise<{ items: object[]; styles: Record<string, FontStyle> }>;
+  getOperatorList(options?: { annotationMode?: number }): Promise<OperatorList>;
+  commonObjs: { has(id: string): boolean; get(id: string): unknown };
   cleanup(): void;
+}
+
+interface FontStyle {
+  ascent?: number;
+}
+
+/** What pdf.js shares of a font (with getDocument's `fontExtraProperties`) once it has read a page's operators. */
+interface PdfFont {
+  name?: string;
+  /** A font the PDF names without embedding it. */
+  missingFile?: boolean;
+  composite?: boolean;
+  /** Character code → glyph name, as the PDF's font dictionary changes the font's encoding. */
+  differences?: Map<number, string>;
+  fontMatrix?: number[];
+  /** Character code → the character pdf.js draws for it. */
+  toFontChar?: Map<number, number>;
 }
 
 interface Line {
@@ -75,6 +97,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
     useSystemFonts: false,
     stopAtErrors: false,
     verbosity: 0,
+    fontExtraProperties: true, // glyph names, to read what pdf.js could not map (unmappedGlyphs)
     cMapUrl: "cmaps/",
     cMapPacked: true,
     // JBIG2 and JPEG 2000 images (bilevel and archival scans) are decoded by pdf.js's own wasm, served by the factory.
@@ -93,7 +116,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
     const parts: string[] = [];
     let characters = 0;
     let ocrPages = 0;
-    let largest: Line | undefined;
+    let prominent: string | undefined;
     const mode = options.ocr ?? "auto";
     for (let n = 1; n <= doc.numPages; n++) {
       const lines = await pageLines(doc, n);
@@ -103,13 +126,14 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
       const recognised = wanted ? await recognisePage(doc, n, options) : undefined;
       if (recognised) ocrPages++;
       characters += recognised ? visibleChars(recognised) : layer;
-      if (n === 1) largest = lines.slice(0, 12).reduce<Line | undefined>((a, l) => (!a || l.size > a.size ? l : a), undefined);
+      if (n === 1) prominent = recognised ? ocrTitle(recognised) : largestLine(lines.slice(0, 12))?.text;
       parts.push(pageMarker(n), "", recognised ?? [pageMarkdown(lines), ...notes].filter(Boolean).join("\n\n"), "");
+      await cleanup(doc, n);
     }
     if (characters === 0 && doc.numPages > 0) {
       throw new ResearcherError("FILE_UNREADABLE", mode === "off" ? NO_TEXT_LAYER_OCR_OFF : NO_TEXT_LAYER);
     }
-    const title = info.title ?? (largest && largest.text.length <= 200 ? largest.text : undefined) ?? fallbackTitle;
+    const title = info.title ?? (prominent && prominent.length <= 200 ? prominent : undefined) ?? fallbackTitle;
     return {
       title,
       format: "markdown",
@@ -121,6 +145,31 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
   } finally {
     await task.destroy();
   }
+}
+
+/** Frees what pdf.js keeps of a page once it is read (its fonts, images and operator list). */
+async function cleanup(doc: { getPage(n: number): Promise<{ cleanup(): void }> }, n: number): Promise<void> {
+  (await doc.getPage(n).catch(() => undefined))?.cleanup();
+}
+
+function largestLine(lines: Line[]): Line | undefined {
+  return lines.reduce<Line | undefined>((a, l) => (!a || l.size > a.size ? l : a), undefined);
+}
+
+/**
+ * The title of a recognised first page: a heading among its first paragraphs (OCR makes a heading of a line
+ * clearly taller than the page's usual line, as `pageMarkdown` does of larger text), as the first page's largest
+ * line is for a text layer; else its first paragraph, which on a scanned article is its title when short enough to
+ * be one (the caller's limit): typed in capitals at the size of the text, it stands apart only by its place.
+ */
+function ocrTitle(text: string): string | undefined {
+  const blocks = text.split("\n\n");
+  const first =
+    blocks
+      .slice(0, 3)
+      .find((block) => block.startsWith("## "))
+      ?.slice(3) ?? blocks[0];
+  return first && /\p{L}/u.test(first) ? first : undefined;
 }
 
 /** Serves pdf.js's CMap and image-decoder wasm requests from `pdf-data.ts` (files on disk, or embedded). */
@@ -216,7 +265,10 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
     // came out with the two swapped; clean() folds compatibility forms (NFKC) after the reversal instead.
     const content = await page.getTextContent({ disableNormalization: true });
     items = content.items.filter((item: object): item is TextItem => "str" in item);
-    page.cleanup();
+    await unmappedGlyphs(page, items, content.styles).catch(() => {}); // the text stays as pdf.js gave it
+    if (visibleChars(items.map((item) => item.str).join("")) < OCR_BELOW_CHARS) {
+      items = await drawnText(page, items).catch(() => items);
+    }
   } catch {
     return []; // one broken page must not cost the rest of the document
   }
@@ -241,6 +293,64 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
   return lines
     .map((line) => ({ text: lineText(line.runs).replace(/\s+/g, " ").trim(), y: line.y, size: line.size }))
     .filter((line) => line.text);
+}
+
+/**
+ * A character code pdf.js finds no Unicode for comes through as itself: a control character (as `\x81` for a
+ * `one.os`, an old-style figure), or for the non-embedded ZapfDingbats, whose glyph names (`a20`) pdf.js maps only
+ * for drawing, an ASCII letter where pdftotext reads a dingbat (`4` for ✔). Both are mapped here from the page's
+ * fonts: a variant glyph name through its base name (`glyphNameText`), a dingbat to the character pdf.js draws.
+ */
+const UNMAPPED = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+const UNMAPPED_ALL = new RegExp(UNMAPPED.source, "g");
+
+async function unmappedGlyphs(page: TextPage, items: TextItem[], styles: Record<string, FontStyle>): Promise<void> {
+  // pdf.js has no metrics, so no ascent, for a non-embedded symbol font such as ZapfDingbats.
+  const suspect = (item: TextItem) => UNMAPPED.test(item.str) || !Number.isFinite(styles[item.fontName ?? ""]?.ascent);
+  if (!items.some(suspect)) return;
+  // Fonts reach commonObjs only when the page's operators are read (its text extraction never sends them), which
+  // costs about as much as reading its text: only pages that show a sign of an unmapped font pay it.
+  const { AnnotationMode } = await loadPdfJs();
+  await page.getOperatorList({ annotationMode: AnnotationMode.DISABLE });
+  const font = (id = "") => (page.commonObjs.has(id) ? (page.commonObjs.get(id) as PdfFont) : undefined);
+  const simple = Object.keys(styles)
+    .map((id) => font(id))
+    .filter((f) => f && !f.composite);
+  for (const item of items.filter(suspect)) {
+    const own = font(item.fontName);
+    if (own?.missingFile && /Dingbats/i.test(own.name ?? "")) {
+      item.str = [...item.str].map((c) => String.fromCodePoint(own.toFontChar?.get(c.charCodeAt(0)) ?? c.charCodeAt(0))).join("");
+    } else {
+      // An item runs on across a change of font, keeping its first font's name: the code is looked up in that
+      // font first, then in the page's others.
+      item.str = item.str.replace(UNMAPPED_ALL, (c) => variantText(c.charCodeAt(0), [own, ...simple]) ?? c);
+    }
+  }
+}
+
+/** The text of a code by the first of the fonts whose Differences name its glyph (pdf.js exports no other names). */
+function variantText(code: number, fonts: (PdfFont | undefined)[]): string | undefined {
+  for (const font of fonts) {
+    const name = font?.differences?.get(code);
+    const text = name && glyphNameText(name);
+    if (text) return text;
+  }
+  return undefined;
+}
+
+/**
+ * A page with (almost) no text content may draw its text outside its crop box, which pdf.js's text content leaves
+ * out and pdftotext keeps: its drawn text (pdf-drawn.ts) is taken when it has more. Scans draw none.
+ */
+async function drawnText(page: TextPage, items: TextItem[]): Promise<TextItem[]> {
+  const pdfjs = await loadPdfJs();
+  // The same request as OCR's (ocr.ts pageImage), which pdf.js answers from its cache until the page is cleaned up.
+  const list = await page.getOperatorList();
+  const fontMatrix = (id: string) => (page.commonObjs.has(id) ? (page.commonObjs.get(id) as PdfFont).fontMatrix : undefined);
+  const drawn = drawnItems(list, pdfjs, fontMatrix);
+  // Format characters count for nothing: pdf.js's text content leaves out soft hyphens, which are drawn.
+  const chars = (of: { str: string }[]) => visibleChars(of.map((item) => item.str.replace(/\p{Cf}/gu, "")).join(""));
+  return chars(drawn) > chars(items) ? drawn : items;
 }
 
 /** A text item on a line: where it starts and ends, and its direction (none for white space). */
@@ -354,7 +464,7 @@ function pageMarkdown(lines: Line[]): string {
   };
   lines.forEach((line, i) => {
     const previous = lines[i - 1];
-    const heading = line.size >= body * 1.25 && line.text.length <= 120 && /\p{L}/u.test(line.text);
+    const heading = isHeading(line.size, body, line.text);
     const gap = previous ? Math.abs(previous.y - line.y) : 0;
     const sameHeading = heading && previous && previous.size === line.size && gap < line.size * 1.6;
     if (heading && sameHeading && blocks.at(-1)?.startsWith("## ") && !paragraph) {
@@ -375,11 +485,5 @@ function pageMarkdown(lines: Line[]): string {
 
 /** Ligatures and compatibility forms folded (NFKC); control characters from fonts without a text map dropped. */
 function clean(text: string): string {
-  return text.normalize("NFKC").replace(/[\u0000-\u0008\u000b-\u001f\u007f\ufffd]/g, "");
-}
-
-function median(values: number[]): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
+  return text.normalize("NFKC").replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/g, "");
 }
