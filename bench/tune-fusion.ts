@@ -13,7 +13,7 @@ import { fusionWeight, FUSION_DEPTH, fuseHybrid, type Ranked } from "../src/sear
 import { indexRepository } from "../src/index/indexer.ts";
 import { parseQuery } from "../src/search/query.ts";
 import { addRepository } from "../src/repos.ts";
-import { BM25_WEIGHTS } from "../src/search/search.ts";
+import { rankBm25, selectiveMatch } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
 import { searchVectors } from "../src/search/vectors.ts";
 import { table, writeSection } from "./report.ts";
@@ -61,7 +61,9 @@ async function collect(name: string, embedding: Record<string, string>): Promise
     );
     for (const [i, q] of queries.entries()) {
       const parsed = parseQuery(q.text);
-      const bm25 = parsed.match ? store.searchBm25(parsed.match, BM25_WEIGHTS, FUSION_DEPTH) : [];
+      // The product's BM25 path: common words pruned from the match in a large repository, its fast paths.
+      const match = selectiveMatch(store, parsed);
+      const bm25 = match ? rankBm25(store, parsed, match, FUSION_DEPTH).hits : [];
       const vector = (await searchVectors(store, repo.dir, vectors[i]!, FUSION_DEPTH)).hits;
       const lexicalTop = bm25[0] ? lexicalEvidence(store, parsed)(bm25[0].score) : 0;
       const vectorTop = vector[0] ? vectorEvidence(vectors[i]!, vectorCalibration(store))(vector[0].score) : 0;
