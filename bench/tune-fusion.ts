@@ -85,16 +85,15 @@ for (const noise of noises) {
 }
 
 type Fuse = (c: Case, m: Model) => { id: number }[];
-function evaluate(m: Model, split: "train" | "test", fuse: Fuse): number {
+function evaluate(m: Model, split: "train" | "test", fuse: Fuse, k = 10): number {
   const rankDocs = (list: { id: number }[]) => [...new Set(list.map((r) => m.doc.get(r.id)!))];
-  return mean(m.cases.filter((c) => c.split === split).map((c) => ndcg(rankDocs(fuse(c, m)), qrels[split].get(c.id)!)));
+  return mean(m.cases.filter((c) => c.split === split).map((c) => ndcg(rankDocs(fuse(c, m)), qrels[split].get(c.id)!, k)));
 }
 
 const variants: [string, Fuse][] = [
   ["bm25", (c) => c.bm25],
   ["vector", (c) => c.vector],
-  ["fixed 0.8 (before)", (c) => fuseHybrid(c.bm25, c.vector, 0.8)],
-  ...[0.3, 0.5, 0.7].map((a): [string, Fuse] => [`fixed ${a}`, (c) => fuseHybrid(c.bm25, c.vector, a)]),
+  ...[0.3, 0.5, 0.7, 0.8, 0.9, 1].map((a): [string, Fuse] => [`fixed ${a}`, (c) => fuseHybrid(c.bm25, c.vector, a)]),
   ["per repository only", (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists).lexical)],
   ...[0.5, 0.6].map((t): [string, Fuse] => [
     `per repository, -0.1 where the vector list's first has evidence > ${t}`,
@@ -105,23 +104,31 @@ const variants: [string, Fuse][] = [
     (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists, c.lexicalTop).lexical),
   ],
 ];
+const scores = (fuse: Fuse, k: number) =>
+  models.map((m) => `${evaluate(m, "train", fuse, k).toFixed(4)} / ${evaluate(m, "test", fuse, k).toFixed(4)}`);
 const rows: string[][] = [];
 for (const [name, fuse] of variants) {
-  rows.push([name, ...models.map((m) => `${evaluate(m, "train", fuse).toFixed(3)} / ${evaluate(m, "test", fuse).toFixed(3)}`)]);
+  rows.push([name, ...scores(fuse, 10)]);
   console.log(rows.at(-1)!.join("  "));
 }
-const result = table(["fusion", ...models.map((m) => `${m.name} (train / test)`)], rows);
+const header = ["fusion", ...models.map((m) => `${m.name} (train / test)`)];
+const result = table(header, rows);
+// A page of 100 (`-n 100`): the shipped fusion against its two lists, past the first ten.
+const deep = table(
+  header,
+  [variants[0]!, variants[1]!, variants.at(-1)!].map(([name, fuse]) => [name, ...scores(fuse, 100)]),
+);
 const strengths = table(
   ["model", "pseudo-query MRR: bm25", "vector", "BM25 weight"],
   models.map((m) => [m.name, m.lists.bm25.toFixed(3), m.lists.vector.toFixed(3), fusionWeight(m.lists).lexical.toFixed(2)]),
 );
-console.log(`${result}\n\n${strengths}`);
+console.log(`${result}\n\n${deep}\n\n${strengths}`);
 if (args.includes("--write")) {
   writeSection(
     "fusion",
     "Adaptive hybrid fusion on SciFact with models of several strengths",
     "bun bench/tune-fusion.ts --write",
-    `${result}\n\nnDCG@10 of documents. Stand-in models: vectors from the SciFact qrels plus noise (\`bench/standin.ts\`).\n\n${strengths}`,
+    `${result}\n\nnDCG@10 of documents. Stand-in models: vectors from the SciFact qrels plus noise (\`bench/standin.ts\`). "fixed w": BM25 weight w for every query (1: BM25's order, the vector list only adds what BM25 did not find). nDCG@100 (a page of 100):\n\n${deep}\n\n${strengths}`,
   );
 }
 rmSync(root, { recursive: true, force: true });
