@@ -2,7 +2,7 @@
  * Hybrid fusion on SciFact with models of several strengths: the weak GloVe-SIF model and stand-in embedding
  * servers (bench/standin.ts) whose vectors come from the qrels with more or less noise. Caches each query's BM25
  * and vector lists per model, then scores fusion variants without re-searching: tune on train, report test.
- * Usage: bun bench/tune-fusion.ts [--noise 0.8,1,1.2] [--write]
+ * Usage: bun bench/tune-fusion.ts [--noise 0.8,1,1.2,1.5,2] [--write]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,7 +22,7 @@ import { startStandIn } from "./standin.ts";
 
 requireShared();
 const args = process.argv.slice(2);
-const noises = (args.includes("--noise") ? args[args.indexOf("--noise") + 1]! : "0.8,1,1.2").split(",").map(Number);
+const noises = (args.includes("--noise") ? args[args.indexOf("--noise") + 1]! : "0.8,1,1.2,1.5,2").split(",").map(Number);
 const root = mkdtempSync(join(tmpdir(), "researcher-fusion-"));
 writeCorpus(join(root, "scifact"));
 process.env.OPENAI_API_KEY ??= "sk-local";
