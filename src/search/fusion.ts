@@ -81,7 +81,7 @@ export interface FusionWeight {
  * share gained it, as its errors are independent of BM25's, which GloVe's are not.
  *
  * Per query, BM25 gives up UNSURE_SHIFT where its first result reaches less than UNSURE_LEXICAL of the query's IDF
- * mass (most query words unmatched): chosen on SciFact train, it gains 0.002-0.004 with the stand-in models and
+ * mass (most query words unmatched): chosen on SciFact train, it gains up to 0.004 with the stand-in models and
  * moves GloVe by 0.0001 at most; shifting where the vector list's first result looks strong instead did no better
  * (it gains the strong stand-ins up to 0.004 more and costs the weak ones up to 0.001).
  */
