@@ -63,12 +63,20 @@ export function startStandIn(noise: number): { url: string; stop: () => void } {
       queries.length ? queries.reduce((sum, q) => add(sum, randomUnit(`q${q}`)), new Array<number>(DIMS).fill(0)) : randomUnit(`t${id}`),
     );
   };
+  // A document's text opens with its title, cut with "…" when long (convert.ts): a cut title is matched by its start.
+  const cut = new Map<string, string | undefined>();
+  const documentOf = (line: string) => {
+    if (byTitle.has(line) || !line.endsWith("…")) return byTitle.get(line);
+    const start = line.slice(0, -1).trimEnd();
+    if (!cut.has(start)) cut.set(start, corpus.find((d) => d.title.startsWith(start))?._id);
+    return cut.get(start);
+  };
   const docVector = (id: string) => unit(add(topic(id), randomUnit(`d${id}`), noise));
   const plain: string[] = [];
   const embed = (text: string): number[] => {
     const query = queries.get(text);
     if (query !== undefined) return unit(add(randomUnit(`q${query}`), randomUnit(`n${text}`), noise));
-    const doc = byTitle.get(text.split("\n")[0]!);
+    const doc = documentOf(text.split("\n")[0]!);
     if (doc !== undefined) return docVector(doc);
     const words = wordsOf(text);
     const source = corpus.find((d, i) => {

@@ -2,7 +2,7 @@
  * Hybrid fusion on SciFact with models of several strengths: the weak GloVe-SIF model and stand-in embedding
  * servers (bench/standin.ts) whose vectors come from the qrels with more or less noise. Caches each query's BM25
  * and vector lists per model, then scores fusion variants without re-searching: tune on train, report test.
- * Usage: bun bench/tune-fusion.ts [--noise 0.8,1,1.2] [--write]
+ * Usage: bun bench/tune-fusion.ts [--noise 0.8,1,1.2,1.5,2] [--write]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,7 +13,7 @@ import { fusionWeight, FUSION_DEPTH, fuseHybrid, type Ranked } from "../src/sear
 import { indexRepository } from "../src/index/indexer.ts";
 import { parseQuery } from "../src/search/query.ts";
 import { addRepository } from "../src/repos.ts";
-import { BM25_WEIGHTS } from "../src/search/search.ts";
+import { rankBm25, selectiveMatch } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
 import { searchVectors } from "../src/search/vectors.ts";
 import { table, writeSection } from "./report.ts";
@@ -22,7 +22,7 @@ import { startStandIn } from "./standin.ts";
 
 requireShared();
 const args = process.argv.slice(2);
-const noises = (args.includes("--noise") ? args[args.indexOf("--noise") + 1]! : "0.8,1,1.2").split(",").map(Number);
+const noises = (args.includes("--noise") ? args[args.indexOf("--noise") + 1]! : "0.8,1,1.2,1.5,2").split(",").map(Number);
 const root = mkdtempSync(join(tmpdir(), "researcher-fusion-"));
 writeCorpus(join(root, "scifact"));
 process.env.OPENAI_API_KEY ??= "sk-local";
@@ -61,7 +61,9 @@ async function collect(name: string, embedding: Record<string, string>): Promise
     );
     for (const [i, q] of queries.entries()) {
       const parsed = parseQuery(q.text);
-      const bm25 = parsed.match ? store.searchBm25(parsed.match, BM25_WEIGHTS, FUSION_DEPTH) : [];
+      // The product's BM25 path: common words pruned from the match in a large repository, its fast paths.
+      const match = selectiveMatch(store, parsed);
+      const bm25 = match ? rankBm25(store, parsed, match, FUSION_DEPTH).hits : [];
       const vector = (await searchVectors(store, repo.dir, vectors[i]!, FUSION_DEPTH)).hits;
       const lexicalTop = bm25[0] ? lexicalEvidence(store, parsed)(bm25[0].score) : 0;
       const vectorTop = vector[0] ? vectorEvidence(vectors[i]!, vectorCalibration(store))(vector[0].score) : 0;
@@ -83,16 +85,15 @@ for (const noise of noises) {
 }
 
 type Fuse = (c: Case, m: Model) => { id: number }[];
-function evaluate(m: Model, split: "train" | "test", fuse: Fuse): number {
+function evaluate(m: Model, split: "train" | "test", fuse: Fuse, k = 10): number {
   const rankDocs = (list: { id: number }[]) => [...new Set(list.map((r) => m.doc.get(r.id)!))];
-  return mean(m.cases.filter((c) => c.split === split).map((c) => ndcg(rankDocs(fuse(c, m)), qrels[split].get(c.id)!)));
+  return mean(m.cases.filter((c) => c.split === split).map((c) => ndcg(rankDocs(fuse(c, m)), qrels[split].get(c.id)!, k)));
 }
 
 const variants: [string, Fuse][] = [
   ["bm25", (c) => c.bm25],
   ["vector", (c) => c.vector],
-  ["fixed 0.8 (before)", (c) => fuseHybrid(c.bm25, c.vector, 0.8)],
-  ...[0.3, 0.5, 0.7].map((a): [string, Fuse] => [`fixed ${a}`, (c) => fuseHybrid(c.bm25, c.vector, a)]),
+  ...[0.3, 0.5, 0.7, 0.8, 0.9, 1].map((a): [string, Fuse] => [`fixed ${a}`, (c) => fuseHybrid(c.bm25, c.vector, a)]),
   ["per repository only", (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists).lexical)],
   ...[0.5, 0.6].map((t): [string, Fuse] => [
     `per repository, -0.1 where the vector list's first has evidence > ${t}`,
@@ -103,23 +104,31 @@ const variants: [string, Fuse][] = [
     (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists, c.lexicalTop).lexical),
   ],
 ];
+const scores = (fuse: Fuse, k: number) =>
+  models.map((m) => `${evaluate(m, "train", fuse, k).toFixed(4)} / ${evaluate(m, "test", fuse, k).toFixed(4)}`);
 const rows: string[][] = [];
 for (const [name, fuse] of variants) {
-  rows.push([name, ...models.map((m) => `${evaluate(m, "train", fuse).toFixed(3)} / ${evaluate(m, "test", fuse).toFixed(3)}`)]);
+  rows.push([name, ...scores(fuse, 10)]);
   console.log(rows.at(-1)!.join("  "));
 }
-const result = table(["fusion", ...models.map((m) => `${m.name} (train / test)`)], rows);
+const header = ["fusion", ...models.map((m) => `${m.name} (train / test)`)];
+const result = table(header, rows);
+// A page of 100 (`-n 100`): the shipped fusion against its two lists, past the first ten.
+const deep = table(
+  header,
+  [variants[0]!, variants[1]!, variants.at(-1)!].map(([name, fuse]) => [name, ...scores(fuse, 100)]),
+);
 const strengths = table(
   ["model", "pseudo-query MRR: bm25", "vector", "BM25 weight"],
   models.map((m) => [m.name, m.lists.bm25.toFixed(3), m.lists.vector.toFixed(3), fusionWeight(m.lists).lexical.toFixed(2)]),
 );
-console.log(`${result}\n\n${strengths}`);
+console.log(`${result}\n\n${deep}\n\n${strengths}`);
 if (args.includes("--write")) {
   writeSection(
     "fusion",
     "Adaptive hybrid fusion on SciFact with models of several strengths",
     "bun bench/tune-fusion.ts --write",
-    `${result}\n\nnDCG@10 of documents. Stand-in models: vectors from the SciFact qrels plus noise (\`bench/standin.ts\`).\n\n${strengths}`,
+    `${result}\n\nnDCG@10 of documents. Stand-in models: vectors from the SciFact qrels plus noise (\`bench/standin.ts\`). "fixed w": BM25 weight w for every query (1: BM25's order, the vector list only adds what BM25 did not find). nDCG@100 (a page of 100):\n\n${deep}\n\n${strengths}`,
   );
 }
 rmSync(root, { recursive: true, force: true });

@@ -19,6 +19,20 @@ describe("fuseHybrid", () => {
     expect(fused[1]).toMatchObject({ bm25: { rank: 3, score: 4 }, vector: { rank: 1, score: 0.9 } });
   });
 
+  test("a vector list with no share keeps BM25's order and adds what BM25 did not find, in its own order", () => {
+    const bm25 = [
+      { id: 1, score: 3 },
+      { id: 2, score: 2 },
+      { id: 3, score: 1 },
+    ];
+    const vector = [
+      { id: 8, score: 0.9 },
+      { id: 3, score: 0.8 },
+      { id: 7, score: 0.7 },
+    ];
+    expect(fuseHybrid(bm25, vector, 1).map((f) => f.id)).toEqual([1, 2, 3, 8, 7]);
+  });
+
   test("with no BM25 match the vector list decides alone", () => {
     expect(
       fuseHybrid(

@@ -6,9 +6,8 @@
  * Why not plain RRF for hybrid: rank fusion treats the vector list as an equal voice whatever its quality. With a
  * weak model (GloVe-SIF on SciFact) plain RRF loses 0.29 nDCG@10 against BM25 and even a 0.1-weighted RRF loses
  * 0.06, because RRF's rank scores are so flat that any vector vote reorders BM25's top. Normalised scores keep
- * BM25's confident gaps. LEXICAL_WEIGHT is the largest vector share that keeps the weak model within 0.001 of
- * BM25 on SciFact train (`bun bench/tune-fusion.ts`); it is the weight for a weak vector list, and fusionWeight
- * lowers it to 0.5 for a repository whose vector list is about as good as its BM25 list.
+ * BM25's confident gaps. How much the vector list counts is measured per repository (fusionWeight, below);
+ * LEXICAL_WEIGHT is the weight where nothing was measured, between a weak list's (1) and an equal one's (0.5).
  */
 
 export const RRF_K = 60;
@@ -70,17 +69,26 @@ export interface FusionWeight {
 
 /**
  * Anchors of the BM25 weight, by how well a repository's vector list found the passages pseudo-queries were cut
- * from at index time, as a share of how well BM25 found them (calibration.ts). At or below WEAK_RATIO the vector
- * list gets the share that keeps a weak model from pulling BM25 down (GloVe-SIF: 0.22); from EQUAL_RATIO on, both
- * lists are equal voices, which is best on SciFact for stand-in models from weaker than BM25 to stronger
- * (`bun bench/tune-fusion.ts`: their ratios are 0.87-0.89 and 0.5 beats 0.3 and 0.7 for all three).
+ * from at index time, as a share of how well BM25 found them (calibration.ts). At or below WEAK_RATIO (GloVe-SIF
+ * on SciFact: 0.20) the vector list has no share: hybrid keeps BM25's order, and the vector list adds what BM25
+ * did not find after it. Any share of GloVe's list (nDCG@10 0.19 against BM25's 0.70) was noise on SciFact (`bun
+ * bench/tune-fusion.ts`): 0.02-0.15 moved train by -0.003 to +0.002 and cost test 0.001-0.005; the old 0.2, the
+ * largest share within 0.001 of BM25 on train before identifier parts made BM25 stronger, cost test 0.008. From
+ * EQUAL_RATIO on, both lists are equal voices, best on SciFact train for every stand-in model from ratio 0.55
+ * (vector nDCG@10 0.24, well below BM25) up (0.5 beats 0.3 and 0.7 for all of them); between the anchors the
+ * weight moves linearly. EQUAL_RATIO 0.6 scored best on train among 0.55-0.8 (0.8 cost the stand-in at ratio 0.55
+ * 0.018); a stand-in as weak as GloVe by its ratio (0.16, vector nDCG@10 0.06) gives up the 0.011 (train) a 0.2
+ * share gained it, as its errors are independent of BM25's, which GloVe's are not.
  *
  * Per query, BM25 gives up UNSURE_SHIFT where its first result reaches less than UNSURE_LEXICAL of the query's IDF
  * mass (most query words unmatched): chosen on SciFact train, it gains up to 0.004 with the stand-in models and
- * costs GloVe 0.001; shifting towards a vector list whose first result looks strong cost GloVe 0.009 instead.
+ * moves GloVe by 0.0001 at most; shifting where the vector list's first result looks strong instead did no better
+ * (it gains the strong stand-ins up to 0.004 more and costs the weak ones up to 0.001).
  */
 const WEAK_RATIO = 0.25;
-const EQUAL_RATIO = 0.8;
+const EQUAL_RATIO = 0.6;
+const WEAK_LEXICAL = 1;
+const EQUAL_LEXICAL = 0.5;
 const MIN_PSEUDO_QUERIES = 24;
 const UNSURE_LEXICAL = 0.5;
 const UNSURE_SHIFT = 0.1;
@@ -101,7 +109,7 @@ function repositoryWeight(lists: { bm25: number; vector: number; queries: number
     return { lexical: LEXICAL_WEIGHT, reason: `too few fragments to calibrate (${lists.queries} pseudo-queries)` };
   const ratio = lists.vector / Math.max(lists.bm25, 0.01);
   const weakness = Math.min(1, Math.max(0, (EQUAL_RATIO - ratio) / (EQUAL_RATIO - WEAK_RATIO)));
-  const lexical = round2(0.5 + (LEXICAL_WEIGHT - 0.5) * weakness);
+  const lexical = round2(EQUAL_LEXICAL + (WEAK_LEXICAL - EQUAL_LEXICAL) * weakness);
   return { lexical, reason: `pseudo-queries found their passage by vector ${lists.vector} (MRR), by bm25 ${lists.bm25}` };
 }
 

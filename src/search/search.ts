@@ -401,7 +401,7 @@ interface Bm25List {
   total?: number;
 }
 
-function rankBm25(store: Store, parsed: ParsedQuery, match: string, depth: number, where?: SqlCondition): Bm25List {
+export function rankBm25(store: Store, parsed: ParsedQuery, match: string, depth: number, where?: SqlCondition): Bm25List {
   // One read transaction: the lists, totals and counts the fast paths combine come from one snapshot of the index.
   const fast = store.transaction(
     () => rankOneWord(store, parsed, BM25_WEIGHTS, depth, where) ?? rankRareFirst(store, parsed, BM25_WEIGHTS, depth, where),
@@ -423,7 +423,7 @@ function bm25Total(store: Store, ranked: Bm25List, fetched: number, depth: numbe
 const COMMON_TERM_SHARE = 0.2;
 const PRUNE_FROM_FRAGMENTS = 1000;
 
-function selectiveMatch(store: Store, parsed: ParsedQuery): string | null {
+export function selectiveMatch(store: Store, parsed: ParsedQuery): string | null {
   if (!parsed.match || parsed.optional.length < 2) return parsed.match;
   const fragments = store.fragmentCount();
   if (fragments < PRUNE_FROM_FRAGMENTS) return parsed.match;
