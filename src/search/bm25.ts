@@ -95,13 +95,16 @@ export function rankRareFirst(
     [],
   )!;
   const candidates = store.searchBm25(match, weights, limit, where);
-  const hits = scoreCommon(store, candidates, common, weights, averageLength)
-    .sort((a, b) => b.score - a.score)
-    .slice(0, k);
-  const commonBound = common.reduce((sum, t) => sum + (K1 + 1) * t.idf, 0);
+  const commonBound = bound(common);
+  const hits = topScored(store, candidates, common, weights, averageLength, k, commonBound);
   const threshold = hits.length === k ? hits[k - 1]!.score : -Infinity;
   const pastCandidates = candidates.length < limit ? -Infinity : candidates[limit - 1]!.score + commonBound;
   return { hits, exact: threshold >= commonBound && threshold >= pastCandidates, match };
+}
+
+/** The most these words add to any fragment's score: each at most (k1 + 1) × its IDF. */
+function bound(terms: Term[]): number {
+  return terms.reduce((sum, t) => sum + (K1 + 1) * t.idf, 0);
 }
 
 /** The rarest words whose postings stay within `budget`; the rarest always. */
@@ -116,6 +119,31 @@ function essentialCount(frequencies: number[], budget: number): number {
 function idf(rows: number, df: number): number {
   const value = Math.log((rows - df + 0.5) / (df + 0.5));
   return value <= 0 ? 1e-6 : value;
+}
+
+/** Candidates scored at a time: few are needed when the rare words decide, and each batch is one scratch index. */
+const SCORING_BATCH = 50;
+
+/**
+ * The top k candidates on every word: each common word's BM25 term added to their scores on the rare words, best
+ * candidates first, until the next can no longer reach the k-th score even with every common word (`commonBound`).
+ */
+function topScored(
+  store: Store,
+  candidates: { id: number; score: number }[],
+  common: Term[],
+  weights: Bm25Weights,
+  averageLength: number,
+  k: number,
+  commonBound: number,
+): { id: number; score: number }[] {
+  let top: { id: number; score: number }[] = [];
+  for (let start = 0; start < candidates.length; start += SCORING_BATCH) {
+    if (top.length === k && top[k - 1]!.score >= candidates[start]!.score + commonBound) break;
+    const batch = candidates.slice(start, start + SCORING_BATCH);
+    top = [...top, ...scoreCommon(store, batch, common, weights, averageLength)].sort((a, b) => b.score - a.score).slice(0, k);
+  }
+  return top;
 }
 
 /** Add each common word's BM25 term to the candidates' scores on the rare words. */
