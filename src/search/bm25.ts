@@ -121,8 +121,8 @@ function idf(rows: number, df: number): number {
   return value <= 0 ? 1e-6 : value;
 }
 
-/** Candidates scored at a time: few are needed when the rare words decide, and each batch is one scratch index. */
-const SCORING_BATCH = 50;
+/** Candidates scored first; each batch after doubles, so scoring them all costs a few scratch indexes, not one per 50. */
+const FIRST_BATCH = 50;
 
 /**
  * The top k candidates on every word: each common word's BM25 term added to their scores on the rare words, best
@@ -138,9 +138,9 @@ function topScored(
   commonBound: number,
 ): { id: number; score: number }[] {
   let top: { id: number; score: number }[] = [];
-  for (let start = 0; start < candidates.length; start += SCORING_BATCH) {
+  for (let start = 0, size = FIRST_BATCH; start < candidates.length; start += size, size *= 2) {
     if (top.length === k && top[k - 1]!.score >= candidates[start]!.score + commonBound) break;
-    const batch = candidates.slice(start, start + SCORING_BATCH);
+    const batch = candidates.slice(start, start + size);
     top = [...top, ...scoreCommon(store, batch, common, weights, averageLength)].sort((a, b) => b.score - a.score).slice(0, k);
   }
   return top;
