@@ -95,16 +95,13 @@ export function rankRareFirst(
     [],
   )!;
   const candidates = store.searchBm25(match, weights, limit, where);
-  const commonBound = bound(common);
-  const hits = topScored(store, candidates, common, weights, averageLength, k, commonBound);
+  const hits = scoreCommon(store, candidates, common, weights, averageLength)
+    .sort((a, b) => b.score - a.score)
+    .slice(0, k);
+  const commonBound = common.reduce((sum, t) => sum + (K1 + 1) * t.idf, 0);
   const threshold = hits.length === k ? hits[k - 1]!.score : -Infinity;
   const pastCandidates = candidates.length < limit ? -Infinity : candidates[limit - 1]!.score + commonBound;
   return { hits, exact: threshold >= commonBound && threshold >= pastCandidates, match };
-}
-
-/** The most these words add to any fragment's score: each at most (k1 + 1) × its IDF. */
-function bound(terms: Term[]): number {
-  return terms.reduce((sum, t) => sum + (K1 + 1) * t.idf, 0);
 }
 
 /** The rarest words whose postings stay within `budget`; the rarest always. */
@@ -119,31 +116,6 @@ function essentialCount(frequencies: number[], budget: number): number {
 function idf(rows: number, df: number): number {
   const value = Math.log((rows - df + 0.5) / (df + 0.5));
   return value <= 0 ? 1e-6 : value;
-}
-
-/** Candidates scored first; each batch after doubles, so scoring them all costs a few scratch indexes, not one per 50. */
-const FIRST_BATCH = 50;
-
-/**
- * The top k candidates on every word: each common word's BM25 term added to their scores on the rare words, best
- * candidates first, until the next can no longer reach the k-th score even with every common word (`commonBound`).
- */
-function topScored(
-  store: Store,
-  candidates: { id: number; score: number }[],
-  common: Term[],
-  weights: Bm25Weights,
-  averageLength: number,
-  k: number,
-  commonBound: number,
-): { id: number; score: number }[] {
-  let top: { id: number; score: number }[] = [];
-  for (let start = 0, size = FIRST_BATCH; start < candidates.length; start += size, size *= 2) {
-    if (top.length === k && top[k - 1]!.score >= candidates[start]!.score + commonBound) break;
-    const batch = candidates.slice(start, start + size);
-    top = [...top, ...scoreCommon(store, batch, common, weights, averageLength)].sort((a, b) => b.score - a.score).slice(0, k);
-  }
-  return top;
 }
 
 /** Add each common word's BM25 term to the candidates' scores on the rare words. */
