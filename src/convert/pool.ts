@@ -1,11 +1,12 @@
 /**
- * Heavy conversions (PDF, DOCX, EPUB, HTML) run in a small pool of worker threads: one file can never take the run
- * down or hang it (a file that exceeds the timeout, or whose conversion needs more memory than its budget, costs its
- * worker, which is replaced), and an index run uses every core. Markdown and plain text are converted inline: a message
- * round trip would cost more than the conversion.
+ * Heavy conversions (PDF, DOCX, EPUB, HTML, and source code parsed for the index) run in a small pool of worker
+ * threads: one file can never take the run down or hang it (a file that exceeds the timeout, or whose conversion
+ * needs more memory than its budget, costs its worker, which is replaced), and an index run uses every core.
+ * Markdown and plain text are converted inline: a message round trip would cost more than the conversion.
  */
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { languageOf } from "./code-languages.ts";
 import { convertFile, formatOf, TEXT_FORMATS } from "./convert.ts";
 import type { ConvertedDocument, ConvertOptions } from "./document.ts";
 import { readRegularFile } from "../files.ts";
@@ -97,11 +98,16 @@ export class ConvertPool {
 
   /** Convert one file; rejects with a `FILE_UNREADABLE` error whose message is the one-line reason. */
   convert(path: string, bytes: Uint8Array): Promise<ConvertedDocument> {
-    if (TEXT_FORMATS.has(formatOf(path))) return convertFile(path, bytes);
+    if (this.inline(path)) return convertFile(path, bytes);
     return new Promise((resolve, reject) => {
       this.queue.push({ id: this.nextId++, path, bytes, options: this.options, resolve, reject });
       this.dispatch();
     });
+  }
+
+  /** Text formats convert in this thread, except source code to be parsed (`codeTokens`): the parse is the cost. */
+  private inline(path: string): boolean {
+    return TEXT_FORMATS.has(formatOf(path)) && !(this.options.codeTokens && languageOf(path));
   }
 
   /** Stop every worker; pending conversions are rejected. */

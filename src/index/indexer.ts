@@ -8,8 +8,8 @@
 import { readdirSync, statfsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { chunkDocument, type ChunkOptions } from "./chunk.ts";
+import { codeFragments } from "./code-chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
-import { languageOf } from "../convert/code-languages.ts";
 import { formatOf, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument } from "../convert/document.ts";
 import { ConvertPool, conversionLimits } from "../convert/pool.ts";
@@ -283,11 +283,14 @@ export async function indexFiles(
   });
 }
 
+/** The run's conversion pool; source code is parsed into sections of the chunk budget there, in parallel. */
 function conversionPool(config: Config, repo: Repository): ConvertPool {
+  const limits = conversionLimits(config, repo.ocr);
   return new ConvertPool({
     size: config.index.convert_workers || undefined,
     memoryBytes: config.index.convert_memory_mb * 2 ** 20,
-    ...conversionLimits(config, repo.ocr),
+    ...limits,
+    convert: { ...limits.convert, codeTokens: config.chunk.tokens },
   });
 }
 
@@ -574,7 +577,7 @@ export async function prepareDocument(
   if (previous?.hash === hash && !settings.force) return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs: file.mtimeMs };
   try {
     const converted = await settings.pool.convert(file.path, read.bytes);
-    const fragments = await fragmentsOf(file.path, converted, settings.chunk);
+    const fragments = fragmentsOf(converted, settings.chunk);
     return {
       kind: "document",
       replaces: Boolean(previous),
@@ -600,14 +603,11 @@ export async function prepareDocument(
 }
 
 /**
- * A converted file's fragments. Source code follows its syntax tree (code-chunk.ts, loaded with web-tree-sitter on
- * the first code file; on the main thread, where text formats are converted); a file the parser gives up on (too
- * large, too slow) and every other format go to the text chunker.
+ * A converted file's fragments. Source code comes with its sections (parsed in a conversion worker by its syntax
+ * tree); a file the parser gave up on (too large, too slow) and every other format go to the text chunker.
  */
-async function fragmentsOf(path: string, converted: ConvertedDocument, chunk: ChunkOptions): Promise<Fragment[]> {
-  const language = languageOf(path);
-  const code = language ? await (await import("./code-chunk.ts")).chunkCode(converted.text, language, { maxTokens: chunk.tokens }) : null;
-  return code ?? chunkDocument(converted, chunk);
+function fragmentsOf(converted: ConvertedDocument, chunk: ChunkOptions): Fragment[] {
+  return converted.codeSections ? codeFragments(converted.text, converted.codeSections) : chunkDocument(converted, chunk);
 }
 
 /** A repository file as discovery would report it, or undefined when it is gone. */
