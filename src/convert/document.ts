@@ -56,6 +56,12 @@ export function stringValue(value: unknown): string | undefined {
   return typeof value === "string" && value.trim() ? value.trim() : undefined;
 }
 
+/** The page OCR is reading: its number, 1-based, and the document's page count. */
+export interface OcrPage {
+  page: number;
+  pages: number;
+}
+
 /** When scanned pages are recognised (OCR): `auto` pages whose text layer is (almost) empty, `always` every page
  * with a page-sized image, `off` never. */
 export type OcrMode = "auto" | "off" | "always";
@@ -65,8 +71,11 @@ export interface ConvertOptions {
   /** Tesseract languages (default `["eng"]`, built in) and the folder with the others' `.traineddata` files. */
   ocrLanguages?: string[];
   ocrData?: string;
-  /** Told when the OCR of one page starts and ends: the pool gives each recognised page its own time limit. */
-  onOcrPage?: (phase: "start" | "end") => void;
+  /**
+   * Told when the OCR of one page starts and ends: the pool gives each recognised page its own time limit, and an
+   * index run shows which page it is reading.
+   */
+  onOcrPage?: (phase: "start" | "end", page: OcrPage) => void;
   /**
    * Parse source code into `codeSections` of at most this many tokens (the index's chunk budget). The parse is the
    * costly part of indexing code, so it runs where conversions run: in the pool's workers, in parallel.

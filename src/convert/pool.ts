@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { languageOf } from "./code-languages.ts";
 import { convertFile, formatOf, TEXT_FORMATS } from "./convert.ts";
-import type { ConvertedDocument, ConvertOptions } from "./document.ts";
+import type { ConvertedDocument, ConvertOptions, OcrPage } from "./document.ts";
 import { readRegularFile } from "../files.ts";
 import { ResearcherError } from "../errors.ts";
 import type { Config } from "../config.ts";
@@ -25,6 +25,7 @@ interface Job {
   path: string;
   bytes: Uint8Array;
   options: WorkerOptions;
+  onOcrPage?: (page: OcrPage) => void;
   resolve: (document: ConvertedDocument) => void;
   reject: (error: ResearcherError) => void;
 }
@@ -48,7 +49,8 @@ type WorkerMessage = {
   id: number;
   memory?: number;
   thread?: string;
-  ocr?: "start" | "end";
+  /** The OCR of a page starts or ends. */
+  ocr?: { phase: "start" | "end" } & OcrPage;
   document?: ConvertedDocument;
   error?: string;
 };
@@ -96,11 +98,14 @@ export class ConvertPool {
     this.options = options.convert ?? {};
   }
 
-  /** Convert one file; rejects with a `FILE_UNREADABLE` error whose message is the one-line reason. */
-  convert(path: string, bytes: Uint8Array): Promise<ConvertedDocument> {
+  /**
+   * Convert one file; rejects with a `FILE_UNREADABLE` error whose message is the one-line reason. `onOcrPage` is
+   * told of each page as its OCR starts (a long scan is minutes of work in one file).
+   */
+  convert(path: string, bytes: Uint8Array, onOcrPage?: (page: OcrPage) => void): Promise<ConvertedDocument> {
     if (this.inline(path)) return convertFile(path, bytes);
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, path, bytes, options: this.options, resolve, reject });
+      this.queue.push({ id: this.nextId++, path, bytes, options: this.options, onOcrPage, resolve, reject });
       this.dispatch();
     });
   }
@@ -176,8 +181,11 @@ export class ConvertPool {
     );
   }
 
-  /** While a page is recognised the file's clock stops and the page's own limit runs; then the file's clock resumes. */
-  private ocrPage(slot: Slot, phase: "start" | "end"): void {
+  /**
+   * While a page is recognised the file's clock stops and the page's own limit runs; then the file's clock resumes.
+   * The job's listener hears of each page as it starts.
+   */
+  private ocrPage(slot: Slot, { phase, ...page }: NonNullable<WorkerMessage["ocr"]>): void {
     clearTimeout(slot.timer);
     if (phase === "start") {
       slot.left = slot.deadline - performance.now();
@@ -185,6 +193,7 @@ export class ConvertPool {
         () => this.replace(slot, `OCR of one page took longer than ${this.ocrPageTimeoutMs / 1000} s (index.ocr_page_timeout)`),
         this.ocrPageTimeoutMs,
       );
+      slot.job?.onOcrPage?.(page);
     } else {
       slot.deadline = performance.now() + (slot.left ?? 0);
       slot.left = undefined;

@@ -7,6 +7,7 @@ import { heapStats } from "bun:jsc";
 import { readlinkSync } from "node:fs";
 import { convertFile } from "./convert.ts";
 import { ocrMemory } from "./ocr.ts";
+import type { OcrPage } from "./document.ts";
 import type { WorkerOptions } from "./pool.ts";
 import { describeError } from "../errors.ts";
 
@@ -42,8 +43,8 @@ self.onmessage = async (event: MessageEvent<Job>) => {
   self.postMessage({ id, memory: ownMemory(), thread: threadId() });
   const reporter = setInterval(report, reportMs);
   try {
-    // Each recognised page runs on its own time limit in the pool.
-    const onOcrPage = (phase: "start" | "end") => self.postMessage({ id, ocr: phase });
+    // Each recognised page runs on its own time limit in the pool, which also tells the index run which page it is.
+    const onOcrPage = (phase: "start" | "end", page: OcrPage) => self.postMessage({ id, ocr: { phase, ...page } });
     self.postMessage({ id, document: await convertFile(path, bytes, { ...options, onOcrPage }) });
   } catch (error) {
     self.postMessage({ id, error: describeError(error) });
