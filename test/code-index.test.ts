@@ -160,7 +160,7 @@ describe("code is parsed in the conversion workers", () => {
     } finally {
       db.close();
     }
-  });
+  }, 60_000); // two workers load the grammars: seconds on a shared machine
 
   test("the indexing thread loads no grammar: the parse happens in the workers", () => {
     const folder = tempDir();
@@ -173,5 +173,5 @@ describe("code is parsed in the conversion workers", () => {
       console.log(summary.indexed, summary.fragments > 0, JSON.stringify(loadedLanguages()));`;
     const run = Bun.spawnSync([process.execPath, "-e", script]);
     expect(run.stdout.toString().trim()).toBe("2 true []");
-  });
+  }, 60_000);
 });
