@@ -3,7 +3,6 @@
  * JavaScript heap and the buffers it holds) when a conversion starts and every `reportMs` while it runs, so the pool
  * can hold each conversion to the memory budget by what it uses itself.
  */
-import { heapStats } from "bun:jsc";
 import { readlinkSync } from "node:fs";
 import { convertFile } from "./convert.ts";
 import { ocrMemory } from "./ocr.ts";
@@ -20,10 +19,13 @@ for (const method of ["log", "info", "warn", "error", "debug"] as const) console
 /**
  * Live objects and external buffers, not the heap's capacity: that stays at an earlier conversion's peak; plus the
  * OCR engine's wasm memory, which the JavaScript heap does not count (it only grows: the engine is kept per thread).
+ * `process.memoryUsage()` reads this thread's own heap counters; `heapStats()` of bun:jsc gives the same two figures
+ * but also counts every object by type: 17 ms a call in a worker that has parsed some code, paid at each file's
+ * start, which made indexing 171 source files cost seconds more CPU than parsing them.
  */
 function ownMemory(): number {
-  const stats = heapStats();
-  return stats.heapSize + stats.extraMemorySize + ocrMemory();
+  const { heapUsed, external } = process.memoryUsage();
+  return heapUsed + external + ocrMemory();
 }
 
 /** This thread's id (Linux), so the pool can read its page faults while it is too busy to report. */
