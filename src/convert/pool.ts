@@ -25,6 +25,8 @@ interface Job {
   path: string;
   bytes: Uint8Array;
   options: WorkerOptions;
+  /** For source code to parse: the parser's runtime, compiled once in this thread and shared by the workers. */
+  treeSitter?: WebAssembly.Module;
   onOcrPage?: (page: OcrPage) => void;
   resolve: (document: ConvertedDocument) => void;
   reject: (error: ResearcherError) => void;
@@ -102,17 +104,15 @@ export class ConvertPool {
    * Convert one file; rejects with a `FILE_UNREADABLE` error whose message is the one-line reason. `onOcrPage` is
    * told of each page as its OCR starts (a long scan is minutes of work in one file).
    */
-  convert(path: string, bytes: Uint8Array, onOcrPage?: (page: OcrPage) => void): Promise<ConvertedDocument> {
-    if (this.inline(path)) return convertFile(path, bytes);
+  async convert(path: string, bytes: Uint8Array, onOcrPage?: (page: OcrPage) => void): Promise<ConvertedDocument> {
+    const parse = Boolean(this.options.codeTokens && languageOf(path));
+    // Text formats convert in this thread, except source code to be parsed: the parse is the cost.
+    if (TEXT_FORMATS.has(formatOf(path)) && !parse) return convertFile(path, bytes);
+    const treeSitter = parse ? await (await import("./tree-sitter.ts")).compiledRuntime() : undefined;
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, path, bytes, options: this.options, onOcrPage, resolve, reject });
+      this.queue.push({ id: this.nextId++, path, bytes, options: this.options, treeSitter, onOcrPage, resolve, reject });
       this.dispatch();
     });
-  }
-
-  /** Text formats convert in this thread, except source code to be parsed (`codeTokens`): the parse is the cost. */
-  private inline(path: string): boolean {
-    return TEXT_FORMATS.has(formatOf(path)) && !(this.options.codeTokens && languageOf(path));
   }
 
   /** Stop every worker; pending conversions are rejected. */
@@ -170,7 +170,8 @@ export class ConvertPool {
       if (this.memoryBytes && !this.watchdog) this.watchdog = setInterval(() => this.checkMemory(), MEMORY_REPORT_MS).unref();
       slot.deadline = performance.now() + this.timeoutMs;
       this.startFileTimer(slot);
-      slot.worker.postMessage({ id: job.id, path: job.path, bytes: job.bytes, options: job.options, reportMs: MEMORY_REPORT_MS });
+      const { id, path, bytes, options, treeSitter } = job;
+      slot.worker.postMessage({ id, path, bytes, options, treeSitter, reportMs: MEMORY_REPORT_MS });
     }
   }
 

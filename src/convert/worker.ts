@@ -37,10 +37,11 @@ function threadId(): string | undefined {
   }
 }
 
-type Job = { id: number; path: string; bytes: Uint8Array; options: WorkerOptions; reportMs: number };
+type Job = { id: number; path: string; bytes: Uint8Array; options: WorkerOptions; treeSitter?: WebAssembly.Module; reportMs: number };
 
 self.onmessage = async (event: MessageEvent<Job>) => {
-  const { id, path, bytes, options, reportMs } = event.data;
+  const { id, path, bytes, options, treeSitter, reportMs } = event.data;
+  if (treeSitter) (await import("./tree-sitter.ts")).shareRuntime(treeSitter);
   const report = () => self.postMessage({ id, memory: ownMemory() });
   self.postMessage({ id, memory: ownMemory(), thread: threadId() });
   const reporter = setInterval(report, reportMs);
