@@ -9,7 +9,7 @@
  * language (~0.5–4.7 MB each), so an index of Markdown never pays for any of it.
  */
 import { readFileSync } from "node:fs";
-import type { CodeLanguage } from "../convert/code-languages.ts";
+import type { CodeLanguage } from "./code-languages.ts";
 import Parser from "web-tree-sitter";
 import runtimeWasm from "web-tree-sitter/tree-sitter.wasm" with { type: "file" };
 import bashWasm from "tree-sitter-wasms/out/tree-sitter-bash.wasm" with { type: "file" };
