@@ -91,6 +91,7 @@ export class ConvertPool {
   private readonly queue: Job[] = [];
   private nextId = 0;
   private watchdog?: ReturnType<typeof setInterval>;
+  private closed = false;
 
   constructor(options: ConvertPoolOptions) {
     this.size = Math.max(1, options.size ?? availableParallelism());
@@ -109,6 +110,7 @@ export class ConvertPool {
     // Text formats convert in this thread, except source code to be parsed: the parse is the cost.
     if (TEXT_FORMATS.has(formatOf(path)) && !parse) return convertFile(path, bytes);
     const treeSitter = parse ? await (await import("./tree-sitter.ts")).compiledRuntime() : undefined;
+    if (this.closed) throw unreadable("indexing was stopped"); // while the runtime compiled: no worker may start now
     return new Promise((resolve, reject) => {
       this.queue.push({ id: this.nextId++, path, bytes, options: this.options, treeSitter, onOcrPage, resolve, reject });
       this.dispatch();
@@ -117,6 +119,7 @@ export class ConvertPool {
 
   /** Stop every worker; pending conversions are rejected. */
   close(): void {
+    this.closed = true;
     clearInterval(this.watchdog);
     this.watchdog = undefined;
     for (const job of this.queue.splice(0)) job.reject(unreadable("indexing was stopped"));
