@@ -45,8 +45,6 @@ interface Slot {
   /** The worker's thread id, where /proc has one, and its page faults at that report. */
   thread?: string;
   faultsAtReport: number;
-  /** It has parsed code: its grammars are loaded and its parser warm. */
-  parses?: boolean;
 }
 
 type WorkerMessage = {
@@ -94,12 +92,6 @@ export class ConvertPool {
   private nextId = 0;
   private watchdog?: ReturnType<typeof setInterval>;
   private closed = false;
-  /**
-   * Workers parsing code at once: all but one, leaving a core to the indexing thread, whose own work on a code file
-   * (fragments, full-text rows) is about as much as the parse; and each worker that parses warms its own grammar and
-   * parser. On two cores one worker parses: 171 Python files took 3.2–3.4 s of CPU in all against 3.8–4.0 s with two.
-   */
-  private readonly parseLimit: number;
 
   constructor(options: ConvertPoolOptions) {
     this.size = Math.max(1, options.size ?? availableParallelism());
@@ -107,7 +99,6 @@ export class ConvertPool {
     this.memoryBytes = options.memoryBytes ?? 0;
     this.ocrPageTimeoutMs = options.ocrPageTimeoutMs ?? options.timeoutMs;
     this.options = options.convert ?? {};
-    this.parseLimit = Math.max(1, this.size - 1);
   }
 
   /**
@@ -172,35 +163,19 @@ export class ConvertPool {
     return { reportedAt: performance.now(), faultsAtReport: slot.thread === undefined ? 0 : threadFaults(slot.thread) };
   }
 
-  /** Start queued jobs, in order, on free workers; code waits while `parseLimit` workers parse. */
   private dispatch(): void {
-    for (let i = 0; i < this.queue.length; ) {
-      const parse = Boolean(this.queue[i]!.treeSitter);
-      if (parse && this.slots.filter((s) => s.job?.treeSitter).length >= this.parseLimit) {
-        i++;
-        continue;
-      }
-      const slot = this.freeSlot(parse);
+    while (this.queue.length > 0) {
+      const slot = this.slots.find((s) => !s.job) ?? (this.slots.length < this.size ? this.spawn() : undefined);
       if (!slot) return;
-      this.start(slot, this.queue.splice(i, 1)[0]!);
+      const job = this.queue.shift()!;
+      slot.job = job;
+      Object.assign(slot, this.baseline(slot));
+      if (this.memoryBytes && !this.watchdog) this.watchdog = setInterval(() => this.checkMemory(), MEMORY_REPORT_MS).unref();
+      slot.deadline = performance.now() + this.timeoutMs;
+      this.startFileTimer(slot);
+      const { id, path, bytes, options, treeSitter } = job;
+      slot.worker.postMessage({ id, path, bytes, options, treeSitter, reportMs: MEMORY_REPORT_MS });
     }
-  }
-
-  /** A free worker (for code, one that has parsed before), or a new one while the pool has room. */
-  private freeSlot(parse: boolean): Slot | undefined {
-    const free = this.slots.filter((s) => !s.job);
-    return (parse ? free.find((s) => s.parses) : undefined) ?? free[0] ?? (this.slots.length < this.size ? this.spawn() : undefined);
-  }
-
-  private start(slot: Slot, job: Job): void {
-    slot.job = job;
-    slot.parses ||= Boolean(job.treeSitter);
-    Object.assign(slot, this.baseline(slot));
-    if (this.memoryBytes && !this.watchdog) this.watchdog = setInterval(() => this.checkMemory(), MEMORY_REPORT_MS).unref();
-    slot.deadline = performance.now() + this.timeoutMs;
-    this.startFileTimer(slot);
-    const { id, path, bytes, options, treeSitter } = job;
-    slot.worker.postMessage({ id, path, bytes, options, treeSitter, reportMs: MEMORY_REPORT_MS });
   }
 
   private startFileTimer(slot: Slot): void {
