@@ -118,7 +118,7 @@ const compiled = native.loadNativeAddon(${JSON.stringify(`usearch-${version("use
       });
 
       // tree-sitter's runtime and grammars are mostly parse tables: stored gzipped (21 MB → 2 MB);
-      // src/index/tree-sitter.ts gunzips what it reads (and reads node_modules' raw files under `bun run`).
+      // src/convert/tree-sitter.ts gunzips what it reads (and reads node_modules' raw files under `bun run`).
       build.onLoad({ filter: /(tree-sitter-wasms[\\/]out[\\/][^\\/]+|web-tree-sitter[\\/]tree-sitter)\.wasm$/ }, (args) => ({
         contents: Bun.gzipSync(readFileSync(args.path), { level: 9 }),
         loader: "file",

@@ -2,7 +2,7 @@
  * Code retrieval bench (issue 25): for ~300 documented functions of 5–60 lines in real code nobody here wrote
  * (TS/JS from node_modules, Python from the system's standard library), the query is the first sentence of the
  * function's doc comment or docstring; a hit is a fragment holding the whole function, with its doc, in the BM25
- * top 3. The text chunker (index/chunk.ts) against the syntax chunker (index/code-chunk.ts), at the default budget
+ * top 3. The text chunker (index/chunk.ts) against the syntax chunker (convert/code-outline.ts), at the default budget
  * and at 512 tokens; the share of fragments that start at a unit boundary; chunking speed of both on the same
  * files; identifier queries ("parse header" and "parseHeader" for `parseHeader`). FTS5 in memory, the product's
  * tokenizer, `ftsText`, `parseQuery` and BM25 weights. Writes the `code` section of docs/benchmarks.md.
@@ -15,7 +15,7 @@ import { basename, extname, join, resolve } from "node:path";
 import { type CodeLanguage, languageOf } from "../src/convert/code-languages.ts";
 import { chunkDocument, DEFAULT_CHUNK_OPTIONS } from "../src/index/chunk.ts";
 import { chunkCode } from "../src/index/code-chunk.ts";
-import { parserFor, type SyntaxNode } from "../src/index/tree-sitter.ts";
+import { parserFor, type SyntaxNode } from "../src/convert/tree-sitter.ts";
 import { splitIdentifier } from "../src/identifiers.ts";
 import { BM25_WEIGHTS } from "../src/search/bm25.ts";
 import { parseQuery } from "../src/search/query.ts";

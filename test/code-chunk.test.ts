@@ -213,7 +213,7 @@ describe("languages", () => {
   });
 
   test("grammars load lazily: a Python-only run loads only Python", () => {
-    const script = `import { chunkCode } from "${import.meta.dir}/../src/index/code-chunk.ts"; import { loadedLanguages } from "${import.meta.dir}/../src/index/tree-sitter.ts";
+    const script = `import { chunkCode } from "${import.meta.dir}/../src/index/code-chunk.ts"; import { loadedLanguages } from "${import.meta.dir}/../src/convert/tree-sitter.ts";
       await chunkCode("x = 1\\n", "python", { maxTokens: 350 }); console.log(loadedLanguages().join(","));`;
     const run = Bun.spawnSync([process.execPath, "-e", script]);
     expect(run.stdout.toString().trim()).toBe("python");

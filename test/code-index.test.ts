@@ -1,12 +1,20 @@
 /**
  * Source code through the real CLI: `repo add --code`, fragments that follow the syntax, `language` and git
  * metadata filterable with `--where`, code results cited as `file:start-end`, `get` taking the range back, vendored
- * folders reported, and the git metadata refreshed when HEAD moves under unchanged files.
+ * folders reported, and the git metadata refreshed when HEAD moves under unchanged files. Code is parsed in the
+ * conversion workers: an index run stores exactly the syntax chunker's fragments, and its own thread loads no grammar.
  */
 import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli, tempDir, writeTree } from "./helpers.ts";
+import { languageOf } from "../src/convert/code-languages.ts";
+import { chunkCode } from "../src/index/code-chunk.ts";
+import { indexRepository } from "../src/index/indexer.ts";
+import { addRepository } from "../src/repos.ts";
+import { HEADING_SEPARATOR } from "../src/store/store.ts";
+import { S } from "./code-samples.ts";
+import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 function git(cwd: string, ...args: string[]): string {
   const run = Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=trunk", ...args], { cwd });
@@ -99,4 +107,71 @@ describe("indexing code", () => {
     const hit = JSON.parse(cli("search", "header", "--json", "--mode", "bm25", "--where", "language=python").stdout).results[0];
     expect(hit.metadata).toMatchObject({ git_branch: "feature", git_commit: git(folder, "rev-parse", "HEAD") });
   });
+});
+
+/** One file per language (the samples) and a long Python file that is split inside its classes and functions. */
+function codeFiles(): Record<string, string> {
+  const extension: Record<string, string> = { c_sharp: "cs", bash: "sh", cpp: "cpp", c: "c", go: "go", java: "java" };
+  const files: Record<string, string> = {};
+  for (const [language, source] of Object.entries(S)) {
+    const ext =
+      extension[language] ??
+      { javascript: "js", typescript: "ts", tsx: "tsx", python: "py", ruby: "rb", rust: "rs", php: "php" }[language]!;
+    files[`sample.${ext}`] = source;
+  }
+  const method = (i: number) =>
+    `    def method_${i}(self, value):\n        """Step ${i}."""\n${"        value = value * 2 + 1\n".repeat(12)}        return value\n`;
+  files["long.py"] =
+    `import os\n\n\nclass Big:\n${Array.from({ length: 40 }, (_, i) => method(i)).join("\n")}\r\n\ndef tail():\n    return 1\n`;
+  return files;
+}
+
+describe("code is parsed in the conversion workers", () => {
+  test("an index run stores exactly the fragments the syntax chunker makes in this thread", async () => {
+    const home = tempDir();
+    const folder = tempDir();
+    const files = codeFiles();
+    writeTree(folder, files);
+    const repo = addRepository(home, {
+      name: "code",
+      path: folder,
+      embed: false,
+      fileTypes: ["py", "ts", "tsx", "js", "go", "rs", "java", "c", "cpp", "cs", "rb", "php", "sh"],
+    });
+    const summary = await indexRepository(home, repo);
+    expect(summary).toMatchObject({ indexed: Object.keys(files).length, failed: 0 });
+    const db = new Database(join(repo.dir, "index.db"), { readonly: true });
+    try {
+      for (const [path, source] of Object.entries(files)) {
+        const stored = db
+          .query(
+            "SELECT f.seq, f.start_line, f.end_line, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id WHERE d.path = ? ORDER BY f.seq",
+          )
+          .all(path);
+        const expected = (await chunkCode(source, languageOf(path), { maxTokens: 350 }))!.map((f) => ({
+          seq: f.seq,
+          start_line: f.startLine,
+          end_line: f.endLine,
+          heading: f.headings.join(HEADING_SEPARATOR),
+          text: f.text,
+        }));
+        expect([path, stored]).toEqual([path, expected]);
+      }
+    } finally {
+      db.close();
+    }
+  }, 60_000); // two workers load the grammars: seconds on a shared machine
+
+  test("the indexing thread loads no grammar: the parse happens in the workers", () => {
+    const folder = tempDir();
+    writeTree(folder, { "a.py": S.python!, "b.ts": S.typescript! });
+    const script = `import { indexRepository } from "${ROOT}/src/index/indexer.ts"; import { addRepository } from "${ROOT}/src/repos.ts";
+      import { loadedLanguages } from "${ROOT}/src/convert/tree-sitter.ts";
+      const home = "${tempDir()}";
+      const repo = addRepository(home, { name: "c", path: "${folder}", embed: false, fileTypes: ["py", "ts"] });
+      const summary = await indexRepository(home, repo);
+      console.log(summary.indexed, summary.fragments > 0, JSON.stringify(loadedLanguages()));`;
+    const run = Bun.spawnSync([process.execPath, "-e", script]);
+    expect(run.stdout.toString().trim()).toBe("2 true []");
+  }, 60_000);
 });

@@ -5,8 +5,10 @@ import { convertPdf, NO_TEXT_LAYER_OCR_OFF } from "../src/convert/pdf.ts";
 import { pageText } from "../src/convert/ocr.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
 import { agreementScore } from "./agreement.ts";
-import { conversionFailure, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
-import { SCANNED, scannedPage, scannedTruth } from "./pdf-fixtures.ts";
+import { bm25Repository, conversionFailure, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
+import { indexRepository, type IndexProgress } from "../src/index/indexer.ts";
+import { progressBar } from "../src/serve/render.ts";
+import { SCANNED, scannedPage, scannedPages, scannedTruth } from "./pdf-fixtures.ts";
 
 const SCAN = join(SHARED, SCANNED, "scan-01.pdf");
 const OCR_TIMEOUT = 240_000; // one page is ~3 CPU-s, but the machine is shared
@@ -109,5 +111,26 @@ describe("OCR", () => {
       expect(JSON.parse(cli("index", "docs", "--no-embed", "--json").stdout)).toMatchObject({ indexed: 0, skipped: 2, ocr_pages: 0 });
     },
     OCR_TIMEOUT,
+  );
+
+  testShared(
+    "an index run's progress names each page OCR reads, of the document's pages, and the progress line shows it",
+    async () => {
+      // Two scanned pages and a Markdown note: each page is announced as its OCR starts, with the page count.
+      const { home, repo } = bm25Repository({ "scan.pdf": await scannedPages(SCAN, [1, 2]), "note.md": "# Note\n\nPlain.\n" });
+      const events: IndexProgress[] = [];
+      const summary = await indexRepository(home, repo, { onProgress: (p) => events.push(p) });
+      expect(summary).toMatchObject({ indexed: 2, ocr_pages: 2, failed: 0 });
+      const ocr = events.filter((p) => p.ocr);
+      expect(ocr.map(({ phase, path, total, ocr }) => ({ phase, path, total, ocr }))).toEqual([
+        { phase: "index", path: "scan.pdf", total: 2, ocr: { page: 1, pages: 2 } },
+        { phase: "index", path: "scan.pdf", total: 2, ocr: { page: 2, pages: 2 } },
+      ]);
+      const written: string[] = [];
+      const bar = progressBar({ isTTY: true, write: (text) => written.push(text), columns: () => 120 }, "docs");
+      bar.update(ocr[1]!);
+      expect(written.join("")).toEndWith("scan.pdf: OCR page 2 of 2");
+    },
+    OCR_TIMEOUT * 2,
   );
 });

@@ -53,11 +53,19 @@ export function paragraph(text: string, top: number, options: { x?: number; widt
 export const SCANNED = "data/corpus/scanned";
 
 /** One page of a scanned PDF as a PDF of its own (OCR costs seconds a page: tests read one). */
-export async function scannedPage(file: string, page: number): Promise<Uint8Array> {
+export function scannedPage(file: string, page: number): Promise<Uint8Array> {
+  return scannedPages(file, [page]);
+}
+
+/** Some pages of a scanned PDF, in this order, as a PDF of their own. */
+export async function scannedPages(file: string, pages: number[]): Promise<Uint8Array> {
   const source = await PDFDocument.load(readFileSync(file));
   const pdf = await PDFDocument.create();
-  const [copy] = await pdf.copyPages(source, [page - 1]);
-  pdf.addPage(copy!);
+  for (const copy of await pdf.copyPages(
+    source,
+    pages.map((page) => page - 1),
+  ))
+    pdf.addPage(copy);
   return pdf.save();
 }
 

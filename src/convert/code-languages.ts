@@ -1,6 +1,6 @@
 /**
  * Which files are parsed as code, by extension. Kept apart from the parser (no imports): discovery, conversion and
- * the CLI can ask without loading web-tree-sitter, which only the indexer loads, on the first code file.
+ * the CLI can ask without loading web-tree-sitter, which a conversion worker loads on the first code file of a run.
  */
 export type CodeLanguage =
   | "bash"

@@ -5,10 +5,10 @@
  * and `xml.ts`, never from here. The chunker, store and search never see the original format.
  */
 import { basename, extname } from "node:path";
-import { CODE_EXTENSIONS, languageOf } from "./code-languages.ts";
+import { CODE_EXTENSIONS, languageOf, type CodeLanguage } from "./code-languages.ts";
 import { ResearcherError } from "../errors.ts";
 import { parseYaml } from "../yaml.ts";
-import { stringValue, type ConvertedDocument, type ConvertOptions } from "./document.ts";
+import { shortHeading, stringValue, type ConvertedDocument, type ConvertOptions } from "./document.ts";
 import { firstHeading } from "./markdown.ts";
 
 const MARKDOWN_TYPES = new Set(["md", "markdown", "mdx"]);
@@ -26,8 +26,8 @@ export function formatOf(path: string): string {
 }
 
 /**
- * Formats read as text: converted inline, and read back as the file itself (line numbers are the file's). Source
- * code is one of them: the indexer chunks it by its syntax (index/code-chunk.ts).
+ * Formats read as text, and read back as the file itself (line numbers are the file's). Source code is one of them:
+ * for the index it is also parsed into sections by its syntax (code-outline.ts), in a conversion worker.
  */
 export const TEXT_FORMATS: ReadonlySet<string> = new Set(["md", "txt", ...CODE_EXTENSIONS]);
 
@@ -37,21 +37,6 @@ export function fileType(path: string): string {
 
 export function fallbackTitle(path: string): string {
   return basename(path, extname(path));
-}
-
-/**
- * Longest heading (or title) kept whole, in characters. Every fragment of a section carries its title and heading
- * path, in the store and the full-text index: a 100 KB heading repeated over a section's fragments made a 3.85 MB
- * file a 2.4 GB index.
- */
-export const HEADING_MAX_CHARS = 100;
-
-/** A heading or title cut to `max` characters at a word boundary (hard-cut without one), with an ellipsis. */
-export function shortHeading(text: string, max = HEADING_MAX_CHARS): string {
-  if (text.length <= max) return text;
-  const space = text.lastIndexOf(" ", max - 1);
-  const cut = space > max / 2 ? space : max - 1;
-  return `${text.slice(0, cut).trimEnd()}…`;
 }
 
 /** Convert one file. Throws `ResearcherError` (`FILE_UNREADABLE`) with a one-line reason when it cannot. */
@@ -77,12 +62,18 @@ async function convertByFormat(path: string, bytes: Uint8Array, options: Convert
     case "jpg":
     case "tif":
       return (await import("./image.ts")).convertImage(formatOf(path), bytes, title, options);
-    default: {
-      // Source code is text; its language is metadata (`--where language=python`).
-      const language = languageOf(path);
-      return { title, format: "text", text: decodeText(bytes), firstLine: 1, metadata: language ? { language } : {} };
-    }
+    default:
+      return convertText(decodeText(bytes), title, languageOf(path), options.codeTokens);
   }
+}
+
+/** Text and source code. Code is text whose language is metadata (`--where language=python`), and for the index,
+ * whose sections follow its syntax (`codeTokens`). */
+async function convertText(text: string, title: string, language: CodeLanguage | null, codeTokens?: number): Promise<ConvertedDocument> {
+  const document: ConvertedDocument = { title, format: "text", text, firstLine: 1, metadata: language ? { language } : {} };
+  if (!language || !codeTokens) return document;
+  const codeSections = await (await import("./code-outline.ts")).codeSections(text, language, { maxTokens: codeTokens });
+  return codeSections ? { ...document, codeSections } : document;
 }
 
 /** How many of a converted document's pages were read by OCR (its `ocr_pages` metadata). */

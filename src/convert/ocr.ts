@@ -16,7 +16,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { ResearcherError } from "../errors.ts";
-import { type ConvertOptions, isHeading, joinLine, median } from "./document.ts";
+import { type ConvertOptions, isHeading, joinLine, median, type OcrPage } from "./document.ts";
 // The SIMD + LSTM-only build: Bun's JavaScriptCore runs wasm SIMD (the plain build is 3× slower), and the legacy
 // (non-LSTM) engine is not used (the embedded model has no legacy data). Not the "relaxedsimd" build: its results
 // may differ between CPUs, and it was no faster here (NOTES.md).
@@ -229,11 +229,15 @@ function sharedEngine(options: ConvertOptions): Promise<OcrEngine> {
 
 /**
  * The text OCR reads in one page image (`image()` gives it, or null when there is none), or undefined when nothing
- * was read; `options.onOcrPage` is told when it starts and ends. A missing language model fails the file with its
- * reason; an engine abort costs only this page (the engine is replaced).
+ * was read; `options.onOcrPage` is told when it starts and ends, and which `page` it is. A missing language model
+ * fails the file with its reason; an engine abort costs only this page (the engine is replaced).
  */
-export async function recognise(image: () => Promise<GrayImage | null>, options: ConvertOptions): Promise<string | undefined> {
-  options.onOcrPage?.("start"); // making the engine (loading the wasm and model) is part of the first page's OCR
+export async function recognise(
+  image: () => Promise<GrayImage | null>,
+  options: ConvertOptions,
+  page: OcrPage,
+): Promise<string | undefined> {
+  options.onOcrPage?.("start", page); // making the engine (loading the wasm and model) is part of the first page's OCR
   const current = sharedEngine(options);
   try {
     const engine = await current.catch((error: Error) => {
@@ -247,7 +251,7 @@ export async function recognise(image: () => Promise<GrayImage | null>, options:
     if (shared?.engine === current) shared = undefined; // the engine refuses further pages after an abort
     return undefined;
   } finally {
-    options.onOcrPage?.("end");
+    options.onOcrPage?.("end", page);
   }
 }
 

@@ -189,8 +189,8 @@ function visibleChars(text: string): number {
  * The text of page `n` read from its page-sized image, or undefined when it has none (or nothing was read). pdf.js
  * errors on a broken page cost only that page.
  */
-function recognisePage(doc: { getPage(n: number): Promise<unknown> }, n: number, options: ConvertOptions) {
-  return recognise(() => scanImage(doc, n).catch(() => null), options);
+function recognisePage(doc: { getPage(n: number): Promise<unknown>; numPages: number }, n: number, options: ConvertOptions) {
+  return recognise(() => scanImage(doc, n).catch(() => null), options, { page: n, pages: doc.numPages });
 }
 
 async function scanImage(doc: { getPage(n: number): Promise<unknown> }, n: number) {

@@ -1,13 +1,14 @@
 /**
- * Heavy conversions (PDF, DOCX, EPUB, HTML) run in a small pool of worker threads: one file can never take the run
- * down or hang it (a file that exceeds the timeout, or whose conversion needs more memory than its budget, costs its
- * worker, which is replaced), and an index run uses every core. Markdown and plain text are converted inline: a message
- * round trip would cost more than the conversion.
+ * Heavy conversions (PDF, DOCX, EPUB, HTML, and source code parsed for the index) run in a small pool of worker
+ * threads: one file can never take the run down or hang it (a file that exceeds the timeout, or whose conversion
+ * needs more memory than its budget, costs its worker, which is replaced), and an index run uses every core.
+ * Markdown and plain text are converted inline: a message round trip would cost more than the conversion.
  */
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { languageOf } from "./code-languages.ts";
 import { convertFile, formatOf, TEXT_FORMATS } from "./convert.ts";
-import type { ConvertedDocument, ConvertOptions } from "./document.ts";
+import type { ConvertedDocument, ConvertOptions, OcrPage } from "./document.ts";
 import { readRegularFile } from "../files.ts";
 import { ResearcherError } from "../errors.ts";
 import type { Config } from "../config.ts";
@@ -24,6 +25,9 @@ interface Job {
   path: string;
   bytes: Uint8Array;
   options: WorkerOptions;
+  /** For source code to parse: the parser's runtime, compiled once in this thread and shared by the workers. */
+  treeSitter?: WebAssembly.Module;
+  onOcrPage?: (page: OcrPage) => void;
   resolve: (document: ConvertedDocument) => void;
   reject: (error: ResearcherError) => void;
 }
@@ -47,7 +51,8 @@ type WorkerMessage = {
   id: number;
   memory?: number;
   thread?: string;
-  ocr?: "start" | "end";
+  /** The OCR of a page starts or ends. */
+  ocr?: { phase: "start" | "end" } & OcrPage;
   document?: ConvertedDocument;
   error?: string;
 };
@@ -86,6 +91,7 @@ export class ConvertPool {
   private readonly queue: Job[] = [];
   private nextId = 0;
   private watchdog?: ReturnType<typeof setInterval>;
+  private closed = false;
 
   constructor(options: ConvertPoolOptions) {
     this.size = Math.max(1, options.size ?? availableParallelism());
@@ -95,17 +101,25 @@ export class ConvertPool {
     this.options = options.convert ?? {};
   }
 
-  /** Convert one file; rejects with a `FILE_UNREADABLE` error whose message is the one-line reason. */
-  convert(path: string, bytes: Uint8Array): Promise<ConvertedDocument> {
-    if (TEXT_FORMATS.has(formatOf(path))) return convertFile(path, bytes);
+  /**
+   * Convert one file; rejects with a `FILE_UNREADABLE` error whose message is the one-line reason. `onOcrPage` is
+   * told of each page as its OCR starts (a long scan is minutes of work in one file).
+   */
+  async convert(path: string, bytes: Uint8Array, onOcrPage?: (page: OcrPage) => void): Promise<ConvertedDocument> {
+    const parse = Boolean(this.options.codeTokens && languageOf(path));
+    // Text formats convert in this thread, except source code to be parsed: the parse is the cost.
+    if (TEXT_FORMATS.has(formatOf(path)) && !parse) return convertFile(path, bytes);
+    const treeSitter = parse ? await (await import("./tree-sitter.ts")).compiledRuntime() : undefined;
+    if (this.closed) throw unreadable("indexing was stopped"); // while the runtime compiled: no worker may start now
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, path, bytes, options: this.options, resolve, reject });
+      this.queue.push({ id: this.nextId++, path, bytes, options: this.options, treeSitter, onOcrPage, resolve, reject });
       this.dispatch();
     });
   }
 
   /** Stop every worker; pending conversions are rejected. */
   close(): void {
+    this.closed = true;
     clearInterval(this.watchdog);
     this.watchdog = undefined;
     for (const job of this.queue.splice(0)) job.reject(unreadable("indexing was stopped"));
@@ -159,7 +173,8 @@ export class ConvertPool {
       if (this.memoryBytes && !this.watchdog) this.watchdog = setInterval(() => this.checkMemory(), MEMORY_REPORT_MS).unref();
       slot.deadline = performance.now() + this.timeoutMs;
       this.startFileTimer(slot);
-      slot.worker.postMessage({ id: job.id, path: job.path, bytes: job.bytes, options: job.options, reportMs: MEMORY_REPORT_MS });
+      const { id, path, bytes, options, treeSitter } = job;
+      slot.worker.postMessage({ id, path, bytes, options, treeSitter, reportMs: MEMORY_REPORT_MS });
     }
   }
 
@@ -170,8 +185,11 @@ export class ConvertPool {
     );
   }
 
-  /** While a page is recognised the file's clock stops and the page's own limit runs; then the file's clock resumes. */
-  private ocrPage(slot: Slot, phase: "start" | "end"): void {
+  /**
+   * While a page is recognised the file's clock stops and the page's own limit runs; then the file's clock resumes.
+   * The job's listener hears of each page as it starts.
+   */
+  private ocrPage(slot: Slot, { phase, ...page }: NonNullable<WorkerMessage["ocr"]>): void {
     clearTimeout(slot.timer);
     if (phase === "start") {
       slot.left = slot.deadline - performance.now();
@@ -179,6 +197,7 @@ export class ConvertPool {
         () => this.replace(slot, `OCR of one page took longer than ${this.ocrPageTimeoutMs / 1000} s (index.ocr_page_timeout)`),
         this.ocrPageTimeoutMs,
       );
+      slot.job?.onOcrPage?.(page);
     } else {
       slot.deadline = performance.now() + (slot.left ?? 0);
       slot.left = undefined;

@@ -3,7 +3,7 @@
  * never split; long sections break at paragraph boundaries when they can, at sentence boundaries when they must,
  * with a small overlap so a passage cut in two is still found whole in one of them.
  */
-import { shortHeading } from "../convert/convert.ts";
+import { shortHeading } from "../convert/document.ts";
 import { PAGE_MARKER, type ConvertedDocument } from "../convert/document.ts";
 import { markdownBlocks } from "../convert/markdown.ts";
 import type { Fragment } from "../store/store.ts";

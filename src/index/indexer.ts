@@ -8,10 +8,10 @@
 import { readdirSync, statfsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { chunkDocument, type ChunkOptions } from "./chunk.ts";
+import { codeFragments } from "./code-chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
-import { languageOf } from "../convert/code-languages.ts";
 import { formatOf, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
-import type { ConvertedDocument } from "../convert/document.ts";
+import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits } from "../convert/pool.ts";
 import { discoverFiles, isCandidate, type DiscoveredFile } from "./discover.ts";
 import { readConfinedFile } from "../files.ts";
@@ -57,8 +57,17 @@ export interface IndexSummary {
 /** What the document pass of a run counts (the embedding pass adds the rest). */
 type RunCounts = Omit<IndexSummary, "seconds" | "embedded" | "model" | "embeddings_pending" | "warnings">;
 
-/** `merge`: the full-text index is merged into one segment after a large run, `done`/`total` in FTS5 pages. */
-export type IndexProgress = { phase: "scan" | "index" | "merge" | "embed"; done: number; total: number; path?: string };
+/**
+ * `merge`: the full-text index is merged into one segment after a large run, `done`/`total` in FTS5 pages. `ocr`:
+ * an `index` event sent as OCR starts on a page of the file at `path` (a long scan is minutes within one file).
+ */
+export type IndexProgress = {
+  phase: "scan" | "index" | "merge" | "embed";
+  done: number;
+  total: number;
+  path?: string;
+  ocr?: OcrPage;
+};
 
 export interface IndexOptions {
   /** Drop the repository's index first and rebuild it from the files. */
@@ -272,11 +281,14 @@ export async function indexFiles(
   });
 }
 
+/** The run's conversion pool; source code is parsed into sections of the chunk budget there, in parallel. */
 function conversionPool(config: Config, repo: Repository): ConvertPool {
+  const limits = conversionLimits(config, repo.ocr);
   return new ConvertPool({
     size: config.index.convert_workers || undefined,
     memoryBytes: config.index.convert_memory_mb * 2 ** 20,
-    ...conversionLimits(config, repo.ocr),
+    ...limits,
+    convert: { ...limits.convert, codeTokens: config.chunk.tokens },
   });
 }
 
@@ -434,7 +446,8 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   let done = 0;
   await forEachConcurrently(changed, settings.pool.size * 2, async (file) => {
     if (done % 64 === 0) onProgress?.({ phase: "index", done, total: changed.length, path: file.path });
-    writer.add(await prepareDocument(file, stored.get(file.path), settings));
+    const onOcrPage = onProgress && ((ocr: OcrPage) => onProgress({ phase: "index", done, total: changed.length, path: file.path, ocr }));
+    writer.add(await prepareDocument(file, stored.get(file.path), settings, onOcrPage));
     done++;
   });
   writer.flush();
@@ -555,20 +568,21 @@ async function forEachConcurrently<T>(items: T[], limit: number, work: (item: T)
 
 /**
  * The per-document step: read → convert → chunk one file. Never throws: a problem becomes a reason, and the
- * stored version of the document (if any) stays as it was.
+ * stored version of the document (if any) stays as it was. `onOcrPage` hears of each page OCR starts on.
  */
 export async function prepareDocument(
   file: DiscoveredFile,
   previous: StoredDocument | undefined,
   settings: DocumentSettings,
+  onOcrPage?: (page: OcrPage) => void,
 ): Promise<Prepared> {
   const read = readConfinedFile(file.root, file.path, settings.maxBytes);
   if ("reason" in read) return { kind: "failed", path: file.path, reason: read.reason };
   const hash = sha256(read.bytes);
   if (previous?.hash === hash && !settings.force) return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs: file.mtimeMs };
   try {
-    const converted = await settings.pool.convert(file.path, read.bytes);
-    const fragments = await fragmentsOf(file.path, converted, settings.chunk);
+    const converted = await settings.pool.convert(file.path, read.bytes, onOcrPage);
+    const fragments = fragmentsOf(converted, settings.chunk);
     return {
       kind: "document",
       replaces: Boolean(previous),
@@ -594,14 +608,11 @@ export async function prepareDocument(
 }
 
 /**
- * A converted file's fragments. Source code follows its syntax tree (code-chunk.ts, loaded with web-tree-sitter on
- * the first code file; on the main thread, where text formats are converted); a file the parser gives up on (too
- * large, too slow) and every other format go to the text chunker.
+ * A converted file's fragments. Source code comes with its sections (parsed in a conversion worker by its syntax
+ * tree); a file the parser gave up on (too large, too slow) and every other format go to the text chunker.
  */
-async function fragmentsOf(path: string, converted: ConvertedDocument, chunk: ChunkOptions): Promise<Fragment[]> {
-  const language = languageOf(path);
-  const code = language ? await (await import("./code-chunk.ts")).chunkCode(converted.text, language, { maxTokens: chunk.tokens }) : null;
-  return code ?? chunkDocument(converted, chunk);
+function fragmentsOf(converted: ConvertedDocument, chunk: ChunkOptions): Fragment[] {
+  return converted.codeSections ? codeFragments(converted.text, converted.codeSections) : chunkDocument(converted, chunk);
 }
 
 /** A repository file as discovery would report it, or undefined when it is gone. */

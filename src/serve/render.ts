@@ -448,7 +448,6 @@ export function formatBytes(bytes: number): string {
 
 // ---- progress ----------------------------------------------------------------------------------------
 
-/** A one-line progress bar redrawn on a TTY stream; a no-op elsewhere so logs and pipes stay clean. */
 /** `researcher watch --json`: one line per applied batch (the contract in README). */
 export function watchBatchJson(batch: WatchBatch): string {
   const { repository, indexed, removed, failed, paths, seconds, scan } = batch;
@@ -513,18 +512,25 @@ export function watchStatusLine(stream: Terminal): {
   };
 }
 
+/**
+ * The one-line progress bar of an index run, redrawn on a TTY stream (a no-op elsewhere, so logs and pipes stay
+ * clean): the phase, a bar over files (or merge pages, or texts to embed) and the file at hand; while a page is read
+ * by OCR, which page of how many (`scan.pdf: OCR page 3 of 12`).
+ */
 export function progressBar(stream: Terminal, label: string): { update: (p: IndexProgress) => void; done: () => void } {
   if (!stream.isTTY) return { update: () => {}, done: () => {} };
   let last = 0;
   return {
     update(p) {
       const now = performance.now();
-      if (now - last < 80 && p.done < p.total) return;
+      // An OCR page is seconds of work: its line is always drawn, or it could be skipped for the whole page.
+      if (now - last < 80 && p.done < p.total && !p.ocr) return;
       last = now;
       const width = 24;
       const filled = p.total ? Math.round((p.done / p.total) * width) : 0;
       const bar = `[${"█".repeat(filled)}${"░".repeat(width - filled)}]`;
-      const text = `${label} ${p.phase} ${bar} ${p.done}/${p.total} ${p.path ?? ""}`;
+      const at = p.ocr ? `${p.path}: OCR page ${p.ocr.page} of ${p.ocr.pages}` : (p.path ?? "");
+      const text = `${label} ${p.phase} ${bar} ${p.done}/${p.total} ${at}`;
       stream.write(`\r\x1b[2K${text.slice(0, stream.columns() - 1)}`);
     },
     done() {

@@ -1,0 +1,541 @@
+/**
+ * Source code → sections that follow the syntax tree, each of which the index makes a fragment of. A section is a
+ * whole top-level unit (a function, a class with its members, a run of imports) when it fits the budget; small
+ * neighbours are packed together; a longer unit is split at its inner units (methods, then statements), never inside
+ * a line. Comments, doc comments, decorators and attributes directly above a unit stay with it. Every section carries
+ * the symbol path of what it holds as its headings (`class Parser › def feed`) and its 1-based line range in the file.
+ *
+ * The walk is driven by the budget (a unit is opened only when it is too long), so the whole of it runs here, in the
+ * conversion worker with the parse, and only the line ranges and paths cross to the indexer (index/code-chunk.ts).
+ * Sections hold whole lines of the file, so `startLine + newlines before an offset` is that offset's line, as with
+ * the text chunker; the lines between two units (blank lines) belong to neither.
+ */
+import type { CodeLanguage } from "./code-languages.ts";
+import { shortHeading, type CodeSection } from "./document.ts";
+import { parserFor, type SyntaxNode, type Tree } from "./tree-sitter.ts";
+
+export interface CodeOutlineOptions {
+  /** Token budget per section (tokens ≈ characters / 4, as estimateTokens counts them). */
+  maxTokens: number;
+  /**
+   * Units smaller than this are packed with their small neighbours; larger ones get a section of their own, so a
+   * function is found by its own words rather than diluted by its neighbours'. Default: a quarter of the budget.
+   */
+  packBelow?: number;
+  /** Parse time limit; past it the file is left to the text chunker (null). Default 5 s. */
+  timeoutMs?: number;
+  /** Larger files (generated code, bundles) are left to the text chunker. Default 2 MB of text. */
+  maxChars?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 5000;
+const DEFAULT_MAX_CHARS = 2_000_000;
+
+/**
+ * The sections of a source file, or null when the language is not one we parse, the file is too large or its parse
+ * runs out of time (the caller then uses the text chunker). Throws only if the grammar cannot be loaded.
+ */
+export async function codeSections(
+  source: string,
+  language: CodeLanguage | null,
+  options: CodeOutlineOptions,
+): Promise<CodeSection[] | null> {
+  if (!language || source.length > (options.maxChars ?? DEFAULT_MAX_CHARS)) return null;
+  const parser = await parserFor(language);
+  parser.setTimeoutMicros((options.timeoutMs ?? DEFAULT_TIMEOUT_MS) * 1000);
+  let tree: Tree;
+  try {
+    tree = parser.parse(source);
+  } catch {
+    parser.delete(); // "Parsing failed": the time limit ran out (pathological or generated input)
+    return null;
+  }
+  try {
+    const lines = source.split(/\r?\n/);
+    const chunker = new Chunker(lines, language, options.maxTokens, options.packBelow ?? Math.floor(options.maxTokens / 4));
+    const spans = chunker.container(tree.rootNode.children, [], 0, lines.length - 1);
+    return spans
+      .filter((span) => span.start <= span.end)
+      .map((span) => ({ startLine: span.start + 1, endLine: span.end + 1, headings: withLabel(span.path, span.labels) }));
+  } finally {
+    tree.delete();
+    parser.delete();
+  }
+}
+
+/** A range of whole lines (0-based rows, inclusive) that is kept together unless it is too long. */
+interface Unit {
+  start: number;
+  end: number;
+  /**
+   * The syntax nodes whose inner units can split it: one, or several that share lines (`} catch (e) {` ends a
+   * block and opens a clause). Comments and decorators above them are part of the range, not of the nodes.
+   */
+  nodes: SyntaxNode[];
+  /** `class Parser`, `def feed`, `imports`; null for plain statements and comments. */
+  label: string | null;
+  /** Comments, decorators and attributes: they join the unit below them. */
+  attachable: boolean;
+  tokens: number;
+}
+
+/** A fragment in the making. */
+interface Span {
+  start: number;
+  end: number;
+  /** The enclosing units' labels, and the labels of the units the fragment holds. */
+  path: string[];
+  labels: (string | null)[];
+}
+
+/** Two neighbouring spans as one: under one container their units are listed, else the larger one names it. */
+function join(a: Span, b: Span, aLarger: boolean): Span {
+  const samePath = a.path.length === b.path.length && a.path.every((p, i) => p === b.path[i]);
+  const named = samePath ? { path: a.path, labels: [...a.labels, ...b.labels] } : aLarger ? a : b;
+  return { start: a.start, end: b.end, path: named.path, labels: named.labels };
+}
+
+class Chunker {
+  constructor(
+    private readonly lines: string[],
+    private readonly language: CodeLanguage,
+    private readonly budget: number,
+    private readonly packBelow: number,
+  ) {
+    this.offsets = new Int32Array(lines.length + 1);
+    lines.forEach((line, i) => {
+      this.offsets[i + 1] = this.offsets[i]! + line.length + 1;
+    });
+  }
+
+  /** Characters before each row (with line breaks): any range's size in O(1). */
+  private readonly offsets: Int32Array;
+
+  /** Tokens of the lines `start..end`, with their line breaks, the way the fragment text will hold them. */
+  private tokens(start: number, end: number): number {
+    if (end < start) return 0;
+    return Math.ceil((this.offsets[end + 1]! - this.offsets[start]! - 1) / 4);
+  }
+
+  /**
+   * The fragments of a container's rows `from..to` (a file, a class body, a function body): its inner units,
+   * grouped, packed, and split further when too long. `path` is the symbol path of the container.
+   */
+  container(children: SyntaxNode[], path: string[], from: number, to: number): Span[] {
+    const units = this.units(children, from, to);
+    if (units.length === 0) return this.lines.slice(from, to + 1).some((l) => l.trim()) ? this.byLines(from, to, path) : [];
+    const spans: Span[] = [];
+    // Rows of the container before its first inner unit (a class line, a signature, an opening brace) and after
+    // its last (a closing brace) stay with the fragment next to them.
+    const head = firstContent(this.lines, from, units[0]!.start - 1);
+    if (head !== null) units[0] = this.widen(units[0]!, head, units[0]!.end);
+    const last = units.length - 1;
+    if (hasContent(this.lines, units[last]!.end + 1, to)) units[last] = this.widen(units[last]!, units[last]!.start, to);
+
+    let run: Unit[] = [];
+    const flushRun = () => {
+      if (run.length) spans.push(...this.pack(run, path));
+      run = [];
+    };
+    for (const unit of units) {
+      if (unit.label !== null && unit.tokens >= this.packBelow) {
+        // A definition of some size is a fragment of its own: found by its own words, cited by its own lines.
+        flushRun();
+        if (unit.tokens <= this.budget) spans.push({ start: unit.start, end: unit.end, path, labels: [unit.label] });
+        else spans.push(...this.split(unit, path));
+      } else if (unit.tokens > this.budget) {
+        flushRun();
+        spans.push(...this.split(unit, path));
+      } else {
+        run.push(unit); // small definitions, statements and comments fill fragments up to the budget
+      }
+    }
+    flushRun();
+    return this.absorbTiny(spans);
+  }
+
+  /**
+   * A fragment of a few lines left over by a split (an `if` line before its block, a section comment) joins the
+   * fragment after it (or else the one before it) when the two fit the budget together.
+   */
+  private absorbTiny(spans: Span[]): Span[] {
+    const tiny = (s: Span) => this.tokens(s.start, s.end) < this.budget / 8;
+    const fits = (a: Span, b: Span) => this.tokens(a.start, b.end) <= this.budget;
+    const out: Span[] = [];
+    for (let i = 0; i < spans.length; i++) {
+      const span = spans[i]!;
+      const next = spans[i + 1];
+      if (tiny(span) && next && fits(span, next)) {
+        spans[i + 1] = join(span, next, false);
+        continue;
+      }
+      const previous = out.at(-1);
+      if (tiny(span) && previous && fits(previous, span)) {
+        out[out.length - 1] = join(previous, span, true);
+        continue;
+      }
+      out.push(span);
+    }
+    return out;
+  }
+
+  /** A unit longer than the budget: split at the units inside it, or at line boundaries when it has none. */
+  private split(unit: Unit, path: string[]): Span[] {
+    const inner = unit.label ? [...path, unit.label] : path;
+    // One long line (minified code, a data literal) has no line to split at: its inner units would not help.
+    if (unit.start < unit.end) {
+      const children = unit.nodes.flatMap((node) => bodyOf(node).children);
+      if (this.units(children, unit.start, unit.end).length > 0) return this.container(children, inner, unit.start, unit.end);
+    }
+    return this.byLines(unit.start, unit.end, inner);
+  }
+
+  /** Small units side by side, up to the budget. */
+  private pack(run: Unit[], path: string[]): Span[] {
+    const spans: Span[] = [];
+    let group: Unit[] = [];
+    const flush = () => {
+      if (!group.length) return;
+      spans.push({ start: group[0]!.start, end: group.at(-1)!.end, path, labels: group.map((u) => u.label) });
+      group = [];
+    };
+    for (const unit of run) {
+      if (group.length && this.tokens(group[0]!.start, unit.end) > this.budget) flush();
+      group.push(unit);
+    }
+    flush();
+    return spans;
+  }
+
+  /** Rows cut into fragments at line boundaries; a line longer than the budget is a fragment of its own. */
+  private byLines(from: number, to: number, path: string[]): Span[] {
+    const spans: Span[] = [];
+    let start = -1;
+    let used = 0;
+    for (let row = from; row <= to; row++) {
+      const cost = Math.ceil((this.lines[row]!.length + 1) / 4);
+      if (start >= 0 && used + cost > this.budget) {
+        spans.push({ start, end: lastContent(this.lines, start, row - 1), path, labels: [] });
+        start = -1;
+      }
+      if (start < 0) {
+        if (this.lines[row]!.trim() === "") continue; // fragments never start with blank lines
+        start = row;
+        used = 0;
+      }
+      used += cost;
+    }
+    if (start >= 0) spans.push({ start, end: lastContent(this.lines, start, to), path, labels: [] });
+    return spans;
+  }
+
+  /**
+   * The inner units within rows `from..to` of a container's children (a node's, or the blocks' of several nodes
+   * that share lines): the children as line ranges, where children sharing a line become one unit, comments and decorators join the unit right below them (no blank line between), and
+   * rows no child covers (stray punctuation) join the unit above.
+   */
+  private units(children: SyntaxNode[], from: number, to: number): Unit[] {
+    const units: Unit[] = [];
+    for (const child of children) {
+      const start = Math.max(child.startPosition.row, from);
+      const end = Math.min(endRow(child), to);
+      if (end < from || start > to || (start === end && this.lines[start]!.trim() === "")) continue;
+      // A child that starts on the container's first row (the `{` of a body, a class's name) belongs to the head.
+      if (child.startPosition.row < from) continue;
+      const unit: Unit = {
+        start,
+        end,
+        nodes: [child],
+        label: headingLabel(child, this.language),
+        attachable: isAttachable(child),
+        tokens: 0,
+      };
+      const previous = units.at(-1);
+      if (previous && start <= previous.end) {
+        // Two units on one line: one unit (`a = 1; b = 2`, a trailing comment, a closing brace).
+        units[units.length - 1] = merge(previous, unit);
+      } else if (previous?.attachable && !unit.attachable && start === previous.end + 1 && unit.label !== "imports") {
+        // (A file's header comment above its imports is about the file: it stays a unit of its own.)
+        units[units.length - 1] = { ...unit, start: previous.start };
+      } else if (previous?.attachable && unit.attachable && start === previous.end + 1) {
+        units[units.length - 1] = { ...previous, end: unit.end };
+      } else {
+        units.push(unit);
+      }
+    }
+    // Non-blank rows between units (tokens no child covers) go with the unit above.
+    for (let i = 0; i + 1 < units.length; i++) {
+      const next = units[i + 1]!.start;
+      const content = lastContent(this.lines, units[i]!.end + 1, next - 1);
+      if (content > units[i]!.end) units[i] = { ...units[i]!, end: content };
+    }
+    for (const unit of units) unit.tokens = this.tokens(unit.start, unit.end);
+    return units;
+  }
+
+  private widen(unit: Unit, start: number, end: number): Unit {
+    return {
+      ...unit,
+      start: Math.min(start, unit.start),
+      end: Math.max(end, unit.end),
+      tokens: this.tokens(Math.min(start, unit.start), Math.max(end, unit.end)),
+    };
+  }
+}
+
+function merge(a: Unit, b: Unit): Unit {
+  // A definition wins over the comment or statement it shares a line with.
+  const main = a.label ? a : b.label ? b : a;
+  return {
+    ...main,
+    nodes: [...a.nodes, ...b.nodes],
+    start: a.start,
+    end: Math.max(a.end, b.end),
+    label: a.label ?? b.label,
+    attachable: a.attachable && b.attachable,
+  };
+}
+
+/** The last row of a node's text: a node that ends at the start of a line ends on the line before. */
+function endRow(node: SyntaxNode): number {
+  const { row, column } = node.endPosition;
+  return column === 0 && row > node.startPosition.row ? row - 1 : row;
+}
+
+function hasContent(lines: string[], from: number, to: number): boolean {
+  for (let row = from; row <= to; row++) if (lines[row]!.trim() !== "") return true;
+  return false;
+}
+
+function firstContent(lines: string[], from: number, to: number): number | null {
+  for (let row = from; row <= to; row++) if (lines[row]!.trim() !== "") return row;
+  return null;
+}
+
+/** The last non-blank row in `from..to`, or `from - 1` when all are blank. */
+function lastContent(lines: string[], from: number, to: number): number {
+  for (let row = to; row >= from; row--) if (lines[row]!.trim() !== "") return row;
+  return from - 1;
+}
+
+/** The path for a fragment holding units with these labels: one label extends the path; several are listed. */
+function withLabel(path: string[], labels: (string | null)[]): string[] {
+  const named = [...new Set(labels.filter((l): l is string => l !== null))];
+  if (named.length === 0) return path;
+  const shown = named.length > 4 ? [...named.slice(0, 4), "…"] : named;
+  return [...path, shown.join(", ")];
+}
+
+// ---- what a node is, per grammar ----------------------------------------------------------------------------
+
+const COMMENT = /comment/;
+const ATTACHABLE = new Set(["decorator", "attribute_item", "annotation", "marker_annotation", "attribute_list"]);
+
+function isAttachable(node: SyntaxNode): boolean {
+  return COMMENT.test(node.type) || ATTACHABLE.has(node.type);
+}
+
+const IMPORTS = new Set([
+  "import_statement",
+  "import_from_statement",
+  "future_import_statement", // python, ts/js
+  "import_declaration",
+  "package_clause",
+  "package_declaration", // go, java
+  "use_declaration",
+  "extern_crate_declaration", // rust
+  "preproc_include",
+  "using_declaration",
+  "using_directive", // c, c++, c#
+  "namespace_use_declaration", // php
+]);
+
+/** Node type → the word a heading names it by; the name comes from the node's `name` field. */
+const KEYWORDS: Record<string, string> = {
+  class_definition: "class",
+  class_declaration: "class",
+  abstract_class_declaration: "class",
+  class_specifier: "class",
+  class: "class",
+  struct_specifier: "struct",
+  struct_item: "struct",
+  struct_declaration: "struct",
+  union_specifier: "union",
+  union_item: "union",
+  interface_declaration: "interface",
+  trait_item: "trait",
+  trait_declaration: "trait",
+  enum_declaration: "enum",
+  enum_specifier: "enum",
+  enum_item: "enum",
+  record_declaration: "record",
+  type_alias_declaration: "type",
+  type_item: "type",
+  mod_item: "mod",
+  module: "module",
+  internal_module: "namespace",
+  namespace_definition: "namespace",
+  namespace_declaration: "namespace",
+  file_scoped_namespace_declaration: "namespace",
+  const_item: "const",
+  static_item: "static",
+  macro_definition: "macro_rules!",
+  generator_function_declaration: "function*",
+  preproc_def: "#define",
+  preproc_function_def: "#define",
+};
+
+/** Function-like nodes: named `def f`, `fn f`, `func f`, `function f` where the language has the keyword, else `f()`. */
+const FUNCTIONS = new Set([
+  "function_definition",
+  "function_declaration",
+  "function_item",
+  "function_signature_item",
+  "method_definition",
+  "method_declaration",
+  "constructor_declaration",
+  "method",
+  "singleton_method",
+  "destructor_declaration",
+  "operator_declaration",
+  "local_function_statement",
+]);
+
+const FUNCTION_KEYWORD: Partial<Record<CodeLanguage, string>> = {
+  python: "def",
+  ruby: "def",
+  rust: "fn",
+  go: "func",
+  php: "function",
+  bash: "function",
+};
+
+/**
+ * A definition's label as a heading: on one line and short (a name is node text, and a generic type or a C++
+ * declarator can span lines and run long; headings are stored with every fragment).
+ */
+function headingLabel(node: SyntaxNode, language: CodeLanguage): string | null {
+  const label = labelOf(node, language);
+  return label === null ? null : shortHeading(label.replace(/\s+/g, " "), LABEL_MAX_CHARS);
+}
+
+const LABEL_MAX_CHARS = 80;
+
+/** The heading label of a definition node, or null for statements, expressions and comments. */
+function labelOf(node: SyntaxNode, language: CodeLanguage): string | null {
+  const type = node.type;
+  if (IMPORTS.has(type)) return "imports";
+  if (type === "decorated_definition" || type === "template_declaration") {
+    const inner = node.childForFieldName("definition") ?? node.namedChildren.at(-1);
+    return inner ? labelOf(inner, language) : null;
+  }
+  if (type === "export_statement") {
+    const inner = node.childForFieldName("declaration");
+    return inner ? labelOf(inner, language) : null;
+  }
+  if (type === "impl_item") {
+    const target = node.childForFieldName("type")?.text;
+    const trait = node.childForFieldName("trait")?.text;
+    return target ? `impl ${trait ? `${trait} for ` : ""}${target}` : "impl";
+  }
+  if (type === "lexical_declaration" || type === "variable_declaration") {
+    // `const parse = (…) => …`: a function by another name. Plain constants stay unnamed.
+    const declarator = node.namedChildren.find((c) => c.type === "variable_declarator");
+    const value = declarator?.childForFieldName("value")?.type ?? "";
+    const name = declarator?.childForFieldName("name")?.text;
+    if (name && /function|arrow_function|class/.test(value)) return `${/class/.test(value) ? "class" : "function"} ${name}`;
+    return null;
+  }
+  if (type === "type_declaration") {
+    const spec = node.namedChildren.find((c) => c.type === "type_spec");
+    const name = spec?.childForFieldName("name")?.text;
+    return name ? `type ${name}` : null;
+  }
+  if (type === "type_definition") {
+    const name = declaratorName(node.childForFieldName("declarator"));
+    return name ? `typedef ${name}` : null;
+  }
+  if (type === "property_declaration" && language === "c_sharp") return node.childForFieldName("name")?.text ?? null;
+  if (FUNCTIONS.has(type)) {
+    const name = functionName(node, language);
+    if (!name) return null;
+    const keyword =
+      FUNCTION_KEYWORD[language] ??
+      (language === "javascript" || language === "typescript" || language === "tsx"
+        ? type === "function_declaration"
+          ? "function"
+          : null
+        : null);
+    if (type === "singleton_method") return `def self.${name}`;
+    if (language === "go" && type === "method_declaration") {
+      const receiver = node.childForFieldName("receiver")?.namedChildren[0]?.childForFieldName("type")?.text;
+      return receiver ? `func (${receiver}) ${name}` : `func ${name}`;
+    }
+    return keyword ? `${keyword} ${name}` : `${name}()`;
+  }
+  const keyword = KEYWORDS[type];
+  if (keyword) {
+    const name = node.childForFieldName("name")?.text;
+    return name ? `${keyword} ${name}` : null; // an anonymous struct or class expression gets no heading
+  }
+  return null;
+}
+
+function functionName(node: SyntaxNode, language: CodeLanguage): string | null {
+  const name = node.childForFieldName("name");
+  if (name) return name.text;
+  if (language === "c" || language === "cpp") return declaratorName(node.childForFieldName("declarator"));
+  return null;
+}
+
+/** C and C++ bury a function's name in nested declarators: `*f(int)`, `Foo::bar() const`. */
+function declaratorName(node: SyntaxNode | null): string | null {
+  let current = node;
+  for (let depth = 0; current && depth < 8; depth++) {
+    if (/identifier$|^qualified_identifier$|^operator_name$|^destructor_name$/.test(current.type)) return current.text;
+    current = current.childForFieldName("declarator") ?? current.namedChildren.find((c) => /declarator|identifier/.test(c.type)) ?? null;
+  }
+  return null;
+}
+
+/**
+ * The node whose children are a unit's inner units: its `body` (a class body, a function's block), the
+ * definition inside a decorator or export, or the node itself (an `#ifdef` block, a Ruby class, a `try` with its
+ * handlers).
+ */
+function bodyOf(node: SyntaxNode): SyntaxNode {
+  let current = node;
+  for (let depth = 0; depth < 4; depth++) {
+    const inner =
+      current.type === "decorated_definition"
+        ? current.childForFieldName("definition")
+        : current.type === "export_statement"
+          ? current.childForFieldName("declaration")
+          : current.type === "template_declaration"
+            ? (current.namedChildren.at(-1) ?? null)
+            : current.type === "lexical_declaration" || current.type === "variable_declaration" || current.type === "expression_statement"
+              ? (current.namedChildren.find((c) => c.type === "variable_declarator")?.childForFieldName("value") ??
+                current.namedChildren[0] ??
+                null)
+              : current.type === "variable_declarator"
+                ? current.childForFieldName("value")
+                : null;
+    if (inner) {
+      current = inner;
+      continue;
+    }
+    break;
+  }
+  const body = current.childForFieldName("body");
+  // A statement whose body is one clause of several (`try` with `except`/`else`, `for … else`) splits at its
+  // clauses: the definitions are often in a later one (`try: import ssl … else: class FTP_TLS`).
+  if (body && clausesAfter(current, body)) return current;
+  if (body) return body.type === "body_statement" || body.namedChildCount > 0 ? body : current;
+  // Arrow functions' and class expressions' bodies, Ruby classes (children directly), `#ifdef` blocks.
+  return current;
+}
+
+/** Whether a named child follows `body` inside `node` (a handler, an `else`, a `finally`). */
+function clausesAfter(node: SyntaxNode, body: SyntaxNode): boolean {
+  return node.namedChildren.some((child) => child.startIndex >= body.endIndex && !COMMENT.test(child.type));
+}
