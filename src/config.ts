@@ -8,6 +8,9 @@ import { writeFileAtomic } from "./atomic.ts";
 import { env } from "./env.ts";
 import { parseYaml, stringifyYaml } from "./yaml.ts";
 
+/** Source code's fragment budget (chunk.code_tokens): see the schema below. */
+export const DEFAULT_CODE_TOKENS = 512;
+
 export const REPO_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
@@ -70,6 +73,11 @@ function schemas() {
     chunk: v.optional(
       v.strictObject({
         tokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(32), v.maxValue(8192)), 350),
+        /**
+         * Source code's budget: a function is code's unit of meaning, and at 350 a fifth of documented functions of
+         * 5–60 lines cannot be returned whole (bench/code.ts). 512 is the default embedding models' window.
+         */
+        code_tokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(32), v.maxValue(8192)), DEFAULT_CODE_TOKENS),
         overlap: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(0.5)), 0.15),
       }),
       {},

@@ -4,6 +4,7 @@
  * folders reported, and the git metadata refreshed when HEAD moves under unchanged files. Code is parsed in the
  * conversion workers: an index run stores exactly the syntax chunker's fragments, and its own thread loads no grammar.
  */
+import { DEFAULT_CODE_TOKENS } from "../src/config.ts";
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { writeFileSync } from "node:fs";
@@ -148,7 +149,7 @@ describe("code is parsed in the conversion workers", () => {
             "SELECT f.seq, f.start_line, f.end_line, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id WHERE d.path = ? ORDER BY f.seq",
           )
           .all(path);
-        const expected = (await chunkCode(source, languageOf(path), { maxTokens: 350 }))!.map((f) => ({
+        const expected = (await chunkCode(source, languageOf(path), { maxTokens: DEFAULT_CODE_TOKENS }))!.map((f) => ({
           seq: f.seq,
           start_line: f.startLine,
           end_line: f.endLine,

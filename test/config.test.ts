@@ -12,7 +12,7 @@ describe("config", () => {
   test("a missing file gives the defaults", () => {
     const config = loadConfig(tempDir());
     expect(config.search.limit).toBe(10);
-    expect(config.chunk).toEqual({ tokens: 350, overlap: 0.15 });
+    expect(config.chunk).toEqual({ tokens: 350, code_tokens: 512, overlap: 0.15 });
     expect(config.repositories).toEqual({});
   });
 
@@ -119,7 +119,7 @@ describe("config.yaml holds only what the user set", () => {
     expect(written(home)).toEqual({ search: { limit: 25 } });
     setConfigValue(home, "chunk.tokens", "200");
     expect(written(home)).toEqual({ search: { limit: 25 }, chunk: { tokens: 200 } });
-    expect(loadConfig(home).chunk).toEqual({ tokens: 200, overlap: 0.15 });
+    expect(loadConfig(home).chunk).toEqual({ tokens: 200, code_tokens: 512, overlap: 0.15 });
   });
 
   test("a repository is written with its path and the options chosen for it, not every default", () => {

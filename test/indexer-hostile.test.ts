@@ -170,6 +170,38 @@ describe("formats and settings", () => {
   });
 });
 
+describe("code's own budget", () => {
+  const body = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} is here to fill the section.`).join(" ");
+  const functions = Array.from({ length: 30 }, (_, i) => `def handler_${i}(event):\n    """Handle event ${i}."""\n    return ${i}\n`).join(
+    "\n",
+  );
+  const codeRepository = () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "notes.md": `# Notes\n\n${body}\n`, "app.py": functions });
+    return { home, repo: addRepository(home, { name: "docs", path: docs, embed: false, fileTypes: ["md", "py"] }) };
+  };
+
+  test("a new chunk.code_tokens re-chunks the code files and leaves the rest as they are", async () => {
+    const { home, repo } = codeRepository();
+    await indexRepository(home, repo);
+    setConfigValue(home, "chunk.code_tokens", "64");
+    const run = await indexRepository(home, repo);
+    expect(run).toMatchObject({ indexed: 1, skipped: 1 });
+    expect((await indexRepository(home, repo)).indexed).toBe(0);
+  });
+
+  test("an index from before code had its own budget (code chunked at chunk.tokens) re-chunks its code once", async () => {
+    const { home, repo } = codeRepository();
+    await indexRepository(home, repo);
+    const store = Store.open(repo.dir, { write: true });
+    store.setMeta("chunking", JSON.stringify({ tokens: 350, overlap: 0.15 }));
+    store.close();
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 1 });
+    expect((await indexRepository(home, repo)).indexed).toBe(0);
+  });
+});
+
 describe("indexFiles: one file now, through the same step", () => {
   test("indexes a new file, refuses paths the repository would not index, keeps other failures", async () => {
     const { home, docs, repo } = bm25Repository({ "a.md": "alpha words\n", "bad.md": new Uint8Array([0, 1, 2]) });

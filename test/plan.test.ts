@@ -32,7 +32,7 @@ describe("planChanges", () => {
   test("force reads every indexed file again", () => {
     const root = tempDir();
     writeTree(root, { "same.md": "same" });
-    const plan = planChanges(discoverFiles(root, options), new Map([["same.md", stampOf(root, "same.md")]]), { force: true });
+    const plan = planChanges(discoverFiles(root, options), new Map([["same.md", stampOf(root, "same.md")]]), { force: () => true });
     expect(plan.changed.map((f) => f.path)).toEqual(["same.md"]);
     expect(plan.unchanged).toBe(0);
   });

@@ -138,7 +138,7 @@ describe("the indexer's read step", () => {
         chunk: { tokens: 350, overlap: 0 },
         maxBytes: 1 << 20,
         pool,
-        force: false,
+        force: () => false,
         chunking: "",
       });
       expect(prepared).toEqual({

@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { chunkDocument, type ChunkOptions } from "./chunk.ts";
 import { codeFragments } from "./code-chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
+import { languageOf } from "../convert/code-languages.ts";
 import { formatOf, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits } from "../convert/pool.ts";
@@ -95,8 +96,8 @@ export interface DocumentSettings {
   chunk: ChunkOptions;
   maxBytes: number;
   pool: ConvertPool;
-  /** Re-read and re-chunk even when the content hash is unchanged (the chunking settings changed). */
-  force: boolean;
+  /** Files to re-read and re-chunk even when their content hash is unchanged (their chunking settings changed). */
+  force: (path: string) => boolean;
   /** The chunking settings as recorded in the store once a complete run has applied them. */
   chunking: string;
 }
@@ -288,7 +289,7 @@ function conversionPool(config: Config, repo: Repository): ConvertPool {
     size: config.index.convert_workers || undefined,
     memoryBytes: config.index.convert_memory_mb * 2 ** 20,
     ...limits,
-    convert: { ...limits.convert, codeTokens: config.chunk.tokens },
+    convert: { ...limits.convert, codeTokens: config.chunk.code_tokens },
   });
 }
 
@@ -299,11 +300,17 @@ function conversionPool(config: Config, repo: Repository): ConvertPool {
  * nothing yet has nothing chunked otherwise: it takes the current settings at once.
  */
 function documentSettings(store: Store, config: Config, pool: ConvertPool): DocumentSettings {
-  const chunking = JSON.stringify({ tokens: config.chunk.tokens, overlap: config.chunk.overlap });
+  const { tokens, overlap, code_tokens } = config.chunk;
+  const chunking = JSON.stringify({ tokens, overlap, code_tokens });
   const recorded = store.getMeta("chunking");
   if (recorded === undefined) store.setMeta("chunking", chunking);
-  const force = recorded !== undefined && recorded !== chunking;
-  return { chunk: { ...config.chunk }, maxBytes: config.index.max_file_bytes, pool, force, chunking };
+  const before: { tokens: number; overlap: number; code_tokens?: number } = JSON.parse(recorded ?? chunking);
+  const text = before.tokens !== tokens || before.overlap !== overlap;
+  // Indexes from before code had its own budget chunked code at the text budget. A new code budget re-reads only
+  // code: a scanned book is not recognised again because a budget it never used changed.
+  const code = (before.code_tokens ?? before.tokens) !== code_tokens;
+  const force = (path: string) => text || (code && languageOf(path) !== null);
+  return { chunk: { tokens, overlap }, maxBytes: config.index.max_file_bytes, pool, force, chunking };
 }
 
 /** Drop one document (its fragments, FTS rows and vectors) and refresh the ANN file. */
@@ -579,7 +586,8 @@ export async function prepareDocument(
   const read = readConfinedFile(file.root, file.path, settings.maxBytes);
   if ("reason" in read) return { kind: "failed", path: file.path, reason: read.reason };
   const hash = sha256(read.bytes);
-  if (previous?.hash === hash && !settings.force) return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs: file.mtimeMs };
+  if (previous?.hash === hash && !settings.force(file.path))
+    return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs: file.mtimeMs };
   try {
     const converted = await settings.pool.convert(file.path, read.bytes, onOcrPage);
     const fragments = fragmentsOf(converted, settings.chunk);

@@ -32,16 +32,20 @@ export function sameStamp(stored: Stamp | undefined, file: Stamp): boolean {
 }
 
 /**
- * Plan a run from what discovery found and what the index holds (path → stamp). `force` reads every indexed file
- * again (the chunking settings changed). `stored` may hold only part of the index (a folder's documents):
+ * Plan a run from what discovery found and what the index holds (path → stamp). `force` says which indexed files
+ * to read again however unchanged (their chunking settings changed). `stored` may hold only part of the index (a folder's documents):
  * paths outside it are simply not planned.
  */
-export function planChanges(discovery: Discovery, stored: ReadonlyMap<string, Stamp>, options: { force?: boolean } = {}): ChangePlan {
+export function planChanges(
+  discovery: Discovery,
+  stored: ReadonlyMap<string, Stamp>,
+  options: { force?: (path: string) => boolean } = {},
+): ChangePlan {
   const plan: ChangePlan = { added: [], changed: [], unchanged: 0, gone: [], unreadable: [] };
   for (const file of discovery.files) {
     const previous = stored.get(file.path);
     if (!previous) plan.added.push(file);
-    else if (options.force || !sameStamp(previous, file)) plan.changed.push(file);
+    else if (options.force?.(file.path) || !sameStamp(previous, file)) plan.changed.push(file);
     else plan.unchanged++;
   }
   const present = new Set(discovery.files.map((f) => f.path));
