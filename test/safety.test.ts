@@ -11,6 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { discoverFiles } from "../src/index/discover.ts";
 import { prepareDocument } from "../src/index/indexer.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
+import { confinedReader } from "../src/files.ts";
 import { cliCommand, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const SECRET = "outside secret words";
@@ -138,6 +139,7 @@ describe("the indexer's read step", () => {
         chunk: { tokens: 350, overlap: 0 },
         maxBytes: 1 << 20,
         pool,
+        read: confinedReader(file!.root),
         force: () => false,
         chunking: "",
       });

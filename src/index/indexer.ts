@@ -15,7 +15,7 @@ import { formatOf, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits } from "../convert/pool.ts";
 import { discoverFiles, isCandidate, type DiscoveredFile } from "./discover.ts";
-import { readConfinedFile } from "../files.ts";
+import { confinedReader, type ReadResult } from "../files.ts";
 import { planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
@@ -96,6 +96,8 @@ export interface DocumentSettings {
   chunk: ChunkOptions;
   maxBytes: number;
   pool: ConvertPool;
+  /** Reads a repository file, confined to its root (files.ts). */
+  read: (path: string, maxBytes: number) => ReadResult;
   /** Files to re-read and re-chunk even when their content hash is unchanged (their chunking settings changed). */
   force: (path: string) => boolean;
   /** The chunking settings as recorded in the store once a complete run has applied them. */
@@ -174,9 +176,9 @@ export async function indexRepository(home: string, repo: Repository, options: I
             clearImpacts(store); // rebuilt at the end, rather than kept up fragment by fragment
             store.deleteAllDocuments();
             if (store.embeddingModel()?.id !== choice.model) store.clearVectors(); // a rebuild may change the model
-            return runIndex(store, repo, documentSettings(store, config, pool), options);
+            return runIndex(store, repo, documentSettings(store, config, pool, repo), options);
           })
-        : await runIndex(store, repo, documentSettings(store, config, pool), options);
+        : await runIndex(store, repo, documentSettings(store, config, pool, repo), options);
     const changed = summary.fragments + summary.removed;
     if (changed > 0) {
       const onStep = (done: number, total: number) => options.onProgress?.({ phase: "merge", done, total });
@@ -260,7 +262,7 @@ export async function indexFiles(
         hint: `it indexes ${repo.fileTypes.join(", ")} files outside hidden, excluded and ignored folders`,
       });
     }
-    const settings = documentSettings(store, config, pool);
+    const settings = documentSettings(store, config, pool, repo);
     const writer = new BatchWriter(store);
     const gone: string[] = [];
     for (const path of paths) {
@@ -299,7 +301,7 @@ function conversionPool(config: Config, repo: Repository): ConvertPool {
  * because a partial batch or a refused run leaves the other documents chunked the old way. A store that records
  * nothing yet has nothing chunked otherwise: it takes the current settings at once.
  */
-function documentSettings(store: Store, config: Config, pool: ConvertPool): DocumentSettings {
+function documentSettings(store: Store, config: Config, pool: ConvertPool, repo: Repository): DocumentSettings {
   const { tokens, overlap, code_tokens } = config.chunk;
   const chunking = JSON.stringify({ tokens, overlap, code_tokens });
   const recorded = store.getMeta("chunking");
@@ -310,7 +312,8 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool): Docu
   // code: a scanned book is not recognised again because a budget it never used changed.
   const code = (before.code_tokens ?? before.tokens) !== code_tokens;
   const force = (path: string) => text || (code && languageOf(path) !== null);
-  return { chunk: { tokens, overlap }, maxBytes: config.index.max_file_bytes, pool, force, chunking };
+  const read = confinedReader(repo.path);
+  return { chunk: { tokens, overlap }, maxBytes: config.index.max_file_bytes, pool, read, force, chunking };
 }
 
 /** Drop one document (its fragments, FTS rows and vectors) and refresh the ANN file. */
@@ -583,7 +586,7 @@ export async function prepareDocument(
   settings: DocumentSettings,
   onOcrPage?: (page: OcrPage) => void,
 ): Promise<Prepared> {
-  const read = readConfinedFile(file.root, file.path, settings.maxBytes);
+  const read = settings.read(file.path, settings.maxBytes);
   if ("reason" in read) return { kind: "failed", path: file.path, reason: read.reason };
   const hash = sha256(read.bytes);
   if (previous?.hash === hash && !settings.force(file.path))
