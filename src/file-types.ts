@@ -4,3 +4,60 @@
  * A leaf, so that configuration can name the default without importing the converters.
  */
 export const FILE_TYPES: readonly string[] = ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"];
+
+/** The grammars researcher parses source code with. */
+export type CodeLanguage =
+  | "bash"
+  | "c"
+  | "c_sharp"
+  | "cpp"
+  | "go"
+  | "java"
+  | "javascript"
+  | "php"
+  | "python"
+  | "ruby"
+  | "rust"
+  | "tsx"
+  | "typescript";
+
+/** File extension (lower case, no dot) → grammar. `.h` is read as C (C++ headers parse mostly fine as C too). */
+export const CODE_LANGUAGES: Readonly<Record<string, CodeLanguage>> = {
+  py: "python",
+  pyi: "python",
+  ts: "typescript",
+  mts: "typescript",
+  cts: "typescript",
+  tsx: "tsx",
+  js: "javascript",
+  mjs: "javascript",
+  cjs: "javascript",
+  jsx: "javascript",
+  go: "go",
+  rs: "rust",
+  java: "java",
+  c: "c",
+  h: "c",
+  cpp: "cpp",
+  cc: "cpp",
+  cxx: "cpp",
+  hpp: "cpp",
+  hh: "cpp",
+  hxx: "cpp",
+  cs: "c_sharp",
+  rb: "ruby",
+  php: "php",
+  sh: "bash",
+  bash: "bash",
+};
+
+/** Source code's file types: a code file's `format` is its extension, one of these. */
+export const CODE_EXTENSIONS: readonly string[] = Object.keys(CODE_LANGUAGES);
+
+/**
+ * Whether a document is source code, by its format: what cites it by line range and counts it as a code language.
+ * Not by a `language` in its metadata: EPUB's and HTML's natural language (`en-US`) is one too.
+ */
+export function isCodeFormat(format: string): boolean {
+  return Object.hasOwn(CODE_LANGUAGES, format);
+}

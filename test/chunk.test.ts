@@ -149,4 +149,12 @@ describe("titles and headings come from one markdown reader", () => {
     expect(convertMarkdown("# Learn C#\n", "f").title).toBe("Learn C#");
     expect(convertMarkdown("text first\n\n## Later\n", "f").title).toBe("f");
   });
+
+  test("HTML that renders nothing (anchors, comments) before a `##` still lets it open the document", () => {
+    expect(convertMarkdown('<a id="x"></a>\n\n## Anchored second level\n\nText.\n', "c").title).toBe("Anchored second level");
+    const mdBook = '<!-- Old headings. Do not remove or links may break. -->\n\n<a id="old"></a>\n\n## The `match` Construct\n';
+    expect(convertMarkdown(mdBook, "c").title).toBe("The `match` Construct");
+    expect(convertMarkdown("<p>Visible text</p>\n\n## Later\n", "c").title).toBe("c");
+    expect(convertMarkdown("<!-- never closed\n\n## Inside a comment\n", "c").title).toBe("c");
+  });
 });

@@ -152,6 +152,15 @@ describe("get", () => {
     expect(cli("get", "notes:d01.md", "--from", "0").code).toBe(2); // a flag value out of its range: usage
     expect(cli("get", "notes:d01.md", "--lines", "x").code).toBe(2);
   });
+
+  test("a reversed line range is refused like a zero count, not read from its first line", () => {
+    const zero = cli("get", "notes:d01.md:5:0");
+    const reversed = cli("get", "notes:d01.md:5-3");
+    expect(reversed.stdout).toBe("");
+    expect(reversed.code).toBe(zero.code);
+    expect(reversed.stderr).toMatch(/^error: the line range 5-3 ends before it starts\nhint: .*notes:d01\.md:3-5/);
+    expect(ok("get", "notes:d01.md:3-3")).toBe("borrow words here.\n");
+  });
 });
 
 describe("ls", () => {

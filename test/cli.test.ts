@@ -168,3 +168,26 @@ describe("ls", () => {
     expect(runCli(["ls", "notes:sub/"], { home }).stderr).toBe("no indexed documents\n");
   }, 60_000);
 });
+
+describe("documents with a natural language are not code", () => {
+  test("an HTML page's `lang` is kept as metadata, but it is cited, listed and counted as HTML, not code", () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, {
+      "page.html": '<html lang="en-US"><head><title>Lanterns</title></head><body><h1>Lanterns</h1><p>A lantern glows.</p></body></html>',
+      "notes.md": "# Notes\n\nA lantern in the notes.\n",
+      "tool.py": 'def lantern():\n    """Light the lantern."""\n    return 1\n',
+    });
+    expect(runCli(["repo", "add", "notes", docs, "--code", "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "notes", "--quiet"], { home }).code).toBe(0);
+    const found = runCli(["search", "lantern", "--mode", "bm25"], { home }).stdout;
+    expect(found).toContain("page.html");
+    expect(found).not.toMatch(/page\.html:\d+-\d+/);
+    expect(found).toMatch(/tool\.py:1-3/);
+    expect(runCli(["ls", "notes"], { home }).stdout).toMatch(/^html\s.*page\.html/m);
+    expect(JSON.parse(runCli(["status", "notes", "--json"], { home }).stdout).languages).toEqual({ python: 1 });
+    expect(runCli(["status", "notes"], { home }).stdout).not.toContain("en-US");
+    const english = JSON.parse(runCli(["search", "lantern", "--json", "--mode", "bm25", "--where", "language=en-US"], { home }).stdout);
+    expect(english.results.map((h: { path: string }) => h.path)).toEqual(["page.html"]);
+  }, 60_000);
+});

@@ -5,7 +5,8 @@
  * and `xml.ts`, never from here. The chunker, store and search never see the original format.
  */
 import { basename, extname } from "node:path";
-import { CODE_EXTENSIONS, languageOf, type CodeLanguage } from "./code-languages.ts";
+import { CODE_EXTENSIONS } from "../file-types.ts";
+import { languageOf, type CodeLanguage } from "./code-languages.ts";
 import { ResearcherError } from "../errors.ts";
 import { parseYaml } from "../yaml.ts";
 import { shortHeading, stringValue, type ConvertedDocument, type ConvertOptions } from "./document.ts";

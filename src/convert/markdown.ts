@@ -75,16 +75,38 @@ function headingText(raw: string): string {
   return raw.slice(0, end).trim();
 }
 
-/** The first H1 outside code fences, or a heading of any level that opens the document (mdBook chapters start with `##`). */
+/**
+ * The first H1 outside code fences, or a heading of any level that opens the document (mdBook chapters start with `##`,
+ * some after an anchor or comment kept for old links: markup that renders nothing does not stop a heading opening it).
+ */
 export function firstHeading(text: string): string | undefined {
   let opening: string | undefined;
   let first = true;
   for (const block of markdownBlocks(blockLines(text))) {
     if (block.kind === "heading") {
       if (block.level === 1 && block.text) return block.text;
-      if (first && text.slice(0, block.line).trim() === "") opening = block.text || undefined;
+      if (first && rendersNothing(text.slice(0, block.line))) opening = block.text || undefined;
     }
     first = false;
   }
   return opening;
+}
+
+/** Whether `text` is only white space, HTML comments and tags (`<a id="x"></a>`): nothing a reader sees. */
+function rendersNothing(text: string): boolean {
+  let at = 0;
+  while (at < text.length) {
+    const c = text[at]!;
+    if (c.trim() === "") at++;
+    else if (text.startsWith("<!--", at)) {
+      const end = text.indexOf("-->", at + 4);
+      if (end < 0) return false;
+      at = end + 3;
+    } else if (c === "<" && /[A-Za-z/!]/.test(text[at + 1] ?? "")) {
+      const end = text.indexOf(">", at + 1);
+      if (end < 0) return false;
+      at = end + 1;
+    } else return false;
+  }
+  return true;
 }

@@ -1,7 +1,7 @@
 /** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
 import { lstatSync, readdirSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { join } from "node:path";
-import { CODE_EXTENSIONS } from "../convert/code-languages.ts";
+import { CODE_EXTENSIONS } from "../file-types.ts";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
 import { isInside, outsideRoot, readRegularFile, specialKind } from "../files.ts";

@@ -132,11 +132,14 @@ export function resolveDocumentRef(home: string, ref: string, options: { reposit
  * The place a ref's tail names: `:line`, `:line:count`, `:from-to` (a code result's line range) or `:pN` (a PDF
  * result's page), as search results print them.
  */
-const lineSuffix = (text: string): { path: string; line?: number; count?: number; page?: number } | undefined => {
+const lineSuffix = (text: string): { path: string; line?: number; count?: number; to?: number; page?: number } | undefined => {
   const page = /^(.+?):p(\d+)$/.exec(text);
   if (page) return { path: page[1]!, page: Number(page[2]) };
   const range = /^(.+?):(\d+)-(\d+)$/.exec(text);
-  if (range) return { path: range[1]!, line: Number(range[2]), count: Math.max(1, Number(range[3]) - Number(range[2]) + 1) };
+  if (range) {
+    const [line, to] = [Number(range[2]), Number(range[3])];
+    return { path: range[1]!, line, to, count: to - line + 1 };
+  }
   const match = /^(.+?):(\d+)(?::(\d+))?$/.exec(text);
   return match ? { path: match[1]!, line: Number(match[2]), count: match[3] === undefined ? undefined : Number(match[3]) } : undefined;
 };
@@ -161,10 +164,18 @@ function resolveInRepository(repo: Repository, rest: string, strict: boolean): D
   if (split) {
     const path = safe(split.path);
     if (path !== undefined && (hasIndexedPath(repo, path) || strict)) {
+      if (split.to !== undefined && split.to < split.line!) throw reversedRange(`${repo.name}:${path}`, split.line!, split.to);
       return { repo, path, line: split.line, count: split.count, page: split.page };
     }
   }
   return strict ? { repo, path: whole! } : undefined;
+}
+
+/** `:20-10`: refused rather than read as one line, which a typo (or a swapped pair) would silently get. */
+function reversedRange(name: string, from: number, to: number): ResearcherError {
+  return new ResearcherError("INVALID_INPUT", `the line range ${from}-${to} ends before it starts`, {
+    hint: `name the first line first: ${name}:${to}-${from}`,
+  });
 }
 
 function hasIndexedPath(repo: Repository, path: string): boolean {

@@ -12,6 +12,7 @@ import type { RepositoryStatus } from "../store/status.ts";
 import type { VerifyReport } from "../index/verify.ts";
 import type { Repository } from "../repos.ts";
 import { env } from "../env.ts";
+import { isCodeFormat } from "../file-types.ts";
 import { escapeControls, type Terminal } from "../terminal.ts";
 import type { WatchBatch, WatchStatus } from "./watch.ts";
 
@@ -231,7 +232,7 @@ export function searchText(response: SearchResponse, style: Style): string {
 function citation(hit: FragmentHit | DocumentHit): string {
   if (hit.page !== null) return `${hit.path}:p${hit.page}`;
   const fragment = "fragment" in hit ? hit.fragment : hit.fragments[0];
-  return hit.metadata.language && fragment ? `${hit.path}:${fragment.start_line}-${fragment.end_line}` : hit.location;
+  return isCodeFormat(String(hit.metadata.format)) && fragment ? `${hit.path}:${fragment.start_line}-${fragment.end_line}` : hit.location;
 }
 
 function explainLine(explain: NonNullable<FragmentHit["explain"]>): string {
@@ -318,7 +319,7 @@ export function documentInfoText(info: DocumentInfo): string {
 export function documentListText(documents: DocumentInfo[], style: Style, absolutePath: (doc: DocumentInfo) => string): string {
   if (documents.length === 0) return "";
   const rows = documents.map((d) => ({
-    format: typeof d.metadata.language === "string" ? escapeControls(d.metadata.language) : d.format,
+    format: isCodeFormat(d.format) && typeof d.metadata.language === "string" ? escapeControls(d.metadata.language) : d.format,
     size: formatBytes(d.size),
     fragments: `${d.fragments} fr`,
     pages: d.pages === null ? "" : `${d.pages} p`,

@@ -3,6 +3,7 @@ import type { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { ResearcherError } from "../errors.ts";
+import { CODE_EXTENSIONS } from "../file-types.ts";
 import { filterSql, type Filter, type SqlCondition } from "./filter-sql.ts";
 import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
 import { ImpactLists } from "./impacts.ts";
@@ -650,12 +651,14 @@ export class Store {
 
   /** Documents per code language (metadata `language`), most first. */
   languageCounts(): Record<string, number> {
+    // Code files only (format = a code extension): EPUB's and HTML's `language` is the natural one (`en-US`).
     const rows = this.db
-      .query<{ language: string; n: number }, []>(
+      .query<{ language: string; n: number }, [string]>(
         `SELECT json_extract(metadata, '$.language') AS language, count(*) AS n FROM documents
-         WHERE json_type(metadata, '$.language') = 'text' GROUP BY language ORDER BY n DESC, language`,
+         WHERE json_type(metadata, '$.language') = 'text' AND format IN (SELECT value FROM json_each(?))
+         GROUP BY language ORDER BY n DESC, language`,
       )
-      .all();
+      .all(JSON.stringify(CODE_EXTENSIONS));
     return Object.fromEntries(rows.map((row) => [row.language, row.n]));
   }
 
