@@ -47,7 +47,7 @@ export async function codeSections(
   try {
     tree = parser.parse(source);
   } catch {
-    parser.delete(); // "Parsing failed": the time limit ran out (pathological or generated input)
+    parser.reset(); // "Parsing failed": the time limit ran out (pathological or generated input); not to be resumed
     return null;
   }
   try {
@@ -59,7 +59,6 @@ export async function codeSections(
       .map((span) => ({ startLine: span.start + 1, endLine: span.end + 1, headings: withLabel(span.path, span.labels) }));
   } finally {
     tree.delete();
-    parser.delete();
   }
 }
 
