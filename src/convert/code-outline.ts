@@ -508,18 +508,19 @@ function declaratorName(node: SyntaxNode | null): string | null {
 function bodyOf(node: SyntaxNode): SyntaxNode {
   let current = node;
   for (let depth = 0; depth < 4; depth++) {
+    const type = current.type; // a call into the parser's wasm: read once
     const inner =
-      current.type === "decorated_definition"
+      type === "decorated_definition"
         ? current.childForFieldName("definition")
-        : current.type === "export_statement"
+        : type === "export_statement"
           ? current.childForFieldName("declaration")
-          : current.type === "template_declaration"
+          : type === "template_declaration"
             ? (current.namedChildren.at(-1) ?? null)
-            : current.type === "lexical_declaration" || current.type === "variable_declaration" || current.type === "expression_statement"
+            : type === "lexical_declaration" || type === "variable_declaration" || type === "expression_statement"
               ? (current.namedChildren.find((c) => c.type === "variable_declarator")?.childForFieldName("value") ??
                 current.namedChildren[0] ??
                 null)
-              : current.type === "variable_declarator"
+              : type === "variable_declarator"
                 ? current.childForFieldName("value")
                 : null;
     if (inner) {
