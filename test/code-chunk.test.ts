@@ -166,6 +166,14 @@ describe("chunkCode shapes", () => {
     expect(await chunkCode("x = 1\n".repeat(100), "python", { maxTokens: 350, maxChars: 100 })).toBeNull();
   });
 
+  test("the file after a parse that ran out of time is parsed from its own start (the parser is reused)", async () => {
+    const slow = `var a=${"[1,2,3],".repeat(2000)}0;`;
+    expect(await chunkCode(slow, "javascript", { maxTokens: 350, timeoutMs: 20 })).toBeNull();
+    const source = "function f() {\n  return 1;\n}\n";
+    const fragments = (await chunkCode(source, "javascript", { maxTokens: 350 }))!;
+    expect(fragments.map((f) => [f.startLine, f.endLine, f.headings, f.text])).toEqual([[1, 3, ["function f"], source.trimEnd()]]);
+  });
+
   test("empty and whitespace-only files give no fragments; broken code still chunks", async () => {
     expect(await chunkCode("", "python", { maxTokens: 350 })).toEqual([]);
     expect(await chunkCode("\n\n  \n", "go", { maxTokens: 350 })).toEqual([]);

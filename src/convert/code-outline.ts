@@ -47,19 +47,19 @@ export async function codeSections(
   try {
     tree = parser.parse(source);
   } catch {
-    parser.delete(); // "Parsing failed": the time limit ran out (pathological or generated input)
+    parser.reset(); // "Parsing failed": the time limit ran out (pathological or generated input); not to be resumed
     return null;
   }
   try {
     const lines = source.split(/\r?\n/);
     const chunker = new Chunker(lines, language, options.maxTokens, options.packBelow ?? Math.floor(options.maxTokens / 4));
-    const spans = chunker.container(tree.rootNode.children, [], 0, lines.length - 1);
+    const last = lines.length - 1;
+    const spans = chunker.container(chunker.units(tree.rootNode.children, 0, last), [], 0, last);
     return spans
       .filter((span) => span.start <= span.end)
       .map((span) => ({ startLine: span.start + 1, endLine: span.end + 1, headings: withLabel(span.path, span.labels) }));
   } finally {
     tree.delete();
-    parser.delete();
   }
 }
 
@@ -118,11 +118,11 @@ class Chunker {
   }
 
   /**
-   * The fragments of a container's rows `from..to` (a file, a class body, a function body): its inner units,
-   * grouped, packed, and split further when too long. `path` is the symbol path of the container.
+   * The fragments of a container's rows `from..to` (a file, a class body, a function body): its inner units (from
+   * `units()`, read once: reading nodes is most of the walk's time), grouped, packed, and split further when too long. `path`
+   * is the symbol path of the container.
    */
-  container(children: SyntaxNode[], path: string[], from: number, to: number): Span[] {
-    const units = this.units(children, from, to);
+  container(units: Unit[], path: string[], from: number, to: number): Span[] {
     if (units.length === 0) return this.lines.slice(from, to + 1).some((l) => l.trim()) ? this.byLines(from, to, path) : [];
     const spans: Span[] = [];
     // Rows of the container before its first inner unit (a class line, a signature, an opening brace) and after
@@ -185,7 +185,8 @@ class Chunker {
     // One long line (minified code, a data literal) has no line to split at: its inner units would not help.
     if (unit.start < unit.end) {
       const children = unit.nodes.flatMap((node) => bodyOf(node).children);
-      if (this.units(children, unit.start, unit.end).length > 0) return this.container(children, inner, unit.start, unit.end);
+      const units = this.units(children, unit.start, unit.end);
+      if (units.length > 0) return this.container(units, inner, unit.start, unit.end);
     }
     return this.byLines(unit.start, unit.end, inner);
   }
@@ -234,20 +235,22 @@ class Chunker {
    * that share lines): the children as line ranges, where children sharing a line become one unit, comments and decorators join the unit right below them (no blank line between), and
    * rows no child covers (stray punctuation) join the unit above.
    */
-  private units(children: SyntaxNode[], from: number, to: number): Unit[] {
+  units(children: SyntaxNode[], from: number, to: number): Unit[] {
     const units: Unit[] = [];
     for (const child of children) {
-      const start = Math.max(child.startPosition.row, from);
-      const end = Math.min(endRow(child), to);
-      if (end < from || start > to || (start === end && this.lines[start]!.trim() === "")) continue;
       // A child that starts on the container's first row (the `{` of a body, a class's name) belongs to the head.
-      if (child.startPosition.row < from) continue;
+      // (Each property of a node read below is a call into the parser's wasm: read once, only when needed.)
+      const start = child.startPosition.row;
+      if (start < from || start > to) continue;
+      const end = Math.min(endRow(child), to);
+      if (start === end && this.lines[start]!.trim() === "") continue;
+      const type = child.type;
       const unit: Unit = {
         start,
         end,
         nodes: [child],
-        label: headingLabel(child, this.language),
-        attachable: isAttachable(child),
+        label: headingLabel(child, type, this.language),
+        attachable: isAttachable(type),
         tokens: 0,
       };
       const previous = units.at(-1);
@@ -331,8 +334,8 @@ function withLabel(path: string[], labels: (string | null)[]): string[] {
 const COMMENT = /comment/;
 const ATTACHABLE = new Set(["decorator", "attribute_item", "annotation", "marker_annotation", "attribute_list"]);
 
-function isAttachable(node: SyntaxNode): boolean {
-  return COMMENT.test(node.type) || ATTACHABLE.has(node.type);
+function isAttachable(type: string): boolean {
+  return COMMENT.test(type) || ATTACHABLE.has(type);
 }
 
 const IMPORTS = new Set([
@@ -414,16 +417,15 @@ const FUNCTION_KEYWORD: Partial<Record<CodeLanguage, string>> = {
  * A definition's label as a heading: on one line and short (a name is node text, and a generic type or a C++
  * declarator can span lines and run long; headings are stored with every fragment).
  */
-function headingLabel(node: SyntaxNode, language: CodeLanguage): string | null {
-  const label = labelOf(node, language);
+function headingLabel(node: SyntaxNode, type: string, language: CodeLanguage): string | null {
+  const label = labelOf(node, language, type);
   return label === null ? null : shortHeading(label.replace(/\s+/g, " "), LABEL_MAX_CHARS);
 }
 
 const LABEL_MAX_CHARS = 80;
 
 /** The heading label of a definition node, or null for statements, expressions and comments. */
-function labelOf(node: SyntaxNode, language: CodeLanguage): string | null {
-  const type = node.type;
+function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): string | null {
   if (IMPORTS.has(type)) return "imports";
   if (type === "decorated_definition" || type === "template_declaration") {
     const inner = node.childForFieldName("definition") ?? node.namedChildren.at(-1);
@@ -506,18 +508,19 @@ function declaratorName(node: SyntaxNode | null): string | null {
 function bodyOf(node: SyntaxNode): SyntaxNode {
   let current = node;
   for (let depth = 0; depth < 4; depth++) {
+    const type = current.type; // a call into the parser's wasm: read once
     const inner =
-      current.type === "decorated_definition"
+      type === "decorated_definition"
         ? current.childForFieldName("definition")
-        : current.type === "export_statement"
+        : type === "export_statement"
           ? current.childForFieldName("declaration")
-          : current.type === "template_declaration"
+          : type === "template_declaration"
             ? (current.namedChildren.at(-1) ?? null)
-            : current.type === "lexical_declaration" || current.type === "variable_declaration" || current.type === "expression_statement"
+            : type === "lexical_declaration" || type === "variable_declaration" || type === "expression_statement"
               ? (current.namedChildren.find((c) => c.type === "variable_declarator")?.childForFieldName("value") ??
                 current.namedChildren[0] ??
                 null)
-              : current.type === "variable_declarator"
+              : type === "variable_declarator"
                 ? current.childForFieldName("value")
                 : null;
     if (inner) {

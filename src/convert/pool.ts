@@ -9,6 +9,7 @@ import { availableParallelism } from "node:os";
 import { languageOf } from "./code-languages.ts";
 import { convertFile, formatOf, TEXT_FORMATS } from "./convert.ts";
 import type { ConvertedDocument, ConvertOptions, OcrPage } from "./document.ts";
+import type { CompiledTreeSitter } from "./tree-sitter.ts";
 import { readRegularFile } from "../files.ts";
 import { ResearcherError } from "../errors.ts";
 import type { Config } from "../config.ts";
@@ -25,8 +26,8 @@ interface Job {
   path: string;
   bytes: Uint8Array;
   options: WorkerOptions;
-  /** For source code to parse: the parser's runtime, compiled once in this thread and shared by the workers. */
-  treeSitter?: WebAssembly.Module;
+  /** For source code to parse: the parser's runtime and grammar, compiled once in this thread and shared by the workers. */
+  treeSitter?: CompiledTreeSitter;
   onOcrPage?: (page: OcrPage) => void;
   resolve: (document: ConvertedDocument) => void;
   reject: (error: ResearcherError) => void;
@@ -106,10 +107,10 @@ export class ConvertPool {
    * told of each page as its OCR starts (a long scan is minutes of work in one file).
    */
   async convert(path: string, bytes: Uint8Array, onOcrPage?: (page: OcrPage) => void): Promise<ConvertedDocument> {
-    const parse = Boolean(this.options.codeTokens && languageOf(path));
+    const language = this.options.codeTokens ? languageOf(path) : null;
     // Text formats convert in this thread, except source code to be parsed: the parse is the cost.
-    if (TEXT_FORMATS.has(formatOf(path)) && !parse) return convertFile(path, bytes);
-    const treeSitter = parse ? await (await import("./tree-sitter.ts")).compiledRuntime() : undefined;
+    if (TEXT_FORMATS.has(formatOf(path)) && !language) return convertFile(path, bytes);
+    const treeSitter = language ? await (await import("./tree-sitter.ts")).compiledFor(language) : undefined;
     if (this.closed) throw unreadable("indexing was stopped"); // while the runtime compiled: no worker may start now
     return new Promise((resolve, reject) => {
       this.queue.push({ id: this.nextId++, path, bytes, options: this.options, treeSitter, onOcrPage, resolve, reject });

@@ -42,27 +42,77 @@ const GRAMMARS: Record<CodeLanguage, string> = {
   typescript: typescriptWasm,
 };
 
-let compiled: Promise<WebAssembly.Module> | undefined;
+let compiledRuntimeModule: Promise<WebAssembly.Module> | undefined;
 let runtime: Promise<void> | undefined;
+const compiledGrammars = new Map<CodeLanguage, Promise<WebAssembly.Module>>();
 const languages = new Map<CodeLanguage, Promise<Parser.Language>>();
+const parsers = new Map<CodeLanguage, Promise<Parser>>();
+
+/** The runtime and one language's grammar, compiled: what a thread needs to parse that language. */
+export interface CompiledTreeSitter {
+  runtime: WebAssembly.Module;
+  language: CodeLanguage;
+  grammar: WebAssembly.Module;
+}
 
 /**
- * The runtime compiled, once per process: the conversion pool sends it to every worker that parses code. The engine
- * optimises a module's machine code as it runs, and shares that between the threads given the same module; two
- * workers compiling and warming their own copies cost nearly as much CPU as all the parsing (171 Python files).
+ * The runtime and a grammar compiled, once per process: the conversion pool sends them to every worker that parses
+ * code. The engine optimises a module's machine code as it runs, and shares that between the threads given the
+ * same module; two workers compiling and warming their own copies cost nearly as much CPU as all the parsing (171
+ * Python files), and most of a parse runs in the grammar's lexer.
  */
-export function compiledRuntime(): Promise<WebAssembly.Module> {
-  compiled ??= WebAssembly.compile(wasmBytes(runtimeWasm));
-  return compiled;
+export async function compiledFor(language: CodeLanguage): Promise<CompiledTreeSitter> {
+  const [runtime, grammar] = await Promise.all([compiledRuntime(), compiledGrammar(language)]);
+  return { runtime, language, grammar };
 }
 
-/** Run this thread's parsers on a runtime compiled in another thread (unless a parser has already started). */
-export function shareRuntime(module: WebAssembly.Module): void {
-  compiled ??= Promise.resolve(module);
+function compiledRuntime(): Promise<WebAssembly.Module> {
+  compiledRuntimeModule ??= WebAssembly.compile(wasmBytes(runtimeWasm));
+  return compiledRuntimeModule;
 }
 
-/** The parser for a language: the runtime and the grammar are loaded once, on first use. */
-export async function parserFor(language: CodeLanguage): Promise<Parser> {
+function compiledGrammar(language: CodeLanguage): Promise<WebAssembly.Module> {
+  let grammar = compiledGrammars.get(language);
+  if (!grammar) {
+    grammar = WebAssembly.compile(wasmBytes(GRAMMARS[language]));
+    compiledGrammars.set(language, grammar);
+  }
+  return grammar;
+}
+
+/** Run this thread's parsers on modules compiled in another thread (unless this thread has already loaded them). */
+export function shareCompiled({ runtime, language, grammar }: CompiledTreeSitter): void {
+  compiledRuntimeModule ??= Promise.resolve(runtime);
+  if (!compiledGrammars.has(language)) compiledGrammars.set(language, Promise.resolve(grammar));
+}
+
+/**
+ * The parser for a language, one per language and thread: the runtime and the grammar are loaded on first use.
+ * A parse that ran out of time must be `reset()` before the next one, or that one would resume it.
+ */
+export function parserFor(language: CodeLanguage): Promise<Parser> {
+  let parser = parsers.get(language);
+  if (!parser) {
+    parser = languageFor(language).then((grammar) => {
+      const created = new Parser();
+      created.setLanguage(grammar);
+      return created;
+    });
+    parsers.set(language, parser);
+  }
+  return parser;
+}
+
+function languageFor(language: CodeLanguage): Promise<Parser.Language> {
+  let grammar = languages.get(language);
+  if (!grammar) {
+    grammar = loadRuntime().then(() => loadGrammar(language));
+    languages.set(language, grammar);
+  }
+  return grammar;
+}
+
+function loadRuntime(): Promise<void> {
   runtime ??= compiledRuntime().then((module) =>
     Parser.init({
       // Emscripten's hook for a module compiled elsewhere; `{}` says the instance comes later (an instance of a
@@ -76,15 +126,28 @@ export async function parserFor(language: CodeLanguage): Promise<Parser> {
       },
     }),
   );
-  await runtime;
-  let grammar = languages.get(language);
-  if (!grammar) {
-    grammar = Parser.Language.load(wasmBytes(GRAMMARS[language]));
-    languages.set(language, grammar);
+  return runtime;
+}
+
+/**
+ * A grammar instantiated from its compiled module. `Language.load` of web-tree-sitter 0.24 takes only bytes (it
+ * reads their dylink section, then compiles them with `WebAssembly.instantiate`); for the duration of the load,
+ * that instantiation of these very bytes is answered with the compiled module instead, so the threads share its
+ * machine code (the grammar's own emscripten loader accepts a module; only `load` does not pass one through).
+ */
+async function loadGrammar(language: CodeLanguage): Promise<Parser.Language> {
+  const module = await compiledGrammar(language);
+  const bytes = wasmBytes(GRAMMARS[language]);
+  const instantiate = WebAssembly.instantiate;
+  type Imports = ConstructorParameters<typeof WebAssembly.Instance>[1];
+  const fromModule = (source: Uint8Array, imports: Imports) =>
+    source === bytes ? instantiate(module, imports).then((instance) => ({ module, instance })) : instantiate(source, imports);
+  WebAssembly.instantiate = fromModule as typeof WebAssembly.instantiate;
+  try {
+    return await Parser.Language.load(bytes);
+  } finally {
+    WebAssembly.instantiate = instantiate;
   }
-  const parser = new Parser();
-  parser.setLanguage(await grammar);
-  return parser;
 }
 
 /** A .wasm file's bytes; the executable may hold it gzipped (build.ts does: 21 MB of grammars become 2 MB). */

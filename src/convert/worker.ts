@@ -8,6 +8,7 @@ import { convertFile } from "./convert.ts";
 import { ocrMemory } from "./ocr.ts";
 import type { OcrPage } from "./document.ts";
 import type { WorkerOptions } from "./pool.ts";
+import type { CompiledTreeSitter } from "./tree-sitter.ts";
 import { describeError } from "../errors.ts";
 
 declare const self: Worker;
@@ -37,11 +38,11 @@ function threadId(): string | undefined {
   }
 }
 
-type Job = { id: number; path: string; bytes: Uint8Array; options: WorkerOptions; treeSitter?: WebAssembly.Module; reportMs: number };
+type Job = { id: number; path: string; bytes: Uint8Array; options: WorkerOptions; treeSitter?: CompiledTreeSitter; reportMs: number };
 
 self.onmessage = async (event: MessageEvent<Job>) => {
   const { id, path, bytes, options, treeSitter, reportMs } = event.data;
-  if (treeSitter) (await import("./tree-sitter.ts")).shareRuntime(treeSitter);
+  if (treeSitter) (await import("./tree-sitter.ts")).shareCompiled(treeSitter);
   const report = () => self.postMessage({ id, memory: ownMemory() });
   self.postMessage({ id, memory: ownMemory(), thread: threadId() });
   const reporter = setInterval(report, reportMs);
