@@ -181,6 +181,13 @@ describe("chunkCode shapes", () => {
     checkCoverage(broken, (await chunkCode(broken, "python", { maxTokens: 350 }))!);
   });
 
+  test("a shell `case` is parsed (bash's scanner calls isalpha, which the runtime lacks), and so is the next file", async () => {
+    const script = `usage() {\n  echo "usage: run [start|stop]"\n}\n\nmain() {\n  case "$1" in\n    start) echo starting;;\n    stop) echo stopping;;\n  esac\n}\n`;
+    for (let file = 0; file < 2; file++) {
+      expect(outline(await chunkCode(script, "bash", small))).toEqual(["1-3 function usage", "5-10 function main"]);
+    }
+  });
+
   test("CRLF files keep their line numbers", async () => {
     const source = "def a():\r\n    return 1\r\n\r\ndef b():\r\n    return 2\r\n";
     expect(outline(await chunkCode(source, "python", { maxTokens: 8, packBelow: 0 }))).toEqual(["1-2 def a", "4-5 def b"]);

@@ -40,14 +40,18 @@ export async function codeSections(
   language: CodeLanguage | null,
   options: CodeOutlineOptions,
 ): Promise<CodeSection[] | null> {
-  if (!language || source.length > (options.maxChars ?? DEFAULT_MAX_CHARS)) return null;
+  if (!language || brokenParsers || source.length > (options.maxChars ?? DEFAULT_MAX_CHARS)) return null;
   const parser = await parserFor(language);
   parser.setTimeoutMicros((options.timeoutMs ?? DEFAULT_TIMEOUT_MS) * 1000);
   let tree: Tree;
   try {
     tree = parser.parse(source);
-  } catch {
-    parser.reset(); // "Parsing failed": the time limit ran out (pathological or generated input); not to be resumed
+  } catch (error) {
+    // "Parsing failed": the time limit ran out (pathological or generated input); the parse is not to be resumed.
+    // Anything else was thrown from inside the wasm (a scanner's failed assertion): this thread's parser state is
+    // unknown, so its code goes to the text chunker from now on (a conversion pool lasts one index run).
+    if (error instanceof Error && error.message === "Parsing failed") parser.reset();
+    else brokenParsers = true;
     return null;
   }
   try {
@@ -62,6 +66,9 @@ export async function codeSections(
     tree.delete();
   }
 }
+
+/** Set when a parse threw from inside the wasm: see codeSections. */
+let brokenParsers = false;
 
 /** A range of whole lines (0-based rows, inclusive) that is kept together unless it is too long. */
 interface Unit {

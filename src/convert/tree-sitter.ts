@@ -141,13 +141,34 @@ async function loadGrammar(language: CodeLanguage): Promise<Parser.Language> {
   const instantiate = WebAssembly.instantiate;
   type Imports = ConstructorParameters<typeof WebAssembly.Instance>[1];
   const fromModule = (source: Uint8Array, imports: Imports) =>
-    source === bytes ? instantiate(module, imports).then((instance) => ({ module, instance })) : instantiate(source, imports);
+    source === bytes
+      ? instantiate(module, withLibc(imports)).then((instance) => ({ module, instance }))
+      : instantiate(source, withLibc(imports));
   WebAssembly.instantiate = fromModule as typeof WebAssembly.instantiate;
   try {
     return await Parser.Language.load(bytes);
   } finally {
     WebAssembly.instantiate = instantiate;
   }
+}
+
+/**
+ * The C library functions some grammars' scanners import and web-tree-sitter 0.24's runtime does not export
+ * (`WebAssembly.Module.imports` against the runtime's exports): bash's scanner calls `isalpha` on every `case`
+ * pattern, and several call `__assert_fail` when an assertion fails. Unresolved, emscripten's stub throws "resolved
+ * is not a function" mid-parse, which leaves the thread's parser state broken (every later parse failed).
+ */
+const LIBC: Record<string, (...args: number[]) => number> = {
+  isalpha: (c) => Number((c >= 65 && c <= 90) || (c >= 97 && c <= 122)), // the C locale's letters
+  __assert_fail: () => {
+    throw new Error("a grammar's scanner failed an assertion");
+  },
+};
+
+function withLibc(imports: ConstructorParameters<typeof WebAssembly.Instance>[1]) {
+  if (!imports?.env) return imports;
+  const env = new Proxy(imports.env, { get: (target, name) => (typeof name === "string" && LIBC[name]) || Reflect.get(target, name) });
+  return { ...imports, env };
 }
 
 /** A .wasm file's bytes; the executable may hold it gzipped (build.ts does: 21 MB of grammars become 2 MB). */
