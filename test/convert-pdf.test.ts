@@ -118,6 +118,35 @@ describe("convertPdf", () => {
     for (const title of ["SAV CERT - 4/12/2024", "Version 2.0", "Attention Is All You Need"]) expect(isFileName(title)).toBe(false);
   });
 
+  test("a title set in large type over two lines is the whole title, not its first line", async () => {
+    const page = [
+      { text: "Trace-based Just-in-Time Type Specialization for Dynamic", top: 72, size: 18 },
+      { text: "Languages", top: 94, size: 18 },
+      ...paragraph(
+        "Dynamic languages such as JavaScript are more difficult to compile than statically typed ones. Since no concrete type information is available, traditional compilers need to emit generic code that can handle all possible type combinations at runtime.",
+        140,
+      ),
+    ];
+    expect((await convertPdf(await writePdf([page]), "x")).title).toBe(
+      "Trace-based Just-in-Time Type Specialization for Dynamic Languages",
+    );
+  });
+
+  test("a metadata title with no letters or digits, or a placeholder such as Untitled-1, gives way to the first large line", async () => {
+    const page = [{ text: "The pxfonts package", top: 72, size: 20 }, ...paragraph("Palatino for text and mathematics.", 120)];
+    for (const junk of ["\uffff\uffff\uffff\uffff", "- - -", "Untitled", "Untitled-1", "untitled 3", "Untitled document"]) {
+      expect((await convertPdf(await writePdf([page], { title: junk }), "x")).title).toBe("The pxfonts package");
+    }
+    expect((await convertPdf(await writePdf([page], { title: "Untitled Goose Game" }), "x")).title).toBe("Untitled Goose Game");
+  });
+
+  testShared("corpus PDFs: a two-line title joined; junk and placeholder metadata titles set aside", async () => {
+    const title = async (file: string) => (await convertPdf(readFileSync(join(PDFS, file)), "x", { ocr: "off" })).title;
+    expect(await title("bug1885505.pdf")).toBe("Trace-based Just-in-Time Type Specialization for Dynamic Languages");
+    expect(await title("arial_unicode_ab_cidfont.pdf")).not.toMatch(/\uffff/);
+    expect(await title("cid_cff.pdf")).not.toBe("Untitled-1");
+  });
+
   testShared("corpus PDFs titled with their source file's name take their first large line", async () => {
     // issue9972-2.pdf says its title is "IBM-PDFs.graffle" (an OmniGraffle file).
     expect((await convertPdf(readFileSync(join(PDFS, "issue9972-2.pdf")), "x")).title).toBe("Personal Vitality Rebate");
