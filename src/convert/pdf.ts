@@ -57,6 +57,7 @@ interface Line {
 }
 
 export const NO_TEXT_LAYER = "no text layer, and OCR found no text in its pages";
+export const NO_PAGE_IMAGES = "no text layer and no page images to recognise";
 export const NO_TEXT_LAYER_OCR_OFF = "no text layer (scanned? OCR is off: set the repository's ocr to auto, or convert --ocr)";
 
 /** Fewer visible characters than this on a page and it is treated as a scan (page numbers, stray marks). */
@@ -116,6 +117,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
     const parts: string[] = [];
     let characters = 0;
     let ocrPages = 0;
+    let imagePages = 0; // pages OCR read (whether it found text or not): none, and OCR never ran
     let prominent: string | undefined;
     const mode = options.ocr ?? "auto";
     for (let n = 1; n <= doc.numPages; n++) {
@@ -123,7 +125,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
       const notes = await pageAnnotations(doc, n);
       const layer = visibleChars([...lines.map((line) => line.text), ...notes].join(""));
       const wanted = mode === "always" || (mode === "auto" && layer < OCR_BELOW_CHARS);
-      const recognised = wanted ? await recognisePage(doc, n, options) : undefined;
+      const recognised = wanted ? await recognisePage(doc, n, options, () => imagePages++) : undefined;
       if (recognised) ocrPages++;
       characters += recognised ? visibleChars(recognised) : layer;
       if (n === 1) prominent = recognised ? ocrTitle(recognised) : largestLines(lines.slice(0, 12), median(lines.map((l) => l.size)));
@@ -131,7 +133,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
       await cleanup(doc, n);
     }
     if (characters === 0 && doc.numPages > 0) {
-      throw new ResearcherError("FILE_UNREADABLE", mode === "off" ? NO_TEXT_LAYER_OCR_OFF : NO_TEXT_LAYER);
+      throw new ResearcherError("FILE_UNREADABLE", mode === "off" ? NO_TEXT_LAYER_OCR_OFF : imagePages ? NO_TEXT_LAYER : NO_PAGE_IMAGES);
     }
     const title = info.title ?? (prominent && prominent.length <= 200 && !isJunkTitle(prominent) ? prominent : undefined) ?? fallbackTitle;
     return {
@@ -204,11 +206,21 @@ function visibleChars(text: string): number {
 }
 
 /**
- * The text of page `n` read from its page-sized image, or undefined when it has none (or nothing was read). pdf.js
- * errors on a broken page cost only that page.
+ * The text of page `n` read from its page-sized image, or undefined when it has none (or nothing was read);
+ * `onImage` is told when it has one. pdf.js errors on a broken page cost only that page.
  */
-function recognisePage(doc: { getPage(n: number): Promise<unknown>; numPages: number }, n: number, options: ConvertOptions) {
-  return recognise(() => scanImage(doc, n).catch(() => null), options, { page: n, pages: doc.numPages });
+function recognisePage(
+  doc: { getPage(n: number): Promise<unknown>; numPages: number },
+  n: number,
+  options: ConvertOptions,
+  onImage: () => void,
+) {
+  const image = async () => {
+    const pixels = await scanImage(doc, n).catch(() => null);
+    if (pixels) onImage();
+    return pixels;
+  };
+  return recognise(image, options, { page: n, pages: doc.numPages });
 }
 
 async function scanImage(doc: { getPage(n: number): Promise<unknown> }, n: number) {
