@@ -93,9 +93,22 @@ describe("convertDocx: generated", () => {
 });
 
 describe("convertDocx: unreadable files", () => {
-  testShared("encrypted (OLE compound file)", async () => {
+  testShared("password-protected: an OLE compound file holding an EncryptionInfo stream", async () => {
     const error = await failure(convertDocx(corpusFile("apache-poi/bug53475-password-is-pass.docx"), "x"));
-    expect(error.message).toBe("encrypted or legacy .doc format (not supported)");
+    expect(error.message).toBe("encrypted DOCX (a password is needed to read it)");
+  });
+
+  test("an OLE compound file without an EncryptionInfo stream is a legacy .doc", async () => {
+    const ole = (entry: string) => {
+      const bytes = new Uint8Array(2048);
+      bytes.set([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
+      const name = `${entry}\0`;
+      for (let i = 0; i < name.length; i++) bytes[1024 + i * 2] = name.charCodeAt(i); // a directory entry (UTF-16LE)
+      bytes[1024 + 64] = name.length * 2;
+      return bytes;
+    };
+    expect((await failure(convertDocx(ole("WordDocument"), "x"))).message).toBe("encrypted or legacy .doc format (not supported)");
+    expect((await failure(convertDocx(ole("EncryptionInfo"), "x"))).message).toBe("encrypted DOCX (a password is needed to read it)");
   });
 
   testShared("truncated zip", async () => {
@@ -146,8 +159,8 @@ describeShared("corpus", () => {
     expect(converted).toBe(164);
     const fuzz = (id: string) => `clusterfuzz-testcase-minimized-${id}.docx`;
     expect(failures).toEqual({
-      "bug53475-password-is-pass.docx": "encrypted or legacy .doc format (not supported)",
-      "bug53475-password-is-solrcell.docx": "encrypted or legacy .doc format (not supported)",
+      "bug53475-password-is-pass.docx": "encrypted DOCX (a password is needed to read it)",
+      "bug53475-password-is-solrcell.docx": "encrypted DOCX (a password is needed to read it)",
       "ExternalEntityInText.docx": "cannot read DOCX: error: [xmldom error]\tentity not found:&testent;",
       "truncated62886.docx": "not a valid DOCX (zip) file: invalid zip data",
       "crash-517626e815e0afa9decd0ebb6d1dee63fb9907dd.docx": "not a valid DOCX (zip) file: invalid zip data",
