@@ -92,10 +92,29 @@ describe("convertDocx: generated", () => {
   });
 });
 
+testShared("a reference to an entity XML does not define stays as text: the document is read, the entity never fetched", async () => {
+  // ExternalEntityInText.docx declares `<!ENTITY testent SYSTEM "http://poi.apache.org/">` and uses `&testent;`.
+  const doc = await convertDocx(corpusFile("apache-poi/ExternalEntityInText.docx"), "x");
+  expect(doc.text).toBe('Here should not be the POI web site: "&testent;"');
+});
+
 describe("convertDocx: unreadable files", () => {
-  testShared("encrypted (OLE compound file)", async () => {
+  testShared("password-protected: an OLE compound file holding an EncryptionInfo stream", async () => {
     const error = await failure(convertDocx(corpusFile("apache-poi/bug53475-password-is-pass.docx"), "x"));
-    expect(error.message).toBe("encrypted or legacy .doc format (not supported)");
+    expect(error.message).toBe("encrypted DOCX (a password is needed to read it)");
+  });
+
+  test("an OLE compound file without an EncryptionInfo stream is a legacy .doc", async () => {
+    const ole = (entry: string) => {
+      const bytes = new Uint8Array(2048);
+      bytes.set([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
+      const name = `${entry}\0`;
+      for (let i = 0; i < name.length; i++) bytes[1024 + i * 2] = name.charCodeAt(i); // a directory entry (UTF-16LE)
+      bytes[1024 + 64] = name.length * 2;
+      return bytes;
+    };
+    expect((await failure(convertDocx(ole("WordDocument"), "x"))).message).toBe("encrypted or legacy .doc format (not supported)");
+    expect((await failure(convertDocx(ole("EncryptionInfo"), "x"))).message).toBe("encrypted DOCX (a password is needed to read it)");
   });
 
   testShared("truncated zip", async () => {
@@ -143,12 +162,11 @@ describeShared("corpus", () => {
         }
       }
     }
-    expect(converted).toBe(164);
+    expect(converted).toBe(165);
     const fuzz = (id: string) => `clusterfuzz-testcase-minimized-${id}.docx`;
     expect(failures).toEqual({
-      "bug53475-password-is-pass.docx": "encrypted or legacy .doc format (not supported)",
-      "bug53475-password-is-solrcell.docx": "encrypted or legacy .doc format (not supported)",
-      "ExternalEntityInText.docx": "cannot read DOCX: error: [xmldom error]\tentity not found:&testent;",
+      "bug53475-password-is-pass.docx": "encrypted DOCX (a password is needed to read it)",
+      "bug53475-password-is-solrcell.docx": "encrypted DOCX (a password is needed to read it)",
       "truncated62886.docx": "not a valid DOCX (zip) file: invalid zip data",
       "crash-517626e815e0afa9decd0ebb6d1dee63fb9907dd.docx": "not a valid DOCX (zip) file: invalid zip data",
       [fuzz("POIXWPFFuzzer-5569740188549120")]: "not a valid DOCX (zip) file: invalid zip data",

@@ -6,7 +6,7 @@ import { chunkDocument } from "../src/index/chunk.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { joinLine } from "../src/convert/document.ts";
-import { convertPdf, isFileName, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
+import { convertPdf, isFileName, NO_PAGE_IMAGES, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
 import { drawnItems } from "../src/convert/pdf-drawn.ts";
 import { glyphNameText } from "../src/convert/pdf-glyphs.ts";
 import { SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
@@ -67,7 +67,7 @@ describe("convertPdf", () => {
   });
 
   testShared("no text layer and encryption are failures with their own reasons", async () => {
-    const scanned = await writePdf([[], []], { imageOnly: true });
+    const scanned = await writePdf([[]], { blankScan: true });
     expect(convertPdf(scanned, "scan")).rejects.toThrow(NO_TEXT_LAYER);
     // issue6010_1.pdf (pdf.js test suite) is encrypted with a user password.
     expect(convertPdf(readFileSync(join(PDFS, "issue6010_1.pdf")), "x")).rejects.toThrow("encrypted PDF (a password is needed to read it)");
@@ -98,7 +98,19 @@ describe("convertPdf", () => {
     expect(await read("bug1724918.pdf")).toBe("<!-- page 1 -->\n\nhello\n\nworld\n");
     expect(await read("issue15815.pdf")).toBe("<!-- page 1 -->\n\nA\n");
     // Hidden fields stay hidden, as in pdftotext.
-    expect(convertPdf(readFileSync(join(PDFS, "annotation_hidden_noview.pdf")), "x")).rejects.toThrow(NO_TEXT_LAYER);
+    expect(convertPdf(readFileSync(join(PDFS, "annotation_hidden_noview.pdf")), "x")).rejects.toThrow(NO_PAGE_IMAGES);
+  });
+
+  testShared("a PDF with no text layer says whether OCR read its page images or it had none to read", async () => {
+    // multiline.pdf: a form whose only field is empty; no page has an image, so OCR never ran.
+    const failure = (bytes: Uint8Array) =>
+      convertPdf(bytes, "x").then(
+        () => "converted",
+        (error: Error) => error.message,
+      );
+    expect(await failure(readFileSync(join(PDFS, "multiline.pdf")))).toBe(NO_PAGE_IMAGES);
+    expect(await failure(await writePdf([[], []], { imageOnly: true }))).toBe(NO_PAGE_IMAGES); // a drawn shape is no image
+    expect(await failure(await writePdf([[]], { blankScan: true }))).toBe(NO_TEXT_LAYER); // OCR read it and found nothing
   });
 
   test("a metadata title that is a file name or path gives way to the first large line", async () => {
@@ -116,6 +128,35 @@ describe("convertPdf", () => {
       expect(isFileName(name)).toBe(true);
     }
     for (const title of ["SAV CERT - 4/12/2024", "Version 2.0", "Attention Is All You Need"]) expect(isFileName(title)).toBe(false);
+  });
+
+  test("a title set in large type over two lines is the whole title, not its first line", async () => {
+    const page = [
+      { text: "Trace-based Just-in-Time Type Specialization for Dynamic", top: 72, size: 18 },
+      { text: "Languages", top: 94, size: 18 },
+      ...paragraph(
+        "Dynamic languages such as JavaScript are more difficult to compile than statically typed ones. Since no concrete type information is available, traditional compilers need to emit generic code that can handle all possible type combinations at runtime.",
+        140,
+      ),
+    ];
+    expect((await convertPdf(await writePdf([page]), "x")).title).toBe(
+      "Trace-based Just-in-Time Type Specialization for Dynamic Languages",
+    );
+  });
+
+  test("a metadata title with no letters or digits, or a placeholder such as Untitled-1, gives way to the first large line", async () => {
+    const page = [{ text: "The pxfonts package", top: 72, size: 20 }, ...paragraph("Palatino for text and mathematics.", 120)];
+    for (const junk of ["\uffff\uffff\uffff\uffff", "- - -", "Untitled", "Untitled-1", "untitled 3", "Untitled document"]) {
+      expect((await convertPdf(await writePdf([page], { title: junk }), "x")).title).toBe("The pxfonts package");
+    }
+    expect((await convertPdf(await writePdf([page], { title: "Untitled Goose Game" }), "x")).title).toBe("Untitled Goose Game");
+  });
+
+  testShared("corpus PDFs: a two-line title joined; junk and placeholder metadata titles set aside", async () => {
+    const title = async (file: string) => (await convertPdf(readFileSync(join(PDFS, file)), "x", { ocr: "off" })).title;
+    expect(await title("bug1885505.pdf")).toBe("Trace-based Just-in-Time Type Specialization for Dynamic Languages");
+    expect(await title("arial_unicode_ab_cidfont.pdf")).not.toMatch(/\uffff/);
+    expect(await title("cid_cff.pdf")).not.toBe("Untitled-1");
   });
 
   testShared("corpus PDFs titled with their source file's name take their first large line", async () => {

@@ -1,6 +1,17 @@
 /** PDFs written by pdf-lib for tests and benchmarks: known text at known places on known pages. */
 import { readFileSync } from "node:fs";
-import { PDFDict, PDFDocument, PDFName, PDFRawStream, StandardFonts } from "pdf-lib";
+import {
+  concatTransformationMatrix,
+  drawObject,
+  PDFDict,
+  PDFDocument,
+  PDFName,
+  type PDFPage,
+  PDFRawStream,
+  popGraphicsState,
+  pushGraphicsState,
+  StandardFonts,
+} from "pdf-lib";
 
 export interface PdfLine {
   text: string;
@@ -16,6 +27,8 @@ export interface PdfOptions {
   created?: Date;
   /** Pages with no text at all, only a drawn shape (what a scan without OCR looks like to a text extractor). */
   imageOnly?: boolean;
+  /** Pages showing only a white page-sized image: a scan of an empty sheet, in which OCR finds no text. */
+  blankScan?: boolean;
 }
 
 const HEIGHT = 792;
@@ -29,9 +42,25 @@ export async function writePdf(pages: PdfLine[][], options: PdfOptions = {}): Pr
   for (const lines of pages) {
     const page = pdf.addPage([612, HEIGHT]);
     if (options.imageOnly) page.drawRectangle({ x: 50, y: 50, width: 500, height: 600 });
+    if (options.blankScan) drawBlankImage(pdf, page);
     for (const line of lines) page.drawText(line.text, { x: line.x ?? 72, y: HEIGHT - line.top, size: line.size ?? 11, font });
   }
   return pdf.save();
+}
+
+function drawBlankImage(pdf: PDFDocument, page: PDFPage): void {
+  const side = 300;
+  const image = pdf.context.flateStream(new Uint8Array(side * side).fill(255), {
+    Type: "XObject",
+    Subtype: "Image",
+    Width: side,
+    Height: side,
+    ColorSpace: "DeviceGray",
+    BitsPerComponent: 8,
+  });
+  page.node.setXObject(PDFName.of("Blank"), pdf.context.register(image));
+  const { width, height } = page.getSize();
+  page.pushOperators(pushGraphicsState(), concatTransformationMatrix(width, 0, 0, height, 0, 0), drawObject("Blank"), popGraphicsState());
 }
 
 /** Body text wrapped at `width` characters into lines 14 points apart, starting at `top`. */

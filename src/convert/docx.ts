@@ -4,28 +4,55 @@
  */
 import { strFromU8 } from "fflate";
 import mammoth from "mammoth";
+// @ts-expect-error mammoth's XML parser module has no types
+import mammothXml from "mammoth/lib/xml/xmldom.js";
 import type { ConvertedDocument } from "./document.ts";
 import { firstHeading } from "./markdown.ts";
 import { htmlToMarkdown } from "./html.ts";
 import { describeError, ResearcherError } from "../errors.ts";
-import { xmlText } from "./xml.ts";
+import { escapeUndefinedEntities, xmlText } from "./xml.ts";
 import { readZip } from "./zip.ts";
 
 /** Mammoth has no mapping for Word's Title style; as an `<h1>` it becomes the title when core properties lack one. */
 const STYLE_MAP = ["p[style-name='Title'] => h1:fresh"];
+
+/**
+ * Mammoth fails a document on any message of its XML parser (xmldom), even an entity it does not know, which xmldom
+ * itself reports as a recoverable error: such references are kept as text before mammoth parses a part.
+ */
+const strictParse: (xml: string) => unknown = mammothXml.parseFromString;
+mammothXml.parseFromString = (xml: string) => strictParse(escapeUndefinedEntities(xml));
 
 /** Compound-file (OLE) signature: legacy `.doc`, and also any password-protected Office file. */
 const OLE_MAGIC = [0xd0, 0xcf, 0x11, 0xe0];
 
 export async function convertDocx(bytes: Uint8Array, fallbackTitle: string): Promise<ConvertedDocument> {
   if (OLE_MAGIC.every((byte, i) => bytes[i] === byte)) {
-    throw new ResearcherError("FILE_UNREADABLE", "encrypted or legacy .doc format (not supported)");
+    const reason = hasOleEntry(bytes, "EncryptionInfo")
+      ? "encrypted DOCX (a password is needed to read it)"
+      : "encrypted or legacy .doc format (not supported)";
+    throw new ResearcherError("FILE_UNREADABLE", reason);
   }
   const core = readZip(bytes, (name) => name === "docProps/core.xml", "DOCX")["docProps/core.xml"];
   const properties = core ? coreProperties(strFromU8(core)) : {};
   const text = htmlToMarkdown(dropNoteBacklinks(await docxToHtml(bytes)));
   const { title, ...metadata } = properties;
   return { title: title ?? firstHeading(text) ?? fallbackTitle, format: "markdown", text, firstLine: 1, metadata };
+}
+
+/**
+ * Whether a compound file has a stream or storage named `name`: a password-protected DOCX is one holding the
+ * `EncryptionInfo` and `EncryptedPackage` streams. Its directory is made of 128-byte entries, each starting at a
+ * multiple of 128 bytes in the file with its UTF-16LE name, the name's byte length (with its NUL) at offset 64: a
+ * match there, not the name anywhere in the file, as a legacy .doc's text could hold it.
+ */
+function hasOleEntry(bytes: Uint8Array, name: string): boolean {
+  const wanted = new Uint8Array(name.length * 2 + 2);
+  for (let i = 0; i < name.length; i++) wanted[i * 2] = name.charCodeAt(i);
+  for (let at = 512; at + 128 <= bytes.length; at += 128) {
+    if (bytes[at + 64] === wanted.length && bytes[at + 65] === 0 && wanted.every((byte, i) => bytes[at + i] === byte)) return true;
+  }
+  return false;
 }
 
 async function docxToHtml(bytes: Uint8Array): Promise<string> {

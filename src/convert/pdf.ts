@@ -57,6 +57,7 @@ interface Line {
 }
 
 export const NO_TEXT_LAYER = "no text layer, and OCR found no text in its pages";
+export const NO_PAGE_IMAGES = "no text layer and no page images to recognise";
 export const NO_TEXT_LAYER_OCR_OFF = "no text layer (scanned? OCR is off: set the repository's ocr to auto, or convert --ocr)";
 
 /** Fewer visible characters than this on a page and it is treated as a scan (page numbers, stray marks). */
@@ -116,6 +117,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
     const parts: string[] = [];
     let characters = 0;
     let ocrPages = 0;
+    let imagePages = 0; // pages OCR read (whether it found text or not): none, and OCR never ran
     let prominent: string | undefined;
     const mode = options.ocr ?? "auto";
     for (let n = 1; n <= doc.numPages; n++) {
@@ -123,17 +125,17 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
       const notes = await pageAnnotations(doc, n);
       const layer = visibleChars([...lines.map((line) => line.text), ...notes].join(""));
       const wanted = mode === "always" || (mode === "auto" && layer < OCR_BELOW_CHARS);
-      const recognised = wanted ? await recognisePage(doc, n, options) : undefined;
+      const recognised = wanted ? await recognisePage(doc, n, options, () => imagePages++) : undefined;
       if (recognised) ocrPages++;
       characters += recognised ? visibleChars(recognised) : layer;
-      if (n === 1) prominent = recognised ? ocrTitle(recognised) : largestLine(lines.slice(0, 12))?.text;
+      if (n === 1) prominent = recognised ? ocrTitle(recognised) : largestLines(lines.slice(0, 12), median(lines.map((l) => l.size)));
       parts.push(pageMarker(n), "", recognised ?? [pageMarkdown(lines), ...notes].filter(Boolean).join("\n\n"), "");
       await cleanup(doc, n);
     }
     if (characters === 0 && doc.numPages > 0) {
-      throw new ResearcherError("FILE_UNREADABLE", mode === "off" ? NO_TEXT_LAYER_OCR_OFF : NO_TEXT_LAYER);
+      throw new ResearcherError("FILE_UNREADABLE", mode === "off" ? NO_TEXT_LAYER_OCR_OFF : imagePages ? NO_TEXT_LAYER : NO_PAGE_IMAGES);
     }
-    const title = info.title ?? (prominent && prominent.length <= 200 ? prominent : undefined) ?? fallbackTitle;
+    const title = info.title ?? (prominent && prominent.length <= 200 && !isJunkTitle(prominent) ? prominent : undefined) ?? fallbackTitle;
     return {
       title,
       format: "markdown",
@@ -152,8 +154,26 @@ async function cleanup(doc: { getPage(n: number): Promise<{ cleanup(): void }> }
   (await doc.getPage(n).catch(() => undefined))?.cleanup();
 }
 
-function largestLine(lines: Line[]): Line | undefined {
-  return lines.reduce<Line | undefined>((a, l) => (!a || l.size > a.size ? l : a), undefined);
+/**
+ * The first page's largest line among its first lines; when it is a heading (set larger than the page's `body`
+ * text), with the lines that continue it, as `pageMarkdown` joins a heading wrapped over lines: a title set in
+ * large type over two lines is the whole title, while lines of body text stay apart.
+ */
+function largestLines(lines: Line[], body: number): string | undefined {
+  const start = lines.reduce<number>((a, l, i) => (a < 0 || l.size > lines[a]!.size ? i : a), -1);
+  if (start < 0) return undefined;
+  const heading = (line: Line) => isHeading(line.size, body, line.text);
+  let end = start + 1;
+  if (heading(lines[start]!)) while (end < lines.length && heading(lines[end]!) && continuesHeading(lines[end - 1]!, lines[end]!)) end++;
+  return lines
+    .slice(start, end)
+    .map((line) => line.text)
+    .join(" ");
+}
+
+/** `line` goes on with the heading on `previous`: the same size, the next line down (not after a gap). */
+function continuesHeading(previous: Line, line: Line): boolean {
+  return previous.size === line.size && Math.abs(previous.y - line.y) < line.size * 1.6;
 }
 
 /**
@@ -186,11 +206,21 @@ function visibleChars(text: string): number {
 }
 
 /**
- * The text of page `n` read from its page-sized image, or undefined when it has none (or nothing was read). pdf.js
- * errors on a broken page cost only that page.
+ * The text of page `n` read from its page-sized image, or undefined when it has none (or nothing was read);
+ * `onImage` is told when it has one. pdf.js errors on a broken page cost only that page.
  */
-function recognisePage(doc: { getPage(n: number): Promise<unknown>; numPages: number }, n: number, options: ConvertOptions) {
-  return recognise(() => scanImage(doc, n).catch(() => null), options, { page: n, pages: doc.numPages });
+function recognisePage(
+  doc: { getPage(n: number): Promise<unknown>; numPages: number },
+  n: number,
+  options: ConvertOptions,
+  onImage: () => void,
+) {
+  const image = async () => {
+    const pixels = await scanImage(doc, n).catch(() => null);
+    if (pixels) onImage();
+    return pixels;
+  };
+  return recognise(image, options, { page: n, pages: doc.numPages });
 }
 
 async function scanImage(doc: { getPage(n: number): Promise<unknown> }, n: number) {
@@ -232,7 +262,16 @@ async function pdfInfo(doc: { getMetadata(): Promise<{ info: object }> }) {
     if (value) metadata[key] = value;
   }
   const title = text("Title")?.replace(/^Microsoft (Word|PowerPoint) - /, "");
-  return { title: title && !/^untitled$/i.test(title) && !isFileName(title) ? title : undefined, metadata };
+  return { title: title && !isJunkTitle(title) && !isFileName(title) ? title : undefined, metadata };
+}
+
+/**
+ * A title no author chose: a placeholder (`Untitled`, `Untitled-1`, `Untitled document`), or no title at all: no
+ * letter or digit, or a noncharacter or control (`\uffff\uffff`, from a broken text string or a font without a
+ * text map; such a first line is no title either).
+ */
+function isJunkTitle(title: string): boolean {
+  return /^untitled(?:[\s_-]*\d*|\s+document)$/i.test(title) || !/[\p{L}\p{N}]/u.test(title) || /[\p{Cc}\p{Cs}\p{Co}\p{Cn}]/u.test(title);
 }
 
 /**
@@ -466,8 +505,7 @@ function pageMarkdown(lines: Line[]): string {
     const previous = lines[i - 1];
     const heading = isHeading(line.size, body, line.text);
     const gap = previous ? Math.abs(previous.y - line.y) : 0;
-    const sameHeading = heading && previous && previous.size === line.size && gap < line.size * 1.6;
-    if (heading && sameHeading && blocks.at(-1)?.startsWith("## ") && !paragraph) {
+    if (heading && previous && continuesHeading(previous, line) && blocks.at(-1)?.startsWith("## ") && !paragraph) {
       blocks[blocks.length - 1] += ` ${line.text}`; // a heading wrapped over two lines
       return;
     }

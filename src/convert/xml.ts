@@ -16,3 +16,14 @@ export function decodeXmlEntities(text: string): string {
     return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : entity;
   });
 }
+
+/**
+ * `&name;` references to entities XML does not define escaped, so each reads as its own text (`&testent;`): an
+ * entity declared in a document's DTD is never expanded (an external one is never fetched), and a parser that
+ * stops at the first unknown entity loses the whole document for one word.
+ */
+export function escapeUndefinedEntities(xml: string): string {
+  return xml.replace(/&([\p{L}_][\p{L}\p{N}_.-]*);/gu, (reference, name: string) =>
+    Object.hasOwn(ENTITIES, name) ? reference : `&amp;${name};`,
+  );
+}
