@@ -38,8 +38,8 @@ function indexedRepository({ home, docs }: { home: string; docs: string }, files
 }
 
 /** `serve --port 0` as a subprocess; its URL once it listens. */
-async function startHttp(home: string): Promise<{ url: string; stop: () => void }> {
-  const proc = Bun.spawn([...cliCommand, "serve", "--port", "0"], { env: env(home), cwd: home, stdout: "pipe", stderr: "pipe" });
+async function startHttp(home: string, flags: string[] = []): Promise<{ url: string; stop: () => void }> {
+  const proc = Bun.spawn([...cliCommand, "serve", "--port", "0", ...flags], { env: env(home), cwd: home, stdout: "pipe", stderr: "pipe" });
   const reader = (proc.stderr as ReadableStream<Uint8Array>).getReader();
   let text = "";
   while (!/listening on (\S+)\/mcp/.test(text)) {
@@ -265,12 +265,63 @@ describe("REST input checks", () => {
     expect((await fetch(`${http.url}/search`)).status).toBe(400);
   });
 
+  test("query parameters are checked: unknown names, malformed percent-encoding and bad numbers are 400; min_score takes fractions", async () => {
+    const errorOf = async (path: string) => {
+      const response = await fetch(`${http.url}${path}`);
+      return { status: response.status, error: ((await response.json()) as { error: { code: string; message: string } }).error };
+    };
+    expect((await fetch(`${http.url}/search?q=alpha&min_score=0.5`)).status).toBe(200);
+    for (const [path, words] of [
+      ["/search?q=alpha&nn=3", "unknown parameter 'nn'"],
+      ["/search?q=%ZZ", "percent-encoding"],
+      ["/search?q=%FF", "percent-encoding"],
+      ["/search?q=alpha&min_score=abc", "min_score must be a number"],
+      ["/search?q=alpha&n=0", "n must be a whole number ≥ 1"],
+      ["/documents/r%3Aa.md?from=abc", "from must be a whole number ≥ 1"],
+      ["/documents/r%3Aa.md?line=3", "unknown parameter 'line'"],
+    ] as const) {
+      const { status, error } = await errorOf(path);
+      expect(status).toBe(400);
+      expect(error.message).toContain(words);
+    }
+  });
+
+  test("a method a route does not answer is 405 with a JSON error and Allow", async () => {
+    for (const [path, allowed] of [
+      ["/search?q=alpha", "GET"],
+      ["/mcp", "POST"],
+    ]) {
+      const response = await fetch(`${http.url}${path}`, { method: path === "/mcp" ? "PUT" : "POST" });
+      expect(response.status).toBe(405);
+      expect(response.headers.get("allow")).toBe(allowed);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("METHOD_NOT_ALLOWED");
+    }
+  });
+
   test("n is capped at MCP's maximum, 200: above it is 400", async () => {
     expect((await fetch(`${http.url}/search?q=alpha&n=200`)).status).toBe(200);
     const response = await fetch(`${http.url}/search?q=alpha&n=100000`);
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: { message: string } }).error.message).toContain("200");
   });
+});
+
+describe("HTTP with a token", () => {
+  test("a REST request without it is 401 in REST's error shape; /mcp answers in JSON-RPC", async () => {
+    const http = await startHttp(indexedRepository(folders(), { "a.md": "# A\n\nalpha words\n" }).home, ["--token", "s3cret"]);
+    try {
+      const rest = await fetch(`${http.url}/search?q=alpha`);
+      expect(rest.status).toBe(401);
+      expect(((await rest.json()) as { error: { code: string } }).error.code).toBe("UNAUTHORIZED");
+      const mcp = await fetch(`${http.url}/mcp`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+      expect(mcp.status).toBe(401);
+      expect(((await mcp.json()) as { jsonrpc: string }).jsonrpc).toBe("2.0");
+      const allowed = await fetch(`${http.url}/search?q=alpha`, { headers: { Authorization: "Bearer s3cret" } });
+      expect(allowed.status).toBe(200);
+    } finally {
+      http.stop();
+    }
+  }, 60_000);
 });
 
 describe("stdio MCP lines over 10 MiB", () => {

@@ -74,14 +74,17 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
       const refused = refusal(request, { allowedHosts, allowedOrigins, token: options.token });
       if (refused) return refused;
       if (url.pathname === "/mcp") {
-        if (request.method !== "POST") return new Response("method not allowed: POST only\n", { status: 405, headers: { Allow: "POST" } });
+        if (request.method !== "POST") return methodNotAllowed("POST");
         if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES)
-          return new Response("request too large\n", { status: 413 });
+          return Response.json(
+            { error: { code: "TOO_LARGE", message: `a request body may hold at most ${MAX_BODY_BYTES} bytes` } },
+            { status: 413 },
+          );
         return handleMcpRequest(request, { home, context, writes, allowedHosts, allowedOrigins });
       }
-      if (request.method !== "GET") return new Response("method not allowed: GET only\n", { status: 405, headers: { Allow: "GET" } });
+      if (request.method !== "GET") return methodNotAllowed("GET");
       try {
-        if (url.pathname === "/search") return Response.json(await restSearch(home, url.searchParams, context));
+        if (url.pathname === "/search") return Response.json(await restSearch(home, restParams(url, SEARCH_PARAMS), context));
         if (url.pathname.startsWith("/documents/")) return Response.json(await restDocument(home, url));
       } catch (error) {
         return errorResponse(error);
@@ -120,18 +123,21 @@ function refusal(request: Request, checks: { allowedHosts: string[]; allowedOrig
     return Response.json({ error: { code: "FORBIDDEN", message: `requests for ${origin ?? host} are not served here` } }, { status: 403 });
   }
   if (checks.token && !hasToken(request, checks.token)) {
-    return Response.json({ jsonrpc: "2.0", error: { code: -32001, message: "missing or wrong bearer token" }, id: null }, { status: 401 });
+    const message = "missing or wrong bearer token";
+    // An MCP client reads JSON-RPC; REST answers in its own error shape.
+    if (new URL(request.url).pathname === "/mcp")
+      return Response.json({ jsonrpc: "2.0", error: { code: -32001, message }, id: null }, { status: 401 });
+    return Response.json({ error: { code: "UNAUTHORIZED", message, hint: "send Authorization: Bearer <token>" } }, { status: 401 });
   }
   return undefined;
 }
 
 /** GET /search?q=&repo=&mode=&n=&offset=&where=&filter=&documents=&min_score=&full= → the CLI's `search --json`. */
 async function restSearch(home: string, params: URLSearchParams, context: SearchContext): Promise<object> {
-  const number = (name: string) => numberParam(params, name);
   const flag = (name: string) => ["1", "true", "yes", ""].includes(params.get(name) ?? "no");
   const query = params.get("q") ?? "";
   if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: "GET /search?q=your+question" });
-  const limit = number("n");
+  const limit = numberParam(params, "n", { integer: true, min: 1 });
   if (limit !== undefined && limit > MAX_RESULTS) {
     throw new ResearcherError("USAGE", `n must be at most ${MAX_RESULTS}, as for MCP (got ${limit})`, {
       hint: "page with offset=, or use the CLI's --all",
@@ -150,8 +156,8 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
         .filter(Boolean),
       mode: mode as SearchMode | undefined,
       limit,
-      offset: number("offset"),
-      minScore: number("min_score"),
+      offset: numberParam(params, "offset", { integer: true, min: 0 }),
+      minScore: numberParam(params, "min_score", { integer: false, min: 0 }),
       filter: params.get("filter") ?? undefined,
       where: params.getAll("where").map((text) => parseFilter(text, "where")),
       documents: flag("documents"),
@@ -165,8 +171,12 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
 /** GET /documents/<ref>?from=&lines= → the CLI's `get --json`; the ref is URL-encoded (`notes%3Aa.md%3A12`). */
 async function restDocument(home: string, url: URL): Promise<object> {
   const ref = percentDecoded(url.pathname.slice("/documents/".length));
-  const number = (name: string) => numberParam(url.searchParams, name);
-  return documentJson(await readDocument(home, ref, { fromLine: number("from"), maxLines: number("lines") }));
+  const params = restParams(url, DOCUMENT_PARAMS);
+  const [fromLine, maxLines] = [
+    numberParam(params, "from", { integer: true, min: 1 }),
+    numberParam(params, "lines", { integer: true, min: 1 }),
+  ];
+  return documentJson(await readDocument(home, ref, { fromLine, maxLines }));
 }
 
 function percentDecoded(text: string): string {
@@ -181,12 +191,49 @@ function percentDecoded(text: string): string {
 
 const MODES = ["bm25", "vector", "hybrid"];
 
-function numberParam(params: URLSearchParams, name: string): number | undefined {
+const SEARCH_PARAMS = ["q", "repo", "mode", "n", "offset", "min_score", "where", "filter", "documents", "full"];
+const DOCUMENT_PARAMS = ["from", "lines"];
+
+/**
+ * A route's query parameters, checked as MCP checks its arguments: a name the route does not know is a 400 (a typo
+ * must not silently search without it), and so is malformed percent-encoding, which URLSearchParams would turn into
+ * U+FFFD and search for.
+ */
+function restParams(url: URL, known: string[]): URLSearchParams {
+  for (const part of url.search.slice(1).split("&")) {
+    if (!part) continue;
+    const cut = part.indexOf("=");
+    const [name, value] = cut < 0 ? [part, ""] : [part.slice(0, cut), part.slice(cut + 1)];
+    const decodedName = percentDecoded(name.replaceAll("+", " "));
+    percentDecoded(value.replaceAll("+", " "));
+    if (!known.includes(decodedName))
+      throw new ResearcherError(
+        "USAGE",
+        `unknown parameter '${decodedName}' for ${url.pathname.startsWith("/documents/") ? "/documents" : url.pathname}`,
+        {
+          hint: `known parameters: ${known.join(", ")}`,
+        },
+      );
+  }
+  return url.searchParams;
+}
+
+/** A numeric parameter: a whole number where the library counts (n, offset, from, lines), any number for scores. */
+function numberParam(params: URLSearchParams, name: string, rule: { integer: boolean; min: number }): number | undefined {
   if (!params.has(name)) return undefined;
-  const value = Number(params.get(name));
-  if (!Number.isInteger(value) || value < 0)
-    throw new ResearcherError("USAGE", `${name} must be a whole number ≥ 0 (got '${params.get(name)}')`);
+  const text = params.get(name)!;
+  const value = text.trim() === "" ? Number.NaN : Number(text);
+  const fits = rule.integer ? Number.isInteger(value) : Number.isFinite(value);
+  if (!fits || value < rule.min)
+    throw new ResearcherError("USAGE", `${name} must be ${rule.integer ? "a whole number" : "a number"} ≥ ${rule.min} (got '${text}')`);
   return value;
+}
+
+function methodNotAllowed(allowed: string): Response {
+  return Response.json(
+    { error: { code: "METHOD_NOT_ALLOWED", message: `this route answers ${allowed} only` } },
+    { status: 405, headers: { Allow: allowed } },
+  );
 }
 
 /** Any error as `{ error: { code, message, hint? } }` with its code's status (errors.ts); a bug is logged, not described. */
