@@ -220,6 +220,34 @@ describe("names with control characters", () => {
     expect(headers).toEqual(["==> docs:red\\x1b[31m\\x07.md <==", "==> docs:two\\nlines.md <=="]);
   });
 
+  test("hints and watch's failure lines escape them", async () => {
+    const near = runCli(["get", "docs:red\x1b[31m\x07.mdx"], { home });
+    expect(near.code).toBe(1);
+    expect(near.stderr).toContain("did you mean docs:red\\x1b[31m\\x07.md");
+    noRawControls(near.stderr);
+
+    const proc = Bun.spawn([...cliCommand, "watch", "docs", "--debounce", "50"], {
+      env: env(home),
+      cwd: home,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      await Bun.sleep(1500); // its first run over the unchanged folder
+      writeTree(docs, { "bad\x1b]0;pwned\x07.pdf": "not a pdf at all" });
+      let text = "";
+      void (async () => {
+        for await (const chunk of proc.stderr as ReadableStream<Uint8Array>) text += new TextDecoder().decode(chunk);
+      })();
+      for (const deadline = Date.now() + 30_000; !text.includes("failed: ") && Date.now() < deadline; ) await Bun.sleep(200);
+      expect(text).toContain("failed: docs:bad\\x1b]0;pwned\\x07.pdf");
+      noRawControls(text);
+    } finally {
+      proc.kill();
+      await proc.exited;
+    }
+  }, 60_000);
+
   test("JSON keeps the exact names", () => {
     const paths = JSON.parse(runCli(["search", "control", "--json"], { home }).stdout).results.map((r: { path: string }) => r.path);
     expect(paths.sort()).toEqual([evil, newline].sort());

@@ -227,7 +227,11 @@ function mainCli(only?: string): CAC {
           throw new ResearcherError("USAGE", `--debounce must be 0 or more (got ${debounceMs})`);
         // A terminal gets a live status line; a pipe gets one line per batch (JSON with --json).
         const live = !flags.json && stderr.isTTY ? watchStatusLine(stderr) : undefined;
-        const note = (text: string) => (live ? live.note(text) : stderr.write(`${text}\n`));
+        // A note is one line whatever a file name or a reason holds: its control characters are shown escaped.
+        const note = (text: string) => {
+          const line = escapeControls(text);
+          return live ? live.note(line) : stderr.write(`${line}\n`);
+        };
         const embedders = new EmbedderCache({ allowDownload: true });
         let fatal: unknown;
         let stop!: () => void;
@@ -251,7 +255,8 @@ function mainCli(only?: string): CAC {
               fatal ??= error; // the system refused the watches: stop, and say how to raise the limit
               return stop();
             }
-            note(`error: ${repository}: ${error.message}${error.hint ? `\nhint: ${error.hint}` : ""}`);
+            note(`error: ${repository}: ${error.message}`);
+            if (error.hint) note(`hint: ${error.hint}`);
           },
           onStatus: live?.status,
         });
@@ -602,7 +607,7 @@ function reportError(thrown: unknown, verbose: boolean, command: string | undefi
   // "Cannot …" reads as "cannot …" after "error: "; a name such as OPENAI_API_KEY keeps its spelling.
   const message = escapeControls(error.code === "INTERNAL" ? `unexpected: ${error.message}` : error.message);
   stderr.write(`error: ${message.replace(/^[A-Z](?=[a-z])/, (c) => c.toLowerCase())}\n`);
-  if (error.hint) stderr.write(`hint: ${error.hint}\n`);
+  if (error.hint) stderr.write(`hint: ${escapeControls(error.hint)}\n`);
   else if (error.code === "USAGE") stderr.write(`hint: run \`researcher ${command && GROUPS[command] ? `${command} ` : ""}--help\`\n`);
   const stack = error.code === "INTERNAL" && error.cause instanceof Error ? error.cause.stack : error.stack;
   if (verbose && stack) stderr.write(`${stack}\n`);
