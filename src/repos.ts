@@ -1,5 +1,5 @@
 /** The repository registry: named folders in config.yaml, each with its own index folder. */
-import { accessSync, constants, existsSync, realpathSync, rmSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadConfig, REPO_NAME, repositoryDir, updateConfig, type EmbeddingConfig, type UserSettings } from "./config.ts";
 import { FILE_TYPES } from "./file-types.ts";
@@ -112,14 +112,11 @@ export function addRepository(home: string, input: AddRepositoryInput): Reposito
   return getRepository(home, input.name);
 }
 
-export function removeRepository(home: string, name: string, options: { keepData?: boolean } = {}): Repository {
-  const repo = getRepository(home, name);
-  // The index goes first: on a full disk, deleting it is what makes room for writing the config.
-  if (!options.keepData) rmSync(repo.dir, { recursive: true, force: true });
+/** Drop a repository from the configuration (its index folder is index/remove-repository.ts's to delete). */
+export function forgetRepository(home: string, name: string): void {
   updateConfig(home, (settings) => {
     delete (settings.repositories as UserSettings)[name];
   });
-  return repo;
 }
 
 function normalizeFileTypes(types: string[]): string[] {

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ResearcherError } from "../src/errors.ts";
 import { acquireWriterLock, processStartTime } from "../src/store/lock.ts";
-import { ROOT, tempDir } from "./helpers.ts";
+import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 test("one writer at a time; the lock names its holder and goes away on release", () => {
   const dir = tempDir();
@@ -109,4 +109,25 @@ test("a lock whose pid now belongs to another process (recycled) is stale; a liv
   acquireWriterLock(dir, "notes")();
   writeFileSync(join(dir, "lock"), `${process.ppid} ${processStartTime(process.ppid)}\n`);
   expect(() => acquireWriterLock(dir, "notes")).toThrow(/being indexed by process/);
+});
+
+test("`repo remove` is refused while an index run holds the lock: the index and the registration stay", () => {
+  const [home, docs] = [tempDir(), tempDir()];
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "docs"], { home }).code).toBe(0);
+  const dir = join(home, "repositories", "docs");
+  const release = acquireWriterLock(dir, "docs"); // this live process stands in for a running indexer
+  try {
+    const refused = runCli(["repo", "remove", "docs"], { home });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("is being indexed by process");
+    expect(existsSync(join(dir, "index.db"))).toBe(true);
+    expect(runCli(["search", "alpha", "--files"], { home }).stdout).toContain("a.md");
+  } finally {
+    release();
+  }
+  expect(runCli(["repo", "remove", "docs"], { home }).code).toBe(0);
+  expect(existsSync(dir)).toBe(false);
+  expect(runCli(["repo", "list", "--json"], { home }).stdout.trim()).toBe("[]");
 });

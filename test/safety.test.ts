@@ -318,7 +318,7 @@ describe("REST input checks", () => {
     for (const [path, allowed] of [
       ["/search?q=alpha", "GET"],
       ["/mcp", "POST"],
-    ]) {
+    ] as const) {
       const response = await fetch(`${http.url}${path}`, { method: path === "/mcp" ? "PUT" : "POST" });
       expect(response.status).toBe(405);
       expect(response.headers.get("allow")).toBe(allowed);

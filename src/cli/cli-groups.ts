@@ -6,17 +6,10 @@ import { configPath, loadConfig, setConfigValue } from "../config.ts";
 import { CODE_EXTENSIONS, FILE_TYPES } from "../file-types.ts";
 import { chooseModel, clearModels, describeModel, loadEmbedder, modelsDir } from "../embed/embedder.ts";
 import { ResearcherError } from "../errors.ts";
+import { removeRepository } from "../index/remove-repository.ts";
 import { downloadProgress, globals, home, json, list, out, type Flags } from "./cli-options.ts";
 import { repositoryJson, repositoryListText, styleFor } from "../serve/render.ts";
-import {
-  addContext,
-  addRepository,
-  listContexts,
-  listRepositories,
-  removeContext,
-  removeRepository,
-  type AddRepositoryInput,
-} from "../repos.ts";
+import { addContext, addRepository, listContexts, listRepositories, removeContext, type AddRepositoryInput } from "../repos.ts";
 import { stderr, stdout } from "../terminal.ts";
 import { stringifyYaml } from "../yaml.ts";
 
