@@ -9,6 +9,7 @@ import { basename, isAbsolute, join, relative, sep } from "node:path";
 import { loadConfig, REPO_NAME } from "../config.ts";
 import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { PAGE_MARKER } from "../convert/document.ts";
+import { ConversionCache } from "./conversions.ts";
 import { conversionLimits, convertOnce } from "../convert/pool.ts";
 import { isInside, readConfinedFile } from "../files.ts";
 import { describeError, ResearcherError } from "../errors.ts";
@@ -62,6 +63,8 @@ export interface ReadOptions {
   fromLine?: number;
   /** How many lines; default: the ref's count, else to the end. */
   maxLines?: number;
+  /** A server's converted documents, reused while a file's bytes and settings are unchanged. */
+  conversions?: ConversionCache;
 }
 
 /** A path relative to the repository root that stays inside it, even through symlinks. */
@@ -310,7 +313,7 @@ export async function readDocument(
   const resolved = typeof ref === "string" ? resolveDocumentRef(home, ref, options) : ref;
   const info = documentInfo(home, resolved);
   const { repo, path } = resolved;
-  const text = await documentText(home, repo, path);
+  const text = await documentText(home, repo, path, options.conversions);
   const lines = text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
   const page =
     options.fromLine === undefined && resolved.page !== undefined ? pageLines(lines, resolved.page, `${repo.name}:${path}`) : undefined;
@@ -402,13 +405,19 @@ function listing(home: string, options: ListingOptions): { repos: Repository[]; 
  * A document's text as its line numbers count: the file itself for markdown and text (front matter included),
  * the converted markdown for every other format.
  */
-async function documentText(home: string, repo: Repository, path: string): Promise<string> {
+async function documentText(home: string, repo: Repository, path: string, conversions?: ConversionCache): Promise<string> {
   const config = loadConfig(home);
   const read = readConfinedFile(repo.path, path, config.index.max_file_bytes);
   try {
     if ("reason" in read) throw new Error(read.reason);
     if (TEXT_FORMATS.has(formatOf(path))) return decodeText(read.bytes);
-    return (await convertOnce(path, read.bytes, conversionLimits(config, repo.ocr))).text;
+    const limits = conversionLimits(config, repo.ocr);
+    const key = ConversionCache.key(join(repo.path, path), read.bytes, limits.convert);
+    const cached = conversions?.get(key);
+    if (cached !== undefined) return cached;
+    const { text } = await convertOnce(path, read.bytes, limits);
+    conversions?.set(key, text);
+    return text;
   } catch (error) {
     throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${(error as Error).message}`);
   }
@@ -438,6 +447,8 @@ export interface MultiGetOptions {
    * listed in `skipped`, unread (reading on only to skip would convert every PDF of a large glob).
    */
   maxBytes?: number;
+  /** As for readDocument. */
+  conversions?: ConversionCache;
 }
 
 const GLOB_CHARS = /[*?[\]{}]/;
@@ -501,7 +512,7 @@ export async function readDocuments(home: string, pattern: string, options: Mult
     }
     let doc: DocumentText;
     try {
-      doc = await readDocument(home, ref);
+      doc = await readDocument(home, ref, { conversions: options.conversions });
     } catch (error) {
       skipped.push({ ...entry, reason: describeError(error) });
       continue;

@@ -5,6 +5,7 @@ import { BM25_WEIGHTS, rankOneWord, rankRareFirst } from "./bm25.ts";
 import { buildMatch, parseQuery, type ParsedQuery } from "./query.ts";
 import { contextFor, listRepositories, selectRepositories, type Repository } from "../repos.ts";
 import { makeSnippet } from "./snippet.ts";
+import { ConversionCache } from "./conversions.ts";
 import { Store, type FragmentRow, type SqlCondition } from "../store/store.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
@@ -132,6 +133,8 @@ export class SearchContext {
   private readonly stores = new Map<string, Store>();
   readonly embedders: EmbedderCache;
   readonly vectors = new VectorCache();
+  /** Documents converted for reading (get_document, multi_get, REST /documents), kept for the next read. */
+  readonly conversions = new ConversionCache();
 
   constructor(embedders = new EmbedderCache({ allowDownload: false })) {
     this.embedders = embedders;

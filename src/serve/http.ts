@@ -85,7 +85,7 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
       if (request.method !== "GET") return methodNotAllowed("GET");
       try {
         if (url.pathname === "/search") return Response.json(await restSearch(home, restParams(url, SEARCH_PARAMS), context));
-        if (url.pathname.startsWith("/documents/")) return Response.json(await restDocument(home, url));
+        if (url.pathname.startsWith("/documents/")) return Response.json(await restDocument(home, url, context));
       } catch (error) {
         return errorResponse(error);
       }
@@ -169,14 +169,14 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
 }
 
 /** GET /documents/<ref>?from=&lines= → the CLI's `get --json`; the ref is URL-encoded (`notes%3Aa.md%3A12`). */
-async function restDocument(home: string, url: URL): Promise<object> {
+async function restDocument(home: string, url: URL, context: SearchContext): Promise<object> {
   const ref = percentDecoded(url.pathname.slice("/documents/".length));
   const params = restParams(url, DOCUMENT_PARAMS);
   const [fromLine, maxLines] = [
     numberParam(params, "from", { integer: true, min: 1 }),
     numberParam(params, "lines", { integer: true, min: 1 }),
   ];
-  return documentJson(await readDocument(home, ref, { fromLine, maxLines }));
+  return documentJson(await readDocument(home, ref, { fromLine, maxLines, conversions: context.conversions }));
 }
 
 function percentDecoded(text: string): string {

@@ -365,6 +365,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
           fromLine: input.from_line,
           maxLines: input.max_lines,
           repository: input.repository,
+          conversions: context.conversions,
         });
         const doc = readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes));
         const marker = continuationMarker(doc, "continue with");
@@ -401,6 +402,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
           repository: input.repository,
           maxBytes: answerBytes(input.max_bytes),
           maxBytesPerDocument: input.max_bytes_per_document,
+          conversions: context.conversions,
         });
         const text = found.documents.map((d) => `=== ${d.repository}:${d.path}\n${d.text}`);
         const skipped = found.skipped.map((s) => `=== ${s.repository ? `${s.repository}:` : ""}${s.path} skipped: ${s.reason}`);
@@ -465,7 +467,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
     async (uri, variables) => {
       const one = (value: string | string[] | undefined) => decodeURIComponent(String(Array.isArray(value) ? value[0] : (value ?? "")));
       const ref = `${one(variables.repository)}:${one(variables.path)}`;
-      const doc = await readDocument(home, ref).then(
+      const doc = await readDocument(home, ref, { conversions: context.conversions }).then(
         (whole) => readPart(whole, 0, DEFAULT_ANSWER_BYTES),
         (error) => Promise.reject(resourceError(error)),
       );

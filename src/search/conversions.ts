@@ -1,0 +1,46 @@
+/**
+ * Converted documents a long-lived server has read, kept for its next reads: an agent pages through a PDF with
+ * one get_document call per page, and converting it again for each (OCR of a scan takes seconds a page) would make
+ * every call as slow as the first. An entry is found only by the file's exact bytes and the conversion settings
+ * that shape its text, so an edited file, or a changed OCR setting, is converted afresh. Bounded in characters; the
+ * least recently read goes first.
+ */
+export class ConversionCache {
+  private readonly entries = new Map<string, string>();
+  private size = 0;
+
+  constructor(private readonly maxChars = 64 * 2 ** 20) {}
+
+  /** The key of a file's conversion: where it is, its bytes (hashed) and the settings its text depends on. */
+  static key(file: string, bytes: Uint8Array, settings: unknown): string {
+    return `${file}\0${bytes.length}\0${Bun.hash(bytes)}\0${JSON.stringify(settings)}`;
+  }
+
+  get(key: string): string | undefined {
+    const text = this.entries.get(key);
+    if (text !== undefined) {
+      this.entries.delete(key); // re-inserted: the Map's order is the order of use
+      this.entries.set(key, text);
+    }
+    return text;
+  }
+
+  set(key: string, text: string): void {
+    if (text.length > this.maxChars) return;
+    this.delete(key);
+    this.entries.set(key, text);
+    this.size += text.length;
+    for (const [oldest, old] of this.entries) {
+      if (this.size <= this.maxChars) break;
+      this.entries.delete(oldest);
+      this.size -= old.length;
+    }
+  }
+
+  private delete(key: string): void {
+    const text = this.entries.get(key);
+    if (text === undefined) return;
+    this.entries.delete(key);
+    this.size -= text.length;
+  }
+}
