@@ -121,6 +121,31 @@ describe("command dispatch", () => {
     const grep = runCli(["search", "--json", "--", "quiet", "-zzz"], { home });
     expect(JSON.parse(grep.stdout).results[0].path).toBe("q.md");
   });
+
+  test("every command takes its arguments after --, so a name starting with '-' needs no ./", () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "-rf.md": "# Dash\n\ndashed name\n", "keep.md": "# Keep\n\nkept\n" });
+    expect(runCli(["repo", "add", "notes", docs, "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "notes", "--quiet"], { home }).code).toBe(0);
+    const got = runCli(["get", "--json", "--", "notes:-rf.md"], { home });
+    expect(got.code).toBe(0);
+    expect(JSON.parse(got.stdout).text).toContain("dashed name");
+    expect(runCli(["convert", "--", join(docs, "-rf.md")], { home }).stdout).toContain("dashed name");
+    expect(runCli(["remove", "notes", "--", "-rf.md"], { home }).code).toBe(0);
+    expect(runCli(["ls", "notes", "--json"], { home }).stdout).not.toContain("-rf.md");
+  });
+
+  test("help does not call a --no- option's default 'true' (it reads as if the option were on)", () => {
+    for (const args of [
+      ["index", "--help"],
+      ["repo", "add", "--help"],
+    ]) {
+      const help = runCli(args, { home: tempDir() }).stdout;
+      expect(help).toContain("--no-embed");
+      expect(help).not.toContain("(default: true)");
+    }
+  });
 });
 
 describe("index exit status", () => {

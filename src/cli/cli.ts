@@ -537,7 +537,8 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     const cli = groupName ? GROUPS[groupName]!.build() : commandCli(args[at]);
-    cli.help();
+    // cac shows `--no-embed` as "(default: true)", which reads as if embedding were off by default.
+    cli.help((sections) => sections.map((s) => ({ ...s, body: s.body.replace(/^(\s*--no-.*?)\s*\(default: true\)[ \t]*$/gm, "$1") })));
     cli.showHelpOnExit = false; // help is printed below, once the options are known to be real ones
     // A group's own parser sees the words without the group's name, global options included.
     const parsedArgv = groupName
@@ -545,6 +546,12 @@ export async function main(argv: string[]): Promise<number> {
       : [argv[0]!, argv[1]!, ...bindCountFlags(args)];
     cli.parse(parsedArgv, { run: false });
     checkOptions(cli, args, groupName);
+    // Words after `--` are arguments, never options (`researcher get -- notes:-x.md`); cac sets them apart.
+    const rest = (cli.options["--"] as string[] | undefined) ?? [];
+    if (cli.matchedCommand && rest.length > 0) {
+      cli.args = [...cli.args, ...rest];
+      cli.options["--"] = [];
+    }
     if (cli.options.help) {
       cli.outputHelp();
       return 0;
