@@ -12,6 +12,7 @@ import { addRepository, type Repository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { verifyRepository } from "../src/index/verify.ts";
 import {
+  annNeedsRebuilding,
   annPath,
   EXACT_SCAN_BELOW,
   MIN_RECALL,
@@ -234,12 +235,14 @@ describe("ANN recall", () => {
     const exact = exactTop10(big.store, Float32Array.from(QUERY));
     // Every neighbour count and slot of every node: usearch's own checks (magic, version, sizes) still pass.
     const damaged = rot(dir, (bytes, { nodesAt }) => bytes.fill(0xff, nodesAt));
+    expect(annNeedsRebuilding(big.store, dir)).toBe("damaged"); // what `status` reports
     const searched = freshProcessSearch(dir);
     expectSameTop10(searched.ids, exact); // exit 0: no segfault
     expect(searched.annProblem).toBe("damaged");
     expect(readFileSync(annPath(dir)).equals(damaged)).toBe(true); // a search never rebuilds it
     expect(await syncVectorIndex(big.store, dir, DIMS)).toBe(true);
     expect(vectorIndexState(big.store, dir)).toBe("verified");
+    expect(annNeedsRebuilding(big.store, dir)).toBeNull();
   }, 60_000);
 
   test("bit rot in the vectors (identity unchanged): verify finds it and --repair rebuilds the file", async () => {

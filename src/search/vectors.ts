@@ -193,15 +193,17 @@ export function vectorIndexState(store: Store, dir: string): "verified" | AnnPro
 }
 
 /**
- * Why searches of this repository scan for want of a usable ANN file, told without reading the file (for `status`):
- * null when they can use it or do not need it (a small repository, or one left stale on purpose, see
- * SCAN_WHILE_STALE_BELOW). A file damaged in place is found by what reads it: searches (`--explain`) and verify.
+ * Why searches of this repository scan for want of a usable ANN file (for `status`): null when they can use it or
+ * do not need it (a small repository, or one left stale on purpose, see SCAN_WHILE_STALE_BELOW). A file damaged in
+ * place is found by the check every search makes before mapping it (its graph read, or the whole file when no
+ * identity vouches for it); damage to its vectors alone, which searches survive, is verify's to find.
  */
 export function annNeedsRebuilding(store: Store, dir: string): AnnProblem | null {
   const dims = store.embeddingModel()?.dims;
   if (!dims || vectorCount(store) * dims < exactScanBelow()) return null;
   if (identityOf(annPath(dir)) === null) return "missing";
-  return isStale(store, dir) && !mayDeferRebuild(store, dims) ? "stale" : null;
+  if (isStale(store, dir)) return mayDeferRebuild(store, dims) ? null : "stale";
+  return verifiedIdentity(store, dir, dims, false) === null ? "damaged" : null;
 }
 
 /**
