@@ -3,10 +3,13 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { strToU8, zipSync } from "fflate";
 import { convertDocx } from "../src/convert/docx.ts";
+import { readXml } from "../src/convert/docx-xml.ts";
 import { readZip } from "../src/convert/zip.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { conversionFailure as failure, describeShared, SHARED, testShared } from "./helpers.ts";
 import { docx } from "./docx-fixtures.ts";
+// @ts-expect-error mammoth's XML reader module has no types
+import { readString as mammothReadString } from "mammoth/lib/xml/reader.js";
 
 const DOCX = join(SHARED, "data/corpus/docx");
 const corpusFile = (path: string) => readFileSync(join(DOCX, path));
@@ -142,6 +145,44 @@ describe("convertDocx: unreadable files", () => {
   test("readZip keeps only the wanted entries", () => {
     const entries = readZip(zipSync({ "a.txt": strToU8("a"), "b/c.txt": strToU8("c") }), (name) => name === "b/c.txt", "TEST");
     expect(Object.keys(entries)).toEqual(["b/c.txt"]);
+  });
+});
+
+describe("readXml: mammoth's XML tree without a DOM", () => {
+  // mammoth's own reader (xmldom's DOM, then copied), which convertDocx no longer calls: the tree must be the same.
+  const namespaces = { "http://schemas.openxmlformats.org/wordprocessingml/2006/main": "w" };
+  const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
+  const outcome = (read: Promise<unknown>) =>
+    read.then(
+      (tree) => JSON.parse(JSON.stringify(tree)),
+      (error: Error) => ({ error: error.message }),
+    );
+  const same = async (xml: string) =>
+    expect(await outcome(readXml(xml, namespaces))).toEqual(await outcome(mammothReadString(xml, namespaces)));
+
+  test("namespaces mapped or braced, attributes, entities, CDATA, comments, instructions and line ends as mammoth's reader", async () => {
+    await same(
+      `<?xml version="1.0"?>\r\n<w:document ${W} xmlns:x="urn:other" xmlns="urn:default"><w:body a="1" x:b="2" xml:lang="ru">` +
+        `<w:t xml:space="preserve"> one &amp; two &#x41;&#66;</w:t><plain>text<![CDATA[dropped]]>after<!-- c -->end<?pi data?>last</plain>` +
+        `<x:other>a\r\nb\rc</x:other><w:p/>tail</w:body></w:document>`,
+    );
+  });
+
+  test("a part that does not parse fails with mammoth's message; an undefined entity stays text", async () => {
+    await same(`<w:document ${W}><w:body><w:p></w:body></w:document>`);
+    await same(`<w:document ${W}><w:body><w:p a="1" a="2"/></w:body></w:document>`);
+    await same("");
+    expect(JSON.stringify(await readXml(`<w:t ${W}>x &undefined; y</w:t>`, namespaces))).toContain("x &undefined; y");
+  });
+
+  testShared("every XML part of mammoth's own fixtures and of Word documents with comments and drawings", async () => {
+    const fixtures = readdirSync(join(DOCX, "mammoth.js")).filter((name) => name.endsWith(".docx"));
+    for (const path of [...fixtures.map((name) => `mammoth.js/${name}`), "apache-poi/testComment.docx", "apache-poi/drawing.docx"]) {
+      const parts = readZip(corpusFile(path), (name) => name.endsWith(".xml") || name.endsWith(".rels"), "DOCX");
+      for (const [name, bytes] of Object.entries(parts)) {
+        expect({ name, same: await same(new TextDecoder().decode(bytes)).then(() => true) }).toEqual({ name, same: true });
+      }
+    }
   });
 });
 
