@@ -20,7 +20,7 @@ type Value = PdfString | number;
 
 const ZERO_IV = new Uint8Array(16);
 const EMPTY = new Uint8Array(0);
-/** Tries at new salts before giving up, when a literal string leaves too little room for the new one. */
+/** How many salts are tried before giving up, when a literal string leaves too little room for the new value. */
 const SALT_TRIES = 64;
 
 /**
