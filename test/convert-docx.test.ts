@@ -3,13 +3,17 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { strToU8, zipSync } from "fflate";
 import { convertDocx } from "../src/convert/docx.ts";
+import { isRevisionId, MAMMOTH_NAMES, PROPERTIES, readXml } from "../src/convert/docx-xml.ts";
 import { readZip } from "../src/convert/zip.ts";
 import { ResearcherError } from "../src/errors.ts";
-import { conversionFailure as failure, describeShared, SHARED, testShared } from "./helpers.ts";
+import { conversionFailure as failure, describeShared, ROOT, SHARED, testShared } from "./helpers.ts";
 import { docx } from "./docx-fixtures.ts";
+// @ts-expect-error mammoth's XML reader module has no types
+import { readString as mammothReadString } from "mammoth/lib/xml/reader.js";
 
 const DOCX = join(SHARED, "data/corpus/docx");
 const corpusFile = (path: string) => readFileSync(join(DOCX, path));
+const MAMMOTH_DOCX = join(ROOT, "node_modules/mammoth/lib/docx");
 
 const paragraph = (text: string, style?: string) =>
   `<w:p>${style ? `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>` : ""}<w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
@@ -142,6 +146,69 @@ describe("convertDocx: unreadable files", () => {
   test("readZip keeps only the wanted entries", () => {
     const entries = readZip(zipSync({ "a.txt": strToU8("a"), "b/c.txt": strToU8("c") }), (name) => name === "b/c.txt", "TEST");
     expect(Object.keys(entries)).toEqual(["b/c.txt"]);
+  });
+});
+
+describe("readXml: mammoth's XML tree without a DOM", () => {
+  // mammoth's own reader (xmldom's DOM, then copied), which convertDocx no longer calls: the tree must be the same,
+  // but for the property children and revision ids mammoth never reads, here taken out of its tree afterwards.
+  const namespaces = { "http://schemas.openxmlformats.org/wordprocessingml/2006/main": "w" };
+  const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
+  type Tree = { name?: string; attributes?: Record<string, string>; children?: Tree[] };
+  const unread = (tree: Tree): Tree => {
+    if (!tree.children) return tree;
+    const attributes = Object.fromEntries(Object.entries(tree.attributes ?? {}).filter(([name]) => !isRevisionId(name)));
+    const kept = PROPERTIES.has(tree.name ?? "") ? tree.children.filter((child) => MAMMOTH_NAMES.has(child.name ?? "")) : tree.children;
+    return { ...tree, attributes, children: kept.map(unread) };
+  };
+  const outcome = (read: Promise<unknown>, prune = (tree: Tree) => tree) =>
+    read.then(
+      (tree) => prune(JSON.parse(JSON.stringify(tree)) as Tree),
+      (error: Error) => ({ error: error.message }),
+    );
+  const same = async (xml: string) =>
+    expect(await outcome(readXml(xml, namespaces))).toEqual(await outcome(mammothReadString(xml, namespaces), unread));
+
+  test("inside property elements only what mammoth's readers name is kept: the list is mammoth's own", () => {
+    const source = readdirSync(MAMMOTH_DOCX)
+      .filter((name) => name.endsWith(".js"))
+      .map((name) => readFileSync(join(MAMMOTH_DOCX, name), "utf8"))
+      .join("\n");
+    const named = new Set(source.match(/"w:[A-Za-z]+"/g)?.map((name) => name.slice(1, -1)));
+    expect([...named].sort()).toEqual([...MAMMOTH_NAMES].sort());
+    expect(source).toContain('"w:" + noteType'); // the one name built at run time: w:footnote, w:endnote, never properties
+    expect(source).not.toContain("rsid");
+  });
+
+  test("namespaces mapped or braced, attributes, entities, CDATA, comments, instructions and line ends as mammoth's reader", async () => {
+    await same(
+      `<?xml version="1.0"?>\r\n<w:document ${W} xmlns:x="urn:other" xmlns="urn:default"><w:body a="1" x:b="2" xml:lang="ru">` +
+        `<w:t xml:space="preserve"> one &amp; two &#x41;&#66;</w:t><plain>text<![CDATA[dropped]]>after<!-- c -->end<?pi data?>last</plain>` +
+        `<x:other>a\r\nb\rc</x:other><w:p/>tail</w:body></w:document>`,
+    );
+    // Property children mammoth never reads, however deep, and revision ids are left out; what follows them is not.
+    await same(
+      `<w:document ${W}><w:body><w:p w:rsidR="00AB12" w:rsidRDefault="00CD34"><w:pPr><w:pBdr><w:top w:val="single">` +
+        `<w:x>text</w:x></w:top></w:pBdr><w:jc w:val="center"/><w:rPr><w:b/><w:szCs w:val="28"/></w:rPr></w:pPr>` +
+        `<w:r><w:rPr><w:color w:val="FF0000"/><w:i/></w:rPr><w:t>kept</w:t></w:r></w:p></w:body></w:document>`,
+    );
+  });
+
+  test("a part that does not parse fails with mammoth's message; an undefined entity stays text", async () => {
+    await same(`<w:document ${W}><w:body><w:p></w:body></w:document>`);
+    await same(`<w:document ${W}><w:body><w:p a="1" a="2"/></w:body></w:document>`);
+    await same("");
+    expect(JSON.stringify(await readXml(`<w:t ${W}>x &undefined; y</w:t>`, namespaces))).toContain("x &undefined; y");
+  });
+
+  testShared("every XML part of mammoth's own fixtures and of Word documents with comments and drawings", async () => {
+    const fixtures = readdirSync(join(DOCX, "mammoth.js")).filter((name) => name.endsWith(".docx"));
+    for (const path of [...fixtures.map((name) => `mammoth.js/${name}`), "apache-poi/testComment.docx", "apache-poi/drawing.docx"]) {
+      const parts = readZip(corpusFile(path), (name) => name.endsWith(".xml") || name.endsWith(".rels"), "DOCX");
+      for (const [name, bytes] of Object.entries(parts)) {
+        expect({ name, same: await same(new TextDecoder().decode(bytes)).then(() => true) }).toEqual({ name, same: true });
+      }
+    }
   });
 });
 

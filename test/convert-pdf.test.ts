@@ -9,7 +9,7 @@ import { joinLine } from "../src/convert/document.ts";
 import { convertPdf, isFileName, NO_PAGE_IMAGES, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
 import { drawnItems } from "../src/convert/pdf-drawn.ts";
 import { glyphNameText } from "../src/convert/pdf-glyphs.ts";
-import { SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
+import { runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 const PDFS = join(SHARED, "data/corpus/pdf/pdfjs-test-pdfs");
@@ -74,6 +74,49 @@ describe("convertPdf", () => {
     // REDHAT-1531897-0.pdf has a broken document catalogue.
     expect(convertPdf(readFileSync(join(PDFS, "REDHAT-1531897-0.pdf")), "x")).rejects.toThrow(/^not a readable PDF: /);
     expect(convertPdf(new TextEncoder().encode("not a pdf at all"), "x")).rejects.toThrow(/^not a readable PDF: /);
+  });
+
+  testShared(
+    "an AES-256 PDF whose owner password is empty opens with no password, and its words are found",
+    () => {
+      // pr6531_2.pdf (pdf.js test suite, by Bluebeam): user password "asdfasdf", owner password empty. poppler opens it
+      // with no password (`pdftotext pr6531_2.pdf -` prints "Bluebeam should be encrypting this."); pdf.js never tries
+      // the empty owner password and refused it as encrypted.
+      const home = tempDir();
+      const docs = tempDir();
+      writeTree(docs, { "bluebeam.pdf": readFileSync(join(PDFS, "pr6531_2.pdf")) });
+      expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
+      expect(runCli(["index", "docs", "--quiet"], { home }).code).toBe(0);
+      const found = JSON.parse(runCli(["search", "encrypting", "--json"], { home }).stdout);
+      expect(found.results.map((r: { path: string }) => r.path)).toEqual(["bluebeam.pdf"]);
+      const converted = runCli(["convert", join(docs, "bluebeam.pdf")], { home });
+      expect(
+        converted.stdout
+          .replace(/<!--.*?-->/g, "")
+          .split(/\s+/)
+          .filter(Boolean),
+      ).toEqual("Bluebeam should be encrypting this.".split(" "));
+    },
+    30_000,
+  );
+
+  testShared("the empty owner password is read from literal strings as well as hex ones", async () => {
+    // The same file with /O, /U, /OE and /UE written as literal strings one byte shorter than their hex form (kept at
+    // the same offsets by line continuations and a space after the key): the new /U and /UE no longer fit as hex.
+    const hex = Buffer.from(readFileSync(join(PDFS, "pr6531_2.pdf"))).toString("latin1");
+    const literal = hex.replace(/\/(O|U|OE|UE)<([0-9a-f]+)>/g, (whole, key: string, digits: string) => {
+      const escaped = Buffer.from(digits, "hex")
+        .toString("latin1")
+        .replace(/[()\\\r]/g, (c) => (c === "\r" ? "\\r" : `\\${c}`));
+      const padding = whole.length - key.length - 4 - escaped.length; // "/" key " (" ")"
+      const odd = padding % 2; // one three-byte continuation (backslash CR LF), the rest two-byte ones
+      const continuations = "\\\n".repeat((padding - 3 * odd) / 2) + "\\\r\n".repeat(odd);
+      return `/${key} (${escaped}${continuations})`;
+    });
+    expect(literal).not.toBe(hex);
+    expect(literal.length).toBe(hex.length);
+    const doc = await convertPdf(Buffer.from(literal, "latin1"), "x");
+    expect(doc.text).toContain("Bluebeam should be encrypting this.");
   });
 
   testShared("CJK text in CID fonts is read through the bundled character maps", async () => {

@@ -125,7 +125,7 @@ describe("formats and settings", () => {
   });
 
   test("the memory budget holds each conversion to its own use: a DOCX that balloons is stopped, the PDF beside it is not", async () => {
-    // mammoth builds this body's DOM in one synchronous stretch (~150 MB, when its worker cannot report); pdf.js
+    // mammoth reads this body in one synchronous stretch (well past 64 MB, when its worker cannot report); pdf.js
     // converts the PDF in ~40 MB, started first, while the process as a whole passes the budget.
     const pages = Array.from({ length: 400 }, (_, i) => paragraph(`Page ${i} holds words about topic ${i}.`, 72));
     const body = Array.from({ length: 30_000 }, (_, i) => docxParagraph(`Paragraph ${i} of the ballooning document.`)).join("");

@@ -4,24 +4,21 @@
  */
 import { strFromU8 } from "fflate";
 import mammoth from "mammoth";
-// @ts-expect-error mammoth's XML parser module has no types
-import mammothXml from "mammoth/lib/xml/xmldom.js";
+// @ts-expect-error mammoth's XML module has no types
+import mammothXml from "mammoth/lib/xml/index.js";
 import type { ConvertedDocument } from "./document.ts";
 import { firstHeading } from "./markdown.ts";
 import { htmlToMarkdown } from "./html.ts";
 import { describeError, ResearcherError } from "../errors.ts";
-import { escapeUndefinedEntities, xmlText } from "./xml.ts";
+import { readXml } from "./docx-xml.ts";
+import { xmlText } from "./xml.ts";
 import { readZip } from "./zip.ts";
 
 /** Mammoth has no mapping for Word's Title style; as an `<h1>` it becomes the title when core properties lack one. */
 const STYLE_MAP = ["p[style-name='Title'] => h1:fresh"];
 
-/**
- * Mammoth fails a document on any message of its XML parser (xmldom), even an entity it does not know, which xmldom
- * itself reports as a recoverable error: such references are kept as text before mammoth parses a part.
- */
-const strictParse: (xml: string) => unknown = mammothXml.parseFromString;
-mammothXml.parseFromString = (xml: string) => strictParse(escapeUndefinedEntities(xml));
+/** Mammoth reads every XML part through this module's `readString`: `readXml` builds its tree without a DOM. */
+mammothXml.readString = readXml;
 
 /** Compound-file (OLE) signature: legacy `.doc`, and also any password-protected Office file. */
 const OLE_MAGIC = [0xd0, 0xcf, 0x11, 0xe0];

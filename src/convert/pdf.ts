@@ -8,6 +8,7 @@ import { isHeading, joinLine, median, pageMarker, type ConvertedDocument, type C
 import { ResearcherError } from "../errors.ts";
 import { pageImage, type PdfPage, recognise } from "./ocr.ts";
 import { readCMap, readWasm } from "./pdf-data.ts";
+import { openedWithEmptyOwnerPassword } from "./pdf-password.ts";
 import { drawnItems, type OperatorList } from "./pdf-drawn.ts";
 import { glyphNameText } from "./pdf-glyphs.ts";
 
@@ -91,27 +92,7 @@ function keepNavigator(): void {
 
 export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, options: ConvertOptions = {}): Promise<ConvertedDocument> {
   const pdfjs = await loadPdfJs();
-  // pdf.js takes ownership of (detaches) the buffer it is given, and refuses Node Buffers: give it a plain copy.
-  const task = pdfjs.getDocument({
-    data: new Uint8Array(bytes),
-    disableFontFace: true,
-    useSystemFonts: false,
-    stopAtErrors: false,
-    verbosity: 0,
-    fontExtraProperties: true, // glyph names, to read what pdf.js could not map (unmappedGlyphs)
-    cMapUrl: "cmaps/",
-    cMapPacked: true,
-    // JBIG2 and JPEG 2000 images (bilevel and archival scans) are decoded by pdf.js's own wasm, served by the factory.
-    wasmUrl: "wasm/",
-    BinaryDataFactory: PdfDataFactory,
-  });
-  let doc: Awaited<typeof task.promise>;
-  try {
-    doc = await task.promise;
-  } catch (error) {
-    await task.destroy();
-    throw new ResearcherError("FILE_UNREADABLE", pdfOpenReason(error));
-  }
+  const { task, doc } = await openPdf(pdfjs, bytes);
   try {
     const info = await pdfInfo(doc);
     const parts: string[] = [];
@@ -147,6 +128,49 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
   } finally {
     await task.destroy();
   }
+}
+
+/**
+ * Opens the document; an AES-256 file whose owner password is empty (which pdf.js never tries, see pdf-password.ts)
+ * is opened from a copy re-keyed for an empty user password.
+ */
+async function openPdf(pdfjs: PdfJs, bytes: Uint8Array) {
+  try {
+    return await loadPdf(pdfjs, bytes);
+  } catch (error) {
+    const unlocked = isPasswordNeeded(error) ? openedWithEmptyOwnerPassword(bytes) : undefined;
+    if (!unlocked) throw new ResearcherError("FILE_UNREADABLE", pdfOpenReason(error));
+    return await loadPdf(pdfjs, unlocked).catch((retried: unknown) => {
+      throw new ResearcherError("FILE_UNREADABLE", pdfOpenReason(retried));
+    });
+  }
+}
+
+async function loadPdf(pdfjs: PdfJs, bytes: Uint8Array) {
+  // pdf.js takes ownership of (detaches) the buffer it is given, and refuses Node Buffers: give it a plain copy.
+  const task = pdfjs.getDocument({
+    data: new Uint8Array(bytes),
+    disableFontFace: true,
+    useSystemFonts: false,
+    stopAtErrors: false,
+    verbosity: 0,
+    fontExtraProperties: true, // glyph names, to read what pdf.js could not map (unmappedGlyphs)
+    cMapUrl: "cmaps/",
+    cMapPacked: true,
+    // JBIG2 and JPEG 2000 images (bilevel and archival scans) are decoded by pdf.js's own wasm, served by the factory.
+    wasmUrl: "wasm/",
+    BinaryDataFactory: PdfDataFactory,
+  });
+  try {
+    return { task, doc: await task.promise };
+  } catch (error) {
+    await task.destroy();
+    throw error;
+  }
+}
+
+function isPasswordNeeded(error: unknown): boolean {
+  return (error as { name?: string })?.name === "PasswordException";
 }
 
 /** Frees what pdf.js keeps of a page once it is read (its fonts, images and operator list). */
@@ -233,8 +257,7 @@ async function scanImage(doc: { getPage(n: number): Promise<unknown> }, n: numbe
 }
 
 function pdfOpenReason(error: unknown): string {
-  const name = (error as { name?: string })?.name;
-  if (name === "PasswordException") return "encrypted PDF (a password is needed to read it)";
+  if (isPasswordNeeded(error)) return "encrypted PDF (a password is needed to read it)";
   const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
   return `not a readable PDF: ${message}`;
 }
