@@ -360,6 +360,10 @@ export function indexSummaryText(summary: IndexSummary, style: Style): string {
   const counts = `${summary.indexed} indexed${ocr}, ${summary.skipped} skipped, ${summary.removed} removed, ${summary.failed} failed`;
   const lines = [`${style.bold(summary.repository)}: ${counts} · ${summary.fragments} fragments written · ${summary.seconds.toFixed(2)} s`];
   for (const failure of summary.failures) lines.push(`  ${style.warn("failed")} ${escapeControls(`${failure.path}: ${failure.reason}`)}`);
+  if (summary.failed_unchanged) {
+    const files = summary.failed_unchanged === 1 ? "1 file that failed is" : `${summary.failed_unchanged} files that failed are`;
+    lines.push(`  ${style.dim(`${files} unchanged: not tried again (\`status\` lists them; \`index --retry-failed\` tries them)`)}`);
+  }
   const types = Object.entries(summary.skipped_types ?? {}).sort((a, b) => b[1] - a[1]);
   if (types.length) {
     const list = types.map(([type, n]) => `${n} .${type || "(no extension)"}`).join(", ");
