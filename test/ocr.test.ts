@@ -86,7 +86,7 @@ describe("OCR", () => {
       }
       const strict = new ConvertPool({ size: 1, timeoutMs: OCR_TIMEOUT, ocrPageTimeoutMs: 100 });
       try {
-        const error = await conversionFailure(strict.convert("scan.pdf", bytes));
+        const error = await conversionFailure(strict.convert("scan.pdf", bytes), "CONVERSION_STOPPED");
         expect(error.message).toBe("OCR of one page took longer than 0.1 s (index.ocr_page_timeout)");
       } finally {
         strict.close();
