@@ -33,6 +33,8 @@ import { Store } from "../store/store.ts";
 export interface WatchBatch {
   repository: string;
   indexed: number;
+  /** Pages read by OCR in this batch (scanned PDF pages, images), as `index` counts them. */
+  ocr_pages: number;
   removed: number;
   failed: number;
   /** The paths this batch looked at (empty for a scan). */
@@ -457,6 +459,7 @@ class RepositoryWatch {
     this.context.options.onBatch?.({
       repository: summary.repository,
       indexed: summary.indexed,
+      ocr_pages: summary.ocr_pages,
       removed: summary.removed,
       failed: summary.failed,
       paths,
