@@ -130,17 +130,18 @@ export function resolveDocumentRef(home: string, ref: string, options: { reposit
 
 /**
  * The place a ref's tail names: `:line`, `:line:count`, `:from-to` (a code result's line range) or `:pN` (a PDF
- * result's page), as search results print them.
+ * result's page), as search results print them. The path before it may hold any character a file name can, a
+ * newline too (`s`: `.` matches it), and `$` is the very end: a search location always round-trips.
  */
 const lineSuffix = (text: string): { path: string; line?: number; count?: number; to?: number; page?: number } | undefined => {
-  const page = /^(.+?):p(\d+)$/.exec(text);
+  const page = /^(.+?):p(\d+)$/s.exec(text);
   if (page) return { path: page[1]!, page: Number(page[2]) };
-  const range = /^(.+?):(\d+)-(\d+)$/.exec(text);
+  const range = /^(.+?):(\d+)-(\d+)$/s.exec(text);
   if (range) {
     const [line, to] = [Number(range[2]), Number(range[3])];
     return { path: range[1]!, line, to, count: to - line + 1 };
   }
-  const match = /^(.+?):(\d+)(?::(\d+))?$/.exec(text);
+  const match = /^(.+?):(\d+)(?::(\d+))?$/s.exec(text);
   return match ? { path: match[1]!, line: Number(match[2]), count: match[3] === undefined ? undefined : Number(match[3]) } : undefined;
 };
 
