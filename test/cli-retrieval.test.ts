@@ -158,6 +158,15 @@ describe("get", () => {
       expect(JSON.parse(got.stdout)).toMatchObject({ path: name, from: 3, text: "first line" });
     }
     expect(run("get", `odd:${name}:3-5`).stdout).toBe("first line\n\nharbour tides here\n");
+    // A name that begins with whitespace: its bare location is read as given, a pasted ref's stray spaces trimmed.
+    writeTree(folder, { "\n lead.md": "# Lead\n\nspaced name words\n" });
+    expect(run("index", "odd", "--quiet").code).toBe(0);
+    const lead = JSON.parse(run("search", "spaced name", "--json").stdout).results[0];
+    expect(lead.location).toBe("\n lead.md:3");
+    for (const ref of [lead.location, `odd:${lead.location}`, `  odd:${name}:3  `]) {
+      const got = run("get", ref, "--lines", "1");
+      expect({ ref, code: got.code, stderr: got.stderr }).toEqual({ ref, code: 0, stderr: "" });
+    }
   });
 
   test("misses are one error line with close paths; bad ranges are errors", () => {

@@ -11,7 +11,7 @@ import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { PAGE_MARKER } from "../convert/document.ts";
 import { conversionLimits, convertOnce } from "../convert/pool.ts";
 import { isInside, readConfinedFile } from "../files.ts";
-import { describeError, ResearcherError } from "../errors.ts";
+import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
 import { getRepository, listRepositories, type Repository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
 
@@ -87,11 +87,32 @@ const REF_HINT = "use repo:path, repo:path:line[:count], repo:path:from-to, repo
  * ambiguous docid or bare location is an error that lists the candidates; a miss suggests close paths.
  */
 export function resolveDocumentRef(home: string, ref: string, options: { repository?: string } = {}): DocumentRef {
-  const trimmed = ref.trim();
+  // A ref never ends in whitespace (a path ends in its extension, a location in its line or page), but a file name
+  // may begin with some: a bare search location (" notes.md:3") is read as given when that names an indexed
+  // document, else trimmed (stray spaces around a pasted ref).
+  const given = ref.trimEnd();
+  const trimmed = given.trimStart();
+  if (given !== trimmed) {
+    const exact = attempt(() => resolveTrimmedRef(home, given, options));
+    if (exact && hasIndexedPath(exact.repo, exact.path)) return exact;
+  }
+  return resolveTrimmedRef(home, trimmed, options);
+}
+
+function attempt<T>(body: () => T): T | undefined {
+  try {
+    return body();
+  } catch (error) {
+    if (isResearcherError(error)) return undefined;
+    throw error;
+  }
+}
+
+function resolveTrimmedRef(home: string, trimmed: string, options: { repository?: string }): DocumentRef {
   if (!trimmed) throw new ResearcherError("INVALID_INPUT", "an empty document reference", { hint: REF_HINT });
   if (/^#[0-9a-f]{6,64}$/i.test(trimmed)) return findByDocid(home, trimmed.slice(1).toLowerCase(), options.repository);
   if (trimmed.startsWith("#")) {
-    throw new ResearcherError("INVALID_INPUT", `'${ref}' is not a docid`, {
+    throw new ResearcherError("INVALID_INPUT", `'${trimmed}' is not a docid`, {
       hint: "a docid is # and at least 6 hex digits, as search results print it",
     });
   }
@@ -113,7 +134,7 @@ export function resolveDocumentRef(home: string, ref: string, options: { reposit
   if (found.length > 1) {
     throw new ResearcherError(
       "INVALID_INPUT",
-      `'${ref}' is in ${found.length} repositories: ${found.map((f) => `${f.repo.name}:${f.path}`).join(", ")}`,
+      `'${trimmed}' is in ${found.length} repositories: ${found.map((f) => `${f.repo.name}:${f.path}`).join(", ")}`,
       {
         hint: "prefix the repository: repo:path[:line]",
       },
