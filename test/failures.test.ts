@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { addRepository, type Repository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { VERSION } from "../src/version.ts";
-import { runCli, tempDir, writeTree } from "./helpers.ts";
-import { paragraph, writePdf } from "./pdf-fixtures.ts";
+import { runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
+import { paragraph, SCANNED, scannedPage, writePdf } from "./pdf-fixtures.ts";
 
 const BROKEN = "not a readable PDF: Invalid PDF structure.";
 
@@ -137,6 +137,28 @@ describe("a failed file", () => {
       expect(indexRun(cli)).toEqual(stopped);
       expect(cli("config", "set", "index.convert_memory_mb", "1024").code).toBe(0);
       expect(JSON.parse(cli("index", "d", "--json").stdout)).toMatchObject({ indexed: 1, failed: 0 });
+    },
+    CLI_TESTS,
+  );
+
+  testShared(
+    "a scan that failed for want of an OCR language is tried again once something lands in the OCR model folder",
+    async () => {
+      const home = tempDir();
+      const docs = tempDir();
+      const models = tempDir();
+      writeTree(docs, { "scan.pdf": await scannedPage(join(SHARED, SCANNED, "scan-01.pdf"), 1), "ok.md": "plain words\n" });
+      addRepository(home, { name: "d", path: docs, embed: false });
+      const cli = (...args: string[]) => runCli(args, { home });
+      expect(cli("config", "set", "repositories.d.ocr_languages", "[eng, deu]").code).toBe(0);
+      expect(cli("config", "set", "repositories.d.ocr_data", models).code).toBe(0);
+      const missing = indexRun(cli);
+      expect(missing).toMatchObject({ failed: 1, failed_unchanged: 0 });
+      expect(missing.failures[0].reason).toContain('no OCR model for language "deu"');
+      expect(indexRun(cli)).toMatchObject({ failed: 0, failed_unchanged: 1 });
+      writeFileSync(join(models, "README"), "models go here\n"); // the folder changes: a model may have been installed
+      utimesSync(models, new Date(), new Date(Date.now() + 5000));
+      expect(indexRun(cli)).toMatchObject({ failed: 1, failed_unchanged: 0 });
     },
     CLI_TESTS,
   );

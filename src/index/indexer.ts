@@ -308,12 +308,23 @@ function convertOptions(config: Config, repo: Repository) {
 }
 
 /**
- * What a failed conversion depends on besides the file: the converters' options and the researcher version (a
- * newer converter may read the file). A failure recorded under other settings is tried again. The time and memory
+ * What a failed conversion depends on besides the file: the converters' options, the researcher version (a newer
+ * converter may read the file) and when the OCR model folder last changed (a language model installed there may read
+ * a scan that failed for want of it). A failure recorded under other settings is tried again. The time and memory
  * limits are not part of it: a conversion they stop is tried again anyway (CONVERSION_STOPPED is transient).
  */
 export function failureSettings(config: Config, repo: Repository): string {
-  return JSON.stringify({ version: VERSION, ...convertOptions(config, repo) });
+  const options = convertOptions(config, repo);
+  return JSON.stringify({ version: VERSION, ...options, ocrDataChanged: options.ocrData ? changedAt(options.ocrData) : null });
+}
+
+/** A folder's mtime (it moves when a file is added, removed or renamed in it), or null when it cannot be read. */
+function changedAt(folder: string): number | null {
+  try {
+    return statSync(folder).mtimeMs;
+  } catch {
+    return null;
+  }
 }
 
 /**
