@@ -22,6 +22,12 @@ export const ERROR_CODES = {
   PATH_OUTSIDE_REPO: { exit: 1, http: 400, rpc: RPC.notFound, summary: "a path escapes its repository root" },
   DOCUMENT_NOT_FOUND: { exit: 1, http: 404, rpc: RPC.notFound, summary: "the document is not in the index" },
   FILE_UNREADABLE: { exit: 1, http: 422, rpc: RPC.internal, summary: "a file cannot be read or decoded" },
+  CONVERSION_STOPPED: {
+    exit: 1,
+    http: 503,
+    rpc: RPC.internal,
+    summary: "a conversion was stopped before it finished (time or memory limit, a crashed worker, the run ending): tried again",
+  },
   NOT_INDEXED: { exit: 1, http: 404, rpc: RPC.notFound, summary: "the repository has never been indexed" },
   LOCKED: { exit: 1, http: 409, rpc: RPC.internal, summary: "another process is writing this repository" },
   MODEL_UNAVAILABLE: { exit: 1, http: 503, rpc: RPC.internal, summary: "the embedding model cannot be loaded" },
@@ -111,6 +117,16 @@ export function toResearcherError(error: unknown, context?: ErrorContext): Resea
   // cac, the command-line parser, throws these for a missing argument or option value.
   if (error instanceof Error && error.name === "CACError") return as("USAGE", message);
   return as("INTERNAL", message);
+}
+
+/**
+ * Codes of failures that say nothing about the file itself (a conversion stopped by a limit or a crash, a busy or
+ * full disk): an index run tries such a file again every time rather than remembering it as failed.
+ */
+const TRANSIENT_CODES: ReadonlySet<ErrorCode> = new Set(["CONVERSION_STOPPED", "LOCKED", "DISK_FULL"]);
+
+export function isTransient(error: unknown): boolean {
+  return TRANSIENT_CODES.has(toResearcherError(error).code);
 }
 
 const DAMAGE_HINT = "`researcher verify` finds it and names the command that rebuilds it";

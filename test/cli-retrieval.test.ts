@@ -142,6 +142,33 @@ describe("get", () => {
     expect(ok("get", `${hit.repository}:${hit.location}`, "--lines", "1")).toContain('"quoted", commas.');
   });
 
+  test("a location round-trips for any file name: one holding a newline and a colon", () => {
+    const home = tempDir();
+    const folder = tempDir();
+    const name = "odd\nname:12.md";
+    writeTree(folder, { [name]: "# Odd\n\nfirst line\n\nharbour tides here\n" });
+    const run = (...args: string[]) => runCli(args, { home });
+    expect(run("repo", "add", "odd", folder, "--no-embed").code).toBe(0);
+    expect(run("index", "odd", "--quiet").code).toBe(0);
+    const hit = JSON.parse(run("search", "harbour tides", "--json").stdout).results[0];
+    expect(hit).toMatchObject({ path: name, location: `${name}:3` });
+    for (const ref of [`${hit.repository}:${hit.location}`, hit.location]) {
+      const got = run("get", ref, "--lines", "1", "--json");
+      expect({ ref, code: got.code, stderr: got.stderr }).toEqual({ ref, code: 0, stderr: "" });
+      expect(JSON.parse(got.stdout)).toMatchObject({ path: name, from: 3, text: "first line" });
+    }
+    expect(run("get", `odd:${name}:3-5`).stdout).toBe("first line\n\nharbour tides here\n");
+    // A name that begins with whitespace: its bare location is read as given, a pasted ref's stray spaces trimmed.
+    writeTree(folder, { "\n lead.md": "# Lead\n\nspaced name words\n" });
+    expect(run("index", "odd", "--quiet").code).toBe(0);
+    const lead = JSON.parse(run("search", "spaced name", "--json").stdout).results[0];
+    expect(lead.location).toBe("\n lead.md:3");
+    for (const ref of [lead.location, `odd:${lead.location}`, `  odd:${name}:3  `]) {
+      const got = run("get", ref, "--lines", "1");
+      expect({ ref, code: got.code, stderr: got.stderr }).toEqual({ ref, code: 0, stderr: "" });
+    }
+  });
+
   test("misses are one error line with close paths; bad ranges are errors", () => {
     const miss = cli("get", "notes:d1.md");
     expect(miss.code).toBe(1);

@@ -171,9 +171,11 @@ describe("index exit status", () => {
     writeTree(docs, { "good.md": "# Good\n\nfine words\n" });
     const some = runCli(["index", "notes"], { home });
     expect(some.code).toBe(0);
-    expect(some.stdout).toContain("1 indexed, 0 skipped, 0 removed, 2 failed");
+    // The failed files are unchanged: not converted again, their failures kept and said so.
+    expect(some.stdout).toContain("1 indexed, 0 skipped, 0 removed, 0 failed");
+    expect(some.stdout).toContain("2 files that failed are unchanged: not tried again");
     expect(some.stderr).not.toContain("error:");
-    // Unchanged files count as good ones: the retried failures alone do not fail the run.
+    // Unchanged files count as good ones: the kept failures alone do not fail the run.
     expect(runCli(["index", "notes", "--quiet"], { home }).code).toBe(0);
   }, 60_000);
 });

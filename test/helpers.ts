@@ -192,13 +192,19 @@ export function bm25Repository(files: Record<string, string | Uint8Array>) {
   return { home, docs, repo };
 }
 
-/** The error a conversion rejects with: a ResearcherError with code FILE_UNREADABLE (a reason the run records). */
-export async function conversionFailure(promise: Promise<unknown>): Promise<ResearcherError> {
+/**
+ * The error a conversion rejects with: a ResearcherError with code FILE_UNREADABLE (a reason the run records), or
+ * CONVERSION_STOPPED for a conversion a limit stopped.
+ */
+export async function conversionFailure(
+  promise: Promise<unknown>,
+  code: "FILE_UNREADABLE" | "CONVERSION_STOPPED" = "FILE_UNREADABLE",
+): Promise<ResearcherError> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
   expect(error).toBeInstanceOf(ResearcherError);
-  expect((error as ResearcherError).code).toBe("FILE_UNREADABLE");
+  expect((error as ResearcherError).code).toBe(code);
   return error as ResearcherError;
 }

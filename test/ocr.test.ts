@@ -5,10 +5,16 @@ import { convertPdf, NO_TEXT_LAYER_OCR_OFF } from "../src/convert/pdf.ts";
 import { pageText } from "../src/convert/ocr.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
 import { agreementScore } from "./agreement.ts";
-import { bm25Repository, conversionFailure, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
+import { bm25Repository, conversionFailure, ROOT, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { indexRepository, type IndexProgress } from "../src/index/indexer.ts";
 import { progressBar } from "../src/serve/render.ts";
 import { SCANNED, scannedPage, scannedPages, scannedTruth } from "./pdf-fixtures.ts";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { writeFileSync } from "node:fs";
+import { getRepository } from "../src/repos.ts";
+import { watchBatchJson, watchBatchText } from "../src/serve/render.ts";
+import { type WatchBatch, watchRepositories } from "../src/serve/watch.ts";
 
 const SCAN = join(SHARED, SCANNED, "scan-01.pdf");
 const OCR_TIMEOUT = 240_000; // one page is ~3 CPU-s, but the machine is shared
@@ -86,7 +92,7 @@ describe("OCR", () => {
       }
       const strict = new ConvertPool({ size: 1, timeoutMs: OCR_TIMEOUT, ocrPageTimeoutMs: 100 });
       try {
-        const error = await conversionFailure(strict.convert("scan.pdf", bytes));
+        const error = await conversionFailure(strict.convert("scan.pdf", bytes), "CONVERSION_STOPPED");
         expect(error.message).toBe("OCR of one page took longer than 0.1 s (index.ocr_page_timeout)");
       } finally {
         strict.close();
@@ -111,6 +117,58 @@ describe("OCR", () => {
       expect(JSON.parse(cli("index", "docs", "--no-embed", "--json").stdout)).toMatchObject({ indexed: 0, skipped: 2, ocr_pages: 0 });
     },
     OCR_TIMEOUT,
+  );
+
+  testShared(
+    "a scan added singly (MCP add_to_index, watch) reports its OCR pages as a full run does",
+    async () => {
+      const home = tempDir();
+      const docs = tempDir();
+      writeTree(docs, { "note.md": "# Note\n\nNothing scanned here.\n" });
+      const cli = (...args: string[]) => runCli(args, { home });
+      expect(cli("repo", "add", "docs", docs, "--no-embed").code).toBe(0);
+      expect(cli("index", "docs", "--json").code).toBe(0);
+
+      writeFileSync(join(docs, "scan.pdf"), await scannedPage(SCAN, 1));
+      const env = { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home };
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [join(ROOT, "src/main.ts"), "serve"],
+        env,
+        cwd: home,
+        stderr: "pipe",
+      });
+      const client = new Client({ name: "test", version: "1.0.0" });
+      await client.connect(transport);
+      try {
+        const added = (await client.callTool({ name: "add_to_index", arguments: { repository: "docs", file_path: "scan.pdf" } })) as {
+          content: { text: string }[];
+          structuredContent: Record<string, unknown>;
+        };
+        expect(added.structuredContent).toMatchObject({ indexed: 1, ocr_pages: 1 });
+        expect(added.content[0]!.text).toBe("docs:scan.pdf: indexed (1 page read by OCR)");
+      } finally {
+        await client.close();
+      }
+      expect(JSON.parse(cli("status", "docs", "--json").stdout)).toMatchObject({ documents: 2, ocr_pages: 1 });
+
+      const batches: WatchBatch[] = [];
+      const handle = watchRepositories(home, [getRepository(home, "docs")], { debounceMs: 50, onBatch: (b) => batches.push(b) });
+      try {
+        await handle.ready;
+        writeFileSync(join(docs, "again.pdf"), await scannedPage(SCAN, 2));
+        const deadline = Date.now() + OCR_TIMEOUT;
+        while (!batches.some((b) => b.paths.includes("again.pdf")) && Date.now() < deadline) await Bun.sleep(100);
+      } finally {
+        await handle.close();
+      }
+      const batch = batches.find((b) => b.paths.includes("again.pdf"))!;
+      expect(batch).toMatchObject({ indexed: 1, ocr_pages: 1, failed: 0 });
+      expect(JSON.parse(watchBatchJson(batch))).toMatchObject({ paths: ["again.pdf"], indexed: 1, ocr_pages: 1 });
+      expect(watchBatchText(batch)).toContain("docs: again.pdf: 1 indexed (1 page read by OCR), 0 removed, 0 failed");
+      expect(JSON.parse(cli("status", "docs", "--json").stdout)).toMatchObject({ documents: 3, ocr_pages: 2 });
+    },
+    OCR_TIMEOUT * 2,
   );
 
   testShared(

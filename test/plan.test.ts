@@ -29,6 +29,31 @@ describe("planChanges", () => {
     expect(plan.unreadable).toEqual([]);
   });
 
+  test("a file that failed as it is now, under the same settings, is left alone, ahead of its old document", () => {
+    const root = tempDir();
+    writeTree(root, { "failed.md": "f", "edited.md": "e", "other.md": "o", "indexed.md": "i" });
+    const failure = (path: string, settings = "s1") => [path, { ...stampOf(root, path), settings }] as const;
+    const stamps = new Map([
+      failure("failed.md"),
+      ["edited.md", { ...stampOf(root, "edited.md"), mtimeMs: 1, settings: "s1" }],
+      failure("other.md", "s0"),
+      failure("indexed.md"),
+    ]);
+    // indexed.md failed after it was indexed: its document is older than the file, its failure is not.
+    const stored = new Map([["indexed.md", { size: 1, mtimeMs: 1 }]]);
+    const plan = planChanges(discoverFiles(root, options), stored, { failed: { stamps, settings: "s1" } });
+    expect(plan.failedUnchanged).toEqual(["failed.md", "indexed.md"]);
+    expect(plan.added.map((f) => f.path)).toEqual(["edited.md", "other.md"]);
+    expect(plan.changed).toEqual([]);
+    // Without settings (verify) only the files count; without failures (a rebuild, --retry-failed) every one is tried.
+    expect(planChanges(discoverFiles(root, options), stored, { failed: { stamps } }).failedUnchanged).toEqual([
+      "failed.md",
+      "indexed.md",
+      "other.md",
+    ]);
+    expect(planChanges(discoverFiles(root, options), stored).failedUnchanged).toEqual([]);
+  });
+
   test("force reads every indexed file again", () => {
     const root = tempDir();
     writeTree(root, { "same.md": "same" });

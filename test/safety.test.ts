@@ -142,6 +142,7 @@ describe("the indexer's read step", () => {
         read: confinedReader(file!.root),
         force: () => false,
         chunking: "",
+        conversion: "",
       });
       expect(prepared).toEqual({
         kind: "failed",

@@ -278,6 +278,34 @@ describe("watchRepositories when the folder goes away", () => {
   });
 });
 
+test("a failed file is left alone while unchanged (the planner's rule): an attribute change or a re-planned folder does not retry it", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\napple\n", "sub/bad.pdf": "%PDF-1.4 this is not a PDF body" });
+  const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  try {
+    await handle.ready;
+    expect(batches.all[0]).toMatchObject({ scan: true, indexed: 1, failed: 1 });
+    chmodSync(join(docs, "sub/bad.pdf"), 0o600); // an event for the file; its size and mtime stay
+    writeFileSync(join(docs, "sub/.gitignore"), "*.log\n"); // re-plans its folder
+    writeFileSync(join(docs, "sub/b.md"), "# B\n\nbanana\n");
+    await batches.until(["sub/b.md"]);
+    await Bun.sleep(300);
+    expect(batches.all.flatMap((b) => b.paths)).not.toContain("sub/bad.pdf");
+    expect(batches.all.slice(1).map((b) => b.failed)).not.toContain(1);
+    const store = Store.open(repo.dir);
+    expect(store.failures().map((f) => f.path)).toEqual(["sub/bad.pdf"]);
+    store.close();
+    writeFileSync(join(docs, "sub/bad.pdf"), "%PDF-1.4 edited, and still not a PDF body");
+    expect(await batches.next((b) => b.paths.includes("sub/bad.pdf"))).toMatchObject({ failed: 1 });
+    expect(batches.errors).toEqual([]);
+  } finally {
+    await handle.close();
+  }
+}, 30_000);
+
 test("mkdir of a new subfolder, then files in it, are seen (recursive watch follows new folders)", async () => {
   const home = tempDir();
   const docs = tempDir();

@@ -125,11 +125,14 @@ function searchMode(value: unknown): SearchMode | undefined {
 
 /**
  * A run that found files and could index none of them (none new, changed or unchanged) failed, though it recorded
- * why; a file that failed beside others that are indexed is reported in the summary only.
+ * why (in this run, or before for failed files it left alone); a file that failed beside others that are indexed is
+ * reported in the summary only.
  */
 function everyFileFailed(summary: IndexSummary): boolean {
-  return summary.failed > 0 && summary.indexed === 0 && summary.skipped === 0;
+  return failedFiles(summary) > 0 && summary.indexed === 0 && summary.skipped === 0;
 }
+
+const failedFiles = (summary: IndexSummary) => summary.failed + summary.failed_unchanged;
 
 /**
  * The main commands; given the command word, only that one is defined (defining all ~100 options costs ~2 ms of
@@ -160,6 +163,7 @@ function mainCli(only?: string): CAC {
       .option("--embeddings-only", "Keep fragments, recompute every vector (after changing the model)")
       .option("--no-embed", "BM25 only for this run: skip embeddings")
       .option("--allow-empty", "Accept an empty repository folder and remove its documents (refused otherwise)")
+      .option("--retry-failed", "Convert failed files again though unchanged (after installing an OCR language, say)")
       .option("--model <id|path>", "Embedding model for this run (default: configured)")
       .option("--json", "Print the summary as JSON")
       .option("--quiet", "No progress bar and no summary")
@@ -179,6 +183,7 @@ function mainCli(only?: string): CAC {
                   embeddingsOnly: Boolean(flags.embeddingsOnly),
                   noEmbed: flags.embed === false,
                   allowEmpty: Boolean(flags.allowEmpty),
+                  retryFailed: Boolean(flags.retryFailed),
                   model: flags.model as string | undefined,
                   embedders,
                   onProgress: bar?.update,
@@ -202,9 +207,13 @@ function mainCli(only?: string): CAC {
         if (summaries.length === 0 && !flags.json) stderr.write("no repositories to index\n");
         const hopeless = summaries.find(everyFileFailed);
         if (hopeless) {
-          throw new ResearcherError("FILE_UNREADABLE", `${hopeless.repository}: all ${hopeless.failed} files failed and none was indexed`, {
-            hint: `\`researcher status ${hopeless.repository} --json\` lists them with their reasons`,
-          });
+          throw new ResearcherError(
+            "FILE_UNREADABLE",
+            `${hopeless.repository}: all ${failedFiles(hopeless)} files failed and none was indexed`,
+            {
+              hint: `\`researcher status ${hopeless.repository} --json\` lists them with their reasons`,
+            },
+          );
         }
       });
 

@@ -103,7 +103,7 @@ export class ConvertPool {
   }
 
   /**
-   * Convert one file; rejects with a `FILE_UNREADABLE` error whose message is the one-line reason. `onOcrPage` is
+   * Convert one file; rejects with a `FILE_UNREADABLE` error (`CONVERSION_STOPPED` when a limit or the run stopped it) whose message is the one-line reason. `onOcrPage` is
    * told of each page as its OCR starts (a long scan is minutes of work in one file).
    */
   async convert(path: string, bytes: Uint8Array, onOcrPage?: (page: OcrPage) => void): Promise<ConvertedDocument> {
@@ -111,7 +111,7 @@ export class ConvertPool {
     // Text formats convert in this thread, except source code to be parsed: the parse is the cost.
     if (TEXT_FORMATS.has(formatOf(path)) && !language) return convertFile(path, bytes);
     const treeSitter = language ? await (await import("./tree-sitter.ts")).compiledFor(language) : undefined;
-    if (this.closed) throw unreadable("indexing was stopped"); // while the runtime compiled: no worker may start now
+    if (this.closed) throw stopped("indexing was stopped"); // while the runtime compiled: no worker may start now
     return new Promise((resolve, reject) => {
       this.queue.push({ id: this.nextId++, path, bytes, options: this.options, treeSitter, onOcrPage, resolve, reject });
       this.dispatch();
@@ -123,7 +123,7 @@ export class ConvertPool {
     this.closed = true;
     clearInterval(this.watchdog);
     this.watchdog = undefined;
-    for (const job of this.queue.splice(0)) job.reject(unreadable("indexing was stopped"));
+    for (const job of this.queue.splice(0)) job.reject(stopped("indexing was stopped"));
     for (const slot of this.slots.splice(0)) this.retire(slot, "indexing was stopped");
   }
 
@@ -247,7 +247,7 @@ export class ConvertPool {
     slot.worker.onmessage = null;
     slot.worker.onerror = null;
     slot.worker.terminate();
-    job?.reject(unreadable(reason));
+    job?.reject(stopped(reason));
   }
 }
 
@@ -265,6 +265,11 @@ function threadFaults(thread: string): number {
 
 function unreadable(reason: string): ResearcherError {
   return new ResearcherError("FILE_UNREADABLE", reason);
+}
+
+/** A conversion the pool stopped (a limit, a crash, the run ending): nothing is known about the file, so it is tried again. */
+function stopped(reason: string): ResearcherError {
+  return new ResearcherError("CONVERSION_STOPPED", reason);
 }
 
 /** The time limits and OCR settings a repository's conversions run with (`ocr` defaults to config's defaults). */

@@ -16,24 +16,28 @@ import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits } from "../convert/pool.ts";
 import { discoverFiles, isCandidate, type DiscoveredFile } from "./discover.ts";
 import { confinedReader, type ReadResult } from "../files.ts";
-import { planChanges } from "./plan.ts";
+import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
-import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
+import { describeError, isResearcherError, isTransient, ResearcherError, toResearcherError } from "../errors.ts";
 import { acquireWriterLock } from "../store/lock.ts";
 import type { Repository } from "../repos.ts";
-import { HEADING_SEPARATOR, Store, type DocumentInput, type Fragment, type StoredDocument } from "../store/store.ts";
+import { HEADING_SEPARATOR, Store, type DocumentInput, type Fragment, type RecordedFailure, type StoredDocument } from "../store/store.ts";
 import { syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
 import { clearImpacts, maintainImpactLists, updateImpacts } from "../search/bm25.ts";
+import { VERSION } from "../version.ts";
 
 export interface IndexSummary {
   repository: string;
   indexed: number;
   skipped: number;
   removed: number;
+  /** Files that failed in this run (`failures` says why). */
   failed: number;
   failures: { path: string; reason: string }[];
+  /** Files that failed before and have not changed since: not tried again, their failures kept (`status` lists them). */
+  failed_unchanged: number;
   /** Files not indexed because of their type, by extension: `{"pptx": 12}`. */
   skipped_types: Record<string, number>;
   /** Generated and vendored code left out, by rule: `{"node_modules/": 3, "dist/": 1, "*.min.js": 2}`. */
@@ -81,6 +85,8 @@ export interface IndexOptions {
   allowEmpty?: boolean;
   /** `--model`: overrides the configured model for this run. */
   model?: string;
+  /** Try every failed file again, unchanged or not (after fixing something outside them, e.g. an OCR language). */
+  retryFailed?: boolean;
   embedders?: EmbedderCache;
   onProgress?: (progress: IndexProgress) => void;
 }
@@ -89,7 +95,7 @@ export interface IndexOptions {
 export type Prepared =
   | { kind: "document"; replaces: boolean; doc: DocumentInput; fragments: Fragment[]; hashes: string[] }
   | { kind: "unchanged"; id: number; size: number; mtimeMs: number }
-  | { kind: "failed"; path: string; reason: string };
+  | ({ kind: "failed" } & RecordedFailure);
 
 /** What the per-document step needs to know about the repository's settings. */
 export interface DocumentSettings {
@@ -102,6 +108,8 @@ export interface DocumentSettings {
   force: (path: string) => boolean;
   /** The chunking settings as recorded in the store once a complete run has applied them. */
   chunking: string;
+  /** What a conversion's outcome depends on besides the file (failureSettings): a failure is stamped with it. */
+  conversion: string;
 }
 
 /**
@@ -274,7 +282,7 @@ export async function indexFiles(
       writer.add(await prepareDocument(file, stored.get(path), settings));
     }
     writer.flush();
-    const summary = finishRun(store, repo, writer, gone, { paths, skippedTypes: {}, skippedGenerated: {} });
+    const summary = finishRun(store, repo, writer, gone, { paths, failedUnchanged: [], skippedTypes: {}, skippedGenerated: {} });
     const choice = chooseModel(config.embedding, repo.embedding, options.model, store.embeddingModel());
     const embedding =
       repo.embed && !options.noEmbed
@@ -286,13 +294,37 @@ export async function indexFiles(
 
 /** The run's conversion pool; source code is parsed into sections of the chunk budget there, in parallel. */
 function conversionPool(config: Config, repo: Repository): ConvertPool {
-  const limits = conversionLimits(config, repo.ocr);
   return new ConvertPool({
     size: config.index.convert_workers || undefined,
     memoryBytes: config.index.convert_memory_mb * 2 ** 20,
-    ...limits,
-    convert: { ...limits.convert, codeTokens: config.chunk.code_tokens },
+    ...conversionLimits(config, repo.ocr),
+    convert: convertOptions(config, repo),
   });
+}
+
+/** What the converters are told: OCR mode, languages and data, and the budget source code is parsed into. */
+function convertOptions(config: Config, repo: Repository) {
+  return { ...conversionLimits(config, repo.ocr).convert, codeTokens: config.chunk.code_tokens };
+}
+
+/**
+ * What a failed conversion depends on besides the file: the converters' options, the researcher version (a newer
+ * converter may read the file) and when the OCR model folder last changed (a language model installed there may read
+ * a scan that failed for want of it). A failure recorded under other settings is tried again. The time and memory
+ * limits are not part of it: a conversion they stop is tried again anyway (CONVERSION_STOPPED is transient).
+ */
+export function failureSettings(config: Config, repo: Repository): string {
+  const options = convertOptions(config, repo);
+  return JSON.stringify({ version: VERSION, ...options, ocrDataChanged: options.ocrData ? changedAt(options.ocrData) : null });
+}
+
+/** A folder's mtime (it moves when a file is added, removed or renamed in it), or null when it cannot be read. */
+function changedAt(folder: string): number | null {
+  try {
+    return statSync(folder).mtimeMs;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -313,7 +345,8 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool, repo:
   const code = (before.code_tokens ?? before.tokens) !== code_tokens;
   const force = (path: string) => text || (code && languageOf(path) !== null);
   const read = confinedReader(repo.path);
-  return { chunk: { tokens, overlap }, maxBytes: config.index.max_file_bytes, pool, read, force, chunking };
+  const conversion = failureSettings(config, repo);
+  return { chunk: { tokens, overlap }, maxBytes: config.index.max_file_bytes, pool, read, force, chunking, conversion };
 }
 
 /** Drop one document (its fragments, FTS rows and vectors) and refresh the ANN file. */
@@ -353,6 +386,7 @@ function emptySummary(repository: string): RunCounts {
     removed: 0,
     failed: 0,
     failures: [],
+    failed_unchanged: 0,
     skipped_types: {},
     skipped_generated: {},
     fragments: 0,
@@ -448,8 +482,11 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   }
   const writer = new BatchWriter(store);
   for (const problem of discovery.problems) writer.add({ kind: "failed", ...problem });
-  // Unchanged size and mtime: not opened at all. New and changed files go through the per-document step.
-  const plan = planChanges(discovery, stored, { force: settings.force });
+  // Unchanged size and mtime: not opened at all, nor is a file that failed as it is now (unless told to retry).
+  // New and changed files go through the per-document step.
+  const failed: Failed | undefined =
+    options.rebuild || options.retryFailed ? undefined : { stamps: store.failureStamps(), settings: settings.conversion };
+  const plan = planChanges(discovery, stored, { force: settings.force, failed });
   writer.skipped += plan.unchanged;
   const changed = [...plan.added, ...plan.changed];
   checkFreeSpace(repo, changed);
@@ -464,6 +501,7 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   onProgress?.({ phase: "index", done: changed.length, total: changed.length });
 
   const counts = finishRun(store, repo, writer, plan.gone, {
+    failedUnchanged: plan.failedUnchanged,
     skippedTypes: discovery.skippedTypes,
     skippedGenerated: discovery.skippedGenerated,
   });
@@ -488,18 +526,21 @@ function refreshGitMetadata(store: Store, root: string): void {
   }
 }
 
-/** Remove what is gone, record failures (all of them, or only for `paths` in a partial run) and the totals. */
+/**
+ * Remove what is gone, record failures (all of them but those of failed files left alone, or only for `paths` in a
+ * partial run) and the totals.
+ */
 function finishRun(
   store: Store,
   repo: Repository,
   writer: BatchWriter,
   gone: string[],
-  run: { paths?: string[]; skippedTypes: Record<string, number>; skippedGenerated: Record<string, number> },
+  run: { paths?: string[]; failedUnchanged: string[]; skippedTypes: Record<string, number>; skippedGenerated: Record<string, number> },
 ): RunCounts {
   store.transaction(() => {
     for (const path of gone) store.deleteDocument(path);
     if (gone.length) store.bumpVectorsGeneration();
-    store.recordFailures(writer.failures, run.paths);
+    store.recordFailures(writer.failures, { paths: run.paths, kept: new Set(run.failedUnchanged) });
     refreshGitMetadata(store, repo.path);
     store.setMeta("last_indexed", new Date().toISOString());
   });
@@ -510,7 +551,8 @@ function finishRun(
     skipped: writer.skipped,
     removed: gone.length,
     failed: writer.failures.length,
-    failures: writer.failures,
+    failures: writer.failures.map(({ path, reason }) => ({ path, reason })),
+    failed_unchanged: run.failedUnchanged.length,
     skipped_types: run.skippedTypes,
     skipped_generated: run.skippedGenerated,
     fragments: writer.fragments,
@@ -526,7 +568,7 @@ class BatchWriter {
   skipped = 0;
   fragments = 0;
   ocrPages = 0;
-  readonly failures: { path: string; reason: string }[] = [];
+  readonly failures: RecordedFailure[] = [];
   private pending: Extract<Prepared, { kind: "document" }>[] = [];
   private touched: Extract<Prepared, { kind: "unchanged" }>[] = [];
 
@@ -534,7 +576,7 @@ class BatchWriter {
 
   add(prepared: Prepared): void {
     // Reasons come from converters' and libraries' messages (xmldom's hold tabs): a reason is one line wherever shown.
-    if (prepared.kind === "failed") this.failures.push({ path: prepared.path, reason: oneLine(prepared.reason) });
+    if (prepared.kind === "failed") this.failures.push({ ...prepared, reason: oneLine(prepared.reason) });
     else if (prepared.kind === "unchanged") {
       this.touched.push(prepared);
       this.skipped++;
@@ -578,7 +620,11 @@ async function forEachConcurrently<T>(items: T[], limit: number, work: (item: T)
 
 /**
  * The per-document step: read → convert → chunk one file. Never throws: a problem becomes a reason, and the
- * stored version of the document (if any) stays as it was. `onOcrPage` hears of each page OCR starts on.
+ * stored version of the document (if any) stays as it was. A failed conversion is stamped with the file's size and
+ * mtime and the conversion settings, so that a run leaves the file alone until one of them changes; a failure that
+ * says nothing about the file (a limit or a crash stopped the conversion: isTransient) and a file that could not be
+ * read (a stat or an open to find out again; its cause, e.g. permissions, is usually outside the file) get no stamp
+ * and are tried again by every run. `onOcrPage` hears of each page OCR starts on.
  */
 export async function prepareDocument(
   file: DiscoveredFile,
@@ -614,6 +660,7 @@ export async function prepareDocument(
       kind: "failed",
       path: file.path,
       reason: isResearcherError(error) ? error.message : `conversion failed: ${describeError(error)}`,
+      stamp: isTransient(error) ? undefined : { size: file.size, mtimeMs: file.mtimeMs, settings: settings.conversion },
     };
   }
 }

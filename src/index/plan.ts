@@ -4,13 +4,25 @@
  * step then reads it and converts it only when its SHA-256 differs); the same size and mtime is unchanged, and the
  * file is not opened. An indexed path discovery no longer finds is gone, unless discovery could not look at it (a
  * folder it could not list, a file it reported a problem with): unreadable is not gone, and the index keeps it.
+ * A file whose conversion failed, with the same size and mtime and under the same conversion settings as then, is
+ * failed and unchanged: it is not tried again (it would fail again), and its failure stays recorded.
  */
 import { isUnlisted, type DiscoveredFile, type Discovery } from "./discover.ts";
+import type { FailureStamp } from "../store/store.ts";
 
 /** What the index recorded about a file when it was last read. */
 export interface Stamp {
   size: number;
   mtimeMs: number;
+}
+
+/**
+ * The recorded failures' stamps (by path) and the conversion settings of this run; without settings (verify, which
+ * judges the files alone, as it leaves chunking settings out) only the files' stamps count.
+ */
+export interface Failed {
+  stamps: ReadonlyMap<string, FailureStamp>;
+  settings?: string;
 }
 
 export interface ChangePlan {
@@ -24,6 +36,8 @@ export interface ChangePlan {
   gone: string[];
   /** Indexed paths discovery could not look at: kept in the index. */
   unreadable: string[];
+  /** Files that failed and have not changed since, under the same conversion settings: not tried again. */
+  failedUnchanged: string[];
 }
 
 /** Whether a file on disk still has the size and mtime the index recorded: then it is not read again. */
@@ -31,20 +45,30 @@ export function sameStamp(stored: Stamp | undefined, file: Stamp): boolean {
   return stored !== undefined && stored.size === file.size && stored.mtimeMs === file.mtimeMs;
 }
 
+/** Whether a file failed to convert as it is now, under these settings: trying it again would fail again. */
+export function failedUnchanged(failed: Failed | undefined, path: string, file: Stamp): boolean {
+  const stamp = failed?.stamps.get(path);
+  if (!failed || !stamp) return false;
+  return (failed.settings === undefined || stamp.settings === failed.settings) && sameStamp(stamp, file);
+}
+
 /**
  * Plan a run from what discovery found and what the index holds (path → stamp). `force` says which indexed files
- * to read again however unchanged (their chunking settings changed). `stored` may hold only part of the index (a folder's documents):
- * paths outside it are simply not planned.
+ * to read again however unchanged (their chunking settings changed); `failed` the recorded failures to leave
+ * alone while their files are unchanged (none: every failed file is tried again). `stored` may hold only part of the
+ * index (a folder's documents): paths outside it are simply not planned.
  */
 export function planChanges(
   discovery: Discovery,
   stored: ReadonlyMap<string, Stamp>,
-  options: { force?: (path: string) => boolean } = {},
+  options: { force?: (path: string) => boolean; failed?: Failed } = {},
 ): ChangePlan {
-  const plan: ChangePlan = { added: [], changed: [], unchanged: 0, gone: [], unreadable: [] };
+  const plan: ChangePlan = { added: [], changed: [], unchanged: 0, gone: [], unreadable: [], failedUnchanged: [] };
   for (const file of discovery.files) {
     const previous = stored.get(file.path);
-    if (!previous) plan.added.push(file);
+    // Checked first: a file indexed once and failing since keeps its old document, which differs from it.
+    if (failedUnchanged(options.failed, file.path, file)) plan.failedUnchanged.push(file.path);
+    else if (!previous) plan.added.push(file);
     else if (options.force?.(file.path) || !sameStamp(previous, file)) plan.changed.push(file);
     else plan.unchanged++;
   }

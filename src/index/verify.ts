@@ -132,11 +132,13 @@ function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): 
     problems.push({ check: "files", detail: describeError(error), fix: "check the repository folder", repaired: false });
     return;
   }
-  const plan = planChanges(discovery, store.documents());
-  // A file that failed last time is not new: the run that failed it recorded why, and `status` shows it.
+  const stamps = store.failureStamps();
+  const plan = planChanges(discovery, store.documents(), { failed: { stamps } });
+  // A file that failed last time is not new: the run that failed it recorded why, and `status` shows it. One that
+  // changed since it failed is: the next run converts it again (the planner's rule).
   const failed = new Set(store.failures().map((f) => f.path));
   const added = plan.added.filter((file) => !failed.has(file.path)).length;
-  const changed = plan.changed.length;
+  const changed = plan.changed.length + plan.added.filter((file) => stamps.has(file.path)).length;
   const gone = plan.gone.length;
   const parts = [added && `${added} new`, changed && `${changed} changed`, gone && `${gone} gone`].filter(Boolean);
   if (parts.length) {

@@ -12,7 +12,7 @@ import { PAGE_MARKER } from "../convert/document.ts";
 import { ConversionCache } from "./conversions.ts";
 import { conversionLimits, convertOnce } from "../convert/pool.ts";
 import { isInside, readConfinedFile } from "../files.ts";
-import { describeError, ResearcherError } from "../errors.ts";
+import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
 import { getRepository, listRepositories, type Repository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
 
@@ -90,11 +90,32 @@ const REF_HINT = "use repo:path, repo:path:line[:count], repo:path:from-to, repo
  * ambiguous docid or bare location is an error that lists the candidates; a miss suggests close paths.
  */
 export function resolveDocumentRef(home: string, ref: string, options: { repository?: string } = {}): DocumentRef {
-  const trimmed = ref.trim();
+  // A ref never ends in whitespace (a path ends in its extension, a location in its line or page), but a file name
+  // may begin with some: a bare search location (" notes.md:3") is read as given when that names an indexed
+  // document, else trimmed (stray spaces around a pasted ref).
+  const given = ref.trimEnd();
+  const trimmed = given.trimStart();
+  if (given !== trimmed) {
+    const exact = attempt(() => resolveTrimmedRef(home, given, options));
+    if (exact && hasIndexedPath(exact.repo, exact.path)) return exact;
+  }
+  return resolveTrimmedRef(home, trimmed, options);
+}
+
+function attempt<T>(body: () => T): T | undefined {
+  try {
+    return body();
+  } catch (error) {
+    if (isResearcherError(error)) return undefined;
+    throw error;
+  }
+}
+
+function resolveTrimmedRef(home: string, trimmed: string, options: { repository?: string }): DocumentRef {
   if (!trimmed) throw new ResearcherError("INVALID_INPUT", "an empty document reference", { hint: REF_HINT });
   if (/^#[0-9a-f]{6,64}$/i.test(trimmed)) return findByDocid(home, trimmed.slice(1).toLowerCase(), options.repository);
   if (trimmed.startsWith("#")) {
-    throw new ResearcherError("INVALID_INPUT", `'${ref}' is not a docid`, {
+    throw new ResearcherError("INVALID_INPUT", `'${trimmed}' is not a docid`, {
       hint: "a docid is # and at least 6 hex digits, as search results print it",
     });
   }
@@ -116,7 +137,7 @@ export function resolveDocumentRef(home: string, ref: string, options: { reposit
   if (found.length > 1) {
     throw new ResearcherError(
       "INVALID_INPUT",
-      `'${ref}' is in ${found.length} repositories: ${found.map((f) => `${f.repo.name}:${f.path}`).join(", ")}`,
+      `'${trimmed}' is in ${found.length} repositories: ${found.map((f) => `${f.repo.name}:${f.path}`).join(", ")}`,
       {
         hint: "prefix the repository: repo:path[:line]",
       },
@@ -133,17 +154,18 @@ export function resolveDocumentRef(home: string, ref: string, options: { reposit
 
 /**
  * The place a ref's tail names: `:line`, `:line:count`, `:from-to` (a code result's line range) or `:pN` (a PDF
- * result's page), as search results print them.
+ * result's page), as search results print them. The path before it may hold any character a file name can, a
+ * newline too (`s`: `.` matches it), and `$` is the very end: a search location always round-trips.
  */
 const lineSuffix = (text: string): { path: string; line?: number; count?: number; to?: number; page?: number } | undefined => {
-  const page = /^(.+?):p(\d+)$/.exec(text);
+  const page = /^(.+?):p(\d+)$/s.exec(text);
   if (page) return { path: page[1]!, page: Number(page[2]) };
-  const range = /^(.+?):(\d+)-(\d+)$/.exec(text);
+  const range = /^(.+?):(\d+)-(\d+)$/s.exec(text);
   if (range) {
     const [line, to] = [Number(range[2]), Number(range[3])];
     return { path: range[1]!, line, to, count: to - line + 1 };
   }
-  const match = /^(.+?):(\d+)(?::(\d+))?$/.exec(text);
+  const match = /^(.+?):(\d+)(?::(\d+))?$/s.exec(text);
   return match ? { path: match[1]!, line: Number(match[2]), count: match[3] === undefined ? undefined : Number(match[3]) } : undefined;
 };
 

@@ -22,7 +22,7 @@ import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { FILTER_OPS, parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexFiles, removeDocument } from "../index/indexer.ts";
 import { logger } from "../log.ts";
-import { PLAIN, searchJson, searchText } from "./render.ts";
+import { ocrNote, PLAIN, searchJson, searchText } from "./render.ts";
 import { getRepository, listRepositories } from "../repos.ts";
 import { search, SearchContext, searchStatus, type SearchOptions } from "../search/search.ts";
 import { LineTooLong, StdioLineTransport } from "./stdio-transport.ts";
@@ -176,6 +176,7 @@ const OUTPUT = {
   indexed: z.looseObject({
     repository: z.string(),
     indexed: z.number(),
+    ocr_pages: z.number(),
     removed: z.number(),
     failed: z.number(),
     failures: z.array(failureEntry),
@@ -551,7 +552,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
           const what = summary.removed
             ? "removed (the file is gone, or the repository no longer indexes it)"
             : summary.indexed
-              ? "indexed"
+              ? `indexed${ocrNote(summary.ocr_pages)}`
               : "unchanged";
           return result(summary, `${repo.name}:${path}: ${what}`);
         }),
@@ -621,7 +622,9 @@ export function startWatch(home: string, writes: Writes): WatchHandle {
     exclusive: writes,
     onBatch: (b) => {
       if (b.scan || b.indexed || b.removed || b.failed)
-        logger.info(`watch: ${b.repository}: ${b.indexed} indexed, ${b.removed} removed, ${b.failed} failed (${b.seconds} s)`);
+        logger.info(
+          `watch: ${b.repository}: ${b.indexed} indexed${ocrNote(b.ocr_pages)}, ${b.removed} removed, ${b.failed} failed (${b.seconds} s)`,
+        );
     },
     onError: (error, repository) => logger.error(`watch: ${repository}: ${describe(toResearcherError(error))}`),
   });

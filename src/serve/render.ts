@@ -355,11 +355,19 @@ export function emptyListingText(failures: SkippedDocument[]): string {
 
 // ---- index, status, repositories ---------------------------------------------------------------------
 
+/** What follows "N indexed" when some pages were read by OCR: ` (3 pages read by OCR)`. */
+export function ocrNote(pages: number): string {
+  return pages ? ` (${pages} ${pages === 1 ? "page" : "pages"} read by OCR)` : "";
+}
+
 export function indexSummaryText(summary: IndexSummary, style: Style): string {
-  const ocr = summary.ocr_pages ? ` (${summary.ocr_pages} pages read by OCR)` : "";
-  const counts = `${summary.indexed} indexed${ocr}, ${summary.skipped} skipped, ${summary.removed} removed, ${summary.failed} failed`;
+  const counts = `${summary.indexed} indexed${ocrNote(summary.ocr_pages)}, ${summary.skipped} skipped, ${summary.removed} removed, ${summary.failed} failed`;
   const lines = [`${style.bold(summary.repository)}: ${counts} · ${summary.fragments} fragments written · ${summary.seconds.toFixed(2)} s`];
   for (const failure of summary.failures) lines.push(`  ${style.warn("failed")} ${escapeControls(`${failure.path}: ${failure.reason}`)}`);
+  if (summary.failed_unchanged) {
+    const files = summary.failed_unchanged === 1 ? "1 file that failed is" : `${summary.failed_unchanged} files that failed are`;
+    lines.push(`  ${style.dim(`${files} unchanged: not tried again (\`status\` lists them; \`index --retry-failed\` tries them)`)}`);
+  }
   const types = Object.entries(summary.skipped_types ?? {}).sort((a, b) => b[1] - a[1]);
   if (types.length) {
     const list = types.map(([type, n]) => `${n} .${type || "(no extension)"}`).join(", ");
@@ -451,14 +459,14 @@ export function formatBytes(bytes: number): string {
 
 /** `researcher watch --json`: one line per applied batch (the contract in README). */
 export function watchBatchJson(batch: WatchBatch): string {
-  const { repository, indexed, removed, failed, paths, seconds, scan } = batch;
-  return `${JSON.stringify({ repository, indexed, removed, failed, paths, seconds, scan })}\n`;
+  const { repository, indexed, ocr_pages, removed, failed, paths, seconds, scan } = batch;
+  return `${JSON.stringify({ repository, indexed, ocr_pages, removed, failed, paths, seconds, scan })}\n`;
 }
 
 /** One line per applied batch, for a log file or a pipe. */
 export function watchBatchText(batch: WatchBatch): string {
   const what = batch.scan ? "scan" : batch.paths.length === 1 ? escapeControls(batch.paths[0]!) : `${batch.paths.length} paths`;
-  return `${clock()} ${batch.repository}: ${what}: ${batch.indexed} indexed, ${batch.removed} removed, ${batch.failed} failed (${batch.seconds} s)\n`;
+  return `${clock()} ${batch.repository}: ${what}: ${batch.indexed} indexed${ocrNote(batch.ocr_pages)}, ${batch.removed} removed, ${batch.failed} failed (${batch.seconds} s)\n`;
 }
 
 const clock = () => new Date().toTimeString().slice(0, 8);

@@ -6,7 +6,7 @@
  * MAX_BATCH paths, each taking the writer lock on its own. Between events nothing runs: no polling.
  *
  * Events name paths, not what happened, so a batch looks at the disk: a file is indexed unless its size and mtime
- * match the index; a path that is gone removes its document, and every document under it (a folder moved away);
+ * match the index, or it failed as it is now (the planner's rule, plan.ts); a path that is gone removes its document, and every document under it (a folder moved away);
  * a folder diffs its subtree against the index (a folder moved in). A path created and deleted within one debounce
  * never reaches the index. A repository folder that vanishes or empties removes nothing: the watch waits for it to
  * come back (the only timer that repeats, and only in that state) and then runs a full incremental scan.
@@ -22,10 +22,10 @@ import { readdirSync, statSync, watch, type FSWatcher, type Stats } from "node:f
 import { basename, dirname, join } from "node:path";
 import { loadConfig } from "../config.ts";
 import { discoverFiles, IGNORE_FILES, isCandidate, isCandidateFolder, type Discovery } from "../index/discover.ts";
-import { planChanges, sameStamp } from "../index/plan.ts";
+import { type Failed, failedUnchanged, planChanges, sameStamp } from "../index/plan.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
 import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
-import { indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
+import { failureSettings, indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
 import type { Repository } from "../repos.ts";
 import { Store } from "../store/store.ts";
 
@@ -33,6 +33,8 @@ import { Store } from "../store/store.ts";
 export interface WatchBatch {
   repository: string;
   indexed: number;
+  /** Pages read by OCR in this batch (scanned PDF pages, images), as `index` counts them. */
+  ocr_pages: number;
   removed: number;
   failed: number;
   /** The paths this batch looked at (empty for a scan). */
@@ -364,11 +366,12 @@ class RepositoryWatch {
     let waiting = false;
     const recent = Date.now() - this.context.debounceMs;
     try {
+      const failed: Failed = { stamps: store.failureStamps(), settings: failureSettings(loadConfig(this.context.home), this.repo) };
       for (const [path, rounds] of this.pending) {
         this.pending.delete(path);
         const stats = statOf(join(this.repo.path, path));
         if (stats?.isDirectory()) {
-          this.resolveFolder(store, path, chosen);
+          this.resolveFolder(store, path, chosen, failed);
           continue;
         }
         if (!stats) {
@@ -378,7 +381,7 @@ class RepositoryWatch {
           continue;
         }
         if (!isCandidate(path, this.repo)) continue;
-        if (sameStamp(store.document(path), stats)) continue;
+        if (sameStamp(store.document(path), stats) || failedUnchanged(failed, path, stats)) continue;
         if (stats.mtimeMs > recent && rounds < MAX_WAIT_ROUNDS) {
           this.pending.set(path, rounds + 1);
           waiting = true;
@@ -393,7 +396,7 @@ class RepositoryWatch {
   }
 
   /** A folder event: its candidate files that differ from the index, and indexed documents no longer in it. */
-  private resolveFolder(store: Store, folder: string, chosen: Map<string, boolean>): void {
+  private resolveFolder(store: Store, folder: string, chosen: Map<string, boolean>, failed: Failed): void {
     let found: Discovery;
     try {
       found = discoverFiles(join(this.repo.path, folder), this.repo);
@@ -401,7 +404,7 @@ class RepositoryWatch {
       return; // gone again meanwhile: a later event says so
     }
     const stored = new Map(store.documentsUnder(folder).map((doc) => [doc.path, doc]));
-    const plan = planChanges(inRepository(found, folder, this.repo), stored);
+    const plan = planChanges(inRepository(found, folder, this.repo), stored, { failed });
     for (const file of [...plan.added, ...plan.changed]) chosen.set(file.path, false);
     for (const path of plan.gone) chosen.set(path, true);
   }
@@ -456,6 +459,7 @@ class RepositoryWatch {
     this.context.options.onBatch?.({
       repository: summary.repository,
       indexed: summary.indexed,
+      ocr_pages: summary.ocr_pages,
       removed: summary.removed,
       failed: summary.failed,
       paths,

@@ -12,7 +12,7 @@ import { describeError, isSqliteDamage, ResearcherError } from "../errors.ts";
 import { FTS_TOKENIZER } from "./fts.ts";
 import { ftsText } from "../text.ts";
 
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /**
  * Impact lists (see bm25.ts): for words in many fragments, the fragments where the word weighs most (its weighted
@@ -77,7 +77,8 @@ END;
 ${IMPACTS_SCHEMA}
 -- Vectors keyed by the fragment text's hash: an unchanged text is never embedded twice.
 CREATE TABLE embeddings (text_hash TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
-CREATE TABLE failures (path TEXT PRIMARY KEY, reason TEXT NOT NULL, at TEXT NOT NULL);
+-- A file that failed to convert, with its size, mtime and conversion settings then (null: tried again every run).
+CREATE TABLE failures (path TEXT PRIMARY KEY, reason TEXT NOT NULL, at TEXT NOT NULL, size INTEGER, mtime_ms REAL, settings TEXT);
 `;
 
 /**
@@ -161,6 +162,11 @@ const UPGRADES: Record<number, string | ((db: Database) => void)> = {
   // v5: the full-text index also holds the parts of compound words (ftsText): re-index every fragment's text, and
   // drop the impact lists computed from the old index (the next index run builds them again).
   5: rebuildFullTextForIdentifiers,
+  // v6: a failure remembers the file's stamp and the conversion settings it failed under, so an unchanged failed
+  // file is not converted again; failures recorded before have none and are tried once more.
+  6: `ALTER TABLE failures ADD COLUMN size INTEGER;
+      ALTER TABLE failures ADD COLUMN mtime_ms REAL;
+      ALTER TABLE failures ADD COLUMN settings TEXT;`,
 };
 
 function rebuildFullTextForIdentifiers(db: Database): void {

@@ -19,6 +19,23 @@ export interface StoredDocument {
   mtimeMs: number;
 }
 
+/**
+ * A failed file as the index saw it when its conversion failed: size, mtime and the conversion settings (an opaque
+ * string the indexer compares). While all three still hold, converting it again would fail again.
+ */
+export interface FailureStamp {
+  size: number;
+  mtimeMs: number;
+  settings: string;
+}
+
+/** A file a run could not index and why; `stamp` when the failure is the file's own (not a limit, not transient). */
+export interface RecordedFailure {
+  path: string;
+  reason: string;
+  stamp?: FailureStamp;
+}
+
 export interface DocumentInput {
   path: string;
   hash: string;
@@ -274,15 +291,29 @@ export class Store {
     this.db.run("DELETE FROM documents");
   }
 
-  /** Record a run's failures: they replace all recorded ones, or with `paths` (a partial run) only those paths'. */
-  recordFailures(failures: { path: string; reason: string }[], paths?: string[]): void {
-    if (paths) {
-      const forget = this.db.query("DELETE FROM failures WHERE path = ?");
-      for (const path of paths) forget.run(path);
-    } else this.db.run("DELETE FROM failures");
-    const insert = this.db.query("INSERT OR REPLACE INTO failures(path, reason, at) VALUES (?, ?, ?)");
+  /**
+   * Record a run's failures: they replace all recorded ones but those of `kept` (failed files the run left alone,
+   * unchanged since), or with `paths` (a partial run) only those paths'.
+   */
+  recordFailures(failures: RecordedFailure[], scope: { paths?: string[]; kept?: ReadonlySet<string> } = {}): void {
+    const forget = this.db.query("DELETE FROM failures WHERE path = ?");
+    const recorded = this.db.query<{ path: string }, []>("SELECT path FROM failures").all();
+    const dropped = scope.paths ?? recorded.map((r) => r.path).filter((path) => !scope.kept?.has(path));
+    for (const path of dropped) forget.run(path);
+    const insert = this.db.query("INSERT OR REPLACE INTO failures(path, reason, at, size, mtime_ms, settings) VALUES (?, ?, ?, ?, ?, ?)");
     const at = new Date().toISOString();
-    for (const failure of failures) insert.run(failure.path, failure.reason, at);
+    for (const { path, reason, stamp } of failures)
+      insert.run(path, reason, at, stamp?.size ?? null, stamp?.mtimeMs ?? null, stamp?.settings ?? null);
+  }
+
+  /** The recorded failures that carry a stamp (the others are tried again by every run), by path. */
+  failureStamps(): Map<string, FailureStamp> {
+    const rows = this.db
+      .query<FailureStamp & { path: string }, []>(
+        "SELECT path, size, mtime_ms AS mtimeMs, settings FROM failures WHERE size IS NOT NULL AND mtime_ms IS NOT NULL AND settings IS NOT NULL",
+      )
+      .all();
+    return new Map(rows.map(({ path, ...stamp }) => [path, stamp]));
   }
 
   failures(): { path: string; reason: string }[] {

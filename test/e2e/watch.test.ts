@@ -48,6 +48,7 @@ testShared(
       expect(await next()).toEqual({
         repository: "docs",
         indexed: 1,
+        ocr_pages: 0,
         removed: 0,
         failed: 0,
         paths: [],
