@@ -10,8 +10,11 @@ import { describeError } from "./errors.ts";
 export const outsideRoot = (target: string) => `resolves to ${target}, outside the repository`;
 const REPLACED = "the file was moved or replaced while it was read";
 
-/** A file's bytes, or why they cannot be read (a one-line reason, as index failures record it). */
-export type ReadResult = { bytes: Uint8Array } | { reason: string };
+/**
+ * A file's bytes, or why they cannot be read (a one-line reason, as index failures record it); `missing` when the
+ * file is not there at all (deleted since it was listed: gone, not failed).
+ */
+export type ReadResult = { bytes: Uint8Array } | { reason: string; missing?: boolean };
 
 /**
  * Read a repository's file, its real path confined to the root: the one way every reader (get, multi-get, MCP,
@@ -66,7 +69,7 @@ function withOpenFile(absolute: string, body: (fd: number) => ReadResult): ReadR
   try {
     fd = openSync(absolute, fs.O_RDONLY | fs.O_NONBLOCK);
   } catch (error) {
-    return { reason: `cannot read: ${describeError(error)}` };
+    return { reason: `cannot read: ${describeError(error)}`, missing: (error as NodeJS.ErrnoException).code === "ENOENT" };
   }
   try {
     return body(fd);

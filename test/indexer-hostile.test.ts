@@ -61,6 +61,24 @@ describe("an index run removes nothing it cannot see", () => {
   );
 });
 
+describe("files deleted during a run", () => {
+  test("are gone, not failed: a new one leaves nothing behind, an indexed one is removed", async () => {
+    const { home, docs, repo } = bm25Repository({ "a.md": "apple words\n", "b.md": "banana words\n" });
+    await indexRepository(home, repo);
+    writeTree(docs, { "a.md": "apple words, edited\n", "c.md": "cherry words\n" }); // a changed, c new
+    // Progress names each file just before its read: delete it there, as a user deleting files mid-run would.
+    const summary = await indexRepository(home, repo, {
+      onProgress: ({ path }) => {
+        if (path) rmSync(join(docs, path), { force: true });
+      },
+    });
+    expect(summary).toMatchObject({ failed: 0, failures: [], removed: 1, documents_total: 1 });
+    expect(existsSync(join(docs, "a.md")) || existsSync(join(docs, "c.md"))).toBe(false);
+    expect(await total(home, "banana")).toBe(1);
+    expect(await total(home, "apple")).toBe(0);
+  });
+});
+
 describe("only regular files are read", () => {
   test("a FIFO and a character device named like documents are skipped with a reason, in bounded time", async () => {
     const { home, docs, repo } = bm25Repository({ "good.md": "fine words\n" });

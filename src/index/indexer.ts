@@ -95,7 +95,9 @@ export interface IndexOptions {
 export type Prepared =
   | { kind: "document"; replaces: boolean; doc: DocumentInput; fragments: Fragment[]; hashes: string[] }
   | { kind: "unchanged"; id: number; size: number; mtimeMs: number }
-  | ({ kind: "failed" } & RecordedFailure);
+  | ({ kind: "failed" } & RecordedFailure)
+  /** Deleted after it was listed: gone, like a file the plan found missing, not a failure. */
+  | { kind: "vanished"; path: string };
 
 /** What the per-document step needs to know about the repository's settings. */
 export interface DocumentSettings {
@@ -537,9 +539,11 @@ function finishRun(
   gone: string[],
   run: { paths?: string[]; failedUnchanged: string[]; skippedTypes: Record<string, number>; skippedGenerated: Record<string, number> },
 ): RunCounts {
+  let removed = 0;
   store.transaction(() => {
-    for (const path of gone) store.deleteDocument(path);
-    if (gone.length) store.bumpVectorsGeneration();
+    // Files deleted during the run go as the ones the plan found gone (those never indexed leave nothing behind).
+    for (const path of [...gone, ...writer.vanished]) if (store.deleteDocument(path)) removed++;
+    if (removed) store.bumpVectorsGeneration();
     store.recordFailures(writer.failures, { paths: run.paths, kept: new Set(run.failedUnchanged) });
     refreshGitMetadata(store, repo.path);
     store.setMeta("last_indexed", new Date().toISOString());
@@ -549,7 +553,7 @@ function finishRun(
     repository: repo.name,
     indexed: writer.indexed,
     skipped: writer.skipped,
-    removed: gone.length,
+    removed,
     failed: writer.failures.length,
     failures: writer.failures.map(({ path, reason }) => ({ path, reason })),
     failed_unchanged: run.failedUnchanged.length,
@@ -569,6 +573,7 @@ class BatchWriter {
   fragments = 0;
   ocrPages = 0;
   readonly failures: RecordedFailure[] = [];
+  readonly vanished: string[] = [];
   private pending: Extract<Prepared, { kind: "document" }>[] = [];
   private touched: Extract<Prepared, { kind: "unchanged" }>[] = [];
 
@@ -577,6 +582,7 @@ class BatchWriter {
   add(prepared: Prepared): void {
     // Reasons come from converters' and libraries' messages (xmldom's hold tabs): a reason is one line wherever shown.
     if (prepared.kind === "failed") this.failures.push({ ...prepared, reason: oneLine(prepared.reason) });
+    else if (prepared.kind === "vanished") this.vanished.push(prepared.path);
     else if (prepared.kind === "unchanged") {
       this.touched.push(prepared);
       this.skipped++;
@@ -633,7 +639,8 @@ export async function prepareDocument(
   onOcrPage?: (page: OcrPage) => void,
 ): Promise<Prepared> {
   const read = settings.read(file.path, settings.maxBytes);
-  if ("reason" in read) return { kind: "failed", path: file.path, reason: read.reason };
+  if ("reason" in read)
+    return read.missing ? { kind: "vanished", path: file.path } : { kind: "failed", path: file.path, reason: read.reason };
   const hash = sha256(read.bytes);
   if (previous?.hash === hash && !settings.force(file.path))
     return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs: file.mtimeMs };
