@@ -12,7 +12,7 @@ import { PAGE_MARKER } from "../convert/document.ts";
 import { conversionLimits, convertOnce } from "../convert/pool.ts";
 import { isInside, readConfinedFile } from "../files.ts";
 import { describeError, ResearcherError } from "../errors.ts";
-import { getRepository, listRepositories, type Repository } from "../repos.ts";
+import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
 
 /** Who a document is: what every answer about it starts with. */
@@ -367,22 +367,28 @@ export function limitDocumentBytes(doc: DocumentText, maxBytes: number): Documen
 }
 
 /** Every indexed document of the named repositories (all when none), optionally under a path prefix. */
-export function listDocuments(home: string, options: ListingOptions = {}): DocumentInfo[] {
+/** The documents, and the repositories a listing of all of them left out because their index cannot be read. */
+export function listDocuments(home: string, options: ListingOptions = {}): { documents: DocumentInfo[]; skipped: SkippedRepository[] } {
   const { repos, prefix } = listing(home, options);
-  return repos.flatMap((repo) =>
-    (withStore(repo, (store) => store.documentListing()) ?? [])
-      .filter((doc) => doc.path.startsWith(prefix))
-      .map((doc) => listedInfo(repo, doc)),
+  const { answers, skipped } = settle(
+    repos.map((repo) => attempt(repo, (r) => withStore(r, (store) => store.documentListing()) ?? [])),
+    Boolean(options.repositories?.length),
   );
+  const documents = answers.flatMap(({ repo, value }) =>
+    value.filter((doc) => doc.path.startsWith(prefix)).map((doc) => listedInfo(repo, doc)),
+  );
+  return { documents, skipped };
 }
 
 /** The files that failed to index (as the last runs recorded them) where `listDocuments` lists documents. */
 export function listFailures(home: string, options: ListingOptions = {}): SkippedDocument[] {
   const { repos, prefix } = listing(home, options);
-  return repos.flatMap((repo) =>
-    (withStore(repo, (store) => store.failures()) ?? [])
-      .filter((failure) => failure.path.startsWith(prefix))
-      .map((failure) => ({ repository: repo.name, ...failure })),
+  const { answers } = settle(
+    repos.map((repo) => attempt(repo, (r) => withStore(r, (store) => store.failures()) ?? [])),
+    Boolean(options.repositories?.length),
+  );
+  return answers.flatMap(({ repo, value }) =>
+    value.filter((failure) => failure.path.startsWith(prefix)).map((failure) => ({ repository: repo.name, ...failure })),
   );
 }
 
