@@ -175,6 +175,19 @@ export function removeRepository(home: string, name: string, options: { keepData
   return repo;
 }
 
+/**
+ * `index --model`: the model a repository was just embedded with becomes its own model in config.yaml, so its
+ * searches embed queries with it and later index runs embed new text with it (a one-run choice would leave the
+ * configured model to search vectors of another).
+ */
+export function keepRepositoryModel(home: string, repo: Repository, model: { id: string; provider: string }): void {
+  if (repo.embedding.model === model.id && (repo.embedding.provider ?? "local") === model.provider) return;
+  updateConfig(home, (settings) => {
+    const entry = repositorySettings(settings, repo.name);
+    entry.embedding = { ...(entry.embedding as UserSettings | undefined), model: model.id, provider: model.provider };
+  });
+}
+
 function normalizeFileTypes(types: string[]): string[] {
   const clean = [...new Set(types.map((t) => t.trim().toLowerCase().replace(/^\./, "")).filter(Boolean))];
   if (clean.length === 0)

@@ -161,7 +161,7 @@ function mainCli(only?: string): CAC {
       .option("--embeddings-only", "Keep fragments, recompute every vector (after changing the model)")
       .option("--no-embed", "BM25 only for this run: skip embeddings")
       .option("--allow-empty", "Accept an empty repository folder and remove its documents (refused otherwise)")
-      .option("--model <id|path>", "Embedding model for this run (default: configured)")
+      .option("--model <id|path>", "Embed with this model and keep it as the repository's (default: configured)")
       .option("--json", "Print the summary as JSON")
       .option("--quiet", "No progress bar and no summary")
       .example("  researcher index notes")

@@ -21,7 +21,7 @@ import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { acquireWriterLock } from "../store/lock.ts";
-import type { Repository } from "../repos.ts";
+import { keepRepositoryModel, type Repository } from "../repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput, type Fragment, type StoredDocument } from "../store/store.ts";
 import { syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
@@ -79,7 +79,7 @@ export interface IndexOptions {
   noEmbed?: boolean;
   /** Let a run find an empty repository folder and remove every document (otherwise refused: unmounted drive?). */
   allowEmpty?: boolean;
-  /** `--model`: overrides the configured model for this run. */
+  /** `--model`: overrides the configured model, and once the repository is embedded with it, becomes its model. */
   model?: string;
   embedders?: EmbedderCache;
   onProgress?: (progress: IndexProgress) => void;
@@ -199,6 +199,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
       await syncVectorIndex(store, repo.dir, model.dims);
       await calibrateRepository(store, repo.dir, load);
     }
+    if (options.model && model?.id === choice.model) keepRepositoryModel(home, repo, model);
     return { embeddings_pending: 0, warnings: [], ...summary, ...embedding };
   });
 }
