@@ -366,8 +366,9 @@ function emptySummary(repository: string): RunCounts {
 const EMBED_BATCH = 256;
 
 /**
- * Embed, or leave the vectors pending when the model cannot be loaded (offline, no model folder yet): the text is
- * indexed and BM25 search works; the next run with a model embeds what is missing.
+ * Embed, or leave the vectors pending when the model cannot be loaded or its server answered no vectors (offline, no
+ * model folder yet, an Ollama or OpenAI-compatible server unreachable): the text is indexed and BM25 search works;
+ * the next run with a model embeds what is missing.
  */
 async function embedOrDefer(
   store: Store,
@@ -378,9 +379,12 @@ async function embedOrDefer(
   try {
     return await embedRepository(store, repo, loadModel, options);
   } catch (error) {
-    if (!isResearcherError(error) || error.code !== "MODEL_UNAVAILABLE") throw error;
+    if (!isResearcherError(error) || (error.code !== "MODEL_UNAVAILABLE" && error.code !== "PROVIDER_FAILED")) throw error;
     const pending = store.fragmentsWithoutVectors().length;
-    const hint = error.hint ?? "`researcher model pull` (online) or `researcher model set <folder>`";
+    const hint =
+      error.code === "PROVIDER_FAILED"
+        ? `${error.hint ?? "check the provider"}; then \`researcher index ${repo.name}\` embeds them`
+        : (error.hint ?? "`researcher model pull` (online) or `researcher model set <folder>`");
     return {
       embedded: 0,
       model: store.embeddingModel()?.id ?? null,
