@@ -93,6 +93,23 @@ for (const [name, damage] of Object.entries(damages)) {
       expect(text.stdout).toMatch(/^bad .*\n {2}error: [\s\S]*`researcher /m);
     });
 
+    test("get by docid or bare path, and multi-get's glob, look in the healthy repository", () => {
+      const docid = JSON.parse(cli("search", "whale", "--json").stdout).results[0].docid;
+      for (const ref of [docid, "whale.md"]) {
+        const got = cli("get", ref);
+        expect({ ref, code: got.code, stderr: got.stderr }).toEqual({ ref, code: 0, stderr: "" });
+        expect(got.stdout).toContain("The whale sings");
+      }
+      const miss = cli("get", "#abcdef");
+      expect(miss.code).toBe(1);
+      expect(miss.stderr).toMatch(/^error: no document with docid #abcdef \(bad could not be read\)\nhint: .*`researcher status`/);
+      const many = cli("multi-get", "*.md", "--json");
+      expect(many.code).toBe(0);
+      const found = JSON.parse(many.stdout);
+      expect(found.documents.map((d: { path: string }) => d.path)).toEqual(["whale.md"]);
+      expect(found.skipped).toEqual([{ repository: "bad", path: "*.md", reason: expect.stringContaining("its index cannot be read") }]);
+    });
+
     test("naming the broken repository still fails, as does every repository failing", () => {
       for (const args of [
         ["search", "whale", "--repo", "bad"],

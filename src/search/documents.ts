@@ -105,10 +105,8 @@ export function resolveDocumentRef(home: string, ref: string, options: { reposit
   }
   if (named) return resolveInRepository(named, trimmed.slice(colon + 1), true)!;
 
-  const found = repos.flatMap((repo) => {
-    const match = resolveInRepository(repo, trimmed, false);
-    return match ? [match] : [];
-  });
+  const { answers, skipped } = readable(repos, (repo) => resolveInRepository(repo, trimmed, false));
+  const found = answers.flatMap(({ value }) => (value ? [value] : []));
   if (found.length === 1) return found[0]!;
   if (found.length > 1) {
     throw new ResearcherError(
@@ -121,11 +119,34 @@ export function resolveDocumentRef(home: string, ref: string, options: { reposit
   }
   if (colon > 0 && REPO_NAME.test(trimmed.slice(0, colon))) getRepository(home, trimmed.slice(0, colon)); // throws, naming the known ones
   const target = lineSuffix(trimmed)?.path ?? trimmed;
-  throw notIndexed(
-    trimmed,
-    repos.flatMap((repo) => closePaths(repo, target)),
-    "no repository holds",
+  throw unread(
+    notIndexed(
+      trimmed,
+      answers.flatMap(({ repo }) => closePaths(repo, target)),
+      "no repository holds",
+    ),
+    skipped,
   );
+}
+
+/**
+ * `work` over each repository whose index can be read: a lookup over all of them must not fail for one damaged or
+ * outdated index (its error is in `skipped`), unless every one fails.
+ */
+function readable<T>(repos: Repository[], work: (repo: Repository) => T): ReturnType<typeof settle<T>> {
+  return settle(
+    repos.map((repo) => attempt(repo, work)),
+    false,
+  );
+}
+
+/** A miss, saying which repositories could not be looked in (they may hold it). */
+function unread(miss: ResearcherError, skipped: SkippedRepository[]): ResearcherError {
+  if (skipped.length === 0) return miss;
+  const names = skipped.map((s) => s.repository).join(", ");
+  return new ResearcherError(miss.code, `${miss.message} (${names} could not be read)`, {
+    hint: `${miss.hint ? `${miss.hint}; ` : ""}\`researcher status\` says what is wrong with ${names}`,
+  });
 }
 
 /**
@@ -195,16 +216,16 @@ function withStore<T>(repo: Repository, body: (store: Store) => T): T | undefine
 
 function findByDocid(home: string, prefix: string, repository?: string): DocumentRef {
   const repos = repository ? [getRepository(home, repository)] : listRepositories(home);
-  const found = repos.flatMap((repo) =>
-    (withStore(repo, (store) => [...store.documents().values()]) ?? [])
-      .filter((doc) => doc.hash.startsWith(prefix))
-      .map((doc) => ({ repo, path: doc.path })),
+  const { answers, skipped } = readable(repos, (repo) => withStore(repo, (store) => [...store.documents().values()]) ?? []);
+  const found = answers.flatMap(({ repo, value }) =>
+    value.filter((doc) => doc.hash.startsWith(prefix)).map((doc) => ({ repo, path: doc.path })),
   );
   if (found.length === 1) return found[0]!;
   if (found.length === 0) {
-    throw new ResearcherError("DOCUMENT_NOT_FOUND", `no document with docid #${prefix}`, {
+    const miss = new ResearcherError("DOCUMENT_NOT_FOUND", `no document with docid #${prefix}`, {
       hint: "docids change when a document changes: search again for the current one",
     });
+    throw unread(miss, skipped);
   }
   const list = found
     .slice(0, 10)
@@ -463,13 +484,15 @@ export function matchDocuments(
     const named = colon > 0 ? repos.find((r) => r.name === pattern.slice(0, colon)) : undefined;
     if (named) repos = [named];
     const glob = new Bun.Glob(named ? pattern.slice(colon + 1) : pattern);
-    const refs = repos.flatMap((repo) =>
-      [...(withStore(repo, (store) => store.documents().keys()) ?? [])]
+    const { answers, skipped } = readable(repos, (repo) => [...(withStore(repo, (store) => store.documents().keys()) ?? [])]);
+    const refs = answers.flatMap(({ repo, value }) =>
+      value
         .filter((path) => glob.match(path))
         .sort()
         .map((path) => ({ repo, path })),
     );
-    return { refs, skipped: [] };
+    const reason = (s: SkippedRepository) => `its index cannot be read: ${s.message}${s.hint ? ` (hint: ${s.hint})` : ""}`;
+    return { refs, skipped: skipped.map((s) => ({ repository: s.repository, path: pattern, reason: reason(s) })) };
   }
   const refs: DocumentRef[] = [];
   const skipped: SkippedDocument[] = [];
