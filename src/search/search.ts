@@ -220,7 +220,7 @@ export async function search(home: string, options: SearchOptions, context = new
       hit.rank = offset + i + 1;
       if (!options.explain) delete hit.explain;
     });
-    const notes = [...perRepo.flatMap((r) => [r.note, r.why, r.ann].flatMap((n) => (n ? [`${r.repo}: ${n}`] : [])))];
+    const notes = perRepo.flatMap((r) => [r.note, r.why, r.ann].flatMap((n) => (n ? [`${r.repo}: ${n}`] : [])));
     return {
       query: options.query,
       mode,
