@@ -157,6 +157,9 @@ test("every repository broken: search, status, ls and repos-for fail with each o
     expect({ args, code: run.code }).toEqual({ args, code: 1 });
   }
   expect(runCli(["search", "whale"], { home }).stderr).toMatch(/^error: no repository could answer: bad: .+; good: /);
+  const status = runCli(["status"], { home });
+  expect(status.stdout).toMatch(/^bad .*\n {2}error: /m); // each still listed with its error
+  expect(status.stderr).toMatch(/^error: no repository could answer: bad: .+; good: .+\nhint: /);
 });
 
 describe("vector and hybrid search beside a BM25-only repository", () => {

@@ -472,9 +472,10 @@ function mainCli(only?: string): CAC {
       .action((name: string | undefined, flags: Flags) => {
         const statuses = repositoryStatuses(home(flags), name);
         // Every repository listed, the broken ones with their error; the command fails only when none could answer.
-        if (noStatusAnswered(statuses)) status = 1;
-        if (flags.json) return json(name ? statuses[0] : statuses);
-        out(statusText(statuses, styleFor(stdout)));
+        if (flags.json) json(name ? statuses[0] : statuses);
+        else out(statusText(statuses, styleFor(stdout)));
+        const none = noStatusAnswered(statuses);
+        if (none) throw none;
       });
 
   if (want("serve"))
