@@ -3,7 +3,7 @@ import { accessSync, constants, existsSync, realpathSync, statSync } from "node:
 import { resolve } from "node:path";
 import { loadConfig, REPO_NAME, repositoryDir, updateConfig, type EmbeddingConfig, type UserSettings } from "./config.ts";
 import { FILE_TYPES } from "./file-types.ts";
-import { ResearcherError } from "./errors.ts";
+import { ResearcherError, toResearcherError, type ErrorCode } from "./errors.ts";
 
 export interface Repository {
   name: string;
@@ -80,6 +80,59 @@ export function selectRepositories(home: string, names: string[] = []): Reposito
   return [...new Set(names)].map((name) => getRepository(home, name));
 }
 
+/** A repository a command over all repositories left out, and why: the error it would have failed with. */
+export interface SkippedRepository {
+  repository: string;
+  code: ErrorCode;
+  message: string;
+  hint: string | null;
+}
+
+export function skippedRepository(repo: Repository, thrown: unknown): SkippedRepository {
+  // No writer's context: a reader that meets damaged pages leaves naming the fix to `verify` (see toResearcherError).
+  const error = toResearcherError(thrown);
+  return { repository: repo.name, code: error.code, message: error.message, hint: error.hint ?? null };
+}
+
+/** One repository's part of a command over several: its answer, or what it failed with. */
+export type Attempt<T> = { repo: Repository; value: T } | { repo: Repository; error: unknown };
+
+export function attempt<T>(repo: Repository, work: (repo: Repository) => T): Attempt<T> {
+  try {
+    return { repo, value: work(repo) };
+  } catch (error) {
+    return { repo, error };
+  }
+}
+
+/**
+ * The answers of a command over repositories. Over all of them (`named` false) it serves the healthy ones: one that
+ * failed (a damaged or outdated index, no vectors for the mode asked, …) is left out and reported in `skipped`, so
+ * one bad repository does not take the others down. A repository the user named fails the command, and so does
+ * every repository failing.
+ */
+export function settle<T>(
+  attempts: Attempt<T>[],
+  named: boolean,
+): { answers: { repo: Repository; value: T }[]; skipped: SkippedRepository[] } {
+  const answers = attempts.flatMap((a) => ("value" in a ? [a] : []));
+  const failed = attempts.flatMap((a) => ("error" in a ? [a] : []));
+  if (named && failed[0]) throw failed[0].error;
+  const skipped = failed.map(({ repo, error }) => skippedRepository(repo, error));
+  if (answers.length === 0 && failed.length > 0) throw noneAnswered(skipped);
+  return { answers, skipped };
+}
+
+/** The error of a command over all repositories that none answered: the one failure, or each of them. */
+export function noneAnswered(skipped: SkippedRepository[]): ResearcherError {
+  const [first] = skipped;
+  if (skipped.length === 1) return new ResearcherError(first!.code, first!.message, { hint: first!.hint ?? undefined });
+  const hints = [...new Set(skipped.flatMap((s) => (s.hint ? [s.hint] : [])))];
+  return new ResearcherError(first!.code, `no repository could answer: ${skipped.map((s) => `${s.repository}: ${s.message}`).join("; ")}`, {
+    hint: hints.join("; ") || undefined,
+  });
+}
+
 export function addRepository(home: string, input: AddRepositoryInput): Repository {
   if (!REPO_NAME.test(input.name)) {
     throw new ResearcherError("INVALID_INPUT", `invalid repository name '${input.name}'`, {
@@ -116,6 +169,19 @@ export function addRepository(home: string, input: AddRepositoryInput): Reposito
 export function forgetRepository(home: string, name: string): void {
   updateConfig(home, (settings) => {
     delete (settings.repositories as UserSettings)[name];
+  });
+}
+
+/**
+ * `index --model`: the model a repository was just embedded with becomes its own model in config.yaml, so its
+ * searches embed queries with it and later index runs embed new text with it (a one-run choice would leave the
+ * configured model to search vectors of another).
+ */
+export function keepRepositoryModel(home: string, repo: Repository, model: { id: string; provider: string }): void {
+  if (repo.embedding.model === model.id && (repo.embedding.provider ?? "local") === model.provider) return;
+  updateConfig(home, (settings) => {
+    const entry = repositorySettings(settings, repo.name);
+    entry.embedding = { ...(entry.embedding as UserSettings | undefined), model: model.id, provider: model.provider };
   });
 }
 

@@ -187,7 +187,7 @@ describe("only indexed documents are read", () => {
 
 describe("listing", () => {
   test("every indexed document with format, size, fragments, pages and modified", () => {
-    const all = listDocuments(home, { repositories: ["one", "two"] });
+    const all = listDocuments(home, { repositories: ["one", "two"] }).documents;
     expect(all.map((d) => `${d.repository}:${d.path}`)).toEqual([
       "one:2024:01/log.md",
       "one:empty.txt",
@@ -201,8 +201,11 @@ describe("listing", () => {
     ]);
     expect(all[2]).toMatchObject({ format: "md", size: 40, fragments: 1, pages: null, title: "Guide" });
     expect(Date.parse(all[2]!.modified)).toBeGreaterThan(0);
-    expect(listDocuments(home, { repositories: ["one"], prefix: "shared/" }).map((d) => d.path)).toEqual(["shared/readme.md"]);
-    expect(listDocuments(home, { repositories: ["two"], prefix: "s" }).map((d) => d.path)).toEqual(["same.md", "shared/readme.md"]);
+    expect(listDocuments(home, { repositories: ["one"], prefix: "shared/" }).documents.map((d) => d.path)).toEqual(["shared/readme.md"]);
+    expect(listDocuments(home, { repositories: ["two"], prefix: "s" }).documents.map((d) => d.path)).toEqual([
+      "same.md",
+      "shared/readme.md",
+    ]);
   });
 });
 

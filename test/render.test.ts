@@ -32,6 +32,7 @@ const response: SearchResponse = {
   repositories: ["notes"],
   offset: 0,
   total: 3,
+  skipped: [],
   results: [hit(1, { snippet: nasty, title: "Comma, title" }), hit(2, { heading: 'say "hi"' }), hit(3, { snippet: "" })],
 };
 

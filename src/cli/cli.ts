@@ -33,6 +33,7 @@ import {
   progressBar,
   renderSearch,
   SEARCH_FORMATS,
+  skippedText,
   statusText,
   styleFor,
   type SearchFormat,
@@ -42,8 +43,8 @@ import {
   watchStatusLine,
 } from "../serve/render.ts";
 import { getRepository, listRepositories, type Repository, selectRepositories } from "../repos.ts";
-import { repositoriesFor, searchAll, withFragmentText } from "../search/results.ts";
-import { search, SearchContext, searchStatus, type SearchMode, type SearchOptions } from "../search/search.ts";
+import { noStatusAnswered, repositoriesFor, repositoryStatuses, searchAll, withFragmentText } from "../search/results.ts";
+import { search, SearchContext, type SearchMode, type SearchOptions } from "../search/search.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
 import { versionText } from "../version.ts";
 import { watchRepositories } from "../serve/watch.ts";
@@ -164,7 +165,7 @@ function mainCli(only?: string): CAC {
       .option("--no-embed", "BM25 only for this run: skip embeddings")
       .option("--allow-empty", "Accept an empty repository folder and remove its documents (refused otherwise)")
       .option("--retry-failed", "Convert failed files again though unchanged (after installing an OCR language, say)")
-      .option("--model <id|path>", "Embedding model for this run (default: configured)")
+      .option("--model <id|path>", "Embed with this model and keep it as the repository's (default: configured)")
       .option("--json", "Print the summary as JSON")
       .option("--quiet", "No progress bar and no summary")
       .example("  researcher index notes")
@@ -327,6 +328,7 @@ function mainCli(only?: string): CAC {
           };
           let response = await (flags.all ? searchAll(home(flags), options, context) : search(home(flags), options, context));
           if (flags.full) response = withFragmentText(home(flags), response, context);
+          stderr.write(skippedText(response.skipped));
           if (format === "text" && response.results.length === 0) stderr.write(`no results for "${response.query}"\n`);
           out(renderSearch(response, format, styleFor(stdout)));
         } finally {
@@ -391,7 +393,8 @@ function mainCli(only?: string): CAC {
       .action((where: string | undefined, flags: Flags) => {
         const [name, ...rest] = where === undefined ? [] : String(where).split(":");
         const listing = { repositories: name ? [name] : [], prefix: rest.join(":") };
-        const documents = listDocuments(home(flags), listing);
+        const { documents, skipped } = listDocuments(home(flags), listing);
+        stderr.write(skippedText(skipped));
         if (flags.json) return json(documents);
         if (documents.length === 0) stderr.write(emptyListingText(listFailures(home(flags), listing)));
         const roots = new Map(listRepositories(home(flags)).map((r) => [r.name, r.path]));
@@ -419,9 +422,11 @@ function mainCli(only?: string): CAC {
         if (!query.trim()) throw new ResearcherError("USAGE", "repos-for needs a query", { hint: 'researcher repos-for "your question"' });
         const context = new SearchContext();
         const matches = await repositoriesFor(home(flags), query, context).finally(() => context.close());
+        stderr.write(skippedText(matches.flatMap((m) => (m.error ? [{ repository: m.repository, ...m.error }] : []))));
         if (flags.json) return json(matches);
         out(
           matches
+            .filter((m) => !m.error)
             .map(
               (m) =>
                 `${m.score.toFixed(2).padStart(6)}  ${m.repository}  ${m.matched} fragments${m.best ? `  best: ${m.best.location}` : ""}${m.description ? `\n        ${m.description}` : ""}\n`,
@@ -479,10 +484,12 @@ function mainCli(only?: string): CAC {
       .option("--json", "Print as JSON")
       .example("  researcher status --json")
       .action((name: string | undefined, flags: Flags) => {
-        const repos = name ? [getRepository(home(flags), name)] : listRepositories(home(flags));
-        const statuses = repos.map(searchStatus);
-        if (flags.json) return json(name ? statuses[0] : statuses);
-        out(statusText(statuses, styleFor(stdout)));
+        const statuses = repositoryStatuses(home(flags), name);
+        // Every repository listed, the broken ones with their error; the command fails only when none could answer.
+        if (flags.json) json(name ? statuses[0] : statuses);
+        else out(statusText(statuses, styleFor(stdout)));
+        const none = noStatusAnswered(statuses);
+        if (none) throw none;
       });
 
   if (want("serve"))

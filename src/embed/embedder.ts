@@ -621,8 +621,16 @@ export function checkModel(repository: string, stored: StoredModel | undefined, 
   throw new ResearcherError(
     "MODEL_MISMATCH",
     `repository '${repository}' was embedded with ${stored.id} (${stored.dims} dims), not ${embedder.info.id} (${embedder.dims} dims)`,
-    { hint: `run \`researcher index --embeddings-only ${repository}\` (or --rebuild) to re-embed with this model` },
+    {
+      // --model makes the new model the repository's own (config.yaml), so its searches and index runs agree after.
+      hint: `re-embed it with ${embedder.info.id}: \`researcher index --embeddings-only ${repository} --model ${shellWord(embedder.info.id)}\``,
+    },
   );
+}
+
+/** A model id or path as one word of a shell command. */
+function shellWord(text: string): string {
+  return /^[\w./:@~+-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }
 
 // ---- remote providers ------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { describeError, isResearcherError, isTransient, ResearcherError, toResearcherError } from "../errors.ts";
 import { acquireWriterLock } from "../store/lock.ts";
-import type { Repository } from "../repos.ts";
+import { keepRepositoryModel, type Repository } from "../repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput, type Fragment, type RecordedFailure, type StoredDocument } from "../store/store.ts";
 import { syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
@@ -83,7 +83,7 @@ export interface IndexOptions {
   noEmbed?: boolean;
   /** Let a run find an empty repository folder and remove every document (otherwise refused: unmounted drive?). */
   allowEmpty?: boolean;
-  /** `--model`: overrides the configured model for this run. */
+  /** `--model`: overrides the configured model, and once the repository is embedded with it, becomes its model. */
   model?: string;
   /** Try every failed file again, unchanged or not (after fixing something outside them, e.g. an OCR language). */
   retryFailed?: boolean;
@@ -209,6 +209,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
       await syncVectorIndex(store, repo.dir, model.dims);
       await calibrateRepository(store, repo.dir, load);
     }
+    if (options.model && model?.id === choice.model) keepRepositoryModel(home, repo, model);
     return { embeddings_pending: 0, warnings: [], ...summary, ...embedding };
   });
 }
@@ -401,8 +402,9 @@ function emptySummary(repository: string): RunCounts {
 const EMBED_BATCH = 256;
 
 /**
- * Embed, or leave the vectors pending when the model cannot be loaded (offline, no model folder yet): the text is
- * indexed and BM25 search works; the next run with a model embeds what is missing.
+ * Embed, or leave the vectors pending when the model cannot be loaded or its server answered no vectors (offline, no
+ * model folder yet, an Ollama or OpenAI-compatible server unreachable): the text is indexed and BM25 search works;
+ * the next run with a model embeds what is missing.
  */
 async function embedOrDefer(
   store: Store,
@@ -413,9 +415,12 @@ async function embedOrDefer(
   try {
     return await embedRepository(store, repo, loadModel, options);
   } catch (error) {
-    if (!isResearcherError(error) || error.code !== "MODEL_UNAVAILABLE") throw error;
+    if (!isResearcherError(error) || (error.code !== "MODEL_UNAVAILABLE" && error.code !== "PROVIDER_FAILED")) throw error;
     const pending = store.fragmentsWithoutVectors().length;
-    const hint = error.hint ?? "`researcher model pull` (online) or `researcher model set <folder>`";
+    const hint =
+      error.code === "PROVIDER_FAILED"
+        ? `${error.hint ?? "check the provider"}; then \`researcher index ${repo.name}\` embeds them`
+        : (error.hint ?? "`researcher model pull` (online) or `researcher model set <folder>`");
     return {
       embedded: 0,
       model: store.embeddingModel()?.id ?? null,

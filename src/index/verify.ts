@@ -84,6 +84,18 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
   }
 
   const model = store.embeddingModel();
+  // A repository that embeds but has no model recorded yet was indexed while its model could not be loaded
+  // (offline first run, provider unreachable): its fragments wait for vectors like those of one that has.
+  if (!model && repo.embed) {
+    const { missing } = store.vectorAgreement();
+    if (missing)
+      problems.push({
+        check: "vectors",
+        detail: `embeddings pending: ${missing} fragment texts have no vector yet (indexed while the model could not be loaded, or with --no-embed)`,
+        fix: `researcher index ${repo.name}`,
+        repaired: false,
+      });
+  }
   if (model) {
     const { missing, orphans } = store.vectorAgreement();
     if (missing)

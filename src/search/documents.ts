@@ -13,7 +13,7 @@ import { ConversionCache } from "./conversions.ts";
 import { conversionLimits, convertOnce } from "../convert/pool.ts";
 import { isInside, readConfinedFile } from "../files.ts";
 import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
-import { getRepository, listRepositories, type Repository } from "../repos.ts";
+import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
 
 /** Who a document is: what every answer about it starts with. */
@@ -96,13 +96,14 @@ export function resolveDocumentRef(home: string, ref: string, options: { reposit
   const given = ref.trimEnd();
   const trimmed = given.trimStart();
   if (given !== trimmed) {
-    const exact = attempt(() => resolveTrimmedRef(home, given, options));
+    const exact = unlessRefused(() => resolveTrimmedRef(home, given, options));
     if (exact && hasIndexedPath(exact.repo, exact.path)) return exact;
   }
   return resolveTrimmedRef(home, trimmed, options);
 }
 
-function attempt<T>(body: () => T): T | undefined {
+/** What `body` gives, or undefined when it refuses (a ResearcherError); anything else is a bug and rethrown. */
+function unlessRefused<T>(body: () => T): T | undefined {
   try {
     return body();
   } catch (error) {
@@ -129,10 +130,8 @@ function resolveTrimmedRef(home: string, trimmed: string, options: { repository?
   }
   if (named) return resolveInRepository(named, trimmed.slice(colon + 1), true)!;
 
-  const found = repos.flatMap((repo) => {
-    const match = resolveInRepository(repo, trimmed, false);
-    return match ? [match] : [];
-  });
+  const { answers, skipped } = readable(repos, (repo) => resolveInRepository(repo, trimmed, false));
+  const found = answers.flatMap(({ value }) => (value ? [value] : []));
   if (found.length === 1) return found[0]!;
   if (found.length > 1) {
     throw new ResearcherError(
@@ -145,11 +144,34 @@ function resolveTrimmedRef(home: string, trimmed: string, options: { repository?
   }
   if (colon > 0 && REPO_NAME.test(trimmed.slice(0, colon))) getRepository(home, trimmed.slice(0, colon)); // throws, naming the known ones
   const target = lineSuffix(trimmed)?.path ?? trimmed;
-  throw notIndexed(
-    trimmed,
-    repos.flatMap((repo) => closePaths(repo, target)),
-    "no repository holds",
+  throw unread(
+    notIndexed(
+      trimmed,
+      answers.flatMap(({ repo }) => closePaths(repo, target)),
+      "no repository holds",
+    ),
+    skipped,
   );
+}
+
+/**
+ * `work` over each repository whose index can be read: a lookup over all of them must not fail for one damaged or
+ * outdated index (its error is in `skipped`), unless every one fails.
+ */
+function readable<T>(repos: Repository[], work: (repo: Repository) => T): ReturnType<typeof settle<T>> {
+  return settle(
+    repos.map((repo) => attempt(repo, work)),
+    false,
+  );
+}
+
+/** A miss, saying which repositories could not be looked in (they may hold it). */
+function unread(miss: ResearcherError, skipped: SkippedRepository[]): ResearcherError {
+  if (skipped.length === 0) return miss;
+  const names = skipped.map((s) => s.repository).join(", ");
+  return new ResearcherError(miss.code, `${miss.message} (${names} could not be read)`, {
+    hint: `${miss.hint ? `${miss.hint}; ` : ""}\`researcher status\` says what is wrong with ${names}`,
+  });
 }
 
 /**
@@ -220,16 +242,16 @@ function withStore<T>(repo: Repository, body: (store: Store) => T): T | undefine
 
 function findByDocid(home: string, prefix: string, repository?: string): DocumentRef {
   const repos = repository ? [getRepository(home, repository)] : listRepositories(home);
-  const found = repos.flatMap((repo) =>
-    (withStore(repo, (store) => [...store.documents().values()]) ?? [])
-      .filter((doc) => doc.hash.startsWith(prefix))
-      .map((doc) => ({ repo, path: doc.path })),
+  const { answers, skipped } = readable(repos, (repo) => withStore(repo, (store) => [...store.documents().values()]) ?? []);
+  const found = answers.flatMap(({ repo, value }) =>
+    value.filter((doc) => doc.hash.startsWith(prefix)).map((doc) => ({ repo, path: doc.path })),
   );
   if (found.length === 1) return found[0]!;
   if (found.length === 0) {
-    throw new ResearcherError("DOCUMENT_NOT_FOUND", `no document with docid #${prefix}`, {
+    const miss = new ResearcherError("DOCUMENT_NOT_FOUND", `no document with docid #${prefix}`, {
       hint: "docids change when a document changes: search again for the current one",
     });
+    throw unread(miss, skipped);
   }
   const list = found
     .slice(0, 10)
@@ -392,22 +414,28 @@ export function limitDocumentBytes(doc: DocumentText, maxBytes: number): Documen
 }
 
 /** Every indexed document of the named repositories (all when none), optionally under a path prefix. */
-export function listDocuments(home: string, options: ListingOptions = {}): DocumentInfo[] {
+/** The documents, and the repositories a listing of all of them left out because their index cannot be read. */
+export function listDocuments(home: string, options: ListingOptions = {}): { documents: DocumentInfo[]; skipped: SkippedRepository[] } {
   const { repos, prefix } = listing(home, options);
-  return repos.flatMap((repo) =>
-    (withStore(repo, (store) => store.documentListing()) ?? [])
-      .filter((doc) => doc.path.startsWith(prefix))
-      .map((doc) => listedInfo(repo, doc)),
+  const { answers, skipped } = settle(
+    repos.map((repo) => attempt(repo, (r) => withStore(r, (store) => store.documentListing()) ?? [])),
+    Boolean(options.repositories?.length),
   );
+  const documents = answers.flatMap(({ repo, value }) =>
+    value.filter((doc) => doc.path.startsWith(prefix)).map((doc) => listedInfo(repo, doc)),
+  );
+  return { documents, skipped };
 }
 
 /** The files that failed to index (as the last runs recorded them) where `listDocuments` lists documents. */
 export function listFailures(home: string, options: ListingOptions = {}): SkippedDocument[] {
   const { repos, prefix } = listing(home, options);
-  return repos.flatMap((repo) =>
-    (withStore(repo, (store) => store.failures()) ?? [])
-      .filter((failure) => failure.path.startsWith(prefix))
-      .map((failure) => ({ repository: repo.name, ...failure })),
+  const { answers } = settle(
+    repos.map((repo) => attempt(repo, (r) => withStore(r, (store) => store.failures()) ?? [])),
+    Boolean(options.repositories?.length),
+  );
+  return answers.flatMap(({ repo, value }) =>
+    value.filter((failure) => failure.path.startsWith(prefix)).map((failure) => ({ repository: repo.name, ...failure })),
   );
 }
 
@@ -490,13 +518,15 @@ export function matchDocuments(
     const named = colon > 0 ? repos.find((r) => r.name === pattern.slice(0, colon)) : undefined;
     if (named) repos = [named];
     const glob = new Bun.Glob(named ? pattern.slice(colon + 1) : pattern);
-    const refs = repos.flatMap((repo) =>
-      [...(withStore(repo, (store) => store.documents().keys()) ?? [])]
+    const { answers, skipped } = readable(repos, (repo) => [...(withStore(repo, (store) => store.documents().keys()) ?? [])]);
+    const refs = answers.flatMap(({ repo, value }) =>
+      value
         .filter((path) => glob.match(path))
         .sort()
         .map((path) => ({ repo, path })),
     );
-    return { refs, skipped: [] };
+    const reason = (s: SkippedRepository) => `its index cannot be read: ${s.message}${s.hint ? ` (hint: ${s.hint})` : ""}`;
+    return { refs, skipped: skipped.map((s) => ({ repository: s.repository, path: pattern, reason: reason(s) })) };
   }
   const refs: DocumentRef[] = [];
   const skipped: SkippedDocument[] = [];

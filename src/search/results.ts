@@ -3,9 +3,26 @@
  * fragment text rather than its snippet (`--full`), and repositories ranked for a query (`repos-for`). Ranking
  * stays in search.ts.
  */
-import { getRepository, listRepositories } from "../repos.ts";
+import {
+  getRepository,
+  listRepositories,
+  noneAnswered,
+  settle,
+  skippedRepository,
+  type Attempt,
+  type Repository,
+  type SkippedRepository,
+} from "../repos.ts";
 import { Store } from "../store/store.ts";
-import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions, type SearchResponse } from "./search.ts";
+import {
+  search,
+  SearchContext,
+  searchStatus,
+  type DocumentHit,
+  type FragmentHit,
+  type SearchOptions,
+  type SearchResponse,
+} from "./search.ts";
 
 /** Past this many results `--all` stops asking for more (a page of a million fragments is not a result list). */
 export const MAX_ALL_RESULTS = 100_000;
@@ -63,6 +80,15 @@ export interface RepositoryMatch {
   /** How many fragments match the query's words. */
   matched: number;
   best: { path: string; location: string; page: number | null; title: string; snippet: string } | null;
+  /** Only for a repository that could not be searched (then ranked last, with nothing matched): why, and the fix. */
+  error?: RepositoryError;
+}
+
+/** Why a repository could not answer, in a listing of all of them. */
+export type RepositoryError = Omit<SkippedRepository, "repository">;
+
+function errorOf({ repository: _, ...error }: SkippedRepository): RepositoryError {
+  return error;
 }
 
 /**
@@ -72,19 +98,79 @@ export interface RepositoryMatch {
  * answer would score near zero.
  */
 export async function repositoriesFor(home: string, query: string, context = new SearchContext()): Promise<RepositoryMatch[]> {
-  const matches: RepositoryMatch[] = [];
-  for (const repo of listRepositories(home)) {
-    if (!Store.exists(repo.dir)) continue;
-    const response = await search(home, { query, repositories: [repo.name], mode: "bm25", limit: 1, explain: true }, context);
-    const top = response.results[0] as FragmentHit | undefined;
-    matches.push({
-      repository: repo.name,
-      description: repo.description,
-      score: top?.explain?.merge.score ?? 0,
-      bm25: top?.score ?? 0,
-      matched: response.total,
-      best: top ? { path: top.path, location: top.location, page: top.page, title: top.title, snippet: top.snippet } : null,
-    });
+  const indexed = listRepositories(home).filter((repo) => Store.exists(repo.dir));
+  const attempts: Attempt<RepositoryMatch>[] = [];
+  for (const repo of indexed) {
+    try {
+      const response = await search(home, { query, repositories: [repo.name], mode: "bm25", limit: 1, explain: true }, context);
+      const top = response.results[0] as FragmentHit | undefined;
+      const value = {
+        repository: repo.name,
+        description: repo.description,
+        score: top?.explain?.merge.score ?? 0,
+        bm25: top?.score ?? 0,
+        matched: response.total,
+        best: top ? { path: top.path, location: top.location, page: top.page, title: top.title, snippet: top.snippet } : null,
+      };
+      attempts.push({ repo, value });
+    } catch (error) {
+      attempts.push({ repo, error });
+    }
   }
-  return matches.sort((a, b) => b.score - a.score || b.matched - a.matched || a.repository.localeCompare(b.repository));
+  const { answers, skipped } = settle(attempts, false);
+  const broken = skipped.map((s) => ({
+    repository: s.repository,
+    description: indexed.find((r) => r.name === s.repository)!.description,
+    score: 0,
+    bm25: 0,
+    matched: 0,
+    best: null,
+    error: errorOf(s),
+  }));
+  const ranked = answers
+    .map((a) => a.value)
+    .sort((a, b) => b.score - a.score || b.matched - a.matched || a.repository.localeCompare(b.repository));
+  return [...ranked, ...broken];
+}
+
+export type StatusEntry = ReturnType<typeof searchStatus> & { error?: RepositoryError };
+
+/**
+ * Each repository's status (`status`, `get_index_status`), or the named one's. One whose index cannot be read is
+ * listed with its error and empty counts rather than failing the listing; the named one fails it.
+ */
+export function repositoryStatuses(home: string, name?: string): StatusEntry[] {
+  if (name) return [searchStatus(getRepository(home, name))];
+  return listRepositories(home).map((repo) => {
+    try {
+      return searchStatus(repo);
+    } catch (error) {
+      return brokenStatus(repo, skippedRepository(repo, error));
+    }
+  });
+}
+
+function brokenStatus(repo: Repository, skipped: SkippedRepository): StatusEntry {
+  return {
+    name: repo.name,
+    path: repo.path,
+    description: repo.description,
+    documents: 0,
+    fragments: 0,
+    ocr_pages: 0,
+    last_indexed: null,
+    bytes: 0,
+    model: null,
+    vectors: 0,
+    languages: {},
+    failures: [],
+    ann: null,
+    error: errorOf(skipped),
+  };
+}
+
+/** The error of a listing of all repositories in which none could answer (the command then fails). */
+export function noStatusAnswered(statuses: StatusEntry[]): Error | undefined {
+  if (statuses.length === 0 || statuses.some((s) => !s.error)) return undefined;
+  return noneAnswered(statuses.map((s) => ({ repository: s.name, ...s.error! })));
 }

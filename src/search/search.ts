@@ -1,9 +1,19 @@
 /** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
 import { join } from "node:path";
-import { isResearcherError, ResearcherError } from "../errors.ts";
+import { ResearcherError } from "../errors.ts";
 import { BM25_WEIGHTS, rankOneWord, rankRareFirst } from "./bm25.ts";
 import { buildMatch, parseQuery, type ParsedQuery } from "./query.ts";
-import { contextFor, listRepositories, selectRepositories, type Repository } from "../repos.ts";
+import {
+  contextFor,
+  listRepositories,
+  attempt,
+  noneAnswered,
+  selectRepositories,
+  settle,
+  skippedRepository,
+  type Repository,
+  type SkippedRepository,
+} from "../repos.ts";
 import { makeSnippet } from "./snippet.ts";
 import { ConversionCache } from "./conversions.ts";
 import { Store, type FragmentRow, type SqlCondition } from "../store/store.ts";
@@ -101,6 +111,8 @@ export interface SearchResponse<T = FragmentHit | DocumentHit> {
   results: T[];
   /** Per-repository notes for `--explain` (mode fallbacks). */
   notes?: string[];
+  /** Repositories a search over all of them left out (not indexed, damaged, no vectors for the mode), with why. */
+  skipped: SkippedRepository[];
 }
 
 export { BM25_WEIGHTS };
@@ -164,7 +176,8 @@ export async function search(home: string, options: SearchOptions, context = new
   const config = loadConfig(home);
   const limit = checkedInteger(options.limit ?? config.search.limit, "limit", 1);
   const offset = checkedInteger(options.offset ?? 0, "offset", 0);
-  const { searchable, notes: skipped } = openRepositories(home, options.repositories ?? [], context);
+  const named = (options.repositories ?? []).length > 0;
+  const { searchable, skipped } = openRepositories(home, options.repositories ?? [], context);
   const parsed = parseQuery(options.query);
   const filter = combineFilters([
     ...(options.where ?? []),
@@ -184,9 +197,18 @@ export async function search(home: string, options: SearchOptions, context = new
         );
       return queryVectors.get(embedder)!;
     };
-    const perRepo = await Promise.all(
-      searchable.map(({ repo, store }) => searchRepository(home, repo, store, parsed, options, filter, depth, config, context, embedQuery)),
+    // Searching all repositories, one that cannot be searched as asked is skipped, as one that cannot be opened is.
+    const answers = await Promise.all(
+      searchable.map(({ repo, store }) =>
+        searchRepository(home, repo, store, parsed, options, filter, depth, config, context, embedQuery).catch((error: unknown) => {
+          if (named) throw error;
+          skipped.push(skippedRepository(repo, error));
+          return null;
+        }),
+      ),
     );
+    const perRepo = answers.filter((r) => r !== null);
+    if (perRepo.length === 0) throw noneAnswered(skipped);
     const modes = new Set(perRepo.map((r) => r.mode));
     const mode: SearchMode = modes.size === 1 ? [...modes][0]! : "hybrid";
     const total = perRepo.reduce((sum, r) => sum + r.total, 0);
@@ -201,50 +223,40 @@ export async function search(home: string, options: SearchOptions, context = new
       hit.rank = offset + i + 1;
       if (!options.explain) delete hit.explain;
     });
-    const notes = [...skipped, ...perRepo.flatMap((r) => [r.note, r.why, r.ann].flatMap((n) => (n ? [`${r.repo}: ${n}`] : [])))];
+    const notes = perRepo.flatMap((r) => [r.note, r.why, r.ann].flatMap((n) => (n ? [`${r.repo}: ${n}`] : [])));
     return {
       query: options.query,
       mode,
-      repositories: searchable.map((s) => s.repo.name),
+      repositories: perRepo.map((r) => r.repo),
       offset,
       total,
       results,
       ...(options.explain ? { notes } : {}),
+      skipped: skipped.sort((a, b) => a.repository.localeCompare(b.repository)),
     };
   });
 }
 
 /**
- * The repositories to search and their open indexes. A named repository without an index is an error; searching
- * all of them skips the ones not indexed yet (with a note), unless that leaves nothing to search.
+ * The repositories to search and their open indexes. A named repository that cannot be opened (never indexed,
+ * damaged, outdated) is an error; searching all of them skips those, reported, unless that leaves nothing to search.
  */
 function openRepositories(
   home: string,
   named: string[],
   context: SearchContext,
-): { searchable: { repo: Repository; store: Store }[]; notes: string[] } {
+): { searchable: { repo: Repository; store: Store }[]; skipped: SkippedRepository[] } {
   const repos = named.length ? selectRepositories(home, named) : listRepositories(home);
   if (repos.length === 0) {
     throw new ResearcherError("REPO_NOT_FOUND", "no repositories to search", {
       hint: "add one with `researcher repo add <name> <path>` and run `researcher index`",
     });
   }
-  const searchable: { repo: Repository; store: Store }[] = [];
-  const unindexed: ResearcherError[] = [];
-  for (const repo of repos) {
-    try {
-      searchable.push({ repo, store: context.store(repo) });
-    } catch (error) {
-      if (named.length || !isResearcherError(error) || error.code !== "NOT_INDEXED") throw error;
-      unindexed.push(error);
-    }
-  }
-  if (searchable.length === 0) {
-    throw unindexed.length === 1
-      ? unindexed[0]!
-      : new ResearcherError("NOT_INDEXED", "no repository has been indexed yet", { hint: "run `researcher index`" });
-  }
-  return { searchable, notes: unindexed.map((error) => `${error.message}: skipped`) };
+  const { answers, skipped } = settle(
+    repos.map((repo) => attempt(repo, (r) => context.store(r))),
+    named.length > 0,
+  );
+  return { searchable: answers.map(({ repo, value }) => ({ repo, store: value })), skipped };
 }
 
 interface RepositoryResult {
@@ -298,8 +310,10 @@ async function searchRepository(
   const mode: SearchMode = requested === "auto" ? (model ? "hybrid" : "bm25") : requested;
   const note = requested === "auto" && !model ? "no vectors: searched with bm25 (index with embeddings for hybrid)" : undefined;
   if (mode !== "bm25" && !model) {
+    // `embed: false` in config.yaml keeps every index run BM25-only, so indexing alone would not add vectors.
+    const enable = repo.embed ? "" : `researcher config set repositories.${repo.name}.embed true && `;
     throw new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has no vectors for ${mode} search`, {
-      hint: `run \`researcher index ${repo.name}\` with embeddings enabled, or search in bm25 mode`,
+      hint: `embed it with \`${enable}researcher index ${repo.name}\`, or search it with --mode bm25`,
     });
   }
 

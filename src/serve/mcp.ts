@@ -22,12 +22,11 @@ import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { FILTER_OPS, parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexFiles, removeDocument } from "../index/indexer.ts";
 import { logger } from "../log.ts";
-import { ocrNote, PLAIN, searchJson, searchText } from "./render.ts";
+import { ocrNote, PLAIN, searchJson, searchText, skippedText } from "./render.ts";
 import { getRepository, listRepositories } from "../repos.ts";
-import { search, SearchContext, searchStatus, type SearchOptions } from "../search/search.ts";
+import { search, SearchContext, type SearchOptions } from "../search/search.ts";
 import { LineTooLong, StdioLineTransport } from "./stdio-transport.ts";
-import { repositoriesFor } from "../search/results.ts";
-import { repositoryStatus } from "../store/status.ts";
+import { noStatusAnswered, repositoriesFor, repositoryStatuses, type RepositoryError } from "../search/results.ts";
 import { VERSION } from "../version.ts";
 import { watchRepositories, type WatchHandle } from "./watch.ts";
 
@@ -106,6 +105,7 @@ function searchOutput(documents: boolean) {
     repositories: z.array(z.string()),
     offset: z.number(),
     total: z.number(),
+    skipped: skippedRepositories,
     results: z.array(result),
   });
 }
@@ -124,6 +124,13 @@ const identity = {
 const continuation = z.object({ from_line: z.number(), from_char: z.number().optional() });
 
 /** Structured content of the other tools, by their stable fields (objects are open: the contract is additive). */
+/** Why a repository could not answer a request over all of them (it is left out; the others answer). */
+const repositoryError = z.object({ code: z.string(), message: z.string(), hint: z.string().nullable() });
+const skippedRepositories = z
+  .array(repositoryError.extend({ repository: z.string() }))
+  .describe("Repositories left out because they could not answer (e.g. a damaged index), each with why and the fix");
+const errorField = repositoryError.optional().describe("Only when the repository could not answer: why, and the fix");
+
 const OUTPUT = {
   document: z.looseObject({
     ...identity,
@@ -146,6 +153,7 @@ const OUTPUT = {
     documents: z.array(
       z.looseObject({ ...identity, size: z.number(), modified: z.string(), fragments: z.number(), pages: z.number().nullable() }),
     ),
+    skipped: skippedRepositories,
   }),
   repositories: (failures: boolean) =>
     z.looseObject({
@@ -159,6 +167,7 @@ const OUTPUT = {
           last_indexed: z.string().nullable(),
           model: z.string().nullable(),
           ...(failures ? { failures: z.array(failureEntry) } : {}),
+          error: errorField,
         }),
       ),
     }),
@@ -170,6 +179,7 @@ const OUTPUT = {
         score: z.number(),
         matched: z.number(),
         best: z.looseObject({ path: z.string(), location: z.string(), title: z.string(), snippet: z.string() }).nullable(),
+        error: errorField,
       }),
     ),
   }),
@@ -240,6 +250,11 @@ function describe(error: ResearcherError): string {
 }
 
 /** A failed tool call as a tool result an agent can read (MCP tools report errors in the result, not as JSON-RPC errors). */
+/** A repository's error in a listing of all of them. */
+function errorLine(error: RepositoryError): string {
+  return `error: ${error.message}${error.hint ? ` (hint: ${error.hint})` : ""}`;
+}
+
 function failure(thrown: unknown) {
   return { content: [{ type: "text" as const, text: `error: ${describe(toResearcherError(thrown))}` }], isError: true };
 }
@@ -292,7 +307,8 @@ export function createServer(home: string, context: SearchContext, writes = seri
       documents,
     };
     const response = await search(home, options, context);
-    return result(searchJson(response), searchText(response, plain) || "no results");
+    const text = [searchText(response, plain) || "no results", skippedText(response.skipped)].filter(Boolean).join("\n");
+    return result(searchJson(response), text);
   };
 
   server.registerTool(
@@ -427,13 +443,17 @@ export function createServer(home: string, context: SearchContext, writes = seri
     },
     (input) =>
       guarded(() => {
-        const all = listDocuments(home, { repositories: input.repository ? [input.repository] : [], prefix: input.prefix });
+        const { documents: all, skipped } = listDocuments(home, {
+          repositories: input.repository ? [input.repository] : [],
+          prefix: input.prefix,
+        });
         const offset = input.offset ?? 0;
         const documents = all.slice(offset, offset + (input.limit ?? MAX_LISTED));
         const more = offset + documents.length < all.length;
         const lines = documents.map((d) => `${d.repository}:${d.path}  ${d.format}  ${d.size} bytes  ${d.title}`);
         if (more) lines.push(`[${all.length - offset - documents.length} more: continue with offset ${offset + documents.length}]`);
-        return result({ total: all.length, offset, documents }, lines.join("\n") || "no indexed documents");
+        const text = [lines.join("\n") || "no indexed documents", skippedText(skipped)].filter(Boolean).join("\n");
+        return result({ total: all.length, offset, documents, skipped }, text);
       }),
   );
   server.registerTool(
@@ -447,12 +467,15 @@ export function createServer(home: string, context: SearchContext, writes = seri
     },
     () =>
       guarded(() => {
-        const repositories = listRepositories(home)
-          .map(repositoryStatus)
-          .map(({ failures: _, ...s }) => s);
+        const statuses = repositoryStatuses(home);
+        const none = noStatusAnswered(statuses);
+        if (none) throw none;
+        const repositories = statuses.map(({ failures: _, ann: __, ...s }) => s);
         return result(
           { repositories },
-          repositories.map((r) => `${r.name}: ${r.description ?? ""} (${r.documents} documents)`).join("\n") || "no repositories",
+          repositories
+            .map((r) => `${r.name}: ${r.description ?? ""} (${r.error ? errorLine(r.error) : `${r.documents} documents`})`)
+            .join("\n") || "no repositories",
         );
       }),
   );
@@ -491,9 +514,10 @@ export function createServer(home: string, context: SearchContext, writes = seri
       guarded(async () => {
         const repositories = await repositoriesFor(home, input.query, context);
         const text = repositories
-          .map(
-            (r) =>
-              `${r.repository}: score ${r.score.toFixed(2)}, ${r.matched} fragments${r.best ? `, best ${r.repository}:${r.best.location}` : ""}`,
+          .map((r) =>
+            r.error
+              ? `${r.repository}: ${errorLine(r.error)}`
+              : `${r.repository}: score ${r.score.toFixed(2)}, ${r.matched} fragments${r.best ? `, best ${r.repository}:${r.best.location}` : ""}`,
           )
           .join("\n");
         return result({ repositories }, text || "no indexed repositories");
@@ -510,14 +534,16 @@ export function createServer(home: string, context: SearchContext, writes = seri
     },
     (input) =>
       guarded(() => {
-        const repos = input.repository ? [getRepository(home, input.repository)] : listRepositories(home);
-        const repositories = repos.map(searchStatus);
+        const repositories = repositoryStatuses(home, input.repository);
+        const none = noStatusAnswered(repositories);
+        if (none) throw none;
         return result(
           { repositories },
           repositories
-            .map(
-              (r) =>
-                `${r.name}: ${r.documents} documents, ${r.fragments} fragments, indexed ${r.last_indexed ?? "never"}${r.ann ? `; ${r.ann}` : ""}`,
+            .map((r) =>
+              r.error
+                ? `${r.name}: ${errorLine(r.error)}`
+                : `${r.name}: ${r.documents} documents, ${r.fragments} fragments, indexed ${r.last_indexed ?? "never"}${r.ann ? `; ${r.ann}` : ""}`,
             )
             .join("\n"),
         );

@@ -9,8 +9,9 @@ import type { DocumentInfo, DocumentText, MultiGetResult, SkippedDocument } from
 import type { IndexProgress, IndexSummary } from "../index/indexer.ts";
 import type { DocumentHit, FragmentHit, SearchResponse } from "../search/search.ts";
 import type { RepositoryStatus } from "../store/status.ts";
+import type { RepositoryError } from "../search/results.ts";
 import type { VerifyReport } from "../index/verify.ts";
-import type { Repository } from "../repos.ts";
+import type { Repository, SkippedRepository } from "../repos.ts";
 import { env } from "../env.ts";
 import { isCodeFormat } from "../file-types.ts";
 import { escapeControls, type Terminal } from "../terminal.ts";
@@ -97,6 +98,7 @@ export function searchJson(response: SearchResponse): object {
     offset: response.offset,
     total: response.total,
     ...(response.notes ? { notes: response.notes } : {}),
+    skipped: response.skipped,
     results: response.results.map(resultJson),
   };
 }
@@ -395,16 +397,25 @@ export function verifyText(reports: VerifyReport[], style: Style): string {
     .concat("\n");
 }
 
-export function statusText(statuses: (RepositoryStatus & { ann?: string | null })[], style: Style): string {
+/** Repositories a command over all of them left out (stderr): a warning each, with the command that fixes it. */
+export function skippedText(skipped: SkippedRepository[]): string {
+  return skipped
+    .map((s) => `warning: skipped ${s.repository}: ${escapeControls(s.message)}\n${s.hint ? `hint: ${escapeControls(s.hint)}\n` : ""}`)
+    .join("");
+}
+
+export function statusText(statuses: (RepositoryStatus & { ann?: string | null; error?: RepositoryError })[], style: Style): string {
   if (statuses.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
   return statuses
     .map((s) => {
       const rows = [
         `${style.bold(s.name)}  ${escapeControls(s.path)}`,
         s.description ? `  ${style.dim(s.description)}` : "",
-        s.last_indexed
-          ? `  ${s.documents} documents${s.ocr_pages ? ` (${s.ocr_pages} pages by OCR)` : ""} · ${s.fragments} fragments · ${s.model ? `${s.vectors} vectors (${s.model})` : "BM25 only"} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
-          : `  not indexed yet: run \`researcher index ${s.name}\``,
+        s.error
+          ? `  ${style.warn(`error: ${escapeControls(s.error.message)}`)}${s.error.hint ? `\n  hint: ${escapeControls(s.error.hint)}` : ""}`
+          : s.last_indexed
+            ? `  ${s.documents} documents${s.ocr_pages ? ` (${s.ocr_pages} pages by OCR)` : ""} · ${s.fragments} fragments · ${s.model ? `${s.vectors} vectors (${s.model})` : "BM25 only"} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
+            : `  not indexed yet: run \`researcher index ${s.name}\``,
         Object.keys(s.languages).length
           ? `  code: ${Object.entries(s.languages)
               .map(([language, n]) => `${n} ${escapeControls(language)}`)

@@ -91,6 +91,7 @@ describe("MCP over stdio", () => {
         "repositories",
         "offset",
         "total",
+        "skipped",
         "results",
       ]);
     }

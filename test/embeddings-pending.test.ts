@@ -1,0 +1,60 @@
+/**
+ * Embeddings that cannot be computed while indexing (a local model missing offline, an embedding server unreachable)
+ * leave the text indexed, a warning, `embeddings_pending` and exit 0 — alike for every provider — and `verify` says
+ * they are pending with the command that completes them.
+ */
+import { expect, test } from "bun:test";
+import { addRepository } from "../src/repos.ts";
+import { GLOVE, runCli, tempDir, writeTree } from "./helpers.ts";
+
+/** Nothing leaves the machine: port 9 (discard) on loopback refuses, and so does the hub "mirror". */
+const OFFLINE = { RESEARCHER_MODEL_PATH: "", HF_ENDPOINT: "http://127.0.0.1:9" };
+
+function repository(embedding?: { provider: "ollama" | "openai"; model: string; ollama_url?: string; openai_url?: string }) {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "whale.md": "# Whales\n\nThe whale sings in the deep sea.\n" });
+  addRepository(home, { name: "d", path: docs, embedding });
+  return (...args: string[]) => runCli(args, { home, env: { ...OFFLINE, OPENAI_API_KEY: "sk-local" } });
+}
+
+const unreachable = {
+  ollama: { provider: "ollama" as const, model: "nomic-embed-text", ollama_url: "http://127.0.0.1:9" },
+  "an OpenAI-compatible server": { provider: "openai" as const, model: "text-embedding-3-small", openai_url: "http://127.0.0.1:9" },
+};
+
+for (const [name, embedding] of Object.entries(unreachable)) {
+  test(`${name} unreachable: the text is indexed, embeddings pending with a warning, exit 0; verify says so`, () => {
+    const cli = repository(embedding);
+    const run = cli("index", "d", "--json");
+    expect(run.code).toBe(0);
+    const summary = JSON.parse(run.stdout);
+    expect(summary).toMatchObject({ repository: "d", indexed: 1, embeddings_pending: 1, embedded: 0, model: null });
+    expect(summary.warnings[0]).toContain("`researcher index d` embeds them");
+    expect(run.stderr).toStartWith("warning: d: embeddings pending for 1 fragments (BM25 search works now)");
+    expect(cli("index", "d").stdout).toContain("d: 0 indexed, 1 skipped"); // the text summary too
+    expect(JSON.parse(cli("search", "whale", "--json").stdout).results[0].path).toBe("whale.md");
+
+    const verify = cli("verify", "d", "--json");
+    expect(verify.code).toBe(1);
+    expect(JSON.parse(verify.stdout).problems).toEqual([
+      expect.objectContaining({ check: "vectors", detail: expect.stringContaining("embeddings pending"), fix: "researcher index d" }),
+    ]);
+  }, 30_000);
+}
+
+test("offline first run with the default model missing: verify says embeddings are pending, and its fix completes them", () => {
+  const cli = repository();
+  const run = cli("index", "d", "--json");
+  expect(run.code).toBe(0);
+  expect(JSON.parse(run.stdout)).toMatchObject({ embeddings_pending: 1, model: null });
+
+  const verify = cli("verify", "d");
+  expect(verify.code).toBe(1);
+  expect(verify.stdout).toContain("embeddings pending: 1 fragment texts have no vector yet");
+  expect(verify.stdout).toContain("→ researcher index d");
+
+  expect(cli("model", "set", GLOVE).code).toBe(0); // the model becomes available
+  expect(cli("index", "d").code).toBe(0);
+  expect(cli("verify", "d")).toMatchObject({ code: 0, stdout: "d: ok\n" });
+}, 60_000);

@@ -1,0 +1,70 @@
+/**
+ * README's "re-embed with another model": `index <repo> --embeddings-only --model <folder>` makes that model the
+ * repository's own, so its searches embed queries with it and later index runs embed new text with it; and the hint a
+ * model mismatch gives is a command that works.
+ */
+import { beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import { addRepository } from "../src/repos.ts";
+import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, writeTree } from "./helpers.ts";
+
+describeShared("re-embedding one repository with another model", () => {
+  const home = tempDir();
+  const models = tempDir();
+  const minilm = join(models, "minilm-l6-arch-random");
+  const fresh = tempDir();
+  // No RESEARCHER_MODEL_PATH: the models come from config.yaml, as for a user.
+  const cli = (...args: string[]) => runCli(args, { home, env: { RESEARCHER_MODEL_PATH: "" } });
+  beforeAll(() => {
+    expect(Bun.spawnSync(["bash", join(SHARED, "models/unpack-minilm.sh"), models]).exitCode).toBe(0);
+    const old = tempDir();
+    writeTree(old, { "x.md": "# Whales\n\nThe whale swims in the sea.\n" });
+    writeTree(fresh, { "y.md": "# Songs\n\nWhale songs at sea.\n" });
+    addRepository(home, { name: "old", path: old });
+    addRepository(home, { name: "fresh", path: fresh });
+    expect(cli("model", "set", GLOVE).code).toBe(0);
+    expect(cli("index", "--quiet").code).toBe(0);
+  }, HOOK_TIMEOUT);
+
+  test("README's example re-embeds it, and every search afterwards works", () => {
+    const reembed = cli("index", "fresh", "--embeddings-only", "--model", minilm, "--json");
+    expect(reembed.code).toBe(0);
+    expect(JSON.parse(reembed.stdout)).toMatchObject({ model: minilm, embedded: 1 });
+
+    const all = cli("search", "whale", "--json");
+    expect(all.stderr).toBe("");
+    expect(all.code).toBe(0);
+    const response = JSON.parse(all.stdout);
+    expect(response.skipped).toEqual([]);
+    expect(response.repositories).toEqual(["fresh", "old"]);
+    for (const mode of ["vector", "hybrid"]) {
+      const one = cli("search", "whale", "--repo", "fresh", "--mode", mode, "--json");
+      expect({ mode, code: one.code, stderr: one.stderr }).toEqual({ mode, code: 0, stderr: "" });
+      expect(JSON.parse(one.stdout).results[0].path).toBe("y.md");
+    }
+    const status = JSON.parse(cli("status", "--json").stdout) as { name: string; model: string }[];
+    expect(status.map((s) => [s.name, s.model])).toEqual([
+      ["fresh", minilm],
+      ["old", GLOVE],
+    ]);
+  }, 60_000);
+
+  test("a later index run embeds new text with the repository's model, not the configured one", () => {
+    writeTree(fresh, { "z.md": "# More\n\nMore whales.\n" });
+    const run = cli("index", "fresh", "--json");
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ model: minilm, embedded: 1, embeddings_pending: 0 });
+  }, 60_000);
+
+  test("a model mismatch names the command that re-embeds, and that command works", () => {
+    const mismatch = cli("search", "whale", "--repo", "old", "--model", minilm);
+    expect(mismatch.code).toBe(1);
+    const command = /^hint: .*`(researcher index [^`]+)`/m.exec(mismatch.stderr)?.[1];
+    expect(command).toBe(`researcher index --embeddings-only old --model ${minilm}`);
+    expect(cli(...command!.split(" ").slice(1)).code).toBe(0);
+    const after = cli("search", "whale", "--repo", "old", "--mode", "vector", "--json");
+    expect(after.code).toBe(0);
+    expect(JSON.parse(after.stdout).results[0].path).toBe("x.md");
+  }, 60_000);
+});
