@@ -26,9 +26,17 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
     renameSync(temp, file);
   } catch (error) {
     rmSync(temp, { force: true });
-    throw error;
+    throw namedFor(file, error);
   }
   syncFolder(dirname(file));
+}
+
+/** A failed write told by the file the caller named, not the temp file beside it; the system's code is kept. */
+function namedFor(file: string, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (!code) return error;
+  const why = code === "ENOENT" || code === "ENOTDIR" ? `the folder ${dirname(file)} does not exist` : code;
+  return Object.assign(new Error(`cannot write ${file}: ${why}`), { code });
 }
 
 /** Flush a file another writer wrote (e.g. usearch's `save`) before it is renamed into place. */

@@ -69,6 +69,9 @@ export function describeError(error: unknown): string {
 }
 
 /** The `code` a runtime or SQLite error carries (`SQLITE_BUSY`, `ENOSPC`, …), "" when none. */
+/** The system's codes for a path that does not exist, is not a folder, or may not be read or written. */
+const MISSING_OR_FORBIDDEN = new Set(["ENOENT", "ENOTDIR", "EACCES", "EPERM", "EROFS"]);
+
 function systemCode(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" ? code : "";
@@ -113,6 +116,9 @@ export function toResearcherError(error: unknown, context?: ErrorContext): Resea
     const kept = context ? " (what was written before is kept, none of it half-written)" : "";
     return as("DISK_FULL", `${where}: ${message}`, `free some space (or move RESEARCHER_HOME) and run the command again${kept}`);
   }
+  // A file or folder that is not there or may not be touched (`--home` under /proc, `-o` into a missing folder):
+  // the user's environment, not a bug.
+  if (MISSING_OR_FORBIDDEN.has(code)) return as("PATH_NOT_FOUND", message);
   if (error instanceof URIError) return as("INVALID_INPUT", `malformed percent-encoding: ${message}`);
   // cac, the command-line parser, throws these for a missing argument or option value.
   if (error instanceof Error && error.name === "CACError") return as("USAGE", message);

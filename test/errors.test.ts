@@ -1,8 +1,9 @@
 /** One error mapping (errors.ts): what SQLite and the runtime throw, as the codes every interface reports. */
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { writeFileAtomic } from "../src/atomic.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../src/errors.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -70,6 +71,14 @@ test("malformed percent-encoding is INVALID_INPUT; anything unknown is INTERNAL 
   expect(toResearcherError("a string").code).toBe("INTERNAL");
   const ours = new ResearcherError("REPO_NOT_FOUND", "no repository 'x'");
   expect(toResearcherError(ours)).toBe(ours);
+});
+
+test("a path that is missing or forbidden is PATH_NOT_FOUND, and a failed atomic write names the file asked for, not its temp file", () => {
+  const missing = thrownBy(() => mkdirSync("/proc/researcher-nope/x", { recursive: true }));
+  expect(toResearcherError(missing).code).toBe("PATH_NOT_FOUND");
+  const target = join(tempDir(), "no/such/folder/out.md");
+  const failed = toResearcherError(thrownBy(() => writeFileAtomic(target, "text")));
+  expect(failed).toMatchObject({ code: "PATH_NOT_FOUND", message: `cannot write ${target}: the folder ${dirname(target)} does not exist` });
 });
 
 test("every code has an exit status, an HTTP status and a JSON-RPC error; only usage exits 2", () => {
