@@ -327,6 +327,19 @@ describe("REST input checks", () => {
     }
   });
 
+  test("a second server on the same port, or on an address this machine lacks, is one clear error", () => {
+    const port = new URL(http.url).port;
+    for (const args of [
+      ["serve", "--port", port],
+      ["serve", "--port", "0", "--host", "999.1.1.1"],
+    ]) {
+      const taken = runCli(args, { home: repo.home });
+      expect(taken.code).toBe(1);
+      expect(taken.stderr).toMatch(/^error: cannot listen on \S+: the port is taken, or the address is not one of this machine's\nhint: /m);
+      expect(taken.stderr).not.toContain("unexpected");
+    }
+  });
+
   test("n is capped at MCP's maximum, 200: above it is 400", async () => {
     expect((await fetch(`${http.url}/search?q=alpha&n=200`)).status).toBe(200);
     const response = await fetch(`${http.url}/search?q=alpha&n=100000`);

@@ -50,13 +50,9 @@ function hasToken(request: Request, token: string): boolean {
 export function serveHttp(home: string, options: HttpOptions): { url: string; stop: () => Promise<void> } {
   const context = new SearchContext();
   const writes = serialized();
-  const watching = options.watch ? startWatch(home, writes) : undefined;
   const host = options.host ?? "127.0.0.1";
-  if (!LOOPBACK.includes(host) && !options.token) {
-    logger.warn(`serving ${host} without a token: anyone who can reach it can search your documents (set --token or RESEARCHER_MCP_TOKEN)`);
-  }
   const names = allowedNames(host);
-  const server: Bun.Server<undefined> = Bun.serve({
+  const server: Bun.Server<undefined> = listen({
     hostname: host,
     port: options.port,
     maxRequestBodySize: MAX_BODY_BYTES,
@@ -93,6 +89,10 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
     },
     error: errorResponse,
   });
+  const watching = options.watch ? startWatch(home, writes) : undefined; // once it listens: a refused port watches nothing
+  if (!LOOPBACK.includes(host) && !options.token) {
+    logger.warn(`serving ${host} without a token: anyone who can reach it can search your documents (set --token or RESEARCHER_MCP_TOKEN)`);
+  }
   logger.info(
     `researcher on http://${host}:${server.port} (MCP at /mcp, REST at /search and /documents)${options.token ? ", bearer token required" : ""}`,
   );
@@ -104,6 +104,26 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
       await context.close();
     },
   };
+}
+
+/** What Bun.serve fails with for a port in use or an address this machine lacks (it tells them apart unreliably). */
+const LISTEN_FAILURES = new Set(["EADDRINUSE", "EADDRNOTAVAIL", "EINVAL"]);
+
+/** Bun.serve, its failure to listen told plainly: the message names both causes, as Bun's codes may not. */
+function listen(options: Bun.Serve.Options<undefined>): Bun.Server<undefined> {
+  try {
+    return Bun.serve(options);
+  } catch (error) {
+    if (!LISTEN_FAILURES.has((error as NodeJS.ErrnoException).code ?? "")) throw error;
+    const where = `${options.hostname ?? "127.0.0.1"}:${options.port}`;
+    throw new ResearcherError(
+      "INVALID_INPUT",
+      `cannot listen on ${where}: the port is taken, or the address is not one of this machine's`,
+      {
+        hint: "choose another --port (--port 0 picks a free one), or a --host this machine has",
+      },
+    );
+  }
 }
 
 /** The request's URL, which Bun builds from the Host header: undefined when that makes no valid URL. */
