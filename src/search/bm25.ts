@@ -14,9 +14,14 @@
  * over the common words would cost what ranking no longer does.
  *
  * One common word is ranked from its impact list (`rankOneWord`), kept here beside FTS5's index.
+ *
+ * In a large repository, a query of plain words is scored exactly from posting lists of our own (`rankPostings`,
+ * store/postings.ts): every fragment holding a word of middling frequency, with its counts and length, summed in
+ * JS with FTS5's formula and totals; the rarest words, which have no list, are scored by FTS5 over their few rows.
  */
 import type { ParsedQuery } from "./query.ts";
 import { buildMatch } from "./query.ts";
+import { TopScores } from "./top-scores.ts";
 import type { WeighedEntry } from "../store/impacts.ts";
 import type { Bm25Weights, SqlCondition, Store } from "../store/store.ts";
 
@@ -143,6 +148,69 @@ function scoreCommon(
   });
 }
 
+/**
+ * Posting lists are kept in repositories of at least `from` fragments, for words in `minFragments` to `maxShare` of
+ * them: rarer words cost FTS5 next to nothing, and words in more fragments are left out of multi-word matches
+ * (search.ts, selectiveMatch; the margin over its fifth lets a word's share grow between builds). The lists are
+ * built again once `rebuildShare` of the fragments has been written or deleted since.
+ */
+const POSTINGS = { from: 20_000, minFragments: 64, maxShare: 0.25, rebuildShare: 0.1 };
+
+/**
+ * The top `k` fragments for the optional words `terms` (the match's), scored as FTS5's bm25() scores `match`,
+ * every fragment it matches counted (`total`); null when a word is not a plain word or has no count, when no word
+ * has a list, or when the words without one hold more postings than those with one (FTS5 does as well itself).
+ * A filter (`where`) only admits fragments: the scores stay as without it.
+ */
+export function rankPostings(
+  store: Store,
+  parsed: ParsedQuery,
+  terms: ParsedQuery["optional"],
+  match: string,
+  weights: Bm25Weights,
+  k: number,
+  where?: SqlCondition,
+): Bm25Ranking | null {
+  if (parsed.required.length || parsed.excluded.length || terms.length === 0 || terms.some((term) => !term.stem)) return null;
+  const frequency = store.termFrequencies(terms.map((term) => term.stem!));
+  if ([...frequency.values()].some((n) => n === 0)) return null;
+  const lists = new Map(terms.flatMap((term) => {
+    const list = store.postings.read(term.stem!);
+    return list ? [[term, list] as const] : [];
+  }));
+  const postings = (inList: boolean) =>
+    terms.filter((term) => lists.has(term) === inList).reduce((sum, term) => sum + frequency.get(term.stem!)!, 0);
+  if (lists.size === 0 || postings(false) > postings(true)) return null;
+
+  const { rows, averageLength } = store.fullTextTotals();
+  const removed = store.postings.removed();
+  const scores = new TopScores();
+  try {
+    for (const [term, list] of lists) {
+      const weight = idf(rows, frequency.get(term.stem!)!);
+      list.visit((id, title, heading, body, length) => {
+        if (removed.has(id)) return;
+        const tf = title * weights.title + heading * weights.heading + body * weights.body;
+        scores.add(id, (weight * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * length) / averageLength)));
+      });
+    }
+    const rare = terms.filter((term) => !lists.has(term));
+    if (rare.length) {
+      const rareMatch = buildMatch(
+        [],
+        rare.map((term) => term.fts),
+        [],
+      )!;
+      for (const hit of store.searchBm25(rareMatch, weights, -1)) scores.add(hit.id, hit.score);
+    }
+    const admitted = where && new Set(store.fragmentIdsWhere(where));
+    const { hits, total } = scores.top(k, admitted ? (id) => admitted.has(id) : () => true);
+    return { hits, exact: true, match, total };
+  } finally {
+    scores.reset();
+  }
+}
+
 /** Impact lists are kept in repositories of this many fragments, for words in at least IMPACT_SHARE of them. */
 const IMPACTS_FROM = 20_000;
 const IMPACT_SHARE = 0.2;
@@ -179,10 +247,12 @@ export function rankOneWord(store: Store, parsed: ParsedQuery, weights: Bm25Weig
 
 /**
  * After an index run: (re)build the impact lists of a large repository when it has none or the run changed a
- * large share of it (a smaller run has kept them whole, fragment by fragment); drop them when it is small.
+ * large share of it (a smaller run has kept them whole, fragment by fragment); drop them when it is small. The
+ * posting lists likewise, by the changes since they were built.
  */
 export function maintainImpactLists(store: Store, changedShare: number): void {
   const { rows } = store.fullTextTotals();
+  maintainPostingLists(store, rows);
   if (rows < IMPACTS_FROM) {
     if (impactSettings(store)) store.transaction(() => clearImpacts(store));
     return;
@@ -191,6 +261,32 @@ export function maintainImpactLists(store: Store, changedShare: number): void {
   // Stopwords too: a query of a stopword alone keeps it, and would otherwise be a full pass over the index.
   const common = store.commonTerms(Math.ceil(rows * IMPACT_SHARE));
   buildImpacts(store, common, { weights: [BM25_WEIGHTS.title, BM25_WEIGHTS.heading, BM25_WEIGHTS.body] }, IMPACTS_PER_TERM);
+}
+
+/** Build the posting lists of a large repository when it has none or they have taken many changes; drop them in a small one. */
+function maintainPostingLists(store: Store, rows: number): void {
+  if (rows < POSTINGS.from) {
+    if (store.postings.built()) store.transaction(() => store.postings.clear());
+    return;
+  }
+  if (store.postings.built() && store.postings.changedSinceBuilt() < rows * POSTINGS.rebuildShare) return;
+  store.transaction(() => store.postings.build(POSTINGS.minFragments, Math.floor(rows * POSTINGS.maxShare), store.fullTextLengths()));
+}
+
+/**
+ * Keep the posting lists whole after writing these documents (call in the same transaction): each new fragment
+ * joins the list of every listed word it holds. (Deleted fragments are recorded by a trigger.)
+ */
+function updatePostings(store: Store, documentIds: number[]): void {
+  if (documentIds.length === 0 || !store.postings.built()) return;
+  const ids = store.fragmentIdsOfDocuments(documentIds);
+  const listed = store.postings.terms();
+  const lengths = store.fullTextLengths(ids);
+  for (const [id, perTerm] of store.termCounts(ids)) {
+    for (const [term, [title, heading, body]] of perTerm) {
+      if (listed.has(term)) store.postings.add(term, { id, title, heading, body, length: lengths.get(id)! });
+    }
+  }
 }
 
 // ---- the impact lists (their rows: store/impacts.ts) -------------------------------------------------------------
@@ -235,17 +331,20 @@ function buildImpacts(store: Store, terms: string[], settings: Omit<ImpactSettin
   });
 }
 
+/** Drop the impact lists and the posting lists (a rebuild builds both again at its end). */
 export function clearImpacts(store: Store): void {
   store.impacts.clear();
   store.deleteMeta("impacts");
+  store.postings.clear();
 }
 
 /**
  * Keep the impact lists whole after writing these documents (call in the same transaction): a new fragment
  * joins a word's list when the word weighs more in it than the list's bound. (Deleted fragments leave their lists
- * through a trigger.)
+ * through a trigger.) The posting lists are kept too.
  */
 export function updateImpacts(store: Store, documentIds: number[]): void {
+  updatePostings(store, documentIds);
   const settings = impactSettings(store);
   if (!settings || documentIds.length === 0) return;
   const bounds = store.impacts.bounds();

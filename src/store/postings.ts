@@ -1,0 +1,180 @@
+/**
+ * Posting lists of our own (tables: POSTINGS_SCHEMA in schema.ts): for each word in a band of document
+ * frequencies, every fragment that holds it, with the word's count in each column and the fragment's length, so a
+ * query can be scored exactly in JS (search/bm25.ts, rankPostings) instead of by FTS5's bm25() row by row.
+ *
+ * A list is one blob, written when the lists are built from FTS5's own index. Fragments written later join through
+ * `postings_added` (one row per listed word they hold); deleted ones are recorded in `postings_removed` by a
+ * trigger and skipped on reading, until the next build starts over.
+ */
+import type { Database } from "bun:sqlite";
+
+/** A word in one fragment: its count in each column and the fragment's length in tokens (all columns). */
+export interface Posting {
+  id: number;
+  title: number;
+  heading: number;
+  body: number;
+  length: number;
+}
+
+/** Called for each posting of a list, in the order written (ids ascending in a blob). */
+export type PostingVisitor = (id: number, title: number, heading: number, body: number, length: number) => void;
+
+/** A word's list: the blob's postings, then those of fragments written since. */
+export interface PostingList {
+  visit(visitor: PostingVisitor): void;
+}
+
+export class PostingLists {
+  private removedCache = { version: -1, ids: new Set<number>() };
+
+  constructor(private readonly db: Database) {}
+
+  /** True when lists have been built (and not cleared since). */
+  built(): boolean {
+    return this.db.query("SELECT 1 FROM term_postings LIMIT 1").get() !== null;
+  }
+
+  /** The word's list, or undefined when it has none: `visit` reads its postings. */
+  read(term: string): PostingList | undefined {
+    const row = this.db.query<{ postings: Uint8Array }, [string]>("SELECT postings FROM term_postings WHERE term = ?").get(term);
+    if (!row) return undefined;
+    return {
+      visit: (visitor) => {
+        decodePostings(row.postings, visitor);
+        const added = this.db
+          .query<Posting, [string]>("SELECT fragment_id AS id, title, heading, body, length FROM postings_added WHERE term = ?")
+          .all(term);
+        for (const p of added) visitor(p.id, p.title, p.heading, p.body, p.length);
+      },
+    };
+  }
+
+  /** Fragments deleted since the lists were built (their postings are still in the blobs); cached until a commit. */
+  removed(): Set<number> {
+    const version = this.db.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
+    if (version !== this.removedCache.version) {
+      const ids = this.db.query<{ id: number }, []>("SELECT fragment_id AS id FROM postings_removed").all();
+      this.removedCache = { version, ids: new Set(ids.map((row) => row.id)) };
+    }
+    return this.removedCache.ids;
+  }
+
+  /** The listed words. */
+  terms(): Set<string> {
+    return new Set(
+      this.db
+        .query<{ term: string }, []>("SELECT term FROM term_postings")
+        .all()
+        .map((row) => row.term),
+    );
+  }
+
+  /** Fragments written or deleted since the lists were built. */
+  changedSinceBuilt(): number {
+    const added = this.db.query<{ n: number }, []>("SELECT count(DISTINCT fragment_id) AS n FROM postings_added").get()!.n;
+    return added + this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM postings_removed").get()!.n;
+  }
+
+  /**
+   * Replace every list (call in a transaction): each word FTS5's index holds in `minDf` to `maxDf` fragments gets
+   * the list of them, counted from FTS5's own per-occurrence view, so it holds exactly what bm25() reads.
+   */
+  build(minDf: number, maxDf: number, lengths: Map<number, number>): void {
+    this.clear();
+    this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fragments_instances USING fts5vocab(main, fragments_fts, instance)");
+    this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fragments_vocab USING fts5vocab(main, fragments_fts, row)");
+    const terms = new Set(
+      this.db
+        .query<{ term: string }, [number, number]>("SELECT term FROM temp.fragments_vocab WHERE doc BETWEEN ? AND ?")
+        .all(minDf, maxDf)
+        .map((row) => row.term),
+    );
+    const insert = this.db.query("INSERT INTO term_postings(term, postings) VALUES (?, ?)");
+    // One pass over every occurrence, in term, fragment, column order: cheaper than a query per word.
+    let term = "";
+    let postings: Posting[] = [];
+    const flush = () => {
+      if (terms.has(term)) insert.run(term, encodePostings(postings));
+      postings = [];
+    };
+    for (const row of this.db.query<{ term: string; doc: number; col: string }, []>("SELECT term, doc, col FROM temp.fragments_instances").iterate()) {
+      if (row.term !== term) {
+        flush();
+        term = row.term;
+      }
+      if (!terms.has(term)) continue;
+      let last = postings[postings.length - 1];
+      if (last?.id !== row.doc) {
+        last = { id: row.doc, title: 0, heading: 0, body: 0, length: lengths.get(row.doc)! };
+        postings.push(last);
+      }
+      last[row.col as "title" | "heading" | "body"]++;
+    }
+    flush();
+  }
+
+  /** Fragments written since the lists were built join the lists of the listed words they hold. */
+  add(term: string, posting: Posting): void {
+    this.db
+      .query("INSERT OR REPLACE INTO postings_added(term, fragment_id, title, heading, body, length) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(term, posting.id, posting.title, posting.heading, posting.body, posting.length);
+  }
+
+  /** Drop every list. */
+  clear(): void {
+    this.db.run("DELETE FROM term_postings");
+    this.db.run("DELETE FROM postings_added");
+    this.db.run("DELETE FROM postings_removed");
+  }
+}
+
+/**
+ * A list as bytes, unsigned LEB128 varints per posting: the id's gap from the previous one, then
+ * `body << 2 | (title > 0) << 1 | (heading > 0)`, the title and heading counts when not 0, and the length.
+ * Mostly 4–5 bytes a posting (a word is rarely in a title or heading).
+ */
+export function encodePostings(postings: Posting[]): Uint8Array {
+  const bytes: number[] = [];
+  const put = (value: number) => {
+    while (value >= 0x80) {
+      bytes.push((value & 0x7f) | 0x80);
+      value = Math.floor(value / 128);
+    }
+    bytes.push(value);
+  };
+  let previous = 0;
+  for (const p of postings) {
+    put(p.id - previous);
+    previous = p.id;
+    put(p.body * 4 + (p.title > 0 ? 2 : 0) + (p.heading > 0 ? 1 : 0));
+    if (p.title > 0) put(p.title);
+    if (p.heading > 0) put(p.heading);
+    put(p.length);
+  }
+  return Uint8Array.from(bytes);
+}
+
+export function decodePostings(bytes: Uint8Array, visitor: PostingVisitor): void {
+  let at = 0;
+  const next = () => {
+    let value = 0;
+    let scale = 1;
+    let byte: number;
+    do {
+      byte = bytes[at++]!;
+      value += (byte & 0x7f) * scale;
+      scale *= 128;
+    } while (byte & 0x80);
+    return value;
+  };
+  let id = 0;
+  while (at < bytes.length) {
+    id += next();
+    const code = next();
+    const title = code & 2 ? next() : 0;
+    const heading = code & 1 ? next() : 0;
+    visitor(id, title, heading, Math.floor(code / 4), next());
+  }
+}
