@@ -16,8 +16,8 @@
  * One common word is ranked from its impact list (`rankOneWord`), kept here beside FTS5's index.
  *
  * In a large repository, a query of plain words is scored exactly from posting lists of our own (`rankPostings`,
- * store/postings.ts): every fragment holding a word of middling frequency, with its counts and length, summed in
- * JS with FTS5's formula and totals; the rarest words, which have no list, are scored by FTS5 over their few rows.
+ * store/postings.ts): every fragment holding a word, with its counts and length, summed in JS with FTS5's formula
+ * and totals; the rarest words, which have no list, are scored by FTS5 over their few rows.
  */
 import type { ParsedQuery } from "./query.ts";
 import { buildMatch } from "./query.ts";
@@ -149,18 +149,17 @@ function scoreCommon(
 }
 
 /**
- * Posting lists are kept in repositories of at least `from` fragments, for words in `minFragments` to `maxShare` of
- * them: rarer words cost FTS5 next to nothing, and words in more fragments are left out of multi-word matches
- * (search.ts, selectiveMatch; the margin over its fifth lets a word's share grow between builds). The lists are
- * built again once `rebuildShare` of the fragments has been written or deleted since.
+ * Posting lists are kept in repositories of at least `from` fragments, for words in at least `minFragments` of
+ * them (rarer words cost FTS5 next to nothing), and built again once `rebuildShare` of the fragments has been
+ * written or deleted since.
  */
-const POSTINGS = { from: 20_000, minFragments: 64, maxShare: 0.25, rebuildShare: 0.1 };
+const POSTINGS = { from: 20_000, minFragments: 64, rebuildShare: 0.1 };
 
 /**
  * The top `k` fragments for the optional words `terms` (the match's), scored as FTS5's bm25() scores `match`,
- * every fragment it matches counted (`total`); null when a word is not a plain word or has no count, when no word
- * has a list, or when the words without one hold more postings than those with one (FTS5 does as well itself).
- * A filter (`where`) only admits fragments: the scores stay as without it.
+ * every fragment it matches counted (`total`); null when a word is not a plain word or no word has a list. Words
+ * without a list (the rarest, or unknown to the index as stemmed here) are FTS5's to match and score, over their
+ * few rows. A filter (`where`) only admits fragments: the scores stay as without it.
  */
 export function rankPostings(
   store: Store,
@@ -173,14 +172,13 @@ export function rankPostings(
 ): Bm25Ranking | null {
   if (parsed.required.length || parsed.excluded.length || terms.length === 0 || terms.some((term) => !term.stem)) return null;
   const frequency = store.termFrequencies(terms.map((term) => term.stem!));
-  if ([...frequency.values()].some((n) => n === 0)) return null;
-  const lists = new Map(terms.flatMap((term) => {
-    const list = store.postings.read(term.stem!);
-    return list ? [[term, list] as const] : [];
-  }));
-  const postings = (inList: boolean) =>
-    terms.filter((term) => lists.has(term) === inList).reduce((sum, term) => sum + frequency.get(term.stem!)!, 0);
-  if (lists.size === 0 || postings(false) > postings(true)) return null;
+  const lists = new Map(
+    terms.flatMap((term) => {
+      const list = store.postings.read(term.stem!);
+      return list ? [[term, list] as const] : [];
+    }),
+  );
+  if (lists.size === 0) return null;
 
   const { rows, averageLength } = store.fullTextTotals();
   const removed = store.postings.removed();
@@ -254,7 +252,7 @@ export function maintainImpactLists(store: Store, changedShare: number): void {
   const { rows } = store.fullTextTotals();
   maintainPostingLists(store, rows);
   if (rows < IMPACTS_FROM) {
-    if (impactSettings(store)) store.transaction(() => clearImpacts(store));
+    if (impactSettings(store)) store.transaction(() => clearImpactLists(store));
     return;
   }
   if (impactSettings(store) && changedShare < 0.1) return;
@@ -270,7 +268,7 @@ function maintainPostingLists(store: Store, rows: number): void {
     return;
   }
   if (store.postings.built() && store.postings.changedSinceBuilt() < rows * POSTINGS.rebuildShare) return;
-  store.transaction(() => store.postings.build(POSTINGS.minFragments, Math.floor(rows * POSTINGS.maxShare), store.fullTextLengths()));
+  store.transaction(() => store.postings.build(POSTINGS.minFragments, store.fullTextLengths()));
 }
 
 /**
@@ -318,7 +316,7 @@ function buildImpacts(store: Store, terms: string[], settings: Omit<ImpactSettin
   const weigh = impactOf(average);
   const searchable = store.selfStemming(terms);
   store.transaction(() => {
-    clearImpacts(store);
+    clearImpactLists(store);
     for (const term of searchable) {
       const [title, heading, body] = settings.weights;
       const best = store.searchBm25(`"${term}"`, { title, heading, body }, perTerm + 1).map((hit) => hit.id);
@@ -333,9 +331,13 @@ function buildImpacts(store: Store, terms: string[], settings: Omit<ImpactSettin
 
 /** Drop the impact lists and the posting lists (a rebuild builds both again at its end). */
 export function clearImpacts(store: Store): void {
+  clearImpactLists(store);
+  store.postings.clear();
+}
+
+function clearImpactLists(store: Store): void {
   store.impacts.clear();
   store.deleteMeta("impacts");
-  store.postings.clear();
 }
 
 /**

@@ -437,7 +437,7 @@ export function selectiveMatch(store: Store, parsed: ParsedQuery): string | null
 }
 
 /** The optional terms `selectiveMatch` keeps (all of them, the same array, when it keeps the query's match). */
-function selectiveTerms(store: Store, parsed: ParsedQuery): ParsedQuery["optional"] {
+export function selectiveTerms(store: Store, parsed: ParsedQuery): ParsedQuery["optional"] {
   if (!parsed.match || parsed.optional.length < 2) return parsed.optional;
   const fragments = store.fragmentCount();
   if (fragments < PRUNE_FROM_FRAGMENTS) return parsed.optional;

@@ -1,6 +1,6 @@
 /**
- * Posting lists of our own (tables: POSTINGS_SCHEMA in schema.ts): for each word in a band of document
- * frequencies, every fragment that holds it, with the word's count in each column and the fragment's length, so a
+ * Posting lists of our own (tables: POSTINGS_SCHEMA in schema.ts): for each word in at least a given number of
+ * fragments, every fragment that holds it, with the word's count in each column and the fragment's length, so a
  * query can be scored exactly in JS (search/bm25.ts, rankPostings) instead of by FTS5's bm25() row by row.
  *
  * A list is one blob, written when the lists are built from FTS5's own index. Fragments written later join through
@@ -78,17 +78,17 @@ export class PostingLists {
   }
 
   /**
-   * Replace every list (call in a transaction): each word FTS5's index holds in `minDf` to `maxDf` fragments gets
+   * Replace every list (call in a transaction): each word FTS5's index holds in at least `minDf` fragments gets
    * the list of them, counted from FTS5's own per-occurrence view, so it holds exactly what bm25() reads.
    */
-  build(minDf: number, maxDf: number, lengths: Map<number, number>): void {
+  build(minDf: number, lengths: Map<number, number>): void {
     this.clear();
     this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fragments_instances USING fts5vocab(main, fragments_fts, instance)");
     this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fragments_vocab USING fts5vocab(main, fragments_fts, row)");
     const terms = new Set(
       this.db
-        .query<{ term: string }, [number, number]>("SELECT term FROM temp.fragments_vocab WHERE doc BETWEEN ? AND ?")
-        .all(minDf, maxDf)
+        .query<{ term: string }, [number]>("SELECT term FROM temp.fragments_vocab WHERE doc >= ?")
+        .all(minDf)
         .map((row) => row.term),
     );
     const insert = this.db.query("INSERT INTO term_postings(term, postings) VALUES (?, ?)");
@@ -99,7 +99,9 @@ export class PostingLists {
       if (terms.has(term)) insert.run(term, encodePostings(postings));
       postings = [];
     };
-    for (const row of this.db.query<{ term: string; doc: number; col: string }, []>("SELECT term, doc, col FROM temp.fragments_instances").iterate()) {
+    for (const row of this.db
+      .query<{ term: string; doc: number; col: string }, []>("SELECT term, doc, col FROM temp.fragments_instances")
+      .iterate()) {
       if (row.term !== term) {
         flush();
         term = row.term;

@@ -37,7 +37,7 @@ END;
 `;
 
 /**
- * Posting lists (see store/postings.ts and bm25.ts): every fragment holding a word of middling frequency, with the
+ * Posting lists (see store/postings.ts and bm25.ts): every fragment holding a word (but the rarest), with the
  * word's counts and the fragment's length, as one blob per word; fragments written since join through
  * `postings_added`, deleted ones are recorded in `postings_removed` (by the trigger, while lists exist).
  */
