@@ -18,12 +18,14 @@ export interface Posting {
   length: number;
 }
 
-/** Called for each posting of a list, in the order written (ids ascending in a blob). */
-export type PostingVisitor = (id: number, title: number, heading: number, body: number, length: number) => void;
-
-/** A word's list: the blob's postings, then those of fragments written since. */
-export interface PostingList {
-  visit(visitor: PostingVisitor): void;
+/** A word's list as columns, posting i at index i of each (the blob's, then those of fragments written since). */
+export interface PostingColumns {
+  count: number;
+  ids: Int32Array;
+  title: Int32Array;
+  heading: Int32Array;
+  body: Int32Array;
+  lengths: Int32Array;
 }
 
 export class PostingLists {
@@ -36,19 +38,14 @@ export class PostingLists {
     return this.db.query("SELECT 1 FROM term_postings LIMIT 1").get() !== null;
   }
 
-  /** The word's list, or undefined when it has none: `visit` reads its postings. */
-  read(term: string): PostingList | undefined {
+  /** The word's list, or undefined when it has none. */
+  read(term: string): PostingColumns | undefined {
     const row = this.db.query<{ postings: Uint8Array }, [string]>("SELECT postings FROM term_postings WHERE term = ?").get(term);
     if (!row) return undefined;
-    return {
-      visit: (visitor) => {
-        decodePostings(row.postings, visitor);
-        const added = this.db
-          .query<Posting, [string]>("SELECT fragment_id AS id, title, heading, body, length FROM postings_added WHERE term = ?")
-          .all(term);
-        for (const p of added) visitor(p.id, p.title, p.heading, p.body, p.length);
-      },
-    };
+    const added = this.db
+      .query<Posting, [string]>("SELECT fragment_id AS id, title, heading, body, length FROM postings_added WHERE term = ?")
+      .all(term);
+    return decodePostings(row.postings, added);
   }
 
   /** Fragments deleted since the lists were built (their postings are still in the blobs); cached until a commit. */
@@ -135,7 +132,7 @@ export class PostingLists {
 /**
  * A list as bytes, unsigned LEB128 varints per posting: the id's gap from the previous one, then
  * `body << 2 | (title > 0) << 1 | (heading > 0)`, the title and heading counts when not 0, and the length.
- * Mostly 4–5 bytes a posting (a word is rarely in a title or heading).
+ * Mostly 4–5 bytes a posting (a word is rarely in a title or heading). Read back by `decodePostings`.
  */
 export function encodePostings(postings: Posting[]): Uint8Array {
   const bytes: number[] = [];
@@ -158,7 +155,18 @@ export function encodePostings(postings: Posting[]): Uint8Array {
   return Uint8Array.from(bytes);
 }
 
-export function decodePostings(bytes: Uint8Array, visitor: PostingVisitor): void {
+/** A blob's postings as columns, with `extra` postings after them. */
+export function decodePostings(bytes: Uint8Array, extra: Posting[] = []): PostingColumns {
+  // Every posting takes at least 3 bytes (gap, code, length).
+  const size = Math.floor(bytes.length / 3) + extra.length;
+  const columns = {
+    count: 0,
+    ids: new Int32Array(size),
+    title: new Int32Array(size),
+    heading: new Int32Array(size),
+    body: new Int32Array(size),
+    lengths: new Int32Array(size),
+  };
   let at = 0;
   const next = () => {
     let value = 0;
@@ -172,11 +180,26 @@ export function decodePostings(bytes: Uint8Array, visitor: PostingVisitor): void
     return value;
   };
   let id = 0;
-  while (at < bytes.length) {
+  let i = 0;
+  for (; at < bytes.length; i++) {
     id += next();
     const code = next();
-    const title = code & 2 ? next() : 0;
-    const heading = code & 1 ? next() : 0;
-    visitor(id, title, heading, Math.floor(code / 4), next());
+    columns.ids[i] = id;
+    columns.title[i] = code & 2 ? next() : 0;
+    columns.heading[i] = code & 1 ? next() : 0;
+    columns.body[i] = Math.floor(code / 4);
+    columns.lengths[i] = next();
   }
+  for (const p of extra) {
+    [columns.ids[i], columns.title[i], columns.heading[i], columns.body[i], columns.lengths[i]] = [
+      p.id,
+      p.title,
+      p.heading,
+      p.body,
+      p.length,
+    ];
+    i++;
+  }
+  columns.count = i;
+  return columns;
 }
