@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository, type Repository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
+import { SCHEMA_VERSION } from "../src/store/schema.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { Store } from "../src/store/store.ts";
 import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
@@ -53,7 +54,7 @@ test("readers of an older schema neither lock nor write it: one error line says 
   expect(schemaVersion(repo)).toBe(1);
 
   expect(runCli(["index", "old", "--quiet"], { home }).code).toBe(0);
-  expect(schemaVersion(repo)).toBe(5);
+  expect(schemaVersion(repo)).toBe(SCHEMA_VERSION);
   expect(JSON.parse(runCli(["search", "words", "--documents", "--json"], { home }).stdout).total).toBe(2);
   const upgraded = new Database(Store.dbPath(repo.dir), { readonly: true });
   expect(upgraded.query("SELECT name FROM sqlite_master WHERE name = 'fragments_owner'").get()).toBeTruthy();
@@ -68,10 +69,10 @@ test("readers of an older schema neither lock nor write it: one error line says 
 test("writers holding the lock upgrade an older schema: verify, remove", async () => {
   const verified = await schemaOneIndex();
   expect(runCli(["verify", "old"], { home: verified.home })).toMatchObject({ code: 0, stdout: "old: ok\n" });
-  expect(schemaVersion(verified.repo)).toBe(5);
+  expect(schemaVersion(verified.repo)).toBe(SCHEMA_VERSION);
   const removed = await schemaOneIndex();
   expect(runCli(["remove", "old", "a.md"], { home: removed.home })).toMatchObject({ code: 0, stdout: "removed old:a.md\n" });
-  expect(schemaVersion(removed.repo)).toBe(5);
+  expect(schemaVersion(removed.repo)).toBe(SCHEMA_VERSION);
 }, 30_000);
 
 test("a schema 4 index (no identifier parts in its full-text index) gets its full text rebuilt by the next index run (v5)", async () => {
