@@ -156,16 +156,20 @@ test("impact lists follow incremental changes: a new fragment where the word wei
   }
 });
 
-test("--rebuild builds the impact lists again", async () => {
-  await indexRepository(home, repo, { rebuild: true });
-  const store = Store.open(repo.dir);
-  try {
-    expect(impactSettings(store)).toBeDefined();
-    await expectListRanking(store);
-  } finally {
-    store.close();
-  }
-});
+test(
+  "--rebuild builds the impact lists again",
+  async () => {
+    await indexRepository(home, repo, { rebuild: true });
+    const store = Store.open(repo.dir);
+    try {
+      expect(impactSettings(store)).toBeDefined();
+      await expectListRanking(store);
+    } finally {
+      store.close();
+    }
+  },
+  HOOK_TIMEOUT,
+); // index runs of 21,000 fragments: seconds on a busy machine
 
 // ---- posting lists (rankPostings): every multi-word query of plain words in a large repository -------------------
 
@@ -213,29 +217,35 @@ test("posting lists: a multi-word query is FTS5's own ranking of its match, exac
   }
 });
 
-test("posting lists follow incremental changes: changed, new and deleted documents, then a rebuild", async () => {
-  writeFileSync(join(docs, "d1.md"), `# w120x w40x\n\n## w5x w5x\n\n${words(40)} w120x w350x w399x`);
-  writeFileSync(join(docs, "d1-new.md"), `# w9x w10x\n\n## w60x w60x w60x\n\nw60x w60x w60x w60x w9x\n\n## w3x\n\n${words(60)}`);
-  rmSync(join(docs, "d10.md"));
-  rmSync(join(docs, "d11.md"));
-  await indexRepository(home, repo);
-  let store = Store.open(repo.dir);
-  try {
-    const added = store.fragmentIdsOfDocuments([store.documentByPath("d1-new.md")!.id]);
-    for (const query of POSTINGS_QUERIES) expectFts5Ranking(store, query);
-    // The new document's heavy fragment is found through the rows added since the lists were built.
-    expect(store.transaction(() => rankBm25(store, parseQuery("w60x w9x"), parseQuery("w60x w9x").match!, 5)).hits[0]!.id).toBeOneOf(added);
-  } finally {
-    store.close();
-  }
-  // Enough changes for the lists to be built again (a tenth of the fragments).
-  for (let i = 100; i < 320; i++) writeFileSync(join(docs, `d${i}.md`), file());
-  await indexRepository(home, repo);
-  store = Store.open(repo.dir);
-  try {
-    expect(store.postings.changedSinceBuilt()).toBe(0);
-    for (const query of POSTINGS_QUERIES) expectFts5Ranking(store, query);
-  } finally {
-    store.close();
-  }
-});
+test(
+  "posting lists follow incremental changes: changed, new and deleted documents, then a rebuild",
+  async () => {
+    writeFileSync(join(docs, "d1.md"), `# w120x w40x\n\n## w5x w5x\n\n${words(40)} w120x w350x w399x`);
+    writeFileSync(join(docs, "d1-new.md"), `# w9x w10x\n\n## w60x w60x w60x\n\nw60x w60x w60x w60x w9x\n\n## w3x\n\n${words(60)}`);
+    rmSync(join(docs, "d10.md"));
+    rmSync(join(docs, "d11.md"));
+    await indexRepository(home, repo);
+    let store = Store.open(repo.dir);
+    try {
+      const added = store.fragmentIdsOfDocuments([store.documentByPath("d1-new.md")!.id]);
+      for (const query of POSTINGS_QUERIES) expectFts5Ranking(store, query);
+      // The new document's heavy fragment is found through the rows added since the lists were built.
+      expect(store.transaction(() => rankBm25(store, parseQuery("w60x w9x"), parseQuery("w60x w9x").match!, 5)).hits[0]!.id).toBeOneOf(
+        added,
+      );
+    } finally {
+      store.close();
+    }
+    // Enough changes for the lists to be built again (a tenth of the fragments).
+    for (let i = 100; i < 320; i++) writeFileSync(join(docs, `d${i}.md`), file());
+    await indexRepository(home, repo);
+    store = Store.open(repo.dir);
+    try {
+      expect(store.postings.changedSinceBuilt()).toBe(0);
+      for (const query of POSTINGS_QUERIES) expectFts5Ranking(store, query);
+    } finally {
+      store.close();
+    }
+  },
+  HOOK_TIMEOUT,
+); // index runs of 21,000 fragments: seconds on a busy machine

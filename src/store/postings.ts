@@ -167,28 +167,17 @@ export function decodePostings(bytes: Uint8Array, extra: Posting[] = []): Postin
     body: new Int32Array(size),
     lengths: new Int32Array(size),
   };
-  let at = 0;
-  const next = () => {
-    let value = 0;
-    let scale = 1;
-    let byte: number;
-    do {
-      byte = bytes[at++]!;
-      value += (byte & 0x7f) * scale;
-      scale *= 128;
-    } while (byte & 0x80);
-    return value;
-  };
+  cursor = 0;
   let id = 0;
   let i = 0;
-  for (; at < bytes.length; i++) {
-    id += next();
-    const code = next();
+  for (; cursor < bytes.length; i++) {
+    id += varint(bytes);
+    const code = varint(bytes);
     columns.ids[i] = id;
-    columns.title[i] = code & 2 ? next() : 0;
-    columns.heading[i] = code & 1 ? next() : 0;
-    columns.body[i] = Math.floor(code / 4);
-    columns.lengths[i] = next();
+    columns.title[i] = code & 2 ? varint(bytes) : 0;
+    columns.heading[i] = code & 1 ? varint(bytes) : 0;
+    columns.body[i] = code >>> 2;
+    columns.lengths[i] = varint(bytes);
   }
   for (const p of extra) {
     [columns.ids[i], columns.title[i], columns.heading[i], columns.body[i], columns.lengths[i]] = [
@@ -202,4 +191,21 @@ export function decodePostings(bytes: Uint8Array, extra: Posting[] = []): Postin
   }
   columns.count = i;
   return columns;
+}
+
+/** Where `varint` reads next (module state rather than a closure: the loop above runs once per posting). */
+let cursor = 0;
+
+/** The LEB128 varint at `cursor`, which moves past it; most are one byte. */
+function varint(bytes: Uint8Array): number {
+  let byte = bytes[cursor++]!;
+  if (byte < 0x80) return byte;
+  let value = byte & 0x7f;
+  let scale = 0x80;
+  do {
+    byte = bytes[cursor++]!;
+    value += (byte & 0x7f) * scale;
+    scale *= 0x80;
+  } while (byte & 0x80);
+  return value;
 }
