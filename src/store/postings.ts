@@ -89,11 +89,16 @@ export class PostingLists {
         .map((row) => row.term),
     );
     const insert = this.db.query("INSERT INTO term_postings(term, postings) VALUES (?, ?)");
+    let maxId = 0;
+    for (const id of lengths.keys()) maxId = Math.max(maxId, id);
+    const lengthOf = new Int32Array(maxId + 1);
+    for (const [id, length] of lengths) lengthOf[id] = length;
     // One pass over every occurrence, in term, fragment, column order: cheaper than a query per word.
     let term = "";
+    let listed = false;
     let postings: Posting[] = [];
     const flush = () => {
-      if (terms.has(term)) insert.run(term, encodePostings(postings));
+      if (listed) insert.run(term, encodePostings(postings));
       postings = [];
     };
     for (const row of this.db
@@ -102,11 +107,12 @@ export class PostingLists {
       if (row.term !== term) {
         flush();
         term = row.term;
+        listed = terms.has(term);
       }
-      if (!terms.has(term)) continue;
+      if (!listed) continue;
       let last = postings[postings.length - 1];
       if (last?.id !== row.doc) {
-        last = { id: row.doc, title: 0, heading: 0, body: 0, length: lengths.get(row.doc)! };
+        last = { id: row.doc, title: 0, heading: 0, body: 0, length: lengthOf[row.doc]! };
         postings.push(last);
       }
       last[row.col as "title" | "heading" | "body"]++;
@@ -135,13 +141,15 @@ export class PostingLists {
  * Mostly 4–5 bytes a posting (a word is rarely in a title or heading). Read back by `decodePostings`.
  */
 export function encodePostings(postings: Posting[]): Uint8Array {
-  const bytes: number[] = [];
+  // A varint of a 32-bit value takes at most 5 bytes; a posting at most 5 of them.
+  const bytes = new Uint8Array(postings.length * 25);
+  let at = 0;
   const put = (value: number) => {
     while (value >= 0x80) {
-      bytes.push((value & 0x7f) | 0x80);
+      bytes[at++] = (value & 0x7f) | 0x80;
       value = Math.floor(value / 128);
     }
-    bytes.push(value);
+    bytes[at++] = value;
   };
   let previous = 0;
   for (const p of postings) {
@@ -152,7 +160,7 @@ export function encodePostings(postings: Posting[]): Uint8Array {
     if (p.heading > 0) put(p.heading);
     put(p.length);
   }
-  return Uint8Array.from(bytes);
+  return bytes.slice(0, at);
 }
 
 /** A blob's postings as columns, with `extra` postings after them. */
