@@ -186,12 +186,11 @@ export function rankPostings(
   try {
     for (const [term, list] of lists) {
       const weight = idf(rows, frequency.get(term.stem!)!);
-      for (let i = 0; i < list.count; i++) {
-        const id = list.ids[i]!;
-        if (removed.size && removed.has(id)) continue;
-        const tf = list.title[i]! * weights.title + list.heading[i]! * weights.heading + list.body[i]! * weights.body;
-        scores.add(id, (weight * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * list.lengths[i]!) / averageLength)));
-      }
+      list.visit((id, title, heading, body, length) => {
+        if (removed.size && removed.has(id)) return;
+        const tf = title * weights.title + heading * weights.heading + body * weights.body;
+        scores.add(id, (weight * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * length) / averageLength)));
+      });
     }
     const rare = terms.filter((term) => !lists.has(term));
     if (rare.length) {

@@ -18,14 +18,12 @@ export interface Posting {
   length: number;
 }
 
-/** A word's list as columns, posting i at index i of each (the blob's, then those of fragments written since). */
-export interface PostingColumns {
-  count: number;
-  ids: Int32Array;
-  title: Int32Array;
-  heading: Int32Array;
-  body: Int32Array;
-  lengths: Int32Array;
+/** Called for each posting of a list: the fragment, the word's count in each column, the fragment's length. */
+export type PostingVisitor = (id: number, title: number, heading: number, body: number, length: number) => void;
+
+/** A word's list: `visit` calls back for every posting (the blob's, then those of fragments written since). */
+export interface PostingList {
+  visit(visitor: PostingVisitor): void;
 }
 
 export class PostingLists {
@@ -39,13 +37,18 @@ export class PostingLists {
   }
 
   /** The word's list, or undefined when it has none. */
-  read(term: string): PostingColumns | undefined {
+  read(term: string): PostingList | undefined {
     const row = this.db.query<{ postings: Uint8Array }, [string]>("SELECT postings FROM term_postings WHERE term = ?").get(term);
     if (!row) return undefined;
     const added = this.db
       .query<Posting, [string]>("SELECT fragment_id AS id, title, heading, body, length FROM postings_added WHERE term = ?")
       .all(term);
-    return decodePostings(row.postings, added);
+    return {
+      visit: (visitor) => {
+        decodePostings(row.postings, visitor);
+        for (const p of added) visitor(p.id, p.title, p.heading, p.body, p.length);
+      },
+    };
   }
 
   /** Fragments deleted since the lists were built (their postings are still in the blobs); cached until a commit. */
@@ -163,42 +166,17 @@ export function encodePostings(postings: Posting[]): Uint8Array {
   return bytes.slice(0, at);
 }
 
-/** A blob's postings as columns, with `extra` postings after them. */
-export function decodePostings(bytes: Uint8Array, extra: Posting[] = []): PostingColumns {
-  // Every posting takes at least 3 bytes (gap, code, length).
-  const size = Math.floor(bytes.length / 3) + extra.length;
-  const columns = {
-    count: 0,
-    ids: new Int32Array(size),
-    title: new Int32Array(size),
-    heading: new Int32Array(size),
-    body: new Int32Array(size),
-    lengths: new Int32Array(size),
-  };
+/** Call `visitor` for each posting of a blob, in order (a call per posting costs no more than inlined code here). */
+export function decodePostings(bytes: Uint8Array, visitor: PostingVisitor): void {
   cursor = 0;
   let id = 0;
-  let i = 0;
-  for (; cursor < bytes.length; i++) {
+  while (cursor < bytes.length) {
     id += varint(bytes);
     const code = varint(bytes);
-    columns.ids[i] = id;
-    columns.title[i] = code & 2 ? varint(bytes) : 0;
-    columns.heading[i] = code & 1 ? varint(bytes) : 0;
-    columns.body[i] = code >>> 2;
-    columns.lengths[i] = varint(bytes);
+    const title = code & 2 ? varint(bytes) : 0;
+    const heading = code & 1 ? varint(bytes) : 0;
+    visitor(id, title, heading, code >>> 2, varint(bytes));
   }
-  for (const p of extra) {
-    [columns.ids[i], columns.title[i], columns.heading[i], columns.body[i], columns.lengths[i]] = [
-      p.id,
-      p.title,
-      p.heading,
-      p.body,
-      p.length,
-    ];
-    i++;
-  }
-  columns.count = i;
-  return columns;
 }
 
 /** Where `varint` reads next (module state rather than a closure: the loop above runs once per posting). */
