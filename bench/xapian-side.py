@@ -56,12 +56,13 @@ def query(path):
 
     # One pass over the queries per line read, so the caller can alternate passes with its own.
     for line in sys.stdin:
-        ms, top = [], []
+        ms, cpu, top = [], [], []
         for text in json.loads(line):
-            start = time.perf_counter()
+            start, started_cpu = time.perf_counter(), time.process_time()
             top.append(run(text))
             ms.append((time.perf_counter() - start) * 1000)
-        print(json.dumps({"ms": ms, "top": top}), flush=True)
+            cpu.append((time.process_time() - started_cpu) * 1000)
+        print(json.dumps({"ms": ms, "cpu": cpu, "top": top}), flush=True)
 
 
 if __name__ == "__main__":

@@ -3,11 +3,12 @@ import { Database } from "bun:sqlite";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { seeded } from "../src/random.ts";
-import { impactSettings, RARE_FIRST, rankOneWord, rankRareFirst } from "../src/search/bm25.ts";
+import { impactSettings, RARE_FIRST, rankOneWord, rankPostings, rankRareFirst } from "../src/search/bm25.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { parseQuery } from "../src/search/query.ts";
 import { addRepository, type Repository } from "../src/repos.ts";
-import { BM25_WEIGHTS, search } from "../src/search/search.ts";
+import { BM25_WEIGHTS, rankBm25, search, selectiveMatch } from "../src/search/search.ts";
+import { parseFilter } from "../src/search/filters.ts";
 import { Store } from "../src/store/store.ts";
 import { HOOK_TIMEOUT, tempDir, writeTree } from "./helpers.ts";
 
@@ -85,7 +86,7 @@ test("phrases, exclusions and prefixes keep FTS5's own ranking", () => {
   }
 });
 
-test("after an incremental change the scores follow the new totals, and total counts what the hits match", async () => {
+test("after an incremental change the scores follow the new totals, and search() gives FTS5's ranking and count", async () => {
   writeFileSync(join(docs, "d0.md"), `# w120x w120x\n\n## w5x\n\n${words(40)} w120x w300x`);
   writeFileSync(join(docs, "new.md"), `# w300x\n\n${words(30)}`);
   await indexRepository(home, repo);
@@ -95,9 +96,12 @@ test("after an incremental change the scores follow the new totals, and total co
       const ranking = rankRareFirst(store, parseQuery(query), BM25_WEIGHTS, 20)!;
       const expected = fts5Scores(store, query);
       for (const hit of ranking.hits) expect(hit.score).toBeCloseTo(expected.get(hit.id)!, 9);
+      // search() ranks this large repository's queries from the posting lists: FTS5's ranking of its match.
+      const match = selectiveMatch(store, parseQuery(query))!;
       const response = await search(home, { query, limit: 5, mode: "bm25" });
-      expect(response.total).toBe(store.countMatchingFragments(ranking.match));
-      expect(response.results.map((r) => r.score)).toEqual(ranking.hits.slice(0, 5).map((h) => Math.round(h.score * 10000) / 10000));
+      expect(response.total).toBe(store.countMatchingFragments(match));
+      const fts5 = store.searchBm25(match, BM25_WEIGHTS, 5).map((hit) => expect.closeTo(hit.score, 3));
+      expect(response.results.map((r) => r.score)).toEqual(fts5);
     }
   } finally {
     store.close();
@@ -152,13 +156,96 @@ test("impact lists follow incremental changes: a new fragment where the word wei
   }
 });
 
-test("--rebuild builds the impact lists again", async () => {
-  await indexRepository(home, repo, { rebuild: true });
+test(
+  "--rebuild builds the impact lists again",
+  async () => {
+    await indexRepository(home, repo, { rebuild: true });
+    const store = Store.open(repo.dir);
+    try {
+      expect(impactSettings(store)).toBeDefined();
+      await expectListRanking(store);
+    } finally {
+      store.close();
+    }
+  },
+  HOOK_TIMEOUT,
+); // index runs of 21,000 fragments: seconds on a busy machine
+
+// ---- posting lists (rankPostings): every multi-word query of plain words in a large repository -------------------
+
+/** Words from in most fragments (w0x) to in none (w399x): lists, and FTS5's part for words without one, both. */
+const POSTINGS_QUERIES = [
+  "w5x w40x w120x",
+  "w3x w350x w399x",
+  "w1x w2x w3x w40x w300x",
+  "w9x w10x",
+  "w0x w5x w120x",
+  "w60x",
+  "w2x w7x w11x w13x w17x w19x w23x w29x w31x w37x",
+];
+
+/**
+ * What search() ranks for the query (its match, common words left out) is FTS5's own ranking of that match, score for
+ * score and in order, with its exact count; under a filter too; and only existing fragments are served.
+ */
+function expectFts5Ranking(store: Store, query: string, where = parseFilter("path=d1*")): void {
+  const parsed = parseQuery(query);
+  const match = selectiveMatch(store, parsed)!;
+  for (const condition of [undefined, store.compileFilter(where, "zipf")]) {
+    const ranked = store.transaction(() => rankBm25(store, parsed, match, 50, condition));
+    const all = new Map(store.searchBm25(match, BM25_WEIGHTS, -1, condition).map((hit) => [hit.id, hit.score]));
+    const top = [...all.values()].sort((a, b) => b - a).slice(0, 50);
+    expect(ranked.hits.map((hit) => hit.score)).toEqual(top.map((score) => expect.closeTo(score, 9)));
+    for (const hit of ranked.hits) expect(hit.score).toBeCloseTo(all.get(hit.id)!, 9);
+    expect(ranked.total).toBe(all.size);
+  }
+}
+
+test("posting lists: a multi-word query is FTS5's own ranking of its match, exactly, with its count, also under a filter", () => {
   const store = Store.open(repo.dir);
   try {
-    expect(impactSettings(store)).toBeDefined();
-    await expectListRanking(store);
+    expect(store.postings.built()).toBe(true);
+    for (const query of POSTINGS_QUERIES) {
+      const parsed = parseQuery(query);
+      // Taken by every query here: the lists, not FTS5's pass, rank it.
+      const taken = store.transaction(() => rankPostings(store, parsed, parsed.optional, parsed.match!, BM25_WEIGHTS, 50));
+      expect(taken).not.toBeNull();
+      expectFts5Ranking(store, query);
+    }
   } finally {
     store.close();
   }
 });
+
+test(
+  "posting lists follow incremental changes: changed, new and deleted documents, then a rebuild",
+  async () => {
+    writeFileSync(join(docs, "d1.md"), `# w120x w40x\n\n## w5x w5x\n\n${words(40)} w120x w350x w399x`);
+    writeFileSync(join(docs, "d1-new.md"), `# w9x w10x\n\n## w60x w60x w60x\n\nw60x w60x w60x w60x w9x\n\n## w3x\n\n${words(60)}`);
+    rmSync(join(docs, "d10.md"));
+    rmSync(join(docs, "d11.md"));
+    await indexRepository(home, repo);
+    let store = Store.open(repo.dir);
+    try {
+      const added = store.fragmentIdsOfDocuments([store.documentByPath("d1-new.md")!.id]);
+      for (const query of POSTINGS_QUERIES) expectFts5Ranking(store, query);
+      // The new document's heavy fragment is found through the rows added since the lists were built.
+      expect(store.transaction(() => rankBm25(store, parseQuery("w60x w9x"), parseQuery("w60x w9x").match!, 5)).hits[0]!.id).toBeOneOf(
+        added,
+      );
+    } finally {
+      store.close();
+    }
+    // Enough changes for the lists to be built again (a tenth of the fragments).
+    for (let i = 100; i < 320; i++) writeFileSync(join(docs, `d${i}.md`), file());
+    await indexRepository(home, repo);
+    store = Store.open(repo.dir);
+    try {
+      expect(store.postings.changedSinceBuilt()).toBe(0);
+      for (const query of POSTINGS_QUERIES) expectFts5Ranking(store, query);
+    } finally {
+      store.close();
+    }
+  },
+  HOOK_TIMEOUT,
+); // index runs of 21,000 fragments: seconds on a busy machine

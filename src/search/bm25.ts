@@ -14,9 +14,14 @@
  * over the common words would cost what ranking no longer does.
  *
  * One common word is ranked from its impact list (`rankOneWord`), kept here beside FTS5's index.
+ *
+ * In a large repository, a query of plain words is scored exactly from posting lists of our own (`rankPostings`,
+ * store/postings.ts): every fragment holding a word, with its counts and length, summed in JS with FTS5's formula
+ * and totals; the rarest words, which have no list, are scored by FTS5 over their few rows.
  */
 import type { ParsedQuery } from "./query.ts";
 import { buildMatch } from "./query.ts";
+import { TopScores } from "./top-scores.ts";
 import type { WeighedEntry } from "../store/impacts.ts";
 import type { Bm25Weights, SqlCondition, Store } from "../store/store.ts";
 
@@ -143,6 +148,67 @@ function scoreCommon(
   });
 }
 
+/**
+ * Posting lists are kept in repositories of at least `from` fragments, for words in at least `minFragments` of
+ * them (rarer words cost FTS5 next to nothing), and built again once `rebuildShare` of the fragments has been
+ * written or deleted since.
+ */
+const POSTINGS = { from: 20_000, minFragments: 64, rebuildShare: 0.1 };
+
+/**
+ * The top `k` fragments for the optional words `terms` (the match's), scored as FTS5's bm25() scores `match`,
+ * every fragment it matches counted (`total`); null when a word is not a plain word or no word has a list. Words
+ * without a list (the rarest, or unknown to the index as stemmed here) are FTS5's to match and score, over their
+ * few rows. A filter (`where`) only admits fragments: the scores stay as without it.
+ */
+export function rankPostings(
+  store: Store,
+  parsed: ParsedQuery,
+  terms: ParsedQuery["optional"],
+  match: string,
+  weights: Bm25Weights,
+  k: number,
+  where?: SqlCondition,
+): Bm25Ranking | null {
+  if (parsed.required.length || parsed.excluded.length || terms.length === 0 || terms.some((term) => !term.stem)) return null;
+  const frequency = store.termFrequencies(terms.map((term) => term.stem!));
+  const lists = new Map(
+    terms.flatMap((term) => {
+      const list = store.postings.read(term.stem!);
+      return list ? [[term, list] as const] : [];
+    }),
+  );
+  if (lists.size === 0) return null;
+
+  const { rows, averageLength } = store.fullTextTotals();
+  const removed = store.postings.removed();
+  const scores = new TopScores();
+  try {
+    for (const [term, list] of lists) {
+      const weight = idf(rows, frequency.get(term.stem!)!);
+      list.visit((id, title, heading, body, length) => {
+        if (removed.size && removed.has(id)) return;
+        const tf = title * weights.title + heading * weights.heading + body * weights.body;
+        scores.add(id, (weight * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * length) / averageLength)));
+      });
+    }
+    const rare = terms.filter((term) => !lists.has(term));
+    if (rare.length) {
+      const rareMatch = buildMatch(
+        [],
+        rare.map((term) => term.fts),
+        [],
+      )!;
+      for (const hit of store.searchBm25(rareMatch, weights, -1)) scores.add(hit.id, hit.score);
+    }
+    const admitted = where && new Set(store.fragmentIdsWhere(where));
+    const { hits, total } = scores.top(k, admitted ? (id) => admitted.has(id) : () => true);
+    return { hits, exact: true, match, total };
+  } finally {
+    scores.reset();
+  }
+}
+
 /** Impact lists are kept in repositories of this many fragments, for words in at least IMPACT_SHARE of them. */
 const IMPACTS_FROM = 20_000;
 const IMPACT_SHARE = 0.2;
@@ -179,18 +245,46 @@ export function rankOneWord(store: Store, parsed: ParsedQuery, weights: Bm25Weig
 
 /**
  * After an index run: (re)build the impact lists of a large repository when it has none or the run changed a
- * large share of it (a smaller run has kept them whole, fragment by fragment); drop them when it is small.
+ * large share of it (a smaller run has kept them whole, fragment by fragment); drop them when it is small. The
+ * posting lists likewise, by the changes since they were built.
  */
 export function maintainImpactLists(store: Store, changedShare: number): void {
   const { rows } = store.fullTextTotals();
+  maintainPostingLists(store, rows);
   if (rows < IMPACTS_FROM) {
-    if (impactSettings(store)) store.transaction(() => clearImpacts(store));
+    if (impactSettings(store)) store.transaction(() => clearImpactLists(store));
     return;
   }
   if (impactSettings(store) && changedShare < 0.1) return;
   // Stopwords too: a query of a stopword alone keeps it, and would otherwise be a full pass over the index.
   const common = store.commonTerms(Math.ceil(rows * IMPACT_SHARE));
   buildImpacts(store, common, { weights: [BM25_WEIGHTS.title, BM25_WEIGHTS.heading, BM25_WEIGHTS.body] }, IMPACTS_PER_TERM);
+}
+
+/** Build the posting lists of a large repository when it has none or they have taken many changes; drop them in a small one. */
+function maintainPostingLists(store: Store, rows: number): void {
+  if (rows < POSTINGS.from) {
+    if (store.postings.built()) store.transaction(() => store.postings.clear());
+    return;
+  }
+  if (store.postings.built() && store.postings.changedSinceBuilt() < rows * POSTINGS.rebuildShare) return;
+  store.transaction(() => store.postings.build(POSTINGS.minFragments, store.fullTextLengths()));
+}
+
+/**
+ * Keep the posting lists whole after writing these documents (call in the same transaction): each new fragment
+ * joins the list of every listed word it holds. (Deleted fragments are recorded by a trigger.)
+ */
+function updatePostings(store: Store, documentIds: number[]): void {
+  if (documentIds.length === 0 || !store.postings.built()) return;
+  const ids = store.fragmentIdsOfDocuments(documentIds);
+  const listed = store.postings.terms();
+  const lengths = store.fullTextLengths(ids);
+  for (const [id, perTerm] of store.termCounts(ids)) {
+    for (const [term, [title, heading, body]] of perTerm) {
+      if (listed.has(term)) store.postings.add(term, { id, title, heading, body, length: lengths.get(id)! });
+    }
+  }
 }
 
 // ---- the impact lists (their rows: store/impacts.ts) -------------------------------------------------------------
@@ -222,7 +316,7 @@ function buildImpacts(store: Store, terms: string[], settings: Omit<ImpactSettin
   const weigh = impactOf(average);
   const searchable = store.selfStemming(terms);
   store.transaction(() => {
-    clearImpacts(store);
+    clearImpactLists(store);
     for (const term of searchable) {
       const [title, heading, body] = settings.weights;
       const best = store.searchBm25(`"${term}"`, { title, heading, body }, perTerm + 1).map((hit) => hit.id);
@@ -235,7 +329,13 @@ function buildImpacts(store: Store, terms: string[], settings: Omit<ImpactSettin
   });
 }
 
+/** Drop the impact lists and the posting lists (a rebuild builds both again at its end). */
 export function clearImpacts(store: Store): void {
+  clearImpactLists(store);
+  store.postings.clear();
+}
+
+function clearImpactLists(store: Store): void {
   store.impacts.clear();
   store.deleteMeta("impacts");
 }
@@ -243,9 +343,10 @@ export function clearImpacts(store: Store): void {
 /**
  * Keep the impact lists whole after writing these documents (call in the same transaction): a new fragment
  * joins a word's list when the word weighs more in it than the list's bound. (Deleted fragments leave their lists
- * through a trigger.)
+ * through a trigger.) The posting lists are kept too.
  */
 export function updateImpacts(store: Store, documentIds: number[]): void {
+  updatePostings(store, documentIds);
   const settings = impactSettings(store);
   if (!settings || documentIds.length === 0) return;
   const bounds = store.impacts.bounds();

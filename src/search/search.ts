@@ -1,7 +1,7 @@
 /** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
 import { join } from "node:path";
 import { ResearcherError } from "../errors.ts";
-import { BM25_WEIGHTS, rankOneWord, rankRareFirst } from "./bm25.ts";
+import { BM25_WEIGHTS, rankOneWord, rankPostings, rankRareFirst } from "./bm25.ts";
 import { buildMatch, parseQuery, type ParsedQuery } from "./query.ts";
 import {
   contextFor,
@@ -407,8 +407,8 @@ function mergeEvidence(lexical: number | null, vector: number | null): MergeEvid
 }
 
 /**
- * The BM25 list and the match its total counts: a common word's impact list, or rare words first, where they give
- * FTS5's ranking (see bm25.ts); FTS5's own ranking of the match otherwise. A filter takes the same path, applied
+ * The BM25 list and the match its total counts: a common word's impact list, the posting lists, or rare words
+ * first, where they give FTS5's ranking (see bm25.ts); FTS5's own ranking of the match otherwise. A filter takes the same path, applied
  * inside its queries, so it restricts the ranking without rescoring it (the paths score common words differently).
  */
 interface Bm25List {
@@ -421,7 +421,10 @@ interface Bm25List {
 export function rankBm25(store: Store, parsed: ParsedQuery, match: string, depth: number, where?: SqlCondition): Bm25List {
   // One read transaction: the lists, totals and counts the fast paths combine come from one snapshot of the index.
   const fast = store.transaction(
-    () => rankOneWord(store, parsed, BM25_WEIGHTS, depth, where) ?? rankRareFirst(store, parsed, BM25_WEIGHTS, depth, where),
+    () =>
+      rankOneWord(store, parsed, BM25_WEIGHTS, depth, where) ??
+      rankPostings(store, parsed, selectiveTerms(store, parsed), match, BM25_WEIGHTS, depth, where) ??
+      rankRareFirst(store, parsed, BM25_WEIGHTS, depth, where),
   );
   return fast ?? { hits: store.searchBm25(match, BM25_WEIGHTS, depth, where), match };
 }
@@ -441,18 +444,24 @@ const COMMON_TERM_SHARE = 0.2;
 const PRUNE_FROM_FRAGMENTS = 1000;
 
 export function selectiveMatch(store: Store, parsed: ParsedQuery): string | null {
-  if (!parsed.match || parsed.optional.length < 2) return parsed.match;
-  const fragments = store.fragmentCount();
-  if (fragments < PRUNE_FROM_FRAGMENTS) return parsed.match;
-  const stems = parsed.optional.flatMap((term) => (term.stem ? [term.stem] : []));
-  const frequency = store.termFrequencies(stems);
-  const kept = parsed.optional.filter((term) => !term.stem || frequency.get(term.stem)! / fragments <= COMMON_TERM_SHARE);
-  if (kept.length === 0 || kept.length === parsed.optional.length) return parsed.match;
+  const kept = selectiveTerms(store, parsed);
+  if (kept === parsed.optional) return parsed.match;
   return buildMatch(
     parsed.required,
     kept.map((term) => term.fts),
     parsed.excluded,
   );
+}
+
+/** The optional terms `selectiveMatch` keeps (all of them, the same array, when it keeps the query's match). */
+export function selectiveTerms(store: Store, parsed: ParsedQuery): ParsedQuery["optional"] {
+  if (!parsed.match || parsed.optional.length < 2) return parsed.optional;
+  const fragments = store.fragmentCount();
+  if (fragments < PRUNE_FROM_FRAGMENTS) return parsed.optional;
+  const stems = parsed.optional.flatMap((term) => (term.stem ? [term.stem] : []));
+  const frequency = store.termFrequencies(stems);
+  const kept = parsed.optional.filter((term) => !term.stem || frequency.get(term.stem)! / fragments <= COMMON_TERM_SHARE);
+  return kept.length === 0 || kept.length === parsed.optional.length ? parsed.optional : kept;
 }
 
 /**

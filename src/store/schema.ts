@@ -12,7 +12,7 @@ import { describeError, isSqliteDamage, ResearcherError } from "../errors.ts";
 import { FTS_TOKENIZER } from "./fts.ts";
 import { ftsText } from "../text.ts";
 
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /**
  * Impact lists (see bm25.ts): for words in many fragments, the fragments where the word weighs most (its weighted
@@ -33,6 +33,28 @@ CREATE INDEX IF NOT EXISTS term_impacts_by_fragment ON term_impacts(fragment_id)
 CREATE TABLE IF NOT EXISTS term_bounds (term TEXT PRIMARY KEY, bound REAL NOT NULL) WITHOUT ROWID;
 CREATE TRIGGER IF NOT EXISTS term_impacts_delete AFTER DELETE ON fragments BEGIN
   DELETE FROM term_impacts WHERE fragment_id = old.id;
+END;
+`;
+
+/**
+ * Posting lists (see store/postings.ts and bm25.ts): every fragment holding a word (but the rarest), with the
+ * word's counts and the fragment's length, as one blob per word; fragments written since join through
+ * `postings_added`, deleted ones are recorded in `postings_removed` (by the trigger, while lists exist).
+ */
+const POSTINGS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS term_postings (term TEXT PRIMARY KEY, postings BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS postings_added (
+  term TEXT NOT NULL,
+  fragment_id INTEGER NOT NULL,
+  title INTEGER NOT NULL,
+  heading INTEGER NOT NULL,
+  body INTEGER NOT NULL,
+  length INTEGER NOT NULL,
+  PRIMARY KEY (term, fragment_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS postings_removed (fragment_id INTEGER PRIMARY KEY);
+CREATE TRIGGER IF NOT EXISTS postings_delete AFTER DELETE ON fragments WHEN EXISTS (SELECT 1 FROM term_postings) BEGIN
+  INSERT OR IGNORE INTO postings_removed(fragment_id) VALUES (old.id);
 END;
 `;
 
@@ -75,6 +97,7 @@ CREATE TRIGGER fragments_fts_delete AFTER DELETE ON fragments BEGIN
   DELETE FROM fragments_fts WHERE rowid = old.id;
 END;
 ${IMPACTS_SCHEMA}
+${POSTINGS_SCHEMA}
 -- Vectors keyed by the fragment text's hash: an unchanged text is never embedded twice.
 CREATE TABLE embeddings (text_hash TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
 -- A file that failed to convert, with its size, mtime and conversion settings then (null: tried again every run).
@@ -167,6 +190,8 @@ const UPGRADES: Record<number, string | ((db: Database) => void)> = {
   6: `ALTER TABLE failures ADD COLUMN size INTEGER;
       ALTER TABLE failures ADD COLUMN mtime_ms REAL;
       ALTER TABLE failures ADD COLUMN settings TEXT;`,
+  // v7: posting lists for multi-word BM25 queries (empty until an index run of a large repository builds them).
+  7: POSTINGS_SCHEMA,
 };
 
 function rebuildFullTextForIdentifiers(db: Database): void {
@@ -224,6 +249,10 @@ function openChecked(file: string, name: string, mode: OpenMode): Database {
     }
     db.run("PRAGMA foreign_keys = ON");
     db.run("PRAGMA synchronous = NORMAL");
+    // Reads map the file instead of a system call per page: SQLite reads each overflow page of a large blob (the
+    // BM25 posting lists) straight from the file otherwise, which was most of a multi-word query. Nothing here
+    // truncates index.db (no VACUUM; a rebuild renames it aside), the one hazard of a mapping.
+    db.run("PRAGMA mmap_size = 2147418112");
     return db;
   } catch (error) {
     db?.close();

@@ -7,6 +7,7 @@ import { CODE_EXTENSIONS } from "../file-types.ts";
 import { filterSql, type Filter, type SqlCondition } from "./filter-sql.ts";
 import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
 import { ImpactLists } from "./impacts.ts";
+import { PostingLists } from "./postings.ts";
 import { openIndexDatabase, type OpenedIndex, quickCheck } from "./schema.ts";
 
 export type { SqlCondition } from "./filter-sql.ts";
@@ -121,11 +122,14 @@ export class Store {
   readonly movedAside?: OpenedIndex["movedAside"];
   /** The BM25 impact lists' rows (see search/bm25.ts). */
   readonly impacts: ImpactLists;
+  /** The BM25 posting lists (see store/postings.ts). */
+  readonly postings: PostingLists;
 
   private constructor({ db, movedAside }: OpenedIndex) {
     this.db = db;
     this.movedAside = movedAside;
     this.impacts = new ImpactLists(db);
+    this.postings = new PostingLists(db);
   }
 
   static dbPath(dir: string): string {
@@ -347,13 +351,15 @@ export class Store {
     return { rows: rows ?? 0, averageLength: rows ? tokens / rows : 0 };
   }
 
-  /** Each fragment's length in tokens (all columns), as FTS5 recorded it when indexing. */
-  fullTextLengths(ids: number[]): Map<number, number> {
-    const rows = this.db
-      .query<{ id: number; sz: Uint8Array }, [string]>(
-        "SELECT id, sz FROM fragments_fts_docsize WHERE id IN (SELECT value FROM json_each(?))",
-      )
-      .all(JSON.stringify(ids));
+  /** Each fragment's length in tokens (all columns), as FTS5 recorded it when indexing; every fragment's without ids. */
+  fullTextLengths(ids?: number[]): Map<number, number> {
+    const rows = ids
+      ? this.db
+          .query<{ id: number; sz: Uint8Array }, [string]>(
+            "SELECT id, sz FROM fragments_fts_docsize WHERE id IN (SELECT value FROM json_each(?))",
+          )
+          .all(JSON.stringify(ids))
+      : this.db.query<{ id: number; sz: Uint8Array }, []>("SELECT id, sz FROM fragments_fts_docsize").all();
     return new Map(rows.map((row) => [row.id, readVarints(row.sz).reduce((sum, n) => sum + n, 0)]));
   }
 
@@ -372,8 +378,9 @@ export class Store {
    * How often each term occurs in each column (title, heading, body) of these fragments, tokenized exactly as the
    * index tokenized them: their texts go through a scratch FTS5 table with the same tokenizer (a reader can write
    * its temp schema), which costs microseconds per fragment instead of a pass over each term's whole posting list.
+   * Without `terms`, every term they hold.
    */
-  termCounts(ids: number[], terms: string[]): Map<number, Map<string, [number, number, number]>> {
+  termCounts(ids: number[], terms?: string[]): Map<number, Map<string, [number, number, number]>> {
     this.openScratch();
     const counts = new Map<number, Map<string, [number, number, number]>>(ids.map((id) => [id, new Map()]));
     this.db.transaction(() => {
@@ -386,16 +393,19 @@ export class Store {
         .all(JSON.stringify(ids));
       const insert = fullTextRowWriter(this.db, "temp.scoring");
       for (const row of texts) insert(row.id, row.title, row.heading, row.text);
-      const instances = this.db.query<{ doc: number; col: string; n: number }, [string]>(
-        "SELECT doc, col, count(*) AS n FROM temp.scoring_terms WHERE term = ? GROUP BY doc, col",
-      );
-      for (const term of terms) {
-        for (const { doc, col, n } of instances.all(term)) {
-          const perColumn = counts.get(doc)!.get(term) ?? [0, 0, 0];
-          perColumn[FTS_COLUMNS.indexOf(col)] = n;
-          counts.get(doc)!.set(term, perColumn);
-        }
+      const count = ({ term, doc, col, n }: { term: string; doc: number; col: string; n: number }) => {
+        const perColumn = counts.get(doc)!.get(term) ?? [0, 0, 0];
+        perColumn[FTS_COLUMNS.indexOf(col)] = n;
+        counts.get(doc)!.set(term, perColumn);
+      };
+      if (!terms) {
+        const all = "SELECT term, doc, col, count(*) AS n FROM temp.scoring_terms GROUP BY term, doc, col";
+        for (const row of this.db.query<{ term: string; doc: number; col: string; n: number }, []>(all).iterate()) count(row);
       }
+      const instances = this.db.query<{ term: string; doc: number; col: string; n: number }, [string]>(
+        "SELECT term, doc, col, count(*) AS n FROM temp.scoring_terms WHERE term = ? GROUP BY doc, col",
+      );
+      for (const term of terms ?? []) for (const row of instances.all(term)) count(row);
     })();
     return counts;
   }
