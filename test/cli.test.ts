@@ -1,6 +1,6 @@
 /** The CLI's own rules (argument checks, dispatch, exit codes) run as a real subprocess against a temp home. */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli, tempDir, writeTree } from "./helpers.ts";
 
@@ -149,6 +149,36 @@ describe("command dispatch", () => {
 });
 
 describe("index exit status", () => {
+  test("a repository whose run fails is in the JSON with its error, every failure is on stderr, and the command fails", () => {
+    const home = tempDir();
+    const [good, gone, moved] = [tempDir(), tempDir(), tempDir()];
+    writeTree(good, { "a.md": "# A\n\nalpha\n" });
+    writeTree(gone, { "b.md": "# B\n\nbeta\n" });
+    writeTree(moved, { "c.md": "# C\n\ngamma\n" });
+    for (const [name, path] of [
+      ["good", good],
+      ["gone", gone],
+      ["moved", moved],
+    ] as const)
+      expect(runCli(["repo", "add", name, path, "--no-embed"], { home }).code).toBe(0);
+    rmSync(gone, { recursive: true });
+    rmSync(moved, { recursive: true });
+    const all = runCli(["index", "--json"], { home });
+    expect(all.code).toBe(1);
+    const entries = JSON.parse(all.stdout) as { repository: string; indexed?: number; error?: { code: string; message: string } }[];
+    expect(entries.map((e) => e.repository).sort()).toEqual(["gone", "good", "moved"]);
+    expect(entries.find((e) => e.repository === "good")).toMatchObject({ indexed: 1 });
+    for (const name of ["gone", "moved"]) {
+      expect(entries.find((e) => e.repository === name)?.error).toMatchObject({ code: expect.any(String), message: expect.any(String) });
+      expect(all.stderr).toContain(name);
+    }
+    expect(all.stderr.split("\n").filter((line) => line.startsWith("error: "))).toHaveLength(2);
+    const one = runCli(["index", "gone", "--json"], { home });
+    expect(one.code).toBe(1);
+    expect(one.stdout).toBe("");
+    expect(one.stderr).toStartWith("error: ");
+  });
+
   test("a run where every file failed exits 1 with one error line and a hint that lists them; any success exits 0", () => {
     const home = tempDir();
     const docs = tempDir();

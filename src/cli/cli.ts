@@ -173,7 +173,8 @@ function mainCli(only?: string): CAC {
       .action(async (names: string[], flags: Flags) => {
         const embedders = new EmbedderCache({ allowDownload: true, onProgress: flags.quiet ? undefined : downloadProgress() });
         const summaries = [];
-        let failure: unknown; // one repository failing does not stop the others; the command still fails
+        // One repository failing does not stop the others; the command still fails, and says which failed and why.
+        const failures: { repository: string; error: ResearcherError }[] = [];
         try {
           for (const repo of selectRepositories(home(flags), names)) {
             const bar = flags.quiet || flags.json ? undefined : progressBar(stderr, repo.name);
@@ -191,7 +192,7 @@ function mainCli(only?: string): CAC {
                 }),
               );
             } catch (error) {
-              failure ??= error;
+              failures.push({ repository: repo.name, error: toResearcherError(error, { repository: repo.name, dir: repo.dir }) });
             } finally {
               bar?.done();
             }
@@ -202,9 +203,25 @@ function mainCli(only?: string): CAC {
         // Warnings (e.g. embeddings pending offline) go to stderr, also with --json, so scripts and people both see them.
         for (const summary of summaries)
           for (const warning of summary.warnings) stderr.write(`warning: ${summary.repository}: ${warning}\n`);
-        if (flags.json) json(summaries.length === 1 && names.length === 1 ? summaries[0] : summaries);
-        else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
-        if (failure) throw failure;
+        if (flags.json) {
+          const failed = failures.map(({ repository, error }) => ({
+            repository,
+            error: { code: error.code, message: error.message, hint: error.hint ?? null },
+          }));
+          if (names.length !== 1) json([...summaries, ...failed]);
+          else if (summaries[0]) json(summaries[0]); // one named repository that failed: only the error, on stderr
+        } else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
+        const last = failures.pop();
+        for (const { repository, error } of failures) {
+          stderr.write(
+            `error: ${repository}: ${escapeControls(error.message)}\n${error.hint ? `hint: ${escapeControls(error.hint)}\n` : ""}`,
+          );
+        }
+        if (last)
+          throw new ResearcherError(last.error.code, `${last.repository}: ${last.error.message}`, {
+            hint: last.error.hint,
+            cause: last.error.cause ?? last.error,
+          });
         if (summaries.length === 0 && !flags.json) stderr.write("no repositories to index\n");
         const hopeless = summaries.find(everyFileFailed);
         if (hopeless) {

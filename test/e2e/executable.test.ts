@@ -129,8 +129,11 @@ describeShared("compiled executable", () => {
     rmSync(broken, { recursive: true });
     const result = run("index", "--json");
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^error: cannot read repository folder .*nothing was changed/);
-    expect(JSON.parse(result.stdout)).toEqual([expect.objectContaining({ repository: "good", embedded: 3 })]);
+    expect(result.stderr).toMatch(/^error: broken: cannot read repository folder .*nothing was changed/);
+    expect(JSON.parse(result.stdout)).toEqual([
+      expect.objectContaining({ repository: "good", embedded: 3 }),
+      { repository: "broken", error: expect.objectContaining({ code: "PATH_NOT_FOUND" }) },
+    ]);
   });
 
   test("offline first use of a hub model: BM25 indexed and reported, embeddings pending with what to do", () => {
