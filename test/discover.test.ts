@@ -28,6 +28,21 @@ describe("discoverFiles", () => {
     expect(files[0]!.size).toBe(1);
   });
 
+  test("links that lead nowhere are reported with their target, not left out silently", () => {
+    const root = tempDir();
+    writeTree(root, { "a.md": "a" });
+    symlinkSync("missing.md", join(root, "dangling.md"));
+    symlinkSync("loop-b.md", join(root, "loop-a.md"));
+    symlinkSync("loop-a.md", join(root, "loop-b.md"));
+    const found = discoverFiles(root, { fileTypes: ["md"], exclude: [] });
+    expect(found.files.map((f) => f.path)).toEqual(["a.md"]);
+    expect(found.problems).toEqual([
+      { path: "dangling.md", reason: "a link to missing.md, which does not exist" },
+      { path: "loop-a.md", reason: "a link to loop-b.md, which loops" },
+      { path: "loop-b.md", reason: "a link to loop-a.md, which loops" },
+    ]);
+  });
+
   test("generated and vendored code is skipped with its rule in repositories that index code; documents keep build/", () => {
     const root = tempDir();
     writeTree(root, {

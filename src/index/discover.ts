@@ -1,5 +1,5 @@
 /** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
-import { lstatSync, readdirSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { join } from "node:path";
 import { CODE_EXTENSIONS } from "../file-types.ts";
 import { fileType } from "../convert/convert.ts";
@@ -267,8 +267,9 @@ function unreadableRoot(root: string, error: unknown): ResearcherError {
 
 /**
  * A regular file's stats, or why it is not one. Special files (FIFOs, devices, sockets) are reported: reading them
- * blocks forever or never ends; so are links out of the root, naming their target. Dangling and looping links are
- * left out silently (`reason: ""`).
+ * blocks forever or never ends; so are links out of the root, naming their target, and links that lead nowhere (a
+ * document's name says one was meant). A folder, and a file gone since the listing, are left out silently
+ * (`reason: ""`).
  */
 function regularFile(absolute: string, isLink: boolean, realRoot: string): Stats | { reason: string } {
   try {
@@ -280,7 +281,19 @@ function regularFile(absolute: string, isLink: boolean, realRoot: string): Stats
     if (stats.isFile()) return stats;
     if (stats.isDirectory()) return { reason: "" };
     return { reason: `not a regular file (${specialKind(stats)})` };
-  } catch {
-    return { reason: "" }; // dangling link or vanished file
+  } catch (error) {
+    return { reason: isLink ? brokenLink(absolute, error) : "" };
   }
+}
+
+/** Why a link cannot be followed: its target is missing, it loops, or following it failed. */
+function brokenLink(absolute: string, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  let target = "?";
+  try {
+    target = readlinkSync(absolute);
+  } catch {}
+  if (code === "ENOENT") return `a link to ${target}, which does not exist`;
+  if (code === "ELOOP") return `a link to ${target}, which loops`;
+  return `cannot follow the link to ${target}: ${describeError(error)}`;
 }
