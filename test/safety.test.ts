@@ -367,11 +367,15 @@ describe("HTTP with a token", () => {
 });
 
 describe("stdio MCP lines over 10 MiB", () => {
-  test("are answered with an error, the next request is served, and the server exits when stdin closes", async () => {
+  test("are answered with an error to their id (written first or last), the next request is served, and the server exits when stdin closes", async () => {
     const { home } = indexedRepository(folders(), { "a.md": "# A\n\nalpha words\n" });
     const proc = Bun.spawn([...cliCommand, "serve"], { env: env(home), cwd: home, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-    const huge = `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"pad":"${"x".repeat(11 * 2 ** 20)}"}}\n`;
-    proc.stdin.write(huge);
+    const pad = "x".repeat(11 * 2 ** 20);
+    proc.stdin.write(`{"jsonrpc":"2.0","id":5,"method":"ping","params":{"pad":"${pad}"}}\n`);
+    // The MCP SDK's client writes the id last.
+    proc.stdin.write(`{"method":"ping","params":{"pad":"${pad}","id":99},"jsonrpc":"2.0","id":"req-7"}\n`);
+    proc.stdin.write(`{"method":"ping","params":{"pad":"${pad}"}}\n`); // no id to answer
+    proc.stdin.flush();
     proc.stdin.write(
       `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } })}\n`,
     );
@@ -384,8 +388,9 @@ describe("stdio MCP lines over 10 MiB", () => {
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line));
-    expect(messages.find((m) => m.id === null)?.error).toMatchObject({ code: -32600 });
-    expect(messages.find((m) => m.id === null)?.error.message).toContain("10 MiB");
+    for (const id of [5, "req-7", null]) {
+      expect(messages.find((m) => m.id === id)?.error).toMatchObject({ code: -32600, message: expect.stringContaining("10 MiB") });
+    }
     expect(messages.find((m) => m.id === 1)?.result?.serverInfo?.name).toBe("researcher");
   }, 60_000);
 });

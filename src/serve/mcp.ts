@@ -711,7 +711,8 @@ function answerMalformedLines(transport: StdioLineTransport): void {
     previous?.(error);
     const parse = error instanceof SyntaxError;
     const message = parse ? "Parse error" : error instanceof LineTooLong ? `Invalid Request: ${error.message}` : "Invalid Request";
-    void transport.send({ jsonrpc: "2.0", id: null as unknown as string, error: { code: parse ? -32700 : -32600, message } });
+    const id = error instanceof LineTooLong ? error.id : null; // a recovered id answers the request the client awaits
+    void transport.send({ jsonrpc: "2.0", id: id as string, error: { code: parse ? -32700 : -32600, message } });
   };
 }
 

@@ -12,8 +12,31 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 export const MAX_LINE_BYTES = 10 * 2 ** 20;
 
 export class LineTooLong extends Error {
-  constructor(limit: number) {
+  /**
+   * The dropped request's id when its first or last bytes hold it (clients write `"id"` first or last), so the
+   * client's pending request is answered rather than left waiting; null otherwise.
+   */
+  readonly id: string | number | null;
+
+  constructor(limit: number, head = "", tail = "") {
     super(`a message line over ${limit / 2 ** 20} MiB was dropped`);
+    this.id = requestId(head, tail);
+  }
+}
+
+/** How many bytes of a dropped line's start and end are kept to find its id. */
+const EDGE_BYTES = 256;
+const ID = String.raw`"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")`;
+const ID_FIRST = new RegExp(String.raw`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?${ID}`);
+const ID_LAST = new RegExp(String.raw`[,{]\s*${ID}\s*\}\s*$`);
+
+function requestId(head: string, tail: string): string | number | null {
+  const found = ID_FIRST.exec(head) ?? ID_LAST.exec(tail);
+  if (!found) return null;
+  try {
+    return JSON.parse(found[1]!) as string | number;
+  } catch {
+    return null;
   }
 }
 
@@ -26,8 +49,10 @@ export class StdioLineTransport implements Transport {
   /** The current line's bytes so far. */
   private parts: Buffer[] = [];
   private size = 0;
-  /** Inside a line already over the limit: its bytes are dropped up to its newline. */
+  /** Inside a line already over the limit: its bytes are dropped up to its newline, but for its first and last. */
   private dropping = false;
+  private head: Buffer = Buffer.alloc(0);
+  private tail: Buffer = Buffer.alloc(0);
 
   constructor(private readonly maxLineBytes = MAX_LINE_BYTES) {}
 
@@ -60,8 +85,14 @@ export class StdioLineTransport implements Transport {
   };
 
   private collect(bytes: Buffer): void {
-    if (this.dropping || bytes.length === 0) return;
+    if (bytes.length === 0) return;
+    if (this.dropping) {
+      this.tail = lastBytes(Buffer.concat([this.tail, bytes]));
+      return;
+    }
     if (this.size + bytes.length > this.maxLineBytes) {
+      const line = Buffer.concat([...this.parts, bytes]);
+      [this.head, this.tail] = [Buffer.from(line.subarray(0, EDGE_BYTES)), lastBytes(line)];
       this.dropping = true;
       this.parts = [];
       this.size = 0;
@@ -74,7 +105,7 @@ export class StdioLineTransport implements Transport {
   private endLine(): void {
     if (this.dropping) {
       this.dropping = false;
-      this.onerror?.(new LineTooLong(this.maxLineBytes));
+      this.onerror?.(new LineTooLong(this.maxLineBytes, this.head.toString("utf8"), this.tail.toString("utf8").replace(/\r$/, "")));
       return;
     }
     const line = Buffer.concat(this.parts).toString("utf8").replace(/\r$/, "");
@@ -89,4 +120,9 @@ export class StdioLineTransport implements Transport {
     }
     this.onmessage?.(message);
   }
+}
+
+/** The last EDGE_BYTES of a line, copied (a view would keep the whole chunk alive). */
+function lastBytes(bytes: Buffer): Buffer {
+  return Buffer.from(bytes.subarray(Math.max(0, bytes.length - EDGE_BYTES)));
 }
