@@ -5,7 +5,7 @@
  * it), call the same functions as the CLI and return the CLI's JSON shapes plus a short text rendering.
  */
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { z } from "zod";
 import { existsSync } from "node:fs";
@@ -239,9 +239,17 @@ function continuationMarker(doc: ReturnType<typeof readPart>, how: string): stri
 }
 
 /** A failed resource read as its code's JSON-RPC error (errors.ts): not found (-32002), bad input (-32602), or internal (-32603). */
-function resourceError(thrown: unknown): McpError {
+function resourceError(thrown: unknown): Error {
   const error = toResearcherError(thrown);
-  return new McpError(ERROR_CODES[error.code].rpc, describe(error));
+  return rpcError(ERROR_CODES[error.code].rpc, describe(error));
+}
+
+/**
+ * A JSON-RPC error for the SDK to send (it sends any error's `code` and `message`). Not an McpError: that writes
+ * "MCP error <code>: " into the message it sends, and the client's McpError prefixes it again.
+ */
+function rpcError(code: number, message: string): Error {
+  return Object.assign(new Error(message), { code });
 }
 
 /** One line for an agent: the message and the hint that fixes it. */
@@ -249,12 +257,12 @@ function describe(error: ResearcherError): string {
   return `${error.message}${error.hint ? ` (hint: ${error.hint})` : ""}`;
 }
 
-/** A failed tool call as a tool result an agent can read (MCP tools report errors in the result, not as JSON-RPC errors). */
 /** A repository's error in a listing of all of them. */
 function errorLine(error: RepositoryError): string {
   return `error: ${error.message}${error.hint ? ` (hint: ${error.hint})` : ""}`;
 }
 
+/** A failed tool call as a tool result an agent can read (MCP tools report errors in the result, not as JSON-RPC errors). */
 function failure(thrown: unknown) {
   return { content: [{ type: "text" as const, text: `error: ${describe(toResearcherError(thrown))}` }], isError: true };
 }
@@ -628,7 +636,7 @@ function reportInvalidParams(server: McpServer): void {
         // zod's error (`ZodError`, `$ZodError` in zod 4); the tool bodies are guarded, so it comes from the SDK's check
         const issue = (error as { name?: string; issues?: { path: PropertyKey[]; message: string }[] }).issues?.[0];
         if (!/ZodError$/.test((error as Error)?.name ?? "") || !issue) throw error;
-        throw new McpError(ErrorCode.InvalidParams, `invalid params for ${method}: ${issue.path.join(".") || "params"}: ${issue.message}`);
+        throw rpcError(ErrorCode.InvalidParams, `invalid params for ${method}: ${issue.path.join(".") || "params"}: ${issue.message}`);
       }
     });
   }

@@ -368,6 +368,8 @@ describe("MCP contract details (issue 22)", () => {
     const missing = await client.readResource({ uri: "researcher://long/nope.md" }).catch((e: { code?: number; message: string }) => e);
     expect(missing).toMatchObject({ code: -32002 });
     expect((missing as Error).message).toContain("not an indexed document");
+    expect((missing as Error).message).toStartWith("MCP error -32002: "); // the client's prefix, once
+    expect((missing as Error).message).not.toContain("MCP error -32002: MCP error");
     const noRepository = await client.readResource({ uri: "researcher://nowhere/a.md" }).catch((e: { code?: number }) => e);
     expect(noRepository).toMatchObject({ code: -32002 });
   });
