@@ -133,9 +133,21 @@ export function parseConfig(input: unknown, source: string, hint?: string): Conf
   if (result.success) return result.output;
   const issue = result.issues[0];
   const key = v.getDotPath(issue) ?? "(top level)";
-  throw new ResearcherError("INVALID_CONFIG", `${source}: ${key}: ${issue.message}`, {
+  throw new ResearcherError("INVALID_CONFIG", `${key}: ${issueText(issue)} (${source})`, {
     hint: hint ?? `fix ${key} in ${source} by hand; the README lists every setting`,
   });
+}
+
+/**
+ * A validation issue in the words of a settings file rather than of its schema: valibot says "Invalid key:
+ * Expected never" for a key that does not exist and `("a" | "b")` for a choice.
+ */
+function issueText(issue: { expected: string | null; received: string; message: string }): string {
+  if (issue.expected === "never") return "no such setting";
+  if (!issue.expected) return issue.message;
+  const choices = /^\((".*")\)$/.exec(issue.expected)?.[1];
+  const expected = choices ? `one of ${choices.replaceAll('"', "").replaceAll(" | ", ", ")}` : issue.expected;
+  return `expected ${expected}, got ${issue.received}`;
 }
 
 /** Parsed configs by file, reused while the file's size and mtime are unchanged (servers search many times). */
@@ -267,7 +279,7 @@ export function setConfigValue(home: string, key: string, value: string): Config
     }
     node[parts.at(-1)!] = parseScalar(value);
   };
-  return updateConfig(home, set, `config key ${key}`, "the README lists every setting and the values it takes");
+  return updateConfig(home, set, "config set", "the README lists every setting and the values it takes");
 }
 
 /** YAML scalars (`20`, `true`, `[md, txt]`) keep their type; anything else, e.g. `a: b`, stays the literal text. */

@@ -24,6 +24,10 @@ describe("config", () => {
     expect(loadConfig(home).embedding.query_prefix).toBe("query: ");
     expect(() => setConfigValue(home, "search.limit", "many")).toThrow(/search\.limit/);
     expect(() => setConfigValue(home, "search.nope", "1")).toThrow(/search\.nope/);
+    // In a settings file's words, not the schema library's ("Invalid key: Expected never …").
+    expect(() => setConfigValue(home, "search.nope", "1")).toThrow("search.nope: no such setting (config set)");
+    expect(() => setConfigValue(home, "search.mode", "foo")).toThrow('search.mode: expected one of auto, bm25, vector, hybrid, got "foo"');
+    expect(() => setConfigValue(home, "search.limit", "many")).toThrow('search.limit: expected number, got "many"');
     expect(loadConfig(home).search.limit).toBe(25); // a rejected value changed nothing
   });
 
