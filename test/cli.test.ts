@@ -177,6 +177,9 @@ describe("index exit status", () => {
     expect(one.code).toBe(1);
     expect(one.stdout).toBe("");
     expect(one.stderr).toStartWith("error: ");
+    // A first run that failed made no index: the repository is still never indexed.
+    expect(existsSync(join(home, "repositories", "gone", "index.db"))).toBe(false);
+    expect(runCli(["search", "beta", "--repo", "gone"], { home }).stderr).toContain("has not been indexed yet");
   });
 
   test("a run where every file failed exits 1 with one error line and a hint that lists them; any success exits 0", () => {

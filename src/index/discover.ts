@@ -244,7 +244,7 @@ export function discoverFiles(root: string, options: DiscoverOptions): Discovery
 }
 
 /** The root must be a folder we can list; its real path confines symlinks. */
-function checkRoot(root: string): string {
+export function checkRoot(root: string): string {
   let stats: Stats;
   try {
     stats = statSync(root);

@@ -14,7 +14,7 @@ import { languageOf } from "../convert/code-languages.ts";
 import { formatOf, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits } from "../convert/pool.ts";
-import { discoverFiles, isCandidate, type DiscoveredFile } from "./discover.ts";
+import { checkRoot, discoverFiles, isCandidate, type DiscoveredFile } from "./discover.ts";
 import { confinedReader, type ReadResult } from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
@@ -172,6 +172,8 @@ async function writeSession(
 
 export async function indexRepository(home: string, repo: Repository, options: IndexOptions = {}): Promise<IndexSummary> {
   const embed = repo.embed && !options.noEmbed;
+  // A first run over a folder that is not there fails before creating an index: the repository stays never indexed.
+  if (!Store.exists(repo.dir)) checkRoot(repo.path);
   return writeSession(home, repo, { ...options, fresh: options.rebuild }, async ({ store, config, pool, embedders }) => {
     // A rebuild or re-embedding is a fresh choice; otherwise the repository keeps the model it was embedded with.
     const remembered = options.rebuild || options.embeddingsOnly ? undefined : store.embeddingModel();
