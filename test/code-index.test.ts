@@ -184,6 +184,27 @@ describe("code is parsed in the conversion workers", () => {
     await expect(closed.convert("long.py", new TextEncoder().encode(source))).rejects.toThrow("indexing was stopped");
   }, 60_000);
 
+  test("source files wait for the parsing workers while other formats take any free one: all come back", async () => {
+    const source = codeFiles()["long.py"]!;
+    const expected = await codeSections(source, "python", { maxTokens: DEFAULT_CODE_TOKENS });
+    const html = new TextEncoder().encode("<html><head><title>Notes</title></head><body><p>plain words</p></body></html>");
+    for (const size of [1, 2, 3]) {
+      const pool = new ConvertPool({ size, timeoutMs: 30_000, convert: { codeTokens: DEFAULT_CODE_TOKENS } });
+      try {
+        const files = ["a.py", "b.html", "c.py", "d.html", "e.py", "f.html"];
+        const converted = await Promise.all(
+          files.map((path) => pool.convert(path, path.endsWith(".py") ? new TextEncoder().encode(source) : html)),
+        );
+        for (const [i, path] of files.entries()) {
+          if (path.endsWith(".py")) expect(converted[i]!.codeSections).toEqual(expected!);
+          else expect(converted[i]!.text).toContain("plain words");
+        }
+      } finally {
+        pool.close();
+      }
+    }
+  }, 60_000);
+
   test("the indexing thread loads no grammar: the parse happens in the workers", () => {
     const folder = tempDir();
     writeTree(folder, { "a.py": S.python!, "b.ts": S.typescript! });
