@@ -90,7 +90,7 @@ export class ConvertPool {
    * Workers that parse source code: one per core but one. The indexing thread's share of a code file (cutting,
    * hashing and writing its fragments) costs about what its parse does, so it needs a core of its own, and each
    * parsing worker compiles and warms up the parser's JavaScript for itself: on two cores one parsing worker indexed
-   * 171 Python files with 12% less CPU than two, and no slower (docs/benchmarks.md, "Code").
+   * 171 Python files with 10–12% less CPU than two, and no slower (docs/benchmarks.md, "Code").
    */
   private readonly parsers: number;
   private readonly timeoutMs: number;
