@@ -361,7 +361,7 @@ for (const tokens of [DEFAULT_CHUNK_OPTIONS.tokens, DEFAULT_CODE_TOKENS]) {
   if (tokens === DEFAULT_CHUNK_OPTIONS.tokens) {
     const textMs = Math.min(text.ms, text2.ms);
     const rate = (ms: number) => `${(bytes / 1e6 / (ms / 1000)).toFixed(1)} MB/s`;
-    speed = `Chunking speed on the same ${(bytes / 1e6).toFixed(1)} MB: text chunker ${textMs.toFixed(0)} ms (${rate(textMs)}), code chunker (tree-sitter parse + chunk) ${code.ms.toFixed(0)} ms (${rate(code.ms)}): ${(code.ms / textMs).toFixed(1)}× the text path. Chunking is the only step of an index run that differs between the two (both read the file as text; code is chunked on the main thread, as text formats are converted there).`;
+    speed = `Chunking speed on the same ${(bytes / 1e6).toFixed(1)} MB: text chunker ${textMs.toFixed(0)} ms (${rate(textMs)}), code chunker (tree-sitter parse + chunk) ${code.ms.toFixed(0)} ms (${rate(code.ms)}): ${(code.ms / textMs).toFixed(1)}× the text path. Chunking is the step of an index run that differs between the two (both read the file as text); in an index run, code is parsed and cut into sections in the conversion workers, beside the indexing thread, while text is chunked on the indexing thread.`;
     boundaries = `Fragments that start at a unit boundary (a statement or definition directly in a file, class or block, or a comment or decorator above one): text chunker ${(boundaryShare(text.frags) * 100).toFixed(1)}%, code chunker ${(boundaryShare(code.frags) * 100).toFixed(1)}%; the rest are line cuts inside units longer than the budget (long docstrings, literals).`;
     const plain = identifierQueries(code.frags, false);
     const withParts = identifierQueries(code.frags, true);

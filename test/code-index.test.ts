@@ -2,7 +2,8 @@
  * Source code through the real CLI: `repo add --code`, fragments that follow the syntax, `language` and git
  * metadata filterable with `--where`, code results cited as `file:start-end`, `get` taking the range back, vendored
  * folders reported, and the git metadata refreshed when HEAD moves under unchanged files. Code is parsed in the
- * conversion workers: an index run stores exactly the syntax chunker's fragments, and its own thread loads no grammar.
+ * conversion workers (started and warmed up as a run begins): an index run stores exactly the syntax chunker's
+ * fragments, and its own thread loads no grammar.
  */
 import { DEFAULT_CODE_TOKENS } from "../src/config.ts";
 import { describe, expect, test } from "bun:test";
@@ -10,6 +11,8 @@ import { Database } from "bun:sqlite";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { languageOf } from "../src/convert/code-languages.ts";
+import { codeSections } from "../src/convert/code-outline.ts";
+import { ConvertPool } from "../src/convert/pool.ts";
 import { chunkCode } from "../src/index/code-chunk.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
@@ -162,6 +165,45 @@ describe("code is parsed in the conversion workers", () => {
       db.close();
     }
   }, 60_000); // two workers load the grammars: seconds on a shared machine
+
+  test("workers warmed up before the first file parse as cold ones do; a pool closed while they warm up just stops", async () => {
+    const source = codeFiles()["long.py"]!;
+    const expected = await codeSections(source, "python", { maxTokens: DEFAULT_CODE_TOKENS });
+    const pool = new ConvertPool({ size: 2, timeoutMs: 30_000, convert: { codeTokens: DEFAULT_CODE_TOKENS } });
+    try {
+      pool.warmUp();
+      const converted = await pool.convert("long.py", new TextEncoder().encode(source));
+      expect(converted.codeSections).toEqual(expected!);
+    } finally {
+      pool.close();
+    }
+    const closed = new ConvertPool({ size: 2, timeoutMs: 30_000, convert: { codeTokens: DEFAULT_CODE_TOKENS } });
+    closed.warmUp();
+    closed.close();
+    await Bun.sleep(300); // the runtime compiles after close: nothing may be sent to the stopped workers
+    await expect(closed.convert("long.py", new TextEncoder().encode(source))).rejects.toThrow("indexing was stopped");
+  }, 60_000);
+
+  test("source files wait for the parsing workers while other formats take any free one: all come back", async () => {
+    const source = codeFiles()["long.py"]!;
+    const expected = await codeSections(source, "python", { maxTokens: DEFAULT_CODE_TOKENS });
+    const html = new TextEncoder().encode("<html><head><title>Notes</title></head><body><p>plain words</p></body></html>");
+    for (const size of [1, 2, 3]) {
+      const pool = new ConvertPool({ size, timeoutMs: 30_000, convert: { codeTokens: DEFAULT_CODE_TOKENS } });
+      try {
+        const files = ["a.py", "b.html", "c.py", "d.html", "e.py", "f.html"];
+        const converted = await Promise.all(
+          files.map((path) => pool.convert(path, path.endsWith(".py") ? new TextEncoder().encode(source) : html)),
+        );
+        for (const [i, path] of files.entries()) {
+          if (path.endsWith(".py")) expect(converted[i]!.codeSections).toEqual(expected!);
+          else expect(converted[i]!.text).toContain("plain words");
+        }
+      } finally {
+        pool.close();
+      }
+    }
+  }, 60_000);
 
   test("the indexing thread loads no grammar: the parse happens in the workers", () => {
     const folder = tempDir();

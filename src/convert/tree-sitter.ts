@@ -66,7 +66,8 @@ export async function compiledFor(language: CodeLanguage): Promise<CompiledTreeS
   return { runtime, language, grammar };
 }
 
-function compiledRuntime(): Promise<WebAssembly.Module> {
+/** The runtime alone, compiled once per process: the pool starts its workers' runtimes before any grammar is known. */
+export function compiledRuntime(): Promise<WebAssembly.Module> {
   compiledRuntimeModule ??= WebAssembly.compile(wasmBytes(runtimeWasm));
   return compiledRuntimeModule;
 }
@@ -84,6 +85,15 @@ function compiledGrammar(language: CodeLanguage): Promise<WebAssembly.Module> {
 export function shareCompiled({ runtime, language, grammar }: CompiledTreeSitter): void {
   compiledRuntimeModule ??= Promise.resolve(runtime);
   if (!compiledGrammars.has(language)) compiledGrammars.set(language, Promise.resolve(grammar));
+}
+
+/**
+ * Instantiate the runtime in this thread now, from a module compiled in another, so that the first file of any
+ * language waits only for its grammar (the conversion pool warms its workers up this way while a run starts).
+ */
+export function warmRuntime(module: WebAssembly.Module): Promise<void> {
+  compiledRuntimeModule ??= Promise.resolve(module);
+  return loadRuntime();
 }
 
 /**

@@ -40,7 +40,11 @@ function threadId(): string | undefined {
 
 type Job = { id: number; path: string; bytes: Uint8Array; options: WorkerOptions; treeSitter?: CompiledTreeSitter; reportMs: number };
 
-self.onmessage = async (event: MessageEvent<Job>) => {
+/** Sent before any file: load the parser's modules and instantiate its runtime, compiled in the pool's thread. */
+type WarmUp = { warmRuntime: WebAssembly.Module };
+
+self.onmessage = async (event: MessageEvent<Job | WarmUp>) => {
+  if ("warmRuntime" in event.data) return warmUp(event.data.warmRuntime);
   const { id, path, bytes, options, treeSitter, reportMs } = event.data;
   if (treeSitter) (await import("./tree-sitter.ts")).shareCompiled(treeSitter);
   const report = () => self.postMessage({ id, memory: ownMemory() });
@@ -56,3 +60,10 @@ self.onmessage = async (event: MessageEvent<Job>) => {
     clearInterval(reporter);
   }
 };
+
+/** A warm-up that fails is no file's failure: the first source file meets the same problem and reports it. */
+async function warmUp(runtime: WebAssembly.Module): Promise<void> {
+  try {
+    await Promise.all([import("./tree-sitter.ts").then((treeSitter) => treeSitter.warmRuntime(runtime)), import("./code-outline.ts")]);
+  } catch {}
+}

@@ -136,7 +136,7 @@ interface Session {
 async function writeSession(
   home: string,
   repo: Repository,
-  options: { embedders?: EmbedderCache; deferAnn?: boolean; fresh?: boolean },
+  options: { embedders?: EmbedderCache; deferAnn?: boolean; fresh?: boolean; warmUpParsers?: boolean },
   body: (session: Session) => Promise<Omit<IndexSummary, "seconds">>,
 ): Promise<IndexSummary> {
   const started = performance.now();
@@ -144,6 +144,7 @@ async function writeSession(
   const embedders = options.embedders ?? new EmbedderCache();
   const release = acquireWriterLock(repo.dir, repo.name);
   const pool = conversionPool(config, repo);
+  if (options.warmUpParsers) pool.warmUp();
   try {
     const store = Store.open(repo.dir, { create: true, fresh: options.fresh });
     // Checkpoint between batches past a size (BatchWriter), not every 4 MB of WAL: each checkpoint syncs the file.
@@ -174,7 +175,8 @@ export async function indexRepository(home: string, repo: Repository, options: I
   const embed = repo.embed && !options.noEmbed;
   // A first run over a folder that is not there fails before creating an index: the repository stays never indexed.
   if (!Store.exists(repo.dir)) checkRoot(repo.path);
-  return writeSession(home, repo, { ...options, fresh: options.rebuild }, async ({ store, config, pool, embedders }) => {
+  const session = { ...options, fresh: options.rebuild, warmUpParsers: parsesAll(repo, options) };
+  return writeSession(home, repo, session, async ({ store, config, pool, embedders }) => {
     // A rebuild or re-embedding is a fresh choice; otherwise the repository keeps the model it was embedded with.
     const remembered = options.rebuild || options.embeddingsOnly ? undefined : store.embeddingModel();
     const choice = chooseModel(config.embedding, repo.embedding, options.model, remembered);
@@ -295,6 +297,15 @@ export async function indexFiles(
         : { embedded: 0, model: store.embeddingModel()?.id ?? null };
     return { embeddings_pending: 0, warnings: [], ...summary, ...embedding };
   });
+}
+
+/**
+ * Whether a run will parse every source file of the repository (a rebuild, or its first index): then its workers
+ * start with the run. An update parses only what changed, often nothing, and starts them with its first file.
+ */
+function parsesAll(repo: Repository, options: IndexOptions): boolean {
+  const code = repo.fileTypes.some((type) => languageOf(`.${type}`) !== null);
+  return code && !options.embeddingsOnly && (Boolean(options.rebuild) || !Store.exists(repo.dir));
 }
 
 /** The run's conversion pool; source code is parsed into sections of the chunk budget there, in parallel. */
