@@ -126,7 +126,9 @@ export function settle<T>(
 /** The error of a command over all repositories that none answered: the one failure, or each of them. */
 export function noneAnswered(skipped: SkippedRepository[]): ResearcherError {
   const [first] = skipped;
-  if (skipped.length === 1) return new ResearcherError(first!.code, first!.message, { hint: first!.hint ?? undefined });
+  // One failure, or the same one everywhere (a model missing for every repository): said once, as it is.
+  if (new Set(skipped.map((s) => `${s.code}\0${s.message}`)).size === 1)
+    return new ResearcherError(first!.code, first!.message, { hint: first!.hint ?? undefined });
   const hints = [...new Set(skipped.flatMap((s) => (s.hint ? [s.hint] : [])))];
   return new ResearcherError(first!.code, `no repository could answer: ${skipped.map((s) => `${s.repository}: ${s.message}`).join("; ")}`, {
     hint: hints.join("; ") || undefined,
