@@ -93,9 +93,22 @@ describe("command dispatch", () => {
       const result = runCli(args, { home });
       expect({ args, code: result.code }).toEqual({ args, code: 2 });
       expect(result.stderr).toMatch(/^error: --[a-z-]+ /);
-      expect(result.stderr).toContain("hint: ");
+      expect(result.stderr).toContain(`hint: run \`researcher ${args[0]} --help\``); // the command's own options
     }
   }, 30_000);
+
+  test("options that contradict each other are a usage error, not one silently winning", () => {
+    const home = tempDir();
+    for (const [args, words] of [
+      [["index", "--rebuild", "--embeddings-only"], "--rebuild and --embeddings-only do not go together"],
+      [["index", "--embeddings-only", "--no-embed"], "--embeddings-only and --no-embed do not go together"],
+    ] as const) {
+      const result = runCli([...args], { home });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(words);
+      expect(result.stderr).toContain("hint: run `researcher index --help`");
+    }
+  });
 
   test("a query starting with '-' is searched after --; an unknown option is a usage error, not help", () => {
     const home = tempDir();

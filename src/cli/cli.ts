@@ -171,6 +171,8 @@ function mainCli(only?: string): CAC {
       .example("  researcher index notes")
       .example("  researcher index --embeddings-only notes --model Xenova/bge-small-en-v1.5")
       .action(async (names: string[], flags: Flags) => {
+        refuseTogether(flags, ["rebuild", "embeddingsOnly"], "--rebuild already recomputes every vector");
+        refuseTogether(flags, ["embeddingsOnly", "noEmbed"], "--embeddings-only computes vectors, --no-embed skips them");
         const embedders = new EmbedderCache({ allowDownload: true, onProgress: flags.quiet ? undefined : downloadProgress() });
         const summaries = [];
         // One repository failing does not stop the others; the command still fails, and says which failed and why.
@@ -564,6 +566,7 @@ export async function main(argv: string[]): Promise<number> {
   const verbose = args.includes("--verbose");
   const at = commandIndex(args);
   const groupName = GROUPS[args[at] ?? ""] ? args[at] : undefined;
+  let topic = groupName; // what a usage error's hint sends to --help: the command once it is known
   try {
     if (args[0] === "--version" || args[0] === "-v" || args[0] === "version") {
       out(`${versionText()}\n`);
@@ -578,6 +581,7 @@ export async function main(argv: string[]): Promise<number> {
       ? [argv[0]!, argv[1]!, ...args.slice(0, at), ...args.slice(at + 1)]
       : [argv[0]!, argv[1]!, ...bindCountFlags(args)];
     cli.parse(parsedArgv, { run: false });
+    if (cli.matchedCommand) topic = [groupName, cli.matchedCommand.name].filter(Boolean).join(" ");
     checkOptions(cli, args, groupName);
     // Words after `--` are arguments, never options (`researcher get -- notes:-x.md`); cac sets them apart.
     const rest = (cli.options["--"] as string[] | undefined) ?? [];
@@ -602,8 +606,16 @@ export async function main(argv: string[]): Promise<number> {
     await cli.runMatchedCommand();
     return status;
   } catch (error) {
-    return reportError(error, verbose, groupName);
+    return reportError(error, verbose, topic);
   }
+}
+
+/** Options that contradict each other are a usage error, not one silently winning. (`noEmbed` is cac's `embed: false`.) */
+function refuseTogether(flags: Flags, names: [string, string], why: string): void {
+  const given = (name: string) => (name === "noEmbed" ? flags.embed === false : Boolean(flags[name]));
+  if (!names.every(given)) return;
+  const flag = (name: string) => `--${name === "noEmbed" ? "no-embed" : name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  throw new ResearcherError("USAGE", `${flag(names[0])} and ${flag(names[1])} do not go together: ${why}`);
 }
 
 /** Where the command word is: global options may come first (`researcher --home X repo list`). */
@@ -642,13 +654,13 @@ function checkOptions(cli: CAC, args: string[], group: string | undefined): void
   }
 }
 
-function reportError(thrown: unknown, verbose: boolean, command: string | undefined): number {
+function reportError(thrown: unknown, verbose: boolean, topic: string | undefined): number {
   const error = toResearcherError(thrown);
   // "Cannot …" reads as "cannot …" after "error: "; a name such as OPENAI_API_KEY keeps its spelling.
   const message = escapeControls(error.code === "INTERNAL" ? `unexpected: ${error.message}` : error.message);
   stderr.write(`error: ${message.replace(/^[A-Z](?=[a-z])/, (c) => c.toLowerCase())}\n`);
   if (error.hint) stderr.write(`hint: ${escapeControls(error.hint)}\n`);
-  else if (error.code === "USAGE") stderr.write(`hint: run \`researcher ${command && GROUPS[command] ? `${command} ` : ""}--help\`\n`);
+  else if (error.code === "USAGE") stderr.write(`hint: run \`researcher ${topic ? `${topic} ` : ""}--help\`\n`);
   const stack = error.code === "INTERNAL" && error.cause instanceof Error ? error.cause.stack : error.stack;
   if (verbose && stack) stderr.write(`${stack}\n`);
   else if (error.code === "INTERNAL") stderr.write("hint: run again with --verbose for details\n");
