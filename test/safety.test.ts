@@ -109,13 +109,15 @@ describe("a folder swapped for a link out of the root after indexing", () => {
     expect(JSON.stringify(many)).toContain("outside the repository");
   });
 
-  test("REST /documents refuses", async () => {
-    const response = await fetch(`${http.url}/documents/${encodeURIComponent(docid)}`);
-    const body = await response.text();
-    expect(body).not.toContain(SECRET);
-    expect(response.status).toBe(422); // the file cannot be served: not a server failure (500)
-    expect(JSON.parse(body).error.code).toBe("FILE_UNREADABLE");
-    expect(body).toContain("outside the repository");
+  test("REST /documents refuses, by docid and by path alike", async () => {
+    for (const ref of [docid, "docs:sub/a.md"]) {
+      const response = await fetch(`${http.url}/documents/${encodeURIComponent(ref)}`);
+      const body = await response.text();
+      expect(body).not.toContain(SECRET);
+      expect(response.status).toBe(422); // the file cannot be served: not a server failure (500), nor bad input (400)
+      expect(JSON.parse(body).error.code).toBe("FILE_UNREADABLE");
+      expect(body).toContain("outside the repository");
+    }
   });
 
   test("a rebuild does not index the outside text (a linked folder is never entered)", () => {

@@ -11,7 +11,7 @@ import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { PAGE_MARKER } from "../convert/document.ts";
 import { ConversionCache } from "./conversions.ts";
 import { conversionLimits, convertOnce } from "../convert/pool.ts";
-import { isInside, readConfinedFile } from "../files.ts";
+import { isInside, outsideRoot, readConfinedFile } from "../files.ts";
 import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
@@ -77,7 +77,10 @@ export function safeRelativePath(repo: Repository, input: string): string {
       hint: `paths are relative to ${repo.path} and must stay inside it`,
     });
   if (!isInside(repo.path, absolute)) throw escapes();
-  if (existsSync(absolute) && !isInside(realpathSync(repo.path), realpathSync(absolute))) throw escapes();
+  // A path inside the root whose file now resolves out of it (a folder swapped for a link): the file cannot be read.
+  const real = existsSync(absolute) ? realpathSync(absolute) : undefined;
+  if (real && !isInside(realpathSync(repo.path), real))
+    throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${rel.split(sep).join("/")} ${outsideRoot(real)}`);
   return rel.split(sep).join("/");
 }
 
