@@ -13,6 +13,7 @@ import {
   type Repository,
   type SkippedRepository,
 } from "../repos.ts";
+import { emptyStatus } from "../store/status.ts";
 import { Store } from "../store/store.ts";
 import {
   search,
@@ -151,22 +152,7 @@ export function repositoryStatuses(home: string, name?: string): StatusEntry[] {
 }
 
 function brokenStatus(repo: Repository, skipped: SkippedRepository): StatusEntry {
-  return {
-    name: repo.name,
-    path: repo.path,
-    description: repo.description,
-    documents: 0,
-    fragments: 0,
-    ocr_pages: 0,
-    last_indexed: null,
-    bytes: 0,
-    model: null,
-    vectors: 0,
-    languages: {},
-    failures: [],
-    ann: null,
-    error: errorOf(skipped),
-  };
+  return { ...emptyStatus(repo), ann: null, error: errorOf(skipped) };
 }
 
 /** The error of a listing of all repositories in which none could answer (the command then fails). */

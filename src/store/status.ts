@@ -24,22 +24,27 @@ export interface RepositoryStatus {
   failures: { path: string; reason: string }[];
 }
 
+/** The status of a repository with nothing indexed (never indexed, or its index could not be read). */
+export function emptyStatus(repo: Repository): RepositoryStatus {
+  return {
+    name: repo.name,
+    path: repo.path,
+    description: repo.description,
+    documents: 0,
+    fragments: 0,
+    ocr_pages: 0,
+    last_indexed: null,
+    bytes: 0,
+    model: null,
+    vectors: 0,
+    languages: {},
+    failures: [],
+  };
+}
+
 export function repositoryStatus(repo: Repository): RepositoryStatus {
   const base = { name: repo.name, path: repo.path, description: repo.description };
-  if (!Store.exists(repo.dir)) {
-    return {
-      ...base,
-      documents: 0,
-      fragments: 0,
-      ocr_pages: 0,
-      last_indexed: null,
-      bytes: 0,
-      model: null,
-      vectors: 0,
-      languages: {},
-      failures: [],
-    };
-  }
+  if (!Store.exists(repo.dir)) return emptyStatus(repo);
   const store = Store.open(repo.dir);
   try {
     return {
