@@ -191,7 +191,14 @@ export async function buildExecutable(options: { target?: Target; embedModel?: s
   const result = await Bun.build({
     // The conversion worker is its own entry point: workers in an executable must be listed (Bun's docs).
     entrypoints: [join(ROOT, "src/main.ts"), join(ROOT, "src/convert/worker.ts")],
-    compile: { target: `bun-${target}` as "bun-linux-x64", outfile },
+    compile: {
+      target: `bun-${target}` as "bun-linux-x64",
+      outfile,
+      // An executable run in someone's folder must not read that folder's bunfig.toml (its `preload` runs code)
+      // or .env (it could point RESEARCHER_HOME elsewhere): both load by default.
+      autoloadBunfig: false,
+      autoloadDotenv: false,
+    },
     format: "esm",
     bytecode: true,
     // Lazily imported parts (onnxruntime, transformers, usearch, the MCP SDK) become separate chunks that a BM25

@@ -42,6 +42,24 @@ describeShared("compiled executable", () => {
     expect(result.stdout).toMatch(/^researcher \d+\.\d+\.\d+ \(commit [0-9a-f]{12}(-dirty)?, bun \d+\.\d+\.\d+, linux-x64\)\n$/);
   });
 
+  test("run in a folder holding a bunfig.toml and a .env, it reads neither (a preload there would run its code)", () => {
+    const folder = tempDir();
+    writeTree(folder, {
+      "bunfig.toml": 'preload = ["./preload.ts"]\n',
+      "preload.ts": 'console.error("PRELOAD RAN");\n',
+      ".env": `RESEARCHER_HOME=${join(folder, "from-env")}\n`,
+      "d/a.md": "# A\n",
+    });
+    // No RESEARCHER_HOME of its own: one from .env would be taken, and would make its folder.
+    const result = Bun.spawnSync([exe, "repo", "add", "here", "d", "--no-embed"], {
+      cwd: folder,
+      env: { PATH: SYSTEM_PATH, HOME: tempDir() },
+    });
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr.toString()).not.toContain("PRELOAD RAN");
+    expect(existsSync(join(folder, "from-env"))).toBe(false);
+  });
+
   test("index with embeddings from a model folder, then search in every mode", () => {
     expect(cli("repo", "add", "docs", docs).code).toBe(0);
     const summary = JSON.parse(cli("index", "--json", "docs").stdout);
