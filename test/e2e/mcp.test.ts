@@ -295,7 +295,8 @@ describe("MCP over stdio", () => {
     for (const ref of ["docs:../outside.md", `docs:${join(outside, "secret.md")}`, "docs:escape.md", "docs:notes/../../x.md"]) {
       const result = await call("get_document", { ref });
       expect(result.isError).toBe(true);
-      expect(result.content[0]!.text).toMatch(/outside repository 'docs'/);
+      // A path that escapes by its words, or a link inside the root that resolves out of it (named with its target).
+      expect(result.content[0]!.text).toMatch(/outside repository 'docs'|resolves to .*, outside the repository/);
     }
     const add = await call("add_to_index", { repository: "docs", file_path: "../../etc/passwd" });
     expect(add.isError).toBe(true);
