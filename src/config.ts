@@ -264,11 +264,35 @@ export function updateConfig(home: string, edit: (settings: UserSettings) => voi
   return checked;
 }
 
+/**
+ * `config set repositories.<name>.…` changes a repository `repo add` made, with `repo add`'s check on a path: it
+ * must be a folder, and is written absolute (a relative one would move with the current folder). Returns the value
+ * to write for a path, undefined for any other key.
+ */
+function repositoryValue(settings: UserSettings, parts: string[], value: string): string | undefined {
+  const [section, name, field] = parts;
+  if (section !== "repositories" || name === undefined) return undefined;
+  const repositories = (settings.repositories ?? {}) as UserSettings;
+  if (!(name in repositories)) {
+    throw new ResearcherError("INVALID_INPUT", `no repository named '${name}'`, {
+      hint: `add it with \`researcher repo add ${name} <folder>\``,
+    });
+  }
+  if (field !== "path" || parts.length !== 3) return undefined;
+  const folder = resolve(value);
+  if (!existsSync(folder) || !statSync(folder).isDirectory())
+    throw new ResearcherError("PATH_NOT_FOUND", `${folder} is not a folder`, {
+      hint: "a repository's path is the folder of its documents",
+    });
+  return folder;
+}
+
 /** Apply `config set a.b.c value`: the value is read as a YAML scalar so numbers and booleans keep their type. */
 export function setConfigValue(home: string, key: string, value: string): Config {
   const parts = key.split(".").filter(Boolean);
   if (parts.length === 0) throw new ResearcherError("INVALID_INPUT", "empty config key");
   const set = (settings: UserSettings) => {
+    const written = repositoryValue(settings, parts, value);
     let node = settings;
     for (const part of parts.slice(0, -1)) {
       const next = node[part];
@@ -277,7 +301,7 @@ export function setConfigValue(home: string, key: string, value: string): Config
         throw new ResearcherError("INVALID_INPUT", `config key ${key}: ${part} is not a section`);
       node = node[part] as UserSettings;
     }
-    node[parts.at(-1)!] = parseScalar(value);
+    node[parts.at(-1)!] = written ?? parseScalar(value);
   };
   return updateConfig(home, set, "config set", "the README lists every setting and the values it takes");
 }

@@ -50,7 +50,9 @@ export function listRepositories(home: string): Repository[] {
   return Object.entries(config.repositories)
     .map(([name, repo]) => ({
       name,
-      path: repo.path,
+      // Written absolute by `repo add`; one written relative by hand is read from config.yaml's folder, never from
+      // wherever the command happens to run.
+      path: resolve(home, repo.path),
       description: repo.description ?? null,
       fileTypes: isOldDefault(repo.file_types) ? [...FILE_TYPES] : repo.file_types,
       exclude: repo.exclude,

@@ -31,6 +31,31 @@ describe("config", () => {
     expect(loadConfig(home).search.limit).toBe(25); // a rejected value changed nothing
   });
 
+  test("config set of a repository's key: only a registered one, and a path only to a folder, written absolute", () => {
+    const home = tempDir();
+    const [docs, other] = [tempDir(), tempDir()];
+    expect(runCli(["repo", "add", "notes", docs, "--no-embed"], { home }).code).toBe(0);
+    const unknown = runCli(["config", "set", "repositories.newrepo.path", other], { home });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("no repository named 'newrepo'");
+    expect(unknown.stderr).toContain("researcher repo add newrepo");
+    const missing = runCli(["config", "set", "repositories.notes.path", join(other, "nope")], { home });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("is not a folder");
+    expect(runCli(["config", "set", "repositories.notes.path", "."], { home, cwd: other }).code).toBe(0);
+    expect(loadConfig(home).repositories.notes!.path).toBe(other);
+  });
+
+  test("a relative repository path written in config.yaml by hand is read from config.yaml's folder", () => {
+    const home = tempDir();
+    writeTree(home, { "docs/a.md": "# A\n" });
+    writeFileSync(join(home, "config.yaml"), "repositories:\n  notes:\n    path: docs\n");
+    for (const cwd of [home, tempDir()]) {
+      const listed = JSON.parse(runCli(["repo", "list", "--json"], { home, cwd }).stdout);
+      expect(listed[0].path).toBe(join(home, "docs"));
+    }
+  });
+
   test("a bad file names the key and the problem", () => {
     const home = tempDir();
     writeFileSync(join(home, "config.yaml"), "search:\n  limit: -3\n");
