@@ -97,6 +97,18 @@ describe("command dispatch", () => {
     }
   }, 30_000);
 
+  test("an option's value is kept as typed, not turned into a number ('' is not 0, '007' is not 7)", () => {
+    const home = tempDir();
+    const docs = tempDir();
+    const empty = runCli(["repo", "add", "notes", docs, "--file-types", ""], { home });
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain("the file types need at least one extension");
+    expect(runCli(["repo", "add", "notes", docs, "--description", "007", "--no-embed"], { home }).code).toBe(0);
+    expect(JSON.parse(runCli(["repo", "list", "--json"], { home }).stdout)[0].description).toBe("007");
+    expect(runCli(["index", "notes", "--quiet"], { home }).code).toBe(0);
+    expect(runCli(["search", "x", "-n", "2", "--offset=0"], { home }).code).toBe(0); // numbers still parse
+  });
+
   test("options that contradict each other are a usage error, not one silently winning", () => {
     const home = tempDir();
     for (const [args, words] of [

@@ -583,6 +583,7 @@ export async function main(argv: string[]): Promise<number> {
     cli.parse(parsedArgv, { run: false });
     if (cli.matchedCommand) topic = [groupName, cli.matchedCommand.name].filter(Boolean).join(" ");
     checkOptions(cli, args, groupName);
+    keepTypedValues(cli, args);
     // Words after `--` are arguments, never options (`researcher get -- notes:-x.md`); cac sets them apart.
     const rest = (cli.options["--"] as string[] | undefined) ?? [];
     if (cli.matchedCommand && rest.length > 0) {
@@ -616,6 +617,27 @@ function refuseTogether(flags: Flags, names: [string, string], why: string): voi
   if (!names.every(given)) return;
   const flag = (name: string) => `--${name === "noEmbed" ? "no-embed" : name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
   throw new ResearcherError("USAGE", `${flag(names[0])} and ${flag(names[1])} do not go together: ${why}`);
+}
+
+/**
+ * cac's parser turns an option value that looks like a number into one: '' becomes 0 and '007' becomes 7, which
+ * mangles a token, a description or a list of file types. Each long option given a value gets back the text as
+ * typed (options that want numbers parse the text themselves: cli-options.ts).
+ */
+function keepTypedValues(cli: CAC, args: string[]): void {
+  const end = args.indexOf("--");
+  const words = end === -1 ? args : args.slice(0, end);
+  for (const option of [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])]) {
+    const long = /--([\w-]+)/.exec(option.rawName)?.[1];
+    const key = option.names.reduce((a, b) => (b.length > a.length ? b : a), "");
+    if (option.isBoolean || !long || typeof cli.options[key] !== "number") continue;
+    let typed: string | undefined;
+    words.forEach((word, i) => {
+      if (word === `--${long}` && i + 1 < words.length) typed = words[i + 1];
+      else if (word.startsWith(`--${long}=`)) typed = word.slice(long.length + 3);
+    });
+    if (typed !== undefined) cli.options[key] = typed;
+  }
 }
 
 /** Where the command word is: global options may come first (`researcher --home X repo list`). */
