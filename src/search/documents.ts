@@ -77,6 +77,10 @@ export function safeRelativePath(repo: Repository, input: string): string {
       hint: `paths are relative to ${repo.path} and must stay inside it`,
     });
   if (!isInside(repo.path, absolute)) throw escapes();
+  if (rel === "")
+    throw new ResearcherError("INVALID_INPUT", `'${input}' is the folder of repository '${repo.name}', not a file in it`, {
+      hint: `name a file relative to ${repo.path}`,
+    });
   // A path inside the root whose file now resolves out of it (a folder swapped for a link): the file cannot be read.
   const real = existsSync(absolute) ? realpathSync(absolute) : undefined;
   if (real && !isInside(realpathSync(repo.path), real))

@@ -409,6 +409,11 @@ describe("MCP contract details (issue 22)", () => {
     const never = await call("add_to_index", { repository: "long", file_path: "never.md" });
     expect(never.isError).toBe(true);
     expect(await status()).toEqual([]);
+    for (const folder of [".", "./"]) {
+      const itself = await call("add_to_index", { repository: "long", file_path: folder });
+      expect(itself.isError).toBe(true);
+      expect(itself.content[0]!.text).toContain("is the folder of repository 'long', not a file in it");
+    }
   });
 });
 
