@@ -109,6 +109,20 @@ describe("command dispatch", () => {
     expect(runCli(["search", "x", "-n", "2", "--offset=0"], { home }).code).toBe(0); // numbers still parse
   });
 
+  test("a negative number given to an option says so, rather than calling it an unknown option", () => {
+    const home = tempDir();
+    for (const [args, words] of [
+      [["search", "x", "-n", "-1"], "-n takes no negative number (got -1)"],
+      [["search", "x", "--offset", "-3"], "--offset takes no negative number (got -3)"],
+      [["watch", "--debounce", "-5"], "--debounce takes no negative number (got -5)"],
+    ] as const) {
+      const result = runCli([...args], { home });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toStartWith(`error: ${words}\n`);
+    }
+    expect(runCli(["search", "x", "--json", "-5"], { home }).stderr).toContain("unknown option '-5'"); // after a flag: a word
+  });
+
   test("options that contradict each other are a usage error, not one silently winning", () => {
     const home = tempDir();
     for (const [args, words] of [

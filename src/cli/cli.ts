@@ -657,15 +657,22 @@ function commandIndex(args: string[]): number {
  */
 function checkOptions(cli: CAC, args: string[], group: string | undefined): void {
   const end = args.indexOf("--");
-  const known = new Set([...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])].flatMap((o) => o.names));
-  for (const word of end === -1 ? args : args.slice(0, end)) {
-    if (!word.startsWith("-") || word === "-" || word === "--version" || word === "-v") continue;
-    const name = word
+  const options = [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])];
+  const known = new Set(options.flatMap((o) => o.names));
+  const nameOf = (word: string) =>
+    word
       .replace(/^--?/, "")
       .split("=")[0]!
       .replace(/^no-/, "")
       .replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
-    if (known.has(name)) continue;
+  const words = end === -1 ? args : args.slice(0, end);
+  for (const [i, word] of words.entries()) {
+    if (!word.startsWith("-") || word === "-" || word === "--version" || word === "-v") continue;
+    // `-n -1`: a negative number after an option that takes a value is that value, and no option takes one.
+    const before = options.find((o) => i > 0 && o.names.includes(nameOf(words[i - 1]!)) && !words[i - 1]!.includes("="));
+    if (/^-\d/.test(word) && before && !before.isBoolean)
+      throw new ResearcherError("USAGE", `${words[i - 1]} takes no negative number (got ${word})`);
+    if (known.has(nameOf(word))) continue;
     const command = [group, cli.matchedCommand?.name].filter(Boolean).join(" ");
     throw new ResearcherError("USAGE", `unknown option '${word}'`, {
       hint:
