@@ -31,9 +31,9 @@ const EXPECTED: Record<CodeLanguage, string[]> = {
     "19-19 function parseHeader",
     "21-21 interface Options",
   ],
-  go: ["1-4 imports", "5-9 type Server", "10-15 func (*Server) Start", "16-19 func main"],
+  go: ["1-4 package main, imports", "5-9 type Server", "10-15 func (*Server) Start", "16-19 func main"],
   rust: ["1-5 imports, struct Point", "7-11 impl fmt::Display for Point", "13-15 fn main"],
-  java: ["1-3 imports", "5-7 class Stack", "9-13 class Stack › push()", "15-16 class Stack › Stack()"],
+  java: ["1-3 package demo, imports", "5-7 class Stack", "9-13 class Stack › push()", "15-16 class Stack › Stack()"],
   c: ["1-1 imports", "3-6 add()", "8-8 struct point", "10-13 main()"],
   cpp: ["1-1 imports", "3-13 namespace geo"],
   c_sharp: [

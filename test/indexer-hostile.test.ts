@@ -218,6 +218,16 @@ describe("code's own budget", () => {
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 1 });
     expect((await indexRepository(home, repo)).indexed).toBe(0);
   });
+
+  test("an index whose code was cut by an older outline (no version recorded) re-chunks its code once", async () => {
+    const { home, repo } = codeRepository();
+    await indexRepository(home, repo);
+    const store = Store.open(repo.dir, { write: true });
+    store.setMeta("chunking", JSON.stringify({ tokens: 350, overlap: 0.15, code_tokens: 512 }));
+    store.close();
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 1 });
+    expect((await indexRepository(home, repo)).indexed).toBe(0);
+  });
 });
 
 describe("indexFiles: one file now, through the same step", () => {

@@ -13,3 +13,10 @@ export function languageOf(path: string): CodeLanguage | null {
   if (dot < 0 || dot < path.lastIndexOf("/")) return null;
   return Object.hasOwn(CODE_LANGUAGES, path.slice(dot + 1).toLowerCase()) ? CODE_LANGUAGES[path.slice(dot + 1).toLowerCase()]! : null;
 }
+
+/**
+ * The version of how code-outline.ts cuts a file into sections. An index records it with its chunking settings, so a
+ * release that cuts code differently (version 2: Go and Java package clauses name their fragment) re-chunks the code
+ * files of an index on its next run, as a new chunk.code_tokens does.
+ */
+export const CODE_OUTLINE_VERSION = 2;

@@ -349,9 +349,7 @@ const IMPORTS = new Set([
   "import_statement",
   "import_from_statement",
   "future_import_statement", // python, ts/js
-  "import_declaration",
-  "package_clause",
-  "package_declaration", // go, java
+  "import_declaration", // go, java
   "use_declaration",
   "extern_crate_declaration", // rust
   "preproc_include",
@@ -434,6 +432,11 @@ const LABEL_MAX_CHARS = 80;
 /** The heading label of a definition node, or null for statements, expressions and comments. */
 function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): string | null {
   if (IMPORTS.has(type)) return "imports";
+  if (type === "package_clause" || type === "package_declaration") {
+    // Go's `package main`, Java's `package org.demo;`: the name says what the file belongs to.
+    const name = node.namedChildren.find((c) => !COMMENT.test(c.type))?.text;
+    return name ? `package ${name}` : null;
+  }
   if (type === "decorated_definition" || type === "template_declaration") {
     const inner = node.childForFieldName("definition") ?? node.namedChildren.at(-1);
     return inner ? labelOf(inner, language) : null;

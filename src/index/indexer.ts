@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { chunkDocument, type ChunkOptions } from "./chunk.ts";
 import { codeFragments } from "./code-chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
-import { languageOf } from "../convert/code-languages.ts";
+import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
 import { formatOf, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits } from "../convert/pool.ts";
@@ -351,14 +351,15 @@ function changedAt(folder: string): number | null {
  */
 function documentSettings(store: Store, config: Config, pool: ConvertPool, repo: Repository): DocumentSettings {
   const { tokens, overlap, code_tokens } = config.chunk;
-  const chunking = JSON.stringify({ tokens, overlap, code_tokens });
+  const chunking = JSON.stringify({ tokens, overlap, code_tokens, code_outline: CODE_OUTLINE_VERSION });
   const recorded = store.getMeta("chunking");
   if (recorded === undefined) store.setMeta("chunking", chunking);
-  const before: { tokens: number; overlap: number; code_tokens?: number } = JSON.parse(recorded ?? chunking);
+  const before: { tokens: number; overlap: number; code_tokens?: number; code_outline?: number } = JSON.parse(recorded ?? chunking);
   const text = before.tokens !== tokens || before.overlap !== overlap;
-  // Indexes from before code had its own budget chunked code at the text budget. A new code budget re-reads only
-  // code: a scanned book is not recognised again because a budget it never used changed.
-  const code = (before.code_tokens ?? before.tokens) !== code_tokens;
+  // Indexes from before code had its own budget chunked code at the text budget, and from before the outline had a
+  // version, with version 1. A new code budget or outline re-reads only code: a scanned book is not recognised again
+  // because a budget it never used changed.
+  const code = (before.code_tokens ?? before.tokens) !== code_tokens || (before.code_outline ?? 1) !== CODE_OUTLINE_VERSION;
   const force = (path: string) => text || (code && languageOf(path) !== null);
   const read = confinedReader(repo.path);
   const conversion = failureSettings(config, repo);
