@@ -7,6 +7,11 @@ import { closeSync, fstatSync, openSync, readSync, realpathSync, statSync, const
 import { isAbsolute, join, relative, sep } from "node:path";
 import { describeError } from "./errors.ts";
 
+/** The hash a document's bytes are known by (documents.hash) and a fragment text's (its first 32 digits). */
+export function sha256(data: Uint8Array | string): string {
+  return new Bun.CryptoHasher("sha256").update(data).digest("hex");
+}
+
 export const outsideRoot = (target: string) => `resolves to ${target}, outside the repository`;
 const REPLACED = "the file was moved or replaced while it was read";
 

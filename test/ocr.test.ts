@@ -115,6 +115,15 @@ describe("OCR", () => {
       expect(JSON.parse(cli("status", "docs", "--json").stdout)).toMatchObject({ documents: 2, ocr_pages: 1 });
       // The file is unchanged: the second run does not read it again.
       expect(JSON.parse(cli("index", "docs", "--no-embed", "--json").stdout)).toMatchObject({ indexed: 0, skipped: 2, ocr_pages: 0 });
+      // `get` of the page reads the text the run recognised back from the index: no page can be recognised in
+      // 0.1 s, so a get that ran OCR again would fail here.
+      expect(cli("config", "set", "index.ocr_page_timeout", "0.1").code).toBe(0);
+      const page = cli("get", "docs:scan.pdf:p1");
+      expect(page.stderr).toBe("");
+      expect(page.stdout).toContain("UNAWARENESS OF HYPOGLYCAEMIA");
+      // An edited file is the file as it is now: converted again (and here, past the OCR limit, not read).
+      writeFileSync(join(docs, "scan.pdf"), await scannedPage(SCAN, 2));
+      expect(cli("get", "docs:scan.pdf:p1").stderr).toContain("OCR of one page took longer than 0.1 s");
     },
     OCR_TIMEOUT,
   );

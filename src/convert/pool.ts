@@ -4,7 +4,7 @@
  * needs more memory than its budget, costs its worker, which is replaced), and an index run uses every core.
  * Markdown and plain text are converted inline: a message round trip would cost more than the conversion.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { languageOf } from "./code-languages.ts";
 import { convertFile, formatOf, TEXT_FORMATS } from "./convert.ts";
@@ -14,6 +14,7 @@ import { readRegularFile } from "../files.ts";
 import { ResearcherError } from "../errors.ts";
 import type { Config } from "../config.ts";
 import type { Repository } from "../repos.ts";
+import { VERSION } from "../version.ts";
 
 /**
  * The worker's entry point. From source it sits beside this module. In the executable, build.ts lists it as an entry
@@ -354,5 +355,31 @@ export async function convertOnce(
     return await pool.convert(path, bytes);
   } finally {
     pool.close();
+  }
+}
+
+/** What the converters are told: OCR mode, languages and data, and the budget source code is parsed into. */
+export function convertOptions(config: Config, repo: Repository) {
+  return { ...conversionLimits(config, repo.ocr).convert, codeTokens: config.chunk.code_tokens };
+}
+
+/**
+ * What a conversion's outcome depends on besides the file: the converters' options, the researcher version (a newer
+ * converter may read the file) and when the OCR model folder last changed (a language model installed there may read
+ * a scan that failed for want of it). A failure recorded under other settings is tried again, and a kept converted
+ * text (Store.convertedText) is used only under the same settings. The time and memory limits are not part of it: a
+ * conversion they stop is tried again anyway (CONVERSION_STOPPED is transient).
+ */
+export function conversionSettings(config: Config, repo: Repository): string {
+  const options = convertOptions(config, repo);
+  return JSON.stringify({ version: VERSION, ...options, ocrDataChanged: options.ocrData ? changedAt(options.ocrData) : null });
+}
+
+/** A folder's mtime (it moves when a file is added, removed or renamed in it), or null when it cannot be read. */
+function changedAt(folder: string): number | null {
+  try {
+    return statSync(folder).mtimeMs;
+  } catch {
+    return null;
   }
 }

@@ -13,9 +13,9 @@ import { loadConfig, type Config } from "../config.ts";
 import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
 import { formatOf, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
-import { ConvertPool, conversionLimits } from "../convert/pool.ts";
+import { ConvertPool, conversionLimits, conversionSettings, convertOptions } from "../convert/pool.ts";
 import { checkRoot, discoverFiles, isCandidate, type DiscoveredFile } from "./discover.ts";
-import { confinedReader, type ReadResult } from "../files.ts";
+import { confinedReader, sha256, type ReadResult } from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
@@ -26,7 +26,6 @@ import { HEADING_SEPARATOR, Store, type DocumentInput, type Fragment, type Recor
 import { syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
 import { clearImpacts, maintainImpactLists, updateImpacts } from "../search/bm25.ts";
-import { VERSION } from "../version.ts";
 
 export interface IndexSummary {
   repository: string;
@@ -110,7 +109,7 @@ export interface DocumentSettings {
   force: (path: string) => boolean;
   /** The chunking settings as recorded in the store once a complete run has applied them. */
   chunking: string;
-  /** What a conversion's outcome depends on besides the file (failureSettings): a failure is stamped with it. */
+  /** What a conversion's outcome depends on besides the file (conversionSettings): a failure is stamped with it. */
   conversion: string;
 }
 
@@ -318,31 +317,6 @@ function conversionPool(config: Config, repo: Repository): ConvertPool {
   });
 }
 
-/** What the converters are told: OCR mode, languages and data, and the budget source code is parsed into. */
-function convertOptions(config: Config, repo: Repository) {
-  return { ...conversionLimits(config, repo.ocr).convert, codeTokens: config.chunk.code_tokens };
-}
-
-/**
- * What a failed conversion depends on besides the file: the converters' options, the researcher version (a newer
- * converter may read the file) and when the OCR model folder last changed (a language model installed there may read
- * a scan that failed for want of it). A failure recorded under other settings is tried again. The time and memory
- * limits are not part of it: a conversion they stop is tried again anyway (CONVERSION_STOPPED is transient).
- */
-export function failureSettings(config: Config, repo: Repository): string {
-  const options = convertOptions(config, repo);
-  return JSON.stringify({ version: VERSION, ...options, ocrDataChanged: options.ocrData ? changedAt(options.ocrData) : null });
-}
-
-/** A folder's mtime (it moves when a file is added, removed or renamed in it), or null when it cannot be read. */
-function changedAt(folder: string): number | null {
-  try {
-    return statSync(folder).mtimeMs;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * The chunking settings are part of what an index is: when they change, every document is chunked again. The store
  * records the settings every document was chunked with; a new setting is recorded only by a complete run (runIndex),
@@ -362,7 +336,7 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool, repo:
   const code = (before.code_tokens ?? before.tokens) !== code_tokens || (before.code_outline ?? 1) !== CODE_OUTLINE_VERSION;
   const force = (path: string) => text || (code && languageOf(path) !== null);
   const read = confinedReader(repo.path);
-  const conversion = failureSettings(config, repo);
+  const conversion = conversionSettings(config, repo);
   return { chunk: { tokens, overlap }, maxBytes: config.index.max_file_bytes, pool, read, force, chunking, conversion };
 }
 
@@ -677,6 +651,8 @@ export async function prepareDocument(
         title: converted.title,
         format: formatOf(file.path),
         metadata: converted.metadata,
+        // Pages read by OCR take seconds each to read again: `get` reads them back from the index instead.
+        convertedText: ocrPagesOf(converted.metadata) > 0 ? { text: converted.text, settings: settings.conversion } : undefined,
       },
       fragments,
       hashes: fragments.map((f) => sha256(embeddingText(converted.title, f.headings.join(HEADING_SEPARATOR), f.text)).slice(0, 32)),
@@ -720,10 +696,6 @@ function isEmptyFolder(path: string): boolean {
 /** What a fragment means on its own: the document title and heading path give the passage its context. */
 export function embeddingText(title: string, heading: string, text: string): string {
   return [title, heading, text].filter(Boolean).join("\n");
-}
-
-export function sha256(data: Uint8Array | string): string {
-  return new Bun.CryptoHasher("sha256").update(data).digest("hex");
 }
 
 function round(seconds: number): number {

@@ -10,8 +10,8 @@ import { loadConfig, REPO_NAME } from "../config.ts";
 import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { PAGE_MARKER } from "../convert/document.ts";
 import { ConversionCache } from "./conversions.ts";
-import { conversionLimits, convertOnce } from "../convert/pool.ts";
-import { isInside, outsideRoot, readConfinedFile } from "../files.ts";
+import { conversionLimits, conversionSettings, convertOnce } from "../convert/pool.ts";
+import { isInside, outsideRoot, readConfinedFile, sha256 } from "../files.ts";
 import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
@@ -470,7 +470,7 @@ async function documentText(home: string, repo: Repository, path: string, conver
     if (TEXT_FORMATS.has(formatOf(path))) return decodeText(read.bytes);
     const limits = conversionLimits(config, repo.ocr);
     const key = ConversionCache.key(join(repo.path, path), read.bytes, limits.convert);
-    const cached = conversions?.get(key);
+    const cached = conversions?.get(key) ?? keptText(repo, path, read.bytes, conversionSettings(config, repo));
     if (cached !== undefined) return cached;
     const { text } = await convertOnce(path, read.bytes, limits);
     conversions?.set(key, text);
@@ -478,6 +478,12 @@ async function documentText(home: string, repo: Repository, path: string, conver
   } catch (error) {
     throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${(error as Error).message}`);
   }
+}
+
+/** The converted text the index kept for these very bytes under these settings (OCR'd documents), if any. */
+function keptText(repo: Repository, path: string, bytes: Uint8Array, settings: string): string | undefined {
+  const kept = withStore(repo, (store) => store.convertedText(path));
+  return kept && kept.settings === settings && kept.hash === sha256(bytes) ? kept.text : undefined;
 }
 
 export interface SkippedDocument {

@@ -25,7 +25,8 @@ import { discoverFiles, IGNORE_FILES, isCandidate, isCandidateFolder, type Disco
 import { type Failed, failedUnchanged, planChanges, sameStamp } from "../index/plan.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
 import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
-import { failureSettings, indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
+import { indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
+import { conversionSettings } from "../convert/pool.ts";
 import type { Repository } from "../repos.ts";
 import { Store } from "../store/store.ts";
 
@@ -366,7 +367,7 @@ class RepositoryWatch {
     let waiting = false;
     const recent = Date.now() - this.context.debounceMs;
     try {
-      const failed: Failed = { stamps: store.failureStamps(), settings: failureSettings(loadConfig(this.context.home), this.repo) };
+      const failed: Failed = { stamps: store.failureStamps(), settings: conversionSettings(loadConfig(this.context.home), this.repo) };
       for (const [path, rounds] of this.pending) {
         this.pending.delete(path);
         const stats = statOf(join(this.repo.path, path));

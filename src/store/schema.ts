@@ -12,7 +12,7 @@ import { describeError, isSqliteDamage, ResearcherError } from "../errors.ts";
 import { FTS_TOKENIZER } from "./fts.ts";
 import { ftsText } from "../text.ts";
 
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 /**
  * Impact lists (see bm25.ts): for words in many fragments, the fragments where the word weighs most (its weighted
@@ -58,6 +58,19 @@ CREATE TRIGGER IF NOT EXISTS postings_delete AFTER DELETE ON fragments WHEN EXIS
 END;
 `;
 
+/**
+ * The text of documents whose conversion is slow to repeat (pages read by OCR), as the index run converted it, with
+ * the conversion settings it was converted under: `get` reads a page of a scanned book back from here instead of
+ * recognising the whole book again. Valid while the document's hash and the settings are unchanged.
+ */
+const DOCUMENT_TEXTS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS document_texts (
+  document_id INTEGER PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+  settings TEXT NOT NULL,
+  text TEXT NOT NULL
+);
+`;
+
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE documents (
@@ -98,6 +111,7 @@ CREATE TRIGGER fragments_fts_delete AFTER DELETE ON fragments BEGIN
 END;
 ${IMPACTS_SCHEMA}
 ${POSTINGS_SCHEMA}
+${DOCUMENT_TEXTS_SCHEMA}
 -- Vectors keyed by the fragment text's hash: an unchanged text is never embedded twice.
 CREATE TABLE embeddings (text_hash TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
 -- A file that failed to convert, with its size, mtime and conversion settings then (null: tried again every run).
@@ -192,6 +206,8 @@ const UPGRADES: Record<number, string | ((db: Database) => void)> = {
       ALTER TABLE failures ADD COLUMN settings TEXT;`,
   // v7: posting lists for multi-word BM25 queries (empty until an index run of a large repository builds them).
   7: POSTINGS_SCHEMA,
+  // v8: the converted text of OCR'd documents (filled as the next index runs convert them).
+  8: DOCUMENT_TEXTS_SCHEMA,
 };
 
 function rebuildFullTextForIdentifiers(db: Database): void {

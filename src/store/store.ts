@@ -45,6 +45,8 @@ export interface DocumentInput {
   title: string;
   format: string;
   metadata: Record<string, unknown>;
+  /** The converted text to keep, when converting it again would be slow (OCR), and the settings it depends on. */
+  convertedText?: { text: string; settings: string };
 }
 
 /** A piece of a document as the chunker cuts it (index/chunk.ts) and the store keeps it. */
@@ -257,7 +259,23 @@ export class Store {
       );
       insertFts(row.lastInsertRowid, doc.title, heading, fragment.text);
     });
+    if (doc.convertedText) {
+      this.db
+        .query("INSERT INTO document_texts(document_id, settings, text) VALUES (?, ?, ?)")
+        .run(id, doc.convertedText.settings, doc.convertedText.text);
+    }
     return id;
+  }
+
+  /** A document's kept converted text (replaceDocument), with the hash of the file it came from. */
+  convertedText(path: string): { hash: string; settings: string; text: string } | undefined {
+    return (
+      this.db
+        .query<{ hash: string; settings: string; text: string }, [string]>(
+          "SELECT d.hash, t.settings, t.text FROM documents d JOIN document_texts t ON t.document_id = d.id WHERE d.path = ?",
+        )
+        .get(path) ?? undefined
+    );
   }
 
   documentByPath(path: string): { id: number; hash: string; title: string } | undefined {
