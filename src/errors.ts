@@ -34,6 +34,12 @@ export const ERROR_CODES = {
   MODEL_MISMATCH: { exit: 1, http: 409, rpc: RPC.internal, summary: "the repository was embedded with another model" },
   PROVIDER_FAILED: { exit: 1, http: 502, rpc: RPC.internal, summary: "a remote embedding provider failed" },
   INDEX_CORRUPT: { exit: 1, http: 500, rpc: RPC.internal, summary: "an index file cannot be read" },
+  PERMISSION_DENIED: {
+    exit: 1,
+    http: 500,
+    rpc: RPC.internal,
+    summary: "this user may not read or write a file or folder of the index (its message names it)",
+  },
   INDEX_OUTDATED: { exit: 1, http: 409, rpc: RPC.internal, summary: "an older researcher wrote the index: `researcher index` upgrades it" },
   DISK_FULL: { exit: 1, http: 507, rpc: RPC.internal, summary: "not enough free disk space for the index" },
   WATCH_FAILED: { exit: 1, http: 500, rpc: RPC.internal, summary: "a folder cannot be watched for changes (e.g. the inotify watch limit)" },
@@ -110,6 +116,12 @@ export function toResearcherError(error: unknown, context?: ErrorContext): Resea
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
     return as("LOCKED", `an index is busy: ${message}`, "another process is writing it: try again in a moment");
   }
+  if (code.startsWith("SQLITE_READONLY")) {
+    // Writers check index.db and its WAL files before they open it (schema.ts): this is one changed since.
+    const where = context ? `the index of '${context.repository}' cannot be written` : "an index cannot be written";
+    const hint = context ? permissionHint(context.dir) : undefined;
+    return as("PERMISSION_DENIED", `${where}: ${message}`, hint);
+  }
   if (code.startsWith("SQLITE_FULL") || code === "ENOSPC") {
     const where = context ? `the disk holding ${context.dir} is full` : "the disk is full";
     // Every write is a transaction or tmp+rename: what a failed run wrote before is whole, the rest is rolled back.
@@ -133,6 +145,11 @@ const TRANSIENT_CODES: ReadonlySet<ErrorCode> = new Set(["CONVERSION_STOPPED", "
 
 export function isTransient(error: unknown): boolean {
   return TRANSIENT_CODES.has(toResearcherError(error).code);
+}
+
+/** How to fix a file or folder of an index this user may not read or write. */
+export function permissionHint(folder: string): string {
+  return `give yourself read and write access to ${folder} and its files (\`ls -la ${folder}\` shows who has it)`;
 }
 
 const DAMAGE_HINT = "`researcher verify` finds it and names the command that rebuilds it";

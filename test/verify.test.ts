@@ -1,10 +1,11 @@
 import { expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { chmodSync, chownSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { tempPathFor } from "../src/atomic.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
+import { repositoryDir } from "../src/config.ts";
 import { Store } from "../src/store/store.ts";
 import { annPath } from "../src/search/vectors.ts";
 import { verifyRepository } from "../src/index/verify.ts";
@@ -125,6 +126,61 @@ test.skipIf(!AS_ROOT)(
       ]);
     } finally {
       chmodSync(join(base, "docs/sub"), 0o755);
+    }
+  },
+  HOOK_TIMEOUT,
+);
+
+test.skipIf(!AS_ROOT)(
+  "an index this user may not write is named with the fix, never called damaged (run as an unprivileged user)",
+  async () => {
+    const base = tempDir();
+    chmodSync(base, 0o755);
+    writeTree(base, { "docs/a.md": "alpha words\n" });
+    for (const path of ["", "docs", "docs/a.md"]) chownSync(join(base, path), 65534, 65534);
+    const cli = await cliAsNobody(base);
+    expect(cli("repo", "add", "d", join(base, "docs"), "--no-embed").code).toBe(0);
+    expect(cli("index", "d").code).toBe(0);
+    const dir = repositoryDir(join(base, "home"), "d");
+    const db = join(dir, "index.db");
+    const fix = `give yourself read and write access to ${dir} and its files (\`ls -la ${dir}\` shows who has it)`;
+    const refused = (result: { code: number | null; stderr: string }, path: string) => {
+      expect(result.code).toBe(1);
+      // (`index` names the repository first: `error: d: cannot write …`.)
+      expect(result.stderr).toStartWith("error: ");
+      expect(result.stderr).toEndWith(`cannot write ${path}: permission denied\nhint: ${fix}\n`);
+    };
+
+    // The owner took away its own write access: a search still reads it; writers name the file and the fix.
+    chmodSync(db, 0o444);
+    expect(cli("search", "alpha", "--files").stdout).toContain("a.md");
+    refused(cli("index", "d"), db);
+    refused(cli("index", "d", "--rebuild"), db);
+    const verified = cli("verify", "d", "--json");
+    expect(verified.code).toBe(1);
+    expect(JSON.parse(verified.stdout).problems).toEqual([
+      { check: "database", detail: `cannot write ${db}: permission denied`, fix, repaired: false },
+    ]);
+    expect(cli("verify", "d", "--repair").stderr).not.toContain("unexpected");
+
+    // The search above left WAL files with index.db's mode: giving index.db back is not enough, and the error
+    // says which file is left, one at a time.
+    chmodSync(db, 0o644);
+    for (const left of [`${db}-wal`, `${db}-shm`]) {
+      if (!existsSync(left) || statSync(left).mode & 0o200) continue;
+      refused(cli("index", "d"), left);
+      chmodSync(left, 0o644);
+    }
+    expect(cli("index", "d").code).toBe(0);
+
+    // A folder it may not write: the writer lock cannot be made there.
+    chmodSync(dir, 0o555);
+    try {
+      const locked = cli("index", "d");
+      expect(locked.code).toBe(1);
+      expect(locked.stderr).toEndWith(`cannot write the writer lock in ${dir}: permission denied\nhint: ${fix}\n`);
+    } finally {
+      chmodSync(dir, 0o755);
     }
   },
   HOOK_TIMEOUT,

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { TEMP_FILE_NAME } from "../atomic.ts";
 import { discoverFiles, type Discovery } from "./discover.ts";
 import { planChanges } from "./plan.ts";
-import { describeError, isSqliteDamage } from "../errors.ts";
+import { describeError, isResearcherError, isSqliteDamage } from "../errors.ts";
 import { acquireWriterLock, processStartTime } from "../store/lock.ts";
 import type { Repository } from "../repos.ts";
 import { Store } from "../store/store.ts";
@@ -59,7 +59,15 @@ async function checkDatabase(repo: Repository, problems: VerifyProblem[], repair
   try {
     store = Store.open(repo.dir, { write: true }); // under the writer lock: an older schema is upgraded
   } catch (error) {
-    damaged(describeError(error));
+    // A file this user may not write is not damage: no rebuild helps, permissions do.
+    if (isResearcherError(error) && error.code === "PERMISSION_DENIED") {
+      problems.push({
+        check: "database",
+        detail: error.message,
+        fix: error.hint ?? "check the index folder's permissions",
+        repaired: false,
+      });
+    } else damaged(describeError(error));
     return;
   }
   try {

@@ -10,7 +10,7 @@
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempPathFor } from "../atomic.ts";
-import { ResearcherError } from "../errors.ts";
+import { permissionHint, ResearcherError } from "../errors.ts";
 
 interface Holder {
   pid: number;
@@ -22,11 +22,10 @@ interface Holder {
 const ATTEMPTS = 100;
 
 export function acquireWriterLock(dir: string, name: string): () => void {
-  mkdirSync(dir, { recursive: true });
   const file = join(dir, "lock");
   const mine = contentFor(process.pid);
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    if (createWith(file, mine)) return () => rmSync(file, { force: true });
+    if (createIn(dir, file, mine)) return () => rmSync(file, { force: true });
     const found = readLock(file);
     if (found === undefined) continue; // released meanwhile
     const holder = parseHolder(found);
@@ -57,6 +56,25 @@ export function processStartTime(pid: number): number | null {
 
 function contentFor(pid: number): string {
   return `${pid} ${processStartTime(pid) ?? "-"}\n`;
+}
+
+/** The index folder and the lock in it; a folder this user may not write is named, with what fixes it. */
+function createIn(dir: string, file: string, content: string): boolean {
+  try {
+    mkdirSync(dir, { recursive: true });
+    return createWith(file, content);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    if (!["EACCES", "EPERM", "EROFS"].includes(code)) throw error;
+    throw new ResearcherError(
+      "PERMISSION_DENIED",
+      `cannot write the writer lock in ${dir}: ${code === "EROFS" ? "read-only file system" : "permission denied"}`,
+      {
+        hint: permissionHint(dir),
+        cause: error,
+      },
+    );
+  }
 }
 
 /** Create `file` holding `content`, atomically; false if it already exists. */

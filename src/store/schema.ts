@@ -5,10 +5,10 @@
  * that names the command upgrading it.
  */
 import { Database } from "bun:sqlite";
-import { existsSync, linkSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { accessSync, constants as fs, existsSync, linkSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { syncFolder, tempPathFor } from "../atomic.ts";
-import { describeError, isSqliteDamage, ResearcherError } from "../errors.ts";
+import { describeError, isSqliteDamage, permissionHint, ResearcherError } from "../errors.ts";
 import { FTS_TOKENIZER } from "./fts.ts";
 import { ftsText } from "../text.ts";
 
@@ -184,9 +184,8 @@ function pageDamage(db: Database): string | null {
   }
 }
 
-/** INDEX_CORRUPT from opening, for any reason but permissions: a rebuild replaces the file. */
-const isIndexFailure = (error: unknown) =>
-  error instanceof ResearcherError && error.code === "INDEX_CORRUPT" && !(error instanceof NotPermitted);
+/** INDEX_CORRUPT from opening (not permissions, which no rebuild helps): a rebuild replaces the file. */
+const isIndexFailure = (error: unknown) => error instanceof ResearcherError && error.code === "INDEX_CORRUPT";
 
 /** What turns schema version N - 1 into N: SQL, or a step that needs code. */
 const UPGRADES: Record<number, string | ((db: Database) => void)> = {
@@ -223,9 +222,6 @@ function rebuildFullTextForIdentifiers(db: Database): void {
 /** An index.db that SQLite cannot read at all; a writer replaces it (other errors, e.g. busy, never do). */
 class UnreadableIndex extends ResearcherError {}
 
-/** An index.db this user may not read or write: no rebuild helps, permissions do. */
-class NotPermitted extends ResearcherError {}
-
 const isUnreadable = (error: unknown) => error instanceof UnreadableIndex;
 
 function corrupt(file: string, name: string, why: string, cause?: unknown): UnreadableIndex {
@@ -238,9 +234,40 @@ function corrupt(file: string, name: string, why: string, cause?: unknown): Unre
 /** SQLite's codes for a file it may not open, lock or write. */
 const PERMISSION_CODES = new Set(["SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_AUTH"]);
 
+/**
+ * A writer's files must be writable before it opens them: SQLite opens a file it may only read without a word and
+ * fails at the first write ("attempt to write a readonly database"), naming no file. A reader may leave an
+ * `index.db-shm` that only it can write (SQLite gives it index.db's mode), so the WAL files are checked too.
+ */
+function checkWritable(file: string): void {
+  const folder = dirname(file);
+  for (const [path, mode] of [
+    [folder, fs.W_OK | fs.X_OK],
+    [file, fs.R_OK | fs.W_OK],
+    [`${file}-wal`, fs.R_OK | fs.W_OK],
+    [`${file}-shm`, fs.R_OK | fs.W_OK],
+  ] as const) {
+    try {
+      accessSync(path, mode);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") continue;
+      throw new ResearcherError(
+        "PERMISSION_DENIED",
+        `cannot write ${path}: ${code === "EROFS" ? "read-only file system" : "permission denied"}`,
+        {
+          hint: permissionHint(folder),
+          cause: error,
+        },
+      );
+    }
+  }
+}
+
 /** Open an existing index.db; a writer brings an older schema up to date, a reader refuses it. */
 function openChecked(file: string, name: string, mode: OpenMode): Database {
   if (statSync(file).size === 0) throw corrupt(file, name, "the file is empty");
+  if (mode !== "read") checkWritable(file);
   let db: Database | undefined;
   try {
     db = new Database(file, { readwrite: true, create: false, strict: true });
@@ -276,8 +303,8 @@ function openChecked(file: string, name: string, mode: OpenMode): Database {
     const code = (error as { code?: string }).code ?? "";
     if (code === "SQLITE_NOTADB") throw corrupt(file, name, "it is not an SQLite database", error);
     if ([...PERMISSION_CODES].some((base) => code === base || code.startsWith(`${base}_`))) {
-      throw new NotPermitted("INDEX_CORRUPT", `cannot open ${file}: ${(error as Error).message}`, {
-        hint: `give yourself read and write access to the folder and its files (\`ls -la ${dirname(file)}\` shows who has it)`,
+      throw new ResearcherError("PERMISSION_DENIED", `cannot open ${file}: ${(error as Error).message}`, {
+        hint: permissionHint(dirname(file)),
         cause: error,
       });
     }

@@ -241,7 +241,11 @@ describeShared("executable indexes code with its embedded grammars", () => {
     expect(cli("repo", "add", "code", code, "--code", "--no-embed").code).toBe(0);
     expect(JSON.parse(cli("index", "code", "--json").stdout)).toMatchObject({ indexed: 5, failed: 0 });
     const top = (query: string) => JSON.parse(cli("search", query, "--mode", "bm25", "--json").stdout).results[0];
-    expect(top("listener")).toMatchObject({ path: "server.go", heading: "package main, imports, func (*Server) Start", metadata: { language: "go" } });
+    expect(top("listener")).toMatchObject({
+      path: "server.go",
+      heading: "package main, imports, func (*Server) Start",
+      metadata: { language: "go" },
+    });
     expect(top("norm")).toMatchObject({ path: "point.rs", heading: "struct Point, impl Point", metadata: { language: "rust" } });
     expect(top("chunk")).toMatchObject({ path: "feed.py", heading: "class Reader", metadata: { language: "python" } });
     expect(top("label")).toMatchObject({ path: "button.tsx", heading: "function Button", metadata: { language: "tsx" } });
