@@ -142,7 +142,8 @@ interface Candidate {
 
 /** Keeps databases, ANN files and models open between searches (the MCP server reuses one for its lifetime). */
 export class SearchContext {
-  private readonly stores = new Map<string, Store>();
+  /** Each repository's open index, with the identity of the file it opened (`Store.fileIdentity`). */
+  private readonly stores = new Map<string, { store: Store; file: string | null }>();
   readonly embedders: EmbedderCache;
   readonly vectors = new VectorCache();
   /** Documents converted for reading (get_document, multi_get, REST /documents), kept for the next read. */
@@ -152,20 +153,28 @@ export class SearchContext {
     this.embedders = embedders;
   }
 
-  /** The repository's open index; NOT_INDEXED or INDEX_CORRUPT when there is none to read. */
+  /**
+   * The repository's open index; NOT_INDEXED or INDEX_CORRUPT when there is none to read. An index.db that is
+   * another file than the one open (deleted, the repository removed and added again, moved aside by a rebuild) is
+   * opened afresh, with nothing kept from the old one; a search still running on the old one finishes on it.
+   */
   store(repo: Repository): Store {
-    let store = this.stores.get(repo.dir);
-    if (!store || !Store.exists(repo.dir)) {
-      store?.close(); // its index.db was deleted: say so rather than answer from the unlinked file
+    const file = Store.fileIdentity(repo.dir); // a stat: 2–5 µs beside a warm search's 0.6 ms (BM25, Rust book)
+    const open = this.stores.get(repo.dir);
+    if (open && open.file === file && file !== null) return open.store;
+    if (open) {
+      open.store.retire();
       this.stores.delete(repo.dir);
-      store = Store.open(repo.dir);
-      this.stores.set(repo.dir, store);
+      this.vectors.forget(repo.dir);
     }
+    // Identified before opening: a file replaced in between is found different, and opened again, next time.
+    const store = Store.open(repo.dir);
+    this.stores.set(repo.dir, { store, file });
     return store;
   }
 
   async close(): Promise<void> {
-    for (const store of this.stores.values()) store.close();
+    for (const { store } of this.stores.values()) store.retire();
     this.stores.clear();
     this.vectors.clear();
     await this.embedders.dispose();

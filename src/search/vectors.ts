@@ -284,12 +284,19 @@ type Row = { id: number; vector: Float32Array };
  */
 export class VectorCache {
   readonly opened = new Map<string, { checksum: string; identity: string; index: UsearchIndex }>();
-  readonly scannable = new Map<string, { generation: string; count: number; rows?: Row[] }>();
+  /** Per repository folder: the vectors of one store (generations count from 1 in every index.db). */
+  readonly scannable = new Map<string, { store: Store; generation: string; count: number; rows?: Row[] }>();
 
   /** Forget everything: the mappings go with their last reference. */
   clear(): void {
     this.opened.clear();
     this.scannable.clear();
+  }
+
+  /** Forget one repository's file and vectors (its index.db was replaced by another). */
+  forget(dir: string): void {
+    this.opened.delete(dir);
+    this.scannable.delete(dir);
   }
 }
 
@@ -416,8 +423,8 @@ function annSearch(index: UsearchIndex, query: Float32Array, k: number): VectorH
 function vectorsOf(cache: VectorCache, store: Store, dir: string): { generation: string; count: number; rows?: Row[] } {
   const generation = store.vectorsGeneration();
   let state = cache.scannable.get(dir);
-  if (!state || state.generation !== generation) {
-    state = { generation, count: vectorCount(store) };
+  if (!state || state.store !== store || state.generation !== generation) {
+    state = { store, generation, count: vectorCount(store) };
     cache.scannable.set(dir, state);
   }
   return state;

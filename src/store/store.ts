@@ -143,6 +143,16 @@ export class Store {
   }
 
   /**
+   * Which file the repository's index.db is (device and inode), or null when there is none. A connection holding
+   * the file open keeps its inode from being reused, so another identity means another file: the repository removed
+   * and added again, or a rebuild that moved an unusable index aside. Writes keep it, however they change the file.
+   */
+  static fileIdentity(dir: string): string | null {
+    const stats = statSync(Store.dbPath(dir), { bigint: true, throwIfNoEntry: false });
+    return stats ? `${stats.dev}:${stats.ino}` : null;
+  }
+
+  /**
    * Open a repository database; see schema.ts for who may create and migrate it. `fresh` (a rebuild) moves aside
    * an index it cannot use, whatever is wrong with it, and starts a new one.
    */
@@ -158,6 +168,14 @@ export class Store {
 
   /** Searches running on this connection's read snapshot (see `snapshot`). */
   private readers = 0;
+  /** Set by `retire`: the connection closes when its last search ends. */
+  private retired = false;
+
+  /** Close once no search runs on this connection: one under way finishes on the snapshot it started with. */
+  retire(): void {
+    this.retired = true;
+    if (this.readers === 0) this.db.close();
+  }
 
   /**
    * Run `work` on one consistent snapshot: a read transaction (WAL readers never block the writer) held while
@@ -169,7 +187,10 @@ export class Store {
     try {
       return await work();
     } finally {
-      if (--this.readers === 0 && this.db.inTransaction) this.db.run("COMMIT");
+      if (--this.readers === 0) {
+        if (this.db.inTransaction) this.db.run("COMMIT");
+        if (this.retired) this.db.close();
+      }
     }
   }
 
