@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { fuseHybrid, mergeLists, mergeScore, VECTOR_FLOOR } from "../src/search/fusion.ts";
+import { anchorsOf, fuseHybrid, mergeLists, mergeScore, VECTOR_FLOOR } from "../src/search/fusion.ts";
 
 describe("fuseHybrid", () => {
   test("a confident BM25 gap survives a weak vector vote; agreement wins", () => {
@@ -31,6 +31,18 @@ describe("fuseHybrid", () => {
       { id: 7, score: 0.7 },
     ];
     expect(fuseHybrid(bm25, vector, 1).map((f) => f.id)).toEqual([1, 2, 3, 8, 7]);
+  });
+
+  test("lists restricted by a filter, normalised against the whole lists' anchors, keep every fused score", () => {
+    const bm25 = [10, 8, 7, 5, 2].map((score, i) => ({ id: i + 1, score }));
+    const vector = [0.9, 0.7, 0.6, 0.3].map((score, i) => ({ id: [3, 5, 1, 6][i]!, score }));
+    const whole = new Map(fuseHybrid(bm25, vector, 0.7).map((f) => [f.id, f.score]));
+    const admitted = (r: { id: number }) => r.id % 2 === 1;
+    const anchors = { bm25: anchorsOf(bm25), vector: anchorsOf(vector) };
+    const restricted = fuseHybrid(bm25.filter(admitted), vector.filter(admitted), 0.7, anchors);
+    expect(restricted.map((f) => [f.id, f.score])).toEqual([...whole].filter(([id]) => id % 2 === 1));
+    // Their own anchors rescore them: id 1's cosine, the lowest admitted, would count 0 instead of (0.6 - 0.3) / 0.6.
+    expect(fuseHybrid(bm25.filter(admitted), vector.filter(admitted), 0.7).find((f) => f.id === 1)!.score).not.toBe(whole.get(1));
   });
 
   test("with no BM25 match the vector list decides alone", () => {

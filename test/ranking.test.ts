@@ -17,7 +17,8 @@ import {
   type SearchResponse,
 } from "../src/search/search.ts";
 import { seeded } from "../src/random.ts";
-import { GLOVE, HOOK_TIMEOUT, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
+import { join } from "node:path";
+import { GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 
 const WORDS = [
   "river",
@@ -202,4 +203,65 @@ describe("repos-for", () => {
     const cli = JSON.parse(runCli(["repos-for", "zymurgy yeast fermentation", "--json"], { home }).stdout);
     expect(cli.map((r: { repository: string }) => r.repository)).toEqual(["small", "large"]);
   });
+});
+
+describe("in hybrid mode a filter restricts the fused ranking without rescoring it", () => {
+  // A fused score normalises each list between its best and its 100th score. Normalised within the filter, the
+  // filtered lists' own anchors gave other scores and another order (tester's F7): the anchors are the unfiltered ones.
+  const fragments = (response: SearchResponse) => (response.results as FragmentHit[]).map((hit) => `${hit.location} ${hit.score}`);
+  const positive = (lines: string[]) => lines.filter((line) => !line.endsWith(" 0"));
+  const context = new SearchContext();
+  afterAll(() => context.close());
+
+  /** The filtered results against the unfiltered ones restricted to what the filter admits. */
+  async function expectRestricted(home: string, query: string, filter: Partial<SearchOptions>, admits: (path: string) => boolean) {
+    const ask = (o: Partial<SearchOptions>) => search(home, { query, mode: "hybrid", ...o }, context);
+    const restricted = fragments(await ask({ limit: 1000 })).filter((line) => admits(line.split(":")[0]!));
+    const filtered = fragments(await ask({ limit: 1000, ...filter }));
+    expect(positive(restricted).length).toBeGreaterThanOrEqual(2);
+    // Every fragment the unfiltered fusion scores above 0 keeps its score and its place; the rest (0: below both
+    // lists' 100th score) follow.
+    expect(positive(filtered)).toEqual(positive(restricted));
+    expect(filtered.length).toBeGreaterThanOrEqual(restricted.length);
+    const page = fragments(await ask({ limit: 4, ...filter }));
+    expect(page).toEqual(filtered.slice(0, 4));
+    expect(page).toHaveLength(Math.min(4, filtered.length));
+  }
+
+  test(
+    "weighted lists (a repository too small to calibrate: 0.8 / 0.2)",
+    async () => {
+      const home = tempDir();
+      const docs = tempDir();
+      const next = seeded(11);
+      writeTree(
+        docs,
+        Object.fromEntries(
+          Array.from({ length: 14 }, (_, i) => [`${i % 2 ? "odd" : "even"}/d${i}.md`, `# Note ${i}\n\n${text(next, 10 + (i % 7) * 5)}\n`]),
+        ),
+      );
+      await indexRepository(home, addRepository(home, { name: "small", path: docs, embedding: { model: GLOVE } }));
+      const explained = await search(home, { query: "river garden", mode: "hybrid", explain: true, limit: 1 }, context);
+      expect(explained.results[0]!.explain!.weights).toEqual({ bm25: 0.8, vector: 0.2 });
+      for (const query of ["river garden", "lantern compass winter", "summer"]) {
+        await expectRestricted(home, query, { filter: "odd/*" }, (path) => path.startsWith("odd/"));
+        await expectRestricted(home, query, { where: [parseFilter("path~even")] }, (path) => path.includes("even"));
+      }
+    },
+    HOOK_TIMEOUT,
+  );
+
+  testShared(
+    "the Rust book: --filter and --where give the unfiltered scores and order",
+    async () => {
+      const home = tempDir();
+      const book = join(SHARED, "data/corpus/markdown/rust-book/src");
+      await indexRepository(home, addRepository(home, { name: "book", path: book, embedding: { model: GLOVE } }));
+      const query = "the rust program uses a function";
+      await expectRestricted(home, query, { filter: "ch08-01*" }, (path) => path.startsWith("ch08-01"));
+      await expectRestricted(home, query, { where: [parseFilter("path~ch08")] }, (path) => path.includes("ch08"));
+      await expectRestricted(home, "hash map insert", { where: [parseFilter("path~ch08")] }, (path) => path.includes("ch08"));
+    },
+    HOOK_TIMEOUT,
+  );
 });

@@ -37,11 +37,30 @@ export interface Fused {
   vector: Contribution | null;
 }
 
-export function fuseHybrid(bm25: Ranked[], vector: Ranked[], lexicalWeight = LEXICAL_WEIGHT): Fused[] {
+/** Where a list's normalisation puts 1 (its best score) and 0 (its FUSION_DEPTH-th score, or its last). */
+export interface Anchors {
+  max: number;
+  min: number;
+}
+
+export function anchorsOf(list: Ranked[]): Anchors {
+  return { max: list[0]?.score ?? 0, min: list[Math.min(list.length, FUSION_DEPTH) - 1]?.score ?? 0 };
+}
+
+/**
+ * Fuse a repository's two lists. Each is normalised between its anchors, its own by default. A filtered search
+ * passes the unfiltered lists' anchors (search.ts), so a fragment's fused score, a function of its two scores and
+ * the anchors alone, is the one it has unfiltered: a filter restricts the ranking and never rescores it.
+ */
+export function fuseHybrid(
+  bm25: Ranked[],
+  vector: Ranked[],
+  lexicalWeight = LEXICAL_WEIGHT,
+  anchors: { bm25: Anchors; vector: Anchors } = { bm25: anchorsOf(bm25), vector: anchorsOf(vector) },
+): Fused[] {
   const fused = new Map<number, Fused>();
   const add = (list: Ranked[], weight: number, field: "bm25" | "vector") => {
-    const max = list[0]?.score ?? 0;
-    const min = list[Math.min(list.length, FUSION_DEPTH) - 1]?.score ?? 0;
+    const { max, min } = anchors[field];
     list.forEach((r, i) => {
       let item = fused.get(r.id);
       if (!item) {

@@ -19,7 +19,7 @@ import { ConversionCache } from "./conversions.ts";
 import { Store, type FragmentRow, type SqlCondition } from "../store/store.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
-import { FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
+import { anchorsOf, FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
 import { lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { annNeedsRebuilding, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
@@ -334,12 +334,18 @@ async function searchRepository(
   const lexicalScale = lexicalEvidence(store, parsed);
   let vectorScale = (_cosine: number): number | null => null;
   let annProblem: AnnProblem | undefined;
+  // A filter restricts the unfiltered ranking (README, Filters): hybrid scores of filtered lists are normalised
+  // against the unfiltered lists' anchors and weighed by the unfiltered BM25 list's best, so those lists are ranked
+  // too, as deep as the same search unfiltered ranks them (the anchors are then exactly its own, ANN included).
+  const unfiltered =
+    mode === "hybrid" && where ? { bm25: match ? rankBm25(store, parsed, match, depth).hits : [], vector: [] as Ranked[] } : undefined;
   if (mode !== "bm25" && options.query.trim()) {
     const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model, model));
     checkModel(repo.name, model, embedder);
     const within = where && new Set(store.fragmentIdsWhere(where));
     const queryVector = await embedQuery(embedder);
     ({ hits: semantic, annProblem } = await searchVectors(store, repo.dir, queryVector, depth, { within, cache: context.vectors }));
+    if (unfiltered) unfiltered.vector = (await searchVectors(store, repo.dir, queryVector, depth, { cache: context.vectors })).hits;
     vectorScale = vectorEvidence(queryVector, vectorCalibration(store));
   }
 
@@ -348,10 +354,12 @@ async function searchRepository(
   let candidates: Candidate[];
   let why: string | undefined;
   if (mode === "hybrid") {
-    const weight = fusionWeight(vectorCalibration(store)?.lists, keyword[0] && lexicalScale(keyword[0].score));
+    const best = (unfiltered?.bm25 ?? keyword)[0];
+    const weight = fusionWeight(vectorCalibration(store)?.lists, best && lexicalScale(best.score));
     const weights = { bm25: weight.lexical, vector: round(1 - weight.lexical) };
     why = `hybrid weights bm25 ${weights.bm25}, vector ${weights.vector}: ${weight.reason}`;
-    candidates = fuseHybrid(keyword, semantic, weight.lexical).map((f) => ({
+    const anchors = unfiltered && { bm25: anchorsOf(unfiltered.bm25), vector: anchorsOf(unfiltered.vector) };
+    candidates = fuseHybrid(keyword, semantic, weight.lexical, anchors).map((f) => ({
       repo,
       store,
       id: f.id,
