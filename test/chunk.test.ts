@@ -49,6 +49,31 @@ describe("chunkDocument (markdown)", () => {
     expect(fragments[0]!.endLine).toBe(7);
   });
 
+  test("a document of headings alone gets one fragment of its heading lines, on their lines", () => {
+    const only = chunkDocument(md("# Meeting with Zebracorp about quarterly roadmap\n"));
+    expect(only.map((f) => [f.text, f.startLine, f.endLine, f.headings])).toEqual([
+      ["# Meeting with Zebracorp about quarterly roadmap", 1, 1, []],
+    ]);
+    const outline = chunkDocument(md("# Title\n\n## Okapiware section\n\n### Details\n"));
+    expect(outline.map((f) => [f.text, f.startLine, f.endLine])).toEqual([["# Title\n\n## Okapiware section\n\n### Details", 1, 5]]);
+    // After front matter, the lines still count from the top of the file.
+    const after = chunkDocument(md("---\ntags: [a]\n---\n\n## Only heading\n"));
+    expect(after.map((f) => [f.text, f.startLine, f.endLine])).toEqual([["## Only heading", 5, 5]]);
+    // A document with any body keeps its fragments as they were: headings stay in the path, not the text.
+    expect(chunkDocument(md("# Title\n\n## Empty\n\n## Full\n\nBody.\n")).map((f) => [f.text, f.headings])).toEqual([
+      ["Body.", ["Full"]],
+    ]);
+  });
+
+  test("a document of front matter alone is one fragment of its title, on the front matter's lines", () => {
+    const fragments = chunkDocument(md("---\ntitle: Giraffeco plans\ntags: [x]\n---\n"));
+    expect(fragments.map((f) => [f.text, f.startLine, f.endLine, f.headings])).toEqual([["Giraffeco plans", 1, 4, []]]);
+    // No title, or no front matter and no text at all: nothing to find it by, so no fragment.
+    expect(chunkDocument(md("---\ntags: [x]\n---\n\n"))).toEqual([]);
+    expect(chunkDocument(md(""))).toEqual([]);
+    expect(chunkDocument(md("\n\n"))).toEqual([]);
+  });
+
   test("a code fence within the budget is one piece, and its '#' lines are not headings", () => {
     const code = Array.from({ length: 8 }, (_, i) => `# not a heading ${i}`).join("\n");
     const doc = md(`# T\n\nBefore.\n\n\`\`\`sh\n${code}\n\`\`\`\n\nAfter.\n`);

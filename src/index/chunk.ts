@@ -3,7 +3,7 @@
  * never split; long sections break at paragraph boundaries when they can, at sentence boundaries when they must,
  * with a small overlap so a passage cut in two is still found whole in one of them.
  */
-import { shortHeading } from "../convert/document.ts";
+import { shortHeading, stringValue } from "../convert/document.ts";
 import { PAGE_MARKER, type ConvertedDocument } from "../convert/document.ts";
 import { markdownBlocks } from "../convert/markdown.ts";
 import type { Fragment } from "../store/store.ts";
@@ -59,13 +59,29 @@ export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DE
       });
     }
   }
+  if (fragments.length === 0 && doc.format === "markdown") {
+    const title = frontMatterTitle(doc);
+    if (title) fragments.push(title);
+  }
   return fragments;
+}
+
+/**
+ * A markdown document whose front matter holds a title and whose body is empty: one fragment of the title, on the
+ * front matter's lines, so the document can be found by it (a fragment is what search reads).
+ */
+function frontMatterTitle(doc: ConvertedDocument): Fragment | undefined {
+  const title = stringValue(doc.metadata.title);
+  if (title === undefined || doc.firstLine <= 1) return undefined;
+  return { seq: 0, text: title.replace(/\s+/g, " "), startLine: 1, endLine: doc.firstLine - 1, headings: [], page: null, pageEnd: null };
 }
 
 /** Markdown → sections by heading. In a paged document, page marker lines set the page and are not text. */
 function splitMarkdown(lines: string[], firstLine: number, title: string, paged: boolean): Section[] {
   const sections: Section[] = [];
   const stack: string[] = [];
+  // Every heading line, in case the document has no body: its headings are then all there is to find it by.
+  const headingLines: Block[] = [];
   let current: Section = { headings: [], blocks: [] };
   let paragraph: Block | undefined;
   let page: number | null = null;
@@ -84,6 +100,7 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
     }
     if (block.kind === "heading") {
       closeParagraph();
+      headingLines.push({ lines: [line], first: firstLine + i, code: false, page });
       if (current.blocks.length) sections.push(current);
       stack.length = block.level - 1;
       stack[block.level - 1] = shortHeading(block.text);
@@ -110,6 +127,9 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
   }
   closeParagraph();
   if (current.blocks.length) sections.push(current);
+  // Headings reach the index only in the path of the fragments below them, so a document of headings alone (a stub
+  // note, an outline) would have no fragment and be found by nothing: its heading lines become its one section.
+  if (sections.length === 0 && headingLines.length) sections.push({ headings: [], blocks: headingLines });
   return sections;
 }
 
