@@ -60,9 +60,7 @@ describe("chunkDocument (markdown)", () => {
     const after = chunkDocument(md("---\ntags: [a]\n---\n\n## Only heading\n"));
     expect(after.map((f) => [f.text, f.startLine, f.endLine])).toEqual([["## Only heading", 5, 5]]);
     // A document with any body keeps its fragments as they were: headings stay in the path, not the text.
-    expect(chunkDocument(md("# Title\n\n## Empty\n\n## Full\n\nBody.\n")).map((f) => [f.text, f.headings])).toEqual([
-      ["Body.", ["Full"]],
-    ]);
+    expect(chunkDocument(md("# Title\n\n## Empty\n\n## Full\n\nBody.\n")).map((f) => [f.text, f.headings])).toEqual([["Body.", ["Full"]]]);
   });
 
   test("a document of front matter alone is one fragment of its title, on the front matter's lines", () => {
