@@ -11,6 +11,7 @@ import {
   resolveDocumentRef,
 } from "../src/search/documents.ts";
 import { ResearcherError } from "../src/errors.ts";
+import { pathGlob } from "../src/store/filter-sql.ts";
 import { addRepository, getRepository } from "../src/repos.ts";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -222,6 +223,22 @@ describe("readDocuments (multi-get)", () => {
     expect(listed.skipped).toEqual([{ repository: "", path: "one:nope.md", reason: "one:nope.md is not an indexed document" }]);
   });
 
+  test("a glob follows --filter's rule: without a slash it matches base names at any depth (tester F2)", async () => {
+    const paths = async (pattern: string, repository?: string) =>
+      (await readDocuments(home, pattern, { repository })).documents.map((d) => `${d.repository}:${d.path}`);
+    expect(await paths("one:*.md")).toEqual(["one:2024:01/log.md", "one:guide.md", "one:same.md", "one:shared/readme.md"]);
+    expect(await paths("*readme.md", "two")).toEqual(["two:shared/readme.md"]);
+    expect(await paths("read*")).toEqual(["one:shared/readme.md", "two:shared/readme.md"]);
+    // With a slash it matches from the repository's root, as --filter does: `shared/*` only directly in shared/.
+    expect(await paths("one:shared/*")).toEqual(["one:shared/readme.md"]);
+    expect(await paths("one:*/readme.md")).toEqual(["one:shared/readme.md"]);
+    expect(await paths("one:2024:01/*")).toEqual(["one:2024:01/log.md"]);
+    // The same documents as --filter admits, by one matcher.
+    const listed = listDocuments(home, { repositories: ["one"] }).documents.map((d) => d.path);
+    const matches = pathGlob("*.md");
+    expect((await paths("one:*.md")).map((p) => p.slice(4))).toEqual(listed.filter(matches));
+  });
+
   test("per-document and per-answer caps list what they leave out", async () => {
     const capped = await readDocuments(home, "one:**", { maxBytesPerDocument: 20 });
     expect(capped.documents.map((d) => d.path)).toEqual(["empty.txt", "nolf.txt", "shared/readme.md"]);
@@ -230,7 +247,8 @@ describe("readDocuments (multi-get)", () => {
     expect(capped.skipped.find((s) => s.path === "guide.md")!.reason).toMatch(/larger than max_bytes per document \(\d+ > 20 bytes\)/);
     const budget = await readDocuments(home, "two:*", { maxBytes: 10 });
     expect(budget.documents.map((d) => d.path)).toEqual(["only-two.md"]);
-    expect(budget.skipped).toEqual([{ repository: "two", path: "same.md", reason: "over max_bytes for the answer (10 bytes)" }]);
+    const over = "over max_bytes for the answer (10 bytes)";
+    expect(budget.skipped).toEqual(["same.md", "shared/readme.md"].map((path) => ({ repository: "two", path, reason: over })));
   });
 
   test("one unreadable match is its own entry; the others are read", async () => {

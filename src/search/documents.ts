@@ -15,6 +15,7 @@ import { isInside, outsideRoot, readConfinedFile, sha256 } from "../files.ts";
 import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
+import { pathGlob } from "../store/filter-sql.ts";
 
 /** Who a document is: what every answer about it starts with. */
 interface DocumentIdentity {
@@ -517,8 +518,8 @@ export interface MultiGetOptions {
 const GLOB_CHARS = /[*?[\]{}]/;
 
 /**
- * What a multi-get pattern names: a glob over indexed paths (`*.md`, `notes/**`, or `repo:docs/*` to match with the
- * repository), or a comma-separated list of refs. A ref that resolves to nothing is a skipped entry, not a failure.
+ * What a multi-get pattern names: a glob over indexed paths, by the rule `--filter` uses (`*.md` at any depth,
+ * `notes/**`, or `repo:docs/*` to match in one repository), or a comma-separated list of refs. A ref that resolves to nothing is a skipped entry, not a failure.
  */
 export function matchDocuments(
   home: string,
@@ -530,11 +531,11 @@ export function matchDocuments(
     const colon = pattern.indexOf(":");
     const named = colon > 0 ? repos.find((r) => r.name === pattern.slice(0, colon)) : undefined;
     if (named) repos = [named];
-    const glob = new Bun.Glob(named ? pattern.slice(colon + 1) : pattern);
+    const matches = pathGlob(named ? pattern.slice(colon + 1) : pattern);
     const { answers, skipped } = readable(repos, (repo) => [...(withStore(repo, (store) => store.documents().keys()) ?? [])]);
     const refs = answers.flatMap(({ repo, value }) =>
       value
-        .filter((path) => glob.match(path))
+        .filter(matches)
         .sort()
         .map((path) => ({ repo, path })),
     );

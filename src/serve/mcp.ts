@@ -402,10 +402,15 @@ export function createServer(home: string, context: SearchContext, writes = seri
     {
       title: "Read several documents",
       description:
-        "Read indexed documents named by a glob over paths (`*.md`, `repo:notes/**`) or by refs separated by commas, up to " +
+        "Read indexed documents named by a glob over paths (`*.md` at any depth, as without a slash a glob matches the base name; " +
+        "`repo:notes/**`) or by refs separated by commas, up to " +
         `max_bytes of text in all (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); the rest are listed in \`skipped\` with why.`,
       inputSchema: z.strictObject({
-        pattern: z.string().min(1).max(4000).describe("A glob over indexed paths (`*.md`, `repo:notes/**`) or refs separated by commas"),
+        pattern: z
+          .string()
+          .min(1)
+          .max(4000)
+          .describe("A glob over indexed paths (`*.md`: base names at any depth; `repo:notes/**`) or refs separated by commas"),
         repository: z.string().optional().describe("Only this repository"),
         max_bytes: z
           .number()

@@ -113,15 +113,21 @@ function isoValue(value: string): string {
 }
 
 /**
- * A path glob. As in .gitignore, a glob without a slash (`*.md`) matches a document's base name at any depth; one
- * with a slash matches the path from the repository's root (`notes/*.md` only directly in notes/).
+ * The one rule for a glob over indexed paths (`--filter`, `--where path=`, multi-get). As in .gitignore, a glob
+ * without a slash (`*.md`) matches a document's base name at any depth; one with a slash matches the path from the
+ * repository's root (`notes/*.md` only directly in notes/, `notes/**` at any depth below it).
  */
-function globSql(pattern: string, bind: Bind, scope: FilterScope): string {
+export function pathGlob(pattern: string): (path: string) => boolean {
   const glob = new Bun.Glob(pattern);
-  const subject = pattern.includes("/") ? (path: string) => path : (path: string) => path.slice(path.lastIndexOf("/") + 1);
+  if (pattern.includes("/")) return (path) => glob.match(path);
+  return (path) => glob.match(path.slice(path.lastIndexOf("/") + 1));
+}
+
+function globSql(pattern: string, bind: Bind, scope: FilterScope): string {
+  const matches = pathGlob(pattern);
   const ids = scope
     .documentPaths()
-    .filter((d) => glob.match(subject(d.path)))
+    .filter((d) => matches(d.path))
     .map((d) => d.id);
   return `d.id IN (SELECT value FROM json_each(${bind(JSON.stringify(ids))}))`;
 }
