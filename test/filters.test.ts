@@ -191,6 +191,39 @@ describe("filters inside the ranking", () => {
     expect(response.total).toBe(1);
   });
 
+  test("long lists: 5,000 path alternatives, 1,000 != terms, a 2,000-value in list on front matter (tester F9)", async () => {
+    // SQLite refuses an expression tree deeper than 1,000; a chain of ORs or ANDs was as deep as the list was long.
+    const many = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
+    expect(await paths(`path in (${many(5000, (i) => `f${i}.md`).join("|")}|notes/log.txt|rust-b*)`)).toEqual([
+      "notes/log.txt",
+      "rust-borrow.md",
+    ]);
+    // A name without a slash matches at any depth, a path from the root, as for one glob.
+    expect(await paths(`path in (${many(600, (i) => `x${i}`).join("|")}|log.txt)`)).toEqual(["notes/log.txt"]);
+    expect(await paths(`path in (${many(600, (i) => `x${i}`).join("|")}|log.tx)`)).toEqual([]);
+    expect(await paths(`path in (${many(600, (i) => `x${i}`).join("|")}|otes/log.txt)`)).toEqual([]);
+    expect(await paths(`${many(1000, (i) => `tags!=x${i}`).join(" ")} tags!=rust format=md`)).toEqual(["go-channels.md", "plain.md"]);
+    expect(await paths(`tags in (${many(2000, (i) => `x${i}`).join("|")}|go)`)).toEqual(["go-channels.md"]);
+    expect(await paths(`format in (${many(700, (i) => `x${i}`).join("|")}|txt)`)).toEqual(["notes/log.txt"]);
+    expect(await paths({ not: [{ key: "path", in: [...many(1000, (i) => `y${i}`), "*.md", "*.pdf"] }] })).toEqual(["notes/log.txt"]);
+    expect(
+      await paths({ any: many(100, (i) => ({ key: "rating", in: [...many(50, (j) => String(100 + i * 50 + j)), i === 99 ? "5" : "0"] })) }),
+    ).toEqual(["rust-borrow.md"]);
+  });
+
+  test("a filter of more than 10,000 values is a usage error naming the filter and the bound", () => {
+    const values = Array.from({ length: 10_001 }, (_, i) => `f${i}`);
+    expect(errorOf(`path in (${values.join("|")})`, "--where")).toMatchObject({
+      code: "USAGE",
+      message: "--where: 10001 values is more than one filter takes (at most 10000)",
+    });
+    expect(errorOf({ all: [{ key: "path", in: values }] })).toMatchObject({
+      code: "USAGE",
+      message: expect.stringMatching(/^where: 10001 values/),
+    });
+    expect(() => parseFilter(`path in (${values.slice(1).join("|")})`)).not.toThrow();
+  });
+
   test("results carry the document's metadata and format", async () => {
     const [hit] = (await run("tags=go")).results as FragmentHit[];
     expect(hit!.metadata).toEqual({ tags: "go", author: "Bo", date: "2025-02-10", rating: 2, format: "md" });
@@ -276,6 +309,27 @@ describe("search --where on the command line", () => {
     const response = JSON.parse(result.stdout);
     expect(response.results.map((r: { path: string }) => r.path)).toEqual(["rust-borrow.md"]);
     expect(response.results[0].metadata).toMatchObject({ tags: ["rust", "Ownership"], format: "md" });
+  });
+
+  test("a --where of 600 alternatives or terms searches; one over the bound exits 2 naming it (tester F9)", () => {
+    const list = (n: number) => Array.from({ length: n }, (_, i) => `f${i}`);
+    const long = cli("search", "ferris", "--mode", "bm25", "--files", "--where", `path in (${list(600).join("|")}|plain.md)`);
+    expect(long).toMatchObject({ code: 0, stdout: `${join(docs, "plain.md")}\n` });
+    const terms = cli(
+      "search",
+      "ferris",
+      "--mode",
+      "bm25",
+      "--files",
+      "--where",
+      `${list(600)
+        .map((v) => `tags!=${v}`)
+        .join(" ")} format=txt`,
+    );
+    expect(terms).toMatchObject({ code: 0, stdout: `${join(docs, "notes/log.txt")}\n` });
+    const over = cli("search", "ferris", "--where", `path in (${list(10_001).join("|")})`);
+    expect(over.code).toBe(2);
+    expect(over.stderr.split("\n")[0]).toBe("error: --where: 10001 values is more than one filter takes (at most 10000)");
   });
 
   test("a malformed --where exits 2 with one line pointing at the bad part", () => {

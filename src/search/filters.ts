@@ -12,6 +12,7 @@ import {
   type FilterOp,
   type FilterTerm,
   type KeyType,
+  MAX_FILTER_VALUES,
   NUMBER,
   PAGES,
 } from "../store/filter-sql.ts";
@@ -42,6 +43,18 @@ const KEY = /^[\p{L}\p{N}_][\p{L}\p{N}_.-]*$/u;
 /** Parse one filter, text or JSON; `label` names its source in errors (`--where`, `where`). */
 export function parseFilter(input: string | FilterJson, label = "where"): Filter {
   return typeof input === "string" ? parseFilterText(input, label) : parseFilterJson(input, label);
+}
+
+/** A filter of more than MAX_FILTER_VALUES values (over all its terms and `in` lists) is refused, naming the bound. */
+function checkSize(filter: Filter, label: string): Filter {
+  const count = (f: Filter): number => (f.kind === "term" ? f.values.length : f.items.reduce((sum, item) => sum + count(item), 0));
+  const values = count(filter);
+  if (values > MAX_FILTER_VALUES) {
+    throw new ResearcherError("USAGE", `${label}: ${values} values is more than one filter takes (at most ${MAX_FILTER_VALUES})`, {
+      hint: "split the list and search once per part, or filter by a folder or glob (path=notes/**) instead of listing paths",
+    });
+  }
+  return filter;
 }
 
 /** Everything that must hold: the `--where` filters and the `--filter` glob, ANDed. */
@@ -105,7 +118,7 @@ export function parseFilterText(text: string, label = "where"): Filter {
     if (problem) fail(problem, keyStart);
     items.push({ kind: "term", key, op, values });
   }
-  return { kind: "all", items };
+  return checkSize({ kind: "all", items }, label);
 }
 
 /** `{"all":[…], "any":[…], "not":[…]}`, each a list of `{"key": k, "<op>": value}` terms. */
@@ -121,14 +134,17 @@ export function parseFilterJson(json: FilterJson, label = "where"): Filter {
     if (!Array.isArray(terms)) fail(name, "expected a list of terms");
     return terms.map((term, i) => parseJsonTerm(term, (what) => fail(`${name}[${i}]`, what)));
   };
-  return {
-    kind: "all",
-    items: [
-      ...list("all"),
-      ...(json.any?.length ? [{ kind: "any" as const, items: list("any") }] : []),
-      ...(json.not?.length ? [{ kind: "none" as const, items: list("not") }] : []),
-    ],
-  };
+  return checkSize(
+    {
+      kind: "all",
+      items: [
+        ...list("all"),
+        ...(json.any?.length ? [{ kind: "any" as const, items: list("any") }] : []),
+        ...(json.not?.length ? [{ kind: "none" as const, items: list("not") }] : []),
+      ],
+    },
+    label,
+  );
 }
 
 function parseJsonTerm(term: unknown, fail: (what: string) => never): FilterTerm {

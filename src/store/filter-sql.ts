@@ -57,25 +57,48 @@ export function filterSql(filter: Filter, scope: FilterScope): SqlCondition {
     params.push(value);
     return "?";
   };
+  // Read once however many path terms the filter has.
+  let paths: { id: number; path: string }[] | undefined;
+  const once: FilterScope = { ...scope, documentPaths: () => (paths ??= scope.documentPaths()) };
   const node = (f: Filter): string => {
-    if (f.kind === "term") return termSql(f, bind, scope);
+    if (f.kind === "term") return termSql(f, bind, once);
     if (f.items.length === 0) return "1";
-    const joined = f.items.map(node).join(f.kind === "all" ? " AND " : " OR ");
-    return f.kind === "none" ? `NOT (${joined})` : `(${joined})`;
+    const joined = balanced(f.items.map(node), f.kind === "all" ? "AND" : "OR");
+    return f.kind === "none" ? `NOT ${joined}` : joined;
   };
   const sql = node(filter);
   return { sql, params };
+}
+
+/** Most filter values (an `in` list's, or terms') one filter may hold: a usage error beyond (search/filters.ts). */
+export const MAX_FILTER_VALUES = 10_000;
+
+/**
+ * Conditions joined by AND or OR as a balanced tree: SQLite parses `a OR b OR c …` into a tree as deep as the list is
+ * long and refuses one deeper than 1,000 (SQLITE_MAX_EXPR_DEPTH), which an `in` list of 500 paths reached. Halving
+ * keeps the depth to the logarithm of the count.
+ */
+function balanced(parts: string[], op: "AND" | "OR"): string {
+  if (parts.length <= 8) return `(${parts.join(` ${op} `)})`;
+  const half = Math.ceil(parts.length / 2);
+  return `(${balanced(parts.slice(0, half), op)} ${op} ${balanced(parts.slice(half), op)})`;
 }
 
 type Bind = (value: string | number) => string;
 
 function termSql(term: FilterTerm, bind: Bind, scope: FilterScope): string {
   if (term.op === "ne") return `NOT ${termSql({ ...term, op: "eq" }, bind, scope)}`;
-  if (term.op === "in") return `(${term.values.map((value) => termSql({ ...term, op: "eq", values: [value] }, bind, scope)).join(" OR ")})`;
+  // A path list is one set of documents, whatever its length: each document's path is matched once against all of it.
+  if (term.op === "in" && BUILT_IN_KEYS[term.key] === "glob") return globSql(term.values, bind, scope);
+  if (term.op === "in")
+    return balanced(
+      term.values.map((value) => termSql({ ...term, op: "eq", values: [value] }, bind, scope)),
+      "OR",
+    );
   const value = term.values[0]!;
   switch (BUILT_IN_KEYS[term.key]) {
     case "glob":
-      return term.op === "contains" ? textCompare("d.path", "contains", value, bind) : globSql(value, bind, scope);
+      return term.op === "contains" ? textCompare("d.path", "contains", value, bind) : globSql([value], bind, scope);
     case "text":
       return textCompare(term.key === "repository" ? bind(scope.repository) : `d.${term.key}`, term.op, value, bind);
     case "number":
@@ -123,8 +146,19 @@ export function pathGlob(pattern: string): (path: string) => boolean {
   return (path) => glob.match(path.slice(path.lastIndexOf("/") + 1));
 }
 
-function globSql(pattern: string, bind: Bind, scope: FilterScope): string {
-  const matches = pathGlob(pattern);
+/** Characters that make a glob more than its own text (Bun.Glob's syntax). */
+const GLOB_SYNTAX = /[*?[\]{}!\\]/;
+
+/**
+ * Documents whose path matches any of the globs, as one set bound as one parameter. Globs without glob syntax (a
+ * list of paths or names, as an agent sends) are looked up, not matched one by one.
+ */
+function globSql(patterns: string[], bind: Bind, scope: FilterScope): string {
+  const literal = patterns.filter((p) => !GLOB_SYNTAX.test(p));
+  const paths = new Set(literal.filter((p) => p.includes("/")));
+  const names = new Set(literal.filter((p) => !p.includes("/")));
+  const globs = patterns.filter((p) => GLOB_SYNTAX.test(p)).map(pathGlob);
+  const matches = (path: string) => paths.has(path) || names.has(path.slice(path.lastIndexOf("/") + 1)) || globs.some((glob) => glob(path));
   const ids = scope
     .documentPaths()
     .filter((d) => matches(d.path))
