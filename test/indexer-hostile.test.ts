@@ -190,6 +190,31 @@ describe("formats and settings", () => {
   });
 });
 
+describe("documents without body text", () => {
+  test("an index from before they had a fragment chunks its documents without fragments again, once (tester F5)", async () => {
+    const { home, repo } = bm25Repository({
+      "stub.md": "# Meeting with Zebracorp about quarterly roadmap\n",
+      "full.md": "# Full\n\nBody words.\n",
+      "empty.txt": "",
+    });
+    await indexRepository(home, repo);
+    const found = async () => (await search(home, { query: "zebracorp", mode: "bm25" })).results.map((r) => r.path);
+    expect(await found()).toEqual(["stub.md"]);
+    // As an older researcher left it: the stub without fragments, and no version of the rule recorded.
+    const store = Store.open(repo.dir, { write: true });
+    const stored = store.documents().get("stub.md")!;
+    const { title } = store.documentByPath("stub.md")!;
+    store.transaction(() => store.replaceDocument({ ...stored, title, format: "md", metadata: {} }, [], []));
+    const recorded = JSON.parse(store.getMeta("chunking")!);
+    store.setMeta("chunking", JSON.stringify({ ...recorded, bare: undefined }));
+    store.close();
+    expect(await found()).toEqual([]);
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 2 });
+    expect(await found()).toEqual(["stub.md"]);
+    expect((await indexRepository(home, repo)).indexed).toBe(0);
+  });
+});
+
 describe("code's own budget", () => {
   const body = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} is here to fill the section.`).join(" ");
   const functions = Array.from({ length: 30 }, (_, i) => `def handler_${i}(event):\n    """Handle event ${i}."""\n    return ${i}\n`).join(

@@ -7,7 +7,7 @@
  */
 import { readdirSync, statfsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { chunkDocument, type ChunkOptions } from "./chunk.ts";
+import { BARE_DOCUMENT_VERSION, chunkDocument, type ChunkOptions } from "./chunk.ts";
 import { codeFragments } from "./code-chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
@@ -325,20 +325,28 @@ function conversionPool(config: Config, repo: Repository): ConvertPool {
  */
 function documentSettings(store: Store, config: Config, pool: ConvertPool, repo: Repository): DocumentSettings {
   const { tokens, overlap, code_tokens } = config.chunk;
-  const chunking = JSON.stringify({ tokens, overlap, code_tokens, code_outline: CODE_OUTLINE_VERSION });
+  const chunking = JSON.stringify({ tokens, overlap, code_tokens, code_outline: CODE_OUTLINE_VERSION, bare: BARE_DOCUMENT_VERSION });
   const recorded = store.getMeta("chunking");
   if (recorded === undefined) store.setMeta("chunking", chunking);
-  const before: { tokens: number; overlap: number; code_tokens?: number; code_outline?: number } = JSON.parse(recorded ?? chunking);
+  const before: { tokens: number; overlap: number; code_tokens?: number; code_outline?: number; bare?: number } = JSON.parse(
+    recorded ?? chunking,
+  );
   const text = before.tokens !== tokens || before.overlap !== overlap;
   // Indexes from before code had its own budget chunked code at the text budget, and from before the outline had a
   // version, with version 1. A new code budget or outline re-reads only code: a scanned book is not recognised again
   // because a budget it never used changed.
   const code = (before.code_tokens ?? before.tokens) !== code_tokens || (before.code_outline ?? 1) !== CODE_OUTLINE_VERSION;
-  const force = (path: string) => text || (code && languageOf(path) !== null);
+  // Documents an older chunker gave no fragment (a note of headings alone) are chunked again, once. Scans and images
+  // are left out: with no text found they have nothing to gain, and reading them again is OCR.
+  const bare = (before.bare ?? 0) !== BARE_DOCUMENT_VERSION ? store.pathsWithoutFragments(BARE_FORMATS) : new Set<string>();
+  const force = (path: string) => text || (code && languageOf(path) !== null) || bare.has(path);
   const read = confinedReader(repo.path);
   const conversion = conversionSettings(config, repo);
   return { chunk: { tokens, overlap }, maxBytes: config.index.max_file_bytes, pool, read, force, chunking, conversion };
 }
+
+/** Formats whose documents may be only headings or front matter (their converted text is markdown, not paged). */
+const BARE_FORMATS = ["md", "html", "docx", "epub"];
 
 /** Drop one document (its fragments, FTS rows and vectors) and refresh the ANN file. */
 export async function removeDocument(repo: Repository, path: string): Promise<void> {

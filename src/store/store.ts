@@ -232,6 +232,17 @@ export class Store {
     return new Map(rows.map((row) => [row.path, row]));
   }
 
+  /** Paths of the documents of these formats (md, pdf, …) that have no fragment. */
+  pathsWithoutFragments(formats: string[]): Set<string> {
+    const rows = this.db
+      .query<{ path: string }, [string]>(
+        `SELECT path FROM documents d WHERE format IN (SELECT value FROM json_each(?))
+           AND NOT EXISTS (SELECT 1 FROM fragments f WHERE f.document_id = d.id)`,
+      )
+      .all(JSON.stringify(formats));
+    return new Set(rows.map((row) => row.path));
+  }
+
   /** Every document's id, path and the given metadata keys (top-level, read in SQL: no document's JSON is parsed). */
   documentMetadataKeys<K extends string>(keys: readonly K[]): ({ id: number; path: string } & Record<K, unknown>)[] {
     const columns = keys.map((key) => `json_extract(metadata, '$.${key}') AS "${key}"`).join(", ");
