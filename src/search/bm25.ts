@@ -202,7 +202,7 @@ export function rankPostings(
       for (const hit of store.searchBm25(rareMatch, weights, -1)) scores.add(hit.id, hit.score);
     }
     const admitted = where && new Set(store.fragmentIdsWhere(where));
-    const { hits, total } = scores.top(k, admitted ? (id) => admitted.has(id) : () => true);
+    const { hits, total } = scores.top(k, admitted ? (id) => admitted.has(id) : undefined);
     return { hits, exact: true, match, total };
   } finally {
     scores.reset();
