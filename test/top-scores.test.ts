@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { seeded } from "../src/random.ts";
 import { TopScores } from "../src/search/top-scores.ts";
 
 /** The top k by sorting everything: what TopScores must agree with. */
@@ -8,8 +9,7 @@ function bySorting(sums: Map<number, number>, k: number, admit: (id: number) => 
 }
 
 test("the best k of summed scores, ties to the lowest id, across growth of its arrays and rankings in turn", () => {
-  let seed = 11;
-  const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+  const random = seeded(11);
   for (const [ids, postings, k] of [
     [50, 400, 10],
     [300_000, 200_000, 100], // past the initial arrays: both grow
