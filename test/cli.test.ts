@@ -92,9 +92,37 @@ describe("command dispatch", () => {
     ]) {
       const result = runCli(args, { home });
       expect({ args, code: result.code }).toEqual({ args, code: 2 });
-      expect(result.stderr).toMatch(/^error: --[a-z-]+ /);
+      expect(result.stderr).toMatch(/^error: (-n\/)?--[a-z-]+ /);
       expect(result.stderr).toContain(`hint: run \`researcher ${args[0]} --help\``); // the command's own options
     }
+  }, 30_000);
+
+  test("a count or offset out of range is a usage error naming the option and its range, never an internal error", () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
+    expect(runCli(["repo", "add", "notes", docs, "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "notes", "--quiet"], { home }).code).toBe(0);
+    const offset = "--offset must be a whole number from 0 to 100000";
+    const limit = "-n/--limit must be a whole number from 1 to 100000";
+    for (const [args, words] of [
+      [["--offset", "99999999999999999999"], `${offset} (got 99999999999999999999)`],
+      [["--offset", "9223372036854775807"], `${offset} (got 9223372036854775807)`],
+      [["--all", "--offset", "1e20"], `${offset} (got 1e20)`],
+      [["--offset", "100001"], `${offset} (got 100001)`],
+      [["-n", "1e20"], `${limit} (got 1e20)`],
+      [["-n", "0"], `${limit} (got 0)`],
+      [["--limit", "0"], `${limit} (got 0)`],
+      [["--documents", "99999999999999999999"], "--documents must be a whole number from 1 to 100000 (got 99999999999999999999)"],
+      [["--documents", "0"], "--documents must be a whole number from 1 to 100000 (got 0)"],
+    ] as const) {
+      const result = runCli(["search", "alpha", ...args], { home });
+      expect({ args, code: result.code }).toEqual({ args, code: 2 });
+      expect(result.stderr).toBe(`error: ${words}\nhint: run \`researcher search --help\`\n`);
+    }
+    // The bounds themselves are accepted.
+    expect(runCli(["search", "alpha", "--offset", "100000"], { home }).code).toBe(0);
+    expect(runCli(["search", "alpha", "-n", "100000", "--json"], { home })).toMatchObject({ code: 0 });
   }, 30_000);
 
   test("an option's value is kept as typed, not turned into a number ('' is not 0, '007' is not 7)", () => {

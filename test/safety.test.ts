@@ -307,7 +307,7 @@ describe("REST input checks", () => {
       ["/search?q=%ZZ", "percent-encoding"],
       ["/search?q=%FF", "percent-encoding"],
       ["/search?q=alpha&min_score=abc", "min_score must be a number"],
-      ["/search?q=alpha&n=0", "n must be a whole number ≥ 1"],
+      ["/search?q=alpha&n=0", "n must be a whole number from 1 to 200"],
       ["/documents/r%3Aa.md?from=abc", "from must be a whole number ≥ 1"],
       ["/documents/r%3Aa.md?line=3", "unknown parameter 'line'"],
     ] as const) {
@@ -339,6 +339,23 @@ describe("REST input checks", () => {
       expect(taken.code).toBe(1);
       expect(taken.stderr).toMatch(/^error: cannot listen on \S+: the port is taken, or the address is not one of this machine's\nhint: /m);
       expect(taken.stderr).not.toContain("unexpected");
+    }
+  });
+
+  test("offset and n past their ranges (2^63 and up too) are 400 naming the parameter and its range, never a 500", async () => {
+    expect((await fetch(`${http.url}/search?q=alpha&offset=100000`)).status).toBe(200);
+    for (const [query, words] of [
+      ["offset=9223372036854775807", "offset must be a whole number from 0 to 100000 (got 9223372036854775807)"],
+      ["offset=1e20", "offset must be a whole number from 0 to 100000 (got 1e20)"],
+      ["offset=100001", "offset must be a whole number from 0 to 100000 (got 100001)"],
+      ["n=1e20", "n must be a whole number from 1 to 200 (got 1e20)"],
+    ] as const) {
+      const response = await fetch(`${http.url}/search?q=alpha&${query}`);
+      expect({ query, status: response.status }).toEqual({ query, status: 400 });
+      expect(((await response.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+        code: "USAGE",
+        message: words,
+      });
     }
   });
 

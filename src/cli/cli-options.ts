@@ -2,6 +2,7 @@
 import type { CAC } from "cac";
 import { resolveHome } from "../config.ts";
 import { ResearcherError } from "../errors.ts";
+import { FROM_ONE, type Range, wholeNumber } from "../search/bounds.ts";
 import { stderr, stdout } from "../terminal.ts";
 
 export type Flags = Record<string, unknown>;
@@ -34,18 +35,19 @@ export function repeated(value: unknown): string[] {
   return (Array.isArray(value) ? value : [value]).map(String);
 }
 
-/** A flag value that does not parse, or is out of range, is a usage error (exit 2), as an unknown flag is. */
-export function integer(value: unknown, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n)) throw new ResearcherError("USAGE", `--${name} must be an integer (got ${value})`);
-  return n;
+const ANY: Range = { min: Number.NEGATIVE_INFINITY, max: Number.POSITIVE_INFINITY };
+
+/**
+ * A flag value that does not parse, or is out of range, is a usage error (exit 2), as an unknown flag is. Whole
+ * numbers follow search/bounds.ts, the rule REST and MCP check theirs by; `flag` is the option as typed (`--offset`,
+ * `-n/--limit`).
+ */
+export function integer(value: unknown, flag: string, range: Range = ANY): number | undefined {
+  return value === undefined ? undefined : wholeNumber(value, flag, range);
 }
 
-export function positive(value: unknown, name: string): number | undefined {
-  const n = integer(value, name);
-  if (n !== undefined && n < 1) throw new ResearcherError("USAGE", `--${name} must be 1 or more (got ${value})`);
-  return n;
+export function positive(value: unknown, flag: string): number | undefined {
+  return integer(value, flag, FROM_ONE);
 }
 
 export function number(value: unknown, name: string): number | undefined {

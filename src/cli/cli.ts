@@ -5,6 +5,7 @@ import { cac, type CAC } from "cac";
 import { writeFileAtomic } from "../atomic.ts";
 import { loadConfig } from "../config.ts";
 import { GROUPS } from "./cli-groups.ts";
+import { LIMIT, OFFSET, type Range } from "../search/bounds.ts";
 import { downloadProgress, globals, home, integer, json, list, number, out, positive, repeated, type Flags } from "./cli-options.ts";
 import { formatOf } from "../convert/convert.ts";
 import { conversionLimits, convertPath } from "../convert/pool.ts";
@@ -79,20 +80,22 @@ function searchShape(flags: Flags, format: SearchFormat): { documents: boolean; 
     throw new ResearcherError("USAGE", "--documents and --fragments cannot be combined");
   }
   if (flags.all && flags.limit !== undefined) throw new ResearcherError("USAGE", "--all and -n/--limit cannot be combined");
-  const counts = [...new Set([integer(flags.limit, "limit"), documentsCount, fragmentsCount].filter((n) => n !== undefined))];
+  const counts = [...new Set([integer(flags.limit, "-n/--limit", LIMIT), documentsCount, fragmentsCount].filter((n) => n !== undefined))];
   if (counts.length > 1) throw new ResearcherError("USAGE", `two different result counts (${counts.join(" and ")})`);
   if (flags.all && counts.length) throw new ResearcherError("USAGE", "--all and a result count cannot be combined");
   const documents = flags.documents !== undefined || (format === "files" && flags.fragments === undefined);
   return { documents, limit: counts[0] };
 }
 
-/** An optional count after a flag: bare (`true`) or a positive integer; anything else is a usage error. */
+/** An optional count after a flag: bare (`true`) or a number of results as `-n` takes it; anything else is a usage error. */
 function countFlag(value: unknown, name: string): number | undefined {
   if (value === undefined || value === true || value === "true") return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new ResearcherError("USAGE", `--${name} takes a number of results (got ${value})`);
-  return n;
+  return integer(value, `--${name}`, LIMIT);
 }
+
+const PORT: Range = { min: 0, max: 65535 };
+/** As config.yaml's `watch.debounce_ms` allows. */
+const DEBOUNCE_MS: Range = { min: 0, max: 60_000 };
 
 /**
  * cac gives an optional-value flag the next word, whatever it is: `search --documents borrow` would lose the query
@@ -241,7 +244,7 @@ function mainCli(only?: string): CAC {
     cli
       .command("watch [...names]", "Keep repositories' indexes current as files change (all when no name is given)")
       .option("--no-embed", "BM25 only: skip embeddings")
-      .option("--debounce <ms>", "Quiet time after the last change before indexing (default: watch.debounce_ms, 300)")
+      .option("--debounce <ms>", "Quiet time after the last change before indexing, 0 to 60000 (default: watch.debounce_ms, 300)")
       .option("--json", "Print one JSON line per applied batch")
       .example("  researcher watch notes")
       .example("  researcher watch --json | jq -c 'select(.failed > 0)'")
@@ -251,9 +254,7 @@ function mainCli(only?: string): CAC {
           throw new ResearcherError("INVALID_INPUT", "no repositories to watch", {
             hint: "add one with `researcher repo add <name> <path>`",
           });
-        const debounceMs = integer(flags.debounce, "debounce");
-        if (debounceMs !== undefined && debounceMs < 0)
-          throw new ResearcherError("USAGE", `--debounce must be 0 or more (got ${debounceMs})`);
+        const debounceMs = integer(flags.debounce, "--debounce", DEBOUNCE_MS);
         // A terminal gets a live status line; a pipe gets one line per batch (JSON with --json).
         const live = !flags.json && stderr.isTTY ? watchStatusLine(stderr) : undefined;
         // A note is one line whatever a file name or a reason holds: its control characters are shown escaped.
@@ -341,7 +342,7 @@ function mainCli(only?: string): CAC {
             where: repeated(flags.where).map((text) => parseFilter(text, "--where")),
             repositories: list(flags.repo),
             limit,
-            offset: integer(flags.offset, "offset"),
+            offset: integer(flags.offset, "--offset", OFFSET),
             minScore: number(flags.minScore, "min-score"),
             documents,
           };
@@ -372,8 +373,8 @@ function mainCli(only?: string): CAC {
           return flags.json ? json(info) : out(documentInfoText(info));
         }
         const doc = await readDocument(home(flags), String(ref), {
-          fromLine: positive(flags.from, "from"),
-          maxLines: positive(flags.lines, "lines"),
+          fromLine: positive(flags.from, "--from"),
+          maxLines: positive(flags.lines, "--lines"),
         });
         if (flags.json) return json(documentJson(doc));
         out(documentText(doc, { lineNumbers: Boolean(flags.lineNumbers) }));
@@ -391,7 +392,7 @@ function mainCli(only?: string): CAC {
       .example("  researcher multi-get '**/*.md' --files | xargs wc -l")
       .action(async (pattern: string, flags: Flags) => {
         if (flags.json && flags.files) throw new ResearcherError("USAGE", "--json and --files cannot be combined");
-        const maxBytesPerDocument = positive(flags.maxBytes, "max-bytes") ?? 1024 * 1024;
+        const maxBytesPerDocument = positive(flags.maxBytes, "--max-bytes") ?? 1024 * 1024;
         if (flags.files) {
           const { refs, skipped } = matchDocuments(home(flags), String(pattern));
           for (const s of skipped) stderr.write(`skipped ${s.path}: ${s.reason}\n`);
@@ -526,8 +527,7 @@ function mainCli(only?: string): CAC {
         const mcp = await import("../serve/mcp.ts"); // the MCP SDK loads only for this command
         const watch = Boolean(flags.watch);
         if (flags.port === undefined) return mcp.serveStdio(home(flags), { watch });
-        const port = integer(flags.port, "port")!;
-        if (port < 0 || port > 65535) throw new ResearcherError("USAGE", `--port must be 0–65535 (got ${port})`);
+        const port = integer(flags.port, "--port", PORT)!;
         const token = (flags.token as string | undefined) ?? env.mcpToken();
         const { serveHttp } = await import("../serve/http.ts");
         const server = serveHttp(home(flags), { port, host: flags.host as string | undefined, token: token || undefined, watch });
@@ -621,19 +621,20 @@ function refuseTogether(flags: Flags, names: [string, string], why: string): voi
 
 /**
  * cac's parser turns an option value that looks like a number into one: '' becomes 0 and '007' becomes 7, which
- * mangles a token, a description or a list of file types. Each long option given a value gets back the text as
- * typed (options that want numbers parse the text themselves: cli-options.ts).
+ * mangles a token, a description or a list of file types. Each option given a value (`--limit 1e20`, `-n 1e20`)
+ * gets back the text as typed (options that want numbers parse the text themselves: cli-options.ts).
  */
 function keepTypedValues(cli: CAC, args: string[]): void {
   const end = args.indexOf("--");
   const words = end === -1 ? args : args.slice(0, end);
   for (const option of [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])]) {
     const long = /--([\w-]+)/.exec(option.rawName)?.[1];
+    const short = /(?:^|[\s,])-(\w)\b/.exec(option.rawName)?.[1]; // `-n` of `-n, --limit <n>`
     const key = option.names.reduce((a, b) => (b.length > a.length ? b : a), "");
     if (option.isBoolean || !long || typeof cli.options[key] !== "number") continue;
     let typed: string | undefined;
     words.forEach((word, i) => {
-      if (word === `--${long}` && i + 1 < words.length) typed = words[i + 1];
+      if ((word === `--${long}` || (short && word === `-${short}`)) && i + 1 < words.length) typed = words[i + 1];
       else if (word.startsWith(`--${long}=`)) typed = word.slice(long.length + 3);
     });
     if (typed !== undefined) cli.options[key] = typed;

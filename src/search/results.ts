@@ -13,6 +13,7 @@ import {
   type Repository,
   type SkippedRepository,
 } from "../repos.ts";
+import { MAX_ALL_RESULTS } from "./bounds.ts";
 import { emptyStatus } from "../store/status.ts";
 import { Store } from "../store/store.ts";
 import {
@@ -24,9 +25,6 @@ import {
   type SearchOptions,
   type SearchResponse,
 } from "./search.ts";
-
-/** Past this many results `--all` stops asking for more (a page of a million fragments is not a result list). */
-export const MAX_ALL_RESULTS = 100_000;
 
 /**
  * Every result from `offset` on that passes `minScore`. Search fetches candidates in proportion to the page it is

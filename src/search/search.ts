@@ -1,6 +1,7 @@
 /** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
 import { join } from "node:path";
 import { ResearcherError } from "../errors.ts";
+import { LIMIT, OFFSET, wholeNumber } from "./bounds.ts";
 import { BM25_WEIGHTS, rankOneWord, rankPostings, rankRareFirst } from "./bm25.ts";
 import { buildMatch, parseQuery, type ParsedQuery } from "./query.ts";
 import {
@@ -183,8 +184,8 @@ export class SearchContext {
 
 export async function search(home: string, options: SearchOptions, context = new SearchContext()): Promise<SearchResponse> {
   const config = loadConfig(home);
-  const limit = checkedInteger(options.limit ?? config.search.limit, "limit", 1);
-  const offset = checkedInteger(options.offset ?? 0, "offset", 0);
+  const limit = wholeNumber(options.limit ?? config.search.limit, "limit", LIMIT);
+  const offset = wholeNumber(options.offset ?? 0, "offset", OFFSET);
   const named = (options.repositories ?? []).length > 0;
   const { searchable, skipped } = openRepositories(home, options.repositories ?? [], context);
   const parsed = parseQuery(options.query);
@@ -570,13 +571,6 @@ function countNewlines(text: string, end: number): number {
   let count = 0;
   for (let i = text.indexOf("\n"); i !== -1 && i < end; i = text.indexOf("\n", i + 1)) count++;
   return count;
-}
-
-function checkedInteger(value: number, name: string, min: number): number {
-  if (!Number.isInteger(value) || value < min) {
-    throw new ResearcherError("INVALID_INPUT", `${name} must be an integer ≥ ${min} (got ${value})`);
-  }
-  return value;
 }
 
 function roundContribution(c: Contribution | null): Contribution | null {

@@ -11,7 +11,8 @@ import { readDocument } from "../search/documents.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { parseFilter } from "../search/filters.ts";
 import { logger } from "../log.ts";
-import { handleMcpRequest, MAX_RESULTS, serialized, startWatch } from "./mcp.ts";
+import { handleMcpRequest, serialized, startWatch } from "./mcp.ts";
+import { ANSWER_LIMIT, FROM_ONE, OFFSET, type Range, wholeNumber } from "../search/bounds.ts";
 import { documentJson, searchJson } from "./render.ts";
 import { withFragmentText } from "../search/results.ts";
 import { search, SearchContext, type SearchMode } from "../search/search.ts";
@@ -157,12 +158,7 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
   const flag = (name: string) => ["1", "true", "yes", ""].includes(params.get(name) ?? "no");
   const query = params.get("q") ?? "";
   if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: "GET /search?q=your+question" });
-  const limit = numberParam(params, "n", { integer: true, min: 1 });
-  if (limit !== undefined && limit > MAX_RESULTS) {
-    throw new ResearcherError("USAGE", `n must be at most ${MAX_RESULTS}, as for MCP (got ${limit})`, {
-      hint: "page with offset=, or use the CLI's --all",
-    });
-  }
+  const limit = wholeParam(params, "n", ANSWER_LIMIT, "as MCP's n_results: page with offset=, or use the CLI's --all");
   const mode = params.get("mode") ?? undefined;
   if (mode !== undefined && !MODES.includes(mode))
     throw new ResearcherError("USAGE", `mode must be one of ${MODES.join(", ")} (got '${mode}')`);
@@ -176,8 +172,8 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
         .filter(Boolean),
       mode: mode as SearchMode | undefined,
       limit,
-      offset: numberParam(params, "offset", { integer: true, min: 0 }),
-      minScore: numberParam(params, "min_score", { integer: false, min: 0 }),
+      offset: wholeParam(params, "offset", OFFSET),
+      minScore: scoreParam(params, "min_score"),
       filter: params.get("filter") ?? undefined,
       where: params.getAll("where").map((text) => parseFilter(text, "where")),
       documents: flag("documents"),
@@ -192,10 +188,7 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
 async function restDocument(home: string, url: URL, context: SearchContext): Promise<object> {
   const ref = percentDecoded(url.pathname.slice("/documents/".length));
   const params = restParams(url, DOCUMENT_PARAMS);
-  const [fromLine, maxLines] = [
-    numberParam(params, "from", { integer: true, min: 1 }),
-    numberParam(params, "lines", { integer: true, min: 1 }),
-  ];
+  const [fromLine, maxLines] = [wholeParam(params, "from", FROM_ONE), wholeParam(params, "lines", FROM_ONE)];
   return documentJson(await readDocument(home, ref, { fromLine, maxLines, conversions: context.conversions }));
 }
 
@@ -238,14 +231,17 @@ function restParams(url: URL, known: string[]): URLSearchParams {
   return url.searchParams;
 }
 
-/** A numeric parameter: a whole number where the library counts (n, offset, from, lines), any number for scores. */
-function numberParam(params: URLSearchParams, name: string, rule: { integer: boolean; min: number }): number | undefined {
+/** A parameter the library counts with (n, offset, from, lines): a whole number in its range, by the CLI's and MCP's rule. */
+function wholeParam(params: URLSearchParams, name: string, range: Range, hint?: string): number | undefined {
+  return params.has(name) ? wholeNumber(params.get(name), name, range, hint) : undefined;
+}
+
+/** A score: any number ≥ 0, fractions too. */
+function scoreParam(params: URLSearchParams, name: string): number | undefined {
   if (!params.has(name)) return undefined;
   const text = params.get(name)!;
   const value = text.trim() === "" ? Number.NaN : Number(text);
-  const fits = rule.integer ? Number.isInteger(value) : Number.isFinite(value);
-  if (!fits || value < rule.min)
-    throw new ResearcherError("USAGE", `${name} must be ${rule.integer ? "a whole number" : "a number"} ≥ ${rule.min} (got '${text}')`);
+  if (!Number.isFinite(value) || value < 0) throw new ResearcherError("USAGE", `${name} must be a number ≥ 0 (got '${text}')`);
   return value;
 }
 

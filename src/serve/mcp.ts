@@ -19,6 +19,7 @@ import {
   type DocumentText,
 } from "../search/documents.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
+import { ANSWER_LIMIT, OFFSET } from "../search/bounds.ts";
 import { FILTER_OPS, parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexFiles, removeDocument } from "../index/indexer.ts";
 import { logger } from "../log.ts";
@@ -36,8 +37,6 @@ const plain = PLAIN;
 export const DEFAULT_ANSWER_BYTES = 128 * 1024;
 export const MAX_ANSWER_BYTES = 1024 * 1024;
 const MAX_LISTED = 1000;
-/** The most results one search answers (MCP's n_results, REST's n): more is an error; page with offset. */
-export const MAX_RESULTS = 200;
 const answerBytes = (asked: number | undefined) => Math.min(asked ?? DEFAULT_ANSWER_BYTES, MAX_ANSWER_BYTES);
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -47,12 +46,18 @@ const searchInput = {
   repository: z.string().optional().describe("Search only this repository"),
   repositories: z.array(z.string()).max(100).optional().describe("Search only these repositories"),
   mode: z.enum(["bm25", "vector", "hybrid"]).optional().describe("Default: hybrid where vectors exist, else bm25"),
-  n_results: z.number().int().min(1).max(MAX_RESULTS).optional().describe("How many results (default: search.limit, 10)"),
+  n_results: z
+    .number()
+    .int()
+    .min(ANSWER_LIMIT.min)
+    .max(ANSWER_LIMIT.max)
+    .optional()
+    .describe("How many results (default: search.limit, 10)"),
   offset: z
     .number()
     .int()
-    .min(0)
-    .max(10000)
+    .min(OFFSET.min)
+    .max(OFFSET.max)
     .optional()
     .describe("Skip this many results first: the next page starts at offset + n_results"),
   min_score: z.number().optional().describe("Drop results below this score of the mode"),

@@ -291,6 +291,18 @@ describe("MCP over stdio", () => {
     expect(wrongType.isError).toBe(true);
   });
 
+  test("offset has the range the CLI's --offset and REST's offset have (search/bounds.ts): 0 to 100000", async () => {
+    expect((await call("search_fragments", { query: "garage", mode: "bm25", offset: 100_000 })).isError).toBeFalsy();
+    for (const offset of [100_001, 2 ** 63]) {
+      const past = await call("search_fragments", { query: "garage", offset }).catch((e: Error) => ({
+        isError: true,
+        content: [{ type: "text", text: e.message }],
+      }));
+      expect(past.isError).toBe(true);
+      expect(past.content[0]!.text).toContain("100000");
+    }
+  });
+
   test("paths outside a repository are refused, whatever the trick", async () => {
     for (const ref of ["docs:../outside.md", `docs:${join(outside, "secret.md")}`, "docs:escape.md", "docs:notes/../../x.md"]) {
       const result = await call("get_document", { ref });

@@ -1,0 +1,46 @@
+/**
+ * The ranges of a search's numbers, one rule for every interface: the CLI's flags (cli-options.ts), REST's
+ * parameters (http.ts), MCP's arguments (its zod schemas take these bounds) and the library itself (search.ts) check
+ * them here. A number out of range is a usage error naming the option as its interface spells it. Unbounded, a
+ * count of 2^63 or more reached SQLite as a float and failed there ("datatype mismatch", an internal error).
+ */
+import { ResearcherError } from "../errors.ts";
+
+/**
+ * The deepest a search ranks: `--all` stops asking for more here (a page of a million fragments is not a result
+ * list), and `-n` and `--offset` stay within it.
+ */
+export const MAX_ALL_RESULTS = 100_000;
+/** The most results one server answer carries (MCP's n_results, REST's n): more is an error; page with offset. */
+export const MAX_RESULTS = 200;
+
+export interface Range {
+  min: number;
+  max: number;
+}
+
+/** How many results a search returns (`-n`, `--documents n`, the library's `limit`). */
+export const LIMIT: Range = { min: 1, max: MAX_ALL_RESULTS };
+/** How many results an MCP or REST answer returns (`n_results`, `n`). */
+export const ANSWER_LIMIT: Range = { min: 1, max: MAX_RESULTS };
+/** How many results a page skips (`--offset`, `offset`). */
+export const OFFSET: Range = { min: 0, max: MAX_ALL_RESULTS };
+
+/** Any whole number from 1 on (a line number, a count of lines or bytes). */
+export const FROM_ONE: Range = { min: 1, max: Number.POSITIVE_INFINITY };
+
+/**
+ * `value` (a number, or text as typed) as a whole number within `range`, else a usage error (CLI exit 2, HTTP 400)
+ * that names the option as `name` and says its range.
+ */
+export function wholeNumber(value: unknown, name: string, range: Range, hint?: string): number {
+  const n = typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : Number.NaN;
+  if (Number.isInteger(n) && n >= range.min && n <= range.max) return n;
+  const bounded = Number.isFinite(range.max);
+  const expected = !Number.isFinite(range.min)
+    ? "a whole number"
+    : bounded
+      ? `a whole number from ${range.min} to ${range.max}`
+      : `a whole number ≥ ${range.min}`;
+  throw new ResearcherError("USAGE", `${name} must be ${expected} (got ${String(value)})`, { hint });
+}
