@@ -342,6 +342,22 @@ describe("REST input checks", () => {
     }
   });
 
+  test("a --host that is no address, no name that resolves, or empty is a clear error too, never an internal one", () => {
+    for (const host of ["bad host", "a..b", "::zz"]) {
+      const result = runCli(["serve", "--port", "0", "--host", host], { home: repo.home });
+      expect({ host, code: result.code }).toEqual({ host, code: 1 });
+      expect(result.stderr).toMatch(
+        /^error: cannot listen on .+:0: '.+' (is not an address|cannot be listened on).*\nhint: give --host an address /,
+      );
+      expect(result.stderr.trimEnd().split("\n")).toHaveLength(2); // one error line, one hint
+    }
+    const empty = runCli(["serve", "--port", "0", "--host", ""], { home: repo.home });
+    expect(empty).toMatchObject({
+      code: 2,
+      stderr: "error: --host needs an address (got '')\nhint: --host 127.0.0.1, or 0.0.0.0 for all\n",
+    });
+  });
+
   test("offset and n past their ranges (2^63 and up too) are 400 naming the parameter and its range, never a 500", async () => {
     expect((await fetch(`${http.url}/search?q=alpha&offset=100000`)).status).toBe(200);
     for (const [query, words] of [

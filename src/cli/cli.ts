@@ -528,6 +528,11 @@ function mainCli(only?: string): CAC {
         const watch = Boolean(flags.watch);
         if (flags.port === undefined) return mcp.serveStdio(home(flags), { watch });
         const port = integer(flags.port, "--port", PORT)!;
+        // Bun binds '' to every interface: an empty --host is a slip, not a request to serve the network.
+        if (flags.host !== undefined && !String(flags.host).trim())
+          throw new ResearcherError("USAGE", `--host needs an address (got '${flags.host}')`, {
+            hint: "--host 127.0.0.1, or 0.0.0.0 for all",
+          });
         const token = (flags.token as string | undefined) ?? env.mcpToken();
         const { serveHttp } = await import("../serve/http.ts");
         const server = serveHttp(home(flags), { port, host: flags.host as string | undefined, token: token || undefined, watch });

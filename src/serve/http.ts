@@ -8,7 +8,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { hostname, networkInterfaces } from "node:os";
 import { readDocument } from "../search/documents.ts";
-import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
+import { describeError, ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { parseFilter } from "../search/filters.ts";
 import { logger } from "../log.ts";
 import { handleMcpRequest, serialized, startWatch } from "./mcp.ts";
@@ -109,21 +109,32 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
 
 /** What Bun.serve fails with for a port in use or an address this machine lacks (it tells them apart unreliably). */
 const LISTEN_FAILURES = new Set(["EADDRINUSE", "EADDRNOTAVAIL", "EINVAL"]);
+/** What it fails with for a --host that is no address and no name the resolver knows (`bad host`, `a..b`). */
+const RESOLVE_FAILURES = new Set(["ENOTFOUND", "EAI_NONAME", "EAI_AGAIN", "EAI_FAIL"]);
 
-/** Bun.serve, its failure to listen told plainly: the message names both causes, as Bun's codes may not. */
+/**
+ * Bun.serve, its failure to listen told plainly. Its only inputs from the user are --host and --port (checked to be
+ * 0–65535), so whatever it throws is a failure to listen there: a port in use or an address this machine lacks (one
+ * message names both causes, as Bun's codes may not tell them apart), a name that does not resolve, or text that is
+ * no address at all (`::zz` fails inside Bun with a TypeError).
+ */
 function listen(options: Bun.Serve.Options<undefined>): Bun.Server<undefined> {
   try {
     return Bun.serve(options);
   } catch (error) {
-    if (!LISTEN_FAILURES.has((error as NodeJS.ErrnoException).code ?? "")) throw error;
-    const where = `${options.hostname ?? "127.0.0.1"}:${options.port}`;
-    throw new ResearcherError(
-      "INVALID_INPUT",
-      `cannot listen on ${where}: the port is taken, or the address is not one of this machine's`,
-      {
-        hint: "choose another --port (--port 0 picks a free one), or a --host this machine has",
-      },
-    );
+    const host = options.hostname ?? "127.0.0.1";
+    const where = `${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${options.port}`;
+    const { code = "", syscall } = error as NodeJS.ErrnoException;
+    const hostHint = "give --host an address of this machine (127.0.0.1, ::1, 0.0.0.0 for all) or a name that resolves to one";
+    const [why, hint] = LISTEN_FAILURES.has(code)
+      ? [
+          "the port is taken, or the address is not one of this machine's",
+          "choose another --port (--port 0 picks a free one), or a --host this machine has",
+        ]
+      : RESOLVE_FAILURES.has(code) || syscall === "getaddrinfo"
+        ? [`'${host}' is not an address, and no name this machine can resolve`, hostHint]
+        : [`'${host}' cannot be listened on (${describeError(error)})`, hostHint];
+    throw new ResearcherError("INVALID_INPUT", `cannot listen on ${where}: ${why}`, { hint, cause: error });
   }
 }
 
