@@ -4,7 +4,7 @@
  * start-up time than a whole BM25 search, and most commands never log.
  */
 import { createConsola, type ConsolaInstance } from "consola/core";
-import { stderr } from "./terminal.ts";
+import { escapeControls, stderr } from "./terminal.ts";
 import { env } from "./env.ts";
 
 let instance: ConsolaInstance | undefined;
@@ -15,7 +15,8 @@ function consola(): ConsolaInstance {
     reporters: [
       {
         log(entry) {
-          const text = entry.args.map((a) => (a instanceof Error ? a.message : String(a))).join(" ");
+          // One line an entry, whatever a path or a message in it holds (a file name may carry escape sequences).
+          const text = escapeControls(entry.args.map((a) => (a instanceof Error ? a.message : String(a))).join(" "));
           stderr.write(`${entry.type === "info" || entry.type === "log" ? "" : `${entry.type}: `}${text}\n`);
         },
       },

@@ -251,6 +251,33 @@ describe("names with control characters", () => {
     }
   }, 60_000);
 
+  test("a repository folder's name is escaped by repo add's confirmation and verify's problems, as status and repo list escape it", () => {
+    const home = tempDir();
+    const folder = join(tempDir(), "esc\x1b[31mRED\x07");
+    mkdirSync(folder);
+    writeTree(folder, { "a.md": "# Z\n\nzz text\n" });
+    const added = runCli(["repo", "add", "e", folder, "--no-embed"], { home });
+    expect(added.code).toBe(0);
+    expect(added.stdout).toContain("esc\\x1b[31mRED\\x07");
+    noRawControls(added.stdout);
+    expect(runCli(["index", "e", "--quiet"], { home }).code).toBe(0);
+    renameSync(folder, `${folder}.moved`);
+    const verified = runCli(["verify", "e"], { home });
+    expect(verified.code).toBe(1);
+    expect(verified.stdout).toContain("cannot read repository folder");
+    expect(verified.stdout).toContain("esc\\x1b[31mRED\\x07");
+    noRawControls(verified.stdout + verified.stderr);
+    for (const args of [
+      ["status", "e"],
+      ["repo", "list"],
+      ["index", "e"],
+    ]) {
+      const { stdout, stderr } = runCli(args, { home });
+      expect(stdout + stderr).toContain("esc\\x1b[31mRED\\x07");
+      noRawControls(stdout + stderr);
+    }
+  });
+
   test("JSON keeps the exact names", () => {
     const paths = JSON.parse(runCli(["search", "control", "--json"], { home }).stdout).results.map((r: { path: string }) => r.path);
     expect(paths.sort()).toEqual([evil, newline].sort());

@@ -10,7 +10,7 @@ import { removeRepository } from "../index/remove-repository.ts";
 import { downloadProgress, globals, home, json, list, out, type Flags } from "./cli-options.ts";
 import { repositoryJson, repositoryListText, styleFor } from "../serve/render.ts";
 import { addContext, addRepository, listContexts, listRepositories, removeContext, type AddRepositoryInput } from "../repos.ts";
-import { stderr, stdout } from "../terminal.ts";
+import { escapeControls, stderr, stdout } from "../terminal.ts";
 import { stringifyYaml } from "../yaml.ts";
 
 function embeddingFlags(flags: Flags): AddRepositoryInput["embedding"] {
@@ -39,14 +39,14 @@ function contextCli(): CAC {
     .example('  researcher context add rust-book:ch16 "Concurrency chapter"')
     .action((target: string, text: string, flags: Flags) => {
       const added = addContext(home(flags), String(target), String(text));
-      out(`context ${added.repository}:${added.prefix} → ${added.context}\n`);
+      out(`${escapeControls(`context ${added.repository}:${added.prefix} → ${added.context}`)}\n`);
     });
   cli
     .command("remove <target>", "Forget the context of repo:prefix")
     .example("  researcher context remove rust-book:ch16")
     .action((target: string, flags: Flags) => {
       const removed = removeContext(home(flags), String(target));
-      out(`removed context ${removed.repository}:${removed.prefix}\n`);
+      out(`${escapeControls(`removed context ${removed.repository}:${removed.prefix}`)}\n`);
     });
   cli
     .command("list", "Every context, by repository and prefix")
@@ -89,7 +89,8 @@ function repoCli(): CAC {
         ignoreFiles: flags.ignore !== false,
         embedding: embeddingFlags(flags),
       });
-      out(`added ${repo.name} → ${repo.path}\nnext: researcher index ${repo.name}\n`);
+      // The folder's name is the user's, or a mount's: shown escaped, as status and repo list show it.
+      out(`${escapeControls(`added ${repo.name} → ${repo.path}`)}\nnext: researcher index ${escapeControls(repo.name)}\n`);
     });
   cli
     .command("remove <name>", "Unregister a repository and delete its index")
@@ -97,7 +98,7 @@ function repoCli(): CAC {
     .example("  researcher repo remove notes")
     .action((name: string, flags: Flags) => {
       const repo = removeRepository(home(flags), name, { keepData: Boolean(flags.keepData) });
-      out(`removed ${repo.name}${flags.keepData ? ` (index kept in ${repo.dir})` : ""}\n`);
+      out(`${escapeControls(`removed ${repo.name}${flags.keepData ? ` (index kept in ${repo.dir})` : ""}`)}\n`);
     });
   cli
     .command("list", "List repositories")
@@ -161,7 +162,7 @@ function modelCli(): CAC {
     .example("  researcher model pull Snowflake/snowflake-arctic-embed-xs")
     .action(async (id: string | undefined, flags: Flags) => {
       const embedder = await loadEmbedder(home(flags), choice(flags, id), { allowDownload: true, onProgress: downloadProgress() });
-      out(`${embedder.info.id}: ${embedder.dims} dims, ready in ${modelsDir(home(flags))}\n`);
+      out(`${escapeControls(`${embedder.info.id}: ${embedder.dims} dims, ready in ${modelsDir(home(flags))}`)}\n`);
       await embedder.dispose();
     });
   cli
@@ -172,13 +173,13 @@ function modelCli(): CAC {
       const value = existsSync(model) ? resolve(model) : model;
       describeModel(home(flags), { provider: "local", model: value }); // refuses a path that is not a model folder
       setConfigValue(home(flags), "embedding.model", value);
-      out(`embedding model: ${value}\n`);
+      out(`embedding model: ${escapeControls(value)}\n`);
     });
   cli
     .command("clear [id]", "Delete downloaded models (all, or one id) from ~/.researcher/models")
     .example("  researcher model clear Xenova/bge-small-en-v1.5")
     .action((id: string | undefined, flags: Flags) => {
-      out(`removed ${clearModels(home(flags), id === undefined ? undefined : String(id))}\n`);
+      out(`removed ${escapeControls(clearModels(home(flags), id === undefined ? undefined : String(id)))}\n`);
     });
   return cli;
 }

@@ -207,7 +207,7 @@ function mainCli(only?: string): CAC {
         }
         // Warnings (e.g. embeddings pending offline) go to stderr, also with --json, so scripts and people both see them.
         for (const summary of summaries)
-          for (const warning of summary.warnings) stderr.write(`warning: ${summary.repository}: ${warning}\n`);
+          for (const warning of summary.warnings) stderr.write(`${escapeControls(`warning: ${summary.repository}: ${warning}`)}\n`);
         if (flags.json) {
           const failed = failures.map(({ repository, error }) => ({
             repository,
@@ -349,7 +349,7 @@ function mainCli(only?: string): CAC {
           let response = await (flags.all ? searchAll(home(flags), options, context) : search(home(flags), options, context));
           if (flags.full) response = withFragmentText(home(flags), response, context);
           stderr.write(skippedText(response.skipped));
-          if (format === "text" && response.results.length === 0) stderr.write(`no results for "${response.query}"\n`);
+          if (format === "text" && response.results.length === 0) stderr.write(`no results for "${escapeControls(response.query)}"\n`);
           out(renderSearch(response, format, styleFor(stdout)));
         } finally {
           await context.close();
@@ -395,13 +395,14 @@ function mainCli(only?: string): CAC {
         const maxBytesPerDocument = positive(flags.maxBytes, "--max-bytes") ?? 1024 * 1024;
         if (flags.files) {
           const { refs, skipped } = matchDocuments(home(flags), String(pattern));
-          for (const s of skipped) stderr.write(`skipped ${s.path}: ${s.reason}\n`);
+          for (const s of skipped) stderr.write(`${escapeControls(`skipped ${s.path}: ${s.reason}`)}\n`);
           return out(refs.map((r) => `${join(r.repo.path, r.path)}\n`).join(""));
         }
         const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument });
         if (flags.json) return json({ documents: found.documents.map(documentJson), skipped: found.skipped });
         out(multiGetText(found, { lineNumbers: Boolean(flags.lineNumbers) }));
-        if (found.documents.length === 0 && found.skipped.length === 0) stderr.write(`no indexed documents match ${pattern}\n`);
+        if (found.documents.length === 0 && found.skipped.length === 0)
+          stderr.write(`no indexed documents match ${escapeControls(pattern)}\n`);
       });
 
   if (want("ls"))
@@ -429,7 +430,7 @@ function mainCli(only?: string): CAC {
         const repo = getRepository(home(flags), name);
         const path = safeRelativePath(repo, document);
         await removeDocument(repo, path);
-        out(`removed ${name}:${path}\n`);
+        out(`${escapeControls(`removed ${name}:${path}`)}\n`);
       });
 
   if (want("repos-for"))
@@ -536,7 +537,7 @@ function mainCli(only?: string): CAC {
         const token = (flags.token as string | undefined) ?? env.mcpToken();
         const { serveHttp } = await import("../serve/http.ts");
         const server = serveHttp(home(flags), { port, host: flags.host as string | undefined, token: token || undefined, watch });
-        stderr.write(`listening on ${server.url}/mcp\n`);
+        stderr.write(`listening on ${escapeControls(server.url)}/mcp\n`);
         await new Promise<void>((resolve) => {
           process.once("SIGINT", resolve);
           process.once("SIGTERM", resolve);

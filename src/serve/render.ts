@@ -387,10 +387,12 @@ export function verifyText(reports: VerifyReport[], style: Style): string {
   return reports
     .map((report) => {
       const open = report.problems.filter((p) => !p.repaired).length;
-      const head = `${style.bold(report.repository)}: ${report.problems.length === 0 ? "ok" : open === 0 ? "repaired" : `${open} problem${open === 1 ? "" : "s"}`}`;
-      const lines = report.problems.map((p) =>
-        p.repaired ? `  ${style.dim(`repaired ${p.check}: ${p.detail} (${p.fix})`)}` : `  ${style.warn(p.check)}: ${p.detail} → ${p.fix}`,
-      );
+      const head = `${style.bold(escapeControls(report.repository))}: ${report.problems.length === 0 ? "ok" : open === 0 ? "repaired" : `${open} problem${open === 1 ? "" : "s"}`}`;
+      // A problem names paths (the repository folder, a document, a temp file): shown escaped, as every text format shows names.
+      const lines = report.problems.map((p) => {
+        const [detail, fix] = [escapeControls(p.detail), escapeControls(p.fix)];
+        return p.repaired ? `  ${style.dim(`repaired ${p.check}: ${detail} (${fix})`)}` : `  ${style.warn(p.check)}: ${detail} → ${fix}`;
+      });
       return [head, ...lines].join("\n");
     })
     .join("\n")
