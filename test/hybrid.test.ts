@@ -1,6 +1,6 @@
 /** Vector and hybrid search end to end in the library: real GloVe model, real SQLite, real usearch file. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { acquireWriterLock, processStartTime } from "../src/store/lock.ts";
@@ -9,7 +9,7 @@ import { search, SearchContext } from "../src/search/search.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { annPath } from "../src/search/vectors.ts";
 import { Store } from "../src/store/store.ts";
-import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
+import { describeShared, GLOVE, gloveThroughOnnx, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const TEN = {
   "cars.md": "# Vehicles\n\nCars and trucks drive on the highway; the driver parks the car in the garage.\n",
@@ -195,14 +195,17 @@ describeShared("vector and hybrid search", () => {
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, embedded: 1 });
   });
 
-  test("a different model is a clear error that says how to re-embed", async () => {
+  test("a different model is a clear error that says how to re-embed, whether or not a file changed", async () => {
     const fp32 = { ...repo, embedding: { model: GLOVE, dtype: "fp32" as const } };
-    // Nothing to embed: the model is not even loaded.
-    expect(await indexRepository(home, fp32)).toMatchObject({ embedded: 0 });
+    // Refused up front: a run with nothing to embed says what the next one, with a changed file, says.
+    const unchanged = await indexRepository(home, fp32).catch((e) => e);
+    expect(unchanged.code).toBe("MODEL_MISMATCH");
+    const documents = repositoryStatus(repo).documents;
     writeFileSync(join(docs, "ships.md"), "a brand new document about ships\n");
     const mismatch = await indexRepository(home, fp32).catch((e) => e);
-    expect(mismatch.code).toBe("MODEL_MISMATCH");
+    expect({ code: mismatch.code, message: mismatch.message }).toEqual({ code: unchanged.code, message: unchanged.message });
     expect(mismatch.hint).toContain("researcher index --embeddings-only ten");
+    expect(repositoryStatus(repo).documents).toBe(documents); // refused before it indexed ships.md
     const redone = await indexRepository(home, fp32, { embeddingsOnly: true });
     expect(redone.embedded).toBeGreaterThan(10);
     // The configuration still says q8: searching with it is now the mismatch.
@@ -210,6 +213,23 @@ describeShared("vector and hybrid search", () => {
     expect(stale.code).toBe("MODEL_MISMATCH");
     await indexRepository(home, repo, { embeddingsOnly: true });
   });
+
+  test("index --model with another model is refused before anything changes, changed files or not; a copy of the same model is not another", async () => {
+    const other = join(tempDir(), "another-model"); // GloVe under another name: another fingerprint, so another model
+    symlinkSync(GLOVE, other);
+    const pinned = addRepository(home, { name: "pinned", path: tempDir() });
+    writeTree(pinned.path, { "cars.md": TEN["cars.md"] });
+    expect(await indexRepository(home, pinned, { model: GLOVE })).toMatchObject({ embedded: 1, model: GLOVE });
+    const unchanged = await indexRepository(home, pinned, { model: other }).catch((e) => e);
+    expect(unchanged.code).toBe("MODEL_MISMATCH");
+    expect(unchanged.message).toContain(`was embedded with ${GLOVE}`);
+    writeTree(pinned.path, { "bread.md": TEN["bread.md"] });
+    const changed = await indexRepository(home, pinned, { model: other }).catch((e) => e);
+    expect({ code: changed.code, message: changed.message }).toEqual({ code: unchanged.code, message: unchanged.message });
+    expect(repositoryStatus(pinned).documents).toBe(1);
+    // The same model through another folder (same name, so the same fingerprint) is accepted.
+    expect(await indexRepository(home, pinned, { model: gloveThroughOnnx() })).toMatchObject({ indexed: 1, embedded: 1 });
+  }, 60_000);
 
   test("--embeddings-only with a model that cannot load keeps the old vectors", async () => {
     const before = repositoryStatus(repo);

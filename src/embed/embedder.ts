@@ -615,6 +615,19 @@ export function normalize(vector: Float32Array): Float32Array {
   return vector;
 }
 
+/**
+ * Whether `choice` may be another model than the one `stored` describes, told without loading it: the fingerprint
+ * it would have at the stored dimensions (its config and weights file, a stat away). Equal is the same model called
+ * the same way; different must be loaded to be sure (checkModel), as a path to a copy of the same model is the same.
+ */
+export function mayDifferFrom(home: string, choice: ModelChoice, stored: StoredModel): boolean {
+  try {
+    return fingerprintOf(describeModel(home, choice), stored.dims) !== stored.fingerprint;
+  } catch {
+    return true; // not even describable (a path that is no model folder): loading it says why
+  }
+}
+
 /** A repository never mixes vectors of two models. */
 export function checkModel(repository: string, stored: StoredModel | undefined, embedder: Embedder): void {
   if (!stored || stored.fingerprint === embedder.fingerprint) return;

@@ -18,11 +18,19 @@ import { checkRoot, discoverFiles, isCandidate, type DiscoveredFile } from "./di
 import { confinedReader, sha256, type ReadResult } from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
-import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
+import { checkModel, chooseModel, EmbedderCache, type Embedder, mayDifferFrom } from "../embed/embedder.ts";
 import { describeError, isResearcherError, isTransient, ResearcherError, toResearcherError } from "../errors.ts";
 import { acquireWriterLock } from "../store/lock.ts";
 import { keepRepositoryModel, type Repository } from "../repos.ts";
-import { HEADING_SEPARATOR, Store, type DocumentInput, type Fragment, type RecordedFailure, type StoredDocument } from "../store/store.ts";
+import {
+  HEADING_SEPARATOR,
+  Store,
+  type DocumentInput,
+  type Fragment,
+  type RecordedFailure,
+  type StoredDocument,
+  type StoredModel,
+} from "../store/store.ts";
 import { syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
 import { clearImpacts, maintainImpactLists, updateImpacts } from "../search/bm25.ts";
@@ -182,6 +190,9 @@ export async function indexRepository(home: string, repo: Repository, options: I
     const load = () => embedders.get(home, choice);
     // Re-embedding starts only once the new model loads: a missing model must not cost the old vectors.
     if (options.embeddingsOnly && embed) await load();
+    // Another model than the repository's is refused before anything changes, whatever the folder holds: a run
+    // with nothing to embed must not accept what the next one, with a changed file, refuses.
+    if (embed && remembered && mayDifferFrom(home, choice, remembered)) await refuseOtherModel(repo, remembered, load);
     const summary = options.embeddingsOnly
       ? { ...emptySummary(repo.name), ...store.counts() }
       : options.rebuild
@@ -396,6 +407,19 @@ function emptySummary(repository: string): RunCounts {
 }
 
 const EMBED_BATCH = 256;
+
+/**
+ * The mismatch error when the chosen model, loaded, is not the one the repository was embedded with. A model that
+ * cannot be loaded now (offline, its server down) is left to the run: it indexes the text and leaves the vectors
+ * pending, as it would have without this check.
+ */
+async function refuseOtherModel(repo: Repository, stored: StoredModel, load: () => Promise<Embedder>): Promise<void> {
+  const embedder = await load().catch((error: unknown) => {
+    if (isResearcherError(error) && (error.code === "MODEL_UNAVAILABLE" || error.code === "PROVIDER_FAILED")) return undefined;
+    throw error;
+  });
+  if (embedder) checkModel(repo.name, stored, embedder);
+}
 
 /**
  * Embed, or leave the vectors pending when the model cannot be loaded or its server answered no vectors (offline, no
