@@ -138,6 +138,14 @@ describe("search", () => {
   test("bad pagination values are clear errors", async () => {
     expect(search(home, { query: "x", limit: 0 })).rejects.toThrow(/limit/);
     expect(search(home, { query: "x", offset: -1 })).rejects.toThrow(/offset/);
+    // Past SQLite's integers (2^63) a number failed inside it, an internal error; the library's bounds come first.
+    for (const [options, words] of [
+      [{ offset: 2 ** 63 }, "offset must be a whole number from 0 to 100000"],
+      [{ limit: 1e20 }, "limit must be a whole number from 1 to 100000"],
+    ] as const) {
+      const error = await search(home, { query: "x", ...options }).catch((e) => e);
+      expect({ code: error.code, message: error.message }).toMatchObject({ code: "USAGE", message: expect.stringContaining(words) });
+    }
   });
 });
 
