@@ -169,7 +169,12 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
   const flag = (name: string) => ["1", "true", "yes", ""].includes(params.get(name) ?? "no");
   const query = params.get("q") ?? "";
   if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: "GET /search?q=your+question" });
-  const limit = wholeParam(params, "n", ANSWER_LIMIT, "as MCP's n_results: page with offset=, or use the CLI's --all");
+  const limit = wholeParam(
+    params,
+    "n",
+    ANSWER_LIMIT,
+    `an answer holds at most ${ANSWER_LIMIT.max}, as MCP's: page with offset=, or use the CLI's --all`,
+  );
   const mode = params.get("mode") ?? undefined;
   if (mode !== undefined && !MODES.includes(mode))
     throw new ResearcherError("USAGE", `mode must be one of ${MODES.join(", ")} (got '${mode}')`);
