@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { chooseModel, describeModel, loadEmbedder, pool, type Embedder } from "../src/embed/embedder.ts";
 import { ResearcherError } from "../src/errors.ts";
-import { describeShared, GLOVE, tempDir } from "./helpers.ts";
+import { describeShared, GLOVE, gloveThroughOnnx, tempDir } from "./helpers.ts";
+import { standInHub } from "./model-fixtures.ts";
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, v, i) => sum + v * b[i]!, 0);
 
@@ -31,6 +32,29 @@ describeShared("local embedder (GloVe-SIF model folder)", () => {
     expect(fp32.fingerprint).not.toBe(embedder.fingerprint);
     await fp32.dispose();
     await embedder.dispose();
+  });
+});
+
+describeShared("a transformer pulled from the hub", () => {
+  test("keeps its fingerprint in the runs after, which find it in the cache (a mismatch otherwise)", async () => {
+    const home = tempDir();
+    const server = standInHub(gloveThroughOnnx());
+    const saved = process.env.HF_ENDPOINT;
+    process.env.HF_ENDPOINT = `http://127.0.0.1:${server.port}`;
+    const choice = { provider: "local" as const, model: "researcher-test/glove-onnx" };
+    try {
+      expect(describeModel(home, choice)).toMatchObject({ kind: "transformer", source: "hub", path: null });
+      const pulled = await loadEmbedder(home, choice, { allowDownload: true });
+      const later = await loadEmbedder(home, choice);
+      expect(later.info).toMatchObject({ kind: "transformer", source: "cache" });
+      expect(pulled.info).toMatchObject({ source: "cache", path: later.info.path });
+      expect(pulled.fingerprint).toBe(later.fingerprint);
+      await Promise.all([pulled.dispose(), later.dispose()]);
+    } finally {
+      if (saved === undefined) delete process.env.HF_ENDPOINT;
+      else process.env.HF_ENDPOINT = saved;
+      server.stop(true);
+    }
   });
 });
 

@@ -19,3 +19,33 @@ export function writeGloveThroughOnnx(parent: string): string {
   writeFileSync(join(folder, "config.json"), JSON.stringify({ ...config, num_hidden_layers: 1 }));
   return folder;
 }
+
+/**
+ * A stand-in hub on 127.0.0.1 that serves the folder `source` under /<id>/resolve/main/ (a raw socket: an HTTP
+ * server library would correct the headers). "truncate": the connection closes after the first 1,000 bytes of
+ * model.safetensors, under a Content-Length that promised all of it. "gzip": every file compressed, whatever the
+ * request accepts, as a misconfigured mirror might. Point HF_ENDPOINT at `http://127.0.0.1:<port>`.
+ */
+export function standInHub(source: string, mode: "whole" | "truncate" | "gzip" = "whole") {
+  return Bun.listen<undefined>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      async data(socket, request) {
+        const name = /GET \S*\/resolve\/main\/(\S+) /.exec(request.toString())?.[1] ?? "";
+        const file = Bun.file(join(source, name));
+        if (!name || !(await file.exists())) {
+          socket.end("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+          return;
+        }
+        const raw = new Uint8Array(await file.arrayBuffer());
+        const bytes = mode === "gzip" ? Bun.gzipSync(raw) : raw;
+        const sent = mode === "truncate" && name === "model.safetensors" ? bytes.subarray(0, 1000) : bytes;
+        const encoding = mode === "gzip" ? "content-encoding: gzip\r\n" : "";
+        socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${bytes.length}\r\n${encoding}connection: close\r\n\r\n`);
+        socket.write(sent);
+        socket.end();
+      },
+    },
+  });
+}

@@ -9,6 +9,7 @@ import { describeModel, loadEmbedder, type Embedder } from "../src/embed/embedde
 import { readSafetensors, writeSafetensors } from "../src/embed/safetensors.ts";
 import { loadTokenizer } from "../src/embed/static-embedder.ts";
 import { describeShared, GLOVE, gloveThroughOnnx, SHARED, tempDir } from "./helpers.ts";
+import { standInHub } from "./model-fixtures.ts";
 
 const TEXTS = [
   "How do I reset my password?",
@@ -173,38 +174,8 @@ describeShared("pulling a model2vec model from the hub", () => {
   const source = join(root, "served");
   writeModel2vec(source, 8);
 
-  /**
-   * A stand-in hub on 127.0.0.1 that serves `source` under /<id>/resolve/main/ (a raw socket: an HTTP server
-   * library would correct the headers). "truncate": the connection closes after the first 1,000 bytes of
-   * model.safetensors, under a Content-Length that promised all of it. "gzip": every file compressed, whatever
-   * the request accepts, as a misconfigured mirror might.
-   */
-  function hub(mode: "whole" | "truncate" | "gzip") {
-    return Bun.listen<undefined>({
-      hostname: "127.0.0.1",
-      port: 0,
-      socket: {
-        async data(socket, request) {
-          const name = /GET \S*\/resolve\/main\/(\S+) /.exec(request.toString())?.[1] ?? "";
-          const file = Bun.file(join(source, name));
-          if (!name || !(await file.exists())) {
-            socket.end("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-            return;
-          }
-          const raw = new Uint8Array(await file.arrayBuffer());
-          const bytes = mode === "gzip" ? Bun.gzipSync(raw) : raw;
-          const sent = mode === "truncate" && name === "model.safetensors" ? bytes.subarray(0, 1000) : bytes;
-          const encoding = mode === "gzip" ? "content-encoding: gzip\r\n" : "";
-          socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${bytes.length}\r\n${encoding}connection: close\r\n\r\n`);
-          socket.write(sent);
-          socket.end();
-        },
-      },
-    });
-  }
-
   async function pull(home: string, mode: "whole" | "truncate" | "gzip"): Promise<Embedder> {
-    const server = hub(mode);
+    const server = standInHub(source, mode);
     const saved = process.env.HF_ENDPOINT;
     process.env.HF_ENDPOINT = `http://127.0.0.1:${server.port}`;
     try {
