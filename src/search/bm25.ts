@@ -186,6 +186,7 @@ export function rankPostings(
   try {
     for (const [term, list] of lists) {
       const weight = idf(rows, frequency.get(term.stem!)!);
+      scores.beginList(); // a list's postings come in ascending id order
       list.visit((id, title, heading, body, length) => {
         if (removed.size && removed.has(id)) return;
         const tf = title * weights.title + heading * weights.heading + body * weights.body;
@@ -199,7 +200,8 @@ export function rankPostings(
         rare.map((term) => term.fts),
         [],
       )!;
-      for (const hit of store.searchBm25(rareMatch, weights, -1)) scores.add(hit.id, hit.score);
+      scores.beginList();
+      for (const hit of store.searchBm25(rareMatch, weights, -1).sort((a, b) => a.id - b.id)) scores.add(hit.id, hit.score);
     }
     const admitted = where && new Set(store.fragmentIdsWhere(where));
     const { hits, total } = scores.top(k, admitted ? (id) => admitted.has(id) : undefined);
