@@ -82,8 +82,13 @@ export interface ConvertPoolOptions {
 
 /** How often a worker reports its memory, and the pool checks the budget, while conversions run. */
 const MEMORY_REPORT_MS = 50;
-/** A worker silent this long is blocked in synchronous code (a parser building a DOM), not just waiting for a core. */
-const SILENT_MS = 1000;
+/**
+ * A worker silent this long (five missed reports) is busy in synchronous code (a parser building a DOM) and is
+ * charged the pages its thread has touched since. One waiting for a core touches none, so a short wait costs no
+ * false alarm; at 1 s, a DOCX that touched 69 MB in a stretch of 0.9 s passed a 40 MB budget on a quiet machine and
+ * failed it on a loaded one.
+ */
+const SILENT_MS = 250;
 
 export class ConvertPool {
   readonly size: number;
