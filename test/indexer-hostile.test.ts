@@ -191,6 +191,20 @@ describe("formats and settings", () => {
 });
 
 describe("documents without body text", () => {
+  test("a web page of a title alone is found by its title; an empty page is still no fragment (tester N1)", async () => {
+    const { home, repo } = bm25Repository({
+      "t.html": "<html><head><title>Lemurcorp   page</title></head><body></body></html>",
+      "blank.html": "<html><head></head><body> </body></html>",
+      "full.html": "<html><head><title>Full</title></head><body><p>Lemurcorp appears in a body too.</p></body></html>",
+    });
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 3, fragments_total: 2 });
+    const found = await search(home, { query: "lemurcorp", mode: "bm25" });
+    expect(found.results.map((r) => [r.path, r.location])).toEqual([
+      ["t.html", "t.html:1"],
+      ["full.html", "full.html:1"],
+    ]);
+  });
+
   test("an index from before they had a fragment chunks its documents without fragments again, once (tester F5)", async () => {
     const { home, repo } = bm25Repository({
       "stub.md": "# Meeting with Zebracorp about quarterly roadmap\n",

@@ -73,8 +73,12 @@ function insideContent(element: HtmlElement): boolean {
 export async function convertHtml(bytes: Uint8Array, fallbackTitle: string): Promise<ConvertedDocument> {
   const doc = parseHtml(decodeHtml(bytes));
   const metadata = htmlMetadata(doc);
-  const title = htmlTitle(doc) ?? fallbackTitle;
-  return { title, format: "markdown", text: documentToMarkdown(doc, { webPage: true }), firstLine: 1, metadata };
+  const found = htmlTitle(doc);
+  const text = documentToMarkdown(doc, { webPage: true });
+  // A page with a title and no body text (a stub, a redirect page) is found by its title: it becomes the page's
+  // one heading, as a note of headings alone is (chunk.ts).
+  const body = text.trim() === "" && found ? `# ${found.replace(/\s+/g, " ")}\n` : text;
+  return { title: found ?? fallbackTitle, format: "markdown", text: body, firstLine: 1, metadata };
 }
 
 /** Markdown of HTML that is not a web page (an EPUB chapter, mammoth's DOCX output): it has no site chrome. */

@@ -19,10 +19,11 @@ export interface ChunkOptions {
 export const DEFAULT_CHUNK_OPTIONS: ChunkOptions = { tokens: 350, overlap: 0.15 };
 
 /**
- * The version of the rule for documents without body text (headings alone, or front matter with a title). Before it
- * (0) they got no fragment: an index that recorded an older version chunks its documents without fragments again.
+ * The version of the rule for documents without body text (headings alone, or front matter with a title; since 2,
+ * a web page with a title alone). Before it (0) they got no fragment: an index that recorded an older version
+ * chunks its documents without fragments again.
  */
-export const BARE_DOCUMENT_VERSION = 1;
+export const BARE_DOCUMENT_VERSION = 2;
 
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {
