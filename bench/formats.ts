@@ -236,11 +236,14 @@ for (const q of queries) {
     if (!("fragment" in r)) continue;
     const id = pageOf.get(`${r.path}#${r.page}`);
     hits++;
-    // Every hit's page is its abstract's page: the fragment's text is on that page and it does not span pages.
+    // Every hit's page is its abstract's page: the fragment's text is on that page (its title or its body: a snippet
+    // may run from one into the other) and it does not span pages.
     const abstract = id ? abstractById.get(id) : undefined;
     const onPage =
       abstract &&
-      squash(winAnsi(abstract.text)).includes(squash(r.fragment.page === r.fragment.page_end ? r.snippet.replace(/^…|…$/g, "") : "\u0000"));
+      squash(winAnsi(`${abstract.title} ${abstract.text}`)).includes(
+        squash(r.fragment.page === r.fragment.page_end ? r.snippet.replace(/^…|…$/g, "") : "\u0000"),
+      );
     if (!onPage) misplaced++;
     if (id && !ranked.includes(id)) ranked.push(id);
   }
@@ -299,7 +302,7 @@ ${table(
   ],
 )}
 
-Hits checked: ${hits}; hits whose snippet is not on the abstract's page or whose fragment spans pages: ${misplaced}.`,
+Hits checked: ${hits}; hits whose snippet is not on the abstract's page (title or body) or whose fragment spans pages: ${misplaced}.`,
 );
 console.log(`scifact: md ${mdScore.toFixed(4)} pdf ${pdfScore.toFixed(4)}; hits ${hits}, misplaced ${misplaced}`);
 console.log(`pdf: ours ${oursSeconds.toFixed(2)} s, pdftotext ${popplerSeconds.toFixed(2)} s, agreement median ${median.toFixed(3)}`);
