@@ -93,10 +93,12 @@ const SILENT_MS = 250;
 export class ConvertPool {
   readonly size: number;
   /**
-   * Workers that parse source code: one per core but one. The indexing thread's share of a code file (cutting,
-   * hashing and writing its fragments) costs about what its parse does, so it needs a core of its own, and each
-   * parsing worker compiles and warms up the parser's JavaScript for itself: on two cores one parsing worker indexed
-   * 171 Python files with 10–12% less CPU than two, and no slower (docs/benchmarks.md, "Code").
+   * Workers that parse source code: one per core. Each parsing worker compiles and warms up the parser's JavaScript
+   * for itself, and the indexing thread's share of a code file (cutting, hashing, writing its fragments) wants a core
+   * too, but the parse is the longest path: on two quiet cores, two parsing workers indexed 668 Python files (13 MB)
+   * in 1.94–1.98 s against 2.30–2.39 s with one, and 171 in 0.95–1.02 s against 1.03–1.13 s, for 8–10% more CPU
+   * (docs/benchmarks.md, "Code"). Other formats go to a worker that has not parsed first, whose JIT is not the
+   * parser's.
    */
   private readonly parsers: number;
   private readonly timeoutMs: number;
@@ -111,7 +113,7 @@ export class ConvertPool {
 
   constructor(options: ConvertPoolOptions) {
     this.size = Math.max(1, options.size ?? availableParallelism());
-    this.parsers = Math.max(1, this.size - 1);
+    this.parsers = this.size;
     this.timeoutMs = options.timeoutMs;
     this.memoryBytes = options.memoryBytes ?? 0;
     this.ocrPageTimeoutMs = options.ocrPageTimeoutMs ?? options.timeoutMs;
