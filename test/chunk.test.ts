@@ -49,6 +49,21 @@ describe("chunkDocument (markdown)", () => {
     expect(fragments[0]!.endLine).toBe(7);
   });
 
+  test("a heading with nothing under it that the next heading closes joins the text that follows; at the end, the text before", () => {
+    const doc = "# Title\n\n## Zebracorp meeting\n\n## Notes\n\n### Okapi\n\nBody words.\n\n## Lemur plans\n\n### Later\n";
+    const fragments = chunkDocument(md(doc));
+    expect(fragments.map((f) => [f.startLine, f.endLine, f.headings])).toEqual([[3, 13, ["Notes", "Okapi"]]]);
+    const text = fragments[0]!.text;
+    // Zebracorp's heading is closed by its sibling; Notes and Okapi are the path of the body; Lemur plans and Later
+    // come after the last text.
+    for (const heading of ["## Zebracorp meeting", "Body words.", "## Lemur plans", "### Later"]) expect(text).toContain(heading);
+    expect(text).not.toContain("## Notes");
+    // A child heading keeps its parent in the path: nothing is orphaned.
+    expect(chunkDocument(md("# Doc\n\n## Parent\n\n### Child\n\nText.\n")).map((f) => [f.text, f.headings])).toEqual([
+      ["Text.", ["Parent", "Child"]],
+    ]);
+  });
+
   test("a document of headings alone gets one fragment of its heading lines, on their lines", () => {
     const only = chunkDocument(md("# Meeting with Zebracorp about quarterly roadmap\n"));
     expect(only.map((f) => [f.text, f.startLine, f.endLine, f.headings])).toEqual([
@@ -59,8 +74,8 @@ describe("chunkDocument (markdown)", () => {
     // After front matter, the lines still count from the top of the file.
     const after = chunkDocument(md("---\ntags: [a]\n---\n\n## Only heading\n"));
     expect(after.map((f) => [f.text, f.startLine, f.endLine])).toEqual([["## Only heading", 5, 5]]);
-    // A document with any body keeps its fragments as they were: headings stay in the path, not the text.
-    expect(chunkDocument(md("# Title\n\n## Empty\n\n## Full\n\nBody.\n")).map((f) => [f.text, f.headings])).toEqual([["Body.", ["Full"]]]);
+    // In a document with a body, headings with text under them stay in the path, not the text.
+    expect(chunkDocument(md("# Title\n\n## Full\n\nBody.\n")).map((f) => [f.text, f.headings])).toEqual([["Body.", ["Full"]]]);
   });
 
   test("a document of front matter alone is one fragment of its title, on the front matter's lines", () => {

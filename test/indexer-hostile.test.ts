@@ -190,6 +190,25 @@ describe("formats and settings", () => {
   });
 });
 
+describe("headings with nothing under them", () => {
+  test("an index from before they joined the text re-chunks its markdown files once, and they are found", async () => {
+    const { home, repo } = bm25Repository({
+      "notes.md": "# Notes\n\n## Zebracorp meeting\n\n## Plans\n\nBody words.\n",
+      "page.html": "<html><body><h2>Okapi</h2><h2>Other</h2><p>Body words.</p></body></html>",
+    });
+    await indexRepository(home, repo);
+    const found = async () => (await search(home, { query: "zebracorp", mode: "bm25" })).results.map((r) => r.path);
+    expect(await found()).toEqual(["notes.md"]);
+    // As an older researcher left it: no version of the rule recorded.
+    const store = Store.open(repo.dir, { write: true });
+    const recorded = JSON.parse(store.getMeta("chunking")!);
+    store.setMeta("chunking", JSON.stringify({ ...recorded, headings: undefined }));
+    store.close();
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 1 });
+    expect((await indexRepository(home, repo)).indexed).toBe(0);
+  });
+});
+
 describe("documents without body text", () => {
   test("a web page of a title alone is found by its title; an empty page is still no fragment (tester N1)", async () => {
     const { home, repo } = bm25Repository({
@@ -254,7 +273,10 @@ describe("code's own budget", () => {
     const { home, repo } = codeRepository();
     await indexRepository(home, repo);
     const store = Store.open(repo.dir, { write: true });
-    store.setMeta("chunking", JSON.stringify({ tokens: 350, overlap: 0.15 }));
+    store.setMeta(
+      "chunking",
+      JSON.stringify({ ...JSON.parse(store.getMeta("chunking")!), code_tokens: undefined, code_outline: undefined }),
+    );
     store.close();
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 1 });
     expect((await indexRepository(home, repo)).indexed).toBe(0);
@@ -264,7 +286,7 @@ describe("code's own budget", () => {
     const { home, repo } = codeRepository();
     await indexRepository(home, repo);
     const store = Store.open(repo.dir, { write: true });
-    store.setMeta("chunking", JSON.stringify({ tokens: 350, overlap: 0.15, code_tokens: 512 }));
+    store.setMeta("chunking", JSON.stringify({ ...JSON.parse(store.getMeta("chunking")!), code_outline: undefined }));
     store.close();
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 1 });
     expect((await indexRepository(home, repo)).indexed).toBe(0);

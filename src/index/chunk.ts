@@ -25,6 +25,13 @@ export const DEFAULT_CHUNK_OPTIONS: ChunkOptions = { tokens: 350, overlap: 0.15 
  */
 export const BARE_DOCUMENT_VERSION = 2;
 
+/**
+ * The version of the rule for a heading with nothing under it in a document with text: since 1 its line joins the
+ * text that follows (it was in no fragment before). An index that recorded no version chunks its markdown files
+ * again (converted formats keep their fragments until their files change: reading them again can be slow).
+ */
+export const EMPTY_HEADING_VERSION = 1;
+
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {
   text: string;
@@ -90,11 +97,21 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
   // Every heading line, in case the document has no body: its headings are then all there is to find it by.
   const headingLines: Block[] = [];
   let current: Section = { headings: [], blocks: [] };
+  // Headings with nothing under them yet: text below puts them in its fragments' path. One that a sibling or a
+  // higher heading closes first would be in no fragment: its line joins the text that comes next (`orphans`).
+  let pending: { block: Block; level: number }[] = [];
+  let orphans: Block[] = [];
   let paragraph: Block | undefined;
   let page: number | null = null;
   const closeParagraph = () => {
     if (paragraph) current.blocks.push(paragraph);
     paragraph = undefined;
+  };
+  /** Text is coming into the current section: headings left without text go first, and the pending are its path. */
+  const content = () => {
+    current.blocks.push(...orphans);
+    orphans = [];
+    pending = [];
   };
 
   for (const block of markdownBlocks(lines.entries())) {
@@ -102,18 +119,25 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
     const line = lines[i]!;
     if (block.kind === "fence") {
       closeParagraph();
+      content();
       current.blocks.push({ lines: lines.slice(i, block.end + 1), first: firstLine + i, code: true, page });
       continue;
     }
     if (block.kind === "heading") {
       closeParagraph();
-      headingLines.push({ lines: [line], first: firstLine + i, code: false, page });
+      const heading = { lines: [line], first: firstLine + i, code: false, page };
+      headingLines.push(heading);
       if (current.blocks.length) sections.push(current);
+      orphans.push(...pending.filter((p) => p.level >= block.level).map((p) => p.block));
+      pending = pending.filter((p) => p.level < block.level);
       stack.length = block.level - 1;
       stack[block.level - 1] = shortHeading(block.text);
       current = { headings: headingPath(stack, title), blocks: [] };
       // A heading cut short in the path is also body text of its section, so none of its words go unindexed.
-      if (stack[block.level - 1] !== block.text) current.blocks.push({ lines: [line], first: firstLine + i, code: false, page });
+      if (stack[block.level - 1] !== block.text) {
+        content();
+        current.blocks.push(heading);
+      } else pending.push({ block: heading, level: block.level });
       continue;
     }
     const marker = paged ? PAGE_MARKER.exec(line) : null;
@@ -129,7 +153,10 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
       closeParagraph();
       continue;
     }
-    paragraph ??= { lines: [], first: firstLine + i, code: false, page };
+    if (!paragraph) {
+      content();
+      paragraph = { lines: [], first: firstLine + i, code: false, page };
+    }
     paragraph.lines.push(line);
   }
   closeParagraph();
@@ -137,6 +164,8 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
   // Headings reach the index only in the path of the fragments below them, so a document of headings alone (a stub
   // note, an outline) would have no fragment and be found by nothing: its heading lines become its one section.
   if (sections.length === 0 && headingLines.length) sections.push({ headings: [], blocks: headingLines });
+  // Headings at the end with nothing under them join the last text.
+  else sections.at(-1)?.blocks.push(...orphans, ...pending.map((p) => p.block));
   return sections;
 }
 

@@ -7,7 +7,7 @@
  */
 import { readdirSync, statfsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { BARE_DOCUMENT_VERSION, chunkDocument, type ChunkOptions } from "./chunk.ts";
+import { BARE_DOCUMENT_VERSION, chunkDocument, EMPTY_HEADING_VERSION, type ChunkOptions } from "./chunk.ts";
 import { codeFragments } from "./code-chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
@@ -336,12 +336,18 @@ function conversionPool(config: Config, repo: Repository): ConvertPool {
  */
 function documentSettings(store: Store, config: Config, pool: ConvertPool, repo: Repository): DocumentSettings {
   const { tokens, overlap, code_tokens } = config.chunk;
-  const chunking = JSON.stringify({ tokens, overlap, code_tokens, code_outline: CODE_OUTLINE_VERSION, bare: BARE_DOCUMENT_VERSION });
+  const chunking = JSON.stringify({
+    tokens,
+    overlap,
+    code_tokens,
+    code_outline: CODE_OUTLINE_VERSION,
+    bare: BARE_DOCUMENT_VERSION,
+    headings: EMPTY_HEADING_VERSION,
+  });
   const recorded = store.getMeta("chunking");
   if (recorded === undefined) store.setMeta("chunking", chunking);
-  const before: { tokens: number; overlap: number; code_tokens?: number; code_outline?: number; bare?: number } = JSON.parse(
-    recorded ?? chunking,
-  );
+  const before: { tokens: number; overlap: number; code_tokens?: number; code_outline?: number; bare?: number; headings?: number } =
+    JSON.parse(recorded ?? chunking);
   const text = before.tokens !== tokens || before.overlap !== overlap;
   // Indexes from before code had its own budget chunked code at the text budget, and from before the outline had a
   // version, with version 1. A new code budget or outline re-reads only code: a scanned book is not recognised again
@@ -350,7 +356,9 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool, repo:
   // Documents an older chunker gave no fragment (a note of headings alone) are chunked again, once. Scans and images
   // are left out: with no text found they have nothing to gain, and reading them again is OCR.
   const bare = (before.bare ?? 0) !== BARE_DOCUMENT_VERSION ? store.pathsWithoutFragments(BARE_FORMATS) : new Set<string>();
-  const force = (path: string) => text || (code && languageOf(path) !== null) || bare.has(path);
+  // Markdown files an older chunker cut without their empty headings are chunked again, once (reading them is cheap).
+  const headings = (before.headings ?? 0) !== EMPTY_HEADING_VERSION;
+  const force = (path: string) => text || (code && languageOf(path) !== null) || bare.has(path) || (headings && formatOf(path) === "md");
   const read = confinedReader(repo.path);
   const conversion = conversionSettings(config, repo);
   return { chunk: { tokens, overlap }, maxBytes: config.index.max_file_bytes, pool, read, force, chunking, conversion };
