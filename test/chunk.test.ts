@@ -64,6 +64,26 @@ describe("chunkDocument (markdown)", () => {
     ]);
   });
 
+  test("in a paged document, a heading left without text stays on its page: no fragment spans pages", () => {
+    const paged = (text: string) => ({ title: "T", format: "markdown" as const, text, firstLine: 1, metadata: {}, pages: 2 });
+    const cut = (text: string) => chunkDocument(paged(text)).map((f) => [f.text, f.page, f.pageEnd]);
+    // A divider page of a heading alone, then a chapter: the divider's heading is its own fragment, on page 1.
+    expect(cut("<!-- page 1 -->\n# Part II\n<!-- page 2 -->\n# Methods\nWe measured things.")).toEqual([
+      ["# Part II", 1, 1],
+      ["We measured things.", 2, 2],
+    ]);
+    // A last heading on a later page than the last text.
+    expect(cut("<!-- page 1 -->\n# Intro\nSome text here.\n<!-- page 2 -->\n# Appendix")).toEqual([
+      ["Some text here.", 1, 1],
+      ["# Appendix", 2, 2],
+    ]);
+    // Headings alone: one fragment per page.
+    expect(cut("<!-- page 1 -->\n# A\n<!-- page 2 -->\n# B")).toEqual([
+      ["# A", 1, 1],
+      ["# B", 2, 2],
+    ]);
+  });
+
   test("a document of headings alone gets one fragment of its heading lines, on their lines", () => {
     const only = chunkDocument(md("# Meeting with Zebracorp about quarterly roadmap\n"));
     expect(only.map((f) => [f.text, f.startLine, f.endLine, f.headings])).toEqual([

@@ -107,9 +107,13 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
     if (paragraph) current.blocks.push(paragraph);
     paragraph = undefined;
   };
-  /** Text is coming into the current section: headings left without text go first, and the pending are its path. */
+  /**
+   * Text is coming into the current section: headings left without text on its page go first, and the pending are
+   * its path. Those left on an earlier page are fragments of their own there: a fragment never spans pages.
+   */
   const content = () => {
-    current.blocks.push(...orphans);
+    sections.push(...byPage(orphans.filter((block) => block.page !== page)));
+    current.blocks.push(...orphans.filter((block) => block.page === page));
     orphans = [];
     pending = [];
   };
@@ -162,10 +166,26 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
   closeParagraph();
   if (current.blocks.length) sections.push(current);
   // Headings reach the index only in the path of the fragments below them, so a document of headings alone (a stub
-  // note, an outline) would have no fragment and be found by nothing: its heading lines become its one section.
-  if (sections.length === 0 && headingLines.length) sections.push({ headings: [], blocks: headingLines });
-  // Headings at the end with nothing under them join the last text.
-  else sections.at(-1)?.blocks.push(...orphans, ...pending.map((p) => p.block));
+  // note, an outline) would have no fragment and be found by nothing: its heading lines become its section (one
+  // per page).
+  if (sections.length === 0) return byPage(headingLines);
+  // Headings at the end with nothing under them join the last text when they are on its page.
+  const tail = [...orphans, ...pending.map((p) => p.block)];
+  const last = sections.at(-1)!;
+  const lastPage = last.blocks.at(-1)!.page;
+  last.blocks.push(...tail.filter((block) => block.page === lastPage));
+  sections.push(...byPage(tail.filter((block) => block.page !== lastPage)));
+  return sections;
+}
+
+/** Heading lines with no text to go with, as sections of their own, one per page. */
+function byPage(blocks: Block[]): Section[] {
+  const sections: Section[] = [];
+  for (const block of blocks) {
+    const last = sections.at(-1);
+    if (last && last.blocks[0]!.page === block.page) last.blocks.push(block);
+    else sections.push({ headings: [], blocks: [block] });
+  }
   return sections;
 }
 
