@@ -113,10 +113,10 @@ export function toResearcherError(error: unknown, context?: ErrorContext): Resea
     const rebuild = `rebuild it with \`researcher index --rebuild ${name}\` (it moves the damaged index aside)`;
     return as("INDEX_CORRUPT", `the index of '${name}' is damaged: ${message}`, rebuild);
   }
-  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
+  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED") || READONLY_FOR_NOW.has(code)) {
     return as("LOCKED", `an index is busy: ${message}`, "another process is writing it: try again in a moment");
   }
-  if (code.startsWith("SQLITE_READONLY")) {
+  if (code === "SQLITE_READONLY" || code === "SQLITE_READONLY_DIRECTORY") {
     // Writers check index.db and its WAL files before they open it (schema.ts): this is one changed since.
     const where = context ? `the index of '${context.repository}' cannot be written` : "an index cannot be written";
     const hint = context ? permissionHint(context.dir) : undefined;
@@ -146,6 +146,18 @@ const TRANSIENT_CODES: ReadonlySet<ErrorCode> = new Set(["CONVERSION_STOPPED", "
 export function isTransient(error: unknown): boolean {
   return TRANSIENT_CODES.has(toResearcherError(error).code);
 }
+
+/**
+ * SQLite's read-only codes that are no permission problem: the file was moved or replaced under the connection (a
+ * rebuild moved it aside), or a lock or recovery was in the way. Running the command again is the fix.
+ */
+const READONLY_FOR_NOW = new Set([
+  "SQLITE_READONLY_DBMOVED",
+  "SQLITE_READONLY_RECOVERY",
+  "SQLITE_READONLY_CANTLOCK",
+  "SQLITE_READONLY_ROLLBACK",
+  "SQLITE_READONLY_CANTINIT",
+]);
 
 /** How to fix a file or folder of an index this user may not read or write. */
 export function permissionHint(folder: string): string {

@@ -1,7 +1,7 @@
 /** One error mapping (errors.ts): what SQLite and the runtime throw, as the codes every interface reports. */
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { writeFileAtomic } from "../src/atomic.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../src/errors.ts";
@@ -89,4 +89,29 @@ test("every code has an exit status, an HTTP status and a JSON-RPC error; only u
   }
   expect(ERROR_CODES.FILE_UNREADABLE.http).toBe(422); // a refused or undecodable file is not the server failing
   expect(ERROR_CODES.LOCKED.http).toBe(409);
+});
+
+test("a database this user may not write is PERMISSION_DENIED; one moved aside under its connection is LOCKED (run again)", () => {
+  const dir = tempDir();
+  const file = join(dir, "index.db");
+  const created = new Database(file);
+  created.run("CREATE TABLE t (x)");
+  created.close();
+  const reader = new Database(file, { readonly: true });
+  const context = { repository: "r", dir };
+  const readOnly = toResearcherError(
+    thrownBy(() => reader.run("INSERT INTO t VALUES (1)")),
+    context,
+  );
+  expect(readOnly).toMatchObject({ code: "PERMISSION_DENIED" });
+  expect(readOnly.hint).toContain(`ls -la ${dir}`);
+  reader.close();
+
+  const open = new Database(file); // (a rollback journal: in WAL mode SQLite goes on writing to the moved file)
+  open.run("INSERT INTO t VALUES (0)");
+  renameSync(file, `${file}.damaged`);
+  const moved = thrownBy(() => open.run("INSERT INTO t VALUES (1)"));
+  expect((moved as { code?: string }).code).toBe("SQLITE_READONLY_DBMOVED");
+  expect(toResearcherError(moved, context)).toMatchObject({ code: "LOCKED", hint: expect.stringContaining("try again") });
+  open.close();
 });

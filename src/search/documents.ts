@@ -481,10 +481,17 @@ async function documentText(home: string, repo: Repository, path: string, conver
   }
 }
 
-/** The converted text the index kept for these very bytes under these settings (OCR'd documents), if any. */
+/**
+ * The converted text the index kept for these very bytes under these settings (OCR'd documents), if any. A shortcut
+ * only: an index that cannot be read now (busy, damaged) leaves the file to be converted.
+ */
 function keptText(repo: Repository, path: string, bytes: Uint8Array, settings: string): string | undefined {
-  const kept = withStore(repo, (store) => store.convertedText(path));
-  return kept && kept.settings === settings && kept.hash === sha256(bytes) ? kept.text : undefined;
+  try {
+    const kept = withStore(repo, (store) => store.convertedText(path));
+    return kept && kept.settings === settings && kept.hash === sha256(bytes) ? kept.text : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface SkippedDocument {

@@ -29,8 +29,10 @@ export class TopScores {
     this.listStart = this.count;
   }
 
+  /** Add a posting to the list begun last (the first list begins by itself). Ids are below 2^31 (SQLite rowids here). */
   add(id: number, score: number): void {
     const at = this.count;
+    if (this.starts.length === 0) this.beginList();
     if (at === ids.length) {
       ids = grown(ids, at + 1);
       scores = grown(scores, at + 1);
