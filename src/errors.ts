@@ -164,4 +164,18 @@ export function permissionHint(folder: string): string {
   return `give yourself read and write access to ${folder} and its files (\`ls -la ${folder}\` shows who has it)`;
 }
 
+/** The system's codes for a file or folder this user may not write. */
+const WRITE_FORBIDDEN = new Set(["EACCES", "EPERM", "EROFS"]);
+
+/**
+ * PERMISSION_DENIED naming `what` could not be written (in the index folder `folder`) when `error` is the system
+ * refusing a write; undefined for any other error.
+ */
+export function writeDenied(error: unknown, what: string, folder: string): ResearcherError | undefined {
+  const code = systemCode(error);
+  if (!WRITE_FORBIDDEN.has(code)) return undefined;
+  const why = code === "EROFS" ? "read-only file system" : "permission denied";
+  return new ResearcherError("PERMISSION_DENIED", `cannot write ${what}: ${why}`, { hint: permissionHint(folder), cause: error });
+}
+
 const DAMAGE_HINT = "`researcher verify` finds it and names the command that rebuilds it";

@@ -47,7 +47,7 @@ interface Slot {
   /** The worker's thread id, where /proc has one, and its page faults at that report. */
   thread?: string;
   faultsAtReport: number;
-  /** It parses source code (see `parsers`). */
+  /** It has parsed source code: its JIT is warm for the parser (see `slotFor`). */
   parses?: boolean;
 }
 
@@ -92,15 +92,6 @@ const SILENT_MS = 250;
 
 export class ConvertPool {
   readonly size: number;
-  /**
-   * Workers that parse source code: one per core. Each parsing worker compiles and warms up the parser's JavaScript
-   * for itself, and the indexing thread's share of a code file (cutting, hashing, writing its fragments) wants a core
-   * too, but the parse is the longest path: on two quiet cores, two parsing workers indexed 668 Python files (13 MB)
-   * in 1.94–1.98 s against 2.30–2.39 s with one, and 171 in 0.95–1.02 s against 1.03–1.13 s, for 8–10% more CPU
-   * (docs/benchmarks.md, "Code"). Other formats go to a worker that has not parsed first, whose JIT is not the
-   * parser's.
-   */
-  private readonly parsers: number;
   private readonly timeoutMs: number;
   private readonly memoryBytes: number;
   private readonly ocrPageTimeoutMs: number;
@@ -113,7 +104,6 @@ export class ConvertPool {
 
   constructor(options: ConvertPoolOptions) {
     this.size = Math.max(1, options.size ?? availableParallelism());
-    this.parsers = this.size;
     this.timeoutMs = options.timeoutMs;
     this.memoryBytes = options.memoryBytes ?? 0;
     this.ocrPageTimeoutMs = options.ocrPageTimeoutMs ?? options.timeoutMs;
@@ -144,7 +134,7 @@ export class ConvertPool {
    */
   warmUp(): void {
     if (this.closed || !this.options.codeTokens) return;
-    while (this.slots.length < this.parsers) this.spawn().parses = true;
+    while (this.slots.length < this.size) this.spawn().parses = true;
     import("./tree-sitter.ts")
       .then((treeSitter) => treeSitter.compiledRuntime())
       .then(
@@ -201,7 +191,7 @@ export class ConvertPool {
     return { reportedAt: performance.now(), faultsAtReport: slot.thread === undefined ? 0 : threadFaults(slot.thread) };
   }
 
-  /** Queued files go to free workers in order; source code only to the parsing ones (`parsers`). */
+  /** Queued files go to free workers in order (`slotFor`). */
   private dispatch(): void {
     for (let i = 0; i < this.queue.length; ) {
       const slot = this.slotFor(this.queue[i]!);
@@ -221,16 +211,16 @@ export class ConvertPool {
   }
 
   /**
-   * A free worker for this file, started if the pool has room, or undefined. A worker becomes a parsing one with its
-   * first source file, while there are fewer than `parsers` (a replaced one is replaced as such).
+   * A free worker for this file, started if the pool has room, or undefined. Every worker may parse source code (one
+   * per core: on two quiet cores two parsing workers indexed 668 Python files, 13 MB, in 1.94–1.98 s against
+   * 2.30–2.39 s with one, for 8–10% more CPU; docs/benchmarks.md, "Code"), but each compiles and warms up the
+   * parser's JavaScript for itself: source code goes first to a worker that has parsed, other formats to one that
+   * has not.
    */
   private slotFor(job: Job): Slot | undefined {
     const parses = job.treeSitter !== undefined;
     const free = this.slots.filter((slot) => !slot.job);
-    const parsing = this.slots.filter((slot) => slot.parses).length;
-    const slot = parses
-      ? (free.find((s) => s.parses) ?? (parsing < this.parsers ? (free[0] ?? this.spawnIfRoom()) : undefined))
-      : (free.find((s) => !s.parses) ?? free[0] ?? this.spawnIfRoom());
+    const slot = free.find((s) => Boolean(s.parses) === parses) ?? free[0] ?? this.spawnIfRoom();
     if (slot && parses) slot.parses = true;
     return slot;
   }

@@ -384,9 +384,11 @@ async function loadLocal(home: string, info: ModelInfo, batchSize: number, optio
 
 async function loadTransformer(home: string, hubInfo: ModelInfo, batchSize: number, options: LoadOptions): Promise<Embedder> {
   const { tokenizer, model } = await loadOnnx(home, hubInfo, options);
-  // A model just downloaded is described as the cache folder it now is, as every later run describes it: its
-  // fingerprint (folder name, weights' size) must not change between the run that pulled it and the next.
-  const info = hubInfo.path ? hubInfo : { ...hubInfo, source: "cache" as const, path: modelCachePath(home, hubInfo.id) };
+  // A model just downloaded is described as the cache folder it now is, as every later run describes it (what the
+  // choice fixed stays): its fingerprint (folder name, weights' size), length limit and dimensions must not change
+  // between the run that pulled it and the next.
+  const { id, pooling, queryPrefix, documentPrefix, dtype } = hubInfo;
+  const info = hubInfo.path ? hubInfo : describeModel(home, { provider: "local", model: id, pooling, queryPrefix, documentPrefix, dtype });
   const embedBatch = async (texts: string[]): Promise<Float32Array[]> => {
     const inputs = tokenizer(texts, { padding: true, truncation: true, max_length: info.maxTokens });
     const output = await model(inputs);

@@ -15,7 +15,7 @@ import { isInside, outsideRoot, readConfinedFile, sha256 } from "../files.ts";
 import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
-import { pathGlob } from "../store/filter-sql.ts";
+import { isGlob, pathGlob } from "../store/filter-sql.ts";
 
 /** Who a document is: what every answer about it starts with. */
 interface DocumentIdentity {
@@ -522,8 +522,6 @@ export interface MultiGetOptions {
   conversions?: ConversionCache;
 }
 
-const GLOB_CHARS = /[*?[\]{}]/;
-
 /**
  * What a multi-get pattern names: a glob over indexed paths, by the rule `--filter` uses (`*.md` at any depth,
  * `notes/**`, or `repo:docs/*` to match in one repository), or a comma-separated list of refs. A ref that resolves to nothing is a skipped entry, not a failure.
@@ -534,7 +532,7 @@ export function matchDocuments(
   options: { repository?: string } = {},
 ): { refs: DocumentRef[]; skipped: SkippedDocument[] } {
   let repos = options.repository ? [getRepository(home, options.repository)] : listRepositories(home);
-  if (GLOB_CHARS.test(pattern)) {
+  if (isGlob(pattern)) {
     const colon = pattern.indexOf(":");
     const named = colon > 0 ? repos.find((r) => r.name === pattern.slice(0, colon)) : undefined;
     if (named) repos = [named];

@@ -149,15 +149,20 @@ export function pathGlob(pattern: string): (path: string) => boolean {
 /** Characters that make a glob more than its own text (Bun.Glob's syntax). */
 const GLOB_SYNTAX = /[*?[\]{}!\\]/;
 
+/** Whether a pattern is a glob rather than a path (or name) of its own: it holds glob syntax. */
+export function isGlob(pattern: string): boolean {
+  return GLOB_SYNTAX.test(pattern);
+}
+
 /**
  * Documents whose path matches any of the globs, as one set bound as one parameter. Globs without glob syntax (a
  * list of paths or names, as an agent sends) are looked up, not matched one by one.
  */
 function globSql(patterns: string[], bind: Bind, scope: FilterScope): string {
-  const literal = patterns.filter((p) => !GLOB_SYNTAX.test(p));
+  const literal = patterns.filter((p) => !isGlob(p));
   const paths = new Set(literal.filter((p) => p.includes("/")));
   const names = new Set(literal.filter((p) => !p.includes("/")));
-  const globs = patterns.filter((p) => GLOB_SYNTAX.test(p)).map(pathGlob);
+  const globs = patterns.filter(isGlob).map(pathGlob);
   const matches = (path: string) => paths.has(path) || names.has(path.slice(path.lastIndexOf("/") + 1)) || globs.some((glob) => glob(path));
   const ids = scope
     .documentPaths()

@@ -10,7 +10,7 @@
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempPathFor } from "../atomic.ts";
-import { permissionHint, ResearcherError } from "../errors.ts";
+import { ResearcherError, writeDenied } from "../errors.ts";
 
 interface Holder {
   pid: number;
@@ -64,16 +64,7 @@ function createIn(dir: string, file: string, content: string): boolean {
     mkdirSync(dir, { recursive: true });
     return createWith(file, content);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "";
-    if (!["EACCES", "EPERM", "EROFS"].includes(code)) throw error;
-    throw new ResearcherError(
-      "PERMISSION_DENIED",
-      `cannot write the writer lock in ${dir}: ${code === "EROFS" ? "read-only file system" : "permission denied"}`,
-      {
-        hint: permissionHint(dir),
-        cause: error,
-      },
-    );
+    throw writeDenied(error, `the writer lock in ${dir}`, dir) ?? error;
   }
 }
 

@@ -8,7 +8,7 @@ import { Database } from "bun:sqlite";
 import { accessSync, constants as fs, existsSync, linkSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { syncFolder, tempPathFor } from "../atomic.ts";
-import { describeError, isSqliteDamage, permissionHint, ResearcherError } from "../errors.ts";
+import { describeError, isSqliteDamage, permissionHint, ResearcherError, writeDenied } from "../errors.ts";
 import { FTS_TOKENIZER } from "./fts.ts";
 import { ftsText } from "../text.ts";
 
@@ -250,16 +250,8 @@ function checkWritable(file: string): void {
     try {
       accessSync(path, mode);
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") continue;
-      throw new ResearcherError(
-        "PERMISSION_DENIED",
-        `cannot write ${path}: ${code === "EROFS" ? "read-only file system" : "permission denied"}`,
-        {
-          hint: permissionHint(folder),
-          cause: error,
-        },
-      );
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+      throw writeDenied(error, path, folder) ?? error;
     }
   }
 }
