@@ -329,6 +329,15 @@ describe("REST input checks", () => {
       return { status: response.status, error: ((await response.json()) as { error: { code: string; message: string } }).error };
     };
     expect((await fetch(`${http.url}/search?q=alpha&min_score=0.5`)).status).toBe(200);
+    // full=1: each result carries its whole fragment, as the CLI's --full does.
+    const full = (await (await fetch(`${http.url}/search?q=alpha&full=1&documents=1`)).json()) as {
+      results: { text: string; snippet: string; fragments: { text: string }[] }[];
+    };
+    expect(full.results.length).toBeGreaterThan(0);
+    for (const hit of full.results) {
+      expect(hit.text).toContain("alpha");
+      expect(hit.fragments[0]!.text).toBe(hit.text);
+    }
     for (const [path, words] of [
       ["/search?q=alpha&nn=3", "unknown parameter 'nn'"],
       ["/search?q=%ZZ", "percent-encoding"],

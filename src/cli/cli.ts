@@ -44,7 +44,7 @@ import {
   watchStatusLine,
 } from "../serve/render.ts";
 import { getRepository, listRepositories, type Repository, selectRepositories } from "../repos.ts";
-import { noStatusAnswered, repositoriesFor, repositoryStatuses, searchAll, withFragmentText } from "../search/results.ts";
+import { noStatusAnswered, repositoriesFor, repositoryStatuses, searchAll } from "../search/results.ts";
 import { search, SearchContext, type SearchMode, type SearchOptions } from "../search/search.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
 import { versionText } from "../version.ts";
@@ -345,9 +345,9 @@ function mainCli(only?: string): CAC {
             offset: integer(flags.offset, "--offset", OFFSET),
             minScore: number(flags.minScore, "min-score"),
             documents,
+            full: Boolean(flags.full),
           };
-          let response = await (flags.all ? searchAll(home(flags), options, context) : search(home(flags), options, context));
-          if (flags.full) response = withFragmentText(home(flags), response, context);
+          const response = await (flags.all ? searchAll(home(flags), options, context) : search(home(flags), options, context));
           stderr.write(skippedText(response.skipped));
           if (format === "text" && response.results.length === 0) stderr.write(`no results for "${escapeControls(response.query)}"\n`);
           out(renderSearch(response, format, styleFor(stdout)));

@@ -16,15 +16,7 @@ import {
 import { MAX_ALL_RESULTS } from "./bounds.ts";
 import { emptyStatus } from "../store/status.ts";
 import { Store } from "../store/store.ts";
-import {
-  search,
-  SearchContext,
-  searchStatus,
-  type DocumentHit,
-  type FragmentHit,
-  type SearchOptions,
-  type SearchResponse,
-} from "./search.ts";
+import { search, SearchContext, searchStatus, type FragmentHit, type SearchOptions, type SearchResponse } from "./search.ts";
 
 /**
  * Every result from `offset` on that passes `minScore`. Search fetches candidates in proportion to the page it is
@@ -37,33 +29,6 @@ export async function searchAll(home: string, options: SearchOptions, context = 
     if (response.results.length < limit || limit >= MAX_ALL_RESULTS) return response;
     limit = Math.min(limit * 8, MAX_ALL_RESULTS);
   }
-}
-
-export type FullHit = (FragmentHit | DocumentHit) & { text: string };
-
-/** The response with each hit's whole fragment text in `text` (and in each of a document hit's fragments). */
-export function withFragmentText(home: string, response: SearchResponse, context: SearchContext): SearchResponse<FullHit> {
-  const texts = new Map<string, Map<number, string>>();
-  for (const name of new Set(response.results.map((hit) => hit.repository))) {
-    const ids = response.results
-      .filter((hit) => hit.repository === name)
-      .flatMap((hit) => ("fragments" in hit ? hit.fragments.map((f) => f.id) : [hit.fragment.id]));
-    const rows = context.store(getRepository(home, name)).fragmentsByIds(ids);
-    texts.set(name, new Map([...rows].map(([id, row]) => [id, row.text])));
-  }
-  const textOf = (repository: string, id: number) => texts.get(repository)?.get(id) ?? "";
-  return {
-    ...response,
-    results: response.results.map((hit) =>
-      "fragments" in hit
-        ? {
-            ...hit,
-            text: textOf(hit.repository, hit.fragments[0]!.id),
-            fragments: hit.fragments.map((f) => ({ ...f, text: textOf(hit.repository, f.id) })),
-          }
-        : { ...hit, text: textOf(hit.repository, hit.fragment.id) },
-    ),
-  };
 }
 
 export interface RepositoryMatch {

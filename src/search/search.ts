@@ -46,6 +46,8 @@ export interface SearchOptions {
   filter?: string;
   /** Keep only what these filters admit (all of them), before ranking; parse them with `parseFilter`. */
   where?: Filter[];
+  /** Each hit's whole fragment text in `text` (`--full`), read on the snapshot it was ranked on. */
+  full?: boolean;
 }
 
 export interface FragmentRef {
@@ -97,10 +99,12 @@ export interface FragmentHit {
   /** The document's metadata as stored (front matter, PDF info, …) and its `format`. */
   metadata: Record<string, unknown>;
   explain?: Explain;
+  /** With `full`: the whole fragment (a document hit's: its best fragment's). */
+  text?: string;
 }
 
 export interface DocumentHit extends Omit<FragmentHit, "fragment"> {
-  fragments: (FragmentRef & { score: number; snippet: string; location: string })[];
+  fragments: (FragmentRef & { score: number; snippet: string; location: string; text?: string })[];
 }
 
 export interface SearchResponse<T = FragmentHit | DocumentHit> {
@@ -227,8 +231,8 @@ export async function search(home: string, options: SearchOptions, context = new
       (c) => c.explain.merge.score,
     );
     const results = options.documents
-      ? groupByDocument(candidates, parsed, offset, limit)
-      : hydrate(candidates.slice(offset), limit, parsed);
+      ? groupByDocument(candidates, parsed, offset, limit, Boolean(options.full))
+      : hydrate(candidates.slice(offset), limit, parsed, Boolean(options.full));
     results.forEach((hit, i) => {
       hit.rank = offset + i + 1;
       if (!options.explain) delete hit.explain;
@@ -487,7 +491,7 @@ export function selectiveTerms(store: Store, parsed: ParsedQuery): ParsedQuery["
  * may replace a document between them: its fragments are skipped and the page is filled from the next candidates,
  * so a search during an index run never comes back short.
  */
-function hydrate(candidates: Candidate[], limit: number, parsed: ParsedQuery): FragmentHit[] {
+function hydrate(candidates: Candidate[], limit: number, parsed: ParsedQuery, full: boolean): FragmentHit[] {
   const hits: FragmentHit[] = [];
   for (let start = 0; hits.length < limit && start < candidates.length; ) {
     const batch = candidates.slice(start, start + limit - hits.length);
@@ -495,14 +499,14 @@ function hydrate(candidates: Candidate[], limit: number, parsed: ParsedQuery): F
     const rows = fetchRows(batch);
     for (const c of batch) {
       const row = rows.get(c.store)?.get(c.id);
-      if (row) hits.push(toHit(c, row, parsed));
+      if (row) hits.push(toHit(c, row, parsed, full));
     }
   }
   return hits;
 }
 
 /** Fragments grouped by document (best first, up to three each); only the page asked for is hydrated. */
-function groupByDocument(candidates: Candidate[], parsed: ParsedQuery, offset: number, limit: number): DocumentHit[] {
+function groupByDocument(candidates: Candidate[], parsed: ParsedQuery, offset: number, limit: number, full: boolean): DocumentHit[] {
   const owners = new Map([...idsByStore(candidates)].map(([store, ids]) => [store, store.ownersOf(ids)]));
   const groups = new Map<string, Candidate[]>();
   for (const c of candidates) {
@@ -519,13 +523,19 @@ function groupByDocument(candidates: Candidate[], parsed: ParsedQuery, offset: n
     // A fragment replaced by an index run since ranking is skipped (see hydrate).
     const hits = group.flatMap((c) => {
       const row = rows.get(c.store)?.get(c.id);
-      return row ? [toHit(c, row, parsed)] : [];
+      return row ? [toHit(c, row, parsed, full)] : [];
     });
     if (hits.length === 0) return [];
     const { fragment: _, ...best } = hits[0]!;
     return {
       ...best,
-      fragments: hits.map((h) => ({ ...h.fragment, score: h.score, snippet: h.snippet, location: h.location })),
+      fragments: hits.map((h) => ({
+        ...h.fragment,
+        score: h.score,
+        snippet: h.snippet,
+        location: h.location,
+        ...(full ? { text: h.text } : {}),
+      })),
     };
   });
 }
@@ -544,7 +554,7 @@ function fetchRows(candidates: Candidate[]): Map<Store, Map<number, FragmentRow>
   return new Map([...idsByStore(candidates)].map(([store, ids]) => [store, store.fragmentsByIds(ids)]));
 }
 
-function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery): FragmentHit {
+function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery, full: boolean): FragmentHit {
   const snippet = makeSnippet(row.text, parsed.highlight);
   const line = Math.min(row.endLine, row.startLine + countNewlines(row.text, snippet.offset));
   return {
@@ -564,6 +574,7 @@ function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery): FragmentHit
     context: contextFor(c.repo, row.path),
     metadata: { ...(JSON.parse(row.metadata) as Record<string, unknown>), format: row.format },
     explain: c.explain,
+    ...(full ? { text: row.text } : {}),
   };
 }
 

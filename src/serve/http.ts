@@ -14,7 +14,6 @@ import { logger } from "../log.ts";
 import { handleMcpRequest, serialized, startWatch } from "./mcp.ts";
 import { ANSWER_LIMIT, FROM_ONE, OFFSET, type Range, wholeNumber } from "../search/bounds.ts";
 import { documentJson, searchJson } from "./render.ts";
-import { withFragmentText } from "../search/results.ts";
 import { search, SearchContext, type SearchMode } from "../search/search.ts";
 import { VERSION } from "../version.ts";
 
@@ -178,7 +177,7 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
   const mode = params.get("mode") ?? undefined;
   if (mode !== undefined && !MODES.includes(mode))
     throw new ResearcherError("USAGE", `mode must be one of ${MODES.join(", ")} (got '${mode}')`);
-  let response = await search(
+  const response = await search(
     home,
     {
       query,
@@ -193,10 +192,10 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
       filter: params.get("filter") ?? undefined,
       where: params.getAll("where").map((text) => parseFilter(text, "where")),
       documents: flag("documents"),
+      full: flag("full"),
     },
     context,
   );
-  if (flag("full")) response = withFragmentText(home, response, context);
   return searchJson(response);
 }
 

@@ -68,8 +68,8 @@ function osc8(text: string, absolutePath: string): string {
 export const SEARCH_FORMATS = ["text", "json", "jsonl", "csv", "md", "files"] as const;
 export type SearchFormat = (typeof SEARCH_FORMATS)[number];
 
-/** A hit as rendered: with `--full`, `text` holds the whole fragment (see `withFragmentText`). */
-type Hit = (FragmentHit | DocumentHit) & { text?: string };
+/** A hit as rendered: with `--full`, `text` holds the whole fragment (SearchOptions.full). */
+type Hit = FragmentHit | DocumentHit;
 
 /** A search response in one of the output formats. */
 export function renderSearch(response: SearchResponse, format: SearchFormat, style: Style): string {
