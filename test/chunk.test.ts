@@ -53,11 +53,14 @@ describe("chunkDocument (markdown)", () => {
     const doc = "# Title\n\n## Zebracorp meeting\n\n## Notes\n\n### Okapi\n\nBody words.\n\n## Lemur plans\n\n### Later\n";
     const fragments = chunkDocument(md(doc));
     expect(fragments.map((f) => [f.startLine, f.endLine, f.headings])).toEqual([[3, 13, ["Notes", "Okapi"]]]);
-    const text = fragments[0]!.text;
     // Zebracorp's heading is closed by its sibling; Notes and Okapi are the path of the body; Lemur plans and Later
-    // come after the last text.
-    for (const heading of ["## Zebracorp meeting", "Body words.", "## Lemur plans", "### Later"]) expect(text).toContain(heading);
-    expect(text).not.toContain("## Notes");
+    // come after the last text. The text is the file's lines 3–13 as they are, as `get` shows them (tester: the
+    // path's own heading lines came out blank).
+    expect(fragments[0]!.text).toBe(doc.split("\n").slice(2, 13).join("\n"));
+    const sibling = "# Alpha\n\n## Betaempty\n\n## Gammasection\n\nSome gamma text here.\n";
+    expect(chunkDocument(md(sibling)).map((f) => [f.text, f.startLine, f.endLine])).toEqual([
+      [sibling.split("\n").slice(2, 7).join("\n"), 3, 7],
+    ]);
     // A child heading keeps its parent in the path: nothing is orphaned.
     expect(chunkDocument(md("# Doc\n\n## Parent\n\n### Child\n\nText.\n")).map((f) => [f.text, f.headings])).toEqual([
       ["Text.", ["Parent", "Child"]],

@@ -113,7 +113,10 @@ function splitMarkdown(lines: string[], firstLine: number, title: string, paged:
    */
   const content = () => {
     sections.push(...byPage(orphans.filter((block) => block.page !== page)));
-    current.blocks.push(...orphans.filter((block) => block.page === page));
+    const here = orphans.filter((block) => block.page === page);
+    // The headings between them and the text are in the fragment's lines too: its text shows them, as `get` does.
+    const between = here.length ? pending.map((p) => p.block).filter((block) => block.first > here[0]!.first) : [];
+    current.blocks.push(...[...here, ...between].sort((a, b) => a.first - b.first));
     orphans = [];
     pending = [];
   };
