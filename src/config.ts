@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } fr
 import { dirname, join, resolve } from "node:path";
 import type * as Valibot from "valibot";
 import { FILE_TYPES } from "./file-types.ts";
-import { ResearcherError } from "./errors.ts";
+import { readDenied, ResearcherError, writeDenied } from "./errors.ts";
 import { writeFileAtomic } from "./atomic.ts";
 import { env } from "./env.ts";
 import { parseYaml, stringifyYaml } from "./yaml.ts";
@@ -198,9 +198,15 @@ function readConfigFile(file: string): Config {
 
 /** What config.yaml itself says: only the keys the user set (`undefined` for an empty file), not yet validated. */
 function readUserSettings(file: string): Record<string, unknown> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw readDenied(error, file) ?? error;
+  }
   let raw: unknown;
   try {
-    raw = parseYaml(readFileSync(file, "utf8"));
+    raw = parseYaml(text);
   } catch (error) {
     const line = (error as { linePos?: { line: number }[] }).linePos?.[0]?.line;
     throw new ResearcherError("INVALID_CONFIG", `${file}${line ? `:${line}` : ""}: not valid YAML`, {
@@ -257,8 +263,12 @@ export function updateConfig(home: string, edit: (settings: UserSettings) => voi
   const settings = (existsSync(file) && readUserSettings(file)) || {};
   edit(settings);
   const checked = parseConfig(settings, source ?? file, hint);
-  mkdirSync(home, { recursive: true });
-  writeFileAtomic(file, stringifyYaml(settings));
+  try {
+    mkdirSync(home, { recursive: true });
+    writeFileAtomic(file, stringifyYaml(settings));
+  } catch (error) {
+    throw writeDenied(error, file, home) ?? error;
+  }
   cache.delete(file);
   rmSync(validatedCopyPath(home), { force: true });
   return checked;

@@ -38,7 +38,7 @@ export const ERROR_CODES = {
     exit: 1,
     http: 500,
     rpc: RPC.internal,
-    summary: "this user may not read or write a file or folder of the index (its message names it)",
+    summary: "this user may not read or write a file or folder researcher keeps (its message names it)",
   },
   INDEX_OUTDATED: { exit: 1, http: 409, rpc: RPC.internal, summary: "an older researcher wrote the index: `researcher index` upgrades it" },
   DISK_FULL: { exit: 1, http: 507, rpc: RPC.internal, summary: "not enough free disk space for the index" },
@@ -167,9 +167,18 @@ export function permissionHint(folder: string): string {
 /** The system's codes for a file or folder this user may not write. */
 const WRITE_FORBIDDEN = new Set(["EACCES", "EPERM", "EROFS"]);
 
+/** PERMISSION_DENIED for a file this user may not read, when `error` is the system refusing it; else undefined. */
+export function readDenied(error: unknown, file: string): ResearcherError | undefined {
+  if (!WRITE_FORBIDDEN.has(systemCode(error))) return undefined;
+  return new ResearcherError("PERMISSION_DENIED", `cannot read ${file}: permission denied`, {
+    hint: `give yourself read access to it (\`ls -l ${file}\` shows who has it)`,
+    cause: error,
+  });
+}
+
 /**
- * PERMISSION_DENIED naming `what` could not be written (in the index folder `folder`) when `error` is the system
- * refusing a write; undefined for any other error.
+ * PERMISSION_DENIED naming `what` could not be written (in the folder `folder`: the index's, or the home's) when
+ * `error` is the system refusing a write; undefined for any other error.
  */
 export function writeDenied(error: unknown, what: string, folder: string): ResearcherError | undefined {
   const code = systemCode(error);

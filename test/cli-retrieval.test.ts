@@ -1,5 +1,7 @@
 /** The retrieval surface from the command line (a real subprocess): search output flags, get, multi-get, ls. */
 import { beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { HOOK_TIMEOUT, parseCsv, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const home = tempDir();
@@ -187,6 +189,22 @@ describe("get", () => {
     expect(reversed.code).toBe(zero.code);
     expect(reversed.stderr).toMatch(/^error: the line range 5-3 ends before it starts\nhint: .*notes:d01\.md:3-5/);
     expect(ok("get", "notes:d01.md:3-3")).toBe("borrow words here.\n");
+  });
+
+  test("a document whose file became a folder since it was indexed: the error says how to catch up", () => {
+    const home = tempDir();
+    const folder = tempDir();
+    writeTree(folder, { "v.md": "victim words\n", "a.md": "other words\n" });
+    const run = (...args: string[]) => runCli(args, { home });
+    expect(run("repo", "add", "w", folder, "--no-embed").code).toBe(0);
+    expect(run("index", "w").code).toBe(0);
+    rmSync(join(folder, "v.md"));
+    mkdirSync(join(folder, "v.md"));
+    const read = run("get", "w:v.md");
+    expect(read.code).toBe(1);
+    expect(read.stderr).toMatch(
+      /^error: w:v\.md: .*\nhint: if the file changed since it was indexed, `researcher index w` brings the index up to date\n$/,
+    );
   });
 });
 

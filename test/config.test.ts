@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig, resolveHome, setConfigValue } from "../src/config.ts";
 import { FILE_TYPES } from "../src/file-types.ts";
 import { parseYaml } from "../src/yaml.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { addRepository, getRepository, listRepositories } from "../src/repos.ts";
-import { runCli, tempDir, writeTree } from "./helpers.ts";
+import { AS_ROOT, cliAsNobody, runCli, tempDir, writeTree } from "./helpers.ts";
 
 describe("config", () => {
   test("a missing file gives the defaults", () => {
@@ -163,3 +163,34 @@ describe("config.yaml holds only what the user set", () => {
     expect(getRepository(home, "plain").fileTypes).toEqual([...FILE_TYPES]);
   });
 });
+
+test.skipIf(!AS_ROOT)(
+  "a home or config.yaml this user may not write or read is named with the fix (run as an unprivileged user)",
+  async () => {
+    const base = tempDir();
+    chmodSync(base, 0o755);
+    mkdirSync(join(base, "home"));
+    chownSync(join(base, "home"), 65534, 65534);
+    const cli = await cliAsNobody(base);
+    const home = join(base, "home");
+    const file = join(home, "config.yaml");
+    expect(cli("config", "set", "search.limit", "5").code).toBe(0);
+    chmodSync(file, 0o000);
+    const unreadable = cli("config", "set", "search.limit", "6");
+    expect(unreadable).toMatchObject({
+      code: 1,
+      stderr: `error: cannot read ${file}: permission denied\nhint: give yourself read access to it (\`ls -l ${file}\` shows who has it)\n`,
+    });
+    chmodSync(file, 0o644);
+    chmodSync(home, 0o555);
+    try {
+      const unwritable = cli("config", "set", "search.limit", "7");
+      expect(unwritable.code).toBe(1);
+      expect(unwritable.stderr).toBe(
+        `error: cannot write ${file}: permission denied\nhint: give yourself read and write access to ${home} and its files (\`ls -la ${home}\` shows who has it)\n`,
+      );
+    } finally {
+      chmodSync(home, 0o755);
+    }
+  },
+);

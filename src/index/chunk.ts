@@ -27,10 +27,10 @@ export const BARE_DOCUMENT_VERSION = 2;
 
 /**
  * The version of the rule for a heading with nothing under it in a document with text: since 1 its line joins the
- * text that follows (it was in no fragment before). An index that recorded no version chunks its markdown files
+ * text that follows (it was in no fragment before); since 2 with the headings between, as the file has them. An index that recorded no version chunks its markdown files
  * again (converted formats keep their fragments until their files change: reading them again can be slow).
  */
-export const EMPTY_HEADING_VERSION = 1;
+export const EMPTY_HEADING_VERSION = 2;
 
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {

@@ -477,7 +477,9 @@ async function documentText(home: string, repo: Repository, path: string, conver
     conversions?.set(key, text);
     return text;
   } catch (error) {
-    throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${(error as Error).message}`);
+    throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${(error as Error).message}`, {
+      hint: `if the file changed since it was indexed, \`researcher index ${repo.name}\` brings the index up to date`,
+    });
   }
 }
 
