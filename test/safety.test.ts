@@ -378,6 +378,32 @@ describe("REST input checks", () => {
     }
   });
 
+  test("IPv6 loopback, as ::1 or [::1]: a URL with brackets, no warning about reaching it, and it answers", async () => {
+    for (const host of ["::1", "[::1]"]) {
+      const proc = Bun.spawn([...cliCommand, "serve", "--port", "0", "--host", host], {
+        env: env(repo.home),
+        cwd: repo.home,
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      try {
+        const reader = (proc.stderr as ReadableStream<Uint8Array>).getReader();
+        let text = "";
+        while (!/listening on (\S+)\/mcp/.test(text)) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`server exited: ${text}`);
+          text += new TextDecoder().decode(value);
+        }
+        const url = /listening on (\S+)\/mcp/.exec(text)![1]!;
+        expect(url).toMatch(/^http:\/\/\[::1\]:\d+$/);
+        expect(text).not.toContain("without a token");
+        expect((await fetch(`${url}/health`)).status).toBe(200);
+      } finally {
+        proc.kill();
+      }
+    }
+  });
+
   test("a --host that is no address, no name that resolves, or empty is a clear error too, never an internal one", () => {
     for (const host of ["bad host", "a..b", "::zz"]) {
       const result = runCli(["serve", "--port", "0", "--host", host], { home: repo.home });

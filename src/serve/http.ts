@@ -50,7 +50,9 @@ function hasToken(request: Request, token: string): boolean {
 export function serveHttp(home: string, options: HttpOptions): { url: string; stop: () => Promise<void> } {
   const context = new SearchContext();
   const writes = serialized();
-  const host = options.host ?? "127.0.0.1";
+  // An IPv6 address may come as in a URL ([::1]); it is bound without the brackets and written in URLs with them.
+  const host = (options.host ?? "127.0.0.1").replace(/^\[(.*)\]$/, "$1");
+  const origin = host.includes(":") ? `[${host}]` : host;
   const names = allowedNames(host);
   const server: Bun.Server<undefined> = listen({
     hostname: host,
@@ -94,10 +96,10 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
     logger.warn(`serving ${host} without a token: anyone who can reach it can search your documents (set --token or RESEARCHER_MCP_TOKEN)`);
   }
   logger.info(
-    `researcher on http://${host}:${server.port} (MCP at /mcp, REST at /search and /documents)${options.token ? ", bearer token required" : ""}`,
+    `researcher on http://${origin}:${server.port} (MCP at /mcp, REST at /search and /documents)${options.token ? ", bearer token required" : ""}`,
   );
   return {
-    url: `http://${host}:${server.port}`,
+    url: `http://${origin}:${server.port}`,
     async stop() {
       await watching?.close();
       await server.stop(true);
