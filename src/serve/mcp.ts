@@ -60,7 +60,7 @@ const searchInput = {
     .max(OFFSET.max)
     .optional()
     .describe("Skip this many results first: the next page starts at offset + n_results"),
-  min_score: z.number().optional().describe("Drop results below this score of the mode"),
+  min_score: z.number().min(0).optional().describe("Drop results below this score of the mode (≥ 0, as the CLI's --min-score)"),
   filter: z.string().max(500).optional().describe("Glob on document paths, e.g. 'notes/**' or '*.md'"),
   where: z
     .union([z.string().max(2000), whereJson()])

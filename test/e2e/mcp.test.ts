@@ -301,6 +301,12 @@ describe("MCP over stdio", () => {
       expect(past.isError).toBe(true);
       expect(past.content[0]!.text).toContain("100000");
     }
+    // min_score is ≥ 0, as the CLI's --min-score and REST's min_score are.
+    const negative = await call("search_fragments", { query: "garage", min_score: -1 }).catch((e: Error) => ({
+      isError: true,
+      content: [{ type: "text", text: e.message }],
+    }));
+    expect(negative.isError).toBe(true);
   });
 
   test("paths outside a repository are refused, whatever the trick", async () => {
