@@ -37,8 +37,8 @@ function indexedRepository({ home, docs }: { home: string; docs: string }, files
   return { home, docs, summary: JSON.parse(index.stdout) };
 }
 
-/** `serve --port 0` as a subprocess; its URL once it listens. */
-async function startHttp(home: string, flags: string[] = []): Promise<{ url: string; stop: () => void }> {
+/** `serve --port 0` as a subprocess; its URL once it listens, and what it printed until then. */
+async function startHttp(home: string, flags: string[] = []): Promise<{ url: string; stop: () => void; printed: string }> {
   const proc = Bun.spawn([...cliCommand, "serve", "--port", "0", ...flags], { env: env(home), cwd: home, stdout: "pipe", stderr: "pipe" });
   const reader = (proc.stderr as ReadableStream<Uint8Array>).getReader();
   let text = "";
@@ -48,7 +48,7 @@ async function startHttp(home: string, flags: string[] = []): Promise<{ url: str
     text += new TextDecoder().decode(value);
   }
   reader.releaseLock();
-  return { url: /listening on (\S+)\/mcp/.exec(text)![1]!, stop: () => proc.kill() };
+  return { url: /listening on (\S+)\/mcp/.exec(text)![1]!, stop: () => proc.kill(), printed: text };
 }
 
 describe("a folder swapped for a link out of the root after indexing", () => {
@@ -380,26 +380,13 @@ describe("REST input checks", () => {
 
   test("IPv6 loopback, as ::1 or [::1]: a URL with brackets, no warning about reaching it, and it answers", async () => {
     for (const host of ["::1", "[::1]"]) {
-      const proc = Bun.spawn([...cliCommand, "serve", "--port", "0", "--host", host], {
-        env: env(repo.home),
-        cwd: repo.home,
-        stdout: "pipe",
-        stderr: "pipe",
-      });
+      const server = await startHttp(repo.home, ["--host", host]);
       try {
-        const reader = (proc.stderr as ReadableStream<Uint8Array>).getReader();
-        let text = "";
-        while (!/listening on (\S+)\/mcp/.test(text)) {
-          const { value, done } = await reader.read();
-          if (done) throw new Error(`server exited: ${text}`);
-          text += new TextDecoder().decode(value);
-        }
-        const url = /listening on (\S+)\/mcp/.exec(text)![1]!;
-        expect(url).toMatch(/^http:\/\/\[::1\]:\d+$/);
-        expect(text).not.toContain("without a token");
-        expect((await fetch(`${url}/health`)).status).toBe(200);
+        expect(server.url).toMatch(/^http:\/\/\[::1\]:\d+$/);
+        expect(server.printed).not.toContain("without a token");
+        expect((await fetch(`${server.url}/health`)).status).toBe(200);
       } finally {
-        proc.kill();
+        server.stop();
       }
     }
   });
