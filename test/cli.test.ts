@@ -113,6 +113,11 @@ describe("command dispatch", () => {
       [["-n", "1e20"], `${limit} (got 1e20)`],
       [["-n", "0"], `${limit} (got 0)`],
       [["--limit", "0"], `${limit} (got 0)`],
+      // Only decimal digits: Number() alone reads these as 16, 1000, 1 and 3.
+      [["-n", "0x10"], `${limit} (got 0x10)`],
+      [["-n", "1e3"], `${limit} (got 1e3)`],
+      [["-n", "0b1"], `${limit} (got 0b1)`],
+      [["--offset", "3.0"], `${offset} (got 3.0)`],
       [["--documents", "99999999999999999999"], "--documents must be a whole number from 1 to 100000 (got 99999999999999999999)"],
       [["--documents", "0"], "--documents must be a whole number from 1 to 100000 (got 0)"],
     ] as const) {

@@ -329,6 +329,7 @@ describe("REST input checks", () => {
       return { status: response.status, error: ((await response.json()) as { error: { code: string; message: string } }).error };
     };
     expect((await fetch(`${http.url}/search?q=alpha&min_score=0.5`)).status).toBe(200);
+    expect((await fetch(`${http.url}/search?q=alpha&repo=docs&repo=docs&where=format=md&where=format=md`)).status).toBe(200);
     // full=1: each result carries its whole fragment, as the CLI's --full does.
     const full = (await (await fetch(`${http.url}/search?q=alpha&full=1&documents=1`)).json()) as {
       results: { text: string; snippet: string; fragments: { text: string }[] }[];
@@ -346,6 +347,9 @@ describe("REST input checks", () => {
       ["/search?q=alpha&n=0", "n must be a whole number from 1 to 200"],
       ["/documents/r%3Aa.md?from=abc", "from must be a whole number ≥ 1"],
       ["/documents/r%3Aa.md?line=3", "unknown parameter 'line'"],
+      // A count given twice is ambiguous (repo and where add up, as the CLI's repeated flags do).
+      ["/search?q=alpha&n=1&n=5", "parameter 'n' is given more than once"],
+      ["/search?q=alpha&mode=bm25&mode=vector", "parameter 'mode' is given more than once"],
     ] as const) {
       const { status, error } = await errorOf(path);
       expect(status).toBe(400);

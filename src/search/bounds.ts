@@ -29,12 +29,15 @@ export const OFFSET: Range = { min: 0, max: MAX_ALL_RESULTS };
 /** Any whole number from 1 on (a line number, a count of lines or bytes). */
 export const FROM_ONE: Range = { min: 1, max: Number.POSITIVE_INFINITY };
 
+/** Whole numbers as people type them: `Number()` alone would also take `0x10`, `1e3`, `0b1` and `1.0`. */
+const DECIMAL = /^[+-]?\d+$/;
+
 /**
  * `value` (a number, or text as typed) as a whole number within `range`, else a usage error (CLI exit 2, HTTP 400)
  * that names the option as `name` and says its range.
  */
 export function wholeNumber(value: unknown, name: string, range: Range, hint?: string): number {
-  const n = typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : Number.NaN;
+  const n = typeof value === "number" ? value : typeof value === "string" && DECIMAL.test(value.trim()) ? Number(value) : Number.NaN;
   if (Number.isInteger(n) && n >= range.min && n <= range.max) return n;
   const bounded = Number.isFinite(range.max);
   const expected = !Number.isFinite(range.min)

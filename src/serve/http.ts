@@ -223,6 +223,8 @@ const MODES = ["bm25", "vector", "hybrid"];
 
 const SEARCH_PARAMS = ["q", "repo", "mode", "n", "offset", "min_score", "where", "filter", "documents", "full"];
 const DOCUMENT_PARAMS = ["from", "lines"];
+/** Parameters that add up when repeated (as the CLI's repeatable flags); any other taken twice is ambiguous. */
+const REPEATABLE_PARAMS = ["repo", "where"];
 
 /**
  * A route's query parameters, checked as MCP checks its arguments: a name the route does not know is a 400 (a typo
@@ -230,6 +232,7 @@ const DOCUMENT_PARAMS = ["from", "lines"];
  * U+FFFD and search for.
  */
 function restParams(url: URL, known: string[]): URLSearchParams {
+  const seen = new Set<string>();
   for (const part of url.search.slice(1).split("&")) {
     if (!part) continue;
     const cut = part.indexOf("=");
@@ -244,6 +247,11 @@ function restParams(url: URL, known: string[]): URLSearchParams {
           hint: `known parameters: ${known.join(", ")}`,
         },
       );
+    if (seen.has(decodedName) && !REPEATABLE_PARAMS.includes(decodedName))
+      throw new ResearcherError("USAGE", `parameter '${decodedName}' is given more than once`, {
+        hint: `give it once; only ${REPEATABLE_PARAMS.join(" and ")} may repeat`,
+      });
+    seen.add(decodedName);
   }
   return url.searchParams;
 }

@@ -470,7 +470,8 @@ export function createServer(home: string, context: SearchContext, writes = seri
         const more = offset + documents.length < all.length;
         const lines = documents.map((d) => `${d.repository}:${d.path}  ${d.format}  ${d.size} bytes  ${d.title}`);
         if (more) lines.push(`[${all.length - offset - documents.length} more: continue with offset ${offset + documents.length}]`);
-        const text = [lines.join("\n") || "no indexed documents", skippedText(skipped)].filter(Boolean).join("\n");
+        const none = all.length > 0 ? `offset ${offset} is past the end: ${all.length} documents` : "no indexed documents";
+        const text = [lines.join("\n") || none, skippedText(skipped)].filter(Boolean).join("\n");
         return result({ total: all.length, offset, documents, skipped }, text);
       }),
   );

@@ -215,6 +215,9 @@ describe("MCP over stdio", () => {
     const paged = await call("list_documents", { limit: 2, offset: 1 });
     expect(paged.structuredContent).toMatchObject({ total: 5, offset: 1 });
     expect(paged.content[0]!.text).toContain("[2 more: continue with offset 3]");
+    const past = await call("list_documents", { offset: 9 });
+    expect(past.structuredContent).toMatchObject({ total: 5, offset: 9, documents: [] });
+    expect(past.content[0]!.text).toBe("offset 9 is past the end: 5 documents");
   });
 
   test("answers are capped: a 5 MiB document never becomes a 10 MB line", async () => {
