@@ -153,6 +153,21 @@ describe("chunkDocument (markdown)", () => {
     for (let i = 1; i < fragments.length; i++) expect(fragments[i]!.startLine).toBeGreaterThanOrEqual(fragments[i - 1]!.startLine);
   });
 
+  test("a line keeps its spacing: a fragment's lines are the file's lines, however they split into sentences", () => {
+    const source = "# T\n\n1.  item one.  Second sentence.\n2.\tTabbed: after colon\n\nPlain   text   here. Next.\n";
+    const [fragment] = chunkDocument(md(source));
+    expect(fragment!.text).toBe(source.split("\n").slice(2, 6).join("\n"));
+    // A line cut for the budget: its parts, joined back, are the line (the space at each cut stays with its part).
+    const long = Array.from({ length: 200 }, (_, i) => `word${i}.  `)
+      .join("")
+      .trimEnd();
+    const parts = chunkDocument(md(`${long}\n`), { tokens: 50, overlap: 0 });
+    expect(parts.length).toBeGreaterThan(3);
+    expect(parts.every((f) => f.text === f.text.trim())).toBe(true);
+    expect(long.startsWith(parts[0]!.text)).toBe(true);
+    expect(parts.map((f) => f.text).join("  ")).toBe(long);
+  });
+
   test("one huge line without spaces is hard-cut instead of making one giant fragment", () => {
     const fragments = chunkDocument(md(`${"x".repeat(10_000)}\n`), { tokens: 100, overlap: 0 });
     expect(fragments.length).toBeGreaterThanOrEqual(25);

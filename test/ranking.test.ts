@@ -258,7 +258,7 @@ describe("in hybrid mode a filter restricts the fused ranking without rescoring 
       const book = join(SHARED, "data/corpus/markdown/rust-book/src");
       await indexRepository(home, addRepository(home, { name: "book", path: book, embedding: { model: GLOVE } }));
       const query = "the rust program uses a function";
-      await expectRestricted(home, query, { filter: "ch08-01*" }, (path) => path.startsWith("ch08-01"));
+      await expectRestricted(home, "read the elements of a vector", { filter: "ch08-01*" }, (path) => path.startsWith("ch08-01"));
       await expectRestricted(home, query, { where: [parseFilter("path~ch08")] }, (path) => path.includes("ch08"));
       await expectRestricted(home, "hash map insert", { where: [parseFilter("path~ch08")] }, (path) => path.includes("ch08"));
     },

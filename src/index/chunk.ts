@@ -235,7 +235,9 @@ function splitText(lines: string[], firstLine: number): Section[] {
   return blocks.length ? [{ headings: [], blocks }] : [];
 }
 
-const SENTENCE_END = /(?<=[.!?;:。！？])\s+/;
+/** After a sentence's end and the white space that follows it: the space stays with the sentence, so a line
+ * joined back from its sentences is the line as written (`1.  item` keeps both spaces). */
+const SENTENCE_END = /(?<=[.!?;:。！？]\s+)(?=\S)/;
 
 function toPieces(section: Section, budget: number): Piece[] {
   const pieces: Piece[] = [];
@@ -247,7 +249,9 @@ function toPieces(section: Section, budget: number): Piece[] {
     block.lines.forEach((line, l) => {
       for (const sentence of splitLongText(line.split(SENTENCE_END), budget)) {
         const n = block.first + l;
-        pieces.push({ text: sentence, line: n, endLine: n, tokens: estimateTokens(sentence), block: b, code: false, page: block.page });
+        // The space a sentence carries to the next one costs nothing, as before it was kept.
+        const tokens = estimateTokens(sentence.trimEnd());
+        pieces.push({ text: sentence, line: n, endLine: n, tokens, block: b, code: false, page: block.page });
       }
     });
   });
@@ -288,7 +292,7 @@ function splitCode(block: Block, budget: number): Omit<Piece, "block" | "code" |
 function splitLongText(sentences: string[], budget: number): string[] {
   const maxChars = budget * 4;
   return sentences.flatMap((sentence) => {
-    if (estimateTokens(sentence) <= budget) return [sentence];
+    if (estimateTokens(sentence.trimEnd()) <= budget) return [sentence];
     const parts: string[] = [];
     let rest = sentence;
     while (rest.length > 0) {
@@ -296,8 +300,9 @@ function splitLongText(sentences: string[], budget: number): string[] {
       const window = estimateTokens(rest.slice(0, maxChars)) <= budget ? maxChars : budget;
       let cut = rest.length <= window ? rest.length : rest.lastIndexOf(" ", window);
       if (cut <= 0) cut = Math.min(window, rest.length);
+      while (cut < rest.length && /\s/.test(rest[cut]!)) cut++; // the spaces stay with the part they end
       parts.push(rest.slice(0, cut));
-      rest = rest.slice(cut).trimStart();
+      rest = rest.slice(cut);
     }
     return parts;
   });
@@ -358,8 +363,9 @@ function joinPieces(pieces: Piece[]): string {
   pieces.forEach((piece, i) => {
     const previous = pieces[i - 1];
     // Keep the file's line breaks so `startLine + newlines before an offset` is that offset's line in the file.
-    if (previous) text += previous.line === piece.line ? " " : "\n".repeat(Math.max(1, piece.line - previous.endLine));
+    // Pieces of one line carry the spaces between them.
+    if (previous && previous.line !== piece.line) text += "\n".repeat(Math.max(1, piece.line - previous.endLine));
     text += piece.text;
   });
-  return text;
+  return text.trimEnd(); // a fragment may end inside a line, after a sentence and its space
 }
