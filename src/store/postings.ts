@@ -96,31 +96,40 @@ export class PostingLists {
     for (const id of lengths.keys()) maxId = Math.max(maxId, id);
     const lengthOf = new Int32Array(maxId + 1);
     for (const [id, length] of lengths) lengthOf[id] = length;
-    // One pass over every occurrence, in term, fragment, column order: cheaper than a query per word.
+    // One pass over every occurrence, in term, fragment, column order: cheaper than a query per word. The loop
+    // runs once per occurrence (16M at 100k fragments), so it keeps no object per posting: counts in locals,
+    // written as bytes when the fragment changes.
+    const list = new PostingsWriter();
     let term = "";
     let listed = false;
-    let postings: Posting[] = [];
-    const flush = () => {
-      if (listed) insert.run(term, encodePostings(postings));
-      postings = [];
+    let doc = -1;
+    let [title, heading, body] = [0, 0, 0];
+    const endPosting = () => {
+      if (doc >= 0) list.add(doc, title, heading, body, lengthOf[doc]!);
+      doc = -1;
     };
     for (const row of this.db
       .query<{ term: string; doc: number; col: string }, []>("SELECT term, doc, col FROM temp.fragments_instances")
       .iterate()) {
       if (row.term !== term) {
-        flush();
+        endPosting();
+        if (listed) insert.run(term, list.take());
         term = row.term;
         listed = terms.has(term);
       }
       if (!listed) continue;
-      let last = postings[postings.length - 1];
-      if (last?.id !== row.doc) {
-        last = { id: row.doc, title: 0, heading: 0, body: 0, length: lengthOf[row.doc]! };
-        postings.push(last);
+      if (row.doc !== doc) {
+        endPosting();
+        doc = row.doc;
+        [title, heading, body] = [0, 0, 0];
       }
-      last[row.col as "title" | "heading" | "body"]++;
+      const column = row.col.charCodeAt(0); // title, heading or body
+      if (column === 98) body++;
+      else if (column === 116) title++;
+      else heading++;
     }
-    flush();
+    endPosting();
+    if (listed) insert.run(term, list.take());
   }
 
   /** Fragments written since the lists were built join the lists of the listed words they hold. */
@@ -143,27 +152,42 @@ export class PostingLists {
  * `body << 2 | (title > 0) << 1 | (heading > 0)`, the title and heading counts when not 0, and the length.
  * Mostly 4–5 bytes a posting (a word is rarely in a title or heading). Read back by `decodePostings`.
  */
-export function encodePostings(postings: Posting[]): Uint8Array {
-  // A varint of a 32-bit value takes at most 5 bytes; a posting at most 5 of them.
-  const bytes = new Uint8Array(postings.length * 25);
-  let at = 0;
-  const put = (value: number) => {
+class PostingsWriter {
+  private bytes = new Uint8Array(1 << 16);
+  private at = 0;
+  private previous = 0;
+
+  /** The next posting; ids ascending. */
+  add(id: number, title: number, heading: number, body: number, length: number): void {
+    // A varint of a 32-bit value takes at most 5 bytes; a posting at most 5 of them.
+    if (this.at + 25 > this.bytes.length) {
+      const grown = new Uint8Array(this.bytes.length * 2);
+      grown.set(this.bytes);
+      this.bytes = grown;
+    }
+    this.put(id - this.previous);
+    this.previous = id;
+    this.put(body * 4 + (title > 0 ? 2 : 0) + (heading > 0 ? 1 : 0));
+    if (title > 0) this.put(title);
+    if (heading > 0) this.put(heading);
+    this.put(length);
+  }
+
+  /** The list written so far, and a fresh start for the next. */
+  take(): Uint8Array {
+    const list = this.bytes.slice(0, this.at);
+    this.at = 0;
+    this.previous = 0;
+    return list;
+  }
+
+  private put(value: number): void {
     while (value >= 0x80) {
-      bytes[at++] = (value & 0x7f) | 0x80;
+      this.bytes[this.at++] = (value & 0x7f) | 0x80;
       value = Math.floor(value / 128);
     }
-    bytes[at++] = value;
-  };
-  let previous = 0;
-  for (const p of postings) {
-    put(p.id - previous);
-    previous = p.id;
-    put(p.body * 4 + (p.title > 0 ? 2 : 0) + (p.heading > 0 ? 1 : 0));
-    if (p.title > 0) put(p.title);
-    if (p.heading > 0) put(p.heading);
-    put(p.length);
+    this.bytes[this.at++] = value;
   }
-  return bytes.slice(0, at);
 }
 
 /** Call `visitor` for each posting of a blob, in order (a call per posting costs no more than inlined code here). */
