@@ -166,6 +166,16 @@ describe("watchRepositories", () => {
     await expectFresh();
   });
 
+  test("a file replaced by a folder of the same name within one debounce: the file leaves, the folder's files enter", async () => {
+    writeFileSync(join(docs, "shape.md"), "# Shape\n\nA file at first.\n");
+    await batches.until(["shape.md"]);
+    batches.reset();
+    rmSync(join(docs, "shape.md"));
+    writeTree(join(docs, "shape.md"), { "inner.md": "# Inner\n\nNow a folder.\n" });
+    await batches.until(["shape.md", "shape.md/inner.md"]);
+    await expectFresh();
+  });
+
   test("hidden, excluded and other types of files are ignored", async () => {
     batches.reset();
     writeTree(docs, { ".hidden/a.md": "x\n", "drafts/b.md": "x\n", "c.pptx": "x", "sentinel.md": "# S\n\nsentinel\n" });

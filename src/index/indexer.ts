@@ -716,10 +716,11 @@ function fragmentsOf(converted: ConvertedDocument, chunk: ChunkOptions): Fragmen
 }
 
 /** A repository file as discovery would report it, or undefined when it is gone. */
+/** The file at `path` as discovery would find it; undefined when nothing is there, or a folder now is. */
 function statFile(repo: Repository, path: string): DiscoveredFile | undefined {
   try {
     const stats = statSync(join(repo.path, path));
-    return { root: repo.path, path, size: stats.size, mtimeMs: stats.mtimeMs };
+    return stats.isFile() ? { root: repo.path, path, size: stats.size, mtimeMs: stats.mtimeMs } : undefined;
   } catch {
     return undefined;
   }

@@ -372,6 +372,7 @@ class RepositoryWatch {
         this.pending.delete(path);
         const stats = statOf(join(this.repo.path, path));
         if (stats?.isDirectory()) {
+          if (store.document(path)) chosen.set(path, true); // a file replaced by a folder of its name
           this.resolveFolder(store, path, chosen, failed);
           continue;
         }
