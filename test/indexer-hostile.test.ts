@@ -1,6 +1,6 @@
 /** Regressions from the reliability issue: what an index run does with folders and files that fight back. */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setConfigValue } from "../src/config.ts";
 import { indexFiles, indexRepository } from "../src/index/indexer.ts";
@@ -350,6 +350,14 @@ describe("a full disk", () => {
       writeTree(small, { "a.md": "small intact words\n" });
       const intact = addRepository(home, { name: "intact", path: small, embed: false });
       await indexRepository(home, intact);
+
+      // A file over index.max_file_bytes (50 MB) is never read, so it needs no room: a sparse 60 MB log beside a
+      // note indexes the note and fails the log as too large, instead of refusing the run as DISK_FULL.
+      const logs = tempDir();
+      writeTree(logs, { "note.md": "a note beside a log\n", "server.txt": "" });
+      truncateSync(join(logs, "server.txt"), 60 * 2 ** 20);
+      const withLog = addRepository(home, { name: "logs", path: logs, embed: false, fileTypes: ["md", "txt"] });
+      expect(await indexRepository(home, withLog)).toMatchObject({ indexed: 1, failed: 1 });
 
       // Checked before writing: ~6 MB of text needs more than the disk has.
       const big = tempDir();

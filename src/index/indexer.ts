@@ -248,8 +248,10 @@ function afterFailedWrite(store: Store, repo: Repository, error: unknown): Resea
  * merge keeps the WAL on top of it small), half the file size for PDF/DOCX/EPUB (their text is a fraction of the
  * file), plus a margin. A run that would not fit stops before it writes anything.
  */
-function checkFreeSpace(repo: Repository, files: DiscoveredFile[]): void {
-  const needed = files.reduce((sum, f) => sum + f.size * (TEXT_FORMATS.has(formatOf(f.path)) ? 2.5 : 0.5), 4 * 2 ** 20);
+function checkFreeSpace(repo: Repository, files: DiscoveredFile[], maxFileBytes: number): void {
+  // A file over index.max_file_bytes is never read (it fails as too large): it adds nothing.
+  const read = files.filter((f) => f.size <= maxFileBytes);
+  const needed = read.reduce((sum, f) => sum + f.size * (TEXT_FORMATS.has(formatOf(f.path)) ? 2.5 : 0.5), 4 * 2 ** 20);
   const { bavail, bsize } = statfsSync(repo.dir);
   const free = Number(bavail) * Number(bsize);
   if (free < needed) {
@@ -524,7 +526,7 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   const plan = planChanges(discovery, stored, { force: settings.force, failed });
   writer.skipped += plan.unchanged;
   const changed = [...plan.added, ...plan.changed];
-  checkFreeSpace(repo, changed);
+  checkFreeSpace(repo, changed, settings.maxBytes);
   let done = 0;
   await forEachConcurrently(changed, settings.pool.size * 2, async (file) => {
     if (done % 64 === 0) onProgress?.({ phase: "index", done, total: changed.length, path: file.path });
