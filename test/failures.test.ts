@@ -133,6 +133,10 @@ describe("a failed file", () => {
         failures: [{ path: "big.pdf", reason: "conversion needed more memory than index.convert_memory_mb (1 MB)" }],
       };
       expect(indexRun(cli)).toEqual(stopped);
+      // The same cap outside an index run: `convert` (and `get` of a changed file) must not take a server's memory.
+      const converted = cli("convert", join(docs, "big.pdf"));
+      expect(converted.code).toBe(1);
+      expect(converted.stderr).toContain("conversion needed more memory than index.convert_memory_mb (1 MB)");
       expect(listed(cli)).toEqual(stopped.failures);
       expect(indexRun(cli)).toEqual(stopped);
       expect(cli("config", "set", "index.convert_memory_mb", "1024").code).toBe(0);

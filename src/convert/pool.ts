@@ -322,10 +322,15 @@ function stopped(reason: string): ResearcherError {
   return new ResearcherError("CONVERSION_STOPPED", reason);
 }
 
-/** The time limits and OCR settings a repository's conversions run with (`ocr` defaults to config's defaults). */
-export function conversionLimits(config: Config, ocr?: Repository["ocr"]): Omit<ConvertPoolOptions, "size" | "memoryBytes"> {
+/**
+ * The time and memory limits and OCR settings a repository's conversions run with (`ocr` defaults to config's
+ * defaults): in an index run and outside one alike (`convert`, `get` of a changed file), where a server must not
+ * be driven to gigabytes by one request.
+ */
+export function conversionLimits(config: Config, ocr?: Repository["ocr"]): Omit<ConvertPoolOptions, "size"> {
   return {
     timeoutMs: config.index.convert_timeout * 1000,
+    memoryBytes: config.index.convert_memory_mb * 2 ** 20,
     ocrPageTimeoutMs: config.index.ocr_page_timeout * 1000,
     convert: ocr ? { ocr: ocr.mode, ocrLanguages: ocr.languages, ocrData: ocr.data } : {},
   };
@@ -334,7 +339,7 @@ export function conversionLimits(config: Config, ocr?: Repository["ocr"]): Omit<
 /** Read and convert one file outside an index run, with the same limits: regular files only, size cap, timeout. */
 export async function convertPath(
   absolute: string,
-  limits: { maxBytes: number } & Omit<ConvertPoolOptions, "size" | "memoryBytes">,
+  limits: { maxBytes: number } & Omit<ConvertPoolOptions, "size">,
 ): Promise<ConvertedDocument> {
   const read = readRegularFile(absolute, limits.maxBytes);
   if ("reason" in read) throw unreadable(read.reason);
@@ -342,11 +347,7 @@ export async function convertPath(
 }
 
 /** Convert bytes already read outside an index run, in a worker of its own (the same limits as a run's). */
-export async function convertOnce(
-  path: string,
-  bytes: Uint8Array,
-  limits: Omit<ConvertPoolOptions, "size" | "memoryBytes">,
-): Promise<ConvertedDocument> {
+export async function convertOnce(path: string, bytes: Uint8Array, limits: Omit<ConvertPoolOptions, "size">): Promise<ConvertedDocument> {
   const pool = new ConvertPool({ ...limits, size: 1 });
   try {
     return await pool.convert(path, bytes);

@@ -324,7 +324,6 @@ function parsesAll(repo: Repository, options: IndexOptions): boolean {
 function conversionPool(config: Config, repo: Repository): ConvertPool {
   return new ConvertPool({
     size: config.index.convert_workers || undefined,
-    memoryBytes: config.index.convert_memory_mb * 2 ** 20,
     ...conversionLimits(config, repo.ocr),
     convert: convertOptions(config, repo),
   });
