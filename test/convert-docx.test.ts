@@ -126,6 +126,24 @@ describe("convertDocx: unreadable files", () => {
     expect(error.message).toBe("not a valid DOCX (zip) file: invalid zip data");
   });
 
+  test("an entry that unpacks to more than its header declares is damage, named as such (not JSZip's 'Bug :')", async () => {
+    const bytes = docx(`<w:p><w:r><w:t>${"words ".repeat(2000)}</w:t></w:r></w:p>`);
+    // Declare 1,000 bytes for word/document.xml, in its local header (size at +22) and central entry (+24).
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    // The name's length is at +26 of a local header (the name at +30), at +28 of a central entry (the name at +46).
+    const named = (at: number, lengthAt: number, nameAt: number) =>
+      new TextDecoder().decode(bytes.subarray(at + nameAt, at + nameAt + view.getUint16(at + lengthAt, true))) === "word/document.xml";
+    let patched = 0;
+    for (let at = 0; at + 46 < bytes.length; at++) {
+      const signature = view.getUint32(at, true);
+      if (signature === 0x04034b50 && named(at, 26, 30)) view.setUint32(at + 22, 1000, true), patched++;
+      if (signature === 0x02014b50 && named(at, 28, 46)) view.setUint32(at + 24, 1000, true), patched++;
+    }
+    expect(patched).toBe(2);
+    const error = await failure(convertDocx(bytes, "x"));
+    expect(error.message).toBe("not a valid DOCX (zip) file: uncompressed data size mismatch");
+  });
+
   test("not a zip at all", async () => {
     const error = await failure(convertDocx(new TextEncoder().encode("plain text, renamed"), "x"));
     expect(error.message).toBe("not a valid DOCX (zip) file: invalid zip data");

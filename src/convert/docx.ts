@@ -61,8 +61,9 @@ async function docxToHtml(bytes: Uint8Array): Promise<string> {
     );
     return result.value;
   } catch (error) {
-    const reason = describeError(error);
-    const zip = /zip|central dir/i.test(reason);
+    // JSZip calls an entry whose size or checksum differs from its header a "Bug : …": it is damage (or a bomb).
+    const reason = describeError(error).replace(/^Bug : /, "");
+    const zip = /zip|central dir|size mismatch|crc32/i.test(reason);
     throw new ResearcherError("FILE_UNREADABLE", `${zip ? "not a valid DOCX (zip) file" : "cannot read DOCX"}: ${reason}`);
   }
 }
