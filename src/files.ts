@@ -17,9 +17,10 @@ const REPLACED = "the file was moved or replaced while it was read";
 
 /**
  * A file's bytes, or why they cannot be read (a one-line reason, as index failures record it); `missing` when the
- * file is not there at all (deleted since it was listed: gone, not failed).
+ * file is not there at all (deleted since it was listed: gone, not failed); `outside` when its name now leads out of
+ * the root (a link): no document of the repository is there any more (a failure, and the indexed one goes).
  */
-export type ReadResult = { bytes: Uint8Array } | { reason: string; missing?: boolean };
+export type ReadResult = { bytes: Uint8Array } | { reason: string; missing?: boolean; outside?: boolean };
 
 /**
  * Read a repository's file, its real path confined to the root: the one way every reader (get, multi-get, MCP,
@@ -54,7 +55,7 @@ function readConfined(root: string, realRoot: () => string, path: string, maxByt
     } catch {
       return { reason: REPLACED };
     }
-    if (!isInside(realRoot(), real)) return { reason: outsideRoot(real) };
+    if (!isInside(realRoot(), real)) return { reason: outsideRoot(real), outside: true };
     if (named.dev !== opened.dev || named.ino !== opened.ino) return { reason: REPLACED };
     return readOpenFile(fd, maxBytes);
   });

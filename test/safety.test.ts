@@ -4,14 +4,15 @@
  * input with an error instead of failing or wedging. The CLI and the servers run as real subprocesses.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, renameSync, symlinkSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { discoverFiles } from "../src/index/discover.ts";
-import { prepareDocument } from "../src/index/indexer.ts";
+import { indexFiles, prepareDocument } from "../src/index/indexer.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
 import { confinedReader } from "../src/files.ts";
+import { getRepository } from "../src/repos.ts";
 import { cliCommand, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const SECRET = "outside secret words";
@@ -150,6 +151,7 @@ describe("the indexer's read step", () => {
         kind: "failed",
         path: "sub/a.md",
         reason: `resolves to ${join(outside, "a.md")}, outside the repository`,
+        gone: true, // the path leads out of the repository: an indexed document there goes
       });
     } finally {
       pool.close();
@@ -172,6 +174,46 @@ describe("symlinked files", () => {
     const got = runCli(["get", "docs:link.md"], { home });
     expect(got).toMatchObject({ code: 0, stdout: "# Real\n\nlinked words\n" });
     expect(runCli(["get", "docs:deeper/up.md"], { home }).stdout).toBe("# Real\n\nlinked words\n");
+  });
+});
+
+describe("an indexed file replaced by a link out of the root", () => {
+  const swap = (docs: string, outside: string) => {
+    rmSync(join(docs, "a.md"));
+    symlinkSync(join(outside, "secret.md"), join(docs, "a.md"));
+  };
+  const setUp = () => {
+    const outside = tempDir();
+    writeTree(outside, { "secret.md": `# Secret\n\n${SECRET}\n` });
+    const { home, docs } = indexedRepository(folders(), { "a.md": "# Old\n\noldcontent canary\n", "b.md": "# B\n\nkept\n" });
+    return { home, docs, outside };
+  };
+  const hits = (home: string, query: string) => JSON.parse(runCli(["search", query, "--json"], { home }).stdout).results.length;
+
+  test("the next index run drops its document and records why (it holds no document of the repository any more)", () => {
+    const { home, docs, outside } = setUp();
+    swap(docs, outside);
+    const run = runCli(["index", "docs", "--json"], { home });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      removed: 1,
+      failures: [{ path: "a.md", reason: `resolves to ${join(outside, "secret.md")}, outside the repository` }],
+    });
+    expect(hits(home, "canary")).toBe(0);
+    expect(hits(home, SECRET)).toBe(0);
+    expect(hits(home, "kept")).toBe(1);
+    expect(runCli(["verify", "docs"], { home }).code).toBe(0);
+  });
+
+  test("remove drops it without following the link; an add_to_index-style update (indexFiles) drops it too", async () => {
+    const { home, docs, outside } = setUp();
+    swap(docs, outside);
+    expect(runCli(["remove", "docs", "a.md"], { home })).toMatchObject({ code: 0, stdout: "removed docs:a.md\n" });
+    expect(hits(home, "canary")).toBe(0);
+    const again = setUp();
+    swap(again.docs, again.outside);
+    const summary = await indexFiles(again.home, getRepository(again.home, "docs"), ["a.md"]);
+    expect(summary).toMatchObject({ removed: 1, failed: 1 });
+    expect(hits(again.home, "canary")).toBe(0);
   });
 });
 

@@ -16,7 +16,7 @@ import {
   matchDocuments,
   readDocument,
   readDocuments,
-  safeRelativePath,
+  repositoryPath,
 } from "../search/documents.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
 import { ResearcherError, toResearcherError } from "../errors.ts";
@@ -428,7 +428,7 @@ function mainCli(only?: string): CAC {
       .example("  researcher remove notes drafts/old.md")
       .action(async (name: string, document: string, flags: Flags) => {
         const repo = getRepository(home(flags), name);
-        const path = safeRelativePath(repo, document);
+        const path = repositoryPath(repo, document);
         await removeDocument(repo, path);
         out(`${escapeControls(`removed ${name}:${path}`)}\n`);
       });

@@ -34,8 +34,12 @@ export interface Discovery {
    * each rule skipped, so a summary can say why they are not in the index.
    */
   skippedGenerated: Record<string, number>;
-  /** Candidates that cannot be indexed (special files, unreadable folders), each with a reason. */
-  problems: { path: string; reason: string }[];
+  /**
+   * Candidates that cannot be indexed (special files, links out of the root, unreadable folders), each with a
+   * reason; `gone` when the path leads out of the repository (a link out of the root), so an indexed document there
+   * goes, where one that merely cannot be read now is kept.
+   */
+  problems: { path: string; reason: string; gone?: boolean }[];
   /** Folders that could not be listed: what the index holds under them is kept, never removed. */
   unlisted: string[];
 }
@@ -232,7 +236,7 @@ export function discoverFiles(root: string, options: DiscoverOptions): Discovery
         // A name that is not UTF-8 comes back with U+FFFD in it and cannot be opened by that name.
         const undecodable = !found.reason && !entry.isSymbolicLink() && entry.name.includes("\ufffd");
         const reason = undecodable ? "file name is not valid UTF-8 (rename the file to index it)" : found.reason;
-        if (reason) discovery.problems.push({ path: relativePath, reason });
+        if (reason) discovery.problems.push({ path: relativePath, reason, ...(found.gone ? { gone: true } : {}) });
         continue;
       }
       discovery.files.push({ root, path: relativePath, size: found.size, mtimeMs: found.mtimeMs });
@@ -269,13 +273,14 @@ function unreadableRoot(root: string, error: unknown): ResearcherError {
  * A regular file's stats, or why it is not one. Special files (FIFOs, devices, sockets) are reported: reading them
  * blocks forever or never ends; so are links out of the root, naming their target, and links that lead nowhere (a
  * document's name says one was meant). A folder, and a file gone since the listing, are left out silently
- * (`reason: ""`).
+ * (`reason: ""`). `gone`: the name leads out of the repository (a link out of the root): it holds none of its
+ * documents, as opposed to one that may read again (a broken link's target may come back, a FIFO be replaced).
  */
-function regularFile(absolute: string, isLink: boolean, realRoot: string): Stats | { reason: string } {
+function regularFile(absolute: string, isLink: boolean, realRoot: string): Stats | { reason: string; gone?: boolean } {
   try {
     if (isLink) {
       const target = realpathSync(absolute);
-      if (!isInside(realRoot, target)) return { reason: outsideRoot(target) };
+      if (!isInside(realRoot, target)) return { reason: outsideRoot(target), gone: true };
     }
     const stats = isLink ? statSync(absolute) : lstatSync(absolute);
     if (stats.isFile()) return stats;

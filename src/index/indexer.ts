@@ -102,7 +102,8 @@ export interface IndexOptions {
 export type Prepared =
   | { kind: "document"; replaces: boolean; doc: DocumentInput; fragments: Fragment[]; hashes: string[] }
   | { kind: "unchanged"; id: number; size: number; mtimeMs: number }
-  | ({ kind: "failed" } & RecordedFailure)
+  /** `gone`: the path holds no document any more (a link out of the root): the indexed one goes too. */
+  | ({ kind: "failed"; gone?: boolean } & RecordedFailure)
   /** Deleted after it was listed: gone, like a file the plan found missing, not a failure. */
   | { kind: "vanished"; path: string };
 
@@ -517,7 +518,7 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
     );
   }
   const writer = new BatchWriter(store);
-  for (const problem of discovery.problems) writer.add({ kind: "failed", ...problem });
+  for (const { path, reason } of discovery.problems) writer.add({ kind: "failed", path, reason });
   // Unchanged size and mtime: not opened at all, nor is a file that failed as it is now (unless told to retry).
   // New and changed files go through the per-document step.
   const failed: Failed | undefined =
@@ -615,8 +616,11 @@ class BatchWriter {
 
   add(prepared: Prepared): void {
     // Reasons come from converters' and libraries' messages (xmldom's hold tabs): a reason is one line wherever shown.
-    if (prepared.kind === "failed") this.failures.push({ ...prepared, reason: oneLine(prepared.reason) });
-    else if (prepared.kind === "vanished") this.vanished.push(prepared.path);
+    if (prepared.kind === "failed") {
+      const { path, reason, stamp, gone } = prepared;
+      this.failures.push({ path, reason: oneLine(reason), stamp });
+      if (gone) this.vanished.push(path);
+    } else if (prepared.kind === "vanished") this.vanished.push(prepared.path);
     else if (prepared.kind === "unchanged") {
       this.touched.push(prepared);
       this.skipped++;
@@ -674,7 +678,9 @@ export async function prepareDocument(
 ): Promise<Prepared> {
   const read = settings.read(file.path, settings.maxBytes);
   if ("reason" in read)
-    return read.missing ? { kind: "vanished", path: file.path } : { kind: "failed", path: file.path, reason: read.reason };
+    return read.missing
+      ? { kind: "vanished", path: file.path }
+      : { kind: "failed", path: file.path, reason: read.reason, gone: read.outside };
   const hash = sha256(read.bytes);
   if (previous?.hash === hash && !settings.force(file.path))
     return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs: file.mtimeMs };

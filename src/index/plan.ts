@@ -3,7 +3,8 @@
  * share. A file not in the index is new; an indexed file whose size or mtime differs is changed (the per-document
  * step then reads it and converts it only when its SHA-256 differs); the same size and mtime is unchanged, and the
  * file is not opened. An indexed path discovery no longer finds is gone, unless discovery could not look at it (a
- * folder it could not list, a file it reported a problem with): unreadable is not gone, and the index keeps it.
+ * folder it could not list, a file it reported a problem with): unreadable is not gone, and the index keeps it. A
+ * path that now leads out of the repository (a link out of the root) is gone, though reported.
  * A file whose conversion failed, with the same size and mtime and under the same conversion settings as then, is
  * failed and unchanged: it is not tried again (it would fail again), and its failure stays recorded.
  */
@@ -73,7 +74,8 @@ export function planChanges(
     else plan.unchanged++;
   }
   const present = new Set(discovery.files.map((f) => f.path));
-  const reported = new Set(discovery.problems.map((p) => p.path));
+  // A reported path that holds no document any more (a link out of the root) is gone; one that cannot be read is kept.
+  const reported = new Set(discovery.problems.filter((p) => !p.gone).map((p) => p.path));
   for (const path of stored.keys()) {
     if (present.has(path)) continue;
     if (reported.has(path) || isUnlisted(discovery, path)) plan.unreadable.push(path);

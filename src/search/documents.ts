@@ -68,8 +68,22 @@ export interface ReadOptions {
   conversions?: ConversionCache;
 }
 
-/** A path relative to the repository root that stays inside it, even through symlinks. */
+/** A path relative to the repository root that stays inside it, even through symlinks: one that may be read. */
 export function safeRelativePath(repo: Repository, input: string): string {
+  const rel = repositoryPath(repo, input);
+  // A path inside the root whose file now resolves out of it (a folder swapped for a link): the file cannot be read.
+  const absolute = join(repo.path, rel);
+  const real = existsSync(absolute) ? realpathSync(absolute) : undefined;
+  if (real && !isInside(realpathSync(repo.path), real))
+    throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${rel} ${outsideRoot(real)}`);
+  return rel;
+}
+
+/**
+ * A path relative to the repository root, written inside it (no `..` out, not the root itself), as the index names
+ * its documents; what is at it now is not looked at (`remove` drops a document whose file became a link out).
+ */
+export function repositoryPath(repo: Repository, input: string): string {
   const cleaned = input.replace(/^\.\//, "");
   const absolute = isAbsolute(cleaned) ? cleaned : join(repo.path, cleaned);
   const rel = relative(repo.path, absolute);
@@ -82,10 +96,6 @@ export function safeRelativePath(repo: Repository, input: string): string {
     throw new ResearcherError("INVALID_INPUT", `'${input}' is the folder of repository '${repo.name}', not a file in it`, {
       hint: `name a file relative to ${repo.path}`,
     });
-  // A path inside the root whose file now resolves out of it (a folder swapped for a link): the file cannot be read.
-  const real = existsSync(absolute) ? realpathSync(absolute) : undefined;
-  if (real && !isInside(realpathSync(repo.path), real))
-    throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${rel.split(sep).join("/")} ${outsideRoot(real)}`);
   return rel.split(sep).join("/");
 }
 

@@ -10,14 +10,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { z } from "zod";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import {
-  limitDocumentBytes,
-  listDocuments,
-  readDocument,
-  readDocuments,
-  safeRelativePath,
-  type DocumentText,
-} from "../search/documents.ts";
+import { limitDocumentBytes, listDocuments, readDocument, readDocuments, repositoryPath, type DocumentText } from "../search/documents.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { ANSWER_LIMIT, OFFSET } from "../search/bounds.ts";
 import { FILTER_OPS, parseFilter, type FilterJson } from "../search/filters.ts";
@@ -584,7 +577,8 @@ export function createServer(home: string, context: SearchContext, writes = seri
       guarded(() =>
         writes(async () => {
           const repo = getRepository(home, input.repository);
-          const path = safeRelativePath(repo, input.file_path);
+          // Not resolved here: a file that became a link out of the root fails in indexFiles, which drops its document.
+          const path = repositoryPath(repo, input.file_path);
           const summary = await indexFiles(home, repo, [path], { embedders: context.embedders });
           const failure = summary.failures[0];
           if (failure) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path} was not indexed: ${failure.reason}`);
@@ -619,7 +613,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
       guarded(() =>
         writes(async () => {
           const repo = getRepository(home, input.repository);
-          const path = safeRelativePath(repo, input.document_path);
+          const path = repositoryPath(repo, input.document_path);
           await removeDocument(repo, path);
           return result({ repository: repo.name, path, removed: true }, `removed ${repo.name}:${path}`);
         }),
