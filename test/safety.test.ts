@@ -241,10 +241,11 @@ describe("names with control characters", () => {
     expect(text).not.toContain("two\nlines");
   };
 
-  test("search text and --files escape them", () => {
+  test("search text, search --files and multi-get --files escape them", () => {
     for (const args of [
       ["search", "control"],
       ["search", "control", "--files"],
+      ["multi-get", "docs:*", "--files"],
     ]) {
       const { stdout, code } = runCli(args, { home });
       expect(code).toBe(0);
@@ -253,6 +254,19 @@ describe("names with control characters", () => {
       expect(stdout).toContain("two\\nlines.md");
     }
     expect(runCli(["search", "control"], { home }).stdout).toContain("control words \\x1b]52;c;cHduZWQ=\\x07 here"); // in a snippet
+  });
+
+  test("a description in status and a context in context list are escaped too (config.yaml may come from elsewhere)", () => {
+    const other = folders();
+    writeTree(other.docs, { "a.md": "# A\n\nwords\n" });
+    const description = "d\x1b]0;pwned\x07red";
+    expect(runCli(["repo", "add", "d2", other.docs, "--description", description, "--no-embed"], { home: other.home }).code).toBe(0);
+    expect(runCli(["context", "add", "d2:sub", "ctx\x1b[2J text"], { home: other.home }).code).toBe(0);
+    const status = runCli(["status", "d2"], { home: other.home }).stdout;
+    const contexts = runCli(["context", "list"], { home: other.home }).stdout;
+    for (const text of [status, contexts]) noRawControls(text);
+    expect(status).toContain("d\\x1b]0;pwned\\x07red");
+    expect(contexts).toBe("d2:sub\tctx\\x1b[2J text\n");
   });
 
   test("ls and multi-get headers escape them (a document's own text is printed as it is, like cat)", () => {

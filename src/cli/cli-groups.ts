@@ -56,7 +56,7 @@ function contextCli(): CAC {
       const contexts = listContexts(home(flags));
       if (flags.json) return json(contexts);
       if (contexts.length === 0) stderr.write("no contexts yet: researcher context add <repo>:<prefix> <text>\n");
-      out(contexts.map((c) => `${c.repository}:${c.prefix}\t${c.context}\n`).join(""));
+      out(contexts.map((c) => `${escapeControls(`${c.repository}:${c.prefix}`)}\t${escapeControls(c.context)}\n`).join(""));
     });
   return cli;
 }

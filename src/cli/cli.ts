@@ -396,7 +396,7 @@ function mainCli(only?: string): CAC {
         if (flags.files) {
           const { refs, skipped } = matchDocuments(home(flags), String(pattern));
           for (const s of skipped) stderr.write(`${escapeControls(`skipped ${s.path}: ${s.reason}`)}\n`);
-          return out(refs.map((r) => `${join(r.repo.path, r.path)}\n`).join(""));
+          return out(refs.map((r) => `${escapeControls(join(r.repo.path, r.path))}\n`).join(""));
         }
         const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument });
         if (flags.json) return json({ documents: found.documents.map(documentJson), skipped: found.skipped });

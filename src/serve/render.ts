@@ -412,7 +412,7 @@ export function statusText(statuses: (RepositoryStatus & { ann?: string | null; 
     .map((s) => {
       const rows = [
         `${style.bold(s.name)}  ${escapeControls(s.path)}`,
-        s.description ? `  ${style.dim(s.description)}` : "",
+        s.description ? `  ${style.dim(escapeControls(s.description))}` : "",
         s.error
           ? `  ${style.warn(`error: ${escapeControls(s.error.message)}`)}${s.error.hint ? `\n  hint: ${escapeControls(s.error.hint)}` : ""}`
           : s.last_indexed
