@@ -130,6 +130,29 @@ describe("command dispatch", () => {
     expect(runCli(["search", "alpha", "-n", "100000", "--json"], { home })).toMatchObject({ code: 0 });
   }, 30_000);
 
+  test("a switch with a hyphen in its name takes no value: the word after it stays an argument", () => {
+    const home = tempDir();
+    for (const name of ["a", "b"]) {
+      const docs = tempDir();
+      writeTree(docs, { [`${name}.md`]: `# ${name}\n\nwords\n` });
+      expect(runCli(["repo", "add", name, docs, "--no-embed"], { home }).code).toBe(0);
+    }
+    // Each ran on every repository (the name was taken as the switch's value), or missed its required argument.
+    for (const flag of ["--retry-failed", "--allow-empty", "--embeddings-only"]) {
+      const run = runCli(["index", flag, "a", "--json"], { home });
+      expect({ flag, code: run.code }).toEqual({ flag, code: 0 });
+      const summaries = [JSON.parse(run.stdout)].flat();
+      expect({ flag, repositories: summaries.map((s: { repository: string }) => s.repository) }).toEqual({ flag, repositories: ["a"] });
+    }
+    expect(runCli(["get", "--line-numbers", "a:a.md"], { home })).toMatchObject({
+      code: 0,
+      stdout: "     1\t# a\n     2\t\n     3\twords\n",
+    });
+    expect(runCli(["repo", "remove", "--keep-data", "b"], { home }).code).toBe(0);
+    // After `--`, a word spelled like the switch is an argument.
+    expect(runCli(["get", "--", "--line-numbers"], { home }).stderr).toContain("--line-numbers");
+  }, 30_000);
+
   test("an option's value is kept as typed, not turned into a number ('' is not 0, '007' is not 7)", () => {
     const home = tempDir();
     const docs = tempDir();

@@ -121,6 +121,25 @@ export function bindCountFlags(args: string[]): string[] {
   return out;
 }
 
+/**
+ * cac tells its parser which flags are switches by their camelCase names, so a switch with a hyphen
+ * (`--embeddings-only`, `--retry-failed`, `--line-numbers`) took the next word as its value: `index
+ * --embeddings-only notes` ran on every repository. Such a switch is passed in its camelCase spelling, which the
+ * parser knows as a switch.
+ */
+function camelSwitches(cli: CAC, args: string[]): string[] {
+  const switches = new Map<string, string>();
+  for (const command of [cli.globalCommand, ...cli.commands]) {
+    for (const option of command.options) {
+      if (!option.isBoolean || option.negated) continue;
+      for (const name of option.rawName.split(",").map((n) => n.trim()))
+        if (/^--\w+(-\w+)+$/.test(name)) switches.set(name, `--${option.names[0]}`);
+    }
+  }
+  const end = args.indexOf("--");
+  return args.map((arg, i) => (end >= 0 && i > end ? arg : (switches.get(arg) ?? arg)));
+}
+
 function searchMode(value: unknown): SearchMode | undefined {
   if (value === undefined) return undefined;
   if (value === "bm25" || value === "vector" || value === "hybrid") return value;
@@ -584,8 +603,8 @@ export async function main(argv: string[]): Promise<number> {
     cli.showHelpOnExit = false; // help is printed below, once the options are known to be real ones
     // A group's own parser sees the words without the group's name, global options included.
     const parsedArgv = groupName
-      ? [argv[0]!, argv[1]!, ...args.slice(0, at), ...args.slice(at + 1)]
-      : [argv[0]!, argv[1]!, ...bindCountFlags(args)];
+      ? [argv[0]!, argv[1]!, ...camelSwitches(cli, [...args.slice(0, at), ...args.slice(at + 1)])]
+      : [argv[0]!, argv[1]!, ...camelSwitches(cli, bindCountFlags(args))];
     cli.parse(parsedArgv, { run: false });
     if (cli.matchedCommand) topic = [groupName, cli.matchedCommand.name].filter(Boolean).join(" ");
     checkOptions(cli, args, groupName);
