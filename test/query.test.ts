@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { parseQuery } from "../src/search/query.ts";
+import { parseQuery, embeddingQuery } from "../src/search/query.ts";
 
 describe("parseQuery", () => {
   test("natural questions become an OR of meaningful words", () => {
@@ -36,5 +36,15 @@ describe("parseQuery", () => {
     const { highlight } = parseQuery("running cach*");
     expect([...highlight.stems]).toEqual(["run"]);
     expect(highlight.prefixes).toEqual(["cach"]);
+  });
+});
+
+describe("embeddingQuery: the text a model embeds", () => {
+  test('drops -words and -"phrases" and quote marks, keeps every other word as typed', () => {
+    expect(embeddingQuery('kangaroo -marsupials "red desert" -"blue sea" covid-19 C++ pars*')).toBe(
+      "kangaroo red desert covid-19 C++ pars*",
+    );
+    expect(embeddingQuery("-only -exclusions")).toBe("");
+    expect(embeddingQuery("a - b")).toBe("a - b"); // a lone dash excludes nothing
   });
 });

@@ -265,3 +265,38 @@ describe("in hybrid mode a filter restricts the fused ranking without rescoring 
     HOOK_TIMEOUT,
   );
 });
+
+describe("a query's phrases and -words hold in every mode, vector lists included", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  const context = new SearchContext();
+  const next = seeded(5);
+  writeTree(docs, {
+    "a.md": "# Kangaroo\n\nThe kangaroo jumps across the dry outback at dawn.\n",
+    "b.md": "# Marsupials\n\nThe kangaroo and other marsupials carry their young in pouches.\n",
+    "c.md": "# Pouches\n\nMarsupials such as the wombat raise young in a pouch.\n",
+    "d.md": "# Desert\n\nA red kangaroo rests in the shade of the outback.\n",
+    ...Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`n${i}.md`, `# Note ${i}\n\n${text(next, 12)}\n`])),
+  });
+  beforeAll(async () => {
+    await indexRepository(home, addRepository(home, { name: "zoo", path: docs, embedding: { model: GLOVE } }));
+  }, HOOK_TIMEOUT);
+  afterAll(() => context.close());
+  const texts = async (query: string, mode: "vector" | "hybrid") =>
+    ((await search(home, { query, mode, full: true, limit: 50 }, context)).results as FragmentHit[]).map((hit) => hit.text!);
+
+  for (const mode of ["vector", "hybrid"] as const) {
+    test(`${mode}: no result holds a -word`, async () => {
+      const found = await texts("kangaroo -marsupials", mode);
+      expect(found.length).toBeGreaterThan(0);
+      expect(found.filter((text) => /marsupials/i.test(text))).toEqual([]);
+      expect(found.some((text) => text.includes("kangaroo jumps"))).toBe(true);
+    });
+
+    test(`${mode}: every result holds each "quoted phrase"`, async () => {
+      const found = await texts('"kangaroo jumps" outback', mode);
+      expect(found).toHaveLength(1);
+      expect(found[0]).toContain("kangaroo jumps");
+    });
+  }
+});

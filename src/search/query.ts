@@ -77,6 +77,37 @@ export function parseQuery(text: string): ParsedQuery {
   return { match, required: requiredTerms, optional: optionalTerms, excluded: excludedTerms, highlight };
 }
 
+/**
+ * What a fragment must satisfy in every mode, vector lists included: each "quoted phrase", and no -word. `admit`:
+ * the fragments `match` matches are the ones allowed (phrases), else the ones ruled out (exclusions alone, which
+ * FTS5 cannot match by themselves). Null when the query has neither.
+ */
+export function queryConstraint(parsed: ParsedQuery): { match: string; admit: boolean } | null {
+  if (parsed.required.length > 0) return { match: buildMatch(parsed.required, [], parsed.excluded)!, admit: true };
+  if (parsed.excluded.length > 0) return { match: anyOf(parsed.excluded), admit: false };
+  return null;
+}
+
+/**
+ * The text a model embeds for a query: its words and phrases without the -words (embedding `-coffee` would pull
+ * the query towards coffee) and without quote marks. Empty when nothing positive is left.
+ */
+export function embeddingQuery(text: string): string {
+  const kept: string[] = [];
+  for (const m of text.matchAll(QUERY_PARTS)) {
+    if (m[3] === undefined) {
+      if (m[1] !== "-" && m[2]?.trim()) kept.push(m[2].trim());
+    } else if (!isExclusion(m[3])) kept.push(m[3]);
+  }
+  return kept.join(" ");
+}
+
+/** A query's parts: `-"phrase"` or `"phrase"` (sign, text; a quote left open closes at the end), or a word. */
+const QUERY_PARTS = /(-?)"([^"]*)"?|(\S+)/gu;
+
+/** `-word`: a word the results must not hold (a lone `-` is no exclusion). */
+const isExclusion = (raw: string) => raw.length > 1 && raw.startsWith("-");
+
 /** `required AND required AND (optional OR optional) NOT (excluded OR excluded)`, or null when nothing positive is left. */
 export function buildMatch(required: string[], optional: string[], excluded: string[]): string | null {
   const parts = [...required];
@@ -101,15 +132,14 @@ function isStopword(tokens: string[]): boolean {
 /** Split user text into words, quoted phrases, prefixes and exclusions. Unbalanced quotes close at the end. */
 function tokenizeQuery(text: string): Item[] {
   const items: Item[] = [];
-  const pattern = /(-?)"([^"]*)"?|(\S+)/gu;
-  for (const m of text.matchAll(pattern)) {
+  for (const m of text.matchAll(QUERY_PARTS)) {
     if (m[3] === undefined) {
       const tokens = wordGroups(m[2] ?? "").flat();
       if (tokens.length) items.push({ kind: "phrase", tokens, required: true, excluded: m[1] === "-" });
       continue;
     }
     let raw = m[3];
-    const excluded = raw.length > 1 && raw.startsWith("-");
+    const excluded = isExclusion(raw);
     if (excluded) raw = raw.slice(1);
     const groups = wordGroups(raw);
     if (groups.length === 0) continue;

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { ResearcherError } from "../errors.ts";
 import { LIMIT, OFFSET, wholeNumber } from "./bounds.ts";
 import { BM25_WEIGHTS, rankOneWord, rankPostings, rankRareFirst } from "./bm25.ts";
-import { buildMatch, parseQuery, type ParsedQuery } from "./query.ts";
+import { buildMatch, embeddingQuery, parseQuery, queryConstraint, type ParsedQuery } from "./query.ts";
 import {
   contextFor,
   listRepositories,
@@ -193,6 +193,7 @@ export async function search(home: string, options: SearchOptions, context = new
   const named = (options.repositories ?? []).length > 0;
   const { searchable, skipped } = openRepositories(home, options.repositories ?? [], context);
   const parsed = parseQuery(options.query);
+  const semanticQuery = embeddingQuery(options.query);
   const filter = combineFilters([
     ...(options.where ?? []),
     ...(options.filter ? [{ kind: "term" as const, key: "path", op: "eq" as const, values: [options.filter] }] : []),
@@ -207,18 +208,20 @@ export async function search(home: string, options: SearchOptions, context = new
       if (!queryVectors.has(embedder))
         queryVectors.set(
           embedder,
-          embedder.embed([options.query], "query").then(([v]) => v!),
+          embedder.embed([semanticQuery], "query").then(([v]) => v!),
         );
       return queryVectors.get(embedder)!;
     };
     // Searching all repositories, one that cannot be searched as asked is skipped, as one that cannot be opened is.
     const answers = await Promise.all(
       searchable.map(({ repo, store }) =>
-        searchRepository(home, repo, store, parsed, options, filter, depth, config, context, embedQuery).catch((error: unknown) => {
-          if (named) throw error;
-          skipped.push(skippedRepository(repo, error));
-          return null;
-        }),
+        searchRepository(home, repo, store, parsed, semanticQuery !== "", options, filter, depth, config, context, embedQuery).catch(
+          (error: unknown) => {
+            if (named) throw error;
+            skipped.push(skippedRepository(repo, error));
+            return null;
+          },
+        ),
       ),
     );
     const perRepo = answers.filter((r) => r !== null);
@@ -312,6 +315,7 @@ async function searchRepository(
   repo: Repository,
   store: Store,
   parsed: ParsedQuery,
+  embeddable: boolean,
   options: SearchOptions,
   filter: Filter | undefined,
   depth: number,
@@ -344,13 +348,16 @@ async function searchRepository(
   // too, as deep as the same search unfiltered ranks them (the anchors are then exactly its own, ANN included).
   const unfiltered =
     mode === "hybrid" && where ? { bm25: match ? rankBm25(store, parsed, match, depth).hits : [], vector: [] as Ranked[] } : undefined;
-  if (mode !== "bm25" && options.query.trim()) {
+  if (mode !== "bm25" && embeddable) {
     const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model, model));
     checkModel(repo.name, model, embedder);
-    const within = where && new Set(store.fragmentIdsWhere(where));
+    // The query's phrases and -words hold in the vector list too; a filter restricts it further.
+    const admitted = constraintIds(store, parsed);
+    const within = where ? intersection(new Set(store.fragmentIdsWhere(where)), admitted) : admitted;
     const queryVector = await embedQuery(embedder);
     ({ hits: semantic, annProblem } = await searchVectors(store, repo.dir, queryVector, depth, { within, cache: context.vectors }));
-    if (unfiltered) unfiltered.vector = (await searchVectors(store, repo.dir, queryVector, depth, { cache: context.vectors })).hits;
+    if (unfiltered)
+      unfiltered.vector = (await searchVectors(store, repo.dir, queryVector, depth, { within: admitted, cache: context.vectors })).hits;
     vectorScale = vectorEvidence(queryVector, vectorCalibration(store));
   }
 
@@ -408,6 +415,16 @@ async function searchRepository(
     why,
     ann: annProblem && annNote(repo.name, annProblem),
   };
+}
+
+/** The fragments the query's "phrases" and -words admit (queryConstraint), or undefined when it has neither. */
+function constraintIds(store: Store, parsed: ParsedQuery): Set<number> | undefined {
+  const constraint = queryConstraint(parsed);
+  return constraint ? new Set(store.fragmentIdsMatching(constraint.match, !constraint.admit)) : undefined;
+}
+
+function intersection(a: Set<number>, b: Set<number> | undefined): Set<number> {
+  return b ? new Set([...a].filter((id) => b.has(id))) : a;
 }
 
 /**

@@ -485,6 +485,19 @@ export class Store {
     );
   }
 
+  /** The fragments an FTS5 expression matches; with `negate`, every fragment it does not match. */
+  fragmentIdsMatching(match: string, negate = false): number[] {
+    const sql = negate
+      ? "SELECT id FROM fragments WHERE id NOT IN (SELECT rowid FROM fragments_fts WHERE fragments_fts MATCH ?)"
+      : "SELECT rowid AS id FROM fragments_fts WHERE fragments_fts MATCH ?";
+    return matching(() =>
+      this.db
+        .query<{ id: number }, [string]>(sql)
+        .all(match)
+        .map((row) => row.id),
+    );
+  }
+
   /** The fragments a filter admits. */
   fragmentIdsWhere(where: SqlCondition): number[] {
     return this.db
