@@ -86,9 +86,17 @@ describe("paging cuts every page from one ranked list", () => {
         expect(big.results.length).toBeGreaterThanOrEqual(50);
         expect(key(await ask({ limit: 10 }))).toEqual(key(big).slice(0, 10));
         const pages = [];
-        for (let offset = 0; offset < 50; offset += 10) pages.push(...key(await ask({ limit: 10, offset })));
+        const totals = new Set([big.total]);
+        for (let offset = 0; offset < 50; offset += 10) {
+          const page = await ask({ limit: 10, offset });
+          pages.push(...key(page));
+          totals.add(page.total);
+        }
         expect(pages).toEqual(key(await ask({ limit: 50 })));
         expect(pages).toEqual(key(big).slice(0, 50));
+        // `total` does not depend on the page, and is what the whole list holds: paging until it ends at the end.
+        expect([...totals]).toEqual([big.total]);
+        expect((await ask({ limit: 100_000 })).results.length).toBe(big.total);
       });
     }
   }
@@ -101,6 +109,39 @@ describe("paging cuts every page from one ranked list", () => {
       const pages = [];
       for (let offset = 0; offset < 300; offset += 100) pages.push(...key(await ask({ limit: 100, offset })));
       expect(pages).toEqual(whole);
+    });
+  }
+});
+
+describe("a page of documents is full whenever that many documents match", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  // One long document whose 1,500 sections each say "lantern" thrice (over the 10 fragments ranked per document asked
+  // for, at every page size here) and 40 short ones that say it once, further down every list.
+  const sections = Array.from({ length: 1500 }, (_, i) => `## Part ${i}\n\nlantern lantern lantern ${"filler words ".repeat(100)}\n`);
+  writeTree(docs, {
+    "book.md": `# Book\n\n${sections.join("\n")}`,
+    ...Object.fromEntries(
+      Array.from({ length: 40 }, (_, i) => [`n${i}.md`, `# Note ${i}\n\nOne lantern among ${"other words ".repeat(60)}\n`]),
+    ),
+  });
+  const context = new SearchContext();
+  beforeAll(async () => {
+    await indexRepository(home, addRepository(home, { name: "lib", path: docs, embedding: { model: GLOVE } }));
+  }, HOOK_TIMEOUT);
+  afterAll(() => context.close());
+
+  for (const mode of ["bm25", "hybrid"] as const) {
+    (mode === "bm25" ? test : testShared)(`${mode}: -n 20 holds 20 documents, and pages of 10 reach every one`, async () => {
+      const ask = (o: Partial<SearchOptions>) => search(home, { query: "lantern", mode, documents: true, ...o }, context);
+      const first = await ask({ limit: 20 });
+      expect(first.results).toHaveLength(20);
+      expect(first.total).toBe(41);
+      const pages = [];
+      for (let offset = 0; offset < 41; offset += 10) pages.push(...key(await ask({ limit: 10, offset })));
+      expect(pages).toHaveLength(41);
+      expect(pages).toEqual(key(await ask({ limit: 100_000 })));
+      expect(pages.slice(0, 20)).toEqual(key(first));
     });
   }
 });

@@ -1,7 +1,7 @@
 /** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
 import { join } from "node:path";
 import { ResearcherError } from "../errors.ts";
-import { LIMIT, OFFSET, wholeNumber } from "./bounds.ts";
+import { LIMIT, MAX_ALL_RESULTS, OFFSET, wholeNumber } from "./bounds.ts";
 import { BM25_WEIGHTS, rankOneWord, rankPostings, rankRareFirst } from "./bm25.ts";
 import { buildMatch, embeddingQuery, parseQuery, queryConstraint, type ParsedQuery } from "./query.ts";
 import {
@@ -198,7 +198,6 @@ export async function search(home: string, options: SearchOptions, context = new
     ...(options.where ?? []),
     ...(options.filter ? [{ kind: "term" as const, key: "path", op: "eq" as const, values: [options.filter] }] : []),
   ]);
-  const depth = rankingDepth(offset + limit, options.documents ?? false);
   // Every repository's reads on one snapshot of its index, however index runs commit meanwhile.
   const stores = searchable.map((s) => s.store);
   const onSnapshots = (work: () => Promise<SearchResponse>) => stores.reduce((inner, store) => () => store.snapshot(inner), work)();
@@ -213,28 +212,48 @@ export async function search(home: string, options: SearchOptions, context = new
       return queryVectors.get(embedder)!;
     };
     // Searching all repositories, one that cannot be searched as asked is skipped, as one that cannot be opened is.
-    const answers = await Promise.all(
-      searchable.map(({ repo, store }) =>
-        searchRepository(home, repo, store, parsed, semanticQuery !== "", options, filter, depth, config, context, embedQuery).catch(
-          (error: unknown) => {
-            if (named) throw error;
-            skipped.push(skippedRepository(repo, error));
-            return null;
-          },
+    const rankAt = async (depth: number) => {
+      const left: SkippedRepository[] = [];
+      const answers = await Promise.all(
+        searchable.map(({ repo, store }) =>
+          searchRepository(home, repo, store, parsed, semanticQuery !== "", options, filter, depth, config, context, embedQuery).catch(
+            (error: unknown) => {
+              if (named) throw error;
+              left.push(skippedRepository(repo, error));
+              return null;
+            },
+          ),
         ),
-      ),
-    );
-    const perRepo = answers.filter((r) => r !== null);
+      );
+      const perRepo = answers.filter((r) => r !== null);
+      const candidates = mergeLists(
+        perRepo.map((r) => r.candidates),
+        (c) => c.explain.merge.score,
+      );
+      return { perRepo, left, candidates, groups: options.documents ? documentGroups(candidates) : [] };
+    };
+    let depth = rankingDepth(offset + limit, options.documents ?? false);
+    let ranked = await rankAt(depth);
+    // A page of documents needs that many documents among the ranked fragments: where a few long documents hold most
+    // of the best fragments, rank deeper. The documents found first keep their places (a document ranks by its best
+    // fragment, which a deeper list finds no later), so pages still concatenate.
+    while (
+      options.documents &&
+      ranked.groups.length < offset + limit &&
+      ranked.perRepo.some((r) => r.cut) &&
+      depth < MAX_ALL_RESULTS * RANKED_PER_DOCUMENT
+    ) {
+      depth *= 2;
+      ranked = await rankAt(depth);
+    }
+    const { perRepo, candidates } = ranked;
+    skipped.push(...ranked.left);
     if (perRepo.length === 0) throw noneAnswered(skipped);
     const modes = new Set(perRepo.map((r) => r.mode));
     const mode: SearchMode = modes.size === 1 ? [...modes][0]! : "hybrid";
     const total = perRepo.reduce((sum, r) => sum + r.total, 0);
-    const candidates = mergeLists(
-      perRepo.map((r) => r.candidates),
-      (c) => c.explain.merge.score,
-    );
     const results = options.documents
-      ? groupByDocument(candidates, parsed, offset, limit, Boolean(options.full))
+      ? hydrateGroups(ranked.groups.slice(offset, offset + limit), parsed, Boolean(options.full))
       : hydrate(candidates.slice(offset), limit, parsed, Boolean(options.full));
     results.forEach((hit, i) => {
       hit.rank = offset + i + 1;
@@ -281,6 +300,8 @@ interface RepositoryResult {
   mode: SearchMode;
   total: number;
   candidates: Candidate[];
+  /** A list was cut at the depth asked for: ranking deeper may find more. */
+  cut: boolean;
   note?: string;
   /** How the lists were weighed, for --explain's notes. */
   why?: string;
@@ -340,6 +361,7 @@ async function searchRepository(
   const ranked: Bm25List | { hits: Ranked[]; match: null } = match ? rankBm25(store, parsed, match, depth, where) : { hits: [], match };
   const keyword = ranked.hits;
   let semantic: Ranked[] = [];
+  let semanticWithin: Set<number> | undefined; // the fragments the vector list may rank, when not all
   const lexicalScale = lexicalEvidence(store, parsed);
   let vectorScale = (_cosine: number): number | null => null;
   let annProblem: AnnProblem | undefined;
@@ -354,6 +376,7 @@ async function searchRepository(
     // The query's phrases and -words hold in the vector list too; a filter restricts it further.
     const admitted = constraintIds(store, parsed);
     const within = where ? intersection(new Set(store.fragmentIdsWhere(where)), admitted) : admitted;
+    semanticWithin = within;
     const queryVector = await embedQuery(embedder);
     ({ hits: semantic, annProblem } = await searchVectors(store, repo.dir, queryVector, depth, { within, cache: context.vectors }));
     if (unfiltered)
@@ -405,16 +428,32 @@ async function searchRepository(
     });
   }
   if (options.minScore !== undefined) candidates = candidates.filter((c) => c.score >= options.minScore!);
-  const total = mode === "bm25" && ranked.match ? bm25Total(store, ranked, keyword.length, depth, options, where) : candidates.length;
+  const total =
+    mode === "bm25"
+      ? ranked.match
+        ? bm25Total(store, ranked, keyword.length, depth, options, where)
+        : 0
+      : rankableTotal(store, semanticWithin, Boolean(options.documents));
   return {
     repo: repo.name,
     mode,
     total,
     candidates,
+    cut: keyword.length >= depth || semantic.length >= depth,
     note: note ?? (options.explain && mode !== "bm25" ? coverageNote(store, repo, mode) : undefined),
     why,
     ann: annProblem && annNote(repo.name, annProblem),
   };
+}
+
+/**
+ * In vector and hybrid mode, every fragment the filters, phrases and -words admit is ranked somewhere (the vector
+ * list ranks them all), so `total` counts those fragments, or their documents: what `--all` returns, whatever the
+ * page. (BM25 matches that have no vector yet are in it too, as fragments still to be embedded are.)
+ */
+function rankableTotal(store: Store, within: Set<number> | undefined, documents: boolean): number {
+  if (!within) return documents ? store.counts().documents : store.counts().fragments;
+  return documents ? store.documentCountOf([...within]) : within.size;
 }
 
 /** The fragments the query's "phrases" and -words admit (queryConstraint), or undefined when it has neither. */
@@ -522,8 +561,8 @@ function hydrate(candidates: Candidate[], limit: number, parsed: ParsedQuery, fu
   return hits;
 }
 
-/** Fragments grouped by document (best first, up to three each); only the page asked for is hydrated. */
-function groupByDocument(candidates: Candidate[], parsed: ParsedQuery, offset: number, limit: number, full: boolean): DocumentHit[] {
+/** Fragments grouped by document, in the order of each document's best fragment (up to three each). */
+function documentGroups(candidates: Candidate[]): Candidate[][] {
   const owners = new Map([...idsByStore(candidates)].map(([store, ids]) => [store, store.ownersOf(ids)]));
   const groups = new Map<string, Candidate[]>();
   for (const c of candidates) {
@@ -534,7 +573,11 @@ function groupByDocument(candidates: Candidate[], parsed: ParsedQuery, offset: n
     if (group.length < FRAGMENTS_PER_DOCUMENT) group.push(c);
     groups.set(key, group);
   }
-  const page = [...groups.values()].slice(offset, offset + limit);
+  return [...groups.values()];
+}
+
+/** A page of document groups as results; only the page asked for is hydrated. */
+function hydrateGroups(page: Candidate[][], parsed: ParsedQuery, full: boolean): DocumentHit[] {
   const rows = fetchRows(page.flat());
   return page.flatMap((group) => {
     // A fragment replaced by an index run since ranking is skipped (see hydrate).

@@ -583,6 +583,13 @@ export class Store {
   }
 
   /** Which document (id and path) each fragment belongs to, without reading fragment texts. */
+  /** How many documents hold these fragments. */
+  documentCountOf(ids: number[]): number {
+    return this.db
+      .query<{ n: number }, [string]>("SELECT count(DISTINCT document_id) AS n FROM fragments WHERE id IN (SELECT value FROM json_each(?))")
+      .get(JSON.stringify(ids))!.n;
+  }
+
   ownersOf(ids: number[]): Map<number, { documentId: number; path: string }> {
     const rows = this.db
       .query<{ id: number; documentId: number; path: string }, [string]>(
