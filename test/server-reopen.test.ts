@@ -6,7 +6,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { readdirSync, renameSync } from "node:fs";
-import { indexRepository } from "../src/index/indexer.ts";
+import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { removeRepository } from "../src/index/remove-repository.ts";
 import { addRepository, getRepository } from "../src/repos.ts";
 import { search, SearchContext, type SearchOptions } from "../src/search/search.ts";
@@ -15,6 +15,34 @@ import { describeShared, GLOVE, HOOK_TIMEOUT, tempDir, writeTree } from "./helpe
 
 const found = async (home: string, context: SearchContext, query: string, options: Partial<SearchOptions> = {}) =>
   (await search(home, { query, mode: "bm25", repositories: ["r1"], ...options }, context)).results.map((r) => r.path);
+
+describe("a long-running SearchContext under overlapping searches", () => {
+  test("a commit is seen by the next search, though searches running all along share one snapshot", async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
+    const repo = addRepository(home, { name: "r1", path: docs, embed: false });
+    await indexRepository(home, repo);
+    const context = new SearchContext();
+    expect(await found(home, context, "alpha")).toEqual(["a.md"]);
+    // A search holds the snapshot open (as overlapping searches on a busy server do), an index run commits.
+    let release = () => {};
+    const store = context.store(getRepository(home, "r1"));
+    const held = store.snapshot(async () => {
+      store.counts(); // the snapshot is taken at the transaction's first read
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    writeTree(docs, { "b.md": "# B\n\nzebraquux arrived\n" });
+    await indexFiles(home, repo, ["b.md"]); // as watch and add_to_index write
+    // Within the shared snapshot's time, a new search may still join it; past it, the commit is seen.
+    await Bun.sleep(600);
+    expect(await found(home, context, "zebraquux")).toEqual(["b.md"]);
+    release();
+    await held;
+    expect(await found(home, context, "zebraquux")).toEqual(["b.md"]);
+    await context.close();
+  });
+});
 
 describe("a long-running SearchContext whose index.db becomes another file", () => {
   test("repo remove, repo add of the same name with another folder, index: the new repository is searched", async () => {

@@ -145,6 +145,9 @@ interface Candidate {
   explain: Explain;
 }
 
+/** The longest a search joins the read snapshot of searches already running (SearchContext.store). */
+const MAX_SHARED_SNAPSHOT_MS = 500;
+
 /** Keeps databases, ANN files and models open between searches (the MCP server reuses one for its lifetime). */
 export class SearchContext {
   /** Each repository's open index, with the identity of the file it opened (`Store.fileIdentity`). */
@@ -166,8 +169,14 @@ export class SearchContext {
   store(repo: Repository): Store {
     const file = Store.fileIdentity(repo.dir); // a stat: 2–5 µs beside a warm search's 0.6 ms (BM25, Rust book)
     const open = this.stores.get(repo.dir);
-    if (open && open.file === file && file !== null) return open.store;
-    if (open) {
+    if (open && open.file === file && file !== null) {
+      // Searches that overlap share one snapshot, which steady load would keep open for ever (no commit seen, the
+      // WAL never reset): past this age, new searches start on a fresh connection and the old one closes when its
+      // searches end.
+      if (open.store.snapshotAge() < MAX_SHARED_SNAPSHOT_MS) return open.store;
+      open.store.retire();
+      this.stores.delete(repo.dir);
+    } else if (open) {
       open.store.retire();
       this.stores.delete(repo.dir);
       this.vectors.forget(repo.dir);

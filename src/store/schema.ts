@@ -256,6 +256,9 @@ function checkWritable(file: string): void {
   }
 }
 
+/** How long a statement waits for a lock another connection holds before SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 5000;
+
 /** Open an existing index.db; a writer brings an older schema up to date, a reader refuses it. */
 function openChecked(file: string, name: string, mode: OpenMode): Database {
   if (statSync(file).size === 0) throw corrupt(file, name, "the file is empty");
@@ -263,7 +266,7 @@ function openChecked(file: string, name: string, mode: OpenMode): Database {
   let db: Database | undefined;
   try {
     db = new Database(file, { readwrite: true, create: false, strict: true });
-    db.run("PRAGMA busy_timeout = 5000");
+    db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     const version = userVersion(db);
     // Version 0: a database no researcher wrote, or one whose creation was cut short; only `index` may fill it in.
     if (version === 0 && mode !== "create" && mode !== "fresh") throw corrupt(file, name, "it holds no researcher index");

@@ -8,7 +8,7 @@ import { filterSql, type Filter, type SqlCondition } from "./filter-sql.ts";
 import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
 import { ImpactLists } from "./impacts.ts";
 import { PostingLists } from "./postings.ts";
-import { openIndexDatabase, type OpenedIndex, quickCheck } from "./schema.ts";
+import { BUSY_TIMEOUT_MS, openIndexDatabase, type OpenedIndex, quickCheck } from "./schema.ts";
 
 export type { SqlCondition } from "./filter-sql.ts";
 
@@ -31,6 +31,9 @@ export interface FailureStamp {
 }
 
 /** A file a run could not index and why; `stamp` when the failure is the file's own (not a limit, not transient). */
+/** How long a checkpoint waits for searches on an older snapshot before leaving the WAL for a later one. */
+const CHECKPOINT_WAIT_MS = 200;
+
 export interface RecordedFailure {
   path: string;
   reason: string;
@@ -166,8 +169,9 @@ export class Store {
     this.db.close();
   }
 
-  /** Searches running on this connection's read snapshot (see `snapshot`). */
+  /** Searches running on this connection's read snapshot (see `snapshot`), and when it began. */
   private readers = 0;
+  private snapshotStart = 0;
   /** Set by `retire`: the connection closes when its last search ends. */
   private retired = false;
 
@@ -183,7 +187,10 @@ export class Store {
    * commits in between. Concurrent searches on a shared connection share the snapshot.
    */
   async snapshot<T>(work: () => Promise<T>): Promise<T> {
-    if (this.readers++ === 0 && !this.db.inTransaction) this.db.run("BEGIN");
+    if (this.readers++ === 0 && !this.db.inTransaction) {
+      this.db.run("BEGIN");
+      this.snapshotStart = performance.now();
+    }
     try {
       return await work();
     } finally {
@@ -192,6 +199,11 @@ export class Store {
         if (this.retired) this.db.close();
       }
     }
+  }
+
+  /** How long the shared read snapshot has been open (0 when no search runs): overlapping searches keep it open. */
+  snapshotAge(): number {
+    return this.readers > 0 ? performance.now() - this.snapshotStart : 0;
   }
 
   transaction<T>(fn: () => T): T {
@@ -850,8 +862,18 @@ export class Store {
     return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments_fts_data").get()!.n;
   }
 
+  /**
+   * Copy the WAL into the database and empty it. Emptying waits for searches reading an older snapshot; an index
+   * run waits for them briefly, not the full busy timeout (5 s per checkpoint behind a long search): the WAL is
+   * then emptied by a later checkpoint.
+   */
   checkpoint(): void {
-    this.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    this.db.run(`PRAGMA busy_timeout = ${CHECKPOINT_WAIT_MS}`);
+    try {
+      this.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    } finally {
+      this.db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
   }
 
   /** Leave checkpoints to the caller (`checkpoint`, `checkpointIfLarger`): SQLite's automatic ones each sync the file. */
