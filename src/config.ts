@@ -1,10 +1,11 @@
 /** The home folder and `config.yaml`: schema, defaults, validated reads and atomic writes. */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type * as Valibot from "valibot";
 import { FILE_TYPES } from "./file-types.ts";
 import { readDenied, ResearcherError, writeDenied } from "./errors.ts";
 import { writeFileAtomic } from "./atomic.ts";
+import { withConfigLock } from "./lock.ts";
 import { env } from "./env.ts";
 import { parseYaml, stringifyYaml } from "./yaml.ts";
 
@@ -258,20 +259,23 @@ export type UserSettings = Record<string, unknown>;
  * atomically; a rejected edit changes nothing. `source` and `hint` name the edit in a validation error.
  */
 export function updateConfig(home: string, edit: (settings: UserSettings) => void, source?: string, hint?: string): Config {
-  loadConfig(home); // the file as it is must be valid (and not emptied while indexes exist) before it is changed
-  const file = configPath(home);
-  const settings = (existsSync(file) && readUserSettings(file)) || {};
-  edit(settings);
-  const checked = parseConfig(settings, source ?? file, hint);
-  try {
-    mkdirSync(home, { recursive: true });
-    writeFileAtomic(file, stringifyYaml(settings));
-  } catch (error) {
-    throw writeDenied(error, file, home) ?? error;
-  }
-  cache.delete(file);
-  rmSync(validatedCopyPath(home), { force: true });
-  return checked;
+  // Read, edited and written under config.yaml's lock: two edits at once would each write over the other's.
+  return withConfigLock(home, () => {
+    const file = configPath(home);
+    cache.delete(file); // read as it is now, after any edit another process made
+    loadConfig(home); // the file as it is must be valid (and not emptied while indexes exist) before it is changed
+    const settings = (existsSync(file) && readUserSettings(file)) || {};
+    edit(settings);
+    const checked = parseConfig(settings, source ?? file, hint);
+    try {
+      writeFileAtomic(file, stringifyYaml(settings));
+    } catch (error) {
+      throw writeDenied(error, file, home) ?? error;
+    }
+    cache.delete(file);
+    rmSync(validatedCopyPath(home), { force: true });
+    return checked;
+  });
 }
 
 /**

@@ -194,3 +194,34 @@ test.skipIf(!AS_ROOT)(
     }
   },
 );
+
+test("edits made at once by several processes all land (config.yaml is read, edited and written under a lock)", async () => {
+  const home = tempDir();
+  const folders = [tempDir(), tempDir(), tempDir()];
+  expect(runCli(["repo", "add", "base", folders[0]!, "--no-embed"], { home }).code).toBe(0);
+  const edits = [
+    ["context", "add", "base:a", "ctx A"],
+    ["context", "add", "base:b", "ctx B"],
+    ["context", "add", "base:c", "ctx C"],
+    ["config", "set", "search.limit", "17"],
+    ["repo", "add", "r1", folders[1]!, "--no-embed"],
+    ["repo", "add", "r2", folders[2]!, "--no-embed"],
+  ];
+  const runs = edits.map((args) =>
+    Bun.spawn([process.execPath, join(import.meta.dir, "../src/main.ts"), ...args], {
+      env: { ...process.env, RESEARCHER_HOME: home },
+      stdout: "ignore",
+      stderr: "pipe",
+    }),
+  );
+  const codes = await Promise.all(runs.map((run) => run.exited));
+  expect(codes).toEqual(edits.map(() => 0));
+  const settings = parseYaml(readFileSync(join(home, "config.yaml"), "utf8")) as {
+    search: { limit: number };
+    repositories: Record<string, { contexts?: Record<string, string> }>;
+  };
+  expect(settings.search.limit).toBe(17);
+  expect(Object.keys(settings.repositories).sort()).toEqual(["base", "r1", "r2"]);
+  expect(settings.repositories.base!.contexts).toEqual({ a: "ctx A", b: "ctx B", c: "ctx C" });
+  expect(existsSync(join(home, "config.lock"))).toBe(false);
+}, 30_000);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
-import { acquireWriterLock, processStartTime } from "../src/store/lock.ts";
+import { acquireWriterLock, processStartTime } from "../src/lock.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, SearchContext } from "../src/search/search.ts";
 import { repositoryStatus } from "../src/store/status.ts";

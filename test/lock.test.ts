@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ResearcherError } from "../src/errors.ts";
-import { acquireWriterLock, processStartTime } from "../src/store/lock.ts";
+import { acquireWriterLock, processStartTime } from "../src/lock.ts";
 import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 test("one writer at a time; the lock names its holder and goes away on release", () => {
@@ -36,7 +36,7 @@ test("a lock left by a dead process is taken over", () => {
 
 /** A worker that takes the lock over and over, marks its time inside, and sometimes dies holding it. */
 const WORKER = `
-import { acquireWriterLock } from ${JSON.stringify(join(ROOT, "src/store/lock.ts"))};
+import { acquireWriterLock } from ${JSON.stringify(join(ROOT, "src/lock.ts"))};
 import { appendFileSync, closeSync, existsSync, openSync, rmSync } from "node:fs";
 const [dir, log, until] = process.argv.slice(2);
 const now = () => performance.timeOrigin + performance.now();

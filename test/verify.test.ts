@@ -9,7 +9,7 @@ import { repositoryDir } from "../src/config.ts";
 import { Store } from "../src/store/store.ts";
 import { annPath } from "../src/search/vectors.ts";
 import { verifyRepository } from "../src/index/verify.ts";
-import { acquireWriterLock } from "../src/store/lock.ts";
+import { acquireWriterLock } from "../src/lock.ts";
 import { AS_ROOT, cliAsNobody, describeShared, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 /** The name atomic.ts gives a temp file of vectors.usearch, as written by process 999999 (not running). */

@@ -20,7 +20,7 @@ import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder, mayDifferFrom } from "../embed/embedder.ts";
 import { describeError, isResearcherError, isTransient, ResearcherError, toResearcherError } from "../errors.ts";
-import { acquireWriterLock } from "../store/lock.ts";
+import { acquireWriterLock } from "../lock.ts";
 import { keepRepositoryModel, type Repository } from "../repos.ts";
 import {
   HEADING_SEPARATOR,

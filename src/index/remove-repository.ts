@@ -4,7 +4,7 @@
  */
 import { rmSync } from "node:fs";
 import { forgetRepository, getRepository, type Repository } from "../repos.ts";
-import { acquireWriterLock } from "../store/lock.ts";
+import { acquireWriterLock } from "../lock.ts";
 
 export function removeRepository(home: string, name: string, options: { keepData?: boolean } = {}): Repository {
   const repo = getRepository(home, name);

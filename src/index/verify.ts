@@ -10,7 +10,7 @@ import { TEMP_FILE_NAME } from "../atomic.ts";
 import { discoverFiles, type Discovery } from "./discover.ts";
 import { planChanges } from "./plan.ts";
 import { describeError, isResearcherError, isSqliteDamage } from "../errors.ts";
-import { acquireWriterLock, processStartTime } from "../store/lock.ts";
+import { acquireWriterLock, processStartTime } from "../lock.ts";
 import type { Repository } from "../repos.ts";
 import { Store } from "../store/store.ts";
 import { mayDeferRebuild, syncVectorIndex, vectorIndexState } from "../search/vectors.ts";

@@ -1,5 +1,6 @@
 /**
- * A writer lock per repository: one indexer at a time; readers never wait (SQLite WAL).
+ * A writer lock per repository: one indexer at a time; readers never wait (SQLite WAL). And a lock on config.yaml,
+ * so that edits made at once (`repo add` and `context add` in parallel) all land.
  *
  * The lock file holds `<pid> <start time>` and appears with that content in one step (written to a temp file,
  * then hard-linked to `lock`, which fails if it exists), so no one ever reads a half-written lock. A lock is
@@ -9,8 +10,8 @@
  */
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempPathFor } from "../atomic.ts";
-import { ResearcherError, writeDenied } from "../errors.ts";
+import { tempPathFor } from "./atomic.ts";
+import { ResearcherError, writeDenied } from "./errors.ts";
 
 interface Holder {
   pid: number;
@@ -23,22 +24,55 @@ const ATTEMPTS = 100;
 
 export function acquireWriterLock(dir: string, name: string): () => void {
   const file = join(dir, "lock");
+  const release = tryLock(dir, file, `the writer lock in ${dir}`);
+  if (typeof release === "function") return release;
+  throw new ResearcherError("LOCKED", `repository '${name}' is being indexed by process ${release}`, {
+    hint: `wait for it to finish, or remove ${file} if that process is gone`,
+  });
+}
+
+/** How long a config.yaml edit waits for another one (each takes milliseconds). */
+const CONFIG_WAIT_MS = 10_000;
+
+/** Run `edit` holding `<home>/config.lock`: waits while another process edits config.yaml. */
+export function withConfigLock<T>(home: string, edit: () => T): T {
+  const file = join(home, "config.lock");
+  const deadline = Date.now() + CONFIG_WAIT_MS;
+  for (;;) {
+    const release = tryLock(home, file, join(home, "config.yaml")); // a home it cannot write: config.yaml cannot be
+    if (typeof release === "function") {
+      try {
+        return edit();
+      } finally {
+        release();
+      }
+    }
+    if (Date.now() > deadline) {
+      throw new ResearcherError("LOCKED", `config.yaml is being changed by process ${release}`, {
+        hint: `try again in a moment, or remove ${file} if that process is gone`,
+      });
+    }
+    Bun.sleepSync(5 + Math.random() * 10);
+  }
+}
+
+/**
+ * Take the lock `file` (in `dir`): its release, or the pid of the live process that holds it. `what` names what
+ * cannot be written when `dir` cannot.
+ */
+function tryLock(dir: string, file: string, what: string): (() => void) | number {
   const mine = contentFor(process.pid);
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    if (createIn(dir, file, mine)) return () => rmSync(file, { force: true });
+    if (createIn(dir, file, mine, what)) return () => rmSync(file, { force: true });
     const found = readLock(file);
     if (found === undefined) continue; // released meanwhile
     const holder = parseHolder(found);
     // A live holder, this process included, keeps the lock: two writers in one process are no safer.
-    if (holder && isRunning(holder)) {
-      throw new ResearcherError("LOCKED", `repository '${name}' is being indexed by process ${holder.pid}`, {
-        hint: `wait for it to finish, or remove ${file} if that process is gone`,
-      });
-    }
+    if (holder && isRunning(holder)) return holder.pid;
     removeIfStill(file, found);
     Bun.sleepSync(Math.random()); // let a concurrent takeover finish
   }
-  throw new ResearcherError("LOCKED", `cannot take the writer lock ${file}`, { hint: "try again in a moment" });
+  throw new ResearcherError("LOCKED", `cannot take the lock ${file}`, { hint: "try again in a moment" });
 }
 
 /** The start time of a process (field 22 of /proc/<pid>/stat), null where there is no /proc. */
@@ -58,13 +92,13 @@ function contentFor(pid: number): string {
   return `${pid} ${processStartTime(pid) ?? "-"}\n`;
 }
 
-/** The index folder and the lock in it; a folder this user may not write is named, with what fixes it. */
-function createIn(dir: string, file: string, content: string): boolean {
+/** The lock's folder and the lock in it; a folder this user may not write is named, with what fixes it. */
+function createIn(dir: string, file: string, content: string, what: string): boolean {
   try {
     mkdirSync(dir, { recursive: true });
     return createWith(file, content);
   } catch (error) {
-    throw writeDenied(error, `the writer lock in ${dir}`, dir) ?? error;
+    throw writeDenied(error, what, dir) ?? error;
   }
 }
 
