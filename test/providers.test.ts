@@ -4,6 +4,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { chooseModel, loadEmbedder } from "../src/embed/embedder.ts";
+import { fetchText } from "../src/embed/hub.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli, tempDir } from "./helpers.ts";
@@ -153,5 +154,41 @@ describe("remote parallelism", () => {
     } finally {
       slow.stop(true);
     }
+  });
+});
+
+describe("a provider that answers badly", () => {
+  // Headers at once, then the body stalls (an overloaded provider, a proxy), or a body that is not JSON.
+  const stalling = Bun.serve({
+    port: 0,
+    idleTimeout: 0,
+    fetch(request) {
+      if (new URL(request.url).pathname === "/api/embed") return new Response("<html>gateway</html>", { status: 200 });
+      return new Response(
+        new ReadableStream({
+          start(stream) {
+            stream.enqueue(new TextEncoder().encode('{"embeddings": [[0.1,'));
+          },
+        }),
+        { headers: { "content-type": "application/json" } },
+      );
+    },
+  });
+  afterAll(() => stalling.stop(true));
+  const url = `http://127.0.0.1:${stalling.port}`;
+
+  test("a body that stalls after the headers is an error within the deadline, not a hang", async () => {
+    const started = performance.now();
+    expect(fetchText(`${url}/stall`, {}, 300)).rejects.toThrow(`no complete answer from ${url}/stall within 0.3 s`);
+    await fetchText(`${url}/stall`, {}, 300).catch(() => {});
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  test("a body that is not JSON is the provider's failure, named, not an internal error", async () => {
+    // Loading asks for one embedding (the model's dimensions): the answer fails there.
+    expect(loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "m", ollama_url: url }))).rejects.toMatchObject({
+      code: "PROVIDER_FAILED",
+      message: expect.stringContaining("answered something other than JSON: <html>gateway</html>"),
+    });
   });
 });

@@ -22,7 +22,7 @@ import {
   type StaticLayout,
   type TokenTable,
 } from "./static-embedder.ts";
-import { downloadModel, fetchWithTimeout, hubEndpoint } from "./hub.ts";
+import { downloadModel, fetchText, fetchWithTimeout, hubEndpoint } from "./hub.ts";
 
 export type Provider = "local" | "ollama" | "openai";
 export type EmbedKind = "query" | "document";
@@ -694,9 +694,9 @@ function openaiCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Ar
 }
 
 async function postJson(url: string, payload: unknown, headers: Record<string, string>, provider: string): Promise<unknown> {
-  let response: Response;
+  let response: Awaited<ReturnType<typeof fetchText>>;
   try {
-    response = await fetchWithTimeout(url, {
+    response = await fetchText(url, {
       method: "POST",
       headers: { "content-type": "application/json", ...headers },
       body: JSON.stringify(payload),
@@ -704,8 +704,12 @@ async function postJson(url: string, payload: unknown, headers: Record<string, s
   } catch (error) {
     throw providerError(provider, `${url}: ${describeError(error)}`);
   }
-  if (!response.ok) throw providerError(provider, `${url} answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
-  return response.json();
+  if (!response.ok) throw providerError(provider, `${url} answered ${response.status}: ${response.text.slice(0, 200)}`);
+  try {
+    return JSON.parse(response.text);
+  } catch {
+    throw providerError(provider, `${url} answered something other than JSON: ${response.text.slice(0, 200)}`);
+  }
 }
 
 function providerError(provider: string, message: string): ResearcherError {

@@ -29,6 +29,27 @@ export async function fetchWithTimeout(url: string | URL | Request, init: Reques
   }
 }
 
+/**
+ * fetch and read the whole answer within one deadline: a server that sends its headers and then stalls (an
+ * overloaded provider, a proxy) is an error too, where `fetchWithTimeout` alone stops watching at the headers.
+ */
+export async function fetchText(
+  url: string,
+  init: RequestInit = {},
+  timeoutMs = NETWORK_TIMEOUT_MS,
+): Promise<{ ok: boolean; status: number; text: string }> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    const response = await fetch(url, { ...init, signal: controller.signal });
+    return { ok: response.ok, status: response.status, text: await response.text() };
+  } catch (error) {
+    throw new Error(controller.signal.aborted ? `no complete answer from ${url} within ${timeoutMs / 1000} s` : describeError(error));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export interface HubFile {
   name: string;
   /** A missing optional file (HTTP 404) is skipped; a missing required one fails the download. */
