@@ -22,31 +22,27 @@ export interface GitInfo {
 
 /** The enclosing git repository of a file or folder, or null when there is none. */
 export function findGitRepository(path: string): GitInfo | null {
-  let dir = resolve(path);
-  if (!isDirectory(dir)) dir = dirname(dir);
-  for (;;) {
-    const gitDir = gitDirOf(dir);
-    if (gitDir) return readRepository(dir, gitDir);
-    const parent = dirname(dir);
-    if (parent === dir) return null;
-    dir = parent;
-  }
+  const dir = resolve(path);
+  return gitInfoCache()(isDirectory(dir) ? dir : dirname(dir));
 }
 
 /**
- * `findGitRepository` for folders, cached per folder: an index run asks for the folder of every document, and the
- * answer changes only between runs.
+ * `findGitRepository` for folders, cached per folder and its parents: an index run asks for the folder of every
+ * document, and the answer changes only between runs. A repository is read once however many folders it holds
+ * (its packed-refs can be megabytes: read per folder, 2,000 folders took 8 s).
  */
 export function gitInfoCache(): (folder: string) => GitInfo | null {
   const byFolder = new Map<string, GitInfo | null>();
-  return (folder) => {
-    let info = byFolder.get(folder);
-    if (info === undefined) {
-      info = findGitRepository(folder);
-      byFolder.set(folder, info);
-    }
+  const lookup = (dir: string): GitInfo | null => {
+    const known = byFolder.get(dir);
+    if (known !== undefined) return known;
+    const gitDir = gitDirOf(dir);
+    const parent = dirname(dir);
+    const info = gitDir ? readRepository(dir, gitDir) : parent === dir ? null : lookup(parent);
+    byFolder.set(dir, info);
     return info;
   };
+  return (folder) => lookup(resolve(folder));
 }
 
 /** `<dir>/.git` as a folder, or the folder a `.git` file (`gitdir: …`) points to. */
