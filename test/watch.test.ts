@@ -1,6 +1,6 @@
 /** Watch mode with real file events in temp folders: after each change the index equals a fresh index of the folder. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { indexRepository } from "../src/index/indexer.ts";
@@ -211,6 +211,19 @@ describe("watchRepositories", () => {
     await batches.until(Object.keys(files), "1,000 deletions");
     await expectFresh();
   }, 60_000);
+
+  test("a file modified within the debounce waits for quiet, a round at a time (its writer may not be done)", async () => {
+    // An mtime ahead of the clock is recent at every round: it waits all its rounds (10 of 50 ms), then is indexed.
+    batches.reset();
+    const path = join(docs, "future.md");
+    writeFileSync(path, "# Future\n\nwritten ahead of the clock\n");
+    const future = new Date(Date.now() + 60_000);
+    utimesSync(path, future, future);
+    const started = performance.now();
+    await batches.until(["future.md"]);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(10 * 50);
+    await expectFresh();
+  });
 
   test("a file written in several steps ends up indexed whole", async () => {
     batches.reset();

@@ -253,7 +253,13 @@ class RepositoryWatch {
     if (this.unwatchable.has(path) && isListable(join(this.repo.path, path))) {
       // Readable now (a chmod is an event): a new watcher takes it in; the folder event below diffs its files.
       this.unwatchable.delete(path);
-      this.startWatcher();
+      // This runs in fs.watch's listener, where a throw would end the process (`serve --watch`): reported instead.
+      try {
+        this.startWatcher();
+      } catch (error) {
+        this.context.options.onError?.(toResearcherError(error), this.repo.name);
+        return;
+      }
     }
     if (this.pending.size >= OVERFLOW_PATHS) {
       this.pending.clear();
@@ -364,12 +370,14 @@ class RepositoryWatch {
     if (!Store.exists(this.repo.dir)) return { paths: undefined, waiting: false };
     const store = Store.open(this.repo.dir);
     const chosen = new Map<string, boolean>(); // path → gone
-    let waiting = false;
     const recent = Date.now() - this.context.debounceMs;
+    // Taken off `pending` as a whole: a path put back while looping over the map would be visited again at once.
+    const taken = [...this.pending];
+    this.pending.clear();
+    const waiters = new Map<string, number>(); // still being written: back to pending, one more round counted
     try {
       const failed: Failed = { stamps: store.failureStamps(), settings: conversionSettings(loadConfig(this.context.home), this.repo) };
-      for (const [path, rounds] of this.pending) {
-        this.pending.delete(path);
+      for (const [path, rounds] of taken) {
         const stats = statOf(join(this.repo.path, path));
         if (stats?.isDirectory()) {
           if (store.document(path)) chosen.set(path, true); // a file replaced by a folder of its name
@@ -385,16 +393,21 @@ class RepositoryWatch {
         if (!isCandidate(path, this.repo)) continue;
         if (sameStamp(store.document(path), stats) || failedUnchanged(failed, path, stats)) continue;
         if (stats.mtimeMs > recent && rounds < MAX_WAIT_ROUNDS) {
-          this.pending.set(path, rounds + 1);
-          waiting = true;
+          waiters.set(path, rounds + 1);
           continue;
         }
         chosen.set(path, false);
       }
+    } catch (error) {
+      for (const [path, rounds] of taken) if (!this.pending.has(path)) this.pending.set(path, rounds); // tried again
+      throw error;
     } finally {
       store.close();
     }
-    return { paths: [...chosen].map(([path, gone]) => ({ path, gone })).sort((a, b) => (a.path < b.path ? -1 : 1)), waiting };
+    // Events that came meanwhile count as fresh ones; a path still being written comes back for another round.
+    for (const [path, rounds] of waiters) if (!this.pending.has(path)) this.pending.set(path, rounds);
+    const paths = [...chosen].map(([path, gone]) => ({ path, gone })).sort((a, b) => (a.path < b.path ? -1 : 1));
+    return { paths, waiting: waiters.size > 0 };
   }
 
   /** A folder event: its candidate files that differ from the index, and indexed documents no longer in it. */
