@@ -492,3 +492,29 @@ test.skipIf(!AS_ROOT)(
   },
   HOOK_TIMEOUT,
 );
+
+test.skipIf(!AS_ROOT)(
+  "serve --port --watch whose watch cannot start exits 1 at once instead of serving without it",
+  async () => {
+    const base = tempDir();
+    chmodSync(base, 0o755);
+    writeTree(join(base, "docs"), { "a.md": "# A\n\nwords\n" });
+    mkdirSync(join(base, "home"));
+    for (const path of ["docs", "docs/a.md", "home"]) chownSync(join(base, path), 65534, 65534);
+    const cli = await cliAsNobody(base);
+    expect(cli("repo", "add", "w", join(base, "docs"), "--no-embed").code).toBe(0);
+    expect(cli("index", "w", "--quiet").code).toBe(0);
+    chmodSync(join(base, "docs"), 0o000);
+    try {
+      const serve = Bun.spawnSync(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", await executable(), "serve", "--port", "0", "--watch"],
+        { env: { HOME: base, RESEARCHER_HOME: join(base, "home"), PATH: SYSTEM_PATH }, timeout: 20_000 },
+      );
+      expect(serve.exitCode).toBe(1);
+      expect(serve.stderr.toString()).toContain(`error: cannot watch ${join(base, "docs")} (repository 'w')`);
+    } finally {
+      chmodSync(join(base, "docs"), 0o755);
+    }
+  },
+  HOOK_TIMEOUT,
+);

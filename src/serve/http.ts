@@ -91,7 +91,15 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
     },
     error: errorResponse,
   });
-  const watching = options.watch ? startWatch(home, writes) : undefined; // once it listens: a refused port watches nothing
+  // Started once it listens (a refused port watches nothing); a watch that cannot start stops the server with it.
+  let watching: ReturnType<typeof startWatch> | undefined;
+  try {
+    watching = options.watch ? startWatch(home, writes, context.embedders) : undefined;
+  } catch (error) {
+    server.stop(true);
+    void context.close();
+    throw error;
+  }
   if (!LOOPBACK.includes(host) && !options.token) {
     logger.warn(`serving ${host} without a token: anyone who can reach it can search your documents (set --token or RESEARCHER_MCP_TOKEN)`);
   }

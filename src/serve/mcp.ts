@@ -15,6 +15,7 @@ import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { ANSWER_LIMIT, OFFSET } from "../search/bounds.ts";
 import { FILTER_OPS, parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexFiles, removeDocument } from "../index/indexer.ts";
+import type { EmbedderCache } from "../embed/embedder.ts";
 import { logger } from "../log.ts";
 import { ocrNote, PLAIN, searchJson, searchText, skippedText } from "./render.ts";
 import { getRepository, listRepositories } from "../repos.ts";
@@ -656,9 +657,11 @@ export type Writes = ReturnType<typeof serialized>;
  * `serve --watch`: keep every repository's index current while serving. Watch batches go through the server's
  * writer queue, so they and `add_to_index` take turns instead of one of them meeting the writer lock.
  */
-export function startWatch(home: string, writes: Writes): WatchHandle {
+/** Watch every repository, writing through `writes`, with the server's models (one copy of each in memory). */
+export function startWatch(home: string, writes: Writes, embedders: EmbedderCache): WatchHandle {
   return watchRepositories(home, listRepositories(home), {
     exclusive: writes,
+    embedders,
     onBatch: (b) => {
       if (b.scan || b.indexed || b.removed || b.failed)
         logger.info(
@@ -673,7 +676,7 @@ export function startWatch(home: string, writes: Writes): WatchHandle {
 export async function serveStdio(home: string, options: { watch?: boolean } = {}): Promise<void> {
   const context = new SearchContext();
   const writes = serialized();
-  const watching = options.watch ? startWatch(home, writes) : undefined;
+  const watching = options.watch ? startWatch(home, writes, context.embedders) : undefined;
   const server = createServer(home, context, writes);
   const closed = new Promise<void>((resolve) => {
     process.stdin.on("end", resolve);
