@@ -17,6 +17,7 @@ import {
   type SearchResponse,
 } from "../src/search/search.ts";
 import { seeded } from "../src/random.ts";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 
@@ -243,7 +244,27 @@ describe("repos-for", () => {
     expect(ranked[1]!.score).toBeLessThan(0.5);
     const cli = JSON.parse(runCli(["repos-for", "zymurgy yeast fermentation", "--json"], { home }).stdout);
     expect(cli.map((r: { repository: string }) => r.repository)).toEqual(["small", "large"]);
+    // A repository never indexed is listed last with the error that says how to index it, not left out.
+    addRepository(home, { name: "fresh", path: tempDir(), embed: false });
+    const listed = await repositoriesFor(home, "zymurgy yeast fermentation");
+    expect(listed.map((r) => r.repository)).toEqual(["small", "large", "fresh"]);
+    expect(listed[2]).toMatchObject({ score: 0, matched: 0, error: { code: "NOT_INDEXED" } });
   });
+});
+
+test("a library search without a context of its own leaves no database open behind it", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
+  await indexRepository(home, addRepository(home, { name: "r", path: docs, embed: false }));
+  const openFiles = () => readdirSync("/proc/self/fd").length;
+  await search(home, { query: "alpha" }); // the first search loads what stays loaded (modules, not databases)
+  const before = openFiles();
+  for (let i = 0; i < 30; i++) {
+    await search(home, { query: "alpha" });
+    await repositoriesFor(home, "alpha");
+  }
+  expect(openFiles()).toBeLessThanOrEqual(before + 2);
 });
 
 describe("in hybrid mode a filter restricts the fused ranking without rescoring it", () => {

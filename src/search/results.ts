@@ -15,20 +15,21 @@ import {
 } from "../repos.ts";
 import { MAX_ALL_RESULTS } from "./bounds.ts";
 import { emptyStatus } from "../store/status.ts";
-import { Store } from "../store/store.ts";
-import { search, SearchContext, searchStatus, type FragmentHit, type SearchOptions, type SearchResponse } from "./search.ts";
+import { search, SearchContext, searchStatus, withContext, type FragmentHit, type SearchOptions, type SearchResponse } from "./search.ts";
 
 /**
  * Every result from `offset` on that passes `minScore`. Search fetches candidates in proportion to the page it is
  * asked for, so the page grows until the answer comes back short of it.
  */
-export async function searchAll(home: string, options: SearchOptions, context = new SearchContext()): Promise<SearchResponse> {
-  let limit = 1000;
-  for (;;) {
-    const response = await search(home, { ...options, limit }, context);
-    if (response.results.length < limit || limit >= MAX_ALL_RESULTS) return response;
-    limit = Math.min(limit * 8, MAX_ALL_RESULTS);
-  }
+export async function searchAll(home: string, options: SearchOptions, context?: SearchContext): Promise<SearchResponse> {
+  return withContext(context, async (open) => {
+    let limit = 1000;
+    for (;;) {
+      const response = await search(home, { ...options, limit }, open);
+      if (response.results.length < limit || limit >= MAX_ALL_RESULTS) return response;
+      limit = Math.min(limit * 8, MAX_ALL_RESULTS);
+    }
+  });
 }
 
 export interface RepositoryMatch {
@@ -61,10 +62,15 @@ function errorOf({ repository: _, ...error }: SkippedRepository): RepositoryErro
  * Ranked by calibrated evidence, not raw BM25: in a two-document repository every word is common, and the only
  * answer would score near zero.
  */
-export async function repositoriesFor(home: string, query: string, context = new SearchContext()): Promise<RepositoryMatch[]> {
-  const indexed = listRepositories(home).filter((repo) => Store.exists(repo.dir));
+export async function repositoriesFor(home: string, query: string, context?: SearchContext): Promise<RepositoryMatch[]> {
+  return withContext(context, (open) => rankRepositories(home, query, open));
+}
+
+async function rankRepositories(home: string, query: string, context: SearchContext): Promise<RepositoryMatch[]> {
+  // Every repository, those never indexed too: they are listed last with the error that says how to index them.
+  const repositories = listRepositories(home);
   const attempts: Attempt<RepositoryMatch>[] = [];
-  for (const repo of indexed) {
+  for (const repo of repositories) {
     try {
       const response = await search(home, { query, repositories: [repo.name], mode: "bm25", limit: 1, explain: true }, context);
       const top = response.results[0] as FragmentHit | undefined;
@@ -84,7 +90,7 @@ export async function repositoriesFor(home: string, query: string, context = new
   const { answers, skipped } = settle(attempts, false);
   const broken = skipped.map((s) => ({
     repository: s.repository,
-    description: indexed.find((r) => r.name === s.repository)!.description,
+    description: repositories.find((r) => r.name === s.repository)!.description,
     score: 0,
     bm25: 0,
     matched: 0,

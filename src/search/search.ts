@@ -195,7 +195,25 @@ export class SearchContext {
   }
 }
 
-export async function search(home: string, options: SearchOptions, context = new SearchContext()): Promise<SearchResponse> {
+/**
+ * Run `work` with `context`, or with a context of its own that is closed when it ends: a caller that passes none
+ * (a library user's one-off search) leaves no database or model open behind it.
+ */
+export async function withContext<T>(context: SearchContext | undefined, work: (context: SearchContext) => Promise<T>): Promise<T> {
+  if (context) return work(context);
+  const own = new SearchContext();
+  try {
+    return await work(own);
+  } finally {
+    await own.close();
+  }
+}
+
+export async function search(home: string, options: SearchOptions, context?: SearchContext): Promise<SearchResponse> {
+  return withContext(context, (open) => searchWith(home, options, open));
+}
+
+async function searchWith(home: string, options: SearchOptions, context: SearchContext): Promise<SearchResponse> {
   const config = loadConfig(home);
   const limit = wholeNumber(options.limit ?? config.search.limit, "limit", LIMIT);
   const offset = wholeNumber(options.offset ?? 0, "offset", OFFSET);
