@@ -8,6 +8,7 @@ import { Database } from "bun:sqlite";
 import { utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { addRepository, type Repository } from "../src/repos.ts";
+import { readDocument } from "../src/search/documents.ts";
 import { Store } from "../src/store/store.ts";
 import { VERSION } from "../src/version.ts";
 import { runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
@@ -141,6 +142,14 @@ describe("a failed file", () => {
       expect(indexRun(cli)).toEqual(stopped);
       expect(cli("config", "set", "index.convert_memory_mb", "1024").code).toBe(0);
       expect(JSON.parse(cli("index", "d", "--json").stdout)).toMatchObject({ indexed: 1, failed: 0 });
+      // Reading it back once it changed converts it again, under the same cap: stopped by it, the reader says so
+      // (CONVERSION_STOPPED, try again: HTTP 503), not that the file cannot be read.
+      writeTree(docs, { "big.pdf": await writePdf([...pages, paragraph("One more page.", 72)]) });
+      expect(cli("config", "set", "index.convert_memory_mb", "1").code).toBe(0);
+      expect(readDocument(home, "d:big.pdf")).rejects.toMatchObject({
+        code: "CONVERSION_STOPPED",
+        message: "d:big.pdf: conversion needed more memory than index.convert_memory_mb (1 MB)",
+      });
     },
     CLI_TESTS,
   );

@@ -12,7 +12,7 @@ import { PAGE_MARKER } from "../convert/document.ts";
 import { ConversionCache } from "./conversions.ts";
 import { conversionLimits, conversionSettings, convertOnce } from "../convert/pool.ts";
 import { isInside, outsideRoot, readConfinedFile, sha256 } from "../files.ts";
-import { describeError, isResearcherError, ResearcherError } from "../errors.ts";
+import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
 import { isGlob, pathGlob } from "../store/filter-sql.ts";
@@ -476,8 +476,9 @@ function listing(home: string, options: ListingOptions): { repos: Repository[]; 
 async function documentText(home: string, repo: Repository, path: string, conversions?: ConversionCache): Promise<string> {
   const config = loadConfig(home);
   const read = readConfinedFile(repo.path, path, config.index.max_file_bytes);
+  const hint = `if the file changed since it was indexed, \`researcher index ${repo.name}\` brings the index up to date`;
+  if ("reason" in read) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${read.reason}`, { hint });
   try {
-    if ("reason" in read) throw new Error(read.reason);
     if (TEXT_FORMATS.has(formatOf(path))) return decodeText(read.bytes);
     const limits = conversionLimits(config, repo.ocr);
     const key = ConversionCache.key(join(repo.path, path), read.bytes, limits.convert);
@@ -487,8 +488,13 @@ async function documentText(home: string, repo: Repository, path: string, conver
     conversions?.set(key, text);
     return text;
   } catch (error) {
-    throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${(error as Error).message}`, {
-      hint: `if the file changed since it was indexed, \`researcher index ${repo.name}\` brings the index up to date`,
+    // The conversion's own code stays (a time limit is CONVERSION_STOPPED: try again; HTTP 503); a converter's
+    // refusal or a bug says the file cannot be read as it is now.
+    const failure = toResearcherError(error);
+    const code = failure.code === "INTERNAL" ? "FILE_UNREADABLE" : failure.code;
+    throw new ResearcherError(code, `${repo.name}:${path}: ${failure.code === "INTERNAL" ? describeError(error) : failure.message}`, {
+      hint: failure.hint ?? hint,
+      cause: error,
     });
   }
 }
