@@ -7,11 +7,24 @@ import { join } from "node:path";
 
 const read = (name: string): string | undefined => process.env[name] || undefined;
 
+/** OLLAMA_HOST as a URL (see `env.ollamaHost`); unparsable text is returned as given, for the request to refuse. */
+function ollamaUrl(value: string | undefined): string | undefined {
+  const text = value?.trim();
+  if (!text) return undefined;
+  try {
+    const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`);
+    if (!url.port && !/:\d+(\/|$)/.test(text)) url.port = url.protocol === "https:" ? "443" : "11434";
+    return url.href.replace(/\/$/, "");
+  } catch {
+    return text;
+  }
+}
+
 export const env = {
   /** RESEARCHER_HOME: the home folder when `--home` is not given; `~/.researcher` without it. */
   home: () => read("RESEARCHER_HOME") ?? join(homedir(), ".researcher"),
   /** HOME: what `~/` means in a model path. */
-  userHome: () => process.env.HOME,
+  userHome: () => read("HOME"),
   /** RESEARCHER_MODEL_PATH, then RESEARCHER_MODEL: the embedding model for every run, over the config. */
   model: () => read("RESEARCHER_MODEL_PATH") ?? read("RESEARCHER_MODEL"),
   /** RESEARCHER_MCP_TOKEN: the bearer token `serve --port` requires when `--token` is not given. */
@@ -19,11 +32,14 @@ export const env = {
   /** RESEARCHER_LOG_LEVEL: consola's level for diagnostics on stderr (default 3, info). */
   logLevel: () => read("RESEARCHER_LOG_LEVEL"),
   /** RESEARCHER_EXACT_SCAN_BELOW: vector components below which a repository is scanned exactly (tests set 0). */
-  exactScanBelow: () => process.env.RESEARCHER_EXACT_SCAN_BELOW,
+  exactScanBelow: () => read("RESEARCHER_EXACT_SCAN_BELOW"),
   /** HF_ENDPOINT: a Hugging Face hub mirror, as the hub's own clients read it. */
   hubEndpoint: () => read("HF_ENDPOINT"),
-  /** OLLAMA_HOST: the Ollama server when the config names none. */
-  ollamaHost: () => process.env.OLLAMA_HOST,
+  /**
+   * OLLAMA_HOST: the Ollama server when the config names none, read as Ollama reads it: `host`, `host:port` or a
+   * URL; the scheme defaults to http and the port to 11434 (443 for https).
+   */
+  ollamaHost: () => ollamaUrl(read("OLLAMA_HOST")),
   /** OPENAI_API_KEY: the key for the OpenAI-compatible provider. */
   openaiKey: () => read("OPENAI_API_KEY"),
   /**

@@ -157,6 +157,19 @@ describe("remote parallelism", () => {
   });
 });
 
+test("OLLAMA_HOST is read as Ollama reads it: host:port without a scheme reaches the server", async () => {
+  const saved = process.env.OLLAMA_HOST;
+  process.env.OLLAMA_HOST = `127.0.0.1:${server.port}`;
+  try {
+    const embedder = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "nomic-embed-text" }));
+    expect(embedder.dims).toBe(8);
+    expect(requests.at(-1)!.path).toBe("/api/embed");
+  } finally {
+    if (saved === undefined) delete process.env.OLLAMA_HOST;
+    else process.env.OLLAMA_HOST = saved;
+  }
+});
+
 describe("a provider that answers badly", () => {
   // Headers at once, then the body stalls (an overloaded provider, a proxy), or a body that is not JSON.
   const stalling = Bun.serve({
