@@ -177,6 +177,39 @@ describe("symlinked files", () => {
   });
 });
 
+describe("links to what the repository leaves out (excluded, hidden, ignored)", () => {
+  test("neither a file link nor a path through a folder link lets such a file in, in a run or by name", async () => {
+    const { home, docs } = folders();
+    writeTree(docs, {
+      "private/secret.md": "# S\n\nprivatesecret one\n",
+      ".hidden/h.md": "# H\n\nhiddensecret two\n",
+      "ignored/i.md": "# I\n\nignoredsecret three\n",
+      ".gitignore": "ignored/\n",
+      "ok.md": "# Ok\n\nfine words\n",
+    });
+    for (const [link, target] of [
+      ["pub", "private"],
+      ["vis", ".hidden"],
+      ["notign", "ignored"],
+      ["direct.md", "private/secret.md"],
+    ])
+      symlinkSync(target!, join(docs, link!));
+    expect(runCli(["repo", "add", "docs", docs, "--exclude", "private", "--no-embed"], { home }).code).toBe(0);
+    const run = JSON.parse(runCli(["index", "docs", "--json"], { home }).stdout);
+    expect(run).toMatchObject({
+      indexed: 1,
+      failures: [{ path: "direct.md", reason: "links to private/secret.md, which this repository leaves out" }],
+    });
+    const repo = getRepository(home, "docs");
+    for (const path of ["pub/secret.md", "vis/h.md", "notign/i.md"]) {
+      expect(indexFiles(home, repo, [path])).rejects.toThrow(`'${path}' is not a file repository 'docs' indexes`);
+    }
+    for (const word of ["privatesecret", "hiddensecret", "ignoredsecret"]) {
+      expect(JSON.parse(runCli(["search", word, "--json"], { home }).stdout).results).toEqual([]);
+    }
+  });
+});
+
 describe("an indexed file replaced by a link out of the root", () => {
   const swap = (docs: string, outside: string) => {
     rmSync(join(docs, "a.md"));

@@ -1,6 +1,6 @@
 /** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import { CODE_EXTENSIONS } from "../file-types.ts";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
@@ -88,10 +88,18 @@ function compileExcludes(patterns: string[]): (relativePath: string) => boolean 
 
 /** Whether a path (relative to the root) is one the repository's settings would index. */
 export function isCandidate(path: string, options: DiscoverOptions): boolean {
+  return wantedTypes(options).has(fileType(path)) && isIncluded(path, options);
+}
+
+/**
+ * Whether the repository's rules leave `path` in, its type aside: no hidden or generated part, no exclude, no
+ * ignore file against it. (A file link's target must be included: a link's name does not let a left-out file in.)
+ */
+function isIncluded(path: string, options: DiscoverOptions): boolean {
   const parts = path.split("/");
   const types = wantedTypes(options);
   if (parts.some((part, i) => part.startsWith(".") || part === "" || generatedRule(part, i < parts.length - 1, types))) return false;
-  if (!wantedTypes(options).has(fileType(path)) || compileExcludes(options.exclude)(path)) return false;
+  if (compileExcludes(options.exclude)(path)) return false;
   if (options.ignoreFiles === false || !options.path) return true;
   // Every folder on the way down may hold ignore files, and an ignored folder hides all below it.
   let rules = IgnoreRules.EMPTY;
@@ -184,6 +192,40 @@ export function isCandidateFolder(path: string, options: DiscoverOptions): boole
   return !compileExcludes(options.exclude)(path);
 }
 
+/**
+ * Whether discovery reaches `path` (a candidate) as it is on disk now: through no folder link (discovery never
+ * enters one, so a link to an excluded, hidden or ignored folder must not let its files in by another name), and,
+ * for a file link, not to a file the rules leave out. A path that does not exist, or a link out of the root, is
+ * reachable: reading it says what is wrong (and drops what the index held there).
+ */
+export function isReachable(path: string, options: DiscoverOptions & { path: string }): boolean {
+  const parts = path.split("/");
+  for (let i = 1; i < parts.length; i++) if (isLink(join(options.path, ...parts.slice(0, i)))) return false;
+  const absolute = join(options.path, path);
+  if (!isLink(absolute)) return true;
+  try {
+    const [realRoot, target] = [realpathSync(options.path), realpathSync(absolute)];
+    return !isInside(realRoot, target) || linkedOut(realRoot, target, options) === undefined;
+  } catch {
+    return true; // a broken link: the read reports it
+  }
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Why a file link's target (real path) may not be followed: out of the root, or a path the rules leave out. */
+function linkedOut(realRoot: string, target: string, options: DiscoverOptions): string | undefined {
+  if (!isInside(realRoot, target)) return outsideRoot(target);
+  const path = relative(realRoot, target).split(sep).join("/");
+  return isIncluded(path, { ...options, path: realRoot }) ? undefined : `links to ${path}, which this repository leaves out`;
+}
+
 function wantedTypes(options: DiscoverOptions): Set<string> {
   return new Set(options.fileTypes.map((t) => t.toLowerCase().replace(/^\./, "")));
 }
@@ -231,7 +273,7 @@ export function discoverFiles(root: string, options: DiscoverOptions): Discovery
         if (entry.isFile()) discovery.skippedTypes[type] = (discovery.skippedTypes[type] ?? 0) + 1;
         continue;
       }
-      const found = regularFile(absolute, entry.isSymbolicLink(), realRoot);
+      const found = regularFile(absolute, entry.isSymbolicLink(), (target) => linkedOut(realRoot, target, options));
       if ("reason" in found) {
         // A name that is not UTF-8 comes back with U+FFFD in it and cannot be opened by that name.
         const undecodable = !found.reason && !entry.isSymbolicLink() && entry.name.includes("\ufffd");
@@ -271,16 +313,21 @@ function unreadableRoot(root: string, error: unknown): ResearcherError {
 
 /**
  * A regular file's stats, or why it is not one. Special files (FIFOs, devices, sockets) are reported: reading them
- * blocks forever or never ends; so are links out of the root, naming their target, and links that lead nowhere (a
- * document's name says one was meant). A folder, and a file gone since the listing, are left out silently
- * (`reason: ""`). `gone`: the name leads out of the repository (a link out of the root): it holds none of its
- * documents, as opposed to one that may read again (a broken link's target may come back, a FIFO be replaced).
+ * blocks forever or never ends; so are links `linkRefused` refuses (out of the root, naming their target, or to a
+ * file the repository leaves out) and links that lead nowhere (a document's name says one was meant). A folder,
+ * and a file gone since the listing, are left out silently (`reason: ""`). `gone`: the name leads to no document of
+ * the repository (a refused link), as opposed to one that may read again (a broken link's target may come back, a
+ * FIFO be replaced).
  */
-function regularFile(absolute: string, isLink: boolean, realRoot: string): Stats | { reason: string; gone?: boolean } {
+function regularFile(
+  absolute: string,
+  isLink: boolean,
+  linkRefused: (target: string) => string | undefined,
+): Stats | { reason: string; gone?: boolean } {
   try {
     if (isLink) {
-      const target = realpathSync(absolute);
-      if (!isInside(realRoot, target)) return { reason: outsideRoot(target), gone: true };
+      const refused = linkRefused(realpathSync(absolute));
+      if (refused) return { reason: refused, gone: true };
     }
     const stats = isLink ? statSync(absolute) : lstatSync(absolute);
     if (stats.isFile()) return stats;

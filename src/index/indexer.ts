@@ -14,7 +14,7 @@ import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
 import { formatOf, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits, conversionSettings, convertOptions } from "../convert/pool.ts";
-import { checkRoot, discoverFiles, isCandidate, type DiscoveredFile } from "./discover.ts";
+import { checkRoot, discoverFiles, isCandidate, isReachable, type DiscoveredFile } from "./discover.ts";
 import { confinedReader, sha256, type ReadResult } from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
@@ -281,7 +281,8 @@ export async function indexFiles(
   paths: string[],
   options: Pick<IndexOptions, "noEmbed" | "embedders" | "model"> = {},
 ): Promise<IndexSummary> {
-  const unwanted = new Set(paths.filter((path) => !isCandidate(path, repo)));
+  // What discovery would not reach is not indexed by name either (a folder link to an excluded folder, say).
+  const unwanted = new Set(paths.filter((path) => !isCandidate(path, repo) || !isReachable(path, repo)));
   return writeSession(home, repo, { embedders: options.embedders, deferAnn: true }, async ({ store, config, pool, embedders }) => {
     const stored = store.documents();
     for (const path of unwanted) {
