@@ -144,4 +144,27 @@ describe(".gitignore and .ignore", () => {
     expect(parseIgnoreLine("\\!bang")).toMatchObject({ negate: false, anchored: false });
     expect(parseIgnoreLine("*.md  ")!.glob.match("x.md")).toBe(true);
   });
+
+  test("git's syntax, not the glob engine's: `\\!name` is a file named !name, braces are characters", () => {
+    // Read as Bun.Glob reads them, `\!12.md` matched every path but one and `{a,b}` the folders a and b.
+    const matches = (line: string, path: string) => parseIgnoreLine(line)!.glob.match(path);
+    expect([matches("\\!12.md", "!12.md"), matches("\\!12.md", "a.md"), matches("\\!12.md", "12.md")]).toEqual([true, false, false]);
+    expect([matches("{a,b}", "{a,b}"), matches("{a,b}", "a"), matches("!!x.md", "!x.md"), matches("!!x.md", "y.md")]).toEqual([
+      true,
+      false,
+      true,
+      false,
+    ]);
+    const root = tempDir();
+    writeTree(root, { ".gitignore": "\\!12.md\n{a,b}\n", "!12.md": "x", "keep.md": "x", "a/in.md": "x", "{a,b}/gone.md": "x" });
+    const found = discoverFiles(root, { fileTypes: ["md"], exclude: [] }).files.map((f) => f.path);
+    expect(found).toEqual(["a/in.md", "keep.md"]);
+  });
+
+  test("--exclude '!name' leaves out what is named !name, not everything else", () => {
+    const root = tempDir();
+    writeTree(root, { "!private/s.md": "x", "private/t.md": "x", "notes/n.md": "x" });
+    const found = discoverFiles(root, { fileTypes: ["md"], exclude: ["!private"] }).files.map((f) => f.path);
+    expect(found).toEqual(["notes/n.md", "private/t.md"]);
+  });
 });

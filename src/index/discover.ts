@@ -79,11 +79,19 @@ function indexesCode(types: Set<string>): boolean {
 /** Compile `--exclude` globs; a pattern without `/` matches a file or folder name at any depth, like .gitignore. */
 function compileExcludes(patterns: string[]): (relativePath: string) => boolean {
   const globs = patterns.flatMap((pattern) => {
-    const clean = pattern.replace(/^\.?\//, "").replace(/\/$/, "");
+    const clean = literalBang(pattern.replace(/^\.?\//, "").replace(/\/$/, ""));
     const anchored = clean.includes("/") ? [clean] : [`**/${clean}`, clean];
     return anchored.flatMap((p) => [new Bun.Glob(p), new Bun.Glob(`${p}/**`)]);
   });
   return (path) => globs.some((glob) => glob.match(path));
+}
+
+/**
+ * Bun.Glob reads a leading `!` as "everything but": `--exclude '!private'` excluded every file, and an ignore
+ * line `\!name` (a file named `!name`, for git) ignored the whole folder. A leading `!` there is the character.
+ */
+function literalBang(pattern: string): string {
+  return pattern.startsWith("!") ? `\\${pattern}` : pattern;
 }
 
 /** Whether a path (relative to the root) is one the repository's settings would index. */
@@ -173,14 +181,16 @@ export function parseIgnoreLine(line: string, base = ""): IgnoreRule | undefined
   if (pattern === "" || pattern.startsWith("#")) return undefined;
   const negate = pattern.startsWith("!");
   if (negate) pattern = pattern.slice(1);
-  if (pattern.startsWith("\\#") || pattern.startsWith("\\!")) pattern = pattern.slice(1);
+  // `\#` and `\!` stay escaped: Bun.Glob takes a backslash escape as git does, and a bare leading `!` as negation.
   const dirOnly = pattern.endsWith("/") && !pattern.endsWith("\\/");
   if (dirOnly) pattern = pattern.slice(0, -1);
   const anchored = pattern.includes("/");
   pattern = pattern.replace(/^\//, "");
   if (pattern === "") return undefined;
-  // `a/**` matches everything inside a; a `**/` prefix also matches at the top.
-  return { base, negate, dirOnly, anchored, glob: new Bun.Glob(pattern.replace(/\\ /g, " ")) };
+  // `a/**` matches everything inside a; a `**/` prefix also matches at the top. Git has no `{a,b}` alternatives:
+  // braces are characters.
+  const glob = literalBang(pattern.replace(/\\ /g, " ").replace(/(?<!\\)[{}]/g, "\\$&"));
+  return { base, negate, dirOnly, anchored, glob: new Bun.Glob(glob) };
 }
 
 /** Whether files under this folder (relative to the root) could be candidates: not hidden, skipped or excluded. */
