@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { symlinkSync } from "node:fs";
+import { symlinkSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 import { discoverFiles, isCandidate, parseIgnoreLine } from "../src/index/discover.ts";
+import { indexRepository } from "../src/index/indexer.ts";
+import { addRepository } from "../src/repos.ts";
 import { tempDir, writeTree } from "./helpers.ts";
 
 describe("discoverFiles", () => {
@@ -159,6 +161,23 @@ describe(".gitignore and .ignore", () => {
     writeTree(root, { ".gitignore": "\\!12.md\n{a,b}\n", "!12.md": "x", "keep.md": "x", "a/in.md": "x", "{a,b}/gone.md": "x" });
     const found = discoverFiles(root, { fileTypes: ["md"], exclude: [] }).files.map((f) => f.path);
     expect(found).toEqual(["a/in.md", "keep.md"]);
+  });
+
+  test("an ignore file that cannot be read fails closed: its folder stays as indexed, nothing it may hide comes in", async () => {
+    const home = tempDir();
+    const root = tempDir();
+    writeTree(root, { ".gitignore": "secret.md\n", "a.md": "# A\n\nalpha\n", "secret.md": "# S\n\nsecretword\n" });
+    const repo = addRepository(home, { name: "r", path: root, embed: false });
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1 });
+    // Grown past what is read (a generated list), or unreadable: read as empty, it let secret.md in.
+    truncateSync(join(root, ".gitignore"), 17 * 2 ** 20);
+    writeTree(root, { "new.md": "# New\n\nnewword\n" });
+    const run = await indexRepository(home, repo);
+    expect(run).toMatchObject({ indexed: 0, removed: 0, documents_total: 1 });
+    expect(run.failures).toEqual([
+      { path: ".gitignore", reason: "cannot read it (larger than 16 MiB): its folder is left as it was indexed" },
+    ]);
+    expect(isCandidate("secret.md", { ...repo, path: root })).toBe(false);
   });
 
   test("--exclude '!name' leaves out what is named !name, not everything else", () => {

@@ -1,6 +1,6 @@
 /** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
-import { join, relative, sep } from "node:path";
+import { basename, join, relative, sep } from "node:path";
 import { CODE_EXTENSIONS } from "../file-types.ts";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
@@ -46,7 +46,7 @@ export interface Discovery {
 
 /** Whether an indexed path lies under a folder this discovery could not list: unreadable, not gone. */
 export function isUnlisted(discovery: Discovery, path: string): boolean {
-  return discovery.unlisted.some((dir) => path.startsWith(`${dir}/`));
+  return discovery.unlisted.some((dir) => dir === "" || path.startsWith(`${dir}/`));
 }
 
 /** Folders that hold tooling state, never a user's documents. Hidden folders (`.git`, `.venv`) are skipped too. */
@@ -113,7 +113,12 @@ function isIncluded(path: string, options: DiscoverOptions): boolean {
   let rules = IgnoreRules.EMPTY;
   for (let i = 0; i < parts.length; i++) {
     const dir = parts.slice(0, i).join("/");
-    rules = rules.enter(join(options.path, dir), dir);
+    try {
+      rules = rules.enter(join(options.path, dir), dir);
+    } catch (error) {
+      if (error instanceof UnreadableIgnoreFile) return false; // what it would leave out is unknown: left out
+      throw error;
+    }
     if (rules.ignores(parts.slice(0, i + 1).join("/"), i < parts.length - 1)) return false;
   }
   return true;
@@ -164,9 +169,33 @@ export class IgnoreRules {
   }
 }
 
+/** Larger than any ignore file people write or generate; a bigger one is read as unreadable, not as empty. */
+const MAX_IGNORE_FILE_BYTES = 16 * 2 ** 20;
+
+/**
+ * An ignore file that is there but cannot be read: what it would leave out is unknown, so its folder is left as
+ * it was indexed (nothing added, nothing removed) rather than walked as if it had no rules.
+ */
+export class UnreadableIgnoreFile extends Error {
+  constructor(
+    /** The ignore file's name (`.gitignore`, `.ignore`). */
+    readonly file: string,
+    reason: string,
+  ) {
+    super(reason);
+  }
+}
+
 function parseIgnoreFile(file: string, base: string): IgnoreRule[] {
-  const read = readRegularFile(file, 1024 * 1024);
-  if ("reason" in read) return []; // none, or unreadable: nothing to honour
+  const read = readRegularFile(file, MAX_IGNORE_FILE_BYTES);
+  if ("reason" in read) {
+    if (read.missing) return [];
+    const reason = /^larger than/.test(read.reason) ? `larger than ${MAX_IGNORE_FILE_BYTES / 2 ** 20} MiB` : read.reason;
+    throw new UnreadableIgnoreFile(
+      basename(file),
+      `cannot read it (${reason.replace(/^cannot read: /, "")}): its folder is left as it was indexed`,
+    );
+  }
   return new TextDecoder()
     .decode(read.bytes)
     .split(/\r?\n/)
@@ -253,7 +282,6 @@ export function discoverFiles(root: string, options: DiscoverOptions): Discovery
 
   const honourIgnores = options.ignoreFiles !== false;
   const walk = (dir: string, path: string, parentRules: IgnoreRules) => {
-    const rules = honourIgnores ? parentRules.enter(dir, path) : parentRules;
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
@@ -261,6 +289,15 @@ export function discoverFiles(root: string, options: DiscoverOptions): Discovery
       if (path === "") throw unreadableRoot(root, error);
       discovery.unlisted.push(path);
       discovery.problems.push({ path: `${path}/`, reason: `cannot list folder: ${describeError(error)}` });
+      return;
+    }
+    let rules = parentRules;
+    try {
+      if (honourIgnores) rules = parentRules.enter(dir, path);
+    } catch (error) {
+      if (!(error instanceof UnreadableIgnoreFile)) throw error;
+      discovery.unlisted.push(path);
+      discovery.problems.push({ path: path ? `${path}/${error.file}` : error.file, reason: error.message });
       return;
     }
     for (const entry of entries) {
