@@ -235,9 +235,27 @@ function splitText(lines: string[], firstLine: number): Section[] {
   return blocks.length ? [{ headings: [], blocks }] : [];
 }
 
-/** After a sentence's end and the white space that follows it: the space stays with the sentence, so a line
- * joined back from its sentences is the line as written (`1.  item` keeps both spaces). */
-const SENTENCE_END = /(?<=[.!?;:。！？]\s+)(?=\S)/;
+/** A sentence's end and the white space after it. */
+const SENTENCE_END = /[.!?;:。！？]\s+/g;
+
+/**
+ * A line cut after each sentence's end and the white space that follows it: the space stays with the sentence, so
+ * the sentences joined back are the line as written (`1.  item` keeps both spaces). One pass: a lookbehind over
+ * the spaces took quadratic time on a line of long runs of spaces.
+ */
+function sentencesOf(line: string): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  for (const end of line.matchAll(SENTENCE_END)) {
+    const cut = end.index + end[0].length;
+    if (cut < line.length) {
+      parts.push(line.slice(start, cut));
+      start = cut;
+    }
+  }
+  parts.push(line.slice(start));
+  return parts;
+}
 
 function toPieces(section: Section, budget: number): Piece[] {
   const pieces: Piece[] = [];
@@ -247,7 +265,7 @@ function toPieces(section: Section, budget: number): Piece[] {
       return;
     }
     block.lines.forEach((line, l) => {
-      for (const sentence of splitLongText(line.split(SENTENCE_END), budget)) {
+      for (const sentence of splitLongText(sentencesOf(line), budget)) {
         const n = block.first + l;
         // The space a sentence carries to the next one costs nothing, as before it was kept.
         const tokens = estimateTokens(sentence.trimEnd());
