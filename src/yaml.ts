@@ -6,7 +6,12 @@ import type * as Yaml from "yaml";
 
 const yaml = () => require("yaml") as typeof Yaml;
 
-/** Throws the library's errors, which carry `linePos`. */
-export const parseYaml = (text: string, options?: Yaml.ParseOptions & Yaml.DocumentOptions): unknown => yaml().parse(text, options);
+/**
+ * Throws the library's errors, which carry `linePos`. Its warnings (an unknown `!!tag`) are not printed: the library
+ * would print them through process.emitWarning, the offending line copied raw to the terminal (escape sequences
+ * a document holds included); the value is read as plain YAML all the same.
+ */
+export const parseYaml = (text: string, options?: Yaml.ParseOptions & Yaml.DocumentOptions & Yaml.ToJSOptions): unknown =>
+  yaml().parse(text, { logLevel: "error", ...options });
 
 export const stringifyYaml = (value: unknown): string => yaml().stringify(value);

@@ -571,3 +571,14 @@ describe("stdio MCP lines over 10 MiB", () => {
     expect(messages.find((m) => m.id === 1)?.result?.serverInfo?.name).toBe("researcher");
   }, 60_000);
 });
+
+test("front matter with an unknown YAML tag prints no warning that copies its line (escape sequences and all) to the terminal", () => {
+  const { home, docs } = folders();
+  writeTree(docs, { "esc.md": '---\nx: !!foo "a\x1b]0;pwned\x07\x1b[2J"\n---\nfmword\n' });
+  expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
+  const run = runCli(["index", "docs"], { home });
+  expect(run.code).toBe(0);
+  expect(run.stderr).not.toContain("\x1b");
+  expect(run.stderr).not.toContain("YAMLWarning");
+  expect(JSON.parse(runCli(["search", "fmword", "--json"], { home }).stdout).results).toHaveLength(1);
+});
