@@ -274,6 +274,31 @@ describe("names with control characters", () => {
     expect(text).not.toContain("two\nlines");
   };
 
+  test("MCP tool texts escape them in names (listings, headers, confirmations); documents' text is as it is", async () => {
+    const client = new Client({ name: "safety", version: "1.0.0" });
+    await client.connect(
+      new StdioClientTransport({ command: cliCommand[0]!, args: [...cliCommand.slice(1), "serve"], env: env(home), cwd: home }),
+    );
+    try {
+      const text = async (name: string, args: Record<string, unknown> = {}) =>
+        ((await client.callTool({ name, arguments: args })) as { content: { text: string }[] }).content[0]!.text;
+      for (const [tool, args] of [
+        ["list_documents", {}],
+        ["get_document", { ref: `docs:${evil}` }],
+        ["multi_get", { pattern: "docs:*" }],
+        ["repositories_for", { query: "control" }],
+        ["search_fragments", { query: "control" }],
+      ] as const) {
+        const shown = await text(tool, args);
+        expect({ tool, raw: shown.includes("\x1b[31m") || shown.includes("two\nlines") }).toEqual({ tool, raw: false });
+      }
+      expect(await text("list_documents")).toContain("docs:red\\x1b[31m\\x07.md");
+      expect(await text("multi_get", { pattern: `docs:${newline}` })).toContain("=== docs:two\\nlines.md\n# Two");
+    } finally {
+      await client.close();
+    }
+  });
+
   test("search text, search --files and multi-get --files escape them", () => {
     for (const args of [
       ["search", "control"],

@@ -16,6 +16,7 @@ import { ANSWER_LIMIT, OFFSET } from "../search/bounds.ts";
 import { FILTER_OPS, parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexFiles, removeDocument } from "../index/indexer.ts";
 import type { EmbedderCache } from "../embed/embedder.ts";
+import { escapeControls } from "../terminal.ts";
 import { logger } from "../log.ts";
 import { ocrNote, PLAIN, searchJson, searchText, skippedText } from "./render.ts";
 import { getRepository, listRepositories } from "../repos.ts";
@@ -258,8 +259,15 @@ function describe(error: ResearcherError): string {
 
 /** A repository's error in a listing of all of them. */
 function errorLine(error: RepositoryError): string {
-  return `error: ${error.message}${error.hint ? ` (hint: ${error.hint})` : ""}`;
+  return escapeControls(`error: ${error.message}${error.hint ? ` (hint: ${error.hint})` : ""}`);
 }
+
+/**
+ * A name (path, title, description) in a tool's text, escaped as the CLI's text output escapes it: clients show
+ * tool results in terminals, and a name with a newline would also forge a line of a listing. Documents' own text
+ * is given as it is, as `get` prints it.
+ */
+const named = escapeControls;
 
 /** A failed tool call as a tool result an agent can read (MCP tools report errors in the result, not as JSON-RPC errors). */
 function failure(thrown: unknown) {
@@ -288,7 +296,7 @@ export function serialized() {
 
 export function instructions(home: string): string {
   const repos = listRepositories(home);
-  const lines = repos.map((r) => `- ${r.name}: ${r.description ?? "(no description)"} — ${r.path}`);
+  const lines = repos.map((r) => named(`- ${r.name}: ${r.description ?? "(no description)"} — ${r.path}`));
   return [
     "researcher searches the user's own document repositories by words (BM25) and meaning (vectors).",
     "Use search_fragments for passages, search_documents for whole documents, then get_document with a result's",
@@ -393,7 +401,10 @@ export function createServer(home: string, context: SearchContext, writes = seri
         });
         const doc = readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes));
         const marker = continuationMarker(doc, "continue with");
-        return result(doc, `${doc.repository}:${doc.path} lines ${doc.from}–${doc.to} of ${doc.total_lines}\n\n${doc.text}${marker}`);
+        return result(
+          doc,
+          `${named(`${doc.repository}:${doc.path}`)} lines ${doc.from}–${doc.to} of ${doc.total_lines}\n\n${doc.text}${marker}`,
+        );
       }),
   );
   server.registerTool(
@@ -433,8 +444,8 @@ export function createServer(home: string, context: SearchContext, writes = seri
           maxBytesPerDocument: input.max_bytes_per_document,
           conversions: context.conversions,
         });
-        const text = found.documents.map((d) => `=== ${d.repository}:${d.path}\n${d.text}`);
-        const skipped = found.skipped.map((s) => `=== ${s.repository ? `${s.repository}:` : ""}${s.path} skipped: ${s.reason}`);
+        const text = found.documents.map((d) => `=== ${named(`${d.repository}:${d.path}`)}\n${d.text}`);
+        const skipped = found.skipped.map((s) => `=== ${named(`${s.repository ? `${s.repository}:` : ""}${s.path} skipped: ${s.reason}`)}`);
         return result(found, [...text, ...skipped].join("\n\n") || "no documents matched");
       }),
   );
@@ -462,7 +473,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
         const offset = input.offset ?? 0;
         const documents = all.slice(offset, offset + (input.limit ?? MAX_LISTED));
         const more = offset + documents.length < all.length;
-        const lines = documents.map((d) => `${d.repository}:${d.path}  ${d.format}  ${d.size} bytes  ${d.title}`);
+        const lines = documents.map((d) => named(`${d.repository}:${d.path}  ${d.format}  ${d.size} bytes  ${d.title}`));
         if (more) lines.push(`[${all.length - offset - documents.length} more: continue with offset ${offset + documents.length}]`);
         const none = all.length > 0 ? `offset ${offset} is past the end: ${all.length} documents` : "no indexed documents";
         const text = [lines.join("\n") || none, skippedText(skipped)].filter(Boolean).join("\n");
@@ -487,7 +498,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
         return result(
           { repositories },
           repositories
-            .map((r) => `${r.name}: ${r.description ?? ""} (${r.error ? errorLine(r.error) : `${r.documents} documents`})`)
+            .map((r) => `${named(`${r.name}: ${r.description ?? ""}`)} (${r.error ? errorLine(r.error) : `${r.documents} documents`})`)
             .join("\n") || "no repositories",
         );
       }),
@@ -530,7 +541,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
           .map((r) =>
             r.error
               ? `${r.repository}: ${errorLine(r.error)}`
-              : `${r.repository}: score ${r.score.toFixed(2)}, ${r.matched} fragments${r.best ? `, best ${r.repository}:${r.best.location}` : ""}`,
+              : `${r.repository}: score ${r.score.toFixed(2)}, ${r.matched} fragments${r.best ? `, best ${named(`${r.repository}:${r.best.location}`)}` : ""}`,
           )
           .join("\n");
         return result({ repositories }, text || "no indexed repositories");
@@ -594,7 +605,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
             : summary.indexed
               ? `indexed${ocrNote(summary.ocr_pages)}`
               : "unchanged";
-          return result(summary, `${repo.name}:${path}: ${what}`);
+          return result(summary, `${named(`${repo.name}:${path}`)}: ${what}`);
         }),
       ),
   );
@@ -616,7 +627,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
           const repo = getRepository(home, input.repository);
           const path = repositoryPath(repo, input.document_path);
           await removeDocument(repo, path);
-          return result({ repository: repo.name, path, removed: true }, `removed ${repo.name}:${path}`);
+          return result({ repository: repo.name, path, removed: true }, named(`removed ${repo.name}:${path}`));
         }),
       ),
   );
