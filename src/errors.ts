@@ -141,7 +141,8 @@ export function toResearcherError(error: unknown, context?: ErrorContext): Resea
  * Codes of failures that say nothing about the file itself (a conversion stopped by a limit or a crash, a busy or
  * full disk): an index run tries such a file again every time rather than remembering it as failed.
  */
-const TRANSIENT_CODES: ReadonlySet<ErrorCode> = new Set(["CONVERSION_STOPPED", "LOCKED", "DISK_FULL"]);
+/** Failures that say nothing about the file being indexed: not stamped, so the next run tries it again. */
+const TRANSIENT_CODES: ReadonlySet<ErrorCode> = new Set(["LOCKED", "DISK_FULL"]);
 
 export function isTransient(error: unknown): boolean {
   return TRANSIENT_CODES.has(toResearcherError(error).code);

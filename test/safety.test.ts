@@ -146,6 +146,7 @@ describe("the indexer's read step", () => {
         force: () => false,
         chunking: "",
         conversion: "",
+        failure: "",
       });
       expect(prepared).toEqual({
         kind: "failed",

@@ -317,7 +317,10 @@ function unreadable(reason: string): ResearcherError {
   return new ResearcherError("FILE_UNREADABLE", reason);
 }
 
-/** A conversion the pool stopped (a limit, a crash, the run ending): nothing is known about the file, so it is tried again. */
+/**
+ * A conversion the pool stopped (a limit, a crash, the run ending). An index run stamps it as any failure (it is
+ * tried again when the file or the limits change); a reader (`get`) tells its client to try again (HTTP 503).
+ */
 function stopped(reason: string): ResearcherError {
   return new ResearcherError("CONVERSION_STOPPED", reason);
 }
@@ -364,13 +367,26 @@ export function convertOptions(config: Config, repo: Repository) {
 /**
  * What a conversion's outcome depends on besides the file: the converters' options, the researcher version (a newer
  * converter may read the file) and when the OCR model folder last changed (a language model installed there may read
- * a scan that failed for want of it). A failure recorded under other settings is tried again, and a kept converted
- * text (Store.convertedText) is used only under the same settings. The time and memory limits are not part of it: a
- * conversion they stop is tried again anyway (CONVERSION_STOPPED is transient).
+ * a scan that failed for want of it). A kept converted text (Store.convertedText) is used only under the same
+ * settings; a failure is stamped with `failureSettings`.
  */
 export function conversionSettings(config: Config, repo: Repository): string {
+  return JSON.stringify(conversionState(config, repo));
+}
+
+function conversionState(config: Config, repo: Repository) {
   const options = convertOptions(config, repo);
-  return JSON.stringify({ version: VERSION, ...options, ocrDataChanged: options.ocrData ? changedAt(options.ocrData) : null });
+  return { version: VERSION, ...options, ocrDataChanged: options.ocrData ? changedAt(options.ocrData) : null };
+}
+
+/**
+ * What a failed conversion's outcome depends on besides the file: `conversionSettings` and the time and memory
+ * limits. A failure recorded under other settings is tried again; so a file a limit stopped is left alone until the
+ * limit changes (a 60 s conversion must not cost every run 60 s), and is tried again when it is raised.
+ */
+export function failureSettings(config: Config, repo: Repository): string {
+  const { convert_timeout, convert_memory_mb, ocr_page_timeout } = config.index;
+  return JSON.stringify({ ...conversionState(config, repo), limits: [convert_timeout, convert_memory_mb, ocr_page_timeout] });
 }
 
 /** A folder's mtime (it moves when a file is added, removed or renamed in it), or null when it cannot be read. */

@@ -13,7 +13,7 @@ import { loadConfig, type Config } from "../config.ts";
 import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
 import { formatOf, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
-import { ConvertPool, conversionLimits, conversionSettings, convertOptions } from "../convert/pool.ts";
+import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
 import { checkRoot, discoverFiles, isCandidate, isReachable, type DiscoveredFile } from "./discover.ts";
 import { confinedReader, sha256, type ReadResult } from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
@@ -118,8 +118,10 @@ export interface DocumentSettings {
   force: (path: string) => boolean;
   /** The chunking settings as recorded in the store once a complete run has applied them. */
   chunking: string;
-  /** What a conversion's outcome depends on besides the file (conversionSettings): a failure is stamped with it. */
+  /** What a conversion's outcome depends on besides the file (conversionSettings): kept converted text records it. */
   conversion: string;
+  /** The same with the time and memory limits (failureSettings): a failure is stamped with it. */
+  failure: string;
 }
 
 /**
@@ -363,8 +365,8 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool, repo:
   const headings = (before.headings ?? 0) !== EMPTY_HEADING_VERSION;
   const force = (path: string) => text || (code && languageOf(path) !== null) || bare.has(path) || (headings && formatOf(path) === "md");
   const read = confinedReader(repo.path);
-  const conversion = conversionSettings(config, repo);
-  return { chunk: { tokens, overlap }, maxBytes: config.index.max_file_bytes, pool, read, force, chunking, conversion };
+  const [conversion, failure] = [conversionSettings(config, repo), failureSettings(config, repo)];
+  return { chunk: { tokens, overlap }, maxBytes: config.index.max_file_bytes, pool, read, force, chunking, conversion, failure };
 }
 
 /** Formats whose documents may be only headings or front matter (their converted text is markdown, not paged). */
@@ -523,7 +525,7 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   // Unchanged size and mtime: not opened at all, nor is a file that failed as it is now (unless told to retry).
   // New and changed files go through the per-document step.
   const failed: Failed | undefined =
-    options.rebuild || options.retryFailed ? undefined : { stamps: store.failureStamps(), settings: settings.conversion };
+    options.rebuild || options.retryFailed ? undefined : { stamps: store.failureStamps(), settings: settings.failure };
   const plan = planChanges(discovery, stored, { force: settings.force, failed });
   writer.skipped += plan.unchanged;
   const changed = [...plan.added, ...plan.changed];
@@ -678,10 +680,10 @@ async function forEachConcurrently<T>(items: T[], limit: number, work: (item: T)
 /**
  * The per-document step: read → convert → chunk one file. Never throws: a problem becomes a reason, and the
  * stored version of the document (if any) stays as it was. A failed conversion is stamped with the file's size and
- * mtime and the conversion settings, so that a run leaves the file alone until one of them changes; a failure that
- * says nothing about the file (a limit or a crash stopped the conversion: isTransient) and a file that could not be
- * read (a stat or an open to find out again; its cause, e.g. permissions, is usually outside the file) get no stamp
- * and are tried again by every run. `onOcrPage` hears of each page OCR starts on.
+ * mtime and the conversion settings (its time and memory limits included), so that a run leaves the file alone until
+ * one of them changes; a failure that says nothing about the file (a lock, a full disk: isTransient) and a file that
+ * could not be read (a stat or an open to find out again; its cause, e.g. permissions, is usually outside the file)
+ * get no stamp and are tried again by every run. `onOcrPage` hears of each page OCR starts on.
  */
 export async function prepareDocument(
   file: DiscoveredFile,
@@ -722,7 +724,7 @@ export async function prepareDocument(
       kind: "failed",
       path: file.path,
       reason: isResearcherError(error) ? error.message : `conversion failed: ${describeError(error)}`,
-      stamp: isTransient(error) ? undefined : { size: file.size, mtimeMs: file.mtimeMs, settings: settings.conversion },
+      stamp: isTransient(error) ? undefined : { size: file.size, mtimeMs: file.mtimeMs, settings: settings.failure },
     };
   }
 }

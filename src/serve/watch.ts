@@ -26,7 +26,7 @@ import { type Failed, failedUnchanged, planChanges, sameStamp } from "../index/p
 import { EmbedderCache } from "../embed/embedder.ts";
 import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
-import { conversionSettings } from "../convert/pool.ts";
+import { failureSettings } from "../convert/pool.ts";
 import type { Repository } from "../repos.ts";
 import { Store } from "../store/store.ts";
 
@@ -376,7 +376,7 @@ class RepositoryWatch {
     this.pending.clear();
     const waiters = new Map<string, number>(); // still being written: back to pending, one more round counted
     try {
-      const failed: Failed = { stamps: store.failureStamps(), settings: conversionSettings(loadConfig(this.context.home), this.repo) };
+      const failed: Failed = { stamps: store.failureStamps(), settings: failureSettings(loadConfig(this.context.home), this.repo) };
       for (const [path, rounds] of taken) {
         const stats = statOf(join(this.repo.path, path));
         if (stats?.isDirectory()) {
