@@ -239,6 +239,21 @@ function continuationMarker(doc: ReturnType<typeof readPart>, how: string): stri
 }
 
 /** A failed resource read as its code's JSON-RPC error (errors.ts): not found (-32002), bad input (-32602), or internal (-32603). */
+/**
+ * resources/list: the indexed documents as `researcher://<repository>/<path>` (each path segment percent-encoded),
+ * the first MAX_LISTED by repository and path; the list_documents tool pages through the rest.
+ */
+function documentResources(home: string) {
+  return listDocuments(home, { repositories: [] })
+    .documents.slice(0, MAX_LISTED)
+    .map((d) => ({
+      uri: `researcher://${encodeURIComponent(d.repository)}/${d.path.split("/").map(encodeURIComponent).join("/")}`,
+      name: `${d.repository}:${d.path}`,
+      title: d.title,
+      mimeType: "text/markdown",
+    }));
+}
+
 function resourceError(thrown: unknown): Error {
   const error = toResearcherError(thrown);
   return rpcError(ERROR_CODES[error.code].rpc, describe(error));
@@ -506,15 +521,20 @@ export function createServer(home: string, context: SearchContext, writes = seri
   // Indexed documents as resources: researcher://notes/guides/setup.md (the path may hold slashes: {+path}).
   server.registerResource(
     "document",
-    new ResourceTemplate("researcher://{repository}/{+path}", { list: undefined }),
+    new ResourceTemplate("researcher://{repository}/{+path}", { list: () => ({ resources: documentResources(home) }) }),
     {
       title: "Indexed document",
       description: "An indexed document's text (PDF, DOCX, EPUB and HTML as the markdown that was indexed), capped like get_document",
       mimeType: "text/markdown",
     },
     async (uri, variables) => {
-      const one = (value: string | string[] | undefined) => decodeURIComponent(String(Array.isArray(value) ? value[0] : (value ?? "")));
-      const ref = `${one(variables.repository)}:${one(variables.path)}`;
+      const one = (value: string | string[] | undefined) => String(Array.isArray(value) ? value[0] : (value ?? ""));
+      let ref: string;
+      try {
+        ref = `${decodeURIComponent(one(variables.repository))}:${decodeURIComponent(one(variables.path))}`;
+      } catch {
+        throw rpcError(ERROR_CODES.INVALID_INPUT.rpc, `malformed percent-encoding in ${uri.href}`);
+      }
       const doc = await readDocument(home, ref, { conversions: context.conversions }).then(
         (whole) => readPart(whole, 0, DEFAULT_ANSWER_BYTES),
         (error) => Promise.reject(resourceError(error)),

@@ -188,6 +188,14 @@ describe("MCP over stdio", () => {
     expect(await client.readResource({ uri: "researcher://docs/.env" }).catch((e: Error) => e.message)).toContain(
       "not an indexed document",
     );
+    // resources/list offers every indexed document (up to 1,000; list_documents pages the rest), each readable.
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri)).toContain("researcher://docs/notes/space.md");
+    expect(resources.find((r) => r.uri === "researcher://docs/cars.md")).toMatchObject({ name: "docs:cars.md", title: "Vehicles" });
+    const listed = await client.readResource({ uri: "researcher://docs/notes/space.md" });
+    expect(String((listed.contents[0] as { text: string }).text)).toContain("telescope");
+    // Malformed percent-encoding is the client's error (-32602), not an internal one.
+    expect(await client.readResource({ uri: "researcher://docs/100%.md" }).catch((e: { code: number }) => e.code)).toBe(-32602);
   });
 
   test("get_document by location and by docid; multi_get by glob", async () => {
