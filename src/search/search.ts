@@ -214,6 +214,8 @@ export async function search(home: string, options: SearchOptions, context?: Sea
 }
 
 async function searchWith(home: string, options: SearchOptions, context: SearchContext): Promise<SearchResponse> {
+  // A blank query is the caller's mistake, not a search that found nothing (the CLI and REST say how to ask).
+  if (!options.query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: "ask with words or a question" });
   const config = loadConfig(home);
   const limit = wholeNumber(options.limit ?? config.search.limit, "limit", LIMIT);
   const offset = wholeNumber(options.offset ?? 0, "offset", OFFSET);

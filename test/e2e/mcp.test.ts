@@ -333,6 +333,14 @@ describe("MCP over stdio", () => {
     expect(remove.isError).toBe(true);
   });
 
+  test("a blank query is an error, as in the CLI and REST, not an empty result", async () => {
+    for (const tool of ["search_fragments", "search_documents"]) {
+      const blank = await call(tool, { query: "   " });
+      expect(blank.isError).toBe(true);
+      expect(blank.content[0]!.text).toContain("search needs a query");
+    }
+  });
+
   test("a huge request is refused and the server keeps serving", async () => {
     const huge = await call("search_fragments", { query: "x".repeat(200_000) }).catch((e: Error) => ({
       isError: true,
