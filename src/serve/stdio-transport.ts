@@ -58,6 +58,7 @@ export class StdioLineTransport implements Transport {
 
   async start(): Promise<void> {
     process.stdin.on("data", this.receive);
+    process.stdin.once("end", this.finish);
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -70,6 +71,7 @@ export class StdioLineTransport implements Transport {
   /** Stop reading. stdin is not paused: it must still reach its end, which is when serveStdio exits. */
   async close(): Promise<void> {
     process.stdin.off("data", this.receive);
+    process.stdin.off("end", this.finish);
     this.parts = [];
     this.onclose?.();
   }
@@ -82,6 +84,11 @@ export class StdioLineTransport implements Transport {
       start = end + 1;
     }
     this.collect(chunk.subarray(start));
+  };
+
+  /** The end of input ends the last line too: a final message without its newline is still answered. */
+  private readonly finish = (): void => {
+    if (this.size > 0 || this.dropping) this.endLine();
   };
 
   private collect(bytes: Buffer): void {
@@ -111,6 +118,7 @@ export class StdioLineTransport implements Transport {
     const line = Buffer.concat(this.parts).toString("utf8").replace(/\r$/, "");
     this.parts = [];
     this.size = 0;
+    if (line.trim() === "") return; // a blank line between messages is no message (and no parse error)
     let message: JSONRPCMessage;
     try {
       message = deserializeMessage(line);

@@ -455,6 +455,19 @@ describe("MCP contract details (issue 22)", () => {
 });
 
 describe("stdio protocol hygiene", () => {
+  test("blank lines between messages are no messages, and a last message without its newline is answered", async () => {
+    const ping = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "ping" });
+    const proc = Bun.spawn([exe, "serve"], { env: env(), cwd: home, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    proc.stdin.write(`${ping(5)}\n\n\n   \n\r\n${ping(6)}\n${ping(7)}`);
+    proc.stdin.end();
+    expect(await Promise.race([proc.exited, Bun.sleep(10_000).then(() => "still running")])).toBe(0);
+    const answers = (await new Response(proc.stdout).text())
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(answers).toEqual([5, 6, 7].map((id) => ({ jsonrpc: "2.0", id, result: {} })));
+  });
+
   test("malformed JSON-RPC gets an error, the next request still works, and the server exits when stdin closes", async () => {
     const proc = Bun.spawn([exe, "serve"], { env: env(), cwd: home, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
     const init = {
