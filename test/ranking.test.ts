@@ -362,3 +362,16 @@ describe("a query's phrases and -words hold in every mode, vector lists included
     });
   }
 });
+
+test("the order repositories are named in does not change the order of results (ties interleave by name)", async () => {
+  const home = tempDir();
+  for (const name of ["code", "docs"]) {
+    const folder = tempDir();
+    writeTree(folder, { "a.md": "# A\n\nborrow error words\n", "b.md": "# B\n\nanother borrow error here\n" });
+    await indexRepository(home, addRepository(home, { name, path: folder, embed: false }));
+  }
+  const order = async (repositories: string[]) =>
+    (await search(home, { query: "borrow error", repositories, mode: "bm25" })).results.map((hit) => `${hit.repository}:${hit.path}`);
+  expect(await order(["docs", "code"])).toEqual(await order(["code", "docs"]));
+  expect(await order(["docs", "code"])).toEqual(await order([]));
+});

@@ -311,7 +311,8 @@ function openRepositories(
   named: string[],
   context: SearchContext,
 ): { searchable: { repo: Repository; store: Store }[]; skipped: SkippedRepository[] } {
-  const repos = named.length ? selectRepositories(home, named) : listRepositories(home);
+  // By name, however they were named: one set of repositories, one order of results (ties interleave by it).
+  const repos = (named.length ? selectRepositories(home, named) : listRepositories(home)).sort((a, b) => (a.name < b.name ? -1 : 1));
   if (repos.length === 0) {
     throw new ResearcherError("REPO_NOT_FOUND", "no repositories to search", {
       hint: "add one with `researcher repo add <name> <path>` and run `researcher index`",
