@@ -227,10 +227,16 @@ function readPart(doc: DocumentText, fromChar: number, maxBytes: number): Docume
   return { ...cut, continue_with: insideLine ? { from_line: cut.from, from_char: fromChar + cut.text.length } : { from_line: cut.to + 1 } };
 }
 
-/** The line that tells a reader of a cut text how to read the rest. */
-function continuationMarker(doc: ReturnType<typeof readPart>, how: string): string {
+/**
+ * The line that tells a reader of a cut text how to read the rest. `asked` is what was asked for: when the answer
+ * holds all of it (a line range, a page), the document going on is no cut, and the line says so.
+ */
+function continuationMarker(doc: ReturnType<typeof readPart>, asked: DocumentText, how: string): string {
   const next = doc.continue_with;
   if (!next) return "";
+  if (doc.to === asked.to && next.from_char === undefined) {
+    return `\n\n[lines ${doc.from}–${doc.to} of ${doc.total_lines}, as asked; the document goes on: ${how} from_line ${next.from_line}]`;
+  }
   const where =
     next.from_char === undefined
       ? `line ${doc.to} of ${doc.total_lines}`
@@ -238,7 +244,6 @@ function continuationMarker(doc: ReturnType<typeof readPart>, how: string): stri
   return `\n\n[truncated at ${where}: ${how} from_line ${next.from_line}${next.from_char === undefined ? "" : ` and from_char ${next.from_char}`}]`;
 }
 
-/** A failed resource read as its code's JSON-RPC error (errors.ts): not found (-32002), bad input (-32602), or internal (-32603). */
 /**
  * resources/list: the indexed documents as `researcher://<repository>/<path>` (each path segment percent-encoded),
  * the first MAX_LISTED by repository and path; the list_documents tool pages through the rest.
@@ -254,6 +259,7 @@ function documentResources(home: string) {
     }));
 }
 
+/** A failed resource read as its code's JSON-RPC error (errors.ts): not found (-32002), bad input (-32602), or internal (-32603). */
 function resourceError(thrown: unknown): Error {
   const error = toResearcherError(thrown);
   return rpcError(ERROR_CODES[error.code].rpc, describe(error));
@@ -415,7 +421,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
           conversions: context.conversions,
         });
         const doc = readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes));
-        const marker = continuationMarker(doc, "continue with");
+        const marker = continuationMarker(doc, whole, "continue with");
         return result(
           doc,
           `${named(`${doc.repository}:${doc.path}`)} lines ${doc.from}–${doc.to} of ${doc.total_lines}\n\n${doc.text}${marker}`,
@@ -535,12 +541,12 @@ export function createServer(home: string, context: SearchContext, writes = seri
       } catch {
         throw rpcError(ERROR_CODES.INVALID_INPUT.rpc, `malformed percent-encoding in ${uri.href}`);
       }
-      const doc = await readDocument(home, ref, { conversions: context.conversions }).then(
-        (whole) => readPart(whole, 0, DEFAULT_ANSWER_BYTES),
-        (error) => Promise.reject(resourceError(error)),
+      const whole = await readDocument(home, ref, { conversions: context.conversions }).catch((error) =>
+        Promise.reject(resourceError(error)),
       );
-      const text =
-        doc.text + continuationMarker(doc, `the rest is longer than one answer: read it with the get_document tool, ref "${ref}",`);
+      const doc = readPart(whole, 0, DEFAULT_ANSWER_BYTES);
+      const how = `the rest is longer than one answer: read it with the get_document tool, ref "${ref}",`;
+      const text = doc.text + continuationMarker(doc, whole, how);
       return { contents: [{ uri: uri.href, mimeType: "text/markdown", text }] };
     },
   );

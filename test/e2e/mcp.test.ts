@@ -213,6 +213,9 @@ describe("MCP over stdio", () => {
     const hit = (await call("search_fragments", { query: "garage", mode: "bm25" })).structuredContent.results[0];
     const read = await call("get_document", { repository: hit.repository, ref: hit.location, max_lines: 1 });
     expect(read.structuredContent).toMatchObject({ path: "cars.md", from: 7, to: 7, text: "The driver parks the car in the garage." });
+    // A range read whole, as asked, is no cut: the text says the document goes on, not that the answer was truncated.
+    const range = await call("get_document", { ref: "docs:cars.md:3:2" });
+    expect(range.content[0]!.text).toEndWith("\n\n[lines 3–4 of 7, as asked; the document goes on: continue with from_line 5]");
     expect((await call("get_document", { ref: hit.location, max_lines: 1 })).structuredContent.text).toContain("garage");
     const missing = await call("get_document", { ref: "docs:car.md" });
     expect(missing.isError).toBe(true);
