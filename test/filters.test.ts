@@ -134,6 +134,12 @@ describe("filters inside the ranking", () => {
     expect(await paths("date<=2025-03-15")).toEqual(["go-channels.md", "rust-async.md", "rust-borrow.md"]);
     expect(await paths("date=2025-03")).toEqual(["rust-borrow.md"]);
     expect(await paths("date>2025-02")).toEqual(["rust-borrow.md"]);
+    // A bare year is a period of dates too (and still a number: rating>=4 above is no date).
+    expect(await paths("date>=2025")).toEqual(["go-channels.md", "rust-borrow.md"]);
+    expect(await paths("date<2025")).toEqual(["rust-async.md"]);
+    expect(await paths("date=2024")).toEqual(["rust-async.md"]);
+    expect(await paths("date<=2025")).toEqual(["go-channels.md", "rust-async.md", "rust-borrow.md"]);
+    expect(await paths("rating>=2025")).toEqual([]);
   });
 
   test("~ (contains) and in (a|b)", async () => {

@@ -187,7 +187,8 @@ function pageSql(op: FilterOp, value: string, bind: Bind): string {
 
 /**
  * A front-matter field: a list matches when any element does. The value's form picks the comparison: a number
- * compares numbers, a date (2025-01-31…) compares ISO text by prefix, anything else compares text.
+ * compares numbers, a date (2025-01-31…) compares ISO text by prefix, anything else compares text; a bare year
+ * compares numbers and dates both.
  */
 function metadataSql(term: FilterTerm, value: string, bind: Bind): string {
   const path = `$.${term.key
@@ -202,5 +203,8 @@ function metadataSql(term: FilterTerm, value: string, bind: Bind): string {
   else if (date) test = `m.type = 'text' AND ${prefixCompare("m.value", term.op, value, bind)}`;
   else if (NUMBER.test(value)) test = `m.type IN ('integer', 'real') AND m.value ${SQL_OPS[term.op]} ${bind(Number(value))}`;
   else test = `m.type = 'text' AND ${textCompare("m.value", term.op, value, bind)}`;
+  // A bare year compares numbers (`year>=2020`) and is also a period of dates (`date>=2025` holds 2025-03-01).
+  if (DATE.test(value) && !value.includes("-") && term.op !== "contains")
+    test = `(${test}) OR (m.type = 'text' AND m.value GLOB '[0-9][0-9][0-9][0-9]-*' AND ${prefixCompare("m.value", term.op, value, bind)})`;
   return `EXISTS (SELECT 1 FROM json_each(d.metadata, ${source}) AS m WHERE ${test})`;
 }
