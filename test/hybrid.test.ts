@@ -229,6 +229,13 @@ describeShared("vector and hybrid search", () => {
     expect(repositoryStatus(pinned).documents).toBe(1);
     // The same model through another folder (same name, so the same fingerprint) is accepted.
     expect(await indexRepository(home, pinned, { model: gloveThroughOnnx() })).toMatchObject({ indexed: 1, embedded: 1 });
+    // A folder named with --model that holds no model is a typo, refused before anything changes (it was a silent
+    // success when nothing was left to embed).
+    writeTree(pinned.path, { "later.md": "# Later\n\nwords\n" });
+    for (const model of ["/nonexistent/model", tempDir()]) {
+      expect(indexRepository(home, pinned, { model })).rejects.toThrow(/is not a model folder/);
+    }
+    expect(repositoryStatus(pinned).documents).toBe(2);
   }, 60_000);
 
   test("--embeddings-only with a model that cannot load keeps the old vectors", async () => {

@@ -195,7 +195,8 @@ export function chooseModel(
   };
 }
 
-function isPathLike(model: string): boolean {
+/** Whether a model name is a folder on this machine (`/models/x`, `~/x`, `../x`) rather than a hub or provider id. */
+export function isPathLike(model: string): boolean {
   return isAbsolute(model) || model.startsWith("..") || model.startsWith("../..") || model.startsWith("~/");
 }
 

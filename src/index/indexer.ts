@@ -18,7 +18,7 @@ import { checkRoot, discoverFiles, isCandidate, isReachable, type DiscoveredFile
 import { confinedReader, sha256, type ReadResult } from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
-import { checkModel, chooseModel, EmbedderCache, type Embedder, mayDifferFrom } from "../embed/embedder.ts";
+import { checkModel, chooseModel, EmbedderCache, type Embedder, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
 import { describeError, isResearcherError, isTransient, ResearcherError, toResearcherError } from "../errors.ts";
 import { acquireWriterLock } from "../lock.ts";
 import { keepRepositoryModel, type Repository } from "../repos.ts";
@@ -191,8 +191,9 @@ export async function indexRepository(home: string, repo: Repository, options: I
     const remembered = options.rebuild || options.embeddingsOnly ? undefined : store.embeddingModel();
     const choice = chooseModel(config.embedding, repo.embedding, options.model, remembered);
     const load = () => embedders.get(home, choice);
-    // Re-embedding starts only once the new model loads: a missing model must not cost the old vectors.
-    if (options.embeddingsOnly && embed) await load();
+    // Re-embedding starts only once the new model loads: a missing model must not cost the old vectors. And a model
+    // folder named on the command line that holds no model is a typo, not a model offline: refused before anything.
+    if ((options.embeddingsOnly || (options.model && isPathLike(options.model))) && embed) await load();
     // Another model than the repository's is refused before anything changes, whatever the folder holds: a run
     // with nothing to embed must not accept what the next one, with a changed file, refuses.
     if (embed && remembered && mayDifferFrom(home, choice, remembered)) await refuseOtherModel(repo, remembered, load);
