@@ -125,6 +125,17 @@ describe("command dispatch", () => {
       expect({ args, code: result.code }).toEqual({ args, code: 2 });
       expect(result.stderr).toBe(`error: ${words}\nhint: run \`researcher search --help\`\n`);
     }
+    // Nothing printed says why: no match, or matches all before --offset or below --min-score; an empty glob is no filter.
+    expect(runCli(["search", "alpha", "--offset", "5"], { home }).stderr).toBe(
+      'no results for "alpha" (1 fragments match; all before --offset 5)\n',
+    );
+    expect(runCli(["search", "alpha", "--min-score", "1000", "--mode", "bm25"], { home }).stderr).toBe(
+      'no results for "alpha" (1 fragments match; none scoring --min-score 1000 or more)\n',
+    );
+    expect(runCli(["search", "alpha", "--filter", ""], { home })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("filter needs a path glob"),
+    });
     // The bounds themselves are accepted.
     expect(runCli(["search", "alpha", "--offset", "100000"], { home }).code).toBe(0);
     expect(runCli(["search", "alpha", "-n", "100000", "--json"], { home })).toMatchObject({ code: 0 });

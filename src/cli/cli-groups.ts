@@ -152,7 +152,10 @@ function modelCli(): CAC {
       if (flags.json) return json(info);
       out(
         Object.entries(info)
-          .map(([key, value]) => `${key.padEnd(15)} ${JSON.stringify(value)}`)
+          .map(
+            ([key, value]) =>
+              `${key.padEnd(15)} ${typeof value === "string" && value !== "" ? escapeControls(value) : value === null ? "none" : JSON.stringify(value)}`,
+          )
           .join("\n")
           .concat("\n"),
       );

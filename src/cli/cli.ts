@@ -45,7 +45,7 @@ import {
 } from "../serve/render.ts";
 import { getRepository, listRepositories, type Repository, selectRepositories } from "../repos.ts";
 import { noStatusAnswered, repositoriesFor, repositoryStatuses, searchAll } from "../search/results.ts";
-import { search, SearchContext, type SearchMode, type SearchOptions } from "../search/search.ts";
+import { search, SearchContext, type SearchMode, type SearchOptions, type SearchResponse } from "../search/search.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
 import { versionText } from "../version.ts";
 import { watchRepositories } from "../serve/watch.ts";
@@ -138,6 +138,18 @@ function camelSwitches(cli: CAC, args: string[]): string[] {
   }
   const end = args.indexOf("--");
   return args.map((arg, i) => (end >= 0 && i > end ? arg : (switches.get(arg) ?? arg)));
+}
+
+/** Why a text search printed nothing: no match, or matches all before --offset or below --min-score. */
+function noResults(response: SearchResponse, options: SearchOptions): string {
+  const none = `no results for "${escapeControls(response.query)}"`;
+  if (response.total === 0 || response.mode !== "bm25") return `${none}\n`;
+  const from = response.offset > 0 ? ` from --offset ${response.offset}` : "";
+  const why =
+    options.minScore !== undefined
+      ? `none scoring --min-score ${options.minScore} or more${from}`
+      : `all before --offset ${response.offset}`;
+  return `${none} (${response.total} ${options.documents ? "documents match" : "fragments match"}; ${why})\n`;
 }
 
 function searchMode(value: unknown): SearchMode | undefined {
@@ -368,7 +380,7 @@ function mainCli(only?: string): CAC {
           };
           const response = await (flags.all ? searchAll(home(flags), options, context) : search(home(flags), options, context));
           stderr.write(skippedText(response.skipped));
-          if (format === "text" && response.results.length === 0) stderr.write(`no results for "${escapeControls(response.query)}"\n`);
+          if (format === "text" && response.results.length === 0) stderr.write(noResults(response, options));
           out(renderSearch(response, format, styleFor(stdout)));
         } finally {
           await context.close();

@@ -216,6 +216,9 @@ export async function search(home: string, options: SearchOptions, context?: Sea
 async function searchWith(home: string, options: SearchOptions, context: SearchContext): Promise<SearchResponse> {
   // A blank query is the caller's mistake, not a search that found nothing (the CLI and REST say how to ask).
   if (!options.query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: "ask with words or a question" });
+  // An empty glob is a mistake (an unset variable), not "no filter": it would search everything.
+  if (options.filter !== undefined && !options.filter.trim())
+    throw new ResearcherError("USAGE", "filter needs a path glob (got an empty one)", { hint: "e.g. '*.md' or 'notes/**'" });
   const config = loadConfig(home);
   const limit = wholeNumber(options.limit ?? config.search.limit, "limit", LIMIT);
   const offset = wholeNumber(options.offset ?? 0, "offset", OFFSET);

@@ -118,6 +118,10 @@ describeShared("compiled executable", () => {
     expect(status).toMatchObject({ name: "docs", documents: 3, fragments: 3, model: GLOVE, vectors: 3 });
     const model = JSON.parse(cli("model", "show", "--json").stdout);
     expect(model).toMatchObject({ provider: "local", source: "folder", kind: "static", path: GLOVE, dims: 100 });
+    // As text: the values as a person reads them, not JSON strings.
+    const text = cli("model", "show").stdout;
+    expect(text).toContain(`provider        local\n`);
+    expect(text).toContain(`path            ${GLOVE}\n`);
   });
 
   test("errors are one line and an exit code, never a stack trace", () => {
