@@ -262,28 +262,29 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
         perRepo.map((r) => r.candidates),
         (c) => c.explain.merge.score,
       );
-      return { perRepo, left, candidates, groups: options.documents ? documentGroups(candidates) : [] };
+      const total = perRepo.reduce((sum, r) => sum + r.total, 0);
+      return { perRepo, left, candidates, total, groups: options.documents ? documentGroups(candidates) : [] };
     };
     let depth = rankingDepth(offset + limit, options.documents ?? false);
     let ranked = await rankAt(depth);
     // A page of documents needs that many documents among the ranked fragments: where a few long documents hold most
-    // of the best fragments, rank deeper. The documents found first keep their places (a document ranks by its best
-    // fragment, which a deeper list finds no later), so pages still concatenate.
+    // of the best fragments, rank deeper, until the page is full or every document that can be found is. The
+    // documents found first keep their places (a document ranks by its best fragment, which a deeper list finds no
+    // later), so pages still concatenate.
     while (
       options.documents &&
-      ranked.groups.length < offset + limit &&
+      ranked.groups.length < Math.min(offset + limit, ranked.total) &&
       ranked.perRepo.some((r) => r.cut) &&
       depth < MAX_ALL_RESULTS * RANKED_PER_DOCUMENT
     ) {
       depth *= 2;
       ranked = await rankAt(depth);
     }
-    const { perRepo, candidates } = ranked;
+    const { perRepo, candidates, total } = ranked;
     skipped.push(...ranked.left);
     if (perRepo.length === 0) throw noneAnswered(skipped);
     const modes = new Set(perRepo.map((r) => r.mode));
     const mode: SearchMode = modes.size === 1 ? [...modes][0]! : "hybrid";
-    const total = perRepo.reduce((sum, r) => sum + r.total, 0);
     const results = options.documents
       ? hydrateGroups(ranked.groups.slice(offset, offset + limit), parsed, Boolean(options.full))
       : hydrate(candidates.slice(offset), limit, parsed, Boolean(options.full));
@@ -394,7 +395,7 @@ async function searchRepository(
   const ranked: Bm25List | { hits: Ranked[]; match: null } = match ? rankBm25(store, parsed, match, depth, where) : { hits: [], match };
   const keyword = ranked.hits;
   let semantic: Ranked[] = [];
-  let semanticWithin: Set<number> | undefined; // the fragments the vector list may rank, when not all
+  let bounds: VectorBounds | undefined; // what the vector list could rank, once it has run
   const lexicalScale = lexicalEvidence(store, parsed);
   let vectorScale = (_cosine: number): number | null => null;
   let annProblem: AnnProblem | undefined;
@@ -407,13 +408,14 @@ async function searchRepository(
     const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model, model));
     checkModel(repo.name, model, embedder);
     // The query's phrases and -words hold in the vector list too; a filter restricts it further.
-    const admitted = constraintIds(store, parsed);
+    const { admitted, excluded } = queryBounds(store, parsed);
     const within = where ? intersection(new Set(store.fragmentIdsWhere(where)), admitted) : admitted;
-    semanticWithin = within;
+    bounds = { within, without: excluded };
     const queryVector = await embedQuery(embedder);
-    ({ hits: semantic, annProblem } = await searchVectors(store, repo.dir, queryVector, depth, { within, cache: context.vectors }));
+    const cache = context.vectors;
+    ({ hits: semantic, annProblem } = await searchVectors(store, repo.dir, queryVector, depth, { within, without: excluded, cache }));
     if (unfiltered)
-      unfiltered.vector = (await searchVectors(store, repo.dir, queryVector, depth, { within: admitted, cache: context.vectors })).hits;
+      unfiltered.vector = (await searchVectors(store, repo.dir, queryVector, depth, { within: admitted, without: excluded, cache })).hits;
     vectorScale = vectorEvidence(queryVector, vectorCalibration(store));
   }
 
@@ -466,7 +468,9 @@ async function searchRepository(
       ? ranked.match
         ? bm25Total(store, ranked, keyword.length, depth, options, where)
         : 0
-      : rankableTotal(store, semanticWithin, Boolean(options.documents));
+      : bounds
+        ? rankableTotal(store, bounds, Boolean(options.documents))
+        : 0; // nothing to embed (a query of -words only): nothing ranked
   return {
     repo: repo.name,
     mode,
@@ -484,15 +488,28 @@ async function searchRepository(
  * list ranks them all), so `total` counts those fragments, or their documents: what `--all` returns, whatever the
  * page. (BM25 matches that have no vector yet are in it too, as fragments still to be embedded are.)
  */
-function rankableTotal(store: Store, within: Set<number> | undefined, documents: boolean): number {
-  if (!within) return documents ? store.counts().documents : store.counts().fragments;
-  return documents ? store.documentCountOf([...within]) : within.size;
+function rankableTotal(store: Store, { within, without }: VectorBounds, documents: boolean): number {
+  if (!within && !without) return documents ? store.counts().documents : store.counts().fragments;
+  if (!within) return documents ? store.documentCountWithout([...without!]) : store.counts().fragments - without!.size;
+  const ids = without ? [...within].filter((id) => !without.has(id)) : [...within];
+  return documents ? store.documentCountOf(ids) : ids.length;
 }
 
-/** The fragments the query's "phrases" and -words admit (queryConstraint), or undefined when it has neither. */
-function constraintIds(store: Store, parsed: ParsedQuery): Set<number> | undefined {
+/** The fragments a vector list may rank: only `within` when given, never one of `without`. */
+interface VectorBounds {
+  within?: Set<number>;
+  without?: Set<number>;
+}
+
+/**
+ * The fragments the query's "phrases" admit, or the ones its -words rule out (queryConstraint): the ids FTS5
+ * matches, a word's list at most, never the whole repository.
+ */
+function queryBounds(store: Store, parsed: ParsedQuery): { admitted?: Set<number>; excluded?: Set<number> } {
   const constraint = queryConstraint(parsed);
-  return constraint ? new Set(store.fragmentIdsMatching(constraint.match, !constraint.admit)) : undefined;
+  if (!constraint) return {};
+  const ids = new Set(store.fragmentIdsMatching(constraint.match));
+  return constraint.admit ? { admitted: ids } : { excluded: ids };
 }
 
 function intersection(a: Set<number>, b: Set<number> | undefined): Set<number> {

@@ -385,20 +385,25 @@ function gaussian(next: () => number): number {
 }
 
 /**
- * Nearest fragments to a normalised query vector, by cosine, among `within` when given (a filter's fragments).
- * Small repositories, selective filters, and repositories whose graph measured below MIN_RECALL are scanned
- * exactly; the rest use the ANN file. A search only reads: a missing, stale or damaged ANN file is scanned around
- * and reported (`annProblem`), and rebuilt by the next index run, never here.
+ * Nearest fragments to a normalised query vector, by cosine, among `within` when given (a filter's fragments) and
+ * never one of `without` (fragments holding a query's -word). Small repositories, selective filters, and
+ * repositories whose graph measured below MIN_RECALL are scanned exactly; the rest use the ANN file. A search only
+ * reads: a missing, stale or damaged ANN file is scanned around and reported (`annProblem`), and rebuilt by the
+ * next index run, never here.
  */
 export async function searchVectors(
   store: Store,
   dir: string,
   query: Float32Array,
   k: number,
-  options: { within?: Set<number>; cache?: VectorCache } = {},
+  options: { within?: Set<number>; without?: Set<number>; cache?: VectorCache } = {},
 ): Promise<VectorSearch> {
-  const { within, cache = new VectorCache() } = options;
-  const candidates = () => (within ? store.vectorsOf([...within]) : rowsOf(cache, store, dir));
+  const { within, without, cache = new VectorCache() } = options;
+  const admits = (id: number) => (!within || within.has(id)) && !without?.has(id);
+  const candidates = () => {
+    const rows = within ? store.vectorsOf([...within]) : rowsOf(cache, store, dir);
+    return without ? rows.filter((row) => !without.has(row.id)) : rows;
+  };
   if (within && within.size <= EXACT_SCAN_LIMIT) return { hits: scan(candidates(), query, k) };
   const components = vectorsOf(cache, store, dir).count * query.length;
   if (components < exactScanBelow()) return { hits: scan(candidates(), query, k) };
@@ -408,10 +413,11 @@ export async function searchVectors(
   }
   const size = index.size();
   if (size === 0) return { hits: [] };
-  if (!within) return { hits: annSearch(index, query, Math.min(k, size)) };
-  // Over-fetch by twice the inverse of the filter's share, doubling until k admitted hits (or the whole index).
-  for (let fetch = Math.ceil((2 * k * size) / within.size); ; fetch *= 2) {
-    const hits = annSearch(index, query, Math.min(fetch, size)).filter((hit) => within.has(hit.id));
+  if (!within && !without) return { hits: annSearch(index, query, Math.min(k, size)) };
+  // Over-fetch by twice the inverse of the admitted share, doubling until k admitted hits (or the whole index).
+  const admitted = Math.max(1, (within?.size ?? size) - (without?.size ?? 0));
+  for (let fetch = Math.ceil((2 * k * size) / admitted); ; fetch *= 2) {
+    const hits = annSearch(index, query, Math.min(fetch, size)).filter((hit) => admits(hit.id));
     if (hits.length >= k || fetch >= size) return { hits: hits.slice(0, k) };
   }
 }

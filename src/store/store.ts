@@ -497,14 +497,11 @@ export class Store {
     );
   }
 
-  /** The fragments an FTS5 expression matches; with `negate`, every fragment it does not match. */
-  fragmentIdsMatching(match: string, negate = false): number[] {
-    const sql = negate
-      ? "SELECT id FROM fragments WHERE id NOT IN (SELECT rowid FROM fragments_fts WHERE fragments_fts MATCH ?)"
-      : "SELECT rowid AS id FROM fragments_fts WHERE fragments_fts MATCH ?";
+  /** The fragments an FTS5 expression matches. */
+  fragmentIdsMatching(match: string): number[] {
     return matching(() =>
       this.db
-        .query<{ id: number }, [string]>(sql)
+        .query<{ id: number }, [string]>("SELECT rowid AS id FROM fragments_fts WHERE fragments_fts MATCH ?")
         .all(match)
         .map((row) => row.id),
     );
@@ -595,6 +592,15 @@ export class Store {
   }
 
   /** Which document (id and path) each fragment belongs to, without reading fragment texts. */
+  /** How many documents hold a fragment other than these. */
+  documentCountWithout(ids: number[]): number {
+    return this.db
+      .query<{ n: number }, [string]>(
+        "SELECT count(DISTINCT document_id) AS n FROM fragments WHERE id NOT IN (SELECT value FROM json_each(?))",
+      )
+      .get(JSON.stringify(ids))!.n;
+  }
+
   /** How many documents hold these fragments. */
   documentCountOf(ids: number[]): number {
     return this.db
