@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { symlinkSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 import { discoverFiles, isCandidate, parseIgnoreLine } from "../src/index/discover.ts";
-import { indexRepository } from "../src/index/indexer.ts";
+import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { tempDir, writeTree } from "./helpers.ts";
 
@@ -178,6 +178,9 @@ describe(".gitignore and .ignore", () => {
       { path: ".gitignore", reason: "cannot read it (larger than 16 MiB): its folder is left as it was indexed" },
     ]);
     expect(isCandidate("secret.md", { ...repo, path: root })).toBe(false);
+    // A single file named (MCP add_to_index, watch) under it is refused, and what is indexed there stays.
+    expect(indexFiles(home, repo, ["a.md"])).rejects.toMatchObject({ code: "FILE_UNREADABLE" });
+    expect((await indexRepository(home, repo)).documents_total).toBe(1);
   });
 
   test("--exclude '!name' leaves out what is named !name, not everything else", () => {

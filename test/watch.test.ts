@@ -1,6 +1,6 @@
 /** Watch mode with real file events in temp folders: after each change the index equals a fresh index of the folder. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, renameSync, rmSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { indexRepository } from "../src/index/indexer.ts";
@@ -518,3 +518,24 @@ test.skipIf(!AS_ROOT)(
   },
   HOOK_TIMEOUT,
 );
+
+test("a folder whose ignore file cannot be read is left as indexed by watch too (nothing added, nothing removed)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "sub/.gitignore": "*.tmp\n", "sub/a.md": "# A\n\nalpha\n", "sub/b.md": "# B\n\nbeta\n", "top.md": "# T\n\ntop\n" });
+  const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  try {
+    await handle.ready;
+    expect(Object.keys(indexed(repo)).sort()).toEqual(["sub/a.md", "sub/b.md", "top.md"]);
+    truncateSync(join(docs, "sub/.gitignore"), 17 * 2 ** 20); // past what is read: unreadable
+    writeFileSync(join(docs, "sub/new.md"), "# New\n\nnew\n");
+    writeFileSync(join(docs, "top2.md"), "# T2\n\nsecond\n");
+    await batches.until(["top2.md"]);
+    await Bun.sleep(300);
+    expect(Object.keys(indexed(repo)).sort()).toEqual(["sub/a.md", "sub/b.md", "top.md", "top2.md"]);
+  } finally {
+    await handle.close();
+  }
+});

@@ -96,19 +96,28 @@ function literalBang(pattern: string): string {
 
 /** Whether a path (relative to the root) is one the repository's settings would index. */
 export function isCandidate(path: string, options: DiscoverOptions): boolean {
-  return wantedTypes(options).has(fileType(path)) && isIncluded(path, options);
+  return candidacy(path, options) === "in";
+}
+
+/**
+ * `isCandidate` with a third answer: "unknown" when an ignore file on the way cannot be read. Then what the index
+ * holds there is neither added to nor removed, as a run leaves such a folder (see UnreadableIgnoreFile).
+ */
+export function candidacy(path: string, options: DiscoverOptions): "in" | "out" | "unknown" {
+  return wantedTypes(options).has(fileType(path)) ? included(path, options) : "out";
 }
 
 /**
  * Whether the repository's rules leave `path` in, its type aside: no hidden or generated part, no exclude, no
- * ignore file against it. (A file link's target must be included: a link's name does not let a left-out file in.)
+ * ignore file against it; "unknown" when an ignore file on the way cannot be read. (A file link's target must be
+ * included: a link's name does not let a left-out file in.)
  */
-function isIncluded(path: string, options: DiscoverOptions): boolean {
+function included(path: string, options: DiscoverOptions): "in" | "out" | "unknown" {
   const parts = path.split("/");
   const types = wantedTypes(options);
-  if (parts.some((part, i) => part.startsWith(".") || part === "" || generatedRule(part, i < parts.length - 1, types))) return false;
-  if (compileExcludes(options.exclude)(path)) return false;
-  if (options.ignoreFiles === false || !options.path) return true;
+  if (parts.some((part, i) => part.startsWith(".") || part === "" || generatedRule(part, i < parts.length - 1, types))) return "out";
+  if (compileExcludes(options.exclude)(path)) return "out";
+  if (options.ignoreFiles === false || !options.path) return "in";
   // Every folder on the way down may hold ignore files, and an ignored folder hides all below it.
   let rules = IgnoreRules.EMPTY;
   for (let i = 0; i < parts.length; i++) {
@@ -116,12 +125,12 @@ function isIncluded(path: string, options: DiscoverOptions): boolean {
     try {
       rules = rules.enter(join(options.path, dir), dir);
     } catch (error) {
-      if (error instanceof UnreadableIgnoreFile) return false; // what it would leave out is unknown: left out
+      if (error instanceof UnreadableIgnoreFile) return "unknown";
       throw error;
     }
-    if (rules.ignores(parts.slice(0, i + 1).join("/"), i < parts.length - 1)) return false;
+    if (rules.ignores(parts.slice(0, i + 1).join("/"), i < parts.length - 1)) return "out";
   }
-  return true;
+  return "in";
 }
 
 // ---- .gitignore and .ignore ------------------------------------------------------------------------------
@@ -262,7 +271,9 @@ function isLink(path: string): boolean {
 function linkedOut(realRoot: string, target: string, options: DiscoverOptions): string | undefined {
   if (!isInside(realRoot, target)) return outsideRoot(target);
   const path = relative(realRoot, target).split(sep).join("/");
-  return isIncluded(path, { ...options, path: realRoot }) ? undefined : `links to ${path}, which this repository leaves out`;
+  const verdict = included(path, { ...options, path: realRoot });
+  if (verdict === "unknown") return `links to ${path}, under an ignore file that cannot be read`;
+  return verdict === "in" ? undefined : `links to ${path}, which this repository leaves out`;
 }
 
 function wantedTypes(options: DiscoverOptions): Set<string> {

@@ -14,7 +14,7 @@ import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
 import { formatOf, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
-import { checkRoot, discoverFiles, isCandidate, isReachable, type DiscoveredFile } from "./discover.ts";
+import { candidacy, checkRoot, discoverFiles, isCandidate, isReachable, type DiscoveredFile } from "./discover.ts";
 import { confinedReader, sha256, type ReadResult } from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
@@ -284,6 +284,13 @@ export async function indexFiles(
   paths: string[],
   options: Pick<IndexOptions, "noEmbed" | "embedders" | "model"> = {},
 ): Promise<IndexSummary> {
+  // A path under an ignore file that cannot be read is left as it is indexed, as a run leaves its folder.
+  const unknown = paths.find((path) => candidacy(path, repo) === "unknown");
+  if (unknown !== undefined) {
+    throw new ResearcherError("FILE_UNREADABLE", `'${unknown}' is under an ignore file that cannot be read; it is left as indexed`, {
+      hint: `\`researcher index ${repo.name}\` names the ignore file; make it readable (and under 16 MiB)`,
+    });
+  }
   // What discovery would not reach is not indexed by name either (a folder link to an excluded folder, say).
   const unwanted = new Set(paths.filter((path) => !isCandidate(path, repo) || !isReachable(path, repo)));
   return writeSession(home, repo, { embedders: options.embedders, deferAnn: true }, async ({ store, config, pool, embedders }) => {

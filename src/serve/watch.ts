@@ -21,7 +21,7 @@
 import { readdirSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { loadConfig } from "../config.ts";
-import { discoverFiles, IGNORE_FILES, isCandidate, isCandidateFolder, type Discovery } from "../index/discover.ts";
+import { candidacy, discoverFiles, IGNORE_FILES, isCandidate, isCandidateFolder, type Discovery } from "../index/discover.ts";
 import { type Failed, failedUnchanged, planChanges, sameStamp } from "../index/plan.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
 import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
@@ -492,12 +492,14 @@ class RepositoryWatch {
  */
 function inRepository(found: Discovery, folder: string, repo: Repository): Discovery {
   const files = found.files.map((file) => ({ ...file, root: repo.path, path: `${folder}/${file.path}` }));
+  // An ignore file above the folder that cannot be read: the folder is left as indexed (unlisted), as a run leaves it.
+  const unknown = files.some((file) => candidacy(file.path, repo) === "unknown");
   return {
-    files: files.filter((file) => isCandidate(file.path, repo)),
+    files: unknown ? [] : files.filter((file) => isCandidate(file.path, repo)),
     skippedTypes: found.skippedTypes,
     skippedGenerated: found.skippedGenerated,
     problems: found.problems.map((problem) => ({ ...problem, path: `${folder}/${problem.path}` })),
-    unlisted: found.unlisted.map((dir) => `${folder}/${dir}`),
+    unlisted: [...found.unlisted.map((dir) => (dir ? `${folder}/${dir}` : folder)), ...(unknown ? [folder] : [])],
   };
 }
 
