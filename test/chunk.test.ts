@@ -168,6 +168,14 @@ describe("chunkDocument (markdown)", () => {
     expect(parts.map((f) => f.text).join("  ")).toBe(long);
   });
 
+  test("runs of white space do not ride along: every fragment stays within the budget", () => {
+    for (const line of [`a${" ".repeat(1_000_000)}b`, `x. ${" ".repeat(1_000_000)}y. z`, `one.${"\t".repeat(50_000)}two`]) {
+      const fragments = chunkDocument(md(`${line}\n`), { tokens: 100, overlap: 0 });
+      expect(fragments.every((f) => f.text.length <= 100 * 4 + 64)).toBe(true);
+      expect(fragments.map((f) => f.text).join(" ")).toContain(line.at(-1)!);
+    }
+  });
+
   test("one huge line without spaces is hard-cut instead of making one giant fragment", () => {
     const fragments = chunkDocument(md(`${"x".repeat(10_000)}\n`), { tokens: 100, overlap: 0 });
     expect(fragments.length).toBeGreaterThanOrEqual(25);

@@ -267,8 +267,7 @@ function toPieces(section: Section, budget: number): Piece[] {
     block.lines.forEach((line, l) => {
       for (const sentence of splitLongText(sentencesOf(line), budget)) {
         const n = block.first + l;
-        // The space a sentence carries to the next one costs nothing, as before it was kept.
-        const tokens = estimateTokens(sentence.trimEnd());
+        const tokens = sentenceTokens(sentence);
         pieces.push({ text: sentence, line: n, endLine: n, tokens, block: b, code: false, page: block.page });
       }
     });
@@ -310,7 +309,7 @@ function splitCode(block: Block, budget: number): Omit<Piece, "block" | "code" |
 function splitLongText(sentences: string[], budget: number): string[] {
   const maxChars = budget * 4;
   return sentences.flatMap((sentence) => {
-    if (estimateTokens(sentence.trimEnd()) <= budget) return [sentence];
+    if (sentenceTokens(sentence) <= budget && sentence.length <= maxChars) return [sentence];
     const parts: string[] = [];
     let rest = sentence;
     while (rest.length > 0) {
@@ -318,13 +317,27 @@ function splitLongText(sentences: string[], budget: number): string[] {
       const window = estimateTokens(rest.slice(0, maxChars)) <= budget ? maxChars : budget;
       let cut = rest.length <= window ? rest.length : rest.lastIndexOf(" ", window);
       if (cut <= 0) cut = Math.min(window, rest.length);
-      while (cut < rest.length && /\s/.test(rest[cut]!)) cut++; // the spaces stay with the part they end
-      parts.push(rest.slice(0, cut));
-      rest = rest.slice(cut);
+      // The spaces at a cut stay with the part they end, a few of them: a longer run is not kept (as it was not).
+      const end = cut + (/^\s*/.exec(rest.slice(cut, cut + KEPT_SPACES))?.[0].length ?? 0);
+      parts.push(rest.slice(0, end));
+      rest = rest.slice(end).trimStart();
     }
     return parts;
   });
 }
+
+/**
+ * A sentence's cost against the budget. The space it carries to the next sentence is free, as when sentences were
+ * joined with one (so fragments are cut where they were), up to KEPT_SPACES; a longer run is not (a line of a
+ * million spaces must not ride along in one fragment).
+ */
+function sentenceTokens(sentence: string): number {
+  const text = sentence.trimEnd();
+  return estimateTokens(text) + Math.floor(Math.max(0, sentence.length - text.length - KEPT_SPACES) / 4);
+}
+
+/** White space at a sentence's end that costs nothing, and that a part cut for the budget keeps. */
+const KEPT_SPACES = 64;
 
 function packSection(pieces: Piece[], options: ChunkOptions): Piece[][] {
   const budget = options.tokens;
