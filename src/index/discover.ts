@@ -77,7 +77,16 @@ function indexesCode(types: Set<string>): boolean {
 }
 
 /** Compile `--exclude` globs; a pattern without `/` matches a file or folder name at any depth, like .gitignore. */
+/** Compiled once per list of patterns (a repository's): discovery asks for every file and link. */
+const compiledExcludes = new WeakMap<string[], (relativePath: string) => boolean>();
+
 function compileExcludes(patterns: string[]): (relativePath: string) => boolean {
+  let compiled = compiledExcludes.get(patterns);
+  if (!compiled) compiledExcludes.set(patterns, (compiled = excludeMatcher(patterns)));
+  return compiled;
+}
+
+function excludeMatcher(patterns: string[]): (relativePath: string) => boolean {
   const globs = patterns.flatMap((pattern) => {
     const clean = literalBang(pattern.replace(/^\.?\//, "").replace(/\/$/, ""));
     const anchored = clean.includes("/") ? [clean] : [`**/${clean}`, clean];
@@ -112,25 +121,61 @@ export function candidacy(path: string, options: DiscoverOptions): "in" | "out" 
  * ignore file against it; "unknown" when an ignore file on the way cannot be read. (A file link's target must be
  * included: a link's name does not let a left-out file in.)
  */
-function included(path: string, options: DiscoverOptions): "in" | "out" | "unknown" {
+function included(path: string, options: DiscoverOptions, rules = new RulesByFolder(options.path ?? "")): "in" | "out" | "unknown" {
   const parts = path.split("/");
   const types = wantedTypes(options);
   if (parts.some((part, i) => part.startsWith(".") || part === "" || generatedRule(part, i < parts.length - 1, types))) return "out";
   if (compileExcludes(options.exclude)(path)) return "out";
   if (options.ignoreFiles === false || !options.path) return "in";
   // Every folder on the way down may hold ignore files, and an ignored folder hides all below it.
-  let rules = IgnoreRules.EMPTY;
-  for (let i = 0; i < parts.length; i++) {
-    const dir = parts.slice(0, i).join("/");
-    try {
-      rules = rules.enter(join(options.path, dir), dir);
-    } catch (error) {
-      if (error instanceof UnreadableIgnoreFile) return "unknown";
-      throw error;
+  const folder = parts.slice(0, -1).join("/");
+  const above = rules.folder(folder);
+  if (above !== "in") return above;
+  const inFolder = rules.of(folder);
+  if (inFolder === "unknown") return "unknown";
+  return inFolder.ignores(path, false) ? "out" : "in";
+}
+
+/** The ignore rules in effect in each folder under a root, read once per folder (discovery asks per link). */
+class RulesByFolder {
+  private readonly known = new Map<string, IgnoreRules | "unknown">();
+  private readonly folders = new Map<string, "in" | "out" | "unknown">();
+
+  constructor(private readonly root: string) {}
+
+  /** Whether the folder `dir` and every folder above it are left in by the ignore files above them. */
+  folder(dir: string): "in" | "out" | "unknown" {
+    if (dir === "") return "in";
+    let verdict = this.folders.get(dir);
+    if (verdict === undefined) {
+      const parent = dir.includes("/") ? dir.slice(0, dir.lastIndexOf("/")) : "";
+      const above = this.folder(parent);
+      const rules = above === "in" ? this.of(parent) : above;
+      verdict = rules === "out" || rules === "unknown" ? rules : rules.ignores(dir, true) ? "out" : "in";
+      this.folders.set(dir, verdict);
     }
-    if (rules.ignores(parts.slice(0, i + 1).join("/"), i < parts.length - 1)) return "out";
+    return verdict;
   }
-  return "in";
+
+  /** The rules in `dir` (relative to the root), or "unknown" when an ignore file on the way cannot be read. */
+  of(dir: string): IgnoreRules | "unknown" {
+    let rules = this.known.get(dir);
+    if (rules === undefined) {
+      const parent = dir === "" ? IgnoreRules.EMPTY : this.of(dir.includes("/") ? dir.slice(0, dir.lastIndexOf("/")) : "");
+      rules = parent === "unknown" ? parent : enterOrUnknown(parent, join(this.root, dir), dir);
+      this.known.set(dir, rules);
+    }
+    return rules;
+  }
+}
+
+function enterOrUnknown(rules: IgnoreRules, absoluteDir: string, relativeDir: string): IgnoreRules | "unknown" {
+  try {
+    return rules.enter(absoluteDir, relativeDir);
+  } catch (error) {
+    if (error instanceof UnreadableIgnoreFile) return "unknown";
+    throw error;
+  }
 }
 
 // ---- .gitignore and .ignore ------------------------------------------------------------------------------
@@ -268,10 +313,10 @@ function isLink(path: string): boolean {
 }
 
 /** Why a file link's target (real path) may not be followed: out of the root, or a path the rules leave out. */
-function linkedOut(realRoot: string, target: string, options: DiscoverOptions): string | undefined {
+function linkedOut(realRoot: string, target: string, options: DiscoverOptions, rules?: RulesByFolder): string | undefined {
   if (!isInside(realRoot, target)) return outsideRoot(target);
   const path = relative(realRoot, target).split(sep).join("/");
-  const verdict = included(path, { ...options, path: realRoot });
+  const verdict = included(path, { ...options, path: realRoot }, rules);
   if (verdict === "unknown") return `links to ${path}, under an ignore file that cannot be read`;
   return verdict === "in" ? undefined : `links to ${path}, which this repository leaves out`;
 }
@@ -292,6 +337,7 @@ export function discoverFiles(root: string, options: DiscoverOptions): Discovery
   const discovery: Discovery = { files: [], skippedTypes: {}, skippedGenerated: {}, problems: [], unlisted: [] };
 
   const honourIgnores = options.ignoreFiles !== false;
+  const linkRules = new RulesByFolder(realRoot); // the rules at link targets, read once per folder for the walk
   const walk = (dir: string, path: string, parentRules: IgnoreRules) => {
     let entries: Dirent[];
     try {
@@ -331,7 +377,7 @@ export function discoverFiles(root: string, options: DiscoverOptions): Discovery
         if (entry.isFile()) discovery.skippedTypes[type] = (discovery.skippedTypes[type] ?? 0) + 1;
         continue;
       }
-      const found = regularFile(absolute, entry.isSymbolicLink(), (target) => linkedOut(realRoot, target, options));
+      const found = regularFile(absolute, entry.isSymbolicLink(), (target) => linkedOut(realRoot, target, options, linkRules));
       if ("reason" in found) {
         // A name that is not UTF-8 comes back with U+FFFD in it and cannot be opened by that name.
         const undecodable = !found.reason && !entry.isSymbolicLink() && entry.name.includes("\ufffd");
