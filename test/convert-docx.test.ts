@@ -136,8 +136,11 @@ describe("convertDocx: unreadable files", () => {
     let patched = 0;
     for (let at = 0; at + 46 < bytes.length; at++) {
       const signature = view.getUint32(at, true);
-      if (signature === 0x04034b50 && named(at, 26, 30)) view.setUint32(at + 22, 1000, true), patched++;
-      if (signature === 0x02014b50 && named(at, 28, 46)) view.setUint32(at + 24, 1000, true), patched++;
+      const sizeAt = signature === 0x04034b50 && named(at, 26, 30) ? 22 : signature === 0x02014b50 && named(at, 28, 46) ? 24 : 0;
+      if (sizeAt) {
+        view.setUint32(at + sizeAt, 1000, true);
+        patched++;
+      }
     }
     expect(patched).toBe(2);
     const error = await failure(convertDocx(bytes, "x"));

@@ -82,7 +82,10 @@ const compiledExcludes = new WeakMap<string[], (relativePath: string) => boolean
 
 function compileExcludes(patterns: string[]): (relativePath: string) => boolean {
   let compiled = compiledExcludes.get(patterns);
-  if (!compiled) compiledExcludes.set(patterns, (compiled = excludeMatcher(patterns)));
+  if (!compiled) {
+    compiled = excludeMatcher(patterns);
+    compiledExcludes.set(patterns, compiled);
+  }
   return compiled;
 }
 

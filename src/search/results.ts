@@ -15,7 +15,15 @@ import {
 } from "../repos.ts";
 import { MAX_ALL_RESULTS } from "./bounds.ts";
 import { emptyStatus } from "../store/status.ts";
-import { search, SearchContext, searchStatus, withContext, type FragmentHit, type SearchOptions, type SearchResponse } from "./search.ts";
+import {
+  search,
+  type SearchContext,
+  searchStatus,
+  withContext,
+  type FragmentHit,
+  type SearchOptions,
+  type SearchResponse,
+} from "./search.ts";
 
 /**
  * Every result from `offset` on that passes `minScore`. Search fetches candidates in proportion to the page it is
