@@ -144,16 +144,6 @@ export function addRepository(home: string, input: AddRepositoryInput): Reposito
     });
   }
   const path = checkedFolder(input.path);
-  const config = loadConfig(home);
-  if (config.repositories[input.name]) {
-    throw new ResearcherError("REPO_EXISTS", `a repository named '${input.name}' already exists`, {
-      hint: "choose another name, or `researcher repo remove` the old one first",
-    });
-  }
-  const sameFolder = Object.entries(config.repositories).find(([, repo]) => repo.path === path);
-  if (sameFolder) {
-    throw new ResearcherError("REPO_EXISTS", `${path} is already registered as '${sameFolder[0]}'`);
-  }
   // Only what was chosen is written: a repository that takes the defaults gets later releases' defaults too.
   const entry: UserSettings = { path };
   if (input.description != null) entry.description = input.description;
@@ -164,7 +154,16 @@ export function addRepository(home: string, input: AddRepositoryInput): Reposito
   if (input.embedding && Object.keys(input.embedding).length) entry.embedding = input.embedding;
   entry.added = new Date().toISOString();
   updateConfig(home, (settings) => {
-    settings.repositories = { ...(settings.repositories as UserSettings | undefined), [input.name]: entry };
+    // Checked under config.yaml's lock, on the file as it is: two `repo add` of one name at once cannot both succeed.
+    const repositories = (settings.repositories ?? {}) as Record<string, UserSettings>;
+    if (repositories[input.name]) {
+      throw new ResearcherError("REPO_EXISTS", `a repository named '${input.name}' already exists`, {
+        hint: "choose another name, or `researcher repo remove` the old one first",
+      });
+    }
+    const sameFolder = Object.entries(repositories).find(([, repo]) => repo.path === path);
+    if (sameFolder) throw new ResearcherError("REPO_EXISTS", `${path} is already registered as '${sameFolder[0]}'`);
+    settings.repositories = { ...repositories, [input.name]: entry };
   });
   return getRepository(home, input.name);
 }
@@ -257,9 +256,14 @@ export function removeContext(home: string, target: string): PathContext {
   return { repository: repo.name, prefix, context };
 }
 
-/** A registered repository's entry in config.yaml (it exists: the repository was found in the validated config). */
+/**
+ * A registered repository's entry in config.yaml as it is under the lock: one removed since it was looked up (by
+ * `repo remove` in another process) is REPO_NOT_FOUND, not an internal error.
+ */
 function repositorySettings(settings: UserSettings, name: string): UserSettings {
-  return (settings.repositories as Record<string, UserSettings>)[name]!;
+  const entry = (settings.repositories as Record<string, UserSettings> | undefined)?.[name];
+  if (!entry) throw new ResearcherError("REPO_NOT_FOUND", `no repository named '${name}' (it was removed meanwhile)`);
+  return entry;
 }
 
 export function listContexts(home: string): PathContext[] {

@@ -224,4 +224,13 @@ test("edits made at once by several processes all land (config.yaml is read, edi
   expect(Object.keys(settings.repositories).sort()).toEqual(["base", "r1", "r2"]);
   expect(settings.repositories.base!.contexts).toEqual({ a: "ctx A", b: "ctx B", c: "ctx C" });
   expect(existsSync(join(home, "config.lock"))).toBe(false);
+  // Two `repo add` of one name at once: one succeeds, the other says the name is taken (both said "added").
+  const same = [tempDir(), tempDir()].map((folder) =>
+    Bun.spawn([process.execPath, join(import.meta.dir, "../src/main.ts"), "repo", "add", "twin", folder, "--no-embed"], {
+      env: { ...process.env, RESEARCHER_HOME: home },
+      stdout: "ignore",
+      stderr: "pipe",
+    }),
+  );
+  expect((await Promise.all(same.map((run) => run.exited))).sort()).toEqual([0, 1]);
 }, 30_000);
