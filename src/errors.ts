@@ -26,7 +26,7 @@ export const ERROR_CODES = {
     exit: 1,
     http: 503,
     rpc: RPC.internal,
-    summary: "a conversion was stopped before it finished (time or memory limit, a crashed worker, the run ending): tried again",
+    summary: "a conversion was stopped before it finished (time or memory limit, a crashed worker, the run ending): try again",
   },
   NOT_INDEXED: { exit: 1, http: 404, rpc: RPC.notFound, summary: "the repository has never been indexed" },
   LOCKED: { exit: 1, http: 409, rpc: RPC.internal, summary: "another process is writing this repository" },
@@ -138,10 +138,10 @@ export function toResearcherError(error: unknown, context?: ErrorContext): Resea
 }
 
 /**
- * Codes of failures that say nothing about the file itself (a conversion stopped by a limit or a crash, a busy or
- * full disk): an index run tries such a file again every time rather than remembering it as failed.
+ * Codes of failures that say nothing about the file being indexed (a busy index, a full disk): not stamped, so the
+ * next run tries the file again. A stopped conversion (a limit, a crashed worker) is the file's own: stamped with
+ * the limits, tried again when the file or a limit changes.
  */
-/** Failures that say nothing about the file being indexed: not stamped, so the next run tries it again. */
 const TRANSIENT_CODES: ReadonlySet<ErrorCode> = new Set(["LOCKED", "DISK_FULL"]);
 
 export function isTransient(error: unknown): boolean {

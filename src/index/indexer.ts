@@ -664,9 +664,8 @@ function oneLine(text: string): string {
   return text.replace(/\s+/g, " ").trim();
 }
 
-/** Run `work` over `items` with at most `limit` in flight (conversions wait on the worker pool). */
 /**
- * `work` on every item, `limit` at a time. The first failure stops every lane (a full disk must not leave the
+ * `work` on every item, `limit` at a time (conversions wait on the worker pool). The first failure stops every lane (a full disk must not leave the
  * others reading and converting the rest of the repository for nothing) and is thrown once they have stopped.
  */
 async function forEachConcurrently<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
@@ -745,7 +744,6 @@ function fragmentsOf(converted: ConvertedDocument, chunk: ChunkOptions): Fragmen
   return converted.codeSections ? codeFragments(converted.text, converted.codeSections) : chunkDocument(converted, chunk);
 }
 
-/** A repository file as discovery would report it, or undefined when it is gone. */
 /** The file at `path` as discovery would find it; undefined when nothing is there, or a folder now is. */
 function statFile(repo: Repository, path: string): DiscoveredFile | undefined {
   try {

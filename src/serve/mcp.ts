@@ -292,7 +292,8 @@ const named = escapeControls;
 
 /** A failed tool call as a tool result an agent can read (MCP tools report errors in the result, not as JSON-RPC errors). */
 function failure(thrown: unknown) {
-  return { content: [{ type: "text" as const, text: `error: ${describe(toResearcherError(thrown))}` }], isError: true };
+  // Escaped: a message can carry a file's name or a converter's words about its content.
+  return { content: [{ type: "text" as const, text: named(`error: ${describe(toResearcherError(thrown))}`) }], isError: true };
 }
 
 /** Run a tool body; a ResearcherError becomes a tool error the agent can read, never a crash. */

@@ -30,10 +30,10 @@ export interface FailureStamp {
   settings: string;
 }
 
-/** A file a run could not index and why; `stamp` when the failure is the file's own (not a limit, not transient). */
 /** How long a checkpoint waits for searches on an older snapshot before leaving the WAL for a later one. */
 const CHECKPOINT_WAIT_MS = 200;
 
+/** A file a run could not index and why; `stamp` when the failure is the file's own (not a busy or full disk). */
 export interface RecordedFailure {
   path: string;
   reason: string;
@@ -591,7 +591,6 @@ export class Store {
       .map((row) => row.id);
   }
 
-  /** Which document (id and path) each fragment belongs to, without reading fragment texts. */
   /** How many documents hold a fragment other than these. */
   documentCountWithout(ids: number[]): number {
     return this.db
@@ -608,6 +607,7 @@ export class Store {
       .get(JSON.stringify(ids))!.n;
   }
 
+  /** Which document (id and path) each fragment belongs to, without reading fragment texts. */
   ownersOf(ids: number[]): Map<number, { documentId: number; path: string }> {
     const rows = this.db
       .query<{ id: number; documentId: number; path: string }, [string]>(
