@@ -76,10 +76,10 @@ function indexesCode(types: Set<string>): boolean {
   return false;
 }
 
-/** Compile `--exclude` globs; a pattern without `/` matches a file or folder name at any depth, like .gitignore. */
 /** Compiled once per list of patterns (a repository's): discovery asks for every file and link. */
 const compiledExcludes = new WeakMap<string[], (relativePath: string) => boolean>();
 
+/** Compile `--exclude` globs; a pattern without `/` matches a file or folder name at any depth, like .gitignore. */
 function compileExcludes(patterns: string[]): (relativePath: string) => boolean {
   let compiled = compiledExcludes.get(patterns);
   if (!compiled) {

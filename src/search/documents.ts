@@ -431,8 +431,10 @@ export function limitDocumentBytes(doc: DocumentText, maxBytes: number): Documen
   return { ...doc, to, to_line: to, truncated: true, text: lines.slice(0, kept).join("\n") };
 }
 
-/** Every indexed document of the named repositories (all when none), optionally under a path prefix. */
-/** The documents, and the repositories a listing of all of them left out because their index cannot be read. */
+/**
+ * Every indexed document of the named repositories (all when none), optionally under a path prefix, and the
+ * repositories a listing of all of them left out because their index cannot be read.
+ */
 export function listDocuments(home: string, options: ListingOptions = {}): { documents: DocumentInfo[]; skipped: SkippedRepository[] } {
   const { repos, prefix } = listing(home, options);
   const { answers, skipped } = settle(

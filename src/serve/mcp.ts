@@ -123,7 +123,6 @@ const identity = {
 /** Where to read on after a cut answer: the next line, or (a line longer than the answer) the rest of this one. */
 const continuation = z.object({ from_line: z.number(), from_char: z.number().optional() });
 
-/** Structured content of the other tools, by their stable fields (objects are open: the contract is additive). */
 /** Why a repository could not answer a request over all of them (it is left out; the others answer). */
 const repositoryError = z.object({ code: z.string(), message: z.string(), hint: z.string().nullable() });
 const skippedRepositories = z
@@ -131,6 +130,7 @@ const skippedRepositories = z
   .describe("Repositories left out because they could not answer (e.g. a damaged index), each with why and the fix");
 const errorField = repositoryError.optional().describe("Only when the repository could not answer: why, and the fix");
 
+/** Structured content of the other tools, by their stable fields (objects are open: the contract is additive). */
 const OUTPUT = {
   document: z.looseObject({
     ...identity,
