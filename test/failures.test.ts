@@ -224,6 +224,14 @@ describe("a failed file", () => {
           stderr: "error: d: all 1 files failed and none was indexed\nhint: `researcher status d --json` lists them with their reasons\n",
         });
       }
+      // With --json the summary says it too, as a failed repository's entry does.
+      const json = runCli(["index", "d", "--json"], { home });
+      expect(json.code).toBe(1);
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        repository: "d",
+        failed_unchanged: 1,
+        error: { code: "FILE_UNREADABLE", message: "d: all 1 files failed and none was indexed" },
+      });
     },
     CLI_TESTS,
   );

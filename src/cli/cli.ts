@@ -169,6 +169,13 @@ function everyFileFailed(summary: IndexSummary): boolean {
 
 const failedFiles = (summary: IndexSummary) => summary.failed + summary.failed_unchanged;
 
+/** The error of a run whose every file failed: the command's, and its summary's `error` in `--json`. */
+function everyFileFailedError(summary: IndexSummary): ResearcherError {
+  return new ResearcherError("FILE_UNREADABLE", `${summary.repository}: all ${failedFiles(summary)} files failed and none was indexed`, {
+    hint: `\`researcher status ${summary.repository} --json\` lists them with their reasons`,
+  });
+}
+
 /**
  * The main commands; given the command word, only that one is defined (defining all ~100 options costs ~2 ms of
  * every cold start).
@@ -244,8 +251,14 @@ function mainCli(only?: string): CAC {
             repository,
             error: { code: error.code, message: error.message, hint: error.hint ?? null },
           }));
-          if (names.length !== 1) json([...summaries, ...failed]);
-          else if (summaries[0]) json(summaries[0]); // one named repository that failed: only the error, on stderr
+          // A run whose every file failed completed (its summary lists why), and says it failed as a failed run does.
+          const shown = summaries.map((s) => {
+            if (!everyFileFailed(s)) return s;
+            const { code, message, hint } = everyFileFailedError(s);
+            return { ...s, error: { code, message, hint: hint ?? null } };
+          });
+          if (names.length !== 1) json([...shown, ...failed]);
+          else if (shown[0]) json(shown[0]); // one named repository that failed: only the error, on stderr
         } else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
         const last = failures.pop();
         for (const { repository, error } of failures) {
@@ -260,15 +273,7 @@ function mainCli(only?: string): CAC {
           });
         if (summaries.length === 0 && !flags.json) stderr.write("no repositories to index\n");
         const hopeless = summaries.find(everyFileFailed);
-        if (hopeless) {
-          throw new ResearcherError(
-            "FILE_UNREADABLE",
-            `${hopeless.repository}: all ${failedFiles(hopeless)} files failed and none was indexed`,
-            {
-              hint: `\`researcher status ${hopeless.repository} --json\` lists them with their reasons`,
-            },
-          );
-        }
+        if (hopeless) throw everyFileFailedError(hopeless);
       });
 
   if (want("watch"))
