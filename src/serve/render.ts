@@ -364,7 +364,10 @@ export function ocrNote(pages: number): string {
 
 export function indexSummaryText(summary: IndexSummary, style: Style): string {
   const counts = `${summary.indexed} indexed${ocrNote(summary.ocr_pages)}, ${summary.skipped} skipped, ${summary.removed} removed, ${summary.failed} failed`;
-  const lines = [`${style.bold(summary.repository)}: ${counts} · ${summary.fragments} fragments written · ${summary.seconds.toFixed(2)} s`];
+  const embedded = summary.embedded ? ` · ${summary.embedded} embedded` : "";
+  const lines = [
+    `${style.bold(summary.repository)}: ${counts} · ${summary.fragments} fragments written${embedded} · ${summary.seconds.toFixed(2)} s`,
+  ];
   for (const failure of summary.failures) lines.push(`  ${style.warn("failed")} ${escapeControls(`${failure.path}: ${failure.reason}`)}`);
   if (summary.failed_unchanged) {
     const files = summary.failed_unchanged === 1 ? "1 file that failed is" : `${summary.failed_unchanged} files that failed are`;
@@ -416,7 +419,7 @@ export function statusText(statuses: (RepositoryStatus & { ann?: string | null; 
         s.error
           ? `  ${style.warn(`error: ${escapeControls(s.error.message)}`)}${s.error.hint ? `\n  hint: ${escapeControls(s.error.hint)}` : ""}`
           : s.last_indexed
-            ? `  ${s.documents} documents${s.ocr_pages ? ` (${s.ocr_pages} pages by OCR)` : ""} · ${s.fragments} fragments · ${s.model ? `${s.vectors} vectors (${escapeControls(s.model)})` : "BM25 only"} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
+            ? `  ${s.documents} documents${s.ocr_pages ? ` (${s.ocr_pages} pages by OCR)` : ""} · ${s.fragments} fragments · ${s.model ? `${s.vectors} vectors (${escapeControls(s.model)})` : s.embeddings_pending ? "no vectors yet" : "BM25 only"}${s.embeddings_pending ? ` · ${s.embeddings_pending} fragments waiting for embeddings (\`researcher index ${s.name}\` with a model)` : ""} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
             : `  not indexed yet: run \`researcher index ${s.name}\``,
         Object.keys(s.languages).length
           ? `  code: ${Object.entries(s.languages)

@@ -19,6 +19,8 @@ export interface RepositoryStatus {
   /** The embedding model of its vectors, or null for BM25 only. */
   model: string | null;
   vectors: number;
+  /** Fragments of a repository that embeds with no vector yet (the model was not available, or a run was cut). */
+  embeddings_pending: number;
   /** Code files by language (`{"python": 120, "typescript": 40}`), most first. */
   languages: Record<string, number>;
   failures: { path: string; reason: string }[];
@@ -37,6 +39,7 @@ export function emptyStatus(repo: Repository): RepositoryStatus {
     bytes: 0,
     model: null,
     vectors: 0,
+    embeddings_pending: 0,
     languages: {},
     failures: [],
   };
@@ -47,14 +50,17 @@ export function repositoryStatus(repo: Repository): RepositoryStatus {
   if (!Store.exists(repo.dir)) return emptyStatus(repo);
   const store = Store.open(repo.dir);
   try {
+    const counts = store.counts();
+    const vectors = store.vectorCount();
     return {
       ...base,
-      ...store.counts(),
+      ...counts,
       ocr_pages: store.ocrPages(),
       last_indexed: store.getMeta("last_indexed") ?? null,
       bytes: folderBytes(repo.dir),
       model: store.embeddingModel()?.id ?? null,
-      vectors: store.vectorCount(),
+      vectors,
+      embeddings_pending: repo.embed ? Math.max(0, counts.fragments - vectors) : 0,
       languages: store.languageCounts(),
       failures: store.failures(),
     };

@@ -172,6 +172,15 @@ describeShared("compiled executable", () => {
       /^warning: a: embeddings pending for 1 fragments \(BM25 search works now\): cannot load model Snowflake\/snowflake-arctic-embed-xs.*researcher model/,
     );
     expect(JSON.parse(runCli(["search", "hello", "--json"], { home: fresh, env }).stdout).total).toBe(1);
+    // status says the vectors are pending, not "BM25 only" as for a repository that never embeds.
+    expect(JSON.parse(runCli(["status", "a", "--json"], { home: fresh, env }).stdout)).toMatchObject({
+      model: null,
+      embeddings_pending: 1,
+    });
+    const text = runCli(["status", "a"], { home: fresh, env }).stdout;
+    expect(text).toContain("no vectors yet · 1 fragments waiting for embeddings (`researcher index a` with a model)");
+    // The run that embeds them says how many it embedded.
+    expect(runCli(["index", "a"], { home: fresh, env: { RESEARCHER_MODEL_PATH: GLOVE } }).stdout).toContain(" · 1 embedded · ");
   });
 });
 
