@@ -457,7 +457,7 @@ async function embedOrDefer(
     return await embedRepository(store, repo, loadModel, options);
   } catch (error) {
     if (!isResearcherError(error) || (error.code !== "MODEL_UNAVAILABLE" && error.code !== "PROVIDER_FAILED")) throw error;
-    const pending = store.fragmentsWithoutVectors().length;
+    const pending = store.pendingVectorCount();
     const hint =
       error.code === "PROVIDER_FAILED"
         ? `${error.hint ?? "check the provider"}; then \`researcher index ${repo.name}\` embeds them`
@@ -481,9 +481,9 @@ async function embedRepository(
   loadModel: () => Promise<Embedder>,
   options: IndexOptions,
 ): Promise<{ embedded: number; model: string | null }> {
-  const pending = store.fragmentsWithoutVectors();
+  const total = store.pendingVectorCount();
   const stored = store.embeddingModel();
-  if (pending.length === 0) {
+  if (total === 0) {
     store.transaction(() => store.pruneVectors());
     return { embedded: 0, model: stored?.id ?? null };
   }
@@ -496,9 +496,11 @@ async function embedRepository(
       dims: embedder.dims,
       fingerprint: embedder.fingerprint,
     });
-  for (let start = 0; start < pending.length; start += EMBED_BATCH) {
-    options.onProgress?.({ phase: "embed", done: start, total: pending.length });
-    const batch = pending.slice(start, start + EMBED_BATCH);
+  let done = 0;
+  for (let after = ""; ; ) {
+    const batch = store.fragmentsWithoutVectors(after, EMBED_BATCH);
+    if (batch.length === 0) break;
+    options.onProgress?.({ phase: "embed", done, total });
     const vectors = await embedder.embed(
       batch.map((f) => embeddingText(f.title, f.heading, f.text)),
       "document",
@@ -508,10 +510,12 @@ async function embedRepository(
       store.insertVectors(batch.map((f, i) => ({ textHash: f.textHash, vector: vectors[i]! })));
       store.bumpVectorsGeneration();
     });
+    done += batch.length;
+    after = batch.at(-1)!.textHash;
   }
-  options.onProgress?.({ phase: "embed", done: pending.length, total: pending.length });
+  options.onProgress?.({ phase: "embed", done, total });
   store.transaction(() => store.pruneVectors());
-  return { embedded: pending.length, model: embedder.info.id };
+  return { embedded: done, model: embedder.info.id };
 }
 
 async function runIndex(store: Store, repo: Repository, settings: DocumentSettings, options: IndexOptions): Promise<RunCounts> {

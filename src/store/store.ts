@@ -634,16 +634,28 @@ export class Store {
 
   // ---- vectors --------------------------------------------------------------------------------------------
 
-  /** Fragments whose text has no vector yet, one per distinct text. */
-  fragmentsWithoutVectors(): { textHash: string; title: string; heading: string; text: string }[] {
+  /** How many distinct fragment texts have no vector yet. */
+  pendingVectorCount(): number {
     return this.db
-      .query<{ textHash: string; title: string; heading: string; text: string }, []>(
-        `SELECT f.text_hash AS textHash, d.title, f.heading, f.text
-         FROM fragments f JOIN documents d ON d.id = f.document_id
-         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = f.text_hash)
-         GROUP BY f.text_hash`,
+      .query<{ n: number }, []>(
+        "SELECT count(DISTINCT f.text_hash) AS n FROM fragments f WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = f.text_hash)",
       )
-      .all();
+      .get()!.n;
+  }
+
+  /**
+   * Up to `limit` fragment texts with no vector yet, one per distinct text, in text-hash order after `after`: a run
+   * embeds them page by page (the whole repository's text is never in memory at once).
+   */
+  fragmentsWithoutVectors(after: string, limit: number): { textHash: string; title: string; heading: string; text: string }[] {
+    return this.db
+      .query<{ textHash: string; title: string; heading: string; text: string }, [string, number]>(
+        `SELECT f.text_hash AS textHash, d.title, f.heading, f.text
+         FROM fragments f INDEXED BY fragments_by_text_hash JOIN documents d ON d.id = f.document_id
+         WHERE f.text_hash > ? AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = f.text_hash)
+         GROUP BY f.text_hash ORDER BY f.text_hash LIMIT ?`,
+      )
+      .all(after, limit);
   }
 
   insertVectors(rows: { textHash: string; vector: Float32Array }[]): void {
