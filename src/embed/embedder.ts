@@ -404,8 +404,21 @@ async function loadTransformer(home: string, hubInfo: ModelInfo, batchSize: numb
   });
 }
 
+/**
+ * transformers.js keeps its settings (`env`: folders, whether it may download) in one global, read while a load
+ * runs: loads run one after the other, so a search's load never runs with a watcher's permission to download, or
+ * another home's folders.
+ */
+let onnxLoads: Promise<unknown> = Promise.resolve();
+
 /** A transformers.js model and tokenizer, from a folder, the cache or (when allowed) the hub. */
-async function loadOnnx(home: string, info: ModelInfo, options: LoadOptions) {
+function loadOnnx(home: string, info: ModelInfo, options: LoadOptions) {
+  const load = onnxLoads.then(() => loadOnnxAlone(home, info, options));
+  onnxLoads = load.catch(() => undefined);
+  return load;
+}
+
+async function loadOnnxAlone(home: string, info: ModelInfo, options: LoadOptions) {
   await disableOnnxTelemetry();
   const transformers = await import("@huggingface/transformers");
   const { env, AutoModel, AutoTokenizer } = transformers;
