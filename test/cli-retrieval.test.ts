@@ -188,6 +188,9 @@ describe("get", () => {
     expect(reversed.stdout).toBe("");
     expect(reversed.code).toBe(zero.code);
     expect(reversed.stderr).toMatch(/^error: the line range 5-3 ends before it starts\nhint: .*notes:d01\.md:3-5/);
+    expect(zero.code).toBe(2); // a usage error, as `--lines 0` is
+    // The hint is a ref that works: a range ending at line 0 starts at line 1.
+    expect(cli("get", "notes:d01.md:1-0").stderr).toContain("name the first line first: notes:d01.md:1-1");
     expect(ok("get", "notes:d01.md:3-3")).toBe("borrow words here.\n");
   });
 

@@ -142,9 +142,10 @@ describe("line ranges at the edges", () => {
       "line 6 is past the end of one:guide.md (5 lines)",
     );
     expect((await refusal(readDocument(home, "one:guide.md:99"))).code).toBe("INVALID_INPUT");
-    expect((await refusal(readDocument(home, "one:guide.md", { fromLine: 0 }))).code).toBe("INVALID_INPUT");
-    expect((await refusal(readDocument(home, "one:guide.md", { maxLines: 0 }))).code).toBe("INVALID_INPUT");
-    expect((await refusal(readDocument(home, "one:guide.md:2:0"))).code).toBe("INVALID_INPUT");
+    // A line number that can never be right is a usage error (exit 2), in a ref as in a flag (`--from 0`).
+    expect((await refusal(readDocument(home, "one:guide.md", { fromLine: 0 }))).code).toBe("USAGE");
+    expect((await refusal(readDocument(home, "one:guide.md", { maxLines: 0 }))).code).toBe("USAGE");
+    expect((await refusal(readDocument(home, "one:guide.md:2:0"))).code).toBe("USAGE");
     // Options win over the ref's own line and count.
     expect(await readDocument(home, "one:guide.md:2:1", { fromLine: 3, maxLines: 2 })).toMatchObject({ from: 3, to: 4 });
   });

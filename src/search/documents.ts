@@ -238,8 +238,8 @@ function resolveInRepository(repo: Repository, rest: string, strict: boolean): D
 
 /** `:20-10`: refused rather than read as one line, which a typo (or a swapped pair) would silently get. */
 function reversedRange(name: string, from: number, to: number): ResearcherError {
-  return new ResearcherError("INVALID_INPUT", `the line range ${from}-${to} ends before it starts`, {
-    hint: `name the first line first: ${name}:${to}-${from}`,
+  return new ResearcherError("USAGE", `the line range ${from}-${to} ends before it starts`, {
+    hint: `name the first line first: ${name}:${Math.max(1, to)}-${from}`,
   });
 }
 
@@ -381,9 +381,10 @@ export async function readDocument(
     options.fromLine === undefined && resolved.page !== undefined ? pageLines(lines, resolved.page, `${repo.name}:${path}`) : undefined;
   const from = options.fromLine ?? page?.from ?? resolved.line ?? 1;
   const count = options.maxLines ?? page?.count ?? resolved.count;
-  if (!Number.isInteger(from) || from < 1) throw new ResearcherError("INVALID_INPUT", `the first line must be 1 or more (got ${from})`);
+  // A line number in a ref is the caller's to get right, as a flag's is: a usage error (exit 2), as `--from 0` is.
+  if (!Number.isInteger(from) || from < 1) throw new ResearcherError("USAGE", `the first line must be 1 or more (got ${from})`);
   if (count !== undefined && (!Number.isInteger(count) || count < 1)) {
-    throw new ResearcherError("INVALID_INPUT", `the number of lines must be 1 or more (got ${count})`);
+    throw new ResearcherError("USAGE", `the number of lines must be 1 or more (got ${count})`);
   }
   if (from > Math.max(1, lines.length)) {
     throw new ResearcherError("INVALID_INPUT", `line ${from} is past the end of ${repo.name}:${path} (${lines.length} lines)`, {
