@@ -35,7 +35,12 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
 function namedFor(file: string, error: unknown): unknown {
   const code = (error as NodeJS.ErrnoException).code;
   if (!code) return error;
-  const why = code === "ENOENT" || code === "ENOTDIR" ? `the folder ${dirname(file)} does not exist` : code;
+  const why =
+    code === "ENOENT" || code === "ENOTDIR"
+      ? `the folder ${dirname(file)} does not exist`
+      : code === "EISDIR"
+        ? "a folder is in its place"
+        : code;
   return Object.assign(new Error(`cannot write ${file}: ${why}`), { code });
 }
 

@@ -131,6 +131,9 @@ export function toResearcherError(error: unknown, context?: ErrorContext): Resea
   // A file or folder that is not there or may not be touched (`--home` under /proc, `-o` into a missing folder):
   // the user's environment, not a bug.
   if (MISSING_OR_FORBIDDEN.has(code)) return as("PATH_NOT_FOUND", message);
+  // A folder where a file is written (an index file replaced by a folder): the environment, and fixable.
+  if (code === "EISDIR")
+    return as("PATH_NOT_FOUND", `a folder stands where a file is written: ${message}`, "move that folder away and run the command again");
   if (error instanceof URIError) return as("INVALID_INPUT", `malformed percent-encoding: ${message}`);
   // cac, the command-line parser, throws these for a missing argument or option value.
   if (error instanceof Error && error.name === "CACError") return as("USAGE", message);

@@ -79,6 +79,15 @@ test("a path that is missing or forbidden is PATH_NOT_FOUND, and a failed atomic
   const target = join(tempDir(), "no/such/folder/out.md");
   const failed = toResearcherError(thrownBy(() => writeFileAtomic(target, "text")));
   expect(failed).toMatchObject({ code: "PATH_NOT_FOUND", message: `cannot write ${target}: the folder ${dirname(target)} does not exist` });
+  // A folder in a file's place (an index file replaced by one) is named so, with what fixes it; never `unexpected:`.
+  const folder = join(tempDir(), "vectors.usearch");
+  mkdirSync(folder);
+  const inPlace = toResearcherError(thrownBy(() => writeFileAtomic(folder, "x")));
+  expect(inPlace).toMatchObject({
+    code: "PATH_NOT_FOUND",
+    message: `a folder stands where a file is written: cannot write ${folder}: a folder is in its place`,
+    hint: "move that folder away and run the command again",
+  });
 });
 
 test("every code has an exit status, an HTTP status and a JSON-RPC error; only usage exits 2", () => {
