@@ -37,6 +37,12 @@ describe("contexts on path prefixes", () => {
     expect(runCli(["context", "add", "rb:ch04", "Ownership chapter"], { home })).toMatchObject({
       code: 0,
       stdout: "context rb:ch04 → Ownership chapter\n",
+      stderr: "",
+    });
+    // A prefix no indexed path starts with is kept, and most often a typo: said so.
+    expect(runCli(["context", "add", "rb:chapter16", "Typo"], { home })).toMatchObject({
+      code: 0,
+      stderr: "warning: no indexed document of rb is under 'chapter16' (yet)\n",
     });
     expect(JSON.parse(runCli(["context", "list", "--json"], { home }).stdout)).toContainEqual({
       repository: "rb",

@@ -12,6 +12,7 @@ import { repositoryJson, repositoryListText, styleFor } from "../serve/render.ts
 import { addContext, addRepository, listContexts, listRepositories, removeContext, type AddRepositoryInput } from "../repos.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
 import { stringifyYaml } from "../yaml.ts";
+import { listDocuments } from "../search/documents.ts";
 
 function embeddingFlags(flags: Flags): AddRepositoryInput["embedding"] {
   const provider = flags.embeddingProvider;
@@ -40,6 +41,10 @@ function contextCli(): CAC {
     .action((target: string, text: string, flags: Flags) => {
       const added = addContext(home(flags), String(target), String(text));
       out(`${escapeControls(`context ${added.repository}:${added.prefix} → ${added.context}`)}\n`);
+      // Kept either way (documents may come later), but a prefix no indexed path starts with is most often a typo.
+      const listed = listDocuments(home(flags), { repositories: [added.repository], prefix: added.prefix }).documents;
+      if (added.prefix && listed.length === 0)
+        stderr.write(`${escapeControls(`warning: no indexed document of ${added.repository} is under '${added.prefix}' (yet)`)}\n`);
     });
   cli
     .command("remove <target>", "Forget the context of repo:prefix")
