@@ -290,6 +290,19 @@ function errorLine(error: RepositoryError): string {
  */
 const named = escapeControls;
 
+/**
+ * `where` as an agent sends it: the text grammar, the JSON object, or that object serialised as a string (agents
+ * often send nested arguments as strings; the text grammar never starts with `{`).
+ */
+function whereArgument(where: string | FilterJson): string | FilterJson {
+  if (typeof where !== "string" || !where.trimStart().startsWith("{")) return where;
+  try {
+    return JSON.parse(where) as FilterJson;
+  } catch {
+    return where; // the text grammar's error says where it went wrong
+  }
+}
+
 /** A failed tool call as a tool result an agent can read (MCP tools report errors in the result, not as JSON-RPC errors). */
 function failure(thrown: unknown) {
   // Escaped: a message can carry a file's name or a converter's words about its content.
@@ -340,7 +353,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
       offset: input.offset,
       minScore: input.min_score,
       filter: input.filter,
-      where: input.where === undefined ? undefined : [parseFilter(input.where as string | FilterJson)],
+      where: input.where === undefined ? undefined : [parseFilter(whereArgument(input.where as string | FilterJson))],
       documents,
     };
     const response = await search(home, options, context);

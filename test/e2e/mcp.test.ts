@@ -151,6 +151,13 @@ describe("MCP over stdio", () => {
       where: { all: [{ key: "format", eq: "md" }], not: [{ key: "path", in: ["notes/**", "bread.md"] }] },
     });
     expect(json.structuredContent.results.map((r: { path: string }) => r.path)).toEqual(["cars.md"]);
+    // The same object serialised as a string (as agents often send nested arguments) is read as JSON.
+    const asString = await call("search_documents", {
+      query: "the",
+      mode: "bm25",
+      where: JSON.stringify({ all: [{ key: "format", eq: "md" }], not: [{ key: "path", in: ["notes/**", "bread.md"] }] }),
+    });
+    expect(asString.structuredContent.results.map((r: { path: string }) => r.path)).toEqual(["cars.md"]);
     const bad = await call("search_fragments", { query: "the", where: "title=>cars" });
     expect(bad.isError).toBe(true);
     expect(bad.content[0]!.text).toContain("where: unknown operator '=>' at column 6: title=>cars");
