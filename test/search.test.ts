@@ -4,6 +4,7 @@ import { indexRepository } from "../src/index/indexer.ts";
 import { setConfigValue } from "../src/config.ts";
 import { addRepository, getRepository } from "../src/repos.ts";
 import { MAX_EXCLUDED } from "../src/search/query.ts";
+import { MAX_QUERY_CHARS } from "../src/search/bounds.ts";
 import { BM25_WEIGHTS, search, type DocumentHit, type FragmentHit } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
 import { describeShared, HOOK_TIMEOUT, SHARED, tempDir, writeTree } from "./helpers.ts";
@@ -97,8 +98,13 @@ describe("search", () => {
     expect((await search(home, { query: `restart ${exclusions(MAX_EXCLUDED)}` })).results.map((r) => r.path)).toEqual(["guide.md"]);
     const tooMany = await search(home, { query: `restart ${exclusions(300)}` }).catch((e) => e);
     expect(tooMany).toMatchObject({ code: "INVALID_INPUT", message: expect.stringContaining(`at most ${MAX_EXCLUDED}`) });
-    const words = Array.from({ length: 2000 }, (_, i) => `word${i}`).join(" ");
+    const words = Array.from({ length: 1000 }, (_, i) => `word${i}`).join(" ");
     expect((await search(home, { query: `restart ${words}` })).results.map((r) => r.path)).toEqual(["guide.md"]);
+    // Past MAX_QUERY_CHARS a query is refused, the same on every interface (MCP's schema takes the same bound).
+    expect(await search(home, { query: "x ".repeat(MAX_QUERY_CHARS) }).catch((e) => e)).toMatchObject({
+      code: "USAGE",
+      message: `a query holds at most ${MAX_QUERY_CHARS} characters (this one has ${2 * MAX_QUERY_CHARS})`,
+    });
     const phrases = Array.from({ length: 300 }, (_, i) => `"phrase${i}"`).join(" ");
     expect(await search(home, { query: phrases }).catch((e) => e)).toMatchObject({ code: "INVALID_INPUT" });
   });

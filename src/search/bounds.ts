@@ -19,6 +19,12 @@ export interface Range {
   max: number;
 }
 
+/**
+ * The longest query, in characters, on every interface (CLI, REST, MCP): a pasted paragraph fits; past it, only the
+ * first MAX_OPTIONAL words would count anyway.
+ */
+export const MAX_QUERY_CHARS = 10_000;
+
 /** How many results a search returns (`-n`, `--documents n`, the library's `limit`). */
 export const LIMIT: Range = { min: 1, max: MAX_ALL_RESULTS };
 /** How many results an MCP or REST answer returns (`n_results`, `n`). */

@@ -1,7 +1,7 @@
 /** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
 import { join } from "node:path";
 import { ResearcherError } from "../errors.ts";
-import { LIMIT, MAX_ALL_RESULTS, OFFSET, wholeNumber } from "./bounds.ts";
+import { LIMIT, MAX_ALL_RESULTS, MAX_QUERY_CHARS, OFFSET, wholeNumber } from "./bounds.ts";
 import { BM25_WEIGHTS, rankOneWord, rankPostings, rankRareFirst } from "./bm25.ts";
 import { buildMatch, embeddingQuery, parseQuery, queryConstraint, type ParsedQuery } from "./query.ts";
 import {
@@ -216,6 +216,11 @@ export async function search(home: string, options: SearchOptions, context?: Sea
 async function searchWith(home: string, options: SearchOptions, context: SearchContext): Promise<SearchResponse> {
   // A blank query is the caller's mistake, not a search that found nothing (the CLI and REST say how to ask).
   if (!options.query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: "ask with words or a question" });
+  if (options.query.length > MAX_QUERY_CHARS) {
+    throw new ResearcherError("USAGE", `a query holds at most ${MAX_QUERY_CHARS} characters (this one has ${options.query.length})`, {
+      hint: "ask with its key words or a sentence",
+    });
+  }
   // An empty glob is a mistake (an unset variable), not "no filter": it would search everything.
   if (options.filter !== undefined && !options.filter.trim())
     throw new ResearcherError("USAGE", "filter needs a path glob (got an empty one)", { hint: "e.g. '*.md' or 'notes/**'" });

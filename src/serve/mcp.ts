@@ -12,7 +12,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { limitDocumentBytes, listDocuments, readDocument, readDocuments, repositoryPath, type DocumentText } from "../search/documents.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
-import { ANSWER_LIMIT, OFFSET } from "../search/bounds.ts";
+import { ANSWER_LIMIT, MAX_QUERY_CHARS, OFFSET } from "../search/bounds.ts";
 import { FILTER_OPS, parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexFiles, removeDocument } from "../index/indexer.ts";
 import type { EmbedderCache } from "../embed/embedder.ts";
@@ -37,7 +37,7 @@ const answerBytes = (asked: number | undefined) => Math.min(asked ?? DEFAULT_ANS
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
 const searchInput = {
-  query: z.string().min(1).max(4000).describe('Words or a natural-language question; "phrase", -exclude and prefix* work'),
+  query: z.string().min(1).max(MAX_QUERY_CHARS).describe('Words or a natural-language question; "phrase", -exclude and prefix* work'),
   repository: z.string().optional().describe("Search only this repository"),
   repositories: z.array(z.string()).max(100).optional().describe("Search only these repositories"),
   mode: z.enum(["bm25", "vector", "hybrid"]).optional().describe("Default: hybrid where vectors exist, else bm25"),
@@ -570,7 +570,7 @@ export function createServer(home: string, context: SearchContext, writes = seri
       title: "Where to look",
       description:
         "Repositories ranked by how strongly they match a query (BM25 evidence, 0-1, comparable across repositories), each with its best passage: where to search first.",
-      inputSchema: z.strictObject({ query: z.string().min(1).max(4000).describe("Words or a question") }),
+      inputSchema: z.strictObject({ query: z.string().min(1).max(MAX_QUERY_CHARS).describe("Words or a question") }),
       outputSchema: OUTPUT.matches,
       annotations: READ_ONLY,
     },
