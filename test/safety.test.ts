@@ -474,13 +474,18 @@ describe("REST input checks", () => {
 
   test("a method a route does not answer is 405 with a JSON error and Allow", async () => {
     for (const [path, allowed] of [
-      ["/search?q=alpha", "GET"],
+      ["/search?q=alpha", "GET, HEAD"],
       ["/mcp", "POST"],
     ] as const) {
       const response = await fetch(`${http.url}${path}`, { method: path === "/mcp" ? "PUT" : "POST" });
       expect(response.status).toBe(405);
       expect(response.headers.get("allow")).toBe(allowed);
       expect(((await response.json()) as { error: { code: string } }).error.code).toBe("METHOD_NOT_ALLOWED");
+    }
+    // HEAD is GET without a body.
+    for (const path of ["/search?q=alpha", "/health"]) {
+      const head = await fetch(`${http.url}${path}`, { method: "HEAD" });
+      expect({ path, status: head.status, body: await head.text() }).toEqual({ path, status: 200, body: "" });
     }
   });
 

@@ -66,7 +66,9 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
             hint: `send Host: 127.0.0.1:${server.port}`,
           }),
         );
-      if (url.pathname === "/health" && request.method === "GET") return Response.json({ status: "ok", version: VERSION });
+      // HEAD is GET without the body (RFC 9110), which the server leaves out.
+      const reads = request.method === "GET" || request.method === "HEAD";
+      if (url.pathname === "/health" && reads) return Response.json({ status: "ok", version: VERSION });
       const allowedHosts = names.map((name) => `${name}:${server.port}`);
       const allowedOrigins = allowedHosts.map((name) => `http://${name}`);
       const refused = refusal(request, { allowedHosts, allowedOrigins, token: options.token });
@@ -80,7 +82,7 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
           );
         return handleMcpRequest(request, { home, context, writes, allowedHosts, allowedOrigins });
       }
-      if (request.method !== "GET") return methodNotAllowed("GET");
+      if (!reads) return methodNotAllowed("GET, HEAD");
       try {
         if (url.pathname === "/search") return Response.json(await restSearch(home, restParams(url, SEARCH_PARAMS), context));
         if (url.pathname.startsWith("/documents/")) return Response.json(await restDocument(home, url, context));
