@@ -63,8 +63,15 @@ const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
  * one escaping function of every text renderer; JSON output carries names exactly.
  */
 export function escapeControls(text: string): string {
-  return text.replace(CONTROLS, (c) => {
-    const code = c.charCodeAt(0);
-    return NAMED[c] ?? (code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`);
-  });
+  return text.replace(CONTROLS, escaped);
+}
+
+/** A line of a document's own text for the terminal: every control character escaped but the tab (code indents). */
+export function escapeLine(line: string): string {
+  return line.replace(CONTROLS, (c) => (c === "\t" ? c : escaped(c)));
+}
+
+function escaped(c: string): string {
+  const code = c.charCodeAt(0);
+  return NAMED[c] ?? (code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`);
 }

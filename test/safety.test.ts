@@ -313,6 +313,10 @@ describe("names with control characters", () => {
       expect(stdout).toContain("two\\nlines.md");
     }
     expect(runCli(["search", "control"], { home }).stdout).toContain("control words \\x1b]52;c;cHduZWQ=\\x07 here"); // in a snippet
+    // --full text among the results is escaped too (tabs kept); `get` prints a document as it is, like cat.
+    const full = runCli(["search", "control", "--full"], { home }).stdout;
+    noRawControls(full);
+    expect(full).toContain("control words \\x1b]52;c;cHduZWQ=\\x07 here");
   });
 
   test("a description in status and a context in context list are escaped too (config.yaml may come from elsewhere)", () => {

@@ -14,7 +14,7 @@ import type { VerifyReport } from "../index/verify.ts";
 import type { Repository, SkippedRepository } from "../repos.ts";
 import { env } from "../env.ts";
 import { isCodeFormat } from "../file-types.ts";
-import { escapeControls, type Terminal } from "../terminal.ts";
+import { escapeControls, escapeLine, type Terminal } from "../terminal.ts";
 import type { WatchBatch, WatchStatus } from "./watch.ts";
 
 export interface Style {
@@ -208,7 +208,7 @@ export function searchText(response: SearchResponse, style: Style): string {
         ? hit.text
             .replace(/\n+$/, "")
             .split("\n")
-            .map((line) => (line ? `${pad}${line}` : ""))
+            .map((line) => (line ? `${pad}${escapeLine(line)}` : "")) // among other results: escaped as snippets are
         : [`${pad}${highlight(hit.snippet, hit.highlights, style)}`];
     const lines = [head, `${pad}${style.bold(escapeControls(breadcrumb(hit)))}`, ...body];
     if (hit.explain) lines.push(`${pad}${style.dim(explainLine(hit.explain))}`);
