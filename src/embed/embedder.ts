@@ -7,7 +7,7 @@ import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import type { EmbeddingConfig } from "../config.ts";
-import { describeError, ResearcherError } from "../errors.ts";
+import { describeError, ResearcherError, toResearcherError } from "../errors.ts";
 import { env } from "../env.ts";
 import type { StoredModel } from "../store/store.ts";
 import { EMBEDDED_MODEL } from "./embedded-model.ts";
@@ -498,6 +498,8 @@ async function loadStatic(home: string, info: ModelInfo, options: LoadOptions): 
         );
   } catch (error) {
     if (error instanceof ResearcherError) throw error;
+    // Unpacking the runtime or caching the token table into RESEARCHER_HOME can fill the disk: not the model's fault.
+    if (toResearcherError(error).code === "DISK_FULL") throw toResearcherError(error);
     throw new ResearcherError("MODEL_UNAVAILABLE", `cannot load static model ${info.id}: ${describeError(error)}`, {
       hint: `check ${folder}: tokenizer.json and ${model2vec ? "model.safetensors" : "the onnx folder"} must be readable`,
       cause: error,
