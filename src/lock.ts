@@ -63,7 +63,8 @@ export function withConfigLock<T>(home: string, edit: () => T): T {
 function tryLock(dir: string, file: string, what: string): (() => void) | number {
   const mine = contentFor(process.pid);
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    if (createIn(dir, file, mine, what)) return () => rmSync(file, { force: true });
+    // Released only while it is still ours: a lock taken over meanwhile (judged stale) belongs to its new holder.
+    if (createIn(dir, file, mine, what)) return () => readLock(file) === mine && rmSync(file, { force: true });
     const found = readLock(file);
     if (found === undefined) continue; // released meanwhile
     const holder = parseHolder(found);

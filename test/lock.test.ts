@@ -23,6 +23,14 @@ test("one writer at a time; the lock names its holder and goes away on release",
   acquireWriterLock(dir, "notes")();
 });
 
+test("a release removes the lock only while it is its own (one taken over meanwhile belongs to its new holder)", () => {
+  const dir = tempDir();
+  const release = acquireWriterLock(dir, "notes");
+  writeFileSync(join(dir, "lock"), "1 -\n"); // another holder's, as after a takeover
+  release();
+  expect(readFileSync(join(dir, "lock"), "utf8")).toBe("1 -\n");
+});
+
 test("a lock left by a dead process is taken over", () => {
   const dir = tempDir();
   const dead = Bun.spawnSync(["true"]).pid; // exited: its pid is free
