@@ -401,6 +401,10 @@ export async function removeDocument(repo: Repository, path: string): Promise<vo
       }
       const model = store.embeddingModel();
       if (model) await syncVectorIndex(store, repo.dir, model.dims);
+      store.checkpoint();
+    } catch (error) {
+      // As an index run's: a full disk or a damaged index named with its repository and fix, the WAL given back.
+      throw afterFailedWrite(store, repo, error);
     } finally {
       store.close();
     }
