@@ -128,7 +128,7 @@ export const configPath = (home: string) => join(home, "config.yaml");
 export const repositoryDir = (home: string, name: string) => join(home, "repositories", name);
 
 /** `hint` says how to fix it: by hand for the file (`config set` reads the file first, so it cannot help). */
-export function parseConfig(input: unknown, source: string, hint?: string): Config {
+function parseConfig(input: unknown, source: string, hint?: string): Config {
   const v = valibot();
   const result = v.safeParse(configSchema(), input ?? {});
   if (result.success) return result.output;

@@ -103,7 +103,7 @@ const DEBOUNCE_MS: Range = { min: 0, max: 60_000 };
  * right after `--documents`/`--fragments` is bound to it and a bare flag is closed, leaving every other word to the
  * query.
  */
-export function bindCountFlags(args: string[]): string[] {
+function bindCountFlags(args: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;

@@ -87,7 +87,7 @@ export function htmlToMarkdown(html: string): string {
 }
 
 /** Throws `FILE_UNREADABLE` for markup nested so deep that parsing and converting it would take minutes. */
-export function parseHtml(html: string): HtmlDocument {
+function parseHtml(html: string): HtmlDocument {
   const source = looksLikeXml(html) ? expandSelfClosing(html) : html;
   if (tagDepth(source) > MAX_DEPTH) throw tooDeep();
   return domino.createDocument(source) as HtmlDocument;
@@ -156,7 +156,7 @@ function domDepth(root: HtmlElement): number {
  * Markdown of the body, without the dropped elements nor, in a web page, its chrome. Throws `FILE_UNREADABLE` when
  * the DOM is too deep to convert.
  */
-export function documentToMarkdown(doc: HtmlDocument, { webPage }: { webPage: boolean }): string {
+function documentToMarkdown(doc: HtmlDocument, { webPage }: { webPage: boolean }): string {
   const root = doc.body ?? doc.documentElement;
   for (const element of Array.from(root.querySelectorAll(DROPPED.join(",")))) element.remove();
   if (webPage) {
@@ -168,11 +168,11 @@ export function documentToMarkdown(doc: HtmlDocument, { webPage }: { webPage: bo
 }
 
 /** `<title>`, else the first `<h1>`. */
-export function htmlTitle(doc: HtmlDocument): string | undefined {
+function htmlTitle(doc: HtmlDocument): string | undefined {
   return textOf(doc.querySelector("title")) ?? textOf(doc.querySelector("h1"));
 }
 
-export function htmlMetadata(doc: HtmlDocument): Record<string, unknown> {
+function htmlMetadata(doc: HtmlDocument): Record<string, unknown> {
   const metadata: Record<string, unknown> = {};
   for (const name of ["author", "description", "keywords"]) {
     const content = doc.querySelector(`meta[name="${name}" i]`)?.getAttribute("content")?.trim();

@@ -143,7 +143,7 @@ function readModel(code: string, langPath: string | undefined): Uint8Array {
   throw new Error(`no OCR model for language "${code}"${langPath ? ` in ${langPath}` : " (only eng is built in)"}`);
 }
 
-export async function createOcrEngine(options: OcrOptions = {}): Promise<OcrEngine> {
+async function createOcrEngine(options: OcrOptions = {}): Promise<OcrEngine> {
   const languages = options.languages?.length ? options.languages : ["eng"];
   const deskew = options.deskew ?? true;
   const { module, memory } = await loadCore();

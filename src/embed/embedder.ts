@@ -89,7 +89,7 @@ export const KNOWN_MODELS: Record<string, KnownModel> = {
   },
 };
 
-export const DEFAULT_MODEL = "Snowflake/snowflake-arctic-embed-xs";
+const DEFAULT_MODEL = "Snowflake/snowflake-arctic-embed-xs";
 
 /** What to load, after flags, environment, repository and global settings are merged. */
 export interface ModelChoice {
@@ -138,7 +138,7 @@ export const modelsDir = (home: string) => join(home, "models");
 const HUB_ID = /^(?!\.\.?(?:\/|$))[\w.-]+(?:\/(?!\.\.?$)[\w.-]+)?$/;
 
 /** Where a downloaded model lives; refuses any id that would name a place outside the models folder. */
-export function modelCachePath(home: string, id: string): string {
+function modelCachePath(home: string, id: string): string {
   if (!HUB_ID.test(id)) {
     throw new ResearcherError("INVALID_INPUT", `'${id}' is not a downloaded model id`, {
       hint: "name it as `owner/name` (e.g. Xenova/bge-small-en-v1.5); `researcher model clear` alone removes every downloaded model",
@@ -294,7 +294,7 @@ function weightsFile(info: ModelInfo): string | null {
 const layoutOf = (info: ModelInfo): StaticLayout | null =>
   info.path && info.kind === "static" ? staticLayout(info.path, readModelConfig(info.path)) : null;
 
-export function fingerprintOf(info: ModelInfo, dims: number): string {
+function fingerprintOf(info: ModelInfo, dims: number): string {
   const weights = weightsFile(info);
   const size = weights && existsSync(weights) ? statSync(weights).size : 0;
   const parts = [

@@ -9,7 +9,7 @@ import { syncFolder, tempPathFor } from "../atomic.ts";
 import { describeError } from "../errors.ts";
 import { env } from "../env.ts";
 
-export const NETWORK_TIMEOUT_MS = 20_000;
+const NETWORK_TIMEOUT_MS = 20_000;
 
 /** The hub's address: `HF_ENDPOINT` (a mirror, or a stand-in server in tests), else huggingface.co. */
 export const hubEndpoint = () => (env.hubEndpoint() ?? "https://huggingface.co").replace(/\/+$/, "");

@@ -12,7 +12,7 @@ import { ResearcherError } from "../errors.ts";
  */
 export const MAX_ALL_RESULTS = 100_000;
 /** The most results one server answer carries (MCP's n_results, REST's n): more is an error; page with offset. */
-export const MAX_RESULTS = 200;
+const MAX_RESULTS = 200;
 
 export interface Range {
   min: number;

@@ -63,7 +63,7 @@ export function combineFilters(filters: Filter[]): Filter | undefined {
 }
 
 /** `key op value` terms separated by spaces, all of which must hold. */
-export function parseFilterText(text: string, label = "where"): Filter {
+function parseFilterText(text: string, label = "where"): Filter {
   const fail = (what: string, at: number): never => {
     throw new ResearcherError("USAGE", `${label}: ${what} at column ${at + 1}: ${text}`, { hint: FILTER_HINT });
   };
@@ -122,7 +122,7 @@ export function parseFilterText(text: string, label = "where"): Filter {
 }
 
 /** `{"all":[…], "any":[…], "not":[…]}`, each a list of `{"key": k, "<op>": value}` terms. */
-export function parseFilterJson(json: FilterJson, label = "where"): Filter {
+function parseFilterJson(json: FilterJson, label = "where"): Filter {
   const fail = (where: string, what: string): never => {
     throw new ResearcherError("USAGE", `${label}: ${where ? `${where}: ` : ""}${what}`, { hint: FILTER_HINT });
   };

@@ -365,7 +365,7 @@ export function searchStatus(repo: Repository): RepositoryStatus & { ann: string
 }
 
 /** The note for a repository whose ANN file could not be used: searches never rebuild it, index runs do. */
-export function annNote(repository: string, problem: AnnProblem): string {
+function annNote(repository: string, problem: AnnProblem): string {
   const why = { missing: "is missing", stale: "was built for older vectors", damaged: "does not match its recorded checksum" }[problem];
   return `vectors.usearch needs rebuilding (it ${why}; searches scan the vectors exactly meanwhile): run \`researcher index ${repository}\``;
 }

@@ -29,8 +29,8 @@ import { watchRepositories, type WatchHandle } from "./watch.ts";
 const plain = PLAIN;
 
 /** What one answer carries of document text by default, and at most: a 5 MiB file never becomes a 10 MB line. */
-export const DEFAULT_ANSWER_BYTES = 128 * 1024;
-export const MAX_ANSWER_BYTES = 1024 * 1024;
+const DEFAULT_ANSWER_BYTES = 128 * 1024;
+const MAX_ANSWER_BYTES = 1024 * 1024;
 const MAX_LISTED = 1000;
 const answerBytes = (asked: number | undefined) => Math.min(asked ?? DEFAULT_ANSWER_BYTES, MAX_ANSWER_BYTES);
 

@@ -137,14 +137,14 @@ function resultJson(hit: Hit): object {
 }
 
 /** One result per line, each the same object as in `--json`'s `results`. */
-export function searchJsonLines(response: SearchResponse): string {
+function searchJsonLines(response: SearchResponse): string {
   return response.results.map((hit) => `${JSON.stringify(resultJson(hit))}\n`).join("");
 }
 
 const CSV_COLUMNS = ["rank", "score", "repository", "path", "location", "page", "docid", "title", "heading", "snippet"] as const;
 
 /** RFC 4180: a header row, CRLF line ends, fields with commas, quotes or line breaks quoted, quotes doubled. */
-export function searchCsv(response: SearchResponse): string {
+function searchCsv(response: SearchResponse): string {
   const full = response.results.some((hit: Hit) => hit.text !== undefined);
   const header = full ? [...CSV_COLUMNS, "text"] : [...CSV_COLUMNS];
   const rows = response.results.map((hit: Hit) => {
@@ -161,7 +161,7 @@ export function csvField(value: unknown): string {
 }
 
 /** Markdown for notes and chat: a heading per result, the snippet quoted or the whole fragment fenced. */
-export function searchMarkdown(response: SearchResponse): string {
+function searchMarkdown(response: SearchResponse): string {
   const blocks = response.results.map((hit: Hit) => {
     const where = escapeControls(`${hit.repository}:${citation(hit)}`);
     const lines = [
@@ -190,7 +190,7 @@ function fenceLanguage(path: string): string {
   return /\.(md|markdown|mdx|pdf|docx|epub|html?|xhtml)$/i.test(path) ? "markdown" : "";
 }
 
-export function searchFiles(response: SearchResponse): string {
+function searchFiles(response: SearchResponse): string {
   const paths = [...new Set(response.results.map((hit) => hit.absolutePath))];
   return paths.length ? `${paths.map(escapeControls).join("\n")}\n` : "";
 }
@@ -460,7 +460,7 @@ export function repositoryListText(repos: Repository[], style: Style): string {
     .concat("\n");
 }
 
-export function formatBytes(bytes: number): string {
+function formatBytes(bytes: number): string {
   const units = ["B", "KB", "MB", "GB", "TB"];
   let value = bytes;
   let unit = 0;

@@ -191,7 +191,7 @@ class PostingsWriter {
 }
 
 /** Call `visitor` for each posting of a blob, in order (a call per posting costs no more than inlined code here). */
-export function decodePostings(bytes: Uint8Array, visitor: PostingVisitor): void {
+function decodePostings(bytes: Uint8Array, visitor: PostingVisitor): void {
   cursor = 0;
   let id = 0;
   while (cursor < bytes.length) {
