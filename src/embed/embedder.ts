@@ -8,6 +8,7 @@ import { availableParallelism } from "node:os";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import type { EmbeddingConfig } from "../config.ts";
 import { describeError, ResearcherError, toResearcherError } from "../errors.ts";
+import { serialized } from "../serial.ts";
 import { env } from "../env.ts";
 import type { StoredModel } from "../store/store.ts";
 import { EMBEDDED_MODEL } from "./embedded-model.ts";
@@ -409,13 +410,11 @@ async function loadTransformer(home: string, hubInfo: ModelInfo, batchSize: numb
  * runs: loads run one after the other, so a search's load never runs with a watcher's permission to download, or
  * another home's folders.
  */
-let onnxLoads: Promise<unknown> = Promise.resolve();
+const onnxLoads = serialized();
 
 /** A transformers.js model and tokenizer, from a folder, the cache or (when allowed) the hub. */
 function loadOnnx(home: string, info: ModelInfo, options: LoadOptions) {
-  const load = onnxLoads.then(() => loadOnnxAlone(home, info, options));
-  onnxLoads = load.catch(() => undefined);
-  return load;
+  return onnxLoads(() => loadOnnxAlone(home, info, options));
 }
 
 async function loadOnnxAlone(home: string, info: ModelInfo, options: LoadOptions) {

@@ -24,6 +24,7 @@ import { search, SearchContext, type SearchOptions } from "../search/search.ts";
 import { LineTooLong, StdioLineTransport } from "./stdio-transport.ts";
 import { noStatusAnswered, repositoriesFor, repositoryStatuses, type RepositoryError } from "../search/results.ts";
 import { VERSION } from "../version.ts";
+import { serialized } from "../serial.ts";
 import { watchRepositories, type WatchHandle } from "./watch.ts";
 
 const plain = PLAIN;
@@ -317,16 +318,6 @@ async function guarded<T>(body: () => Promise<T> | T): Promise<T | ReturnType<ty
     logger.debug(error);
     return failure(error);
   }
-}
-
-/** One writer at a time inside this server (the lock file guards against other processes). */
-export function serialized() {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T>(task: () => Promise<T>): Promise<T> => {
-    const run = tail.then(task, task);
-    tail = run.catch(() => undefined);
-    return run;
-  };
 }
 
 export function instructions(home: string): string {
@@ -702,6 +693,7 @@ function reportInvalidParams(server: McpServer): void {
 /** How long calls still running when stdin closes may take to answer before the server exits anyway. */
 const DRAIN_MS = 30_000;
 
+/** One writer at a time inside this server (the lock file guards against other processes). */
 export type Writes = ReturnType<typeof serialized>;
 
 /**

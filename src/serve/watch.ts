@@ -28,6 +28,7 @@ import { describeError, isResearcherError, ResearcherError, toResearcherError } 
 import { indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
 import { failureSettings } from "../convert/pool.ts";
 import type { Repository } from "../repos.ts";
+import { serialized } from "../serial.ts";
 import { Store } from "../store/store.ts";
 
 /** One applied batch: the `--json` line of `researcher watch`. */
@@ -106,13 +107,8 @@ export function watchRepositories(home: string, repos: Repository[], options: Wa
   const debounceMs = options.debounceMs ?? loadConfig(home).watch.debounce_ms;
   const maxDelayMs = options.maxDelayMs ?? Math.max(10 * debounceMs, 2_000);
   const embedders = options.embedders ?? new EmbedderCache();
-  let tail: Promise<unknown> = Promise.resolve();
   // One batch at a time across repositories: batches share the embedder, and memory stays one batch's worth.
-  const serial = <T>(task: () => Promise<T>): Promise<T> => {
-    const run = tail.then(task, task);
-    tail = run.catch(() => undefined);
-    return run;
-  };
+  const serial = serialized();
   const context: Context = { home, debounceMs, maxDelayMs, embedders, options, serial, closed: false };
   const watchers: RepositoryWatch[] = [];
   try {
@@ -127,7 +123,7 @@ export function watchRepositories(home: string, repos: Repository[], options: Wa
     (closing ??= (async () => {
       context.closed = true;
       for (const w of watchers) w.stop();
-      await tail;
+      await serial(async () => undefined); // once the batches under way have ended
       if (!options.embedders) await embedders.dispose();
     })());
   options.signal?.addEventListener("abort", () => void close(), { once: true });

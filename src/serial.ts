@@ -1,0 +1,12 @@
+/**
+ * Tasks run one after another, in the order they were given: each starts when the one before has settled, and a
+ * failure is its own caller's (the next task runs all the same).
+ */
+export function serialized(): <T>(task: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(task: () => Promise<T>): Promise<T> => {
+    const run = tail.then(task, task);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
