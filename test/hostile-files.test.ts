@@ -126,6 +126,11 @@ describe("contents", () => {
       { path: "nul.txt", reason: "binary content (NUL bytes) in a text file" },
     ]);
     expect(first).toMatchObject({ indexed: 2, documents_total: 2 });
+    // A type without a converter is read as text; when it is not text, the reason says why it was read so.
+    const convert = await import("../src/convert/convert.ts");
+    expect(convert.convertFile("slides.pptx", new Uint8Array([0x50, 0x4b, 0x03, 0x04, 0x00]))).rejects.toThrow(
+      "binary content (NUL bytes) in a text file: .pptx has no converter here, so it is read as plain text",
+    );
   }, 30_000);
 
   test("one 10 MB line is cut into fragments within the token budget", async () => {

@@ -64,7 +64,24 @@ async function convertByFormat(path: string, bytes: Uint8Array, options: Convert
     case "tif":
       return (await import("./image.ts")).convertImage(formatOf(path), bytes, title, options);
     default:
-      return convertText(decodeText(bytes), title, languageOf(path), options.codeTokens);
+      return convertText(plainText(path, bytes), title, languageOf(path), options.codeTokens);
+  }
+}
+
+/**
+ * A file of a type without a converter of its own, as text: one that is not text (`slides.pptx`, added with
+ * `--file-types pptx`) says that this is why, beside what decoding found.
+ */
+function plainText(path: string, bytes: Uint8Array): string {
+  try {
+    return decodeText(bytes);
+  } catch (error) {
+    const type = fileType(path);
+    if (type === "txt" || languageOf(path) !== null || !(error instanceof ResearcherError)) throw error;
+    throw new ResearcherError(
+      "FILE_UNREADABLE",
+      `${error.message}: .${type || "(no extension)"} has no converter here, so it is read as plain text`,
+    );
   }
 }
 
