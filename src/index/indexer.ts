@@ -470,7 +470,7 @@ async function embedOrDefer(
       embedded: 0,
       model: store.embeddingModel()?.id ?? null,
       embeddings_pending: pending,
-      warnings: [`embeddings pending for ${pending} fragments (BM25 search works now): ${error.message}; ${hint}`],
+      warnings: [`embeddings pending for ${pending} fragment texts (BM25 search works now): ${error.message}; ${hint}`],
     };
   }
 }

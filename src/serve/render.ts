@@ -419,7 +419,7 @@ export function statusText(statuses: (RepositoryStatus & { ann?: string | null; 
         s.error
           ? `  ${style.warn(`error: ${escapeControls(s.error.message)}`)}${s.error.hint ? `\n  hint: ${escapeControls(s.error.hint)}` : ""}`
           : s.last_indexed
-            ? `  ${s.documents} documents${s.ocr_pages ? ` (${s.ocr_pages} pages by OCR)` : ""} · ${s.fragments} fragments · ${s.model ? `${s.vectors} vectors (${escapeControls(s.model)})` : s.embeddings_pending ? "no vectors yet" : "BM25 only"}${s.embeddings_pending ? ` · ${s.embeddings_pending} fragments waiting for embeddings (\`researcher index ${s.name}\` with a model)` : ""} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
+            ? `  ${s.documents} documents${s.ocr_pages ? ` (${s.ocr_pages} pages by OCR)` : ""} · ${s.fragments} fragments · ${s.model ? `${s.vectors} vectors (${escapeControls(s.model)})` : s.embeddings_pending ? "no vectors yet" : "BM25 only"}${s.embeddings_pending ? ` · ${s.embeddings_pending} fragment texts waiting for embeddings (\`researcher index ${s.name}\` with a model)` : ""} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
             : `  not indexed yet: run \`researcher index ${s.name}\``,
         Object.keys(s.languages).length
           ? `  code: ${Object.entries(s.languages)

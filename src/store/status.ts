@@ -19,7 +19,10 @@ export interface RepositoryStatus {
   /** The embedding model of its vectors, or null for BM25 only. */
   model: string | null;
   vectors: number;
-  /** Fragments of a repository that embeds with no vector yet (the model was not available, or a run was cut). */
+  /**
+   * Fragment texts of a repository that embeds with no vector yet (the model was not available, or a run was cut):
+   * the count `index` reports (fragments with the same text share one vector).
+   */
   embeddings_pending: number;
   /** Code files by language (`{"python": 120, "typescript": 40}`), most first. */
   languages: Record<string, number>;
@@ -60,7 +63,7 @@ export function repositoryStatus(repo: Repository): RepositoryStatus {
       bytes: folderBytes(repo.dir),
       model: store.embeddingModel()?.id ?? null,
       vectors,
-      embeddings_pending: repo.embed ? Math.max(0, counts.fragments - vectors) : 0,
+      embeddings_pending: repo.embed ? store.pendingVectorCount() : 0,
       languages: store.languageCounts(),
       failures: store.failures(),
     };

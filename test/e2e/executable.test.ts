@@ -169,7 +169,7 @@ describeShared("compiled executable", () => {
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ indexed: 1, embedded: 0, embeddings_pending: 1, model: null });
     expect(result.stderr).toMatch(
-      /^warning: a: embeddings pending for 1 fragments \(BM25 search works now\): cannot load model Snowflake\/snowflake-arctic-embed-xs.*researcher model/,
+      /^warning: a: embeddings pending for 1 fragment texts \(BM25 search works now\): cannot load model Snowflake\/snowflake-arctic-embed-xs.*researcher model/,
     );
     expect(JSON.parse(runCli(["search", "hello", "--json"], { home: fresh, env }).stdout).total).toBe(1);
     // status says the vectors are pending, not "BM25 only" as for a repository that never embeds.
@@ -178,7 +178,7 @@ describeShared("compiled executable", () => {
       embeddings_pending: 1,
     });
     const text = runCli(["status", "a"], { home: fresh, env }).stdout;
-    expect(text).toContain("no vectors yet · 1 fragments waiting for embeddings (`researcher index a` with a model)");
+    expect(text).toContain("no vectors yet · 1 fragment texts waiting for embeddings (`researcher index a` with a model)");
     // The run that embeds them says how many it embedded.
     expect(runCli(["index", "a"], { home: fresh, env: { RESEARCHER_MODEL_PATH: GLOVE } }).stdout).toContain(" · 1 embedded · ");
   });
