@@ -698,9 +698,9 @@ export type Writes = ReturnType<typeof serialized>;
 
 /**
  * `serve --watch`: keep every repository's index current while serving. Watch batches go through the server's
- * writer queue, so they and `add_to_index` take turns instead of one of them meeting the writer lock.
+ * writer queue (`writes`), so they and `add_to_index` take turns instead of one of them meeting the writer lock,
+ * and use the server's models (one copy of each in memory).
  */
-/** Watch every repository, writing through `writes`, with the server's models (one copy of each in memory). */
 export function startWatch(home: string, writes: Writes, embedders: EmbedderCache): WatchHandle {
   return watchRepositories(home, listRepositories(home), {
     exclusive: writes,
