@@ -31,6 +31,7 @@ import {
   emptyListingText,
   indexSummaryText,
   multiGetText,
+  problemLines,
   progressBar,
   renderSearch,
   SEARCH_FORMATS,
@@ -261,11 +262,7 @@ function mainCli(only?: string): CAC {
           else if (shown[0]) json(shown[0]); // one named repository that failed: only the error, on stderr
         } else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
         const last = failures.pop();
-        for (const { repository, error } of failures) {
-          stderr.write(
-            `error: ${repository}: ${escapeControls(error.message)}\n${error.hint ? `hint: ${escapeControls(error.hint)}\n` : ""}`,
-          );
-        }
+        for (const { repository, error } of failures) stderr.write(problemLines(`error: ${repository}`, error.message, error.hint));
         if (last)
           throw new ResearcherError(last.error.code, `${last.repository}: ${last.error.message}`, {
             hint: last.error.hint,
@@ -729,10 +726,15 @@ function checkOptions(cli: CAC, args: string[], group: string | undefined): void
 function reportError(thrown: unknown, verbose: boolean, topic: string | undefined): number {
   const error = toResearcherError(thrown);
   // "Cannot …" reads as "cannot …" after "error: "; a name such as OPENAI_API_KEY keeps its spelling.
-  const message = escapeControls(error.code === "INTERNAL" ? `unexpected: ${error.message}` : error.message);
-  stderr.write(`error: ${message.replace(/^[A-Z](?=[a-z])/, (c) => c.toLowerCase())}\n`);
-  if (error.hint) stderr.write(`hint: ${escapeControls(error.hint)}\n`);
-  else if (error.code === "USAGE") stderr.write(`hint: run \`researcher ${topic ? `${topic} ` : ""}--help\`\n`);
+  const message = error.code === "INTERNAL" ? `unexpected: ${error.message}` : error.message;
+  const usage = error.code === "USAGE" ? `run \`researcher ${topic ? `${topic} ` : ""}--help\`` : undefined;
+  stderr.write(
+    problemLines(
+      "error",
+      message.replace(/^[A-Z](?=[a-z])/, (c) => c.toLowerCase()),
+      error.hint ?? usage,
+    ),
+  );
   const stack = error.code === "INTERNAL" && error.cause instanceof Error ? error.cause.stack : error.stack;
   if (verbose && stack) stderr.write(`${stack}\n`);
   else if (error.code === "INTERNAL") stderr.write("hint: run again with --verbose for details\n");

@@ -18,7 +18,7 @@ import { indexFiles, removeDocument } from "../index/indexer.ts";
 import type { EmbedderCache } from "../embed/embedder.ts";
 import { escapeControls } from "../terminal.ts";
 import { logger } from "../log.ts";
-import { ocrNote, PLAIN, searchJson, searchText, skippedText } from "./render.ts";
+import { ocrNote, PLAIN, problemLine, searchJson, searchText, skippedText } from "./render.ts";
 import { getRepository, listRepositories } from "../repos.ts";
 import { search, SearchContext, type SearchOptions } from "../search/search.ts";
 import { LineTooLong, StdioLineTransport } from "./stdio-transport.ts";
@@ -281,7 +281,7 @@ function describe(error: ResearcherError): string {
 
 /** A repository's error in a listing of all of them. */
 function errorLine(error: RepositoryError): string {
-  return escapeControls(`error: ${error.message}${error.hint ? ` (hint: ${error.hint})` : ""}`);
+  return problemLine(error.message, error.hint);
 }
 
 /**
@@ -307,7 +307,8 @@ function whereArgument(where: string | FilterJson): string | FilterJson {
 /** A failed tool call as a tool result an agent can read (MCP tools report errors in the result, not as JSON-RPC errors). */
 function failure(thrown: unknown) {
   // Escaped: a message can carry a file's name or a converter's words about its content.
-  return { content: [{ type: "text" as const, text: named(`error: ${describe(toResearcherError(thrown))}`) }], isError: true };
+  const error = toResearcherError(thrown);
+  return { content: [{ type: "text" as const, text: problemLine(error.message, error.hint) }], isError: true };
 }
 
 /** Run a tool body; a ResearcherError becomes a tool error the agent can read, never a crash. */

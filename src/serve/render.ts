@@ -402,11 +402,22 @@ export function verifyText(reports: VerifyReport[], style: Style): string {
     .concat("\n");
 }
 
+/**
+ * A problem as the CLI prints it on stderr, the one form every command uses: `<label>: <message>`, then
+ * `hint: <fix>` when there is one, each one line with control characters escaped.
+ */
+export function problemLines(label: string, message: string, hint?: string | null): string {
+  return `${escapeControls(`${label}: ${message}`)}\n${hint ? `${escapeControls(`hint: ${hint}`)}\n` : ""}`;
+}
+
+/** A problem in one line, for an agent or a listing: `error: <message> (hint: <fix>)`, escaped. */
+export function problemLine(message: string, hint?: string | null): string {
+  return escapeControls(`error: ${message}${hint ? ` (hint: ${hint})` : ""}`);
+}
+
 /** Repositories a command over all of them left out (stderr): a warning each, with the command that fixes it. */
 export function skippedText(skipped: SkippedRepository[]): string {
-  return skipped
-    .map((s) => `warning: skipped ${s.repository}: ${escapeControls(s.message)}\n${s.hint ? `hint: ${escapeControls(s.hint)}\n` : ""}`)
-    .join("");
+  return skipped.map((s) => problemLines(`warning: skipped ${s.repository}`, s.message, s.hint)).join("");
 }
 
 export function statusText(statuses: (RepositoryStatus & { ann?: string | null; error?: RepositoryError })[], style: Style): string {
