@@ -20,10 +20,10 @@ export interface Range {
 }
 
 /**
- * The longest query, in characters, on every interface (CLI, REST, MCP): a pasted paragraph fits; past it, only the
- * first MAX_OPTIONAL words would count anyway.
+ * The longest query, in characters, on every interface (CLI, REST, MCP): a pasted page fits (and a model embeds
+ * only its first tokens anyway); past it, a query is a mistake.
  */
-export const MAX_QUERY_CHARS = 10_000;
+export const MAX_QUERY_CHARS = 100_000;
 
 /** How many results a search returns (`-n`, `--documents n`, the library's `limit`). */
 export const LIMIT: Range = { min: 1, max: MAX_ALL_RESULTS };
