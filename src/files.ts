@@ -75,7 +75,9 @@ function withOpenFile(absolute: string, body: (fd: number) => ReadResult): ReadR
   try {
     fd = openSync(absolute, fs.O_RDONLY | fs.O_NONBLOCK);
   } catch (error) {
-    return { reason: `cannot read: ${describeError(error)}`, missing: (error as NodeJS.ErrnoException).code === "ENOENT" };
+    // Not there: no such file, or a folder on its path is now a file.
+    const code = (error as NodeJS.ErrnoException).code;
+    return { reason: `cannot read: ${describeError(error)}`, missing: code === "ENOENT" || code === "ENOTDIR" };
   }
   try {
     return body(fd);

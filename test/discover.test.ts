@@ -178,9 +178,12 @@ describe(".gitignore and .ignore", () => {
       { path: ".gitignore", reason: "cannot read it (larger than 16 MiB): its folder is left as it was indexed" },
     ]);
     expect(isCandidate("secret.md", { ...repo, path: root })).toBe(false);
-    // A single file named (MCP add_to_index, watch) under it is refused, and what is indexed there stays.
-    expect(indexFiles(home, repo, ["a.md"])).rejects.toMatchObject({ code: "FILE_UNREADABLE" });
-    expect((await indexRepository(home, repo)).documents_total).toBe(1);
+    // A file named (MCP add_to_index, watch) under it fails, with why, and what is indexed there stays.
+    expect(await indexFiles(home, repo, ["a.md"])).toMatchObject({
+      removed: 0,
+      failures: [{ path: "a.md", reason: "under an ignore file that cannot be read: left as it was indexed" }],
+      documents_total: 1,
+    });
   });
 
   test("--exclude '!name' leaves out what is named !name, not everything else", () => {

@@ -1,6 +1,6 @@
 /** Watch mode with real file events in temp folders: after each change the index equals a fresh index of the folder. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, mkdirSync, renameSync, rmSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, renameSync, rmSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { indexRepository } from "../src/index/indexer.ts";
@@ -174,6 +174,31 @@ describe("watchRepositories", () => {
     writeTree(join(docs, "shape.md"), { "inner.md": "# Inner\n\nNow a folder.\n" });
     await batches.until(["shape.md", "shape.md/inner.md"]);
     await expectFresh();
+  });
+
+  test("a folder replaced by a file of its name: the folder's documents leave, the file enters", async () => {
+    writeTree(join(docs, "turn.md"), { "inner.md": "# Inner\n\nstill a folder\n" });
+    await batches.until(["turn.md/inner.md"]);
+    batches.reset();
+    rmSync(join(docs, "turn.md"), { recursive: true });
+    writeFileSync(join(docs, "turn.md"), "# Turn\n\nnow a file\n");
+    await batches.until(["turn.md", "turn.md/inner.md"]);
+    await expectFresh();
+  });
+
+  test("a file link to a hidden file is recorded as failed and the batch goes on (it refused every later batch)", async () => {
+    writeTree(docs, { ".private/p.md": "# P\n\nprivword\n" });
+    batches.reset();
+    symlinkSync(".private/p.md", join(docs, "link.md"));
+    writeFileSync(join(docs, "after.md"), "# After\n\nafterword\n");
+    await batches.until(["link.md", "after.md"]);
+    expect(batches.all.flatMap((b) => b.failures)).toContainEqual({
+      path: "link.md",
+      reason: "links to .private/p.md, which this repository leaves out",
+    });
+    await expectFresh();
+    rmSync(join(docs, "link.md"));
+    await batches.until(["link.md"]);
   });
 
   test("hidden, excluded and other types of files are ignored", async () => {

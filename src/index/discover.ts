@@ -289,21 +289,25 @@ export function isCandidateFolder(path: string, options: DiscoverOptions): boole
 }
 
 /**
- * Whether discovery reaches `path` (a candidate) as it is on disk now: through no folder link (discovery never
- * enters one, so a link to an excluded, hidden or ignored folder must not let its files in by another name), and,
- * for a file link, not to a file the rules leave out. A path that does not exist, or a link out of the root, is
- * reachable: reading it says what is wrong (and drops what the index held there).
+ * Why discovery would not reach `path` (a candidate) as it is on disk now, or undefined when it would: it goes
+ * through a folder link (discovery never enters one, so a link to an excluded, hidden or ignored folder must not
+ * let its files in by another name), or it is a file link to a file the rules leave out. A path that does not
+ * exist, or a link out of the root, is reachable: reading it says what is wrong (and drops what the index held).
+ * The reason is recorded as discovery records it: a failure of that path.
  */
-export function isReachable(path: string, options: DiscoverOptions & { path: string }): boolean {
+export function unreachable(path: string, options: DiscoverOptions & { path: string }): string | undefined {
   const parts = path.split("/");
-  for (let i = 1; i < parts.length; i++) if (isLink(join(options.path, ...parts.slice(0, i)))) return false;
+  for (let i = 1; i < parts.length; i++) {
+    const folder = parts.slice(0, i).join("/");
+    if (isLink(join(options.path, folder))) return `its folder ${folder} is a link, which discovery does not follow`;
+  }
   const absolute = join(options.path, path);
-  if (!isLink(absolute)) return true;
+  if (!isLink(absolute)) return undefined;
   try {
     const [realRoot, target] = [realpathSync(options.path), realpathSync(absolute)];
-    return !isInside(realRoot, target) || linkedOut(realRoot, target, options) === undefined;
+    return isInside(realRoot, target) ? linkedOut(realRoot, target, options) : undefined;
   } catch {
-    return true; // a broken link: the read reports it
+    return undefined; // a broken link: the read reports it
   }
 }
 

@@ -14,7 +14,7 @@ import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
 import { formatOf, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
-import { candidacy, checkRoot, discoverFiles, isCandidate, isReachable, type DiscoveredFile } from "./discover.ts";
+import { candidacy, checkRoot, discoverFiles, unreachable, type DiscoveredFile } from "./discover.ts";
 import { confinedReader, sha256, type ReadResult } from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
@@ -284,15 +284,8 @@ export async function indexFiles(
   paths: string[],
   options: Pick<IndexOptions, "noEmbed" | "embedders" | "model"> = {},
 ): Promise<IndexSummary> {
-  // A path under an ignore file that cannot be read is left as it is indexed, as a run leaves its folder.
-  const unknown = paths.find((path) => candidacy(path, repo) === "unknown");
-  if (unknown !== undefined) {
-    throw new ResearcherError("FILE_UNREADABLE", `'${unknown}' is under an ignore file that cannot be read; it is left as indexed`, {
-      hint: `\`researcher index ${repo.name}\` names the ignore file; make it readable (and under 16 MiB)`,
-    });
-  }
-  // What discovery would not reach is not indexed by name either (a folder link to an excluded folder, say).
-  const unwanted = new Set(paths.filter((path) => !isCandidate(path, repo) || !isReachable(path, repo)));
+  const verdicts = new Map(paths.map((path) => [path, candidacy(path, repo)]));
+  const unwanted = new Set(paths.filter((path) => verdicts.get(path) === "out"));
   return writeSession(home, repo, { embedders: options.embedders, deferAnn: true }, async ({ store, config, pool, embedders }) => {
     const stored = store.documents();
     for (const path of unwanted) {
@@ -305,6 +298,18 @@ export async function indexFiles(
     const writer = new BatchWriter(store);
     const gone: string[] = [];
     for (const path of paths) {
+      // Failures as a run records them, one path each: a batch (watch's) is never refused for one of its paths.
+      // Under an ignore file that cannot be read, a path is left as indexed, as a run leaves its folder.
+      if (verdicts.get(path) === "unknown") {
+        writer.add({ kind: "failed", path, reason: "under an ignore file that cannot be read: left as it was indexed" });
+        continue;
+      }
+      // What discovery would not reach is not indexed by name either (a folder link to an excluded folder, say).
+      const why = unwanted.has(path) ? undefined : unreachable(path, repo);
+      if (why) {
+        writer.add({ kind: "failed", path, reason: why, gone: true });
+        continue;
+      }
       const file = unwanted.has(path) ? undefined : statFile(repo, path);
       if (!file) {
         if (stored.has(path)) gone.push(path);

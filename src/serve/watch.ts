@@ -386,6 +386,8 @@ class RepositoryWatch {
           for (const doc of store.documentsUnder(path)) chosen.set(doc.path, true);
           continue;
         }
+        // A folder replaced by a file of its name: what was indexed under it is gone.
+        for (const doc of store.documentsUnder(path)) chosen.set(doc.path, true);
         if (!isCandidate(path, this.repo)) continue;
         if (sameStamp(store.document(path), stats) || failedUnchanged(failed, path, stats)) continue;
         if (stats.mtimeMs > recent && rounds < MAX_WAIT_ROUNDS) {
