@@ -1,9 +1,21 @@
 /** Watch mode with real file events in temp folders: after each change the index equals a fresh index of the folder. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, mkdirSync, renameSync, rmSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { indexRepository } from "../src/index/indexer.ts";
+import { removeRepository } from "../src/index/remove-repository.ts";
 import { addRepository, type Repository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
@@ -560,6 +572,25 @@ test("a folder whose ignore file cannot be read is left as indexed by watch too 
     await batches.until(["top2.md"]);
     await Bun.sleep(300);
     expect(Object.keys(indexed(repo)).sort()).toEqual(["sub/a.md", "sub/b.md", "top.md", "top2.md"]);
+  } finally {
+    await handle.close();
+  }
+});
+
+test("a repository removed while watched is watched no more: its index does not come back for a later repo add to adopt", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalphaword\n" });
+  const repo = addRepository(home, { name: "w5", path: docs, embed: false });
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  try {
+    await handle.ready;
+    removeRepository(home, "w5");
+    writeFileSync(join(docs, "r.md"), "# R\n\nrword\n");
+    await Bun.sleep(1_500);
+    expect(existsSync(repo.dir)).toBe(false);
+    expect(batches.errors.map((e) => (e as { code?: string }).code)).toContain("REPO_NOT_FOUND");
   } finally {
     await handle.close();
   }

@@ -21,7 +21,7 @@ import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
 import { describeError, isResearcherError, isTransient, ResearcherError, toResearcherError } from "../errors.ts";
 import { acquireWriterLock } from "../lock.ts";
-import { keepRepositoryModel, type Repository } from "../repos.ts";
+import { keepRepositoryModel, listRepositories, type Repository } from "../repos.ts";
 import {
   HEADING_SEPARATOR,
   Store,
@@ -151,6 +151,13 @@ async function writeSession(
 ): Promise<IndexSummary> {
   const started = performance.now();
   const config = loadConfig(home);
+  // Written only for a repository registered as it was looked up: a watcher of one removed meanwhile (`repo remove`)
+  // must not build its index again, for a later `repo add` of the name to adopt.
+  if (listRepositories(home).find((r) => r.name === repo.name)?.path !== repo.path) {
+    throw new ResearcherError("REPO_NOT_FOUND", `repository '${repo.name}' is no longer registered (removed or changed meanwhile)`, {
+      hint: "`researcher repo list` shows the repositories",
+    });
+  }
   const embedders = options.embedders ?? new EmbedderCache();
   const release = acquireWriterLock(repo.dir, repo.name);
   const pool = conversionPool(config, repo);

@@ -179,14 +179,18 @@ class RepositoryWatch {
   }
 
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.timer);
     clearInterval(this.rootCheck);
     this.watcher?.close();
     this.watcher = undefined;
   }
 
+  /** Set by `stop`: nothing is scheduled any more (the server closing, or the repository removed). */
+  private stopped = false;
+
   private get closed(): boolean {
-    return this.context.closed;
+    return this.context.closed || this.stopped;
   }
 
   /** Watch the root; a root that is missing or not a folder is waited for. A refused watch throws WATCH_FAILED. */
@@ -432,9 +436,17 @@ class RepositoryWatch {
     } catch (error) {
       if (toResearcherError(error).code === "LOCKED") return "locked"; // a writer's lock, or SQLite busy: wait
       options.onError?.(error, this.repo.name);
+      this.stopIfRemoved(error);
       return "failed";
     }
     return "done";
+  }
+
+  /** A repository removed while watched (`repo remove`) is watched no more: its index must not come back. */
+  private stopIfRemoved(error: unknown): boolean {
+    if (toResearcherError(error).code !== "REPO_NOT_FOUND") return false;
+    this.stop();
+    return true;
   }
 
   private async scan(): Promise<void> {
@@ -452,6 +464,7 @@ class RepositoryWatch {
       this.needsScan = true;
       if (toResearcherError(error).code === "LOCKED") return this.retry("locked");
       options.onError?.(error, this.repo.name);
+      if (this.stopIfRemoved(error)) return;
       if (!isFolder(this.repo.path)) return this.report("waiting"); // the next flush waits for it to come back
       // An emptied folder is refused until the user acts (or a file appears): the next event tries again.
       if (isResearcherError(error) && error.code === "PATH_NOT_FOUND") return this.report("watching");
