@@ -318,9 +318,13 @@ describe("names with control characters", () => {
     }
     expect(runCli(["search", "control"], { home }).stdout).toContain("control words \\x1b]52;c;cHduZWQ=\\x07 here"); // in a snippet
     // --full text among the results is escaped too (tabs kept); `get` prints a document as it is, like cat.
-    const full = runCli(["search", "control", "--full"], { home }).stdout;
-    noRawControls(full);
-    expect(full).toContain("control words \\x1b]52;c;cHduZWQ=\\x07 here");
+    for (const format of ["text", "md"]) {
+      for (const full of [[], ["--full"]]) {
+        const shown = runCli(["search", "control", "--format", format, ...full], { home }).stdout;
+        noRawControls(shown);
+        expect(shown).toContain("control words \\x1b]52;c;cHduZWQ=\\x07 here");
+      }
+    }
   });
 
   test("a description in status and a context in context list are escaped too (config.yaml may come from elsewhere)", () => {

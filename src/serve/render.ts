@@ -172,9 +172,11 @@ function searchMarkdown(response: SearchResponse): string {
     ];
     if (hit.text !== undefined) {
       const fence = "`".repeat(Math.max(3, ...[...hit.text.matchAll(/`+/g)].map((m) => m[0].length + 1)));
-      lines.push(`${fence}${fenceLanguage(hit.path)}`, hit.text.replace(/\n$/, ""), fence);
+      // Control characters escaped as in the text format (tabs kept): markdown is read on a terminal too.
+      const text = hit.text.replace(/\n$/, "").split("\n").map(escapeLine).join("\n");
+      lines.push(`${fence}${fenceLanguage(hit.path)}`, text, fence);
     } else {
-      lines.push(...hit.snippet.split(/\r?\n/).map((line) => `> ${line}`.trimEnd()));
+      lines.push(...hit.snippet.split(/\r?\n/).map((line) => `> ${escapeLine(line)}`.trimEnd()));
     }
     return lines.join("\n");
   });
