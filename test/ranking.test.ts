@@ -375,3 +375,16 @@ test("the order repositories are named in does not change the order of results (
   expect(await order(["docs", "code"])).toEqual(await order(["code", "docs"]));
   expect(await order(["docs", "code"])).toEqual(await order([]));
 });
+
+test("in vector mode, total counts only fragments with a vector: what --all returns, with embeddings pending too", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`t${i}.md`, `# T${i}\n\nkangaroo text number ${i}\n`])));
+  const repo = addRepository(home, { name: "pv", path: docs, embedding: { model: GLOVE } });
+  await indexRepository(home, repo);
+  writeTree(docs, Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`p${i}.md`, `# P${i}\n\nkangaroo pending ${i}\n`])));
+  await indexRepository(home, repo, { noEmbed: true });
+  const response = await search(home, { query: "kangaroo", mode: "vector", limit: 100 });
+  expect(response.results).toHaveLength(5);
+  expect(response.total).toBe(5);
+});

@@ -22,7 +22,7 @@ import { loadConfig, type Config } from "../config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { anchorsOf, FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
 import { lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
-import { annNeedsRebuilding, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
+import { annNeedsRebuilding, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
 import { combineFilters, type Filter } from "./filters.ts";
 
@@ -474,7 +474,9 @@ async function searchRepository(
         ? bm25Total(store, ranked, keyword.length, depth, options, where)
         : 0
       : bounds
-        ? rankableTotal(store, bounds, Boolean(options.documents))
+        ? mode === "vector" && !bounds.within && !bounds.without && !options.documents
+          ? rankableVectors(store, repo.dir, context.vectors) // fragments still to be embedded are in no vector list
+          : rankableTotal(store, bounds, Boolean(options.documents))
         : 0; // nothing to embed (a query of -words only): nothing ranked
   return {
     repo: repo.name,

@@ -427,6 +427,11 @@ function annSearch(index: UsearchIndex, query: Float32Array, k: number): VectorH
   return Array.from(matches.keys, (key, i) => ({ id: Number(key), score: 1 - matches.distances[i]! }));
 }
 
+/** How many fragments have a vector: what an unfiltered vector list can rank (counted once per vectors generation). */
+export function rankableVectors(store: Store, dir: string, cache: VectorCache): number {
+  return vectorsOf(cache, store, dir).count;
+}
+
 function vectorsOf(cache: VectorCache, store: Store, dir: string): { generation: string; count: number; rows?: Row[] } {
   const generation = store.vectorsGeneration();
   let state = cache.scannable.get(dir);
