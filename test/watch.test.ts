@@ -572,6 +572,10 @@ test("a folder whose ignore file cannot be read is left as indexed by watch too 
     await batches.until(["top2.md"]);
     await Bun.sleep(300);
     expect(Object.keys(indexed(repo)).sort()).toEqual(["sub/a.md", "sub/b.md", "top.md", "top2.md"]);
+    // And it says so, each once, naming the ignore file as the run does.
+    const said = batches.errors.map((e) => (e as Error).message);
+    expect(said).toContain("sub/.gitignore: cannot read it (larger than 16 MiB): its folder is left as it was indexed");
+    expect(new Set(said).size).toBe(said.length);
   } finally {
     await handle.close();
   }

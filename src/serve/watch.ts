@@ -392,7 +392,9 @@ class RepositoryWatch {
         }
         // A folder replaced by a file of its name: what was indexed under it is gone.
         for (const doc of store.documentsUnder(path)) chosen.set(doc.path, true);
-        if (!isCandidate(path, this.repo)) continue;
+        const verdict = candidacy(path, this.repo);
+        if (verdict === "unknown") this.reportOnce(path, "under an ignore file that cannot be read: left as it was indexed");
+        if (verdict !== "in") continue;
         if (sameStamp(store.document(path), stats) || failedUnchanged(failed, path, stats)) continue;
         if (stats.mtimeMs > recent && rounds < MAX_WAIT_ROUNDS) {
           waiters.set(path, rounds + 1);
@@ -421,9 +423,22 @@ class RepositoryWatch {
       return; // gone again meanwhile: a later event says so
     }
     const stored = new Map(store.documentsUnder(folder).map((doc) => [doc.path, doc]));
-    const plan = planChanges(inRepository(found, folder, this.repo), stored, { failed });
+    const discovery = inRepository(found, folder, this.repo);
+    const plan = planChanges(discovery, stored, { failed });
     for (const file of [...plan.added, ...plan.changed]) chosen.set(file.path, false);
     for (const path of plan.gone) chosen.set(path, true);
+    // What the walk could not take (an ignore file it cannot read, a FIFO, a link out): said once, as a run says it.
+    for (const { path, reason } of discovery.problems) this.reportOnce(path, reason);
+  }
+
+  /** Problems already reported, so that each is said once however many events touch it. */
+  private readonly reported = new Set<string>();
+
+  private reportOnce(path: string, reason: string): void {
+    const key = `${path}\0${reason}`;
+    if (this.reported.has(key)) return;
+    this.reported.add(key);
+    this.context.options.onError?.(new ResearcherError("FILE_UNREADABLE", `${path}: ${reason}`), this.repo.name);
   }
 
   /** One `indexFiles` batch; "locked" when another writer holds the repository, "failed" when it failed (reported). */
