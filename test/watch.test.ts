@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { indexRepository } from "../src/index/indexer.ts";
 import { removeRepository } from "../src/index/remove-repository.ts";
-import { addRepository, type Repository } from "../src/repos.ts";
+import { addRepository, getRepository, type Repository } from "../src/repos.ts";
+import { setConfigValue } from "../src/config.ts";
 import { search } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
 import { watchRepositories, type WatchBatch, type WatchHandle } from "../src/serve/watch.ts";
@@ -595,6 +596,27 @@ test("a repository removed while watched is watched no more: its index does not 
     await Bun.sleep(1_500);
     expect(existsSync(repo.dir)).toBe(false);
     expect(batches.errors.map((e) => (e as { code?: string }).code)).toContain("REPO_NOT_FOUND");
+  } finally {
+    await handle.close();
+  }
+});
+
+test("an exclude added to config.yaml while watching applies at the next batch: excluded files leave, new ones stay out", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "keep.md": "# K\n\nkeepword\n", "private/old.md": "# O\n\noldword\n" });
+  const repo = addRepository(home, { name: "ex", path: docs, embed: false });
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  try {
+    await handle.ready;
+    setConfigValue(home, "repositories.ex.exclude", "[private]");
+    writeFileSync(join(docs, "private/new.md"), "# N\n\nnewword\n");
+    writeFileSync(join(docs, "keep2.md"), "# K2\n\nkeep two\n");
+    await batches.next((b) => b.scan);
+    await Bun.sleep(300);
+    expect(Object.keys(indexed(getRepository(home, "ex"))).sort()).toEqual(["keep.md", "keep2.md"]);
+    expect(batches.errors).toEqual([]);
   } finally {
     await handle.close();
   }

@@ -27,7 +27,7 @@ import { EmbedderCache } from "../embed/embedder.ts";
 import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
 import { failureSettings } from "../convert/pool.ts";
-import type { Repository } from "../repos.ts";
+import { listRepositories, type Repository } from "../repos.ts";
 import { serialized } from "../serial.ts";
 import { Store } from "../store/store.ts";
 
@@ -162,10 +162,23 @@ class RepositoryWatch {
   private readonly unwatchable = new Set<string>();
 
   constructor(
-    private readonly repo: Repository,
+    private repo: Repository,
     private readonly context: Context,
   ) {
     this.startWatcher();
+  }
+
+  /**
+   * The repository's settings as config.yaml holds them now: a changed exclude, file type or ignore-file setting
+   * brings a full incremental run, which applies it to every file (the run adds and removes what it now takes in or
+   * leaves out). A repository removed meanwhile keeps the settings it had, and its batch is refused.
+   */
+  private refreshSettings(): void {
+    const current = listRepositories(this.context.home).find((r) => r.name === this.repo.name);
+    if (!current || current.path !== this.repo.path) return;
+    const rules = (r: Repository) => JSON.stringify([r.exclude, r.fileTypes, r.ignoreFiles]);
+    if (rules(current) !== rules(this.repo)) this.needsScan = true;
+    this.repo = current;
   }
 
   /** The first incremental run. */
@@ -336,6 +349,7 @@ class RepositoryWatch {
       this.startWatcher(); // gone and back within one debounce: the old watcher watches nothing
       this.needsScan = true;
     }
+    this.refreshSettings();
     if (this.needsScan) return this.scan();
     if (this.pending.size === 0) return this.report("watching");
     this.report("indexing");
