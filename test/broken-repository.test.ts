@@ -232,3 +232,20 @@ describe("vector and hybrid search beside a BM25-only repository", () => {
     expect(JSON.parse(after.stdout).results[0].path).toBe("churn.md");
   });
 });
+
+test("a repository never indexed: ls of all of them lists the others and says why it is left out (search and repos-for do too)", () => {
+  const { home } = twoRepositories({ embed: false });
+  const fresh = tempDir();
+  writeTree(fresh, { "new.md": "# New\n\nwhale news\n" });
+  addRepository(home, { name: "fresh", path: fresh, embed: false });
+  for (const args of [["ls"], ["search", "whale"]]) {
+    const run = runCli(args, { home });
+    expect({ args, code: run.code }).toEqual({ args, code: 0 });
+    expect(run.stdout).toContain("whale.md");
+    expect(run.stderr).toMatch(
+      /^warning: skipped fresh: repository 'fresh' has not been indexed yet.*\nhint: run `researcher index fresh`/m,
+    );
+  }
+  // Named, it lists nothing: there is nothing indexed in it yet.
+  expect(runCli(["ls", "fresh"], { home })).toMatchObject({ code: 0, stdout: "" });
+});

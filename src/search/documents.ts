@@ -248,6 +248,12 @@ function hasIndexedPath(repo: Repository, path: string): boolean {
 }
 
 /** Run `body` on the repository's index, or return undefined when it has none. */
+function repositoryNotIndexed(repo: Repository): ResearcherError {
+  return new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has not been indexed yet`, {
+    hint: `run \`researcher index ${repo.name}\``,
+  });
+}
+
 function withStore<T>(repo: Repository, body: (store: Store) => T): T | undefined {
   if (!Store.exists(repo.dir)) return undefined;
   const store = Store.open(repo.dir);
@@ -438,9 +444,16 @@ export function limitDocumentBytes(doc: DocumentText, maxBytes: number): Documen
  */
 export function listDocuments(home: string, options: ListingOptions = {}): { documents: DocumentInfo[]; skipped: SkippedRepository[] } {
   const { repos, prefix } = listing(home, options);
+  const named = Boolean(options.repositories?.length);
   const { answers, skipped } = settle(
-    repos.map((repo) => attempt(repo, (r) => withStore(r, (store) => store.documentListing()) ?? [])),
-    Boolean(options.repositories?.length),
+    repos.map((repo) =>
+      attempt(repo, (r) => {
+        // A repository never indexed lists nothing when named; a listing of all of them says why it is left out.
+        if (!named && !Store.exists(r.dir)) throw repositoryNotIndexed(r);
+        return withStore(r, (store) => store.documentListing()) ?? [];
+      }),
+    ),
+    named,
   );
   const documents = answers.flatMap(({ repo, value }) =>
     value.filter((doc) => doc.path.startsWith(prefix)).map((doc) => listedInfo(repo, doc)),
