@@ -1,5 +1,5 @@
 /** Test fixtures: temp folders written by the test, the CLI run as a real subprocess, ../shared paths. */
-import { chmodSync, existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -55,6 +55,27 @@ export const HOOK_TIMEOUT = 180_000;
 const builds = new Map<string, Promise<string>>();
 
 /**
+ * Builds left by test runs that are over: `bun test` does not always run exit handlers (a run cut short never
+ * does), and each build is ~180 MB, so they filled /tmp run after run. Each build folder names its process.
+ */
+function removeStaleBuilds(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const pid = Number(/^researcher-exe-(\d+)-/.exec(name)?.[1]);
+    if (!pid || pid === process.pid || isRunning(pid)) continue;
+    rmSync(join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
  * The compiled executable, built once per test run (per variant) into a temp folder outside the repository, so
  * it runs with node_modules unreachable, as on a user's machine. Any user may run it (a test runs it as `nobody`).
  */
@@ -62,7 +83,8 @@ export function executable(options: { embedModel?: string } = {}): Promise<strin
   const key = options.embedModel ?? "";
   let build = builds.get(key);
   if (!build) {
-    const dir = mkdtempSync(join(tmpdir(), "researcher-exe-"));
+    if (builds.size === 0) removeStaleBuilds();
+    const dir = mkdtempSync(join(tmpdir(), `researcher-exe-${process.pid}-`));
     chmodSync(dir, 0o755);
     process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
     build = import("../build.ts").then(({ buildExecutable }) => buildExecutable({ ...options, outfile: join(dir, "researcher") }));
