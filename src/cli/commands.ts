@@ -1,0 +1,427 @@
+/**
+ * What each main command does: read its flags, call the library, render the answer. cli.ts declares the commands
+ * and their options and hands each parsed command to its function here.
+ */
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { writeFileAtomic } from "../atomic.ts";
+import { loadConfig } from "../config.ts";
+import { LIMIT, OFFSET, type Range } from "../search/bounds.ts";
+import { downloadProgress, home, integer, json, list, number, out, positive, repeated, type Flags } from "./cli-options.ts";
+import { formatOf } from "../convert/convert.ts";
+import { conversionLimits, convertPath } from "../convert/pool.ts";
+import {
+  documentInfo,
+  listDocuments,
+  listFailures,
+  matchDocuments,
+  readDocument,
+  readDocuments,
+  repositoryPath,
+} from "../search/documents.ts";
+import { EmbedderCache } from "../embed/embedder.ts";
+import { ResearcherError, toResearcherError } from "../errors.ts";
+import { env } from "../env.ts";
+import { parseFilter } from "../search/filters.ts";
+import { indexRepository, type IndexSummary, removeDocument } from "../index/indexer.ts";
+import {
+  documentInfoText,
+  documentJson,
+  documentListText,
+  documentText,
+  emptyListingText,
+  indexSummaryText,
+  multiGetText,
+  problemLines,
+  progressBar,
+  renderSearch,
+  SEARCH_FORMATS,
+  skippedText,
+  statusText,
+  styleFor,
+  type SearchFormat,
+  verifyText,
+  watchBatchJson,
+  watchBatchText,
+  watchStatusLine,
+} from "../serve/render.ts";
+import { getRepository, listRepositories, type Repository, selectRepositories } from "../repos.ts";
+import { noStatusAnswered, repositoriesFor, repositoryStatuses, searchAll } from "../search/results.ts";
+import { search, SearchContext, type SearchMode, type SearchOptions, type SearchResponse } from "../search/search.ts";
+import { escapeControls, stderr, stdout } from "../terminal.ts";
+import { watchRepositories } from "../serve/watch.ts";
+
+/** `--format`, with `--json` and `--files` as its aliases; two different answers are a usage error. */
+function searchFormat(flags: Flags): SearchFormat {
+  const asked = [
+    ...(flags.format !== undefined ? [String(flags.format)] : []),
+    ...(flags.json ? ["json"] : []),
+    ...(flags.files ? ["files"] : []),
+  ];
+  const formats = [...new Set(asked)];
+  if (formats.length > 1) throw new ResearcherError("USAGE", `choose one output format (got ${formats.join(", ")})`);
+  const format = formats[0] ?? "text";
+  if (!(SEARCH_FORMATS as readonly string[]).includes(format)) {
+    throw new ResearcherError("USAGE", `--format must be ${SEARCH_FORMATS.join(", ")} (got ${format})`);
+  }
+  return format as SearchFormat;
+}
+
+/**
+ * Fragments or documents, and how many: `--documents 3` is `--documents -n 3`. `--files` counts files, so it
+ * searches by document: `--files -n 5` prints five paths.
+ */
+function searchShape(flags: Flags, format: SearchFormat): { documents: boolean; limit: number | undefined } {
+  const documentsCount = countFlag(flags.documents, "documents");
+  const fragmentsCount = countFlag(flags.fragments, "fragments");
+  if (flags.documents !== undefined && flags.fragments !== undefined) {
+    throw new ResearcherError("USAGE", "--documents and --fragments cannot be combined");
+  }
+  if (flags.all && flags.limit !== undefined) throw new ResearcherError("USAGE", "--all and -n/--limit cannot be combined");
+  const counts = [...new Set([integer(flags.limit, "-n/--limit", LIMIT), documentsCount, fragmentsCount].filter((n) => n !== undefined))];
+  if (counts.length > 1) throw new ResearcherError("USAGE", `two different result counts (${counts.join(" and ")})`);
+  if (flags.all && counts.length) throw new ResearcherError("USAGE", "--all and a result count cannot be combined");
+  const documents = flags.documents !== undefined || (format === "files" && flags.fragments === undefined);
+  return { documents, limit: counts[0] };
+}
+
+/** An optional count after a flag: bare (`true`) or a number of results as `-n` takes it; anything else is a usage error. */
+function countFlag(value: unknown, name: string): number | undefined {
+  if (value === undefined || value === true || value === "true") return undefined;
+  return integer(value, `--${name}`, LIMIT);
+}
+
+const PORT: Range = { min: 0, max: 65535 };
+/** As config.yaml's `watch.debounce_ms` allows. */
+const DEBOUNCE_MS: Range = { min: 0, max: 60_000 };
+
+/** Why a text search printed nothing: no match, or matches all before --offset or below --min-score. */
+function noResults(response: SearchResponse, options: SearchOptions): string {
+  const none = `no results for "${escapeControls(response.query)}"`;
+  if (response.total === 0 || response.mode !== "bm25") return `${none}\n`;
+  const from = response.offset > 0 ? ` from --offset ${response.offset}` : "";
+  const why =
+    options.minScore !== undefined
+      ? `none scoring --min-score ${options.minScore} or more${from}`
+      : `all before --offset ${response.offset}`;
+  return `${none} (${response.total} ${options.documents ? "documents match" : "fragments match"}; ${why})\n`;
+}
+
+function searchMode(value: unknown): SearchMode | undefined {
+  if (value === undefined) return undefined;
+  if (value === "bm25" || value === "vector" || value === "hybrid") return value;
+  throw new ResearcherError("USAGE", `--mode must be bm25, vector or hybrid (got ${value})`);
+}
+
+/**
+ * A run that found files and could index none of them (none new, changed or unchanged) failed, though it recorded
+ * why (in this run, or before for failed files it left alone); a file that failed beside others that are indexed is
+ * reported in the summary only.
+ */
+function everyFileFailed(summary: IndexSummary): boolean {
+  return failedFiles(summary) > 0 && summary.indexed === 0 && summary.skipped === 0;
+}
+
+const failedFiles = (summary: IndexSummary) => summary.failed + summary.failed_unchanged;
+
+/** The error of a run whose every file failed: the command's, and its summary's `error` in `--json`. */
+function everyFileFailedError(summary: IndexSummary): ResearcherError {
+  return new ResearcherError("FILE_UNREADABLE", `${summary.repository}: all ${failedFiles(summary)} files failed and none was indexed`, {
+    hint: `\`researcher status ${summary.repository} --json\` lists them with their reasons`,
+  });
+}
+
+const OCR_MODES = ["auto", "always", "off"] as const;
+
+/** `convert`'s OCR settings: those of the repository holding the file (else the defaults), `--ocr` overriding the mode. */
+function ocrSettings(homeDir: string, file: string, flag: unknown): Repository["ocr"] {
+  const repo = listRepositories(homeDir).find((r) => file.startsWith(join(r.path, "/")));
+  const settings = repo?.ocr ?? { mode: "auto", languages: ["eng"] };
+  if (flag === undefined) return settings;
+  const mode = flag === true ? "auto" : String(flag);
+  if (!(OCR_MODES as readonly string[]).includes(mode)) {
+    throw new ResearcherError("USAGE", `--ocr must be ${OCR_MODES.join(", ")} (got ${mode})`);
+  }
+  return { ...settings, mode: mode as Repository["ocr"]["mode"] };
+}
+
+/** Options that contradict each other are a usage error, not one silently winning. (`noEmbed` is cac's `embed: false`.) */
+function refuseTogether(flags: Flags, names: [string, string], why: string): void {
+  const given = (name: string) => (name === "noEmbed" ? flags.embed === false : Boolean(flags[name]));
+  if (!names.every(given)) return;
+  const flag = (name: string) => `--${name === "noEmbed" ? "no-embed" : name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  throw new ResearcherError("USAGE", `${flag(names[0])} and ${flag(names[1])} do not go together: ${why}`);
+}
+
+/** `researcher index` */
+export async function indexCommand(names: string[], flags: Flags): Promise<void> {
+  refuseTogether(flags, ["rebuild", "embeddingsOnly"], "--rebuild already recomputes every vector");
+  refuseTogether(flags, ["embeddingsOnly", "noEmbed"], "--embeddings-only computes vectors, --no-embed skips them");
+  const embedders = new EmbedderCache({ allowDownload: true, onProgress: flags.quiet ? undefined : downloadProgress() });
+  const summaries = [];
+  // One repository failing does not stop the others; the command still fails, and says which failed and why.
+  const failures: { repository: string; error: ResearcherError }[] = [];
+  try {
+    for (const repo of selectRepositories(home(flags), names)) {
+      const bar = flags.quiet || flags.json ? undefined : progressBar(stderr, repo.name);
+      try {
+        summaries.push(
+          await indexRepository(home(flags), repo, {
+            rebuild: Boolean(flags.rebuild),
+            embeddingsOnly: Boolean(flags.embeddingsOnly),
+            noEmbed: flags.embed === false,
+            allowEmpty: Boolean(flags.allowEmpty),
+            retryFailed: Boolean(flags.retryFailed),
+            model: flags.model as string | undefined,
+            embedders,
+            onProgress: bar?.update,
+          }),
+        );
+      } catch (error) {
+        failures.push({ repository: repo.name, error: toResearcherError(error, { repository: repo.name, dir: repo.dir }) });
+      } finally {
+        bar?.done();
+      }
+    }
+  } finally {
+    await embedders.dispose();
+  }
+  // Warnings (e.g. embeddings pending offline) go to stderr, also with --json, so scripts and people both see them.
+  for (const summary of summaries)
+    for (const warning of summary.warnings) stderr.write(`${escapeControls(`warning: ${summary.repository}: ${warning}`)}\n`);
+  if (flags.json) {
+    const failed = failures.map(({ repository, error }) => ({
+      repository,
+      error: { code: error.code, message: error.message, hint: error.hint ?? null },
+    }));
+    // A run whose every file failed completed (its summary lists why), and says it failed as a failed run does.
+    const shown = summaries.map((s) => {
+      if (!everyFileFailed(s)) return s;
+      const { code, message, hint } = everyFileFailedError(s);
+      return { ...s, error: { code, message, hint: hint ?? null } };
+    });
+    if (names.length !== 1) json([...shown, ...failed]);
+    else if (shown[0]) json(shown[0]); // one named repository that failed: only the error, on stderr
+  } else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
+  const last = failures.pop();
+  for (const { repository, error } of failures) stderr.write(problemLines(`error: ${repository}`, error.message, error.hint));
+  if (last)
+    throw new ResearcherError(last.error.code, `${last.repository}: ${last.error.message}`, {
+      hint: last.error.hint,
+      cause: last.error.cause ?? last.error,
+    });
+  if (summaries.length === 0 && !flags.json) stderr.write("no repositories to index\n");
+  const hopeless = summaries.find(everyFileFailed);
+  if (hopeless) throw everyFileFailedError(hopeless);
+}
+
+/** `researcher watch` */
+export async function watchCommand(names: string[], flags: Flags): Promise<void> {
+  const repos = selectRepositories(home(flags), names);
+  if (repos.length === 0)
+    throw new ResearcherError("INVALID_INPUT", "no repositories to watch", {
+      hint: "add one with `researcher repo add <name> <path>`",
+    });
+  const debounceMs = integer(flags.debounce, "--debounce", DEBOUNCE_MS);
+  // A terminal gets a live status line; a pipe gets one line per batch (JSON with --json).
+  const live = !flags.json && stderr.isTTY ? watchStatusLine(stderr) : undefined;
+  // A note is one line whatever a file name or a reason holds: its control characters are shown escaped.
+  const note = (text: string) => {
+    const line = escapeControls(text);
+    return live ? live.note(line) : stderr.write(`${line}\n`);
+  };
+  const embedders = new EmbedderCache({ allowDownload: true });
+  let fatal: unknown;
+  let stop!: () => void;
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  const handle = watchRepositories(home(flags), repos, {
+    debounceMs,
+    noEmbed: flags.embed === false,
+    embedders,
+    onBatch: (batch) => {
+      if (flags.json) out(watchBatchJson(batch));
+      else if (live) live.batch(batch);
+      else out(watchBatchText(batch));
+      for (const failure of batch.failures) note(`failed: ${batch.repository}:${failure.path}: ${failure.reason}`);
+      for (const warning of batch.warnings) note(`warning: ${batch.repository}: ${warning}`);
+    },
+    onError: (thrown, repository) => {
+      const error = toResearcherError(thrown);
+      if (error.code === "WATCH_FAILED") {
+        fatal ??= error; // the system refused the watches: stop, and say how to raise the limit
+        return stop();
+      }
+      note(`error: ${repository}: ${error.message}`);
+      if (error.hint) note(`hint: ${error.hint}`);
+    },
+    onStatus: live?.status,
+  });
+  // Ctrl-C and SIGTERM end the watch after the batch being written.
+  await stopped;
+  process.off("SIGINT", stop);
+  process.off("SIGTERM", stop);
+  await handle.close();
+  await embedders.dispose();
+  live?.clear();
+  if (fatal) throw fatal;
+}
+
+/** `researcher search` */
+export async function searchCommand(words: string[], flags: Flags): Promise<void> {
+  // Words after `--` are query text even when they look like flags.
+  const query = [...words, ...((flags["--"] as string[] | undefined) ?? [])].join(" ");
+  if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: 'researcher search "your question"' });
+  const format = searchFormat(flags);
+  const { documents, limit } = searchShape(flags, format);
+  const context = new SearchContext();
+  try {
+    const options: SearchOptions = {
+      query,
+      mode: searchMode(flags.mode),
+      model: flags.model as string | undefined,
+      explain: Boolean(flags.explain),
+      filter: flags.filter === undefined ? undefined : String(flags.filter),
+      where: repeated(flags.where).map((text) => parseFilter(text, "--where")),
+      repositories: list(flags.repo),
+      limit,
+      offset: integer(flags.offset, "--offset", OFFSET),
+      minScore: number(flags.minScore, "min-score"),
+      documents,
+      full: Boolean(flags.full),
+    };
+    const response = await (flags.all ? searchAll(home(flags), options, context) : search(home(flags), options, context));
+    stderr.write(skippedText(response.skipped));
+    if (format === "text" && response.results.length === 0) stderr.write(noResults(response, options));
+    out(renderSearch(response, format, styleFor(stdout)));
+  } finally {
+    await context.close();
+  }
+}
+
+/** `researcher get` */
+export async function getCommand(ref: string, flags: Flags): Promise<void> {
+  if (flags.meta) {
+    const info = documentInfo(home(flags), String(ref));
+    return flags.json ? json(info) : out(documentInfoText(info));
+  }
+  const doc = await readDocument(home(flags), String(ref), {
+    fromLine: positive(flags.from, "--from"),
+    maxLines: positive(flags.lines, "--lines"),
+  });
+  if (flags.json) return json(documentJson(doc));
+  out(documentText(doc, { lineNumbers: Boolean(flags.lineNumbers) }));
+}
+
+/** `researcher multi-get` */
+export async function multiGetCommand(pattern: string, flags: Flags): Promise<void> {
+  if (flags.json && flags.files) throw new ResearcherError("USAGE", "--json and --files cannot be combined");
+  const maxBytesPerDocument = positive(flags.maxBytes, "--max-bytes") ?? 1024 * 1024;
+  if (flags.files) {
+    const { refs, skipped } = matchDocuments(home(flags), String(pattern));
+    for (const s of skipped) stderr.write(`${escapeControls(`skipped ${s.path}: ${s.reason}`)}\n`);
+    return out(refs.map((r) => `${escapeControls(join(r.repo.path, r.path))}\n`).join(""));
+  }
+  const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument });
+  if (flags.json) return json({ documents: found.documents.map(documentJson), skipped: found.skipped });
+  out(multiGetText(found, { lineNumbers: Boolean(flags.lineNumbers) }));
+  if (found.documents.length === 0 && found.skipped.length === 0) stderr.write(`no indexed documents match ${escapeControls(pattern)}\n`);
+}
+
+/** `researcher ls` */
+export function lsCommand(where: string | undefined, flags: Flags): void {
+  const [name, ...rest] = where === undefined ? [] : String(where).split(":");
+  const listing = { repositories: name ? [name] : [], prefix: rest.join(":") };
+  const { documents, skipped } = listDocuments(home(flags), listing);
+  stderr.write(skippedText(skipped));
+  if (flags.json) return json(documents);
+  if (documents.length === 0) stderr.write(emptyListingText(listFailures(home(flags), listing)));
+  const roots = new Map(listRepositories(home(flags)).map((r) => [r.name, r.path]));
+  out(documentListText(documents, styleFor(stdout), (d) => join(roots.get(d.repository) ?? "", d.path)));
+}
+
+/** `researcher remove` */
+export async function removeCommand(name: string, document: string, flags: Flags): Promise<void> {
+  const repo = getRepository(home(flags), name);
+  const path = repositoryPath(repo, document);
+  await removeDocument(repo, path);
+  out(`${escapeControls(`removed ${name}:${path}`)}\n`);
+}
+
+/** `researcher repos-for` */
+export async function reposForCommand(words: string[], flags: Flags): Promise<void> {
+  const query = [...words, ...((flags["--"] as string[] | undefined) ?? [])].join(" ");
+  if (!query.trim()) throw new ResearcherError("USAGE", "repos-for needs a query", { hint: 'researcher repos-for "your question"' });
+  const context = new SearchContext();
+  const matches = await repositoriesFor(home(flags), query, context).finally(() => context.close());
+  stderr.write(skippedText(matches.flatMap((m) => (m.error ? [{ repository: m.repository, ...m.error }] : []))));
+  if (flags.json) return json(matches);
+  out(
+    matches
+      .filter((m) => !m.error)
+      .map(
+        (m) =>
+          `${m.score.toFixed(2).padStart(6)}  ${m.repository}  ${m.matched} fragments${m.best ? `  best: ${m.best.location}` : ""}${m.description ? `\n        ${m.description}` : ""}\n`,
+      )
+      .join(""),
+  );
+}
+
+/** `researcher verify`: exits 1 when an index has problems, though the command itself ran. */
+export async function verifyCommand(names: string[], flags: Flags): Promise<number> {
+  const { verifyRepository } = await import("../index/verify.ts");
+  const reports = [];
+  for (const repo of selectRepositories(home(flags), names)) reports.push(await verifyRepository(repo, { repair: Boolean(flags.repair) }));
+  if (flags.json) json(reports.length === 1 && names.length === 1 ? reports[0] : reports);
+  else out(verifyText(reports, styleFor(stdout)));
+  return reports.some((r) => !r.ok) ? 1 : 0;
+}
+
+/** `researcher convert` */
+export async function convertCommand(file: string, flags: Flags): Promise<void> {
+  const config = loadConfig(home(flags));
+  const absolute = resolve(file);
+  if (!existsSync(absolute)) throw new ResearcherError("PATH_NOT_FOUND", `${file} does not exist`);
+  const converted = await convertPath(absolute, {
+    maxBytes: config.index.max_file_bytes,
+    ...conversionLimits(config, ocrSettings(home(flags), absolute, flags.ocr)),
+  });
+  const { title, metadata, pages = null, text } = converted;
+  if (flags.json) return json({ title, format: formatOf(absolute), metadata, pages, text });
+  const markdown = text.endsWith("\n") ? text : `${text}\n`;
+  if (flags.output) writeFileAtomic(resolve(String(flags.output)), markdown);
+  else out(markdown);
+}
+
+/** `researcher status` */
+export function statusCommand(name: string | undefined, flags: Flags): void {
+  const statuses = repositoryStatuses(home(flags), name);
+  // Every repository listed, the broken ones with their error; the command fails only when none could answer.
+  if (flags.json) json(name ? statuses[0] : statuses);
+  else out(statusText(statuses, styleFor(stdout)));
+  const none = noStatusAnswered(statuses);
+  if (none) throw none;
+}
+
+/** `researcher serve` */
+export async function serveCommand(flags: Flags): Promise<void> {
+  const mcp = await import("../serve/mcp.ts"); // the MCP SDK loads only for this command
+  const watch = Boolean(flags.watch);
+  if (flags.port === undefined) return mcp.serveStdio(home(flags), { watch });
+  const port = integer(flags.port, "--port", PORT)!;
+  // Bun binds '' to every interface: an empty --host is a slip, not a request to serve the network.
+  if (flags.host !== undefined && !String(flags.host).trim())
+    throw new ResearcherError("USAGE", `--host needs an address (got '${flags.host}')`, {
+      hint: "--host 127.0.0.1, or 0.0.0.0 for all",
+    });
+  const token = (flags.token as string | undefined) ?? env.mcpToken();
+  const { serveHttp } = await import("../serve/http.ts");
+  const server = serveHttp(home(flags), { port, host: flags.host as string | undefined, token: token || undefined, watch });
+  stderr.write(`listening on ${escapeControls(server.url)}/mcp\n`);
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await server.stop();
+}
