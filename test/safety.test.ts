@@ -304,17 +304,22 @@ describe("names with control characters", () => {
     }
   });
 
-  test("search text, search --files and multi-get --files escape them", () => {
+  test("search text, search --files, repos-for and multi-get --files escape them", () => {
     for (const args of [
       ["search", "control"],
       ["search", "control", "--files"],
+      ["search", "control", "--documents"],
+      ["repos-for", "control"],
       ["multi-get", "docs:*", "--files"],
     ]) {
       const { stdout, code } = runCli(args, { home });
       expect(code).toBe(0);
       noRawControls(stdout);
-      expect(stdout).toContain("red\\x1b[31m\\x07.md");
-      expect(stdout).toContain("two\\nlines.md");
+      expect(stdout).toMatch(/red\\x1b\[31m\\x07\.md|two\\nlines\.md/); // repos-for names its best fragment only
+      if (args[0] !== "repos-for") {
+        expect(stdout).toContain("red\\x1b[31m\\x07.md");
+        expect(stdout).toContain("two\\nlines.md");
+      }
     }
     expect(runCli(["search", "control"], { home }).stdout).toContain("control words \\x1b]52;c;cHduZWQ=\\x07 here"); // in a snippet
     // --full text among the results is escaped too (tabs kept); `get` prints a document as it is, like cat.
@@ -333,9 +338,12 @@ describe("names with control characters", () => {
     const description = "d\x1b]0;pwned\x07red";
     expect(runCli(["repo", "add", "d2", other.docs, "--description", description, "--no-embed"], { home: other.home }).code).toBe(0);
     expect(runCli(["context", "add", "d2:sub", "ctx\x1b[2J text"], { home: other.home }).code).toBe(0);
+    expect(runCli(["index", "d2"], { home: other.home }).code).toBe(0);
     const status = runCli(["status", "d2"], { home: other.home }).stdout;
     const contexts = runCli(["context", "list"], { home: other.home }).stdout;
-    for (const text of [status, contexts]) noRawControls(text);
+    const reposFor = runCli(["repos-for", "words"], { home: other.home }).stdout;
+    for (const text of [status, contexts, reposFor]) noRawControls(text);
+    expect(reposFor).toContain("d\\x1b]0;pwned\\x07red");
     expect(status).toContain("d\\x1b]0;pwned\\x07red");
     expect(contexts).toBe("d2:sub\tctx\\x1b[2J text\n");
   });

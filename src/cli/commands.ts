@@ -34,6 +34,7 @@ import {
   multiGetText,
   problemLines,
   progressBar,
+  repositoryMatchesText,
   renderSearch,
   SEARCH_FORMATS,
   skippedText,
@@ -335,10 +336,12 @@ export function lsCommand(where: string | undefined, flags: Flags): void {
   const listing = { repositories: name ? [name] : [], prefix: rest.join(":") };
   const { documents, skipped } = listDocuments(home(flags), listing);
   stderr.write(skippedText(skipped));
-  if (flags.json) return json(documents);
-  if (documents.length === 0) stderr.write(emptyListingText(listFailures(home(flags), listing)));
-  const roots = new Map(listRepositories(home(flags)).map((r) => [r.name, r.path]));
-  out(documentListText(documents, styleFor(stdout), (d) => join(roots.get(d.repository) ?? "", d.path)));
+  if (flags.json) json(documents);
+  else {
+    if (documents.length === 0) stderr.write(emptyListingText(listFailures(home(flags), listing)));
+    const roots = new Map(listRepositories(home(flags)).map((r) => [r.name, r.path]));
+    out(documentListText(documents, styleFor(stdout), (d) => join(roots.get(d.repository) ?? "", d.path)));
+  }
 }
 
 /** `researcher remove` */
@@ -356,16 +359,8 @@ export async function reposForCommand(words: string[], flags: Flags): Promise<vo
   const context = new SearchContext();
   const matches = await repositoriesFor(home(flags), query, context).finally(() => context.close());
   stderr.write(skippedText(matches.flatMap((m) => (m.error ? [{ repository: m.repository, ...m.error }] : []))));
-  if (flags.json) return json(matches);
-  out(
-    matches
-      .filter((m) => !m.error)
-      .map(
-        (m) =>
-          `${m.score.toFixed(2).padStart(6)}  ${m.repository}  ${m.matched} fragments${m.best ? `  best: ${m.best.location}` : ""}${m.description ? `\n        ${m.description}` : ""}\n`,
-      )
-      .join(""),
-  );
+  if (flags.json) json(matches);
+  else out(repositoryMatchesText(matches));
 }
 
 /** `researcher verify`: exits 1 when an index has problems, though the command itself ran. */

@@ -9,7 +9,7 @@ import type { DocumentInfo, DocumentText, MultiGetResult, SkippedDocument } from
 import type { IndexProgress, IndexSummary } from "../index/indexer.ts";
 import type { DocumentHit, FragmentHit, SearchResponse } from "../search/search.ts";
 import type { RepositoryStatus } from "../store/status.ts";
-import type { RepositoryError } from "../search/results.ts";
+import type { RepositoryError, RepositoryMatch } from "../search/results.ts";
 import type { VerifyReport } from "../index/verify.ts";
 import type { Repository, SkippedRepository } from "../repos.ts";
 import { env } from "../env.ts";
@@ -346,6 +346,19 @@ export function documentListText(documents: DocumentInfo[], style: Style, absolu
     )
     .join("\n")
     .concat("\n");
+}
+
+/** `repos-for`: score, repository, matching fragments and the best one's place, the description below; failed ones left out. */
+export function repositoryMatchesText(matches: RepositoryMatch[]): string {
+  return matches
+    .filter((m) => !m.error)
+    .map((m) => {
+      const fragments = `${m.matched} ${m.matched === 1 ? "fragment" : "fragments"}`;
+      const best = m.best ? `  best: ${escapeControls(m.best.location)}` : "";
+      const description = m.description ? `\n        ${escapeControls(m.description)}` : "";
+      return `${m.score.toFixed(2).padStart(6)}  ${m.repository}  ${fragments}${best}${description}\n`;
+    })
+    .join("");
 }
 
 /** What `ls` says when it lists nothing: files that failed are not documents, but they are why some are missing. */
