@@ -1,0 +1,172 @@
+/** The MCP tools' input and output schemas: what agents read to call a tool and to trust its structured answer. */
+import { z } from "zod";
+import { ANSWER_LIMIT, MAX_QUERY_CHARS, OFFSET } from "../search/bounds.ts";
+import { FILTER_OPS } from "../search/filters.ts";
+
+export const searchInput = {
+  query: z.string().min(1).max(MAX_QUERY_CHARS).describe('Words or a natural-language question; "phrase", -exclude and prefix* work'),
+  repository: z.string().optional().describe("Search only this repository"),
+  repositories: z.array(z.string()).max(100).optional().describe("Search only these repositories"),
+  mode: z.enum(["bm25", "vector", "hybrid"]).optional().describe("Default: hybrid where vectors exist, else bm25"),
+  n_results: z
+    .number()
+    .int()
+    .min(ANSWER_LIMIT.min)
+    .max(ANSWER_LIMIT.max)
+    .optional()
+    .describe("How many results (default: search.limit, 10)"),
+  offset: z
+    .number()
+    .int()
+    .min(OFFSET.min)
+    .max(OFFSET.max)
+    .optional()
+    .describe("Skip this many results first: the next page starts at offset + n_results"),
+  min_score: z.number().min(0).optional().describe("Drop results below this score of the mode (≥ 0, as the CLI's --min-score)"),
+  filter: z.string().max(500).optional().describe("Glob on document paths, e.g. 'notes/**' or '*.md'"),
+  where: z
+    .union([z.string().max(2000), whereJson()])
+    .optional()
+    .describe(
+      "Only documents/fragments that match, applied before ranking. Text: space-separated terms that must all hold, " +
+        "`key op value` with op = != < <= > >= ~ (contains, case-insensitive) or `key in (a|b)`, values bare or " +
+        '"quoted", e.g. \'tags=rust format in (md|pdf) modified>=2025-01-01 title~"borrow"\'. Or JSON: ' +
+        "{all:[{key,eq:value}…], any:[…], not:[…]} with ops eq ne lt le gt ge contains in. Keys: path (glob), format " +
+        "(md, txt, pdf, docx, html, epub), repository, page (PDF page or range 3-5), modified (file date), size " +
+        "(bytes), title, and any front-matter key (tags, author, date, …; a list matches if any element does).",
+    ),
+};
+
+/**
+ * What the search tools return as structured content: the CLI's `search --json`. Results are described by their
+ * stable fields; more may be added (the contract is additive), so objects are open.
+ */
+export function searchOutput(documents: boolean) {
+  const location = { location: z.string().describe("path:line where the snippet starts; with the repository, a ref for get_document") };
+  const fragment = z.looseObject({
+    id: z.number(),
+    seq: z.number(),
+    start_line: z.number(),
+    end_line: z.number(),
+    page: z.number().nullable(),
+    page_end: z.number().nullable(),
+  });
+  const result = z.looseObject({
+    rank: z.number(),
+    score: z.number(),
+    repository: z.string(),
+    path: z.string(),
+    ...location,
+    page: z.number().nullable().describe("PDF page of the snippet"),
+    docid: z.string(),
+    title: z.string(),
+    heading: z.string(),
+    snippet: z.string(),
+    context: z.string().nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+    ...(documents ? { fragments: z.array(fragment) } : { fragment }),
+  });
+  return z.looseObject({
+    query: z.string(),
+    mode: z.enum(["bm25", "vector", "hybrid"]),
+    repositories: z.array(z.string()),
+    offset: z.number(),
+    total: z.number(),
+    skipped: skippedRepositories,
+    results: z.array(result),
+  });
+}
+
+const failureEntry = z.object({ path: z.string(), reason: z.string() });
+const identity = {
+  repository: z.string(),
+  path: z.string(),
+  docid: z.string(),
+  title: z.string(),
+  format: z.string(),
+  metadata: z.record(z.string(), z.unknown()),
+};
+
+/** Where to read on after a cut answer: the next line, or (a line longer than the answer) the rest of this one. */
+export const continuation = z.object({ from_line: z.number(), from_char: z.number().optional() });
+
+/** Why a repository could not answer a request over all of them (it is left out; the others answer). */
+const repositoryError = z.object({ code: z.string(), message: z.string(), hint: z.string().nullable() });
+const skippedRepositories = z
+  .array(repositoryError.extend({ repository: z.string() }))
+  .describe("Repositories left out because they could not answer (e.g. a damaged index), each with why and the fix");
+const errorField = repositoryError.optional().describe("Only when the repository could not answer: why, and the fix");
+
+/** Structured content of the other tools, by their stable fields (objects are open: the contract is additive). */
+export const OUTPUT = {
+  document: z.looseObject({
+    ...identity,
+    from: z.number(),
+    to: z.number(),
+    total_lines: z.number(),
+    truncated: z.boolean(),
+    text: z.string(),
+    continue_with: continuation.optional().describe("Present when truncated: the from_line (and from_char) of the next read"),
+  }),
+  documents: z.looseObject({
+    documents: z.array(z.looseObject({ ...identity, from: z.number(), to: z.number(), total_lines: z.number(), text: z.string() })),
+    skipped: z
+      .array(z.object({ repository: z.string(), path: z.string(), reason: z.string() }))
+      .describe("Matches left out, each with why"),
+  }),
+  listing: z.looseObject({
+    total: z.number(),
+    offset: z.number(),
+    documents: z.array(
+      z.looseObject({ ...identity, size: z.number(), modified: z.string(), fragments: z.number(), pages: z.number().nullable() }),
+    ),
+    skipped: skippedRepositories,
+  }),
+  repositories: (failures: boolean) =>
+    z.looseObject({
+      repositories: z.array(
+        z.looseObject({
+          name: z.string(),
+          path: z.string(),
+          description: z.string().nullable(),
+          documents: z.number(),
+          fragments: z.number(),
+          last_indexed: z.string().nullable(),
+          model: z.string().nullable(),
+          ...(failures ? { failures: z.array(failureEntry) } : {}),
+          error: errorField,
+        }),
+      ),
+    }),
+  matches: z.looseObject({
+    repositories: z.array(
+      z.looseObject({
+        repository: z.string(),
+        description: z.string().nullable(),
+        score: z.number(),
+        matched: z.number(),
+        best: z.looseObject({ path: z.string(), location: z.string(), title: z.string(), snippet: z.string() }).nullable(),
+        error: errorField,
+      }),
+    ),
+  }),
+  indexed: z.looseObject({
+    repository: z.string(),
+    indexed: z.number(),
+    ocr_pages: z.number(),
+    removed: z.number(),
+    failed: z.number(),
+    failures: z.array(failureEntry),
+    seconds: z.number(),
+  }),
+  removed: z.looseObject({ repository: z.string(), path: z.string(), removed: z.boolean() }),
+};
+
+/** The JSON form of a filter, as a schema agents can read (parseFilter validates the values). */
+function whereJson() {
+  const scalar = z.union([z.string(), z.number(), z.boolean()]);
+  const op = (name: string) => [name, (name === "in" ? z.array(scalar) : scalar).optional()] as const;
+  const term = z.strictObject({ key: z.string(), ...Object.fromEntries(FILTER_OPS.map(op)) });
+  const list = z.array(term).max(100).optional();
+  return z.strictObject({ all: list, any: list, not: list });
+}

@@ -1,0 +1,503 @@
+/**
+ * The MCP server's tools and its document resource. Each validates its input strictly (an unknown parameter is an
+ * error naming it), calls the same library function as the CLI, and answers with the CLI's JSON shape plus a short
+ * text rendering; a failure is a tool result the agent can read.
+ */
+import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { limitDocumentBytes, listDocuments, readDocument, readDocuments, repositoryPath, type DocumentText } from "../search/documents.ts";
+import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
+import { MAX_QUERY_CHARS } from "../search/bounds.ts";
+import { parseFilter, type FilterJson } from "../search/filters.ts";
+import { indexFiles, removeDocument } from "../index/indexer.ts";
+import { escapeControls } from "../terminal.ts";
+import { logger } from "../log.ts";
+import { ocrNote, PLAIN, problemLine, searchJson, searchText, skippedText } from "./render.ts";
+import { getRepository } from "../repos.ts";
+import { search, type SearchContext, type SearchOptions } from "../search/search.ts";
+import { noStatusAnswered, repositoriesFor, repositoryStatuses, type RepositoryError } from "../search/results.ts";
+import type { Serial } from "../serial.ts";
+import { type continuation, OUTPUT, searchInput, searchOutput } from "./mcp-schemas.ts";
+
+const plain = PLAIN;
+
+/** What one answer carries of document text by default, and at most: a 5 MiB file never becomes a 10 MB line. */
+const DEFAULT_ANSWER_BYTES = 128 * 1024;
+const MAX_ANSWER_BYTES = 1024 * 1024;
+const MAX_LISTED = 1000;
+const answerBytes = (asked: number | undefined) => Math.min(asked ?? DEFAULT_ANSWER_BYTES, MAX_ANSWER_BYTES);
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+/** A tool result: structured JSON for programs, a short text for models that read text. */
+function result(structured: object, text: string) {
+  return { content: [{ type: "text" as const, text }], structuredContent: structured as Record<string, unknown> };
+}
+
+/**
+ * A document read from character `fromChar` of its first line (a line can be megabytes long) and cut to `maxBytes`,
+ * with where to read on when it was cut: inside the first line, the same line further on; else the next line.
+ */
+function readPart(doc: DocumentText, fromChar: number, maxBytes: number): DocumentText & { continue_with?: z.infer<typeof continuation> } {
+  const lineEnd = doc.text.indexOf("\n");
+  const firstLine = lineEnd < 0 ? doc.text.length : lineEnd;
+  if (fromChar > firstLine) {
+    throw new ResearcherError("INVALID_INPUT", `from_char ${fromChar} is past the end of line ${doc.from} (${firstLine} characters)`, {
+      hint: `use a from_char between 0 and ${firstLine}`,
+    });
+  }
+  const cut = limitDocumentBytes({ ...doc, text: doc.text.slice(fromChar) }, maxBytes);
+  if (!cut.truncated) return cut;
+  const insideLine = cut.to === cut.from && cut.text.length < firstLine - fromChar;
+  return { ...cut, continue_with: insideLine ? { from_line: cut.from, from_char: fromChar + cut.text.length } : { from_line: cut.to + 1 } };
+}
+
+/**
+ * The line that tells a reader of a cut text how to read the rest. `asked` is what was asked for: when the answer
+ * holds all of it (a line range, a page), the document going on is no cut, and the line says so.
+ */
+function continuationMarker(doc: ReturnType<typeof readPart>, asked: DocumentText, how: string): string {
+  const next = doc.continue_with;
+  if (!next) return "";
+  if (doc.to === asked.to && next.from_char === undefined) {
+    return `\n\n[lines ${doc.from}–${doc.to} of ${doc.total_lines}, as asked; the document goes on: ${how} from_line ${next.from_line}]`;
+  }
+  const where =
+    next.from_char === undefined
+      ? `line ${doc.to} of ${doc.total_lines}`
+      : `character ${next.from_char} of line ${next.from_line} (${doc.total_lines} lines)`;
+  return `\n\n[truncated at ${where}: ${how} from_line ${next.from_line}${next.from_char === undefined ? "" : ` and from_char ${next.from_char}`}]`;
+}
+
+/**
+ * resources/list: the indexed documents as `researcher://<repository>/<path>` (each path segment percent-encoded),
+ * the first MAX_LISTED by repository and path; the list_documents tool pages through the rest.
+ */
+function documentResources(home: string) {
+  return listDocuments(home, { repositories: [] })
+    .documents.slice(0, MAX_LISTED)
+    .map((d) => ({
+      uri: `researcher://${encodeURIComponent(d.repository)}/${d.path.split("/").map(encodeURIComponent).join("/")}`,
+      name: `${d.repository}:${d.path}`,
+      title: d.title,
+      mimeType: "text/markdown",
+    }));
+}
+
+/** A failed resource read as its code's JSON-RPC error (errors.ts): not found (-32002), bad input (-32602), or internal (-32603). */
+function resourceError(thrown: unknown): Error {
+  const error = toResearcherError(thrown);
+  return rpcError(ERROR_CODES[error.code].rpc, describe(error));
+}
+
+/**
+ * A JSON-RPC error for the SDK to send (it sends any error's `code` and `message`). Not an McpError: that writes
+ * "MCP error <code>: " into the message it sends, and the client's McpError prefixes it again.
+ */
+export function rpcError(code: number, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+/** One line for an agent: the message and the hint that fixes it. */
+export function describe(error: ResearcherError): string {
+  return `${error.message}${error.hint ? ` (hint: ${error.hint})` : ""}`;
+}
+
+/** A repository's error in a listing of all of them. */
+function errorLine(error: RepositoryError): string {
+  return problemLine(error.message, error.hint);
+}
+
+/**
+ * A name (path, title, description) in a tool's text, escaped as the CLI's text output escapes it: clients show
+ * tool results in terminals, and a name with a newline would also forge a line of a listing. Documents' own text
+ * is given as it is, as `get` prints it.
+ */
+export const named = escapeControls;
+
+/**
+ * `where` as an agent sends it: the text grammar, the JSON object, or that object serialised as a string (agents
+ * often send nested arguments as strings; the text grammar never starts with `{`).
+ */
+function whereArgument(where: string | FilterJson): string | FilterJson {
+  if (typeof where !== "string" || !where.trimStart().startsWith("{")) return where;
+  try {
+    return JSON.parse(where) as FilterJson;
+  } catch {
+    return where; // the text grammar's error says where it went wrong
+  }
+}
+
+/** A failed tool call as a tool result an agent can read (MCP tools report errors in the result, not as JSON-RPC errors). */
+function failure(thrown: unknown) {
+  // Escaped: a message can carry a file's name or a converter's words about its content.
+  const error = toResearcherError(thrown);
+  return { content: [{ type: "text" as const, text: problemLine(error.message, error.hint) }], isError: true };
+}
+
+/** Run a tool body; a ResearcherError becomes a tool error the agent can read, never a crash. */
+async function guarded<T>(body: () => Promise<T> | T): Promise<T | ReturnType<typeof failure>> {
+  try {
+    return await body();
+  } catch (error) {
+    logger.debug(error);
+    return failure(error);
+  }
+}
+
+/** Every tool and resource of the server, on `server`; `writes` runs the tools that change an index one at a time. */
+export function registerTools(server: McpServer, home: string, context: SearchContext, writes: Serial): void {
+  registerSearchTools(server, home, context);
+  registerReadTools(server, home, context);
+  registerDocumentResource(server, home, context);
+  registerRepositoryTools(server, home, context);
+  registerWriteTools(server, home, context, writes);
+}
+
+/** search_fragments and search_documents: one search, as fragments or grouped by document. */
+function registerSearchTools(server: McpServer, home: string, context: SearchContext): void {
+  const runSearch = async (input: z.infer<z.ZodObject<typeof searchInput>>, documents: boolean) => {
+    const options: SearchOptions = {
+      query: input.query,
+      repositories: [...(input.repository ? [input.repository] : []), ...(input.repositories ?? [])],
+      mode: input.mode,
+      limit: input.n_results,
+      offset: input.offset,
+      minScore: input.min_score,
+      filter: input.filter,
+      where: input.where === undefined ? undefined : [parseFilter(whereArgument(input.where as string | FilterJson))],
+      documents,
+    };
+    const response = await search(home, options, context);
+    const text = [searchText(response, plain) || "no results", skippedText(response.skipped)].filter(Boolean).join("\n");
+    return result(searchJson(response), text);
+  };
+
+  server.registerTool(
+    "search_fragments",
+    {
+      title: "Search passages",
+      description:
+        "Find passages (fragments) that answer a query, best first, with location, heading and snippet. In code a fragment is a " +
+        "whole function or class: its heading is the symbol path, `fragment.start_line`-`end_line` its lines (read them with " +
+        "get_document `repo:path:start-end`); filter with where `language=python`, `git_project`, `git_branch`, `git_commit`.",
+      inputSchema: z.strictObject(searchInput),
+      outputSchema: searchOutput(false),
+      annotations: READ_ONLY,
+    },
+    (input) => guarded(() => runSearch(input, false)),
+  );
+  server.registerTool(
+    "search_documents",
+    {
+      title: "Search documents",
+      description: "Find documents that answer a query, best first, each with its top fragments.",
+      inputSchema: z.strictObject(searchInput),
+      outputSchema: searchOutput(true),
+      annotations: READ_ONLY,
+    },
+    (input) => guarded(() => runSearch(input, true)),
+  );
+}
+
+/** get_document, multi_get and list_documents: what the index holds, read in bounded answers. */
+function registerReadTools(server: McpServer, home: string, context: SearchContext): void {
+  server.registerTool(
+    "get_document",
+    {
+      title: "Read a document",
+      description:
+        "Read an indexed document (or some lines) by `repo:path`, `repo:path:line[:count]`, `repo:path:from-to`, `repo:path:pN` (a PDF page), `#docid`, or a search result's " +
+        `\`location\` (with its \`repository\`). At most max_bytes of text (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); ` +
+        "when `truncated`, read on with `continue_with` (the next from_line, and from_char inside a line longer than max_bytes).",
+      inputSchema: z.strictObject({
+        ref: z
+          .string()
+          .min(1)
+          .max(2000)
+          .describe("repo:path, repo:path:line[:count], repo:path:from-to, repo:path:pN, #docid, or a search result's location"),
+        repository: z.string().optional().describe("The repository of a bare location or docid"),
+        from_line: z.number().int().min(1).optional().describe("First line to read (1-based); default: the ref's line, else 1"),
+        from_char: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe("Start this many characters into the first line: to read on in a line longer than max_bytes"),
+        max_lines: z
+          .number()
+          .int()
+          .min(1)
+          .max(100000)
+          .optional()
+          .describe("How many lines at most; default: the ref's count, else to the end"),
+        max_bytes: z
+          .number()
+          .int()
+          .min(1)
+          .max(10_000_000)
+          .optional()
+          .describe(`Default ${DEFAULT_ANSWER_BYTES}; larger values are capped at ${MAX_ANSWER_BYTES}`),
+      }),
+      outputSchema: OUTPUT.document,
+      annotations: READ_ONLY,
+    },
+    (input) =>
+      guarded(async () => {
+        const whole = await readDocument(home, input.ref, {
+          fromLine: input.from_line,
+          maxLines: input.max_lines,
+          repository: input.repository,
+          conversions: context.conversions,
+        });
+        const doc = readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes));
+        const marker = continuationMarker(doc, whole, "continue with");
+        return result(
+          doc,
+          `${named(`${doc.repository}:${doc.path}`)} lines ${doc.from}–${doc.to} of ${doc.total_lines}\n\n${doc.text}${marker}`,
+        );
+      }),
+  );
+  server.registerTool(
+    "multi_get",
+    {
+      title: "Read several documents",
+      description:
+        "Read indexed documents named by a glob over paths (`*.md` at any depth, as without a slash a glob matches the base name; " +
+        "`repo:notes/**`) or by refs separated by commas, up to " +
+        `max_bytes of text in all (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); the rest are listed in \`skipped\` with why.`,
+      inputSchema: z.strictObject({
+        pattern: z
+          .string()
+          .min(1)
+          .max(4000)
+          .describe("A glob over indexed paths (`*.md`: base names at any depth; `repo:notes/**`) or refs separated by commas"),
+        repository: z.string().optional().describe("Only this repository"),
+        max_bytes: z
+          .number()
+          .int()
+          .min(1)
+          .max(10_000_000)
+          .optional()
+          .describe(
+            `All documents together (default ${DEFAULT_ANSWER_BYTES}, capped at ${MAX_ANSWER_BYTES}); from the first document that does not fit, the rest are skipped unread`,
+          ),
+        max_bytes_per_document: z.number().int().min(1).max(10_000_000).optional().describe("Skip (and list) larger documents"),
+      }),
+      outputSchema: OUTPUT.documents,
+      annotations: READ_ONLY,
+    },
+    (input) =>
+      guarded(async () => {
+        const found = await readDocuments(home, input.pattern, {
+          repository: input.repository,
+          maxBytes: answerBytes(input.max_bytes),
+          maxBytesPerDocument: input.max_bytes_per_document,
+          conversions: context.conversions,
+        });
+        const text = found.documents.map((d) => `=== ${named(`${d.repository}:${d.path}`)}\n${d.text}`);
+        const skipped = found.skipped.map((s) => `=== ${named(`${s.repository ? `${s.repository}:` : ""}${s.path} skipped: ${s.reason}`)}`);
+        return result(found, [...text, ...skipped].join("\n\n") || "no documents matched");
+      }),
+  );
+  server.registerTool(
+    "list_documents",
+    {
+      title: "List documents",
+      description:
+        "The indexed documents (path, title, format, size, fragments, pages, modified), optionally of one repository and under a path prefix.",
+      inputSchema: z.strictObject({
+        repository: z.string().optional().describe("Only this repository"),
+        prefix: z.string().max(4000).optional().describe("Only paths starting with this, e.g. 'meetings/2026'"),
+        offset: z.number().int().min(0).optional().describe("Skip this many documents first: the next page starts at offset + limit"),
+        limit: z.number().int().min(1).max(MAX_LISTED).optional().describe(`Default and maximum ${MAX_LISTED}`),
+      }),
+      outputSchema: OUTPUT.listing,
+      annotations: READ_ONLY,
+    },
+    (input) =>
+      guarded(() => {
+        const { documents: all, skipped } = listDocuments(home, {
+          repositories: input.repository ? [input.repository] : [],
+          prefix: input.prefix,
+        });
+        const offset = input.offset ?? 0;
+        const documents = all.slice(offset, offset + (input.limit ?? MAX_LISTED));
+        const more = offset + documents.length < all.length;
+        const lines = documents.map((d) => named(`${d.repository}:${d.path}  ${d.format}  ${d.size} bytes  ${d.title}`));
+        if (more) lines.push(`[${all.length - offset - documents.length} more: continue with offset ${offset + documents.length}]`);
+        const none = all.length > 0 ? `offset ${offset} is past the end: ${all.length} documents` : "no indexed documents";
+        const text = [lines.join("\n") || none, skippedText(skipped)].filter(Boolean).join("\n");
+        return result({ total: all.length, offset, documents, skipped }, text);
+      }),
+  );
+}
+
+/** Indexed documents as resources: researcher://notes/guides/setup.md (the path may hold slashes: {+path}). */
+function registerDocumentResource(server: McpServer, home: string, context: SearchContext): void {
+  server.registerResource(
+    "document",
+    new ResourceTemplate("researcher://{repository}/{+path}", { list: () => ({ resources: documentResources(home) }) }),
+    {
+      title: "Indexed document",
+      description: "An indexed document's text (PDF, DOCX, EPUB and HTML as the markdown that was indexed), capped like get_document",
+      mimeType: "text/markdown",
+    },
+    async (uri, variables) => {
+      const one = (value: string | string[] | undefined) => String(Array.isArray(value) ? value[0] : (value ?? ""));
+      let ref: string;
+      try {
+        ref = `${decodeURIComponent(one(variables.repository))}:${decodeURIComponent(one(variables.path))}`;
+      } catch {
+        throw rpcError(ERROR_CODES.INVALID_INPUT.rpc, `malformed percent-encoding in ${uri.href}`);
+      }
+      const whole = await readDocument(home, ref, { conversions: context.conversions }).catch((error) =>
+        Promise.reject(resourceError(error)),
+      );
+      const doc = readPart(whole, 0, DEFAULT_ANSWER_BYTES);
+      const how = `the rest is longer than one answer: read it with the get_document tool, ref "${ref}",`;
+      const text = doc.text + continuationMarker(doc, whole, how);
+      return { contents: [{ uri: uri.href, mimeType: "text/markdown", text }] };
+    },
+  );
+}
+
+/** list_repositories, repositories_for and get_index_status: which repositories there are, where to look, how they stand. */
+function registerRepositoryTools(server: McpServer, home: string, context: SearchContext): void {
+  server.registerTool(
+    "list_repositories",
+    {
+      title: "List repositories",
+      description: "The repositories, what they hold (description) and how much.",
+      inputSchema: z.strictObject({}),
+      outputSchema: OUTPUT.repositories(false),
+      annotations: READ_ONLY,
+    },
+    () =>
+      guarded(() => {
+        const statuses = repositoryStatuses(home);
+        const none = noStatusAnswered(statuses);
+        if (none) throw none;
+        const repositories = statuses.map(({ failures: _, ann: __, ...s }) => s);
+        return result(
+          { repositories },
+          repositories
+            .map((r) => `${named(`${r.name}: ${r.description ?? ""}`)} (${r.error ? errorLine(r.error) : `${r.documents} documents`})`)
+            .join("\n") || "no repositories",
+        );
+      }),
+  );
+  server.registerTool(
+    "repositories_for",
+    {
+      title: "Where to look",
+      description:
+        "Repositories ranked by how strongly they match a query (BM25 evidence, 0-1, comparable across repositories), each with its best passage: where to search first.",
+      inputSchema: z.strictObject({ query: z.string().min(1).max(MAX_QUERY_CHARS).describe("Words or a question") }),
+      outputSchema: OUTPUT.matches,
+      annotations: READ_ONLY,
+    },
+    (input) =>
+      guarded(async () => {
+        const repositories = await repositoriesFor(home, input.query, context);
+        const text = repositories
+          .map((r) =>
+            r.error
+              ? `${r.repository}: ${errorLine(r.error)}`
+              : `${r.repository}: score ${r.score.toFixed(2)}, ${r.matched} fragments${r.best ? `, best ${named(`${r.repository}:${r.best.location}`)}` : ""}`,
+          )
+          .join("\n");
+        return result({ repositories }, text || "no indexed repositories");
+      }),
+  );
+  server.registerTool(
+    "get_index_status",
+    {
+      title: "Index status",
+      description: "Documents, fragments, last index time, size and failed files per repository.",
+      inputSchema: z.strictObject({ repository: z.string().optional().describe("Only this repository; default: all") }),
+      outputSchema: OUTPUT.repositories(true),
+      annotations: READ_ONLY,
+    },
+    (input) =>
+      guarded(() => {
+        const repositories = repositoryStatuses(home, input.repository);
+        const none = noStatusAnswered(repositories);
+        if (none) throw none;
+        return result(
+          { repositories },
+          repositories
+            .map((r) =>
+              r.error
+                ? `${r.name}: ${errorLine(r.error)}`
+                : `${r.name}: ${r.documents} documents, ${r.fragments} fragments, indexed ${r.last_indexed ?? "never"}${r.ann ? `; ${r.ann}` : ""}`,
+            )
+            .join("\n"),
+        );
+      }),
+  );
+}
+
+/** add_to_index and remove_from_index: the tools that change an index, one at a time through `writes`. */
+function registerWriteTools(server: McpServer, home: string, context: SearchContext, writes: Serial): void {
+  server.registerTool(
+    "add_to_index",
+    {
+      title: "Index a file",
+      description: "Index (or re-index) one file of a repository now, e.g. after editing it.",
+      inputSchema: z.strictObject({
+        repository: z.string().describe("The repository that holds the file"),
+        file_path: z.string().min(1).max(4000).describe("The file's path, relative to the repository's folder (or absolute inside it)"),
+      }),
+      outputSchema: OUTPUT.indexed,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    (input) =>
+      guarded(() =>
+        writes(async () => {
+          const repo = getRepository(home, input.repository);
+          // Not resolved here: a file that became a link out of the root fails in indexFiles, which drops its document.
+          const path = repositoryPath(repo, input.file_path);
+          const summary = await indexFiles(home, repo, [path], { embedders: context.embedders });
+          const failure = summary.failures[0];
+          if (failure) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path} was not indexed: ${failure.reason}`);
+          // indexFiles records nothing for a missing file it never indexed (and clears an old failure): say so here.
+          if (!summary.removed && !existsSync(join(repo.path, path))) {
+            throw new ResearcherError("PATH_NOT_FOUND", `${repo.name}:${path} does not exist`, {
+              hint: `file_path is relative to ${repo.path}`,
+            });
+          }
+          const what = summary.removed
+            ? "removed (the file is gone, or the repository no longer indexes it)"
+            : summary.indexed
+              ? `indexed${ocrNote(summary.ocr_pages)}`
+              : "unchanged";
+          return result(summary, `${named(`${repo.name}:${path}`)}: ${what}`);
+        }),
+      ),
+  );
+  server.registerTool(
+    "remove_from_index",
+    {
+      title: "Remove from the index",
+      description: "Drop one document from a repository's index (the file itself is not touched).",
+      inputSchema: z.strictObject({
+        repository: z.string().describe("The repository that holds the document"),
+        document_path: z.string().min(1).max(4000).describe("The document's path, as list_documents and search results show it"),
+      }),
+      outputSchema: OUTPUT.removed,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    (input) =>
+      guarded(() =>
+        writes(async () => {
+          const repo = getRepository(home, input.repository);
+          const path = repositoryPath(repo, input.document_path);
+          await removeDocument(repo, path);
+          return result({ repository: repo.name, path, removed: true }, named(`removed ${repo.name}:${path}`));
+        }),
+      ),
+  );
+}
