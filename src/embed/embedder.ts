@@ -23,7 +23,8 @@ import {
   type StaticLayout,
   type TokenTable,
 } from "./static-embedder.ts";
-import { downloadModel, fetchText, fetchWithTimeout, hubEndpoint } from "./hub.ts";
+import { downloadModel, fetchWithTimeout, hubEndpoint } from "./hub.ts";
+import { remoteCall, type RemoteProvider } from "./remote.ts";
 
 export type Provider = "local" | "ollama" | "openai";
 export type EmbedKind = "query" | "document";
@@ -320,7 +321,7 @@ export interface LoadOptions {
 export async function loadEmbedder(home: string, choice: ModelChoice, options: LoadOptions = {}): Promise<Embedder> {
   const info = describeModel(home, choice);
   if (info.provider === "local") return loadLocal(home, info, choice.batchSize ?? 16, options);
-  return loadRemote(info, choice);
+  return loadRemote(info, info.provider, choice);
 }
 
 /** Loaded models by choice, so a server or a multi-repository command loads each model once. */
@@ -666,69 +667,11 @@ function shellWord(text: string): string {
   return /^[\w./:@~+-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }
 
-// ---- remote providers ------------------------------------------------------------------------------------
-
 /** Requests in flight to a remote embedding server unless `embedding.parallel` says otherwise. */
 const REMOTE_PARALLEL = 4;
 
-async function loadRemote(info: ModelInfo, choice: ModelChoice): Promise<Embedder> {
-  const call = info.provider === "ollama" ? ollamaCall(choice) : openaiCall(choice);
-  return withProbe(info, call, choice.batchSize ?? 64, async () => {}, choice.parallel ?? REMOTE_PARALLEL);
-}
-
-function ollamaCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Array[]> {
-  const base = (choice.ollamaUrl ?? env.ollamaHost() ?? "http://127.0.0.1:11434").replace(/\/$/, "");
-  return async (texts) => {
-    const body = await postJson(`${base}/api/embed`, { model: choice.model, input: texts }, {}, "ollama");
-    const embeddings = (body as { embeddings?: number[][] }).embeddings;
-    if (!Array.isArray(embeddings)) throw providerError("ollama", "response has no embeddings");
-    return embeddings.map((e) => normalize(Float32Array.from(e)));
-  };
-}
-
-function openaiCall(choice: ModelChoice): (texts: string[]) => Promise<Float32Array[]> {
-  // OpenAI documents its base URL with the version (`https://api.openai.com/v1`); both spellings work.
-  const base = (choice.openaiUrl ?? "https://api.openai.com").replace(/\/+$/, "").replace(/\/v1$/, "");
-  const key = env.openaiKey();
-  if (!key) {
-    throw new ResearcherError("PROVIDER_FAILED", "OPENAI_API_KEY is not set", {
-      hint: "export OPENAI_API_KEY=… or use the local provider",
-    });
-  }
-  return async (texts) => {
-    const body = await postJson(
-      `${base}/v1/embeddings`,
-      { model: choice.model, input: texts },
-      { Authorization: `Bearer ${key}` },
-      "openai",
-    );
-    const data = (body as { data?: { index: number; embedding: number[] }[] }).data;
-    if (!Array.isArray(data)) throw providerError("openai", "response has no data");
-    return data.sort((a, b) => a.index - b.index).map((d) => normalize(Float32Array.from(d.embedding)));
-  };
-}
-
-async function postJson(url: string, payload: unknown, headers: Record<string, string>, provider: string): Promise<unknown> {
-  let response: Awaited<ReturnType<typeof fetchText>>;
-  try {
-    response = await fetchText(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...headers },
-      body: JSON.stringify(payload),
-    });
-  } catch (error) {
-    throw providerError(provider, `${url}: ${describeError(error)}`);
-  }
-  if (!response.ok) throw providerError(provider, `${url} answered ${response.status}: ${response.text.slice(0, 200)}`);
-  try {
-    return JSON.parse(response.text);
-  } catch {
-    throw providerError(provider, `${url} answered something other than JSON: ${response.text.slice(0, 200)}`);
-  }
-}
-
-function providerError(provider: string, message: string): ResearcherError {
-  return new ResearcherError("PROVIDER_FAILED", `${provider}: ${message}`, {
-    hint: provider === "ollama" ? "is `ollama serve` running and the model pulled?" : "check the key, URL and model name",
-  });
+async function loadRemote(info: ModelInfo, provider: RemoteProvider, choice: ModelChoice): Promise<Embedder> {
+  const call = remoteCall(provider, choice);
+  const embedBatch = async (texts: string[]) => (await call(texts)).map(normalize);
+  return withProbe(info, embedBatch, choice.batchSize ?? 64, async () => {}, choice.parallel ?? REMOTE_PARALLEL);
 }
