@@ -1,6 +1,17 @@
 import { expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { chmodSync, chownSync, existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, join } from "node:path";
 import { tempPathFor } from "../src/atomic.ts";
 import { indexRepository } from "../src/index/indexer.ts";
@@ -81,6 +92,27 @@ describeShared("verify", () => {
     ]);
     const repaired = runCli(["verify", "v", "--repair"], { home });
     expect(repaired).toMatchObject({ code: 0, stdout: expect.stringMatching(/^v: repaired\n {2}repaired full-text: /) });
+    expect(runCli(["verify", "v"], { home })).toMatchObject({ code: 0, stdout: "v: ok\n" });
+  });
+
+  test("a folder in vectors.usearch's place is named as such; --repair leaves it, and repairs once it is moved", async () => {
+    rmSync(annPath(repo.dir));
+    mkdirSync(annPath(repo.dir));
+    const notAFile = [
+      "ann",
+      "vectors.usearch is not a file (a folder or a special file stands in its place)",
+      `move ${annPath(repo.dir)} away, then researcher verify --repair`,
+    ];
+    const found = runCli(["verify", "v", "--json"], { home });
+    expect(found.code).toBe(1);
+    const problems = (out: string) =>
+      JSON.parse(out).problems.map((p: { check: string; detail: string; fix: string }) => [p.check, p.detail, p.fix]);
+    expect(problems(found.stdout)).toEqual([notAFile]);
+    const repair = runCli(["verify", "v", "--repair", "--json"], { home });
+    expect({ code: repair.code, stderr: repair.stderr }).toEqual({ code: 1, stderr: "" });
+    expect(problems(repair.stdout)).toEqual([notAFile]);
+    renameSync(annPath(repo.dir), join(tempDir(), "moved"));
+    expect(runCli(["verify", "v", "--repair"], { home })).toMatchObject({ code: 0, stdout: expect.stringMatching(/^v: repaired\n/) });
     expect(runCli(["verify", "v"], { home })).toMatchObject({ code: 0, stdout: "v: ok\n" });
   });
 

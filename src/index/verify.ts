@@ -4,7 +4,7 @@
  * `repair` rebuilds what is derived (the full-text index, the ANN file, orphan vectors, temp files) under the writer
  * lock and says what it did; what only an index run can bring back is named with its command.
  */
-import { readdirSync, rmSync } from "node:fs";
+import { readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { TEMP_FILE_NAME } from "../atomic.ts";
 import { discoverFiles, type Discovery } from "./discover.ts";
@@ -13,7 +13,7 @@ import { describeError, isResearcherError, isSqliteDamage } from "../errors.ts";
 import { acquireWriterLock, processStartTime } from "../lock.ts";
 import type { Repository } from "../repos.ts";
 import { Store } from "../store/store.ts";
-import { mayDeferRebuild, syncVectorIndex, vectorIndexState } from "../search/vectors.ts";
+import { type AnnProblem, annPath, mayDeferRebuild, syncVectorIndex, vectorIndexState } from "../search/vectors.ts";
 
 export interface VerifyProblem {
   check: "database" | "full-text" | "vectors" | "ann" | "files" | "leftovers";
@@ -125,19 +125,35 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
     const state = vectorIndexState(store, repo.dir);
     const deferred = state === "stale" && mayDeferRebuild(store, model.dims); // searches scan until the next index run
     if (state !== "verified" && !deferred) {
+      // Something other than a file in its place is not ours to remove: the user moves it, then repairs.
+      const notAFile = statSync(annPath(repo.dir), { throwIfNoEntry: false })?.isFile() === false;
       // Forced: a damaged file may still carry the identity that vouches for it (bit rot keeps every timestamp).
-      if (repair) await syncVectorIndex(store, repo.dir, model.dims, { force: true });
-      const fixed = repair && vectorIndexState(store, repo.dir) === "verified";
-      const detail = {
-        missing: "vectors.usearch is missing",
-        stale: "vectors.usearch was built for older vectors",
-        damaged: "vectors.usearch does not match its recorded checksum",
-      }[state];
-      const fix = fixed ? "rebuilt from index.db" : repair ? `researcher index --rebuild ${repo.name}` : "researcher verify --repair";
-      problems.push({ check: "ann", detail, fix, repaired: fixed });
+      if (repair && !notAFile) await syncVectorIndex(store, repo.dir, model.dims, { force: true });
+      const fixed = repair && !notAFile && vectorIndexState(store, repo.dir) === "verified";
+      problems.push(notAFile ? annNotAFile(repo) : annProblem(repo, state, { repair, fixed }));
     }
   }
   checkFiles(store, repo, problems);
+}
+
+/** An ANN file that cannot serve searches, and the command that fixes it (or says it was rebuilt). */
+function annProblem(repo: Repository, state: AnnProblem, { repair, fixed }: { repair: boolean; fixed: boolean }): VerifyProblem {
+  const detail = {
+    missing: "vectors.usearch is missing",
+    stale: "vectors.usearch was built for older vectors",
+    damaged: "vectors.usearch does not match its recorded checksum",
+  }[state];
+  const fix = fixed ? "rebuilt from index.db" : repair ? `researcher index --rebuild ${repo.name}` : "researcher verify --repair";
+  return { check: "ann", detail, fix, repaired: fixed };
+}
+
+function annNotAFile(repo: Repository): VerifyProblem {
+  return {
+    check: "ann",
+    detail: "vectors.usearch is not a file (a folder or a special file stands in its place)",
+    fix: `move ${annPath(repo.dir)} away, then researcher verify --repair`,
+    repaired: false,
+  };
 }
 
 /**
