@@ -96,8 +96,6 @@ const LOCK_RETRY_MAX_MS = 5_000;
 const FAILED_RETRY_MAX_MS = 60_000;
 /** How often a vanished repository folder is looked for. */
 const ROOT_CHECK_MS = 1_000;
-/** Rounds a file that is still being written may wait before it is indexed anyway (a clock in the future). */
-const MAX_WAIT_ROUNDS = 10;
 
 /**
  * Watch `repos` and apply their changes until `close()`. Throws WATCH_FAILED at once when the system refuses the
@@ -146,7 +144,7 @@ class RepositoryWatch {
   private watcher: FSWatcher | undefined;
   /** The root folder's inode when the watcher started: a folder replaced by another needs a new watcher. */
   private rootIno = 0;
-  /** Paths from events, with how many rounds each has waited for its writer to finish. */
+  /** Paths from events, each with the time of its first event (how long it has waited for its writer to finish). */
   private pending = new Map<string, number>();
   private needsScan = true;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -278,7 +276,8 @@ class RepositoryWatch {
       this.pending.clear();
       this.needsScan = true;
     }
-    if (!this.needsScan) this.pending.set(path, 0);
+    // A path already pending keeps the time of its first event: a file written without pause sends events all along.
+    if (!this.needsScan && !this.pending.has(path)) this.pending.set(path, Date.now());
     this.schedule();
   }
 
@@ -296,7 +295,7 @@ class RepositoryWatch {
     if (folder === ".") {
       this.pending.clear();
       this.needsScan = true;
-    } else if (!this.needsScan) this.pending.set(folder, 0);
+    } else if (!this.needsScan && !this.pending.has(folder)) this.pending.set(folder, Date.now());
     this.schedule();
   }
 
@@ -367,7 +366,7 @@ class RepositoryWatch {
       const applied = await this.apply(chunk);
       if (applied !== "done") {
         // This chunk and the rest wait for the retry; a file that is gone by then removes its document as usual.
-        for (const path of list.slice(start)) this.pending.set(path, 0);
+        for (const path of list.slice(start)) this.pending.set(path, Date.now());
         return this.retry(applied);
       }
     }
@@ -378,20 +377,22 @@ class RepositoryWatch {
 
   /**
    * Turn event paths into the paths `indexFiles` should look at, and take them off `pending`. Files modified within
-   * the last debounce stay pending for another round: their writer is probably not done. `undefined`: no index yet.
+   * the last debounce stay pending for another round, their writer probably not done, up to `maxDelayMs` after their
+   * first event. `undefined`: no index yet.
    */
   private resolvePending(): { paths: { path: string; gone: boolean }[] | undefined; waiting: boolean } {
     if (!Store.exists(this.repo.dir)) return { paths: undefined, waiting: false };
     const store = Store.open(this.repo.dir);
     const chosen = new Map<string, boolean>(); // path → gone
-    const recent = Date.now() - this.context.debounceMs;
+    const now = Date.now();
+    const recent = now - this.context.debounceMs;
     // Taken off `pending` as a whole: a path put back while looping over the map would be visited again at once.
     const taken = [...this.pending];
     this.pending.clear();
-    const waiters = new Map<string, number>(); // still being written: back to pending, one more round counted
+    const waiters = new Map<string, number>(); // still being written: back to pending, with their first event's time
     try {
       const failed: Failed = { stamps: store.failureStamps(), settings: failureSettings(loadConfig(this.context.home), this.repo) };
-      for (const [path, rounds] of taken) {
+      for (const [path, since] of taken) {
         const stats = statOf(join(this.repo.path, path));
         if (stats?.isDirectory()) {
           if (store.document(path)) chosen.set(path, true); // a file replaced by a folder of its name
@@ -410,20 +411,22 @@ class RepositoryWatch {
         if (verdict === "unknown") this.reportOnce(path, "under an ignore file that cannot be read: left as it was indexed");
         if (verdict !== "in") continue;
         if (sameStamp(store.document(path), stats) || failedUnchanged(failed, path, stats)) continue;
-        if (stats.mtimeMs > recent && rounds < MAX_WAIT_ROUNDS) {
-          waiters.set(path, rounds + 1);
+        // Still being written: it waits, but no longer than any change waits for its batch (a log is never quiet,
+        // a clock in the future never passes).
+        if (stats.mtimeMs > recent && now - since < this.context.maxDelayMs) {
+          waiters.set(path, since);
           continue;
         }
         chosen.set(path, false);
       }
     } catch (error) {
-      for (const [path, rounds] of taken) if (!this.pending.has(path)) this.pending.set(path, rounds); // tried again
+      for (const [path, since] of taken) this.pending.set(path, Math.min(since, this.pending.get(path) ?? since)); // tried again
       throw error;
     } finally {
       store.close();
     }
-    // Events that came meanwhile count as fresh ones; a path still being written comes back for another round.
-    for (const [path, rounds] of waiters) if (!this.pending.has(path)) this.pending.set(path, rounds);
+    // A path still being written comes back for another round, as pending since its first event.
+    for (const [path, since] of waiters) this.pending.set(path, Math.min(since, this.pending.get(path) ?? since));
     const paths = [...chosen].map(([path, gone]) => ({ path, gone })).sort((a, b) => (a.path < b.path ? -1 : 1));
     return { paths, waiting: waiters.size > 0 };
   }
