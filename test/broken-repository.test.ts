@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { addRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
-import { cliCommand, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
+import { cliCommand, describeShared, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 type Tool = { content: { text: string }[]; isError?: boolean; structuredContent?: Record<string, unknown> };
 
@@ -162,7 +162,7 @@ test("every repository broken: search, status, ls and repos-for fail with each o
   expect(status.stderr).toMatch(/^error: no repository could answer: bad: .+; good: .+\nhint: /);
 });
 
-describe("vector and hybrid search beside a BM25-only repository", () => {
+describeShared("vector and hybrid search beside a BM25-only repository", () => {
   const home = tempDir();
   const vectors = tempDir();
   const plain = tempDir();

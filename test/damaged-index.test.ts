@@ -6,7 +6,7 @@ import { addRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { cliCommand, GLOVE, runCli, tempDir, writeTree } from "./helpers.ts";
+import { cliCommand, MODEL_ENV, runCli, tempDir, writeTree } from "./helpers.ts";
 
 /** Enough documents for an index.db of many pages. */
 function corpus(): Record<string, string> {
@@ -96,7 +96,7 @@ test("damaged pages reach REST and MCP as INDEX_CORRUPT with the hint, as on the
   damages["a damaged page"]!(Store.dbPath(repo.dir));
   expect(runCli(["search", "word7", "--mode", "bm25"], { home }).stderr).toStartWith("error: an index is damaged");
 
-  const env = { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, RESEARCHER_MODEL_PATH: GLOVE, NO_COLOR: "1" };
+  const env = { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, ...MODEL_ENV, NO_COLOR: "1" };
   const server = Bun.spawn([...cliCommand, "serve", "--port", "0"], { env, cwd: home, stdout: "ignore", stderr: "pipe" });
   const client = new Client({ name: "damage", version: "1.0.0" });
   try {

@@ -5,7 +5,7 @@
  */
 import { expect, test } from "bun:test";
 import { addRepository } from "../src/repos.ts";
-import { GLOVE, runCli, tempDir, writeTree } from "./helpers.ts";
+import { GLOVE, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
 
 /** Nothing leaves the machine: port 9 (discard) on loopback refuses, and so does the hub "mirror". */
 const OFFLINE = { RESEARCHER_MODEL_PATH: "", HF_ENDPOINT: "http://127.0.0.1:9" };
@@ -43,18 +43,22 @@ for (const [name, embedding] of Object.entries(unreachable)) {
   }, 30_000);
 }
 
-test("offline first run with the default model missing: verify says embeddings are pending, and its fix completes them", () => {
-  const cli = repository();
-  const run = cli("index", "d", "--json");
-  expect(run.code).toBe(0);
-  expect(JSON.parse(run.stdout)).toMatchObject({ embeddings_pending: 1, model: null });
+testShared(
+  "offline first run with the default model missing: verify says embeddings are pending, and its fix completes them",
+  () => {
+    const cli = repository();
+    const run = cli("index", "d", "--json");
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ embeddings_pending: 1, model: null });
 
-  const verify = cli("verify", "d");
-  expect(verify.code).toBe(1);
-  expect(verify.stdout).toContain("embeddings pending: 1 fragment texts have no vector yet");
-  expect(verify.stdout).toContain("→ researcher index d");
+    const verify = cli("verify", "d");
+    expect(verify.code).toBe(1);
+    expect(verify.stdout).toContain("embeddings pending: 1 fragment texts have no vector yet");
+    expect(verify.stdout).toContain("→ researcher index d");
 
-  expect(cli("model", "set", GLOVE).code).toBe(0); // the model becomes available
-  expect(cli("index", "d").code).toBe(0);
-  expect(cli("verify", "d")).toMatchObject({ code: 0, stdout: "d: ok\n" });
-}, 60_000);
+    expect(cli("model", "set", GLOVE).code).toBe(0); // the model becomes available
+    expect(cli("index", "d").code).toBe(0);
+    expect(cli("verify", "d")).toMatchObject({ code: 0, stdout: "d: ok\n" });
+  },
+  60_000,
+);

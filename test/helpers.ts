@@ -125,6 +125,12 @@ export function useCliCommand(command: string[]): void {
   cliCommand = command;
 }
 
+/**
+ * The default model of every CLI run in the tests: GloVe, from ../shared. Commands that embed nothing (BM25-only
+ * repositories, reads, listings) run the same without it; a test that needs vectors uses GLOVE itself, guarded.
+ */
+export const MODEL_ENV = { RESEARCHER_MODEL_PATH: GLOVE };
+
 export function runCli(args: string[], options: { home: string; cwd?: string; env?: Record<string, string> }): RunResult {
   const proc = Bun.spawnSync([...cliCommand, ...args], {
     cwd: options.cwd ?? options.home,
@@ -132,7 +138,7 @@ export function runCli(args: string[], options: { home: string; cwd?: string; en
       PATH: cliCommand[0] === process.execPath ? (process.env.PATH ?? "") : SYSTEM_PATH,
       HOME: options.home,
       RESEARCHER_HOME: options.home,
-      RESEARCHER_MODEL_PATH: GLOVE,
+      ...MODEL_ENV,
       NO_COLOR: "1",
       ...options.env,
     },

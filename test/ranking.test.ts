@@ -19,7 +19,7 @@ import {
 import { seeded } from "../src/random.ts";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
+import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 
 const WORDS = [
   "river",
@@ -56,7 +56,7 @@ const key = (response: SearchResponse) =>
     return `${hit.rank} ${hit.path} ${hit.score} ${fragments}`;
   });
 
-describe("paging cuts every page from one ranked list", () => {
+describeShared("paging cuts every page from one ranked list", () => {
   const home = tempDir();
   const docs = tempDir();
   const next = seeded(7);
@@ -114,7 +114,7 @@ describe("paging cuts every page from one ranked list", () => {
   }
 });
 
-describe("a page of documents is full whenever that many documents match", () => {
+describeShared("a page of documents is full whenever that many documents match", () => {
   const home = tempDir();
   const docs = tempDir();
   // One long document whose 1,500 sections each say "lantern" thrice (over the 10 fragments ranked per document asked
@@ -267,7 +267,7 @@ test("a library search without a context of its own leaves no database open behi
   expect(openFiles()).toBeLessThanOrEqual(before + 2);
 });
 
-describe("in hybrid mode a filter restricts the fused ranking without rescoring it", () => {
+describeShared("in hybrid mode a filter restricts the fused ranking without rescoring it", () => {
   // A fused score normalises each list between its best and its 100th score. Normalised within the filter, the
   // filtered lists' own anchors gave other scores and another order (tester's F7): the anchors are the unfiltered ones.
   const fragments = (response: SearchResponse) => (response.results as FragmentHit[]).map((hit) => `${hit.location} ${hit.score}`);
@@ -328,7 +328,7 @@ describe("in hybrid mode a filter restricts the fused ranking without rescoring 
   );
 });
 
-describe("a query's phrases and -words hold in every mode, vector lists included", () => {
+describeShared("a query's phrases and -words hold in every mode, vector lists included", () => {
   const home = tempDir();
   const docs = tempDir();
   const context = new SearchContext();
@@ -376,7 +376,7 @@ test("the order repositories are named in does not change the order of results (
   expect(await order(["docs", "code"])).toEqual(await order([]));
 });
 
-test("in vector mode, total counts only fragments with a vector: what --all returns, with embeddings pending too", async () => {
+testShared("in vector mode, total counts only fragments with a vector: what --all returns, with embeddings pending too", async () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`t${i}.md`, `# T${i}\n\nkangaroo text number ${i}\n`])));

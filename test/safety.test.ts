@@ -13,7 +13,7 @@ import { indexFiles, prepareDocument } from "../src/index/indexer.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
 import { confinedReader } from "../src/files.ts";
 import { getRepository } from "../src/repos.ts";
-import { cliCommand, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
+import { cliCommand, MODEL_ENV, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const SECRET = "outside secret words";
 
@@ -21,7 +21,7 @@ const env = (home: string) => ({
   PATH: process.env.PATH ?? "",
   HOME: home,
   RESEARCHER_HOME: home,
-  RESEARCHER_MODEL_PATH: GLOVE,
+  ...MODEL_ENV,
   NO_COLOR: "1",
 });
 

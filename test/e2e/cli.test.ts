@@ -5,7 +5,7 @@ import { join } from "node:path";
 import {
   cliCommand,
   executable,
-  GLOVE,
+  MODEL_ENV,
   HOOK_TIMEOUT,
   runCli,
   SYSTEM_PATH,
@@ -135,7 +135,7 @@ describe("researcher CLI", () => {
   });
 
   test("on a terminal: colours and a progress bar", () => {
-    const env = { PATH: SYSTEM_PATH, HOME: home, RESEARCHER_HOME: home, RESEARCHER_MODEL_PATH: GLOVE, TERM: "xterm" };
+    const env = { PATH: SYSTEM_PATH, HOME: home, RESEARCHER_HOME: home, ...MODEL_ENV, TERM: "xterm" };
     const onTerminal = (args: string) => {
       const proc = Bun.spawnSync(["script", "-qec", `${cliCommand.join(" ")} ${args}`, "/dev/null"], { env });
       return proc.stdout.toString();

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { executable, GLOVE, HOOK_TIMEOUT, runCli, SYSTEM_PATH, tempDir, testShared, useCliCommand, writeTree } from "../helpers.ts";
+import { executable, MODEL_ENV, HOOK_TIMEOUT, runCli, SYSTEM_PATH, tempDir, testShared, useCliCommand, writeTree } from "../helpers.ts";
 
 const home = tempDir();
 const docs = tempDir();
@@ -13,7 +13,7 @@ const outside = tempDir();
 const big = tempDir();
 let exe: string;
 
-const env = () => ({ PATH: SYSTEM_PATH, HOME: home, RESEARCHER_HOME: home, RESEARCHER_MODEL_PATH: GLOVE });
+const env = () => ({ PATH: SYSTEM_PATH, HOME: home, RESEARCHER_HOME: home, ...MODEL_ENV });
 
 type ToolResult = {
   content: { type: string; text: string }[];
