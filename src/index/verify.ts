@@ -99,7 +99,7 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
     if (missing)
       problems.push({
         check: "vectors",
-        detail: `embeddings pending: ${missing} fragment texts have no vector yet (indexed while the model could not be loaded, or with --no-embed)`,
+        detail: `embeddings pending: ${missing} fragment texts have no vector yet (indexed while the model could not be loaded, or by a BM25-only run)`,
         fix: `researcher index ${repo.name}`,
         repaired: false,
       });

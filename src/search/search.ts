@@ -391,7 +391,7 @@ async function searchRepository(
     // `embed: false` in config.yaml keeps every index run BM25-only, so indexing alone would not add vectors.
     const enable = repo.embed ? "" : `researcher config set repositories.${repo.name}.embed true && `;
     throw new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has no vectors for ${mode} search`, {
-      hint: `embed it with \`${enable}researcher index ${repo.name}\`, or search it with --mode bm25`,
+      hint: `embed it with \`${enable}researcher index ${repo.name}\`, or search it in bm25 mode`,
     });
   }
 

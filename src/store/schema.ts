@@ -9,8 +9,7 @@ import { accessSync, constants as fs, existsSync, linkSync, mkdirSync, renameSyn
 import { dirname } from "node:path";
 import { syncFolder, tempPathFor } from "../atomic.ts";
 import { describeError, isSqliteDamage, permissionHint, ResearcherError, writeDenied } from "../errors.ts";
-import { FTS_TOKENIZER } from "./fts.ts";
-import { ftsText } from "../text.ts";
+import { FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
 
 export const SCHEMA_VERSION = 8;
 
@@ -211,11 +210,11 @@ const UPGRADES: Record<number, string | ((db: Database) => void)> = {
 
 function rebuildFullTextForIdentifiers(db: Database): void {
   db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
-  const insert = db.query("INSERT INTO fragments_fts(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
+  const write = fullTextRowWriter(db, "fragments_fts");
   const rows = db.query<{ id: number; title: string; heading: string; text: string }, []>(
     "SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id",
   );
-  for (const row of rows.iterate()) insert.run(row.id, ftsText(row.title), ftsText(row.heading), ftsText(row.text));
+  for (const row of rows.iterate()) write(row.id, row.title, row.heading, row.text);
   db.run("DELETE FROM term_impacts; DELETE FROM term_bounds; DELETE FROM meta WHERE key = 'impacts'");
 }
 
