@@ -95,6 +95,12 @@ describe("convertEpub: generated books", () => {
     expect((await convertEpub(book({ toc: "ncx" }), "fallback")).text).toBe(BOOK_TEXT);
   });
 
+  test("a `# comment` in a code block that opens a chapter is code: the chapter still gets its table-of-contents title", async () => {
+    const chapter = strToU8(xhtml(`<pre><code># install it first\nmake install</code></pre><p>It begins here.</p>`));
+    const text = (await convertEpub(book({ toc: "nav", extra: { "OEBPS/text/ch 1.xhtml": chapter } }), "fallback")).text;
+    expect(text).toStartWith("# The & Beginning\n\n```\n# install it first\nmake install\n```");
+  });
+
   test("DRM-encrypted chapters are refused", async () => {
     const encryption = `<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData><enc:CipherData><enc:CipherReference URI="OEBPS/text/ch2.xhtml"/></enc:CipherData></enc:EncryptedData></encryption>`;
     const error = await failure(convertEpub(book({ toc: "nav", extra: { "META-INF/encryption.xml": strToU8(encryption) } }), "x"));

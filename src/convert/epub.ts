@@ -10,6 +10,7 @@
 import { posix } from "node:path";
 import { strFromU8 } from "fflate";
 import { type ConvertedDocument, stringValue } from "./document.ts";
+import { markdownBlocks } from "./markdown.ts";
 import { decodeXmlEntities, xmlText } from "./xml.ts";
 import { readZip } from "./zip.ts";
 import { decodeHtml, htmlToMarkdown } from "./html.ts";
@@ -115,12 +116,21 @@ function chapterMarkdown(
  * lines counts as opening the chapter. So does the table-of-contents title itself as any heading of the chapter.
  */
 function opensWithHeading(markdown: string, title: string): boolean {
-  const heading = /^#{1,6} (.*)$/;
-  const lines = markdown.split("\n").filter((line) => line.trim());
-  const first = lines.findIndex((line) => heading.test(line));
-  if (first !== -1 && first <= 2 && lines.slice(0, first).every((line) => line.length <= 40)) return true;
+  const lines = markdown.split("\n");
   const normal = (text: string) => text.replace(/\s+/g, " ").trim().toLowerCase();
-  return lines.some((line) => normal(heading.exec(line)?.[1] ?? "") === normal(title));
+  let before = 0; // short lines ahead of the first heading
+  let opening: boolean | undefined; // whether the first heading opens the chapter, once it is known
+  for (const block of markdownBlocks(lines.entries())) {
+    if (block.kind === "heading") {
+      opening ??= before <= 2;
+      if (opening || normal(block.text) === normal(title)) return true;
+    } else if (opening === undefined && !(block.kind === "line" && block.blank)) {
+      // Code (a fence, with its `# comments`) or a long line is the chapter's text begun: no heading opens it.
+      if (block.kind === "fence" || lines[block.line]!.length > 40) opening = false;
+      else before++;
+    }
+  }
+  return false;
 }
 
 /** The EPUB 3 navigation document and the EPUB 2 NCX, whichever the book has. */
