@@ -71,6 +71,6 @@ writeSection(
   "merge",
   "Merging an unrelated repository (SciFact test + the Rust book, GloVe-SIF)",
   "bun bench/merge.ts",
-  `${first}\n\nCalibrated evidence of each repository's first result for SciFact train queries (\`src/calibration.ts\`); vector evidence below 0.5 opens no merged list.\n\n${quality}\n\nnDCG@10 of documents on SciFact test; Rust-book results count as irrelevant.`,
+  `${first}\n\nCalibrated evidence of each repository's first result for SciFact train queries (\`src/search/calibration.ts\`); vector evidence below 0.5 opens no merged list.\n\n${quality}\n\nnDCG@10 of documents on SciFact test; Rust-book results count as irrelevant.`,
 );
 rmSync(root, { recursive: true, force: true });

@@ -89,7 +89,7 @@ if (split === "test") {
     `quality-${basename(model)}`,
     `Retrieval quality on SciFact test with ${basename(model)}`,
     `bun bench/quality.ts ${model.startsWith(SHARED) ? `../shared/${model.slice(SHARED.length + 1)}` : model}`,
-    `${result}\n\nDocuments ranked by their best fragment (\`--documents\`): the default page (10 documents) and the first 10 of \`-n 100\`, which are one list cut at two places. Hybrid = w × min-max BM25 + (1 − w) × min-max cosine over the top 100 of each list, w calibrated per repository and query (\`src/fusion.ts\` explains how, and why not plain RRF: it scores 0.42 here). Latency: 10 fragments, in-process after warm-up (query embedding included), and a fresh process per query. Load average at the end: ${loadavg()
+    `${result}\n\nDocuments ranked by their best fragment (\`--documents\`): the default page (10 documents) and the first 10 of \`-n 100\`, which are one list cut at two places. Hybrid = w × min-max BM25 + (1 − w) × min-max cosine over the top 100 of each list, w calibrated per repository and query (\`src/search/fusion.ts\` explains how, and why not plain RRF: it scores 0.42 here). Latency: 10 fragments, in-process after warm-up (query embedding included), and a fresh process per query. Load average at the end: ${loadavg()
       .map((l) => l.toFixed(1))
       .join(", ")} (2 cores, shared with other jobs: latencies are not comparable with quiet runs).`,
   );

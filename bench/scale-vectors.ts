@@ -3,7 +3,7 @@
  *
  * A repository of `fragments` synthetic fragments is written into a real index.db through the Store (documents of
  * 10 fragments, their FTS rows and one 384-d vector each), bypassing only discovery, conversion, chunking and
- * embedding: the vectors come from a seeded generator instead of a model. Then, through src/vectors.ts:
+ * embedding: the vectors come from a seeded generator instead of a model. Then, through src/search/vectors.ts:
  * `syncVectorIndex` (build time, file bytes), `searchVectors` warm (p50/p95, recall@10 against an exact scan of
  * the f32 vectors), and the compiled executable's `search --mode vector` in a fresh process per query, whose
  * query vectors come from a stand-in OpenAI-compatible server in this process.
@@ -263,7 +263,7 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
     `scale-vectors-${kind}-${size}`,
     `Scale: ${size} vectors of 384 dimensions (${kind}), ANN`,
     `${process.env.SCALE_QUERIES ? `SCALE_QUERIES=${QUERIES} SCALE_COLD_RUNS=${COLD_RUNS} ` : ""}bun bench/scale.ts vectors ${size}${uniform ? " --uniform" : ""}`,
-    `${report}\n\nVectors: ${data}. The index.db is written through the Store (only discovery, conversion, chunking and embedding are bypassed); the ANN file is built and searched by src/vectors.ts; recall@10 is against an exact f32 cosine scan. The cold CLI embeds its query through a stand-in OpenAI-compatible server in the benchmark process (~1 ms). Load average at the end: ${loadavg()
+    `${report}\n\nVectors: ${data}. The index.db is written through the Store (only discovery, conversion, chunking and embedding are bypassed); the ANN file is built and searched by src/search/vectors.ts; recall@10 is against an exact f32 cosine scan. The cold CLI embeds its query through a stand-in OpenAI-compatible server in the benchmark process (~1 ms). Load average at the end: ${loadavg()
       .map((l) => l.toFixed(1))
       .join(", ")} (2 cores, shared with other jobs).`,
   );
