@@ -221,6 +221,13 @@ describeShared("vector and hybrid search beside a BM25-only repository", () => {
     }
   }, 30_000);
 
+  test("by default each repository is searched in its own mode, and each result says which (their scores are on two scales)", () => {
+    const response = JSON.parse(cli("search", "whale", "--json").stdout);
+    expect(response.mode).toBe("hybrid");
+    const modes = Object.fromEntries(response.results.map((r: { repository: string; mode: string }) => [r.repository, r.mode]));
+    expect(modes).toEqual({ ocean: "hybrid", churn: "bm25" });
+  });
+
   test("naming the BM25-only repository fails with a hint that works", () => {
     const named = cli("search", "whale", "--mode", "vector", "--repo", "churn");
     expect(named.code).toBe(1);

@@ -8,6 +8,7 @@ function hit(rank: number, overrides: Partial<FragmentHit> = {}): FragmentHit {
   return {
     rank,
     score: 1.5 / rank,
+    mode: "bm25",
     repository: "notes",
     path: `dir/file ${rank}.md`,
     absolutePath: `/data/notes/dir/file ${rank}.md`,
@@ -72,6 +73,7 @@ describe("renderSearch", () => {
     expect(Object.keys(full.results[0])).toEqual([
       "rank",
       "score",
+      "mode",
       "repository",
       "path",
       "location",

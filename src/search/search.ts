@@ -82,6 +82,11 @@ export interface MergeEvidence {
 export interface FragmentHit {
   rank: number;
   score: number;
+  /**
+   * The mode its repository was searched in, which `score` is on the scale of: a list over several repositories
+   * mixes modes when some have no vectors (a BM25-only repository beside ones with vectors).
+   */
+  mode: SearchMode;
   repository: string;
   path: string;
   absolutePath: string;
@@ -677,6 +682,7 @@ function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery, full: boolea
   return {
     rank: 0,
     score: c.score,
+    mode: c.explain.mode,
     repository: c.repo.name,
     path: row.path,
     absolutePath: join(c.repo.path, row.path),

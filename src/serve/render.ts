@@ -107,6 +107,7 @@ function resultJson(hit: Hit): object {
   const common = {
     rank: hit.rank,
     score: hit.score,
+    mode: hit.mode,
     repository: hit.repository,
     path: hit.path,
     location: hit.location,
