@@ -53,7 +53,8 @@ export function searchOutput(documents: boolean) {
   });
   const result = z.looseObject({
     rank: z.number(),
-    score: z.number(),
+    score: z.number().describe("On the scale of the result's own mode"),
+    mode: z.enum(["bm25", "vector", "hybrid"]).describe("The mode its repository was searched in (one without vectors: bm25)"),
     repository: z.string(),
     path: z.string(),
     ...location,
