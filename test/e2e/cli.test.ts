@@ -88,6 +88,7 @@ describe("researcher CLI", () => {
     expect(Object.keys(hit)).toEqual([
       "rank",
       "score",
+      "mode",
       "repository",
       "path",
       "location",

@@ -106,6 +106,7 @@ describe("MCP over stdio", () => {
     expect(Object.keys(hit)).toEqual([
       "rank",
       "score",
+      "mode",
       "repository",
       "path",
       "location",
