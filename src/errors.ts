@@ -78,7 +78,7 @@ export function describeError(error: unknown): string {
 const MISSING_OR_FORBIDDEN = new Set(["ENOENT", "ENOTDIR", "EACCES", "EPERM", "EROFS"]);
 
 /** The `code` a runtime or SQLite error carries (`SQLITE_BUSY`, `ENOSPC`, …), "" when none. */
-function systemCode(error: unknown): string {
+export function systemCode(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" ? code : "";
 }

@@ -122,3 +122,33 @@ test("damaged pages reach REST and MCP as INDEX_CORRUPT with the hint, as on the
     server.kill();
   }
 }, 60_000);
+
+test("an index locked by another program past the busy timeout is busy, not damaged: no hint to rebuild, and --rebuild moves nothing aside", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
+  const repo = addRepository(home, { name: "d", path: docs, embed: false });
+  expect(runCli(["index", "d"], { home }).code).toBe(0);
+  // A backup tool or an sqlite3 shell holding the whole file, as another process.
+  const hold =
+    "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE'); print('held', flush=True); time.sleep(30)";
+  const holder = Bun.spawn(["python3", "-c", hold, Store.dbPath(repo.dir)], { stdout: "pipe" });
+  try {
+    await new Response(holder.stdout).body!.getReader().read(); // "held"
+    for (const args of [
+      ["search", "alpha", "--repo", "d"],
+      ["index", "d", "--rebuild"],
+    ]) {
+      const run = runCli(args, { home });
+      expect({ args, code: run.code }).toEqual({ args, code: 1 });
+      expect(run.stderr).toStartWith("error: ");
+      expect(run.stderr).toContain("busy");
+      expect(run.stderr).not.toContain("--rebuild");
+    }
+    expect(readdirSync(repo.dir).filter((name) => name.includes("damaged"))).toEqual([]);
+  } finally {
+    holder.kill();
+    await holder.exited;
+  }
+  expect(runCli(["search", "alpha", "--repo", "d"], { home }).code).toBe(0);
+}, 60_000);

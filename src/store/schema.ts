@@ -8,7 +8,7 @@ import { Database } from "bun:sqlite";
 import { accessSync, constants as fs, existsSync, linkSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { syncFolder, tempPathFor } from "../atomic.ts";
-import { describeError, isSqliteDamage, permissionHint, ResearcherError, writeDenied } from "../errors.ts";
+import { describeError, isSqliteDamage, permissionHint, ResearcherError, systemCode, toResearcherError, writeDenied } from "../errors.ts";
 import { FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
 
 export const SCHEMA_VERSION = 8;
@@ -293,20 +293,32 @@ function openChecked(file: string, name: string, mode: OpenMode): Database {
     return db;
   } catch (error) {
     db?.close();
-    if (error instanceof ResearcherError) throw error;
-    const code = (error as { code?: string }).code ?? "";
-    if (code === "SQLITE_NOTADB") throw corrupt(file, name, "it is not an SQLite database", error);
-    if ([...PERMISSION_CODES].some((base) => code === base || code.startsWith(`${base}_`))) {
-      throw new ResearcherError("PERMISSION_DENIED", `cannot open ${file}: ${(error as Error).message}`, {
-        hint: permissionHint(dirname(file)),
-        cause: error,
-      });
-    }
-    throw new ResearcherError("INDEX_CORRUPT", `cannot open ${file}: ${(error as Error).message}`, {
-      hint: `rebuild it with \`researcher index --rebuild ${name}\` (it moves this index aside)`,
+    throw openingError(error, file, name);
+  }
+}
+
+/**
+ * What a failure to open index.db means. Only a file SQLite cannot read as a database is damage here, and a file
+ * it may not open a permission problem; the rest is errors.ts's to name: a lock held past the busy timeout is
+ * LOCKED (try again) and a full disk DISK_FULL, never damage a rebuild would move aside. A failure no better code
+ * fits (an I/O error) leaves the index as the one thing that can be rebuilt.
+ */
+function openingError(error: unknown, file: string, name: string): ResearcherError {
+  if (error instanceof ResearcherError) return error;
+  const code = systemCode(error);
+  if (code === "SQLITE_NOTADB") return corrupt(file, name, "it is not an SQLite database", error);
+  if (PERMISSION_CODES.has(code) || /^SQLITE_(CANTOPEN|PERM|AUTH)_/.test(code)) {
+    return new ResearcherError("PERMISSION_DENIED", `cannot open ${file}: ${describeError(error)}`, {
+      hint: permissionHint(dirname(file)),
       cause: error,
     });
   }
+  const named = toResearcherError(error, { repository: name, dir: dirname(file) });
+  if (named.code !== "INTERNAL") return named;
+  return new ResearcherError("INDEX_CORRUPT", `cannot open ${file}: ${describeError(error)}`, {
+    hint: `rebuild it with \`researcher index --rebuild ${name}\` (it moves this index aside)`,
+    cause: error,
+  });
 }
 
 const userVersion = (db: Database) => db.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version ?? 0;
