@@ -7,6 +7,9 @@ import { chooseModel, loadEmbedder } from "../src/embed/embedder.ts";
 import { fetchText } from "../src/embed/hub.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { indexRepository } from "../src/index/indexer.ts";
+import { verifyRepository } from "../src/index/verify.ts";
+import { addRepository } from "../src/repos.ts";
 import { runCli, tempDir } from "./helpers.ts";
 
 /** A deterministic 8-dimensional "embedding": letter counts folded into 8 buckets. */
@@ -24,6 +27,10 @@ const server = Bun.serve({
     const body = (await request.json()) as { model: string; input: string[] };
     requests.push({ path: url.pathname, body, auth: request.headers.get("authorization") });
     if (body.model === "missing") return new Response('{"error":"model not found"}', { status: 404 });
+    // Wrong after the first request (the dimension probe): one vector short, or vectors of half the dimensions.
+    const probe = body.input[0] === "dimension probe";
+    if (body.model === "short" && !probe) return Response.json({ embeddings: body.input.slice(1).map(fakeVector) });
+    if (body.model === "narrow" && !probe) return Response.json({ embeddings: body.input.map((t) => fakeVector(t).slice(4)) });
     if (url.pathname === "/api/embed") return Response.json({ embeddings: body.input.map(fakeVector) });
     if (url.pathname === "/v1/embeddings") {
       return Response.json({ data: body.input.map((t, index) => ({ index, embedding: fakeVector(t) })).reverse() });
@@ -195,6 +202,29 @@ describe("a provider that answers badly", () => {
     expect(fetchText(`${url}/stall`, {}, 300)).rejects.toThrow(`no complete answer from ${url}/stall within 0.3 s`);
     await fetchText(`${url}/stall`, {}, 300).catch(() => {});
     expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  test("too few vectors, or vectors of other dimensions than the probe's, are the provider's failure: none is kept", async () => {
+    for (const [model, problem] of [
+      ["short", "1 vectors for 2 texts"],
+      ["narrow", "a vector of 4 dimensions, not 8"],
+    ]) {
+      const embedder = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: model!, ollama_url: base }));
+      expect(embedder.embed(["aaaa", "bbbb"], "document")).rejects.toMatchObject({
+        code: "PROVIDER_FAILED",
+        message: expect.stringContaining(problem!),
+      });
+    }
+    // An index run keeps the text searchable and the vectors pending; a BM25-only run after it completes.
+    const home = tempDir();
+    const docs = tempDir();
+    writeFileSync(join(docs, "a.md"), "# A\n\nalpha words\n");
+    const repo = addRepository(home, { name: "n", path: docs, embedding: { provider: "ollama", model: "narrow", ollama_url: base } });
+    const summary = await indexRepository(home, repo);
+    expect(summary).toMatchObject({ indexed: 1, embedded: 0, embeddings_pending: 1 });
+    expect(summary.warnings.join(" ")).toContain("a vector of 4 dimensions, not 8");
+    expect(runCli(["index", "n", "--no-embed"], { home }).code).toBe(0);
+    expect((await verifyRepository(repo)).problems.map((p) => p.check)).toEqual(["vectors"]); // pending, with its fix
   });
 
   test("a body that is not JSON is the provider's failure, named, not an internal error", async () => {

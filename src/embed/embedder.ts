@@ -552,6 +552,7 @@ async function withProbe(
   parallel = 1,
 ): Promise<Embedder> {
   const dims = (await embedBatch(["dimension probe"]))[0]!.length;
+  const checked = checkedBatches(info, embedBatch, dims);
   return {
     info: { ...info, dims },
     dims,
@@ -561,11 +562,37 @@ async function withProbe(
       return embedSorted(
         texts.map((t) => prefix + clip(t, info.maxTokens)),
         batchSize,
-        embedBatch,
+        checked,
         parallel,
       );
     },
     dispose,
+  };
+}
+
+/**
+ * A batch call that answers with one vector per text, each of the probe's dimensions, or fails: a server that
+ * sends fewer vectors or other dimensions (another model behind the same name, a proxy cutting the answer) would
+ * otherwise have them stored, and a repository's vectors must all come from one model.
+ */
+function checkedBatches(
+  info: ModelInfo,
+  embedBatch: (texts: string[]) => Promise<Float32Array[]>,
+  dims: number,
+): (texts: string[]) => Promise<Float32Array[]> {
+  const failed = (problem: string) =>
+    new ResearcherError("PROVIDER_FAILED", `${info.id} answered ${problem}`, {
+      hint:
+        info.provider === "local"
+          ? "the model's files may be damaged: fetch or copy them again"
+          : "check the server and the model it serves",
+    });
+  return async (texts) => {
+    const vectors = await embedBatch(texts);
+    if (vectors.length !== texts.length) throw failed(`${vectors.length} vectors for ${texts.length} texts`);
+    const other = vectors.find((vector) => vector.length !== dims);
+    if (other) throw failed(`a vector of ${other.length} dimensions, not ${dims} as before`);
+    return vectors;
   };
 }
 
