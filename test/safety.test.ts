@@ -594,6 +594,18 @@ describe("HTTP with a token", () => {
   }, 60_000);
 });
 
+test("an empty --token is refused, not taken as serving without one (RESEARCHER_MCP_TOKEN set or not); --host and --token need --port", () => {
+  const { home } = folders();
+  for (const tokenEnv of [{}, { RESEARCHER_MCP_TOKEN: "s3cret" }]) {
+    const empty = runCli(["serve", "--port", "0", "--token", ""], { home, env: tokenEnv });
+    expect(empty).toMatchObject({ code: 2, stderr: expect.stringMatching(/^error: --token needs a value \(got an empty one\)\nhint: /) });
+  }
+  for (const flag of ["--host", "--token"]) {
+    const stdio = runCli(["serve", flag, "x"], { home });
+    expect(stdio).toMatchObject({ code: 2, stderr: `error: ${flag} applies to HTTP only\nhint: add --port <n> to serve over HTTP\n` });
+  }
+});
+
 describe("stdio MCP lines over 10 MiB", () => {
   test("are answered with an error to their id (written first or last), the next request is served, and the server exits when stdin closes", async () => {
     const { home } = indexedRepository(folders(), { "a.md": "# A\n\nalpha words\n" });

@@ -403,12 +403,21 @@ export function statusCommand(name: string | undefined, flags: Flags): void {
 export async function serveCommand(flags: Flags): Promise<void> {
   const mcp = await import("../serve/mcp.ts"); // the MCP SDK loads only for this command
   const watch = Boolean(flags.watch);
-  if (flags.port === undefined) return mcp.serveStdio(home(flags), { watch });
+  if (flags.port === undefined) {
+    const http = ["host", "token"].find((name) => flags[name] !== undefined);
+    if (http) throw new ResearcherError("USAGE", `--${http} applies to HTTP only`, { hint: `add --port <n> to serve over HTTP` });
+    return mcp.serveStdio(home(flags), { watch });
+  }
   const port = integer(flags.port, "--port", PORT)!;
   // Bun binds '' to every interface: an empty --host is a slip, not a request to serve the network.
   if (flags.host !== undefined && !String(flags.host).trim())
     throw new ResearcherError("USAGE", `--host needs an address (got '${flags.host}')`, {
       hint: "--host 127.0.0.1, or 0.0.0.0 for all",
+    });
+  // Nor is an empty --token (`--token "$TOKEN"` with TOKEN unset) a request to serve without one.
+  if (flags.token !== undefined && !String(flags.token).trim())
+    throw new ResearcherError("USAGE", "--token needs a value (got an empty one)", {
+      hint: "--token <secret>, or set RESEARCHER_MCP_TOKEN; leave both out to serve without a token",
     });
   const token = (flags.token as string | undefined) ?? env.mcpToken();
   const { serveHttp } = await import("../serve/http.ts");
