@@ -596,7 +596,7 @@ describe("HTTP with a token", () => {
 
 test("an empty --token is refused, not taken as serving without one (RESEARCHER_MCP_TOKEN set or not); --host and --token need --port", () => {
   const { home } = folders();
-  for (const tokenEnv of [{}, { RESEARCHER_MCP_TOKEN: "s3cret" }]) {
+  for (const tokenEnv of [{}, { RESEARCHER_MCP_TOKEN: "s3cret" }] as Record<string, string>[]) {
     const empty = runCli(["serve", "--port", "0", "--token", ""], { home, env: tokenEnv });
     expect(empty).toMatchObject({ code: 2, stderr: expect.stringMatching(/^error: --token needs a value \(got an empty one\)\nhint: /) });
   }
@@ -605,6 +605,29 @@ test("an empty --token is refused, not taken as serving without one (RESEARCHER_
     expect(stdio).toMatchObject({ code: 2, stderr: `error: ${flag} applies to HTTP only\nhint: add --port <n> to serve over HTTP\n` });
   }
 });
+
+test("a search.limit over 200 in config.yaml does not lift the 200-result cap of REST and MCP answers (it is the CLI's default)", async () => {
+  const files = Object.fromEntries(Array.from({ length: 230 }, (_, i) => [`n${i}.md`, `# Note ${i}\n\nalpha ${i}\n`]));
+  const { home } = indexedRepository(folders(), files);
+  expect(runCli(["config", "set", "search.limit", "300"], { home }).code).toBe(0);
+  expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).results).toHaveLength(230);
+  const http = await startHttp(home);
+  try {
+    expect(((await (await fetch(`${http.url}/search?q=alpha`)).json()) as { results: unknown[] }).results).toHaveLength(200);
+  } finally {
+    http.stop();
+  }
+  const client = new Client({ name: "cap", version: "1.0.0" });
+  await client.connect(
+    new StdioClientTransport({ command: cliCommand[0]!, args: [...cliCommand.slice(1), "serve"], env: env(home), cwd: home }),
+  );
+  try {
+    const answer = await client.callTool({ name: "search_fragments", arguments: { query: "alpha" } });
+    expect((answer.structuredContent as { results: unknown[] }).results).toHaveLength(200);
+  } finally {
+    await client.close();
+  }
+}, 60_000);
 
 describe("stdio MCP lines over 10 MiB", () => {
   test("are answered with an error to their id (written first or last), the next request is served, and the server exits when stdin closes", async () => {

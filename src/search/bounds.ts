@@ -29,6 +29,14 @@ export const MAX_QUERY_CHARS = 100_000;
 export const LIMIT: Range = { min: 1, max: MAX_ALL_RESULTS };
 /** How many results an MCP or REST answer returns (`n_results`, `n`). */
 export const ANSWER_LIMIT: Range = { min: 1, max: MAX_RESULTS };
+/**
+ * An MCP or REST answer's count when the request names none: the configured default (`search.limit`), which
+ * config.yaml allows beyond ANSWER_LIMIT for the CLI, held to it.
+ */
+export function defaultAnswerLimit(configured: number): number {
+  return Math.min(configured, ANSWER_LIMIT.max);
+}
+
 /** How many results a page skips (`--offset`, `offset`). */
 export const OFFSET: Range = { min: 0, max: MAX_ALL_RESULTS };
 

@@ -7,13 +7,14 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { hostname, networkInterfaces } from "node:os";
+import { loadConfig } from "../config.ts";
 import { readDocument } from "../search/documents.ts";
 import { describeError, ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { parseFilter } from "../search/filters.ts";
 import { logger } from "../log.ts";
 import { handleMcpRequest, startWatch } from "./mcp.ts";
 import { serialized } from "../serial.ts";
-import { ANSWER_LIMIT, FROM_ONE, OFFSET, type Range, wholeNumber } from "../search/bounds.ts";
+import { ANSWER_LIMIT, defaultAnswerLimit, FROM_ONE, OFFSET, type Range, wholeNumber } from "../search/bounds.ts";
 import { documentJson, searchJson } from "./render.ts";
 import { search, SearchContext, type SearchMode } from "../search/search.ts";
 import { VERSION } from "../version.ts";
@@ -199,7 +200,7 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
         .flatMap((r) => r.split(","))
         .filter(Boolean),
       mode: mode as SearchMode | undefined,
-      limit,
+      limit: limit ?? defaultAnswerLimit(loadConfig(home).search.limit),
       offset: wholeParam(params, "offset", OFFSET),
       minScore: scoreParam(params, "min_score"),
       filter: params.get("filter") ?? undefined,

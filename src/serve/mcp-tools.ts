@@ -8,8 +8,9 @@ import { z } from "zod";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { limitDocumentBytes, listDocuments, readDocument, readDocuments, repositoryPath, type DocumentText } from "../search/documents.ts";
+import { loadConfig } from "../config.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
-import { MAX_QUERY_CHARS } from "../search/bounds.ts";
+import { defaultAnswerLimit, MAX_QUERY_CHARS } from "../search/bounds.ts";
 import { parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexFiles, removeDocument } from "../index/indexer.ts";
 import { escapeControls } from "../terminal.ts";
@@ -163,7 +164,7 @@ function registerSearchTools(server: McpServer, home: string, context: SearchCon
       query: input.query,
       repositories: [...(input.repository ? [input.repository] : []), ...(input.repositories ?? [])],
       mode: input.mode,
-      limit: input.n_results,
+      limit: input.n_results ?? defaultAnswerLimit(loadConfig(home).search.limit),
       offset: input.offset,
       minScore: input.min_score,
       filter: input.filter,
