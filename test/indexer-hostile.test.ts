@@ -402,3 +402,52 @@ describe("a full disk", () => {
     }
   });
 });
+
+describe("a repository folder that goes away during a run (a drive unmounted, a folder moved)", () => {
+  const files = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`n${i}.md`, `# Note ${i}\n\nwords ${i}\n`]));
+  const setUp = async () => {
+    const home = tempDir();
+    const base = tempDir();
+    const docs = join(base, "docs");
+    writeTree(docs, files);
+    const repo = addRepository(home, { name: "d", path: docs, embed: false });
+    await indexRepository(home, repo);
+    return { home, docs, away: join(base, "away"), repo };
+  };
+  const count = (repo: { dir: string }) => {
+    const store = Store.open(repo.dir);
+    try {
+      return store.counts().documents;
+    } finally {
+      store.close();
+    }
+  };
+
+  for (const rebuild of [false, true]) {
+    test(`${rebuild ? "index --rebuild" : "index of changed files"}: the run fails and removes nothing`, async () => {
+      const { home, docs, away, repo } = await setUp();
+      for (const name of Object.keys(files)) writeFileSync(join(docs, name), `${files[name]}edited\n`, { flag: "w" });
+      let moved = false;
+      const onProgress = (p: { phase: string }) => {
+        if (p.phase !== "index" || moved) return;
+        moved = true;
+        renameSync(docs, away);
+      };
+      await expect(indexRepository(home, repo, { rebuild, onProgress })).rejects.toMatchObject({
+        code: "PATH_NOT_FOUND",
+        message: expect.stringContaining("went away during the run; nothing was removed"),
+      });
+      renameSync(away, docs);
+      expect(count(repo)).toBe(300);
+      expect((await indexRepository(home, repo)).documents_total).toBe(300);
+    });
+  }
+
+  test("a batch of paths (watch, MCP add_to_index) whose folder is gone removes nothing", async () => {
+    const { home, docs, away, repo } = await setUp();
+    renameSync(docs, away);
+    await expect(indexFiles(home, repo, ["n1.md", "n2.md"])).rejects.toMatchObject({ code: "PATH_NOT_FOUND" });
+    renameSync(away, docs);
+    expect(count(repo)).toBe(300);
+  });
+});

@@ -210,7 +210,7 @@ describe("a provider that answers badly", () => {
       ["narrow", "a vector of 4 dimensions, not 8"],
     ]) {
       const embedder = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: model!, ollama_url: base }));
-      expect(embedder.embed(["aaaa", "bbbb"], "document")).rejects.toMatchObject({
+      await expect(embedder.embed(["aaaa", "bbbb"], "document")).rejects.toMatchObject({
         code: "PROVIDER_FAILED",
         message: expect.stringContaining(problem!),
       });

@@ -302,6 +302,7 @@ export async function indexFiles(
       });
     }
     const settings = documentSettings(store, config, pool, repo);
+    const root = rootIdentity(repo.path);
     const writer = new BatchWriter(store);
     const gone: string[] = [];
     for (const path of paths) {
@@ -325,7 +326,7 @@ export async function indexFiles(
       writer.add(await prepareDocument(file, stored.get(path), settings));
     }
     writer.flush();
-    const summary = finishRun(store, repo, writer, gone, { paths, failedUnchanged: [], skippedTypes: {}, skippedGenerated: {} });
+    const summary = finishRun(store, repo, writer, gone, { root, paths, failedUnchanged: [], skippedTypes: {}, skippedGenerated: {} });
     const choice = chooseModel(config.embedding, repo.embedding, options.model, store.embeddingModel());
     const embedding =
       repo.embed && !options.noEmbed
@@ -537,6 +538,7 @@ async function embedRepository(
 async function runIndex(store: Store, repo: Repository, settings: DocumentSettings, options: IndexOptions): Promise<RunCounts> {
   const onProgress = options.onProgress;
   onProgress?.({ phase: "scan", done: 0, total: 0 });
+  const root = rootIdentity(repo.path);
   const discovery = discoverFiles(repo.path, repo);
   const stored = store.documents();
   if (discovery.files.length === 0 && stored.size > 0 && !options.allowEmpty && isEmptyFolder(repo.path)) {
@@ -569,6 +571,7 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   onProgress?.({ phase: "index", done: changed.length, total: changed.length });
 
   const counts = finishRun(store, repo, writer, plan.gone, {
+    root,
     failedUnchanged: plan.failedUnchanged,
     skippedTypes: discovery.skippedTypes,
     skippedGenerated: discovery.skippedGenerated,
@@ -594,6 +597,12 @@ function refreshGitMetadata(store: Store, root: string): void {
   }
 }
 
+/** The repository folder's identity (device and inode, through a link), or null when no folder is there now. */
+function rootIdentity(root: string): string | null {
+  const stats = statSync(root, { throwIfNoEntry: false });
+  return stats?.isDirectory() ? `${stats.dev}:${stats.ino}` : null;
+}
+
 /**
  * Remove what is gone, record failures (all of them but those of failed files left alone, or only for `paths` in a
  * partial run) and the totals.
@@ -603,8 +612,21 @@ function finishRun(
   repo: Repository,
   writer: BatchWriter,
   gone: string[],
-  run: { paths?: string[]; failedUnchanged: string[]; skippedTypes: Record<string, number>; skippedGenerated: Record<string, number> },
+  run: {
+    /** The repository folder's identity when the run began (rootIdentity). */
+    root: string | null;
+    paths?: string[];
+    failedUnchanged: string[];
+    skippedTypes: Record<string, number>;
+    skippedGenerated: Record<string, number>;
+  },
 ): RunCounts {
+  if ((gone.length > 0 || writer.vanished.length > 0) && (run.root === null || rootIdentity(repo.path) !== run.root)) {
+    // Its files did not go one by one: the folder did (a drive unmounted, a share dropped, a folder moved away).
+    throw new ResearcherError("PATH_NOT_FOUND", `repository folder ${repo.path} went away during the run; nothing was removed`, {
+      hint: "put it back (a drive that was unmounted?) and run the command again",
+    });
+  }
   let removed = 0;
   store.transaction(() => {
     // Files deleted during the run go as the ones the plan found gone (those never indexed leave nothing behind).
