@@ -1,6 +1,7 @@
 /** Whole-file writes that never leave a half-written file: write a sibling temp file, fsync it, rename over. */
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fchmodSync, fsyncSync, openSync, realpathSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { ResearcherError } from "./errors.ts";
 
 export function tempPathFor(file: string): string {
   const unique = `${process.pid}.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 8)}`;
@@ -13,22 +14,52 @@ export function tempPathFor(file: string): string {
  */
 export const TEMP_FILE_NAME = /^\.(.+)\.(\d+)\.[0-9a-z]+\.[0-9a-z]+\.tmp(?:-wal|-shm)?$/;
 
+/**
+ * Write `file` whole or not at all. A link is written through (its target replaced, the link kept: a config.yaml
+ * kept in a dotfiles folder stays there), an existing file keeps its permissions (a private file stays private),
+ * and what is no regular file (a device, a FIFO) is refused rather than replaced by one.
+ */
 export function writeFileAtomic(file: string, data: string | Uint8Array): void {
-  const temp = tempPathFor(file);
+  const target = existingTarget(file);
+  const temp = tempPathFor(target.path);
   try {
-    const fd = openSync(temp, "w", 0o644);
+    const fd = openSync(temp, "w", target.mode);
     try {
+      if (target.mode !== NEW_FILE_MODE) fchmodSync(fd, target.mode); // exactly, whatever the umask
       writeSync(fd, typeof data === "string" ? Buffer.from(data) : data);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    renameSync(temp, file);
+    renameSync(temp, target.path);
   } catch (error) {
     rmSync(temp, { force: true });
     throw namedFor(file, error);
   }
-  syncFolder(dirname(file));
+  syncFolder(dirname(target.path));
+}
+
+/**
+ * A command's `-o`: a regular file (or a new one) is written whole by writeFileAtomic; anything else, a device such
+ * as /dev/null, a FIFO or a pipe's /dev/fd/N, is written into as a shell redirection would, never replaced.
+ */
+export function writeOutput(file: string, data: string): void {
+  const stats = statSync(file, { throwIfNoEntry: false });
+  if (stats && !stats.isFile() && !stats.isDirectory()) writeFileSync(file, data);
+  else writeFileAtomic(file, data);
+}
+
+const NEW_FILE_MODE = 0o644;
+
+/** Where a write of `file` lands (through links) and the mode it keeps; an error for what is not a regular file. */
+function existingTarget(file: string): { path: string; mode: number } {
+  const stats = statSync(file, { throwIfNoEntry: false });
+  // New, a link to nothing yet, or a folder (the rename fails, naming it): written in its place.
+  if (!stats || stats.isDirectory()) return { path: file, mode: NEW_FILE_MODE };
+  if (!stats.isFile()) {
+    throw new ResearcherError("INVALID_INPUT", `cannot write ${file}: it is not a regular file (a device, a FIFO or a socket)`);
+  }
+  return { path: realpathSync(file), mode: stats.mode & 0o7777 };
 }
 
 /** A failed write told by the file the caller named, not the temp file beside it; the system's code is kept. */

@@ -2,9 +2,9 @@
  * What each main command does: read its flags, call the library, render the answer. cli.ts declares the commands
  * and their options and hands each parsed command to its function here.
  */
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { writeFileAtomic } from "../atomic.ts";
+import { writeOutput } from "../atomic.ts";
 import { loadConfig } from "../config.ts";
 import { LIMIT, OFFSET, type Range } from "../search/bounds.ts";
 import { downloadProgress, home, integer, json, list, number, out, positive, repeated, type Flags } from "./cli-options.ts";
@@ -378,15 +378,30 @@ export async function convertCommand(file: string, flags: Flags): Promise<void> 
   const config = loadConfig(home(flags));
   const absolute = resolve(file);
   if (!existsSync(absolute)) throw new ResearcherError("PATH_NOT_FOUND", `${file} does not exist`);
+  const output = flags.output === undefined ? undefined : resolve(String(flags.output));
+  if (output && sameFile(output, absolute)) {
+    throw new ResearcherError("USAGE", `-o names ${file} itself: converting it would overwrite it`, {
+      hint: "write the markdown to another file",
+    });
+  }
   const converted = await convertPath(absolute, {
     maxBytes: config.index.max_file_bytes,
     ...conversionLimits(config, ocrSettings(home(flags), absolute, flags.ocr)),
   });
   const { title, metadata, pages = null, text } = converted;
-  if (flags.json) return json({ title, format: formatOf(absolute), metadata, pages, text });
-  const markdown = text.endsWith("\n") ? text : `${text}\n`;
-  if (flags.output) writeFileAtomic(resolve(String(flags.output)), markdown);
-  else out(markdown);
+  const rendered = flags.json
+    ? `${JSON.stringify({ title, format: formatOf(absolute), metadata, pages, text }, null, 2)}\n`
+    : text.endsWith("\n")
+      ? text
+      : `${text}\n`;
+  if (output) writeOutput(output, rendered);
+  else out(rendered);
+}
+
+/** Whether two paths name one file (through links), as far as both exist. */
+function sameFile(a: string, b: string): boolean {
+  const [x, y] = [statSync(a, { throwIfNoEntry: false }), statSync(b, { throwIfNoEntry: false })];
+  return Boolean(x && y && x.dev === y.dev && x.ino === y.ino);
 }
 
 /** `researcher status` */
