@@ -182,7 +182,7 @@ function mainCli(only?: string): CAC {
     cli
       .command("convert <file>", "Print what indexing sees in a file: its markdown (PDFs with a page marker per page)")
       .option("--json", "Print {title, format, metadata, pages, text}")
-      .option("-o, --output <file>", "Write the markdown to this file instead of stdout")
+      .option("-o, --output <file>", "Write the markdown (or the JSON) to this file instead of stdout")
       .option(
         "--ocr [mode]",
         "OCR of scanned pages: auto (pages without text; --ocr alone), always, off (default: the repository's `ocr`, else auto)",
