@@ -124,6 +124,13 @@ describe("filters inside the ranking", () => {
     expect(await paths("tags!=rust format=md")).toEqual(["go-channels.md", "plain.md"]);
   });
 
+  test("a front-matter key named like an object's built-in (constructor, toString, __proto__) is a key like any other", async () => {
+    for (const key of ["constructor", "toString", "valueOf", "hasOwnProperty", "__proto__"]) {
+      expect({ key, paths: await paths(`${key}=1`) }).toEqual({ key, paths: [] });
+      expect({ key, paths: await paths({ all: [{ key, ne: "1" }] }) }).toEqual({ key, paths: (await paths("format!=nothing")) });
+    }
+  });
+
   test("<, <=, >, >= compare numbers as numbers and dates by period", async () => {
     expect(await paths("rating>4")).toEqual(["rust-borrow.md"]);
     expect(await paths("rating>=4")).toEqual(["rust-async.md", "rust-borrow.md"]);

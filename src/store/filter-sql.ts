@@ -33,7 +33,8 @@ export interface FilterScope {
 
 /** Keys with a meaning of their own; every other key names a front-matter (metadata) field. */
 export type KeyType = "glob" | "text" | "number" | "date" | "page";
-export const BUILT_IN_KEYS: Record<string, KeyType> = {
+// Without a prototype: a front-matter key may be any word, `constructor` and `toString` too.
+export const BUILT_IN_KEYS: Readonly<Record<string, KeyType | undefined>> = Object.assign(Object.create(null), {
   path: "glob",
   format: "text",
   repository: "text",
@@ -41,7 +42,7 @@ export const BUILT_IN_KEYS: Record<string, KeyType> = {
   size: "number",
   modified: "date",
   page: "page",
-};
+});
 
 /** The value forms: a number, an ISO date or a prefix of one (2025, 2025-01, …), a page or page range (3-5). */
 export const NUMBER = /^-?\d+(\.\d+)?$/;
