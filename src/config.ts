@@ -15,6 +15,14 @@ export const DEFAULT_CODE_TOKENS = 512;
 export const REPO_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
+ * Names every JavaScript object already has (`constructor`, `toString`, `__proto__`, …, and `prototype`): a
+ * repository named so would be found where there is none, or be dropped when config.yaml is read, and a setting's
+ * key through one would reach the object's prototype. Neither may take one.
+ */
+const RESERVED_NAMES = new Set([...Object.getOwnPropertyNames(Object.prototype), "prototype"]);
+export const isReservedName = (name: string) => RESERVED_NAMES.has(name);
+
+/**
  * Loaded and built on first use: valibot and the schema cost start-up time, and a search reads the validated JSON
  * copy of the config instead.
  */
@@ -61,7 +69,16 @@ function schemas() {
 
   const ConfigSchema = v.strictObject({
     repositories: v.optional(
-      v.pipe(v.record(v.pipe(v.string(), v.regex(REPO_NAME, "must use only letters, digits, '-' and '_'")), RepositorySchema)),
+      v.pipe(
+        v.record(
+          v.pipe(
+            v.string(),
+            v.regex(REPO_NAME, "must use only letters, digits, '-' and '_'"),
+            v.check((name) => !isReservedName(name), "is a name JavaScript objects reserve"),
+          ),
+          RepositorySchema,
+        ),
+      ),
       {},
     ),
     search: v.optional(
@@ -305,6 +322,8 @@ function repositoryValue(settings: UserSettings, parts: string[], value: string)
 export function setConfigValue(home: string, key: string, value: string): Config {
   const parts = key.split(".").filter(Boolean);
   if (parts.length === 0) throw new ResearcherError("INVALID_INPUT", "empty config key");
+  const reserved = parts.find(isReservedName);
+  if (reserved) throw new ResearcherError("INVALID_INPUT", `config key ${key}: there is no setting '${reserved}'`);
   const set = (settings: UserSettings) => {
     const written = repositoryValue(settings, parts, value);
     let node = settings;

@@ -1,7 +1,7 @@
 /** The repository registry: named folders in config.yaml, each with its own index folder. */
 import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { loadConfig, REPO_NAME, repositoryDir, updateConfig, type EmbeddingConfig, type UserSettings } from "./config.ts";
+import { isReservedName, loadConfig, REPO_NAME, repositoryDir, updateConfig, type EmbeddingConfig, type UserSettings } from "./config.ts";
 import { FILE_TYPES } from "./file-types.ts";
 import { ResearcherError, toResearcherError, type ErrorCode } from "./errors.ts";
 
@@ -138,9 +138,9 @@ export function noneAnswered(skipped: SkippedRepository[]): ResearcherError {
 }
 
 export function addRepository(home: string, input: AddRepositoryInput): Repository {
-  if (!REPO_NAME.test(input.name)) {
+  if (!REPO_NAME.test(input.name) || isReservedName(input.name)) {
     throw new ResearcherError("INVALID_INPUT", `invalid repository name '${input.name}'`, {
-      hint: "use letters, digits, '-' and '_' (at most 64)",
+      hint: "use letters, digits, '-' and '_' (at most 64), and no name JavaScript objects reserve (constructor, toString, …)",
     });
   }
   const path = checkedFolder(input.path);
@@ -156,7 +156,7 @@ export function addRepository(home: string, input: AddRepositoryInput): Reposito
   updateConfig(home, (settings) => {
     // Checked under config.yaml's lock, on the file as it is: two `repo add` of one name at once cannot both succeed.
     const repositories = (settings.repositories ?? {}) as Record<string, UserSettings>;
-    if (repositories[input.name]) {
+    if (Object.hasOwn(repositories, input.name)) {
       throw new ResearcherError("REPO_EXISTS", `a repository named '${input.name}' already exists`, {
         hint: "choose another name, or `researcher repo remove` the old one first",
       });

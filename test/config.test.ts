@@ -234,3 +234,26 @@ test("edits made at once by several processes all land (config.yaml is read, edi
   );
   expect((await Promise.all(same.map((run) => run.exited))).sort()).toEqual([0, 1]);
 }, 30_000);
+
+test("names JavaScript objects reserve are no repository names and no part of a setting's key (they reached the prototype)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  for (const name of ["constructor", "prototype", "toString", "__proto__", "hasOwnProperty"]) {
+    const added = runCli(["repo", "add", name, docs, "--no-embed"], { home });
+    expect({ name, code: added.code, stderr: added.stderr }).toMatchObject({
+      name,
+      code: 1,
+      stderr: expect.stringMatching(/^error: invalid repository name .*\nhint: .*reserve/),
+    });
+  }
+  expect(runCli(["repo", "list"], { home }).stdout).toContain("no repositories yet");
+  for (const key of ["__proto__.x", "search.__proto__", "constructor.prototype.x"]) {
+    const set = runCli(["config", "set", key, "1"], { home });
+    expect({ key, code: set.code, stderr: set.stderr }).toMatchObject({
+      key,
+      code: 1,
+      stderr: expect.stringMatching(/^error: config key .*: there is no setting/),
+    });
+  }
+  expect(runCli(["repo", "add", "fine", docs, "--no-embed"], { home }).code).toBe(0);
+});
