@@ -420,6 +420,36 @@ describe("watchRepositories under trouble (issue 22)", () => {
     }
   }, 30_000);
 
+  test("a batch that fails before it is applied (the index cannot be opened) is retried without another file event", async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# A\n\napple\n" });
+    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    await indexRepository(home, repo);
+    const batches = new Batches();
+    const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+    // Another program holding the whole file past the busy timeout: even opening the index to plan the batch fails.
+    const hold =
+      "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE'); print('held', flush=True); time.sleep(60)";
+    let holder: ReturnType<typeof Bun.spawn> | undefined;
+    try {
+      await handle.ready;
+      batches.reset();
+      holder = Bun.spawn(["python3", "-c", hold, Store.dbPath(repo.dir)], { stdout: "pipe" });
+      await (holder.stdout as ReadableStream<Uint8Array>).getReader().read(); // "held"
+      writeFileSync(join(docs, "b.md"), "# B\n\nbanana\n");
+      const deadline = Date.now() + WAIT_MS;
+      while (batches.errors.length === 0 && Date.now() < deadline) await Bun.sleep(50);
+      expect(batches.errors.map(String).join()).toContain("busy");
+      holder.kill();
+      await holder.exited;
+      await batches.until(["b.md"]); // no file changed since
+    } finally {
+      holder?.kill();
+      await handle.close();
+    }
+  }, 60_000);
+
   test("a file appended to without pause neither starves other changes nor waits forever: both are indexed in bounded time", async () => {
     const home = tempDir();
     const docs = tempDir();

@@ -186,7 +186,16 @@ class RepositoryWatch {
 
   /** Run a batch in turn; what goes wrong is reported, never thrown into a timer. */
   private tick(): Promise<void> {
-    return this.context.serial(() => this.flush().catch((error) => this.context.options.onError?.(error, this.repo.name)));
+    return this.context.serial(() =>
+      this.flush().catch((error) => {
+        this.context.options.onError?.(error, this.repo.name);
+        // What failed before its batch was applied (the index could not be opened: busy, a full disk) is still
+        // pending; without a retry it would wait for the next file event.
+        if (!this.stopped && (this.pending.size > 0 || this.needsScan)) {
+          this.retry(toResearcherError(error).code === "LOCKED" ? "locked" : "failed");
+        }
+      }),
+    );
   }
 
   stop(): void {
