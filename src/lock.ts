@@ -78,12 +78,17 @@ function tryLock(dir: string, file: string, what: string): (() => void) | number
 
 /** The start time of a process (field 22 of /proc/<pid>/stat), null where there is no /proc. */
 export function processStartTime(pid: number): number | null {
+  return processStat(pid)?.start ?? null;
+}
+
+/** A process's state letter (`R`, `S`, `Z` for a zombie, …) and start time, from /proc; null where there is none. */
+function processStat(pid: number): { state: string; start: number | null } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // Field 2 is the command name in parentheses and may contain spaces: count from the last ')'.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     const start = Number(fields[19]);
-    return Number.isFinite(start) ? start : null;
+    return { state: fields[0] ?? "", start: Number.isFinite(start) ? start : null };
   } catch {
     return null;
   }
@@ -159,7 +164,10 @@ function parseHolder(content: string): Holder | null {
 
 function isRunning(holder: Holder): boolean {
   if (!isAlive(holder.pid)) return false;
-  const start = processStartTime(holder.pid);
+  const stat = processStat(holder.pid);
+  // A zombie has ended (killed, and its parent has not collected it yet): it holds nothing any more.
+  if (stat?.state === "Z" || stat?.state === "X") return false;
+  const start = stat?.start ?? null;
   return holder.start === null || start === null || start === holder.start;
 }
 

@@ -119,6 +119,22 @@ test("a lock whose pid now belongs to another process (recycled) is stale; a liv
   expect(() => acquireWriterLock(dir, "notes")).toThrow(/being indexed by process/);
 });
 
+test("a lock whose holder is a zombie (killed, not yet reaped by its parent) is stale", async () => {
+  const dir = tempDir();
+  // `sleep 0.1` in the background, then its shell becomes `sleep 30`, which never reaps it: a zombie once it exits.
+  const parent = Bun.spawn(["sh", "-c", "sleep 0.1 & echo $!; exec sleep 30"], { stdout: "pipe" });
+  try {
+    const pid = Number(new TextDecoder().decode((await (parent.stdout as ReadableStream<Uint8Array>).getReader().read()).value).trim());
+    const start = processStartTime(pid);
+    await Bun.sleep(400);
+    expect(readFileSync(`/proc/${pid}/stat`, "utf8")).toMatch(/\) Z /);
+    writeFileSync(join(dir, "lock"), `${pid} ${start}\n`);
+    acquireWriterLock(dir, "notes")();
+  } finally {
+    parent.kill();
+  }
+});
+
 test("`repo remove` is refused while an index run holds the lock: the index and the registration stay", () => {
   const [home, docs] = [tempDir(), tempDir()];
   writeTree(docs, { "a.md": "# A\n\nalpha\n" });
