@@ -1,12 +1,13 @@
 /** Issue 22: an index.db damaged beneath SQLite (truncated, a page overwritten, a page zeroed) is recovered by the CLI. */
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { closeSync, existsSync, openSync, readdirSync, statSync, truncateSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import { addRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { cliCommand, MODEL_ENV, runCli, tempDir, writeTree } from "./helpers.ts";
+import { AS_ROOT, cliCommand, MODEL_ENV, runCli, tempDir, writeTree } from "./helpers.ts";
 
 /** Enough documents for an index.db of many pages. */
 function corpus(): Record<string, string> {
@@ -152,3 +153,46 @@ test("an index locked by another program past the busy timeout is busy, not dama
   }
   expect(runCli(["search", "alpha", "--repo", "d"], { home }).code).toBe(0);
 }, 60_000);
+
+test.skipIf(!AS_ROOT)(
+  "an index on a full disk or a read-only file system is said to be so, not damaged (no hint to rebuild it)",
+  () => {
+    const base = tempDir();
+    const disk = join(base, "disk");
+    mkdirSync(disk);
+    // A small disk of its own, as a full partition or a read-only mount would be (root may mount; CI runs as root).
+    expect(Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", disk]).exitCode).toBe(0);
+    try {
+      const home = join(disk, "home");
+      const docs = join(base, "docs");
+      writeTree(docs, { "a.md": "# A\n\nzebra words\n" });
+      const cli = (...args: string[]) => runCli(args, { home, cwd: base });
+      expect(cli("repo", "add", "d", docs, "--no-embed").code).toBe(0);
+      expect(cli("index", "d").code).toBe(0);
+      const searched = () => cli("search", "zebra", "--repo", "d");
+      const fill = join(disk, "fill");
+      try {
+        writeFileSync(fill, Buffer.alloc(32 * 2 ** 20));
+      } catch {
+        // ENOSPC: the disk is full, which is the point
+      }
+      const full = searched();
+      expect(full.code).toBe(1);
+      expect(full.stderr).toContain("full");
+      expect(full.stderr).not.toContain("--rebuild");
+      rmSync(fill, { force: true });
+      expect(searched().code).toBe(0);
+      expect(Bun.spawnSync(["mount", "-o", "remount,ro", disk]).exitCode).toBe(0);
+      for (const name of readdirSync(join(home, "repositories", "d"))) if (name.endsWith("-shm")) expect(name).toBe("index.db-shm");
+      const readOnly = searched();
+      if (readOnly.code !== 0) {
+        // SQLite reads a WAL index on a read-only mount only if its -shm is there; either way no damage is claimed.
+        expect(readOnly.stderr).toContain("read-only file system");
+        expect(readOnly.stderr).not.toContain("--rebuild");
+      }
+    } finally {
+      Bun.spawnSync(["umount", "-l", disk]);
+    }
+  },
+  60_000,
+);

@@ -5,7 +5,7 @@
  * that names the command upgrading it.
  */
 import { Database } from "bun:sqlite";
-import { accessSync, constants as fs, existsSync, linkSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { accessSync, constants as fs, existsSync, linkSync, mkdirSync, renameSync, rmSync, statfsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { syncFolder, tempPathFor } from "../atomic.ts";
 import { describeError, isSqliteDamage, permissionHint, ResearcherError, systemCode, toResearcherError, writeDenied } from "../errors.ts";
@@ -298,27 +298,61 @@ function openChecked(file: string, name: string, mode: OpenMode): Database {
 }
 
 /**
- * What a failure to open index.db means. Only a file SQLite cannot read as a database is damage here, and a file
- * it may not open a permission problem; the rest is errors.ts's to name: a lock held past the busy timeout is
- * LOCKED (try again) and a full disk DISK_FULL, never damage a rebuild would move aside. A failure no better code
- * fits (an I/O error) leaves the index as the one thing that can be rebuilt.
+ * What a failure to open index.db means. A file SQLite cannot read as a database is damage; a lock held past the
+ * busy timeout (LOCKED), a full disk (DISK_FULL) and damaged pages are errors.ts's to name. SQLite says only
+ * "unable to open database file" or "disk I/O error" for the rest, so the folder is asked why: a full disk, a
+ * read-only file system, a permission. Only a failure none of that explains points at the index itself.
  */
 function openingError(error: unknown, file: string, name: string): ResearcherError {
   if (error instanceof ResearcherError) return error;
   const code = systemCode(error);
   if (code === "SQLITE_NOTADB") return corrupt(file, name, "it is not an SQLite database", error);
+  const named = toResearcherError(error, { repository: name, dir: dirname(file) });
+  if (named.code !== "INTERNAL" && named.code !== "PERMISSION_DENIED") return named;
+  const found = environmentProblem(file, error);
+  if (found) return found;
   if (PERMISSION_CODES.has(code) || /^SQLITE_(CANTOPEN|PERM|AUTH)_/.test(code)) {
     return new ResearcherError("PERMISSION_DENIED", `cannot open ${file}: ${describeError(error)}`, {
       hint: permissionHint(dirname(file)),
       cause: error,
     });
   }
-  const named = toResearcherError(error, { repository: name, dir: dirname(file) });
-  if (named.code !== "INTERNAL") return named;
   return new ResearcherError("INDEX_CORRUPT", `cannot open ${file}: ${describeError(error)}`, {
     hint: `rebuild it with \`researcher index --rebuild ${name}\` (it moves this index aside)`,
     cause: error,
   });
+}
+
+/** Below this much free space, a failure to open is the disk being full (a reader writes index.db-shm beside it). */
+const FULL_BELOW_BYTES = 1024 * 1024;
+
+/** Why the index's folder would not let SQLite open index.db: a full disk, a read-only file system, a permission. */
+function environmentProblem(file: string, error: unknown): ResearcherError | undefined {
+  const folder = dirname(file);
+  const message = describeError(error);
+  try {
+    const { bavail, bsize } = statfsSync(folder);
+    if (Number(bavail) * Number(bsize) < FULL_BELOW_BYTES) {
+      return new ResearcherError("DISK_FULL", `cannot open ${file}: the disk holding it is full (${message})`, {
+        hint: "free some space (or move RESEARCHER_HOME) and run the command again: the index itself is fine",
+        cause: error,
+      });
+    }
+    accessSync(folder, fs.W_OK | fs.X_OK);
+    accessSync(file, fs.R_OK | fs.W_OK);
+  } catch (problem) {
+    const why = (problem as NodeJS.ErrnoException).code;
+    if (why === "EROFS") {
+      return new ResearcherError("PERMISSION_DENIED", `cannot open ${file}: it is on a read-only file system (${message})`, {
+        hint: "searching writes index.db-shm beside it: mount it read-write, or copy RESEARCHER_HOME to a writable disk",
+        cause: error,
+      });
+    }
+    if (why === "EACCES" || why === "EPERM") {
+      return new ResearcherError("PERMISSION_DENIED", `cannot open ${file}: ${message}`, { hint: permissionHint(folder), cause: error });
+    }
+  }
+  return undefined;
 }
 
 const userVersion = (db: Database) => db.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version ?? 0;
