@@ -151,13 +151,19 @@ describe("chunkCode shapes", () => {
     expect(headings[1]).toEndWith("…");
   });
 
-  test("a minified line longer than the budget is a fragment of its own", async () => {
+  test("a line longer than the budget among ordinary code is a fragment of its own", async () => {
+    const line = `var a=[${"[1,2,3],".repeat(60)}0];`;
+    const functions = Array.from({ length: 12 }, (_, i) => `function f${i}(x) {\n  const y = x + ${i};\n  return y * a.length;\n}\n`);
+    const fragments = (await chunkCode(`${line}\n${functions.join("\n")}`, "javascript", { maxTokens: 100 }))!;
+    expect(fragments[0]).toMatchObject({ startLine: 1, endLine: 1 });
+    expect(fragments.length).toBeGreaterThan(1);
+  });
+
+  test("a file that is mostly lines longer than the budget (minified, a bundle) is left to the text chunker", async () => {
+    const bundle = `!function(){${"var a=[1,2,3];function g(b){return b+1}".repeat(2000)}}();`;
+    expect(await chunkCode(bundle, "javascript", { maxTokens: 512 })).toBeNull();
     const line = `var a=[${"[1,2,3],".repeat(500)}0];`;
-    const fragments = (await chunkCode(`${line}\nfunction f() { return a; }\n`, "javascript", { maxTokens: 100 }))!;
-    expect(fragments.map((f) => [f.startLine, f.endLine])).toEqual([
-      [1, 1],
-      [2, 2],
-    ]);
+    expect(await chunkCode(`${line}\nfunction f() { return a; }\n`, "javascript", { maxTokens: 100 })).toBeNull();
   });
 
   test("a parse past its time limit, or a file past the size limit, is left to the text chunker", async () => {

@@ -41,6 +41,7 @@ export async function codeSections(
   options: CodeOutlineOptions,
 ): Promise<CodeSection[] | null> {
   if (!language || brokenParsers || source.length > (options.maxChars ?? DEFAULT_MAX_CHARS)) return null;
+  if (mostlyLongLines(source, options.maxTokens * CHARS_PER_CODE_TOKEN)) return null;
   const parser = await parserFor(language);
   parser.setTimeoutMicros((options.timeoutMs ?? DEFAULT_TIMEOUT_MS) * 1000);
   let tree: Tree;
@@ -65,6 +66,25 @@ export async function codeSections(
   } finally {
     tree.delete();
   }
+}
+
+/** Code averages about four characters a token: a line longer than the budget's worth cannot be one fragment. */
+const CHARS_PER_CODE_TOKEN = 4;
+
+/**
+ * Whether most of a file is lines longer than a fragment (minified code, a bundle, a data literal): no line
+ * boundary splits them, so fragments would be megabytes and the parse of a one-line bundle costs hundreds of MB.
+ * The text chunker cuts such lines instead; one long line among ordinary code stays a fragment of its own.
+ */
+function mostlyLongLines(source: string, longerThan: number): boolean {
+  let long = 0;
+  for (let start = 0; start < source.length; ) {
+    const end = source.indexOf("\n", start);
+    const stop = end === -1 ? source.length : end;
+    if (stop - start > longerThan) long += stop - start;
+    start = stop + 1;
+  }
+  return long > source.length / 2;
 }
 
 /** Set when a parse threw from inside the wasm: see codeSections. */
