@@ -131,11 +131,16 @@ function whereArgument(where: string | FilterJson): string | FilterJson {
   }
 }
 
-/** A failed tool call as a tool result an agent can read (MCP tools report errors in the result, not as JSON-RPC errors). */
+/**
+ * A failed tool call as a tool result an agent can read (MCP tools report errors in the result, not as JSON-RPC
+ * errors), ending with the error's code, as the CLI's exit status and REST's `error.code` carry it: an agent can
+ * tell LOCKED (try again) from REPO_NOT_FOUND without reading the prose. No structured content: clients check
+ * it against the tool's output schema even on an error.
+ */
 function failure(thrown: unknown) {
   // Escaped: a message can carry a file's name or a converter's words about its content.
   const error = toResearcherError(thrown);
-  return { content: [{ type: "text" as const, text: problemLine(error.message, error.hint) }], isError: true };
+  return { content: [{ type: "text" as const, text: `${problemLine(error.message, error.hint)} [${error.code}]` }], isError: true };
 }
 
 /** Run a tool body; a ResearcherError becomes a tool error the agent can read, never a crash. */

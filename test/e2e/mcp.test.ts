@@ -228,6 +228,7 @@ describe("MCP over stdio", () => {
     const missing = await call("get_document", { ref: "docs:car.md" });
     expect(missing.isError).toBe(true);
     expect(missing.content[0]!.text).toContain("did you mean docs:cars.md");
+    expect(missing.content[0]!.text).toEndWith(") [DOCUMENT_NOT_FOUND]"); // the code, as the CLI and REST carry it
     const listed = await call("list_documents", { repository: "docs" });
     expect(listed.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["bread.md", "cars.md", "notes/space.md"]);
     expect(listed.structuredContent.documents[0]).toMatchObject({ repository: "docs", format: "md", fragments: 1, pages: null });
