@@ -15,7 +15,7 @@ import { parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexFiles, removeDocument } from "../index/indexer.ts";
 import { escapeControls } from "../terminal.ts";
 import { logger } from "../log.ts";
-import { ocrNote, PLAIN, problemLine, searchJson, searchText, skippedText } from "./render.ts";
+import { count, ocrNote, PLAIN, problemLine, searchJson, searchText, skippedText } from "./render.ts";
 import { getRepository } from "../repos.ts";
 import { search, type SearchContext, type SearchOptions } from "../search/search.ts";
 import { noStatusAnswered, repositoriesFor, repositoryStatuses, type RepositoryError } from "../search/results.ts";
@@ -412,7 +412,7 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
           .map((r) =>
             r.error
               ? `${r.repository}: ${errorLine(r.error)}`
-              : `${r.repository}: score ${r.score.toFixed(2)}, ${r.matched} fragments${r.best ? `, best ${named(`${r.repository}:${r.best.location}`)}` : ""}`,
+              : `${r.repository}: score ${r.score.toFixed(2)}, ${count(r.matched, "fragment")}${r.best ? `, best ${named(`${r.repository}:${r.best.location}`)}` : ""}`,
           )
           .join("\n");
         return result({ repositories }, text || "no indexed repositories");

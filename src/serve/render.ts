@@ -349,12 +349,17 @@ export function documentListText(documents: DocumentInfo[], style: Style, absolu
     .concat("\n");
 }
 
+/** `1 fragment`, `3 fragments`: a count with its noun, singular for one. */
+export function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 /** `repos-for`: score, repository, matching fragments and the best one's place, the description below; failed ones left out. */
 export function repositoryMatchesText(matches: RepositoryMatch[]): string {
   return matches
     .filter((m) => !m.error)
     .map((m) => {
-      const fragments = `${m.matched} ${m.matched === 1 ? "fragment" : "fragments"}`;
+      const fragments = count(m.matched, "fragment");
       const best = m.best ? `  best: ${escapeControls(m.best.location)}` : "";
       const description = m.description ? `\n        ${escapeControls(m.description)}` : "";
       return `${m.score.toFixed(2).padStart(6)}  ${m.repository}  ${fragments}${best}${description}\n`;
@@ -367,7 +372,7 @@ export function emptyListingText(failures: SkippedDocument[]): string {
   if (failures.length === 0) return "no indexed documents\n";
   const repositories = [...new Set(failures.map((f) => f.repository))];
   const status = `researcher status ${repositories.length === 1 ? `${escapeControls(repositories[0]!)} ` : ""}--json`;
-  const files = failures.length === 1 ? "1 file" : `${failures.length} files`;
+  const files = count(failures.length, "file");
   return `no indexed documents; ${files} failed (\`${status}\` lists them with their reasons)\n`;
 }
 
@@ -375,7 +380,7 @@ export function emptyListingText(failures: SkippedDocument[]): string {
 
 /** What follows "N indexed" when some pages were read by OCR: ` (3 pages read by OCR)`. */
 export function ocrNote(pages: number): string {
-  return pages ? ` (${pages} ${pages === 1 ? "page" : "pages"} read by OCR)` : "";
+  return pages ? ` (${count(pages, "page")} read by OCR)` : "";
 }
 
 export function indexSummaryText(summary: IndexSummary, style: Style): string {
@@ -534,7 +539,7 @@ export function watchStatusLine(stream: Terminal): {
     drawn = performance.now();
     const busy = [...states.values()].filter((s) => s.state !== "watching");
     const doing = busy.map((s) => `${s.repository} ${s.state}${s.pending ? ` (${s.pending} pending)` : ""}`).join(", ");
-    const text = `watching ${states.size} ${states.size === 1 ? "repository" : "repositories"}${doing ? ` · ${doing}` : ""}${last ? ` · last: ${last}` : ""}`;
+    const text = `watching ${count(states.size, "repository", "repositories")}${doing ? ` · ${doing}` : ""}${last ? ` · last: ${last}` : ""}`;
     stream.write(`\r\x1b[2K${text.slice(0, stream.columns() - 1)}`);
   };
   const redraw = () => {
