@@ -32,8 +32,11 @@ export const searchInput = {
         "`key op value` with op = != < <= > >= ~ (contains, case-insensitive) or `key in (a|b)`, values bare or " +
         '"quoted", e.g. \'tags=rust format in (md|pdf) modified>=2025-01-01 title~"borrow"\'. Or JSON: ' +
         "{all:[{key,eq:value}…], any:[…], not:[…]} with ops eq ne lt le gt ge contains in. Keys: path (glob), format " +
-        "(md, txt, pdf, docx, html, epub), repository, page (PDF page or range 3-5), modified (file date), size " +
-        "(bytes), title, and any front-matter key (tags, author, date, …; a list matches if any element does).",
+        "(md, txt, pdf, docx, html, epub, or a code file's extension: py, ts, go, …), repository, page (PDF page or " +
+        "range 3-5), modified (file date), size (bytes), title; for source code language (python, typescript, tsx, " +
+        "javascript, go, rust, java, c, cpp, c_sharp, ruby, php, bash), git_project, git_branch and git_commit (the full " +
+        "40-hex hash; git_commit~abc123 matches a prefix); and any front-matter key (tags, author, date, …; a list " +
+        "matches if any element does).",
     ),
 };
 

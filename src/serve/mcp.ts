@@ -26,6 +26,8 @@ export function instructions(home: string): string {
     "researcher searches the user's own document repositories by words (BM25) and meaning (vectors).",
     "Use search_fragments for passages, search_documents for whole documents, then get_document with a result's",
     "`repository` and `location` (or `repo:path:line`, or its #docid) to read it; list_documents shows what is indexed.",
+    "In source code a fragment is a whole function or class: read exactly its lines with get_document",
+    "`repo:path:<fragment.start_line>-<fragment.end_line>` (a bare `location` reads from there to the end of the file).",
     "Repositories:",
     ...(lines.length ? lines : ["- (none yet: the user can add one with `researcher repo add <name> <path>`)"]),
   ].join("\n");
