@@ -190,6 +190,17 @@ describe("formats and settings", () => {
   });
 });
 
+test("a new OCR setting reads PDFs and images again at the next complete run, and nothing else", async () => {
+  const pdf = await writePdf([paragraph("A page with a text layer of its own.", 100)]);
+  const { home, repo } = bm25Repository({ "a.pdf": pdf, "b.md": "# B\n\nwords\n" });
+  await indexRepository(home, repo);
+  expect((await indexRepository(home, repo)).indexed).toBe(0);
+  setConfigValue(home, `repositories.${repo.name}.ocr`, "off");
+  const again = await indexRepository(home, { ...repo, ocr: { ...repo.ocr, mode: "off" } });
+  expect(again).toMatchObject({ indexed: 1, skipped: 1 }); // the PDF read again; the markdown left alone
+  expect((await indexRepository(home, { ...repo, ocr: { ...repo.ocr, mode: "off" } })).indexed).toBe(0);
+});
+
 describe("headings with nothing under them", () => {
   test("an index from before they joined the text re-chunks its markdown files once, and they are found", async () => {
     const { home, repo } = bm25Repository({

@@ -362,6 +362,7 @@ function conversionPool(config: Config, repo: Repository): ConvertPool {
  */
 function documentSettings(store: Store, config: Config, pool: ConvertPool, repo: Repository): DocumentSettings {
   const { tokens, overlap, code_tokens } = config.chunk;
+  const ocr = JSON.stringify(repo.ocr);
   const chunking = JSON.stringify({
     tokens,
     overlap,
@@ -369,11 +370,19 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool, repo:
     code_outline: CODE_OUTLINE_VERSION,
     bare: BARE_DOCUMENT_VERSION,
     headings: EMPTY_HEADING_VERSION,
+    ocr,
   });
   const recorded = store.getMeta("chunking");
   if (recorded === undefined) store.setMeta("chunking", chunking);
-  const before: { tokens: number; overlap: number; code_tokens?: number; code_outline?: number; bare?: number; headings?: number } =
-    JSON.parse(recorded ?? chunking);
+  const before: {
+    tokens: number;
+    overlap: number;
+    code_tokens?: number;
+    code_outline?: number;
+    bare?: number;
+    headings?: number;
+    ocr?: string;
+  } = JSON.parse(recorded ?? chunking);
   const text = before.tokens !== tokens || before.overlap !== overlap;
   // Indexes from before code had its own budget chunked code at the text budget, and from before the outline had a
   // version, with version 1. A new code budget or outline re-reads only code: a scanned book is not recognised again
@@ -384,11 +393,22 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool, repo:
   const bare = (before.bare ?? 0) !== BARE_DOCUMENT_VERSION ? store.pathsWithoutFragments(BARE_FORMATS) : new Set<string>();
   // Markdown files an older chunker cut without their empty headings are chunked again, once (reading them is cheap).
   const headings = (before.headings ?? 0) !== EMPTY_HEADING_VERSION;
-  const force = (path: string) => text || (code && languageOf(path) !== null) || bare.has(path) || (headings && formatOf(path) === "md");
+  // OCR settings (mode, languages, traineddata) decide what PDFs and images read as: a change reads them again.
+  // Indexes from before they were recorded keep their documents as they are.
+  const rescan = (before.ocr ?? ocr) !== ocr;
+  const force = (path: string) =>
+    text ||
+    (code && languageOf(path) !== null) ||
+    bare.has(path) ||
+    (headings && formatOf(path) === "md") ||
+    (rescan && OCR_FORMATS.has(formatOf(path)));
   const read = confinedReader(repo.path);
   const [conversion, failure] = [conversionSettings(config, repo), failureSettings(config, repo)];
   return { chunk: { tokens, overlap }, maxBytes: config.index.max_file_bytes, pool, read, force, chunking, conversion, failure };
 }
+
+/** Formats whose text may come from OCR. */
+const OCR_FORMATS = new Set(["pdf", "png", "jpg", "tif"]);
 
 /** Formats whose documents may be only headings or front matter (their converted text is markdown, not paged). */
 const BARE_FORMATS = ["md", "html", "docx", "epub"];
