@@ -11,9 +11,14 @@ export async function convertImage(format: string, bytes: Uint8Array, title: str
   if (options.ocr === "off") throw new ResearcherError("FILE_UNREADABLE", "an image is read only by OCR, which is off for this repository");
   const images = await decode(format, bytes);
   const texts: string[] = [];
-  for (const [i, image] of images.entries())
-    texts.push((await recognise(async () => image, options, { page: i + 1, pages: images.length })) ?? "");
-  if (!texts.some((text) => text.trim())) throw new ResearcherError("FILE_UNREADABLE", "OCR found no text in the image");
+  let failure: string | undefined;
+  for (const [i, image] of images.entries()) {
+    const read = await recognise(async () => image, options, { page: i + 1, pages: images.length });
+    texts.push(read.text ?? "");
+    failure ??= read.failure && (images.length > 1 ? `page ${i + 1}: ${read.failure}` : read.failure);
+  }
+  if (!texts.some((text) => text.trim()))
+    throw new ResearcherError("FILE_UNREADABLE", failure ? `OCR failed on the image: ${failure}` : "OCR found no text in the image");
   const ocrPages = texts.filter(Boolean).length;
   if (images.length === 1) return { title, format: "markdown", text: texts[0]!, firstLine: 1, metadata: { ocr_pages: ocrPages } };
   const text = texts.map((page, i) => `${pageMarker(i + 1)}\n\n${page}\n`).join("\n");

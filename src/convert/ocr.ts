@@ -15,7 +15,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { ResearcherError } from "../errors.ts";
+import { describeError, ResearcherError } from "../errors.ts";
 import { type ConvertOptions, isHeading, joinLine, median, type OcrPage } from "./document.ts";
 // The SIMD + LSTM-only build: Bun's JavaScriptCore runs wasm SIMD (the plain build is 3× slower), and the legacy
 // (non-LSTM) engine is not used (the embedded model has no legacy data). Not the "relaxedsimd" build: its results
@@ -177,14 +177,23 @@ async function createOcrEngine(options: OcrOptions = {}): Promise<OcrEngine> {
           api.SetSourceResolution(Math.round(image.dpi ?? DEFAULT_DPI));
         };
         setImage(0);
+        let angle = 0;
         if (deskew) {
           // Find the text lines once to measure the page's tilt; if it matters, load the image again rotated.
           api.FindLines();
-          const angle = api.GetGradient();
-          if (Math.abs(angle) >= MIN_DESKEW) setImage(angle);
+          const measured = api.GetGradient();
+          if (Math.abs(measured) >= MIN_DESKEW) setImage((angle = measured));
         }
-        if (api.Recognize(null) !== 0) throw new Error("Tesseract could not recognise the page");
-        return pageText(api.GetHOCRText(0));
+        const read = () => {
+          if (api.Recognize(null) !== 0) throw new Error("Tesseract could not recognise the page");
+          return pageText(api.GetHOCRText(0));
+        };
+        const text = read();
+        if (text.trim() || angle === 0) return text;
+        // Nothing found straightened: the tilt was misread (a sparse page of a few large lines measured 10°), so the
+        // page is read as it is.
+        setImage(0);
+        return read();
       } catch (error) {
         // A wasm abort leaves the instance in an unknown state: refuse further pages; the caller makes a new engine.
         closed = true;
@@ -227,16 +236,19 @@ function sharedEngine(options: ConvertOptions): Promise<OcrEngine> {
   return shared.engine;
 }
 
+/** What OCR made of one page: its text (none when nothing was read), or why the engine failed on it. */
+export interface PageReading {
+  text?: string;
+  failure?: string;
+}
+
 /**
- * The text OCR reads in one page image (`image()` gives it, or null when there is none), or undefined when nothing
- * was read; `options.onOcrPage` is told when it starts and ends, and which `page` it is. A missing language model
- * fails the file with its reason; an engine abort costs only this page (the engine is replaced).
+ * The text OCR reads in one page image (`image()` gives it, or null when there is none); `options.onOcrPage` is
+ * told when it starts and ends, and which `page` it is. A missing language model fails the file with its reason; an
+ * engine abort costs only this page (the engine is replaced), and is reported as the page's `failure`, so that a file
+ * with no text says the engine failed rather than that it found nothing.
  */
-export async function recognise(
-  image: () => Promise<GrayImage | null>,
-  options: ConvertOptions,
-  page: OcrPage,
-): Promise<string | undefined> {
+export async function recognise(image: () => Promise<GrayImage | null>, options: ConvertOptions, page: OcrPage): Promise<PageReading> {
   options.onOcrPage?.("start", page); // making the engine (loading the wasm and model) is part of the first page's OCR
   const current = sharedEngine(options);
   try {
@@ -244,12 +256,12 @@ export async function recognise(
       throw new ResearcherError("FILE_UNREADABLE", error.message);
     });
     const pixels = await image();
-    if (!pixels) return undefined;
-    return (await engine.recognize(pixels)) || undefined;
+    if (!pixels) return {};
+    return { text: (await engine.recognize(pixels)) || undefined };
   } catch (error) {
     if (error instanceof ResearcherError) throw error;
     if (shared?.engine === current) shared = undefined; // the engine refuses further pages after an abort
-    return undefined;
+    return { failure: describeError(error) };
   } finally {
     options.onOcrPage?.("end", page);
   }

@@ -100,13 +100,16 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
     let ocrPages = 0;
     let imagePages = 0; // pages OCR read (whether it found text or not): none, and OCR never ran
     let prominent: string | undefined;
+    let ocrFailure: string | undefined; // the first page the OCR engine failed on, and why
     const mode = options.ocr ?? "auto";
     for (let n = 1; n <= doc.numPages; n++) {
       const lines = await pageLines(doc, n);
       const notes = await pageAnnotations(doc, n);
       const layer = visibleChars([...lines.map((line) => line.text), ...notes].join(""));
       const wanted = mode === "always" || (mode === "auto" && layer < OCR_BELOW_CHARS);
-      const recognised = wanted ? await recognisePage(doc, n, options, () => imagePages++) : undefined;
+      const read = wanted ? await recognisePage(doc, n, options, () => imagePages++) : {};
+      const recognised = read.text;
+      ocrFailure ??= read.failure && `page ${n}: ${read.failure}`;
       if (recognised) ocrPages++;
       characters += recognised ? visibleChars(recognised) : layer;
       if (n === 1) prominent = recognised ? ocrTitle(recognised) : largestLines(lines.slice(0, 12), median(lines.map((l) => l.size)));
@@ -114,7 +117,15 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
       await cleanup(doc, n);
     }
     if (characters === 0 && doc.numPages > 0) {
-      throw new ResearcherError("FILE_UNREADABLE", mode === "off" ? NO_TEXT_LAYER_OCR_OFF : imagePages ? NO_TEXT_LAYER : NO_PAGE_IMAGES);
+      const why =
+        mode === "off"
+          ? NO_TEXT_LAYER_OCR_OFF
+          : !imagePages
+            ? NO_PAGE_IMAGES
+            : ocrFailure
+              ? `no text layer, and OCR failed (${ocrFailure})`
+              : NO_TEXT_LAYER;
+      throw new ResearcherError("FILE_UNREADABLE", why);
     }
     const title = info.title ?? (prominent && prominent.length <= 200 && !isJunkTitle(prominent) ? prominent : undefined) ?? fallbackTitle;
     return {
@@ -230,8 +241,8 @@ function visibleChars(text: string): number {
 }
 
 /**
- * The text of page `n` read from its page-sized image, or undefined when it has none (or nothing was read);
- * `onImage` is told when it has one. pdf.js errors on a broken page cost only that page.
+ * What OCR read of page `n`'s page-sized image (nothing when it has none); `onImage` is told when it has one. pdf.js
+ * errors on a broken page cost only that page.
  */
 function recognisePage(
   doc: { getPage(n: number): Promise<unknown>; numPages: number },
