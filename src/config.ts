@@ -215,11 +215,23 @@ function readConfigFile(file: string): Config {
 }
 
 /** What config.yaml itself says: only the keys the user set (`undefined` for an empty file), not yet validated. */
+/** Larger than any config.yaml a person writes: a link to a device or a huge file is refused, not read. */
+const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+
 function readUserSettings(file: string): Record<string, unknown> | undefined {
   let text: string;
   try {
+    // Checked first: a FIFO (secrets piped in) would block every command, a link to /dev/zero never end.
+    const stats = statSync(file);
+    if (!stats.isFile() || stats.size > MAX_CONFIG_BYTES) {
+      const what = stats.isFile() ? `larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MB` : "not a regular file";
+      throw new ResearcherError("INVALID_CONFIG", `${file} is ${what}`, {
+        hint: "make it a regular YAML file; `researcher config path` prints where it is",
+      });
+    }
     text = readFileSync(file, "utf8");
   } catch (error) {
+    if (error instanceof ResearcherError) throw error;
     throw readDenied(error, file) ?? error;
   }
   let raw: unknown;

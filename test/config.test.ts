@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig, resolveHome, setConfigValue } from "../src/config.ts";
 import { FILE_TYPES } from "../src/file-types.ts";
@@ -256,4 +256,16 @@ test("names JavaScript objects reserve are no repository names and no part of a 
     });
   }
   expect(runCli(["repo", "add", "fine", docs, "--no-embed"], { home }).code).toBe(0);
+});
+
+test("a config.yaml that is a FIFO or a link to a device is refused at once, not read (it blocked every command)", () => {
+  const home = tempDir();
+  Bun.spawnSync(["mkfifo", join(home, "config.yaml")]);
+  const started = Date.now();
+  const fifo = runCli(["repo", "list"], { home });
+  expect(fifo).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: .*config\.yaml is not a regular file\nhint: /) });
+  rmSync(join(home, "config.yaml"));
+  symlinkSync("/dev/zero", join(home, "config.yaml"));
+  expect(runCli(["search", "x"], { home }).stderr).toMatch(/config\.yaml is not a regular file/);
+  expect(Date.now() - started).toBeLessThan(20_000);
 });
