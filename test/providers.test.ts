@@ -31,6 +31,8 @@ const server = Bun.serve({
     const probe = body.input[0] === "dimension probe";
     if (body.model === "short" && !probe) return Response.json({ embeddings: body.input.slice(1).map(fakeVector) });
     if (body.model === "narrow" && !probe) return Response.json({ embeddings: body.input.map((t) => fakeVector(t).slice(4)) });
+    if (body.model === "garbled" && !probe) return Response.json({ embeddings: body.input.map((t) => [...fakeVector(t).slice(1), "x"]) });
+    if (body.model === "empty") return Response.json({ embeddings: body.input.map(() => []) });
     if (url.pathname === "/api/embed") return Response.json({ embeddings: body.input.map(fakeVector) });
     if (url.pathname === "/v1/embeddings") {
       return Response.json({ data: body.input.map((t, index) => ({ index, embedding: fakeVector(t) })).reverse() });
@@ -208,6 +210,7 @@ describe("a provider that answers badly", () => {
     for (const [model, problem] of [
       ["short", "1 vectors for 2 texts"],
       ["narrow", "a vector of 4 dimensions, not 8"],
+      ["garbled", "values that are not finite numbers"],
     ]) {
       const embedder = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: model!, ollama_url: base }));
       await expect(embedder.embed(["aaaa", "bbbb"], "document")).rejects.toMatchObject({
@@ -215,6 +218,10 @@ describe("a provider that answers badly", () => {
         message: expect.stringContaining(problem!),
       });
     }
+    await expect(loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "empty", ollama_url: base }))).rejects.toMatchObject({
+      code: "PROVIDER_FAILED",
+      message: expect.stringContaining("an empty one"),
+    });
     // An index run keeps the text searchable and the vectors pending; a BM25-only run after it completes.
     const home = tempDir();
     const docs = tempDir();

@@ -551,7 +551,8 @@ async function withProbe(
   dispose: () => Promise<void>,
   parallel = 1,
 ): Promise<Embedder> {
-  const dims = (await embedBatch(["dimension probe"]))[0]!.length;
+  const dims = (await embedBatch(["dimension probe"]))[0]?.length ?? 0;
+  if (dims === 0) throw checkFailure(info, "no vector, or an empty one, for its first text");
   const checked = checkedBatches(info, embedBatch, dims);
   return {
     info: { ...info, dims },
@@ -580,20 +581,22 @@ function checkedBatches(
   embedBatch: (texts: string[]) => Promise<Float32Array[]>,
   dims: number,
 ): (texts: string[]) => Promise<Float32Array[]> {
-  const failed = (problem: string) =>
-    new ResearcherError("PROVIDER_FAILED", `${info.id} answered ${problem}`, {
-      hint:
-        info.provider === "local"
-          ? "the model's files may be damaged: fetch or copy them again"
-          : "check the server and the model it serves",
-    });
+  const failed = (problem: string) => checkFailure(info, problem);
   return async (texts) => {
     const vectors = await embedBatch(texts);
     if (vectors.length !== texts.length) throw failed(`${vectors.length} vectors for ${texts.length} texts`);
     const other = vectors.find((vector) => vector.length !== dims);
     if (other) throw failed(`a vector of ${other.length} dimensions, not ${dims} as before`);
+    // NaN or infinite values would rank as NaN (a score of null in JSON) and stay in the index.
+    if (vectors.some((vector) => !vector.every(Number.isFinite))) throw failed("a vector with values that are not finite numbers");
     return vectors;
   };
+}
+
+function checkFailure(info: ModelInfo, problem: string): ResearcherError {
+  const hint =
+    info.provider === "local" ? "the model's files may be damaged: fetch or copy them again" : "check the server and the model it serves";
+  return new ResearcherError("PROVIDER_FAILED", `${info.id} answered ${problem}`, { hint });
 }
 
 /**
