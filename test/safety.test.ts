@@ -322,6 +322,8 @@ describe("names with control characters", () => {
       }
     }
     expect(runCli(["search", "control"], { home }).stdout).toContain("control words \\x1b]52;c;cHduZWQ=\\x07 here"); // in a snippet
+    // The query itself, echoed in the markdown heading, is escaped too.
+    noRawControls(runCli(["search", "control\x1b]0;pwned\x07", "--format", "md"], { home }).stdout);
     // --full text among the results is escaped too (tabs kept); `get` prints a document as it is, like cat.
     for (const format of ["text", "md"]) {
       for (const full of [[], ["--full"]]) {

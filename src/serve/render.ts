@@ -181,7 +181,7 @@ function searchMarkdown(response: SearchResponse): string {
     }
     return lines.join("\n");
   });
-  const head = `# Search: ${markdownInline(response.query)}\n\n${response.results.length ? `${response.offset + 1}–${response.offset + response.results.length} of ${response.total} · ${response.mode}` : "no results"}\n`;
+  const head = `# Search: ${markdownInline(escapeControls(response.query))}\n\n${response.results.length ? `${response.offset + 1}–${response.offset + response.results.length} of ${response.total} · ${response.mode}` : "no results"}\n`;
   return `${[head, ...blocks].join("\n\n")}\n`;
 }
 
