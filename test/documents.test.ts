@@ -234,6 +234,9 @@ describe("readDocuments (multi-get)", () => {
     expect(await paths("one:shared/*")).toEqual(["one:shared/readme.md"]);
     expect(await paths("one:*/readme.md")).toEqual(["one:shared/readme.md"]);
     expect(await paths("one:2024:01/*")).toEqual(["one:2024:01/log.md"]);
+    expect(await paths("2024:01/*")).toEqual(["one:2024:01/log.md"]); // a colon in a path, not a repository
+    // A misspelt repository before a glob is an error naming the known ones, as in a ref, not an empty match.
+    await expect(readDocuments(home, "noe:*.md")).rejects.toMatchObject({ code: "REPO_NOT_FOUND" });
     // The same documents as --filter admits, by one matcher.
     const listed = listDocuments(home, { repositories: ["one"] }).documents.map((d) => d.path);
     const matches = pathGlob("*.md");

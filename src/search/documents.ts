@@ -568,7 +568,8 @@ export function matchDocuments(
   let repos = options.repository ? [getRepository(home, options.repository)] : listRepositories(home);
   if (isGlob(pattern)) {
     const colon = pattern.indexOf(":");
-    const named = colon > 0 ? repos.find((r) => r.name === pattern.slice(0, colon)) : undefined;
+    const prefix = colon > 0 ? pattern.slice(0, colon) : "";
+    const named = prefix ? repos.find((r) => r.name === prefix) : undefined;
     if (named) repos = [named];
     const matches = pathGlob(named ? pattern.slice(colon + 1) : pattern);
     const { answers, skipped } = readable(repos, (repo) => [...(withStore(repo, (store) => store.documents().keys()) ?? [])]);
@@ -578,6 +579,9 @@ export function matchDocuments(
         .sort()
         .map((path) => ({ repo, path })),
     );
+    // Nothing matched and the part before the colon reads as a repository name that does not exist: a misspelt
+    // repository is an error, as in a ref, rather than an empty match (a path may hold a colon: `2024:01/*`).
+    if (refs.length === 0 && !named && REPO_NAME.test(prefix)) getRepository(home, prefix);
     const reason = (s: SkippedRepository) => `its index cannot be read: ${s.message}${s.hint ? ` (hint: ${s.hint})` : ""}`;
     return { refs, skipped: skipped.map((s) => ({ repository: s.repository, path: pattern, reason: reason(s) })) };
   }
