@@ -570,6 +570,13 @@ describe("REST input checks", () => {
     }
   });
 
+  test("switches are true or false: a typo is 400, not silently off", async () => {
+    expect((await fetch(`${http.url}/search?q=alpha&documents=true&full=0`)).status).toBe(200);
+    const response = await fetch(`${http.url}/search?q=alpha&documents=ture`);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toBe("documents must be true or false (got 'ture')");
+  });
+
   test("n is capped at MCP's maximum, 200: above it is 400", async () => {
     expect((await fetch(`${http.url}/search?q=alpha&n=200`)).status).toBe(200);
     const response = await fetch(`${http.url}/search?q=alpha&n=100000`);

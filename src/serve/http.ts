@@ -177,9 +177,22 @@ function refusal(request: Request, checks: { allowedHosts: string[]; allowedOrig
   return undefined;
 }
 
+/**
+ * A switch parameter: `documents`, `documents=1|true|yes` on, absent or `0|false|no` off. Anything else is a usage
+ * error: a typo (`documents=ture`) must not silently search without it.
+ */
+function switchParam(params: URLSearchParams, name: string): boolean {
+  const value = params.get(name);
+  if (value === null) return false;
+  const on = ["", "1", "true", "yes"].includes(value.toLowerCase());
+  if (!on && !["0", "false", "no"].includes(value.toLowerCase()))
+    throw new ResearcherError("USAGE", `${name} must be true or false (got '${value}')`, { hint: `${name}=true, or leave it out` });
+  return on;
+}
+
 /** GET /search?q=&repo=&mode=&n=&offset=&where=&filter=&documents=&min_score=&full= → the CLI's `search --json`. */
 async function restSearch(home: string, params: URLSearchParams, context: SearchContext): Promise<object> {
-  const flag = (name: string) => ["1", "true", "yes", ""].includes(params.get(name) ?? "no");
+  const flag = (name: string) => switchParam(params, name);
   const query = params.get("q") ?? "";
   if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: "GET /search?q=your+question" });
   const limit = wholeParam(
