@@ -127,7 +127,7 @@ describe("filters inside the ranking", () => {
   test("a front-matter key named like an object's built-in (constructor, toString, __proto__) is a key like any other", async () => {
     for (const key of ["constructor", "toString", "valueOf", "hasOwnProperty", "__proto__"]) {
       expect({ key, paths: await paths(`${key}=1`) }).toEqual({ key, paths: [] });
-      expect({ key, paths: await paths({ all: [{ key, ne: "1" }] }) }).toEqual({ key, paths: (await paths("format!=nothing")) });
+      expect({ key, paths: await paths({ all: [{ key, ne: "1" }] }) }).toEqual({ key, paths: await paths("format!=nothing") });
     }
   });
 

@@ -132,8 +132,11 @@ export function unguarded(name: string, source: string): string[] {
       // A test is checked whole; a describe block by its own statements (hooks, fixtures run for every test in it),
       // and then its tests one by one.
       const body = node.arguments.find((a) => ts.isArrowFunction(a) || ts.isFunctionExpression(a));
-      if (TESTS.has(runner) && uses(node)) return report(node);
-      if (runner === "describe" && body && collectOwn(body).some(uses)) return report(node);
+      const offends = (TESTS.has(runner) && uses(node)) || (runner === "describe" && body && collectOwn(body).some(uses));
+      if (offends) {
+        report(node);
+        return;
+      }
     }
     node.forEachChild((child) => visit(child, guarded));
   };

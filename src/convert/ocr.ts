@@ -182,7 +182,10 @@ async function createOcrEngine(options: OcrOptions = {}): Promise<OcrEngine> {
           // Find the text lines once to measure the page's tilt; if it matters, load the image again rotated.
           api.FindLines();
           const measured = api.GetGradient();
-          if (Math.abs(measured) >= MIN_DESKEW) setImage((angle = measured));
+          if (Math.abs(measured) >= MIN_DESKEW) {
+            angle = measured;
+            setImage(angle);
+          }
         }
         const read = () => {
           if (api.Recognize(null) !== 0) throw new Error("Tesseract could not recognise the page");

@@ -3,7 +3,7 @@ import { unzipSync } from "fflate";
 import { describeError, ResearcherError } from "../errors.ts";
 
 /** Refuse archives that claim to unpack past this: a zip bomb would exhaust memory before failing on its own. */
-export const MAX_UNZIPPED_BYTES = 512 * 1024 * 1024;
+const MAX_UNZIPPED_BYTES = 512 * 1024 * 1024;
 
 /**
  * The entries of a zip that `wanted` keeps, inflated; the others are only listed (their declared sizes count

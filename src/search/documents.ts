@@ -247,13 +247,14 @@ function hasIndexedPath(repo: Repository, path: string): boolean {
   return withStore(repo, (store) => store.documentByPath(path) !== undefined) ?? false;
 }
 
-/** Run `body` on the repository's index, or return undefined when it has none. */
+/** The error for a repository that was never indexed. */
 function repositoryNotIndexed(repo: Repository): ResearcherError {
   return new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has not been indexed yet`, {
     hint: `run \`researcher index ${repo.name}\``,
   });
 }
 
+/** Run `body` on the repository's index, or return undefined when it has none. */
 function withStore<T>(repo: Repository, body: (store: Store) => T): T | undefined {
   if (!Store.exists(repo.dir)) return undefined;
   const store = Store.open(repo.dir);

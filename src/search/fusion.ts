@@ -10,7 +10,7 @@
  * LEXICAL_WEIGHT is the weight where nothing was measured, between a weak list's (1) and an equal one's (0.5).
  */
 
-export const RRF_K = 60;
+const RRF_K = 60;
 export const LEXICAL_WEIGHT = 0.8;
 /**
  * Each list is normalised over its first FUSION_DEPTH results (fewer when it has fewer), however deep it was

@@ -13,8 +13,8 @@ import { expandQueryWord } from "../identifiers.ts";
 import { foldCase, splitCjk, stem, WORD } from "../text.ts";
 
 export const MAX_EXCLUDED = 100;
-export const MAX_REQUIRED = 100;
-export const MAX_OPTIONAL = 200;
+const MAX_REQUIRED = 100;
+const MAX_OPTIONAL = 200;
 
 export interface ParsedQuery {
   /** The FTS5 expression, or null when nothing searchable is left (e.g. only punctuation or exclusions). */

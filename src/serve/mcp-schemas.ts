@@ -14,7 +14,7 @@ export const searchInput = {
     .min(ANSWER_LIMIT.min)
     .max(ANSWER_LIMIT.max)
     .optional()
-    .describe("How many results (default: search.limit, 10)"),
+    .describe(`How many results (default: config's search.limit, 10, at most ${ANSWER_LIMIT.max})`),
   offset: z
     .number()
     .int()

@@ -1,8 +1,7 @@
 /**
  * `researcher serve`: every repository searchable by MCP clients, over stdio (default) or Streamable HTTP (the
- * HTTP server itself is http.ts).
- * A thin shell over the library: tools validate their input strictly (an unknown parameter is an error naming
- * it), call the same functions as the CLI and return the CLI's JSON shapes plus a short text rendering.
+ * HTTP server itself is http.ts). The server, its stdio loop and one HTTP request's handling live here; its tools
+ * and resource, thin shells over the library, are in mcp-tools.ts.
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
@@ -19,7 +18,7 @@ import { ocrNote } from "./render.ts";
 import { LineTooLong, StdioLineTransport } from "./stdio-transport.ts";
 import { watchRepositories, type WatchHandle } from "./watch.ts";
 
-export function instructions(home: string): string {
+function instructions(home: string): string {
   const repos = listRepositories(home);
   const lines = repos.map((r) => named(`- ${r.name}: ${r.description ?? "(no description)"} — ${r.path}`));
   return [
@@ -33,7 +32,7 @@ export function instructions(home: string): string {
   ].join("\n");
 }
 
-export function createServer(home: string, context: SearchContext, writes = serialized()): McpServer {
+function createServer(home: string, context: SearchContext, writes = serialized()): McpServer {
   const server = new McpServer({ name: "researcher", version: VERSION }, { instructions: instructions(home) });
   registerTools(server, home, context, writes);
   reportInvalidParams(server);

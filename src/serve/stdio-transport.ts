@@ -9,7 +9,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 /** The longest message line read, as the SDK's default buffer: ample for any request a client sends. */
-export const MAX_LINE_BYTES = 10 * 2 ** 20;
+const MAX_LINE_BYTES = 10 * 2 ** 20;
 
 export class LineTooLong extends Error {
   /**
