@@ -88,7 +88,8 @@ describe("refs", () => {
     expect(documentInfo(home, "two:same.md").docid).toBe(same);
     const ambiguous = await refusal(() => resolveDocumentRef(home, same));
     expect(ambiguous.message).toContain("matches 2 documents: one:same.md, two:same.md");
-    expect(ambiguous.hint).toContain("repo:path");
+    // Same content, same docid: more digits cannot tell them apart, and the hint does not say they would.
+    expect(ambiguous.hint).toBe("these files have the same content, so the same docid: name one as repo:path");
     expect(resolveDocumentRef(home, same, { repository: "two" })).toMatchObject({ path: "same.md" });
     expect((await refusal(() => resolveDocumentRef(home, "#000000"))).code).toBe("DOCUMENT_NOT_FOUND");
     expect((await refusal(() => resolveDocumentRef(home, "#xyz"))).code).toBe("INVALID_INPUT");

@@ -150,7 +150,7 @@ function resolveTrimmedRef(home: string, trimmed: string, options: { repository?
 
   const { answers, skipped } = readable(repos, (repo) => resolveInRepository(repo, trimmed, false));
   const found = answers.flatMap(({ value }) => (value ? [value] : []));
-  if (found.length === 1) return found[0]!;
+  if (found.length === 1) return { repo: found[0]!.repo, path: found[0]!.path };
   if (found.length > 1) {
     throw new ResearcherError(
       "INVALID_INPUT",
@@ -269,9 +269,9 @@ function findByDocid(home: string, prefix: string, repository?: string): Documen
   const repos = repository ? [getRepository(home, repository)] : listRepositories(home);
   const { answers, skipped } = readable(repos, (repo) => withStore(repo, (store) => [...store.documents().values()]) ?? []);
   const found = answers.flatMap(({ repo, value }) =>
-    value.filter((doc) => doc.hash.startsWith(prefix)).map((doc) => ({ repo, path: doc.path })),
+    value.filter((doc) => doc.hash.startsWith(prefix)).map((doc) => ({ repo, path: doc.path, hash: doc.hash })),
   );
-  if (found.length === 1) return found[0]!;
+  if (found.length === 1) return { repo: found[0]!.repo, path: found[0]!.path };
   if (found.length === 0) {
     const miss = new ResearcherError("DOCUMENT_NOT_FOUND", `no document with docid #${prefix}`, {
       hint: "docids change when a document changes: search again for the current one",
@@ -286,7 +286,11 @@ function findByDocid(home: string, prefix: string, repository?: string): Documen
     "INVALID_INPUT",
     `docid #${prefix} matches ${found.length} documents: ${list}${found.length > 10 ? ", …" : ""}`,
     {
-      hint: "use repo:path, or more hex digits of the docid",
+      // A docid is the content's hash: copies of one file share it, and no number of digits tells them apart.
+      hint:
+        new Set(found.map((f) => f.hash)).size === 1
+          ? "these files have the same content, so the same docid: name one as repo:path"
+          : "use repo:path, or more hex digits of the docid",
     },
   );
 }
