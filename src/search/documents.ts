@@ -150,7 +150,7 @@ function resolveTrimmedRef(home: string, trimmed: string, options: { repository?
 
   const { answers, skipped } = readable(repos, (repo) => resolveInRepository(repo, trimmed, false));
   const found = answers.flatMap(({ value }) => (value ? [value] : []));
-  if (found.length === 1) return { repo: found[0]!.repo, path: found[0]!.path };
+  if (found.length === 1) return found[0]!;
   if (found.length > 1) {
     throw new ResearcherError(
       "INVALID_INPUT",
