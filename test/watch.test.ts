@@ -386,6 +386,32 @@ test("mkdir of a new subfolder, then files in it, are seen (recursive watch foll
   }
 });
 
+test("a watch over all repositories also watches one registered after it began (watch and serve --watch without names)", async () => {
+  const home = tempDir();
+  const first = tempDir();
+  const later = tempDir();
+  writeTree(first, { "a.md": "# A\n\napple\n" });
+  writeTree(later, { "b.md": "# B\n\nbanana\n" });
+  addRepository(home, { name: "first", path: first, embed: false });
+  const batches = new Batches();
+  const handle = watchRepositories(home, [getRepository(home, "first")], {
+    debounceMs: 50,
+    followNew: true,
+    onBatch: batches.add,
+    onError: (e) => batches.errors.push(e),
+  });
+  try {
+    await handle.ready;
+    addRepository(home, { name: "later", path: later, embed: false });
+    await batches.next((b) => b.repository === "later"); // its first run indexes it
+    writeFileSync(join(later, "c.md"), "# C\n\ncherry\n");
+    await batches.next((b) => b.repository === "later" && b.paths.includes("c.md"));
+    expect(batches.errors).toEqual([]);
+  } finally {
+    await handle.close();
+  }
+}, 30_000);
+
 describe("watchRepositories under trouble (issue 22)", () => {
   test("a batch the database refuses (locked by another connection) waits as for another writer, then applies", async () => {
     const home = tempDir();

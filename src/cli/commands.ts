@@ -238,6 +238,7 @@ export async function watchCommand(names: string[], flags: Flags): Promise<void>
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   const handle = watchRepositories(home(flags), repos, {
+    followNew: names.length === 0, // all repositories: those registered meanwhile too
     debounceMs,
     noEmbed: flags.embed === false,
     embedders,

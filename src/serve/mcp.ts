@@ -73,6 +73,7 @@ const DRAIN_MS = 30_000;
  */
 export function startWatch(home: string, writes: Serial, embedders: EmbedderCache): WatchHandle {
   return watchRepositories(home, listRepositories(home), {
+    followNew: true,
     exclusive: writes,
     embedders,
     onBatch: (b) => {

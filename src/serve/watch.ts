@@ -71,6 +71,8 @@ export interface WatchOptions {
   onStatus?: (status: WatchStatus) => void;
   /** Aborting it closes the watch, as `close()` does. */
   signal?: AbortSignal;
+  /** Also watch repositories registered while watching: `watch` and `serve --watch` without names mean all of them. */
+  followNew?: boolean;
   /**
    * Runs each batch. `serve --watch` passes the MCP server's writer queue, so the server's own writes and the
    * watch take turns instead of meeting the writer lock.
@@ -85,6 +87,8 @@ export interface WatchHandle {
   close(): Promise<void>;
 }
 
+/** How often a watch over all repositories looks for ones registered since it began. */
+const NEW_REPOSITORY_CHECK_MS = 2_000;
 /** Paths per `indexFiles` call: the writer lock is released between batches, so `index` can take turns. */
 const MAX_BATCH = 500;
 /** More pending paths than this (a huge checkout, a copied tree) are cheaper as one incremental scan. */
@@ -116,10 +120,13 @@ export function watchRepositories(home: string, repos: Repository[], options: Wa
     throw error;
   }
   const ready = Promise.all(watchers.map((w) => w.start())).then(() => undefined);
+  const follow = options.followNew ? setInterval(() => watchAdded(home, watchers, context), NEW_REPOSITORY_CHECK_MS) : undefined;
+  follow?.unref();
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       context.closed = true;
+      clearInterval(follow);
       for (const w of watchers) w.stop();
       await serial(async () => undefined); // once the batches under way have ended
       if (!options.embedders) await embedders.dispose();
@@ -127,6 +134,22 @@ export function watchRepositories(home: string, repos: Repository[], options: Wa
   options.signal?.addEventListener("abort", () => void close(), { once: true });
   if (options.signal?.aborted) void close();
   return { ready, close };
+}
+
+/** Start watching the repositories registered since the watch began (config.yaml is read from its cached copy). */
+function watchAdded(home: string, watchers: RepositoryWatch[], context: Context): void {
+  if (context.closed) return;
+  const watched = new Set(watchers.filter((w) => w.active).map((w) => w.name)); // one removed and added again is new
+  for (const repo of listRepositories(home)) {
+    if (watched.has(repo.name)) continue;
+    try {
+      const watcher = new RepositoryWatch(repo, context);
+      watchers.push(watcher);
+      void watcher.start();
+    } catch (error) {
+      context.options.onError?.(error, repo.name);
+    }
+  }
 }
 
 interface Context {
@@ -164,6 +187,15 @@ class RepositoryWatch {
     private readonly context: Context,
   ) {
     this.startWatcher();
+  }
+
+  get name(): string {
+    return this.repo.name;
+  }
+
+  /** Still watching: not stopped (a removed repository stops its watch). */
+  get active(): boolean {
+    return !this.stopped;
   }
 
   /**
