@@ -138,7 +138,14 @@ export type EmbeddingConfig = Valibot.InferOutput<Schemas["EmbeddingSchema"]>;
 
 /** `--home` beats `RESEARCHER_HOME` beats `~/.researcher`. */
 export function resolveHome(flag?: string): string {
-  return resolve(flag || env.home());
+  const home = resolve(flag || env.home());
+  // A file there would fail every write deep inside (EEXIST from mkdir) while reads said "no repositories yet".
+  if (statSync(home, { throwIfNoEntry: false })?.isDirectory() === false) {
+    throw new ResearcherError("PATH_NOT_FOUND", `the home folder ${home} is a file, not a folder`, {
+      hint: `point ${flag ? "--home" : "RESEARCHER_HOME"} at a folder (or move the file away)`,
+    });
+  }
+  return home;
 }
 
 export const configPath = (home: string) => join(home, "config.yaml");

@@ -269,3 +269,16 @@ test("a config.yaml that is a FIFO or a link to a device is refused at once, not
   expect(runCli(["search", "x"], { home }).stderr).toMatch(/config\.yaml is not a regular file/);
   expect(Date.now() - started).toBeLessThan(20_000);
 });
+
+test("a home that is a file is one error line naming it, for writes and reads alike (it was an internal EEXIST)", () => {
+  const file = join(tempDir(), "not-a-folder");
+  writeFileSync(file, "x");
+  for (const args of [["repo", "add", "zz", tempDir()], ["index"], ["repo", "list"]]) {
+    const run = runCli(args, { home: tempDir(), env: { RESEARCHER_HOME: file } });
+    expect({ args, code: run.code, stderr: run.stderr }).toEqual({
+      args,
+      code: 1,
+      stderr: `error: the home folder ${file} is a file, not a folder\nhint: point RESEARCHER_HOME at a folder (or move the file away)\n`,
+    });
+  }
+});
