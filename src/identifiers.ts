@@ -3,8 +3,16 @@
  * are separators), but keeps `parseHeader`, `ParseHeader` and `HTTPServer` whole, so the query "parse header"
  * never finds them. The index therefore also receives the parts of every compound word of a text (appended after
  * it, once per distinct word; FTS5 is contentless, so nobody sees them), and a query word written as a compound
- * also searches its parts. The whole word is kept on both sides, so `parseHeader` still finds itself first.
+ * also searches its parts. The whole word is kept on both sides, so `parseHeader` still finds itself first. A
+ * snake_case word is also indexed whole, joined (`parse_header` → `parseheader`, the token `parseHeader` is): the
+ * identifier written either way finds both spellings before the words that merely contain its parts.
  */
+
+/**
+ * The version of what the index receives for identifiers. An index records it with its chunking settings, so a
+ * release that adds words (version 2: snake_case joined) reads its code files again, as a new chunk size does.
+ */
+export const IDENTIFIER_VERSION = 2;
 
 /** Where a word has a case change inside it: `parseH`, `HTTPServer` (before `Se`), `utf8Decode`. */
 const CAMEL = /[\p{Ll}\p{N}]\p{Lu}|\p{Lu}\p{Lu}\p{Ll}/u;
@@ -60,7 +68,23 @@ export function identifierParts(text: string): string {
     const parts = splitCamel(word).filter((p) => p.length > 1);
     if (parts.length > 1) out.push(parts.join(" ").toLowerCase());
   }
+  if (text.includes("_")) out.push(...snakeWords(text));
   return out.join(" ");
+}
+
+const SNAKE = /[\p{L}\p{N}]+(?:_[\p{L}\p{N}]+)+/gu;
+
+/**
+ * The snake_case words of a text, each once, joined and lower case: `parse_header` → `parseheader`. A query word
+ * searches these too.
+ */
+export function snakeWords(text: string): string[] {
+  const joined = new Set<string>();
+  for (const [word] of text.matchAll(SNAKE)) {
+    const whole = word.replaceAll("_", "").toLowerCase();
+    if (whole.length >= 4) joined.add(whole);
+  }
+  return [...joined];
 }
 
 /** A query word and what it also searches: `parseHeader` → [parseHeader, parse, header]; `parse` → [parse]. */

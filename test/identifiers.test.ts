@@ -2,6 +2,10 @@ import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { expandQueryWord, identifierParts, splitIdentifier } from "../src/identifiers.ts";
 import { ftsText } from "../src/text.ts";
+import { indexRepository } from "../src/index/indexer.ts";
+import { addRepository } from "../src/repos.ts";
+import { search } from "../src/search/search.ts";
+import { tempDir, writeTree } from "./helpers.ts";
 
 test("splitIdentifier: camel, Pascal, snake, kebab, acronyms, digits", () => {
   for (const word of ["parseHeader", "parse_header", "ParseHeader", "parse-header", "PARSE_HEADER"])
@@ -16,7 +20,8 @@ test("splitIdentifier: camel, Pascal, snake, kebab, acronyms, digits", () => {
 
 test("identifierParts: each distinct compound word once, one-letter parts dropped", () => {
   expect(identifierParts("x = parseHeader(h); parseHeader(g); getX(); class HTTPServer extends Base {}")).toBe("parse header http server");
-  expect(identifierParts("plain prose, snake_case and kebab-case")).toBe("");
+  // snake_case is split by the tokenizer already; its whole word is added, joined (kebab-case is prose as often).
+  expect(identifierParts("plain prose, snake_case and kebab-case, x_y, parse_header and parse_header")).toBe("snakecase parseheader");
   expect(ftsText("no compounds")).toBe("no compounds");
 });
 
@@ -43,10 +48,26 @@ test("FTS5: 'parse header' and 'parseHeader' both find parseHeader; parse_header
       .map((r) => r.id);
   expect(ids('"parse" AND "header"')).toEqual(expect.arrayContaining([0, 1]));
   expect(ids('"parse header"')).toEqual(expect.arrayContaining([0, 1])); // as a phrase too
-  expect(ids('"parseHeader"')).toEqual([0]);
-  // The query side: parseHeader also searches its parts (OR), so the snake_case one is found, ranked after.
+  // The whole identifier finds it written either way: parse_header is indexed joined, as parseHeader is.
+  expect(ids('"parseHeader"')).toEqual(expect.arrayContaining([0, 1]));
   const expanded = expandQueryWord("parseHeader")
     .map((w) => `"${w}"`)
     .join(" OR ");
-  expect(ids(expanded)).toEqual([0, 1]);
+  expect(ids(expanded)).toEqual(expect.arrayContaining([0, 1]));
+});
+
+test("a snake_case identifier finds itself before shorter text that merely holds its words (parseHttpHeaders, a comment)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, {
+    // The function sits among other code: its file is longer than the ones that only mention its words.
+    "a.py": `import os\nimport sys\n\n${Array.from({ length: 12 }, (_, i) => `def step_${i}(value):\n    return value + ${i}\n`).join("\n")}\ndef parse_header(line):\n    name, value = line.split(":", 1)\n    return name.strip(), value.strip()\n`,
+    "b.py": "def read(lines):\n    # parse each header\n    return [parse(h) for h in lines]\n",
+    "c.php": "<?php function parseHttpHeaders($raw) { return parse($raw); }\n",
+  });
+  const repo = addRepository(home, { name: "code", path: docs, embed: false, fileTypes: ["py", "php"] });
+  await indexRepository(home, repo);
+  const first = async (query: string) => (await search(home, { query, mode: "bm25" })).results[0]?.path;
+  expect(await first("parse_header")).toBe("a.py");
+  expect(await first("parseHeader")).toBe("a.py");
 });

@@ -6,6 +6,7 @@
  * in batches of whole documents, each batch one transaction. Heavy formats convert in a worker pool.
  */
 import { readdirSync, statfsSync, statSync } from "node:fs";
+import { IDENTIFIER_VERSION } from "../identifiers.ts";
 import { dirname, join } from "node:path";
 import { BARE_DOCUMENT_VERSION, chunkDocument, EMPTY_HEADING_VERSION, type ChunkOptions } from "./chunk.ts";
 import { codeFragments } from "./code-chunk.ts";
@@ -370,6 +371,7 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool, repo:
     code_outline: CODE_OUTLINE_VERSION,
     bare: BARE_DOCUMENT_VERSION,
     headings: EMPTY_HEADING_VERSION,
+    identifiers: IDENTIFIER_VERSION,
     ocr,
   });
   const recorded = store.getMeta("chunking");
@@ -381,13 +383,18 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool, repo:
     code_outline?: number;
     bare?: number;
     headings?: number;
+    identifiers?: number;
     ocr?: string;
   } = JSON.parse(recorded ?? chunking);
   const text = before.tokens !== tokens || before.overlap !== overlap;
   // Indexes from before code had its own budget chunked code at the text budget, and from before the outline had a
   // version, with version 1. A new code budget or outline re-reads only code: a scanned book is not recognised again
   // because a budget it never used changed.
-  const code = (before.code_tokens ?? before.tokens) !== code_tokens || (before.code_outline ?? 1) !== CODE_OUTLINE_VERSION;
+  // New identifier words (identifiers.ts) are read again for code, where identifiers are.
+  const code =
+    (before.code_tokens ?? before.tokens) !== code_tokens ||
+    (before.code_outline ?? 1) !== CODE_OUTLINE_VERSION ||
+    (before.identifiers ?? 1) !== IDENTIFIER_VERSION;
   // Documents an older chunker gave no fragment (a note of headings alone) are chunked again, once. Scans and images
   // are left out: with no text found they have nothing to gain, and reading them again is OCR.
   const bare = (before.bare ?? 0) !== BARE_DOCUMENT_VERSION ? store.pathsWithoutFragments(BARE_FORMATS) : new Set<string>();

@@ -9,7 +9,7 @@
  * (they only rank).
  */
 import { ResearcherError } from "../errors.ts";
-import { expandQueryWord } from "../identifiers.ts";
+import { expandQueryWord, snakeWords } from "../identifiers.ts";
 import { foldCase, splitCjk, stem, WORD } from "../text.ts";
 
 export const MAX_EXCLUDED = 100;
@@ -150,6 +150,10 @@ function tokenizeQuery(text: string): Item[] {
     } else {
       // `covid-19` searches `covid` and `19` as separate words (better on natural questions than a phrase);
       // a CJK run stays a phrase of its characters, which is how the index stores it.
+      // `parse_header` also searches the whole identifier, as the index holds it (`parseheader`): written either way,
+      // the identifier comes before text that merely has its words.
+      if (raw.includes("_"))
+        for (const whole of snakeWords(raw)) items.push({ kind: "word", tokens: [whole], required: false, excluded: false });
       for (const tokens of groups) {
         items.push({ kind: tokens.length > 1 ? "phrase" : "word", tokens, required: false, excluded });
         // `parseHeader` also searches `parse` and `header` (the index holds the parts of compound words: ftsText),
