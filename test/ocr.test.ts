@@ -12,7 +12,7 @@ import { progressBar } from "../src/serve/render.ts";
 import { SCANNED, scannedPage, scannedPages, scannedTruth } from "./pdf-fixtures.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { getRepository } from "../src/repos.ts";
 import { watchBatchJson, watchBatchText } from "../src/serve/render.ts";
 import { type WatchBatch, watchRepositories } from "../src/serve/watch.ts";
@@ -134,6 +134,16 @@ describe("OCR", () => {
       const page = cli("get", "docs:scan.pdf:p1");
       expect(page.stderr).toBe("");
       expect(page.stdout).toContain("UNAWARENESS OF HYPOGLYCAEMIA");
+      // A new chunk size re-chunks the scan from its kept text, and a copy under another name takes it too: no page
+      // is recognised again (none could be, within 0.1 s).
+      expect(cli("config", "set", "chunk.tokens", "120").code).toBe(0);
+      copyFileSync(join(docs, "scan.pdf"), join(docs, "copy.pdf"));
+      const rechunked = JSON.parse(cli("index", "docs", "--no-embed", "--json").stdout);
+      expect(rechunked).toMatchObject({ indexed: 3, failed: 0, ocr_pages: 0 });
+      const paths = JSON.parse(cli("search", "hypoglycaemic counterregulation", "--json", "--documents").stdout).results.map(
+        (r: { path: string }) => r.path,
+      );
+      expect(paths.sort()).toEqual(["copy.pdf", "scan.pdf"]);
       // An edited file is the file as it is now: converted again (and here, past the OCR limit, not read).
       writeFileSync(join(docs, "scan.pdf"), await scannedPage(SCAN, 2));
       expect(cli("get", "docs:scan.pdf:p1").stderr).toContain("OCR of one page took longer than 0.1 s");

@@ -147,6 +147,7 @@ describe("the indexer's read step", () => {
         chunking: "",
         conversion: "",
         failure: "",
+        kept: () => undefined,
       });
       expect(prepared).toEqual({
         kind: "failed",

@@ -101,7 +101,8 @@ export interface IndexOptions {
 
 /** What the per-document step makes of one file. */
 export type Prepared =
-  | { kind: "document"; replaces: boolean; doc: DocumentInput; fragments: Fragment[]; hashes: string[] }
+  /** `reused`: its converted text came from the index (no OCR ran for it in this run). */
+  | { kind: "document"; replaces: boolean; doc: DocumentInput; fragments: Fragment[]; hashes: string[]; reused?: boolean }
   | { kind: "unchanged"; id: number; size: number; mtimeMs: number }
   /** `gone`: the path holds no document any more (a link out of the root): the indexed one goes too. */
   | ({ kind: "failed"; gone?: boolean } & RecordedFailure)
@@ -123,6 +124,8 @@ export interface DocumentSettings {
   conversion: string;
   /** The same with the time and memory limits (failureSettings): a failure is stamped with it. */
   failure: string;
+  /** A conversion the index kept (OCR'd text) of a file with this content hash under these settings, if any. */
+  kept: (hash: string) => ConvertedDocument | undefined;
 }
 
 /**
@@ -411,7 +414,13 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool, repo:
     (rescan && OCR_FORMATS.has(formatOf(path)));
   const read = confinedReader(repo.path);
   const [conversion, failure] = [conversionSettings(config, repo), failureSettings(config, repo)];
-  return { chunk: { tokens, overlap }, maxBytes: config.index.max_file_bytes, pool, read, force, chunking, conversion, failure };
+  const kept = (hash: string): ConvertedDocument | undefined => {
+    const found = store.keptConversion(hash, conversion);
+    if (!found) return undefined;
+    const pages = typeof found.metadata.pages === "number" ? found.metadata.pages : undefined;
+    return { title: found.title, format: "markdown", text: found.text, firstLine: 1, metadata: found.metadata, pages };
+  };
+  return { chunk: { tokens, overlap }, maxBytes: config.index.max_file_bytes, pool, read, force, chunking, conversion, failure, kept };
 }
 
 /** Formats whose text may come from OCR. */
@@ -723,7 +732,7 @@ class BatchWriter {
     this.store.checkpointIfLarger(Math.min(walLimit, Math.max(walFloor, database * walShare)));
     this.indexed += batch.length;
     this.fragments += batch.reduce((sum, item) => sum + item.fragments.length, 0);
-    this.ocrPages += batch.reduce((sum, item) => sum + ocrPagesOf(item.doc.metadata), 0);
+    this.ocrPages += batch.reduce((sum, item) => sum + (item.reused ? 0 : ocrPagesOf(item.doc.metadata)), 0);
     this.pending = [];
     this.touched = [];
   }
@@ -776,10 +785,14 @@ export async function prepareDocument(
   if (previous?.hash === hash && !settings.force(file.path))
     return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs: file.mtimeMs };
   try {
-    const converted = await settings.pool.convert(file.path, read.bytes, onOcrPage);
+    // OCR'd text kept for these very bytes is read back rather than recognised again (a new chunk size, a renamed
+    // or copied scan); anything else is converted, which costs little.
+    const kept = settings.kept(hash);
+    const converted = kept ?? (await settings.pool.convert(file.path, read.bytes, onOcrPage));
     const fragments = fragmentsOf(converted, settings.chunk);
     return {
       kind: "document",
+      reused: Boolean(kept),
       replaces: Boolean(previous),
       doc: {
         path: file.path,

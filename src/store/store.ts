@@ -322,6 +322,19 @@ export class Store {
     );
   }
 
+  /**
+   * A kept converted text of a file with these bytes (`hash`) converted under these settings, under whatever path:
+   * its title, metadata and text, so that a re-chunk, a rename or a copy is not converted (OCR'd) again.
+   */
+  keptConversion(hash: string, settings: string): { title: string; metadata: Record<string, unknown>; text: string } | undefined {
+    const row = this.db
+      .query<{ title: string; metadata: string; text: string }, [string, string]>(
+        "SELECT d.title, d.metadata, t.text FROM documents d JOIN document_texts t ON t.document_id = d.id WHERE d.hash = ? AND t.settings = ? LIMIT 1",
+      )
+      .get(hash, settings);
+    return row ? { title: row.title, metadata: parseMetadata(row.metadata), text: row.text } : undefined;
+  }
+
   documentByPath(path: string): { id: number; hash: string; title: string } | undefined {
     return (
       this.db
