@@ -88,6 +88,8 @@ describe("command dispatch", () => {
       ["search", "alpha", "--mode", "foo"],
       ["search", "alpha", "--offset", "x"],
       ["search", "alpha", "--min-score", "high"],
+      ["search", "alpha", "--min-score=-5"], // as REST and MCP refuse it: scores are never negative
+      ["search", "alpha", "--min-score", "0x10"],
       ["get", "notes:a.md", "--from", "one"],
     ]) {
       const result = runCli(args, { home });

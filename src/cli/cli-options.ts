@@ -1,7 +1,6 @@
 /** What every command of the CLI shares: the flags type, output, global options, and option value parsing. */
 import type { CAC } from "cac";
 import { resolveHome } from "../config.ts";
-import { ResearcherError } from "../errors.ts";
 import { FROM_ONE, type Range, wholeNumber } from "../search/bounds.ts";
 import { stderr, stdout } from "../terminal.ts";
 
@@ -48,13 +47,6 @@ export function integer(value: unknown, flag: string, range: Range = ANY): numbe
 
 export function positive(value: unknown, flag: string): number | undefined {
   return integer(value, flag, FROM_ONE);
-}
-
-export function number(value: unknown, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n)) throw new ResearcherError("USAGE", `--${name} must be a number (got ${value})`);
-  return n;
 }
 
 /** One stderr line per file being downloaded, redrawn on a terminal. */

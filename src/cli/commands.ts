@@ -6,8 +6,8 @@ import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { writeOutput } from "../atomic.ts";
 import { loadConfig } from "../config.ts";
-import { LIMIT, OFFSET, type Range } from "../search/bounds.ts";
-import { downloadProgress, home, integer, json, list, number, out, positive, repeated, type Flags } from "./cli-options.ts";
+import { LIMIT, minimumScore, OFFSET, type Range } from "../search/bounds.ts";
+import { downloadProgress, home, integer, json, list, out, positive, repeated, type Flags } from "./cli-options.ts";
 import { formatOf } from "../convert/convert.ts";
 import { conversionLimits, convertPath } from "../convert/pool.ts";
 import {
@@ -289,7 +289,7 @@ export async function searchCommand(words: string[], flags: Flags): Promise<void
       repositories: list(flags.repo),
       limit,
       offset: integer(flags.offset, "--offset", OFFSET),
-      minScore: number(flags.minScore, "min-score"),
+      minScore: minimumScore(flags.minScore, "--min-score"),
       documents,
       full: Boolean(flags.full),
     };

@@ -61,3 +61,18 @@ export function wholeNumber(value: unknown, name: string, range: Range, hint?: s
       : `a whole number ≥ ${range.min}`;
   throw new ResearcherError("USAGE", `${name} must be ${expected} (got ${String(value)})`, { hint });
 }
+
+/** Decimal numbers as people type them (`0.5`, `2`, `.25`): not `0x10`, `1e3` or a blank. */
+const DECIMAL_FRACTION = /^\+?(\d+(\.\d*)?|\.\d+)$/;
+
+/**
+ * A minimum score (`--min-score`, REST's `min_score`, MCP's `min_score`, the library's `minScore`): a number ≥ 0
+ * (every mode's scores are), else a usage error naming the option as `name`.
+ */
+export function minimumScore(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n =
+    typeof value === "number" ? value : typeof value === "string" && DECIMAL_FRACTION.test(value.trim()) ? Number(value) : Number.NaN;
+  if (Number.isFinite(n) && n >= 0) return n;
+  throw new ResearcherError("USAGE", `${name} must be a number ≥ 0 (got '${String(value)}')`);
+}

@@ -1,7 +1,7 @@
 /** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
 import { join } from "node:path";
 import { ResearcherError } from "../errors.ts";
-import { LIMIT, MAX_ALL_RESULTS, MAX_QUERY_CHARS, OFFSET, wholeNumber } from "./bounds.ts";
+import { LIMIT, MAX_ALL_RESULTS, MAX_QUERY_CHARS, minimumScore, OFFSET, wholeNumber } from "./bounds.ts";
 import { BM25_WEIGHTS, rankOneWord, rankPostings, rankRareFirst } from "./bm25.ts";
 import { buildMatch, embeddingQuery, parseQuery, queryConstraint, type ParsedQuery } from "./query.ts";
 import {
@@ -232,6 +232,7 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
   const config = loadConfig(home);
   const limit = wholeNumber(options.limit ?? config.search.limit, "limit", LIMIT);
   const offset = wholeNumber(options.offset ?? 0, "offset", OFFSET);
+  minimumScore(options.minScore, "minScore"); // NaN or a negative would drop every result, or none
   const named = (options.repositories ?? []).length > 0;
   const { searchable, skipped } = openRepositories(home, options.repositories ?? [], context);
   const parsed = parseQuery(options.query);

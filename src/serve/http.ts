@@ -14,7 +14,7 @@ import { parseFilter } from "../search/filters.ts";
 import { logger } from "../log.ts";
 import { handleMcpRequest, startWatch } from "./mcp.ts";
 import { serialized } from "../serial.ts";
-import { ANSWER_LIMIT, defaultAnswerLimit, FROM_ONE, OFFSET, type Range, wholeNumber } from "../search/bounds.ts";
+import { ANSWER_LIMIT, defaultAnswerLimit, FROM_ONE, minimumScore, OFFSET, type Range, wholeNumber } from "../search/bounds.ts";
 import { documentJson, searchJson } from "./render.ts";
 import { search, SearchContext, type SearchMode } from "../search/search.ts";
 import { VERSION } from "../version.ts";
@@ -215,7 +215,7 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
       mode: mode as SearchMode | undefined,
       limit: limit ?? defaultAnswerLimit(loadConfig(home).search.limit),
       offset: wholeParam(params, "offset", OFFSET),
-      minScore: scoreParam(params, "min_score"),
+      minScore: minimumScore(params.get("min_score") ?? undefined, "min_score"),
       filter: params.get("filter") ?? undefined,
       where: params.getAll("where").map((text) => parseFilter(text, "where")),
       documents: flag("documents"),
@@ -287,13 +287,6 @@ function wholeParam(params: URLSearchParams, name: string, range: Range, hint?: 
 }
 
 /** A score: any number ≥ 0, fractions too. */
-function scoreParam(params: URLSearchParams, name: string): number | undefined {
-  if (!params.has(name)) return undefined;
-  const text = params.get(name)!;
-  const value = text.trim() === "" ? Number.NaN : Number(text);
-  if (!Number.isFinite(value) || value < 0) throw new ResearcherError("USAGE", `${name} must be a number ≥ 0 (got '${text}')`);
-  return value;
-}
 
 function methodNotAllowed(allowed: string): Response {
   return Response.json(
