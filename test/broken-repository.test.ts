@@ -253,6 +253,10 @@ test("a repository never indexed: ls of all of them lists the others and says wh
       /^warning: skipped fresh: repository 'fresh' has not been indexed yet.*\nhint: run `researcher index fresh`/m,
     );
   }
-  // Named, it lists nothing: there is nothing indexed in it yet.
-  expect(runCli(["ls", "fresh"], { home })).toMatchObject({ code: 0, stdout: "" });
+  // Named, it is an error that says how to index it, as `search --repo fresh` and `status fresh` are.
+  expect(runCli(["ls", "fresh"], { home })).toMatchObject({
+    code: 1,
+    stdout: "",
+    stderr: "error: repository 'fresh' has not been indexed yet\nhint: run `researcher index fresh`\n",
+  });
 });

@@ -453,8 +453,9 @@ export function listDocuments(home: string, options: ListingOptions = {}): { doc
   const { answers, skipped } = settle(
     repos.map((repo) =>
       attempt(repo, (r) => {
-        // A repository never indexed lists nothing when named; a listing of all of them says why it is left out.
-        if (!named && !Store.exists(r.dir)) throw repositoryNotIndexed(r);
+        // A repository never indexed is an error when named (as search --repo and status are); a listing of all of
+        // them says why it is left out.
+        if (!Store.exists(r.dir)) throw repositoryNotIndexed(r);
         return withStore(r, (store) => store.documentListing()) ?? [];
       }),
     ),
