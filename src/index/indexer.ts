@@ -32,6 +32,7 @@ import {
   type StoredDocument,
   type StoredModel,
 } from "../store/store.ts";
+import { closePaths } from "../search/documents.ts";
 import { syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
 import { clearImpacts, maintainImpactLists, updateImpacts } from "../search/bm25.ts";
@@ -444,8 +445,13 @@ export async function removeDocument(repo: Repository, path: string): Promise<vo
         return gone;
       });
       if (!removed) {
+        const close = closePaths(repo, path)
+          .slice(0, 5)
+          .map((ref) => ref.slice(repo.name.length + 1)); // paths, as `remove` takes them
         throw new ResearcherError("DOCUMENT_NOT_FOUND", `'${path}' is not indexed in '${repo.name}'`, {
-          hint: "paths are relative to the repository root, as search results print them",
+          hint: close.length
+            ? `did you mean ${close.join(", ")}?`
+            : "paths are relative to the repository root, as search results print them (`researcher ls` lists them)",
         });
       }
       const model = store.embeddingModel();

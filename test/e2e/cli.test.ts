@@ -165,6 +165,8 @@ describe("researcher CLI", () => {
     const missing = cli("remove", "notes", "nope.md");
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("error: 'nope.md' is not indexed in 'notes'");
+    // A slip of the path gets the indexed path it was meant to be, as `get` does.
+    expect(cli("remove", "notes", "Alpha.md").stderr).toContain("hint: did you mean alpha.md?");
   });
 
   test("usage errors exit 2; every command has --help with an example", () => {
