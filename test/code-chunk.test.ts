@@ -66,6 +66,18 @@ describe("chunkCode per language", () => {
     });
   }
 
+  test("JavaScript's assigned functions are named: CommonJS exports, methods set on an object or a prototype", async () => {
+    const body = (n: number) => `  const value = input + ${n};\n  return value * 2 + input.length;\n`;
+    const source = [
+      `exports.parse = function (input) {\n${body(1)}};`,
+      `res.send = function send(input) {\n${body(2)}};`,
+      `Parser.prototype.feed = (input) => {\n${body(3)}};`,
+      `module.exports.count = 3;`,
+    ].join("\n\n");
+    const headings = (await chunkCode(source, "javascript", small))!.map((f) => f.headings.join(" › "));
+    expect(headings).toEqual(["function exports.parse", "function res.send", "function Parser.prototype.feed", ""]);
+  });
+
   test("tsx parses JSX", async () => {
     const source = `import React from "react";\n\n/** A button. */\nexport function Button({ label }: { label: string }) {\n  return <button className="b">{label}</button>;\n}\n`;
     expect(outline(await chunkCode(source, "tsx", small))).toEqual(["1-1 imports", "3-6 function Button"]);

@@ -478,6 +478,15 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     if (name && /function|arrow_function|class/.test(value)) return `${/class/.test(value) ? "class" : "function"} ${name}`;
     return null;
   }
+  if (type === "expression_statement" && (language === "javascript" || language === "typescript" || language === "tsx")) {
+    // `res.send = function (…) {…}`, `exports.parse = (…) => …`, `Parser.prototype.feed = function …`: CommonJS
+    // and prototype code defines most of its functions this way.
+    const assignment = node.namedChildren.find((c) => c.type === "assignment_expression");
+    const value = assignment?.childForFieldName("right")?.type ?? "";
+    const name = assignment?.childForFieldName("left")?.text;
+    if (name && /function|arrow_function|class/.test(value)) return `${/class/.test(value) ? "class" : "function"} ${name}`;
+    return null;
+  }
   if (type === "type_declaration") {
     const spec = node.namedChildren.find((c) => c.type === "type_spec");
     const name = spec?.childForFieldName("name")?.text;
