@@ -42,7 +42,7 @@ function contextCli(): CAC {
       const added = addContext(home(flags), String(target), String(text));
       out(`${escapeControls(`context ${added.repository}:${added.prefix} → ${added.context}`)}\n`);
       // Kept either way (documents may come later), but a prefix no indexed path starts with is most often a typo.
-      const listed = listDocuments(home(flags), { repositories: [added.repository], prefix: added.prefix }).documents;
+      const listed = indexedUnder(home(flags), added.repository, added.prefix);
       if (added.prefix && listed.length === 0)
         stderr.write(`${escapeControls(`warning: no indexed document of ${added.repository} is under '${added.prefix}' (yet)`)}\n`);
     });
@@ -64,6 +64,15 @@ function contextCli(): CAC {
       out(contexts.map((c) => `${escapeControls(`${c.repository}:${c.prefix}`)}\t${escapeControls(c.context)}\n`).join(""));
     });
   return cli;
+}
+
+/** The documents indexed under `prefix` of a repository: none when it has no index yet. */
+function indexedUnder(homeDir: string, repository: string, prefix: string) {
+  try {
+    return listDocuments(homeDir, { repositories: [repository], prefix }).documents;
+  } catch {
+    return []; // never indexed (or unreadable): nothing is under the prefix yet
+  }
 }
 
 function repoCli(): CAC {
