@@ -4,6 +4,7 @@
  * and files that were never indexed (hidden, excluded, other types) are refused. A converted format (PDF, DOCX,
  * EPUB, HTML) reads back as the markdown indexing saw, through the same converter; PDFs with page marker lines.
  */
+import { DOCID, docidOf } from "./docid.ts";
 import { existsSync, realpathSync } from "node:fs";
 import { basename, isAbsolute, join, relative, sep } from "node:path";
 import { loadConfig, REPO_NAME } from "../config.ts";
@@ -132,7 +133,7 @@ function unlessRefused<T>(body: () => T): T | undefined {
 
 function resolveTrimmedRef(home: string, trimmed: string, options: { repository?: string }): DocumentRef {
   if (!trimmed) throw new ResearcherError("INVALID_INPUT", "an empty document reference", { hint: REF_HINT });
-  if (/^#[0-9a-f]{6,64}$/i.test(trimmed)) return findByDocid(home, trimmed.slice(1).toLowerCase(), options.repository);
+  if (DOCID.test(trimmed)) return findByDocid(home, trimmed.slice(1).toLowerCase(), options.repository);
   if (trimmed.startsWith("#")) {
     throw new ResearcherError("INVALID_INPUT", `'${trimmed}' is not a docid`, {
       hint: "a docid is # and at least 6 hex digits, as search results print it",
@@ -307,7 +308,7 @@ function listedInfo(repo: Repository, doc: ListedDocument): DocumentInfo {
   return {
     repository: repo.name,
     path: doc.path,
-    docid: `#${doc.hash.slice(0, 6)}`,
+    docid: docidOf(doc.hash),
     title: doc.title,
     format: doc.format,
     metadata: doc.metadata,

@@ -1,4 +1,5 @@
 /** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
+import { docidOf } from "./docid.ts";
 import { join } from "node:path";
 import { ResearcherError } from "../errors.ts";
 import { LIMIT, MAX_ALL_RESULTS, MAX_QUERY_CHARS, minimumScore, OFFSET, wholeNumber } from "./bounds.ts";
@@ -689,7 +690,7 @@ function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery, full: boolea
     absolutePath: join(c.repo.path, row.path),
     location: `${row.path}:${line}`,
     page: row.page,
-    docid: `#${row.hash.slice(0, 6)}`,
+    docid: docidOf(row.hash),
     title: row.title,
     heading: row.heading,
     fragment: { id: row.id, seq: row.seq, start_line: row.startLine, end_line: row.endLine, page: row.page, page_end: row.pageEnd },
