@@ -13,7 +13,7 @@ import { describeError, isResearcherError, isSqliteDamage } from "../errors.ts";
 import { acquireWriterLock, processStartTime } from "../lock.ts";
 import type { Repository } from "../repos.ts";
 import { Store } from "../store/store.ts";
-import { type AnnProblem, annPath, mayDeferRebuild, syncVectorIndex, vectorIndexState } from "../search/vectors.ts";
+import { ANN_PROBLEMS, type AnnProblem, annPath, mayDeferRebuild, syncVectorIndex, vectorIndexState } from "../search/vectors.ts";
 
 export interface VerifyProblem {
   check: "database" | "full-text" | "vectors" | "ann" | "files" | "leftovers";
@@ -138,11 +138,7 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
 
 /** An ANN file that cannot serve searches, and the command that fixes it (or says it was rebuilt). */
 function annProblem(repo: Repository, state: AnnProblem, { repair, fixed }: { repair: boolean; fixed: boolean }): VerifyProblem {
-  const detail = {
-    missing: "vectors.usearch is missing",
-    stale: "vectors.usearch was built for older vectors",
-    damaged: "vectors.usearch does not match its recorded checksum",
-  }[state];
+  const detail = `vectors.usearch ${ANN_PROBLEMS[state]}`;
   const fix = fixed ? "rebuilt from index.db" : repair ? `researcher index --rebuild ${repo.name}` : "researcher verify --repair";
   return { check: "ann", detail, fix, repaired: fixed };
 }

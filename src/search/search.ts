@@ -23,7 +23,7 @@ import { loadConfig, type Config } from "../config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { anchorsOf, FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
 import { lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
-import { annNeedsRebuilding, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
+import { ANN_PROBLEMS, annNeedsRebuilding, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
 import { combineFilters, type Filter } from "./filters.ts";
 
@@ -373,8 +373,7 @@ export function searchStatus(repo: Repository): RepositoryStatus & { ann: string
 
 /** The note for a repository whose ANN file could not be used: searches never rebuild it, index runs do. */
 function annNote(repository: string, problem: AnnProblem): string {
-  const why = { missing: "is missing", stale: "was built for older vectors", damaged: "does not match its recorded checksum" }[problem];
-  return `vectors.usearch needs rebuilding (it ${why}; searches scan the vectors exactly meanwhile): run \`researcher index ${repository}\``;
+  return `vectors.usearch needs rebuilding (it ${ANN_PROBLEMS[problem]}; searches scan the vectors exactly meanwhile): run \`researcher index ${repository}\``;
 }
 
 async function searchRepository(

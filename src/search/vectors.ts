@@ -186,6 +186,13 @@ function isStale(store: Store, dir: string): boolean {
 /** Why the ANN file cannot serve searches: absent, built for older vectors, or not the file built for them. */
 export type AnnProblem = "missing" | "stale" | "damaged";
 
+/** What each problem means, as `verify` and a search's note word it: "vectors.usearch <is missing>". */
+export const ANN_PROBLEMS: Readonly<Record<AnnProblem, string>> = {
+  missing: "is missing",
+  stale: "was built for older vectors",
+  damaged: "does not match its recorded checksum",
+};
+
 /** The ANN file against the store's vectors, read whole: the one built for them, absent, built for older vectors, or damaged. */
 export function vectorIndexState(store: Store, dir: string): "verified" | AnnProblem {
   if (identityOf(annPath(dir)) === null) return "missing";
