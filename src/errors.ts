@@ -43,6 +43,12 @@ export const ERROR_CODES = {
   INDEX_OUTDATED: { exit: 1, http: 409, rpc: RPC.internal, summary: "an older researcher wrote the index: `researcher index` upgrades it" },
   DISK_FULL: { exit: 1, http: 507, rpc: RPC.internal, summary: "not enough free disk space for the index" },
   WATCH_FAILED: { exit: 1, http: 500, rpc: RPC.internal, summary: "a folder cannot be watched for changes (e.g. the inotify watch limit)" },
+  // Refusals only the HTTP server makes (the CLI and stdio MCP never meet them): REST answers them in its error shape.
+  UNAUTHORIZED: { exit: 1, http: 401, rpc: RPC.invalid, summary: "the request lacks the server's bearer token" },
+  FORBIDDEN: { exit: 1, http: 403, rpc: RPC.invalid, summary: "the request's Host or Origin is not one this server answers" },
+  NOT_FOUND: { exit: 1, http: 404, rpc: RPC.notFound, summary: "no such HTTP route" },
+  METHOD_NOT_ALLOWED: { exit: 1, http: 405, rpc: RPC.invalid, summary: "the route does not answer this HTTP method" },
+  TOO_LARGE: { exit: 1, http: 413, rpc: RPC.invalid, summary: "the request body is over the size limit" },
   INTERNAL: { exit: 1, http: 500, rpc: RPC.internal, summary: "an unexpected failure (a bug): its message says where" },
 } as const;
 

@@ -78,10 +78,7 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
       if (url.pathname === "/mcp") {
         if (request.method !== "POST") return methodNotAllowed("POST");
         if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES)
-          return Response.json(
-            { error: { code: "TOO_LARGE", message: `a request body may hold at most ${MAX_BODY_BYTES} bytes` } },
-            { status: 413 },
-          );
+          return errorResponse(new ResearcherError("TOO_LARGE", `a request body may hold at most ${MAX_BODY_BYTES} bytes`));
         return handleMcpRequest(request, { home, context, writes, allowedHosts, allowedOrigins });
       }
       if (!reads) return methodNotAllowed("GET, HEAD");
@@ -91,7 +88,7 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
       } catch (error) {
         return errorResponse(error);
       }
-      return Response.json({ error: { code: "NOT_FOUND", message: `no route ${url.pathname}` } }, { status: 404 });
+      return errorResponse(new ResearcherError("NOT_FOUND", `no route ${url.pathname}`));
     },
     error: errorResponse,
   });
@@ -165,14 +162,14 @@ function refusal(request: Request, checks: { allowedHosts: string[]; allowedOrig
   const host = request.headers.get("host") ?? "";
   const origin = request.headers.get("origin");
   if (!checks.allowedHosts.includes(host) || (origin !== null && !checks.allowedOrigins.includes(origin))) {
-    return Response.json({ error: { code: "FORBIDDEN", message: `requests for ${origin ?? host} are not served here` } }, { status: 403 });
+    return errorResponse(new ResearcherError("FORBIDDEN", `requests for ${origin ?? host} are not served here`));
   }
   if (checks.token && !hasToken(request, checks.token)) {
     const message = "missing or wrong bearer token";
     // An MCP client reads JSON-RPC; REST answers in its own error shape.
     if (new URL(request.url).pathname === "/mcp")
       return Response.json({ jsonrpc: "2.0", error: { code: -32001, message }, id: null }, { status: 401 });
-    return Response.json({ error: { code: "UNAUTHORIZED", message, hint: "send Authorization: Bearer <token>" } }, { status: 401 });
+    return errorResponse(new ResearcherError("UNAUTHORIZED", message, { hint: "send Authorization: Bearer <token>" }));
   }
   return undefined;
 }
@@ -286,13 +283,10 @@ function wholeParam(params: URLSearchParams, name: string, range: Range, hint?: 
   return params.has(name) ? wholeNumber(params.get(name), name, range, hint) : undefined;
 }
 
-/** A score: any number ≥ 0, fractions too. */
-
 function methodNotAllowed(allowed: string): Response {
-  return Response.json(
-    { error: { code: "METHOD_NOT_ALLOWED", message: `this route answers ${allowed} only` } },
-    { status: 405, headers: { Allow: allowed } },
-  );
+  const response = errorResponse(new ResearcherError("METHOD_NOT_ALLOWED", `this route answers ${allowed} only`));
+  response.headers.set("Allow", allowed);
+  return response;
 }
 
 /** Any error as `{ error: { code, message, hint? } }` with its code's status (errors.ts); a bug is logged, not described. */
