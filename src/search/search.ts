@@ -255,18 +255,17 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
         );
       return queryVectors.get(embedder)!;
     };
+    const run: SearchRun = { home, parsed, embeddable: semanticQuery !== "", options, filter, config, context, embedQuery };
     // Searching all repositories, one that cannot be searched as asked is skipped, as one that cannot be opened is.
     const rankAt = async (depth: number) => {
       const left: SkippedRepository[] = [];
       const answers = await Promise.all(
         searchable.map(({ repo, store }) =>
-          searchRepository(home, repo, store, parsed, semanticQuery !== "", options, filter, depth, config, context, embedQuery).catch(
-            (error: unknown) => {
-              if (named) throw error;
-              left.push(skippedRepository(repo, error));
-              return null;
-            },
-          ),
+          searchRepository(run, repo, store, depth).catch((error: unknown) => {
+            if (named) throw error;
+            left.push(skippedRepository(repo, error));
+            return null;
+          }),
         ),
       );
       const perRepo = answers.filter((r) => r !== null);
@@ -376,71 +375,118 @@ function annNote(repository: string, problem: AnnProblem): string {
   return `vectors.usearch needs rebuilding (it ${ANN_PROBLEMS[problem]}; searches scan the vectors exactly meanwhile): run \`researcher index ${repository}\``;
 }
 
-async function searchRepository(
-  home: string,
-  repo: Repository,
-  store: Store,
-  parsed: ParsedQuery,
-  embeddable: boolean,
-  options: SearchOptions,
-  filter: Filter | undefined,
-  depth: number,
-  config: Config,
-  context: SearchContext,
-  embedQuery: (embedder: Embedder) => Promise<Float32Array>,
-): Promise<RepositoryResult> {
-  const requested = options.mode ?? config.search.mode;
+/** What every repository's ranking in one search shares. */
+interface SearchRun {
+  home: string;
+  parsed: ParsedQuery;
+  /** Whether the query has text to embed (a query of -words only has none). */
+  embeddable: boolean;
+  options: SearchOptions;
+  filter: Filter | undefined;
+  config: Config;
+  context: SearchContext;
+  /** The query's vector by a model, embedded once however many repositories share the model. */
+  embedQuery: (embedder: Embedder) => Promise<Float32Array>;
+}
+
+/** A repository's ranked lists, as deep as asked, and what turns their scores into comparable evidence. */
+interface RankedLists {
+  where: SqlCondition | undefined;
+  ranked: Bm25List | { hits: Ranked[]; match: null };
+  keyword: Ranked[];
+  semantic: Ranked[];
+  /** What the vector list could rank, once it has run. */
+  bounds?: VectorBounds;
+  /** The lists as the same search unfiltered ranks them (hybrid with a filter): their anchors and best score. */
+  unfiltered?: { bm25: Ranked[]; vector: Ranked[] };
+  lexicalScale: (score: number) => number;
+  vectorScale: (cosine: number) => number | null;
+  annProblem?: AnnProblem;
+}
+
+async function searchRepository(run: SearchRun, repo: Repository, store: Store, depth: number): Promise<RepositoryResult> {
+  const { mode, note } = repositoryMode(run, repo, store);
+  const lists = await rankLists(run, repo, store, mode, depth);
+  const { candidates, why } = candidatesOf(repo, store, mode, lists);
+  const minScore = run.options.minScore;
+  return {
+    repo: repo.name,
+    mode,
+    total: repositoryTotal(run, repo, store, mode, lists, depth),
+    candidates: minScore === undefined ? candidates : candidates.filter((c) => c.score >= minScore),
+    cut: lists.keyword.length >= depth || lists.semantic.length >= depth,
+    note: note ?? (run.options.explain && mode !== "bm25" ? coverageNote(store, repo, mode) : undefined),
+    why,
+    ann: lists.annProblem && annNote(repo.name, lists.annProblem),
+  };
+}
+
+/** The mode a repository is searched in: the one asked for, or (auto) hybrid where it has vectors, else bm25. */
+function repositoryMode(run: SearchRun, repo: Repository, store: Store): { mode: SearchMode; note?: string } {
+  const requested = run.options.mode ?? run.config.search.mode;
   const model = store.embeddingModel();
-  const mode: SearchMode = requested === "auto" ? (model ? "hybrid" : "bm25") : requested;
-  const note = requested === "auto" && !model ? "no vectors: searched with bm25 (index with embeddings for hybrid)" : undefined;
-  if (mode !== "bm25" && !model) {
+  if (requested === "auto") {
+    return model ? { mode: "hybrid" } : { mode: "bm25", note: "no vectors: searched with bm25 (index with embeddings for hybrid)" };
+  }
+  if (requested !== "bm25" && !model) {
     // `embed: false` in config.yaml keeps every index run BM25-only, so indexing alone would not add vectors.
     const enable = repo.embed ? "" : `researcher config set repositories.${repo.name}.embed true && `;
-    throw new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has no vectors for ${mode} search`, {
+    throw new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has no vectors for ${requested} search`, {
       hint: `embed it with \`${enable}researcher index ${repo.name}\`, or search it in bm25 mode`,
     });
   }
+  return { mode: requested };
+}
 
+/** The BM25 and vector lists of one repository, `depth` deep, the filter applied (and, hybrid, unfiltered too). */
+async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: SearchMode, depth: number): Promise<RankedLists> {
+  const { parsed, filter, context } = run;
   const where = filter && store.compileFilter(filter, repo.name);
   const match = mode === "vector" ? null : selectiveMatch(store, parsed);
-  const ranked: Bm25List | { hits: Ranked[]; match: null } = match ? rankBm25(store, parsed, match, depth, where) : { hits: [], match };
-  const keyword = ranked.hits;
-  let semantic: Ranked[] = [];
-  let bounds: VectorBounds | undefined; // what the vector list could rank, once it has run
-  const lexicalScale = lexicalEvidence(store, parsed);
-  let vectorScale = (_cosine: number): number | null => null;
-  let annProblem: AnnProblem | undefined;
+  const ranked: RankedLists["ranked"] = match ? rankBm25(store, parsed, match, depth, where) : { hits: [], match };
+  const lists: RankedLists = {
+    where,
+    ranked,
+    keyword: ranked.hits,
+    semantic: [],
+    lexicalScale: lexicalEvidence(store, parsed),
+    vectorScale: () => null,
+  };
   // A filter restricts the unfiltered ranking (README, Filters): hybrid scores of filtered lists are normalised
   // against the unfiltered lists' anchors and weighed by the unfiltered BM25 list's best, so those lists are ranked
   // too, as deep as the same search unfiltered ranks them (the anchors are then exactly its own, ANN included).
-  const unfiltered =
-    mode === "hybrid" && where ? { bm25: match ? rankBm25(store, parsed, match, depth).hits : [], vector: [] as Ranked[] } : undefined;
-  if (mode !== "bm25" && embeddable) {
-    const embedder = await context.embedders.get(home, chooseModel(config.embedding, repo.embedding, options.model, model));
-    checkModel(repo.name, model, embedder);
-    // The query's phrases and -words hold in the vector list too; a filter restricts it further.
-    const { admitted, excluded } = queryBounds(store, parsed);
-    const within = where ? intersection(new Set(store.fragmentIdsWhere(where)), admitted) : admitted;
-    bounds = { within, without: excluded };
-    const queryVector = await embedQuery(embedder);
-    const cache = context.vectors;
-    ({ hits: semantic, annProblem } = await searchVectors(store, repo.dir, queryVector, depth, { within, without: excluded, cache }));
-    if (unfiltered)
-      unfiltered.vector = (await searchVectors(store, repo.dir, queryVector, depth, { within: admitted, without: excluded, cache })).hits;
-    vectorScale = vectorEvidence(queryVector, vectorCalibration(store));
-  }
+  if (mode === "hybrid" && where) lists.unfiltered = { bm25: match ? rankBm25(store, parsed, match, depth).hits : [], vector: [] };
+  if (mode === "bm25" || !run.embeddable) return lists;
+  const model = store.embeddingModel();
+  const embedder = await context.embedders.get(run.home, chooseModel(run.config.embedding, repo.embedding, run.options.model, model));
+  checkModel(repo.name, model, embedder);
+  // The query's phrases and -words hold in the vector list too; a filter restricts it further.
+  const { admitted, excluded } = queryBounds(store, parsed);
+  const within = where ? intersection(new Set(store.fragmentIdsWhere(where)), admitted) : admitted;
+  lists.bounds = { within, without: excluded };
+  const queryVector = await run.embedQuery(embedder);
+  const cache = context.vectors;
+  const searched = await searchVectors(store, repo.dir, queryVector, depth, { within, without: excluded, cache });
+  lists.semantic = searched.hits;
+  lists.annProblem = searched.annProblem;
+  if (lists.unfiltered)
+    lists.unfiltered.vector = (
+      await searchVectors(store, repo.dir, queryVector, depth, { within: admitted, without: excluded, cache })
+    ).hits;
+  lists.vectorScale = vectorEvidence(queryVector, vectorCalibration(store));
+  return lists;
+}
 
+/** The repository's ranked candidates: its lists fused (hybrid) or the one list, each with how it was ranked. */
+function candidatesOf(repo: Repository, store: Store, mode: SearchMode, lists: RankedLists): { candidates: Candidate[]; why?: string } {
   const evidence = (lexical: { score: number } | null, vector: { score: number } | null) =>
-    mergeEvidence(lexical && lexicalScale(lexical.score), vector && vectorScale(vector.score));
-  let candidates: Candidate[];
-  let why: string | undefined;
+    mergeEvidence(lexical && lists.lexicalScale(lexical.score), vector && lists.vectorScale(vector.score));
   if (mode === "hybrid") {
-    const best = (unfiltered?.bm25 ?? keyword)[0];
-    const weight = fusionWeight(vectorCalibration(store)?.lists, best && lexicalScale(best.score));
+    const best = (lists.unfiltered?.bm25 ?? lists.keyword)[0];
+    const weight = fusionWeight(vectorCalibration(store)?.lists, best && lists.lexicalScale(best.score));
     const weights = { bm25: weight.lexical, vector: round(1 - weight.lexical) };
-    why = `hybrid weights bm25 ${weights.bm25}, vector ${weights.vector}: ${weight.reason}`;
-    const anchors = unfiltered && { bm25: anchorsOf(unfiltered.bm25), vector: anchorsOf(unfiltered.vector) };
-    candidates = fuseHybrid(keyword, semantic, weight.lexical, anchors).map((f) => ({
+    const anchors = lists.unfiltered && { bm25: anchorsOf(lists.unfiltered.bm25), vector: anchorsOf(lists.unfiltered.vector) };
+    const candidates = fuseHybrid(lists.keyword, lists.semantic, weight.lexical, anchors).map((f) => ({
       repo,
       store,
       id: f.id,
@@ -454,46 +500,42 @@ async function searchRepository(
         merge: evidence(f.bm25, f.vector),
       },
     }));
-  } else {
-    const list = mode === "bm25" ? keyword : semantic;
-    candidates = list.map((hit, i) => {
-      const contribution = { rank: i + 1, score: round(hit.score) };
-      return {
-        repo,
-        store,
-        id: hit.id,
-        score: round(hit.score),
-        explain: {
-          mode,
-          bm25: mode === "bm25" ? contribution : null,
-          vector: mode === "vector" ? contribution : null,
-          fused: null,
-          merge: mode === "bm25" ? evidence(hit, null) : evidence(null, hit),
-        },
-      };
-    });
+    return { candidates, why: `hybrid weights bm25 ${weights.bm25}, vector ${weights.vector}: ${weight.reason}` };
   }
-  if (options.minScore !== undefined) candidates = candidates.filter((c) => c.score >= options.minScore!);
-  const total =
-    mode === "bm25"
-      ? ranked.match
-        ? bm25Total(store, ranked, keyword.length, depth, options, where)
-        : 0
-      : bounds
-        ? mode === "vector" && !bounds.within && !bounds.without && !options.documents
-          ? rankableVectors(store, repo.dir, context.vectors) // fragments still to be embedded are in no vector list
-          : rankableTotal(store, bounds, Boolean(options.documents))
-        : 0; // nothing to embed (a query of -words only): nothing ranked
-  return {
-    repo: repo.name,
-    mode,
-    total,
-    candidates,
-    cut: keyword.length >= depth || semantic.length >= depth,
-    note: note ?? (options.explain && mode !== "bm25" ? coverageNote(store, repo, mode) : undefined),
-    why,
-    ann: annProblem && annNote(repo.name, annProblem),
-  };
+  const list = mode === "bm25" ? lists.keyword : lists.semantic;
+  const candidates = list.map((hit, i) => {
+    const contribution = { rank: i + 1, score: round(hit.score) };
+    return {
+      repo,
+      store,
+      id: hit.id,
+      score: round(hit.score),
+      explain: {
+        mode,
+        bm25: mode === "bm25" ? contribution : null,
+        vector: mode === "vector" ? contribution : null,
+        fused: null,
+        merge: mode === "bm25" ? evidence(hit, null) : evidence(null, hit),
+      },
+    };
+  });
+  return { candidates };
+}
+
+/**
+ * How many results the repository has for the query, whatever the page: BM25 matches, or in vector and hybrid mode
+ * every fragment (or document) the filters, phrases and -words admit (see rankableTotal).
+ */
+function repositoryTotal(run: SearchRun, repo: Repository, store: Store, mode: SearchMode, lists: RankedLists, depth: number): number {
+  const { options, context } = run;
+  if (mode === "bm25") {
+    return lists.ranked.match ? bm25Total(store, lists.ranked, lists.keyword.length, depth, options, lists.where) : 0;
+  }
+  if (!lists.bounds) return 0; // nothing to embed (a query of -words only): nothing ranked
+  const { within, without } = lists.bounds;
+  // Fragments still to be embedded are in no vector list.
+  if (mode === "vector" && !within && !without && !options.documents) return rankableVectors(store, repo.dir, context.vectors);
+  return rankableTotal(store, lists.bounds, Boolean(options.documents));
 }
 
 /**
