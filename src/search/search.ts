@@ -220,20 +220,10 @@ export async function search(home: string, options: SearchOptions, context?: Sea
 }
 
 async function searchWith(home: string, options: SearchOptions, context: SearchContext): Promise<SearchResponse> {
-  // A blank query is the caller's mistake, not a search that found nothing (the CLI and REST say how to ask).
-  if (!options.query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: "ask with words or a question" });
-  if (options.query.length > MAX_QUERY_CHARS) {
-    throw new ResearcherError("USAGE", `a query holds at most ${MAX_QUERY_CHARS} characters (this one has ${options.query.length})`, {
-      hint: "ask with its key words or a sentence",
-    });
-  }
-  // An empty glob is a mistake (an unset variable), not "no filter": it would search everything.
-  if (options.filter !== undefined && !options.filter.trim())
-    throw new ResearcherError("USAGE", "filter needs a path glob (got an empty one)", { hint: "e.g. '*.md' or 'notes/**'" });
+  checkRequest(options);
   const config = loadConfig(home);
   const limit = wholeNumber(options.limit ?? config.search.limit, "limit", LIMIT);
   const offset = wholeNumber(options.offset ?? 0, "offset", OFFSET);
-  minimumScore(options.minScore, "minScore"); // NaN or a negative would drop every result, or none
   const named = (options.repositories ?? []).length > 0;
   const { searchable, skipped } = openRepositories(home, options.repositories ?? [], context);
   const parsed = parseQuery(options.query);
@@ -246,75 +236,101 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
   const stores = searchable.map((s) => s.store);
   const onSnapshots = (work: () => Promise<SearchResponse>) => stores.reduce((inner, store) => () => store.snapshot(inner), work)();
   return onSnapshots(async () => {
-    const queryVectors = new Map<Embedder, Promise<Float32Array>>(); // one embedding per model, however many repositories
-    const embedQuery = (embedder: Embedder) => {
-      if (!queryVectors.has(embedder))
-        queryVectors.set(
-          embedder,
-          embedder.embed([semanticQuery], "query").then(([v]) => v!),
-        );
-      return queryVectors.get(embedder)!;
-    };
+    const embedQuery = queryEmbedder(semanticQuery);
     const run: SearchRun = { home, parsed, embeddable: semanticQuery !== "", options, filter, config, context, embedQuery };
-    // Searching all repositories, one that cannot be searched as asked is skipped, as one that cannot be opened is.
-    const rankAt = async (depth: number) => {
-      const left: SkippedRepository[] = [];
-      const answers = await Promise.all(
-        searchable.map(({ repo, store }) =>
-          searchRepository(run, repo, store, depth).catch((error: unknown) => {
-            if (named) throw error;
-            left.push(skippedRepository(repo, error));
-            return null;
-          }),
-        ),
-      );
-      const perRepo = answers.filter((r) => r !== null);
-      const candidates = mergeLists(
-        perRepo.map((r) => r.candidates),
-        (c) => c.explain.merge.score,
-      );
-      const total = perRepo.reduce((sum, r) => sum + r.total, 0);
-      return { perRepo, left, candidates, total, groups: options.documents ? documentGroups(candidates) : [] };
-    };
-    let depth = rankingDepth(offset + limit, options.documents ?? false);
-    let ranked = await rankAt(depth);
-    // A page of documents needs that many documents among the ranked fragments: where a few long documents hold most
-    // of the best fragments, rank deeper, until the page is full or every document that can be found is. The
-    // documents found first keep their places (a document ranks by its best fragment, which a deeper list finds no
-    // later), so pages still concatenate.
-    while (
-      options.documents &&
-      ranked.groups.length < Math.min(offset + limit, ranked.total) &&
-      ranked.perRepo.some((r) => r.cut) &&
-      depth < MAX_ALL_RESULTS * RANKED_PER_DOCUMENT
-    ) {
-      depth *= 2;
-      ranked = await rankAt(depth);
-    }
-    const { perRepo, candidates, total } = ranked;
+    const ranked = await rankPage(run, searchable, named, offset + limit);
     skipped.push(...ranked.left);
-    if (perRepo.length === 0) throw noneAnswered(skipped);
-    const modes = new Set(perRepo.map((r) => r.mode));
-    const mode: SearchMode = modes.size === 1 ? [...modes][0]! : "hybrid";
+    if (ranked.perRepo.length === 0) throw noneAnswered(skipped);
     const results = options.documents
       ? hydrateGroups(ranked.groups.slice(offset, offset + limit), parsed, Boolean(options.full))
-      : hydrate(candidates.slice(offset), limit, parsed, Boolean(options.full));
+      : hydrate(ranked.candidates.slice(offset), limit, parsed, Boolean(options.full));
     results.forEach((hit, i) => {
       hit.rank = offset + i + 1;
       if (!options.explain) delete hit.explain;
     });
+    const { perRepo } = ranked;
+    const modes = new Set(perRepo.map((r) => r.mode));
     const notes = perRepo.flatMap((r) => [r.note, r.why, r.ann].flatMap((n) => (n ? [`${r.repo}: ${n}`] : [])));
     return {
       query: options.query,
-      mode,
+      mode: modes.size === 1 ? [...modes][0]! : "hybrid",
       repositories: perRepo.map((r) => r.repo),
       offset,
-      total,
+      total: ranked.total,
       results,
       ...(options.explain ? { notes } : {}),
       skipped: skipped.sort((a, b) => a.repository.localeCompare(b.repository)),
     };
   });
+}
+
+/** Mistakes in a request, before anything is opened: a blank or oversized query, an empty glob, a bad minimum. */
+function checkRequest(options: SearchOptions): void {
+  // A blank query is the caller's mistake, not a search that found nothing (the CLI and REST say how to ask).
+  if (!options.query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: "ask with words or a question" });
+  if (options.query.length > MAX_QUERY_CHARS) {
+    throw new ResearcherError("USAGE", `a query holds at most ${MAX_QUERY_CHARS} characters (this one has ${options.query.length})`, {
+      hint: "ask with its key words or a sentence",
+    });
+  }
+  // An empty glob is a mistake (an unset variable), not "no filter": it would search everything.
+  if (options.filter !== undefined && !options.filter.trim())
+    throw new ResearcherError("USAGE", "filter needs a path glob (got an empty one)", { hint: "e.g. '*.md' or 'notes/**'" });
+  minimumScore(options.minScore, "minScore"); // NaN or a negative would drop every result, or none
+}
+
+/** The query's vector by a model, embedded once per model however many repositories share it. */
+function queryEmbedder(text: string): (embedder: Embedder) => Promise<Float32Array> {
+  const vectors = new Map<Embedder, Promise<Float32Array>>();
+  return (embedder) => {
+    if (!vectors.has(embedder))
+      vectors.set(
+        embedder,
+        embedder.embed([text], "query").then(([v]) => v!),
+      );
+    return vectors.get(embedder)!;
+  };
+}
+
+/** Every repository ranked and merged, deep enough for results up to `end` (of documents, with --documents). */
+async function rankPage(run: SearchRun, searchable: { repo: Repository; store: Store }[], named: boolean, end: number) {
+  const documents = run.options.documents ?? false;
+  // Searching all repositories, one that cannot be searched as asked is skipped, as one that cannot be opened is.
+  const rankAt = async (depth: number) => {
+    const left: SkippedRepository[] = [];
+    const answers = await Promise.all(
+      searchable.map(({ repo, store }) =>
+        searchRepository(run, repo, store, depth).catch((error: unknown) => {
+          if (named) throw error;
+          left.push(skippedRepository(repo, error));
+          return null;
+        }),
+      ),
+    );
+    const perRepo = answers.filter((r) => r !== null);
+    const candidates = mergeLists(
+      perRepo.map((r) => r.candidates),
+      (c) => c.explain.merge.score,
+    );
+    const total = perRepo.reduce((sum, r) => sum + r.total, 0);
+    return { perRepo, left, candidates, total, groups: documents ? documentGroups(candidates) : [] };
+  };
+  let depth = rankingDepth(end, documents);
+  let ranked = await rankAt(depth);
+  // A page of documents needs that many documents among the ranked fragments: where a few long documents hold most
+  // of the best fragments, rank deeper, until the page is full or every document that can be found is. The
+  // documents found first keep their places (a document ranks by its best fragment, which a deeper list finds no
+  // later), so pages still concatenate.
+  while (
+    documents &&
+    ranked.groups.length < Math.min(end, ranked.total) &&
+    ranked.perRepo.some((r) => r.cut) &&
+    depth < MAX_ALL_RESULTS * RANKED_PER_DOCUMENT
+  ) {
+    depth *= 2;
+    ranked = await rankAt(depth);
+  }
+  return ranked;
 }
 
 /**
