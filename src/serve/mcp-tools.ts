@@ -210,6 +210,13 @@ function registerSearchTools(server: McpServer, home: string, context: SearchCon
 
 /** get_document, multi_get and list_documents: what the index holds, read in bounded answers. */
 function registerReadTools(server: McpServer, home: string, context: SearchContext): void {
+  registerGetDocument(server, home, context);
+  registerMultiGet(server, home, context);
+  registerListDocuments(server, home);
+}
+
+/** get_document: one document, or some of its lines, in answers of at most max_bytes with where to read on. */
+function registerGetDocument(server: McpServer, home: string, context: SearchContext): void {
   server.registerTool(
     "get_document",
     {
@@ -266,6 +273,10 @@ function registerReadTools(server: McpServer, home: string, context: SearchConte
         );
       }),
   );
+}
+
+/** multi_get: documents by a glob or a list of refs, up to a budget of text; the rest listed as skipped. */
+function registerMultiGet(server: McpServer, home: string, context: SearchContext): void {
   server.registerTool(
     "multi_get",
     {
@@ -308,6 +319,10 @@ function registerReadTools(server: McpServer, home: string, context: SearchConte
         return result(found, [...text, ...skipped].join("\n\n") || "no documents matched");
       }),
   );
+}
+
+/** list_documents: what the index holds, a page at a time. */
+function registerListDocuments(server: McpServer, home: string): void {
   server.registerTool(
     "list_documents",
     {
