@@ -159,7 +159,7 @@ function parseConfig(input: unknown, source: string, hint?: string): Config {
   const issue = result.issues[0];
   const key = v.getDotPath(issue) ?? "(top level)";
   throw new ResearcherError("INVALID_CONFIG", `${key}: ${issueText(issue)} (${source})`, {
-    hint: hint ?? `fix ${key} in ${source} by hand; the README lists every setting`,
+    hint: hint ?? `fix ${key} in ${source} by hand; \`researcher config show\` prints every setting with its value`,
   });
 }
 
@@ -355,7 +355,12 @@ export function setConfigValue(home: string, key: string, value: string): Config
     }
     node[parts.at(-1)!] = written ?? parseScalar(value);
   };
-  return updateConfig(home, set, "config set", "the README lists every setting and the values it takes");
+  return updateConfig(
+    home,
+    set,
+    "config set",
+    "`researcher config show` prints every setting; the README's Configuration says the values each takes",
+  );
 }
 
 /** YAML scalars (`20`, `true`, `[md, txt]`) keep their type; anything else, e.g. `a: b`, stays the literal text. */

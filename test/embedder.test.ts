@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { chooseModel, describeModel, loadEmbedder, pool, type Embedder } from "../src/embed/embedder.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { describeShared, GLOVE, gloveThroughOnnx, tempDir } from "./helpers.ts";
@@ -69,6 +70,7 @@ describe("model resolution", () => {
   test("a path that is not a model folder is refused", () => {
     const dir = tempDir();
     expect(() => describeModel(dir, { provider: "local", model: dir })).toThrow(/not a model folder/);
+    expect(() => describeModel(dir, { provider: "local", model: join(dir, "missing") })).toThrow(`${join(dir, "missing")} does not exist`);
   });
 
   test("known models carry their pooling and query prefix", () => {

@@ -232,8 +232,11 @@ describeShared("vector and hybrid search", () => {
     // A folder named with --model that holds no model is a typo, refused before anything changes (it was a silent
     // success when nothing was left to embed).
     writeTree(pinned.path, { "later.md": "# Later\n\nwords\n" });
-    for (const model of ["/nonexistent/model", tempDir()]) {
-      expect(indexRepository(home, pinned, { model })).rejects.toThrow(/is not a model folder/);
+    for (const [model, why] of [
+      ["/nonexistent/model", /\/nonexistent\/model does not exist/],
+      [tempDir(), /is not a model folder/],
+    ] as const) {
+      await expect(indexRepository(home, pinned, { model })).rejects.toThrow(why);
     }
     expect(repositoryStatus(pinned).documents).toBe(2);
   }, 60_000);
@@ -242,7 +245,7 @@ describeShared("vector and hybrid search", () => {
     const before = repositoryStatus(repo);
     expect(before.vectors).toBeGreaterThan(0);
     const broken = { ...repo, embedding: { model: "/nonexistent/model-folder" } };
-    expect(indexRepository(home, broken, { embeddingsOnly: true })).rejects.toThrow(/not a model folder/);
+    await expect(indexRepository(home, broken, { embeddingsOnly: true })).rejects.toThrow(/model-folder does not exist/);
     expect(repositoryStatus(repo)).toMatchObject({ vectors: before.vectors, model: before.model });
   });
 

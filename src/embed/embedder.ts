@@ -261,7 +261,8 @@ function localFolder(home: string, model: string): string | null {
   const path = resolve(model.replace(/^~(?=\/)/, env.userHome() ?? "~"));
   if ((isPathLike(model) || existsSync(path)) && existsSync(join(path, "config.json"))) return path;
   if (isPathLike(model)) {
-    throw new ResearcherError("MODEL_UNAVAILABLE", `${path} is not a model folder (no config.json)`, {
+    const what = existsSync(path) ? "is not a model folder (no config.json)" : "does not exist";
+    throw new ResearcherError("MODEL_UNAVAILABLE", `${path} ${what}`, {
       hint: "point at a folder in transformers.js layout: config.json, tokenizer.json, onnx/model*.onnx",
     });
   }
