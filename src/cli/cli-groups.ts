@@ -35,6 +35,7 @@ export const GROUPS: Record<string, { description: string; build: () => CAC }> =
 
 function contextCli(): CAC {
   const cli = globals(cac("researcher context"));
+  cli.example('  researcher context add notes:meetings "Weekly team meetings"');
   cli
     .command("add <target> <text>", "Describe the documents under repo:prefix (the longest prefix is a result's context)")
     .example('  researcher context add rust-book:ch16 "Concurrency chapter"')
@@ -77,6 +78,7 @@ function indexedUnder(homeDir: string, repository: string, prefix: string) {
 
 function repoCli(): CAC {
   const cli = globals(cac("researcher repo"));
+  cli.example("  researcher repo add notes ~/notes --description 'Personal notes'");
   cli
     .command("add <name> <path>", "Register a folder as a repository")
     .option("--file-types <list>", `Comma-separated extensions (default: ${FILE_TYPES.join(",")})`)
@@ -128,6 +130,7 @@ function repoCli(): CAC {
 
 function configCli(): CAC {
   const cli = globals(cac("researcher config"));
+  cli.example("  researcher config set search.limit 20");
   cli
     .command("show", "Print the effective configuration")
     .option("--json", "Print as JSON")
@@ -154,6 +157,7 @@ function configCli(): CAC {
 
 function modelCli(): CAC {
   const cli = globals(cac("researcher model"));
+  cli.example("  researcher model set ~/models/bge-small-en-v1.5");
   const choice = (flags: Flags, id?: string) =>
     chooseModel(loadConfig(home(flags)).embedding, {}, id ?? (flags.model as string | undefined));
   cli

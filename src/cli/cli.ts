@@ -70,6 +70,11 @@ function camelSwitches(cli: CAC, args: string[]): string[] {
  */
 function mainCli(only?: string): CAC {
   const cli = globals(cac("researcher"));
+  // The two commands of the quick start, shown by `researcher --help`.
+  if (only === undefined)
+    cli
+      .example("  researcher repo add notes ~/notes && researcher index notes")
+      .example('  researcher search "what did we decide about caching"');
   const want = (name: string) => only === undefined || only === name;
 
   if (want("index"))

@@ -184,6 +184,11 @@ describe("researcher CLI", () => {
       ["repo", "remove"],
       ["repo", "list"],
       ["config", "set"],
+      [], // the top level and each group's own help have examples too
+      ["repo"],
+      ["config"],
+      ["model"],
+      ["context"],
     ]) {
       const help = cli(...args, "--help");
       expect(help.code).toBe(0);
