@@ -793,7 +793,7 @@ export async function prepareDocument(
   try {
     // OCR'd text kept for these very bytes is read back rather than recognised again (a new chunk size, a renamed
     // or copied scan); anything else is converted, which costs little.
-    const kept = settings.kept(hash);
+    const kept = OCR_FORMATS.has(formatOf(file.path)) ? settings.kept(hash) : undefined;
     const converted = kept ?? (await settings.pool.convert(file.path, read.bytes, onOcrPage));
     const fragments = fragmentsOf(converted, settings.chunk);
     return {

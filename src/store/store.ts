@@ -329,7 +329,8 @@ export class Store {
   keptConversion(hash: string, settings: string): { title: string; metadata: Record<string, unknown>; text: string } | undefined {
     const row = this.db
       .query<{ title: string; metadata: string; text: string }, [string, string]>(
-        "SELECT d.title, d.metadata, t.text FROM documents d JOIN document_texts t ON t.document_id = d.id WHERE d.hash = ? AND t.settings = ? LIMIT 1",
+        // From the kept texts (OCR'd documents only, few) to their documents: documents.hash has no index of its own.
+        "SELECT d.title, d.metadata, t.text FROM document_texts t CROSS JOIN documents d ON d.id = t.document_id WHERE d.hash = ? AND t.settings = ? LIMIT 1",
       )
       .get(hash, settings);
     return row ? { title: row.title, metadata: parseMetadata(row.metadata), text: row.text } : undefined;
