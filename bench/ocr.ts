@@ -5,9 +5,10 @@
  * one process per core): pages/s, CPU seconds per page, and the share of words that agree with the truth.
  * Usage: bun bench/ocr.ts   (needs tesseract-ocr and poppler-utils)
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { PAGE_MARKER } from "../src/convert/document.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
 import { agreement } from "../test/agreement.ts";
@@ -70,8 +71,8 @@ async function ours(): Promise<Figures> {
   return figures;
 }
 
-/** The tesseract CLI (its own fast model) on the same pages, one process per core. */
-async function cli(): Promise<Figures> {
+/** The tesseract CLI on the same pages, one process per core: with its own model, or with `tessdata`'s. */
+async function cli(tessdata?: string): Promise<Figures> {
   const figures: Figures = { pages: 0, seconds: 0, cpuSeconds: 0, matched: 0, ocrWords: 0, truthWords: 0 };
   const work = mkdtempSync(join(tmpdir(), "researcher-ocr-"));
   const pages: { image: string; truth: string }[] = [];
@@ -90,7 +91,8 @@ async function cli(): Promise<Figures> {
     Array.from({ length: cores }, async () => {
       while (next < pages.length) {
         const page = pages[next++]!;
-        const proc = Bun.spawn(["tesseract", page.image, "-", "--dpi", "150"], {
+        const model = tessdata ? ["--tessdata-dir", tessdata, "-l", "eng"] : [];
+        const proc = Bun.spawn(["tesseract", page.image, "-", "--dpi", "150", ...model], {
           env: { ...process.env, OMP_THREAD_LIMIT: "1" },
           stdout: "pipe",
           stderr: "ignore",
@@ -120,13 +122,27 @@ const row = (name: string, f: Figures) => [
 
 const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 const loadBefore = load();
+/** Our model (the npm package's eng 4.0.0_best_int, gunzipped) in a tessdata folder the CLI can read. */
+function ourModelFolder(): string {
+  const folder = mkdtempSync(join(tmpdir(), "researcher-tessdata-"));
+  const packed = readFileSync(join(import.meta.dir, "../node_modules/@tesseract.js-data/eng/4.0.0_best_int/eng.traineddata.gz"));
+  writeFileSync(join(folder, "eng.traineddata"), gunzipSync(packed));
+  return folder;
+}
+
 const mine = await ours();
 const theirs = await cli();
+const sameModel = ourModelFolder();
+const theirsSameModel = await cli(sameModel);
+rmSync(sameModel, { recursive: true, force: true });
+const tesseractVersion = version(["tesseract", "--version"]);
 const rows = [
   row("researcher (tesseract.js-core 7.0.0 wasm, eng 4.0.0_best_int)", mine),
-  row(`${version(["tesseract", "--version"])} CLI (system eng model)`, theirs),
+  row(`${tesseractVersion} CLI (system eng model, Debian's tessdata_fast)`, theirs),
+  row(`${tesseractVersion} CLI with researcher's model (eng 4.0.0_best_int)`, theirsSameModel),
 ];
-console.log(JSON.stringify({ mine, theirs }));
+const cpuPerPage = (f: Figures) => f.cpuSeconds / f.pages;
+console.log(JSON.stringify({ mine, theirs, theirsSameModel }));
 writeSection(
   "ocr",
   "OCR of scanned pages",
@@ -139,6 +155,7 @@ CPU s/page is the steadier comparison (ours includes pdf.js decoding the page im
 
 ${table(["engine", "pages", "pages/s (wall)", "CPU s/page", "agreement", "recall"], rows)}
 
-Ours/CLI speed (CPU): ${(theirs.cpuSeconds / theirs.pages / (mine.cpuSeconds / mine.pages)).toFixed(2)}×. Each worker's first page also pays ~3.7 CPU-s for JavaScriptCore compiling the 2.9 MB
-wasm, and ours counts every thread of the process (the pool's main thread too).`,
+Ours/CLI speed (CPU): ${(cpuPerPage(theirs) / cpuPerPage(mine)).toFixed(2)}× against the CLI with its own model, ${(cpuPerPage(theirsSameModel) / cpuPerPage(mine)).toFixed(2)}× against the CLI
+with the same model as ours (the engines compared). Each worker's first page also pays ~3.7 CPU-s for JavaScriptCore
+compiling the 2.9 MB wasm, and ours counts every thread of the process (the pool's main thread too).`,
 );
