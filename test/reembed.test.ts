@@ -29,7 +29,10 @@ describeShared("re-embedding one repository with another model", () => {
   test("README's example re-embeds it, and every search afterwards works", () => {
     const reembed = cli("index", "fresh", "--embeddings-only", "--model", minilm, "--json");
     expect(reembed.code).toBe(0);
-    expect(JSON.parse(reembed.stdout)).toMatchObject({ model: minilm, embedded: 1 });
+    // No fragment is written: the summary says what the index holds and what was embedded (it said "1 fragments written").
+    const summary = JSON.parse(reembed.stdout);
+    expect(summary).toMatchObject({ model: minilm, embedded: 1, fragments: 0, fragments_total: 1, documents_total: 1 });
+    expect(summary).not.toHaveProperty("documents");
 
     const all = cli("search", "whale", "--json");
     expect(all.stderr).toBe("");

@@ -210,7 +210,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
     // with nothing to embed must not accept what the next one, with a changed file, refuses.
     if (embed && remembered && mayDifferFrom(home, choice, remembered)) await refuseOtherModel(repo, remembered, load);
     const summary = options.embeddingsOnly
-      ? { ...emptySummary(repo.name), ...store.counts() }
+      ? embeddingsOnlySummary(repo.name, store.counts())
       : options.rebuild
         ? await store.atomically(() => {
             clearImpacts(store); // rebuilt at the end, rather than kept up fragment by fragment
@@ -484,6 +484,11 @@ function emptySummary(repository: string): RunCounts {
     documents_total: 0,
     fragments_total: 0,
   };
+}
+
+/** An --embeddings-only run writes no fragment: its summary counts what the index holds, and what it embeds. */
+function embeddingsOnlySummary(repository: string, counts: { documents: number; fragments: number }): RunCounts {
+  return { ...emptySummary(repository), documents_total: counts.documents, fragments_total: counts.fragments };
 }
 
 const EMBED_BATCH = 256;
