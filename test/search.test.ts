@@ -47,6 +47,14 @@ describe("search", () => {
   const repo = addRepository(home, { name: "docs", path: docs, description: "test docs", embed: false });
   beforeAll(() => indexRepository(home, repo), HOOK_TIMEOUT);
 
+  test("a mode or minimum score no interface would send is a usage error, not a search in another mode", async () => {
+    await expect(search(home, { query: "cache", mode: "fuzzy" as never })).rejects.toMatchObject({
+      code: "USAGE",
+      message: "mode must be bm25, vector, hybrid (got 'fuzzy')",
+    });
+    await expect(search(home, { query: "cache", minScore: Number.NaN })).rejects.toMatchObject({ code: "USAGE" });
+  });
+
   test("finds fragments with location, docid, heading, highlighted snippet and context", async () => {
     const response = await search(home, { query: "restart shell" });
     const hit = response.results[0] as FragmentHit;

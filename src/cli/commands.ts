@@ -48,7 +48,7 @@ import {
 } from "../serve/render.ts";
 import { getRepository, listRepositories, type Repository, selectRepositories } from "../repos.ts";
 import { noStatusAnswered, repositoriesFor, repositoryStatuses, searchAll } from "../search/results.ts";
-import { search, SearchContext, type SearchMode, type SearchOptions, type SearchResponse } from "../search/search.ts";
+import { search, SearchContext, type SearchOptions, type SearchResponse, searchMode } from "../search/search.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
 import { watchRepositories } from "../serve/watch.ts";
 
@@ -106,12 +106,6 @@ function noResults(response: SearchResponse, options: SearchOptions): string {
       ? `none scoring --min-score ${options.minScore} or more${from}`
       : `all before --offset ${response.offset}`;
   return `${none} (${response.total} ${options.documents ? "documents match" : "fragments match"}; ${why})\n`;
-}
-
-function searchMode(value: unknown): SearchMode | undefined {
-  if (value === undefined) return undefined;
-  if (value === "bm25" || value === "vector" || value === "hybrid") return value;
-  throw new ResearcherError("USAGE", `--mode must be bm25, vector or hybrid (got ${value})`);
 }
 
 /**
@@ -281,7 +275,7 @@ export async function searchCommand(words: string[], flags: Flags): Promise<void
   try {
     const options: SearchOptions = {
       query,
-      mode: searchMode(flags.mode),
+      mode: searchMode(flags.mode, "--mode"),
       model: flags.model as string | undefined,
       explain: Boolean(flags.explain),
       filter: flags.filter === undefined ? undefined : String(flags.filter),

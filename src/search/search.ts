@@ -28,6 +28,14 @@ import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
 import { combineFilters, type Filter } from "./filters.ts";
 
 export type SearchMode = "bm25" | "vector" | "hybrid";
+export const SEARCH_MODES: readonly SearchMode[] = ["bm25", "vector", "hybrid"];
+
+/** A search mode as an interface received it (`--mode`, REST's `mode`): one of SEARCH_MODES, else a usage error. */
+export function searchMode(value: unknown, name: string): SearchMode | undefined {
+  if (value === undefined) return undefined;
+  if ((SEARCH_MODES as readonly unknown[]).includes(value)) return value as SearchMode;
+  throw new ResearcherError("USAGE", `${name} must be ${SEARCH_MODES.join(", ")} (got '${String(value)}')`);
+}
 
 export interface SearchOptions {
   query: string;
@@ -266,6 +274,7 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
 
 /** Mistakes in a request, before anything is opened: a blank or oversized query, an empty glob, a bad minimum. */
 function checkRequest(options: SearchOptions): void {
+  searchMode(options.mode, "mode"); // a library caller's typo would otherwise be searched as vector mode
   // A blank query is the caller's mistake, not a search that found nothing (the CLI and REST say how to ask).
   if (!options.query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: "ask with words or a question" });
   if (options.query.length > MAX_QUERY_CHARS) {

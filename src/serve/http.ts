@@ -16,7 +16,7 @@ import { handleMcpRequest, startWatch } from "./mcp.ts";
 import { serialized } from "../serial.ts";
 import { ANSWER_LIMIT, defaultAnswerLimit, FROM_ONE, minimumScore, OFFSET, type Range, wholeNumber } from "../search/bounds.ts";
 import { documentJson, searchJson } from "./render.ts";
-import { search, SearchContext, type SearchMode } from "../search/search.ts";
+import { search, SearchContext, searchMode } from "../search/search.ts";
 import { VERSION } from "../version.ts";
 
 export interface HttpOptions {
@@ -198,9 +198,7 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
     ANSWER_LIMIT,
     `an answer holds at most ${ANSWER_LIMIT.max}, as MCP's: page with offset=, or use the CLI's --all`,
   );
-  const mode = params.get("mode") ?? undefined;
-  if (mode !== undefined && !MODES.includes(mode))
-    throw new ResearcherError("USAGE", `mode must be one of ${MODES.join(", ")} (got '${mode}')`);
+  const mode = searchMode(params.get("mode") ?? undefined, "mode");
   const response = await search(
     home,
     {
@@ -209,7 +207,7 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
         .getAll("repo")
         .flatMap((r) => r.split(","))
         .filter(Boolean),
-      mode: mode as SearchMode | undefined,
+      mode,
       limit: limit ?? defaultAnswerLimit(loadConfig(home).search.limit),
       offset: wholeParam(params, "offset", OFFSET),
       minScore: minimumScore(params.get("min_score") ?? undefined, "min_score"),
@@ -240,8 +238,6 @@ function percentDecoded(text: string): string {
     });
   }
 }
-
-const MODES = ["bm25", "vector", "hybrid"];
 
 const SEARCH_PARAMS = ["q", "repo", "mode", "n", "offset", "min_score", "where", "filter", "documents", "full"];
 const DOCUMENT_PARAMS = ["from", "lines"];
