@@ -15,10 +15,20 @@ import { parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexFiles, removeDocument } from "../index/indexer.ts";
 import { escapeControls } from "../terminal.ts";
 import { logger } from "../log.ts";
-import { count, ocrNote, PLAIN, problemLine, searchJson, searchText, skippedText } from "./render.ts";
+import {
+  ocrNote,
+  PLAIN,
+  problemLine,
+  repositoryLines,
+  repositoryMatchLines,
+  searchJson,
+  searchText,
+  skippedText,
+  statusLines,
+} from "./render.ts";
 import { getRepository } from "../repos.ts";
 import { search, type SearchContext, type SearchOptions } from "../search/search.ts";
-import { noStatusAnswered, repositoriesFor, repositoryStatuses, type RepositoryError } from "../search/results.ts";
+import { noStatusAnswered, repositoriesFor, repositoryStatuses } from "../search/results.ts";
 import type { Serial } from "../serial.ts";
 import { type continuation, OUTPUT, searchInput, searchOutput } from "./mcp-schemas.ts";
 
@@ -104,11 +114,6 @@ export function rpcError(code: number, message: string): Error {
 /** One line for an agent: the message and the hint that fixes it. */
 export function describe(error: ResearcherError): string {
   return `${error.message}${error.hint ? ` (hint: ${error.hint})` : ""}`;
-}
-
-/** A repository's error in a listing of all of them. */
-function errorLine(error: RepositoryError): string {
-  return problemLine(error.message, error.hint);
 }
 
 /**
@@ -402,12 +407,7 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
         const none = noStatusAnswered(statuses);
         if (none) throw none;
         const repositories = statuses.map(({ failures: _, ann: __, ...s }) => s);
-        return result(
-          { repositories },
-          repositories
-            .map((r) => `${named(`${r.name}: ${r.description ?? ""}`)} (${r.error ? errorLine(r.error) : `${r.documents} documents`})`)
-            .join("\n") || "no repositories",
-        );
+        return result({ repositories }, repositoryLines(repositories));
       }),
   );
   server.registerTool(
@@ -423,14 +423,7 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
     (input) =>
       guarded(async () => {
         const repositories = await repositoriesFor(home, input.query, context);
-        const text = repositories
-          .map((r) =>
-            r.error
-              ? `${r.repository}: ${errorLine(r.error)}`
-              : `${r.repository}: score ${r.score.toFixed(2)}, ${count(r.matched, "fragment")}${r.best ? `, best ${named(`${r.repository}:${r.best.location}`)}` : ""}`,
-          )
-          .join("\n");
-        return result({ repositories }, text || "no indexed repositories");
+        return result({ repositories }, repositoryMatchLines(repositories));
       }),
   );
   server.registerTool(
@@ -447,16 +440,7 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
         const repositories = repositoryStatuses(home, input.repository);
         const none = noStatusAnswered(repositories);
         if (none) throw none;
-        return result(
-          { repositories },
-          repositories
-            .map((r) =>
-              r.error
-                ? `${r.name}: ${errorLine(r.error)}`
-                : `${r.name}: ${r.documents} documents, ${r.fragments} fragments, indexed ${r.last_indexed ?? "never"}${r.ann ? `; ${r.ann}` : ""}`,
-            )
-            .join("\n"),
-        );
+        return result({ repositories }, statusLines(repositories));
       }),
   );
 }

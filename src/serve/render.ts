@@ -441,6 +441,37 @@ export function skippedText(skipped: SkippedRepository[]): string {
   return skipped.map((s) => problemLines(`warning: skipped ${s.repository}`, s.message, s.hint)).join("");
 }
 
+// ---- the MCP tools' short texts (one line per repository, for a model to read; the JSON is the contract) -----
+
+type ListedStatus = RepositoryStatus & { ann?: string | null; error?: RepositoryError };
+
+/** list_repositories: each repository with what it holds, or why it cannot say. */
+export function repositoryLines(
+  statuses: (Pick<RepositoryStatus, "name" | "description" | "documents"> & { error?: RepositoryError })[],
+): string {
+  const line = (r: (typeof statuses)[number]) =>
+    `${escapeControls(`${r.name}: ${r.description ?? ""}`)} (${r.error ? problemLine(r.error.message, r.error.hint) : `${r.documents} documents`})`;
+  return statuses.map(line).join("\n") || "no repositories";
+}
+
+/** get_index_status: each repository's counts, last run and what its searches need rebuilt. */
+export function statusLines(statuses: ListedStatus[]): string {
+  const line = (r: ListedStatus) =>
+    r.error
+      ? `${r.name}: ${problemLine(r.error.message, r.error.hint)}`
+      : `${r.name}: ${count(r.documents, "document")}, ${count(r.fragments, "fragment")}, indexed ${r.last_indexed ?? "never"}${r.ann ? `; ${r.ann}` : ""}`;
+  return statuses.map(line).join("\n");
+}
+
+/** repositories_for: each repository's evidence and best passage, best first. */
+export function repositoryMatchLines(matches: RepositoryMatch[]): string {
+  const line = (m: RepositoryMatch) =>
+    m.error
+      ? `${m.repository}: ${problemLine(m.error.message, m.error.hint)}`
+      : `${m.repository}: score ${m.score.toFixed(2)}, ${count(m.matched, "fragment")}${m.best ? `, best ${escapeControls(`${m.repository}:${m.best.location}`)}` : ""}`;
+  return matches.map(line).join("\n") || "no indexed repositories";
+}
+
 export function statusText(statuses: (RepositoryStatus & { ann?: string | null; error?: RepositoryError })[], style: Style): string {
   if (statuses.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
   return statuses
