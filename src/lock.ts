@@ -31,6 +31,17 @@ export function acquireWriterLock(dir: string, name: string): () => void {
   });
 }
 
+/** The live process holding a repository's writer lock (an index run, `verify`, a watch batch), or null. */
+export function writerLockHolder(dir: string): number | null {
+  try {
+    const found = readLock(join(dir, "lock"));
+    const holder = found === undefined ? null : parseHolder(found);
+    return holder && isRunning(holder) ? holder.pid : null;
+  } catch {
+    return null; // a lock this user cannot read says nothing about a run
+  }
+}
+
 /** How long a config.yaml edit waits for another one (each takes milliseconds). */
 const CONFIG_WAIT_MS = 10_000;
 

@@ -1,8 +1,11 @@
 import { expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ResearcherError } from "../src/errors.ts";
 import { acquireWriterLock, processStartTime } from "../src/lock.ts";
+import { addRepository } from "../src/repos.ts";
+import { PLAIN, statusText } from "../src/serve/render.ts";
+import { repositoryStatus } from "../src/store/status.ts";
 import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 test("one writer at a time; the lock names its holder and goes away on release", () => {
@@ -154,4 +157,21 @@ test("`repo remove` is refused while an index run holds the lock: the index and 
   expect(runCli(["repo", "remove", "docs"], { home }).code).toBe(0);
   expect(existsSync(dir)).toBe(false);
   expect(runCli(["repo", "list", "--json"], { home }).stdout.trim()).toBe("[]");
+});
+
+test("status says a repository is being indexed, and by which process, instead of telling to run the index that is running", () => {
+  const home = tempDir();
+  const repo = addRepository(home, { name: "fresh", path: tempDir(), embed: false });
+  mkdirSync(repo.dir, { recursive: true });
+  expect(repositoryStatus(repo).indexing).toBeNull();
+  const release = acquireWriterLock(repo.dir, repo.name); // as a first index run holds it
+  try {
+    const status = repositoryStatus(repo);
+    expect(status.indexing).toBe(process.pid);
+    expect(statusText([status], PLAIN)).toContain(`being indexed now, for the first time (process ${process.pid})`);
+    expect(statusText([status], PLAIN)).not.toContain("run `researcher index fresh`");
+  } finally {
+    release();
+  }
+  expect(repositoryStatus(repo).indexing).toBeNull();
 });

@@ -483,7 +483,10 @@ export function statusText(statuses: (RepositoryStatus & { ann?: string | null; 
           ? `  ${style.warn(`error: ${escapeControls(s.error.message)}`)}${s.error.hint ? `\n  hint: ${escapeControls(s.error.hint)}` : ""}`
           : s.last_indexed
             ? `  ${s.documents} documents${s.ocr_pages ? ` (${s.ocr_pages} pages by OCR)` : ""} · ${s.fragments} fragments · ${s.model ? `${s.vectors} vectors (${escapeControls(s.model)})` : s.embeddings_pending ? "no vectors yet" : "BM25 only"}${s.embeddings_pending ? ` · ${s.embeddings_pending} fragment texts waiting for embeddings (\`researcher index ${s.name}\` with a model)` : ""} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
-            : `  not indexed yet: run \`researcher index ${s.name}\``,
+            : s.indexing
+              ? `  being indexed now, for the first time (process ${s.indexing})`
+              : `  not indexed yet: run \`researcher index ${s.name}\``,
+        s.indexing && s.last_indexed ? `  ${style.dim(`being indexed now (process ${s.indexing})`)}` : "",
         Object.keys(s.languages).length
           ? `  code: ${Object.entries(s.languages)
               .map(([language, n]) => `${n} ${escapeControls(language)}`)

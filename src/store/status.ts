@@ -1,4 +1,5 @@
 /** What each repository's index holds: counts, freshness, size on disk, files that failed. */
+import { writerLockHolder } from "../lock.ts";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Repository } from "../repos.ts";
@@ -24,6 +25,8 @@ export interface RepositoryStatus {
    * the count `index` reports (fragments with the same text share one vector).
    */
   embeddings_pending: number;
+  /** The process writing the index now (an index run, `verify`, a watch batch), or null. */
+  indexing: number | null;
   /** Code files by language (`{"python": 120, "typescript": 40}`), most first. */
   languages: Record<string, number>;
   failures: { path: string; reason: string }[];
@@ -43,6 +46,7 @@ export function emptyStatus(repo: Repository): RepositoryStatus {
     model: null,
     vectors: 0,
     embeddings_pending: 0,
+    indexing: writerLockHolder(repo.dir),
     languages: {},
     failures: [],
   };
@@ -64,6 +68,7 @@ export function repositoryStatus(repo: Repository): RepositoryStatus {
       model: store.embeddingModel()?.id ?? null,
       vectors,
       embeddings_pending: repo.embed ? store.pendingVectorCount() : 0,
+      indexing: writerLockHolder(repo.dir),
       languages: store.languageCounts(),
       failures: store.failures(),
     };
