@@ -127,7 +127,7 @@ describeShared("compiled executable", () => {
   test("errors are one line and an exit code, never a stack trace", () => {
     const noModel = runCli(["search", "x", "--mode", "vector"], { home, env: { RESEARCHER_MODEL_PATH: "/nonexistent/model" } });
     expect(noModel.code).toBe(1);
-    expect(noModel.stderr).toMatch(/^error: .*not a model folder/);
+    expect(noModel.stderr).toMatch(/^error: \/nonexistent\/model does not exist\nhint: /);
     const missing = runCli(["search", "x", "--mode", "vector"], {
       home,
       env: { RESEARCHER_MODEL_PATH: "", RESEARCHER_MODEL: "Xenova/bge-small-en-v1.5" },
