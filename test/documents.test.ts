@@ -92,7 +92,9 @@ describe("refs", () => {
     expect(ambiguous.hint).toBe("these files have the same content, so the same docid: name one as repo:path");
     expect(resolveDocumentRef(home, same, { repository: "two" })).toMatchObject({ path: "same.md" });
     expect((await refusal(() => resolveDocumentRef(home, "#000000"))).code).toBe("DOCUMENT_NOT_FOUND");
-    expect((await refusal(() => resolveDocumentRef(home, "#xyz"))).code).toBe("INVALID_INPUT");
+    // A ref no document could have is malformed (exit 2), as a line 0 is.
+    expect((await refusal(() => resolveDocumentRef(home, "#xyz"))).code).toBe("USAGE");
+    expect((await refusal(() => resolveDocumentRef(home, " "))).code).toBe("USAGE");
   });
 
   test("a search result's bare location, found in whichever repository holds it", async () => {
@@ -306,6 +308,7 @@ describe("refs as search results print them (page and line range)", () => {
     const missing = await refusal(readDocument(pagesHome, "atlas:atlas.pdf:p9"));
     expect(missing.message).toBe("atlas:atlas.pdf has no page 9 (3 pages)");
     expect(missing.hint).toBe("read a page between p1 and p3");
+    expect((await refusal(readDocument(pagesHome, "atlas:atlas.pdf:p0"))).code).toBe("USAGE");
   });
 
   test("repo:path:from-to reads that line range", async () => {

@@ -132,10 +132,11 @@ function unlessRefused<T>(body: () => T): T | undefined {
 }
 
 function resolveTrimmedRef(home: string, trimmed: string, options: { repository?: string }): DocumentRef {
-  if (!trimmed) throw new ResearcherError("INVALID_INPUT", "an empty document reference", { hint: REF_HINT });
+  // A ref that cannot name anything is malformed (exit 2), as a line 0 is; one that names nothing indexed is not.
+  if (!trimmed) throw new ResearcherError("USAGE", "an empty document reference", { hint: REF_HINT });
   if (DOCID.test(trimmed)) return findByDocid(home, trimmed.slice(1).toLowerCase(), options.repository);
   if (trimmed.startsWith("#")) {
-    throw new ResearcherError("INVALID_INPUT", `'${trimmed}' is not a docid`, {
+    throw new ResearcherError("USAGE", `'${trimmed}' is not a docid`, {
       hint: "a docid is # and at least 6 hex digits, as search results print it",
     });
   }
@@ -364,10 +365,11 @@ export function editDistance(a: string, b: string, limit = Infinity): number {
 
 /** The lines of page `page` (its marker line to the line before the next marker) in a paged document's text. */
 function pageLines(lines: string[], page: number, name: string): { from: number; count: number } {
+  if (page < 1) throw new ResearcherError("USAGE", `pages count from 1 (got p${page})`, { hint: "read the first page as pN with N ≥ 1" });
   const markers = lines.flatMap((line, i) => (PAGE_MARKER.test(line) ? [i] : []));
   if (markers.length === 0) throw new ResearcherError("INVALID_INPUT", `${name} has no pages`, { hint: "read it by line: repo:path:line" });
   const start = markers[page - 1];
-  if (page < 1 || start === undefined) {
+  if (start === undefined) {
     throw new ResearcherError("INVALID_INPUT", `${name} has no page ${page} (${markers.length} pages)`, {
       hint: `read a page between p1 and p${markers.length}`,
     });
