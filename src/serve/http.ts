@@ -13,7 +13,7 @@ import { describeError, ERROR_CODES, ResearcherError, toResearcherError } from "
 import { parseFilter } from "../search/filters.ts";
 import { logger } from "../log.ts";
 import { handleMcpRequest, startWatch } from "./mcp.ts";
-import { serialized } from "../serial.ts";
+import { type Serial, serialized } from "../serial.ts";
 import { ANSWER_LIMIT, defaultAnswerLimit, FROM_ONE, minimumScore, OFFSET, type Range, wholeNumber } from "../search/bounds.ts";
 import { documentJson, searchJson } from "./render.ts";
 import { search, SearchContext, searchMode } from "../search/search.ts";
@@ -60,36 +60,7 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
     hostname: host,
     port: options.port,
     maxRequestBodySize: MAX_BODY_BYTES,
-    async fetch(request): Promise<Response> {
-      const url = requestUrl(request);
-      if (!url)
-        return errorResponse(
-          new ResearcherError("INVALID_INPUT", "malformed request: the Host header or the URL is not valid", {
-            hint: `send Host: 127.0.0.1:${server.port}`,
-          }),
-        );
-      // HEAD is GET without the body (RFC 9110), which the server leaves out.
-      const reads = request.method === "GET" || request.method === "HEAD";
-      if (url.pathname === "/health" && reads) return Response.json({ status: "ok", version: VERSION });
-      const allowedHosts = names.map((name) => `${name}:${server.port}`);
-      const allowedOrigins = allowedHosts.map((name) => `http://${name}`);
-      const refused = refusal(request, { allowedHosts, allowedOrigins, token: options.token });
-      if (refused) return refused;
-      if (url.pathname === "/mcp") {
-        if (request.method !== "POST") return methodNotAllowed("POST");
-        if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES)
-          return errorResponse(new ResearcherError("TOO_LARGE", `a request body may hold at most ${MAX_BODY_BYTES} bytes`));
-        return handleMcpRequest(request, { home, context, writes, allowedHosts, allowedOrigins });
-      }
-      if (!reads) return methodNotAllowed("GET, HEAD");
-      try {
-        if (url.pathname === "/search") return Response.json(await restSearch(home, restParams(url, SEARCH_PARAMS), context));
-        if (url.pathname.startsWith("/documents/")) return Response.json(await restDocument(home, url, context));
-      } catch (error) {
-        return errorResponse(error);
-      }
-      return errorResponse(new ResearcherError("NOT_FOUND", `no route ${url.pathname}`));
-    },
+    fetch: (request) => route(request, { home, context, writes, names, port: server.port, token: options.token }),
     error: errorResponse,
   });
   // Started once it listens (a refused port watches nothing); a watch that cannot start stops the server with it.
@@ -115,6 +86,50 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
       await context.close();
     },
   };
+}
+
+/** What every request of one server shares. */
+interface Served {
+  home: string;
+  context: SearchContext;
+  writes: Serial;
+  /** The names this server answers to (Host and Origin checks), without the port. */
+  names: string[];
+  port: number | undefined;
+  token?: string;
+}
+
+/** One request: health, then the Host, Origin and token checks, then MCP at /mcp or REST at /search and /documents. */
+async function route(request: Request, served: Served): Promise<Response> {
+  const url = requestUrl(request);
+  if (!url)
+    return errorResponse(
+      new ResearcherError("INVALID_INPUT", "malformed request: the Host header or the URL is not valid", {
+        hint: `send Host: 127.0.0.1:${served.port}`,
+      }),
+    );
+  // HEAD is GET without the body (RFC 9110), which the server leaves out.
+  const reads = request.method === "GET" || request.method === "HEAD";
+  if (url.pathname === "/health" && reads) return Response.json({ status: "ok", version: VERSION });
+  const allowedHosts = served.names.map((name) => `${name}:${served.port}`);
+  const allowedOrigins = allowedHosts.map((name) => `http://${name}`);
+  const refused = refusal(request, { allowedHosts, allowedOrigins, token: served.token });
+  if (refused) return refused;
+  const { home, context, writes } = served;
+  if (url.pathname === "/mcp") {
+    if (request.method !== "POST") return methodNotAllowed("POST");
+    if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES)
+      return errorResponse(new ResearcherError("TOO_LARGE", `a request body may hold at most ${MAX_BODY_BYTES} bytes`));
+    return handleMcpRequest(request, { home, context, writes, allowedHosts, allowedOrigins });
+  }
+  if (!reads) return methodNotAllowed("GET, HEAD");
+  try {
+    if (url.pathname === "/search") return Response.json(await restSearch(home, restParams(url, SEARCH_PARAMS), context));
+    if (url.pathname.startsWith("/documents/")) return Response.json(await restDocument(home, url, context));
+  } catch (error) {
+    return errorResponse(error);
+  }
+  return errorResponse(new ResearcherError("NOT_FOUND", `no route ${url.pathname}`));
 }
 
 /** What Bun.serve fails with for a port in use or an address this machine lacks (it tells them apart unreliably). */
