@@ -152,10 +152,31 @@ function refuseTogether(flags: Flags, names: [string, string], why: string): voi
 export async function indexCommand(names: string[], flags: Flags): Promise<void> {
   refuseTogether(flags, ["rebuild", "embeddingsOnly"], "--rebuild already recomputes every vector");
   refuseTogether(flags, ["embeddingsOnly", "noEmbed"], "--embeddings-only computes vectors, --no-embed skips them");
+  const { summaries, failures } = await indexEach(names, flags);
+  // Warnings (e.g. embeddings pending offline) go to stderr, also with --json, so scripts and people both see them.
+  for (const summary of summaries)
+    for (const warning of summary.warnings) stderr.write(`${escapeControls(`warning: ${summary.repository}: ${warning}`)}\n`);
+  if (flags.json) printIndexJson(names, summaries, failures);
+  else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
+  const last = failures.pop();
+  for (const { repository, error } of failures) stderr.write(problemLines(`error: ${repository}`, error.message, error.hint));
+  if (last)
+    throw new ResearcherError(last.error.code, `${last.repository}: ${last.error.message}`, {
+      hint: last.error.hint,
+      cause: last.error.cause ?? last.error,
+    });
+  if (summaries.length === 0 && !flags.json) stderr.write("no repositories to index\n");
+  const hopeless = summaries.find(everyFileFailed);
+  if (hopeless) throw everyFileFailedError(hopeless);
+}
+
+type IndexFailure = { repository: string; error: ResearcherError };
+
+/** Index the named repositories (all without names) in turn: one failing does not stop the others. */
+async function indexEach(names: string[], flags: Flags): Promise<{ summaries: IndexSummary[]; failures: IndexFailure[] }> {
   const embedders = new EmbedderCache({ allowDownload: true, onProgress: flags.quiet ? undefined : downloadProgress() });
-  const summaries = [];
-  // One repository failing does not stop the others; the command still fails, and says which failed and why.
-  const failures: { repository: string; error: ResearcherError }[] = [];
+  const summaries: IndexSummary[] = [];
+  const failures: IndexFailure[] = [];
   try {
     for (const repo of selectRepositories(home(flags), names)) {
       const bar = flags.quiet || flags.json ? undefined : progressBar(stderr, repo.name);
@@ -181,33 +202,23 @@ export async function indexCommand(names: string[], flags: Flags): Promise<void>
   } finally {
     await embedders.dispose();
   }
-  // Warnings (e.g. embeddings pending offline) go to stderr, also with --json, so scripts and people both see them.
-  for (const summary of summaries)
-    for (const warning of summary.warnings) stderr.write(`${escapeControls(`warning: ${summary.repository}: ${warning}`)}\n`);
-  if (flags.json) {
-    const failed = failures.map(({ repository, error }) => ({
-      repository,
-      error: { code: error.code, message: error.message, hint: error.hint ?? null },
-    }));
-    // A run whose every file failed completed (its summary lists why), and says it failed as a failed run does.
-    const shown = summaries.map((s) => {
-      if (!everyFileFailed(s)) return s;
-      const { code, message, hint } = everyFileFailedError(s);
-      return { ...s, error: { code, message, hint: hint ?? null } };
-    });
-    if (names.length !== 1) json([...shown, ...failed]);
-    else if (shown[0]) json(shown[0]); // one named repository that failed: only the error, on stderr
-  } else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
-  const last = failures.pop();
-  for (const { repository, error } of failures) stderr.write(problemLines(`error: ${repository}`, error.message, error.hint));
-  if (last)
-    throw new ResearcherError(last.error.code, `${last.repository}: ${last.error.message}`, {
-      hint: last.error.hint,
-      cause: last.error.cause ?? last.error,
-    });
-  if (summaries.length === 0 && !flags.json) stderr.write("no repositories to index\n");
-  const hopeless = summaries.find(everyFileFailed);
-  if (hopeless) throw everyFileFailedError(hopeless);
+  return { summaries, failures };
+}
+
+/** `index --json`: one summary for one named repository, else an array with the failed ones as `{repository, error}`. */
+function printIndexJson(names: string[], summaries: IndexSummary[], failures: IndexFailure[]): void {
+  const failed = failures.map(({ repository, error }) => ({
+    repository,
+    error: { code: error.code, message: error.message, hint: error.hint ?? null },
+  }));
+  // A run whose every file failed completed (its summary lists why), and says it failed as a failed run does.
+  const shown = summaries.map((s) => {
+    if (!everyFileFailed(s)) return s;
+    const { code, message, hint } = everyFileFailedError(s);
+    return { ...s, error: { code, message, hint: hint ?? null } };
+  });
+  if (names.length !== 1) json([...shown, ...failed]);
+  else if (shown[0]) json(shown[0]); // one named repository that failed: only the error, on stderr
 }
 
 /** `researcher watch` */
