@@ -171,6 +171,22 @@ describe("filters inside the ranking", () => {
     expect(await paths('title="fruit paper" author=dee')).toEqual(["paper.pdf"]);
   });
 
+  test("a search that finds nothing because no document holds a filter's value says which, with the values that exist", async () => {
+    const response = await run("tags=golang format in (markdown|org) author=ana");
+    expect(response.results).toEqual([]);
+    // author=ana exists (only the query and the other terms exclude it): not named.
+    expect(response.unmatched).toEqual([
+      { filter: "tags=golang", key: "tags", known: ["rust", "Ownership", "async", "go"] },
+      { filter: "format in (markdown|org)", key: "format", known: ["md", "pdf", "txt"] },
+    ]);
+    expect((await run("colour=red")).unmatched).toEqual([{ filter: "colour=red", key: "colour", known: [] }]);
+    // Values that exist, a query that matches nothing, a path glob, or an OR: nothing to say about the filter.
+    expect((await run("tags=go", { query: "nowhere" })).unmatched).toBeUndefined();
+    expect((await run("path=*.rs")).unmatched).toBeUndefined();
+    expect((await run({ any: [{ key: "tags", eq: "golang" }] })).unmatched).toBeUndefined();
+    expect((await run("tags=go")).unmatched).toBeUndefined();
+  });
+
   test("page terms select a PDF's fragments by the pages they span; other documents have no pages", async () => {
     const pages = async (where: string) => (await run(where)).results.map((r) => r.page).sort();
     expect(await pages("page=2")).toEqual([2]);
@@ -343,6 +359,14 @@ describe("search --where on the command line", () => {
     const over = cli("search", "ferris", "--where", `path in (${list(10_001).join("|")})`);
     expect(over.code).toBe(2);
     expect(over.stderr.split("\n")[0]).toBe("error: --where: 10001 values is more than one filter takes (at most 10000)");
+  });
+
+  test("no results because of a value no document holds: a hint with the values that exist, in text and --json", () => {
+    const text = cli("search", "ferris", "--where", "tags=golang");
+    expect(text).toMatchObject({ code: 0, stdout: "" });
+    expect(text.stderr).toBe('no results for "ferris"\nhint: no document has tags=golang; tags here: rust, Ownership, async, go\n');
+    const json = JSON.parse(cli("search", "ferris", "--json", "--where", "tags=golang").stdout);
+    expect(json.unmatched).toEqual([{ filter: "tags=golang", key: "tags", known: ["rust", "Ownership", "async", "go"] }]);
   });
 
   test("a malformed --where exits 2 with one line pointing at the bad part", () => {

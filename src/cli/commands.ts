@@ -38,6 +38,7 @@ import {
   renderSearch,
   SEARCH_FORMATS,
   skippedText,
+  unmatchedLines,
   statusText,
   styleFor,
   type SearchFormat,
@@ -99,7 +100,10 @@ const DEBOUNCE_MS: Range = { min: 0, max: 60_000 };
 /** Why a text search printed nothing: no match, or matches all before --offset or below --min-score. */
 function noResults(response: SearchResponse, options: SearchOptions): string {
   const none = `no results for "${escapeControls(response.query)}"`;
-  if (response.total === 0 || response.mode !== "bm25") return `${none}\n`;
+  if (response.total === 0 || response.mode !== "bm25")
+    return `${none}\n${unmatchedLines(response.unmatched)
+      .map((line) => `hint: ${line}\n`)
+      .join("")}`;
   const from = response.offset > 0 ? ` from --offset ${response.offset}` : "";
   const why =
     options.minScore !== undefined

@@ -26,6 +26,7 @@ import { lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibratio
 import { ANN_PROBLEMS, annNeedsRebuilding, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
 import { combineFilters, type Filter } from "./filters.ts";
+import { type FilterMiss, filterMisses } from "./filter-misses.ts";
 
 export type SearchMode = "bm25" | "vector" | "hybrid";
 export const SEARCH_MODES: readonly SearchMode[] = ["bm25", "vector", "hybrid"];
@@ -132,6 +133,8 @@ export interface SearchResponse<T = FragmentHit | DocumentHit> {
   notes?: string[];
   /** Repositories a search over all of them left out (not indexed, damaged, no vectors for the mode), with why. */
   skipped: SkippedRepository[];
+  /** When nothing matched: the filter's values no searched document holds, with the values that exist. */
+  unmatched?: FilterMiss[];
 }
 
 export { BM25_WEIGHTS };
@@ -257,6 +260,8 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
       if (!options.explain) delete hit.explain;
     });
     const { perRepo } = ranked;
+    const answered = searchable.filter(({ repo }) => perRepo.some((r) => r.repo === repo.name));
+    const unmatched = ranked.total === 0 ? filterMisses(filter, answered) : [];
     const modes = new Set(perRepo.map((r) => r.mode));
     const notes = perRepo.flatMap((r) => [r.note, r.why, r.ann].flatMap((n) => (n ? [`${r.repo}: ${n}`] : [])));
     return {
@@ -268,6 +273,7 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
       results,
       ...(options.explain ? { notes } : {}),
       skipped: skipped.sort((a, b) => a.repository.localeCompare(b.repository)),
+      ...(unmatched.length ? { unmatched } : {}),
     };
   });
 }

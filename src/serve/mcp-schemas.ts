@@ -77,6 +77,10 @@ export function searchOutput(documents: boolean) {
     offset: z.number(),
     total: z.number(),
     skipped: skippedRepositories,
+    unmatched: z
+      .array(z.object({ filter: z.string(), key: z.string(), known: z.array(z.string()) }))
+      .optional()
+      .describe("Only when nothing matched: the filter's values no document holds, each with the values that exist (`known`)"),
     results: z.array(result),
   });
 }

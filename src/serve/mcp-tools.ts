@@ -24,6 +24,7 @@ import {
   searchJson,
   searchText,
   skippedText,
+  unmatchedLines,
   statusLines,
 } from "./render.ts";
 import { getRepository } from "../repos.ts";
@@ -182,7 +183,8 @@ function registerSearchTools(server: McpServer, home: string, context: SearchCon
       documents,
     };
     const response = await search(home, options, context);
-    const text = [searchText(response, plain) || "no results", skippedText(response.skipped)].filter(Boolean).join("\n");
+    const found = searchText(response, plain) || ["no results", ...unmatchedLines(response.unmatched)].join("\n");
+    const text = [found, skippedText(response.skipped)].filter(Boolean).join("\n");
     return result(searchJson(response), text);
   };
 

@@ -6,6 +6,7 @@
  */
 import { hostname } from "node:os";
 import type { DocumentInfo, DocumentText, MultiGetResult, SkippedDocument } from "../search/documents.ts";
+import type { FilterMiss } from "../search/filter-misses.ts";
 import type { IndexProgress, IndexSummary } from "../index/indexer.ts";
 import type { DocumentHit, FragmentHit, SearchResponse } from "../search/search.ts";
 import type { RepositoryStatus } from "../store/status.ts";
@@ -99,8 +100,18 @@ export function searchJson(response: SearchResponse): object {
     total: response.total,
     ...(response.notes ? { notes: response.notes } : {}),
     skipped: response.skipped,
+    ...(response.unmatched ? { unmatched: response.unmatched } : {}),
     results: response.results.map(resultJson),
   };
+}
+
+/** Why a filtered search found nothing: one line per filter value no document holds, with the values that exist. */
+export function unmatchedLines(unmatched: readonly FilterMiss[] | undefined): string[] {
+  return (unmatched ?? []).map(({ filter, key, known }) =>
+    escapeControls(
+      known.length ? `no document has ${filter}; ${key} here: ${known.join(", ")}` : `no document has ${filter}: none has a ${key}`,
+    ),
+  );
 }
 
 function resultJson(hit: Hit): object {
@@ -181,7 +192,10 @@ function searchMarkdown(response: SearchResponse): string {
     }
     return lines.join("\n");
   });
-  const head = `# Search: ${markdownInline(escapeControls(response.query))}\n\n${response.results.length ? `${response.offset + 1}–${response.offset + response.results.length} of ${response.total} · ${response.mode}` : "no results"}\n`;
+  const found = response.results.length
+    ? `${response.offset + 1}–${response.offset + response.results.length} of ${response.total} · ${response.mode}`
+    : ["no results", ...unmatchedLines(response.unmatched).map(markdownInline)].join("\n\n");
+  const head = `# Search: ${markdownInline(escapeControls(response.query))}\n\n${found}\n`;
   return `${[head, ...blocks].join("\n\n")}\n`;
 }
 

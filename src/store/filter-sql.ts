@@ -186,17 +186,21 @@ function pageSql(op: FilterOp, value: string, bind: Bind): string {
   return `(f.page IS NOT NULL AND ${test})`;
 }
 
+/** The JSON path of a front-matter key; a dotted key (`author.name`) names a nested field. */
+export function metadataPath(key: string): string {
+  return `$.${key
+    .split(".")
+    .map((part) => JSON.stringify(part))
+    .join(".")}`;
+}
+
 /**
  * A front-matter field: a list matches when any element does. The value's form picks the comparison: a number
  * compares numbers, a date (2025-01-31…) compares ISO text by prefix, anything else compares text; a bare year
  * compares numbers and dates both.
  */
 function metadataSql(term: FilterTerm, value: string, bind: Bind): string {
-  const path = `$.${term.key
-    .split(".")
-    .map((part) => JSON.stringify(part))
-    .join(".")}`;
-  const source = bind(path); // bound first: its placeholder comes first
+  const source = bind(metadataPath(term.key)); // bound first: its placeholder comes first
   const text = "CASE m.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE m.value END";
   const date = DATE.test(value) && value.includes("-"); // a bare year is a number here (`year>=2020`)
   let test: string;

@@ -4,7 +4,7 @@ import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { ResearcherError } from "../errors.ts";
 import { CODE_EXTENSIONS } from "../file-types.ts";
-import { filterSql, type Filter, type SqlCondition } from "./filter-sql.ts";
+import { filterSql, type Filter, metadataPath, type SqlCondition } from "./filter-sql.ts";
 import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
 import { ImpactLists } from "./impacts.ts";
 import { PostingLists } from "./postings.ts";
@@ -529,6 +529,38 @@ export class Store {
       )
       .all(...where.params)
       .map((row) => row.id);
+  }
+
+  /** Whether any fragment passes the condition (a filter that admits none explains an empty search). */
+  admitsAny(where: SqlCondition): boolean {
+    return (
+      this.db
+        .query<{ one: number }, (string | number)[]>(
+          `SELECT 1 AS one FROM fragments f JOIN documents d ON d.id = f.document_id WHERE ${where.sql} LIMIT 1`,
+        )
+        .get(...where.params) !== null
+    );
+  }
+
+  /**
+   * The values documents hold for `format` or a front-matter key (a list's elements each), most common first: what
+   * a filter on that key could have asked for.
+   */
+  keyValues(key: string, limit: number): string[] {
+    const rows =
+      key === "format"
+        ? this.db
+            .query<{ value: string }, [number]>(
+              "SELECT format AS value FROM documents GROUP BY format ORDER BY count(*) DESC, format LIMIT ?",
+            )
+            .all(limit)
+        : this.db
+            .query<{ value: string }, [string, number]>(
+              `SELECT m.value AS value FROM documents d, json_each(d.metadata, ?) AS m
+               WHERE m.type IN ('text', 'integer', 'real') GROUP BY m.value ORDER BY count(*) DESC, m.value LIMIT ?`,
+            )
+            .all(metadataPath(key), limit);
+    return rows.map((row) => String(row.value));
   }
 
   /** The filter as a condition the ranking queries take (`where`): compiled once per search, path globs matched. */

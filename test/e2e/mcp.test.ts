@@ -92,6 +92,7 @@ describe("MCP over stdio", () => {
         "offset",
         "total",
         "skipped",
+        "unmatched",
         "results",
       ]);
     }
@@ -178,6 +179,10 @@ describe("MCP over stdio", () => {
     expect(heading).toBe("def split_header");
     const read = await call("get_document", { ref: `code:split.py:${fragment.start_line}-${fragment.end_line}` });
     expect(read.structuredContent.text).toContain('"""Split a header line at its colon."""');
+    // A language named as people say it ("ts") finds nothing, and the answer says which names the index uses.
+    const misnamed = await call("search_fragments", { query: "split header", repository: "code", where: "language=ts" });
+    expect(misnamed.structuredContent.unmatched).toEqual([{ filter: "language=ts", key: "language", known: ["python", "typescript"] }]);
+    expect(misnamed.content[0]!.text).toBe("no results\nno document has language=ts; language here: python, typescript");
     // The other tests share this home and count its repositories.
     expect(runCli(["repo", "remove", "code"], { home }).code).toBe(0);
   });
