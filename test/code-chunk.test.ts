@@ -146,6 +146,20 @@ describe("chunkCode shapes", () => {
     checkCoverage(source, fragments);
   });
 
+  test("the last line of a split method stays under its name, not at the start of the next method (audit #25-16)", async () => {
+    // http/client.py's `getresponse` fragment began with the last line of `_send_request`, split above it.
+    const steps = Array.from({ length: 7 }, (_, i) => `        self.step_${i}(value, "an argument of some length ${i}")`).join("\n");
+    const source = `class Connection:\n    def send(self, value):\n${steps}\n        self.finish()\n\n    def receive(self):\n        """Receive."""\n        return self.read(1)\n`;
+    const fragments = (await chunkCode(source, "python", { maxTokens: 60 }))!;
+    expect(outline(fragments)).toEqual([
+      "1-5 class Connection › def send",
+      "6-9 class Connection › def send",
+      "10-10 class Connection › def send",
+      "12-14 class Connection › def receive",
+    ]);
+    checkCoverage(source, fragments);
+  });
+
   test("decorators and doc comments stay with their unit; a comment after a blank line does not", async () => {
     const source = `# section\n\n# doc\n@cache\n@other(1)\ndef f():\n    return 1\n`;
     const fragments = (await chunkCode(source, "python", { maxTokens: 350, packBelow: 0 }))!;

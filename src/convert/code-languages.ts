@@ -18,6 +18,7 @@ export function languageOf(path: string): CodeLanguage | null {
  * The version of how code-outline.ts cuts a file into sections. An index records it with its chunking settings, so a
  * release that cuts code differently (version 2: Go and Java package clauses name their fragment) re-chunks the code
  * files of an index on its next run, as a new chunk.code_tokens does. (Version 3: JavaScript's assigned functions,
-`exports.parse = function …`, are named.)
+ * `exports.parse = function …`, are named. Version 4: the last lines of a split unit no longer start the next unit's
+ * fragment.)
  */
-export const CODE_OUTLINE_VERSION = 3;
+export const CODE_OUTLINE_VERSION = 4;

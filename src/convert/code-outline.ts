@@ -113,13 +113,18 @@ interface Span {
   /** The enclosing units' labels, and the labels of the units the fragment holds. */
   path: string[];
   labels: (string | null)[];
+  /**
+   * Which unit a split cut it from, as the path of unit indexes down the containers (`3/0/`): spans with the same
+   * path came from the same unit; none for a whole unit or a run of small ones.
+   */
+  part?: string;
 }
 
 /** Two neighbouring spans as one: under one container their units are listed, else the larger one names it. */
 function join(a: Span, b: Span, aLarger: boolean): Span {
   const samePath = a.path.length === b.path.length && a.path.every((p, i) => p === b.path[i]);
   const named = samePath ? { path: a.path, labels: [...a.labels, ...b.labels] } : aLarger ? a : b;
-  return { start: a.start, end: b.end, path: named.path, labels: named.labels };
+  return { start: a.start, end: b.end, path: named.path, labels: named.labels, part: (aLarger ? a : b).part };
 }
 
 class Chunker {
@@ -164,40 +169,44 @@ class Chunker {
       if (run.length) spans.push(...this.pack(run, path));
       run = [];
     };
-    for (const unit of units) {
+    const split = (unit: Unit, i: number) =>
+      spans.push(...this.split(unit, path).map((span) => ({ ...span, part: `${i}/${span.part ?? ""}` })));
+    units.forEach((unit, i) => {
       if (unit.label !== null && unit.tokens >= this.packBelow) {
         // A definition of some size is a fragment of its own: found by its own words, cited by its own lines.
         flushRun();
         if (unit.tokens <= this.budget) spans.push({ start: unit.start, end: unit.end, path, labels: [unit.label] });
-        else spans.push(...this.split(unit, path));
+        else split(unit, i);
       } else if (unit.tokens > this.budget) {
         flushRun();
-        spans.push(...this.split(unit, path));
+        split(unit, i);
       } else {
         run.push(unit); // small definitions, statements and comments fill fragments up to the budget
       }
-    }
+    });
     flushRun();
     return this.absorbTiny(spans);
   }
 
   /**
    * A fragment of a few lines left over by a split (an `if` line before its block, a section comment) joins the
-   * fragment after it (or else the one before it) when the two fit the budget together.
+   * fragment after it (or else the one before it) when the two fit the budget together. A tiny part of a split unit
+   * joins only that unit's other parts: the last line of a long method is not the start of the next method's fragment.
    */
   private absorbTiny(spans: Span[]): Span[] {
     const tiny = (s: Span) => this.tokens(s.start, s.end) < this.budget / 8;
-    const fits = (a: Span, b: Span) => this.tokens(a.start, b.end) <= this.budget;
+    const fits = (small: Span, a: Span, b: Span) =>
+      (small.part === undefined || a.part === b.part) && this.tokens(a.start, b.end) <= this.budget;
     const out: Span[] = [];
     for (let i = 0; i < spans.length; i++) {
       const span = spans[i]!;
       const next = spans[i + 1];
-      if (tiny(span) && next && fits(span, next)) {
+      if (tiny(span) && next && fits(span, span, next)) {
         spans[i + 1] = join(span, next, false);
         continue;
       }
       const previous = out.at(-1);
-      if (tiny(span) && previous && fits(previous, span)) {
+      if (tiny(span) && previous && fits(span, previous, span)) {
         out[out.length - 1] = join(previous, span, true);
         continue;
       }
