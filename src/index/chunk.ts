@@ -92,93 +92,121 @@ function frontMatterTitle(doc: ConvertedDocument): Fragment | undefined {
 
 /** Markdown → sections by heading. In a paged document, page marker lines set the page and are not text. */
 function splitMarkdown(lines: string[], firstLine: number, title: string, paged: boolean): Section[] {
-  const sections: Section[] = [];
-  const stack: string[] = [];
-  // Every heading line, in case the document has no body: its headings are then all there is to find it by.
-  const headingLines: Block[] = [];
-  let current: Section = { headings: [], blocks: [] };
-  // Headings with nothing under them yet: text below puts them in its fragments' path. One that a sibling or a
-  // higher heading closes first would be in no fragment: its line joins the text that comes next (`orphans`).
-  let pending: { block: Block; level: number }[] = [];
-  let orphans: Block[] = [];
-  let paragraph: Block | undefined;
-  let page: number | null = null;
-  const closeParagraph = () => {
-    if (paragraph) current.blocks.push(paragraph);
-    paragraph = undefined;
-  };
+  const sections = new MarkdownSections(title);
+  for (const block of markdownBlocks(lines.entries())) {
+    const i = block.line;
+    const line = lines[i]!;
+    const marker = paged && block.kind !== "fence" && block.kind !== "heading" ? PAGE_MARKER.exec(line) : null;
+    if (block.kind === "fence") sections.fence(lines.slice(i, block.end + 1), firstLine + i);
+    else if (block.kind === "heading") sections.heading(line, firstLine + i, block.level, block.text);
+    else if (marker) sections.pageBreak(Number(marker[1]));
+    else if (block.blank) sections.blank();
+    else sections.text(line, firstLine + i);
+  }
+  return sections.finish();
+}
+
+/** The sections of a markdown document, built line by line in document order (splitMarkdown). */
+class MarkdownSections {
+  private readonly sections: Section[] = [];
+  /** The open headings' (shortened) texts by level. */
+  private readonly stack: string[] = [];
+  /** Every heading line, in case the document has no body: its headings are then all there is to find it by. */
+  private readonly headingLines: Block[] = [];
+  private current: Section = { headings: [], blocks: [] };
+  /**
+   * Headings with nothing under them yet: text below puts them in its fragments' path. One that a sibling or a
+   * higher heading closes first would be in no fragment: its line joins the text that comes next (`orphans`).
+   */
+  private pending: { block: Block; level: number }[] = [];
+  private orphans: Block[] = [];
+  private paragraph: Block | undefined;
+  private page: number | null = null;
+
+  constructor(private readonly title: string) {}
+
+  fence(lines: string[], first: number): void {
+    this.closeParagraph();
+    this.content();
+    this.current.blocks.push({ lines, first, code: true, page: this.page });
+  }
+
+  heading(line: string, first: number, level: number, text: string): void {
+    this.closeParagraph();
+    const heading = { lines: [line], first, code: false, page: this.page };
+    this.headingLines.push(heading);
+    this.closeSection();
+    this.orphans.push(...this.pending.filter((p) => p.level >= level).map((p) => p.block));
+    this.pending = this.pending.filter((p) => p.level < level);
+    this.stack.length = level - 1;
+    this.stack[level - 1] = shortHeading(text);
+    this.current = { headings: headingPath(this.stack, this.title), blocks: [] };
+    // A heading cut short in the path is also body text of its section, so none of its words go unindexed.
+    if (this.stack[level - 1] !== text) {
+      this.content();
+      this.current.blocks.push(heading);
+    } else this.pending.push({ block: heading, level });
+  }
+
+  /** A page starts a new section under the same headings: fragments never span pages, so a citation is exact. */
+  pageBreak(page: number): void {
+    this.closeParagraph();
+    this.closeSection();
+    this.current = { headings: this.current.headings, blocks: [] };
+    this.page = page;
+  }
+
+  blank(): void {
+    this.closeParagraph();
+  }
+
+  text(line: string, first: number): void {
+    if (!this.paragraph) {
+      this.content();
+      this.paragraph = { lines: [], first, code: false, page: this.page };
+    }
+    this.paragraph.lines.push(line);
+  }
+
+  finish(): Section[] {
+    this.closeParagraph();
+    this.closeSection();
+    // Headings reach the index only in the path of the fragments below them, so a document of headings alone (a
+    // stub note, an outline) would have no fragment and be found by nothing: its heading lines become its section
+    // (one per page).
+    if (this.sections.length === 0) return byPage(this.headingLines);
+    // Headings at the end with nothing under them join the last text when they are on its page.
+    const tail = [...this.orphans, ...this.pending.map((p) => p.block)];
+    const last = this.sections.at(-1)!;
+    const lastPage = last.blocks.at(-1)!.page;
+    last.blocks.push(...tail.filter((block) => block.page === lastPage));
+    this.sections.push(...byPage(tail.filter((block) => block.page !== lastPage)));
+    return this.sections;
+  }
+
+  private closeParagraph(): void {
+    if (this.paragraph) this.current.blocks.push(this.paragraph);
+    this.paragraph = undefined;
+  }
+
+  private closeSection(): void {
+    if (this.current.blocks.length) this.sections.push(this.current);
+  }
+
   /**
    * Text is coming into the current section: headings left without text on its page go first, and the pending are
    * its path. Those left on an earlier page are fragments of their own there: a fragment never spans pages.
    */
-  const content = () => {
-    sections.push(...byPage(orphans.filter((block) => block.page !== page)));
-    const here = orphans.filter((block) => block.page === page);
+  private content(): void {
+    const page = this.page;
+    this.sections.push(...byPage(this.orphans.filter((block) => block.page !== page)));
+    const here = this.orphans.filter((block) => block.page === page);
     // The headings between them and the text are in the fragment's lines too: its text shows them, as `get` does.
-    const between = here.length ? pending.map((p) => p.block).filter((block) => block.first > here[0]!.first) : [];
-    current.blocks.push(...[...here, ...between].sort((a, b) => a.first - b.first));
-    orphans = [];
-    pending = [];
-  };
-
-  for (const block of markdownBlocks(lines.entries())) {
-    const i = block.line;
-    const line = lines[i]!;
-    if (block.kind === "fence") {
-      closeParagraph();
-      content();
-      current.blocks.push({ lines: lines.slice(i, block.end + 1), first: firstLine + i, code: true, page });
-      continue;
-    }
-    if (block.kind === "heading") {
-      closeParagraph();
-      const heading = { lines: [line], first: firstLine + i, code: false, page };
-      headingLines.push(heading);
-      if (current.blocks.length) sections.push(current);
-      orphans.push(...pending.filter((p) => p.level >= block.level).map((p) => p.block));
-      pending = pending.filter((p) => p.level < block.level);
-      stack.length = block.level - 1;
-      stack[block.level - 1] = shortHeading(block.text);
-      current = { headings: headingPath(stack, title), blocks: [] };
-      // A heading cut short in the path is also body text of its section, so none of its words go unindexed.
-      if (stack[block.level - 1] !== block.text) {
-        content();
-        current.blocks.push(heading);
-      } else pending.push({ block: heading, level: block.level });
-      continue;
-    }
-    const marker = paged ? PAGE_MARKER.exec(line) : null;
-    if (marker) {
-      // A page starts a new section under the same headings: fragments never span pages, so a citation is exact.
-      closeParagraph();
-      if (current.blocks.length) sections.push(current);
-      current = { headings: current.headings, blocks: [] };
-      page = Number(marker[1]);
-      continue;
-    }
-    if (block.blank) {
-      closeParagraph();
-      continue;
-    }
-    if (!paragraph) {
-      content();
-      paragraph = { lines: [], first: firstLine + i, code: false, page };
-    }
-    paragraph.lines.push(line);
+    const between = here.length ? this.pending.map((p) => p.block).filter((block) => block.first > here[0]!.first) : [];
+    this.current.blocks.push(...[...here, ...between].sort((a, b) => a.first - b.first));
+    this.orphans = [];
+    this.pending = [];
   }
-  closeParagraph();
-  if (current.blocks.length) sections.push(current);
-  // Headings reach the index only in the path of the fragments below them, so a document of headings alone (a stub
-  // note, an outline) would have no fragment and be found by nothing: its heading lines become its section (one
-  // per page).
-  if (sections.length === 0) return byPage(headingLines);
-  // Headings at the end with nothing under them join the last text when they are on its page.
-  const tail = [...orphans, ...pending.map((p) => p.block)];
-  const last = sections.at(-1)!;
-  const lastPage = last.blocks.at(-1)!.page;
-  last.blocks.push(...tail.filter((block) => block.page === lastPage));
-  sections.push(...byPage(tail.filter((block) => block.page !== lastPage)));
-  return sections;
 }
 
 /** Heading lines with no text to go with, as sections of their own, one per page. */
