@@ -25,7 +25,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
   try {
     const fd = openSync(temp, "w", target.mode);
     try {
-      if (target.mode !== NEW_FILE_MODE) fchmodSync(fd, target.mode); // exactly, whatever the umask
+      if (target.existed) fchmodSync(fd, target.mode); // exactly, whatever the umask
       writeSync(fd, typeof data === "string" ? Buffer.from(data) : data);
       fsyncSync(fd);
     } finally {
@@ -40,26 +40,51 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
 }
 
 /**
- * A command's `-o`: a regular file (or a new one) is written whole by writeFileAtomic; anything else, a device such
- * as /dev/null, a FIFO or a pipe's /dev/fd/N, is written into as a shell redirection would, never replaced.
+ * A command's `-o`: a regular file (or a new one) is written whole by writeFileAtomic; one of this process's own
+ * open files named by descriptor (`/dev/stdout`, `/dev/fd/N`) is written to that descriptor, as `> file` would
+ * have been, at its offset (replacing the file it leads to would cut off everything else written there); anything
+ * else, a device such as /dev/null or a FIFO, is written into as a shell redirection would, never replaced.
  */
 export function writeOutput(file: string, data: string): void {
-  const stats = statSync(file, { throwIfNoEntry: false });
-  if (stats && !stats.isFile() && !stats.isDirectory()) writeFileSync(file, data);
+  const fd = ownDescriptor(file);
+  const stats = fd === undefined ? statSync(file, { throwIfNoEntry: false }) : undefined;
+  if (fd !== undefined) writeAll(fd, data, file);
+  else if (stats && !stats.isFile() && !stats.isDirectory()) writeFileSync(file, data);
   else writeFileAtomic(file, data);
+}
+
+/** The descriptor a path names in this process: `/dev/stdout` 1, `/dev/stderr` 2, `/dev/fd/N` and `/proc/self/fd/N` N. */
+function ownDescriptor(file: string): number | undefined {
+  const named = { "/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2 }[file as "/dev/stdout"];
+  if (named !== undefined) return named;
+  const numbered = /^\/(?:dev|proc\/self)\/fd\/(\d+)$/.exec(file);
+  return numbered ? Number(numbered[1]) : undefined;
+}
+
+function writeAll(fd: number, data: string, file: string): void {
+  const bytes = Buffer.from(data);
+  try {
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+  } catch (error) {
+    throw namedFor(file, error);
+  }
 }
 
 const NEW_FILE_MODE = 0o644;
 
-/** Where a write of `file` lands (through links) and the mode it keeps; an error for what is not a regular file. */
-function existingTarget(file: string): { path: string; mode: number } {
+/**
+ * Where a write of `file` lands (through links), the mode it keeps and whether it existed; an error for what is
+ * not a regular file, a folder (or a link to one) included.
+ */
+function existingTarget(file: string): { path: string; mode: number; existed: boolean } {
   const stats = statSync(file, { throwIfNoEntry: false });
-  // New, a link to nothing yet, or a folder (the rename fails, naming it): written in its place.
-  if (!stats || stats.isDirectory()) return { path: file, mode: NEW_FILE_MODE };
+  // New, or a link to nothing yet: written in its place.
+  if (!stats) return { path: file, mode: NEW_FILE_MODE, existed: false };
+  if (stats.isDirectory()) throw namedFor(file, Object.assign(new Error("is a folder"), { code: "EISDIR" }));
   if (!stats.isFile()) {
     throw new ResearcherError("INVALID_INPUT", `cannot write ${file}: it is not a regular file (a device, a FIFO or a socket)`);
   }
-  return { path: realpathSync(file), mode: stats.mode & 0o7777 };
+  return { path: realpathSync(file), mode: stats.mode & 0o7777, existed: true };
 }
 
 /** A failed write told by the file the caller named, not the temp file beside it; the system's code is kept. */
