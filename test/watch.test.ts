@@ -5,6 +5,7 @@ import {
   chownSync,
   existsSync,
   mkdirSync,
+  readFileSync,
   renameSync,
   rmSync,
   symlinkSync,
@@ -407,6 +408,37 @@ test("a watch over all repositories also watches one registered after it began (
     writeFileSync(join(later, "c.md"), "# C\n\ncherry\n");
     await batches.next((b) => b.repository === "later" && b.paths.includes("c.md"));
     expect(batches.errors).toEqual([]);
+  } finally {
+    await handle.close();
+  }
+}, 30_000);
+
+test("a watch over all repositories goes on while config.yaml is broken (said once) and follows a repository added again for another folder (review s8 #1, #2)", async () => {
+  const home = tempDir();
+  const first = tempDir();
+  const second = tempDir();
+  writeTree(first, { "a.md": "# A\n\napple\n" });
+  writeTree(second, { "b.md": "# B\n\nbanana\n" });
+  addRepository(home, { name: "notes", path: first, embed: false });
+  const batches = new Batches();
+  const handle = watchRepositories(home, [getRepository(home, "notes")], {
+    debounceMs: 50,
+    followNew: true,
+    onBatch: batches.add,
+    onError: (e) => batches.errors.push(e),
+  });
+  try {
+    await handle.ready;
+    const config = join(home, "config.yaml");
+    const good = readFileSync(config, "utf8");
+    writeFileSync(config, `${good}x: [half an edit\n`);
+    await Bun.sleep(4_500); // two looks at the registry, at least
+    expect(batches.errors.map((e) => String((e as Error).message))).toEqual([expect.stringContaining("config.yaml")]);
+    writeFileSync(config, good);
+    removeRepository(home, "notes");
+    const again = addRepository(home, { name: "notes", path: second, embed: false });
+    await batches.next((b) => b.repository === "notes"); // the new folder's first run
+    expect(Object.keys(indexed(again))).toEqual(["b.md"]);
   } finally {
     await handle.close();
   }

@@ -120,7 +120,7 @@ export function watchRepositories(home: string, repos: Repository[], options: Wa
     throw error;
   }
   const ready = Promise.all(watchers.map((w) => w.start())).then(() => undefined);
-  const follow = options.followNew ? setInterval(() => watchAdded(home, watchers, context), NEW_REPOSITORY_CHECK_MS) : undefined;
+  const follow = options.followNew ? setInterval(() => followRegistry(home, watchers, context), NEW_REPOSITORY_CHECK_MS) : undefined;
   follow?.unref();
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -136,11 +136,27 @@ export function watchRepositories(home: string, repos: Repository[], options: Wa
   return { ready, close };
 }
 
-/** Start watching the repositories registered since the watch began (config.yaml is read from its cached copy). */
-function watchAdded(home: string, watchers: RepositoryWatch[], context: Context): void {
+/**
+ * Follow the registry: stop watching repositories removed (or registered again for another folder) and start
+ * watching those registered since the watch began. config.yaml is read from its cached copy; while it cannot be read
+ * (an edit by hand half done) the watch goes on as it is, and says why once.
+ */
+function followRegistry(home: string, watchers: RepositoryWatch[], context: Context): void {
   if (context.closed) return;
-  const watched = new Set(watchers.filter((w) => w.active).map((w) => w.name)); // one removed and added again is new
-  for (const repo of listRepositories(home)) {
+  let registered: Repository[];
+  try {
+    registered = listRepositories(home);
+    context.registryProblem = undefined;
+  } catch (error) {
+    const problem = toResearcherError(error).message;
+    if (problem !== context.registryProblem) context.options.onError?.(error, "config.yaml");
+    context.registryProblem = problem;
+    return;
+  }
+  const paths = new Map(registered.map((repo) => [repo.name, repo.path]));
+  for (const watcher of watchers) if (watcher.active && paths.get(watcher.name) !== watcher.path) watcher.stop();
+  const watched = new Set(watchers.filter((w) => w.active).map((w) => w.name));
+  for (const repo of registered) {
     if (watched.has(repo.name)) continue;
     try {
       const watcher = new RepositoryWatch(repo, context);
@@ -160,6 +176,8 @@ interface Context {
   options: WatchOptions;
   serial: <T>(task: () => Promise<T>) => Promise<T>;
   closed: boolean;
+  /** Why the registry could not be read at the last look, once reported. */
+  registryProblem?: string;
 }
 
 /** One repository: its watcher, the paths seen since the last batch, and what the next batch must do. */
@@ -191,6 +209,10 @@ class RepositoryWatch {
 
   get name(): string {
     return this.repo.name;
+  }
+
+  get path(): string {
+    return this.repo.path;
   }
 
   /** Still watching: not stopped (a removed repository stops its watch). */
