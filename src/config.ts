@@ -153,6 +153,7 @@ export const repositoryDir = (home: string, name: string) => join(home, "reposit
 
 /** `hint` says how to fix it: by hand for the file (`config set` reads the file first, so it cannot help). */
 function parseConfig(input: unknown, source: string, hint?: string): Config {
+  refuseReservedRepositories(input, source);
   const v = valibot();
   const result = v.safeParse(configSchema(), input ?? {});
   if (result.success) return result.output;
@@ -160,6 +161,20 @@ function parseConfig(input: unknown, source: string, hint?: string): Config {
   const key = v.getDotPath(issue) ?? "(top level)";
   throw new ResearcherError("INVALID_CONFIG", `${key}: ${issueText(issue)} (${source})`, {
     hint: hint ?? `fix ${key} in ${source} by hand; \`researcher config show\` prints every setting with its value`,
+  });
+}
+
+/**
+ * A repository named like a property every object has: valibot's records drop `constructor`, `prototype` and
+ * `__proto__` without a word (an older release could write one), so it is named here, before validation.
+ */
+function refuseReservedRepositories(input: unknown, source: string): void {
+  const repositories = (input as { repositories?: unknown } | null)?.repositories;
+  if (!repositories || typeof repositories !== "object") return;
+  const reserved = Object.keys(repositories).find(isReservedName);
+  if (reserved === undefined) return;
+  throw new ResearcherError("INVALID_CONFIG", `repositories.${reserved}: is a name JavaScript objects reserve (${source})`, {
+    hint: `rename it in config.yaml by hand, and its index folder repositories/${reserved} with it`,
   });
 }
 

@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { isReservedName, loadConfig, REPO_NAME, repositoryDir, updateConfig, type EmbeddingConfig, type UserSettings } from "./config.ts";
 import { FILE_TYPES } from "./file-types.ts";
 import { ResearcherError, toResearcherError, type ErrorCode } from "./errors.ts";
+import { own } from "./own.ts";
 
 export interface Repository {
   name: string;
@@ -226,6 +227,12 @@ function parseTarget(home: string, target: string): { repo: Repository; prefix: 
   const prefix = at === -1 ? "" : target.slice(at + 1).replace(/^\.?\//, "");
   if (prefix.split("/").includes(".."))
     throw new ResearcherError("INVALID_INPUT", `'${target}': a context prefix stays inside its repository`);
+  // config.yaml's reader drops such keys: the context would be lost without a word.
+  if (isReservedName(prefix)) {
+    throw new ResearcherError("INVALID_INPUT", `'${target}': '${prefix}' is a name JavaScript objects reserve`, {
+      hint: "give the context to the folder above it, or to one inside it",
+    });
+  }
   return { repo, prefix };
 }
 
@@ -244,7 +251,7 @@ export function addContext(home: string, target: string, context: string): PathC
 
 export function removeContext(home: string, target: string): PathContext {
   const { repo, prefix } = parseTarget(home, target);
-  const context = repo.contexts[prefix];
+  const context = own(repo.contexts, prefix);
   if (context === undefined) {
     throw new ResearcherError("INVALID_INPUT", `no context for '${repo.name}:${prefix}'`, { hint: "`researcher context list` shows them" });
   }

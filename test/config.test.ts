@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig, resolveHome, setConfigValue } from "../src/config.ts";
+import { decodeXmlEntities } from "../src/convert/xml.ts";
 import { FILE_TYPES } from "../src/file-types.ts";
 import { parseYaml } from "../src/yaml.ts";
 import { ResearcherError } from "../src/errors.ts";
@@ -256,6 +257,37 @@ test("names JavaScript objects reserve are no repository names and no part of a 
     });
   }
   expect(runCli(["repo", "add", "fine", docs, "--no-embed"], { home }).code).toBe(0);
+});
+
+test("reserved names elsewhere: a context prefix, a command word, an XML entity, a repository an older release wrote (review s8 #5)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  expect(runCli(["repo", "add", "notes", docs, "--no-embed"], { home }).code).toBe(0);
+  // A context the reader of config.yaml would drop without a word, and one that does not exist, are refused.
+  for (const [command, prefix] of [
+    ["add", "constructor"],
+    ["remove", "toString"],
+  ] as const) {
+    const result = runCli(["context", command, `notes:${prefix}`, ...(command === "add" ? ["x"] : [])], { home });
+    expect({ prefix, code: result.code, stderr: result.stderr.split("\n")[0] }).toEqual({
+      prefix,
+      code: 1,
+      stderr: `error: 'notes:${prefix}': '${prefix}' is a name JavaScript objects reserve`,
+    });
+  }
+  for (const word of ["constructor", "toString", "__proto__"]) {
+    expect(runCli([word], { home })).toMatchObject({
+      code: 2,
+      stderr: `error: unknown command '${word}'\nhint: run \`researcher --help\` for the list\n`,
+    });
+  }
+  expect(decodeXmlEntities("Tom &constructor; &amp; Jerry")).toBe("Tom &constructor; & Jerry");
+  writeFileSync(join(home, "config.yaml"), `${readFileSync(join(home, "config.yaml"), "utf8")}  prototype:\n    path: ${docs}\n`);
+  const list = runCli(["repo", "list"], { home });
+  expect(list).toMatchObject({
+    code: 1,
+    stderr: expect.stringContaining("error: repositories.prototype: is a name JavaScript objects reserve"),
+  });
 });
 
 test("a config.yaml that is a FIFO or a link to a device is refused at once, not read (it blocked every command)", () => {

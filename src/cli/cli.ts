@@ -20,6 +20,7 @@ import { ResearcherError, toResearcherError } from "../errors.ts";
 import { problemLines } from "../serve/render.ts";
 import { stderr } from "../terminal.ts";
 import { versionText } from "../version.ts";
+import { own } from "../own.ts";
 
 /**
  * cac gives an optional-value flag the next word, whatever it is: `search --documents borrow` would lose the query
@@ -241,7 +242,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = argv.slice(2);
   const verbose = args.includes("--verbose");
   const at = commandIndex(args);
-  const groupName = GROUPS[args[at] ?? ""] ? args[at] : undefined;
+  const groupName = own(GROUPS, args[at] ?? "") ? args[at] : undefined;
   let topic = groupName; // what a usage error's hint sends to --help: the command once it is known
   try {
     if (args[0] === "--version" || args[0] === "-v" || args[0] === "version") {

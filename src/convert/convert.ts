@@ -11,6 +11,7 @@ import { ResearcherError } from "../errors.ts";
 import { parseYaml } from "../yaml.ts";
 import { shortHeading, stringValue, type ConvertedDocument, type ConvertOptions } from "./document.ts";
 import { firstHeading } from "./markdown.ts";
+import { own } from "../own.ts";
 
 const MARKDOWN_TYPES = new Set(["md", "markdown", "mdx"]);
 const HTML_TYPES = new Set(["html", "htm", "xhtml"]);
@@ -23,7 +24,7 @@ export function formatOf(path: string): string {
   const type = fileType(path);
   if (MARKDOWN_TYPES.has(type)) return "md";
   if (HTML_TYPES.has(type)) return "html";
-  return IMAGE_ALIASES[type] ?? (type || "txt");
+  return own(IMAGE_ALIASES, type) ?? (type || "txt");
 }
 
 /**

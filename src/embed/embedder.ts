@@ -25,6 +25,7 @@ import {
 } from "./static-embedder.ts";
 import { downloadModel, fetchWithTimeout, hubEndpoint } from "./hub.ts";
 import { remoteCall, type RemoteProvider } from "./remote.ts";
+import { own } from "../own.ts";
 
 export type Provider = "local" | "ollama" | "openai";
 export type EmbedKind = "query" | "document";
@@ -220,7 +221,7 @@ export function describeModel(home: string, choice: ModelChoice): ModelInfo {
     };
   }
   const folder = localFolder(home, choice.model);
-  const known = KNOWN_MODELS[choice.model] ?? KNOWN_MODELS[basename(folder ?? choice.model)];
+  const known = own(KNOWN_MODELS, choice.model) ?? own(KNOWN_MODELS, basename(folder ?? choice.model));
   const config = folder ? readModelConfig(folder) : {};
   const layout = folder ? staticLayout(folder, config) : null;
   return {
