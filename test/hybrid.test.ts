@@ -214,6 +214,29 @@ describeShared("vector and hybrid search", () => {
     await indexRepository(home, repo, { embeddingsOnly: true });
   });
 
+  test("index --rebuild --model <other> cut off while it embeds leaves the old index and its vectors, searchable (hostile s8 #1)", async () => {
+    const other = join(tempDir(), "glove-renamed"); // GloVe under another name: another model
+    symlinkSync(GLOVE, other);
+    const switched = addRepository(home, { name: "switched", path: tempDir(), embedding: { model: GLOVE } });
+    writeTree(switched.path, { "cars.md": TEN["cars.md"], "bread.md": TEN["bread.md"] });
+    await indexRepository(home, switched);
+    const before = repositoryStatus(switched);
+    const cut = indexRepository(home, switched, {
+      rebuild: true,
+      model: other,
+      onProgress: (progress) => {
+        if (progress.phase === "embed") throw new Error("interrupted");
+      },
+    });
+    await expect(cut).rejects.toThrow("interrupted");
+    const after = repositoryStatus(switched);
+    expect([after.model, after.vectors, after.documents]).toEqual([GLOVE, before.vectors, before.documents]);
+    const found = await search(home, { query: "automobile", mode: "vector", repositories: ["switched"] }, new SearchContext());
+    expect(found.results[0]!.path).toBe("cars.md");
+    // Run to its end, the rebuild switches the model.
+    expect(await indexRepository(home, switched, { rebuild: true, model: other })).toMatchObject({ model: other, embedded: 2 });
+  });
+
   test("index --model with another model is refused before anything changes, changed files or not; a copy of the same model is not another", async () => {
     const other = join(tempDir(), "another-model"); // GloVe under another name: another fingerprint, so another model
     symlinkSync(GLOVE, other);

@@ -209,14 +209,24 @@ export async function indexRepository(home: string, repo: Repository, options: I
     // Another model than the repository's is refused before anything changes, whatever the folder holds: a run
     // with nothing to embed must not accept what the next one, with a changed file, refuses.
     if (embed && remembered && mayDifferFrom(home, choice, remembered)) await refuseOtherModel(repo, remembered, load);
+    // A rebuild may change the model: the new one must load before the old vectors go (a missing model must not
+    // cost them), and they are replaced in the rebuild's own transaction.
+    const previousModel = options.rebuild ? store.embeddingModel() : undefined;
+    const replacesVectors = previousModel !== undefined && previousModel.id !== choice.model;
+    if (replacesVectors && embed) await load();
+    let embeddedInRebuild: Awaited<ReturnType<typeof embedRepository>> | undefined;
     const summary = options.embeddingsOnly
       ? embeddingsOnlySummary(repo.name, store.counts())
       : options.rebuild
-        ? await store.atomically(() => {
+        ? await store.atomically(async () => {
             clearImpacts(store); // rebuilt at the end, rather than kept up fragment by fragment
-            store.deleteAllDocuments();
-            if (store.embeddingModel()?.id !== choice.model) store.clearVectors(); // a rebuild may change the model
-            return runIndex(store, repo, documentSettings(store, config, pool, repo), options);
+            if (replacesVectors) store.clearVectors();
+            // Every file is read again (none is kept as unchanged); a document whose file cannot be read now (an
+            // unreadable folder or file) is kept, as in any run, rather than cleared with the rest.
+            const counts = await runIndex(store, repo, documentSettings(store, config, pool, repo, { all: true }), options);
+            // Until this commits, searches use the old index with its vectors; an interrupted run leaves both.
+            if (replacesVectors && embed) embeddedInRebuild = await embedRepository(store, repo, load, options);
+            return counts;
           })
         : await runIndex(store, repo, documentSettings(store, config, pool, repo), options);
     const changed = summary.fragments + summary.removed;
@@ -227,12 +237,14 @@ export async function indexRepository(home: string, repo: Repository, options: I
     if (!options.embeddingsOnly) maintainImpactLists(store, changed / Math.max(1, summary.fragments_total));
     const embedding = !embed
       ? { embedded: 0, model: store.embeddingModel()?.id ?? null }
-      : options.embeddingsOnly
-        ? await store.atomically(() => {
-            store.clearVectors();
-            return embedRepository(store, repo, load, options);
-          })
-        : await embedOrDefer(store, repo, load, options);
+      : embeddedInRebuild
+        ? embeddedInRebuild
+        : options.embeddingsOnly
+          ? await store.atomically(() => {
+              store.clearVectors();
+              return embedRepository(store, repo, load, options);
+            })
+          : await embedOrDefer(store, repo, load, options);
     const model = store.embeddingModel();
     if (embed && model && !("embeddings_pending" in embedding)) {
       // How well each list finds its own passages decides the fusion weights; it searches the fresh ANN file.
@@ -365,7 +377,8 @@ function conversionPool(config: Config, repo: Repository): ConvertPool {
  * because a partial batch or a refused run leaves the other documents chunked the old way. A store that records
  * nothing yet has nothing chunked otherwise: it takes the current settings at once.
  */
-function documentSettings(store: Store, config: Config, pool: ConvertPool, repo: Repository): DocumentSettings {
+/** How this run reads documents; `all` (a rebuild) reads every file again, whatever the index holds for it. */
+function documentSettings(store: Store, config: Config, pool: ConvertPool, repo: Repository, { all = false } = {}): DocumentSettings {
   const { tokens, overlap, code_tokens } = config.chunk;
   const ocr = JSON.stringify(repo.ocr);
   const chunking = JSON.stringify({
@@ -408,6 +421,7 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool, repo:
   // Indexes from before they were recorded keep their documents as they are.
   const rescan = (before.ocr ?? ocr) !== ocr;
   const force = (path: string) =>
+    all ||
     text ||
     (code && languageOf(path) !== null) ||
     bare.has(path) ||

@@ -366,11 +366,6 @@ export class Store {
     return this.db.query("DELETE FROM documents WHERE path = ?").run(path).changes > 0;
   }
 
-  /** Every document and its fragments (their vectors stay, keyed by text, for a rebuild to find again). */
-  deleteAllDocuments(): void {
-    this.db.run("DELETE FROM documents");
-  }
-
   /**
    * Record a run's failures: they replace all recorded ones but those of `kept` (failed files the run left alone,
    * unchanged since), or with `paths` (a partial run) only those paths'.
