@@ -78,6 +78,43 @@ describe("chunkCode per language", () => {
     expect(headings).toEqual(["function exports.parse", "function res.send", "function Parser.prototype.feed", ""]);
   });
 
+  test("TypeScript's ambient declarations and overload signatures are named; a long `declare namespace` splits at its members", async () => {
+    // What a .d.ts is made of: it was one fragment with no heading, and valibot's `email` overloads were headed by
+    // the interface after them.
+    const source = [
+      "/** Validates an email address. */",
+      "export declare function email(message?: string): EmailAction<string, string | undefined>;",
+      "",
+      "/** Parses an input with a schema, or throws. */",
+      "export function parse(schema: StringSchema, input: unknown): string;",
+      "export function parse(schema: NumberSchema, input: unknown): number;",
+      "",
+      "export declare const EMAIL_REGEX: RegExp;",
+      "",
+      "declare namespace Validators {",
+      "  /** Whether the input is an email address. */",
+      "  function isEmail(input: string, options?: EmailOptions): boolean;",
+      "  /** Whether the input is a URL with one of the given protocols. */",
+      "  function isUrl(input: string, protocols?: readonly string[]): boolean;",
+      "  const version: string;",
+      "}",
+    ].join("\n");
+    const fragments = (await chunkCode(source, "typescript", small))!;
+    expect(outline(fragments)).toEqual([
+      "1-2 function email",
+      "4-5 function parse",
+      "6-6 function parse",
+      "8-8 const EMAIL_REGEX",
+      "10-10 namespace Validators",
+      "11-12 namespace Validators › function isEmail",
+      "13-14 namespace Validators › function isUrl",
+      "15-16 namespace Validators",
+    ]);
+    checkCoverage(source, fragments);
+    const packed = await chunkCode(source, "typescript", { maxTokens: 512 });
+    expect(outline(packed)).toEqual(["1-16 function email, function parse, const EMAIL_REGEX, namespace Validators"]);
+  });
+
   test("tsx parses JSX", async () => {
     const source = `import React from "react";\n\n/** A button. */\nexport function Button({ label }: { label: string }) {\n  return <button className="b">{label}</button>;\n}\n`;
     expect(outline(await chunkCode(source, "tsx", small))).toEqual(["1-1 imports", "3-6 function Button"]);

@@ -19,6 +19,7 @@ export function languageOf(path: string): CodeLanguage | null {
  * release that cuts code differently (version 2: Go and Java package clauses name their fragment) re-chunks the code
  * files of an index on its next run, as a new chunk.code_tokens does. (Version 3: JavaScript's assigned functions,
  * `exports.parse = function …`, are named. Version 4: the last lines of a split unit no longer start the next unit's
- * fragment.)
+ * fragment. Version 5: TypeScript's ambient declarations are named: `declare function`, overload signatures,
+ * `declare const`, `declare namespace`, `declare module`, and a top-level `namespace`.)
  */
-export const CODE_OUTLINE_VERSION = 4;
+export const CODE_OUTLINE_VERSION = 5;

@@ -428,6 +428,7 @@ const FUNCTIONS = new Set([
   "function_declaration",
   "function_item",
   "function_signature_item",
+  "function_signature", // TypeScript: an overload, a `declare function`, what a .d.ts is made of
   "method_definition",
   "method_declaration",
   "constructor_declaration",
@@ -474,6 +475,16 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     const inner = node.childForFieldName("declaration");
     return inner ? labelOf(inner, language) : null;
   }
+  if (type === "ambient_declaration") {
+    // TypeScript's `declare function f(…);`, `declare class C`, `declare namespace N {…}`, `declare module "m"`:
+    // named as the declaration inside. A declared variable has no value to tell a function by, and is API: named.
+    const inner = ambientInner(node);
+    if (!inner) return null;
+    const innerType = inner.type;
+    if (innerType === "statement_block") return "declare global";
+    if (innerType === "lexical_declaration" || innerType === "variable_declaration") return declaredVariables(inner);
+    return labelOf(inner, language, innerType);
+  }
   if (type === "impl_item") {
     const target = node.childForFieldName("type")?.text;
     const trait = node.childForFieldName("trait")?.text;
@@ -490,6 +501,9 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
   if (type === "expression_statement" && (language === "javascript" || language === "typescript" || language === "tsx")) {
     // `res.send = function (…) {…}`, `exports.parse = (…) => …`, `Parser.prototype.feed = function …`: CommonJS
     // and prototype code defines most of its functions this way.
+    const first = node.namedChildren[0];
+    // A top-level `namespace N {…}` parses as an expression statement.
+    if (first?.type === "internal_module") return labelOf(first, language, "internal_module");
     const assignment = node.namedChildren.find((c) => c.type === "assignment_expression");
     const value = assignment?.childForFieldName("right")?.type ?? "";
     const name = assignment?.childForFieldName("left")?.text;
@@ -512,7 +526,7 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     const keyword =
       FUNCTION_KEYWORD[language] ??
       (language === "javascript" || language === "typescript" || language === "tsx"
-        ? type === "function_declaration"
+        ? type === "function_declaration" || type === "function_signature"
           ? "function"
           : null
         : null);
@@ -529,6 +543,22 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     return name ? `${keyword} ${name}` : null; // an anonymous struct or class expression gets no heading
   }
   return null;
+}
+
+/** The declaration inside TypeScript's `declare …` (its only named child but comments; the grammar gives no field). */
+function ambientInner(node: SyntaxNode): SyntaxNode | null {
+  return node.namedChildren.find((c) => !COMMENT.test(c.type)) ?? null;
+}
+
+/** `declare const x: T`, `declare let a: A, b: B`: `const x`, `let a, b`; `function f` when typed as a function. */
+function declaredVariables(node: SyntaxNode): string | null {
+  const declarators = node.namedChildren.filter((c) => c.type === "variable_declarator");
+  const names = declarators.map((d) => d.childForFieldName("name")?.text).filter((n): n is string => !!n);
+  if (names.length === 0) return null;
+  const typed = declarators[0]!.childForFieldName("type")?.namedChildren[0]?.type;
+  if (names.length === 1 && typed === "function_type") return `function ${names[0]}`;
+  const kind = node.child(0)?.text ?? "const"; // const, let or var
+  return `${kind} ${names.join(", ")}`;
 }
 
 function functionName(node: SyntaxNode, language: CodeLanguage): string | null {
@@ -564,13 +594,15 @@ function bodyOf(node: SyntaxNode): SyntaxNode {
           ? current.childForFieldName("declaration")
           : type === "template_declaration"
             ? (current.namedChildren.at(-1) ?? null)
-            : type === "lexical_declaration" || type === "variable_declaration" || type === "expression_statement"
-              ? (current.namedChildren.find((c) => c.type === "variable_declarator")?.childForFieldName("value") ??
-                current.namedChildren[0] ??
-                null)
-              : type === "variable_declarator"
-                ? current.childForFieldName("value")
-                : null;
+            : type === "ambient_declaration"
+              ? ambientInner(current)
+              : type === "lexical_declaration" || type === "variable_declaration" || type === "expression_statement"
+                ? (current.namedChildren.find((c) => c.type === "variable_declarator")?.childForFieldName("value") ??
+                  current.namedChildren[0] ??
+                  null)
+                : type === "variable_declarator"
+                  ? current.childForFieldName("value")
+                  : null;
     if (inner) {
       current = inner;
       continue;
