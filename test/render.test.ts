@@ -1,6 +1,6 @@
 /** Output formats parsed back: CSV by an RFC 4180 reader, JSON Lines line by line, markdown, links. */
 import { describe, expect, test } from "bun:test";
-import { csvField, hyperlinks, renderSearch, searchJson, styleFor } from "../src/serve/render.ts";
+import { csvField, hyperlinks, progressBar, renderSearch, searchJson, styleFor } from "../src/serve/render.ts";
 import type { FragmentHit, SearchResponse } from "../src/search/search.ts";
 import { parseCsv } from "./helpers.ts";
 
@@ -127,4 +127,14 @@ describe("renderSearch", () => {
     }
     expect(renderSearch(response, "text", styleFor({ isTTY: false }))).not.toContain("\x1b");
   });
+});
+
+test("the index progress line shows a file name's control characters escaped, not run (hostile s8 #3)", () => {
+  const written: string[] = [];
+  const bar = progressBar({ isTTY: true, write: (text) => written.push(text), columns: () => 200 }, "docs");
+  bar.update({ phase: "index", done: 2, total: 2, path: "evil\x1b[2J\x07.md" }); // a finished count is always drawn
+  bar.update({ phase: "index", done: 1, total: 2, path: "scan\x1b]0;title\x07.pdf", ocr: { page: 1, pages: 3 } });
+  // The line's own codes (carriage return, clear line) and nothing else.
+  for (const line of written) expect(line.replace("\r\x1b[2K", "")).not.toMatch(/[\x00-\x1f\x7f]/);
+  expect(written.join("")).toContain("evil");
 });

@@ -634,7 +634,8 @@ export function progressBar(stream: Terminal, label: string): { update: (p: Inde
       const width = 24;
       const filled = p.total ? Math.round((p.done / p.total) * width) : 0;
       const bar = `[${"█".repeat(filled)}${"░".repeat(width - filled)}]`;
-      const at = p.ocr ? `${p.path}: OCR page ${p.ocr.page} of ${p.ocr.pages}` : (p.path ?? "");
+      const path = escapeControls(p.path ?? ""); // a file name may hold escape sequences
+      const at = p.ocr ? `${path}: OCR page ${p.ocr.page} of ${p.ocr.pages}` : path;
       const text = `${label} ${p.phase} ${bar} ${p.done}/${p.total} ${at}`;
       stream.write(`\r\x1b[2K${text.slice(0, stream.columns() - 1)}`);
     },
