@@ -215,9 +215,13 @@ function stampOf(file: string): string {
 
 const validatedCopyPath = (home: string) => join(home, ".config.validated.json");
 
+/** The cached copy, or nothing when it is missing, unreadable or not a plain file (a FIFO there would block). */
 function readValidatedCopy(home: string): { stamp: string; config: Config } | undefined {
   try {
-    return JSON.parse(readFileSync(validatedCopyPath(home), "utf8"));
+    const file = validatedCopyPath(home);
+    const stats = statSync(file);
+    if (!stats.isFile() || stats.size > MAX_CONFIG_BYTES * 4) return undefined;
+    return JSON.parse(readFileSync(file, "utf8"));
   } catch {
     return undefined;
   }

@@ -7,7 +7,7 @@ import { FILE_TYPES } from "../src/file-types.ts";
 import { parseYaml } from "../src/yaml.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { addRepository, getRepository, listRepositories } from "../src/repos.ts";
-import { AS_ROOT, cliAsNobody, runCli, tempDir, writeTree } from "./helpers.ts";
+import { AS_ROOT, cliAsNobody, cliCommand, runCli, tempDir, writeTree } from "./helpers.ts";
 
 describe("config", () => {
   test("a missing file gives the defaults", () => {
@@ -300,6 +300,16 @@ test("a config.yaml that is a FIFO or a link to a device is refused at once, not
   symlinkSync("/dev/zero", join(home, "config.yaml"));
   expect(runCli(["search", "x"], { home }).stderr).toMatch(/config\.yaml is not a regular file/);
   expect(Date.now() - started).toBeLessThan(20_000);
+});
+
+test("a FIFO where the validated copy of config.yaml is kept is passed over, not read (it blocked every command: review s8 #6)", () => {
+  const home = tempDir();
+  expect(runCli(["repo", "add", "notes", tempDir(), "--no-embed"], { home }).code).toBe(0);
+  const copy = join(home, ".config.validated.json");
+  rmSync(copy, { force: true });
+  Bun.spawnSync(["mkfifo", copy]);
+  const list = Bun.spawnSync([...cliCommand, "repo", "list"], { env: { ...process.env, RESEARCHER_HOME: home }, timeout: 20_000 });
+  expect({ code: list.exitCode, listed: list.stdout.toString().includes("notes") }).toEqual({ code: 0, listed: true });
 });
 
 test("a home that is a file is one error line naming it, for writes and reads alike (it was an internal EEXIST)", () => {
