@@ -142,7 +142,7 @@ export function resolveHome(flag?: string): string {
   // A file there would fail every write deep inside (EEXIST from mkdir) while reads said "no repositories yet".
   if (statSync(home, { throwIfNoEntry: false })?.isDirectory() === false) {
     throw new ResearcherError("PATH_NOT_FOUND", `the home folder ${home} is a file, not a folder`, {
-      hint: `point ${flag ? "--home" : "RESEARCHER_HOME"} at a folder (or move the file away)`,
+      hint: flag ? "name a folder as the home (or move the file away)" : "point RESEARCHER_HOME at a folder (or move the file away)",
     });
   }
   return home;
@@ -160,7 +160,8 @@ function parseConfig(input: unknown, source: string, hint?: string): Config {
   const issue = result.issues[0];
   const key = v.getDotPath(issue) ?? "(top level)";
   throw new ResearcherError("INVALID_CONFIG", `${key}: ${issueText(issue)} (${source})`, {
-    hint: hint ?? `fix ${key} in ${source} by hand; \`researcher config show\` prints every setting with its value`,
+    // Not `config show`: it reads the same file, and fails the same way.
+    hint: hint ?? `fix ${key} in ${source} by hand; the README's Configuration lists every setting and the values it takes`,
   });
 }
 

@@ -302,6 +302,16 @@ test("a config.yaml that is a FIFO or a link to a device is refused at once, not
   expect(Date.now() - started).toBeLessThan(20_000);
 });
 
+test("a config.yaml that does not validate has a hint that works, not `config show` (which fails the same way: review s8 #4)", () => {
+  const home = tempDir();
+  writeFileSync(join(home, "config.yaml"), "search:\n  limit: many\n");
+  const search = runCli(["search", "x"], { home });
+  expect(search.code).toBe(1);
+  expect(search.stderr).toContain("hint: fix search.limit in ");
+  expect(search.stderr).toContain("the README's Configuration lists every setting");
+  expect(runCli(["config", "show"], { home }).code).toBe(1); // why the hint may not send the user there
+});
+
 test("a FIFO where the validated copy of config.yaml is kept is passed over, not read (it blocked every command: review s8 #6)", () => {
   const home = tempDir();
   expect(runCli(["repo", "add", "notes", tempDir(), "--no-embed"], { home }).code).toBe(0);

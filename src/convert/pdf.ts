@@ -59,7 +59,7 @@ interface Line {
 
 export const NO_TEXT_LAYER = "no text layer, and OCR found no text in its pages";
 export const NO_PAGE_IMAGES = "no text layer and no page images to recognise";
-export const NO_TEXT_LAYER_OCR_OFF = "no text layer (scanned? OCR is off: set the repository's ocr to auto, or convert --ocr)";
+export const NO_TEXT_LAYER_OCR_OFF = "no text layer (scanned? OCR is off: set the repository's ocr setting to auto)";
 
 /** Fewer visible characters than this on a page and it is treated as a scan (page numbers, stray marks). */
 const OCR_BELOW_CHARS = 16;
