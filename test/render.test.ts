@@ -1,6 +1,17 @@
 /** Output formats parsed back: CSV by an RFC 4180 reader, JSON Lines line by line, markdown, links. */
 import { describe, expect, test } from "bun:test";
-import { csvField, hyperlinks, progressBar, renderSearch, searchJson, styleFor } from "../src/serve/render.ts";
+import {
+  csvField,
+  hyperlinks,
+  indexSummaryText,
+  progressBar,
+  renderSearch,
+  searchJson,
+  statusText,
+  styleFor,
+} from "../src/serve/render.ts";
+import type { IndexSummary } from "../src/index/indexer.ts";
+import type { RepositoryStatus } from "../src/store/status.ts";
 import type { FragmentHit, SearchResponse } from "../src/search/search.ts";
 import { parseCsv } from "./helpers.ts";
 
@@ -137,4 +148,40 @@ test("the index progress line shows a file name's control characters escaped, no
   // The line's own codes (carriage return, clear line) and nothing else.
   for (const line of written) expect(line.replace("\r\x1b[2K", "")).not.toMatch(/[\x00-\x1f\x7f]/);
   expect(written.join("")).toContain("evil");
+});
+
+test("counts of one read as one: the index summary and status say `1 fragment`, as the MCP texts do (review s8 #8)", () => {
+  const plain = styleFor({ isTTY: false });
+  const summary = {
+    repository: "notes",
+    indexed: 1,
+    ocr_pages: 0,
+    skipped: 0,
+    removed: 0,
+    failed: 0,
+    fragments: 1,
+    embedded: 0,
+    seconds: 0.01,
+    failures: [],
+  };
+  expect(indexSummaryText(summary as unknown as IndexSummary, plain)).toStartWith(
+    "notes: 1 indexed, 0 skipped, 0 removed, 0 failed · 1 fragment written · ",
+  );
+  const status = {
+    name: "notes",
+    path: "/n",
+    description: null,
+    documents: 1,
+    fragments: 1,
+    ocr_pages: 1,
+    last_indexed: "2026-11-26",
+    bytes: 1,
+    model: null,
+    vectors: 0,
+    embeddings_pending: 0,
+    indexing: null,
+    languages: {},
+    failures: [],
+  };
+  expect(statusText([status as RepositoryStatus], plain)).toContain("  1 document (1 page by OCR) · 1 fragment · BM25 only");
 });

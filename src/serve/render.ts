@@ -401,7 +401,7 @@ export function indexSummaryText(summary: IndexSummary, style: Style): string {
   const counts = `${summary.indexed} indexed${ocrNote(summary.ocr_pages)}, ${summary.skipped} skipped, ${summary.removed} removed, ${summary.failed} failed`;
   const embedded = summary.embedded ? ` · ${summary.embedded} embedded` : "";
   const lines = [
-    `${style.bold(summary.repository)}: ${counts} · ${summary.fragments} fragments written${embedded} · ${summary.seconds.toFixed(2)} s`,
+    `${style.bold(summary.repository)}: ${counts} · ${count(summary.fragments, "fragment")} written${embedded} · ${summary.seconds.toFixed(2)} s`,
   ];
   for (const failure of summary.failures) lines.push(`  ${style.warn("failed")} ${escapeControls(`${failure.path}: ${failure.reason}`)}`);
   if (summary.failed_unchanged) {
@@ -464,7 +464,7 @@ export function repositoryLines(
   statuses: (Pick<RepositoryStatus, "name" | "description" | "documents"> & { error?: RepositoryError })[],
 ): string {
   const line = (r: (typeof statuses)[number]) =>
-    `${escapeControls(`${r.name}: ${r.description ?? ""}`)} (${r.error ? problemLine(r.error.message, r.error.hint) : `${r.documents} documents`})`;
+    `${escapeControls(`${r.name}: ${r.description ?? ""}`)} (${r.error ? problemLine(r.error.message, r.error.hint) : count(r.documents, "document")})`;
   return statuses.map(line).join("\n") || "no repositories";
 }
 
@@ -496,7 +496,7 @@ export function statusText(statuses: (RepositoryStatus & { ann?: string | null; 
         s.error
           ? `  ${style.warn(`error: ${escapeControls(s.error.message)}`)}${s.error.hint ? `\n  hint: ${escapeControls(s.error.hint)}` : ""}`
           : s.last_indexed
-            ? `  ${s.documents} documents${s.ocr_pages ? ` (${s.ocr_pages} pages by OCR)` : ""} · ${s.fragments} fragments · ${s.model ? `${s.vectors} vectors (${escapeControls(s.model)})` : s.embeddings_pending ? "no vectors yet" : "BM25 only"}${s.embeddings_pending ? ` · ${s.embeddings_pending} fragment texts waiting for embeddings (\`researcher index ${s.name}\` with a model)` : ""} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
+            ? `  ${count(s.documents, "document")}${s.ocr_pages ? ` (${count(s.ocr_pages, "page")} by OCR)` : ""} · ${count(s.fragments, "fragment")} · ${s.model ? `${count(s.vectors, "vector")} (${escapeControls(s.model)})` : s.embeddings_pending ? "no vectors yet" : "BM25 only"}${s.embeddings_pending ? ` · ${s.embeddings_pending} fragment texts waiting for embeddings (\`researcher index ${s.name}\` with a model)` : ""} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
             : s.indexing
               ? `  being indexed now, for the first time (process ${s.indexing})`
               : `  not indexed yet: run \`researcher index ${s.name}\``,
