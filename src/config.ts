@@ -22,6 +22,9 @@ export const REPO_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const RESERVED_NAMES = new Set([...Object.getOwnPropertyNames(Object.prototype), "prototype"]);
 export const isReservedName = (name: string) => RESERVED_NAMES.has(name);
 
+/** A repository's `ocr` setting: `auto` pages with (almost) no text layer, `always` every scanned page, `off` none. */
+export const OCR_MODES = ["auto", "always", "off"] as const;
+
 /**
  * Loaded and built on first use: valibot and the schema cost start-up time, and a search reads the validated JSON
  * copy of the config instead.
@@ -59,7 +62,7 @@ function schemas() {
     contexts: v.optional(v.record(v.string(), v.pipe(v.string(), v.minLength(1)))),
     /** OCR of scanned pages (default auto): `auto` pages with (almost) no text layer, `always` every page with a
      * page-sized image, `off` none. */
-    ocr: v.optional(v.picklist(["auto", "off", "always"])),
+    ocr: v.optional(v.picklist(OCR_MODES)),
     /** Tesseract language codes (default [eng], built in); the others are read from `ocr_data`. */
     ocr_languages: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_]+$/)))),
     /** A folder with `<code>.traineddata` (or `.traineddata.gz`) files. */

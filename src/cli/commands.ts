@@ -5,7 +5,7 @@
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { writeOutput } from "../atomic.ts";
-import { loadConfig } from "../config.ts";
+import { loadConfig, OCR_MODES } from "../config.ts";
 import { LIMIT, minimumScore, OFFSET, type Range } from "../search/bounds.ts";
 import { downloadProgress, home, integer, json, list, out, positive, repeated, type Flags } from "./cli-options.ts";
 import { formatOf } from "../convert/convert.ts";
@@ -129,8 +129,6 @@ function everyFileFailedError(summary: IndexSummary): ResearcherError {
     hint: `\`researcher status ${summary.repository} --json\` lists them with their reasons`,
   });
 }
-
-const OCR_MODES = ["auto", "always", "off"] as const;
 
 /** `convert`'s OCR settings: those of the repository holding the file (else the defaults), `--ocr` overriding the mode. */
 function ocrSettings(homeDir: string, file: string, flag: unknown): Repository["ocr"] {

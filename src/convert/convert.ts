@@ -41,6 +41,12 @@ export function fallbackTitle(path: string): string {
   return basename(path, extname(path));
 }
 
+/**
+ * The formats whose text OCR may read (a PDF's scanned pages, images): what an OCR setting's change reads again, and
+ * whose recognised text an index keeps for the same bytes.
+ */
+export const OCR_FORMATS: ReadonlySet<string> = new Set(["pdf", "png", "jpg", "tif"]);
+
 /** Convert one file. Throws `ResearcherError` (`FILE_UNREADABLE`) with a one-line reason when it cannot. */
 export async function convertFile(path: string, bytes: Uint8Array, options: ConvertOptions = {}): Promise<ConvertedDocument> {
   const document = await convertByFormat(path, bytes, options);
@@ -63,6 +69,7 @@ async function convertByFormat(path: string, bytes: Uint8Array, options: Convert
     case "png":
     case "jpg":
     case "tif":
+      // (OCR_FORMATS below: the formats these two converters read with OCR.)
       return (await import("./image.ts")).convertImage(formatOf(path), bytes, title, options);
     default:
       return convertText(plainText(path, bytes), title, languageOf(path), options.codeTokens);

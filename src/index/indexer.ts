@@ -12,7 +12,7 @@ import { BARE_DOCUMENT_VERSION, chunkDocument, EMPTY_HEADING_VERSION, type Chunk
 import { codeFragments } from "./code-chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
-import { formatOf, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
+import { formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
 import { candidacy, checkRoot, discoverFiles, unreachable, type DiscoveredFile } from "./discover.ts";
@@ -437,9 +437,6 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool, repo:
   };
   return { chunk: { tokens, overlap }, maxBytes: config.index.max_file_bytes, pool, read, force, chunking, conversion, failure, kept };
 }
-
-/** Formats whose text may come from OCR. */
-const OCR_FORMATS = new Set(["pdf", "png", "jpg", "tif"]);
 
 /** Formats whose documents may be only headings or front matter (their converted text is markdown, not paged). */
 const BARE_FORMATS = ["md", "html", "docx", "epub"];

@@ -28,8 +28,8 @@ import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
 import { combineFilters, type Filter } from "./filters.ts";
 import { type FilterMiss, filterMisses } from "./filter-misses.ts";
 
-export type SearchMode = "bm25" | "vector" | "hybrid";
-export const SEARCH_MODES: readonly SearchMode[] = ["bm25", "vector", "hybrid"];
+export const SEARCH_MODES = ["bm25", "vector", "hybrid"] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
 
 /** A search mode as an interface received it (`--mode`, REST's `mode`): one of SEARCH_MODES, else a usage error. */
 export function searchMode(value: unknown, name: string): SearchMode | undefined {

@@ -2,12 +2,13 @@
 import { z } from "zod";
 import { ANSWER_LIMIT, MAX_QUERY_CHARS, OFFSET } from "../search/bounds.ts";
 import { FILTER_OPS } from "../search/filters.ts";
+import { SEARCH_MODES } from "../search/search.ts";
 
 export const searchInput = {
   query: z.string().min(1).max(MAX_QUERY_CHARS).describe('Words or a natural-language question; "phrase", -exclude and prefix* work'),
   repository: z.string().optional().describe("Search only this repository"),
   repositories: z.array(z.string()).max(100).optional().describe("Search only these repositories"),
-  mode: z.enum(["bm25", "vector", "hybrid"]).optional().describe("Default: hybrid where vectors exist, else bm25"),
+  mode: z.enum(SEARCH_MODES).optional().describe("Default: hybrid where vectors exist, else bm25"),
   n_results: z
     .number()
     .int()
@@ -57,7 +58,7 @@ export function searchOutput(documents: boolean) {
   const result = z.looseObject({
     rank: z.number(),
     score: z.number().describe("On the scale of the result's own mode"),
-    mode: z.enum(["bm25", "vector", "hybrid"]).describe("The mode its repository was searched in (one without vectors: bm25)"),
+    mode: z.enum(SEARCH_MODES).describe("The mode its repository was searched in (one without vectors: bm25)"),
     repository: z.string(),
     path: z.string(),
     ...location,
@@ -72,7 +73,7 @@ export function searchOutput(documents: boolean) {
   });
   return z.looseObject({
     query: z.string(),
-    mode: z.enum(["bm25", "vector", "hybrid"]),
+    mode: z.enum(SEARCH_MODES),
     repositories: z.array(z.string()),
     offset: z.number(),
     total: z.number(),
