@@ -240,6 +240,8 @@ describe("readDocuments (multi-get)", () => {
     expect(await paths("2024:01/*")).toEqual(["one:2024:01/log.md"]); // a colon in a path, not a repository
     // A misspelt repository before a glob is an error naming the known ones, as in a ref, not an empty match.
     await expect(readDocuments(home, "noe:*.md")).rejects.toMatchObject({ code: "REPO_NOT_FOUND" });
+    // A path with a colon that matches nothing is an empty match, not "no repository named '2025'" (review s8 #10).
+    expect(await paths("2025:01/*")).toEqual([]);
     // The same documents as --filter admits, by one matcher.
     const listed = listDocuments(home, { repositories: ["one"] }).documents.map((d) => d.path);
     const matches = pathGlob("*.md");

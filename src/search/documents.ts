@@ -588,9 +588,10 @@ export function matchDocuments(
         .sort()
         .map((path) => ({ repo, path })),
     );
-    // Nothing matched and the part before the colon reads as a repository name that does not exist: a misspelt
-    // repository is an error, as in a ref, rather than an empty match (a path may hold a colon: `2024:01/*`).
-    if (refs.length === 0 && !named && REPO_NAME.test(prefix)) getRepository(home, prefix);
+    // Nothing matched and the part before the colon reads as a misspelling of a repository's name (two edits at
+    // most): an error, as in a ref, rather than an empty match. Anything else is a path with a colon (`2024:01/*`).
+    if (refs.length === 0 && !named && REPO_NAME.test(prefix) && repos.some((r) => editDistance(prefix, r.name, 3) <= 2))
+      getRepository(home, prefix);
     const reason = (s: SkippedRepository) => `its index cannot be read: ${s.message}${s.hint ? ` (hint: ${s.hint})` : ""}`;
     return { refs, skipped: skipped.map((s) => ({ repository: s.repository, path: pattern, reason: reason(s) })) };
   }
