@@ -242,6 +242,9 @@ describe("readDocuments (multi-get)", () => {
     await expect(readDocuments(home, "noe:*.md")).rejects.toMatchObject({ code: "REPO_NOT_FOUND" });
     // A path with a colon that matches nothing is an empty match, not "no repository named '2025'" (review s8 #10).
     expect(await paths("2025:01/*")).toEqual([]);
+    // Anchored with a leading slash, or a whole folder with a trailing one (they matched nothing: hostile s8 #9).
+    expect(await paths("one:/shared/*")).toEqual(["one:shared/readme.md"]);
+    expect(await paths("one:shared/")).toEqual(["one:shared/readme.md"]);
     // The same documents as --filter admits, by one matcher.
     const listed = listDocuments(home, { repositories: ["one"] }).documents.map((d) => d.path);
     const matches = pathGlob("*.md");

@@ -167,6 +167,12 @@ describe("filters inside the ranking", () => {
     expect(await paths("modified=2019-06-01T12:00:00Z")).toEqual(["plain.md"]);
     expect(await paths("modified>=2020")).not.toContain("plain.md");
     expect(await paths("repository=notes format=pdf")).toEqual(["paper.pdf"]);
+    // A leading slash anchors at the root, as `ls repo:/notes` and .gitignore take it; a trailing one is the folder.
+    expect(await paths("path=/notes/*")).toEqual(["notes/log.txt"]);
+    expect(await paths("path=/plain.md")).toEqual(["plain.md"]);
+    expect(await paths("path=/*.txt")).toEqual([]);
+    expect(await paths("path=notes/")).toEqual(["notes/log.txt"]);
+    expect(await paths("path in (/plain.md|/notes/)")).toEqual(["notes/log.txt", "plain.md"]);
     expect(await paths("repository=other")).toEqual([]);
     expect(await paths('title="fruit paper" author=dee')).toEqual(["paper.pdf"]);
   });

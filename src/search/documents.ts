@@ -575,7 +575,8 @@ export function matchDocuments(
   options: { repository?: string } = {},
 ): { refs: DocumentRef[]; skipped: SkippedDocument[] } {
   let repos = options.repository ? [getRepository(home, options.repository)] : listRepositories(home);
-  if (isGlob(pattern)) {
+  // A folder (`repo:src/`) is all below it, as in a glob.
+  if (isGlob(pattern) || pattern.endsWith("/")) {
     const colon = pattern.indexOf(":");
     const prefix = colon > 0 ? pattern.slice(0, colon) : "";
     const named = prefix ? repos.find((r) => r.name === prefix) : undefined;

@@ -139,12 +139,22 @@ function isoValue(value: string): string {
 /**
  * The one rule for a glob over indexed paths (`--filter`, `--where path=`, multi-get). As in .gitignore, a glob
  * without a slash (`*.md`) matches a document's base name at any depth; one with a slash matches the path from the
- * repository's root (`notes/*.md` only directly in notes/, `notes/**` at any depth below it).
+ * repository's root (`notes/*.md` only directly in notes/, `notes/**` at any depth below it). A leading slash only
+ * anchors (`/README.md` is the root's; `/src/**` as `src/**`, the form `ls repo:/src` takes), and a trailing one is
+ * the folder with everything below it (`src/` as `src/**`).
  */
 export function pathGlob(pattern: string): (path: string) => boolean {
-  const glob = new Bun.Glob(pattern);
-  if (pattern.includes("/")) return (path) => glob.match(path);
-  return (path) => glob.match(path.slice(path.lastIndexOf("/") + 1));
+  const { glob, anchored } = pathPattern(pattern);
+  const matcher = new Bun.Glob(glob);
+  if (anchored) return (path) => matcher.match(path);
+  return (path) => matcher.match(path.slice(path.lastIndexOf("/") + 1));
+}
+
+/** A path pattern's glob without its leading slash, and whether it matches whole paths (else base names). */
+function pathPattern(pattern: string): { glob: string; anchored: boolean } {
+  const unanchored = pattern.replace(/^\/+/, "");
+  const glob = unanchored.endsWith("/") ? `${unanchored}**` : unanchored;
+  return { glob, anchored: glob.includes("/") || unanchored !== pattern };
 }
 
 /** Characters that make a glob more than its own text (Bun.Glob's syntax). */
@@ -160,10 +170,10 @@ export function isGlob(pattern: string): boolean {
  * list of paths or names, as an agent sends) are looked up, not matched one by one.
  */
 function globSql(patterns: string[], bind: Bind, scope: FilterScope): string {
-  const literal = patterns.filter((p) => !isGlob(p));
-  const paths = new Set(literal.filter((p) => p.includes("/")));
-  const names = new Set(literal.filter((p) => !p.includes("/")));
-  const globs = patterns.filter(isGlob).map(pathGlob);
+  const literal = patterns.map(pathPattern).filter((p) => !isGlob(p.glob));
+  const paths = new Set(literal.filter((p) => p.anchored).map((p) => p.glob));
+  const names = new Set(literal.filter((p) => !p.anchored).map((p) => p.glob));
+  const globs = patterns.filter((p) => isGlob(pathPattern(p).glob)).map(pathGlob);
   const matches = (path: string) => paths.has(path) || names.has(path.slice(path.lastIndexOf("/") + 1)) || globs.some((glob) => glob(path));
   const ids = scope
     .documentPaths()
