@@ -121,6 +121,26 @@ describe("a folder swapped for a link out of the root after indexing", () => {
     }
   });
 
+  test("a path the index does not hold is 'not indexed' whether or not a file exists there outside: nothing to probe (hostile s8 #5)", async () => {
+    writeTree(outside, { "exists.md": "# Exists\n\noutside\n" });
+    const answers = (path: string) => {
+      const got = runCli(["get", `docs:${path}`], { home });
+      return { code: got.code, stderr: got.stderr.split("\n")[0]!.replace(path, "<path>") };
+    };
+    expect(answers("sub/exists.md")).toEqual(answers("sub/nothere.md"));
+    expect(answers("sub/exists.md").stderr).toBe("error: docs:<path> is not an indexed document");
+    const statuses = await Promise.all(
+      ["sub/exists.md", "sub/nothere.md"].map(async (path) => {
+        const response = await fetch(`${http.url}/documents/${encodeURIComponent(`docs:${path}`)}`);
+        return [response.status, JSON.parse(await response.text()).error.code];
+      }),
+    );
+    expect(statuses).toEqual([
+      [404, "DOCUMENT_NOT_FOUND"],
+      [404, "DOCUMENT_NOT_FOUND"],
+    ]);
+  });
+
   test("a rebuild does not index the outside text (a linked folder is never entered)", () => {
     expect(runCli(["index", "docs", "--rebuild"], { home }).code).toBe(0);
     expect(JSON.parse(runCli(["search", "secret", "--json"], { home }).stdout).results).toEqual([]);

@@ -217,20 +217,26 @@ const lineSuffix = (text: string): { path: string; line?: number; count?: number
  * indexed document is returned.
  */
 function resolveInRepository(repo: Repository, rest: string, strict: boolean): DocumentRef | undefined {
-  const safe = (path: string) => {
+  const attempt = (check: (repo: Repository, path: string) => string, path: string) => {
     try {
-      return safeRelativePath(repo, path);
+      return check(repo, path);
     } catch (error) {
       if (strict) throw error;
       return undefined;
     }
   };
-  const whole = safe(rest);
-  if (whole !== undefined && hasIndexedPath(repo, whole)) return { repo, path: whole };
+  // Looked up by name first; only a path the index holds is resolved on disk (confined to the root). Resolving any
+  // path first would answer differently for outside files that exist, through a link in the root to a parent.
+  const indexed = (path: string | undefined) =>
+    path !== undefined && hasIndexedPath(repo, path) ? attempt(safeRelativePath, path) : undefined;
+  const whole = attempt(repositoryPath, rest);
+  const found = indexed(whole);
+  if (found !== undefined) return { repo, path: found };
   const split = lineSuffix(rest);
   if (split) {
-    const path = safe(split.path);
-    if (path !== undefined && (hasIndexedPath(repo, path) || strict)) {
+    const named = attempt(repositoryPath, split.path);
+    const path = indexed(named) ?? (strict ? named : undefined);
+    if (path !== undefined) {
       if (split.to !== undefined && split.to < split.line!) throw reversedRange(`${repo.name}:${path}`, split.line!, split.to);
       return { repo, path, line: split.line, count: split.count, page: split.page };
     }
