@@ -259,8 +259,18 @@ describe("readDocuments (multi-get)", () => {
     expect(capped.skipped.find((s) => s.path === "guide.md")!.reason).toMatch(/larger than max_bytes per document \(\d+ > 20 bytes\)/);
     const budget = await readDocuments(home, "two:*", { maxBytes: 10 });
     expect(budget.documents.map((d) => d.path)).toEqual(["only-two.md"]);
-    const over = "over max_bytes for the answer (10 bytes)";
-    expect(budget.skipped).toEqual(["same.md", "shared/readme.md"].map((path) => ({ repository: "two", path, reason: over })));
+    expect(budget.skipped).toEqual([
+      {
+        repository: "two",
+        path: "same.md",
+        reason: expect.stringMatching(/^\d+ bytes, more than the \d+ left of max_bytes for the answer \(10 bytes\)$/),
+      },
+      {
+        repository: "two",
+        path: "shared/readme.md",
+        reason: "not read: the answer stopped at two:same.md, which did not fit max_bytes (10 bytes)",
+      },
+    ]);
   });
 
   test("one unreadable match is its own entry; the others are read", async () => {
@@ -284,8 +294,17 @@ describe("readDocuments (multi-get)", () => {
     rmSync(join(dir, "d.md"));
     const found = await readDocuments(home, "budget:*.md", { maxBytes: 100 });
     expect(found.documents.map((d) => d.path)).toEqual(["a.md"]);
-    const over = "over max_bytes for the answer (100 bytes)";
-    expect(found.skipped).toEqual(["b.md", "c.md", "d.md"].map((path) => ({ repository: "budget", path, reason: over })));
+    // Each says what happened: b.md did not fit what was left; c.md and d.md were not read (agent s8 #4: a 406-byte
+    // file was "over max_bytes" of 8,000).
+    const stopped = "not read: the answer stopped at budget:b.md, which did not fit max_bytes (100 bytes)";
+    expect(found.skipped).toEqual([
+      {
+        repository: "budget",
+        path: "b.md",
+        reason: expect.stringMatching(/^\d+ bytes, more than the \d+ left of max_bytes for the answer \(100 bytes\)$/),
+      },
+      ...["c.md", "d.md"].map((path) => ({ repository: "budget", path, reason: stopped })),
+    ]);
   });
 });
 

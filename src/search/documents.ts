@@ -628,12 +628,14 @@ export async function readDocuments(home: string, pattern: string, options: Mult
   const perDocument = options.maxBytesPerDocument ?? Infinity;
   const budget = options.maxBytes ?? Infinity;
   let used = 0;
-  let spent = false;
+  // The first document that did not fit ends the answer: the rest are not read (converting them all, 184 PDFs for
+  // an answer of 2,000 bytes, took a minute), and each says so rather than claiming to be too large itself.
+  let stoppedAt: string | undefined;
   const documents: DocumentText[] = [];
   for (const ref of refs) {
     const entry = { repository: ref.repo.name, path: ref.path };
-    if (spent) {
-      skipped.push({ ...entry, reason: `over max_bytes for the answer (${budget} bytes)` });
+    if (stoppedAt !== undefined) {
+      skipped.push({ ...entry, reason: `not read: the answer stopped at ${stoppedAt}, which did not fit max_bytes (${budget} bytes)` });
       continue;
     }
     let doc: DocumentText;
@@ -647,8 +649,11 @@ export async function readDocuments(home: string, pattern: string, options: Mult
     if (bytes > perDocument) {
       skipped.push({ ...entry, reason: `larger than max_bytes per document (${bytes} > ${perDocument} bytes)` });
     } else if (used + bytes > budget) {
-      skipped.push({ ...entry, reason: `over max_bytes for the answer (${budget} bytes)` });
-      spent = true;
+      skipped.push({
+        ...entry,
+        reason: `${bytes} bytes, more than the ${budget - used} left of max_bytes for the answer (${budget} bytes)`,
+      });
+      stoppedAt = `${ref.repo.name}:${ref.path}`;
     } else {
       used += bytes;
       documents.push(doc);
