@@ -121,7 +121,19 @@ describe("get", () => {
     expect(ok("get", "notes:d01.md", "--from", "5", "--lines", "1")).toBe("## Part two\n");
     expect(ok("get", "notes:d01.md:5", "--lines", "2", "--line-numbers")).toBe("     5\t## Part two\n     6\t\n");
     const doc = JSON.parse(ok("get", "notes:d02.md:3:1", "--json"));
-    expect(Object.keys(doc)).toEqual(["repository", "path", "docid", "title", "format", "metadata", "from", "to", "total_lines", "text"]);
+    expect(Object.keys(doc)).toEqual([
+      "repository",
+      "path",
+      "docid",
+      "title",
+      "format",
+      "metadata",
+      "from",
+      "to",
+      "total_lines",
+      "changed_since_index",
+      "text",
+    ]);
     expect(doc).toMatchObject({
       repository: "notes",
       path: "d02.md",
@@ -209,6 +221,26 @@ describe("get", () => {
       /^error: w:v\.md: .*\nhint: if the file changed since it was indexed, `researcher index w` brings the index up to date\n$/,
     );
   });
+
+  test("a file edited since it was indexed is read as it is now, with a warning and changed_since_index (hostile s8 #6)", () => {
+    const home = tempDir();
+    const folder = tempDir();
+    writeTree(folder, { "code.py": "def first():\n    return 1\n", "same.py": "x = 1\n" });
+    const run = (...args: string[]) => runCli(args, { home });
+    expect(run("repo", "add", "c", folder, "--code", "--no-embed").code).toBe(0);
+    expect(run("index", "c").code).toBe(0);
+    const before = run("get", "c:code.py:1-2", "--json");
+    expect(before.stderr).toBe("");
+    expect(JSON.parse(before.stdout).changed_since_index).toBe(false);
+    writeTree(folder, { "code.py": "# a comment pushes every line down\ndef first():\n    return 1\n" });
+    const warning = "warning: c:code.py changed since it was indexed: lines may have moved (`researcher index c` catches up)\n";
+    const after = run("get", "c:code.py:1-2");
+    expect(after).toMatchObject({ code: 0, stdout: "# a comment pushes every line down\ndef first():\n", stderr: warning });
+    expect(JSON.parse(run("get", "c:code.py", "--json").stdout).changed_since_index).toBe(true);
+    expect(run("multi-get", "c:*.py").stderr).toBe(warning);
+    expect(run("index", "c").code).toBe(0);
+    expect(run("get", "c:code.py").stderr).toBe("");
+  });
 });
 
 describe("ls", () => {
@@ -264,6 +296,7 @@ describe("multi-get", () => {
       "from",
       "to",
       "total_lines",
+      "changed_since_index",
       "text",
     ]);
     expect(found.skipped).toEqual([{ repository: "", path: "notes:d1.md", reason: "notes:d1.md is not an indexed document" }]);

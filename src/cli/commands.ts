@@ -27,6 +27,7 @@ import { indexRepository, type IndexSummary, removeDocument } from "../index/ind
 import {
   documentInfoText,
   documentJson,
+  changedSinceIndexLine,
   documentListText,
   documentText,
   emptyListingText,
@@ -319,6 +320,7 @@ export async function getCommand(ref: string, flags: Flags): Promise<void> {
     fromLine: positive(flags.from, "--from"),
     maxLines: positive(flags.lines, "--lines"),
   });
+  stderr.write(changedSinceIndexLine(doc));
   if (flags.json) return json(documentJson(doc));
   out(documentText(doc, { lineNumbers: Boolean(flags.lineNumbers) }));
 }
@@ -333,6 +335,7 @@ export async function multiGetCommand(pattern: string, flags: Flags): Promise<vo
     return out(refs.map((r) => `${escapeControls(join(r.repo.path, r.path))}\n`).join(""));
   }
   const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument });
+  stderr.write(found.documents.map(changedSinceIndexLine).join(""));
   if (flags.json) return json({ documents: found.documents.map(documentJson), skipped: found.skipped });
   out(multiGetText(found, { lineNumbers: Boolean(flags.lineNumbers) }));
   if (found.documents.length === 0 && found.skipped.length === 0) stderr.write(`no indexed documents match ${escapeControls(pattern)}\n`);

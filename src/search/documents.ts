@@ -48,6 +48,11 @@ export interface DocumentText extends DocumentIdentity {
   total_lines: number;
   /** Lines after `to` were left out. */
   truncated: boolean;
+  /**
+   * The file is not what was indexed (edited since, and no index run yet): the text is the file as it is now, so a
+   * line range a search cited may have moved.
+   */
+  changed_since_index: boolean;
   text: string;
 }
 
@@ -306,9 +311,14 @@ function findByDocid(home: string, prefix: string, repository?: string): Documen
 /** What the index holds about a document; a refusal (with close paths) for anything it does not hold. */
 export function documentInfo(home: string, ref: string | DocumentRef, options: { repository?: string } = {}): DocumentInfo {
   const { repo, path } = typeof ref === "string" ? resolveDocumentRef(home, ref, options) : ref;
+  return listedInfo(repo, indexedDocument(repo, path));
+}
+
+/** What the index holds about a document; a refusal (with close paths) for anything it does not hold. */
+function indexedDocument(repo: Repository, path: string): ListedDocument {
   const listed = withStore(repo, (store) => store.documentListing(path)[0]);
   if (!listed) throw notIndexed(`${repo.name}:${path}`, closePaths(repo, path), "", repo.name);
-  return listedInfo(repo, listed);
+  return listed;
 }
 
 function listedInfo(repo: Repository, doc: ListedDocument): DocumentInfo {
@@ -393,9 +403,10 @@ export async function readDocument(
   options: ReadOptions & { repository?: string } = {},
 ): Promise<DocumentText> {
   const resolved = typeof ref === "string" ? resolveDocumentRef(home, ref, options) : ref;
-  const info = documentInfo(home, resolved);
   const { repo, path } = resolved;
-  const text = await documentText(home, repo, path, options.conversions);
+  const indexed = indexedDocument(repo, path);
+  const info = listedInfo(repo, indexed);
+  const { text, hash } = await documentText(home, repo, path, options.conversions);
   const lines = text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
   const page =
     options.fromLine === undefined && resolved.page !== undefined ? pageLines(lines, resolved.page, `${repo.name}:${path}`) : undefined;
@@ -426,6 +437,7 @@ export async function readDocument(
     to_line: to,
     total_lines: lines.length,
     truncated: to < lines.length,
+    changed_since_index: hash !== indexed.hash,
     text: slice.join("\n"),
   };
 }
@@ -504,20 +516,27 @@ function listing(home: string, options: ListingOptions): { repos: Repository[]; 
  * A document's text as its line numbers count: the file itself for markdown and text (front matter included),
  * the converted markdown for every other format.
  */
-async function documentText(home: string, repo: Repository, path: string, conversions?: ConversionCache): Promise<string> {
+/** The document's text as its file reads now, and the hash of those bytes (the index's hash, if unchanged). */
+async function documentText(
+  home: string,
+  repo: Repository,
+  path: string,
+  conversions?: ConversionCache,
+): Promise<{ text: string; hash: string }> {
   const config = loadConfig(home);
   const read = readConfinedFile(repo.path, path, config.index.max_file_bytes);
   const hint = `if the file changed since it was indexed, \`researcher index ${repo.name}\` brings the index up to date`;
   if ("reason" in read) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${read.reason}`, { hint });
+  const hash = sha256(read.bytes);
   try {
-    if (TEXT_FORMATS.has(formatOf(path))) return decodeText(read.bytes);
+    if (TEXT_FORMATS.has(formatOf(path))) return { text: decodeText(read.bytes), hash };
     const limits = conversionLimits(config, repo.ocr);
     const key = ConversionCache.key(join(repo.path, path), read.bytes, limits.convert);
-    const cached = conversions?.get(key) ?? keptText(repo, path, read.bytes, conversionSettings(config, repo));
-    if (cached !== undefined) return cached;
+    const cached = conversions?.get(key) ?? keptText(repo, path, hash, conversionSettings(config, repo));
+    if (cached !== undefined) return { text: cached, hash };
     const { text } = await convertOnce(path, read.bytes, limits);
     conversions?.set(key, text);
-    return text;
+    return { text, hash };
   } catch (error) {
     // The conversion's own code stays (a time limit is CONVERSION_STOPPED: try again; HTTP 503); a converter's
     // refusal or a bug says the file cannot be read as it is now.
@@ -534,10 +553,10 @@ async function documentText(home: string, repo: Repository, path: string, conver
  * The converted text the index kept for these very bytes under these settings (OCR'd documents), if any. A shortcut
  * only: an index that cannot be read now (busy, damaged) leaves the file to be converted.
  */
-function keptText(repo: Repository, path: string, bytes: Uint8Array, settings: string): string | undefined {
+function keptText(repo: Repository, path: string, hash: string, settings: string): string | undefined {
   try {
     const kept = withStore(repo, (store) => store.convertedText(path));
-    return kept && kept.settings === settings && kept.hash === sha256(bytes) ? kept.text : undefined;
+    return kept && kept.settings === settings && kept.hash === hash ? kept.text : undefined;
   } catch {
     return undefined;
   }

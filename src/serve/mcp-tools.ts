@@ -21,6 +21,7 @@ import {
   problemLine,
   repositoryLines,
   repositoryMatchLines,
+  changedSinceIndexLine,
   searchJson,
   searchText,
   skippedText,
@@ -276,7 +277,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
         const marker = continuationMarker(doc, whole, "continue with");
         return result(
           doc,
-          `${named(`${doc.repository}:${doc.path}`)} lines ${doc.from}–${doc.to} of ${doc.total_lines}\n\n${doc.text}${marker}`,
+          `${changedSinceIndexLine(doc)}${named(`${doc.repository}:${doc.path}`)} lines ${doc.from}–${doc.to} of ${doc.total_lines}\n\n${doc.text}${marker}`,
         );
       }),
   );

@@ -286,8 +286,15 @@ function highlight(text: string, ranges: [number, number][], style: Style): stri
 
 /** The public `get --json` contract (README): the document's identity and the lines read. */
 export function documentJson(doc: DocumentText): object {
-  const { repository, path, docid, title, format, metadata, from, to, total_lines, text } = doc;
-  return { repository, path, docid, title, format, metadata, from, to, total_lines, text };
+  const { repository, path, docid, title, format, metadata, from, to, total_lines, changed_since_index, text } = doc;
+  return { repository, path, docid, title, format, metadata, from, to, total_lines, changed_since_index, text };
+}
+
+/** The warning for a document read as its file is now, not as it was indexed. */
+export function changedSinceIndexLine(doc: DocumentText): string {
+  return doc.changed_since_index
+    ? `warning: ${escapeControls(`${doc.repository}:${doc.path}`)} changed since it was indexed: lines may have moved (\`researcher index ${doc.repository}\` catches up)\n`
+    : "";
 }
 
 /** A document's lines as read, optionally numbered like `cat -n` (the numbers are the document's own). */
