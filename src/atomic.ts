@@ -1,6 +1,21 @@
 /** Whole-file writes that never leave a half-written file: write a sibling temp file, fsync it, rename over. */
-import { closeSync, fchmodSync, fsyncSync, openSync, realpathSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { ResearcherError } from "./errors.ts";
 
 export function tempPathFor(file: string): string {
@@ -78,13 +93,29 @@ const NEW_FILE_MODE = 0o644;
  */
 function existingTarget(file: string): { path: string; mode: number; existed: boolean } {
   const stats = statSync(file, { throwIfNoEntry: false });
-  // New, or a link to nothing yet: written in its place.
-  if (!stats) return { path: file, mode: NEW_FILE_MODE, existed: false };
+  // New: written in its place; a link to nothing yet (a dotfiles link made first) creates what it points to.
+  if (!stats) return { path: danglingTarget(file) ?? file, mode: NEW_FILE_MODE, existed: false };
   if (stats.isDirectory()) throw namedFor(file, Object.assign(new Error("is a folder"), { code: "EISDIR" }));
   if (!stats.isFile()) {
     throw new ResearcherError("INVALID_INPUT", `cannot write ${file}: it is not a regular file (a device, a FIFO or a socket)`);
   }
+  // A file this user may not write is not replaced because its folder allows a rename (as `cp` would refuse).
+  try {
+    accessSync(file, constants.W_OK);
+  } catch (error) {
+    throw namedFor(file, error);
+  }
   return { path: realpathSync(file), mode: stats.mode & 0o7777, existed: true };
+}
+
+/** Where a link that points to nothing leads (followed through further links), or undefined for no link. */
+function danglingTarget(file: string): string | undefined {
+  let path = file;
+  for (let hops = 0; hops < 40; hops++) {
+    if (!lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) return path === file ? undefined : path;
+    path = resolve(dirname(path), readlinkSync(path));
+  }
+  throw namedFor(file, Object.assign(new Error("too many links"), { code: "ELOOP" }));
 }
 
 /** A failed write told by the file the caller named, not the temp file beside it; the system's code is kept. */
@@ -96,7 +127,9 @@ function namedFor(file: string, error: unknown): unknown {
       ? `the folder ${dirname(file)} does not exist`
       : code === "EISDIR"
         ? "a folder is in its place"
-        : code;
+        : code === "EACCES" || code === "EPERM"
+          ? "permission denied (is it read-only?)"
+          : code;
   return Object.assign(new Error(`cannot write ${file}: ${why}`), { code });
 }
 

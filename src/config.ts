@@ -362,8 +362,12 @@ function repositoryValue(settings: UserSettings, parts: string[], value: string)
 
 /** Apply `config set a.b.c value`: the value is read as a YAML scalar so numbers and booleans keep their type. */
 export function setConfigValue(home: string, key: string, value: string): Config {
-  const parts = key.split(".").filter(Boolean);
-  if (parts.length === 0) throw new ResearcherError("INVALID_INPUT", "empty config key");
+  const parts = key.split(".");
+  if (parts.some((part) => part === "")) {
+    throw new ResearcherError("INVALID_INPUT", `config key '${key}' has an empty part`, {
+      hint: "name it with dots between words: search.limit",
+    });
+  }
   const reserved = parts.find(isReservedName);
   if (reserved) throw new ResearcherError("INVALID_INPUT", `config key ${key}: there is no setting '${reserved}'`);
   const set = (settings: UserSettings) => {

@@ -137,6 +137,8 @@ export function toResearcherError(error: unknown, context?: ErrorContext): Resea
   // A file or folder that is not there or may not be touched (`--home` under /proc, `-o` into a missing folder):
   // the user's environment, not a bug.
   if (MISSING_OR_FORBIDDEN.has(code)) return as("PATH_NOT_FOUND", message);
+  if (code === "ELOOP")
+    return as("PATH_NOT_FOUND", `a loop of symbolic links: ${message}`, "point the link at a file or folder that exists");
   // A folder where a file is written (an index file replaced by a folder): the environment, and fixable.
   if (code === "EISDIR")
     return as("PATH_NOT_FOUND", `a folder stands where a file is written: ${message}`, "move that folder away and run the command again");

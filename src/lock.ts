@@ -11,7 +11,7 @@
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempPathFor } from "./atomic.ts";
-import { ResearcherError, writeDenied } from "./errors.ts";
+import { ResearcherError, readDenied, writeDenied } from "./errors.ts";
 
 interface Holder {
   pid: number;
@@ -160,7 +160,8 @@ function readLock(file: string): string | undefined {
     return readFileSync(file, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
+    // A lock another user left, unreadable to this one: name it and what fixes it, not a bare EACCES.
+    throw readDenied(error, file) ?? error;
   }
 }
 

@@ -236,12 +236,20 @@ function parseTarget(home: string, target: string): { repo: Repository; prefix: 
   return { repo, prefix };
 }
 
+/** A context goes out with every search result under its prefix: a sentence or two, not a document. */
+const MAX_CONTEXT_CHARS = 1000;
+
 export function addContext(home: string, target: string, context: string): PathContext {
   const { repo, prefix } = parseTarget(home, target);
   if (!context.trim())
     throw new ResearcherError("USAGE", "a context needs some text", {
       hint: `researcher context add ${target} "what these documents are"`,
     });
+  if (context.trim().length > MAX_CONTEXT_CHARS) {
+    throw new ResearcherError("INVALID_INPUT", `a context is at most ${MAX_CONTEXT_CHARS} characters (got ${context.trim().length})`, {
+      hint: "say in a sentence or two what these documents are: it is repeated with every result from them",
+    });
+  }
   updateConfig(home, (settings) => {
     const entry = repositorySettings(settings, repo.name);
     entry.contexts = { ...(entry.contexts as UserSettings | undefined), [prefix]: context.trim() };

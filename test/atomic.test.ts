@@ -1,9 +1,9 @@
 /** Whole-file writes (config.yaml, convert -o, models' token tables) that respect what they write over. */
 import { expect, test } from "bun:test";
-import { chmodSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../src/atomic.ts";
-import { cliCommand, runCli, tempDir } from "./helpers.ts";
+import { AS_ROOT, cliAsNobody, cliCommand, runCli, tempDir } from "./helpers.ts";
 
 /** A FIFO whose reader is waiting: what was written into it, once the writer closes it. */
 function fifoWithReader(path: string): Promise<string> {
@@ -90,3 +90,53 @@ test("convert -o /dev/stdout writes to the caller's stdout at its place; a link 
   }
   expect(lstatSync(link).isSymbolicLink()).toBe(true);
 });
+
+test("convert -o: no name is a usage error; a link to nothing yet creates its target; a link loop is one error line (hostile s8 #10)", () => {
+  const dir = tempDir();
+  const input = join(dir, "a.md");
+  writeFileSync(input, "# Title\n");
+  expect(runCli(["convert", input, "-o", ""], { home: dir })).toMatchObject({
+    code: 2,
+    stderr: expect.stringMatching(/^error: -o needs a file name\n/),
+  });
+  const link = join(dir, "dotfiles-link.md");
+  symlinkSync(join(dir, "not-yet.md"), link);
+  expect(runCli(["convert", input, "-o", link], { home: dir }).code).toBe(0);
+  expect(lstatSync(link).isSymbolicLink()).toBe(true);
+  expect(readFileSync(join(dir, "not-yet.md"), "utf8")).toBe("# Title\n");
+  symlinkSync("loop-b", join(dir, "loop-a"));
+  symlinkSync("loop-a", join(dir, "loop-b"));
+  const loop = runCli(["convert", input, "-o", join(dir, "loop-a")], { home: dir });
+  expect(loop).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: a loop of symbolic links: .*\nhint: /) });
+});
+
+// Root writes over a read-only file (as `cp` does); only another user shows the refusal.
+test.skipIf(!AS_ROOT)(
+  "a read-only file is not replaced, nor a lock another user left read as a bare EACCES (hostile s8 #10, as nobody)",
+  async () => {
+    const base = tempDir();
+    chmodSync(base, 0o755);
+    const input = join(base, "a.md");
+    const readOnly = join(base, "ro.md");
+    writeFileSync(input, "# Title\n");
+    writeFileSync(readOnly, "keep me\n", { mode: 0o444 });
+    for (const path of [base, input, readOnly]) chownSync(path, 65534, 65534);
+    const cli = await cliAsNobody(base);
+    const refused = cli("convert", input, "-o", readOnly);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`cannot write ${readOnly}: permission denied`);
+    expect(readFileSync(readOnly, "utf8")).toBe("keep me\n");
+
+    mkdirSync(join(base, "docs"));
+    writeFileSync(join(base, "docs/n.md"), "# N\n");
+    expect(cli("repo", "add", "d", join(base, "docs"), "--no-embed").code).toBe(0); // makes home/ as nobody
+    chownSync(join(base, "docs"), 65534, 65534);
+    chownSync(join(base, "docs/n.md"), 65534, 65534);
+    expect(cli("index", "d").code).toBe(0);
+    const lock = join(base, "home/repositories/d/lock");
+    writeFileSync(lock, "1 1\n", { mode: 0o600 }); // root's, unreadable to nobody
+    const locked = cli("index", "d");
+    expect(locked.code).toBe(1);
+    expect(locked.stderr).toMatch(/^error: .*cannot read .*lock: permission denied\nhint: /);
+  },
+);

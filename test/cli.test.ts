@@ -127,6 +127,9 @@ describe("command dispatch", () => {
       expect({ args, code: result.code }).toEqual({ args, code: 2 });
       expect(result.stderr).toBe(`error: ${words}\nhint: run \`researcher search --help\`\n`);
     }
+    // `-n1`, as `head -n1` takes it (it was an unknown option: hostile s8 #10); after `--` it is query text.
+    expect(runCli(["search", "alpha", "-n1", "--files"], { home })).toMatchObject({ code: 0, stdout: `${join(docs, "a.md")}\n` });
+    expect(runCli(["search", "--mode", "bm25", "--", "-n1"], { home }).stderr).toStartWith('no results for "-n1"');
     // Nothing printed says why: no match, or matches all before --offset or below --min-score; an empty glob is no filter.
     expect(runCli(["search", "alpha", "--offset", "5"], { home }).stderr).toBe(
       'no results for "alpha" (1 fragments match; all before --offset 5)\n',

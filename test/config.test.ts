@@ -312,6 +312,19 @@ test("a config.yaml that does not validate has a hint that works, not `config sh
   expect(runCli(["config", "show"], { home }).code).toBe(1); // why the hint may not send the user there
 });
 
+test("a config key with an empty part is refused, not read as another key (search..limit set search.limit: hostile s8 #10)", () => {
+  const home = tempDir();
+  for (const key of ["search..limit", ".search.limit", "search.limit."]) {
+    const set = runCli(["config", "set", key, "1"], { home });
+    expect({ key, code: set.code, stderr: set.stderr.split("\n")[0] }).toEqual({
+      key,
+      code: 1,
+      stderr: `error: config key '${key}' has an empty part`,
+    });
+  }
+  expect(loadConfig(home).search.limit).toBe(10);
+});
+
 test("a FIFO where the validated copy of config.yaml is kept is passed over, not read (it blocked every command: review s8 #6)", () => {
   const home = tempDir();
   expect(runCli(["repo", "add", "notes", tempDir(), "--no-embed"], { home }).code).toBe(0);

@@ -55,6 +55,9 @@ describe("contexts on path prefixes", () => {
     expect(missing.stderr).toStartWith("error: no context for 'rb:nope'");
     expect(runCli(["context", "add", "nope:x", "y"], { home }).stderr).toStartWith("error: no repository named 'nope'");
     expect(() => removeContext(home, "rb:../x")).toThrow("a context prefix stays inside its repository");
+    // A context goes out with every result under it: a 100 KB one was taken (hostile s8 #10).
+    const long = runCli(["context", "add", "rb:ch01", "x".repeat(1001)], { home });
+    expect(long).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: a context is at most 1000 characters \(got 1001\)\n/) });
   });
 });
 

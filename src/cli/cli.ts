@@ -238,8 +238,19 @@ function commandCli(word: string | undefined): CAC {
 }
 
 /** Parse argv and run one command; returns the process exit code. */
+/**
+ * `-n5` as `-n 5`, as `head -n1` takes it (the parser knows only the spaced form), up to a `--` (the words after it
+ * are query text).
+ */
+function attachedCounts(args: string[]): string[] {
+  const end = args.indexOf("--");
+  const options = end === -1 ? args : args.slice(0, end);
+  const rest = end === -1 ? [] : args.slice(end);
+  return [...options.flatMap((arg) => (/^-n\d+$/.test(arg) ? ["-n", arg.slice(2)] : [arg])), ...rest];
+}
+
 export async function main(argv: string[]): Promise<number> {
-  const args = argv.slice(2);
+  const args = attachedCounts(argv.slice(2));
   const verbose = args.includes("--verbose");
   const at = commandIndex(args);
   const groupName = own(GROUPS, args[at] ?? "") ? args[at] : undefined;

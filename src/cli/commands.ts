@@ -389,6 +389,8 @@ export async function convertCommand(file: string, flags: Flags): Promise<void> 
   const config = loadConfig(home(flags));
   const absolute = resolve(file);
   if (!existsSync(absolute)) throw new ResearcherError("PATH_NOT_FOUND", `${file} does not exist`);
+  if (flags.output === "" || flags.output === true)
+    throw new ResearcherError("USAGE", "-o needs a file name", { hint: "researcher convert <file> -o out.md" });
   const output = flags.output === undefined ? undefined : resolve(String(flags.output));
   if (output && sameFile(output, absolute)) {
     throw new ResearcherError("USAGE", `-o names ${file} itself: converting it would overwrite it`, {
