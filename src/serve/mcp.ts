@@ -25,8 +25,11 @@ function instructions(home: string): string {
     "researcher searches the user's own document repositories by words (BM25) and meaning (vectors).",
     "Use search_fragments for passages, search_documents for whole documents, then get_document with a result's",
     "`repository` and `location` (or `repo:path:line`, or its #docid) to read it; list_documents shows what is indexed.",
-    "In source code a fragment is a whole function or class: read exactly its lines with get_document",
-    "`repo:path:<fragment.start_line>-<fragment.end_line>` (a bare `location` reads from there to the end of the file).",
+    "In source code a fragment is a whole function or class when it fits the code fragment size (chunk.code_tokens);",
+    "a longer one is split between its statements into consecutive fragments (`fragment.seq` one apart) with the same",
+    "heading, so a hit may be one part of a unit. get_document `repo:path:<fragment.start_line>-<fragment.end_line>`",
+    "reads exactly a fragment's lines; for a whole split unit read from its first part's start_line to its last part's",
+    "end_line, or from a start_line on (a bare `location` reads from there to the end of the file).",
     "Repositories:",
     ...(lines.length ? lines : ["- (none yet: the user can add one with `researcher repo add <name> <path>`)"]),
   ].join("\n");

@@ -187,6 +187,38 @@ describe("MCP over stdio", () => {
     expect(runCli(["repo", "remove", "code"], { home }).code).toBe(0);
   });
 
+  test("code: a function longer than the code budget comes in consecutive parts with one heading, and the agent is told how to read it whole", async () => {
+    const code = tempDir();
+    const body = Array.from({ length: 150 }, (_, i) => `    total_${i} = compute_value(record, ${i}) + offset_${i}`);
+    const source = ["def build_report(record):", ...body, "    return total_0", ""].join("\n");
+    writeTree(code, { "report.py": source });
+    expect(runCli(["repo", "add", "units", code, "--code", "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "units"], { home }).code).toBe(0);
+    const found = await call("search_fragments", { query: "compute_value record", repository: "units", mode: "bm25", n_results: 50 });
+    type Part = { heading: string; fragment: { seq: number; start_line: number; end_line: number } };
+    const parts = (found.structuredContent.results as Part[])
+      .filter((r) => r.heading === "def build_report")
+      .map((r) => r.fragment)
+      .sort((a, b) => a.seq - b.seq);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(parts.map((p) => p.seq - parts[0]!.seq)).toEqual(parts.map((_, i) => i));
+    const whole = await call("get_document", { ref: `units:report.py:${parts[0]!.start_line}-${parts.at(-1)!.end_line}` });
+    expect(whole.structuredContent.text).toBe(source.split("\n").slice(0, 152).join("\n"));
+    // What the agent reads says so: a hit may be one part, and how to read the whole unit.
+    const instructions = client.getInstructions()!;
+    expect(instructions).not.toContain("a fragment is a whole function or class:");
+    expect(instructions).toContain("split between its statements into consecutive fragments (`fragment.seq` one apart) with the same");
+    expect(instructions.replace(/\n/g, " ")).toContain(
+      "for a whole split unit read from its first part's start_line to its last part's end_line",
+    );
+    const { tools: listed } = await client.listTools();
+    const description = listed.find((t) => t.name === "search_fragments")!.description!;
+    expect(description).toContain(
+      "or one part of a longer one (split between statements into consecutive fragments with the same heading)",
+    );
+    expect(runCli(["repo", "remove", "units"], { home }).code).toBe(0);
+  });
+
   test("search_documents groups fragments", async () => {
     const result = await call("search_documents", { query: "car driver garage", mode: "bm25" });
     expect(result.structuredContent.results[0]).toMatchObject({ path: "cars.md", fragments: expect.any(Array) });
