@@ -444,9 +444,34 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
         const repositories = repositoryStatuses(home, input.repository);
         const none = noStatusAnswered(repositories);
         if (none) throw none;
-        return result({ repositories }, statusLines(repositories));
+        return result({ repositories }, indexStatusText(repositories));
       }),
   );
+}
+
+/** Failed files named in get_index_status's text; the structured content lists them all. */
+const FAILURES_SHOWN = 5;
+
+/**
+ * get_index_status's text: each repository's counts (statusLines, as list_repositories), then what the agent can
+ * act on: a repository never indexed and the command that indexes it, and the files that failed, with why.
+ */
+function indexStatusText(repositories: ReturnType<typeof repositoryStatuses>): string {
+  return repositories
+    .map((r) => {
+      const lines = [statusLines([r])];
+      if (!r.error && r.last_indexed === null) {
+        lines.push(r.indexing ? "  being indexed now, for the first time" : `  not indexed yet: run \`researcher index ${r.name}\``);
+      }
+      if (r.failures.length) {
+        lines.push(`  ${r.failures.length} ${r.failures.length === 1 ? "file" : "files"} failed:`);
+        lines.push(...r.failures.slice(0, FAILURES_SHOWN).map((f) => `  - ${named(`${f.path}: ${f.reason}`)}`));
+        const more = r.failures.length - FAILURES_SHOWN;
+        if (more > 0) lines.push(`  - … ${more} more (all are in the structured content's \`failures\`)`);
+      }
+      return lines.join("\n");
+    })
+    .join("\n");
 }
 
 /** add_to_index and remove_from_index: the tools that change an index, one at a time through `writes`. */

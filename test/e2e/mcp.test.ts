@@ -316,6 +316,29 @@ describe("MCP over stdio", () => {
     expect(status.structuredContent.repositories[0].fragments).toBeGreaterThanOrEqual(4);
   });
 
+  test("get_index_status's text names failed files (escaped) and says how to index a repository never indexed", async () => {
+    const docsStatus = await call("get_index_status", { repository: "docs" });
+    expect(docsStatus.content[0]!.text).toContain(
+      `\n  1 file failed:\n  - escape.md: resolves to ${join(outside, "secret.md")}, outside the repository`,
+    );
+    const fresh = tempDir();
+    writeTree(fresh, { "good.md": "# Good\n\nfine\n", "bad\x1b[31m.pdf": "not a pdf at all" });
+    expect(runCli(["repo", "add", "fresh", fresh], { home }).code).toBe(0);
+    try {
+      const never = await call("get_index_status", { repository: "fresh" });
+      expect(never.content[0]!.text).toBe(
+        "fresh: 0 documents, 0 fragments, indexed never\n  not indexed yet: run `researcher index fresh`",
+      );
+      runCli(["index", "fresh"], { home }); // bad.pdf fails
+      const failed = (await call("get_index_status", { repository: "fresh" })).content[0]!.text;
+      expect(failed).toContain("\n  1 file failed:\n  - bad\\x1b[31m.pdf: ");
+      expect(failed).not.toContain("\x1b");
+      expect(failed).not.toContain("not indexed yet");
+    } finally {
+      expect(runCli(["repo", "remove", "fresh"], { home }).code).toBe(0);
+    }
+  });
+
   test("add_to_index and remove_from_index change what search finds", async () => {
     writeFileSync(join(docs, "boats.md"), "# Boats\n\nThe sailboat crossed the harbour.\n");
     const added = await call("add_to_index", { repository: "docs", file_path: "boats.md" });
