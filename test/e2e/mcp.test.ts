@@ -1,11 +1,22 @@
 /** The MCP server as agents use it: the compiled executable, a real MCP client, over stdio and HTTP. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { executable, MODEL_ENV, HOOK_TIMEOUT, runCli, SYSTEM_PATH, tempDir, testShared, useCliCommand, writeTree } from "../helpers.ts";
+import {
+  executable,
+  MODEL_ENV,
+  HOOK_TIMEOUT,
+  ROOT,
+  runCli,
+  SYSTEM_PATH,
+  tempDir,
+  testShared,
+  useCliCommand,
+  writeTree,
+} from "../helpers.ts";
 
 const home = tempDir();
 const docs = tempDir();
@@ -372,6 +383,19 @@ describe("MCP over stdio", () => {
       content: [{ type: "text", text: e.message }],
     }));
     expect(wrongType.isError).toBe(true);
+  });
+
+  test("errors of the SDK's own argument check carry no [CODE], and SKILL.md says so", async () => {
+    const tooMany = await call("search_fragments", { query: "garage", n_results: 500 });
+    expect(tooMany.isError).toBe(true);
+    expect(tooMany.content[0]!.text).toStartWith("MCP error -32602: Input validation error: Invalid arguments for tool search_fragments");
+    expect(tooMany.content[0]!.text).not.toMatch(/\[[A-Z_]+\]$/);
+    const unknown = await call("nonexistent_tool");
+    expect([unknown.isError, unknown.content[0]!.text]).toEqual([true, "MCP error -32602: Tool nonexistent_tool not found"]);
+    const skill = readFileSync(join(ROOT, "SKILL.md"), "utf8").replace(/\s+/g, " ");
+    expect(skill).toContain("Two kinds are protocol errors the MCP SDK raises before the tool runs, with no `[CODE]`");
+    expect(skill).toContain("`MCP error -32602: Input validation error: … at <parameter>`");
+    expect(skill).toContain("`MCP error -32602: Tool <name> not found`");
   });
 
   test("offset has the range the CLI's --offset and REST's offset have (search/bounds.ts): 0 to 100000", async () => {
