@@ -474,6 +474,16 @@ function indexStatusText(repositories: ReturnType<typeof repositoryStatuses>): s
     .join("\n");
 }
 
+/**
+ * Tell the client that resources/list changed (the server advertises resources.listChanged): after a tool or a
+ * watch batch indexed or removed a document. Over HTTP (stateless, no stream to the client) nobody hears it; a
+ * client gone meanwhile is no error.
+ */
+export function resourcesChanged(server: McpServer): void {
+  if (!server.isConnected()) return;
+  server.server.sendResourceListChanged().catch((error) => logger.debug(error));
+}
+
 /** add_to_index and remove_from_index: the tools that change an index, one at a time through `writes`. */
 function registerWriteTools(server: McpServer, home: string, context: SearchContext, writes: Serial): void {
   server.registerTool(
@@ -508,6 +518,7 @@ function registerWriteTools(server: McpServer, home: string, context: SearchCont
             : summary.indexed
               ? `indexed${ocrNote(summary.ocr_pages)}`
               : "unchanged";
+          if (summary.indexed || summary.removed) resourcesChanged(server);
           return result(summary, `${named(`${repo.name}:${path}`)}: ${what}`);
         }),
       ),
@@ -530,6 +541,7 @@ function registerWriteTools(server: McpServer, home: string, context: SearchCont
           const repo = getRepository(home, input.repository);
           const path = repositoryPath(repo, input.document_path);
           await removeDocument(repo, path);
+          resourcesChanged(server);
           return result({ repository: repo.name, path, removed: true }, named(`removed ${repo.name}:${path}`));
         }),
       ),

@@ -13,7 +13,7 @@ import { listRepositories } from "../repos.ts";
 import { SearchContext } from "../search/search.ts";
 import { type Serial, serialized } from "../serial.ts";
 import { VERSION } from "../version.ts";
-import { describe, named, registerTools, rpcError } from "./mcp-tools.ts";
+import { describe, named, registerTools, resourcesChanged, rpcError } from "./mcp-tools.ts";
 import { ocrNote } from "./render.ts";
 import { LineTooLong, StdioLineTransport } from "./stdio-transport.ts";
 import { watchRepositories, type WatchHandle } from "./watch.ts";
@@ -72,9 +72,10 @@ const DRAIN_MS = 30_000;
 /**
  * `serve --watch`: keep every repository's index current while serving. Watch batches go through the server's
  * writer queue (`writes`), so they and `add_to_index` take turns instead of one of them meeting the writer lock,
- * and use the server's models (one copy of each in memory).
+ * and use the server's models (one copy of each in memory). `changed` runs after a batch that indexed or removed
+ * documents (serve over stdio tells its client that resources/list changed).
  */
-export function startWatch(home: string, writes: Serial, embedders: EmbedderCache): WatchHandle {
+export function startWatch(home: string, writes: Serial, embedders: EmbedderCache, changed?: () => void): WatchHandle {
   return watchRepositories(home, listRepositories(home), {
     followNew: true,
     exclusive: writes,
@@ -84,6 +85,7 @@ export function startWatch(home: string, writes: Serial, embedders: EmbedderCach
         logger.info(
           `watch: ${b.repository}: ${b.indexed} indexed${ocrNote(b.ocr_pages)}, ${b.removed} removed, ${b.failed} failed (${b.seconds} s)`,
         );
+      if (b.indexed || b.removed) changed?.();
     },
     onError: (error, repository) => logger.error(`watch: ${repository}: ${describe(toResearcherError(error))}`),
   });
@@ -93,8 +95,8 @@ export function startWatch(home: string, writes: Serial, embedders: EmbedderCach
 export async function serveStdio(home: string, options: { watch?: boolean } = {}): Promise<void> {
   const context = new SearchContext();
   const writes = serialized();
-  const watching = options.watch ? startWatch(home, writes, context.embedders) : undefined;
   const server = createServer(home, context, writes);
+  const watching = options.watch ? startWatch(home, writes, context.embedders, () => resourcesChanged(server)) : undefined;
   const closed = new Promise<void>((resolve) => {
     process.stdin.on("end", resolve);
     process.stdin.on("close", resolve);

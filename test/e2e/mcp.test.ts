@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   executable,
   MODEL_ENV,
@@ -54,6 +55,13 @@ beforeAll(async () => {
   expect(runCli(["repo", "add", "big", big, "--no-embed"], { home }).code).toBe(0);
   expect(runCli(["index", "big"], { home }).code).toBe(0);
 }, HOOK_TIMEOUT);
+
+/** Whether `check` holds within `ms`. */
+async function until(check: () => boolean, ms = 5000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!check() && Date.now() < end) await Bun.sleep(20);
+  return check();
+}
 
 function tools(client: Client) {
   return (name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }) as Promise<ToolResult>;
@@ -360,6 +368,24 @@ describe("MCP over stdio", () => {
     expect((await call("search_fragments", { query: "sailboat", mode: "bm25" })).structuredContent.total).toBe(0);
   });
 
+  test("add_to_index and remove_from_index that change the index send notifications/resources/list_changed", async () => {
+    let changes = 0;
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      changes++;
+    });
+    writeFileSync(join(docs, "canoe.md"), "# Canoe\n\nA canoe on the river.\n");
+    expect((await call("add_to_index", { repository: "docs", file_path: "canoe.md" })).structuredContent).toMatchObject({ indexed: 1 });
+    expect(await until(() => changes === 1)).toBe(true);
+    expect((await client.listResources()).resources.map((r) => r.uri)).toContain("researcher://docs/canoe.md");
+    // Nothing changed, nothing to tell.
+    expect((await call("add_to_index", { repository: "docs", file_path: "canoe.md" })).content[0]!.text).toBe("docs:canoe.md: unchanged");
+    await Bun.sleep(200);
+    expect(changes).toBe(1);
+    expect((await call("remove_from_index", { repository: "docs", document_path: "canoe.md" })).isError).toBeFalsy();
+    expect(await until(() => changes === 2)).toBe(true);
+    rmSync(join(docs, "canoe.md"));
+  });
+
   test("an index run by another process is visible to the running server", async () => {
     expect((await call("search_fragments", { query: "kayak", mode: "bm25" })).structuredContent.total).toBe(0);
     writeFileSync(join(docs, "kayak.md"), "# Kayak\n\nPaddling a kayak on the lake.\n");
@@ -550,6 +576,44 @@ describe("MCP contract details (issue 22)", () => {
   });
 });
 
+describe("serve --watch", () => {
+  test("a batch that indexes or removes a document sends notifications/resources/list_changed", async () => {
+    const home = tempDir();
+    const folder = tempDir();
+    writeTree(folder, { "first.md": "# First\n\nalpha\n" });
+    expect(runCli(["repo", "add", "watched", folder, "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "watched"], { home }).code).toBe(0);
+    const transport = new StdioClientTransport({
+      command: exe,
+      args: ["serve", "--watch"],
+      env: { ...env(), HOME: home, RESEARCHER_HOME: home },
+      cwd: home,
+      stderr: "pipe",
+    });
+    let log = "";
+    transport.stderr!.on("data", (chunk: Buffer) => {
+      log += chunk.toString();
+    });
+    const client = new Client({ name: "test", version: "1.0.0" });
+    let changes = 0;
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      changes++;
+    });
+    await client.connect(transport);
+    try {
+      expect(await until(() => log.includes("watch: watched: 0 indexed"), 10_000)).toBe(true); // the first scan: nothing new
+      expect(changes).toBe(0);
+      writeFileSync(join(folder, "second.md"), "# Second\n\nbeta\n");
+      expect(await until(() => changes === 1, 10_000)).toBe(true);
+      expect((await client.listResources()).resources.map((r) => r.uri)).toContain("researcher://watched/second.md");
+      rmSync(join(folder, "second.md"));
+      expect(await until(() => changes === 2, 10_000)).toBe(true);
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+});
+
 describe("stdio protocol hygiene", () => {
   test("blank lines between messages are no messages, and a last message without its newline is answered", async () => {
     const ping = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "ping" });
@@ -678,6 +742,19 @@ describe("MCP over HTTP", () => {
       const client = await connect(url);
       const result = (await client.callTool({ name: "search_fragments", arguments: { query: "garage", mode: "bm25" } })) as ToolResult;
       expect(result.structuredContent.results[0].path).toBe("cars.md");
+      // Stateless HTTP has no stream for notifications/resources/list_changed: an index change still answers.
+      writeFileSync(join(docs, "ferry.md"), "# Ferry\n\nThe ferry crossed.\n");
+      const added = (await client.callTool({
+        name: "add_to_index",
+        arguments: { repository: "docs", file_path: "ferry.md" },
+      })) as ToolResult;
+      expect(added.structuredContent).toMatchObject({ indexed: 1 });
+      const removed = (await client.callTool({
+        name: "remove_from_index",
+        arguments: { repository: "docs", document_path: "ferry.md" },
+      })) as ToolResult;
+      expect(removed.structuredContent).toMatchObject({ removed: true });
+      rmSync(join(docs, "ferry.md"));
       await client.close();
       const rebinding = await fetch(`${url}/mcp`, {
         method: "POST",
