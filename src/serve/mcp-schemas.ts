@@ -7,7 +7,12 @@ import { SEARCH_MODES } from "../search/search.ts";
 export const searchInput = {
   query: z.string().min(1).max(MAX_QUERY_CHARS).describe('Words or a natural-language question; "phrase", -exclude and prefix* work'),
   repository: z.string().optional().describe("Search only this repository"),
-  repositories: z.array(z.string()).max(100).optional().describe("Search only these repositories"),
+  repositories: z
+    .array(z.string())
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("Search only these repositories (at least one: leave it out to search every repository)"),
   mode: z.enum(SEARCH_MODES).optional().describe("Default: hybrid where vectors exist, else bm25"),
   n_results: z
     .number()

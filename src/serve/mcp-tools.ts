@@ -27,7 +27,8 @@ import {
   unmatchedLines,
   statusLines,
 } from "./render.ts";
-import { getRepository } from "../repos.ts";
+import { getRepository, listRepositories } from "../repos.ts";
+import { isGlob } from "../store/filter-sql.ts";
 import { search, type SearchContext, type SearchOptions } from "../search/search.ts";
 import { noStatusAnswered, repositoriesFor, repositoryStatuses } from "../search/results.ts";
 import type { Serial } from "../serial.ts";
@@ -317,6 +318,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
     },
     (input) =>
       guarded(async () => {
+        if (input.repository) refuseOtherRepository(home, input.pattern, input.repository);
         const found = await readDocuments(home, input.pattern, {
           repository: input.repository,
           maxBytes: answerBytes(input.max_bytes),
@@ -328,6 +330,29 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
         return result(found, [...text, ...skipped].join("\n\n") || "no documents matched");
       }),
   );
+}
+
+/**
+ * multi_get's `repository` and a pattern (the glob, or one of its refs) that names another registered repository
+ * (`docs:notes/*.md` with repository `code`) contradict each other: an error naming both, not an empty answer (the
+ * pattern would be read as a path in `repository` that begins with `docs:`).
+ */
+function refuseOtherRepository(home: string, pattern: string, repository: string): void {
+  const repo = getRepository(home, repository);
+  const parts = isGlob(pattern) ? [pattern] : pattern.split(",").map((ref) => ref.trim());
+  const names = new Set(listRepositories(home).map((r) => r.name));
+  for (const part of parts) {
+    const colon = part.indexOf(":");
+    const prefix = colon > 0 ? part.slice(0, colon) : "";
+    if (!prefix || prefix === repo.name || !names.has(prefix)) continue;
+    throw new ResearcherError(
+      "USAGE",
+      `pattern '${part}' names repository '${prefix}' but repository is '${repo.name}': they do not go together`,
+      {
+        hint: `leave out repository to read from '${prefix}', or write ${repo.name}:${part} for a path in '${repo.name}' that begins with '${prefix}:'`,
+      },
+    );
+  }
 }
 
 /** list_documents: what the index holds, a page at a time. */

@@ -424,6 +424,32 @@ describe("MCP over stdio", () => {
     expect(skill).toContain("`MCP error -32602: Tool <name> not found`");
   });
 
+  test("selections that cannot mean what they say are errors: repositories: [], and multi_get's repository against its pattern's", async () => {
+    for (const tool of ["search_fragments", "search_documents"]) {
+      const none = await call(tool, { query: "garage", repositories: [] });
+      expect(none.isError).toBe(true);
+      expect(none.content[0]!.text).toContain("at repositories");
+    }
+    const { tools: listed } = await client.listTools();
+    const schema = listed.find((t) => t.name === "search_fragments")!.inputSchema as {
+      properties: Record<string, { minItems?: number; description?: string }>;
+    };
+    expect(schema.properties.repositories).toMatchObject({ minItems: 1, description: expect.stringContaining("at least one") });
+    for (const pattern of ["docs:*.md", "big:small.md, docs:cars.md"]) {
+      const other = await call("multi_get", { pattern, repository: "big" });
+      expect(other.isError).toBe(true);
+      expect(other.content[0]!.text).toContain("names repository 'docs' but repository is 'big': they do not go together");
+      expect(other.content[0]!.text).toEndWith("[USAGE]");
+    }
+    const same = await call("multi_get", { pattern: "big:small.md", repository: "big" });
+    expect(same.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["small.md"]);
+    // The hint's way to a path in the repository that begins with another repository's name: an empty match, no error.
+    expect((await call("multi_get", { pattern: "big:docs:*.md", repository: "big" })).structuredContent).toEqual({
+      documents: [],
+      skipped: [],
+    });
+  });
+
   test("offset has the range the CLI's --offset and REST's offset have (search/bounds.ts): 0 to 100000", async () => {
     expect((await call("search_fragments", { query: "garage", mode: "bm25", offset: 100_000 })).isError).toBeFalsy();
     for (const offset of [100_001, 2 ** 63]) {
