@@ -101,6 +101,12 @@ const identity = {
   metadata: z.record(z.string(), z.unknown()),
 };
 
+/** The lines read, under the names get_document's parameters use (`from_line`); the same as `from` and `to`. */
+const lineRange = {
+  from_line: z.number().describe("The first line read (the same as from)"),
+  to_line: z.number().describe("The last line read (the same as to)"),
+};
+
 /** Where to read on after a cut answer: the next line, or (a line longer than the answer) the rest of this one. */
 export const continuation = z.object({ from_line: z.number(), from_char: z.number().optional() });
 
@@ -117,13 +123,16 @@ export const OUTPUT = {
     ...identity,
     from: z.number(),
     to: z.number(),
+    ...lineRange,
     total_lines: z.number(),
     truncated: z.boolean(),
     text: z.string(),
     continue_with: continuation.optional().describe("Present when truncated: the from_line (and from_char) of the next read"),
   }),
   documents: z.looseObject({
-    documents: z.array(z.looseObject({ ...identity, from: z.number(), to: z.number(), total_lines: z.number(), text: z.string() })),
+    documents: z.array(
+      z.looseObject({ ...identity, from: z.number(), to: z.number(), ...lineRange, total_lines: z.number(), text: z.string() }),
+    ),
     skipped: z
       .array(z.object({ repository: z.string(), path: z.string(), reason: z.string() }))
       .describe("Matches left out, each with why"),

@@ -546,6 +546,27 @@ describe("MCP contract details (issue 22)", () => {
     expect((await call("multi_get", { pattern: "long:*.md", max_bytes: 100 })).isError).toBeFalsy();
   });
 
+  test("README's tool list is the registered tools with their parameters; get_document and multi_get declare from_line/to_line", async () => {
+    const { tools: listed } = await client.listTools();
+    const section = readFileSync(join(ROOT, "README.md"), "utf8").split("## For AI agents (MCP)")[1]!.split("\n## ")[0]!;
+    const documented = [...section.matchAll(/`([a-z_]+)\(([^)`]*)\)`/g)].map((m) => [m[1]!, m[2]!.split(/,\s*/).filter(Boolean)]);
+    const registered = listed.map((tool) => {
+      const required = new Set(tool.inputSchema.required ?? []);
+      return [tool.name, Object.keys(tool.inputSchema.properties ?? {}).map((name) => (required.has(name) ? name : `${name}?`))];
+    });
+    expect(documented).toHaveLength(listed.length); // each tool once
+    expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(registered));
+    // The structured result's from_line/to_line (README) are declared, not only let through as extra properties.
+    const declared = (name: string) =>
+      listed.find((t) => t.name === name)!.outputSchema as unknown as { properties: object; required: string[] };
+    expect(declared("get_document").properties).toHaveProperty("from_line");
+    expect(declared("get_document").required).toEqual(expect.arrayContaining(["from_line", "to_line"]));
+    const items = (declared("multi_get").properties as { documents: { items: { required: string[] } } }).documents.items;
+    expect(items.required).toEqual(expect.arrayContaining(["from_line", "to_line"]));
+    const read = await call("get_document", { ref: "long:line.md:1:1" });
+    expect(read.structuredContent).toMatchObject({ from: 1, to: 1, from_line: 1, to_line: 1 });
+  });
+
   test("a resource cut to one answer says so and how to read the rest; a missing one is -32002", async () => {
     const read = await client.readResource({ uri: "researcher://long/big.md" });
     const text = String((read.contents[0] as { text: string }).text);
