@@ -7,7 +7,12 @@ import { SEARCH_MODES } from "../search/search.ts";
 export const searchInput = {
   query: z.string().min(1).max(MAX_QUERY_CHARS).describe('Words or a natural-language question; "phrase", -exclude and prefix* work'),
   repository: z.string().optional().describe("Search only this repository"),
-  repositories: z.array(z.string()).max(100).optional().describe("Search only these repositories"),
+  repositories: z
+    .array(z.string())
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("Search only these repositories (at least one: leave it out to search every repository)"),
   mode: z.enum(SEARCH_MODES).optional().describe("Default: hybrid where vectors exist, else bm25"),
   n_results: z
     .number()
@@ -96,6 +101,12 @@ const identity = {
   metadata: z.record(z.string(), z.unknown()),
 };
 
+/** The lines read, under the names get_document's parameters use (`from_line`); the same as `from` and `to`. */
+const lineRange = {
+  from_line: z.number().describe("The first line read (the same as from)"),
+  to_line: z.number().describe("The last line read (the same as to)"),
+};
+
 /** Where to read on after a cut answer: the next line, or (a line longer than the answer) the rest of this one. */
 export const continuation = z.object({ from_line: z.number(), from_char: z.number().optional() });
 
@@ -112,13 +123,16 @@ export const OUTPUT = {
     ...identity,
     from: z.number(),
     to: z.number(),
+    ...lineRange,
     total_lines: z.number(),
     truncated: z.boolean(),
     text: z.string(),
     continue_with: continuation.optional().describe("Present when truncated: the from_line (and from_char) of the next read"),
   }),
   documents: z.looseObject({
-    documents: z.array(z.looseObject({ ...identity, from: z.number(), to: z.number(), total_lines: z.number(), text: z.string() })),
+    documents: z.array(
+      z.looseObject({ ...identity, from: z.number(), to: z.number(), ...lineRange, total_lines: z.number(), text: z.string() }),
+    ),
     skipped: z
       .array(z.object({ repository: z.string(), path: z.string(), reason: z.string() }))
       .describe("Matches left out, each with why"),

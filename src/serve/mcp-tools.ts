@@ -28,7 +28,8 @@ import {
   unmatchedLines,
   statusLines,
 } from "./render.ts";
-import { getRepository } from "../repos.ts";
+import { getRepository, listRepositories } from "../repos.ts";
+import { isGlob } from "../store/filter-sql.ts";
 import { search, type SearchContext, type SearchOptions } from "../search/search.ts";
 import { noStatusAnswered, repositoriesFor, repositoryStatuses } from "../search/results.ts";
 import type { Serial } from "../serial.ts";
@@ -195,8 +196,10 @@ function registerSearchTools(server: McpServer, home: string, context: SearchCon
       title: "Search passages",
       description:
         "Find passages (fragments) that answer a query, best first, with location, heading and snippet. In code a fragment is a " +
-        "whole function or class: its heading is the symbol path, `fragment.start_line`-`end_line` its lines (read them with " +
-        "get_document `repo:path:start-end`); filter with where `language=python`, `git_project`, `git_branch`, `git_commit`.",
+        "whole function or class, or one part of a longer one (split between statements into consecutive fragments with the same " +
+        "heading): its heading is the symbol path, `fragment.start_line`-`end_line` its lines (read them, or a split unit's first " +
+        "part's start to its last part's end, with get_document `repo:path:start-end`); filter with where `language=python`, " +
+        "`git_project`, `git_branch`, `git_commit`.",
       inputSchema: z.strictObject(searchInput),
       outputSchema: searchOutput(false),
       annotations: READ_ONLY,
@@ -316,6 +319,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
     },
     (input) =>
       guarded(async () => {
+        if (input.repository) refuseOtherRepository(home, input.pattern, input.repository);
         const found = await readDocuments(home, input.pattern, {
           repository: input.repository,
           maxBytes: answerBytes(input.max_bytes),
@@ -327,6 +331,29 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
         return result(found, [...text, ...skipped].join("\n\n") || "no documents matched");
       }),
   );
+}
+
+/**
+ * multi_get's `repository` and a pattern (the glob, or one of its refs) that names another registered repository
+ * (`docs:notes/*.md` with repository `code`) contradict each other: an error naming both, not an empty answer (the
+ * pattern would be read as a path in `repository` that begins with `docs:`).
+ */
+function refuseOtherRepository(home: string, pattern: string, repository: string): void {
+  const repo = getRepository(home, repository);
+  const parts = isGlob(pattern) ? [pattern] : pattern.split(",").map((ref) => ref.trim());
+  const names = new Set(listRepositories(home).map((r) => r.name));
+  for (const part of parts) {
+    const colon = part.indexOf(":");
+    const prefix = colon > 0 ? part.slice(0, colon) : "";
+    if (!prefix || prefix === repo.name || !names.has(prefix)) continue;
+    throw new ResearcherError(
+      "USAGE",
+      `pattern '${part}' names repository '${prefix}' but repository is '${repo.name}': they do not go together`,
+      {
+        hint: `leave out repository to read from '${prefix}', or write ${repo.name}:${part} for a path in '${repo.name}' that begins with '${prefix}:'`,
+      },
+    );
+  }
 }
 
 /** list_documents: what the index holds, a page at a time. */
@@ -443,9 +470,44 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
         const repositories = repositoryStatuses(home, input.repository);
         const none = noStatusAnswered(repositories);
         if (none) throw none;
-        return result({ repositories }, statusLines(repositories));
+        return result({ repositories }, indexStatusText(repositories));
       }),
   );
+}
+
+/** Failed files named in get_index_status's text; the structured content lists them all. */
+const FAILURES_SHOWN = 5;
+
+/**
+ * get_index_status's text: each repository's counts (statusLines, as list_repositories), then what the agent can
+ * act on: a repository never indexed and the command that indexes it, and the files that failed, with why.
+ */
+function indexStatusText(repositories: ReturnType<typeof repositoryStatuses>): string {
+  return repositories
+    .map((r) => {
+      const lines = [statusLines([r])];
+      if (!r.error && r.last_indexed === null) {
+        lines.push(r.indexing ? "  being indexed now, for the first time" : `  not indexed yet: run \`researcher index ${r.name}\``);
+      }
+      if (r.failures.length) {
+        lines.push(`  ${r.failures.length} ${r.failures.length === 1 ? "file" : "files"} failed:`);
+        lines.push(...r.failures.slice(0, FAILURES_SHOWN).map((f) => `  - ${named(`${f.path}: ${f.reason}`)}`));
+        const more = r.failures.length - FAILURES_SHOWN;
+        if (more > 0) lines.push(`  - … ${more} more (all are in the structured content's \`failures\`)`);
+      }
+      return lines.join("\n");
+    })
+    .join("\n");
+}
+
+/**
+ * Tell the client that resources/list changed (the server advertises resources.listChanged): after a tool or a
+ * watch batch indexed or removed a document. Over HTTP (stateless, no stream to the client) nobody hears it; a
+ * client gone meanwhile is no error.
+ */
+export function resourcesChanged(server: McpServer): void {
+  if (!server.isConnected()) return;
+  server.server.sendResourceListChanged().catch((error) => logger.debug(error));
 }
 
 /** add_to_index and remove_from_index: the tools that change an index, one at a time through `writes`. */
@@ -482,6 +544,7 @@ function registerWriteTools(server: McpServer, home: string, context: SearchCont
             : summary.indexed
               ? `indexed${ocrNote(summary.ocr_pages)}`
               : "unchanged";
+          if (summary.indexed || summary.removed) resourcesChanged(server);
           return result(summary, `${named(`${repo.name}:${path}`)}: ${what}`);
         }),
       ),
@@ -504,6 +567,7 @@ function registerWriteTools(server: McpServer, home: string, context: SearchCont
           const repo = getRepository(home, input.repository);
           const path = repositoryPath(repo, input.document_path);
           await removeDocument(repo, path);
+          resourcesChanged(server);
           return result({ repository: repo.name, path, removed: true }, named(`removed ${repo.name}:${path}`));
         }),
       ),

@@ -13,7 +13,7 @@ import { listRepositories } from "../repos.ts";
 import { SearchContext } from "../search/search.ts";
 import { type Serial, serialized } from "../serial.ts";
 import { VERSION } from "../version.ts";
-import { describe, named, registerTools, rpcError } from "./mcp-tools.ts";
+import { describe, named, registerTools, resourcesChanged, rpcError } from "./mcp-tools.ts";
 import { ocrNote } from "./render.ts";
 import { LineTooLong, StdioLineTransport } from "./stdio-transport.ts";
 import { watchRepositories, type WatchHandle } from "./watch.ts";
@@ -25,8 +25,11 @@ function instructions(home: string): string {
     "researcher searches the user's own document repositories by words (BM25) and meaning (vectors).",
     "Use search_fragments for passages, search_documents for whole documents, then get_document with a result's",
     "`repository` and `location` (or `repo:path:line`, or its #docid) to read it; list_documents shows what is indexed.",
-    "In source code a fragment is a whole function or class: read exactly its lines with get_document",
-    "`repo:path:<fragment.start_line>-<fragment.end_line>` (a bare `location` reads from there to the end of the file).",
+    "In source code a fragment is a whole function or class when it fits the code fragment size (chunk.code_tokens);",
+    "a longer one is split between its statements into consecutive fragments (`fragment.seq` one apart) with the same",
+    "heading, so a hit may be one part of a unit. get_document `repo:path:<fragment.start_line>-<fragment.end_line>`",
+    "reads exactly a fragment's lines; for a whole split unit read from its first part's start_line to its last part's",
+    "end_line, or from a start_line on (a bare `location` reads from there to the end of the file).",
     "Repositories:",
     ...(lines.length ? lines : ["- (none yet: the user can add one with `researcher repo add <name> <path>`)"]),
   ].join("\n");
@@ -69,9 +72,10 @@ const DRAIN_MS = 30_000;
 /**
  * `serve --watch`: keep every repository's index current while serving. Watch batches go through the server's
  * writer queue (`writes`), so they and `add_to_index` take turns instead of one of them meeting the writer lock,
- * and use the server's models (one copy of each in memory).
+ * and use the server's models (one copy of each in memory). `changed` runs after a batch that indexed or removed
+ * documents (serve over stdio tells its client that resources/list changed).
  */
-export function startWatch(home: string, writes: Serial, embedders: EmbedderCache): WatchHandle {
+export function startWatch(home: string, writes: Serial, embedders: EmbedderCache, changed?: () => void): WatchHandle {
   return watchRepositories(home, listRepositories(home), {
     followNew: true,
     exclusive: writes,
@@ -81,6 +85,7 @@ export function startWatch(home: string, writes: Serial, embedders: EmbedderCach
         logger.info(
           `watch: ${b.repository}: ${b.indexed} indexed${ocrNote(b.ocr_pages)}, ${b.removed} removed, ${b.failed} failed (${b.seconds} s)`,
         );
+      if (b.indexed || b.removed) changed?.();
     },
     onError: (error, repository) => logger.error(`watch: ${repository}: ${describe(toResearcherError(error))}`),
   });
@@ -90,8 +95,8 @@ export function startWatch(home: string, writes: Serial, embedders: EmbedderCach
 export async function serveStdio(home: string, options: { watch?: boolean } = {}): Promise<void> {
   const context = new SearchContext();
   const writes = serialized();
-  const watching = options.watch ? startWatch(home, writes, context.embedders) : undefined;
   const server = createServer(home, context, writes);
+  const watching = options.watch ? startWatch(home, writes, context.embedders, () => resourcesChanged(server)) : undefined;
   const closed = new Promise<void>((resolve) => {
     process.stdin.on("end", resolve);
     process.stdin.on("close", resolve);

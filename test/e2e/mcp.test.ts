@@ -1,11 +1,23 @@
 /** The MCP server as agents use it: the compiled executable, a real MCP client, over stdio and HTTP. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { executable, MODEL_ENV, HOOK_TIMEOUT, runCli, SYSTEM_PATH, tempDir, testShared, useCliCommand, writeTree } from "../helpers.ts";
+import { ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  executable,
+  MODEL_ENV,
+  HOOK_TIMEOUT,
+  ROOT,
+  runCli,
+  SYSTEM_PATH,
+  tempDir,
+  testShared,
+  useCliCommand,
+  writeTree,
+} from "../helpers.ts";
 
 const home = tempDir();
 const docs = tempDir();
@@ -43,6 +55,13 @@ beforeAll(async () => {
   expect(runCli(["repo", "add", "big", big, "--no-embed"], { home }).code).toBe(0);
   expect(runCli(["index", "big"], { home }).code).toBe(0);
 }, HOOK_TIMEOUT);
+
+/** Whether `check` holds within `ms`. */
+async function until(check: () => boolean, ms = 5000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!check() && Date.now() < end) await Bun.sleep(20);
+  return check();
+}
 
 function tools(client: Client) {
   return (name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }) as Promise<ToolResult>;
@@ -187,6 +206,38 @@ describe("MCP over stdio", () => {
     expect(runCli(["repo", "remove", "code"], { home }).code).toBe(0);
   });
 
+  test("code: a function longer than the code budget comes in consecutive parts with one heading, and the agent is told how to read it whole", async () => {
+    const code = tempDir();
+    const body = Array.from({ length: 150 }, (_, i) => `    total_${i} = compute_value(record, ${i}) + offset_${i}`);
+    const source = ["def build_report(record):", ...body, "    return total_0", ""].join("\n");
+    writeTree(code, { "report.py": source });
+    expect(runCli(["repo", "add", "units", code, "--code", "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "units"], { home }).code).toBe(0);
+    const found = await call("search_fragments", { query: "compute_value record", repository: "units", mode: "bm25", n_results: 50 });
+    type Part = { heading: string; fragment: { seq: number; start_line: number; end_line: number } };
+    const parts = (found.structuredContent.results as Part[])
+      .filter((r) => r.heading === "def build_report")
+      .map((r) => r.fragment)
+      .sort((a, b) => a.seq - b.seq);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(parts.map((p) => p.seq - parts[0]!.seq)).toEqual(parts.map((_, i) => i));
+    const whole = await call("get_document", { ref: `units:report.py:${parts[0]!.start_line}-${parts.at(-1)!.end_line}` });
+    expect(whole.structuredContent.text).toBe(source.split("\n").slice(0, 152).join("\n"));
+    // What the agent reads says so: a hit may be one part, and how to read the whole unit.
+    const instructions = client.getInstructions()!;
+    expect(instructions).not.toContain("a fragment is a whole function or class:");
+    expect(instructions).toContain("split between its statements into consecutive fragments (`fragment.seq` one apart) with the same");
+    expect(instructions.replace(/\n/g, " ")).toContain(
+      "for a whole split unit read from its first part's start_line to its last part's end_line",
+    );
+    const { tools: listed } = await client.listTools();
+    const description = listed.find((t) => t.name === "search_fragments")!.description!;
+    expect(description).toContain(
+      "or one part of a longer one (split between statements into consecutive fragments with the same heading)",
+    );
+    expect(runCli(["repo", "remove", "units"], { home }).code).toBe(0);
+  });
+
   test("search_documents groups fragments", async () => {
     const result = await call("search_documents", { query: "car driver garage", mode: "bm25" });
     expect(result.structuredContent.results[0]).toMatchObject({ path: "cars.md", fragments: expect.any(Array) });
@@ -294,6 +345,29 @@ describe("MCP over stdio", () => {
     expect(status.structuredContent.repositories[0].fragments).toBeGreaterThanOrEqual(4);
   });
 
+  test("get_index_status's text names failed files (escaped) and says how to index a repository never indexed", async () => {
+    const docsStatus = await call("get_index_status", { repository: "docs" });
+    expect(docsStatus.content[0]!.text).toContain(
+      `\n  1 file failed:\n  - escape.md: resolves to ${join(outside, "secret.md")}, outside the repository`,
+    );
+    const fresh = tempDir();
+    writeTree(fresh, { "good.md": "# Good\n\nfine\n", "bad\x1b[31m.pdf": "not a pdf at all" });
+    expect(runCli(["repo", "add", "fresh", fresh], { home }).code).toBe(0);
+    try {
+      const never = await call("get_index_status", { repository: "fresh" });
+      expect(never.content[0]!.text).toBe(
+        "fresh: 0 documents, 0 fragments, indexed never\n  not indexed yet: run `researcher index fresh`",
+      );
+      runCli(["index", "fresh"], { home }); // bad.pdf fails
+      const failed = (await call("get_index_status", { repository: "fresh" })).content[0]!.text;
+      expect(failed).toContain("\n  1 file failed:\n  - bad\\x1b[31m.pdf: ");
+      expect(failed).not.toContain("\x1b");
+      expect(failed).not.toContain("not indexed yet");
+    } finally {
+      expect(runCli(["repo", "remove", "fresh"], { home }).code).toBe(0);
+    }
+  });
+
   test("add_to_index and remove_from_index change what search finds", async () => {
     writeFileSync(join(docs, "boats.md"), "# Boats\n\nThe sailboat crossed the harbour.\n");
     const added = await call("add_to_index", { repository: "docs", file_path: "boats.md" });
@@ -302,6 +376,24 @@ describe("MCP over stdio", () => {
     const removed = await call("remove_from_index", { repository: "docs", document_path: "boats.md" });
     expect(removed.structuredContent).toEqual({ repository: "docs", path: "boats.md", removed: true });
     expect((await call("search_fragments", { query: "sailboat", mode: "bm25" })).structuredContent.total).toBe(0);
+  });
+
+  test("add_to_index and remove_from_index that change the index send notifications/resources/list_changed", async () => {
+    let changes = 0;
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      changes++;
+    });
+    writeFileSync(join(docs, "canoe.md"), "# Canoe\n\nA canoe on the river.\n");
+    expect((await call("add_to_index", { repository: "docs", file_path: "canoe.md" })).structuredContent).toMatchObject({ indexed: 1 });
+    expect(await until(() => changes === 1)).toBe(true);
+    expect((await client.listResources()).resources.map((r) => r.uri)).toContain("researcher://docs/canoe.md");
+    // Nothing changed, nothing to tell.
+    expect((await call("add_to_index", { repository: "docs", file_path: "canoe.md" })).content[0]!.text).toBe("docs:canoe.md: unchanged");
+    await Bun.sleep(200);
+    expect(changes).toBe(1);
+    expect((await call("remove_from_index", { repository: "docs", document_path: "canoe.md" })).isError).toBeFalsy();
+    expect(await until(() => changes === 2)).toBe(true);
+    rmSync(join(docs, "canoe.md"));
   });
 
   test("an index run by another process is visible to the running server", async () => {
@@ -327,6 +419,45 @@ describe("MCP over stdio", () => {
       content: [{ type: "text", text: e.message }],
     }));
     expect(wrongType.isError).toBe(true);
+  });
+
+  test("errors of the SDK's own argument check carry no [CODE], and SKILL.md says so", async () => {
+    const tooMany = await call("search_fragments", { query: "garage", n_results: 500 });
+    expect(tooMany.isError).toBe(true);
+    expect(tooMany.content[0]!.text).toStartWith("MCP error -32602: Input validation error: Invalid arguments for tool search_fragments");
+    expect(tooMany.content[0]!.text).not.toMatch(/\[[A-Z_]+\]$/);
+    const unknown = await call("nonexistent_tool");
+    expect([unknown.isError, unknown.content[0]!.text]).toEqual([true, "MCP error -32602: Tool nonexistent_tool not found"]);
+    const skill = readFileSync(join(ROOT, "SKILL.md"), "utf8").replace(/\s+/g, " ");
+    expect(skill).toContain("Two kinds are protocol errors the MCP SDK raises before the tool runs, with no `[CODE]`");
+    expect(skill).toContain("`MCP error -32602: Input validation error: … at <parameter>`");
+    expect(skill).toContain("`MCP error -32602: Tool <name> not found`");
+  });
+
+  test("selections that cannot mean what they say are errors: repositories: [], and multi_get's repository against its pattern's", async () => {
+    for (const tool of ["search_fragments", "search_documents"]) {
+      const none = await call(tool, { query: "garage", repositories: [] });
+      expect(none.isError).toBe(true);
+      expect(none.content[0]!.text).toContain("at repositories");
+    }
+    const { tools: listed } = await client.listTools();
+    const schema = listed.find((t) => t.name === "search_fragments")!.inputSchema as {
+      properties: Record<string, { minItems?: number; description?: string }>;
+    };
+    expect(schema.properties.repositories).toMatchObject({ minItems: 1, description: expect.stringContaining("at least one") });
+    for (const pattern of ["docs:*.md", "big:small.md, docs:cars.md"]) {
+      const other = await call("multi_get", { pattern, repository: "big" });
+      expect(other.isError).toBe(true);
+      expect(other.content[0]!.text).toContain("names repository 'docs' but repository is 'big': they do not go together");
+      expect(other.content[0]!.text).toEndWith("[USAGE]");
+    }
+    const same = await call("multi_get", { pattern: "big:small.md", repository: "big" });
+    expect(same.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["small.md"]);
+    // The hint's way to a path in the repository that begins with another repository's name: an empty match, no error.
+    expect((await call("multi_get", { pattern: "big:docs:*.md", repository: "big" })).structuredContent).toEqual({
+      documents: [],
+      skipped: [],
+    });
   });
 
   test("offset has the range the CLI's --offset and REST's offset have (search/bounds.ts): 0 to 100000", async () => {
@@ -427,6 +558,27 @@ describe("MCP contract details (issue 22)", () => {
     expect((await call("multi_get", { pattern: "long:*.md", max_bytes: 100 })).isError).toBeFalsy();
   });
 
+  test("README's tool list is the registered tools with their parameters; get_document and multi_get declare from_line/to_line", async () => {
+    const { tools: listed } = await client.listTools();
+    const section = readFileSync(join(ROOT, "README.md"), "utf8").split("## For AI agents (MCP)")[1]!.split("\n## ")[0]!;
+    const documented = [...section.matchAll(/`([a-z_]+)\(([^)`]*)\)`/g)].map((m) => [m[1]!, m[2]!.split(/,\s*/).filter(Boolean)]);
+    const registered = listed.map((tool) => {
+      const required = new Set(tool.inputSchema.required ?? []);
+      return [tool.name, Object.keys(tool.inputSchema.properties ?? {}).map((name) => (required.has(name) ? name : `${name}?`))];
+    });
+    expect(documented).toHaveLength(listed.length); // each tool once
+    expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(registered));
+    // The structured result's from_line/to_line (README) are declared, not only let through as extra properties.
+    const declared = (name: string) =>
+      listed.find((t) => t.name === name)!.outputSchema as unknown as { properties: object; required: string[] };
+    expect(declared("get_document").properties).toHaveProperty("from_line");
+    expect(declared("get_document").required).toEqual(expect.arrayContaining(["from_line", "to_line"]));
+    const items = (declared("multi_get").properties as { documents: { items: { required: string[] } } }).documents.items;
+    expect(items.required).toEqual(expect.arrayContaining(["from_line", "to_line"]));
+    const read = await call("get_document", { ref: "long:line.md:1:1" });
+    expect(read.structuredContent).toMatchObject({ from: 1, to: 1, from_line: 1, to_line: 1 });
+  });
+
   test("a resource cut to one answer says so and how to read the rest; a missing one is -32002", async () => {
     const read = await client.readResource({ uri: "researcher://long/big.md" });
     const text = String((read.contents[0] as { text: string }).text);
@@ -481,6 +633,44 @@ describe("MCP contract details (issue 22)", () => {
       expect(itself.content[0]!.text).toContain("is the folder of repository 'long', not a file in it");
     }
   });
+});
+
+describe("serve --watch", () => {
+  test("a batch that indexes or removes a document sends notifications/resources/list_changed", async () => {
+    const home = tempDir();
+    const folder = tempDir();
+    writeTree(folder, { "first.md": "# First\n\nalpha\n" });
+    expect(runCli(["repo", "add", "watched", folder, "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "watched"], { home }).code).toBe(0);
+    const transport = new StdioClientTransport({
+      command: exe,
+      args: ["serve", "--watch"],
+      env: { ...env(), HOME: home, RESEARCHER_HOME: home },
+      cwd: home,
+      stderr: "pipe",
+    });
+    let log = "";
+    transport.stderr!.on("data", (chunk: Buffer) => {
+      log += chunk.toString();
+    });
+    const client = new Client({ name: "test", version: "1.0.0" });
+    let changes = 0;
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      changes++;
+    });
+    await client.connect(transport);
+    try {
+      expect(await until(() => log.includes("watch: watched: 0 indexed"), 10_000)).toBe(true); // the first scan: nothing new
+      expect(changes).toBe(0);
+      writeFileSync(join(folder, "second.md"), "# Second\n\nbeta\n");
+      expect(await until(() => changes === 1, 10_000)).toBe(true);
+      expect((await client.listResources()).resources.map((r) => r.uri)).toContain("researcher://watched/second.md");
+      rmSync(join(folder, "second.md"));
+      expect(await until(() => changes === 2, 10_000)).toBe(true);
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
 });
 
 describe("stdio protocol hygiene", () => {
@@ -611,6 +801,19 @@ describe("MCP over HTTP", () => {
       const client = await connect(url);
       const result = (await client.callTool({ name: "search_fragments", arguments: { query: "garage", mode: "bm25" } })) as ToolResult;
       expect(result.structuredContent.results[0].path).toBe("cars.md");
+      // Stateless HTTP has no stream for notifications/resources/list_changed: an index change still answers.
+      writeFileSync(join(docs, "ferry.md"), "# Ferry\n\nThe ferry crossed.\n");
+      const added = (await client.callTool({
+        name: "add_to_index",
+        arguments: { repository: "docs", file_path: "ferry.md" },
+      })) as ToolResult;
+      expect(added.structuredContent).toMatchObject({ indexed: 1 });
+      const removed = (await client.callTool({
+        name: "remove_from_index",
+        arguments: { repository: "docs", document_path: "ferry.md" },
+      })) as ToolResult;
+      expect(removed.structuredContent).toMatchObject({ removed: true });
+      rmSync(join(docs, "ferry.md"));
       await client.close();
       const rebinding = await fetch(`${url}/mcp`, {
         method: "POST",
