@@ -37,7 +37,8 @@ const EXPECTED: Record<CodeLanguage, string[]> = {
   c: ["1-1 imports", "3-6 add()", "8-8 struct point", "10-13 main()"],
   cpp: ["1-1 imports", "3-13 namespace geo"],
   c_sharp: [
-    "1-5 namespace Demo › class Greeter",
+    "1-1 imports",
+    "3-5 namespace Demo › class Greeter",
     "6-6 namespace Demo › class Greeter › Name",
     "8-13 namespace Demo › class Greeter › Greet()",
   ],
@@ -194,6 +195,14 @@ describe("chunkCode shapes", () => {
       "10-10 class Connection › def send",
       "12-14 class Connection › def receive",
     ]);
+    checkCoverage(source, fragments);
+  });
+
+  test("a small function after a split one is not hidden in its last part, under its heading alone (s8 helper)", async () => {
+    const steps = Array.from({ length: 7 }, (_, i) => `    step_${i}(value, "an argument of some length ${i}")`).join("\n");
+    const source = `def build_report(value):\n${steps}\n    finish()\n\n\ndef other():\n    return 1\n`;
+    const fragments = (await chunkCode(source, "python", { maxTokens: 60 }))!;
+    expect(outline(fragments)).toEqual(["1-5 def build_report", "6-9 def build_report", "12-13 def other"]);
     checkCoverage(source, fragments);
   });
 

@@ -190,13 +190,15 @@ class Chunker {
 
   /**
    * A fragment of a few lines left over by a split (an `if` line before its block, a section comment) joins the
-   * fragment after it (or else the one before it) when the two fit the budget together. A tiny part of a split unit
-   * joins only that unit's other parts: the last line of a long method is not the start of the next method's fragment.
+   * fragment after it (or else the one before it) when the two fit the budget together. Across the bounds of a
+   * split unit only what names nothing joins (a closing brace, a comment): the last line of a long method does not
+   * start the next method's fragment, and a small function does not hide in the last part of a long one, whose
+   * heading would not name it.
    */
   private absorbTiny(spans: Span[]): Span[] {
     const tiny = (s: Span) => this.tokens(s.start, s.end) < this.budget / 8;
-    const fits = (small: Span, a: Span, b: Span) =>
-      (small.part === undefined || a.part === b.part) && this.tokens(a.start, b.end) <= this.budget;
+    const crosses = (small: Span, a: Span, b: Span) => a.part !== b.part && (small.part !== undefined || small.labels.some(Boolean));
+    const fits = (small: Span, a: Span, b: Span) => !crosses(small, a, b) && this.tokens(a.start, b.end) <= this.budget;
     const out: Span[] = [];
     for (let i = 0; i < spans.length; i++) {
       const span = spans[i]!;
