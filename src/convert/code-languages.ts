@@ -20,6 +20,7 @@ export function languageOf(path: string): CodeLanguage | null {
  * files of an index on its next run, as a new chunk.code_tokens does. (Version 3: JavaScript's assigned functions,
  * `exports.parse = function …`, are named. Version 4: the last lines of a split unit no longer start the next unit's
  * fragment. Version 5: TypeScript's ambient declarations are named: `declare function`, overload signatures,
- * `declare const`, `declare namespace`, `declare module`, and a top-level `namespace`.)
+ * `declare const`, `declare namespace`, `declare module`, and a top-level `namespace`. Version 6: a small function after
+ * a split one is a fragment of its own.)
  */
-export const CODE_OUTLINE_VERSION = 5;
+export const CODE_OUTLINE_VERSION = 6;
