@@ -185,3 +185,28 @@ test("counts of one read as one: the index summary and status say `1 fragment`, 
   };
   expect(statusText([status as RepositoryStatus], plain)).toContain("  1 document (1 page by OCR) · 1 fragment · BM25 only");
 });
+
+test("a document's other best places are each named once: 'also pages p9', not 'p7, p7' (s8 agent #9)", () => {
+  const { fragment, ...base } = hit(1, { page: 7, path: "paper.pdf", metadata: { format: "pdf" } });
+  const part = (page: number, line: number) => ({
+    ...fragment,
+    page,
+    page_end: page,
+    score: 1,
+    snippet: "s",
+    location: `paper.pdf:${line}`,
+  });
+  const document = { ...base, fragments: [part(7, 10), part(7, 20), part(9, 40), part(7, 12)] };
+  const response = {
+    query: "q",
+    mode: "bm25",
+    repositories: ["notes"],
+    offset: 0,
+    total: 1,
+    results: [document],
+    skipped: [],
+  } as unknown as SearchResponse;
+  const text = renderSearch(response, "text", styleFor({ isTTY: false }));
+  expect(text).toContain("also pages p9\n");
+  expect(text).not.toContain("p7,");
+});

@@ -231,11 +231,10 @@ export function searchText(response: SearchResponse, style: Style): string {
     if (hit.explain) lines.push(`${pad}${style.dim(explainLine(hit.explain))}`);
     if ("fragments" in hit && hit.fragments.length > 1) {
       const paged = hit.page !== null;
-      const more = hit.fragments
-        .slice(1)
-        .map((f) => (paged ? `p${f.page}` : f.location.split(":").at(-1)))
-        .join(", ");
-      lines.push(`${pad}${style.dim(`also ${paged ? "pages" : "lines"} ${more}`)}`);
+      const where = (f: (typeof hit.fragments)[number]) => (paged ? `p${f.page}` : f.location.split(":").at(-1));
+      // Two of a document's best fragments may share a page (or a line): each place once, and not the first's again.
+      const more = [...new Set(hit.fragments.map(where))].slice(1);
+      if (more.length) lines.push(`${pad}${style.dim(`also ${paged ? "pages" : "lines"} ${more.join(", ")}`)}`);
     }
     return lines.join("\n");
   });
@@ -245,8 +244,8 @@ export function searchText(response: SearchResponse, style: Style): string {
 }
 
 /**
- * Where a person looks: `paper.pdf:p12` for paged documents, `parser.py:120-168` for code (a fragment is a whole
- * unit: the range is what to read, and `get` takes it back), `notes.md:42` for the rest.
+ * Where a person looks: `paper.pdf:p12` for paged documents, `parser.py:120-168` for code (a whole unit, or one part
+ * of a long one: the range is what to read, and `get` takes it back), `notes.md:42` for the rest.
  */
 function citation(hit: FragmentHit | DocumentHit): string {
   if (hit.page !== null) return `${hit.path}:p${hit.page}`;
