@@ -55,6 +55,9 @@ function readConfined(root: string, realRoot: () => string, path: string, maxByt
     } catch {
       return { reason: REPLACED };
     }
+    // The root is registered by its real path: one that resolves elsewhere now was replaced by a link (or a folder
+    // above it was), and the names the index holds would be read from wherever that leads.
+    if (realRoot() !== root) return { reason: `the repository folder ${root} now resolves to ${realRoot()}`, outside: true };
     if (!isInside(realRoot(), real)) return { reason: outsideRoot(real), outside: true };
     if (named.dev !== opened.dev || named.ino !== opened.ino) return { reason: REPLACED };
     return readOpenFile(fd, maxBytes);

@@ -147,6 +147,25 @@ describe("a folder swapped for a link out of the root after indexing", () => {
   });
 });
 
+test("a repository folder replaced by a link is neither read through nor emptied by a run (hostile s8 #7)", () => {
+  const { home, docs } = indexedRepository(folders(), { "a.md": "# A\n\ninside words\n" });
+  const fake = tempDir();
+  writeTree(fake, { "a.md": `# A\n\n${SECRET}\n` });
+  renameSync(docs, `${docs}.real`);
+  symlinkSync(fake, docs);
+  const got = runCli(["get", "docs:a.md"], { home });
+  expect(got.stdout).not.toContain(SECRET);
+  expect(got).toMatchObject({ code: 1, stderr: expect.stringContaining(`the repository folder ${docs} now resolves to ${fake}`) });
+  const run = runCli(["index", "docs"], { home });
+  expect(run).toMatchObject({
+    code: 1,
+    stderr: expect.stringContaining(`repository folder ${docs} now resolves to ${fake}; nothing was changed`),
+  });
+  rmSync(docs);
+  renameSync(`${docs}.real`, docs);
+  expect(runCli(["get", "docs:a.md"], { home }).stdout).toContain("inside words");
+});
+
 describe("the indexer's read step", () => {
   test("a folder swapped between discovery and the read is not read through", async () => {
     const docs = tempDir();

@@ -5,7 +5,7 @@
  * walking the tree. A changed file is read once and hashed, and converted only when its SHA-256 differs. Writes go
  * in batches of whole documents, each batch one transaction. Heavy formats convert in a worker pool.
  */
-import { readdirSync, statfsSync, statSync } from "node:fs";
+import { readdirSync, realpathSync, statfsSync, statSync } from "node:fs";
 import { IDENTIFIER_VERSION } from "../identifiers.ts";
 import { dirname, join } from "node:path";
 import { BARE_DOCUMENT_VERSION, chunkDocument, EMPTY_HEADING_VERSION, type ChunkOptions } from "./chunk.ts";
@@ -163,6 +163,7 @@ async function writeSession(
       hint: "`researcher repo list` shows the repositories",
     });
   }
+  refuseMovedRoot(repo);
   const embedders = options.embedders ?? new EmbedderCache();
   const release = acquireWriterLock(repo.dir, repo.name);
   const pool = conversionPool(config, repo);
@@ -656,6 +657,23 @@ function refreshGitMetadata(store: Store, root: string): void {
 }
 
 /** The repository folder's identity (device and inode, through a link), or null when no folder is there now. */
+/**
+ * A repository folder is registered by its real path. One that resolves elsewhere now was replaced by a link (or a
+ * folder above it was): every document would read as a link out of the root and be dropped, so nothing is changed.
+ */
+function refuseMovedRoot(repo: Repository): void {
+  let real: string;
+  try {
+    real = realpathSync(repo.path);
+  } catch {
+    return; // missing or unreadable: the run's own checks say so
+  }
+  if (real === repo.path) return;
+  throw new ResearcherError("PATH_NOT_FOUND", `repository folder ${repo.path} now resolves to ${real}; nothing was changed`, {
+    hint: `put the folder back, or register the new place: \`researcher repo remove ${repo.name}\` and \`researcher repo add ${repo.name} ${real}\``,
+  });
+}
+
 function rootIdentity(root: string): string | null {
   const stats = statSync(root, { throwIfNoEntry: false });
   return stats?.isDirectory() ? `${stats.dev}:${stats.ino}` : null;
