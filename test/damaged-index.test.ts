@@ -1,13 +1,26 @@
 /** Issue 22: an index.db damaged beneath SQLite (truncated, a page overwritten, a page zeroed) is recovered by the CLI. */
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { addRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { AS_ROOT, cliCommand, MODEL_ENV, runCli, tempDir, writeTree } from "./helpers.ts";
+import { AS_ROOT, cliAsNobody, cliCommand, HOOK_TIMEOUT, MODEL_ENV, runCli, tempDir, writeTree } from "./helpers.ts";
 
 /** Enough documents for an index.db of many pages. */
 function corpus(): Record<string, string> {
@@ -153,6 +166,29 @@ test("an index locked by another program past the busy timeout is busy, not dama
   }
   expect(runCli(["search", "alpha", "--repo", "d"], { home }).code).toBe(0);
 }, 60_000);
+
+test.skipIf(!AS_ROOT)(
+  "a search of a read-only index.db leaves side files a later writer of the same user makes writable again (hostile s8 #8, as nobody)",
+  async () => {
+    const base = tempDir();
+    chmodSync(base, 0o755);
+    writeTree(base, { "docs/n.md": "# N\n\nnobodyword\n" });
+    for (const path of [base, join(base, "docs"), join(base, "docs/n.md")]) chownSync(path, 65534, 65534);
+    const cli = await cliAsNobody(base);
+    expect(cli("repo", "add", "d", join(base, "docs"), "--no-embed").code).toBe(0);
+    expect(cli("index", "d").code).toBe(0);
+    const db = join(base, "home/repositories/d/index.db");
+    chmodSync(db, 0o444);
+    expect(cli("search", "nobodyword").code).toBe(0);
+    chmodSync(db, 0o644); // the user gives it back its write access
+    writeTree(base, { "docs/m.md": "# M\n\nmore words\n" });
+    chownSync(join(base, "docs/m.md"), 65534, 65534);
+    const index = cli("index", "d");
+    expect({ code: index.code, stderr: index.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(cli("verify", "d", "--repair").code).toBe(0);
+  },
+  HOOK_TIMEOUT,
+);
 
 test.skipIf(!AS_ROOT)(
   "an index on a full disk or a read-only file system is said to be so, not damaged (no hint to rebuild it)",

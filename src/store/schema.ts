@@ -5,7 +5,7 @@
  * that names the command upgrading it.
  */
 import { Database } from "bun:sqlite";
-import { accessSync, constants as fs, existsSync, linkSync, mkdirSync, renameSync, rmSync, statfsSync, statSync } from "node:fs";
+import { accessSync, chmodSync, constants as fs, existsSync, linkSync, mkdirSync, renameSync, rmSync, statfsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { syncFolder, tempPathFor } from "../atomic.ts";
 import { describeError, isSqliteDamage, permissionHint, ResearcherError, systemCode, toResearcherError, writeDenied } from "../errors.ts";
@@ -250,8 +250,24 @@ function checkWritable(file: string): void {
       accessSync(path, mode);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+      if (path !== file && path !== folder && makeOwnWritable(path)) continue;
       throw writeDenied(error, path, folder) ?? error;
     }
+  }
+}
+
+/**
+ * SQLite's side file (`-wal`, `-shm`) of this user's that only its mode keeps from being written: a search of a
+ * read-only index.db left it so, and the user who gave index.db its write access back cannot be expected to know.
+ */
+function makeOwnWritable(path: string): boolean {
+  try {
+    const stats = statSync(path);
+    if (stats.uid !== process.getuid?.()) return false;
+    chmodSync(path, (stats.mode & 0o7777) | 0o600);
+    return true;
+  } catch {
+    return false;
   }
 }
 
