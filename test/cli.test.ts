@@ -132,10 +132,10 @@ describe("command dispatch", () => {
     expect(runCli(["search", "--mode", "bm25", "--", "-n1"], { home }).stderr).toStartWith('no results for "-n1"');
     // Nothing printed says why: no match, or matches all before --offset or below --min-score; an empty glob is no filter.
     expect(runCli(["search", "alpha", "--offset", "5"], { home }).stderr).toBe(
-      'no results for "alpha" (1 fragments match; all before --offset 5)\n',
+      'no results for "alpha" (1 fragment matches; all before --offset 5)\n',
     );
     expect(runCli(["search", "alpha", "--min-score", "1000", "--mode", "bm25"], { home }).stderr).toBe(
-      'no results for "alpha" (1 fragments match; none scoring --min-score 1000 or more)\n',
+      'no results for "alpha" (1 fragment matches; none scoring --min-score 1000 or more)\n',
     );
     expect(runCli(["search", "alpha", "--filter", ""], { home })).toMatchObject({
       code: 2,

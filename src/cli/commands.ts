@@ -28,6 +28,7 @@ import {
   documentInfoText,
   documentJson,
   changedSinceIndexLine,
+  count,
   documentListText,
   documentText,
   emptyListingText,
@@ -110,7 +111,8 @@ function noResults(response: SearchResponse, options: SearchOptions): string {
     options.minScore !== undefined
       ? `none scoring --min-score ${options.minScore} or more${from}`
       : `all before --offset ${response.offset}`;
-  return `${none} (${response.total} ${options.documents ? "documents match" : "fragments match"}; ${why})\n`;
+  const matched = `${count(response.total, options.documents ? "document" : "fragment")} ${response.total === 1 ? "matches" : "match"}`;
+  return `${none} (${matched}; ${why})\n`;
 }
 
 /**

@@ -370,7 +370,7 @@ export function documentListText(documents: DocumentInfo[], style: Style, absolu
 }
 
 /** `1 fragment`, `3 fragments`: a count with its noun, singular for one. */
-function count(n: number, one: string, many = `${one}s`): string {
+export function count(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
