@@ -195,15 +195,11 @@ test.skipIf(!AS_ROOT)(
     ]);
     expect(cli("verify", "d", "--repair").stderr).not.toContain("unexpected");
 
-    // The search above left WAL files with index.db's mode: giving index.db back is not enough, and the error
-    // says which file is left, one at a time.
+    // The search above left WAL files with index.db's mode: giving index.db back is enough, as a writer makes its
+    // own user's side files writable again (hostile s8 #8: each had to be fixed by hand).
     chmodSync(db, 0o644);
-    for (const left of [`${db}-wal`, `${db}-shm`]) {
-      if (!existsSync(left) || statSync(left).mode & 0o200) continue;
-      refused(cli("index", "d"), left);
-      chmodSync(left, 0o644);
-    }
     expect(cli("index", "d").code).toBe(0);
+    for (const left of [`${db}-wal`, `${db}-shm`]) if (existsSync(left)) expect(statSync(left).mode & 0o200).toBe(0o200);
 
     // A folder it may not write: the writer lock cannot be made there.
     chmodSync(dir, 0o555);
