@@ -140,7 +140,8 @@ export function noneAnswered(skipped: SkippedRepository[]): ResearcherError {
 
 export function addRepository(home: string, input: AddRepositoryInput): Repository {
   if (!REPO_NAME.test(input.name) || isReservedName(input.name)) {
-    throw new ResearcherError("INVALID_INPUT", `invalid repository name '${input.name}'`, {
+    // A name no repository could have, as a ref no document could have: a usage error (exit 2).
+    throw new ResearcherError("USAGE", `invalid repository name '${input.name}'`, {
       hint: "use letters, digits, '-' and '_' (at most 64), and no name JavaScript objects reserve (constructor, toString, …)",
     });
   }

@@ -243,7 +243,7 @@ test("names JavaScript objects reserve are no repository names and no part of a 
     const added = runCli(["repo", "add", name, docs, "--no-embed"], { home });
     expect({ name, code: added.code, stderr: added.stderr }).toMatchObject({
       name,
-      code: 1,
+      code: 2,
       stderr: expect.stringMatching(/^error: invalid repository name .*\nhint: .*reserve/),
     });
   }
