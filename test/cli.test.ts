@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli, tempDir, writeTree } from "./helpers.ts";
+import { GLOVE, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
 
 /** A home with a config, an index folder and one downloaded model: what a wrong command could destroy. */
 function populatedHome(): string {
@@ -44,6 +44,21 @@ describe("model clear", () => {
     expect(existsSync(join(home, "config.yaml"))).toBe(true);
     expect(existsSync(join(home, "repositories/notes/index.db"))).toBe(true);
   });
+});
+
+testShared("model set refuses a folder without the weights its dtype needs; a real model folder is set (s9 new user #2)", () => {
+  const home = tempDir();
+  const empty = join(tempDir(), "no-weights");
+  mkdirSync(join(empty, "onnx"), { recursive: true });
+  writeFileSync(join(empty, "config.json"), JSON.stringify({ model_type: "bert", hidden_size: 8 }));
+  writeFileSync(join(empty, "tokenizer.json"), "{}");
+  const refused = runCli(["model", "set", empty], { home, env: { RESEARCHER_MODEL_PATH: "" } });
+  expect(refused).toMatchObject({
+    code: 1,
+    stderr: expect.stringMatching(/^error: .*no-weights has no weights for dtype q8 .*model_quantized\.onnx is missing\)\nhint: /),
+  });
+  expect(existsSync(join(home, "config.yaml"))).toBe(false);
+  expect(runCli(["model", "set", GLOVE], { home, env: { RESEARCHER_MODEL_PATH: "" } }).code).toBe(0);
 });
 
 describe("command dispatch", () => {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { acquireWriterLock, processStartTime } from "../src/lock.ts";
 import { addRepository } from "../src/repos.ts";
+import { setConfigValue } from "../src/config.ts";
 import { search, SearchContext } from "../src/search/search.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { annPath } from "../src/search/vectors.ts";
@@ -235,6 +236,25 @@ describeShared("vector and hybrid search", () => {
     expect(found.results[0]!.path).toBe("cars.md");
     // Run to its end, the rebuild switches the model.
     expect(await indexRepository(home, switched, { rebuild: true, model: other })).toMatchObject({ model: other, embedded: 2 });
+  });
+
+  test("a new default model (model set) is for new repositories: one embedded before keeps its model, searches and runs work (s9 new user #2)", async () => {
+    const own = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "cars.md": TEN["cars.md"], "bread.md": TEN["bread.md"] });
+    setConfigValue(own, "embedding.model", GLOVE);
+    const before = addRepository(own, { name: "before", path: docs });
+    expect(await indexRepository(own, before)).toMatchObject({ embedded: 2, model: GLOVE });
+    const other = join(tempDir(), "glove-default"); // GloVe under another name: another model
+    symlinkSync(GLOVE, other);
+    setConfigValue(own, "embedding.model", other);
+    const found = await search(own, { query: "automobile", mode: "hybrid", repositories: ["before"] }, new SearchContext());
+    expect(found.results[0]!.path).toBe("cars.md");
+    writeTree(docs, { "ships.md": "a brand new document about ships\n" });
+    expect(await indexRepository(own, before)).toMatchObject({ indexed: 1, model: GLOVE });
+    const later = addRepository(own, { name: "later", path: tempDir() });
+    writeTree(later.path, { "cars.md": TEN["cars.md"] });
+    expect(await indexRepository(own, later)).toMatchObject({ model: other });
   });
 
   test("index --model with another model is refused before anything changes, changed files or not; a copy of the same model is not another", async () => {

@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import { cac, type CAC } from "cac";
 import { configPath, loadConfig, setConfigValue } from "../config.ts";
 import { CODE_EXTENSIONS, FILE_TYPES } from "../file-types.ts";
-import { chooseModel, clearModels, describeModel, loadEmbedder, modelsDir } from "../embed/embedder.ts";
+import { chooseModel, clearModels, describeModel, loadEmbedder, modelsDir, requireWeights } from "../embed/embedder.ts";
 import { ResearcherError } from "../errors.ts";
 import { removeRepository } from "../index/remove-repository.ts";
 import { downloadProgress, globals, home, json, list, out, type Flags } from "./cli-options.ts";
@@ -192,7 +192,8 @@ function modelCli(): CAC {
     .example("  researcher model set Xenova/bge-small-en-v1.5")
     .action((model: string, flags: Flags) => {
       const value = existsSync(model) ? resolve(model) : model;
-      describeModel(home(flags), { provider: "local", model: value }); // refuses a path that is not a model folder
+      // Refuses a path that is not a model folder, or one without the weights its dtype names.
+      requireWeights(describeModel(home(flags), { ...choice(flags, value), provider: "local", model: value }));
       setConfigValue(home(flags), "embedding.model", value);
       out(`embedding model: ${escapeControls(value)}\n`);
     });

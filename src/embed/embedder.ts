@@ -163,9 +163,9 @@ export function clearModels(home: string, id?: string): string {
 }
 
 /**
- * Merge settings: explicit flag, then RESEARCHER_MODEL_PATH, RESEARCHER_MODEL, repository, global config. When
- * none names a model, a repository keeps the model it was embedded with (`remembered`), then the embedded or
- * default model applies: indexing with an environment variable once must not break every later command.
+ * Merge settings: explicit flag, then RESEARCHER_MODEL_PATH, RESEARCHER_MODEL, the repository's own settings; then a
+ * repository keeps the model it was embedded with (`remembered`); then the global config, then the embedded or
+ * default model. Indexing with an environment variable once, or a new default, must not break every later command.
  */
 export function chooseModel(
   global: Partial<EmbeddingConfig>,
@@ -175,15 +175,18 @@ export function chooseModel(
 ): ModelChoice {
   const merged = { ...global, ...repo };
   const override = flag || env.model();
-  const fallback = remembered?.id ?? (EMBEDDED_MODEL ? `${EMBEDDED_PREFIX}${EMBEDDED_MODEL.name}` : DEFAULT_MODEL);
-  const model = override || merged.model || fallback;
+  // An index keeps the model it was embedded with until it is re-embedded: a default set since (`model set`) is for
+  // repositories without vectors, and only the repository's own settings (or a flag) name another.
+  const keeps = remembered !== undefined && !repo.model && !repo.provider;
+  const fallback = EMBEDDED_MODEL ? `${EMBEDDED_PREFIX}${EMBEDDED_MODEL.name}` : DEFAULT_MODEL;
+  const model = override || (keeps ? remembered.id : merged.model || fallback);
   const provider: Provider = override
     ? isPathLike(model)
       ? "local"
       : (merged.provider ?? "local")
-    : merged.model || merged.provider
-      ? (merged.provider ?? "local")
-      : ((remembered?.provider as Provider | undefined) ?? "local");
+    : keeps
+      ? ((remembered.provider as Provider | undefined) ?? "local")
+      : (merged.provider ?? "local");
   return {
     provider,
     model,
@@ -293,6 +296,18 @@ function weightsFile(info: ModelInfo): string | null {
   if (!info.path) return null;
   if (layoutOf(info) === "model2vec") return model2vecWeights(info.path);
   return join(info.path, "onnx", DTYPE_FILES[info.dtype] ?? "model.onnx");
+}
+
+/**
+ * A local model folder must hold the weights its settings pick (the ONNX file of its dtype, or model2vec's table):
+ * one without them is refused where it is named (`model set`), not at every later search.
+ */
+export function requireWeights(info: ModelInfo): void {
+  const weights = weightsFile(info);
+  if (weights === null || existsSync(weights)) return;
+  throw new ResearcherError("MODEL_UNAVAILABLE", `${info.path} has no weights for dtype ${info.dtype} (${weights} is missing)`, {
+    hint: "point at a folder holding the model's ONNX file, or choose the dtype it has: `researcher config set embedding.dtype fp32`",
+  });
 }
 
 const layoutOf = (info: ModelInfo): StaticLayout | null =>
