@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { strToU8, zipSync } from "fflate";
 import { convertDocx } from "../src/convert/docx.ts";
+import { chunkDocument } from "../src/index/chunk.ts";
 import { isRevisionId, MAMMOTH_NAMES, PROPERTIES, readXml } from "../src/convert/docx-xml.ts";
 import { readZip } from "../src/convert/zip.ts";
 import { ResearcherError } from "../src/errors.ts";
@@ -88,6 +89,13 @@ describe("convertDocx: generated", () => {
     const withCore = await convertDocx(docx(paragraph("Body"), core), "fallback");
     expect(withCore.title).toBe("Fish & Chips — a <history>");
     expect(withCore.metadata).toEqual({ author: "J. Doe", created: "2020-01-02T03:04:05Z" });
+  });
+
+  test("a title in core properties and no body: the title is its one heading, so it can be found (s9 new user #4)", async () => {
+    const core = `<?xml version="1.0"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Quarterly   plan</dc:title></cp:coreProperties>`;
+    const doc = await convertDocx(docx("", core), "fallback");
+    expect({ title: doc.title, text: doc.text }).toEqual({ title: "Quarterly plan", text: "# Quarterly plan\n" });
+    expect(chunkDocument(doc).map((f) => f.text)).toEqual(["# Quarterly plan"]);
   });
 
   test("no heading, no core properties: the fallback title", async () => {

@@ -103,6 +103,14 @@ export interface ConvertOptions {
  */
 export const HEADING_MAX_CHARS = 100;
 
+/**
+ * A document with a title and no body text (a stub page, an empty Word file with its title set) is found by its
+ * title: it becomes the document's one heading, as a note of headings alone is (chunk.ts).
+ */
+export function bodyOrTitle(text: string, title: string | undefined): string {
+  return text.trim() === "" && title ? `# ${title.replace(/\s+/g, " ")}\n` : text;
+}
+
 /** A heading or title cut to `max` characters at a word boundary (hard-cut without one), with an ellipsis. */
 export function shortHeading(text: string, max = HEADING_MAX_CHARS): string {
   if (text.length <= max) return text;

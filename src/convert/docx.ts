@@ -6,7 +6,7 @@ import { strFromU8 } from "fflate";
 import mammoth from "mammoth";
 // @ts-expect-error mammoth's XML module has no types
 import mammothXml from "mammoth/lib/xml/index.js";
-import type { ConvertedDocument } from "./document.ts";
+import { bodyOrTitle, type ConvertedDocument } from "./document.ts";
 import { firstHeading } from "./markdown.ts";
 import { htmlToMarkdown } from "./html.ts";
 import { describeError, ResearcherError } from "../errors.ts";
@@ -34,7 +34,13 @@ export async function convertDocx(bytes: Uint8Array, fallbackTitle: string): Pro
   const properties = core ? coreProperties(strFromU8(core)) : {};
   const text = htmlToMarkdown(dropNoteBacklinks(await docxToHtml(bytes)));
   const { title, ...metadata } = properties;
-  return { title: title ?? firstHeading(text) ?? fallbackTitle, format: "markdown", text, firstLine: 1, metadata };
+  return {
+    title: title ?? firstHeading(text) ?? fallbackTitle,
+    format: "markdown",
+    text: bodyOrTitle(text, title),
+    firstLine: 1,
+    metadata,
+  };
 }
 
 /**

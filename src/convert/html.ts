@@ -12,7 +12,7 @@ import TurndownService from "turndown";
 import { strikethrough, taskListItems } from "@joplin/turndown-plugin-gfm";
 // @ts-expect-error -- turndown's own DOM (its node build parses with it); its .d.ts is not a module
 import domino from "@mixmark-io/domino";
-import type { ConvertedDocument } from "./document.ts";
+import { bodyOrTitle, type ConvertedDocument } from "./document.ts";
 import { ResearcherError } from "../errors.ts";
 
 /** The slice of the DOM (domino's) this module touches. Domino's `querySelector` misses with `undefined`, not null. */
@@ -75,10 +75,7 @@ export async function convertHtml(bytes: Uint8Array, fallbackTitle: string): Pro
   const metadata = htmlMetadata(doc);
   const found = htmlTitle(doc);
   const text = documentToMarkdown(doc, { webPage: true });
-  // A page with a title and no body text (a stub, a redirect page) is found by its title: it becomes the page's
-  // one heading, as a note of headings alone is (chunk.ts).
-  const body = text.trim() === "" && found ? `# ${found.replace(/\s+/g, " ")}\n` : text;
-  return { title: found ?? fallbackTitle, format: "markdown", text: body, firstLine: 1, metadata };
+  return { title: found ?? fallbackTitle, format: "markdown", text: bodyOrTitle(text, found), firstLine: 1, metadata };
 }
 
 /** Markdown of HTML that is not a web page (an EPUB chapter, mammoth's DOCX output): it has no site chrome. */

@@ -20,10 +20,10 @@ export const DEFAULT_CHUNK_OPTIONS: ChunkOptions = { tokens: 350, overlap: 0.15 
 
 /**
  * The version of the rule for documents without body text (headings alone, or front matter with a title; since 2,
- * a web page with a title alone). Before it (0) they got no fragment: an index that recorded an older version
- * chunks its documents without fragments again.
+ * a web page with a title alone; since 3, a Word file with a title alone). Before it (0) they got no fragment: an
+ * index that recorded an older version chunks its documents without fragments again.
  */
-export const BARE_DOCUMENT_VERSION = 2;
+export const BARE_DOCUMENT_VERSION = 3;
 
 /**
  * The version of the rule for a heading with nothing under it in a document with text: since 1 its line joins the
