@@ -149,6 +149,10 @@ describe("line ranges at the edges", () => {
     expect((await refusal(readDocument(home, "one:guide.md", { fromLine: 0 }))).code).toBe("USAGE");
     expect((await refusal(readDocument(home, "one:guide.md", { maxLines: 0 }))).code).toBe("USAGE");
     expect((await refusal(readDocument(home, "one:guide.md:2:0"))).code).toBe("USAGE");
+    // Whether or not the document exists: line 0 and page 0 are no place in any (they were "not indexed", exit 1).
+    for (const ref of ["one:missing.md:0", "missing.md:0", "one:missing.pdf:p0", "missing.pdf:p0", "one:guide.md:0"]) {
+      expect({ ref, code: (await refusal(readDocument(home, ref))).code }).toEqual({ ref, code: "USAGE" });
+    }
     // Options win over the ref's own line and count.
     expect(await readDocument(home, "one:guide.md:2:1", { fromLine: 3, maxLines: 2 })).toMatchObject({ from: 3, to: 4 });
   });

@@ -168,7 +168,9 @@ function resolveTrimmedRef(home: string, trimmed: string, options: { repository?
     );
   }
   if (colon > 0 && REPO_NAME.test(trimmed.slice(0, colon))) getRepository(home, trimmed.slice(0, colon)); // throws, naming the known ones
-  const target = lineSuffix(trimmed)?.path ?? trimmed;
+  const suffix = lineSuffix(trimmed);
+  if (suffix) refuseZero(suffix); // `a.md:0` names no place in any document: a usage error, not a miss
+  const target = suffix?.path ?? trimmed;
   throw unread(
     notIndexed(
       trimmed,
@@ -239,6 +241,7 @@ function resolveInRepository(repo: Repository, rest: string, strict: boolean): D
   if (found !== undefined) return { repo, path: found };
   const split = lineSuffix(rest);
   if (split) {
+    refuseZero(split);
     const named = attempt(repositoryPath, split.path);
     const path = indexed(named) ?? (strict ? named : undefined);
     if (path !== undefined) {
@@ -248,6 +251,18 @@ function resolveInRepository(repo: Repository, rest: string, strict: boolean): D
   }
   return strict ? { repo, path: whole! } : undefined;
 }
+
+/** Line 0 and page 0 are no place in any document: a usage error before anything is looked up, as `:20-10` is. */
+function refuseZero({ line, count, to, page }: { line?: number; count?: number; to?: number; page?: number }): void {
+  if (page === 0) throw badPage(page);
+  if (line === 0) throw badFirstLine(line);
+  if (count === 0 && to === undefined) throw badCount(count); // a range ending before it starts says so itself
+}
+
+const badPage = (page: number) =>
+  new ResearcherError("USAGE", `pages count from 1 (got p${page})`, { hint: "read the first page as pN with N ≥ 1" });
+const badFirstLine = (line: number) => new ResearcherError("USAGE", `the first line must be 1 or more (got ${line})`);
+const badCount = (count: number) => new ResearcherError("USAGE", `the number of lines must be 1 or more (got ${count})`);
 
 /** `:20-10`: refused rather than read as one line, which a typo (or a swapped pair) would silently get. */
 function reversedRange(name: string, from: number, to: number): ResearcherError {
@@ -381,7 +396,7 @@ export function editDistance(a: string, b: string, limit = Infinity): number {
 
 /** The lines of page `page` (its marker line to the line before the next marker) in a paged document's text. */
 function pageLines(lines: string[], page: number, name: string): { from: number; count: number } {
-  if (page < 1) throw new ResearcherError("USAGE", `pages count from 1 (got p${page})`, { hint: "read the first page as pN with N ≥ 1" });
+  if (page < 1) throw badPage(page);
   const markers = lines.flatMap((line, i) => (PAGE_MARKER.test(line) ? [i] : []));
   if (markers.length === 0) throw new ResearcherError("INVALID_INPUT", `${name} has no pages`, { hint: "read it by line: repo:path:line" });
   const start = markers[page - 1];
@@ -413,10 +428,8 @@ export async function readDocument(
   const from = options.fromLine ?? page?.from ?? resolved.line ?? 1;
   const count = options.maxLines ?? page?.count ?? resolved.count;
   // A line number in a ref is the caller's to get right, as a flag's is: a usage error (exit 2), as `--from 0` is.
-  if (!Number.isInteger(from) || from < 1) throw new ResearcherError("USAGE", `the first line must be 1 or more (got ${from})`);
-  if (count !== undefined && (!Number.isInteger(count) || count < 1)) {
-    throw new ResearcherError("USAGE", `the number of lines must be 1 or more (got ${count})`);
-  }
+  if (!Number.isInteger(from) || from < 1) throw badFirstLine(from);
+  if (count !== undefined && (!Number.isInteger(count) || count < 1)) throw badCount(count);
   if (from > Math.max(1, lines.length)) {
     throw new ResearcherError("INVALID_INPUT", `line ${from} is past the end of ${repo.name}:${path} (${lines.length} lines)`, {
       hint: `read from a line between 1 and ${lines.length}`,
