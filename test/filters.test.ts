@@ -371,6 +371,9 @@ describe("search --where on the command line", () => {
     const text = cli("search", "ferris", "--where", "tags=golang");
     expect(text).toMatchObject({ code: 0, stdout: "" });
     expect(text.stderr).toBe('no results for "ferris"\nhint: no document has tags=golang; tags here: rust, Ownership, async, go\n');
+    expect(cli("search", "ferris", "--where", "colour=red").stderr).toContain(
+      "hint: no document has colour=red: none has a colour field\n",
+    );
     const json = JSON.parse(cli("search", "ferris", "--json", "--where", "tags=golang").stdout);
     expect(json.unmatched).toEqual([{ filter: "tags=golang", key: "tags", known: ["rust", "Ownership", "async", "go"] }]);
   });

@@ -2,7 +2,8 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { convertImage } from "../src/convert/image.ts";
-import { convertPdf, NO_TEXT_LAYER_OCR_OFF } from "../src/convert/pdf.ts";
+import { NO_TEXT_LAYER_OCR_OFF } from "../src/convert/document.ts";
+import { convertPdf } from "../src/convert/pdf.ts";
 import { pageText } from "../src/convert/ocr.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
 import { agreementScore } from "./agreement.ts";
@@ -39,6 +40,15 @@ describe("OCR", () => {
   testShared("ocr: off leaves a scan unread, with a reason that says how to turn it on", async () => {
     const bytes = await scannedPage(SCAN, 1);
     expect((await conversionFailure(convertPdf(bytes, "scan", { ocr: "off" }))).message).toBe(NO_TEXT_LAYER_OCR_OFF);
+    // convert --ocr off: the hint is the flag that turns it on (s9 new user: it named the repository's setting).
+    const home = tempDir();
+    const file = join(home, "scan.pdf");
+    writeFileSync(file, bytes);
+    const convert = runCli(["convert", file, "--ocr", "off"], { home });
+    expect(convert).toMatchObject({
+      code: 1,
+      stderr: `error: ${NO_TEXT_LAYER_OCR_OFF}\nhint: \`researcher convert ${file} --ocr auto\` reads its scanned pages\n`,
+    });
   });
 
   testShared("a language without a model fails the file naming the language and the folder", async () => {

@@ -9,6 +9,7 @@ import { loadConfig, OCR_MODES } from "../config.ts";
 import { LIMIT, minimumScore, OFFSET, type Range } from "../search/bounds.ts";
 import { downloadProgress, home, integer, json, list, out, positive, repeated, type Flags } from "./cli-options.ts";
 import { formatOf } from "../convert/convert.ts";
+import { NO_TEXT_LAYER_OCR_OFF } from "../convert/document.ts";
 import { conversionLimits, convertPath } from "../convert/pool.ts";
 import {
   documentInfo,
@@ -20,7 +21,7 @@ import {
   repositoryPath,
 } from "../search/documents.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
-import { ResearcherError, toResearcherError } from "../errors.ts";
+import { isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { env } from "../env.ts";
 import { parseFilter } from "../search/filters.ts";
 import { indexRepository, type IndexSummary, removeDocument } from "../index/indexer.ts";
@@ -399,10 +400,14 @@ export async function convertCommand(file: string, flags: Flags): Promise<void> 
       hint: "write the markdown to another file",
     });
   }
-  const converted = await convertPath(absolute, {
-    maxBytes: config.index.max_file_bytes,
-    ...conversionLimits(config, ocrSettings(home(flags), absolute, flags.ocr)),
-  });
+  const ocr = ocrSettings(home(flags), absolute, flags.ocr);
+  const converted = await convertPath(absolute, { maxBytes: config.index.max_file_bytes, ...conversionLimits(config, ocr) }).catch(
+    (error: unknown) => {
+      // The converter names the repository setting; here it was this command's --ocr (or the setting it took).
+      if (ocr.mode !== "off" || !isResearcherError(error) || !error.message.includes(NO_TEXT_LAYER_OCR_OFF)) throw error;
+      throw new ResearcherError(error.code, error.message, { hint: `\`researcher convert ${file} --ocr auto\` reads its scanned pages` });
+    },
+  );
   const { title, metadata, pages = null, text } = converted;
   const rendered = flags.json
     ? `${JSON.stringify({ title, format: formatOf(absolute), metadata, pages, text }, null, 2)}\n`

@@ -88,7 +88,7 @@ function plainText(path: string, bytes: Uint8Array): string {
     if (type === "txt" || languageOf(path) !== null || !(error instanceof ResearcherError)) throw error;
     throw new ResearcherError(
       "FILE_UNREADABLE",
-      `${error.message}: .${type || "(no extension)"} has no converter here, so it is read as plain text`,
+      `${error.message}: ${type ? `.${type}` : "a file without an extension"} has no converter here, so it is read as plain text`,
     );
   }
 }

@@ -103,6 +103,9 @@ export interface ConvertOptions {
  */
 export const HEADING_MAX_CHARS = 100;
 
+/** A PDF without text whose scanned pages were not read because OCR is off (the CLI's convert hints its --ocr). */
+export const NO_TEXT_LAYER_OCR_OFF = "no text layer (scanned? OCR is off: set the repository's ocr setting to auto)";
+
 /**
  * A document with a title and no body text (a stub page, an empty Word file with its title set) is found by its
  * title: it becomes the document's one heading, as a note of headings alone is (chunk.ts).

@@ -4,7 +4,7 @@
  * noticeably larger than the page's body text. Words hyphenated at line ends are rejoined and ligatures folded
  * (NFKC). Reading order is pdf.js's content-stream order, which for typeset two-column papers is column by column.
  */
-import { isHeading, joinLine, median, pageMarker, type ConvertedDocument, type ConvertOptions } from "./document.ts";
+import { isHeading, joinLine, median, NO_TEXT_LAYER_OCR_OFF, pageMarker, type ConvertedDocument, type ConvertOptions } from "./document.ts";
 import { ResearcherError } from "../errors.ts";
 import { pageImage, type PdfPage, recognise } from "./ocr.ts";
 import { readCMap, readWasm } from "./pdf-data.ts";
@@ -59,7 +59,6 @@ interface Line {
 
 export const NO_TEXT_LAYER = "no text layer, and OCR found no text in its pages";
 export const NO_PAGE_IMAGES = "no text layer and no page images to recognise";
-export const NO_TEXT_LAYER_OCR_OFF = "no text layer (scanned? OCR is off: set the repository's ocr setting to auto)";
 
 /** Fewer visible characters than this on a page and it is treated as a scan (page numbers, stray marks). */
 const OCR_BELOW_CHARS = 16;

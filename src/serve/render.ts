@@ -109,7 +109,7 @@ export function searchJson(response: SearchResponse): object {
 export function unmatchedLines(unmatched: readonly FilterMiss[] | undefined): string[] {
   return (unmatched ?? []).map(({ filter, key, known }) =>
     escapeControls(
-      known.length ? `no document has ${filter}; ${key} here: ${known.join(", ")}` : `no document has ${filter}: none has a ${key}`,
+      known.length ? `no document has ${filter}; ${key} here: ${known.join(", ")}` : `no document has ${filter}: none has a ${key} field`,
     ),
   );
 }
@@ -416,7 +416,7 @@ export function indexSummaryText(summary: IndexSummary, style: Style): string {
   }
   const types = Object.entries(summary.skipped_types ?? {}).sort((a, b) => b[1] - a[1]);
   if (types.length) {
-    const list = types.map(([type, n]) => `${n} .${type || "(no extension)"}`).join(", ");
+    const list = types.map(([type, n]) => `${n} ${type ? `.${type}` : "without an extension"}`).join(", ");
     lines.push(`  ${style.dim(`not indexed by type: ${list} (see file_types in \`researcher config show\`)`)}`);
   }
   const generated = Object.entries(summary.skipped_generated ?? {}).sort((a, b) => b[1] - a[1]);
