@@ -59,6 +59,10 @@ testShared("model set refuses a folder without the weights its dtype needs; a re
   });
   expect(existsSync(join(home, "config.yaml"))).toBe(false);
   expect(runCli(["model", "set", GLOVE], { home, env: { RESEARCHER_MODEL_PATH: "" } }).code).toBe(0);
+  // A local folder is used where it is: pull says so (it said "ready in ~/.researcher/models").
+  expect(runCli(["model", "pull", GLOVE], { home, env: { RESEARCHER_MODEL_PATH: "" } }).stdout).toBe(
+    `${GLOVE}: 100 dims, ready at ${GLOVE}\n`,
+  );
 });
 
 describe("command dispatch", () => {

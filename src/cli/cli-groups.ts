@@ -183,7 +183,9 @@ function modelCli(): CAC {
     .example("  researcher model pull Snowflake/snowflake-arctic-embed-xs")
     .action(async (id: string | undefined, flags: Flags) => {
       const embedder = await loadEmbedder(home(flags), choice(flags, id), { allowDownload: true, onProgress: downloadProgress() });
-      out(`${escapeControls(`${embedder.info.id}: ${embedder.dims} dims, ready in ${modelsDir(home(flags))}`)}\n`);
+      // A local folder is used where it is; only a downloaded model lands in the models folder.
+      const where = embedder.info.path && embedder.info.source !== "cache" ? `at ${embedder.info.path}` : `in ${modelsDir(home(flags))}`;
+      out(`${escapeControls(`${embedder.info.id}: ${embedder.dims} dims, ready ${where}`)}\n`);
       await embedder.dispose();
     });
   cli
