@@ -102,7 +102,9 @@ const DEBOUNCE_MS: Range = { min: 0, max: 60_000 };
 
 /** Why a text search printed nothing: no match, or matches all before --offset or below --min-score. */
 function noResults(response: SearchResponse, options: SearchOptions): string {
-  const none = `no results for "${escapeControls(response.query)}"`;
+  // A query with its own double quotes (a phrase) is shown in single ones: `no results for '"exact phrase"'`.
+  const query = escapeControls(response.query);
+  const none = `no results for ${query.includes('"') ? `'${query}'` : `"${query}"`}`;
   if (response.total === 0 || response.mode !== "bm25")
     return `${none}\n${unmatchedLines(response.unmatched)
       .map((line) => `hint: ${line}\n`)
