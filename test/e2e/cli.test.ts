@@ -47,16 +47,16 @@ describe("researcher CLI", () => {
     ]);
   });
 
-  test("repo add refuses bad input with one clear line and exit 1", () => {
-    for (const args of [
-      ["notes", docs],
-      ["other", docs],
-      ["bad name!", docs],
-      ["x", join(docs, "missing")],
-      ["y", join(docs, "alpha.md")],
-    ]) {
+  test("repo add refuses bad input with one clear line: exit 1, or 2 for a name no repository could have", () => {
+    for (const [args, code] of [
+      [["notes", docs], 1],
+      [["other", docs], 1],
+      [["bad name!", docs], 2],
+      [["x", join(docs, "missing")], 1],
+      [["y", join(docs, "alpha.md")], 1],
+    ] as const) {
       const result = cli("repo", "add", ...args);
-      expect(result.code).toBe(1);
+      expect({ args, code: result.code }).toEqual({ args, code });
       expect(result.stderr).toMatch(/^error: .+\n/);
       expect(result.stderr).not.toContain("    at ");
     }
