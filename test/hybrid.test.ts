@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, u
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { acquireWriterLock, processStartTime } from "../src/lock.ts";
-import { addRepository } from "../src/repos.ts";
+import { addRepository, getRepository } from "../src/repos.ts";
 import { setConfigValue } from "../src/config.ts";
 import { search, SearchContext } from "../src/search/search.ts";
 import { repositoryStatus } from "../src/store/status.ts";
@@ -234,8 +234,24 @@ describeShared("vector and hybrid search", () => {
     expect([after.model, after.vectors, after.documents]).toEqual([GLOVE, before.vectors, before.documents]);
     const found = await search(home, { query: "automobile", mode: "vector", repositories: ["switched"] }, new SearchContext());
     expect(found.results[0]!.path).toBe("cars.md");
+    // Cut off just after its commit (while it merges the full-text index): config.yaml already names the new model,
+    // so searches agree with the index (s9 hostile #1: every search was MODEL_MISMATCH in that gap).
+    const late = indexRepository(home, switched, {
+      rebuild: true,
+      model: other,
+      onProgress: (progress) => {
+        if (progress.phase === "merge") throw new Error("interrupted late");
+      },
+    });
+    await expect(late).rejects.toThrow("interrupted late");
+    expect(repositoryStatus(switched).model).toBe(other);
+    const agreed = await search(home, { query: "automobile", mode: "vector", repositories: ["switched"] }, new SearchContext());
+    expect(agreed.results[0]!.path).toBe("cars.md");
     // Run to its end, the rebuild switches the model.
-    expect(await indexRepository(home, switched, { rebuild: true, model: other })).toMatchObject({ model: other, embedded: 2 });
+    expect(await indexRepository(home, getRepository(home, "switched"), { rebuild: true, model: GLOVE })).toMatchObject({
+      model: GLOVE,
+      embedded: 2,
+    });
   });
 
   test("a new default model (model set) is for new repositories: one embedded before keeps its model, searches and runs work (s9 new user #2)", async () => {

@@ -160,6 +160,7 @@ function refuseTogether(flags: Flags, names: [string, string], why: string): voi
 export async function indexCommand(names: string[], flags: Flags): Promise<void> {
   refuseTogether(flags, ["rebuild", "embeddingsOnly"], "--rebuild already recomputes every vector");
   refuseTogether(flags, ["embeddingsOnly", "noEmbed"], "--embeddings-only computes vectors, --no-embed skips them");
+  refuseTogether(flags, ["model", "noEmbed"], "--model names the model to embed with, --no-embed skips embedding");
   const { summaries, failures } = await indexEach(names, flags);
   // Warnings (e.g. embeddings pending offline) go to stderr, also with --json, so scripts and people both see them.
   for (const summary of summaries)

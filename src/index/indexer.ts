@@ -221,7 +221,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
       : options.rebuild
         ? await store.atomically(async () => {
             clearImpacts(store); // rebuilt at the end, rather than kept up fragment by fragment
-            if (replacesVectors) store.clearVectors();
+            if (replacesVectors && embed) store.clearVectors(); // (without embedding, the old vectors stay the index's)
             // Every file is read again (none is kept as unchanged); a document whose file cannot be read now (an
             // unreadable folder or file) is kept, as in any run, rather than cleared with the rest.
             const counts = await runIndex(store, repo, documentSettings(store, config, pool, repo, { all: true }), options);
@@ -230,6 +230,13 @@ export async function indexRepository(home: string, repo: Repository, options: I
             return counts;
           })
         : await runIndex(store, repo, documentSettings(store, config, pool, repo), options);
+    // The moment a model switch commits, config.yaml names it too: a kill after the commit must not leave the two
+    // disagreeing (every search would then be MODEL_MISMATCH) for the time the steps below take.
+    const keepModel = () => {
+      const model = store.embeddingModel();
+      if (options.model && model?.id === choice.model) keepRepositoryModel(home, repo, model);
+    };
+    if (embeddedInRebuild) keepModel();
     const changed = summary.fragments + summary.removed;
     if (changed > 0) {
       const onStep = (done: number, total: number) => options.onProgress?.({ phase: "merge", done, total });
@@ -246,13 +253,13 @@ export async function indexRepository(home: string, repo: Repository, options: I
               return embedRepository(store, repo, load, options);
             })
           : await embedOrDefer(store, repo, load, options);
+    if (!embeddedInRebuild) keepModel();
     const model = store.embeddingModel();
     if (embed && model && !("embeddings_pending" in embedding)) {
       // How well each list finds its own passages decides the fusion weights; it searches the fresh ANN file.
       await syncVectorIndex(store, repo.dir, model.dims);
       await calibrateRepository(store, repo.dir, load);
     }
-    if (options.model && model?.id === choice.model) keepRepositoryModel(home, repo, model);
     return { embeddings_pending: 0, warnings: [], ...summary, ...embedding };
   });
 }
