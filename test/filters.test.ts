@@ -193,6 +193,33 @@ describe("filters inside the ranking", () => {
     expect((await run("tags=go")).unmatched).toBeUndefined();
   });
 
+  test("the values named for a miss: long ones cut, most common first across repositories; nested keys and long in-lists are not looked at (s9 hostile #2)", async () => {
+    const own = tempDir();
+    const [a, b] = [tempDir(), tempDir()];
+    const long = "x".repeat(500);
+    writeTree(
+      a,
+      Object.fromEntries(["1", "2", "3"].map((n) => [`${n}.md`, `---\nkind: rare${n}\nnested: {deep: v}\n---\n\nFerris ${n}\n`])),
+    );
+    writeTree(b, {
+      ...Object.fromEntries(["1", "2", "3", "4"].map((n) => [`${n}.md`, `---\nkind: common\n---\n\nFerris ${n}\n`])),
+      "long.md": `---\nkind: ${long}\n---\n\nFerris long\n`,
+    });
+    for (const [name, path] of [
+      ["a", a],
+      ["b", b],
+    ] as const)
+      await indexRepository(own, addRepository(own, { name, path, embed: false }));
+    const misses = async (where: string) =>
+      (await search(own, { query: "ferris", mode: "bm25", where: [parseFilter(where)] }, new SearchContext())).unmatched;
+    const [miss] = (await misses("kind=none"))!;
+    expect(miss!.known[0]).toBe("common");
+    expect(miss!.known).toContain(`${"x".repeat(59)}…`);
+    expect(await misses("nested=v")).toBeUndefined(); // an object: no list of values to offer
+    const list = Array.from({ length: 21 }, (_, i) => `v${i}`).join("|");
+    expect(await misses(`kind in (${list})`)).toBeUndefined();
+  });
+
   test("page terms select a PDF's fragments by the pages they span; other documents have no pages", async () => {
     const pages = async (where: string) => (await run(where)).results.map((r) => r.page).sort();
     expect(await pages("page=2")).toEqual([2]);

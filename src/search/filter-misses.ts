@@ -17,17 +17,27 @@ export interface FilterMiss {
 }
 
 const KNOWN_VALUES = 12;
+/** Bounds on the work an empty answer adds: terms looked at, values of an `in` list, characters of a value shown. */
+const MAX_TERMS = 5;
+const MAX_TERM_VALUES = 20;
+const MAX_VALUE_CHARS = 60;
 
 /**
  * The equality terms every result must pass (the filter's top-level AND) that no document of the searched
- * repositories passes, on keys whose values can be listed: `format` and front-matter fields. Other keys (a path
- * glob, a title, a date) have no short list of values to offer.
+ * repositories passes, on keys whose values can be listed: `format` and front-matter fields with plain values.
+ * Other keys (a path glob, a title, a date, a nested object) have no short list of values to offer, and a long `in`
+ * list is a list of paths or ids its sender already knows: neither is looked at.
  */
 export function filterMisses(filter: Filter | undefined, searched: { repo: Repository; store: Store }[]): FilterMiss[] {
   return requiredTerms(filter)
-    .filter((term) => (term.op === "eq" || term.op === "in") && (term.key === "format" || !BUILT_IN_KEYS[term.key]))
+    .filter((term) => (term.op === "eq" || term.op === "in") && term.values.length <= MAX_TERM_VALUES)
+    .filter((term) => term.key === "format" || !BUILT_IN_KEYS[term.key])
+    .slice(0, MAX_TERMS)
     .filter((term) => !searched.some(({ repo, store }) => store.admitsAny(store.compileFilter(term, repo.name))))
-    .map((term) => ({ filter: termText(term), key: term.key, known: knownValues(term.key, searched) }));
+    .flatMap((term) => {
+      const known = knownValues(term.key, searched);
+      return known ? [{ filter: shortened(termText(term), MAX_VALUE_CHARS * 4), key: term.key, known }] : [];
+    });
 }
 
 function requiredTerms(filter: Filter | undefined): FilterTerm[] {
@@ -40,7 +50,20 @@ function termText(term: FilterTerm): string {
   return term.op === "in" ? `${term.key} in (${term.values.join("|")})` : `${term.key}=${term.values[0]}`;
 }
 
-function knownValues(key: string, searched: { store: Store }[]): string[] {
-  const values = new Set(searched.flatMap(({ store }) => store.keyValues(key, KNOWN_VALUES)));
-  return [...values].slice(0, KNOWN_VALUES);
+/** The most common values over all the repositories, each cut short; null when the key holds objects. */
+function knownValues(key: string, searched: { store: Store }[]): string[] | null {
+  const counts = new Map<string, number>();
+  for (const { store } of searched) {
+    const values = store.keyValues(key, KNOWN_VALUES);
+    if (values === null) return null;
+    for (const { value, count } of values) counts.set(value, (counts.get(value) ?? 0) + count);
+  }
+  return [...counts]
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
+    .slice(0, KNOWN_VALUES)
+    .map(([value]) => shortened(value, MAX_VALUE_CHARS));
+}
+
+function shortened(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

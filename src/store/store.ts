@@ -538,24 +538,30 @@ export class Store {
   }
 
   /**
-   * The values documents hold for `format` or a front-matter key (a list's elements each), most common first: what
-   * a filter on that key could have asked for.
+   * The values documents hold for `format` or a front-matter key (a list's elements each) with how many hold each,
+   * most common first: what a filter on that key could have asked for. Null when the key holds objects somewhere
+   * (its values are no list to offer).
    */
-  keyValues(key: string, limit: number): string[] {
-    const rows =
-      key === "format"
-        ? this.db
-            .query<{ value: string }, [number]>(
-              "SELECT format AS value FROM documents GROUP BY format ORDER BY count(*) DESC, format LIMIT ?",
-            )
-            .all(limit)
-        : this.db
-            .query<{ value: string }, [string, number]>(
-              `SELECT m.value AS value FROM documents d, json_each(d.metadata, ?) AS m
-               WHERE m.type IN ('text', 'integer', 'real') GROUP BY m.value ORDER BY count(*) DESC, m.value LIMIT ?`,
-            )
-            .all(metadataPath(key), limit);
-    return rows.map((row) => String(row.value));
+  keyValues(key: string, limit: number): { value: string; count: number }[] | null {
+    if (key === "format") {
+      return this.db
+        .query<{ value: string; count: number }, [number]>(
+          "SELECT format AS value, count(*) AS count FROM documents GROUP BY format ORDER BY count DESC, format LIMIT ?",
+        )
+        .all(limit);
+    }
+    const path = metadataPath(key);
+    const nested = this.db
+      .query<{ one: number }, [string]>("SELECT 1 AS one FROM documents WHERE json_type(metadata, ?) = 'object' LIMIT 1")
+      .get(path);
+    if (nested) return null;
+    return this.db
+      .query<{ value: string | number; count: number }, [string, number]>(
+        `SELECT m.value AS value, count(*) AS count FROM documents d, json_each(d.metadata, ?) AS m
+         WHERE m.type IN ('text', 'integer', 'real') GROUP BY m.value ORDER BY count DESC, m.value LIMIT ?`,
+      )
+      .all(path, limit)
+      .map((row) => ({ value: String(row.value), count: row.count }));
   }
 
   /** The filter as a condition the ranking queries take (`where`): compiled once per search, path globs matched. */
