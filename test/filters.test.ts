@@ -56,6 +56,14 @@ describe("filter grammar", () => {
     });
   });
 
+  test("a key with an empty part is refused, not matched against nothing (s9 hostile #3)", () => {
+    for (const where of ["author.=Ana", "a..b=1"]) expect(errorOf(where).message).toContain("invalid key");
+    expect(parseFilter("author.name=Ana")).toEqual({
+      kind: "all",
+      items: [{ kind: "term", key: "author.name", op: "eq", values: ["Ana"] }],
+    });
+  });
+
   test("a malformed filter is a usage error of one line naming the bad part", () => {
     const cases: [Parameters<typeof parseFilter>[0], string][] = [
       ["tags=rust format=>pdf", "unknown operator '=>' at column 17: tags=rust format=>pdf"],

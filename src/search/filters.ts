@@ -36,7 +36,8 @@ const ALLOWED_OPS: Record<KeyType, readonly FilterOp[]> = {
   page: ["eq", "ne", "lt", "le", "gt", "ge", "in"],
 };
 
-const KEY = /^[\p{L}\p{N}_][\p{L}\p{N}_.-]*$/u;
+/** A key, or a dotted path of keys into nested front matter (`author.name`): no empty part. */
+const KEY = /^[\p{L}\p{N}_][\p{L}\p{N}_-]*(?:\.[\p{L}\p{N}_-]+)*$/u;
 
 // ---- parsing --------------------------------------------------------------------------------------------
 
