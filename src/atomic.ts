@@ -49,7 +49,8 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
     renameSync(temp, target.path);
   } catch (error) {
     rmSync(temp, { force: true });
-    throw namedFor(file, error);
+    // (The folder that is missing, through a link to nothing yet, is its target's, not the link's.)
+    throw namedFor(target.path === file ? file : `${file} (a link to ${target.path})`, error, target.path);
   }
   syncFolder(dirname(target.path));
 }
@@ -119,17 +120,19 @@ function danglingTarget(file: string): string | undefined {
 }
 
 /** A failed write told by the file the caller named, not the temp file beside it; the system's code is kept. */
-function namedFor(file: string, error: unknown): unknown {
+function namedFor(file: string, error: unknown, path = file): unknown {
   const code = (error as NodeJS.ErrnoException).code;
   if (!code) return error;
   const why =
     code === "ENOENT" || code === "ENOTDIR"
-      ? `the folder ${dirname(file)} does not exist`
+      ? `the folder ${dirname(path)} does not exist`
       : code === "EISDIR"
         ? "a folder is in its place"
         : code === "EACCES" || code === "EPERM"
           ? "permission denied (is it read-only?)"
-          : code;
+          : code === "EBADF" || code === "ENXIO"
+            ? "no such open file or device"
+            : code;
   return Object.assign(new Error(`cannot write ${file}: ${why}`), { code });
 }
 

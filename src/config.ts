@@ -364,8 +364,9 @@ function repositoryValue(settings: UserSettings, parts: string[], value: string)
 export function setConfigValue(home: string, key: string, value: string): Config {
   const parts = key.split(".");
   if (parts.some((part) => part === "")) {
+    const meant = key.split(".").filter(Boolean).join(".");
     throw new ResearcherError("INVALID_INPUT", `config key '${key}' has an empty part`, {
-      hint: "name it with dots between words: search.limit",
+      hint: meant ? `did you mean ${meant}?` : "name it with dots between words: search.limit",
     });
   }
   const reserved = parts.find(isReservedName);

@@ -246,8 +246,9 @@ export function addContext(home: string, target: string, context: string): PathC
     throw new ResearcherError("USAGE", "a context needs some text", {
       hint: `researcher context add ${target} "what these documents are"`,
     });
-  if (context.trim().length > MAX_CONTEXT_CHARS) {
-    throw new ResearcherError("INVALID_INPUT", `a context is at most ${MAX_CONTEXT_CHARS} characters (got ${context.trim().length})`, {
+  const length = [...context.trim()].length; // characters as people count them, not UTF-16 units
+  if (length > MAX_CONTEXT_CHARS) {
+    throw new ResearcherError("USAGE", `a context is at most ${MAX_CONTEXT_CHARS} characters (got ${length})`, {
       hint: "say in a sentence or two what these documents are: it is repeated with every result from them",
     });
   }

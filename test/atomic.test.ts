@@ -104,6 +104,16 @@ test("convert -o: no name is a usage error; a link to nothing yet creates its ta
   expect(runCli(["convert", input, "-o", link], { home: dir }).code).toBe(0);
   expect(lstatSync(link).isSymbolicLink()).toBe(true);
   expect(readFileSync(join(dir, "not-yet.md"), "utf8")).toBe("# Title\n");
+  // Through a link to nothing in a folder that is not there: the missing folder named is the target's (s9 hostile).
+  symlinkSync(join(dir, "nowhere/x.md"), join(dir, "deep-link.md"));
+  const deep = runCli(["convert", input, "-o", join(dir, "deep-link.md")], { home: dir });
+  expect(deep).toMatchObject({ code: 1, stderr: expect.stringContaining(`the folder ${join(dir, "nowhere")} does not exist`) });
+  // A descriptor this process does not have open is one error line, not an internal one.
+  const closed = runCli(["convert", input, "-o", "/dev/fd/9"], { home: dir });
+  expect(closed).toMatchObject({
+    code: 1,
+    stderr: expect.stringMatching(/^error: cannot write \/dev\/fd\/9: no such open file or device\n/),
+  });
   symlinkSync("loop-b", join(dir, "loop-a"));
   symlinkSync("loop-a", join(dir, "loop-b"));
   const loop = runCli(["convert", input, "-o", join(dir, "loop-a")], { home: dir });

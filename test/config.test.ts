@@ -321,6 +321,7 @@ test("a config key with an empty part is refused, not read as another key (searc
       code: 1,
       stderr: `error: config key '${key}' has an empty part`,
     });
+    expect(set.stderr).toContain("hint: did you mean search.limit?");
   }
   expect(loadConfig(home).search.limit).toBe(10);
 });

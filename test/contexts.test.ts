@@ -57,7 +57,9 @@ describe("contexts on path prefixes", () => {
     expect(() => removeContext(home, "rb:../x")).toThrow("a context prefix stays inside its repository");
     // A context goes out with every result under it: a 100 KB one was taken (hostile s8 #10).
     const long = runCli(["context", "add", "rb:ch01", "x".repeat(1001)], { home });
-    expect(long).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: a context is at most 1000 characters \(got 1001\)\n/) });
+    expect(long).toMatchObject({ code: 2, stderr: expect.stringMatching(/^error: a context is at most 1000 characters \(got 1001\)\n/) });
+    // Counted in characters: 501 emoji are 1,002 UTF-16 units, and were refused (s9 hostile).
+    expect(runCli(["context", "add", "rb:ch01", "🦀".repeat(501)], { home }).code).toBe(0);
   });
 });
 

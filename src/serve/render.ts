@@ -512,7 +512,7 @@ export function statusText(statuses: (RepositoryStatus & { ann?: string | null; 
               .map(([language, n]) => `${n} ${escapeControls(language)}`)
               .join(", ")}`
           : "",
-        s.failures.length ? `  ${style.warn(`${s.failures.length} files failed`)} (see \`status --json\`)` : "",
+        s.failures.length ? `  ${style.warn(`${count(s.failures.length, "file")} failed`)} (see \`status --json\`)` : "",
         s.ann ? `  ${style.warn(s.ann)}` : "",
       ];
       return rows.filter(Boolean).join("\n");
