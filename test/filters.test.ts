@@ -181,6 +181,8 @@ describe("filters inside the ranking", () => {
     expect(await paths("path=/*.txt")).toEqual([]);
     expect(await paths("path=notes/")).toEqual(["notes/log.txt"]);
     expect(await paths("path in (/plain.md|/notes/)")).toEqual(["notes/log.txt", "plain.md"]);
+    expect(await paths("path=./notes/")).toEqual(["notes/log.txt"]);
+    expect((await paths("path=/")).length).toBe(6); // the root: every document (s9 hostile)
     expect(await paths("repository=other")).toEqual([]);
     expect(await paths('title="fruit paper" author=dee')).toEqual(["paper.pdf"]);
   });

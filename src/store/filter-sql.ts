@@ -152,8 +152,8 @@ export function pathGlob(pattern: string): (path: string) => boolean {
 
 /** A path pattern's glob without its leading slash, and whether it matches whole paths (else base names). */
 function pathPattern(pattern: string): { glob: string; anchored: boolean } {
-  const unanchored = pattern.replace(/^\/+/, "");
-  const glob = unanchored.endsWith("/") ? `${unanchored}**` : unanchored;
+  const unanchored = pattern.replace(/^(?:\.?\/)+/, ""); // `/src`, `./src` and `src/` as `ls` takes them
+  const glob = unanchored === "" ? "**" : unanchored.endsWith("/") ? `${unanchored}**` : unanchored;
   return { glob, anchored: glob.includes("/") || unanchored !== pattern };
 }
 
