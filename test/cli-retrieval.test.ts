@@ -238,6 +238,12 @@ describe("get", () => {
     expect(after).toMatchObject({ code: 0, stdout: "# a comment pushes every line down\ndef first():\n", stderr: warning });
     expect(JSON.parse(run("get", "c:code.py", "--json").stdout).changed_since_index).toBe(true);
     expect(run("multi-get", "c:*.py").stderr).toBe(warning);
+    writeTree(folder, { "code.py": "x = 1\n" }); // shorter now: a cited line is past its end, and the hint says why
+    expect(run("get", "c:code.py:2")).toMatchObject({
+      code: 1,
+      stderr:
+        "error: line 2 is past the end of c:code.py (1 line)\nhint: it changed since it was indexed: `researcher index c` catches up\n",
+    });
     expect(run("index", "c").code).toBe(0);
     expect(run("get", "c:code.py").stderr).toBe("");
   });

@@ -431,9 +431,13 @@ export async function readDocument(
   if (!Number.isInteger(from) || from < 1) throw badFirstLine(from);
   if (count !== undefined && (!Number.isInteger(count) || count < 1)) throw badCount(count);
   if (from > Math.max(1, lines.length)) {
-    throw new ResearcherError("INVALID_INPUT", `line ${from} is past the end of ${repo.name}:${path} (${lines.length} lines)`, {
-      hint: `read from a line between 1 and ${lines.length}`,
-    });
+    const size = lines.length === 1 ? "1 line" : `${lines.length} lines`;
+    // A line a search cited can be past the end because the file changed since: that is the fix to name.
+    const hint =
+      hash !== indexed.hash
+        ? `it changed since it was indexed: \`researcher index ${repo.name}\` catches up`
+        : `read from a line between 1 and ${lines.length}`;
+    throw new ResearcherError("INVALID_INPUT", `line ${from} is past the end of ${repo.name}:${path} (${size})`, { hint });
   }
   const slice = lines.slice(from - 1, count === undefined ? undefined : from - 1 + count);
   const to = from + slice.length - 1;
