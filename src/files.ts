@@ -29,6 +29,23 @@ export type ReadResult = { bytes: Uint8Array } | { reason: string; missing?: boo
  * device and inode). So a folder swapped for a link out of the root, before or during the read, can make the
  * read fail but never return outside text; a symlink that stays inside the root is simply followed.
  */
+/**
+ * Where a repository folder resolves now when that is not where it was registered (by its real path): it was
+ * replaced by a link, or a folder above it was. Undefined when it is where it was, or is not there at all.
+ */
+export function movedRoot(root: string): string | undefined {
+  try {
+    const real = realpathSync(root);
+    return real === root ? undefined : real;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Put the folder back, or register the new place: what fixes a moved root. */
+export const movedRootHint = (name: string, real: string) =>
+  `put the folder back, or register the new place: \`researcher repo remove ${name}\` and \`researcher repo add ${name} ${real}\``;
+
 export function readConfinedFile(root: string, path: string, maxBytes: number): ReadResult {
   return confinedReader(root)(path, maxBytes);
 }

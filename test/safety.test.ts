@@ -155,12 +155,16 @@ test("a repository folder replaced by a link is neither read through nor emptied
   symlinkSync(fake, docs);
   const got = runCli(["get", "docs:a.md"], { home });
   expect(got.stdout).not.toContain(SECRET);
-  expect(got).toMatchObject({ code: 1, stderr: expect.stringContaining(`the repository folder ${docs} now resolves to ${fake}`) });
+  expect(got.code).toBe(1);
+  expect(got.stderr).toContain(`the repository folder ${docs} now resolves to ${fake}`);
   const run = runCli(["index", "docs"], { home });
   expect(run).toMatchObject({
     code: 1,
     stderr: expect.stringContaining(`repository folder ${docs} now resolves to ${fake}; nothing was changed`),
   });
+  expect(got.stderr).toContain("hint: put the folder back, or register the new place: `researcher repo remove docs`");
+  const verified = runCli(["verify", "docs"], { home }); // it said ok (s9 hostile)
+  expect(verified).toMatchObject({ code: 1, stdout: expect.stringContaining(`now resolves to ${fake}`) });
   rmSync(docs);
   renameSync(`${docs}.real`, docs);
   expect(runCli(["get", "docs:a.md"], { home }).stdout).toContain("inside words");

@@ -5,7 +5,7 @@
  * walking the tree. A changed file is read once and hashed, and converted only when its SHA-256 differs. Writes go
  * in batches of whole documents, each batch one transaction. Heavy formats convert in a worker pool.
  */
-import { readdirSync, realpathSync, statfsSync, statSync } from "node:fs";
+import { readdirSync, statfsSync, statSync } from "node:fs";
 import { IDENTIFIER_VERSION } from "../identifiers.ts";
 import { dirname, join } from "node:path";
 import { BARE_DOCUMENT_VERSION, chunkDocument, EMPTY_HEADING_VERSION, type ChunkOptions } from "./chunk.ts";
@@ -16,7 +16,7 @@ import { formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/conv
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
 import { candidacy, checkRoot, discoverFiles, unreachable, type DiscoveredFile } from "./discover.ts";
-import { confinedReader, sha256, type ReadResult } from "../files.ts";
+import { confinedReader, movedRoot, movedRootHint, sha256, type ReadResult } from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
@@ -669,15 +669,10 @@ function refreshGitMetadata(store: Store, root: string): void {
  * folder above it was): every document would read as a link out of the root and be dropped, so nothing is changed.
  */
 function refuseMovedRoot(repo: Repository): void {
-  let real: string;
-  try {
-    real = realpathSync(repo.path);
-  } catch {
-    return; // missing or unreadable: the run's own checks say so
-  }
-  if (real === repo.path) return;
+  const real = movedRoot(repo.path); // (missing or unreadable: the run's own checks say so)
+  if (real === undefined) return;
   throw new ResearcherError("PATH_NOT_FOUND", `repository folder ${repo.path} now resolves to ${real}; nothing was changed`, {
-    hint: `put the folder back, or register the new place: \`researcher repo remove ${repo.name}\` and \`researcher repo add ${repo.name} ${real}\``,
+    hint: movedRootHint(repo.name, real),
   });
 }
 

@@ -7,6 +7,7 @@
 import { readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { TEMP_FILE_NAME } from "../atomic.ts";
+import { movedRoot, movedRootHint } from "../files.ts";
 import { discoverFiles, type Discovery } from "./discover.ts";
 import { planChanges } from "./plan.ts";
 import { describeError, isResearcherError, isSqliteDamage } from "../errors.ts";
@@ -157,6 +158,12 @@ function annNotAFile(repo: Repository): VerifyProblem {
  * folder that cannot be listed are not gone (an index run keeps them too): they are reported as unreadable.
  */
 function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): void {
+  const moved = movedRoot(repo.path);
+  if (moved !== undefined) {
+    const detail = `the repository folder ${repo.path} now resolves to ${moved}: its documents are not read from there`;
+    problems.push({ check: "files", detail, fix: movedRootHint(repo.name, moved), repaired: false });
+    return;
+  }
   let discovery: Discovery;
   try {
     discovery = discoverFiles(repo.path, repo);

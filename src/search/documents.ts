@@ -12,7 +12,7 @@ import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { PAGE_MARKER } from "../convert/document.ts";
 import { ConversionCache } from "./conversions.ts";
 import { conversionLimits, conversionSettings, convertOnce } from "../convert/pool.ts";
-import { isInside, outsideRoot, readConfinedFile, sha256 } from "../files.ts";
+import { isInside, movedRoot, movedRootHint, outsideRoot, readConfinedFile, sha256 } from "../files.ts";
 import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
@@ -542,7 +542,10 @@ async function documentText(
 ): Promise<{ text: string; hash: string }> {
   const config = loadConfig(home);
   const read = readConfinedFile(repo.path, path, config.index.max_file_bytes);
-  const hint = `if the file changed since it was indexed, \`researcher index ${repo.name}\` brings the index up to date`;
+  const moved = "reason" in read && read.outside ? movedRoot(repo.path) : undefined;
+  const hint = moved
+    ? movedRootHint(repo.name, moved)
+    : `if the file changed since it was indexed, \`researcher index ${repo.name}\` brings the index up to date`;
   if ("reason" in read) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${read.reason}`, { hint });
   const hash = sha256(read.bytes);
   try {
