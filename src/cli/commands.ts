@@ -341,7 +341,7 @@ export async function multiGetCommand(pattern: string, flags: Flags): Promise<vo
     return out(refs.map((r) => `${escapeControls(join(r.repo.path, r.path))}\n`).join(""));
   }
   const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument });
-  stderr.write(found.documents.map(changedSinceIndexLine).join(""));
+  stderr.write(found.documents.map((doc) => changedSinceIndexLine(doc)).join(""));
   if (flags.json) return json({ documents: found.documents.map(documentJson), skipped: found.skipped });
   out(multiGetText(found, { lineNumbers: Boolean(flags.lineNumbers) }));
   if (found.documents.length === 0 && found.skipped.length === 0) stderr.write(`no indexed documents match ${escapeControls(pattern)}\n`);

@@ -35,6 +35,9 @@ import { noStatusAnswered, repositoriesFor, repositoryStatuses } from "../search
 import type { Serial } from "../serial.ts";
 import { type continuation, OUTPUT, searchInput, searchOutput } from "./mcp-schemas.ts";
 
+/** What brings a changed file's document up to date, for an agent: the tool it has. */
+const MCP_CATCH_UP = "add_to_index with its path";
+
 const plain = PLAIN;
 
 /** What one answer carries of document text by default, and at most: a 5 MiB file never becomes a 10 MB line. */
@@ -280,7 +283,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
         const marker = continuationMarker(doc, whole, "continue with");
         return result(
           doc,
-          `${changedSinceIndexLine(doc)}${named(`${doc.repository}:${doc.path}`)} lines ${doc.from}–${doc.to} of ${doc.total_lines}\n\n${doc.text}${marker}`,
+          `${changedSinceIndexLine(doc, MCP_CATCH_UP)}${named(`${doc.repository}:${doc.path}`)} lines ${doc.from}–${doc.to} of ${doc.total_lines}\n\n${doc.text}${marker}`,
         );
       }),
   );
@@ -326,7 +329,9 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
           maxBytesPerDocument: input.max_bytes_per_document,
           conversions: context.conversions,
         });
-        const text = found.documents.map((d) => `=== ${named(`${d.repository}:${d.path}`)}\n${d.text}`);
+        const text = found.documents.map(
+          (d) => `${changedSinceIndexLine(d, MCP_CATCH_UP)}=== ${named(`${d.repository}:${d.path}`)}\n${d.text}`,
+        );
         const skipped = found.skipped.map((s) => `=== ${named(`${s.repository ? `${s.repository}:` : ""}${s.path} skipped: ${s.reason}`)}`);
         return result(found, [...text, ...skipped].join("\n\n") || "no documents matched");
       }),

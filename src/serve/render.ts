@@ -289,10 +289,13 @@ export function documentJson(doc: DocumentText): object {
   return { repository, path, docid, title, format, metadata, from, to, total_lines, changed_since_index, text };
 }
 
-/** The warning for a document read as its file is now, not as it was indexed. */
-export function changedSinceIndexLine(doc: DocumentText): string {
+/**
+ * The warning for a document read as its file is now, not as it was indexed; `catchUp` names what brings the index
+ * up to date where the reader is (an MCP agent has add_to_index).
+ */
+export function changedSinceIndexLine(doc: DocumentText, catchUp = `\`researcher index ${doc.repository}\``): string {
   return doc.changed_since_index
-    ? `warning: ${escapeControls(`${doc.repository}:${doc.path}`)} changed since it was indexed: lines may have moved (\`researcher index ${doc.repository}\` catches up)\n`
+    ? `warning: ${escapeControls(`${doc.repository}:${doc.path}`)} changed since it was indexed: lines may have moved (${catchUp} catches up)\n`
     : "";
 }
 

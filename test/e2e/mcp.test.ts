@@ -202,6 +202,11 @@ describe("MCP over stdio", () => {
     const misnamed = await call("search_fragments", { query: "split header", repository: "code", where: "language=ts" });
     expect(misnamed.structuredContent.unmatched).toEqual([{ filter: "language=ts", key: "language", known: ["python", "typescript"] }]);
     expect(misnamed.content[0]!.text).toBe("no results\nno document has language=ts; language here: python, typescript");
+    // Edited since it was indexed: both reads say so, and name the tool that catches up (s9 hostile).
+    writeTree(code, { "split.py": `# edited\n${"def split_header(line):\n    return line\n"}` });
+    const warning = "warning: code:split.py changed since it was indexed: lines may have moved (add_to_index with its path catches up)";
+    expect((await call("get_document", { ref: "code:split.py" })).content[0]!.text).toStartWith(warning);
+    expect((await call("multi_get", { pattern: "code:split.py" })).content[0]!.text).toStartWith(warning);
     // The other tests share this home and count its repositories.
     expect(runCli(["repo", "remove", "code"], { home }).code).toBe(0);
   });
