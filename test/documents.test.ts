@@ -182,6 +182,9 @@ describe("only indexed documents are read", () => {
     for (const ref of ["one:../x.md", "one:/etc/passwd", "one:shared/../../x.md"]) {
       expect((await refusal(readDocument(home, ref))).code).toBe("PATH_OUTSIDE_REPO");
     }
+    // A leading slash names the repository's root, as in `ls one:/shared` and path globs (s9 hostile).
+    expect(await readDocument(home, "one:/guide.md")).toMatchObject({ repository: "one", path: "guide.md" });
+    expect(await readDocument(home, "one:/guide.md:2:1")).toMatchObject({ path: "guide.md", from: 2, to: 2 });
     expect((await refusal(readDocument(home, "/etc/passwd"))).code).toBe("DOCUMENT_NOT_FOUND");
   });
 

@@ -224,6 +224,12 @@ const lineSuffix = (text: string): { path: string; line?: number; count?: number
  * indexed document is returned.
  */
 function resolveInRepository(repo: Repository, rest: string, strict: boolean): DocumentRef | undefined {
+  // `repo:/README.md` as `ls repo:/src` and path globs take it, from the root, when the absolute path is outside it
+  // and the root holds that document; any other absolute path outside stays refused as outside.
+  if (rest.startsWith("/") && !isInside(repo.path, rest)) {
+    const rooted = resolveInRepository(repo, rest.replace(/^\/+/, ""), false);
+    if (rooted) return rooted;
+  }
   const attempt = (check: (repo: Repository, path: string) => string, path: string) => {
     try {
       return check(repo, path);
