@@ -411,6 +411,8 @@ describe("search --where on the command line", () => {
     expect(cli("search", "ferris", "--where", "colour=red").stderr).toContain(
       "hint: no document has colour=red: none has a colour field\n",
     );
+    // Front matter is matched by its exact key: a key in another case is named (s9 hostile: `Author=zz`).
+    expect(cli("search", "ferris", "--where", "Author=zz").stderr).toContain("none has a Author field (did you mean author?)\n");
     const json = JSON.parse(cli("search", "ferris", "--json", "--where", "tags=golang").stdout);
     expect(json.unmatched).toEqual([{ filter: "tags=golang", key: "tags", known: ["rust", "Ownership", "async", "go"] }]);
   });

@@ -14,6 +14,8 @@ export interface FilterMiss {
   /** Values the searched documents do hold for the key, most common first (at most `KNOWN_VALUES`); empty when no
    * document has the key at all. */
   known: string[];
+  /** When no document has the key: keys they have that differ from it only in case (`Author` for `author`). */
+  similar_keys?: string[];
 }
 
 const KNOWN_VALUES = 12;
@@ -36,8 +38,18 @@ export function filterMisses(filter: Filter | undefined, searched: { repo: Repos
     .filter((term) => !searched.some(({ repo, store }) => store.admitsAny(store.compileFilter(term, repo.name))))
     .flatMap((term) => {
       const known = knownValues(term.key, searched);
-      return known ? [{ filter: shortened(termText(term), MAX_VALUE_CHARS * 4), key: term.key, known }] : [];
+      if (!known) return [];
+      const miss: FilterMiss = { filter: shortened(termText(term), MAX_VALUE_CHARS * 4), key: term.key, known };
+      const similar = known.length ? [] : similarKeys(term.key, searched);
+      return [similar.length ? { ...miss, similar_keys: similar } : miss];
     });
+}
+
+/** Keys the documents have that differ from `key` only in case: front matter is matched by its exact key. */
+function similarKeys(key: string, searched: { store: Store }[]): string[] {
+  const wanted = key.toLowerCase();
+  const keys = searched.flatMap(({ store }) => store.metadataKeys(1000)).filter((k) => k !== key && k.toLowerCase() === wanted);
+  return [...new Set(keys)];
 }
 
 function requiredTerms(filter: Filter | undefined): FilterTerm[] {

@@ -84,7 +84,7 @@ export function searchOutput(documents: boolean) {
     total: z.number(),
     skipped: skippedRepositories,
     unmatched: z
-      .array(z.object({ filter: z.string(), key: z.string(), known: z.array(z.string()) }))
+      .array(z.object({ filter: z.string(), key: z.string(), known: z.array(z.string()), similar_keys: z.array(z.string()).optional() }))
       .optional()
       .describe("Only when nothing matched: the filter's values no document holds, each with the values that exist (`known`)"),
     results: z.array(result),

@@ -107,11 +107,14 @@ export function searchJson(response: SearchResponse): object {
 
 /** Why a filtered search found nothing: one line per filter value no document holds, with the values that exist. */
 export function unmatchedLines(unmatched: readonly FilterMiss[] | undefined): string[] {
-  return (unmatched ?? []).map(({ filter, key, known }) =>
-    escapeControls(
-      known.length ? `no document has ${filter}; ${key} here: ${known.join(", ")}` : `no document has ${filter}: none has a ${key} field`,
-    ),
-  );
+  return (unmatched ?? []).map(({ filter, key, known, similar_keys }) => {
+    const keys = similar_keys?.length ? ` (did you mean ${similar_keys.join(", ")}?)` : "";
+    return escapeControls(
+      known.length
+        ? `no document has ${filter}; ${key} here: ${known.join(", ")}`
+        : `no document has ${filter}: none has a ${key} field${keys}`,
+    );
+  });
 }
 
 function resultJson(hit: Hit): object {

@@ -564,6 +564,16 @@ export class Store {
       .map((row) => ({ value: String(row.value), count: row.count }));
   }
 
+  /** The front-matter keys documents have (top level), at most `limit` of them. */
+  metadataKeys(limit: number): string[] {
+    return this.db
+      .query<{ key: string }, [number]>(
+        "SELECT DISTINCT m.key AS key FROM documents d, json_each(d.metadata) AS m WHERE m.key IS NOT NULL LIMIT ?",
+      )
+      .all(limit)
+      .map((row) => row.key);
+  }
+
   /** The filter as a condition the ranking queries take (`where`): compiled once per search, path globs matched. */
   compileFilter(filter: Filter, repository: string): SqlCondition {
     return filterSql(filter, { repository, documentPaths: () => this.documentPaths() });
