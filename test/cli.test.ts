@@ -277,6 +277,11 @@ describe("command dispatch", () => {
       expect(help).toContain("--no-embed");
       expect(help).not.toContain("(default: true)");
     }
+    // A command's own help says what it does (s9 new user: only the list of commands did).
+    expect(runCli(["search", "--help"], { home: tempDir() }).stdout).toStartWith(
+      "researcher\n\nSearch fragments by words and meaning\n\nUsage:",
+    );
+    expect(runCli(["repo", "add", "--help"], { home: tempDir() }).stdout).toContain("\nRegister a folder as a repository\n");
   });
 });
 

@@ -262,7 +262,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     const cli = groupName ? GROUPS[groupName]!.build() : commandCli(args[at]);
     // cac shows `--no-embed` as "(default: true)", which reads as if embedding were off by default.
-    cli.help((sections) => sections.map((s) => ({ ...s, body: s.body.replace(/^(\s*--no-.*?)\s*\(default: true\)[ \t]*$/gm, "$1") })));
+    cli.help((sections) => {
+      // A command's own help says what it does (cac prints its description only in the list of commands).
+      const described = cli.matchedCommand?.description;
+      const withDescription = described ? [sections[0]!, { body: described }, ...sections.slice(1)] : sections;
+      return withDescription.map((s) => ({ ...s, body: s.body.replace(/^(\s*--no-.*?)\s*\(default: true\)[ \t]*$/gm, "$1") }));
+    });
     cli.showHelpOnExit = false; // help is printed below, once the options are known to be real ones
     // A group's own parser sees the words without the group's name, global options included.
     const parsedArgv = groupName
