@@ -22,30 +22,45 @@ const REPLACED = "the file was moved or replaced while it was read";
  */
 export type ReadResult = { bytes: Uint8Array } | { reason: string; missing?: boolean; outside?: boolean };
 
-/**
- * Read a repository's file, its real path confined to the root: the one way every reader (get, multi-get, MCP,
- * REST, the indexer) opens a document. The file is opened first (following symlinks) and the check is made on
- * what was opened: its real path must lie inside the root's and name the very file the descriptor holds (same
- * device and inode). So a folder swapped for a link out of the root, before or during the read, can make the
- * read fail but never return outside text; a symlink that stays inside the root is simply followed.
- */
-/**
- * Where a repository folder resolves now when that is not where it was registered (by its real path): it was
- * replaced by a link, or a folder above it was. Undefined when it is where it was, or is not there at all.
- */
-export function movedRoot(root: string): string | undefined {
+/** Where a repository's folder was at its last index run: the path it is registered under, and that path's real one. */
+export interface RootRecord {
+  path: string;
+  real: string;
+}
+
+/** The record an index run keeps (in the index's meta, as JSON); undefined for a folder that cannot be resolved. */
+export function rootRecord(path: string): RootRecord | undefined {
   try {
-    const real = realpathSync(root);
-    return real === root ? undefined : real;
+    return { path, real: realpathSync(path) };
   } catch {
     return undefined;
   }
 }
 
-/** Put the folder back, or register the new place: what fixes a moved root. */
-export const movedRootHint = (name: string, real: string) =>
-  `put the folder back, or register the new place: \`researcher repo remove ${name}\` and \`researcher repo add ${name} ${real}\``;
+/**
+ * Where a repository folder resolves now, when it was indexed elsewhere under the same registered path: the folder
+ * (or one above it) was replaced by a link, and the names the index holds would be read from wherever that leads.
+ * A path registered anew (`config set repositories.<name>.path`), or through a link from the start, is no move.
+ * Undefined when nothing moved, nothing was recorded, or the folder is not there at all (the caller's checks say so).
+ */
+export function movedRoot(path: string, recorded: RootRecord | undefined): string | undefined {
+  if (!recorded || recorded.path !== path) return undefined;
+  const now = rootRecord(path);
+  return now && now.real !== recorded.real ? now.real : undefined;
+}
 
+/** What fixes a moved root without losing the index: put the folder back, or point the repository at the new place. */
+export const movedRootHint = (name: string, real: string) =>
+  `put the folder back, or point the repository at the new place (its index is kept): \`researcher config set repositories.${name}.path ${real}\``;
+
+/**
+ * Read a repository's file, its real path confined to the root: the one way every reader (get, multi-get, MCP,
+ * REST, the indexer) opens a document. The file is opened first (following symlinks) and the check is made on
+ * what was opened: its real path must lie inside the root's and name the very file the descriptor holds (same
+ * device and inode). So a folder swapped for a link out of the root, before or during the read, can make the
+ * read fail but never return outside text; a symlink that stays inside the root is simply followed. (A root that
+ * was itself replaced by a link is refused before any read: movedRoot.)
+ */
 export function readConfinedFile(root: string, path: string, maxBytes: number): ReadResult {
   return confinedReader(root)(path, maxBytes);
 }
@@ -72,9 +87,6 @@ function readConfined(root: string, realRoot: () => string, path: string, maxByt
     } catch {
       return { reason: REPLACED };
     }
-    // The root is registered by its real path: one that resolves elsewhere now was replaced by a link (or a folder
-    // above it was), and the names the index holds would be read from wherever that leads.
-    if (realRoot() !== root) return { reason: `the repository folder ${root} now resolves to ${realRoot()}`, outside: true };
     if (!isInside(realRoot(), real)) return { reason: outsideRoot(real), outside: true };
     if (named.dev !== opened.dev || named.ino !== opened.ino) return { reason: REPLACED };
     return readOpenFile(fd, maxBytes);

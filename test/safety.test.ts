@@ -162,12 +162,25 @@ test("a repository folder replaced by a link is neither read through nor emptied
     code: 1,
     stderr: expect.stringContaining(`repository folder ${docs} now resolves to ${fake}; nothing was changed`),
   });
-  expect(got.stderr).toContain("hint: put the folder back, or register the new place: `researcher repo remove docs`");
+  // The fix keeps the index (repo remove would delete it: s9 review).
+  expect(got.stderr).toContain(
+    `hint: put the folder back, or point the repository at the new place (its index is kept): \`researcher config set repositories.docs.path ${fake}\``,
+  );
   const verified = runCli(["verify", "docs"], { home }); // it said ok (s9 hostile)
   expect(verified).toMatchObject({ code: 1, stdout: expect.stringContaining(`now resolves to ${fake}`) });
   rmSync(docs);
   renameSync(`${docs}.real`, docs);
   expect(runCli(["get", "docs:a.md"], { home }).stdout).toContain("inside words");
+});
+
+test("a repository registered through a link (config set …path, by hand) is no moved folder: it indexes and reads (s9 review)", () => {
+  const { home, docs } = indexedRepository(folders(), { "a.md": "# A\n\ninside words\n" });
+  const link = join(tempDir(), "docs-link");
+  symlinkSync(docs, link);
+  expect(runCli(["config", "set", "repositories.docs.path", link], { home }).code).toBe(0);
+  expect(runCli(["index", "docs"], { home }).code).toBe(0);
+  expect(runCli(["get", "docs:a.md"], { home }).stdout).toContain("inside words");
+  expect(runCli(["verify", "docs"], { home }).code).toBe(0);
 });
 
 describe("the indexer's read step", () => {

@@ -16,7 +16,7 @@ import { formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/conv
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
 import { candidacy, checkRoot, discoverFiles, unreachable, type DiscoveredFile } from "./discover.ts";
-import { confinedReader, movedRoot, movedRootHint, sha256, type ReadResult } from "../files.ts";
+import { confinedReader, movedRoot, movedRootHint, rootRecord, sha256, type ReadResult } from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
@@ -163,13 +163,13 @@ async function writeSession(
       hint: "`researcher repo list` shows the repositories",
     });
   }
-  refuseMovedRoot(repo);
   const embedders = options.embedders ?? new EmbedderCache();
   const release = acquireWriterLock(repo.dir, repo.name);
   const pool = conversionPool(config, repo);
   if (options.warmUpParsers) pool.warmUp();
   try {
     const store = Store.open(repo.dir, { create: true, fresh: options.fresh });
+    refuseMovedRoot(repo, store);
     // Checkpoint between batches past a size (BatchWriter), not every 4 MB of WAL: each checkpoint syncs the file.
     store.disableAutoCheckpoint();
     try {
@@ -665,11 +665,12 @@ function refreshGitMetadata(store: Store, root: string): void {
 
 /** The repository folder's identity (device and inode, through a link), or null when no folder is there now. */
 /**
- * A repository folder is registered by its real path. One that resolves elsewhere now was replaced by a link (or a
- * folder above it was): every document would read as a link out of the root and be dropped, so nothing is changed.
+ * A repository folder that resolves elsewhere than at the last run under the same registered path was replaced by a
+ * link (or a folder above it was): every document would read as a link out of the root and be dropped, so nothing
+ * is changed.
  */
-function refuseMovedRoot(repo: Repository): void {
-  const real = movedRoot(repo.path); // (missing or unreadable: the run's own checks say so)
+function refuseMovedRoot(repo: Repository, store: Store): void {
+  const real = movedRoot(repo.path, store.recordedRoot());
   if (real === undefined) return;
   throw new ResearcherError("PATH_NOT_FOUND", `repository folder ${repo.path} now resolves to ${real}; nothing was changed`, {
     hint: movedRootHint(repo.name, real),
@@ -713,6 +714,7 @@ function finishRun(
     store.recordFailures(writer.failures, { paths: run.paths, kept: new Set(run.failedUnchanged) });
     refreshGitMetadata(store, repo.path);
     store.setMeta("last_indexed", new Date().toISOString());
+    store.recordRoot(rootRecord(repo.path));
   });
   const totals = store.counts();
   return {

@@ -158,7 +158,7 @@ function annNotAFile(repo: Repository): VerifyProblem {
  * folder that cannot be listed are not gone (an index run keeps them too): they are reported as unreadable.
  */
 function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): void {
-  const moved = movedRoot(repo.path);
+  const moved = movedRoot(repo.path, store.recordedRoot());
   if (moved !== undefined) {
     const detail = `the repository folder ${repo.path} now resolves to ${moved}: its documents are not read from there`;
     problems.push({ check: "files", detail, fix: movedRootHint(repo.name, moved), repaired: false });

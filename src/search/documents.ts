@@ -547,11 +547,17 @@ async function documentText(
   conversions?: ConversionCache,
 ): Promise<{ text: string; hash: string }> {
   const config = loadConfig(home);
+  const moved = movedRoot(
+    repo.path,
+    withStore(repo, (store) => store.recordedRoot()),
+  );
+  if (moved !== undefined) {
+    throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: the repository folder ${repo.path} now resolves to ${moved}`, {
+      hint: movedRootHint(repo.name, moved),
+    });
+  }
   const read = readConfinedFile(repo.path, path, config.index.max_file_bytes);
-  const moved = "reason" in read && read.outside ? movedRoot(repo.path) : undefined;
-  const hint = moved
-    ? movedRootHint(repo.name, moved)
-    : `if the file changed since it was indexed, \`researcher index ${repo.name}\` brings the index up to date`;
+  const hint = `if the file changed since it was indexed, \`researcher index ${repo.name}\` brings the index up to date`;
   if ("reason" in read) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${read.reason}`, { hint });
   const hash = sha256(read.bytes);
   try {

@@ -9,6 +9,7 @@ import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
 import { ImpactLists } from "./impacts.ts";
 import { PostingLists } from "./postings.ts";
 import { BUSY_TIMEOUT_MS, openIndexDatabase, type OpenedIndex, quickCheck } from "./schema.ts";
+import type { RootRecord } from "../files.ts";
 
 export type { SqlCondition } from "./filter-sql.ts";
 
@@ -233,6 +234,22 @@ export class Store {
 
   setMeta(key: string, value: string): void {
     this.db.query("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+  }
+
+  /** Where the repository's folder was at the last index run (files.ts movedRoot), if recorded. */
+  recordedRoot(): RootRecord | undefined {
+    const text = this.getMeta("root");
+    if (text === undefined) return undefined;
+    try {
+      const record = JSON.parse(text) as Partial<RootRecord>;
+      return typeof record.path === "string" && typeof record.real === "string" ? { path: record.path, real: record.real } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  recordRoot(record: RootRecord | undefined): void {
+    if (record) this.setMeta("root", JSON.stringify(record));
   }
 
   deleteMeta(key: string): void {
