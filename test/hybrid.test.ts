@@ -264,6 +264,9 @@ describeShared("vector and hybrid search", () => {
     const other = join(tempDir(), "glove-default"); // GloVe under another name: another model
     symlinkSync(GLOVE, other);
     setConfigValue(own, "embedding.model", other);
+    // Settings for the new default (a query prefix is part of how a model is called) leave the kept model as it was
+    // called (s9 review #3: "embedded with X, not X").
+    setConfigValue(own, "embedding.query_prefix", "query: ");
     const found = await search(own, { query: "automobile", mode: "hybrid", repositories: ["before"] }, new SearchContext());
     expect(found.results[0]!.path).toBe("cars.md");
     writeTree(docs, { "ships.md": "a brand new document about ships\n" });

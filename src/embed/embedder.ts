@@ -171,7 +171,11 @@ export function chooseModel(
   global: Partial<EmbeddingConfig>,
   repo: Partial<EmbeddingConfig> = {},
   flag?: string,
-  remembered?: { id: string; provider: string },
+  remembered?: {
+    id: string;
+    provider: string;
+    settings?: Partial<Record<"dtype" | "pooling" | "query_prefix" | "document_prefix", string>>;
+  },
 ): ModelChoice {
   const merged = { ...global, ...repo };
   const override = flag || env.model();
@@ -187,18 +191,27 @@ export function chooseModel(
     : keeps
       ? ((remembered.provider as Provider | undefined) ?? "local")
       : (merged.provider ?? "local");
+  // A kept model is called as it was (its dtype, pooling and prefixes are part of what it is), not as a default set
+  // since for other models would call it; the repository's own settings still win. (Indexes from before the call
+  // was recorded take the merged settings, as they always did.)
+  const called = keeps && remembered.settings ? ({ ...remembered.settings, ...definedOnly(repo) } as Partial<EmbeddingConfig>) : merged;
   return {
     provider,
     model,
-    pooling: merged.pooling,
-    queryPrefix: merged.query_prefix,
-    documentPrefix: merged.document_prefix,
-    dtype: merged.dtype,
+    pooling: called.pooling,
+    queryPrefix: called.query_prefix,
+    documentPrefix: called.document_prefix,
+    dtype: called.dtype,
     batchSize: merged.batch_size,
     parallel: merged.parallel,
     ollamaUrl: merged.ollama_url,
     openaiUrl: merged.openai_url,
   };
+}
+
+/** The settings that are set (a partial config's undefined keys must not hide a recorded value). */
+function definedOnly<T extends object>(settings: T): Partial<T> {
+  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 /** Whether a model name is a folder on this machine (`/models/x`, `~/x`, `../x`) rather than a hub or provider id. */

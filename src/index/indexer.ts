@@ -578,6 +578,12 @@ async function embedRepository(
       provider: embedder.info.provider,
       dims: embedder.dims,
       fingerprint: embedder.fingerprint,
+      settings: {
+        dtype: embedder.info.dtype,
+        pooling: embedder.info.pooling,
+        query_prefix: embedder.info.queryPrefix,
+        document_prefix: embedder.info.documentPrefix,
+      },
     });
   let done = 0;
   for (let after = ""; ; ) {

@@ -115,6 +115,8 @@ export interface StoredModel {
   provider: string;
   dims: number;
   fingerprint: string;
+  /** How it was called (recorded since 2026-11-26): what a repository that keeps its model keeps with it. */
+  settings?: { dtype: string; pooling: string; query_prefix: string; document_prefix: string };
 }
 
 function toFloat32(blob: Uint8Array): Float32Array {
