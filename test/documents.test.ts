@@ -252,6 +252,10 @@ describe("readDocuments (multi-get)", () => {
     // Anchored with a leading slash, or a whole folder with a trailing one (they matched nothing: hostile s8 #9).
     expect(await paths("one:/shared/*")).toEqual(["one:shared/readme.md"]);
     expect(await paths("one:shared/")).toEqual(["one:shared/readme.md"]);
+    // In a list of refs, one ending in a slash is a ref that names nothing; the others are read (s9 review #4).
+    const refs = await readDocuments(home, "one:guide.md,one:shared/");
+    expect(refs.documents.map((d) => d.path)).toEqual(["guide.md"]);
+    expect(refs.skipped.map((s) => s.path)).toEqual(["one:shared/"]);
     // The same documents as --filter admits, by one matcher.
     const listed = listDocuments(home, { repositories: ["one"] }).documents.map((d) => d.path);
     const matches = pathGlob("*.md");

@@ -196,6 +196,8 @@ describe("filters inside the ranking", () => {
       { filter: "format in (markdown|org)", key: "format", known: ["md", "pdf", "txt"] },
     ]);
     expect((await run("colour=red")).unmatched).toEqual([{ filter: "colour=red", key: "colour", known: [] }]);
+    // true and false are values too (a `draft: true` key was "none has a draft field": s9 review #5).
+    expect((await run("draft=yes")).unmatched).toEqual([{ filter: "draft=yes", key: "draft", known: ["true"] }]);
     // Values that exist, a query that matches nothing, a path glob, or an OR: nothing to say about the filter.
     expect((await run("tags=go", { query: "nowhere" })).unmatched).toBeUndefined();
     expect((await run("path=*.rs")).unmatched).toBeUndefined();

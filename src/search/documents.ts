@@ -632,8 +632,8 @@ export function matchDocuments(
   options: { repository?: string } = {},
 ): { refs: DocumentRef[]; skipped: SkippedDocument[] } {
   let repos = options.repository ? [getRepository(home, options.repository)] : listRepositories(home);
-  // A folder (`repo:src/`) is all below it, as in a glob.
-  if (isGlob(pattern) || pattern.endsWith("/")) {
+  // A folder (`repo:src/`) is all below it, as in a glob; in a list of refs, one ending in `/` names no document.
+  if (isGlob(pattern) || (pattern.endsWith("/") && !pattern.includes(","))) {
     const colon = pattern.indexOf(":");
     const prefix = colon > 0 ? pattern.slice(0, colon) : "";
     const named = prefix ? repos.find((r) => r.name === prefix) : undefined;

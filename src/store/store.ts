@@ -576,8 +576,9 @@ export class Store {
     if (nested) return null;
     return this.db
       .query<{ value: string | number; count: number }, [string, number]>(
-        `SELECT m.value AS value, count(*) AS count FROM documents d, json_each(d.metadata, ?) AS m
-         WHERE m.type IN ('text', 'integer', 'real') GROUP BY m.value ORDER BY count DESC, m.value LIMIT ?`,
+        `SELECT CASE m.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE m.value END AS value, count(*) AS count
+         FROM documents d, json_each(d.metadata, ?) AS m
+         WHERE m.type IN ('text', 'integer', 'real', 'true', 'false') GROUP BY 1 ORDER BY count DESC, 1 LIMIT ?`,
       )
       .all(path, limit)
       .map((row) => ({ value: String(row.value), count: row.count }));
