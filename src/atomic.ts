@@ -4,6 +4,7 @@ import {
   closeSync,
   constants,
   fchmodSync,
+  fstatSync,
   fsyncSync,
   lstatSync,
   openSync,
@@ -64,9 +65,33 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
 export function writeOutput(file: string, data: string): void {
   const fd = ownDescriptor(file);
   const stats = fd === undefined ? statSync(file, { throwIfNoEntry: false }) : undefined;
-  if (fd !== undefined) writeAll(fd, data, file);
-  else if (stats && !stats.isFile() && !stats.isDirectory()) writeFileSync(file, data);
+  const writtenInto = fd !== undefined || (stats !== undefined && !stats.isFile() && !stats.isDirectory());
+  if (writtenInto) writeInto(file, fd, data);
   else writeFileAtomic(file, data);
+}
+
+/** Write into what is there, as a shell redirection would: a descriptor of this process, a device or a FIFO. */
+function writeInto(file: string, fd: number | undefined, data: string): void {
+  try {
+    if (fd !== undefined) writeAll(checkedDescriptor(fd, file), data);
+    else writeFileSync(file, data);
+  } catch (error) {
+    // No such open descriptor, or a device that is not there (/dev/tty without a terminal): the command's input.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EBADF" || code === "ENXIO")
+      throw new ResearcherError("INVALID_INPUT", `cannot write ${file}: no such open file or device`);
+    throw error instanceof ResearcherError ? error : namedFor(file, error);
+  }
+}
+
+/**
+ * A descriptor this command was given to write to: a file, a pipe, a terminal or a socket. Any other (the runtime's
+ * own event descriptors, which a number not passed in may name) is refused rather than written into.
+ */
+function checkedDescriptor(fd: number, file: string): number {
+  const stats = fstatSync(fd);
+  if (stats.isFile() || stats.isFIFO() || stats.isCharacterDevice() || stats.isSocket()) return fd;
+  throw new ResearcherError("INVALID_INPUT", `cannot write ${file}: it is no file, pipe or terminal this command was given`);
 }
 
 /** The descriptor a path names in this process: `/dev/stdout` 1, `/dev/stderr` 2, `/dev/fd/N` and `/proc/self/fd/N` N. */
@@ -77,13 +102,9 @@ function ownDescriptor(file: string): number | undefined {
   return numbered ? Number(numbered[1]) : undefined;
 }
 
-function writeAll(fd: number, data: string, file: string): void {
+function writeAll(fd: number, data: string): void {
   const bytes = Buffer.from(data);
-  try {
-    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
-  } catch (error) {
-    throw namedFor(file, error);
-  }
+  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
 }
 
 const NEW_FILE_MODE = 0o644;
@@ -130,9 +151,7 @@ function namedFor(file: string, error: unknown, path = file): unknown {
         ? "a folder is in its place"
         : code === "EACCES" || code === "EPERM"
           ? "permission denied (is it read-only?)"
-          : code === "EBADF" || code === "ENXIO"
-            ? "no such open file or device"
-            : code;
+          : code;
   return Object.assign(new Error(`cannot write ${file}: ${why}`), { code });
 }
 

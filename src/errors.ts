@@ -81,7 +81,7 @@ export function describeError(error: unknown): string {
 }
 
 /** The system's codes for a path that does not exist, is not a folder, or may not be read or written. */
-const MISSING_OR_FORBIDDEN = new Set(["ENOENT", "ENOTDIR", "EACCES", "EPERM", "EROFS", "EBADF", "ENXIO"]);
+const MISSING_OR_FORBIDDEN = new Set(["ENOENT", "ENOTDIR", "EACCES", "EPERM", "EROFS"]);
 
 /** The `code` a runtime or SQLite error carries (`SQLITE_BUSY`, `ENOSPC`, …), "" when none. */
 export function systemCode(error: unknown): string {
