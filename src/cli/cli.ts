@@ -237,7 +237,6 @@ function commandCli(word: string | undefined): CAC {
   return one?.commands.some((command) => command.name === word) ? one : mainCli();
 }
 
-/** Parse argv and run one command; returns the process exit code. */
 /**
  * `-n5` as `-n 5`, as `head -n1` takes it (the parser knows only the spaced form), up to a `--` (the words after it
  * are query text).
@@ -249,6 +248,7 @@ function attachedCounts(args: string[]): string[] {
   return [...options.flatMap((arg) => (/^-n\d+$/.test(arg) ? ["-n", arg.slice(2)] : [arg])), ...rest];
 }
 
+/** Parse argv and run one command; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   const args = attachedCounts(argv.slice(2));
   const verbose = args.includes("--verbose");

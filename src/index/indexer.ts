@@ -380,12 +380,13 @@ function conversionPool(config: Config, repo: Repository): ConvertPool {
 }
 
 /**
+ * How this run reads documents; `all` (a rebuild) reads every file again, whatever the index holds for it.
+ *
  * The chunking settings are part of what an index is: when they change, every document is chunked again. The store
  * records the settings every document was chunked with; a new setting is recorded only by a complete run (runIndex),
  * because a partial batch or a refused run leaves the other documents chunked the old way. A store that records
  * nothing yet has nothing chunked otherwise: it takes the current settings at once.
  */
-/** How this run reads documents; `all` (a rebuild) reads every file again, whatever the index holds for it. */
 function documentSettings(store: Store, config: Config, pool: ConvertPool, repo: Repository, { all = false } = {}): DocumentSettings {
   const { tokens, overlap, code_tokens } = config.chunk;
   const ocr = JSON.stringify(repo.ocr);
@@ -669,7 +670,6 @@ function refreshGitMetadata(store: Store, root: string): void {
   }
 }
 
-/** The repository folder's identity (device and inode, through a link), or null when no folder is there now. */
 /**
  * A repository folder that resolves elsewhere than at the last run under the same registered path was replaced by a
  * link (or a folder above it was): every document would read as a link out of the root and be dropped, so nothing
@@ -683,6 +683,7 @@ function refuseMovedRoot(repo: Repository, store: Store): void {
   });
 }
 
+/** The repository folder's identity (device and inode, through a link), or null when no folder is there now. */
 function rootIdentity(root: string): string | null {
   const stats = statSync(root, { throwIfNoEntry: false });
   return stats?.isDirectory() ? `${stats.dev}:${stats.ino}` : null;

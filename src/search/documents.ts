@@ -329,7 +329,7 @@ function findByDocid(home: string, prefix: string, repository?: string): Documen
   );
 }
 
-/** What the index holds about a document; a refusal (with close paths) for anything it does not hold. */
+/** A document's listing (`get --meta`, `ls`) by any ref; a refusal (with close paths) for anything not indexed. */
 export function documentInfo(home: string, ref: string | DocumentRef, options: { repository?: string } = {}): DocumentInfo {
   const { repo, path } = typeof ref === "string" ? resolveDocumentRef(home, ref, options) : ref;
   return listedInfo(repo, indexedDocument(repo, path));
@@ -536,10 +536,10 @@ function listing(home: string, options: ListingOptions): { repos: Repository[]; 
 }
 
 /**
- * A document's text as its line numbers count: the file itself for markdown and text (front matter included),
- * the converted markdown for every other format.
+ * A document's text as its line numbers count, read as its file is now: the file itself for markdown and text
+ * (front matter included), the converted markdown for every other format; and the hash of those bytes (the
+ * index's hash, if the file is unchanged).
  */
-/** The document's text as its file reads now, and the hash of those bytes (the index's hash, if unchanged). */
 async function documentText(
   home: string,
   repo: Repository,
