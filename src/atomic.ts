@@ -76,10 +76,11 @@ function writeInto(file: string, fd: number | undefined, data: string): void {
     if (fd !== undefined) writeAll(checkedDescriptor(fd, file), data);
     else writeFileSync(file, data);
   } catch (error) {
-    // No such open descriptor, or a device that is not there (/dev/tty without a terminal): the command's input.
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EBADF" || code === "ENXIO")
-      throw new ResearcherError("INVALID_INPUT", `cannot write ${file}: no such open file or device`);
+    if (code === "EPIPE") return; // the reader has gone (`| head`): as for a redirection, nothing more to write
+    // No descriptor open for writing, or a device that is not there (/dev/tty without a terminal): the command's input.
+    if (code === "EBADF") throw new ResearcherError("INVALID_INPUT", `cannot write ${file}: it is not open for writing`);
+    if (code === "ENXIO") throw new ResearcherError("INVALID_INPUT", `cannot write ${file}: no such device`);
     throw error instanceof ResearcherError ? error : namedFor(file, error);
   }
 }

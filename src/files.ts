@@ -6,6 +6,7 @@
 import { closeSync, fstatSync, openSync, readSync, realpathSync, statSync, constants as fs, type BigIntStats, type Stats } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { describeError } from "./errors.ts";
+import { shellWord } from "./terminal.ts";
 
 /** The hash a document's bytes are known by (documents.hash) and a fragment text's (its first 32 digits). */
 export function sha256(data: Uint8Array | string): string {
@@ -44,14 +45,18 @@ export function rootRecord(path: string): RootRecord | undefined {
  * Undefined when nothing moved, nothing was recorded, or the folder is not there at all (the caller's checks say so).
  */
 export function movedRoot(path: string, recorded: RootRecord | undefined): string | undefined {
-  if (!recorded || recorded.path !== path) return undefined;
   const now = rootRecord(path);
-  return now && now.real !== recorded.real ? now.real : undefined;
+  if (!now) return undefined;
+  // An index from before the record was kept: `repo add` registers a folder by its real path.
+  if (!recorded) return now.real !== path ? now.real : undefined;
+  // Registered anew, or through a link from the start (following it where it points is what such a path means).
+  if (recorded.path !== path || recorded.real !== recorded.path) return undefined;
+  return now.real !== recorded.real ? now.real : undefined;
 }
 
 /** What fixes a moved root without losing the index: put the folder back, or point the repository at the new place. */
 export const movedRootHint = (name: string, real: string) =>
-  `put the folder back, or point the repository at the new place (its index is kept): \`researcher config set repositories.${name}.path ${real}\``;
+  `put the folder back, or point the repository at the new place (its index is kept): \`researcher config set repositories.${name}.path ${shellWord(real)}\``;
 
 /**
  * Read a repository's file, its real path confined to the root: the one way every reader (get, multi-get, MCP,

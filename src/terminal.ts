@@ -75,3 +75,8 @@ function escaped(c: string): string {
   const code = c.charCodeAt(0);
   return NAMED[c] ?? (code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`);
 }
+
+/** A path or id as one word of a shell command a hint suggests, quoted only when it must be. */
+export function shellWord(text: string): string {
+  return /^[\w./:@~+-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}

@@ -112,7 +112,7 @@ test("convert -o: no name is a usage error; a link to nothing yet creates its ta
   const closed = runCli(["convert", input, "-o", "/dev/fd/9"], { home: dir });
   expect(closed).toMatchObject({
     code: 1,
-    stderr: expect.stringMatching(/^error: cannot write \/dev\/fd\/9: no such open file or device\n/),
+    stderr: expect.stringMatching(/^error: cannot write \/dev\/fd\/9: it is not open for writing\n/),
   });
   // Descriptors the runtime holds for itself (an event fd) are not written into, nor is it an internal error (s9 review).
   for (const fd of [3, 4, 5, 6]) {

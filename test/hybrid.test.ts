@@ -209,9 +209,10 @@ describeShared("vector and hybrid search", () => {
     expect(repositoryStatus(repo).documents).toBe(documents); // refused before it indexed ships.md
     const redone = await indexRepository(home, fp32, { embeddingsOnly: true });
     expect(redone.embedded).toBeGreaterThan(10);
-    // The configuration still says q8: searching with it is now the mismatch.
-    const stale = await search(home, { query: "ships", repositories: ["ten"] }, new SearchContext()).catch((e) => e);
-    expect(stale.code).toBe("MODEL_MISMATCH");
+    // The configuration names the model and no dtype: the index's own call (fp32, recorded with its vectors) is
+    // kept, so its searches work; a setting that names another call is the mismatch (the fp32 runs above).
+    const kept = await search(home, { query: "ships", repositories: ["ten"] }, new SearchContext());
+    expect(kept.mode).toBe("hybrid");
     await indexRepository(home, repo, { embeddingsOnly: true });
   });
 
@@ -271,6 +272,15 @@ describeShared("vector and hybrid search", () => {
     expect(found.results[0]!.path).toBe("cars.md");
     writeTree(docs, { "ships.md": "a brand new document about ships\n" });
     expect(await indexRepository(own, before)).toMatchObject({ indexed: 1, model: GLOVE });
+    // Named with --model (the mismatch hint's own advice writes it into the repository's settings), it is still
+    // called as it was recorded (s10 review #3).
+    expect(await indexRepository(own, getRepository(own, "before"), { model: GLOVE })).toMatchObject({ model: GLOVE });
+    const named = await search(own, { query: "automobile", mode: "vector", repositories: ["before"] }, new SearchContext());
+    expect(named.results[0]!.path).toBe("cars.md");
+    // A rebuild takes today's settings for its model: the vectors are made again, inside its transaction.
+    expect(await indexRepository(own, getRepository(own, "before"), { rebuild: true })).toMatchObject({ model: GLOVE, embedded: 3 });
+    const rebuilt = await search(own, { query: "automobile", mode: "vector", repositories: ["before"] }, new SearchContext());
+    expect(rebuilt.results[0]!.path).toBe("cars.md");
     const later = addRepository(own, { name: "later", path: tempDir() });
     writeTree(later.path, { "cars.md": TEN["cars.md"] });
     expect(await indexRepository(own, later)).toMatchObject({ model: other });

@@ -13,6 +13,7 @@ import { indexFiles, prepareDocument } from "../src/index/indexer.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
 import { confinedReader } from "../src/files.ts";
 import { getRepository } from "../src/repos.ts";
+import { Store } from "../src/store/store.ts";
 import { cliCommand, MODEL_ENV, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const SECRET = "outside secret words";
@@ -171,6 +172,37 @@ test("a repository folder replaced by a link is neither read through nor emptied
   rmSync(docs);
   renameSync(`${docs}.real`, docs);
   expect(runCli(["get", "docs:a.md"], { home }).stdout).toContain("inside words");
+});
+
+test("an index from before the folder's record was kept still refuses a folder replaced by a link (s10 review #1)", () => {
+  const { home, docs } = indexedRepository(folders(), { "a.md": "# A\n\ninside words\n" });
+  const store = Store.open(getRepository(home, "docs").dir, { write: true });
+  store.deleteMeta("root"); // as an index written before the record was kept
+  store.close();
+  const fake = tempDir();
+  writeTree(fake, { "a.md": `# A\n\n${SECRET}\n` });
+  renameSync(docs, `${docs}.real`);
+  symlinkSync(fake, docs);
+  const got = runCli(["get", "docs:a.md"], { home });
+  expect(got.stdout).not.toContain(SECRET);
+  expect(got.stderr).toContain(`now resolves to ${fake}`);
+  expect(runCli(["index", "docs"], { home }).code).toBe(1);
+  rmSync(docs);
+  renameSync(`${docs}.real`, docs);
+});
+
+test("a repository registered through a link follows it when it is pointed elsewhere (s10 review #2)", () => {
+  const { home, docs } = indexedRepository(folders(), { "a.md": "# A\n\ninside words\n" });
+  const other = tempDir();
+  writeTree(other, { "b.md": "# B\n\nother words\n" });
+  const link = join(tempDir(), "latest");
+  symlinkSync(docs, link);
+  expect(runCli(["config", "set", "repositories.docs.path", link], { home }).code).toBe(0);
+  expect(runCli(["index", "docs"], { home }).code).toBe(0);
+  rmSync(link);
+  symlinkSync(other, link); // `latest` now points at the next folder
+  expect(runCli(["index", "docs"], { home }).code).toBe(0);
+  expect(runCli(["get", "docs:b.md"], { home }).stdout).toContain("other words");
 });
 
 test("a repository registered through a link (config set …path, by hand) is no moved folder: it indexes and reads (s9 review)", () => {

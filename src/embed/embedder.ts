@@ -26,6 +26,7 @@ import {
 import { downloadModel, fetchWithTimeout, hubEndpoint } from "./hub.ts";
 import { remoteCall, type RemoteProvider } from "./remote.ts";
 import { own } from "../own.ts";
+import { shellWord } from "../terminal.ts";
 
 export type Provider = "local" | "ollama" | "openai";
 export type EmbedKind = "query" | "document";
@@ -191,10 +192,11 @@ export function chooseModel(
     : keeps
       ? ((remembered.provider as Provider | undefined) ?? "local")
       : (merged.provider ?? "local");
-  // A kept model is called as it was (its dtype, pooling and prefixes are part of what it is), not as a default set
-  // since for other models would call it; the repository's own settings still win. (Indexes from before the call
-  // was recorded take the merged settings, as they always did.)
-  const called = keeps && remembered.settings ? ({ ...remembered.settings, ...definedOnly(repo) } as Partial<EmbeddingConfig>) : merged;
+  // The remembered model is called as it was (its dtype, pooling and prefixes are part of what it is), not as a
+  // default set since for other models would call it, however it was named; the repository's own settings still
+  // win. (Indexes from before the call was recorded take the merged settings, as they always did.)
+  const remembers = remembered?.settings !== undefined && model === remembered.id && provider === remembered.provider;
+  const called = remembers ? ({ ...remembered.settings, ...definedOnly(repo) } as Partial<EmbeddingConfig>) : merged;
   return {
     provider,
     model,
@@ -720,11 +722,6 @@ export function checkModel(repository: string, stored: StoredModel | undefined, 
       hint: `re-embed it with ${embedder.info.id}: \`researcher index --embeddings-only ${repository} --model ${shellWord(embedder.info.id)}\``,
     },
   );
-}
-
-/** A model id or path as one word of a shell command. */
-function shellWord(text: string): string {
-  return /^[\w./:@~+-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }
 
 /** Requests in flight to a remote embedding server unless `embedding.parallel` says otherwise. */

@@ -213,7 +213,9 @@ export async function indexRepository(home: string, repo: Repository, options: I
     // A rebuild may change the model: the new one must load before the old vectors go (a missing model must not
     // cost them), and they are replaced in the rebuild's own transaction.
     const previousModel = options.rebuild ? store.embeddingModel() : undefined;
-    const replacesVectors = previousModel !== undefined && previousModel.id !== choice.model;
+    // Another model, or the same one called otherwise (a prefix, a dtype: its vectors would not compare).
+    const replacesVectors =
+      previousModel !== undefined && (previousModel.id !== choice.model || mayDifferFrom(home, choice, previousModel));
     if (replacesVectors && embed) await load();
     let embeddedInRebuild: Awaited<ReturnType<typeof embedRepository>> | undefined;
     const summary = options.embeddingsOnly
