@@ -12,7 +12,7 @@ import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { PAGE_MARKER } from "../convert/document.ts";
 import { ConversionCache } from "./conversions.ts";
 import { conversionLimits, conversionSettings, convertOnce } from "../convert/pool.ts";
-import { isInside, movedRoot, movedRootHint, outsideRoot, readConfinedFile, sha256 } from "../files.ts";
+import { isInside, movedRoot, movedRootHint, outsideRoot, readConfinedFile, type RootRecord, sha256 } from "../files.ts";
 import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
@@ -332,14 +332,17 @@ function findByDocid(home: string, prefix: string, repository?: string): Documen
 /** A document's listing (`get --meta`, `ls`) by any ref; a refusal (with close paths) for anything not indexed. */
 export function documentInfo(home: string, ref: string | DocumentRef, options: { repository?: string } = {}): DocumentInfo {
   const { repo, path } = typeof ref === "string" ? resolveDocumentRef(home, ref, options) : ref;
-  return listedInfo(repo, indexedDocument(repo, path));
+  return listedInfo(repo, indexedDocument(repo, path).listed);
 }
 
-/** What the index holds about a document; a refusal (with close paths) for anything it does not hold. */
-function indexedDocument(repo: Repository, path: string): ListedDocument {
-  const listed = withStore(repo, (store) => store.documentListing(path)[0]);
-  if (!listed) throw notIndexed(`${repo.name}:${path}`, closePaths(repo, path), "", repo.name);
-  return listed;
+/**
+ * What the index holds about a document, and where its repository's folder led at the last run (read together: one
+ * opening of the index per document read); a refusal (with close paths) for anything it does not hold.
+ */
+function indexedDocument(repo: Repository, path: string): { listed: ListedDocument; root: RootRecord | undefined } {
+  const found = withStore(repo, (store) => ({ listed: store.documentListing(path)[0], root: store.recordedRoot() }));
+  if (!found?.listed) throw notIndexed(`${repo.name}:${path}`, closePaths(repo, path), "", repo.name);
+  return { listed: found.listed, root: found.root };
 }
 
 function listedInfo(repo: Repository, doc: ListedDocument): DocumentInfo {
@@ -425,9 +428,9 @@ export async function readDocument(
 ): Promise<DocumentText> {
   const resolved = typeof ref === "string" ? resolveDocumentRef(home, ref, options) : ref;
   const { repo, path } = resolved;
-  const indexed = indexedDocument(repo, path);
+  const { listed: indexed, root } = indexedDocument(repo, path);
   const info = listedInfo(repo, indexed);
-  const { text, hash } = await documentText(home, repo, path, options.conversions);
+  const { text, hash } = await documentText(home, repo, path, root, options.conversions);
   const lines = text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
   const page =
     options.fromLine === undefined && resolved.page !== undefined ? pageLines(lines, resolved.page, `${repo.name}:${path}`) : undefined;
@@ -544,13 +547,11 @@ async function documentText(
   home: string,
   repo: Repository,
   path: string,
+  root: RootRecord | undefined,
   conversions?: ConversionCache,
 ): Promise<{ text: string; hash: string }> {
   const config = loadConfig(home);
-  const moved = movedRoot(
-    repo.path,
-    withStore(repo, (store) => store.recordedRoot()),
-  );
+  const moved = movedRoot(repo.path, root);
   if (moved !== undefined) {
     throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: the repository folder ${repo.path} now resolves to ${moved}`, {
       hint: movedRootHint(repo.name, moved),
