@@ -148,12 +148,24 @@ describe("a folder swapped for a link out of the root after indexing", () => {
   });
 });
 
-test("a repository folder replaced by a link is neither read through nor emptied by a run (hostile s8 #7)", () => {
-  const { home, docs } = indexedRepository(folders(), { "a.md": "# A\n\ninside words\n" });
+/** Move a repository's folder aside and put a link in its place to a folder holding other text; returns that folder. */
+function replaceWithLink(docs: string): string {
   const fake = tempDir();
   writeTree(fake, { "a.md": `# A\n\n${SECRET}\n` });
   renameSync(docs, `${docs}.real`);
   symlinkSync(fake, docs);
+  return fake;
+}
+
+/** Undo replaceWithLink. */
+function putBack(docs: string): void {
+  rmSync(docs);
+  renameSync(`${docs}.real`, docs);
+}
+
+test("a repository folder replaced by a link is neither read through nor emptied by a run (hostile s8 #7)", () => {
+  const { home, docs } = indexedRepository(folders(), { "a.md": "# A\n\ninside words\n" });
+  const fake = replaceWithLink(docs);
   const got = runCli(["get", "docs:a.md"], { home });
   expect(got.stdout).not.toContain(SECRET);
   expect(got.code).toBe(1);
@@ -169,8 +181,7 @@ test("a repository folder replaced by a link is neither read through nor emptied
   );
   const verified = runCli(["verify", "docs"], { home }); // it said ok (s9 hostile)
   expect(verified).toMatchObject({ code: 1, stdout: expect.stringContaining(`now resolves to ${fake}`) });
-  rmSync(docs);
-  renameSync(`${docs}.real`, docs);
+  putBack(docs);
   expect(runCli(["get", "docs:a.md"], { home }).stdout).toContain("inside words");
 });
 
@@ -179,16 +190,12 @@ test("an index from before the folder's record was kept still refuses a folder r
   const store = Store.open(getRepository(home, "docs").dir, { write: true });
   store.deleteMeta("root"); // as an index written before the record was kept
   store.close();
-  const fake = tempDir();
-  writeTree(fake, { "a.md": `# A\n\n${SECRET}\n` });
-  renameSync(docs, `${docs}.real`);
-  symlinkSync(fake, docs);
+  const fake = replaceWithLink(docs);
   const got = runCli(["get", "docs:a.md"], { home });
   expect(got.stdout).not.toContain(SECRET);
   expect(got.stderr).toContain(`now resolves to ${fake}`);
   expect(runCli(["index", "docs"], { home }).code).toBe(1);
-  rmSync(docs);
-  renameSync(`${docs}.real`, docs);
+  putBack(docs);
 });
 
 test("a repository registered through a link follows it when it is pointed elsewhere (s10 review #2)", () => {
