@@ -58,6 +58,17 @@ describe("OCR", () => {
     expect(error.message).toBe(`no OCR model for language "deu" in ${folder}`);
   });
 
+  testShared("an eng model in ocr_data is used instead of the built-in one, and a bad one is named", async () => {
+    // What the README offers for faster OCR (tessdata_fast's eng.traineddata in ocr_data) needs the folder's model to
+    // win over the embedded one: a damaged one there must fail, naming the file, not be passed over silently.
+    const bytes = await scannedPage(SCAN, 1);
+    const folder = tempDir();
+    const model = join(folder, "eng.traineddata");
+    writeFileSync(model, "not a traineddata file");
+    const error = await conversionFailure(convertPdf(bytes, "scan", { ocrData: folder }));
+    expect(error.message).toBe(`Tesseract could not load the OCR model ${model}`);
+  });
+
   test(
     "a sparse page whose tilt is misread (four large lines measured at 10°) is read as it is, not lost",
     async () => {

@@ -127,8 +127,8 @@ async function loadCore(): Promise<{ module: TessModule; memory: () => WebAssemb
   return { module, memory: () => memory! };
 }
 
-/** The bytes of a language model, un-gzipped. */
-function readModel(code: string, langPath: string | undefined): Uint8Array {
+/** A language model's bytes, un-gzipped, and where they came from (a file in `langPath` wins over the built-in). */
+function readModel(code: string, langPath: string | undefined): { bytes: Uint8Array; source: string } {
   const candidates = langPath ? [join(langPath, `${code}.traineddata`), join(langPath, `${code}.traineddata.gz`)] : [];
   if (code === "eng") candidates.push(englishModelPath);
   for (const path of candidates) {
@@ -138,7 +138,8 @@ function readModel(code: string, langPath: string | undefined): Uint8Array {
     } catch {
       continue;
     }
-    return bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes;
+    const source = path === englishModelPath ? "built-in eng" : path;
+    return { bytes: bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes, source };
   }
   throw new Error(`no OCR model for language "${code}"${langPath ? ` in ${langPath}` : " (only eng is built in)"}`);
 }
@@ -146,13 +147,16 @@ function readModel(code: string, langPath: string | undefined): Uint8Array {
 async function createOcrEngine(options: OcrOptions = {}): Promise<OcrEngine> {
   const languages = options.languages?.length ? options.languages : ["eng"];
   const deskew = options.deskew ?? true;
+  const models = languages.map((code) => ({ code, ...readModel(code, options.langPath) }));
   const { module, memory } = await loadCore();
   // Models go into the wasm's in-memory file system, where `Init(null, …)` looks (its working folder is `/`).
-  for (const code of languages) module.FS.writeFile(`/${code}.traineddata`, readModel(code, options.langPath));
+  for (const { code, bytes } of models) module.FS.writeFile(`/${code}.traineddata`, bytes);
   const api = new module.TessBaseAPI();
   if (api.Init(null, languages.join("+"), OEM_LSTM_ONLY) !== 0) {
     api.End();
-    throw new Error(`Tesseract could not load the ${languages.join("+")} model`);
+    // Tesseract does not say which model it could not read.
+    const sources = models.map((model) => model.source);
+    throw new Error(`Tesseract could not load the OCR model${sources.length > 1 ? "s" : ""} ${sources.join(", ")}`);
   }
   for (const code of languages) module.FS.unlink(`/${code}.traineddata`); // loaded; free the copy
   // The library's default is one uniform block of text; the CLI's full layout analysis keeps columns apart.
