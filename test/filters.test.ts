@@ -81,6 +81,12 @@ describe("filter grammar", () => {
       [{ any: [{ key: "tags", in: [] }] }, "any[0]: 'in' needs a non-empty list"],
       [{ not: [{ eq: "x" }] }, 'not[0]: missing "key"'],
       [{ some: [] } as never, "unknown field 'some' (use all, any, not)"],
+      // s11 review: an `any` or `not` that is not a list was dropped, so `not` returned what it was to leave out.
+      [{ not: { key: "tags", eq: "rust" } } as never, "not: expected a list of terms"],
+      [{ any: { key: "tags", eq: "rust" } } as never, "any: expected a list of terms"],
+      [{ not: 3 } as never, "not: expected a list of terms"],
+      [{ any: "tags=rust" } as never, "any: expected a list of terms"],
+      [{ all: { key: "tags", eq: "rust" } } as never, "all: expected a list of terms"],
     ];
     for (const [input, message] of cases) {
       const error = errorOf(input, "--where");

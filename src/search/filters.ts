@@ -135,13 +135,16 @@ function parseFilterJson(json: FilterJson, label = "where"): Filter {
     if (!Array.isArray(terms)) fail(name, "expected a list of terms");
     return terms.map((term, i) => parseJsonTerm(term, (what) => fail(`${name}[${i}]`, what)));
   };
+  // Every list is read, so that one that is not a list is refused rather than dropped (a dropped `not` is a filter
+  // that returns exactly what was to be left out).
+  const [all, any, not] = [list("all"), list("any"), list("not")];
   return checkSize(
     {
       kind: "all",
       items: [
-        ...list("all"),
-        ...(json.any?.length ? [{ kind: "any" as const, items: list("any") }] : []),
-        ...(json.not?.length ? [{ kind: "none" as const, items: list("not") }] : []),
+        ...all,
+        ...(any.length ? [{ kind: "any" as const, items: any }] : []),
+        ...(not.length ? [{ kind: "none" as const, items: not }] : []),
       ],
     },
     label,
