@@ -9,6 +9,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  truncateSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
@@ -131,6 +132,27 @@ describeShared("verify", () => {
       release();
     }
   });
+});
+
+test("documents under an ignore file that cannot be read are reported with the file to fix (verify threw 'unexpected')", async () => {
+  // s11 review: the problem was reported at sub/.gitignore, which matched no document's path, and verify indexed an
+  // empty list of places. A file over 16 MiB is unreadable to discovery as root too.
+  const home = tempDir();
+  const root = tempDir();
+  writeTree(root, { "sub/a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n" });
+  const repo = addRepository(home, { name: "ig", path: root, embed: false });
+  await indexRepository(home, repo);
+  writeFileSync(join(root, "sub/.gitignore"), "");
+  truncateSync(join(root, "sub/.gitignore"), 17 * 2 ** 20);
+  const report = await verifyRepository(repo);
+  expect(report.problems).toEqual([
+    {
+      check: "files",
+      detail: "1 indexed document cannot be read (sub/.gitignore: cannot read it (larger than 16 MiB)); the index keeps it",
+      fix: `make ${join(root, "sub/.gitignore")} readable (\`ls -ld\` shows who may read it), or remove it`,
+      repaired: false,
+    },
+  ]);
 });
 
 test.skipIf(!AS_ROOT)(

@@ -5,7 +5,7 @@
  * lock and says what it did; what only an index run can bring back is named with its command.
  */
 import { readdirSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { TEMP_FILE_NAME } from "../atomic.ts";
 import { movedRoot, movedRootHint } from "../files.ts";
 import { discoverFiles, type Discovery } from "./discover.ts";
@@ -188,20 +188,39 @@ function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): 
       repaired: false,
     });
   }
-  if (plan.unreadable.length) {
-    const places = discovery.problems.map((p) => p.path).filter((place) => plan.unreadable.some((path) => holds(place, path)));
-    problems.push({
-      check: "files",
-      detail: `${plan.unreadable.length} indexed documents cannot be read (${places.join(", ")}); the index keeps them`,
-      fix: `give yourself read access (\`ls -ld ${join(repo.path, places[0]!).replace(/\/$/, "")}\` shows who has it)`,
-      repaired: false,
-    });
-  }
+  if (plan.unreadable.length) problems.push(unreadableProblem(repo, discovery, plan.unreadable));
 }
 
-/** Whether a problem discovery reported (a file, or a folder as `dir/`) is, or holds, an indexed path. */
-function holds(place: string, path: string): boolean {
-  return place.endsWith("/") ? path.startsWith(place) : place === path;
+/**
+ * Indexed documents this check could not read, kept by the index: where (a folder that cannot be listed, an ignore
+ * file that cannot be read, the file itself) and what to do about it.
+ */
+function unreadableProblem(repo: Repository, discovery: Discovery, unreadable: string[]): VerifyProblem {
+  // A folder's problem is `dir/`; an ignore file's is its own path, and its folder (unlisted) is what it keeps.
+  const folderOf = (problem: string) => {
+    const folder = problem.endsWith("/") ? problem.slice(0, -1) : dirname(problem) === "." ? "" : dirname(problem);
+    return discovery.unlisted.includes(folder) ? folder : undefined;
+  };
+  const covers = (problem: string, path: string) => {
+    const folder = folderOf(problem);
+    return problem === path || (folder !== undefined && (folder === "" || path.startsWith(`${folder}/`)));
+  };
+  const found = discovery.problems.filter((problem) => unreadable.some((path) => covers(problem.path, path)));
+  const isIgnoreFile = (problem: string) => !problem.endsWith("/") && folderOf(problem) !== undefined;
+  const places = found.map((problem) =>
+    isIgnoreFile(problem.path) ? `${problem.path}: ${problem.reason.replace(/: its folder is left as it was indexed$/, "")}` : problem.path,
+  );
+  const first = found[0]?.path ?? discovery.unlisted[0] ?? "";
+  const absolute = join(repo.path, first).replace(/\/$/, "");
+  const count = unreadable.length === 1 ? "1 indexed document" : `${unreadable.length} indexed documents`;
+  return {
+    check: "files",
+    detail: `${count} cannot be read (${places.join(", ") || "folders that cannot be listed"}); the index keeps ${unreadable.length === 1 ? "it" : "them"}`,
+    fix: isIgnoreFile(first)
+      ? `make ${absolute} readable (\`ls -ld\` shows who may read it), or remove it`
+      : `give yourself read access (\`ls -ld ${absolute}\` shows who has it)`,
+    repaired: false,
+  };
 }
 
 /** Temp files whose writer is gone; repair removes them. */
