@@ -4,6 +4,8 @@
  * they are pending with the command that completes them.
  */
 import { expect, test } from "bun:test";
+import { cpSync, renameSync } from "node:fs";
+import { join } from "node:path";
 import { addRepository } from "../src/repos.ts";
 import { GLOVE, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
 
@@ -61,4 +63,42 @@ testShared(
     expect(cli("verify", "d")).toMatchObject({ code: 0, stdout: "d: ok\n" });
   },
   60_000,
+);
+
+testShared(
+  "a model that cannot be loaded at search time (moved, cleared, a server down): auto mode searches with bm25 and warns",
+  () => {
+    // s11 review: a repository embedded with a model folder that later moved failed every default search (exit 1),
+    // though its words were all there; indexing already degrades this way.
+    const home = tempDir();
+    const docs = tempDir();
+    const model = join(tempDir(), "glove");
+    cpSync(GLOVE, model, { recursive: true });
+    writeTree(docs, { "whale.md": "# Whales\n\nThe whale sings in the deep sea.\n" });
+    addRepository(home, { name: "d", path: docs });
+    const cli = (...args: string[]) => runCli(args, { home, env: OFFLINE });
+    expect(cli("index", "d", "--model", model).code).toBe(0);
+    expect(JSON.parse(cli("search", "whale", "--json").stdout).mode).toBe("hybrid");
+    renameSync(model, `${model}-moved`);
+
+    const found = cli("search", "whale", "--json");
+    expect(found.code).toBe(0);
+    const response = JSON.parse(found.stdout);
+    expect(response).toMatchObject({ mode: "bm25", total: 1, results: [{ path: "whale.md", mode: "bm25" }] });
+    expect(response.warnings).toEqual([
+      {
+        repository: "d",
+        code: "MODEL_UNAVAILABLE",
+        message: `searched with bm25: ${model} does not exist`,
+        hint: expect.stringContaining("transformers.js layout"),
+      },
+    ]);
+    expect(found.stderr).toStartWith(`warning: d: searched with bm25: ${model} does not exist\nhint: `);
+    // Asked for by name, the mode stays an error, and its hint offers the words.
+    const hybrid = cli("search", "whale", "--mode", "hybrid");
+    expect(hybrid.code).toBe(1);
+    expect(hybrid.stderr).toStartWith(`error: ${model} does not exist\nhint: `);
+    expect(hybrid.stderr).toContain("or search in bm25 mode");
+  },
+  30_000,
 );

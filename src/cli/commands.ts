@@ -40,6 +40,7 @@ import {
   repositoryMatchesText,
   renderSearch,
   SEARCH_FORMATS,
+  searchWarningsText,
   skippedText,
   unmatchedLines,
   statusText,
@@ -308,7 +309,7 @@ export async function searchCommand(words: string[], flags: Flags): Promise<void
       full: Boolean(flags.full),
     };
     const response = await (flags.all ? searchAll(home(flags), options, context) : search(home(flags), options, context));
-    stderr.write(skippedText(response.skipped));
+    stderr.write(skippedText(response.skipped) + searchWarningsText(response.warnings));
     if (format === "text" && response.results.length === 0) stderr.write(noResults(response, options));
     out(renderSearch(response, format, styleFor(stdout)));
   } finally {

@@ -1,7 +1,7 @@
 /** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
 import { docidOf } from "./docid.ts";
 import { join } from "node:path";
-import { ResearcherError } from "../errors.ts";
+import { type ErrorCode, isResearcherError, ResearcherError } from "../errors.ts";
 import { LIMIT, MAX_ALL_RESULTS, MAX_QUERY_CHARS, minimumScore, OFFSET, wholeNumber } from "./bounds.ts";
 import { BM25_WEIGHTS, rankOneWord, rankPostings, rankRareFirst } from "./bm25.ts";
 import { buildMatch, embeddingQuery, parseQuery, queryConstraint, type ParsedQuery } from "./query.ts";
@@ -135,6 +135,8 @@ export interface SearchResponse<T = FragmentHit | DocumentHit> {
   skipped: SkippedRepository[];
   /** When nothing matched: the filter's values no searched document holds, with the values that exist. */
   unmatched?: FilterMiss[];
+  /** Repositories searched with bm25 by default because their model could not be had now, with why and the fix. */
+  warnings?: SkippedRepository[];
 }
 
 export { BM25_WEIGHTS };
@@ -264,6 +266,7 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
     const unmatched = ranked.total === 0 ? filterMisses(filter, answered) : [];
     const modes = new Set(perRepo.map((r) => r.mode));
     const notes = perRepo.flatMap((r) => [r.note, r.why, r.ann].flatMap((n) => (n ? [`${r.repo}: ${n}`] : [])));
+    const warnings = perRepo.flatMap((r) => (r.fallback ? [{ repository: r.repo, ...r.fallback }] : []));
     return {
       query: options.query,
       mode: modes.size === 1 ? [...modes][0]! : "hybrid",
@@ -274,6 +277,7 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
       ...(options.explain ? { notes } : {}),
       skipped: skipped.sort((a, b) => a.repository.localeCompare(b.repository)),
       ...(unmatched.length ? { unmatched } : {}),
+      ...(warnings.length ? { warnings } : {}),
     };
   });
 }
@@ -383,6 +387,8 @@ interface RepositoryResult {
   why?: string;
   /** Why the vector list came from an exact scan rather than the ANN file, and how to fix that. */
   ann?: string;
+  /** Searched with bm25 in auto mode because its model could not be had: why, and the fix. */
+  fallback?: Omit<SkippedRepository, "repository">;
 }
 
 /**
@@ -436,8 +442,23 @@ interface RankedLists {
 }
 
 async function searchRepository(run: SearchRun, repo: Repository, store: Store, depth: number): Promise<RepositoryResult> {
-  const { mode, note } = repositoryMode(run, repo, store);
-  const lists = await rankLists(run, repo, store, mode, depth);
+  const chosen = repositoryMode(run, repo, store);
+  let { mode } = chosen;
+  let lists: RankedLists;
+  let fallback: RepositoryResult["fallback"];
+  try {
+    lists = await rankLists(run, repo, store, mode, depth);
+  } catch (error) {
+    if (!isResearcherError(error) || !MODEL_FAILURES.has(error.code)) throw error;
+    // Asked for by name, the mode stays an error; by default (auto) the search degrades as an index run does: the
+    // words are all there, so it searches them and says why.
+    const hint = error.hint ? `${error.hint}; or search in bm25 mode` : "search in bm25 mode";
+    if (requestedMode(run) !== "auto") throw new ResearcherError(error.code, error.message, { hint, cause: error });
+    mode = "bm25";
+    fallback = { code: error.code, message: `searched with bm25: ${error.message}`, hint: error.hint ?? null };
+    lists = await rankLists(run, repo, store, mode, depth);
+  }
+  const note = chosen.note;
   const { candidates, why } = candidatesOf(repo, store, mode, lists);
   const minScore = run.options.minScore;
   return {
@@ -449,12 +470,20 @@ async function searchRepository(run: SearchRun, repo: Repository, store: Store, 
     note: note ?? (run.options.explain && mode !== "bm25" ? coverageNote(store, repo, mode) : undefined),
     why,
     ann: lists.annProblem && annNote(repo.name, lists.annProblem),
+    fallback,
   };
+}
+
+/** Why a repository's query embedder could not be had: a model that cannot be loaded now, a provider that failed. */
+const MODEL_FAILURES = new Set<ErrorCode>(["MODEL_UNAVAILABLE", "PROVIDER_FAILED"]);
+
+function requestedMode(run: SearchRun): SearchMode | "auto" {
+  return run.options.mode ?? run.config.search.mode;
 }
 
 /** The mode a repository is searched in: the one asked for, or (auto) hybrid where it has vectors, else bm25. */
 function repositoryMode(run: SearchRun, repo: Repository, store: Store): { mode: SearchMode; note?: string } {
-  const requested = run.options.mode ?? run.config.search.mode;
+  const requested = requestedMode(run);
   const model = store.embeddingModel();
   if (requested === "auto") {
     return model ? { mode: "hybrid" } : { mode: "bm25", note: "no vectors: searched with bm25 (index with embeddings for hybrid)" };

@@ -87,6 +87,9 @@ export function searchOutput(documents: boolean) {
       .array(z.object({ filter: z.string(), key: z.string(), known: z.array(z.string()), similar_keys: z.array(z.string()).optional() }))
       .optional()
       .describe("Only when nothing matched: the filter's values no document holds, each with the values that exist (`known`)"),
+    warnings: skippedRepositories
+      .optional()
+      .describe("Repositories searched with bm25 because their embedding model cannot be loaded now, each with why and the fix"),
     results: z.array(result),
   });
 }

@@ -24,6 +24,7 @@ import {
   changedSinceIndexLine,
   searchJson,
   searchText,
+  searchWarningsText,
   skippedText,
   unmatchedLines,
   statusLines,
@@ -189,7 +190,7 @@ function registerSearchTools(server: McpServer, home: string, context: SearchCon
     };
     const response = await search(home, options, context);
     const found = searchText(response, plain) || ["no results", ...unmatchedLines(response.unmatched)].join("\n");
-    const text = [found, skippedText(response.skipped)].filter(Boolean).join("\n");
+    const text = [found, skippedText(response.skipped), searchWarningsText(response.warnings)].filter(Boolean).join("\n");
     return result(searchJson(response), text);
   };
 

@@ -101,6 +101,7 @@ export function searchJson(response: SearchResponse): object {
     ...(response.notes ? { notes: response.notes } : {}),
     skipped: response.skipped,
     ...(response.unmatched ? { unmatched: response.unmatched } : {}),
+    ...(response.warnings ? { warnings: response.warnings } : {}),
     results: response.results.map(resultJson),
   };
 }
@@ -465,6 +466,11 @@ export function problemLine(message: string, hint?: string | null): string {
 /** Repositories a command over all of them left out (stderr): a warning each, with the command that fixes it. */
 export function skippedText(skipped: SkippedRepository[]): string {
   return skipped.map((s) => problemLines(`warning: skipped ${s.repository}`, s.message, s.hint)).join("");
+}
+
+/** Repositories a search answered in another mode than it would have (their model could not be had): a warning each. */
+export function searchWarningsText(warnings: SkippedRepository[] = []): string {
+  return warnings.map((w) => problemLines(`warning: ${w.repository}`, w.message, w.hint)).join("");
 }
 
 // ---- the MCP tools' short texts (one line per repository, for a model to read; the JSON is the contract) -----

@@ -112,6 +112,7 @@ describe("MCP over stdio", () => {
         "total",
         "skipped",
         "unmatched",
+        "warnings",
         "results",
       ]);
     }
