@@ -12,6 +12,8 @@ import {
 } from "../src/search/documents.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { pathGlob } from "../src/store/filter-sql.ts";
+import { parseFilter } from "../src/search/filters.ts";
+import { search, SearchContext, type SearchOptions } from "../src/search/search.ts";
 import { addRepository, getRepository } from "../src/repos.ts";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -260,6 +262,25 @@ describe("readDocuments (multi-get)", () => {
     const listed = listDocuments(home, { repositories: ["one"] }).documents.map((d) => d.path);
     const matches = pathGlob("*.md");
     expect((await paths("one:*.md")).map((p) => p.slice(4))).toEqual(listed.filter(matches));
+  });
+
+  test("a file whose name holds glob syntax is reached by its own name, in multi-get and filters (s11 review)", async () => {
+    // `[v2]` and `{1}` made the name a glob that did not match itself: ls showed the file, multi-get of that very ref
+    // found nothing.
+    const own = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "report [v2].md": "# R\n\nbracket words\n", "notes{1}.md": "# N\n\nbracket words too\n", "!x.md": "bracket\n" });
+    await indexRepository(own, addRepository(own, { name: "b", path: docs, embed: false }));
+    const paths = async (pattern: string) => (await readDocuments(own, pattern)).documents.map((d) => d.path);
+    expect(await paths("b:report [v2].md")).toEqual(["report [v2].md"]);
+    expect(await paths("notes{1}.md")).toEqual(["notes{1}.md"]);
+    expect(await paths("b:!x.md")).toEqual(["!x.md"]);
+    expect(await paths("b:report ?v2?.md")).toEqual(["report [v2].md"]); // still a glob when it names no file
+    const found = async (options: Partial<SearchOptions>) =>
+      (await search(own, { query: "bracket", mode: "bm25", ...options }, new SearchContext())).results.map((r) => r.path).sort();
+    expect(await found({ filter: "report [v2].md" })).toEqual(["report [v2].md"]);
+    expect(await found({ where: [parseFilter('path in ("report [v2].md"|"notes{1}.md")')] })).toEqual(["notes{1}.md", "report [v2].md"]);
+    expect(await found({ where: [parseFilter('path="!x.md"')] })).toEqual(["!x.md"]);
   });
 
   test("per-document and per-answer caps list what they leave out", async () => {

@@ -141,13 +141,18 @@ function isoValue(value: string): string {
  * without a slash (`*.md`) matches a document's base name at any depth; one with a slash matches the path from the
  * repository's root (`notes/*.md` only directly in notes/, `notes/**` at any depth below it). A leading slash only
  * anchors (`/README.md` is the root's; `/src/**` as `src/**`, the form `ls repo:/src` takes), and a trailing one is
- * the folder with everything below it (`src/` as `src/**`).
+ * the folder with everything below it (`src/` as `src/**`). A pattern also matches the path (or name) it spells.
  */
 export function pathGlob(pattern: string): (path: string) => boolean {
   const { glob, anchored } = pathPattern(pattern);
-  const matcher = new Bun.Glob(glob);
-  if (anchored) return (path) => matcher.match(path);
-  return (path) => matcher.match(path.slice(path.lastIndexOf("/") + 1));
+  // A leading `!` is a name's first letter, not Bun.Glob's negation (`!x.md` matched every other file): a filter
+  // says "not" with `!=`.
+  const matcher = new Bun.Glob(glob.startsWith("!") ? `\\${glob}` : glob);
+  // A name that holds glob syntax (`report [v2].md`, `notes{1}.md`) is first of all that name: `ls` shows it, and
+  // it must reach it.
+  const literal = pattern.replace(/^(?:\.?\/)+/, "");
+  const subject = anchored ? (path: string) => path : (path: string) => path.slice(path.lastIndexOf("/") + 1);
+  return (path) => subject(path) === literal || matcher.match(subject(path));
 }
 
 /** A path pattern's glob without its leading slash, and whether it matches whole paths (else base names). */
