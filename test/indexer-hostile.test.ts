@@ -190,6 +190,32 @@ describe("formats and settings", () => {
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2 });
     expect((await indexRepository(home, repo)).indexed).toBe(0);
   });
+
+  test("documents a run could not read under a new chunk.tokens are chunked anew by the first run that can (s11 review)", async () => {
+    // The run recorded the new setting though sub/ (its ignore file unreadable) kept the old chunking; once readable,
+    // deep.md was unchanged and stayed at 350 tokens for good.
+    const body = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} is here to fill the section.`).join(" ");
+    const { home, docs, repo } = bm25Repository({ "top.md": `# T\n\n${body}\n`, "sub/deep.md": `# D\n\n${body}\n` });
+    await indexRepository(home, repo);
+    const fragments = () => {
+      const store = Store.open(repo.dir);
+      try {
+        return Object.fromEntries(store.documentListing().map((d) => [d.path, d.fragments]));
+      } finally {
+        store.close();
+      }
+    };
+    const before = fragments();
+    setConfigValue(home, "chunk.tokens", "64");
+    writeFileSync(join(docs, "sub/.gitignore"), "");
+    truncateSync(join(docs, "sub/.gitignore"), 17 * 2 ** 20); // unreadable to discovery, as root too
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1 });
+    expect(fragments()["sub/deep.md"]).toBe(before["sub/deep.md"]);
+    rmSync(join(docs, "sub/.gitignore"));
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1 }); // deep.md, now readable
+    expect(fragments()["sub/deep.md"]).toBe(fragments()["top.md"]);
+    expect((await indexRepository(home, repo)).indexed).toBe(0);
+  });
 });
 
 test("a new OCR setting reads PDFs and images again at the next complete run, and nothing else", async () => {

@@ -386,7 +386,8 @@ function conversionPool(config: Config, repo: Repository): ConvertPool {
  *
  * The chunking settings are part of what an index is: when they change, every document is chunked again. The store
  * records the settings every document was chunked with; a new setting is recorded only by a complete run (runIndex),
- * because a partial batch or a refused run leaves the other documents chunked the old way. A store that records
+ * because a partial batch or a refused run leaves the other documents chunked the old way, and with it the documents
+ * that run kept without reading them (`chunking_behind`), which later runs read again until one can. A store that records
  * nothing yet has nothing chunked otherwise: it takes the current settings at once.
  */
 function documentSettings(store: Store, config: Config, pool: ConvertPool, repo: Repository, { all = false } = {}): DocumentSettings {
@@ -431,8 +432,12 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool, repo:
   // OCR settings (mode, languages, traineddata) decide what PDFs and images read as: a change reads them again.
   // Indexes from before they were recorded keep their documents as they are.
   const rescan = (before.ocr ?? ocr) !== ocr;
+  // Documents an earlier run under the recorded settings could not read (an unlistable folder, a failed conversion)
+  // are still chunked the way before it.
+  const behind = new Set<string>(JSON.parse(store.getMeta("chunking_behind") ?? "[]"));
   const force = (path: string) =>
     all ||
+    behind.has(path) ||
     text ||
     (code && languageOf(path) !== null) ||
     bare.has(path) ||
@@ -651,7 +656,12 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
     skippedTypes: discovery.skippedTypes,
     skippedGenerated: discovery.skippedGenerated,
   });
-  store.setMeta("chunking", settings.chunking); // every document is now chunked this way
+  // Every document read is now chunked this way; the ones the run kept unread are named, for the next run to read.
+  const left = new Set([...plan.gone, ...writer.vanished]);
+  const kept = [...plan.unreadable, ...plan.failedUnchanged, ...writer.failures.map((f) => f.path)];
+  const behind = [...new Set(kept)].filter((path) => stored.has(path) && !left.has(path) && settings.force(path));
+  store.setMeta("chunking", settings.chunking);
+  store.setMeta("chunking_behind", JSON.stringify(behind.sort()));
   return counts;
 }
 
