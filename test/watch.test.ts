@@ -368,6 +368,28 @@ test("a failed file is left alone while unchanged (the planner's rule): an attri
   }
 }, 30_000);
 
+test("a folder moved in whose link stays inside the repository is indexed without a false 'outside' error (s11 review)", async () => {
+  // Watch walked a folder event's folder as if it were the root: a link from it to elsewhere in the repository was
+  // reported as leading outside, and an exclude written from the root did not apply.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "other/x.md": "# X\n\nlinked words\n", "sub/a.md": "# A\n\napple\n", "sub/drafts/d.md": "# D\n\ndraft\n" });
+  symlinkSync("../other/x.md", join(docs, "sub/link.md"));
+  const repo = addRepository(home, { name: "docs", path: docs, embed: false, exclude: ["sub2/drafts"] });
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  try {
+    await handle.ready;
+    renameSync(join(docs, "sub"), join(docs, "sub2"));
+    await batches.until(["sub2/link.md", "sub2/a.md"]);
+    await Bun.sleep(300);
+    expect(batches.errors.map(String)).toEqual([]);
+    expect(Object.keys(indexed(repo))).toEqual(["other/x.md", "sub2/a.md", "sub2/link.md"]);
+  } finally {
+    await handle.close();
+  }
+}, 30_000);
+
 test("mkdir of a new subfolder, then files in it, are seen (recursive watch follows new folders)", async () => {
   const home = tempDir();
   const docs = tempDir();

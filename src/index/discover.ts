@@ -336,11 +336,16 @@ function wantedTypes(options: DiscoverOptions): Set<string> {
  * Every regular file under `root` whose extension is wanted and which no exclude matches. Symlinked files are
  * followed only when their target stays inside the root; symlinked folders are not followed (no cycles, no escaping
  * the repository). A root that cannot be listed is an error, never an empty repository.
+ *
+ * `under` walks only that folder of the root (a watch event's), judged as the whole walk judges it: links confined
+ * to the root, excludes and generated-folder rules on paths from the root. Ignore files above it are not read here
+ * (`isCandidate` applies them). A folder that is not there is an error too.
  */
-export function discoverFiles(root: string, options: DiscoverOptions): Discovery {
+export function discoverFiles(root: string, options: DiscoverOptions, under = ""): Discovery {
   const types = wantedTypes(options);
   const excluded = compileExcludes(options.exclude);
   const realRoot = checkRoot(root);
+  if (under) checkRoot(join(root, under));
   const discovery: Discovery = { files: [], skippedTypes: {}, skippedGenerated: {}, problems: [], unlisted: [] };
 
   const honourIgnores = options.ignoreFiles !== false;
@@ -395,7 +400,7 @@ export function discoverFiles(root: string, options: DiscoverOptions): Discovery
       discovery.files.push({ root, path: relativePath, size: found.size, mtimeMs: found.mtimeMs });
     }
   };
-  walk(root, "", IgnoreRules.EMPTY);
+  walk(under ? join(root, under) : root, under, IgnoreRules.EMPTY);
   discovery.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return discovery;
 }

@@ -498,7 +498,7 @@ class RepositoryWatch {
   private resolveFolder(store: Store, folder: string, chosen: Map<string, boolean>, failed: Failed): void {
     let found: Discovery;
     try {
-      found = discoverFiles(join(this.repo.path, folder), this.repo);
+      found = discoverFiles(this.repo.path, this.repo, folder);
     } catch {
       return; // gone again meanwhile: a later event says so
     }
@@ -593,19 +593,15 @@ class RepositoryWatch {
 }
 
 /**
- * A folder's discovery with paths relative to the repository root, as a full run would see them: excludes and
- * ignore rules anchored at the root apply.
+ * A folder's discovery as a full run would see it: the ignore rules of the folders above it apply too.
  */
 function inRepository(found: Discovery, folder: string, repo: Repository): Discovery {
-  const files = found.files.map((file) => ({ ...file, root: repo.path, path: `${folder}/${file.path}` }));
   // An ignore file above the folder that cannot be read: the folder is left as indexed (unlisted), as a run leaves it.
-  const unknown = files.some((file) => candidacy(file.path, repo) === "unknown");
+  const unknown = found.files.some((file) => candidacy(file.path, repo) === "unknown");
   return {
-    files: unknown ? [] : files.filter((file) => isCandidate(file.path, repo)),
-    skippedTypes: found.skippedTypes,
-    skippedGenerated: found.skippedGenerated,
-    problems: found.problems.map((problem) => ({ ...problem, path: `${folder}/${problem.path}` })),
-    unlisted: [...found.unlisted.map((dir) => (dir ? `${folder}/${dir}` : folder)), ...(unknown ? [folder] : [])],
+    ...found,
+    files: unknown ? [] : found.files.filter((file) => isCandidate(file.path, repo)),
+    unlisted: [...found.unlisted, ...(unknown ? [folder] : [])],
   };
 }
 
