@@ -72,7 +72,7 @@ describe("refs", () => {
     });
     expect(whole.text).toBe("# Guide\n\nline three\nline four\nline five");
     expect(await readDocument(home, "one:guide.md:3")).toMatchObject({ from: 3, to: 5, text: "line three\nline four\nline five" });
-    expect(await readDocument(home, "one:guide.md:3:2")).toMatchObject({ from: 3, to: 4, text: "line three\nline four", truncated: true });
+    expect(await readDocument(home, "one:guide.md:3:2")).toMatchObject({ from: 3, to: 4, text: "line three\nline four", truncated: false });
     expect(await readDocument(home, "one:./guide.md:4:1")).toMatchObject({ text: "line four" });
   });
 
@@ -140,7 +140,7 @@ describe("line ranges at the edges", () => {
       from: 1,
       to: 1,
       text: "# Guide",
-      truncated: true,
+      truncated: false,
     });
     expect(await readDocument(home, "one:guide.md", { fromLine: 4, maxLines: 100 })).toMatchObject({ from: 4, to: 5, truncated: false });
     expect((await refusal(readDocument(home, "one:guide.md", { fromLine: 6 }))).message).toContain(
@@ -155,8 +155,9 @@ describe("line ranges at the edges", () => {
     for (const ref of ["one:missing.md:0", "missing.md:0", "one:missing.pdf:p0", "missing.pdf:p0", "one:guide.md:0"]) {
       expect({ ref, code: (await refusal(readDocument(home, ref))).code }).toEqual({ ref, code: "USAGE" });
     }
-    // Options win over the ref's own line and count.
-    expect(await readDocument(home, "one:guide.md:2:1", { fromLine: 3, maxLines: 2 })).toMatchObject({ from: 3, to: 4 });
+    // Options read inside the ref's own range (s11 agent #1: they read past it); a ref's line alone bounds nothing.
+    expect(await readDocument(home, "one:guide.md:2:3", { fromLine: 3, maxLines: 5 })).toMatchObject({ from: 3, to: 4 });
+    expect(await readDocument(home, "one:guide.md:2", { fromLine: 3, maxLines: 2 })).toMatchObject({ from: 3, to: 4 });
   });
 
   test("an empty document and one without a final newline", async () => {
@@ -370,5 +371,22 @@ describe("refs as search results print them (page and line range)", () => {
   test("repo:path:from-to reads that line range", async () => {
     const range = await readDocument(pagesHome, "atlas:code.md:2-4");
     expect([range.from, range.to, range.text]).toEqual([2, 4, "two\nthree\nfour"]);
+  });
+
+  test("a page or range in the ref is what is read: a first line and a line count read inside it (s11 agent #1)", async () => {
+    // Continuing a cut page with from_line read on past the page, to the end of the document.
+    const page = await readDocument(pagesHome, "atlas:atlas.pdf:p2");
+    const inside = await readDocument(pagesHome, "atlas:atlas.pdf:p2", { fromLine: page.from + 1 });
+    expect([inside.from, inside.to, inside.truncated]).toEqual([page.from + 1, page.to, false]);
+    expect(inside.text).not.toContain("deserts");
+    const range = await readDocument(pagesHome, "atlas:code.md:2-4", { fromLine: 3 });
+    expect([range.from, range.to, range.text]).toEqual([3, 4, "three\nfour"]);
+    expect((await readDocument(pagesHome, "atlas:code.md:2-4", { maxLines: 10 })).to).toBe(4);
+    expect((await readDocument(pagesHome, "atlas:code.md:2:3", { fromLine: 4 })).text).toBe("four");
+    const outside = await refusal(readDocument(pagesHome, "atlas:code.md:2-4", { fromLine: 5 }));
+    expect([outside.code, outside.message]).toEqual(["INVALID_INPUT", "line 5 is outside atlas:code.md:2-4 (lines 2–4)"]);
+    expect(outside.hint).toBe("read from a line between 2 and 4, or read atlas:code.md:5 for the lines from there on");
+    // A read returns all it was asked for: `truncated` is only ever a cut by a byte budget (MCP's max_bytes).
+    expect(page.truncated).toBe(false);
   });
 });

@@ -133,8 +133,8 @@ function mainCli(only?: string): CAC {
   if (want("get"))
     cli
       .command("get <ref>", "Print an indexed document, or some of its lines")
-      .option("--from <line>", "First line (default: the ref's line, else 1)")
-      .option("--lines <n>", "How many lines (default: the ref's count, else to the end)")
+      .option("--from <line>", "First line (default: the ref's line, else 1); inside the ref's page or range, if it names one")
+      .option("--lines <n>", "How many lines (default: the ref's count, else to the end); within the ref's page or range")
       .option("--line-numbers", "Number the lines, as the document counts them")
       .option("--meta", "Only what the index holds about it: title, format, metadata, size, fragments")
       .option("--json", "Print {repository, path, docid, title, format, metadata, from, to, total_lines, text}")

@@ -46,7 +46,7 @@ export interface DocumentText extends DocumentIdentity {
   from_line: number;
   to_line: number;
   total_lines: number;
-  /** Lines after `to` were left out. */
+  /** The answer was cut short of what was asked for (by a byte budget): read on from `to + 1`. */
   truncated: boolean;
   /**
    * The file is not what was indexed (edited since, and no index run yet): the text is the file as it is now, so a
@@ -417,6 +417,27 @@ function pageLines(lines: string[], page: number, name: string): { from: number;
   return { from: start + 1, count: (markers[page] ?? lines.length) - start };
 }
 
+/** The page or line range a ref names (`:p3`, `:20-40`, `:20:5`), if any. */
+function askedRange(ref: DocumentRef, lines: string[]): { from: number; count: number } | undefined {
+  if (ref.page !== undefined) return pageLines(lines, ref.page, `${ref.repo.name}:${ref.path}`);
+  return ref.line !== undefined && ref.count !== undefined ? { from: ref.line, count: ref.count } : undefined;
+}
+
+/** A first line to read from inside the page or range a ref names; one outside it is an error that says where. */
+function checkInside(ref: DocumentRef, range: { from: number; count: number }, from: number): void {
+  const [first, last] = [range.from, range.from + range.count - 1];
+  if (from >= first && from <= last) return;
+  const name = `${ref.repo.name}:${ref.path}`;
+  const asked = ref.page !== undefined ? `${name}:p${ref.page}` : `${name}:${first}-${last}`;
+  throw new ResearcherError("INVALID_INPUT", `line ${from} is outside ${asked} (lines ${first}–${last})`, {
+    hint: `read from a line between ${first} and ${last}, or read ${name}:${from} for the lines from there on`,
+  });
+}
+
+function minimum(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
 /**
  * Read an indexed document, whole or a range of lines. Lines count as `get`, search locations and editors count
  * them: a final newline ends the last line rather than starting another.
@@ -432,13 +453,17 @@ export async function readDocument(
   const info = listedInfo(repo, indexed);
   const { text, hash } = await documentText(home, repo, path, root, options.conversions);
   const lines = text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
-  const page =
-    options.fromLine === undefined && resolved.page !== undefined ? pageLines(lines, resolved.page, `${repo.name}:${path}`) : undefined;
-  const from = options.fromLine ?? page?.from ?? resolved.line ?? 1;
-  const count = options.maxLines ?? page?.count ?? resolved.count;
   // A line number in a ref is the caller's to get right, as a flag's is: a usage error (exit 2), as `--from 0` is.
+  for (const count of [resolved.count, options.maxLines]) {
+    if (count !== undefined && (!Number.isInteger(count) || count < 1)) throw badCount(count);
+  }
+  // A page or a line range in the ref is what was asked for: a first line (reading on after a cut answer) and a line
+  // count read inside it, never past it.
+  const range = askedRange(resolved, lines);
+  const from = options.fromLine ?? range?.from ?? resolved.line ?? 1;
   if (!Number.isInteger(from) || from < 1) throw badFirstLine(from);
-  if (count !== undefined && (!Number.isInteger(count) || count < 1)) throw badCount(count);
+  if (range) checkInside(resolved, range, from);
+  const count = minimum(options.maxLines, range && range.from + range.count - from);
   if (from > Math.max(1, lines.length)) {
     const size = lines.length === 1 ? "1 line" : `${lines.length} lines`;
     // A line a search cited can be past the end because the file changed since: that is the fix to name.
@@ -462,7 +487,7 @@ export async function readDocument(
     from_line: from,
     to_line: to,
     total_lines: lines.length,
-    truncated: to < lines.length,
+    truncated: false, // all that was asked for: only a byte budget cuts an answer short (limitDocumentBytes)
     changed_since_index: hash !== indexed.hash,
     text: slice.join("\n"),
   };

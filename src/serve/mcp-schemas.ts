@@ -128,7 +128,7 @@ export const OUTPUT = {
     to: z.number(),
     ...lineRange,
     total_lines: z.number(),
-    truncated: z.boolean(),
+    truncated: z.boolean().describe("Cut short of what was asked by max_bytes: read on with continue_with"),
     text: z.string(),
     continue_with: continuation.optional().describe("Present when truncated: the from_line (and from_char) of the next read"),
   }),

@@ -73,14 +73,15 @@ function readPart(doc: DocumentText, fromChar: number, maxBytes: number): Docume
 }
 
 /**
- * The line that tells a reader of a cut text how to read the rest. `asked` is what was asked for: when the answer
- * holds all of it (a line range, a page), the document going on is no cut, and the line says so.
+ * The line that tells a reader how to read on: after an answer cut by its byte budget, `how` from where it stopped;
+ * after all that was asked (a page, a line range) where the document goes on.
  */
-function continuationMarker(doc: ReturnType<typeof readPart>, asked: DocumentText, how: string): string {
+function continuationMarker(doc: ReturnType<typeof readPart>, how: string): string {
   const next = doc.continue_with;
-  if (!next) return "";
-  if (doc.to === asked.to && next.from_char === undefined) {
-    return `\n\n[lines ${doc.from}–${doc.to} of ${doc.total_lines}, as asked; the document goes on: ${how} from_line ${next.from_line}]`;
+  if (!next) {
+    if (doc.to >= doc.total_lines) return "";
+    const rest = `${doc.repository}:${doc.path}:${doc.to + 1}`;
+    return `\n\n[lines ${doc.from}–${doc.to} of ${doc.total_lines}, as asked; the document goes on: ref "${named(rest)}" reads on]`;
   }
   const where =
     next.from_char === undefined
@@ -239,7 +240,8 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
       description:
         "Read an indexed document (or some lines) by `repo:path`, `repo:path:line[:count]`, `repo:path:from-to`, `repo:path:pN` (a PDF page), `#docid`, or a search result's " +
         `\`location\` (with its \`repository\`). At most max_bytes of text (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); ` +
-        "when `truncated`, read on with `continue_with` (the next from_line, and from_char inside a line longer than max_bytes).",
+        "when `truncated` (cut by max_bytes), read on with the same ref and `continue_with` (the next from_line, and from_char inside a line longer than max_bytes). " +
+        "A page or line range in the ref bounds the read: from_line and max_lines read inside it.",
       inputSchema: z.strictObject({
         ref: z
           .string()
@@ -281,7 +283,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
           conversions: context.conversions,
         });
         const doc = readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes));
-        const marker = continuationMarker(doc, whole, "continue with");
+        const marker = continuationMarker(doc, "continue with the same ref and");
         return result(
           doc,
           `${changedSinceIndexLine(doc, MCP_CATCH_UP)}${named(`${doc.repository}:${doc.path}`)} lines ${doc.from}–${doc.to} of ${doc.total_lines}\n\n${doc.text}${marker}`,
@@ -420,7 +422,7 @@ function registerDocumentResource(server: McpServer, home: string, context: Sear
       );
       const doc = readPart(whole, 0, DEFAULT_ANSWER_BYTES);
       const how = `the rest is longer than one answer: read it with the get_document tool, ref "${ref}",`;
-      const text = doc.text + continuationMarker(doc, whole, how);
+      const text = doc.text + continuationMarker(doc, how);
       return { contents: [{ uri: uri.href, mimeType: "text/markdown", text }] };
     },
   );

@@ -285,7 +285,16 @@ describe("MCP over stdio", () => {
     expect(read.structuredContent).toMatchObject({ path: "cars.md", from: 7, to: 7, text: "The driver parks the car in the garage." });
     // A range read whole, as asked, is no cut: the text says the document goes on, not that the answer was truncated.
     const range = await call("get_document", { ref: "docs:cars.md:3:2" });
-    expect(range.content[0]!.text).toEndWith("\n\n[lines 3–4 of 7, as asked; the document goes on: continue with from_line 5]");
+    expect(range.content[0]!.text).toEndWith('\n\n[lines 3–4 of 7, as asked; the document goes on: ref "docs:cars.md:5" reads on]');
+    expect(range.structuredContent).toMatchObject({ from: 3, to: 4, truncated: false });
+    expect(range.structuredContent.continue_with).toBeUndefined();
+    // Cut by max_bytes, a range is read on inside itself with the same ref (s11 agent #1: from_line left the range).
+    const whole = (await call("get_document", { ref: "docs:cars.md:3-5" })).structuredContent.text as string;
+    const cut = await call("get_document", { ref: "docs:cars.md:3-5", max_bytes: whole.indexOf("\n") });
+    expect(cut.structuredContent).toMatchObject({ from: 3, to: 3, truncated: true, continue_with: { from_line: 4 } });
+    const rest = await call("get_document", { ref: "docs:cars.md:3-5", from_line: 4 });
+    expect(rest.structuredContent).toMatchObject({ from: 4, to: 5, truncated: false });
+    expect(`${cut.structuredContent.text}\n${rest.structuredContent.text}`).toBe(whole);
     expect((await call("get_document", { ref: hit.location, max_lines: 1 })).structuredContent.text).toContain("garage");
     const missing = await call("get_document", { ref: "docs:car.md" });
     expect(missing.isError).toBe(true);
@@ -308,7 +317,7 @@ describe("MCP over stdio", () => {
     expect(Buffer.byteLength(first.structuredContent.text)).toBeLessThanOrEqual(128 * 1024);
     expect(first.structuredContent.text.endsWith("end")).toBe(true);
     const next = first.structuredContent.to + 1;
-    expect(first.content[0]!.text).toContain(`continue with from_line ${next}`);
+    expect(first.content[0]!.text).toContain(`continue with the same ref and from_line ${next}`);
     const second = await call("get_document", { ref: "big:big.md", from_line: next, max_lines: 1 });
     expect(second.structuredContent.text.startsWith(`${next - 3} lorem`)).toBe(true);
     const asked = await call("get_document", { ref: "big:big.md", max_bytes: 10_000_000 });
@@ -613,7 +622,7 @@ describe("MCP contract details (issue 22)", () => {
       expect(++calls).toBeLessThan(40);
     }
     expect(read === longLine).toBe(true);
-    expect(next).toEqual({ from_line: 4 });
+    expect(next).toBeUndefined(); // the last part completes the one line asked for (max_lines 1): nothing was cut
     const pastEnd = await call("get_document", { ref: "long:line.md", from_line: 4, from_char: 6 });
     expect(pastEnd.isError).toBe(true);
     expect(pastEnd.content[0]!.text).toContain("from_char 6 is past the end of line 4 (5 characters)");
