@@ -65,6 +65,13 @@ describeShared("vector and hybrid search", () => {
     const hybrid = await search(home, { query: "automobile", limit: 3 }, context);
     expect(hybrid.mode).toBe("hybrid");
     expect(hybrid.results[0]!.path).toBe("cars.md");
+    // A full page either way: words_found says whether any of it holds the query's words (s11 agent #2: an agent
+    // could not tell a page of padding from a page of matches).
+    expect([hybrid.words_found, vector.words_found]).toEqual([false, false]);
+    expect((await search(home, { query: "automobile garage", limit: 3 }, context)).words_found).toBe(true);
+    expect((await search(home, { query: "garage", mode: "vector", limit: 3 }, context)).words_found).toBe(true);
+    const text = runCli(["search", "automobile", "-n", "1"], { home }).stdout;
+    expect(text).toContain("1–1 of 10 · hybrid · no fragment holds the query's words: matched by meaning alone");
   });
 
   test("--explain shows both lists and the fused score", async () => {

@@ -44,6 +44,7 @@ const response: SearchResponse = {
   repositories: ["notes"],
   offset: 0,
   total: 3,
+  words_found: true,
   skipped: [],
   results: [hit(1, { snippet: nasty, title: "Comma, title" }), hit(2, { heading: 'say "hi"' }), hit(3, { snippet: "" })],
 };

@@ -128,6 +128,11 @@ export interface SearchResponse<T = FragmentHit | DocumentHit> {
   repositories: string[];
   offset: number;
   total: number;
+  /**
+   * Whether any fragment searched holds the query's words. In vector and hybrid mode a page is always full (every
+   * fragment is ranked by meaning), so false says the results match by meaning alone.
+   */
+  words_found: boolean;
   results: T[];
   /** Per-repository notes for `--explain` (mode fallbacks). */
   notes?: string[];
@@ -273,6 +278,7 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
       repositories: perRepo.map((r) => r.repo),
       offset,
       total: ranked.total,
+      words_found: perRepo.some((r) => r.wordsFound),
       results,
       ...(options.explain ? { notes } : {}),
       skipped: skipped.sort((a, b) => a.repository.localeCompare(b.repository)),
@@ -389,6 +395,8 @@ interface RepositoryResult {
   ann?: string;
   /** Searched with bm25 in auto mode because its model could not be had: why, and the fix. */
   fallback?: Omit<SkippedRepository, "repository">;
+  /** Some fragment it searched holds the query's words (its BM25 list is not empty). */
+  wordsFound: boolean;
 }
 
 /**
@@ -429,6 +437,8 @@ interface SearchRun {
 /** A repository's ranked lists, as deep as asked, and what turns their scores into comparable evidence. */
 interface RankedLists {
   where: SqlCondition | undefined;
+  /** Some fragment the search admits holds the query's words. */
+  wordsFound: boolean;
   ranked: Bm25List | { hits: Ranked[]; match: null };
   keyword: Ranked[];
   semantic: Ranked[];
@@ -471,6 +481,7 @@ async function searchRepository(run: SearchRun, repo: Repository, store: Store, 
     why,
     ann: lists.annProblem && annNote(repo.name, lists.annProblem),
     fallback,
+    wordsFound: lists.wordsFound,
   };
 }
 
@@ -502,11 +513,14 @@ function repositoryMode(run: SearchRun, repo: Repository, store: Store): { mode:
 async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: SearchMode, depth: number): Promise<RankedLists> {
   const { parsed, filter, context } = run;
   const where = filter && store.compileFilter(filter, repo.name);
-  const match = mode === "vector" ? null : selectiveMatch(store, parsed);
-  const ranked: RankedLists["ranked"] = match ? rankBm25(store, parsed, match, depth, where) : { hits: [], match };
+  const match = selectiveMatch(store, parsed);
+  const ranked: RankedLists["ranked"] =
+    match && mode !== "vector" ? rankBm25(store, parsed, match, depth, where) : { hits: [], match: null };
   const lists: RankedLists = {
     where,
     ranked,
+    // Vector mode ranks no words, but says whether any fragment holds them (the best one is enough to know).
+    wordsFound: mode === "vector" ? Boolean(match && rankBm25(store, parsed, match, 1, where).hits.length) : ranked.hits.length > 0,
     keyword: ranked.hits,
     semantic: [],
     lexicalScale: lexicalEvidence(store, parsed),

@@ -13,7 +13,12 @@ export const searchInput = {
     .max(100)
     .optional()
     .describe("Search only these repositories (at least one: leave it out to search every repository)"),
-  mode: z.enum(SEARCH_MODES).optional().describe("Default: hybrid where vectors exist, else bm25"),
+  mode: z
+    .enum(SEARCH_MODES)
+    .optional()
+    .describe(
+      "Default: hybrid where vectors exist, else bm25. Hybrid and vector pages are always full (every passage ranks by meaning): `words_found` false says none holds the query's words",
+    ),
   n_results: z
     .number()
     .int()
@@ -82,6 +87,11 @@ export function searchOutput(documents: boolean) {
     repositories: z.array(z.string()),
     offset: z.number(),
     total: z.number(),
+    words_found: z
+      .boolean()
+      .describe(
+        "Whether any searched fragment holds the query's words; false in hybrid or vector mode: the results match by meaning alone",
+      ),
     skipped: skippedRepositories,
     unmatched: z
       .array(z.object({ filter: z.string(), key: z.string(), known: z.array(z.string()), similar_keys: z.array(z.string()).optional() }))

@@ -25,6 +25,8 @@ function instructions(home: string): string {
     "researcher searches the user's own document repositories by words (BM25) and meaning (vectors).",
     "Use search_fragments for passages, search_documents for whole documents, then get_document with a result's",
     "`repository` and `location` (or `repo:path:line`, or its #docid) to read it; list_documents shows what is indexed.",
+    "In hybrid and vector mode a page is always full, as every passage ranks by meaning: an answer's `words_found` false",
+    "says no passage holds the query's words (mode bm25 lists only passages that do).",
     "In source code a fragment is a whole function or class when it fits the code fragment size (chunk.code_tokens);",
     "a longer one is split between its statements into consecutive fragments (`fragment.seq` one apart) with the same",
     "heading, so a hit may be one part of a unit. get_document `repo:path:<fragment.start_line>-<fragment.end_line>`",

@@ -98,6 +98,7 @@ export function searchJson(response: SearchResponse): object {
     repositories: response.repositories,
     offset: response.offset,
     total: response.total,
+    words_found: response.words_found,
     ...(response.notes ? { notes: response.notes } : {}),
     skipped: response.skipped,
     ...(response.unmatched ? { unmatched: response.unmatched } : {}),
@@ -243,8 +244,9 @@ export function searchText(response: SearchResponse, style: Style): string {
     return lines.join("\n");
   });
   const shown = `${response.offset + 1}–${response.offset + response.results.length} of ${response.total}`;
+  const meaning = response.words_found ? "" : " · no fragment holds the query's words: matched by meaning alone";
   const notes = (response.notes ?? []).map((n) => `\n${style.dim(n)}`).join("");
-  return `${blocks.join("\n\n")}\n\n${style.dim(`${shown} · ${response.mode}`)}${notes}\n`;
+  return `${blocks.join("\n\n")}\n\n${style.dim(`${shown} · ${response.mode}${meaning}`)}${notes}\n`;
 }
 
 /**

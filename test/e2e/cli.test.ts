@@ -82,7 +82,7 @@ describe("researcher CLI", () => {
 
   testShared("search --json follows the documented contract", () => {
     const result = JSON.parse(cli("search", "turtles", "steady", "--json").stdout);
-    expect(Object.keys(result)).toEqual(["query", "mode", "repositories", "offset", "total", "skipped", "results"]);
+    expect(Object.keys(result)).toEqual(["query", "mode", "repositories", "offset", "total", "words_found", "skipped", "results"]);
     expect(result).toMatchObject({ query: "turtles steady", mode: "hybrid", repositories: ["notes"], offset: 0 });
     const hit = result.results[0];
     expect(Object.keys(hit)).toEqual([

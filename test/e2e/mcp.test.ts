@@ -110,6 +110,7 @@ describe("MCP over stdio", () => {
         "repositories",
         "offset",
         "total",
+        "words_found",
         "skipped",
         "unmatched",
         "warnings",
