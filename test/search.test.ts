@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { setConfigValue } from "../src/config.ts";
@@ -179,6 +180,27 @@ describeShared("the Rust book", async () => {
     expect(top.results.map((r) => r.path)).toContain("src/ch04-02-references-and-borrowing.md");
     const hit = top.results.find((r) => r.path === "src/ch04-02-references-and-borrowing.md")!;
     expect(hit.heading).toContain("Rules of References");
+  });
+
+  test("adjacent fragments on one page each show a passage of their own, not the text they share (s11 agent #3)", async () => {
+    // The words sit in the overlap of a chapter's first two fragments: both ranked, at the same location, with the
+    // same snippet. The second now shows the rest of its text; ranks and scores are untouched.
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "panic.md": readFileSync(join(RUST_BOOK, "src/ch09-01-unrecoverable-errors-with-panic.md"), "utf8") });
+    await indexRepository(home, addRepository(home, { name: "book", path: docs, embed: false }));
+    const page = (await search(home, { query: "panic unwind abort", limit: 2 })).results as FragmentHit[];
+    expect(page.map((r) => r.fragment.seq)).toEqual([0, 1]);
+    expect(page[0]!.location).not.toBe(page[1]!.location);
+    expect(page[0]!.snippet).not.toBe(page[1]!.snippet);
+    expect(page[1]!.snippet.length).toBeGreaterThan(40);
+    // Each is still the fragment's own text, and its line is inside it.
+    const line = Number(page[1]!.location.split(":").at(-1));
+    expect(line).toBeGreaterThanOrEqual(page[1]!.fragment.start_line);
+    expect(line).toBeLessThanOrEqual(page[1]!.fragment.end_line);
+    // Alone on its page (offset 1), the second fragment shows its best passage again.
+    const alone = (await search(home, { query: "panic unwind abort", limit: 1, offset: 1 })).results[0] as FragmentHit;
+    expect(alone.location).toBe(page[0]!.location);
   });
 });
 

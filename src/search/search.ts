@@ -728,16 +728,55 @@ export function selectiveTerms(store: Store, parsed: ParsedQuery): ParsedQuery["
  */
 function hydrate(candidates: Candidate[], limit: number, parsed: ParsedQuery, full: boolean): FragmentHit[] {
   const hits: FragmentHit[] = [];
+  const shown = new ShownPassages();
   for (let start = 0; hits.length < limit && start < candidates.length; ) {
     const batch = candidates.slice(start, start + limit - hits.length);
     start += batch.length;
     const rows = fetchRows(batch);
     for (const c of batch) {
       const row = rows.get(c.store)?.get(c.id);
-      if (row) hits.push(toHit(c, row, parsed, full));
+      if (row) hits.push(shown.add(c, row, parsed, full));
     }
   }
   return hits;
+}
+
+/**
+ * The passages already shown on a page, so that each result shows one of its own. Adjacent fragments share text (the
+ * chunks' overlap), and a query whose words sit in that shared text picked the same passage for both, at the same
+ * location: a fragment whose neighbour higher on the page already shows its passage takes one from the rest of its text.
+ */
+class ShownPassages {
+  private readonly byDocument = new Map<string, { row: FragmentRow; location: string }[]>();
+
+  add(c: Candidate, row: FragmentRow, parsed: ParsedQuery, full: boolean): FragmentHit {
+    const key = `${c.repo.name}\0${row.path}`;
+    const shown = this.byDocument.get(key) ?? [];
+    this.byDocument.set(key, shown);
+    let hit = toHit(c, row, parsed, full);
+    const neighbour = shown.find((s) => s.location === hit.location && Math.abs(s.row.seq - row.seq) === 1);
+    const part = neighbour && ownPart(row.text, neighbour.row.text, neighbour.row.seq < row.seq);
+    if (part) hit = toHit(c, row, parsed, full, part);
+    shown.push({ row, location: hit.location });
+    return hit;
+  }
+}
+
+/** The characters of `text` its neighbour does not hold (after the overlap when the neighbour comes first, else
+ * before it), or undefined when they share none or that is all there is. */
+function ownPart(text: string, neighbour: string, neighbourFirst: boolean): { from: number; to: number } | undefined {
+  const overlap = neighbourFirst ? overlapLength(neighbour, text) : overlapLength(text, neighbour);
+  const part = neighbourFirst ? { from: overlap, to: text.length } : { from: 0, to: text.length - overlap };
+  return overlap > 0 && text.slice(part.from, part.to).trim() ? part : undefined;
+}
+
+/** How many characters that end `first` also begin `second`: their shared text, found from a probe of its start. */
+function overlapLength(first: string, second: string): number {
+  const probe = second.slice(0, 32);
+  for (let at = first.indexOf(probe); probe && at !== -1; at = first.indexOf(probe, at + 1)) {
+    if (second.startsWith(first.slice(at))) return first.length - at;
+  }
+  return 0;
 }
 
 /** Fragments grouped by document, in the order of each document's best fragment (up to three each). */
@@ -760,9 +799,10 @@ function hydrateGroups(page: Candidate[][], parsed: ParsedQuery, full: boolean):
   const rows = fetchRows(page.flat());
   return page.flatMap((group) => {
     // A fragment replaced by an index run since ranking is skipped (see hydrate).
+    const shown = new ShownPassages();
     const hits = group.flatMap((c) => {
       const row = rows.get(c.store)?.get(c.id);
-      return row ? [toHit(c, row, parsed, full)] : [];
+      return row ? [shown.add(c, row, parsed, full)] : [];
     });
     if (hits.length === 0) return [];
     const { fragment: _, ...best } = hits[0]!;
@@ -793,8 +833,8 @@ function fetchRows(candidates: Candidate[]): Map<Store, Map<number, FragmentRow>
   return new Map([...idsByStore(candidates)].map(([store, ids]) => [store, store.fragmentsByIds(ids)]));
 }
 
-function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery, full: boolean): FragmentHit {
-  const snippet = makeSnippet(row.text, parsed.highlight);
+function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery, full: boolean, part?: { from: number; to: number }): FragmentHit {
+  const snippet = makeSnippet(row.text, parsed.highlight, part);
   const line = Math.min(row.endLine, row.startLine + countNewlines(row.text, snippet.offset));
   return {
     rank: 0,

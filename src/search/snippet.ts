@@ -20,17 +20,23 @@ interface Match {
   key: string;
 }
 
-export function makeSnippet(text: string, highlight: ParsedQuery["highlight"]): Snippet {
-  const matches = findMatches(text, highlight);
-  const start = bestWindowStart(text, matches);
-  const end = Math.min(text.length, start + WINDOW);
-  const cutEnd = end < text.length ? Math.max(text.lastIndexOf(" ", end), start + WINDOW / 2) : end;
+/**
+ * The snippet of `text`, taken from its characters `from` to `to` only when given: the part of a fragment that a
+ * neighbour on the same page does not already show (the chunks' overlap).
+ */
+export function makeSnippet(text: string, highlight: ParsedQuery["highlight"], { from = 0, to = text.length } = {}): Snippet {
+  const part = text.slice(from, to);
+  const matches = findMatches(part, highlight);
+  const start = from + bestWindowStart(part, matches);
+  const end = Math.min(to, start + WINDOW);
+  const cutEnd = end < to ? Math.max(text.lastIndexOf(" ", end), start + WINDOW / 2) : end;
   const slice = text.slice(start, cutEnd);
   // Collapse whitespace but keep offsets of highlights valid by mapping through the same collapse.
   const { clean, map } = collapseWhitespace(slice);
   const prefix = start > 0 ? "…" : "";
   const suffix = cutEnd < text.length ? "…" : "";
   const highlights: [number, number][] = matches
+    .map((m) => ({ start: m.start + from, end: m.end + from }))
     .filter((m) => m.start >= start && m.end <= cutEnd)
     .map((m) => [map[m.start - start]! + prefix.length, map[m.end - start]! + prefix.length]);
   return { text: prefix + clean + suffix, highlights, offset: start };
