@@ -189,10 +189,11 @@ describe("chunkCode shapes", () => {
     const steps = Array.from({ length: 7 }, (_, i) => `        self.step_${i}(value, "an argument of some length ${i}")`).join("\n");
     const source = `class Connection:\n    def send(self, value):\n${steps}\n        self.finish()\n\n    def receive(self):\n        """Receive."""\n        return self.read(1)\n`;
     const fragments = (await chunkCode(source, "python", { maxTokens: 60 }))!;
+    // …nor is it a fragment of one line under the method's name (s11 agent #4): it joins the part before it, a little
+    // past the budget.
     expect(outline(fragments)).toEqual([
       "1-5 class Connection › def send",
-      "6-9 class Connection › def send",
-      "10-10 class Connection › def send",
+      "6-10 class Connection › def send",
       "12-14 class Connection › def receive",
     ]);
     checkCoverage(source, fragments);

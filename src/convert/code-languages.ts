@@ -21,6 +21,7 @@ export function languageOf(path: string): CodeLanguage | null {
  * `exports.parse = function …`, are named. Version 4: the last lines of a split unit no longer start the next unit's
  * fragment. Version 5: TypeScript's ambient declarations are named: `declare function`, overload signatures,
  * `declare const`, `declare namespace`, `declare module`, and a top-level `namespace`. Version 6: a small function after
- * a split one is a fragment of its own.)
+ * a split one is a fragment of its own. Version 7: a tiny piece left by a split joins its neighbour even past the
+ * budget, by its own size.)
  */
-export const CODE_OUTLINE_VERSION = 6;
+export const CODE_OUTLINE_VERSION = 7;

@@ -198,7 +198,11 @@ class Chunker {
   private absorbTiny(spans: Span[]): Span[] {
     const tiny = (s: Span) => this.tokens(s.start, s.end) < this.budget / 8;
     const crosses = (small: Span, a: Span, b: Span) => a.part !== b.part && (small.part !== undefined || small.labels.some(Boolean));
-    const fits = (small: Span, a: Span, b: Span) => !crosses(small, a, b) && this.tokens(a.start, b.end) <= this.budget;
+    // A tiny span may take its neighbour past the budget by its own size (an eighth at most): alone, a one-line tail
+    // of a split method (`self._domain = domain`) is a fragment whose heading names the method and whose text says
+    // nothing, and it outranked the method's own signature for the method's name.
+    const fits = (small: Span, a: Span, b: Span) =>
+      !crosses(small, a, b) && this.tokens(a.start, b.end) <= this.budget + this.tokens(small.start, small.end);
     const out: Span[] = [];
     for (let i = 0; i < spans.length; i++) {
       const span = spans[i]!;
