@@ -170,6 +170,19 @@ export function addRepository(home: string, input: AddRepositoryInput): Reposito
   return getRepository(home, input.name);
 }
 
+/**
+ * Other repositories whose folder holds this one's, or lies inside it: their common documents are indexed, and found,
+ * in both. Allowed (a project inside a library of notes is a choice), but worth a word when it is made.
+ */
+export function nestedRepositories(home: string, repo: Repository): { name: string; path: string; holds: boolean }[] {
+  const inside = (inner: string, outer: string) => inner.startsWith(outer.endsWith("/") ? outer : `${outer}/`);
+  return listRepositories(home).flatMap((other): { name: string; path: string; holds: boolean }[] => {
+    if (other.name === repo.name) return [];
+    if (inside(repo.path, other.path)) return [{ name: other.name, path: other.path, holds: true }];
+    return inside(other.path, repo.path) ? [{ name: other.name, path: other.path, holds: false }] : [];
+  });
+}
+
 /** Drop a repository from the configuration (its index folder is index/remove-repository.ts's to delete). */
 export function forgetRepository(home: string, name: string): void {
   updateConfig(home, (settings) => {

@@ -285,6 +285,27 @@ describe("command dispatch", () => {
   });
 });
 
+test("repo add warns of a folder inside another repository's, or holding one: its documents would be found twice (s11 new user #5)", () => {
+  const home = tempDir();
+  const top = tempDir();
+  writeTree(top, { "notes/a.md": "# A\n", "b.md": "# B\n" });
+  const add = (name: string, path: string) => runCli(["repo", "add", name, path, "--no-embed"], { home });
+  expect(add("notes", join(top, "notes"))).toMatchObject({ code: 0, stderr: "" });
+  const outer = add("all", top);
+  expect(outer.code).toBe(0);
+  expect(outer.stderr).toBe(`warning: ${top} holds repository 'notes' (${join(top, "notes")}): its documents will be found in both\n`);
+  mkdirSync(join(top, "notes/deep"));
+  const inner = add("deep", join(top, "notes/deep"));
+  expect(inner.stderr.split("\n").filter(Boolean)).toEqual([
+    `warning: ${join(top, "notes/deep")} is inside repository 'all' (${top}): its documents will be found in both`,
+    `warning: ${join(top, "notes/deep")} is inside repository 'notes' (${join(top, "notes")}): its documents will be found in both`,
+  ]);
+  // A sibling whose name starts the same is not inside it.
+  mkdirSync(join(top, "notes2"));
+  expect(add("notes2", join(top, "notes2")).stderr).not.toContain("'notes'");
+  expect(add("elsewhere", tempDir())).toMatchObject({ code: 0, stderr: "" });
+});
+
 describe("index exit status", () => {
   test("a repository whose run fails is in the JSON with its error, every failure is on stderr, and the command fails", () => {
     const home = tempDir();

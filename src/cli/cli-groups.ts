@@ -9,7 +9,15 @@ import { ResearcherError } from "../errors.ts";
 import { removeRepository } from "../index/remove-repository.ts";
 import { downloadProgress, globals, home, json, list, out, type Flags } from "./cli-options.ts";
 import { repositoryJson, repositoryListText, styleFor } from "../serve/render.ts";
-import { addContext, addRepository, listContexts, listRepositories, removeContext, type AddRepositoryInput } from "../repos.ts";
+import {
+  addContext,
+  addRepository,
+  listContexts,
+  listRepositories,
+  nestedRepositories,
+  removeContext,
+  type AddRepositoryInput,
+} from "../repos.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
 import { stringifyYaml } from "../yaml.ts";
 import { listDocuments } from "../search/documents.ts";
@@ -105,6 +113,11 @@ function repoCli(): CAC {
         ignoreFiles: flags.ignore !== false,
         embedding: embeddingFlags(flags),
       });
+      for (const other of nestedRepositories(home(flags), repo)) {
+        const relation = other.holds ? "is inside repository" : "holds repository";
+        const line = `warning: ${repo.path} ${relation} '${other.name}' (${other.path}): its documents will be found in both`;
+        stderr.write(`${escapeControls(line)}\n`);
+      }
       // The folder's name is the user's, or a mount's: shown escaped, as status and repo list show it.
       out(`${escapeControls(`added ${repo.name} → ${repo.path}`)}\nnext: researcher index ${escapeControls(repo.name)}\n`);
     });
