@@ -276,6 +276,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
     },
     (input) =>
       guarded(async () => {
+        if (input.repository) refuseOtherRepository(home, input.ref, input.repository, "ref");
         const whole = await readDocument(home, input.ref, {
           fromLine: input.from_line,
           maxLines: input.max_lines,
@@ -342,13 +343,13 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
 }
 
 /**
- * multi_get's `repository` and a pattern (the glob, or one of its refs) that names another registered repository
- * (`docs:notes/*.md` with repository `code`) contradict each other: an error naming both, not an empty answer (the
- * pattern would be read as a path in `repository` that begins with `docs:`).
+ * A `repository` and a ref or pattern (the glob, or one of multi_get's refs) that names another registered repository
+ * (`docs:notes/*.md` with repository `code`) contradict each other: an error naming both, not an empty answer or a
+ * document not found (it would be read as a path in `repository` that begins with `docs:`).
  */
-function refuseOtherRepository(home: string, pattern: string, repository: string): void {
+function refuseOtherRepository(home: string, pattern: string, repository: string, what: "pattern" | "ref" = "pattern"): void {
   const repo = getRepository(home, repository);
-  const parts = isGlob(pattern) ? [pattern] : pattern.split(",").map((ref) => ref.trim());
+  const parts = what === "ref" || isGlob(pattern) ? [pattern] : pattern.split(",").map((ref) => ref.trim());
   const names = new Set(listRepositories(home).map((r) => r.name));
   for (const part of parts) {
     const colon = part.indexOf(":");
@@ -356,7 +357,7 @@ function refuseOtherRepository(home: string, pattern: string, repository: string
     if (!prefix || prefix === repo.name || !names.has(prefix)) continue;
     throw new ResearcherError(
       "USAGE",
-      `pattern '${part}' names repository '${prefix}' but repository is '${repo.name}': they do not go together`,
+      `${what} '${part}' names repository '${prefix}' but repository is '${repo.name}': they do not go together`,
       {
         hint: `leave out repository to read from '${prefix}', or write ${repo.name}:${part} for a path in '${repo.name}' that begins with '${prefix}:'`,
       },

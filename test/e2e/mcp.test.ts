@@ -467,6 +467,13 @@ describe("MCP over stdio", () => {
       expect(other.content[0]!.text).toContain("names repository 'docs' but repository is 'big': they do not go together");
       expect(other.content[0]!.text).toEndWith("[USAGE]");
     }
+    // get_document says the same of a ref (s11 agent #6: "big:docs:cars.md is not an indexed document").
+    const ref = await call("get_document", { ref: "docs:cars.md:3:2", repository: "big" });
+    expect(ref.isError).toBe(true);
+    expect(ref.content[0]!.text).toContain(
+      "ref 'docs:cars.md:3:2' names repository 'docs' but repository is 'big': they do not go together",
+    );
+    expect((await call("get_document", { ref: "docs:cars.md:3:2", repository: "docs" })).structuredContent).toMatchObject({ from: 3 });
     const same = await call("multi_get", { pattern: "big:small.md", repository: "big" });
     expect(same.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["small.md"]);
     // The hint's way to a path in the repository that begins with another repository's name: an empty match, no error.
