@@ -61,3 +61,27 @@ export const CODE_EXTENSIONS: readonly string[] = Object.keys(CODE_LANGUAGES);
 export function isCodeFormat(format: string): boolean {
   return Object.hasOwn(CODE_LANGUAGES, format);
 }
+
+/** Formats whose text researcher reads back as markdown: markdown itself, and what conversion or OCR turns into it. */
+const MARKDOWN_TEXT = new Set([
+  "md",
+  "markdown",
+  "mdx",
+  "pdf",
+  "docx",
+  "html",
+  "htm",
+  "xhtml",
+  "epub",
+  "png",
+  "jpg",
+  "jpeg",
+  "tif",
+  "tiff",
+]);
+
+/** The media type of a document's text as it is read back: plain text and source code are not markdown (a host that
+ * renders markdown makes a code comment a heading and collapses indentation). */
+export function textMediaType(format: string): string {
+  return MARKDOWN_TEXT.has(format) ? "text/markdown" : "text/plain";
+}

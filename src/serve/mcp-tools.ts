@@ -31,6 +31,7 @@ import {
 } from "./render.ts";
 import { getRepository, listRepositories } from "../repos.ts";
 import { isGlob } from "../store/filter-sql.ts";
+import { textMediaType } from "../file-types.ts";
 import { search, type SearchContext, type SearchOptions } from "../search/search.ts";
 import { noStatusAnswered, repositoriesFor, repositoryStatuses } from "../search/results.ts";
 import type { Serial } from "../serial.ts";
@@ -101,7 +102,7 @@ function documentResources(home: string) {
       uri: `researcher://${encodeURIComponent(d.repository)}/${d.path.split("/").map(encodeURIComponent).join("/")}`,
       name: `${d.repository}:${d.path}`,
       title: d.title,
-      mimeType: "text/markdown",
+      mimeType: textMediaType(d.format),
     }));
 }
 
@@ -407,8 +408,8 @@ function registerDocumentResource(server: McpServer, home: string, context: Sear
     new ResourceTemplate("researcher://{repository}/{+path}", { list: () => ({ resources: documentResources(home) }) }),
     {
       title: "Indexed document",
-      description: "An indexed document's text (PDF, DOCX, EPUB and HTML as the markdown that was indexed), capped like get_document",
-      mimeType: "text/markdown",
+      description:
+        "An indexed document's text (PDF, DOCX, EPUB and HTML as the markdown that was indexed; code and plain text as they are), capped like get_document",
     },
     async (uri, variables) => {
       const one = (value: string | string[] | undefined) => String(Array.isArray(value) ? value[0] : (value ?? ""));
@@ -424,7 +425,7 @@ function registerDocumentResource(server: McpServer, home: string, context: Sear
       const doc = readPart(whole, 0, DEFAULT_ANSWER_BYTES);
       const how = `the rest is longer than one answer: read it with the get_document tool, ref "${ref}",`;
       const text = doc.text + continuationMarker(doc, how);
-      return { contents: [{ uri: uri.href, mimeType: "text/markdown", text }] };
+      return { contents: [{ uri: uri.href, mimeType: textMediaType(whole.format), text }] };
     },
   );
 }

@@ -209,6 +209,11 @@ describe("MCP over stdio", () => {
     const warning = "warning: code:split.py changed since it was indexed: lines may have moved (add_to_index with its path catches up)";
     expect((await call("get_document", { ref: "code:split.py" })).content[0]!.text).toStartWith(warning);
     expect((await call("multi_get", { pattern: "code:split.py" })).content[0]!.text).toStartWith(warning);
+    // Source code is served as plain text, not markdown, where a host would make its comments headings (s11 agent #8).
+    const listed = (await client.listResources()).resources;
+    expect(listed.find((r) => r.uri === "researcher://code/split.py")?.mimeType).toBe("text/plain");
+    expect(listed.find((r) => r.uri === "researcher://docs/cars.md")?.mimeType).toBe("text/markdown");
+    expect((await client.readResource({ uri: "researcher://code/split.py" })).contents[0]?.mimeType).toBe("text/plain");
     // The other tests share this home and count its repositories.
     expect(runCli(["repo", "remove", "code"], { home }).code).toBe(0);
   });
