@@ -336,11 +336,17 @@ describe("indexFiles: one file now, through the same step", () => {
   test("indexes a new file, refuses paths the repository would not index, keeps other failures", async () => {
     const { home, docs, repo } = bm25Repository({ "a.md": "alpha words\n", "bad.md": new Uint8Array([0, 1, 2]) });
     expect((await indexRepository(home, repo)).failed).toBe(1);
-    writeTree(docs, { "new.md": "fresh words\n", ".hidden/x.md": "secret\n", "slides.pptx": "x" });
+    writeTree(docs, { "new.md": "fresh words\n", ".hidden/x.md": "secret\n", "slides.pptx": "x", "node_modules/m/r.md": "x" });
     expect(await indexFiles(home, repo, ["new.md"])).toMatchObject({ indexed: 1, failed: 0 });
     expect(await total(home, "fresh")).toBe(1);
-    for (const path of [".hidden/x.md", "slides.pptx"]) {
-      expect(indexFiles(home, repo, [path])).rejects.toThrow(`'${path}' is not a file repository 'docs' indexes`);
+    // Each refusal says which rule leaves the path out (s11 agent #7: a generated folder was not among the reasons).
+    const reasons = {
+      ".hidden/x.md": "it is hidden, or in a hidden folder",
+      "slides.pptx": "its type (.pptx) is not one it indexes",
+      "node_modules/m/r.md": "node_modules/ is generated or vendored code, left out",
+    };
+    for (const [path, why] of Object.entries(reasons)) {
+      await expect(indexFiles(home, repo, [path])).rejects.toThrow(`'${path}' is not a file repository 'docs' indexes: ${why}`);
     }
     const store = Store.open(repo.dir);
     expect(store.failures().map((f) => f.path)).toEqual(["bad.md"]);

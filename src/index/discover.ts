@@ -116,27 +116,39 @@ export function isCandidate(path: string, options: DiscoverOptions): boolean {
  * holds there is neither added to nor removed, as a run leaves such a folder (see UnreadableIgnoreFile).
  */
 export function candidacy(path: string, options: DiscoverOptions): "in" | "out" | "unknown" {
-  return wantedTypes(options).has(fileType(path)) ? included(path, options) : "out";
+  const why = leftOutBecause(path, options);
+  return why === null ? "in" : why === "unknown" ? "unknown" : "out";
+}
+
+/** Why the repository's rules leave `path` out (its type, a hidden or generated part, an exclude, an ignore file),
+ * null when they do not, "unknown" when an ignore file on the way cannot be read. */
+export function leftOutBecause(path: string, options: DiscoverOptions): string | "unknown" | null {
+  const type = fileType(path);
+  if (!wantedTypes(options).has(type)) return `its type (${type ? `.${type}` : "no extension"}) is not one it indexes`;
+  const verdict = included(path, options);
+  return verdict === "in" ? null : verdict;
 }
 
 /**
  * Whether the repository's rules leave `path` in, its type aside: no hidden or generated part, no exclude, no
- * ignore file against it; "unknown" when an ignore file on the way cannot be read. (A file link's target must be
- * included: a link's name does not let a left-out file in.)
+ * ignore file against it, or why not; "unknown" when an ignore file on the way cannot be read. (A file link's target
+ * must be included: a link's name does not let a left-out file in.)
  */
-function included(path: string, options: DiscoverOptions, rules = new RulesByFolder(options.path ?? "")): "in" | "out" | "unknown" {
+function included(path: string, options: DiscoverOptions, rules = new RulesByFolder(options.path ?? "")): "in" | "unknown" | string {
   const parts = path.split("/");
   const types = wantedTypes(options);
-  if (parts.some((part, i) => part.startsWith(".") || part === "" || generatedRule(part, i < parts.length - 1, types))) return "out";
-  if (compileExcludes(options.exclude)(path)) return "out";
+  if (parts.some((part) => part.startsWith(".") || part === "")) return "it is hidden, or in a hidden folder";
+  const generated = parts.map((part, i) => generatedRule(part, i < parts.length - 1, types)).find(Boolean);
+  if (generated) return `${generated} is generated or vendored code, left out`;
+  if (compileExcludes(options.exclude)(path)) return "an exclude pattern leaves it out";
   if (options.ignoreFiles === false || !options.path) return "in";
   // Every folder on the way down may hold ignore files, and an ignored folder hides all below it.
   const folder = parts.slice(0, -1).join("/");
   const above = rules.folder(folder);
-  if (above !== "in") return above;
+  if (above !== "in") return above === "out" ? "an ignore file leaves it out" : above;
   const inFolder = rules.of(folder);
   if (inFolder === "unknown") return "unknown";
-  return inFolder.ignores(path, false) ? "out" : "in";
+  return inFolder.ignores(path, false) ? "an ignore file leaves it out" : "in";
 }
 
 /** The ignore rules in effect in each folder under a root, read once per folder (discovery asks per link). */

@@ -15,7 +15,7 @@ import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
 import { formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
-import { candidacy, checkRoot, discoverFiles, unreachable, type DiscoveredFile } from "./discover.ts";
+import { candidacy, checkRoot, discoverFiles, leftOutBecause, unreachable, type DiscoveredFile } from "./discover.ts";
 import { confinedReader, movedRoot, movedRootHint, rootRecord, sha256, type ReadResult } from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
@@ -324,8 +324,9 @@ export async function indexFiles(
     const stored = store.documents();
     for (const path of unwanted) {
       if (stored.has(path)) continue;
-      throw new ResearcherError("INVALID_INPUT", `'${path}' is not a file repository '${repo.name}' indexes`, {
-        hint: `it indexes ${repo.fileTypes.join(", ")} files outside hidden, excluded and ignored folders`,
+      const why = leftOutBecause(path, repo);
+      throw new ResearcherError("INVALID_INPUT", `'${path}' is not a file repository '${repo.name}' indexes${why ? `: ${why}` : ""}`, {
+        hint: `it indexes ${repo.fileTypes.join(", ")} files outside hidden, generated, excluded and ignored folders`,
       });
     }
     const settings = documentSettings(store, config, pool, repo);
