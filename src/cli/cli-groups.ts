@@ -46,7 +46,7 @@ function contextCli(): CAC {
   cli.example('  researcher context add notes:meetings "Weekly team meetings"');
   cli
     .command("add <target> <text>", "Describe the documents under repo:prefix (the longest prefix is a result's context)")
-    .example('  researcher context add rust-book:ch16 "Concurrency chapter"')
+    .example('  researcher context add rust-book:src/ch16 "Concurrency chapter"')
     .action((target: string, text: string, flags: Flags) => {
       const added = addContext(home(flags), String(target), String(text));
       out(`${escapeControls(`context ${added.repository}:${added.prefix} → ${added.context}`)}\n`);
@@ -57,7 +57,7 @@ function contextCli(): CAC {
     });
   cli
     .command("remove <target>", "Forget the context of repo:prefix")
-    .example("  researcher context remove rust-book:ch16")
+    .example("  researcher context remove rust-book:src/ch16")
     .action((target: string, flags: Flags) => {
       const removed = removeContext(home(flags), String(target));
       out(`${escapeControls(`removed context ${removed.repository}:${removed.prefix}`)}\n`);

@@ -159,10 +159,10 @@ export class Store {
   }
 
   /**
-   * Open a repository database; see schema.ts for who may create and migrate it. `fresh` (a rebuild) moves aside
-   * an index it cannot use, whatever is wrong with it, and starts a new one.
+   * Open a repository database, read only by default; `write`, `create` and `fresh` are for the writer lock's holder
+   * (see OpenMode, and schema.ts for who may create and migrate it). `fresh` (a rebuild) moves aside an index it
+   * cannot use, whatever is wrong with it, and starts a new one.
    */
-  /** Read only, by default; `write`, `create` and `fresh` are for the writer lock's holder (see OpenMode). */
   static open(dir: string, options: { write?: boolean; create?: boolean; fresh?: boolean } = {}): Store {
     const mode = options.fresh ? "fresh" : options.create ? "create" : options.write ? "write" : "read";
     return new Store(openIndexDatabase(Store.dbPath(dir), basename(dir), mode));
@@ -606,7 +606,8 @@ export class Store {
 
   private fragmentTotal = { version: -1, count: 0 };
 
-  /** Fragments in the index, cached until any connection commits a change. */
+  /** Fragments in the index, cached until another connection commits (`data_version`): read it on a reader's
+   * connection, or before this connection's own writes. */
   fragmentCount(): number {
     const version = this.dataVersion();
     if (version !== this.fragmentTotal.version) {
@@ -617,7 +618,7 @@ export class Store {
 
   private frequencies = { version: -1, terms: new Map<string, number>() };
 
-  /** How many fragments contain each (stemmed) term, read from FTS5's own index; cached until the data changes. */
+  /** How many fragments contain each (stemmed) term, read from FTS5's own index; cached until another connection commits. */
   termFrequencies(terms: string[]): Map<string, number> {
     // Asked for every time, as the scratch tables are: a rolled-back transaction drops what it created.
     this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fragments_vocab USING fts5vocab(main, fragments_fts, row)");
