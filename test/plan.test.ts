@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, statSync } from "node:fs";
+import { chmodSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { discoverFiles } from "../src/index/discover.ts";
 import { planChanges, sameStamp, type Stamp } from "../src/index/plan.ts";
@@ -89,6 +89,22 @@ describe("planChanges", () => {
     } finally {
       chmodSync(join(root, "sub"), 0o755);
     }
+  });
+
+  test("unreadable is not gone: documents under a folder whose ignore file cannot be read are kept (runs as root too)", () => {
+    // The test above cannot run as root (CI's user), who lists any folder (s11 review #10); an ignore file over the
+    // size discovery reads is unreadable to anyone, and leaves its folder unlisted the same way.
+    const root = tempDir();
+    writeTree(root, { "sub/a.md": "a", "b.md": "b" });
+    const stored = new Map([
+      ["sub/a.md", stampOf(root, "sub/a.md")],
+      ["b.md", stampOf(root, "b.md")],
+    ]);
+    writeFileSync(join(root, "sub/.gitignore"), "");
+    truncateSync(join(root, "sub/.gitignore"), 17 * 2 ** 20);
+    const plan = planChanges(discoverFiles(root, { ...options, path: root }), stored);
+    expect(plan.gone).toEqual([]);
+    expect(plan.unreadable).toEqual(["sub/a.md"]);
   });
 
   test("a stored map of one folder plans only that folder", () => {

@@ -417,6 +417,19 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
   return discovery;
 }
 
+/**
+ * Whether a repository folder that once held indexed documents now lists nothing: an unmounted drive or a folder
+ * being replaced looks like that, so runs and watch remove nothing on its word (a folder that cannot be listed is
+ * not empty: it is reported as unreadable).
+ */
+export function isEmptyFolder(path: string): boolean {
+  try {
+    return readdirSync(path).length === 0;
+  } catch {
+    return false;
+  }
+}
+
 /** The root must be a folder we can list; its real path confines symlinks. */
 export function checkRoot(root: string): string {
   let stats: Stats;

@@ -5,7 +5,7 @@
  * walking the tree. A changed file is read once and hashed, and converted only when its SHA-256 differs. Writes go
  * in batches of whole documents, each batch one transaction. Heavy formats convert in a worker pool.
  */
-import { readdirSync, statfsSync, statSync } from "node:fs";
+import { statfsSync, statSync } from "node:fs";
 import { IDENTIFIER_VERSION } from "../identifiers.ts";
 import { dirname, join } from "node:path";
 import { BARE_DOCUMENT_VERSION, chunkDocument, EMPTY_HEADING_VERSION, type ChunkOptions } from "./chunk.ts";
@@ -15,7 +15,7 @@ import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
 import { formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
-import { candidacy, checkRoot, discoverFiles, leftOutBecause, unreachable, type DiscoveredFile } from "./discover.ts";
+import { candidacy, checkRoot, discoverFiles, isEmptyFolder, leftOutBecause, unreachable, type DiscoveredFile } from "./discover.ts";
 import { confinedReader, movedRoot, movedRootHint, rootRecord, sha256, type ReadResult } from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
@@ -897,14 +897,6 @@ function statFile(repo: Repository, path: string): DiscoveredFile | undefined {
     return stats.isFile() ? { root: repo.path, path, size: stats.size, mtimeMs: stats.mtimeMs } : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function isEmptyFolder(path: string): boolean {
-  try {
-    return readdirSync(path).length === 0;
-  } catch {
-    return false;
   }
 }
 

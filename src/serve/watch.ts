@@ -21,7 +21,15 @@
 import { readdirSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { loadConfig } from "../config.ts";
-import { candidacy, discoverFiles, IGNORE_FILES, isCandidate, isCandidateFolder, type Discovery } from "../index/discover.ts";
+import {
+  candidacy,
+  discoverFiles,
+  IGNORE_FILES,
+  isCandidate,
+  isCandidateFolder,
+  isEmptyFolder,
+  type Discovery,
+} from "../index/discover.ts";
 import { type Failed, failedUnchanged, planChanges, sameStamp } from "../index/plan.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
 import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
@@ -621,14 +629,6 @@ function isListable(path: string): boolean {
   try {
     readdirSync(path);
     return true;
-  } catch {
-    return false;
-  }
-}
-
-function isEmptyFolder(path: string): boolean {
-  try {
-    return readdirSync(path).length === 0;
   } catch {
     return false;
   }
