@@ -44,8 +44,7 @@ export function rootRecord(path: string): RootRecord | undefined {
  * A path registered anew (`config set repositories.<name>.path`), or through a link from the start, is no move.
  * Undefined when nothing moved, nothing was recorded, or the folder is not there at all (the caller's checks say so).
  */
-export function movedRoot(path: string, recorded: RootRecord | undefined): string | undefined {
-  const now = rootRecord(path);
+export function movedRoot(path: string, recorded: RootRecord | undefined, now = rootRecord(path)): string | undefined {
   if (!now) return undefined;
   // An index from before the record was kept: `repo add` registers a folder by its real path.
   if (!recorded) return now.real !== path ? now.real : undefined;
@@ -64,20 +63,22 @@ export const movedRootHint = (name: string, real: string) =>
  * what was opened: its real path must lie inside the root's and name the very file the descriptor holds (same
  * device and inode). So a folder swapped for a link out of the root, before or during the read, can make the
  * read fail but never return outside text; a symlink that stays inside the root is simply followed. (A root that
- * was itself replaced by a link is refused before any read: movedRoot.)
+ * was itself replaced by a link is refused before any read: movedRoot.) `realRoot`: the root's real path as the
+ * caller checked it (movedRoot), so that a root replaced after that check confines reads to where it was.
  */
-export function readConfinedFile(root: string, path: string, maxBytes: number): ReadResult {
-  return confinedReader(root)(path, maxBytes);
+export function readConfinedFile(root: string, path: string, maxBytes: number, realRoot?: string): ReadResult {
+  return confinedReader(root, realRoot)(path, maxBytes);
 }
 
 /**
  * `readConfinedFile` for many files under one root, as an index run reads them: the root's real path is resolved
- * once, on the first read (it cost an index run of 5,000 files 6% of its time). Every file's own real path is still
- * resolved and checked at its read; a root moved meanwhile can only make reads fail, never reach outside.
+ * once, at the check before the run (`realRoot`) or on the first read (it cost an index run of 5,000 files 6% of its
+ * time). Every file's own real path is still resolved and checked at its read; a root moved meanwhile can only make
+ * reads fail, never reach outside.
  */
-export function confinedReader(root: string): (path: string, maxBytes: number) => ReadResult {
-  let realRoot: string | undefined;
-  return (path, maxBytes) => readConfined(root, () => (realRoot ??= realpathSync(root)), path, maxBytes);
+export function confinedReader(root: string, realRoot?: string): (path: string, maxBytes: number) => ReadResult {
+  let real = realRoot;
+  return (path, maxBytes) => readConfined(root, () => (real ??= realpathSync(root)), path, maxBytes);
 }
 
 function readConfined(root: string, realRoot: () => string, path: string, maxBytes: number): ReadResult {

@@ -4,14 +4,14 @@
  * input with an error instead of failing or wedging. The CLI and the servers run as real subprocesses.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { mkdirSync, realpathSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { discoverFiles } from "../src/index/discover.ts";
 import { indexFiles, prepareDocument } from "../src/index/indexer.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
-import { confinedReader } from "../src/files.ts";
+import { confinedReader, movedRoot, outsideRoot, readConfinedFile, rootRecord } from "../src/files.ts";
 import { getRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { cliCommand, MODEL_ENV, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
@@ -237,6 +237,7 @@ describe("the indexer's read step", () => {
         chunk: { tokens: 350, overlap: 0 },
         maxBytes: 1 << 20,
         pool,
+        root: undefined,
         read: confinedReader(file!.root),
         force: () => false,
         chunking: "",
@@ -254,6 +255,23 @@ describe("the indexer's read step", () => {
       pool.close();
     }
   });
+});
+
+test("a root replaced by a link after it was checked: reads stay confined to the folder the check accepted (s11 review #7)", () => {
+  // get and index runs checked the root (movedRoot) and then resolved it afresh at the read: a swap in between
+  // read through the link.
+  const base = tempDir();
+  const docs = join(base, "docs");
+  const outside = tempDir();
+  writeTree(docs, { "a.md": "# Inside\n\ninside words\n" });
+  writeTree(outside, { "a.md": `# Outside\n\n${SECRET}\n` });
+  const checked = rootRecord(docs)!;
+  expect(movedRoot(docs, checked)).toBeUndefined();
+  renameSync(docs, join(base, "was-docs"));
+  symlinkSync(outside, docs);
+  const refused = { reason: outsideRoot(realpathSync(join(outside, "a.md"))), outside: true };
+  expect(readConfinedFile(docs, "a.md", 1 << 20, checked.real)).toEqual(refused);
+  expect(confinedReader(docs, checked.real)("a.md", 1 << 20)).toEqual(refused);
 });
 
 describe("symlinked files", () => {

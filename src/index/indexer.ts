@@ -16,7 +16,7 @@ import { formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/conv
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
 import { candidacy, checkRoot, discoverFiles, isEmptyFolder, leftOutBecause, unreachable, type DiscoveredFile } from "./discover.ts";
-import { confinedReader, movedRoot, movedRootHint, rootRecord, sha256, type ReadResult } from "../files.ts";
+import { confinedReader, movedRoot, movedRootHint, rootRecord, sha256, type ReadResult, type RootRecord } from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
@@ -115,6 +115,8 @@ export interface DocumentSettings {
   chunk: ChunkOptions;
   maxBytes: number;
   pool: ConvertPool;
+  /** The repository folder as the session checked it: `read` is confined to it, and the run records it. */
+  root: RootRecord | undefined;
   /** Reads a repository file, confined to its root (files.ts). */
   read: (path: string, maxBytes: number) => ReadResult;
   /** Files to re-read and re-chunk even when their content hash is unchanged (their chunking settings changed). */
@@ -142,6 +144,8 @@ interface Session {
   config: Config;
   pool: ConvertPool;
   embedders: EmbedderCache;
+  /** The repository folder as checked when the session began (refuseMovedRoot): reads are confined to it. */
+  root: RootRecord | undefined;
 }
 
 /**
@@ -169,11 +173,11 @@ async function writeSession(
   if (options.warmUpParsers) pool.warmUp();
   try {
     const store = Store.open(repo.dir, { create: true, fresh: options.fresh });
-    refuseMovedRoot(repo, store);
+    const root = refuseMovedRoot(repo, store);
     // Checkpoint between batches past a size (BatchWriter), not every 4 MB of WAL: each checkpoint syncs the file.
     store.disableAutoCheckpoint();
     try {
-      const summary = await body({ store, config, pool, embedders });
+      const summary = await body({ store, config, pool, embedders, root });
       const model = store.embeddingModel();
       if (model) await syncVectorIndex(store, repo.dir, model.dims, { defer: options.deferAnn });
       store.checkpoint();
@@ -199,7 +203,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
   // A first run over a folder that is not there fails before creating an index: the repository stays never indexed.
   if (!Store.exists(repo.dir)) checkRoot(repo.path);
   const session = { ...options, fresh: options.rebuild, warmUpParsers: parsesAll(repo, options) };
-  return writeSession(home, repo, session, async ({ store, config, pool, embedders }) => {
+  return writeSession(home, repo, session, async ({ store, config, pool, embedders, root }) => {
     // A rebuild or re-embedding is a fresh choice; otherwise the repository keeps the model it was embedded with.
     const remembered = options.rebuild || options.embeddingsOnly ? undefined : store.embeddingModel();
     const choice = chooseModel(config.embedding, repo.embedding, options.model, remembered);
@@ -226,12 +230,12 @@ export async function indexRepository(home: string, repo: Repository, options: I
             if (replacesVectors && embed) store.clearVectors(); // (without embedding, the old vectors stay the index's)
             // Every file is read again (none is kept as unchanged); a document whose file cannot be read now (an
             // unreadable folder or file) is kept, as in any run, rather than cleared with the rest.
-            const counts = await runIndex(store, repo, documentSettings(store, config, pool, repo, { all: true }), options);
+            const counts = await runIndex(store, repo, documentSettings(store, config, pool, repo, { all: true, root }), options);
             // Until this commits, searches use the old index with its vectors; an interrupted run leaves both.
             if (replacesVectors && embed) embeddedInRebuild = await embedRepository(store, repo, load, options);
             return counts;
           })
-        : await runIndex(store, repo, documentSettings(store, config, pool, repo), options);
+        : await runIndex(store, repo, documentSettings(store, config, pool, repo, { root }), options);
     // The moment a model switch commits, config.yaml names it too: a kill after the commit must not leave the two
     // disagreeing (every search would then be MODEL_MISMATCH) for the time the steps below take.
     const keepModel = () => {
@@ -320,48 +324,60 @@ export async function indexFiles(
 ): Promise<IndexSummary> {
   const verdicts = new Map(paths.map((path) => [path, candidacy(path, repo)]));
   const unwanted = new Set(paths.filter((path) => verdicts.get(path) === "out"));
-  return writeSession(home, repo, { embedders: options.embedders, deferAnn: true }, async ({ store, config, pool, embedders }) => {
-    const stored = store.documents();
-    for (const path of unwanted) {
-      if (stored.has(path)) continue;
-      const why = leftOutBecause(path, repo);
-      throw new ResearcherError("INVALID_INPUT", `'${path}' is not a file repository '${repo.name}' indexes${why ? `: ${why}` : ""}`, {
-        hint: `it indexes ${repo.fileTypes.join(", ")} files outside hidden, generated, excluded and ignored folders`,
+  return writeSession(
+    home,
+    repo,
+    { embedders: options.embedders, deferAnn: true },
+    async ({ store, config, pool, embedders, root: checked }) => {
+      const stored = store.documents();
+      for (const path of unwanted) {
+        if (stored.has(path)) continue;
+        const why = leftOutBecause(path, repo);
+        throw new ResearcherError("INVALID_INPUT", `'${path}' is not a file repository '${repo.name}' indexes${why ? `: ${why}` : ""}`, {
+          hint: `it indexes ${repo.fileTypes.join(", ")} files outside hidden, generated, excluded and ignored folders`,
+        });
+      }
+      const settings = documentSettings(store, config, pool, repo, { root: checked });
+      const root = rootIdentity(repo.path);
+      const writer = new BatchWriter(store);
+      const gone: string[] = [];
+      for (const path of paths) {
+        // Failures as a run records them, one path each: a batch (watch's) is never refused for one of its paths.
+        // Under an ignore file that cannot be read, a path is left as indexed, as a run leaves its folder.
+        if (verdicts.get(path) === "unknown") {
+          writer.add({ kind: "failed", path, reason: "under an ignore file that cannot be read: left as it was indexed" });
+          continue;
+        }
+        // What discovery would not reach is not indexed by name either (a folder link to an excluded folder, say).
+        const why = unwanted.has(path) ? undefined : unreachable(path, repo);
+        if (why) {
+          writer.add({ kind: "failed", path, reason: why, gone: true });
+          continue;
+        }
+        const file = unwanted.has(path) ? undefined : statFile(repo, path);
+        if (!file) {
+          if (stored.has(path)) gone.push(path);
+          continue;
+        }
+        writer.add(await prepareDocument(file, stored.get(path), settings));
+      }
+      writer.flush();
+      const summary = finishRun(store, repo, writer, gone, {
+        root,
+        rootRecord: settings.root,
+        paths,
+        failedUnchanged: [],
+        skippedTypes: {},
+        skippedGenerated: {},
       });
-    }
-    const settings = documentSettings(store, config, pool, repo);
-    const root = rootIdentity(repo.path);
-    const writer = new BatchWriter(store);
-    const gone: string[] = [];
-    for (const path of paths) {
-      // Failures as a run records them, one path each: a batch (watch's) is never refused for one of its paths.
-      // Under an ignore file that cannot be read, a path is left as indexed, as a run leaves its folder.
-      if (verdicts.get(path) === "unknown") {
-        writer.add({ kind: "failed", path, reason: "under an ignore file that cannot be read: left as it was indexed" });
-        continue;
-      }
-      // What discovery would not reach is not indexed by name either (a folder link to an excluded folder, say).
-      const why = unwanted.has(path) ? undefined : unreachable(path, repo);
-      if (why) {
-        writer.add({ kind: "failed", path, reason: why, gone: true });
-        continue;
-      }
-      const file = unwanted.has(path) ? undefined : statFile(repo, path);
-      if (!file) {
-        if (stored.has(path)) gone.push(path);
-        continue;
-      }
-      writer.add(await prepareDocument(file, stored.get(path), settings));
-    }
-    writer.flush();
-    const summary = finishRun(store, repo, writer, gone, { root, paths, failedUnchanged: [], skippedTypes: {}, skippedGenerated: {} });
-    const choice = chooseModel(config.embedding, repo.embedding, options.model, store.embeddingModel());
-    const embedding =
-      repo.embed && !options.noEmbed
-        ? await embedOrDefer(store, repo, () => embedders.get(home, choice), {})
-        : { embedded: 0, model: store.embeddingModel()?.id ?? null };
-    return { embeddings_pending: 0, warnings: [], ...summary, ...embedding };
-  });
+      const choice = chooseModel(config.embedding, repo.embedding, options.model, store.embeddingModel());
+      const embedding =
+        repo.embed && !options.noEmbed
+          ? await embedOrDefer(store, repo, () => embedders.get(home, choice), {})
+          : { embedded: 0, model: store.embeddingModel()?.id ?? null };
+      return { embeddings_pending: 0, warnings: [], ...summary, ...embedding };
+    },
+  );
 }
 
 /**
@@ -391,7 +407,13 @@ function conversionPool(config: Config, repo: Repository): ConvertPool {
  * that run kept without reading them (`chunking_behind`), which later runs read again until one can. A store that records
  * nothing yet has nothing chunked otherwise: it takes the current settings at once.
  */
-function documentSettings(store: Store, config: Config, pool: ConvertPool, repo: Repository, { all = false } = {}): DocumentSettings {
+function documentSettings(
+  store: Store,
+  config: Config,
+  pool: ConvertPool,
+  repo: Repository,
+  { all = false, root }: { all?: boolean; root?: RootRecord } = {},
+): DocumentSettings {
   const { tokens, overlap, code_tokens } = config.chunk;
   const ocr = JSON.stringify(repo.ocr);
   const chunking = JSON.stringify({
@@ -444,7 +466,7 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool, repo:
     bare.has(path) ||
     (headings && formatOf(path) === "md") ||
     (rescan && OCR_FORMATS.has(formatOf(path)));
-  const read = confinedReader(repo.path);
+  const read = confinedReader(repo.path, root?.real);
   const [conversion, failure] = [conversionSettings(config, repo), failureSettings(config, repo)];
   const kept = (hash: string): ConvertedDocument | undefined => {
     const found = store.keptConversion(hash, conversion);
@@ -452,7 +474,18 @@ function documentSettings(store: Store, config: Config, pool: ConvertPool, repo:
     const pages = typeof found.metadata.pages === "number" ? found.metadata.pages : undefined;
     return { title: found.title, format: "markdown", text: found.text, firstLine: 1, metadata: found.metadata, pages };
   };
-  return { chunk: { tokens, overlap }, maxBytes: config.index.max_file_bytes, pool, read, force, chunking, conversion, failure, kept };
+  return {
+    chunk: { tokens, overlap },
+    maxBytes: config.index.max_file_bytes,
+    pool,
+    root,
+    read,
+    force,
+    chunking,
+    conversion,
+    failure,
+    kept,
+  };
 }
 
 /** Formats whose documents may be only headings or front matter (their converted text is markdown, not paged). */
@@ -653,6 +686,7 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
 
   const counts = finishRun(store, repo, writer, plan.gone, {
     root,
+    rootRecord: settings.root,
     failedUnchanged: plan.failedUnchanged,
     skippedTypes: discovery.skippedTypes,
     skippedGenerated: discovery.skippedGenerated,
@@ -688,9 +722,10 @@ function refreshGitMetadata(store: Store, root: string): void {
  * link (or a folder above it was): every document would read as a link out of the root and be dropped, so nothing
  * is changed.
  */
-function refuseMovedRoot(repo: Repository, store: Store): void {
-  const real = movedRoot(repo.path, store.recordedRoot());
-  if (real === undefined) return;
+function refuseMovedRoot(repo: Repository, store: Store): RootRecord | undefined {
+  const now = rootRecord(repo.path);
+  const real = movedRoot(repo.path, store.recordedRoot(), now);
+  if (real === undefined) return now;
   throw new ResearcherError("PATH_NOT_FOUND", `repository folder ${repo.path} now resolves to ${real}; nothing was changed`, {
     hint: movedRootHint(repo.name, real),
   });
@@ -714,6 +749,8 @@ function finishRun(
   run: {
     /** The repository folder's identity when the run began (rootIdentity). */
     root: string | null;
+    /** The repository folder as the session checked it (refuseMovedRoot). */
+    rootRecord?: RootRecord;
     paths?: string[];
     failedUnchanged: string[];
     skippedTypes: Record<string, number>;
@@ -734,7 +771,8 @@ function finishRun(
     store.recordFailures(writer.failures, { paths: run.paths, kept: new Set(run.failedUnchanged) });
     refreshGitMetadata(store, repo.path);
     store.setMeta("last_indexed", new Date().toISOString());
-    store.recordRoot(rootRecord(repo.path));
+    // The folder as the run found it, not wherever its path leads now: a root replaced during the run is no new home.
+    store.recordRoot(run.rootRecord ?? rootRecord(repo.path));
   });
   const totals = store.counts();
   return {

@@ -12,7 +12,7 @@ import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { PAGE_MARKER } from "../convert/document.ts";
 import { ConversionCache } from "./conversions.ts";
 import { conversionLimits, conversionSettings, convertOnce } from "../convert/pool.ts";
-import { isInside, movedRoot, movedRootHint, outsideRoot, readConfinedFile, type RootRecord, sha256 } from "../files.ts";
+import { isInside, movedRoot, movedRootHint, outsideRoot, readConfinedFile, rootRecord, type RootRecord, sha256 } from "../files.ts";
 import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
@@ -576,13 +576,15 @@ async function documentText(
   conversions?: ConversionCache,
 ): Promise<{ text: string; hash: string }> {
   const config = loadConfig(home);
-  const moved = movedRoot(repo.path, root);
+  // The read is confined to the folder this check accepted: one replaced by a link just after it reads nothing.
+  const now = rootRecord(repo.path);
+  const moved = movedRoot(repo.path, root, now);
   if (moved !== undefined) {
     throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: the repository folder ${repo.path} now resolves to ${moved}`, {
       hint: movedRootHint(repo.name, moved),
     });
   }
-  const read = readConfinedFile(repo.path, path, config.index.max_file_bytes);
+  const read = readConfinedFile(repo.path, path, config.index.max_file_bytes, now?.real);
   const hint = `if the file changed since it was indexed, \`researcher index ${repo.name}\` brings the index up to date`;
   if ("reason" in read) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${read.reason}`, { hint });
   const hash = sha256(read.bytes);
