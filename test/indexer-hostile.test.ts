@@ -1,6 +1,18 @@
 /** Regressions from the reliability issue: what an index run does with folders and files that fight back. */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
+import { ConvertPool } from "../src/convert/pool.ts";
 import { join } from "node:path";
 import { setConfigValue } from "../src/config.ts";
 import { indexFiles, indexRepository } from "../src/index/indexer.ts";
@@ -161,6 +173,23 @@ describe("formats and settings", () => {
     expect(await total(home, "topic 399")).toBeGreaterThan(0);
     expect(await total(home, "still indexed")).toBe(1);
   }, 60_000);
+
+  test("a file that allocates and fails leaves its garbage to no one: the next file in that worker is not charged (s11 hostile #4)", async () => {
+    // 81 bytes claiming 1 × 1,000,000,000 pixels: the PNG decoder allocates about 1 GB, then throws. The worker then
+    // reported that garbage as the next file's memory, and an 8 KB image failed the budget.
+    const bomb = Buffer.from(
+      "iVBORw0KGgoAAAANSUhEUgAAAAE7msoACAAAAACLa34DAAAAGElEQVR4nGP4zzAKR+EoHIWjcBSOwiEOAemN5Ebn6qgEAAAAAElFTkSuQmCC",
+      "base64",
+    );
+    const pool = new ConvertPool({ size: 1, timeoutMs: 120_000, ocrPageTimeoutMs: 120_000, memoryBytes: 900 * 2 ** 20 });
+    try {
+      await expect(pool.convert("bomb.png", bomb)).rejects.toThrow();
+      const doc = await pool.convert("page.png", readFileSync(join(ROOT, "test/fixtures/sparse-page.png")));
+      expect(doc.text.replace(/\s/g, "").length).toBeGreaterThan(20);
+    } finally {
+      pool.close();
+    }
+  }, 120_000);
 
   test("changing chunk.tokens re-chunks unchanged files", async () => {
     const body = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} is here to fill the section.`).join(" ");

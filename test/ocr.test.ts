@@ -14,6 +14,7 @@ import { SCANNED, scannedPage, scannedPages, scannedTruth } from "./pdf-fixtures
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import { PDFDocument } from "pdf-lib";
 import { getRepository } from "../src/repos.ts";
 import { watchBatchJson, watchBatchText } from "../src/serve/render.ts";
 import { type WatchBatch, watchRepositories } from "../src/serve/watch.ts";
@@ -68,6 +69,29 @@ describe("OCR", () => {
     const error = await conversionFailure(convertPdf(bytes, "scan", { ocrData: folder }));
     expect(error.message).toBe(`Tesseract could not load the OCR model ${model}`);
   });
+
+  test(
+    "a 40-page scan fits the memory budget: page images decoded and dropped page after page are not charged twice (s11 hostile #2)",
+    async () => {
+      // The budget charged a busy worker every page fault of its thread: a page freed and touched again faults again
+      // without adding memory, and a 40-page scan whose process never held 0.4 GB failed the 900 MB budget.
+      const jpeg = readFileSync(join(ROOT, "test/fixtures/scan-page.jpg"));
+      const pdf = await PDFDocument.create();
+      for (let i = 0; i < 40; i++) {
+        const image = await pdf.embedJpg(jpeg); // an image object per page, as a scanner writes them
+        pdf.addPage([612, 792]).drawImage(image, { x: 0, y: 0, width: 612, height: 792 });
+      }
+      const pool = new ConvertPool({ size: 1, timeoutMs: 300_000, ocrPageTimeoutMs: 120_000, memoryBytes: 900 * 2 ** 20 });
+      try {
+        const doc = await pool.convert("scan40.pdf", await pdf.save());
+        expect(doc.metadata).toMatchObject({ pages: 40, ocr_pages: 40 });
+        expect(doc.text).toContain("hostile scan");
+      } finally {
+        pool.close();
+      }
+    },
+    OCR_TIMEOUT,
+  );
 
   test(
     "a sparse page whose tilt is misread (four large lines measured at 10°) is read as it is, not lost",

@@ -41,12 +41,14 @@ interface Slot {
   /** When the file's own time runs out (performance.now()); while a page is recognised, the time it had left. */
   deadline: number;
   left?: number;
-  /** The worker's own memory as it last reported it, and when (performance.now()). */
+  /** The worker's own memory as it last reported it, and when (performance.now()); and as the file began. */
   memory: number;
+  memoryAtStart: number;
   reportedAt: number;
-  /** The worker's thread id, where /proc has one, and its page faults at that report. */
+  /** The worker's thread id, where /proc has one, and its page faults and the process's resident size at that report. */
   thread?: string;
   faultsAtReport: number;
+  rssAtReport: number;
   /** It has parsed source code: its JIT is warm for the parser (see `slotFor`). */
   parses?: boolean;
 }
@@ -54,6 +56,8 @@ interface Slot {
 type WorkerMessage = {
   id: number;
   memory?: number;
+  /** The first report of a file: what the worker holds before converting it. */
+  start?: boolean;
   thread?: string;
   /** The OCR of a page starts or ends. */
   ocr?: { phase: "start" | "end" } & OcrPage;
@@ -171,24 +175,34 @@ export class ConvertPool {
 
   /**
    * A worker whose loop turns reports its own memory. One that is silent (a parser building a DOM in one synchronous
-   * stretch; pdf.js, whose promise chains leave no turn for a timer) is charged, on top of its last report, with the
-   * pages its thread has touched since: the kernel counts page faults per thread, so nothing another thread
-   * allocates is charged to it.
+   * stretch; pdf.js, whose promise chains leave no turn for a timer; Tesseract recognising a page) is charged, on top
+   * of its last report, with the pages its thread has touched since: the kernel counts page faults per thread, so
+   * nothing another thread allocates is charged to it. A page touched again after it was freed faults again without
+   * adding memory (a scan's page images, decoded and dropped page after page, faulted 1.1 GB in a process that never
+   * held 0.4 GB), so the charge is at most what the whole process grew by meanwhile.
    */
   private usage(slot: Slot, now: number): number {
-    if (now - slot.reportedAt <= SILENT_MS || slot.thread === undefined) return slot.memory;
-    return slot.memory + (threadFaults(slot.thread) - slot.faultsAtReport) * PAGE_BYTES;
+    // What the worker held when this file began (an earlier file's garbage, the OCR engine) is not this file's.
+    const own = Math.max(0, slot.memory - slot.memoryAtStart);
+    if (now - slot.reportedAt <= SILENT_MS || slot.thread === undefined) return own;
+    const touched = (threadFaults(slot.thread) - slot.faultsAtReport) * PAGE_BYTES;
+    return own + Math.min(touched, Math.max(0, process.memoryUsage.rss() - slot.rssAtReport));
   }
 
-  private recordMemory(slot: Slot, memory: number, thread: string | undefined): void {
+  private recordMemory(slot: Slot, { memory, thread, start }: WorkerMessage & { memory: number }): void {
     slot.thread ??= thread;
+    if (start) slot.memoryAtStart = memory;
     Object.assign(slot, { memory }, this.baseline(slot));
     this.checkMemory([slot]);
   }
 
-  /** What a worker's silence is measured from: now, and the page faults of its thread so far. */
-  private baseline(slot: Slot): Pick<Slot, "reportedAt" | "faultsAtReport"> {
-    return { reportedAt: performance.now(), faultsAtReport: slot.thread === undefined ? 0 : threadFaults(slot.thread) };
+  /** What a worker's silence is measured from: now, the page faults of its thread so far, and the process's size. */
+  private baseline(slot: Slot): Pick<Slot, "reportedAt" | "faultsAtReport" | "rssAtReport"> {
+    return {
+      reportedAt: performance.now(),
+      faultsAtReport: slot.thread === undefined ? 0 : threadFaults(slot.thread),
+      rssAtReport: process.memoryUsage.rss(),
+    };
   }
 
   /** Queued files go to free workers in order (`slotFor`). */
@@ -201,7 +215,8 @@ export class ConvertPool {
       }
       const [job] = this.queue.splice(i, 1) as [Job];
       slot.job = job;
-      Object.assign(slot, this.baseline(slot));
+      // Nothing is this file's until the worker reports what it holds as the file begins.
+      Object.assign(slot, { memoryAtStart: slot.memory }, this.baseline(slot));
       if (this.memoryBytes && !this.watchdog) this.watchdog = setInterval(() => this.checkMemory(), MEMORY_REPORT_MS).unref();
       slot.deadline = performance.now() + this.timeoutMs;
       this.startFileTimer(slot);
@@ -258,11 +273,11 @@ export class ConvertPool {
 
   private spawn(): Slot {
     const worker = new Worker(new URL(WORKER_ENTRY, import.meta.url), { smol: true });
-    const slot: Slot = { worker, memory: 0, reportedAt: 0, faultsAtReport: 0, deadline: 0 };
+    const slot: Slot = { worker, memory: 0, memoryAtStart: 0, reportedAt: 0, faultsAtReport: 0, rssAtReport: 0, deadline: 0 };
     worker.onmessage = (event: MessageEvent<WorkerMessage>) => {
       const job = slot.job;
       if (!job || job.id !== event.data.id) return;
-      if (event.data.memory !== undefined) return this.recordMemory(slot, event.data.memory, event.data.thread);
+      if (event.data.memory !== undefined) return this.recordMemory(slot, { ...event.data, memory: event.data.memory });
       if (event.data.ocr) return this.ocrPage(slot, event.data.ocr);
       this.finish(slot);
       if (event.data.document) job.resolve(event.data.document);

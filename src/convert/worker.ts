@@ -1,7 +1,7 @@
 /**
  * A conversion worker thread: converts the files the pool sends it, one at a time, and reports its own memory (live
  * JavaScript heap and the buffers it holds) when a conversion starts and every `reportMs` while it runs, so the pool
- * can hold each conversion to the memory budget by what it uses itself.
+ * can hold each conversion to the memory budget by what it uses itself: its growth over the start.
  */
 import { readlinkSync } from "node:fs";
 import { convertFile } from "./convert.ts";
@@ -29,6 +29,19 @@ function ownMemory(): number {
   return heapUsed + external + ocrMemory();
 }
 
+/** Past this much heap and buffers, what a conversion left may be garbage worth collecting before it is counted. */
+const COLLECT_ABOVE = 128 * 2 ** 20;
+
+/**
+ * Collect garbage now if the heap holds much: at a file's start, what the previous file left (a decoder that
+ * allocated 1 GB and threw) would be charged to this one, and between scanned pages, the pages already read. A full
+ * collection of a small heap is not worth its milliseconds on every file, hence the threshold.
+ */
+function collectIfLarge(): void {
+  const { heapUsed, external } = process.memoryUsage();
+  if (heapUsed + external > COLLECT_ABOVE) Bun.gc(true);
+}
+
 /** This thread's id (Linux), so the pool can read its page faults while it is too busy to report. */
 function threadId(): string | undefined {
   try {
@@ -48,11 +61,15 @@ self.onmessage = async (event: MessageEvent<Job | WarmUp>) => {
   const { id, path, bytes, options, treeSitter, reportMs } = event.data;
   if (treeSitter) (await import("./tree-sitter.ts")).shareCompiled(treeSitter);
   const report = () => self.postMessage({ id, memory: ownMemory() });
-  self.postMessage({ id, memory: ownMemory(), thread: threadId() });
+  collectIfLarge();
+  self.postMessage({ id, memory: ownMemory(), start: true, thread: threadId() });
   const reporter = setInterval(report, reportMs);
   try {
     // Each recognised page runs on its own time limit in the pool, which also tells the index run which page it is.
-    const onOcrPage = (phase: "start" | "end", page: OcrPage) => self.postMessage({ id, ocr: { phase, ...page } });
+    const onOcrPage = (phase: "start" | "end", page: OcrPage) => {
+      if (phase === "end") collectIfLarge();
+      self.postMessage({ id, ocr: { phase, ...page } });
+    };
     self.postMessage({ id, document: await convertFile(path, bytes, { ...options, onOcrPage }) });
   } catch (error) {
     self.postMessage({ id, error: describeError(error) });
