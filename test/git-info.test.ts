@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { findGitRepository, gitInfoCache, nameFromUrl } from "../src/index/git-info.ts";
@@ -83,4 +83,184 @@ describe("findGitRepository", () => {
     expect(nameFromUrl("git@host:a/b")).toBe("b");
     expect(nameFromUrl("/srv/repos/c.git/")).toBe("c");
   });
+});
+
+/**
+ * A hostile `.git` (s11 hostile #1). Each lookup that could hang or eat memory with a careless reader runs in a child
+ * process, killed after a few seconds or past 512 MB of memory, so a regression fails the test instead of hanging the
+ * run or the machine.
+ */
+describe("a hostile .git", () => {
+  const hostile = join(temp, "hostile");
+  const head = "0123456789abcdef0123456789abcdef01234567";
+
+  /** A work tree with a `.git` folder that has refs/heads and, unless `HEAD` is given, `ref: refs/heads/trunk`. */
+  function repository(name: string): string {
+    const root = join(hostile, name);
+    mkdirSync(join(root, ".git/refs/heads"), { recursive: true });
+    mkdirSync(join(root, "src"), { recursive: true });
+    return root;
+  }
+
+  /** `findGitRepository(folder)` in a child process: its answer, or why it gave none. */
+  async function lookupBounded(folder: string): Promise<{ info?: unknown; killed?: string }> {
+    const script = `import { findGitRepository } from ${JSON.stringify(resolve(import.meta.dir, "../src/index/git-info.ts"))};
+      console.log(JSON.stringify(findGitRepository(process.argv[1]) ?? null));`;
+    const child = Bun.spawn([process.execPath, "-e", script, folder], { stdout: "pipe", stderr: "pipe" });
+    let killed: string | undefined;
+    const started = Date.now();
+    while (child.exitCode === null && child.signalCode === null && !killed) {
+      await Bun.sleep(25);
+      const rss = Number(/VmRSS:\s+(\d+)/.exec(readStatus(child.pid))?.[1] ?? 0);
+      if (rss > 512 * 1024) killed = `past 512 MB of memory (${rss} kB)`;
+      else if (Date.now() - started > 4000) killed = "still running after 4 s";
+      if (killed) child.kill("SIGKILL");
+    }
+    await child.exited;
+    if (killed) return { killed };
+    return { info: JSON.parse(await new Response(child.stdout).text()) };
+  }
+  const readStatus = (pid: number) => {
+    try {
+      return readFileSync(`/proc/${pid}/status`, "utf8");
+    } catch {
+      return "";
+    }
+  };
+
+  test("a FIFO as HEAD: answered at once (HEAD unreadable: no branch, no commit), never blocked", async () => {
+    const root = repository("fifo");
+    expect(Bun.spawnSync(["mkfifo", join(root, ".git/HEAD")]).success).toBe(true);
+    expect(await lookupBounded(join(root, "src"))).toEqual({ info: { root, name: "fifo", branch: null, commit: null, remote: null } });
+  }, 10_000);
+
+  test("HEAD a link to /dev/zero: not a regular file, not read", async () => {
+    const root = repository("zero");
+    symlinkSync("/dev/zero", join(root, ".git/HEAD"));
+    expect(await lookupBounded(root)).toEqual({ info: { root, name: "zero", branch: null, commit: null, remote: null } });
+  }, 10_000);
+
+  test("a HEAD ref that leaves the git folder is no ref: a 40-hex file outside is no commit, /dev/zero is not read", async () => {
+    mkdirSync(join(hostile, "outside"), { recursive: true });
+    writeFileSync(join(hostile, "outside/api-token"), `${head}\n`);
+    const root = repository("traversal");
+    writeFileSync(join(root, ".git/HEAD"), "ref: ../../outside/api-token\n");
+    expect(findGitRepository(root)).toMatchObject({ root, branch: null, commit: null });
+    writeFileSync(join(root, ".git/HEAD"), "ref: refs/heads/../../../outside/api-token\n");
+    expect(findGitRepository(root)).toMatchObject({ root, branch: null, commit: null });
+    // Only regular files, as a zip or a tarball holds them: the ref leads to a device.
+    writeFileSync(join(root, ".git/HEAD"), `ref: ${"../".repeat(12)}dev/zero\n`);
+    expect(await lookupBounded(root)).toMatchObject({ info: { root, branch: null, commit: null } });
+  }, 10_000);
+
+  test("ref names follow git's rules (check-ref-format): an invalid one is no branch and no commit", () => {
+    const root = repository("refnames");
+    const invalid = [
+      "/etc/passwd",
+      "heads/trunk",
+      "refs/heads/a..b",
+      "refs/heads//trunk",
+      "refs/heads/.hidden",
+      "refs/heads/a.lock",
+      "refs/heads/a@{1}",
+      "refs/heads/a\\b",
+      "refs/heads/a\tb",
+      "refs/heads/trunk/",
+      "refs/heads/trunk.",
+      "refs/heads/a:b",
+    ];
+    for (const ref of invalid) {
+      const file = join(root, ".git", ref);
+      if (!ref.startsWith("/") && !ref.endsWith("/")) {
+        mkdirSync(resolve(file, ".."), { recursive: true });
+        writeFileSync(file, `${head}\n`);
+      }
+      writeFileSync(join(root, ".git/HEAD"), `ref: ${ref}\n`);
+      expect([ref, findGitRepository(root)?.branch, findGitRepository(root)?.commit]).toEqual([ref, null, null]);
+    }
+    // A loose ref pointing on through a symbolic ref is held to the same rules.
+    writeFileSync(join(root, ".git/refs/heads/trunk"), "ref: refs/heads/../../../outside/api-token\n");
+    writeFileSync(join(root, ".git/HEAD"), "ref: refs/heads/trunk\n");
+    expect(findGitRepository(root)).toMatchObject({ branch: "trunk", commit: null });
+    // And a valid one still resolves, including a name with a dot inside and a non-ASCII letter.
+    writeFileSync(join(root, ".git/refs/heads/v1.2-ünï"), `${head}\n`);
+    writeFileSync(join(root, ".git/HEAD"), "ref: refs/heads/v1.2-ünï\n");
+    expect(findGitRepository(root)).toMatchObject({ branch: "v1.2-ünï", commit: head });
+  });
+
+  test("a commit is 40 or 64 hex digits, nothing else", () => {
+    const root = repository("commits");
+    writeFileSync(join(root, ".git/HEAD"), "ref: refs/heads/trunk\n");
+    writeFileSync(join(root, ".git/refs/heads/trunk"), `${head}0\n`);
+    expect(findGitRepository(root)).toMatchObject({ branch: "trunk", commit: null });
+    writeFileSync(join(root, ".git/refs/heads/trunk"), `${head.repeat(2).slice(0, 64)}\n`);
+    expect(findGitRepository(root)?.commit).toBe(head.repeat(2).slice(0, 64));
+    writeFileSync(join(root, ".git/HEAD"), `${head}\n`);
+    expect(findGitRepository(root)).toMatchObject({ branch: null, commit: head });
+  });
+
+  test("an oversized packed-refs (1.9 GB, sparse) is not read whole; a large ordinary one still resolves", async () => {
+    const root = repository("packed");
+    writeFileSync(join(root, ".git/HEAD"), "ref: refs/heads/trunk\n");
+    const lines = Array.from({ length: 100_000 }, (_, i) => `${i.toString(16).padStart(40, "0")} refs/tags/t${i}`);
+    writeFileSync(
+      join(root, ".git/packed-refs"),
+      `# pack-refs with: peeled fully-peeled sorted\n${lines.join("\n")}\n${head} refs/heads/trunk\n`,
+    );
+    expect(findGitRepository(root)).toMatchObject({ branch: "trunk", commit: head });
+    truncateSync(join(root, ".git/packed-refs"), 1900 * 1024 * 1024);
+    expect(await lookupBounded(root)).toEqual({ info: { root, name: "packed", branch: "trunk", commit: null, remote: null } });
+  }, 10_000);
+
+  test("a config that is a FIFO or too large gives no remote, and the folder's name", async () => {
+    const root = repository("config");
+    writeFileSync(join(root, ".git/HEAD"), "ref: refs/heads/trunk\n");
+    writeFileSync(
+      join(root, ".git/config"),
+      `[remote "origin"]\n\turl = https://evil.example/chosen.git\n${"#".repeat(2 * 1024 * 1024)}\n`,
+    );
+    expect(findGitRepository(root)).toMatchObject({ name: "config", remote: null });
+    rmSync(join(root, ".git/config"));
+    expect(Bun.spawnSync(["mkfifo", join(root, ".git/config")]).success).toBe(true);
+    expect(await lookupBounded(root)).toEqual({ info: { root, name: "config", branch: "trunk", commit: null, remote: null } });
+  }, 10_000);
+
+  // Like git's safe.directory rule (CVE-2022-24765): a `.git` owned by someone else is not trusted, and the lookup
+  // stops there rather than climbing on. Tests run as root in CI; chown needs it.
+  const root = process.getuid?.() === 0;
+  test.skipIf(!root)(
+    "a .git owned by another user is no repository, and the lookup stops there (needs root to chown)",
+    async () => {
+      const outer = join(hostile, "owned");
+      mkdirSync(outer, { recursive: true });
+      git(outer, "init", "-q");
+      const inner = repository("owned/inner");
+      writeFileSync(join(inner, ".git/HEAD"), "ref: refs/heads/trunk\n");
+      writeFileSync(join(inner, ".git/config"), '[remote "origin"]\n\turl = https://evil.example/attacker-chosen.git\n');
+      expect(findGitRepository(join(inner, "src"))).toMatchObject({ root: inner, name: "attacker-chosen" });
+      chownSync(join(inner, ".git"), 65534, 65534);
+      expect(findGitRepository(join(inner, "src"))).toBeNull();
+      // Nothing under it is even opened: a FIFO HEAD there cannot block.
+      rmSync(join(inner, ".git/HEAD"));
+      expect(Bun.spawnSync(["mkfifo", join(inner, ".git/HEAD")]).success).toBe(true);
+      expect(await lookupBounded(join(inner, "src"))).toEqual({ info: null });
+      // A `.git` file (gitdir:) owned by another user, pointing at a folder of ours: the same.
+      rmSync(join(inner, ".git"), { recursive: true });
+      writeFileSync(join(inner, ".git"), `gitdir: ${join(outer, ".git")}\n`);
+      expect(findGitRepository(inner)).toMatchObject({ root: inner });
+      chownSync(join(inner, ".git"), 65534, 65534);
+      expect(findGitRepository(inner)).toBeNull();
+      // Ours, pointing at a folder owned by another user: the same.
+      rmSync(join(inner, ".git"));
+      const theirs = join(hostile, "theirs.git");
+      mkdirSync(join(theirs, "refs"), { recursive: true });
+      writeFileSync(join(theirs, "HEAD"), "ref: refs/heads/trunk\n");
+      chownSync(theirs, 65534, 65534);
+      writeFileSync(join(inner, ".git"), `gitdir: ${theirs}\n`);
+      expect(findGitRepository(inner)).toBeNull();
+      // The outer repository, ours, is still found from its own folders.
+      expect(findGitRepository(outer)).toMatchObject({ root: outer });
+    },
+    10_000,
+  );
 });

@@ -3,9 +3,24 @@
  * checked-out branch and commit. Handles worktrees and submodules (a `.git` file holding `gitdir: <path>`, with
  * refs shared through `commondir`), loose and packed refs, and a detached HEAD. Anything unreadable gives null
  * fields, never an error: this is metadata, not something an index run may fail on.
+ *
+ * A `.git` may be hostile (an unpacked archive, a folder another user can write to), so every file in it is read
+ * only if it is a regular file, opened without blocking (a FIFO would block an index run, and a server with it,
+ * forever), and only up to a small size (a link to /dev/zero never ends). Ref names must be valid as git defines
+ * them (`git check-ref-format`), which keeps every ref inside the git folder. And, like git's `safe.directory`
+ * rule (CVE-2022-24765), a `.git` owned by another user is no repository: the lookup stops there.
  */
-import { existsSync, readFileSync, statSync, type Stats } from "node:fs";
+import { closeSync, existsSync, fstatSync, lstatSync, openSync, readSync, statSync, constants as fs, type Stats } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
+import { readRegularFile } from "../files.ts";
+
+/** HEAD, a loose ref, `commondir`, a `.git` file: a line of text each. */
+const SMALL_FILE_BYTES = 4 * 1024;
+const CONFIG_BYTES = 1024 * 1024;
+/** packed-refs is scanned a chunk at a time (memory stays small); past this size it is not read at all. */
+const PACKED_REFS_BYTES = 64 * 1024 * 1024;
+/** A commit hash: SHA-1 or SHA-256. */
+const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
 export interface GitInfo {
   /** The work tree's root folder (absolute). */
@@ -38,15 +53,22 @@ export function gitInfoCache(): (folder: string) => GitInfo | null {
     if (known !== undefined) return known;
     const gitDir = gitDirOf(dir);
     const parent = dirname(dir);
-    const info = gitDir ? readRepository(dir, gitDir) : parent === dir ? null : lookup(parent);
+    // Another user's `.git` is no repository, and git does not look above it either.
+    const info = gitDir === FOREIGN ? null : gitDir ? readRepository(dir, gitDir) : parent === dir ? null : lookup(parent);
     byFolder.set(dir, info);
     return info;
   };
   return (folder) => lookup(resolve(folder));
 }
 
-/** `<dir>/.git` as a folder, or the folder a `.git` file (`gitdir: …`) points to. */
-function gitDirOf(dir: string): string | null {
+/** What `gitDirOf` answers for a `.git` (or the folder its `gitdir:` names) that the current user does not own. */
+const FOREIGN = Symbol("owned by another user");
+
+/**
+ * `<dir>/.git` as a folder, or the folder a `.git` file (`gitdir: …`) points to; FOREIGN when that `.git`, or the
+ * folder it leads to, belongs to another user.
+ */
+function gitDirOf(dir: string): string | typeof FOREIGN | null {
   const dotGit = join(dir, ".git");
   let stats: Stats;
   try {
@@ -54,52 +76,134 @@ function gitDirOf(dir: string): string | null {
   } catch {
     return null;
   }
-  if (stats.isDirectory()) return existsSync(join(dotGit, "HEAD")) ? dotGit : null;
+  if (stats.isDirectory()) {
+    if (!existsSync(join(dotGit, "HEAD"))) return null;
+    return ownedByUs(dotGit) ? dotGit : FOREIGN;
+  }
   if (!stats.isFile()) return null;
-  const match = /^gitdir:\s*(.+?)\s*$/m.exec(readText(dotGit) ?? "");
+  if (!ownedByUs(dotGit)) return FOREIGN;
+  const match = /^gitdir:\s*(.+?)\s*$/m.exec(readSmall(dotGit, SMALL_FILE_BYTES) ?? "");
   if (!match) return null;
   const target = resolve(dir, match[1]!);
-  return existsSync(join(target, "HEAD")) ? target : null;
+  if (!existsSync(join(target, "HEAD"))) return null;
+  return ownedByUs(target) ? target : FOREIGN;
+}
+
+/**
+ * Whether the current user owns `path`, both the name itself (a link) and what it leads to, as git checks a
+ * repository before trusting it. Where there are no user ids (Windows), every path is ours.
+ */
+function ownedByUs(path: string): boolean {
+  const uid = process.getuid?.();
+  if (uid === undefined) return true;
+  try {
+    return lstatSync(path).uid === uid && statSync(path).uid === uid;
+  } catch {
+    return false;
+  }
 }
 
 function readRepository(root: string, gitDir: string): GitInfo {
   // A worktree's own folder holds HEAD; refs, packed-refs and config live in the common folder.
-  const common = readText(join(gitDir, "commondir"));
-  const commonDir = common ? resolve(gitDir, common.trim()) : gitDir;
-  const head = (readText(join(gitDir, "HEAD")) ?? "").trim();
+  const common = readSmall(join(gitDir, "commondir"), SMALL_FILE_BYTES)?.trim();
+  const commonDir = common ? resolve(gitDir, common) : gitDir;
+  const head = (readSmall(join(gitDir, "HEAD"), SMALL_FILE_BYTES) ?? "").trim();
   let branch: string | null = null;
   let commit: string | null = null;
   if (head.startsWith("ref:")) {
     const ref = head.slice(4).trim();
-    branch = ref.startsWith("refs/heads/") ? ref.slice("refs/heads/".length) : ref;
-    commit = resolveRef(ref, [gitDir, commonDir]);
-  } else if (/^[0-9a-f]{40,64}$/.test(head)) {
+    if (isValidRefName(ref)) {
+      branch = ref.startsWith("refs/heads/") ? ref.slice("refs/heads/".length) : ref;
+      commit = resolveRef(ref, [gitDir, commonDir]);
+    }
+  } else if (COMMIT.test(head)) {
     commit = head;
   }
-  const remote = originUrl(readText(join(commonDir, "config")) ?? "");
+  const remote = originUrl(readSmall(join(commonDir, "config"), CONFIG_BYTES) ?? "");
   return { root, name: (remote && nameFromUrl(remote)) || basename(root), branch, commit, remote };
+}
+
+/**
+ * Whether `ref` is a full ref name git would accept (the rules of `git check-ref-format`), under `refs/`: so it
+ * names a file inside the git folder, never `..`, an absolute path, or a device.
+ */
+function isValidRefName(ref: string): boolean {
+  if (!ref.startsWith("refs/") || ref.length > 1024 || ref.endsWith("/") || ref.endsWith(".")) return false;
+  // Control characters, space, ~ ^ : ? * [ \, "..", "//" and "@{" are never part of a ref name.
+  if (/[\x00-\x20\x7f~^:?*[\\]|\.\.|\/\/|@\{/.test(ref)) return false;
+  return ref.split("/").every((part) => part !== "" && !part.startsWith(".") && !part.endsWith(".lock"));
 }
 
 /** A ref's commit: a loose ref file, else packed-refs; symbolic refs are followed a few levels. */
 function resolveRef(ref: string, dirs: string[], depth = 0): string | null {
-  if (depth > 5) return null;
+  if (depth > 5 || !isValidRefName(ref)) return null;
   for (const dir of dirs) {
-    const loose = readText(join(dir, ref))?.trim();
+    const loose = readSmall(join(dir, ref), SMALL_FILE_BYTES)?.trim();
     if (loose) {
       if (loose.startsWith("ref:")) return resolveRef(loose.slice(4).trim(), dirs, depth + 1);
-      if (/^[0-9a-f]{40,64}$/.test(loose)) return loose;
+      if (COMMIT.test(loose)) return loose;
     }
   }
   for (const dir of dirs) {
-    const packed = readText(join(dir, "packed-refs"));
-    if (!packed) continue;
-    for (const line of packed.split("\n")) {
-      if (line.startsWith("#") || line.startsWith("^")) continue;
-      const [hash, name] = line.trim().split(/\s+/);
-      if (name === ref && hash && /^[0-9a-f]{40,64}$/.test(hash)) return hash;
-    }
+    const hash = packedRef(join(dir, "packed-refs"), ref);
+    if (hash) return hash;
   }
   return null;
+}
+
+/**
+ * `ref`'s commit in a packed-refs file (`<hash> <ref>` lines), scanned a chunk at a time so memory stays small
+ * whatever its size; only a regular file up to PACKED_REFS_BYTES is read, and never past that many bytes.
+ */
+function packedRef(path: string, ref: string): string | null {
+  if (!isFile(path)) return null;
+  let fd: number;
+  try {
+    fd = openSync(path, fs.O_RDONLY | fs.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.size > PACKED_REFS_BYTES) return null;
+    // Bytes as latin1 text (one character a byte, any byte valid); the name is compared in the same form.
+    const wanted = Buffer.from(ref, "utf8").toString("latin1");
+    const longest = 64 + 1 + wanted.length;
+    const matches = (line: string) => {
+      if (line.length > longest + 1) return null;
+      const space = line.indexOf(" ");
+      const hash = line.slice(0, space);
+      return space > 0 && line.slice(space + 1).trimEnd() === wanted && COMMIT.test(hash) ? hash : null;
+    };
+    const chunk = Buffer.alloc(64 * 1024);
+    let read = 0;
+    let partial = "";
+    let tooLong = false; // the line being read is longer than a match could be: skipped
+    while (read < PACKED_REFS_BYTES) {
+      const n = readSync(fd, chunk, 0, Math.min(chunk.length, PACKED_REFS_BYTES - read), read);
+      if (n === 0) break;
+      read += n;
+      const text = chunk.toString("latin1", 0, n);
+      let start = 0;
+      for (let end = text.indexOf("\n"); end !== -1; end = text.indexOf("\n", start)) {
+        const hash = tooLong ? null : matches(partial + text.slice(start, end));
+        if (hash) return hash;
+        partial = "";
+        tooLong = false;
+        start = end + 1;
+      }
+      if (!tooLong) partial += text.slice(start);
+      if (partial.length > longest + 1) {
+        partial = "";
+        tooLong = true;
+      }
+    }
+    return tooLong ? null : matches(partial);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** `url` of `[remote "origin"]` in a git config. */
@@ -128,11 +232,22 @@ export function nameFromUrl(url: string): string | null {
   return name || null;
 }
 
-function readText(path: string): string | null {
+/**
+ * A small git file's text, or null: only a regular file (checked before it is opened, so a device is not even
+ * opened, and again on the descriptor, which is opened without blocking) of at most `maxBytes`.
+ */
+function readSmall(path: string, maxBytes: number): string | null {
+  if (!isFile(path)) return null;
+  const read = readRegularFile(path, maxBytes);
+  return "bytes" in read ? new TextDecoder().decode(read.bytes) : null;
+}
+
+/** Whether `path` is a regular file (following links). */
+function isFile(path: string): boolean {
   try {
-    return readFileSync(path, "utf8");
+    return statSync(path).isFile();
   } catch {
-    return null;
+    return false;
   }
 }
 
