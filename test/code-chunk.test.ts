@@ -271,6 +271,25 @@ describe("chunkCode shapes", () => {
     const source = "def a():\r\n    return 1\r\n\r\ndef b():\r\n    return 2\r\n";
     expect(outline(await chunkCode(source, "python", { maxTokens: 8, packBelow: 0 }))).toEqual(["1-2 def a", "4-5 def b"]);
   });
+
+  test("deeply nested code (4000 nested C blocks, 6000 nested JS functions) chunks, every line once (s11 hostile #5)", async () => {
+    const depth = (n: number, open: (i: number) => string) =>
+      [...Array.from({ length: n }, (_, i) => open(i)), ...Array.from({ length: n }, () => "}")].join("\n");
+    const c = `int cfn(void) {\n${depth(4000, (i) => `if (x${i}) { y = ${i};`)}\n}\n`;
+    const js = `${depth(6000, (i) => `function f${i}(a) { let v${i} = a + ${i};`)}\n`;
+    for (const [source, language] of [
+      [c, "c"],
+      [js, "javascript"],
+    ] as const) {
+      const fragments = await chunkCode(source, language, { maxTokens: 350 });
+      expect(fragments).not.toBeNull(); // the syntax outline, not only the text chunker's fallback
+      checkCoverage(source, fragments!);
+    }
+    // The outline still names the outer levels of the nesting; a path dozens deep keeps its two ends.
+    const fragments = (await chunkCode(js, "javascript", { maxTokens: 350 }))!;
+    expect(fragments[0]!.headings.slice(0, 4)).toEqual(["function f0", "function f1", "function f2", "…"]);
+    expect(Math.max(...fragments.map((f) => f.headings.length))).toBe(12);
+  });
 });
 
 describe("languages", () => {

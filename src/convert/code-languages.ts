@@ -22,6 +22,7 @@ export function languageOf(path: string): CodeLanguage | null {
  * fragment. Version 5: TypeScript's ambient declarations are named: `declare function`, overload signatures,
  * `declare const`, `declare namespace`, `declare module`, and a top-level `namespace`. Version 6: a small function after
  * a split one is a fragment of its own. Version 7: a tiny piece left by a split joins its neighbour even past the
- * budget, by its own size.)
+ * budget, by its own size. Version 8: a unit nested more than 64 containers deep is cut at line boundaries (deeper
+ * nesting failed the file), and a symbol path over 12 headings deep keeps its ends.)
  */
-export const CODE_OUTLINE_VERSION = 7;
+export const CODE_OUTLINE_VERSION = 8;

@@ -32,8 +32,9 @@ const DEFAULT_TIMEOUT_MS = 5000;
 const DEFAULT_MAX_CHARS = 2_000_000;
 
 /**
- * The sections of a source file, or null when the language is not one we parse, the file is too large or its parse
- * runs out of time (the caller then uses the text chunker). Throws only if the grammar cannot be loaded.
+ * The sections of a source file, or null when the language is not one we parse, the file is too large, or its parse
+ * runs out of time or its walk out of stack (the caller then uses the text chunker).
+ * Throws only if the grammar cannot be loaded.
  */
 export async function codeSections(
   source: string,
@@ -59,14 +60,26 @@ export async function codeSections(
     const lines = source.split(/\r?\n/);
     const chunker = new Chunker(lines, language, options.maxTokens, options.packBelow ?? Math.floor(options.maxTokens / 4));
     const last = lines.length - 1;
-    const spans = chunker.container(chunker.units(tree.rootNode.children, 0, last), [], 0, last);
+    const spans = chunker.container(chunker.units(tree.rootNode.children, 0, last), [], 0, last, 0);
     return spans
       .filter((span) => span.start <= span.end)
       .map((span) => ({ startLine: span.start + 1, endLine: span.end + 1, headings: withLabel(span.path, span.labels) }));
+  } catch (error) {
+    // The walk descends at most MAX_DEPTH containers, far inside the stack; should a grammar's tree still take it
+    // to the stack's end, the file goes to the text chunker as on a parse time-out, rather than failing whole.
+    if (error instanceof RangeError) return null;
+    throw error;
   } finally {
     tree.delete();
   }
 }
+
+/**
+ * How many containers deep the walk splits at inner units (a class, a method, a block in it, …). A unit nested
+ * deeper than this (generated code: thousands of nested blocks or functions) is cut at line boundaries, as a unit
+ * with no inner units is: the walk recurses once per level, and a few thousand levels ran out of stack.
+ */
+const MAX_DEPTH = 64;
 
 /** Code averages about four characters a token: a line longer than the budget's worth cannot be one fragment. */
 const CHARS_PER_CODE_TOKEN = 4;
@@ -154,7 +167,7 @@ class Chunker {
    * `units()`, read once: reading nodes is most of the walk's time), grouped, packed, and split further when too long. `path`
    * is the symbol path of the container.
    */
-  container(units: Unit[], path: string[], from: number, to: number): Span[] {
+  container(units: Unit[], path: string[], from: number, to: number, depth: number): Span[] {
     if (units.length === 0) return this.lines.slice(from, to + 1).some((l) => l.trim()) ? this.byLines(from, to, path) : [];
     const spans: Span[] = [];
     // Rows of the container before its first inner unit (a class line, a signature, an opening brace) and after
@@ -170,7 +183,7 @@ class Chunker {
       run = [];
     };
     const split = (unit: Unit, i: number) =>
-      spans.push(...this.split(unit, path).map((span) => ({ ...span, part: `${i}/${span.part ?? ""}` })));
+      spans.push(...this.split(unit, path, depth).map((span) => ({ ...span, part: `${i}/${span.part ?? ""}` })));
     units.forEach((unit, i) => {
       if (unit.label !== null && unit.tokens >= this.packBelow) {
         // A definition of some size is a fragment of its own: found by its own words, cited by its own lines.
@@ -221,14 +234,17 @@ class Chunker {
     return out;
   }
 
-  /** A unit longer than the budget: split at the units inside it, or at line boundaries when it has none. */
-  private split(unit: Unit, path: string[]): Span[] {
+  /**
+   * A unit longer than the budget, in a container `depth` levels down: split at the units inside it, or at line
+   * boundaries when it has none or is nested past MAX_DEPTH.
+   */
+  private split(unit: Unit, path: string[], depth: number): Span[] {
     const inner = unit.label ? [...path, unit.label] : path;
     // One long line (minified code, a data literal) has no line to split at: its inner units would not help.
-    if (unit.start < unit.end) {
+    if (unit.start < unit.end && depth < MAX_DEPTH) {
       const children = unit.nodes.flatMap((node) => bodyOf(node).children);
       const units = this.units(children, unit.start, unit.end);
-      if (units.length > 0) return this.container(units, inner, unit.start, unit.end);
+      if (units.length > 0) return this.container(units, inner, unit.start, unit.end, depth + 1);
     }
     return this.byLines(unit.start, unit.end, inner);
   }
@@ -366,10 +382,15 @@ function lastContent(lines: string[], from: number, to: number): number {
 /** The path for a fragment holding units with these labels: one label extends the path; several are listed. */
 function withLabel(path: string[], labels: (string | null)[]): string[] {
   const named = [...new Set(labels.filter((l): l is string => l !== null))];
-  if (named.length === 0) return path;
   const shown = named.length > 4 ? [...named.slice(0, 4), "…"] : named;
-  return [...path, shown.join(", ")];
+  const full = named.length === 0 ? path : [...path, shown.join(", ")];
+  // Definitions nested dozens deep (generated code) would make a heading of a screenful: its outer and inner ends
+  // say where the fragment is.
+  return full.length > MAX_HEADINGS ? [...full.slice(0, 3), "…", ...full.slice(-(MAX_HEADINGS - 4))] : full;
 }
+
+/** Headings in a fragment's symbol path at most, `…` included. */
+const MAX_HEADINGS = 12;
 
 // ---- what a node is, per grammar ----------------------------------------------------------------------------
 
