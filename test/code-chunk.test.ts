@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { languageOf, type CodeLanguage } from "../src/convert/code-languages.ts";
 import type { Fragment } from "../src/store/store.ts";
+import { chunkDocument } from "../src/index/chunk.ts";
 import { chunkCode } from "../src/index/code-chunk.ts";
 import { S } from "./code-samples.ts";
 
@@ -270,6 +271,18 @@ describe("chunkCode shapes", () => {
   test("CRLF files keep their line numbers", async () => {
     const source = "def a():\r\n    return 1\r\n\r\ndef b():\r\n    return 2\r\n";
     expect(outline(await chunkCode(source, "python", { maxTokens: 8, packBelow: 0 }))).toEqual(["1-2 def a", "4-5 def b"]);
+  });
+
+  test("a lone-CR (old Mac) file is one line to `get`: left to the text chunker, not cited by its first function (s11 hostile #10)", async () => {
+    const source = "def cr_one():\r    return 1\r\rdef cr_two():\r    return 2\r";
+    // `get` and the text chunker count lines at LF or CRLF: this file is line 1, which holds both functions.
+    expect(await chunkCode(source, "python", { maxTokens: 8, packBelow: 0 })).toBeNull();
+    expect(await chunkCode(source, "python", { maxTokens: 350 })).toBeNull();
+    const fragments = chunkDocument({ title: "cr.py", format: "text", text: source, firstLine: 1, metadata: {} });
+    expect(fragments.map((f) => [f.startLine, f.endLine, f.headings])).toEqual([[1, 1, []]]);
+    // A stray CR inside an ordinary line changes nothing.
+    const stray = "def a():\n    return '\r'\n\ndef b():\n    return 2\n";
+    expect(outline(await chunkCode(stray, "python", { maxTokens: 8, packBelow: 0 }))).toEqual(["1-2 def a", "4-5 def b"]);
   });
 
   test("deeply nested code (4000 nested C blocks, 6000 nested JS functions) chunks, every line once (s11 hostile #5)", async () => {

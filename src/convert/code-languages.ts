@@ -23,6 +23,7 @@ export function languageOf(path: string): CodeLanguage | null {
  * `declare const`, `declare namespace`, `declare module`, and a top-level `namespace`. Version 6: a small function after
  * a split one is a fragment of its own. Version 7: a tiny piece left by a split joins its neighbour even past the
  * budget, by its own size. Version 8: a unit nested more than 64 containers deep is cut at line boundaries (deeper
- * nesting failed the file), and a symbol path over 12 headings deep keeps its ends.)
+ * nesting failed the file), a symbol path over 12 headings deep keeps its ends, and a file whose lines end in a lone
+ * CR goes to the text chunker.)
  */
 export const CODE_OUTLINE_VERSION = 8;

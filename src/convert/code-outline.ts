@@ -32,8 +32,8 @@ const DEFAULT_TIMEOUT_MS = 5000;
 const DEFAULT_MAX_CHARS = 2_000_000;
 
 /**
- * The sections of a source file, or null when the language is not one we parse, the file is too large, or its parse
- * runs out of time or its walk out of stack (the caller then uses the text chunker).
+ * The sections of a source file, or null when the language is not one we parse, the file is too large, its lines
+ * end in a lone CR, or its parse runs out of time or its walk out of stack (the caller then uses the text chunker).
  * Throws only if the grammar cannot be loaded.
  */
 export async function codeSections(
@@ -42,7 +42,7 @@ export async function codeSections(
   options: CodeOutlineOptions,
 ): Promise<CodeSection[] | null> {
   if (!language || brokenParsers || source.length > (options.maxChars ?? DEFAULT_MAX_CHARS)) return null;
-  if (mostlyLongLines(source, options.maxTokens * CHARS_PER_CODE_TOKEN)) return null;
+  if (mostlyLongLines(source, options.maxTokens * CHARS_PER_CODE_TOKEN) || oldMacLineEnds(source)) return null;
   const parser = await parserFor(language);
   parser.setTimeoutMicros((options.timeoutMs ?? DEFAULT_TIMEOUT_MS) * 1000);
   let tree: Tree;
@@ -98,6 +98,23 @@ function mostlyLongLines(source: string, longerThan: number): boolean {
     start = stop + 1;
   }
   return long > source.length / 2;
+}
+
+/**
+ * Whether the file's lines end in a lone CR (classic Mac OS). tree-sitter counts rows at LF only, and `get`, search
+ * locations and the text chunker count lines at LF or CRLF, so such a file is one line to all of them: its
+ * definitions would all share that line, and the fragment named after the first one would hold the rest. It goes
+ * to the text chunker, whose fragments make no claim of a symbol and cite the line `get` reads back. (Counting a lone
+ * CR as a line end here alone would cite lines that `get` says are past the end; a CR inside an ordinary line, in a
+ * string or a stray one, changes nothing.)
+ */
+function oldMacLineEnds(source: string): boolean {
+  let lone = 0;
+  for (let at = source.indexOf("\r"); at !== -1; at = source.indexOf("\r", at + 1)) if (source[at + 1] !== "\n") lone++;
+  if (lone === 0) return false;
+  let feeds = 0;
+  for (let at = source.indexOf("\n"); at !== -1 && feeds < lone; at = source.indexOf("\n", at + 1)) feeds++;
+  return lone > feeds;
 }
 
 /** Set when a parse threw from inside the wasm: see codeSections. */
