@@ -118,9 +118,23 @@ const SQL_OPS: Record<string, string> = { eq: "=", lt: "<", le: "<=", gt: ">", g
 
 /** Equality and `~` ignore case; ordering compares the text as stored. */
 function textCompare(column: string, op: FilterOp, value: string, bind: Bind): string {
-  if (op === "eq") return `lower(${column}) = lower(${bind(value)})`;
-  if (op === "contains") return `instr(lower(${column}), lower(${bind(value)})) > 0`;
+  const forms = caseForms(value);
+  if (op === "eq") return `lower(${column}) IN (${forms.map((form) => `lower(${bind(form)})`).join(", ")})`;
+  if (op === "contains") return `(${forms.map((form) => `instr(lower(${column}), lower(${bind(form)})) > 0`).join(" OR ")})`;
   return `${column} ${SQL_OPS[op]} ${bind(value)}`;
+}
+
+/**
+ * The forms a value is compared in: SQLite's lower() folds A–Z only, so a value with other letters (`émile`,
+ * `русский`) is also tried the ways people write it: all lower case, all upper case, its first letter or every
+ * word's capitalised (`Émile`, `Русский`, `Über Straße`). Mixed case beyond that is not matched.
+ */
+function caseForms(value: string): string[] {
+  if (!/[^\x00-\x7f]/.test(value)) return [value];
+  const lower = value.toLowerCase();
+  const first = lower.replace(/\p{L}/u, (letter) => letter.toUpperCase());
+  const words = lower.replace(/(^|[^\p{L}\p{M}'’])(\p{L})/gu, (_, before: string, letter: string) => before + letter.toUpperCase());
+  return [...new Set([value, lower, value.toUpperCase(), first, words])];
 }
 
 /** Dates as ISO text: `=` means "starts with", so `2025-01` matches every day of January; `<=` includes it. */
