@@ -260,7 +260,11 @@ export class ConvertPool {
     if (phase === "start") {
       slot.left = slot.deadline - performance.now();
       slot.timer = setTimeout(
-        () => this.replace(slot, `OCR of one page took longer than ${this.ocrPageTimeoutMs / 1000} s (index.ocr_page_timeout)`),
+        () =>
+          this.replace(
+            slot,
+            `OCR of page ${page.page} of ${page.pages} took longer than ${this.ocrPageTimeoutMs / 1000} s (index.ocr_page_timeout)`,
+          ),
         this.ocrPageTimeoutMs,
       );
       slot.job?.onOcrPage?.(page);
