@@ -396,6 +396,28 @@ test("= and ~ ignore case beyond ASCII too, in the forms people write (s11 hosti
   expect(await found("author=émile")).toBe(0); // still the whole value, not a part of it
 });
 
+test("a number is equal as a number: rating=4.0 is rating: 4, score=1e3 is score: 1000, and 20-digit integers compare (s11 hostile #8)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": '---\nrating: 4\nscore: 1e3\nbig: 12345678901234567890\ncode: "4.0"\n---\n# x\n\nalpha\n' });
+  await indexRepository(home, addRepository(home, { name: "n", path: docs, embed: false }));
+  const found = async (where: string) =>
+    (await search(home, { query: "alpha", mode: "bm25", where: [parseFilter(where)] }, new SearchContext())).total;
+  for (const where of [
+    "rating=4",
+    "rating=4.0",
+    "score=1000",
+    "score=1e3",
+    "big=12345678901234567890",
+    "big>1e19",
+    "code=4.0",
+    "rating>=4.0",
+  ]) {
+    expect({ where, total: await found(where) }).toEqual({ where, total: 1 });
+  }
+  for (const where of ["rating=4.5", "big>1e20", "score=1e4"]) expect({ where, total: await found(where) }).toEqual({ where, total: 0 });
+});
+
 describe("search --where on the command line", () => {
   const home = tempDir();
   const docs = tempDir();

@@ -45,7 +45,7 @@ export const BUILT_IN_KEYS: Readonly<Record<string, KeyType | undefined>> = Obje
 });
 
 /** The value forms: a number, an ISO date or a prefix of one (2025, 2025-01, …), a page or page range (3-5). */
-export const NUMBER = /^-?\d+(\.\d+)?$/;
+export const NUMBER = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
 export const DATE = /^\d{4}(-\d{2}(-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?)?)?$/;
 export const PAGES = /^(\d+)(?:-(\d+))?$/;
 
@@ -233,8 +233,11 @@ function metadataSql(term: FilterTerm, value: string, bind: Bind): string {
   const text = "CASE m.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE m.value END";
   const date = DATE.test(value) && value.includes("-"); // a bare year is a number here (`year>=2020`)
   let test: string;
-  if (term.op === "contains" || (term.op === "eq" && !date)) test = textCompare(text, term.op, value, bind);
-  else if (date) test = `m.type = 'text' AND ${prefixCompare("m.value", term.op, value, bind)}`;
+  if (term.op === "contains" || (term.op === "eq" && !date)) {
+    test = textCompare(text, term.op, value, bind);
+    // `rating=4.0` is `rating: 4`, `score=1e3` is `score: 1000`: a number is equal as a number too.
+    if (term.op === "eq" && NUMBER.test(value)) test = `(${test}) OR (m.type IN ('integer', 'real') AND m.value = ${bind(Number(value))})`;
+  } else if (date) test = `m.type = 'text' AND ${prefixCompare("m.value", term.op, value, bind)}`;
   else if (NUMBER.test(value)) test = `m.type IN ('integer', 'real') AND m.value ${SQL_OPS[term.op]} ${bind(Number(value))}`;
   else test = `m.type = 'text' AND ${textCompare("m.value", term.op, value, bind)}`;
   // A bare year compares numbers (`year>=2020`) and is also a period of dates (`date>=2025` holds 2025-03-01).
