@@ -7,7 +7,7 @@ import { convertPdf } from "../src/convert/pdf.ts";
 import { pageText } from "../src/convert/ocr.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
 import { agreementScore } from "./agreement.ts";
-import { bm25Repository, conversionFailure, ROOT, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
+import { bm25Repository, cliCommand, conversionFailure, ROOT, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { indexRepository, type IndexProgress } from "../src/index/indexer.ts";
 import { progressBar } from "../src/serve/render.ts";
 import { SCANNED, scannedPage, scannedPages, scannedTruth } from "./pdf-fixtures.ts";
@@ -20,6 +20,17 @@ import { watchBatchJson, watchBatchText } from "../src/serve/render.ts";
 import { type WatchBatch, watchRepositories } from "../src/serve/watch.ts";
 
 const SCAN = join(SHARED, SCANNED, "scan-01.pdf");
+
+/** A scan of `count` pages, each its own JPEG image object as a scanner writes them (a near-empty 200 dpi page). */
+async function scanOfPages(count: number): Promise<Uint8Array> {
+  const jpeg = readFileSync(join(ROOT, "test/fixtures/scan-page.jpg"));
+  const pdf = await PDFDocument.create();
+  for (let i = 0; i < count; i++) {
+    const image = await pdf.embedJpg(jpeg);
+    pdf.addPage([612, 792]).drawImage(image, { x: 0, y: 0, width: 612, height: 792 });
+  }
+  return pdf.save();
+}
 const OCR_TIMEOUT = 240_000; // one page is ~3 CPU-s, but the machine is shared
 
 describe("OCR", () => {
@@ -75,19 +86,48 @@ describe("OCR", () => {
     async () => {
       // The budget charged a busy worker every page fault of its thread: a page freed and touched again faults again
       // without adding memory, and a 40-page scan whose process never held 0.4 GB failed the 900 MB budget.
-      const jpeg = readFileSync(join(ROOT, "test/fixtures/scan-page.jpg"));
-      const pdf = await PDFDocument.create();
-      for (let i = 0; i < 40; i++) {
-        const image = await pdf.embedJpg(jpeg); // an image object per page, as a scanner writes them
-        pdf.addPage([612, 792]).drawImage(image, { x: 0, y: 0, width: 612, height: 792 });
-      }
       const pool = new ConvertPool({ size: 1, timeoutMs: 300_000, ocrPageTimeoutMs: 120_000, memoryBytes: 900 * 2 ** 20 });
       try {
-        const doc = await pool.convert("scan40.pdf", await pdf.save());
+        const doc = await pool.convert("scan40.pdf", await scanOfPages(40));
         expect(doc.metadata).toMatchObject({ pages: 40, ocr_pages: 40 });
         expect(doc.text).toContain("hostile scan");
       } finally {
         pool.close();
+      }
+    },
+    OCR_TIMEOUT,
+  );
+
+  test(
+    "REST waits for a read that converts a long scan: the connection is not dropped after 10 s idle (s11 hostile #4b)",
+    async () => {
+      // Bun closes a connection idle for 10 s by default; a GET /documents of a scan changed since it was indexed
+      // converts it (OCR) first, and the client got an empty reply.
+      const home = tempDir();
+      const docs = tempDir();
+      writeTree(docs, { "scan.pdf": await scanOfPages(1) });
+      expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
+      expect(runCli(["index", "docs"], { home }).code).toBe(0);
+      writeFileSync(join(docs, "scan.pdf"), await scanOfPages(60)); // edited: read as it is now, 60 pages of OCR
+      const server = Bun.spawn([...cliCommand, "serve", "--port", "0"], {
+        env: { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, NO_COLOR: "1" },
+        cwd: home,
+        stdout: "ignore",
+        stderr: "pipe",
+      });
+      try {
+        const reader = (server.stderr as ReadableStream<Uint8Array>).getReader();
+        let printed = "";
+        while (!/listening on (\S+)\/mcp/.test(printed)) printed += new TextDecoder().decode((await reader.read()).value);
+        reader.releaseLock();
+        const url = /listening on (\S+)\/mcp/.exec(printed)![1]!;
+        const started = performance.now();
+        const response = await fetch(`${url}/documents/${encodeURIComponent("docs:scan.pdf:p60")}`);
+        expect(performance.now() - started).toBeGreaterThan(10_000); // the case: longer than Bun's idle timeout
+        expect(response.status).toBe(200);
+        expect(((await response.json()) as { text: string }).text).toContain("hostile scan");
+      } finally {
+        server.kill();
       }
     },
     OCR_TIMEOUT,

@@ -60,7 +60,12 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
     hostname: host,
     port: options.port,
     maxRequestBodySize: MAX_BODY_BYTES,
-    fetch: (request) => route(request, { home, context, writes, names, port: server.port, token: options.token }),
+    fetch: (request, self) => {
+      // Bun closes a connection idle for 10 s, and a read that converts a scan (OCR) is silent for longer: a request
+      // once received may take as long as its work does (the conversion has its own limits).
+      self.timeout(request, 0);
+      return route(request, { home, context, writes, names, port: server.port, token: options.token });
+    },
     error: errorResponse,
   });
   // Started once it listens (a refused port watches nothing); a watch that cannot start stops the server with it.
