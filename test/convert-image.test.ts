@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { encode as encodePng } from "fast-png";
 import UTIF from "utif2";
 import { convertFile, formatOf } from "../src/convert/convert.ts";
+import { grayFromChannels } from "../src/convert/ocr.ts";
 import { agreementScore } from "./agreement.ts";
 import { conversionFailure, SHARED, testShared } from "./helpers.ts";
 import { SCANNED, scannedJpeg, scannedStrip, scannedTruth } from "./pdf-fixtures.ts";
@@ -46,3 +47,28 @@ testShared("an image with ocr: off, or one that is not an image, fails with a re
   const broken = await conversionFailure(convertFile("x.png", new TextEncoder().encode("not a png")));
   expect(broken.message).toStartWith("not a readable PNG image: ");
 });
+
+test("alpha is composited over white: a transparent pixel is white, translucent black is grey", () => {
+  // Grey + alpha: transparent black, opaque black, half-transparent black, opaque mid-grey.
+  expect([...grayFromChannels([0, 0, 0, 255, 0, 128, 100, 255], 4, 2)!]).toEqual([255, 0, 127, 100]);
+  // RGBA: transparent black (how editors store an empty background), opaque white, half-transparent black.
+  expect([...grayFromChannels([0, 0, 0, 0, 255, 255, 255, 255, 0, 0, 0, 128], 3, 4)!]).toEqual([255, 255, 127]);
+  expect([...grayFromChannels([0, 0, 0, 90, 90, 90], 2, 3)!]).toEqual([0, 90]); // no alpha: as it was
+});
+
+testShared(
+  "black text on a transparent background is read, in PNG (grey + alpha, RGBA) and TIFF",
+  async () => {
+    const { data: gray, width, height } = await scannedStrip(SCAN, 260);
+    // Black ink whose darkness is its opacity; the background is (0, 0, 0, 0), as image editors store it.
+    const rgba = new Uint8Array(width * height * 4).map((_, i) => (i % 4 === 3 ? 255 - gray[i >> 2]! : 0));
+    const grayAlpha = new Uint8Array(width * height * 2).map((_, i) => (i % 2 === 1 ? 255 - gray[i >> 1]! : 0));
+    const files: [string, Uint8Array][] = [
+      ["rgba.png", encodePng({ width, height, data: rgba, channels: 4, depth: 8 })],
+      ["gray-alpha.png", encodePng({ width, height, data: grayAlpha, channels: 2, depth: 8 })],
+      ["rgba.tif", new Uint8Array(UTIF.encodeImage(rgba, width, height))],
+    ];
+    for (const [name, bytes] of files) expect((await convertFile(name, bytes)).text).toContain("UNAWARENESS OF HYPOGLYCAEMIA");
+  },
+  OCR_TIMEOUT,
+);

@@ -433,13 +433,20 @@ function toGray(image: PdfImage): Uint8Array | null {
   return channels ? grayFromChannels(data, width * height, channels) : null;
 }
 
-/** Interleaved 8-bit samples (grey, grey + alpha, RGB or RGBA) → one grey byte per pixel (ITU-R 601 luma), or null
- * when `data` is too short. */
+/**
+ * Interleaved 8-bit samples (grey, grey + alpha, RGB or RGBA) → one grey byte per pixel (ITU-R 601 luma), or null
+ * when `data` is too short. Alpha (the last of 2 or 4 channels) is composited over white, as a viewer shows the image
+ * on a page: a transparent pixel is stored as (0, 0, 0, 0), and without it black text on a transparent background
+ * would be black on black.
+ */
 export function grayFromChannels(data: ArrayLike<number>, pixels: number, channels: number): Uint8Array | null {
   if (channels < 1 || channels > 4 || data.length < pixels * channels) return null;
   const gray = new Uint8Array(pixels);
+  const alpha = channels === 2 || channels === 4;
   for (let p = 0, q = 0; p < pixels; p++, q += channels) {
-    gray[p] = channels < 3 ? data[q]! : (data[q]! * 77 + data[q + 1]! * 150 + data[q + 2]! * 29) >> 8;
+    const value = channels < 3 ? data[q]! : (data[q]! * 77 + data[q + 1]! * 150 + data[q + 2]! * 29) >> 8;
+    const a = alpha ? data[q + channels - 1]! : 255;
+    gray[p] = a === 255 ? value : 255 - Math.round(((255 - value) * a) / 255); // value·a/255 + 255·(1 − a/255)
   }
   return gray;
 }
