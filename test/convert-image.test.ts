@@ -1,5 +1,5 @@
 /** Standalone images read by OCR (issue 24): PNG, JPEG and TIFF decoded without native code. */
-import { expect, test } from "bun:test";
+import { expect, spyOn, test } from "bun:test";
 import { join } from "node:path";
 import { encode as encodePng } from "fast-png";
 import UTIF from "utif2";
@@ -72,3 +72,88 @@ testShared(
   },
   OCR_TIMEOUT,
 );
+
+testShared(
+  "a multi-page TIFF is decoded a page at a time, as OCR comes to each page",
+  async () => {
+    const { data: gray, width, height } = await scannedStrip(SCAN, 260);
+    const blank = { width: 300, height: 100, strip: new Uint8Array(300 * 100).fill(255), tags: {} };
+    const title = { width, height, strip: gray, tags: {} };
+    const events: string[] = [];
+    const decodeImage = UTIF.decodeImage;
+    const spy = spyOn(UTIF, "decodeImage").mockImplementation((...args) => {
+      events.push("decode");
+      return decodeImage(...args);
+    });
+    try {
+      const onOcrPage = (phase: "start" | "end", { page }: { page: number }) => events.push(`${phase} ${page}`);
+      const doc = await convertFile("fax.tif", tiff([title, blank, title]), { onOcrPage });
+      expect(doc.metadata).toEqual({ pages: 3, ocr_pages: 2 });
+      expect(doc.text.split("<!-- page 3 -->")[1]).toContain("UNAWARENESS OF HYPOGLYCAEMIA");
+    } finally {
+      spy.mockRestore();
+    }
+    // Before, every page was decoded (to RGBA and grey) before the first was read: memory grew with the page count.
+    expect(events).toEqual(["start 1", "decode", "end 1", "start 2", "decode", "end 2", "start 3", "decode", "end 3"]);
+  },
+  OCR_TIMEOUT,
+);
+
+/**
+ * A little-endian TIFF, one strip a page: 8-bit grey (black is zero) and uncompressed unless `tags` (tag number →
+ * values; bytes for an UNDEFINED tag such as JPEGTables) say otherwise.
+ */
+function tiff(pages: { width: number; height: number; strip: Uint8Array; tags: Record<number, number[] | Uint8Array> }[]): Uint8Array {
+  const bytes: number[] = [0x49, 0x49, 42, 0, 0, 0, 0, 0];
+  const put = (at: number, value: number, size: number) => {
+    for (let k = 0; k < size; k++) bytes[at + k] = (value >>> (8 * k)) & 255;
+  };
+  let link = 4; // where the offset of the next directory goes
+  for (const { width, height, strip, tags } of pages) {
+    const stripAt = bytes.length;
+    for (const byte of strip) bytes.push(byte);
+    const entries = new Map<number, number[] | Uint8Array>([
+      [256, [width]],
+      [257, [height]],
+      [258, [8]],
+      [259, [1]],
+      [262, [1]],
+      [273, [stripAt]],
+      [277, [1]],
+      [278, [height]],
+      [279, [strip.length]],
+    ]);
+    for (const [tag, values] of Object.entries(tags)) entries.set(Number(tag), values);
+    const sorted = [...entries].sort(([a], [b]) => a - b);
+    const values = sorted.map(([tag, value]) => {
+      const type = value instanceof Uint8Array ? 7 : tag === 273 || tag === 279 ? 4 : 3;
+      const size = type === 7 ? 1 : type === 4 ? 4 : 2;
+      let at = -1; // values of more than 4 bytes go before the directory
+      if (value.length * size > 4) {
+        if (bytes.length % 2) bytes.push(0);
+        at = bytes.length;
+        for (const v of value) put(bytes.length, v, size);
+      }
+      return { tag, type, size, value, at };
+    });
+    if (bytes.length % 2) bytes.push(0);
+    put(link, bytes.length, 4);
+    const directory = bytes.length;
+    put(directory, sorted.length, 2);
+    values.forEach(({ tag, type, size, value, at }, i) => {
+      const entry = directory + 2 + 12 * i;
+      put(entry, tag, 2);
+      put(entry + 2, type, 2);
+      put(entry + 4, value.length, 4);
+      if (at >= 0) put(entry + 8, at, 4);
+      else
+        value.forEach((v, k) => {
+          put(entry + 8 + k * size, v, size);
+        });
+      put(entry + 8 + value.length * size, 0, Math.max(0, 4 - value.length * size));
+    });
+    link = directory + 2 + 12 * sorted.length;
+    put(link, 0, 4);
+  }
+  return Uint8Array.from(bytes);
+}

@@ -1,36 +1,57 @@
 /**
  * Standalone images (PNG, JPEG, TIFF) → text by OCR, decoded in JavaScript so the executable needs nothing native:
  * fast-png for PNG, pdf.js's own JPEG decoder, utif2 for TIFF (each page of a multi-page TIFF is a page, cited as
- * in a PDF). Opt-in by file type: they are not among the default `file_types`.
+ * in a PDF, and decoded only when OCR comes to it). Alpha is composited over white. Opt-in by file type: they are not among the default `file_types`.
  */
 import { ResearcherError } from "../errors.ts";
 import { pageMarker, type ConvertedDocument, type ConvertOptions } from "./document.ts";
+import type UTIF from "utif2";
 import { type GrayImage, grayFromChannels, recognise } from "./ocr.ts";
 
 export async function convertImage(format: string, bytes: Uint8Array, title: string, options: ConvertOptions): Promise<ConvertedDocument> {
   if (options.ocr === "off") throw new ResearcherError("FILE_UNREADABLE", "an image is read only by OCR, which is off for this repository");
-  const images = await decode(format, bytes);
+  const pages = await decode(format, bytes);
   const texts: string[] = [];
   let failure: string | undefined;
-  for (const [i, image] of images.entries()) {
-    const read = await recognise(async () => image, options, { page: i + 1, pages: images.length });
+  for (const [i, page] of pages.entries()) {
+    // Each page is decoded only when OCR gets to it, and its pixels are garbage once it is read (the worker collects
+    // a large heap between OCR pages): a long fax is never held decoded all at once.
+    const read = await recognise(page, options, { page: i + 1, pages: pages.length });
     texts.push(read.text ?? "");
-    failure ??= read.failure && (images.length > 1 ? `page ${i + 1}: ${read.failure}` : read.failure);
+    failure ??= read.failure && (pages.length > 1 ? `page ${i + 1}: ${read.failure}` : read.failure);
   }
   if (!texts.some((text) => text.trim()))
     throw new ResearcherError("FILE_UNREADABLE", failure ? `OCR failed on the image: ${failure}` : "OCR found no text in the image");
   const ocrPages = texts.filter(Boolean).length;
-  if (images.length === 1) return { title, format: "markdown", text: texts[0]!, firstLine: 1, metadata: { ocr_pages: ocrPages } };
+  if (pages.length === 1) return { title, format: "markdown", text: texts[0]!, firstLine: 1, metadata: { ocr_pages: ocrPages } };
   const text = texts.map((page, i) => `${pageMarker(i + 1)}\n\n${page}\n`).join("\n");
-  return { title, format: "markdown", text, firstLine: 1, metadata: { pages: images.length, ocr_pages: ocrPages }, pages: images.length };
+  return { title, format: "markdown", text, firstLine: 1, metadata: { pages: pages.length, ocr_pages: ocrPages }, pages: pages.length };
 }
 
-async function decode(format: string, bytes: Uint8Array): Promise<GrayImage[]> {
+/** One page of an image file: its pixels, decoded when called (null when they cannot be made grey). */
+type Page = () => Promise<GrayImage | null>;
+
+/**
+ * The file's pages. A PNG or JPEG is decoded here, so that a broken one fails before OCR starts; a TIFF's directories
+ * are read here and each page decoded by its `Page`, whose failure fails the file with the same reason.
+ */
+async function decode(format: string, bytes: Uint8Array): Promise<Page[]> {
+  const unreadable = (error: unknown, page = "") =>
+    new ResearcherError("FILE_UNREADABLE", `not a readable ${format.toUpperCase()} image: ${page}${(error as Error).message}`);
   try {
-    const images = format === "png" ? [await decodePng(bytes)] : format === "jpg" ? [await decodeJpeg(bytes)] : await decodeTiff(bytes);
-    return images.filter((image): image is GrayImage => image !== null);
+    if (format === "tif") {
+      return (await tiffPages(bytes)).map((page, i, pages) => async () => {
+        try {
+          return await page();
+        } catch (error) {
+          throw unreadable(error, pages.length > 1 ? `page ${i + 1}: ` : "");
+        }
+      });
+    }
+    const image = format === "png" ? await decodePng(bytes) : await decodeJpeg(bytes);
+    return [async () => image];
   } catch (error) {
-    throw new ResearcherError("FILE_UNREADABLE", `not a readable ${format.toUpperCase()} image: ${(error as Error).message}`);
+    throw unreadable(error);
   }
 }
 
@@ -74,13 +95,17 @@ async function decodeJpeg(bytes: Uint8Array): Promise<GrayImage | null> {
   return gray(data, jpeg.width, jpeg.height, 3);
 }
 
-async function decodeTiff(bytes: Uint8Array): Promise<(GrayImage | null)[]> {
+/** A TIFF directory as utif2 reads it: tags by number (`t256`: width), values as arrays. */
+type Ifd = UTIF.IFD & Record<`t${number}`, number[] | Uint8Array | undefined>;
+
+/** The TIFF's images (directories with a width and height), each decoded when its page is read. */
+async function tiffPages(bytes: Uint8Array): Promise<Page[]> {
   const UTIF = (await import("utif2")).default;
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-  return UTIF.decode(buffer)
-    .filter((ifd) => ifd.t256 && ifd.t257) // image width and height: the directory holds an image
-    .map((ifd) => {
-      UTIF.decodeImage(buffer, ifd);
-      return gray(UTIF.toRGBA8(ifd), ifd.width, ifd.height, 4);
-    });
+  const ifds = (UTIF.decode(buffer) as Ifd[]).filter((ifd) => ifd.t256 && ifd.t257); // the directory holds an image
+  return ifds.map((ifd) => async () => {
+    const page = { ...ifd }; // utif2 writes the pixels into the directory: a copy, garbage once the page is read
+    UTIF.decodeImage(buffer, page);
+    return gray(UTIF.toRGBA8(page), page.width, page.height, 4);
+  });
 }
