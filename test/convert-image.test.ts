@@ -99,6 +99,18 @@ testShared(
   OCR_TIMEOUT,
 );
 
+testShared(
+  "a JPEG-compressed TIFF (compression 7, as scanners write it; grey, tables apart) is read by OCR",
+  async () => {
+    const { width, height, tables, strip } = splitJpeg(await scannedJpeg(SCAN, 1));
+    const doc = await convertFile("scan.tif", tiff([{ width, height, strip, tags: { 259: [7], 347: tables } }]));
+    expect(doc.metadata).toEqual({ ocr_pages: 1 });
+    expect(doc.text).toStartWith("UNAWARENESS OF HYPOGLYCAEMIA");
+    expect(agreementScore(doc.text, scannedTruth(SCAN, 1))).toBeGreaterThanOrEqual(0.9);
+  },
+  OCR_TIMEOUT,
+);
+
 /**
  * A little-endian TIFF, one strip a page: 8-bit grey (black is zero) and uncompressed unless `tags` (tag number →
  * values; bytes for an UNDEFINED tag such as JPEGTables) say otherwise.
@@ -156,4 +168,24 @@ function tiff(pages: { width: number; height: number; strip: Uint8Array; tags: R
     put(link, 0, 4);
   }
   return Uint8Array.from(bytes);
+}
+
+/** A JPEG as a TIFF writer stores it: its quantisation and Huffman tables apart (JPEGTables, a stream of their own),
+ * and the rest as the strip; with the frame's size. */
+function splitJpeg(jpeg: Uint8Array) {
+  const tables = [0xff, 0xd8];
+  const strip = [0xff, 0xd8];
+  let width = 0;
+  let height = 0;
+  let at = 2;
+  while (jpeg[at + 1] !== 0xda) {
+    const marker = jpeg[at + 1]!;
+    const segment = jpeg.subarray(at, at + 2 + ((jpeg[at + 2]! << 8) | jpeg[at + 3]!));
+    if (marker >= 0xc0 && marker <= 0xc2) [height, width] = [(segment[5]! << 8) | segment[6]!, (segment[7]! << 8) | segment[8]!];
+    (marker === 0xdb || marker === 0xc4 ? tables : strip).push(...segment);
+    at += segment.length;
+  }
+  tables.push(0xff, 0xd9);
+  for (const byte of jpeg.subarray(at)) strip.push(byte);
+  return { width, height, tables: Uint8Array.from(tables), strip: Uint8Array.from(strip) };
 }

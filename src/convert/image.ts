@@ -1,7 +1,8 @@
 /**
  * Standalone images (PNG, JPEG, TIFF) → text by OCR, decoded in JavaScript so the executable needs nothing native:
  * fast-png for PNG, pdf.js's own JPEG decoder, utif2 for TIFF (each page of a multi-page TIFF is a page, cited as
- * in a PDF, and decoded only when OCR comes to it). Alpha is composited over white. Opt-in by file type: they are not among the default `file_types`.
+ * in a PDF, and decoded only when OCR comes to it; JPEG-compressed strips and tiles by pdf.js's decoder). Alpha is
+ * composited over white. Opt-in by file type: they are not among the default `file_types`.
  */
 import { ResearcherError } from "../errors.ts";
 import { pageMarker, type ConvertedDocument, type ConvertOptions } from "./document.ts";
@@ -98,14 +99,70 @@ async function decodeJpeg(bytes: Uint8Array): Promise<GrayImage | null> {
 /** A TIFF directory as utif2 reads it: tags by number (`t256`: width), values as arrays. */
 type Ifd = UTIF.IFD & Record<`t${number}`, number[] | Uint8Array | undefined>;
 
+/** TIFF compression 7: each strip or tile is a JPEG stream (what scanners write). */
+const JPEG_COMPRESSION = 7;
+
 /** The TIFF's images (directories with a width and height), each decoded when its page is read. */
 async function tiffPages(bytes: Uint8Array): Promise<Page[]> {
   const UTIF = (await import("utif2")).default;
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   const ifds = (UTIF.decode(buffer) as Ifd[]).filter((ifd) => ifd.t256 && ifd.t257); // the directory holds an image
   return ifds.map((ifd) => async () => {
+    if (ifd.t259?.[0] === JPEG_COMPRESSION) return decodeJpegTiff(new Uint8Array(buffer), ifd);
     const page = { ...ifd }; // utif2 writes the pixels into the directory: a copy, garbage once the page is read
     UTIF.decodeImage(buffer, page);
     return gray(UTIF.toRGBA8(page), page.width, page.height, 4);
   });
+}
+
+/**
+ * A JPEG-compressed TIFF page (compression 7), each strip or tile decoded by pdf.js's JPEG decoder: utif2's own
+ * decoder writes a grey JPEG as RGB into a grey image (three times its size: a smear of the top third). The
+ * directory's JPEGTables (tag 347), when there, hold the quantisation and Huffman tables the strips leave out.
+ */
+async function decodeJpegTiff(data: Uint8Array, ifd: Ifd): Promise<GrayImage | null> {
+  const { JpegImage } = await import("pdfjs-dist/image_decoders/pdf.image_decoders.mjs");
+  const width = ifd.t256![0]!;
+  const height = ifd.t257![0]!;
+  if (ifd.t284?.[0] === 2) throw new Error("JPEG-compressed TIFF with separate colour planes is not supported");
+  const tiled = ifd.t322 !== undefined;
+  const pieceWidth = tiled ? ifd.t322![0]! : width;
+  const pieceHeight = tiled ? ifd.t323![0]! : Math.min(ifd.t278?.[0] || height, height);
+  const offsets = (tiled ? ifd.t324 : ifd.t273) ?? [];
+  const counts = (tiled ? ifd.t325 : ifd.t279) ?? [];
+  const photometric = ifd.t262?.[0] ?? 1; // 0 white is zero, 1 black is zero, 2 RGB, 5 CMYK, 6 YCbCr
+  const across = Math.ceil(width / pieceWidth);
+  const gray = new Uint8Array(width * height).fill(255);
+  for (let i = 0; i < offsets.length; i++) {
+    const left = (i % across) * pieceWidth;
+    const top = Math.floor(i / across) * pieceHeight;
+    if (top >= height) break;
+    // RGB stored as is, or converted to YCbCr (as the TIFF says, unless the stream's Adobe marker says otherwise).
+    const jpeg = new JpegImage({ colorTransform: photometric === 2 ? 0 : photometric === 6 ? 1 : -1 });
+    jpeg.parse(jpegStream(ifd.t347, data.subarray(offsets[i]!, offsets[i]! + counts[i]!)));
+    const channels = jpeg.numComponents === 1 ? 1 : 3;
+    const piece = grayFromChannels(
+      jpeg.getData({ width: jpeg.width, height: jpeg.height, forceRGB: channels === 3 }),
+      jpeg.width * jpeg.height,
+      channels,
+    );
+    if (!piece) return null;
+    const columns = Math.min(jpeg.width, pieceWidth, width - left);
+    const rows = Math.min(jpeg.height, pieceHeight, height - top);
+    for (let y = 0; y < rows; y++) gray.set(piece.subarray(y * jpeg.width, y * jpeg.width + columns), (top + y) * width + left);
+  }
+  if (photometric === 0) for (let p = 0; p < gray.length; p++) gray[p] = 255 - gray[p]!;
+  return { gray, width, height };
+}
+
+/** A strip's JPEG stream, with the directory's shared tables put in front: the tables' stream without its end
+ * marker (FF D9), then the strip's without its start marker (FF D8). */
+function jpegStream(tables: ArrayLike<number> | undefined, strip: Uint8Array): Uint8Array {
+  if (!tables || tables.length < 4) return strip;
+  const head = tables[tables.length - 2] === 0xff && tables[tables.length - 1] === 0xd9 ? tables.length - 2 : tables.length;
+  const body = strip[0] === 0xff && strip[1] === 0xd8 ? strip.subarray(2) : strip;
+  const stream = new Uint8Array(head + body.length);
+  for (let i = 0; i < head; i++) stream[i] = tables[i]!;
+  stream.set(body, head);
+  return stream;
 }

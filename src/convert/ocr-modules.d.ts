@@ -15,8 +15,12 @@ declare module "tesseract.js-core/tesseract-core-simd-lstm.js" {
 // pdf.js's standalone image decoders ship no types; image.ts uses the JPEG decoder.
 declare module "pdfjs-dist/image_decoders/pdf.image_decoders.mjs" {
   export class JpegImage {
+    /** `colorTransform`: 1 when 3-component data is YCbCr, 0 when RGB, -1 (the default) to guess. */
+    constructor(options?: { colorTransform?: number });
     width: number;
     height: number;
+    /** Set by `parse`: 1 grey, 3 colour, 4 CMYK. */
+    numComponents: number;
     parse(data: Uint8Array): void;
     getData(options: { width: number; height: number; forceRGB?: boolean }): Uint8ClampedArray;
   }
