@@ -48,6 +48,20 @@ testShared("an image with ocr: off, or one that is not an image, fails with a re
   expect(broken.message).toStartWith("not a readable PNG image: ");
 });
 
+test("a TIFF whose list of pages loops back is refused at once, not followed until memory runs out (s11 hostile #2b)", async () => {
+  // A 4 KB file whose one directory named itself as the next: utif2 listed pages forever and the process grew by
+  // gigabytes before the memory budget stopped it.
+  const bytes = new Uint8Array(UTIF.encodeImage(new Uint8Array(8 * 8 * 4).fill(255), 8, 8));
+  const view = new DataView(bytes.buffer);
+  const little = bytes[0] === 0x49;
+  const first = view.getUint32(4, little);
+  view.setUint32(first + 2 + view.getUint16(first, little) * 12, first, little); // the next page is this one
+  const started = performance.now();
+  const error = await conversionFailure(convertFile("loop.tif", bytes));
+  expect(error.message).toBe("not a readable TIF image: its list of pages loops back to a page it already listed");
+  expect(performance.now() - started).toBeLessThan(5_000);
+});
+
 test("alpha is composited over white: a transparent pixel is white, translucent black is grey", () => {
   // Grey + alpha: transparent black, opaque black, half-transparent black, opaque mid-grey.
   expect([...grayFromChannels([0, 0, 0, 255, 0, 128, 100, 255], 4, 2)!]).toEqual([255, 0, 127, 100]);

@@ -102,9 +102,35 @@ type Ifd = UTIF.IFD & Record<`t${number}`, number[] | Uint8Array | undefined>;
 /** TIFF compression 7: each strip or tile is a JPEG stream (what scanners write). */
 const JPEG_COMPRESSION = 7;
 
+/** More pages than any scanner's TIFF holds: a directory chain this long is a crafted one. */
+const MAX_TIFF_PAGES = 10_000;
+
+/**
+ * Refuse a TIFF whose chain of directories (pages) loops back or never ends: utif2 follows it without looking, and
+ * a 4 KB file whose one directory names itself as the next grew the process by gigabytes before the memory budget
+ * stopped it. (The chain as utif2 reads it: a 2-byte entry count at each directory, the next one's offset after
+ * its 12-byte entries.)
+ */
+function checkTiffChain(bytes: Uint8Array): void {
+  if (bytes.length < 8) return; // utif2 says what is wrong with it
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const little = bytes[0] === 0x49; // "II"
+  const seen = new Set<number>();
+  for (let offset = view.getUint32(4, little); offset !== 0; ) {
+    if (seen.has(offset)) throw new Error("its list of pages loops back to a page it already listed");
+    if (seen.size >= MAX_TIFF_PAGES) throw new Error(`it lists more than ${MAX_TIFF_PAGES} pages`);
+    if (offset + 2 > bytes.length) return; // a broken chain ends here, as utif2 reads it
+    seen.add(offset);
+    const next = offset + 2 + view.getUint16(offset, little) * 12;
+    if (next + 4 > bytes.length) return;
+    offset = view.getUint32(next, little);
+  }
+}
+
 /** The TIFF's images (directories with a width and height), each decoded when its page is read. */
 async function tiffPages(bytes: Uint8Array): Promise<Page[]> {
   const UTIF = (await import("utif2")).default;
+  checkTiffChain(bytes);
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   const ifds = (UTIF.decode(buffer) as Ifd[]).filter((ifd) => ifd.t256 && ifd.t257); // the directory holds an image
   return ifds.map((ifd) => async () => {
