@@ -1,5 +1,6 @@
 /** PDFs written by pdf-lib for tests and benchmarks: known text at known places on known pages. */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import {
   concatTransformationMatrix,
   drawObject,
@@ -129,4 +130,15 @@ export async function scannedStrip(file: string, rows: number) {
   const gray = new Uint8Array(jpeg.width * height);
   for (let p = 0; p < gray.length; p++) gray[p] = rgb[p * 3]!;
   return { data: gray, width: jpeg.width, height };
+}
+
+/** A scan of `count` pages, each its own JPEG image object as a scanner writes them (a near-empty 200 dpi page). */
+export async function scanOfPages(count: number): Promise<Uint8Array> {
+  const jpeg = readFileSync(join(import.meta.dir, "fixtures/scan-page.jpg"));
+  const pdf = await PDFDocument.create();
+  for (let i = 0; i < count; i++) {
+    const image = await pdf.embedJpg(jpeg);
+    pdf.addPage([612, 792]).drawImage(image, { x: 0, y: 0, width: 612, height: 792 });
+  }
+  return pdf.save();
 }
