@@ -70,7 +70,11 @@ self.onmessage = async (event: MessageEvent<Job | WarmUp>) => {
       if (phase === "end") collectIfLarge();
       self.postMessage({ id, ocr: { phase, ...page } });
     };
-    self.postMessage({ id, document: await convertFile(path, bytes, { ...options, onOcrPage }) });
+    const document = await convertFile(path, bytes, { ...options, onOcrPage });
+    // A last report before the result, which the pool reads first: a conversion quicker than the report interval is
+    // still held to the budget by what it grew to.
+    report();
+    self.postMessage({ id, document });
   } catch (error) {
     self.postMessage({ id, error: describeError(error) });
   } finally {
