@@ -164,18 +164,6 @@ describe("search", () => {
   });
 });
 
-test("a query's ligatures and full-width letters are folded as PDF text is: ﬁle finds file, ｂｏｒｒｏｗ finds borrow (s11 hostile #11)", async () => {
-  const home = tempDir();
-  const docs = tempDir();
-  writeTree(docs, { "a.md": "# Notes\n\nThe file system lets you borrow a handle.\n" });
-  await indexRepository(home, addRepository(home, { name: "n", path: docs, embed: false }));
-  for (const query of ["ﬁle", "ｂｏｒｒｏｗ", "ＦＩＬＥ ｓｙｓｔｅｍ"]) {
-    const found = await search(home, { query, mode: "bm25" });
-    expect({ query, total: found.total }).toEqual({ query, total: 1 });
-    expect((found.results[0] as FragmentHit).highlights.length).toBeGreaterThan(0);
-  }
-});
-
 const RUST_BOOK = join(SHARED, "data/corpus/markdown/rust-book");
 
 describeShared("the Rust book", async () => {

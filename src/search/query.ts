@@ -41,8 +41,7 @@ const STOPWORDS = new Set(
 type Item = { kind: "word" | "phrase" | "prefix"; tokens: string[]; required: boolean; excluded: boolean };
 
 export function parseQuery(text: string): ParsedQuery {
-  // Compatibility forms folded as PDF text is (`ﬁle`, `ｂｏｒｒｏｗ` as people paste or type them): file, borrow.
-  const items = tokenizeQuery(text.normalize("NFKC"));
+  const items = tokenizeQuery(text);
   const positive = items.filter((item) => !item.excluded);
   const optional = positive.filter((item) => !item.required);
   const meaningful = optional.filter((item) => item.kind !== "word" || !isStopword(item.tokens));
