@@ -60,12 +60,19 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
     hostname: host,
     port: options.port,
     maxRequestBodySize: MAX_BODY_BYTES,
-    fetch: (request, self) => {
-      // Bun closes a connection idle for 10 s, and a read that converts a scan (OCR) is silent for longer: a request
-      // once received may take as long as its work does (the conversion has its own limits).
-      self.timeout(request, 0);
-      return route(request, { home, context, writes, names, port: server.port, token: options.token });
-    },
+    fetch: (request, self) =>
+      route(request, {
+        home,
+        context,
+        writes,
+        names,
+        port: server.port,
+        token: options.token,
+        waitForWork: () => {
+          self.timeout(request, 0);
+          return () => self.timeout(request, IDLE_SECONDS);
+        },
+      }),
     error: errorResponse,
   });
   // Started once it listens (a refused port watches nothing); a watch that cannot start stops the server with it.
@@ -102,7 +109,16 @@ interface Served {
   names: string[];
   port: number | undefined;
   token?: string;
+  /**
+   * Let this request's connection wait as long as its work takes: Bun closes one idle for 10 s, and a read that
+   * converts a scan (OCR) is silent for longer. Only for an authorised read, and only while it works: the function
+   * it returns puts the idle limit back (for a kept-alive connection after the answer).
+   */
+  waitForWork: () => () => void;
 }
+
+/** Bun's own limit for an idle connection, in seconds: what a request gets back once its work is done. */
+const IDLE_SECONDS = 10;
 
 /** One request: health, then the Host, Origin and token checks, then MCP at /mcp or REST at /search and /documents. */
 async function route(request: Request, served: Served): Promise<Response> {
@@ -128,11 +144,14 @@ async function route(request: Request, served: Served): Promise<Response> {
     return handleMcpRequest(request, { home, context, writes, allowedHosts, allowedOrigins });
   }
   if (!reads) return methodNotAllowed("GET, HEAD");
+  const worked = served.waitForWork();
   try {
     if (url.pathname === "/search") return Response.json(await restSearch(home, restParams(url, SEARCH_PARAMS), context));
     if (url.pathname.startsWith("/documents/")) return Response.json(await restDocument(home, url, context));
   } catch (error) {
     return errorResponse(error);
+  } finally {
+    worked();
   }
   return errorResponse(new ResearcherError("NOT_FOUND", `no route ${url.pathname}`));
 }
