@@ -80,9 +80,11 @@ function readPart(doc: DocumentText, fromChar: number, maxBytes: number): Docume
 function continuationMarker(doc: ReturnType<typeof readPart>, how: string): string {
   const next = doc.continue_with;
   if (!next) {
-    if (doc.to >= doc.total_lines) return "";
-    const rest = `${doc.repository}:${doc.path}:${doc.to + 1}`;
-    return `\n\n[lines ${doc.from}–${doc.to} of ${doc.total_lines}, as asked; the document goes on: ref "${named(rest)}" reads on]`;
+    // Where it goes on, not which ref reads it: past a page or range the ref named, the same ref reads nothing more,
+    // and inside it (cut by max_lines) a new ref would read past its end.
+    return doc.to >= doc.total_lines
+      ? ""
+      : `\n\n[lines ${doc.from}–${doc.to} of ${doc.total_lines}, as asked; the document goes on at line ${doc.to + 1}]`;
   }
   const where =
     next.from_char === undefined

@@ -291,7 +291,7 @@ describe("MCP over stdio", () => {
     expect(read.structuredContent).toMatchObject({ path: "cars.md", from: 7, to: 7, text: "The driver parks the car in the garage." });
     // A range read whole, as asked, is no cut: the text says the document goes on, not that the answer was truncated.
     const range = await call("get_document", { ref: "docs:cars.md:3:2" });
-    expect(range.content[0]!.text).toEndWith('\n\n[lines 3–4 of 7, as asked; the document goes on: ref "docs:cars.md:5" reads on]');
+    expect(range.content[0]!.text).toEndWith("\n\n[lines 3–4 of 7, as asked; the document goes on at line 5]");
     expect(range.structuredContent).toMatchObject({ from: 3, to: 4, truncated: false });
     expect(range.structuredContent.continue_with).toBeUndefined();
     // Cut by max_bytes, a range is read on inside itself with the same ref (s11 agent #1: from_line left the range).
