@@ -270,12 +270,18 @@ describe("readDocuments (multi-get)", () => {
     // found nothing.
     const own = tempDir();
     const docs = tempDir();
-    writeTree(docs, { "report [v2].md": "# R\n\nbracket words\n", "notes{1}.md": "# N\n\nbracket words too\n", "!x.md": "bracket\n" });
+    writeTree(docs, {
+      "report [v2].md": "# R\n\nbracket words\n",
+      "notes{1}.md": "# N\n\nbracket words too\n",
+      "!x.md": "bracket\n",
+      "dir{1}/in.md": "# In\n\nbracket inside\n",
+    });
     await indexRepository(own, addRepository(own, { name: "b", path: docs, embed: false }));
     const paths = async (pattern: string) => (await readDocuments(own, pattern)).documents.map((d) => d.path);
     expect(await paths("b:report [v2].md")).toEqual(["report [v2].md"]);
     expect(await paths("notes{1}.md")).toEqual(["notes{1}.md"]);
     expect(await paths("b:!x.md")).toEqual(["!x.md"]);
+    expect(await paths("b:dir{1}/")).toEqual(["dir{1}/in.md"]); // a folder by its name too (s11 diff review #7)
     expect(await paths("b:report ?v2?.md")).toEqual(["report [v2].md"]); // still a glob when it names no file
     const found = async (options: Partial<SearchOptions>) =>
       (await search(own, { query: "bracket", mode: "bm25", ...options }, new SearchContext())).results.map((r) => r.path).sort();

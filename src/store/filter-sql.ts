@@ -162,11 +162,12 @@ export function pathGlob(pattern: string): (path: string) => boolean {
   // A leading `!` is a name's first letter, not Bun.Glob's negation (`!x.md` matched every other file): a filter
   // says "not" with `!=`.
   const matcher = new Bun.Glob(glob.startsWith("!") ? `\\${glob}` : glob);
-  // A name that holds glob syntax (`report [v2].md`, `notes{1}.md`) is first of all that name: `ls` shows it, and
-  // it must reach it.
+  // A name that holds glob syntax (`report [v2].md`, `notes{1}.md`, a folder `notes{1}/`) is first of all that name:
+  // `ls` shows it, and it must reach it.
   const literal = pattern.replace(/^(?:\.?\/)+/, "");
   const subject = anchored ? (path: string) => path : (path: string) => path.slice(path.lastIndexOf("/") + 1);
-  return (path) => subject(path) === literal || matcher.match(subject(path));
+  const spells = literal.endsWith("/") ? (path: string) => path.startsWith(literal) : (path: string) => subject(path) === literal;
+  return (path) => spells(path) || matcher.match(subject(path));
 }
 
 /** A path pattern's glob without its leading slash, and whether it matches whole paths (else base names). */
