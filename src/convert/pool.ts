@@ -221,7 +221,10 @@ export class ConvertPool {
       slot.deadline = performance.now() + this.timeoutMs;
       this.startFileTimer(slot);
       const { id, path, bytes, options, treeSitter } = job;
-      slot.worker.postMessage({ id, path, bytes, options, treeSitter, reportMs: MEMORY_REPORT_MS });
+      // Garbage of half the budget left by an earlier file is collected before this one starts: its growth is
+      // measured from there, and could otherwise take the place of that garbage, up to twice the budget in all.
+      const collectAbove = this.memoryBytes / 2 || undefined;
+      slot.worker.postMessage({ id, path, bytes, options, treeSitter, reportMs: MEMORY_REPORT_MS, collectAbove });
     }
   }
 

@@ -34,13 +34,13 @@ const COLLECT_ABOVE = 128 * 2 ** 20;
 
 /**
  * Collect garbage now if the heap holds much: between scanned pages, the page images already read, which a long
- * scan would otherwise pile up as its own growth (the pool charges a file its growth over what the worker held as it
- * began, so an earlier file's garbage needs no collection at a file's start: that cost PDFs 7% more CPU). A full
- * collection of a small heap is not worth its milliseconds, hence the threshold.
+ * scan would otherwise pile up as its own growth; at a file's start only past half the memory budget (the pool
+ * charges a file its growth over what the worker held as it began, and a collection at every start cost PDFs 7% more
+ * CPU). A full collection of a small heap is not worth its milliseconds, hence the thresholds.
  */
-function collectIfLarge(): void {
+function collectIfLarge(above = COLLECT_ABOVE): void {
   const { heapUsed, external } = process.memoryUsage();
-  if (heapUsed + external > COLLECT_ABOVE) Bun.gc(true);
+  if (heapUsed + external > above) Bun.gc(true);
 }
 
 /** This thread's id (Linux), so the pool can read its page faults while it is too busy to report. */
@@ -52,16 +52,26 @@ function threadId(): string | undefined {
   }
 }
 
-type Job = { id: number; path: string; bytes: Uint8Array; options: WorkerOptions; treeSitter?: CompiledTreeSitter; reportMs: number };
+type Job = {
+  id: number;
+  path: string;
+  bytes: Uint8Array;
+  options: WorkerOptions;
+  treeSitter?: CompiledTreeSitter;
+  reportMs: number;
+  /** Collect garbage before the file starts if the heap holds more than this (half the memory budget). */
+  collectAbove?: number;
+};
 
 /** Sent before any file: load the parser's modules and instantiate its runtime, compiled in the pool's thread. */
 type WarmUp = { warmRuntime: WebAssembly.Module };
 
 self.onmessage = async (event: MessageEvent<Job | WarmUp>) => {
   if ("warmRuntime" in event.data) return warmUp(event.data.warmRuntime);
-  const { id, path, bytes, options, treeSitter, reportMs } = event.data;
+  const { id, path, bytes, options, treeSitter, reportMs, collectAbove } = event.data;
   if (treeSitter) (await import("./tree-sitter.ts")).shareCompiled(treeSitter);
   const report = () => self.postMessage({ id, memory: ownMemory() });
+  if (collectAbove) collectIfLarge(collectAbove);
   self.postMessage({ id, memory: ownMemory(), start: true, thread: threadId() });
   const reporter = setInterval(report, reportMs);
   try {
