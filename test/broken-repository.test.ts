@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { addRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
-import { cliCommand, describeShared, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
+import { cliCommand, describeShared, GLOVE, HOOK_TIMEOUT, runCli, startServe, tempDir, writeTree } from "./helpers.ts";
 
 type Tool = { content: { text: string }[]; isError?: boolean; structuredContent?: Record<string, unknown> };
 
@@ -207,12 +207,8 @@ describeShared("vector and hybrid search beside a BM25-only repository", () => {
     } finally {
       await mcp.close();
     }
-    const server = Bun.spawn([...cliCommand, "serve", "--port", "0"], { env: mcpEnv(home), cwd: home, stdout: "ignore", stderr: "pipe" });
+    const { url, proc: server } = await startServe(cliCommand, [], { env: mcpEnv(home), cwd: home });
     try {
-      let text = "";
-      const reader = (server.stderr as ReadableStream<Uint8Array>).getReader();
-      while (!/listening on (\S+)\/mcp/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
-      const url = /listening on (\S+)\/mcp/.exec(text)![1]!;
       const rest = await fetch(`${url}/search?q=whale&mode=vector`);
       expect(rest.status).toBe(200);
       expect(await rest.json()).toMatchObject({ repositories: ["ocean"], skipped: [{ repository: "churn" }] });

@@ -20,7 +20,7 @@ import { addRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { AS_ROOT, cliAsNobody, cliCommand, HOOK_TIMEOUT, MODEL_ENV, runCli, tempDir, writeTree } from "./helpers.ts";
+import { AS_ROOT, cliAsNobody, cliCommand, HOOK_TIMEOUT, MODEL_ENV, runCli, startServe, tempDir, writeTree } from "./helpers.ts";
 
 /** Enough documents for an index.db of many pages. */
 function corpus(): Record<string, string> {
@@ -111,13 +111,9 @@ test("damaged pages reach REST and MCP as INDEX_CORRUPT with the hint, as on the
   expect(runCli(["search", "word7", "--mode", "bm25"], { home }).stderr).toStartWith("error: an index is damaged");
 
   const env = { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, ...MODEL_ENV, NO_COLOR: "1" };
-  const server = Bun.spawn([...cliCommand, "serve", "--port", "0"], { env, cwd: home, stdout: "ignore", stderr: "pipe" });
+  const { url, proc: server } = await startServe(cliCommand, [], { env, cwd: home });
   const client = new Client({ name: "damage", version: "1.0.0" });
   try {
-    let text = "";
-    const reader = (server.stderr as ReadableStream<Uint8Array>).getReader();
-    while (!/listening on (\S+)\/mcp/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
-    const url = /listening on (\S+)\/mcp/.exec(text)![1]!;
     const rest = await fetch(`${url}/search?q=word7&mode=bm25`);
     const { error } = (await rest.json()) as { error: { code: string; message: string; hint?: string } };
     expect({ status: rest.status, code: error.code }).toEqual({ status: 500, code: "INDEX_CORRUPT" });

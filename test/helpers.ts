@@ -126,6 +126,27 @@ export function useCliCommand(command: string[]): void {
 }
 
 /**
+ * `serve --port 0 …` started with `command` (the CLI or the executable): its URL once it says it listens, what it
+ * printed until then, and the process (to kill).
+ */
+export async function startServe(
+  command: string[],
+  flags: string[],
+  options: { env: Record<string, string>; cwd: string },
+): Promise<{ url: string; printed: string; proc: Bun.Subprocess }> {
+  const proc = Bun.spawn([...command, "serve", "--port", "0", ...flags], { ...options, stdout: "ignore", stderr: "pipe" });
+  const reader = (proc.stderr as ReadableStream<Uint8Array>).getReader();
+  let printed = "";
+  while (!/listening on (\S+)\/mcp/.test(printed)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server exited: ${printed}`);
+    printed += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return { url: /listening on (\S+)\/mcp/.exec(printed)![1]!, printed, proc };
+}
+
+/**
  * The default model of every CLI run in the tests: GloVe, from ../shared. Commands that embed nothing (BM25-only
  * repositories, reads, listings) run the same without it; a test that needs vectors uses GLOVE itself, guarded.
  */

@@ -14,7 +14,7 @@ import { ConvertPool } from "../src/convert/pool.ts";
 import { confinedReader, movedRoot, outsideRoot, readConfinedFile, rootRecord } from "../src/files.ts";
 import { getRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
-import { cliCommand, MODEL_ENV, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
+import { cliCommand, MODEL_ENV, HOOK_TIMEOUT, runCli, startServe, tempDir, writeTree } from "./helpers.ts";
 
 const SECRET = "outside secret words";
 
@@ -41,16 +41,8 @@ function indexedRepository({ home, docs }: { home: string; docs: string }, files
 
 /** `serve --port 0` as a subprocess; its URL once it listens, and what it printed until then. */
 async function startHttp(home: string, flags: string[] = []): Promise<{ url: string; stop: () => void; printed: string }> {
-  const proc = Bun.spawn([...cliCommand, "serve", "--port", "0", ...flags], { env: env(home), cwd: home, stdout: "pipe", stderr: "pipe" });
-  const reader = (proc.stderr as ReadableStream<Uint8Array>).getReader();
-  let text = "";
-  while (!/listening on (\S+)\/mcp/.test(text)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited: ${text}`);
-    text += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return { url: /listening on (\S+)\/mcp/.exec(text)![1]!, stop: () => proc.kill(), printed: text };
+  const { url, printed, proc } = await startServe(cliCommand, flags, { env: env(home), cwd: home });
+  return { url, stop: () => proc.kill(), printed };
 }
 
 describe("a folder swapped for a link out of the root after indexing", () => {

@@ -12,6 +12,7 @@ import {
   HOOK_TIMEOUT,
   ROOT,
   runCli,
+  startServe,
   SYSTEM_PATH,
   tempDir,
   testShared,
@@ -803,16 +804,7 @@ describe("stdio: closing and bad params", () => {
 
 describe("MCP over HTTP", () => {
   async function startServer(extra: string[] = []): Promise<{ url: string; proc: ReturnType<typeof Bun.spawn> }> {
-    const proc = Bun.spawn([exe, "serve", "--port", "0", ...extra], { env: env(), cwd: home, stdout: "pipe", stderr: "pipe" });
-    const reader = (proc.stderr as ReadableStream<Uint8Array>).getReader();
-    let text = "";
-    while (!/listening on (\S+)\/mcp/.test(text)) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`server exited: ${text}`);
-      text += new TextDecoder().decode(value);
-    }
-    reader.releaseLock();
-    return { url: /listening on (\S+)\/mcp/.exec(text)![1]!, proc };
+    return startServe([exe], extra, { env: env(), cwd: home });
   }
 
   const connect = async (url: string, token?: string) => {

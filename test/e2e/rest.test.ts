@@ -2,28 +2,16 @@
 import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cliCommand, runCli, tempDir, writeTree } from "../helpers.ts";
+import { cliCommand, runCli, startServe, tempDir, writeTree } from "../helpers.ts";
 import { scanOfPages } from "../pdf-fixtures.ts";
 
 const OCR_TIMEOUT = 240_000;
 
 /** `serve --port 0` in `home`; its URL once it listens. */
 async function startServer(home: string, flags: string[] = []): Promise<{ url: string; stop: () => void }> {
-  const server = Bun.spawn([...cliCommand, "serve", "--port", "0", ...flags], {
-    env: { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, NO_COLOR: "1" },
-    cwd: home,
-    stdout: "ignore",
-    stderr: "pipe",
-  });
-  const reader = (server.stderr as ReadableStream<Uint8Array>).getReader();
-  let printed = "";
-  while (!/listening on (\S+)\/mcp/.test(printed)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited: ${printed}`);
-    printed += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return { url: /listening on (\S+)\/mcp/.exec(printed)![1]!, stop: () => server.kill() };
+  const env = { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, NO_COLOR: "1" };
+  const { url, proc } = await startServe(cliCommand, flags, { env, cwd: home });
+  return { url, stop: () => proc.kill() };
 }
 
 test(
