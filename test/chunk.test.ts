@@ -67,6 +67,37 @@ describe("chunkDocument (markdown)", () => {
     ]);
   });
 
+  test("a paragraph that shows nothing (comment, anchor, rule, a lone arrow) is in no fragment (s12 user #1)", () => {
+    // mdBook chapters open with a comment and anchors kept for old links: as a fragment of their own they matched
+    // the anchor id's words and, being the shortest, ranked first for the chapter's own topic.
+    const mdBook =
+      '<!-- Old headings. Do not remove or links may break. -->\n\n<a id="using-message-passing"></a>\n\n## Message Passing\n\nChannels send values.\n';
+    expect(chunkDocument(md(mdBook)).map((f) => [f.startLine, f.text])).toEqual([[7, "Channels send values."]]);
+    // A web page's "jump to top" arrows and a rule: no letter or digit to find.
+    const page = "⇡\n\n## Procedures\n\nWe have now considered the elements.\n\n---\n\n⇣\n";
+    expect(chunkDocument(md(page)).map((f) => [f.startLine, f.endLine, f.text])).toEqual([[5, 5, "We have now considered the elements."]]);
+    // A heading whose only content shows nothing joins the text that follows, as an empty heading does.
+    const empty = "# T\n\n## Lonely\n\n<!-- todo -->\n\n## Next\n\nBody words.\n";
+    expect(chunkDocument(md(empty)).map((f) => [f.startLine, f.headings])).toEqual([[3, ["Next"]]]);
+  });
+
+  test("markup a reader sees stays: a caption or alt text, an autolink, a tag around words, a number", () => {
+    const kept = [
+      '<Listing number="8-1" caption="Creating a new, empty vector">',
+      '<img alt="A diagram of the stack" src="img/trpl04-01.svg" class="center" />',
+      "<https://example.com/docs>",
+      "<b>Bold words</b>",
+      "42",
+    ];
+    for (const paragraph of kept) expect(chunkDocument(md(`# T\n\n${paragraph}\n`)).map((f) => f.text)).toEqual([paragraph]);
+    const silent = [
+      '<img src="img/trpl04-01.svg" class="center" style="width: 50%;" />',
+      '<span class="caption"></span>',
+      "<!-- ignore -->",
+    ];
+    for (const paragraph of silent) expect(chunkDocument(md(`# T\n\n${paragraph}\n\nText.\n`)).map((f) => f.text)).toEqual(["Text."]);
+  });
+
   test("in a paged document, a heading left without text stays on its page: no fragment spans pages", () => {
     const paged = (text: string) => ({ title: "T", format: "markdown" as const, text, firstLine: 1, metadata: {}, pages: 2 });
     const cut = (text: string) => chunkDocument(paged(text)).map((f) => [f.text, f.page, f.pageEnd]);

@@ -19,7 +19,7 @@ import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
-import { AS_ROOT, bm25Repository, cliAsNobody, HOOK_TIMEOUT, ROOT, tempDir, writeTree } from "./helpers.ts";
+import { AS_ROOT, bm25Repository, cliAsNobody, HOOK_TIMEOUT, ROOT, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { docx } from "./docx-fixtures.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
@@ -275,6 +275,32 @@ describe("headings with nothing under them", () => {
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 1 });
     expect((await indexRepository(home, repo)).indexed).toBe(0);
   });
+});
+
+describe("paragraphs that show nothing", () => {
+  testShared(
+    "a Rust book chapter's comment and anchors are no fragment; an older index re-chunks its markdown once (s12 user #1)",
+    async () => {
+      const chapter = readFileSync(join(SHARED, "data/corpus/markdown/rust-book/src/ch16-02-message-passing.md"), "utf8");
+      expect(chapter.startsWith("<!-- Old headings.")).toBe(true);
+      const { home, repo } = bm25Repository({ "ch16-02.md": chapter, "page.html": "<html><body><p>Body words.</p></body></html>" });
+      await indexRepository(home, repo);
+      // The anchor id's words are the chapter's topic: before, its three lines of markup were a fragment that ranked
+      // first for them.
+      const locations = async () =>
+        (await search(home, { query: "using message passing to transfer data between threads", mode: "bm25", limit: 50 })).results.map(
+          (r) => r.location,
+        );
+      expect((await locations()).length).toBeGreaterThan(3);
+      expect(await locations()).not.toContain("ch16-02.md:1");
+      // As an older researcher left it: the rules before (version 2), and the chapter chunked by them.
+      const store = Store.open(repo.dir, { write: true });
+      store.setMeta("chunking", JSON.stringify({ ...JSON.parse(store.getMeta("chunking")!), headings: 2 }));
+      store.close();
+      expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 1 });
+      expect((await indexRepository(home, repo)).indexed).toBe(0);
+    },
+  );
 });
 
 describe("documents without body text", () => {

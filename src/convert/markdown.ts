@@ -92,21 +92,39 @@ export function firstHeading(text: string): string | undefined {
   return opening;
 }
 
-/** Whether `text` is only white space, HTML comments and tags (`<a id="x"></a>`): nothing a reader sees. */
+/**
+ * Whether `text` is only white space, HTML comments and tags (`<a id="x"></a>`, `<img src="x.png">`): nothing a reader
+ * sees. A tag with text meant for a reader (`alt`, `title`, `caption`, `label`) shows something; an autolink
+ * (`<https://…>`) is a link, not a tag.
+ */
 function rendersNothing(text: string): boolean {
   let at = 0;
   while (at < text.length) {
-    const c = text[at]!;
-    if (c.trim() === "") at++;
+    if (text[at]!.trim() === "") at++;
     else if (text.startsWith("<!--", at)) {
       const end = text.indexOf("-->", at + 4);
       if (end < 0) return false;
       at = end + 3;
-    } else if (c === "<" && /[A-Za-z/!]/.test(text[at + 1] ?? "")) {
-      const end = text.indexOf(">", at + 1);
-      if (end < 0) return false;
-      at = end + 1;
-    } else return false;
+    } else {
+      const tag = SILENT_TAG.exec(text.slice(at, at + MAX_TAG_CHARS));
+      if (!tag || READER_ATTRIBUTE.test(tag[1] ?? "")) return false;
+      at += tag[0].length;
+    }
   }
   return true;
+}
+
+/** An opening, closing or empty tag (`<a id="x">`, `</a>`, `<br/>`, `<!DOCTYPE html>`); group 1: its attributes. */
+const SILENT_TAG = /^<(?:\/?[A-Za-z][\w-]*|!DOCTYPE)(\s[^<>]*)?\/?>/i;
+const MAX_TAG_CHARS = 4096;
+/** Attributes a renderer shows (or reads out) to a reader. */
+const READER_ATTRIBUTE = /(?:^|\s)(?:alt|title|caption|label|aria-label)\s*=\s*(?:"[^"]*\S|'[^']*\S|[^\s"'>])/i;
+
+/**
+ * Whether a paragraph of markdown shows a reader nothing to search for: markup that renders nothing, or no letter or
+ * digit at all (a rule `---`, a "jump to top" arrow `⇡`). The chunker makes no fragment of it: such a fragment
+ * matched no word, or only the words of an anchor's id, and was the shortest (so the best-scoring) of its document.
+ */
+export function showsNothing(text: string): boolean {
+  return !/[\p{L}\p{N}]/u.test(text) || rendersNothing(text);
 }

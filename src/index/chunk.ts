@@ -5,7 +5,7 @@
  */
 import { shortHeading, stringValue } from "../convert/document.ts";
 import { PAGE_MARKER, type ConvertedDocument } from "../convert/document.ts";
-import { markdownBlocks } from "../convert/markdown.ts";
+import { markdownBlocks, showsNothing } from "../convert/markdown.ts";
 import type { Fragment } from "../store/store.ts";
 import { estimateTokens } from "../text.ts";
 
@@ -26,11 +26,13 @@ export const DEFAULT_CHUNK_OPTIONS: ChunkOptions = { tokens: 350, overlap: 0.15 
 export const BARE_DOCUMENT_VERSION = 3;
 
 /**
- * The version of the rule for a heading with nothing under it in a document with text: since 1 its line joins the
- * text that follows (it was in no fragment before); since 2 with the headings between, as the file has them. An index that recorded no version chunks its markdown files
- * again (converted formats keep their fragments until their files change: reading them again can be slow).
+ * The version of markdown's section rules: since 1 a heading with nothing under it joins the text that follows (it
+ * was in no fragment before); since 2 with the headings between, as the file has them; since 3 a paragraph that shows
+ * nothing (an HTML comment, an anchor, a rule) is in no fragment. An index that recorded another version chunks its
+ * markdown files again (converted formats keep their fragments until their files change: reading them again can be
+ * slow).
  */
-export const EMPTY_HEADING_VERSION = 2;
+export const MARKDOWN_CHUNK_VERSION = 3;
 
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {
@@ -161,10 +163,7 @@ class MarkdownSections {
   }
 
   text(line: string, first: number): void {
-    if (!this.paragraph) {
-      this.content();
-      this.paragraph = { lines: [], first, code: false, page: this.page };
-    }
+    this.paragraph ??= { lines: [], first, code: false, page: this.page };
     this.paragraph.lines.push(line);
   }
 
@@ -184,9 +183,13 @@ class MarkdownSections {
     return this.sections;
   }
 
+  /** A paragraph that shows nothing (an HTML comment, an anchor, a rule) is in no fragment: see `showsNothing`. */
   private closeParagraph(): void {
-    if (this.paragraph) this.current.blocks.push(this.paragraph);
+    const paragraph = this.paragraph;
     this.paragraph = undefined;
+    if (!paragraph || showsNothing(paragraph.lines.join("\n"))) return;
+    this.content();
+    this.current.blocks.push(paragraph);
   }
 
   private closeSection(): void {

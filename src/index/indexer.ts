@@ -8,7 +8,7 @@
 import { statfsSync, statSync } from "node:fs";
 import { IDENTIFIER_VERSION } from "../identifiers.ts";
 import { dirname, join } from "node:path";
-import { BARE_DOCUMENT_VERSION, chunkDocument, EMPTY_HEADING_VERSION, type ChunkOptions } from "./chunk.ts";
+import { BARE_DOCUMENT_VERSION, chunkDocument, MARKDOWN_CHUNK_VERSION, type ChunkOptions } from "./chunk.ts";
 import { codeFragments } from "./code-chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
@@ -422,7 +422,7 @@ function documentSettings(
     code_tokens,
     code_outline: CODE_OUTLINE_VERSION,
     bare: BARE_DOCUMENT_VERSION,
-    headings: EMPTY_HEADING_VERSION,
+    headings: MARKDOWN_CHUNK_VERSION,
     identifiers: IDENTIFIER_VERSION,
     ocr,
   });
@@ -450,8 +450,8 @@ function documentSettings(
   // Documents an older chunker gave no fragment (a note of headings alone) are chunked again, once. Scans and images
   // are left out: with no text found they have nothing to gain, and reading them again is OCR.
   const bare = (before.bare ?? 0) !== BARE_DOCUMENT_VERSION ? store.pathsWithoutFragments(BARE_FORMATS) : new Set<string>();
-  // Markdown files an older chunker cut without their empty headings are chunked again, once (reading them is cheap).
-  const headings = (before.headings ?? 0) !== EMPTY_HEADING_VERSION;
+  // Markdown files an older chunker cut by older rules are chunked again, once (reading them is cheap).
+  const headings = (before.headings ?? 0) !== MARKDOWN_CHUNK_VERSION;
   // OCR settings (mode, languages, traineddata) decide what PDFs and images read as: a change reads them again.
   // Indexes from before they were recorded keep their documents as they are.
   const rescan = (before.ocr ?? ocr) !== ocr;
