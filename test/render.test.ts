@@ -211,3 +211,13 @@ test("a document's other best places are each named once: 'also pages p9', not '
   expect(text).toContain("also pages p9\n");
   expect(text).not.toContain("p7,");
 });
+
+test("a prose result names the lines its fragment spans, to read it whole; code and pages cite their own (s12 user #5)", () => {
+  const text = (results: FragmentHit[]) =>
+    renderSearch({ ...response, total: results.length, results }, "text", styleFor({ isTTY: false })).split("\n")[0]!;
+  expect(text([hit(1)])).toBe("1  1.50  notes:dir/file 1.md:3  #abcdef  lines 3-5");
+  const oneLine = { id: 1, seq: 0, start_line: 3, end_line: 3, page: null, page_end: null };
+  expect(text([hit(1, { fragment: oneLine })])).toEndWith("#abcdef  line 3");
+  expect(text([hit(1, { path: "p.py", location: "p.py:4", metadata: { format: "py" } })])).toBe("1  1.50  notes:p.py:3-5  #abcdef");
+  expect(text([hit(1, { path: "a.pdf", page: 2, metadata: { format: "pdf" } })])).toBe("1  1.50  notes:a.pdf:p2  #abcdef");
+});

@@ -25,6 +25,8 @@ function instructions(home: string): string {
     "researcher searches the user's own document repositories by words (BM25) and meaning (vectors).",
     "Use search_fragments for passages, search_documents for whole documents, then get_document with a result's",
     "`repository` and `location` (or `repo:path:line`, or its #docid) to read it; list_documents shows what is indexed.",
+    "A result's passage is its fragment's lines (`fragment.start_line`-`end_line`; the text answer says `lines 3-24`):",
+    "get_document `repo:path:3-24` reads just that passage.",
     "In hybrid and vector mode a page is always full, as every passage ranks by meaning: an answer's `words_found` false",
     "says no passage holds the query's words (mode bm25 lists only passages that do).",
     "In source code a fragment is a whole function or class when it fits the code fragment size (chunk.code_tokens);",

@@ -222,7 +222,8 @@ export function searchText(response: SearchResponse, style: Style): string {
   const width = String(response.results.at(-1)!.rank).length;
   const blocks = response.results.map((hit: Hit) => {
     const rank = String(hit.rank).padStart(width);
-    const where = `${style.accent(style.link(escapeControls(`${hit.repository}:${citation(hit)}`), hit.absolutePath))}  ${style.dim(hit.docid)}`;
+    const range = fragmentRange(hit);
+    const where = `${style.accent(style.link(escapeControls(`${hit.repository}:${citation(hit)}`), hit.absolutePath))}  ${style.dim(`${hit.docid}${range ? `  ${range}` : ""}`)}`;
     const head = `${style.bold(rank)}  ${style.dim(hit.score.toFixed(2))}  ${where}`;
     const pad = " ".repeat(width + 2);
     const body =
@@ -257,6 +258,16 @@ function citation(hit: FragmentHit | DocumentHit): string {
   if (hit.page !== null) return `${hit.path}:p${hit.page}`;
   const fragment = "fragment" in hit ? hit.fragment : hit.fragments[0];
   return isCodeFormat(String(hit.metadata.format)) && fragment ? `${hit.path}:${fragment.start_line}-${fragment.end_line}` : hit.location;
+}
+
+/**
+ * The lines the fragment spans, where the citation names one line of it (prose: the snippet's line): the range to
+ * read it whole with `get` (an agent that reads from the cited line alone reads to the end of the document).
+ */
+function fragmentRange(hit: FragmentHit | DocumentHit): string | undefined {
+  const fragment = "fragment" in hit ? hit.fragment : hit.fragments[0];
+  if (!fragment || hit.page !== null || isCodeFormat(String(hit.metadata.format))) return undefined;
+  return fragment.start_line === fragment.end_line ? `line ${fragment.start_line}` : `lines ${fragment.start_line}-${fragment.end_line}`;
 }
 
 function explainLine(explain: NonNullable<FragmentHit["explain"]>): string {
