@@ -2,7 +2,8 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { GLOVE, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
+import { indexRepository } from "../src/index/indexer.ts";
+import { bm25Repository, GLOVE, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
 
 /** A home with a config, an index folder and one downloaded model: what a wrong command could destroy. */
 function populatedHome(): string {
@@ -384,6 +385,17 @@ describe("ls", () => {
     expect(listed.stderr).toBe("no indexed documents; 2 files failed (`researcher status notes --json` lists them with their reasons)\n");
     expect(JSON.parse(runCli(["status", "notes", "--json"], { home }).stdout).failures).toHaveLength(2);
     expect(runCli(["ls", "notes:sub/"], { home }).stderr).toBe("no indexed documents\n");
+  }, 60_000);
+
+  test("a prefix that starts no path names the paths that hold it (s12 user #8)", async () => {
+    const { home, repo } = bm25Repository({ "src/ch04-01-ownership.md": "# Own\n\nText.\n", "src/ch04-02-borrowing.md": "# B\n\nText.\n" });
+    await indexRepository(home, repo);
+    const listed = runCli(["ls", "docs:ch04"], { home });
+    expect(listed.code).toBe(0);
+    expect(listed.stderr).toBe(
+      "no indexed path starts with 'ch04'; 2 paths contain it: docs:src/ch04-01-ownership.md, docs:src/ch04-02-borrowing.md\n",
+    );
+    expect(runCli(["ls", "docs:src/ch04"], { home }).stdout).toContain("ch04-02-borrowing.md");
   }, 60_000);
 });
 

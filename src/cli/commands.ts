@@ -352,11 +352,11 @@ export async function multiGetCommand(pattern: string, flags: Flags): Promise<vo
 export function lsCommand(where: string | undefined, flags: Flags): void {
   const [name, ...rest] = where === undefined ? [] : String(where).split(":");
   const listing = { repositories: name ? [name] : [], prefix: rest.join(":") };
-  const { documents, skipped } = listDocuments(home(flags), listing);
+  const { documents, skipped, containing } = listDocuments(home(flags), listing);
   stderr.write(skippedText(skipped));
   if (flags.json) json(documents);
   else {
-    if (documents.length === 0) stderr.write(emptyListingText(listFailures(home(flags), listing)));
+    if (documents.length === 0) stderr.write(emptyListingText(listFailures(home(flags), listing), listing.prefix, containing));
     const roots = new Map(listRepositories(home(flags)).map((r) => [r.name, r.path]));
     out(documentListText(documents, styleFor(stdout), (d) => join(roots.get(d.repository) ?? "", d.path)));
   }

@@ -519,7 +519,10 @@ export function limitDocumentBytes(doc: DocumentText, maxBytes: number): Documen
  * Every indexed document of the named repositories (all when none), optionally under a path prefix, and the
  * repositories a listing of all of them left out because their index cannot be read.
  */
-export function listDocuments(home: string, options: ListingOptions = {}): { documents: DocumentInfo[]; skipped: SkippedRepository[] } {
+export function listDocuments(
+  home: string,
+  options: ListingOptions = {},
+): { documents: DocumentInfo[]; skipped: SkippedRepository[]; containing: string[] } {
   const { repos, prefix } = listing(home, options);
   const named = Boolean(options.repositories?.length);
   const { answers, skipped } = settle(
@@ -536,7 +539,15 @@ export function listDocuments(home: string, options: ListingOptions = {}): { doc
   const documents = answers.flatMap(({ repo, value }) =>
     value.filter((doc) => doc.path.startsWith(prefix)).map((doc) => listedInfo(repo, doc)),
   );
-  return { documents, skipped };
+  // A prefix that starts no path is often the inside of one (`ch04` for `src/ch04-…`): the paths that contain it.
+  const lowered = prefix.toLowerCase();
+  const containing =
+    documents.length || !prefix
+      ? []
+      : answers.flatMap(({ repo, value }) =>
+          value.filter((doc) => doc.path.toLowerCase().includes(lowered)).map((doc) => `${repo.name}:${doc.path}`),
+        );
+  return { documents, skipped, containing };
 }
 
 /** The files that failed to index (as the last runs recorded them) where `listDocuments` lists documents. */

@@ -22,6 +22,7 @@ import {
   repositoryLines,
   repositoryMatchLines,
   changedSinceIndexLine,
+  emptyListingText,
   searchJson,
   searchText,
   searchWarningsText,
@@ -387,7 +388,11 @@ function registerListDocuments(server: McpServer, home: string): void {
     },
     (input) =>
       guarded(() => {
-        const { documents: all, skipped } = listDocuments(home, {
+        const {
+          documents: all,
+          skipped,
+          containing,
+        } = listDocuments(home, {
           repositories: input.repository ? [input.repository] : [],
           prefix: input.prefix,
         });
@@ -396,7 +401,10 @@ function registerListDocuments(server: McpServer, home: string): void {
         const more = offset + documents.length < all.length;
         const lines = documents.map((d) => named(`${d.repository}:${d.path}  ${d.format}  ${d.size} bytes  ${d.title}`));
         if (more) lines.push(`[${all.length - offset - documents.length} more: continue with offset ${offset + documents.length}]`);
-        const none = all.length > 0 ? `offset ${offset} is past the end: ${all.length} documents` : "no indexed documents";
+        const none =
+          all.length > 0
+            ? `offset ${offset} is past the end: ${all.length} documents`
+            : emptyListingText([], input.prefix, containing).trimEnd();
         const text = [lines.join("\n") || none, skippedText(skipped)].filter(Boolean).join("\n");
         return result({ total: all.length, offset, documents, skipped }, text);
       }),

@@ -407,8 +407,16 @@ export function repositoryMatchesText(matches: RepositoryMatch[]): string {
     .join("");
 }
 
-/** What `ls` says when it lists nothing: files that failed are not documents, but they are why some are missing. */
-export function emptyListingText(failures: SkippedDocument[]): string {
+/**
+ * What `ls` (and list_documents) says when it lists nothing: paths that hold a prefix that starts none, or files that
+ * failed (they are not documents, but they are why some are missing).
+ */
+export function emptyListingText(failures: SkippedDocument[], prefix = "", containing: string[] = []): string {
+  if (containing.length) {
+    const shown = containing.slice(0, 5).map(escapeControls).join(", ");
+    const more = containing.length > 5 ? `, and ${containing.length - 5} more` : "";
+    return `no indexed path starts with '${escapeControls(prefix)}'; ${count(containing.length, "path")} ${containing.length === 1 ? "contains" : "contain"} it: ${shown}${more}\n`;
+  }
   if (failures.length === 0) return "no indexed documents\n";
   const repositories = [...new Set(failures.map((f) => f.repository))];
   const status = `researcher status ${repositories.length === 1 ? `${escapeControls(repositories[0]!)} ` : ""}--json`;

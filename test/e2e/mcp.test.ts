@@ -316,6 +316,10 @@ describe("MCP over stdio", () => {
     const past = await call("list_documents", { offset: 9 });
     expect(past.structuredContent).toMatchObject({ total: 5, offset: 9, documents: [] });
     expect(past.content[0]!.text).toBe("offset 9 is past the end: 5 documents");
+    // A prefix that starts no path but is inside some (s12 user #8): the paths that hold it.
+    const inside = await call("list_documents", { repository: "docs", prefix: "SPACE" });
+    expect(inside.content[0]!.text).toBe("no indexed path starts with 'SPACE'; 1 path contains it: docs:notes/space.md");
+    expect(inside.structuredContent).toMatchObject({ total: 0, documents: [] });
   });
 
   test("answers are capped: a 5 MiB document never becomes a 10 MB line", async () => {
