@@ -421,3 +421,26 @@ describe("documents with a natural language are not code", () => {
     expect(english.results.map((h: { path: string }) => h.path)).toEqual(["page.html"]);
   }, 60_000);
 });
+
+testShared(
+  "--files, jsonl, csv and md say on stderr when no result holds the query's words (s12 user #6)",
+  () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, {
+      "cars.md": "# Cars\n\nThe driver parks the car in the garage.\n",
+      "bread.md": "# Bread\n\nFlour, water and salt.\n",
+    });
+    expect(runCli(["repo", "add", "notes", docs], { home }).code).toBe(0);
+    expect(runCli(["index", "notes", "--quiet"], { home }).code).toBe(0);
+    const note = "note: no fragment holds the query's words: these matched by meaning alone\n";
+    for (const format of [["--files"], ["--format", "jsonl"], ["--format", "csv"], ["--format", "md"]]) {
+      const filler = runCli(["search", "xyzzyq", "-n", "1", ...format], { home });
+      expect(filler).toMatchObject({ code: 0, stderr: note });
+      expect(filler.stdout).not.toBe("");
+      expect(runCli(["search", "garage", "-n", "1", ...format], { home }).stderr).toBe("");
+    }
+    expect(runCli(["search", "xyzzyq", "-n", "1", "--json"], { home }).stderr).toBe("");
+  },
+  60_000,
+);

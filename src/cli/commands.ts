@@ -311,6 +311,10 @@ export async function searchCommand(words: string[], flags: Flags): Promise<void
     const response = await (flags.all ? searchAll(home(flags), options, context) : search(home(flags), options, context));
     stderr.write(skippedText(response.skipped) + searchWarningsText(response.warnings));
     if (format === "text" && response.results.length === 0) stderr.write(noResults(response, options));
+    // Text says so in its footer and JSON in `words_found`; a list of paths or rows would pass for matches.
+    if (format !== "text" && format !== "json" && response.results.length > 0 && !response.words_found) {
+      stderr.write("note: no fragment holds the query's words: these matched by meaning alone\n");
+    }
     out(renderSearch(response, format, styleFor(stdout)));
   } finally {
     await context.close();
