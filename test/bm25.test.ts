@@ -7,9 +7,12 @@ import { impactSettings, RARE_FIRST, rankOneWord, rankPostings, rankRareFirst } 
 import { indexRepository } from "../src/index/indexer.ts";
 import { parseQuery } from "../src/search/query.ts";
 import { addRepository, type Repository } from "../src/repos.ts";
-import { BM25_WEIGHTS, rankBm25, search, selectiveMatch } from "../src/search/search.ts";
+import { BM25_WEIGHTS, fts5Ranking, rankBm25, search, selectiveMatch } from "../src/search/search.ts";
 import { parseFilter } from "../src/search/filters.ts";
 import { Store } from "../src/store/store.ts";
+import { HEADING_BOOST } from "../src/search/heading-boost.ts";
+import { stem } from "../src/text.ts";
+import type { SqlCondition } from "../src/store/filter-sql.ts";
 import { HOOK_TIMEOUT, tempDir, writeTree } from "./helpers.ts";
 
 // A Zipf-like vocabulary: a few words in most fragments, many in few, as in real text.
@@ -86,7 +89,7 @@ test("phrases, exclusions and prefixes keep FTS5's own ranking", () => {
   }
 });
 
-test("after an incremental change the scores follow the new totals, and search() gives FTS5's ranking and count", async () => {
+test("after an incremental change the scores follow the new totals, and search() gives FTS5's ranking, headings weighed in, and count", async () => {
   writeFileSync(join(docs, "d0.md"), `# w120x w120x\n\n## w5x\n\n${words(40)} w120x w300x`);
   writeFileSync(join(docs, "new.md"), `# w300x\n\n${words(30)}`);
   await indexRepository(home, repo);
@@ -100,8 +103,55 @@ test("after an incremental change the scores follow the new totals, and search()
       const match = selectiveMatch(store, parseQuery(query))!;
       const response = await search(home, { query, limit: 5, mode: "bm25" });
       expect(response.total).toBe(store.countMatchingFragments(match));
-      const fts5 = store.searchBm25(match, BM25_WEIGHTS, 5).map((hit) => expect.closeTo(hit.score, 3));
-      expect(response.results.map((r) => r.score)).toEqual(fts5);
+      expect(response.results.map((r) => r.score)).toEqual(
+        headingsWeighed(store, query, match, 5).map((score) => expect.closeTo(score, 3)),
+      );
+    }
+  } finally {
+    store.close();
+  }
+});
+
+/**
+ * The best `limit` scores of every fragment FTS5 matches, each multiplied by 1 + HEADING_BOOST × the IDF share of
+ * the query's words in its own heading (the title, for the untitled opening of a document with sections): by brute
+ * force over all matches, as heading-boost.ts must give them however deep it had to rank.
+ */
+function headingsWeighed(store: Store, query: string, match: string, limit: number, where?: SqlCondition): number[] {
+  const parsed = parseQuery(query);
+  const stems = parsed.optional.flatMap((t) => (t.stem ? [t.stem] : []));
+  const n = store.fragmentCount();
+  const idf = new Map([...store.termFrequencies(stems)].map(([t, df]) => [t, Math.max(1e-6, Math.log((n - df + 0.5) / (df + 0.5)))]));
+  const mass = [...idf.values()].reduce((a, b) => a + b, 0);
+  const share = (text: string) => {
+    const words = new Set((text.match(/[\p{L}\p{N}]+/gu) ?? []).map(stem));
+    return [...idf].reduce((sum, [t, w]) => sum + (words.has(t) ? w : 0), 0) / mass;
+  };
+  const all = store.searchBm25(match, BM25_WEIGHTS, -1, where);
+  const rows = store.fragmentsByIds(all.map((hit) => hit.id));
+  return all
+    .map((hit) => {
+      const row = rows.get(hit.id)!;
+      const own = row.heading.split(" › ").at(-1)!;
+      const sectioned = store.fragmentIdsOfDocuments([row.documentId]).some((id) => store.fragmentsByIds([id]).get(id)!.heading !== "");
+      const weigh = own ? share(own) : sectioned ? share(row.title) : 0;
+      return hit.score * (1 + HEADING_BOOST * weigh);
+    })
+    .sort((a, b) => b - a)
+    .slice(0, limit);
+}
+
+test("a fragment whose own heading holds the query's words ranks by BM25 × (1 + 0.25 × their IDF share): the top is exact, filtered or not", () => {
+  const store = Store.open(repo.dir);
+  try {
+    for (const query of [...QUERIES, "w5x", "w40x w120x"]) {
+      const parsed = parseQuery(query);
+      const match = selectiveMatch(store, parsed)!;
+      for (const condition of [undefined, store.compileFilter(parseFilter("path=d1*"), "zipf")]) {
+        const ranked = store.transaction(() => rankBm25(store, parsed, match, 20, condition));
+        const expected = headingsWeighed(store, query, match, 20, condition);
+        expect(ranked.hits.map((hit) => hit.score)).toEqual(expected.map((score) => expect.closeTo(score, 9)));
+      }
     }
   } finally {
     store.close();
@@ -192,7 +242,7 @@ function expectFts5Ranking(store: Store, query: string, where = parseFilter("pat
   const parsed = parseQuery(query);
   const match = selectiveMatch(store, parsed)!;
   for (const condition of [undefined, store.compileFilter(where, "zipf")]) {
-    const ranked = store.transaction(() => rankBm25(store, parsed, match, 50, condition));
+    const ranked = store.transaction(() => fts5Ranking(store, parsed, match, 50, condition));
     const all = new Map(store.searchBm25(match, BM25_WEIGHTS, -1, condition).map((hit) => [hit.id, hit.score]));
     const top = [...all.values()].sort((a, b) => b - a).slice(0, 50);
     expect(ranked.hits.map((hit) => hit.score)).toEqual(top.map((score) => expect.closeTo(score, 9)));
@@ -230,7 +280,7 @@ test(
       const added = store.fragmentIdsOfDocuments([store.documentByPath("d1-new.md")!.id]);
       for (const query of POSTINGS_QUERIES) expectFts5Ranking(store, query);
       // The new document's heavy fragment is found through the rows added since the lists were built.
-      expect(store.transaction(() => rankBm25(store, parseQuery("w60x w9x"), parseQuery("w60x w9x").match!, 5)).hits[0]!.id).toBeOneOf(
+      expect(store.transaction(() => fts5Ranking(store, parseQuery("w60x w9x"), parseQuery("w60x w9x").match!, 5)).hits[0]!.id).toBeOneOf(
         added,
       );
     } finally {

@@ -17,7 +17,7 @@ import {
   type SearchResponse,
 } from "../src/search/search.ts";
 import { seeded } from "../src/random.ts";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 
@@ -387,4 +387,38 @@ testShared("in vector mode, total counts only fragments with a vector: what --al
   const response = await search(home, { query: "kangaroo", mode: "vector", limit: 100 });
   expect(response.results).toHaveLength(5);
   expect(response.total).toBe(5);
+});
+
+describe("a section whose own heading states the query's topic", () => {
+  testShared("ranks first in its chapter: 'the difference between macros and functions' (s12 questions #1: it was 10th)", async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, {
+      "ch20-05-macros.md": readFileSync(join(SHARED, "data/corpus/markdown/rust-book/src/ch20-05-macros.md"), "utf8"),
+    });
+    await indexRepository(home, addRepository(home, { name: "book", path: docs, embed: false }));
+    const top = (await search(home, { query: "what is the difference between macros and functions", mode: "bm25" })).results[0]!;
+    expect(top.heading).toEndWith("The Difference Between Macros and Functions");
+  });
+
+  test("the untitled opening of a document with sections stands for its title; a document without sections gets nothing from it", async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    const filler = Object.fromEntries(WORDS.map((word) => [`other/${word}.md`, `# ${word}\n\nNotes on the ${word} and its ways.\n`]));
+    writeTree(docs, {
+      ...filler,
+      // The opening names the okapi in no heading; its document's title does, and the document has sections.
+      "sectioned.md": "# Okapi\n\nIntro about the valley.\n\n## Feeding\n\nThey graze.\n\n## Habitat\n\nThey hide.\n",
+      // The same opening in a document of one section: its title is already BM25's title column, nothing more.
+      "plain.md": "# Okapi\n\nIntro about the valley.\n",
+    });
+    await indexRepository(home, addRepository(home, { name: "notes", path: docs, embed: false }));
+    const results = (await search(home, { query: "okapi valley", mode: "bm25" })).results as FragmentHit[];
+    const score = (path: string) => results.find((r) => r.path === path && r.fragment.start_line === 3)!.score;
+    // The two openings are the same text under the same title, so BM25 scores them alike; the sectioned one rises by
+    // at most a quarter (the IDF share of "okapi", its title's word, in the query).
+    expect(score("sectioned.md") / score("plain.md")).toBeGreaterThan(1.05);
+    expect(score("sectioned.md") / score("plain.md")).toBeLessThan(1.25);
+    expect(results[0]).toMatchObject({ path: "sectioned.md", heading: "" });
+  });
 });

@@ -130,10 +130,17 @@ function idfMass(store: Store, parsed: ParsedQuery): number {
   const stems = parsed.optional.flatMap((t) => (t.stem ? [t.stem] : []));
   const others = parsed.optional.length - stems.length + parsed.required.length;
   const total = store.fragmentCount();
-  const idfs = [...store.termFrequencies(stems).values()].map((n) => Math.max(1e-6, Math.log((total - n + 0.5) / (n + 0.5))));
+  const idfs = [...termIdfs(store, stems).values()];
   const typical = idfs.length ? [...idfs].sort((a, b) => a - b)[Math.floor(idfs.length / 2)]! : Math.log(total + 1);
   // A word absent from the repository still counts: a fragment cannot match it, so the match is partial.
   return idfs.reduce((sum, idf) => sum + idf, 0) + others * typical;
+}
+
+/** FTS5's IDF of each term in this repository (a term no fragment holds gets the highest). */
+export function termIdfs(store: Store, stems: string[]): Map<string, number> {
+  const total = store.fragmentCount();
+  const frequencies = store.termFrequencies(stems);
+  return new Map([...frequencies].map(([term, n]) => [term, Math.max(1e-6, Math.log((total - n + 0.5) / (n + 0.5)))]));
 }
 
 function clamp(x: number): number {

@@ -23,6 +23,7 @@ import { loadConfig, type Config } from "../config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { anchorsOf, FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
 import { lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
+import { boostHeadings } from "./heading-boost.ts";
 import { ANN_PROBLEMS, annNeedsRebuilding, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
 import { combineFilters, type Filter } from "./filters.ts";
@@ -520,7 +521,7 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
     where,
     ranked,
     // Vector mode ranks no words, but says whether any fragment holds them (the best one is enough to know).
-    wordsFound: mode === "vector" ? Boolean(match && rankBm25(store, parsed, match, 1, where).hits.length) : ranked.hits.length > 0,
+    wordsFound: mode === "vector" ? Boolean(match && fts5Ranking(store, parsed, match, 1, where).hits.length) : ranked.hits.length > 0,
     keyword: ranked.hits,
     semantic: [],
     lexicalScale: lexicalEvidence(store, parsed),
@@ -675,7 +676,14 @@ interface Bm25List {
   total?: number;
 }
 
+/** The BM25 list a search ranks: FTS5's ranking of the match with headings weighed in (heading-boost.ts). */
 export function rankBm25(store: Store, parsed: ParsedQuery, match: string, depth: number, where?: SqlCondition): Bm25List {
+  // One read transaction: the lists and the headings weighed in them come from one snapshot of the index.
+  return store.transaction(() => boostHeadings(store, parsed, depth, (deeper) => fts5Ranking(store, parsed, match, deeper, where)));
+}
+
+/** FTS5's own BM25 ranking of the match, from the lists of bm25.ts where they give it, or from FTS5's pass. */
+export function fts5Ranking(store: Store, parsed: ParsedQuery, match: string, depth: number, where?: SqlCondition): Bm25List {
   // One read transaction: the lists, totals and counts the fast paths combine come from one snapshot of the index.
   const fast = store.transaction(
     () =>

@@ -72,6 +72,8 @@ CREATE TABLE IF NOT EXISTS document_texts (
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- No fragment has a heading yet (Store.mayHaveHeadings); an index from before the key existed may have some.
+INSERT INTO meta(key, value) VALUES ('fragment_headings', 'none');
 CREATE TABLE documents (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   path TEXT NOT NULL UNIQUE,

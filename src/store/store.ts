@@ -108,6 +108,8 @@ export interface Bm25Weights {
 }
 
 export const HEADING_SEPARATOR = " › ";
+/** The meta key whose value `none` says no fragment has had a heading (mayHaveHeadings). */
+const NO_HEADINGS_KEY = "fragment_headings";
 
 /** The model a repository was embedded with. */
 export interface StoredModel {
@@ -307,6 +309,7 @@ export class Store {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertFts = fullTextRowWriter(this.db, "fragments_fts");
+    if (fragments.some((f) => f.headings.length > 0) && !this.mayHaveHeadings()) this.deleteMeta(NO_HEADINGS_KEY);
     fragments.forEach((fragment, i) => {
       const heading = fragment.headings.join(HEADING_SEPARATOR);
       const row = insertFragment.run(
@@ -695,6 +698,36 @@ export class Store {
       )
       .all(JSON.stringify(ids));
     return new Map(rows.map(({ id, ...owner }) => [id, owner]));
+  }
+
+  /**
+   * False when no fragment of this index has ever had a heading (an index records it from its creation on), so no
+   * heading can weigh in a ranking (search/heading-boost.ts); true when one may.
+   */
+  mayHaveHeadings(): boolean {
+    return this.getMeta(NO_HEADINGS_KEY) !== "none";
+  }
+
+  /** Each fragment's heading path, document, and the document's title and format. */
+  fragmentHeadings(ids: number[]): Map<number, { documentId: number; heading: string; title: string; format: string }> {
+    if (ids.length === 0) return new Map();
+    const rows = this.db
+      .query<{ id: number; documentId: number; heading: string; title: string; format: string }, string[]>(
+        `SELECT f.id, f.document_id AS documentId, f.heading, d.title, d.format
+         FROM fragments f JOIN documents d ON d.id = f.document_id
+         WHERE f.id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(JSON.stringify(ids));
+    return new Map(rows.map(({ id, ...row }) => [id, row]));
+  }
+
+  /** Whether the document has sections: a fragment with a heading. */
+  hasSections(documentId: number): boolean {
+    return (
+      this.db
+        .query<{ found: number }, [number]>("SELECT EXISTS(SELECT 1 FROM fragments WHERE document_id = ? AND heading <> '') AS found")
+        .get(documentId)?.found === 1
+    );
   }
 
   fragmentsByIds(ids: number[]): Map<number, FragmentRow> {
