@@ -22,7 +22,7 @@ import { setConfigValue } from "../src/config.ts";
 import { search } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
 import { watchRepositories, type WatchBatch, type WatchHandle } from "../src/serve/watch.ts";
-import { AS_ROOT, cliAsNobody, executable, HOOK_TIMEOUT, SYSTEM_PATH, tempDir, writeTree } from "./helpers.ts";
+import { AS_ROOT, cliAsNobody, executable, HOOK_TIMEOUT, runCli, SYSTEM_PATH, tempDir, writeTree } from "./helpers.ts";
 
 const WAIT_MS = 15_000;
 
@@ -714,6 +714,38 @@ test("a repository removed while watched is watched no more: its index does not 
     await handle.close();
   }
 });
+
+test("`repo remove` racing a watcher's stream of batches in another process leaves no index behind (s12 review #1)", async () => {
+  // The watcher checked the registration before taking the writer lock, and `repo remove` deleted the folder (and
+  // the lock in it) before unregistering: a batch in between built the index again, for a later `repo add` to adopt.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "w5", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["config", "set", "watch.debounce_ms", "1"], { home }).code).toBe(0);
+  expect(runCli(["index", "w5", "--quiet"], { home }).code).toBe(0);
+  // The executable, as users run both: from source, a process's start hides the window the race needs.
+  const exe = await executable();
+  const env = { PATH: SYSTEM_PATH, HOME: home, RESEARCHER_HOME: home };
+  const watcher = Bun.spawn([exe, "watch", "w5", "--no-embed", "--json"], { env, stdout: "ignore", stderr: "ignore" });
+  const remove = () => Bun.spawnSync([exe, "repo", "remove", "w5"], { env }).exitCode;
+  await Bun.sleep(1_000); // watching
+  // A stream of edits, each by a process of its own, as an editor's saves are.
+  const appender = Bun.spawn(["sh", "-c", `for i in $(seq 1 400); do echo "line $i" >> a.md; sleep 0.005; done`], { cwd: docs });
+  try {
+    await Bun.sleep(500);
+    for (let tries = 0; remove() !== 0; tries++) {
+      expect(tries).toBeLessThan(500); // LOCKED while a batch writes
+      await Bun.sleep(10);
+    }
+    await Bun.sleep(1_000); // batches that raced the removal have ended
+    expect(existsSync(join(home, "repositories", "w5"))).toBe(false);
+  } finally {
+    appender.kill();
+    watcher.kill();
+    await Promise.all([appender.exited, watcher.exited]);
+  }
+}, 30_000);
 
 test("an exclude added to config.yaml while watching applies at the next batch: excluded files leave, new ones stay out", async () => {
   const home = tempDir();

@@ -5,7 +5,7 @@
  * walking the tree. A changed file is read once and hashed, and converted only when its SHA-256 differs. Writes go
  * in batches of whole documents, each batch one transaction. Heavy formats convert in a worker pool.
  */
-import { statfsSync, statSync } from "node:fs";
+import { rmdirSync, statfsSync, statSync } from "node:fs";
 import { IDENTIFIER_VERSION } from "../identifiers.ts";
 import { dirname, join } from "node:path";
 import { BARE_DOCUMENT_VERSION, chunkDocument, MARKDOWN_CHUNK_VERSION, type ChunkOptions } from "./chunk.ts";
@@ -160,15 +160,18 @@ async function writeSession(
 ): Promise<IndexSummary> {
   const started = performance.now();
   const config = loadConfig(home);
+  const release = acquireWriterLock(repo.dir, repo.name);
   // Written only for a repository registered as it was looked up: a watcher of one removed meanwhile (`repo remove`)
-  // must not build its index again, for a later `repo add` of the name to adopt.
+  // must not build its index again, for a later `repo add` of the name to adopt. Checked holding the lock, which
+  // `repo remove` holds while it unregisters, so a removal cannot come between the check and the writing.
   if (listRepositories(home).find((r) => r.name === repo.name)?.path !== repo.path) {
+    release();
+    removeIfEmpty(repo.dir); // the lock's folder, when taking the lock made it
     throw new ResearcherError("REPO_NOT_FOUND", `repository '${repo.name}' is no longer registered (removed or changed meanwhile)`, {
       hint: "`researcher repo list` shows the repositories",
     });
   }
   const embedders = options.embedders ?? new EmbedderCache();
-  const release = acquireWriterLock(repo.dir, repo.name);
   const pool = conversionPool(config, repo);
   if (options.warmUpParsers) pool.warmUp();
   try {
@@ -941,6 +944,12 @@ function statFile(repo: Repository, path: string): DiscoveredFile | undefined {
 /** What a fragment means on its own: the document title and heading path give the passage its context. */
 export function embeddingText(title: string, heading: string, text: string): string {
   return [title, heading, text].filter(Boolean).join("\n");
+}
+
+function removeIfEmpty(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {} // not empty (an index of the name registered anew), or already gone
 }
 
 function round(seconds: number): number {

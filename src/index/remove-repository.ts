@@ -1,20 +1,37 @@
 /**
  * `repo remove`: unregister a repository and delete its index. The writer lock is held throughout, so an index
- * run in progress refuses the removal (LOCKED) instead of having its files deleted under it.
+ * run in progress refuses the removal (LOCKED) instead of having its files deleted under it, and a writer that
+ * takes the lock after it finds the name unregistered and builds nothing (writeSession checks under the lock).
  */
 import { rmSync } from "node:fs";
 import { forgetRepository, getRepository, type Repository } from "../repos.ts";
 import { acquireWriterLock } from "../lock.ts";
+import { systemCode } from "../errors.ts";
 
 export function removeRepository(home: string, name: string, options: { keepData?: boolean } = {}): Repository {
   const repo = getRepository(home, name);
   const release = acquireWriterLock(repo.dir, repo.name);
+  const deleteIndex = () => rmSync(repo.dir, { recursive: true, force: true }); // the lock goes with the folder
   try {
-    // The index goes first: on a full disk, deleting it is what makes room for writing the config.
-    if (!options.keepData) rmSync(repo.dir, { recursive: true, force: true });
-    forgetRepository(home, name);
-  } finally {
-    if (options.keepData) release(); // otherwise the lock went with the folder
+    try {
+      forgetRepository(home, name);
+    } catch (error) {
+      // On a full disk, deleting the index is what makes room for writing the config.
+      if (options.keepData || !isDiskFull(error)) throw error;
+      deleteIndex();
+      forgetRepository(home, name);
+    }
+  } catch (error) {
+    release();
+    throw error;
   }
+  if (options.keepData) release();
+  else deleteIndex();
   return repo;
+}
+
+/** ENOSPC from the file system, or the DISK_FULL a config write reports it as. */
+function isDiskFull(error: unknown): boolean {
+  const code = systemCode(error) || systemCode((error as { cause?: unknown } | null)?.cause);
+  return code === "ENOSPC" || code === "DISK_FULL";
 }
