@@ -214,6 +214,20 @@ test("a repository registered through a link (config set …path, by hand) is no
   expect(runCli(["verify", "docs"], { home }).code).toBe(0);
 });
 
+test("a repository registered through a link before its first index run indexes: it was refused as moved, for good (s12 review #2)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\ninside words\n" });
+  const link = join(tempDir(), "docs-link");
+  symlinkSync(docs, link);
+  expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["config", "set", "repositories.docs.path", link], { home }).code).toBe(0);
+  // Nothing was indexed anywhere yet: there is nothing the link could lead to read from the wrong place.
+  expect(runCli(["index", "docs"], { home })).toMatchObject({ code: 0, stderr: "" });
+  expect(runCli(["get", "docs:a.md"], { home }).stdout).toContain("inside words");
+  expect(runCli(["status", "docs"], { home }).stdout).toContain("1 document");
+});
+
 describe("the indexer's read step", () => {
   test("a folder swapped between discovery and the read is not read through", async () => {
     const docs = tempDir();

@@ -727,7 +727,10 @@ function refreshGitMetadata(store: Store, root: string): void {
  */
 function refuseMovedRoot(repo: Repository, store: Store): RootRecord | undefined {
   const now = rootRecord(repo.path);
-  const real = movedRoot(repo.path, store.recordedRoot(), now);
+  const recorded = store.recordedRoot();
+  // An index that holds nothing yet read nothing from anywhere: its first run records where the path leads.
+  if (!recorded && store.counts().documents === 0) return now;
+  const real = movedRoot(repo.path, recorded, now);
   if (real === undefined) return now;
   throw new ResearcherError("PATH_NOT_FOUND", `repository folder ${repo.path} now resolves to ${real}; nothing was changed`, {
     hint: movedRootHint(repo.name, real),
