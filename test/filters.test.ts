@@ -427,6 +427,13 @@ describe("search --where on the command line", () => {
     expect(cli("index", "notes", "--quiet").code).toBe(0);
   }, HOOK_TIMEOUT);
 
+  test("an empty --where is a usage error, not 'no filter' (s12 review #3)", () => {
+    expect(cli("search", "ferris", "--where", "")).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/^error: --where needs at least one condition \(got an empty filter\)\nhint: /),
+    });
+  });
+
   test("repeated --where flags all hold, and results carry metadata", () => {
     const result = cli("search", "ferris", "--json", "--where", "tags=rust", "--where", "rating>4");
     expect(result.code).toBe(0);

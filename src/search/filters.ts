@@ -43,7 +43,13 @@ const KEY = /^[\p{L}\p{N}_][\p{L}\p{N}_-]*(?:\.[\p{L}\p{N}_-]+)*$/u;
 
 /** Parse one filter, text or JSON; `label` names its source in errors (`--where`, `where`). */
 export function parseFilter(input: string | FilterJson, label = "where"): Filter {
-  return typeof input === "string" ? parseFilterText(input, label) : parseFilterJson(input, label);
+  const filter = typeof input === "string" ? parseFilterText(input, label) : parseFilterJson(input, label);
+  // An empty filter is a mistake (an unset variable, `{}`), not "no filter": it would search everything, as an
+  // empty --filter glob would, which is refused too.
+  if (filter.kind === "all" && filter.items.length === 0) {
+    throw new ResearcherError("USAGE", `${label} needs at least one condition (got an empty filter)`, { hint: FILTER_HINT });
+  }
+  return filter;
 }
 
 /** A filter of more than MAX_FILTER_VALUES values (over all its terms and `in` lists) is refused, naming the bound. */

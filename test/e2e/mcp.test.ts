@@ -185,6 +185,12 @@ describe("MCP over stdio", () => {
     const bad = await call("search_fragments", { query: "the", where: "title=>cars" });
     expect(bad.isError).toBe(true);
     expect(bad.content[0]!.text).toContain("where: unknown operator '=>' at column 6: title=>cars");
+    // An empty where, as text or JSON, would search everything: refused, as an empty filter glob is (s12 review #3).
+    for (const where of ["", "  ", {}, "{}", { all: [] }]) {
+      const empty = await call("search_fragments", { query: "the", where });
+      expect(empty.isError).toBe(true);
+      expect(empty.content[0]!.text).toContain("where needs at least one condition (got an empty filter)");
+    }
   });
 
   test("code: where language=python keeps code of that language; the fragment's lines read back with get_document", async () => {
@@ -957,6 +963,13 @@ describe("MCP over HTTP", () => {
       const bad = await fetch(`${url}/search?q=x&where=${encodeURIComponent("tags=>rust")}`, { headers: auth });
       expect(bad.status).toBe(400);
       expect(((await bad.json()) as { error: unknown }).error).toMatchObject({ code: "USAGE", message: expect.stringContaining("'=>'") });
+      // An empty where (an unset variable) is a mistake, not "no filter" (s12 review #3).
+      const empty = await fetch(`${url}/search?q=x&where=`, { headers: auth });
+      expect(empty.status).toBe(400);
+      expect(((await empty.json()) as { error: unknown }).error).toMatchObject({
+        code: "USAGE",
+        message: expect.stringContaining("empty filter"),
+      });
 
       expect((await fetch(`${url}/search?q=garage`)).status).toBe(401);
       // DNS rebinding: a request naming another host is refused even with the token.
