@@ -2,7 +2,9 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { indexRepository, WRITE_BATCHES } from "../src/index/indexer.ts";
+import { indexFiles, indexRepository, WRITE_BATCHES } from "../src/index/indexer.ts";
+import { repositoryStatus } from "../src/store/status.ts";
+import { PLAIN, statusText } from "../src/serve/render.ts";
 import { search } from "../src/search/search.ts";
 import { FULL_TEXT_MERGE, Store } from "../src/store/store.ts";
 import { docx } from "./docx-fixtures.ts";
@@ -159,4 +161,19 @@ describe("disk while indexing", () => {
     });
     expect(peak).toBeLessThan(1.3 * size("index.db"));
   });
+});
+
+test("files indexed one by one before a whole run leave the repository 'not indexed yet', with the command (s12 review #6)", async () => {
+  const { home, repo } = bm25Repository({ "n1.md": "# N1\n\napples\n", "n2.md": "# N2\n\napples\n", "n3.md": "# N3\n\napples\n" });
+  expect(await indexFiles(home, repo, ["n1.md"])).toMatchObject({ indexed: 1 });
+  expect(repositoryStatus(repo)).toMatchObject({ documents: 1, last_indexed: null });
+  expect(statusText([repositoryStatus(repo)], PLAIN)).toContain("not indexed yet: run `researcher index docs`");
+  await indexRepository(home, repo);
+  const indexed = repositoryStatus(repo).last_indexed;
+  expect(indexed).not.toBeNull();
+  // Once indexed, a file indexed on its own (a watch batch) is the latest indexing.
+  writeFileSync(join(repo.path, "n2.md"), "# N2\n\npears\n");
+  await Bun.sleep(5);
+  await indexFiles(home, repo, ["n2.md"]);
+  expect(repositoryStatus(repo).last_indexed! > indexed!).toBe(true);
 });

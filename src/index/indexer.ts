@@ -776,7 +776,9 @@ function finishRun(
     if (removed) store.bumpVectorsGeneration();
     store.recordFailures(writer.failures, { paths: run.paths, kept: new Set(run.failedUnchanged) });
     refreshGitMetadata(store, repo.path);
-    store.setMeta("last_indexed", new Date().toISOString());
+    // A repository is indexed once a whole run has been: files indexed one by one (add_to_index, a watch batch)
+    // before that leave it "not indexed yet", with the command that indexes the rest of its folder.
+    if (!run.paths || store.getMeta("last_indexed")) store.setMeta("last_indexed", new Date().toISOString());
     // The folder as the run found it, not wherever its path leads now: a root replaced during the run is no new home.
     store.recordRoot(run.rootRecord ?? rootRecord(repo.path));
   });
