@@ -508,7 +508,9 @@ export function limitDocumentBytes(doc: DocumentText, maxBytes: number): Documen
   }
   if (kept === 0) {
     const bytes = Buffer.from(lines[0]!).subarray(0, maxBytes);
-    const text = new TextDecoder().decode(bytes).replace(/\uFFFD$/, "");
+    const cut = new TextDecoder().decode(bytes).replace(/\uFFFD$/, "");
+    // At least one whole character, past the budget if it must be: an empty answer would continue where it began.
+    const text = cut || String.fromCodePoint(lines[0]!.codePointAt(0)!);
     return { ...doc, to: doc.from, to_line: doc.from, truncated: true, text };
   }
   const to = doc.from + kept - 1;

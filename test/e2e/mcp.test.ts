@@ -563,6 +563,7 @@ describe("MCP contract details (issue 22)", () => {
       "line.md": `# Line\n\n${longLine}\nafter\n`,
       "big.md": `# Big\n\n${Array.from({ length: 1060 }, (_, i) => `${i} ${line}`).join("\n")}\n`,
       "bad.pdf": "not a pdf at all",
+      "wide.md": "éé😀\nnext\n",
     });
     expect(runCli(["repo", "add", "long", long, "--no-embed"], { home }).code).toBe(0);
     runCli(["index", "long"], { home }); // bad.pdf is a recorded failure
@@ -651,6 +652,17 @@ describe("MCP contract details (issue 22)", () => {
     expect(pastEnd.isError).toBe(true);
     expect(pastEnd.content[0]!.text).toContain("from_char 6 is past the end of line 4 (5 characters)");
   }, 60_000);
+
+  test("a max_bytes smaller than the next character still reads that character: continue_with always moves on (s12 review #8)", async () => {
+    let next: { from_line: number; from_char?: number } | undefined = { from_line: 1 };
+    const parts: string[] = [];
+    while (next?.from_line === 1 && parts.length < 10) {
+      const part = await call("get_document", { ref: "long:wide.md", ...next, max_lines: 1, max_bytes: 1 });
+      parts.push(part.structuredContent.text);
+      next = part.structuredContent.continue_with;
+    }
+    expect(parts).toEqual(["é", "é", "😀"]);
+  });
 
   test("add_to_index of a missing file is an error to the caller, and clears the file's old failure", async () => {
     const status = async () =>
