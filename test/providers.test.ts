@@ -33,6 +33,7 @@ const server = Bun.serve({
     if (body.model === "narrow" && !probe) return Response.json({ embeddings: body.input.map((t) => fakeVector(t).slice(4)) });
     if (body.model === "garbled" && !probe) return Response.json({ embeddings: body.input.map((t) => [...fakeVector(t).slice(1), "x"]) });
     if (body.model === "empty") return Response.json({ embeddings: body.input.map(() => []) });
+    if (body.model === "nulls" && !probe) return Response.json({ embeddings: body.input.map(() => null) });
     if (url.pathname === "/api/embed") return Response.json({ embeddings: body.input.map(fakeVector) });
     if (url.pathname === "/v1/embeddings") {
       return Response.json({ data: body.input.map((t, index) => ({ index, embedding: fakeVector(t) })).reverse() });
@@ -211,6 +212,7 @@ describe("a provider that answers badly", () => {
       ["short", "1 vectors for 2 texts"],
       ["narrow", "a vector of 4 dimensions, not 8"],
       ["garbled", "values that are not finite numbers"],
+      ["nulls", "response holds something other than a vector: null"], // a TypeError, "unexpected" (s12 review #9)
     ]) {
       const embedder = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: model!, ollama_url: base }));
       await expect(embedder.embed(["aaaa", "bbbb"], "document")).rejects.toMatchObject({

@@ -26,7 +26,7 @@ function ollamaCall(choice: RemoteModel): (texts: string[]) => Promise<Float32Ar
     const body = await postJson(`${base}/api/embed`, { model: choice.model, input: texts }, {}, "ollama");
     const embeddings = (body as { embeddings?: number[][] }).embeddings;
     if (!Array.isArray(embeddings)) throw providerError("ollama", "response has no embeddings");
-    return embeddings.map((e) => Float32Array.from(e));
+    return embeddings.map((e) => vectorOf(e, "ollama"));
   };
 }
 
@@ -47,8 +47,8 @@ function openaiCall(choice: RemoteModel): (texts: string[]) => Promise<Float32Ar
       "openai",
     );
     const data = (body as { data?: { index: number; embedding: number[] }[] }).data;
-    if (!Array.isArray(data)) throw providerError("openai", "response has no data");
-    return data.sort((a, b) => a.index - b.index).map((d) => Float32Array.from(d.embedding));
+    if (!Array.isArray(data) || !data.every((d) => typeof d?.index === "number")) throw providerError("openai", "response has no data");
+    return data.sort((a, b) => a.index - b.index).map((d) => vectorOf(d.embedding, "openai"));
   };
 }
 
@@ -69,6 +69,16 @@ async function postJson(url: string, payload: unknown, headers: Record<string, s
   } catch {
     throw providerError(provider, `${url} answered something other than JSON: ${response.text.slice(0, 200)}`);
   }
+}
+
+/**
+ * A vector as the server gave it: a list, or the server's failure (`null` in its place threw a TypeError, an
+ * internal error). Its values are checked with the batch (checkedBatches: finite numbers, the model's dimensions).
+ */
+function vectorOf(value: unknown, provider: string): Float32Array {
+  if (!Array.isArray(value))
+    throw providerError(provider, `response holds something other than a vector: ${String(JSON.stringify(value)).slice(0, 80)}`);
+  return Float32Array.from(value);
 }
 
 function providerError(provider: string, message: string): ResearcherError {
