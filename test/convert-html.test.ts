@@ -35,7 +35,7 @@ const PAGE = `<!DOCTYPE html>
 <h2>Notes<br>continued</h2>
 <aside>SecretAside</aside><noscript>SecretNoscript</noscript><template><p>SecretTemplate</p></template>
 <iframe src="x">SecretIframe</iframe><svg><text>SecretSvg</text></svg>
-<form><label>SecretForm</label><input name=q></form><button>SecretButton</button>
+<form><select><option>SecretForm</option></select><input name=q></form><button>SecretButton</button>
 <footer>SecretFooter</footer>
 </body></html>`;
 
@@ -109,6 +109,18 @@ describe("convertHtml", () => {
     }
     expect(text).not.toContain("example.com");
     expect(text).not.toContain("Illo1");
+  });
+
+  test("a form's controls are dropped, not its content: an ASP.NET page wraps its whole body in one <form> (s12 hostile #8)", async () => {
+    const page =
+      '<!DOCTYPE html><html><head><title>Annual report</title></head><body><form method="post" action="./Default.aspx" id="form1">' +
+      '<div class="aspNetHidden"><input type="hidden" name="__VIEWSTATE" value="abc"></div><h1>Annual report 2025</h1>' +
+      "<p>Revenue grew by twelve percent thanks to the widget business.</p><select><option>SecretOption</option></select>" +
+      "<button>SecretButton</button></form></body></html>";
+    const { text } = await convertHtml(utf8(page), "fallback");
+    expect(text).toContain("Revenue grew by twelve percent");
+    expect(text).not.toContain("Secret");
+    expect(text).not.toContain("VIEWSTATE");
   });
 
   test("title: <title>, else the first <h1>, else the fallback", async () => {

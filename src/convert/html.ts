@@ -52,8 +52,11 @@ interface Turndown {
   turndown(input: HtmlElement): string;
 }
 
-/** Elements whose text is not the document's content: it must not be searchable. */
-const DROPPED = ["script", "style", "nav", "noscript", "template", "iframe", "svg", "form", "button", "textarea"];
+/**
+ * Elements whose text is not the document's content: it must not be searchable. A form's controls, not the form:
+ * ASP.NET WebForms and SharePoint pages wrap their whole body in one `<form>`.
+ */
+const DROPPED = ["script", "style", "nav", "noscript", "template", "iframe", "svg", "button", "textarea", "select"];
 
 /**
  * A web page's banner, footer and sidebars, dropped where they are the site's chrome: outside its content (`main`,
