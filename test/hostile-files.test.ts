@@ -10,6 +10,7 @@ import { convertMarkdown } from "../src/convert/convert.ts";
 import { indexRepository, type IndexOptions } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
+import { parseFilter } from "../src/search/filters.ts";
 import { Store } from "../src/store/store.ts";
 import { estimateTokens } from "../src/text.ts";
 import { tempDir, writeTree } from "./helpers.ts";
@@ -192,6 +193,22 @@ describe("markdown that is large in one dimension", () => {
       expect(first).toMatchObject({ indexed: 1, failed: 0 });
     }, 30_000);
   }
+
+  test("front matter nested past SQLite's JSON depth is kept to 32 levels: the repository's runs and filters still work (s12 hostile #10)", async () => {
+    const nested = `---\ntitle: fine\nx: ${"{a: ".repeat(1001)}1${"}".repeat(1001)}\n---\n# n\n\nnestword\n`;
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "ok.md": "---\nauthor: ana\n---\n# ok\n\nokword\n", "nest.md": nested });
+    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2, failed: 0 });
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0, skipped: 2 });
+    const found = await search(home, { query: "okword nestword", mode: "bm25", where: [parseFilter("author=ana")] });
+    expect(found.results.map((r) => r.path)).toEqual(["ok.md"]);
+    const depth = (value: unknown): number =>
+      value && typeof value === "object" ? 1 + Math.max(0, ...Object.values(value).map(depth)) : 0;
+    expect(depth(convertMarkdown(nested, "n").metadata)).toBe(32);
+    expect(convertMarkdown(nested, "n").metadata.title).toBe("fine");
+  });
 
   test("front matter that never closes is body text, converted in linear time", () => {
     const source = `---\n${"key: value\n".repeat(50_000)}# Heading\n`;

@@ -141,10 +141,33 @@ function parseFrontMatter(source: string): Record<string, unknown> {
   try {
     // Checking keys for uniqueness is quadratic in the library (578 KB of keys took seconds); the last one wins.
     const parsed = parseYaml(source, { uniqueKeys: false });
-    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed)
+      ? (withinDepth(parsed, MAX_METADATA_DEPTH) as Record<string, unknown>)
+      : {};
   } catch {
     return {}; // malformed front matter is metadata we cannot use, not a reason to drop the document
   }
+}
+
+/**
+ * How deep front matter is kept as metadata. The index stores metadata as JSON, and SQLite's JSON functions refuse
+ * a document nested deeper than 1,000 levels: one such note failed every later index run and filtered search of its
+ * repository. No one nests metadata this deep on purpose.
+ */
+const MAX_METADATA_DEPTH = 32;
+
+/** `value` with what lies deeper than `depth` levels of lists and maps left out. */
+function withinDepth(value: unknown, depth: number): unknown {
+  const plain = Array.isArray(value) || (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype);
+  if (!plain) return value;
+  if (depth <= 0) return undefined;
+  if (Array.isArray(value)) return value.map((item) => withinDepth(item, depth - 1)).filter((item) => item !== undefined);
+  const kept: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    const bounded = withinDepth(item, depth - 1);
+    if (bounded !== undefined) kept[key] = bounded;
+  }
+  return kept;
 }
 
 function countNewlines(text: string): number {
