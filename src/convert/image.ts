@@ -61,7 +61,49 @@ function gray(data: ArrayLike<number>, width: number, height: number, channels: 
   return pixels && { gray: pixels, width, height, dpi };
 }
 
+/**
+ * The most pixels a page may have: a header claims a size, and the decoders allocate it before reading a pixel (a
+ * 19 KB TIFF claiming 60,000 × 60,000 took 4.7 GB in 1.6 s). A page scanned at 600 dpi on A3 is 70 Mpx.
+ */
+const MAX_PIXELS = 100_000_000;
+
+/** Refuses a page larger than MAX_PIXELS, before anything is allocated for it. */
+function checkPixels(width: number, height: number): void {
+  if (width * height > MAX_PIXELS) {
+    throw new Error(`the image claims ${width} × ${height} pixels, more than the ${MAX_PIXELS / 1e6} million a page may have`);
+  }
+}
+
+/** A JPEG stream's size from its frame header (SOFn), or undefined when it has none before the scan. */
+function jpegSize(bytes: Uint8Array): { width: number; height: number } | undefined {
+  for (let at = 2; at + 9 < bytes.length; ) {
+    if (bytes[at] !== 0xff) return undefined;
+    const marker = bytes[at + 1]!;
+    if (marker === 0xff || marker === 0xd8 || (marker >= 0xd0 && marker <= 0xd7)) {
+      at += marker === 0xff ? 1 : 2; // fill bytes, and markers without a length
+      continue;
+    }
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+      return { height: (bytes[at + 5]! << 8) | bytes[at + 6]!, width: (bytes[at + 7]! << 8) | bytes[at + 8]! };
+    }
+    if (marker === 0xda) return undefined; // the scan, and no frame header before it
+    at += 2 + ((bytes[at + 2]! << 8) | bytes[at + 3]!);
+  }
+  return undefined;
+}
+
+/** Parse a JPEG stream, refusing one whose frame claims more than MAX_PIXELS (parse allocates its blocks). */
+function parseJpeg<T extends { parse(data: Uint8Array): void }>(jpeg: T, bytes: Uint8Array): T {
+  const size = jpegSize(bytes);
+  if (size) checkPixels(size.width, size.height);
+  jpeg.parse(bytes);
+  return jpeg;
+}
+
 async function decodePng(bytes: Uint8Array): Promise<GrayImage | null> {
+  // IHDR comes first, after the 8-byte signature and its own length and type: width and height, big-endian.
+  const header = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.length >= 24) checkPixels(header.getUint32(16), header.getUint32(20));
   const png = await import("fast-png");
   let image = png.decode(bytes);
   if (image.palette) image = { ...image, data: png.convertIndexedToRgb(image), channels: image.palette[0]?.length ?? 3, depth: 8 };
@@ -90,8 +132,7 @@ function unpackBits(data: ArrayLike<number>, perRow: number, rows: number, depth
 
 async function decodeJpeg(bytes: Uint8Array): Promise<GrayImage | null> {
   const { JpegImage } = await import("pdfjs-dist/image_decoders/pdf.image_decoders.mjs");
-  const jpeg = new JpegImage();
-  jpeg.parse(bytes);
+  const jpeg = parseJpeg(new JpegImage(), bytes);
   const data = jpeg.getData({ width: jpeg.width, height: jpeg.height, forceRGB: true });
   return gray(data, jpeg.width, jpeg.height, 3);
 }
@@ -134,6 +175,7 @@ async function tiffPages(bytes: Uint8Array): Promise<Page[]> {
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   const ifds = (UTIF.decode(buffer) as Ifd[]).filter((ifd) => ifd.t256 && ifd.t257); // the directory holds an image
   return ifds.map((ifd) => async () => {
+    checkPixels(ifd.t256![0]!, ifd.t257![0]!);
     if (ifd.t259?.[0] === JPEG_COMPRESSION) return decodeJpegTiff(new Uint8Array(buffer), ifd);
     const page = { ...ifd }; // utif2 writes the pixels into the directory: a copy, garbage once the page is read
     UTIF.decodeImage(buffer, page);
@@ -165,7 +207,7 @@ async function decodeJpegTiff(data: Uint8Array, ifd: Ifd): Promise<GrayImage | n
     if (top >= height) break;
     // RGB stored as is, or converted to YCbCr (as the TIFF says, unless the stream's Adobe marker says otherwise).
     const jpeg = new JpegImage({ colorTransform: photometric === 2 ? 0 : photometric === 6 ? 1 : -1 });
-    jpeg.parse(jpegStream(ifd.t347, data.subarray(offsets[i]!, offsets[i]! + counts[i]!)));
+    parseJpeg(jpeg, jpegStream(ifd.t347, data.subarray(offsets[i]!, offsets[i]! + counts[i]!)));
     const channels = jpeg.numComponents === 1 ? 1 : 3;
     const piece = grayFromChannels(
       jpeg.getData({ width: jpeg.width, height: jpeg.height, forceRGB: channels === 3 }),
