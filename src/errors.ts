@@ -76,8 +76,12 @@ export function isResearcherError(error: unknown): error is ResearcherError {
 
 /** A short, single-line description of any thrown value. */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message.split("\n")[0] ?? String(error);
-  return String(error);
+  // An error without a message (Emscripten's ErrnoError) is named by its code or kind: a reason is never empty.
+  if (error instanceof Error) return error.message.split("\n")[0] || systemCode(error) || error.name || "an error without a message";
+  const { message, name } = (error ?? {}) as { message?: unknown; name?: unknown };
+  if (typeof message === "string" && message) return message.split("\n")[0]!;
+  if (typeof name === "string" && name) return name;
+  return String(error) || "an error without a message";
 }
 
 /** The system's codes for a path that does not exist, is not a folder, or may not be read or written. */

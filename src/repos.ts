@@ -62,7 +62,8 @@ export function listRepositories(home: string): Repository[] {
       embedding: repo.embedding ?? {},
       contexts: repo.contexts ?? {},
       dir: repositoryDir(home, name),
-      ocr: { mode: repo.ocr ?? "auto", languages: repo.ocr_languages ?? ["eng"], data: repo.ocr_data },
+      // A language named twice is read once: the engine loads (and frees) each model once.
+      ocr: { mode: repo.ocr ?? "auto", languages: [...new Set(repo.ocr_languages ?? ["eng"])], data: repo.ocr_data },
     }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }

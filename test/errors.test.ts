@@ -4,7 +4,7 @@ import { expect, test } from "bun:test";
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { writeFileAtomic } from "../src/atomic.ts";
-import { ERROR_CODES, ResearcherError, toResearcherError } from "../src/errors.ts";
+import { describeError, ERROR_CODES, ResearcherError, toResearcherError } from "../src/errors.ts";
 import { tempDir } from "./helpers.ts";
 
 /** What a real SQLite call throws. */
@@ -123,4 +123,16 @@ test("a database this user may not write is PERMISSION_DENIED; one moved aside u
   expect((moved as { code?: string }).code).toBe("SQLITE_READONLY_DBMOVED");
   expect(toResearcherError(moved, context)).toMatchObject({ code: "LOCKED", hint: expect.stringContaining("try again") });
   open.close();
+});
+
+test("a reason is never empty: an error without a message is named by its code or kind (s12 hostile #6)", () => {
+  // Emscripten's ErrnoError (the OCR engine's file system) is no Error and has no message.
+  class ErrnoError {
+    name = "ErrnoError";
+  }
+  expect(describeError(new ErrnoError())).toBe("ErrnoError");
+  expect(describeError(Object.assign(new Error(""), { code: "ENOENT" }))).toBe("ENOENT");
+  expect(describeError(new TypeError(""))).toBe("TypeError");
+  expect(describeError("")).toBe("an error without a message");
+  expect(describeError(new Error("first line\nsecond"))).toBe("first line");
 });

@@ -179,6 +179,21 @@ describe("a failed file", () => {
     CLI_TESTS,
   );
 
+  testShared(
+    "a language named twice in ocr_languages is read once: the scan is indexed (it failed with an empty reason; s12 hostile #6)",
+    async () => {
+      const home = tempDir();
+      const docs = tempDir();
+      writeTree(docs, { "scan.pdf": await scannedPage(join(SHARED, SCANNED, "scan-01.pdf"), 1) });
+      addRepository(home, { name: "d", path: docs, embed: false });
+      const cli = (...args: string[]) => runCli(args, { home });
+      expect(cli("config", "set", "repositories.d.ocr_languages", "[eng, eng]").code).toBe(0);
+      const run = cli("index", "d", "--json");
+      expect(JSON.parse(run.stdout)).toMatchObject({ indexed: 1, failed: 0, ocr_pages: 1 });
+    },
+    CLI_TESTS,
+  );
+
   test(
     "verify agrees with the planner: an unchanged failed file is current, a changed one is not",
     () => {

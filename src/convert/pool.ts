@@ -288,7 +288,7 @@ export class ConvertPool {
       if (event.data.ocr) return this.ocrPage(slot, event.data.ocr);
       this.finish(slot);
       if (event.data.document) job.resolve(event.data.document);
-      else job.reject(unreadable(event.data.error ?? "conversion failed"));
+      else job.reject(unreadable(event.data.error || "conversion failed"));
       this.dispatch();
     };
     // An uncaught error or a crash inside the worker (e.g. out of memory) costs that file, not the run.
