@@ -1,15 +1,57 @@
+import { availableParallelism } from "node:os";
+
 /**
  * Converted documents a long-lived server has read, kept for its next reads: an agent pages through a PDF with
  * one get_document call per page, and converting it again for each (OCR of a scan takes seconds a page) would make
  * every call as slow as the first. An entry is found only by the file's exact bytes and the conversion settings
  * that shape its text, so an edited file, or a changed OCR setting, is converted afresh. Bounded in characters; the
  * least recently read goes first.
+ *
+ * Conversions go through here too (`convert`): reads of a file already being converted wait for that conversion,
+ * and at most `concurrency` run at once, each in its worker with its memory budget; the others queue. Each read
+ * converted on its own before: 8 parallel reads of one 6 MB page took a server to 4.5 GB, 6 of one scan cost 8.6×
+ * the CPU.
  */
 export class ConversionCache {
   private readonly entries = new Map<string, string>();
   private size = 0;
+  private readonly running = new Map<string, Promise<string>>();
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
 
-  constructor(private readonly maxChars = 64 * 2 ** 20) {}
+  constructor(
+    private readonly maxChars = 64 * 2 ** 20,
+    private readonly concurrency = availableParallelism(),
+  ) {}
+
+  /** The text kept under `key`, or the one `work` converts, shared with every read of the key meanwhile. */
+  convert(key: string, work: () => Promise<string>): Promise<string> {
+    const kept = this.get(key);
+    if (kept !== undefined) return Promise.resolve(kept);
+    let pending = this.running.get(key);
+    if (!pending) {
+      pending = this.inTurn(work)
+        .then((text) => {
+          this.set(key, text);
+          return text;
+        })
+        .finally(() => this.running.delete(key));
+      this.running.set(key, pending);
+    }
+    return pending;
+  }
+
+  /** `work` once fewer than `concurrency` conversions run. */
+  private async inTurn<T>(work: () => Promise<T>): Promise<T> {
+    while (this.active >= this.concurrency) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.active++;
+    try {
+      return await work();
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
+  }
 
   /** The key of a file's conversion: where it is, its bytes (hashed) and the settings its text depends on. */
   static key(file: string, bytes: Uint8Array, settings: unknown): string {

@@ -605,11 +605,10 @@ async function documentText(
     if (TEXT_FORMATS.has(formatOf(path))) return { text: decodeText(read.bytes), hash };
     const limits = conversionLimits(config, repo.ocr);
     const key = ConversionCache.key(join(repo.path, path), read.bytes, limits.convert);
-    const cached = conversions?.get(key) ?? keptText(repo, path, hash, conversionSettings(config, repo));
-    if (cached !== undefined) return { text: cached, hash };
-    const { text } = await convertOnce(path, read.bytes, limits);
-    conversions?.set(key, text);
-    return { text, hash };
+    const kept = conversions?.get(key) ?? keptText(repo, path, hash, conversionSettings(config, repo));
+    if (kept !== undefined) return { text: kept, hash };
+    const convert = async () => (await convertOnce(path, read.bytes, limits)).text;
+    return { text: await (conversions ? conversions.convert(key, convert) : convert()), hash };
   } catch (error) {
     // The conversion's own code stays (a time limit is CONVERSION_STOPPED: try again; HTTP 503); a converter's
     // refusal or a bug says the file cannot be read as it is now.
