@@ -111,6 +111,13 @@ describe("convertHtml", () => {
     expect(text).not.toContain("Illo1");
   });
 
+  test("a stray `<` in a tag (`<b</body>`, `<a<b>`) reads the page, not a DOM error for the whole file (s12 hostile #9)", async () => {
+    const text = async (html: string) => (await convertHtml(utf8(html), "f")).text;
+    expect(await text("<html><body><p>hello world</p><b</body></html>")).toBe("hello world");
+    expect(await text("<html><body><p>hello world</p><a<b>x</b></body></html>")).toBe("hello world\n\nx");
+    expect(await text('<html><body><p a"b>q</p><div<span>z</div></body></html>')).toBe("q\n\nz");
+  });
+
   test("a form's controls are dropped, not its content: an ASP.NET page wraps its whole body in one <form> (s12 hostile #8)", async () => {
     const page =
       '<!DOCTYPE html><html><head><title>Annual report</title></head><body><form method="post" action="./Default.aspx" id="form1">' +

@@ -31,6 +31,7 @@ export interface HtmlElement {
   childNodes: ArrayLike<HtmlElement>;
   nodeType: number;
   nextElementSibling: HtmlElement | null;
+  insertBefore(node: HtmlElement, before: HtmlElement): void;
 }
 
 export interface HtmlDocument {
@@ -90,8 +91,27 @@ export function htmlToMarkdown(html: string): string {
 function parseHtml(html: string): HtmlDocument {
   const source = looksLikeXml(html) ? expandSelfClosing(html) : html;
   if (tagDepth(source) > MAX_DEPTH) throw tooDeep();
-  return domino.createDocument(source) as HtmlDocument;
+  const doc = domino.createDocument(source) as HtmlDocument;
+  unwrapMisnamed(doc.documentElement);
+  return doc;
 }
+
+/**
+ * A stray `<` in a tag (`<b</body>`, `<a<b>`: a slip, a page cut short) makes an element named `b<`, which browsers
+ * show and domino parses, but refuses to copy (turndown copies the body): the page failed whole with
+ * "INVALID_CHARACTER_ERR". Such an element gives way to what it holds.
+ */
+function unwrapMisnamed(root: HtmlElement): void {
+  for (const element of Array.from(root.querySelectorAll("*"))) {
+    if (VALID_NAME.test(element.nodeName)) continue;
+    const parent = element.parentNode;
+    while (parent && element.firstChild) parent.insertBefore(element.firstChild, element);
+    element.remove();
+  }
+}
+
+/** A name an element may have. */
+const VALID_NAME = /^[A-Za-z][A-Za-z0-9_.:-]*$/;
 
 /**
  * Real pages nest a few dozen levels. Both the parser and turndown slow down with the square of the depth (100,000
