@@ -38,6 +38,23 @@ describe("chunkDocument (markdown)", () => {
     expect(chunkDocument(doc).map((f) => f.headings)).toEqual([[]]);
   });
 
+  test("a `---` block that is no YAML mapping (a rule, slides, a list, a sentence with a colon) stays body text (s12 hostile #12)", () => {
+    for (const source of [
+      "---\nNote: meeting at 10: gammaword\n---\n# H\ndeltaword\n",
+      "---\n- item one zetaword\n- item two\n---\nbody etaword\n",
+      "---\njust a sentence between rules\n---\n\nText.\n",
+    ]) {
+      const doc = md(source);
+      expect(doc).toMatchObject({ text: source, firstLine: 1, metadata: {} });
+      expect(
+        chunkDocument(doc)
+          .map((f) => f.text)
+          .join("\n"),
+      ).toContain(source.split("\n")[1]!);
+    }
+    expect(md("---\n\n---\n# Empty front matter\n")).toMatchObject({ text: "# Empty front matter\n", firstLine: 4 });
+  });
+
   test("front matter is metadata, not body, and line numbers still point into the file", () => {
     const doc = md("---\ntitle: Notes\ntags: [a, b]\n---\nFirst line.\n\nSecond para.\n");
     expect(doc.title).toBe("Notes");

@@ -187,7 +187,9 @@ describe("markdown that is large in one dimension", () => {
       const started = performance.now();
       const converted = convertMarkdown(source, "fallback");
       expect(performance.now() - started).toBeLessThan(limit);
-      expect(converted.text).toBe("# After the front matter\n\nbody words\n");
+      // A block that is no YAML mapping (malformed; the long string is cut before its closing quote) stays body text.
+      const mapping = shape !== "not YAML" && shape !== "one long string";
+      expect(converted.text).toBe(mapping ? "# After the front matter\n\nbody words\n" : source);
       if (shape === "many keys") expect(converted.metadata).toMatchObject({ key_0: "value number 0 with some words" });
       const { first } = await indexTwice((docs) => writeTree(docs, { "front.md": source }));
       expect(first).toMatchObject({ indexed: 1, failed: 0 });

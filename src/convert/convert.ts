@@ -128,8 +128,11 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
   let text = raw;
   let firstLine = 1;
   const match = FRONT_MATTER.exec(raw);
-  if (match) {
-    metadata = parseFrontMatter(match[1] ?? "");
+  const front = match && parseFrontMatter(match[1] ?? "");
+  // A block between `---` lines that is no YAML mapping is no front matter: a rule, slides, pasted text. It stays
+  // the body it is (it was dropped from both the metadata and the index).
+  if (match && front) {
+    metadata = front;
     text = raw.slice(match[0].length);
     firstLine = 1 + countNewlines(match[0]);
   }
@@ -137,15 +140,16 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
   return { title, format: "markdown", text, firstLine, metadata };
 }
 
-function parseFrontMatter(source: string): Record<string, unknown> {
+/** Front matter as metadata, or null when the block is no YAML mapping (malformed, a list, a sentence). */
+function parseFrontMatter(source: string): Record<string, unknown> | null {
+  if (source.trim() === "") return {}; // `---` then `---`: an empty front matter
   try {
     // Checking keys for uniqueness is quadratic in the library (578 KB of keys took seconds); the last one wins.
     const parsed = parseYaml(source, { uniqueKeys: false });
-    return parsed && typeof parsed === "object" && !Array.isArray(parsed)
-      ? (withinDepth(parsed, MAX_METADATA_DEPTH) as Record<string, unknown>)
-      : {};
+    const mapping = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed);
+    return mapping ? (withinDepth(parsed, MAX_METADATA_DEPTH) as Record<string, unknown>) : null;
   } catch {
-    return {}; // malformed front matter is metadata we cannot use, not a reason to drop the document
+    return null;
   }
 }
 
