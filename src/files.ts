@@ -103,8 +103,8 @@ function readConfined(root: string, realRoot: () => string, path: string, maxByt
  * Read a file only if it is a regular file no larger than `maxBytes`, wherever it is: for files that are not
  * documents (ignore files, which may link to a shared one) and files named on the command line (`convert`).
  */
-export function readRegularFile(absolute: string, maxBytes: number): ReadResult {
-  return withOpenFile(absolute, (fd) => readOpenFile(fd, maxBytes));
+export function readRegularFile(absolute: string, maxBytes: number, limit = "index.max_file_bytes"): ReadResult {
+  return withOpenFile(absolute, (fd) => readOpenFile(fd, maxBytes, limit));
 }
 
 /** Open for reading without blocking (a FIFO would block the open itself), run `body`, close; errors become reasons. */
@@ -130,10 +130,10 @@ function withOpenFile(absolute: string, body: (fd: number) => ReadResult): ReadR
  * The whole file behind `fd`, checked on the descriptor: only a regular file no larger than `maxBytes` (a FIFO would
  * block forever and a device never ends, even when it replaced a regular file after discovery).
  */
-function readOpenFile(fd: number, maxBytes: number): ReadResult {
+function readOpenFile(fd: number, maxBytes: number, limit = "index.max_file_bytes"): ReadResult {
   const stats = fstatSync(fd);
   if (!stats.isFile()) return { reason: `not a regular file (${specialKind(stats)})` };
-  if (stats.size > maxBytes) return { reason: `larger than index.max_file_bytes (${stats.size} > ${maxBytes} bytes)` };
+  if (stats.size > maxBytes) return { reason: `larger than ${limit} (${stats.size} > ${maxBytes} bytes)` };
   const bytes = new Uint8Array(stats.size);
   let offset = 0;
   while (offset < bytes.length) {

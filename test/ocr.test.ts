@@ -13,7 +13,8 @@ import { progressBar } from "../src/serve/render.ts";
 import { SCANNED, scanOfPages, scannedPage, scannedPages, scannedTruth } from "./pdf-fixtures.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { getRepository } from "../src/repos.ts";
 import { watchBatchJson, watchBatchText } from "../src/serve/render.ts";
 import { type WatchBatch, watchRepositories } from "../src/serve/watch.ts";
@@ -69,6 +70,26 @@ describe("OCR", () => {
     const error = await conversionFailure(convertPdf(bytes, "scan", { ocrData: folder }));
     expect(error.message).toBe(`Tesseract could not load the OCR model ${model}`);
   });
+
+  testShared(
+    "a model in ocr_data that is a FIFO, a device or a truncated .gz fails the file at once, naming the model (s12 hostile #3)",
+    async () => {
+      // The FIFO hung the index run with no time limit (and its writer lock held); /dev/zero grew it past 4 GB.
+      const bytes = await scannedPage(SCAN, 1);
+      const fifo = tempDir();
+      Bun.spawnSync(["mkfifo", join(fifo, "eng.traineddata")]);
+      const zero = tempDir();
+      symlinkSync("/dev/zero", join(zero, "eng.traineddata"));
+      const gz = tempDir();
+      writeFileSync(join(gz, "eng.traineddata.gz"), gzipSync(new Uint8Array(100_000).fill(7)).subarray(0, 500));
+      const reason = async (folder: string) => (await conversionFailure(convertPdf(bytes, "scan", { ocrData: folder }))).message;
+      const started = performance.now();
+      expect(await reason(fifo)).toBe(`cannot read the OCR model ${join(fifo, "eng.traineddata")}: not a regular file (named pipe)`);
+      expect(await reason(zero)).toBe(`cannot read the OCR model ${join(zero, "eng.traineddata")}: not a regular file (character device)`);
+      expect(await reason(gz)).toContain(`OCR model ${join(gz, "eng.traineddata.gz")}`); // not "unexpected end of file"
+      expect(performance.now() - started).toBeLessThan(10_000);
+    },
+  );
 
   test(
     "a 40-page scan fits the memory budget: page images decoded and dropped page after page are not charged twice (s11 hostile #2)",

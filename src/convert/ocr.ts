@@ -16,6 +16,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { describeError, ResearcherError } from "../errors.ts";
+import { readRegularFile } from "../files.ts";
 import { type ConvertOptions, isHeading, joinLine, median, type OcrPage } from "./document.ts";
 // The SIMD + LSTM-only build: Bun's JavaScriptCore runs wasm SIMD (the plain build is 3× slower), and the legacy
 // (non-LSTM) engine is not used (the embedded model has no legacy data). Not the "relaxedsimd" build: its results
@@ -127,19 +128,30 @@ async function loadCore(): Promise<{ module: TessModule; memory: () => WebAssemb
   return { module, memory: () => memory! };
 }
 
+/** The largest model file read, gzipped or not (tessdata_best's largest are under 100 MB). */
+const MAX_MODEL_BYTES = 512 * 2 ** 20;
+
 /** A language model's bytes, un-gzipped, and where they came from (a file in `langPath` wins over the built-in). */
 function readModel(code: string, langPath: string | undefined): { bytes: Uint8Array; source: string } {
   const candidates = langPath ? [join(langPath, `${code}.traineddata`), join(langPath, `${code}.traineddata.gz`)] : [];
   if (code === "eng") candidates.push(englishModelPath);
   for (const path of candidates) {
-    let bytes: Uint8Array;
-    try {
-      bytes = readFileSync(path);
-    } catch {
-      continue;
+    // Only a regular file of a model's size: a FIFO hung the run (a read that never ends holds the writer lock with
+    // no time limit on it), a link to /dev/zero grew the process past 4 GB.
+    const read =
+      path === englishModelPath ? { bytes: readFileSync(path) } : readRegularFile(path, MAX_MODEL_BYTES, "the largest OCR model");
+    if ("reason" in read) {
+      if (read.missing) continue;
+      throw new Error(`cannot read the OCR model ${path}: ${read.reason}`);
     }
     const source = path === englishModelPath ? "built-in eng" : path;
-    return { bytes: bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes, source };
+    const { bytes } = read;
+    if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return { bytes, source };
+    try {
+      return { bytes: gunzipSync(bytes, { maxOutputLength: MAX_MODEL_BYTES }), source };
+    } catch (error) {
+      throw new Error(`cannot un-gzip the OCR model ${path}: ${describeError(error)}`);
+    }
   }
   throw new Error(`no OCR model for language "${code}"${langPath ? ` in ${langPath}` : " (only eng is built in)"}`);
 }
