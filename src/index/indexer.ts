@@ -219,10 +219,12 @@ export async function indexRepository(home: string, repo: Repository, options: I
     if (embed && remembered && mayDifferFrom(home, choice, remembered)) await refuseOtherModel(repo, remembered, load);
     // A rebuild may change the model: the new one must load before the old vectors go (a missing model must not
     // cost them), and they are replaced in the rebuild's own transaction.
-    const previousModel = options.rebuild ? store.embeddingModel() : undefined;
-    // Another model, or the same one called otherwise (a prefix, a dtype: its vectors would not compare).
+    const previousModel = options.rebuild ? modelOfVectors(store) : undefined;
+    // Another model, or the same one called otherwise (a prefix, a dtype: its vectors would not compare), or one the
+    // index can no longer name (its record damaged): the vectors are replaced.
     const replacesVectors =
-      previousModel !== undefined && (previousModel.id !== choice.model || mayDifferFrom(home, choice, previousModel));
+      previousModel === "unknown" ||
+      (previousModel !== undefined && (previousModel.id !== choice.model || mayDifferFrom(home, choice, previousModel)));
     if (replacesVectors && embed) await load();
     let embeddedInRebuild: Awaited<ReturnType<typeof embedRepository>> | undefined;
     const summary = options.embeddingsOnly
@@ -230,7 +232,8 @@ export async function indexRepository(home: string, repo: Repository, options: I
       : options.rebuild
         ? await store.atomically(async () => {
             clearImpacts(store); // rebuilt at the end, rather than kept up fragment by fragment
-            if (replacesVectors && embed) store.clearVectors(); // (without embedding, the old vectors stay the index's)
+            // Without embedding, the old vectors stay the index's, unless no one knows their model any more.
+            if ((replacesVectors && embed) || previousModel === "unknown") store.clearVectors();
             // Every file is read again (none is kept as unchanged); a document whose file cannot be read now (an
             // unreadable folder or file) is kept, as in any run, rather than cleared with the rest.
             const counts = await runIndex(store, repo, documentSettings(store, config, pool, repo, { all: true, root }), options);
@@ -429,8 +432,8 @@ function documentSettings(
     identifiers: IDENTIFIER_VERSION,
     ocr,
   });
-  const recorded = store.getMeta("chunking");
-  if (recorded === undefined) store.setMeta("chunking", chunking);
+  if (store.getMeta("chunking") === undefined) store.setMeta("chunking", chunking);
+  // A damaged record says nothing of how documents were chunked: all of them are chunked again.
   const before: {
     tokens: number;
     overlap: number;
@@ -440,7 +443,7 @@ function documentSettings(
     headings?: number;
     identifiers?: number;
     ocr?: string;
-  } = JSON.parse(recorded ?? chunking);
+  } = store.jsonMeta("chunking", { derived: true }) ?? { tokens: Number.NaN, overlap: Number.NaN };
   const text = before.tokens !== tokens || before.overlap !== overlap;
   // Indexes from before code had its own budget chunked code at the text budget, and from before the outline had a
   // version, with version 1. A new code budget or outline re-reads only code: a scanned book is not recognised again
@@ -460,7 +463,8 @@ function documentSettings(
   const rescan = (before.ocr ?? ocr) !== ocr;
   // Documents an earlier run under the recorded settings could not read (an unlistable folder, a failed conversion)
   // are still chunked the way before it.
-  const behind = new Set<string>(JSON.parse(store.getMeta("chunking_behind") ?? "[]"));
+  const recordedBehind = store.jsonMeta<unknown>("chunking_behind", { derived: true }) ?? [];
+  const behind = new Set<string>(Array.isArray(recordedBehind) ? recordedBehind.filter((path) => typeof path === "string") : []);
   const force = (path: string) =>
     all ||
     behind.has(path) ||
@@ -949,6 +953,16 @@ function statFile(repo: Repository, path: string): DiscoveredFile | undefined {
 /** What a fragment means on its own: the document title and heading path give the passage its context. */
 export function embeddingText(title: string, heading: string, text: string): string {
   return [title, heading, text].filter(Boolean).join("\n");
+}
+
+/** The model the index's vectors are of; "unknown" when its record is damaged (a rebuild replaces them). */
+function modelOfVectors(store: Store): ReturnType<Store["embeddingModel"]> | "unknown" {
+  try {
+    return store.embeddingModel();
+  } catch (error) {
+    if (isResearcherError(error) && error.code === "INDEX_CORRUPT") return "unknown";
+    throw error;
+  }
 }
 
 function removeIfEmpty(dir: string): void {

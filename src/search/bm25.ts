@@ -304,8 +304,7 @@ function impactOf(average: number): (weightedTf: number, length: number) => numb
 
 /** What the impact lists were built with, or undefined when there are none. */
 export function impactSettings(store: Store): ImpactSettings | undefined {
-  const raw = store.getMeta("impacts");
-  return raw ? (JSON.parse(raw) as ImpactSettings) : undefined;
+  return store.jsonMeta<ImpactSettings>("impacts", { derived: true });
 }
 
 /**

@@ -101,7 +101,7 @@ export function vectorCalibration(store: Store): VectorCalibration | null {
   const raw = store.getMeta(META_KEY);
   const cached = cache.get(store);
   if (cached && cached.raw === raw) return cached.calibration;
-  const calibration = raw ? (JSON.parse(raw) as VectorCalibration) : null;
+  const calibration = raw ? (store.jsonMeta<VectorCalibration>(META_KEY, { derived: true }) ?? null) : null;
   cache.set(store, { raw, calibration });
   return calibration;
 }

@@ -18,7 +18,7 @@ import {
 } from "../repos.ts";
 import { makeSnippet } from "./snippet.ts";
 import { ConversionCache } from "./conversions.ts";
-import { Store, type FragmentRow, type SqlCondition } from "../store/store.ts";
+import { parseMetadata, Store, type FragmentRow, type SqlCondition } from "../store/store.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { anchorsOf, FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
@@ -860,7 +860,7 @@ function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery, full: boolea
     snippet: snippet.text,
     highlights: snippet.highlights,
     context: contextFor(c.repo, row.path),
-    metadata: { ...(JSON.parse(row.metadata) as Record<string, unknown>), format: row.format },
+    metadata: { ...parseMetadata(row.metadata), format: row.format },
     explain: c.explain,
     ...(full ? { text: row.text } : {}),
   };

@@ -92,7 +92,8 @@ export interface ListedDocument extends DocumentInput {
   pages: number | null;
 }
 
-function parseMetadata(json: string): Record<string, unknown> {
+/** A document's stored metadata; a damaged value (not a JSON object) reads as none, so the rest of the row is served. */
+export function parseMetadata(json: string): Record<string, unknown> {
   try {
     const value = JSON.parse(json);
     return value && typeof value === "object" && !Array.isArray(value) ? value : {};
@@ -135,7 +136,10 @@ export class Store {
   /** The BM25 posting lists (see store/postings.ts). */
   readonly postings: PostingLists;
 
-  private constructor({ db, movedAside }: OpenedIndex) {
+  private constructor(
+    { db, movedAside }: OpenedIndex,
+    private readonly name: string,
+  ) {
     this.db = db;
     this.movedAside = movedAside;
     this.impacts = new ImpactLists(db);
@@ -167,7 +171,7 @@ export class Store {
    */
   static open(dir: string, options: { write?: boolean; create?: boolean; fresh?: boolean } = {}): Store {
     const mode = options.fresh ? "fresh" : options.create ? "create" : options.write ? "write" : "read";
-    return new Store(openIndexDatabase(Store.dbPath(dir), basename(dir), mode));
+    return new Store(openIndexDatabase(Store.dbPath(dir), basename(dir), mode), basename(dir));
   }
 
   close(): void {
@@ -234,6 +238,24 @@ export class Store {
 
   getMeta(key: string): string | undefined {
     return this.db.query<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?").get(key)?.value;
+  }
+
+  /**
+   * A meta value stored as JSON, or undefined when there is none. A damaged one (bit rot below the file system, an
+   * edit with another tool: page checks do not see inside a value) is INDEX_CORRUPT with the command that rebuilds,
+   * or, with `derived`, none at all: what is computed from the index is computed again.
+   */
+  jsonMeta<T>(key: string, { derived = false } = {}): T | undefined {
+    const raw = this.getMeta(key);
+    if (raw === undefined) return undefined;
+    try {
+      return JSON.parse(raw) as T;
+    } catch {
+      if (derived) return undefined;
+      throw new ResearcherError("INDEX_CORRUPT", `the index of '${this.name}' holds a damaged ${key} record (not JSON)`, {
+        hint: `rebuild it with \`researcher index --rebuild ${this.name}\``,
+      });
+    }
   }
 
   setMeta(key: string, value: string): void {
@@ -861,8 +883,7 @@ export class Store {
   }
 
   embeddingModel(): StoredModel | undefined {
-    const raw = this.getMeta("embedding_model");
-    return raw ? (JSON.parse(raw) as StoredModel) : undefined;
+    return this.jsonMeta<StoredModel>("embedding_model");
   }
 
   setEmbeddingModel(model: StoredModel): void {
