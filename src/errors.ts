@@ -84,6 +84,13 @@ export function describeError(error: unknown): string {
   return String(error) || "an error without a message";
 }
 
+/** The error for a repository never indexed whole: `why` says what was found instead (no index, a cut run). */
+export function notIndexedYet(name: string, why?: string): ResearcherError {
+  return new ResearcherError("NOT_INDEXED", `repository '${name}' has not been indexed yet${why ? ` (${why})` : ""}`, {
+    hint: `run \`researcher index ${name}\``,
+  });
+}
+
 /** The system's codes for a path that does not exist, is not a folder, or may not be read or written. */
 const MISSING_OR_FORBIDDEN = new Set(["ENOENT", "ENOTDIR", "EACCES", "EPERM", "EROFS"]);
 

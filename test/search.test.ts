@@ -228,3 +228,21 @@ describe("large repositories", () => {
     expect((await search(home, { query: '"common words" zephyr' })).total).toBe(3); // required phrases stay
   });
 });
+
+test("a repository whose first index run did not finish is 'not indexed yet', not 'no results' (s12 hostile #5)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  const repo = addRepository(home, { name: "k", path: docs, embed: false });
+  Store.open(repo.dir, { create: true }).close(); // as a first run killed before its first batch leaves it
+  const other = addRepository(home, { name: "other", path: tempDir(), embed: false });
+  await indexRepository(home, other);
+  await expect(search(home, { query: "alpha", repositories: ["k"] })).rejects.toMatchObject({
+    code: "NOT_INDEXED",
+    message: "repository 'k' has not been indexed yet (its first index run did not finish)",
+    hint: "run `researcher index k`",
+  });
+  expect((await search(home, { query: "alpha" })).skipped).toEqual([expect.objectContaining({ repository: "k", code: "NOT_INDEXED" })]);
+  await indexRepository(home, repo);
+  expect((await search(home, { query: "alpha", repositories: ["k"] })).results).toHaveLength(1);
+});

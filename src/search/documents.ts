@@ -13,7 +13,7 @@ import { PAGE_MARKER } from "../convert/document.ts";
 import { ConversionCache } from "./conversions.ts";
 import { conversionLimits, conversionSettings, convertOnce } from "../convert/pool.ts";
 import { isInside, movedRoot, movedRootHint, outsideRoot, readConfinedFile, rootRecord, type RootRecord, sha256 } from "../files.ts";
-import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
+import { describeError, isResearcherError, notIndexedYet, ResearcherError, toResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
 import { isGlob, pathGlob } from "../store/filter-sql.ts";
@@ -281,13 +281,6 @@ function hasIndexedPath(repo: Repository, path: string): boolean {
   return withStore(repo, (store) => store.documentByPath(path) !== undefined) ?? false;
 }
 
-/** The error for a repository that was never indexed. */
-function repositoryNotIndexed(repo: Repository): ResearcherError {
-  return new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has not been indexed yet`, {
-    hint: `run \`researcher index ${repo.name}\``,
-  });
-}
-
 /** Run `body` on the repository's index, or return undefined when it has none. */
 function withStore<T>(repo: Repository, body: (store: Store) => T): T | undefined {
   if (!Store.exists(repo.dir)) return undefined;
@@ -532,7 +525,7 @@ export function listDocuments(
       attempt(repo, (r) => {
         // A repository never indexed is an error when named (as search --repo and status are); a listing of all of
         // them says why it is left out.
-        if (!Store.exists(r.dir)) throw repositoryNotIndexed(r);
+        if (!Store.exists(r.dir)) throw notIndexedYet(r.name);
         return withStore(r, (store) => store.documentListing()) ?? [];
       }),
     ),

@@ -1,7 +1,8 @@
 /** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
 import { docidOf } from "./docid.ts";
 import { join } from "node:path";
-import { type ErrorCode, isResearcherError, ResearcherError } from "../errors.ts";
+import { type ErrorCode, isResearcherError, notIndexedYet, ResearcherError } from "../errors.ts";
+import { writerLockHolder } from "../lock.ts";
 import { LIMIT, MAX_ALL_RESULTS, MAX_QUERY_CHARS, minimumScore, OFFSET, wholeNumber } from "./bounds.ts";
 import { BM25_WEIGHTS, rankOneWord, rankPostings, rankRareFirst } from "./bm25.ts";
 import { buildMatch, embeddingQuery, parseQuery, queryConstraint, type ParsedQuery } from "./query.ts";
@@ -376,7 +377,17 @@ function openRepositories(
     });
   }
   const { answers, skipped } = settle(
-    repos.map((repo) => attempt(repo, (r) => context.store(r))),
+    repos.map((repo) =>
+      attempt(repo, (r) => {
+        const store = context.store(r);
+        // An index whose first run was cut short (killed, a full disk) holds nothing: "no results" would read as
+        // "not in my documents".
+        if (store.getMeta("last_indexed") === undefined && store.counts().documents === 0) {
+          throw notIndexedYet(r.name, writerLockHolder(r.dir) ? "its first index run is under way" : "its first index run did not finish");
+        }
+        return store;
+      }),
+    ),
     named.length > 0,
   );
   return { searchable: answers.map(({ repo, value }) => ({ repo, store: value })), skipped };

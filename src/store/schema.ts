@@ -8,7 +8,16 @@ import { Database } from "bun:sqlite";
 import { accessSync, chmodSync, constants as fs, existsSync, linkSync, mkdirSync, renameSync, rmSync, statfsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { syncFolder, tempPathFor } from "../atomic.ts";
-import { describeError, isSqliteDamage, permissionHint, ResearcherError, systemCode, toResearcherError, writeDenied } from "../errors.ts";
+import {
+  describeError,
+  isSqliteDamage,
+  notIndexedYet,
+  permissionHint,
+  ResearcherError,
+  systemCode,
+  toResearcherError,
+  writeDenied,
+} from "../errors.ts";
 import { FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
 
 export const SCHEMA_VERSION = 8;
@@ -143,9 +152,7 @@ export function openIndexDatabase(file: string, name: string, mode: OpenMode): O
   const create = mode === "create" || mode === "fresh";
   if (!existsSync(file)) {
     if (!create) {
-      throw new ResearcherError("NOT_INDEXED", `repository '${name}' has not been indexed yet (no ${file})`, {
-        hint: `run \`researcher index ${name}\``,
-      });
+      throw notIndexedYet(name, `no ${file}`);
     }
     createBeside(file);
   }
