@@ -153,6 +153,31 @@ describe("a hostile .git", () => {
     expect(await lookupBounded(root)).toMatchObject({ info: { root, branch: null, commit: null } });
   }, 10_000);
 
+  test("a ref or HEAD that is a link, and a commondir to a folder of another user, lead nowhere outside (s12 hostile #4)", () => {
+    mkdirSync(join(hostile, "outside"), { recursive: true });
+    writeFileSync(join(hostile, "outside/api-token"), `${head}\n`);
+    const linkedRef = repository("linked-ref");
+    writeFileSync(join(linkedRef, ".git/HEAD"), "ref: refs/heads/main\n");
+    symlinkSync("../../../../outside/api-token", join(linkedRef, ".git/refs/heads/main"));
+    expect(findGitRepository(linkedRef)).toMatchObject({ branch: "main", commit: null });
+    const linkedHead = repository("linked-head");
+    symlinkSync("../../outside/api-token", join(linkedHead, ".git/HEAD"));
+    expect(findGitRepository(linkedHead)).toMatchObject({ branch: null, commit: null });
+    // commondir naming a folder this user does not own: its refs and config are not read.
+    const other = join(hostile, "others");
+    mkdirSync(join(other, "refs/heads"), { recursive: true });
+    writeFileSync(join(other, "refs/heads/x"), `${head}\n`);
+    writeFileSync(join(other, "config"), '[remote "origin"]\n url = https://e.example/leaked-name.git\n');
+    const common = repository("commondir");
+    writeFileSync(join(common, ".git/HEAD"), "ref: refs/heads/x\n");
+    writeFileSync(join(common, ".git/commondir"), `${other}\n`);
+    expect(findGitRepository(common)).toMatchObject({ name: "leaked-name", commit: head }); // ours: a worktree's common folder
+    if (process.getuid?.() === 0) {
+      chownSync(other, 65534, 65534);
+      expect(findGitRepository(common)).toMatchObject({ name: "commondir", branch: "x", commit: null, remote: null });
+    }
+  });
+
   test("ref names follow git's rules (check-ref-format): an invalid one is no branch and no commit", () => {
     const root = repository("refnames");
     const invalid = [

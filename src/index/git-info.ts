@@ -106,7 +106,8 @@ function ownedByUs(path: string): boolean {
 function readRepository(root: string, gitDir: string): GitInfo {
   // A worktree's own folder holds HEAD; refs, packed-refs and config live in the common folder.
   const common = readSmall(join(gitDir, "commondir"), SMALL_FILE_BYTES)?.trim();
-  const commonDir = common ? resolve(gitDir, common) : gitDir;
+  // The common folder is trusted as the git folder is: only if this user owns it (git's safe.directory rule).
+  const commonDir = common && ownedByUs(resolve(gitDir, common)) ? resolve(gitDir, common) : gitDir;
   const head = (readSmall(join(gitDir, "HEAD"), SMALL_FILE_BYTES) ?? "").trim();
   let branch: string | null = null;
   let commit: string | null = null;
@@ -188,19 +189,20 @@ export function nameFromUrl(url: string): string | null {
 }
 
 /**
- * A small git file's text, or null: only a regular file (checked before it is opened, so a device is not even
- * opened, and again on the descriptor, which is opened without blocking) of at most `maxBytes`.
+ * A small git file's text, or null: only a regular file that is no link (checked before it is opened, so a device
+ * is not even opened, and again on the descriptor, which is opened without blocking) of at most `maxBytes`. git
+ * writes no linked refs or HEAD; one placed there led outside the repository (its content became git_commit).
  */
 function readSmall(path: string, maxBytes: number): string | null {
-  if (!isFile(path)) return null;
+  if (!isPlainFile(path)) return null;
   const read = readRegularFile(path, maxBytes);
   return "bytes" in read ? new TextDecoder().decode(read.bytes) : null;
 }
 
-/** Whether `path` is a regular file (following links). */
-function isFile(path: string): boolean {
+/** Whether `path` is a regular file itself (not a link to one). */
+function isPlainFile(path: string): boolean {
   try {
-    return statSync(path).isFile();
+    return lstatSync(path).isFile();
   } catch {
     return false;
   }
