@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { beginText, endText, PDFDocument, setFontAndSize, setTextMatrix, showText, StandardFonts } from "pdf-lib";
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
@@ -299,4 +300,26 @@ describe("convertPdf", () => {
     const summary = await indexRepository(home, addRepository(home, { name: "docs", path: docs, embed: false }));
     expect(summary).toMatchObject({ indexed: 2, failed: 0 });
   });
+});
+
+test("a scan's text layer (ocrmypdf, Tesseract: each word on its own, stretched to its box, along a tilted baseline) reads as lines, not a word a paragraph (s12 hostile #13)", async () => {
+  const pdf = await PDFDocument.create();
+  const font = await pdf.embedFont(StandardFonts.Helvetica);
+  const page = pdf.addPage([600, 800]);
+  const name = page.node.newFontDictionary("F1", font.ref);
+  const operators = [beginText(), setFontAndSize(name, 1)];
+  const line = (words: string[], y: number) => {
+    let x = 50;
+    for (const [i, word] of words.entries()) {
+      const scale = 9 + (i % 4);
+      operators.push(setTextMatrix(scale, 0.15, -0.16, 11, x, y + i * 0.6), showText(font.encodeText(word)));
+      x += font.widthOfTextAtSize(word, scale) + 5;
+    }
+  };
+  line("the tilted baseline of a scanned page".split(" "), 700);
+  line("read word by word, as the".split(" "), 686);
+  line("scanner's OCR wrote it".split(" "), 672);
+  page.pushOperators(...operators, endText());
+  const doc = await convertPdf(await pdf.save(), "scan", { ocr: "off" });
+  expect(doc.text).toBe("<!-- page 1 -->\n\nthe tilted baseline of a scanned page read word by word, as the scanner's OCR wrote it\n");
 });

@@ -346,21 +346,28 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
   }
   const lines: (Line & { runs: Run[] })[] = [];
   let current: (typeof lines)[number] | undefined;
+  let last: { y: number; end: number; eol: boolean } | undefined;
   for (const item of items) {
     const size = Math.hypot(item.transform[2]!, item.transform[3]!) || item.height || 1;
     const x = item.transform[4]!;
     const y = item.transform[5]!;
     const text = clean(item.str);
     if (text) {
-      if (current && Math.abs(y - current.y) > size * 0.5) current = undefined;
+      // A baseline jump from the item before starts a line, and so does pdf.js's end-of-line mark, unless the item
+      // goes on along the same baseline to the right: a scan's text layer (ocrmypdf, Tesseract) places every word
+      // on its own, along a slightly tilted baseline, and pdf.js marked each one a line (a page read 864 lines).
+      const jump = last !== undefined && Math.abs(y - last.y) > size * 0.5;
+      const goesOn = last !== undefined && x >= last.end - size;
+      if (current && (jump || (last?.eol && !goesOn))) current = undefined;
       if (!current) {
         current = { text: "", y, size, runs: [] };
         lines.push(current);
       }
       current.runs.push({ text, x, end: x + item.width, size, dir: /^\s+$/.test(text) ? undefined : item.dir });
       current.size = Math.max(current.size, size);
+      last = { y, end: x + item.width, eol: false };
     }
-    if (item.hasEOL) current = undefined;
+    if (item.hasEOL && last) last.eol = true;
   }
   return lines
     .map((line) => ({ text: lineText(line.runs).replace(/\s+/g, " ").trim(), y: line.y, size: line.size }))
