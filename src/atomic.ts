@@ -18,6 +18,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { ResearcherError } from "./errors.ts";
+import { writeAll } from "./terminal.ts";
 
 export function tempPathFor(file: string): string {
   const unique = `${process.pid}.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 8)}`;
@@ -101,11 +102,6 @@ function ownDescriptor(file: string): number | undefined {
   if (named !== undefined) return named;
   const numbered = /^\/(?:dev|proc\/self)\/fd\/(\d+)$/.exec(file);
   return numbered ? Number(numbered[1]) : undefined;
-}
-
-function writeAll(fd: number, data: string): void {
-  const bytes = Buffer.from(data);
-  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
 }
 
 const NEW_FILE_MODE = 0o644;

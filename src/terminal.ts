@@ -14,7 +14,8 @@ export interface Terminal {
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
-function writeAll(fd: number, text: string): void {
+/** All of `text` to `fd`: a full non-blocking pipe waits for its reader, a reader gone (`| head`) ends the process. */
+export function writeAll(fd: number, text: string): void {
   let bytes = Buffer.from(text);
   while (bytes.length > 0) {
     try {

@@ -16,7 +16,7 @@
 import type { Embedder } from "../embed/embedder.ts";
 import { parseQuery, type ParsedQuery } from "./query.ts";
 import { BM25_WEIGHTS } from "./bm25.ts";
-import { searchVectors, VectorCache } from "./vectors.ts";
+import { dot, searchVectors, VectorCache } from "./vectors.ts";
 import type { Store } from "../store/store.ts";
 import { seeded } from "../random.ts";
 
@@ -145,12 +145,6 @@ export function termIdfs(store: Store, stems: string[]): Map<string, number> {
 
 function clamp(x: number): number {
   return Math.min(1, Math.max(0, x));
-}
-
-function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let sum = 0;
-  for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
-  return sum;
 }
 
 function round(x: number): number {

@@ -495,7 +495,7 @@ function normalised(v: Float32Array): Float32Array {
   return v.map((x) => x / norm);
 }
 
-function dot(a: Float32Array, b: Float32Array): number {
+export function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let sum = 0;
   for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
   return sum;
