@@ -702,8 +702,11 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   const left = new Set([...plan.gone, ...writer.vanished]);
   const kept = [...plan.unreadable, ...plan.failedUnchanged, ...writer.failures.map((f) => f.path)];
   const behind = [...new Set(kept)].filter((path) => stored.has(path) && !left.has(path) && settings.force(path));
-  store.setMeta("chunking", settings.chunking);
-  store.setMeta("chunking_behind", JSON.stringify(behind.sort()));
+  // One commit: a kill between the two recorded the new settings with the last run's list of documents behind.
+  store.transaction(() => {
+    store.setMeta("chunking", settings.chunking);
+    store.setMeta("chunking_behind", JSON.stringify(behind.sort()));
+  });
   return counts;
 }
 
