@@ -4,8 +4,11 @@
  * model mismatch gives is a command that works.
  */
 import { beforeAll, expect, test } from "bun:test";
+import { cpSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { addRepository } from "../src/repos.ts";
+import { indexRepository } from "../src/index/indexer.ts";
+import { addRepository, getRepository } from "../src/repos.ts";
+import { search, SearchContext } from "../src/search/search.ts";
 import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, writeTree } from "./helpers.ts";
 
 describeShared("re-embedding one repository with another model", () => {
@@ -69,5 +72,34 @@ describeShared("re-embedding one repository with another model", () => {
     const after = cli("search", "whale", "--repo", "old", "--mode", "vector", "--json");
     expect(after.code).toBe(0);
     expect(JSON.parse(after.stdout).results[0].path).toBe("x.md");
+  }, 60_000);
+});
+
+describeShared("a model folder replaced under a running server", () => {
+  test("the server's next search loads the folder's new model once the repository is re-embedded (s12 review #5)", async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# Cars\n\nThe automobile and its engine.\n", "b.md": "# Food\n\nBread and cheese.\n" });
+    const folder = join(tempDir(), "model");
+    cpSync(GLOVE, folder, { recursive: true });
+    const repo = addRepository(home, { name: "w8", path: docs, embedding: { model: folder } });
+    await indexRepository(home, repo);
+    const context = new SearchContext();
+    try {
+      const hybrid = () => search(home, { query: "car", repositories: ["w8"], mode: "hybrid" }, context);
+      expect((await hybrid()).mode).toBe("hybrid");
+      // Another model copied into the same folder, the repository re-embedded with it (the hint's own command).
+      rmSync(folder, { recursive: true });
+      const models = tempDir();
+      expect(Bun.spawnSync(["bash", join(SHARED, "models/unpack-minilm.sh"), models]).exitCode).toBe(0);
+      cpSync(join(models, "minilm-l6-arch-random"), folder, { recursive: true });
+      await indexRepository(home, getRepository(home, "w8"), { embeddingsOnly: true });
+      // It failed MODEL_MISMATCH on every search until the server restarted; the CLI searched fine meanwhile.
+      const after = await hybrid();
+      expect(after.mode).toBe("hybrid");
+      expect(after.results.length).toBe(2);
+    } finally {
+      await context.close();
+    }
   }, 60_000);
 });

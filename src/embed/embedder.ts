@@ -359,24 +359,49 @@ export async function loadEmbedder(home: string, choice: ModelChoice, options: L
 /** Loaded models by choice, so a server or a multi-repository command loads each model once. */
 export class EmbedderCache {
   private readonly loaded = new Map<string, Promise<Embedder>>();
+  /** Models let go because their folder changed: disposed with the rest, as a search may still be using one. */
+  private readonly retired: Embedder[] = [];
 
   constructor(private readonly options: LoadOptions = { allowDownload: true }) {}
 
-  get(home: string, choice: ModelChoice): Promise<Embedder> {
+  async get(home: string, choice: ModelChoice): Promise<Embedder> {
     const key = JSON.stringify([home, choice]);
-    let embedder = this.loaded.get(key);
-    if (!embedder) {
-      embedder = loadEmbedder(home, choice, this.options);
-      embedder.catch(() => this.loaded.delete(key));
-      this.loaded.set(key, embedder);
+    const cached = this.loaded.get(key);
+    if (cached) {
+      const embedder = await cached.catch(() => undefined);
+      // A model folder changed under a long-lived server (a newer model pulled in place, another one copied there,
+      // and the repository re-embedded with it): loaded again, as a new process would. Until then every search of
+      // the repository failed MODEL_MISMATCH.
+      if (!embedder || !changedOnDisk(home, choice, embedder)) return cached;
+      if (this.loaded.get(key) === cached) {
+        this.loaded.delete(key);
+        this.retired.push(embedder);
+      }
     }
-    return embedder;
+    let loading = this.loaded.get(key);
+    if (!loading) {
+      loading = loadEmbedder(home, choice, this.options);
+      loading.catch(() => this.loaded.delete(key));
+      this.loaded.set(key, loading);
+    }
+    return loading;
   }
 
   async dispose(): Promise<void> {
     const all = await Promise.allSettled(this.loaded.values());
     this.loaded.clear();
     for (const result of all) if (result.status === "fulfilled") await result.value.dispose();
+    for (const embedder of this.retired.splice(0)) await embedder.dispose();
+  }
+}
+
+/** Whether the model `choice` names now is another than the loaded `embedder` (its fingerprint, a stat away). */
+function changedOnDisk(home: string, choice: ModelChoice, embedder: Embedder): boolean {
+  if (choice.provider !== "local") return false;
+  try {
+    return fingerprintOf(describeModel(home, choice), embedder.dims) !== embedder.fingerprint;
+  } catch {
+    return false; // not describable now (a folder half copied): the loaded model serves until it is
   }
 }
 
