@@ -66,7 +66,7 @@ async function collect(name: string, embedding: Record<string, string>): Promise
       const bm25 = match ? rankBm25(store, parsed, match, FUSION_DEPTH).hits : [];
       const vector = (await searchVectors(store, repo.dir, vectors[i]!, FUSION_DEPTH)).hits;
       const lexicalTop = bm25[0] ? lexicalEvidence(store, parsed)(bm25[0].score) : 0;
-      const vectorTop = vector[0] ? vectorEvidence(vectors[i]!, vectorCalibration(store))(vector[0].score) : 0;
+      const vectorTop = vector[0] ? vectorEvidence(vectors[i]!, vectorCalibration(store)?.centroid)(vector[0].score) : 0;
       cases.push({ split, id: q.id, bm25, vector, lexicalTop, vectorTop });
     }
   }

@@ -84,6 +84,21 @@ describeShared("merging repositories by calibrated evidence", () => {
     expect(top.sort()).toEqual(["notes:rye.md", "recipes:loaf.md"]);
   });
 
+  test("vector mode, no passage above the floor: the repository the question is about comes first, not the one named first (s12 user #3)", async () => {
+    // Measured each from its own repository's mean, an unrelated repository's nearest passage got more evidence than
+    // the right one's best; and evidence below the floor counted as none, so the lists interleaved by rank with
+    // the first-named repository first: a JavaScript paper answered "the default integer type in Rust".
+    const { results } = (await search(
+      home,
+      { query: "what should I cook tonight", mode: "vector", repositories: ["archive", "recipes"], explain: true, limit: 4 },
+      context,
+    )) as { results: FragmentHit[] };
+    expect(results.every((r) => r.explain!.merge.score === 0)).toBe(true);
+    expect(results.map((r) => r.repository)).toEqual(["recipes", "recipes", "recipes", "archive"]);
+    const vector = results.map((r) => r.explain!.merge.vector!);
+    expect([...vector].sort((a, b) => b - a)).toEqual(vector); // one background: evidence compares across them
+  });
+
   test("--explain prints the merge score and its evidence", () => {
     const result = runCli(["search", "--explain", "--repo", "archive", "--repo", "notes", "--", QUERY], { home });
     expect(result.code).toBe(0);

@@ -25,6 +25,8 @@ export interface VectorCalibration {
   generation: string;
   /** The mean of the repository's vectors: a query's dot product with it is its mean cosine with them. */
   centroid: number[];
+  /** How many vectors the mean is of (calibrations from before it was kept have none: the store counts them). */
+  vectors?: number;
   lists?: ListStrength;
 }
 
@@ -60,7 +62,12 @@ export async function calibrateRepository(store: Store, dir: string, loadEmbedde
   if (!sum) return store.deleteMeta(META_KEY);
   const centroid = Array.from(sum, (x) => x / ids.length);
   const lists = await findSources(store, dir, ids, await loadEmbedder());
-  const calibration: VectorCalibration = { generation, centroid: centroid.map((x) => Math.round(x * 1e6) / 1e6), lists };
+  const calibration: VectorCalibration = {
+    generation,
+    centroid: centroid.map((x) => Math.round(x * 1e6) / 1e6),
+    vectors: ids.length,
+    lists,
+  };
   store.setMeta(META_KEY, JSON.stringify(calibration));
 }
 
@@ -107,11 +114,48 @@ export function vectorCalibration(store: Store): VectorCalibration | null {
 }
 
 /**
- * A function from a cosine to vector evidence in [0, 1] for one query in one repository: how far the cosine has
- * come from the query's background towards 1. Without a calibration the background is taken as 0.
+ * The centroid each store's vector evidence is measured from. Alone, or with a model no other searched repository
+ * shares, a repository's own. Repositories embedded with one model share the mean of their vectors, as if they
+ * were one index: measured from each one's own mean, a repository the query is about (its mean close to the query)
+ * gave its real matches little evidence and an unrelated one's nearest passage much (a JavaScript paper first for
+ * "the default integer type in Rust", s12 user #3); with one background, their cosines compare as they are.
  */
-export function vectorEvidence(query: Float32Array, calibration: VectorCalibration | null): (cosine: number) => number {
-  const background = calibration ? dot(query, calibration.centroid) : 0;
+export function backgrounds(stores: Store[]): Map<Store, number[]> {
+  const byModel = new Map<string, { store: Store; calibration: VectorCalibration }[]>();
+  for (const store of stores) {
+    const calibration = vectorCalibration(store);
+    const model = calibration && fingerprintOf(store);
+    if (!calibration || !model) continue;
+    byModel.set(model, [...(byModel.get(model) ?? []), { store, calibration }]);
+  }
+  const centroids = new Map<Store, number[]>();
+  for (const group of byModel.values()) {
+    const weights = group.map(({ store, calibration }) => calibration.vectors ?? store.vectorCount());
+    const total = weights.reduce((sum, w) => sum + w, 0) || 1;
+    const mean = group[0]!.calibration.centroid.map(
+      (_, d) => group.reduce((sum, { calibration }, i) => sum + calibration.centroid[d]! * weights[i]!, 0) / total,
+    );
+    for (const { store } of group) centroids.set(store, mean);
+  }
+  return centroids;
+}
+
+/** The fingerprint of the model a store's vectors are of; none when it has none, or its record is damaged. */
+function fingerprintOf(store: Store): string | undefined {
+  try {
+    return store.embeddingModel()?.fingerprint;
+  } catch {
+    return undefined; // the repository's own search reports the damage
+  }
+}
+
+/**
+ * A function from a cosine to vector evidence in [0, 1] for one query in one repository: how far the cosine has
+ * come from the query's background (its cosine with `centroid`, backgrounds()) towards 1. Without one the
+ * background is taken as 0.
+ */
+export function vectorEvidence(query: Float32Array, centroid: number[] | undefined): (cosine: number) => number {
+  const background = centroid ? dot(query, centroid) : 0;
   const span = Math.max(1 - background, 0.05); // a query as close to everything as a match is tells nothing
   return (cosine) => clamp((cosine - background) / span);
 }

@@ -156,16 +156,20 @@ export function mergeScore(lexical: number | null, vector: number | null): numbe
 /**
  * Merge ranked lists (one per repository) by merge score, keeping each list's own order (a repository's ranking
  * is its best judgement; an item never scores above the one ranked before it in its list). Equal scores, such
- * as lists with no evidence above the floor, interleave by reciprocal rank so a small repository is not starved.
+ * as lists with no evidence above the floor, go by `tieOf` (the vector evidence below the floor: with one model,
+ * measured from one background, it compares across repositories), then interleave by reciprocal rank so a small
+ * repository is not starved.
  */
-export function mergeLists<T>(lists: T[][], scoreOf: (item: T) => number, k = RRF_K): T[] {
+export function mergeLists<T>(lists: T[][], scoreOf: (item: T) => number, tieOf: (item: T) => number = () => 0, k = RRF_K): T[] {
   if (lists.length === 1) return lists[0]!;
   const keyed = lists.flatMap((list, l) => {
     let ceiling = Infinity;
+    let tieCeiling = Infinity;
     return list.map((item, i) => {
       ceiling = Math.min(ceiling, scoreOf(item));
-      return { item, list: l, merge: ceiling, rrf: 1 / (k + i + 1) };
+      tieCeiling = Math.min(tieCeiling, tieOf(item));
+      return { item, list: l, merge: ceiling, tie: tieCeiling, rrf: 1 / (k + i + 1) };
     });
   });
-  return keyed.sort((a, b) => b.merge - a.merge || b.rrf - a.rrf || a.list - b.list).map((s) => s.item);
+  return keyed.sort((a, b) => b.merge - a.merge || b.tie - a.tie || b.rrf - a.rrf || a.list - b.list).map((s) => s.item);
 }

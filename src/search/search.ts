@@ -23,7 +23,7 @@ import { parseMetadata, Store, type FragmentRow, type SqlCondition } from "../st
 import { loadConfig, type Config } from "../config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { anchorsOf, FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
-import { lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
+import { backgrounds, lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { boostHeadings } from "./heading-boost.ts";
 import { ANN_PROBLEMS, annNeedsRebuilding, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
@@ -257,7 +257,17 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
   const onSnapshots = (work: () => Promise<SearchResponse>) => stores.reduce((inner, store) => () => store.snapshot(inner), work)();
   return onSnapshots(async () => {
     const embedQuery = queryEmbedder(semanticQuery);
-    const run: SearchRun = { home, parsed, embeddable: semanticQuery !== "", options, filter, config, context, embedQuery };
+    const run: SearchRun = {
+      home,
+      parsed,
+      embeddable: semanticQuery !== "",
+      options,
+      filter,
+      config,
+      context,
+      embedQuery,
+      backgrounds: backgrounds(stores),
+    };
     const ranked = await rankPage(run, searchable, named, offset + limit);
     skipped.push(...ranked.left);
     if (ranked.perRepo.length === 0) throw noneAnswered(skipped);
@@ -338,6 +348,7 @@ async function rankPage(run: SearchRun, searchable: { repo: Repository; store: S
     const candidates = mergeLists(
       perRepo.map((r) => r.candidates),
       (c) => c.explain.merge.score,
+      (c) => c.explain.merge.vector ?? 0,
     );
     const total = perRepo.reduce((sum, r) => sum + r.total, 0);
     return { perRepo, left, candidates, total, groups: documents ? documentGroups(candidates) : [] };
@@ -444,6 +455,8 @@ interface SearchRun {
   context: SearchContext;
   /** The query's vector by a model, embedded once however many repositories share the model. */
   embedQuery: (embedder: Embedder) => Promise<Float32Array>;
+  /** What each repository's vector evidence is measured from (calibration.ts backgrounds). */
+  backgrounds: Map<Store, number[]>;
 }
 
 /** A repository's ranked lists, as deep as asked, and what turns their scores into comparable evidence. */
@@ -559,7 +572,7 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
     lists.unfiltered.vector = (
       await searchVectors(store, repo.dir, queryVector, depth, { within: admitted, without: excluded, cache })
     ).hits;
-  lists.vectorScale = vectorEvidence(queryVector, vectorCalibration(store));
+  lists.vectorScale = vectorEvidence(queryVector, run.backgrounds.get(store));
   return lists;
 }
 
