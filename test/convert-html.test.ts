@@ -225,6 +225,11 @@ describe("character sets", () => {
     expect((await convertHtml(bom, "fb")).text).toBe("Grüße");
   });
 
+  test("a page that declares nothing and is no valid UTF-8 is read as windows-1252, as browsers do (s12 hostile #14)", async () => {
+    expect((await convertHtml(latin1("<html><body><p>caf\u00e9 cr\u00e8me</p></body></html>"), "fb")).text).toBe("café crème");
+    expect((await convertHtml(utf8("<html><body><p>café crème</p></body></html>"), "fb")).text).toBe("café crème");
+  });
+
   test("an unknown charset label falls back to UTF-8", () => {
     expect(decodeHtml(utf8(`<meta charset="no-such-charset"><p>Grüße</p>`))).toContain("Grüße");
   });

@@ -214,7 +214,7 @@ function textOf(element: HtmlElement | null | undefined): string | undefined {
  * first bytes are scanned: declarations must appear early, and a huge page is not decoded twice.
  */
 export function decodeHtml(bytes: Uint8Array): string {
-  const label = bomEncoding(bytes) ?? declaredEncoding(bytes) ?? "utf-8";
+  const label = bomEncoding(bytes) ?? declaredEncoding(bytes) ?? undeclaredEncoding(bytes);
   let decoder: TextDecoder;
   try {
     decoder = new TextDecoder(label as "utf-8"); // a declared label is any string; an unknown one throws
@@ -223,6 +223,19 @@ export function decodeHtml(bytes: Uint8Array): string {
   }
   // the BOM is dropped by the decoder; replacement characters beat refusing a page over one bad byte
   return decoder.decode(bytes);
+}
+
+/**
+ * A page that declares no encoding: UTF-8 when it is valid UTF-8, else windows-1252, as browsers fall back to for
+ * the Western pages saved before UTF-8 was usual (`caf\xe9` read as `caf�`).
+ */
+function undeclaredEncoding(bytes: Uint8Array): string {
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return "utf-8";
+  } catch {
+    return "windows-1252";
+  }
 }
 
 function bomEncoding(bytes: Uint8Array): string | undefined {
