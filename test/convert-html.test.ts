@@ -307,3 +307,25 @@ describeShared("corpus", () => {
     expect(doc.text).not.toContain("# Array comprehensions: cubes"); // the editor's <textarea> copy of the example
   });
 });
+
+describe("MathML", () => {
+  test("powers, indices, fractions and roots keep their meaning as one line of text (s12 user #2)", async () => {
+    const math = (body: string, display = "") => `<math xmlns="http://www.w3.org/1998/Math/MathML"${display}>${body}</math>`;
+    const page = `<html><body><p>We compute ${math("<msup><mi>b</mi><mi>n</mi></msup>")} fast.</p>${math(
+      "<mi>φ<!-- φ --></mi><mo>=</mo><mfrac><mrow><mn>1</mn><mo>+</mo><msqrt><mn>5</mn></msqrt></mrow><mn>2</mn></mfrac>",
+      ' display="block"',
+    )}<p>${math("<msub><mi>y</mi><mrow><mi>n</mi><mo>−</mo><mn>2</mn></mrow></msub>")} and ${math(
+      "<mroot><mi>x</mi><mn>3</mn></mroot>",
+    )} and ${math("<msubsup><mi>x</mi><mi>i</mi><mn>2</mn></msubsup>")}</p></body></html>`;
+    expect((await convertHtml(utf8(page), "f")).text).toBe("We compute b^n fast.\n\nφ = (1 + √5)/2\n\ny_(n − 2) and 3√x and x_i^2");
+  });
+
+  testShared("SICP's formulas read as written (they read `b 2 = b ⋅ b`, `y n − 2`)", async () => {
+    const text = async (page: string) =>
+      (await convertHtml(new Uint8Array(readFileSync(join(SHARED, "data/corpus/html/sicp/html", page))), "f")).text;
+    const powers = await text("1_002e2.xhtml");
+    expect(powers).toContain("b^2 = b ⋅ b , ; b^4 = b^2 ⋅ b^2");
+    expect(powers).toContain("φ = (1 + √5)/2 ≈ 1.6180");
+    expect(await text("1_002e3.xhtml")).toContain("h/3 ( y_0 + 4 y_1 + 2 y_2 + 4 y_3 + 2 y_4 + ⋯ + 2 y_(n − 2) + 4 y_(n − 1) + y_n )");
+  });
+});

@@ -5,6 +5,7 @@
  * What is kept: ATX headings (the chunker's heading path), paragraphs, lists, GFM tables, fenced code. What is
  * dropped: page furniture and non-content (scripts, styles, navigation, forms…), link targets and image sources
  * (URLs are noise in search terms and snippets; the link text stays), and markdown escapes the chunker does not need.
+ * MathML becomes a line of text that keeps its powers, indices and fractions (mathml.ts).
  */
 // @ts-expect-error -- turndown ships no type declarations; `Turndown` below types the part used here
 import TurndownService from "turndown";
@@ -13,6 +14,7 @@ import { strikethrough, taskListItems } from "@joplin/turndown-plugin-gfm";
 // @ts-expect-error -- turndown's own DOM (its node build parses with it); its .d.ts is not a module
 import domino from "@mixmark-io/domino";
 import { bodyOrTitle, type ConvertedDocument } from "./document.ts";
+import { mathText } from "./mathml.ts";
 import { ResearcherError } from "../errors.ts";
 
 /** The slice of the DOM (domino's) this module touches. Domino's `querySelector` misses with `undefined`, not null. */
@@ -285,6 +287,10 @@ function turndown(): Turndown {
   service.addRule("imageAlt", { filter: "img", replacement: (_, node) => imageAlt(node) });
   service.addRule("heading", { filter: ["h1", "h2", "h3", "h4", "h5", "h6"], replacement: heading });
   service.addRule("preformatted", { filter: "pre", replacement: (_, node) => fence(node) });
+  service.addRule("math", {
+    filter: (node) => node.nodeName.toLowerCase() === "math",
+    replacement: (_, node) => (node.getAttribute("display") === "block" ? `\n\n${mathText(node)}\n\n` : mathText(node)),
+  });
   // Only what would change how the chunker reads a line: a heading marker or a code fence at its start. Escaping
   // `*`, `_` or `[` as turndown does would put backslashes into snippets (and into `snake_case` words).
   service.escape = (text) => text.replace(/^(\s*)(#{1,6}(?=\s|$)|`{3,}|~{3,})/, "$1\\$2");
