@@ -201,6 +201,13 @@ describeShared("the Rust book", async () => {
     // Alone on its page (offset 1), the second fragment shows its best passage again.
     const alone = (await search(home, { query: "panic unwind abort", limit: 1, offset: 1 })).results[0] as FragmentHit;
     expect(alone.location).toBe(page[0]!.location);
+    // The same passage a line apart (s12 user #7): the second snippet began where the first one's text was.
+    const apart = (await search(home, { query: "how to make panic abort instead of unwinding", limit: 2 })).results as FragmentHit[];
+    expect(apart.map((r) => r.fragment.seq)).toEqual([0, 1]);
+    const words = (snippet: string) => snippet.replace(/[…>]/g, " ").split(/\s+/).filter(Boolean);
+    const first = words(apart[0]!.snippet).join(" ");
+    const opening = words(apart[1]!.snippet).slice(0, 8).join(" ");
+    expect(first).not.toContain(opening);
   });
 });
 
