@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { convertMarkdown } from "../src/convert/convert.ts";
 import { indexRepository, type IndexOptions } from "../src/index/indexer.ts";
@@ -107,6 +107,16 @@ describe("deep folders and odd names", () => {
     });
     expect(first).toMatchObject({ indexed: 1, failed: 1 });
     expect(first.failures).toEqual([{ path: "b\ufffd\ufffd.md", reason: "file name is not valid UTF-8 (rename the file to index it)" }]);
+  }, 30_000);
+
+  test("a folder whose name is not valid UTF-8 says so, not 'cannot list folder: ENOENT' (s12 hostile #14)", async () => {
+    const { first } = await indexTwice((docs) => {
+      writeFileSync(join(docs, "fine.md"), "fine words\n");
+      const folder = Buffer.concat([Buffer.from(docs), Buffer.from([0x2f, 0x64, 0xff])]);
+      mkdirSync(folder);
+      writeFileSync(Buffer.concat([folder, Buffer.from("/in.md")]), "inside words\n");
+    });
+    expect(first.failures).toEqual([{ path: "d\ufffd/", reason: "folder name is not valid UTF-8 (rename the folder to index it)" }]);
   }, 30_000);
 });
 

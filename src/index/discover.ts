@@ -369,7 +369,12 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
     } catch (error) {
       if (path === "") throw unreadableRoot(root, error);
       discovery.unlisted.push(path);
-      discovery.problems.push({ path: `${path}/`, reason: `cannot list folder: ${describeError(error)}` });
+      // A name that is not UTF-8 comes back with U+FFFD in it, and no folder has that name.
+      const undecodable = (error as NodeJS.ErrnoException).code === "ENOENT" && path.includes("\ufffd");
+      const reason = undecodable
+        ? "folder name is not valid UTF-8 (rename the folder to index it)"
+        : `cannot list folder: ${describeError(error)}`;
+      discovery.problems.push({ path: `${path}/`, reason });
       return;
     }
     let rules = parentRules;
