@@ -149,7 +149,8 @@ describe("command dispatch", () => {
     }
     // `-n1`, as `head -n1` takes it (it was an unknown option: hostile s8 #10); after `--` it is query text.
     expect(runCli(["search", "alpha", "-n1", "--files"], { home })).toMatchObject({ code: 0, stdout: `${join(docs, "a.md")}\n` });
-    expect(runCli(["search", "--mode", "bm25", "--", "-n1"], { home }).stderr).toStartWith('no results for "-n1"');
+    // (as query text, `-n1` excludes the word n1 and asks for nothing: a usage error that says so)
+    expect(runCli(["search", "--mode", "bm25", "--", "-n1"], { home }).stderr).toStartWith("error: a query of exclusions alone");
     // A phrase keeps its own quotes, shown in single ones (they were doubled: `""never seen""`).
     expect(runCli(["search", '"never seen"'], { home }).stderr).toBe(`no results for '"never seen"'\n`);
     // Nothing printed says why: no match, or matches all before --offset or below --min-score; an empty glob is no filter.

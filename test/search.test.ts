@@ -253,3 +253,17 @@ test("a repository whose first index run did not finish is 'not indexed yet', no
   await indexRepository(home, repo);
   expect((await search(home, { query: "alpha", repositories: ["k"] })).results).toHaveLength(1);
 });
+
+test("a query of exclusions alone is a usage error that says to add a word, not 'no results' (s12 hostile #14)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  await indexRepository(home, addRepository(home, { name: "k", path: docs, embed: false }));
+  for (const query of ["-zzqq", '-"borrow checker"', "-a -b"]) {
+    await expect(search(home, { query, mode: "bm25" })).rejects.toMatchObject({
+      code: "USAGE",
+      message: "a query of exclusions alone (-word) has nothing to search for",
+    });
+  }
+  expect((await search(home, { query: "alpha -zzqq", mode: "bm25" })).results).toHaveLength(1);
+});

@@ -248,6 +248,12 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
   const { searchable, skipped } = openRepositories(home, options.repositories ?? [], context);
   const parsed = parseQuery(options.query);
   const semanticQuery = embeddingQuery(options.query);
+  if (parsed.match === null && parsed.excluded.length > 0 && semanticQuery === "") {
+    // Every mode answered "no results", which reads as "nothing is there" (s12 hostile #14).
+    throw new ResearcherError("USAGE", "a query of exclusions alone (-word) has nothing to search for", {
+      hint: 'add a word to find, e.g. "borrow -unsafe"',
+    });
+  }
   const filter = combineFilters([
     ...(options.where ?? []),
     ...(options.filter ? [{ kind: "term" as const, key: "path", op: "eq" as const, values: [options.filter] }] : []),
