@@ -368,6 +368,9 @@ describe("refs as search results print them (page and line range)", () => {
     expect(page.text).not.toContain("harbours");
     expect(page.text).not.toContain("deserts");
     expect((await readDocument(pagesHome, "atlas.pdf:p3")).text).toContain("deserts");
+    // As PDF viewers and links write a page (s12 hostile #14: "did you mean atlas:atlas.pdf?").
+    for (const ref of ["atlas:atlas.pdf#p3", "atlas:atlas.pdf#page=3"])
+      expect((await readDocument(pagesHome, ref)).text).toContain("deserts");
     const missing = await refusal(readDocument(pagesHome, "atlas:atlas.pdf:p9"));
     expect(missing.message).toBe("atlas:atlas.pdf has no page 9 (3 pages)");
     expect(missing.hint).toBe("read a page between p1 and p3");

@@ -203,11 +203,12 @@ function unread(miss: ResearcherError, skipped: SkippedRepository[]): Researcher
 
 /**
  * The place a ref's tail names: `:line`, `:line:count`, `:from-to` (a code result's line range) or `:pN` (a PDF
- * result's page), as search results print them. The path before it may hold any character a file name can, a
- * newline too (`s`: `.` matches it), and `$` is the very end: a search location always round-trips.
+ * result's page), as search results print them, and `#pN` or `#page=N`, as PDF viewers and links write a page. The
+ * path before it may hold any character a file name can, a newline too (`s`: `.` matches it), and `$` is the very
+ * end: a search location always round-trips (a whole path that is indexed is taken first).
  */
 const lineSuffix = (text: string): { path: string; line?: number; count?: number; to?: number; page?: number } | undefined => {
-  const page = /^(.+?):p(\d+)$/s.exec(text);
+  const page = /^(.+?)(?::p|#p|#page=)(\d+)$/s.exec(text);
   if (page) return { path: page[1]!, page: Number(page[2]) };
   const range = /^(.+?):(\d+)-(\d+)$/s.exec(text);
   if (range) {
