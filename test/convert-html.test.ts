@@ -262,7 +262,7 @@ describe("limits", () => {
       const error = await convertHtml(utf8(html), "fb").catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ResearcherError);
       expect((error as ResearcherError).code).toBe("FILE_UNREADABLE");
-      expect((error as ResearcherError).message).toBe("HTML nested more than 1000 levels deep");
+      expect((error as ResearcherError).message).toBe("elements nested more than 1000 levels deep");
       expect(performance.now() - started).toBeLessThan(5_000);
     }
   });

@@ -122,7 +122,7 @@ const VALID_NAME = /^[A-Za-z][A-Za-z0-9_.:-]*$/;
 const MAX_DEPTH = 1000;
 
 function tooDeep(): ResearcherError {
-  return new ResearcherError("FILE_UNREADABLE", `HTML nested more than ${MAX_DEPTH} levels deep`);
+  return new ResearcherError("FILE_UNREADABLE", `elements nested more than ${MAX_DEPTH} levels deep`);
 }
 
 /** Tags the parser closes implicitly (`<p>`, `<li>`…) would make an unclosed-tag count grow on valid pages. */
