@@ -20,7 +20,18 @@ import { addRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { AS_ROOT, cliAsNobody, cliCommand, HOOK_TIMEOUT, MODEL_ENV, runCli, startServe, tempDir, writeTree } from "./helpers.ts";
+import {
+  AS_ROOT,
+  cliAsNobody,
+  cliCommand,
+  HOOK_TIMEOUT,
+  MODEL_ENV,
+  runCli,
+  startServe,
+  tempDir,
+  testShared,
+  writeTree,
+} from "./helpers.ts";
 
 /** Enough documents for an index.db of many pages. */
 function corpus(): Record<string, string> {
@@ -101,37 +112,41 @@ describe("a damaged index.db", () => {
   }, 60_000);
 });
 
-test("a damaged value inside the index (not JSON) is INDEX_CORRUPT with a rebuild that works, or recomputed: never 'unexpected' (s12 review #7)", () => {
-  const home = tempDir();
-  const docs = tempDir();
-  writeTree(docs, { "a.md": "---\nauthor: ana\n---\n# A\n\nalpha words\n", "b.md": "# B\n\nbeta words\n" });
-  const repo = addRepository(home, { name: "d", path: docs });
-  expect(runCli(["index", "d"], { home }).code).toBe(0);
-  const damage = (sql: string) => {
-    const db = new Database(Store.dbPath(repo.dir));
-    db.run(sql);
-    db.close();
-  };
-  const search = (...flags: string[]) => runCli(["search", "alpha", "--json", ...flags], { home });
-  // A document's metadata: the row is served without it, as ls and get already did.
-  damage("UPDATE documents SET metadata = 'not json' WHERE path = 'a.md'");
-  expect(JSON.parse(search("--mode", "bm25").stdout).results[0]).toMatchObject({ path: "a.md", metadata: { format: "md" } });
-  // What is computed from the index (chunking records, calibration, impact settings) is computed again.
-  damage("UPDATE meta SET value = '{bad' WHERE key IN ('chunking', 'vector_calibration')");
-  damage("INSERT OR REPLACE INTO meta(key, value) VALUES ('chunking_behind', '{}'), ('impacts', '[1,')");
-  expect(runCli(["index", "d"], { home })).toMatchObject({ code: 0, stderr: "" });
-  expect(search().code).toBe(0);
-  // The record of which model made the vectors: nothing can tell, so the index is damaged, and a rebuild re-embeds.
-  damage("UPDATE meta SET value = '{bad json' WHERE key = 'embedding_model'");
-  for (const run of [search(), runCli(["status", "d"], { home }), runCli(["index", "d"], { home })]) {
-    expect(run.stderr).not.toContain("unexpected");
-    expect(run.stdout + run.stderr).toContain("researcher index --rebuild d");
-  }
-  expect(runCli(["index", "d", "--rebuild"], { home })).toMatchObject({ code: 0, stderr: "" });
-  const rebuilt = JSON.parse(search().stdout);
-  expect([rebuilt.mode, rebuilt.results[0].path]).toEqual(["hybrid", "a.md"]);
-  expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
-}, 60_000);
+testShared(
+  "a damaged value inside the index (not JSON) is INDEX_CORRUPT with a rebuild that works, or recomputed: never 'unexpected' (s12 review #7)",
+  () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "---\nauthor: ana\n---\n# A\n\nalpha words\n", "b.md": "# B\n\nbeta words\n" });
+    const repo = addRepository(home, { name: "d", path: docs });
+    expect(runCli(["index", "d"], { home }).code).toBe(0);
+    const damage = (sql: string) => {
+      const db = new Database(Store.dbPath(repo.dir));
+      db.run(sql);
+      db.close();
+    };
+    const search = (...flags: string[]) => runCli(["search", "alpha", "--json", ...flags], { home });
+    // A document's metadata: the row is served without it, as ls and get already did.
+    damage("UPDATE documents SET metadata = 'not json' WHERE path = 'a.md'");
+    expect(JSON.parse(search("--mode", "bm25").stdout).results[0]).toMatchObject({ path: "a.md", metadata: { format: "md" } });
+    // What is computed from the index (chunking records, calibration, impact settings) is computed again.
+    damage("UPDATE meta SET value = '{bad' WHERE key IN ('chunking', 'vector_calibration')");
+    damage("INSERT OR REPLACE INTO meta(key, value) VALUES ('chunking_behind', '{}'), ('impacts', '[1,')");
+    expect(runCli(["index", "d"], { home })).toMatchObject({ code: 0, stderr: "" });
+    expect(search().code).toBe(0);
+    // The record of which model made the vectors: nothing can tell, so the index is damaged, and a rebuild re-embeds.
+    damage("UPDATE meta SET value = '{bad json' WHERE key = 'embedding_model'");
+    for (const run of [search(), runCli(["status", "d"], { home }), runCli(["index", "d"], { home })]) {
+      expect(run.stderr).not.toContain("unexpected");
+      expect(run.stdout + run.stderr).toContain("researcher index --rebuild d");
+    }
+    expect(runCli(["index", "d", "--rebuild"], { home })).toMatchObject({ code: 0, stderr: "" });
+    const rebuilt = JSON.parse(search().stdout);
+    expect([rebuilt.mode, rebuilt.results[0].path]).toEqual(["hybrid", "a.md"]);
+    expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
+  },
+  60_000,
+);
 
 test("damaged pages reach REST and MCP as INDEX_CORRUPT with the hint, as on the command line, not as an internal error", async () => {
   const home = tempDir();
