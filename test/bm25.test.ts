@@ -114,7 +114,7 @@ test("after an incremental change the scores follow the new totals, and search()
 
 /**
  * The best `limit` scores of FTS5's best 2 × `depth` matches (a search ranks 100 deep for its first page), each multiplied by 1 + HEADING_BOOST × the IDF share
- * of the query's words in its own heading (the title, for the untitled opening of a document with sections),
+ * of the query's words in its own heading (the document's title, for a fragment under no heading),
  * computed here from the rows themselves, as heading-boost.ts must give them.
  */
 function headingsWeighed(store: Store, query: string, match: string, limit: number, where?: SqlCondition, depth = limit): number[] {
@@ -133,9 +133,7 @@ function headingsWeighed(store: Store, query: string, match: string, limit: numb
     .map((hit) => {
       const row = rows.get(hit.id)!;
       const own = row.heading.split(" › ").at(-1)!;
-      const sectioned = store.fragmentIdsOfDocuments([row.documentId]).some((id) => store.fragmentsByIds([id]).get(id)!.heading !== "");
-      const weigh = own ? share(own) : sectioned ? share(row.title) : 0;
-      return hit.score * (1 + HEADING_BOOST * weigh);
+      return hit.score * (1 + HEADING_BOOST * share(own || row.title));
     })
     .sort((a, b) => b - a)
     .slice(0, limit);

@@ -5,10 +5,12 @@
  * occurrence is worth little beside five in a sibling's body ("The Difference Between Macros and Functions" ranked
  * 10th of ten fragments of its own chapter for "what is the difference between macros and functions"). On top of
  * BM25, a fragment's score is multiplied by 1 + HEADING_BOOST × the IDF-weighted share of the query's words in its
- * own heading: the last of its heading path (`class Parser › def feed` → `def feed`), or, for the untitled opening
- * of a document that has sections, the document's title. A document without sections gets nothing from its title:
- * the title column already counts in BM25, and every one of its fragments would rise alike (on SciFact's abstracts
- * that cost 0.002 nDCG@10). docs/benchmarks.md ("Questions over documentation") has the measurements.
+ * own heading: the last of its heading path (`class Parser › def feed` → `def feed`), or, for a fragment under no
+ * heading (a document's opening, or a chapter whose one heading is its title), the document's title: giving the
+ * title only to the openings of documents with sections put 30 one-heading Rust-book chapters below other chapters'
+ * subsections on their own topic ("streams": 1st → 5th). An index without a single heading (SciFact's abstracts,
+ * where the title for every fragment cost 0.002 nDCG@10) is left as BM25 ranks it. docs/benchmarks.md ("Questions
+ * over documentation") has the measurements.
  *
  * The boost is a function of the fragment and the query alone, so a filtered search scores as the unfiltered one
  * does; it re-scores BM25's best twice as deep as asked (DEPTH_FACTOR).
@@ -69,7 +71,6 @@ function headingWeigher(store: Store, parsed: ParsedQuery): ((hits: Ranked[]) =>
     for (const [term, idf] of idfs) if (words.has(term)) found += idf;
     return found / mass;
   };
-  const sections = new Map<number, boolean>();
   return (hits) => {
     const rows = store.fragmentHeadings(hits.map((hit) => hit.id));
     return hits.map((hit) => {
@@ -77,11 +78,7 @@ function headingWeigher(store: Store, parsed: ParsedQuery): ((hits: Ranked[]) =>
       if (!row) return 1;
       const last = row.heading.lastIndexOf(HEADING_SEPARATOR);
       const own = last < 0 ? row.heading : row.heading.slice(last + HEADING_SEPARATOR.length);
-      if (own) return 1 + HEADING_BOOST * share(isCodeFormat(row.format) ? unitNames(own) : own);
-      const title = share(row.title);
-      if (title === 0) return 1;
-      if (!sections.has(row.documentId)) sections.set(row.documentId, store.hasSections(row.documentId));
-      return sections.get(row.documentId) ? 1 + HEADING_BOOST * title : 1;
+      return 1 + HEADING_BOOST * share(own ? (isCodeFormat(row.format) ? unitNames(own) : own) : row.title);
     });
   };
 }

@@ -730,26 +730,17 @@ export class Store {
     return this.getMeta(NO_HEADINGS_KEY) !== "none";
   }
 
-  /** Each fragment's heading path, document, and the document's title and format. */
-  fragmentHeadings(ids: number[]): Map<number, { documentId: number; heading: string; title: string; format: string }> {
+  /** Each fragment's heading path, and its document's title and format. */
+  fragmentHeadings(ids: number[]): Map<number, { heading: string; title: string; format: string }> {
     if (ids.length === 0) return new Map();
     const rows = this.db
-      .query<{ id: number; documentId: number; heading: string; title: string; format: string }, string[]>(
-        `SELECT f.id, f.document_id AS documentId, f.heading, d.title, d.format
+      .query<{ id: number; heading: string; title: string; format: string }, string[]>(
+        `SELECT f.id, f.heading, d.title, d.format
          FROM fragments f JOIN documents d ON d.id = f.document_id
          WHERE f.id IN (SELECT value FROM json_each(?))`,
       )
       .all(JSON.stringify(ids));
     return new Map(rows.map(({ id, ...row }) => [id, row]));
-  }
-
-  /** Whether the document has sections: a fragment with a heading. */
-  hasSections(documentId: number): boolean {
-    return (
-      this.db
-        .query<{ found: number }, [number]>("SELECT EXISTS(SELECT 1 FROM fragments WHERE document_id = ? AND heading <> '') AS found")
-        .get(documentId)?.found === 1
-    );
   }
 
   fragmentsByIds(ids: number[]): Map<number, FragmentRow> {
