@@ -228,6 +228,15 @@ describe("character sets", () => {
   test("a page that declares nothing and is no valid UTF-8 is read as windows-1252, as browsers do (s12 hostile #14)", async () => {
     expect((await convertHtml(latin1("<html><body><p>caf\u00e9 cr\u00e8me</p></body></html>"), "fb")).text).toBe("café crème");
     expect((await convertHtml(utf8("<html><body><p>café crème</p></body></html>"), "fb")).text).toBe("café crème");
+    // UTF-8 with one bad byte (a download cut inside a character) stays UTF-8: only that character is lost.
+    const cut = new Uint8Array([
+      ...utf8("<html><head><title>Über uns</title></head><body><p>Köln 東京 "),
+      0xe6,
+      0x9d,
+      ...utf8("</p></body></html>"),
+    ]);
+    const doc = await convertHtml(cut, "fb");
+    expect([doc.title, doc.text]).toEqual(["Über uns", "Köln 東京 \ufffd"]);
   });
 
   test("an unknown charset label falls back to UTF-8", () => {

@@ -228,16 +228,13 @@ export function decodeHtml(bytes: Uint8Array): string {
 }
 
 /**
- * A page that declares no encoding: UTF-8 when it is valid UTF-8, else windows-1252, as browsers fall back to for
- * the Western pages saved before UTF-8 was usual (`caf\xe9` read as `caf�`).
+ * A page that declares no encoding: windows-1252 when none of its non-ASCII bytes reads as UTF-8, as browsers fall
+ * back to for the Western pages saved before UTF-8 was usual (`caf\xe9` read as `caf�`); else UTF-8, whose one bad
+ * byte (a page cut inside a character) costs that character, not every other one.
  */
 function undeclaredEncoding(bytes: Uint8Array): string {
-  try {
-    new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-    return "utf-8";
-  } catch {
-    return "windows-1252";
-  }
+  const text = new TextDecoder("utf-8").decode(bytes);
+  return text.includes("\ufffd") && !/[\u0080-\ufffc\ufffe-\u{10ffff}]/u.test(text) ? "windows-1252" : "utf-8";
 }
 
 function bomEncoding(bytes: Uint8Array): string | undefined {
