@@ -38,11 +38,11 @@ describe("chunkDocument (markdown)", () => {
     expect(chunkDocument(doc).map((f) => f.headings)).toEqual([[]]);
   });
 
-  test("a `---` block that is no YAML mapping (a rule, slides, a list, a sentence with a colon) stays body text (s12 hostile #12)", () => {
+  test("a `---` block that is no front matter (a rule, slides, a list, a sentence) stays body text (s12 hostile #12)", () => {
     for (const source of [
-      "---\nNote: meeting at 10: gammaword\n---\n# H\ndeltaword\n",
       "---\n- item one zetaword\n- item two\n---\nbody etaword\n",
       "---\njust a sentence between rules\n---\n\nText.\n",
+      "---\nA sentence: then a list\n- item\n---\n\nText.\n",
     ]) {
       const doc = md(source);
       expect(doc).toMatchObject({ text: source, firstLine: 1, metadata: {} });
@@ -53,6 +53,19 @@ describe("chunkDocument (markdown)", () => {
       ).toContain(source.split("\n")[1]!);
     }
     expect(md("---\n\n---\n# Empty front matter\n")).toMatchObject({ text: "# Empty front matter\n", firstLine: 4 });
+  });
+
+  test("`key: value` lines YAML refuses are front matter still; a block of comments alone is an empty one (s12 retest #2)", () => {
+    // An unquoted colon in a value, as notes often have it: its text went into the body and the snippets.
+    expect(md("---\ntitle: Rust: a tour\ntags: rust\n  async\n---\n# H\nbody\n")).toMatchObject({
+      title: "Rust: a tour",
+      metadata: { title: "Rust: a tour", tags: "rust async" },
+      text: "# H\nbody\n",
+      firstLine: 6,
+    });
+    expect(md("---\nNote: meeting at 10: gammaword\n---\n# H\ndeltaword\n").metadata).toEqual({ Note: "meeting at 10: gammaword" });
+    // A comment is no heading: it does not become the title.
+    expect(md("---\n# just a comment\n---\n# Real title\nbody\n")).toMatchObject({ title: "Real title", metadata: {}, firstLine: 4 });
   });
 
   test("front matter is metadata, not body, and line numbers still point into the file", () => {

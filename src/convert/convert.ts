@@ -140,17 +140,43 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
   return { title, format: "markdown", text, firstLine, metadata };
 }
 
-/** Front matter as metadata, or null when the block is no YAML mapping (malformed, a list, a sentence). */
+/**
+ * Front matter as metadata, or null when the block is none: neither a YAML mapping nor lines of `key: value` (a list,
+ * a sentence, slides). Lines of `key: value` that YAML refuses (`title: Rust: a tour`, its colon unquoted, as notes
+ * often have it) are front matter still, each value its line's text; a block of comments alone is an empty one.
+ */
 function parseFrontMatter(source: string): Record<string, unknown> | null {
-  if (source.trim() === "") return {}; // `---` then `---`: an empty front matter
+  const lines = source.split(/\r?\n/).filter((line) => line.trim() !== "" && !line.trimStart().startsWith("#"));
+  if (lines.length === 0) return {};
   try {
     // Checking keys for uniqueness is quadratic in the library (578 KB of keys took seconds); the last one wins.
     const parsed = parseYaml(source, { uniqueKeys: false });
-    const mapping = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed);
-    return mapping ? (withinDepth(parsed, MAX_METADATA_DEPTH) as Record<string, unknown>) : null;
-  } catch {
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
+      return withinDepth(parsed, MAX_METADATA_DEPTH) as Record<string, unknown>;
+    }
     return null;
+  } catch {
+    return keyValueLines(lines);
   }
+}
+
+/** `key: value` at the start of a line: a front-matter key as notes write them. */
+const KEY_LINE = /^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]+(.*))?$/;
+
+/** Lines that are each `key: value` (or continue the one above, indented) as metadata; null when one is not. */
+function keyValueLines(lines: string[]): Record<string, unknown> | null {
+  const metadata: Record<string, unknown> = {};
+  let last: string | undefined;
+  for (const line of lines) {
+    const match = KEY_LINE.exec(line);
+    if (match) {
+      last = match[1]!;
+      metadata[last] = (match[2] ?? "").trim().replace(/^(["'])(.*)\1$/, "$2");
+    } else if (last !== undefined && /^[ \t]/.test(line)) {
+      metadata[last] = `${metadata[last]} ${line.trim()}`.trim();
+    } else return null;
+  }
+  return metadata;
 }
 
 /**
