@@ -216,7 +216,8 @@ function textOf(element: HtmlElement | null | undefined): string | undefined {
  * first bytes are scanned: declarations must appear early, and a huge page is not decoded twice.
  */
 export function decodeHtml(bytes: Uint8Array): string {
-  const label = bomEncoding(bytes) ?? declaredEncoding(bytes) ?? undeclaredEncoding(bytes);
+  const label = bomEncoding(bytes) ?? declaredEncoding(bytes);
+  if (label === undefined) return undeclared(bytes);
   let decoder: TextDecoder;
   try {
     decoder = new TextDecoder(label as "utf-8"); // a declared label is any string; an unknown one throws
@@ -232,9 +233,10 @@ export function decodeHtml(bytes: Uint8Array): string {
  * back to for the Western pages saved before UTF-8 was usual (`caf\xe9` read as `caf�`); else UTF-8, whose one bad
  * byte (a page cut inside a character) costs that character, not every other one.
  */
-function undeclaredEncoding(bytes: Uint8Array): string {
+function undeclared(bytes: Uint8Array): string {
   const text = new TextDecoder("utf-8").decode(bytes);
-  return text.includes("\ufffd") && !/[\u0080-\ufffc\ufffe-\u{10ffff}]/u.test(text) ? "windows-1252" : "utf-8";
+  const western = text.includes("\ufffd") && !/[\u0080-\ufffc\ufffe-\u{10ffff}]/u.test(text);
+  return western ? new TextDecoder("windows-1252").decode(bytes) : text;
 }
 
 function bomEncoding(bytes: Uint8Array): string | undefined {

@@ -130,6 +130,12 @@ export function backgrounds(stores: Store[]): Map<Store, number[]> {
   }
   const centroids = new Map<Store, number[]>();
   for (const group of byModel.values()) {
+    // Alone with its model (every search of one repository), its own mean, uncounted: a count of a million vectors
+    // (calibrations from before `vectors` was kept) is milliseconds on every search.
+    if (group.length === 1) {
+      centroids.set(group[0]!.store, group[0]!.calibration.centroid);
+      continue;
+    }
     const weights = group.map(({ store, calibration }) => calibration.vectors ?? store.vectorCount());
     const total = weights.reduce((sum, w) => sum + w, 0) || 1;
     const mean = group[0]!.calibration.centroid.map(
