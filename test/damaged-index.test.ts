@@ -148,6 +148,32 @@ testShared(
   60_000,
 );
 
+test("a document whose stored metadata is not a JSON object is read as none everywhere, reported by verify and read again by the next index run (s12 retest #5)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "---\nauthor: ana\n---\n# A\n\nalpha words\n", "b.md": "---\nauthor: bo\n---\n# B\n\nalpha beta\n" });
+  const repo = addRepository(home, { name: "d", path: docs, embed: false });
+  expect(runCli(["index", "d"], { home }).code).toBe(0);
+  const db = new Database(Store.dbPath(repo.dir));
+  db.run("UPDATE documents SET metadata = 'not json' WHERE path = 'a.md'");
+  db.run("UPDATE documents SET metadata = '[1, 2]' WHERE path = 'b.md'");
+  db.close();
+  const where = (filter: string) => runCli(["search", "alpha", "--json", "--where", filter], { home });
+  // Read as no metadata: filtered search, status (languages, OCR pages) and the metadata listings answer.
+  expect(where("author=ana")).toMatchObject({ code: 0, stderr: "" });
+  expect(JSON.parse(where("author=ana").stdout).total).toBe(0);
+  expect(runCli(["status", "d"], { home })).toMatchObject({ code: 0, stderr: "" });
+  const verified = runCli(["verify", "d"], { home });
+  expect(verified.code).toBe(1);
+  expect(verified.stdout).toContain("2 documents' metadata is damaged");
+  expect(verified.stdout).toContain("researcher index d");
+  // The next run reads the two files again: their metadata is back, and verify finds nothing.
+  expect(runCli(["index", "d"], { home })).toMatchObject({ code: 0, stderr: "" });
+  expect(JSON.parse(where("author=ana").stdout).results.map((r: { path: string }) => r.path)).toEqual(["a.md"]);
+  expect(JSON.parse(where("author=bo").stdout).results.map((r: { path: string }) => r.path)).toEqual(["b.md"]);
+  expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
+}, 60_000);
+
 test("damaged pages reach REST and MCP as INDEX_CORRUPT with the hint, as on the command line, not as an internal error", async () => {
   const home = tempDir();
   const docs = tempDir();

@@ -456,6 +456,8 @@ function documentSettings(
   // Documents an older chunker gave no fragment (a note of headings alone) are chunked again, once. Scans and images
   // are left out: with no text found they have nothing to gain, and reading them again is OCR.
   const bare = (before.bare ?? 0) !== BARE_DOCUMENT_VERSION ? store.pathsWithoutFragments(BARE_FORMATS) : new Set<string>();
+  // A document whose stored metadata was damaged beneath the index is read again: its file holds what it lost.
+  const damaged = store.pathsWithDamagedMetadata();
   // Markdown files an older chunker cut by older rules are chunked again, once (reading them is cheap).
   const headings = (before.headings ?? 0) !== MARKDOWN_CHUNK_VERSION;
   // OCR settings (mode, languages, traineddata) decide what PDFs and images read as: a change reads them again.
@@ -471,6 +473,7 @@ function documentSettings(
     text ||
     (code && languageOf(path) !== null) ||
     bare.has(path) ||
+    damaged.has(path) ||
     (headings && formatOf(path) === "md") ||
     (rescan && OCR_FORMATS.has(formatOf(path)));
   const read = confinedReader(repo.path, root?.real);

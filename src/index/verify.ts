@@ -17,7 +17,7 @@ import { Store } from "../store/store.ts";
 import { ANN_PROBLEMS, type AnnProblem, annPath, mayDeferRebuild, syncVectorIndex, vectorIndexState } from "../search/vectors.ts";
 
 export interface VerifyProblem {
-  check: "database" | "full-text" | "vectors" | "ann" | "files" | "leftovers";
+  check: "database" | "full-text" | "vectors" | "ann" | "metadata" | "files" | "leftovers";
   detail: string;
   /** What `--repair` did about it, or the command that fixes it when repair cannot. */
   fix: string;
@@ -134,6 +134,14 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
       problems.push(notAFile ? annNotAFile(repo) : annProblem(repo, state, { repair, fixed }));
     }
   }
+  const damaged = store.pathsWithDamagedMetadata().size;
+  if (damaged)
+    problems.push({
+      check: "metadata",
+      detail: `${damaged} documents' metadata is damaged (not a JSON object); searches read it as none`,
+      fix: `researcher index ${repo.name}`, // the run reads those files again
+      repaired: false,
+    });
   checkFiles(store, repo, problems);
 }
 

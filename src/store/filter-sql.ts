@@ -216,6 +216,14 @@ function pageSql(op: FilterOp, value: string, bind: Bind): string {
   return `(f.page IS NOT NULL AND ${test})`;
 }
 
+/**
+ * A metadata column as SQL's JSON functions may read it: a value that is not a JSON object (a cell damaged beneath
+ * the index) reads as none, as parseMetadata reads it, where those functions would fail the whole statement.
+ */
+export function metadataOf(column: string): string {
+  return `(CASE WHEN NOT json_valid(${column}) THEN '{}' WHEN json_type(${column}) = 'object' THEN ${column} ELSE '{}' END)`;
+}
+
 /** The JSON path of a front-matter key; a dotted key (`author.name`) names a nested field. */
 export function metadataPath(key: string): string {
   return `$.${key
@@ -244,5 +252,5 @@ function metadataSql(term: FilterTerm, value: string, bind: Bind): string {
   // A bare year compares numbers (`year>=2020`) and is also a period of dates (`date>=2025` holds 2025-03-01).
   if (DATE.test(value) && !value.includes("-") && term.op !== "contains")
     test = `(${test}) OR (m.type = 'text' AND m.value GLOB '[0-9][0-9][0-9][0-9]-*' AND ${prefixCompare("m.value", term.op, value, bind)})`;
-  return `EXISTS (SELECT 1 FROM json_each(d.metadata, ${source}) AS m WHERE ${test})`;
+  return `EXISTS (SELECT 1 FROM json_each(${metadataOf("d.metadata")}, ${source}) AS m WHERE ${test})`;
 }

@@ -4,7 +4,7 @@ import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { ResearcherError } from "../errors.ts";
 import { CODE_EXTENSIONS } from "../file-types.ts";
-import { filterSql, type Filter, metadataPath, type SqlCondition } from "./filter-sql.ts";
+import { filterSql, type Filter, metadataOf, metadataPath, type SqlCondition } from "./filter-sql.ts";
 import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
 import { ImpactLists } from "./impacts.ts";
 import { PostingLists } from "./postings.ts";
@@ -111,6 +111,9 @@ export interface Bm25Weights {
 export const HEADING_SEPARATOR = " › ";
 /** The meta key whose value `none` says no fragment has had a heading (mayHaveHeadings). */
 const NO_HEADINGS_KEY = "fragment_headings";
+
+/** The documents' metadata column as JSON functions read it (a damaged cell reads as none). */
+const METADATA = metadataOf("metadata");
 
 /** The model a repository was embedded with. */
 export interface StoredModel {
@@ -287,6 +290,12 @@ export class Store {
     return new Map(rows.map((row) => [row.path, row]));
   }
 
+  /** Paths of the documents whose stored metadata is damaged (not a JSON object): an index run reads them again. */
+  pathsWithDamagedMetadata(): Set<string> {
+    const rows = this.db.query<{ path: string }, []>(`SELECT path FROM documents WHERE ${METADATA} = '{}' AND metadata <> '{}'`).all();
+    return new Set(rows.map((row) => row.path));
+  }
+
   /** Paths of the documents of these formats (md, pdf, …) that have no fragment. */
   pathsWithoutFragments(formats: string[]): Set<string> {
     const rows = this.db
@@ -300,13 +309,13 @@ export class Store {
 
   /** Every document's id, path and the given metadata keys (top-level, read in SQL: no document's JSON is parsed). */
   documentMetadataKeys<K extends string>(keys: readonly K[]): ({ id: number; path: string } & Record<K, unknown>)[] {
-    const columns = keys.map((key) => `json_extract(metadata, '$.${key}') AS "${key}"`).join(", ");
+    const columns = keys.map((key) => `json_extract(${METADATA}, '$.${key}') AS "${key}"`).join(", ");
     return this.db.query<{ id: number; path: string } & Record<K, unknown>, []>(`SELECT id, path, ${columns} FROM documents`).all();
   }
 
   /** Merge `patch` into a document's metadata (RFC 7396: a null value removes its key). */
   patchDocumentMetadata(id: number, patch: Record<string, unknown>): void {
-    this.db.query("UPDATE documents SET metadata = json_patch(metadata, ?) WHERE id = ?").run(JSON.stringify(patch), id);
+    this.db.query(`UPDATE documents SET metadata = json_patch(${METADATA}, ?) WHERE id = ?`).run(JSON.stringify(patch), id);
   }
 
   /**
@@ -374,7 +383,9 @@ export class Store {
     const row = this.db
       .query<{ title: string; metadata: string; text: string }, [string, string]>(
         // From the kept texts (OCR'd documents only, few) to their documents: documents.hash has no index of its own.
-        "SELECT d.title, d.metadata, t.text FROM document_texts t CROSS JOIN documents d ON d.id = t.document_id WHERE d.hash = ? AND t.settings = ? LIMIT 1",
+        // A document whose metadata is damaged lost its pages and OCR counts with it: it is recognised again.
+        `SELECT d.title, d.metadata, t.text FROM document_texts t CROSS JOIN documents d ON d.id = t.document_id
+         WHERE d.hash = ? AND t.settings = ? AND ${metadataOf("d.metadata")} = d.metadata LIMIT 1`,
       )
       .get(hash, settings);
     return row ? { title: row.title, metadata: parseMetadata(row.metadata), text: row.text } : undefined;
@@ -596,13 +607,13 @@ export class Store {
     }
     const path = metadataPath(key);
     const nested = this.db
-      .query<{ one: number }, [string]>("SELECT 1 AS one FROM documents WHERE json_type(metadata, ?) = 'object' LIMIT 1")
+      .query<{ one: number }, [string]>(`SELECT 1 AS one FROM documents WHERE json_type(${METADATA}, ?) = 'object' LIMIT 1`)
       .get(path);
     if (nested) return null;
     return this.db
       .query<{ value: string | number; count: number }, [string, number]>(
         `SELECT CASE m.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE m.value END AS value, count(*) AS count
-         FROM documents d, json_each(d.metadata, ?) AS m
+         FROM documents d, json_each(${metadataOf("d.metadata")}, ?) AS m
          WHERE m.type IN ('text', 'integer', 'real', 'true', 'false') GROUP BY 1 ORDER BY count DESC, 1 LIMIT ?`,
       )
       .all(path, limit)
@@ -613,7 +624,7 @@ export class Store {
   metadataKeys(limit: number): string[] {
     return this.db
       .query<{ key: string }, [number]>(
-        "SELECT DISTINCT m.key AS key FROM documents d, json_each(d.metadata) AS m WHERE m.key IS NOT NULL LIMIT ?",
+        `SELECT DISTINCT m.key AS key FROM documents d, json_each(${metadataOf("d.metadata")}) AS m WHERE m.key IS NOT NULL LIMIT ?`,
       )
       .all(limit)
       .map((row) => row.key);
@@ -909,7 +920,7 @@ export class Store {
   /** Pages of the stored documents that were read by OCR (their `ocr_pages` metadata). */
   ocrPages(): number {
     return this.db
-      .query<{ pages: number }, []>("SELECT coalesce(sum(json_extract(metadata, '$.ocr_pages')), 0) AS pages FROM documents")
+      .query<{ pages: number }, []>(`SELECT coalesce(sum(json_extract(${METADATA}, '$.ocr_pages')), 0) AS pages FROM documents`)
       .get()!.pages;
   }
 
@@ -918,8 +929,8 @@ export class Store {
     // Code files only (format = a code extension): EPUB's and HTML's `language` is the natural one (`en-US`).
     const rows = this.db
       .query<{ language: string; n: number }, [string]>(
-        `SELECT json_extract(metadata, '$.language') AS language, count(*) AS n FROM documents
-         WHERE json_type(metadata, '$.language') = 'text' AND format IN (SELECT value FROM json_each(?))
+        `SELECT json_extract(${METADATA}, '$.language') AS language, count(*) AS n FROM documents
+         WHERE json_type(${METADATA}, '$.language') = 'text' AND format IN (SELECT value FROM json_each(?))
          GROUP BY language ORDER BY n DESC, language`,
       )
       .all(JSON.stringify(CODE_EXTENSIONS));
