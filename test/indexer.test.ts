@@ -168,7 +168,19 @@ test("files indexed one by one before a whole run leave the repository 'not inde
   expect(await indexFiles(home, repo, ["n1.md"])).toMatchObject({ indexed: 1 });
   expect(repositoryStatus(repo)).toMatchObject({ documents: 1, last_indexed: null });
   expect(statusText([repositoryStatus(repo)], PLAIN)).toContain("not indexed yet: run `researcher index docs`");
+  // Search answers from the one file, and says the rest of the folder is not searched (s12 retest #6).
+  const partial = await search(home, { query: "apples", mode: "bm25" });
+  expect(partial.results.map((r) => r.path)).toEqual(["n1.md"]);
+  expect(partial.warnings).toEqual([
+    {
+      repository: "docs",
+      code: "NOT_INDEXED",
+      message: "not indexed yet: only the 1 file indexed on its own is searched",
+      hint: "run `researcher index docs`",
+    },
+  ]);
   await indexRepository(home, repo);
+  expect((await search(home, { query: "apples", mode: "bm25" })).warnings).toBeUndefined();
   const indexed = repositoryStatus(repo).last_indexed;
   expect(indexed).not.toBeNull();
   // Once indexed, a file indexed on its own (a watch batch) is the latest indexing.

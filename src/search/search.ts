@@ -245,7 +245,7 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
   const limit = wholeNumber(options.limit ?? config.search.limit, "limit", LIMIT);
   const offset = wholeNumber(options.offset ?? 0, "offset", OFFSET);
   const named = (options.repositories ?? []).length > 0;
-  const { searchable, skipped } = openRepositories(home, options.repositories ?? [], context);
+  const { searchable, skipped, partial } = openRepositories(home, options.repositories ?? [], context);
   const parsed = parseQuery(options.query);
   const semanticQuery = embeddingQuery(options.query);
   if (parsed.match === null && parsed.excluded.length > 0 && semanticQuery === "") {
@@ -289,7 +289,8 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
     const unmatched = ranked.total === 0 ? filterMisses(filter, answered) : [];
     const modes = new Set(perRepo.map((r) => r.mode));
     const notes = perRepo.flatMap((r) => [r.note, r.why, r.ann].flatMap((n) => (n ? [`${r.repo}: ${n}`] : [])));
-    const warnings = perRepo.flatMap((r) => (r.fallback ? [{ repository: r.repo, ...r.fallback }] : []));
+    const fallbacks = perRepo.flatMap((r) => (r.fallback ? [{ repository: r.repo, ...r.fallback }] : []));
+    const warnings = [...partial.filter((p) => perRepo.some((r) => r.repo === p.repository)), ...fallbacks];
     return {
       query: options.query,
       mode: modes.size === 1 ? [...modes][0]! : "hybrid",
@@ -385,7 +386,8 @@ function openRepositories(
   home: string,
   named: string[],
   context: SearchContext,
-): { searchable: { repo: Repository; store: Store }[]; skipped: SkippedRepository[] } {
+): { searchable: { repo: Repository; store: Store }[]; skipped: SkippedRepository[]; partial: SkippedRepository[] } {
+  const partial: SkippedRepository[] = [];
   // By name, however they were named: one set of repositories, one order of results (ties interleave by it).
   const repos = (named.length ? selectRepositories(home, named) : listRepositories(home)).sort((a, b) => (a.name < b.name ? -1 : 1));
   if (repos.length === 0) {
@@ -397,17 +399,32 @@ function openRepositories(
     repos.map((repo) =>
       attempt(repo, (r) => {
         const store = context.store(r);
-        // An index whose first run was cut short (killed, a full disk) holds nothing: "no results" would read as
-        // "not in my documents".
-        if (store.getMeta("last_indexed") === undefined && store.counts().documents === 0) {
-          throw notIndexedYet(r.name, writerLockHolder(r.dir) ? "its first index run is under way" : "its first index run did not finish");
+        if (store.getMeta("last_indexed") === undefined) {
+          const documents = store.counts().documents;
+          const running = writerLockHolder(r.dir);
+          // An index whose first run was cut short (killed, a full disk) holds nothing: "no results" would read as
+          // "not in my documents".
+          if (documents === 0)
+            throw notIndexedYet(r.name, running ? "its first index run is under way" : "its first index run did not finish");
+          // Files indexed on their own (add_to_index, a watch batch) or so far by a first run are searched, said so.
+          partial.push(partiallyIndexed(r.name, documents, Boolean(running)));
         }
         return store;
       }),
     ),
     named.length > 0,
   );
-  return { searchable: answers.map(({ repo, value }) => ({ repo, store: value })), skipped };
+  return { searchable: answers.map(({ repo, value }) => ({ repo, store: value })), skipped, partial };
+}
+
+/** The warning for a repository never indexed whole that holds some documents: its search leaves the rest out. */
+function partiallyIndexed(name: string, documents: number, running: boolean): SkippedRepository {
+  const [files, are] = documents === 1 ? ["1 file", "is"] : [`${documents} files`, "are"];
+  const { code, hint } = notIndexedYet(name);
+  const message = running
+    ? `its first index run is under way: only the ${files} indexed so far ${are} searched`
+    : `not indexed yet: only the ${files} indexed on ${documents === 1 ? "its" : "their"} own ${are} searched`;
+  return { repository: name, code, message, hint: hint ?? null };
 }
 
 interface RepositoryResult {
