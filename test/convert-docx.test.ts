@@ -165,6 +165,14 @@ describe("convertDocx: unreadable files", () => {
     expect(error.message.startsWith("cannot read DOCX: Could not find main document part")).toBe(true);
   });
 
+  test("tables nested thousands deep are refused as nested too deep, not with mammoth's stack overflow (s12 retest)", async () => {
+    for (const depth of [300, 3_000, 20_000]) {
+      const cell = "<w:tbl><w:tr><w:tc>";
+      const body = `${cell.repeat(depth)}<w:p><w:r><w:t>deep</w:t></w:r></w:p>${"</w:tc></w:tr></w:tbl>".repeat(depth)}`;
+      expect((await failure(convertDocx(docx(body), "x"))).message).toBe("elements nested more than 1000 levels deep");
+    }
+  });
+
   testShared("a zip declaring gigabytes (zip bomb) is refused before inflating", async () => {
     const error = await failure(
       convertDocx(corpusFile("apache-poi/clusterfuzz-testcase-minimized-POIXWPFFuzzer-6442791109263360.docx"), "x"),

@@ -11,6 +11,7 @@
 import { DOMParser } from "@xmldom/xmldom/lib/dom-parser.js";
 // @ts-expect-error mammoth's XML tree module has no types
 import mammothNodes from "mammoth/lib/xml/nodes.js";
+import { MAX_DEPTH, tooDeep } from "./html.ts";
 import { escapeUndefinedEntities } from "./xml.ts";
 
 /** What xmldom's parser gives for each attribute of an element. */
@@ -72,6 +73,8 @@ export function readXml(xml: string, namespaces: Record<string, string> = {}): P
   } catch (thrown) {
     return Promise.reject(thrown);
   }
+  // Mammoth walks its tree recursively: tables nested 2,000 deep overflowed its stack.
+  if (builder.tooDeep) return Promise.reject(tooDeep());
   if (error) return Promise.reject(new Error(`${error.level}: ${error.message}`));
   if (!builder.root) return Promise.reject(new Error("no root element"));
   return Promise.resolve(builder.root);
@@ -83,6 +86,8 @@ class TreeBuilder {
   private readonly open: MammothElement[] = [];
   /** How deep inside an element left out of the tree the parser is (0: not inside one). */
   private skipped = 0;
+  /** An element was nested past MAX_DEPTH (the HTML converter's own limit): left out, and the file refused. */
+  tooDeep = false;
   /** Inside a CDATA section: a node of its own in a DOM, which mammoth drops. */
   private cdata = false;
   /** The parser adds stray text after the root element to the document it expects here; mammoth never reads it. */
@@ -94,7 +99,8 @@ class TreeBuilder {
   startElement(uri: string | undefined, localName: string, _qName: string, attributes: Attributes): void {
     const name = this.name(uri, localName);
     const parent = this.open.at(-1);
-    if (this.skipped || (parent && PROPERTIES.has(parent.name) && !MAMMOTH_NAMES.has(name))) {
+    if (this.open.length >= MAX_DEPTH) this.tooDeep = true;
+    if (this.skipped || this.tooDeep || (parent && PROPERTIES.has(parent.name) && !MAMMOTH_NAMES.has(name))) {
       this.skipped++;
       return;
     }

@@ -67,6 +67,7 @@ async function docxToHtml(bytes: Uint8Array): Promise<string> {
     );
     return result.value;
   } catch (error) {
+    if (error instanceof ResearcherError) throw error; // a reason of ours (nesting), already worded
     // JSZip calls an entry whose size or checksum differs from its header a "Bug : …": it is damage (or a bomb).
     const reason = describeError(error).replace(/^Bug : /, "");
     const zip = /zip|central dir|size mismatch|crc32/i.test(reason);

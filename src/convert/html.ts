@@ -119,9 +119,9 @@ const VALID_NAME = /^[A-Za-z][A-Za-z0-9_.:-]*$/;
  * Real pages nest a few dozen levels. Both the parser and turndown slow down with the square of the depth (100,000
  * unclosed `<div>`s take domino 40 s), and turndown recurses per level until the stack overflows.
  */
-const MAX_DEPTH = 1000;
+export const MAX_DEPTH = 1000;
 
-function tooDeep(): ResearcherError {
+export function tooDeep(): ResearcherError {
   return new ResearcherError("FILE_UNREADABLE", `elements nested more than ${MAX_DEPTH} levels deep`);
 }
 
