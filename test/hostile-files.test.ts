@@ -223,6 +223,32 @@ describe("markdown that is large in one dimension", () => {
     expect(convertMarkdown(nested, "n").metadata.title).toBe("fine");
   });
 
+  test("front matter whose aliases hold themselves (or multiply: YAML's own limit) is kept bounded, fast: the run stays small (s13 hostile)", async () => {
+    const laughs = Array.from({ length: 40 }, (_, i) => `l${i + 1}: &l${i + 1} [*l${i}, *l${i}, *l${i}]`).join("\n");
+    const sources = {
+      "loop.md": "---\ntitle: Loop\na: &x [*x, *x]\n---\n# Body\n\nloopword\n",
+      "map.md": "---\ntitle: Map\nm: &m {self: *m, name: mapname}\n---\n# Body\n\nmapword\n",
+      "laughs.md": `---\ntitle: Laughs\nl0: &l0 [ha]\n${laughs}\n---\n# Body\n\nlaughword\n`,
+    };
+    const started = performance.now();
+    const loop = convertMarkdown(sources["loop.md"], "loop").metadata;
+    expect(loop).toEqual({ title: "Loop", a: [] });
+    expect(convertMarkdown(sources["map.md"], "map").metadata).toEqual({ title: "Map", m: { name: "mapname" } });
+    const laughed = convertMarkdown(sources["laughs.md"], "laughs").metadata;
+    expect(laughed.title).toBe("Laughs");
+    expect(JSON.stringify(laughed).length).toBeLessThan(200_000);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, sources);
+    expect(await indexRepository(home, addRepository(home, { name: "docs", path: docs, embed: false }))).toMatchObject({
+      indexed: 3,
+      failed: 0,
+    });
+    const found = await search(home, { query: "loopword", mode: "bm25", where: [parseFilter("title=Loop")] });
+    expect(found.results.map((r) => r.path)).toEqual(["loop.md"]);
+  });
+
   test("front matter that never closes is body text, converted in linear time", () => {
     const source = `---\n${"key: value\n".repeat(50_000)}# Heading\n`;
     const started = performance.now();

@@ -152,7 +152,7 @@ function parseFrontMatter(source: string): Record<string, unknown> | null {
     // Checking keys for uniqueness is quadratic in the library (578 KB of keys took seconds); the last one wins.
     const parsed = parseYaml(source, { uniqueKeys: false });
     if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
-      return withinDepth(parsed, MAX_METADATA_DEPTH) as Record<string, unknown>;
+      return boundedMetadata(parsed) as Record<string, unknown>;
     }
     return null;
   } catch {
@@ -186,18 +186,36 @@ function keyValueLines(lines: string[]): Record<string, unknown> | null {
  */
 const MAX_METADATA_DEPTH = 32;
 
-/** `value` with what lies deeper than `depth` levels of lists and maps left out. */
-function withinDepth(value: unknown, depth: number): unknown {
-  const plain = Array.isArray(value) || (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype);
-  if (!plain) return value;
-  if (depth <= 0) return undefined;
-  if (Array.isArray(value)) return value.map((item) => withinDepth(item, depth - 1)).filter((item) => item !== undefined);
-  const kept: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    const bounded = withinDepth(item, depth - 1);
-    if (bounded !== undefined) kept[key] = bounded;
-  }
-  return kept;
+/**
+ * How many values (lists, maps and scalars) of front matter are kept. YAML's aliases share a value rather than copy
+ * it, and the library refuses only sharing that multiplies (a "billion laughs"), not a value that holds itself:
+ * `a: &x [*x, *x]` copied out 32 levels deep is 2^32 values (an index run grew past 20 GB before it was killed).
+ */
+const MAX_METADATA_VALUES = 10_000;
+
+/**
+ * `value` as a tree within MAX_METADATA_DEPTH levels and MAX_METADATA_VALUES values: a value that holds itself is
+ * left out where it recurs, and what lies deeper or past the budget is left out.
+ */
+function boundedMetadata(value: unknown): unknown {
+  let budget = MAX_METADATA_VALUES;
+  const open = new Set<object>();
+  const copy = (item: unknown, depth: number): unknown => {
+    if (--budget < 0) return undefined;
+    const plain = Array.isArray(item) || (item !== null && typeof item === "object" && Object.getPrototypeOf(item) === Object.prototype);
+    if (!plain) return item;
+    if (depth <= 0 || open.has(item as object)) return undefined;
+    open.add(item as object);
+    const entries = Array.isArray(item) ? item.entries() : Object.entries(item as object);
+    const kept: [string | number, unknown][] = [];
+    for (const [key, child] of entries) {
+      const bounded = copy(child, depth - 1);
+      if (bounded !== undefined) kept.push([key, bounded]);
+    }
+    open.delete(item as object);
+    return Array.isArray(item) ? kept.map(([, child]) => child) : Object.fromEntries(kept);
+  };
+  return copy(value, MAX_METADATA_DEPTH);
 }
 
 function countNewlines(text: string): number {
