@@ -323,3 +323,29 @@ test("a scan's text layer (ocrmypdf, Tesseract: each word on its own, stretched 
   const doc = await convertPdf(await pdf.save(), "scan", { ocr: "off" });
   expect(doc.text).toBe("<!-- page 1 -->\n\nthe tilted baseline of a scanned page read word by word, as the scanner's OCR wrote it\n");
 });
+
+test("a turned word beside upright text, and a column's line on another's baseline, are lines of their own, not joined without a space (s12 retest #4)", async () => {
+  const pdf = await PDFDocument.create();
+  const font = await pdf.embedFont(StandardFonts.Helvetica);
+  const page = pdf.addPage([600, 800]);
+  const name = page.node.newFontDictionary("F1", font.ref);
+  const show = (text: string, matrix: [number, number, number, number, number, number]) => [
+    setTextMatrix(...matrix),
+    showText(font.encodeText(text)),
+  ];
+  page.pushOperators(
+    beginText(),
+    setFontAndSize(name, 1),
+    // As on IRS Form 1040: a small "Form" turned upright in the margin, overlapping the large "1040" beside it.
+    ...show("Form", [0, 7, -7, 0, 44.7, 735.8]),
+    ...show("1040", [24, 0, 0, 24, 50.4, 738.9]),
+    // A right-hand column's text, then the left column's line drawn on (nearly) the same baseline.
+    ...show("Do not write in this space.", [6, 0, 0, 6, 403, 700.7]),
+    ...show("Individual Income Tax Return", [12, 0, 0, 12, 108.8, 700]),
+    endText(),
+  );
+  const doc = await convertPdf(await pdf.save(), "form", { ocr: "off" });
+  expect(doc.text).not.toContain("Form1040");
+  expect(doc.text).not.toContain("space.Individual");
+  expect(doc.text).toContain("Individual Income Tax Return");
+});

@@ -346,26 +346,34 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
   }
   const lines: (Line & { runs: Run[] })[] = [];
   let current: (typeof lines)[number] | undefined;
-  let last: { y: number; end: number; eol: boolean } | undefined;
+  let last: { y: number; end: number; eol: boolean; turned: boolean; rtl: boolean } | undefined;
   for (const item of items) {
     const size = Math.hypot(item.transform[2]!, item.transform[3]!) || item.height || 1;
     const x = item.transform[4]!;
     const y = item.transform[5]!;
     const text = clean(item.str);
     if (text) {
+      // Text turned past 45° (a margin's vertical "Form" beside a large "1040") runs along y: its width says nothing
+      // of where it ends on the line, so it never shares a line with upright text (a scan's tilt is a few degrees).
+      const turned = !(item.transform[0]! > Math.abs(item.transform[1]!));
+      const rtl = item.dir === "rtl";
       // A baseline jump from the item before starts a line, and so does pdf.js's end-of-line mark, unless the item
       // goes on along the same baseline to the right: a scan's text layer (ocrmypdf, Tesseract) places every word
       // on its own, along a slightly tilted baseline, and pdf.js marked each one a line (a page read 864 lines).
       const jump = last !== undefined && Math.abs(y - last.y) > size * 0.5;
       const goesOn = last !== undefined && x >= last.end - size;
-      if (current && (jump || (last?.eol && !goesOn))) current = undefined;
+      // Left-to-right text that starts back before the line began is another column's line on the same baseline
+      // ("…in this space." then "U.S. Individual…" read "space.U.S."); an accent or a formula's bar drawn back
+      // over what the line holds starts within it.
+      const back = current !== undefined && !rtl && !last?.rtl && x < Math.min(...current.runs.map((run) => run.x)) - size;
+      if (current && (jump || back || turned !== last?.turned || (last?.eol && !goesOn))) current = undefined;
       if (!current) {
         current = { text: "", y, size, runs: [] };
         lines.push(current);
       }
       current.runs.push({ text, x, end: x + item.width, size, dir: /^\s+$/.test(text) ? undefined : item.dir });
       current.size = Math.max(current.size, size);
-      last = { y, end: x + item.width, eol: false };
+      last = { y, end: x + item.width, eol: false, turned, rtl };
     }
     if (item.hasEOL && last) last.eol = true;
   }
