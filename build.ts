@@ -9,6 +9,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import type { BunPlugin } from "bun";
+import { contentHash } from "./src/embed/native.ts";
 
 const ROOT = import.meta.dir;
 const MODULES = join(ROOT, "node_modules");
@@ -29,6 +30,9 @@ function patch(source: string, from: string, to: string, where: string): string 
 
 const nativeModule = JSON.stringify(join(ROOT, "src/embed/native.ts"));
 const fileImport = (path: string) => `require(${JSON.stringify(`embedded-file:${path}`)})`;
+/** An EmbeddedFile (src/embed/native.ts) as source: the file's bytes embedded, its name on disk, the hash they must have. */
+const embeddedFile = (path: string, name: string) =>
+  `{ embedded: native.embeddedPath(${fileImport(path)}), name: ${JSON.stringify(name)}, hash: ${JSON.stringify(contentHash(readFileSync(path)))} }`;
 
 function plugin(target: Target, embedModel: string | undefined): BunPlugin {
   const [platform, arch] = TARGETS[target];
@@ -89,8 +93,8 @@ function plugin(target: Target, embedModel: string | undefined): BunPlugin {
             `(() => {
               const native = require(${nativeModule});
               return native.loadNativeAddon(${JSON.stringify(folder)}, [
-                { embedded: native.embeddedPath(${fileImport(join(bin, "onnxruntime_binding.node"))}), name: "onnxruntime_binding.node" },
-                { embedded: native.embeddedPath(${fileImport(join(bin, "libonnxruntime.so.1"))}), name: "libonnxruntime.so.1" },
+                ${embeddedFile(join(bin, "onnxruntime_binding.node"), "onnxruntime_binding.node")},
+                ${embeddedFile(join(bin, "libonnxruntime.so.1"), "libonnxruntime.so.1")},
               ], "onnxruntime_binding.node");
             })();`,
             args.path,
@@ -110,7 +114,7 @@ function plugin(target: Target, embedModel: string | undefined): BunPlugin {
           `import * as native from ${nativeModule};
 import usearchAddon from ${JSON.stringify(`embedded-file:${prebuild}`)};
 const compiled = native.loadNativeAddon(${JSON.stringify(`usearch-${version("usearch")}-${platform}-${arch}`)},
-  [{ embedded: native.embeddedPath(usearchAddon), name: "usearch.node" }], "usearch.node");`,
+  [{ embedded: native.embeddedPath(usearchAddon), name: "usearch.node", hash: ${JSON.stringify(contentHash(readFileSync(prebuild)))} }], "usearch.node");`,
           args.path,
         );
         // The "dummy code for ncc" and the file-system search are dead once the addon is embedded.
@@ -172,7 +176,8 @@ function embeddedModelSource(folder: string | undefined): string {
   };
   walk(root);
   const imports = files.map((f, i) => `import f${i} from ${JSON.stringify(`embedded-file:${f}`)};`).join("\n");
-  const list = files.map((f, i) => `{ embedded: f${i}, name: ${JSON.stringify(relative(root, f))} }`).join(",\n  ");
+  const hash = (f: string) => JSON.stringify(contentHash(readFileSync(f)));
+  const list = files.map((f, i) => `{ embedded: f${i}, name: ${JSON.stringify(relative(root, f))}, hash: ${hash(f)} }`).join(",\n  ");
   return `${imports}\nexport const EMBEDDED_MODEL = { name: ${JSON.stringify(basename(root))}, files: [\n  ${list}\n] };`;
 }
 

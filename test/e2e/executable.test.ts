@@ -1,6 +1,6 @@
 /** The single-file executable on its own: no node_modules, no bun on PATH, native parts unpacked on first run. */
 import { beforeAll, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   describeShared,
@@ -94,6 +94,19 @@ describeShared("compiled executable", () => {
       runCli(["search", "automobile", "--mode", "vector", "--json", "-n", "1", "--repo", "docs-onnx"], { home, env }).stdout,
     );
     expect(vector).toMatchObject({ mode: "vector", results: [{ path: "cars.md" }] });
+  });
+
+  test("an unpacked native library damaged on disk (same size, other bytes) is unpacked again, not loaded: no crash (s12 hostile #7)", () => {
+    const library = join(home, "native/onnxruntime-node-1.30.0-linux-x64/libonnxruntime.so.1");
+    const whole = readFileSync(library);
+    const damaged = Buffer.from(whole);
+    damaged.fill(0, damaged.length >> 1, (damaged.length >> 1) + (1 << 20));
+    writeFileSync(library, damaged);
+    const env = { RESEARCHER_MODEL_PATH: onnxGlove };
+    const vector = runCli(["search", "automobile", "--mode", "vector", "--json", "-n", "1", "--repo", "docs-onnx"], { home, env });
+    expect(vector.code).toBe(0);
+    expect(JSON.parse(vector.stdout)).toMatchObject({ mode: "vector", results: [{ path: "cars.md" }] });
+    expect(readFileSync(library).equals(whole)).toBe(true);
   });
 
   test("two processes unpacking the native parts at once both succeed", async () => {
