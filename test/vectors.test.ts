@@ -4,6 +4,7 @@
  * reported: an isolated strong match among near-orthogonal fragments. (Vectors the graph cannot rank, like a
  * random-weight model's, are measured by bench/ann.ts: their build-time recall sends search to the exact scan.)
  */
+import { Database } from "bun:sqlite";
 import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -283,5 +284,42 @@ describe("ANN recall", () => {
     expect(annProblem).toBeUndefined(); // a small repository does not need the file
     expect(hits[0]!.score).toBeCloseTo(0.527, 4);
     expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((a, b) => b - a));
+  });
+
+  test("connections to one index.db share its scanned vectors; a new generation or another file reads them again (s12 review #10)", async () => {
+    const docs = tempDir();
+    const shared = await indexed("shared", { ...fillers(50), "needle.md": "the needle\n" }, home, docs);
+    const cache = new VectorCache();
+    const rows = async (store: Store) => {
+      await searchVectors(store, shared.repo.dir, Float32Array.from(QUERY), 3, { cache });
+      return cache.scannable.get(shared.repo.dir)!.rows;
+    };
+    const first = await rows(shared.store);
+    expect(first).toHaveLength(51);
+    // A server's next connection (a fresh snapshot every half second under load) reads no vector again.
+    const second = Store.open(shared.repo.dir);
+    expect(await rows(second)).toBe(first);
+    // An index run that writes vectors makes a new generation: read again.
+    writeFileSync(join(docs, "more.md"), "filler 77\n");
+    await indexRepository(home, shared.repo);
+    const third = Store.open(shared.repo.dir);
+    const after = await rows(third);
+    expect(after).not.toBe(first);
+    expect(after).toHaveLength(52);
+    // Another index.db counts its generations from 1 again: what the old file held is not served for it. (A
+    // connection still open to the old file, as a server's is, keeps its inode from being reused.)
+    for (const store of [second, third]) store.close();
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${Store.dbPath(shared.repo.dir)}${suffix}`, { force: true });
+    rmSync(join(docs, "more.md"));
+    writeFileSync(join(docs, "f0.md"), "filler 88\n");
+    await indexRepository(home, shared.repo);
+    const db = new Database(Store.dbPath(shared.repo.dir));
+    db.run("UPDATE meta SET value = ? WHERE key = 'vectors_generation'", [cache.scannable.get(shared.repo.dir)!.generation]);
+    db.close();
+    const fresh = Store.open(shared.repo.dir);
+    const rebuilt = await rows(fresh);
+    expect(rebuilt).not.toBe(after);
+    expect(rebuilt).toHaveLength(51);
+    for (const store of [shared.store, fresh]) store.close();
   });
 });

@@ -292,8 +292,11 @@ type Row = { id: number; vector: Float32Array };
  */
 export class VectorCache {
   readonly opened = new Map<string, { checksum: string; identity: string; index: UsearchIndex }>();
-  /** Per repository folder: the vectors of one store (generations count from 1 in every index.db). */
-  readonly scannable = new Map<string, { store: Store; generation: string; count: number; rows?: Row[] }>();
+  /**
+   * Per repository folder: the vectors of one index.db file at one generation (generations count from 1 in every
+   * index.db), shared by every connection to it: a server opens a new one every half second under steady load.
+   */
+  readonly scannable = new Map<string, { file: string; generation: string; count: number; rows?: Row[] }>();
 
   /** Forget everything: the mappings go with their last reference. */
   clear(): void {
@@ -442,8 +445,8 @@ export function rankableVectors(store: Store, dir: string, cache: VectorCache): 
 function vectorsOf(cache: VectorCache, store: Store, dir: string): { generation: string; count: number; rows?: Row[] } {
   const generation = store.vectorsGeneration();
   let state = cache.scannable.get(dir);
-  if (!state || state.store !== store || state.generation !== generation) {
-    state = { store, generation, count: vectorCount(store) };
+  if (!state || state.file !== store.file || state.generation !== generation) {
+    state = { file: store.file, generation, count: vectorCount(store) };
     cache.scannable.set(dir, state);
   }
   return state;

@@ -112,6 +112,9 @@ export const HEADING_SEPARATOR = " › ";
 /** The meta key whose value `none` says no fragment has had a heading (mayHaveHeadings). */
 const NO_HEADINGS_KEY = "fragment_headings";
 
+/** Connections opened that cannot name their file before opening it (see Store.file). */
+let connections = 0;
+
 /** The documents' metadata column as JSON functions read it (a damaged cell reads as none). */
 const METADATA = metadataOf("metadata");
 
@@ -142,6 +145,11 @@ export class Store {
   private constructor(
     { db, movedAside }: OpenedIndex,
     private readonly name: string,
+    /**
+     * Which index.db this connection reads (Store.fileIdentity when it opened): what connections of one file share
+     * (a repository's vectors at one generation). A file made by the opening itself is told apart by its connection.
+     */
+    readonly file: string,
   ) {
     this.db = db;
     this.movedAside = movedAside;
@@ -174,7 +182,9 @@ export class Store {
    */
   static open(dir: string, options: { write?: boolean; create?: boolean; fresh?: boolean } = {}): Store {
     const mode = options.fresh ? "fresh" : options.create ? "create" : options.write ? "write" : "read";
-    return new Store(openIndexDatabase(Store.dbPath(dir), basename(dir), mode), basename(dir));
+    // Identified before opening (as SearchContext does): a file replaced in between is found different next time.
+    const file = mode === "read" ? Store.fileIdentity(dir) : null;
+    return new Store(openIndexDatabase(Store.dbPath(dir), basename(dir), mode), basename(dir), file ?? `connection ${++connections}`);
   }
 
   close(): void {
