@@ -216,6 +216,40 @@ describe("chunkCode shapes", () => {
     expect(outline(await chunkCode(rust, "rust", { maxTokens: 20, packBelow: 0 }))[0]).toBe("1-6 fn g");
   });
 
+  test("a doc comment (/** */, ///) stays with the unit below it across blank lines; other comments do not (s13 user #1)", async () => {
+    const js = [
+      "/**",
+      " * Redirect to the given url.",
+      " */",
+      "",
+      "res.redirect = function redirect(url) {",
+      "  this.location(url);",
+      "};",
+      "",
+      "// ---- files ----",
+      "",
+      "/** Send a file. */",
+      "",
+      "",
+      "res.sendFile = function sendFile(path) {",
+      "  return send(path);",
+      "};",
+      "",
+    ].join("\n");
+    const fragments = (await chunkCode(js, "javascript", { maxTokens: 40, packBelow: 0 }))!;
+    expect(outline(fragments)).toEqual(["1-7 function res.redirect", "9-9", "11-16 function res.sendFile"]);
+    checkCoverage(js, fragments);
+    const rust = "/// Adds one.\n\npub fn add_one(x: u8) -> u8 {\n    x + 1\n}\n";
+    expect(outline(await chunkCode(rust, "rust", { maxTokens: 20, packBelow: 0 }))).toEqual(["1-5 fn add_one"]);
+    // A file's licence header above its imports is about the file, as before.
+    const header = "/**\n * @license MIT\n */\n\nimport { a } from './a';\n\nexport function f() {\n  return a;\n}\n";
+    expect(outline(await chunkCode(header, "typescript", { maxTokens: 20, packBelow: 0 }))).toEqual([
+      "1-3",
+      "5-5 imports",
+      "7-9 function f",
+    ]);
+  });
+
   test("a label spanning lines or running long becomes a one-line heading of at most 80 characters", async () => {
     const long = "VeryLongTypeName".repeat(8);
     const source = `impl<T> Display\n    for Wrapper<\n        T,\n    > {\n    fn fmt(&self) {}\n}\n\nstruct ${long} { x: i32 }\n`;
