@@ -104,7 +104,7 @@ test("after an incremental change the scores follow the new totals, and search()
       const response = await search(home, { query, limit: 5, mode: "bm25" });
       expect(response.total).toBe(store.countMatchingFragments(match));
       expect(response.results.map((r) => r.score)).toEqual(
-        headingsWeighed(store, query, match, 5, undefined, 100).map((score) => expect.closeTo(score, 3)),
+        headingsWeighed(store, query, match, 5).map((score) => expect.closeTo(score, 3)),
       );
     }
   } finally {
@@ -113,11 +113,12 @@ test("after an incremental change the scores follow the new totals, and search()
 });
 
 /**
- * The best `limit` scores of FTS5's best 2 × `depth` matches (a search ranks 100 deep for its first page), each multiplied by 1 + HEADING_BOOST × the IDF share
- * of the query's words in its own heading (the document's title, for a fragment under no heading),
- * computed here from the rows themselves, as heading-boost.ts must give them.
+ * The best `limit` scores of all FTS5's matches, each multiplied by 1 + HEADING_BOOST × the IDF share of the query's
+ * words in its own heading (the document's title, for a fragment under no heading), computed here from the rows
+ * themselves, as heading-boost.ts must give them (exact wherever BM25's scores fall off by the largest boost within
+ * eight times the depth, as here).
  */
-function headingsWeighed(store: Store, query: string, match: string, limit: number, where?: SqlCondition, depth = limit): number[] {
+function headingsWeighed(store: Store, query: string, match: string, limit: number, where?: SqlCondition): number[] {
   const parsed = parseQuery(query);
   const stems = parsed.optional.flatMap((t) => (t.stem ? [t.stem] : []));
   const n = store.fragmentCount();
@@ -127,7 +128,7 @@ function headingsWeighed(store: Store, query: string, match: string, limit: numb
     const words = new Set((text.match(/[\p{L}\p{N}]+/gu) ?? []).map(stem));
     return [...idf].reduce((sum, [t, w]) => sum + (words.has(t) ? w : 0), 0) / mass;
   };
-  const all = store.searchBm25(match, BM25_WEIGHTS, 2 * depth, where);
+  const all = store.searchBm25(match, BM25_WEIGHTS, store.fragmentCount(), where);
   const rows = store.fragmentsByIds(all.map((hit) => hit.id));
   return all
     .map((hit) => {
