@@ -329,6 +329,16 @@ describe("MathML", () => {
     expect((await convertHtml(utf8(page), "f")).text).toBe("We compute b^n fast.\n\nφ = (1 + √5)/2\n\ny_(n − 2) and 3√x and x_i^2");
   });
 
+  test("a formula nested hundreds of levels deep converts in linear time; a prefixed <m:math> (XHTML, EPUB) is read too (s13 review #1, #5)", async () => {
+    const deep = `<math display="block">${"<mrow><mi>a</mi><mo>+</mo>".repeat(200)}<mn>1</mn>${"</mrow>".repeat(200)}</math>`;
+    const started = performance.now();
+    const text = (await convertHtml(utf8(`<html><body><h1>F</h1>${deep}<p>end</p></body></html>`), "f")).text;
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(text).toContain("a + a + a");
+    const prefixed = '<m:math xmlns:m="http://www.w3.org/1998/Math/MathML"><m:msup><m:mi>b</m:mi><m:mn>2</m:mn></m:msup></m:math>';
+    expect((await convertHtml(utf8(`<html><body><p>Area ${prefixed} here</p></body></html>`), "f")).text).toBe("Area b^2 here");
+  });
+
   testShared("SICP's formulas read as written (they read `b 2 = b ⋅ b`, `y n − 2`)", async () => {
     const text = async (page: string) =>
       (await convertHtml(new Uint8Array(readFileSync(join(SHARED, "data/corpus/html/sicp/html", page))), "f")).text;

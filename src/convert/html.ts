@@ -287,7 +287,7 @@ function turndown(): Turndown {
   service.addRule("heading", { filter: ["h1", "h2", "h3", "h4", "h5", "h6"], replacement: heading });
   service.addRule("preformatted", { filter: "pre", replacement: (_, node) => fence(node) });
   service.addRule("math", {
-    filter: (node) => node.nodeName.toLowerCase() === "math",
+    filter: (node) => /^(?:[\w-]+:)?math$/i.test(node.nodeName), // `<m:math>` in XHTML with a prefix
     replacement: (_, node) => (node.getAttribute("display") === "block" ? `\n\n${mathText(node)}\n\n` : mathText(node)),
   });
   // Only what would change how the chunker reads a line: a heading marker or a code fence at its start. Escaping

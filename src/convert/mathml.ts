@@ -24,8 +24,11 @@ function read(node: MathNode): string {
   if (node.nodeType === TEXT) return node.textContent ?? "";
   if (node.nodeType !== ELEMENT) return ""; // comments (MathJax writes each operator's name in one)
   const parts = Array.from(node.childNodes).filter((child) => child.nodeType === ELEMENT || (child.textContent ?? "").trim());
-  const [a, b, c] = parts.map((part) => group(read(part)));
-  switch (node.nodeName.toLowerCase().replace(/^m:/, "")) {
+  // Each child read once: reading them again per form doubled the work at every level (a 1 KB formula nested 26
+  // deep took a minute).
+  const texts = parts.map(read);
+  const [a, b, c] = texts.map(group);
+  switch (node.nodeName.toLowerCase().replace(/^[\w-]+:/, "")) {
     case "msup":
     case "mover":
       return `${a}^${b}`;
@@ -38,7 +41,7 @@ function read(node: MathNode): string {
     case "mfrac":
       return ` ${a}/${b} `;
     case "msqrt":
-      return `√${group(parts.map(read).join(" "))}`;
+      return `√${group(texts.join(" "))}`;
     case "mroot":
       return `${b}√${a}`;
     case "mspace":
@@ -46,9 +49,9 @@ function read(node: MathNode): string {
     case "annotation-xml":
       return " ";
     case "mtr":
-      return `${parts.map(read).join(" ")}; `;
+      return `${texts.join(" ")}; `;
     default:
-      return ` ${parts.map(read).join(" ")} `;
+      return ` ${texts.join(" ")} `;
   }
 }
 
