@@ -349,3 +349,22 @@ test("a turned word beside upright text, and a column's line on another's baseli
   expect(doc.text).not.toContain("space.Individual");
   expect(doc.text).toContain("Individual Income Tax Return");
 });
+
+test("text that looks like markdown (a # line, a code fence, a page marker) stays text: no heading, fence or page it does not have (s13 questions #1)", async () => {
+  const pdf = await writePdf([
+    [
+      ...paragraph(`Install the tools first. ${"Some words of the first page. ".repeat(20)}`, 72),
+      ...paragraph("# apt-get install poppler-utils", 260),
+      ...paragraph("<!-- page 7 -->", 300),
+      ...paragraph("```", 340),
+    ],
+    [...paragraph("Second page words about lanterns.", 72)],
+  ]);
+  const doc = await convertPdf(pdf, "looks", { ocr: "off" });
+  const fragments = chunkDocument(doc, { tokens: 350, overlap: 0 });
+  const lantern = fragments.find((f) => f.text.includes("lanterns"))!;
+  expect(lantern.page).toBe(2); // not inside a fence opened on page 1
+  expect(fragments.every((f) => f.headings.length === 0)).toBe(true); // "# apt-get" is no heading
+  expect(fragments.some((f) => f.page === 7)).toBe(false);
+  expect(fragments.map((f) => f.text).join(" ")).toContain("apt-get install poppler-utils");
+});

@@ -43,6 +43,17 @@ export function pageMarker(n: number): string {
 export const PAGE_MARKER = /^<!-- page (\d+) -->$/;
 
 /**
+ * Text as markdown that reads as that text: a heading marker, a code fence or a comment (a page marker) at its start
+ * escaped with a backslash (`\# apt-get install`). Only what changes how the chunker reads a line: escaping `*`, `_`
+ * or `[` would put backslashes into snippets (and into `snake_case` words). A PDF's `# apt-get …` line became the
+ * heading of every fragment after it, a literal `<!-- page 7 -->` moved citations to page 7, and a lone ``` took the
+ * next page into a code fence. Text PDFs, OCR and the HTML converter (DOCX, EPUB) share it.
+ */
+export function literalText(text: string): string {
+  return text.replace(/^(\s*)(#{1,6}(?=\s|$)|`{3,}|~{3,}|<!--)/, "$1\\$2");
+}
+
+/**
  * A line of a page set clearly larger than its body text (`size` and `body` in any one unit: points, pixels) and
  * short, with letters: a heading. Text PDFs and OCR share it.
  */

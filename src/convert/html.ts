@@ -13,7 +13,7 @@ import TurndownService from "turndown";
 import { strikethrough, taskListItems } from "@joplin/turndown-plugin-gfm";
 // @ts-expect-error -- turndown's own DOM (its node build parses with it); its .d.ts is not a module
 import domino from "@mixmark-io/domino";
-import { bodyOrTitle, type ConvertedDocument } from "./document.ts";
+import { bodyOrTitle, type ConvertedDocument, literalText } from "./document.ts";
 import { mathText } from "./mathml.ts";
 import { ResearcherError } from "../errors.ts";
 
@@ -290,9 +290,7 @@ function turndown(): Turndown {
     filter: (node) => /^(?:[\w-]+:)?math$/i.test(node.nodeName), // `<m:math>` in XHTML with a prefix
     replacement: (_, node) => (node.getAttribute("display") === "block" ? `\n\n${mathText(node)}\n\n` : mathText(node)),
   });
-  // Only what would change how the chunker reads a line: a heading marker or a code fence at its start. Escaping
-  // `*`, `_` or `[` as turndown does would put backslashes into snippets (and into `snake_case` words).
-  service.escape = (text) => text.replace(/^(\s*)(#{1,6}(?=\s|$)|`{3,}|~{3,})/, "$1\\$2");
+  service.escape = literalText; // not turndown's escaping of every `*`, `_` and `[`
   return service;
 }
 

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { describeError, ResearcherError } from "../errors.ts";
 import { readRegularFile } from "../files.ts";
-import { type ConvertOptions, isHeading, joinLine, median, type OcrPage } from "./document.ts";
+import { type ConvertOptions, isHeading, joinLine, literalText, median, type OcrPage } from "./document.ts";
 // The SIMD + LSTM-only build: Bun's JavaScriptCore runs wasm SIMD (the plain build is 3× slower), and the legacy
 // (non-LSTM) engine is not used (the embedded model has no legacy data). Not the "relaxedsimd" build: its results
 // may differ between CPUs, and it was no faster here (NOTES.md).
@@ -305,7 +305,8 @@ export function pageText(hocr: string): string {
   for (const line of lines) {
     const heading = isHeading(line.height, body, line.text);
     if (previous?.paragraph !== line.paragraph || previous.heading !== heading) close();
-    paragraph = !heading ? joinLine(paragraph, line.text) : paragraph ? `${paragraph} ${line.text}` : `## ${line.text}`;
+    if (!heading) paragraph = paragraph ? joinLine(paragraph, line.text) : literalText(line.text);
+    else paragraph = paragraph ? `${paragraph} ${line.text}` : `## ${line.text}`;
     previous = { paragraph: line.paragraph, heading };
   }
   close();

@@ -4,7 +4,16 @@
  * noticeably larger than the page's body text. Words hyphenated at line ends are rejoined and ligatures folded
  * (NFKC). Reading order is pdf.js's content-stream order, which for typeset two-column papers is column by column.
  */
-import { isHeading, joinLine, median, NO_TEXT_LAYER_OCR_OFF, pageMarker, type ConvertedDocument, type ConvertOptions } from "./document.ts";
+import {
+  isHeading,
+  joinLine,
+  literalText,
+  median,
+  NO_TEXT_LAYER_OCR_OFF,
+  pageMarker,
+  type ConvertedDocument,
+  type ConvertOptions,
+} from "./document.ts";
 import { ResearcherError } from "../errors.ts";
 import { pageImage, type PdfPage, recognise } from "./ocr.ts";
 import { readCMap, readWasm } from "./pdf-data.ts";
@@ -509,7 +518,7 @@ async function pageAnnotations(
   }
   return annotations
     .map(annotationText)
-    .map((text) => clean(text).replace(/\s+/g, " ").trim())
+    .map((text) => literalText(clean(text).replace(/\s+/g, " ").trim()))
     .filter(Boolean);
 }
 
@@ -546,7 +555,7 @@ function pageMarkdown(lines: Line[]): string {
   const blocks: string[] = [];
   let paragraph = "";
   const close = () => {
-    if (paragraph) blocks.push(paragraph);
+    if (paragraph) blocks.push(literalText(paragraph));
     paragraph = "";
   };
   lines.forEach((line, i) => {
