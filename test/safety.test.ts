@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { discoverFiles } from "../src/index/discover.ts";
-import { indexFiles, prepareDocument } from "../src/index/indexer.ts";
+import { indexFiles, indexRepository, prepareDocument } from "../src/index/indexer.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
 import { confinedReader, movedRoot, outsideRoot, readConfinedFile, rootRecord } from "../src/files.ts";
 import { getRepository } from "../src/repos.ts";
@@ -226,6 +226,28 @@ test("a repository registered through a link before its first index run indexes:
   expect(runCli(["index", "docs"], { home })).toMatchObject({ code: 0, stderr: "" });
   expect(runCli(["get", "docs:a.md"], { home }).stdout).toContain("inside words");
   expect(runCli(["status", "docs"], { home }).stdout).toContain("1 document");
+});
+
+test("a repository registered through a link whose first run was cut short after a batch indexes and reads on: it was refused as moved for ever (s13 review #3)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, Object.fromEntries(Array.from({ length: 1200 }, (_, i) => [`n${i}.md`, `# N${i}\n\nnote number ${i}\n`])));
+  const link = join(tempDir(), "docs-link");
+  symlinkSync(docs, link);
+  expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["config", "set", "repositories.docs.path", link], { home }).code).toBe(0);
+  // Killed once its first batch of 1,000 documents is written, before the run's end records anything else.
+  const cut = indexRepository(home, getRepository(home, "docs"), {
+    onProgress: (progress) => {
+      if (progress.phase === "index" && progress.done >= 1100) throw new Error("killed");
+    },
+  });
+  expect(cut).rejects.toThrow("killed");
+  await cut.catch(() => {});
+  expect(Store.open(getRepository(home, "docs").dir).counts().documents).toBeGreaterThanOrEqual(1000);
+  expect(runCli(["index", "docs"], { home })).toMatchObject({ code: 0, stderr: "" });
+  expect(runCli(["get", "docs:n1.md"], { home }).stdout).toContain("note number 1");
+  expect(runCli(["status", "docs"], { home }).stdout).toContain("1200 documents");
 });
 
 describe("the indexer's read step", () => {

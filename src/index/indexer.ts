@@ -177,6 +177,9 @@ async function writeSession(
   try {
     const store = Store.open(repo.dir, { create: true, fresh: options.fresh });
     const root = refuseMovedRoot(repo, store);
+    // Recorded before the first document is: a first run cut short after a batch left documents and no record, and
+    // a repository registered through a link then read as moved to every later run.
+    if (root && !store.recordedRoot()) store.recordRoot(root);
     // Checkpoint between batches past a size (BatchWriter), not every 4 MB of WAL: each checkpoint syncs the file.
     store.disableAutoCheckpoint();
     try {
