@@ -178,6 +178,23 @@ describe("a hostile .git", () => {
     }
   });
 
+  test("a work tree whose .git links its config and refs to another git folder (git-new-workdir, the repo tool) is read through them (s13 review #4)", () => {
+    const original = join(temp, "original");
+    mkdirSync(original, { recursive: true });
+    git(original, "init", "-q");
+    git(original, "remote", "add", "origin", "https://github.com/example/project.git");
+    writeFileSync(join(original, "a.md"), "# A\n");
+    git(original, "add", ".");
+    git(original, "commit", "-qm", "first");
+    git(original, "pack-refs", "--all");
+    const workdir = join(temp, "workdir");
+    mkdirSync(join(workdir, ".git"), { recursive: true });
+    for (const part of ["config", "packed-refs", "refs", "objects", "logs", "info", "hooks"])
+      if (existsSync(join(original, ".git", part))) symlinkSync(join(original, ".git", part), join(workdir, ".git", part));
+    writeFileSync(join(workdir, ".git/HEAD"), readFileSync(join(original, ".git/HEAD")));
+    expect(findGitRepository(workdir)).toMatchObject({ name: "project", branch: "trunk", commit: git(original, "rev-parse", "HEAD") });
+  });
+
   test("ref names follow git's rules (check-ref-format): an invalid one is no branch and no commit", () => {
     const root = repository("refnames");
     const invalid = [

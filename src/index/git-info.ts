@@ -10,7 +10,7 @@
  * them (`git check-ref-format`), which keeps every ref inside the git folder. And, like git's `safe.directory`
  * rule (CVE-2022-24765), a `.git` owned by another user is no repository: the lookup stops there.
  */
-import { existsSync, lstatSync, statSync, type Stats } from "node:fs";
+import { existsSync, lstatSync, realpathSync, statSync, type Stats } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { readRegularFile } from "../files.ts";
 
@@ -189,14 +189,32 @@ export function nameFromUrl(url: string): string | null {
 }
 
 /**
- * A small git file's text, or null: only a regular file that is no link (checked before it is opened, so a device
- * is not even opened, and again on the descriptor, which is opened without blocking) of at most `maxBytes`. git
- * writes no linked refs or HEAD; one placed there led outside the repository (its content became git_commit).
+ * A small git file's text, or null: only a regular file (checked before it is opened, so a device is not even
+ * opened, and again on the descriptor, which is opened without blocking) of at most `maxBytes`, and no link but to
+ * the same file of another git folder this user owns. git writes no linked refs or HEAD; one placed there led
+ * outside the repository (its content became git_commit).
  */
 function readSmall(path: string, maxBytes: number): string | null {
-  if (!isPlainFile(path)) return null;
+  if (!isPlainFile(path) && !isSharedGitFile(path)) return null;
   const read = readRegularFile(path, maxBytes);
   return "bytes" in read ? new TextDecoder().decode(read.bytes) : null;
+}
+
+/**
+ * Whether `path` links to the file of the same name in another git folder (one with HEAD and objects) this user
+ * owns: git-new-workdir and the `repo` tool share `config`, `packed-refs` and `refs` so.
+ */
+function isSharedGitFile(path: string): boolean {
+  try {
+    if (!lstatSync(path).isSymbolicLink()) return false;
+    const target = realpathSync(path);
+    const folder = dirname(target);
+    return (
+      basename(target) === basename(path) && ownedByUs(folder) && isPlainFile(join(folder, "HEAD")) && isDirectory(join(folder, "objects"))
+    );
+  } catch {
+    return false;
+  }
 }
 
 /** Whether `path` is a regular file itself (not a link to one). */
