@@ -100,7 +100,7 @@ const variants: [string, Fuse][] = [
     (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists).lexical - (c.vectorTop > t ? 0.1 : 0)),
   ]),
   [
-    "shipped: per repository, -0.1 where BM25's first has lexical evidence < 0.5",
+    "shipped: per repository, -0.1 where BM25's first has lexical evidence < 0.5 and the vector list has a share",
     (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists, c.lexicalTop).lexical),
   ],
 ];

@@ -98,10 +98,12 @@ describeShared("fusion weights calibrated at index time", () => {
     expect(fusionWeight({ bm25: 0.8, vector: 0.9, queries: 48 }).lexical).toBe(0.5);
   });
 
-  test("per query, BM25 gives up a little where its best result matches little of the query", () => {
-    const lists = { bm25: 0.9, vector: 0.2, queries: 48 };
-    expect(fusionWeight(lists, 0.9).lexical).toBe(1);
-    expect(fusionWeight(lists, 0.3).lexical).toBeCloseTo(0.9);
+  test("per query, BM25 gives up a little where its best result matches little of the query, if the vector list has a share", () => {
+    const lists = { bm25: 0.8, vector: 0.34, queries: 48 };
+    expect(fusionWeight(lists, 0.9).lexical).toBe(0.75);
+    expect(fusionWeight(lists, 0.3).lexical).toBeCloseTo(0.65);
+    // A list with no share gets none for any query (s13 questions #4).
+    expect(fusionWeight({ bm25: 0.9, vector: 0.2, queries: 48 }, 0.3).lexical).toBe(1);
     expect(fusionWeight(undefined).reason).toContain("not calibrated");
     expect(fusionWeight({ ...lists, queries: 5 }).lexical).toBe(LEXICAL_WEIGHT);
   });

@@ -100,9 +100,11 @@ export interface FusionWeight {
  * share gained it, as its errors are independent of BM25's, which GloVe's are not.
  *
  * Per query, BM25 gives up UNSURE_SHIFT where its first result reaches less than UNSURE_LEXICAL of the query's IDF
- * mass (most query words unmatched): chosen on SciFact train, it gains up to 0.004 with the stand-in models and
- * moves GloVe by 0.0001 at most; shifting where the vector list's first result looks strong instead did no better
- * (it gains the strong stand-ins up to 0.004 more and costs the weak ones up to 0.001).
+ * mass (most query words unmatched), in a repository whose vector list has a share: chosen on SciFact train, it
+ * gains up to 0.004 with the stand-in models; shifting where the vector list's first result looks strong instead did
+ * no better (it gains the strong stand-ins up to 0.004 more and costs the weak ones up to 0.001). A list without a
+ * share gets none per query either: the shift gave the weakest stand-in 0.002 on SciFact test and GloVe nothing, but
+ * let a random-weight model reorder BM25's results (s13 questions: hybrid below BM25 where it had no share).
  */
 const WEAK_RATIO = 0.25;
 const EQUAL_RATIO = 0.6;
@@ -115,7 +117,7 @@ const UNSURE_SHIFT = 0.1;
 /** The repository's weight, then the query's: `lexicalTop` is the calibrated evidence of BM25's first result. */
 export function fusionWeight(lists: { bm25: number; vector: number; queries: number } | undefined, lexicalTop?: number): FusionWeight {
   const base = repositoryWeight(lists);
-  if (lexicalTop === undefined || lexicalTop >= UNSURE_LEXICAL) return base;
+  if (lexicalTop === undefined || lexicalTop >= UNSURE_LEXICAL || base.lexical >= WEAK_LEXICAL) return base;
   return {
     lexical: round2(base.lexical - UNSURE_SHIFT),
     reason: `${base.reason}; bm25's best reaches ${round2(lexicalTop)} of the query, less ${UNSURE_SHIFT}`,
