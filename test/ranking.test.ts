@@ -17,7 +17,7 @@ import {
   type SearchResponse,
 } from "../src/search/search.ts";
 import { seeded } from "../src/random.ts";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 
@@ -452,4 +452,29 @@ describe("a section whose own heading states the query's topic", () => {
     // the subsection its own heading lifted: 5.13 against 5.67).
     expect(results.map((r) => r.path).slice(0, 2)).toEqual(["okapi.md", "forest.md"]);
   });
+});
+
+test("whether titles weigh in follows the documents there now: a note with sections removed takes it away again (s13 review #6)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  const fillers = Object.fromEntries(
+    Array.from({ length: 20 }, (_, i) => [`f${i}.md`, `# Filler ${i}\n\nplain words about other things\n`]),
+  );
+  writeTree(docs, {
+    ...fillers,
+    "a.md": "# Runtime configuration\n\nset it once: runtime\n",
+    "b.md": "# Notes\n\nruntime runtime and more\n",
+  });
+  const repo = addRepository(home, { name: "hf", path: docs, embed: false });
+  const ranked = async () => (await search(home, { query: "runtime", mode: "bm25" })).results.map((r) => `${r.path} ${r.score}`);
+  await indexRepository(home, repo);
+  const plain = await ranked(); // one-heading notes only: BM25 as it ranks
+  writeTree(docs, { "z.md": "# Unrelated\n\n## A subsection\n\nsomething else entirely\n" });
+  await indexRepository(home, repo);
+  const weighed = await ranked();
+  expect(weighed[0]).toStartWith("a.md"); // titles weigh in: a's title is the query, its score rises
+  expect(weighed).not.toEqual(plain);
+  rmSync(join(docs, "z.md"));
+  await indexRepository(home, repo);
+  expect(await ranked()).toEqual(plain);
 });

@@ -787,6 +787,7 @@ function finishRun(
     // Files deleted during the run go as the ones the plan found gone (those never indexed leave nothing behind).
     for (const path of [...gone, ...writer.vanished]) if (store.deleteDocument(path)) removed++;
     if (removed) store.bumpVectorsGeneration();
+    if (removed || writer.indexed) store.recheckHeadings();
     store.recordFailures(writer.failures, { paths: run.paths, kept: new Set(run.failedUnchanged) });
     refreshGitMetadata(store, repo.path);
     // A repository is indexed once a whole run has been: files indexed one by one (add_to_index, a watch batch)

@@ -8,8 +8,9 @@
  * own heading: the last of its heading path (`class Parser › def feed` → `def feed`), or, for a fragment under no
  * heading (a document's opening, or a chapter whose one heading is its title), the document's title: giving the
  * title only to the openings of documents with sections put 30 one-heading Rust-book chapters below other chapters'
- * subsections on their own topic ("streams": 1st → 5th). An index without a single heading (SciFact's abstracts,
- * where the title for every fragment cost 0.002 nDCG@10) is left as BM25 ranks it. docs/benchmarks.md ("Questions
+ * subsections on their own topic ("streams": 1st → 5th). An index where no fragment has a heading below its title
+ * (SciFact's abstracts, where the title for every fragment cost 0.002 nDCG@10; a folder of one-heading notes) is
+ * left as BM25 ranks it (Store.mayHaveHeadings). docs/benchmarks.md ("Questions
  * over documentation") has the measurements.
  *
  * The boost is a function of the fragment and the query alone, so a filtered search scores as the unfiltered one

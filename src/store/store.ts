@@ -744,11 +744,23 @@ export class Store {
   }
 
   /**
-   * False when no fragment of this index has ever had a heading (an index records it from its creation on), so no
-   * heading can weigh in a ranking (search/heading-boost.ts); true when one may.
+   * False when no fragment of this index has a heading (recorded from its creation on, and again by index runs that
+   * change documents: recheckHeadings), so no heading can weigh in a ranking (search/heading-boost.ts); true when
+   * one may.
    */
   mayHaveHeadings(): boolean {
     return this.getMeta(NO_HEADINGS_KEY) !== "none";
+  }
+
+  /**
+   * After documents were replaced or removed: whether a fragment with a heading is left. Without it, the ranking
+   * went on as if the last document with sections were still there (s13 review #6). The search stops at the first
+   * fragment with one; an index that has none already is not searched.
+   */
+  recheckHeadings(): void {
+    if (!this.mayHaveHeadings()) return;
+    const any = this.db.query<{ one: number }, []>("SELECT 1 AS one FROM fragments WHERE heading <> '' LIMIT 1").get();
+    if (!any) this.setMeta(NO_HEADINGS_KEY, "none");
   }
 
   /** Each fragment's heading path, and its document's title and format. */
