@@ -14,6 +14,7 @@ import { parseFilter } from "../src/search/filters.ts";
 import { Store } from "../src/store/store.ts";
 import { estimateTokens } from "../src/text.ts";
 import { tempDir, writeTree } from "./helpers.ts";
+import { docx } from "./docx-fixtures.ts";
 
 const RUN_SECONDS = 10;
 const TOKENS = 350; // chunk.tokens default
@@ -247,6 +248,30 @@ describe("markdown that is large in one dimension", () => {
     });
     const found = await search(home, { query: "loopword", mode: "bm25", where: [parseFilter("title=Loop")] });
     expect(found.results.map((r) => r.path)).toEqual(["loop.md"]);
+  });
+
+  test("metadata is bounded whichever converter read it: aliased front matter, a DOCX's huge description; the run and search stay small (s13 hostile #1, #2)", async () => {
+    const big = "w".repeat(300_000);
+    const aliased = `---\ntitle: Big\nbig: &b "${big}"\n${Array.from({ length: 99 }, (_, i) => `c${i}: *b`).join("\n")}\n---\n# Body\n\naliasword\n`;
+    const core = `<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>${"T".repeat(200_000)}</dc:title><dc:description>${"d".repeat(2_000_000)}</dc:description></cp:coreProperties>`;
+    const docs = tempDir();
+    writeTree(docs, { "alias.md": aliased, "ok.md": "# ok\n\nokword\n" });
+    writeFileSync(join(docs, "props.docx"), docx("", core));
+    const home = tempDir();
+    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 3, failed: 0 });
+    const db = new Database(Store.dbPath(repo.dir), { readonly: true });
+    const sizes = db.query<{ path: string; n: number; f: number }, []>(
+      "SELECT path, length(metadata) AS n, (SELECT count(*) FROM fragments f WHERE f.document_id = d.id) AS f FROM documents d",
+    );
+    for (const { path, n, f } of sizes.all()) {
+      expect(n).toBeLessThan(70_000);
+      expect([path, f]).toEqual([path, 1]); // the title as the body of an empty DOCX is one short heading
+    }
+    db.close();
+    const found = await search(home, { query: "aliasword", mode: "bm25", limit: 20 });
+    expect(JSON.stringify(found).length).toBeLessThan(100_000);
+    expect(found.results[0]!.metadata).toMatchObject({ title: "Big" });
   });
 
   test("front matter that never closes is body text, converted in linear time", () => {

@@ -9,7 +9,7 @@ import { CODE_EXTENSIONS } from "../file-types.ts";
 import { languageOf, type CodeLanguage } from "./code-languages.ts";
 import { ResearcherError } from "../errors.ts";
 import { parseYaml } from "../yaml.ts";
-import { shortHeading, stringValue, type ConvertedDocument, type ConvertOptions } from "./document.ts";
+import { boundedMetadata, shortHeading, stringValue, type ConvertedDocument, type ConvertOptions } from "./document.ts";
 import { firstHeading } from "./markdown.ts";
 import { own } from "../own.ts";
 
@@ -50,7 +50,7 @@ export const OCR_FORMATS: ReadonlySet<string> = new Set(["pdf", "png", "jpg", "t
 /** Convert one file. Throws `ResearcherError` (`FILE_UNREADABLE`) with a one-line reason when it cannot. */
 export async function convertFile(path: string, bytes: Uint8Array, options: ConvertOptions = {}): Promise<ConvertedDocument> {
   const document = await convertByFormat(path, bytes, options);
-  return { ...document, title: shortHeading(document.title) };
+  return { ...document, title: shortHeading(document.title), metadata: boundedMetadata(document.metadata) };
 }
 
 async function convertByFormat(path: string, bytes: Uint8Array, options: ConvertOptions): Promise<ConvertedDocument> {
@@ -152,7 +152,7 @@ function parseFrontMatter(source: string): Record<string, unknown> | null {
     // Checking keys for uniqueness is quadratic in the library (578 KB of keys took seconds); the last one wins.
     const parsed = parseYaml(source, { uniqueKeys: false });
     if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
-      return boundedMetadata(parsed) as Record<string, unknown>;
+      return boundedMetadata(parsed as Record<string, unknown>); // cycles, depth and size bounded before anything walks it
     }
     return null;
   } catch {
@@ -177,45 +177,6 @@ function keyValueLines(lines: string[]): Record<string, unknown> | null {
     } else return null;
   }
   return metadata;
-}
-
-/**
- * How deep front matter is kept as metadata. The index stores metadata as JSON, and SQLite's JSON functions refuse
- * a document nested deeper than 1,000 levels: one such note failed every later index run and filtered search of its
- * repository. No one nests metadata this deep on purpose.
- */
-const MAX_METADATA_DEPTH = 32;
-
-/**
- * How many values (lists, maps and scalars) of front matter are kept. YAML's aliases share a value rather than copy
- * it, and the library refuses only sharing that multiplies (a "billion laughs"), not a value that holds itself:
- * `a: &x [*x, *x]` copied out 32 levels deep is 2^32 values (an index run grew past 20 GB before it was killed).
- */
-const MAX_METADATA_VALUES = 10_000;
-
-/**
- * `value` as a tree within MAX_METADATA_DEPTH levels and MAX_METADATA_VALUES values: a value that holds itself is
- * left out where it recurs, and what lies deeper or past the budget is left out.
- */
-function boundedMetadata(value: unknown): unknown {
-  let budget = MAX_METADATA_VALUES;
-  const open = new Set<object>();
-  const copy = (item: unknown, depth: number): unknown => {
-    if (--budget < 0) return undefined;
-    const plain = Array.isArray(item) || (item !== null && typeof item === "object" && Object.getPrototypeOf(item) === Object.prototype);
-    if (!plain) return item;
-    if (depth <= 0 || open.has(item as object)) return undefined;
-    open.add(item as object);
-    const entries = Array.isArray(item) ? item.entries() : Object.entries(item as object);
-    const kept: [string | number, unknown][] = [];
-    for (const [key, child] of entries) {
-      const bounded = copy(child, depth - 1);
-      if (bounded !== undefined) kept.push([key, bounded]);
-    }
-    open.delete(item as object);
-    return Array.isArray(item) ? kept.map(([, child]) => child) : Object.fromEntries(kept);
-  };
-  return copy(value, MAX_METADATA_DEPTH);
 }
 
 function countNewlines(text: string): number {

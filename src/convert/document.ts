@@ -122,7 +122,7 @@ export const NO_TEXT_LAYER_OCR_OFF = "no text layer (scanned? OCR is off: set th
  * title: it becomes the document's one heading, as a note of headings alone is (chunk.ts).
  */
 export function bodyOrTitle(text: string, title: string | undefined): string {
-  return text.trim() === "" && title ? `# ${title.replace(/\s+/g, " ")}\n` : text;
+  return text.trim() === "" && title ? `# ${shortHeading(title.replace(/\s+/g, " "))}\n` : text;
 }
 
 /** A heading or title cut to `max` characters at a word boundary (hard-cut without one), with an ellipsis. */
@@ -131,4 +131,46 @@ export function shortHeading(text: string, max = HEADING_MAX_CHARS): string {
   const space = text.lastIndexOf(" ", max - 1);
   const cut = space > max / 2 ? space : max - 1;
   return `${text.slice(0, cut).trimEnd()}…`;
+}
+
+/**
+ * What a document's metadata may hold, whichever converter read it (front matter, DOCX and EPUB properties, PDF
+ * info): every search result carries it, so an EPUB listing 50,000 authors made one search take 1.2 GB, and YAML's
+ * aliases made an 11 MB note's front matter a value SQLite refuses, which failed every index run of its repository.
+ * Nesting is kept to `depth` levels (SQLite's JSON functions refuse 1,000); a string is cut at `valueChars` with an
+ * ellipsis; past `values` values or `chars` characters in all (keys and strings), the rest is left out.
+ */
+export const METADATA_LIMITS = { depth: 32, values: 10_000, chars: 64 * 1024, valueChars: 4096 };
+
+/**
+ * `value` as a tree within METADATA_LIMITS. YAML's aliases share a value rather than copy it, and the library
+ * refuses only sharing that multiplies (a "billion laughs"), not a value that holds itself: `a: &x [*x, *x]` copied
+ * out 32 levels deep is 2^32 values (an index run grew past 20 GB before it was killed). A value that holds itself is
+ * left out where it recurs.
+ */
+export function boundedMetadata(metadata: Record<string, unknown>): Record<string, unknown> {
+  let values = METADATA_LIMITS.values;
+  let chars = METADATA_LIMITS.chars;
+  const open = new Set<object>();
+  const copy = (item: unknown, depth: number): unknown => {
+    if (--values < 0 || chars <= 0) return undefined;
+    if (typeof item === "string") {
+      const kept = item.length > METADATA_LIMITS.valueChars ? `${item.slice(0, METADATA_LIMITS.valueChars - 1)}…` : item;
+      chars -= kept.length;
+      return chars >= 0 ? kept : undefined;
+    }
+    const plain = Array.isArray(item) || (item !== null && typeof item === "object" && Object.getPrototypeOf(item) === Object.prototype);
+    if (!plain) return item;
+    if (depth <= 0 || open.has(item as object)) return undefined;
+    open.add(item as object);
+    const kept: [string | number, unknown][] = [];
+    for (const [key, child] of Array.isArray(item) ? item.entries() : Object.entries(item as object)) {
+      if (typeof key === "string") chars -= key.length;
+      const bounded = copy(child, depth - 1);
+      if (bounded !== undefined) kept.push([key, bounded]);
+    }
+    open.delete(item as object);
+    return Array.isArray(item) ? kept.map(([, child]) => child) : Object.fromEntries(kept);
+  };
+  return copy(metadata, METADATA_LIMITS.depth) as Record<string, unknown>;
 }
