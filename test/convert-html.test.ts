@@ -339,6 +339,13 @@ describe("MathML", () => {
     expect((await convertHtml(utf8(`<html><body><p>Area ${prefixed} here</p></body></html>`), "f")).text).toBe("Area b^2 here");
   });
 
+  test("a formula missing a part writes nothing in its place: no 'undefined', no stray operator (s13 hostile #6)", async () => {
+    const math = "<math><mfrac></mfrac><msup><mi>x</mi></msup><msubsup></msubsup><mroot/><munderover><mo>∑</mo></munderover></math>";
+    expect((await convertHtml(utf8(`<html><body><p>before</p>${math}<p>after</p></body></html>`), "f")).text).toBe(
+      "before\n\nx ∑\n\nafter",
+    );
+  });
+
   testShared("SICP's formulas read as written (they read `b 2 = b ⋅ b`, `y n − 2`)", async () => {
     const text = async (page: string) =>
       (await convertHtml(new Uint8Array(readFileSync(join(SHARED, "data/corpus/html/sicp/html", page))), "f")).text;

@@ -27,23 +27,26 @@ function read(node: MathNode): string {
   // Each child read once: reading them again per form doubled the work at every level (a 1 KB formula nested 26
   // deep took a minute).
   const texts = parts.map(read);
-  const [a, b, c] = texts.map(group);
+  // A part a malformed formula lacks (`<msup>` without its exponent) is empty, and so is the operator that would
+  // join it: not the word "undefined", nor a stray `^`.
+  const [a = "", b = "", c = ""] = texts.map(group);
+  const attach = (base: string, mark: string, part: string) => (part ? `${base}${mark}${part}` : base);
   switch (node.nodeName.toLowerCase().replace(/^[\w-]+:/, "")) {
     case "msup":
     case "mover":
-      return `${a}^${b}`;
+      return attach(a, "^", b);
     case "msub":
     case "munder":
-      return `${a}_${b}`;
+      return attach(a, "_", b);
     case "msubsup":
     case "munderover":
-      return `${a}_${b}^${c}`;
+      return attach(attach(a, "_", b), "^", c);
     case "mfrac":
-      return ` ${a}/${b} `;
+      return a && b ? ` ${a}/${b} ` : ` ${a}${b} `;
     case "msqrt":
-      return `√${group(texts.join(" "))}`;
+      return attach("", "√", group(texts.join(" ")));
     case "mroot":
-      return `${b}√${a}`;
+      return a ? `${b}√${a}` : "";
     case "mspace":
     case "annotation":
     case "annotation-xml":
