@@ -317,6 +317,22 @@ describeShared("corpus", () => {
   });
 });
 
+test("the declared charset is found as a browser's prescan finds it: not in a comment or another meta's text, and behind a large inline style (s13 hostile #4)", async () => {
+  const text = "Grüße café 日本語 naïve";
+  const page = (head: string, body: string) => new TextEncoder().encode(`<html><head>${head}</head><body><p>${body}</p></body></html>`);
+  const read = async (bytes: Uint8Array) => (await convertHtml(bytes, "f")).text;
+  expect(await read(page('<!-- old: <meta charset="iso-8859-1"> --><meta charset="utf-8">', text))).toBe(text);
+  expect(await read(page('<!-- <meta charset="iso-8859-1"> -->', text))).toBe(text);
+  expect(await read(page('<meta name="description" content="How to declare charset=shift_jis"><meta charset="utf-8">', text))).toBe(text);
+  expect(await read(page('<meta http-equiv="Content-Type" content="text/html; charset=utf-8">', text))).toBe(text);
+  const css = `<style>${"/* padding */ body{color:red}\n".repeat(200)}</style>`;
+  // windows-1251's letters А–я are 0xC0–0xFF.
+  const cp1251 = (s: string) => Uint8Array.from(s, (ch) => (ch >= "А" && ch <= "я" ? ch.charCodeAt(0) - 0x410 + 0xc0 : ch.charCodeAt(0)));
+  expect(await read(cp1251(`<html><head>${css}<meta charset="windows-1251"></head><body><p>Привет мир</p></body></html>`))).toBe(
+    "Привет мир",
+  );
+});
+
 describe("MathML", () => {
   test("powers, indices, fractions and roots keep their meaning as one line of text (s12 user #2)", async () => {
     const math = (body: string, display = "") => `<math xmlns="http://www.w3.org/1998/Math/MathML"${display}>${body}</math>`;

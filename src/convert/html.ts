@@ -247,13 +247,44 @@ function bomEncoding(bytes: Uint8Array): string | undefined {
 }
 
 const XML_ENCODING = /^\s*<\?xml[^>]*?\sencoding\s*=\s*["']([\w.:-]+)["']/i;
-const META_CHARSET = /<meta\s[^>]*?charset\s*=\s*["']?\s*([\w.:-]+)/i;
+/** What a declaration is looked for in: the head, up to its end or this many bytes (a large inline style first). */
+const HEAD_BYTES = 64 * 1024;
+/** Comments, scripts and styles: text there that reads `<meta charset=…>` declares nothing. */
+const NOT_MARKUP = /<!--[\s\S]*?(?:-->|$)|<(script|style)\b[\s\S]*?(?:<\/\1\s*>|$)/gi;
+const META = /<meta\s((?:[^>"']|"[^"]*"|'[^']*')*)>/gi;
+const ATTRIBUTE = /([^\s=/>]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g;
+const CHARSET_IN_CONTENT = /charset\s*=\s*["']?\s*([\w.:-]+)/i;
 
+/**
+ * The encoding a page declares, as a browser's prescan finds it: an XML declaration, or the first `<meta>` of the
+ * head with a `charset` attribute, or with `http-equiv="content-type"` and a charset in its `content`. A
+ * `charset=` in a comment (an old declaration kept commented out) or in another meta's text (a description about
+ * encodings) made a UTF-8 page mojibake, and a declaration behind 4 KB of inline CSS was never seen.
+ */
 function declaredEncoding(bytes: Uint8Array): string | undefined {
-  const head = new TextDecoder("latin1").decode(bytes.subarray(0, 4096));
-  const label = (XML_ENCODING.exec(head) ?? META_CHARSET.exec(head))?.[1]?.toLowerCase();
+  const start = new TextDecoder("latin1").decode(bytes.subarray(0, HEAD_BYTES));
+  const end = start.search(/<\/head\s*>|<body[\s>]/i);
+  const head = (end < 0 ? start : start.slice(0, end)).replace(NOT_MARKUP, " ");
+  const label = (XML_ENCODING.exec(start)?.[1] ?? metaCharset(head))?.toLowerCase();
   // a declaration readable as ASCII cannot be true about UTF-16 (the HTML standard's rule)
   return label?.startsWith("utf-16") ? "utf-8" : label;
+}
+
+function metaCharset(head: string): string | undefined {
+  for (const [, attributes] of head.matchAll(META)) {
+    const named = new Map<string, string>();
+    for (const [, name, ...values] of (attributes ?? "").matchAll(ATTRIBUTE)) {
+      const key = name!.toLowerCase();
+      if (!named.has(key)) named.set(key, values.find((value) => value !== undefined) ?? "");
+    }
+    const charset = named.get("charset")?.trim();
+    if (charset) return charset;
+    if (named.get("http-equiv")?.toLowerCase() === "content-type") {
+      const label = CHARSET_IN_CONTENT.exec(named.get("content") ?? "")?.[1];
+      if (label) return label;
+    }
+  }
+  return undefined;
 }
 
 function looksLikeXml(html: string): boolean {
