@@ -45,8 +45,20 @@ testShared("an image with ocr: off, or one that is not an image, fails with a re
   const off = await conversionFailure(convertFile("scan.jpg", await scannedJpeg(SCAN, 1), { ocr: "off" }));
   expect(off.message).toBe("an image is read only by OCR, which is off for this repository");
   const broken = await conversionFailure(convertFile("x.png", new TextEncoder().encode("not a png")));
-  expect(broken.message).toStartWith("not a readable PNG image: ");
+  expect(broken.message).toBe("not a PNG image: its first bytes are no PNG, JPEG or TIFF signature");
 });
+
+testShared(
+  "an image is decoded by its content, whatever its extension says: a JPEG saved as .png, a PNG saved as .tif (s13 hostile #5)",
+  async () => {
+    const jpeg = await convertFile("scan.png", await scannedJpeg(SCAN, 1));
+    expect(jpeg.text).toStartWith("UNAWARENESS OF HYPOGLYCAEMIA");
+    const { data, width, height } = await scannedStrip(SCAN, 260);
+    const png = await convertFile("title.tif", encodePng({ width, height, data, channels: 1, depth: 8 }));
+    expect(png.text).toContain("UNAWARENESS OF HYPOGLYCAEMIA");
+  },
+  OCR_TIMEOUT,
+);
 
 test("a TIFF whose list of pages loops back is refused at once, not followed until memory runs out (s11 hostile #2b)", async () => {
   // A 4 KB file whose one directory named itself as the next: utif2 listed pages forever and the process grew by

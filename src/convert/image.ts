@@ -36,7 +36,16 @@ type Page = () => Promise<GrayImage | null>;
  * The file's pages. A PNG or JPEG is decoded here, so that a broken one fails before OCR starts; a TIFF's directories
  * are read here and each page decoded by its `Page`, whose failure fails the file with the same reason.
  */
-async function decode(format: string, bytes: Uint8Array): Promise<Page[]> {
+async function decode(extension: string, bytes: Uint8Array): Promise<Page[]> {
+  // By content, not name: a JPEG saved as `.png` failed with a size read from the wrong header, a PNG saved as `.tif`
+  // was "OCR found no text".
+  const format = imageFormat(bytes);
+  if (!format) {
+    throw new ResearcherError(
+      "FILE_UNREADABLE",
+      `not a ${extension.toUpperCase()} image: its first bytes are no PNG, JPEG or TIFF signature`,
+    );
+  }
   const unreadable = (error: unknown, page = "") =>
     new ResearcherError("FILE_UNREADABLE", `not a readable ${format.toUpperCase()} image: ${page}${(error as Error).message}`);
   try {
@@ -54,6 +63,15 @@ async function decode(format: string, bytes: Uint8Array): Promise<Page[]> {
   } catch (error) {
     throw unreadable(error);
   }
+}
+
+/** The image format its first bytes say (PNG's, JPEG's and TIFF's signatures), if any. */
+function imageFormat(bytes: Uint8Array): "png" | "jpg" | "tif" | undefined {
+  const starts = (...signature: number[]) => signature.every((byte, i) => bytes[i] === byte);
+  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "png";
+  if (starts(0xff, 0xd8, 0xff)) return "jpg";
+  if (starts(0x49, 0x49, 0x2a, 0x00) || starts(0x4d, 0x4d, 0x00, 0x2a)) return "tif";
+  return undefined;
 }
 
 function gray(data: ArrayLike<number>, width: number, height: number, channels: number, dpi?: number): GrayImage | null {
@@ -174,6 +192,7 @@ async function tiffPages(bytes: Uint8Array): Promise<Page[]> {
   checkTiffChain(bytes);
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   const ifds = (UTIF.decode(buffer) as Ifd[]).filter((ifd) => ifd.t256 && ifd.t257); // the directory holds an image
+  if (ifds.length === 0) throw new Error("it holds no image");
   return ifds.map((ifd) => async () => {
     checkPixels(ifd.t256![0]!, ifd.t257![0]!);
     if (ifd.t259?.[0] === JPEG_COMPRESSION) return decodeJpegTiff(new Uint8Array(buffer), ifd);
