@@ -4,7 +4,7 @@
  * input with an error instead of failing or wedging. The CLI and the servers run as real subprocesses.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, realpathSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -808,6 +808,35 @@ describe("stdio MCP lines over 10 MiB", () => {
     expect(messages.find((m) => m.id === 1)?.result?.serverInfo?.name).toBe("researcher");
   }, 60_000);
 });
+
+test("a stdio client that goes away (its end of stdout closed) gets a server that exits 0 at once, without a stack trace (s13 hostile #7)", async () => {
+  const { home } = indexedRepository(folders(), { "a.md": "# A\n\nalpha words\n" });
+  const requests = [
+    {
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search_fragments", arguments: { query: "alpha" } } },
+  ];
+  const input = join(home, "requests.jsonl");
+  writeTree(home, { "requests.jsonl": requests.map((r) => JSON.stringify(r)).join("\n") });
+  const command = [...cliCommand, "serve"].map((part) => `'${part}'`).join(" ");
+  // The server's answers go to a reader that has already gone: every write meets a closed pipe.
+  const shell = Bun.spawn(["bash", "-c", `(${command} < '${input}' 2> '${home}/err.txt'; echo $? > '${home}/rc.txt') | true`], {
+    env: env(home),
+    cwd: home,
+  });
+  const started = performance.now();
+  expect(await Promise.race([shell.exited, Bun.sleep(20_000).then(() => "still running")])).toBe(0);
+  expect(performance.now() - started).toBeLessThan(15_000);
+  expect(readFileSync(join(home, "rc.txt"), "utf8").trim()).toBe("0");
+  const stderr = readFileSync(join(home, "err.txt"), "utf8");
+  expect(stderr).not.toContain("EPIPE");
+  expect(stderr).not.toContain("    at ");
+}, 60_000);
 
 test("front matter with an unknown YAML tag prints no warning that copies its line (escape sequences and all) to the terminal", () => {
   const { home, docs } = folders();

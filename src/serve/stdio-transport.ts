@@ -54,17 +54,29 @@ export class StdioLineTransport implements Transport {
   private head: Buffer = Buffer.alloc(0);
   private tail: Buffer = Buffer.alloc(0);
 
+  /** Sends waiting for stdout to drain. */
+  private waiting: (() => void)[] = [];
+  /** stdout failed (EPIPE: the client closed its end): nobody reads an answer any more. */
+  private gone = false;
+
   constructor(private readonly maxLineBytes = MAX_LINE_BYTES) {}
 
   async start(): Promise<void> {
     process.stdin.on("data", this.receive);
     process.stdin.once("end", this.finish);
+    process.stdout.on("error", this.lost);
   }
 
+  /**
+   * Resolves once the message is written, or dropped because the client is gone: a client that died mid-call had
+   * the server wait for a drain that never came, then die of the unhandled EPIPE with a stack trace.
+   */
   send(message: JSONRPCMessage): Promise<void> {
+    if (this.gone) return Promise.resolve();
+    if (process.stdout.write(serializeMessage(message))) return Promise.resolve();
     return new Promise((resolve) => {
-      if (process.stdout.write(serializeMessage(message))) resolve();
-      else process.stdout.once("drain", resolve);
+      this.waiting.push(resolve);
+      process.stdout.once("drain", this.drained);
     });
   }
 
@@ -75,6 +87,17 @@ export class StdioLineTransport implements Transport {
     this.parts = [];
     this.onclose?.();
   }
+
+  private readonly drained = (): void => {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const resolve of waiting) resolve();
+  };
+
+  private readonly lost = (): void => {
+    this.gone = true;
+    this.drained();
+  };
 
   private readonly receive = (chunk: Buffer): void => {
     let start = 0;
