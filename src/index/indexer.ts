@@ -132,11 +132,12 @@ export interface DocumentSettings {
 }
 
 /**
- * Writes go in batches of this many documents, one transaction each, and the WAL is checkpointed between batches
- * once it passes a tenth of the database (at least `walFloor`, at most `walLimit` bytes; see
+ * Writes go in batches of this many documents, or of what `seconds` of converting made (a first run over scanned
+ * books committed nothing for an hour, and a kill lost it all), one transaction each, and the WAL is checkpointed
+ * between batches once it passes a tenth of the database (at least `walFloor`, at most `walLimit` bytes; see
  * Store.checkpointIfLarger): a fixed 64 MB was a quarter of a 100k-fragment index on top of it. Tests make them small.
  */
-export const WRITE_BATCHES = { documents: 1000, walLimit: 64 * 2 ** 20, walFloor: 8 * 2 ** 20, walShare: 0.1 };
+export const WRITE_BATCHES = { documents: 1000, seconds: 30, walLimit: 64 * 2 ** 20, walFloor: 8 * 2 ** 20, walShare: 0.1 };
 
 /** What a write session hands its body: the open store, the config and the shared conversion pool. */
 interface Session {
@@ -824,6 +825,8 @@ class BatchWriter {
   readonly vanished: string[] = [];
   private pending: Extract<Prepared, { kind: "document" }>[] = [];
   private touched: Extract<Prepared, { kind: "unchanged" }>[] = [];
+  /** When the last batch was written (or the writer made). */
+  private flushed = performance.now();
 
   constructor(private readonly store: Store) {}
 
@@ -838,7 +841,8 @@ class BatchWriter {
       this.touched.push(prepared);
       this.skipped++;
     } else this.pending.push(prepared);
-    if (this.pending.length + this.touched.length >= WRITE_BATCHES.documents) this.flush();
+    const due = this.pending.length > 0 && performance.now() - this.flushed >= WRITE_BATCHES.seconds * 1000;
+    if (due || this.pending.length + this.touched.length >= WRITE_BATCHES.documents) this.flush();
   }
 
   flush(): void {
@@ -859,6 +863,7 @@ class BatchWriter {
     this.ocrPages += batch.reduce((sum, item) => sum + (item.reused ? 0 : ocrPagesOf(item.doc.metadata)), 0);
     this.pending = [];
     this.touched = [];
+    this.flushed = performance.now();
   }
 }
 
