@@ -34,6 +34,12 @@ export const searchInput = {
     .optional()
     .describe("Skip this many results first: the next page starts at offset + n_results"),
   min_score: z.number().min(0).optional().describe("Drop results below this score of the mode (≥ 0, as the CLI's --min-score)"),
+  full: z
+    .boolean()
+    .optional()
+    .describe(
+      "Give each result's whole fragment as `text` (a function or section, as the CLI's --full), not a get_document call per result",
+    ),
   filter: z.string().max(500).optional().describe("Glob on document paths, e.g. 'notes/**' or '*.md'"),
   where: z
     .union([z.string().max(2000), whereJson()])
@@ -78,6 +84,7 @@ export function searchOutput(documents: boolean) {
     heading: z.string(),
     snippet: z.string(),
     context: z.string().nullable(),
+    text: z.string().optional().describe("The whole fragment, with full"),
     metadata: z.record(z.string(), z.unknown()),
     ...(documents ? { fragments: z.array(fragment) } : { fragment }),
   });

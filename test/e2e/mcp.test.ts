@@ -151,6 +151,11 @@ describe("MCP over stdio", () => {
     expect(result.content[0]!.text).toContain("docs:cars.md:7");
     const cli = JSON.parse(runCli(["search", "garage", "--mode", "bm25", "-n", "2", "--json"], { home }).stdout);
     expect(result.structuredContent).toEqual(cli);
+    // With full, each result holds its whole fragment, as the CLI's --full gives it (s13 user #3).
+    const full = await call("search_fragments", { query: "garage", mode: "bm25", n_results: 2, full: true });
+    const cliFull = JSON.parse(runCli(["search", "garage", "--mode", "bm25", "-n", "2", "--json", "--full"], { home }).stdout);
+    expect(full.structuredContent).toEqual(cliFull);
+    expect(full.structuredContent.results[0].text).toContain("garage");
   });
 
   testShared("hybrid and vector search through the kept-open model", async () => {
