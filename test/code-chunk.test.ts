@@ -250,6 +250,39 @@ describe("chunkCode shapes", () => {
     ]);
   });
 
+  test('a header\'s prototypes are named, inside its include guard and extern "C"; so are definitions in a top-level if/try (s13 user #2)', async () => {
+    const header = [
+      "#ifndef API_H",
+      "#define API_H",
+      "#ifdef __cplusplus",
+      'extern "C" {',
+      "#endif",
+      "typedef struct api_options_t { int x; } api_options_t;",
+      "int api_open(const char *path);",
+      "void *api_alloc(size_t n);",
+      "#ifdef __cplusplus",
+      "}",
+      "#endif",
+      "#endif",
+      "",
+    ].join("\n");
+    const [whole] = (await chunkCode(header, "c", { maxTokens: 350 }))!;
+    expect(whole!.headings.join(" › ")).toBe("typedef api_options_t, api_open(), api_alloc()");
+    const prototypes = Array.from(
+      { length: 40 },
+      (_, i) => `/* Widget operation ${i}. */\nint widget_op_${i}(struct widget *w, int flags);`,
+    );
+    const big = `#ifndef BIG_H\n#define BIG_H\n${prototypes.join("\n")}\n#endif\n`;
+    const fragments = (await chunkCode(big, "c", { maxTokens: 100 }))!;
+    expect(fragments.length).toBeGreaterThan(3);
+    expect(fragments.find((f) => f.text.includes("widget_op_37("))!.headings.join()).toContain("widget_op_37()");
+    checkCoverage(big, fragments);
+    const python =
+      'import sys\n\nif sys.platform == "win32":\n    def open_console():\n        pass\nelse:\n    def open_console():\n        return 1\n';
+    const py = (await chunkCode(python, "python", { maxTokens: 350, packBelow: 0 }))!;
+    expect(outline(py)).toEqual(["1-8 imports, def open_console"]);
+  });
+
   test("a label spanning lines or running long becomes a one-line heading of at most 80 characters", async () => {
     const long = "VeryLongTypeName".repeat(8);
     const source = `impl<T> Display\n    for Wrapper<\n        T,\n    > {\n    fn fmt(&self) {}\n}\n\nstruct ${long} { x: i32 }\n`;

@@ -24,6 +24,8 @@ export function languageOf(path: string): CodeLanguage | null {
  * a split one is a fragment of its own. Version 7: a tiny piece left by a split joins its neighbour even past the
  * budget, by its own size. Version 8: a unit nested more than 64 containers deep is cut at line boundaries (deeper
  * nesting failed the file), a symbol path over 12 headings deep keeps its ends, and a file whose lines end in a lone
- * CR goes to the text chunker. Version 9: a doc comment joins the unit below it across blank lines.)
+ * CR goes to the text chunker. Version 9: a doc comment joins the unit below it across blank lines. Version 10: C
+ * prototypes are named, and so are the definitions in a top-level include guard, `#ifdef`, `extern "C"`, or Python
+ * `if`/`try`.)
  */
-export const CODE_OUTLINE_VERSION = 9;
+export const CODE_OUTLINE_VERSION = 10;

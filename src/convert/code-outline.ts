@@ -256,7 +256,8 @@ class Chunker {
    * boundaries when it has none or is nested past MAX_DEPTH.
    */
   private split(unit: Unit, path: string[], depth: number): Span[] {
-    const inner = unit.label ? [...path, unit.label] : path;
+    // A conditional block is named by what it defines when whole; split, its definitions name themselves.
+    const inner = unit.label && !CONDITIONAL.has(unit.nodes[0]!.type) ? [...path, unit.label] : path;
     // One long line (minified code, a data literal) has no line to split at: its inner units would not help.
     if (unit.start < unit.end && depth < MAX_DEPTH) {
       const children = unit.nodes.flatMap((node) => bodyOf(node).children);
@@ -550,6 +551,14 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     if (innerType === "lexical_declaration" || innerType === "variable_declaration") return declaredVariables(inner);
     return labelOf(inner, language, innerType);
   }
+  if (CONDITIONAL.has(type) && TOP_LEVEL.has(node.parent?.type ?? "")) return definedWithin(node, language);
+  if (type === "declaration" && (language === "c" || language === "cpp")) {
+    // A prototype (`int api_open(const char *path);`), what a header is made of: named as its function.
+    let declarator = node.childForFieldName("declarator");
+    while (declarator && /^(pointer|reference)_declarator$/.test(declarator.type)) declarator = declarator.childForFieldName("declarator");
+    const name = declarator?.type === "function_declarator" ? declaratorName(declarator.childForFieldName("declarator")) : null;
+    return name ? `${name}()` : null;
+  }
   if (type === "impl_item") {
     const target = node.childForFieldName("type")?.text;
     const trait = node.childForFieldName("trait")?.text;
@@ -608,6 +617,41 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     return name ? `${keyword} ${name}` : null; // an anonymous struct or class expression gets no heading
   }
   return null;
+}
+
+/**
+ * Blocks at a file's top that only decide whether what they hold is defined: C's include guards and `#ifdef`s,
+ * `extern "C" {…}`, Python's `if sys.platform …:` and `try: import … except ImportError:`. A header is one include
+ * guard, so its prototypes went unnamed. Named by what they define (CONDITIONAL_PARTS are their inner blocks).
+ */
+const CONDITIONAL = new Set(["preproc_ifdef", "preproc_if", "linkage_specification", "if_statement", "try_statement"]);
+const CONDITIONAL_PARTS = new Set([
+  ...CONDITIONAL,
+  "preproc_else",
+  "preproc_elif",
+  "declaration_list",
+  "block",
+  "else_clause",
+  "elif_clause",
+  "except_clause",
+  "finally_clause",
+]);
+const TOP_LEVEL = new Set(["translation_unit", "module", ...CONDITIONAL_PARTS]);
+
+/** The labels of the definitions within a conditional block, each once (`def open_console` in both branches). */
+function definedWithin(node: SyntaxNode, language: CodeLanguage, depth = 0): string | null {
+  const labels = new Set<string>();
+  for (const child of node.namedChildren) {
+    const type = child.type;
+    if (type === "preproc_def" && !child.childForFieldName("value")) continue; // the guard's own `#define API_H`
+    const label = CONDITIONAL_PARTS.has(type)
+      ? depth < 6
+        ? definedWithin(child, language, depth + 1)
+        : null
+      : labelOf(child, language, type);
+    if (label) labels.add(label);
+  }
+  return labels.size ? [...labels].join(", ") : null;
 }
 
 /** The declaration inside TypeScript's `declare …` (its only named child but comments; the grammar gives no field). */
