@@ -237,6 +237,9 @@ describe("character sets", () => {
     ]);
     const doc = await convertHtml(cut, "fb");
     expect([doc.title, doc.text]).toEqual(["Über uns", "Köln 東京 \ufffd"]);
+    // windows-1252 with one pasted UTF-8 character stays windows-1252: only that character is lost (s13 hostile #10).
+    const mixed = new Uint8Array([...latin1(`<html><body><p>${"caf\u00e9 ".repeat(20)}`), ...utf8("é mixword</p></body></html>")]);
+    expect((await convertHtml(mixed, "fb")).text).toStartWith("café café café");
   });
 
   test("an unknown charset label falls back to UTF-8", () => {

@@ -229,14 +229,16 @@ export function decodeHtml(bytes: Uint8Array): string {
 }
 
 /**
- * A page that declares no encoding: windows-1252 when none of its non-ASCII bytes reads as UTF-8, as browsers fall
- * back to for the Western pages saved before UTF-8 was usual (`caf\xe9` read as `caf�`); else UTF-8, whose one bad
- * byte (a page cut inside a character) costs that character, not every other one.
+ * A page that declares no encoding: windows-1252 when more of its non-ASCII bytes fail to read as UTF-8 than read as
+ * it, as browsers fall back to for the Western pages saved before UTF-8 was usual (`caf\xe9` read as `caf�`); else
+ * UTF-8. Either way the minority is what is lost: a UTF-8 page cut inside a character loses that character, and a
+ * windows-1252 page with one pasted UTF-8 `é` that one (every other accent was `�`).
  */
 function undeclared(bytes: Uint8Array): string {
   const text = new TextDecoder("utf-8").decode(bytes);
-  const western = text.includes("\ufffd") && !/[\u0080-\ufffc\ufffe-\u{10ffff}]/u.test(text);
-  return western ? new TextDecoder("windows-1252").decode(bytes) : text;
+  const invalid = text.match(/\ufffd/g)?.length ?? 0;
+  const valid = text.match(/[\u0080-\ufffc\ufffe-\u{10ffff}]/gu)?.length ?? 0;
+  return invalid > valid ? new TextDecoder("windows-1252").decode(bytes) : text;
 }
 
 function bomEncoding(bytes: Uint8Array): string | undefined {
