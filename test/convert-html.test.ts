@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { chunkDocument } from "../src/index/chunk.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { convertHtml, decodeHtml, htmlToMarkdown } from "../src/convert/html.ts";
@@ -334,6 +335,18 @@ test("the declared charset is found as a browser's prescan finds it: not in a co
   expect(await read(cp1251(`<html><head>${css}<meta charset="windows-1251"></head><body><p>Привет мир</p></body></html>`))).toBe(
     "Привет мир",
   );
+});
+
+test("a heading inside a note box or aside is its bold label, not a section: the text after the box stays under its section (s13 questions #5)", async () => {
+  const page = `<html><body><section><h2>Talk to Me: Media Overlays</h2><p>Overlays read aloud.</p>
+<aside class="note"><h3>Note</h3><p>See the reading order.</p></aside>
+<div class="note"><h3>note</h3><p>A spec note.</p></div>
+<p>The order of the instructions defines the reading order.</p></section></body></html>`;
+  const doc = await convertHtml(utf8(page), "f");
+  expect(doc.text).toContain("**Note**\n\nSee the reading order.");
+  expect(doc.text).not.toContain("### ");
+  const fragments = chunkDocument(doc, { tokens: 30, overlap: 0 });
+  expect(fragments.find((f) => f.text.includes("instructions"))!.headings).toEqual(["Talk to Me: Media Overlays"]);
 });
 
 describe("MathML", () => {

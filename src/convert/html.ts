@@ -337,7 +337,26 @@ function imageAlt(node: HtmlElement): string {
 function heading(content: string, node: HtmlElement): string {
   const text = spaceAfterNumber(content.replace(/\s+/g, " ").trim(), node);
   if (!text) return "\n\n";
+  if (inAside(node)) return `\n\n**${text}**\n\n`;
   return `\n\n${"#".repeat(Number(node.nodeName.charAt(1)))} ${text}\n\n`;
+}
+
+/** Boxes beside the text: a note, tip, warning or sidebar, in `<aside>` or a `<div>`/`<section>` of such a class. */
+const ASIDE_CLASS = /(?:^|[\s_-])(?:note|notes|tip|hint|warning|caution|important|sidebar|callout|admonition)(?:$|[\s_-])/i;
+
+/**
+ * Whether a heading is a box's label rather than a section's: as a heading it became the section's last heading,
+ * so the section's text after the box was filed under "Note" (the EPUB 3 spec has 53), and the heading boost
+ * weighed "Note" rather than the section's title. It stays as a bold label.
+ */
+function inAside(node: HtmlElement): boolean {
+  for (let parent = node.parentNode, depth = 0; parent && parent.nodeType === 1 && depth < 12; parent = parent.parentNode, depth++) {
+    const name = parent.nodeName.toLowerCase();
+    if (name === "aside") return true;
+    if ((name === "div" || name === "section") && ASIDE_CLASS.test(parent.getAttribute("class") ?? "")) return true;
+    if (name === "body" || name === "article" || name === "main") return false;
+  }
+  return false;
 }
 
 /** `5.4`, `1.2.3`, `A.2.`: a section number as books and manuals put it before a title. */
