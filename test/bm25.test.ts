@@ -116,7 +116,7 @@ test("after an incremental change the scores follow the new totals, and search()
  * The best `limit` scores of all FTS5's matches, each multiplied by 1 + HEADING_BOOST × the IDF share of the query's
  * words in its own heading (the document's title, for a fragment under no heading), computed here from the rows
  * themselves, as heading-boost.ts must give them (exact wherever BM25's scores fall off by the largest boost within
- * eight times the depth, as here).
+ * twice the depth ranked, as here).
  */
 function headingsWeighed(store: Store, query: string, match: string, limit: number, where?: SqlCondition): number[] {
   const parsed = parseQuery(query);

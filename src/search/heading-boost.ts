@@ -33,19 +33,20 @@ export const HEADING_BOOST = 0.25;
 const BLOCK = FUSION_DEPTH;
 
 /**
- * How deep BM25 is ranked for the block ending at result n: from DEPTH_FACTOR × n, doubled while a fragment below
- * could still rise into the block (its BM25 score × the largest boost reaches the block's last score), up to
- * MAX_DEPTH_FACTOR × n. Twice the depth was exact for 102 of the 108 lists of the documentation questions (the other
- * 6 by four times). The limit is for near-equal scores (random words), where ranking on until nothing below could rise
- * cost a 100k-fragment index 6 ms a query at p50; past it a block is BM25's best within that depth.
+ * How deep BM25 is ranked for the block ending at result n: DEPTH_FACTOR × n. A fragment BM25 ranks below that does
+ * not rise into the block. Twice the depth was exact for 102 of the 108 lists of the documentation questions (the
+ * other 6 by four times). Ranking on until nothing below could rise was exact but cost a 100k-fragment index of random
+ * words (near-equal scores) 6 ms a query at p50, and doubling each block's depth while a fragment below could still
+ * rise, up to eight times, took 1M fragments of random words from 7 to 19 ms of CPU a query (`bun bench/xapian.ts
+ * 1m`), for no change on the documentation questions.
  */
 const DEPTH_FACTOR = 2;
-const MAX_DEPTH_FACTOR = 8;
 
 /**
  * The best `depth` of a BM25 ranking with headings weighed in. `rank(n)` gives BM25's best n (by score). Block by
- * block, each takes the best BLOCK of what its depth of BM25 holds that no block before took; as every block's depth
- * depends on the block alone, never on `depth`, the list for a larger depth starts with the list for a smaller one.
+ * block, each takes the best BLOCK of what BM25's best DEPTH_FACTOR × its end hold that no block before took; as a
+ * block's depth depends on the block alone, never on `depth`, the list for a larger depth starts with the list for a
+ * smaller one (pages concatenate).
  */
 export function boostHeadings<List extends { hits: Ranked[]; total?: number }>(
   store: Store,
@@ -55,81 +56,22 @@ export function boostHeadings<List extends { hits: Ranked[]; total?: number }>(
 ): List {
   const weigh = headingWeigher(store, parsed);
   if (!weigh) return rank(depth);
-  // One past the last block's first depth: its check reads the score below it.
-  const bm25 = new Deepening(rank, depth * DEPTH_FACTOR + 1);
+  const blocks = Math.ceil(depth / BLOCK);
+  const ranked = rank(blocks * BLOCK * DEPTH_FACTOR);
+  const factors = weigh(ranked.hits);
   const waiting = new BoostedHeap();
-  let pushed = 0; // BM25's best `pushed` are in `waiting` or taken
-  const pushTo = (n: number) => {
-    const hits = bm25.best(n);
-    const factors = weigh(hits.slice(pushed));
-    for (let i = pushed; i < hits.length; i++) waiting.push({ id: hits[i]!.id, score: hits[i]!.score * factors[i - pushed]!, i });
-    pushed = Math.max(pushed, hits.length);
-  };
   const taken: Ranked[] = [];
-  for (let end = BLOCK; taken.length < depth; end += BLOCK) {
-    let reach = end * DEPTH_FACTOR;
-    pushTo(reach);
-    for (;;) {
-      const block = waiting.popMany(end - taken.length);
-      // The best score BM25 has below what was weighed: no fragment there can beat the block's last by more than
-      // the largest boost.
-      const below = bm25.scoreAt(pushed);
-      const last = block.at(-1)?.score;
-      const settled = below === undefined || last === undefined || below * (1 + HEADING_BOOST) <= last;
-      if (settled || reach >= end * MAX_DEPTH_FACTOR) {
-        taken.push(...block.map(({ id, score }) => ({ id, score })));
-        break;
-      }
-      for (const hit of block) waiting.push(hit);
-      reach *= 2;
-      pushTo(reach);
+  let pushed = 0;
+  for (let end = BLOCK; end <= blocks * BLOCK && (pushed < ranked.hits.length || waiting.size > 0); end += BLOCK) {
+    for (; pushed < Math.min(end * DEPTH_FACTOR, ranked.hits.length); pushed++) {
+      const hit = ranked.hits[pushed]!;
+      waiting.push({ id: hit.id, score: hit.score * factors[pushed]!, i: pushed });
     }
-    if (waiting.size === 0 && bm25.complete(pushed)) break;
+    for (const { id, score } of waiting.popMany(end - taken.length)) taken.push({ id, score });
   }
-  const ranked = bm25.list();
-  // All of BM25's matches fetched: their count is the total.
-  return { ...ranked, hits: taken.slice(0, depth), total: bm25.complete(pushed) ? pushed : ranked.total };
-}
-
-/** BM25's ranking, ranked again deeper (twice as deep as the deepest asked) when a deeper part is asked for. */
-class Deepening<List extends { hits: Ranked[] }> {
-  private ranked: List;
-  private asked: number;
-
-  constructor(
-    private readonly rank: (depth: number) => List,
-    depth: number,
-  ) {
-    this.asked = depth;
-    this.ranked = rank(depth);
-  }
-
-  /** BM25's best n (fewer when there are fewer matches). */
-  best(n: number): Ranked[] {
-    this.reach(n);
-    return this.ranked.hits.slice(0, n);
-  }
-
-  /** The score of BM25's result at index n, undefined past the last match. */
-  scoreAt(n: number): number | undefined {
-    this.reach(n + 1);
-    return this.ranked.hits[n]?.score;
-  }
-
-  /** Whether BM25 has no match past its best n. */
-  complete(n: number): boolean {
-    return this.scoreAt(n) === undefined;
-  }
-
-  list(): List {
-    return this.ranked;
-  }
-
-  private reach(n: number): void {
-    if (n <= this.asked || this.ranked.hits.length < this.asked) return; // deep enough, or every match is in
-    this.asked = Math.max(n, this.asked * 2);
-    this.ranked = this.rank(this.asked);
-  }
+  // Fewer than asked for is every match: what a caller counts as the total.
+  const complete = ranked.hits.length < blocks * BLOCK * DEPTH_FACTOR;
+  return { ...ranked, hits: taken.slice(0, depth), total: complete ? ranked.hits.length : ranked.total };
 }
 
 interface Boosted extends Ranked {
