@@ -122,22 +122,27 @@ describe("deep folders and odd names", () => {
 });
 
 describe("contents", () => {
-  test("invalid UTF-8, NUL bytes and an empty file", async () => {
-    const { first } = await indexTwice((docs) =>
+  test("8-bit text is read as windows-1252; NUL or control bytes, and an empty file (s13 hostile #10)", async () => {
+    const { first, home } = await indexTwice((docs) =>
       writeTree(docs, {
         "latin1.md": new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x0a]), // café in Latin-1
+        // An old C file: a © in its licence header, the rest ASCII (it failed whole as "not valid UTF-8").
+        "old.txt": new Uint8Array([...Buffer.from("/* Copyright "), 0xa9, ...Buffer.from(" 1998 */\nint legacy_count(void);\n")]),
         "nul.md": new Uint8Array([0x61, 0x00, 0x62]),
         "nul.txt": Buffer.concat([Buffer.from("text then "), Buffer.alloc(10_000)]),
+        "controls.txt": new Uint8Array(Array.from({ length: 400 }, (_, i) => (i % 7 === 0 ? 0x01 : 0x80 + (i % 100)))),
         "empty.md": "",
         "ok.md": "ok words\n",
       }),
     );
     expect(first.failures.sort((a, b) => a.path.localeCompare(b.path))).toEqual([
-      { path: "latin1.md", reason: "not valid UTF-8 text" },
+      { path: "controls.txt", reason: "binary content (control bytes) in a text file" },
       { path: "nul.md", reason: "binary content (NUL bytes) in a text file" },
       { path: "nul.txt", reason: "binary content (NUL bytes) in a text file" },
     ]);
-    expect(first).toMatchObject({ indexed: 2, documents_total: 2 });
+    expect(first).toMatchObject({ indexed: 4, documents_total: 4 });
+    expect((await search(home, { query: "café", mode: "bm25" })).results.map((r) => r.path)).toEqual(["latin1.md"]);
+    expect((await search(home, { query: "legacy_count", mode: "bm25" })).results[0]!.snippet).toContain("©");
     // A type without a converter is read as text; when it is not text, the reason says why it was read so.
     const convert = await import("../src/convert/convert.ts");
     expect(convert.convertFile("slides.pptx", new Uint8Array([0x50, 0x4b, 0x03, 0x04, 0x00]))).rejects.toThrow(

@@ -44,16 +44,16 @@ describe("indexRepository", () => {
     const { home, repo } = bm25Repository({
       "good.md": "fine words here\n",
       "binary.md": new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d]),
-      "latin1.txt": new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x20, 0xff]),
+      "controls.txt": new Uint8Array([0x63, 0x01, 0x02, 0x03, 0x80, 0x81, 0xff]),
     });
     const summary = await indexRepository(home, repo);
     expect(summary.indexed).toBe(1);
     expect(summary.failures).toEqual([
       { path: "binary.md", reason: "binary content (NUL bytes) in a text file" },
-      { path: "latin1.txt", reason: "not valid UTF-8 text" },
+      { path: "controls.txt", reason: "binary content (control bytes) in a text file" },
     ]);
     const store = Store.open(repo.dir);
-    expect(store.failures().map((f) => f.path)).toEqual(["binary.md", "latin1.txt"]);
+    expect(store.failures().map((f) => f.path)).toEqual(["binary.md", "controls.txt"]);
     store.close();
   });
 

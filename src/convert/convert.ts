@@ -9,7 +9,7 @@ import { CODE_EXTENSIONS } from "../file-types.ts";
 import { languageOf, type CodeLanguage } from "./code-languages.ts";
 import { ResearcherError } from "../errors.ts";
 import { parseYaml } from "../yaml.ts";
-import { boundedMetadata, shortHeading, stringValue, type ConvertedDocument, type ConvertOptions } from "./document.ts";
+import { boundedMetadata, shortHeading, stringValue, type ConvertedDocument, type ConvertOptions, utf8OrWindows1252 } from "./document.ts";
 import { firstHeading } from "./markdown.ts";
 import { own } from "../own.ts";
 
@@ -107,7 +107,11 @@ export function ocrPagesOf(metadata: Record<string, unknown>): number {
   return typeof metadata.ocr_pages === "number" ? metadata.ocr_pages : 0;
 }
 
-/** Text files are UTF-8 (with or without BOM) or UTF-16 with a BOM; anything else is refused with a reason. */
+/**
+ * Text files are UTF-8 (with or without BOM), UTF-16 with a BOM, or else 8-bit text read as windows-1252 (a source
+ * file from before UTF-8 with a © in its licence header failed whole as "not valid UTF-8"); binary content (NUL bytes,
+ * or control bytes that text does not hold) is refused with a reason.
+ */
 export function decodeText(bytes: Uint8Array): string {
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder("utf-16le").decode(bytes.subarray(2));
   if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder("utf-16be").decode(bytes.subarray(2));
@@ -117,7 +121,11 @@ export function decodeText(bytes: Uint8Array): string {
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
-    throw new ResearcherError("FILE_UNREADABLE", "not valid UTF-8 text");
+    const text = utf8OrWindows1252(bytes);
+    const start = text.slice(0, 8192);
+    const controls = start.match(/[\u0001-\u0008\u000e-\u001a\u001c-\u001f\u0080-\u009f]/g)?.length ?? 0;
+    if (controls > start.length / 100) throw new ResearcherError("FILE_UNREADABLE", "binary content (control bytes) in a text file");
+    return text;
   }
 }
 

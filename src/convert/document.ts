@@ -174,3 +174,16 @@ export function boundedMetadata(metadata: Record<string, unknown>): Record<strin
   };
   return copy(metadata, METADATA_LIMITS.depth) as Record<string, unknown>;
 }
+
+/**
+ * Bytes that declare no encoding and are not all UTF-8: windows-1252 when more of their non-ASCII bytes fail to read
+ * as UTF-8 than read as it (a Western page or file saved before UTF-8 was usual: `caf\xe9` read as `caf�`); else
+ * UTF-8. Either way the minority is what is lost: a UTF-8 file cut inside a character loses that character, and a
+ * windows-1252 page with one pasted UTF-8 `é` that one (every other accent was `�`). HTML and text files share it.
+ */
+export function utf8OrWindows1252(bytes: Uint8Array): string {
+  const text = new TextDecoder("utf-8").decode(bytes);
+  const invalid = text.match(/\ufffd/g)?.length ?? 0;
+  const valid = text.match(/[\u0080-\ufffc\ufffe-\u{10ffff}]/gu)?.length ?? 0;
+  return invalid > valid ? new TextDecoder("windows-1252").decode(bytes) : text;
+}

@@ -13,7 +13,7 @@ import TurndownService from "turndown";
 import { strikethrough, taskListItems } from "@joplin/turndown-plugin-gfm";
 // @ts-expect-error -- turndown's own DOM (its node build parses with it); its .d.ts is not a module
 import domino from "@mixmark-io/domino";
-import { bodyOrTitle, type ConvertedDocument, literalText } from "./document.ts";
+import { bodyOrTitle, type ConvertedDocument, literalText, utf8OrWindows1252 } from "./document.ts";
 import { mathText } from "./mathml.ts";
 import { ResearcherError } from "../errors.ts";
 
@@ -217,7 +217,7 @@ function textOf(element: HtmlElement | null | undefined): string | undefined {
  */
 export function decodeHtml(bytes: Uint8Array): string {
   const label = bomEncoding(bytes) ?? declaredEncoding(bytes);
-  if (label === undefined) return undeclared(bytes);
+  if (label === undefined) return utf8OrWindows1252(bytes);
   let decoder: TextDecoder;
   try {
     decoder = new TextDecoder(label as "utf-8"); // a declared label is any string; an unknown one throws
@@ -226,19 +226,6 @@ export function decodeHtml(bytes: Uint8Array): string {
   }
   // the BOM is dropped by the decoder; replacement characters beat refusing a page over one bad byte
   return decoder.decode(bytes);
-}
-
-/**
- * A page that declares no encoding: windows-1252 when more of its non-ASCII bytes fail to read as UTF-8 than read as
- * it, as browsers fall back to for the Western pages saved before UTF-8 was usual (`caf\xe9` read as `caf�`); else
- * UTF-8. Either way the minority is what is lost: a UTF-8 page cut inside a character loses that character, and a
- * windows-1252 page with one pasted UTF-8 `é` that one (every other accent was `�`).
- */
-function undeclared(bytes: Uint8Array): string {
-  const text = new TextDecoder("utf-8").decode(bytes);
-  const invalid = text.match(/\ufffd/g)?.length ?? 0;
-  const valid = text.match(/[\u0080-\ufffc\ufffe-\u{10ffff}]/gu)?.length ?? 0;
-  return invalid > valid ? new TextDecoder("windows-1252").decode(bytes) : text;
 }
 
 function bomEncoding(bytes: Uint8Array): string | undefined {
