@@ -838,6 +838,25 @@ test("a stdio client that goes away (its end of stdout closed) gets a server tha
   expect(stderr).not.toContain("    at ");
 }, 60_000);
 
+test("a UTF-8 BOM before a stdio client's first line is no parse error (s13 hostile #10)", async () => {
+  const { home } = indexedRepository(folders(), { "a.md": "# A\n\nalpha words\n" });
+  const proc = Bun.spawn([...cliCommand, "serve"], { env: env(home), cwd: home, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  const init = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bom", version: "1" } },
+  };
+  proc.stdin.write(`\ufeff${JSON.stringify(init)}\n`);
+  proc.stdin.end();
+  expect(await Promise.race([proc.exited, Bun.sleep(20_000).then(() => "still running")])).toBe(0);
+  const messages = (await new Response(proc.stdout).text())
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
+  expect(messages).toEqual([expect.objectContaining({ id: 1, result: expect.objectContaining({ serverInfo: expect.anything() }) })]);
+}, 60_000);
+
 test("front matter with an unknown YAML tag prints no warning that copies its line (escape sequences and all) to the terminal", () => {
   const { home, docs } = folders();
   writeTree(docs, { "esc.md": '---\nx: !!foo "a\x1b]0;pwned\x07\x1b[2J"\n---\nfmword\n' });

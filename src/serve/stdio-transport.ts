@@ -138,7 +138,11 @@ export class StdioLineTransport implements Transport {
       this.onerror?.(new LineTooLong(this.maxLineBytes, this.head.toString("utf8"), this.tail.toString("utf8").replace(/\r$/, "")));
       return;
     }
-    const line = Buffer.concat(this.parts).toString("utf8").replace(/\r$/, "");
+    // toString drops nothing: a BOM a client (PowerShell, .NET) writes before its first line is no JSON.
+    const line = Buffer.concat(this.parts)
+      .toString("utf8")
+      .replace(/^\ufeff/, "")
+      .replace(/\r$/, "");
     this.parts = [];
     this.size = 0;
     if (line.trim() === "") return; // a blank line between messages is no message (and no parse error)
