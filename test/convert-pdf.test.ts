@@ -368,3 +368,31 @@ test("text that looks like markdown (a # line, a code fence, a page marker) stay
   expect(fragments.some((f) => f.page === 7)).toBe(false);
   expect(fragments.map((f) => f.text).join(" ")).toContain("apt-get install poppler-utils");
 });
+
+test("a numbered section title set in another font than the body, at the body's size, is a section heading (s13 questions #2)", async () => {
+  const pdf = await PDFDocument.create();
+  const body = await pdf.embedFont(StandardFonts.TimesRoman);
+  const bold = await pdf.embedFont(StandardFonts.TimesRomanBold);
+  const page = pdf.addPage([612, 792]);
+  let y = 720;
+  const line = (text: string, font = body, gap = 12) => {
+    page.drawText(text, { x: 72, y, size: 10, font });
+    y -= gap;
+  };
+  page.drawText("Trace-based Compilation", { x: 72, y, size: 18, font: bold });
+  y -= 30;
+  line("3 Trace Trees", bold, 16);
+  for (let i = 0; i < 6; i++) line(`Body text of the trace tree section, line ${i} of a paragraph that runs on.`);
+  y -= 6;
+  line("3.3 Blacklisting", bold, 16);
+  for (let i = 0; i < 6; i++) line(`Sometimes a program follows a path that cannot be compiled, line ${i}.`);
+  y -= 6;
+  line("1. Install the tools first.", bold, 16); // a bold list item ending a sentence is no section
+  line("Plain body text again after the list item, which is no heading at all.");
+  const doc = await convertPdf(await pdf.save(), "paper", { ocr: "off" });
+  expect(doc.text).toContain("## 3 Trace Trees\n\n");
+  expect(doc.text).toContain("### 3.3 Blacklisting\n\n");
+  expect(doc.text).not.toContain("# 1. Install");
+  const fragments = chunkDocument(doc, { tokens: 60, overlap: 0 });
+  expect(fragments.find((f) => f.text.includes("cannot be compiled"))!.headings).toEqual(["3 Trace Trees", "3.3 Blacklisting"]);
+});

@@ -64,6 +64,10 @@ interface Line {
   /** Baseline y in PDF units (grows upwards). */
   y: number;
   size: number;
+  /** The font all its letters are set in (pdf.js's id of the page's font), if one. */
+  font?: string;
+  /** The page's body font: the one most of its letters are set in. */
+  bodyFont?: string;
 }
 
 export const NO_TEXT_LAYER = "no text layer, and OCR found no text in its pages";
@@ -380,15 +384,35 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
         current = { text: "", y, size, runs: [] };
         lines.push(current);
       }
-      current.runs.push({ text, x, end: x + item.width, size, dir: /^\s+$/.test(text) ? undefined : item.dir });
+      current.runs.push({ text, x, end: x + item.width, size, dir: /^\s+$/.test(text) ? undefined : item.dir, font: item.fontName });
       current.size = Math.max(current.size, size);
       last = { y, end: x + item.width, eol: false, turned, rtl };
     }
     if (item.hasEOL && last) last.eol = true;
   }
+  const bodyFont = mostLetters(lines.flatMap((line) => line.runs));
   return lines
-    .map((line) => ({ text: lineText(line.runs).replace(/\s+/g, " ").trim(), y: line.y, size: line.size }))
+    .map((line) => ({
+      text: lineText(line.runs).replace(/\s+/g, " ").trim(),
+      y: line.y,
+      size: line.size,
+      font: oneFont(line.runs),
+      bodyFont,
+    }))
     .filter((line) => line.text);
+}
+
+/** The font most letters of these runs are set in. */
+function mostLetters(runs: Run[]): string | undefined {
+  const letters = new Map<string, number>();
+  for (const run of runs) if (run.font) letters.set(run.font, (letters.get(run.font) ?? 0) + run.text.replace(/\s/g, "").length);
+  return [...letters].sort((a, b) => b[1] - a[1])[0]?.[0];
+}
+
+/** The font of all of a line's letters, if they share one. */
+function oneFont(runs: Run[]): string | undefined {
+  const fonts = new Set(runs.filter((run) => run.text.trim()).map((run) => run.font));
+  return fonts.size === 1 ? [...fonts][0] : undefined;
 }
 
 /**
@@ -456,6 +480,7 @@ interface Run {
   end: number;
   size: number;
   dir?: string;
+  font?: string;
 }
 
 /**
@@ -560,7 +585,8 @@ function pageMarkdown(lines: Line[]): string {
   };
   lines.forEach((line, i) => {
     const previous = lines[i - 1];
-    const heading = isHeading(line.size, body, line.text);
+    const numbered = sectionHeading(line);
+    const heading = numbered !== undefined || isHeading(line.size, body, line.text);
     const gap = previous ? Math.abs(previous.y - line.y) : 0;
     if (heading && previous && continuesHeading(previous, line) && blocks.at(-1)?.startsWith("## ") && !paragraph) {
       blocks[blocks.length - 1] += ` ${line.text}`; // a heading wrapped over two lines
@@ -568,7 +594,7 @@ function pageMarkdown(lines: Line[]): string {
     }
     if (heading) {
       close();
-      blocks.push(`## ${line.text}`);
+      blocks.push(`${numbered ?? "##"} ${line.text}`);
       return;
     }
     if (previous && (gap > spacing * 1.45 || previous.y < line.y - spacing * 0.5)) close();
@@ -576,6 +602,25 @@ function pageMarkdown(lines: Line[]): string {
   });
   close();
   return blocks.join("\n\n");
+}
+
+/**
+ * `3.3 Blacklisting`, `4 Evaluation`, `A.2 Proofs`: a section number and a short title starting with a capital, with
+ * a word of three letters or more, not ending in a page number (a table of contents' `1 Introduction 1`).
+ */
+const NUMBERED_SECTION = /^(?:\d{1,2}|[A-Z])((?:\.\d{1,2}){0,3})\.?\s+(?=.*\p{L}{3})\p{Lu}[^.:;,]{0,70}(?<!\s\d+)$/u;
+
+/**
+ * The markdown heading marker (`##` for a top section, one more `#` per level: `3.3` → `###`) of a line that is a
+ * numbered section title set in a font other than the page's body text (bold, at the body's size, so no larger:
+ * papers number their sections so), or undefined. Such a line was a paragraph of its own, so a paper's fragments had
+ * no heading and its sections weighed nothing in ranking.
+ */
+function sectionHeading(line: Line): string | undefined {
+  if (!line.font || !line.bodyFont || line.font === line.bodyFont) return undefined;
+  const match = NUMBERED_SECTION.exec(line.text);
+  if (!match) return undefined;
+  return "#".repeat(Math.min(6, 2 + (match[1]!.match(/\./g)?.length ?? 0)));
 }
 
 /** Ligatures and compatibility forms folded (NFKC); control characters from fonts without a text map dropped. */
