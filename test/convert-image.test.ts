@@ -74,6 +74,41 @@ test("a TIFF whose list of pages loops back is refused at once, not followed unt
   expect(performance.now() - started).toBeLessThan(5_000);
 });
 
+test("a PNG whose pixel data is more than its size needs (a decompression bomb) is refused before it is inflated (s13 review #8)", async () => {
+  const { zlibSync } = await import("fflate");
+  const chunk = (type: string, data: Uint8Array) => {
+    const out = new Uint8Array(12 + data.length);
+    const view = new DataView(out.buffer);
+    view.setUint32(0, data.length);
+    out.set(new TextEncoder().encode(type), 4);
+    out.set(data, 8);
+    return out; // CRC left 0: the check comes before any decoder reads it
+  };
+  const ihdr = new Uint8Array(13);
+  new DataView(ihdr.buffer).setUint32(0, 1);
+  new DataView(ihdr.buffer).setUint32(4, 1);
+  ihdr[8] = 8; // 1 × 1 grey, 8 bits
+  const idat = zlibSync(new Uint8Array(64 * 2 ** 20), { level: 9 }); // 64 MB of zeros in ~64 KB
+  const bytes = new Uint8Array([
+    0x89,
+    0x50,
+    0x4e,
+    0x47,
+    0x0d,
+    0x0a,
+    0x1a,
+    0x0a,
+    ...chunk("IHDR", ihdr),
+    ...chunk("IDAT", idat),
+    ...chunk("IEND", new Uint8Array()),
+  ]);
+  const started = performance.now();
+  const error = await conversionFailure(convertFile("bomb.png", bytes));
+  expect(error.message).toStartWith("not a readable PNG image: its pixel data (");
+  expect(error.message).toEndWith("bytes) is more than 1 × 1 pixels need");
+  expect(performance.now() - started).toBeLessThan(2_000);
+});
+
 test("alpha is composited over white: a transparent pixel is white, translucent black is grey", () => {
   // Grey + alpha: transparent black, opaque black, half-transparent black, opaque mid-grey.
   expect([...grayFromChannels([0, 0, 0, 255, 0, 128, 100, 255], 4, 2)!]).toEqual([255, 0, 127, 100]);

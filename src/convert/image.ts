@@ -122,6 +122,7 @@ async function decodePng(bytes: Uint8Array): Promise<GrayImage | null> {
   // IHDR comes first, after the 8-byte signature and its own length and type: width and height, big-endian.
   const header = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.length >= 24) checkPixels(header.getUint32(16), header.getUint32(20));
+  checkPngData(header);
   const png = await import("fast-png");
   let image = png.decode(bytes);
   if (image.palette) image = { ...image, data: png.convertIndexedToRgb(image), channels: image.palette[0]?.length ?? 3, depth: 8 };
@@ -131,6 +132,36 @@ async function decodePng(bytes: Uint8Array): Promise<GrayImage | null> {
   // pHYs in pixels per metre → dots per inch.
   const dpi = image.resolution?.unit === 1 ? image.resolution.x * 0.0254 : undefined;
   return gray(samples, image.width, image.height, image.channels, dpi);
+}
+
+/** Samples per pixel of each PNG colour type: grey, RGB, palette, grey + alpha, RGBA. */
+const PNG_CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
+
+/**
+ * A PNG whose compressed pixel data (its IDAT chunks) is larger than its pixels could need, even stored without
+ * compression: a decompression bomb (a 3 MB file claiming 1 × 1 pixels inflated for 10 s to 1.4 GB before the
+ * memory budget stopped it). fast-png inflates it all, whatever the header says.
+ */
+function checkPngData(view: DataView): void {
+  if (view.byteLength < 33) return;
+  const [width, height, depth, type, interlaced] = [
+    view.getUint32(16),
+    view.getUint32(20),
+    view.getUint8(24),
+    view.getUint8(25),
+    view.getUint8(28),
+  ];
+  const rowBytes = Math.ceil((width * (PNG_CHANNELS[type] ?? 4) * depth) / 8) + 1; // each row starts with its filter
+  const raw = height * rowBytes * (interlaced ? 2 : 1); // Adam7's passes add a filter byte and a partial byte per row
+  let compressed = 0;
+  for (let at = 8; at + 8 <= view.byteLength; ) {
+    const length = view.getUint32(at);
+    if (view.getUint32(at + 4) === 0x49444154) compressed += length; // "IDAT"
+    at += 12 + length;
+  }
+  // Stored deflate blocks cost 5 bytes in 65,535, the zlib stream 6: a real image never needs more than that.
+  if (compressed > raw + raw / 8192 + 4096)
+    throw new Error(`its pixel data (${compressed} bytes) is more than ${width} × ${height} pixels need`);
 }
 
 /** Grey samples of 1, 2 or 4 bits, rows padded to whole bytes → one byte each, scaled to 0–255. */
