@@ -6,7 +6,7 @@
 import { rmSync } from "node:fs";
 import { forgetRepository, getRepository, type Repository } from "../repos.ts";
 import { acquireWriterLock } from "../lock.ts";
-import { systemCode } from "../errors.ts";
+import { toResearcherError } from "../errors.ts";
 
 export function removeRepository(home: string, name: string, options: { keepData?: boolean } = {}): Repository {
   const repo = getRepository(home, name);
@@ -17,7 +17,7 @@ export function removeRepository(home: string, name: string, options: { keepData
       forgetRepository(home, name);
     } catch (error) {
       // On a full disk, deleting the index is what makes room for writing the config.
-      if (options.keepData || !isDiskFull(error)) throw error;
+      if (options.keepData || toResearcherError(error).code !== "DISK_FULL") throw error;
       deleteIndex();
       forgetRepository(home, name);
     }
@@ -28,10 +28,4 @@ export function removeRepository(home: string, name: string, options: { keepData
   if (options.keepData) release();
   else deleteIndex();
   return repo;
-}
-
-/** ENOSPC from the file system, or the DISK_FULL a config write reports it as. */
-function isDiskFull(error: unknown): boolean {
-  const code = systemCode(error) || systemCode((error as { cause?: unknown } | null)?.cause);
-  return code === "ENOSPC" || code === "DISK_FULL";
 }
