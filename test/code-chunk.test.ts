@@ -283,6 +283,16 @@ describe("chunkCode shapes", () => {
     expect(outline(py)).toEqual(["1-8 imports, def open_console"]);
   });
 
+  test("a .h header holding C++ (a namespace, a class, a template) is C++, a plain one C (s13 hostile #10)", async () => {
+    const { convertFile } = await import("../src/convert/convert.ts");
+    const cpp = "#pragma once\nnamespace ui {\ntemplate <typename T> class Widget {\npublic:\n  void draw();\n};\n}\n";
+    const c = "#ifndef A_H\n#define A_H\nint api_open(const char *path);\n#endif\n";
+    const doc = await convertFile("widget.h", new TextEncoder().encode(cpp), { codeTokens: 512 });
+    expect(doc.metadata).toEqual({ language: "cpp" });
+    expect(doc.codeSections?.[0]?.headings).toEqual(["namespace ui"]);
+    expect((await convertFile("api.h", new TextEncoder().encode(c), { codeTokens: 512 })).metadata).toEqual({ language: "c" });
+  });
+
   test("a label spanning lines or running long becomes a one-line heading of at most 80 characters", async () => {
     const long = "VeryLongTypeName".repeat(8);
     const source = `impl<T> Display\n    for Wrapper<\n        T,\n    > {\n    fn fmt(&self) {}\n}\n\nstruct ${long} { x: i32 }\n`;

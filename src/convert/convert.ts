@@ -71,9 +71,18 @@ async function convertByFormat(path: string, bytes: Uint8Array, options: Convert
     case "tif":
       // (OCR_FORMATS below: the formats these two converters read with OCR.)
       return (await import("./image.ts")).convertImage(formatOf(path), bytes, title, options);
-    default:
-      return convertText(plainText(path, bytes), title, languageOf(path), options.codeTokens);
+    default: {
+      const text = plainText(path, bytes);
+      return convertText(text, title, headerLanguage(languageOf(path), fileType(path), text), options.codeTokens);
+    }
   }
+}
+
+/** C++ in a `.h` header (a namespace, a class, a template): read as C, a namespace was a function and `language=cpp` missed it. */
+const CPP_HEADER = /^[ \t]*(?:namespace[ \t]+\w+[ \t]*\{|template[ \t]*<|class[ \t]+\w+[^;\n]*\{|(?:public|private|protected)[ \t]*:)/m;
+
+function headerLanguage(language: CodeLanguage | null, type: string, text: string): CodeLanguage | null {
+  return type === "h" && language === "c" && CPP_HEADER.test(text) ? "cpp" : language;
 }
 
 /**
