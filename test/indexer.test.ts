@@ -210,3 +210,12 @@ test("files indexed one by one before a whole run leave the repository 'not inde
   await indexFiles(home, repo, ["n2.md"]);
   expect(repositoryStatus(repo).last_indexed! > indexed!).toBe(true);
 });
+
+test("a named pipe handed to a batch (watch, add_to_index) is a failure with its reason, as a run records it, not silence (s13 hostile #10)", async () => {
+  const { home, repo } = bm25Repository({ "a.md": "# A\n\napples\n" });
+  await indexRepository(home, repo);
+  expect(Bun.spawnSync(["mkfifo", join(repo.path, "pipe.md")]).success).toBe(true);
+  const batch = await indexFiles(home, repo, ["pipe.md"]);
+  expect(batch.failures).toEqual([{ path: "pipe.md", reason: "not a regular file (named pipe)" }]);
+  expect((await indexRepository(home, repo)).failures).toEqual([{ path: "pipe.md", reason: "not a regular file (named pipe)" }]);
+});

@@ -16,7 +16,7 @@ import { formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/conv
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
 import { candidacy, checkRoot, discoverFiles, isEmptyFolder, leftOutBecause, unreachable, type DiscoveredFile } from "./discover.ts";
-import { confinedReader, movedRoot, movedRootHint, rootRecord, sha256, type ReadResult, type RootRecord } from "../files.ts";
+import { confinedReader, movedRoot, movedRootHint, rootRecord, sha256, specialKind, type ReadResult, type RootRecord } from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
@@ -365,6 +365,10 @@ export async function indexFiles(
           continue;
         }
         const file = unwanted.has(path) ? undefined : statFile(repo, path);
+        if (file && "reason" in file) {
+          writer.add({ kind: "failed", path, reason: file.reason }); // as a run records it: a watch said nothing
+          continue;
+        }
         if (!file) {
           if (stored.has(path)) gone.push(path);
           continue;
@@ -956,10 +960,12 @@ function fragmentsOf(converted: ConvertedDocument, chunk: ChunkOptions): Fragmen
 }
 
 /** The file at `path` as discovery would find it; undefined when nothing is there, or a folder now is. */
-function statFile(repo: Repository, path: string): DiscoveredFile | undefined {
+/** The file at `path` as discovery would find it, why it is none (a named pipe, a device), or undefined when gone. */
+function statFile(repo: Repository, path: string): DiscoveredFile | { reason: string } | undefined {
   try {
     const stats = statSync(join(repo.path, path));
-    return stats.isFile() ? { root: repo.path, path, size: stats.size, mtimeMs: stats.mtimeMs } : undefined;
+    if (stats.isFile()) return { root: repo.path, path, size: stats.size, mtimeMs: stats.mtimeMs };
+    return stats.isDirectory() ? undefined : { reason: `not a regular file (${specialKind(stats)})` };
   } catch {
     return undefined;
   }
