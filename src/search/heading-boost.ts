@@ -69,6 +69,11 @@ export function boostHeadings<List extends { hits: Ranked[]; total?: number }>(
     }
     for (const { id, score } of waiting.popMany(end - taken.length)) taken.push({ id, score });
   }
+  // A later block may hold a score above an earlier block's last (its depth reached further): clamped to it, so the
+  // list's scores never rise. Hybrid fusion sorts by score, and pulled such a fragment into an earlier page that a
+  // shallower list (an earlier page's) does not hold: pages repeated and skipped results again.
+  let ceiling = Number.POSITIVE_INFINITY;
+  for (const hit of taken) hit.score = ceiling = Math.min(ceiling, hit.score);
   // Fewer than asked for is every match: what a caller counts as the total.
   const complete = ranked.hits.length < blocks * BLOCK * DEPTH_FACTOR;
   return { ...ranked, hits: taken.slice(0, depth), total: complete ? ranked.hits.length : ranked.total };
