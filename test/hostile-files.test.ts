@@ -121,6 +121,18 @@ describe("deep folders and odd names", () => {
   }, 30_000);
 });
 
+test("a folder nested past the system's path length is one failure naming the folder, not a .gitignore that does not exist (s13 hostile #10)", async () => {
+  const { first } = await indexTwice((docs) => {
+    writeTree(docs, { "top.md": "deepword top\n" });
+    // Made a folder at a time (a path this long cannot be opened whole): 400 × 21 bytes, past PATH_MAX.
+    const script = `for i in $(seq 400); do mkdir ${"d".repeat(20)} && cd ${"d".repeat(20)} || exit 1; done; echo deepword bottom > bottom.md`;
+    expect(Bun.spawnSync(["bash", "-c", script], { cwd: docs }).exitCode).toBe(0);
+  });
+  expect(first).toMatchObject({ indexed: 1, failed: 1 });
+  expect(first.failures[0]!.path).toEndWith("/");
+  expect(first.failures[0]!.reason).toStartWith("its path is longer than the system allows (ENAMETOOLONG)");
+});
+
 describe("contents", () => {
   test("8-bit text is read as windows-1252; NUL or control bytes, and an empty file (s13 hostile #10)", async () => {
     const { first, home } = await indexTwice((docs) =>

@@ -238,6 +238,9 @@ export class IgnoreRules {
   }
 }
 
+/** Why a folder nested past the system's path length (PATH_MAX, 4,096 bytes on Linux) is not indexed. */
+const TOO_LONG = "its path is longer than the system allows (ENAMETOOLONG): move or rename folders above it to index it";
+
 /** Larger than any ignore file people write or generate; a bigger one is read as unreadable, not as empty. */
 const MAX_IGNORE_FILE_BYTES = 16 * 2 ** 20;
 
@@ -373,7 +376,9 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
       const undecodable = (error as NodeJS.ErrnoException).code === "ENOENT" && path.includes("\ufffd");
       const reason = undecodable
         ? "folder name is not valid UTF-8 (rename the folder to index it)"
-        : `cannot list folder: ${describeError(error)}`;
+        : (error as NodeJS.ErrnoException).code === "ENAMETOOLONG"
+          ? TOO_LONG
+          : `cannot list folder: ${describeError(error)}`;
       discovery.problems.push({ path: `${path}/`, reason });
       return;
     }
@@ -383,7 +388,9 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
     } catch (error) {
       if (!(error instanceof UnreadableIgnoreFile)) throw error;
       discovery.unlisted.push(path);
-      discovery.problems.push({ path: path ? `${path}/${error.file}` : error.file, reason: error.message });
+      // A folder so deep that its ignore file's path is too long to open: the folder is what cannot be read.
+      if (error.message.includes("ENAMETOOLONG")) discovery.problems.push({ path: `${path}/`, reason: TOO_LONG });
+      else discovery.problems.push({ path: path ? `${path}/${error.file}` : error.file, reason: error.message });
       return;
     }
     for (const entry of entries) {
