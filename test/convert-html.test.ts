@@ -347,6 +347,11 @@ test("a heading inside a note box or aside is its bold label, not a section: the
   expect(doc.text).not.toContain("### ");
   const fragments = chunkDocument(doc, { tokens: 30, overlap: 0 });
   expect(fragments.find((f) => f.text.includes("instructions"))!.headings).toEqual(["Talk to Me: Media Overlays"]);
+  // A wrapper of the page's content whose class merely mentions one (has-sidebar, release-notes) is no box (retest).
+  for (const wrapper of ['<div class="has-sidebar">', '<div class="release-notes">', '<div class="sidebar">']) {
+    const site = `<html><body><main>${wrapper}<h2>Install</h2><p>Run it.</p><h2>Usage</h2><p>Call it.</p></div></main></body></html>`;
+    expect((await convertHtml(utf8(site), "f")).text).toBe("## Install\n\nRun it.\n\n## Usage\n\nCall it.");
+  }
 });
 
 describe("MathML", () => {

@@ -328,20 +328,24 @@ function heading(content: string, node: HtmlElement): string {
   return `\n\n${"#".repeat(Number(node.nodeName.charAt(1)))} ${text}\n\n`;
 }
 
-/** Boxes beside the text: a note, tip, warning or sidebar, in `<aside>` or a `<div>`/`<section>` of such a class. */
-const ASIDE_CLASS = /(?:^|[\s_-])(?:note|notes|tip|hint|warning|caution|important|sidebar|callout|admonition)(?:$|[\s_-])/i;
+/** The classes of a box beside the text (a whole class name: `release-notes` or `has-sidebar` is none). */
+const ASIDE_CLASSES = new Set(["note", "tip", "hint", "warning", "caution", "important", "sidebar", "callout", "admonition"]);
 
 /**
- * Whether a heading is a box's label rather than a section's: as a heading it became the section's last heading,
- * so the section's text after the box was filed under "Note" (the EPUB 3 spec has 53), and the heading boost
- * weighed "Note" rather than the section's title. It stays as a bold label.
+ * Whether a heading is a box's label rather than a section's: in an `<aside>`, or a `<div>`/`<section>` of a box's
+ * class, that holds no other heading (a wrapper of the page's content holds many). As a heading it became the
+ * section's last heading, so the section's text after the box was filed under "Note" (the EPUB 3 spec has 53), and
+ * the heading boost weighed "Note" rather than the section's title. It stays as a bold label.
  */
 function inAside(node: HtmlElement): boolean {
   for (let parent = node.parentNode, depth = 0; parent && parent.nodeType === 1 && depth < 12; parent = parent.parentNode, depth++) {
     const name = parent.nodeName.toLowerCase();
-    if (name === "aside") return true;
-    if ((name === "div" || name === "section") && ASIDE_CLASS.test(parent.getAttribute("class") ?? "")) return true;
     if (name === "body" || name === "article" || name === "main") return false;
+    const box =
+      name === "aside" ||
+      ((name === "div" || name === "section") &&
+        (parent.getAttribute("class") ?? "").split(/\s+/).some((c) => ASIDE_CLASSES.has(c.toLowerCase())));
+    if (box) return parent.querySelectorAll("h1, h2, h3, h4, h5, h6").length === 1;
   }
   return false;
 }
