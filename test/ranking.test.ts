@@ -114,40 +114,59 @@ describeShared("paging cuts every page from one ranked list", () => {
   }
 });
 
-describe("pages concatenate where headings reorder BM25's list (s13 review #2, retest)", () => {
-  // Headings and bodies of random words from one small vocabulary: near-equal BM25 scores, so a fragment whose own
-  // heading holds the query's word rises from far down BM25's list, past where the first page's depth reaches.
-  const home = tempDir();
+/**
+ * Headings and bodies of random words from one small vocabulary: near-equal BM25 scores, so a fragment whose own
+ * heading holds the query's word rises from far down BM25's list, past where the first page's depth reaches.
+ */
+function headingsCorpus(): { docs: string; vocabulary: string[] } {
   const docs = tempDir();
   const next = seeded(11);
   const vocabulary = Array.from({ length: 40 }, (_, i) => `w${i}`);
   const words = (n: number) => Array.from({ length: n }, () => vocabulary[Math.floor(next() * vocabulary.length)]).join(" ");
   const section = () => `## ${words(2)}\n\n${words(15 + Math.floor(next() * 45))}.\n`;
-  writeTree(
-    docs,
-    Object.fromEntries(
-      Array.from({ length: 150 }, (_, d) => [`d${String(d).padStart(3, "0")}.md`, `# Doc ${d}\n\n${[1, 2, 3, 4].map(section).join("\n")}`]),
-    ),
-  );
+  const files = Array.from({ length: 150 }, (_, d) => [
+    `d${String(d).padStart(3, "0")}.md`,
+    `# Doc ${d}\n\n${[1, 2, 3, 4].map(section).join("\n")}`,
+  ]);
+  writeTree(docs, Object.fromEntries(files));
+  return { docs, vocabulary };
+}
+
+/** -n 100 then --offset 100 is -n 200, and pages of 100 are -n 400, for the corpus's first words. */
+async function expectPagesConcatenate(home: string, vocabulary: string[], mode: "bm25" | "hybrid", context: SearchContext) {
+  for (const word of vocabulary.slice(0, 12)) {
+    const ask = (o: Partial<SearchOptions>) => search(home, { query: word, mode, ...o }, context);
+    const whole = key(await ask({ limit: 400 }));
+    const pages = [];
+    for (let offset = 0; offset < 400; offset += 100) pages.push(...key(await ask({ limit: 100, offset })));
+    expect(pages).toEqual(whole);
+    expect(key(await ask({ limit: 200 }))).toEqual(whole.slice(0, 200));
+  }
+}
+
+describe("pages concatenate where headings reorder BM25's list (s13 review #2)", () => {
+  const home = tempDir();
+  const { docs, vocabulary } = headingsCorpus();
+  const context = new SearchContext();
+  beforeAll(async () => {
+    await indexRepository(home, addRepository(home, { name: "pg", path: docs, embed: false }));
+  }, HOOK_TIMEOUT);
+  afterAll(() => context.close());
+  test("bm25: -n 100 then --offset 100 is -n 200, and pages of 100 are -n 400, for every word", () =>
+    expectPagesConcatenate(home, vocabulary, "bm25", context));
+});
+
+describeShared("hybrid pages concatenate where headings reorder BM25's list (s13 retest #1)", () => {
+  // Hybrid fuses the boosted list by score: a block's fragment that outscored an earlier block's reached an earlier page.
+  const home = tempDir();
+  const { docs, vocabulary } = headingsCorpus();
   const context = new SearchContext();
   beforeAll(async () => {
     await indexRepository(home, addRepository(home, { name: "pg", path: docs, embedding: { model: GLOVE } }));
   }, HOOK_TIMEOUT);
   afterAll(() => context.close());
-
-  // Hybrid fuses the boosted list by score: a block's fragment that outscored an earlier block's reached an earlier page.
-  const modeTest = (mode: string) => (mode === "bm25" ? test : testShared);
-  for (const mode of ["bm25", "hybrid"] as const)
-    modeTest(mode)(`${mode}: -n 100 then --offset 100 is -n 200, and pages of 100 are -n 400, for every word`, async () => {
-      for (const word of vocabulary.slice(0, 12)) {
-        const ask = (o: Partial<SearchOptions>) => search(home, { query: word, mode, ...o }, context);
-        const whole = key(await ask({ limit: 400 }));
-        const pages = [];
-        for (let offset = 0; offset < 400; offset += 100) pages.push(...key(await ask({ limit: 100, offset })));
-        expect(pages).toEqual(whole);
-        expect(key(await ask({ limit: 200 }))).toEqual(whole.slice(0, 200));
-      }
-    });
+  test("hybrid: -n 100 then --offset 100 is -n 200, and pages of 100 are -n 400, for every word", () =>
+    expectPagesConcatenate(home, vocabulary, "hybrid", context));
 });
 
 describeShared("a page of documents is full whenever that many documents match", () => {
