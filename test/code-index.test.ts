@@ -218,3 +218,24 @@ describe("code is parsed in the conversion workers", () => {
     expect(run.stdout.toString().trim()).toBe("2 true []");
   }, 60_000);
 });
+
+test("a result that is one part of a split function says which part, and the lines of the whole (s13 user #4)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  const body = Array.from({ length: 120 }, (_, i) => `    total += compute_step(${i}, "argument text for the step")`).join("\n");
+  writeTree(folder, { "long.py": `import sys\n\n\ndef accumulate_everything(values):\n    total = 0\n${body}\n    return total\n` });
+  expect(runCli(["repo", "add", "code", folder, "--code", "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "code"], { home }).code).toBe(0);
+  const found = JSON.parse(runCli(["search", "compute_step", "--json", "-n", "3"], { home }).stdout);
+  const parts = found.results.filter((r: { heading: string }) => r.heading === "def accumulate_everything");
+  expect(parts.length).toBeGreaterThan(1);
+  for (const { fragment } of parts) {
+    expect(fragment.section).toMatchObject({ start_line: 4, end_line: 126 });
+    expect(fragment.section.parts).toBeGreaterThan(1);
+  }
+  const text = runCli(["search", "compute_step", "-n", "1"], { home }).stdout;
+  expect(text).toMatch(/part \d+ of \d+, lines 4-126 in all/);
+  // A fragment that is its unit whole carries no section.
+  const imports = JSON.parse(runCli(["search", "sys", "--json", "-n", "1"], { home }).stdout).results[0];
+  expect(imports.fragment.section).toBeUndefined();
+});

@@ -19,7 +19,7 @@ import {
 } from "../repos.ts";
 import { makeSnippet } from "./snippet.ts";
 import { ConversionCache } from "./conversions.ts";
-import { parseMetadata, Store, type FragmentRow, type SqlCondition } from "../store/store.ts";
+import { parseMetadata, type SectionParts, Store, type FragmentRow, type SqlCondition } from "../store/store.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { anchorsOf, FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
@@ -69,6 +69,11 @@ export interface FragmentRef {
   end_line: number;
   page: number | null;
   page_end: number | null;
+  /**
+   * When the fragment is one of several consecutive ones under the same heading (a function or section longer than
+   * a fragment, split): which part it is, and the lines of them all, to read the whole unit in one request.
+   */
+  section?: SectionParts;
 }
 
 export interface Explain {
@@ -916,7 +921,15 @@ function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery, full: boolea
     docid: docidOf(row.hash),
     title: row.title,
     heading: row.heading,
-    fragment: { id: row.id, seq: row.seq, start_line: row.startLine, end_line: row.endLine, page: row.page, page_end: row.pageEnd },
+    fragment: {
+      id: row.id,
+      seq: row.seq,
+      start_line: row.startLine,
+      end_line: row.endLine,
+      page: row.page,
+      page_end: row.pageEnd,
+      ...sectionOf(c.store, row),
+    },
     snippet: snippet.text,
     highlights: snippet.highlights,
     context: contextFor(c.repo, row.path),
@@ -924,6 +937,12 @@ function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery, full: boolea
     explain: c.explain,
     ...(full ? { text: row.text } : {}),
   };
+}
+
+/** `{ section }` for a fragment split from a longer unit under the same heading, else nothing. */
+function sectionOf(store: Store, row: FragmentRow): { section?: SectionParts } {
+  const section = row.heading ? store.sectionParts(row.documentId, row.seq, row.heading) : undefined;
+  return section ? { section } : {};
 }
 
 function countNewlines(text: string, end: number): number {

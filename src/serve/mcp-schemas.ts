@@ -70,6 +70,10 @@ export function searchOutput(documents: boolean) {
     end_line: z.number(),
     page: z.number().nullable(),
     page_end: z.number().nullable(),
+    section: z
+      .looseObject({ part: z.number(), parts: z.number(), start_line: z.number(), end_line: z.number() })
+      .optional()
+      .describe("A part of a longer unit or section split under one heading: which part, and the lines of all its parts"),
   });
   const result = z.looseObject({
     rank: z.number(),

@@ -207,8 +207,8 @@ function registerSearchTools(server: McpServer, home: string, context: SearchCon
       description:
         "Find passages (fragments) that answer a query, best first, with location, heading and snippet. In code a fragment is a " +
         "whole function or class, or one part of a longer one (split between statements into consecutive fragments with the same " +
-        "heading): its heading is the symbol path, `fragment.start_line`-`end_line` its lines (read them, or a split unit's first " +
-        "part's start to its last part's end, with get_document `repo:path:start-end`); filter with where `language=python`, " +
+        "heading): its heading is the symbol path, `fragment.start_line`-`end_line` its lines, and a part's `fragment.section` the " +
+        "lines of the whole unit (read them with get_document `repo:path:start-end`); filter with where `language=python`, " +
         "`git_project`, `git_branch`, `git_commit`.",
       inputSchema: z.strictObject(searchInput),
       outputSchema: searchOutput(false),

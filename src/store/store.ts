@@ -84,6 +84,17 @@ export interface FragmentRow {
   metadata: string;
 }
 
+/** Which of several consecutive fragments under one heading a fragment is, and the lines they span together. */
+export interface SectionParts {
+  part: number;
+  parts: number;
+  start_line: number;
+  end_line: number;
+}
+
+/** How far from a fragment the parts of its unit are looked for (a unit of more parts is cited by these). */
+const SECTION_REACH = 64;
+
 /** A document as `ls` and `get --meta` show it. */
 export interface ListedDocument extends DocumentInput {
   indexedAt: string;
@@ -774,6 +785,29 @@ export class Store {
       )
       .all(JSON.stringify(ids));
     return new Map(rows.map(({ id, ...row }) => [id, row]));
+  }
+
+  /**
+   * The run of consecutive fragments under the same heading that holds fragment `seq` of a document (a unit or
+   * section split into parts), when it has more than one part: which part `seq` is, and the lines of the run. Looked
+   * for within SECTION_REACH fragments on either side.
+   */
+  sectionParts(documentId: number, seq: number, heading: string): SectionParts | undefined {
+    const rows = this.db
+      .query<{ seq: number; start: number; end: number; heading: string }, [number, number, number]>(
+        `SELECT seq, start_line AS start, end_line AS end, heading FROM fragments
+         WHERE document_id = ? AND seq BETWEEN ? AND ? ORDER BY seq`,
+      )
+      .all(documentId, seq - SECTION_REACH, seq + SECTION_REACH);
+    const at = rows.findIndex((row) => row.seq === seq);
+    if (at < 0) return undefined;
+    const same = (i: number, step: number) => rows[i]?.heading === heading && rows[i]!.seq === rows[i - step]!.seq + step;
+    let first = at;
+    let last = at;
+    while (first > 0 && same(first - 1, -1)) first--;
+    while (last < rows.length - 1 && same(last + 1, 1)) last++;
+    if (first === last) return undefined;
+    return { part: at - first + 1, parts: last - first + 1, start_line: rows[first]!.start, end_line: rows[last]!.end };
   }
 
   fragmentsByIds(ids: number[]): Map<number, FragmentRow> {
