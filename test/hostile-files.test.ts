@@ -289,6 +289,18 @@ describe("markdown that is large in one dimension", () => {
     const found = await search(home, { query: "aliasword", mode: "bm25", limit: 20 });
     expect(JSON.stringify(found).length).toBeLessThan(100_000);
     expect(found.results[0]!.metadata).toMatchObject({ title: "Big" });
+    // A result carries a share of it (each value cut at 300 characters, 4 KB in all): 200 results of a note with long
+    // front matter answered 13 MB (s13 retest #3). The document keeps it whole, as get --meta shows.
+    const long = "x".repeat(2_000);
+    writeTree(docs, { "long.md": `---\nsummary: ${long}\nother: ${long}\n---\n# Long\n\n${"longword section\n\n".repeat(3)}` });
+    await indexRepository(home, repo);
+    const hit = (await search(home, { query: "longword", mode: "bm25" })).results[0]!;
+    expect((hit.metadata.summary as string).length).toBe(300);
+    expect(JSON.stringify(hit.metadata).length).toBeLessThan(4_200);
+    const stored = new Database(Store.dbPath(repo.dir), { readonly: true });
+    const metadata = stored.query<{ m: string }, []>("SELECT metadata AS m FROM documents WHERE path = 'long.md'").get()!.m;
+    stored.close();
+    expect(JSON.parse(metadata).summary).toBe(long);
   });
 
   test("front matter that never closes is body text, converted in linear time", () => {

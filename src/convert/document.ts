@@ -148,14 +148,14 @@ export const METADATA_LIMITS = { depth: 32, values: 10_000, chars: 64 * 1024, va
  * out 32 levels deep is 2^32 values (an index run grew past 20 GB before it was killed). A value that holds itself is
  * left out where it recurs.
  */
-export function boundedMetadata(metadata: Record<string, unknown>): Record<string, unknown> {
-  let values = METADATA_LIMITS.values;
-  let chars = METADATA_LIMITS.chars;
+export function boundedMetadata(metadata: Record<string, unknown>, limits = METADATA_LIMITS): Record<string, unknown> {
+  let values = limits.values;
+  let chars = limits.chars;
   const open = new Set<object>();
   const copy = (item: unknown, depth: number): unknown => {
     if (--values < 0 || chars <= 0) return undefined;
     if (typeof item === "string") {
-      const kept = item.length > METADATA_LIMITS.valueChars ? `${item.slice(0, METADATA_LIMITS.valueChars - 1)}…` : item;
+      const kept = item.length > limits.valueChars ? `${item.slice(0, limits.valueChars - 1)}…` : item;
       chars -= kept.length;
       return chars >= 0 ? kept : undefined;
     }
@@ -172,7 +172,7 @@ export function boundedMetadata(metadata: Record<string, unknown>): Record<strin
     open.delete(item as object);
     return Array.isArray(item) ? kept.map(([, child]) => child) : Object.fromEntries(kept);
   };
-  return copy(metadata, METADATA_LIMITS.depth) as Record<string, unknown>;
+  return copy(metadata, limits.depth) as Record<string, unknown>;
 }
 
 /**

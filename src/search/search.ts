@@ -20,6 +20,7 @@ import {
 import { makeSnippet } from "./snippet.ts";
 import { ConversionCache } from "./conversions.ts";
 import { parseMetadata, type SectionParts, Store, type FragmentRow, type SqlCondition } from "../store/store.ts";
+import { boundedMetadata } from "../convert/document.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { anchorsOf, FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
@@ -933,11 +934,17 @@ function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery, full: boolea
     snippet: snippet.text,
     highlights: snippet.highlights,
     context: contextFor(c.repo, row.path),
-    metadata: { ...parseMetadata(row.metadata), format: row.format },
+    metadata: { ...boundedMetadata(parseMetadata(row.metadata), RESULT_METADATA), format: row.format },
     explain: c.explain,
     ...(full ? { text: row.text } : {}),
   };
 }
+
+/**
+ * A result's share of its document's metadata: each value cut at 300 characters, 4 KB in all. Every result carries
+ * it, so 200 results from a note with 20 long front-matter values answered 13 MB; `get --meta` gives it whole.
+ */
+const RESULT_METADATA = { depth: 8, values: 200, chars: 4096, valueChars: 300 };
 
 /** `{ section }` for a fragment split from a longer unit under the same heading, else nothing. */
 function sectionOf(store: Store, row: FragmentRow): { section?: SectionParts } {

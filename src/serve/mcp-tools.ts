@@ -246,7 +246,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
         "Read an indexed document (or some lines) by `repo:path`, `repo:path:line[:count]`, `repo:path:from-to`, `repo:path:pN` (a PDF page), `#docid`, or a search result's " +
         `\`location\` (with its \`repository\`). At most max_bytes of text (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); ` +
         "when `truncated` (cut by max_bytes), read on with the same ref and `continue_with` (the next from_line, and from_char inside a line longer than max_bytes). " +
-        "Rebuilding the text from the parts: a part that ends at a line end leaves out that line's newline (join it to the next with `\\n`); " +
+        "Rebuilding the text from the parts: a part that ends at a line end leaves out that line's newline, the last part too (join it to the next with `\\n`); " +
         "one that ends inside a line joins the next with nothing. " +
         "A page or line range in the ref bounds the read: from_line and max_lines read inside it.",
       inputSchema: z.strictObject({
