@@ -389,10 +389,17 @@ test("a numbered section title set in another font than the body, at the body's 
   y -= 6;
   line("1. Install the tools first.", bold, 16); // a bold list item ending a sentence is no section
   line("Plain body text again after the list item, which is no heading at all.");
+  y -= 6;
+  line("4. Overview: Example Tracing Run", bold, 16); // a title with a subtitle (tracemonkey.pdf's section 2)
+  line("This section describes an example run, which is body text.");
+  line("2. Note: run it twice", bold, 16); // a colon before a lower-case word: a list item
+  line("More body text after the second list item, no heading either.");
   const doc = await convertPdf(await pdf.save(), "paper", { ocr: "off" });
   expect(doc.text).toContain("## 3 Trace Trees\n\n");
   expect(doc.text).toContain("### 3.3 Blacklisting\n\n");
   expect(doc.text).not.toContain("# 1. Install");
+  expect(doc.text).toContain("## 4. Overview: Example Tracing Run\n\n");
+  expect(doc.text).not.toContain("# 2. Note");
   const fragments = chunkDocument(doc, { tokens: 60, overlap: 0 });
   expect(fragments.find((f) => f.text.includes("cannot be compiled"))!.headings).toEqual(["3 Trace Trees", "3.3 Blacklisting"]);
 });

@@ -605,10 +605,12 @@ function pageMarkdown(lines: Line[]): string {
 }
 
 /**
- * `3.3 Blacklisting`, `4 Evaluation`, `A.2 Proofs`: a section number and a short title starting with a capital, with
- * a word of three letters or more, not ending in a page number (a table of contents' `1 Introduction 1`).
+ * `3.3 Blacklisting`, `4 Evaluation`, `A.2 Proofs`, `2. Overview: Example Tracing Run`: a section number and a short
+ * title starting with a capital, with a word of three letters or more, no sentence punctuation but a colon before a
+ * capital (a list item's `1. Note: run it` is no title), not ending in a page number (a table of contents'
+ * `1 Introduction 1`).
  */
-const NUMBERED_SECTION = /^(?:\d{1,2}|[A-Z])((?:\.\d{1,2}){0,3})\.?\s+(?=.*\p{L}{3})\p{Lu}[^.:;,]{0,70}(?<!\s\d+)$/u;
+const NUMBERED_SECTION = /^(?:\d{1,2}|[A-Z])((?:\.\d{1,2}){0,3})\.?\s+(?=.*\p{L}{3})\p{Lu}(?:[^.:;,]|:(?=\s+\p{Lu})){0,70}(?<!\s\d+)$/u;
 
 /**
  * The markdown heading marker (`##` for a top section, one more `#` per level: `3.3` → `###`) of a line that is a
