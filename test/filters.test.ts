@@ -401,7 +401,7 @@ test("= and ~ ignore case beyond ASCII too, in the forms people write (s11 hosti
 });
 
 test("a number is equal as a number: rating=4.0 is rating: 4, score=1e3 is score: 1000, and 20-digit integers compare (s11 hostile #8)", async () => {
-  const found = await oneNote('rating: 4\nscore: 1e3\nbig: 12345678901234567890\ncode: "4.0"');
+  const found = await oneNote('rating: 4\nscore: 1e3\nbig: 12345678901234567890\nid: 1234567890123456789\ncode: "4.0"');
   for (const where of [
     "rating=4",
     "rating=4.0",
@@ -409,12 +409,17 @@ test("a number is equal as a number: rating=4.0 is rating: 4, score=1e3 is score
     "score=1e3",
     "big=12345678901234567890",
     "big>1e19",
+    "big<1e20",
+    "id=1234567890123456789",
+    "id>1e18",
     "code=4.0",
     "rating>=4.0",
   ]) {
     expect({ where, total: await found(where) }).toEqual({ where, total: 1 });
   }
-  for (const where of ["rating=4.5", "big>1e20", "score=1e4"]) expect({ where, total: await found(where) }).toEqual({ where, total: 0 });
+  // Past 2^53 an integer is its digits, not the nearest double (which 12345678901234567891 shares).
+  for (const where of ["rating=4.5", "big>1e20", "score=1e4", "big=12345678901234567891", "id=1234567890123456788"])
+    expect({ where, total: await found(where) }).toEqual({ where, total: 0 });
 });
 
 describe("search --where on the command line", () => {

@@ -167,7 +167,8 @@ function parseFrontMatter(source: string): Record<string, unknown> | null {
   if (lines.length === 0) return {};
   try {
     // Checking keys for uniqueness is quadratic in the library (578 KB of keys took seconds); the last one wins.
-    const parsed = parseYaml(source, { uniqueKeys: false });
+    // Integers as BigInt: one past 2^53 (a 19-digit id) is kept as its digits (boundedMetadata), not rounded.
+    const parsed = parseYaml(source, { uniqueKeys: false, intAsBigInt: true });
     if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
       return boundedMetadata(parsed as Record<string, unknown>); // cycles, depth and size bounded before anything walks it
     }

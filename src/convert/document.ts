@@ -154,6 +154,8 @@ export function boundedMetadata(metadata: Record<string, unknown>, limits = META
   const open = new Set<object>();
   const copy = (item: unknown, depth: number): unknown => {
     if (--values < 0 || chars <= 0) return undefined;
+    // A YAML integer (read as BigInt): a number while exact, else its digits as text.
+    if (typeof item === "bigint") return Number.isSafeInteger(Number(item)) ? Number(item) : String(item);
     if (typeof item === "string") {
       const kept = item.length > limits.valueChars ? `${item.slice(0, limits.valueChars - 1)}…` : item;
       chars -= kept.length;

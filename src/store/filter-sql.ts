@@ -233,6 +233,13 @@ export function metadataPath(key: string): string {
 }
 
 /**
+ * A value that compares as a number: a JSON number, or text of digits alone (an integer past 2^53 is kept as its
+ * digits, convert.ts), read as the number it writes (SQLite orders any text after every number).
+ */
+const NUMERIC = "(m.type IN ('integer', 'real') OR (m.type = 'text' AND m.value <> '' AND m.value NOT GLOB '*[^0-9]*'))";
+const NUMERIC_VALUE = "CASE m.type WHEN 'text' THEN CAST(m.value AS REAL) ELSE m.value END";
+
+/**
  * A front-matter field: a list matches when any element does. The value's form picks the comparison: a number
  * compares numbers, a date (2025-01-31…) compares ISO text by prefix, anything else compares text; a bare year
  * compares numbers and dates both.
@@ -247,7 +254,7 @@ function metadataSql(term: FilterTerm, value: string, bind: Bind): string {
     // `rating=4.0` is `rating: 4`, `score=1e3` is `score: 1000`: a number is equal as a number too.
     if (term.op === "eq" && NUMBER.test(value)) test = `(${test}) OR (m.type IN ('integer', 'real') AND m.value = ${bind(Number(value))})`;
   } else if (date) test = `m.type = 'text' AND ${prefixCompare("m.value", term.op, value, bind)}`;
-  else if (NUMBER.test(value)) test = `m.type IN ('integer', 'real') AND m.value ${SQL_OPS[term.op]} ${bind(Number(value))}`;
+  else if (NUMBER.test(value)) test = `${NUMERIC} AND ${NUMERIC_VALUE} ${SQL_OPS[term.op]} ${bind(Number(value))}`;
   else test = `m.type = 'text' AND ${textCompare("m.value", term.op, value, bind)}`;
   // A bare year compares numbers (`year>=2020`) and is also a period of dates (`date>=2025` holds 2025-03-01).
   if (DATE.test(value) && !value.includes("-") && term.op !== "contains")
