@@ -15,6 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { copyFileSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
+import { PDFDocument, StandardFonts } from "pdf-lib";
 import { getRepository } from "../src/repos.ts";
 import { watchBatchJson, watchBatchText } from "../src/serve/render.ts";
 import { type WatchBatch, watchRepositories } from "../src/serve/watch.ts";
@@ -173,6 +174,44 @@ describe("OCR", () => {
       }
     },
     OCR_TIMEOUT * 2,
+  );
+
+  testShared(
+    "a page whose OCR runs past its limit is left out, not the file: its other pages are indexed, the run warns",
+    async () => {
+      // A scanned page, then a page with a text layer: the scan cannot be recognised within 0.1 s.
+      const pdf = await PDFDocument.load(await scannedPage(SCAN, 1));
+      const font = await pdf.embedFont(StandardFonts.Helvetica);
+      pdf.addPage([612, 792]).drawText("A typed second page about lanterns and lighthouses.", { x: 72, y: 700, size: 12, font });
+      const mixed = await pdf.save();
+      const strict = new ConvertPool({ size: 1, timeoutMs: OCR_TIMEOUT, ocrPageTimeoutMs: 100 });
+      try {
+        const doc = await strict.convert("mixed.pdf", mixed);
+        expect(doc.text).toContain("lanterns and lighthouses");
+        expect(doc.metadata).toMatchObject({ pages: 2, ocr_failed_pages: [1] });
+        expect(doc.metadata.ocr_pages).toBeUndefined();
+        expect(doc.warnings).toEqual(["OCR could not read 1 page, left out (page 1: took longer than 0.1 s (index.ocr_page_timeout))"]);
+        // Every page too slow: after three stopped pages the file fails, for the first one.
+        const error = await conversionFailure(strict.convert("scan.pdf", await scannedPages(SCAN, [1, 1, 1, 1])), "CONVERSION_STOPPED");
+        expect(error.message).toBe("OCR of page 4 of 4 took longer than 0.1 s (index.ocr_page_timeout), as did page 1, page 2, page 3");
+      } finally {
+        strict.close();
+      }
+      // An index run keeps the file and says what it left out.
+      const home = tempDir();
+      const docs = tempDir();
+      writeTree(docs, { "mixed.pdf": mixed });
+      const cli = (...args: string[]) => runCli(args, { home });
+      expect(cli("repo", "add", "docs", docs).code).toBe(0);
+      expect(cli("config", "set", "index.ocr_page_timeout", "0.1").code).toBe(0);
+      const summary = JSON.parse(cli("index", "docs", "--no-embed", "--json").stdout);
+      expect(summary).toMatchObject({ indexed: 1, failed: 0 });
+      expect(summary.warnings).toEqual([
+        "mixed.pdf: OCR could not read 1 page, left out (page 1: took longer than 0.1 s (index.ocr_page_timeout))",
+      ]);
+      expect(JSON.parse(cli("search", "lighthouses", "--json").stdout).results[0]).toMatchObject({ path: "mixed.pdf", page: 2 });
+    },
+    OCR_TIMEOUT,
   );
 
   testShared(

@@ -25,6 +25,8 @@ export interface ConvertedDocument {
    * parser gave up on it (too large, too slow): then the text chunker reads it like any text.
    */
   codeSections?: CodeSection[];
+  /** What the conversion left out without failing (a scanned page OCR could not read), one line each. */
+  warnings?: string[];
 }
 
 /** A stretch of a source file kept together: 1-based lines, inclusive, and the symbol path of what it holds. */
@@ -100,6 +102,11 @@ export interface ConvertOptions {
    * index run shows which page it is reading.
    */
   onOcrPage?: (phase: "start" | "end", page: OcrPage) => void;
+  /**
+   * Pages whose OCR ran past its time limit in an earlier attempt at this file (the pool stopped it): not recognised
+   * again, each failing with its reason, so the file's other pages are read.
+   */
+  ocrStopped?: { page: number; reason: string }[];
   /**
    * Parse source code into `codeSections` of at most this many tokens (the index's chunk budget). The parse is the
    * costly part of indexing code, so it runs where conversions run: in the pool's workers, in parallel.

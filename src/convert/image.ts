@@ -7,26 +7,37 @@
 import { ResearcherError } from "../errors.ts";
 import { pageMarker, type ConvertedDocument, type ConvertOptions } from "./document.ts";
 import type UTIF from "utif2";
-import { type GrayImage, grayFromChannels, recognise } from "./ocr.ts";
+import { type GrayImage, grayFromChannels, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
 
 export async function convertImage(format: string, bytes: Uint8Array, title: string, options: ConvertOptions): Promise<ConvertedDocument> {
   if (options.ocr === "off") throw new ResearcherError("FILE_UNREADABLE", "an image is read only by OCR, which is off for this repository");
   const pages = await decode(format, bytes);
   const texts: string[] = [];
-  let failure: string | undefined;
+  const unread: UnreadPage[] = [];
   for (const [i, page] of pages.entries()) {
     // Each page is decoded only when OCR gets to it, and its pixels are garbage once it is read (the worker collects
     // a large heap between OCR pages): a long fax is never held decoded all at once.
     const read = await recognise(page, options, { page: i + 1, pages: pages.length });
     texts.push(read.text ?? "");
-    failure ??= read.failure && (pages.length > 1 ? `page ${i + 1}: ${read.failure}` : read.failure);
+    if (read.failure) unread.push({ page: i + 1, reason: read.failure });
   }
-  if (!texts.some((text) => text.trim()))
-    throw new ResearcherError("FILE_UNREADABLE", failure ? `OCR failed on the image: ${failure}` : "OCR found no text in the image");
+  if (!texts.some((text) => text.trim())) {
+    const first = unread[0] && (pages.length > 1 ? `page ${unread[0].page}: ${unread[0].reason}` : unread[0].reason);
+    throw new ResearcherError("FILE_UNREADABLE", first ? `OCR failed on the image: ${first}` : "OCR found no text in the image");
+  }
   const ocrPages = texts.filter(Boolean).length;
   if (pages.length === 1) return { title, format: "markdown", text: texts[0]!, firstLine: 1, metadata: { ocr_pages: ocrPages } };
   const text = texts.map((page, i) => `${pageMarker(i + 1)}\n\n${page}\n`).join("\n");
-  return { title, format: "markdown", text, firstLine: 1, metadata: { pages: pages.length, ocr_pages: ocrPages }, pages: pages.length };
+  const { metadata, warnings } = unreadPages(unread);
+  return {
+    title,
+    format: "markdown",
+    text,
+    firstLine: 1,
+    metadata: { pages: pages.length, ocr_pages: ocrPages, ...metadata },
+    pages: pages.length,
+    ...(warnings ? { warnings } : {}),
+  };
 }
 
 /** One page of an image file: its pixels, decoded when called (null when they cannot be made grey). */

@@ -261,6 +261,27 @@ export interface PageReading {
   failure?: string;
 }
 
+/** A page OCR was asked to read and could not (its engine failed, or it ran past its time limit), and why. */
+export interface UnreadPage {
+  page: number;
+  reason: string;
+}
+
+/**
+ * What a document says of its pages OCR could not read while others were read: their numbers as `ocr_failed_pages`
+ * (`get --meta`, `--where`), and one warning for the index run's summary naming the first few and why.
+ */
+export function unreadPages(unread: UnreadPage[]): { metadata: Record<string, unknown>; warnings?: string[] } {
+  if (unread.length === 0) return { metadata: {} };
+  const named = unread.slice(0, 3).map((u) => `page ${u.page}: ${u.reason}`);
+  const more = unread.length > named.length ? `; ${unread.length - named.length} more` : "";
+  const pages = unread.length === 1 ? "1 page" : `${unread.length} pages`;
+  return {
+    metadata: { ocr_failed_pages: unread.map((u) => u.page) },
+    warnings: [`OCR could not read ${pages}, left out (${named.join("; ")}${more})`],
+  };
+}
+
 /**
  * The text OCR reads in one page image (`image()` gives it, or null when there is none); `options.onOcrPage` is
  * told when it starts and ends, and which `page` it is. A missing language model fails the file with its reason; an
@@ -268,6 +289,8 @@ export interface PageReading {
  * with no text says the engine failed rather than that it found nothing.
  */
 export async function recognise(image: () => Promise<GrayImage | null>, options: ConvertOptions, page: OcrPage): Promise<PageReading> {
+  const stopped = options.ocrStopped?.find((s) => s.page === page.page);
+  if (stopped) return { failure: stopped.reason };
   options.onOcrPage?.("start", page); // making the engine (loading the wasm and model) is part of the first page's OCR
   const current = sharedEngine(options);
   try {

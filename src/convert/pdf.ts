@@ -15,7 +15,7 @@ import {
   type ConvertOptions,
 } from "./document.ts";
 import { ResearcherError } from "../errors.ts";
-import { pageImage, type PdfPage, recognise } from "./ocr.ts";
+import { pageImage, type PdfPage, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
 import { readCMap, readWasm } from "./pdf-data.ts";
 import { openedWithEmptyOwnerPassword } from "./pdf-password.ts";
 import { drawnItems, type OperatorList } from "./pdf-drawn.ts";
@@ -112,7 +112,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
     let ocrPages = 0;
     let imagePages = 0; // pages OCR read (whether it found text or not): none, and OCR never ran
     let prominent: string | undefined;
-    let ocrFailure: string | undefined; // the first page the OCR engine failed on, and why
+    const unread: UnreadPage[] = []; // pages the OCR engine failed on or was stopped on, and why
     const mode = options.ocr ?? "auto";
     for (let n = 1; n <= doc.numPages; n++) {
       const lines = await pageLines(doc, n);
@@ -121,7 +121,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
       const wanted = mode === "always" || (mode === "auto" && layer < OCR_BELOW_CHARS);
       const read = wanted ? await recognisePage(doc, n, options, () => imagePages++) : {};
       const recognised = read.text;
-      ocrFailure ??= read.failure && `page ${n}: ${read.failure}`;
+      if (read.failure) unread.push({ page: n, reason: read.failure });
       if (recognised) ocrPages++;
       characters += recognised ? visibleChars(recognised) : layer;
       if (n === 1) prominent = recognised ? ocrTitle(recognised) : largestLines(lines.slice(0, 12), median(lines.map((l) => l.size)));
@@ -134,19 +134,21 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
           ? NO_TEXT_LAYER_OCR_OFF
           : !imagePages
             ? NO_PAGE_IMAGES
-            : ocrFailure
-              ? `no text layer, and OCR failed (${ocrFailure})`
+            : unread[0]
+              ? `no text layer, and OCR failed (page ${unread[0].page}: ${unread[0].reason})`
               : NO_TEXT_LAYER;
       throw new ResearcherError("FILE_UNREADABLE", why);
     }
     const title = info.title ?? (prominent && prominent.length <= 200 && !isJunkTitle(prominent) ? prominent : undefined) ?? fallbackTitle;
+    const { metadata, warnings } = unreadPages(unread);
     return {
       title,
       format: "markdown",
       text: parts.join("\n").replace(/\n{3,}/g, "\n\n"),
       firstLine: 1,
-      metadata: { ...info.metadata, pages: doc.numPages, ...(ocrPages ? { ocr_pages: ocrPages } : {}) },
+      metadata: { ...info.metadata, pages: doc.numPages, ...(ocrPages ? { ocr_pages: ocrPages } : {}), ...metadata },
       pages: doc.numPages,
+      ...(warnings ? { warnings } : {}),
     };
   } finally {
     await task.destroy();

@@ -32,6 +32,8 @@ interface Job {
   onOcrPage?: (page: OcrPage) => void;
   resolve: (document: ConvertedDocument) => void;
   reject: (error: ResearcherError) => void;
+  /** Why an earlier attempt at this file was stopped (an OCR page past its limit): its failure if this one fails too. */
+  firstStop?: string;
 }
 
 interface Slot {
@@ -83,6 +85,12 @@ export interface ConvertPoolOptions {
   /** OCR settings for every file. */
   convert?: WorkerOptions;
 }
+
+/**
+ * Pages of one file whose OCR may run past its limit before the file fails: each costs an attempt at the whole file
+ * (the pages before it are recognised again), so a scan whose every page is too slow fails after a few.
+ */
+const MAX_STOPPED_OCR_PAGES = 3;
 
 /** How often a worker reports its memory, and the pool checks the budget, while conversions run. */
 const MEMORY_REPORT_MS = 50;
@@ -262,20 +270,32 @@ export class ConvertPool {
     clearTimeout(slot.timer);
     if (phase === "start") {
       slot.left = slot.deadline - performance.now();
-      slot.timer = setTimeout(
-        () =>
-          this.replace(
-            slot,
-            `OCR of page ${page.page} of ${page.pages} took longer than ${this.ocrPageTimeoutMs / 1000} s (index.ocr_page_timeout)`,
-          ),
-        this.ocrPageTimeoutMs,
-      );
+      slot.timer = setTimeout(() => this.stopOcrPage(slot, page), this.ocrPageTimeoutMs);
       slot.job?.onOcrPage?.(page);
     } else {
       slot.deadline = performance.now() + (slot.left ?? 0);
       slot.left = undefined;
       this.startFileTimer(slot);
     }
+  }
+
+  /**
+   * A page whose OCR ran past its limit costs its worker (Tesseract's wasm cannot be interrupted), not its file: the
+   * file is converted again from the start with that page left unread (a warning of the document), so one bad page
+   * of a 300-page scan no longer left the other 299 out of the index. Past MAX_STOPPED_OCR_PAGES such pages the
+   * file fails.
+   */
+  private stopOcrPage(slot: Slot, page: OcrPage): void {
+    const limit = `took longer than ${this.ocrPageTimeoutMs / 1000} s (index.ocr_page_timeout)`;
+    const job = slot.job;
+    const earlier = job?.options.ocrStopped ?? [];
+    const reason = `OCR of page ${page.page} of ${page.pages} ${limit}${earlier.length ? `, as did ${earlier.map((s) => `page ${s.page}`).join(", ")}` : ""}`;
+    if (job && !this.closed && earlier.length < MAX_STOPPED_OCR_PAGES) {
+      slot.job = undefined; // retired below without failing: it goes again, first in the queue
+      const ocrStopped = [...earlier, { page: page.page, reason: limit }];
+      this.queue.unshift({ ...job, options: { ...job.options, ocrStopped }, firstStop: job.firstStop ?? reason });
+    }
+    this.replace(slot, reason);
   }
 
   private spawn(): Slot {
@@ -288,7 +308,8 @@ export class ConvertPool {
       if (event.data.ocr) return this.ocrPage(slot, event.data.ocr);
       this.finish(slot);
       if (event.data.document) job.resolve(event.data.document);
-      else job.reject(unreadable(event.data.error || "conversion failed"));
+      // A file that fails again after a page was stopped fails for that page: the cause, and a limit one can raise.
+      else job.reject(job.firstStop ? stopped(job.firstStop) : unreadable(event.data.error || "conversion failed"));
       this.dispatch();
     };
     // An uncaught error or a crash inside the worker (e.g. out of memory) costs that file, not the run.

@@ -69,7 +69,7 @@ export interface IndexSummary {
 }
 
 /** What the document pass of a run counts (the embedding pass adds the rest). */
-type RunCounts = Omit<IndexSummary, "seconds" | "embedded" | "model" | "embeddings_pending" | "warnings">;
+type RunCounts = Omit<IndexSummary, "seconds" | "embedded" | "model" | "embeddings_pending">;
 
 /**
  * `merge`: the full-text index is merged into one segment after a large run, `done`/`total` in FTS5 pages. `ocr`:
@@ -103,7 +103,15 @@ export interface IndexOptions {
 /** What the per-document step makes of one file. */
 export type Prepared =
   /** `reused`: its converted text came from the index (no OCR ran for it in this run). */
-  | { kind: "document"; replaces: boolean; doc: DocumentInput; fragments: Fragment[]; hashes: string[]; reused?: boolean }
+  | {
+      kind: "document";
+      replaces: boolean;
+      doc: DocumentInput;
+      fragments: Fragment[];
+      hashes: string[];
+      reused?: boolean;
+      warnings?: string[];
+    }
   | { kind: "unchanged"; id: number; size: number; mtimeMs: number }
   /** `gone`: the path holds no document any more (a link out of the root): the indexed one goes too. */
   | ({ kind: "failed"; gone?: boolean } & RecordedFailure)
@@ -259,7 +267,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
       store.compactFullText(changed / Math.max(1, summary.fragments_total), onStep);
     }
     if (!options.embeddingsOnly) maintainImpactLists(store, changed / Math.max(1, summary.fragments_total));
-    const embedding = !embed
+    const embedding: Awaited<ReturnType<typeof embedOrDefer>> = !embed
       ? { embedded: 0, model: store.embeddingModel()?.id ?? null }
       : embeddedInRebuild
         ? embeddedInRebuild
@@ -276,7 +284,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
       await syncVectorIndex(store, repo.dir, model.dims);
       await calibrateRepository(store, repo.dir, load);
     }
-    return { embeddings_pending: 0, warnings: [], ...summary, ...embedding };
+    return { embeddings_pending: 0, ...summary, ...embedding, warnings: [...summary.warnings, ...(embedding.warnings ?? [])] };
   });
 }
 
@@ -389,7 +397,7 @@ export async function indexFiles(
         repo.embed && !options.noEmbed
           ? await embedOrDefer(store, repo, () => embedders.get(home, choice), {})
           : { embedded: 0, model: store.embeddingModel()?.id ?? null };
-      return { embeddings_pending: 0, warnings: [], ...summary, ...embedding };
+      return { embeddings_pending: 0, ...summary, ...embedding, warnings: [...summary.warnings, ...(embedding.warnings ?? [])] };
     },
   );
 }
@@ -562,6 +570,7 @@ function emptySummary(repository: string): RunCounts {
     ocr_pages: 0,
     documents_total: 0,
     fragments_total: 0,
+    warnings: [],
   };
 }
 
@@ -816,6 +825,7 @@ function finishRun(
     ocr_pages: writer.ocrPages,
     documents_total: totals.documents,
     fragments_total: totals.fragments,
+    warnings: writer.warnings,
   };
 }
 
@@ -826,6 +836,8 @@ class BatchWriter {
   fragments = 0;
   ocrPages = 0;
   readonly failures: RecordedFailure[] = [];
+  /** What conversions left out of documents they wrote (a scan's unreadable page), each `path: what`. */
+  readonly warnings: string[] = [];
   readonly vanished: string[] = [];
   private pending: Extract<Prepared, { kind: "document" }>[] = [];
   private touched: Extract<Prepared, { kind: "unchanged" }>[] = [];
@@ -865,6 +877,7 @@ class BatchWriter {
     this.indexed += batch.length;
     this.fragments += batch.reduce((sum, item) => sum + item.fragments.length, 0);
     this.ocrPages += batch.reduce((sum, item) => sum + (item.reused ? 0 : ocrPagesOf(item.doc.metadata)), 0);
+    for (const item of batch) for (const warning of item.warnings ?? []) this.warnings.push(`${item.doc.path}: ${warning}`);
     this.pending = [];
     this.touched = [];
     this.flushed = performance.now();
@@ -940,6 +953,7 @@ export async function prepareDocument(
       },
       fragments,
       hashes: fragments.map((f) => sha256(embeddingText(converted.title, f.headings.join(HEADING_SEPARATOR), f.text)).slice(0, 32)),
+      warnings: converted.warnings,
     };
   } catch (error) {
     return {
