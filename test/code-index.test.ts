@@ -239,3 +239,76 @@ test("a result that is one part of a split function says which part, and the lin
   const imports = JSON.parse(runCli(["search", "sys", "--json", "-n", "1"], { home }).stdout).results[0];
   expect(imports.fragment.section).toBeUndefined();
 });
+
+test("a function split around a nested function is one run: its head and tail carry the lines of the whole (s14 user #1)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  const lines = (n: number, line: (i: number) => string) => Array.from({ length: n }, (_, i) => line(i)).join("\n");
+  const head = lines(30, (i) => `    setup_value_${i} = prepare_input(${i}, "text for the setup step")`);
+  const inner = lines(50, (i) => `        acc += transform_piece(piece, ${i}, "argument for the inner step")`);
+  const tail = lines(30, (i) => `    finish_value_${i} = complete_output(${i}, "text for the final step")`);
+  const python = `import sys\n\n\ndef tokenize_everything(source):\n    """Tokenize the source."""\n${head}\n\n    def consume_pieces(piece):\n        acc = 0\n${inner}\n        return acc\n\n${tail}\n    return consume_pieces(source)\n`;
+  // A markdown section's subsections end it: its one fragment before them is no part of a run.
+  const markdown = `# Okapi guide\n\n## Overview\n\nA short introduction.\n\n### Okapi details\n\n${lines(80, (i) => `Okapi detail sentence ${i} runs on.`)}\n`;
+  writeTree(folder, { "lexer.py": python, "guide.md": markdown });
+  expect(runCli(["repo", "add", "code", folder, "--file-types", "py,md", "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "code"], { home }).code).toBe(0);
+  const found = JSON.parse(runCli(["search", "tokenize everything", "--json", "-n", "10"], { home }).stdout);
+  const own = found.results.filter((r: { heading: string }) => r.heading === "def tokenize_everything");
+  const nested = found.results.filter((r: { heading: string }) => r.heading === "def tokenize_everything › def consume_pieces");
+  expect(own.length).toBe(2); // the head and the tail, the nested function's two parts between them
+  expect(nested.length).toBe(2);
+  for (const { fragment } of own)
+    expect(fragment.section).toMatchObject({ parts: 4, start_line: 4, end_line: 121, ref: "code:lexer.py:4-121" });
+  // Each result carries the ref that reads its passage, and only it (a bare location reads on to the end of the file).
+  const first = own.find((r: { fragment: { seq: number } }) => r.fragment.seq === 1);
+  expect(first.fragment.ref).toBe(`code:lexer.py:${first.fragment.start_line}-${first.fragment.end_line}`);
+  const read = runCli(["get", first.fragment.ref], { home }).stdout;
+  expect(read.split("\n")[0]).toBe("def tokenize_everything(source):");
+  expect(read.trimEnd().split("\n")).toHaveLength(first.fragment.end_line - first.fragment.start_line + 1);
+  // --documents: each of a document's fragments has its heading; text output cites code fragments by lines and symbol.
+  const documents = JSON.parse(runCli(["search", "tokenize everything", "--json", "--documents"], { home }).stdout).results;
+  expect(documents[0].fragments.map((f: { heading: string }) => f.heading)).toContain("def tokenize_everything › def consume_pieces");
+  expect(runCli(["search", "tokenize everything", "--documents"], { home }).stdout).toMatch(/also lines \d+-\d+ \(def tokenize_everything/);
+  for (const { fragment } of nested) expect(fragment.section).toMatchObject({ parts: 2, start_line: 37, end_line: 89 });
+  const intro = JSON.parse(runCli(["search", "short introduction", "--json", "-n", "1"], { home }).stdout).results[0];
+  expect(intro).toMatchObject({ path: "guide.md", heading: "Overview" });
+  expect(intro.fragment.section).toBeUndefined();
+});
+
+test("a run of parts is one unit: same-named siblings are not its parts, and a run longer than 64 parts is counted whole (s14 review #1)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  const lines = (n: number, line: (i: number) => string, join = "\n") => Array.from({ length: n }, (_, i) => line(i)).join(join);
+  const growth = lines(90, (i) => `        self.value_${i} = compute_okapi_growth(amount, ${i}, "long argument text")`);
+  writeTree(folder, {
+    // Two overloads of one name: the long one split in parts, the short one a unit of its own after it.
+    "shapes.py": `class Shape:\n    def grow(self, amount):\n${growth}\n\n    def grow(self, amount, factor):\n        return okapi_grow(amount * factor)\n`,
+    // Two sibling sections of one name, a fragment each.
+    "guide.md":
+      "# Guide\n\n## Usage\n\n### Example\n\nRun the okapi tool with one flag.\n\n### Example\n\nRun the okapi tool with two flags.\n",
+    // One section of about 100 fragments.
+    "long.md": `# Long\n\n## Part\n\n${lines(1500, (i) => `Paragraph ${i} of the long okapi section, with words to fill it.`, "\n\n")}\n`,
+  });
+  expect(runCli(["repo", "add", "m", folder, "--file-types", "py,md", "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "m"], { home }).code).toBe(0);
+  type Hit = {
+    path: string;
+    fragment: {
+      seq: number;
+      start_line: number;
+      end_line: number;
+      section?: { parts: number; part: number; start_line: number; end_line: number };
+    };
+  };
+  const hits: Hit[] = JSON.parse(runCli(["search", "okapi", "--json", "--all"], { home }).stdout).results;
+  const shapes = hits.filter((h) => h.path === "shapes.py").sort((a, b) => a.fragment.seq - b.fragment.seq);
+  const overload = shapes.at(-1)!;
+  expect(overload.fragment.section).toBeUndefined();
+  for (const part of shapes.slice(0, -1))
+    expect(part.fragment.section).toMatchObject({ start_line: 1, end_line: overload.fragment.start_line - 2 });
+  for (const example of hits.filter((h) => h.path === "guide.md")) expect(example.fragment.section).toBeUndefined();
+  const long = hits.filter((h) => h.path === "long.md").sort((a, b) => a.fragment.seq - b.fragment.seq);
+  expect(long.length).toBeGreaterThan(64 * 1.3);
+  for (const [i, h] of long.entries()) expect(h.fragment.section).toMatchObject({ part: i + 1, parts: long.length, start_line: 5 });
+});

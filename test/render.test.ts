@@ -28,7 +28,7 @@ function hit(rank: number, overrides: Partial<FragmentHit> = {}): FragmentHit {
     docid: "#abcdef",
     title: "Title",
     heading: "A › B",
-    fragment: { id: rank, seq: 0, start_line: 3, end_line: 5, page: null, page_end: null },
+    fragment: { id: rank, seq: 0, start_line: 3, end_line: 5, page: null, page_end: null, ref: `notes:dir/file ${rank}.md:3-5` },
     snippet: "plain snippet",
     highlights: [[0, 5]],
     context: null,
@@ -216,7 +216,7 @@ test("a prose result names the lines its fragment spans, to read it whole; code 
   const text = (results: FragmentHit[]) =>
     renderSearch({ ...response, total: results.length, results }, "text", styleFor({ isTTY: false })).split("\n")[0]!;
   expect(text([hit(1)])).toBe("1  1.50  notes:dir/file 1.md:3  #abcdef  lines 3-5");
-  const oneLine = { id: 1, seq: 0, start_line: 3, end_line: 3, page: null, page_end: null };
+  const oneLine = { id: 1, seq: 0, start_line: 3, end_line: 3, page: null, page_end: null, ref: "notes:dir/file 1.md:3-3" };
   expect(text([hit(1, { fragment: oneLine })])).toEndWith("#abcdef  line 3");
   expect(text([hit(1, { path: "p.py", location: "p.py:4", metadata: { format: "py" } })])).toBe("1  1.50  notes:p.py:3-5  #abcdef");
   expect(text([hit(1, { path: "a.pdf", page: 2, metadata: { format: "pdf" } })])).toBe("1  1.50  notes:a.pdf:p2  #abcdef");

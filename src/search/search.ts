@@ -22,6 +22,7 @@ import { ConversionCache } from "./conversions.ts";
 import { parseMetadata, type SectionParts, Store, type FragmentRow, type SqlCondition } from "../store/store.ts";
 import { boundedMetadata } from "../convert/document.ts";
 import { loadConfig, type Config } from "../config.ts";
+import { isCodeFormat } from "../file-types.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
 import { anchorsOf, FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
 import { backgrounds, lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
@@ -70,11 +71,14 @@ export interface FragmentRef {
   end_line: number;
   page: number | null;
   page_end: number | null;
+  /** `repo:path:start-end`: what `get` and get_document read for exactly this fragment's lines. */
+  ref: string;
   /**
    * When the fragment is one of several consecutive ones under the same heading (a function or section longer than
-   * a fragment, split): which part it is, and the lines of them all, to read the whole unit in one request.
+   * a fragment, split): which part it is, and the lines of them all (`ref` reads them), to read the whole unit in one
+   * request.
    */
-  section?: SectionParts;
+  section?: SectionParts & { ref: string };
 }
 
 export interface Explain {
@@ -127,7 +131,7 @@ export interface FragmentHit {
 }
 
 export interface DocumentHit extends Omit<FragmentHit, "fragment"> {
-  fragments: (FragmentRef & { score: number; snippet: string; location: string; text?: string })[];
+  fragments: (FragmentRef & { heading: string; score: number; snippet: string; location: string; text?: string })[];
 }
 
 export interface SearchResponse<T = FragmentHit | DocumentHit> {
@@ -884,6 +888,7 @@ function hydrateGroups(page: Candidate[][], parsed: ParsedQuery, full: boolean):
       ...best,
       fragments: hits.map((h) => ({
         ...h.fragment,
+        heading: h.heading,
         score: h.score,
         snippet: h.snippet,
         location: h.location,
@@ -929,7 +934,8 @@ function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery, full: boolea
       end_line: row.endLine,
       page: row.page,
       page_end: row.pageEnd,
-      ...sectionOf(c.store, row),
+      ref: linesRef(c.repo.name, row.path, row.startLine, row.endLine),
+      ...sectionOf(c.store, c.repo.name, row),
     },
     snippet: snippet.text,
     highlights: snippet.highlights,
@@ -947,9 +953,14 @@ function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery, full: boolea
 const RESULT_METADATA = { depth: 8, values: 200, chars: 4096, valueChars: 300 };
 
 /** `{ section }` for a fragment split from a longer unit under the same heading, else nothing. */
-function sectionOf(store: Store, row: FragmentRow): { section?: SectionParts } {
-  const section = row.heading ? store.sectionParts(row.documentId, row.seq, row.heading) : undefined;
-  return section ? { section } : {};
+function sectionOf(store: Store, repository: string, row: FragmentRow): Pick<FragmentRef, "section"> {
+  const section = row.heading ? store.sectionParts(row.documentId, row.seq, row.heading, isCodeFormat(row.format)) : undefined;
+  return section ? { section: { ...section, ref: linesRef(repository, row.path, section.start_line, section.end_line) } } : {};
+}
+
+/** The ref of some lines of a document (`notes:a.md:3-24`; one line is `3-3`, as `:3` reads on to the end). */
+function linesRef(repository: string, path: string, start: number, end: number): string {
+  return `${repository}:${path}:${start}-${end}`;
 }
 
 function countNewlines(text: string, end: number): number {

@@ -70,10 +70,11 @@ export function searchOutput(documents: boolean) {
     end_line: z.number(),
     page: z.number().nullable(),
     page_end: z.number().nullable(),
+    ref: z.string().describe("repo:path:start-end, the fragment's lines: the ref get_document reads the passage with"),
     section: z
-      .looseObject({ part: z.number(), parts: z.number(), start_line: z.number(), end_line: z.number() })
+      .looseObject({ part: z.number(), parts: z.number(), start_line: z.number(), end_line: z.number(), ref: z.string() })
       .optional()
-      .describe("A part of a longer unit or section split under one heading: which part, and the lines of all its parts"),
+      .describe("A part of a longer unit or section split under one heading: which part, the lines of all its parts, and their ref"),
   });
   const result = z.looseObject({
     rank: z.number(),
@@ -90,7 +91,19 @@ export function searchOutput(documents: boolean) {
     context: z.string().nullable(),
     text: z.string().optional().describe("The whole fragment, with full"),
     metadata: z.record(z.string(), z.unknown()),
-    ...(documents ? { fragments: z.array(fragment) } : { fragment }),
+    ...(documents
+      ? {
+          fragments: z.array(
+            fragment.extend({
+              heading: z.string(),
+              score: z.number(),
+              snippet: z.string(),
+              ...location,
+              text: z.string().optional().describe("The whole fragment, with full"),
+            }),
+          ),
+        }
+      : { fragment }),
   });
   return z.looseObject({
     query: z.string(),

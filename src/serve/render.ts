@@ -237,7 +237,11 @@ export function searchText(response: SearchResponse, style: Style): string {
     if (hit.explain) lines.push(`${pad}${style.dim(explainLine(hit.explain))}`);
     if ("fragments" in hit && hit.fragments.length > 1) {
       const paged = hit.page !== null;
-      const where = (f: (typeof hit.fragments)[number]) => (paged ? `p${f.page}` : f.location.split(":").at(-1));
+      // Code: each other fragment's lines and symbol (`40-61 (def feed)`), the way its first is cited.
+      const code = !paged && isCodeFormat(String(hit.metadata.format));
+      const symbol = (f: (typeof hit.fragments)[number]) => (f.heading ? ` (${escapeControls(f.heading)})` : "");
+      const where = (f: (typeof hit.fragments)[number]) =>
+        paged ? `p${f.page}` : code ? `${f.start_line}-${f.end_line}${symbol(f)}` : f.location.split(":").at(-1);
       // Two of a document's best fragments may share a page (or a line): each place once, and not the first's again.
       const more = [...new Set(hit.fragments.map(where))].slice(1);
       if (more.length) lines.push(`${pad}${style.dim(`also ${paged ? "pages" : "lines"} ${more.join(", ")}`)}`);

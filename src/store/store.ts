@@ -92,8 +92,64 @@ export interface SectionParts {
   end_line: number;
 }
 
-/** How far from a fragment the parts of its unit are looked for (a unit of more parts is cited by these). */
+/** How far from a fragment the parts of its unit are looked for first, and at most (a unit of more parts is cited by these). */
 const SECTION_REACH = 64;
+const MAX_SECTION_REACH = 4096;
+
+interface SectionRow {
+  seq: number;
+  start: number;
+  end: number;
+  heading: string;
+  /** The fragment's first characters: whether it opens a unit of its own. */
+  head: string;
+}
+
+/**
+ * Where in `rows` (by seq) the run of parts holding fragment `seq` starts and ends (see Store.sectionParts), or
+ * undefined when `seq` is not among them.
+ */
+function runAround(rows: SectionRow[], seq: number, heading: string, code: boolean) {
+  const at = rows.findIndex((row) => row.seq === seq);
+  if (at < 0) return undefined;
+  const own = (row: SectionRow) => row.heading === heading;
+  const nested = (row: SectionRow) => row.heading.startsWith(`${heading}${HEADING_SEPARATOR}`);
+  let first = at;
+  let last = at;
+  // Back while this fragment continues what the one before it holds, forward while the next one does.
+  const joins = (i: number) => (own(rows[i]!) || nested(rows[i]!)) && rows[i]!.seq === rows[i - 1]!.seq + 1;
+  while (first > 0 && joins(first) && (own(rows[first - 1]!) || nested(rows[first - 1]!))) first--;
+  while (last < rows.length - 1 && joins(last + 1)) last++;
+  // Split where a fragment opens a unit of its own (see Store.sectionParts).
+  const name = code ? unitName(heading) : undefined;
+  const named = name && new RegExp(`(?<![\\p{L}\\p{N}_$])${name.replace(/\$/g, "\\$")}(?![\\p{L}\\p{N}_$])`, "u");
+  const opens = (i: number) => (named ? named.test(firstCodeLine(rows[i]!.head)) : rows[i]!.start > rows[i - 1]!.end + 2);
+  for (let i = first + 1; i <= at; i++) if (own(rows[i]!) && opens(i)) first = i;
+  for (let i = at + 1; i <= last; i++) {
+    if (own(rows[i]!) && opens(i)) {
+      last = i - 1;
+      break;
+    }
+  }
+  // The run starts and ends with the unit's own fragments: nested ones at an end are not followed by more of it.
+  while (!own(rows[first]!)) first++;
+  while (!own(rows[last]!)) last--;
+  return { at, first, last };
+}
+
+/** The name a code heading's last unit is called by: `def feed` → `feed`, `func (T) Name` → `Name`, `parse()` → `parse`. */
+function unitName(heading: string): string | undefined {
+  return /([\p{L}\p{N}_$]+)[^\p{L}\p{N}_$]*$/u.exec(heading.split(HEADING_SEPARATOR).at(-1)!)?.[1];
+}
+
+/** A fragment's first line of code: past blank lines, comments and decorators (`@size.setter`). */
+function firstCodeLine(text: string): string {
+  for (const line of text.split("\n")) {
+    const trimmed = line.trim();
+    if (trimmed && !/^(?:#|\/\/|\/\*|\*|--|@|\[)/.test(trimmed)) return trimmed;
+  }
+  return "";
+}
 
 /** A document as `ls` and `get --meta` show it. */
 export interface ListedDocument extends DocumentInput {
@@ -788,26 +844,38 @@ export class Store {
   }
 
   /**
-   * The run of consecutive fragments under the same heading that holds fragment `seq` of a document (a unit or
-   * section split into parts), when it has more than one part: which part `seq` is, and the lines of the run. Looked
-   * for within SECTION_REACH fragments on either side.
+   * The run of consecutive fragments that holds fragment `seq` of a document when it is one part of a unit or section
+   * split into parts: which part `seq` is, and the lines of the run. A run is the fragments under `heading`, and
+   * those of units nested in it (`heading › …`) where the unit goes on after them: a function split around a closure
+   * or a method of an object it builds is one run, head, nested units and tail (its 4-line head had no section, and
+   * nothing told an agent the function went on). A fragment that opens a unit of its own ends a run: in code, one
+   * whose first line of code names the unit (a getter and its setter, two overloads of one name: a part of a split
+   * unit starts inside its body); in text, one that starts more than a blank line after the one before (the parts
+   * of a split section overlap or touch, a sibling `### Example` has its heading line between them). A section's
+   * subsections never join it.
    */
-  sectionParts(documentId: number, seq: number, heading: string): SectionParts | undefined {
-    const rows = this.db
-      .query<{ seq: number; start: number; end: number; heading: string }, [number, number, number]>(
-        `SELECT seq, start_line AS start, end_line AS end, heading FROM fragments
-         WHERE document_id = ? AND seq BETWEEN ? AND ? ORDER BY seq`,
-      )
-      .all(documentId, seq - SECTION_REACH, seq + SECTION_REACH);
-    const at = rows.findIndex((row) => row.seq === seq);
-    if (at < 0) return undefined;
-    const same = (i: number, step: number) => rows[i]?.heading === heading && rows[i]!.seq === rows[i - step]!.seq + step;
-    let first = at;
-    let last = at;
-    while (first > 0 && same(first - 1, -1)) first--;
-    while (last < rows.length - 1 && same(last + 1, 1)) last++;
-    if (first === last) return undefined;
-    return { part: at - first + 1, parts: last - first + 1, start_line: rows[first]!.start, end_line: rows[last]!.end };
+  sectionParts(documentId: number, seq: number, heading: string, code: boolean): SectionParts | undefined {
+    for (let reach = SECTION_REACH; ; reach *= 4) {
+      const rows = this.db
+        .query<SectionRow, [number, number, number]>(
+          `SELECT seq, start_line AS start, end_line AS end, heading, substr(text, 1, 400) AS head FROM fragments
+           WHERE document_id = ? AND seq BETWEEN ? AND ? ORDER BY seq`,
+        )
+        .all(documentId, seq - reach, seq + reach);
+      const run = runAround(rows, seq, heading, code);
+      if (!run) return undefined;
+      // A run that reaches the end of what was read may go on past it: read further (a 200-part section was told
+      // "part 65 of 114" from one of its fragments and "part 1 of 65" from another).
+      const cut = (run.first === 0 && rows[0]!.seq === seq - reach) || (run.last === rows.length - 1 && rows.at(-1)!.seq === seq + reach);
+      if (cut && reach < MAX_SECTION_REACH) continue;
+      if (run.first === run.last) return undefined;
+      return {
+        part: run.at - run.first + 1,
+        parts: run.last - run.first + 1,
+        start_line: rows[run.first]!.start,
+        end_line: rows[run.last]!.end,
+      };
+    }
   }
 
   fragmentsByIds(ids: number[]): Map<number, FragmentRow> {

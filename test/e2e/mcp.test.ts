@@ -247,13 +247,17 @@ describe("MCP over stdio", () => {
     expect(parts.map((p) => p.seq - parts[0]!.seq)).toEqual(parts.map((_, i) => i));
     const whole = await call("get_document", { ref: `units:report.py:${parts[0]!.start_line}-${parts.at(-1)!.end_line}` });
     expect(whole.structuredContent.text).toBe(source.split("\n").slice(0, 152).join("\n"));
+    // Each part carries the ref of the whole unit, which reads the same.
+    const sectionRef = (found.structuredContent.results as { heading: string; fragment: { section: { ref: string } } }[]).find(
+      (r) => r.heading === "def build_report",
+    )!.fragment.section.ref;
+    expect((await call("get_document", { ref: sectionRef })).structuredContent.text).toBe(whole.structuredContent.text);
     // What the agent reads says so: a hit may be one part, and how to read the whole unit.
-    const instructions = client.getInstructions()!;
+    const instructions = client.getInstructions()!.replace(/\n/g, " ");
     expect(instructions).not.toContain("a fragment is a whole function or class:");
-    expect(instructions).toContain("split between its statements into consecutive fragments (`fragment.seq` one apart) with the same");
-    expect(instructions.replace(/\n/g, " ")).toContain(
-      "for a whole split unit read from its first part's start_line to its last part's end_line",
-    );
+    expect(instructions).toContain("a hit may be one part of a unit: its `fragment.section` gives the lines of the whole unit");
+    expect(instructions).toContain("`fragment.section.ref` reads it in one get_document call");
+    expect(instructions).toContain("get_document with a result's `fragment.ref`");
     const { tools: listed } = await client.listTools();
     const description = listed.find((t) => t.name === "search_fragments")!.description!;
     expect(description).toContain(
