@@ -394,12 +394,17 @@ test("a numbered section title set in another font than the body, at the body's 
   line("This section describes an example run, which is body text.");
   line("2. Note: run it twice", bold, 16); // a colon before a lower-case word: a list item
   line("More body text after the second list item, no heading either.");
+  // A footnote in another, smaller font (s14 review #3): no section.
+  const small = await pdf.embedFont(StandardFonts.Helvetica);
+  page.drawText("2 Work done while the author was at Example Labs", { x: 72, y: 60, size: 7, font: small });
   const doc = await convertPdf(await pdf.save(), "paper", { ocr: "off" });
   expect(doc.text).toContain("## 3 Trace Trees\n\n");
   expect(doc.text).toContain("### 3.3 Blacklisting\n\n");
   expect(doc.text).not.toContain("# 1. Install");
   expect(doc.text).toContain("## 4. Overview: Example Tracing Run\n\n");
   expect(doc.text).not.toContain("# 2. Note");
+  expect(doc.text).toContain("Work done while the author");
+  expect(doc.text).not.toContain("# 2 Work done");
   const fragments = chunkDocument(doc, { tokens: 60, overlap: 0 });
   expect(fragments.find((f) => f.text.includes("cannot be compiled"))!.headings).toEqual(["3 Trace Trees", "3.3 Blacklisting"]);
 });

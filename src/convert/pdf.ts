@@ -359,7 +359,8 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
   } catch {
     return []; // one broken page must not cost the rest of the document
   }
-  const lines: (Line & { runs: Run[] })[] = [];
+  // `left`: where the line's leftmost run starts, kept as runs are added (a line of 60,000 items was quadratic).
+  const lines: (Line & { runs: Run[]; left: number })[] = [];
   let current: (typeof lines)[number] | undefined;
   let last: { y: number; end: number; eol: boolean; turned: boolean; rtl: boolean } | undefined;
   for (const item of items) {
@@ -380,12 +381,13 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
       // Left-to-right text that starts back before the line began is another column's line on the same baseline
       // ("…in this space." then "U.S. Individual…" read "space.U.S."); an accent or a formula's bar drawn back
       // over what the line holds starts within it.
-      const back = current !== undefined && !rtl && !last?.rtl && x < Math.min(...current.runs.map((run) => run.x)) - size;
+      const back = current !== undefined && !rtl && !last?.rtl && x < current.left - size;
       if (current && (jump || back || turned !== last?.turned || (last?.eol && !goesOn))) current = undefined;
       if (!current) {
-        current = { text: "", y, size, runs: [] };
+        current = { text: "", y, size, runs: [], left: x };
         lines.push(current);
       }
+      current.left = Math.min(current.left, x);
       current.runs.push({ text, x, end: x + item.width, size, dir: /^\s+$/.test(text) ? undefined : item.dir, font: item.fontName });
       current.size = Math.max(current.size, size);
       last = { y, end: x + item.width, eol: false, turned, rtl };
@@ -587,7 +589,7 @@ function pageMarkdown(lines: Line[]): string {
   };
   lines.forEach((line, i) => {
     const previous = lines[i - 1];
-    const numbered = sectionHeading(line);
+    const numbered = sectionHeading(line, body);
     const heading = numbered !== undefined || isHeading(line.size, body, line.text);
     const gap = previous ? Math.abs(previous.y - line.y) : 0;
     if (heading && previous && continuesHeading(previous, line) && blocks.at(-1)?.startsWith("## ") && !paragraph) {
@@ -618,10 +620,11 @@ const NUMBERED_SECTION = /^(?:\d{1,2}|[A-Z])((?:\.\d{1,2}){0,3})\.?\s+(?=.*\p{L}
  * The markdown heading marker (`##` for a top section, one more `#` per level: `3.3` → `###`) of a line that is a
  * numbered section title set in a font other than the page's body text (bold, at the body's size, so no larger:
  * papers number their sections so), or undefined. Such a line was a paragraph of its own, so a paper's fragments had
- * no heading and its sections weighed nothing in ranking.
+ * no heading and its sections weighed nothing in ranking. Smaller type is a footnote or a running footer (`2 Work done
+ * while …`, `14 Transactions on …`), never a section.
  */
-function sectionHeading(line: Line): string | undefined {
-  if (!line.font || !line.bodyFont || line.font === line.bodyFont) return undefined;
+function sectionHeading(line: Line, body: number): string | undefined {
+  if (!line.font || !line.bodyFont || line.font === line.bodyFont || line.size < body * 0.95) return undefined;
   const match = NUMBERED_SECTION.exec(line.text);
   if (!match) return undefined;
   return "#".repeat(Math.min(6, 2 + (match[1]!.match(/\./g)?.length ?? 0)));
