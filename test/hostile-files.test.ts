@@ -7,6 +7,9 @@ import { Database } from "bun:sqlite";
 import { mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { convertMarkdown } from "../src/convert/convert.ts";
+import { convertHtml } from "../src/convert/html.ts";
+import { convertPdf } from "../src/convert/pdf.ts";
+import { beginText, endText, moveText, PDFDocument, setFontAndSize, showText, StandardFonts } from "pdf-lib";
 import { indexRepository, type IndexOptions } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
@@ -143,14 +146,23 @@ describe("contents", () => {
         "nul.md": new Uint8Array([0x61, 0x00, 0x62]),
         "nul.txt": Buffer.concat([Buffer.from("text then "), Buffer.alloc(10_000)]),
         "controls.txt": new Uint8Array(Array.from({ length: 400 }, (_, i) => (i % 7 === 0 ? 0x01 : 0x80 + (i % 100)))),
+        // Binary after 8 KB of text (a shell installer's payload, junk appended to a log): the whole file is looked at
+        // (s14 review #7: the payload was indexed as thousands of fragments of garbage).
+        "late-nul.txt": Buffer.concat([Buffer.from("plain words\n".repeat(1000)), Buffer.from([0x00, 0x41])]),
+        "payload.txt": Buffer.concat([
+          Buffer.from("#!/bin/sh\necho installing\n".repeat(500)),
+          Buffer.from(Array.from({ length: 200_000 }, (_, i) => 1 + (((i * 2654435761) >>> 24) % 255))),
+        ]),
         "empty.md": "",
         "ok.md": "ok words\n",
       }),
     );
     expect(first.failures.sort((a, b) => a.path.localeCompare(b.path))).toEqual([
       { path: "controls.txt", reason: "binary content (control bytes) in a text file" },
+      { path: "late-nul.txt", reason: "binary content (NUL bytes) in a text file" },
       { path: "nul.md", reason: "binary content (NUL bytes) in a text file" },
       { path: "nul.txt", reason: "binary content (NUL bytes) in a text file" },
+      { path: "payload.txt", reason: "binary content (control bytes) in a text file" },
     ]);
     expect(first).toMatchObject({ indexed: 4, documents_total: 4 });
     expect((await search(home, { query: "café", mode: "bm25" })).results.map((r) => r.path)).toEqual(["latin1.md"]);
@@ -355,4 +367,44 @@ describe("markdown that is large in one dimension", () => {
     expect((await search(home, { query: "middle" })).total).toBe(1); // the heading line is body text too
     expect(hit.heading).toBe("Sub");
   }, 30_000);
+});
+
+describe("conversions large in one dimension convert in linear time (s14 review #4, #5, #6)", () => {
+  // Each took 20–35 s before (quadratic); the bound leaves a loaded machine room, far below that.
+  const within = async <T>(work: () => Promise<T>, ms = 12_000): Promise<T> => {
+    const started = performance.now();
+    const result = await work();
+    expect(performance.now() - started).toBeLessThan(ms);
+    return result;
+  };
+
+  test("a PDF line of 30,000 text items", async () => {
+    const pdf = await PDFDocument.create();
+    const fonts = [await pdf.embedFont(StandardFonts.Helvetica), await pdf.embedFont(StandardFonts.Courier)];
+    const page = pdf.addPage([20_000, 200]);
+    const names = fonts.map((font) => page.node.newFontDictionary(font.name, font.ref));
+    // One-letter items in two fonts alternately, so pdf.js keeps each an item of its own, on one baseline.
+    const operators = [beginText(), moveText(10, 100)];
+    for (let i = 0; i < 30_000; i++) {
+      const letter = fonts[i % 2]!.encodeText(String.fromCharCode(97 + (i % 26)));
+      operators.push(setFontAndSize(names[i % 2]!, 1), showText(letter), moveText(0.45, 0));
+    }
+    page.pushOperators(...operators, endText());
+    const bytes = await pdf.save();
+    const doc = await within(() => convertPdf(bytes, "line", { ocr: "off" }));
+    expect(doc.text).toContain("jklmnopqrstuvwxyz");
+  }, 60_000);
+
+  test("an HTML head of 10,800 unclosed <meta tags", async () => {
+    const bytes = new TextEncoder().encode(`<html><head>${"<meta ".repeat(10_800)}</head><body><p>Body words here.</p></body></html>`);
+    const doc = await within(() => convertHtml(bytes, "metas"), 4000); // 4–8 s before; 0.1–0.4 s now
+    expect(doc.text).toContain("Body words here.");
+  }, 60_000);
+
+  test("4,000 headings inside one note box", async () => {
+    const sections = Array.from({ length: 4000 }, (_, i) => `<h2>Heading ${i}</h2><p>Text of section ${i}.</p>`).join("");
+    const bytes = new TextEncoder().encode(`<html><body><div class="note">${sections}</div></body></html>`);
+    const doc = await within(() => convertHtml(bytes, "box"));
+    expect(doc.text).toContain("## Heading 3999"); // a box of many headings wraps the page: they stay headings
+  }, 60_000);
 });

