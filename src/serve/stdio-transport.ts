@@ -75,8 +75,9 @@ export class StdioLineTransport implements Transport {
     if (this.gone) return Promise.resolve();
     if (process.stdout.write(serializeMessage(message))) return Promise.resolve();
     return new Promise((resolve) => {
+      // One listener for all the answers waiting: one each printed Node's "possible memory leak" warning past ten.
+      if (this.waiting.length === 0) process.stdout.once("drain", this.drained);
       this.waiting.push(resolve);
-      process.stdout.once("drain", this.drained);
     });
   }
 

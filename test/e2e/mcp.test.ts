@@ -821,6 +821,29 @@ describe("stdio: closing and bad params", () => {
     expect(got.get(2)?.result?.structuredContent?.repositories).toHaveLength(2);
   });
 
+  testShared(
+    "a client that stops reading gets every answer when it reads again, and the server logs no leak warning (s14 review #9)",
+    async () => {
+      const { proc, send, answers } = rawServer();
+      const calls = 20; // 1 MiB each: far more than a pipe holds
+      for (let id = 1; id <= calls; id++) {
+        send({
+          jsonrpc: "2.0",
+          id,
+          method: "tools/call",
+          params: { name: "get_document", arguments: { ref: "big:big.md", max_bytes: 1048576 } },
+        });
+      }
+      await Bun.sleep(3000); // the answers fill the pipe while nothing reads it
+      proc.stdin.end();
+      const got = await answers();
+      expect(await proc.exited).toBe(0);
+      expect([...got.keys()].filter((id) => id > 0)).toHaveLength(calls);
+      expect(await new Response(proc.stderr).text()).not.toContain("MaxListenersExceededWarning");
+    },
+    60_000,
+  );
+
   test("params that do not fit the method are -32602 (invalid params), not an internal error", async () => {
     const { proc, send, answers } = rawServer();
     send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search_fragments", arguments: "not an object" } });
