@@ -21,7 +21,8 @@ const REPLACED = "the file was moved or replaced while it was read";
  * file is not there at all (deleted since it was listed: gone, not failed); `outside` when its name now leads out of
  * the root (a link): no document of the repository is there any more (a failure, and the indexed one goes).
  */
-export type ReadResult = { bytes: Uint8Array } | { reason: string; missing?: boolean; outside?: boolean };
+/** `code`: the system's error code when opening failed (`ENAMETOOLONG`), to decide by, never by the reason's words. */
+export type ReadResult = { bytes: Uint8Array } | { reason: string; missing?: boolean; outside?: boolean; code?: string };
 
 /** Where a repository's folder was at its last index run: the path it is registered under, and that path's real one. */
 export interface RootRecord {
@@ -115,7 +116,7 @@ function withOpenFile(absolute: string, body: (fd: number) => ReadResult): ReadR
   } catch (error) {
     // Not there: no such file, or a folder on its path is now a file.
     const code = (error as NodeJS.ErrnoException).code;
-    return { reason: `cannot read: ${describeError(error)}`, missing: code === "ENOENT" || code === "ENOTDIR" };
+    return { reason: `cannot read: ${describeError(error)}`, missing: code === "ENOENT" || code === "ENOTDIR", code };
   }
   try {
     return body(fd);

@@ -193,6 +193,15 @@ describe("a hostile .git", () => {
       if (existsSync(join(original, ".git", part))) symlinkSync(join(original, ".git", part), join(workdir, ".git", part));
     writeFileSync(join(workdir, ".git/HEAD"), readFileSync(join(original, ".git/HEAD")));
     expect(findGitRepository(workdir)).toMatchObject({ name: "project", branch: "trunk", commit: git(original, "rev-parse", "HEAD") });
+    // HEAD is a work tree's own (git-new-workdir never links it): one linked to another repository's tells nothing
+    // of this one, and named that repository's branch and commit (s14 review #10).
+    const borrowed = join(temp, "borrowed");
+    mkdirSync(join(borrowed, ".git"), { recursive: true });
+    symlinkSync(join(original, ".git/HEAD"), join(borrowed, ".git/HEAD"));
+    symlinkSync(join(original, ".git/config"), join(borrowed, ".git/config"));
+    const found = findGitRepository(borrowed);
+    expect(found?.branch ?? null).toBeNull();
+    expect(found?.commit ?? null).toBeNull();
   });
 
   test("ref names follow git's rules (check-ref-format): an invalid one is no branch and no commit", () => {

@@ -253,6 +253,8 @@ export class UnreadableIgnoreFile extends Error {
     /** The ignore file's name (`.gitignore`, `.ignore`). */
     readonly file: string,
     reason: string,
+    /** The system's error code, when opening it failed. */
+    readonly code?: string,
   ) {
     super(reason);
   }
@@ -266,6 +268,7 @@ function parseIgnoreFile(file: string, base: string): IgnoreRule[] {
     throw new UnreadableIgnoreFile(
       basename(file),
       `cannot read it (${reason.replace(/^cannot read: /, "")}): its folder is left as it was indexed`,
+      read.code,
     );
   }
   return new TextDecoder()
@@ -389,7 +392,7 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
       if (!(error instanceof UnreadableIgnoreFile)) throw error;
       discovery.unlisted.push(path);
       // A folder so deep that its ignore file's path is too long to open: the folder is what cannot be read.
-      if (error.message.includes("ENAMETOOLONG")) discovery.problems.push({ path: `${path}/`, reason: TOO_LONG });
+      if (error.code === "ENAMETOOLONG") discovery.problems.push({ path: `${path}/`, reason: TOO_LONG });
       else discovery.problems.push({ path: path ? `${path}/${error.file}` : error.file, reason: error.message });
       return;
     }

@@ -190,9 +190,9 @@ export function nameFromUrl(url: string): string | null {
 
 /**
  * A small git file's text, or null: only a regular file (checked before it is opened, so a device is not even
- * opened, and again on the descriptor, which is opened without blocking) of at most `maxBytes`, and no link but to
- * the same file of another git folder this user owns. git writes no linked refs or HEAD; one placed there led
- * outside the repository (its content became git_commit).
+ * opened, and again on the descriptor, which is opened without blocking) of at most `maxBytes`, and no link but
+ * from a shared file to the same file of another git folder this user owns (isSharedGitFile). A link placed anywhere
+ * else led outside the repository (its content became git_commit).
  */
 function readSmall(path: string, maxBytes: number): string | null {
   if (!isPlainFile(path) && !isSharedGitFile(path)) return null;
@@ -202,11 +202,12 @@ function readSmall(path: string, maxBytes: number): string | null {
 
 /**
  * Whether `path` links to the file of the same name in another git folder (one with HEAD and objects) this user
- * owns: git-new-workdir and the `repo` tool share `config`, `packed-refs` and `refs` so.
+ * owns: git-new-workdir and the `repo` tool share `config`, `packed-refs` and `refs` so. Never HEAD: each work tree
+ * has its own, and a linked one named another repository's branch and commit.
  */
 function isSharedGitFile(path: string): boolean {
   try {
-    if (!lstatSync(path).isSymbolicLink()) return false;
+    if (basename(path) === "HEAD" || !lstatSync(path).isSymbolicLink()) return false;
     const target = realpathSync(path);
     const folder = dirname(target);
     return (
