@@ -392,3 +392,16 @@ describe("MathML", () => {
     expect(await text("1_002e3.xhtml")).toContain("h/3 ( y_0 + 4 y_1 + 2 y_2 + 4 y_3 + 2 y_4 + ⋯ + 2 y_(n − 2) + 4 y_(n − 1) + y_n )");
   });
 });
+
+test("a list whose items hold headings is a page of sections (docco's annotated source): its headings and code fences stay (s14 questions #3)", async () => {
+  const item = (title: string, code: string) =>
+    `<li><div class="annotation"><h2>${title}</h2><p>About ${title.toLowerCase()}.</p></div><div class="content"><pre><code>${code}</code></pre></div></li>`;
+  const page = `<html><body><ul class="sections">${item("Base64 VLQ Encoding", "encodeVlq = (value) -&gt;")}${item("Line Map", "class LineMap")}</ul>
+    <ul><li>a plain point</li><li>another point</li></ul></body></html>`;
+  const doc = await convertHtml(new TextEncoder().encode(page), "docco");
+  expect(doc.text).toStartWith("## Base64 VLQ Encoding\n");
+  expect(doc.text).toContain("\n```\nclass LineMap\n```\n");
+  expect(doc.text).toContain("-   a plain point"); // a list of points stays a list
+  const fragments = chunkDocument(doc, { tokens: 30, overlap: 0 });
+  expect(fragments.find((f) => f.text.includes("class LineMap"))!.headings).toEqual(["Line Map"]);
+});

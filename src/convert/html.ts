@@ -309,6 +309,7 @@ function turndown(): Turndown {
   service.addRule("plainLink", { filter: "a", replacement: (content) => content });
   service.addRule("imageAlt", { filter: "img", replacement: (_, node) => imageAlt(node) });
   service.addRule("heading", { filter: ["h1", "h2", "h3", "h4", "h5", "h6"], replacement: heading });
+  service.addRule("sectionItem", { filter: (node) => node.nodeName === "LI" && holdsSection(node), replacement: sectionItem });
   service.addRule("preformatted", { filter: "pre", replacement: (_, node) => fence(node) });
   service.addRule("math", {
     filter: (node) => /^(?:[\w-]+:)?math$/i.test(node.nodeName), // `<m:math>` in XHTML with a prefix
@@ -330,6 +331,21 @@ function heading(content: string, node: HtmlElement): string {
   if (!text) return "\n\n";
   if (inAside(node)) return `\n\n**${text}**\n\n`;
   return `\n\n${"#".repeat(Number(node.nodeName.charAt(1)))} ${text}\n\n`;
+}
+
+const HEADINGS = "h1, h2, h3, h4, h5, h6";
+
+/**
+ * A list item that holds a heading is a section the page lays out as a list (docco's annotated source: each item a
+ * heading, prose and code), not a point of a list: its content unindented and without a bullet. Indented as an item,
+ * its headings and code fences read as text (all 77 headings of a page were lost).
+ */
+function holdsSection(item: HtmlElement): boolean {
+  return Array.from(item.querySelectorAll(HEADINGS)).some((heading) => !inAside(heading)); // a note's label is no section
+}
+
+function sectionItem(content: string): string {
+  return `\n\n${content.replace(/^\n+|\n+$/g, "")}\n\n`;
 }
 
 /** The classes of a box beside the text (a whole class name: `release-notes` or `has-sidebar` is none). */
@@ -360,7 +376,7 @@ const oneHeading = new WeakMap<HtmlElement, boolean>();
 function holdsOneHeading(box: HtmlElement): boolean {
   let one = oneHeading.get(box);
   if (one === undefined) {
-    one = box.querySelectorAll("h1, h2, h3, h4, h5, h6").length === 1;
+    one = box.querySelectorAll(HEADINGS).length === 1;
     oneHeading.set(box, one);
   }
   return one;
