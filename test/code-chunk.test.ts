@@ -68,6 +68,21 @@ describe("chunkCode per language", () => {
     });
   }
 
+  test("a value made by a call given a function, or an object with methods, is named; data stays unnamed (s14 user #3)", async () => {
+    const body = (n: number) => `    const value = input + ${n};\n    return value * 2 + input.length;\n`;
+    const source = [
+      `export const Button = React.forwardRef((props, ref) => {\n${body(1)}});`,
+      `export const $ZodURL = core.$constructor("$ZodURL", (inst, def) => {\n${body(2)}});`,
+      `const store = {\n  add(input) {\n${body(3)}  },\n};`,
+      `TurndownService.prototype = {\n  escape: function (input) {\n${body(4)}  },\n};`,
+      `const LIMITS = { max: 10, min: 1, step: 2, names: ["a", "b", "c"], flags: [true, false, true] };`,
+      `const total = compute(LIMITS.max, LIMITS.min, LIMITS.step, "a label that makes the line long");`,
+    ].join("\n\n");
+    const headings = (await chunkCode(source, "typescript", small))!.map((f) => f.headings.join(" › "));
+    expect(headings.slice(0, 4)).toEqual(["const Button", "const $ZodURL", "const store", "TurndownService.prototype"]);
+    expect(headings.slice(4).every((h) => h === "")).toBe(true);
+  });
+
   test("JavaScript's assigned functions are named: CommonJS exports, methods set on an object or a prototype", async () => {
     const body = (n: number) => `  const value = input + ${n};\n  return value * 2 + input.length;\n`;
     const source = [

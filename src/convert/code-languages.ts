@@ -26,6 +26,7 @@ export function languageOf(path: string): CodeLanguage | null {
  * nesting failed the file), a symbol path over 12 headings deep keeps its ends, and a file whose lines end in a lone
  * CR goes to the text chunker. Version 9: a doc comment joins the unit below it across blank lines. Version 10: C
  * prototypes are named, and so are the definitions in a top-level include guard, `#ifdef`, `extern "C"`, or Python
- * `if`/`try`.)
+ * `if`/`try`. Version 11: a JavaScript or TypeScript value made by a call given a function, or an object with
+ * methods, is named: `const Button = forwardRef(…)`, `Parser.prototype = { feed() {…} }`.)
  */
-export const CODE_OUTLINE_VERSION = 10;
+export const CODE_OUTLINE_VERSION = 11;

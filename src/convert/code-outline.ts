@@ -567,9 +567,11 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
   if (type === "lexical_declaration" || type === "variable_declaration") {
     // `const parse = (…) => …`: a function by another name. Plain constants stay unnamed.
     const declarator = node.namedChildren.find((c) => c.type === "variable_declarator");
-    const value = declarator?.childForFieldName("value")?.type ?? "";
+    const value = declarator?.childForFieldName("value");
+    const valueType = value?.type ?? "";
     const name = declarator?.childForFieldName("name")?.text;
-    if (name && /function|arrow_function|class/.test(value)) return `${/class/.test(value) ? "class" : "function"} ${name}`;
+    if (name && /function|arrow_function|class/.test(valueType)) return `${/class/.test(valueType) ? "class" : "function"} ${name}`;
+    if (name && value && madeOfFunctions(value)) return `const ${name}`;
     return null;
   }
   if (type === "expression_statement" && (language === "javascript" || language === "typescript" || language === "tsx")) {
@@ -579,9 +581,11 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     // A top-level `namespace N {…}` parses as an expression statement.
     if (first?.type === "internal_module") return labelOf(first, language, "internal_module");
     const assignment = node.namedChildren.find((c) => c.type === "assignment_expression");
-    const value = assignment?.childForFieldName("right")?.type ?? "";
+    const right = assignment?.childForFieldName("right");
+    const value = right?.type ?? "";
     const name = assignment?.childForFieldName("left")?.text;
     if (name && /function|arrow_function|class/.test(value)) return `${/class/.test(value) ? "class" : "function"} ${name}`;
+    if (name && right && madeOfFunctions(right)) return name; // `Parser.prototype = { feed() {…}, … }`
     return null;
   }
   if (type === "type_declaration") {
@@ -617,6 +621,29 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     return name ? `${keyword} ${name}` : null; // an anonymous struct or class expression gets no heading
   }
   return null;
+}
+
+/**
+ * A value that defines code rather than data: a call given a function (`forwardRef((props, ref) => …)`, `memo(…)`,
+ * zod's `core.$constructor("$ZodURL", (inst, def) => {…})`, `createSlice({ reducers: {…} })` through its object), or an
+ * object with methods (`Parser.prototype = { feed() {…} }`). React, Vue and Redux code and prototype-style libraries
+ * define most of their units so; unnamed, 19 of zod's constructors were fragments without a heading.
+ */
+function madeOfFunctions(value: SyntaxNode, depth = 0): boolean {
+  const type = value.type;
+  if (/^(?:function|arrow_function|function_expression|generator_function)$/.test(type)) return true;
+  if (depth >= 2) return false;
+  if (type === "call_expression" || type === "new_expression") {
+    const args = value.childForFieldName("arguments");
+    return Boolean(args?.namedChildren.some((arg) => madeOfFunctions(arg, depth + 1)));
+  }
+  if (type === "object") {
+    return value.namedChildren.some((member) => {
+      const value = member.type === "pair" ? member.childForFieldName("value") : null;
+      return member.type === "method_definition" || (value !== null && madeOfFunctions(value, depth + 1));
+    });
+  }
+  return false;
 }
 
 /**
