@@ -49,6 +49,23 @@ function fts5Scores(store: Store, query: string): Map<number, number> {
   return new Map(store.searchBm25(parseQuery(query).match!, BM25_WEIGHTS, 100_000).map((hit) => [hit.id, hit.score]));
 }
 
+test("from 20,000 fragments a word in more than a fifth of them is left out of the match when others remain", () => {
+  const store = Store.open(repo.dir);
+  try {
+    const total = store.fragmentCount();
+    expect(total).toBeGreaterThanOrEqual(20_000);
+    const counts = store.termFrequencies(["w0x", "w350x"]);
+    expect(counts.get("w0x")! / total).toBeGreaterThan(0.2);
+    expect(counts.get("w350x")! / total).toBeLessThan(0.2);
+    const match = selectiveMatch(store, parseQuery("w0x w350x"))!;
+    expect(match).toContain("w350x");
+    expect(match).not.toContain("w0x");
+    expect(selectiveMatch(store, parseQuery("w0x"))).toContain("w0x"); // nothing else left: kept
+  } finally {
+    store.close();
+  }
+});
+
 test("a query of one stopword is ranked from its impact list too (it was a full FTS5 pass: 440 ms at 1M fragments)", async () => {
   const store = Store.open(repo.dir);
   try {
