@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { parseFilter, type Filter } from "../src/search/filters.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
+import { unmatchedLines } from "../src/serve/render.ts";
 import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions } from "../src/search/search.ts";
 import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
@@ -420,6 +421,17 @@ test("a number is equal as a number: rating=4.0 is rating: 4, score=1e3 is score
   // Past 2^53 an integer is its digits, not the nearest double (which 12345678901234567891 shares).
   for (const where of ["rating=4.5", "big>1e20", "score=1e4", "big=12345678901234567891", "id=1234567890123456788"])
     expect({ where, total: await found(where) }).toEqual({ where, total: 0 });
+});
+
+test("tags and aliases written as one string with commas are lists, as Obsidian reads them; a hint quotes a value with a comma (s14 user #5)", async () => {
+  const found = await oneNote('tags: idea, zettel\naliases: "garden project, raised beds"\ncategory: "home, garden"');
+  for (const where of ["tags=zettel", "tags=idea", 'aliases="raised beds"', 'category="home, garden"']) {
+    expect({ where, total: await found(where) }).toEqual({ where, total: 1 });
+  }
+  expect(await found("category=garden")).toBe(0); // other keys keep their commas
+  expect(unmatchedLines([{ filter: "category=garden", key: "category", known: ["home, garden", "work"] }])).toEqual([
+    'no document has category=garden; category here: "home, garden", work',
+  ]);
 });
 
 describe("search --where on the command line", () => {

@@ -157,12 +157,34 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
   // A block between `---` lines that is no YAML mapping is no front matter: a rule, slides, pasted text. It stays
   // the body it is (it was dropped from both the metadata and the index).
   if (match && front) {
-    metadata = front;
+    metadata = listsOfNames(front);
     text = raw.slice(match[0].length);
     firstLine = 1 + countNewlines(match[0]);
   }
   const title = stringValue(metadata.title) ?? firstHeading(text) ?? fallbackTitle;
   return { title, format: "markdown", text, firstLine, metadata };
+}
+
+/** Front-matter keys whose value is a list of names, which notes also write as one string: `tags: idea, zettel`. */
+const NAME_LISTS = new Set(["tags", "tag", "aliases", "alias"]);
+
+/**
+ * `tags: idea, zettel` as the two tags Obsidian reads in it, not one tag "idea, zettel" (`tags=zettel` found nothing,
+ * and the hint listed "idea, zettel" as if it were two). Other keys keep their commas.
+ */
+function listsOfNames(metadata: Record<string, unknown>): Record<string, unknown> {
+  const split = Object.entries(metadata).map(([key, value]) =>
+    NAME_LISTS.has(key) && typeof value === "string" && value.includes(",")
+      ? [
+          key,
+          value
+            .split(",")
+            .map((name) => name.trim())
+            .filter(Boolean),
+        ]
+      : [key, value],
+  );
+  return Object.fromEntries(split);
 }
 
 /**

@@ -29,11 +29,12 @@ export const BARE_DOCUMENT_VERSION = 3;
  * The version of markdown's section rules: since 1 a heading with nothing under it joins the text that follows (it
  * was in no fragment before); since 2 with the headings between, as the file has them; since 3 a paragraph that shows
  * nothing (an HTML comment, an anchor, a rule) is in no fragment, and a `---` block that is no YAML mapping is body
- * text, not front matter (convert.ts). An index that recorded another version chunks its
+ * text, not front matter (convert.ts); since 4 `tags` and `aliases` written as one string with commas are lists (as
+ * Obsidian reads them). An index that recorded another version chunks its
  * markdown files again (converted formats keep their fragments until their files change: reading them again can be
  * slow).
  */
-export const MARKDOWN_CHUNK_VERSION = 3;
+export const MARKDOWN_CHUNK_VERSION = 4;
 
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {

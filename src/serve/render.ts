@@ -113,10 +113,15 @@ export function unmatchedLines(unmatched: readonly FilterMiss[] | undefined): st
     const keys = similar_keys?.length ? ` (did you mean ${similar_keys.join(", ")}?)` : "";
     return escapeControls(
       known.length
-        ? `no document has ${filter}; ${key} here: ${known.join(", ")}`
+        ? `no document has ${filter}; ${key} here: ${known.map(quotedIfSpaced).join(", ")}`
         : `no document has ${filter}: none has a ${key} field${keys}`,
     );
   });
+}
+
+/** A value as a filter would need it: quoted when it holds a comma or a space, so a list of them reads as one. */
+function quotedIfSpaced(value: string): string {
+  return /[\s,"]/.test(value) ? JSON.stringify(value) : value;
 }
 
 function resultJson(hit: Hit): object {
