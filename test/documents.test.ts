@@ -125,6 +125,10 @@ describe("refs", () => {
     expect(editDistance("kitten", "sitting")).toBe(3);
     expect(editDistance("abc", "xyzxyzxyz", 2)).toBe(3);
     expect(closePaths(getRepository(home, "one"), "GUIDE.md")).toEqual(["one:guide.md"]);
+    // A wiki link's note: its name without extension, a #heading after it (s14 user #6).
+    expect(closePaths(getRepository(home, "one"), "Guide")).toEqual(["one:guide.md"]);
+    expect(closePaths(getRepository(home, "one"), "shared/readme#Install steps")).toContain("one:shared/readme.md");
+    expect((await refusal(readDocument(home, "one:Readme"))).hint).toContain("one:shared/readme.md");
   });
 });
 

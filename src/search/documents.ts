@@ -362,16 +362,21 @@ function notIndexed(what: string, suggestions: string[], prefix: string, reposit
   return new ResearcherError("DOCUMENT_NOT_FOUND", message, { hint });
 }
 
-/** Indexed paths close to a missed one: the same file name elsewhere, or a few edits away (typos, case). */
+/**
+ * Indexed paths close to a missed one: the same file name elsewhere, or a few edits away (typos, case), or the note a
+ * wiki link names (`Drip Irrigation`, `Daily/2026-11-20#Friday`: its name without extension, a `#heading` dropped).
+ */
 export function closePaths(repo: Repository, target: string): string[] {
   const paths = withStore(repo, (store) => [...store.documents().keys()]) ?? [];
   const name = basename(target).toLowerCase();
+  const linked = basename(target.replace(/#[^/]*$/, "")).toLowerCase();
   const lowered = target.toLowerCase();
   const budget = Math.max(2, Math.floor(target.length / 4));
   return paths
     .map((path) => {
       const distance = editDistance(lowered, path.toLowerCase(), budget);
-      const sameName = basename(path).toLowerCase() === name;
+      const base = basename(path).toLowerCase();
+      const sameName = base === name || base === linked || base.replace(/\.[^.]*$/, "") === linked;
       return { path, rank: sameName ? Math.min(distance, budget) - 0.5 : distance };
     })
     .filter((c) => c.rank <= budget)
