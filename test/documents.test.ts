@@ -311,7 +311,7 @@ describe("readDocuments (multi-get)", () => {
       {
         repository: "two",
         path: "shared/readme.md",
-        reason: "not read: the answer stopped at two:same.md, which did not fit max_bytes (10 bytes)",
+        reason: expect.stringMatching(/^\d+ bytes, more than the \d+ left of max_bytes for the answer \(10 bytes\)$/),
       },
     ]);
   });
@@ -327,18 +327,25 @@ describe("readDocuments (multi-get)", () => {
     expect(found.skipped).toEqual([{ repository: "three", path: "b.md", reason: expect.stringContaining("three:b.md: cannot read") }]);
   });
 
-  test("once the answer's budget is spent, the rest are skipped unread (issue 22: 184 PDFs were all converted)", async () => {
+  test("once a document did not fit, the rest that need converting are skipped unread; text files that fit are read (issue 22: 184 PDFs were all converted; s14 user #7)", async () => {
     const dir = tempDir();
-    writeTree(dir, { "a.md": "# A\n\nshort\n", "b.md": `# B\n\n${"long ".repeat(100)}\n`, "c.md": "# C\n", "d.md": "# D\n" });
-    const repo = addRepository(home, { name: "budget", path: dir, embed: false });
+    const page = (title: string) => `<html><head><title>${title}</title></head><body><p>${title} page.</p></body></html>`;
+    writeTree(dir, {
+      "a.md": "# A\n\nshort\n",
+      "b.md": `# B\n\n${"long ".repeat(100)}\n`,
+      "c.html": page("C"),
+      "d.html": page("D"),
+      "e.md": "# E\n",
+    });
+    const repo = addRepository(home, { name: "budget", path: dir, embed: false, fileTypes: ["md", "html"] });
     await indexRepository(home, repo);
-    // Were c.md and d.md read, they would be skipped as unreadable, not as over the budget.
-    rmSync(join(dir, "c.md"));
-    rmSync(join(dir, "d.md"));
-    const found = await readDocuments(home, "budget:*.md", { maxBytes: 100 });
-    expect(found.documents.map((d) => d.path)).toEqual(["a.md"]);
-    // Each says what happened: b.md did not fit what was left; c.md and d.md were not read (agent s8 #4: a 406-byte
-    // file was "over max_bytes" of 8,000).
+    // Were c.html and d.html read, they would be skipped as unreadable, not as over the budget.
+    rmSync(join(dir, "c.html"));
+    rmSync(join(dir, "d.html"));
+    const found = await readDocuments(home, "budget:*", { maxBytes: 100 });
+    expect(found.documents.map((d) => d.path)).toEqual(["a.md", "e.md"]);
+    // Each says what happened: b.md did not fit what was left; c.html and d.html were not read (agent s8 #4: a
+    // 406-byte file was "over max_bytes" of 8,000).
     const stopped = "not read: the answer stopped at budget:b.md, which did not fit max_bytes (100 bytes)";
     expect(found.skipped).toEqual([
       {
@@ -346,7 +353,7 @@ describe("readDocuments (multi-get)", () => {
         path: "b.md",
         reason: expect.stringMatching(/^\d+ bytes, more than the \d+ left of max_bytes for the answer \(100 bytes\)$/),
       },
-      ...["c.md", "d.md"].map((path) => ({ repository: "budget", path, reason: stopped })),
+      ...["c.html", "d.html"].map((path) => ({ repository: "budget", path, reason: stopped })),
     ]);
   });
 });

@@ -718,13 +718,14 @@ export async function readDocuments(home: string, pattern: string, options: Mult
   const perDocument = options.maxBytesPerDocument ?? Infinity;
   const budget = options.maxBytes ?? Infinity;
   let used = 0;
-  // The first document that did not fit ends the answer: the rest are not read (converting them all, 184 PDFs for
-  // an answer of 2,000 bytes, took a minute), and each says so rather than claiming to be too large itself.
+  // Once a document did not fit, the rest that must be converted are not read (converting them all, 184 PDFs for an
+  // answer of 2,000 bytes, took a minute), and each says so rather than claiming to be too large itself. Text files
+  // cost a read: those that fit are still given (one large file sorted first left an answer empty).
   let stoppedAt: string | undefined;
   const documents: DocumentText[] = [];
   for (const ref of refs) {
     const entry = { repository: ref.repo.name, path: ref.path };
-    if (stoppedAt !== undefined) {
+    if (stoppedAt !== undefined && !TEXT_FORMATS.has(formatOf(ref.path))) {
       skipped.push({ ...entry, reason: `not read: the answer stopped at ${stoppedAt}, which did not fit max_bytes (${budget} bytes)` });
       continue;
     }
@@ -743,7 +744,7 @@ export async function readDocuments(home: string, pattern: string, options: Mult
         ...entry,
         reason: `${bytes} bytes, more than the ${budget - used} left of max_bytes for the answer (${budget} bytes)`,
       });
-      stoppedAt = `${ref.repo.name}:${ref.path}`;
+      stoppedAt ??= `${ref.repo.name}:${ref.path}`;
     } else {
       used += bytes;
       documents.push(doc);
