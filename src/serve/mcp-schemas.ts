@@ -154,6 +154,12 @@ const skippedRepositories = z
   .describe("Repositories left out because they could not answer (e.g. a damaged index), each with why and the fix");
 const errorField = repositoryError.optional().describe("Only when the repository could not answer: why, and the fix");
 
+const changed = {
+  changed_since_index: z
+    .boolean()
+    .describe("The file changed since it was indexed: line numbers from a search may have moved (index it again)"),
+};
+
 /** Structured content of the other tools, by their stable fields (objects are open: the contract is additive). */
 export const OUTPUT = {
   document: z.looseObject({
@@ -163,12 +169,22 @@ export const OUTPUT = {
     ...lineRange,
     total_lines: z.number(),
     truncated: z.boolean().describe("Cut short of what was asked by max_bytes: read on with continue_with"),
+    ...changed,
     text: z.string(),
     continue_with: continuation.optional().describe("Present when truncated: the from_line (and from_char) of the next read"),
   }),
   documents: z.looseObject({
     documents: z.array(
-      z.looseObject({ ...identity, from: z.number(), to: z.number(), ...lineRange, total_lines: z.number(), text: z.string() }),
+      z.looseObject({
+        ...identity,
+        from: z.number(),
+        to: z.number(),
+        ...lineRange,
+        total_lines: z.number(),
+        truncated: z.boolean(),
+        ...changed,
+        text: z.string(),
+      }),
     ),
     skipped: z
       .array(z.object({ repository: z.string(), path: z.string(), reason: z.string() }))
@@ -191,8 +207,14 @@ export const OUTPUT = {
           description: z.string().nullable(),
           documents: z.number(),
           fragments: z.number(),
+          ocr_pages: z.number().describe("Pages of its documents read by OCR"),
           last_indexed: z.string().nullable(),
+          bytes: z.number().describe("Size of its index on disk"),
           model: z.string().nullable(),
+          vectors: z.number(),
+          embeddings_pending: z.number().describe("Fragment texts without a vector yet (BM25 finds them meanwhile)"),
+          indexing: z.number().nullable().describe("The process writing its index now, or null"),
+          languages: z.record(z.string(), z.number()).describe("Code files by language"),
           ...(failures ? { failures: z.array(failureEntry) } : {}),
           error: errorField,
         }),
@@ -204,8 +226,11 @@ export const OUTPUT = {
         repository: z.string(),
         description: z.string().nullable(),
         score: z.number(),
+        bm25: z.number().describe("Its best fragment's raw BM25 score (the repository's own scale)"),
         matched: z.number(),
-        best: z.looseObject({ path: z.string(), location: z.string(), title: z.string(), snippet: z.string() }).nullable(),
+        best: z
+          .looseObject({ path: z.string(), location: z.string(), page: z.number().nullable(), title: z.string(), snippet: z.string() })
+          .nullable(),
         error: errorField,
       }),
     ),
@@ -213,10 +238,18 @@ export const OUTPUT = {
   indexed: z.looseObject({
     repository: z.string(),
     indexed: z.number(),
+    skipped: z.number(),
     ocr_pages: z.number(),
     removed: z.number(),
     failed: z.number(),
     failures: z.array(failureEntry),
+    fragments: z.number(),
+    documents_total: z.number(),
+    fragments_total: z.number(),
+    embedded: z.number(),
+    model: z.string().nullable(),
+    embeddings_pending: z.number(),
+    warnings: z.array(z.string()).describe("What went wrong without failing the file, each with what to do"),
     seconds: z.number(),
   }),
   removed: z.looseObject({ repository: z.string(), path: z.string(), removed: z.boolean() }),

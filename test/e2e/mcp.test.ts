@@ -619,6 +619,21 @@ describe("MCP contract details (issue 22)", () => {
     expect(declared("get_document").required).toEqual(expect.arrayContaining(["from_line", "to_line"]));
     const items = (declared("multi_get").properties as { documents: { items: { required: string[] } } }).documents.items;
     expect(items.required).toEqual(expect.arrayContaining(["from_line", "to_line"]));
+    // The stable fields the README documents are declared too (s14 user #10): a client building its types from the
+    // schema learns of them.
+    expect(declared("get_document").required).toContain("changed_since_index");
+    expect(items.required).toEqual(expect.arrayContaining(["changed_since_index", "truncated"]));
+    const status = (declared("get_index_status").properties as { repositories: { items: { required: string[] } } }).repositories.items;
+    expect(status.required).toEqual(
+      expect.arrayContaining(["ocr_pages", "bytes", "vectors", "embeddings_pending", "indexing", "languages", "failures"]),
+    );
+    const matches = (declared("repositories_for").properties as { repositories: { items: { required: string[] } } }).repositories.items;
+    expect(matches.required).toContain("bm25");
+    expect(declared("add_to_index").required).toEqual(expect.arrayContaining(["skipped", "embedded", "model", "warnings"]));
+    const documentHits = (
+      declared("search_documents").properties as { results: { items: { properties: { fragments: { items: { required: string[] } } } } } }
+    ).results.items.properties.fragments.items;
+    expect(documentHits.required).toEqual(expect.arrayContaining(["heading", "score", "snippet", "location", "ref"]));
     const read = await call("get_document", { ref: "long:line.md:1:1" });
     expect(read.structuredContent).toMatchObject({ from: 1, to: 1, from_line: 1, to_line: 1 });
   });
