@@ -26,6 +26,12 @@ export const isReservedName = (name: string) => RESERVED_NAMES.has(name);
 export const OCR_MODES = ["auto", "always", "off"] as const;
 
 /**
+ * The longest time limit a timer can keep: past 2^31 − 1 ms a timer fires at once, and a "no limit" of 3,000,000 s
+ * failed every PDF as having taken longer than it.
+ */
+const MAX_TIMER_SECONDS = 2_147_483;
+
+/**
  * Loaded and built on first use: valibot and the schema cost start-up time, and a search reads the validated JSON
  * copy of the config instead.
  */
@@ -106,14 +112,14 @@ function schemas() {
     index: v.optional(
       v.strictObject({
         max_file_bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 50 * 1024 * 1024),
-        /** Seconds one file may take to convert before it is recorded as failed. */
-        convert_timeout: v.optional(v.pipe(v.number(), v.minValue(0.1)), 60),
+        /** Seconds one file may take to convert before it is recorded as failed (at most a timer's ~24.8 days). */
+        convert_timeout: v.optional(v.pipe(v.number(), v.minValue(0.1), v.maxValue(MAX_TIMER_SECONDS)), 60),
         /** Memory (MB) one conversion may use by itself (see ConvertPool); the file that needs more fails with a reason. */
         convert_memory_mb: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 900),
         /** Conversion worker threads; 0 means one per core. */
         convert_workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
         /** Seconds OCR of one scanned page may take; it does not count against convert_timeout. */
-        ocr_page_timeout: v.optional(v.pipe(v.number(), v.minValue(0.1)), 120),
+        ocr_page_timeout: v.optional(v.pipe(v.number(), v.minValue(0.1), v.maxValue(MAX_TIMER_SECONDS)), 120),
       }),
       {},
     ),

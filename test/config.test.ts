@@ -348,3 +348,13 @@ test("a home that is a file is one error line naming it, for writes and reads al
     });
   }
 });
+
+test("a time limit past what a timer can keep (~24.8 days) is refused, not read as 'fail every file at once' (s14 hostile #3)", () => {
+  const home = tempDir();
+  for (const key of ["index.convert_timeout", "index.ocr_page_timeout"]) {
+    const refused = runCli(["config", "set", key, "3000000"], { home });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toStartWith(`error: ${key}: expected <=2147483, got 3000000`);
+    expect(runCli(["config", "set", key, "2147483"], { home }).code).toBe(0);
+  }
+});
