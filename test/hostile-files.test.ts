@@ -7,6 +7,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { convertMarkdown } from "../src/convert/convert.ts";
+import { convertDocx } from "../src/convert/docx.ts";
 import { convertHtml } from "../src/convert/html.ts";
 import { convertPdf } from "../src/convert/pdf.ts";
 import { beginText, endText, moveText, PDFDocument, setFontAndSize, showText, StandardFonts } from "pdf-lib";
@@ -399,6 +400,21 @@ describe("conversions large in one dimension convert in linear time (s14 review 
     const bytes = new TextEncoder().encode(`<html><head>${"<meta ".repeat(10_800)}</head><body><p>Body words here.</p></body></html>`);
     const doc = await within(() => convertHtml(bytes, "metas"), 4000); // 4–8 s before; 0.1–0.4 s now
     expect(doc.text).toContain("Body words here.");
+  }, 60_000);
+
+  test("a DOCX of one run of 200,000 spaces (s14 hostile #2: 11 s, and 600,000 took 108 s)", async () => {
+    const bytes = docx(`<w:p><w:r><w:t xml:space="preserve">start${" ".repeat(200_000)}spaceword</w:t></w:r></w:p>`);
+    const doc = await within(() => convertDocx(bytes, "spaces"), 4000);
+    expect(doc.text).toContain("spaceword");
+  }, 60_000);
+
+  test("a <pre> of 100,000 spaces (s14 hostile #2: 7 s in turndown)", async () => {
+    const bytes = new TextEncoder().encode(
+      `<html><body><pre><code class="language-sh">start${" ".repeat(100_000)}spaceword</code></pre></body></html>`,
+    );
+    const doc = await within(() => convertHtml(bytes, "pre"), 3000);
+    expect(doc.text).toContain("```sh\nstart");
+    expect(doc.text).toContain("spaceword");
   }, 60_000);
 
   test("4,000 headings inside one note box", async () => {

@@ -186,6 +186,7 @@ function documentToMarkdown(doc: HtmlDocument, { webPage }: { webPage: boolean }
   }
   // misnested formatting tags (`<b><i><div>` unclosed, repeated) nest deeper in the DOM than the tag count shows
   if (domDepth(root) > MAX_DEPTH) throw tooDeep();
+  for (const pre of Array.from(root.querySelectorAll("pre"))) capWhitespaceRuns(pre);
   return tidyMarkdown(turndown().turndown(root));
 }
 
@@ -400,6 +401,22 @@ function spaceAfterNumber(text: string, node: HtmlElement): string {
 }
 
 /** Every `<pre>` is code, with or without an inner `<code>`; highlighting markup inside drops to its text. */
+/**
+ * Runs of whitespace in preformatted text cut to WHITESPACE_RUN characters: turndown's reading of a text node's edge
+ * whitespace is quadratic in the run, which preformatted text keeps whole (100,000 spaces in a `<pre>` took 7 s; as
+ * many in a paragraph collapse to one). The code's text is kept, its `<code>` (and language) too.
+ */
+function capWhitespaceRuns(pre: HtmlElement): void {
+  const text = pre.textContent ?? "";
+  if (!LONG_WHITESPACE.test(text)) return;
+  const target = pre.firstChild?.nodeName === "CODE" && pre.childNodes.length === 1 ? pre.firstChild : pre;
+  target.textContent = text.replace(LONG_WHITESPACE_RUNS, (run) => run.slice(0, WHITESPACE_RUN));
+}
+
+const WHITESPACE_RUN = 1000;
+const LONG_WHITESPACE = /\s{1001}/;
+const LONG_WHITESPACE_RUNS = /\s{1001,}/g;
+
 function fence(node: HtmlElement): string {
   const code = (node.textContent ?? "").replace(/\n$/, "");
   if (!code.trim()) return "\n\n";
