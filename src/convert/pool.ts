@@ -53,6 +53,9 @@ interface Slot {
   rssAtReport: number;
   /** It has parsed source code: its JIT is warm for the parser (see `slotFor`). */
   parses?: boolean;
+  /** Told to stop, and not ended yet (counted in ConvertPool.stopping); ended. */
+  stopping?: boolean;
+  exited?: boolean;
 }
 
 type WorkerMessage = {
@@ -111,6 +114,12 @@ export class ConvertPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private nextId = 0;
+  /**
+   * Workers told to stop that have not ended: one busy in code that cannot be interrupted (a regex) runs on until it
+   * returns, and counts against the pool's size meanwhile, so a server asked again and again for such a file does
+   * not start a worker beside each (s14 hostile #2 saw four at once, each burning a core).
+   */
+  private stopping = 0;
   private watchdog?: ReturnType<typeof setInterval>;
   private closed = false;
 
@@ -252,7 +261,7 @@ export class ConvertPool {
   }
 
   private spawnIfRoom(): Slot | undefined {
-    return this.slots.length < this.size ? this.spawn() : undefined;
+    return this.slots.length + this.stopping < this.size ? this.spawn() : undefined;
   }
 
   private startFileTimer(slot: Slot): void {
@@ -314,7 +323,13 @@ export class ConvertPool {
     };
     // An uncaught error or a crash inside the worker (e.g. out of memory) costs that file, not the run.
     worker.onerror = (event) => this.replace(slot, `conversion crashed: ${event.message || "worker error"}`);
-    worker.addEventListener("close", () => slot.job && this.replace(slot, "conversion worker exited"));
+    worker.addEventListener("close", () => {
+      slot.exited = true;
+      if (slot.stopping) {
+        this.stopping--;
+        this.dispatch(); // its place in the pool is free again
+      } else if (slot.job) this.replace(slot, "conversion worker exited");
+    });
     this.slots.push(slot);
     return slot;
   }
@@ -339,6 +354,10 @@ export class ConvertPool {
     this.finish(slot);
     slot.worker.onmessage = null;
     slot.worker.onerror = null;
+    if (!slot.exited) {
+      slot.stopping = true;
+      this.stopping++;
+    }
     slot.worker.terminate();
     job?.reject(stopped(reason));
   }
