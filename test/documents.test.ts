@@ -1,6 +1,6 @@
 /** Reading indexed documents back: every ref form, line ranges at the edges, refusals, suggestions, listings. */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { indexRepository } from "../src/index/indexer.ts";
+import { indexRepository, removeDocument } from "../src/index/indexer.ts";
 import {
   closePaths,
   documentInfo,
@@ -409,4 +409,21 @@ describe("refs as search results print them (page and line range)", () => {
     // A read returns all it was asked for: `truncated` is only ever a cut by a byte budget (MCP's max_bytes).
     expect(page.truncated).toBe(false);
   });
+});
+
+test("a name decomposed (NFD) on disk is read and removed by its composed (NFC) spelling, as typed (s14 hostile #1)", async () => {
+  const home = tempDir();
+  const dir = tempDir();
+  const decomposed = "résumé notes.md".normalize("NFD");
+  writeTree(dir, { [decomposed]: "# Résumé\n\nresumeword here\n", [`${"Café".normalize("NFD")}/menu.md`]: "# Menu\n\nmenuword\n" });
+  const repo = addRepository(home, { name: "nd", path: dir, embed: false });
+  await indexRepository(home, repo);
+  const typed = "résumé notes.md".normalize("NFC");
+  expect(typed).not.toBe(decomposed);
+  const read = await readDocument(home, `nd:${typed}`);
+  expect(read.path).toBe(decomposed);
+  expect(read.text).toContain("resumeword");
+  expect((await readDocument(home, `nd:${"Café".normalize("NFC")}/menu.md:3`)).text).toBe("menuword");
+  await removeDocument(repo, typed);
+  expect(await refusal(readDocument(home, `nd:${decomposed}`))).toMatchObject({ code: "DOCUMENT_NOT_FOUND" });
 });

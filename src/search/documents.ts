@@ -241,8 +241,10 @@ function resolveInRepository(repo: Repository, rest: string, strict: boolean): D
   };
   // Looked up by name first; only a path the index holds is resolved on disk (confined to the root). Resolving any
   // path first would answer differently for outside files that exist, through a link in the root to a parent.
-  const indexed = (path: string | undefined) =>
-    path !== undefined && hasIndexedPath(repo, path) ? attempt(safeRelativePath, path) : undefined;
+  const indexed = (path: string | undefined) => {
+    const spelled = path === undefined ? undefined : indexedSpelling(repo, path);
+    return spelled === undefined ? undefined : attempt(safeRelativePath, spelled);
+  };
   const whole = attempt(repositoryPath, rest);
   const found = indexed(whole);
   if (found !== undefined) return { repo, path: found };
@@ -280,6 +282,19 @@ function reversedRange(name: string, from: number, to: number): ResearcherError 
 
 function hasIndexedPath(repo: Repository, path: string): boolean {
   return withStore(repo, (store) => store.documentByPath(path) !== undefined) ?? false;
+}
+
+/**
+ * The indexed path `path` names: itself, or the one indexed path it equals once both are NFC-normalised. A name
+ * copied from a Mac is decomposed (NFD) on disk, and the same name typed (or written back by an agent) is composed:
+ * the two print alike, and `get` of the one answered "did you mean" with the other.
+ */
+export function indexedSpelling(repo: Repository, path: string): string | undefined {
+  if (hasIndexedPath(repo, path)) return path;
+  if (/^[\x00-\x7f]*$/.test(path)) return undefined; // nothing to normalise
+  const wanted = path.normalize("NFC");
+  const same = (withStore(repo, (store) => [...store.documents().keys()]) ?? []).filter((p) => p.normalize("NFC") === wanted);
+  return same.length === 1 ? same[0] : undefined;
 }
 
 /** Run `body` on the repository's index, or return undefined when it has none. */
