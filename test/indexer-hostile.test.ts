@@ -8,6 +8,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statfsSync,
   statSync,
   truncateSync,
   writeFileSync,
@@ -19,7 +20,9 @@ import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
-import { AS_ROOT, bm25Repository, cliAsNobody, HOOK_TIMEOUT, ROOT, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
+import { syncVectorIndex } from "../src/search/vectors.ts";
+import { toResearcherError } from "../src/errors.ts";
+import { AS_ROOT, bm25Repository, cliAsNobody, GLOVE, HOOK_TIMEOUT, ROOT, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { docx } from "./docx-fixtures.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
@@ -502,6 +505,49 @@ describe("a full disk", () => {
     }
   });
 });
+
+testShared(
+  "a disk too full to save vectors.usearch is DISK_FULL, not 'unexpected' (s14 hostile #5)",
+  async () => {
+    const mnt = tempDir();
+    const mount = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", mnt]);
+    if (mount.exitCode !== 0) throw new Error(`cannot mount a tmpfs for this test: ${mount.stderr.toString()}`);
+    try {
+      const home = join(mnt, "home");
+      const docs = tempDir(); // the documents on the ordinary disk: only the index is on the small one
+      const words = (i: number) => Array.from({ length: 40 }, (_, j) => `w${(i * 7 + j * 13) % 997}`).join(" ");
+      writeTree(
+        docs,
+        Object.fromEntries(
+          Array.from({ length: 100 }, (_, i) => [
+            `n${i}.md`,
+            Array.from({ length: 40 }, (_, j) => `## S${j}\n\n${words(i * 40 + j)}`).join("\n\n"),
+          ]),
+        ),
+      );
+      const repo = addRepository(home, { name: "ann", path: docs, embedding: { model: GLOVE } });
+      await indexRepository(home, repo);
+      const ann = statSync(join(repo.dir, "vectors.usearch")).size;
+      // Leave less room than the file takes: a new one cannot be saved beside it.
+      const { bavail, bsize } = statfsSync(mnt);
+      const filler = Bun.spawnSync(["fallocate", "-l", String(bavail * bsize - Math.floor(ann / 2)), join(mnt, "filler")]);
+      if (filler.exitCode !== 0) throw new Error(`fallocate: ${filler.stderr.toString()}`);
+      const store = Store.open(repo.dir, { write: true });
+      try {
+        const failed = await syncVectorIndex(store, repo.dir, 100, { force: true }).then(
+          () => undefined,
+          (error: unknown) => toResearcherError(error, { repository: "ann", dir: repo.dir }),
+        );
+        expect(failed).toMatchObject({ code: "DISK_FULL", message: expect.stringContaining("no room to save") });
+      } finally {
+        store.close();
+      }
+    } finally {
+      Bun.spawnSync(["umount", "--lazy", mnt]);
+    }
+  },
+  120_000,
+);
 
 describe("a repository folder that goes away during a run (a drive unmounted, a folder moved)", () => {
   const files = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`n${i}.md`, `# Note ${i}\n\nwords ${i}\n`]));

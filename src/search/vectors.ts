@@ -23,9 +23,10 @@
  * long-running process mapped them, such as a file written in place (not replaced) while it searches; researcher
  * itself only ever replaces the file.
  */
-import { readFileSync, renameSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, renameSync, rmSync, statfsSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { env } from "../env.ts";
+import { describeError } from "../errors.ts";
 import { seeded } from "../random.ts";
 import { annFileProblem } from "./ann-file.ts";
 import { syncFile, syncFolder, tempPathFor } from "../atomic.ts";
@@ -263,7 +264,7 @@ export async function syncVectorIndex(
   const file = annPath(dir);
   const temp = tempPathFor(file);
   try {
-    index.save(temp);
+    saveIndex(index, temp, count, dims);
     syncFile(temp); // on disk before it replaces the old file: a crash leaves one whole file or the other
     renameSync(temp, file);
     syncFolder(dir);
@@ -281,6 +282,26 @@ export async function syncVectorIndex(
   });
   return true;
 }
+
+/**
+ * usearch's save fails with "Failed to serialize into stream" and no system error: where the disk has less room than
+ * the file takes (its vectors and their graph), it is a full disk, said as every other (DISK_FULL, what to do);
+ * it was "unexpected" on every later run.
+ */
+function saveIndex(index: { save(path: string): void }, path: string, count: number, dims: number): void {
+  try {
+    index.save(path);
+  } catch (error) {
+    const { bavail, bsize } = statfsSync(dirname(path));
+    const needed = count * (dims * 2 + ANN_LINK_BYTES) + 2 ** 20; // half-precision vectors
+    if (bavail * bsize < needed)
+      throw Object.assign(new Error(`no room to save ${basename(path)} (${describeError(error)})`), { code: "ENOSPC" });
+    throw error;
+  }
+}
+
+/** About what usearch's graph adds to each vector in the saved file (its links on each level). */
+const ANN_LINK_BYTES = 160;
 
 type Row = { id: number; vector: Float32Array };
 
