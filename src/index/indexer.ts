@@ -32,7 +32,7 @@ import {
   type StoredDocument,
   type StoredModel,
 } from "../store/store.ts";
-import { closePaths, indexedSpelling } from "../search/documents.ts";
+import { closePaths, spelledIn } from "../search/documents.ts";
 import { syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
 import { clearImpacts, maintainImpactLists, updateImpacts } from "../search/bm25.ts";
@@ -519,11 +519,11 @@ const BARE_FORMATS = ["md", "html", "docx", "epub"];
 
 /** Drop one document (its fragments, FTS rows and vectors) and refresh the ANN file. */
 export async function removeDocument(repo: Repository, named: string): Promise<void> {
-  const path = indexedSpelling(repo, named) ?? named; // a name typed composed (NFC) for a decomposed one on disk
   const release = acquireWriterLock(repo.dir, repo.name);
   try {
     const store = Store.open(repo.dir, { write: true });
     try {
+      const path = spelledIn(store, named) ?? named; // a name typed composed (NFC) for a decomposed one on disk
       const removed = store.transaction(() => {
         const gone = store.deleteDocument(path);
         if (gone) {

@@ -289,11 +289,16 @@ function hasIndexedPath(repo: Repository, path: string): boolean {
  * copied from a Mac is decomposed (NFD) on disk, and the same name typed (or written back by an agent) is composed:
  * the two print alike, and `get` of the one answered "did you mean" with the other.
  */
-export function indexedSpelling(repo: Repository, path: string): string | undefined {
-  if (hasIndexedPath(repo, path)) return path;
+function indexedSpelling(repo: Repository, path: string): string | undefined {
+  return withStore(repo, (store) => spelledIn(store, path));
+}
+
+/** `path` as the store spells it (see indexedSpelling), or undefined. */
+export function spelledIn(store: Store, path: string): string | undefined {
+  if (store.documentByPath(path)) return path;
   if (/^[\x00-\x7f]*$/.test(path)) return undefined; // nothing to normalise
   const wanted = path.normalize("NFC");
-  const same = (withStore(repo, (store) => [...store.documents().keys()]) ?? []).filter((p) => p.normalize("NFC") === wanted);
+  const same = [...store.documents().keys()].filter((p) => p.normalize("NFC") === wanted);
   return same.length === 1 ? same[0] : undefined;
 }
 
