@@ -263,6 +263,8 @@ export class Store {
   private snapshotStart = 0;
   /** Set by `retire`: the connection closes when its last search ends. */
   private retired = false;
+  /** A document whose fragments had headings was deleted or replaced since the last recheckHeadings. */
+  private headingsDropped = false;
 
   /** Close once no search runs on this connection: one under way finishes on the snapshot it started with. */
   retire(): void {
@@ -401,7 +403,7 @@ export class Store {
    * pending writes, so new documents skip it: that is most of a fresh index's time otherwise.)
    */
   replaceDocument(doc: DocumentInput, fragments: Fragment[], textHashes: string[], replaces = true): number {
-    if (replaces) this.db.query("DELETE FROM documents WHERE path = ?").run(doc.path);
+    if (replaces) this.deleteDocument(doc.path);
     // `.run().lastInsertRowid`, not RETURNING: a RETURNING insert read with .get() costs several times more here.
     const id = Number(
       this.db
@@ -495,7 +497,19 @@ export class Store {
   }
 
   deleteDocument(path: string): boolean {
+    if (!this.headingsDropped && this.mayHaveHeadings()) this.headingsDropped = this.hasHeadings(path);
     return this.db.query("DELETE FROM documents WHERE path = ?").run(path).changes > 0;
+  }
+
+  /** Whether a document's fragments have a heading (below its title). */
+  private hasHeadings(path: string): boolean {
+    return Boolean(
+      this.db
+        .query<{ one: number }, [string]>(
+          `SELECT 1 AS one FROM fragments f JOIN documents d ON d.id = f.document_id WHERE d.path = ? AND f.heading <> '' LIMIT 1`,
+        )
+        .get(path),
+    );
   }
 
   /**
@@ -825,7 +839,10 @@ export class Store {
    * fragment with one; an index that has none already is not searched.
    */
   recheckHeadings(): void {
-    if (!this.mayHaveHeadings()) return;
+    // Only when a document with headings went: the look is a scan of every fragment where headings are few (0.3 s
+    // at a million), and every watch batch and add_to_index ran it.
+    if (!this.headingsDropped || !this.mayHaveHeadings()) return;
+    this.headingsDropped = false;
     const any = this.db.query<{ one: number }, []>("SELECT 1 AS one FROM fragments WHERE heading <> '' LIMIT 1").get();
     if (!any) this.setMeta(NO_HEADINGS_KEY, "none");
   }
