@@ -67,6 +67,19 @@ export function escapeControls(text: string): string {
   return text.replace(CONTROLS, escaped);
 }
 
+/**
+ * A name as escapeControls printed it, back: `\n`, `\r`, `\t` and the `\x..`/`\u....` of control characters. A
+ * name copied from `ls` or text results reads the document (a name may hold a backslash of its own: the caller tries
+ * the name as given first).
+ */
+export function unescapeControls(text: string): string {
+  return text.replace(/\\(?:([nrt])|x([0-9a-f]{2})|u([0-9a-f]{4}))/g, (written, named: string, byte: string, unit: string) => {
+    if (named) return { n: "\n", r: "\r", t: "\t" }[named]!;
+    const c = String.fromCharCode(Number.parseInt(byte ?? unit, 16));
+    return c.replace(CONTROLS, "") === "" ? c : written; // only what escapeControls writes
+  });
+}
+
 /** A line of a document's own text for the terminal: every control character escaped but the tab (code indents). */
 export function escapeLine(line: string): string {
   return line.replace(CONTROLS, (c) => (c === "\t" ? c : escaped(c)));

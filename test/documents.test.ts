@@ -427,3 +427,17 @@ test("a name decomposed (NFD) on disk is read and removed by its composed (NFC) 
   await removeDocument(repo, typed);
   expect(await refusal(readDocument(home, `nd:${decomposed}`))).toMatchObject({ code: "DOCUMENT_NOT_FOUND" });
 });
+
+test("a name with control characters is read by the escaped form ls and text results print (s14 hostile #9)", async () => {
+  const home = tempDir();
+  const dir = tempDir();
+  writeTree(dir, {
+    "two\nlines.md": "# Two\n\nnewlineword\n",
+    "bell\u0007.md": "# Bell\n\nbellword\n",
+    "plain\\n.md": "# Plain\n\nbackslashword\n",
+  });
+  await indexRepository(home, addRepository(home, { name: "cc", path: dir, embed: false }));
+  expect((await readDocument(home, "cc:two\\nlines.md")).path).toBe("two\nlines.md");
+  expect((await readDocument(home, "cc:bell\\x07.md")).text).toContain("bellword");
+  expect((await readDocument(home, "cc:plain\\n.md")).text).toContain("backslashword"); // a name's own backslash first
+});

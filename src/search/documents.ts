@@ -5,6 +5,7 @@
  * EPUB, HTML) reads back as the markdown indexing saw, through the same converter; PDFs with page marker lines.
  */
 import { DOCID, docidOf } from "./docid.ts";
+import { unescapeControls } from "../terminal.ts";
 import { existsSync, realpathSync } from "node:fs";
 import { basename, isAbsolute, join, relative, sep } from "node:path";
 import { loadConfig, REPO_NAME } from "../config.ts";
@@ -296,6 +297,10 @@ function indexedSpelling(repo: Repository, path: string): string | undefined {
 /** `path` as the store spells it (see indexedSpelling), or undefined. */
 export function spelledIn(store: Store, path: string): string | undefined {
   if (store.documentByPath(path)) return path;
+  if (path.includes("\\")) {
+    const unescaped = unescapeControls(path); // as `ls` and text results print a name with control characters
+    if (unescaped !== path && store.documentByPath(unescaped)) return unescaped;
+  }
   if (/^[\x00-\x7f]*$/.test(path)) return undefined; // nothing to normalise
   const wanted = path.normalize("NFC");
   const same = [...store.documents().keys()].filter((p) => p.normalize("NFC") === wanted);
