@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexFiles, indexRepository, WRITE_BATCHES } from "../src/index/indexer.ts";
 import { repositoryStatus } from "../src/store/status.ts";
@@ -209,6 +209,16 @@ test("files indexed one by one before a whole run leave the repository 'not inde
   await Bun.sleep(5);
   await indexFiles(home, repo, ["n2.md"]);
   expect(repositoryStatus(repo).last_indexed! > indexed!).toBe(true);
+});
+
+test("a file whose name is not UTF-8, handed to a batch as a watch event names it, is a failure as a run records it (s14 hostile #8)", async () => {
+  const { home, repo } = bm25Repository({ "a.md": "# A\n\napples\n" });
+  await indexRepository(home, repo);
+  writeFileSync(Buffer.concat([Buffer.from(`${repo.path}/new`), Buffer.from([0xfe]), Buffer.from(".md")]), "# N\n\nnewbad\n");
+  const [name] = readdirSync(repo.path).filter((entry) => entry.includes("\ufffd")); // as fs.watch decodes it
+  const reason = "file name is not valid UTF-8 (rename the file to index it)";
+  expect((await indexFiles(home, repo, [name!])).failures).toEqual([{ path: name, reason }]);
+  expect((await indexRepository(home, repo)).failures).toEqual([{ path: name, reason }]);
 });
 
 test("a named pipe handed to a batch (watch, add_to_index) is a failure with its reason, as a run records it, not silence (s13 hostile #10)", async () => {

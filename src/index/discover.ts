@@ -248,6 +248,9 @@ const MAX_IGNORE_FILE_BYTES = 16 * 2 ** 20;
  * An ignore file that is there but cannot be read: what it would leave out is unknown, so its folder is left as
  * it was indexed (nothing added, nothing removed) rather than walked as if it had no rules.
  */
+/** A file whose name is not UTF-8: it comes back with U+FFFD in it, and no file has the name it reads as. */
+export const UNDECODABLE_NAME = "file name is not valid UTF-8 (rename the file to index it)";
+
 export class UnreadableIgnoreFile extends Error {
   constructor(
     /** The ignore file's name (`.gitignore`, `.ignore`). */
@@ -420,7 +423,7 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
       if ("reason" in found) {
         // A name that is not UTF-8 comes back with U+FFFD in it and cannot be opened by that name.
         const undecodable = !found.reason && !entry.isSymbolicLink() && entry.name.includes("\ufffd");
-        const reason = undecodable ? "file name is not valid UTF-8 (rename the file to index it)" : found.reason;
+        const reason = undecodable ? UNDECODABLE_NAME : found.reason;
         if (reason) discovery.problems.push({ path: relativePath, reason, ...(found.gone ? { gone: true } : {}) });
         continue;
       }

@@ -15,7 +15,16 @@ import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
 import { formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
-import { candidacy, checkRoot, discoverFiles, isEmptyFolder, leftOutBecause, unreachable, type DiscoveredFile } from "./discover.ts";
+import {
+  candidacy,
+  checkRoot,
+  type DiscoveredFile,
+  discoverFiles,
+  isEmptyFolder,
+  leftOutBecause,
+  UNDECODABLE_NAME,
+  unreachable,
+} from "./discover.ts";
 import { confinedReader, movedRoot, movedRootHint, rootRecord, sha256, specialKind, type ReadResult, type RootRecord } from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
@@ -379,6 +388,9 @@ export async function indexFiles(
         }
         if (!file) {
           if (stored.has(path)) gone.push(path);
+          // A watch event names a file whose name is not UTF-8 as it decodes (with U+FFFD): no such file, and the
+          // batch said nothing of it, where a run records it.
+          else if (path.includes("\ufffd")) writer.add({ kind: "failed", path, reason: UNDECODABLE_NAME });
           continue;
         }
         writer.add(await prepareDocument(file, stored.get(path), settings));
