@@ -266,6 +266,11 @@ describe("command dispatch", () => {
     expect(got.code).toBe(0);
     expect(JSON.parse(got.stdout).text).toContain("dashed name");
     expect(runCli(["convert", "--", join(docs, "-rf.md")], { home }).stdout).toContain("dashed name");
+    // An empty name (an unset variable) is a usage error, not the current folder (s14 hostile #10).
+    expect(runCli(["convert", ""], { home })).toMatchObject({
+      code: 2,
+      stderr: "error: convert needs a file name\nhint: researcher convert paper.pdf\n",
+    });
     expect(runCli(["remove", "notes", "--", "-rf.md"], { home }).code).toBe(0);
     expect(runCli(["ls", "notes", "--json"], { home }).stdout).not.toContain("-rf.md");
   });

@@ -286,3 +286,13 @@ describeShared("corpus", () => {
     });
   }, 120_000);
 });
+
+test("a DOCX whose document part is not XML says so in one clean line (s14 hostile #10: 'error: [xmldom error]\\t…')", async () => {
+  const valid = docx("<w:p><w:r><w:t>x</w:t></w:r></w:p>");
+  const { unzipSync } = await import("fflate");
+  const parts = unzipSync(valid);
+  parts["word/document.xml"] = strToU8("");
+  const error = await failure(convertDocx(zipSync(parts), "empty"));
+  expect(error.message).toStartWith("cannot read DOCX: XML: ");
+  expect(error.message).not.toMatch(/error:|\t|\[xmldom/);
+});

@@ -217,8 +217,8 @@ test("a file whose name is not UTF-8, handed to a batch as a watch event names i
   writeFileSync(Buffer.concat([Buffer.from(`${repo.path}/new`), Buffer.from([0xfe]), Buffer.from(".md")]), "# N\n\nnewbad\n");
   const [name] = readdirSync(repo.path).filter((entry) => entry.includes("\ufffd")); // as fs.watch decodes it
   const reason = "file name is not valid UTF-8 (rename the file to index it)";
-  expect((await indexFiles(home, repo, [name!])).failures).toEqual([{ path: name, reason }]);
-  expect((await indexRepository(home, repo)).failures).toEqual([{ path: name, reason }]);
+  expect((await indexFiles(home, repo, [name!])).failures).toEqual([{ path: name!, reason }]);
+  expect((await indexRepository(home, repo)).failures).toEqual([{ path: name!, reason }]);
 });
 
 test("a named pipe handed to a batch (watch, add_to_index) is a failure with its reason, as a run records it, not silence (s13 hostile #10)", async () => {

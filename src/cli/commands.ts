@@ -397,6 +397,8 @@ export async function verifyCommand(names: string[], flags: Flags): Promise<numb
 
 /** `researcher convert` */
 export async function convertCommand(file: string, flags: Flags): Promise<void> {
+  // An empty name (an unset variable) would read as the current folder.
+  if (!file.trim()) throw new ResearcherError("USAGE", "convert needs a file name", { hint: "researcher convert paper.pdf" });
   const config = loadConfig(home(flags));
   const absolute = resolve(file);
   if (!existsSync(absolute)) throw new ResearcherError("PATH_NOT_FOUND", `${file} does not exist`);

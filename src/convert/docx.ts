@@ -69,7 +69,10 @@ async function docxToHtml(bytes: Uint8Array): Promise<string> {
   } catch (error) {
     if (error instanceof ResearcherError) throw error; // a reason of ours (nesting), already worded
     // JSZip calls an entry whose size or checksum differs from its header a "Bug : …": it is damage (or a bomb).
-    const reason = describeError(error).replace(/^Bug : /, "");
+    // xmldom words its own: "error: [xmldom error]\tinvalid doc source", the prefix doubling ours.
+    const reason = describeError(error)
+      .replace(/^Bug : /, "")
+      .replace(/^(?:error:\s*)?\[xmldom error\]\s*/i, "XML: ");
     const zip = /zip|central dir|size mismatch|crc32/i.test(reason);
     throw new ResearcherError("FILE_UNREADABLE", `${zip ? "not a valid DOCX (zip) file" : "cannot read DOCX"}: ${reason}`);
   }
