@@ -110,7 +110,15 @@ describe("researcher CLI", () => {
       heading: "",
       context: "Test notes",
     });
-    expect(hit.fragment).toEqual({ id: expect.any(Number), seq: 0, start_line: 1, end_line: 1, page: null, page_end: null });
+    expect(hit.fragment).toEqual({
+      id: expect.any(Number),
+      seq: 0,
+      start_line: 1,
+      end_line: 1,
+      page: null,
+      page_end: null,
+      ref: "notes:sub/gamma.txt:1-1",
+    });
     expect(hit.docid).toMatch(/^#[0-9a-f]{6}$/);
     expect(hit.snippet).toBe("Turtles are slow but steady.");
     expect(hit.metadata).toEqual({ format: "txt" });
