@@ -5,6 +5,7 @@ import {
   chownSync,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -213,6 +214,18 @@ describe("watchRepositories", () => {
     await expectFresh();
     rmSync(join(docs, "link.md"));
     await batches.until(["link.md"]);
+  });
+
+  test("a new file whose name is not UTF-8 is recorded as failed with why, as a run records it (s14 hostile #8)", async () => {
+    batches.reset();
+    writeFileSync(Buffer.concat([Buffer.from(join(docs, "bad")), Buffer.from([0xfe]), Buffer.from(".md")]), "# Bad\n\nbadword\n");
+    const [name] = readdirSync(docs).filter((entry) => entry.includes("\ufffd")); // as fs.watch decodes it
+    await batches.until([name!]);
+    expect(batches.all.flatMap((b) => b.failures)).toContainEqual({
+      path: name!,
+      reason: "file name is not valid UTF-8 (rename the file to index it)",
+    });
+    rmSync(Buffer.concat([Buffer.from(join(docs, "bad")), Buffer.from([0xfe]), Buffer.from(".md")]));
   });
 
   test("hidden, excluded and other types of files are ignored", async () => {

@@ -473,6 +473,9 @@ class RepositoryWatch {
         if (!stats) {
           // A file, or a folder moved or deleted: its documents go.
           if (isCandidate(path, this.repo) && store.document(path)) chosen.set(path, true);
+          // A name that is not UTF-8, as fs.watch decodes it: no file by that name, but one is there, and the batch
+          // records why it cannot be read, as a run does (it was dropped without a word).
+          else if (path.includes("\ufffd") && isCandidate(path, this.repo)) chosen.set(path, false);
           for (const doc of store.documentsUnder(path)) chosen.set(doc.path, true);
           continue;
         }
