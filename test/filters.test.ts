@@ -424,8 +424,8 @@ test("a number is equal as a number: rating=4.0 is rating: 4, score=1e3 is score
 });
 
 test("tags and aliases written as one string with commas are lists, as Obsidian reads them; a hint quotes a value with a comma (s14 user #5)", async () => {
-  const found = await oneNote('tags: idea, zettel\naliases: "garden project, raised beds"\ncategory: "home, garden"');
-  for (const where of ["tags=zettel", "tags=idea", 'aliases="raised beds"', 'category="home, garden"']) {
+  const found = await oneNote('tags: idea, zettel, "one, two"\naliases: "garden project, raised beds"\ncategory: "home, garden"');
+  for (const where of ["tags=zettel", "tags=idea", 'tags="one, two"', 'aliases="raised beds"', 'category="home, garden"']) {
     expect({ where, total: await found(where) }).toEqual({ where, total: 1 });
   }
   expect(await found("category=garden")).toBe(0); // other keys keep their commas

@@ -174,17 +174,14 @@ const NAME_LISTS = new Set(["tags", "tag", "aliases", "alias"]);
  */
 function listsOfNames(metadata: Record<string, unknown>): Record<string, unknown> {
   const split = Object.entries(metadata).map(([key, value]) =>
-    NAME_LISTS.has(key) && typeof value === "string" && value.includes(",")
-      ? [
-          key,
-          value
-            .split(",")
-            .map((name) => name.trim())
-            .filter(Boolean),
-        ]
-      : [key, value],
+    NAME_LISTS.has(key) && typeof value === "string" && value.includes(",") ? [key, commaList(value)] : [key, value],
   );
   return Object.fromEntries(split);
+}
+
+/** `alpha, "beta, gamma"` → `alpha`, `beta, gamma`: names split at commas outside double quotes. */
+function commaList(value: string): string[] {
+  return (value.match(/\s*"[^"]*"\s*|[^,]+/g) ?? []).map((name) => name.trim().replace(/^"(.*)"$/, "$1")).filter(Boolean);
 }
 
 /**

@@ -72,7 +72,8 @@ async function docxToHtml(bytes: Uint8Array): Promise<string> {
     // xmldom words its own: "error: [xmldom error]\tinvalid doc source", the prefix doubling ours.
     const reason = describeError(error)
       .replace(/^Bug : /, "")
-      .replace(/^(?:error:\s*)?\[xmldom error\]\s*/i, "XML: ");
+      .replace(/^(?:(?:error|warning):\s*)?\[xmldom (?:error|warning)\]\s*/i, "XML: ")
+      .replace(/: Error: /, ": ");
     const zip = /zip|central dir|size mismatch|crc32/i.test(reason);
     throw new ResearcherError("FILE_UNREADABLE", `${zip ? "not a valid DOCX (zip) file" : "cannot read DOCX"}: ${reason}`);
   }

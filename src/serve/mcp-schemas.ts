@@ -215,7 +215,16 @@ export const OUTPUT = {
           embeddings_pending: z.number().describe("Fragment texts without a vector yet (BM25 finds them meanwhile)"),
           indexing: z.number().nullable().describe("The process writing its index now, or null"),
           languages: z.record(z.string(), z.number()).describe("Code files by language"),
-          ...(failures ? { failures: z.array(failureEntry) } : {}),
+          ...(failures
+            ? {
+                failures: z.array(failureEntry),
+                ann: z
+                  .string()
+                  .nullable()
+                  .optional()
+                  .describe("Why searches scan for want of a usable vectors.usearch (and the fix), or null"),
+              }
+            : {}),
           error: errorField,
         }),
       ),

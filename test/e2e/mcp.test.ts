@@ -627,6 +627,7 @@ describe("MCP contract details (issue 22)", () => {
     expect(status.required).toEqual(
       expect.arrayContaining(["ocr_pages", "bytes", "vectors", "embeddings_pending", "indexing", "languages", "failures"]),
     );
+    expect((status as unknown as { properties: object }).properties).toHaveProperty("ann");
     const matches = (declared("repositories_for").properties as { repositories: { items: { required: string[] } } }).repositories.items;
     expect(matches.required).toContain("bm25");
     expect(declared("add_to_index").required).toEqual(expect.arrayContaining(["skipped", "embedded", "model", "warnings"]));
