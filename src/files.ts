@@ -3,7 +3,19 @@
  * and of a file named on the command line goes through here, so a file is read whole, only if it is a regular
  * file, never past a size limit, and never through a link out of the root.
  */
-import { closeSync, fstatSync, openSync, readSync, realpathSync, statSync, constants as fs, type BigIntStats, type Stats } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  realpathSync,
+  statSync,
+  constants as fs,
+  type BigIntStats,
+  type Stats,
+} from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { describeError } from "./errors.ts";
 import { shellWord } from "./terminal.ts";
@@ -157,4 +169,34 @@ export function specialKind(stats: Stats): string {
 export function isInside(root: string, candidate: string): boolean {
   const rel = relative(root, candidate);
   return !(rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel));
+}
+
+/**
+ * `path` (relative to `root`) as the disk spells it: each segment as given when it exists, else the one entry of its
+ * folder that reads the same once both are NFC-normalised (a name from a Mac is decomposed on disk; the one typed,
+ * or written back by an agent, is composed). The path as given when a segment has no such single entry.
+ */
+export function spelledOnDisk(root: string, path: string): string {
+  if (existsSync(join(root, path)) || /^[\x00-\x7f]*$/.test(path)) return path;
+  const spelled: string[] = [];
+  for (const segment of path.split("/")) {
+    const folder = join(root, ...spelled);
+    if (existsSync(join(folder, segment))) {
+      spelled.push(segment);
+      continue;
+    }
+    const wanted = segment.normalize("NFC");
+    const same = safeList(folder).filter((entry) => entry.normalize("NFC") === wanted);
+    if (same.length !== 1) return path;
+    spelled.push(same[0]!);
+  }
+  return spelled.join("/");
+}
+
+function safeList(folder: string): string[] {
+  try {
+    return readdirSync(folder);
+  } catch {
+    return [];
+  }
 }

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { limitDocumentBytes, listDocuments, readDocument, readDocuments, repositoryPath, type DocumentText } from "../search/documents.ts";
 import { loadConfig } from "../config.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
+import { spelledOnDisk } from "../files.ts";
 import { defaultAnswerLimit, MAX_QUERY_CHARS } from "../search/bounds.ts";
 import { parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexFiles, removeDocument } from "../index/indexer.ts";
@@ -552,7 +553,7 @@ function registerWriteTools(server: McpServer, home: string, context: SearchCont
         writes(async () => {
           const repo = getRepository(home, input.repository);
           // Not resolved here: a file that became a link out of the root fails in indexFiles, which drops its document.
-          const path = repositoryPath(repo, input.file_path);
+          const path = spelledOnDisk(repo.path, repositoryPath(repo, input.file_path)); // a composed name for a decomposed one
           const summary = await indexFiles(home, repo, [path], { embedders: context.embedders });
           const failure = summary.failures[0];
           if (failure) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path} was not indexed: ${failure.reason}`);

@@ -412,6 +412,14 @@ describe("MCP over stdio", () => {
     const removed = await call("remove_from_index", { repository: "docs", document_path: "boats.md" });
     expect(removed.structuredContent).toEqual({ repository: "docs", path: "boats.md", removed: true });
     expect((await call("search_fragments", { query: "sailboat", mode: "bm25" })).structuredContent.total).toBe(0);
+    // A name decomposed on disk (from a Mac), given composed, as typed (s14 retest of hostile #1).
+    const decomposed = "barque à voile.md".normalize("NFD");
+    writeFileSync(join(docs, decomposed), "# Barque\n\nThe barquentine sailed.\n");
+    const composed = await call("add_to_index", { repository: "docs", file_path: "barque à voile.md".normalize("NFC") });
+    expect(composed.structuredContent).toMatchObject({ indexed: 1 });
+    const gone = await call("remove_from_index", { repository: "docs", document_path: "barque à voile.md".normalize("NFC") });
+    expect(gone.structuredContent).toMatchObject({ removed: true });
+    rmSync(join(docs, decomposed));
   });
 
   test("add_to_index and remove_from_index that change the index send notifications/resources/list_changed", async () => {
