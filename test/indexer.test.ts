@@ -58,10 +58,10 @@ describe("indexRepository", () => {
   });
 
   test("a failure reason is one line in the summary and the store, whatever whitespace the converter's message has", async () => {
-    // xmldom's message for this body is "[xmldom warning]\tunclosed xml attribute".
+    // xmldom words it "[xmldom warning]\tunclosed xml attribute", which the reason rewords in one line.
     const { home, repo } = bm25Repository({ "broken.docx": docx("<w:p><w:r><w:t>unclosed</w:r></w:p>") });
     const summary = await indexRepository(home, repo);
-    expect(summary.failures).toEqual([{ path: "broken.docx", reason: expect.stringContaining("[xmldom warning] unclosed") }]);
+    expect(summary.failures).toEqual([{ path: "broken.docx", reason: expect.stringContaining("cannot read DOCX: XML: unclosed") }]);
     const store = Store.open(repo.dir);
     const stored = store.failures();
     store.close();
