@@ -11,6 +11,7 @@ import {
   readdirSync,
   readSync,
   realpathSync,
+  statfsSync,
   statSync,
   constants as fs,
   type BigIntStats,
@@ -199,4 +200,10 @@ function safeList(folder: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** Bytes free to this user on the file system holding `folder`. */
+export function freeBytes(folder: string): number {
+  const { bavail, bsize } = statfsSync(folder);
+  return Number(bavail) * Number(bsize);
 }

@@ -408,14 +408,14 @@ function spaceAfterNumber(text: string, node: HtmlElement): string {
  */
 function capWhitespaceRuns(pre: HtmlElement): void {
   const text = pre.textContent ?? "";
-  if (!LONG_WHITESPACE.test(text)) return;
+  const capped = text.replace(LONG_WHITESPACE, (run) => run.slice(0, WHITESPACE_RUN));
+  if (capped === text) return;
   const target = pre.firstChild?.nodeName === "CODE" && pre.childNodes.length === 1 ? pre.firstChild : pre;
-  target.textContent = text.replace(LONG_WHITESPACE_RUNS, (run) => run.slice(0, WHITESPACE_RUN));
+  target.textContent = capped;
 }
 
 const WHITESPACE_RUN = 1000;
-const LONG_WHITESPACE = /\s{1001}/;
-const LONG_WHITESPACE_RUNS = /\s{1001,}/g;
+const LONG_WHITESPACE = /\s{1001,}/g;
 
 function fence(node: HtmlElement): string {
   const code = (node.textContent ?? "").replace(/\n$/, "");

@@ -5,7 +5,7 @@
  * walking the tree. A changed file is read once and hashed, and converted only when its SHA-256 differs. Writes go
  * in batches of whole documents, each batch one transaction. Heavy formats convert in a worker pool.
  */
-import { rmdirSync, statfsSync, statSync } from "node:fs";
+import { rmdirSync, statSync } from "node:fs";
 import { IDENTIFIER_VERSION } from "../identifiers.ts";
 import { dirname, join } from "node:path";
 import { BARE_DOCUMENT_VERSION, chunkDocument, MARKDOWN_CHUNK_VERSION, type ChunkOptions } from "./chunk.ts";
@@ -25,7 +25,17 @@ import {
   UNDECODABLE_NAME,
   unreachable,
 } from "./discover.ts";
-import { confinedReader, movedRoot, movedRootHint, rootRecord, sha256, specialKind, type ReadResult, type RootRecord } from "../files.ts";
+import {
+  confinedReader,
+  freeBytes,
+  movedRoot,
+  movedRootHint,
+  rootRecord,
+  sha256,
+  specialKind,
+  type ReadResult,
+  type RootRecord,
+} from "../files.ts";
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
@@ -321,8 +331,7 @@ function checkFreeSpace(repo: Repository, files: DiscoveredFile[], maxFileBytes:
   // A file over index.max_file_bytes is never read (it fails as too large): it adds nothing.
   const read = files.filter((f) => f.size <= maxFileBytes);
   const needed = read.reduce((sum, f) => sum + f.size * (TEXT_FORMATS.has(formatOf(f.path)) ? 2.5 : 0.5), 4 * 2 ** 20);
-  const { bavail, bsize } = statfsSync(repo.dir);
-  const free = Number(bavail) * Number(bsize);
+  const free = freeBytes(repo.dir);
   if (free < needed) {
     const mb = (bytes: number) => `${Math.ceil(bytes / 2 ** 20)} MB`;
     throw new ResearcherError(

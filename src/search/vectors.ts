@@ -23,7 +23,8 @@
  * long-running process mapped them, such as a file written in place (not replaced) while it searches; researcher
  * itself only ever replaces the file.
  */
-import { readFileSync, renameSync, rmSync, statfsSync, statSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { freeBytes } from "../files.ts";
 import { basename, dirname, join } from "node:path";
 import { env } from "../env.ts";
 import { describeError } from "../errors.ts";
@@ -292,9 +293,8 @@ function saveIndex(index: { save(path: string): void }, path: string, count: num
   try {
     index.save(path);
   } catch (error) {
-    const { bavail, bsize } = statfsSync(dirname(path));
     const needed = count * (dims * 2 + ANN_LINK_BYTES) + 2 ** 20; // half-precision vectors
-    if (bavail * bsize < needed)
+    if (freeBytes(dirname(path)) < needed)
       throw Object.assign(new Error(`no room to save ${basename(path)} (${describeError(error)})`), { code: "ENOSPC" });
     throw error;
   }

@@ -5,7 +5,7 @@
  * that names the command upgrading it.
  */
 import { Database } from "bun:sqlite";
-import { accessSync, chmodSync, constants as fs, existsSync, linkSync, mkdirSync, renameSync, rmSync, statfsSync, statSync } from "node:fs";
+import { accessSync, chmodSync, constants as fs, existsSync, linkSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { syncFolder, tempPathFor } from "../atomic.ts";
 import {
@@ -18,6 +18,7 @@ import {
   toResearcherError,
   writeDenied,
 } from "../errors.ts";
+import { freeBytes } from "../files.ts";
 import { FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
 
 export const SCHEMA_VERSION = 8;
@@ -356,8 +357,7 @@ function environmentProblem(file: string, error: unknown): ResearcherError | und
   const folder = dirname(file);
   const message = describeError(error);
   try {
-    const { bavail, bsize } = statfsSync(folder);
-    if (Number(bavail) * Number(bsize) < FULL_BELOW_BYTES) {
+    if (freeBytes(folder) < FULL_BELOW_BYTES) {
       return new ResearcherError("DISK_FULL", `cannot open ${file}: the disk holding it is full (${message})`, {
         hint: "free some space (or move RESEARCHER_HOME) and run the command again: the index itself is fine",
         cause: error,
