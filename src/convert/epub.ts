@@ -49,9 +49,22 @@ export async function convertEpub(bytes: Uint8Array, fallbackTitle: string): Pro
   const wanted = new Set([...book.spine.map((id) => book.manifest.get(id)?.path), ...tocItems(book).map((item) => item.path)]);
   const files = readZip(bytes, (name) => wanted.has(name), "EPUB");
   const titles = tocTitles(files, book);
-  const chapters = book.spine.flatMap((id) => chapterMarkdown(files, book.manifest.get(id), titles) ?? []);
+  const chapters = spineItems(book).flatMap((item) => chapterMarkdown(files, item, titles) ?? []);
   const { title, ...metadata } = packageMetadata(book.opf);
   return { title: stringValue(title) ?? fallbackTitle, format: "markdown", text: chapters.join("\n\n"), firstLine: 1, metadata };
+}
+
+/**
+ * The spine's documents in reading order, each file once: the spine lists each manifest id once already, but 5,000
+ * ids may name one file (29 KB of zip became 25,000 fragments of one chapter).
+ */
+function spineItems(book: Package): ManifestItem[] {
+  const byPath = new Map<string, ManifestItem>();
+  for (const id of book.spine) {
+    const item = book.manifest.get(id);
+    if (item && !byPath.has(item.path)) byPath.set(item.path, item);
+  }
+  return [...byPath.values()];
 }
 
 function packagePath(files: Record<string, Uint8Array>): string {
