@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { beginText, endText, PDFDocument, setFontAndSize, setTextMatrix, showText, StandardFonts } from "pdf-lib";
+import { beginText, endText, PDFDocument, PDFName, PDFNumber, setFontAndSize, setTextMatrix, showText, StandardFonts } from "pdf-lib";
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
@@ -10,7 +10,8 @@ import { joinLine } from "../src/convert/document.ts";
 import { convertPdf, isFileName, NO_PAGE_IMAGES, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
 import { drawnItems } from "../src/convert/pdf-drawn.ts";
 import { glyphNameText } from "../src/convert/pdf-glyphs.ts";
-import { runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
+import { conversionFailure, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
+import { convertFile } from "../src/convert/convert.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 const PDFS = join(SHARED, "data/corpus/pdf/pdfjs-test-pdfs");
@@ -300,6 +301,22 @@ describe("convertPdf", () => {
     const summary = await indexRepository(home, addRepository(home, { name: "docs", path: docs, embed: false }));
     expect(summary).toMatchObject({ indexed: 2, failed: 0 });
   });
+
+  test("a page tree naming one page 5,000 times fails as repeating itself, before it is read 5,000 times", async () => {
+    const words = Array.from({ length: 50 }, (_, i) => `Line ${i} of the only page, with several ordinary words on it.`);
+    const pdf = await PDFDocument.load(await writePdf([words.map((text, i) => ({ text, top: 40 + i * 14, size: 9 }))]));
+    const tree = pdf.catalog.Pages();
+    const page = tree.Kids().get(0);
+    for (let i = 1; i < 5_000; i++) tree.Kids().push(page);
+    tree.set(PDFName.of("Count"), PDFNumber.of(5_000));
+    const bytes = await pdf.save();
+    const started = performance.now();
+    const error = await conversionFailure(convertFile("same.pdf", bytes));
+    expect(error.message).toMatch(/^its text grows past 1 MB, 64 times the file's \d+ KB \(a page or chapter listed over and over\?\)$/);
+    expect(performance.now() - started).toBeLessThan(20_000); // all 5,000 pages: over 60 s here
+    // a real document of the same size converts
+    expect((await convertFile("one.pdf", await writePdf([words.map((text, i) => ({ text, top: 40 + i * 14 }))]))).pages).toBe(1);
+  }, 60_000);
 });
 
 test("a scan's text layer (ocrmypdf, Tesseract: each word on its own, stretched to its box, along a tilted baseline) reads as lines, not a word a paragraph (s12 hostile #13)", async () => {

@@ -9,7 +9,15 @@ import { CODE_EXTENSIONS } from "../file-types.ts";
 import { languageOf, type CodeLanguage } from "./code-languages.ts";
 import { ResearcherError } from "../errors.ts";
 import { parseYaml } from "../yaml.ts";
-import { boundedMetadata, shortHeading, stringValue, type ConvertedDocument, type ConvertOptions, utf8OrWindows1252 } from "./document.ts";
+import {
+  boundedMetadata,
+  checkExpansion,
+  shortHeading,
+  stringValue,
+  type ConvertedDocument,
+  type ConvertOptions,
+  utf8OrWindows1252,
+} from "./document.ts";
 import { firstHeading } from "./markdown.ts";
 import { own } from "../own.ts";
 
@@ -50,6 +58,7 @@ export const OCR_FORMATS: ReadonlySet<string> = new Set(["pdf", "png", "jpg", "t
 /** Convert one file. Throws `ResearcherError` (`FILE_UNREADABLE`) with a one-line reason when it cannot. */
 export async function convertFile(path: string, bytes: Uint8Array, options: ConvertOptions = {}): Promise<ConvertedDocument> {
   const document = await convertByFormat(path, bytes, options);
+  checkExpansion(document.text.length, bytes.length);
   return { ...document, title: shortHeading(document.title), metadata: boundedMetadata(document.metadata) };
 }
 

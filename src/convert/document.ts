@@ -2,6 +2,7 @@
  * What every converter returns, and what the formats share to make it: page markers for paged documents and the
  * title taken from a first heading or a metadata field.
  */
+import { ResearcherError } from "../errors.ts";
 
 export type TextFormat = "markdown" | "text";
 
@@ -35,6 +36,24 @@ export interface CodeSection {
   endLine: number;
   /** `["class Parser", "def feed"]`; empty for statements at the top of a file. */
   headings: string[];
+}
+
+/**
+ * The most text a file of `bytes` may convert to: 64 times its size, and at least 1 MiB. Real files stay far below
+ * (2× at most in the shared corpus: an EPUB's compressed XHTML); a 29 KB EPUB whose 5,000 chapters were one file,
+ * or a PDF whose page tree names one page 5,000 times, expanded a thousandfold into tens of megabytes of fragments.
+ */
+export function textBudget(bytes: number): number {
+  return Math.max(2 ** 20, 64 * bytes);
+}
+
+/** Throws when converted text has outgrown its file's `textBudget`. */
+export function checkExpansion(chars: number, bytes: number): void {
+  if (chars <= textBudget(bytes)) return;
+  throw new ResearcherError(
+    "FILE_UNREADABLE",
+    `its text grows past ${Math.ceil(textBudget(bytes) / 2 ** 20)} MB, 64 times the file's ${Math.ceil(bytes / 1024)} KB (a page or chapter listed over and over?)`,
+  );
 }
 
 /** The line that opens page `n` in a paged document's text. */

@@ -5,6 +5,7 @@
  * (NFKC). Reading order is pdf.js's content-stream order, which for typeset two-column papers is column by column.
  */
 import {
+  checkExpansion,
   isHeading,
   joinLine,
   literalText,
@@ -109,6 +110,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
     const info = await pdfInfo(doc);
     const parts: string[] = [];
     let characters = 0;
+    let length = 0; // of the text so far, against the file's size
     let ocrPages = 0;
     let imagePages = 0; // pages OCR read (whether it found text or not): none, and OCR never ran
     let prominent: string | undefined;
@@ -125,7 +127,10 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
       if (recognised) ocrPages++;
       characters += recognised ? visibleChars(recognised) : layer;
       if (n === 1) prominent = recognised ? ocrTitle(recognised) : largestLines(lines.slice(0, 12), median(lines.map((l) => l.size)));
-      parts.push(pageMarker(n), "", recognised ?? [pageMarkdown(lines), ...notes].filter(Boolean).join("\n\n"), "");
+      const text = recognised ?? [pageMarkdown(lines), ...notes].filter(Boolean).join("\n\n");
+      parts.push(pageMarker(n), "", text, "");
+      length += text.length;
+      checkExpansion(length, bytes.length); // now, not after a page tree naming one page 5,000 times was read 5,000 times
       await cleanup(doc, n);
     }
     if (characters === 0 && doc.numPages > 0) {
