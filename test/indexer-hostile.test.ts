@@ -22,11 +22,24 @@ import { search } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
 import { syncVectorIndex } from "../src/search/vectors.ts";
 import { toResearcherError } from "../src/errors.ts";
+import { UNMOUNTED } from "../src/index/discover.ts";
+import { verifyRepository } from "../src/index/verify.ts";
 import { AS_ROOT, bm25Repository, cliAsNobody, GLOVE, HOOK_TIMEOUT, ROOT, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { docx } from "./docx-fixtures.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 const docxParagraph = (text: string) => `<w:p><w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
+
+/** Mounting a file system needs root, and a container may refuse it to root as well. */
+const mount = (dir: string) => Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir]).exitCode === 0;
+const unmount = (dir: string) => Bun.spawnSync(["umount", dir]).exitCode === 0;
+const CAN_MOUNT =
+  AS_ROOT &&
+  (() => {
+    const dir = tempDir();
+    return mount(dir) && unmount(dir);
+  })();
+if (!CAN_MOUNT) console.warn("note: skipping the subfolder-mount test in indexer-hostile.test.ts: it needs to mount a tmpfs (root)");
 
 const total = async (home: string, query: string) => (await search(home, { query, limit: 50 })).total;
 
@@ -47,6 +60,38 @@ describe("an index run removes nothing it cannot see", () => {
     rmSync(docs, { recursive: true });
     renameSync(`${docs}.away`, docs);
   });
+
+  test.skipIf(!CAN_MOUNT)(
+    "a subfolder that was a mount and is not mounted now keeps its documents, and is reported (hostile s14 #7)",
+    async () => {
+      const { home, docs, repo } = bm25Repository({ "top.md": "top words\n", "archive/.keep": "" });
+      const archive = join(docs, "archive");
+      mount(archive);
+      try {
+        writeTree(archive, { "a1.md": "archived words one\n", "a2.md": "archived words two\n" });
+        expect(await indexRepository(home, repo)).toMatchObject({ indexed: 3 });
+      } finally {
+        unmount(archive);
+      }
+      // The share is offline: the empty folder left on the parent's device is not what was indexed there.
+      writeTree(archive, { "stray.md": "stray words\n" });
+      const summary = await indexRepository(home, repo);
+      expect(summary).toMatchObject({ removed: 0, documents_total: 3, failures: [{ path: "archive/", reason: UNMOUNTED }] });
+      expect(await total(home, "archived")).toBe(2);
+      expect(await total(home, "stray")).toBe(0);
+      const report = await verifyRepository(repo);
+      expect(report.problems).toContainEqual(
+        expect.objectContaining({ check: "files", fix: expect.stringMatching(/^mount .*archive again \(if it is gone for good/) }),
+      );
+      expect(report.problems.map((p) => p.detail).join("\n")).not.toContain("gone");
+      // Kept at the next run and by a rebuild too, and removed when the user says it is gone for good.
+      expect(await indexRepository(home, repo)).toMatchObject({ removed: 0, documents_total: 3 });
+      expect(await indexRepository(home, repo, { rebuild: true })).toMatchObject({ removed: 0, documents_total: 3 });
+      expect(await indexRepository(home, repo, { allowEmpty: true })).toMatchObject({ removed: 2, indexed: 1, documents_total: 2 });
+      expect(await indexRepository(home, repo)).toMatchObject({ removed: 0, failures: [] });
+    },
+    HOOK_TIMEOUT,
+  );
 
   // chmod 000 does not stop root, so the CLI runs as `nobody` over a tree it owns: that needs root to switch users.
   if (!AS_ROOT) console.warn("note: skipping the unprivileged-user test in indexer-hostile.test.ts: it needs root to run as nobody");

@@ -84,7 +84,10 @@ function mainCli(only?: string): CAC {
       .option("--rebuild", "Drop the index and rebuild it from the files")
       .option("--embeddings-only", "Keep fragments, recompute every vector (after changing the model)")
       .option("--no-embed", "BM25 only for this run: skip embeddings")
-      .option("--allow-empty", "Accept an empty repository folder and remove its documents (refused otherwise)")
+      .option(
+        "--allow-empty",
+        "Accept an empty repository folder, or a subfolder mount that is not mounted now, and remove their documents (refused or kept otherwise)",
+      )
       .option("--retry-failed", "Convert failed files again though unchanged (after installing an OCR language, say)")
       .option("--model <id|path>", "Embed with this model and keep it as the repository's (default: configured)")
       .option("--json", "Print the summary as JSON")

@@ -1,6 +1,6 @@
 /** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
-import { basename, join, relative, sep } from "node:path";
+import { basename, dirname, join, relative, sep } from "node:path";
 import { CODE_EXTENSIONS } from "../file-types.ts";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
@@ -42,6 +42,8 @@ export interface Discovery {
   problems: { path: string; reason: string; gone?: boolean }[];
   /** Folders that could not be listed: what the index holds under them is kept, never removed. */
   unlisted: string[];
+  /** Folders on another device than the folder holding them: a drive or a network share mounted inside the root. */
+  mounts: string[];
 }
 
 /** Whether an indexed path lies under a folder this discovery could not list: unreadable, not gone. */
@@ -367,11 +369,13 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
   const excluded = compileExcludes(options.exclude);
   const realRoot = checkRoot(root);
   if (under) checkRoot(join(root, under));
-  const discovery: Discovery = { files: [], skippedTypes: {}, skippedGenerated: {}, problems: [], unlisted: [] };
+  const discovery: Discovery = { files: [], skippedTypes: {}, skippedGenerated: {}, problems: [], unlisted: [], mounts: [] };
 
   const honourIgnores = options.ignoreFiles !== false;
   const linkRules = new RulesByFolder(realRoot); // the rules at link targets, read once per folder for the walk
-  const walk = (dir: string, path: string, parentRules: IgnoreRules) => {
+  const walk = (dir: string, path: string, parentRules: IgnoreRules, parentDevice?: number) => {
+    const device = statSync(dir, { throwIfNoEntry: false })?.dev;
+    if (path && parentDevice !== undefined && device !== undefined && device !== parentDevice) discovery.mounts.push(path);
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
@@ -411,7 +415,7 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
         continue;
       }
       if (entry.isDirectory()) {
-        walk(absolute, relativePath, rules);
+        walk(absolute, relativePath, rules, device);
         continue;
       }
       const type = fileType(entry.name);
@@ -430,9 +434,31 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
       discovery.files.push({ root, path: relativePath, size: found.size, mtimeMs: found.mtimeMs });
     }
   };
-  walk(under ? join(root, under) : root, under, IgnoreRules.EMPTY);
+  // A walk of one folder compares it with the folder holding it: it may be a mount itself.
+  const start = under ? join(root, under) : root;
+  walk(start, under, IgnoreRules.EMPTY, under ? statSync(dirname(start), { throwIfNoEntry: false })?.dev : undefined);
   discovery.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return discovery;
+}
+
+export const UNMOUNTED = "not mounted now (it was at the last run): what the index holds under it is kept";
+
+/**
+ * Folders that were mounts at the last run (`recorded`) and are not now, as unlisted folders: an unmounted drive or
+ * share leaves an empty folder (or none) on the parent's device, and its documents would read as deleted (then be
+ * converted again, OCR and all, when it is back). A folder the repository no longer reaches (excluded, ignored) is
+ * not kept. `under`: the folder the discovery walked (a watch event's). Returns the folders kept.
+ */
+export function keepUnmounted(discovery: Discovery, recorded: readonly string[], options: DiscoverOptions, under = ""): string[] {
+  const walked = (mount: string) => !under || mount === under || mount.startsWith(`${under}/`);
+  const kept = recorded.filter((mount) => walked(mount) && !discovery.mounts.includes(mount) && isCandidateFolder(mount, options));
+  for (const mount of kept) {
+    discovery.unlisted.push(mount);
+    discovery.problems.push({ path: `${mount}/`, reason: UNMOUNTED });
+  }
+  // What the empty mount point holds on the parent's device is not the share's: it waits with it.
+  discovery.files = discovery.files.filter((file) => !kept.some((mount) => file.path.startsWith(`${mount}/`)));
+  return kept;
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   type DiscoveredFile,
   discoverFiles,
   isEmptyFolder,
+  keepUnmounted,
   leftOutBecause,
   UNDECODABLE_NAME,
   unreachable,
@@ -109,7 +110,10 @@ export interface IndexOptions {
   embeddingsOnly?: boolean;
   /** Skip embeddings for this run (the repository's `embed: false` does it for good). */
   noEmbed?: boolean;
-  /** Let a run find an empty repository folder and remove every document (otherwise refused: unmounted drive?). */
+  /**
+   * Let a run find an empty repository folder and remove every document, and remove the documents of a folder that
+   * was a mount and is not now (otherwise refused, or kept: an unmounted drive?).
+   */
   allowEmpty?: boolean;
   /** `--model`: overrides the configured model, and once the repository is embedded with it, becomes its model. */
   model?: string;
@@ -703,6 +707,7 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   onProgress?.({ phase: "scan", done: 0, total: 0 });
   const root = rootIdentity(repo.path);
   const discovery = discoverFiles(repo.path, repo);
+  const unmounted = options.allowEmpty ? [] : keepUnmounted(discovery, store.mounts(), repo);
   const stored = store.documents();
   if (discovery.files.length === 0 && stored.size > 0 && !options.allowEmpty && isEmptyFolder(repo.path)) {
     throw new ResearcherError(
@@ -748,6 +753,7 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   store.transaction(() => {
     store.setMeta("chunking", settings.chunking);
     store.setMeta("chunking_behind", JSON.stringify(behind.sort()));
+    store.recordMounts([...discovery.mounts, ...unmounted]);
   });
   return counts;
 }

@@ -8,7 +8,7 @@ import { readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { TEMP_FILE_NAME } from "../atomic.ts";
 import { movedRoot, movedRootHint } from "../files.ts";
-import { discoverFiles, type Discovery } from "./discover.ts";
+import { discoverFiles, type Discovery, keepUnmounted, UNMOUNTED } from "./discover.ts";
 import { planChanges } from "./plan.ts";
 import { describeError, isResearcherError, isSqliteDamage } from "../errors.ts";
 import { acquireWriterLock, processStartTime } from "../lock.ts";
@@ -179,6 +179,7 @@ function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): 
     problems.push({ check: "files", detail: describeError(error), fix: "check the repository folder", repaired: false });
     return;
   }
+  keepUnmounted(discovery, store.mounts(), repo);
   const stamps = store.failureStamps();
   const plan = planChanges(discovery, store.documents(), { failed: { stamps } });
   // A file that failed last time is not new: the run that failed it recorded why, and `status` shows it. One that
@@ -226,7 +227,9 @@ function unreadableProblem(repo: Repository, discovery: Discovery, unreadable: s
     detail: `${count} cannot be read (${places.join(", ") || "folders that cannot be listed"}); the index keeps ${unreadable.length === 1 ? "it" : "them"}`,
     fix: isIgnoreFile(first)
       ? `make ${absolute} readable (\`ls -ld\` shows who may read it), or remove it`
-      : `give yourself read access (\`ls -ld ${absolute}\` shows who has it)`,
+      : found[0]?.reason === UNMOUNTED
+        ? `mount ${absolute} again (if it is gone for good, \`researcher index ${repo.name} --allow-empty\` removes its documents)`
+        : `give yourself read access (\`ls -ld ${absolute}\` shows who has it)`,
     repaired: false,
   };
 }

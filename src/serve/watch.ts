@@ -28,6 +28,7 @@ import {
   isCandidate,
   isCandidateFolder,
   isEmptyFolder,
+  keepUnmounted,
   type Discovery,
 } from "../index/discover.ts";
 import { type Failed, failedUnchanged, planChanges, sameStamp } from "../index/plan.ts";
@@ -515,6 +516,7 @@ class RepositoryWatch {
     }
     const stored = new Map(store.documentsUnder(folder).map((doc) => [doc.path, doc]));
     const discovery = inRepository(found, folder, this.repo);
+    keepUnmounted(discovery, store.mounts(), this.repo, folder);
     const plan = planChanges(discovery, stored, { failed });
     for (const file of [...plan.added, ...plan.changed]) chosen.set(file.path, false);
     for (const path of plan.gone) chosen.set(path, true);

@@ -360,6 +360,16 @@ export class Store {
     if (record) this.setMeta("root", JSON.stringify(record));
   }
 
+  /** The folders inside the root that were mounts at the last complete run (discover.ts keepUnmounted). */
+  mounts(): string[] {
+    const mounts = this.jsonMeta<unknown>("mounts", { derived: true });
+    return Array.isArray(mounts) ? mounts.filter((mount): mount is string => typeof mount === "string") : [];
+  }
+
+  recordMounts(mounts: readonly string[]): void {
+    this.setMeta("mounts", JSON.stringify([...new Set(mounts)].sort()));
+  }
+
   deleteMeta(key: string): void {
     this.db.query("DELETE FROM meta WHERE key = ?").run(key);
   }
