@@ -83,6 +83,29 @@ describe("chunkCode per language", () => {
     expect(headings.slice(4).every((h) => h === "")).toBe(true);
   });
 
+  test("inside a function, a local made by a call given a function is not a unit: the function's parts keep its heading (s15 agent #1)", async () => {
+    const lines = (p: string) => Array.from({ length: 12 }, (_, i) => `    const ${p}${i} = input.length + ${i} * 2 + offset;`).join("\n");
+    const source = [
+      "class Range {",
+      "  parseRange(input) {",
+      lines("a"),
+      '    const rangeList = input.split("||").map((range) => {',
+      "      return range.trim() + offset;",
+      "    });",
+      lines("b"),
+      "    const comparators = rangeList.map((comp) => new Comparator(comp, this.options));",
+      "    Range.cache = memo((key) => comparators[key]);",
+      lines("c"),
+      "    return comparators;",
+      "  }",
+      "}",
+    ].join("\n");
+    const fragments = (await chunkCode(source, "javascript", { maxTokens: 120, packBelow: 0 }))!;
+    expect(fragments.length).toBeGreaterThan(2);
+    expect(new Set(fragments.map((f) => f.headings.join(" › ")))).toEqual(new Set(["class Range › parseRange()"]));
+    checkCoverage(source, fragments);
+  });
+
   test("JavaScript's assigned functions are named: CommonJS exports, methods set on an object or a prototype", async () => {
     const body = (n: number) => `  const value = input + ${n};\n  return value * 2 + input.length;\n`;
     const source = [

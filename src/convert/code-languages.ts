@@ -27,6 +27,7 @@ export function languageOf(path: string): CodeLanguage | null {
  * CR goes to the text chunker. Version 9: a doc comment joins the unit below it across blank lines. Version 10: C
  * prototypes are named, and so are the definitions in a top-level include guard, `#ifdef`, `extern "C"`, or Python
  * `if`/`try`. Version 11: a JavaScript or TypeScript value made by a call given a function, or an object with
- * methods, is named: `const Button = forwardRef(…)`, `Parser.prototype = { feed() {…} }`.)
+ * methods, is named: `const Button = forwardRef(…)`, `Parser.prototype = { feed() {…} }`. Version 12: not inside a
+ * function's body, where such a value is a local.)
  */
-export const CODE_OUTLINE_VERSION = 11;
+export const CODE_OUTLINE_VERSION = 12;

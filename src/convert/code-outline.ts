@@ -571,7 +571,7 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     const valueType = value?.type ?? "";
     const name = declarator?.childForFieldName("name")?.text;
     if (name && /function|arrow_function|class/.test(valueType)) return `${/class/.test(valueType) ? "class" : "function"} ${name}`;
-    if (name && value && madeOfFunctions(value)) return `const ${name}`;
+    if (name && value && !inFunctionBody(node) && madeOfFunctions(value)) return `const ${name}`;
     return null;
   }
   if (type === "expression_statement" && (language === "javascript" || language === "typescript" || language === "tsx")) {
@@ -585,7 +585,7 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     const value = right?.type ?? "";
     const name = assignment?.childForFieldName("left")?.text;
     if (name && /function|arrow_function|class/.test(value)) return `${/class/.test(value) ? "class" : "function"} ${name}`;
-    if (name && right && madeOfFunctions(right)) return name; // `Parser.prototype = { feed() {…}, … }`
+    if (name && right && !inFunctionBody(node) && madeOfFunctions(right)) return name; // `Parser.prototype = { feed() {…}, … }`
     return null;
   }
   if (type === "type_declaration") {
@@ -621,6 +621,19 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     return name ? `${keyword} ${name}` : null; // an anonymous struct or class expression gets no heading
   }
   return null;
+}
+
+const FUNCTION_NODES =
+  /^(?:function_declaration|generator_function_declaration|function|function_expression|generator_function|arrow_function|method_definition)$/;
+
+/**
+ * Whether a statement is inside a function's body: there a value made by a call given a function is a local
+ * (`const comparators = rangeList.map((c) => …)`), not a definition. Named, it headed the function's parts in place of
+ * the function, and the split function's parts lost their run (s15 agent #1).
+ */
+function inFunctionBody(node: SyntaxNode): boolean {
+  for (let parent = node.parent; parent; parent = parent.parent) if (FUNCTION_NODES.test(parent.type)) return true;
+  return false;
 }
 
 /**
