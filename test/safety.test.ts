@@ -646,6 +646,13 @@ describe("REST input checks", () => {
       expect(response.headers.get("allow")).toBe(allowed);
       expect(((await response.json()) as { error: { code: string } }).error.code).toBe("METHOD_NOT_ALLOWED");
     }
+    // A route that does not exist is 404 whatever the method: a mistyped MCP address is posted to (s15 agent #5).
+    for (const path of ["/mcp/", "/MCP", "/"]) {
+      const response = await fetch(`${http.url}${path}`, { method: "POST", body: "{}" });
+      expect(response.status).toBe(404);
+      const { error } = (await response.json()) as { error: { code: string; message: string; hint: string } };
+      expect(error).toMatchObject({ code: "NOT_FOUND", message: `no route ${path}`, hint: expect.stringContaining("MCP is POST /mcp") });
+    }
     // HEAD is GET without a body.
     for (const path of ["/search?q=alpha", "/health"]) {
       const head = await fetch(`${http.url}${path}`, { method: "HEAD" });

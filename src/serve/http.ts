@@ -143,18 +143,24 @@ async function route(request: Request, served: Served): Promise<Response> {
       return errorResponse(new ResearcherError("TOO_LARGE", `a request body may hold at most ${MAX_BODY_BYTES} bytes`));
     return handleMcpRequest(request, { home, context, writes, allowedHosts, allowedOrigins });
   }
+  const known = url.pathname === "/search" || url.pathname.startsWith("/documents/");
+  if (!known) {
+    // A mistyped MCP address (`/mcp/`, `/MCP`) is posted to: say the route is wrong, not the method.
+    return errorResponse(new ResearcherError("NOT_FOUND", `no route ${url.pathname}`, { hint: ROUTES_HINT }));
+  }
   if (!reads) return methodNotAllowed("GET, HEAD");
   const worked = served.waitForWork();
   try {
     if (url.pathname === "/search") return Response.json(await restSearch(home, restParams(url, SEARCH_PARAMS), context));
-    if (url.pathname.startsWith("/documents/")) return Response.json(await restDocument(home, url, context));
+    return Response.json(await restDocument(home, url, context));
   } catch (error) {
     return errorResponse(error);
   } finally {
     worked();
   }
-  return errorResponse(new ResearcherError("NOT_FOUND", `no route ${url.pathname}`));
 }
+
+const ROUTES_HINT = "MCP is POST /mcp; REST is GET /search?q=… and GET /documents/<ref>; GET /health answers without a token";
 
 /** What Bun.serve fails with for a port in use or an address this machine lacks (it tells them apart unreliably). */
 const LISTEN_FAILURES = new Set(["EADDRINUSE", "EADDRNOTAVAIL", "EINVAL"]);
