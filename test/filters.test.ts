@@ -203,6 +203,15 @@ describe("filters inside the ranking", () => {
       { filter: "format in (markdown|org)", key: "format", known: ["md", "pdf", "txt"] },
     ]);
     expect((await run("colour=red")).unmatched).toEqual([{ filter: "colour=red", key: "colour", known: [] }]);
+    // A key no document has: the keys spelled like it, in another case, begun, or misspelt (s15 agent #4).
+    for (const [where, similar] of [
+      ["Tags=go", ["tags"]],
+      ["tag=go", ["tags"]],
+      ["auhtor=ana", ["author"]],
+      ["titel=x", ["title"]],
+    ] as const) {
+      expect((await run(where)).unmatched).toEqual([{ filter: where, key: where.split("=")[0]!, known: [], similar_keys: [...similar] }]);
+    }
     // true and false are values too (a `draft: true` key was "none has a draft field": s9 review #5).
     expect((await run("draft=yes")).unmatched).toEqual([{ filter: "draft=yes", key: "draft", known: ["true"] }]);
     // Values that exist, a query that matches nothing, a path glob, or an OR: nothing to say about the filter.

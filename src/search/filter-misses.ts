@@ -6,6 +6,7 @@
 import type { Repository } from "../repos.ts";
 import { BUILT_IN_KEYS, type Filter, type FilterTerm } from "../store/filter-sql.ts";
 import type { Store } from "../store/store.ts";
+import { editDistance } from "./documents.ts";
 
 export interface FilterMiss {
   /** The term as written in the text form: `language=csharp`, `format in (markdown|org)`. */
@@ -14,11 +15,12 @@ export interface FilterMiss {
   /** Values the searched documents do hold for the key, most common first (at most `KNOWN_VALUES`); empty when no
    * document has the key at all. */
   known: string[];
-  /** When no document has the key: keys they have that differ from it only in case (`Author` for `author`). */
+  /** When no document has the key: keys spelled like it that they have (`Author` for `author`, `language` for `lang`). */
   similar_keys?: string[];
 }
 
 const KNOWN_VALUES = 12;
+const MAX_SIMILAR_KEYS = 3;
 /** Bounds on the work an empty answer adds: terms looked at, values of an `in` list, characters of a value shown. */
 const MAX_TERMS = 5;
 const MAX_TERM_VALUES = 20;
@@ -45,11 +47,28 @@ export function filterMisses(filter: Filter | undefined, searched: { repo: Repos
     });
 }
 
-/** Keys the documents have that differ from `key` only in case: front matter is matched by its exact key. */
+/**
+ * Keys near `key` that the documents have, or that every document has (built in): the same in another case
+ * (`Author` for `author`), a key it begins (`language` for `lang`), or a misspelling (`langauge`); nearest first.
+ */
 function similarKeys(key: string, searched: { store: Store }[]): string[] {
   const wanted = key.toLowerCase();
-  const keys = searched.flatMap(({ store }) => store.metadataKeys(1000)).filter((k) => k !== key && k.toLowerCase() === wanted);
-  return [...new Set(keys)];
+  const distance = (candidate: string) => {
+    const lowered = candidate.toLowerCase();
+    if (lowered === wanted) return 0;
+    if (wanted.length >= 3 && lowered.startsWith(wanted)) return 1;
+    const allowed = wanted.length >= 5 ? 2 : 1;
+    const edits = editDistance(wanted, lowered, allowed);
+    return edits <= allowed ? 1 + edits : Number.POSITIVE_INFINITY;
+  };
+  const keys = new Set([...searched.flatMap(({ store }) => store.metadataKeys(1000)), ...Object.keys(BUILT_IN_KEYS)]);
+  keys.delete(key);
+  return [...keys]
+    .map((candidate) => ({ candidate, distance: distance(candidate) }))
+    .filter(({ distance }) => distance < Number.POSITIVE_INFINITY)
+    .sort((a, b) => a.distance - b.distance || (a.candidate < b.candidate ? -1 : 1))
+    .slice(0, MAX_SIMILAR_KEYS)
+    .map(({ candidate }) => candidate);
 }
 
 function requiredTerms(filter: Filter | undefined): FilterTerm[] {
