@@ -284,7 +284,11 @@ describe("convertPdf", () => {
   test("ligatures fold to letters; hyphens join only lower-case word parts; PDF dates", () => {
     expect("ﬁnd ﬂow".normalize("NFKC")).toBe("find flow");
     expect(joinLine("an attention mech-", "anism")).toBe("an attention mechanism");
-    expect(joinLine("the state-", "Of the art")).toBe("the state- Of the art");
+    // Other parts keep the hyphen, without a space (s15 student #2: `Trace- Monkey` missed the phrase)
+    expect(joinLine("so Trace-", "Monkey starts")).toBe("so Trace-Monkey starts");
+    expect(joinLine("for non-", "English speakers")).toBe("for non-English speakers");
+    expect(joinLine("pages 3-", "5 and")).toBe("pages 3- 5 and");
+    expect(joinLine("a dash -", "Then")).toBe("a dash - Then");
     expect(joinLine("", "first")).toBe("first");
     expect(pdfDate("D:20100316021332-01'00'")).toBe("2010-03-16T02:13:32-01:00");
     expect(pdfDate("D:2019")).toBe("2019-01-01T00:00:00Z");

@@ -150,7 +150,7 @@ describe("OCR", () => {
         [32, "Graph here"],
       ],
     ]);
-    expect(pageText(page)).toBe("## A Study of Everything\n\nThe experiment worked & well again.\n\nSecond para- Graph here");
+    expect(pageText(page)).toBe("## A Study of Everything\n\nThe experiment worked & well again.\n\nSecond para-Graph here");
   });
 
   testShared(

@@ -89,11 +89,14 @@ export function median(values: number[]): number {
 
 /**
  * Join a line onto a paragraph, rejoining a word hyphenated across the break (`experi-` + `ment`) only when both
- * parts are lower-case letters: the usual sign of typesetting rather than a compound. Text PDFs and OCR share it.
+ * parts are lower-case letters: the usual sign of typesetting rather than a compound. Other words broken after a
+ * hyphen keep it, without the space (`Trace-` + `Monkey`, `non-` + `English`), as pdftotext joins them: `Trace- Monkey`
+ * was in snippets and in phrases. Text PDFs and OCR share it.
  */
 export function joinLine(paragraph: string, line: string): string {
   if (!paragraph) return line;
-  if (/\p{Ll}-$/u.test(paragraph) && /^\p{Ll}/u.test(line)) return paragraph.slice(0, -1) + line;
+  if (/\p{L}-$/u.test(paragraph) && /^\p{L}/u.test(line))
+    return /\p{Ll}-$/u.test(paragraph) && /^\p{Ll}/u.test(line) ? paragraph.slice(0, -1) + line : paragraph + line;
   return `${paragraph} ${line}`;
 }
 
