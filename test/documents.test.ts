@@ -388,6 +388,30 @@ describe("refs as search results print them (page and line range)", () => {
     expect((await refusal(readDocument(pagesHome, "atlas:atlas.pdf:p0"))).code).toBe("USAGE");
   });
 
+  test("a page range and a docid with a place read those pages (s15 student #4)", async () => {
+    const pages = await readDocument(pagesHome, "atlas:atlas.pdf:p2-3");
+    expect(pages.text).toContain("glaciers");
+    expect(pages.text).toContain("deserts");
+    expect(pages.text).not.toContain("harbours");
+    expect((await readDocument(pagesHome, "atlas:atlas.pdf:p2-p3")).text).toBe(pages.text);
+    expect((await readDocument(pagesHome, "atlas:atlas.pdf:p1-1")).text).toBe((await readDocument(pagesHome, "atlas:atlas.pdf:p1")).text);
+    const docid = (await readDocument(pagesHome, "atlas:atlas.pdf")).docid;
+    expect((await readDocument(pagesHome, `${docid}:p2-3`)).text).toBe(pages.text);
+    expect((await readDocument(pagesHome, `${docid}:p2`)).text).toBe((await readDocument(pagesHome, "atlas:atlas.pdf:p2")).text);
+    expect((await readDocument(pagesHome, `${docid.slice(0, 8)}:2-2`)).text).toBe(
+      (await readDocument(pagesHome, "atlas:atlas.pdf:2-2")).text,
+    );
+    const reversed = await refusal(readDocument(pagesHome, "atlas:atlas.pdf:p3-2"));
+    expect([reversed.code, reversed.message, reversed.hint]).toEqual([
+      "USAGE",
+      "the page range p3-2 ends before it starts",
+      "name the first page first: atlas:atlas.pdf:p2-3",
+    ]);
+    const past = await refusal(readDocument(pagesHome, "atlas:atlas.pdf:p2-9"));
+    expect(past.message).toBe("atlas:atlas.pdf has no page 9 (3 pages)");
+    expect((await refusal(readDocument(pagesHome, "atlas:atlas.pdf:p0-2"))).code).toBe("USAGE");
+  });
+
   test("repo:path:from-to reads that line range", async () => {
     const range = await readDocument(pagesHome, "atlas:code.md:2-4");
     expect([range.from, range.to, range.text]).toEqual([2, 4, "two\nthree\nfour"]);

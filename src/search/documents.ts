@@ -64,6 +64,8 @@ export interface DocumentRef {
   count?: number;
   /** A page of a paged document (PDF): read from its page marker to the next. */
   page?: number;
+  /** The last page of a page range (`:p6-7`), read through its end. */
+  lastPage?: number;
 }
 
 export interface ReadOptions {
@@ -106,11 +108,13 @@ export function repositoryPath(repo: Repository, input: string): string {
   return rel.split(sep).join("/");
 }
 
-const REF_HINT = "use repo:path, repo:path:line[:count], repo:path:from-to, repo:path:pN, #docid, or a search result's location";
+const REF_HINT =
+  "use repo:path, repo:path:line[:count], repo:path:from-to, repo:path:pN[-M], #docid (with any of those tails), or a search result's location";
 
 /**
  * A reference to an indexed document: `repo:path`, `repo:path:line`, `repo:path:line:count`, `#docid` (6+ hex
- * digits of its hash), or a search result's bare `location` (`path:line`), found in whichever repository holds it.
+ * digits of its hash, with any of those tails: `#3662ff:p6`), or a search result's bare `location` (`path:line`),
+ * found in whichever repository holds it.
  * A path that is itself indexed wins over reading its tail as a line number (`notes:log:12` may be a file). An
  * ambiguous docid or bare location is an error that lists the candidates; a miss suggests close paths.
  */
@@ -141,6 +145,9 @@ function resolveTrimmedRef(home: string, trimmed: string, options: { repository?
   // A ref that cannot name anything is malformed (exit 2), as a line 0 is; one that names nothing indexed is not.
   if (!trimmed) throw new ResearcherError("USAGE", "an empty document reference", { hint: REF_HINT });
   if (DOCID.test(trimmed)) return findByDocid(home, trimmed.slice(1).toLowerCase(), options.repository);
+  const place = trimmed.startsWith("#") ? lineSuffix(trimmed) : undefined;
+  if (place && DOCID.test(place.path))
+    return { ...findByDocid(home, place.path.slice(1).toLowerCase(), options.repository), ...checkedPlace(place) };
   if (trimmed.startsWith("#")) {
     throw new ResearcherError("USAGE", `'${trimmed}' is not a docid`, {
       hint: "a docid is # and at least 6 hex digits, as search results print it",
@@ -204,13 +211,22 @@ function unread(miss: ResearcherError, skipped: SkippedRepository[]): Researcher
 
 /**
  * The place a ref's tail names: `:line`, `:line:count`, `:from-to` (a code result's line range) or `:pN` (a PDF
- * result's page), as search results print them, and `#pN` or `#page=N`, as PDF viewers and links write a page. The
+ * result's page, `:pN-M` pages), as search results print them, and `#pN` or `#page=N`, as PDF viewers and links write a page. The
  * path before it may hold any character a file name can, a newline too (`s`: `.` matches it), and `$` is the very
  * end: a search location always round-trips (a whole path that is indexed is taken first).
  */
-const lineSuffix = (text: string): { path: string; line?: number; count?: number; to?: number; page?: number } | undefined => {
-  const page = /^(.+?)(?::p|#p|#page=)(\d+)$/s.exec(text);
-  if (page) return { path: page[1]!, page: Number(page[2]) };
+interface Place {
+  path: string;
+  line?: number;
+  count?: number;
+  to?: number;
+  page?: number;
+  lastPage?: number;
+}
+
+const lineSuffix = (text: string): Place | undefined => {
+  const page = /^(.+?)(?::p|#p|#page=)(\d+)(?:-p?(\d+))?$/s.exec(text);
+  if (page) return { path: page[1]!, page: Number(page[2]), ...(page[3] === undefined ? {} : { lastPage: Number(page[3]) }) };
   const range = /^(.+?):(\d+)-(\d+)$/s.exec(text);
   if (range) {
     const [line, to] = [Number(range[2]), Number(range[3])];
@@ -254,17 +270,27 @@ function resolveInRepository(repo: Repository, rest: string, strict: boolean): D
     refuseZero(split);
     const named = attempt(repositoryPath, split.path);
     const path = indexed(named) ?? (strict ? named : undefined);
-    if (path !== undefined) {
-      if (split.to !== undefined && split.to < split.line!) throw reversedRange(`${repo.name}:${path}`, split.line!, split.to);
-      return { repo, path, line: split.line, count: split.count, page: split.page };
-    }
+    if (path !== undefined) return { repo, path, ...checkedPlace({ ...split, path: `${repo.name}:${path}` }) };
   }
   return strict ? { repo, path: whole! } : undefined;
 }
 
+/** The place a ref names (its `path` the document's name, for messages): a range that ends before it starts is a usage error. */
+function checkedPlace(place: Place): Pick<DocumentRef, "line" | "count" | "page" | "lastPage"> {
+  refuseZero(place);
+  if (place.to !== undefined && place.to < place.line!) throw reversedRange(place.path, place.line!, place.to);
+  if (place.lastPage !== undefined && place.lastPage < place.page!) {
+    throw new ResearcherError("USAGE", `the page range p${place.page}-${place.lastPage} ends before it starts`, {
+      hint: `name the first page first: ${place.path}:p${place.lastPage}-${place.page}`,
+    });
+  }
+  const { line, count, page, lastPage } = place;
+  return { line, count, page, ...(lastPage === undefined || lastPage === page ? {} : { lastPage }) };
+}
+
 /** Line 0 and page 0 are no place in any document: a usage error before anything is looked up, as `:20-10` is. */
-function refuseZero({ line, count, to, page }: { line?: number; count?: number; to?: number; page?: number }): void {
-  if (page === 0) throw badPage(page);
+function refuseZero({ line, count, to, page, lastPage }: Omit<Place, "path">): void {
+  if (page === 0 || lastPage === 0) throw badPage(0);
   if (line === 0) throw badFirstLine(line);
   if (count === 0 && to === undefined) throw badCount(count); // a range ending before it starts says so itself
 }
@@ -427,23 +453,27 @@ export function editDistance(a: string, b: string, limit = Infinity): number {
   return previous[b.length]!;
 }
 
-/** The lines of page `page` (its marker line to the line before the next marker) in a paged document's text. */
-function pageLines(lines: string[], page: number, name: string): { from: number; count: number } {
+/**
+ * The lines of pages `page` to `last` (the first one's marker line to the line before the marker after the last)
+ * in a paged document's text.
+ */
+function pageLines(lines: string[], page: number, name: string, last = page): { from: number; count: number } {
   if (page < 1) throw badPage(page);
   const markers = lines.flatMap((line, i) => (PAGE_MARKER.test(line) ? [i] : []));
   if (markers.length === 0) throw new ResearcherError("INVALID_INPUT", `${name} has no pages`, { hint: "read it by line: repo:path:line" });
   const start = markers[page - 1];
-  if (start === undefined) {
-    throw new ResearcherError("INVALID_INPUT", `${name} has no page ${page} (${markers.length} pages)`, {
+  const missing = start === undefined ? page : last > markers.length ? last : undefined;
+  if (missing !== undefined) {
+    throw new ResearcherError("INVALID_INPUT", `${name} has no page ${missing} (${markers.length} pages)`, {
       hint: `read a page between p1 and p${markers.length}`,
     });
   }
-  return { from: start + 1, count: (markers[page] ?? lines.length) - start };
+  return { from: start! + 1, count: (markers[last] ?? lines.length) - start! };
 }
 
 /** The page or line range a ref names (`:p3`, `:20-40`, `:20:5`), if any. */
 function askedRange(ref: DocumentRef, lines: string[]): { from: number; count: number } | undefined {
-  if (ref.page !== undefined) return pageLines(lines, ref.page, `${ref.repo.name}:${ref.path}`);
+  if (ref.page !== undefined) return pageLines(lines, ref.page, `${ref.repo.name}:${ref.path}`, ref.lastPage);
   return ref.line !== undefined && ref.count !== undefined ? { from: ref.line, count: ref.count } : undefined;
 }
 
@@ -452,7 +482,8 @@ function checkInside(ref: DocumentRef, range: { from: number; count: number }, f
   const [first, last] = [range.from, range.from + range.count - 1];
   if (from >= first && from <= last) return;
   const name = `${ref.repo.name}:${ref.path}`;
-  const asked = ref.page !== undefined ? `${name}:p${ref.page}` : `${name}:${first}-${last}`;
+  const pages = ref.lastPage === undefined ? `p${ref.page}` : `p${ref.page}-${ref.lastPage}`;
+  const asked = ref.page !== undefined ? `${name}:${pages}` : `${name}:${first}-${last}`;
   throw new ResearcherError("INVALID_INPUT", `line ${from} is outside ${asked} (lines ${first}–${last})`, {
     hint: `read from a line between ${first} and ${last}, or read ${name}:${from} for the lines from there on`,
   });

@@ -244,7 +244,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
     {
       title: "Read a document",
       description:
-        "Read an indexed document (or some lines) by `repo:path`, `repo:path:line[:count]`, `repo:path:from-to`, `repo:path:pN` (a PDF page), `#docid`, or a search result's " +
+        "Read an indexed document (or some lines) by `repo:path`, `repo:path:line[:count]`, `repo:path:from-to`, `repo:path:pN` (a PDF page), `repo:path:pN-M` (pages), `#docid` (with any of those tails), or a search result's " +
         `\`location\` (with its \`repository\`). At most max_bytes of text (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); ` +
         "when `truncated` (cut by max_bytes), read on with the same ref and `continue_with` (the next from_line, and from_char inside a line longer than max_bytes). " +
         "Rebuilding the text from the parts: a part that ends at a line end leaves out that line's newline, the last part too (join it to the next with `\\n`); " +
@@ -255,7 +255,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
           .string()
           .min(1)
           .max(2000)
-          .describe("repo:path, repo:path:line[:count], repo:path:from-to, repo:path:pN, #docid, or a search result's location"),
+          .describe("repo:path, repo:path:line[:count], repo:path:from-to, repo:path:pN[-M], #docid[:tail], or a search result's location"),
         repository: z.string().optional().describe("The repository of a bare location or docid"),
         from_line: z.number().int().min(1).optional().describe("First line to read (1-based); default: the ref's line, else 1"),
         from_char: z
