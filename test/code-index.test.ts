@@ -19,6 +19,7 @@ import { addRepository } from "../src/repos.ts";
 import { HEADING_SEPARATOR } from "../src/store/store.ts";
 import { S } from "./code-samples.ts";
 import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
+import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 function git(cwd: string, ...args: string[]): string {
   const run = Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=trunk", ...args], { cwd });
@@ -311,4 +312,36 @@ test("a run of parts is one unit: same-named siblings are not its parts, and a r
   const long = hits.filter((h) => h.path === "long.md").sort((a, b) => a.fragment.seq - b.fragment.seq);
   expect(long.length).toBeGreaterThan(64 * 1.3);
   for (const [i, h] of long.entries()) expect(h.fragment.section).toMatchObject({ part: i + 1, parts: long.length, start_line: 5 });
+});
+
+test("a unit's parts are told by the unit the chunker records: a section across pages, blank lines or comments, and a function that calls itself, are one run (s15 review #1, #4)", async () => {
+  const home = tempDir();
+  const folder = tempDir();
+  const lines = (n: number, line: (i: number) => string, join = "\n") => Array.from({ length: n }, (_, i) => line(i)).join(join);
+  const paragraphs = (n: number, gap: string) =>
+    lines(n, (i) => `Paragraph ${i} of the irrigation section, about drip lines and okapi.`.repeat(4), gap);
+  const recursion = lines(120, (i) => `    total += walk_okapi(node.child_${i}, depth + ${i}) * weight_factor_${i}`);
+  writeTree(folder, {
+    "blank.md": `# Garden\n\n## Irrigation\n\n${paragraphs(40, "\n\n\n")}\n`,
+    "comments.md": `# Garden\n\n## Irrigation\n\n${paragraphs(40, "\n\n<!-- note -->\n\n")}\n`,
+    "tree.py": `def walk_okapi(node, depth=0):\n    total = 0\n${recursion}\n    return total\n`,
+  });
+  const page = (n: number) =>
+    paragraph(`Page ${n} of the okapi chapter goes on with the irrigation story and its drip lines.`.repeat(3), 120);
+  writeFileSync(
+    join(folder, "book.pdf"),
+    await writePdf([[{ text: "Okapi Irrigation", top: 72, size: 20 }, ...page(1)], page(2), page(3)], { title: "A Garden Book" }),
+  );
+  expect(runCli(["repo", "add", "m", folder, "--file-types", "py,md,pdf", "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "m"], { home }).code).toBe(0);
+  type Hit = { path: string; heading: string; fragment: { section?: { parts: number; start_line: number; end_line: number } } };
+  const hits: Hit[] = JSON.parse(runCli(["search", "okapi", "--json", "--all"], { home }).stdout).results;
+  for (const path of ["blank.md", "comments.md", "tree.py", "book.pdf"]) {
+    const parts = hits.filter((h) => h.path === path && h.heading !== "");
+    expect(parts.length).toBeGreaterThan(2);
+    const whole = (h: Hit) =>
+      h.fragment.section ? `${h.fragment.section.parts} parts, ${h.fragment.section.start_line}-${h.fragment.section.end_line}` : "none";
+    expect({ path, sections: [...new Set(parts.map(whole))] }).toEqual({ path, sections: [whole(parts[0]!)] });
+    expect(parts[0]!.fragment.section?.parts).toBe(parts.length);
+  }
 });

@@ -11,13 +11,16 @@ import { Store } from "../src/store/store.ts";
 import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 /** What schema 5 wrote of failures: no stamps (v6 added them). */
+/** Back to schema 5: no failure stamps (v6), no document texts (v8), no fragment units (v9). */
 function dropFailureStamps(db: Database): void {
   for (const column of ["size", "mtime_ms", "settings"]) db.run(`ALTER TABLE failures DROP COLUMN ${column}`);
+  db.run("DROP TABLE document_texts");
+  db.run("ALTER TABLE fragments DROP COLUMN unit");
 }
 
 /**
  * An index as researcher wrote it at schema version 1: no owner index, no page_end, formats by name, no impact
- * lists, no failure stamps.
+ * lists, no failure stamps, no fragment units.
  */
 async function schemaOneIndex(): Promise<{ home: string; repo: Repository }> {
   const home = tempDir();

@@ -61,9 +61,22 @@ export async function codeSections(
     const chunker = new Chunker(lines, language, options.maxTokens, options.packBelow ?? Math.floor(options.maxTokens / 4));
     const last = lines.length - 1;
     const spans = chunker.container(chunker.units(tree.rootNode.children, 0, last), [], 0, last, 0);
+    // The parts a split cut from one unit share its number; any other fragment is a unit (or a run of them) alone.
+    const units = new Map<string, number>();
+    let next = 0;
+    const unitOf = (part: string | undefined) => {
+      if (part === undefined) return next++;
+      if (!units.has(part)) units.set(part, next++);
+      return units.get(part)!;
+    };
     return spans
       .filter((span) => span.start <= span.end)
-      .map((span) => ({ startLine: span.start + 1, endLine: span.end + 1, headings: withLabel(span.path, span.labels) }));
+      .map((span) => ({
+        startLine: span.start + 1,
+        endLine: span.end + 1,
+        headings: withLabel(span.path, span.labels),
+        unit: unitOf(span.part),
+      }));
   } catch (error) {
     // The walk descends at most MAX_DEPTH containers, far inside the stack; should a grammar's tree still take it
     // to the stack's end, the file goes to the text chunker as on a parse time-out, rather than failing whole.

@@ -36,6 +36,8 @@ export interface CodeSection {
   endLine: number;
   /** `["class Parser", "def feed"]`; empty for statements at the top of a file. */
   headings: string[];
+  /** The unit it is part of (Fragment.unit): the parts a split cut from one function or class share it. */
+  unit?: number;
 }
 
 /**

@@ -30,11 +30,12 @@ export const BARE_DOCUMENT_VERSION = 3;
  * was in no fragment before); since 2 with the headings between, as the file has them; since 3 a paragraph that shows
  * nothing (an HTML comment, an anchor, a rule) is in no fragment, and a `---` block that is no YAML mapping is body
  * text, not front matter (convert.ts); since 4 `tags` and `aliases` written as one string with commas are lists (as
- * Obsidian reads them). An index that recorded another version chunks its
+ * Obsidian reads them); since 5 each fragment records the section it is part of (Fragment.unit). An index that
+ * recorded another version chunks its
  * markdown files again (converted formats keep their fragments until their files change: reading them again can be
  * slow).
  */
-export const MARKDOWN_CHUNK_VERSION = 4;
+export const MARKDOWN_CHUNK_VERSION = 5;
 
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {
@@ -57,6 +58,8 @@ interface Block {
 interface Section {
   headings: string[];
   blocks: Block[];
+  /** Which heading's section it is (Fragment.unit): a page break goes on with the same unit. */
+  unit?: number;
 }
 
 export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DEFAULT_CHUNK_OPTIONS): Fragment[] {
@@ -74,6 +77,7 @@ export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DE
         headings: section.headings,
         page: pieces[0]!.page,
         pageEnd: pieces.at(-1)!.page,
+        ...(section.unit === undefined ? {} : { unit: section.unit }),
       });
     }
   }
@@ -126,6 +130,8 @@ class MarkdownSections {
   private orphans: Block[] = [];
   private paragraph: Block | undefined;
   private page: number | null = null;
+  /** Sections opened by a heading so far: the next one's unit. */
+  private units = 0;
 
   constructor(private readonly title: string) {}
 
@@ -144,7 +150,7 @@ class MarkdownSections {
     this.pending = this.pending.filter((p) => p.level < level);
     this.stack.length = level - 1;
     this.stack[level - 1] = shortHeading(text);
-    this.current = { headings: headingPath(this.stack, this.title), blocks: [] };
+    this.current = { headings: headingPath(this.stack, this.title), blocks: [], unit: ++this.units };
     // A heading cut short in the path is also body text of its section, so none of its words go unindexed.
     if (this.stack[level - 1] !== text) {
       this.content();
@@ -156,7 +162,7 @@ class MarkdownSections {
   pageBreak(page: number): void {
     this.closeParagraph();
     this.closeSection();
-    this.current = { headings: this.current.headings, blocks: [] };
+    this.current = { headings: this.current.headings, blocks: [], unit: this.current.unit };
     this.page = page;
   }
 

@@ -19,6 +19,7 @@ export function codeFragments(source: string, sections: CodeSection[]): Fragment
     headings: section.headings,
     page: null,
     pageEnd: null,
+    ...(section.unit === undefined ? {} : { unit: section.unit }),
   }));
 }
 

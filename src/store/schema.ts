@@ -21,7 +21,7 @@ import {
 import { freeBytes } from "../files.ts";
 import { FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
 
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 /**
  * Impact lists (see bm25.ts): for words in many fragments, the fragments where the word weighs most (its weighted
@@ -106,7 +106,8 @@ CREATE TABLE fragments (
   page_end INTEGER,
   heading TEXT NOT NULL,
   text TEXT NOT NULL,
-  text_hash TEXT NOT NULL
+  text_hash TEXT NOT NULL,
+  unit INTEGER
 );
 CREATE INDEX fragments_by_document ON fragments(document_id, seq);
 CREATE INDEX fragments_by_text_hash ON fragments(text_hash);
@@ -216,6 +217,8 @@ const UPGRADES: Record<number, string | ((db: Database) => void)> = {
   7: POSTINGS_SCHEMA,
   // v8: the converted text of OCR'd documents (filled as the next index runs convert them).
   8: DOCUMENT_TEXTS_SCHEMA,
+  // v9: which unit (section, function) of its document a fragment is part of; null until its document is chunked again.
+  9: "ALTER TABLE fragments ADD COLUMN unit INTEGER",
 };
 
 function rebuildFullTextForIdentifiers(db: Database): void {

@@ -64,6 +64,12 @@ export interface Fragment {
   /** Paged formats: the page the fragment starts on, and the page it ends on. */
   page: number | null;
   pageEnd: number | null;
+  /**
+   * The unit it is part of, numbered within its document: a heading's section (across its pages), a function or
+   * class. The parts of a unit split into several fragments share it; a same-named sibling (two `### Example`
+   * sections, a getter and its setter) has its own. Absent where the chunker does not tell (plain text).
+   */
+  unit?: number;
 }
 
 export interface FragmentRow {
@@ -100,8 +106,11 @@ interface SectionRow {
   seq: number;
   start: number;
   end: number;
+  page: number | null;
   heading: string;
-  /** The fragment's first characters: whether it opens a unit of its own. */
+  /** The unit it is part of (Fragment.unit); null in fragments chunked before units were recorded. */
+  unit: number | null;
+  /** The fragment's first characters: whether it opens a unit of its own, where no unit is recorded. */
   head: string;
 }
 
@@ -120,10 +129,18 @@ function runAround(rows: SectionRow[], seq: number, heading: string, code: boole
   const joins = (i: number) => (own(rows[i]!) || nested(rows[i]!)) && rows[i]!.seq === rows[i - 1]!.seq + 1;
   while (first > 0 && joins(first) && (own(rows[first - 1]!) || nested(rows[first - 1]!))) first--;
   while (last < rows.length - 1 && joins(last + 1)) last++;
-  // Split where a fragment opens a unit of its own (see Store.sectionParts).
+  // Split where a fragment opens a unit of its own (see Store.sectionParts): by the units the chunker recorded, else
+  // by what the fragments show.
   const name = code ? unitName(heading) : undefined;
   const named = name && new RegExp(`(?<![\\p{L}\\p{N}_$])${name.replace(/\$/g, "\\$")}(?![\\p{L}\\p{N}_$])`, "u");
-  const opens = (i: number) => (named ? named.test(firstCodeLine(rows[i]!.head)) : rows[i]!.start > rows[i - 1]!.end + 2);
+  const shown = (i: number) =>
+    named ? named.test(firstCodeLine(rows[i]!.head)) : rows[i]!.page === rows[i - 1]!.page && rows[i]!.start > rows[i - 1]!.end + 2;
+  const opens = (i: number) => {
+    let before = i - 1;
+    while (before >= first && !own(rows[before]!)) before--;
+    const [unit, previous] = [rows[i]!.unit, before >= first ? rows[before]!.unit : null];
+    return unit !== null && previous !== null ? unit !== previous : shown(i);
+  };
   for (let i = first + 1; i <= at; i++) if (own(rows[i]!) && opens(i)) first = i;
   for (let i = at + 1; i <= last; i++) {
     if (own(rows[i]!) && opens(i)) {
@@ -425,8 +442,8 @@ export class Store {
         .lastInsertRowid,
     );
     const insertFragment = this.db.query(
-      `INSERT INTO fragments(document_id, seq, start_line, end_line, page, page_end, heading, text, text_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO fragments(document_id, seq, start_line, end_line, page, page_end, heading, text, text_hash, unit)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertFts = fullTextRowWriter(this.db, "fragments_fts");
     if (fragments.some((f) => f.headings.length > 0) && !this.mayHaveHeadings()) this.deleteMeta(NO_HEADINGS_KEY);
@@ -442,6 +459,7 @@ export class Store {
         heading,
         fragment.text,
         textHashes[i]!,
+        fragment.unit ?? null,
       );
       insertFts(row.lastInsertRowid, doc.title, heading, fragment.text);
     });
@@ -875,17 +893,17 @@ export class Store {
    * split into parts: which part `seq` is, and the lines of the run. A run is the fragments under `heading`, and
    * those of units nested in it (`heading › …`) where the unit goes on after them: a function split around a closure
    * or a method of an object it builds is one run, head, nested units and tail (its 4-line head had no section, and
-   * nothing told an agent the function went on). A fragment that opens a unit of its own ends a run: in code, one
-   * whose first line of code names the unit (a getter and its setter, two overloads of one name: a part of a split
-   * unit starts inside its body); in text, one that starts more than a blank line after the one before (the parts
-   * of a split section overlap or touch, a sibling `### Example` has its heading line between them). A section's
-   * subsections never join it.
+   * nothing told an agent the function went on). A fragment of another unit ends a run (a getter and its setter,
+   * two overloads of one name, two `### Example` sections), as the chunker recorded it (Fragment.unit); fragments
+   * chunked before units were recorded fall back to what they show: in code, a first line of code that names the
+   * unit; in text, a start more than a blank line after the one before on the same page. A section's subsections
+   * never join it.
    */
   sectionParts(documentId: number, seq: number, heading: string, code: boolean): SectionParts | undefined {
     for (let reach = SECTION_REACH; ; reach *= 4) {
       const rows = this.db
         .query<SectionRow, [number, number, number]>(
-          `SELECT seq, start_line AS start, end_line AS end, heading, substr(text, 1, 400) AS head FROM fragments
+          `SELECT seq, start_line AS start, end_line AS end, page, heading, unit, substr(text, 1, 400) AS head FROM fragments
            WHERE document_id = ? AND seq BETWEEN ? AND ? ORDER BY seq`,
         )
         .all(documentId, seq - reach, seq + reach);
