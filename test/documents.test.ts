@@ -308,10 +308,11 @@ describe("readDocuments (multi-get)", () => {
         path: "same.md",
         reason: expect.stringMatching(/^\d+ bytes, more than the \d+ left of max_bytes for the answer \(10 bytes\)$/),
       },
+      // larger on disk than what is left: not read
       {
         repository: "two",
         path: "shared/readme.md",
-        reason: expect.stringMatching(/^\d+ bytes, more than the \d+ left of max_bytes for the answer \(10 bytes\)$/),
+        reason: "not read: the answer stopped at two:same.md, which did not fit max_bytes (10 bytes)",
       },
     ]);
   });
@@ -336,12 +337,15 @@ describe("readDocuments (multi-get)", () => {
       "c.html": page("C"),
       "d.html": page("D"),
       "e.md": "# E\n",
+      "f.md": `# F\n\n${"more ".repeat(60)}\n`,
     });
     const repo = addRepository(home, { name: "budget", path: dir, embed: false, fileTypes: ["md", "html"] });
     await indexRepository(home, repo);
     // Were c.html and d.html read, they would be skipped as unreadable, not as over the budget.
     rmSync(join(dir, "c.html"));
     rmSync(join(dir, "d.html"));
+    // Nor is a text file larger than what is left (s15 review #3: 20,000 notes were all read after the answer was full).
+    rmSync(join(dir, "f.md"));
     const found = await readDocuments(home, "budget:*", { maxBytes: 100 });
     expect(found.documents.map((d) => d.path)).toEqual(["a.md", "e.md"]);
     // Each says what happened: b.md did not fit what was left; c.html and d.html were not read (agent s8 #4: a
@@ -353,7 +357,7 @@ describe("readDocuments (multi-get)", () => {
         path: "b.md",
         reason: expect.stringMatching(/^\d+ bytes, more than the \d+ left of max_bytes for the answer \(100 bytes\)$/),
       },
-      ...["c.html", "d.html"].map((path) => ({ repository: "budget", path, reason: stopped })),
+      ...["c.html", "d.html", "f.md"].map((path) => ({ repository: "budget", path, reason: stopped })),
     ]);
   });
 });

@@ -710,7 +710,8 @@ export interface MultiGetOptions {
   maxBytesPerDocument?: number;
   /**
    * All documents' text together stays under this: from the first document that does not fit, it and the rest are
-   * listed in `skipped`, unread (reading on only to skip would convert every PDF of a large glob).
+   * listed in `skipped`, unread (reading on only to skip would convert every PDF of a large glob), but for text files
+   * whose indexed size fits what is left.
    */
   maxBytes?: number;
   /** As for readDocument. */
@@ -776,12 +777,20 @@ export async function readDocuments(home: string, pattern: string, options: Mult
   let used = 0;
   // Once a document did not fit, the rest that must be converted are not read (converting them all, 184 PDFs for an
   // answer of 2,000 bytes, took a minute), and each says so rather than claiming to be too large itself. Text files
-  // cost a read: those that fit are still given (one large file sorted first left an answer empty).
+  // that fit are still given (one large file sorted first left an answer empty).
   let stoppedAt: string | undefined;
+  const sizes = new Map<Repository, ReadonlyMap<string, { size: number }>>();
+  const indexedSize = ({ repo, path }: DocumentRef) => {
+    if (!sizes.has(repo)) sizes.set(repo, withStore(repo, (store) => store.documents()) ?? new Map());
+    return sizes.get(repo)!.get(path)?.size ?? Number.POSITIVE_INFINITY;
+  };
+  // A text file's text is its bytes, give or take line ends and a legacy encoding: one larger than what is left is
+  // not read (20,000 notes were read whole after the answer was full, 1 s → 18 s).
+  const fits = (ref: DocumentRef) => TEXT_FORMATS.has(formatOf(ref.path)) && indexedSize(ref) <= budget - used;
   const documents: DocumentText[] = [];
   for (const ref of refs) {
     const entry = { repository: ref.repo.name, path: ref.path };
-    if (stoppedAt !== undefined && !TEXT_FORMATS.has(formatOf(ref.path))) {
+    if (stoppedAt !== undefined && !fits(ref)) {
       skipped.push({ ...entry, reason: `not read: the answer stopped at ${stoppedAt}, which did not fit max_bytes (${budget} bytes)` });
       continue;
     }

@@ -325,7 +325,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
           .max(10_000_000)
           .optional()
           .describe(
-            `All documents together (default ${DEFAULT_ANSWER_BYTES}, capped at ${MAX_ANSWER_BYTES}); from the first document that does not fit, the rest are skipped unread`,
+            `All documents together (default ${DEFAULT_ANSWER_BYTES}, capped at ${MAX_ANSWER_BYTES}); from the first document that does not fit, the rest are skipped unread but for text files small enough for what is left`,
           ),
         max_bytes_per_document: z.number().int().min(1).max(10_000_000).optional().describe("Skip (and list) larger documents"),
       }),
