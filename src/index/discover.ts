@@ -374,7 +374,7 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
   const honourIgnores = options.ignoreFiles !== false;
   const linkRules = new RulesByFolder(realRoot); // the rules at link targets, read once per folder for the walk
   const walk = (dir: string, path: string, parentRules: IgnoreRules, parentDevice?: number) => {
-    const device = statSync(dir, { throwIfNoEntry: false })?.dev;
+    const device = deviceOf(dir);
     if (path && parentDevice !== undefined && device !== undefined && device !== parentDevice) discovery.mounts.push(path);
     let entries: Dirent[];
     try {
@@ -436,9 +436,18 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
   };
   // A walk of one folder compares it with the folder holding it: it may be a mount itself.
   const start = under ? join(root, under) : root;
-  walk(start, under, IgnoreRules.EMPTY, under ? statSync(dirname(start), { throwIfNoEntry: false })?.dev : undefined);
+  walk(start, under, IgnoreRules.EMPTY, under ? deviceOf(dirname(start)) : undefined);
   discovery.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return discovery;
+}
+
+/** The device a folder is on; undefined when it cannot be looked at (listing it then says why). */
+function deviceOf(dir: string): number | undefined {
+  try {
+    return statSync(dir).dev;
+  } catch {
+    return undefined;
+  }
 }
 
 export const UNMOUNTED = "not mounted now (it was at the last run): what the index holds under it is kept";
