@@ -133,17 +133,35 @@ export function ocrPagesOf(metadata: Record<string, unknown>): number {
 export function decodeText(bytes: Uint8Array): string {
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder("utf-16le").decode(bytes.subarray(2));
   if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder("utf-16be").decode(bytes.subarray(2));
-  // The whole file: a shell installer with a binary payload after 12 KB of script was indexed as 1,898 fragments.
-  if (bytes.includes(0)) throw new ResearcherError("FILE_UNREADABLE", "binary content (NUL bytes) in a text file");
+  const content = withoutNuls(bytes);
   try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(content);
   } catch {
-    const text = utf8OrWindows1252(bytes);
+    const text = utf8OrWindows1252(content);
     if (controlCount(text) > text.length / 100)
       throw new ResearcherError("FILE_UNREADABLE", "binary content (control bytes) in a text file");
     return text;
   }
 }
+
+/**
+ * A text file's bytes without NULs, which text does not hold: padding at its end (a crashed write, a sync tool) is
+ * dropped, and so are a few strays. More, anywhere in the file, is binary: a shell installer with a payload after
+ * 12 KB of script was indexed as 1,898 fragments.
+ */
+function withoutNuls(bytes: Uint8Array): Uint8Array {
+  let end = bytes.length;
+  while (end > 0 && bytes[end - 1] === 0) end--;
+  const content = bytes.subarray(0, end);
+  let nuls = 0;
+  for (const byte of content) if (byte === 0) nuls++;
+  if (nuls > MAX_STRAY_NULS || nuls > content.length / 1000) {
+    throw new ResearcherError("FILE_UNREADABLE", "binary content (NUL bytes) in a text file");
+  }
+  return nuls ? content.filter((byte) => byte !== 0) : content;
+}
+
+const MAX_STRAY_NULS = 16;
 
 /** Characters text does not hold (C0 controls but tab, line ends and escape; C1 controls): the sign of binary. */
 function controlCount(text: string): number {
