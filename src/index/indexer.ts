@@ -276,7 +276,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
             if (replacesVectors && embed) embeddedInRebuild = await embedRepository(store, repo, load, options);
             return counts;
           })
-        : await runIndex(store, repo, documentSettings(store, config, pool, repo, { root }), options);
+        : await runIndex(store, repo, documentSettings(store, config, pool, repo, { root, retry: options.retryFailed }), options);
     // The moment a model switch commits, config.yaml names it too: a kill after the commit must not leave the two
     // disagreeing (every search would then be MODEL_MISMATCH) for the time the steps below take.
     const keepModel = () => {
@@ -459,10 +459,11 @@ function documentSettings(
   config: Config,
   pool: ConvertPool,
   repo: Repository,
-  { all = false, root }: { all?: boolean; root?: RootRecord } = {},
+  { all = false, root, retry = false }: { all?: boolean; root?: RootRecord; retry?: boolean } = {},
 ): DocumentSettings {
   const { tokens, overlap, code_tokens } = config.chunk;
   const ocr = JSON.stringify(repo.ocr);
+  const [conversion, failure] = [conversionSettings(config, repo), failureSettings(config, repo)];
   const chunking = JSON.stringify({
     tokens,
     overlap,
@@ -472,6 +473,7 @@ function documentSettings(
     headings: MARKDOWN_CHUNK_VERSION,
     identifiers: IDENTIFIER_VERSION,
     ocr,
+    limits: failure,
   });
   if (store.getMeta("chunking") === undefined) store.setMeta("chunking", chunking);
   // A damaged record says nothing of how documents were chunked: all of them are chunked again.
@@ -484,6 +486,7 @@ function documentSettings(
     headings?: number;
     identifiers?: number;
     ocr?: string;
+    limits?: string;
   } = store.jsonMeta("chunking", { derived: true }) ?? { tokens: Number.NaN, overlap: Number.NaN };
   const text = before.tokens !== tokens || before.overlap !== overlap;
   // Indexes from before code had its own budget chunked code at the text budget, and from before the outline had a
@@ -504,6 +507,9 @@ function documentSettings(
   // OCR settings (mode, languages, traineddata) decide what PDFs and images read as: a change reads them again.
   // Indexes from before they were recorded keep their documents as they are.
   const rescan = (before.ocr ?? ocr) !== ocr;
+  // Pages OCR left out (past its time or memory limit) are tried again with other limits, or when told to retry
+  // failures: the document was indexed, so no failure stamp brings it back.
+  const partial = retry || (before.limits ?? failure) !== failure ? store.pathsWithOcrLeftOut() : new Set<string>();
   // Documents an earlier run under the recorded settings could not read (an unlistable folder, a failed conversion)
   // are still chunked the way before it.
   const recordedBehind = store.jsonMeta<unknown>("chunking_behind", { derived: true }) ?? [];
@@ -516,12 +522,13 @@ function documentSettings(
     bare.has(path) ||
     damaged.has(path) ||
     (headings && formatOf(path) === "md") ||
-    (rescan && OCR_FORMATS.has(formatOf(path)));
+    (rescan && OCR_FORMATS.has(formatOf(path))) ||
+    partial.has(path);
   const read = confinedReader(repo.path, root?.real);
-  const [conversion, failure] = [conversionSettings(config, repo), failureSettings(config, repo)];
   const kept = (hash: string): ConvertedDocument | undefined => {
     const found = store.keptConversion(hash, conversion);
-    if (!found) return undefined;
+    // A conversion that left pages out is not reused: they may be read now.
+    if (!found || found.metadata.ocr_failed_pages !== undefined) return undefined;
     const pages = typeof found.metadata.pages === "number" ? found.metadata.pages : undefined;
     return { title: found.title, format: "markdown", text: found.text, firstLine: 1, metadata: found.metadata, pages };
   };

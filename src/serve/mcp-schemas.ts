@@ -208,6 +208,9 @@ export const OUTPUT = {
           documents: z.number(),
           fragments: z.number(),
           ocr_pages: z.number().describe("Pages of its documents read by OCR"),
+          ocr_left_out: z
+            .array(z.object({ path: z.string(), pages: z.array(z.number()) }))
+            .describe("Documents with pages OCR left out (past its time or memory limit), and which"),
           last_indexed: z.string().nullable(),
           bytes: z.number().describe("Size of its index on disk"),
           model: z.string().nullable(),

@@ -561,6 +561,9 @@ export function statusText(statuses: (RepositoryStatus & { ann?: string | null; 
               .join(", ")}`
           : "",
         s.failures.length ? `  ${style.warn(`${count(s.failures.length, "file")} failed`)} (see \`status --json\`)` : "",
+        s.ocr_left_out.length
+          ? `  ${style.warn(leftOutLine(s.ocr_left_out))} (\`researcher index ${s.name} --retry-failed\` reads them again)`
+          : "",
         s.ann ? `  ${style.warn(s.ann)}` : "",
       ];
       return rows.filter(Boolean).join("\n");
@@ -592,6 +595,16 @@ export function repositoryListText(repos: Repository[], style: Style): string {
     )
     .join("\n")
     .concat("\n");
+}
+
+/** `2 pages OCR left out (scan.pdf p3, p7)`: the first few documents by name. */
+function leftOutLine(documents: { path: string; pages: number[] }[]): string {
+  const pages = documents.reduce((sum, doc) => sum + doc.pages.length, 0);
+  const named = documents
+    .slice(0, 3)
+    .map((doc) => `${escapeControls(doc.path)} ${doc.pages.map((page) => `p${page}`).join(", ")}`)
+    .join("; ");
+  return `${count(pages, "page")} OCR left out (${named}${documents.length > 3 ? "; …" : ""})`;
 }
 
 function formatBytes(bytes: number): string {

@@ -13,6 +13,8 @@ export interface RepositoryStatus {
   fragments: number;
   /** Pages of its documents read by OCR (scans). */
   ocr_pages: number;
+  /** Documents with pages OCR left out (past its time or memory limit), and which: `index --retry-failed` reads them again. */
+  ocr_left_out: { path: string; pages: number[] }[];
   /** ISO time of the last completed index run, or null when never indexed. */
   last_indexed: string | null;
   /** Bytes of the repository's index folder on disk. */
@@ -41,6 +43,7 @@ export function emptyStatus(repo: Repository): RepositoryStatus {
     documents: 0,
     fragments: 0,
     ocr_pages: 0,
+    ocr_left_out: [],
     last_indexed: null,
     bytes: 0,
     model: null,
@@ -63,6 +66,7 @@ export function repositoryStatus(repo: Repository): RepositoryStatus {
       ...base,
       ...counts,
       ocr_pages: store.ocrPages(),
+      ocr_left_out: store.ocrLeftOut(),
       last_indexed: store.getMeta("last_indexed") ?? null,
       bytes: folderBytes(repo.dir),
       model: store.embeddingModel()?.id ?? null,

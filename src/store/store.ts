@@ -402,6 +402,25 @@ export class Store {
     return new Set(rows.map((row) => row.path));
   }
 
+  /** Paths of the documents with pages OCR left out (metadata `ocr_failed_pages`). */
+  pathsWithOcrLeftOut(): Set<string> {
+    return new Set(this.ocrLeftOut().map((doc) => doc.path));
+  }
+
+  /** The documents with pages OCR left out, and which pages (metadata `ocr_failed_pages`), by path. */
+  ocrLeftOut(): { path: string; pages: number[] }[] {
+    const rows = this.db
+      .query<{ path: string; pages: string }, []>(
+        `SELECT path, json_extract(${METADATA}, '$.ocr_failed_pages') AS pages FROM documents
+         WHERE json_type(${METADATA}, '$.ocr_failed_pages') = 'array' ORDER BY path`,
+      )
+      .all();
+    return rows.map(({ path, pages }) => ({
+      path,
+      pages: (JSON.parse(pages) as unknown[]).filter((page): page is number => typeof page === "number"),
+    }));
+  }
+
   /** Paths of the documents of these formats (md, pdf, …) that have no fragment. */
   pathsWithoutFragments(formats: string[]): Set<string> {
     const rows = this.db
