@@ -432,6 +432,32 @@ test("a number is equal as a number: rating=4.0 is rating: 4, score=1e3 is score
     expect({ where, total: await found(where) }).toEqual({ where, total: 0 });
 });
 
+test("integers past 2^53 order exactly against an integer, negative ones too (s15 review #5)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, {
+    "a.md": "---\nid: 12345678901234567891\n---\n\nledger entry\n",
+    "b.md": "---\nid: -12345678901234567891\n---\n\nledger entry\n",
+    "c.md": "---\nid: 12345678901234567890\n---\n\nledger entry\n",
+    "d.md": "---\nid: 7\n---\n\nledger entry\n",
+    "e.md": "---\nid: 2.5\n---\n\nledger entry\n",
+  });
+  await indexRepository(home, addRepository(home, { name: "ids", path: docs, embed: false }));
+  const paths = async (where: string) =>
+    (await search(home, { query: "ledger", mode: "bm25", where: [parseFilter(where)], limit: 10 })).results.map((r) => r.path).sort();
+  expect(await paths("id<0")).toEqual(["b.md"]);
+  expect(await paths("id<-5")).toEqual(["b.md"]);
+  expect(await paths("id<-12345678901234567891")).toEqual([]);
+  expect(await paths("id<=-12345678901234567891")).toEqual(["b.md"]);
+  expect(await paths("id>12345678901234567890")).toEqual(["a.md"]);
+  expect(await paths("id>=12345678901234567891")).toEqual(["a.md"]);
+  expect(await paths("id>=12345678901234567890")).toEqual(["a.md", "c.md"]);
+  expect(await paths("id>3")).toEqual(["a.md", "c.md", "d.md"]);
+  expect(await paths("id<3")).toEqual(["b.md", "e.md"]);
+  expect(await paths("id>-0")).toEqual(["a.md", "c.md", "d.md", "e.md"]);
+  expect(await paths("id>1e19")).toEqual(["a.md", "c.md"]);
+});
+
 test("tags and aliases written as one string with commas are lists, as Obsidian reads them; a hint quotes a value with a comma (s14 user #5)", async () => {
   const found = await oneNote('tags: idea, zettel, "one, two"\naliases: "garden project, raised beds"\ncategory: "home, garden"');
   for (const where of ["tags=zettel", "tags=idea", 'tags="one, two"', 'aliases="raised beds"', 'category="home, garden"']) {

@@ -233,11 +233,29 @@ export function metadataPath(key: string): string {
 }
 
 /**
- * A value that compares as a number: a JSON number, or text of digits alone (an integer past 2^53 is kept as its
- * digits, convert.ts), read as the number it writes (SQLite orders any text after every number).
+ * A value that compares as a number: a JSON number, or an integer's digits as text (an integer past 2^53 is kept as
+ * its digits, document.ts), read as the number it writes (SQLite orders any text after every number).
  */
-const NUMERIC = "(m.type IN ('integer', 'real') OR (m.type = 'text' AND m.value <> '' AND m.value NOT GLOB '*[^0-9]*'))";
+const INTEGER_TEXT =
+  "(m.type = 'text' AND ltrim(m.value, '-') <> '' AND substr(m.value, 2) NOT GLOB '*[^0-9]*' AND m.value GLOB '[-0-9]*')";
+const NUMERIC = `(m.type IN ('integer', 'real') OR ${INTEGER_TEXT})`;
 const NUMERIC_VALUE = "CASE m.type WHEN 'text' THEN CAST(m.value AS REAL) ELSE m.value END";
+
+/**
+ * `<`, `>`, `<=`, `>=` against an integer, exactly when the value is an integer too: past 2^53 neighbours share a
+ * double (`id>12345678901234567890` missed …891). By sign, then number of digits, then the digits.
+ */
+function integerCompare(op: FilterOp, value: string, bind: Bind): string {
+  const digits = value.replace(/^-/, "").replace(/^0+/, "");
+  const negative = value.startsWith("-") && digits !== ""; // -0 is 0
+  const text = "CAST(m.value AS TEXT)";
+  const magnitude = `ltrim(ltrim(${text}, '-'), '0')`;
+  const byMagnitude = `(CASE WHEN length(${magnitude}) <> ${digits.length} THEN (CASE WHEN length(${magnitude}) > ${digits.length} THEN 1 ELSE -1 END)
+    WHEN ${magnitude} = ${bind(digits)} THEN 0 WHEN ${magnitude} > ${bind(digits)} THEN 1 ELSE -1 END)`;
+  const valueNegative = `(substr(${text}, 1, 1) = '-' AND ${magnitude} <> '')`;
+  const order = `(CASE WHEN ${valueNegative} <> ${negative ? 1 : 0} THEN ${negative ? 1 : -1} ELSE ${negative ? "-" : ""}${byMagnitude} END)`;
+  return `(m.type = 'integer' OR ${INTEGER_TEXT}) AND ${order} ${SQL_OPS[op]} 0`;
+}
 
 /**
  * A front-matter field: a list matches when any element does. The value's form picks the comparison: a number
@@ -254,8 +272,11 @@ function metadataSql(term: FilterTerm, value: string, bind: Bind): string {
     // `rating=4.0` is `rating: 4`, `score=1e3` is `score: 1000`: a number is equal as a number too.
     if (term.op === "eq" && NUMBER.test(value)) test = `(${test}) OR (m.type IN ('integer', 'real') AND m.value = ${bind(Number(value))})`;
   } else if (date) test = `m.type = 'text' AND ${prefixCompare("m.value", term.op, value, bind)}`;
-  else if (NUMBER.test(value)) test = `${NUMERIC} AND ${NUMERIC_VALUE} ${SQL_OPS[term.op]} ${bind(Number(value))}`;
-  else test = `m.type = 'text' AND ${textCompare("m.value", term.op, value, bind)}`;
+  else if (NUMBER.test(value)) {
+    test = `${NUMERIC} AND ${NUMERIC_VALUE} ${SQL_OPS[term.op]} ${bind(Number(value))}`;
+    // A real compares as a number; an integer against an integer compares exactly.
+    if (/^-?\d+$/.test(value)) test = `(m.type = 'real' AND ${test}) OR (${integerCompare(term.op, value, bind)})`;
+  } else test = `m.type = 'text' AND ${textCompare("m.value", term.op, value, bind)}`;
   // A bare year compares numbers (`year>=2020`) and is also a period of dates (`date>=2025` holds 2025-03-01).
   if (DATE.test(value) && !value.includes("-") && term.op !== "contains")
     test = `(${test}) OR (m.type = 'text' AND m.value GLOB '[0-9][0-9][0-9][0-9]-*' AND ${prefixCompare("m.value", term.op, value, bind)})`;
