@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexFiles, indexRepository, WRITE_BATCHES } from "../src/index/indexer.ts";
 import { repositoryStatus } from "../src/store/status.ts";
@@ -219,6 +219,10 @@ test("a file whose name is not UTF-8, handed to a batch as a watch event names i
   const reason = "file name is not valid UTF-8 (rename the file to index it)";
   expect((await indexFiles(home, repo, [name!])).failures).toEqual([{ path: name!, reason }]);
   expect((await indexRepository(home, repo)).failures).toEqual([{ path: name!, reason }]);
+  // Renamed as the failure says: the batch of the rename (both names) leaves no failure behind (s15 review #6).
+  renameSync(Buffer.concat([Buffer.from(`${repo.path}/new`), Buffer.from([0xfe]), Buffer.from(".md")]), join(repo.path, "new.md"));
+  expect(await indexFiles(home, repo, [name!, "new.md"])).toMatchObject({ indexed: 1, failed: 0, failures: [] });
+  expect(repositoryStatus(repo).failures).toEqual([]);
 });
 
 test("a named pipe handed to a batch (watch, add_to_index) is a failure with its reason, as a run records it, not silence (s13 hostile #10)", async () => {

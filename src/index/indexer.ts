@@ -5,9 +5,9 @@
  * walking the tree. A changed file is read once and hashed, and converted only when its SHA-256 differs. Writes go
  * in batches of whole documents, each batch one transaction. Heavy formats convert in a worker pool.
  */
-import { rmdirSync, statSync } from "node:fs";
+import { readdirSync, rmdirSync, statSync } from "node:fs";
 import { IDENTIFIER_VERSION } from "../identifiers.ts";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { BARE_DOCUMENT_VERSION, chunkDocument, MARKDOWN_CHUNK_VERSION, type ChunkOptions } from "./chunk.ts";
 import { codeFragments } from "./code-chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
@@ -402,8 +402,10 @@ export async function indexFiles(
         if (!file) {
           if (stored.has(path)) gone.push(path);
           // A watch event names a file whose name is not UTF-8 as it decodes (with U+FFFD): no such file, and the
-          // batch said nothing of it, where a run records it.
-          else if (path.includes("\ufffd")) writer.add({ kind: "failed", path, reason: UNDECODABLE_NAME });
+          // batch said nothing of it, where a run records it. One its folder no longer lists (renamed, as the
+          // failure says to, or deleted) has no failure left.
+          else if (path.includes("\ufffd") && listedIn(join(repo.path, dirname(path)), basename(path)))
+            writer.add({ kind: "failed", path, reason: UNDECODABLE_NAME });
           continue;
         }
         writer.add(await prepareDocument(file, stored.get(path), settings));
@@ -797,6 +799,15 @@ function refuseMovedRoot(repo: Repository, store: Store): RootRecord | undefined
   throw new ResearcherError("PATH_NOT_FOUND", `repository folder ${repo.path} now resolves to ${real}; nothing was changed`, {
     hint: movedRootHint(repo.name, real),
   });
+}
+
+/** Whether a folder lists an entry of this name, as names decode (a name that is not UTF-8 with U+FFFD in it). */
+function listedIn(folder: string, name: string): boolean {
+  try {
+    return readdirSync(folder).includes(name);
+  } catch {
+    return false;
+  }
 }
 
 /** The repository folder's identity (device and inode, through a link), or null when no folder is there now. */
