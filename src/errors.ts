@@ -29,6 +29,12 @@ export const ERROR_CODES = {
     summary: "a conversion was stopped before it finished (time or memory limit, a crashed worker, the run ending): try again",
   },
   NOT_INDEXED: { exit: 1, http: 404, rpc: RPC.notFound, summary: "the repository has never been indexed" },
+  NO_VECTORS: {
+    exit: 1,
+    http: 409,
+    rpc: RPC.invalid,
+    summary: "vector search of a repository indexed without embeddings (hybrid searches it with bm25 and warns)",
+  },
   LOCKED: { exit: 1, http: 409, rpc: RPC.internal, summary: "another process is writing this repository" },
   MODEL_UNAVAILABLE: { exit: 1, http: 503, rpc: RPC.internal, summary: "the embedding model cannot be loaded" },
   MODEL_MISMATCH: { exit: 1, http: 409, rpc: RPC.internal, summary: "the repository was embedded with another model" },

@@ -350,7 +350,18 @@ describeShared("vector and hybrid search", () => {
     expect(response.mode).toBe("bm25");
     expect(response.notes![0]).toContain("no vectors");
     const error = await search(home, { query: "x", repositories: ["plain"], mode: "vector" }, new SearchContext()).catch((e) => e);
-    expect(error.code).toBe("NOT_INDEXED");
+    expect(error.code).toBe("NO_VECTORS");
+    // Hybrid asked by name is its bm25 half, with a warning (s15 agent #3: an error coded "never indexed").
+    const hybrid = await search(home, { query: "automobile", repositories: ["plain"], mode: "hybrid" }, new SearchContext());
+    expect(hybrid).toMatchObject({ mode: "bm25", total: 1 });
+    expect(hybrid.warnings).toEqual([
+      {
+        repository: "plain",
+        code: "NO_VECTORS",
+        message: "searched with bm25: repository 'plain' was indexed without embeddings: it has no vectors for hybrid search",
+        hint: "embed it with `researcher config set repositories.plain.embed true && researcher index plain`",
+      },
+    ]);
   });
 });
 

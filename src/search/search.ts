@@ -152,7 +152,10 @@ export interface SearchResponse<T = FragmentHit | DocumentHit> {
   skipped: SkippedRepository[];
   /** When nothing matched: the filter's values no searched document holds, with the values that exist. */
   unmatched?: FilterMiss[];
-  /** Repositories searched with bm25 by default because their model could not be had now, with why and the fix. */
+  /**
+   * Repositories searched with bm25 by default because their model could not be had now, or in hybrid mode because
+   * they have no vectors, with why and the fix.
+   */
   warnings?: SkippedRepository[];
 }
 
@@ -511,9 +514,8 @@ interface RankedLists {
 
 async function searchRepository(run: SearchRun, repo: Repository, store: Store, depth: number): Promise<RepositoryResult> {
   const chosen = repositoryMode(run, repo, store);
-  let { mode } = chosen;
+  let { mode, fallback } = chosen;
   let lists: RankedLists;
-  let fallback: RepositoryResult["fallback"];
   try {
     lists = await rankLists(run, repo, store, mode, depth);
   } catch (error) {
@@ -550,21 +552,28 @@ function requestedMode(run: SearchRun): SearchMode | "auto" {
   return run.options.mode ?? run.config.search.mode;
 }
 
-/** The mode a repository is searched in: the one asked for, or (auto) hybrid where it has vectors, else bm25. */
-function repositoryMode(run: SearchRun, repo: Repository, store: Store): { mode: SearchMode; note?: string } {
+/**
+ * The mode a repository is searched in: the one asked for, or (auto) hybrid where it has vectors, else bm25. Hybrid
+ * asked of one without vectors is its bm25 half, with a warning (an agent that asked for hybrid got nothing); vector
+ * is an error.
+ */
+function repositoryMode(
+  run: SearchRun,
+  repo: Repository,
+  store: Store,
+): { mode: SearchMode; note?: string; fallback?: RepositoryResult["fallback"] } {
   const requested = requestedMode(run);
   const model = store.embeddingModel();
   if (requested === "auto") {
     return model ? { mode: "hybrid" } : { mode: "bm25", note: "no vectors: searched with bm25 (index with embeddings for hybrid)" };
   }
-  if (requested !== "bm25" && !model) {
-    // `embed: false` in config.yaml keeps every index run BM25-only, so indexing alone would not add vectors.
-    const enable = repo.embed ? "" : `researcher config set repositories.${repo.name}.embed true && `;
-    throw new ResearcherError("NOT_INDEXED", `repository '${repo.name}' has no vectors for ${requested} search`, {
-      hint: `embed it with \`${enable}researcher index ${repo.name}\`, or search it in bm25 mode`,
-    });
-  }
-  return { mode: requested };
+  if (requested === "bm25" || model) return { mode: requested };
+  // `embed: false` in config.yaml keeps every index run BM25-only, so indexing alone would not add vectors.
+  const enable = repo.embed ? "" : `researcher config set repositories.${repo.name}.embed true && `;
+  const message = `repository '${repo.name}' was indexed without embeddings: it has no vectors for ${requested} search`;
+  const embed = `embed it with \`${enable}researcher index ${repo.name}\``;
+  if (requested === "vector") throw new ResearcherError("NO_VECTORS", message, { hint: `${embed}, or search it in bm25 mode` });
+  return { mode: "bm25", fallback: { code: "NO_VECTORS", message: `searched with bm25: ${message}`, hint: embed } };
 }
 
 /** The BM25 and vector lists of one repository, `depth` deep, the filter applied (and, hybrid, unfiltered too). */

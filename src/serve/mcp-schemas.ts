@@ -114,7 +114,7 @@ export function searchOutput(documents: boolean) {
     words_found: z
       .boolean()
       .describe(
-        "Whether any searched fragment holds the query's words; false in hybrid or vector mode: the results match by meaning alone",
+        "Whether any searched fragment holds the query's words; when false (possible in hybrid or vector mode), the results match by meaning alone",
       ),
     skipped: skippedRepositories,
     unmatched: z
@@ -123,7 +123,9 @@ export function searchOutput(documents: boolean) {
       .describe("Only when nothing matched: the filter's values no document holds, each with the values that exist (`known`)"),
     warnings: skippedRepositories
       .optional()
-      .describe("Repositories searched with bm25 because their embedding model cannot be loaded now, each with why and the fix"),
+      .describe(
+        "Repositories searched with bm25 because their embedding model cannot be loaded now, or (hybrid) because they have no vectors, each with why and the fix",
+      ),
     results: z.array(result),
   });
 }
