@@ -306,6 +306,15 @@ describe("convertPdf", () => {
     expect(summary).toMatchObject({ indexed: 2, failed: 0 });
   });
 
+  test("metadata a program printed in place of a value is dropped: ARRAY(0x…) as author, [object Object] as title (s15 student #7)", async () => {
+    const lines = [paragraph("A page of text about lighthouses.", 72)];
+    const junk = await convertPdf(await writePdf(lines, { author: "ARRAY(0x2c7cf020)", title: "[object Object]" }), "fallback");
+    expect(junk.metadata.author).toBeUndefined();
+    expect(junk.title).not.toBe("[object Object]");
+    const real = await convertPdf(await writePdf(lines, { author: "Array Smith", title: "Arrays in practice" }), "fallback");
+    expect([real.metadata.author, real.title]).toEqual(["Array Smith", "Arrays in practice"]);
+  });
+
   test("a page tree naming one page 5,000 times fails as repeating itself, before it is read 5,000 times", async () => {
     const words = Array.from({ length: 50 }, (_, i) => `Line ${i} of the only page, with several ordinary words on it.`);
     const pdf = await PDFDocument.load(await writePdf([words.map((text, i) => ({ text, top: 40 + i * 14, size: 9 }))]));

@@ -296,7 +296,7 @@ async function pdfInfo(doc: { getMetadata(): Promise<{ info: object }> }) {
   const info = ((await doc.getMetadata().catch(() => ({ info: {} }))).info ?? {}) as Record<string, unknown>;
   const text = (key: string) => {
     const value = info[key];
-    return typeof value === "string" && value.trim() ? clean(value).trim() : undefined;
+    return typeof value === "string" && value.trim() && !PROGRAM_VALUE.test(value.trim()) ? clean(value).trim() : undefined;
   };
   const metadata: Record<string, unknown> = {};
   for (const [key, field] of [
@@ -317,6 +317,12 @@ async function pdfInfo(doc: { getMetadata(): Promise<{ info: object }> }) {
   const title = text("Title")?.replace(/^Microsoft (Word|PowerPoint) - /, "");
   return { title: title && !isJunkTitle(title) && !isFileName(title) ? title : undefined, metadata };
 }
+
+/**
+ * A value a program printed in place of the field's own (a Perl reference, `ARRAY(0x2c7cf020)`, as author: s15
+ * student #7), or a placeholder: no author wrote it.
+ */
+const PROGRAM_VALUE = /^(?:(?:ARRAY|HASH|SCALAR|CODE|GLOB|REF)\(0x[0-9a-f]+\)|\[object \w+\]|undefined|null|None|NaN)$/i;
 
 /**
  * A title no author chose: a placeholder (`Untitled`, `Untitled-1`, `Untitled document`), or no title at all: no
