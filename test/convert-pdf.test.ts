@@ -306,6 +306,26 @@ describe("convertPdf", () => {
     expect(summary).toMatchObject({ indexed: 2, failed: 0 });
   });
 
+  test("a page whose text reads as symbols, not words, is named in a warning and garbled_pages (s15 student #1)", async () => {
+    const junk = Array.from({ length: 8 }, (_, i) => ({ text: `! %3* 1 % % % ( -.45)& % ${i} & % 3* % %- 7 % -9 &`, top: 72 + i * 14 }));
+    const code = Array.from({ length: 8 }, (_, i) => ({
+      text: `if (count > ${i}) { total += values[${i}] * weight; return &buffer[offset]; }`,
+      top: 72 + i * 14,
+    }));
+    const prose = paragraph("The technology acceptance model explains how users come to accept and use a technology.", 72);
+    const doc = await convertPdf(await writePdf([prose, junk, code, junk]), "x");
+    expect(doc.metadata.garbled_pages).toEqual([2, 4]);
+    expect(doc.warnings).toEqual([
+      "2 pages' text reads as symbols, not words (fonts without a character map: search will miss them): pages 2, 4",
+    ]);
+  });
+
+  testShared("TAMReview.pdf: the 20 pages its fonts garble are named, and only they, of the corpus's PDFs", async () => {
+    const doc = await convertPdf(readFileSync(join(PDFS, "TAMReview.pdf")), "x");
+    expect(doc.metadata.garbled_pages).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
+    expect((await convertPdf(readFileSync(join(PDFS, "tracemonkey.pdf")), "x")).metadata.garbled_pages).toBeUndefined();
+  });
+
   test("metadata a program printed in place of a value is dropped: ARRAY(0x…) as author, [object Object] as title (s15 student #7)", async () => {
     const lines = [paragraph("A page of text about lighthouses.", 72)];
     const junk = await convertPdf(await writePdf(lines, { author: "ARRAY(0x2c7cf020)", title: "[object Object]" }), "fallback");
