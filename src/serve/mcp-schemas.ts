@@ -6,7 +6,7 @@ import { SEARCH_MODES } from "../search/search.ts";
 
 export const searchInput = {
   query: z.string().min(1).max(MAX_QUERY_CHARS).describe('Words or a natural-language question; "phrase", -exclude and prefix* work'),
-  repository: z.string().optional().describe("Search only this repository"),
+  repository: z.string().optional().describe("Search only this repository (with `repositories`, it and those)"),
   repositories: z
     .array(z.string())
     .min(1)
@@ -25,7 +25,7 @@ export const searchInput = {
     .min(ANSWER_LIMIT.min)
     .max(ANSWER_LIMIT.max)
     .optional()
-    .describe(`How many results (default: config's search.limit, 10, at most ${ANSWER_LIMIT.max})`),
+    .describe(`How many results, fragments or documents by tool (default: config's search.limit, 10, at most ${ANSWER_LIMIT.max})`),
   offset: z
     .number()
     .int()
@@ -38,7 +38,7 @@ export const searchInput = {
     .boolean()
     .optional()
     .describe(
-      "Give each result's whole fragment as `text` (a function or section, as the CLI's --full), not a get_document call per result",
+      "Give each fragment's whole text as `text` (a function or section, as the CLI's --full; search_documents: each document's fragments), not a get_document call per result",
     ),
   filter: z.string().max(500).optional().describe("Glob on document paths, e.g. 'notes/**' or '*.md'"),
   where: z

@@ -221,7 +221,9 @@ function registerSearchTools(server: McpServer, home: string, context: SearchCon
     "search_documents",
     {
       title: "Search documents",
-      description: "Find documents that answer a query, best first, each with its top fragments.",
+      description:
+        "Find documents that answer a query, best first, each with its top fragments (up to 3, best first, with location, " +
+        "heading and snippet): where to read first. Takes search_fragments' parameters; n_results counts documents.",
       inputSchema: z.strictObject(searchInput),
       outputSchema: searchOutput(true),
       annotations: READ_ONLY,
