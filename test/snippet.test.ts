@@ -49,3 +49,13 @@ test("whitespace collapses without shifting the highlights", () => {
   expect(snippet.text).toBe("one two three");
   expect(snippet.words).toEqual(["three"]);
 });
+
+test("a table's rule line is left out of a snippet; its cells and highlights stay (s15 student #6)", () => {
+  const table =
+    "| Variable | Definition |\n| --- | :---: |\n| Voluntariness | the extent to which use is voluntary |\n|---|---|\n| Image | status |";
+  const snippet = marked(table, "voluntary image");
+  expect(snippet.text).toBe("| Variable | Definition | | Voluntariness | the extent to which use is voluntary | | Image | status |");
+  expect(snippet.words).toEqual(["Voluntariness", "voluntary", "Image"]);
+  // A line of dashes in prose or code is not a table's rule.
+  expect(marked("a -- b --- c\n----\nend", "end").text).toBe("a -- b --- c ---- end");
+});

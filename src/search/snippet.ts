@@ -11,6 +11,7 @@ export interface Snippet {
 }
 
 const WINDOW = 240;
+const TABLE_RULE = /^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?$/gm;
 const LEAD = 40;
 
 /** A matched word: [start, end) in the fragment text, and its folded form (to count distinct words). */
@@ -30,7 +31,9 @@ export function makeSnippet(text: string, highlight: ParsedQuery["highlight"], {
   const start = from + bestWindowStart(part, matches);
   const end = Math.min(to, start + WINDOW);
   const cutEnd = end < to ? Math.max(text.lastIndexOf(" ", end), start + WINDOW / 2) : end;
-  const slice = text.slice(start, cutEnd);
+  // A table's rule line (`| --- | --- |`, from DOCX, HTML and markdown tables) says nothing in a snippet: blanked, so
+  // offsets stay as they are.
+  const slice = text.slice(start, cutEnd).replace(TABLE_RULE, (rule) => " ".repeat(rule.length));
   // Collapse whitespace but keep offsets of highlights valid by mapping through the same collapse.
   const { clean, map } = collapseWhitespace(slice);
   const prefix = start > 0 ? "…" : "";
