@@ -131,6 +131,13 @@ describe("convertHtml", () => {
     expect(text).not.toContain("VIEWSTATE");
   });
 
+  test("an XHTML DOCTYPE's internal subset is no text, and its entities are not expanded (s14 hostile #10)", async () => {
+    const xhtml = `<?xml version="1.0"?>\n<!DOCTYPE html [\n<!ENTITY lol "lol">\n<!ENTITY lol2 "&lol;&lol;">\n]>\n<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Entities</title></head><body><p>dtdword &lol2; here</p></body></html>`;
+    const doc = await convertHtml(new TextEncoder().encode(xhtml), "x");
+    expect(doc.title).toBe("Entities");
+    expect(doc.text).toBe("dtdword &lol2; here");
+  });
+
   test("title: <title>, else the first <h1>, else the fallback", async () => {
     expect((await convertHtml(utf8("<h2>Second</h2><h1>First  one</h1>"), "fb")).title).toBe("First one");
     expect((await convertHtml(utf8("<p>no heading</p>"), "fb")).title).toBe("fb");

@@ -89,9 +89,22 @@ export function htmlToMarkdown(html: string): string {
   return documentToMarkdown(parseHtml(html), { webPage: false });
 }
 
+/**
+ * XHTML without its DOCTYPE's internal subset (`<!DOCTYPE html [<!ENTITY …>]>`): an HTML parser ends the DOCTYPE at
+ * the first `>` and the rest (`]>`) became the first line of text. Entities it declares are not expanded either way.
+ */
+function withoutInternalSubset(xml: string): string {
+  const open = /<!DOCTYPE[^[>]*\[/i.exec(xml.slice(0, 4096));
+  if (!open) return xml;
+  const close = /\]\s*>/g;
+  close.lastIndex = open.index + open[0].length;
+  const end = close.exec(xml);
+  return end ? `${xml.slice(0, open.index + open[0].length - 1)}>${xml.slice(end.index + end[0].length)}` : xml;
+}
+
 /** Throws `FILE_UNREADABLE` for markup nested so deep that parsing and converting it would take minutes. */
 function parseHtml(html: string): HtmlDocument {
-  const source = looksLikeXml(html) ? expandSelfClosing(html) : html;
+  const source = looksLikeXml(html) ? expandSelfClosing(withoutInternalSubset(html)) : html;
   if (tagDepth(source) > MAX_DEPTH) throw tooDeep();
   const doc = domino.createDocument(source) as HtmlDocument;
   unwrapMisnamed(doc.documentElement);
