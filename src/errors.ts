@@ -55,6 +55,12 @@ export const ERROR_CODES = {
   NOT_FOUND: { exit: 1, http: 404, rpc: RPC.notFound, summary: "no such HTTP route" },
   METHOD_NOT_ALLOWED: { exit: 1, http: 405, rpc: RPC.invalid, summary: "the route does not answer this HTTP method" },
   TOO_LARGE: { exit: 1, http: 413, rpc: RPC.invalid, summary: "the request body is over the size limit" },
+  OUTPUT_FAILED: {
+    exit: 1,
+    http: 500,
+    rpc: RPC.internal,
+    summary: "the output could not be written where it goes (a full disk, a closed file)",
+  },
   INTERNAL: { exit: 1, http: 500, rpc: RPC.internal, summary: "an unexpected failure (a bug): its message says where" },
 } as const;
 

@@ -4,6 +4,7 @@
  * ~5 ms; so the CLI writes with `writeSync` and asks `fstat` whether a descriptor is a terminal.
  */
 import { fstatSync, writeSync } from "node:fs";
+import { describeError, ResearcherError } from "./errors.ts";
 
 export interface Terminal {
   readonly isTTY: boolean;
@@ -26,7 +27,8 @@ export function writeAll(fd: number, text: string): void {
         Atomics.wait(pause, 0, 0, 1); // a non-blocking pipe is full: let the reader catch up
       else if (code === "EPIPE")
         process.exit(0); // the reader has gone (`| head`): nothing left to do
-      else throw error;
+      // Not the index's disk (a full one is DISK_FULL, whose hint moves RESEARCHER_HOME): where the output goes.
+      else throw new ResearcherError("OUTPUT_FAILED", `cannot write the output: ${describeError(error)}`, { cause: error });
     }
   }
 }

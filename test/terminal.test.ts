@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { join } from "node:path";
-import { ROOT } from "./helpers.ts";
+import { ROOT, tempDir } from "./helpers.ts";
 
 test("writing to a reader that has gone (`| head`) ends quietly with exit 0", () => {
   const script = `import { stdout } from ${JSON.stringify(join(ROOT, "src/terminal.ts"))};
@@ -9,6 +9,15 @@ test("writing to a reader that has gone (`| head`) ends quietly with exit 0", ()
   expect(proc.stdout.toString()).toBe("line\n");
   expect(proc.stderr.toString()).toBe("");
   expect(proc.exitCode).toBe(0);
+});
+
+test("output that cannot be written (a full disk) is one error line about the output, not the index's disk (s14 hostile #10)", () => {
+  const home = tempDir();
+  const proc = Bun.spawnSync(["bash", "-c", `"${process.execPath}" "${join(ROOT, "src/main.ts")}" repo list > /dev/full`], {
+    env: { ...process.env, RESEARCHER_HOME: home },
+  });
+  expect(proc.stderr.toString()).toBe("error: cannot write the output: ENOSPC: no space left on device, write\n");
+  expect(proc.exitCode).toBe(1);
 });
 
 test("every byte of a large write arrives, and a pipe is not a terminal", () => {
