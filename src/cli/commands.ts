@@ -49,6 +49,7 @@ import {
   verifyText,
   watchBatchJson,
   watchBatchText,
+  clock,
   watchStatusLine,
 } from "../serve/render.ts";
 import { getRepository, listRepositories, type Repository, selectRepositories } from "../repos.ts";
@@ -270,8 +271,9 @@ export async function watchCommand(names: string[], flags: Flags): Promise<void>
         fatal ??= error; // the system refused the watches: stop, and say how to raise the limit
         return stop();
       }
-      note(`error: ${repository}: ${error.message}`);
-      if (error.hint) note(`hint: ${error.hint}`);
+      // Timed as batches are; a failed batch is tried again by the watch itself, so no hint says to run it again.
+      note(`${clock()} error: ${repository}: ${error.message}`);
+      if (error.hint) note(`${clock()} hint: ${error.hint.replace(/ and run the command again\b/, "; the watch tries again by itself")}`);
     },
     onStatus: live?.status,
   });

@@ -632,7 +632,8 @@ export function watchBatchText(batch: WatchBatch): string {
   return `${clock()} ${batch.repository}: ${what}: ${batch.indexed} indexed${ocrNote(batch.ocr_pages)}, ${batch.removed} removed, ${batch.failed} failed (${batch.seconds} s)\n`;
 }
 
-const clock = () => new Date().toTimeString().slice(0, 8);
+/** The time of day a watch's lines start with. */
+export const clock = () => new Date().toTimeString().slice(0, 8);
 
 /**
  * The one-line live status of `researcher watch` on a terminal: what each repository is doing and the last batch.
