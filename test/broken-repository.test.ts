@@ -175,15 +175,20 @@ describeShared("vector and hybrid search beside a BM25-only repository", () => {
   }, HOOK_TIMEOUT);
   const cli = (...args: string[]) => runCli(args, { home });
 
-  test("over all repositories, vector and hybrid search the ones with vectors and report the others", () => {
-    for (const mode of ["vector", "hybrid"]) {
-      const run = cli("search", "whale", "--mode", mode, "--json");
-      expect({ mode, code: run.code, stderr: run.stderr }).toMatchObject({ mode, code: 0 });
-      const response = JSON.parse(run.stdout);
-      expect(response.repositories).toEqual(["ocean"]);
-      expect(response.skipped).toMatchObject([{ repository: "churn", code: "NOT_INDEXED" }]);
-      expect(run.stderr).toContain("warning: skipped churn");
-    }
+  test("over all repositories, vector search skips the ones without vectors and hybrid searches them with bm25, each saying so", () => {
+    const vector = cli("search", "whale", "--mode", "vector", "--json");
+    expect(vector.code).toBe(0);
+    const skipped = JSON.parse(vector.stdout);
+    expect(skipped.repositories).toEqual(["ocean"]);
+    expect(skipped.skipped).toMatchObject([{ repository: "churn", code: "NO_VECTORS" }]);
+    expect(vector.stderr).toContain("warning: skipped churn");
+    const hybrid = cli("search", "whale", "--mode", "hybrid", "--json");
+    expect(hybrid.code).toBe(0);
+    const both = JSON.parse(hybrid.stdout);
+    expect(both.repositories.sort()).toEqual(["churn", "ocean"]);
+    expect(both.skipped).toEqual([]);
+    expect(both.warnings).toMatchObject([{ repository: "churn", code: "NO_VECTORS" }]);
+    expect(hybrid.stderr).toContain("warning: churn: searched with bm25: repository 'churn' was indexed without embeddings");
   });
 
   test("`config set search.mode vector` does the same", () => {
