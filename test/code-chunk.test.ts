@@ -106,6 +106,23 @@ describe("chunkCode per language", () => {
     checkCoverage(source, fragments);
   });
 
+  test("C prototypes a portability macro wraps are named by their name, not the macro (s15 agent #2: zlib, bzip2)", async () => {
+    const source = [
+      "/* The application can compare zlibVersion and ZLIB_VERSION for consistency. */",
+      "ZEXTERN const char * ZEXPORT zlibVersion OF((void));",
+      "/* deflate compresses as much data as possible. */",
+      "ZEXTERN int ZEXPORT deflate OF((z_streamp strm, int flush));",
+      "/* Prepare for bzip2 compression. */",
+      "BZ_EXTERN int BZ_API(BZ2_bzCompressInit) (",
+      "      bz_stream* strm,",
+      "      int        blockSize100k",
+      "   );",
+      "size_t MAXLEN(void);",
+    ].join("\n");
+    const headings = (await chunkCode(source, "c", { maxTokens: 20, packBelow: 0 }))!.map((f) => f.headings.join(" › "));
+    expect(new Set(headings)).toEqual(new Set(["zlibVersion()", "deflate()", "BZ2_bzCompressInit()", "MAXLEN()"]));
+  });
+
   test("JavaScript's assigned functions are named: CommonJS exports, methods set on an object or a prototype", async () => {
     const body = (n: number) => `  const value = input + ${n};\n  return value * 2 + input.length;\n`;
     const source = [

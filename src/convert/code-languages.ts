@@ -28,6 +28,7 @@ export function languageOf(path: string): CodeLanguage | null {
  * prototypes are named, and so are the definitions in a top-level include guard, `#ifdef`, `extern "C"`, or Python
  * `if`/`try`. Version 11: a JavaScript or TypeScript value made by a call given a function, or an object with
  * methods, is named: `const Button = forwardRef(…)`, `Parser.prototype = { feed() {…} }`. Version 12: not inside a
- * function's body, where such a value is a local. Version 13: each fragment records the unit it is part of.)
+ * function's body, where such a value is a local. Version 13: each fragment records the unit it is part of. Version
+ * 14: C prototypes a portability macro wraps (`BZ_API(name)(…)`, `name OF((…))`) are named by the name, not the macro.)
  */
-export const CODE_OUTLINE_VERSION = 13;
+export const CODE_OUTLINE_VERSION = 14;

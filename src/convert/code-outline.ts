@@ -569,7 +569,10 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     // A prototype (`int api_open(const char *path);`), what a header is made of: named as its function.
     let declarator = node.childForFieldName("declarator");
     while (declarator && /^(pointer|reference)_declarator$/.test(declarator.type)) declarator = declarator.childForFieldName("declarator");
-    const name = declarator?.type === "function_declarator" ? declaratorName(declarator.childForFieldName("declarator")) : null;
+    const name =
+      declarator?.type === "function_declarator"
+        ? (macroWrappedName(node, declarator) ?? declaratorName(declarator.childForFieldName("declarator")))
+        : splitPrototypeName(node, declarator);
     return name ? `${name}()` : null;
   }
   if (type === "impl_item") {
@@ -670,6 +673,40 @@ function madeOfFunctions(value: SyntaxNode, depth = 0): boolean {
     });
   }
   return false;
+}
+
+const MACRO = /^[A-Z_][A-Z0-9_]*$/;
+
+/**
+ * A prototype whose name a portability macro wraps, which the C grammar cannot know: bzip2's
+ * `BZ_API(BZ2_bzCompressInit)(…)` parses as a call of `BZ_API` whose one parameter is the name, and zlib's
+ * K&R-compatible `zlibVersion OF((void))` as a function `OF` returning the type `zlibVersion`. Both were headed by
+ * the macro (s15 agent #2).
+ */
+function macroWrappedName(node: SyntaxNode, declarator: SyntaxNode): string | null {
+  const inner = declarator.childForFieldName("declarator");
+  if (inner?.type === "function_declarator" && MACRO.test(inner.childForFieldName("declarator")?.text ?? "")) {
+    const parameters = inner.childForFieldName("parameters")?.namedChildren ?? [];
+    const only = parameters.length === 1 ? parameters[0]!.namedChildren : [];
+    return only.length === 1 && only[0]!.type === "type_identifier" ? only[0]!.text : null;
+  }
+  const type = node.childForFieldName("type");
+  const doubled = declarator.childForFieldName("parameters")?.text.replace(/\s+/g, "").startsWith("((");
+  return MACRO.test(inner?.text ?? "") && doubled && type?.type === "type_identifier" ? type.text : null;
+}
+
+/**
+ * The name of a K&R-compatible prototype that macros before it split in two (`ZEXTERN int ZEXPORT deflate
+ * OF((z_streamp strm, int flush));` parses as `ZEXPORT deflate;` and `OF ((…));`): the second part, a macro and a
+ * doubled parenthesis, takes the name the first part ends with.
+ */
+function splitPrototypeName(node: SyntaxNode, declarator: SyntaxNode | null): string | null {
+  const type = node.childForFieldName("type");
+  if (!MACRO.test(type?.text ?? "") || declarator?.type !== "parenthesized_declarator" || !declarator.text.startsWith("((")) return null;
+  const before = node.previousNamedSibling;
+  const name =
+    before?.type === "declaration" && before.endPosition.row === node.startPosition.row ? before.childForFieldName("declarator") : null;
+  return name?.type === "identifier" ? name.text : null;
 }
 
 /**
