@@ -12,7 +12,8 @@ import { drawnItems } from "../src/convert/pdf-drawn.ts";
 import { glyphNameText } from "../src/convert/pdf-glyphs.ts";
 import { conversionFailure, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { convertFile } from "../src/convert/convert.ts";
-import { paragraph, writePdf } from "./pdf-fixtures.ts";
+import { ConvertPool } from "../src/convert/pool.ts";
+import { blankPages, paragraph, writePdf } from "./pdf-fixtures.ts";
 
 const PDFS = join(SHARED, "data/corpus/pdf/pdfjs-test-pdfs");
 
@@ -334,6 +335,21 @@ describe("convertPdf", () => {
     const real = await convertPdf(await writePdf(lines, { author: "Array Smith", title: "Arrays in practice" }), "fallback");
     expect([real.metadata.author, real.title]).toEqual(["Array Smith", "Arrays in practice"]);
   });
+
+  test("10,000 pages without text or images are looked at on the file's clock, with no collection each (s15 hostile #1)", async () => {
+    const bytes = blankPages(10_000);
+    // Each page was an OCR page: off the file's clock, and a full garbage collection after it once the heap was
+    // large, so the time grew with the square of the pages (146 s; 30,000 pages took more than 25 minutes).
+    const pool = new ConvertPool({ size: 1, timeoutMs: 60_000 });
+    try {
+      const started = performance.now();
+      const error = await conversionFailure(pool.convert("blank.pdf", bytes));
+      expect(error.message).toBe(NO_PAGE_IMAGES);
+      expect(performance.now() - started).toBeLessThan(40_000);
+    } finally {
+      pool.close();
+    }
+  }, 90_000);
 
   test("a page tree naming one page 5,000 times fails as repeating itself, before it is read 5,000 times", async () => {
     const words = Array.from({ length: 50 }, (_, i) => `Line ${i} of the only page, with several ordinary words on it.`);

@@ -142,3 +142,32 @@ export async function scanOfPages(count: number): Promise<Uint8Array> {
   }
   return pdf.save();
 }
+
+/**
+ * A PDF of `n` pages with neither text nor images, written by hand: each page names the same empty content stream
+ * and a font, as pages without text share them (pdf-lib's empty pages hold no resources at all).
+ */
+export function blankPages(n: number): Uint8Array {
+  const objects = new Map<number, string>([
+    [1, "<</Type/Catalog/Pages 2 0 R>>"],
+    [3, "<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>"],
+    [4, "<</Length 0>>stream\n\nendstream"],
+  ]);
+  const kids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    objects.set(5 + i, "<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Resources<</Font<</F1 3 0 R>>>>/Contents 4 0 R>>");
+    kids.push(`${5 + i} 0 R`);
+  }
+  objects.set(2, `<</Type/Pages/Count ${n}/Kids[${kids.join(" ")}]>>`);
+  let out = "%PDF-1.4\n";
+  const offsets: number[] = [];
+  for (const id of [...objects.keys()].sort((a, b) => a - b)) {
+    offsets[id] = out.length;
+    out += `${id} 0 obj\n${objects.get(id)}\nendobj\n`;
+  }
+  const size = objects.size + 1;
+  const xref = out.length;
+  out += `xref\n0 ${size}\n0000000000 65535 f \n`;
+  for (let id = 1; id < size; id++) out += `${String(offsets[id]).padStart(10, "0")} 00000 n \n`;
+  return new TextEncoder().encode(`${out}trailer\n<</Size ${size}/Root 1 0 R>>\nstartxref\n${xref}\n%%EOF\n`);
+}

@@ -17,7 +17,14 @@ export async function convertImage(format: string, bytes: Uint8Array, title: str
   for (const [i, page] of pages.entries()) {
     // Each page is decoded only when OCR gets to it, and its pixels are garbage once it is read (the worker collects
     // a large heap between OCR pages): a long fax is never held decoded all at once.
-    const read = await recognise(page, options, { page: i + 1, pages: pages.length });
+    const read = await recognise(
+      (found) => {
+        found(); // an image's page is an image: decoding it is OCR's work, on the page's clock
+        return page();
+      },
+      options,
+      { page: i + 1, pages: pages.length },
+    );
     texts.push(read.text ?? "");
     if (read.failure) unread.push({ page: i + 1, reason: read.failure });
   }

@@ -283,29 +283,42 @@ export function unreadPages(unread: UnreadPage[]): { metadata: Record<string, un
 }
 
 /**
- * The text OCR reads in one page image (`image()` gives it, or null when there is none); `options.onOcrPage` is
- * told when it starts and ends, and which `page` it is. A missing language model fails the file with its reason; an
- * engine abort costs only this page (the engine is replaced), and is reported as the page's `failure`, so that a file
- * with no text says the engine failed rather than that it found nothing.
+ * The text OCR reads in one page image (`image(found)` gives it, or null when there is none, and calls `found` once it
+ * knows there is one, before decoding it); `options.onOcrPage` is told when its OCR starts and ends, and which `page`
+ * it is. Looking for an image is the file's own work, on the file's clock: 10,000 pages without text or images were
+ * each an OCR page, whose end collected garbage, and took minutes past `convert_timeout` (s15 hostile #1). A missing
+ * language model fails the file with its reason; an engine abort costs only this page (the engine is replaced), and
+ * is reported as the page's `failure`, so that a file with no text says the engine failed rather than that it found
+ * nothing.
  */
-export async function recognise(image: () => Promise<GrayImage | null>, options: ConvertOptions, page: OcrPage): Promise<PageReading> {
+export async function recognise(
+  image: (found: () => void) => Promise<GrayImage | null>,
+  options: ConvertOptions,
+  page: OcrPage,
+): Promise<PageReading> {
   const stopped = options.ocrStopped?.find((s) => s.page === page.page);
   if (stopped) return { failure: stopped.reason };
-  options.onOcrPage?.("start", page); // making the engine (loading the wasm and model) is part of the first page's OCR
-  const current = sharedEngine(options);
+  let started = false;
+  const start = () => {
+    if (!started) options.onOcrPage?.("start", page);
+    started = true;
+  };
+  let current: Promise<OcrEngine> | undefined;
   try {
+    const pixels = await image(start);
+    if (!pixels) return {};
+    start(); // making the engine (loading the wasm and model) is part of the first page's OCR
+    current = sharedEngine(options);
     const engine = await current.catch((error: Error) => {
       throw new ResearcherError("FILE_UNREADABLE", error.message);
     });
-    const pixels = await image();
-    if (!pixels) return {};
     return { text: (await engine.recognize(pixels)) || undefined };
   } catch (error) {
     if (error instanceof ResearcherError) throw error;
-    if (shared?.engine === current) shared = undefined; // the engine refuses further pages after an abort
+    if (current && shared?.engine === current) shared = undefined; // the engine refuses further pages after an abort
     return { failure: describeError(error) };
   } finally {
-    options.onOcrPage?.("end", page);
+    if (started) options.onOcrPage?.("end", page);
   }
 }
 
@@ -400,7 +413,7 @@ const MIN_PAGE_COVERAGE = 0.3;
  * `minCoverage` of the page. Call it for pages whose text layer is empty: a scan is one page-sized image. pdf.js
  * errors (broken content streams) are thrown, as from `getTextContent`.
  */
-export async function pageImage(page: PdfPage, minCoverage = MIN_PAGE_COVERAGE): Promise<GrayImage | null> {
+export async function pageImage(page: PdfPage, minCoverage = MIN_PAGE_COVERAGE, found?: () => void): Promise<GrayImage | null> {
   await checkOps();
   const list = await page.getOperatorList();
   let ctm: Matrix = [1, 0, 0, 1, 0, 0];
@@ -419,6 +432,7 @@ export async function pageImage(page: PdfPage, minCoverage = MIN_PAGE_COVERAGE):
   }
   const [x0 = 0, y0 = 0, x1 = 0, y1 = 0] = page.view;
   if (!best || best.area < minCoverage * Math.abs((x1 - x0) * (y1 - y0))) return null;
+  found?.(); // decoding it is OCR's work (a JBIG2 scan page), on the page's own clock
   const image = typeof best.source === "string" ? await pdfObject(page, best.source) : best.source;
   const gray = image && toGray(image);
   if (!image || !gray) return null;

@@ -278,18 +278,18 @@ function recognisePage(
   options: ConvertOptions,
   onImage: () => void,
 ) {
-  const image = async () => {
-    const pixels = await scanImage(doc, n).catch(() => null);
+  const image = async (found: () => void) => {
+    const pixels = await scanImage(doc, n, found).catch(() => null);
     if (pixels) onImage();
     return pixels;
   };
   return recognise(image, options, { page: n, pages: doc.numPages });
 }
 
-async function scanImage(doc: { getPage(n: number): Promise<unknown> }, n: number) {
+async function scanImage(doc: { getPage(n: number): Promise<unknown> }, n: number, found: () => void) {
   const page = (await doc.getPage(n)) as PdfPage & { cleanup(): void };
   try {
-    return await pageImage(page);
+    return await pageImage(page, undefined, found);
   } finally {
     page.cleanup();
   }
