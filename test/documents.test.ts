@@ -17,7 +17,7 @@ import { search, SearchContext, type SearchOptions } from "../src/search/search.
 import { addRepository, getRepository } from "../src/repos.ts";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { HOOK_TIMEOUT, tempDir, writeTree } from "./helpers.ts";
+import { CAN_MOUNT, HOOK_TIMEOUT, mountTmpfs, tempDir, unmount, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 const home = tempDir();
@@ -469,3 +469,26 @@ test("a name with control characters is read by the escaped form ls and text res
   expect((await readDocument(home, "cc:bell\\x07.md")).text).toContain("bellword");
   expect((await readDocument(home, "cc:plain\\n.md")).text).toContain("backslashword"); // a name's own backslash first
 });
+
+test.skipIf(!CAN_MOUNT)(
+  "a file whose mtime is past what a Date can hold is listed and read, its time held at the limit (s15 hostile #3)",
+  async () => {
+    // ext4 clamps times at 2446; tmpfs keeps 64 bits, as btrfs and ZFS do and tar archives may ask for.
+    const dir = tempDir();
+    expect(mountTmpfs(dir)).toBe(true);
+    try {
+      writeTree(dir, { "a.md": "# A\n\nfarword\n", "far.md": "# Far\n\nfarword\n" });
+      expect(Bun.spawnSync(["touch", "-d", "@9000000000000", join(dir, "far.md")]).exitCode).toBe(0);
+      const home = tempDir();
+      await indexRepository(home, addRepository(home, { name: "far", path: dir, embed: false }));
+      const listed = listDocuments(home, { repositories: ["far"] }).documents;
+      expect(listed.map((d) => [d.path, d.modified])).toEqual([
+        ["a.md", expect.stringMatching(/^20\d\d-/)],
+        ["far.md", "+275760-09-13T00:00:00.000Z"],
+      ]);
+      expect((await readDocument(home, "far:far.md")).text).toContain("farword");
+    } finally {
+      unmount(dir);
+    }
+  },
+);

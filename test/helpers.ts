@@ -105,6 +105,24 @@ export interface RunResult {
 /** Only root can switch to `nobody`; tests of unreadable folders need it, since chmod 000 does not stop root. */
 export const AS_ROOT = process.getuid?.() === 0;
 
+/** A tmpfs of `size` (`8m`) mounted on `dir`: a disk that can be filled, or a mount that can go away. */
+export const mountTmpfs = (dir: string, size = "1m") =>
+  Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir]).exitCode === 0;
+/** Lazily: a process of the test may still hold a file open there. */
+export const unmount = (dir: string) => Bun.spawnSync(["umount", "--lazy", dir]).exitCode === 0;
+
+/** Mounting needs root, and a container may refuse it to root as well: tests that mount are skipped then, saying so. */
+export const CAN_MOUNT =
+  AS_ROOT &&
+  (() => {
+    const dir = tempDir();
+    return mountTmpfs(dir) && unmount(dir);
+  })();
+
+export function skipUnlessMounting(file: string, what: string): void {
+  if (!CAN_MOUNT) console.warn(`note: skipping ${what} in ${file}: it needs to mount a tmpfs (root)`);
+}
+
 /**
  * The CLI run as `nobody` (uid 65534) over `base`, a tree that user owns. It is the compiled executable, not
  * src/main.ts: `nobody` cannot reach a checkout in a private folder (as `mktemp -d` makes them).

@@ -24,22 +24,28 @@ import { syncVectorIndex } from "../src/search/vectors.ts";
 import { toResearcherError } from "../src/errors.ts";
 import { UNMOUNTED } from "../src/index/discover.ts";
 import { verifyRepository } from "../src/index/verify.ts";
-import { AS_ROOT, bm25Repository, cliAsNobody, GLOVE, HOOK_TIMEOUT, ROOT, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
+import {
+  AS_ROOT,
+  bm25Repository,
+  CAN_MOUNT,
+  cliAsNobody,
+  GLOVE,
+  HOOK_TIMEOUT,
+  mountTmpfs,
+  ROOT,
+  SHARED,
+  skipUnlessMounting,
+  tempDir,
+  testShared,
+  unmount,
+  writeTree,
+} from "./helpers.ts";
 import { docx } from "./docx-fixtures.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 const docxParagraph = (text: string) => `<w:p><w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
 
-/** Mounting a file system needs root, and a container may refuse it to root as well. */
-const mount = (dir: string) => Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir]).exitCode === 0;
-const unmount = (dir: string) => Bun.spawnSync(["umount", dir]).exitCode === 0;
-const CAN_MOUNT =
-  AS_ROOT &&
-  (() => {
-    const dir = tempDir();
-    return mount(dir) && unmount(dir);
-  })();
-if (!CAN_MOUNT) console.warn("note: skipping the subfolder-mount test in indexer-hostile.test.ts: it needs to mount a tmpfs (root)");
+skipUnlessMounting("indexer-hostile.test.ts", "the subfolder-mount test");
 
 const total = async (home: string, query: string) => (await search(home, { query, limit: 50 })).total;
 
@@ -66,7 +72,7 @@ describe("an index run removes nothing it cannot see", () => {
     async () => {
       const { home, docs, repo } = bm25Repository({ "top.md": "top words\n", "archive/.keep": "" });
       const archive = join(docs, "archive");
-      mount(archive);
+      mountTmpfs(archive);
       try {
         writeTree(archive, { "a1.md": "archived words one\n", "a2.md": "archived words two\n" });
         expect(await indexRepository(home, repo)).toMatchObject({ indexed: 3 });
@@ -487,76 +493,77 @@ describe("rebuilds replace everything or nothing", () => {
 });
 
 describe("a full disk", () => {
-  test("a run that does not fit stops with DISK_FULL; the WAL is given back; other repositories and repo remove work", async () => {
-    // The home folder on an 8 MB tmpfs of its own; needs mount(2) (root), as CI runs here.
-    const mnt = tempDir();
-    const mount = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mnt]);
-    if (mount.exitCode !== 0) throw new Error(`cannot mount a tmpfs for this test: ${mount.stderr.toString()}`);
-    try {
-      const home = join(mnt, "home");
-      const small = tempDir();
-      writeTree(small, { "a.md": "small intact words\n" });
-      const intact = addRepository(home, { name: "intact", path: small, embed: false });
-      await indexRepository(home, intact);
+  test.skipIf(!CAN_MOUNT)(
+    "a run that does not fit stops with DISK_FULL; the WAL is given back; other repositories and repo remove work",
+    async () => {
+      // The home folder on an 8 MB tmpfs of its own.
+      const mnt = tempDir();
+      expect(mountTmpfs(mnt, "8m")).toBe(true);
+      try {
+        const home = join(mnt, "home");
+        const small = tempDir();
+        writeTree(small, { "a.md": "small intact words\n" });
+        const intact = addRepository(home, { name: "intact", path: small, embed: false });
+        await indexRepository(home, intact);
 
-      // A file over index.max_file_bytes (50 MB) is never read, so it needs no room: a sparse 60 MB log beside a
-      // note indexes the note and fails the log as too large, instead of refusing the run as DISK_FULL.
-      const logs = tempDir();
-      writeTree(logs, { "note.md": "a note beside a log\n", "server.txt": "" });
-      truncateSync(join(logs, "server.txt"), 60 * 2 ** 20);
-      const withLog = addRepository(home, { name: "logs", path: logs, embed: false, fileTypes: ["md", "txt"] });
-      expect(await indexRepository(home, withLog)).toMatchObject({ indexed: 1, failed: 1 });
+        // A file over index.max_file_bytes (50 MB) is never read, so it needs no room: a sparse 60 MB log beside a
+        // note indexes the note and fails the log as too large, instead of refusing the run as DISK_FULL.
+        const logs = tempDir();
+        writeTree(logs, { "note.md": "a note beside a log\n", "server.txt": "" });
+        truncateSync(join(logs, "server.txt"), 60 * 2 ** 20);
+        const withLog = addRepository(home, { name: "logs", path: logs, embed: false, fileTypes: ["md", "txt"] });
+        expect(await indexRepository(home, withLog)).toMatchObject({ indexed: 1, failed: 1 });
 
-      // Checked before writing: ~6 MB of text needs more than the disk has.
-      const big = tempDir();
-      const files: Record<string, string> = {};
-      for (let i = 0; i < 300; i++) files[`d${i}.md`] = `# Doc ${i}\n\n${`word${i} `.repeat(2500)}\n`;
-      writeTree(big, files);
-      const large = addRepository(home, { name: "large", path: big, embed: false });
-      expect(indexRepository(home, large)).rejects.toThrow(/^not enough free space for this run: about \d+ MB needed, \d+ MB free/);
+        // Checked before writing: ~6 MB of text needs more than the disk has.
+        const big = tempDir();
+        const files: Record<string, string> = {};
+        for (let i = 0; i < 300; i++) files[`d${i}.md`] = `# Doc ${i}\n\n${`word${i} `.repeat(2500)}\n`;
+        writeTree(big, files);
+        const large = addRepository(home, { name: "large", path: big, embed: false });
+        expect(indexRepository(home, large)).rejects.toThrow(/^not enough free space for this run: about \d+ MB needed, \d+ MB free/);
 
-      // Not caught by the estimate (HTML counts for half its size, as markup usually is): SQLite runs out of room mid-run.
-      rmSync(big, { recursive: true });
-      writeTree(
-        big,
-        Object.fromEntries(
-          Array.from({ length: 300 }, (_, i) => [
-            `d${i}.html`,
-            `<h1>Doc ${i}</h1><p>${Array.from({ length: 1500 }, (_, j) => `w${i}x${j}`).join(" ")}</p>`,
-          ]),
-        ),
-      );
-      const fills = indexRepository(home, large);
-      const full = await fills.then(
-        () => undefined,
-        (error: unknown) => error,
-      );
-      expect(full).toMatchObject({
-        code: "DISK_FULL",
-        message: expect.stringMatching(new RegExp(`^the disk holding ${large.dir} is full: `)),
-        hint: expect.stringContaining("none of it half-written"),
-      });
-      const wal = join(large.dir, "index.db-wal");
-      expect(existsSync(wal) ? statSync(wal).size : 0).toBe(0);
+        // Not caught by the estimate (HTML counts for half its size, as markup usually is): SQLite runs out of room mid-run.
+        rmSync(big, { recursive: true });
+        writeTree(
+          big,
+          Object.fromEntries(
+            Array.from({ length: 300 }, (_, i) => [
+              `d${i}.html`,
+              `<h1>Doc ${i}</h1><p>${Array.from({ length: 1500 }, (_, j) => `w${i}x${j}`).join(" ")}</p>`,
+            ]),
+          ),
+        );
+        const fills = indexRepository(home, large);
+        const full = await fills.then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(full).toMatchObject({
+          code: "DISK_FULL",
+          message: expect.stringMatching(new RegExp(`^the disk holding ${large.dir} is full: `)),
+          hint: expect.stringContaining("none of it half-written"),
+        });
+        const wal = join(large.dir, "index.db-wal");
+        expect(existsSync(wal) ? statSync(wal).size : 0).toBe(0);
 
-      expect((await search(home, { query: "intact", repositories: ["intact"] })).total).toBe(1);
-      const removed = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "repo", "remove", "large"], {
-        env: { ...process.env, RESEARCHER_HOME: home },
-      });
-      expect(removed.exitCode).toBe(0);
-      expect(existsSync(large.dir)).toBe(false);
-    } finally {
-      Bun.spawnSync(["umount", "--lazy", mnt]); // lazily: this process may still hold an index open
-    }
-  });
+        expect((await search(home, { query: "intact", repositories: ["intact"] })).total).toBe(1);
+        const removed = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "repo", "remove", "large"], {
+          env: { ...process.env, RESEARCHER_HOME: home },
+        });
+        expect(removed.exitCode).toBe(0);
+        expect(existsSync(large.dir)).toBe(false);
+      } finally {
+        unmount(mnt);
+      }
+    },
+  );
 });
 
-testShared(
+(CAN_MOUNT ? testShared : test.skip)(
   "a disk too full to save vectors.usearch is DISK_FULL, not 'unexpected' (s14 hostile #5)",
   async () => {
     const mnt = tempDir();
-    const mount = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", mnt]);
-    if (mount.exitCode !== 0) throw new Error(`cannot mount a tmpfs for this test: ${mount.stderr.toString()}`);
+    expect(mountTmpfs(mnt, "40m")).toBe(true);
     try {
       const home = join(mnt, "home");
       const docs = tempDir(); // the documents on the ordinary disk: only the index is on the small one
@@ -588,7 +595,7 @@ testShared(
         store.close();
       }
     } finally {
-      Bun.spawnSync(["umount", "--lazy", mnt]);
+      unmount(mnt);
     }
   },
   120_000,

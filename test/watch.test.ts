@@ -24,7 +24,20 @@ import { setConfigValue } from "../src/config.ts";
 import { search } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
 import { watchRepositories, type WatchBatch, type WatchHandle } from "../src/serve/watch.ts";
-import { AS_ROOT, cliAsNobody, executable, HOOK_TIMEOUT, runCli, SYSTEM_PATH, tempDir, writeTree } from "./helpers.ts";
+import {
+  AS_ROOT,
+  CAN_MOUNT,
+  cliAsNobody,
+  executable,
+  HOOK_TIMEOUT,
+  mountTmpfs,
+  runCli,
+  SYSTEM_PATH,
+  skipUnlessMounting,
+  tempDir,
+  unmount,
+  writeTree,
+} from "./helpers.ts";
 
 const WAIT_MS = 15_000;
 
@@ -782,22 +795,14 @@ test("an exclude added to config.yaml while watching applies at the next batch: 
   }
 });
 
-// A tmpfs for the index, so that its disk can be filled: that needs root (and a system that lets it mount).
-const CAN_MOUNT =
-  AS_ROOT &&
-  (() => {
-    const dir = tempDir();
-    return (
-      Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir]).exitCode === 0 && Bun.spawnSync(["umount", dir]).exitCode === 0
-    );
-  })();
-if (!CAN_MOUNT) console.warn("note: skipping the full-disk watch test in watch.test.ts: it needs to mount a tmpfs (root)");
+// A tmpfs for the index, so that its disk can be filled.
+skipUnlessMounting("watch.test.ts", "the full-disk watch test");
 
 test.skipIf(!CAN_MOUNT)(
   "a batch on a full disk is an error line timed as batches are, whose hint does not say to run the watch again; it catches up when space is back (s14 hostile #10)",
   async () => {
     const mnt = tempDir();
-    expect(Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mnt]).exitCode).toBe(0);
+    expect(mountTmpfs(mnt, "8m")).toBe(true);
     try {
       const docs = tempDir();
       writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
@@ -846,7 +851,7 @@ test.skipIf(!CAN_MOUNT)(
       ).toBe(true);
       expect(Bun.spawnSync([exe, "search", "bravo", "--files"], { env }).stdout.toString()).toBe(`${join(docs, "b.md")}\n`);
     } finally {
-      Bun.spawnSync(["umount", "--lazy", mnt]);
+      unmount(mnt);
     }
   },
   60_000,

@@ -399,7 +399,7 @@ function listedInfo(repo: Repository, doc: ListedDocument): DocumentInfo {
     format: doc.format,
     metadata: doc.metadata,
     size: doc.size,
-    modified: new Date(doc.mtimeMs).toISOString(),
+    modified: isoTime(doc.mtimeMs),
     fragments: doc.fragments,
     pages: doc.pages,
   };
@@ -451,6 +451,17 @@ export function editDistance(a: string, b: string, limit = Infinity): number {
     previous = current;
   }
   return previous[b.length]!;
+}
+
+/** The latest and earliest times a Date can hold (±100,000,000 days), in ms from 1970. */
+const DATE_LIMIT = 8.64e15;
+
+/**
+ * A file's mtime as ISO text, held within what a Date can write: a 64-bit file system (tmpfs, btrfs, ZFS) or a tar
+ * archive may give a time past year 275,760, and one such file made its whole repository unlistable ("Invalid Date").
+ */
+function isoTime(ms: number): string {
+  return new Date(Math.max(-DATE_LIMIT, Math.min(DATE_LIMIT, Number.isFinite(ms) ? ms : 0))).toISOString();
 }
 
 /**
