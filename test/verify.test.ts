@@ -96,6 +96,35 @@ describeShared("verify", () => {
     expect(runCli(["verify", "v"], { home })).toMatchObject({ code: 0, stdout: "v: ok\n" });
   });
 
+  test("an index that disagrees with its table (quick_check passes it) is found, and index --rebuild replaces it (s15 hostile #2)", async () => {
+    // Two of the fragments table's indexes swapped, as damage below the file system can leave one: every page is whole.
+    const swap = [
+      "import sqlite3, sys",
+      "c = sqlite3.connect(sys.argv[1])",
+      'a, b = (c.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (n,)).fetchone()[0] for n in ("fragments_by_document", "fragments_by_text_hash"))',
+      'c.execute("PRAGMA writable_schema = ON")',
+      "c.execute(\"UPDATE sqlite_master SET rootpage = ? WHERE name = 'fragments_by_document'\", (b,))",
+      "c.execute(\"UPDATE sqlite_master SET rootpage = ? WHERE name = 'fragments_by_text_hash'\", (a,))",
+      "c.commit()",
+    ].join("\n");
+    const quickCheck = () =>
+      Bun.spawnSync([
+        "python3",
+        "-c",
+        `import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA quick_check").fetchone()[0])`,
+        Store.dbPath(repo.dir),
+      ]).stdout.toString();
+    expect(Bun.spawnSync(["python3", "-c", swap, Store.dbPath(repo.dir)]).exitCode).toBe(0);
+    expect(quickCheck()).toBe("ok\n");
+    const found = runCli(["verify", "v", "--json"], { home });
+    expect(found.code).toBe(1);
+    const problems = JSON.parse(found.stdout).problems as { check: string; detail: string; fix: string }[];
+    expect(problems[0]).toMatchObject({ check: "database", fix: "researcher index --rebuild v" });
+    expect(problems.map((p) => p.detail).join("\n")).toContain("fragments_by_");
+    expect(runCli(["index", "v", "--rebuild"], { home }).code).toBe(0);
+    expect(runCli(["verify", "v"], { home })).toMatchObject({ code: 0, stdout: "v: ok\n" });
+  });
+
   test("a folder in vectors.usearch's place is named as such; --repair leaves it, and repairs once it is moved", async () => {
     rmSync(annPath(repo.dir));
     mkdirSync(annPath(repo.dir));

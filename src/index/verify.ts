@@ -72,7 +72,7 @@ async function checkDatabase(repo: Repository, problems: VerifyProblem[], repair
     return;
   }
   try {
-    const pages = quickCheck(store);
+    const pages = integrityCheck(store);
     if (pages.length) pages.forEach(damaged);
     else await checkStore(store, repo, problems, repair);
   } catch (error) {
@@ -253,11 +253,11 @@ function checkLeftovers(repo: Repository, problems: VerifyProblem[], repair: boo
 // ---- the checks over the store ----------------------------------------------------------------------------
 
 /**
- * What is wrong with the database's pages (SQLite's `quick_check`). It also runs FTS5's integrity check, whose
- * findings are the full-text check's (a full-text index is rebuilt, not the database).
+ * What is wrong with the database's pages and indexes (SQLite's `integrity_check`). It also runs FTS5's integrity
+ * check, whose findings are the full-text check's (a full-text index is rebuilt, not the database).
  */
-function quickCheck(store: Store): string[] {
-  return store.quickCheck().filter((row) => row !== "ok" && !row.startsWith("fts5:"));
+function integrityCheck(store: Store): string[] {
+  return store.integrityCheck().filter((row) => row !== "ok" && !row.startsWith("fts5:"));
 }
 
 /** Problems with the full-text index: its own integrity check, and one row per fragment. */

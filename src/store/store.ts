@@ -8,7 +8,7 @@ import { filterSql, type Filter, metadataOf, metadataPath, type SqlCondition } f
 import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
 import { ImpactLists } from "./impacts.ts";
 import { PostingLists } from "./postings.ts";
-import { BUSY_TIMEOUT_MS, openIndexDatabase, type OpenedIndex, quickCheck } from "./schema.ts";
+import { BUSY_TIMEOUT_MS, integrityCheck, openIndexDatabase, type OpenedIndex } from "./schema.ts";
 import type { RootRecord } from "../files.ts";
 
 export type { SqlCondition } from "./filter-sql.ts";
@@ -1127,9 +1127,9 @@ export class Store {
 
   // ---- integrity (verify) -----------------------------------------------------------------------------------
 
-  /** SQLite's structural check of every page (`quick_check`): "ok", or one row per problem (FTS5's among them). */
-  quickCheck(): string[] {
-    return quickCheck(this.db);
+  /** SQLite's check of every page and index (`integrity_check`): "ok", or one row per problem (FTS5's among them). */
+  integrityCheck(): string[] {
+    return integrityCheck(this.db);
   }
 
   /** FTS5's own integrity check of the full-text index; throws SQLite's error for what it finds wrong. */
