@@ -15,7 +15,7 @@ import { type Serial, serialized } from "../serial.ts";
 import { VERSION } from "../version.ts";
 import { describe, named, registerTools, resourcesChanged, rpcError } from "./mcp-tools.ts";
 import { ocrNote } from "./render.ts";
-import { LineTooLong, StdioLineTransport } from "./stdio-transport.ts";
+import { InvalidMessage, LineTooLong, StdioLineTransport } from "./stdio-transport.ts";
 import { watchRepositories, type WatchHandle } from "./watch.ts";
 
 function instructions(home: string): string {
@@ -149,7 +149,8 @@ function answerMalformedLines(transport: StdioLineTransport): void {
     previous?.(error);
     const parse = error instanceof SyntaxError;
     const message = parse ? "Parse error" : error instanceof LineTooLong ? `Invalid Request: ${error.message}` : "Invalid Request";
-    const id = error instanceof LineTooLong ? error.id : null; // a recovered id answers the request the client awaits
+    // A recovered id answers the request the client awaits.
+    const id = error instanceof LineTooLong || error instanceof InvalidMessage ? error.id : null;
     void transport.send({ jsonrpc: "2.0", id: id as string, error: { code: parse ? -32700 : -32600, message } });
   };
 }

@@ -4,12 +4,19 @@
  * close, and never exits. Here a line over the limit is dropped as it streams in (never held whole), reported
  * through `onerror` as a `LineTooLong` (serveStdio answers it), and reading goes on.
  */
-import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 
 /** The longest message line read, as the SDK's default buffer: ample for any request a client sends. */
 const MAX_LINE_BYTES = 10 * 2 ** 20;
+
+/** JSON that is no JSON-RPC message; `id` when it has one to answer (a client waits for that id). */
+export class InvalidMessage extends Error {
+  constructor(readonly id: string | number | null) {
+    super("Invalid Request");
+  }
+}
 
 export class LineTooLong extends Error {
   /**
@@ -147,15 +154,37 @@ export class StdioLineTransport implements Transport {
     this.parts = [];
     this.size = 0;
     if (line.trim() === "") return; // a blank line between messages is no message (and no parse error)
-    let message: JSONRPCMessage;
+    let json: unknown;
     try {
-      message = deserializeMessage(line);
+      json = JSON.parse(line);
     } catch (error) {
-      this.onerror?.(error as Error); // bad JSON, or JSON that is not a JSON-RPC message: answered, not fatal
+      this.onerror?.(error as Error); // bad JSON: answered, not fatal
       return;
     }
-    this.onmessage?.(message);
+    const message = JSONRPCMessageSchema.safeParse(withoutNullParams(json));
+    if (message.success) this.onmessage?.(message.data as JSONRPCMessage);
+    else this.onerror?.(new InvalidMessage(idOf(json))); // JSON that is no JSON-RPC message: answered, not fatal
   }
+}
+
+/**
+ * `"params": null` (and `"_meta": null` in them) as absent: clients that write a nil field as null (Go structs without
+ * `omitempty`) were refused as invalid, answered with id null, and waited for their own id forever.
+ */
+function withoutNullParams(json: unknown): unknown {
+  if (!json || typeof json !== "object" || !("params" in json)) return json;
+  const { params, ...rest } = json as { params: unknown };
+  if (params === null) return rest;
+  if (params && typeof params === "object" && (params as { _meta?: unknown })._meta === null) {
+    const { _meta, ...kept } = params as { _meta: unknown };
+    return { ...rest, params: kept };
+  }
+  return json;
+}
+
+function idOf(json: unknown): string | number | null {
+  const id = json && typeof json === "object" ? (json as { id?: unknown }).id : undefined;
+  return typeof id === "string" || typeof id === "number" ? id : null;
 }
 
 /** The last EDGE_BYTES of a line, copied (a view would keep the whole chunk alive). */

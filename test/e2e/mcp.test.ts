@@ -777,11 +777,16 @@ describe("stdio protocol hygiene", () => {
     proc.stdin.write("this is not json\n");
     proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 7, method: "no/such/method" })}\n`);
     proc.stdin.write(`${JSON.stringify(init)}\n`);
+    // `params: null` is absent params (Go clients write nil fields so): it was "Invalid Request" with id null, and
+    // the client waited for its id forever (s15 hostile #5); JSON-RPC that is invalid otherwise is answered by its id.
+    proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 8, method: "ping", params: null })}\n`);
+    proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list", params: { _meta: null } })}\n`);
+    proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 10, method: 42 })}\n`);
     proc.stdin.flush();
     const reader = proc.stdout.getReader();
     let text = "";
     const deadline = Date.now() + 10_000;
-    while (!text.includes('"id":1') && Date.now() < deadline) {
+    while (!["1", "8", "9", "10"].every((id) => text.includes(`"id":${id},`) || text.includes(`"id":${id}}`)) && Date.now() < deadline) {
       const { value, done } = await reader.read();
       if (done) break;
       text += new TextDecoder().decode(value);
@@ -793,6 +798,9 @@ describe("stdio protocol hygiene", () => {
     expect(messages.some((m) => m.error?.code === -32700 || m.error?.code === -32600)).toBe(true);
     expect(messages.find((m) => m.id === 7)?.error?.code).toBe(-32601);
     expect(messages.find((m) => m.id === 1)?.result?.serverInfo?.name).toBe("researcher");
+    expect(messages.find((m) => m.id === 8)?.result).toEqual({});
+    expect(messages.find((m) => m.id === 9)?.result?.tools?.length).toBeGreaterThan(5);
+    expect(messages.find((m) => m.id === 10)?.error).toEqual({ code: -32600, message: "Invalid Request" });
     proc.stdin.end();
     const code = await Promise.race([proc.exited, Bun.sleep(5000).then(() => "still running")]);
     expect(code).toBe(0);
