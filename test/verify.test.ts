@@ -264,3 +264,43 @@ test.skipIf(!AS_ROOT)(
   },
   HOOK_TIMEOUT,
 );
+
+describeShared("damaged stored vectors (s15 hostile #6)", () => {
+  test("a blob of another length or a NaN is left out of searches, found by verify, and embedded again after --repair", async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, {
+      "cars.md": "# Cars\n\nThe driver parks the car.\n",
+      "bread.md": "# Bread\n\nKnead the dough.\n",
+      "boats.md": "# Boats\n\nThe sailor steers the boat.\n",
+    });
+    const repo = addRepository(home, { name: "dv", path: docs, embedding: { model: GLOVE } });
+    await indexRepository(home, repo);
+    const db = new Database(Store.dbPath(repo.dir));
+    const [short, nan] = db.query<{ text_hash: string }, []>("SELECT text_hash FROM embeddings ORDER BY text_hash LIMIT 2").all();
+    db.query("UPDATE embeddings SET vector = x'0102' WHERE text_hash = ?").run(short!.text_hash);
+    db.query("UPDATE embeddings SET vector = ? WHERE text_hash = ?").run(
+      new Uint8Array(new Float32Array(100).fill(Number.NaN).buffer),
+      nan!.text_hash,
+    );
+    db.close();
+    // Every vector search failed ("unexpected"), and a NaN ranked first with score NaN.
+    const vector = runCli(["search", "driver car", "--mode", "vector", "--json"], { home });
+    expect(vector.code).toBe(0);
+    const results = JSON.parse(vector.stdout).results as { score: number }[];
+    expect(results).toHaveLength(1);
+    expect(results.every((r) => Number.isFinite(r.score))).toBe(true);
+    const found = await verifyRepository(repo);
+    expect(found.problems).toContainEqual({
+      check: "vectors",
+      detail: "2 stored vectors are damaged (not 100 finite numbers); searches leave them out",
+      fix: "researcher verify --repair",
+      repaired: false,
+    });
+    const repaired = await verifyRepository(repo, { repair: true });
+    expect(repaired.problems.find((p) => p.detail.startsWith("2 stored vectors"))).toMatchObject({ repaired: true });
+    expect(runCli(["index", "dv"], { home }).code).toBe(0);
+    expect(await verifyRepository(repo)).toMatchObject({ ok: true, problems: [] });
+    expect(JSON.parse(runCli(["search", "driver car", "--mode", "vector", "--json"], { home }).stdout).results).toHaveLength(3);
+  }, 60_000);
+});

@@ -114,6 +114,17 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
         fix: `researcher index ${repo.name}`,
         repaired: false,
       });
+    const unusable = store.unusableVectors();
+    if (unusable.length) {
+      // Dropped, they are fragment texts without a vector: the next index run embeds them again.
+      if (repair) store.transaction(() => store.deleteVectors(unusable));
+      problems.push({
+        check: "vectors",
+        detail: `${unusable.length} stored vectors are damaged (not ${model.dims} finite numbers); searches leave them out`,
+        fix: repair ? `removed: \`researcher index ${repo.name}\` embeds their texts again` : "researcher verify --repair",
+        repaired: repair,
+      });
+    }
     if (orphans) {
       if (repair) store.transaction(() => store.pruneVectors());
       problems.push({

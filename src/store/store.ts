@@ -212,6 +212,18 @@ export interface StoredModel {
   settings?: { dtype: string; pooling: string; query_prefix: string; document_prefix: string };
 }
 
+/**
+ * Whether a stored vector can be searched: `dims` float32s, every one finite. SQLite keeps no checksums, so bit rot
+ * in index.db is a blob of another length (every vector search failed, "unexpected") or a NaN (ranked first).
+ */
+function usableVector(blob: Uint8Array, dims: number): boolean {
+  if (blob.byteLength !== dims * 4) return false;
+  const vector = new Float32Array(blob.buffer, blob.byteOffset, dims);
+  let sum = 0;
+  for (let i = 0; i < dims; i++) sum += vector[i]!;
+  return Number.isFinite(sum);
+}
+
 function toFloat32(blob: Uint8Array): Float32Array {
   return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
 }
@@ -1016,7 +1028,9 @@ export class Store {
     const rows = this.db.query<{ id: number; vector: Uint8Array }, []>(
       "SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash",
     );
+    const dims = this.vectorDims();
     for (const row of rows.iterate()) {
+      if (!usableVector(row.vector, dims)) continue; // verify finds it, and --repair has it embedded again
       ids.push(row.id);
       blobs.push(row.vector);
       if (ids.length === size) {
@@ -1028,22 +1042,48 @@ export class Store {
   }
 
   allVectors(): { id: number; vector: Float32Array }[] {
+    const dims = this.vectorDims();
     return this.db
       .query<{ id: number; vector: Uint8Array }, []>(
         "SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash",
       )
       .all()
+      .filter((row) => usableVector(row.vector, dims))
       .map((row) => ({ id: row.id, vector: toFloat32(row.vector) }));
+  }
+
+  /** The recorded model's dimensions (0 without one: no vector is then usable). */
+  private vectorDims(): number {
+    return this.embeddingModel()?.dims ?? 0;
+  }
+
+  /** Stored vectors that cannot be searched (usableVector), by their text hash. */
+  unusableVectors(): string[] {
+    const dims = this.vectorDims();
+    // Those a fragment uses: one no fragment uses is pruned as such.
+    const rows = this.db.query<{ text_hash: string; vector: Uint8Array }, []>(
+      "SELECT e.text_hash, e.vector FROM embeddings e WHERE EXISTS (SELECT 1 FROM fragments f WHERE f.text_hash = e.text_hash)",
+    );
+    const found: string[] = [];
+    for (const row of rows.iterate()) if (!usableVector(row.vector, dims)) found.push(row.text_hash);
+    return found;
+  }
+
+  /** Drop these stored vectors: their texts wait for the next index run's embeddings. */
+  deleteVectors(textHashes: string[]): void {
+    this.db.query("DELETE FROM embeddings WHERE text_hash IN (SELECT value FROM json_each(?))").run(JSON.stringify(textHashes));
   }
 
   /** The vectors of these fragments (an exact search over a filter's fragments reads only those). */
   vectorsOf(ids: number[]): { id: number; vector: Float32Array }[] {
+    const dims = this.vectorDims();
     return this.db
       .query<{ id: number; vector: Uint8Array }, [string]>(
         `SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash
          WHERE f.id IN (SELECT value FROM json_each(?))`,
       )
       .all(JSON.stringify(ids))
+      .filter((row) => usableVector(row.vector, dims))
       .map((row) => ({ id: row.id, vector: toFloat32(row.vector) }));
   }
 
