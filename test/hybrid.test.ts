@@ -1,6 +1,17 @@
 /** Vector and hybrid search end to end in the library: real GloVe model, real SQLite, real usearch file. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { acquireWriterLock, processStartTime } from "../src/lock.ts";
@@ -393,5 +404,26 @@ describeShared("a repository whose embedding lags behind its text", () => {
     } finally {
       await context.close();
     }
+  });
+});
+
+describeShared("a model whose files changed since the repository was embedded", () => {
+  test("is named once, with what changed, and the hint re-embeds (s15 hostile #4: 'embedded with X, not X')", async () => {
+    const home = tempDir();
+    const model = join(tempDir(), "model");
+    cpSync(GLOVE, model, { recursive: true });
+    const repo = addRepository(home, { name: "changed", path: tempDir(), embedding: { model } });
+    writeTree(repo.path, { "cars.md": TEN["cars.md"] });
+    await indexRepository(home, repo);
+    // A new revision or a quantised file swapped in: the same name and size, other weights.
+    copyFileSync(join(model, "onnx/model.onnx"), join(model, "onnx/model_quantized.onnx"));
+    const error = await search(home, { query: "automobile", mode: "vector", repositories: ["changed"] }, new SearchContext()).catch(
+      (e) => e,
+    );
+    expect(error.code).toBe("MODEL_MISMATCH");
+    expect(error.message).toMatch(
+      /^the files of .*\/model changed since repository 'changed' was embedded with it \(fingerprint \w{12} → \w{12}\)$/,
+    );
+    expect(error.hint).toContain("researcher index --embeddings-only changed --model");
   });
 });

@@ -739,14 +739,16 @@ export function mayDifferFrom(home: string, choice: ModelChoice, stored: StoredM
 /** A repository never mixes vectors of two models. */
 export function checkModel(repository: string, stored: StoredModel | undefined, embedder: Embedder): void {
   if (!stored || stored.fingerprint === embedder.fingerprint) return;
-  throw new ResearcherError(
-    "MODEL_MISMATCH",
-    `repository '${repository}' was embedded with ${stored.id} (${stored.dims} dims), not ${embedder.info.id} (${embedder.dims} dims)`,
-    {
-      // --model makes the new model the repository's own (config.yaml), so its searches and index runs agree after.
-      hint: `re-embed it with ${embedder.info.id}: \`researcher index --embeddings-only ${repository} --model ${shellWord(embedder.info.id)}\``,
-    },
-  );
+  // The same name and size: the model's files changed since (a new revision, a quantised file swapped in).
+  const same = stored.id === embedder.info.id && stored.dims === embedder.dims;
+  const short = (fingerprint: string) => fingerprint.slice(0, 12);
+  const message = same
+    ? `the files of ${stored.id} changed since repository '${repository}' was embedded with it (fingerprint ${short(stored.fingerprint)} → ${short(embedder.fingerprint)})`
+    : `repository '${repository}' was embedded with ${stored.id} (${stored.dims} dims), not ${embedder.info.id} (${embedder.dims} dims)`;
+  throw new ResearcherError("MODEL_MISMATCH", message, {
+    // --model makes the new model the repository's own (config.yaml), so its searches and index runs agree after.
+    hint: `re-embed it with ${embedder.info.id}: \`researcher index --embeddings-only ${repository} --model ${shellWord(embedder.info.id)}\``,
+  });
 }
 
 /** Requests in flight to a remote embedding server unless `embedding.parallel` says otherwise. */
