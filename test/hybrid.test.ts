@@ -425,5 +425,8 @@ describeShared("a model whose files changed since the repository was embedded", 
       /^the files of .*\/model changed since repository 'changed' was embedded with it \(fingerprint \w{12} → \w{12}\)$/,
     );
     expect(error.hint).toContain("researcher index --embeddings-only changed --model");
+    // By default (auto) the search answers with its words, saying why, as for a model that cannot be loaded.
+    const auto = await search(home, { query: "automobile", repositories: ["changed"] }, new SearchContext());
+    expect(auto).toMatchObject({ mode: "bm25", warnings: [{ repository: "changed", code: "MODEL_MISMATCH" }] });
   });
 });

@@ -545,8 +545,11 @@ async function searchRepository(run: SearchRun, repo: Repository, store: Store, 
   };
 }
 
-/** Why a repository's query embedder could not be had: a model that cannot be loaded now, a provider that failed. */
-const MODEL_FAILURES = new Set<ErrorCode>(["MODEL_UNAVAILABLE", "PROVIDER_FAILED"]);
+/**
+ * Why a repository's query embedder could not be had: a model that cannot be loaded now, a provider that failed, or
+ * a model whose files changed since the repository was embedded (its vectors no longer match the queries').
+ */
+const MODEL_FAILURES = new Set<ErrorCode>(["MODEL_UNAVAILABLE", "PROVIDER_FAILED", "MODEL_MISMATCH"]);
 
 function requestedMode(run: SearchRun): SearchMode | "auto" {
   return run.options.mode ?? run.config.search.mode;

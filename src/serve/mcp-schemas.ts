@@ -124,7 +124,7 @@ export function searchOutput(documents: boolean) {
     warnings: skippedRepositories
       .optional()
       .describe(
-        "Repositories searched with bm25 because their embedding model cannot be loaded now, or (hybrid) because they have no vectors, each with why and the fix",
+        "Repositories searched with bm25 because their embedding model cannot be loaded now or changed, or (hybrid) because they have no vectors, each with why and the fix",
       ),
     results: z.array(result),
   });
