@@ -127,6 +127,14 @@ describeShared("verify", () => {
 
   test("a folder in vectors.usearch's place is named as such; --repair leaves it, and repairs once it is moved", async () => {
     rmSync(annPath(repo.dir));
+    // A FIFO first: opening it to read blocked, and index and verify hung for good (s15 hostile #8).
+    expect(Bun.spawnSync(["mkfifo", annPath(repo.dir)]).exitCode).toBe(0);
+    const started = performance.now();
+    expect(runCli(["verify", "v"], { home }).stdout).toContain("vectors.usearch is not a file");
+    expect(runCli(["index", "v"], { home }).code).toBe(0);
+    expect(JSON.parse(runCli(["search", "driver", "--mode", "vector", "--json"], { home }).stdout).total).toBeGreaterThan(0);
+    expect(performance.now() - started).toBeLessThan(20_000);
+    rmSync(annPath(repo.dir));
     mkdirSync(annPath(repo.dir));
     const notAFile = [
       "ann",

@@ -4,7 +4,7 @@
  * models ship their token table in it. The format is this small on purpose, so it is read here rather than through
  * a dependency; every offset is checked against the file before a byte is used.
  */
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { writeFileAtomic } from "../atomic.ts";
 
 export interface Tensor {
@@ -46,6 +46,8 @@ interface Entry {
 
 /** The tensors a file declares, read from its header alone (a few bytes, not the tensors). */
 export function safetensorsEntries(path: string): Map<string, Entry> {
+  // Opened only when it is a regular file: a FIFO in its place blocked the open, and every vector search with it.
+  if (!statSync(path).isFile()) throw new Error(`${path}: not a regular file`);
   const fd = openSync(path, "r");
   try {
     const prefix = Buffer.alloc(8);

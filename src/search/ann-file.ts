@@ -12,7 +12,7 @@
  *   graph head: u64 size, connectivity, base connectivity, max level, entry slot; i16 level per node;
  *   per node: u64 key, i16 level, then for level 0 and each level above: u32 count and that level's slots (u32).
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { describeError } from "../errors.ts";
 
 /** What the file must have been built as (see vectors.ts `newIndex`). */
@@ -35,6 +35,7 @@ const CHUNK = 8 * 2 ** 20;
 export function annFileProblem(file: string, shape: AnnShape): string | null {
   let fd: number | undefined;
   try {
+    if (!statSync(file).isFile()) return "is not a regular file"; // opening a FIFO would block
     fd = openSync(file, "r");
     return structureProblem(new Reader(fd), shape);
   } catch (error) {

@@ -137,7 +137,7 @@ interface Examined {
 /** Read and hash the whole file, once its ctime is a tick old; null when it cannot be read. */
 function examine(file: string): Examined | null {
   const before = statSync(file, { bigint: true, throwIfNoEntry: false });
-  if (!before) return null;
+  if (!before?.isFile()) return null; // a FIFO in its place would block the read: index and verify hung on one
   const age = Date.now() - Number(before.ctimeNs / 1_000_000n);
   if (age >= 0 && age < tickMs(before.ctimeNs)) Bun.sleepSync(tickMs(before.ctimeNs) - age);
   let bytes: Buffer;
