@@ -43,6 +43,13 @@ describe("discoverFiles", () => {
       { path: "loop-a.md", reason: "a link to loop-b.md, which loops" },
       { path: "loop-b.md", reason: "a link to loop-a.md, which loops" },
     ]);
+    // A chain past the system's 40 links is ELOOP too, but it does not loop (s15 hostile #8).
+    const chain = tempDir();
+    writeTree(chain, { "a.md": "a" });
+    for (let i = 1; i <= 45; i++) symlinkSync(i === 1 ? "a.md" : `l${i - 1}.md`, join(chain, `l${i}.md`));
+    const long = discoverFiles(chain, { fileTypes: ["md"], exclude: [] }).problems;
+    expect(long).toContainEqual({ path: "l45.md", reason: "a link to l44.md: a chain of links too long to follow (over 40)" });
+    expect(long.some((p) => p.reason.includes("loops"))).toBe(false);
   });
 
   test("generated and vendored code is skipped with its rule in repositories that index code; documents keep build/", () => {

@@ -1,6 +1,6 @@
 /** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
-import { basename, dirname, join, relative, sep } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { CODE_EXTENSIONS } from "../file-types.ts";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
@@ -540,6 +540,21 @@ function brokenLink(absolute: string, error: unknown): string {
     target = readlinkSync(absolute);
   } catch {}
   if (code === "ENOENT") return `a link to ${target}, which does not exist`;
-  if (code === "ELOOP") return `a link to ${target}, which loops`;
+  if (code === "ELOOP")
+    return linkCycle(absolute) ? `a link to ${target}, which loops` : `a link to ${target}: a chain of links too long to follow (over 40)`;
   return `cannot follow the link to ${target}: ${describeError(error)}`;
+}
+
+/** Whether following links from `absolute` comes back to one already followed (the system says ELOOP past 40 too). */
+function linkCycle(absolute: string): boolean {
+  const seen = new Set<string>();
+  for (let current = absolute; !seen.has(current); ) {
+    seen.add(current);
+    try {
+      current = resolve(dirname(current), readlinkSync(current));
+    } catch {
+      return false; // the chain ends in something that is no link
+    }
+  }
+  return true;
 }
