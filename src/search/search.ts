@@ -519,7 +519,9 @@ async function searchRepository(run: SearchRun, repo: Repository, store: Store, 
   try {
     lists = await rankLists(run, repo, store, mode, depth);
   } catch (error) {
-    if (!isResearcherError(error) || !MODEL_FAILURES.has(error.code)) throw error;
+    // A model named with --model that is not the repository's is the caller's choice, an error however asked.
+    const namedModel = error instanceof ResearcherError && error.code === "MODEL_MISMATCH" && run.options.model !== undefined;
+    if (!isResearcherError(error) || !MODEL_FAILURES.has(error.code) || namedModel) throw error;
     // Asked for by name, the mode stays an error; by default (auto) the search degrades as an index run does: the
     // words are all there, so it searches them and says why.
     const hint = error.hint ? `${error.hint}; or search in bm25 mode` : "search in bm25 mode";
