@@ -111,16 +111,21 @@ export const mountTmpfs = (dir: string, size = "1m") =>
 /** Lazily: a process of the test may still hold a file open there. */
 export const unmount = (dir: string) => Bun.spawnSync(["umount", "--lazy", dir]).exitCode === 0;
 
-/** Mounting needs root, and a container may refuse it to root as well: tests that mount are skipped then, saying so. */
-export const CAN_MOUNT =
-  AS_ROOT &&
-  (() => {
-    const dir = tempDir();
-    return mountTmpfs(dir) && unmount(dir);
-  })();
+let mounting: boolean | undefined;
 
-export function skipUnlessMounting(file: string, what: string): void {
-  if (!CAN_MOUNT) console.warn(`note: skipping ${what} in ${file}: it needs to mount a tmpfs (root)`);
+/**
+ * Whether this process can mount a tmpfs (it needs root, and a container may refuse it to root as well), tried once
+ * and only by the files that ask; when it cannot, their tests that mount are skipped, saying so.
+ */
+export function canMount(file: string, what: string): boolean {
+  mounting ??=
+    AS_ROOT &&
+    (() => {
+      const dir = tempDir();
+      return mountTmpfs(dir) && unmount(dir);
+    })();
+  if (!mounting) console.warn(`note: skipping ${what} in ${file}: it needs to mount a tmpfs (root)`);
+  return mounting;
 }
 
 /**

@@ -27,14 +27,13 @@ import { verifyRepository } from "../src/index/verify.ts";
 import {
   AS_ROOT,
   bm25Repository,
-  CAN_MOUNT,
+  canMount,
   cliAsNobody,
   GLOVE,
   HOOK_TIMEOUT,
   mountTmpfs,
   ROOT,
   SHARED,
-  skipUnlessMounting,
   tempDir,
   testShared,
   unmount,
@@ -45,7 +44,7 @@ import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 const docxParagraph = (text: string) => `<w:p><w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
 
-skipUnlessMounting("indexer-hostile.test.ts", "the subfolder-mount test");
+const CAN_MOUNT = canMount("indexer-hostile.test.ts", "the mount and full-disk tests");
 
 const total = async (home: string, query: string) => (await search(home, { query, limit: 50 })).total;
 

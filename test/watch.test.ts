@@ -26,14 +26,13 @@ import { Store } from "../src/store/store.ts";
 import { watchRepositories, type WatchBatch, type WatchHandle } from "../src/serve/watch.ts";
 import {
   AS_ROOT,
-  CAN_MOUNT,
+  canMount,
   cliAsNobody,
   executable,
   HOOK_TIMEOUT,
   mountTmpfs,
   runCli,
   SYSTEM_PATH,
-  skipUnlessMounting,
   tempDir,
   unmount,
   writeTree,
@@ -796,7 +795,7 @@ test("an exclude added to config.yaml while watching applies at the next batch: 
 });
 
 // A tmpfs for the index, so that its disk can be filled.
-skipUnlessMounting("watch.test.ts", "the full-disk watch test");
+const CAN_MOUNT = canMount("watch.test.ts", "the full-disk watch test");
 
 test.skipIf(!CAN_MOUNT)(
   "a batch on a full disk is an error line timed as batches are, whose hint does not say to run the watch again; it catches up when space is back (s14 hostile #10)",
