@@ -639,6 +639,7 @@ describe("REST input checks", () => {
   test("a method a route does not answer is 405 with a JSON error and Allow", async () => {
     for (const [path, allowed] of [
       ["/search?q=alpha", "GET, HEAD"],
+      ["/health", "GET, HEAD"],
       ["/mcp", "POST"],
     ] as const) {
       const response = await fetch(`${http.url}${path}`, { method: path === "/mcp" ? "PUT" : "POST" });

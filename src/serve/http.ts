@@ -131,7 +131,7 @@ async function route(request: Request, served: Served): Promise<Response> {
     );
   // HEAD is GET without the body (RFC 9110), which the server leaves out.
   const reads = request.method === "GET" || request.method === "HEAD";
-  if (url.pathname === "/health" && reads) return Response.json({ status: "ok", version: VERSION });
+  if (url.pathname === "/health") return reads ? Response.json({ status: "ok", version: VERSION }) : methodNotAllowed("GET, HEAD");
   const allowedHosts = served.names.map((name) => `${name}:${served.port}`);
   const allowedOrigins = allowedHosts.map((name) => `http://${name}`);
   const refused = refusal(request, { allowedHosts, allowedOrigins, token: served.token });
