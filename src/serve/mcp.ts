@@ -15,7 +15,7 @@ import { type Serial, serialized } from "../serial.ts";
 import { VERSION } from "../version.ts";
 import { describe, named, registerTools, resourcesChanged, rpcError } from "./mcp-tools.ts";
 import { ocrNote } from "./render.ts";
-import { InvalidMessage, LineTooLong, StdioLineTransport } from "./stdio-transport.ts";
+import { InvalidMessage, LineTooLong, StdioLineTransport, withoutNullParams } from "./stdio-transport.ts";
 import { watchRepositories, type WatchHandle } from "./watch.ts";
 
 function instructions(home: string): string {
@@ -159,6 +159,20 @@ function answerMalformedLines(transport: StdioLineTransport): void {
  * Answer one MCP request over Streamable HTTP (stateless: a transport per request). The HTTP server (http.ts) has
  * already checked the token and the Host; the SDK checks Host and Origin again against the same names.
  */
+/**
+ * The request with its JSON body's null params made absent, as over stdio, as the transport's arguments. Bun has
+ * bounded the body (maxRequestBodySize); a body that is no JSON goes to the transport as it came, for its own answer.
+ */
+async function withNullParamsAbsent(request: Request): Promise<[Request, { parsedBody: unknown }?]> {
+  if (request.method !== "POST") return [request];
+  const text = await request.text();
+  try {
+    return [request, { parsedBody: withoutNullParams(JSON.parse(text)) }];
+  } catch {
+    return [new Request(request.url, { method: "POST", headers: request.headers, body: text })];
+  }
+}
+
 export async function handleMcpRequest(
   request: Request,
   shared: { home: string; context: SearchContext; writes: Serial; allowedHosts: string[]; allowedOrigins: string[] },
@@ -173,7 +187,7 @@ export async function handleMcpRequest(
   const mcp = createServer(shared.home, shared.context, shared.writes);
   await mcp.connect(transport);
   try {
-    return await transport.handleRequest(request);
+    return await transport.handleRequest(...(await withNullParamsAbsent(request)));
   } finally {
     void mcp.close();
   }

@@ -169,9 +169,10 @@ export class StdioLineTransport implements Transport {
 
 /**
  * `"params": null` (and `"_meta": null` in them) as absent: clients that write a nil field as null (Go structs without
- * `omitempty`) were refused as invalid, answered with id null, and waited for their own id forever.
+ * `omitempty`) were refused as invalid, answered with id null, and waited for their own id forever. Over HTTP too.
  */
-function withoutNullParams(json: unknown): unknown {
+export function withoutNullParams(json: unknown): unknown {
+  if (Array.isArray(json)) return json.map(withoutNullParams); // an HTTP batch
   if (!json || typeof json !== "object" || !("params" in json)) return json;
   const { params, ...rest } = json as { params: unknown };
   if (params === null) return rest;

@@ -940,6 +940,42 @@ describe("MCP over HTTP", () => {
     }
   });
 
+  test("`params: null` is absent params over HTTP too, alone and in a batch (it was the SDK's 400 Parse error)", async () => {
+    const { url, proc } = await startServer();
+    try {
+      const post = async (body: unknown) => {
+        const response = await fetch(`${url}/mcp`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+          body: JSON.stringify(body),
+        });
+        return { status: response.status, body: await response.json() };
+      };
+      expect(await post({ jsonrpc: "2.0", id: 8, method: "ping", params: null })).toEqual({
+        status: 200,
+        body: { jsonrpc: "2.0", id: 8, result: {} },
+      });
+      const batch = await post([
+        { jsonrpc: "2.0", id: 9, method: "ping", params: { _meta: null } },
+        { jsonrpc: "2.0", id: 10, method: "ping", params: null },
+      ]);
+      expect(batch.status).toBe(200);
+      expect(batch.body).toEqual(expect.arrayContaining([9, 10].map((id) => ({ jsonrpc: "2.0", id, result: {} }))));
+      // JSON that does not parse is still the SDK's own answer.
+      const malformed = await fetch(`${url}/mcp`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+        body: "{not json",
+      });
+      expect({ status: malformed.status, code: ((await malformed.json()) as { error: { code: number } }).error.code }).toEqual({
+        status: 400,
+        code: -32700,
+      });
+    } finally {
+      proc.kill();
+    }
+  });
+
   test("GET /mcp is 405 with Allow: POST (stateless: no stream to reconnect to)", async () => {
     const { url, proc } = await startServer();
     try {
