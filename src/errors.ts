@@ -48,6 +48,12 @@ export const ERROR_CODES = {
   },
   INDEX_OUTDATED: { exit: 1, http: 409, rpc: RPC.internal, summary: "an older researcher wrote the index: `researcher index` upgrades it" },
   DISK_FULL: { exit: 1, http: 507, rpc: RPC.internal, summary: "not enough free disk space for the index" },
+  TOO_MANY_OPEN_FILES: {
+    exit: 1,
+    http: 503,
+    rpc: RPC.internal,
+    summary: "the process reached its limit on open files (`ulimit -n`): nothing is recorded against the files",
+  },
   WATCH_FAILED: { exit: 1, http: 500, rpc: RPC.internal, summary: "a folder cannot be watched for changes (e.g. the inotify watch limit)" },
   // Refusals only the HTTP server makes (the CLI and stdio MCP never meet them): REST answers them in its error shape.
   UNAUTHORIZED: { exit: 1, http: 401, rpc: RPC.invalid, summary: "the request lacks the server's bearer token" },
@@ -106,6 +112,10 @@ export function notIndexedYet(name: string, why?: string): ResearcherError {
 /** The system's codes for a path that does not exist, is not a folder, or may not be read or written. */
 const MISSING_OR_FORBIDDEN = new Set(["ENOENT", "ENOTDIR", "EACCES", "EPERM", "EROFS"]);
 
+/** The system's codes for a process (EMFILE) or the whole system (ENFILE) out of file descriptors. */
+export const OPEN_FILES_LIMIT: ReadonlySet<string> = new Set(["EMFILE", "ENFILE"]);
+export const OPEN_FILES_HINT = "raise the limit on open files (`ulimit -n 4096`) and run the command again";
+
 /** The `code` a runtime or SQLite error carries (`SQLITE_BUSY`, `ENOSPC`, …), "" when none. */
 export function systemCode(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
@@ -157,6 +167,8 @@ export function toResearcherError(error: unknown, context?: ErrorContext): Resea
     const kept = context ? " (what was written before is kept, none of it half-written)" : "";
     return as("DISK_FULL", `${where}: ${message}`, `free some space (or move RESEARCHER_HOME) and run the command again${kept}`);
   }
+  // The process's or the system's limit on open files: no file's fault, and every file would meet it.
+  if (OPEN_FILES_LIMIT.has(code)) return as("TOO_MANY_OPEN_FILES", message, OPEN_FILES_HINT);
   // A file or folder that is not there or may not be touched (`--home` under /proc, `-o` into a missing folder):
   // the user's environment, not a bug.
   if (MISSING_OR_FORBIDDEN.has(code)) return as("PATH_NOT_FOUND", message);
@@ -176,7 +188,7 @@ export function toResearcherError(error: unknown, context?: ErrorContext): Resea
  * next run tries the file again. A stopped conversion (a limit, a crashed worker) is the file's own: stamped with
  * the limits, tried again when the file or a limit changes.
  */
-const TRANSIENT_CODES: ReadonlySet<ErrorCode> = new Set(["LOCKED", "DISK_FULL"]);
+const TRANSIENT_CODES: ReadonlySet<ErrorCode> = new Set(["LOCKED", "DISK_FULL", "TOO_MANY_OPEN_FILES"]);
 
 export function isTransient(error: unknown): boolean {
   return TRANSIENT_CODES.has(toResearcherError(error).code);

@@ -9,6 +9,7 @@ import {
   fstatSync,
   openSync,
   readdirSync,
+  readFileSync,
   readSync,
   realpathSync,
   statfsSync,
@@ -18,7 +19,7 @@ import {
   type Stats,
 } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
-import { describeError } from "./errors.ts";
+import { describeError, OPEN_FILES_LIMIT, systemCode } from "./errors.ts";
 import { shellWord } from "./terminal.ts";
 
 /** The hash a document's bytes are known by (documents.hash) and a fragment text's (its first 32 digits). */
@@ -28,13 +29,15 @@ export function sha256(data: Uint8Array | string): string {
 
 export const outsideRoot = (target: string) => `resolves to ${target}, outside the repository`;
 const REPLACED = "the file was moved or replaced while it was read";
+/** What resolving an opened file's name fails with when that name no longer leads to it. */
+const GONE = new Set(["ENOENT", "ENOTDIR", "ELOOP"]);
 
 /**
  * A file's bytes, or why they cannot be read (a one-line reason, as index failures record it); `missing` when the
  * file is not there at all (deleted since it was listed: gone, not failed); `outside` when its name now leads out of
  * the root (a link): no document of the repository is there any more (a failure, and the indexed one goes).
  */
-/** `code`: the system's error code when opening failed (`ENAMETOOLONG`), to decide by, never by the reason's words. */
+/** `code`: the system's error code when opening or reading failed (`ENAMETOOLONG`, `EMFILE`), to decide by, never by the reason's words. */
 export type ReadResult = { bytes: Uint8Array } | { reason: string; missing?: boolean; outside?: boolean; code?: string };
 
 /** Where a repository's folder was at its last index run: the path it is registered under, and that path's real one. */
@@ -104,8 +107,12 @@ function readConfined(root: string, realRoot: () => string, path: string, maxByt
     try {
       real = realpathSync(absolute);
       named = statSync(real, { bigint: true });
-    } catch {
-      return { reason: REPLACED };
+    } catch (error) {
+      // Its name leads nowhere now: the file was moved away after it was opened. Anything else (no descriptor left
+      // for realpath, EMFILE) is no sign of that, and says what it is.
+      const code = systemCode(error);
+      if (GONE.has(code)) return { reason: REPLACED };
+      return { reason: `cannot read: ${describeError(error)}`, code };
     }
     if (!isInside(realRoot(), real)) return { reason: outsideRoot(real), outside: true };
     if (named.dev !== opened.dev || named.ino !== opened.ino) return { reason: REPLACED };
@@ -134,7 +141,7 @@ function withOpenFile(absolute: string, body: (fd: number) => ReadResult): ReadR
   try {
     return body(fd);
   } catch (error) {
-    return { reason: `cannot read: ${describeError(error)}` };
+    return { reason: `cannot read: ${describeError(error)}`, code: systemCode(error) };
   } finally {
     closeSync(fd);
   }
@@ -207,3 +214,21 @@ export function freeBytes(folder: string): number {
   const { bavail, bsize } = statfsSync(folder);
   return Number(bavail) * Number(bsize);
 }
+
+/**
+ * Whether this process has (nearly) no file descriptor left: SQLite says only "unable to open database file" when
+ * it has none. Linux tells through /proc (listing it needs a descriptor too: failing with EMFILE is the answer);
+ * elsewhere this says false.
+ */
+export function openFilesExhausted(): boolean {
+  try {
+    const open = readdirSync("/proc/self/fd").length;
+    const soft = /^Max open files\s+(\d+)/m.exec(readFileSync("/proc/self/limits", "utf8"))?.[1];
+    return soft !== undefined && open + FEW_DESCRIPTORS >= Number(soft);
+  } catch (error) {
+    return OPEN_FILES_LIMIT.has(systemCode(error));
+  }
+}
+
+/** What opening an SQLite database may need at once: the file, its WAL and shared-memory files, a journal. */
+const FEW_DESCRIPTORS = 4;

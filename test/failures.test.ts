@@ -272,3 +272,31 @@ test(
   },
   CLI_TESTS,
 );
+
+test(
+  "no file descriptor left (ulimit -n): the run stops with TOO_MANY_OPEN_FILES and its fix, and no file is failed or lost",
+  () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`n${i}.md`, `# Note ${i}\n\nalpha ${i}\n`])));
+    addRepository(home, { name: "d", path: docs, embed: false });
+    expect(runCli(["index", "d"], { home }).code).toBe(0);
+    // Where the limit bites depends on how many descriptors the runtime takes itself: a range meets it somewhere.
+    // Every file had been failed as "moved or replaced while it was read", or index.db had a permissions hint.
+    const stopped = [];
+    for (let openFiles = 8; openFiles <= 14; openFiles++) {
+      const run = runCli(["index", "d", "--rebuild"], { home, openFiles });
+      const status = JSON.parse(runCli(["status", "d", "--json"], { home }).stdout);
+      expect({ openFiles, failures: status.failures, documents: status.documents }).toEqual({ openFiles, failures: [], documents: 30 });
+      if (run.code === 0) continue;
+      expect({ openFiles, code: run.code, stderr: run.stderr }).toEqual({
+        openFiles,
+        code: 1,
+        stderr: expect.stringMatching(/^error: .*too many open files.*\nhint: raise the limit on open files \(`ulimit -n 4096`\)/),
+      });
+      stopped.push(openFiles);
+    }
+    expect(stopped.length).toBeGreaterThan(0);
+  },
+  CLI_TESTS,
+);

@@ -175,8 +175,13 @@ export async function startServe(
  */
 export const MODEL_ENV = { RESEARCHER_MODEL_PATH: GLOVE };
 
-export function runCli(args: string[], options: { home: string; cwd?: string; env?: Record<string, string> }): RunResult {
-  const proc = Bun.spawnSync([...cliCommand, ...args], {
+/** `openFiles`: the process's limit on open file descriptors (`ulimit -n`), set by a shell that then runs the CLI. */
+export function runCli(
+  args: string[],
+  options: { home: string; cwd?: string; env?: Record<string, string>; openFiles?: number },
+): RunResult {
+  const limited = options.openFiles === undefined ? [] : ["bash", "-c", `ulimit -n ${options.openFiles} && exec "$@"`, "--"];
+  const proc = Bun.spawnSync([...limited, ...cliCommand, ...args], {
     cwd: options.cwd ?? options.home,
     env: {
       PATH: cliCommand[0] === process.execPath ? (process.env.PATH ?? "") : SYSTEM_PATH,

@@ -40,7 +40,15 @@ import {
 import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
-import { describeError, isResearcherError, isTransient, ResearcherError, toResearcherError } from "../errors.ts";
+import {
+  describeError,
+  isResearcherError,
+  isTransient,
+  OPEN_FILES_HINT,
+  OPEN_FILES_LIMIT,
+  ResearcherError,
+  toResearcherError,
+} from "../errors.ts";
 import { acquireWriterLock } from "../lock.ts";
 import { keepRepositoryModel, listRepositories, type Repository } from "../repos.ts";
 import {
@@ -955,7 +963,8 @@ async function forEachConcurrently<T>(items: T[], limit: number, work: (item: T)
 }
 
 /**
- * The per-document step: read → convert → chunk one file. Never throws: a problem becomes a reason, and the
+ * The per-document step: read → convert → chunk one file. Throws only what is the process's and not the file's (no
+ * file descriptor left: every file would fail the same way, so the run stops); any other problem becomes a reason, and the
  * stored version of the document (if any) stays as it was. A failed conversion is stamped with the file's size and
  * mtime and the conversion settings (its time and memory limits included), so that a run leaves the file alone until
  * one of them changes; a failure that says nothing about the file (a lock, a full disk: isTransient) and a file that
@@ -969,6 +978,8 @@ export async function prepareDocument(
   onOcrPage?: (page: OcrPage) => void,
 ): Promise<Prepared> {
   const read = settings.read(file.path, settings.maxBytes);
+  if ("reason" in read && OPEN_FILES_LIMIT.has(read.code ?? ""))
+    throw new ResearcherError("TOO_MANY_OPEN_FILES", `${file.path}: ${read.reason}`, { hint: OPEN_FILES_HINT });
   if ("reason" in read)
     return read.missing
       ? { kind: "vanished", path: file.path }
@@ -1002,6 +1013,7 @@ export async function prepareDocument(
       warnings: converted.warnings,
     };
   } catch (error) {
+    if (toResearcherError(error).code === "TOO_MANY_OPEN_FILES") throw error;
     return {
       kind: "failed",
       path: file.path,

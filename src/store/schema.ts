@@ -12,13 +12,14 @@ import {
   describeError,
   isSqliteDamage,
   notIndexedYet,
+  OPEN_FILES_HINT,
   permissionHint,
   ResearcherError,
   systemCode,
   toResearcherError,
   writeDenied,
 } from "../errors.ts";
-import { freeBytes } from "../files.ts";
+import { freeBytes, openFilesExhausted } from "../files.ts";
 import { FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
 
 export const SCHEMA_VERSION = 9;
@@ -359,10 +360,19 @@ function openingError(error: unknown, file: string, name: string): ResearcherErr
 /** Below this much free space, a failure to open is the disk being full (a reader writes index.db-shm beside it). */
 const FULL_BELOW_BYTES = 1024 * 1024;
 
-/** Why the index's folder would not let SQLite open index.db: a full disk, a read-only file system, a permission. */
+/**
+ * Why SQLite could not open index.db: no file descriptor left, or the index's folder refusing it (a full disk, a
+ * read-only file system, a permission).
+ */
 function environmentProblem(file: string, error: unknown): ResearcherError | undefined {
   const folder = dirname(file);
   const message = describeError(error);
+  if (openFilesExhausted()) {
+    return new ResearcherError("TOO_MANY_OPEN_FILES", `cannot open ${file}: too many open files (${message})`, {
+      hint: OPEN_FILES_HINT,
+      cause: error,
+    });
+  }
   try {
     if (freeBytes(folder) < FULL_BELOW_BYTES) {
       return new ResearcherError("DISK_FULL", `cannot open ${file}: the disk holding it is full (${message})`, {
