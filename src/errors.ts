@@ -112,6 +112,10 @@ export function notIndexedYet(name: string, why?: string): ResearcherError {
 /** The system's codes for a path that does not exist, is not a folder, or may not be read or written. */
 const MISSING_OR_FORBIDDEN = new Set(["ENOENT", "ENOTDIR", "EACCES", "EPERM", "EROFS"]);
 
+/** Why a read stopped when its caller gave up (an MCP client cancelled it). */
+export const CANCELLED = "the request was cancelled";
+export const cancelled = () => new ResearcherError("CONVERSION_STOPPED", CANCELLED);
+
 /** The system's codes for a process (EMFILE) or the whole system (ENFILE) out of file descriptors. */
 export const OPEN_FILES_LIMIT: ReadonlySet<string> = new Set(["EMFILE", "ENFILE"]);
 export const OPEN_FILES_HINT = "raise the limit on open files (`ulimit -n 4096`) and run the command again";

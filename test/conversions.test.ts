@@ -52,3 +52,35 @@ test("parallel reads of one unconverted document start one conversion worker, no
   // One worker thread at a time, where the eight reads each started their own (8 more threads).
   expect(most - before).toBeLessThanOrEqual(2);
 });
+
+test("a read that gives up stops waiting; the conversion stops only once no read waits for it, and is then forgotten", async () => {
+  const cache = new ConversionCache(1024, 1);
+  const stops: AbortSignal[] = [];
+  const slow = (text: string) => async (signal: AbortSignal) => {
+    stops.push(signal);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    if (signal.aborted) throw new Error("stopped");
+    return text;
+  };
+  // Two reads that may give up and one that may not: the conversion runs on while any waits.
+  const [first, second] = [new AbortController(), new AbortController()];
+  const reads = [cache.convert("a", slow("text a"), first.signal), cache.convert("a", slow("unused"), second.signal)];
+  const patient = cache.convert("a", slow("unused"));
+  first.abort();
+  second.abort();
+  await expect(reads[0]).rejects.toMatchObject({ code: "CONVERSION_STOPPED", message: "the request was cancelled" });
+  await expect(reads[1]).rejects.toMatchObject({ code: "CONVERSION_STOPPED" });
+  expect(await patient).toBe("text a");
+  expect(stops.map((s) => s.aborted)).toEqual([false]);
+  // Every read gave up: the conversion is stopped, and the next read starts its own.
+  const alone = new AbortController();
+  const gaveUp = cache.convert("b", slow("text b"), alone.signal);
+  alone.abort();
+  await expect(gaveUp).rejects.toMatchObject({ code: "CONVERSION_STOPPED" });
+  expect(stops[1]?.aborted).toBe(true);
+  expect(await cache.convert("b", slow("text b again"))).toBe("text b again");
+  // A read already given up is refused at once.
+  const early = new AbortController();
+  early.abort();
+  await expect(cache.convert("c", slow("text c"), early.signal)).rejects.toMatchObject({ code: "CONVERSION_STOPPED" });
+});

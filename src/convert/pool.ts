@@ -11,7 +11,7 @@ import { convertFile, formatOf, TEXT_FORMATS } from "./convert.ts";
 import type { ConvertedDocument, ConvertOptions, OcrPage } from "./document.ts";
 import type { CompiledTreeSitter } from "./tree-sitter.ts";
 import { readRegularFile } from "../files.ts";
-import { ResearcherError } from "../errors.ts";
+import { CANCELLED, ResearcherError } from "../errors.ts";
 import type { Config } from "../config.ts";
 import type { Repository } from "../repos.ts";
 import { VERSION } from "../version.ts";
@@ -121,7 +121,8 @@ export class ConvertPool {
    */
   private stopping = 0;
   private watchdog?: ReturnType<typeof setInterval>;
-  private closed = false;
+  /** Why the pool was closed, once it is: every conversion asked of it after is stopped for this reason. */
+  private closedBecause?: string;
 
   constructor(options: ConvertPoolOptions) {
     this.size = Math.max(1, options.size ?? availableParallelism());
@@ -140,7 +141,8 @@ export class ConvertPool {
     // Text formats convert in this thread, except source code to be parsed: the parse is the cost.
     if (TEXT_FORMATS.has(formatOf(path)) && !language) return convertFile(path, bytes);
     const treeSitter = language ? await (await import("./tree-sitter.ts")).compiledFor(language) : undefined;
-    if (this.closed) throw stopped("indexing was stopped"); // while the runtime compiled: no worker may start now
+    // Closed meanwhile (while the runtime compiled) or before: no worker may start now.
+    if (this.closedBecause) throw stopped(this.closedBecause);
     return new Promise((resolve, reject) => {
       this.queue.push({ id: this.nextId++, path, bytes, options: this.options, treeSitter, onOcrPage, resolve, reject });
       this.dispatch();
@@ -154,7 +156,7 @@ export class ConvertPool {
    * folder instead of holding up the first files. Each grammar still loads with the first file of its language.
    */
   warmUp(): void {
-    if (this.closed || !this.options.codeTokens) return;
+    if (this.closedBecause || !this.options.codeTokens) return;
     while (this.slots.length < this.size) this.spawn().parses = true;
     import("./tree-sitter.ts")
       .then((treeSitter) => treeSitter.compiledRuntime())
@@ -166,13 +168,13 @@ export class ConvertPool {
       );
   }
 
-  /** Stop every worker; pending conversions are rejected. */
-  close(): void {
-    this.closed = true;
+  /** Stop every worker; pending conversions are rejected with `reason`. */
+  close(reason = "indexing was stopped"): void {
+    this.closedBecause ??= reason;
     clearInterval(this.watchdog);
     this.watchdog = undefined;
-    for (const job of this.queue.splice(0)) job.reject(stopped("indexing was stopped"));
-    for (const slot of this.slots.splice(0)) this.retire(slot, "indexing was stopped");
+    for (const job of this.queue.splice(0)) job.reject(stopped(reason));
+    for (const slot of this.slots.splice(0)) this.retire(slot, reason);
   }
 
   /**
@@ -299,7 +301,7 @@ export class ConvertPool {
     const job = slot.job;
     const earlier = job?.options.ocrStopped ?? [];
     const reason = `OCR of page ${page.page} of ${page.pages} ${limit}${earlier.length ? `, as did ${earlier.map((s) => `page ${s.page}`).join(", ")}` : ""}`;
-    if (job && !this.closed && earlier.length < MAX_STOPPED_OCR_PAGES) {
+    if (job && !this.closedBecause && earlier.length < MAX_STOPPED_OCR_PAGES) {
       slot.job = undefined; // retired below without failing: it goes again, first in the queue
       const ocrStopped = [...earlier, { page: page.page, reason: limit }];
       this.queue.unshift({ ...job, options: { ...job.options, ocrStopped }, firstStop: job.firstStop ?? reason });
@@ -411,12 +413,25 @@ export async function convertPath(
   return convertOnce(absolute, read.bytes, limits);
 }
 
-/** Convert bytes already read outside an index run, in a worker of its own (the same limits as a run's). */
-export async function convertOnce(path: string, bytes: Uint8Array, limits: Omit<ConvertPoolOptions, "size">): Promise<ConvertedDocument> {
+/**
+ * Convert bytes already read outside an index run, in a worker of its own (the same limits as a run's). `signal`:
+ * the caller gave up (an MCP client cancelled its read), which stops the worker at once: a scan's OCR would run on
+ * for minutes, holding a core and the server's exit.
+ */
+export async function convertOnce(
+  path: string,
+  bytes: Uint8Array,
+  limits: Omit<ConvertPoolOptions, "size">,
+  signal?: AbortSignal,
+): Promise<ConvertedDocument> {
   const pool = new ConvertPool({ ...limits, size: 1 });
+  const cancel = () => pool.close(CANCELLED);
+  if (signal?.aborted) cancel();
+  signal?.addEventListener("abort", cancel, { once: true });
   try {
     return await pool.convert(path, bytes);
   } finally {
+    signal?.removeEventListener("abort", cancel);
     pool.close();
   }
 }

@@ -1,4 +1,5 @@
 import { availableParallelism } from "node:os";
+import { cancelled } from "../errors.ts";
 
 /**
  * Converted documents a long-lived server has read, kept for its next reads: an agent pages through a PDF with
@@ -15,7 +16,7 @@ import { availableParallelism } from "node:os";
 export class ConversionCache {
   private readonly entries = new Map<string, string>();
   private size = 0;
-  private readonly running = new Map<string, Promise<string>>();
+  private readonly running = new Map<string, Running>();
   private active = 0;
   private readonly waiting: (() => void)[] = [];
 
@@ -24,21 +25,34 @@ export class ConversionCache {
     private readonly concurrency = availableParallelism(),
   ) {}
 
-  /** The text kept under `key`, or the one `work` converts, shared with every read of the key meanwhile. */
-  convert(key: string, work: () => Promise<string>): Promise<string> {
+  /**
+   * The text kept under `key`, or the one `work` converts, shared with every read of the key meanwhile. A read that
+   * gives up (`signal`: its client cancelled) stops waiting; the conversion is stopped (`work`'s signal) once no read
+   * waits for it, never while another does.
+   */
+  convert(key: string, work: (signal: AbortSignal) => Promise<string>, signal?: AbortSignal): Promise<string> {
     const kept = this.get(key);
     if (kept !== undefined) return Promise.resolve(kept);
-    let pending = this.running.get(key);
-    if (!pending) {
-      pending = this.inTurn(work)
-        .then((text) => {
-          this.set(key, text);
-          return text;
+    let run = this.running.get(key);
+    if (!run) {
+      const controller = new AbortController();
+      // A stopped conversion is forgotten at once: a read that comes after starts its own.
+      const forget = () => this.running.get(key) === started && this.running.delete(key);
+      const text = this.inTurn(() => work(controller.signal))
+        .then((converted) => {
+          this.set(key, converted);
+          return converted;
         })
-        .finally(() => this.running.delete(key));
-      this.running.set(key, pending);
+        .finally(forget);
+      const stop = () => {
+        forget();
+        controller.abort();
+      };
+      const started: Running = { text, readers: 0, stop };
+      this.running.set(key, started);
+      run = started;
     }
-    return pending;
+    return follow(run, signal);
   }
 
   /** `work` once fewer than `concurrency` conversions run. */
@@ -85,4 +99,30 @@ export class ConversionCache {
     this.entries.delete(key);
     this.size -= text.length;
   }
+}
+
+/** A conversion under way: its text, how many reads that may give up still wait for it, and what stops it. */
+interface Running {
+  text: Promise<string>;
+  readers: number;
+  stop: () => void;
+}
+
+/** The conversion's text for one read; one with no `signal` never gives up, and so keeps the conversion going. */
+function follow(run: Running, signal?: AbortSignal): Promise<string> {
+  if (!signal) {
+    run.readers = Number.POSITIVE_INFINITY;
+    return run.text;
+  }
+  run.readers++;
+  return new Promise((resolve, reject) => {
+    const giveUp = () => {
+      if (--run.readers === 0) run.stop();
+      reject(cancelled());
+    };
+    // Attached first: a stopped conversion's failure is this read's to handle, never an unhandled rejection.
+    run.text.then(resolve, reject).finally(() => signal.removeEventListener("abort", giveUp));
+    if (signal.aborted) giveUp();
+    else signal.addEventListener("abort", giveUp, { once: true });
+  });
 }

@@ -14,7 +14,7 @@ import { PAGE_MARKER } from "../convert/document.ts";
 import { ConversionCache } from "./conversions.ts";
 import { conversionLimits, conversionSettings, convertOnce } from "../convert/pool.ts";
 import { isInside, movedRoot, movedRootHint, outsideRoot, readConfinedFile, rootRecord, type RootRecord, sha256 } from "../files.ts";
-import { describeError, isResearcherError, notIndexedYet, ResearcherError, toResearcherError } from "../errors.ts";
+import { cancelled, describeError, isResearcherError, notIndexedYet, ResearcherError, toResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
 import { isGlob, pathGlob } from "../store/filter-sql.ts";
@@ -75,6 +75,8 @@ export interface ReadOptions {
   maxLines?: number;
   /** A server's converted documents, reused while a file's bytes and settings are unchanged. */
   conversions?: ConversionCache;
+  /** The caller gave up (an MCP client cancelled): a conversion only this read waits for is stopped. */
+  signal?: AbortSignal;
 }
 
 /** A path relative to the repository root that stays inside it, even through symlinks: one that may be read. */
@@ -517,7 +519,7 @@ export async function readDocument(
   const { repo, path } = resolved;
   const { listed: indexed, root } = indexedDocument(repo, path);
   const info = listedInfo(repo, indexed);
-  const { text, hash } = await documentText(home, repo, path, root, options.conversions);
+  const { text, hash } = await documentText(home, repo, path, root, options);
   const lines = text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
   // A line number in a ref is the caller's to get right, as a flag's is: a usage error (exit 2), as `--from 0` is.
   for (const count of [resolved.count, options.maxLines]) {
@@ -652,7 +654,7 @@ async function documentText(
   repo: Repository,
   path: string,
   root: RootRecord | undefined,
-  conversions?: ConversionCache,
+  { conversions, signal }: Pick<ReadOptions, "conversions" | "signal">,
 ): Promise<{ text: string; hash: string }> {
   const config = loadConfig(home);
   // The read is confined to the folder this check accepted: one replaced by a link just after it reads nothing.
@@ -673,8 +675,8 @@ async function documentText(
     const key = ConversionCache.key(join(repo.path, path), read.bytes, limits.convert);
     const kept = conversions?.get(key) ?? keptText(repo, path, hash, conversionSettings(config, repo));
     if (kept !== undefined) return { text: kept, hash };
-    const convert = async () => (await convertOnce(path, read.bytes, limits)).text;
-    return { text: await (conversions ? conversions.convert(key, convert) : convert()), hash };
+    const convert = async (stop?: AbortSignal) => (await convertOnce(path, read.bytes, limits, stop)).text;
+    return { text: await (conversions ? conversions.convert(key, convert, signal) : convert(signal)), hash };
   } catch (error) {
     // The conversion's own code stays (a time limit is CONVERSION_STOPPED: try again; HTTP 503); a converter's
     // refusal or a bug says the file cannot be read as it is now.
@@ -727,6 +729,8 @@ export interface MultiGetOptions {
   maxBytes?: number;
   /** As for readDocument. */
   conversions?: ConversionCache;
+  /** As for readDocument; no document is read once it is aborted. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -806,8 +810,9 @@ export async function readDocuments(home: string, pattern: string, options: Mult
       continue;
     }
     let doc: DocumentText;
+    if (options.signal?.aborted) throw cancelled();
     try {
-      doc = await readDocument(home, ref, { conversions: options.conversions });
+      doc = await readDocument(home, ref, { conversions: options.conversions, signal: options.signal });
     } catch (error) {
       skipped.push({ ...entry, reason: describeError(error) });
       continue;

@@ -152,7 +152,7 @@ async function route(request: Request, served: Served): Promise<Response> {
   const worked = served.waitForWork();
   try {
     if (url.pathname === "/search") return Response.json(await restSearch(home, restParams(url, SEARCH_PARAMS), context));
-    return Response.json(await restDocument(home, url, context));
+    return Response.json(await restDocument(home, url, context, request.signal));
   } catch (error) {
     return errorResponse(error);
   } finally {
@@ -267,11 +267,12 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
 }
 
 /** GET /documents/<ref>?from=&lines= → the CLI's `get --json`; the ref is URL-encoded (`notes%3Aa.md%3A12`). */
-async function restDocument(home: string, url: URL, context: SearchContext): Promise<object> {
+/** `signal`: the client went away, which stops a conversion only this read waits for. */
+async function restDocument(home: string, url: URL, context: SearchContext, signal: AbortSignal): Promise<object> {
   const ref = percentDecoded(url.pathname.slice("/documents/".length));
   const params = restParams(url, DOCUMENT_PARAMS);
   const [fromLine, maxLines] = [wholeParam(params, "from", FROM_ONE), wholeParam(params, "lines", FROM_ONE)];
-  return documentJson(await readDocument(home, ref, { fromLine, maxLines, conversions: context.conversions }));
+  return documentJson(await readDocument(home, ref, { fromLine, maxLines, conversions: context.conversions, signal }));
 }
 
 function percentDecoded(text: string): string {

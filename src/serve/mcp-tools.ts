@@ -284,7 +284,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
       outputSchema: OUTPUT.document,
       annotations: READ_ONLY,
     },
-    (input) =>
+    (input, { signal }) =>
       guarded(async () => {
         if (input.repository) refuseOtherRepository(home, input.ref, input.repository, "ref");
         const whole = await readDocument(home, input.ref, {
@@ -292,6 +292,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
           maxLines: input.max_lines,
           repository: input.repository,
           conversions: context.conversions,
+          signal,
         });
         const doc = readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes));
         const marker = continuationMarker(doc, "continue with the same ref and");
@@ -334,7 +335,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
       outputSchema: OUTPUT.documents,
       annotations: READ_ONLY,
     },
-    (input) =>
+    (input, { signal }) =>
       guarded(async () => {
         if (input.repository) refuseOtherRepository(home, input.pattern, input.repository);
         const found = await readDocuments(home, input.pattern, {
@@ -342,6 +343,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
           maxBytes: answerBytes(input.max_bytes),
           maxBytesPerDocument: input.max_bytes_per_document,
           conversions: context.conversions,
+          signal,
         });
         const text = found.documents.map(
           (d) => `${changedSinceIndexLine(d, MCP_CATCH_UP)}=== ${named(`${d.repository}:${d.path}`)}\n${d.text}`,
@@ -427,7 +429,7 @@ function registerDocumentResource(server: McpServer, home: string, context: Sear
       description:
         "An indexed document's text (PDF, DOCX, EPUB and HTML as the markdown that was indexed; code and plain text as they are), capped like get_document",
     },
-    async (uri, variables) => {
+    async (uri, variables, { signal }) => {
       const one = (value: string | string[] | undefined) => String(Array.isArray(value) ? value[0] : (value ?? ""));
       let ref: string;
       try {
@@ -435,7 +437,7 @@ function registerDocumentResource(server: McpServer, home: string, context: Sear
       } catch {
         throw rpcError(ERROR_CODES.INVALID_INPUT.rpc, `malformed percent-encoding in ${uri.href}`);
       }
-      const whole = await readDocument(home, ref, { conversions: context.conversions }).catch((error) =>
+      const whole = await readDocument(home, ref, { conversions: context.conversions, signal }).catch((error) =>
         Promise.reject(resourceError(error)),
       );
       const doc = readPart(whole, 0, DEFAULT_ANSWER_BYTES);

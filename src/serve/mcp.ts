@@ -116,13 +116,18 @@ export async function serveStdio(home: string, options: { watch?: boolean } = {}
   await context.close();
 }
 
-/** Requests received and not yet answered: a client may send a call and close stdin before reading the answer. */
+/**
+ * Requests received and not yet answered: a client may send a call and close stdin before reading the answer. One
+ * the client cancelled is answered by no one (MCP), so it is no longer waited for: the server exited 30 s late.
+ */
 function trackRequests(transport: StdioLineTransport): { idle(): Promise<void> } {
   const pending = new Set<string | number>();
   let settle: (() => void) | undefined;
+  const done = (id: unknown) => pending.delete(id as string | number) && pending.size === 0 && settle?.();
   const receive = transport.onmessage;
   transport.onmessage = (message) => {
     if ("method" in message && "id" in message) pending.add(message.id);
+    if ("method" in message && message.method === "notifications/cancelled") done(message.params?.requestId);
     receive?.(message);
   };
   const send = transport.send.bind(transport);
@@ -130,7 +135,7 @@ function trackRequests(transport: StdioLineTransport): { idle(): Promise<void> }
     try {
       await send(message);
     } finally {
-      if (!("method" in message) && "id" in message && pending.delete(message.id as string | number) && pending.size === 0) settle?.();
+      if (!("method" in message) && "id" in message) done(message.id);
     }
   };
   return {

@@ -19,6 +19,7 @@ import {
   useCliCommand,
   writeTree,
 } from "../helpers.ts";
+import { paragraph, SCANNED, scannedPages, writePdf } from "../pdf-fixtures.ts";
 
 const home = tempDir();
 const docs = tempDir();
@@ -808,6 +809,17 @@ describe("stdio protocol hygiene", () => {
 });
 
 /** A raw stdio server: JSON-RPC lines in, answers by id out. */
+/** A process's CPU time so far, user and system, in seconds (Linux: /proc, in clock ticks of 1/100 s). */
+function cpuTime(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const [utime, stime] = stat
+    .slice(stat.lastIndexOf(") ") + 2)
+    .split(" ")
+    .slice(11, 13)
+    .map(Number);
+  return (utime! + stime!) / 100;
+}
+
 function rawServer() {
   const proc = Bun.spawn([exe, "serve"], { env: env(), cwd: home, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
   const send = (message: object) => proc.stdin.write(`${JSON.stringify(message)}\n`);
@@ -867,6 +879,54 @@ describe("stdio: closing and bad params", () => {
       expect(await proc.exited).toBe(0);
       expect([...got.keys()].filter((id) => id > 0)).toHaveLength(calls);
       expect(await new Response(proc.stderr).text()).not.toContain("MaxListenersExceededWarning");
+    },
+    60_000,
+  );
+
+  testShared(
+    "a cancelled read stops its conversion: a server whose client cancels an OCR read and closes stdin exits at once",
+    async () => {
+      // A scan's pages are OCR'd when it is read: the indexed PDF was replaced by a 12-page scan since.
+      const own = tempDir();
+      const folder = tempDir();
+      writeFileSync(join(folder, "doc.pdf"), await writePdf([paragraph("a placeholder with a text layer", 700)]));
+      expect(runCli(["repo", "add", "scans", folder, "--no-embed"], { home: own }).code).toBe(0);
+      expect(runCli(["index", "scans"], { home: own }).code).toBe(0);
+      const scan = join(ROOT, "..", "shared", SCANNED, "scan-01.pdf");
+      writeFileSync(join(folder, "doc.pdf"), await scannedPages(scan, [1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3]));
+      const proc = Bun.spawn([exe, "serve"], {
+        env: { ...env(), HOME: own, RESEARCHER_HOME: own },
+        cwd: own,
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const send = (message: object) => proc.stdin.write(`${JSON.stringify(message)}\n`);
+      send({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      });
+      send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_document", arguments: { ref: "scans:doc.pdf" } } });
+      proc.stdin.flush();
+      await Bun.sleep(1500);
+      // The server's CPU seconds over two seconds: OCR under way takes a core; a stopped one nothing.
+      const cpuSeconds = async () => {
+        const before = cpuTime(proc.pid);
+        await Bun.sleep(2000);
+        return cpuTime(proc.pid) - before;
+      };
+      expect(await cpuSeconds()).toBeGreaterThan(0.6);
+      send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1, reason: "the user moved on" } });
+      await Bun.sleep(500);
+      // The OCR of twelve pages (15–30 s) went on for nobody, and held the server's exit 30 s more.
+      expect(await cpuSeconds()).toBeLessThan(0.3);
+      proc.stdin.end();
+      const exited = await Promise.race([proc.exited, Bun.sleep(5000).then(() => "still running")]);
+      proc.kill();
+      expect(exited).toBe(0);
     },
     60_000,
   );
