@@ -269,6 +269,20 @@ describe("readDocuments (multi-get)", () => {
     expect((await paths("one:*.md")).map((p) => p.slice(4))).toEqual(listed.filter(matches));
   });
 
+  test("a glob in a repository that does not exist or was never indexed is an error, as `ls` makes it (s16 user #5)", async () => {
+    // Both answered an empty match with exit 0: a script's misspelt repository went unnoticed.
+    const own = tempDir();
+    const folder = tempDir();
+    writeTree(folder, { "a.md": "# A\n" });
+    await indexRepository(own, addRepository(own, { name: "notes", path: folder, embed: false }));
+    addRepository(own, { name: "later", path: tempDir(), embed: false });
+    // No indexed path holds a colon, so `nosuch:` can only be a repository's name.
+    expect(await refusal(readDocuments(own, "nosuch:*"))).toMatchObject({ code: "REPO_NOT_FOUND" });
+    expect(await refusal(readDocuments(own, "later:*"))).toMatchObject({ code: "NOT_INDEXED" });
+    expect((await readDocuments(own, "notes:*")).documents.map((d) => d.path)).toEqual(["a.md"]);
+    expect((await readDocuments(own, "*.md")).documents.map((d) => d.path)).toEqual(["a.md"]); // `later` holds nothing yet
+  });
+
   test("a file whose name holds glob syntax is reached by its own name, in multi-get and filters (s11 review)", async () => {
     // `[v2]` and `{1}` made the name a glob that did not match itself: ls showed the file, multi-get of that very ref
     // found nothing.

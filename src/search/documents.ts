@@ -750,6 +750,8 @@ export function matchDocuments(
     const named = prefix ? repos.find((r) => r.name === prefix) : undefined;
     if (named) repos = [named];
     const matches = pathGlob(named ? pattern.slice(colon + 1) : pattern);
+    // A repository named and never indexed is said to be, as `ls` says it; unnamed, it holds nothing yet.
+    if (named && !Store.exists(named.dir)) throw notIndexedYet(named.name);
     const { answers, skipped } = readable(repos, (repo) => [...(withStore(repo, (store) => store.documents().keys()) ?? [])]);
     const refs = answers.flatMap(({ repo, value }) =>
       value
@@ -757,10 +759,12 @@ export function matchDocuments(
         .sort()
         .map((path) => ({ repo, path })),
     );
-    // Nothing matched and the part before the colon reads as a misspelling of a repository's name (two edits at
-    // most): an error, as in a ref, rather than an empty match. Anything else is a path with a colon (`2024:01/*`).
-    if (refs.length === 0 && !named && REPO_NAME.test(prefix) && repos.some((r) => editDistance(prefix, r.name, 3) <= 2))
-      getRepository(home, prefix);
+    // Nothing matched and the part before the colon reads as a repository's name, misspelt (two edits at most) or
+    // where no indexed path holds a colon at all: an error, as in a ref, rather than an empty match (a script's typo
+    // went unnoticed). Anything else is a path with a colon (`2024:01/*`).
+    const colons = () => answers.some(({ value }) => value.some((path) => path.includes(":")));
+    const misnamed = () => !colons() || repos.some((r) => editDistance(prefix, r.name, 3) <= 2);
+    if (refs.length === 0 && !named && REPO_NAME.test(prefix) && misnamed()) getRepository(home, prefix);
     const reason = (s: SkippedRepository) => `its index cannot be read: ${s.message}${s.hint ? ` (hint: ${s.hint})` : ""}`;
     return { refs, skipped: skipped.map((s) => ({ repository: s.repository, path: pattern, reason: reason(s) })) };
   }
