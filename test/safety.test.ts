@@ -446,6 +446,23 @@ describe("names with control characters", () => {
     }
   });
 
+  test("--files -0 ends each path with NUL, as it is: xargs -0 reaches the very file (s16 user #2)", () => {
+    // Escaped, `two\nlines.md` is the name of another file a script could then read (or delete).
+    for (const args of [
+      ["search", "control", "--files", "-0"],
+      ["multi-get", "docs:*", "--files", "--null"],
+    ]) {
+      const { stdout, code } = runCli(args, { home });
+      expect({ args, code }).toEqual({ args, code: 0 });
+      expect(stdout.endsWith("\0")).toBe(true);
+      const paths = stdout.slice(0, -1).split("\0");
+      expect(paths.map((p) => p.slice(docs.length + 1)).sort()).toEqual([evil, newline].sort());
+      for (const path of paths) expect(readFileSync(path, "utf8")).toStartWith("# ");
+    }
+    const usage = runCli(["search", "control", "-0"], { home });
+    expect(usage).toMatchObject({ code: 2, stderr: expect.stringContaining("error: --null ends the paths --files prints") });
+  });
+
   test("search text, search --files, repos-for and multi-get --files escape them", () => {
     for (const args of [
       ["search", "control"],

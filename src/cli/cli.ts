@@ -124,6 +124,7 @@ function mainCli(only?: string): CAC {
       .option("--format <format>", "text, json, jsonl, csv, md or files (default: text)")
       .option("--json", "Same as --format json (see README for the contract)")
       .option("--files", "Same as --format files: matching file paths, one per line")
+      .option("-0, --null", "With --files: end each path with a NUL byte, unescaped (for xargs -0)")
       .option("--where <expr>", "Only what matches, e.g. 'tags=rust modified>=2025-01-01' (repeatable; README: Filters)")
       .example('  researcher search "mutable reference" --repo rust-book -n 5')
       .example("  researcher search how does caching work --json")
@@ -153,9 +154,10 @@ function mainCli(only?: string): CAC {
       .option("--line-numbers", "Number the lines")
       .option("--json", "Print {documents: [as get --json], skipped: [{repository, path, reason}]}")
       .option("--files", "Print the matching files' paths only, one per line")
+      .option("-0, --null", "With --files: end each path with a NUL byte, unescaped (for xargs -0)")
       .example("  researcher multi-get 'notes:meetings/2026-*.md'")
       .example("  researcher multi-get 'notes:a.md,notes:b.md:10:5,#3fa2c1' --json")
-      .example("  researcher multi-get '**/*.md' --files | xargs wc -l")
+      .example("  researcher multi-get '**/*.md' --files -0 | xargs -0 wc -l")
       .action(multiGetCommand);
 
   if (want("ls"))

@@ -38,7 +38,9 @@ import {
   problemLines,
   progressBar,
   repositoryMatchesText,
+  fileLines,
   renderSearch,
+  resultFiles,
   SEARCH_FORMATS,
   searchWarningsText,
   skippedText,
@@ -57,6 +59,16 @@ import { noStatusAnswered, repositoriesFor, repositoryStatuses, searchAll } from
 import { search, SearchContext, type SearchOptions, type SearchResponse, searchMode } from "../search/search.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
 import { watchRepositories } from "../serve/watch.ts";
+
+/**
+ * `-0`/`--null`: paths ended by NUL, as they are, for `xargs -0` (a name holding a newline is escaped for a terminal
+ * otherwise, and the escaped text can name another file). Only a list of files has paths to end.
+ */
+function nulSeparated(flags: Flags, files: boolean): boolean {
+  if (!flags.null) return false;
+  if (!files) throw new ResearcherError("USAGE", "--null ends the paths --files prints", { hint: "add --files" });
+  return true;
+}
 
 /** `--format`, with `--json` and `--files` as its aliases; two different answers are a usage error. */
 function searchFormat(flags: Flags): SearchFormat {
@@ -293,6 +305,7 @@ export async function searchCommand(words: string[], flags: Flags): Promise<void
   const query = [...words, ...((flags["--"] as string[] | undefined) ?? [])].join(" ");
   if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: 'researcher search "your question"' });
   const format = searchFormat(flags);
+  const nul = nulSeparated(flags, format === "files");
   const { documents, limit } = searchShape(flags, format);
   const context = new SearchContext();
   try {
@@ -317,7 +330,7 @@ export async function searchCommand(words: string[], flags: Flags): Promise<void
     if (format !== "text" && format !== "json" && response.results.length > 0 && !response.words_found) {
       stderr.write("note: no fragment holds the query's words: these matched by meaning alone\n");
     }
-    out(renderSearch(response, format, styleFor(stdout)));
+    out(nul ? fileLines(resultFiles(response), true) : renderSearch(response, format, styleFor(stdout)));
   } finally {
     await context.close();
   }
@@ -342,10 +355,16 @@ export async function getCommand(ref: string, flags: Flags): Promise<void> {
 export async function multiGetCommand(pattern: string, flags: Flags): Promise<void> {
   if (flags.json && flags.files) throw new ResearcherError("USAGE", "--json and --files cannot be combined");
   const maxBytesPerDocument = positive(flags.maxBytes, "--max-bytes") ?? 1024 * 1024;
+  const nul = nulSeparated(flags, Boolean(flags.files));
   if (flags.files) {
     const { refs, skipped } = matchDocuments(home(flags), String(pattern));
     for (const s of skipped) stderr.write(`${escapeControls(`skipped ${s.path}: ${s.reason}`)}\n`);
-    return out(refs.map((r) => `${escapeControls(join(r.repo.path, r.path))}\n`).join(""));
+    return out(
+      fileLines(
+        refs.map((r) => join(r.repo.path, r.path)),
+        nul,
+      ),
+    );
   }
   const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument });
   stderr.write(found.documents.map((doc) => changedSinceIndexLine(doc)).join(""));

@@ -218,8 +218,17 @@ function fenceLanguage(path: string): string {
 }
 
 function searchFiles(response: SearchResponse): string {
-  const paths = [...new Set(response.results.map((hit) => hit.absolutePath))];
-  return paths.length ? `${paths.map(escapeControls).join("\n")}\n` : "";
+  return fileLines(resultFiles(response));
+}
+
+/** The files a search's results are in, each once, in rank order. */
+export function resultFiles(response: SearchResponse): string[] {
+  return [...new Set(response.results.map((hit) => hit.absolutePath))];
+}
+
+/** Paths one per line, control characters escaped for a terminal; with `nul`, each ended by NUL as it is (xargs -0). */
+export function fileLines(paths: string[], nul = false): string {
+  return paths.map((path) => (nul ? `${path}\0` : `${escapeControls(path)}\n`)).join("");
 }
 
 export function searchText(response: SearchResponse, style: Style): string {
