@@ -535,3 +535,31 @@ describe("search --where on the command line", () => {
     expect(result.stderr).toContain("hint: ");
   });
 });
+
+test("tags as Obsidian reads them: inline #tags outside code, a # in front matter, `tag:` (s16 user #3)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, {
+    "inline.md": "# Cluster\n\nvault runs on #homelab/infra with #Proxmox; issue #12 is not a tag, nor http://x.org/#anchor.\n",
+    "hashed.md": '---\ntags: ["#hashtagged", plain]\n---\n\nvault\n',
+    "singular.md": "---\ntag: single-tag\n---\n\nvault\n",
+    "fenced.md": "# Code\n\n```sh\n#not-a-tag\n```\n\nvault and `#nor-this` in a span\n",
+    "number.md": "---\ntags: 5\n---\n\nvault #word\n",
+  });
+  await indexRepository(home, addRepository(home, { name: "v", path: docs, embed: false }));
+  const paths = async (where: string) =>
+    (await search(home, { query: "vault", mode: "bm25", where: [parseFilter(where)] }, new SearchContext())).results
+      .map((r) => r.path)
+      .sort();
+  // Each was an empty match: only `tags=#hashtagged` found the second, and nothing the inline ones.
+  expect(await paths("tags=homelab/infra")).toEqual(["inline.md"]);
+  expect(await paths("tags=proxmox")).toEqual(["inline.md"]);
+  expect(await paths("tags=hashtagged")).toEqual(["hashed.md"]);
+  expect(await paths("tags=plain")).toEqual(["hashed.md"]);
+  expect(await paths("tags=single-tag")).toEqual(["singular.md"]);
+  expect(await paths("tag=single-tag")).toEqual(["singular.md"]); // as written, too
+  for (const none of ["tags=12", "tags=anchor", "tags=not-a-tag", "tags=nor-this"])
+    expect({ none, paths: await paths(none) }).toEqual({ none, paths: [] });
+  expect(await paths("tags=5")).toEqual(["number.md"]); // a value that is no name stays as written
+  expect(await paths("tags=word")).toEqual([]);
+});

@@ -18,7 +18,7 @@ import {
   type ConvertOptions,
   utf8OrWindows1252,
 } from "./document.ts";
-import { firstHeading } from "./markdown.ts";
+import { firstHeading, inlineTags } from "./markdown.ts";
 import { own } from "../own.ts";
 
 const MARKDOWN_TYPES = new Set(["md", "markdown", "mdx"]);
@@ -188,6 +188,7 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
     text = raw.slice(match[0].length);
     firstLine = 1 + countNewlines(match[0]);
   }
+  metadata = withInlineTags(metadata, inlineTags(text));
   const title = stringValue(metadata.title) ?? firstHeading(text) ?? fallbackTitle;
   return { title, format: "markdown", text, firstLine, metadata };
 }
@@ -204,6 +205,32 @@ function listsOfNames(metadata: Record<string, unknown>): Record<string, unknown
     NAME_LISTS.has(key) && typeof value === "string" && value.includes(",") ? [key, commaList(value)] : [key, value],
   );
   return Object.fromEntries(split);
+}
+
+/**
+ * `tags` as Obsidian reads a note's tags: those its front matter names (`tags` and `tag`, a `#` before one dropped),
+ * then those its text uses inline (`#idea`), each once. `tags=idea` found neither a `#idea` in the text, nor
+ * `tags: ["#idea"]`, nor `tag: idea`.
+ * A `tags` value that is no name or list of names (a number, a mapping) is left as written.
+ */
+function withInlineTags(metadata: Record<string, unknown>, inline: string[]): Record<string, unknown> {
+  const listed = (value: unknown) =>
+    typeof value === "string" ? [value] : Array.isArray(value) ? value : value === undefined ? [] : undefined;
+  const [plural, singular] = [listed(metadata.tags), listed(metadata.tag)];
+  if (!plural) return metadata;
+  // `tag:` is Obsidian's older spelling of `tags:`; it stays as written too.
+  const names = [...plural, ...(singular ?? [])];
+  const hashed = names.some((name) => typeof name === "string" && name.startsWith("#"));
+  if (inline.length === 0 && !hashed && !singular?.length) return metadata; // as written
+  const tags: unknown[] = [];
+  const seen = new Set<string>();
+  for (const tag of [...names.map((name) => (typeof name === "string" ? name.replace(/^#/, "") : name)), ...inline]) {
+    const key = typeof tag === "string" ? tag.toLowerCase() : undefined;
+    if (key !== undefined && seen.has(key)) continue;
+    if (key !== undefined) seen.add(key);
+    tags.push(tag);
+  }
+  return { ...metadata, tags };
 }
 
 /** `alpha, "beta, gamma"` → `alpha`, `beta, gamma`: names split at commas outside double quotes. */

@@ -75,6 +75,32 @@ function headingText(raw: string): string {
   return raw.slice(0, end).trim();
 }
 
+/** At most this many inline tags are kept per note (a generated note of a million `#x` is no list of tags). */
+const MAX_INLINE_TAGS = 256;
+/** `#tag`, `#nested/tag`, `#tag-2` after white space or at a line's start; a heading's `# ` is none. */
+const INLINE_TAG = /(?<!\S)#([\p{L}\p{N}_/-]+)/gu;
+
+/**
+ * A note's inline tags as Obsidian reads them: `#word` in its text, outside code fences and code spans, holding at
+ * least one character that is not a digit (`#1` is an issue number), each once, in order of first use.
+ */
+export function inlineTags(text: string): string[] {
+  if (!/(?<!\S)#[\p{L}\p{N}_/-]/u.test(text)) return [];
+  const tags = new Map<string, string>();
+  const lines = text.split("\n");
+  for (const block of markdownBlocks(lines.entries())) {
+    if (block.kind !== "line" || block.blank) continue;
+    const prose = lines[block.line]!.replace(/`+[^`]*`+/g, " ");
+    for (const [, tag] of prose.matchAll(INLINE_TAG)) {
+      const name = tag!.replace(/\/+$/, "");
+      if (!/[^\p{N}/_-]/u.test(name) || tags.has(name.toLowerCase())) continue;
+      tags.set(name.toLowerCase(), name);
+      if (tags.size === MAX_INLINE_TAGS) return [...tags.values()];
+    }
+  }
+  return [...tags.values()];
+}
+
 /**
  * The first H1 outside code fences, or a heading of any level that opens the document (mdBook chapters start with `##`,
  * some after an anchor or comment kept for old links: markup that renders nothing does not stop a heading opening it).
