@@ -15,7 +15,7 @@ import { addRepository, listRepositories } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { annPath, MIN_RECALL, searchVectors } from "../src/search/vectors.ts";
 import { table, writeSection } from "./report.ts";
-import { mean, percentile, readQueries, requireShared, SHARED, writeCorpus } from "./scifact.ts";
+import { mean, percentile, readQueries, requireShared, SHARED, unpackRandomModel, writeCorpus } from "./scifact.ts";
 
 requireShared();
 const args = process.argv.slice(2);
@@ -190,12 +190,3 @@ if (args.includes("--report")) {
 await embedder.dispose();
 store.close();
 if (!workArg) rmSync(root, { recursive: true, force: true });
-
-function unpackRandomModel(dir: string): string {
-  const folder = join(dir, "minilm-l6-arch-random");
-  if (!existsSync(folder)) {
-    const unpack = Bun.spawnSync(["bash", join(SHARED, "models/unpack-minilm.sh"), dir]);
-    if (!unpack.success) throw new Error(unpack.stderr.toString());
-  }
-  return folder;
-}

@@ -13,14 +13,12 @@ import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository } from "../src/repos.ts";
 import { search, SearchContext, type SearchMode } from "../src/search/search.ts";
 import { table, writeSection } from "./report.ts";
-import { percentile, readQueries, requireShared, SHARED, writeCorpus } from "./scifact.ts";
+import { percentile, readQueries, requireShared, unpackRandomModel, writeCorpus } from "./scifact.ts";
 
 requireShared();
 const root = mkdtempSync(join(tmpdir(), "researcher-minilm-"));
 const home = join(root, "home");
-const unpack = Bun.spawnSync(["bash", join(SHARED, "models/unpack-minilm.sh"), root]);
-if (!unpack.success) throw new Error(unpack.stderr.toString());
-const model = join(root, "minilm-l6-arch-random");
+const model = unpackRandomModel(root);
 process.env.RESEARCHER_MODEL_PATH = model;
 writeCorpus(join(root, "scifact"));
 const repo = addRepository(home, { name: "scifact", path: join(root, "scifact") });

@@ -94,3 +94,13 @@ export function requireShared(): void {
     process.exit(1);
   }
 }
+
+/** The random-weight MiniLM, unpacked into `dir` once (its ONNX files are stored gzipped in ../shared). */
+export function unpackRandomModel(dir: string): string {
+  const folder = join(dir, "minilm-l6-arch-random");
+  if (!existsSync(folder)) {
+    const unpack = Bun.spawnSync(["bash", join(SHARED, "models/unpack-minilm.sh"), dir]);
+    if (!unpack.success) throw new Error(unpack.stderr.toString());
+  }
+  return folder;
+}

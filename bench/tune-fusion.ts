@@ -1,94 +1,36 @@
-/**
- * Hybrid fusion on SciFact with models of several strengths: the weak GloVe-SIF model and stand-in embedding
- * servers (bench/standin.ts) whose vectors come from the qrels with more or less noise. Caches each query's BM25
- * and vector lists per model, then scores fusion variants without re-searching: tune on train, report test.
- * Usage: bun bench/tune-fusion.ts [--noise 0.8,1,1.2,1.5,2] [--write]
- */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { lexicalEvidence, vectorCalibration, vectorEvidence, type ListStrength } from "../src/search/calibration.ts";
-import { chooseModel, EmbedderCache } from "../src/embed/embedder.ts";
-import { fusionWeight, FUSION_DEPTH, fuseHybrid, type Ranked } from "../src/search/fusion.ts";
-import { indexRepository } from "../src/index/indexer.ts";
-import { parseQuery } from "../src/search/query.ts";
-import { addRepository } from "../src/repos.ts";
-import { rankBm25, selectiveMatch } from "../src/search/search.ts";
-import { Store } from "../src/store/store.ts";
-import { searchVectors } from "../src/search/vectors.ts";
+import { fusionWeight, fuseHybrid } from "../src/search/fusion.ts";
+import { collect, evaluate as score, type Fuse, type Model } from "./fusion-cases.ts";
 import { table, writeSection } from "./report.ts";
-import { fragmentDocIds, mean, ndcg, readQrels, readQueries, requireShared, SHARED, writeCorpus } from "./scifact.ts";
+import { readQrels, readQueries, requireShared, SHARED, writeCorpus } from "./scifact.ts";
 import { startStandIn } from "./standin.ts";
 
 requireShared();
 const args = process.argv.slice(2);
 const noises = (args.includes("--noise") ? args[args.indexOf("--noise") + 1]! : "0.8,1,1.2,1.5,2").split(",").map(Number);
 const root = mkdtempSync(join(tmpdir(), "researcher-fusion-"));
-writeCorpus(join(root, "scifact"));
+const corpus = join(root, "scifact");
+writeCorpus(corpus);
 process.env.OPENAI_API_KEY ??= "sk-local";
 const qrels = { train: readQrels("train"), test: readQrels("test") };
+const queries = { train: readQueries("train"), test: readQueries("test") };
 
-interface Case {
-  split: "train" | "test";
-  id: string;
-  bm25: Ranked[];
-  vector: Ranked[];
-  /** Calibrated evidence of each list's first result (calibration.ts). */
-  lexicalTop: number;
-  vectorTop: number;
-}
-interface Model {
-  name: string;
-  cases: Case[];
-  lists: ListStrength;
-  doc: Map<number, string>;
+async function model(name: string, embedding: Record<string, string>): Promise<Model> {
+  const collected = await collect(name, join(root, name), corpus, embedding, queries);
+  console.log(name, "pseudo-query MRR", collected.lists);
+  return collected;
 }
 
-async function collect(name: string, embedding: Record<string, string>): Promise<Model> {
-  const home = join(root, name);
-  const repo = addRepository(home, { name: "scifact", path: join(root, "scifact"), embedding: embedding as never });
-  await indexRepository(home, repo);
-  const store = Store.open(repo.dir);
-  const doc = fragmentDocIds(repo.dir);
-  const embedders = new EmbedderCache();
-  const embedder = await embedders.get(home, chooseModel({}, embedding as never));
-  const cases: Case[] = [];
-  for (const split of ["train", "test"] as const) {
-    const queries = readQueries(split);
-    const vectors = await embedder.embed(
-      queries.map((q) => q.text),
-      "query",
-    );
-    for (const [i, q] of queries.entries()) {
-      const parsed = parseQuery(q.text);
-      // The product's BM25 path: common words pruned from the match in a large repository, its fast paths.
-      const match = selectiveMatch(store, parsed);
-      const bm25 = match ? rankBm25(store, parsed, match, FUSION_DEPTH).hits : [];
-      const vector = (await searchVectors(store, repo.dir, vectors[i]!, FUSION_DEPTH)).hits;
-      const lexicalTop = bm25[0] ? lexicalEvidence(store, parsed)(bm25[0].score) : 0;
-      const vectorTop = vector[0] ? vectorEvidence(vectors[i]!, vectorCalibration(store)?.centroid)(vector[0].score) : 0;
-      cases.push({ split, id: q.id, bm25, vector, lexicalTop, vectorTop });
-    }
-  }
-  const lists = vectorCalibration(store)!.lists!;
-  await embedders.dispose();
-  store.close();
-  console.log(name, "pseudo-query MRR", lists);
-  return { name, cases, lists, doc };
-}
-
-const models: Model[] = [await collect("glove", { model: join(SHARED, "models/glove-6b-100d-sif") })];
+const models: Model[] = [await model("glove", { model: join(SHARED, "models/glove-6b-100d-sif") })];
 for (const noise of noises) {
   const server = startStandIn(noise);
-  models.push(await collect(`stand-in noise ${noise}`, { provider: "openai", model: `standin-${noise}`, openai_url: server.url }));
+  models.push(await model(`stand-in noise ${noise}`, { provider: "openai", model: `standin-${noise}`, openai_url: server.url }));
   server.stop();
 }
 
-type Fuse = (c: Case, m: Model) => { id: number }[];
-function evaluate(m: Model, split: "train" | "test", fuse: Fuse, k = 10): number {
-  const rankDocs = (list: { id: number }[]) => [...new Set(list.map((r) => m.doc.get(r.id)!))];
-  return mean(m.cases.filter((c) => c.split === split).map((c) => ndcg(rankDocs(fuse(c, m)), qrels[split].get(c.id)!, k)));
-}
+const evaluate = (m: Model, split: "train" | "test", fuse: Fuse, k = 10) => score(m, split, fuse, qrels[split], k);
 
 const variants: [string, Fuse][] = [
   ["bm25", (c) => c.bm25],
