@@ -46,15 +46,23 @@ export interface CodeSection {
  * or a PDF whose page tree names one page 5,000 times, expanded a thousandfold into tens of megabytes of fragments.
  */
 export function textBudget(bytes: number): number {
-  return Math.max(2 ** 20, 64 * bytes);
+  return Math.max(LEAST_TEXT_BUDGET, TEXT_GROWTH * bytes);
 }
 
-/** Throws when converted text has outgrown its file's `textBudget`. */
+const LEAST_TEXT_BUDGET = 2 ** 20;
+const TEXT_GROWTH = 64;
+
+/** Throws when converted text has outgrown its file's `textBudget`, saying which of its two bounds that is. */
 export function checkExpansion(chars: number, bytes: number): void {
-  if (chars <= textBudget(bytes)) return;
+  const budget = textBudget(bytes);
+  if (chars <= budget) return;
+  const bound =
+    budget > LEAST_TEXT_BUDGET
+      ? `${TEXT_GROWTH} times the file's ${(bytes / 1024).toFixed(1)} KB`
+      : `the most a file of under ${LEAST_TEXT_BUDGET / TEXT_GROWTH / 1024} KB converts to`;
   throw new ResearcherError(
     "FILE_UNREADABLE",
-    `its text grows past ${Math.ceil(textBudget(bytes) / 2 ** 20)} MB, 64 times the file's ${Math.ceil(bytes / 1024)} KB (a page or chapter listed over and over?)`,
+    `its text grows past ${(budget / 2 ** 20).toFixed(1)} MB, ${bound} (a page or chapter listed over and over?)`,
   );
 }
 
