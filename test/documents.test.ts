@@ -374,6 +374,24 @@ describe("readDocuments (multi-get)", () => {
       ...["c.html", "d.html", "f.md"].map((path) => ({ repository: "budget", path, reason: stopped })),
     ]);
   });
+
+  test("once the answer is full, some lines of a large text file are still read: the ref is judged by what it names (s16 review #1)", async () => {
+    const home = tempDir();
+    const dir = tempDir();
+    writeTree(dir, {
+      "a-big.md": `# Big\n\n${"word ".repeat(2000)}\n`,
+      "b-huge.md": `# Huge\n\nfirst line of huge\n${"filler text line\n".repeat(2000)}`,
+      "c-small.md": "# Small\n\nsmall note\n",
+    });
+    await indexRepository(home, addRepository(home, { name: "n", path: dir, embed: false }));
+    // b-huge.md:1:3 is 26 bytes of answer; it was skipped unread for its whole file's 34 KB.
+    const found = await readDocuments(home, "n:a-big.md,n:b-huge.md:1:3,n:c-small.md", { maxBytes: 2000 });
+    expect(found.documents.map((d) => [d.path, d.text])).toEqual([
+      ["b-huge.md", "# Huge\n\nfirst line of huge"],
+      ["c-small.md", "# Small\n\nsmall note"],
+    ]);
+    expect(found.skipped.map((s) => s.path)).toEqual(["a-big.md"]);
+  });
 });
 
 describe("refs as search results print them (page and line range)", () => {
