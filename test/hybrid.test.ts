@@ -429,4 +429,21 @@ describeShared("a model whose files changed since the repository was embedded", 
     const auto = await search(home, { query: "automobile", repositories: ["changed"] }, new SearchContext());
     expect(auto).toMatchObject({ mode: "bm25", warnings: [{ repository: "changed", code: "MODEL_MISMATCH" }] });
   });
+
+  test("another model, named by RESEARCHER_MODEL or the configuration, stays an error in auto mode (s16 review #3)", async () => {
+    const home = tempDir();
+    const repo = addRepository(home, { name: "mine", path: tempDir(), embedding: { model: GLOVE } });
+    writeTree(repo.path, { "cars.md": TEN["cars.md"] });
+    await indexRepository(home, repo);
+    const other = join(tempDir(), "other");
+    cpSync(GLOVE, other, { recursive: true });
+    copyFileSync(join(other, "onnx/model.onnx"), join(other, "onnx/model_quantized.onnx")); // other weights
+    // Both searched bm25 with exit 0 and a warning, as if the repository's own model had changed.
+    // RESEARCHER_MODEL_PATH (which the tests set) goes before RESEARCHER_MODEL: emptied, it is not set.
+    const viaEnv = runCli(["search", "automobile"], { home, env: { RESEARCHER_MODEL_PATH: "", RESEARCHER_MODEL: other } });
+    expect(viaEnv).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: repository 'mine' was embedded with /) });
+    expect(runCli(["config", "set", "repositories.mine.embedding.model", other], { home }).code).toBe(0);
+    const viaConfig = runCli(["search", "automobile"], { home, env: { RESEARCHER_MODEL_PATH: "" } });
+    expect(viaConfig).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: repository 'mine' was embedded with /) });
+  });
 });

@@ -745,10 +745,19 @@ export function checkModel(repository: string, stored: StoredModel | undefined, 
   const message = same
     ? `the files of ${stored.id} changed since repository '${repository}' was embedded with it (fingerprint ${short(stored.fingerprint)} → ${short(embedder.fingerprint)})`
     : `repository '${repository}' was embedded with ${stored.id} (${stored.dims} dims), not ${embedder.info.id} (${embedder.dims} dims)`;
-  throw new ResearcherError("MODEL_MISMATCH", message, {
-    // --model makes the new model the repository's own (config.yaml), so its searches and index runs agree after.
-    hint: `re-embed it with ${embedder.info.id}: \`researcher index --embeddings-only ${repository} --model ${shellWord(embedder.info.id)}\``,
-  });
+  // --model makes the new model the repository's own (config.yaml), so its searches and index runs agree after.
+  const hint = `re-embed it with ${embedder.info.id}: \`researcher index --embeddings-only ${repository} --model ${shellWord(embedder.info.id)}\``;
+  throw same ? new ModelFilesChanged(message, hint) : new ResearcherError("MODEL_MISMATCH", message, { hint });
+}
+
+/**
+ * MODEL_MISMATCH where the model is the repository's own and only its files changed (a new revision, a quantised
+ * file swapped in): a default search can still answer with its words. Any other model is one somebody chose.
+ */
+export class ModelFilesChanged extends ResearcherError {
+  constructor(message: string, hint: string) {
+    super("MODEL_MISMATCH", message, { hint });
+  }
 }
 
 /** Requests in flight to a remote embedding server unless `embedding.parallel` says otherwise. */

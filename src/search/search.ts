@@ -23,7 +23,7 @@ import { parseMetadata, type SectionParts, Store, type FragmentRow, type SqlCond
 import { boundedMetadata } from "../convert/document.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { isCodeFormat } from "../file-types.ts";
-import { checkModel, chooseModel, EmbedderCache, type Embedder } from "../embed/embedder.ts";
+import { checkModel, chooseModel, EmbedderCache, type Embedder, ModelFilesChanged } from "../embed/embedder.ts";
 import { anchorsOf, FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
 import { backgrounds, lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { boostHeadings } from "./heading-boost.ts";
@@ -519,9 +519,14 @@ async function searchRepository(run: SearchRun, repo: Repository, store: Store, 
   try {
     lists = await rankLists(run, repo, store, mode, depth);
   } catch (error) {
-    // A model named with --model that is not the repository's is the caller's choice, an error however asked.
-    const namedModel = error instanceof ResearcherError && error.code === "MODEL_MISMATCH" && run.options.model !== undefined;
-    if (!isResearcherError(error) || !MODEL_FAILURES.has(error.code) || namedModel) throw error;
+    // Another model than the repository's (named by --model, RESEARCHER_MODEL or the configuration), or any named
+    // with --model, is somebody's choice: an error however asked. Only the repository's own model whose files
+    // changed falls back.
+    const chosenModel =
+      isResearcherError(error) &&
+      error.code === "MODEL_MISMATCH" &&
+      (!(error instanceof ModelFilesChanged) || run.options.model !== undefined);
+    if (!isResearcherError(error) || !MODEL_FAILURES.has(error.code) || chosenModel) throw error;
     // Asked for by name, the mode stays an error; by default (auto) the search degrades as an index run does: the
     // words are all there, so it searches them and says why.
     const hint = error.hint ? `${error.hint}; or search in bm25 mode` : "search in bm25 mode";
