@@ -425,6 +425,8 @@ describeShared("a model whose files changed since the repository was embedded", 
       /^the files of .*\/model changed since repository 'changed' was embedded with it \(fingerprint \w{12} → \w{12}\)$/,
     );
     expect(error.hint).toContain("researcher index --embeddings-only changed --model");
+    // Searches go on with bm25 while index runs refuse the model: the hint says the index no longer follows the files.
+    expect(error.hint).toContain("(until then, no index run takes in changes)");
     // By default (auto) the search answers with its words, saying why, as for a model that cannot be loaded.
     const auto = await search(home, { query: "automobile", repositories: ["changed"] }, new SearchContext());
     expect(auto).toMatchObject({ mode: "bm25", warnings: [{ repository: "changed", code: "MODEL_MISMATCH" }] });

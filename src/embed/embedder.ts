@@ -747,7 +747,9 @@ export function checkModel(repository: string, stored: StoredModel | undefined, 
     : `repository '${repository}' was embedded with ${stored.id} (${stored.dims} dims), not ${embedder.info.id} (${embedder.dims} dims)`;
   // --model makes the new model the repository's own (config.yaml), so its searches and index runs agree after.
   const hint = `re-embed it with ${embedder.info.id}: \`researcher index --embeddings-only ${repository} --model ${shellWord(embedder.info.id)}\``;
-  throw same ? new ModelFilesChanged(message, hint) : new ResearcherError("MODEL_MISMATCH", message, { hint });
+  // A default search falls back to bm25 on changed files: its warning must say the index stopped following them.
+  if (same) throw new ModelFilesChanged(message, `${hint} (until then, no index run takes in changes)`);
+  throw new ResearcherError("MODEL_MISMATCH", message, { hint });
 }
 
 /**
