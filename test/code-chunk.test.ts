@@ -106,6 +106,32 @@ describe("chunkCode per language", () => {
     checkCoverage(source, fragments);
   });
 
+  test("a module wrapper (an IIFE, a UMD or AMD factory) is the module's scope, not a function body: its definitions are units (s16 review #4)", async () => {
+    const methods = ["feed", "flush"]
+      .map(
+        (m) =>
+          `    ${m}: function (chunk) {\n${Array.from({ length: 12 }, (_, i) => `      var ${m}${i} = this.buffer.length + ${i};`).join("\n")}\n      return this;\n    }`,
+      )
+      .join(",\n");
+    const definitions = `  function Parser(options) {\n    this.buffer = [];\n  }\n  Parser.prototype = {\n${methods}\n  };\n  return Parser;`;
+    const wrapped = {
+      umd: `(function (root, factory) {\n  root.Parser = factory();\n})(this, function () {\n${definitions}\n});`,
+      iife: `var Parser = (function () {\n${definitions}\n})();`,
+      amd: `define(["exports"], function (exports) {\n${definitions}\n});`,
+    };
+    for (const [wrapper, source] of Object.entries(wrapped)) {
+      const fragments = (await chunkCode(source, "javascript", { maxTokens: 120, packBelow: 0 }))!;
+      // Counted as a function body, the prototype's fragments had no heading and no section.
+      const methodParts = fragments.filter((f) => f.text.includes("this.buffer.length +"));
+      expect(methodParts.length).toBeGreaterThan(1);
+      expect({ wrapper, headings: new Set(methodParts.map((f) => f.headings.at(-1))) }).toEqual({
+        wrapper,
+        headings: new Set(["Parser.prototype"]),
+      });
+      checkCoverage(source, fragments);
+    }
+  });
+
   test("C prototypes a portability macro wraps are named by their name, not the macro (s15 agent #2: zlib, bzip2)", async () => {
     const source = [
       "/* The application can compare zlibVersion and ZLIB_VERSION for consistency. */",

@@ -29,6 +29,7 @@ export function languageOf(path: string): CodeLanguage | null {
  * `if`/`try`. Version 11: a JavaScript or TypeScript value made by a call given a function, or an object with
  * methods, is named: `const Button = forwardRef(…)`, `Parser.prototype = { feed() {…} }`. Version 12: not inside a
  * function's body, where such a value is a local. Version 13: each fragment records the unit it is part of. Version
- * 14: C prototypes a portability macro wraps (`BZ_API(name)(…)`, `name OF((…))`) are named by the name, not the macro.)
+ * 14: C prototypes a portability macro wraps (`BZ_API(name)(…)`, `name OF((…))`) are named by the name, not the macro.
+ * Version 15: a module wrapper (an IIFE, a UMD or AMD factory) is the module's scope, not a function's body.)
  */
-export const CODE_OUTLINE_VERSION = 14;
+export const CODE_OUTLINE_VERSION = 15;

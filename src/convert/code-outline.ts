@@ -645,11 +645,33 @@ const FUNCTION_NODES =
 /**
  * Whether a statement is inside a function's body: there a value made by a call given a function is a local
  * (`const comparators = rangeList.map((c) => …)`), not a definition. Named, it headed the function's parts in place of
- * the function, and the split function's parts lost their run (s15 agent #1).
+ * the function, and the split function's parts lost their run (s15 agent #1). A function that is a module's scope
+ * is no such body.
  */
 function inFunctionBody(node: SyntaxNode): boolean {
-  for (let parent = node.parent; parent; parent = parent.parent) if (FUNCTION_NODES.test(parent.type)) return true;
+  for (let parent = node.parent; parent; parent = parent.parent)
+    if (FUNCTION_NODES.test(parent.type) && !isModuleScope(parent)) return true;
   return false;
+}
+
+/**
+ * A function that runs once as a module's scope: one called where it is written (`(function () { … })()`, `!function
+ * () { … }()`), or a module factory given to such a function or to AMD's `define` (UMD). Pre-ES-module libraries
+ * keep their definitions there; counted as a body, their `X.prototype = { … }` lost its heading.
+ */
+function isModuleScope(fn: SyntaxNode): boolean {
+  const outside = (node: SyntaxNode) => {
+    let up = node.parent;
+    while (up && (up.type === "parenthesized_expression" || up.type === "unary_expression")) up = up.parent;
+    return up;
+  };
+  if (outside(fn)?.type === "call_expression") return true; // its callee: an argument's parent is `arguments`
+  if (fn.parent?.type !== "arguments" || fn.parent.parent?.type !== "call_expression") return false;
+  const callee = fn.parent.parent.childForFieldName("function");
+  if (callee?.text === "define") return true;
+  let inner = callee;
+  while (inner?.type === "parenthesized_expression") inner = inner.namedChildren[0] ?? null;
+  return Boolean(inner && /^(?:function_expression|function|arrow_function)$/.test(inner.type));
 }
 
 /**
