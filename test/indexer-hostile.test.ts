@@ -98,6 +98,27 @@ describe("an index run removes nothing it cannot see", () => {
     HOOK_TIMEOUT,
   );
 
+  test.skipIf(!CAN_MOUNT)(
+    "a share mounted since the last run, whose files a watch batch indexed, keeps them when it is unmounted (s16 review #5)",
+    async () => {
+      const { home, docs, repo } = bm25Repository({ "top.md": "top words\n", "share/.keep": "" });
+      expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1 });
+      const share = join(docs, "share");
+      mountTmpfs(share);
+      try {
+        // Mounted while a watch runs: its event indexes the new file by name, as a watch batch does.
+        writeTree(share, { "s.md": "koala words\n" });
+        expect(await indexFiles(home, repo, ["share/s.md"])).toMatchObject({ indexed: 1 });
+      } finally {
+        unmount(share);
+      }
+      // The next run removed it: only a complete run recorded the mounts it walked.
+      expect(await indexRepository(home, repo)).toMatchObject({ removed: 0, failures: [{ path: "share/", reason: UNMOUNTED }] });
+      expect(await total(home, "koala")).toBe(1);
+    },
+    HOOK_TIMEOUT,
+  );
+
   // chmod 000 does not stop root, so the CLI runs as `nobody` over a tree it owns: that needs root to switch users.
   if (!AS_ROOT) console.warn("note: skipping the unprivileged-user test in indexer-hostile.test.ts: it needs root to run as nobody");
   test.skipIf(!AS_ROOT)(

@@ -450,6 +450,29 @@ function deviceOf(dir: string): number | undefined {
   }
 }
 
+/**
+ * The mounts (folders on another device than their parent, as a run's walk finds them) on the way from the root down
+ * to the folder of `path`, which a file indexed by name (a watch batch, add_to_index) lies under: recorded as a run
+ * records what it walked, so that its documents are kept when the drive or share goes away. `devices`: folders
+ * already looked at.
+ */
+export function mountsAbove(root: string, path: string, devices = new Map<string, number | undefined>()): string[] {
+  const device = (dir: string) => {
+    if (!devices.has(dir)) devices.set(dir, deviceOf(dir ? join(root, dir) : root));
+    return devices.get(dir);
+  };
+  const mounts: string[] = [];
+  const folders = path.split("/").slice(0, -1);
+  let parent = device("");
+  for (let i = 1; i <= folders.length && parent !== undefined; i++) {
+    const dir = folders.slice(0, i).join("/");
+    const here = device(dir);
+    if (here !== undefined && here !== parent) mounts.push(dir);
+    parent = here;
+  }
+  return mounts;
+}
+
 export const UNMOUNTED = "not mounted now (it was at the last run): what the index holds under it is kept";
 
 /**

@@ -22,6 +22,7 @@ import {
   discoverFiles,
   isEmptyFolder,
   keepUnmounted,
+  mountsAbove,
   leftOutBecause,
   UNDECODABLE_NAME,
   unreachable,
@@ -389,6 +390,7 @@ export async function indexFiles(
       const root = rootIdentity(repo.path);
       const writer = new BatchWriter(store);
       const gone: string[] = [];
+      const [recorded, mounts, devices] = [store.mounts(), new Set<string>(), new Map<string, number | undefined>()];
       for (const path of paths) {
         // Failures as a run records them, one path each: a batch (watch's) is never refused for one of its paths.
         // Under an ignore file that cannot be read, a path is left as indexed, as a run leaves its folder.
@@ -417,8 +419,11 @@ export async function indexFiles(
           continue;
         }
         writer.add(await prepareDocument(file, stored.get(path), settings));
+        for (const mount of mountsAbove(repo.path, path, devices)) mounts.add(mount);
       }
       writer.flush();
+      // A share mounted since the last run, whose files a watch indexed: kept as a run's would be when it goes away.
+      if ([...mounts].some((mount) => !recorded.includes(mount))) store.recordMounts([...recorded, ...mounts]);
       const summary = finishRun(store, repo, writer, gone, {
         root,
         rootRecord: settings.root,
