@@ -98,16 +98,37 @@ export function median(values: number[]): number {
 }
 
 /**
- * Join a line onto a paragraph, rejoining a word hyphenated across the break (`experi-` + `ment`) only when both
- * parts are lower-case letters: the usual sign of typesetting rather than a compound. Other words broken after a
- * hyphen keep it, without the space (`Trace-` + `Monkey`, `non-` + `English`), as pdftotext joins them: `Trace- Monkey`
- * was in snippets and in phrases. Text PDFs and OCR share it.
+ * Join a line onto a paragraph. A word broken after a hyphen at the line's end (`experi-` + `ment`, `Trace-` +
+ * `Monkey`) is joined with a soft hyphen where the hyphen was: whether it was typesetting or part of the word is told
+ * by the whole document (resolveLineBreaks). Text PDFs and OCR share it.
  */
 export function joinLine(paragraph: string, line: string): string {
   if (!paragraph) return line;
-  if (/\p{L}-$/u.test(paragraph) && /^\p{L}/u.test(line))
-    return /\p{Ll}-$/u.test(paragraph) && /^\p{Ll}/u.test(line) ? paragraph.slice(0, -1) + line : paragraph + line;
+  if (/\p{L}-$/u.test(paragraph) && /^\p{L}/u.test(line)) return `${paragraph.slice(0, -1)}${SOFT_HYPHEN}${line}`;
   return `${paragraph} ${line}`;
+}
+
+const SOFT_HYPHEN = "\u00ad";
+/** A word, hyphenated compounds whole (`state-of-the-art`). */
+const WORD = /[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*/gu;
+const BROKEN = /([\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*)\u00ad([\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*)/gu;
+
+/**
+ * A document's words broken at a line's end, each joined as the document writes it elsewhere: `TraceMonkey` where
+ * the paper says TraceMonkey twenty times (as `Trace-Monkey` the word and the phrase missed it), `self-contained`
+ * where it says that. A word the document writes no other way joins without the hyphen when both parts are lower
+ * case (the usual sign of typesetting: `experi-ment`), with it otherwise (`non-English`), as pdftotext joins them.
+ * Soft hyphens a text layer holds itself are resolved the same way.
+ */
+export function resolveLineBreaks(text: string): string {
+  if (!text.includes(SOFT_HYPHEN)) return text;
+  const written = new Set(Array.from(text.matchAll(WORD), ([word]) => word.toLowerCase()));
+  return text.replace(BROKEN, (_, left: string, right: string) => {
+    const [joined, hyphened] = [left + right, `${left}-${right}`];
+    const [asJoined, asHyphened] = [written.has(joined.toLowerCase()), written.has(hyphened.toLowerCase())];
+    if (asJoined !== asHyphened) return asJoined ? joined : hyphened;
+    return /\p{Ll}$/u.test(left) && /^\p{Ll}/u.test(right) ? joined : hyphened;
+  });
 }
 
 export function stringValue(value: unknown): string | undefined {

@@ -5,7 +5,7 @@
  * composited over white. Opt-in by file type: they are not among the default `file_types`.
  */
 import { ResearcherError } from "../errors.ts";
-import { pageMarker, type ConvertedDocument, type ConvertOptions } from "./document.ts";
+import { pageMarker, resolveLineBreaks, type ConvertedDocument, type ConvertOptions } from "./document.ts";
 import type UTIF from "utif2";
 import { type GrayImage, grayFromChannels, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
 
@@ -33,8 +33,9 @@ export async function convertImage(format: string, bytes: Uint8Array, title: str
     throw new ResearcherError("FILE_UNREADABLE", first ? `OCR failed on the image: ${first}` : "OCR found no text in the image");
   }
   const ocrPages = texts.filter(Boolean).length;
-  if (pages.length === 1) return { title, format: "markdown", text: texts[0]!, firstLine: 1, metadata: { ocr_pages: ocrPages } };
-  const text = texts.map((page, i) => `${pageMarker(i + 1)}\n\n${page}\n`).join("\n");
+  if (pages.length === 1)
+    return { title, format: "markdown", text: resolveLineBreaks(texts[0]!), firstLine: 1, metadata: { ocr_pages: ocrPages } };
+  const text = resolveLineBreaks(texts.map((page, i) => `${pageMarker(i + 1)}\n\n${page}\n`).join("\n"));
   const { metadata, warnings } = unreadPages(unread);
   return {
     title,

@@ -12,6 +12,7 @@ import {
   median,
   NO_TEXT_LAYER_OCR_OFF,
   pageMarker,
+  resolveLineBreaks,
   type ConvertedDocument,
   type ConvertOptions,
 } from "./document.ts";
@@ -152,7 +153,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
     return {
       title,
       format: "markdown",
-      text: parts.join("\n").replace(/\n{3,}/g, "\n\n"),
+      text: resolveLineBreaks(parts.join("\n").replace(/\n{3,}/g, "\n\n")),
       firstLine: 1,
       metadata: {
         ...info.metadata,
