@@ -30,6 +30,7 @@ export interface Model {
   lists: ListStrength;
   /** Each fragment's SciFact document id. */
   doc: Map<number, string>;
+  /** How many vectors the calibration was measured among (the repository's size for fusionWeight). */
   fragments: number;
 }
 
@@ -64,8 +65,9 @@ export async function collect(
       cases.push({ split, id: q.id, bm25, vector, lexicalTop, vectorTop });
     }
   }
-  const lists = vectorCalibration(store)?.lists ?? { bm25: 0, vector: 0, queries: 0 };
-  const fragments = doc.size;
+  const calibration = vectorCalibration(store);
+  const lists = calibration?.lists ?? { bm25: 0, vector: 0, queries: 0 };
+  const fragments = calibration?.vectors ?? doc.size;
   await embedders.dispose();
   store.close();
   return { name, cases, lists, doc, fragments };

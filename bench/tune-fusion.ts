@@ -43,7 +43,7 @@ const variants: [string, Fuse][] = [
   ]),
   [
     "shipped: per repository, -0.1 where BM25's first has lexical evidence < 0.5 and the vector list has a share",
-    (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists, c.lexicalTop).lexical),
+    (c, m) => fuseHybrid(c.bm25, c.vector, fusionWeight(m.lists, c.lexicalTop, m.fragments).lexical),
   ],
 ];
 const scores = (fuse: Fuse, k: number) =>
@@ -62,7 +62,12 @@ const deep = table(
 );
 const strengths = table(
   ["model", "pseudo-query MRR: bm25", "vector", "BM25 weight"],
-  models.map((m) => [m.name, m.lists.bm25.toFixed(3), m.lists.vector.toFixed(3), fusionWeight(m.lists).lexical.toFixed(2)]),
+  models.map((m) => [
+    m.name,
+    m.lists.bm25.toFixed(3),
+    m.lists.vector.toFixed(3),
+    fusionWeight(m.lists, undefined, m.fragments).lexical.toFixed(2),
+  ]),
 );
 console.log(`${result}\n\n${deep}\n\n${strengths}`);
 if (args.includes("--write")) {

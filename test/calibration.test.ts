@@ -98,6 +98,22 @@ describeShared("fusion weights calibrated at index time", () => {
     expect(fusionWeight({ bm25: 0.8, vector: 0.9, queries: 48 }).lexical).toBe(0.5);
   });
 
+  test("in a small repository a vector list must find more to get a share: any model that matches words finds pseudo-queries there (s16 user #1)", () => {
+    // GloVe in 150 SciFact abstracts: 0.50 of BM25's 0.96, a share of 0.38 that put hybrid 0.038 below BM25.
+    const glove = { bm25: 0.96, vector: 0.5, queries: 48 };
+    expect(fusionWeight(glove, undefined, 5183).lexical).toBe(fusionWeight(glove).lexical); // as large as SciFact: no shift
+    expect(fusionWeight(glove).lexical).toBeLessThan(0.65);
+    expect(fusionWeight(glove, undefined, 150).lexical).toBeGreaterThanOrEqual(0.9);
+    expect(fusionWeight(glove, undefined, 150).reason).toContain("in 150 fragments, where matching words finds them");
+    // A strong list keeps its equal voice at any size.
+    expect(fusionWeight({ bm25: 0.96, vector: 0.9, queries: 48 }, undefined, 60).lexical).toBe(0.5);
+    // The shift grows with the logarithm of how small: none from 3,000 on, all of it from 60 down.
+    const weights = [40, 60, 150, 400, 1000, 3000].map((n) => fusionWeight({ bm25: 0.9, vector: 0.6, queries: 48 }, undefined, n).lexical);
+    expect(weights[0]).toBe(weights[1]);
+    for (let i = 2; i < weights.length; i++) expect(weights[i]!).toBeLessThanOrEqual(weights[i - 1]!);
+    expect(weights.at(-1)).toBe(fusionWeight({ bm25: 0.9, vector: 0.6, queries: 48 }).lexical);
+  });
+
   test("per query, BM25 gives up a little where its best result matches little of the query, if the vector list has a share", () => {
     const lists = { bm25: 0.8, vector: 0.34, queries: 48 };
     expect(fusionWeight(lists, 0.9).lexical).toBe(0.75);

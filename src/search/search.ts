@@ -634,7 +634,8 @@ function candidatesOf(repo: Repository, store: Store, mode: SearchMode, lists: R
     mergeEvidence(lexical && lists.lexicalScale(lexical.score), vector && lists.vectorScale(vector.score));
   if (mode === "hybrid") {
     const best = (lists.unfiltered?.bm25 ?? lists.keyword)[0];
-    const weight = fusionWeight(vectorCalibration(store)?.lists, best && lists.lexicalScale(best.score));
+    const calibration = vectorCalibration(store);
+    const weight = fusionWeight(calibration?.lists, best && lists.lexicalScale(best.score), calibration?.vectors);
     const weights = { bm25: weight.lexical, vector: round(1 - weight.lexical) };
     const anchors = lists.unfiltered && { bm25: anchorsOf(lists.unfiltered.bm25), vector: anchorsOf(lists.unfiltered.vector) };
     const candidates = fuseHybrid(lists.keyword, lists.semantic, weight.lexical, anchors).map((f) => ({
