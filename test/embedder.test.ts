@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { join } from "node:path";
+import { chmodSync, cpSync, rmSync, symlinkSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { chooseModel, describeModel, loadEmbedder, pool, type Embedder } from "../src/embed/embedder.ts";
 import { ResearcherError } from "../src/errors.ts";
-import { describeShared, GLOVE, gloveThroughOnnx, tempDir } from "./helpers.ts";
+import { describeShared, GLOVE, gloveThroughOnnx, runCli, tempDir, writeTree } from "./helpers.ts";
 import { standInHub } from "./model-fixtures.ts";
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, v, i) => sum + v * b[i]!, 0);
@@ -101,4 +102,32 @@ describe("pool", () => {
     const [cls] = pool(data, [1, 3, 2], mask, "cls");
     expect(Array.from(cls!)).toEqual([1, 0]);
   });
+});
+
+describeShared("a model folder whose files are not regular files", () => {
+  test("a FIFO or a link to a device in place of a model file is refused at once, naming it (s16 hostile #2)", () => {
+    // It hung `index` (holding the writer lock), every default search and an MCP server; /dev/zero took 16.8 GB.
+    for (const [file, make] of [
+      ["config.json", (path: string) => Bun.spawnSync(["mkfifo", path])],
+      ["tokenizer.json", (path: string) => Bun.spawnSync(["mkfifo", path])],
+      ["onnx/model_quantized.onnx", (path: string) => Bun.spawnSync(["mkfifo", path])],
+      ["tokenizer.json", (path: string) => symlinkSync("/dev/zero", path)],
+    ] as const) {
+      const home = tempDir();
+      const model = join(tempDir(), "model");
+      cpSync(GLOVE, model, { recursive: true });
+      chmodSync(dirname(join(model, file)), 0o755);
+      rmSync(join(model, file));
+      make(join(model, file));
+      const docs = tempDir();
+      writeTree(docs, { "a.md": "# M\n\nmodelword text\n" });
+      const env = { RESEARCHER_MODEL_PATH: model };
+      expect(runCli(["repo", "add", "m", docs], { home, env }).code).toBe(0);
+      const index = runCli(["index", "m"], { home, env, timeoutMs: 30_000 });
+      expect({ file, code: index.code }).toEqual({ file, code: 0 }); // the text is indexed; its embeddings wait
+      expect(index.stderr).toContain(`${join(model, file)} is not a regular file`);
+      const search = runCli(["search", "modelword"], { home, env, timeoutMs: 30_000 });
+      expect({ file, code: search.code, found: search.stdout.includes("m:a.md") }).toEqual({ file, code: 0, found: true });
+    }
+  }, 120_000);
 });

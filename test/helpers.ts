@@ -175,10 +175,13 @@ export async function startServe(
  */
 export const MODEL_ENV = { RESEARCHER_MODEL_PATH: GLOVE };
 
-/** `openFiles`: the process's limit on open file descriptors (`ulimit -n`), set by a shell that then runs the CLI. */
+/**
+ * `openFiles`: the process's limit on open file descriptors (`ulimit -n`), set by a shell that then runs the CLI;
+ * `timeoutMs`: killed past it (code -1), for a run that might hang.
+ */
 export function runCli(
   args: string[],
-  options: { home: string; cwd?: string; env?: Record<string, string>; openFiles?: number },
+  options: { home: string; cwd?: string; env?: Record<string, string>; openFiles?: number; timeoutMs?: number },
 ): RunResult {
   const limited = options.openFiles === undefined ? [] : ["bash", "-c", `ulimit -n ${options.openFiles} && exec "$@"`, "--"];
   const proc = Bun.spawnSync([...limited, ...cliCommand, ...args], {
@@ -193,6 +196,7 @@ export function runCli(
     },
     stdout: "pipe",
     stderr: "pipe",
+    timeout: options.timeoutMs,
   });
   return { code: proc.exitCode ?? -1, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
 }

@@ -3,7 +3,7 @@
  * `static-embedder.ts`), Ollama and OpenAI-compatible HTTP. Heavy libraries load lazily so BM25-only commands never
  * pay for them. Every network call has a timeout.
  */
-import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import type { EmbeddingConfig } from "../config.ts";
@@ -15,6 +15,7 @@ import { EMBEDDED_MODEL } from "./embedded-model.ts";
 import { unpack } from "./native.ts";
 import {
   loadTokenizer,
+  readModelJson,
   sumOfRows,
   model2vecWeights,
   readModel2vecTable,
@@ -27,6 +28,7 @@ import { downloadModel, fetchWithTimeout, hubEndpoint } from "./hub.ts";
 import { remoteCall, type RemoteProvider } from "./remote.ts";
 import { own } from "../own.ts";
 import { shellWord } from "../terminal.ts";
+import { specialKind } from "../files.ts";
 
 export type Provider = "local" | "ollama" | "openai";
 export type EmbedKind = "query" | "document";
@@ -291,9 +293,36 @@ function localFolder(home: string, model: string): string | null {
 
 function readModelConfig(folder: string): Record<string, unknown> {
   try {
-    return JSON.parse(readFileSync(join(folder, "config.json"), "utf8"));
+    return JSON.parse(readModelJson(folder, "config.json"));
   } catch {
-    return {};
+    return {}; // the load that follows says what is wrong with it (checkModelFiles)
+  }
+}
+
+/** The files a model's load reads: its JSON, vocabularies, ONNX graphs and weights. */
+const MODEL_FILE = /\.(?:json|txt|model|onnx|onnx_data|safetensors)$/;
+
+/**
+ * Every file a model's load would read is a regular file: transformers.js and onnxruntime read them whole and
+ * blocking, so a FIFO in a model folder hung `index` (holding the writer lock), every default search and an MCP
+ * server's event loop, and a link to /dev/zero filled the memory.
+ */
+function checkModelFiles(folder: string): void {
+  for (const dir of [folder, join(folder, "onnx")]) {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue; // no onnx/ folder: the load says what it misses
+    }
+    for (const name of names.filter((n) => MODEL_FILE.test(n))) {
+      const stats = statSync(join(dir, name), { throwIfNoEntry: false });
+      if (stats && !stats.isFile() && !stats.isDirectory()) {
+        throw new ResearcherError("MODEL_UNAVAILABLE", `${join(dir, name)} is not a regular file (${specialKind(stats)})`, {
+          hint: "put the model's own file there (copy the folder again, or `researcher model pull` it)",
+        });
+      }
+    }
   }
 }
 
@@ -432,6 +461,7 @@ async function loadLocal(home: string, info: ModelInfo, batchSize: number, optio
       hint: `run \`researcher model pull ${info.id}\`, or point at a local folder with \`researcher model set /path/to/model\` or RESEARCHER_MODEL_PATH`,
     });
   }
+  if (info.path) checkModelFiles(info.path);
   if (info.kind === "static") {
     const local = info.path ? info : { ...info, source: "cache" as const, path: await pullStatic(home, info, options) };
     const embedder = await loadStatic(home, local, options);

@@ -10,8 +10,9 @@
  *   vocabulary, checked to be free of context, and cached under `models/.tables/`. Its vectors are exactly those
  *   of the ONNX model, so the fingerprint stays the same and a repository embedded either way stays usable.
  */
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { readRegularFile } from "../files.ts";
 import { readSafetensors, safetensorsEntries, writeSafetensors } from "./safetensors.ts";
 
 export type StaticLayout = "model2vec" | "token-table";
@@ -191,6 +192,19 @@ export function sumOfRows(table: TokenTable, ids: number[], rule: TokenRule): Fl
 /** The tokenizer of a model folder, through the same library transformers.js uses internally. */
 export async function loadTokenizer(folder: string) {
   const { Tokenizer } = await import("@huggingface/tokenizers");
-  const json = (name: string) => (existsSync(join(folder, name)) ? JSON.parse(readFileSync(join(folder, name), "utf8")) : {});
+  const json = (name: string) => (existsSync(join(folder, name)) ? JSON.parse(readModelJson(folder, name)) : {});
   return new Tokenizer(json("tokenizer.json"), json("tokenizer_config.json"));
+}
+
+/** The largest JSON file of a model folder read (a tokenizer of a 250,000-word vocabulary is 17 MB). */
+const MAX_MODEL_JSON_BYTES = 256 * 2 ** 20;
+
+/**
+ * A JSON file of a model folder as text, read only if it is a regular file of at most MAX_MODEL_JSON_BYTES: a FIFO in
+ * its place hung the load (and `index`, holding the writer lock), a link to /dev/zero took 16.8 GB. Throws a reason.
+ */
+export function readModelJson(folder: string, name: string): string {
+  const read = readRegularFile(join(folder, name), MAX_MODEL_JSON_BYTES, "the largest model JSON file read (256 MB)");
+  if ("reason" in read) throw new Error(`${join(folder, name)}: ${read.reason}`);
+  return new TextDecoder().decode(read.bytes);
 }
