@@ -30,6 +30,8 @@ export const OCR_MODES = ["auto", "always", "off"] as const;
  * failed every PDF as having taken longer than it.
  */
 const MAX_TIMER_SECONDS = 2_147_483;
+/** More conversion threads than this buys no speed on any machine this runs on, only memory. */
+const MAX_CONVERT_WORKERS = 64;
 
 /**
  * Loaded and built on first use: valibot and the schema cost start-up time, and a search reads the validated JSON
@@ -116,8 +118,8 @@ function schemas() {
         convert_timeout: v.optional(v.pipe(v.number(), v.minValue(0.1), v.maxValue(MAX_TIMER_SECONDS)), 60),
         /** Memory (MB) one conversion may use by itself (see ConvertPool); the file that needs more fails with a reason. */
         convert_memory_mb: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 900),
-        /** Conversion worker threads; 0 means one per core. */
-        convert_workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
+        /** Conversion worker threads; 0 means one per core. Each may use convert_memory_mb: a few thousand filled memory. */
+        convert_workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_CONVERT_WORKERS)), 0),
         /** Seconds OCR of one scanned page may take; it does not count against convert_timeout. */
         ocr_page_timeout: v.optional(v.pipe(v.number(), v.minValue(0.1), v.maxValue(MAX_TIMER_SECONDS)), 120),
       }),

@@ -358,3 +358,11 @@ test("a time limit past what a timer can keep (~24.8 days) is refused, not read 
     expect(runCli(["config", "set", key, "2147483"], { home }).code).toBe(0);
   }
 });
+
+test("convert_workers has a bound: each worker may use convert_memory_mb, and 2,000 of them took 7.6 GB for one file (s16 hostile #1)", () => {
+  const home = tempDir();
+  const refused = runCli(["config", "set", "index.convert_workers", "2000"], { home });
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toStartWith("error: index.convert_workers: expected <=64, got 2000");
+  expect(runCli(["config", "set", "index.convert_workers", "64"], { home }).code).toBe(0);
+});
