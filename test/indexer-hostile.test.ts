@@ -21,7 +21,7 @@ import { addRepository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
 import { syncVectorIndex } from "../src/search/vectors.ts";
-import { toResearcherError } from "../src/errors.ts";
+import { type ResearcherError, toResearcherError } from "../src/errors.ts";
 import { UNMOUNTED } from "../src/index/discover.ts";
 import { verifyRepository } from "../src/index/verify.ts";
 import {
@@ -578,6 +578,38 @@ describe("a full disk", () => {
     },
   );
 });
+
+test.skipIf(!CAN_MOUNT)(
+  "a first index on a nearly full disk is DISK_FULL and leaves no index.db, which the next run, with room, makes (s16 hostile #4)",
+  async () => {
+    // Each was `unexpected: disk I/O error`, `unexpected: cannot rollback - no transaction is active`, or an index.db
+    // with its schema only in a removed WAL, called damaged by every run after.
+    for (const left of [20, 60, 120, 180, 240]) {
+      const mnt = tempDir();
+      expect(mountTmpfs(mnt, "8m")).toBe(true); // the run checks for 4 MB free before it writes
+      try {
+        const home = join(mnt, "home");
+        const docs = tempDir();
+        writeTree(docs, { "a.md": "# A\n\nfirst words\n" });
+        const repo = addRepository(home, { name: "a", path: docs, embed: false });
+        const fill = join(mnt, "fill");
+        const free = statfsSync(mnt).bavail * statfsSync(mnt).bsize;
+        writeFileSync(fill, Buffer.alloc(Math.max(0, free - left * 1024)));
+        const first = await indexRepository(home, repo).then(
+          () => "indexed",
+          (error: ResearcherError) => error.code,
+        );
+        expect({ left, first }).toEqual({ left, first: expect.stringMatching(/^(indexed|DISK_FULL)$/) });
+        rmSync(fill);
+        expect(await indexRepository(home, repo)).toMatchObject({ documents_total: 1 });
+        expect((await verifyRepository(repo)).problems).toEqual([]);
+      } finally {
+        unmount(mnt);
+      }
+    }
+  },
+  HOOK_TIMEOUT,
+);
 
 (CAN_MOUNT ? testShared : test.skip)(
   "a disk too full to save vectors.usearch is DISK_FULL, not 'unexpected' (s14 hostile #5)",

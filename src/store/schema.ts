@@ -418,7 +418,8 @@ function migrate(db: Database): void {
     db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     db.run("COMMIT");
   } catch (error) {
-    db.run("ROLLBACK");
+    // SQLite has rolled back itself after some failures (a full disk): a ROLLBACK then fails, and hid the cause.
+    if (db.inTransaction) db.run("ROLLBACK");
     throw error;
   }
 }
@@ -435,15 +436,30 @@ function createBeside(file: string): void {
     try {
       db.run("PRAGMA journal_mode = WAL");
       migrate(db);
+      checkpointWhole(db);
     } finally {
       db.close();
     }
     linkSync(temp, file);
     syncFolder(dirname(file));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    // Another writer linked its index first: that one is used. Anything else is the disk's or the folder's to say
+    // (a full disk was `unexpected: disk I/O error`).
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw environmentProblem(file, error) ?? error;
   } finally {
     for (const suffix of ["", "-wal", "-shm"]) rmSync(temp + suffix, { force: true });
+  }
+}
+
+/**
+ * Move everything the WAL holds into the database file, or fail: a new index is linked into place after this and
+ * its WAL removed, so a checkpoint the disk had no room for left the schema only in the removed WAL, and index.db
+ * malformed ("the index is damaged" at every run after).
+ */
+function checkpointWhole(db: Database): void {
+  const result = db.query<{ busy: number; log: number; checkpointed: number }, []>("PRAGMA wal_checkpoint(TRUNCATE)").get();
+  if (!result || result.busy !== 0 || result.log !== result.checkpointed) {
+    throw Object.assign(new Error("the new index could not be written whole"), { code: "SQLITE_IOERR" });
   }
 }
 
