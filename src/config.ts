@@ -202,12 +202,12 @@ function issueText(issue: { expected: string | null; received: string; message: 
   return `expected ${expected}, got ${issue.received}`;
 }
 
-/** Parsed configs by file, reused while the file's size and mtime are unchanged (servers search many times). */
+/** Parsed configs by file, reused while the file is unchanged (stampOf; servers search many times). */
 const cache = new Map<string, { stamp: string; config: Config }>();
 
 /**
- * The validated config. A validated copy is kept beside config.yaml as JSON, keyed by config.yaml's size and
- * mtime, so a command reads it without parsing YAML or running the schema: that alone was most of a cold search.
+ * The validated config. A validated copy is kept beside config.yaml as JSON, keyed by config.yaml's stamp (size,
+ * times, file), so a command reads it without parsing YAML or running the schema: that alone was most of a cold search.
  */
 export function loadConfig(home: string): Config {
   const file = configPath(home);
@@ -220,9 +220,14 @@ export function loadConfig(home: string): Config {
   return structuredClone(config);
 }
 
+/**
+ * What tells a changed config.yaml: its size and times, and which file it is. The change time too, which every write
+ * sets and nothing sets back: an edit that kept the size on a file system of coarse times, or a copy restored with
+ * its mtime (`cp -p`, `rsync -a`), was read as the old configuration.
+ */
 function stampOf(file: string): string {
   const stats = statSync(file);
-  return `${stats.size}:${stats.mtimeMs}`;
+  return `${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${stats.ino}:${stats.dev}`;
 }
 
 const validatedCopyPath = (home: string) => join(home, ".config.validated.json");

@@ -81,6 +81,14 @@ describe("config", () => {
     expect(() => loadConfig(home)).toThrow(/search\.limit/);
     writeFileSync(join(home, "config.yaml"), "search:\n  limit: 9\n");
     expect(loadConfig(home).search.limit).toBe(9);
+    // An edit of the same size whose mtime is set back (`cp -p`, `touch -r`, a coarse file system): it was ignored.
+    const before = join(tempDir(), "before.yaml");
+    expect(Bun.spawnSync(["cp", "-p", join(home, "config.yaml"), before]).exitCode).toBe(0); // its times to the nanosecond
+    writeFileSync(join(home, "config.yaml"), "search:\n  limit: 8\n");
+    expect(Bun.spawnSync(["touch", "-r", before, join(home, "config.yaml")]).exitCode).toBe(0);
+    expect(loadConfig(home).search.limit).toBe(8);
+    // And in a new process, which reads the validated copy.
+    expect(runCli(["config", "show", "--json"], { home }).stdout).toContain('"limit": 8');
   });
 
   test("an empty config.yaml while indexes exist is an error that says so, never an empty registry", () => {
