@@ -30,6 +30,10 @@ export const OCR_MODES = ["auto", "always", "off"] as const;
  * failed every PDF as having taken longer than it.
  */
 const MAX_TIMER_SECONDS = 2_147_483;
+/** A description or a context goes out with every search result: a sentence or two, not a document. */
+export const MAX_TEXT_CHARS = 1000;
+/** A context's path prefix is a path inside the repository (PATH_MAX). */
+const MAX_PREFIX_CHARS = 4096;
 /** More conversion threads than this buys no speed on any machine this runs on, only memory. */
 const MAX_CONVERT_WORKERS = 64;
 
@@ -58,16 +62,20 @@ function schemas() {
     openai_url: v.optional(v.pipe(v.string(), v.url())),
   });
 
+  /** At most MAX_TEXT_CHARS characters as people count them (code points, not UTF-16 units). */
+  const shortText = () =>
+    v.check((text: string) => [...text].length <= MAX_TEXT_CHARS, `at most ${MAX_TEXT_CHARS} characters (it goes out with every result)`);
   const RepositorySchema = v.strictObject({
     path: v.pipe(v.string(), v.minLength(1)),
-    description: v.optional(v.nullable(v.string()), null),
+    /** Every result's context where no context of its own is set: a sentence or two, as a context is. */
+    description: v.optional(v.nullable(v.pipe(v.string(), shortText())), null),
     file_types: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9]+$/))), () => [...FILE_TYPES]),
     exclude: v.optional(v.array(v.string()), []),
     embed: v.optional(v.boolean(), true),
     ignore_files: v.optional(v.boolean(), true),
     embedding: v.optional(v.partial(EmbeddingSchema)),
     /** Path prefix → what the documents under it are (`researcher context add`). */
-    contexts: v.optional(v.record(v.string(), v.pipe(v.string(), v.minLength(1)))),
+    contexts: v.optional(v.record(v.pipe(v.string(), v.maxLength(MAX_PREFIX_CHARS)), v.pipe(v.string(), v.minLength(1), shortText()))),
     /** OCR of scanned pages (default auto): `auto` pages with (almost) no text layer, `always` every page with a
      * page-sized image, `off` none. */
     ocr: v.optional(v.picklist(OCR_MODES)),
@@ -269,7 +277,9 @@ function readUserSettings(file: string): Record<string, unknown> | undefined {
     if (!stats.isFile() || stats.size > MAX_CONFIG_BYTES) {
       const what = stats.isFile() ? `larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MB` : "not a regular file";
       throw new ResearcherError("INVALID_CONFIG", `${file} is ${what}`, {
-        hint: "make it a regular YAML file; `researcher config path` prints where it is",
+        hint: stats.isFile()
+          ? "remove entries it no longer needs by hand (contexts, descriptions); `researcher config path` prints where it is"
+          : "make it a regular YAML file; `researcher config path` prints where it is",
       });
     }
     text = readFileSync(file, "utf8");
@@ -339,8 +349,15 @@ export function updateConfig(home: string, edit: (settings: UserSettings) => voi
     const settings = (existsSync(file) && readUserSettings(file)) || {};
     edit(settings);
     const checked = parseConfig(settings, source ?? file, hint);
+    const text = stringifyYaml(settings);
+    // A file past what is read back would fail every command after, `context remove` included.
+    if (Buffer.byteLength(text) > MAX_CONFIG_BYTES) {
+      throw new ResearcherError("INVALID_INPUT", `${file} would grow past ${MAX_CONFIG_BYTES / 2 ** 20} MB; nothing was changed`, {
+        hint: "remove contexts or descriptions that are no longer needed (`researcher context list` lists the contexts)",
+      });
+    }
     try {
-      writeFileAtomic(file, stringifyYaml(settings));
+      writeFileAtomic(file, text);
     } catch (error) {
       throw writeDenied(error, file, home) ?? error;
     }

@@ -1,7 +1,16 @@
 /** The repository registry: named folders in config.yaml, each with its own index folder. */
 import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { isReservedName, loadConfig, REPO_NAME, repositoryDir, updateConfig, type EmbeddingConfig, type UserSettings } from "./config.ts";
+import {
+  isReservedName,
+  loadConfig,
+  MAX_TEXT_CHARS,
+  REPO_NAME,
+  repositoryDir,
+  updateConfig,
+  type EmbeddingConfig,
+  type UserSettings,
+} from "./config.ts";
 import { FILE_TYPES } from "./file-types.ts";
 import { ResearcherError, toResearcherError, type ErrorCode } from "./errors.ts";
 import { own } from "./own.ts";
@@ -251,9 +260,6 @@ function parseTarget(home: string, target: string): { repo: Repository; prefix: 
   return { repo, prefix };
 }
 
-/** A context goes out with every search result under its prefix: a sentence or two, not a document. */
-const MAX_CONTEXT_CHARS = 1000;
-
 export function addContext(home: string, target: string, context: string): PathContext {
   const { repo, prefix } = parseTarget(home, target);
   if (!context.trim())
@@ -261,8 +267,8 @@ export function addContext(home: string, target: string, context: string): PathC
       hint: `researcher context add ${target} "what these documents are"`,
     });
   const length = [...context.trim()].length; // characters as people count them, not UTF-16 units
-  if (length > MAX_CONTEXT_CHARS) {
-    throw new ResearcherError("USAGE", `a context is at most ${MAX_CONTEXT_CHARS} characters (got ${length})`, {
+  if (length > MAX_TEXT_CHARS) {
+    throw new ResearcherError("USAGE", `a context is at most ${MAX_TEXT_CHARS} characters (got ${length})`, {
       hint: "say in a sentence or two what these documents are: it is repeated with every result from them",
     });
   }

@@ -374,3 +374,25 @@ test("convert_workers has a bound: each worker may use convert_memory_mb, and 2,
   expect(refused.stderr).toStartWith("error: index.convert_workers: expected <=64, got 2000");
   expect(runCli(["config", "set", "index.convert_workers", "64"], { home }).code).toBe(0);
 });
+
+test("config.yaml is never written past the 4 MB it reads back; a description is as short as a context, a prefix a path (s16 hostile #9)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  expect(runCli(["repo", "add", "a", docs, "--no-embed"], { home }).code).toBe(0);
+  // A long description went out with every result (one search --json result was 121 KB).
+  const description = runCli(["config", "set", "repositories.a.description", "d".repeat(1001)], { home });
+  expect(description).toMatchObject({ code: 1, stderr: expect.stringContaining("at most 1000 characters") });
+  const prefix = runCli(["context", "add", `a:${"p".repeat(5000)}`, "a short context"], { home });
+  expect(prefix.code).toBe(1);
+  // A config.yaml a little under 4 MB of contexts (a script that describes every folder): the write that would pass
+  // the bound is refused, and every command still works (each failed once the file was past it).
+  const contexts = Object.fromEntries(Array.from({ length: 1044 }, (_, i) => [`${i}${"q".repeat(3000)}`, "t".repeat(1000)]));
+  writeFileSync(join(home, "config.yaml"), JSON.stringify({ repositories: { a: { path: docs, embed: false, contexts } } }));
+  const added = runCli(["context", "add", `a:more${"q".repeat(3000)}`, "t".repeat(1000)], { home });
+  expect(added).toMatchObject({
+    code: 1,
+    stderr: expect.stringMatching(/would grow past 4 MB; nothing was changed\nhint: remove contexts/),
+  });
+  expect(runCli(["context", "remove", `a:0${"q".repeat(3000)}`], { home }).code).toBe(0);
+  expect(runCli(["repo", "list"], { home }).code).toBe(0);
+});
