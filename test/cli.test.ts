@@ -218,6 +218,15 @@ describe("command dispatch", () => {
     expect(runCli(["search", "x", "--json", "-5"], { home }).stderr).toContain("unknown option '-5'"); // after a flag: a word
   });
 
+  test("an empty --repo is a usage error, not every repository (a script's empty variable widened its search: s16 hostile #10)", () => {
+    const home = tempDir();
+    for (const repo of ["", " "]) {
+      const result = runCli(["search", "anything", "--repo", repo], { home });
+      expect({ repo, code: result.code }).toEqual({ repo, code: 2 });
+      expect(result.stderr).toStartWith("error: --repo needs a name");
+    }
+  });
+
   test("options that contradict each other are a usage error, not one silently winning", () => {
     const home = tempDir();
     for (const [args, words] of [

@@ -1,6 +1,7 @@
 /** What every command of the CLI shares: the flags type, output, global options, and option value parsing. */
 import type { CAC } from "cac";
 import { resolveHome } from "../config.ts";
+import { ResearcherError } from "../errors.ts";
 import { FROM_ONE, type Range, wholeNumber } from "../search/bounds.ts";
 import { stderr, stdout } from "../terminal.ts";
 
@@ -18,14 +19,19 @@ export function globals(cli: CAC): CAC {
 
 export const home = (flags: Flags) => resolveHome(flags.home as string | undefined);
 
-/** `--repo a --repo b` and `--repo a,b` both give [a, b]. */
-export function list(value: unknown): string[] {
+/**
+ * `--repo a --repo b` and `--repo a,b` both give [a, b]. With `flag`, a value that names nothing (`--repo ''`, a
+ * script's empty variable) is a usage error: it was no filter at all, and searched every repository.
+ */
+export function list(value: unknown, flag?: string): string[] {
   if (value === undefined || value === true) return [];
   const values = Array.isArray(value) ? value : [value];
-  return values
-    .flatMap((v) => String(v).split(","))
-    .map((v) => v.trim())
-    .filter(Boolean);
+  const items = values.flatMap((v) => String(v).split(",")).map((v) => v.trim());
+  if (flag && values.some((v) => !String(v).trim()))
+    throw new ResearcherError("USAGE", `${flag} needs a name (got '${values.find((v) => !String(v).trim())}')`, {
+      hint: `leave ${flag} out to search every repository`,
+    });
+  return items.filter(Boolean);
 }
 
 /** A repeatable flag's values, kept whole (a filter may contain commas). */

@@ -316,7 +316,7 @@ export async function searchCommand(words: string[], flags: Flags): Promise<void
       explain: Boolean(flags.explain),
       filter: flags.filter === undefined ? undefined : String(flags.filter),
       where: repeated(flags.where).map((text) => parseFilter(text, "--where")),
-      repositories: list(flags.repo),
+      repositories: list(flags.repo, "--repo"),
       limit,
       offset: integer(flags.offset, "--offset", OFFSET),
       minScore: minimumScore(flags.minScore, "--min-score"),
