@@ -153,7 +153,7 @@ function withOpenFile(absolute: string, body: (fd: number) => ReadResult): ReadR
  */
 function readOpenFile(fd: number, maxBytes: number, limit = "index.max_file_bytes"): ReadResult {
   const stats = fstatSync(fd);
-  if (!stats.isFile()) return { reason: `not a regular file (${specialKind(stats)})` };
+  if (!stats.isFile()) return { reason: notRegular(stats) };
   if (stats.size > maxBytes) return { reason: `larger than ${limit} (${stats.size} > ${maxBytes} bytes)` };
   const bytes = new Uint8Array(stats.size);
   let offset = 0;
@@ -164,6 +164,10 @@ function readOpenFile(fd: number, maxBytes: number, limit = "index.max_file_byte
   }
   return { bytes: offset === bytes.length ? bytes : bytes.subarray(0, offset) };
 }
+
+/** Why a path that is a FIFO, a device or a socket is not read: `not a regular file (named pipe)`. */
+export const notRegular = (stats: Stats) => `${NOT_REGULAR} (${specialKind(stats)})`;
+export const NOT_REGULAR = "not a regular file";
 
 export function specialKind(stats: Stats): string {
   if (stats.isFIFO()) return "named pipe";

@@ -33,6 +33,7 @@ import {
   HOOK_TIMEOUT,
   mountTmpfs,
   ROOT,
+  runCli,
   SHARED,
   tempDir,
   testShared,
@@ -180,6 +181,24 @@ describe("only regular files are read", () => {
       { path: "pipe.md", reason: "not a regular file (named pipe)" },
       { path: "zero.md", reason: "not a regular file (character device)" },
     ]);
+  });
+
+  test("an indexed file replaced by a FIFO: verify's fix says so and how to drop it, not 'give yourself read access' (s16 hostile #5)", async () => {
+    const { home, docs, repo } = bm25Repository({ "a.md": "# A\n\nfifoword\n", "b.md": "other words\n" });
+    await indexRepository(home, repo);
+    rmSync(join(docs, "a.md"));
+    expect(Bun.spawnSync(["mkfifo", join(docs, "a.md")]).exitCode).toBe(0);
+    expect((await indexRepository(home, repo)).failures).toEqual([{ path: "a.md", reason: "not a regular file (named pipe)" }]);
+    const problem = (await verifyRepository(repo)).problems.find((p) => p.check === "files");
+    expect(problem?.fix).toBe(
+      `${join(docs, "a.md")} is no longer a file (not a regular file (named pipe)): put the document back, or drop it from the index with \`researcher remove ${repo.name} a.md\``,
+    );
+    // `get` says the same: an index run keeps the document ("`researcher index` brings the index up to date" did not).
+    expect(runCli(["get", `${repo.name}:a.md`], { home, timeoutMs: 20_000 }).stderr).toContain(
+      `hint: put the document back, or drop it from the index with \`researcher remove ${repo.name} a.md\``,
+    );
+    expect(runCli(["remove", repo.name, "a.md"], { home }).code).toBe(0);
+    expect(await total(home, "fifoword")).toBe(0);
   });
 
   test("files larger than index.max_file_bytes are refused before they are read", async () => {

@@ -4,7 +4,7 @@ import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { CODE_EXTENSIONS } from "../file-types.ts";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
-import { isInside, outsideRoot, readRegularFile, specialKind } from "../files.ts";
+import { isInside, notRegular, outsideRoot, readRegularFile } from "../files.ts";
 
 export interface DiscoveredFile {
   /** The folder walked (the repository root): reads are confined to it (`readConfinedFile`). */
@@ -549,7 +549,7 @@ function regularFile(
     const stats = isLink ? statSync(absolute) : lstatSync(absolute);
     if (stats.isFile()) return stats;
     if (stats.isDirectory()) return { reason: "" };
-    return { reason: `not a regular file (${specialKind(stats)})` };
+    return { reason: notRegular(stats) };
   } catch (error) {
     return { reason: isLink ? brokenLink(absolute, error) : "" };
   }

@@ -33,8 +33,8 @@ import {
   movedRoot,
   movedRootHint,
   rootRecord,
+  notRegular,
   sha256,
-  specialKind,
   type ReadResult,
   type RootRecord,
 } from "../files.ts";
@@ -1042,7 +1042,7 @@ function statFile(repo: Repository, path: string): DiscoveredFile | { reason: st
   try {
     const stats = statSync(join(repo.path, path));
     if (stats.isFile()) return { root: repo.path, path, size: stats.size, mtimeMs: stats.mtimeMs };
-    return stats.isDirectory() ? undefined : { reason: `not a regular file (${specialKind(stats)})` };
+    return stats.isDirectory() ? undefined : { reason: notRegular(stats) };
   } catch {
     return undefined;
   }

@@ -7,7 +7,8 @@
 import { readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { TEMP_FILE_NAME } from "../atomic.ts";
-import { movedRoot, movedRootHint } from "../files.ts";
+import { movedRoot, movedRootHint, NOT_REGULAR } from "../files.ts";
+import { shellWord } from "../terminal.ts";
 import { discoverFiles, type Discovery, keepUnmounted, UNMOUNTED } from "./discover.ts";
 import { planChanges } from "./plan.ts";
 import { describeError, isResearcherError, isSqliteDamage } from "../errors.ts";
@@ -240,7 +241,9 @@ function unreadableProblem(repo: Repository, discovery: Discovery, unreadable: s
       ? `make ${absolute} readable (\`ls -ld\` shows who may read it), or remove it`
       : found[0]?.reason === UNMOUNTED
         ? `mount ${absolute} again (if it is gone for good, \`researcher index ${repo.name} --allow-empty\` removes its documents)`
-        : `give yourself read access (\`ls -ld ${absolute}\` shows who has it)`,
+        : found[0]?.reason.startsWith(NOT_REGULAR)
+          ? `${absolute} is no longer a file (${found[0].reason}): put the document back, or drop it from the index with \`researcher remove ${repo.name} ${shellWord(first)}\``
+          : `give yourself read access (\`ls -ld ${absolute}\` shows who has it)`,
     repaired: false,
   };
 }

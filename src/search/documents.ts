@@ -5,7 +5,7 @@
  * EPUB, HTML) reads back as the markdown indexing saw, through the same converter; PDFs with page marker lines.
  */
 import { DOCID, docidOf } from "./docid.ts";
-import { unescapeControls } from "../terminal.ts";
+import { shellWord, unescapeControls } from "../terminal.ts";
 import { existsSync, realpathSync } from "node:fs";
 import { basename, isAbsolute, join, relative, sep } from "node:path";
 import { type Config, loadConfig, REPO_NAME } from "../config.ts";
@@ -13,7 +13,17 @@ import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { PAGE_MARKER } from "../convert/document.ts";
 import { ConversionCache } from "./conversions.ts";
 import { conversionLimits, conversionSettings, convertOnce } from "../convert/pool.ts";
-import { isInside, movedRoot, movedRootHint, outsideRoot, readConfinedFile, rootRecord, type RootRecord, sha256 } from "../files.ts";
+import {
+  isInside,
+  movedRoot,
+  movedRootHint,
+  NOT_REGULAR,
+  outsideRoot,
+  readConfinedFile,
+  rootRecord,
+  type RootRecord,
+  sha256,
+} from "../files.ts";
 import { cancelled, describeError, isResearcherError, notIndexedYet, ResearcherError, toResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
@@ -700,7 +710,13 @@ async function documentText(
   }
   const read = readConfinedFile(repo.path, path, config.index.max_file_bytes, now?.real);
   const hint = `if the file changed since it was indexed, \`researcher index ${repo.name}\` brings the index up to date`;
-  if ("reason" in read) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${read.reason}`, { hint });
+  if ("reason" in read) {
+    // A FIFO or a device where the document was: no index run takes that in (it keeps the document).
+    const gone = `put the document back, or drop it from the index with \`researcher remove ${repo.name} ${shellWord(path)}\``;
+    throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${read.reason}`, {
+      hint: read.reason.startsWith(NOT_REGULAR) ? gone : hint,
+    });
+  }
   const hash = sha256(read.bytes);
   try {
     if (TEXT_FORMATS.has(formatOf(path))) return { text: decodeText(read.bytes), hash };

@@ -458,7 +458,7 @@ function createBeside(file: string): void {
  */
 function checkpointWhole(db: Database): void {
   const result = db.query<{ busy: number; log: number; checkpointed: number }, []>("PRAGMA wal_checkpoint(TRUNCATE)").get();
-  if (!result || result.busy !== 0 || result.log !== result.checkpointed) {
+  if (result?.busy !== 0 || result.log !== result.checkpointed) {
     throw Object.assign(new Error("the new index could not be written whole"), { code: "SQLITE_IOERR" });
   }
 }
