@@ -604,10 +604,13 @@ describe("REST input checks", () => {
     }
   });
 
-  test("malformed percent-encoding is 400 with a JSON error", () => {
+  test("malformed percent-encoding is 400 with a JSON error whose hint names what to encode", () => {
     const { status, body } = curl("/documents/%E0%A4%A");
     expect(status).toBe(400);
     expect(JSON.parse(body).error.message).toContain("percent-encoding");
+    expect(JSON.parse(body).error.hint).toStartWith("encode the ref as encodeURIComponent does");
+    // A query is no ref (s16 hostile #10: `q=%ff` was told to encode "the ref").
+    expect(JSON.parse(curl("/search?q=%ff").body).error.hint).toStartWith("encode the value of 'q' as encodeURIComponent does");
   });
 
   test("an empty query is 400, like the CLI and MCP", async () => {

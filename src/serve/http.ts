@@ -275,12 +275,13 @@ async function restDocument(home: string, url: URL, context: SearchContext, sign
   return documentJson(await readDocument(home, ref, { fromLine, maxLines, conversions: context.conversions, signal }));
 }
 
-function percentDecoded(text: string): string {
+/** `text` percent-decoded; `what` (the ref, a parameter) names what to encode in the error's hint. */
+function percentDecoded(text: string, what = "the ref"): string {
   try {
     return decodeURIComponent(text);
   } catch {
     throw new ResearcherError("INVALID_INPUT", `malformed percent-encoding in '${text}'`, {
-      hint: "encode the ref as encodeURIComponent does: # is %23, : is %3A, % is %25",
+      hint: `encode ${what} as encodeURIComponent does: # is %23, : is %3A, % is %25, é is %C3%A9`,
     });
   }
 }
@@ -301,8 +302,8 @@ function restParams(url: URL, known: string[]): URLSearchParams {
     if (!part) continue;
     const cut = part.indexOf("=");
     const [name, value] = cut < 0 ? [part, ""] : [part.slice(0, cut), part.slice(cut + 1)];
-    const decodedName = percentDecoded(name.replaceAll("+", " "));
-    percentDecoded(value.replaceAll("+", " "));
+    const decodedName = percentDecoded(name.replaceAll("+", " "), "a parameter's name");
+    percentDecoded(value.replaceAll("+", " "), `the value of '${decodedName}'`);
     if (!known.includes(decodedName))
       throw new ResearcherError(
         "USAGE",
