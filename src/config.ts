@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs
 import { dirname, join, resolve } from "node:path";
 import type * as Valibot from "valibot";
 import { FILE_TYPES } from "./file-types.ts";
-import { readDenied, ResearcherError, writeDenied } from "./errors.ts";
+import { readDenied, ResearcherError, systemCode, writeDenied } from "./errors.ts";
 import { writeFileAtomic } from "./atomic.ts";
 import { withConfigLock } from "./lock.ts";
 import { env } from "./env.ts";
@@ -158,12 +158,18 @@ export type EmbeddingConfig = Valibot.InferOutput<Schemas["EmbeddingSchema"]>;
 /** `--home` beats `RESEARCHER_HOME` beats `~/.researcher`. */
 export function resolveHome(flag?: string): string {
   const home = resolve(flag || env.home());
+  const hint = flag ? "name a folder as the home (or move the file away)" : "point RESEARCHER_HOME at a folder (or move the file away)";
   // A file there would fail every write deep inside (EEXIST from mkdir) while reads said "no repositories yet".
-  if (statSync(home, { throwIfNoEntry: false })?.isDirectory() === false) {
-    throw new ResearcherError("PATH_NOT_FOUND", `the home folder ${home} is a file, not a folder`, {
-      hint: flag ? "name a folder as the home (or move the file away)" : "point RESEARCHER_HOME at a folder (or move the file away)",
-    });
+  let stats: ReturnType<typeof statSync>;
+  try {
+    stats = statSync(home, { throwIfNoEntry: false });
+  } catch (error) {
+    // A file on the way to it (`RESEARCHER_HOME=notes.txt/home`): ENOTDIR, and no hint, before.
+    if (systemCode(error) !== "ENOTDIR") throw error;
+    throw new ResearcherError("PATH_NOT_FOUND", `the home folder ${home} cannot be a folder: a file stands on its path`, { hint });
   }
+  if (stats?.isDirectory() === false)
+    throw new ResearcherError("PATH_NOT_FOUND", `the home folder ${home} is a file, not a folder`, { hint });
   return home;
 }
 

@@ -354,6 +354,13 @@ test("a home that is a file is one error line naming it, for writes and reads al
       code: 1,
       stderr: `error: the home folder ${file} is a file, not a folder\nhint: point RESEARCHER_HOME at a folder (or move the file away)\n`,
     });
+    // A file on the way to it was `error: ENOTDIR: not a directory, stat …`, with no hint (s16 hostile #10).
+    const under = runCli(args, { home: tempDir(), env: { RESEARCHER_HOME: join(file, "sub") } });
+    expect({ args, code: under.code, stderr: under.stderr }).toEqual({
+      args,
+      code: 1,
+      stderr: `error: the home folder ${join(file, "sub")} cannot be a folder: a file stands on its path\nhint: point RESEARCHER_HOME at a folder (or move the file away)\n`,
+    });
   }
 });
 
