@@ -74,6 +74,9 @@ describe("filter grammar", () => {
       ["format in (md|pdf", "expected '|' or ')' in the in (…) list at column 18"],
       ["size>big", "'size' needs a number, got 'big' at column 1"],
       ["modified>=yesterday", "'modified' needs a date like 2025-01-31, got 'yesterday'"],
+      // Not on the calendar, though Date.parse takes it (as 1 March): it was accepted (s16 hostile #10).
+      ["modified>2020-02-30", "'modified' needs a date like 2025-01-31, got '2020-02-30'"],
+      ["modified<2021-02-29", "'modified' needs a date like 2025-01-31, got '2021-02-29'"],
       ["page~3", "'page' does not support contains"],
       ["page>2-3", "'page' needs a page number, got '2-3'"],
       ["path<a", "'path' does not support lt"],

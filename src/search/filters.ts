@@ -190,8 +190,13 @@ function termProblem(key: string, op: FilterOp, values: string[]): string | unde
   return undefined;
 }
 
+/** A date of the calendar: `2020-02-30` parses (as 1 March) and `2020-13-45` does not, but neither is a date. */
 function isDate(value: string): boolean {
-  return DATE.test(value) && !Number.isNaN(Date.parse(value.length === 4 ? `${value}-01-01` : value.length === 7 ? `${value}-01` : value));
+  if (!DATE.test(value) || Number.isNaN(Date.parse(value.length === 4 ? `${value}-01-01` : value.length === 7 ? `${value}-01` : value)))
+    return false;
+  const [year, month = 1, day = 1] = value.slice(0, 10).split("-").map(Number);
+  const date = new Date(Date.UTC(year!, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 const FILTER_HINT = `e.g. tags=rust format in (md|pdf) modified>=2025-01-01 title~"borrow" (see README, Filters)`;
