@@ -34,6 +34,17 @@ describe("model clear", () => {
     expect(existsSync(join(outside, "keep"))).toBe(true);
   });
 
+  test("model set of a name that is no model id says what one is, not 'downloaded' with model clear's hint (s16 hostile #10)", () => {
+    const home = tempDir();
+    for (const id of ["http://evil/x", "a/b/c"]) {
+      const result = runCli(["model", "set", id], { home });
+      expect({ id, code: result.code }).toEqual({ id, code: 1 });
+      expect(result.stderr).toBe(
+        `error: '${id}' is no model id: a hub model is named \`owner/name\` (e.g. Xenova/bge-small-en-v1.5)\nhint: name a hub model as owner/name, or a model folder on this machine by its path (./my-model, /opt/models/x)\n`,
+      );
+    }
+  });
+
   test("a downloaded model id removes that model only; no id removes the models folder only", () => {
     const home = populatedHome();
     const one = runCli(["model", "clear", "Owner/model-a"], { home });

@@ -143,11 +143,17 @@ export const modelsDir = (home: string) => join(home, "models");
 /** A hub id as the models folder stores it: `name` or `owner/name`, no `.` or `..` part, nothing absolute. */
 const HUB_ID = /^(?!\.\.?(?:\/|$))[\w.-]+(?:\/(?!\.\.?$)[\w.-]+)?$/;
 
-/** Where a downloaded model lives; refuses any id that would name a place outside the models folder. */
-function modelCachePath(home: string, id: string): string {
+/**
+ * Where a downloaded model lives; refuses any id that would name a place outside the models folder. `clearing`:
+ * asked by `model clear`, whose hint differs (`model set` and a search were told of `model clear`).
+ */
+function modelCachePath(home: string, id: string, clearing = false): string {
   if (!HUB_ID.test(id)) {
-    throw new ResearcherError("INVALID_INPUT", `'${id}' is not a downloaded model id`, {
-      hint: "name it as `owner/name` (e.g. Xenova/bge-small-en-v1.5); `researcher model clear` alone removes every downloaded model",
+    const named = "a hub model is named `owner/name` (e.g. Xenova/bge-small-en-v1.5)";
+    throw new ResearcherError("INVALID_INPUT", `'${id}' is no model id: ${named}`, {
+      hint: clearing
+        ? "`researcher model clear` alone removes every downloaded model"
+        : "name a hub model as owner/name, or a model folder on this machine by its path (./my-model, /opt/models/x)",
     });
   }
   return join(modelsDir(home), id);
@@ -155,7 +161,7 @@ function modelCachePath(home: string, id: string): string {
 
 /** Delete one downloaded model, or every one when no id is given; returns what was removed. */
 export function clearModels(home: string, id?: string): string {
-  const target = id === undefined ? modelsDir(home) : modelCachePath(home, id);
+  const target = id === undefined ? modelsDir(home) : modelCachePath(home, id, true);
   if (!existsSync(target)) {
     throw new ResearcherError("INVALID_INPUT", `no downloaded model at ${target}`, {
       hint: "`researcher model show` tells where the model in use is",
