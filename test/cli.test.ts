@@ -312,6 +312,30 @@ describe("command dispatch", () => {
   });
 });
 
+test("repo add of a name whose index was kept for another folder sets that index aside, so no search shows the other folder's text (s16 hostile #7)", () => {
+  const home = tempDir();
+  const [x, y] = [tempDir(), tempDir()];
+  writeTree(x, { "same.md": "# X\n\nsecretx content in x\n" });
+  writeTree(y, { "same.md": "# Y\n\nplain y content\n" });
+  expect(runCli(["repo", "add", "a", x, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "a"], { home }).code).toBe(0);
+  expect(runCli(["repo", "remove", "a", "--keep-data"], { home }).code).toBe(0);
+  const added = runCli(["repo", "add", "a", y, "--no-embed"], { home });
+  expect(added.code).toBe(0);
+  expect(added.stderr).toMatch(
+    /^warning: the index kept under 'a' was of .+: moved aside to .+\/repositories\/a\.kept-.+; `researcher index a` indexes /,
+  );
+  // x's text was found under a until the next run.
+  expect(runCli(["search", "secretx", "--mode", "bm25"], { home }).stdout).not.toContain("secretx");
+  expect(runCli(["index", "a"], { home }).code).toBe(0);
+  expect(runCli(["search", "plain", "--mode", "bm25", "--files"], { home }).stdout).toBe(`${join(y, "same.md")}\n`);
+  // The same folder added again keeps its index, as --keep-data means.
+  expect(runCli(["repo", "remove", "a", "--keep-data"], { home }).code).toBe(0);
+  const again = runCli(["repo", "add", "a", y, "--no-embed"], { home });
+  expect(again.stderr).not.toContain("moved aside");
+  expect(runCli(["search", "plain", "--mode", "bm25", "--files"], { home }).stdout).toBe(`${join(y, "same.md")}\n`);
+});
+
 test("repo add warns of a folder inside another repository's, or holding one: its documents would be found twice (s11 new user #5)", () => {
   const home = tempDir();
   const top = tempDir();

@@ -6,7 +6,7 @@ import { configPath, loadConfig, setConfigValue } from "../config.ts";
 import { CODE_EXTENSIONS, FILE_TYPES } from "../file-types.ts";
 import { chooseModel, clearModels, describeModel, loadEmbedder, modelsDir, requireWeights } from "../embed/embedder.ts";
 import { ResearcherError } from "../errors.ts";
-import { removeRepository } from "../index/remove-repository.ts";
+import { removeRepository, setAsideOtherFoldersIndex } from "../index/remove-repository.ts";
 import { downloadProgress, globals, home, json, list, out, type Flags } from "./cli-options.ts";
 import { repositoryJson, repositoryListText, styleFor } from "../serve/render.ts";
 import {
@@ -113,6 +113,11 @@ function repoCli(): CAC {
         ignoreFiles: flags.ignore !== false,
         embedding: embeddingFlags(flags),
       });
+      const setAside = setAsideOtherFoldersIndex(repo);
+      if (setAside) {
+        const line = `warning: the index kept under '${repo.name}' was of ${setAside.indexed}: moved aside to ${setAside.folder}; \`researcher index ${repo.name}\` indexes ${repo.path}`;
+        stderr.write(`${escapeControls(line)}\n`);
+      }
       for (const other of nestedRepositories(home(flags), repo)) {
         const relation = other.holds ? "is inside repository" : "holds repository";
         const line = `warning: ${repo.path} ${relation} '${other.name}' (${other.path}): its documents will be found in both`;
