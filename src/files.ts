@@ -38,7 +38,8 @@ const GONE = new Set(["ENOENT", "ENOTDIR", "ELOOP"]);
  * the root (a link): no document of the repository is there any more (a failure, and the indexed one goes).
  */
 /** `code`: the system's error code when opening or reading failed (`ENAMETOOLONG`, `EMFILE`), to decide by, never by the reason's words. */
-export type ReadResult = { bytes: Uint8Array } | { reason: string; missing?: boolean; outside?: boolean; code?: string };
+/** `special`: a FIFO, a device or a socket stands where the file was (an index run keeps the document it was). */
+export type ReadResult = { bytes: Uint8Array } | { reason: string; missing?: boolean; outside?: boolean; code?: string; special?: boolean };
 
 /** Where a repository's folder was at its last index run: the path it is registered under, and that path's real one. */
 export interface RootRecord {
@@ -153,7 +154,7 @@ function withOpenFile(absolute: string, body: (fd: number) => ReadResult): ReadR
  */
 function readOpenFile(fd: number, maxBytes: number, limit = "index.max_file_bytes"): ReadResult {
   const stats = fstatSync(fd);
-  if (!stats.isFile()) return { reason: notRegular(stats) };
+  if (!stats.isFile()) return { reason: notRegular(stats), special: !stats.isDirectory() };
   if (stats.size > maxBytes) return { reason: `larger than ${limit} (${stats.size} > ${maxBytes} bytes)` };
   const bytes = new Uint8Array(stats.size);
   let offset = 0;

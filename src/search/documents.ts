@@ -13,17 +13,7 @@ import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { PAGE_MARKER } from "../convert/document.ts";
 import { ConversionCache } from "./conversions.ts";
 import { conversionLimits, conversionSettings, convertOnce } from "../convert/pool.ts";
-import {
-  isInside,
-  movedRoot,
-  movedRootHint,
-  NOT_REGULAR,
-  outsideRoot,
-  readConfinedFile,
-  rootRecord,
-  type RootRecord,
-  sha256,
-} from "../files.ts";
+import { isInside, movedRoot, movedRootHint, outsideRoot, readConfinedFile, rootRecord, type RootRecord, sha256 } from "../files.ts";
 import { cancelled, describeError, isResearcherError, notIndexedYet, ResearcherError, toResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
@@ -714,7 +704,7 @@ async function documentText(
     // A FIFO or a device where the document was: no index run takes that in (it keeps the document).
     const gone = `put the document back, or drop it from the index with \`researcher remove ${repo.name} ${shellWord(path)}\``;
     throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${read.reason}`, {
-      hint: read.reason.startsWith(NOT_REGULAR) ? gone : hint,
+      hint: read.special ? gone : hint,
     });
   }
   const hash = sha256(read.bytes);
