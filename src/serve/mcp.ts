@@ -161,10 +161,6 @@ function answerMalformedLines(transport: StdioLineTransport): void {
 }
 
 /**
- * Answer one MCP request over Streamable HTTP (stateless: a transport per request). The HTTP server (http.ts) has
- * already checked the token and the Host; the SDK checks Host and Origin again against the same names.
- */
-/**
  * The request with its JSON body's null params made absent, as over stdio, as the transport's arguments. Bun has
  * bounded the body (maxRequestBodySize); a body that is no JSON goes to the transport as it came, for its own answer.
  */
@@ -178,6 +174,10 @@ async function withNullParamsAbsent(request: Request): Promise<[Request, { parse
   }
 }
 
+/**
+ * Answer one MCP request over Streamable HTTP (stateless: a transport per request). The HTTP server (http.ts) has
+ * already checked the token and the Host; the SDK checks Host and Origin again against the same names.
+ */
 export async function handleMcpRequest(
   request: Request,
   shared: { home: string; context: SearchContext; writes: Serial; allowedHosts: string[]; allowedOrigins: string[] },
