@@ -35,10 +35,10 @@ const GONE = new Set(["ENOENT", "ENOTDIR", "ELOOP"]);
 /**
  * A file's bytes, or why they cannot be read (a one-line reason, as index failures record it); `missing` when the
  * file is not there at all (deleted since it was listed: gone, not failed); `outside` when its name now leads out of
- * the root (a link): no document of the repository is there any more (a failure, and the indexed one goes).
+ * the root (a link): no document of the repository is there any more (a failure, and the indexed one goes);
+ * `code`: the system's error code when opening or reading failed (`ENAMETOOLONG`, `EMFILE`), to decide by, never by
+ * the reason's words; `special`: a FIFO, a device or a socket stands where the file was (a run keeps its document).
  */
-/** `code`: the system's error code when opening or reading failed (`ENAMETOOLONG`, `EMFILE`), to decide by, never by the reason's words. */
-/** `special`: a FIFO, a device or a socket stands where the file was (an index run keeps the document it was). */
 export type ReadResult = { bytes: Uint8Array } | { reason: string; missing?: boolean; outside?: boolean; code?: string; special?: boolean };
 
 /** Where a repository's folder was at its last index run: the path it is registered under, and that path's real one. */
