@@ -358,6 +358,18 @@ test("repo add warns of a folder inside another repository's, or holding one: it
 });
 
 describe("index exit status", () => {
+  test("index --embeddings-only of a repository added with --no-embed says it did nothing for it (s16 hostile #10)", () => {
+    const home = tempDir();
+    expect(runCli(["repo", "add", "m", tempDir(), "--no-embed"], { home }).code).toBe(0);
+    const result = runCli(["index", "--embeddings-only", "m", "--model", "/"], { home });
+    expect(result).toMatchObject({
+      code: 0,
+      stderr: expect.stringContaining(
+        "warning: m: it keeps no embeddings (added with --no-embed), so --embeddings-only did nothing for it\nhint: give it embeddings with `researcher config set repositories.m.embed true`\n",
+      ),
+    });
+  });
+
   test("a repository whose run fails is in the JSON with its error, every failure is on stderr, and the command fails", () => {
     const home = tempDir();
     const [good, gone, moved] = [tempDir(), tempDir(), tempDir()];

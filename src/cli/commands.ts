@@ -179,6 +179,15 @@ export async function indexCommand(names: string[], flags: Flags): Promise<void>
   // Warnings (e.g. embeddings pending offline) go to stderr, also with --json, so scripts and people both see them.
   for (const summary of summaries)
     for (const warning of summary.warnings) stderr.write(`${escapeControls(`warning: ${summary.repository}: ${warning}`)}\n`);
+  // A repository that keeps no vectors has none to compute again: said, as the run did nothing for it.
+  if (flags.embeddingsOnly) {
+    for (const repo of selectRepositories(home(flags), names).filter((r) => !r.embed)) {
+      const line = `warning: ${repo.name}: it keeps no embeddings (added with --no-embed), so --embeddings-only did nothing for it`;
+      stderr.write(
+        `${escapeControls(line)}\nhint: give it embeddings with \`researcher config set repositories.${repo.name}.embed true\`\n`,
+      );
+    }
+  }
   if (flags.json) printIndexJson(names, summaries, failures);
   else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
   const last = failures.pop();
