@@ -108,10 +108,11 @@ export interface FusionWeight {
  *
  * In a small repository any model that matches words finds most pseudo-queries' passages: GloVe's vector list finds
  * them at MRR 0.50 against BM25's 0.96 in 150 SciFact abstracts (0.19 against 0.92 in all 5,183), got a share, and
- * put hybrid 0.038 below BM25 (a 61-note vault, s16 user #1, likewise). So both anchors move up as a repository shrinks: by SMALL_SHIFT at
- * SMALL_FRAGMENTS fragments or fewer, by nothing from FULL_FRAGMENTS on, with the logarithm of the size between
- * (`bun bench/small-fusion.ts`: over 60-1,000 documents it gains GloVe up to 0.035, a mid stand-in up to 0.031 and
- * costs the strongest at most 0.012; of 0.2 and 0.3, from 1,000 or 3,000, 0.3 from 3,000 did best).
+ * put hybrid 0.038 below BM25 (a 61-note vault, s16 user #1, likewise). So both anchors move up as a repository
+ * shrinks: by SMALL_SHIFT at SMALL_FRAGMENTS fragments or fewer, by nothing from FULL_FRAGMENTS on, with the
+ * logarithm of the size between (`bun bench/small-fusion.ts`: over 60-1,000 documents it gains GloVe up to 0.035, a
+ * mid stand-in up to 0.031 and costs the strongest at most 0.012; of 0.2 and 0.3, from 1,000 or 3,000, 0.3 from
+ * 3,000 did best).
  */
 const WEAK_RATIO = 0.25;
 const EQUAL_RATIO = 0.6;
