@@ -387,6 +387,18 @@ describeShared("rust-book regression (issue 14)", () => {
 });
 
 /** A repository of one note with this front matter, and how many of its fragments a `--where` filter admits. */
+/** Notes indexed in a repository of their own, and the paths a search for `query` keeps under a `--where`, sorted. */
+async function notesFiltered(files: Record<string, string>, query: string): Promise<(where: string) => Promise<string[]>> {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, files);
+  await indexRepository(home, addRepository(home, { name: "n", path: docs, embed: false }));
+  return async (where) =>
+    (await search(home, { query, mode: "bm25", where: [parseFilter(where)], limit: 10 }, new SearchContext())).results
+      .map((r) => r.path)
+      .sort();
+}
+
 async function oneNote(frontMatter: string): Promise<(where: string) => Promise<number>> {
   const home = tempDir();
   const docs = tempDir();
@@ -436,18 +448,16 @@ test("a number is equal as a number: rating=4.0 is rating: 4, score=1e3 is score
 });
 
 test("integers past 2^53 order exactly against an integer, negative ones too (s15 review #5)", async () => {
-  const home = tempDir();
-  const docs = tempDir();
-  writeTree(docs, {
-    "a.md": "---\nid: 12345678901234567891\n---\n\nledger entry\n",
-    "b.md": "---\nid: -12345678901234567891\n---\n\nledger entry\n",
-    "c.md": "---\nid: 12345678901234567890\n---\n\nledger entry\n",
-    "d.md": "---\nid: 7\n---\n\nledger entry\n",
-    "e.md": "---\nid: 2.5\n---\n\nledger entry\n",
-  });
-  await indexRepository(home, addRepository(home, { name: "ids", path: docs, embed: false }));
-  const paths = async (where: string) =>
-    (await search(home, { query: "ledger", mode: "bm25", where: [parseFilter(where)], limit: 10 })).results.map((r) => r.path).sort();
+  const paths = await notesFiltered(
+    {
+      "a.md": "---\nid: 12345678901234567891\n---\n\nledger entry\n",
+      "b.md": "---\nid: -12345678901234567891\n---\n\nledger entry\n",
+      "c.md": "---\nid: 12345678901234567890\n---\n\nledger entry\n",
+      "d.md": "---\nid: 7\n---\n\nledger entry\n",
+      "e.md": "---\nid: 2.5\n---\n\nledger entry\n",
+    },
+    "ledger",
+  );
   expect(await paths("id<0")).toEqual(["b.md"]);
   expect(await paths("id<-5")).toEqual(["b.md"]);
   expect(await paths("id<-12345678901234567891")).toEqual([]);
@@ -540,20 +550,16 @@ describe("search --where on the command line", () => {
 });
 
 test("tags as Obsidian reads them: inline #tags outside code, a # in front matter, `tag:` (s16 user #3)", async () => {
-  const home = tempDir();
-  const docs = tempDir();
-  writeTree(docs, {
-    "inline.md": "# Cluster\n\nvault runs on #homelab/infra with #Proxmox; issue #12 is not a tag, nor http://x.org/#anchor.\n",
-    "hashed.md": '---\ntags: ["#hashtagged", plain]\n---\n\nvault\n',
-    "singular.md": "---\ntag: single-tag\n---\n\nvault\n",
-    "fenced.md": "# Code\n\n```sh\n#not-a-tag\n```\n\nvault and `#nor-this` in a span\n",
-    "number.md": "---\ntags: 5\n---\n\nvault #word\n",
-  });
-  await indexRepository(home, addRepository(home, { name: "v", path: docs, embed: false }));
-  const paths = async (where: string) =>
-    (await search(home, { query: "vault", mode: "bm25", where: [parseFilter(where)] }, new SearchContext())).results
-      .map((r) => r.path)
-      .sort();
+  const paths = await notesFiltered(
+    {
+      "inline.md": "# Cluster\n\nvault runs on #homelab/infra with #Proxmox; issue #12 is not a tag, nor http://x.org/#anchor.\n",
+      "hashed.md": '---\ntags: ["#hashtagged", plain]\n---\n\nvault\n',
+      "singular.md": "---\ntag: single-tag\n---\n\nvault\n",
+      "fenced.md": "# Code\n\n```sh\n#not-a-tag\n```\n\nvault and `#nor-this` in a span\n",
+      "number.md": "---\ntags: 5\n---\n\nvault #word\n",
+    },
+    "vault",
+  );
   // Each was an empty match: only `tags=#hashtagged` found the second, and nothing the inline ones.
   expect(await paths("tags=homelab/infra")).toEqual(["inline.md"]);
   expect(await paths("tags=proxmox")).toEqual(["inline.md"]);

@@ -820,8 +820,15 @@ function cpuTime(pid: number): number {
   return (utime! + stime!) / 100;
 }
 
-function rawServer() {
-  const proc = Bun.spawn([exe, "serve"], { env: env(), cwd: home, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+/** `serve` over stdio, initialised, spoken to line by line; in `own`, a home of the caller's, or the suite's. */
+function rawServer(own = home) {
+  const proc = Bun.spawn([exe, "serve"], {
+    env: { ...env(), HOME: own, RESEARCHER_HOME: own },
+    cwd: own,
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const send = (message: object) => proc.stdin.write(`${JSON.stringify(message)}\n`);
   send({
     jsonrpc: "2.0",
@@ -894,21 +901,7 @@ describe("stdio: closing and bad params", () => {
       expect(runCli(["index", "scans"], { home: own }).code).toBe(0);
       const scan = join(ROOT, "..", "shared", SCANNED, "scan-01.pdf");
       writeFileSync(join(folder, "doc.pdf"), await scannedPages(scan, [1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3]));
-      const proc = Bun.spawn([exe, "serve"], {
-        env: { ...env(), HOME: own, RESEARCHER_HOME: own },
-        cwd: own,
-        stdin: "pipe",
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      const send = (message: object) => proc.stdin.write(`${JSON.stringify(message)}\n`);
-      send({
-        jsonrpc: "2.0",
-        id: 0,
-        method: "initialize",
-        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-      });
-      send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      const { proc, send } = rawServer(own);
       send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_document", arguments: { ref: "scans:doc.pdf" } } });
       proc.stdin.flush();
       await Bun.sleep(1500);
