@@ -273,6 +273,9 @@ test(
   CLI_TESTS,
 );
 
+/** What Bun itself says when a descriptor limit stops it before our code runs: starting, or loading a module. */
+const RUNTIME_OUT_OF_FILES = /bun ran out of file descriptors|error: Module not found|error: Cannot find (package|module)/;
+
 test(
   "no file descriptor left (ulimit -n): the run stops with TOO_MANY_OPEN_FILES and its fix, and no file is failed or lost",
   () => {
@@ -281,11 +284,14 @@ test(
     writeTree(docs, Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`n${i}.md`, `# Note ${i}\n\nalpha ${i}\n`])));
     addRepository(home, { name: "d", path: docs, embed: false });
     expect(runCli(["index", "d"], { home }).code).toBe(0);
-    // Where the limit bites depends on how many descriptors the runtime takes itself: a range meets it somewhere.
+    // Where the limit bites depends on how many descriptors the runtime takes itself, which varies with load and
+    // with what the test process hands down: a range meets it somewhere. Below it Bun cannot start or load our
+    // modules and says so in words of its own (CI once started the range there): the runtime's, not ours to test.
     // Every file had been failed as "moved or replaced while it was read", or index.db had a permissions hint.
     const stopped = [];
-    for (let openFiles = 8; openFiles <= 14; openFiles++) {
+    for (let openFiles = 6; openFiles <= 18; openFiles++) {
       const run = runCli(["index", "d", "--rebuild"], { home, openFiles });
+      if (RUNTIME_OUT_OF_FILES.test(run.stderr)) continue;
       const status = JSON.parse(runCli(["status", "d", "--json"], { home }).stdout);
       expect({ openFiles, failures: status.failures, documents: status.documents }).toEqual({ openFiles, failures: [], documents: 30 });
       if (run.code === 0) continue;
