@@ -572,3 +572,23 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
   expect(await paths("tags=5")).toEqual(["number.md"]); // a value that is no name stays as written
   expect(await paths("tags=word")).toEqual([]);
 });
+
+test("a parent tag finds its nested tags, as Obsidian's tag search does; a tag that only begins alike does not", async () => {
+  const paths = await notesFiltered(
+    {
+      "infra.md": "# Cluster\n\nvault runs on #homelab/infra\n",
+      "deep.md": "---\ntags: [Homelab/Net/VLAN]\n---\n\nvault\n",
+      "parent.md": "vault #homelab\n",
+      "alike.md": "vault #homelabs and #home\n",
+      "café.md": "vault #café/menu\n",
+    },
+    "vault",
+  );
+  // Each parent matched only the note tagged with it exactly.
+  expect(await paths("tags=homelab")).toEqual(["deep.md", "infra.md", "parent.md"]);
+  expect(await paths("tags=homelab/net")).toEqual(["deep.md"]);
+  expect(await paths("tags=homelab/")).toEqual(["deep.md", "infra.md"]);
+  expect(await paths("tags=Café")).toEqual(["café.md"]);
+  expect(await paths("tags!=homelab")).toEqual(["alike.md", "café.md"]);
+  expect(await paths("tags=home")).toEqual(["alike.md"]);
+});

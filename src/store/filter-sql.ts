@@ -257,6 +257,15 @@ function integerCompare(op: FilterOp, value: string, bind: Bind): string {
   return `(m.type = 'integer' OR ${INTEGER_TEXT}) AND ${order} ${SQL_OPS[op]} 0`;
 }
 
+/** Keys whose values nest as Obsidian's tags do: `homelab/infra` is under `homelab`. */
+const NESTING_KEYS = new Set(["tags", "tag"]);
+
+/** A value nested under `parent` (`homelab/infra` under `homelab`), as Obsidian's tag search finds it. */
+function nestedUnder(parent: string, bind: Bind): string {
+  const prefix = `${parent.replace(/\/+$/, "")}/`;
+  return textCompare(`substr(m.value, 1, ${[...prefix].length})`, "eq", prefix, bind);
+}
+
 /**
  * A front-matter field: a list matches when any element does. The value's form picks the comparison: a number
  * compares numbers, a date (2025-01-31…) compares ISO text by prefix, anything else compares text; a bare year
@@ -277,6 +286,7 @@ function metadataSql(term: FilterTerm, value: string, bind: Bind): string {
     // A real compares as a number; an integer against an integer compares exactly.
     if (/^-?\d+$/.test(value)) test = `(m.type = 'real' AND ${test}) OR (${integerCompare(term.op, value, bind)})`;
   } else test = `m.type = 'text' AND ${textCompare("m.value", term.op, value, bind)}`;
+  if (term.op === "eq" && NESTING_KEYS.has(term.key)) test = `(${test}) OR (m.type = 'text' AND ${nestedUnder(value, bind)})`;
   // A bare year compares numbers (`year>=2020`) and is also a period of dates (`date>=2025` holds 2025-03-01).
   if (DATE.test(value) && !value.includes("-") && term.op !== "contains")
     test = `(${test}) OR (m.type = 'text' AND m.value GLOB '[0-9][0-9][0-9][0-9]-*' AND ${prefixCompare("m.value", term.op, value, bind)})`;
