@@ -62,20 +62,17 @@ function schemas() {
     openai_url: v.optional(v.pipe(v.string(), v.url())),
   });
 
-  /** At most MAX_TEXT_CHARS characters as people count them (code points, not UTF-16 units). */
-  const shortText = () =>
-    v.check((text: string) => [...text].length <= MAX_TEXT_CHARS, `at most ${MAX_TEXT_CHARS} characters (it goes out with every result)`);
   const RepositorySchema = v.strictObject({
     path: v.pipe(v.string(), v.minLength(1)),
-    /** Every result's context where no context of its own is set: a sentence or two, as a context is. */
-    description: v.optional(v.nullable(v.pipe(v.string(), shortText())), null),
+    /** Every result's context where no context of its own is set: a sentence or two, as a context is (checkBounds). */
+    description: v.optional(v.nullable(v.string()), null),
     file_types: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9]+$/))), () => [...FILE_TYPES]),
     exclude: v.optional(v.array(v.string()), []),
     embed: v.optional(v.boolean(), true),
     ignore_files: v.optional(v.boolean(), true),
     embedding: v.optional(v.partial(EmbeddingSchema)),
     /** Path prefix → what the documents under it are (`researcher context add`). */
-    contexts: v.optional(v.record(v.pipe(v.string(), v.maxLength(MAX_PREFIX_CHARS)), v.pipe(v.string(), v.minLength(1), shortText()))),
+    contexts: v.optional(v.record(v.string(), v.pipe(v.string(), v.minLength(1)))),
     /** OCR of scanned pages (default auto): `auto` pages with (almost) no text layer, `always` every page with a
      * page-sized image, `off` none. */
     ocr: v.optional(v.picklist(OCR_MODES)),
@@ -126,8 +123,19 @@ function schemas() {
         convert_timeout: v.optional(v.pipe(v.number(), v.minValue(0.1), v.maxValue(MAX_TIMER_SECONDS)), 60),
         /** Memory (MB) one conversion may use by itself (see ConvertPool); the file that needs more fails with a reason. */
         convert_memory_mb: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 900),
-        /** Conversion worker threads; 0 means one per core. Each may use convert_memory_mb: a few thousand filled memory. */
-        convert_workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_CONVERT_WORKERS)), 0),
+        /**
+         * Conversion worker threads; 0 means one per core. Each may use convert_memory_mb: a few thousand filled
+         * memory, so at most MAX_CONVERT_WORKERS run, and a command sets no more (checkBounds).
+         */
+        convert_workers: v.optional(
+          v.pipe(
+            v.number(),
+            v.integer(),
+            v.minValue(0),
+            v.transform((workers) => Math.min(workers, MAX_CONVERT_WORKERS)),
+          ),
+          0,
+        ),
         /** Seconds OCR of one scanned page may take; it does not count against convert_timeout. */
         ocr_page_timeout: v.optional(v.pipe(v.number(), v.minValue(0.1), v.maxValue(MAX_TIMER_SECONDS)), 120),
       }),
@@ -353,8 +361,10 @@ export function updateConfig(home: string, edit: (settings: UserSettings) => voi
     cache.delete(file); // read as it is now, after any edit another process made
     loadConfig(home); // the file as it is must be valid (and not emptied while indexes exist) before it is changed
     const settings = (existsSync(file) && readUserSettings(file)) || {};
+    const before = structuredClone(settings);
     edit(settings);
     const checked = parseConfig(settings, source ?? file, hint);
+    checkBounds(before, settings);
     const text = stringifyYaml(settings);
     // A file past what is read back would fail every command after, `context remove` included.
     if (Buffer.byteLength(text) > MAX_CONFIG_BYTES) {
@@ -371,6 +381,45 @@ export function updateConfig(home: string, edit: (settings: UserSettings) => voi
     rmSync(validatedCopyPath(home), { force: true });
     return checked;
   });
+}
+
+/**
+ * Bounds on what a command writes, not on what config.yaml holds: a value an older release wrote is read as it is
+ * (refusing it failed every command, the `config set` that would fix it included), and only a value an edit
+ * changes must keep them. `before` and `after` are the user's settings, `after` already valid.
+ */
+function checkBounds(before: UserSettings, after: UserSettings): void {
+  const at = (settings: UserSettings, path: string[]) =>
+    path.reduce<unknown>((node, key) => (node && typeof node === "object" ? (node as UserSettings)[key] : undefined), settings);
+  const changed = (path: string[]) => at(after, path) !== at(before, path);
+  const refuse = (what: string, why: string, hint: string) => {
+    throw new ResearcherError("INVALID_INPUT", `${what}: ${why}; nothing was changed`, { hint });
+  };
+  const workers = at(after, ["index", "convert_workers"]) as number | undefined;
+  if (workers !== undefined && workers > MAX_CONVERT_WORKERS && changed(["index", "convert_workers"]))
+    refuse(
+      "index.convert_workers",
+      `expected <=${MAX_CONVERT_WORKERS}, got ${workers}`,
+      "each worker may use index.convert_memory_mb; 0 is one per core",
+    );
+  const textHint = "say in a sentence or two what these documents are: it goes out with every result from them";
+  for (const [name, repo] of Object.entries((after.repositories ?? {}) as Record<string, UserSettings>)) {
+    const description = repo.description;
+    if (typeof description === "string" && changed(["repositories", name, "description"]) && [...description].length > MAX_TEXT_CHARS)
+      refuse(`repositories.${name}.description`, `at most ${MAX_TEXT_CHARS} characters, got ${[...description].length}`, textHint);
+    for (const [prefix, context] of Object.entries((repo.contexts ?? {}) as Record<string, string>)) {
+      if (!changed(["repositories", name, "contexts", prefix])) continue;
+      // Not named in full: a prefix past the bound is a page of text.
+      if ([...prefix].length > MAX_PREFIX_CHARS)
+        refuse(
+          `a context's path prefix in ${name}`,
+          `at most ${MAX_PREFIX_CHARS} characters, got ${[...prefix].length}`,
+          "a prefix is a path inside the repository",
+        );
+      if ([...context].length > MAX_TEXT_CHARS)
+        refuse(`the context of ${name}:${prefix}`, `at most ${MAX_TEXT_CHARS} characters, got ${[...context].length}`, textHint);
+    }
+  }
 }
 
 /**

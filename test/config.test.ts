@@ -403,3 +403,37 @@ test("config.yaml is never written past the 4 MB it reads back; a description is
   expect(runCli(["context", "remove", `a:0${"q".repeat(3000)}`], { home }).code).toBe(0);
   expect(runCli(["repo", "list"], { home }).code).toBe(0);
 });
+
+test("the bounds hold for what a command writes; a config.yaml an older release wrote past them still works (s17 review #1, #8)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeFileSync(join(docs, "a.md"), "# A\n\nalpha\n");
+  // Each was accepted before the bounds: every command then failed on the file, `config set` that would fix it too.
+  const long = "d".repeat(1500);
+  const contexts = { [`${"p".repeat(5000)}`]: "short", notes: "c".repeat(2000) };
+  writeFileSync(
+    join(home, "config.yaml"),
+    JSON.stringify({ repositories: { a: { path: docs, embed: false, description: long, contexts } }, index: { convert_workers: 2000 } }),
+  );
+  expect(runCli(["index", "a"], { home }).code).toBe(0);
+  const found = runCli(["search", "alpha", "--json"], { home });
+  expect(found.code).toBe(0);
+  expect(JSON.parse(found.stdout).results[0].context).toBe(long);
+  expect(runCli(["config", "set", "search.limit", "20"], { home }).code).toBe(0);
+  // More workers than are ever used run as many as are: the bound.
+  expect(JSON.parse(runCli(["config", "show", "--json"], { home }).stdout).index.convert_workers).toBe(64);
+  // A value an edit changes keeps the bounds, with the fix and no page of the value echoed back.
+  const description = runCli(["repo", "add", "b", tempDir(), "--description", "x".repeat(1001)], { home });
+  expect(description).toMatchObject({
+    code: 1,
+    stderr:
+      "error: repositories.b.description: at most 1000 characters, got 1001; nothing was changed\nhint: say in a sentence or two what these documents are: it goes out with every result from them\n",
+  });
+  const prefix = runCli(["context", "add", `a:${"q".repeat(5000)}`, "a short context"], { home });
+  expect(prefix).toMatchObject({
+    code: 1,
+    stderr:
+      "error: a context's path prefix in a: at most 4096 characters, got 5000; nothing was changed\nhint: a prefix is a path inside the repository\n",
+  });
+  expect(runCli(["repo", "list", "--json"], { home }).stdout).not.toContain('"b"');
+});
