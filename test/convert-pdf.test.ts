@@ -295,6 +295,11 @@ describe("convertPdf", () => {
     expect(joined("so Trace-", "Monkey starts", "TraceMonkey records")).toBe("so TraceMonkey starts\n\nTraceMonkey records");
     expect(joined("a self-", "contained module", "is self-contained")).toBe("a self-contained module\n\nis self-contained");
     expect(joined("the state-of-the-", "art model", "state-of-the-art")).toBe("the state-of-the-art model\n\nstate-of-the-art");
+    // A word broken at two line ends joins at both (s17 review #2: `internation\u00adalization` was indexed).
+    expect(resolveLineBreaks(joinLine(joinLine("the inter-", "nation-"), "alization of firms"))).toBe("the internationalization of firms");
+    expect(resolveLineBreaks("in\u00adter\u00adna\u00adtion\u00adal")).toBe("international");
+    expect(resolveLineBreaks("a Trace\u00adMon\u00adkey run, TraceMonkey")).toBe("a TraceMonkey run, TraceMonkey");
+    expect(resolveLineBreaks("state\u00adof\u00adthe\u00adart, state-of-the-art")).toBe("state-of-the-art, state-of-the-art");
     // A soft hyphen the text layer holds itself goes the same way.
     expect(resolveLineBreaks("exam\u00adple and Java\u00adScript, JavaScript")).toBe("example and JavaScript, JavaScript");
     expect(joinLine("pages 3-", "5 and")).toBe("pages 3- 5 and");

@@ -111,24 +111,32 @@ export function joinLine(paragraph: string, line: string): string {
 const SOFT_HYPHEN = "\u00ad";
 /** A word, hyphenated compounds whole (`state-of-the-art`). */
 const WORD = /[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*/gu;
-const BROKEN = /([\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*)\u00ad([\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*)/gu;
+/** A word broken at one or more line ends (`inter­nation­alization`): every break, not only its first. */
+const BROKEN = /[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*(?:\u00ad[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*)+/gu;
+/** Past this many breaks in one word its spellings are not tried one by one (2^n): each break goes by case. */
+const MAX_SPELLED_BREAKS = 6;
 
 /**
  * A document's words broken at a line's end, each joined as the document writes it elsewhere: `TraceMonkey` where
  * the paper says TraceMonkey twenty times (as `Trace-Monkey` the word and the phrase missed it), `self-contained`
- * where it says that. A word the document writes no other way joins without the hyphen when both parts are lower
+ * where it says that. A word the document writes no other way joins without the hyphen where both parts are lower
  * case (the usual sign of typesetting: `experi-ment`), with it otherwise (`non-English`), as pdftotext joins them.
  * Soft hyphens a text layer holds itself are resolved the same way.
  */
 export function resolveLineBreaks(text: string): string {
   if (!text.includes(SOFT_HYPHEN)) return text;
   const written = new Set(Array.from(text.matchAll(WORD), ([word]) => word.toLowerCase()));
-  return text.replace(BROKEN, (_, left: string, right: string) => {
-    const [joined, hyphened] = [left + right, `${left}-${right}`];
-    const [asJoined, asHyphened] = [written.has(joined.toLowerCase()), written.has(hyphened.toLowerCase())];
-    if (asJoined !== asHyphened) return asJoined ? joined : hyphened;
-    return /\p{Ll}$/u.test(left) && /^\p{Ll}/u.test(right) ? joined : hyphened;
+  return text.replace(BROKEN, (broken) => {
+    const parts = broken.split(SOFT_HYPHEN);
+    const spellings = parts.length <= MAX_SPELLED_BREAKS + 1 ? spellingsOf(parts).filter((w) => written.has(w.toLowerCase())) : [];
+    if (spellings.length === 1) return spellings[0]!;
+    return parts.reduce((left, right) => (/\p{Ll}$/u.test(left) && /^\p{Ll}/u.test(right) ? left + right : `${left}-${right}`));
   });
+}
+
+/** Every way of writing a word broken into `parts`: each break joined or hyphenated. */
+function spellingsOf(parts: string[]): string[] {
+  return parts.slice(1).reduce((words, part) => words.flatMap((word) => [word + part, `${word}-${part}`]), [parts[0]!]);
 }
 
 export function stringValue(value: unknown): string | undefined {
