@@ -557,6 +557,8 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
       "singular.md": "---\ntag: single-tag\n---\n\nvault\n",
       "fenced.md": "# Code\n\n```sh\n#not-a-tag\n```\n\nvault and `#nor-this` in a span\n",
       "number.md": "---\ntags: 5\n---\n\nvault #word\n",
+      // An empty property, as Obsidian's editor leaves it: the inline tags were dropped (s17 review #3).
+      "empty.md": "---\ntitle: Empty\ntags:\ntag: ''\n---\n\nvault #idea\n",
     },
     "vault",
   );
@@ -569,6 +571,7 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
   expect(await paths("tag=single-tag")).toEqual(["singular.md"]); // as written, too
   for (const none of ["tags=12", "tags=anchor", "tags=not-a-tag", "tags=nor-this"])
     expect({ none, paths: await paths(none) }).toEqual({ none, paths: [] });
+  expect(await paths("tags=idea")).toEqual(["empty.md"]);
   expect(await paths("tags=5")).toEqual(["number.md"]); // a value that is no name stays as written
   expect(await paths("tags=word")).toEqual([]);
 });

@@ -214,8 +214,15 @@ function listsOfNames(metadata: Record<string, unknown>): Record<string, unknown
  * A `tags` value that is no name or list of names (a number, a mapping) is left as written.
  */
 function withInlineTags(metadata: Record<string, unknown>, inline: string[]): Record<string, unknown> {
+  // An empty `tags:` (YAML's null), what Obsidian's property editor and templates leave, names no tag.
   const listed = (value: unknown) =>
-    typeof value === "string" ? [value] : Array.isArray(value) ? value : value === undefined ? [] : undefined;
+    value === undefined || value === null || value === ""
+      ? []
+      : typeof value === "string"
+        ? [value]
+        : Array.isArray(value)
+          ? value
+          : undefined;
   const [plural, singular] = [listed(metadata.tags), listed(metadata.tag)];
   if (!plural) return metadata;
   // `tag:` is Obsidian's older spelling of `tags:`; it stays as written too.
