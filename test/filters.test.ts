@@ -557,6 +557,8 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
       "singular.md": "---\ntag: single-tag\n---\n\nvault\n",
       "fenced.md": "# Code\n\n```sh\n#not-a-tag\n```\n\nvault and `#nor-this` in a span\n",
       "number.md": "---\ntags: 5\n---\n\nvault #word\n",
+      // Indented code is code, as fenced code is; a list item's indented paragraph is not (s17 review #7).
+      "indented.md": "# C\n\nSome code:\n\n    #include <stdio.h>\n\n    #define MAX 10\nvault\n\n- item\n\n    more #listed\n",
       // An empty property, as Obsidian's editor leaves it: the inline tags were dropped (s17 review #3).
       "empty.md": "---\ntitle: Empty\ntags:\ntag: ''\n---\n\nvault #idea\n",
     },
@@ -569,7 +571,8 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
   expect(await paths("tags=plain")).toEqual(["hashed.md"]);
   expect(await paths("tags=single-tag")).toEqual(["singular.md"]);
   expect(await paths("tag=single-tag")).toEqual(["singular.md"]); // as written, too
-  for (const none of ["tags=12", "tags=anchor", "tags=not-a-tag", "tags=nor-this"])
+  expect(await paths("tags=listed")).toEqual(["indented.md"]);
+  for (const none of ["tags=12", "tags=anchor", "tags=not-a-tag", "tags=nor-this", "tags=include", "tags=define"])
     expect({ none, paths: await paths(none) }).toEqual({ none, paths: [] });
   expect(await paths("tags=idea")).toEqual(["empty.md"]);
   expect(await paths("tags=5")).toEqual(["number.md"]); // a value that is no name stays as written

@@ -80,17 +80,41 @@ const MAX_INLINE_TAGS = 256;
 /** `#tag`, `#nested/tag`, `#tag-2` after white space or at a line's start; a heading's `# ` is none. */
 const INLINE_TAG = /(?<!\S)#([\p{L}\p{N}_/-]+)/gu;
 
+/** A list item's first line: `- `, `* `, `+ `, `1. `, `1) `. */
+const LIST_ITEM = /^\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)/;
+/** Indented four columns or more: code after a blank line, unless it continues a list item. */
+const INDENTED = /^(?: {4}| {0,3}\t)/;
+
 /**
- * A note's inline tags as Obsidian reads them: `#word` in its text, outside code fences and code spans, holding at
- * least one character that is not a digit (`#1` is an issue number), each once, in order of first use.
+ * A note's inline tags as Obsidian reads them: `#word` in its text, outside code (fences, indented blocks, spans),
+ * holding at least one character that is not a digit (`#1` is an issue number), each once, in order of first use.
  */
 export function inlineTags(text: string): string[] {
   if (!/(?<!\S)#[\p{L}\p{N}_/-]/u.test(text)) return [];
   const tags = new Map<string, string>();
   const lines = text.split("\n");
+  // What the last line was, and whether a list is open: an indented line after a blank one is code outside a list.
+  let previous: "blank" | "text" | "code" = "blank";
+  let inList = false;
   for (const block of markdownBlocks(lines.entries())) {
-    if (block.kind !== "line" || block.blank) continue;
-    const prose = lines[block.line]!.replace(/`+[^`]*`+/g, " ");
+    if (block.kind !== "line") {
+      [previous, inList] = ["text", false];
+      continue;
+    }
+    const line = lines[block.line]!;
+    if (block.blank) {
+      if (previous !== "code") previous = "blank"; // a blank line inside indented code goes on with it
+      continue;
+    }
+    const indented = INDENTED.test(line);
+    if (indented && !inList && previous !== "text") {
+      previous = "code";
+      continue;
+    }
+    if (LIST_ITEM.test(line)) inList = true;
+    else if (!indented && previous === "blank") inList = false;
+    previous = "text";
+    const prose = line.replace(/`+[^`]*`+/g, " ");
     for (const [, tag] of prose.matchAll(INLINE_TAG)) {
       const name = tag!.replace(/\/+$/, "");
       if (!/[^\p{N}/_-]/u.test(name) || tags.has(name.toLowerCase())) continue;
