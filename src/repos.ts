@@ -87,9 +87,16 @@ export function getRepository(home: string, name: string): Repository {
   });
 }
 
-/** The named repositories, or all of them when no names are given. */
+/**
+ * The named repositories, or all of them when no names are given. A blank name (a script's empty variable, `a,` split
+ * at its comma) names nothing, and must not widen a selection to every repository: every front end passes it here.
+ */
 export function selectRepositories(home: string, names: string[] = []): Repository[] {
   if (names.length === 0) return listRepositories(home);
+  if (names.some((name) => !name.trim()))
+    throw new ResearcherError("USAGE", `a repository name is empty (got ${JSON.stringify(names)})`, {
+      hint: "name each repository, or name none to use every one",
+    });
   return [...new Set(names)].map((name) => getRepository(home, name));
 }
 

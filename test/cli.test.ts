@@ -231,7 +231,8 @@ describe("command dispatch", () => {
 
   test("an empty --repo is a usage error, not every repository (a script's empty variable widened its search: s16 hostile #10)", () => {
     const home = tempDir();
-    for (const repo of ["", " "]) {
+    // Empty after splitting at commas too: `--repo "$A,$B"` with both empty (s17 review #4).
+    for (const repo of ["", " ", ",", "a,", " , "]) {
       const result = runCli(["search", "anything", "--repo", repo], { home });
       expect({ repo, code: result.code }).toEqual({ repo, code: 2 });
       expect(result.stderr).toStartWith("error: --repo needs a name");

@@ -613,6 +613,14 @@ describe("REST input checks", () => {
     expect(JSON.parse(curl("/search?q=%ff").body).error.hint).toStartWith("encode the value of 'q' as encodeURIComponent does");
   });
 
+  test("an empty repo= is 400, not every repository, like the CLI's --repo '' (s17 review #4)", async () => {
+    for (const repo of ["", ",", "docs,", "%20"]) {
+      const response = await fetch(`${http.url}/search?q=alpha&repo=${repo}`);
+      expect({ repo, status: response.status }).toEqual({ repo, status: 400 });
+      expect(((await response.json()) as { error: { message: string } }).error.message).toStartWith("a repository name is empty");
+    }
+  });
+
   test("an empty query is 400, like the CLI and MCP", async () => {
     for (const q of ["", "%20%20"]) {
       const response = await fetch(`${http.url}/search?q=${q}`);

@@ -21,16 +21,25 @@ export const home = (flags: Flags) => resolveHome(flags.home as string | undefin
 
 /**
  * `--repo a --repo b` and `--repo a,b` both give [a, b]. With `flag`, a value that names nothing (`--repo ''`, a
- * script's empty variable) is a usage error: it was no filter at all, and searched every repository.
+ * script's empty variable, `--repo "$A,$B"` with both empty) is a usage error: it was no filter at all, and searched
+ * every repository.
  */
 export function list(value: unknown, flag?: string): string[] {
   if (value === undefined || value === true) return [];
   const values = Array.isArray(value) ? value : [value];
   const items = values.flatMap((v) => String(v).split(",")).map((v) => v.trim());
-  if (flag && values.some((v) => !String(v).trim()))
-    throw new ResearcherError("USAGE", `${flag} needs a name (got '${values.find((v) => !String(v).trim())}')`, {
-      hint: `leave ${flag} out to search every repository`,
-    });
+  if (flag && items.some((item) => !item))
+    throw new ResearcherError(
+      "USAGE",
+      `${flag} needs a name (got '${values.find((v) =>
+        String(v)
+          .split(",")
+          .some((item) => !item.trim()),
+      )}')`,
+      {
+        hint: `leave ${flag} out to search every repository`,
+      },
+    );
   return items.filter(Boolean);
 }
 

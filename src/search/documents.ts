@@ -15,7 +15,7 @@ import { ConversionCache } from "./conversions.ts";
 import { conversionLimits, conversionSettings, convertOnce } from "../convert/pool.ts";
 import { isInside, movedRoot, movedRootHint, outsideRoot, readConfinedFile, rootRecord, type RootRecord, sha256 } from "../files.ts";
 import { cancelled, describeError, isResearcherError, notIndexedYet, ResearcherError, toResearcherError } from "../errors.ts";
-import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
+import { attempt, getRepository, listRepositories, selectRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
 import { isGlob, pathGlob } from "../store/filter-sql.ts";
 
@@ -673,7 +673,7 @@ export interface ListingOptions {
 }
 
 function listing(home: string, options: ListingOptions): { repos: Repository[]; prefix: string } {
-  const repos = options.repositories?.length ? options.repositories.map((name) => getRepository(home, name)) : listRepositories(home);
+  const repos = selectRepositories(home, options.repositories);
   return { repos, prefix: options.prefix?.replace(/^\.?\//, "") ?? "" };
 }
 

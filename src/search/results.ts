@@ -4,7 +4,7 @@
  * stays in search.ts.
  */
 import {
-  getRepository,
+  selectRepositories,
   listRepositories,
   noneAnswered,
   settle,
@@ -118,7 +118,7 @@ export type StatusEntry = ReturnType<typeof searchStatus> & { error?: Repository
  * listed with its error and empty counts rather than failing the listing; the named one fails it.
  */
 export function repositoryStatuses(home: string, name?: string): StatusEntry[] {
-  if (name) return [searchStatus(getRepository(home, name))];
+  if (name !== undefined) return selectRepositories(home, [name]).map(searchStatus);
   return listRepositories(home).map((repo) => {
     try {
       return searchStatus(repo);

@@ -248,10 +248,7 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
     home,
     {
       query,
-      repositories: params
-        .getAll("repo")
-        .flatMap((r) => r.split(","))
-        .filter(Boolean),
+      repositories: params.getAll("repo").flatMap((r) => r.split(",")), // `repo=` is refused, not every repository
       mode,
       limit: limit ?? defaultAnswerLimit(loadConfig(home).search.limit),
       offset: wholeParam(params, "offset", OFFSET),

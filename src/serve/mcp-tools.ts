@@ -185,7 +185,8 @@ function registerSearchTools(server: McpServer, home: string, context: SearchCon
   const runSearch = async (input: z.infer<z.ZodObject<typeof searchInput>>, documents: boolean) => {
     const options: SearchOptions = {
       query: input.query,
-      repositories: [...(input.repository ? [input.repository] : []), ...(input.repositories ?? [])],
+      // `repository: ""` is refused (selectRepositories), not every repository.
+      repositories: [...(input.repository !== undefined ? [input.repository] : []), ...(input.repositories ?? [])],
       mode: input.mode,
       limit: input.n_results ?? defaultAnswerLimit(loadConfig(home).search.limit),
       offset: input.offset,
@@ -401,7 +402,7 @@ function registerListDocuments(server: McpServer, home: string): void {
           skipped,
           containing,
         } = listDocuments(home, {
-          repositories: input.repository ? [input.repository] : [],
+          repositories: input.repository !== undefined ? [input.repository] : [],
           prefix: input.prefix,
         });
         const offset = input.offset ?? 0;

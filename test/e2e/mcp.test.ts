@@ -484,6 +484,22 @@ describe("MCP over stdio", () => {
       const none = await call(tool, { query: "garage", repositories: [] });
       expect(none.isError).toBe(true);
       expect(none.content[0]!.text).toContain("at repositories");
+      // An empty name was no selection at all, and searched every repository (s17 review #4).
+      for (const selection of [{ repository: "" }, { repositories: ["docs", " "] }]) {
+        const empty = await call(tool, { query: "garage", ...selection });
+        expect({ selection, error: empty.isError, text: empty.content[0]!.text }).toEqual({
+          selection,
+          error: true,
+          text: expect.stringMatching(/^error: a repository name is empty .*\[USAGE\]$/s),
+        });
+      }
+    }
+    for (const tool of ["list_documents", "get_index_status"]) {
+      const empty = await call(tool, { repository: "" });
+      expect({ tool, text: empty.content[0]!.text }).toEqual({
+        tool,
+        text: expect.stringMatching(/^error: a repository name is empty .*\[USAGE\]$/s),
+      });
     }
     const { tools: listed } = await client.listTools();
     const schema = listed.find((t) => t.name === "search_fragments")!.inputSchema as {
