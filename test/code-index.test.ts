@@ -277,6 +277,39 @@ test("a function split around a nested function is one run: its head and tail ca
   expect(intro.fragment.section).toBeUndefined();
 });
 
+test("a function split inside a loop or a long docstring is one run: every part carries the whole function (s17 user #1)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  const lines = (n: number, line: (i: number) => string) => Array.from({ length: n }, (_, i) => line(i)).join("\n");
+  const head = lines(12, (i) => `    setup_${i} = prepare_input(${i}, "text for the setup step")`);
+  const loop = lines(60, (i) => `        total += weigh_item(item, ${i}, "argument for the loop step")`);
+  const tail = lines(12, (i) => `    finish_${i} = complete_output(${i}, "text for the final step")`);
+  const docs = lines(60, (i) => `    Sentence ${i} of a long docstring that says what the function does.`);
+  writeTree(folder, {
+    // As the tester's: a head, a loop longer than the budget, a tail.
+    "loop.py": `def long_function(items):\n${head}\n    total = 0\n    for item in items:\n${loop}\n${tail}\n    return total\n`,
+    // As json.dump: a docstring longer than the budget, then the code.
+    "doc.py": `def serialize_stream(obj, fp):\n    """Serialize obj as a stream.\n\n${docs}\n    """\n${tail}\n    fp.write(obj)\n`,
+  });
+  expect(runCli(["repo", "add", "code", folder, "--file-types", "py", "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "code"], { home }).code).toBe(0);
+  type Hit = { path: string; fragment: { seq: number; section?: { part: number; parts: number; start_line: number; end_line: number } } };
+  const hits: Hit[] = JSON.parse(runCli(["search", "step docstring", "--json", "--all"], { home }).stdout).results;
+  for (const [path, end] of [
+    ["loop.py", 88],
+    ["doc.py", 77],
+  ] as const) {
+    const parts = hits.filter((h) => h.path === path).sort((a, b) => a.fragment.seq - b.fragment.seq);
+    expect(parts.length).toBeGreaterThan(1);
+    // The head and the tail had no section, and the loop's parts only the loop's lines.
+    for (const [i, { fragment }] of parts.entries())
+      expect({ path, section: fragment.section }).toEqual({
+        path,
+        section: expect.objectContaining({ part: i + 1, parts: parts.length, start_line: 1, end_line: end }),
+      });
+  }
+});
+
 test("a run of parts is one unit: same-named siblings are not its parts, and a run longer than 64 parts is counted whole (s14 review #1)", () => {
   const home = tempDir();
   const folder = tempDir();

@@ -30,6 +30,7 @@ export function languageOf(path: string): CodeLanguage | null {
  * methods, is named: `const Button = forwardRef(…)`, `Parser.prototype = { feed() {…} }`. Version 12: not inside a
  * function's body, where such a value is a local. Version 13: each fragment records the unit it is part of. Version
  * 14: C prototypes a portability macro wraps (`BZ_API(name)(…)`, `name OF((…))`) are named by the name, not the macro.
- * Version 15: a module wrapper (an IIFE, a UMD or AMD factory) is the module's scope, not a function's body.)
+ * Version 15: a module wrapper (an IIFE, a UMD or AMD factory) is the module's scope, not a function's body. Version
+ * 16: the parts of a loop, `if` or docstring split inside a function are parts of the function's unit.)
  */
-export const CODE_OUTLINE_VERSION = 15;
+export const CODE_OUTLINE_VERSION = 16;

@@ -66,8 +66,9 @@ export async function codeSections(
     let next = 0;
     const unitOf = (part: string | undefined) => {
       if (part === undefined) return next++;
-      if (!units.has(part)) units.set(part, next++);
-      return units.get(part)!;
+      const key = unitPart(part);
+      if (!units.has(key)) units.set(key, next++);
+      return units.get(key)!;
     };
     return spans
       .filter((span) => span.start <= span.end)
@@ -149,6 +150,12 @@ interface Unit {
   tokens: number;
 }
 
+/**
+ * Whether a unit's parts, when it is split, are headed by its label. A conditional block is named by what it
+ * defines when whole; split, its definitions name themselves.
+ */
+const namesItsParts = (unit: Unit) => unit.label !== null && !CONDITIONAL.has(unit.nodes[0]!.type);
+
 /** A fragment in the making. */
 interface Span {
   start: number;
@@ -157,10 +164,22 @@ interface Span {
   path: string[];
   labels: (string | null)[];
   /**
-   * Which unit a split cut it from, as the path of unit indexes down the containers (`3/0/`): spans with the same
-   * path came from the same unit; none for a whole unit or a run of small ones.
+   * Which unit a split cut it from, as the path of unit indexes down the containers (`3/0/`, `~` after the index of
+   * a unit that names nothing): spans with the same path came from the same unit; none for a whole unit or a run of
+   * small ones.
    */
   part?: string;
+}
+
+/**
+ * The unit a part belongs to: a split of a unit that names nothing (a loop, a long docstring, an `if` in a function)
+ * cuts parts of the unit around it, so its level (marked `~`) is dropped from the end of the path. `json.dump`'s
+ * docstring and its code were two units, so neither part said the function went on (s17 user #1).
+ */
+function unitPart(part: string): string {
+  const levels = part.split("/").filter(Boolean);
+  while (levels.length > 1 && levels.at(-1)!.endsWith("~")) levels.pop();
+  return levels.join("/");
 }
 
 /** Two neighbouring spans as one: under one container their units are listed, else the larger one names it. */
@@ -212,8 +231,10 @@ class Chunker {
       if (run.length) spans.push(...this.pack(run, path));
       run = [];
     };
-    const split = (unit: Unit, i: number) =>
-      spans.push(...this.split(unit, path, depth).map((span) => ({ ...span, part: `${i}/${span.part ?? ""}` })));
+    const split = (unit: Unit, i: number) => {
+      const level = namesItsParts(unit) ? `${i}/` : `${i}~/`; // see unitPart
+      spans.push(...this.split(unit, path, depth).map((span) => ({ ...span, part: `${level}${span.part ?? ""}` })));
+    };
     units.forEach((unit, i) => {
       if (unit.label !== null && unit.tokens >= this.packBelow) {
         // A definition of some size is a fragment of its own: found by its own words, cited by its own lines.
@@ -269,8 +290,7 @@ class Chunker {
    * boundaries when it has none or is nested past MAX_DEPTH.
    */
   private split(unit: Unit, path: string[], depth: number): Span[] {
-    // A conditional block is named by what it defines when whole; split, its definitions name themselves.
-    const inner = unit.label && !CONDITIONAL.has(unit.nodes[0]!.type) ? [...path, unit.label] : path;
+    const inner = namesItsParts(unit) ? [...path, unit.label!] : path;
     // One long line (minified code, a data literal) has no line to split at: its inner units would not help.
     if (unit.start < unit.end && depth < MAX_DEPTH) {
       const children = unit.nodes.flatMap((node) => bodyOf(node).children);
