@@ -579,6 +579,28 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
   expect(await paths("tags=word")).toEqual([]);
 });
 
+test("a path pattern that names a folder holds all below it, as in .gitignore; a name alike does not (s17 user #2)", async () => {
+  const paths = await notesFiltered(
+    {
+      "papers/a.md": "vault a",
+      "lab/papers/old/b.md": "vault b",
+      "papers2/c.md": "vault c",
+      "src/lib/d.md": "vault d",
+      "lib/e.md": "vault e",
+      "papers.md": "vault f",
+    },
+    "vault",
+  );
+  // `papers` matched only a file of that name.
+  expect(await paths("path=papers")).toEqual(["lab/papers/old/b.md", "papers/a.md"]);
+  expect(await paths("path=pap*")).toEqual(["lab/papers/old/b.md", "papers.md", "papers/a.md", "papers2/c.md"]);
+  expect(await paths("path=src/lib")).toEqual(["src/lib/d.md"]);
+  expect(await paths("path=/lib")).toEqual(["lib/e.md"]);
+  expect(await paths("path in (papers|lib)")).toEqual(["lab/papers/old/b.md", "lib/e.md", "papers/a.md", "src/lib/d.md"]);
+  expect(await paths("path=papers.md")).toEqual(["papers.md"]);
+  expect(await paths("path!=papers")).toEqual(["lib/e.md", "papers.md", "papers2/c.md", "src/lib/d.md"]);
+});
+
 test("a parent tag finds its nested tags, as Obsidian's tag search does; a tag that only begins alike does not", async () => {
   const paths = await notesFiltered(
     {

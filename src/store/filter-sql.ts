@@ -155,7 +155,8 @@ function isoValue(value: string): string {
  * without a slash (`*.md`) matches a document's base name at any depth; one with a slash matches the path from the
  * repository's root (`notes/*.md` only directly in notes/, `notes/**` at any depth below it). A leading slash only
  * anchors (`/README.md` is the root's; `/src/**` as `src/**`, the form `ls repo:/src` takes), and a trailing one is
- * the folder with everything below it (`src/` as `src/**`). A pattern also matches the path (or name) it spells.
+ * the folder with everything below it (`src/` as `src/**`). A pattern that matches a folder matches all below it
+ * (`subjects`). A pattern also matches the path (or name) it spells.
  */
 export function pathGlob(pattern: string): (path: string) => boolean {
   const { glob, anchored } = pathPattern(pattern);
@@ -165,9 +166,18 @@ export function pathGlob(pattern: string): (path: string) => boolean {
   // A name that holds glob syntax (`report [v2].md`, `notes{1}.md`, a folder `notes{1}/`) is first of all that name:
   // `ls` shows it, and it must reach it.
   const literal = pattern.replace(/^(?:\.?\/)+/, "");
-  const subject = anchored ? (path: string) => path : (path: string) => path.slice(path.lastIndexOf("/") + 1);
-  const spells = literal.endsWith("/") ? (path: string) => path.startsWith(literal) : (path: string) => subject(path) === literal;
-  return (path) => spells(path) || matcher.match(subject(path));
+  const below = literal.endsWith("/") ? (path: string) => path.startsWith(literal) : () => false;
+  return (path) => below(path) || subjects(path, anchored).some((subject) => subject === literal || matcher.match(subject));
+}
+
+/**
+ * What a pattern is matched against, as .gitignore matches it: the path from the root (anchored) or each name in it
+ * (not), the folders above the document included, so a pattern that names a folder holds all below it: `papers` is
+ * every folder of that name with what is in it, `src/lib` the folder src/lib (`--filter papers` found nothing).
+ */
+function subjects(path: string, anchored: boolean): string[] {
+  const names = path.split("/");
+  return anchored ? names.map((_, i) => names.slice(0, i + 1).join("/")) : names;
 }
 
 /** A path pattern's glob without its leading slash, and whether it matches whole paths (else base names). */
@@ -194,7 +204,10 @@ function globSql(patterns: string[], bind: Bind, scope: FilterScope): string {
   const paths = new Set(literal.filter((p) => p.anchored).map((p) => p.glob));
   const names = new Set(literal.filter((p) => !p.anchored).map((p) => p.glob));
   const globs = patterns.filter((p) => isGlob(pathPattern(p).glob)).map(pathGlob);
-  const matches = (path: string) => paths.has(path) || names.has(path.slice(path.lastIndexOf("/") + 1)) || globs.some((glob) => glob(path));
+  const matches = (path: string) =>
+    (paths.size > 0 && subjects(path, true).some((p) => paths.has(p))) ||
+    (names.size > 0 && subjects(path, false).some((name) => names.has(name))) ||
+    globs.some((glob) => glob(path));
   const ids = scope
     .documentPaths()
     .filter((d) => matches(d.path))
