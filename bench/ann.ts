@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chooseModel, EmbedderCache } from "../src/embed/embedder.ts";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository, listRepositories } from "../src/repos.ts";
+import { registerRepository, listRepositories } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { annPath, MIN_RECALL, searchVectors } from "../src/search/vectors.ts";
 import { table, writeSection } from "./report.ts";
@@ -29,7 +29,7 @@ const home = join(root, `home-${which}`);
 if (!existsSync(join(root, "scifact"))) writeCorpus(join(root, "scifact"));
 const repo =
   listRepositories(home).find((r) => r.name === "scifact") ??
-  addRepository(home, { name: "scifact", path: join(root, "scifact"), embedding: { model } });
+  registerRepository(home, { name: "scifact", path: join(root, "scifact"), embedding: { model } });
 const summary = await indexRepository(home, repo, {
   onProgress: (p) => p.phase === "embed" && p.done % 1024 === 0 && console.log(`embedded ${p.done}/${p.total}`),
 });

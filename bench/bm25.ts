@@ -7,7 +7,7 @@ import { buildExecutable } from "../build.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { parseFilter } from "../src/search/filters.ts";
 import { search, SearchContext } from "../src/search/search.ts";
 import { RARE_FIRST } from "../src/search/bm25.ts";
@@ -21,7 +21,7 @@ const root = mkdtempSync(join(tmpdir(), "researcher-bench-"));
 const corpus = join(root, "scifact");
 const home = join(root, "home");
 const docs = writeCorpus(corpus);
-const repo = addRepository(home, { name: "scifact", path: corpus, embed: false });
+const repo = registerRepository(home, { name: "scifact", path: corpus, embed: false });
 
 const fresh = await indexRepository(home, repo);
 const again = await indexRepository(home, repo);

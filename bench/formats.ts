@@ -12,7 +12,7 @@ import { PDFDocument, StandardFonts, type PDFFont } from "pdf-lib";
 import { buildExecutable } from "../build.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { search, SearchContext } from "../src/search/search.ts";
 import { table, writeSection } from "./report.ts";
 import { mean, ndcg, readQrels, readQueries, requireShared, SCIFACT, SHARED } from "./scifact.ts";
@@ -216,8 +216,8 @@ function wrap(text: string, font: PDFFont, size: number, width: number): string[
   return lines;
 }
 
-const pdfRepo = addRepository(home, { name: "scifact-pdf", path: pdfDir, embed: false });
-const mdRepo = addRepository(home, { name: "scifact-md", path: mdDir, embed: false });
+const pdfRepo = registerRepository(home, { name: "scifact-pdf", path: pdfDir, embed: false });
+const mdRepo = registerRepository(home, { name: "scifact-md", path: mdDir, embed: false });
 const pdfIndex = await indexRepository(home, pdfRepo);
 await indexRepository(home, mdRepo);
 const queries = readQueries("test");

@@ -5,7 +5,7 @@
  */
 import { chooseModel, EmbedderCache } from "../src/embed/embedder.ts";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { lexicalEvidence, type ListStrength, vectorCalibration, vectorEvidence } from "../src/search/calibration.ts";
 import { FUSION_DEPTH, type Ranked } from "../src/search/fusion.ts";
 import { parseQuery } from "../src/search/query.ts";
@@ -42,7 +42,7 @@ export async function collect(
   embedding: Record<string, string>,
   queries: Record<"train" | "test", Query[]>,
 ): Promise<Model> {
-  const repo = addRepository(home, { name: "scifact", path: corpus, embedding: embedding as never });
+  const repo = registerRepository(home, { name: "scifact", path: corpus, embedding: embedding as never });
   await indexRepository(home, repo);
   const store = Store.open(repo.dir);
   const doc = fragmentDocIds(repo.dir);

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { search, SearchContext, type DocumentHit, type SearchMode } from "../src/search/search.ts";
 import { table, writeSection } from "./report.ts";
 import { docIdOf, mean, ndcg, percentile, readQrels, readQueries, requireShared, SHARED, writeCorpus } from "./scifact.ts";
@@ -22,7 +22,7 @@ for (const [name, path] of [
   ["rust-book", join(SHARED, "data/corpus/markdown/rust-book")],
   ["scifact", join(root, "scifact")],
 ] as const) {
-  await indexRepository(home, addRepository(home, { name, path, embedding: { model } }));
+  await indexRepository(home, registerRepository(home, { name, path, embedding: { model } }));
 }
 const context = new SearchContext();
 const find = (query: string, mode: SearchMode, repositories: string[]) =>

@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { buildExecutable } from "../build.ts";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { search, SearchContext, type SearchMode } from "../src/search/search.ts";
 import { table, writeSection } from "./report.ts";
 import { percentile, readQueries, requireShared, unpackRandomModel, writeCorpus } from "./scifact.ts";
@@ -21,7 +21,7 @@ const home = join(root, "home");
 const model = unpackRandomModel(root);
 process.env.RESEARCHER_MODEL_PATH = model;
 writeCorpus(join(root, "scifact"));
-const repo = addRepository(home, { name: "scifact", path: join(root, "scifact") });
+const repo = registerRepository(home, { name: "scifact", path: join(root, "scifact") });
 const summary = await indexRepository(home, repo, {
   onProgress: (p) => p.phase === "embed" && p.done % 1024 === 0 && console.log(`embedded ${p.done}/${p.total}`),
 });

@@ -7,7 +7,7 @@ import { loadavg, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { buildExecutable } from "../build.ts";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { search, SearchContext, type SearchMode } from "../src/search/search.ts";
 import { table, writeSection } from "./report.ts";
 import { docIdOf, mean, ndcg, percentile, readQrels, readQueries, recall, requireShared, SHARED, writeCorpus } from "./scifact.ts";
@@ -21,7 +21,7 @@ const root = mkdtempSync(join(tmpdir(), "researcher-quality-"));
 const home = join(root, "home");
 writeCorpus(join(root, "scifact"));
 process.env.RESEARCHER_MODEL_PATH = model;
-const repo = addRepository(home, { name: "scifact", path: join(root, "scifact") });
+const repo = registerRepository(home, { name: "scifact", path: join(root, "scifact") });
 const summary = await indexRepository(home, repo);
 console.log(`indexed ${summary.documents_total} documents, embedded ${summary.embedded} fragments in ${summary.seconds} s`);
 

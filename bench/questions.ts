@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { search, SearchContext, type FragmentHit, type SearchMode } from "../src/search/search.ts";
 import { table, writeSection } from "./report.ts";
 import { requireShared, SHARED } from "./scifact.ts";
@@ -37,7 +37,7 @@ for (const [name, path] of [
   ["rust-book", join(SHARED, "data/corpus/markdown/rust-book")],
   ["html", join(SHARED, "data/corpus/html")],
 ] as const) {
-  const summary = await indexRepository(home, addRepository(home, { name, path }));
+  const summary = await indexRepository(home, registerRepository(home, { name, path }));
   console.log(`${name}: ${summary.documents_total} documents, ${summary.fragments_total} fragments`);
 }
 

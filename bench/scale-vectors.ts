@@ -18,7 +18,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildExecutable } from "../build.ts";
 import { chooseModel, EmbedderCache } from "../src/embed/embedder.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { annPath, searchVectors, syncVectorIndex } from "../src/search/vectors.ts";
 import { table, writeSection } from "./report.ts";
@@ -140,7 +140,7 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
   const repoFile = join(root, `repo-vectors-${kind}-${size}.json`);
   if (!existsSync(repoFile)) {
     rmSync(home, { recursive: true, force: true });
-    const repo = addRepository(home, { name: "vectors", path: docs, embedding });
+    const repo = registerRepository(home, { name: "vectors", path: docs, embedding });
     const embedder = await new EmbedderCache().get(home, chooseModel({}, { ...embedding }));
     started = performance.now();
     fillStore(repo.dir, matrix, count, { id: embedder.info.id, provider: embedder.info.provider, fingerprint: embedder.fingerprint });

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync, mkdirSync
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository, type Repository } from "../src/repos.ts";
+import { registerRepository, type Repository } from "../src/repos.ts";
 import { search, SearchContext } from "../src/search/search.ts";
 import { watchRepositories, type WatchBatch } from "../src/serve/watch.ts";
 import { table, writeSection } from "./report.ts";
@@ -75,7 +75,7 @@ async function searchable(home: string, word: string, context: SearchContext): P
 async function measure(label: string, embedding: Repository["embedding"] | undefined): Promise<(string | number)[][]> {
   const home = join(root, `home-${label}`);
   const docs = corpus(`docs-${label}`);
-  const repo = addRepository(home, { name: "notes", path: docs, embed: Boolean(embedding), embedding });
+  const repo = registerRepository(home, { name: "notes", path: docs, embed: Boolean(embedding), embedding });
   const first = await indexRepository(home, repo);
   console.log(`${label}: ${CORPUS_DOCS} documents indexed in ${first.seconds} s`);
   const track = tracker();
@@ -132,7 +132,7 @@ function cpuSeconds(pid: number): number {
 async function idleCpu(): Promise<string> {
   const home = join(root, "home-idle");
   const docs = corpus("docs-idle");
-  addRepository(home, { name: "notes", path: docs, embed: false });
+  registerRepository(home, { name: "notes", path: docs, embed: false });
   const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "watch", "--json"], {
     env: { ...process.env, RESEARCHER_HOME: home },
     stdout: "pipe",

@@ -155,7 +155,15 @@ export function noneAnswered(skipped: SkippedRepository[]): ResearcherError {
   });
 }
 
-export function addRepository(home: string, input: AddRepositoryInput): Repository {
+/** Where a repository is about to be registered: its name, folder and index folder. */
+export type RepositoryPlace = Pick<Repository, "name" | "path" | "dir">;
+
+/**
+ * Register a folder as a repository in config.yaml. `beforeRegister` runs under config.yaml's lock once the name and
+ * folder are known free, before anything is written: what it throws registers nothing. The library's and the CLI's
+ * `repo add` is index/repositories.ts `addRepository`, which sets aside a kept index of another folder there.
+ */
+export function registerRepository(home: string, input: AddRepositoryInput, beforeRegister?: (place: RepositoryPlace) => void): Repository {
   if (!REPO_NAME.test(input.name) || isReservedName(input.name)) {
     // A name no repository could have, as a ref no document could have: a usage error (exit 2).
     throw new ResearcherError("USAGE", `invalid repository name '${input.name}'`, {
@@ -182,6 +190,7 @@ export function addRepository(home: string, input: AddRepositoryInput): Reposito
     }
     const sameFolder = Object.entries(repositories).find(([, repo]) => repo.path === path);
     if (sameFolder) throw new ResearcherError("REPO_EXISTS", `${path} is already registered as '${sameFolder[0]}'`);
+    beforeRegister?.({ name: input.name, path, dir: repositoryDir(home, input.name) });
     settings.repositories = { ...repositories, [input.name]: entry };
   });
   return getRepository(home, input.name);
@@ -200,7 +209,7 @@ export function nestedRepositories(home: string, repo: Repository): { name: stri
   });
 }
 
-/** Drop a repository from the configuration (its index folder is index/remove-repository.ts's to delete). */
+/** Drop a repository from the configuration (its index folder is index/repositories.ts's to delete). */
 export function forgetRepository(home: string, name: string): void {
   updateConfig(home, (settings) => {
     delete (settings.repositories as UserSettings)[name];

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexFiles, indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
 import { annPath, vectorIndexState } from "../src/search/vectors.ts";
@@ -20,7 +20,7 @@ testShared("indexFiles leaves vectors.usearch stale and search scans exactly; th
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "cars.md": "# Cars\n\nThe driver parks the car in the garage.\n", "bread.md": "# Bread\n\nKnead the dough.\n" });
-  const repo = addRepository(home, { name: "a", path: docs, embedding: { model: GLOVE } });
+  const repo = registerRepository(home, { name: "a", path: docs, embedding: { model: GLOVE } });
   await indexRepository(home, repo);
   const built = readFileSync(annPath(repo.dir));
 

@@ -6,7 +6,7 @@ import { seeded } from "../src/random.ts";
 import { impactSettings, RARE_FIRST, rankOneWord, rankPostings, rankRareFirst } from "../src/search/bm25.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { parseQuery } from "../src/search/query.ts";
-import { addRepository, type Repository } from "../src/repos.ts";
+import { registerRepository, type Repository } from "../src/repos.ts";
 import { BM25_WEIGHTS, fts5Ranking, rankBm25, search, selectiveMatch } from "../src/search/search.ts";
 import { parseFilter } from "../src/search/filters.ts";
 import { Store } from "../src/store/store.ts";
@@ -38,7 +38,7 @@ beforeAll(async () => {
   RARE_FIRST.minSkippedPostings = 0; // this corpus is small: make every query of several words take the path
   // 21,000 fragments: enough for impact lists to be kept.
   writeTree(docs, Object.fromEntries(Array.from({ length: 2100 }, (_, i) => [`d${i}.md`, file()])));
-  repo = addRepository(home, { name: "zipf", path: docs, embed: false });
+  repo = registerRepository(home, { name: "zipf", path: docs, embed: false });
   await indexRepository(home, repo);
 }, HOOK_TIMEOUT);
 

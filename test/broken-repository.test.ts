@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { cliCommand, describeShared, GLOVE, HOOK_TIMEOUT, runCli, startServe, tempDir, writeTree } from "./helpers.ts";
 
@@ -21,8 +21,8 @@ function twoRepositories(options: { embed: boolean }) {
   const bad = tempDir();
   writeTree(good, { "whale.md": "# Whales\n\nThe whale sings in the deep sea.\n" });
   writeTree(bad, { "shark.md": "# Sharks\n\nA whale shark is a fish.\n" });
-  addRepository(home, { name: "good", path: good, embed: options.embed });
-  const badRepo = addRepository(home, { name: "bad", path: bad, embed: options.embed });
+  registerRepository(home, { name: "good", path: good, embed: options.embed });
+  const badRepo = registerRepository(home, { name: "bad", path: bad, embed: options.embed });
   expect(runCli(["index", "--quiet"], { home }).code).toBe(0);
   return { home, badDb: Store.dbPath(badRepo.dir) };
 }
@@ -169,8 +169,8 @@ describeShared("vector and hybrid search beside a BM25-only repository", () => {
   writeTree(vectors, { "whale.md": "# Whales\n\nThe whale sings in the deep sea.\n" });
   writeTree(plain, { "churn.md": "# Churn\n\nCustomers leave; the whale account stayed.\n" });
   beforeAll(() => {
-    addRepository(home, { name: "ocean", path: vectors });
-    addRepository(home, { name: "churn", path: plain, embed: false });
+    registerRepository(home, { name: "ocean", path: vectors });
+    registerRepository(home, { name: "churn", path: plain, embed: false });
     expect(runCli(["index", "--quiet"], { home }).code).toBe(0);
   }, HOOK_TIMEOUT);
   const cli = (...args: string[]) => runCli(args, { home });
@@ -245,7 +245,7 @@ test("a repository never indexed: ls of all of them lists the others and says wh
   const { home } = twoRepositories({ embed: false });
   const fresh = tempDir();
   writeTree(fresh, { "new.md": "# New\n\nwhale news\n" });
-  addRepository(home, { name: "fresh", path: fresh, embed: false });
+  registerRepository(home, { name: "fresh", path: fresh, embed: false });
   for (const args of [["ls"], ["search", "whale"]]) {
     const run = runCli(args, { home });
     expect({ args, code: run.code }).toEqual({ args, code: 0 });

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { vectorCalibration } from "../src/search/calibration.ts";
 import { fusionWeight, LEXICAL_WEIGHT } from "../src/search/fusion.ts";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { search, SearchContext, type FragmentHit } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
 import { describeShared, GLOVE, HOOK_TIMEOUT, SHARED, standInEmbeddingServer, tempDir } from "./helpers.ts";
@@ -59,7 +59,7 @@ describeShared("fusion weights calibrated at index time", () => {
     };
     for (const [name, embedding] of Object.entries(embeddings)) {
       const home = homes[name as keyof typeof homes];
-      const repo = addRepository(home, { name, path: RUST_BOOK, embedding });
+      const repo = registerRepository(home, { name, path: RUST_BOOK, embedding });
       await indexRepository(home, repo);
       stores[name] = Store.open(repo.dir);
     }

@@ -3,6 +3,9 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
+import { addRepository, removeRepository } from "../src/index/repositories.ts";
+import { processStartTime } from "../src/lock.ts";
+import { listRepositories } from "../src/repos.ts";
 import { bm25Repository, GLOVE, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
 
 /** A home with a config, an index folder and one downloaded model: what a wrong command could destroy. */
@@ -335,6 +338,26 @@ test("repo add of a name whose index was kept for another folder sets that index
   const again = runCli(["repo", "add", "a", y, "--no-embed"], { home });
   expect(again.stderr).not.toContain("moved aside");
   expect(runCli(["search", "plain", "--mode", "bm25", "--files"], { home }).stdout).toBe(`${join(y, "same.md")}\n`);
+});
+
+test("the library's addRepository sets a kept index aside too, and a set-aside an index run refuses registers nothing (s17 review #5)", async () => {
+  const home = tempDir();
+  const [x, y] = [tempDir(), tempDir()];
+  writeTree(x, { "same.md": "# X\n\nsecretx content in x\n" });
+  writeTree(y, { "same.md": "# Y\n\nplain y content\n" });
+  await indexRepository(home, addRepository(home, { name: "a", path: x, embed: false }));
+  removeRepository(home, "a", { keepData: true });
+  // A writer holds the kept index: the set-aside is refused, and the name is not registered (it was, serving x's text).
+  writeFileSync(join(home, "repositories", "a", "lock"), `${process.ppid} ${processStartTime(process.ppid)}\n`);
+  expect(() => addRepository(home, { name: "a", path: y, embed: false })).toThrow(/being indexed/);
+  expect(listRepositories(home)).toEqual([]);
+  rmSync(join(home, "repositories", "a", "lock"));
+  // Through the library as through the CLI (it was the CLI's alone): x's text is not searched under a.
+  const added = addRepository(home, { name: "a", path: y, embed: false });
+  const folder = added.setAside?.folder ?? "";
+  expect(folder).toMatch(/\/repositories\/a\.kept-/);
+  expect(existsSync(join(folder, "index.db"))).toBe(true);
+  expect(runCli(["search", "secretx", "--mode", "bm25"], { home }).stdout).not.toContain("secretx");
 });
 
 test("repo add warns of a folder inside another repository's, or holding one: its documents would be found twice (s11 new user #5)", () => {

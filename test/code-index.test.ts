@@ -15,7 +15,7 @@ import { codeSections } from "../src/convert/code-outline.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
 import { chunkCode } from "../src/index/code-chunk.ts";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { HEADING_SEPARATOR } from "../src/store/store.ts";
 import { S } from "./code-samples.ts";
 import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
@@ -137,7 +137,7 @@ describe("code is parsed in the conversion workers", () => {
     const folder = tempDir();
     const files = codeFiles();
     writeTree(folder, files);
-    const repo = addRepository(home, {
+    const repo = registerRepository(home, {
       name: "code",
       path: folder,
       embed: false,
@@ -209,10 +209,10 @@ describe("code is parsed in the conversion workers", () => {
   test("the indexing thread loads no grammar: the parse happens in the workers", () => {
     const folder = tempDir();
     writeTree(folder, { "a.py": S.python!, "b.ts": S.typescript! });
-    const script = `import { indexRepository } from "${ROOT}/src/index/indexer.ts"; import { addRepository } from "${ROOT}/src/repos.ts";
+    const script = `import { indexRepository } from "${ROOT}/src/index/indexer.ts"; import { registerRepository } from "${ROOT}/src/repos.ts";
       import { loadedLanguages } from "${ROOT}/src/convert/tree-sitter.ts";
       const home = "${tempDir()}";
-      const repo = addRepository(home, { name: "c", path: "${folder}", embed: false, fileTypes: ["py", "ts"] });
+      const repo = registerRepository(home, { name: "c", path: "${folder}", embed: false, fileTypes: ["py", "ts"] });
       const summary = await indexRepository(home, repo);
       console.log(summary.indexed, summary.fragments > 0, JSON.stringify(loadedLanguages()));`;
     const run = Bun.spawnSync([process.execPath, "-e", script]);

@@ -6,7 +6,7 @@ import { decodeXmlEntities } from "../src/convert/xml.ts";
 import { FILE_TYPES } from "../src/file-types.ts";
 import { parseYaml } from "../src/yaml.ts";
 import { ResearcherError } from "../src/errors.ts";
-import { addRepository, getRepository, listRepositories } from "../src/repos.ts";
+import { registerRepository, getRepository, listRepositories } from "../src/repos.ts";
 import { AS_ROOT, cliAsNobody, cliCommand, runCli, tempDir, writeTree } from "./helpers.ts";
 
 describe("config", () => {
@@ -140,8 +140,8 @@ describe("config", () => {
 
 test("a repository registered with the old text-only defaults reads every format now; chosen types stay chosen", () => {
   const home = tempDir();
-  addRepository(home, { name: "old", path: tempDir() });
-  addRepository(home, { name: "chosen", path: tempDir(), fileTypes: ["md"] });
+  registerRepository(home, { name: "old", path: tempDir() });
+  registerRepository(home, { name: "chosen", path: tempDir(), fileTypes: ["md"] });
   setConfigValue(home, "repositories.old.file_types", '["md", "markdown", "mdx", "txt"]');
   expect(getRepository(home, "old").fileTypes).toEqual([...FILE_TYPES]);
   expect(getRepository(home, "old").fileTypes).toContain("pdf");
@@ -164,8 +164,8 @@ describe("config.yaml holds only what the user set", () => {
     const home = tempDir();
     const plain = tempDir();
     const chosen = tempDir();
-    addRepository(home, { name: "plain", path: plain, embed: true, ignoreFiles: true, exclude: [] });
-    addRepository(home, { name: "chosen", path: chosen, fileTypes: ["md"], exclude: ["drafts"], embed: false, description: "d" });
+    registerRepository(home, { name: "plain", path: plain, embed: true, ignoreFiles: true, exclude: [] });
+    registerRepository(home, { name: "chosen", path: chosen, fileTypes: ["md"], exclude: ["drafts"], embed: false, description: "d" });
     const repos = (written(home) as { repositories: Record<string, Record<string, unknown>> }).repositories;
     expect(Object.keys(repos.plain!).sort()).toEqual(["added", "path"]);
     expect(repos.chosen).toMatchObject({ file_types: ["md"], exclude: ["drafts"], embed: false, description: "d" });

@@ -1,7 +1,7 @@
 /** Contexts on path prefixes and repositories ranked for a query: the CLI, the library and MCP see the same. */
 import { describe, expect, test } from "bun:test";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addContext, addRepository, contextFor, getRepository, listContexts, removeContext } from "../src/repos.ts";
+import { addContext, registerRepository, contextFor, getRepository, listContexts, removeContext } from "../src/repos.ts";
 import { repositoriesFor } from "../src/search/results.ts";
 import { search } from "../src/search/search.ts";
 import { runCli, tempDir, writeTree } from "./helpers.ts";
@@ -14,7 +14,7 @@ describe("contexts on path prefixes", () => {
     "ch16/deep/channels.md": "# Channels\n\nChannels send messages between threads.\n",
     "ch04-ownership.md": "# Ownership\n\nEach value has an owner; threads aside.\n",
   });
-  addRepository(home, { name: "rb", path: docs, description: "The Rust book", embed: false });
+  registerRepository(home, { name: "rb", path: docs, description: "The Rust book", embed: false });
 
   test("the longest matching prefix is a result's context; otherwise the repository description", async () => {
     await indexRepository(home, getRepository(home, "rb"));
@@ -86,7 +86,7 @@ describe("repos-for", () => {
       ["cooking", cooking],
       ["space", space],
     ] as const) {
-      await indexRepository(home, addRepository(home, { name, path, embed: false }));
+      await indexRepository(home, registerRepository(home, { name, path, embed: false }));
     }
     const ranked = await repositoriesFor(home, "knead dough bake oven");
     expect(ranked.map((r) => [r.repository, r.matched])).toEqual([

@@ -5,7 +5,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { chunkDocument } from "../src/index/chunk.ts";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { checkExpansion, joinLine, resolveLineBreaks } from "../src/convert/document.ts";
 import { convertPdf, isFileName, NO_PAGE_IMAGES, NO_TEXT_LAYER, pdfDate } from "../src/convert/pdf.ts";
 import { drawnItems } from "../src/convert/pdf-drawn.ts";
@@ -317,7 +317,7 @@ describe("convertPdf", () => {
     const home = tempDir();
     const docs = tempDir();
     writeTree(docs, { "guide.md": "# Guide\n\nRun the installer.\n", "notes.md": "Some notes.\n" });
-    const summary = await indexRepository(home, addRepository(home, { name: "docs", path: docs, embed: false }));
+    const summary = await indexRepository(home, registerRepository(home, { name: "docs", path: docs, embed: false }));
     expect(summary).toMatchObject({ indexed: 2, failed: 0 });
   });
 

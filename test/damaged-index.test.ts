@@ -16,7 +16,7 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -62,7 +62,7 @@ describe("a damaged index.db", () => {
       const home = tempDir();
       const docs = tempDir();
       writeTree(docs, corpus());
-      const repo = addRepository(home, { name: "d", path: docs, embed: false });
+      const repo = registerRepository(home, { name: "d", path: docs, embed: false });
       expect(runCli(["index", "d"], { home }).code).toBe(0);
       const search = () => JSON.parse(runCli(["search", "word7", "--mode", "bm25", "--json"], { home }).stdout).total;
       const before = search();
@@ -97,7 +97,7 @@ describe("a damaged index.db", () => {
     const home = tempDir();
     const docs = tempDir();
     writeTree(docs, { "a.md": "alpha words\n" });
-    const repo = addRepository(home, { name: "n", path: docs, embed: false });
+    const repo = registerRepository(home, { name: "n", path: docs, embed: false });
     expect(runCli(["index", "n"], { home }).code).toBe(0);
     const db = new Database(Store.dbPath(repo.dir));
     db.run("PRAGMA user_version = 99");
@@ -118,7 +118,7 @@ testShared(
     const home = tempDir();
     const docs = tempDir();
     writeTree(docs, { "a.md": "---\nauthor: ana\n---\n# A\n\nalpha words\n", "b.md": "# B\n\nbeta words\n" });
-    const repo = addRepository(home, { name: "d", path: docs });
+    const repo = registerRepository(home, { name: "d", path: docs });
     expect(runCli(["index", "d"], { home }).code).toBe(0);
     const damage = (sql: string) => {
       const db = new Database(Store.dbPath(repo.dir));
@@ -152,7 +152,7 @@ test("a document whose stored metadata is not a JSON object is read as none ever
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "---\nauthor: ana\n---\n# A\n\nalpha words\n", "b.md": "---\nauthor: bo\n---\n# B\n\nalpha beta\n" });
-  const repo = addRepository(home, { name: "d", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "d", path: docs, embed: false });
   expect(runCli(["index", "d"], { home }).code).toBe(0);
   const db = new Database(Store.dbPath(repo.dir));
   db.run("UPDATE documents SET metadata = 'not json' WHERE path = 'a.md'");
@@ -178,7 +178,7 @@ test("damaged pages reach REST and MCP as INDEX_CORRUPT with the hint, as on the
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, corpus());
-  const repo = addRepository(home, { name: "d", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "d", path: docs, embed: false });
   expect(runCli(["index", "d"], { home }).code).toBe(0);
   damages["a damaged page"]!(Store.dbPath(repo.dir));
   expect(runCli(["search", "word7", "--mode", "bm25"], { home }).stderr).toStartWith("error: an index is damaged");
@@ -210,7 +210,7 @@ test("an index locked by another program past the busy timeout is busy, not dama
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
-  const repo = addRepository(home, { name: "d", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "d", path: docs, embed: false });
   expect(runCli(["index", "d"], { home }).code).toBe(0);
   // A backup tool or an sqlite3 shell holding the whole file, as another process.
   const hold =

@@ -3,7 +3,7 @@ import { symlinkSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 import { discoverFiles, isCandidate, parseIgnoreLine } from "../src/index/discover.ts";
 import { indexFiles, indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { tempDir, writeTree } from "./helpers.ts";
 
 describe("discoverFiles", () => {
@@ -174,7 +174,7 @@ describe(".gitignore and .ignore", () => {
     const home = tempDir();
     const root = tempDir();
     writeTree(root, { ".gitignore": "secret.md\n", "a.md": "# A\n\nalpha\n", "secret.md": "# S\n\nsecretword\n" });
-    const repo = addRepository(home, { name: "r", path: root, embed: false });
+    const repo = registerRepository(home, { name: "r", path: root, embed: false });
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1 });
     // Grown past what is read (a generated list), or unreadable: read as empty, it let secret.md in.
     truncateSync(join(root, ".gitignore"), 17 * 2 ** 20);

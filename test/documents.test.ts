@@ -14,7 +14,7 @@ import { ResearcherError } from "../src/errors.ts";
 import { pathGlob } from "../src/store/filter-sql.ts";
 import { parseFilter } from "../src/search/filters.ts";
 import { search, SearchContext, type SearchOptions } from "../src/search/search.ts";
-import { addRepository, getRepository } from "../src/repos.ts";
+import { registerRepository, getRepository } from "../src/repos.ts";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { canMount, HOOK_TIMEOUT, mountTmpfs, tempDir, unmount, writeTree } from "./helpers.ts";
@@ -51,8 +51,8 @@ async function refusal(promise: Promise<unknown> | (() => unknown)): Promise<Res
 }
 
 beforeAll(async () => {
-  const a = addRepository(home, { name: "one", path: one, embed: false, exclude: ["drafts"], fileTypes: ["md", "txt"] });
-  const b = addRepository(home, { name: "two", path: two, embed: false });
+  const a = registerRepository(home, { name: "one", path: one, embed: false, exclude: ["drafts"], fileTypes: ["md", "txt"] });
+  const b = registerRepository(home, { name: "two", path: two, embed: false });
   await indexRepository(home, a);
   await indexRepository(home, b);
 }, HOOK_TIMEOUT);
@@ -196,7 +196,7 @@ describe("only indexed documents are read", () => {
   });
 
   test("a repository added with ignoreFiles: false indexes and reads what .gitignore leaves out", async () => {
-    const repo = addRepository(home, { name: "all", path: tempDir(), embed: false, ignoreFiles: false });
+    const repo = registerRepository(home, { name: "all", path: tempDir(), embed: false, ignoreFiles: false });
     writeTree(repo.path, { ".gitignore": "*.md\n", "seen.md": "# Seen\n" });
     await indexRepository(home, repo);
     expect((await readDocument(home, "all:seen.md")).text).toBe("# Seen");
@@ -274,8 +274,8 @@ describe("readDocuments (multi-get)", () => {
     const own = tempDir();
     const folder = tempDir();
     writeTree(folder, { "a.md": "# A\n" });
-    await indexRepository(own, addRepository(own, { name: "notes", path: folder, embed: false }));
-    addRepository(own, { name: "later", path: tempDir(), embed: false });
+    await indexRepository(own, registerRepository(own, { name: "notes", path: folder, embed: false }));
+    registerRepository(own, { name: "later", path: tempDir(), embed: false });
     // No indexed path holds a colon, so `nosuch:` can only be a repository's name.
     expect(await refusal(readDocuments(own, "nosuch:*"))).toMatchObject({ code: "REPO_NOT_FOUND" });
     expect(await refusal(readDocuments(own, "later:*"))).toMatchObject({ code: "NOT_INDEXED" });
@@ -294,7 +294,7 @@ describe("readDocuments (multi-get)", () => {
       "!x.md": "bracket\n",
       "dir{1}/in.md": "# In\n\nbracket inside\n",
     });
-    await indexRepository(own, addRepository(own, { name: "b", path: docs, embed: false }));
+    await indexRepository(own, registerRepository(own, { name: "b", path: docs, embed: false }));
     const paths = async (pattern: string) => (await readDocuments(own, pattern)).documents.map((d) => d.path);
     expect(await paths("b:report [v2].md")).toEqual(["report [v2].md"]);
     expect(await paths("notes{1}.md")).toEqual(["notes{1}.md"]);
@@ -334,7 +334,7 @@ describe("readDocuments (multi-get)", () => {
   test("one unreadable match is its own entry; the others are read", async () => {
     const dir = tempDir();
     writeTree(dir, { "a.md": "# A\n", "b.md": "# B\n", "c.md": "# C\n" });
-    const repo = addRepository(home, { name: "three", path: dir, embed: false });
+    const repo = registerRepository(home, { name: "three", path: dir, embed: false });
     await indexRepository(home, repo);
     rmSync(join(dir, "b.md"));
     const found = await readDocuments(home, "three:*.md");
@@ -353,7 +353,7 @@ describe("readDocuments (multi-get)", () => {
       "e.md": "# E\n",
       "f.md": `# F\n\n${"more ".repeat(60)}\n`,
     });
-    const repo = addRepository(home, { name: "budget", path: dir, embed: false, fileTypes: ["md", "html"] });
+    const repo = registerRepository(home, { name: "budget", path: dir, embed: false, fileTypes: ["md", "html"] });
     await indexRepository(home, repo);
     // Were c.html and d.html read, they would be skipped as unreadable, not as over the budget.
     rmSync(join(dir, "c.html"));
@@ -383,7 +383,7 @@ describe("readDocuments (multi-get)", () => {
       "b-huge.md": `# Huge\n\nfirst line of huge\n${"filler text line\n".repeat(2000)}`,
       "c-small.md": "# Small\n\nsmall note\n",
     });
-    await indexRepository(home, addRepository(home, { name: "n", path: dir, embed: false }));
+    await indexRepository(home, registerRepository(home, { name: "n", path: dir, embed: false }));
     // b-huge.md:1:3 is 26 bytes of answer; it was skipped unread for its whole file's 34 KB.
     const found = await readDocuments(home, "n:a-big.md,n:b-huge.md:1:3,n:c-small.md", { maxBytes: 2000 });
     expect(found.documents.map((d) => [d.path, d.text])).toEqual([
@@ -406,7 +406,7 @@ describe("refs as search results print them (page and line range)", () => {
     ]);
     writeFileSync(join(pages, "atlas.pdf"), bytes);
     writeTree(pages, { "code.md": "one\ntwo\nthree\nfour\nfive\n" });
-    await indexRepository(pagesHome, addRepository(pagesHome, { name: "atlas", path: pages, embed: false, fileTypes: ["pdf", "md"] }));
+    await indexRepository(pagesHome, registerRepository(pagesHome, { name: "atlas", path: pages, embed: false, fileTypes: ["pdf", "md"] }));
   }, HOOK_TIMEOUT);
 
   test("repo:path:pN reads that page, from its marker to the next", async () => {
@@ -476,7 +476,7 @@ test("a name decomposed (NFD) on disk is read and removed by its composed (NFC) 
   const dir = tempDir();
   const decomposed = "résumé notes.md".normalize("NFD");
   writeTree(dir, { [decomposed]: "# Résumé\n\nresumeword here\n", [`${"Café".normalize("NFD")}/menu.md`]: "# Menu\n\nmenuword\n" });
-  const repo = addRepository(home, { name: "nd", path: dir, embed: false });
+  const repo = registerRepository(home, { name: "nd", path: dir, embed: false });
   await indexRepository(home, repo);
   const typed = "résumé notes.md".normalize("NFC");
   expect(typed).not.toBe(decomposed);
@@ -496,7 +496,7 @@ test("a name with control characters is read by the escaped form ls and text res
     "bell\u0007.md": "# Bell\n\nbellword\n",
     "plain\\n.md": "# Plain\n\nbackslashword\n",
   });
-  await indexRepository(home, addRepository(home, { name: "cc", path: dir, embed: false }));
+  await indexRepository(home, registerRepository(home, { name: "cc", path: dir, embed: false }));
   expect((await readDocument(home, "cc:two\\nlines.md")).path).toBe("two\nlines.md");
   expect((await readDocument(home, "cc:bell\\x07.md")).text).toContain("bellword");
   expect((await readDocument(home, "cc:plain\\n.md")).text).toContain("backslashword"); // a name's own backslash first
@@ -512,7 +512,7 @@ test.skipIf(!canMount("documents.test.ts", "the far-future mtime test"))(
       writeTree(dir, { "a.md": "# A\n\nfarword\n", "far.md": "# Far\n\nfarword\n" });
       expect(Bun.spawnSync(["touch", "-d", "@9000000000000", join(dir, "far.md")]).exitCode).toBe(0);
       const home = tempDir();
-      await indexRepository(home, addRepository(home, { name: "far", path: dir, embed: false }));
+      await indexRepository(home, registerRepository(home, { name: "far", path: dir, embed: false }));
       const listed = listDocuments(home, { repositories: ["far"] }).documents;
       expect(listed.map((d) => [d.path, d.modified])).toEqual([
         ["a.md", expect.stringMatching(/^20\d\d-/)],

@@ -6,7 +6,7 @@
 import { expect, test } from "bun:test";
 import { cpSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { GLOVE, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
 
 /** Nothing leaves the machine: port 9 (discard) on loopback refuses, and so does the hub "mirror". */
@@ -16,7 +16,7 @@ function repository(embedding?: { provider: "ollama" | "openai"; model: string; 
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "whale.md": "# Whales\n\nThe whale sings in the deep sea.\n" });
-  addRepository(home, { name: "d", path: docs, embedding });
+  registerRepository(home, { name: "d", path: docs, embedding });
   return (...args: string[]) => runCli(args, { home, env: { ...OFFLINE, OPENAI_API_KEY: "sk-local" } });
 }
 
@@ -75,7 +75,7 @@ testShared(
     const model = join(tempDir(), "glove");
     cpSync(GLOVE, model, { recursive: true });
     writeTree(docs, { "whale.md": "# Whales\n\nThe whale sings in the deep sea.\n" });
-    addRepository(home, { name: "d", path: docs });
+    registerRepository(home, { name: "d", path: docs });
     const cli = (...args: string[]) => runCli(args, { home, env: OFFLINE });
     expect(cli("index", "d", "--model", model).code).toBe(0);
     expect(JSON.parse(cli("search", "whale", "--json").stdout).mode).toBe("hybrid");

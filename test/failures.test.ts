@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { addRepository, type Repository } from "../src/repos.ts";
+import { registerRepository, type Repository } from "../src/repos.ts";
 import { readDocument } from "../src/search/documents.ts";
 import { Store } from "../src/store/store.ts";
 import { VERSION } from "../src/version.ts";
@@ -21,7 +21,7 @@ function brokenPdfRepository(): { home: string; docs: string; repo: Repository; 
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "ok.md": "# Ok\n\nplain words\n", "bad.pdf": "%PDF-1.4 this is not a PDF body" });
-  const repo = addRepository(home, { name: "d", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "d", path: docs, embed: false });
   return { home, docs, repo, cli: (...args) => runCli(args, { home }) };
 }
 
@@ -124,7 +124,7 @@ describe("a failed file", () => {
       const docs = tempDir();
       const pages = Array.from({ length: 20 }, (_, i) => paragraph(`Page ${i} holds words about topic ${i}.`, 72));
       writeTree(docs, { "big.pdf": await writePdf(pages), "ok.md": "still indexed\n" });
-      addRepository(home, { name: "d", path: docs, embed: false });
+      registerRepository(home, { name: "d", path: docs, embed: false });
       const cli = (...args: string[]) => runCli(args, { home });
       // Any worker's heap is past 1 MB, and its first report is checked before its result can arrive.
       expect(cli("config", "set", "index.convert_memory_mb", "1").code).toBe(0);
@@ -164,7 +164,7 @@ describe("a failed file", () => {
       const docs = tempDir();
       const models = tempDir();
       writeTree(docs, { "scan.pdf": await scannedPage(join(SHARED, SCANNED, "scan-01.pdf"), 1), "ok.md": "plain words\n" });
-      addRepository(home, { name: "d", path: docs, embed: false });
+      registerRepository(home, { name: "d", path: docs, embed: false });
       const cli = (...args: string[]) => runCli(args, { home });
       expect(cli("config", "set", "repositories.d.ocr_languages", "[eng, deu]").code).toBe(0);
       expect(cli("config", "set", "repositories.d.ocr_data", models).code).toBe(0);
@@ -185,7 +185,7 @@ describe("a failed file", () => {
       const home = tempDir();
       const docs = tempDir();
       writeTree(docs, { "scan.pdf": await scannedPage(join(SHARED, SCANNED, "scan-01.pdf"), 1) });
-      addRepository(home, { name: "d", path: docs, embed: false });
+      registerRepository(home, { name: "d", path: docs, embed: false });
       const cli = (...args: string[]) => runCli(args, { home });
       expect(cli("config", "set", "repositories.d.ocr_languages", "[eng, eng]").code).toBe(0);
       const run = cli("index", "d", "--json");
@@ -231,7 +231,7 @@ describe("a failed file", () => {
       const home = tempDir();
       const docs = tempDir();
       writeTree(docs, { "bad.pdf": "%PDF-1.4 this is not a PDF body" });
-      addRepository(home, { name: "d", path: docs, embed: false });
+      registerRepository(home, { name: "d", path: docs, embed: false });
       for (let run = 0; run < 2; run++) {
         const result = runCli(["index", "d"], { home });
         expect({ code: result.code, stderr: result.stderr }).toEqual({
@@ -282,7 +282,7 @@ test(
     const home = tempDir();
     const docs = tempDir();
     writeTree(docs, Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`n${i}.md`, `# Note ${i}\n\nalpha ${i}\n`])));
-    addRepository(home, { name: "d", path: docs, embed: false });
+    registerRepository(home, { name: "d", path: docs, embed: false });
     expect(runCli(["index", "d"], { home }).code).toBe(0);
     // Where the limit bites depends on how many descriptors the runtime takes itself, which varies with load and
     // with what the test process hands down: a range meets it somewhere. Below it Bun cannot start or load our

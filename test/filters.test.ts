@@ -4,7 +4,7 @@ import { utimesSync } from "node:fs";
 import { join } from "node:path";
 import { parseFilter, type Filter } from "../src/search/filters.ts";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { unmatchedLines } from "../src/serve/render.ts";
 import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions } from "../src/search/search.ts";
 import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, writeTree } from "./helpers.ts";
@@ -124,7 +124,7 @@ describe("filters inside the ranking", () => {
       "paper.pdf": await writePdf([page("apples"), page("pears"), page("plums")], { title: "Fruit paper", author: "Dee" }),
     });
     utimesSync(join(docs, "plain.md"), new Date("2019-06-01T12:00:00Z"), new Date("2019-06-01T12:00:00Z"));
-    const repo = addRepository(home, { name: "notes", path: docs, embed: false });
+    const repo = registerRepository(home, { name: "notes", path: docs, embed: false });
     await indexRepository(home, repo);
   }, HOOK_TIMEOUT);
 
@@ -240,7 +240,7 @@ describe("filters inside the ranking", () => {
       ["a", a],
       ["b", b],
     ] as const)
-      await indexRepository(own, addRepository(own, { name, path, embed: false }));
+      await indexRepository(own, registerRepository(own, { name, path, embed: false }));
     const misses = async (where: string) =>
       (await search(own, { query: "ferris", mode: "bm25", where: [parseFilter(where)] }, new SearchContext())).unmatched;
     const [miss] = (await misses("kind=none"))!;
@@ -341,7 +341,7 @@ describeShared("a selective filter still fills the page", () => {
   const picked = Object.keys(files).filter((name) => files[name]!.includes("pick"));
   const context = new SearchContext();
   beforeAll(async () => {
-    await indexRepository(home, addRepository(home, { name: "many", path: docs, embedding: { model: GLOVE } }));
+    await indexRepository(home, registerRepository(home, { name: "many", path: docs, embedding: { model: GLOVE } }));
   }, HOOK_TIMEOUT);
 
   test("the fixture has 12 matching documents out of 200", () => expect(picked).toHaveLength(12));
@@ -373,7 +373,7 @@ describeShared("a selective filter still fills the page", () => {
 describeShared("rust-book regression (issue 14)", () => {
   const home = tempDir();
   beforeAll(async () => {
-    const repo = addRepository(home, { name: "rust-book", path: join(SHARED, "data/corpus/markdown/rust-book/src"), embed: false });
+    const repo = registerRepository(home, { name: "rust-book", path: join(SHARED, "data/corpus/markdown/rust-book/src"), embed: false });
     await indexRepository(home, repo);
   }, HOOK_TIMEOUT);
 
@@ -392,7 +392,7 @@ async function notesFiltered(files: Record<string, string>, query: string): Prom
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, files);
-  await indexRepository(home, addRepository(home, { name: "n", path: docs, embed: false }));
+  await indexRepository(home, registerRepository(home, { name: "n", path: docs, embed: false }));
   return async (where) =>
     (await search(home, { query, mode: "bm25", where: [parseFilter(where)], limit: 10 }, new SearchContext())).results
       .map((r) => r.path)
@@ -403,7 +403,7 @@ async function oneNote(frontMatter: string): Promise<(where: string) => Promise<
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": `---\n${frontMatter}\n---\n# x\n\nalpha\n` });
-  await indexRepository(home, addRepository(home, { name: "n", path: docs, embed: false }));
+  await indexRepository(home, registerRepository(home, { name: "n", path: docs, embed: false }));
   return async (where) => (await search(home, { query: "alpha", mode: "bm25", where: [parseFilter(where)] }, new SearchContext())).total;
 }
 

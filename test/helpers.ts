@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ResearcherError } from "../src/errors.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { GLOVE, writeGloveThroughOnnx } from "./model-fixtures.ts";
 
 export const ROOT = resolve(import.meta.dir, "..");
@@ -269,7 +269,7 @@ export function bm25Repository(files: Record<string, string | Uint8Array>) {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, files);
-  const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
   return { home, docs, repo };
 }
 

@@ -12,7 +12,7 @@ import { convertHtml } from "../src/convert/html.ts";
 import { convertPdf } from "../src/convert/pdf.ts";
 import { beginText, endText, moveText, PDFDocument, setFontAndSize, showText, StandardFonts } from "pdf-lib";
 import { indexRepository, type IndexOptions } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
 import { parseFilter } from "../src/search/filters.ts";
 import { Store } from "../src/store/store.ts";
@@ -28,7 +28,7 @@ async function indexTwice(build: (docs: string) => void, options: IndexOptions =
   const home = tempDir();
   const docs = tempDir();
   build(docs);
-  const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
   const timed = async (runOptions: IndexOptions) => {
     const started = performance.now();
     const summary = await indexRepository(home, repo, runOptions);
@@ -249,7 +249,7 @@ describe("markdown that is large in one dimension", () => {
     const home = tempDir();
     const docs = tempDir();
     writeTree(docs, { "ok.md": "---\nauthor: ana\n---\n# ok\n\nokword\n", "nest.md": nested });
-    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2, failed: 0 });
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0, skipped: 2 });
     const found = await search(home, { query: "okword nestword", mode: "bm25", where: [parseFilter("author=ana")] });
@@ -278,7 +278,7 @@ describe("markdown that is large in one dimension", () => {
     const home = tempDir();
     const docs = tempDir();
     writeTree(docs, sources);
-    expect(await indexRepository(home, addRepository(home, { name: "docs", path: docs, embed: false }))).toMatchObject({
+    expect(await indexRepository(home, registerRepository(home, { name: "docs", path: docs, embed: false }))).toMatchObject({
       indexed: 3,
       failed: 0,
     });
@@ -294,7 +294,7 @@ describe("markdown that is large in one dimension", () => {
     writeTree(docs, { "alias.md": aliased, "ok.md": "# ok\n\nokword\n" });
     writeFileSync(join(docs, "props.docx"), docx("", core));
     const home = tempDir();
-    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 3, failed: 0 });
     const db = new Database(Store.dbPath(repo.dir), { readonly: true });
     const sizes = db.query<{ path: string; n: number; f: number }, []>(

@@ -15,7 +15,7 @@ import {
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { acquireWriterLock, processStartTime } from "../src/lock.ts";
-import { addRepository, getRepository } from "../src/repos.ts";
+import { registerRepository, getRepository } from "../src/repos.ts";
 import { setConfigValue } from "../src/config.ts";
 import { search, SearchContext } from "../src/search/search.ts";
 import { repositoryStatus } from "../src/store/status.ts";
@@ -61,7 +61,7 @@ describeShared("vector and hybrid search", () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, TEN);
-  const repo = addRepository(home, { name: "ten", path: docs, embedding: { model: GLOVE } });
+  const repo = registerRepository(home, { name: "ten", path: docs, embedding: { model: GLOVE } });
   const context = new SearchContext();
   beforeAll(async () => {
     const summary = await indexRepository(home, repo);
@@ -237,7 +237,7 @@ describeShared("vector and hybrid search", () => {
   test("index --rebuild --model <other> cut off while it embeds leaves the old index and its vectors, searchable (hostile s8 #1)", async () => {
     const other = join(tempDir(), "glove-renamed"); // GloVe under another name: another model
     symlinkSync(GLOVE, other);
-    const switched = addRepository(home, { name: "switched", path: tempDir(), embedding: { model: GLOVE } });
+    const switched = registerRepository(home, { name: "switched", path: tempDir(), embedding: { model: GLOVE } });
     writeTree(switched.path, { "cars.md": TEN["cars.md"], "bread.md": TEN["bread.md"] });
     await indexRepository(home, switched);
     const before = repositoryStatus(switched);
@@ -278,7 +278,7 @@ describeShared("vector and hybrid search", () => {
     const docs = tempDir();
     writeTree(docs, { "cars.md": TEN["cars.md"], "bread.md": TEN["bread.md"] });
     setConfigValue(own, "embedding.model", GLOVE);
-    const before = addRepository(own, { name: "before", path: docs });
+    const before = registerRepository(own, { name: "before", path: docs });
     expect(await indexRepository(own, before)).toMatchObject({ embedded: 2, model: GLOVE });
     const other = join(tempDir(), "glove-default"); // GloVe under another name: another model
     symlinkSync(GLOVE, other);
@@ -299,7 +299,7 @@ describeShared("vector and hybrid search", () => {
     expect(await indexRepository(own, getRepository(own, "before"), { rebuild: true })).toMatchObject({ model: GLOVE, embedded: 3 });
     const rebuilt = await search(own, { query: "automobile", mode: "vector", repositories: ["before"] }, new SearchContext());
     expect(rebuilt.results[0]!.path).toBe("cars.md");
-    const later = addRepository(own, { name: "later", path: tempDir() });
+    const later = registerRepository(own, { name: "later", path: tempDir() });
     writeTree(later.path, { "cars.md": TEN["cars.md"] });
     expect(await indexRepository(own, later)).toMatchObject({ model: other });
   });
@@ -307,7 +307,7 @@ describeShared("vector and hybrid search", () => {
   test("index --model with another model is refused before anything changes, changed files or not; a copy of the same model is not another", async () => {
     const other = join(tempDir(), "another-model"); // GloVe under another name: another fingerprint, so another model
     symlinkSync(GLOVE, other);
-    const pinned = addRepository(home, { name: "pinned", path: tempDir() });
+    const pinned = registerRepository(home, { name: "pinned", path: tempDir() });
     writeTree(pinned.path, { "cars.md": TEN["cars.md"] });
     expect(await indexRepository(home, pinned, { model: GLOVE })).toMatchObject({ embedded: 1, model: GLOVE });
     const unchanged = await indexRepository(home, pinned, { model: other }).catch((e) => e);
@@ -340,7 +340,7 @@ describeShared("vector and hybrid search", () => {
   });
 
   test("a repository keeps the model it was embedded with when no setting names one", async () => {
-    const plain = addRepository(home, { name: "remembers", path: tempDir() });
+    const plain = registerRepository(home, { name: "remembers", path: tempDir() });
     writeTree(plain.path, { "cars.md": TEN["cars.md"], "bread.md": TEN["bread.md"] });
     expect(await indexRepository(home, plain, { model: GLOVE })).toMatchObject({ embedded: 2, model: GLOVE });
     writeTree(plain.path, { "space.md": TEN["space.md"] });
@@ -354,7 +354,7 @@ describeShared("vector and hybrid search", () => {
   });
 
   test("a BM25-only repository still searches, in bm25 mode, and says so", async () => {
-    const plain = addRepository(home, { name: "plain", path: tempDir(), embed: false });
+    const plain = registerRepository(home, { name: "plain", path: tempDir(), embed: false });
     writeTree(plain.path, { "x.md": "# X\n\nautomobile repair manual\n" });
     await indexRepository(home, plain);
     const response = await search(home, { query: "automobile", repositories: ["plain"], explain: true }, new SearchContext());
@@ -380,7 +380,7 @@ describeShared("a repository whose embedding lags behind its text", () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "cars.md": TEN["cars.md"], "bread.md": TEN["bread.md"] });
-  const repo = addRepository(home, { name: "lagging", path: docs, embedding: { model: GLOVE } });
+  const repo = registerRepository(home, { name: "lagging", path: docs, embedding: { model: GLOVE } });
 
   test("--explain says how much of it has vectors; hybrid still finds the unembedded text by its words", async () => {
     await indexRepository(home, repo);
@@ -412,7 +412,7 @@ describeShared("a model whose files changed since the repository was embedded", 
     const home = tempDir();
     const model = join(tempDir(), "model");
     cpSync(GLOVE, model, { recursive: true });
-    const repo = addRepository(home, { name: "changed", path: tempDir(), embedding: { model } });
+    const repo = registerRepository(home, { name: "changed", path: tempDir(), embedding: { model } });
     writeTree(repo.path, { "cars.md": TEN["cars.md"] });
     await indexRepository(home, repo);
     // A new revision or a quantised file swapped in: the same name and size, other weights.
@@ -434,7 +434,7 @@ describeShared("a model whose files changed since the repository was embedded", 
 
   test("another model, named by RESEARCHER_MODEL or the configuration, stays an error in auto mode (s16 review #3)", async () => {
     const home = tempDir();
-    const repo = addRepository(home, { name: "mine", path: tempDir(), embedding: { model: GLOVE } });
+    const repo = registerRepository(home, { name: "mine", path: tempDir(), embedding: { model: GLOVE } });
     writeTree(repo.path, { "cars.md": TEN["cars.md"] });
     await indexRepository(home, repo);
     const other = join(tempDir(), "other");

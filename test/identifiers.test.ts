@@ -3,7 +3,7 @@ import { expect, test } from "bun:test";
 import { expandQueryWord, identifierParts, splitIdentifier } from "../src/identifiers.ts";
 import { ftsText } from "../src/text.ts";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
 import { tempDir, writeTree } from "./helpers.ts";
 
@@ -65,7 +65,7 @@ test("a snake_case identifier finds itself before shorter text that merely holds
     "b.py": "def read(lines):\n    # parse each header\n    return [parse(h) for h in lines]\n",
     "c.php": "<?php function parseHttpHeaders($raw) { return parse($raw); }\n",
   });
-  const repo = addRepository(home, { name: "code", path: docs, embed: false, fileTypes: ["py", "php"] });
+  const repo = registerRepository(home, { name: "code", path: docs, embed: false, fileTypes: ["py", "php"] });
   await indexRepository(home, repo);
   const first = async (query: string) => (await search(home, { query, mode: "bm25" })).results[0]?.path;
   expect(await first("parse_header")).toBe("a.py");

@@ -17,7 +17,7 @@ import { ConvertPool } from "../src/convert/pool.ts";
 import { join } from "node:path";
 import { setConfigValue } from "../src/config.ts";
 import { indexFiles, indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
 import { syncVectorIndex } from "../src/search/vectors.ts";
@@ -444,7 +444,7 @@ describe("code's own budget", () => {
     const home = tempDir();
     const docs = tempDir();
     writeTree(docs, { "notes.md": `# Notes\n\n${body}\n`, "app.py": functions });
-    return { home, repo: addRepository(home, { name: "docs", path: docs, embed: false, fileTypes: ["md", "py"] }) };
+    return { home, repo: registerRepository(home, { name: "docs", path: docs, embed: false, fileTypes: ["md", "py"] }) };
   };
 
   test("a new chunk.code_tokens re-chunks the code files and leaves the rest as they are", async () => {
@@ -542,7 +542,7 @@ describe("a full disk", () => {
         const home = join(mnt, "home");
         const small = tempDir();
         writeTree(small, { "a.md": "small intact words\n" });
-        const intact = addRepository(home, { name: "intact", path: small, embed: false });
+        const intact = registerRepository(home, { name: "intact", path: small, embed: false });
         await indexRepository(home, intact);
 
         // A file over index.max_file_bytes (50 MB) is never read, so it needs no room: a sparse 60 MB log beside a
@@ -550,7 +550,7 @@ describe("a full disk", () => {
         const logs = tempDir();
         writeTree(logs, { "note.md": "a note beside a log\n", "server.txt": "" });
         truncateSync(join(logs, "server.txt"), 60 * 2 ** 20);
-        const withLog = addRepository(home, { name: "logs", path: logs, embed: false, fileTypes: ["md", "txt"] });
+        const withLog = registerRepository(home, { name: "logs", path: logs, embed: false, fileTypes: ["md", "txt"] });
         expect(await indexRepository(home, withLog)).toMatchObject({ indexed: 1, failed: 1 });
 
         // Checked before writing: ~6 MB of text needs more than the disk has.
@@ -558,7 +558,7 @@ describe("a full disk", () => {
         const files: Record<string, string> = {};
         for (let i = 0; i < 300; i++) files[`d${i}.md`] = `# Doc ${i}\n\n${`word${i} `.repeat(2500)}\n`;
         writeTree(big, files);
-        const large = addRepository(home, { name: "large", path: big, embed: false });
+        const large = registerRepository(home, { name: "large", path: big, embed: false });
         expect(indexRepository(home, large)).rejects.toThrow(/^not enough free space for this run: about \d+ MB needed, \d+ MB free/);
 
         // Not caught by the estimate (HTML counts for half its size, as markup usually is): SQLite runs out of room mid-run.
@@ -610,7 +610,7 @@ test.skipIf(!CAN_MOUNT)(
         const home = join(mnt, "home");
         const docs = tempDir();
         writeTree(docs, { "a.md": "# A\n\nfirst words\n" });
-        const repo = addRepository(home, { name: "a", path: docs, embed: false });
+        const repo = registerRepository(home, { name: "a", path: docs, embed: false });
         const fill = join(mnt, "fill");
         const free = statfsSync(mnt).bavail * statfsSync(mnt).bsize;
         writeFileSync(fill, Buffer.alloc(Math.max(0, free - left * 1024)));
@@ -648,7 +648,7 @@ test.skipIf(!CAN_MOUNT)(
           ]),
         ),
       );
-      const repo = addRepository(home, { name: "ann", path: docs, embedding: { model: GLOVE } });
+      const repo = registerRepository(home, { name: "ann", path: docs, embedding: { model: GLOVE } });
       await indexRepository(home, repo);
       const ann = statSync(join(repo.dir, "vectors.usearch")).size;
       // Leave less room than the file takes: a new one cannot be saved beside it.
@@ -679,7 +679,7 @@ describe("a repository folder that goes away during a run (a drive unmounted, a 
     const base = tempDir();
     const docs = join(base, "docs");
     writeTree(docs, files);
-    const repo = addRepository(home, { name: "d", path: docs, embed: false });
+    const repo = registerRepository(home, { name: "d", path: docs, embed: false });
     await indexRepository(home, repo);
     return { home, docs, away: join(base, "away"), repo };
   };

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ResearcherError } from "../src/errors.ts";
 import { acquireWriterLock, processStartTime } from "../src/lock.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { PLAIN, statusText } from "../src/serve/render.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
@@ -161,7 +161,7 @@ test("`repo remove` is refused while an index run holds the lock: the index and 
 
 test("status says a repository is being indexed, and by which process, instead of telling to run the index that is running", () => {
   const home = tempDir();
-  const repo = addRepository(home, { name: "fresh", path: tempDir(), embed: false });
+  const repo = registerRepository(home, { name: "fresh", path: tempDir(), embed: false });
   mkdirSync(repo.dir, { recursive: true });
   expect(repositoryStatus(repo).indexing).toBeNull();
   const release = acquireWriterLock(repo.dir, repo.name); // as a first index run holds it

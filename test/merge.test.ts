@@ -6,7 +6,7 @@
 import { beforeAll, expect, test } from "bun:test";
 import { VECTOR_FLOOR } from "../src/search/fusion.ts";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { search, SearchContext, type FragmentHit } from "../src/search/search.ts";
 import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
@@ -43,7 +43,7 @@ describeShared("merging repositories by calibrated evidence", () => {
     ] as const) {
       const docs = tempDir();
       writeTree(docs, files);
-      await indexRepository(home, addRepository(home, { name, path: docs, embedding: { model: GLOVE } }));
+      await indexRepository(home, registerRepository(home, { name, path: docs, embedding: { model: GLOVE } }));
     }
   }, HOOK_TIMEOUT);
 

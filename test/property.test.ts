@@ -8,7 +8,7 @@ import { indexRepository } from "../src/index/indexer.ts";
 import { parseQuery } from "../src/search/query.ts";
 import { makeSnippet } from "../src/search/snippet.ts";
 import { isResearcherError } from "../src/errors.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchResponse } from "../src/search/search.ts";
 import { describeShared, executable, GLOVE, HOOK_TIMEOUT, SYSTEM_PATH, tempDir, writeTree } from "./helpers.ts";
 import { seeded } from "../src/random.ts";
@@ -246,7 +246,7 @@ function corpusRepository(embed: boolean) {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, CORPUS);
-  const repo = addRepository(home, { name: "docs", path: docs, embed, ...(embed ? { embedding: { model: GLOVE } } : {}) });
+  const repo = registerRepository(home, { name: "docs", path: docs, embed, ...(embed ? { embedding: { model: GLOVE } } : {}) });
   return { home, repo };
 }
 

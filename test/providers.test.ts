@@ -9,7 +9,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { verifyRepository } from "../src/index/verify.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { runCli, tempDir } from "./helpers.ts";
 
 /** A deterministic 8-dimensional "embedding": letter counts folded into 8 buckets. */
@@ -228,7 +228,7 @@ describe("a provider that answers badly", () => {
     const home = tempDir();
     const docs = tempDir();
     writeFileSync(join(docs, "a.md"), "# A\n\nalpha words\n");
-    const repo = addRepository(home, { name: "n", path: docs, embedding: { provider: "ollama", model: "narrow", ollama_url: base } });
+    const repo = registerRepository(home, { name: "n", path: docs, embedding: { provider: "ollama", model: "narrow", ollama_url: base } });
     const summary = await indexRepository(home, repo);
     expect(summary).toMatchObject({ indexed: 1, embedded: 0, embeddings_pending: 1 });
     expect(summary.warnings.join(" ")).toContain("a vector of 4 dimensions, not 8");

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parseFilter } from "../src/search/filters.ts";
 import { RARE_FIRST } from "../src/search/bm25.ts";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { repositoriesFor } from "../src/search/results.ts";
 import {
   search,
@@ -72,7 +72,7 @@ describeShared("paging cuts every page from one ranked list", () => {
   );
   const context = new SearchContext();
   beforeAll(async () => {
-    await indexRepository(home, addRepository(home, { name: "notes", path: docs, embedding: { model: GLOVE } }));
+    await indexRepository(home, registerRepository(home, { name: "notes", path: docs, embedding: { model: GLOVE } }));
   }, HOOK_TIMEOUT);
   afterAll(() => context.close());
 
@@ -149,7 +149,7 @@ describe("pages concatenate where headings reorder BM25's list (s13 review #2)",
   const { docs, vocabulary } = headingsCorpus();
   const context = new SearchContext();
   beforeAll(async () => {
-    await indexRepository(home, addRepository(home, { name: "pg", path: docs, embed: false }));
+    await indexRepository(home, registerRepository(home, { name: "pg", path: docs, embed: false }));
   }, HOOK_TIMEOUT);
   afterAll(() => context.close());
   test("bm25: -n 100 then --offset 100 is -n 200, and pages of 100 are -n 400, for every word", () =>
@@ -162,7 +162,7 @@ describeShared("hybrid pages concatenate where headings reorder BM25's list (s13
   const { docs, vocabulary } = headingsCorpus();
   const context = new SearchContext();
   beforeAll(async () => {
-    await indexRepository(home, addRepository(home, { name: "pg", path: docs, embedding: { model: GLOVE } }));
+    await indexRepository(home, registerRepository(home, { name: "pg", path: docs, embedding: { model: GLOVE } }));
   }, HOOK_TIMEOUT);
   afterAll(() => context.close());
   test("hybrid: -n 100 then --offset 100 is -n 200, and pages of 100 are -n 400, for every word", () =>
@@ -183,7 +183,7 @@ describeShared("a page of documents is full whenever that many documents match",
   });
   const context = new SearchContext();
   beforeAll(async () => {
-    await indexRepository(home, addRepository(home, { name: "lib", path: docs, embedding: { model: GLOVE } }));
+    await indexRepository(home, registerRepository(home, { name: "lib", path: docs, embedding: { model: GLOVE } }));
   }, HOOK_TIMEOUT);
   afterAll(() => context.close());
 
@@ -222,7 +222,7 @@ describe("a filter restricts the ranking without rescoring it", () => {
   beforeAll(async () => {
     // The rare-words-first ranking large repositories use, on this small one (as bench/scifact.ts does).
     RARE_FIRST.minSkippedPostings = 0;
-    await indexRepository(home, addRepository(home, { name: "big", path: docs, embed: false }));
+    await indexRepository(home, registerRepository(home, { name: "big", path: docs, embed: false }));
   }, HOOK_TIMEOUT);
   afterAll(() => {
     RARE_FIRST.minSkippedPostings = skipped;
@@ -254,7 +254,7 @@ describe("--filter with a glob without a slash", () => {
       "notes/deep/inner.md": "# Inner\n\nA lighthouse on the cliff.\n",
       "notes/plain.txt": "A lighthouse in plain text.\n",
     });
-    addRepository(home, { name: "docs", path: docs, embed: false });
+    registerRepository(home, { name: "docs", path: docs, embed: false });
     expect(runCli(["index"], { home }).code).toBe(0);
     const paths = (filter: string) =>
       (JSON.parse(runCli(["search", "lighthouse", "--filter", filter, "--json"], { home }).stdout).results as { path: string }[])
@@ -290,7 +290,7 @@ describe("repos-for", () => {
       ["small", small],
       ["large", large],
     ] as const) {
-      await indexRepository(home, addRepository(home, { name, path, embed: false }));
+      await indexRepository(home, registerRepository(home, { name, path, embed: false }));
     }
     const ranked = await repositoriesFor(home, "zymurgy yeast fermentation");
     expect(ranked.map((r) => r.repository)).toEqual(["small", "large"]);
@@ -300,7 +300,7 @@ describe("repos-for", () => {
     const cli = JSON.parse(runCli(["repos-for", "zymurgy yeast fermentation", "--json"], { home }).stdout);
     expect(cli.map((r: { repository: string }) => r.repository)).toEqual(["small", "large"]);
     // A repository never indexed is listed last with the error that says how to index it, not left out.
-    addRepository(home, { name: "fresh", path: tempDir(), embed: false });
+    registerRepository(home, { name: "fresh", path: tempDir(), embed: false });
     const listed = await repositoriesFor(home, "zymurgy yeast fermentation");
     expect(listed.map((r) => r.repository)).toEqual(["small", "large", "fresh"]);
     expect(listed[2]).toMatchObject({ score: 0, matched: 0, error: { code: "NOT_INDEXED" } });
@@ -311,7 +311,7 @@ test("a library search without a context of its own leaves no database open behi
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
-  await indexRepository(home, addRepository(home, { name: "r", path: docs, embed: false }));
+  await indexRepository(home, registerRepository(home, { name: "r", path: docs, embed: false }));
   const openFiles = () => readdirSync("/proc/self/fd").length;
   await search(home, { query: "alpha" }); // the first search loads what stays loaded (modules, not databases)
   const before = openFiles();
@@ -357,7 +357,7 @@ describeShared("in hybrid mode a filter restricts the fused ranking without resc
           Array.from({ length: 14 }, (_, i) => [`${i % 2 ? "odd" : "even"}/d${i}.md`, `# Note ${i}\n\n${text(next, 10 + (i % 7) * 5)}\n`]),
         ),
       );
-      await indexRepository(home, addRepository(home, { name: "small", path: docs, embedding: { model: GLOVE } }));
+      await indexRepository(home, registerRepository(home, { name: "small", path: docs, embedding: { model: GLOVE } }));
       const explained = await search(home, { query: "river garden", mode: "hybrid", explain: true, limit: 1 }, context);
       expect(explained.results[0]!.explain!.weights).toEqual({ bm25: 0.8, vector: 0.2 });
       for (const query of ["river garden", "lantern compass winter", "summer"]) {
@@ -373,7 +373,7 @@ describeShared("in hybrid mode a filter restricts the fused ranking without resc
     async () => {
       const home = tempDir();
       const book = join(SHARED, "data/corpus/markdown/rust-book/src");
-      await indexRepository(home, addRepository(home, { name: "book", path: book, embedding: { model: GLOVE } }));
+      await indexRepository(home, registerRepository(home, { name: "book", path: book, embedding: { model: GLOVE } }));
       const query = "the rust program uses a function";
       await expectRestricted(home, "read the elements of a vector", { filter: "ch08-01*" }, (path) => path.startsWith("ch08-01"));
       await expectRestricted(home, query, { where: [parseFilter("path~ch08")] }, (path) => path.includes("ch08"));
@@ -396,7 +396,7 @@ describeShared("a query's phrases and -words hold in every mode, vector lists in
     ...Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`n${i}.md`, `# Note ${i}\n\n${text(next, 12)}\n`])),
   });
   beforeAll(async () => {
-    await indexRepository(home, addRepository(home, { name: "zoo", path: docs, embedding: { model: GLOVE } }));
+    await indexRepository(home, registerRepository(home, { name: "zoo", path: docs, embedding: { model: GLOVE } }));
   }, HOOK_TIMEOUT);
   afterAll(() => context.close());
   const texts = async (query: string, mode: "vector" | "hybrid") =>
@@ -423,7 +423,7 @@ test("the order repositories are named in does not change the order of results (
   for (const name of ["code", "docs"]) {
     const folder = tempDir();
     writeTree(folder, { "a.md": "# A\n\nborrow error words\n", "b.md": "# B\n\nanother borrow error here\n" });
-    await indexRepository(home, addRepository(home, { name, path: folder, embed: false }));
+    await indexRepository(home, registerRepository(home, { name, path: folder, embed: false }));
   }
   const order = async (repositories: string[]) =>
     (await search(home, { query: "borrow error", repositories, mode: "bm25" })).results.map((hit) => `${hit.repository}:${hit.path}`);
@@ -435,7 +435,7 @@ testShared("in vector mode, total counts only fragments with a vector: what --al
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`t${i}.md`, `# T${i}\n\nkangaroo text number ${i}\n`])));
-  const repo = addRepository(home, { name: "pv", path: docs, embedding: { model: GLOVE } });
+  const repo = registerRepository(home, { name: "pv", path: docs, embedding: { model: GLOVE } });
   await indexRepository(home, repo);
   writeTree(docs, Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`p${i}.md`, `# P${i}\n\nkangaroo pending ${i}\n`])));
   await indexRepository(home, repo, { noEmbed: true });
@@ -451,7 +451,7 @@ describe("a section whose own heading states the query's topic", () => {
     writeTree(docs, {
       "ch20-05-macros.md": readFileSync(join(SHARED, "data/corpus/markdown/rust-book/src/ch20-05-macros.md"), "utf8"),
     });
-    await indexRepository(home, addRepository(home, { name: "book", path: docs, embed: false }));
+    await indexRepository(home, registerRepository(home, { name: "book", path: docs, embed: false }));
     const top = (await search(home, { query: "what is the difference between macros and functions", mode: "bm25" })).results[0]!;
     expect(top.heading).toEndWith("The Difference Between Macros and Functions");
   });
@@ -468,7 +468,7 @@ describe("a section whose own heading states the query's topic", () => {
       // …and another chapter's subsection on the same topic, under a heading of its own.
       "forest.md": `# Forest animals\n\n## Okapi migration\n\n${body} Okapi migration follows the rains.\n`,
     });
-    await indexRepository(home, addRepository(home, { name: "notes", path: docs, embed: false }));
+    await indexRepository(home, registerRepository(home, { name: "notes", path: docs, embed: false }));
     const results = (await search(home, { query: "okapi migration", mode: "bm25" })).results as FragmentHit[];
     // The title stands for the chapter's heading: it comes first, as its title and text say (it came second, below
     // the subsection its own heading lifted: 5.13 against 5.67).
@@ -487,7 +487,7 @@ test("whether titles weigh in follows the documents there now: a note with secti
     "a.md": "# Runtime configuration\n\nset it once: runtime\n",
     "b.md": "# Notes\n\nruntime runtime and more\n",
   });
-  const repo = addRepository(home, { name: "hf", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "hf", path: docs, embed: false });
   const ranked = async () => (await search(home, { query: "runtime", mode: "bm25" })).results.map((r) => `${r.path} ${r.score}`);
   await indexRepository(home, repo);
   const plain = await ranked(); // one-heading notes only: BM25 as it ranks

@@ -7,7 +7,7 @@ import { beforeAll, expect, test } from "bun:test";
 import { cpSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository, getRepository } from "../src/repos.ts";
+import { registerRepository, getRepository } from "../src/repos.ts";
 import { search, SearchContext } from "../src/search/search.ts";
 import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, writeTree } from "./helpers.ts";
 
@@ -23,8 +23,8 @@ describeShared("re-embedding one repository with another model", () => {
     const old = tempDir();
     writeTree(old, { "x.md": "# Whales\n\nThe whale swims in the sea.\n" });
     writeTree(fresh, { "y.md": "# Songs\n\nWhale songs at sea.\n" });
-    addRepository(home, { name: "old", path: old });
-    addRepository(home, { name: "fresh", path: fresh });
+    registerRepository(home, { name: "old", path: old });
+    registerRepository(home, { name: "fresh", path: fresh });
     expect(cli("model", "set", GLOVE).code).toBe(0);
     expect(cli("index", "--quiet").code).toBe(0);
   }, HOOK_TIMEOUT);
@@ -82,7 +82,7 @@ describeShared("a model folder replaced under a running server", () => {
     writeTree(docs, { "a.md": "# Cars\n\nThe automobile and its engine.\n", "b.md": "# Food\n\nBread and cheese.\n" });
     const folder = join(tempDir(), "model");
     cpSync(GLOVE, folder, { recursive: true });
-    const repo = addRepository(home, { name: "w8", path: docs, embedding: { model: folder } });
+    const repo = registerRepository(home, { name: "w8", path: docs, embedding: { model: folder } });
     await indexRepository(home, repo);
     const context = new SearchContext();
     try {

@@ -5,7 +5,7 @@
 import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { search, SearchContext } from "../src/search/search.ts";
 import { ROOT, tempDir, writeTree } from "./helpers.ts";
 
@@ -29,7 +29,7 @@ test("a page is never short while an index run replaces the documents it ranked"
     docs,
     Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`d${i}.md`, `# Doc ${i}\n\nshared term, round 0 of document ${i}.\n`])),
   );
-  await indexRepository(home, addRepository(home, { name: "live", path: docs, embed: false }));
+  await indexRepository(home, registerRepository(home, { name: "live", path: docs, embed: false }));
   const script = join(tempDir(), "writer.ts");
   await Bun.write(script, WRITER);
   const until = Date.now() + 4000;

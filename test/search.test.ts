@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { setConfigValue } from "../src/config.ts";
-import { addRepository, getRepository } from "../src/repos.ts";
+import { registerRepository, getRepository } from "../src/repos.ts";
 import { MAX_EXCLUDED } from "../src/search/query.ts";
 import { MAX_QUERY_CHARS } from "../src/search/bounds.ts";
 import { BM25_WEIGHTS, search, type DocumentHit, type FragmentHit } from "../src/search/search.ts";
@@ -45,7 +45,7 @@ describe("search", () => {
     "jp.md": "# 旅行\n\n東京タワーは東京の観光名所です。京都にも行きました。\n",
     "body.md": "# Misc\n\nThe word install appears here only in the body, installing things.\n",
   });
-  const repo = addRepository(home, { name: "docs", path: docs, description: "test docs", embed: false });
+  const repo = registerRepository(home, { name: "docs", path: docs, description: "test docs", embed: false });
   beforeAll(() => indexRepository(home, repo), HOOK_TIMEOUT);
 
   test("a mode or minimum score no interface would send is a usage error, not a search in another mode", async () => {
@@ -144,7 +144,7 @@ describe("search", () => {
   test("the default limit comes from search.limit in config.yaml", async () => {
     const other = tempDir();
     setConfigValue(other, "search.limit", "1");
-    addRepository(other, { name: "docs", path: docs, embed: false });
+    registerRepository(other, { name: "docs", path: docs, embed: false });
     await indexRepository(other, getRepository(other, "docs"));
     expect((await search(other, { query: "cache install" })).results).toHaveLength(1);
     expect((await search(other, { query: "cache install", limit: 3 })).results.length).toBeGreaterThan(1);
@@ -169,7 +169,7 @@ const RUST_BOOK = join(SHARED, "data/corpus/markdown/rust-book");
 describeShared("the Rust book", async () => {
   test("indexes all 112 chapters and finds a known passage", async () => {
     const home = tempDir();
-    const repo = addRepository(home, { name: "rust-book", path: RUST_BOOK, embed: false });
+    const repo = registerRepository(home, { name: "rust-book", path: RUST_BOOK, embed: false });
     const summary = await indexRepository(home, repo);
     expect(summary.indexed).toBe(112);
     expect(summary.failed).toBe(0);
@@ -188,7 +188,7 @@ describeShared("the Rust book", async () => {
     const home = tempDir();
     const docs = tempDir();
     writeTree(docs, { "panic.md": readFileSync(join(RUST_BOOK, "src/ch09-01-unrecoverable-errors-with-panic.md"), "utf8") });
-    await indexRepository(home, addRepository(home, { name: "book", path: docs, embed: false }));
+    await indexRepository(home, registerRepository(home, { name: "book", path: docs, embed: false }));
     const page = (await search(home, { query: "panic unwind abort", limit: 2 })).results as FragmentHit[];
     expect(page.map((r) => r.fragment.seq)).toEqual([0, 1]);
     expect(page[0]!.location).not.toBe(page[1]!.location);
@@ -218,7 +218,7 @@ describe("words common in a repository", () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 1200; i++) files[`doc${i}.md`] = `common words in document ${i}${i % 400 === 0 ? " with a rare zephyr" : ""}\n`;
     writeTree(docs, files);
-    const repo = addRepository(home, { name: "big", path: docs, embed: false });
+    const repo = registerRepository(home, { name: "big", path: docs, embed: false });
     await indexRepository(home, repo);
     const store = Store.open(repo.dir);
     expect(store.fragmentCount()).toBe(1200);
@@ -246,9 +246,9 @@ test("a repository whose first index run did not finish is 'not indexed yet', no
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\nalpha\n" });
-  const repo = addRepository(home, { name: "k", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "k", path: docs, embed: false });
   Store.open(repo.dir, { create: true }).close(); // as a first run killed before its first batch leaves it
-  const other = addRepository(home, { name: "other", path: tempDir(), embed: false });
+  const other = registerRepository(home, { name: "other", path: tempDir(), embed: false });
   await indexRepository(home, other);
   await expect(search(home, { query: "alpha", repositories: ["k"] })).rejects.toMatchObject({
     code: "NOT_INDEXED",
@@ -264,7 +264,7 @@ test("a query of exclusions alone is a usage error that says to add a word, not 
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\nalpha\n" });
-  await indexRepository(home, addRepository(home, { name: "k", path: docs, embed: false }));
+  await indexRepository(home, registerRepository(home, { name: "k", path: docs, embed: false }));
   for (const query of ["-zzqq", '-"borrow checker"', "-a -b"]) {
     await expect(search(home, { query, mode: "bm25" })).rejects.toMatchObject({
       code: "USAGE",

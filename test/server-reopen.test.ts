@@ -7,8 +7,8 @@ import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { readdirSync, renameSync } from "node:fs";
 import { indexFiles, indexRepository } from "../src/index/indexer.ts";
-import { removeRepository } from "../src/index/remove-repository.ts";
-import { addRepository, getRepository } from "../src/repos.ts";
+import { removeRepository } from "../src/index/repositories.ts";
+import { registerRepository, getRepository } from "../src/repos.ts";
 import { search, SearchContext, type SearchOptions } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
 import { describeShared, GLOVE, HOOK_TIMEOUT, tempDir, writeTree } from "./helpers.ts";
@@ -21,7 +21,7 @@ describe("a long-running SearchContext under overlapping searches", () => {
     const home = tempDir();
     const docs = tempDir();
     writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
-    const repo = addRepository(home, { name: "r1", path: docs, embed: false });
+    const repo = registerRepository(home, { name: "r1", path: docs, embed: false });
     await indexRepository(home, repo);
     const context = new SearchContext();
     expect(await found(home, context, "alpha")).toEqual(["a.md"]);
@@ -50,12 +50,12 @@ describe("a long-running SearchContext whose index.db becomes another file", () 
     const [oldDocs, newDocs] = [tempDir(), tempDir()];
     writeTree(oldDocs, { "old.md": "# Old\n\noldword here\n" });
     writeTree(newDocs, { "new.md": "# New\n\nnewword here\n" });
-    await indexRepository(home, addRepository(home, { name: "r1", path: oldDocs, embed: false }));
+    await indexRepository(home, registerRepository(home, { name: "r1", path: oldDocs, embed: false }));
     const context = new SearchContext();
     expect(await found(home, context, "oldword")).toEqual(["old.md"]);
 
     removeRepository(home, "r1");
-    await indexRepository(home, addRepository(home, { name: "r1", path: newDocs, embed: false }));
+    await indexRepository(home, registerRepository(home, { name: "r1", path: newDocs, embed: false }));
     expect(await found(home, context, "newword")).toEqual(["new.md"]);
     expect(await found(home, context, "oldword")).toEqual([]);
     await context.close();
@@ -65,7 +65,7 @@ describe("a long-running SearchContext whose index.db becomes another file", () 
     const home = tempDir();
     const docs = tempDir();
     writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
-    const repo = addRepository(home, { name: "r1", path: docs, embed: false });
+    const repo = registerRepository(home, { name: "r1", path: docs, embed: false });
     await indexRepository(home, repo);
     const context = new SearchContext();
     expect(await found(home, context, "alpha")).toEqual(["a.md"]);
@@ -86,11 +86,11 @@ describe("a long-running SearchContext whose index.db becomes another file", () 
     const home = tempDir();
     const docs = tempDir();
     writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
-    await indexRepository(home, addRepository(home, { name: "r1", path: docs, embed: false }));
+    await indexRepository(home, registerRepository(home, { name: "r1", path: docs, embed: false }));
     const context = new SearchContext();
     expect(await found(home, context, "alpha")).toEqual(["a.md"]);
     removeRepository(home, "r1");
-    addRepository(home, { name: "r1", path: docs, embed: false });
+    registerRepository(home, { name: "r1", path: docs, embed: false });
     expect((await found(home, context, "alpha").catch((e: { code?: string }) => e.code)) as unknown).toBe("NOT_INDEXED");
     await context.close();
   });
@@ -115,12 +115,12 @@ describeShared("a reopened index.db with vectors", () => {
       const [oldDocs, newDocs] = [tempDir(), tempDir()];
       writeTree(oldDocs, TEXTS);
       writeTree(newDocs, OTHER);
-      await indexRepository(home, addRepository(home, { name: "r1", path: oldDocs, embedding: { model: GLOVE } }));
+      await indexRepository(home, registerRepository(home, { name: "r1", path: oldDocs, embedding: { model: GLOVE } }));
       const context = new SearchContext();
       for (const mode of ["vector", "hybrid"] as const) expect(await found(home, context, "automobile", { mode })).toContain("cars.md");
 
       removeRepository(home, "r1");
-      await indexRepository(home, addRepository(home, { name: "r1", path: newDocs, embedding: { model: GLOVE } }));
+      await indexRepository(home, registerRepository(home, { name: "r1", path: newDocs, embedding: { model: GLOVE } }));
       for (const mode of ["vector", "hybrid"] as const) {
         const options = { query: "automobile", mode, repositories: ["r1"] };
         const kept = await search(home, options, context);
@@ -143,8 +143,8 @@ describeShared("a reopened index.db with vectors", () => {
       // The other repository's folder (index.db and all), put in place by renames in the middle of a search: what
       // `repo remove` and `repo add` followed by an index run leave, without awaiting anything.
       const spareHome = tempDir();
-      await indexRepository(spareHome, addRepository(spareHome, { name: "r1", path: newDocs, embedding: { model: GLOVE } }));
-      const repo = addRepository(home, { name: "r1", path: oldDocs, embedding: { model: GLOVE } });
+      await indexRepository(spareHome, registerRepository(spareHome, { name: "r1", path: newDocs, embedding: { model: GLOVE } }));
+      const repo = registerRepository(home, { name: "r1", path: oldDocs, embedding: { model: GLOVE } });
       await indexRepository(home, repo);
       const context = new SearchContext();
       expect(await found(home, context, "automobile", { mode: "hybrid" })).toContain("cars.md");

@@ -3,7 +3,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository, type Repository } from "../src/repos.ts";
+import { registerRepository, type Repository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
 import { SCHEMA_VERSION } from "../src/store/schema.ts";
 import { repositoryStatus } from "../src/store/status.ts";
@@ -26,7 +26,7 @@ async function schemaOneIndex(): Promise<{ home: string; repo: Repository }> {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\nalpha words\n", "b.md": "# B\n\nbeta words\n" });
-  const repo = addRepository(home, { name: "old", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "old", path: docs, embed: false });
   await indexRepository(home, repo);
   const db = new Database(Store.dbPath(repo.dir));
   dropFailureStamps(db); // first: ALTER TABLE checks the schema, whose impact trigger would lose its table below
@@ -91,7 +91,7 @@ test("a schema 4 index (no identifier parts in its full-text index) gets its ful
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\ncall parseHeader on each line\n" });
-  const repo = addRepository(home, { name: "old", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "old", path: docs, embed: false });
   await indexRepository(home, repo);
   // What schema 4 wrote: the fragment texts as they are, without the parts of compound words.
   const db = new Database(Store.dbPath(repo.dir));
@@ -119,7 +119,7 @@ test("an index from a newer researcher is refused with a clear error", () => {
 
 test("hints that name a command name the repository, ready to run", () => {
   const home = tempDir();
-  const repo = addRepository(home, { name: "papers", path: tempDir(), embed: false });
+  const repo = registerRepository(home, { name: "papers", path: tempDir(), embed: false });
   mkdirSync(repo.dir, { recursive: true });
   writeFileSync(Store.dbPath(repo.dir), "garbage that is not SQLite, long enough for a header ........................");
   const corrupt = runCli(["search", "anything"], { home });
@@ -138,7 +138,7 @@ describe("a missing, empty or foreign index.db", () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
-  const repo = addRepository(home, { name: "notes", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "notes", path: docs, embed: false });
   const file = Store.dbPath(repo.dir);
   const failure = (promise: Promise<unknown>) =>
     promise.then(
@@ -225,7 +225,7 @@ test("the scratch tables survive a rolled-back transaction that created them (a 
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# Alpha\n\nharbour tides and harbour walls\n", "b.md": "# Beta\n\nglaciers and moraines\n" });
-  const repo = addRepository(home, { name: "scratch", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "scratch", path: docs, embed: false });
   await indexRepository(home, repo);
   const store = Store.open(repo.dir);
   try {

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository, type Repository } from "../src/repos.ts";
+import { registerRepository, type Repository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { verifyRepository } from "../src/index/verify.ts";
 import {
@@ -77,7 +77,7 @@ async function indexed(
   docs: string,
 ): Promise<{ repo: Repository; store: Store }> {
   writeTree(docs, files);
-  const repo = addRepository(home, { name, path: docs, embedding });
+  const repo = registerRepository(home, { name, path: docs, embedding });
   await indexRepository(home, repo);
   return { repo, store: Store.open(repo.dir) };
 }

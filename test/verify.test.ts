@@ -16,7 +16,7 @@ import {
 import { basename, join } from "node:path";
 import { tempPathFor } from "../src/atomic.ts";
 import { indexRepository } from "../src/index/indexer.ts";
-import { addRepository } from "../src/repos.ts";
+import { registerRepository } from "../src/repos.ts";
 import { repositoryDir } from "../src/config.ts";
 import { Store } from "../src/store/store.ts";
 import { annPath } from "../src/search/vectors.ts";
@@ -31,7 +31,7 @@ describeShared("verify", () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "cars.md": "# Cars\n\nThe driver parks the car.\n", "bread.md": "# Bread\n\nKnead the dough.\n" });
-  const repo = addRepository(home, { name: "v", path: docs, embedding: { model: GLOVE } });
+  const repo = registerRepository(home, { name: "v", path: docs, embedding: { model: GLOVE } });
 
   test("a fresh index is ok; the CLI exits 0", async () => {
     await indexRepository(home, repo);
@@ -73,7 +73,7 @@ describeShared("verify", () => {
   });
 
   test("a repository never indexed is reported with the command that indexes it", async () => {
-    const other = addRepository(home, { name: "w", path: tempDir(), embed: false });
+    const other = registerRepository(home, { name: "w", path: tempDir(), embed: false });
     expect(await verifyRepository(other)).toEqual({
       repository: "w",
       ok: false,
@@ -177,7 +177,7 @@ test("documents under an ignore file that cannot be read are reported with the f
   const home = tempDir();
   const root = tempDir();
   writeTree(root, { "sub/a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n" });
-  const repo = addRepository(home, { name: "ig", path: root, embed: false });
+  const repo = registerRepository(home, { name: "ig", path: root, embed: false });
   await indexRepository(home, repo);
   writeFileSync(join(root, "sub/.gitignore"), "");
   truncateSync(join(root, "sub/.gitignore"), 17 * 2 ** 20);
@@ -282,7 +282,7 @@ describeShared("damaged stored vectors (s15 hostile #6)", () => {
       "bread.md": "# Bread\n\nKnead the dough.\n",
       "boats.md": "# Boats\n\nThe sailor steers the boat.\n",
     });
-    const repo = addRepository(home, { name: "dv", path: docs, embedding: { model: GLOVE } });
+    const repo = registerRepository(home, { name: "dv", path: docs, embedding: { model: GLOVE } });
     await indexRepository(home, repo);
     const db = new Database(Store.dbPath(repo.dir));
     const [short, nan] = db.query<{ text_hash: string }, []>("SELECT text_hash FROM embeddings ORDER BY text_hash LIMIT 2").all();

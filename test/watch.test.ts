@@ -18,8 +18,8 @@ import {
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { indexRepository } from "../src/index/indexer.ts";
-import { removeRepository } from "../src/index/remove-repository.ts";
-import { addRepository, getRepository, type Repository } from "../src/repos.ts";
+import { removeRepository } from "../src/index/repositories.ts";
+import { registerRepository, getRepository, type Repository } from "../src/repos.ts";
 import { setConfigValue } from "../src/config.ts";
 import { search } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
@@ -53,7 +53,13 @@ function indexed(repo: Repository): Record<string, string> {
 /** A fresh index of the same folder with the same settings, in another home. */
 async function freshIndex(repo: Repository): Promise<Record<string, string>> {
   const home = tempDir();
-  const fresh = addRepository(home, { name: "fresh", path: repo.path, embed: false, fileTypes: repo.fileTypes, exclude: repo.exclude });
+  const fresh = registerRepository(home, {
+    name: "fresh",
+    path: repo.path,
+    embed: false,
+    fileTypes: repo.fileTypes,
+    exclude: repo.exclude,
+  });
   await indexRepository(home, fresh);
   return indexed(fresh);
 }
@@ -118,7 +124,7 @@ describe("watchRepositories", () => {
     "notes/beta.md": "# Beta\n\nLazy dogs sleep.\n",
     "notes/deep/gamma.txt": "Plain text about turtles.\n",
   });
-  const repo = addRepository(home, { name: "docs", path: docs, embed: false, exclude: ["drafts"] });
+  const repo = registerRepository(home, { name: "docs", path: docs, embed: false, exclude: ["drafts"] });
   const batches = new Batches();
   let handle: WatchHandle;
 
@@ -312,7 +318,7 @@ describe("watchRepositories when the folder goes away", () => {
     const parent = tempDir();
     const docs = join(parent, "docs");
     writeTree(docs, { "a.md": "# A\n\napple\n", "b/c.md": "# C\n\ncherry\n" });
-    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
     const batches = new Batches();
     const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
     try {
@@ -345,7 +351,7 @@ describe("watchRepositories when the folder goes away", () => {
     const home = tempDir();
     const docs = tempDir();
     writeTree(docs, { "a.md": "# A\n\napple\n" });
-    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
     const batches = new Batches();
     const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
     try {
@@ -370,7 +376,7 @@ test("a failed file is left alone while unchanged (the planner's rule): an attri
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\napple\n", "sub/bad.pdf": "%PDF-1.4 this is not a PDF body" });
-  const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
   const batches = new Batches();
   const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
   try {
@@ -401,7 +407,7 @@ test("a folder moved in whose link stays inside the repository is indexed withou
   const docs = tempDir();
   writeTree(docs, { "other/x.md": "# X\n\nlinked words\n", "sub/a.md": "# A\n\napple\n", "sub/drafts/d.md": "# D\n\ndraft\n" });
   symlinkSync("../other/x.md", join(docs, "sub/link.md"));
-  const repo = addRepository(home, { name: "docs", path: docs, embed: false, exclude: ["sub2/drafts"] });
+  const repo = registerRepository(home, { name: "docs", path: docs, embed: false, exclude: ["sub2/drafts"] });
   const batches = new Batches();
   const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
   try {
@@ -420,7 +426,7 @@ test("mkdir of a new subfolder, then files in it, are seen (recursive watch foll
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\napple\n" });
-  const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
   const batches = new Batches();
   const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add });
   try {
@@ -441,7 +447,7 @@ test("a watch over all repositories also watches one registered after it began (
   const later = tempDir();
   writeTree(first, { "a.md": "# A\n\napple\n" });
   writeTree(later, { "b.md": "# B\n\nbanana\n" });
-  addRepository(home, { name: "first", path: first, embed: false });
+  registerRepository(home, { name: "first", path: first, embed: false });
   const batches = new Batches();
   const handle = watchRepositories(home, [getRepository(home, "first")], {
     debounceMs: 50,
@@ -451,7 +457,7 @@ test("a watch over all repositories also watches one registered after it began (
   });
   try {
     await handle.ready;
-    addRepository(home, { name: "later", path: later, embed: false });
+    registerRepository(home, { name: "later", path: later, embed: false });
     await batches.next((b) => b.repository === "later"); // its first run indexes it
     writeFileSync(join(later, "c.md"), "# C\n\ncherry\n");
     await batches.next((b) => b.repository === "later" && b.paths.includes("c.md"));
@@ -467,7 +473,7 @@ test("a watch over all repositories goes on while config.yaml is broken (said on
   const second = tempDir();
   writeTree(first, { "a.md": "# A\n\napple\n" });
   writeTree(second, { "b.md": "# B\n\nbanana\n" });
-  addRepository(home, { name: "notes", path: first, embed: false });
+  registerRepository(home, { name: "notes", path: first, embed: false });
   const batches = new Batches();
   const handle = watchRepositories(home, [getRepository(home, "notes")], {
     debounceMs: 50,
@@ -484,7 +490,7 @@ test("a watch over all repositories goes on while config.yaml is broken (said on
     expect(batches.errors.map((e) => String((e as Error).message))).toEqual([expect.stringContaining("config.yaml")]);
     writeFileSync(config, good);
     removeRepository(home, "notes");
-    const again = addRepository(home, { name: "notes", path: second, embed: false });
+    const again = registerRepository(home, { name: "notes", path: second, embed: false });
     await batches.next((b) => b.repository === "notes"); // the new folder's first run
     expect(Object.keys(indexed(again))).toEqual(["b.md"]);
   } finally {
@@ -497,7 +503,7 @@ describe("watchRepositories under trouble (issue 22)", () => {
     const home = tempDir();
     const docs = tempDir();
     writeTree(docs, { "a.md": "# A\n\napple\n" });
-    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
     const batches = new Batches();
     const states: string[] = [];
     const handle = watchRepositories(home, [repo], {
@@ -530,7 +536,7 @@ describe("watchRepositories under trouble (issue 22)", () => {
     const home = tempDir();
     const docs = tempDir();
     writeTree(docs, { "a.md": "# A\n\napple\n" });
-    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
     await indexRepository(home, repo);
     const batches = new Batches();
     const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
@@ -560,7 +566,7 @@ describe("watchRepositories under trouble (issue 22)", () => {
     const home = tempDir();
     const docs = tempDir();
     writeTree(docs, { "log.md": "# Log\n\n" });
-    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
     const batches = new Batches();
     const handle = watchRepositories(home, [repo], { debounceMs: 200, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
     let appending = true;
@@ -597,7 +603,7 @@ describe("watchRepositories under trouble (issue 22)", () => {
       "sub/other.md": "# Other\n\notter\n",
       ".gitignore": "other.md\n",
     });
-    const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+    const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
     const batches = new Batches();
     const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
     try {
@@ -701,7 +707,7 @@ test("a folder whose ignore file cannot be read is left as indexed by watch too 
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "sub/.gitignore": "*.tmp\n", "sub/a.md": "# A\n\nalpha\n", "sub/b.md": "# B\n\nbeta\n", "top.md": "# T\n\ntop\n" });
-  const repo = addRepository(home, { name: "docs", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
   const batches = new Batches();
   const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
   try {
@@ -726,7 +732,7 @@ test("a repository removed while watched is watched no more: its index does not 
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\nalphaword\n" });
-  const repo = addRepository(home, { name: "w5", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "w5", path: docs, embed: false });
   const batches = new Batches();
   const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
   try {
@@ -777,7 +783,7 @@ test("an exclude added to config.yaml while watching applies at the next batch: 
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "keep.md": "# K\n\nkeepword\n", "private/old.md": "# O\n\noldword\n" });
-  const repo = addRepository(home, { name: "ex", path: docs, embed: false });
+  const repo = registerRepository(home, { name: "ex", path: docs, embed: false });
   const batches = new Batches();
   const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
   try {

@@ -6,18 +6,10 @@ import { configPath, loadConfig, setConfigValue } from "../config.ts";
 import { CODE_EXTENSIONS, FILE_TYPES } from "../file-types.ts";
 import { chooseModel, clearModels, describeModel, loadEmbedder, modelsDir, requireWeights } from "../embed/embedder.ts";
 import { ResearcherError } from "../errors.ts";
-import { removeRepository, setAsideOtherFoldersIndex } from "../index/remove-repository.ts";
+import { addRepository, removeRepository } from "../index/repositories.ts";
 import { downloadProgress, globals, home, json, list, out, type Flags } from "./cli-options.ts";
 import { repositoryJson, repositoryListText, styleFor } from "../serve/render.ts";
-import {
-  addContext,
-  addRepository,
-  listContexts,
-  listRepositories,
-  nestedRepositories,
-  removeContext,
-  type AddRepositoryInput,
-} from "../repos.ts";
+import { addContext, listContexts, listRepositories, nestedRepositories, removeContext, type AddRepositoryInput } from "../repos.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
 import { stringifyYaml } from "../yaml.ts";
 import { listDocuments } from "../search/documents.ts";
@@ -113,7 +105,7 @@ function repoCli(): CAC {
         ignoreFiles: flags.ignore !== false,
         embedding: embeddingFlags(flags),
       });
-      const setAside = setAsideOtherFoldersIndex(repo);
+      const { setAside } = repo;
       if (setAside) {
         const line = `warning: the index kept under '${repo.name}' was of ${setAside.indexed}: moved aside to ${setAside.folder}; \`researcher index ${repo.name}\` indexes ${repo.path}`;
         stderr.write(`${escapeControls(line)}\n`);

@@ -1,0 +1,93 @@
+/**
+ * A repository's registration with its index folder. `repo add` of a name whose index was kept (`--keep-data`) for
+ * another folder sets that index aside first. `repo remove` unregisters a repository and deletes its index; the
+ * writer lock is held throughout, so an index run in progress refuses the removal (LOCKED) instead of having its
+ * files deleted under it, and a writer that takes the lock after it finds the name unregistered and builds nothing
+ * (writeSession checks under the lock).
+ */
+import { realpathSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import {
+  type AddRepositoryInput,
+  forgetRepository,
+  getRepository,
+  registerRepository,
+  type Repository,
+  type RepositoryPlace,
+} from "../repos.ts";
+import { acquireWriterLock } from "../lock.ts";
+import { toResearcherError } from "../errors.ts";
+import { Store } from "../store/store.ts";
+
+/** A repository just added, and the kept index of another folder its name held, if one was set aside. */
+export interface AddedRepository extends Repository {
+  setAside?: { folder: string; indexed: string };
+}
+
+/**
+ * `repo add`: register a folder under a name. A kept index of another folder under that name is set aside before
+ * the name is registered, under config.yaml's lock: a set-aside that fails (an index run holds it) registers
+ * nothing, and no reader ever finds the other folder's text under the new repository.
+ */
+export function addRepository(home: string, input: AddRepositoryInput): AddedRepository {
+  let setAside: AddedRepository["setAside"];
+  const repo = registerRepository(home, input, (place) => {
+    setAside = setAsideOtherFoldersIndex(place);
+  });
+  return setAside ? { ...repo, setAside } : repo;
+}
+
+export function removeRepository(home: string, name: string, options: { keepData?: boolean } = {}): Repository {
+  const repo = getRepository(home, name);
+  const release = acquireWriterLock(repo.dir, repo.name);
+  const deleteIndex = () => rmSync(repo.dir, { recursive: true, force: true }); // the lock goes with the folder
+  try {
+    try {
+      forgetRepository(home, name);
+    } catch (error) {
+      // On a full disk, deleting the index is what makes room for writing the config.
+      if (options.keepData || toResearcherError(error).code !== "DISK_FULL") throw error;
+      deleteIndex();
+      forgetRepository(home, name);
+    }
+  } catch (error) {
+    release();
+    throw error;
+  }
+  if (options.keepData) release();
+  else deleteIndex();
+  return repo;
+}
+
+/**
+ * A repository about to be registered under a name whose index was kept (`repo remove --keep-data`) from another
+ * folder: that index is moved aside (`<name>.kept-<time>`, beside it) and its folder returned, so the next run
+ * indexes the new folder afresh. Kept, the other folder's text was searched under the new one's name.
+ */
+function setAsideOtherFoldersIndex(repo: RepositoryPlace): { folder: string; indexed: string } | undefined {
+  if (!Store.exists(repo.dir)) return undefined;
+  let indexed: string | undefined;
+  try {
+    const store = Store.open(repo.dir);
+    try {
+      indexed = store.recordedRoot()?.real;
+    } finally {
+      store.close();
+    }
+  } catch {
+    return undefined; // an index that cannot be read: the next run says so and what to do
+  }
+  if (indexed === undefined || indexed === realpathSync(repo.path)) return undefined;
+  const folder = `${repo.dir}.kept-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+  // Under the writer lock (a watch over all repositories may take up the new name at once); the lock moves with
+  // the folder, and is removed there.
+  const release = acquireWriterLock(repo.dir, repo.name);
+  try {
+    renameSync(repo.dir, folder);
+  } catch (error) {
+    release();
+    throw error;
+  }
+  rmSync(join(folder, "lock"), { force: true });
+  return { folder, indexed };
+}
