@@ -118,6 +118,9 @@ describe("chunkCode per language", () => {
       umd: `(function (root, factory) {\n  root.Parser = factory();\n})(this, function () {\n${definitions}\n});`,
       iife: `var Parser = (function () {\n${definitions}\n})();`,
       amd: `define(["exports"], function (exports) {\n${definitions}\n});`,
+      // CoffeeScript's wrapper, and underscore's (s17 review #6).
+      callThis: `(function () {\n${definitions}\n}).call(this);`,
+      applyThis: `(function () {\n${definitions}\n}).apply(this, arguments);`,
     };
     for (const [wrapper, source] of Object.entries(wrapped)) {
       const fragments = (await chunkCode(source, "javascript", { maxTokens: 120, packBelow: 0 }))!;

@@ -676,8 +676,9 @@ function inFunctionBody(node: SyntaxNode): boolean {
 
 /**
  * A function that runs once as a module's scope: one called where it is written (`(function () { … })()`, `!function
- * () { … }()`), or a module factory given to such a function or to AMD's `define` (UMD). Pre-ES-module libraries
- * keep their definitions there; counted as a body, their `X.prototype = { … }` lost its heading.
+ * () { … }()`, `(function () { … }).call(this)`), or a module factory given to such a function or to AMD's `define`
+ * (UMD). Pre-ES-module libraries keep their definitions there; counted as a body, their `X.prototype = { … }` lost
+ * its heading.
  */
 function isModuleScope(fn: SyntaxNode): boolean {
   const outside = (node: SyntaxNode) => {
@@ -685,13 +686,26 @@ function isModuleScope(fn: SyntaxNode): boolean {
     while (up && (up.type === "parenthesized_expression" || up.type === "unary_expression")) up = up.parent;
     return up;
   };
-  if (outside(fn)?.type === "call_expression") return true; // its callee: an argument's parent is `arguments`
+  const up = outside(fn);
+  if (up?.type === "call_expression") return true; // its callee: an argument's parent is `arguments`
+  if (up?.type === "member_expression" && calledAsThis(up)) return true;
   if (fn.parent?.type !== "arguments" || fn.parent.parent?.type !== "call_expression") return false;
   const callee = fn.parent.parent.childForFieldName("function");
   if (callee?.text === "define") return true;
   let inner = callee;
   while (inner?.type === "parenthesized_expression") inner = inner.namedChildren[0] ?? null;
   return Boolean(inner && /^(?:function_expression|function|arrow_function)$/.test(inner.type));
+}
+
+/** `fn.call(…)` or `fn.apply(…)` where it is written: CoffeeScript's and underscore's module wrapper. */
+function calledAsThis(member: SyntaxNode): boolean {
+  const property = member.childForFieldName("property")?.text;
+  const call = member.parent;
+  return (
+    (property === "call" || property === "apply") &&
+    call?.type === "call_expression" &&
+    call.childForFieldName("function")?.startIndex === member.startIndex
+  );
 }
 
 /**
