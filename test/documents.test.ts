@@ -256,6 +256,8 @@ describe("readDocuments (multi-get)", () => {
     await expect(readDocuments(home, "noe:*.md")).rejects.toMatchObject({ code: "REPO_NOT_FOUND" });
     // A path with a colon that matches nothing is an empty match, not "no repository named '2025'" (review s8 #10).
     expect(await paths("2025:01/*")).toEqual([]);
+    // A name unlike any path's part before a colon is a repository's, though paths hold colons (s17 review #9).
+    await expect(readDocuments(home, "nosuch:*")).rejects.toMatchObject({ code: "REPO_NOT_FOUND" });
     // Anchored with a leading slash, or a whole folder with a trailing one (they matched nothing: hostile s8 #9).
     expect(await paths("one:/shared/*")).toEqual(["one:shared/readme.md"]);
     expect(await paths("one:shared/")).toEqual(["one:shared/readme.md"]);

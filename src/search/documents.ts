@@ -799,10 +799,12 @@ export function matchDocuments(
         .map((path) => ({ repo, path })),
     );
     // Nothing matched and the part before the colon reads as a repository's name, misspelt (two edits at most) or
-    // where no indexed path holds a colon at all: an error, as in a ref, rather than an empty match (a script's typo
-    // went unnoticed). Anything else is a path with a colon (`2024:01/*`).
-    const colons = () => answers.some(({ value }) => value.some((path) => path.includes(":")));
-    const misnamed = () => !colons() || repos.some((r) => editDistance(prefix, r.name, 3) <= 2);
+    // where no indexed name has a colon after a part of its shape (what a glob over such paths means: `2025:01/*`
+    // beside `2024:01/`): an error, as in a ref, rather than an empty match (a script's typo went unnoticed). Any
+    // colon anywhere made `nosuch:*` an empty match (s17 review #9).
+    const shape = (text: string) => text.replace(/\p{N}/gu, "0").replace(/\p{L}/gu, "a");
+    const alike = (path: string) => path.split("/").some((name) => name.includes(":") && shape(name.split(":")[0]!) === shape(prefix));
+    const misnamed = () => !answers.some(({ value }) => value.some(alike)) || repos.some((r) => editDistance(prefix, r.name, 3) <= 2);
     if (refs.length === 0 && !named && REPO_NAME.test(prefix) && misnamed()) getRepository(home, prefix);
     const reason = (s: SkippedRepository) => `its index cannot be read: ${s.message}${s.hint ? ` (hint: ${s.hint})` : ""}`;
     return { refs, skipped: skipped.map((s) => ({ repository: s.repository, path: pattern, reason: reason(s) })) };
