@@ -1,7 +1,7 @@
 /** The CLI's own rules (argument checks, dispatch, exit codes) run as a real subprocess against a temp home. */
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository, removeRepository } from "../src/index/repositories.ts";
 import { processStartTime } from "../src/lock.ts";
@@ -45,6 +45,12 @@ describe("model clear", () => {
       expect(result.stderr).toBe(
         `error: '${id}' is no model id: a hub model is named \`owner/name\` (e.g. Xenova/bge-small-en-v1.5)\nhint: name a hub model as owner/name, or a model folder on this machine by its path (./my-model, /opt/models/x)\n`,
       );
+    }
+    // A folder path that does not exist is told so, not read as an id and told to name a path (s17 review #8).
+    for (const path of ["./nonexistent-model", "../nonexistent-model"]) {
+      const result = runCli(["model", "set", path], { home });
+      expect({ path, code: result.code }).toEqual({ path, code: 1 });
+      expect(result.stderr).toStartWith(`error: ${resolve(home, path)} does not exist\n`);
     }
   });
 

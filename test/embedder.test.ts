@@ -126,6 +126,8 @@ describeShared("a model folder whose files are not regular files", () => {
       const index = runCli(["index", "m"], { home, env, timeoutMs: 30_000 });
       expect({ file, code: index.code }).toEqual({ file, code: 0 }); // the text is indexed; its embeddings wait
       expect(index.stderr).toContain(`${join(model, file)} is not a regular file`);
+      // A folder of the user's own is not `model pull`ed (s17 review #8: the hint offered it, and pull failed alike).
+      expect(index.stderr).toContain("put the model's own file there (copy the folder again)");
       const search = runCli(["search", "modelword"], { home, env, timeoutMs: 30_000 });
       expect({ file, code: search.code, found: search.stdout.includes("m:a.md") }).toEqual({ file, code: 0, found: true });
     }

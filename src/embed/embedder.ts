@@ -224,9 +224,12 @@ function definedOnly<T extends object>(settings: T): Partial<T> {
   return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
-/** Whether a model name is a folder on this machine (`/models/x`, `~/x`, `../x`) rather than a hub or provider id. */
+/**
+ * Whether a model name is a folder on this machine (`/models/x`, `~/x`, `../x`, `./x`) rather than a hub or provider
+ * id. `./typo` was read as an id, and told to name a folder "by its path (./my-model, …)" (s17 review #8).
+ */
 export function isPathLike(model: string): boolean {
-  return isAbsolute(model) || model.startsWith("..") || model.startsWith("../..") || model.startsWith("~/");
+  return isAbsolute(model) || /^\.{1,2}(?:\/|$)/.test(model) || model.startsWith("~/");
 }
 
 /** Where a model comes from and how it is called, without loading it. */
@@ -313,7 +316,9 @@ const MODEL_FILE = /\.(?:json|txt|model|onnx|onnx_data|safetensors)$/;
  * blocking, so a FIFO in a model folder hung `index` (holding the writer lock), every default search and an MCP
  * server's event loop, and a link to /dev/zero filled the memory.
  */
-function checkModelFiles(folder: string): void {
+function checkModelFiles(folder: string, source: ModelInfo["source"]): void {
+  // A downloaded model is fetched again by `model pull`; a folder of the user's own is theirs to copy again.
+  const again = source === "cache" || source === "hub" ? "`researcher model pull` it again" : "copy the folder again";
   for (const dir of [folder, join(folder, "onnx")]) {
     let names: string[];
     try {
@@ -325,7 +330,7 @@ function checkModelFiles(folder: string): void {
       const stats = statSync(join(dir, name), { throwIfNoEntry: false });
       if (stats && !stats.isFile() && !stats.isDirectory()) {
         throw new ResearcherError("MODEL_UNAVAILABLE", `${join(dir, name)} is not a regular file (${specialKind(stats)})`, {
-          hint: "put the model's own file there (copy the folder again, or `researcher model pull` it)",
+          hint: `put the model's own file there (${again})`,
         });
       }
     }
@@ -467,7 +472,7 @@ async function loadLocal(home: string, info: ModelInfo, batchSize: number, optio
       hint: `run \`researcher model pull ${info.id}\`, or point at a local folder with \`researcher model set /path/to/model\` or RESEARCHER_MODEL_PATH`,
     });
   }
-  if (info.path) checkModelFiles(info.path);
+  if (info.path) checkModelFiles(info.path, info.source);
   if (info.kind === "static") {
     const local = info.path ? info : { ...info, source: "cache" as const, path: await pullStatic(home, info, options) };
     const embedder = await loadStatic(home, local, options);
