@@ -11,13 +11,11 @@ import { convertMarkdown } from "../src/convert/convert.ts";
 import { embeddingText } from "../src/index/indexer.ts";
 import { HEADING_SEPARATOR } from "../src/store/store.ts";
 import { table, writeSection } from "./report.ts";
-import { requireShared, SCIFACT, SHARED } from "./scifact.ts";
+import { requireShared, SCIFACT, unpackRandomModel } from "./scifact.ts";
 
 requireShared();
 const root = mkdtempSync(join(tmpdir(), "researcher-embed-"));
-const unpack = Bun.spawnSync(["bash", join(SHARED, "models/unpack-minilm.sh"), root]);
-if (!unpack.success) throw new Error(unpack.stderr.toString());
-const model = join(root, "minilm-l6-arch-random");
+const model = unpackRandomModel(root);
 
 // The first 512 SciFact fragments, exactly as the indexer would embed them.
 const texts: string[] = [];
