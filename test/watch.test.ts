@@ -22,6 +22,7 @@ import { removeRepository } from "../src/index/repositories.ts";
 import { registerRepository, getRepository, type Repository } from "../src/repos.ts";
 import { setConfigValue } from "../src/config.ts";
 import { search } from "../src/search/search.ts";
+import { repositoryStatus } from "../src/store/status.ts";
 import { Store } from "../src/store/store.ts";
 import { watchRepositories, type WatchBatch, type WatchHandle } from "../src/serve/watch.ts";
 import {
@@ -417,6 +418,36 @@ test("a folder moved in whose link stays inside the repository is indexed withou
     await Bun.sleep(300);
     expect(batches.errors.map(String)).toEqual([]);
     expect(Object.keys(indexed(repo))).toEqual(["other/x.md", "sub2/a.md", "sub2/link.md"]);
+  } finally {
+    await handle.close();
+  }
+}, 30_000);
+
+test("a link to a folder made while watching is not walked: nothing under it is indexed or failed, as for a run (s17 hostile #1)", async () => {
+  // A link to / walked the machine for minutes and recorded 119,000 failures naming files outside the root.
+  const home = tempDir();
+  const docs = tempDir();
+  const outside = tempDir();
+  writeTree(docs, { "a.md": "# A\n\napple\n" });
+  writeTree(outside, Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`deep/d${i % 4}/o${i}.md`, `# O${i}\n\noutside words\n`])));
+  const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  try {
+    await handle.ready;
+    symlinkSync(outside, join(docs, "linked"));
+    await Bun.sleep(300);
+    // Files written in the target meanwhile are not the repository's either.
+    writeFileSync(join(outside, "deep/new.md"), "# New\n\noutside words\n");
+    await Bun.sleep(300);
+    writeFileSync(join(docs, "b.md"), "# B\n\nbanana\n");
+    await batches.until(["b.md"]);
+    await Bun.sleep(300);
+    expect(batches.errors.map(String)).toEqual([]);
+    expect(batches.all.flatMap((b) => b.paths).filter((p) => p.startsWith("linked"))).toEqual([]);
+    expect(Object.keys(indexed(repo))).toEqual(["a.md", "b.md"]);
+    expect(repositoryStatus(repo).failures).toEqual([]);
   } finally {
     await handle.close();
   }

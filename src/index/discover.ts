@@ -319,11 +319,8 @@ export function isCandidateFolder(path: string, options: DiscoverOptions): boole
  * The reason is recorded as discovery records it: a failure of that path.
  */
 export function unreachable(path: string, options: DiscoverOptions & { path: string }): string | undefined {
-  const parts = path.split("/");
-  for (let i = 1; i < parts.length; i++) {
-    const folder = parts.slice(0, i).join("/");
-    if (isLink(join(options.path, folder))) return `its folder ${folder} is a link, which discovery does not follow`;
-  }
+  const folder = linkedFolder(options.path, dirname(path) === "." ? "" : dirname(path));
+  if (folder !== undefined) return `its folder ${folder} is a link, which discovery does not follow`;
   const absolute = join(options.path, path);
   if (!isLink(absolute)) return undefined;
   try {
@@ -332,6 +329,21 @@ export function unreachable(path: string, options: DiscoverOptions & { path: str
   } catch {
     return undefined; // a broken link: the read reports it
   }
+}
+
+/**
+ * The first folder on the way from the root down to `folder` (relative to the root; itself included) that is a link,
+ * if one is: discovery never enters one. `links` caches what was looked at, for a caller that asks of many paths.
+ */
+export function linkedFolder(root: string, folder: string, links = new Map<string, boolean>()): string | undefined {
+  if (folder === "") return undefined;
+  const parts = folder.split("/");
+  for (let i = 1; i <= parts.length; i++) {
+    const above = parts.slice(0, i).join("/");
+    if (!links.has(above)) links.set(above, isLink(join(root, above)));
+    if (links.get(above)) return above;
+  }
+  return undefined;
 }
 
 function isLink(path: string): boolean {
@@ -370,6 +382,9 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
   const realRoot = checkRoot(root);
   if (under) checkRoot(join(root, under));
   const discovery: Discovery = { files: [], skippedTypes: {}, skippedGenerated: {}, problems: [], unlisted: [], mounts: [] };
+  // A folder reached through a link holds nothing, as a run's walk never enters one: a watch given the folder of a
+  // link made meanwhile (`ln -s / notes/root`) walked the link's target, the whole machine, failing every file.
+  if (linkedFolder(root, under) !== undefined) return discovery;
 
   const honourIgnores = options.ignoreFiles !== false;
   const linkRules = new RulesByFolder(realRoot); // the rules at link targets, read once per folder for the walk
