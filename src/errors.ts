@@ -126,10 +126,26 @@ export function systemCode(error: unknown): string {
   return typeof code === "string" ? code : "";
 }
 
+/**
+ * FTS5's words for its own tables damaged (a config row, a shadow table), which it reports with the generic
+ * SQLITE_ERROR: `invalid fts5 file format (found 0, …)`, `no such fts5 table: main.fragments_fts`.
+ */
+const FTS5_DAMAGE = /invalid fts5 file format|no such fts5 table|fts5: corrupt/i;
+
 /** SQLite's codes for a file whose bytes are not a whole database (as opposed to busy, full or forbidden). */
 export function isSqliteDamage(error: unknown): boolean {
   const code = systemCode(error);
+  if (code === "SQLITE_ERROR") return FTS5_DAMAGE.test(describeError(error));
   return code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB";
+}
+
+/**
+ * SQLite's codes that say nothing of the file's bytes: the index is busy, the disk full or failing, the file
+ * forbidden, memory short. Any other failure of SQLite's own check of an index is damage to a rebuild, which
+ * replaces the file anyway (a damaged FTS5 config row failed the check with SQLITE_ERROR, and the rebuild with it).
+ */
+export function isSqliteEnvironment(error: unknown): boolean {
+  return /^SQLITE_(?:BUSY|LOCKED|FULL|IOERR|READONLY|PERM|CANTOPEN|AUTH|NOMEM|INTERRUPT)/.test(systemCode(error));
 }
 
 /** The repository a failure happened in, when the caller knows it (a writer does): messages and hints name it. */

@@ -9,6 +9,7 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
   truncateSync,
@@ -45,6 +46,17 @@ const damages: Record<string, (file: string) => void> = {
   truncated: (file) => truncateSync(file, Math.floor(statSync(file).size / 2 / PAGE) * PAGE),
   "a damaged page": (file) => overwrite(file, 6 * PAGE, Buffer.alloc(400, 0x5a)),
   "a zeroed page": (file) => overwrite(file, 2 * PAGE, Buffer.alloc(PAGE)),
+  // FTS5 says so with SQLITE_ERROR, which no check took for damage: the rebuild itself failed on it (s17 hostile #3).
+  "a damaged full-text config row": (file) => {
+    const db = new Database(file);
+    db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    db.close();
+    // The row ('version', 4) of fragments_fts_config as stored: its header (3 bytes: text of 7, a one-byte integer).
+    const bytes = readFileSync(file);
+    const at = bytes.indexOf(Buffer.from("\x03\x1b\x01version\x04", "latin1"));
+    expect(at).toBeGreaterThan(0);
+    overwrite(file, at + 10, Buffer.from([0]));
+  },
 };
 
 function overwrite(file: string, at: number, bytes: Buffer): void {

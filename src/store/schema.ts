@@ -11,6 +11,7 @@ import { syncFolder, tempPathFor } from "../atomic.ts";
 import {
   describeError,
   isSqliteDamage,
+  isSqliteEnvironment,
   notIndexedYet,
   OPEN_FILES_HINT,
   permissionHint,
@@ -188,13 +189,16 @@ export function integrityCheck(db: Database): string[] {
     .map((r) => r.integrity_check.replace(/\s*\n\s*/g, "; "));
 }
 
-/** What SQLite's check (`integrityCheck`) finds wrong, or null when every page and index is whole. */
+/**
+ * What SQLite's check (`integrityCheck`) finds wrong, or null when every page and index is whole. The check failing
+ * is damage too, unless SQLite says why in words of the environment (busy, full, forbidden): only a rebuild asks.
+ */
 function pageDamage(db: Database): string | null {
   try {
     const rows = integrityCheck(db);
     return rows.length === 1 && rows[0] === "ok" ? null : rows.slice(0, 3).join("; ");
   } catch (error) {
-    if (isSqliteDamage(error)) return describeError(error);
+    if (isSqliteDamage(error) || (systemCode(error).startsWith("SQLITE_") && !isSqliteEnvironment(error))) return describeError(error);
     throw error;
   }
 }
