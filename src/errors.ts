@@ -148,6 +148,14 @@ export function isSqliteEnvironment(error: unknown): boolean {
   return /^SQLITE_(?:BUSY|LOCKED|FULL|IOERR|READONLY|PERM|CANTOPEN|AUTH|NOMEM|INTERRUPT)/.test(systemCode(error));
 }
 
+/** INDEX_CORRUPT of a named repository's index, with the command that replaces it. */
+export function damagedIndex(repository: string, what: string, cause?: unknown): ResearcherError {
+  return new ResearcherError("INDEX_CORRUPT", `the index of '${repository}' is damaged: ${what}`, {
+    hint: `rebuild it with \`researcher index --rebuild ${repository}\` (it moves the damaged index aside)`,
+    cause,
+  });
+}
+
 /** The repository a failure happened in, when the caller knows it (a writer does): messages and hints name it. */
 export interface ErrorContext {
   repository: string;
@@ -168,9 +176,7 @@ export function toResearcherError(error: unknown, context?: ErrorContext): Resea
   // A reader that meets damaged pages does not know which command recovers them; verify names it per repository.
   if (isSqliteDamage(error)) {
     if (!context) return as("INDEX_CORRUPT", `an index is damaged: ${message}`, DAMAGE_HINT);
-    const name = context.repository;
-    const rebuild = `rebuild it with \`researcher index --rebuild ${name}\` (it moves the damaged index aside)`;
-    return as("INDEX_CORRUPT", `the index of '${name}' is damaged: ${message}`, rebuild);
+    return damagedIndex(context.repository, message, error);
   }
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED") || READONLY_FOR_NOW.has(code)) {
     return as("LOCKED", `an index is busy: ${message}`, "another process is writing it: try again in a moment");

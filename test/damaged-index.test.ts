@@ -160,6 +160,46 @@ testShared(
   60_000,
 );
 
+testShared(
+  "an index of text hashes out of step with its table stops the embedding pass as INDEX_CORRUPT, not an endless loop filling the disk (s17 hostile #2)",
+  () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`n${i}.md`, `# Note ${i}\n\nword${i} and more text ${i}\n`])));
+    const repo = registerRepository(home, { name: "d", path: docs, embed: false });
+    expect(runCli(["index", "d"], { home }).code).toBe(0);
+    expect(runCli(["config", "set", "repositories.d.embed", "true"], { home }).code).toBe(0); // every text waits for a vector
+    // One key of fragments_by_text_hash takes a byte no hash has, as bit rot left it: its row's text is then given
+    // back by a key no vector is stored under, again and again.
+    const file = Store.dbPath(repo.dir);
+    const db = new Database(file);
+    db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    const { rootpage } = db
+      .query<{ rootpage: number }, []>("SELECT rootpage FROM sqlite_master WHERE name = 'fragments_by_text_hash'")
+      .get()!;
+    const hash = db
+      .query<{ text_hash: string }, []>("SELECT text_hash FROM fragments ORDER BY text_hash LIMIT 1 OFFSET 30")
+      .get()!.text_hash;
+    db.close();
+    const page = (rootpage - 1) * PAGE;
+    const at = readFileSync(file)
+      .subarray(page, page + PAGE)
+      .indexOf(Buffer.from(hash));
+    expect(at).toBeGreaterThan(0);
+    overwrite(file, page + at + 20, Buffer.from([0xff]));
+    // The first pass embeds the rest; the next one looped, its WAL growing by megabytes a second.
+    runCli(["index", "d"], { home, timeoutMs: 30_000 });
+    const looped = runCli(["index", "d"], { home, timeoutMs: 30_000 });
+    expect({ code: looped.code, stderr: looped.stderr }).toEqual({
+      code: 1,
+      stderr: expect.stringContaining("hint: rebuild it with `researcher index --rebuild d`"),
+    });
+    expect(runCli(["index", "d", "--rebuild"], { home })).toMatchObject({ code: 0 });
+    expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
+  },
+  90_000,
+);
+
 test("a document whose stored metadata is not a JSON object is read as none everywhere, reported by verify and read again by the next index run (s12 retest #5)", () => {
   const home = tempDir();
   const docs = tempDir();

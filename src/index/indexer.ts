@@ -42,6 +42,7 @@ import { type Failed, planChanges } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
 import {
+  damagedIndex,
   describeError,
   isResearcherError,
   isTransient,
@@ -717,6 +718,9 @@ async function embedRepository(
       store.bumpVectorsGeneration();
     });
     done += batch.length;
+    // The texts come in order of their hash, each after the last: an index of the hashes out of step with its table
+    // (damage SQLite does not see until it checks) gave the same ones back forever, a WAL growing till the disk filled.
+    if (batch.some((f) => f.textHash <= after)) throw damagedIndex(repo.name, "fragments_by_text_hash disagrees with its table");
     after = batch.at(-1)!.textHash;
   }
   options.onProgress?.({ phase: "embed", done, total });

@@ -709,7 +709,8 @@ export function progressBar(stream: Terminal, label: string): { update: (p: Inde
       if (now - last < 80 && p.done < p.total && !p.ocr) return;
       last = now;
       const width = 24;
-      const filled = p.total ? Math.round((p.done / p.total) * width) : 0;
+      // Clamped: a count past its total (an estimate) must not fail the run that draws it.
+      const filled = p.total ? Math.min(width, Math.max(0, Math.round((p.done / p.total) * width))) : 0;
       const bar = `[${"█".repeat(filled)}${"░".repeat(width - filled)}]`;
       const path = escapeControls(p.path ?? ""); // a file name may hold escape sequences
       const at = p.ocr ? `${path}: OCR page ${p.ocr.page} of ${p.ocr.pages}` : path;
