@@ -222,7 +222,8 @@ export const OUTPUT = {
           languages: z.record(z.string(), z.number()).describe("Code files by language"),
           ...(failures
             ? {
-                failures: z.array(failureEntry),
+                failures: z.array(failureEntry).describe("Files that failed, with why: the first 100"),
+                failures_total: z.number().describe("How many files failed in all"),
                 ann: z
                   .string()
                   .nullable()

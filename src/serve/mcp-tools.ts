@@ -496,16 +496,23 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
     },
     (input) =>
       guarded(() => {
-        const repositories = repositoryStatuses(home, input.repository);
-        const none = noStatusAnswered(repositories);
+        const statuses = repositoryStatuses(home, input.repository);
+        const none = noStatusAnswered(statuses);
         if (none) throw none;
-        return result({ repositories }, indexStatusText(repositories));
+        // Failures listed in full made a 13.7 MB answer of 100,000 of them, past what the SDK's client reads (10 MiB).
+        const repositories = statuses.map((r) => ({
+          ...r,
+          failures: r.failures.slice(0, FAILURES_LISTED),
+          failures_total: r.failures.length,
+        }));
+        return result({ repositories }, indexStatusText(statuses));
       }),
   );
 }
 
-/** Failed files named in get_index_status's text; the structured content lists them all. */
+/** Failed files named in get_index_status's text, and listed in its structured content (with their total). */
 const FAILURES_SHOWN = 5;
+const FAILURES_LISTED = 100;
 
 /**
  * get_index_status's text: each repository's counts (statusLines, as list_repositories), then what the agent can
@@ -522,7 +529,12 @@ function indexStatusText(repositories: ReturnType<typeof repositoryStatuses>): s
         lines.push(`  ${r.failures.length} ${r.failures.length === 1 ? "file" : "files"} failed:`);
         lines.push(...r.failures.slice(0, FAILURES_SHOWN).map((f) => `  - ${named(`${f.path}: ${f.reason}`)}`));
         const more = r.failures.length - FAILURES_SHOWN;
-        if (more > 0) lines.push(`  - … ${more} more (all are in the structured content's \`failures\`)`);
+        if (more > 0) {
+          const where = r.failures.length > FAILURES_LISTED ? `the first ${FAILURES_LISTED}` : "all";
+          lines.push(
+            `  - … ${more} more (${where} in the structured content's \`failures\`; \`researcher status ${r.name} --json\` lists every one)`,
+          );
+        }
       }
       return lines.join("\n");
     })

@@ -405,6 +405,25 @@ describe("MCP over stdio", () => {
     }
   });
 
+  test("get_index_status lists the first 100 failures of a repository and their total (s17 hostile #4)", async () => {
+    // 100,000 failures made a 13.7 MB answer, past the 10 MiB the SDK's client reads: it dropped the connection.
+    const many = tempDir();
+    writeTree(many, { "ok.md": "# Ok\n\nfine\n" });
+    for (let i = 0; i < 150; i++) symlinkSync(join(outside, "secret.md"), join(many, `link-${i}.md`));
+    expect(runCli(["repo", "add", "many", many, "--no-embed"], { home }).code).toBe(0);
+    try {
+      expect(runCli(["index", "many"], { home }).code).toBe(0);
+      const status = await call("get_index_status", { repository: "many" });
+      const [entry] = (status.structuredContent as { repositories: { failures: unknown[]; failures_total: number }[] }).repositories;
+      expect([entry!.failures.length, entry!.failures_total]).toEqual([100, 150]);
+      expect(status.content[0]!.text).toContain(
+        "  - … 145 more (the first 100 in the structured content's `failures`; `researcher status many --json` lists every one)",
+      );
+    } finally {
+      expect(runCli(["repo", "remove", "many"], { home }).code).toBe(0);
+    }
+  });
+
   test("add_to_index and remove_from_index change what search finds", async () => {
     writeFileSync(join(docs, "boats.md"), "# Boats\n\nThe sailboat crossed the harbour.\n");
     const added = await call("add_to_index", { repository: "docs", file_path: "boats.md" });
