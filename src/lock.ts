@@ -12,6 +12,8 @@ import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { join } from "node:path";
 import { tempPathFor } from "./atomic.ts";
 import { ResearcherError, readDenied, writeDenied } from "./errors.ts";
+import { readRegularFile } from "./files.ts";
+import { shellWord } from "./terminal.ts";
 
 interface Holder {
   pid: number;
@@ -155,14 +157,23 @@ function removeIfStill(file: string, stale: string): void {
   }
 }
 
+/** A lock holds `<pid> <start>`: a few dozen bytes. */
+const MAX_LOCK_BYTES = 4096;
+
+/**
+ * A lock's content, or undefined when there is none. Read only if it is a small regular file: a FIFO there hung
+ * `status`, `index` and `config set`, and a link to /dev/zero took `status` to 8.4 GB (s17 hostile #5).
+ */
 function readLock(file: string): string | undefined {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    // A lock another user left, unreadable to this one: name it and what fixes it, not a bare EACCES.
-    throw readDenied(error, file) ?? error;
-  }
+  const read = readRegularFile(file, MAX_LOCK_BYTES, "a lock file");
+  if ("bytes" in read) return new TextDecoder().decode(read.bytes);
+  if (read.missing) return undefined;
+  // A lock another user left, unreadable to this one: name it and what fixes it, not a bare EACCES.
+  const denied = readDenied(Object.assign(new Error(read.reason), { code: read.code }), file);
+  if (denied) throw denied;
+  throw new ResearcherError("LOCKED", `${file} is no lock (${read.reason})`, {
+    hint: `remove it (\`rm ${shellWord(file)}\`) and run the command again`,
+  });
 }
 
 /** `<pid> <start>`, or null when the content is not a lock (then it is stale); `-` for start: judged by pid alone. */

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ResearcherError } from "../src/errors.ts";
 import { acquireWriterLock, processStartTime } from "../src/lock.ts";
@@ -174,4 +174,40 @@ test("status says a repository is being indexed, and by which process, instead o
     release();
   }
   expect(repositoryStatus(repo).indexing).toBeNull();
+});
+
+test("a lock path that is no lock file (a FIFO, a link to /dev/zero) is named with its fix; status reads past it (s17 hostile #5)", () => {
+  // Each hung `status`, `index`, `verify` and `config set` with no word; /dev/zero took `status` to 8.4 GB.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  const repo = registerRepository(home, { name: "c", path: docs, embed: false });
+  expect(runCli(["index", "c"], { home }).code).toBe(0);
+  const lock = join(repo.dir, "lock");
+  for (const [kind, make] of [
+    ["named pipe", () => Bun.spawnSync(["mkfifo", lock])],
+    ["character device", () => symlinkSync("/dev/zero", lock)],
+  ] as const) {
+    make();
+    expect(runCli(["status", "c"], { home, timeoutMs: 20_000 }).code).toBe(0);
+    for (const command of [
+      ["index", "c"],
+      ["verify", "c"],
+    ]) {
+      const refused = runCli(command, { home, timeoutMs: 20_000 });
+      expect({ kind, command, code: refused.code, stderr: refused.stderr }).toEqual({
+        kind,
+        command,
+        code: 1,
+        stderr: `error: ${command[0] === "index" ? "c: " : ""}${lock} is no lock (not a regular file (${kind}))\nhint: remove it (\`rm ${lock}\`) and run the command again\n`,
+      });
+    }
+    rmSync(lock);
+  }
+  Bun.spawnSync(["mkfifo", join(home, "config.lock")]);
+  const set = runCli(["config", "set", "search.limit", "20"], { home, timeoutMs: 20_000 });
+  expect(set).toMatchObject({
+    code: 1,
+    stderr: expect.stringContaining(`${join(home, "config.lock")} is no lock (not a regular file (named pipe))`),
+  });
 });
