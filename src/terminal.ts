@@ -92,7 +92,13 @@ function escaped(c: string): string {
   return NAMED[c] ?? (code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`);
 }
 
-/** A path or id as one word of a shell command a hint suggests, quoted only when it must be. */
+/**
+ * A path or id as one word of a shell command a hint suggests, quoted only when it must be. One holding control
+ * characters is quoted as `$'…'`, whose escapes the shell undoes: inside '…' the `\n` a terminal is shown stays two
+ * characters, and the command as printed named another path (s17 hostile #6).
+ */
 export function shellWord(text: string): string {
-  return /^[\w./:@~+-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+  if (/^[\w./:@~+-]+$/.test(text)) return text;
+  if (text.search(CONTROLS) !== -1) return `$'${text.replace(/[\\']/g, "\\$&").replace(CONTROLS, escaped)}'`;
+  return `'${text.replace(/'/g, "'\\''")}'`;
 }

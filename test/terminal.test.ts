@@ -35,3 +35,15 @@ test("escapeControls makes every control character visible and leaves other text
   expect(escapeControls("evil\u202egnp.md\u2028x")).toBe("evil\\u202egnp.md\\u2028x");
   expect(escapeControls('café ü 日本 back\\slash "q" 🦀')).toBe('café ü 日本 back\\slash "q" 🦀');
 });
+
+test("shellWord quotes a word so that bash reads it back as it is, control characters too (s17 hostile #6)", async () => {
+  const { escapeControls, shellWord } = await import("../src/terminal.ts");
+  // The moved-root hint quoted `\n`, `\t` and `\x01` inside '…', where bash keeps them as written.
+  for (const word of ["plain/path.md", "it's $HOME `id`", "/tmp/mvt it's $HOME `id` \n\t\x01x/a", "back\\slash \x1b[31m", "a\u202eb c"]) {
+    const quoted = shellWord(word);
+    // As the terminal shows it (hints are escaped for the screen): copying it must run the same.
+    expect(escapeControls(quoted)).toBe(quoted);
+    const echoed = Bun.spawnSync(["bash", "-c", `printf %s ${quoted}`]).stdout.toString();
+    expect({ word, echoed }).toEqual({ word, echoed: word });
+  }
+});
