@@ -5,7 +5,7 @@ import type * as Valibot from "valibot";
 import { FILE_TYPES } from "./file-types.ts";
 import { readDenied, ResearcherError, systemCode, writeDenied } from "./errors.ts";
 import { writeFileAtomic } from "./atomic.ts";
-import { withConfigLock } from "./lock.ts";
+import { leftoverTempFiles, withConfigLock } from "./lock.ts";
 import { env } from "./env.ts";
 import { parseYaml, stringifyYaml } from "./yaml.ts";
 
@@ -377,6 +377,9 @@ export function updateConfig(home: string, edit: (settings: UserSettings) => voi
     } catch (error) {
       throw writeDenied(error, file, home) ?? error;
     }
+    // What writes killed midway left in the home (config.yaml's, its validated copy's, a lock takeover's) goes here,
+    // under the lock: nothing else would ever remove them.
+    for (const name of leftoverTempFiles(home)) rmSync(join(home, name), { force: true });
     cache.delete(file);
     rmSync(validatedCopyPath(home), { force: true });
     return checked;

@@ -8,9 +8,9 @@
  * /proc/<pid>/stat differs). Removing a stale lock is a compare-and-delete done while holding `lock.takeover`,
  * itself such a lock: two writers that both find the same stale lock cannot both remove what the other took.
  */
-import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempPathFor } from "./atomic.ts";
+import { TEMP_FILE_NAME, tempPathFor } from "./atomic.ts";
 import { ResearcherError, readDenied, writeDenied } from "./errors.ts";
 import { readRegularFile } from "./files.ts";
 import { shellWord } from "./terminal.ts";
@@ -87,6 +87,23 @@ function tryLock(dir: string, file: string, what: string): (() => void) | number
     Bun.sleepSync(Math.random()); // let a concurrent takeover finish
   }
   throw new ResearcherError("LOCKED", `cannot take the lock ${file}`, { hint: "try again in a moment" });
+}
+
+/**
+ * The temp files of interrupted writes in `folder` (TEMP_FILE_NAME): those whose writer is gone. A write that is
+ * still running keeps its own.
+ */
+export function leftoverTempFiles(folder: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return [];
+  }
+  return names.filter((name) => {
+    const temp = TEMP_FILE_NAME.exec(name);
+    return temp !== null && processStartTime(Number(temp[2])) === null;
+  });
 }
 
 /** The start time of a process (field 22 of /proc/<pid>/stat), null where there is no /proc. */

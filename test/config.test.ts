@@ -437,3 +437,20 @@ test("the bounds hold for what a command writes; a config.yaml an older release 
   });
   expect(runCli(["repo", "list", "--json"], { home }).stdout).not.toContain('"b"');
 });
+
+test("temp files a killed config write left in the home are removed by the next one; a running writer's stay (s17 hostile #7)", () => {
+  const home = tempDir();
+  expect(runCli(["config", "set", "search.limit", "20"], { home }).code).toBe(0);
+  const dead = Bun.spawnSync(["true"]).pid; // gone by now
+  const left = [
+    `.config.yaml.${dead}.mi2k3.ab12cd.tmp`,
+    `..config.validated.json.${dead}.mi2k3.ef34gh.tmp`,
+    `.config.lock.takeover.${dead}.mi2k3.x1.tmp`,
+  ];
+  const running = `.config.yaml.${process.pid}.mi2k3.zz99yy.tmp`;
+  for (const name of [...left, running]) writeFileSync(join(home, name), "partial");
+  expect(runCli(["config", "set", "search.limit", "30"], { home }).code).toBe(0);
+  // They stayed for good: verify looks in index folders only.
+  for (const name of left) expect({ name, exists: existsSync(join(home, name)) }).toEqual({ name, exists: false });
+  expect(existsSync(join(home, running))).toBe(true);
+});

@@ -4,15 +4,14 @@
  * `repair` rebuilds what is derived (the full-text index, the ANN file, orphan vectors, temp files) under the writer
  * lock and says what it did; what only an index run can bring back is named with its command.
  */
-import { readdirSync, rmSync, statSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { TEMP_FILE_NAME } from "../atomic.ts";
 import { movedRoot, movedRootHint, NOT_REGULAR } from "../files.ts";
 import { shellWord } from "../terminal.ts";
 import { discoverFiles, type Discovery, keepUnmounted, UNMOUNTED } from "./discover.ts";
 import { planChanges } from "./plan.ts";
 import { describeError, isResearcherError, isSqliteDamage } from "../errors.ts";
-import { acquireWriterLock, processStartTime } from "../lock.ts";
+import { acquireWriterLock, leftoverTempFiles } from "../lock.ts";
 import type { Repository } from "../repos.ts";
 import { Store } from "../store/store.ts";
 import { ANN_PROBLEMS, type AnnProblem, annPath, mayDeferRebuild, syncVectorIndex, vectorIndexState } from "../search/vectors.ts";
@@ -250,17 +249,14 @@ function unreadableProblem(repo: Repository, discovery: Discovery, unreadable: s
 
 /** Temp files whose writer is gone; repair removes them. */
 function checkLeftovers(repo: Repository, problems: VerifyProblem[], repair: boolean): void {
-  for (const name of readdirSync(repo.dir)) {
-    const temp = TEMP_FILE_NAME.exec(name);
-    if (temp && processStartTime(Number(temp[2])) === null) {
-      if (repair) rmSync(join(repo.dir, name), { force: true });
-      problems.push({
-        check: "leftovers",
-        detail: `${name}: a temp file of an interrupted write`,
-        fix: repair ? "removed" : "researcher verify --repair",
-        repaired: repair,
-      });
-    }
+  for (const name of leftoverTempFiles(repo.dir)) {
+    if (repair) rmSync(join(repo.dir, name), { force: true });
+    problems.push({
+      check: "leftovers",
+      detail: `${name}: a temp file of an interrupted write`,
+      fix: repair ? "removed" : "researcher verify --repair",
+      repaired: repair,
+    });
   }
 }
 
