@@ -200,6 +200,36 @@ testShared(
   90_000,
 );
 
+test("a write that fails on damage SQLite does not name (a path the UNIQUE index no longer holds) is INDEX_CORRUPT with the rebuild, not 'unexpected' (s17 hostile #3)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`note-${i}.md`, `# Note ${i}\n\nword${i}\n`])));
+  const repo = registerRepository(home, { name: "d", path: docs, embed: false });
+  expect(runCli(["index", "d"], { home }).code).toBe(0);
+  const file = Store.dbPath(repo.dir);
+  const db = new Database(file);
+  db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  const { rootpage } = db.query<{ rootpage: number }, []>("SELECT rootpage FROM sqlite_master WHERE name = 'documents'").get()!;
+  db.close();
+  // In the table's row, note-1.md's path now reads note-2.md; its UNIQUE index still says note-1.md.
+  const page = (rootpage - 1) * PAGE;
+  const at = readFileSync(file)
+    .subarray(page, page + PAGE)
+    .indexOf(Buffer.from("note-1.md"));
+  expect(at).toBeGreaterThan(0);
+  overwrite(file, page + at + 5, Buffer.from("2"));
+  writeFileSync(join(docs, "note-1.md"), "# Note 1\n\nword1 edited\n");
+  const run = runCli(["index", "d"], { home });
+  expect({ code: run.code, stderr: run.stderr }).toEqual({
+    code: 1,
+    stderr: expect.stringMatching(
+      /^error: d: the index of 'd' is damaged: UNIQUE constraint failed: documents\.path \(.+\)\nhint: rebuild it with `researcher index --rebuild d`/,
+    ),
+  });
+  expect(runCli(["index", "d", "--rebuild"], { home }).code).toBe(0);
+  expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
+});
+
 test("a document whose stored metadata is not a JSON object is read as none everywhere, reported by verify and read again by the next index run (s12 retest #5)", () => {
   const home = tempDir();
   const docs = tempDir();

@@ -332,7 +332,23 @@ function afterFailedWrite(store: Store, repo: Repository, error: unknown): Resea
   } catch {
     // the disk may be too full even for that; the WAL is truncated at the next successful open
   }
-  return toResearcherError(error, { repository: repo.name, dir: repo.dir });
+  const failure = toResearcherError(error, { repository: repo.name, dir: repo.dir });
+  return failure.code === "INTERNAL" ? (damageBehind(store, repo, error) ?? failure) : failure;
+}
+
+/**
+ * An unexpected failure of a write can be damage SQLite met without naming it (a UNIQUE index that no longer holds
+ * a path its table does: `UNIQUE constraint failed: documents.path`): its whole check says, and then the failure is
+ * INDEX_CORRUPT with the rebuild that recovers it, not `unexpected`.
+ */
+function damageBehind(store: Store, repo: Repository, error: unknown): ResearcherError | undefined {
+  let problems: string[];
+  try {
+    problems = store.integrityCheck().filter((row) => row !== "ok");
+  } catch (checkFailed) {
+    problems = [describeError(checkFailed)];
+  }
+  return problems.length ? damagedIndex(repo.name, `${describeError(error)} (${problems.slice(0, 2).join("; ")})`, error) : undefined;
 }
 
 /**
