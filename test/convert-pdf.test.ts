@@ -188,6 +188,17 @@ describe("convertPdf", () => {
     expect((await convertPdf(await writePdf([page]), "x")).title).toBe(
       "Trace-based Just-in-Time Type Specialization for Dynamic Languages",
     );
+    // Broken at a hyphen, the title joins as the document writes the word, as its text does (s17 review, unproven:
+    // it read `Inter- nationalization`, and an OCR'd title kept the soft hyphen that hides the word from search).
+    const broken = [
+      { text: "The Inter-", top: 72, size: 18 },
+      { text: "nationalization of Trade", top: 94, size: 18 },
+      ...paragraph(
+        "This paper studies the internationalization of small firms and what it means for their markets. Firms that sell abroad early grow in ways that firms selling at home do not, and the reasons are many.",
+        140,
+      ),
+    ];
+    expect((await convertPdf(await writePdf([broken]), "x")).title).toBe("The Internationalization of Trade");
   });
 
   test("a metadata title with no letters or digits, or a placeholder such as Untitled-1, gives way to the first large line", async () => {

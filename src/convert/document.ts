@@ -134,6 +134,11 @@ export function resolveLineBreaks(text: string): string {
   });
 }
 
+/** A title taken from a document's lines, its words broken at a line's end joined as the document (`text`) writes them. */
+export function resolveTitle(title: string, text: string): string {
+  return title.includes(SOFT_HYPHEN) ? resolveLineBreaks(`${title}\n${text}`).split("\n", 1)[0]! : title;
+}
+
 /** Every way of writing a word broken into `parts`: each break joined or hyphenated. */
 function spellingsOf(parts: string[]): string[] {
   return parts.slice(1).reduce((words, part) => words.flatMap((word) => [word + part, `${word}-${part}`]), [parts[0]!]);

@@ -13,6 +13,7 @@ import {
   NO_TEXT_LAYER_OCR_OFF,
   pageMarker,
   resolveLineBreaks,
+  resolveTitle,
   type ConvertedDocument,
   type ConvertOptions,
 } from "./document.ts";
@@ -147,13 +148,15 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
               : NO_TEXT_LAYER;
       throw new ResearcherError("FILE_UNREADABLE", why);
     }
-    const title = info.title ?? (prominent && prominent.length <= 200 && !isJunkTitle(prominent) ? prominent : undefined) ?? fallbackTitle;
+    const found = prominent && prominent.length <= 200 && !isJunkTitle(prominent) ? prominent : undefined;
+    const text = parts.join("\n").replace(/\n{3,}/g, "\n\n");
+    const title = info.title ?? (found && resolveTitle(found, text)) ?? fallbackTitle;
     const { metadata, warnings = [] } = unreadPages(unread);
     if (garbled.length) warnings.push(garbledWarning(garbled));
     return {
       title,
       format: "markdown",
-      text: resolveLineBreaks(parts.join("\n").replace(/\n{3,}/g, "\n\n")),
+      text: resolveLineBreaks(text),
       firstLine: 1,
       metadata: {
         ...info.metadata,
@@ -232,7 +235,7 @@ function largestLines(lines: Line[], body: number): string | undefined {
   return lines
     .slice(start, end)
     .map((line) => line.text)
-    .join(" ");
+    .reduce(joinLine, "");
 }
 
 /** `line` goes on with the heading on `previous`: the same size, the next line down (not after a gap). */
