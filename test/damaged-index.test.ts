@@ -230,6 +230,47 @@ test("a write that fails on damage SQLite does not name (a path the UNIQUE index
   expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
 });
 
+test("a text column holding bytes is INDEX_CORRUPT in search, found by verify, and gone after the rebuild its hint names (s17 hostile #3)", () => {
+  // `unexpected: text.matchAll is not a function` (bytes where a fragment's text belongs); verify said ok.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha words here\n", "b.md": "# B\n\nalpha again\n" });
+  const repo = registerRepository(home, { name: "d", path: docs, embed: false });
+  expect(runCli(["index", "d"], { home }).code).toBe(0);
+  for (const damage of [
+    "UPDATE fragments SET text = x'616c706861'",
+    "UPDATE fragments SET heading = x'41'",
+    "UPDATE documents SET title = x'00'",
+  ]) {
+    const db = new Database(Store.dbPath(repo.dir));
+    db.run(damage);
+    db.close();
+    for (const args of [
+      ["search", "alpha"],
+      ["search", "alpha", "--repo", "d"],
+    ]) {
+      const searched = runCli(args, { home });
+      expect({ damage, args, code: searched.code, stderr: searched.stderr }).toEqual({
+        damage,
+        args,
+        code: 1,
+        stderr: expect.stringMatching(
+          /^error: .*damaged: a result's fragment holds a value of the wrong type\nhint: .*researcher (verify|index --rebuild d)/,
+        ),
+      });
+    }
+    const verify = runCli(["verify", "d"], { home });
+    expect({ damage, code: verify.code, stdout: verify.stdout }).toEqual({
+      damage,
+      code: 1,
+      stdout: expect.stringContaining("rows hold a value of the wrong type where text belongs → researcher index --rebuild d"),
+    });
+    expect(runCli(["index", "d", "--rebuild"], { home }).code).toBe(0);
+    expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
+    expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(2);
+  }
+});
+
 test("a document whose stored metadata is not a JSON object is read as none everywhere, reported by verify and read again by the next index run (s12 retest #5)", () => {
   const home = tempDir();
   const docs = tempDir();

@@ -73,8 +73,10 @@ async function checkDatabase(repo: Repository, problems: VerifyProblem[], repair
   }
   try {
     const pages = integrityCheck(store);
+    const wrongTyped = pages.length ? 0 : store.wrongTypedRows();
+    if (wrongTyped) damaged(`${wrongTyped} rows hold a value of the wrong type where text belongs`);
     if (pages.length) pages.forEach(damaged);
-    else await checkStore(store, repo, problems, repair);
+    else if (!wrongTyped) await checkStore(store, repo, problems, repair);
   } catch (error) {
     if (!isSqliteDamage(error)) throw error;
     damaged(describeError(error));

@@ -199,6 +199,17 @@ const NO_HEADINGS_KEY = "fragment_headings";
 /** Connections opened that cannot name their file before opening it (see Store.file). */
 let connections = 0;
 
+/** A result row's columns that hold text: a damaged cell holds a number or bytes (`text.matchAll is not a function`). */
+const TEXT_COLUMNS = ["text", "heading", "path", "title", "hash", "format", "metadata"] as const;
+
+/**
+ * A value of the wrong type where the schema holds text: bytes changed beneath SQLite, which checks no types in
+ * these tables. Damage, as SQLite names it, so every caller reports INDEX_CORRUPT with the command that rebuilds.
+ */
+function wrongType(what: string): Error {
+  return Object.assign(new Error(`${what} holds a value of the wrong type`), { code: "SQLITE_CORRUPT" });
+}
+
 /** The documents' metadata column as JSON functions read it (a damaged cell reads as none). */
 const METADATA = metadataOf("metadata");
 
@@ -954,6 +965,17 @@ export class Store {
     }
   }
 
+  /** Rows whose text columns hold another type (a number, bytes): damage SQLite's own check does not look for. */
+  wrongTypedRows(): number {
+    const notText = (columns: string[]) => columns.map((column) => `typeof(${column}) <> 'text'`).join(" OR ");
+    return this.db
+      .query<{ n: number }, []>(
+        `SELECT (SELECT count(*) FROM fragments WHERE ${notText(["text", "heading", "text_hash"])})
+              + (SELECT count(*) FROM documents WHERE ${notText(["path", "hash", "title", "format", "metadata"])}) AS n`,
+      )
+      .get()!.n;
+  }
+
   fragmentsByIds(ids: number[]): Map<number, FragmentRow> {
     if (ids.length === 0) return new Map();
     const rows = this.db
@@ -964,6 +986,7 @@ export class Store {
          WHERE f.id IN (SELECT value FROM json_each(?))`,
       )
       .all(JSON.stringify(ids));
+    for (const row of rows) if (!TEXT_COLUMNS.every((column) => typeof row[column] === "string")) throw wrongType("a result's fragment");
     return new Map(rows.map((row) => [row.id, row]));
   }
 
