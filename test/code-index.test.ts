@@ -310,6 +310,36 @@ test("a function split inside a loop or a long docstring is one run: every part 
   }
 });
 
+test("a function whose first part holds a local import, or whose last part is a nested def, is one run too (s17 retest #1)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  const lines = (n: number, line: (i: number) => string) => Array.from({ length: n }, (_, i) => line(i)).join("\n");
+  const body = lines(60, (i) => `    step_${i} = compute_value(${i}, "text for the middle step")`);
+  const inner = lines(40, (i) => `        acc += format_piece(node, ${i}, "argument for the nested step")`);
+  writeTree(folder, {
+    // As difflib._mdiff: the head starts with `import re`; it was headed `def mdiff › imports`, and had no section.
+    "imports.py": `def mdiff(lines):\n    """Marked differences."""\n    import re\n${body}\n    return step_0\n`,
+    // As ast.dump: the tail is a nested def; the head (signature and docstring) had no section.
+    "nested.py": `def dump(node):\n    """Dump the tree."""\n${lines(30, (i) => `    option_${i} = prepare_step(${i})`)}\n    def _format(node):\n        acc = 0\n${inner}\n        return acc\n    return _format(node)\n`,
+  });
+  expect(runCli(["repo", "add", "code", folder, "--file-types", "py", "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "code"], { home }).code).toBe(0);
+  type Hit = { path: string; heading: string; fragment: { seq: number; section?: { start_line: number; end_line: number } } };
+  const hits: Hit[] = JSON.parse(runCli(["search", "step", "--json", "--all"], { home }).stdout).results;
+  for (const [path, heading, end] of [
+    ["imports.py", "def mdiff", 64],
+    ["nested.py", "def dump", 76],
+  ] as const) {
+    const parts = hits.filter((h) => h.path === path);
+    expect({ path, headings: [...new Set(parts.map((h) => h.heading))].sort() }).toEqual({
+      path,
+      headings: path === "imports.py" ? [heading] : [heading, `${heading} › def _format`],
+    });
+    for (const { fragment } of parts.filter((h) => h.heading === heading))
+      expect({ path, section: fragment.section }).toEqual({ path, section: expect.objectContaining({ start_line: 1, end_line: end }) });
+  }
+});
+
 test("a run of parts is one unit: same-named siblings are not its parts, and a run longer than 64 parts is counted whole (s14 review #1)", () => {
   const home = tempDir();
   const folder = tempDir();

@@ -32,6 +32,7 @@ export function languageOf(path: string): CodeLanguage | null {
  * 14: C prototypes a portability macro wraps (`BZ_API(name)(…)`, `name OF((…))`) are named by the name, not the macro.
  * Version 15: a module wrapper (an IIFE, a UMD or AMD factory) is the module's scope, not a function's body. Version
  * 16: the parts of a loop, `if` or docstring split inside a function are parts of the function's unit. Version 17:
- * `(function () { … }).call(this)` is a module wrapper too.)
+ * `(function () { … }).call(this)` is a module wrapper too. Version 18: an import inside a function is no `imports`
+ * unit.)
  */
-export const CODE_OUTLINE_VERSION = 17;
+export const CODE_OUTLINE_VERSION = 18;

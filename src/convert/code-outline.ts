@@ -560,7 +560,9 @@ const LABEL_MAX_CHARS = 80;
 
 /** The heading label of a definition node, or null for statements, expressions and comments. */
 function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): string | null {
-  if (IMPORTS.has(type)) return "imports";
+  // A file's imports are a unit worth naming; a function's own (`import re` in its body) are a statement of it, and
+  // named they headed the function's first part `def f › imports`, which then had no section (s17 retest #1).
+  if (IMPORTS.has(type)) return insideFunction(node) ? null : "imports";
   if (type === "package_clause" || type === "package_declaration") {
     // Go's `package main`, Java's `package org.demo;`: the name says what the file belongs to.
     const name = node.namedChildren.find((c) => !COMMENT.test(c.type))?.text;
@@ -657,6 +659,15 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     return name ? `${keyword} ${name}` : null; // an anonymous struct or class expression gets no heading
   }
   return null;
+}
+
+/** Functions and methods in every language's grammar: what a local import is inside of. */
+const ANY_FUNCTION =
+  /^(?:function_definition|function_declaration|function_item|method_declaration|method_definition|constructor_declaration|method|singleton_method|function_expression|generator_function|generator_function_declaration|function|arrow_function|lambda|func_literal)$/;
+
+function insideFunction(node: SyntaxNode): boolean {
+  for (let parent = node.parent; parent; parent = parent.parent) if (ANY_FUNCTION.test(parent.type)) return true;
+  return false;
 }
 
 const FUNCTION_NODES =

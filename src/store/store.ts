@@ -148,9 +148,13 @@ function runAround(rows: SectionRow[], seq: number, heading: string, code: boole
       break;
     }
   }
-  // The run starts and ends with the unit's own fragments: nested ones at an end are not followed by more of it.
-  while (!own(rows[first]!)) first++;
-  while (!own(rows[last]!)) last--;
+  // A text section's run starts and ends with its own fragments: a subsection at an end is no part of it. In code a
+  // nested unit lies inside the one around it, so a function whose head or tail is a nested def's fragment goes on
+  // over it (`ast.dump`'s tail is `def dump › def _format`: its head had no section).
+  if (!code) {
+    while (!own(rows[first]!)) first++;
+    while (!own(rows[last]!)) last--;
+  }
   return { at, first, last };
 }
 
