@@ -234,16 +234,18 @@ test("a text column holding bytes is INDEX_CORRUPT in search, found by verify, a
   // `unexpected: text.matchAll is not a function` (bytes where a fragment's text belongs); verify said ok.
   const home = tempDir();
   const docs = tempDir();
-  writeTree(docs, { "a.md": "# A\n\nalpha words here\n", "b.md": "# B\n\nalpha again\n" });
+  writeTree(docs, { "a.md": "# A\n\n## Part\n\nalpha words here\n", "b.md": "# B\n\n## Part\n\nalpha again\n" });
   const repo = registerRepository(home, { name: "d", path: docs, embed: false });
   expect(runCli(["index", "d"], { home }).code).toBe(0);
   for (const damage of [
+    // A fragment without a heading is boosted by its title's words: bytes there failed that, before any snippet.
+    "UPDATE fragments SET heading = '' WHERE seq = 0; UPDATE documents SET title = x'00'",
     "UPDATE fragments SET text = x'616c706861'",
     "UPDATE fragments SET heading = x'41'",
     "UPDATE documents SET title = x'00'",
   ]) {
     const db = new Database(Store.dbPath(repo.dir));
-    db.run(damage);
+    for (const statement of damage.split("; ")) db.run(statement);
     db.close();
     for (const args of [
       ["search", "alpha"],
@@ -255,7 +257,7 @@ test("a text column holding bytes is INDEX_CORRUPT in search, found by verify, a
         args,
         code: 1,
         stderr: expect.stringMatching(
-          /^error: .*damaged: a result's fragment holds a value of the wrong type\nhint: .*researcher (verify|index --rebuild d)/,
+          /^error: .*damaged: a result's (fragment|heading) holds a value of the wrong type\nhint: .*researcher (verify|index --rebuild d)/,
         ),
       });
     }

@@ -203,15 +203,15 @@ const NO_HEADINGS_KEY = "fragment_headings";
 /** Connections opened that cannot name their file before opening it (see Store.file). */
 let connections = 0;
 
-/** A result row's columns that hold text: a damaged cell holds a number or bytes (`text.matchAll is not a function`). */
-const TEXT_COLUMNS = ["text", "heading", "path", "title", "hash", "format", "metadata"] as const;
-
 /**
- * A value of the wrong type where the schema holds text: bytes changed beneath SQLite, which checks no types in
- * these tables. Damage, as SQLite names it, so every caller reports INDEX_CORRUPT with the command that rebuilds.
+ * Rows read for results must hold text where the schema says text: bytes changed beneath SQLite, which checks no
+ * types in these tables, put a number or bytes there (`text.matchAll is not a function`). That is damage, as SQLite
+ * names it, so every caller reports INDEX_CORRUPT with the command that rebuilds.
  */
-function wrongType(what: string): Error {
-  return Object.assign(new Error(`${what} holds a value of the wrong type`), { code: "SQLITE_CORRUPT" });
+function checkText<Row extends object>(rows: Row[], columns: (keyof Row)[], what: string): void {
+  for (const row of rows)
+    if (!columns.every((column) => typeof row[column] === "string"))
+      throw Object.assign(new Error(`${what} holds a value of the wrong type`), { code: "SQLITE_CORRUPT" });
 }
 
 /** The documents' metadata column as JSON functions read it (a damaged cell reads as none). */
@@ -931,6 +931,7 @@ export class Store {
          WHERE f.id IN (SELECT value FROM json_each(?))`,
       )
       .all(JSON.stringify(ids));
+    checkText(rows, ["heading", "title", "format"], "a result's heading");
     return new Map(rows.map(({ id, ...row }) => [id, row]));
   }
 
@@ -990,7 +991,7 @@ export class Store {
          WHERE f.id IN (SELECT value FROM json_each(?))`,
       )
       .all(JSON.stringify(ids));
-    for (const row of rows) if (!TEXT_COLUMNS.every((column) => typeof row[column] === "string")) throw wrongType("a result's fragment");
+    checkText(rows, ["text", "heading", "path", "title", "hash", "format", "metadata"], "a result's fragment");
     return new Map(rows.map((row) => [row.id, row]));
   }
 
