@@ -8,7 +8,7 @@
  * /proc/<pid>/stat differs). Removing a stale lock is a compare-and-delete done while holding `lock.takeover`,
  * itself such a lock: two writers that both find the same stale lock cannot both remove what the other took.
  */
-import { linkSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TEMP_FILE_NAME, tempPathFor } from "./atomic.ts";
 import { ResearcherError, readDenied, writeDenied } from "./errors.ts";
@@ -184,7 +184,9 @@ const MAX_LOCK_BYTES = 4096;
 function readLock(file: string): string | undefined {
   const read = readRegularFile(file, MAX_LOCK_BYTES, "a lock file");
   if ("bytes" in read) return new TextDecoder().decode(read.bytes);
-  if (read.missing) return undefined;
+  // A link to nothing is there all the same: no lock can be made beside it, and "try again" never helped.
+  if (read.missing && !lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) return undefined;
+  if (read.missing) read.reason = "a link to nothing";
   // A lock another user left, unreadable to this one: name it and what fixes it, not a bare EACCES.
   const denied = readDenied(Object.assign(new Error(read.reason), { code: read.code }), file);
   if (denied) throw denied;

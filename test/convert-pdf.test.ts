@@ -301,6 +301,8 @@ describe("convertPdf", () => {
     expect(joined("an attention mech-", "anism")).toBe("an attention mechanism");
     expect(joined("so Trace-", "Monkey starts")).toBe("so Trace-Monkey starts");
     expect(joined("for non-", "English speakers")).toBe("for non-English speakers");
+    // A compound broken at one of its own hyphens keeps it (s17 retest #5: `state-of-theart`).
+    expect(joined("the state-of-the-", "art model")).toBe("the state-of-the-art model");
     // As the document writes the word elsewhere (s16 review #7: the paper says TraceMonkey 20 times, and the word
     // and the phrase missed `Trace-Monkey`).
     expect(joined("so Trace-", "Monkey starts", "TraceMonkey records")).toBe("so TraceMonkey starts\n\nTraceMonkey records");

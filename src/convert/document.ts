@@ -130,7 +130,11 @@ export function resolveLineBreaks(text: string): string {
     const parts = broken.split(SOFT_HYPHEN);
     const spellings = parts.length <= MAX_SPELLED_BREAKS + 1 ? spellingsOf(parts).filter((w) => written.has(w.toLowerCase())) : [];
     if (spellings.length === 1) return spellings[0]!;
-    return parts.reduce((left, right) => (/\p{Ll}$/u.test(left) && /^\p{Ll}/u.test(right) ? left + right : `${left}-${right}`));
+    // Typesetting breaks a plain word; a compound broken at a line's end broke at one of its own hyphens (TeX does
+    // not hyphenate a word that has one), which it keeps: `state-of-the-` + `art`.
+    return parts.reduce((left, right) =>
+      /\p{Ll}$/u.test(left) && /^\p{Ll}/u.test(right) && !left.includes("-") ? left + right : `${left}-${right}`,
+    );
   });
 }
 
