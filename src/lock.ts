@@ -186,11 +186,11 @@ function readLock(file: string): string | undefined {
   if ("bytes" in read) return new TextDecoder().decode(read.bytes);
   // A link to nothing is there all the same: no lock can be made beside it, and "try again" never helped.
   if (read.missing && !lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) return undefined;
-  if (read.missing) read.reason = "a link to nothing";
+  const reason = read.missing ? "a link to nothing" : read.reason;
   // A lock another user left, unreadable to this one: name it and what fixes it, not a bare EACCES.
-  const denied = readDenied(Object.assign(new Error(read.reason), { code: read.code }), file);
+  const denied = readDenied(Object.assign(new Error(reason), { code: read.code }), file);
   if (denied) throw denied;
-  throw new ResearcherError("LOCKED", `${file} is no lock (${read.reason})`, {
+  throw new ResearcherError("LOCKED", `${file} is no lock (${reason})`, {
     hint: `remove it (\`rm ${shellWord(file)}\`) and run the command again`,
   });
 }

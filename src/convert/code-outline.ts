@@ -562,7 +562,7 @@ const LABEL_MAX_CHARS = 80;
 function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): string | null {
   // A file's imports are a unit worth naming; a function's own (`import re` in its body) are a statement of it, and
   // named they headed the function's first part `def f › imports`, which then had no section (s17 retest #1).
-  if (IMPORTS.has(type)) return insideFunction(node) ? null : "imports";
+  if (IMPORTS.has(type)) return inFunctionBody(node) ? null : "imports";
   if (type === "package_clause" || type === "package_declaration") {
     // Go's `package main`, Java's `package org.demo;`: the name says what the file belongs to.
     const name = node.namedChildren.find((c) => !COMMENT.test(c.type))?.text;
@@ -661,21 +661,13 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
   return null;
 }
 
-/** Functions and methods in every language's grammar: what a local import is inside of. */
-const ANY_FUNCTION =
-  /^(?:function_definition|function_declaration|function_item|method_declaration|method_definition|constructor_declaration|method|singleton_method|function_expression|generator_function|generator_function_declaration|function|arrow_function|lambda|func_literal)$/;
-
-function insideFunction(node: SyntaxNode): boolean {
-  for (let parent = node.parent; parent; parent = parent.parent) if (ANY_FUNCTION.test(parent.type)) return true;
-  return false;
-}
-
+/** Functions and methods in every language's grammar. */
 const FUNCTION_NODES =
-  /^(?:function_declaration|generator_function_declaration|function|function_expression|generator_function|arrow_function|method_definition)$/;
+  /^(?:function_definition|function_declaration|function_item|method_declaration|method_definition|constructor_declaration|method|singleton_method|function_expression|generator_function|generator_function_declaration|function|arrow_function|lambda|func_literal)$/;
 
 /**
  * Whether a statement is inside a function's body: there a value made by a call given a function is a local
- * (`const comparators = rangeList.map((c) => …)`), not a definition. Named, it headed the function's parts in place of
+ * (`const comparators = rangeList.map((c) => …)`), not a definition, and an import is one of its statements. Named, it headed the function's parts in place of
  * the function, and the split function's parts lost their run (s15 agent #1). A function that is a module's scope
  * is no such body.
  */
