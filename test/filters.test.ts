@@ -559,8 +559,12 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
       "number.md": "---\ntags: 5\n---\n\nvault #word\n",
       // Indented code is code, as fenced code is; a list item's indented paragraph is not (s17 review #7).
       "indented.md": "# C\n\nSome code:\n\n    #include <stdio.h>\n\n    #define MAX 10\nvault\n\n- item\n\n    more #listed\n",
+      // …inside a block quote too (it gave tags `include` and `pragma`).
+      "quoted.md": "# Q\n\n> Quoted code:\n>\n>     #include <stdio.h>\n> > \n> >     #pragma once\n\nvault #quoted\n",
       // An empty property, as Obsidian's editor leaves it: the inline tags were dropped (s17 review #3).
       "empty.md": "---\ntitle: Empty\ntags:\ntag: ''\n---\n\nvault #idea\n",
+      // Entries a template left blank name no tag (they were kept, and listed as tags named "" and null).
+      "blank.md": "---\ntags:\n  - draft\n  -\n  - ''\n---\n\nvault\n",
     },
     "vault",
   );
@@ -572,11 +576,15 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
   expect(await paths("tags=single-tag")).toEqual(["singular.md"]);
   expect(await paths("tag=single-tag")).toEqual(["singular.md"]); // as written, too
   expect(await paths("tags=listed")).toEqual(["indented.md"]);
-  for (const none of ["tags=12", "tags=anchor", "tags=not-a-tag", "tags=nor-this", "tags=include", "tags=define"])
+  expect(await paths("tags=quoted")).toEqual(["quoted.md"]);
+  for (const none of ["tags=12", "tags=anchor", "tags=not-a-tag", "tags=nor-this", "tags=include", "tags=define", "tags=pragma"])
     expect({ none, paths: await paths(none) }).toEqual({ none, paths: [] });
   expect(await paths("tags=idea")).toEqual(["empty.md"]);
-  expect(await paths("tags=5")).toEqual(["number.md"]); // a value that is no name stays as written
-  expect(await paths("tags=word")).toEqual([]);
+  // A value that is no name is kept as written, beside the note's inline tags (they were dropped).
+  expect(await paths("tags=5")).toEqual(["number.md"]);
+  expect(await paths("tags=word")).toEqual(["number.md"]);
+  expect(await paths("tags=draft")).toEqual(["blank.md"]);
+  expect(await paths('tags=""')).toEqual([]);
 });
 
 test("a path pattern that names a folder holds all below it, as in .gitignore; a name alike does not (s17 user #2)", async () => {

@@ -211,24 +211,16 @@ function listsOfNames(metadata: Record<string, unknown>): Record<string, unknown
  * `tags` as Obsidian reads a note's tags: those its front matter names (`tags` and `tag`, a `#` before one dropped),
  * then those its text uses inline (`#idea`), each once. `tags=idea` found neither a `#idea` in the text, nor
  * `tags: ["#idea"]`, nor `tag: idea`.
- * A `tags` value that is no name or list of names (a number, a mapping) is left as written.
+ * A scalar that is no name (`tags: 2024`) is one entry still, kept as written; a mapping leaves `tags` as written.
  */
 function withInlineTags(metadata: Record<string, unknown>, inline: string[]): Record<string, unknown> {
-  // An empty `tags:` (YAML's null), what Obsidian's property editor and templates leave, names no tag.
-  const listed = (value: unknown) =>
-    value === undefined || value === null || value === ""
-      ? []
-      : typeof value === "string"
-        ? [value]
-        : Array.isArray(value)
-          ? value
-          : undefined;
-  const [plural, singular] = [listed(metadata.tags), listed(metadata.tag)];
+  const [plural, singular] = [tagEntries(metadata.tags), tagEntries(metadata.tag)];
   if (!plural) return metadata;
   // `tag:` is Obsidian's older spelling of `tags:`; it stays as written too.
   const names = [...plural, ...(singular ?? [])];
   const hashed = names.some((name) => typeof name === "string" && name.startsWith("#"));
-  if (inline.length === 0 && !hashed && !singular?.length) return metadata; // as written
+  const blank = Array.isArray(metadata.tags) && metadata.tags.length !== plural.length;
+  if (inline.length === 0 && !hashed && !blank && !singular?.length) return metadata; // as written
   const tags: unknown[] = [];
   const seen = new Set<string>();
   for (const tag of [...names.map((name) => (typeof name === "string" ? name.replace(/^#/, "") : name)), ...inline]) {
@@ -238,6 +230,18 @@ function withInlineTags(metadata: Record<string, unknown>, inline: string[]): Re
     tags.push(tag);
   }
   return { ...metadata, tags };
+}
+
+/**
+ * The entries of a `tags` value, or undefined for a mapping. An empty `tags:` (YAML's null), what Obsidian's property
+ * editor and templates leave, names no tag, nor does a blank entry of a list (`- ` left by a template); a number or
+ * a boolean is one entry (`tags: 2024` dropped the note's inline tags).
+ */
+function tagEntries(value: unknown): unknown[] | undefined {
+  const blank = (entry: unknown) => entry === null || entry === undefined || (typeof entry === "string" && entry.trim() === "");
+  if (Array.isArray(value)) return value.filter((entry) => !blank(entry));
+  if (blank(value)) return [];
+  return typeof value === "object" ? undefined : [value];
 }
 
 /** `alpha, "beta, gamma"` → `alpha`, `beta, gamma`: names split at commas outside double quotes. */

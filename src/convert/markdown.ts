@@ -82,6 +82,8 @@ const INLINE_TAG = /(?<!\S)#([\p{L}\p{N}_/-]+)/gu;
 
 /** A list item's first line: `- `, `* `, `+ `, `1. `, `1) `. */
 const LIST_ITEM = /^\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)/;
+/** The `>` markers that open a line of a block quote (`> > `), each with the one space it may take. */
+const QUOTE_MARKERS = /^(?: {0,3}> ?)+/;
 /** Indented four columns or more: code after a blank line, unless it continues a list item. */
 const INDENTED = /^(?: {4}| {0,3}\t)/;
 
@@ -101,8 +103,8 @@ export function inlineTags(text: string): string[] {
       [previous, inList] = ["text", false];
       continue;
     }
-    const line = lines[block.line]!;
-    if (block.blank) {
+    const line = lines[block.line]!.replace(QUOTE_MARKERS, ""); // a quote's content follows the same rules
+    if (block.blank || line.trim() === "") {
       if (previous !== "code") previous = "blank"; // a blank line inside indented code goes on with it
       continue;
     }
