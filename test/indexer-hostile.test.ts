@@ -1,4 +1,5 @@
 /** Regressions from the reliability issue: what an index run does with folders and files that fight back. */
+import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import {
   chmodSync,
@@ -18,6 +19,7 @@ import { join } from "node:path";
 import { setConfigValue } from "../src/config.ts";
 import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
+import { parseFilter } from "../src/search/filters.ts";
 import { search } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
 import { syncVectorIndex } from "../src/search/vectors.ts";
@@ -394,6 +396,25 @@ describe("paragraphs that show nothing", () => {
       expect((await indexRepository(home, repo)).indexed).toBe(0);
     },
   );
+
+  test("an index from before a note's inline #tags were tags reads its markdown again, once", async () => {
+    const { home, repo } = bm25Repository({ "note.md": "# Cluster\n\nvault runs on #homelab\n", "page.html": "<p>vault page</p>" });
+    await indexRepository(home, repo);
+    const tagged = async () =>
+      (await search(home, { query: "vault", mode: "bm25", where: [parseFilter("tags=homelab")] })).results.map((r) => r.path);
+    expect(await tagged()).toEqual(["note.md"]);
+    // As a researcher from before tags were Obsidian's left it: the note's metadata without them, and version 5.
+    const db = new Database(join(repo.dir, "index.db"));
+    db.run("UPDATE documents SET metadata = '{}'");
+    db.close();
+    const store = Store.open(repo.dir, { write: true });
+    store.setMeta("chunking", JSON.stringify({ ...JSON.parse(store.getMeta("chunking")!), headings: 5 }));
+    store.close();
+    expect(await tagged()).toEqual([]);
+    // The note was kept as it was: `tags=homelab` found nothing until the file changed.
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 1 });
+    expect(await tagged()).toEqual(["note.md"]);
+  });
 });
 
 describe("documents without body text", () => {

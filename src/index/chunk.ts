@@ -30,12 +30,13 @@ export const BARE_DOCUMENT_VERSION = 3;
  * was in no fragment before); since 2 with the headings between, as the file has them; since 3 a paragraph that shows
  * nothing (an HTML comment, an anchor, a rule) is in no fragment, and a `---` block that is no YAML mapping is body
  * text, not front matter (convert.ts); since 4 `tags` and `aliases` written as one string with commas are lists (as
- * Obsidian reads them); since 5 each fragment records the section it is part of (Fragment.unit). An index that
- * recorded another version chunks its
+ * Obsidian reads them); since 5 each fragment records the section it is part of (Fragment.unit); since 6 a note's
+ * tags are Obsidian's (inline `#tags` outside code, nested tags, blank entries dropped). An index that recorded
+ * another version chunks its
  * markdown files again (converted formats keep their fragments until their files change: reading them again can be
  * slow).
  */
-export const MARKDOWN_CHUNK_VERSION = 5;
+export const MARKDOWN_CHUNK_VERSION = 6;
 
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {
