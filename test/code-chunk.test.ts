@@ -121,6 +121,7 @@ describe("chunkCode per language", () => {
       // CoffeeScript's wrapper, and underscore's (s17 review #6).
       callThis: `(function () {\n${definitions}\n}).call(this);`,
       applyThis: `(function () {\n${definitions}\n}).apply(this, arguments);`,
+      bindThis: `(function () {\n${definitions}\n}).bind(this)();`,
     };
     for (const [wrapper, source] of Object.entries(wrapped)) {
       const fragments = (await chunkCode(source, "javascript", { maxTokens: 120, packBelow: 0 }))!;

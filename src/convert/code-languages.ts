@@ -33,6 +33,6 @@ export function languageOf(path: string): CodeLanguage | null {
  * Version 15: a module wrapper (an IIFE, a UMD or AMD factory) is the module's scope, not a function's body. Version
  * 16: the parts of a loop, `if` or docstring split inside a function are parts of the function's unit. Version 17:
  * `(function () { … }).call(this)` is a module wrapper too. Version 18: an import inside a function is no `imports`
- * unit.)
+ * unit. Version 19: so is `(function () { … }).bind(this)()`.)
  */
-export const CODE_OUTLINE_VERSION = 18;
+export const CODE_OUTLINE_VERSION = 19;

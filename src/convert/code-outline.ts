@@ -700,15 +700,17 @@ function isModuleScope(fn: SyntaxNode): boolean {
   return Boolean(inner && /^(?:function_expression|function|arrow_function)$/.test(inner.type));
 }
 
-/** `fn.call(…)` or `fn.apply(…)` where it is written: CoffeeScript's and underscore's module wrapper. */
+/**
+ * `fn.call(…)`, `fn.apply(…)` or `fn.bind(…)()` where it is written: CoffeeScript's and underscore's module wrapper,
+ * and the bound form of it.
+ */
 function calledAsThis(member: SyntaxNode): boolean {
   const property = member.childForFieldName("property")?.text;
   const call = member.parent;
-  return (
-    (property === "call" || property === "apply") &&
-    call?.type === "call_expression" &&
-    call.childForFieldName("function")?.startIndex === member.startIndex
-  );
+  const calls = (outer: SyntaxNode | null, callee: SyntaxNode) =>
+    outer?.type === "call_expression" && outer.childForFieldName("function")?.endIndex === callee.endIndex;
+  if (!calls(call, member)) return false;
+  return property === "call" || property === "apply" || (property === "bind" && calls(call!.parent, call!));
 }
 
 /**
