@@ -127,15 +127,18 @@ export function systemCode(error: unknown): string {
 }
 
 /**
- * FTS5's words for its own tables damaged (a config row, a shadow table), which it reports with the generic
- * SQLITE_ERROR: `invalid fts5 file format (found 0, …)`, `no such fts5 table: main.fragments_fts`.
+ * SQLite's words for tables damaged, which it reports with the generic SQLITE_ERROR: FTS5's own (a config row, a
+ * shadow table: `invalid fts5 file format (found 0, …)`, `no such fts5 table: main.fragments_fts`), and a table or
+ * column the schema version promises but the file lacks (dropped beneath the index: `no such column: d.title`,
+ * `table documents has no column named title`). The code's statements are fixed and a migration is one transaction,
+ * so a current index lacks them only when damaged.
  */
-const FTS5_DAMAGE = /invalid fts5 file format|no such fts5 table|fts5: corrupt/i;
+const TABLE_DAMAGE = /invalid fts5 file format|no such fts5 table|fts5: corrupt|no such (?:column|table)|has no column named/i;
 
 /** SQLite's codes for a file whose bytes are not a whole database (as opposed to busy, full or forbidden). */
 export function isSqliteDamage(error: unknown): boolean {
   const code = systemCode(error);
-  if (code === "SQLITE_ERROR") return FTS5_DAMAGE.test(describeError(error));
+  if (code === "SQLITE_ERROR") return TABLE_DAMAGE.test(describeError(error));
   return code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB";
 }
 

@@ -230,6 +230,46 @@ test("a write that fails on damage SQLite does not name (a path the UNIQUE index
   expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
 });
 
+test("a table or column dropped beneath the index is INDEX_CORRUPT everywhere, found by verify, and the rebuild its hint names works", () => {
+  // Every command said `unexpected: no such column: d.title`, and `index --rebuild` failed the same way.
+  const writes = [
+    ["index", "d"],
+    ["verify", "d", "--repair"],
+  ];
+  const cases: [string, string[][]][] = [
+    ["ALTER TABLE documents DROP COLUMN title", [["search", "alpha"], ["get", "d:a.md"], ...writes]],
+    ["DROP TABLE failures", writes], // searches do not read it
+  ];
+  for (const [damage, commands] of cases) {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# A\n\nalpha words here\n", "b.md": "# B\n\nalpha again\n" });
+    const repo = registerRepository(home, { name: "d", path: docs, embed: false });
+    expect(runCli(["index", "d"], { home }).code).toBe(0);
+    const db = new Database(Store.dbPath(repo.dir));
+    db.run(damage);
+    db.close();
+    for (const args of commands) {
+      const run = runCli(args, { home });
+      expect({ damage, args, code: run.code, out: run.stdout + run.stderr }).toEqual({
+        damage,
+        args,
+        code: 1,
+        out: expect.stringMatching(/researcher (verify|index --rebuild d)/),
+      });
+      expect({ damage, args, out: run.stdout + run.stderr }).not.toEqual({ damage, args, out: expect.stringContaining("unexpected") });
+    }
+    const rebuild = runCli(["index", "d", "--rebuild"], { home });
+    expect({ damage, code: rebuild.code, stderr: rebuild.stderr }).toEqual({
+      damage,
+      code: 0,
+      stderr: expect.stringContaining("moved aside"),
+    });
+    expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
+    expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(2);
+  }
+});
+
 test("a text column holding bytes is INDEX_CORRUPT in search, found by verify, and gone after the rebuild its hint names (s17 hostile #3)", () => {
   // `unexpected: text.matchAll is not a function` (bytes where a fragment's text belongs); verify said ok.
   const home = tempDir();

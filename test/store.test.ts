@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { registerRepository, type Repository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
-import { SCHEMA_VERSION } from "../src/store/schema.ts";
+import { missingFromSchema, SCHEMA_VERSION } from "../src/store/schema.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { Store } from "../src/store/store.ts";
 import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
@@ -75,6 +75,8 @@ test("readers of an older schema neither lock nor write it: one error line says 
   }
   expect(upgraded.query("SELECT DISTINCT format FROM documents").all()).toEqual([{ format: "md" }]);
   expect(upgraded.query("SELECT page_end FROM fragments LIMIT 1").get()).toEqual({ page_end: null });
+  // Every table and column a new index has: a rebuild would otherwise move an upgraded index aside as damaged.
+  expect(missingFromSchema(upgraded)).toBeNull();
   upgraded.close();
 }, 30_000);
 

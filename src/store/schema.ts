@@ -9,6 +9,7 @@ import { accessSync, chmodSync, constants as fs, existsSync, linkSync, mkdirSync
 import { dirname } from "node:path";
 import { syncFolder, tempPathFor } from "../atomic.ts";
 import {
+  damagedIndex,
   describeError,
   isSqliteDamage,
   isSqliteEnvironment,
@@ -163,10 +164,12 @@ export function openIndexDatabase(file: string, name: string, mode: OpenMode): O
   let why: string;
   try {
     const db = openChecked(file, name, mode);
-    if (mode !== "fresh") return { db };
-    const damage = pageDamage(db);
+    if (mode === "read") return { db };
+    // Writers make sure the tables they write are there; a rebuild checks every page too.
+    const damage = (mode === "fresh" ? pageDamage(db) : null) ?? missingFromSchema(db);
     if (damage === null) return { db };
     db.close();
+    if (mode !== "fresh") throw damagedIndex(name, damage);
     why = damage;
   } catch (error) {
     if (!create || !(isUnreadable(error) || (mode === "fresh" && isIndexFailure(error)))) throw error;
@@ -201,6 +204,35 @@ function pageDamage(db: Database): string | null {
     if (isSqliteDamage(error) || (systemCode(error).startsWith("SQLITE_") && !isSqliteEnvironment(error))) return describeError(error);
     throw error;
   }
+}
+
+/**
+ * The tables and columns a current index has that this one lacks, or null when it lacks none: a table or column
+ * dropped beneath the index (its pages whole, so SQLite's check passed) failed every write of a rebuild with `no such
+ * column`. Extra ones are no damage. A schema made in memory says what a current index holds, so this cannot drift.
+ */
+export function missingFromSchema(db: Database): string | null {
+  const pristine = new Database(":memory:");
+  try {
+    pristine.run(SCHEMA);
+    const expected = tableColumns(pristine);
+    const actual = tableColumns(db);
+    const missing = [...expected].flatMap(([table, columns]) => {
+      const have = actual.get(table);
+      if (!have) return [`table ${table}`];
+      return [...columns].filter((column) => !have.has(column)).map((column) => `column ${table}.${column}`);
+    });
+    return missing.length ? `its schema lacks ${missing.slice(0, 3).join(", ")}` : null;
+  } finally {
+    pristine.close();
+  }
+}
+
+/** Each table of a database (SQLite's own aside) with its columns. */
+function tableColumns(db: Database): Map<string, Set<string>> {
+  const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all();
+  const columns = db.query<{ name: string }, [string]>("SELECT name FROM pragma_table_info(?)");
+  return new Map(tables.map(({ name }) => [name, new Set(columns.all(name).map((column) => column.name))]));
 }
 
 /** INDEX_CORRUPT from opening (not permissions, which no rebuild helps): a rebuild replaces the file. */
