@@ -453,6 +453,34 @@ test("a link to a folder made while watching is not walked: nothing under it is 
   }
 }, 30_000);
 
+test("a folder replaced by a link while watching leaves the index without a failure, as in a run", async () => {
+  // Its document went, with a failure "its folder sub is a link" that no run records (a run never enters the link).
+  const home = tempDir();
+  const docs = tempDir();
+  const outside = tempDir();
+  writeTree(docs, { "a.md": "# A\n\napple\n", "sub/s.md": "# S\n\nsubword\n" });
+  writeTree(outside, { "s.md": "# O\n\noutside words\n" });
+  const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  try {
+    await handle.ready;
+    renameSync(join(docs, "sub"), join(tempDir(), "sub"));
+    symlinkSync(outside, join(docs, "sub"));
+    await Bun.sleep(300);
+    writeFileSync(join(docs, "b.md"), "# B\n\nbanana\n");
+    await batches.until(["b.md"]);
+    await Bun.sleep(300);
+    expect(batches.errors.map(String)).toEqual([]);
+    expect(Object.keys(indexed(repo))).toEqual(["a.md", "b.md"]);
+    expect(repositoryStatus(repo).failures).toEqual([]);
+    expect(indexed(repo)).toEqual(await freshIndex(repo));
+  } finally {
+    await handle.close();
+  }
+}, 30_000);
+
 test("mkdir of a new subfolder, then files in it, are seen (recursive watch follows new folders)", async () => {
   const home = tempDir();
   const docs = tempDir();

@@ -319,7 +319,7 @@ export function isCandidateFolder(path: string, options: DiscoverOptions): boole
  * The reason is recorded as discovery records it: a failure of that path.
  */
 export function unreachable(path: string, options: DiscoverOptions & { path: string }): string | undefined {
-  const folder = linkedFolder(options.path, dirname(path) === "." ? "" : dirname(path));
+  const folder = folderLinkAbove(options.path, path);
   if (folder !== undefined) return `its folder ${folder} is a link, which discovery does not follow`;
   const absolute = join(options.path, path);
   if (!isLink(absolute)) return undefined;
@@ -329,6 +329,11 @@ export function unreachable(path: string, options: DiscoverOptions & { path: str
   } catch {
     return undefined; // a broken link: the read reports it
   }
+}
+
+/** The first folder link on the way from the root down to the file at `path` (relative to the root), if any. */
+export function folderLinkAbove(root: string, path: string, links?: Map<string, boolean>): string | undefined {
+  return linkedFolder(root, path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "", links);
 }
 
 /**

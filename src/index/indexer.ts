@@ -20,6 +20,7 @@ import {
   checkRoot,
   type DiscoveredFile,
   discoverFiles,
+  folderLinkAbove,
   isEmptyFolder,
   keepUnmounted,
   mountsAbove,
@@ -417,6 +418,12 @@ export async function indexFiles(
         }
         // What discovery would not reach is not indexed by name either (a folder link to an excluded folder, say).
         const why = unwanted.has(path) ? undefined : unreachable(path, repo);
+        // A document under a folder since replaced by a link leaves the index without a failure, as in a run, which
+        // never enters the link; a path named through a link that the index does not hold says why it is not indexed.
+        if (why && stored.has(path) && folderLinkAbove(repo.path, path) !== undefined) {
+          gone.push(path);
+          continue;
+        }
         if (why) {
           writer.add({ kind: "failed", path, reason: why, gone: true });
           continue;

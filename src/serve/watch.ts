@@ -24,7 +24,7 @@ import { loadConfig } from "../config.ts";
 import {
   candidacy,
   discoverFiles,
-  linkedFolder,
+  folderLinkAbove,
   IGNORE_FILES,
   isCandidate,
   isCandidateFolder,
@@ -463,14 +463,13 @@ class RepositoryWatch {
     const taken = [...this.pending];
     this.pending.clear();
     const waiters = new Map<string, number>(); // still being written: back to pending, with their first event's time
-    const links = new Map<string, boolean>(); // folders looked at for linkedFolder
+    const links = new Map<string, boolean>(); // folders looked at for folderLinkAbove
     try {
       const failed: Failed = { stamps: store.failureStamps(), settings: failureSettings(loadConfig(this.context.home), this.repo) };
       for (const [path, since] of taken) {
         // Under a folder that is a link nothing is there, as for a run, which never enters one; the link itself is
         // looked at (a folder of its own, or one replaced by a link): discoverFiles finds nothing in it.
-        const under = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
-        const stats = linkedFolder(this.repo.path, under, links) === undefined ? statOf(join(this.repo.path, path)) : undefined;
+        const stats = folderLinkAbove(this.repo.path, path, links) === undefined ? statOf(join(this.repo.path, path)) : undefined;
         if (stats?.isDirectory()) {
           if (store.document(path)) chosen.set(path, true); // a file replaced by a folder of its name
           this.resolveFolder(store, path, chosen, failed);
