@@ -198,7 +198,10 @@ describe("convertPdf", () => {
         140,
       ),
     ];
-    expect((await convertPdf(await writePdf([broken]), "x")).title).toBe("The Internationalization of Trade");
+    const converted = await convertPdf(await writePdf([broken]), "x");
+    expect(converted.title).toBe("The Internationalization of Trade");
+    // …and so does the heading the page's text opens with (it read `## The Inter- nationalization of Trade`).
+    expect(converted.text.split("\n").find((line) => line.startsWith("##"))).toBe("## The Internationalization of Trade");
   });
 
   test("a metadata title with no letters or digits, or a placeholder such as Untitled-1, gives way to the first large line", async () => {

@@ -638,7 +638,7 @@ function pageMarkdown(lines: Line[]): string {
     const heading = numbered !== undefined || isHeading(line.size, body, line.text);
     const gap = previous ? Math.abs(previous.y - line.y) : 0;
     if (heading && previous && continuesHeading(previous, line) && blocks.at(-1)?.startsWith("## ") && !paragraph) {
-      blocks[blocks.length - 1] += ` ${line.text}`; // a heading wrapped over two lines
+      blocks[blocks.length - 1] = joinLine(blocks.at(-1)!, line.text); // a heading wrapped over two lines
       return;
     }
     if (heading) {
