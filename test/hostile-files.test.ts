@@ -408,6 +408,20 @@ describe("conversions large in one dimension convert in linear time (s14 review 
     expect(doc.text).toContain("Body words here.");
   }, 60_000);
 
+  test("a note's #tag of 200,000 slashes (s18 hostile #1: 16 s, a megabyte minutes)", async () => {
+    const source = `# T\n\nsome text #a${"/".repeat(200_000)}b and #plain/\n`;
+    const doc = await within(async () => convertMarkdown(source, "slashes"), 4000);
+    expect((doc.metadata.tags as string[]).at(-1)).toBe("plain");
+  }, 60_000);
+
+  test("an ignore file's line with a run of 300,000 spaces inside it (s18 hostile #2: 43 s)", async () => {
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# A\n\nhello\n", "b.md": "# B\n\nignored\n", ".gitignore": `a${" ".repeat(300_000)}b\nb.md  \n` });
+    const home = tempDir();
+    const repo = registerRepository(home, { name: "gi", path: docs, embed: false });
+    expect(await within(() => indexRepository(home, repo), 4000)).toMatchObject({ indexed: 1, failed: 0 });
+  }, 60_000);
+
   test("a DOCX of one run of 200,000 spaces (s14 hostile #2: 11 s, and 600,000 took 108 s)", async () => {
     const bytes = docx(`<w:p><w:r><w:t xml:space="preserve">start${" ".repeat(200_000)}spaceword</w:t></w:r></w:p>`);
     const doc = await within(() => convertDocx(bytes, "spaces"), 4000);

@@ -118,13 +118,20 @@ export function inlineTags(text: string): string[] {
     previous = "text";
     const prose = line.replace(/`+[^`]*`+/g, " ");
     for (const [, tag] of prose.matchAll(INLINE_TAG)) {
-      const name = tag!.replace(/\/+$/, "");
+      const name = withoutTrailingSlashes(tag!);
       if (!/[^\p{N}/_-]/u.test(name) || tags.has(name.toLowerCase())) continue;
       tags.set(name.toLowerCase(), name);
       if (tags.size === MAX_INLINE_TAGS) return [...tags.values()];
     }
   }
   return [...tags.values()];
+}
+
+/** `a/b//` → `a/b`; trimmed, not matched: `/\/+$/` backtracked quadratically on a long run of slashes inside a tag. */
+function withoutTrailingSlashes(tag: string): string {
+  let end = tag.length;
+  while (end > 0 && tag[end - 1] === "/") end--;
+  return tag.slice(0, end);
 }
 
 /**
