@@ -316,6 +316,10 @@ describe("convertPdf", () => {
     expect(resolveLineBreaks("in\u00adter\u00adna\u00adtion\u00adal")).toBe("international");
     expect(resolveLineBreaks("a Trace\u00adMon\u00adkey run, TraceMonkey")).toBe("a TraceMonkey run, TraceMonkey");
     expect(resolveLineBreaks("state\u00adof\u00adthe\u00adart, state-of-the-art")).toBe("state-of-the-art, state-of-the-art");
+    // Each break by its own parts, written no other way: one that keeps its hyphen does not hyphenate the next
+    // (s18 review #5: `Trace-Mon-key`, `ABC-xyz-def`).
+    expect(resolveLineBreaks("Trace\u00adMon\u00adkey")).toBe("Trace-Monkey");
+    expect(resolveLineBreaks("ABC\u00adxyz\u00addef")).toBe("ABC-xyzdef");
     // A soft hyphen the text layer holds itself goes the same way.
     expect(resolveLineBreaks("exam\u00adple and Java\u00adScript, JavaScript")).toBe("example and JavaScript, JavaScript");
     expect(joinLine("pages 3-", "5 and")).toBe("pages 3- 5 and");

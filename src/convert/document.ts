@@ -131,10 +131,12 @@ export function resolveLineBreaks(text: string): string {
     const spellings = parts.length <= MAX_SPELLED_BREAKS + 1 ? spellingsOf(parts).filter((w) => written.has(w.toLowerCase())) : [];
     if (spellings.length === 1) return spellings[0]!;
     // Typesetting breaks a plain word; a compound broken at a line's end broke at one of its own hyphens (TeX does
-    // not hyphenate a word that has one), which it keeps: `state-of-the-` + `art`.
-    return parts.reduce((left, right) =>
-      /\p{Ll}$/u.test(left) && /^\p{Ll}/u.test(right) && !left.includes("-") ? left + right : `${left}-${right}`,
-    );
+    // not hyphenate a word that has one), which it keeps: `state-of-the-` + `art`. Each break is judged by its own
+    // two parts, not by the hyphens earlier breaks put in (`Trace-Mon-key` for `Trace­Mon­key`).
+    return parts.slice(1).reduce((word, right, i) => {
+      const left = parts[i]!;
+      return /\p{Ll}$/u.test(left) && /^\p{Ll}/u.test(right) && !left.includes("-") ? word + right : `${word}-${right}`;
+    }, parts[0]!);
   });
 }
 
