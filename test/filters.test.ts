@@ -560,6 +560,8 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
       // Indented code is code, as fenced code is; a list item's indented paragraph is not (s17 review #7).
       "indented.md": "# C\n\nSome code:\n\n    #include <stdio.h>\n\n    #define MAX 10\nvault\n\n- item\n\n    more #listed\n",
       // …inside a block quote too (it gave tags `include` and `pragma`).
+      // …right after a heading or a fence too, which no paragraph is (s18 review #9).
+      "headed.md": "# Build notes\n    #include <stdio.h>\n```\nx\n```\n    #define MAX 10\n\nvault #headed\n",
       "quoted.md": "# Q\n\n> Quoted code:\n>\n>     #include <stdio.h>\n> > \n> >     #pragma once\n\nvault #quoted\n",
       // An empty property, as Obsidian's editor leaves it: the inline tags were dropped (s17 review #3).
       "empty.md": "---\ntitle: Empty\ntags:\ntag: ''\n---\n\nvault #idea\n",
@@ -577,6 +579,7 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
   expect(await paths("tag=single-tag")).toEqual(["singular.md"]); // as written, too
   expect(await paths("tags=listed")).toEqual(["indented.md"]);
   expect(await paths("tags=quoted")).toEqual(["quoted.md"]);
+  expect(await paths("tags=headed")).toEqual(["headed.md"]);
   for (const none of ["tags=12", "tags=anchor", "tags=not-a-tag", "tags=nor-this", "tags=include", "tags=define", "tags=pragma"])
     expect({ none, paths: await paths(none) }).toEqual({ none, paths: [] });
   expect(await paths("tags=idea")).toEqual(["empty.md"]);

@@ -100,7 +100,8 @@ export function inlineTags(text: string): string[] {
   let inList = false;
   for (const block of markdownBlocks(lines.entries())) {
     if (block.kind !== "line") {
-      [previous, inList] = ["text", false];
+      // A heading or a fence is no paragraph: an indented line right after one is code, as after a blank line.
+      [previous, inList] = ["blank", false];
       continue;
     }
     const line = lines[block.line]!.replace(QUOTE_MARKERS, ""); // a quote's content follows the same rules
