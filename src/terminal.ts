@@ -93,12 +93,21 @@ function escaped(c: string): string {
 }
 
 /**
+ * A character as `$'…'` escapes of its UTF-8 bytes, which bash reads back in any locale (`\u202e` it reads only in
+ * a UTF-8 one, and `\x85` is the one byte 0x85, where a name holds U+0085 as C2 85).
+ */
+function utf8Escaped(c: string): string {
+  if (NAMED[c]) return NAMED[c];
+  return [...Buffer.from(c)].map((byte) => `\\x${byte.toString(16).padStart(2, "0")}`).join("");
+}
+
+/**
  * A path or id as one word of a shell command a hint suggests, quoted only when it must be. One holding control
  * characters is quoted as `$'…'`, whose escapes the shell undoes: inside '…' the `\n` a terminal is shown stays two
  * characters, and the command as printed named another path (s17 hostile #6).
  */
 export function shellWord(text: string): string {
   if (/^[\w./:@~+-]+$/.test(text)) return text;
-  if (text.search(CONTROLS) !== -1) return `$'${text.replace(/[\\']/g, "\\$&").replace(CONTROLS, escaped)}'`;
+  if (text.search(CONTROLS) !== -1) return `$'${text.replace(/[\\']/g, "\\$&").replace(CONTROLS, utf8Escaped)}'`;
   return `'${text.replace(/'/g, "'\\''")}'`;
 }

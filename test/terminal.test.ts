@@ -39,11 +39,17 @@ test("escapeControls makes every control character visible and leaves other text
 test("shellWord quotes a word so that bash reads it back as it is, control characters too (s17 hostile #6)", async () => {
   const { escapeControls, shellWord } = await import("../src/terminal.ts");
   // The moved-root hint quoted `\n`, `\t` and `\x01` inside '…', where bash keeps them as written.
-  for (const word of ["plain/path.md", "it's $HOME `id`", "/tmp/mvt it's $HOME `id` \n\t\x01x/a", "back\\slash \x1b[31m", "a\u202eb c"]) {
-    const quoted = shellWord(word);
-    // As the terminal shows it (hints are escaped for the screen): copying it must run the same.
-    expect(escapeControls(quoted)).toBe(quoted);
-    const echoed = Bun.spawnSync(["bash", "-c", `printf %s ${quoted}`]).stdout.toString();
-    expect({ word, echoed }).toEqual({ word, echoed: word });
-  }
+  // C1 controls and U+202x were escaped as characters, which bash reads as one byte (\x85) or, in a C locale, not at
+  // all (\u202e): the word named another path (s18 review #1).
+  const words = ["plain/path.md", "it's $HOME `id`", "/tmp/mvt it's $HOME `id` \n\t\x01x/a", "back\\slash \x1b[31m", "a\u202eb c"];
+  for (const word of [...words, "home\u0085x/lock", "a\u2028b"])
+    for (const locale of ["C.UTF-8", "C"]) {
+      const quoted = shellWord(word);
+      // As the terminal shows it (hints are escaped for the screen): copying it must run the same.
+      expect(escapeControls(quoted)).toBe(quoted);
+      const echoed = Bun.spawnSync(["bash", "-c", `printf %s ${quoted}`], {
+        env: { PATH: process.env.PATH, LANG: locale, LC_ALL: locale },
+      });
+      expect({ word, locale, echoed: echoed.stdout.toString() }).toEqual({ word, locale, echoed: word });
+    }
 });
