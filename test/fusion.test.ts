@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { anchorsOf, fuseHybrid, mergeLists, mergeScore, VECTOR_FLOOR } from "../src/search/fusion.ts";
+import { anchorsOf, FUSION_DEPTH, fuseHybrid, listAnchors, mergeLists, mergeScore, VECTOR_FLOOR } from "../src/search/fusion.ts";
 
 describe("fuseHybrid", () => {
   test("a confident BM25 gap survives a weak vector vote; agreement wins", () => {
@@ -14,7 +14,8 @@ describe("fuseHybrid", () => {
       { id: 2, score: 0.1 },
     ];
     const fused = fuseHybrid(bm25, vector);
-    expect(fused.map((f) => f.id)).toEqual([1, 3, 9, 2]);
+    // The word match the vector list ranks last (2) still comes before a fragment holding none of the words (9).
+    expect(fused.map((f) => f.id)).toEqual([1, 3, 2, 9]);
     expect(fused[0]).toMatchObject({ bm25: { rank: 1, score: 20 }, vector: null });
     expect(fused[1]).toMatchObject({ bm25: { rank: 3, score: 4 }, vector: { rank: 1, score: 0.9 } });
   });
@@ -38,11 +39,36 @@ describe("fuseHybrid", () => {
     const vector = [0.9, 0.7, 0.6, 0.3].map((score, i) => ({ id: [3, 5, 1, 6][i]!, score }));
     const whole = new Map(fuseHybrid(bm25, vector, 0.7).map((f) => [f.id, f.score]));
     const admitted = (r: { id: number }) => r.id % 2 === 1;
-    const anchors = { bm25: anchorsOf(bm25), vector: anchorsOf(vector) };
+    const anchors = listAnchors(bm25, vector);
     const restricted = fuseHybrid(bm25.filter(admitted), vector.filter(admitted), 0.7, anchors);
     expect(restricted.map((f) => [f.id, f.score])).toEqual([...whole].filter(([id]) => id % 2 === 1));
     // Their own anchors rescore them: id 1's cosine, the lowest admitted, would count 0 instead of (0.6 - 0.3) / 0.6.
     expect(fuseHybrid(bm25.filter(admitted), vector.filter(admitted), 0.7).find((f) => f.id === 1)!.score).not.toBe(whole.get(1));
+  });
+
+  test("a short BM25 list holds every match: its weakest still counts, above fragments holding none of the words (s18 user #1)", () => {
+    // A small vault: two notes hold "sourdough", thirty do not; the vector list ranks them all, the weaker match last.
+    const bm25 = [
+      { id: 1, score: 2.9 },
+      { id: 2, score: 2.2 },
+    ];
+    const vector = [
+      ...Array.from({ length: 30 }, (_, i) => ({ id: 10 + i, score: 0.5 - i * 0.01 })),
+      { id: 1, score: 0.1 },
+      { id: 2, score: 0.05 },
+    ];
+    // The weaker match scored 0 from BM25, as if it held no word, and came last of 32.
+    expect(
+      fuseHybrid(bm25, vector, 0.8)
+        .map((f) => f.id)
+        .slice(0, 2),
+    ).toEqual([1, 2]);
+    expect(anchorsOf(bm25, 0)).toEqual({ max: 2.9, min: 0 });
+    // A list of FUSION_DEPTH or more is cut there: past it a fragment counts as absent, whatever its score.
+    const deep = Array.from({ length: FUSION_DEPTH + 5 }, (_, i) => ({ id: i, score: 200 - i }));
+    expect(anchorsOf(deep, 0)).toEqual({ max: 200, min: 200 - (FUSION_DEPTH - 1) });
+    // A vector list has no score of absence: its own last is 0.
+    expect(anchorsOf(vector)).toEqual({ max: 0.5, min: 0.05 });
   });
 
   test("with no BM25 match the vector list decides alone", () => {

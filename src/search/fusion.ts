@@ -37,14 +37,27 @@ export interface Fused {
   vector: Contribution | null;
 }
 
-/** Where a list's normalisation puts 1 (its best score) and 0 (its FUSION_DEPTH-th score, or its last). */
+/** Where a list's normalisation puts 1 (its best score) and 0. */
 export interface Anchors {
   max: number;
   min: number;
 }
 
-export function anchorsOf(list: Ranked[]): Anchors {
-  return { max: list[0]?.score ?? 0, min: list[Math.min(list.length, FUSION_DEPTH) - 1]?.score ?? 0 };
+/**
+ * A list's anchors: 1 at its best score, 0 at its FUSION_DEPTH-th. A list shorter than that holds every fragment
+ * that scores in it; given `absent`, the score of one it does not hold (BM25's 0: no word matched), 0 is there, so
+ * its last match still counts. At its own last score, the weakest real match scored as nothing: in a small
+ * repository a note holding the query's one word ranked below every note without it (s18 user #1).
+ */
+export function anchorsOf(list: Ranked[], absent?: number): Anchors {
+  const max = list[0]?.score ?? 0;
+  if (list.length < FUSION_DEPTH && absent !== undefined) return { max, min: absent };
+  return { max, min: list[Math.min(list.length, FUSION_DEPTH) - 1]?.score ?? 0 };
+}
+
+/** The anchors of a repository's two lists: a BM25 list holds every match, so a fragment it lacks scores 0. */
+export function listAnchors(bm25: Ranked[], vector: Ranked[]): { bm25: Anchors; vector: Anchors } {
+  return { bm25: anchorsOf(bm25, 0), vector: anchorsOf(vector) };
 }
 
 /**
@@ -56,7 +69,7 @@ export function fuseHybrid(
   bm25: Ranked[],
   vector: Ranked[],
   lexicalWeight = LEXICAL_WEIGHT,
-  anchors: { bm25: Anchors; vector: Anchors } = { bm25: anchorsOf(bm25), vector: anchorsOf(vector) },
+  anchors: { bm25: Anchors; vector: Anchors } = listAnchors(bm25, vector),
 ): Fused[] {
   const fused = new Map<number, Fused>();
   const add = (list: Ranked[], weight: number, field: "bm25" | "vector") => {

@@ -24,7 +24,7 @@ import { boundedMetadata } from "../convert/document.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { isCodeFormat } from "../file-types.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder, ModelFilesChanged } from "../embed/embedder.ts";
-import { anchorsOf, FUSION_DEPTH, fuseHybrid, fusionWeight, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
+import { FUSION_DEPTH, fuseHybrid, fusionWeight, listAnchors, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
 import { backgrounds, lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { boostHeadings } from "./heading-boost.ts";
 import { ANN_PROBLEMS, annNeedsRebuilding, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
@@ -637,7 +637,7 @@ function candidatesOf(repo: Repository, store: Store, mode: SearchMode, lists: R
     const calibration = vectorCalibration(store);
     const weight = fusionWeight(calibration?.lists, best && lists.lexicalScale(best.score), calibration?.vectors);
     const weights = { bm25: weight.lexical, vector: round(1 - weight.lexical) };
-    const anchors = lists.unfiltered && { bm25: anchorsOf(lists.unfiltered.bm25), vector: anchorsOf(lists.unfiltered.vector) };
+    const anchors = lists.unfiltered && listAnchors(lists.unfiltered.bm25, lists.unfiltered.vector);
     const candidates = fuseHybrid(lists.keyword, lists.semantic, weight.lexical, anchors).map((f) => ({
       repo,
       store,
