@@ -237,6 +237,9 @@ function normalizeFileTypes(types: string[]): string[] {
 }
 
 function checkedFolder(input: string): string {
+  // An empty path (an unset variable in a script) would read as the current folder: the home folder, say.
+  if (!input.trim())
+    throw new ResearcherError("USAGE", "a repository needs a folder (got an empty path)", { hint: "e.g. ~/notes, or . for this folder" });
   const absolute = resolve(input);
   if (!existsSync(absolute)) {
     throw new ResearcherError("PATH_NOT_FOUND", `${absolute} does not exist`);

@@ -366,6 +366,18 @@ test("the library's addRepository sets a kept index aside too, and a set-aside a
   expect(runCli(["search", "secretx", "--mode", "bm25"], { home }).stdout).not.toContain("secretx");
 });
 
+test("repo add of an empty path (an unset variable) is a usage error, not the current folder (s18 hostile #6)", () => {
+  const home = tempDir();
+  const cwd = tempDir();
+  const added = runCli(["repo", "add", "notes", "", "--no-embed"], { home, cwd });
+  expect({ code: added.code, stderr: added.stderr }).toEqual({
+    code: 2,
+    stderr: "error: a repository needs a folder (got an empty path)\nhint: e.g. ~/notes, or . for this folder\n",
+  });
+  expect(runCli(["repo", "list", "--json"], { home }).stdout).toBe("[]\n");
+  expect(runCli(["repo", "add", "notes", ".", "--no-embed"], { home, cwd }).code).toBe(0);
+});
+
 test("repo add warns of a folder inside another repository's, or holding one: its documents would be found twice (s11 new user #5)", () => {
   const home = tempDir();
   const top = tempDir();
