@@ -230,6 +230,31 @@ test("a write that fails on damage SQLite does not name (a path the UNIQUE index
   expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
 });
 
+test("an index.db that is a folder or a FIFO is named so, and index --rebuild moves it aside (s18 hostile #4)", () => {
+  // A folder read as a permission problem ("give yourself read and write access"), and the rebuild failed with it.
+  for (const [kind, make, why] of [
+    ["folder", (file: string) => mkdirSync(file), "it is a folder, not a database"],
+    ["fifo", (file: string) => Bun.spawnSync(["mkfifo", file]), "it is no regular file (a FIFO or a device)"],
+  ] as const) {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# A\n\nalpha words here\n" });
+    const repo = registerRepository(home, { name: "d", path: docs, embed: false });
+    expect(runCli(["index", "d"], { home }).code).toBe(0);
+    rmSync(Store.dbPath(repo.dir));
+    make(Store.dbPath(repo.dir));
+    const searched = runCli(["search", "alpha"], { home });
+    expect({ kind, code: searched.code, stderr: searched.stderr }).toEqual({
+      kind,
+      code: 1,
+      stderr: `error: cannot open ${Store.dbPath(repo.dir)}: ${why}\nhint: rebuild it with \`researcher index --rebuild d\`\n`,
+    });
+    const rebuild = runCli(["index", "d", "--rebuild"], { home });
+    expect({ kind, code: rebuild.code, stderr: rebuild.stderr }).toEqual({ kind, code: 0, stderr: expect.stringContaining("moved aside") });
+    expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(1);
+  }
+});
+
 test("a table or column dropped beneath the index is INDEX_CORRUPT everywhere, found by verify, and the rebuild its hint names works", () => {
   // Every command said `unexpected: no such column: d.title`, and `index --rebuild` failed the same way.
   const writes = [

@@ -330,7 +330,12 @@ export const BUSY_TIMEOUT_MS = 5000;
 
 /** Open an existing index.db; a writer brings an older schema up to date, a reader refuses it. */
 function openChecked(file: string, name: string, mode: OpenMode): Database {
-  if (statSync(file).size === 0) throw corrupt(file, name, "the file is empty");
+  const stats = statSync(file);
+  // A folder (a botched restore, `cp -r`) or a FIFO or device at its name is none: SQLite says only "unable to open",
+  // which read as a permission problem, and a FIFO as an empty file.
+  if (stats.isDirectory()) throw corrupt(file, name, "it is a folder, not a database");
+  if (!stats.isFile()) throw corrupt(file, name, "it is no regular file (a FIFO or a device)");
+  if (stats.size === 0) throw corrupt(file, name, "the file is empty");
   if (mode !== "read") checkWritable(file);
   let db: Database | undefined;
   try {
