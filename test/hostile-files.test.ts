@@ -408,6 +408,17 @@ describe("conversions large in one dimension convert in linear time (s14 review 
     expect(doc.text).toContain("Body words here.");
   }, 60_000);
 
+  test("a front matter of millions of short keys is not built as YAML: indexed as text, with a warning (s18 hostile #3: 6.2 GB)", async () => {
+    const keys = Array.from({ length: 300_000 }, (_, i) => `k${i}: v`).join("\n");
+    const source = `---\n${keys}\n---\n# Title\n\nbody words\n`;
+    const before = process.memoryUsage().rss;
+    const doc = await within(async () => convertMarkdown(source, "keys"), 4000);
+    expect(doc.metadata).toEqual({});
+    expect(doc.text).toBe(source);
+    expect(doc.warnings).toEqual(["its front matter is over 1 MiB: indexed as text, not read as metadata"]);
+    expect(process.memoryUsage().rss - before).toBeLessThan(200 * 2 ** 20);
+  }, 60_000);
+
   test("a note's #tag of 200,000 slashes (s18 hostile #1: 16 s, a megabyte minutes)", async () => {
     const source = `# T\n\nsome text #a${"/".repeat(200_000)}b and #plain/\n`;
     const doc = await within(async () => convertMarkdown(source, "slashes"), 4000);

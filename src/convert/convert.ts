@@ -175,12 +175,20 @@ function controlCount(text: string): number {
 
 const FRONT_MATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
 
+/**
+ * The largest front matter read as metadata, 16 times what metadata may keep (METADATA_LIMITS): the YAML library
+ * builds a node per key first, and a 50 MB block of short keys took 6.2 GB in the indexing process.
+ */
+const MAX_FRONT_MATTER_CHARS = 1024 * 1024;
+
 export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDocument {
   let metadata: Record<string, unknown> = {};
   let text = raw;
   let firstLine = 1;
   const match = FRONT_MATTER.exec(raw);
-  const front = match && parseFrontMatter(match[1] ?? "");
+  // One past the bound stays body text, searchable as written: whether it is a mapping is not known unread.
+  const oversized = match !== null && match[1]!.length > MAX_FRONT_MATTER_CHARS;
+  const front = match && !oversized && parseFrontMatter(match[1] ?? "");
   // A block between `---` lines that is no YAML mapping is no front matter: a rule, slides, pasted text. It stays
   // the body it is (it was dropped from both the metadata and the index).
   if (match && front) {
@@ -190,7 +198,10 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
   }
   metadata = withInlineTags(metadata, inlineTags(text));
   const title = stringValue(metadata.title) ?? firstHeading(text) ?? fallbackTitle;
-  return { title, format: "markdown", text, firstLine, metadata };
+  const warnings = oversized
+    ? [`its front matter is over ${MAX_FRONT_MATTER_CHARS / 2 ** 20} MiB: indexed as text, not read as metadata`]
+    : undefined;
+  return { title, format: "markdown", text, firstLine, metadata, ...(warnings && { warnings }) };
 }
 
 /** Front-matter keys whose value is a list of names, which notes also write as one string: `tags: idea, zettel`. */
