@@ -11,7 +11,7 @@ import { firstHeading } from "./markdown.ts";
 import { htmlToMarkdown } from "./html.ts";
 import { describeError, ResearcherError } from "../errors.ts";
 import { readXml } from "./docx-xml.ts";
-import { xmlText } from "./xml.ts";
+import { enclosed, xmlText } from "./xml.ts";
 import { readZip } from "./zip.ts";
 
 /** Mammoth has no mapping for Word's Title style; as an `<h1>` it becomes the title when core properties lack one. */
@@ -104,7 +104,8 @@ type CoreProperties = Partial<Record<keyof typeof CORE_FIELDS, string>>;
 function coreProperties(xml: string): CoreProperties {
   const properties: CoreProperties = {};
   for (const [key, tag] of Object.entries(CORE_FIELDS) as [keyof CoreProperties, string][]) {
-    const value = xmlText(new RegExp(`<${tag}(?:\\s[^>]*)?>([\\s\\S]*?)</${tag}>`).exec(xml)?.[1] ?? "");
+    const [element] = enclosed(xml, new RegExp(`<${tag}(?:\\s[^<>]*)?>`, "g"), new RegExp(`</${tag}>`, "g"));
+    const value = xmlText(element?.inner ?? "");
     if (value) properties[key] = value;
   }
   return properties;

@@ -11,7 +11,7 @@ import { posix } from "node:path";
 import { strFromU8 } from "fflate";
 import { type ConvertedDocument, stringValue } from "./document.ts";
 import { markdownBlocks } from "./markdown.ts";
-import { decodeXmlEntities, xmlText } from "./xml.ts";
+import { decodeXmlEntities, enclosed, replaceEnclosed, xmlText } from "./xml.ts";
 import { readZip } from "./zip.ts";
 import { decodeHtml, htmlToMarkdown } from "./html.ts";
 import { ResearcherError } from "../errors.ts";
@@ -171,15 +171,23 @@ function tocTitles(files: Record<string, Uint8Array>, book: Package): Map<string
 
 /** `<a href>` entries of the `<nav epub:type="toc">` element. */
 function navEntries(xhtml: string): [string, string][] {
-  const navs = xhtml.match(/<nav\b[^>]*>[\s\S]*?<\/nav>/gi) ?? [];
-  const toc = navs.find((nav) => /^<nav\b[^>]*\btype\s*=\s*["'][^"']*\btoc\b/i.test(nav)) ?? navs[0] ?? "";
-  return [...toc.matchAll(/<a\b([^>]*)>([\s\S]*?)<\/a>/gi)].map((a) => [attributes(a[1] ?? "").href ?? "", xmlText(a[2] ?? "")]);
+  const navs = [...enclosed(xhtml, /<nav\b([^<>]*)>/gi, /<\/nav>/gi)];
+  const toc = navs.find((nav) => /\btype\s*=\s*["'][^"']*\btoc\b/i.test(nav.open[1] ?? "")) ?? navs[0];
+  const links = toc ? [...enclosed(toc.inner, /<a\b([^<>]*)>/gi, /<\/a>/gi)] : [];
+  return links.map((a) => [attributes(a.open[1] ?? "").href ?? "", xmlText(a.inner)]);
 }
 
 /** `navPoint` entries of an NCX: each label is followed by its `content src`. */
 function ncxEntries(ncx: string): [string, string][] {
-  const points = ncx.matchAll(/<navLabel\b[^>]*>\s*<text\b[^>]*>([\s\S]*?)<\/text>[\s\S]*?<content\b([^>]*)>/gi);
-  return [...points].map((point) => [attributes(point[2] ?? "").src ?? "", xmlText(point[1] ?? "")]);
+  const entries: [string, string][] = [];
+  const content = /<content\b([^<>]*)>/gi;
+  for (const label of enclosed(ncx, /<navLabel\b[^<>]*>\s*<text\b[^<>]*>/gi, /<\/text>/gi)) {
+    content.lastIndex = label.end;
+    const target = content.exec(ncx);
+    if (!target) break; // none after this label, nor after any later one
+    entries.push([attributes(target[1] ?? "").src ?? "", xmlText(label.inner)]);
+  }
+  return entries;
 }
 
 /** Dublin Core fields researcher keeps; several creators become an array. */
@@ -187,8 +195,8 @@ function packageMetadata(opf: string): Record<string, unknown> {
   const metadata: Record<string, unknown> = {};
   const fields = { title: "title", author: "creator", language: "language", publisher: "publisher", date: "date" };
   for (const [key, element] of Object.entries(fields)) {
-    const values = [...opf.matchAll(new RegExp(`<dc:${element}\\b[^>]*>([\\s\\S]*?)</dc:${element}>`, "gi"))]
-      .map((match) => xmlText(match[1] ?? ""))
+    const values = [...enclosed(opf, new RegExp(`<dc:${element}\\b[^<>]*>`, "gi"), new RegExp(`</dc:${element}>`, "gi"))]
+      .map((match) => xmlText(match.inner))
       .filter(Boolean);
     if (!values.length) continue;
     metadata[key] = key === "author" && values.length > 1 ? values : values[0];
@@ -211,7 +219,7 @@ function resolveHref(fromPath: string, href: string): string {
 
 /** Attributes of every `<name …>` (with or without a namespace prefix), entity-decoded. */
 function tags(xml: string, name: string): Record<string, string>[] {
-  const pattern = new RegExp(`<(?:[\\w.-]+:)?${name}(?=[\\s/>])([^>]*)>`, "g");
+  const pattern = new RegExp(`<(?:[\\w.-]+:)?${name}(?=[\\s/>])([^<>]*)>`, "g");
   return [...xml.matchAll(pattern)].map((match) => attributes(match[1] ?? ""));
 }
 
@@ -224,7 +232,7 @@ function attributes(source: string): Record<string, string> {
 }
 
 function withoutComments(xml: string): string {
-  return xml.replace(/<!--[\s\S]*?-->/g, "");
+  return replaceEnclosed(xml, /<!--/g, /-->/g, () => "");
 }
 
 function unreadable(reason: string): ResearcherError {

@@ -166,7 +166,8 @@ const IMPLIED_END = new Set([
 function tagDepth(html: string): number {
   let depth = 0;
   let deepest = 0;
-  for (const match of html.matchAll(/<(\/?)([a-zA-Z][\w:-]*)[^>]*?(\/?)>/g)) {
+  // `[^<>]`, not `[^>]`: a run of unclosed tags (`<a <a <a …`) was searched to the end from each, quadratically.
+  for (const match of html.matchAll(/<(\/?)([a-zA-Z][\w:-]*)[^<>]*?(\/?)>/g)) {
     const name = match[2]!.toLowerCase();
     if (match[3] || VOID.has(name) || IMPLIED_END.has(name)) continue;
     depth = match[1] ? Math.max(0, depth - 1) : depth + 1;
@@ -359,7 +360,15 @@ function holdsSection(item: HtmlElement): boolean {
 }
 
 function sectionItem(content: string): string {
-  return `\n\n${content.replace(/^\n+|\n+$/g, "")}\n\n`;
+  return `\n\n${trimNewlines(content)}\n\n`;
+}
+
+/** `content` without its leading and trailing newlines; sliced, not matched (`\n+$` rescans each inner run). */
+function trimNewlines(content: string): string {
+  let [start, end] = [0, content.length];
+  while (start < end && content[start] === "\n") start++;
+  while (end > start && content[end - 1] === "\n") end--;
+  return content.slice(start, end);
 }
 
 /** The classes of a box beside the text (a whole class name: `release-notes` or `has-sidebar` is none). */
