@@ -379,7 +379,13 @@ export function updateConfig(home: string, edit: (settings: UserSettings) => voi
     }
     // What writes killed midway left in the home (config.yaml's, its validated copy's, a lock takeover's) goes here,
     // under the lock: nothing else would ever remove them.
-    for (const name of leftoverTempFiles(home)) rmSync(join(home, name), { force: true });
+    for (const name of leftoverTempFiles(home)) {
+      try {
+        rmSync(join(home, name), { force: true });
+      } catch {
+        // housekeeping after a write that has landed: the next write tries again, and this one succeeded
+      }
+    }
     cache.delete(file);
     rmSync(validatedCopyPath(home), { force: true });
     return checked;

@@ -8,7 +8,7 @@
  * /proc/<pid>/stat differs). Removing a stale lock is a compare-and-delete done while holding `lock.takeover`,
  * itself such a lock: two writers that both find the same stale lock cannot both remove what the other took.
  */
-import { linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type Dirent, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TEMP_FILE_NAME, tempPathFor } from "./atomic.ts";
 import { ResearcherError, readDenied, writeDenied } from "./errors.ts";
@@ -91,18 +91,18 @@ function tryLock(dir: string, file: string, what: string): (() => void) | number
 
 /**
  * The temp files of interrupted writes in `folder` (TEMP_FILE_NAME): those whose writer is gone. A write that is
- * still running keeps its own.
+ * still running keeps its own; a folder or link of such a name is no writer's (they leave files).
  */
 export function leftoverTempFiles(folder: string): string[] {
-  let names: string[];
+  let entries: Dirent[];
   try {
-    names = readdirSync(folder);
+    entries = readdirSync(folder, { withFileTypes: true });
   } catch {
     return [];
   }
-  return names.filter((name) => {
-    const temp = TEMP_FILE_NAME.exec(name);
-    return temp !== null && processStartTime(Number(temp[2])) === null;
+  return entries.flatMap((entry) => {
+    const temp = entry.isFile() ? TEMP_FILE_NAME.exec(entry.name) : null;
+    return temp !== null && processStartTime(Number(temp[2])) === null ? [entry.name] : [];
   });
 }
 

@@ -453,4 +453,10 @@ test("temp files a killed config write left in the home are removed by the next 
   // They stayed for good: verify looks in index folders only.
   for (const name of left) expect({ name, exists: existsSync(join(home, name)) }).toEqual({ name, exists: false });
   expect(existsSync(join(home, running))).toBe(true);
+  // A folder of such a name is no writer's temp file: it stays, and the write says it succeeded (it wrote, then failed
+  // with `unexpected: Path is a directory`) (s18 review #2).
+  const folder = join(home, `.config.yaml.${dead}.mi2k3.cd56ef.tmp`);
+  mkdirSync(folder);
+  expect(runCli(["config", "set", "search.limit", "40"], { home })).toMatchObject({ code: 0, stderr: "" });
+  expect(existsSync(folder)).toBe(true);
 });

@@ -49,6 +49,8 @@ describeShared("verify", () => {
     ann[ann.length - 5]! ^= 0xff;
     writeFileSync(annPath(repo.dir), ann);
     writeFileSync(join(repo.dir, leftover), "left by a killed writer");
+    // A folder of such a name is no temp file: neither reported nor removed (repair failed on it as `unexpected`).
+    mkdirSync(join(repo.dir, leftover.replace(".tmp", "0.tmp")));
     writeFileSync(join(docs, "new.md"), "new words\n");
     utimesSync(join(docs, "cars.md"), new Date(), new Date(Date.now() + 10_000));
 
