@@ -63,10 +63,12 @@ describe("fuseHybrid", () => {
         .map((f) => f.id)
         .slice(0, 2),
     ).toEqual([1, 2]);
-    expect(anchorsOf(bm25, 0)).toEqual({ max: 2.9, min: 0 });
+    // Its zero is one mean gap below its last match, as if the list went on.
+    expect(anchorsOf(bm25, true)).toEqual({ max: 2.9, min: expect.closeTo(1.5, 9) });
+    expect(anchorsOf([{ id: 1, score: 3 }], true)).toEqual({ max: 3, min: 3 }); // one result: 1, the best there is
     // A list of FUSION_DEPTH or more is cut there: past it a fragment counts as absent, whatever its score.
     const deep = Array.from({ length: FUSION_DEPTH + 5 }, (_, i) => ({ id: i, score: 200 - i }));
-    expect(anchorsOf(deep, 0)).toEqual({ max: 200, min: 200 - (FUSION_DEPTH - 1) });
+    expect(anchorsOf(deep, true)).toEqual({ max: 200, min: 200 - (FUSION_DEPTH - 1) });
     // A vector list has no score of absence: its own last is 0.
     expect(anchorsOf(vector)).toEqual({ max: 0.5, min: 0.05 });
   });
