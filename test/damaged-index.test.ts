@@ -341,13 +341,20 @@ test("a text column holding bytes is INDEX_CORRUPT in search, found by verify, a
 test("a document whose stored metadata is not a JSON object is read as none everywhere, reported by verify and read again by the next index run (s12 retest #5)", () => {
   const home = tempDir();
   const docs = tempDir();
-  writeTree(docs, { "a.md": "---\nauthor: ana\n---\n# A\n\nalpha words\n", "b.md": "---\nauthor: bo\n---\n# B\n\nalpha beta\n" });
+  writeTree(docs, {
+    "a.md": "---\nauthor: ana\n---\n# A\n\nalpha words\n",
+    "b.md": "---\nauthor: bo\n---\n# B\n\nalpha beta\n",
+    "c.md": "---\nauthor: cy\n---\n# C\n\nalpha gamma\n",
+  });
   const repo = registerRepository(home, { name: "d", path: docs, embed: false });
   expect(runCli(["index", "d"], { home }).code).toBe(0);
   const db = new Database(Store.dbPath(repo.dir));
   db.run("UPDATE documents SET metadata = 'not json' WHERE path = 'a.md'");
   db.run("UPDATE documents SET metadata = '[1, 2]' WHERE path = 'b.md'");
+  // Bytes, not text: every search reaching c.md failed as damaged, and no index run read it again (s18 review #3).
+  db.run("UPDATE documents SET metadata = x'7b7d' WHERE path = 'c.md'");
   db.close();
+  expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(3);
   const where = (filter: string) => runCli(["search", "alpha", "--json", "--where", filter], { home });
   // Read as no metadata: filtered search, status (languages, OCR pages) and the metadata listings answer.
   expect(where("author=ana")).toMatchObject({ code: 0, stderr: "" });
@@ -355,12 +362,13 @@ test("a document whose stored metadata is not a JSON object is read as none ever
   expect(runCli(["status", "d"], { home })).toMatchObject({ code: 0, stderr: "" });
   const verified = runCli(["verify", "d"], { home });
   expect(verified.code).toBe(1);
-  expect(verified.stdout).toContain("2 documents' metadata is damaged");
+  expect(verified.stdout).toContain("3 documents' metadata is damaged");
   expect(verified.stdout).toContain("researcher index d");
   // The next run reads the two files again: their metadata is back, and verify finds nothing.
   expect(runCli(["index", "d"], { home })).toMatchObject({ code: 0, stderr: "" });
   expect(JSON.parse(where("author=ana").stdout).results.map((r: { path: string }) => r.path)).toEqual(["a.md"]);
   expect(JSON.parse(where("author=bo").stdout).results.map((r: { path: string }) => r.path)).toEqual(["b.md"]);
+  expect(JSON.parse(where("author=cy").stdout).results.map((r: { path: string }) => r.path)).toEqual(["c.md"]);
   expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
 }, 60_000);
 

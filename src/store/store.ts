@@ -180,8 +180,12 @@ export interface ListedDocument extends DocumentInput {
   pages: number | null;
 }
 
-/** A document's stored metadata; a damaged value (not a JSON object) reads as none, so the rest of the row is served. */
-export function parseMetadata(json: string): Record<string, unknown> {
+/**
+ * A document's stored metadata; a damaged value (not a JSON object, or no text at all) reads as none, so the rest of
+ * the row is served, and the next index run reads the file again (pathsWithDamagedMetadata).
+ */
+export function parseMetadata(json: unknown): Record<string, unknown> {
+  if (typeof json !== "string") return {};
   try {
     const value = JSON.parse(json);
     return value && typeof value === "object" && !Array.isArray(value) ? value : {};
@@ -425,7 +429,11 @@ export class Store {
 
   /** Paths of the documents whose stored metadata is damaged (not a JSON object): an index run reads them again. */
   pathsWithDamagedMetadata(): Set<string> {
-    const rows = this.db.query<{ path: string }, []>(`SELECT path FROM documents WHERE ${METADATA} = '{}' AND metadata <> '{}'`).all();
+    const rows = this.db
+      .query<{ path: string }, []>(
+        `SELECT path FROM documents WHERE typeof(metadata) <> 'text' OR (${METADATA} = '{}' AND metadata <> '{}')`,
+      )
+      .all();
     return new Set(rows.map((row) => row.path));
   }
 
@@ -976,7 +984,7 @@ export class Store {
     return this.db
       .query<{ n: number }, []>(
         `SELECT (SELECT count(*) FROM fragments WHERE ${notText(["text", "heading", "text_hash"])})
-              + (SELECT count(*) FROM documents WHERE ${notText(["path", "hash", "title", "format", "metadata"])}) AS n`,
+              + (SELECT count(*) FROM documents WHERE ${notText(["path", "hash", "title", "format"])}) AS n`,
       )
       .get()!.n;
   }
@@ -991,7 +999,8 @@ export class Store {
          WHERE f.id IN (SELECT value FROM json_each(?))`,
       )
       .all(JSON.stringify(ids));
-    checkText(rows, ["text", "heading", "path", "title", "hash", "format", "metadata"], "a result's fragment");
+    // Metadata is not checked: damaged, it reads as none (parseMetadata) until an index run reads the file again.
+    checkText(rows, ["text", "heading", "path", "title", "hash", "format"], "a result's fragment");
     return new Map(rows.map((row) => [row.id, row]));
   }
 
