@@ -343,13 +343,13 @@ function afterFailedWrite(store: Store, repo: Repository, error: unknown): Resea
  * INDEX_CORRUPT with the rebuild that recovers it, not `unexpected`.
  */
 function damageBehind(store: Store, repo: Repository, error: unknown): ResearcherError | undefined {
-  let problems: string[];
+  let damage: string | null;
   try {
-    problems = store.integrityCheck().filter((row) => row !== "ok");
-  } catch (checkFailed) {
-    problems = [describeError(checkFailed)];
+    damage = store.pageDamage();
+  } catch {
+    return undefined; // the check failed for the environment's sake (busy, a failing disk): it says nothing of the index
   }
-  return problems.length ? damagedIndex(repo.name, `${describeError(error)} (${problems.slice(0, 2).join("; ")})`, error) : undefined;
+  return damage ? damagedIndex(repo.name, `${describeError(error)} (${damage})`, error) : undefined;
 }
 
 /**

@@ -196,7 +196,7 @@ export function integrityCheck(db: Database): string[] {
  * What SQLite's check (`integrityCheck`) finds wrong, or null when every page and index is whole. The check failing
  * is damage too, unless SQLite says why in words of the environment (busy, full, forbidden): only a rebuild asks.
  */
-function pageDamage(db: Database): string | null {
+export function pageDamage(db: Database): string | null {
   try {
     const rows = integrityCheck(db);
     return rows.length === 1 && rows[0] === "ok" ? null : rows.slice(0, 3).join("; ");

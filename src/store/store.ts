@@ -8,7 +8,7 @@ import { filterSql, type Filter, metadataOf, metadataPath, type SqlCondition } f
 import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
 import { ImpactLists } from "./impacts.ts";
 import { PostingLists } from "./postings.ts";
-import { BUSY_TIMEOUT_MS, integrityCheck, openIndexDatabase, type OpenedIndex } from "./schema.ts";
+import { BUSY_TIMEOUT_MS, integrityCheck, openIndexDatabase, type OpenedIndex, pageDamage } from "./schema.ts";
 import type { RootRecord } from "../files.ts";
 
 export type { SqlCondition } from "./filter-sql.ts";
@@ -1207,6 +1207,11 @@ export class Store {
   /** SQLite's check of every page and index (`integrity_check`): "ok", or one row per problem (FTS5's among them). */
   integrityCheck(): string[] {
     return integrityCheck(this.db);
+  }
+
+  /** What SQLite's check finds wrong, or null; throws when the check itself fails for the environment (busy, I/O). */
+  pageDamage(): string | null {
+    return pageDamage(this.db);
   }
 
   /** FTS5's own integrity check of the full-text index; throws SQLite's error for what it finds wrong. */
