@@ -11,7 +11,7 @@
 import { type Dirent, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TEMP_FILE_NAME, tempPathFor } from "./atomic.ts";
-import { ResearcherError, readDenied, writeDenied } from "./errors.ts";
+import { ResearcherError, readDenied, toResearcherError, writeDenied } from "./errors.ts";
 import { readRegularFile } from "./files.ts";
 import { shellWord } from "./terminal.ts";
 
@@ -185,12 +185,18 @@ function readLock(file: string): string | undefined {
   const read = readRegularFile(file, MAX_LOCK_BYTES, "a lock file");
   if ("bytes" in read) return new TextDecoder().decode(read.bytes);
   // A link to nothing is there all the same: no lock can be made beside it, and "try again" never helped.
-  if (read.missing && !lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) return undefined;
-  const reason = read.missing ? "a link to nothing" : read.reason;
+  const dangling = read.missing && lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink();
+  if (read.missing && !dangling) return undefined;
+  const reason = dangling ? "a link to nothing" : read.reason;
+  const failure = Object.assign(new Error(reason), { code: read.code });
   // A lock another user left, unreadable to this one: name it and what fixes it, not a bare EACCES.
-  const denied = readDenied(Object.assign(new Error(reason), { code: read.code }), file);
+  const denied = readDenied(failure, file);
   if (denied) throw denied;
-  throw new ResearcherError("LOCKED", `${file} is no lock (${reason})`, {
+  // A read that failed for the environment's sake (open files, I/O) says nothing of the file: a live holder's lock
+  // must never be called no lock, with its removal as the fix.
+  if (!dangling && read.code) throw toResearcherError(failure);
+  // Not LOCKED, whose fix is to try again: what stands there stays until it is removed.
+  throw new ResearcherError("PATH_NOT_FOUND", `${file} is no lock (${reason})`, {
     hint: `remove it (\`rm ${shellWord(file)}\`) and run the command again`,
   });
 }

@@ -192,6 +192,8 @@ test("a lock path that is no lock file (a FIFO, a link to /dev/zero) is named wi
   ] as const) {
     make();
     expect(runCli(["status", "c"], { home, timeoutMs: 20_000 }).code).toBe(0);
+    // Not LOCKED, which tells agents to try again: retrying never removes it (s18 review #7).
+    expect(() => acquireWriterLock(repo.dir, "c")).toThrow(expect.objectContaining({ code: "PATH_NOT_FOUND" }));
     for (const command of [
       ["index", "c"],
       ["verify", "c"],
