@@ -321,6 +321,8 @@ test("a function whose first part holds a local import, or whose last part is a 
     "imports.py": `def mdiff(lines):\n    """Marked differences."""\n    import re\n${body}\n    return step_0\n`,
     // As ast.dump: the tail is a nested def; the head (signature and docstring) had no section.
     "nested.py": `def dump(node):\n    """Dump the tree."""\n${lines(30, (i) => `    option_${i} = prepare_step(${i})`)}\n    def _format(node):\n        acc = 0\n${inner}\n        return acc\n    return _format(node)\n`,
+    // A class's own statements and then its methods: the methods are units of their own, not parts of the class's run.
+    "klass.py": `class Unparser:\n    """Unparse a tree."""\n${lines(30, (i) => `    option_${i} = prepare_step(${i})`)}\n    def visit_if(self, node):\n        acc = 0\n${inner}\n        return acc\n`,
   });
   expect(runCli(["repo", "add", "code", folder, "--file-types", "py", "--no-embed"], { home }).code).toBe(0);
   expect(runCli(["index", "code"], { home }).code).toBe(0);
@@ -338,6 +340,10 @@ test("a function whose first part holds a local import, or whose last part is a 
     for (const { fragment } of parts.filter((h) => h.heading === heading))
       expect({ path, section: fragment.section }).toEqual({ path, section: expect.objectContaining({ start_line: 1, end_line: end }) });
   }
+  // The class's own fragment went on over its method's: "part 1 of 3, lines 1-75" (s18 review #8).
+  const klass = hits.filter((h) => h.path === "klass.py" && h.heading === "class Unparser");
+  expect(klass.length).toBe(1);
+  expect(klass[0]!.fragment.section).toBeUndefined();
 });
 
 test("a run of parts is one unit: same-named siblings are not its parts, and a run longer than 64 parts is counted whole (s14 review #1)", () => {

@@ -149,14 +149,18 @@ function runAround(rows: SectionRow[], seq: number, heading: string, code: boole
     }
   }
   // A text section's run starts and ends with its own fragments: a subsection at an end is no part of it. In code a
-  // nested unit lies inside the one around it, so a function whose head or tail is a nested def's fragment goes on
-  // over it (`ast.dump`'s tail is `def dump › def _format`: its head had no section).
-  if (!code) {
+  // nested def lies inside the function around it, so a function whose head or tail is a nested def's fragment goes
+  // on over it (`ast.dump`'s tail is `def dump › def _format`: its head had no section). A class's methods are units
+  // of their own: its one own fragment went on over all of them ("part 25 of 37, lines 679-1704", s18 review #8).
+  if (!code || !FUNCTION_LABEL.test(heading.split(HEADING_SEPARATOR).at(-1)!)) {
     while (!own(rows[first]!)) first++;
     while (!own(rows[last]!)) last--;
   }
   return { at, first, last };
 }
+
+/** A code heading's label for a function or method (the chunker's: `def f`, `fn f`, `func (T) f`, `function f`, `f()`). */
+const FUNCTION_LABEL = /^(?:def|fn|func|function)\s|\)$/;
 
 /** The name a code heading's last unit is called by: `def feed` → `feed`, `func (T) Name` → `Name`, `parse()` → `parse`. */
 function unitName(heading: string): string | undefined {
@@ -946,9 +950,9 @@ export class Store {
   /**
    * The run of consecutive fragments that holds fragment `seq` of a document when it is one part of a unit or section
    * split into parts: which part `seq` is, and the lines of the run. A run is the fragments under `heading`, and
-   * those of units nested in it (`heading › …`) where the unit goes on after them: a function split around a closure
-   * or a method of an object it builds is one run, head, nested units and tail (its 4-line head had no section, and
-   * nothing told an agent the function went on). A fragment of another unit ends a run (a getter and its setter,
+   * those of units nested in it (`heading › …`) where the unit goes on after them, or, for a function, at its ends:
+   * a function split around a closure or a method of an object it builds is one run, head, nested units and tail
+   * (its 4-line head had no section, and nothing told an agent the function went on). A fragment of another unit ends a run (a getter and its setter,
    * two overloads of one name, two `### Example` sections), as the chunker recorded it (Fragment.unit); fragments
    * chunked before units were recorded fall back to what they show: in code, a first line of code that names the
    * unit; in text, a start more than a blank line after the one before on the same page. A section's subsections
