@@ -366,6 +366,24 @@ test("the library's addRepository sets a kept index aside too, and a set-aside a
   expect(runCli(["search", "secretx", "--mode", "bm25"], { home }).stdout).not.toContain("secretx");
 });
 
+test("ls of an empty name is a usage error, as for every command, not every repository's listing (s18 review #13)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "t", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "t"], { home }).code).toBe(0);
+  for (const where of ["", ":a"]) {
+    const listed = runCli(["ls", where], { home });
+    expect({ where, code: listed.code, stdout: listed.stdout, stderr: listed.stderr.split("\n")[0] }).toEqual({
+      where,
+      code: 2,
+      stdout: "",
+      stderr: 'error: a repository name is empty (got [""])',
+    });
+  }
+  expect(runCli(["ls", "t"], { home }).stdout).toContain("t:a.md");
+});
+
 test("repo add of an empty path (an unset variable) is a usage error, not the current folder (s18 hostile #6)", () => {
   const home = tempDir();
   const cwd = tempDir();

@@ -385,7 +385,8 @@ export async function multiGetCommand(pattern: string, flags: Flags): Promise<vo
 /** `researcher ls` */
 export function lsCommand(where: string | undefined, flags: Flags): void {
   const [name, ...rest] = where === undefined ? [] : String(where).split(":");
-  const listing = { repositories: name ? [name] : [], prefix: rest.join(":") };
+  // A name given empty (`ls "$REPO"` with REPO unset) names nothing: selectRepositories refuses it, as elsewhere.
+  const listing = { repositories: where === undefined ? [] : [name ?? ""], prefix: rest.join(":") };
   const { documents, skipped, containing } = listDocuments(home(flags), listing);
   stderr.write(skippedText(skipped));
   if (flags.json) json(documents);
