@@ -6,8 +6,13 @@ import { identifierParts } from "./identifiers.ts";
 const CJK_CHAR = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]/gu;
 const CJK_TEST = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]/u;
 
-/** Word characters as FTS5's unicode61 tokenizer sees them (letters, digits, marks). */
-export const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+/**
+ * Word characters as FTS5's unicode61 tokenizer sees them (letters, digits, marks), and soft hyphens inside a word:
+ * U+00AD marks where a word may break and is invisible otherwise (`Verwal&shy;tungs&shy;gericht`, common in German
+ * web pages and typeset EPUBs). It is no word boundary: the index (ftsText) and word folding (foldCase) drop it.
+ */
+export const WORD = /[\p{L}\p{N}\p{M}](?:[\p{L}\p{N}\p{M}\u00ad]*[\p{L}\p{N}\p{M}])?/gu;
+const SOFT_HYPHENS = /\u00ad/g;
 
 export function hasCjk(text: string): boolean {
   return CJK_TEST.test(text);
@@ -20,7 +25,8 @@ export function hasCjk(text: string): boolean {
  * identifier; the stored fragment text is unchanged (FTS5 is contentless). Every FTS5 write and the scratch
  * scoring table go through here, so they agree.
  */
-export function ftsText(text: string): string {
+export function ftsText(stored: string): string {
+  const text = stored.includes("\u00ad") ? stored.replace(SOFT_HYPHENS, "") : stored;
   const spaced = hasCjk(text) ? text.replace(CJK_CHAR, " $& ") : text;
   const parts = identifierParts(text);
   return parts ? `${spaced}\n${parts}` : spaced;
@@ -33,7 +39,10 @@ export function splitCjk(word: string): string[] {
 /** Lower case without diacritics, as `unicode61 remove_diacritics 2` folds them. */
 export function foldCase(word: string): string {
   if (/^[\x00-\x7f]*$/.test(word)) return word.toLowerCase();
-  return word.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase();
+  return word
+    .normalize("NFKD")
+    .replace(/[\p{M}\u00ad]/gu, "")
+    .toLowerCase();
 }
 
 const stems = new Map<string, string>();

@@ -273,3 +273,22 @@ test("a query of exclusions alone is a usage error that says to add a word, not 
   }
   expect((await search(home, { query: "alpha -zzqq", mode: "bm25" })).results).toHaveLength(1);
 });
+
+test("a word written with soft hyphens (&shy;) is found by its own spelling, and its snippet marks it (s18 review #14)", async () => {
+  // HTML, EPUB and markdown kept U+00AD, which the index reads as a word break: only a syllable found the word.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, {
+    "a.html": "<html><head><title>T</title></head><body><p>Die Verwal&shy;tungs&shy;gerichts&shy;barkeit ist wichtig.</p></body></html>",
+    "b.md": "Die Verwal\u00adtungs\u00adgerichts\u00adbarkeit im Text.\n",
+  });
+  const repo = registerRepository(home, { name: "h", path: docs, embed: false });
+  await indexRepository(home, repo);
+  for (const query of ["Verwaltungsgerichtsbarkeit", "verwal\u00adtungsgerichtsbarkeit"]) {
+    const found = await search(home, { query, mode: "bm25" });
+    expect({ query, paths: found.results.map((r) => r.path).sort() }).toEqual({ query, paths: ["a.html", "b.md"] });
+    for (const hit of found.results as FragmentHit[])
+      expect(hit.highlights.map(([s, e]) => hit.snippet.slice(s, e))).toEqual(["Verwal\u00adtungs\u00adgerichts\u00adbarkeit"]);
+  }
+  expect((await search(home, { query: "Verwal", mode: "bm25" })).total).toBe(0);
+});

@@ -168,9 +168,9 @@ function tokenizeQuery(text: string): Item[] {
   return items;
 }
 
-/** Word runs of the text; a CJK run becomes a group of its characters. */
+/** Word runs of the text, soft hyphens dropped as the index drops them (ftsText); a CJK run becomes a group of its characters. */
 function wordGroups(text: string): string[][] {
-  return (text.match(WORD) ?? []).map(splitCjk);
+  return (text.replace(/\u00ad/g, "").match(WORD) ?? []).map(splitCjk);
 }
 
 function ftsItem(item: Item): string {

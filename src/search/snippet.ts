@@ -51,11 +51,13 @@ function findMatches(text: string, highlight: ParsedQuery["highlight"]): Match[]
 }
 
 /**
- * Words with a letter outside ASCII (`café`, `µm`, `naïve`): folding (NFKD, marks dropped) may change how they
- * start, so the start-of-stem pattern cannot find them; they are few, and each is folded and compared. Anchored
- * at a word's start: otherwise every position inside a long ASCII run would try the rest of it (quadratic).
+ * Words with a letter outside ASCII (`café`, `µm`, `naïve`) or a soft hyphen (`Verwal\u00adtung`): folding (NFKD,
+ * marks and soft hyphens dropped) may change how they start, so the start-of-stem pattern cannot find them; they are
+ * few, and each is folded and compared. Anchored at a word's start: otherwise every position inside a long ASCII run
+ * would try the rest of it (quadratic).
  */
-const NON_ASCII_WORD = /(?<![\p{L}\p{N}\p{M}])[\p{L}\p{N}\p{M}]*(?:(?![\x00-\x7f])[\p{L}\p{N}\p{M}])[\p{L}\p{N}\p{M}]*/gu;
+const NON_ASCII_WORD =
+  /(?<![\p{L}\p{N}\p{M}\u00ad])[\p{L}\p{N}\p{M}\u00ad]*(?:(?![\x00-\x7f])[\p{L}\p{N}\p{M}\u00ad])[\p{L}\p{N}\p{M}\u00ad]*/gu;
 
 /**
  * Text without CJK (the common case): the regex engine finds the ASCII words that start like a searched stem or
