@@ -250,6 +250,25 @@ describe("a failed file", () => {
     },
     CLI_TESTS,
   );
+
+  test(
+    "a file whose new version fails while its earlier one stays indexed is a failure listed, not a failed run (s18 hostile #7)",
+    () => {
+      // The run said "all 1 files failed and none was indexed", exit 1, while the earlier a.md was still found.
+      const home = tempDir();
+      const docs = tempDir();
+      writeTree(docs, { "a.md": "# a\n\nalpha words here\n" });
+      registerRepository(home, { name: "d", path: docs, embed: false });
+      expect(runCli(["index", "d"], { home }).code).toBe(0);
+      expect(runCli(["config", "set", "index.max_file_bytes", "10"], { home }).code).toBe(0);
+      writeTree(docs, { "a.md": "# a\n\nalpha words here and more\n" });
+      const run = runCli(["index", "d"], { home });
+      expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: expect.not.stringContaining("error:") });
+      expect(run.stdout).toContain("1 failed");
+      expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(1);
+    },
+    CLI_TESTS,
+  );
 });
 
 test(

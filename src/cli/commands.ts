@@ -133,12 +133,12 @@ function noResults(response: SearchResponse, options: SearchOptions): string {
 }
 
 /**
- * A run that found files and could index none of them (none new, changed or unchanged) failed, though it recorded
- * why (in this run, or before for failed files it left alone); a file that failed beside others that are indexed is
- * reported in the summary only.
+ * A run that found files and could index none of them (none new, changed or unchanged), leaving the index empty,
+ * failed, though it recorded why (in this run, or before for failed files it left alone); a file that failed beside
+ * others that are indexed, or whose earlier version the index keeps, is reported in the summary only.
  */
 function everyFileFailed(summary: IndexSummary): boolean {
-  return failedFiles(summary) > 0 && summary.indexed === 0 && summary.skipped === 0;
+  return failedFiles(summary) > 0 && summary.indexed === 0 && summary.skipped === 0 && summary.documents_total === 0;
 }
 
 const failedFiles = (summary: IndexSummary) => summary.failed + summary.failed_unchanged;
