@@ -329,6 +329,11 @@ describeShared("vector and hybrid search", () => {
       await expect(indexRepository(home, pinned, { model })).rejects.toThrow(why);
     }
     expect(repositoryStatus(pinned).documents).toBe(2);
+    // A search is refused the same way: it searched with bm25 and exited 0 (s18 user #10).
+    for (const model of ["/nonexistent/model", tempDir()]) {
+      const searched = await search(home, { query: "car", repositories: ["pinned"], model }).catch((e) => e);
+      expect({ model, code: searched.code }).toEqual({ model, code: "MODEL_UNAVAILABLE" });
+    }
   }, 60_000);
 
   test("--embeddings-only with a model that cannot load keeps the old vectors", async () => {

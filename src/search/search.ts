@@ -520,12 +520,12 @@ async function searchRepository(run: SearchRun, repo: Repository, store: Store, 
     lists = await rankLists(run, repo, store, mode, depth);
   } catch (error) {
     // Another model than the repository's (named by --model, RESEARCHER_MODEL or the configuration), or any named
-    // with --model, is somebody's choice: an error however asked. Only the repository's own model whose files
-    // changed falls back.
+    // with --model, is somebody's choice: an error however asked, and so is a model named with --model that cannot
+    // be loaded (a typo searched with bm25, exit 0). Only the repository's own model, unavailable or with changed
+    // files, falls back.
     const chosenModel =
       isResearcherError(error) &&
-      error.code === "MODEL_MISMATCH" &&
-      (!(error instanceof ModelFilesChanged) || run.options.model !== undefined);
+      (run.options.model !== undefined || (error.code === "MODEL_MISMATCH" && !(error instanceof ModelFilesChanged)));
     if (!isResearcherError(error) || !MODEL_FAILURES.has(error.code) || chosenModel) throw error;
     // Asked for by name, the mode stays an error; by default (auto) the search degrades as an index run does: the
     // words are all there, so it searches them and says why.
