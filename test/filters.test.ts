@@ -562,6 +562,8 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
       // …inside a block quote too (it gave tags `include` and `pragma`).
       // …right after a heading or a fence too, which no paragraph is (s18 review #9).
       "headed.md": "# Build notes\n    #include <stdio.h>\n```\nx\n```\n    #define MAX 10\n\nvault #headed\n",
+      // A link reference definition's target is no tag (s18 user #7: mdBook's `[access]: #accessing-values`).
+      "linkdef.md": "# Maps\n\nvault: see [access] and #linked.\n\n[access]: #accessing-values\n",
       "quoted.md": "# Q\n\n> Quoted code:\n>\n>     #include <stdio.h>\n> > \n> >     #pragma once\n\nvault #quoted\n",
       // An empty property, as Obsidian's editor leaves it: the inline tags were dropped (s17 review #3).
       "empty.md": "---\ntitle: Empty\ntags:\ntag: ''\n---\n\nvault #idea\n",
@@ -580,7 +582,17 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
   expect(await paths("tags=listed")).toEqual(["indented.md"]);
   expect(await paths("tags=quoted")).toEqual(["quoted.md"]);
   expect(await paths("tags=headed")).toEqual(["headed.md"]);
-  for (const none of ["tags=12", "tags=anchor", "tags=not-a-tag", "tags=nor-this", "tags=include", "tags=define", "tags=pragma"])
+  expect(await paths("tags=linked")).toEqual(["linkdef.md"]);
+  for (const none of [
+    "tags=12",
+    "tags=anchor",
+    "tags=not-a-tag",
+    "tags=nor-this",
+    "tags=include",
+    "tags=define",
+    "tags=pragma",
+    "tags=accessing-values",
+  ])
     expect({ none, paths: await paths(none) }).toEqual({ none, paths: [] });
   expect(await paths("tags=idea")).toEqual(["empty.md"]);
   // A value that is no name is kept as written, beside the note's inline tags (they were dropped).

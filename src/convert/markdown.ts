@@ -82,6 +82,8 @@ const INLINE_TAG = /(?<!\S)#([\p{L}\p{N}_/-]+)/gu;
 
 /** A list item's first line: `- `, `* `, `+ `, `1. `, `1) `. */
 const LIST_ITEM = /^\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)/;
+/** A link reference definition, `[label]: target`: nothing a reader sees. */
+const LINK_DEFINITION = /^ {0,3}\[[^\]]+\]:/;
 /** The `>` markers that open a line of a block quote (`> > `), each with the one space it may take. */
 const QUOTE_MARKERS = /^(?: {0,3}> ?)+/;
 /** Indented four columns or more: code after a blank line, unless it continues a list item. */
@@ -117,6 +119,7 @@ export function inlineTags(text: string): string[] {
     if (LIST_ITEM.test(line)) inList = true;
     else if (!indented && previous === "blank") inList = false;
     previous = "text";
+    if (LINK_DEFINITION.test(line)) continue; // `[access]: #accessing-values`: a link's target, not text
     const prose = line.replace(/`+[^`]*`+/g, " ");
     for (const [, tag] of prose.matchAll(INLINE_TAG)) {
       const name = withoutTrailingSlashes(tag!);
