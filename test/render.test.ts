@@ -6,6 +6,7 @@ import {
   indexSummaryText,
   progressBar,
   renderSearch,
+  repositoryMatchesText,
   searchJson,
   statusText,
   styleFor,
@@ -221,4 +222,22 @@ test("a prose result names the lines its fragment spans, to read it whole; code 
   expect(text([hit(1, { fragment: oneLine })])).toEndWith("#abcdef  line 3");
   expect(text([hit(1, { path: "p.py", location: "p.py:4", metadata: { format: "py" } })])).toBe("1  1.50  notes:p.py:3-5  #abcdef");
   expect(text([hit(1, { path: "a.pdf", page: 2, metadata: { format: "pdf" } })])).toBe("1  1.50  notes:a.pdf:p2  #abcdef");
+});
+
+test("repos-for cites its best passage as a ref to read: a PDF's page, as search cites it, with the repository (s18 user #8)", () => {
+  const match = (best: { path: string; location: string; page: number | null }) => ({
+    repository: "papers",
+    description: null,
+    score: 0.5,
+    bm25: 3,
+    matched: 2,
+    best: { ...best, title: "T", snippet: "s" },
+  });
+  // It printed `best: scans/scan-00.pdf:3`: a line of a PDF, and no repository.
+  expect(repositoryMatchesText([match({ path: "scans/scan-00.pdf", location: "scans/scan-00.pdf:3", page: 1 })])).toBe(
+    "  0.50  papers  2 fragments  best: papers:scans/scan-00.pdf:p1\n",
+  );
+  expect(repositoryMatchesText([match({ path: "notes/a.md", location: "notes/a.md:12", page: null })])).toBe(
+    "  0.50  papers  2 fragments  best: papers:notes/a.md:12\n",
+  );
 });

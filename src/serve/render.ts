@@ -418,13 +418,17 @@ export function count(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-/** `repos-for`: score, repository, matching fragments and the best one's place, the description below; failed ones left out. */
+/**
+ * `repos-for`: score, repository, matching fragments and the best one's place as a ref to read (a page for a paged
+ * document, as a search cites it), the description below; failed ones left out.
+ */
 export function repositoryMatchesText(matches: RepositoryMatch[]): string {
   return matches
     .filter((m) => !m.error)
     .map((m) => {
       const fragments = count(m.matched, "fragment");
-      const best = m.best ? `  best: ${escapeControls(m.best.location)}` : "";
+      const place = m.best && (m.best.page !== null ? `${m.best.path}:p${m.best.page}` : m.best.location);
+      const best = place ? `  best: ${escapeControls(`${m.repository}:${place}`)}` : "";
       const description = m.description ? `\n        ${escapeControls(m.description)}` : "";
       return `${m.score.toFixed(2).padStart(6)}  ${m.repository}  ${fragments}${best}${description}\n`;
     })
