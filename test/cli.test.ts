@@ -1,6 +1,6 @@
 /** The CLI's own rules (argument checks, dispatch, exit codes) run as a real subprocess against a temp home. */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository, removeRepository } from "../src/index/repositories.ts";
@@ -364,6 +364,23 @@ test("the library's addRepository sets a kept index aside too, and a set-aside a
   expect(folder).toMatch(/\/repositories\/a\.kept-/);
   expect(existsSync(join(folder, "index.db"))).toBe(true);
   expect(runCli(["search", "secretx", "--mode", "bm25"], { home }).stdout).not.toContain("secretx");
+});
+
+test("a link to a folder is named in the run's summary as not followed, not passed over without a word (s18 user #12)", () => {
+  const home = tempDir();
+  const vault = tempDir();
+  const elsewhere = tempDir();
+  writeTree(vault, { "n.md": "# Note\n\nhello\n" });
+  writeTree(elsewhere, { "z.md": "# Linked\n\nText about zebras.\n" });
+  symlinkSync(elsewhere, join(vault, "linked"));
+  expect(runCli(["repo", "add", "v", vault, "--no-embed"], { home }).code).toBe(0);
+  const run = runCli(["index", "v"], { home });
+  expect(run.stdout).toContain("not indexed: 1 link to a folder, never followed: linked/");
+  expect(JSON.parse(runCli(["index", "v", "--json"], { home }).stdout)).toMatchObject({
+    indexed: 0,
+    skipped: 1,
+    skipped_links: ["linked/"],
+  });
 });
 
 test("ls of an empty name is a usage error, as for every command, not every repository's listing (s18 review #13)", () => {

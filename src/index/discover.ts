@@ -34,6 +34,8 @@ export interface Discovery {
    * each rule skipped, so a summary can say why they are not in the index.
    */
   skippedGenerated: Record<string, number>;
+  /** Links to folders, which discovery never follows (`linked/`): why a folder linked into a vault finds nothing. */
+  skippedLinks: string[];
   /**
    * Candidates that cannot be indexed (special files, links out of the root, unreadable folders), each with a
    * reason; `gone` when the path leads out of the repository (a link out of the root), so an indexed document there
@@ -396,7 +398,15 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
   const excluded = compileExcludes(options.exclude);
   const realRoot = checkRoot(root);
   if (under) checkRoot(join(root, under));
-  const discovery: Discovery = { files: [], skippedTypes: {}, skippedGenerated: {}, problems: [], unlisted: [], mounts: [] };
+  const discovery: Discovery = {
+    files: [],
+    skippedTypes: {},
+    skippedGenerated: {},
+    skippedLinks: [],
+    problems: [],
+    unlisted: [],
+    mounts: [],
+  };
   // A folder reached through a link holds nothing, as a run's walk never enters one: a watch given the folder of a
   // link made meanwhile (`ln -s / notes/root`) walked the link's target, the whole machine, failing every file.
   if (linkedFolder(root, under) !== undefined) return discovery;
@@ -448,6 +458,10 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
         walk(absolute, relativePath, rules, device);
         continue;
       }
+      if (entry.isSymbolicLink() && isFolder(absolute)) {
+        discovery.skippedLinks.push(`${relativePath}/`);
+        continue;
+      }
       const type = fileType(entry.name);
       if (!types.has(type)) {
         if (entry.isFile()) discovery.skippedTypes[type] = (discovery.skippedTypes[type] ?? 0) + 1;
@@ -469,6 +483,15 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
   walk(start, under, IgnoreRules.EMPTY, under ? deviceOf(dirname(start)) : undefined);
   discovery.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return discovery;
+}
+
+/** Whether a path leads to a folder (through links); false when it leads nowhere (missing, a loop, forbidden). */
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** The device a folder is on; undefined when it cannot be looked at (listing it then says why). */

@@ -68,6 +68,9 @@ import { syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
 import { clearImpacts, maintainImpactLists, updateImpacts } from "../search/bm25.ts";
 
+/** At most this many folder links are named in a summary (a tree of links is no list to print). */
+const MAX_LISTED_LINKS = 100;
+
 export interface IndexSummary {
   repository: string;
   indexed: number;
@@ -82,6 +85,8 @@ export interface IndexSummary {
   skipped_types: Record<string, number>;
   /** Generated and vendored code left out, by rule: `{"node_modules/": 3, "dist/": 1, "*.min.js": 2}`. */
   skipped_generated: Record<string, number>;
+  /** Links to folders, never followed, by path (`["linked/"]`; at most MAX_LISTED_LINKS of them). */
+  skipped_links: string[];
   /** Fragments written in this run. */
   fragments: number;
   /** Pages read by OCR in this run (scanned PDF pages). */
@@ -455,6 +460,7 @@ export async function indexFiles(
         failedUnchanged: [],
         skippedTypes: {},
         skippedGenerated: {},
+        skippedLinks: [],
       });
       const choice = chooseModel(config.embedding, repo.embedding, options.model, store.embeddingModel());
       const embedding =
@@ -638,6 +644,7 @@ function emptySummary(repository: string): RunCounts {
     failed_unchanged: 0,
     skipped_types: {},
     skipped_generated: {},
+    skipped_links: [],
     fragments: 0,
     ocr_pages: 0,
     documents_total: 0,
@@ -793,6 +800,7 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
     failedUnchanged: plan.failedUnchanged,
     skippedTypes: discovery.skippedTypes,
     skippedGenerated: discovery.skippedGenerated,
+    skippedLinks: discovery.skippedLinks,
   });
   // Every document read is now chunked this way; the ones the run kept unread are named, for the next run to read.
   const left = new Set([...plan.gone, ...writer.vanished]);
@@ -874,6 +882,7 @@ function finishRun(
     failedUnchanged: string[];
     skippedTypes: Record<string, number>;
     skippedGenerated: Record<string, number>;
+    skippedLinks: string[];
   },
 ): RunCounts {
   if ((gone.length > 0 || writer.vanished.length > 0) && (run.root === null || rootIdentity(repo.path) !== run.root)) {
@@ -907,6 +916,7 @@ function finishRun(
     failed_unchanged: run.failedUnchanged.length,
     skipped_types: run.skippedTypes,
     skipped_generated: run.skippedGenerated,
+    skipped_links: run.skippedLinks.slice(0, MAX_LISTED_LINKS),
     fragments: writer.fragments,
     ocr_pages: writer.ocrPages,
     documents_total: totals.documents,

@@ -480,6 +480,11 @@ export function indexSummaryText(summary: IndexSummary, style: Style): string {
     const list = generated.map(([rule, n]) => `${n} ${escapeControls(rule)}`).join(", ");
     lines.push(`  ${style.dim(`not indexed as generated or vendored code: ${list}`)}`);
   }
+  const links = summary.skipped_links ?? [];
+  if (links.length) {
+    const list = links.map(escapeControls).join(", ");
+    lines.push(`  ${style.dim(`not indexed: ${count(links.length, "link")} to a folder, never followed: ${list}`)}`);
+  }
   return `${lines.join("\n")}\n`;
 }
 
