@@ -64,3 +64,15 @@ export function estimateTokens(text: string): number {
   const cjk = text.match(CJK_CHAR)?.length ?? 0;
   return Math.ceil((text.length - cjk) / 4) + cjk;
 }
+
+/**
+ * `text` without the run of `char` at its end (at its start too with `both`): sliced, not matched. A pattern like
+ * `\n+$` or `\/+$` scans every inner run of the character to its end and fails there: quadratic in the run's length
+ * (a note's `#a////…/b`, a fragment's blank lines, minutes for a few hundred KB).
+ */
+export function trimRuns(text: string, char: string, ends: "end" | "both" = "end"): string {
+  let [start, end] = [0, text.length];
+  while (end > 0 && text[end - 1] === char) end--;
+  if (ends === "both") while (start < end && text[start] === char) start++;
+  return text.slice(start, end);
+}

@@ -71,6 +71,15 @@ describe("renderSearch", () => {
     expect(first!.at(-1)).toBe("whole, 1\nsecond line");
   });
 
+  test("text with --full: a fragment's long runs of blank lines render in linear time (s18 hostile #2b: 827 s over MCP)", () => {
+    const text = `word0${"\n".repeat(60_000)}word1${"\n".repeat(60_000)}word2${"\n".repeat(60_000)}x\n\n`;
+    const full = { ...response, results: response.results.slice(0, 1).map((h) => ({ ...h, text })) };
+    const started = performance.now();
+    const rendered = renderSearch(full, "text", styleFor({ isTTY: false }));
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(rendered).toContain("  x\n");
+  });
+
   test("jsonl: one JSON object per line, equal to the --json results", () => {
     const lines = renderSearch(response, "jsonl", styleFor({ isTTY: false })).split("\n");
     expect(lines.pop()).toBe("");

@@ -286,18 +286,19 @@ const KEY_LINE = /^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]+(.*))?$/;
 
 /** Lines that are each `key: value` (or continue the one above, indented) as metadata; null when one is not. */
 function keyValueLines(lines: string[]): Record<string, unknown> | null {
-  const metadata: Record<string, unknown> = {};
-  let last: string | undefined;
+  // Each value's parts, joined once at the end: a string rebuilt per continuation line was quadratic (s18 hostile #1).
+  const parts = new Map<string, string[]>();
+  let last: string[] | undefined;
   for (const line of lines) {
     const match = KEY_LINE.exec(line);
     if (match) {
-      last = match[1]!;
-      metadata[last] = (match[2] ?? "").trim().replace(/^(["'])(.*)\1$/, "$2");
+      last = [(match[2] ?? "").trim().replace(/^(["'])(.*)\1$/, "$2")];
+      parts.set(match[1]!, last);
     } else if (last !== undefined && /^[ \t]/.test(line)) {
-      metadata[last] = `${metadata[last]} ${line.trim()}`.trim();
+      last.push(line.trim());
     } else return null;
   }
-  return metadata;
+  return Object.fromEntries([...parts].map(([key, values]) => [key, values.filter(Boolean).join(" ")]));
 }
 
 function countNewlines(text: string): number {

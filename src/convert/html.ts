@@ -16,6 +16,7 @@ import domino from "@mixmark-io/domino";
 import { bodyOrTitle, type ConvertedDocument, literalText, utf8OrWindows1252 } from "./document.ts";
 import { mathText } from "./mathml.ts";
 import { ResearcherError } from "../errors.ts";
+import { trimRuns } from "../text.ts";
 
 /** The slice of the DOM (domino's) this module touches. Domino's `querySelector` misses with `undefined`, not null. */
 export interface HtmlElement {
@@ -360,15 +361,7 @@ function holdsSection(item: HtmlElement): boolean {
 }
 
 function sectionItem(content: string): string {
-  return `\n\n${trimNewlines(content)}\n\n`;
-}
-
-/** `content` without its leading and trailing newlines; sliced, not matched (`\n+$` rescans each inner run). */
-function trimNewlines(content: string): string {
-  let [start, end] = [0, content.length];
-  while (start < end && content[start] === "\n") start++;
-  while (end > start && content[end - 1] === "\n") end--;
-  return content.slice(start, end);
+  return `\n\n${trimRuns(content, "\n", "both")}\n\n`;
 }
 
 /** The classes of a box beside the text (a whole class name: `release-notes` or `has-sidebar` is none). */

@@ -3,6 +3,8 @@
  * belong to code fences. A `# comment` inside a fence is code, never a heading, for the title as for the chunks.
  */
 
+import { trimRuns } from "../text.ts";
+
 /** A line of markdown as the block structure sees it. */
 export type MarkdownBlock =
   /** An ATX heading: `level` 1–6, `text` without the `#`s and a closing sequence. */
@@ -122,20 +124,13 @@ export function inlineTags(text: string): string[] {
     if (LINK_DEFINITION.test(line)) continue; // `[access]: #accessing-values`: a link's target, not text
     const prose = line.replace(/`+[^`]*`+/g, " ");
     for (const [, tag] of prose.matchAll(INLINE_TAG)) {
-      const name = withoutTrailingSlashes(tag!);
+      const name = trimRuns(tag!, "/");
       if (!/[^\p{N}/_-]/u.test(name) || tags.has(name.toLowerCase())) continue;
       tags.set(name.toLowerCase(), name);
       if (tags.size === MAX_INLINE_TAGS) return [...tags.values()];
     }
   }
   return [...tags.values()];
-}
-
-/** `a/b//` → `a/b`; trimmed, not matched: `/\/+$/` backtracked quadratically on a long run of slashes inside a tag. */
-function withoutTrailingSlashes(tag: string): string {
-  let end = tag.length;
-  while (end > 0 && tag[end - 1] === "/") end--;
-  return tag.slice(0, end);
 }
 
 /**

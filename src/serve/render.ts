@@ -16,6 +16,7 @@ import type { Repository, SkippedRepository } from "../repos.ts";
 import { env } from "../env.ts";
 import { isCodeFormat } from "../file-types.ts";
 import { escapeControls, escapeLine, type Terminal } from "../terminal.ts";
+import { trimRuns } from "../text.ts";
 import type { WatchBatch, WatchStatus } from "./watch.ts";
 
 export interface Style {
@@ -242,8 +243,7 @@ export function searchText(response: SearchResponse, style: Style): string {
     const pad = " ".repeat(width + 2);
     const body =
       hit.text !== undefined
-        ? hit.text
-            .replace(/\n+$/, "")
+        ? trimRuns(hit.text, "\n")
             .split("\n")
             .map((line) => (line ? `${pad}${escapeLine(line)}` : "")) // among other results: escaped as snippets are
         : [`${pad}${highlight(hit.snippet, hit.highlights, style)}`];
