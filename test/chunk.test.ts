@@ -258,6 +258,21 @@ describe("chunkDocument (text)", () => {
     expect([fragments[0]!.startLine, fragments[0]!.endLine]).toEqual([1, 5]);
   });
 
+  test("a long run of blank lines ends a fragment: two words 200,000 lines apart are not one fragment of their gap (s18 hostile #2b)", () => {
+    for (const format of ["text", "markdown"] as const) {
+      const text = `alpha one.${"\n".repeat(200_000)}beta two.\n\ngamma three.${"\n".repeat(101)}delta four.\n`;
+      const fragments = chunkDocument({ title: "t", format, text, firstLine: 1, metadata: {} });
+      expect({ format, fragments: fragments.map((f) => [f.text, f.startLine, f.endLine]) }).toEqual({
+        format,
+        fragments: [
+          ["alpha one.", 1, 1],
+          ["beta two.\n\ngamma three.", 200_001, 200_003],
+          ["delta four.", 200_104, 200_104],
+        ],
+      });
+    }
+  });
+
   test("'#' lines in plain text are not headings", () => {
     const fragments = chunkDocument({ title: "t", format: "text", text: "# hello\nworld\n", firstLine: 1, metadata: {} });
     expect(fragments[0]!.headings).toEqual([]);

@@ -31,7 +31,8 @@ export const BARE_DOCUMENT_VERSION = 3;
  * nothing (an HTML comment, an anchor, a rule) is in no fragment, and a `---` block that is no YAML mapping is body
  * text, not front matter (convert.ts); since 4 `tags` and `aliases` written as one string with commas are lists (as
  * Obsidian reads them); since 5 each fragment records the section it is part of (Fragment.unit); since 6 a note's
- * tags are Obsidian's (inline `#tags` outside code, nested tags, blank entries dropped). An index that recorded
+ * tags are Obsidian's (inline `#tags` outside code, nested tags, blank entries dropped), and a run of more than
+ * MAX_BLANK_RUN blank lines ends a fragment. An index that recorded
  * another version chunks its
  * markdown files again (converted formats keep their fragments until their files change: reading them again can be
  * slow).
@@ -379,6 +380,9 @@ function sentenceTokens(sentence: string): number {
 /** White space at a sentence's end that costs nothing, and that a part cut for the budget keeps. */
 const KEPT_SPACES = 64;
 
+/** The most blank lines a fragment holds in one run. */
+const MAX_BLANK_RUN = 100;
+
 function packSection(pieces: Piece[], options: ChunkOptions): Piece[][] {
   const budget = options.tokens;
   const overlapBudget = Math.floor(budget * options.overlap);
@@ -400,6 +404,12 @@ function packSection(pieces: Piece[], options: ChunkOptions): Piece[][] {
   };
 
   pieces.forEach((piece, i) => {
+    // A fragment keeps the file's blank lines (its line arithmetic counts them): a long run of them ends it, and no
+    // overlap carries across, or two words 5,000,000 lines apart were one fragment of 5 MB.
+    if (current.length > 0 && piece.line - current.at(-1)!.endLine > MAX_BLANK_RUN) {
+      if (fresh > 0) fragments.push(current);
+      [current, used, fresh] = [[], 0, 0];
+    }
     const startsBlock = i === 0 || pieces[i - 1]!.block !== piece.block;
     // End a well-filled fragment before a paragraph that would not fit whole; otherwise fill up to the budget.
     if (fresh > 0 && startsBlock && used >= budget / 2 && used + blockTokens(i) > budget) flush();
