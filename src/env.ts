@@ -27,8 +27,11 @@ export const env = {
   userHome: () => read("HOME"),
   /** RESEARCHER_MODEL_PATH, then RESEARCHER_MODEL: the embedding model for every run, over the config. */
   model: () => read("RESEARCHER_MODEL_PATH") ?? read("RESEARCHER_MODEL"),
-  /** RESEARCHER_MCP_TOKEN: the bearer token `serve --port` requires when `--token` is not given. */
-  mcpToken: () => read("RESEARCHER_MCP_TOKEN"),
+  /**
+   * RESEARCHER_MCP_TOKEN: the bearer token `serve --port` requires when `--token` is not given; "" when set but empty
+   * (`RESEARCHER_MCP_TOKEN=$(cat missing-file)`), which is a slip, not a request to serve without one.
+   */
+  mcpToken: () => process.env.RESEARCHER_MCP_TOKEN,
   /** RESEARCHER_LOG_LEVEL: consola's level for diagnostics on stderr (default 3, info). */
   logLevel: () => read("RESEARCHER_LOG_LEVEL"),
   /** RESEARCHER_EXACT_SCAN_BELOW: vector components below which a repository is scanned exactly (tests set 0). */

@@ -787,6 +787,14 @@ test("an empty --token is refused, not taken as serving without one (RESEARCHER_
     const empty = runCli(["serve", "--port", "0", "--token", ""], { home, env: tokenEnv });
     expect(empty).toMatchObject({ code: 2, stderr: expect.stringMatching(/^error: --token needs a value \(got an empty one\)\nhint: /) });
   }
+  // Set but empty, or spaces alone (a token that can never be presented), it served without one (s18 hostile #8a).
+  for (const blank of ["", " "]) {
+    const fromEnv = runCli(["serve", "--port", "0"], { home, env: { RESEARCHER_MCP_TOKEN: blank } });
+    expect(fromEnv).toMatchObject({
+      code: 2,
+      stderr: "error: RESEARCHER_MCP_TOKEN is set but empty\nhint: set it to a secret, or unset it to serve without a token\n",
+    });
+  }
   for (const flag of ["--host", "--token"]) {
     const stdio = runCli(["serve", flag, "x"], { home });
     expect(stdio).toMatchObject({ code: 2, stderr: `error: ${flag} applies to HTTP only\nhint: add --port <n> to serve over HTTP\n` });

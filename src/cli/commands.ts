@@ -496,8 +496,13 @@ export async function serveCommand(flags: Flags): Promise<void> {
       hint: "--token <secret>, or set RESEARCHER_MCP_TOKEN; leave both out to serve without a token",
     });
   const token = (flags.token as string | undefined) ?? env.mcpToken();
+  // A token of spaces alone could never be presented either (a header's value is trimmed).
+  if (token !== undefined && !token.trim())
+    throw new ResearcherError("USAGE", "RESEARCHER_MCP_TOKEN is set but empty", {
+      hint: "set it to a secret, or unset it to serve without a token",
+    });
   const { serveHttp } = await import("../serve/http.ts");
-  const server = serveHttp(home(flags), { port, host: flags.host as string | undefined, token: token || undefined, watch });
+  const server = serveHttp(home(flags), { port, host: flags.host as string | undefined, token, watch });
   stderr.write(`listening on ${escapeControls(server.url)}/mcp\n`);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);
