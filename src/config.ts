@@ -46,6 +46,13 @@ const valibot = () => require("valibot") as typeof Valibot;
 function schemas() {
   const v = valibot();
   const Provider = v.picklist(["local", "ollama", "openai"]);
+  // An embedding server is reached over HTTP: Bun's fetch reads `file:` URLs from the disk (file:///etc/passwd was
+  // taken, and read as an embeddings response).
+  const HttpUrl = v.pipe(
+    v.string(),
+    v.url(),
+    v.check((url) => /^https?:\/\//i.test(url), "must be an http:// or https:// URL"),
+  );
 
   const EmbeddingSchema = v.strictObject({
     provider: v.optional(Provider, "local"),
@@ -58,8 +65,8 @@ function schemas() {
     batch_size: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1024))),
     /** Requests in flight at once to an Ollama or OpenAI-compatible server (the local model runs one batch at a time). */
     parallel: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64))),
-    ollama_url: v.optional(v.pipe(v.string(), v.url())),
-    openai_url: v.optional(v.pipe(v.string(), v.url())),
+    ollama_url: v.optional(HttpUrl),
+    openai_url: v.optional(HttpUrl),
   });
 
   const RepositorySchema = v.strictObject({

@@ -460,3 +460,16 @@ test("temp files a killed config write left in the home are removed by the next 
   expect(runCli(["config", "set", "search.limit", "40"], { home })).toMatchObject({ code: 0, stderr: "" });
   expect(existsSync(folder)).toBe(true);
 });
+
+test("an embedding server's URL must be http or https: a file: URL was taken, and the disk read as a server (s18 hostile #8c)", () => {
+  const home = tempDir();
+  for (const key of ["embedding.openai_url", "embedding.ollama_url"]) {
+    const refused = runCli(["config", "set", key, "file:///etc/passwd"], { home });
+    expect({ key, code: refused.code, stderr: refused.stderr.split("\n")[0] }).toEqual({
+      key,
+      code: 1,
+      stderr: `error: ${key}: must be an http:// or https:// URL (config set)`,
+    });
+    expect(runCli(["config", "set", key, "https://embed.example.org"], { home }).code).toBe(0);
+  }
+});
