@@ -106,7 +106,8 @@ describe("search", () => {
     const exclusions = (n: number) => Array.from({ length: n }, (_, i) => `-nothing${i}`).join(" ");
     expect((await search(home, { query: `restart ${exclusions(MAX_EXCLUDED)}` })).results.map((r) => r.path)).toEqual(["guide.md"]);
     const tooMany = await search(home, { query: `restart ${exclusions(300)}` }).catch((e) => e);
-    expect(tooMany).toMatchObject({ code: "INVALID_INPUT", message: expect.stringContaining(`at most ${MAX_EXCLUDED}`) });
+    // A usage error, as a query too long is (it exited 1: s18 hostile #8e).
+    expect(tooMany).toMatchObject({ code: "USAGE", message: expect.stringContaining(`at most ${MAX_EXCLUDED}`) });
     const words = Array.from({ length: 1000 }, (_, i) => `word${i}`).join(" ");
     expect((await search(home, { query: `restart ${words}` })).results.map((r) => r.path)).toEqual(["guide.md"]);
     // Past MAX_QUERY_CHARS a query is refused, the same on every interface (MCP's schema takes the same bound).
@@ -115,7 +116,7 @@ describe("search", () => {
       message: `a query holds at most ${MAX_QUERY_CHARS} characters (this one has ${2 * MAX_QUERY_CHARS})`,
     });
     const phrases = Array.from({ length: 300 }, (_, i) => `"phrase${i}"`).join(" ");
-    expect(await search(home, { query: phrases }).catch((e) => e)).toMatchObject({ code: "INVALID_INPUT" });
+    expect(await search(home, { query: phrases }).catch((e) => e)).toMatchObject({ code: "USAGE" });
   });
 
   test("an FTS5 error from SQLite is INVALID_INPUT, never unexpected", () => {

@@ -120,7 +120,7 @@ const anyOf = (terms: string[]) => (terms.length === 1 ? terms[0]! : `(${terms.j
 
 function atMost(terms: string[], limit: number, what: string): string[] {
   if (terms.length <= limit) return terms;
-  throw new ResearcherError("INVALID_INPUT", `a query can have at most ${limit} ${what}, this one has ${terms.length}`, {
+  throw new ResearcherError("USAGE", `a query can have at most ${limit} ${what}, this one has ${terms.length}`, {
     hint: "search with fewer of them",
   });
 }
