@@ -1,6 +1,6 @@
 /** The CLI's own rules (argument checks, dispatch, exit codes) run as a real subprocess against a temp home. */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository, removeRepository } from "../src/index/repositories.ts";
@@ -364,6 +364,21 @@ test("the library's addRepository sets a kept index aside too, and a set-aside a
   expect(folder).toMatch(/\/repositories\/a\.kept-/);
   expect(existsSync(join(folder, "index.db"))).toBe(true);
   expect(runCli(["search", "secretx", "--mode", "bm25"], { home }).stdout).not.toContain("secretx");
+});
+
+test("a repo add refused after the kept index was set aside puts it back: nothing was changed (s18 review #4)", async () => {
+  const home = tempDir();
+  const [x, y] = [tempDir(), tempDir()];
+  writeTree(x, { "same.md": "# X\n\nalpha content in x\n" });
+  await indexRepository(home, addRepository(home, { name: "a", path: x, embed: false }));
+  removeRepository(home, "a", { keepData: true });
+  // Refused by the bound on a description: the kept index had moved to a.kept-…, and `repo add a x` lost it.
+  const refused = runCli(["repo", "add", "a", y, "--no-embed", "--description", "x".repeat(3000)], { home });
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain("nothing was changed");
+  expect(readdirSync(join(home, "repositories"))).toEqual(["a"]);
+  expect(runCli(["repo", "add", "a", x, "--no-embed"], { home }).code).toBe(0);
+  expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(1);
 });
 
 test("a link to a folder is named in the run's summary as not followed, not passed over without a word (s18 user #12)", () => {

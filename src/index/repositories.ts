@@ -31,10 +31,19 @@ export interface AddedRepository extends Repository {
  */
 export function addRepository(home: string, input: AddRepositoryInput): AddedRepository {
   let setAside: AddedRepository["setAside"];
-  const repo = registerRepository(home, input, (place) => {
-    setAside = setAsideOtherFoldersIndex(place);
-  });
-  return setAside ? { ...repo, setAside } : repo;
+  let dir: string | undefined;
+  try {
+    const repo = registerRepository(home, input, (place) => {
+      dir = place.dir;
+      setAside = setAsideOtherFoldersIndex(place);
+    });
+    return setAside ? { ...repo, setAside } : repo;
+  } catch (error) {
+    // Refused after the set-aside (a bound on what it writes, a full disk): nothing was changed, so the kept index
+    // goes back where `repo add` of its own folder takes it up again.
+    if (setAside && dir) renameSync(setAside.folder, dir);
+    throw error;
+  }
 }
 
 export function removeRepository(home: string, name: string, options: { keepData?: boolean } = {}): Repository {
