@@ -20,3 +20,17 @@ export function fullTextRowWriter(db: Database, table: string): FullTextRowWrite
     insert.run(rowid, ftsText(title), ftsText(heading), ftsText(body));
   };
 }
+
+/**
+ * Write the full-text index again from the fragments (the text lives there; FTS5 holds only the index), row by row:
+ * all the text read at once was the whole corpus in memory (a million fragments, gigabytes). The caller holds the
+ * transaction.
+ */
+export function rewriteFullText(db: Database): void {
+  db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
+  const write = fullTextRowWriter(db, "fragments_fts");
+  const rows = db.query<{ id: number; title: string; heading: string; text: string }, []>(
+    "SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id",
+  );
+  for (const row of rows.iterate()) write(row.id, row.title, row.heading, row.text);
+}

@@ -22,7 +22,7 @@ import {
   writeDenied,
 } from "../errors.ts";
 import { freeBytes, openFilesExhausted } from "../files.ts";
-import { FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
+import { FTS_TOKENIZER, rewriteFullText } from "./fts.ts";
 
 export const SCHEMA_VERSION = 9;
 
@@ -263,12 +263,7 @@ const UPGRADES: Record<number, string | ((db: Database) => void)> = {
 };
 
 function rebuildFullTextForIdentifiers(db: Database): void {
-  db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
-  const write = fullTextRowWriter(db, "fragments_fts");
-  const rows = db.query<{ id: number; title: string; heading: string; text: string }, []>(
-    "SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id",
-  );
-  for (const row of rows.iterate()) write(row.id, row.title, row.heading, row.text);
+  rewriteFullText(db);
   db.run("DELETE FROM term_impacts; DELETE FROM term_bounds; DELETE FROM meta WHERE key = 'impacts'");
 }
 

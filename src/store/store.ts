@@ -5,7 +5,7 @@ import { basename, join } from "node:path";
 import { ResearcherError } from "../errors.ts";
 import { CODE_EXTENSIONS } from "../file-types.ts";
 import { filterSql, type Filter, metadataOf, metadataPath, type SqlCondition } from "./filter-sql.ts";
-import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter } from "./fts.ts";
+import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter, rewriteFullText } from "./fts.ts";
 import { ImpactLists } from "./impacts.ts";
 import { PostingLists } from "./postings.ts";
 import { BUSY_TIMEOUT_MS, integrityCheck, openIndexDatabase, type OpenedIndex, pageDamage } from "./schema.ts";
@@ -1228,18 +1228,9 @@ export class Store {
     return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments_fts_docsize").get()!.n;
   }
 
-  /** Re-create the full-text index from the fragments (the text lives there; FTS5 holds only the index). */
+  /** Re-create the full-text index from the fragments (fts.ts `rewriteFullText`), in one transaction. */
   rebuildFullText(): void {
-    this.transaction(() => {
-      this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
-      const rows = this.db
-        .query<{ id: number; title: string; heading: string; text: string }, []>(
-          "SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id",
-        )
-        .all();
-      const insert = fullTextRowWriter(this.db, "fragments_fts");
-      for (const row of rows) insert(row.id, row.title, row.heading, row.text);
-    });
+    this.transaction(() => rewriteFullText(this.db));
     this.optimize();
   }
 
