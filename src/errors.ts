@@ -151,12 +151,14 @@ export function isSqliteEnvironment(error: unknown): boolean {
   return /^SQLITE_(?:BUSY|LOCKED|FULL|IOERR|READONLY|PERM|CANTOPEN|AUTH|NOMEM|INTERRUPT)/.test(systemCode(error));
 }
 
+/** The hint of every damaged index: the command that replaces it. */
+export function rebuildHint(repository: string): string {
+  return `rebuild it with \`researcher index --rebuild ${repository}\` (it moves the damaged index aside)`;
+}
+
 /** INDEX_CORRUPT of a named repository's index, with the command that replaces it. */
 export function damagedIndex(repository: string, what: string, cause?: unknown): ResearcherError {
-  return new ResearcherError("INDEX_CORRUPT", `the index of '${repository}' is damaged: ${what}`, {
-    hint: `rebuild it with \`researcher index --rebuild ${repository}\` (it moves the damaged index aside)`,
-    cause,
-  });
+  return new ResearcherError("INDEX_CORRUPT", `the index of '${repository}' is damaged: ${what}`, { hint: rebuildHint(repository), cause });
 }
 
 /** The repository a failure happened in, when the caller knows it (a writer does): messages and hints name it. */

@@ -247,7 +247,7 @@ test("an index.db that is a folder or a FIFO is named so, and index --rebuild mo
     expect({ kind, code: searched.code, stderr: searched.stderr }).toEqual({
       kind,
       code: 1,
-      stderr: `error: cannot open ${Store.dbPath(repo.dir)}: ${why}\nhint: rebuild it with \`researcher index --rebuild d\`\n`,
+      stderr: `error: cannot open ${Store.dbPath(repo.dir)}: ${why}\nhint: rebuild it with \`researcher index --rebuild d\` (it moves the damaged index aside)\n`,
     });
     const rebuild = runCli(["index", "d", "--rebuild"], { home });
     expect({ kind, code: rebuild.code, stderr: rebuild.stderr }).toEqual({ kind, code: 0, stderr: expect.stringContaining("moved aside") });

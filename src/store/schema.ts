@@ -16,6 +16,7 @@ import {
   notIndexedYet,
   OPEN_FILES_HINT,
   permissionHint,
+  rebuildHint,
   ResearcherError,
   systemCode,
   toResearcherError,
@@ -273,10 +274,7 @@ class UnreadableIndex extends ResearcherError {}
 const isUnreadable = (error: unknown) => error instanceof UnreadableIndex;
 
 function corrupt(file: string, name: string, why: string, cause?: unknown): UnreadableIndex {
-  return new UnreadableIndex("INDEX_CORRUPT", `cannot open ${file}: ${why}`, {
-    hint: `rebuild it with \`researcher index --rebuild ${name}\``,
-    cause,
-  });
+  return new UnreadableIndex("INDEX_CORRUPT", `cannot open ${file}: ${why}`, { hint: rebuildHint(name), cause });
 }
 
 /** SQLite's codes for a file it may not open, lock or write. */
@@ -387,10 +385,7 @@ function openingError(error: unknown, file: string, name: string): ResearcherErr
       cause: error,
     });
   }
-  return new ResearcherError("INDEX_CORRUPT", `cannot open ${file}: ${describeError(error)}`, {
-    hint: `rebuild it with \`researcher index --rebuild ${name}\` (it moves this index aside)`,
-    cause: error,
-  });
+  return new ResearcherError("INDEX_CORRUPT", `cannot open ${file}: ${describeError(error)}`, { hint: rebuildHint(name), cause: error });
 }
 
 /** Below this much free space, a failure to open is the disk being full (a reader writes index.db-shm beside it). */

@@ -2,7 +2,7 @@
 import type { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
-import { ResearcherError } from "../errors.ts";
+import { damagedIndex, ResearcherError } from "../errors.ts";
 import { CODE_EXTENSIONS } from "../file-types.ts";
 import { filterSql, type Filter, metadataOf, metadataPath, type SqlCondition } from "./filter-sql.ts";
 import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter, rewriteFullText } from "./fts.ts";
@@ -386,9 +386,7 @@ export class Store {
       return JSON.parse(raw) as T;
     } catch {
       if (derived) return undefined;
-      throw new ResearcherError("INDEX_CORRUPT", `the index of '${this.name}' holds a damaged ${key} record (not JSON)`, {
-        hint: `rebuild it with \`researcher index --rebuild ${this.name}\``,
-      });
+      throw damagedIndex(this.name, `its ${key} record is not JSON`);
     }
   }
 
