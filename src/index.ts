@@ -13,6 +13,7 @@ export { chooseModel, describeModel, EmbedderCache, KNOWN_MODELS, loadEmbedder, 
 export { ERROR_CODES, ResearcherError, type ErrorCode } from "./errors.ts";
 export { parseFilter, type Filter, type FilterJson } from "./search/filters.ts";
 export { indexRepository, removeDocument, type IndexOptions, type IndexProgress, type IndexSummary } from "./index/indexer.ts";
+export { indexOneFile } from "./index/add-file.ts";
 export { getRepository, listRepositories, type Repository } from "./repos.ts";
 export { addRepository, removeRepository, type AddedRepository } from "./index/repositories.ts";
 export { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions, type SearchResponse } from "./search/search.ts";

@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { indexOneFile } from "../src/index/add-file.ts";
 import { registerRepository, type Repository } from "../src/repos.ts";
 import { readDocument } from "../src/search/documents.ts";
 import { Store } from "../src/store/store.ts";
@@ -325,3 +326,17 @@ test(
   },
   CLI_TESTS,
 );
+
+test("one file indexed by name through the library: a typo is PATH_NOT_FOUND and a failing file FILE_UNREADABLE, as over MCP (s18 review #12)", async () => {
+  // The rule lived in the MCP tool: a library caller of indexFiles with a typo got an all-zero summary, no error.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n", "bad.pdf": "%PDF-1.4 not a PDF body" });
+  const repo = registerRepository(home, { name: "d", path: docs, embed: false });
+  expect((await indexOneFile(home, repo, "a.md")).summary).toMatchObject({ indexed: 1 });
+  expect(await indexOneFile(home, repo, "nope.md").catch((e) => e)).toMatchObject({
+    code: "PATH_NOT_FOUND",
+    message: "d:nope.md does not exist",
+  });
+  expect(await indexOneFile(home, repo, "bad.pdf").catch((e) => e)).toMatchObject({ code: "FILE_UNREADABLE" });
+});

@@ -5,15 +5,13 @@
  */
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { limitDocumentBytes, listDocuments, readDocument, readDocuments, repositoryPath, type DocumentText } from "../search/documents.ts";
 import { loadConfig } from "../config.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
-import { spelledOnDisk } from "../files.ts";
 import { defaultAnswerLimit, MAX_QUERY_CHARS } from "../search/bounds.ts";
 import { parseFilter, type FilterJson } from "../search/filters.ts";
-import { indexFiles, removeDocument } from "../index/indexer.ts";
+import { indexOneFile } from "../index/add-file.ts";
+import { removeDocument } from "../index/indexer.ts";
 import { escapeControls } from "../terminal.ts";
 import { logger } from "../log.ts";
 import {
@@ -569,17 +567,7 @@ function registerWriteTools(server: McpServer, home: string, context: SearchCont
       guarded(() =>
         writes(async () => {
           const repo = getRepository(home, input.repository);
-          // Not resolved here: a file that became a link out of the root fails in indexFiles, which drops its document.
-          const path = spelledOnDisk(repo.path, repositoryPath(repo, input.file_path)); // a composed name for a decomposed one
-          const summary = await indexFiles(home, repo, [path], { embedders: context.embedders });
-          const failure = summary.failures[0];
-          if (failure) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path} was not indexed: ${failure.reason}`);
-          // indexFiles records nothing for a missing file it never indexed (and clears an old failure): say so here.
-          if (!summary.removed && !existsSync(join(repo.path, path))) {
-            throw new ResearcherError("PATH_NOT_FOUND", `${repo.name}:${path} does not exist`, {
-              hint: `file_path is relative to ${repo.path}`,
-            });
-          }
+          const { path, summary } = await indexOneFile(home, repo, input.file_path, { embedders: context.embedders });
           const what = summary.removed
             ? "removed (the file is gone, or the repository no longer indexes it)"
             : summary.indexed

@@ -1,0 +1,31 @@
+/**
+ * One file indexed now, by name: what MCP's `add_to_index` asks for, and a library caller too. `indexFiles` takes a
+ * batch (a watch's), where a path that is not there is a file deleted; one file named on purpose that is not there
+ * is a typo, and one that fails is the answer, so both are errors here.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { ResearcherError } from "../errors.ts";
+import { spelledOnDisk } from "../files.ts";
+import type { Repository } from "../repos.ts";
+import { repositoryPath } from "../search/documents.ts";
+import { type IndexOptions, type IndexSummary, indexFiles } from "./indexer.ts";
+
+/** The summary of indexing `file` (relative to the repository's folder, or absolute inside it), and its path. */
+export async function indexOneFile(
+  home: string,
+  repo: Repository,
+  file: string,
+  options: Pick<IndexOptions, "noEmbed" | "embedders" | "model"> = {},
+): Promise<{ path: string; summary: IndexSummary }> {
+  // Not resolved here: a file that became a link out of the root fails in indexFiles, which drops its document.
+  const path = spelledOnDisk(repo.path, repositoryPath(repo, file)); // a composed name for a decomposed one
+  const summary = await indexFiles(home, repo, [path], options);
+  const failure = summary.failures[0];
+  if (failure) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path} was not indexed: ${failure.reason}`);
+  // indexFiles records nothing for a missing file it never indexed (and clears an old failure).
+  if (!summary.removed && !existsSync(join(repo.path, path))) {
+    throw new ResearcherError("PATH_NOT_FOUND", `${repo.name}:${path} does not exist`, { hint: `file_path is relative to ${repo.path}` });
+  }
+  return { path, summary };
+}
