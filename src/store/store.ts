@@ -8,10 +8,12 @@ import { filterSql, type Filter, metadataOf, metadataPath, type SqlCondition } f
 import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter, rewriteFullText } from "./fts.ts";
 import { ImpactLists } from "./impacts.ts";
 import { PostingLists } from "./postings.ts";
+import { HEADING_SEPARATOR, MAX_SECTION_REACH, runAround, SECTION_REACH, type SectionParts, type SectionRow } from "./sections.ts";
 import { BUSY_TIMEOUT_MS, integrityCheck, openIndexDatabase, type OpenedIndex, pageDamage } from "./schema.ts";
 import type { RootRecord } from "../files.ts";
 
 export type { SqlCondition } from "./filter-sql.ts";
+export { HEADING_SEPARATOR, type SectionParts } from "./sections.ts";
 
 export interface StoredDocument {
   id: number;
@@ -90,92 +92,6 @@ export interface FragmentRow {
   metadata: string;
 }
 
-/** Which of several consecutive fragments under one heading a fragment is, and the lines they span together. */
-export interface SectionParts {
-  part: number;
-  parts: number;
-  start_line: number;
-  end_line: number;
-}
-
-/** How far from a fragment the parts of its unit are looked for first, and at most (a unit of more parts is cited by these). */
-const SECTION_REACH = 64;
-const MAX_SECTION_REACH = 4096;
-
-interface SectionRow {
-  seq: number;
-  start: number;
-  end: number;
-  page: number | null;
-  heading: string;
-  /** The unit it is part of (Fragment.unit); null in fragments chunked before units were recorded. */
-  unit: number | null;
-  /** The fragment's first characters: whether it opens a unit of its own, where no unit is recorded. */
-  head: string;
-}
-
-/**
- * Where in `rows` (by seq) the run of parts holding fragment `seq` starts and ends (see Store.sectionParts), or
- * undefined when `seq` is not among them.
- */
-function runAround(rows: SectionRow[], seq: number, heading: string, code: boolean) {
-  const at = rows.findIndex((row) => row.seq === seq);
-  if (at < 0) return undefined;
-  const own = (row: SectionRow) => row.heading === heading;
-  const nested = (row: SectionRow) => row.heading.startsWith(`${heading}${HEADING_SEPARATOR}`);
-  let first = at;
-  let last = at;
-  // Back while this fragment continues what the one before it holds, forward while the next one does.
-  const joins = (i: number) => (own(rows[i]!) || nested(rows[i]!)) && rows[i]!.seq === rows[i - 1]!.seq + 1;
-  while (first > 0 && joins(first) && (own(rows[first - 1]!) || nested(rows[first - 1]!))) first--;
-  while (last < rows.length - 1 && joins(last + 1)) last++;
-  // Split where a fragment opens a unit of its own (see Store.sectionParts): by the units the chunker recorded, else
-  // by what the fragments show.
-  const name = code ? unitName(heading) : undefined;
-  const named = name && new RegExp(`(?<![\\p{L}\\p{N}_$])${name.replace(/\$/g, "\\$")}(?![\\p{L}\\p{N}_$])`, "u");
-  const shown = (i: number) =>
-    named ? named.test(firstCodeLine(rows[i]!.head)) : rows[i]!.page === rows[i - 1]!.page && rows[i]!.start > rows[i - 1]!.end + 2;
-  const opens = (i: number) => {
-    let before = i - 1;
-    while (before >= first && !own(rows[before]!)) before--;
-    const [unit, previous] = [rows[i]!.unit, before >= first ? rows[before]!.unit : null];
-    return unit !== null && previous !== null ? unit !== previous : shown(i);
-  };
-  for (let i = first + 1; i <= at; i++) if (own(rows[i]!) && opens(i)) first = i;
-  for (let i = at + 1; i <= last; i++) {
-    if (own(rows[i]!) && opens(i)) {
-      last = i - 1;
-      break;
-    }
-  }
-  // A text section's run starts and ends with its own fragments: a subsection at an end is no part of it. In code a
-  // nested def lies inside the function around it, so a function whose head or tail is a nested def's fragment goes
-  // on over it (`ast.dump`'s tail is `def dump › def _format`: its head had no section). A class's methods are units
-  // of their own: its one own fragment went on over all of them ("part 25 of 37, lines 679-1704", s18 review #8).
-  if (!code || !FUNCTION_LABEL.test(heading.split(HEADING_SEPARATOR).at(-1)!)) {
-    while (!own(rows[first]!)) first++;
-    while (!own(rows[last]!)) last--;
-  }
-  return { at, first, last };
-}
-
-/** A code heading's label for a function or method (the chunker's: `def f`, `fn f`, `func (T) f`, `function f`, `f()`). */
-const FUNCTION_LABEL = /^(?:def|fn|func|function)\s|\)$/;
-
-/** The name a code heading's last unit is called by: `def feed` → `feed`, `func (T) Name` → `Name`, `parse()` → `parse`. */
-function unitName(heading: string): string | undefined {
-  return /([\p{L}\p{N}_$]+)[^\p{L}\p{N}_$]*$/u.exec(heading.split(HEADING_SEPARATOR).at(-1)!)?.[1];
-}
-
-/** A fragment's first line of code: past blank lines, comments and decorators (`@size.setter`). */
-function firstCodeLine(text: string): string {
-  for (const line of text.split("\n")) {
-    const trimmed = line.trim();
-    if (trimmed && !/^(?:#|\/\/|\/\*|\*|--|@|\[)/.test(trimmed)) return trimmed;
-  }
-  return "";
-}
-
 /** A document as `ls` and `get --meta` show it. */
 export interface ListedDocument extends DocumentInput {
   indexedAt: string;
@@ -204,7 +120,6 @@ export interface Bm25Weights {
   body: number;
 }
 
-export const HEADING_SEPARATOR = " › ";
 /** The meta key whose value `none` says no fragment has had a heading (mayHaveHeadings). */
 const NO_HEADINGS_KEY = "fragment_headings";
 
