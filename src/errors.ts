@@ -131,9 +131,10 @@ export function systemCode(error: unknown): string {
  * shadow table: `invalid fts5 file format (found 0, …)`, `no such fts5 table: main.fragments_fts`), and a table or
  * column the schema version promises but the file lacks (dropped beneath the index: `no such column: d.title`,
  * `table documents has no column named title`). The code's statements are fixed and a migration is one transaction,
- * so a current index lacks them only when damaged.
+ * so a current index lacks them only when damaged. A search's own scratch tables (`temp.`) are none of the index's.
  */
-const TABLE_DAMAGE = /invalid fts5 file format|no such fts5 table|fts5: corrupt|no such (?:column|table)|has no column named/i;
+const TABLE_DAMAGE =
+  /invalid fts5 file format|no such fts5 table|fts5: corrupt|no such column|no such table: (?!temp\.)|has no column named/i;
 
 /** SQLite's codes for a file whose bytes are not a whole database (as opposed to busy, full or forbidden). */
 export function isSqliteDamage(error: unknown): boolean {

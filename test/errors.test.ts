@@ -4,7 +4,7 @@ import { expect, test } from "bun:test";
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { writeFileAtomic } from "../src/atomic.ts";
-import { describeError, ERROR_CODES, ResearcherError, toResearcherError } from "../src/errors.ts";
+import { describeError, ERROR_CODES, isSqliteDamage, ResearcherError, toResearcherError } from "../src/errors.ts";
 import { tempDir } from "./helpers.ts";
 
 /** What a real SQLite call throws. */
@@ -135,4 +135,18 @@ test("a reason is never empty: an error without a message is named by its code o
   expect(describeError(new TypeError(""))).toBe("TypeError");
   expect(describeError("")).toBe("an error without a message");
   expect(describeError(new Error("first line\nsecond"))).toBe("first line");
+});
+
+test("SQLite's words for a table or column gone from the index are damage; a search's scratch table missing is not", () => {
+  const sqlite = (message: string) => Object.assign(new Error(message), { code: "SQLITE_ERROR" });
+  for (const message of [
+    "no such column: d.title",
+    "table documents has no column named title",
+    "no such table: main.failures",
+    "no such table: failures",
+  ])
+    expect({ message, damage: isSqliteDamage(sqlite(message)) }).toEqual({ message, damage: true });
+  // A bug that lost a temp table must not send users to rebuild a sound index.
+  expect(isSqliteDamage(sqlite("no such table: temp.scoring_terms"))).toBe(false);
+  expect(isSqliteDamage(sqlite('near "x": syntax error'))).toBe(false);
 });
