@@ -473,3 +473,8 @@ test("an embedding server's URL must be http or https: a file: URL was taken, an
     expect(runCli(["config", "set", key, "https://embed.example.org"], { home }).code).toBe(0);
   }
 });
+
+test("config set says what it set, value and all (s18 user: it answered `set search.limit` alone)", () => {
+  const home = tempDir();
+  expect(runCli(["config", "set", "search.limit", "20"], { home })).toMatchObject({ code: 0, stdout: "set search.limit = 20\n" });
+});

@@ -160,7 +160,7 @@ function configCli(): CAC {
     .example("  researcher config set repositories.notes.description 'Meeting notes'")
     .action((key: string, value: string, flags: Flags) => {
       setConfigValue(home(flags), key, String(value));
-      out(`set ${key}\n`);
+      out(`set ${key} = ${escapeControls(String(value))}\n`);
     });
   return cli;
 }
