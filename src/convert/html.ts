@@ -167,8 +167,9 @@ const IMPLIED_END = new Set([
 function tagDepth(html: string): number {
   let depth = 0;
   let deepest = 0;
-  // `[^<>]`, not `[^>]`: a run of unclosed tags (`<a <a <a …`) was searched to the end from each, quadratically.
-  for (const match of html.matchAll(/<(\/?)([a-zA-Z][\w:-]*)[^<>]*?(\/?)>/g)) {
+  // Linear on markup never closed: `[^<>]`, not `[^>]` (a run of `<a <a <a …` was searched to the end from each),
+  // and a name that ends where its characters do (`<aaaa…` gave its letters back one by one, each a scan to the end).
+  for (const match of html.matchAll(/<(\/?)([a-zA-Z][\w:-]*)(?![\w:-])[^<>]*?(\/?)>/g)) {
     const name = match[2]!.toLowerCase();
     if (match[3] || VOID.has(name) || IMPLIED_END.has(name)) continue;
     depth = match[1] ? Math.max(0, depth - 1) : depth + 1;
