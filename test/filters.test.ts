@@ -642,4 +642,8 @@ test("a parent tag finds its nested tags, as Obsidian's tag search does; a tag t
   expect(await paths("tags=Café")).toEqual(["café.md"]);
   expect(await paths("tags!=homelab")).toEqual(["alike.md", "café.md"]);
   expect(await paths("tags=home")).toEqual(["alike.md"]);
+  // A parent of a long run of slashes (an agent's filter) is read in linear time (s18 retest: /\/+$/ was quadratic).
+  const started = performance.now();
+  expect(await paths(`tags=homelab${"/".repeat(100_000)}x`)).toEqual([]);
+  expect(performance.now() - started).toBeLessThan(5000);
 });

@@ -4,6 +4,7 @@
  * the tree compiles to a condition over `documents d` and `fragments f`, which the ranking queries apply inside
  * (see `admitted` in store.ts), so a selective filter still fills a page of results.
  */
+import { trimRuns } from "../text.ts";
 
 export const FILTER_OPS = ["eq", "ne", "lt", "le", "gt", "ge", "contains", "in"] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
@@ -275,7 +276,7 @@ const NESTING_KEYS = new Set(["tags", "tag"]);
 
 /** A value nested under `parent` (`homelab/infra` under `homelab`), as Obsidian's tag search finds it. */
 function nestedUnder(parent: string, bind: Bind): string {
-  const prefix = `${parent.replace(/\/+$/, "")}/`;
+  const prefix = `${trimRuns(parent, "/")}/`;
   return textCompare(`substr(m.value, 1, ${[...prefix].length})`, "eq", prefix, bind);
 }
 
