@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { utimesSync } from "node:fs";
 import { join } from "node:path";
-import { parseFilter, type Filter } from "../src/search/filters.ts";
+import { type Filter, type FilterJson, parseFilter } from "../src/search/filters.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
 import { unmatchedLines } from "../src/serve/render.ts";
@@ -388,7 +388,7 @@ describeShared("rust-book regression (issue 14)", () => {
 
 /** A repository of one note with this front matter, and how many of its fragments a `--where` filter admits. */
 /** Notes indexed in a repository of their own, and the paths a search for `query` keeps under a `--where`, sorted. */
-async function notesFiltered(files: Record<string, string>, query: string): Promise<(where: string) => Promise<string[]>> {
+async function notesFiltered(files: Record<string, string>, query: string): Promise<(where: string | FilterJson) => Promise<string[]>> {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, files);
@@ -642,8 +642,9 @@ test("a parent tag finds its nested tags, as Obsidian's tag search does; a tag t
   expect(await paths("tags=Café")).toEqual(["café.md"]);
   expect(await paths("tags!=homelab")).toEqual(["alike.md", "café.md"]);
   expect(await paths("tags=home")).toEqual(["alike.md"]);
-  // A parent of a long run of slashes (an agent's filter) is read in linear time (s18 retest: /\/+$/ was quadratic).
-  const started = performance.now();
-  expect(await paths(`tags=homelab${"/".repeat(100_000)}x`)).toEqual([]);
-  expect(performance.now() - started).toBeLessThan(5000);
+  // A parent of a long run of slashes (an agent's filter) took 55 s over MCP (s18 retest N2): values are bounded, and
+  // the trailing slashes trimmed, not matched.
+  expect(await paths(`tags=homelab${"/".repeat(4000)}`)).toEqual(["deep.md", "infra.md"]);
+  const long = { all: [{ key: "tags", eq: `a${"/".repeat(300_000)}b` }] };
+  expect(await paths(long).catch((e) => e)).toMatchObject({ code: "USAGE", message: "where: a value holds at most 4096 characters" });
 });

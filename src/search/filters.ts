@@ -12,6 +12,7 @@ import {
   type FilterOp,
   type FilterTerm,
   type KeyType,
+  MAX_FILTER_VALUE_CHARS,
   MAX_FILTER_VALUES,
   NUMBER,
   PAGES,
@@ -52,9 +53,17 @@ export function parseFilter(input: string | FilterJson, label = "where"): Filter
   return filter;
 }
 
-/** A filter of more than MAX_FILTER_VALUES values (over all its terms and `in` lists) is refused, naming the bound. */
+/**
+ * A filter of more than MAX_FILTER_VALUES values (over all its terms and `in` lists), or with a value longer than
+ * MAX_FILTER_VALUE_CHARS, is refused, naming the bound (MCP's JSON form had no bound on a value's length).
+ */
 function checkSize(filter: Filter, label: string): Filter {
   const count = (f: Filter): number => (f.kind === "term" ? f.values.length : f.items.reduce((sum, item) => sum + count(item), 0));
+  const longest = (f: Filter): number =>
+    f.kind === "term" ? Math.max(0, ...f.values.map((value) => String(value).length)) : Math.max(0, ...f.items.map(longest));
+  if (longest(filter) > MAX_FILTER_VALUE_CHARS) {
+    throw new ResearcherError("USAGE", `${label}: a value holds at most ${MAX_FILTER_VALUE_CHARS} characters`, { hint: FILTER_HINT });
+  }
   const values = count(filter);
   if (values > MAX_FILTER_VALUES) {
     throw new ResearcherError("USAGE", `${label}: ${values} values is more than one filter takes (at most ${MAX_FILTER_VALUES})`, {

@@ -74,6 +74,8 @@ export function filterSql(filter: Filter, scope: FilterScope): SqlCondition {
 
 /** Most filter values (an `in` list's, or terms') one filter may hold: a usage error beyond (search/filters.ts). */
 export const MAX_FILTER_VALUES = 10_000;
+/** The longest filter value (a path's length on most systems): a usage error beyond, as a query too long is. */
+export const MAX_FILTER_VALUE_CHARS = 4096;
 
 /**
  * Conditions joined by AND or OR as a balanced tree: SQLite parses `a OR b OR c …` into a tree as deep as the list is
