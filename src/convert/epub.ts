@@ -225,7 +225,9 @@ function tags(xml: string, name: string): Record<string, string>[] {
 
 function attributes(source: string): Record<string, string> {
   const result: Record<string, string> = {};
-  for (const match of source.matchAll(/([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) {
+  // A name from its first character to its last (look-behind and look-ahead): `<item aaaa…/>` without a `=` was tried
+  // from every letter, each try to the word's end (quadratic).
+  for (const match of source.matchAll(/(?<![\w:.-])([\w:.-]+)(?![\w:.-])\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) {
     result[(match[1] ?? "").replace(/^[\w.-]+:/, "")] = decodeXmlEntities(match[2] ?? match[3] ?? "");
   }
   return result;
