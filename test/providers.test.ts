@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { chooseModel, loadEmbedder } from "../src/embed/embedder.ts";
 import { fetchText } from "../src/embed/hub.ts";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { verifyRepository } from "../src/index/verify.ts";
@@ -70,6 +70,17 @@ describe("ollama provider", () => {
     expect(down.code).toBe("PROVIDER_FAILED");
     expect(down.hint).toContain("ollama serve");
     expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  test("an address that is no http(s) is refused, from the environment too: a file: URL read the disk as a server (s18 retest N3)", async () => {
+    const fake = tempDir();
+    mkdirSync(join(fake, "api"));
+    writeFileSync(join(fake, "api/embed"), '{"embeddings":[[0.1,0.2,0.3]]}');
+    const refused = await loadEmbedder(tempDir(), chooseModel({ provider: "ollama", model: "x", ollama_url: `file://${fake}` })).catch(
+      (e) => e,
+    );
+    expect(refused).toMatchObject({ code: "PROVIDER_FAILED", message: expect.stringContaining("is no http:// or https:// address") });
+    await expect(fetchText("file:///etc/passwd")).rejects.toThrow("file:///etc/passwd is no http:// or https:// address");
   });
 });
 

@@ -14,8 +14,19 @@ const NETWORK_TIMEOUT_MS = 20_000;
 /** The hub's address: `HF_ENDPOINT` (a mirror, or a stand-in server in tests), else huggingface.co. */
 export const hubEndpoint = () => (env.hubEndpoint() ?? "https://huggingface.co").replace(/\/+$/, "");
 
+/**
+ * Only http(s) leaves researcher through here: Bun's fetch reads `file:` URLs from the disk, so OLLAMA_HOST=file:///…
+ * made a file an embedding server's answer. Every address comes from settings (`embedding.*_url`, OLLAMA_HOST,
+ * HF_ENDPOINT); config.yaml's are checked when written, the environment's here.
+ */
+function httpOnly(url: string | URL | Request): void {
+  const text = typeof url === "string" ? url : url instanceof URL ? url.href : url.url;
+  if (!/^https?:\/\//i.test(text)) throw new Error(`${text} is no http:// or https:// address (check OLLAMA_HOST, HF_ENDPOINT)`);
+}
+
 /** fetch that gives up when no response headers arrive in time, instead of hanging a command. */
 export async function fetchWithTimeout(url: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+  httpOnly(url);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), NETWORK_TIMEOUT_MS);
   try {
@@ -38,6 +49,7 @@ export async function fetchText(
   init: RequestInit = {},
   timeoutMs = NETWORK_TIMEOUT_MS,
 ): Promise<{ ok: boolean; status: number; text: string }> {
+  httpOnly(url);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
@@ -91,6 +103,7 @@ async function downloadFile(
   target: string,
   onProgress?: (file: string, loaded: number, total: number) => void,
 ): Promise<void> {
+  httpOnly(url);
   const controller = new AbortController();
   let timer = setTimeout(() => controller.abort(), NETWORK_TIMEOUT_MS);
   const stalled = () => new Error(`${url}: no data for ${NETWORK_TIMEOUT_MS / 1000} s`);
