@@ -795,6 +795,12 @@ test("an empty --token is refused, not taken as serving without one (RESEARCHER_
       stderr: "error: RESEARCHER_MCP_TOKEN is set but empty\nhint: set it to a secret, or unset it to serve without a token\n",
     });
   }
+  // White space around a token: accepted, and every request was 401 (s18 retest N6).
+  for (const run of [
+    runCli(["serve", "--port", "0"], { home, env: { RESEARCHER_MCP_TOKEN: " ab " } }),
+    runCli(["serve", "--port", "0", "--token", " ab "], { home }),
+  ])
+    expect(run).toMatchObject({ code: 2, stderr: expect.stringMatching(/^error: the token has white space around it/) });
   for (const flag of ["--host", "--token"]) {
     const stdio = runCli(["serve", flag, "x"], { home });
     expect(stdio).toMatchObject({ code: 2, stderr: `error: ${flag} applies to HTTP only\nhint: add --port <n> to serve over HTTP\n` });

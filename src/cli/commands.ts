@@ -496,10 +496,15 @@ export async function serveCommand(flags: Flags): Promise<void> {
       hint: "--token <secret>, or set RESEARCHER_MCP_TOKEN; leave both out to serve without a token",
     });
   const token = (flags.token as string | undefined) ?? env.mcpToken();
-  // A token of spaces alone could never be presented either (a header's value is trimmed).
+  // A token of spaces alone could never be presented either, nor one with white space around it (a header's value
+  // is trimmed: every request was 401).
   if (token !== undefined && !token.trim())
     throw new ResearcherError("USAGE", "RESEARCHER_MCP_TOKEN is set but empty", {
       hint: "set it to a secret, or unset it to serve without a token",
+    });
+  if (token !== undefined && token !== token.trim())
+    throw new ResearcherError("USAGE", "the token has white space around it, which no request can send", {
+      hint: "set the token without leading or trailing spaces",
     });
   const { serveHttp } = await import("../serve/http.ts");
   const server = serveHttp(home(flags), { port, host: flags.host as string | undefined, token, watch });
