@@ -329,10 +329,15 @@ describeShared("vector and hybrid search", () => {
       await expect(indexRepository(home, pinned, { model })).rejects.toThrow(why);
     }
     expect(repositoryStatus(pinned).documents).toBe(2);
-    // A search is refused the same way: it searched with bm25 and exited 0 (s18 user #10).
+    // A search is refused the same way: it searched with bm25 and exited 0 (s18 user #10); an empty name names none
+    // (it took the configured model without a word: s18 retest N8).
     for (const model of ["/nonexistent/model", tempDir()]) {
       const searched = await search(home, { query: "car", repositories: ["pinned"], model }).catch((e) => e);
       expect({ model, code: searched.code }).toEqual({ model, code: "MODEL_UNAVAILABLE" });
+    }
+    for (const model of ["", " "]) {
+      expect(await search(home, { query: "car", repositories: ["pinned"], model }).catch((e) => e)).toMatchObject({ code: "USAGE" });
+      expect(await indexRepository(home, pinned, { model }).catch((e) => e)).toMatchObject({ code: "USAGE" });
     }
   }, 60_000);
 

@@ -187,6 +187,11 @@ export function chooseModel(
   },
 ): ModelChoice {
   const merged = { ...global, ...repo };
+  // An empty name (`--model "$MODEL"` with MODEL unset) names no model: it chose the configured one without a word.
+  if (flag !== undefined && !flag.trim())
+    throw new ResearcherError("USAGE", "--model names no model (got an empty one)", {
+      hint: "name a model id or folder, or leave --model out",
+    });
   const override = flag || env.model();
   // An index keeps the model it was embedded with until it is re-embedded: a default set since (`model set`) is for
   // repositories without vectors, and only the repository's own settings (or a flag) name another.
