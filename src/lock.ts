@@ -195,9 +195,10 @@ function readLock(file: string): string | undefined {
   // A read that failed for the environment's sake (open files, I/O) says nothing of the file: a live holder's lock
   // must never be called no lock, with its removal as the fix.
   if (!dangling && read.code) throw toResearcherError(failure);
-  // Not LOCKED, whose fix is to try again: what stands there stays until it is removed.
+  // Not LOCKED, whose fix is to try again: what stands there stays until it is removed (a folder with rmdir).
+  const remove = lstatSync(file, { throwIfNoEntry: false })?.isDirectory() ? "rmdir" : "rm";
   throw new ResearcherError("PATH_NOT_FOUND", `${file} is no lock (${reason})`, {
-    hint: `remove it (\`rm ${shellWord(file)}\`) and run the command again`,
+    hint: `remove it (\`${remove} ${shellWord(file)}\`) and run the command again`,
   });
 }
 

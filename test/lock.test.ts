@@ -189,6 +189,8 @@ test("a lock path that is no lock file (a FIFO, a link to /dev/zero) is named wi
     ["character device", () => symlinkSync("/dev/zero", lock)],
     // A link to nothing said "try again in a moment", each time (s17 retest #4).
     ["a link to nothing", () => symlinkSync(join(home, "nowhere"), lock)],
+    // A folder's hint said `rm`, which fails on a folder (s18 retest N7).
+    ["folder", () => mkdirSync(lock)],
   ] as const) {
     make();
     expect(runCli(["status", "c"], { home, timeoutMs: 20_000 }).code).toBe(0);
@@ -203,10 +205,10 @@ test("a lock path that is no lock file (a FIFO, a link to /dev/zero) is named wi
         kind,
         command,
         code: 1,
-        stderr: `error: ${command[0] === "index" ? "c: " : ""}${lock} is no lock (${kind.startsWith("a ") ? kind : `not a regular file (${kind})`})\nhint: remove it (\`rm ${lock}\`) and run the command again\n`,
+        stderr: `error: ${command[0] === "index" ? "c: " : ""}${lock} is no lock (${kind.startsWith("a ") ? kind : `not a regular file (${kind})`})\nhint: remove it (\`${kind === "folder" ? "rmdir" : "rm"} ${lock}\`) and run the command again\n`,
       });
     }
-    rmSync(lock);
+    rmSync(lock, { recursive: true });
   }
   Bun.spawnSync(["mkfifo", join(home, "config.lock")]);
   const set = runCli(["config", "set", "search.limit", "20"], { home, timeoutMs: 20_000 });
