@@ -388,6 +388,9 @@ test("a link to a folder is named in the run's summary as not followed, not pass
   writeTree(vault, { "n.md": "# Note\n\nhello\n" });
   writeTree(elsewhere, { "z.md": "# Linked\n\nText about zebras.\n" });
   symlinkSync(elsewhere, join(vault, "linked"));
+  // One the .gitignore leaves out is no news (s18 retest N9).
+  symlinkSync(elsewhere, join(vault, "ignored"));
+  writeFileSync(join(vault, ".gitignore"), "ignored/\n");
   expect(runCli(["repo", "add", "v", vault, "--no-embed"], { home }).code).toBe(0);
   const run = runCli(["index", "v"], { home });
   expect(run.stdout).toContain("not indexed: 1 link to a folder, never followed: linked/");

@@ -448,7 +448,9 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
       const absolute = join(dir, entry.name);
       const relativePath = path ? `${path}/${entry.name}` : entry.name;
       if (excluded(relativePath)) continue;
-      if (rules.ignores(relativePath, entry.isDirectory())) continue;
+      // A link to a folder is told by its target (statted for links alone): a folder rule (`ignored/`) leaves it out.
+      const folderLink = entry.isSymbolicLink() && isFolder(absolute);
+      if (rules.ignores(relativePath, entry.isDirectory() || folderLink)) continue;
       const generated = generatedRule(entry.name, entry.isDirectory(), types);
       if (generated) {
         discovery.skippedGenerated[generated] = (discovery.skippedGenerated[generated] ?? 0) + 1;
@@ -458,7 +460,7 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
         walk(absolute, relativePath, rules, device);
         continue;
       }
-      if (entry.isSymbolicLink() && isFolder(absolute)) {
+      if (folderLink) {
         discovery.skippedLinks.push(`${relativePath}/`);
         continue;
       }
