@@ -401,6 +401,18 @@ test("a link to a folder is named in the run's summary as not followed, not pass
   });
 });
 
+test("multi-get of an empty pattern is a usage error, as get of an empty ref is (it said no documents match, exit 0: s18 retest N9)", () => {
+  const home = tempDir();
+  for (const pattern of ["", " "]) {
+    const run = runCli(["multi-get", pattern], { home });
+    expect({ pattern, code: run.code, stderr: run.stderr.split("\n")[0] }).toEqual({
+      pattern,
+      code: 2,
+      stderr: "error: an empty pattern of documents",
+    });
+  }
+});
+
 test("ls of an empty name is a usage error, as for every command, not every repository's listing (s18 review #13)", () => {
   const home = tempDir();
   const docs = tempDir();

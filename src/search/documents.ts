@@ -776,11 +776,15 @@ export interface MultiGetOptions {
  * What a multi-get pattern names: a glob over indexed paths, by the rule `--filter` uses (`*.md` at any depth,
  * `notes/**`, or `repo:docs/*` to match in one repository), or a comma-separated list of refs. A ref that resolves to nothing is a skipped entry, not a failure.
  */
+const MULTI_GET_HINT = "a glob (`notes:meetings/*.md`, `*.pdf`), a folder (`notes:meetings/`) or a comma-separated list of refs";
+
 export function matchDocuments(
   home: string,
   pattern: string,
   options: { repository?: string } = {},
 ): { refs: DocumentRef[]; skipped: SkippedDocument[] } {
+  // An empty pattern (`multi-get "$REFS"` with REFS unset) names nothing, as an empty ref does for `get`.
+  if (!pattern.trim()) throw new ResearcherError("USAGE", "an empty pattern of documents", { hint: MULTI_GET_HINT });
   let repos = options.repository ? [getRepository(home, options.repository)] : listRepositories(home);
   // A folder (`repo:src/`) is all below it, as in a glob; in a list of refs, one ending in `/` names no document.
   if (isGlob(pattern) || (pattern.endsWith("/") && !pattern.includes(","))) {
