@@ -559,11 +559,13 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
       "number.md": "---\ntags: 5\n---\n\nvault #word\n",
       // Indented code is code, as fenced code is; a list item's indented paragraph is not (s17 review #7).
       "indented.md": "# C\n\nSome code:\n\n    #include <stdio.h>\n\n    #define MAX 10\nvault\n\n- item\n\n    more #listed\n",
-      // …inside a block quote too (it gave tags `include` and `pragma`).
       // …right after a heading or a fence too, which no paragraph is (s18 review #9).
       "headed.md": "# Build notes\n    #include <stdio.h>\n```\nx\n```\n    #define MAX 10\n\nvault #headed\n",
+      // …and after a thematic break or a setext heading (s18 retest N5).
+      "ruled.md": "vault text\n***\n    #afterthematic\n\nSetext head\n===\n    #aftersetext\n\nvault #ruled\n",
       // A link reference definition's target is no tag (s18 user #7: mdBook's `[access]: #accessing-values`).
       "linkdef.md": "# Maps\n\nvault: see [access] and #linked.\n\n[access]: #accessing-values\n",
+      // …inside a block quote too (it gave tags `include` and `pragma`).
       "quoted.md": "# Q\n\n> Quoted code:\n>\n>     #include <stdio.h>\n> > \n> >     #pragma once\n\nvault #quoted\n",
       // An empty property, as Obsidian's editor leaves it: the inline tags were dropped (s17 review #3).
       "empty.md": "---\ntitle: Empty\ntags:\ntag: ''\n---\n\nvault #idea\n",
@@ -583,6 +585,7 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
   expect(await paths("tags=quoted")).toEqual(["quoted.md"]);
   expect(await paths("tags=headed")).toEqual(["headed.md"]);
   expect(await paths("tags=linked")).toEqual(["linkdef.md"]);
+  expect(await paths("tags=ruled")).toEqual(["ruled.md"]);
   for (const none of [
     "tags=12",
     "tags=anchor",
@@ -592,6 +595,8 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
     "tags=define",
     "tags=pragma",
     "tags=accessing-values",
+    "tags=afterthematic",
+    "tags=aftersetext",
   ])
     expect({ none, paths: await paths(none) }).toEqual({ none, paths: [] });
   expect(await paths("tags=idea")).toEqual(["empty.md"]);

@@ -84,6 +84,8 @@ const INLINE_TAG = /(?<!\S)#([\p{L}\p{N}_/-]+)/gu;
 
 /** A list item's first line: `- `, `* `, `+ `, `1. `, `1) `. */
 const LIST_ITEM = /^\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)/;
+/** A thematic break (`***`, `- - -`, `___`) or a setext underline (`===`, `---`). */
+const BLOCK_END = /^ {0,3}(?:([-*_])(?:[ \t]*\1){2,}|=+)[ \t]*$/;
 /** A link reference definition, `[label]: target`: nothing a reader sees. */
 const LINK_DEFINITION = /^ {0,3}\[[^\]]+\]:/;
 /** The `>` markers that open a line of a block quote (`> > `), each with the one space it may take. */
@@ -114,6 +116,12 @@ export function inlineTags(text: string): string[] {
       continue;
     }
     const indented = INDENTED.test(line);
+    // A thematic break (`***`) or a setext heading's underline (`===`) ends a paragraph as a heading does: an
+    // indented line after it is code.
+    if (!indented && BLOCK_END.test(line)) {
+      [previous, inList] = ["blank", false];
+      continue;
+    }
     if (indented && !inList && previous !== "text") {
       previous = "code";
       continue;
