@@ -455,7 +455,10 @@ function notIndexed(what: string, suggestions: string[], prefix: string, reposit
 export function closePaths(repo: Repository, target: string): string[] {
   const paths = withStore(repo, (store) => [...store.documents().keys()]) ?? [];
   const name = basename(target).toLowerCase();
-  const linked = basename(target.replace(/#[^/]*$/, "")).toLowerCase();
+  // Its `#heading` is what follows the first `#` of the last segment (found, not matched: `/#[^/]*$/` rescanned each
+  // `#` of a long run to the next `/`).
+  const hash = target.indexOf("#", target.lastIndexOf("/") + 1);
+  const linked = basename(hash < 0 ? target : target.slice(0, hash)).toLowerCase();
   const lowered = target.toLowerCase();
   const budget = Math.max(2, Math.floor(target.length / 4));
   return paths
