@@ -66,13 +66,13 @@ export function estimateTokens(text: string): number {
 }
 
 /**
- * `text` without the run of `char` at its end (at its start too with `both`): sliced, not matched. A pattern like
- * `\n+$` or `\/+$` scans every inner run of the character to its end and fails there: quadratic in the run's length
- * (a note's `#a////…/b`, a fragment's blank lines, minutes for a few hundred KB).
+ * `text` without the run of `chars` (any of them) at its end (at its start too with `both`): sliced, not matched. A
+ * pattern like `\n+$` or `\/+$` scans every inner run of the character to its end and fails there: quadratic in the
+ * run's length (a note's `#a////…/b`, a fragment's blank lines, minutes for a few hundred KB).
  */
-export function trimRuns(text: string, char: string, ends: "end" | "both" = "end"): string {
+export function trimRuns(text: string, chars: string, ends: "end" | "both" = "end"): string {
   let [start, end] = [0, text.length];
-  while (end > 0 && text[end - 1] === char) end--;
-  if (ends === "both") while (start < end && text[start] === char) start++;
+  while (end > 0 && chars.includes(text[end - 1]!)) end--;
+  if (ends === "both") while (start < end && chars.includes(text[start]!)) start++;
   return text.slice(start, end);
 }

@@ -82,6 +82,12 @@ describe("findGitRepository", () => {
     expect(nameFromUrl("https://github.com/a/b.git")).toBe("b");
     expect(nameFromUrl("git@host:a/b")).toBe("b");
     expect(nameFromUrl("/srv/repos/c.git/")).toBe("c");
+    expect(nameFromUrl("C:\\repos\\d\\")).toBe("d");
+    // A long run of slashes in a hostile config is read in linear time (s18 retest N3: 40 s for 300 KB).
+    const started = performance.now();
+    expect(nameFromUrl(`a${"/".repeat(300_000)}b`)).toBe("b");
+    expect(nameFromUrl(`a/b${"/".repeat(300_000)}`)).toBe("b");
+    expect(performance.now() - started).toBeLessThan(2000);
   });
 });
 

@@ -13,6 +13,7 @@
 import { existsSync, lstatSync, realpathSync, statSync, type Stats } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { readRegularFile } from "../files.ts";
+import { trimRuns } from "../text.ts";
 
 /** HEAD, a loose ref, `commondir`, a `.git` file: a line of text each. */
 const SMALL_FILE_BYTES = 4 * 1024;
@@ -179,9 +180,9 @@ function originUrl(config: string): string | null {
 
 /** `git@github.com:owner/name.git`, `https://host/owner/name`, `/srv/name.git` → `name`. */
 export function nameFromUrl(url: string): string | null {
+  // Trimmed, not matched: `[\\/]+$` was quadratic on a long slash run (a 1 MiB config held every run minutes).
   const last =
-    url
-      .replace(/[\\/]+$/, "")
+    trimRuns(url, "/\\")
       .split(/[\\/:]/)
       .at(-1) ?? "";
   const name = last.replace(/\.git$/, "");
