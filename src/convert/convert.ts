@@ -87,8 +87,13 @@ async function convertByFormat(path: string, bytes: Uint8Array, options: Convert
   }
 }
 
-/** C++ in a `.h` header (a namespace, a class, a template): read as C, a namespace was a function and `language=cpp` missed it. */
-const CPP_HEADER = /^[ \t]*(?:namespace[ \t]+\w+[ \t]*\{|template[ \t]*<|class[ \t]+\w+[^;\n]*\{|(?:public|private|protected)[ \t]*:)/m;
+/**
+ * C++ in a `.h` header (a namespace, a class, a template): read as C, a namespace was a function and `language=cpp`
+ * missed it. A name ends where its characters do (`\w+(?!\w)`): given back letter by letter to `[^;\n]*`, a line
+ * `class aaaa…` was scanned to its end from each (200 KB: 13 s, past the conversion's time limit).
+ */
+const CPP_HEADER =
+  /^[ \t]*(?:namespace[ \t]+\w+(?!\w)[ \t]*\{|template[ \t]*<|class[ \t]+\w+(?!\w)[^;\n]*\{|(?:public|private|protected)[ \t]*:)/m;
 
 function headerLanguage(language: CodeLanguage | null, type: string, text: string): CodeLanguage | null {
   return type === "h" && language === "c" && CPP_HEADER.test(text) ? "cpp" : language;
