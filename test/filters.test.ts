@@ -565,6 +565,8 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
       "ruled.md": "vault text\n***\n    #afterthematic\n\nSetext head\n===\n    #aftersetext\n\nvault #ruled\n",
       // A link reference definition's target is no tag (s18 user #7: mdBook's `[access]: #accessing-values`).
       "linkdef.md": "# Maps\n\nvault: see [access] and #linked.\n\n[access]: #accessing-values\n",
+      // …but a footnote's text is prose, and so is a line like one that continues a paragraph (s18 retest N12).
+      "footnote.md": "vault text with a note[^1].\n\n[^1]: Source: the meeting, see #followup\n\nPara\n[z]: #in-paragraph\n",
       // …inside a block quote too (it gave tags `include` and `pragma`).
       "quoted.md": "# Q\n\n> Quoted code:\n>\n>     #include <stdio.h>\n> > \n> >     #pragma once\n\nvault #quoted\n",
       // An empty property, as Obsidian's editor leaves it: the inline tags were dropped (s17 review #3).
@@ -586,6 +588,8 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
   expect(await paths("tags=headed")).toEqual(["headed.md"]);
   expect(await paths("tags=linked")).toEqual(["linkdef.md"]);
   expect(await paths("tags=ruled")).toEqual(["ruled.md"]);
+  expect(await paths("tags=followup")).toEqual(["footnote.md"]);
+  expect(await paths("tags=in-paragraph")).toEqual(["footnote.md"]);
   for (const none of [
     "tags=12",
     "tags=anchor",

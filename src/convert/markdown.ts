@@ -86,8 +86,8 @@ const INLINE_TAG = /(?<!\S)#([\p{L}\p{N}_/-]+)/gu;
 const LIST_ITEM = /^\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)/;
 /** A thematic break (`***`, `- - -`, `___`) or a setext underline (`===`, `---`). */
 const BLOCK_END = /^ {0,3}(?:([-*_])(?:[ \t]*\1){2,}|=+)[ \t]*$/;
-/** A link reference definition, `[label]: target`: nothing a reader sees. */
-const LINK_DEFINITION = /^ {0,3}\[[^\]]+\]:/;
+/** A link reference definition, `[label]: target`: nothing a reader sees. A footnote's, `[^1]: …`, is prose. */
+const LINK_DEFINITION = /^ {0,3}\[(?!\^)[^\]]+\]:/;
 /** The `>` markers that open a line of a block quote (`> > `), each with the one space it may take. */
 const QUOTE_MARKERS = /^(?: {0,3}> ?)+/;
 /** Indented four columns or more: code after a blank line, unless it continues a list item. */
@@ -128,8 +128,10 @@ export function inlineTags(text: string): string[] {
     }
     if (LIST_ITEM.test(line)) inList = true;
     else if (!indented && previous === "blank") inList = false;
+    const wasParagraphBreak = previous !== "text";
     previous = "text";
-    if (LINK_DEFINITION.test(line)) continue; // `[access]: #accessing-values`: a link's target, not text
+    // `[access]: #accessing-values`: a link's target, not text; one cannot interrupt a paragraph, where it is text.
+    if (wasParagraphBreak && LINK_DEFINITION.test(line)) continue;
     const prose = line.replace(/`+[^`]*`+/g, " ");
     for (const [, tag] of prose.matchAll(INLINE_TAG)) {
       const name = trimRuns(tag!, "/");
