@@ -172,7 +172,13 @@ export type EmbeddingConfig = Valibot.InferOutput<Schemas["EmbeddingSchema"]>;
 
 /** `--home` beats `RESEARCHER_HOME` beats `~/.researcher`. */
 export function resolveHome(flag?: string): string {
-  const home = resolve(flag || env.home());
+  // An empty name (an unset variable) would be the user's real home: a script meant for a private one, `repo remove`
+  // in it, deleted the real index.
+  if (flag !== undefined && !flag.trim()) throw new ResearcherError("USAGE", "--home needs a folder (got an empty one)");
+  const named = flag ?? env.home();
+  if (!named.trim())
+    throw new ResearcherError("USAGE", "RESEARCHER_HOME is set but empty", { hint: "point it at a folder, or unset it for ~/.researcher" });
+  const home = resolve(named);
   const hint = flag ? "name a folder as the home (or move the file away)" : "point RESEARCHER_HOME at a folder (or move the file away)";
   // A file there would fail every write deep inside (EEXIST from mkdir) while reads said "no repositories yet".
   let stats: ReturnType<typeof statSync>;

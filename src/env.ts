@@ -21,8 +21,11 @@ function ollamaUrl(value: string | undefined): string | undefined {
 }
 
 export const env = {
-  /** RESEARCHER_HOME: the home folder when `--home` is not given; `~/.researcher` without it. */
-  home: () => read("RESEARCHER_HOME") ?? join(homedir(), ".researcher"),
+  /**
+   * RESEARCHER_HOME: the home folder when `--home` is not given; `~/.researcher` without it; "" when set but empty
+   * (`RESEARCHER_HOME=$(cat missing)`), a slip that must not fall back to the user's real home (resolveHome).
+   */
+  home: () => process.env.RESEARCHER_HOME ?? join(homedir(), ".researcher"),
   /** HOME: what `~/` means in a model path. */
   userHome: () => read("HOME"),
   /** RESEARCHER_MODEL_PATH, then RESEARCHER_MODEL: the embedding model for every run, over the config. */

@@ -241,6 +241,11 @@ function checkedFolder(input: string): string {
   if (!input.trim())
     throw new ResearcherError("USAGE", "a repository needs a folder (got an empty path)", { hint: "e.g. ~/notes, or . for this folder" });
   const absolute = resolve(input);
+  // `"$NOTES/"` with NOTES unset: the root, whose index run would walk every mounted disk.
+  if (absolute === "/")
+    throw new ResearcherError("USAGE", "/ is the file system's root, not a folder of documents", {
+      hint: "name the folder to index, e.g. ~/notes",
+    });
   if (!existsSync(absolute)) {
     throw new ResearcherError("PATH_NOT_FOUND", `${absolute} does not exist`);
   }

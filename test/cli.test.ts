@@ -431,6 +431,32 @@ test("ls of an empty name is a usage error, as for every command, not every repo
   expect(runCli(["ls", "t"], { home }).stdout).toContain("t:a.md");
 });
 
+test("an empty home (RESEARCHER_HOME set but empty, --home '') is a usage error, not the user's real home (s18 retest N13)", () => {
+  const home = tempDir();
+  const real = tempDir();
+  const fromEnv = runCli(["repo", "list"], { home, env: { RESEARCHER_HOME: "", HOME: real } });
+  expect({ code: fromEnv.code, stderr: fromEnv.stderr.split("\n")[0] }).toEqual({
+    code: 2,
+    stderr: "error: RESEARCHER_HOME is set but empty",
+  });
+  const fromFlag = runCli(["--home", "", "repo", "list"], { home, env: { HOME: real } });
+  expect({ code: fromFlag.code, stderr: fromFlag.stderr.split("\n")[0] }).toEqual({
+    code: 2,
+    stderr: "error: --home needs a folder (got an empty one)",
+  });
+  expect(existsSync(join(real, ".researcher"))).toBe(false);
+});
+
+test('repo add of the file system\'s root ("$UNSET/") is refused: a run would walk every mounted disk (s18 retest N13)', () => {
+  const home = tempDir();
+  const added = runCli(["repo", "add", "notes", "/", "--no-embed"], { home });
+  expect({ code: added.code, stderr: added.stderr.split("\n")[0] }).toEqual({
+    code: 2,
+    stderr: "error: / is the file system's root, not a folder of documents",
+  });
+  expect(runCli(["repo", "list", "--json"], { home }).stdout).toBe("[]\n");
+});
+
 test("repo add of an empty path (an unset variable) is a usage error, not the current folder (s18 hostile #6)", () => {
   const home = tempDir();
   const cwd = tempDir();
