@@ -12,6 +12,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   truncateSync,
   writeFileSync,
   writeSync,
@@ -253,6 +254,33 @@ test("an index.db that is a folder or a FIFO is named so, and index --rebuild mo
     expect({ kind, code: rebuild.code, stderr: rebuild.stderr }).toEqual({ kind, code: 0, stderr: expect.stringContaining("moved aside") });
     expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(1);
   }
+});
+
+test("an index.db that is a link to nothing (a disk not mounted) is named so, and only --rebuild replaces it (s18 retest N10)", () => {
+  // It read as "not indexed yet", and every index run and the rebuild failed with ENOENT.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha words here\n" });
+  const repo = registerRepository(home, { name: "d", path: docs, embed: false });
+  expect(runCli(["index", "d"], { home }).code).toBe(0);
+  const gone = join(tempDir(), "unmounted", "index.db");
+  rmSync(Store.dbPath(repo.dir));
+  symlinkSync(gone, Store.dbPath(repo.dir));
+  for (const args of [
+    ["search", "alpha"],
+    ["index", "d"],
+    ["verify", "d"],
+  ]) {
+    const run = runCli(args, { home });
+    expect({ args, code: run.code, out: run.stdout + run.stderr }).toEqual({
+      args,
+      code: 1,
+      out: expect.stringContaining(`is a link to ${gone}, which does not exist`),
+    });
+  }
+  const rebuild = runCli(["index", "d", "--rebuild"], { home });
+  expect({ code: rebuild.code, stderr: rebuild.stderr }).toEqual({ code: 0, stderr: expect.stringContaining("moved aside") });
+  expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(1);
 });
 
 test("a table or column dropped beneath the index is INDEX_CORRUPT everywhere, found by verify, and the rebuild its hint names works", () => {

@@ -5,7 +5,19 @@
  * that names the command upgrading it.
  */
 import { Database } from "bun:sqlite";
-import { accessSync, chmodSync, constants as fs, existsSync, linkSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import {
+  accessSync,
+  chmodSync,
+  constants as fs,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { dirname } from "node:path";
 import { syncFolder, tempPathFor } from "../atomic.ts";
 import {
@@ -156,6 +168,19 @@ export interface OpenedIndex {
  */
 export function openIndexDatabase(file: string, name: string, mode: OpenMode): OpenedIndex {
   const create = mode === "create" || mode === "fresh";
+  const dangling = danglingLink(file);
+  if (dangling !== undefined) {
+    // An index kept on a disk that is not mounted: no index run builds a new one in its place unasked (the real one
+    // comes back with the disk); a rebuild moves the link aside.
+    if (mode !== "fresh") {
+      throw new ResearcherError("INDEX_CORRUPT", `${file} is a link to ${dangling}, which does not exist`, {
+        hint: `mount what holds it, or start over with \`researcher index --rebuild ${name}\` (it moves the link aside)`,
+      });
+    }
+    const to = moveAside(file);
+    createBeside(file);
+    return { db: openChecked(file, name, "create"), movedAside: { to, why: `a link to ${dangling}, which does not exist` } };
+  }
   if (!existsSync(file)) {
     if (!create) {
       throw notIndexedYet(name, `no ${file}`);
@@ -494,11 +519,20 @@ function checkpointWhole(db: Database): void {
   }
 }
 
+/** Where `file` leads when it is a link to nothing, else undefined. */
+export function danglingLink(file: string): string | undefined {
+  try {
+    return lstatSync(file).isSymbolicLink() && !existsSync(file) ? readlinkSync(file) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Keep an index that cannot be used (and its WAL, which must not be replayed into a new one) for whoever wants to look. */
 function moveAside(file: string): string {
   const aside = `${file}.damaged-${new Date().toISOString().replace(/[:.]/g, "-")}`;
   for (const suffix of ["-wal", "-shm", ""]) {
-    if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
+    if (lstatSync(file + suffix, { throwIfNoEntry: false })) renameSync(file + suffix, aside + suffix); // a link to nothing too
   }
   return aside;
 }

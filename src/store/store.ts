@@ -9,7 +9,7 @@ import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter, rewriteFullText } from "
 import { ImpactLists } from "./impacts.ts";
 import { PostingLists } from "./postings.ts";
 import { HEADING_SEPARATOR, MAX_SECTION_REACH, runAround, SECTION_REACH, type SectionParts, type SectionRow } from "./sections.ts";
-import { BUSY_TIMEOUT_MS, integrityCheck, openIndexDatabase, type OpenedIndex, pageDamage } from "./schema.ts";
+import { BUSY_TIMEOUT_MS, danglingLink, integrityCheck, openIndexDatabase, type OpenedIndex, pageDamage } from "./schema.ts";
 import type { RootRecord } from "../files.ts";
 
 export type { SqlCondition } from "./filter-sql.ts";
@@ -195,8 +195,9 @@ export class Store {
     return join(dir, "index.db");
   }
 
+  /** Whether the repository has an index.db, a link to nothing among them (its open says what it is). */
   static exists(dir: string): boolean {
-    return existsSync(Store.dbPath(dir));
+    return existsSync(Store.dbPath(dir)) || danglingLink(Store.dbPath(dir)) !== undefined;
   }
 
   /**
