@@ -12,7 +12,11 @@ const CJK_TEST = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\u
  * web pages and typeset EPUBs). It is no word boundary: the index (ftsText) and word folding (foldCase) drop it.
  */
 export const WORD = /[\p{L}\p{N}\p{M}](?:[\p{L}\p{N}\p{M}\u00ad]*[\p{L}\p{N}\p{M}])?/gu;
-const SOFT_HYPHENS = /\u00ad/g;
+
+/** `text` without its soft hyphens (U+00AD): what the index, queries, titles and metadata values hold. */
+export function withoutSoftHyphens(text: string): string {
+  return text.includes("\u00ad") ? text.replace(/\u00ad/g, "") : text;
+}
 
 export function hasCjk(text: string): boolean {
   return CJK_TEST.test(text);
@@ -26,7 +30,7 @@ export function hasCjk(text: string): boolean {
  * scoring table go through here, so they agree.
  */
 export function ftsText(stored: string): string {
-  const text = stored.includes("\u00ad") ? stored.replace(SOFT_HYPHENS, "") : stored;
+  const text = withoutSoftHyphens(stored);
   const spaced = hasCjk(text) ? text.replace(CJK_CHAR, " $& ") : text;
   const parts = identifierParts(text);
   return parts ? `${spaced}\n${parts}` : spaced;

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { setConfigValue } from "../src/config.ts";
 import { registerRepository, getRepository } from "../src/repos.ts";
+import { parseFilter } from "../src/search/filters.ts";
 import { MAX_EXCLUDED } from "../src/search/query.ts";
 import { MAX_QUERY_CHARS } from "../src/search/bounds.ts";
 import { BM25_WEIGHTS, search, type DocumentHit, type FragmentHit } from "../src/search/search.ts";
@@ -292,4 +293,20 @@ test("a word written with soft hyphens (&shy;) is found by its own spelling, and
       expect(hit.highlights.map(([s, e]) => hit.snippet.slice(s, e))).toEqual(["Verwal\u00adtungs\u00adgerichts\u00adbarkeit"]);
   }
   expect((await search(home, { query: "Verwal", mode: "bm25" })).total).toBe(0);
+});
+
+test("a title or front-matter value written with soft hyphens is filtered by its own spelling (s18 retest N11)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, {
+    "a.html": "<html><head><title>Verwal&shy;tungs&shy;recht</title></head><body><p>Die Kammer.</p></body></html>",
+    "b.md": "---\ntitle: Kranken\u00adhaus\ntags: [Kranken\u00adhaus]\n---\n# Kapitel\n\nDie Kammer.\n",
+  });
+  const repo = registerRepository(home, { name: "h", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const paths = async (where: string) =>
+    (await search(home, { query: "Kammer", mode: "bm25", where: [parseFilter(where)] })).results.map((r) => r.path);
+  expect(await paths("title~Verwaltungsrecht")).toEqual(["a.html"]);
+  expect(await paths("title=Krankenhaus")).toEqual(["b.md"]);
+  expect(await paths("tags=Krankenhaus")).toEqual(["b.md"]);
 });

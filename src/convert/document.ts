@@ -3,6 +3,7 @@
  * title taken from a first heading or a metadata field.
  */
 import { ResearcherError } from "../errors.ts";
+import { withoutSoftHyphens } from "../text.ts";
 
 export type TextFormat = "markdown" | "text";
 
@@ -236,7 +237,9 @@ export function boundedMetadata(metadata: Record<string, unknown>, limits = META
     // A YAML integer (read as BigInt): a number while exact, else its digits as text.
     if (typeof item === "bigint") return Number.isSafeInteger(Number(item)) ? Number(item) : String(item);
     if (typeof item === "string") {
-      const kept = item.length > limits.valueChars ? `${item.slice(0, limits.valueChars - 1)}…` : item;
+      // A soft hyphen is no part of a value (`Kranken&shy;haus`): kept, `tags=Krankenhaus` missed it.
+      const text = withoutSoftHyphens(item);
+      const kept = text.length > limits.valueChars ? `${text.slice(0, limits.valueChars - 1)}…` : text;
       chars -= kept.length;
       return chars >= 0 ? kept : undefined;
     }

@@ -10,7 +10,7 @@
  */
 import { ResearcherError } from "../errors.ts";
 import { expandQueryWord, snakeWords } from "../identifiers.ts";
-import { foldCase, splitCjk, stem, WORD } from "../text.ts";
+import { foldCase, splitCjk, stem, withoutSoftHyphens, WORD } from "../text.ts";
 
 export const MAX_EXCLUDED = 100;
 const MAX_REQUIRED = 100;
@@ -170,7 +170,7 @@ function tokenizeQuery(text: string): Item[] {
 
 /** Word runs of the text, soft hyphens dropped as the index drops them (ftsText); a CJK run becomes a group of its characters. */
 function wordGroups(text: string): string[][] {
-  return (text.replace(/\u00ad/g, "").match(WORD) ?? []).map(splitCjk);
+  return (withoutSoftHyphens(text).match(WORD) ?? []).map(splitCjk);
 }
 
 function ftsItem(item: Item): string {
