@@ -314,3 +314,35 @@ describeShared("damaged stored vectors (s15 hostile #6)", () => {
     expect(JSON.parse(runCli(["search", "driver car", "--mode", "vector", "--json"], { home }).stdout).results).toHaveLength(3);
   }, 60_000);
 });
+
+/** Whether this machine can make a file immutable (`chattr +i`: root on a file system that has the flag). */
+function canMakeImmutable(): boolean {
+  const probe = join(tempDir(), "probe");
+  writeFileSync(probe, "");
+  const made = Bun.spawnSync(["chattr", "+i", probe]).exitCode === 0;
+  if (made) Bun.spawnSync(["chattr", "-i", probe]);
+  return made;
+}
+
+test.skipIf(!canMakeImmutable())(
+  "a leftover temp file repair cannot remove is a problem left, with its fix, not 'unexpected' (s18 retest)",
+  async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+    const repo = registerRepository(home, { name: "v", path: docs, embed: false });
+    await indexRepository(home, repo);
+    const file = join(repo.dir, leftover);
+    writeFileSync(file, "left by a killed writer");
+    Bun.spawnSync(["chattr", "+i", file]);
+    try {
+      const repair = runCli(["verify", "v", "--repair"], { home });
+      expect({ code: repair.code, stderr: repair.stderr }).toEqual({ code: 1, stderr: "" });
+      expect(repair.stdout).toContain(
+        `leftovers: ${leftover}: a temp file of an interrupted write → it could not be removed: remove it by hand`,
+      );
+    } finally {
+      Bun.spawnSync(["chattr", "-i", file]);
+    }
+  },
+);

@@ -252,13 +252,27 @@ function unreadableProblem(repo: Repository, discovery: Discovery, unreadable: s
 /** Temp files whose writer is gone; repair removes them. */
 function checkLeftovers(repo: Repository, problems: VerifyProblem[], repair: boolean): void {
   for (const name of leftoverTempFiles(repo.dir)) {
-    if (repair) rmSync(join(repo.dir, name), { force: true });
+    const removed = repair && removeLeftover(join(repo.dir, name));
     problems.push({
       check: "leftovers",
       detail: `${name}: a temp file of an interrupted write`,
-      fix: repair ? "removed" : "researcher verify --repair",
-      repaired: repair,
+      fix: removed
+        ? "removed"
+        : repair
+          ? `it could not be removed: remove it by hand (\`rm ${shellWord(join(repo.dir, name))}\`)`
+          : "researcher verify --repair",
+      repaired: removed,
     });
+  }
+}
+
+/** Remove a dead writer's temp file; false when it cannot be (immutable, forbidden): a problem left, not a crash. */
+function removeLeftover(path: string): boolean {
+  try {
+    rmSync(path, { force: true });
+    return true;
+  } catch {
+    return false;
   }
 }
 
