@@ -5,6 +5,7 @@ import type * as Valibot from "valibot";
 import { FILE_TYPES } from "./file-types.ts";
 import { readDenied, ResearcherError, systemCode, writeDenied } from "./errors.ts";
 import { writeFileAtomic } from "./atomic.ts";
+import { danglingLink } from "./files.ts";
 import { leftoverTempFiles, withConfigLock } from "./lock.ts";
 import { env } from "./env.ts";
 import { parseYaml, stringifyYaml } from "./yaml.ts";
@@ -246,6 +247,13 @@ const cache = new Map<string, { stamp: string; config: Config }>();
  */
 export function loadConfig(home: string): Config {
   const file = configPath(home);
+  const dangling = danglingLink(file);
+  // Read as no configuration, every repository seemed gone ("no repositories yet"), while only a write said why.
+  if (dangling !== undefined) {
+    throw new ResearcherError("INVALID_CONFIG", `${file} is a link to ${dangling}, which does not exist`, {
+      hint: "mount or restore what it points to (a dotfiles folder?), or remove the link to start a new configuration",
+    });
+  }
   const stamp = existsSync(file) ? stampOf(file) : "absent";
   const cached = cache.get(file) ?? readValidatedCopy(home);
   if (cached?.stamp === stamp) return structuredClone(cached.config);

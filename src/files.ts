@@ -7,9 +7,11 @@ import {
   closeSync,
   existsSync,
   fstatSync,
+  lstatSync,
   openSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   readSync,
   realpathSync,
   statfsSync,
@@ -237,3 +239,12 @@ export function openFilesExhausted(): boolean {
 
 /** What opening an SQLite database may need at once: the file, its WAL and shared-memory files, a journal. */
 const FEW_DESCRIPTORS = 4;
+
+/** Where `file` leads when it is a link to nothing (a disk not mounted, a dotfiles folder not checked out), else undefined. */
+export function danglingLink(file: string): string | undefined {
+  try {
+    return lstatSync(file).isSymbolicLink() && !existsSync(file) ? readlinkSync(file) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -478,3 +478,25 @@ test("config set says what it set, value and all (s18 user: it answered `set sea
   const home = tempDir();
   expect(runCli(["config", "set", "search.limit", "20"], { home })).toMatchObject({ code: 0, stdout: "set search.limit = 20\n" });
 });
+
+test("a config.yaml that is a link to nothing is named so, not read as no repositories (s18 retest)", () => {
+  // A dotfiles folder not checked out: `repo list` said "no repositories yet", exit 0, and search "no repositories to search".
+  const home = tempDir();
+  const docs = tempDir();
+  writeFileSync(join(docs, "a.md"), "# A\n\nalpha\n");
+  expect(runCli(["repo", "add", "a", docs, "--no-embed"], { home }).code).toBe(0);
+  const gone = join(tempDir(), "dotfiles", "config.yaml");
+  rmSync(join(home, "config.yaml"));
+  symlinkSync(gone, join(home, "config.yaml"));
+  for (const args of [
+    ["repo", "list"],
+    ["search", "alpha"],
+  ]) {
+    const run = runCli(args, { home });
+    expect({ args, code: run.code, stderr: run.stderr.split("\n")[0] }).toEqual({
+      args,
+      code: 1,
+      stderr: `error: ${join(home, "config.yaml")} is a link to ${gone}, which does not exist`,
+    });
+  }
+});

@@ -5,19 +5,7 @@
  * that names the command upgrading it.
  */
 import { Database } from "bun:sqlite";
-import {
-  accessSync,
-  chmodSync,
-  constants as fs,
-  existsSync,
-  linkSync,
-  lstatSync,
-  mkdirSync,
-  readlinkSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from "node:fs";
+import { accessSync, chmodSync, constants as fs, existsSync, linkSync, lstatSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { syncFolder, tempPathFor } from "../atomic.ts";
 import {
@@ -34,7 +22,7 @@ import {
   toResearcherError,
   writeDenied,
 } from "../errors.ts";
-import { freeBytes, openFilesExhausted } from "../files.ts";
+import { danglingLink, freeBytes, openFilesExhausted } from "../files.ts";
 import { FTS_TOKENIZER, rewriteFullText } from "./fts.ts";
 
 export const SCHEMA_VERSION = 9;
@@ -516,15 +504,6 @@ function checkpointWhole(db: Database): void {
   const result = db.query<{ busy: number; log: number; checkpointed: number }, []>("PRAGMA wal_checkpoint(TRUNCATE)").get();
   if (result?.busy !== 0 || result.log !== result.checkpointed) {
     throw Object.assign(new Error("the new index could not be written whole"), { code: "SQLITE_IOERR" });
-  }
-}
-
-/** Where `file` leads when it is a link to nothing, else undefined. */
-export function danglingLink(file: string): string | undefined {
-  try {
-    return lstatSync(file).isSymbolicLink() && !existsSync(file) ? readlinkSync(file) : undefined;
-  } catch {
-    return undefined;
   }
 }
 

@@ -9,8 +9,8 @@ import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter, rewriteFullText } from "
 import { ImpactLists } from "./impacts.ts";
 import { PostingLists } from "./postings.ts";
 import { HEADING_SEPARATOR, MAX_SECTION_REACH, runAround, SECTION_REACH, type SectionParts, type SectionRow } from "./sections.ts";
-import { BUSY_TIMEOUT_MS, danglingLink, integrityCheck, openIndexDatabase, type OpenedIndex, pageDamage } from "./schema.ts";
-import type { RootRecord } from "../files.ts";
+import { BUSY_TIMEOUT_MS, integrityCheck, openIndexDatabase, type OpenedIndex, pageDamage } from "./schema.ts";
+import { danglingLink, type RootRecord } from "../files.ts";
 
 export type { SqlCondition } from "./filter-sql.ts";
 export { HEADING_SEPARATOR, type SectionParts } from "./sections.ts";
