@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setConfigValue } from "../src/config.ts";
 import { indexOneFile } from "../src/index/add-file.ts";
 import { registerRepository, type Repository } from "../src/repos.ts";
 import { readDocument } from "../src/search/documents.ts";
@@ -339,4 +340,11 @@ test("one file indexed by name through the library: a typo is PATH_NOT_FOUND and
     message: "d:nope.md does not exist",
   });
   expect(await indexOneFile(home, repo, "bad.pdf").catch((e) => e)).toMatchObject({ code: "FILE_UNREADABLE" });
+  // A new version that fails while the earlier one stays indexed says so (s18 retest: "was not indexed" alone read as gone).
+  setConfigValue(home, "index.max_file_bytes", "10");
+  writeTree(docs, { "a.md": "# A\n\nalpha and more\n" });
+  expect(await indexOneFile(home, repo, "a.md").catch((e) => e)).toMatchObject({
+    code: "FILE_UNREADABLE",
+    message: expect.stringMatching(/^d:a\.md was not indexed: .+; its earlier version stays indexed$/),
+  });
 });

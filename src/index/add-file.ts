@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { ResearcherError } from "../errors.ts";
 import { spelledOnDisk } from "../files.ts";
 import type { Repository } from "../repos.ts";
-import { repositoryPath } from "../search/documents.ts";
+import { repositoryPath, withStore } from "../search/documents.ts";
 import { type IndexOptions, type IndexSummary, indexFiles } from "./indexer.ts";
 
 /** The summary of indexing `file` (relative to the repository's folder, or absolute inside it), and its path. */
@@ -22,7 +22,12 @@ export async function indexOneFile(
   const path = spelledOnDisk(repo.path, repositoryPath(repo, file)); // a composed name for a decomposed one
   const summary = await indexFiles(home, repo, [path], options);
   const failure = summary.failures[0];
-  if (failure) throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path} was not indexed: ${failure.reason}`);
+  if (failure) {
+    // Its earlier version, when the index holds one, is still what searches find: said so, an agent took "not
+    // indexed" for the file being gone from the index.
+    const kept = withStore(repo, (store) => store.document(path) !== undefined) ? "; its earlier version stays indexed" : "";
+    throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path} was not indexed: ${failure.reason}${kept}`);
+  }
   // indexFiles records nothing for a missing file it never indexed (and clears an old failure).
   if (!summary.removed && !existsSync(join(repo.path, path))) {
     throw new ResearcherError("PATH_NOT_FOUND", `${repo.name}:${path} does not exist`, { hint: `file_path is relative to ${repo.path}` });

@@ -341,7 +341,7 @@ export function spelledIn(store: Store, path: string): string | undefined {
  * Run `body` on the repository's index, or return undefined when it has none; within a `session`, on the index it
  * keeps open.
  */
-function withStore<T>(repo: Repository, body: (store: Store) => T, session?: ReadSession): T | undefined {
+export function withStore<T>(repo: Repository, body: (store: Store) => T, session?: ReadSession): T | undefined {
   if (session) return session.withStore(repo, body);
   if (!Store.exists(repo.dir)) return undefined;
   const store = Store.open(repo.dir);
