@@ -283,6 +283,39 @@ test("an index.db that is a link to nothing (a disk not mounted) is named so, an
   expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(1);
 });
 
+test("a WAL side file that is a folder or a link to nothing is named so, and index --rebuild moves it aside (s18 retest N10)", () => {
+  // "give yourself read and write access" (this runs as root), and the rebuild failed the same way.
+  for (const [side, make] of [
+    ["index.db-wal", (path: string) => mkdirSync(path)],
+    ["index.db-wal", (path: string) => symlinkSync("/nonexistent/x", path)],
+    ["index.db-shm", (path: string) => mkdirSync(path)],
+  ] as const) {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# A\n\nalpha words here\n" });
+    const repo = registerRepository(home, { name: "d", path: docs, embed: false });
+    expect(runCli(["index", "d"], { home }).code).toBe(0);
+    const path = join(repo.dir, side);
+    rmSync(path, { force: true });
+    make(path);
+    for (const args of [
+      ["search", "alpha"],
+      ["index", "d"],
+    ]) {
+      const run = runCli(args, { home });
+      expect({ side, args, code: run.code, stderr: run.stderr }).toEqual({
+        side,
+        args,
+        code: 1,
+        stderr: expect.stringMatching(new RegExp(`^error: .*${side} is .*\nhint: rebuild it with \`researcher index --rebuild d\``)),
+      });
+    }
+    const rebuild = runCli(["index", "d", "--rebuild"], { home });
+    expect({ side, code: rebuild.code, stderr: rebuild.stderr }).toEqual({ side, code: 0, stderr: expect.stringContaining("moved aside") });
+    expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(1);
+  }
+});
+
 test("a table or column dropped beneath the index is INDEX_CORRUPT everywhere, found by verify, and the rebuild its hint names works", () => {
   // Every command said `unexpected: no such column: d.title`, and `index --rebuild` failed the same way.
   const writes = [

@@ -156,18 +156,14 @@ export interface OpenedIndex {
  */
 export function openIndexDatabase(file: string, name: string, mode: OpenMode): OpenedIndex {
   const create = mode === "create" || mode === "fresh";
-  const dangling = danglingLink(file);
-  if (dangling !== undefined) {
-    // An index kept on a disk that is not mounted: no index run builds a new one in its place unasked (the real one
-    // comes back with the disk); a rebuild moves the link aside.
-    if (mode !== "fresh") {
-      throw new ResearcherError("INDEX_CORRUPT", `${file} is a link to ${dangling}, which does not exist`, {
-        hint: `mount what holds it, or start over with \`researcher index --rebuild ${name}\` (it moves the link aside)`,
-      });
-    }
+  const odd = oddFiles(file, name);
+  if (odd) {
+    // No index run builds a new index in its place unasked (an index on a disk not mounted comes back with the
+    // disk); a rebuild moves the three files aside.
+    if (mode !== "fresh") throw new ResearcherError("INDEX_CORRUPT", odd.what, { hint: odd.hint });
     const to = moveAside(file);
     createBeside(file);
-    return { db: openChecked(file, name, "create"), movedAside: { to, why: `a link to ${dangling}, which does not exist` } };
+    return { db: openChecked(file, name, "create"), movedAside: { to, why: odd.what } };
   }
   if (!existsSync(file)) {
     if (!create) {
@@ -505,6 +501,34 @@ function checkpointWhole(db: Database): void {
   if (result?.busy !== 0 || result.log !== result.checkpointed) {
     throw Object.assign(new Error("the new index could not be written whole"), { code: "SQLITE_IOERR" });
   }
+}
+
+/**
+ * What stands where index.db or its WAL side files belong but is none: a link to nothing (an index on a disk not
+ * mounted), a folder or a FIFO as `-wal` or `-shm`. SQLite said only "unable to open" or "readonly database", read as
+ * a permission problem, and the rebuild failed the same way. (index.db itself as a folder or FIFO is openChecked's.)
+ */
+function oddFiles(file: string, name: string): { what: string; hint: string } | undefined {
+  const dangling = danglingLink(file);
+  if (dangling !== undefined) {
+    return {
+      what: `${file} is a link to ${dangling}, which does not exist`,
+      hint: `mount what holds it, or start over with \`researcher index --rebuild ${name}\` (it moves the link aside)`,
+    };
+  }
+  for (const side of [`${file}-wal`, `${file}-shm`]) {
+    const target = danglingLink(side);
+    if (target !== undefined) return { what: `${side} is a link to ${target}, which does not exist`, hint: rebuildHint(name) };
+    let stats: ReturnType<typeof statSync>;
+    try {
+      stats = statSync(side, { throwIfNoEntry: false });
+    } catch (error) {
+      return { what: `${side} cannot be looked at: ${describeError(error)}`, hint: rebuildHint(name) }; // a loop of links
+    }
+    if (stats && !stats.isFile())
+      return { what: `${side} is ${stats.isDirectory() ? "a folder" : "no regular file"}`, hint: rebuildHint(name) };
+  }
+  return undefined;
 }
 
 /** Keep an index that cannot be used (and its WAL, which must not be replayed into a new one) for whoever wants to look. */
