@@ -12,7 +12,7 @@ import { type Dirent, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import { join } from "node:path";
 import { TEMP_FILE_NAME, tempPathFor } from "./atomic.ts";
 import { ResearcherError, readDenied, toResearcherError, writeDenied } from "./errors.ts";
-import { readRegularFile } from "./files.ts";
+import { danglingLink, readRegularFile } from "./files.ts";
 import { shellWord } from "./terminal.ts";
 
 interface Holder {
@@ -185,7 +185,7 @@ function readLock(file: string): string | undefined {
   const read = readRegularFile(file, MAX_LOCK_BYTES, "a lock file");
   if ("bytes" in read) return new TextDecoder().decode(read.bytes);
   // A link to nothing is there all the same: no lock can be made beside it, and "try again" never helped.
-  const dangling = read.missing && lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink();
+  const dangling = read.missing && danglingLink(file) !== undefined;
   if (read.missing && !dangling) return undefined;
   const reason = dangling ? "a link to nothing" : read.reason;
   const failure = Object.assign(new Error(reason), { code: read.code });

@@ -222,20 +222,29 @@ export function pageDamage(db: Database): string | null {
  * column`. Extra ones are no damage. A schema made in memory says what a current index holds, so this cannot drift.
  */
 export function missingFromSchema(db: Database): string | null {
-  const pristine = new Database(":memory:");
-  try {
-    pristine.run(SCHEMA);
-    const expected = tableColumns(pristine);
-    const actual = tableColumns(db);
-    const missing = [...expected].flatMap(([table, columns]) => {
-      const have = actual.get(table);
-      if (!have) return [`table ${table}`];
-      return [...columns].filter((column) => !have.has(column)).map((column) => `column ${table}.${column}`);
-    });
-    return missing.length ? `its schema lacks ${missing.slice(0, 3).join(", ")}` : null;
-  } finally {
-    pristine.close();
+  const actual = tableColumns(db);
+  const missing = [...currentShape()].flatMap(([table, columns]) => {
+    const have = actual.get(table);
+    if (!have) return [`table ${table}`];
+    return [...columns].filter((column) => !have.has(column)).map((column) => `column ${table}.${column}`);
+  });
+  return missing.length ? `its schema lacks ${missing.slice(0, 3).join(", ")}` : null;
+}
+
+let shape: Map<string, Set<string>> | undefined;
+
+/** The tables and columns of a current index, made once per process (every writer's open compares with them). */
+function currentShape(): Map<string, Set<string>> {
+  if (!shape) {
+    const pristine = new Database(":memory:");
+    try {
+      pristine.run(SCHEMA);
+      shape = tableColumns(pristine);
+    } finally {
+      pristine.close();
+    }
   }
+  return shape;
 }
 
 /** Each table of a database (SQLite's own aside) with its columns. */
