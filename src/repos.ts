@@ -31,6 +31,8 @@ export interface Repository {
   contexts: Record<string, string>;
   /** Where this repository's index lives. */
   dir: string;
+  /** The researcher home it is registered in, which discovery leaves out when it lies inside the root. */
+  home: string;
   /** OCR of scanned pages (config `ocr`, `ocr_languages`, `ocr_data`). */
   ocr: { mode: "auto" | "off" | "always"; languages: string[]; data?: string };
 }
@@ -71,6 +73,7 @@ export function listRepositories(home: string): Repository[] {
       embedding: repo.embedding ?? {},
       contexts: repo.contexts ?? {},
       dir: repositoryDir(home, name),
+      home,
       // A language named twice is read once: the engine loads (and frees) each model once.
       ocr: { mode: repo.ocr ?? "auto", languages: [...new Set(repo.ocr_languages ?? ["eng"])], data: repo.ocr_data },
     }))

@@ -89,6 +89,25 @@ describe("discoverFiles", () => {
   });
 });
 
+describe("the researcher home inside a repository folder", () => {
+  // A home that is not hidden (RESEARCHER_HOME=~/notes/researcher) indexed its own config.yaml and failed its own
+  // index.db; a watch then looped, every batch's write an event for the next (s18 hostile #8b).
+  test("its settings and indexes are never documents, whatever the file types", async () => {
+    const root = tempDir();
+    writeTree(root, { "note.md": "# Note\n\nzebra\n", "settings.yaml": "mine: true\n" });
+    const home = join(root, "researcher");
+    const repo = registerRepository(home, { name: "self", path: root, embed: false, fileTypes: ["md", "yaml", "db", "txt"] });
+    const run = await indexRepository(home, repo);
+    expect(run).toMatchObject({ indexed: 2, failed: 0 });
+    expect(discoverFiles(repo.path, repo).files.map((f) => f.path)).toEqual(["note.md", "settings.yaml"]);
+    expect(isCandidate("researcher/config.yaml", repo)).toBe(false);
+    expect(isCandidate("researcher/repositories/self/index.db", repo)).toBe(false);
+    // Its name alone is no rule: a folder of that name elsewhere, or in another repository, is the user's.
+    expect(isCandidate("sub/researcher/config.yaml", repo)).toBe(true);
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0, failed: 0, skipped: 2, skipped_types: {} });
+  });
+});
+
 describe(".gitignore and .ignore", () => {
   const tree = {
     ".gitignore": "# a comment\n*.log.md\nbuild/\n/top.md\n!keep.log.md\n\\#hash.md\nspaced.md\\ \ndocs/**/gen-*.md\n",

@@ -689,6 +689,28 @@ describe("watchRepositories under trouble (issue 22)", () => {
   }, 30_000);
 });
 
+test("a researcher home inside the watched folder is not watched: its own writes start no batch (it looped)", async () => {
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nwords\n" });
+  const home = join(docs, "researcher");
+  const repo = registerRepository(home, { name: "self", path: docs, embed: false, fileTypes: ["md", "yaml", "db"] });
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  try {
+    await handle.ready;
+    writeFileSync(join(docs, "b.md"), "# B\n\nmore words\n");
+    await batches.until(["b.md"]);
+    const settled = batches.all.length;
+    await Bun.sleep(1_500); // a looping watch runs a batch every debounce, each for its own index's files
+    expect(batches.all.length).toBe(settled);
+    expect(batches.all.flatMap((b) => b.paths).filter((p) => p.startsWith("researcher/"))).toEqual([]);
+    expect(batches.errors).toEqual([]);
+    expect(Object.keys(indexed(repo))).toEqual(["a.md", "b.md"]);
+  } finally {
+    await handle.close();
+  }
+}, 30_000);
+
 test.skipIf(!AS_ROOT)(
   "a subfolder the watcher may not read is reported once; the rest is watched, with no rescan loop (as an unprivileged user)",
   async () => {

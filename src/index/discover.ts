@@ -22,6 +22,11 @@ export interface DiscoverOptions {
   ignoreFiles?: boolean;
   /** The repository root, where `isCandidate` reads ignore files (a `Repository` passes itself). */
   path?: string;
+  /**
+   * The researcher home the repository is registered in: never a document, even inside the root (a watch indexing
+   * its own index's writes loops).
+   */
+  home?: string;
 }
 
 export interface Discovery {
@@ -145,6 +150,7 @@ function included(path: string, options: DiscoverOptions, rules = new RulesByFol
   const generated = parts.map((part, i) => generatedRule(part, i < parts.length - 1, types)).find(Boolean);
   if (generated) return `${generated} is generated or vendored code, left out`;
   if (compileExcludes(options.exclude)(path)) return "an exclude pattern leaves it out";
+  if (options.path && isUnder(path, homeInside(options.path, options))) return "it is researcher's own home (settings and indexes)";
   if (options.ignoreFiles === false || !options.path) return "in";
   // Every folder on the way down may hold ignore files, and an ignored folder hides all below it.
   const folder = parts.slice(0, -1).join("/");
@@ -320,7 +326,33 @@ export function isCandidateFolder(path: string, options: DiscoverOptions): boole
   const types = wantedTypes(options);
   const parts = path.split("/");
   if (parts.some((part) => part.startsWith(".") || part === "" || generatedRule(part, true, types))) return false;
+  if (options.path && isUnder(path, homeInside(options.path, options))) return false;
   return !compileExcludes(options.exclude)(path);
+}
+
+/** Where the researcher home lies under `root` (relative, `/`-separated), or undefined when it does not. */
+function homeInside(root: string, options: DiscoverOptions): string | undefined {
+  if (!options.home) return undefined;
+  let real: string;
+  try {
+    real = realpathSync(options.home);
+  } catch {
+    return undefined; // no home on disk yet: nothing of it to leave out
+  }
+  const realRoot = realpathOr(root);
+  return isInside(realRoot, real) && real !== realRoot ? relative(realRoot, real).split(sep).join("/") : undefined;
+}
+
+function realpathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+function isUnder(path: string, folder: string | undefined): boolean {
+  return folder !== undefined && (path === folder || path.startsWith(`${folder}/`));
 }
 
 /**
@@ -397,6 +429,7 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
   const types = wantedTypes(options);
   const excluded = compileExcludes(options.exclude);
   const realRoot = checkRoot(root);
+  const home = homeInside(realRoot, options);
   if (under) checkRoot(join(root, under));
   const discovery: Discovery = {
     files: [],
@@ -447,7 +480,7 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
       if (entry.name.startsWith(".")) continue;
       const absolute = join(dir, entry.name);
       const relativePath = path ? `${path}/${entry.name}` : entry.name;
-      if (excluded(relativePath)) continue;
+      if (excluded(relativePath) || relativePath === home) continue;
       // A link to a folder is told by its target (statted for links alone): a folder rule (`ignored/`) leaves it out.
       const folderLink = entry.isSymbolicLink() && isFolder(absolute);
       if (rules.ignores(relativePath, entry.isDirectory() || folderLink)) continue;
