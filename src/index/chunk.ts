@@ -50,8 +50,10 @@ interface Piece {
   page: number | null;
 }
 
+/** Lines `from` up to `to` (indexes into the document's Lines), the first of them line `first` of the file. */
 interface Block {
-  lines: string[];
+  from: number;
+  to: number;
   first: number;
   code: boolean;
   page: number | null;
@@ -59,18 +61,56 @@ interface Block {
 
 interface Section {
   headings: string[];
-  blocks: Block[];
+  blocks: Iterable<Block>;
   /** Which heading's section it is (Fragment.unit): a page break goes on with the same unit. */
   unit?: number;
 }
 
+/**
+ * A text's lines as `split(/\r?\n/)` cuts them, kept as offsets and read one at a time. Held as an array of strings,
+ * with a block and a piece object per line, a text of millions of short lines cost about 250 bytes a line before a
+ * fragment was made (a 27 MB log: 1.9 GB); the pipeline below holds ranges and streams its pieces instead.
+ */
+class Lines {
+  private readonly text: string;
+  /** Where each line starts, and one past the last line's end (as if a line break followed it). */
+  private readonly starts: Uint32Array;
+
+  constructor(text: string) {
+    this.text = text.includes("\r\n") ? text.replaceAll("\r\n", "\n") : text;
+    let count = 1;
+    for (let at = this.text.indexOf("\n"); at !== -1; at = this.text.indexOf("\n", at + 1)) count++;
+    this.starts = new Uint32Array(count + 1);
+    let line = 1;
+    for (let at = this.text.indexOf("\n"); at !== -1; at = this.text.indexOf("\n", at + 1)) this.starts[line++] = at + 1;
+    this.starts[count] = this.text.length + 1;
+  }
+
+  get length(): number {
+    return this.starts.length - 1;
+  }
+
+  at(i: number): string {
+    return this.text.slice(this.starts[i]!, this.starts[i + 1]! - 1);
+  }
+
+  /** Lines `from` up to `to`, joined by line breaks. */
+  join(from: number, to: number): string {
+    return this.text.slice(this.starts[from]!, this.starts[to]! - 1);
+  }
+
+  *entries(): Generator<[number, string]> {
+    for (let i = 0; i < this.length; i++) yield [i, this.at(i)];
+  }
+}
+
 export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DEFAULT_CHUNK_OPTIONS): Fragment[] {
-  const lines = doc.text.split(/\r?\n/);
+  const lines = new Lines(doc.text);
   const paged = doc.pages !== undefined;
   const sections = doc.format === "markdown" ? splitMarkdown(lines, doc.firstLine, doc.title, paged) : splitText(lines, doc.firstLine);
   const fragments: Fragment[] = [];
   for (const section of sections) {
-    for (const pieces of packSection(toPieces(section, options.tokens), options)) {
+    for (const pieces of packSection(piecesOf(section, lines, options.tokens), options)) {
       fragments.push({
         seq: fragments.length,
         text: joinPieces(pieces),
@@ -100,30 +140,38 @@ function frontMatterTitle(doc: ConvertedDocument): Fragment | undefined {
   return { seq: 0, text: title.replace(/\s+/g, " "), startLine: 1, endLine: doc.firstLine - 1, headings: [], page: null, pageEnd: null };
 }
 
-/** Markdown → sections by heading. In a paged document, page marker lines set the page and are not text. */
-function splitMarkdown(lines: string[], firstLine: number, title: string, paged: boolean): Section[] {
-  const sections = new MarkdownSections(title);
+/**
+ * Markdown → sections by heading, each as soon as it is whole (a note of a million headings is never a million
+ * sections at once). In a paged document, page marker lines set the page and are not text.
+ */
+function* splitMarkdown(lines: Lines, firstLine: number, title: string, paged: boolean): Generator<Section> {
+  const sections = new MarkdownSections(title, lines);
   for (const block of markdownBlocks(lines.entries())) {
     const i = block.line;
-    const line = lines[i]!;
-    const marker = paged && block.kind !== "fence" && block.kind !== "heading" ? PAGE_MARKER.exec(line) : null;
-    if (block.kind === "fence") sections.fence(lines.slice(i, block.end + 1), firstLine + i);
-    else if (block.kind === "heading") sections.heading(line, firstLine + i, block.level, block.text);
+    const marker = paged && block.kind === "line" ? PAGE_MARKER.exec(lines.at(i)) : null;
+    if (block.kind === "fence") sections.fence(i, block.end + 1, firstLine + i);
+    else if (block.kind === "heading") sections.heading(i, firstLine + i, block.level, block.text);
     else if (marker) sections.pageBreak(Number(marker[1]));
     else if (block.blank) sections.blank();
-    else sections.text(line, firstLine + i);
+    else sections.text(i, firstLine + i);
+    yield* sections.done();
   }
-  return sections.finish();
+  yield* sections.finish();
 }
 
 /** The sections of a markdown document, built line by line in document order (splitMarkdown). */
 class MarkdownSections {
-  private readonly sections: Section[] = [];
+  /** Sections made and not yet handed on; the last stays until the end, which may add headings to it (`finish`). */
+  private readonly sections: MarkdownSection[] = [];
+  private made = 0;
   /** The open headings' (shortened) texts by level. */
   private readonly stack: string[] = [];
-  /** Every heading line, in case the document has no body: its headings are then all there is to find it by. */
-  private readonly headingLines: Block[] = [];
-  private current: Section = { headings: [], blocks: [] };
+  /**
+   * Every heading line while no section is made, in case the document has no body: its headings are then all there
+   * is to find it by.
+   */
+  private headingLines: Block[] = [];
+  private current: MarkdownSection = { headings: [], blocks: [] };
   /**
    * Headings with nothing under them yet: text below puts them in its fragments' path. One that a sibling or a
    * higher heading closes first would be in no fragment: its line joins the text that comes next (`orphans`).
@@ -135,18 +183,21 @@ class MarkdownSections {
   /** Sections opened by a heading so far: the next one's unit. */
   private units = 0;
 
-  constructor(private readonly title: string) {}
+  constructor(
+    private readonly title: string,
+    private readonly lines: Lines,
+  ) {}
 
-  fence(lines: string[], first: number): void {
+  fence(from: number, to: number, first: number): void {
     this.closeParagraph();
     this.content();
-    this.current.blocks.push({ lines, first, code: true, page: this.page });
+    this.current.blocks.push({ from, to, first, code: true, page: this.page });
   }
 
-  heading(line: string, first: number, level: number, text: string): void {
+  heading(line: number, first: number, level: number, text: string): void {
     this.closeParagraph();
-    const heading = { lines: [line], first, code: false, page: this.page };
-    this.headingLines.push(heading);
+    const heading = { from: line, to: line + 1, first, code: false, page: this.page };
+    if (this.made === 0) this.headingLines.push(heading);
     this.closeSection();
     this.orphans.push(...this.pending.filter((p) => p.level >= level).map((p) => p.block));
     this.pending = this.pending.filter((p) => p.level < level);
@@ -172,38 +223,53 @@ class MarkdownSections {
     this.closeParagraph();
   }
 
-  text(line: string, first: number): void {
-    this.paragraph ??= { lines: [], first, code: false, page: this.page };
-    this.paragraph.lines.push(line);
+  /** Line `line` is text: a paragraph's lines follow each other, as anything else between closes it. */
+  text(line: number, first: number): void {
+    if (this.paragraph) this.paragraph.to = line + 1;
+    else this.paragraph = { from: line, to: line + 1, first, code: false, page: this.page };
   }
 
-  finish(): Section[] {
+  /** The sections that nothing more can change, in order. */
+  *done(): Generator<Section> {
+    while (this.sections.length > 1) yield this.sections.shift()!;
+  }
+
+  *finish(): Generator<Section> {
     this.closeParagraph();
     this.closeSection();
     // Headings reach the index only in the path of the fragments below them, so a document of headings alone (a
     // stub note, an outline) would have no fragment and be found by nothing: its heading lines become its section
     // (one per page).
-    if (this.sections.length === 0) return byPage(this.headingLines);
+    if (this.made === 0) {
+      yield* byPage(this.headingLines);
+      return;
+    }
     // Headings at the end with nothing under them join the last text when they are on its page.
     const tail = [...this.orphans, ...this.pending.map((p) => p.block)];
     const last = this.sections.at(-1)!;
     const lastPage = last.blocks.at(-1)!.page;
     last.blocks.push(...tail.filter((block) => block.page === lastPage));
-    this.sections.push(...byPage(tail.filter((block) => block.page !== lastPage)));
-    return this.sections;
+    this.push(...byPage(tail.filter((block) => block.page !== lastPage)));
+    yield* this.sections.splice(0);
+  }
+
+  private push(...sections: MarkdownSection[]): void {
+    this.sections.push(...sections);
+    this.made += sections.length;
+    if (this.made > 0) this.headingLines = [];
   }
 
   /** A paragraph that shows nothing (an HTML comment, an anchor, a rule) is in no fragment: see `showsNothing`. */
   private closeParagraph(): void {
     const paragraph = this.paragraph;
     this.paragraph = undefined;
-    if (!paragraph || showsNothing(paragraph.lines.join("\n"))) return;
+    if (!paragraph || showsNothing(this.lines.join(paragraph.from, paragraph.to))) return;
     this.content();
     this.current.blocks.push(paragraph);
   }
 
   private closeSection(): void {
-    if (this.current.blocks.length) this.sections.push(this.current);
+    if (this.current.blocks.length) this.push(this.current);
   }
 
   /**
@@ -212,7 +278,7 @@ class MarkdownSections {
    */
   private content(): void {
     const page = this.page;
-    this.sections.push(...byPage(this.orphans.filter((block) => block.page !== page)));
+    this.push(...byPage(this.orphans.filter((block) => block.page !== page)));
     const here = this.orphans.filter((block) => block.page === page);
     // The headings between them and the text are in the fragment's lines too: its text shows them, as `get` does.
     const between = here.length ? this.pending.map((p) => p.block).filter((block) => block.first > here[0]!.first) : [];
@@ -222,9 +288,14 @@ class MarkdownSections {
   }
 }
 
+/** A markdown section: its blocks are an array, which the end of the document may add to. */
+interface MarkdownSection extends Section {
+  blocks: Block[];
+}
+
 /** Heading lines with no text to go with, as sections of their own, one per page. */
-function byPage(blocks: Block[]): Section[] {
-  const sections: Section[] = [];
+function byPage(blocks: Block[]): MarkdownSection[] {
+  const sections: MarkdownSection[] = [];
   for (const block of blocks) {
     const last = sections.at(-1);
     if (last && last.blocks[0]!.page === block.page) last.blocks.push(block);
@@ -259,21 +330,32 @@ function sameTitle(heading: string, title: string): boolean {
   return short.length > 0 && long.startsWith(short) && short.length >= long.length * 0.6;
 }
 
-function splitText(lines: string[], firstLine: number): Section[] {
-  const blocks: Block[] = [];
+/** Plain text: one section, its paragraphs (runs of lines that are not blank) read as they come. */
+function splitText(lines: Lines, firstLine: number): Section[] {
+  const blocks = paragraphs(lines, firstLine);
+  const first = blocks.next();
+  if (first.done) return [];
+  return [
+    {
+      headings: [],
+      blocks: (function* () {
+        yield first.value;
+        yield* blocks;
+      })(),
+    },
+  ];
+}
+
+function* paragraphs(lines: Lines, firstLine: number): Generator<Block> {
   let block: Block | undefined;
-  lines.forEach((line, i) => {
-    if (line.trim() === "") {
+  for (let i = 0; i < lines.length; i++) {
+    if (lines.at(i).trim() === "") {
+      if (block) yield block;
       block = undefined;
-      return;
-    }
-    if (!block) {
-      block = { lines: [], first: firstLine + i, code: false, page: null };
-      blocks.push(block);
-    }
-    block.lines.push(line);
-  });
-  return blocks.length ? [{ headings: [], blocks }] : [];
+    } else if (block) block.to = i + 1;
+    else block = { from: i, to: i + 1, first: firstLine + i, code: false, page: null };
+  }
+  if (block) yield block;
 }
 
 /** A sentence's end and the white space after it. */
@@ -298,51 +380,50 @@ function sentencesOf(line: string): string[] {
   return parts;
 }
 
-function toPieces(section: Section, budget: number): Piece[] {
-  const pieces: Piece[] = [];
-  section.blocks.forEach((block, b) => {
+/** A section's pieces, in order, made as the packer asks for them. */
+function* piecesOf(section: Section, lines: Lines, budget: number): Generator<Piece> {
+  let b = 0;
+  for (const block of section.blocks) {
     if (block.code) {
-      for (const part of splitCode(block, budget)) pieces.push({ ...part, block: b, code: true, page: block.page });
-      return;
-    }
-    block.lines.forEach((line, l) => {
-      for (const sentence of splitLongText(sentencesOf(line), budget)) {
-        const n = block.first + l;
-        const tokens = sentenceTokens(sentence);
-        pieces.push({ text: sentence, line: n, endLine: n, tokens, block: b, code: false, page: block.page });
+      for (const part of splitCode(block, lines, budget)) yield { ...part, block: b, code: true, page: block.page };
+    } else {
+      for (let i = block.from; i < block.to; i++) {
+        const n = block.first + i - block.from;
+        for (const sentence of splitLongText(sentencesOf(lines.at(i)), budget))
+          yield { text: sentence, line: n, endLine: n, tokens: sentenceTokens(sentence), block: b, code: false, page: block.page };
       }
-    });
-  });
-  return pieces;
+    }
+    b++;
+  }
 }
 
 /**
  * A code block is one piece while it fits the budget; a longer one (or a fence never closed, which runs to the end
  * of the file) is cut at line boundaries, so no fragment outgrows the budget.
  */
-function splitCode(block: Block, budget: number): Omit<Piece, "block" | "code" | "page">[] {
-  const text = block.lines.join("\n");
+function splitCode(block: Block, lines: Lines, budget: number): Omit<Piece, "block" | "code" | "page">[] {
+  const text = lines.join(block.from, block.to);
   const tokens = estimateTokens(text);
-  if (tokens <= budget) return [{ text, line: block.first, endLine: block.first + block.lines.length - 1, tokens }];
+  if (tokens <= budget) return [{ text, line: block.first, endLine: block.first + block.to - block.from - 1, tokens }];
   const parts: Omit<Piece, "block" | "code" | "page">[] = [];
-  let lines: string[] = [];
+  let kept: string[] = [];
   let used = 0;
   let start = block.first;
   const flush = (next: number) => {
-    if (lines.length) parts.push({ text: lines.join("\n"), line: start, endLine: next - 1, tokens: used });
-    lines = [];
+    if (kept.length) parts.push({ text: kept.join("\n"), line: start, endLine: next - 1, tokens: used });
+    kept = [];
     used = 0;
     start = next;
   };
-  block.lines.forEach((line, l) => {
-    for (const piece of splitLongText([line], budget)) {
+  for (let i = block.from; i < block.to; i++) {
+    for (const piece of splitLongText([lines.at(i)], budget)) {
       const cost = estimateTokens(piece) + 1;
-      if (used + cost > budget) flush(block.first + l);
-      lines.push(piece);
+      if (used + cost > budget) flush(block.first + i - block.from);
+      kept.push(piece);
       used += cost;
     }
-  });
-  flush(block.first + block.lines.length);
+  }
+  flush(block.first + block.to - block.from);
   return parts;
 }
 
@@ -383,37 +464,33 @@ const KEPT_SPACES = 64;
 /** The most blank lines a fragment holds in one run. */
 const MAX_BLANK_RUN = 100;
 
-function packSection(pieces: Piece[], options: ChunkOptions): Piece[][] {
+/** A section's pieces packed into fragments, made as they are read: only the fragment being filled is held. */
+function* packSection(source: Iterator<Piece>, options: ChunkOptions): Generator<Piece[]> {
   const budget = options.tokens;
   const overlapBudget = Math.floor(budget * options.overlap);
-  const fragments: Piece[][] = [];
+  const pieces = new Lookahead(source);
   let current: Piece[] = [];
   let used = 0;
   let fresh = 0; // pieces in `current` that are not overlap carried from the previous fragment
+  let previous: Piece | undefined;
 
-  const blockTokens = (from: number) => {
-    let total = 0;
-    for (let j = from; j < pieces.length && pieces[j]!.block === pieces[from]!.block; j++) total += pieces[j]!.tokens;
-    return total;
-  };
-  const flush = () => {
-    fragments.push(current);
-    current = overlapTail(current, overlapBudget);
-    used = current.reduce((sum, p) => sum + p.tokens, 0);
-    fresh = 0;
-  };
-
-  pieces.forEach((piece, i) => {
+  for (let piece = pieces.next(); piece; previous = piece, piece = pieces.next()) {
     // A fragment keeps the file's blank lines (its line arithmetic counts them): a long run of them ends it, and no
     // overlap carries across, or two words 5,000,000 lines apart were one fragment of 5 MB.
     if (current.length > 0 && piece.line - current.at(-1)!.endLine > MAX_BLANK_RUN) {
-      if (fresh > 0) fragments.push(current);
+      if (fresh > 0) yield current;
       [current, used, fresh] = [[], 0, 0];
     }
-    const startsBlock = i === 0 || pieces[i - 1]!.block !== piece.block;
+    const startsBlock = previous === undefined || previous.block !== piece.block;
     // End a well-filled fragment before a paragraph that would not fit whole; otherwise fill up to the budget.
-    if (fresh > 0 && startsBlock && used >= budget / 2 && used + blockTokens(i) > budget) flush();
-    else if (fresh > 0 && used + piece.tokens > budget) flush();
+    const full =
+      fresh > 0 && ((startsBlock && used >= budget / 2 && pieces.blockExceeds(piece, budget - used)) || used + piece.tokens > budget);
+    if (full) {
+      yield current;
+      current = overlapTail(current, overlapBudget);
+      used = current.reduce((sum, p) => sum + p.tokens, 0);
+      fresh = 0;
+    }
     if (fresh === 0 && used + piece.tokens > budget) {
       current = []; // the overlap and this piece together would exceed the budget: drop the overlap
       used = 0;
@@ -421,9 +498,41 @@ function packSection(pieces: Piece[], options: ChunkOptions): Piece[][] {
     current.push(piece);
     used += piece.tokens;
     fresh++;
-  });
-  if (fresh > 0) fragments.push(current);
-  return fragments;
+  }
+  if (fresh > 0) yield current;
+}
+
+/** Pieces one at a time, with a look ahead at the rest of a paragraph as far as a question needs. */
+class Lookahead {
+  private ahead: Piece[] = [];
+  private head = 0;
+
+  constructor(private readonly source: Iterator<Piece>) {}
+
+  next(): Piece | undefined {
+    if (this.head < this.ahead.length) {
+      const piece = this.ahead[this.head++]!;
+      if (this.head === this.ahead.length) [this.ahead, this.head] = [[], 0];
+      return piece;
+    }
+    const next = this.source.next();
+    return next.done ? undefined : next.value;
+  }
+
+  /** Whether `piece` and the rest of its block hold more than `limit` tokens: read ahead until they do, or it ends. */
+  blockExceeds(piece: Piece, limit: number): boolean {
+    let total = piece.tokens;
+    for (let k = this.head; total <= limit; k++) {
+      if (k === this.ahead.length) {
+        const next = this.source.next();
+        if (next.done) return false;
+        this.ahead.push(next.value);
+      }
+      if (this.ahead[k]!.block !== piece.block) return false;
+      total += this.ahead[k]!.tokens;
+    }
+    return true;
+  }
 }
 
 /** The trailing sentences (never code) of a fragment that fit in the overlap budget. */
