@@ -459,3 +459,61 @@ describeShared("a model whose files changed since the repository was embedded", 
     expect(viaConfig).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: repository 'mine' was embedded with /) });
   });
 });
+
+describeShared("a query of words the model does not know (s19 user F2)", () => {
+  // GloVe-SIF embeds an unknown word as [UNK], so "restic backups", "A100" and the fragments of an Arabic or a
+  // Japanese note all pointed one way, at cosine 1: those notes came first, above the one exact match.
+  const home = tempDir();
+  const en = registerRepository(home, { name: "en", path: tempDir(), embedding: { model: GLOVE } });
+  const ar = registerRepository(home, { name: "ar", path: tempDir(), embedding: { model: GLOVE } });
+  writeTree(en.path, {
+    "backup.md": "# Backups\n\nNightly restic backups go to the NAS on the A100 server; we keep 12 monthly snapshots.\n",
+    "cook.md": "# Cooking\n\nBoil the pasta for ten minutes and add salt.\n",
+  });
+  writeTree(ar.path, {
+    "khat.md": "# انواع الخطوط العربية\n\nانواع الخطوط العربية انواع الخطوط العربية\n",
+    "jp.md": "# 削除\n\nメニューの「スタート」⇒「コントロールパネル」\n",
+  });
+  beforeAll(async () => {
+    await indexRepository(home, en);
+    await indexRepository(home, ar);
+  }, HOOK_TIMEOUT);
+
+  test("finds nothing by meaning: the exact match comes first, and nothing of unknown words is near it", async () => {
+    for (const query of ["restic backups", "A100"]) {
+      const hybrid = await search(home, { query, limit: 3 }, new SearchContext());
+      expect(hybrid.results.map((r) => `${r.repository}:${r.path}`)).toEqual(["en:backup.md"]);
+      expect((await search(home, { query, mode: "vector" }, new SearchContext())).results).toEqual([]);
+    }
+    // A word it knows still finds by meaning.
+    const known = await search(home, { query: "noodles", mode: "vector", limit: 1 }, new SearchContext());
+    expect(known.results.map((r) => r.path)).toEqual(["cook.md"]);
+  });
+});
+
+describeShared("a repository whose vector list has no voice", () => {
+  test(
+    "adds no vector evidence to a merged list: its results rank by their words alone (s19 user F2)",
+    async () => {
+      const home = tempDir();
+      // Part numbers GloVe has no word for: pseudo-queries find nothing by meaning, so hybrid weighs its vector list 0.
+      const parts = registerRepository(home, { name: "parts", path: tempDir(), embedding: { model: GLOVE } });
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 40; i++) files[`p${i}.md`] = `qx${1000 + i}zv wk${2000 + i}jt vq${3000 + i}rn\n`;
+      files["laptop.md"] = "qx9999zv laptop\n";
+      writeTree(parts.path, files);
+      const notes = registerRepository(home, { name: "notes", path: tempDir(), embedding: { model: GLOVE } });
+      writeTree(notes.path, { "computers.md": "# Computers\n\nA notebook computer with a keyboard and a screen.\n" });
+      await indexRepository(home, parts);
+      await indexRepository(home, notes);
+      const found = await search(home, { query: "laptop computer", explain: true }, new SearchContext());
+      const fromParts = found.results.filter((r) => r.repository === "parts");
+      expect(fromParts.length).toBeGreaterThan(0);
+      for (const result of fromParts) {
+        expect(result.explain!.weights).toEqual({ bm25: 1, vector: 0 });
+        expect(result.explain!.merge!.vector).toBeNull();
+      }
+    },
+    HOOK_TIMEOUT,
+  );
+});

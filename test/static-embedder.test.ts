@@ -39,6 +39,15 @@ describeShared("a layer-free ONNX model (GloVe-SIF) as a token table", () => {
     });
   }
 
+  test("a query with no word the model knows has no direction (zero); a document of such words keeps the model's vector", async () => {
+    const embedder = await loadEmbedder(home, { provider: "local", model: GLOVE });
+    const [unknown, mixed] = await embedder.embed(["zzqx qqvb", "zzqx test"], "query");
+    expect(unknown!.every((x) => x === 0)).toBe(true);
+    expect(dot(mixed!, mixed!)).toBeCloseTo(1, 5);
+    const [document] = await embedder.embed(["zzqx qqvb"], "document");
+    expect(dot(document!, document!)).toBeCloseTo(1, 5);
+  });
+
   test("the table is cached once, and a damaged cache file is read again from the model", async () => {
     const tables = join(home, "models/.tables");
     const files = readdirSync(tables);

@@ -620,7 +620,29 @@ async function loadStatic(home: string, info: ModelInfo, options: LoadOptions): 
     : { addSpecialTokens: true, dropId: null, maxTokens: info.maxTokens };
   const embedBatch = async (texts: string[]) =>
     texts.map((text) => normalize(sumOfRows(rows, tokenizer.encode(text, { add_special_tokens: rule.addSpecialTokens }).ids, rule)));
-  return withProbe(info, embedBatch, STATIC_BATCH, async () => {});
+  const embedder = await withProbe(info, embedBatch, STATIC_BATCH, async () => {});
+  if (model2vec || unknown === undefined) return embedder;
+  const unknownId = tokenizer.token_to_id(unknown);
+  return withUnknownQueriesEmpty(embedder, (text) =>
+    tokenizer.encode(text, { add_special_tokens: false }).ids.some((id) => id !== unknownId),
+  );
+}
+
+/**
+ * A token table keeps every token, as the ONNX model it was read from does, so a text of words the model does not
+ * know embeds as `[CLS] [UNK]… [SEP]`: "restic backups", "A100" and every fragment of an Arabic PDF point the same
+ * way, at cosine 1, and such fragments came first for any query of rare words (s19 user F2). A query with no word
+ * the model knows means nothing to it: its vector is zero, which vector search reads as near nothing (as a
+ * model2vec model, which drops unknown tokens, makes it). Documents keep the model's own vectors.
+ */
+function withUnknownQueriesEmpty(embedder: Embedder, knowsAWord: (text: string) => boolean): Embedder {
+  return {
+    ...embedder,
+    async embed(texts, kind) {
+      const vectors = await embedder.embed(texts, kind);
+      return kind === "query" ? vectors.map((vector, i) => (knowsAWord(texts[i]!) ? vector : new Float32Array(vector.length))) : vectors;
+    },
+  };
 }
 
 /** Static embedding is a loop over tokens: batches only bound how much text is tokenised at once. */

@@ -649,7 +649,9 @@ function candidatesOf(repo: Repository, store: Store, mode: SearchMode, lists: R
         vector: roundContribution(f.vector),
         fused: round(f.score),
         weights,
-        merge: evidence(f.bm25, f.vector),
+        // A vector list the repository gives no voice adds no evidence across repositories either: an Arabic PDF's
+        // neighbour of a query's unknown words (cosine 1, weight 0) came first, printed with score 0.00 (s19 user F2).
+        merge: evidence(f.bm25, weights.vector > 0 ? f.vector : null),
       },
     }));
     return { candidates, why: `hybrid weights bm25 ${weights.bm25}, vector ${weights.vector}: ${weight.reason}` };

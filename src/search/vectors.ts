@@ -430,6 +430,8 @@ export async function searchVectors(
   options: { within?: Set<number>; without?: Set<number>; cache?: VectorCache } = {},
 ): Promise<VectorSearch> {
   const { within, without, cache = new VectorCache() } = options;
+  // A zero vector is a query the model knows no word of (withUnknownQueriesEmpty): near nothing, not equally near all.
+  if (query.every((x) => x === 0)) return { hits: [] };
   const admits = (id: number) => (!within || within.has(id)) && !without?.has(id);
   const candidates = () => {
     const rows = within ? store.vectorsOf([...within]) : rowsOf(cache, store, dir);
