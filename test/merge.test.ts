@@ -107,3 +107,32 @@ describeShared("merging repositories by calibrated evidence", () => {
     expect(json.results[0].explain.merge).toMatchObject({ lexical: 1, score: 1, vector: expect.any(Number) });
   });
 });
+
+test("a fragment lacking a rare query word is no full match, however high its BM25: the full match comes first (s19 user F1)", async () => {
+  const home = tempDir();
+  // "apart" names itself first, which broke ties at evidence 1 in its favour.
+  const part: Record<string, string> = {
+    "conventions.md": "# Variable variable\n\nVariable, variable, variable.\n",
+  };
+  // "shadow" in one fragment of eight there, "variable" in one of 81: the rarer word is most of the query's IDF mass.
+  for (let i = 0; i < 10; i++) part[`tree${i}.md`] = `# Trees ${i}\n\nThe shadow of the old tree fell on house ${i}.\n`;
+  for (let i = 0; i < 70; i++) part[`w${i}.md`] = `# Page ${i}\n\nNothing here but the weather, day ${i}.\n`;
+  const full = {
+    "shadowing.md": "# Shadowing\n\nShadowing a variable means declaring it again with let.\n",
+    "cat.md": "# Other\n\nThe cat sat on the mat.\n",
+  };
+  for (const [name, files] of [
+    ["apart", part],
+    ["zfull", full],
+  ] as const) {
+    const repo = registerRepository(home, { name, path: tempDir(), embed: false });
+    writeTree(repo.path, files);
+    await indexRepository(home, repo);
+  }
+  const found = await search(home, { query: "shadowing a variable", limit: 2, explain: true }, new SearchContext());
+  expect(found.results.map((r) => `${r.repository}:${r.path}`)).toEqual(["zfull:shadowing.md", "apart:conventions.md"]);
+  const partial = found.results[1]!.explain!.merge!;
+  // Its BM25 (the rare word five times, in its title too) passes the query's whole IDF mass; it holds only part.
+  expect(partial.lexical).toBeLessThan(0.8);
+  expect(found.results[0]!.explain!.merge).toMatchObject({ lexical: 1, score: 1 });
+});

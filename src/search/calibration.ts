@@ -173,6 +173,27 @@ export function lexicalEvidence(store: Store, parsed: ParsedQuery): (score: numb
 }
 
 /**
+ * The share of the query's IDF mass each of these fragments holds: 1 with every word, less the IDFs of the words it
+ * lacks. Lexical evidence is capped by it, as BM25 alone reached the whole mass with one word repeated, or in a
+ * title, or beside a word common there: a fragment lacking the query's rarest word tied with full matches of other
+ * repositories and came first by name (s19 user F1). Phrases and prefixes count as held (they have no one term).
+ */
+export function queryCoverage(store: Store, parsed: ParsedQuery, ids: number[]): Map<number, number> {
+  const stems = [...new Set(parsed.optional.flatMap((t) => (t.stem ? [t.stem] : [])))];
+  if (stems.length === 0 || ids.length === 0) return new Map();
+  const mass = idfMass(store, parsed);
+  const idfs = termIdfs(store, stems);
+  const counts = store.termCounts(ids, stems);
+  return new Map(
+    ids.map((id) => {
+      const held = counts.get(id);
+      const missing = stems.reduce((sum, stem) => sum + (held?.has(stem) ? 0 : (idfs.get(stem) ?? 0)), 0);
+      return [id, mass > 0 ? clamp(1 - missing / mass) : 1];
+    }),
+  );
+}
+
+/**
  * The sum of FTS5's IDFs of the query's words in this repository. Phrases and prefixes have no single term to
  * look up; each counts as a word of the median IDF (a required phrase is usually as telling as any word).
  */

@@ -25,7 +25,7 @@ import { loadConfig, type Config } from "../config.ts";
 import { isCodeFormat } from "../file-types.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder, ModelFilesChanged } from "../embed/embedder.ts";
 import { FUSION_DEPTH, fuseHybrid, fusionWeight, listAnchors, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
-import { backgrounds, lexicalEvidence, vectorCalibration, vectorEvidence } from "./calibration.ts";
+import { backgrounds, lexicalEvidence, queryCoverage, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { boostHeadings } from "./heading-boost.ts";
 import { ANN_PROBLEMS, annNeedsRebuilding, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
@@ -286,6 +286,7 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
       context,
       embedQuery,
       backgrounds: backgrounds(stores),
+      merging: searchable.length > 1 || Boolean(options.explain),
     };
     const ranked = await rankPage(run, searchable, named, offset + limit);
     skipped.push(...ranked.left);
@@ -493,6 +494,8 @@ interface SearchRun {
   embedQuery: (embedder: Embedder) => Promise<Float32Array>;
   /** What each repository's vector evidence is measured from (calibration.ts backgrounds). */
   backgrounds: Map<Store, number[]>;
+  /** Whether merge evidence counts: lists of several repositories are merged by it, and --explain shows it. */
+  merging: boolean;
 }
 
 /** A repository's ranked lists, as deep as asked, and what turns their scores into comparable evidence. */
@@ -508,6 +511,8 @@ interface RankedLists {
   /** The lists as the same search unfiltered ranks them (hybrid with a filter): their anchors and best score. */
   unfiltered?: { bm25: Ranked[]; vector: Ranked[] };
   lexicalScale: (score: number) => number;
+  /** The share of the query each BM25 hit holds (queryCoverage), where results are merged or explained. */
+  coverage?: Map<number, number>;
   vectorScale: (cosine: number) => number | null;
   annProblem?: AnnProblem;
 }
@@ -601,6 +606,13 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
     keyword: ranked.hits,
     semantic: [],
     lexicalScale: lexicalEvidence(store, parsed),
+    coverage: run.merging
+      ? queryCoverage(
+          store,
+          parsed,
+          ranked.hits.map((hit) => hit.id),
+        )
+      : undefined,
     vectorScale: () => null,
   };
   // A filter restricts the unfiltered ranking (README, Filters): hybrid scores of filtered lists are normalised
@@ -630,8 +642,11 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
 
 /** The repository's ranked candidates: its lists fused (hybrid) or the one list, each with how it was ranked. */
 function candidatesOf(repo: Repository, store: Store, mode: SearchMode, lists: RankedLists): { candidates: Candidate[]; why?: string } {
-  const evidence = (lexical: { score: number } | null, vector: { score: number } | null) =>
-    mergeEvidence(lexical && lists.lexicalScale(lexical.score), vector && lists.vectorScale(vector.score));
+  // Lexical evidence is capped by the share of the query the fragment holds; the weight of the lists (below) is
+  // measured without the cap, as fusion was tuned.
+  const lexicalOf = (id: number, score: number) => Math.min(lists.lexicalScale(score), lists.coverage?.get(id) ?? 1);
+  const evidence = (id: number, lexical: { score: number } | null, vector: { score: number } | null) =>
+    mergeEvidence(lexical && lexicalOf(id, lexical.score), vector && lists.vectorScale(vector.score));
   if (mode === "hybrid") {
     const best = (lists.unfiltered?.bm25 ?? lists.keyword)[0];
     const calibration = vectorCalibration(store);
@@ -651,7 +666,7 @@ function candidatesOf(repo: Repository, store: Store, mode: SearchMode, lists: R
         weights,
         // A vector list the repository gives no voice adds no evidence across repositories either: an Arabic PDF's
         // neighbour of a query's unknown words (cosine 1, weight 0) came first, printed with score 0.00 (s19 user F2).
-        merge: evidence(f.bm25, weights.vector > 0 ? f.vector : null),
+        merge: evidence(f.id, f.bm25, weights.vector > 0 ? f.vector : null),
       },
     }));
     return { candidates, why: `hybrid weights bm25 ${weights.bm25}, vector ${weights.vector}: ${weight.reason}` };
@@ -669,7 +684,7 @@ function candidatesOf(repo: Repository, store: Store, mode: SearchMode, lists: R
         bm25: mode === "bm25" ? contribution : null,
         vector: mode === "vector" ? contribution : null,
         fused: null,
-        merge: mode === "bm25" ? evidence(hit, null) : evidence(null, hit),
+        merge: mode === "bm25" ? evidence(hit.id, hit, null) : evidence(hit.id, null, hit),
       },
     };
   });
