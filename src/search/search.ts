@@ -293,7 +293,7 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
     if (ranked.perRepo.length === 0) throw noneAnswered(skipped);
     const results = options.documents
       ? hydrateGroups(ranked.groups.slice(offset, offset + limit), parsed, Boolean(options.full))
-      : hydrate(ranked.candidates.slice(offset), limit, parsed, Boolean(options.full));
+      : hydrate(ranked.candidates, offset, limit, parsed, Boolean(options.full));
     results.forEach((hit, i) => {
       hit.rank = offset + i + 1;
       if (!options.explain) delete hit.explain;
@@ -833,19 +833,29 @@ export function selectiveTerms(store: Store, parsed: ParsedQuery): ParsedQuery["
  * may replace a document between them: its fragments are skipped and the page is filled from the next candidates,
  * so a search during an index run never comes back short.
  */
-function hydrate(candidates: Candidate[], limit: number, parsed: ParsedQuery, full: boolean): FragmentHit[] {
-  const hits: FragmentHit[] = [];
-  const shown = new ShownPassages();
-  for (let start = 0; hits.length < limit && start < candidates.length; ) {
-    const batch = candidates.slice(start, start + limit - hits.length);
+function hydrate(candidates: Candidate[], offset: number, limit: number, parsed: ParsedQuery, full: boolean): FragmentHit[] {
+  const page: [Candidate, FragmentRow][] = [];
+  for (let start = offset; page.length < limit && start < candidates.length; ) {
+    const batch = candidates.slice(start, start + limit - page.length);
     start += batch.length;
     const rows = fetchRows(batch);
     for (const c of batch) {
       const row = rows.get(c.store)?.get(c.id);
-      if (row) hits.push(shown.add(c, row, parsed, full));
+      if (row) page.push([c, row]);
     }
   }
-  return hits;
+  // A result shows what it shows on a page from the first result: the results of its documents ranked above it, on
+  // earlier pages too, choose its passage as they would on one page (paging with --offset cited other lines: s19
+  // user F3).
+  const shown = new ShownPassages();
+  const onPage = new Set(page.map(([c, row]) => passageKey(c, row)));
+  const above = candidates.slice(0, offset);
+  const aboveRows = fetchRows(above);
+  for (const c of above) {
+    const row = aboveRows.get(c.store)?.get(c.id);
+    if (row && onPage.has(passageKey(c, row))) shown.add(c, row, parsed, full);
+  }
+  return page.map(([c, row]) => shown.add(c, row, parsed, full));
 }
 
 /**
@@ -857,7 +867,7 @@ class ShownPassages {
   private readonly byDocument = new Map<string, { row: FragmentRow; location: string }[]>();
 
   add(c: Candidate, row: FragmentRow, parsed: ParsedQuery, full: boolean): FragmentHit {
-    const key = `${c.repo.name}\0${row.path}`;
+    const key = passageKey(c, row);
     const shown = this.byDocument.get(key) ?? [];
     this.byDocument.set(key, shown);
     let hit = toHit(c, row, parsed, full);
@@ -871,6 +881,11 @@ class ShownPassages {
     shown.push({ row, location: hit.location });
     return hit;
   }
+}
+
+/** The document a result's passage is chosen within (ShownPassages). */
+function passageKey(c: Candidate, row: FragmentRow): string {
+  return `${c.repo.name}\0${row.path}`;
 }
 
 /**
