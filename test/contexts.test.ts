@@ -1,10 +1,13 @@
 /** Contexts on path prefixes and repositories ranked for a query: the CLI, the library and MCP see the same. */
 import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addContext, registerRepository, contextFor, getRepository, listContexts, removeContext } from "../src/repos.ts";
 import { repositoriesFor } from "../src/search/results.ts";
 import { search } from "../src/search/search.ts";
 import { runCli, tempDir, writeTree } from "./helpers.ts";
+import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 describe("contexts on path prefixes", () => {
   const home = tempDir();
@@ -98,6 +101,20 @@ describe("repos-for", () => {
     const none = await repositoriesFor(home, "quantum chromodynamics");
     expect(none.every((r) => r.score === 0 && r.best === null)).toBe(true);
     const cli = JSON.parse(runCli(["repos-for", "telescope", "--json"], { home }).stdout);
-    expect(cli[0]).toMatchObject({ repository: "space", matched: 1, best: { path: "stars.md" } });
+    expect(cli[0]).toMatchObject({ repository: "space", matched: 1, best: { path: "stars.md", citation: "stars.md:3" } });
+  });
+
+  test("its best passage is cited as search cites it: a PDF by page, code by the lines of its unit (s19 user F5)", async () => {
+    const home = tempDir();
+    const root = tempDir();
+    writeTree(root, {
+      "heap.py": "import os\n\n\ndef merge_sorted(a, b):\n    # merge two sorted lists\n    return sorted(a + b)\n",
+    });
+    writeFileSync(join(root, "paper.pdf"), await writePdf([paragraph("A study of the merge of sorted runs.", 700)]));
+    await indexRepository(home, registerRepository(home, { name: "lib", path: root, embed: false, fileTypes: ["py", "pdf"] }));
+    const bestOf = (query: string) => repositoriesFor(home, query).then((r) => r[0]!.best!.citation);
+    expect(await bestOf("merge two sorted lists")).toBe("heap.py:1-6"); // the lines of its fragment: it cited one line
+    expect(await bestOf("study of sorted runs")).toBe("paper.pdf:p1");
+    expect(runCli(["repos-for", "merge two sorted lists"], { home }).stdout).toContain("best: lib:heap.py:1-6");
   });
 });

@@ -234,7 +234,7 @@ test("a prose result names the lines its fragment spans, to read it whole; code 
 });
 
 test("repos-for cites its best passage as a ref to read: a PDF's page, as search cites it, with the repository (s18 user #8)", () => {
-  const match = (best: { path: string; location: string; page: number | null }) => ({
+  const match = (best: { path: string; location: string; citation: string; page: number | null }) => ({
     repository: "papers",
     description: null,
     score: 0.5,
@@ -243,10 +243,12 @@ test("repos-for cites its best passage as a ref to read: a PDF's page, as search
     best: { ...best, title: "T", snippet: "s" },
   });
   // It printed `best: scans/scan-00.pdf:3`: a line of a PDF, and no repository.
-  expect(repositoryMatchesText([match({ path: "scans/scan-00.pdf", location: "scans/scan-00.pdf:3", page: 1 })])).toBe(
-    "  0.50  papers  2 fragments  best: papers:scans/scan-00.pdf:p1\n",
-  );
-  expect(repositoryMatchesText([match({ path: "notes/a.md", location: "notes/a.md:12", page: null })])).toBe(
+  expect(
+    repositoryMatchesText([
+      match({ path: "scans/scan-00.pdf", location: "scans/scan-00.pdf:3", citation: "scans/scan-00.pdf:p1", page: 1 }),
+    ]),
+  ).toBe("  0.50  papers  2 fragments  best: papers:scans/scan-00.pdf:p1\n");
+  expect(repositoryMatchesText([match({ path: "notes/a.md", location: "notes/a.md:12", citation: "notes/a.md:12", page: null })])).toBe(
     "  0.50  papers  2 fragments  best: papers:notes/a.md:12\n",
   );
 });

@@ -13,6 +13,7 @@ import {
   type Repository,
   type SkippedRepository,
 } from "../repos.ts";
+import { isCodeFormat } from "../file-types.ts";
 import { MAX_ALL_RESULTS } from "./bounds.ts";
 import { emptyStatus } from "../store/status.ts";
 import {
@@ -20,6 +21,7 @@ import {
   type SearchContext,
   searchStatus,
   withContext,
+  type DocumentHit,
   type FragmentHit,
   type SearchOptions,
   type SearchResponse,
@@ -52,9 +54,20 @@ export interface RepositoryMatch {
   bm25: number;
   /** How many fragments match the query's words. */
   matched: number;
-  best: { path: string; location: string; page: number | null; title: string; snippet: string } | null;
+  /** `citation` is where to read, as a search cites it (citationOf). */
+  best: { path: string; location: string; citation: string; page: number | null; title: string; snippet: string } | null;
   /** Only for a repository that could not be searched (then ranked last, with nothing matched): why, and the fix. */
   error?: RepositoryError;
+}
+
+/**
+ * Where a person looks: `paper.pdf:p12` for paged documents, `parser.py:120-168` for code (a whole unit, or one part
+ * of a long one: the range is what to read, and `get` takes it back), `notes.md:42` for the rest.
+ */
+export function citationOf(hit: FragmentHit | DocumentHit): string {
+  if (hit.page !== null) return `${hit.path}:p${hit.page}`;
+  const fragment = "fragment" in hit ? hit.fragment : hit.fragments[0];
+  return isCodeFormat(String(hit.metadata.format)) && fragment ? `${hit.path}:${fragment.start_line}-${fragment.end_line}` : hit.location;
 }
 
 /** Why a repository could not answer, in a listing of all of them. */
@@ -88,7 +101,9 @@ async function rankRepositories(home: string, query: string, context: SearchCont
         score: top?.explain?.merge.score ?? 0,
         bm25: top?.score ?? 0,
         matched: response.total,
-        best: top ? { path: top.path, location: top.location, page: top.page, title: top.title, snippet: top.snippet } : null,
+        best: top
+          ? { path: top.path, location: top.location, citation: citationOf(top), page: top.page, title: top.title, snippet: top.snippet }
+          : null,
       };
       attempts.push({ repo, value });
     } catch (error) {

@@ -10,7 +10,7 @@ import type { FilterMiss } from "../search/filter-misses.ts";
 import type { IndexProgress, IndexSummary } from "../index/indexer.ts";
 import type { DocumentHit, FragmentHit, SearchResponse } from "../search/search.ts";
 import type { RepositoryStatus } from "../store/status.ts";
-import type { RepositoryError, RepositoryMatch } from "../search/results.ts";
+import { citationOf, type RepositoryError, type RepositoryMatch } from "../search/results.ts";
 import type { VerifyReport } from "../index/verify.ts";
 import type { Repository, SkippedRepository } from "../repos.ts";
 import { env } from "../env.ts";
@@ -186,7 +186,7 @@ export function csvField(value: unknown): string {
 /** Markdown for notes and chat: a heading per result, the snippet quoted or the whole fragment fenced. */
 function searchMarkdown(response: SearchResponse): string {
   const blocks = response.results.map((hit: Hit) => {
-    const where = escapeControls(`${hit.repository}:${citation(hit)}`);
+    const where = escapeControls(`${hit.repository}:${citationOf(hit)}`);
     const lines = [
       `## ${hit.rank}. ${markdownInline(escapeControls(breadcrumb(hit)))}`,
       "",
@@ -238,7 +238,7 @@ export function searchText(response: SearchResponse, style: Style): string {
   const blocks = response.results.map((hit: Hit) => {
     const rank = String(hit.rank).padStart(width);
     const range = fragmentRange(hit);
-    const where = `${style.accent(style.link(escapeControls(`${hit.repository}:${citation(hit)}`), hit.absolutePath))}  ${style.dim(`${hit.docid}${range ? `  ${range}` : ""}`)}`;
+    const where = `${style.accent(style.link(escapeControls(`${hit.repository}:${citationOf(hit)}`), hit.absolutePath))}  ${style.dim(`${hit.docid}${range ? `  ${range}` : ""}`)}`;
     const head = `${style.bold(rank)}  ${style.dim(hit.score.toFixed(2))}  ${where}`;
     const pad = " ".repeat(width + 2);
     const body =
@@ -266,16 +266,6 @@ export function searchText(response: SearchResponse, style: Style): string {
   const meaning = response.words_found ? "" : " · no fragment holds the query's words: matched by meaning alone";
   const notes = (response.notes ?? []).map((n) => `\n${style.dim(n)}`).join("");
   return `${blocks.join("\n\n")}\n\n${style.dim(`${shown} · ${response.mode}${meaning}`)}${notes}\n`;
-}
-
-/**
- * Where a person looks: `paper.pdf:p12` for paged documents, `parser.py:120-168` for code (a whole unit, or one part
- * of a long one: the range is what to read, and `get` takes it back), `notes.md:42` for the rest.
- */
-function citation(hit: FragmentHit | DocumentHit): string {
-  if (hit.page !== null) return `${hit.path}:p${hit.page}`;
-  const fragment = "fragment" in hit ? hit.fragment : hit.fragments[0];
-  return isCodeFormat(String(hit.metadata.format)) && fragment ? `${hit.path}:${fragment.start_line}-${fragment.end_line}` : hit.location;
 }
 
 /**
@@ -427,8 +417,7 @@ export function repositoryMatchesText(matches: RepositoryMatch[]): string {
     .filter((m) => !m.error)
     .map((m) => {
       const fragments = count(m.matched, "fragment");
-      const place = m.best && (m.best.page !== null ? `${m.best.path}:p${m.best.page}` : m.best.location);
-      const best = place ? `  best: ${escapeControls(`${m.repository}:${place}`)}` : "";
+      const best = m.best ? `  best: ${escapeControls(`${m.repository}:${m.best.citation}`)}` : "";
       const description = m.description ? `\n        ${escapeControls(m.description)}` : "";
       return `${m.score.toFixed(2).padStart(6)}  ${m.repository}  ${fragments}${best}${description}\n`;
     })
@@ -554,7 +543,7 @@ export function repositoryMatchLines(matches: RepositoryMatch[]): string {
   const line = (m: RepositoryMatch) =>
     m.error
       ? `${m.repository}: ${problemLine(m.error.message, m.error.hint)}`
-      : `${m.repository}: score ${m.score.toFixed(2)}, ${count(m.matched, "fragment")}${m.best ? `, best ${escapeControls(`${m.repository}:${m.best.location}`)}` : ""}`;
+      : `${m.repository}: score ${m.score.toFixed(2)}, ${count(m.matched, "fragment")}${m.best ? `, best ${escapeControls(`${m.repository}:${m.best.citation}`)}` : ""}`;
   return matches.map(line).join("\n") || "no indexed repositories";
 }
 
