@@ -244,7 +244,14 @@ export const OUTPUT = {
         bm25: z.number().describe("Its best fragment's raw BM25 score (the repository's own scale)"),
         matched: z.number(),
         best: z
-          .looseObject({ path: z.string(), location: z.string(), page: z.number().nullable(), title: z.string(), snippet: z.string() })
+          .looseObject({
+            path: z.string(),
+            location: z.string(),
+            citation: z.string().describe("Where to read it, as search cites it: paper.pdf:p12, parser.py:120-168, notes.md:42"),
+            page: z.number().nullable(),
+            title: z.string(),
+            snippet: z.string(),
+          })
           .nullable(),
         error: errorField,
       }),
