@@ -287,6 +287,10 @@ describe("multi-get", () => {
   test("glob or refs; text, --json, --files; --max-bytes lists oversized documents", () => {
     const text = ok("multi-get", "notes:d0[12].md");
     expect(text).toBe(`==> notes:d01.md <==\n${files["d01.md"]}\n==> notes:d02.md <==\n${files["d02.md"]}`);
+    // A part is headed by the lines read, a ref that reads them again; two parts of one document differ (s19 user F4).
+    expect(ok("multi-get", "notes:d01.md:3:1,notes:d01.md:1-2")).toBe(
+      `==> notes:d01.md:3-3 <==\nborrow words here.\n\n==> notes:d01.md:1-2 <==\n${files["d01.md"]!.split("\n").slice(0, 2).join("\n")}\n`,
+    );
     const found = JSON.parse(ok("multi-get", "notes:d01.md:3:1,notes:d1.md,d02.md", "--json"));
     expect(found.documents.map((d: { path: string; text: string }) => [d.path, d.text])).toEqual([
       ["d01.md", "borrow words here."],

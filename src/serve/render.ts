@@ -342,9 +342,15 @@ export function documentText(doc: DocumentText, options: { lineNumbers?: boolean
     .concat("\n");
 }
 
-/** `multi-get`: each document under a `==> repo:path <==` line, as `head` does; skipped ones listed with why. */
+/**
+ * `multi-get`: each document under a `==> repo:path <==` line, as `head` does, with the lines read when they are a
+ * part (`==> repo:path:13-20 <==`, a ref that reads them again); skipped ones listed with why.
+ */
 export function multiGetText(found: MultiGetResult, options: { lineNumbers?: boolean } = {}): string {
-  const blocks = found.documents.map((doc) => `==> ${escapeControls(`${doc.repository}:${doc.path}`)} <==\n${documentText(doc, options)}`);
+  const blocks = found.documents.map((doc) => {
+    const part = doc.from > 1 || doc.to < doc.total_lines ? `:${doc.from}-${doc.to}` : "";
+    return `==> ${escapeControls(`${doc.repository}:${doc.path}${part}`)} <==\n${documentText(doc, options)}`;
+  });
   const skipped = found.skipped.map(
     (s) => `==> ${escapeControls(`${s.repository ? `${s.repository}:` : ""}${s.path}`)} <== skipped: ${escapeControls(s.reason)}\n`,
   );
