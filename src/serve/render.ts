@@ -604,7 +604,7 @@ export function repositoryListText(repos: Repository[], style: Style): string {
   return repos
     .map(
       (r) =>
-        `${style.bold(r.name.padEnd(width))}  ${escapeControls(r.path)}${r.description ? `  ${style.dim(escapeControls(r.description))}` : ""}`,
+        `${style.bold(r.name.padEnd(width))}  ${escapeControls(r.path)}${r.embed ? "" : `  ${style.dim("(BM25 only)")}`}${r.description ? `  ${style.dim(escapeControls(r.description))}` : ""}`,
     )
     .join("\n")
     .concat("\n");

@@ -45,6 +45,12 @@ describe("researcher CLI", () => {
         ignore_files: true,
       },
     ]);
+    // The text says which repositories have no embeddings, as status does (s19 user).
+    expect(cli("repo", "add", "plain", tempDir(), "--no-embed").code).toBe(0);
+    const text = cli("repo", "list").stdout;
+    expect(text).toMatch(/^notes {2}\S+ {2}Test notes$/m);
+    expect(text).toMatch(/^plain {2}\S+ {2}\(BM25 only\)$/m);
+    expect(cli("repo", "remove", "plain").code).toBe(0);
   });
 
   test("repo add refuses bad input with one clear line: exit 1, or 2 for a name no repository could have", () => {
