@@ -43,7 +43,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
     const fd = openSync(temp, "w", target.mode);
     try {
       if (target.existed) fchmodSync(fd, target.mode); // exactly, whatever the umask
-      writeSync(fd, typeof data === "string" ? Buffer.from(data) : data);
+      writeWhole(fd, typeof data === "string" ? Buffer.from(data) : data);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -55,6 +55,15 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
     throw namedFor(target.path === file ? file : `${file} (a link to ${target.path})`, error, target.path);
   }
   syncFolder(dirname(target.path));
+}
+
+/**
+ * All of `bytes` to `fd`. A write that runs out of space part-way returns a short count and no error (the error
+ * comes with the next write): a single `writeSync` put a config.yaml cut at 4 KB in place, repositories gone, and
+ * said it was saved (s19 review F1).
+ */
+export function writeWhole(fd: number, bytes: Uint8Array): void {
+  for (let rest = bytes; rest.length > 0; ) rest = rest.subarray(writeSync(fd, rest));
 }
 
 /**

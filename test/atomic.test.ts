@@ -1,6 +1,6 @@
 /** Whole-file writes (config.yaml, convert -o, models' token tables) that respect what they write over. */
 import { expect, test } from "bun:test";
-import { chmodSync, chownSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../src/atomic.ts";
 import { AS_ROOT, cliAsNobody, cliCommand, runCli, tempDir } from "./helpers.ts";
@@ -155,3 +155,20 @@ test.skipIf(!AS_ROOT)(
     expect(locked.stderr).toMatch(/^error: .*cannot read .*lock: permission denied\nhint: /);
   },
 );
+
+test("a write the disk cuts short fails and leaves the file as it was (s19 review F1: config.yaml was cut to 8 KB, 'saved')", () => {
+  const dir = tempDir();
+  const file = join(dir, "config.yaml");
+  writeFileSync(file, "old\n");
+  // `ulimit -f 8` (8 KiB) makes a write past it short, as a disk running out of space part-way does; XFSZ ignored,
+  // so the next write fails with EFBIG instead of killing the process.
+  const script = `
+    import { writeFileAtomic } from ${JSON.stringify(`${import.meta.dir}/../src/atomic.ts`)};
+    try { writeFileAtomic(${JSON.stringify(file)}, Buffer.alloc(16384, 97)); console.log("written"); }
+    catch (error) { console.log("failed: " + error.message); }
+  `;
+  const run = Bun.spawnSync(["bash", "-c", `trap '' XFSZ; ulimit -f 8; exec "$0" -e "$1"`, process.execPath, script]);
+  expect(run.stdout.toString()).toMatch(/^failed: /);
+  expect(readFileSync(file, "utf8")).toBe("old\n");
+  expect(readdirSync(dir)).toEqual(["config.yaml"]); // no temp file left
+});

@@ -3,9 +3,9 @@
  * mirror `HF_ENDPOINT` names, as the hub's own clients read it). Nothing here waits forever: a server that does not
  * answer, or stops sending in the middle of a file, is an error after NETWORK_TIMEOUT_MS.
  */
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { syncFolder, tempPathFor } from "../atomic.ts";
+import { syncFolder, tempPathFor, writeWhole } from "../atomic.ts";
 import { describeError } from "../errors.ts";
 import { env } from "../env.ts";
 
@@ -122,7 +122,7 @@ async function downloadFile(
       for await (const chunk of response.body) {
         clearTimeout(timer);
         timer = setTimeout(() => controller.abort(), NETWORK_TIMEOUT_MS);
-        writeSync(fd, chunk);
+        writeWhole(fd, chunk);
         loaded += chunk.length;
         onProgress?.(file.name, loaded, total);
       }
