@@ -80,3 +80,19 @@ export function trimRuns(text: string, chars: string, ends: "end" | "both" = "en
   if (ends === "both") while (start < end && chars.includes(text[start]!)) start++;
   return text.slice(start, end);
 }
+
+/**
+ * `index` moved back by one where it would cut a character written as two UTF-16 units (an emoji, a math letter
+ * pdf.js gives for LaTeX): half of one is no text, and `--json` printed it as a lone `\ud835` that jq and MCP
+ * clients refuse, while SQLite stored U+FFFD (s19 review F6). Every cut of text at a count of units goes through it.
+ */
+export function cutIndex(text: string, index: number): number {
+  const before = text.charCodeAt(index - 1);
+  const after = text.charCodeAt(index);
+  return index > 0 && before >= 0xd800 && before <= 0xdbff && after >= 0xdc00 && after <= 0xdfff ? index - 1 : index;
+}
+
+/** `text` cut to at most `max` UTF-16 units, whole characters only, with an ellipsis when cut. */
+export function shortened(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, cutIndex(text, max - 1))}…` : text;
+}

@@ -1,4 +1,7 @@
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
+import { convertMarkdown } from "../src/convert/convert.ts";
+import { boundedMetadata, shortHeading } from "../src/convert/document.ts";
+import { chunkDocument } from "../src/index/chunk.ts";
 import { parseQuery } from "../src/search/query.ts";
 import { makeSnippet } from "../src/search/snippet.ts";
 
@@ -58,4 +61,31 @@ test("a table's rule line is left out of a snippet; its cells and highlights sta
   expect(snippet.words).toEqual(["Voluntariness", "voluntary", "Image"]);
   // A line of dashes in prose or code is not a table's rule.
   expect(marked("a -- b --- c\n----\nend", "end").text).toBe("a -- b --- c ---- end");
+});
+
+describe("cuts keep whole characters (s19 review F6)", () => {
+  // Characters written as two UTF-16 units: `--json` printed a lone `\ud835` that jq and MCP clients refuse.
+  const LONE = /[\uD800-\uDFFF]/u; // with the u flag, only a unit that is half of no pair
+  const math = "𝑥".repeat(50) + " needle " + "𝑥".repeat(300);
+
+  test("a snippet's window", () => {
+    for (const text of [math, `a${math}`, "😀".repeat(400) + " needle " + "😀".repeat(400)]) {
+      const snippet = makeSnippet(text, parseQuery("needle").highlight).text;
+      expect(snippet).toContain("needle");
+      expect(LONE.test(snippet)).toBe(false);
+    }
+  });
+
+  test("fragments cut where a run has no space, headings and metadata values cut short", () => {
+    for (const text of [`zqx${"😀".repeat(5000)}`, `zq${"😀".repeat(5000)}`]) {
+      const fragments = chunkDocument(convertMarkdown(text, "t"));
+      expect(fragments.length).toBeGreaterThan(1);
+      for (const f of fragments) expect(LONE.test(f.text)).toBe(false);
+      expect(fragments.map((f) => f.text).join("")).toBe(text);
+    }
+    expect(LONE.test(shortHeading("😀".repeat(200)))).toBe(false);
+    expect(LONE.test(shortHeading(`a${"😀".repeat(200)}`))).toBe(false);
+    for (const value of ["😀".repeat(3000), `a${"😀".repeat(3000)}`])
+      expect(LONE.test(String(boundedMetadata({ s: value }).s))).toBe(false);
+  });
 });

@@ -3,7 +3,7 @@
  * title taken from a first heading or a metadata field.
  */
 import { ResearcherError } from "../errors.ts";
-import { withoutSoftHyphens } from "../text.ts";
+import { cutIndex, shortened, withoutSoftHyphens } from "../text.ts";
 
 export type TextFormat = "markdown" | "text";
 
@@ -209,7 +209,7 @@ export function bodyOrTitle(text: string, title: string | undefined): string {
 export function shortHeading(text: string, max = HEADING_MAX_CHARS): string {
   if (text.length <= max) return text;
   const space = text.lastIndexOf(" ", max - 1);
-  const cut = space > max / 2 ? space : max - 1;
+  const cut = space > max / 2 ? space : cutIndex(text, max - 1);
   return `${text.slice(0, cut).trimEnd()}…`;
 }
 
@@ -239,7 +239,7 @@ export function boundedMetadata(metadata: Record<string, unknown>, limits = META
     if (typeof item === "string") {
       // A soft hyphen is no part of a value (`Kranken&shy;haus`): kept, `tags=Krankenhaus` missed it.
       const text = withoutSoftHyphens(item);
-      const kept = text.length > limits.valueChars ? `${text.slice(0, limits.valueChars - 1)}…` : text;
+      const kept = shortened(text, limits.valueChars);
       chars -= kept.length;
       return chars >= 0 ? kept : undefined;
     }

@@ -7,7 +7,7 @@ import { shortHeading, stringValue } from "../convert/document.ts";
 import { PAGE_MARKER, type ConvertedDocument } from "../convert/document.ts";
 import { markdownBlocks, showsNothing } from "../convert/markdown.ts";
 import type { Fragment } from "../store/store.ts";
-import { estimateTokens } from "../text.ts";
+import { cutIndex, estimateTokens } from "../text.ts";
 
 export interface ChunkOptions {
   /** Token budget per fragment. */
@@ -32,12 +32,13 @@ export const BARE_DOCUMENT_VERSION = 3;
  * text, not front matter (convert.ts); since 4 `tags` and `aliases` written as one string with commas are lists (as
  * Obsidian reads them); since 5 each fragment records the section it is part of (Fragment.unit); since 6 a note's
  * tags are Obsidian's (inline `#tags` outside code, nested tags, blank entries dropped), and a run of more than
- * MAX_BLANK_RUN blank lines ends a fragment. An index that recorded
+ * MAX_BLANK_RUN blank lines ends a fragment; since 7 a run without spaces is never cut inside a character (a
+ * fragment of emoji began and ended with half of one, stored as U+FFFD). An index that recorded
  * another version chunks its
  * markdown files again (converted formats keep their fragments until their files change: reading them again can be
  * slow).
  */
-export const MARKDOWN_CHUNK_VERSION = 6;
+export const MARKDOWN_CHUNK_VERSION = 7;
 
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {
@@ -438,7 +439,7 @@ function splitLongText(sentences: string[], budget: number): string[] {
       // Latin text: ~4 characters per token; CJK text: ~1 character per token.
       const window = estimateTokens(rest.slice(0, maxChars)) <= budget ? maxChars : budget;
       let cut = rest.length <= window ? rest.length : rest.lastIndexOf(" ", window);
-      if (cut <= 0) cut = Math.min(window, rest.length);
+      if (cut <= 0) cut = Math.max(1, cutIndex(rest, Math.min(window, rest.length)));
       // The spaces at a cut stay with the part they end, a few of them: a longer run is not kept (as it was not).
       const end = cut + (/^\s*/.exec(rest.slice(cut, cut + KEPT_SPACES))?.[0].length ?? 0);
       parts.push(rest.slice(0, end));

@@ -7,6 +7,7 @@ import type { Repository } from "../repos.ts";
 import { BUILT_IN_KEYS, type Filter, type FilterTerm } from "../store/filter-sql.ts";
 import type { Store } from "../store/store.ts";
 import { editDistance } from "./documents.ts";
+import { shortened } from "../text.ts";
 
 export interface FilterMiss {
   /** The term as written in the text form: `language=csharp`, `format in (markdown|org)`. */
@@ -93,8 +94,4 @@ function knownValues(key: string, searched: { store: Store }[]): string[] | null
     .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
     .slice(0, KNOWN_VALUES)
     .map(([value]) => shortened(value, MAX_VALUE_CHARS));
-}
-
-function shortened(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

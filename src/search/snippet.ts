@@ -1,6 +1,6 @@
 /** The passage of a fragment to show for a query: the window with the most matched terms, and where they are. */
 import type { ParsedQuery } from "./query.ts";
-import { foldCase, hasCjk, stem, WORD } from "../text.ts";
+import { cutIndex, foldCase, hasCjk, stem, WORD } from "../text.ts";
 
 export interface Snippet {
   text: string;
@@ -28,9 +28,9 @@ interface Match {
 export function makeSnippet(text: string, highlight: ParsedQuery["highlight"], { from = 0, to = text.length } = {}): Snippet {
   const part = text.slice(from, to);
   const matches = findMatches(part, highlight);
-  const start = from + bestWindowStart(part, matches);
+  const start = cutIndex(text, from + bestWindowStart(part, matches));
   const end = Math.min(to, start + WINDOW);
-  const cutEnd = end < to ? Math.max(text.lastIndexOf(" ", end), start + WINDOW / 2) : end;
+  const cutEnd = end < to ? cutIndex(text, Math.max(text.lastIndexOf(" ", end), start + WINDOW / 2)) : end;
   // A table's rule line (`| --- | --- |`, from DOCX, HTML and markdown tables) says nothing in a snippet: blanked, so
   // offsets stay as they are.
   const slice = text.slice(start, cutEnd).replace(TABLE_RULE, (rule) => " ".repeat(rule.length));
