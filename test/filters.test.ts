@@ -328,14 +328,14 @@ describe("filters inside the ranking", () => {
 describeShared("a selective filter still fills the page", () => {
   const home = tempDir();
   const docs = tempDir();
-  // 200 documents share the query word; 12 are tagged `pick`, and they rank last (the word once, in a long body).
+  // 200 documents share the query word (one GloVe knows: a query of unknown words finds nothing by meaning); 12 are tagged `pick`, and they rank last (the word once, in a long body).
   const files: Record<string, string> = {};
   for (let i = 0; i < 200; i++) {
     const pick = i % 17 === 0 && i < 200;
     const name = `doc-${String(i).padStart(3, "0")}.md`;
     files[name] = pick
-      ? `---\ntags: [pick]\n---\n\n# Note ${i}\n\nA widget among many other words about gears, levers, pulleys and springs.\n`
-      : `# Widget ${i}\n\nWidget widget widget.\n`;
+      ? `---\ntags: [pick]\n---\n\n# Note ${i}\n\nAn engine among many other words about gears, levers, pulleys and springs.\n`
+      : `# Engine ${i}\n\nEngine engine engine.\n`;
   }
   writeTree(docs, files);
   const picked = Object.keys(files).filter((name) => files[name]!.includes("pick"));
@@ -349,11 +349,11 @@ describeShared("a selective filter still fills the page", () => {
   for (const mode of ["bm25", "vector", "hybrid"] as const) {
     test(`-n 10 in ${mode} mode returns 10 of the 12, and the offset pages on to the last 2`, async () => {
       const where = [parseFilter("tags=pick")];
-      const first = await search(home, { query: "widget", mode, limit: 10, where }, context);
+      const first = await search(home, { query: "engine", mode, limit: 10, where }, context);
       expect(first.results).toHaveLength(10);
       expect(first.results.every((r) => picked.includes(r.path))).toBe(true);
       expect(first.total).toBe(12);
-      const second = await search(home, { query: "widget", mode, limit: 10, offset: 10, where }, context);
+      const second = await search(home, { query: "engine", mode, limit: 10, offset: 10, where }, context);
       expect(second.results.map((r) => r.path).sort()).toEqual(picked.filter((p) => !first.results.some((r) => r.path === p)).sort());
       expect(second.results.map((r) => r.rank)).toEqual([11, 12]);
     });
@@ -362,7 +362,7 @@ describeShared("a selective filter still fills the page", () => {
   test("--documents groups only admitted documents", async () => {
     const grouped = await search(
       home,
-      { query: "widget", mode: "bm25", documents: true, limit: 20, where: [parseFilter("tags=pick")] },
+      { query: "engine", mode: "bm25", documents: true, limit: 20, where: [parseFilter("tags=pick")] },
       context,
     );
     expect((grouped.results as DocumentHit[]).map((r) => r.path).sort()).toEqual([...picked].sort());
