@@ -487,6 +487,11 @@ test("an index locked by another program past the busy timeout is busy, not dama
       expect(run.stderr).toContain("busy");
       expect(run.stderr).not.toContain("--rebuild");
     }
+    // verify named it damage and prescribed a rebuild (s19 review F7): a problem whose fix is the error's own.
+    const verify = runCli(["verify", "d"], { home });
+    expect(verify.code).toBe(1);
+    expect(verify.stdout + verify.stderr).toContain("busy");
+    expect(verify.stdout + verify.stderr).not.toContain("--rebuild");
     expect(readdirSync(repo.dir).filter((name) => name.includes("damaged"))).toEqual([]);
   } finally {
     holder.kill();

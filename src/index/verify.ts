@@ -60,15 +60,12 @@ async function checkDatabase(repo: Repository, problems: VerifyProblem[], repair
   try {
     store = Store.open(repo.dir, { write: true }); // under the writer lock: an older schema is upgraded
   } catch (error) {
-    // A file this user may not write is not damage: no rebuild helps, permissions do.
-    if (isResearcherError(error) && error.code === "PERMISSION_DENIED") {
-      problems.push({
-        check: "database",
-        detail: error.message,
-        fix: error.hint ?? "check the index folder's permissions",
-        repaired: false,
-      });
-    } else damaged(describeError(error));
+    // Only damage is rebuilt: a file this user may not write, a full disk or an index another program holds is
+    // the environment's, and its own hint says what helps (a rebuild moved a sound index aside: s19 review F7).
+    if (isResearcherError(error) && error.code !== "INDEX_CORRUPT") {
+      problems.push({ check: "database", detail: error.message, fix: error.hint ?? "try again", repaired: false });
+    } else if (isResearcherError(error) || isSqliteDamage(error)) damaged(describeError(error));
+    else throw error;
     return;
   }
   try {
