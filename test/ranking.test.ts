@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parseFilter } from "../src/search/filters.ts";
 import { RARE_FIRST } from "../src/search/bm25.ts";
+import { FUSION_DEPTH } from "../src/search/fusion.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
 import { repositoriesFor } from "../src/search/results.ts";
@@ -167,6 +168,49 @@ describeShared("hybrid pages concatenate where headings reorder BM25's list (s13
   afterAll(() => context.close());
   test("hybrid: -n 100 then --offset 100 is -n 200, and pages of 100 are -n 400, for every word", () =>
     expectPagesConcatenate(home, vocabulary, "hybrid", context));
+});
+
+describeShared("pages of a search over several repositories concatenate (s19 review F5)", () => {
+  // Merge evidence came from list places past the depth fusion counts: a result's vector evidence was there when a
+  // page reached past 100 and absent when it did not, which moved it among the other repository's results (a
+  // search of the Rust book and SICP: three first pages for -n 10, -n 101 and --all).
+  const home = tempDir();
+  const next = seeded(7);
+  const vocabulary = (
+    "river stone music garden winter engine market doctor forest ocean letter window bridge silver mountain village " +
+    "castle harbor kitchen teacher soldier farmer painter island desert candle apple bread chair cloud dream field " +
+    "flower glass horse house lake light money night paper plant queen road school ship sky snow song star storm"
+  ).split(" ");
+  const words = (n: number) => Array.from({ length: n }, () => vocabulary[Math.floor(next() * vocabulary.length)]).join(" ");
+  const context = new SearchContext();
+  beforeAll(async () => {
+    for (const name of ["one", "two"]) {
+      const docs = tempDir();
+      const files = Array.from({ length: 300 }, (_, d) => [`d${d}.md`, `# ${words(2)}\n\n${words(8 + Math.floor(next() * 20))}.\n`]);
+      writeTree(docs, Object.fromEntries(files));
+      await indexRepository(home, registerRepository(home, { name, path: docs, embedding: { model: GLOVE } }));
+    }
+  }, HOOK_TIMEOUT);
+  afterAll(() => context.close());
+
+  test("a list place past the fusion depth adds no merge evidence, so -n 10 is the first ten of -n 101 and -n 400", async () => {
+    let past = 0;
+    for (const word of vocabulary.slice(0, 6)) {
+      const ask = (o: Partial<SearchOptions>) => search(home, { query: word, ...o }, context);
+      const whole = await ask({ limit: 400, explain: true });
+      for (const hit of whole.results) {
+        const { bm25, vector, merge } = hit.explain!;
+        if (vector && vector.rank > FUSION_DEPTH) {
+          past++;
+          expect(merge!.vector).toBeNull();
+        }
+        if (bm25 && bm25.rank > FUSION_DEPTH) expect(merge!.lexical).toBeNull();
+      }
+      expect(key(await ask({ limit: 10 }))).toEqual(key(whole).slice(0, 10));
+      expect(key(await ask({ limit: 101 }))).toEqual(key(whole).slice(0, 101));
+    }
+    expect(past).toBeGreaterThan(0); // the deep lists did reach past the depth
+  });
 });
 
 describeShared("a page of documents is full whenever that many documents match", () => {

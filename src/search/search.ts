@@ -666,7 +666,9 @@ function candidatesOf(repo: Repository, store: Store, mode: SearchMode, lists: R
         weights,
         // A vector list the repository gives no voice adds no evidence across repositories either: an Arabic PDF's
         // neighbour of a query's unknown words (cosine 1, weight 0) came first, printed with score 0.00 (s19 user F2).
-        merge: evidence(f.id, f.bm25, weights.vector > 0 ? f.vector : null),
+        // A list place past FUSION_DEPTH counts as absent, as in the fused score: a deeper page must not add evidence
+        // that moves a result among other repositories' (s19 review F5).
+        merge: evidence(f.id, withinDepth(f.bm25), weights.vector > 0 ? withinDepth(f.vector) : null),
       },
     }));
     return { candidates, why: `hybrid weights bm25 ${weights.bm25}, vector ${weights.vector}: ${weight.reason}` };
@@ -750,6 +752,11 @@ function coverageNote(store: Store, repo: Repository, mode: SearchMode): string 
   if (vectors >= fragments) return undefined;
   const rest = mode === "vector" ? "the rest cannot be found in vector mode" : "the rest are found by bm25 only";
   return `vectors cover ${vectors} of ${fragments} fragments; ${rest} until \`researcher index ${repo.name}\` embeds them`;
+}
+
+/** A list's contribution where fusion counts it: within the first FUSION_DEPTH places. */
+function withinDepth<T extends { rank: number }>(contribution: T | null): T | null {
+  return contribution && contribution.rank <= FUSION_DEPTH ? contribution : null;
 }
 
 /** A result's evidence on the common scale of calibration.ts (rounded as shown), and its merge score. */
