@@ -82,6 +82,22 @@ describe("discoverFiles", () => {
     expect(isCandidate("build/notes.md", { fileTypes: ["md"], exclude: [] })).toBe(true);
   });
 
+  test("an exclude is matched by the rule --filter uses: a name with glob syntax is that name first (s19 review F4)", () => {
+    const root = tempDir();
+    writeTree(root, {
+      "report [v2].md": "a",
+      "report v.md": "b",
+      "notes{1}/c.md": "c",
+      "d.md": "d",
+      "sub/d.md": "d",
+      "keep.md": "k",
+    });
+    const found = discoverFiles(root, { fileTypes: ["md"], exclude: ["report [v2].md", "notes{1}", "//d.md"] });
+    // It kept `report [v2].md` and `notes{1}/c.md`, and `//d.md` left out nothing. As for --filter, a pattern is
+    // also the glob it spells (`[v2]` holds `v`): `report v.md` goes too, the safe side for an exclude.
+    expect(found.files.map((f) => f.path)).toEqual(["keep.md", "sub/d.md"]);
+  });
+
   test("anchored globs match from the root", () => {
     const root = tempDir();
     writeTree(root, { "x/y/z.md": "", "y/z.md": "" });

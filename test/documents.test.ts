@@ -11,7 +11,7 @@ import {
   resolveDocumentRef,
 } from "../src/search/documents.ts";
 import { ResearcherError } from "../src/errors.ts";
-import { pathGlob } from "../src/store/filter-sql.ts";
+import { pathGlob } from "../src/path-glob.ts";
 import { parseFilter } from "../src/search/filters.ts";
 import { search, SearchContext, type SearchOptions } from "../src/search/search.ts";
 import { registerRepository, getRepository } from "../src/repos.ts";

@@ -2,6 +2,7 @@
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { CODE_EXTENSIONS } from "../file-types.ts";
+import { pathGlob } from "../path-glob.ts";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
 import { isInside, notRegular, outsideRoot, readRegularFile } from "../files.ts";
@@ -88,28 +89,23 @@ function indexesCode(types: Set<string>): boolean {
 /** Compiled once per list of patterns (a repository's): discovery asks for every file and link. */
 const compiledExcludes = new WeakMap<string[], (relativePath: string) => boolean>();
 
-/** Compile `--exclude` globs; a pattern without `/` matches a file or folder name at any depth, like .gitignore. */
+/**
+ * Compile `--exclude` globs by the rule `--filter` uses (pathGlob): a pattern without `/` matches a file or folder
+ * name at any depth, like .gitignore, and a name holding glob syntax (`report [v2].md`) is that name first.
+ */
 function compileExcludes(patterns: string[]): (relativePath: string) => boolean {
   let compiled = compiledExcludes.get(patterns);
   if (!compiled) {
-    compiled = excludeMatcher(patterns);
+    const globs = patterns.map(pathGlob);
+    compiled = (path) => globs.some((glob) => glob(path));
     compiledExcludes.set(patterns, compiled);
   }
   return compiled;
 }
 
-function excludeMatcher(patterns: string[]): (relativePath: string) => boolean {
-  const globs = patterns.flatMap((pattern) => {
-    const clean = literalBang(pattern.replace(/^\.?\//, "").replace(/\/$/, ""));
-    const anchored = clean.includes("/") ? [clean] : [`**/${clean}`, clean];
-    return anchored.flatMap((p) => [new Bun.Glob(p), new Bun.Glob(`${p}/**`)]);
-  });
-  return (path) => globs.some((glob) => glob.match(path));
-}
-
 /**
- * Bun.Glob reads a leading `!` as "everything but": `--exclude '!private'` excluded every file, and an ignore
- * line `\!name` (a file named `!name`, for git) ignored the whole folder. A leading `!` there is the character.
+ * Bun.Glob reads a leading `!` as "everything but": an ignore line `\!name` (a file named `!name`, for git) ignored
+ * the whole folder. A leading `!` there is the character.
  */
 function literalBang(pattern: string): string {
   return pattern.startsWith("!") ? `\\${pattern}` : pattern;

@@ -17,7 +17,7 @@ import { isInside, movedRoot, movedRootHint, outsideRoot, readConfinedFile, root
 import { cancelled, describeError, isResearcherError, notIndexedYet, ResearcherError, toResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, selectRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
-import { isGlob, pathGlob } from "../store/filter-sql.ts";
+import { isGlob, pathGlob } from "../path-glob.ts";
 
 /** Who a document is: what every answer about it starts with. */
 interface DocumentIdentity {

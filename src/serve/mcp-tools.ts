@@ -30,7 +30,7 @@ import {
   statusLines,
 } from "./render.ts";
 import { getRepository, listRepositories } from "../repos.ts";
-import { isGlob } from "../store/filter-sql.ts";
+import { isGlob } from "../path-glob.ts";
 import { textMediaType } from "../file-types.ts";
 import { search, type SearchContext, type SearchOptions } from "../search/search.ts";
 import { noStatusAnswered, repositoriesFor, repositoryStatuses } from "../search/results.ts";

@@ -5,6 +5,7 @@
  * (see `admitted` in store.ts), so a selective filter still fills a page of results.
  */
 import { trimRuns } from "../text.ts";
+import { isGlob, pathGlob, pathPattern, subjects } from "../path-glob.ts";
 
 export const FILTER_OPS = ["eq", "ne", "lt", "le", "gt", "ge", "contains", "in"] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
@@ -151,51 +152,6 @@ function prefixCompare(column: string, op: FilterOp, value: string, bind: Bind):
 /** A full timestamp in the form SQLite prints (`2025-01-31T10:00:00.000Z`); a date prefix stays as written. */
 function isoValue(value: string): string {
   return value.length > 10 ? new Date(value).toISOString() : value;
-}
-
-/**
- * The one rule for a glob over indexed paths (`--filter`, `--where path=`, multi-get). As in .gitignore, a glob
- * without a slash (`*.md`) matches a document's base name at any depth; one with a slash matches the path from the
- * repository's root (`notes/*.md` only directly in notes/, `notes/**` at any depth below it). A leading slash only
- * anchors (`/README.md` is the root's; `/src/**` as `src/**`, the form `ls repo:/src` takes), and a trailing one is
- * the folder with everything below it (`src/` as `src/**`). A pattern that matches a folder matches all below it
- * (`subjects`). A pattern also matches the path (or name) it spells.
- */
-export function pathGlob(pattern: string): (path: string) => boolean {
-  const { glob, anchored } = pathPattern(pattern);
-  // A leading `!` is a name's first letter, not Bun.Glob's negation (`!x.md` matched every other file): a filter
-  // says "not" with `!=`.
-  const matcher = new Bun.Glob(glob.startsWith("!") ? `\\${glob}` : glob);
-  // A name that holds glob syntax (`report [v2].md`, `notes{1}.md`, a folder `notes{1}/`) is first of all that name:
-  // `ls` shows it, and it must reach it.
-  const literal = pattern.replace(/^(?:\.?\/)+/, "");
-  const below = literal.endsWith("/") ? (path: string) => path.startsWith(literal) : () => false;
-  return (path) => below(path) || subjects(path, anchored).some((subject) => subject === literal || matcher.match(subject));
-}
-
-/**
- * What a pattern is matched against, as .gitignore matches it: the path from the root (anchored) or each name in it
- * (not), the folders above the document included, so a pattern that names a folder holds all below it: `papers` is
- * every folder of that name with what is in it, `src/lib` the folder src/lib (`--filter papers` found nothing).
- */
-function subjects(path: string, anchored: boolean): string[] {
-  const names = path.split("/");
-  return anchored ? names.map((_, i) => names.slice(0, i + 1).join("/")) : names;
-}
-
-/** A path pattern's glob without its leading slash, and whether it matches whole paths (else base names). */
-function pathPattern(pattern: string): { glob: string; anchored: boolean } {
-  const unanchored = pattern.replace(/^(?:\.?\/)+/, ""); // `/src`, `./src` and `src/` as `ls` takes them
-  const glob = unanchored === "" ? "**" : unanchored.endsWith("/") ? `${unanchored}**` : unanchored;
-  return { glob, anchored: glob.includes("/") || unanchored !== pattern };
-}
-
-/** Characters that make a glob more than its own text (Bun.Glob's syntax). */
-const GLOB_SYNTAX = /[*?[\]{}!\\]/;
-
-/** Whether a pattern is a glob rather than a path (or name) of its own: it holds glob syntax. */
-export function isGlob(pattern: string): boolean {
-  return GLOB_SYNTAX.test(pattern);
 }
 
 /**
