@@ -66,10 +66,10 @@ test("a table's rule line is left out of a snippet; its cells and highlights sta
 describe("cuts keep whole characters (s19 review F6)", () => {
   // Characters written as two UTF-16 units: `--json` printed a lone `\ud835` that jq and MCP clients refuse.
   const LONE = /[\uD800-\uDFFF]/u; // with the u flag, only a unit that is half of no pair
-  const math = "𝑥".repeat(50) + " needle " + "𝑥".repeat(300);
+  const math = `${"𝑥".repeat(50)} needle ${"𝑥".repeat(300)}`;
 
   test("a snippet's window", () => {
-    for (const text of [math, `a${math}`, "😀".repeat(400) + " needle " + "😀".repeat(400)]) {
+    for (const text of [math, `a${math}`, `${"😀".repeat(400)} needle ${"😀".repeat(400)}`]) {
       const snippet = makeSnippet(text, parseQuery("needle").highlight).text;
       expect(snippet).toContain("needle");
       expect(LONE.test(snippet)).toBe(false);
