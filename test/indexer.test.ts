@@ -3,12 +3,13 @@ import { Database } from "bun:sqlite";
 import { readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexFiles, indexRepository, WRITE_BATCHES } from "../src/index/indexer.ts";
+import { registerRepository } from "../src/repos.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { PLAIN, statusText } from "../src/serve/render.ts";
 import { search } from "../src/search/search.ts";
 import { FULL_TEXT_MERGE, Store } from "../src/store/store.ts";
 import { docx } from "./docx-fixtures.ts";
-import { bm25Repository } from "./helpers.ts";
+import { bm25Repository, tempDir } from "./helpers.ts";
 
 const paths = async (home: string, query: string) => (await search(home, { query, limit: 50 })).results.map((r) => r.path);
 
@@ -232,4 +233,35 @@ test("a named pipe handed to a batch (watch, add_to_index) is a failure with its
   const batch = await indexFiles(home, repo, ["pipe.md"]);
   expect(batch.failures).toEqual([{ path: "pipe.md", reason: "not a regular file (named pipe)" }]);
   expect((await indexRepository(home, repo)).failures).toEqual([{ path: "pipe.md", reason: "not a regular file (named pipe)" }]);
+});
+
+test("an edit of the same size within the mtime tick of the run that read the file is indexed by the next run (s19 review F3)", async () => {
+  // FAT and exFAT keep mtimes in 2 s steps, HFS+ and ext2/3 in 1 s: a file saved again within that tick shows the
+  // stamp the run recorded, and was never read again. Written here with the same mtime by hand, as such a disk would.
+  const home = tempDir();
+  const docs = tempDir();
+  const repo = registerRepository(home, { name: "tick", path: docs, embed: false });
+  const file = join(docs, "a.md");
+  const tick = new Date(Math.floor(Date.now() / 1000) * 1000);
+  writeFileSync(file, "# A\n\nalpha\n");
+  utimesSync(file, tick, tick);
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1 });
+  writeFileSync(file, "# A\n\nbravo\n");
+  utimesSync(file, tick, tick);
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1 });
+  expect((await search(home, { query: "bravo" })).results.map((r) => r.path)).toEqual(["a.md"]);
+  // A stamp a tick older than its read is recorded as it is, and trusted from then on (the file is not read again).
+  const stamp = () => {
+    const store = Store.open(repo.dir);
+    try {
+      return store.documents().get("a.md")!.mtimeMs;
+    } finally {
+      store.close();
+    }
+  };
+  expect(stamp()).toBe(statSync(file).mtimeMs - 1); // recorded early: the next run reads it again
+  const old = new Date(Date.now() - 10_000);
+  utimesSync(file, old, old);
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0 });
+  expect(stamp()).toBe(statSync(file).mtimeMs);
 });

@@ -52,7 +52,9 @@ describeShared("verify", () => {
     // A folder of such a name is no temp file: neither reported nor removed (repair failed on it as `unexpected`).
     mkdirSync(join(repo.dir, leftover.replace(".tmp", "0.tmp")));
     writeFileSync(join(docs, "new.md"), "new words\n");
-    utimesSync(join(docs, "cars.md"), new Date(), new Date(Date.now() + 10_000));
+    // Edited (a touch alone is no change: verify reads a file whose stamp differs in its mtime alone, as a run would).
+    writeFileSync(join(docs, "cars.md"), "# Cars\n\nThe driver parks the bus.\n");
+    utimesSync(join(docs, "bread.md"), new Date(), new Date(Date.now() + 10_000));
 
     const found = await verifyRepository(repo);
     expect(found.ok).toBe(false);

@@ -1019,6 +1019,7 @@ export async function prepareDocument(
   settings: DocumentSettings,
   onOcrPage?: (page: OcrPage) => void,
 ): Promise<Prepared> {
+  const mtimeMs = recordedMtime(file.mtimeMs, Date.now());
   const read = settings.read(file.path, settings.maxBytes);
   if ("reason" in read && OPEN_FILES_LIMIT.has(read.code ?? ""))
     throw new ResearcherError("TOO_MANY_OPEN_FILES", `${file.path}: ${read.reason}`, { hint: OPEN_FILES_HINT });
@@ -1027,8 +1028,7 @@ export async function prepareDocument(
       ? { kind: "vanished", path: file.path }
       : { kind: "failed", path: file.path, reason: read.reason, gone: read.outside };
   const hash = sha256(read.bytes);
-  if (previous?.hash === hash && !settings.force(file.path))
-    return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs: file.mtimeMs };
+  if (previous?.hash === hash && !settings.force(file.path)) return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs };
   try {
     // OCR'd text kept for these very bytes is read back rather than recognised again (a new chunk size, a renamed
     // or copied scan); anything else is converted, which costs little.
@@ -1043,7 +1043,7 @@ export async function prepareDocument(
         path: file.path,
         hash,
         size: file.size,
-        mtimeMs: file.mtimeMs,
+        mtimeMs,
         title: converted.title,
         format: formatOf(file.path),
         metadata: converted.metadata,
@@ -1060,9 +1060,28 @@ export async function prepareDocument(
       kind: "failed",
       path: file.path,
       reason: isResearcherError(error) ? error.message : `conversion failed: ${describeError(error)}`,
+      // A failure keeps its file's own stamp: to read it again after a racy stamp would convert it again, which for a
+      // file that hit a time limit costs the limit each run.
       stamp: isTransient(error) ? undefined : { size: file.size, mtimeMs: file.mtimeMs, settings: settings.failure },
     };
   }
+}
+
+/**
+ * How long a file system's mtime tick can be: FAT and exFAT keep mtimes in 2 s steps; HFS+ and ext2/3 (small inodes)
+ * in 1 s.
+ */
+const MTIME_TICK_MS = 2000;
+
+/**
+ * The mtime a run records for a file it read at `readAt`. A file saved again within the tick of that read, at the
+ * same size, shows the very stamp recorded, and was never read again: git's "racily clean" files (an edit on a USB
+ * stick, or two saves a second apart under watch, lost until the next edit: s19 review F3). A stamp less than a tick
+ * older than its read is recorded a millisecond early, which the file does not show: the next run reads it again
+ * (its hash says whether it changed) and records its real mtime once that is a tick old.
+ */
+function recordedMtime(mtimeMs: number, readAt: number): number {
+  return readAt - mtimeMs < MTIME_TICK_MS ? mtimeMs - 1 : mtimeMs;
 }
 
 /**

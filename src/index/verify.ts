@@ -6,7 +6,7 @@
  */
 import { rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { movedRoot, movedRootHint, NOT_REGULAR } from "../files.ts";
+import { confinedReader, movedRoot, movedRootHint, NOT_REGULAR, sha256 } from "../files.ts";
 import { shellWord } from "../terminal.ts";
 import { discoverFiles, type Discovery, keepUnmounted, UNMOUNTED } from "./discover.ts";
 import { planChanges } from "./plan.ts";
@@ -191,12 +191,22 @@ function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): 
   }
   keepUnmounted(discovery, store.mounts(), repo);
   const stamps = store.failureStamps();
-  const plan = planChanges(discovery, store.documents(), { failed: { stamps } });
+  const documents = store.documents();
+  const plan = planChanges(discovery, documents, { failed: { stamps } });
+  // A file whose stamp differs in its mtime alone (touched, or recorded a tick early: recordedMtime in indexer.ts)
+  // has changed only if its bytes have, as the next run decides by its hash.
+  const read = confinedReader(repo.path);
+  const reallyChanged = plan.changed.filter((file) => {
+    const stored = documents.get(file.path)!;
+    if (stored.size !== file.size) return true;
+    const bytes = read(file.path, file.size);
+    return "reason" in bytes || sha256(bytes.bytes) !== stored.hash;
+  });
   // A file that failed last time is not new: the run that failed it recorded why, and `status` shows it. One that
   // changed since it failed is: the next run converts it again (the planner's rule).
   const failed = new Set(store.failures().map((f) => f.path));
   const added = plan.added.filter((file) => !failed.has(file.path)).length;
-  const changed = plan.changed.length + plan.added.filter((file) => stamps.has(file.path)).length;
+  const changed = reallyChanged.length + plan.added.filter((file) => stamps.has(file.path)).length;
   const gone = plan.gone.length;
   const parts = [added && `${added} new`, changed && `${changed} changed`, gone && `${gone} gone`].filter(Boolean);
   if (parts.length) {
