@@ -2,6 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { convertMarkdown } from "../src/convert/convert.ts";
 import { boundedMetadata, shortHeading } from "../src/convert/document.ts";
 import { chunkDocument } from "../src/index/chunk.ts";
+import { indexRepository } from "../src/index/indexer.ts";
+import { registerRepository } from "../src/repos.ts";
+import { search } from "../src/search/search.ts";
+import { tempDir, writeTree } from "./helpers.ts";
 import { parseQuery } from "../src/search/query.ts";
 import { makeSnippet } from "../src/search/snippet.ts";
 
@@ -88,4 +92,16 @@ describe("cuts keep whole characters (s19 review F6)", () => {
     for (const value of ["😀".repeat(3000), `a${"😀".repeat(3000)}`])
       expect(LONE.test(String(boundedMetadata({ s: value }).s))).toBe(false);
   });
+});
+
+test("front matter holding half of a character (YAML's \\ud800 escape) is stored whole: U+FFFD, as HTML and DOCX give it (s19 hostile #6)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "f.md": '---\ntitle: "a\\ud800b"\ntags: ["\\ud83d"]\n"k\\udc00": 1\n---\n# t\n\nentword\n' });
+  await indexRepository(home, registerRepository(home, { name: "e", path: docs, embed: false }));
+  const [hit] = (await search(home, { query: "entword" })).results;
+  const LONE = /[\uD800-\uDFFF]/u;
+  expect(LONE.test(JSON.stringify({ title: hit!.title, metadata: hit!.metadata }))).toBe(false);
+  expect(hit!.title).toBe("a\uFFFDb");
+  expect(hit!.metadata.tags).toEqual(["\uFFFD"]);
 });

@@ -237,8 +237,10 @@ export function boundedMetadata(metadata: Record<string, unknown>, limits = META
     // A YAML integer (read as BigInt): a number while exact, else its digits as text.
     if (typeof item === "bigint") return Number.isSafeInteger(Number(item)) ? Number(item) : String(item);
     if (typeof item === "string") {
-      // A soft hyphen is no part of a value (`Kranken&shy;haus`): kept, `tags=Krankenhaus` missed it.
-      const text = withoutSoftHyphens(item);
+      // A soft hyphen is no part of a value (`Kranken&shy;haus`): kept, `tags=Krankenhaus` missed it. Half of a
+      // character (YAML's `"a\ud800b"`) is U+FFFD, as HTML and DOCX give it: `--json` printed it as a lone `\ud800`
+      // that jq and strict MCP clients refuse (s19 hostile #6).
+      const text = withoutSoftHyphens(item).toWellFormed();
       const kept = shortened(text, limits.valueChars);
       chars -= kept.length;
       return chars >= 0 ? kept : undefined;
@@ -251,7 +253,7 @@ export function boundedMetadata(metadata: Record<string, unknown>, limits = META
     for (const [key, child] of Array.isArray(item) ? item.entries() : Object.entries(item as object)) {
       if (typeof key === "string") chars -= key.length;
       const bounded = copy(child, depth - 1);
-      if (bounded !== undefined) kept.push([key, bounded]);
+      if (bounded !== undefined) kept.push([typeof key === "string" ? key.toWellFormed() : key, bounded]);
     }
     open.delete(item as object);
     return Array.isArray(item) ? kept.map(([, child]) => child) : Object.fromEntries(kept);
