@@ -6,6 +6,7 @@ import {
   documentInfo,
   editDistance,
   listDocuments,
+  MAX_SKIPPED_LISTED,
   readDocument,
   readDocuments,
   resolveDocumentRef,
@@ -17,7 +18,7 @@ import { search, SearchContext, type SearchOptions } from "../src/search/search.
 import { registerRepository, getRepository } from "../src/repos.ts";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { canMount, HOOK_TIMEOUT, mountTmpfs, tempDir, unmount, writeTree } from "./helpers.ts";
+import { canMount, HOOK_TIMEOUT, mountTmpfs, runCli, tempDir, unmount, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 const home = tempDir();
@@ -531,3 +532,24 @@ test.skipIf(!canMount("documents.test.ts", "the far-future mtime test"))(
     }
   },
 );
+
+test("a multi-get that skips many documents lists the first 100 and counts the rest, in text and JSON (s19 hostile #2)", async () => {
+  // A glob over 200,000 notes with max_bytes 1000 answered 51 MB of "skipped" lines.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(
+    docs,
+    Object.fromEntries(Array.from({ length: 250 }, (_, i) => [`n${String(i).padStart(3, "0")}.md`, `# N${i}\n\nnote ${i}\n`])),
+  );
+  await indexRepository(home, registerRepository(home, { name: "m", path: docs, embed: false }));
+  const found = await readDocuments(home, "m:*.md", { maxBytesPerDocument: 5 });
+  expect(found.documents.length + found.skipped_total).toBe(250);
+  expect(found.skipped).toHaveLength(MAX_SKIPPED_LISTED);
+  expect(found.skipped_total).toBe(250);
+  const cli = runCli(["multi-get", "m:*.md", "--max-bytes", "5"], { home });
+  expect(cli.code).toBe(0);
+  expect(cli.stdout.match(/ skipped: /g)).toHaveLength(MAX_SKIPPED_LISTED);
+  expect(cli.stdout).toContain(`==> and ${found.skipped_total - MAX_SKIPPED_LISTED} more skipped, not listed: narrow the pattern <==`);
+  const json = JSON.parse(runCli(["multi-get", "m:*.md", "--max-bytes", "5", "--json"], { home }).stdout);
+  expect([json.skipped.length, json.skipped_total]).toEqual([MAX_SKIPPED_LISTED, found.skipped_total]);
+});

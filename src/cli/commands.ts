@@ -377,7 +377,7 @@ export async function multiGetCommand(pattern: string, flags: Flags): Promise<vo
   }
   const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument });
   stderr.write(found.documents.map((doc) => changedSinceIndexLine(doc)).join(""));
-  if (flags.json) return json({ documents: found.documents.map(documentJson), skipped: found.skipped });
+  if (flags.json) return json({ documents: found.documents.map(documentJson), skipped: found.skipped, skipped_total: found.skipped_total });
   out(multiGetText(found, { lineNumbers: Boolean(flags.lineNumbers) }));
   if (found.documents.length === 0 && found.skipped.length === 0) stderr.write(`no indexed documents match ${escapeControls(pattern)}\n`);
 }

@@ -190,7 +190,8 @@ export const OUTPUT = {
     ),
     skipped: z
       .array(z.object({ repository: z.string(), path: z.string(), reason: z.string() }))
-      .describe("Matches left out, each with why"),
+      .describe("Matches left out, each with why: the first 100"),
+    skipped_total: z.number().describe("How many matches were left out in all"),
   }),
   listing: z.looseObject({
     total: z.number(),

@@ -348,6 +348,8 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
           (d) => `${changedSinceIndexLine(d, MCP_CATCH_UP)}=== ${named(`${d.repository}:${d.path}`)}\n${d.text}`,
         );
         const skipped = found.skipped.map((s) => `=== ${named(`${s.repository ? `${s.repository}:` : ""}${s.path} skipped: ${s.reason}`)}`);
+        const unlisted = found.skipped_total - found.skipped.length;
+        if (unlisted > 0) skipped.push(`=== and ${unlisted} more skipped, not listed: narrow the pattern, or page with list_documents`);
         return result(found, [...text, ...skipped].join("\n\n") || "no documents matched");
       }),
   );

@@ -354,6 +354,8 @@ export function multiGetText(found: MultiGetResult, options: { lineNumbers?: boo
   const skipped = found.skipped.map(
     (s) => `==> ${escapeControls(`${s.repository ? `${s.repository}:` : ""}${s.path}`)} <== skipped: ${escapeControls(s.reason)}\n`,
   );
+  const unlisted = found.skipped_total - found.skipped.length;
+  if (unlisted > 0) skipped.push(`==> and ${unlisted} more skipped, not listed: narrow the pattern <==\n`);
   return [...blocks, ...skipped].join("\n");
 }
 

@@ -544,6 +544,7 @@ describe("MCP over stdio", () => {
     expect((await call("multi_get", { pattern: "big:docs:*.md", repository: "big" })).structuredContent).toEqual({
       documents: [],
       skipped: [],
+      skipped_total: 0,
     });
   });
 
