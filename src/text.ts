@@ -18,6 +18,17 @@ export function withoutSoftHyphens(text: string): string {
   return text.includes("\u00ad") ? text.replace(/\u00ad/g, "") : text;
 }
 
+/**
+ * Text as words are searched: no soft hyphens, and Unicode compatibility forms folded (NFKC), as PDF text already is.
+ * A word stored decomposed (Korean from a Mac, `й` or `ά` as a letter and a mark) and the same word typed were
+ * different terms, and so were `eﬃcient` pasted from a PDF into a note and `efficient` (s19 hostile #1). The index
+ * (ftsText) and queries (parseQuery) go through it alike.
+ */
+export function searchForm(text: string): string {
+  const plain = withoutSoftHyphens(text);
+  return /^[\x00-\x7f]*$/.test(plain) ? plain : plain.normalize("NFKC");
+}
+
 export function hasCjk(text: string): boolean {
   return CJK_TEST.test(text);
 }
@@ -30,7 +41,7 @@ export function hasCjk(text: string): boolean {
  * scoring table go through here, so they agree.
  */
 export function ftsText(stored: string): string {
-  const text = withoutSoftHyphens(stored);
+  const text = searchForm(stored);
   const spaced = hasCjk(text) ? text.replace(CJK_CHAR, " $& ") : text;
   const parts = identifierParts(text);
   return parts ? `${spaced}\n${parts}` : spaced;

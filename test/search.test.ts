@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
@@ -310,4 +311,41 @@ test("a title or front-matter value written with soft hyphens is filtered by its
   expect(await paths("title~Verwaltungsrecht")).toEqual(["a.html"]);
   expect(await paths("title=Krankenhaus")).toEqual(["b.md"]);
   expect(await paths("tags=Krankenhaus")).toEqual(["b.md"]);
+});
+
+test("text and queries meet in one Unicode form: a word stored decomposed or as a compatibility form is found as typed (s19 hostile #1)", async () => {
+  // Korean from a Mac (jamo), Cyrillic й and Greek ί as a letter and a mark, ligatures pasted from a PDF into a note,
+  // full-width letters: each was another term than the word typed, and found by nothing a person would type.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, {
+    "ko.md": `# k\n\n${"한국어 검색 엔진".normalize("NFD")}\n`,
+    "ru.md": `# r\n\n${"Мой край ёлка".normalize("NFD")}\n`,
+    "gr.md": `# g\n\n${"πολιτεία".normalize("NFD")}\n`,
+    "lig.txt": "The algorithm is eﬃcient and the ﬁrst ﬂow was ﬁne.\n",
+    "lig.html": "<html><body><p>A signiﬁcant eﬀect on the workﬂow, in Ｆｕｌｌｗｉｄｔｈ.</p></body></html>",
+  });
+  const repo = registerRepository(home, { name: "u", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const found = async (query: string) => (await search(home, { query, mode: "bm25" })).results.map((r) => r.path);
+  const expected = { 한국어: "ko.md", край: "ru.md", ёлка: "ru.md", πολιτεία: "gr.md", efficient: "lig.txt", first: "lig.txt" };
+  for (const [query, path] of Object.entries({ ...expected, significant: "lig.html", workflow: "lig.html", fullwidth: "lig.html" }))
+    expect({ query, paths: await found(query) }).toEqual({ query, paths: [path] });
+  // Highlighted in the snippet as written.
+  const [hit] = (await search(home, { query: "efficient", mode: "bm25" })).results;
+  expect(hit!.snippet).toContain("eﬃcient");
+
+  // An index written before (its full text in the old form) is written again by the next run, files unread.
+  const db = new Database(Store.dbPath(repo.dir));
+  db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
+  const rows = db.query<{ id: number; title: string; heading: string; text: string }, []>(
+    "SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id",
+  );
+  for (const row of rows.all())
+    db.query("INSERT INTO fragments_fts(rowid, title, heading, body) VALUES (?, ?, ?, ?)").run(row.id, row.title, row.heading, row.text);
+  db.run("DELETE FROM meta WHERE key = 'full_text_version'");
+  db.close();
+  expect(await found("efficient")).toEqual([]);
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0 });
+  expect(await found("efficient")).toEqual(["lig.txt"]);
 });

@@ -278,6 +278,9 @@ export async function indexRepository(home: string, repo: Repository, options: I
       (previousModel !== undefined && (previousModel.id !== choice.model || mayDifferFrom(home, choice, previousModel)));
     if (replacesVectors && embed) await load();
     let embeddedInRebuild: Awaited<ReturnType<typeof embedRepository>> | undefined;
+    // An index of an older text form (FULL_TEXT_VERSION) is written again from its fragments, files unread; its
+    // posting and impact lists are rebuilt at the end of the run (maintainImpactLists).
+    if (!options.embeddingsOnly && store.upgradeFullText()) clearImpacts(store);
     const summary = options.embeddingsOnly
       ? embeddingsOnlySummary(repo.name, store.counts())
       : options.rebuild

@@ -10,7 +10,7 @@
  */
 import { ResearcherError } from "../errors.ts";
 import { expandQueryWord, snakeWords } from "../identifiers.ts";
-import { foldCase, splitCjk, stem, withoutSoftHyphens, WORD } from "../text.ts";
+import { foldCase, searchForm, splitCjk, stem, withoutSoftHyphens, WORD } from "../text.ts";
 
 export const MAX_EXCLUDED = 100;
 const MAX_REQUIRED = 100;
@@ -41,7 +41,7 @@ const STOPWORDS = new Set(
 type Item = { kind: "word" | "phrase" | "prefix"; tokens: string[]; required: boolean; excluded: boolean };
 
 export function parseQuery(text: string): ParsedQuery {
-  const items = tokenizeQuery(text);
+  const items = tokenizeQuery(searchForm(text));
   const positive = items.filter((item) => !item.excluded);
   const optional = positive.filter((item) => !item.required);
   const meaningful = optional.filter((item) => item.kind !== "word" || !isStopword(item.tokens));

@@ -8,6 +8,12 @@ import { ftsText } from "../text.ts";
 /** Porter stems of unicode61 words, diacritics folded: text.ts's `stem` and `foldCase` mirror it for queries. */
 export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2";
 
+/**
+ * The version of what `ftsText` makes of a text: 2 folds compatibility forms and composes characters (NFKC). An index
+ * that recorded another version is written again from its fragments by the next index run (Store.upgradeFullText).
+ */
+export const FULL_TEXT_VERSION = 2;
+
 /** A full-text table's columns, in the order bm25() takes their weights. */
 export const FTS_COLUMNS: readonly string[] = ["title", "heading", "body"];
 

@@ -5,7 +5,7 @@ import { basename, join } from "node:path";
 import { damagedIndex, ResearcherError } from "../errors.ts";
 import { CODE_EXTENSIONS } from "../file-types.ts";
 import { filterSql, type Filter, metadataOf, metadataPath, type SqlCondition } from "./filter-sql.ts";
-import { FTS_COLUMNS, FTS_TOKENIZER, fullTextRowWriter, rewriteFullText } from "./fts.ts";
+import { FTS_COLUMNS, FTS_TOKENIZER, FULL_TEXT_VERSION, fullTextRowWriter, rewriteFullText } from "./fts.ts";
 import { ImpactLists } from "./impacts.ts";
 import { PostingLists } from "./postings.ts";
 import { HEADING_SEPARATOR, MAX_SECTION_REACH, runAround, SECTION_REACH, type SectionParts, type SectionRow } from "./sections.ts";
@@ -1140,6 +1140,20 @@ export class Store {
   /** Rows in the full-text index (one per fragment when it is whole). */
   fullTextRowCount(): number {
     return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments_fts_docsize").get()!.n;
+  }
+
+  /**
+   * Write the full-text index again when it holds an older form of the text (FULL_TEXT_VERSION), once; true when it
+   * did. The posting and impact lists, built from it, are then out of date: the caller rebuilds them.
+   */
+  upgradeFullText(): boolean {
+    const recorded = this.getMeta("full_text_version") ?? "1";
+    if (recorded === String(FULL_TEXT_VERSION)) return false;
+    this.transaction(() => {
+      rewriteFullText(this.db);
+      this.setMeta("full_text_version", String(FULL_TEXT_VERSION));
+    });
+    return true;
   }
 
   /** Re-create the full-text index from the fragments (fts.ts `rewriteFullText`), in one transaction. */
