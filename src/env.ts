@@ -54,3 +54,12 @@ export const env = {
    */
   terminal: (): Readonly<Record<string, string | undefined>> => process.env,
 };
+
+/**
+ * `~/x` as the shell would expand it, where a path is read from a file (config.yaml, a model's path): people write
+ * `path: ~/notes` there, and it was a folder named `~` inside the researcher home (s19 hostile #8).
+ */
+export function expandHome(path: string): string {
+  const home = env.userHome();
+  return home && /^~(?:\/|$)/.test(path) ? home + path.slice(1) : path;
+}

@@ -1,6 +1,7 @@
 /** The repository registry: named folders in config.yaml, each with its own index folder. */
 import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
+import { expandHome } from "./env.ts";
 import {
   isReservedName,
   loadConfig,
@@ -63,8 +64,8 @@ export function listRepositories(home: string): Repository[] {
     .map(([name, repo]) => ({
       name,
       // Written absolute by `repo add`; one written relative by hand is read from config.yaml's folder, never from
-      // wherever the command happens to run.
-      path: resolve(home, repo.path),
+      // wherever the command happens to run, and `~/` is the user's home, as the shell reads it.
+      path: resolve(home, expandHome(repo.path)),
       description: repo.description ?? null,
       fileTypes: isOldDefault(repo.file_types) ? [...FILE_TYPES] : repo.file_types,
       exclude: repo.exclude,

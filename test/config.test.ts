@@ -57,6 +57,18 @@ describe("config", () => {
     }
   });
 
+  test("~/ in a repository path written by hand is the user's home, as the shell reads it (s19 hostile #8)", () => {
+    // It was a folder named `~` inside the researcher home, and `index` hinted at a drive not mounted.
+    const home = tempDir();
+    const user = tempDir();
+    writeTree(user, { "notes/a.md": "# A\n\nalpha\n" });
+    writeFileSync(join(home, "config.yaml"), "repositories:\n  s:\n    path: ~/notes\n    embed: false\n");
+    const env = { HOME: user };
+    expect(JSON.parse(runCli(["repo", "list", "--json"], { home, env }).stdout)[0].path).toBe(join(user, "notes"));
+    expect(runCli(["index", "s"], { home, env }).code).toBe(0);
+    expect(runCli(["search", "alpha", "--files"], { home, env }).stdout).toBe(`${join(user, "notes/a.md")}\n`);
+  });
+
   test("a bad file names the key and the problem", () => {
     const home = tempDir();
     writeFileSync(join(home, "config.yaml"), "search:\n  limit: -3\n");

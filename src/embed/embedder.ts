@@ -9,7 +9,7 @@ import { basename, isAbsolute, join, resolve } from "node:path";
 import type { EmbeddingConfig } from "../config.ts";
 import { describeError, ResearcherError, toResearcherError } from "../errors.ts";
 import { serialized } from "../serial.ts";
-import { env } from "../env.ts";
+import { env, expandHome } from "../env.ts";
 import type { StoredModel } from "../store/store.ts";
 import { EMBEDDED_MODEL } from "./embedded-model.ts";
 import { unpack } from "./native.ts";
@@ -293,7 +293,7 @@ function localFolder(home: string, model: string): string | null {
     }
     return unpack(`model-${EMBEDDED_MODEL.name}`, EMBEDDED_MODEL.files);
   }
-  const path = resolve(model.replace(/^~(?=\/)/, env.userHome() ?? "~"));
+  const path = resolve(expandHome(model));
   if ((isPathLike(model) || existsSync(path)) && existsSync(join(path, "config.json"))) return path;
   if (isPathLike(model)) {
     const what = existsSync(path) ? "is not a model folder (no config.json)" : "does not exist";
