@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { parseQuery, embeddingQuery } from "../src/search/query.ts";
+import { embeddingQuery, MAX_PHRASE_WORDS, parseQuery } from "../src/search/query.ts";
+import type { ResearcherError } from "../src/errors.ts";
 
 describe("parseQuery", () => {
   test("natural questions become an OR of meaningful words", () => {
@@ -47,4 +48,20 @@ describe("embeddingQuery: the text a model embeds", () => {
     expect(embeddingQuery("-only -exclusions")).toBe("");
     expect(embeddingQuery("a - b")).toBe("a - b"); // a lone dash excludes nothing
   });
+});
+
+test("a quoted phrase holds at most MAX_PHRASE_WORDS words: a usage error past it, not a server held for a minute (s19 hostile #9)", () => {
+  const phrase = (n: number) => `"${Array.from({ length: n }, () => "common").join(" ")}"`;
+  expect(parseQuery(phrase(MAX_PHRASE_WORDS)).required).toHaveLength(1);
+  for (const query of [phrase(MAX_PHRASE_WORDS + 1), `-"${phrase(8000).slice(1)}`, `-${Array(100).fill("a").join("-")}`]) {
+    const error = (() => {
+      try {
+        parseQuery(query);
+      } catch (caught) {
+        return caught as ResearcherError;
+      }
+    })();
+    expect(error?.code).toBe("USAGE");
+    expect(error?.message).toMatch(/^a quoted phrase can hold at most 64 words, this one has \d+$/);
+  }
 });
