@@ -118,9 +118,30 @@ describe("ANN recall", () => {
       expect(hits[0]!.score).toBeCloseTo(0.527, 2);
       expect(hits[1]!.score).toBeLessThanOrEqual(0.081);
     }
-    expect(missed).toBeLessThanOrEqual(1);
+    // A build that leaves it unreachable records it, and it is scored beside the graph (s19 review F2).
+    expect(missed).toBe(0);
     expect(throughGraph).toBeGreaterThanOrEqual(3);
   }, 60_000);
+
+  test("every stored vector is found by a search for itself, in every build the graph serves (s19 review F2)", async () => {
+    // HNSW leaves a node now and then that no link reaches: no search returned it, not even one for its own text.
+    const rows = big.store.allVectors();
+    let throughGraph = 0;
+    for (let build = 0; build < 3; build++) {
+      rmSync(annPath(big.repo.dir), { force: true });
+      await syncVectorIndex(big.store, big.repo.dir, DIMS);
+      if (Number(big.store.getMeta("ann_recall")) < MIN_RECALL) continue;
+      throughGraph++;
+      const cache = new VectorCache();
+      const lost = [];
+      for (const { id, vector } of rows) {
+        const { hits } = await searchVectors(big.store, big.repo.dir, vector, 10, { cache });
+        if (!hits.some((hit) => hit.id === id)) lost.push(id);
+      }
+      expect(lost).toEqual([]);
+    }
+    expect(throughGraph).toBeGreaterThan(0);
+  }, 120_000);
 
   /**
    * The top 10 by an exact scan of the vectors in SQLite. Past the needle, the fillers' cosines are a few

@@ -115,6 +115,66 @@ function nodesProblem(file: Reader, levels: Int16Array, at: number, node: NodeLa
   return null;
 }
 
+/**
+ * The keys of the nodes no search can reach: not linked on the base level from the entry point's side of the graph.
+ * HNSW prunes links as it builds, and now and then a node keeps none pointing to it: no search returns it, not even
+ * one made of its own text (3 to 27 of SciFact's 7,954 fragments per build with GloVe, s19 review F2; these are
+ * exactly the vectors that a search for themselves misses). Read from a file this process just wrote; searches score
+ * these exactly beside the graph (vectors.ts).
+ */
+export function unreachableKeys(file: string, connectivity: number): number[] {
+  const fd = openSync(file, "r");
+  try {
+    const reader = new Reader(fd);
+    const head = reader.read(0, 8);
+    const [rows, vectorBytes] = [head.readUInt32LE(0), head.readUInt32LE(4)];
+    if (rows === 0) return [];
+    const denseAt = 8 + rows * vectorBytes;
+    const entry = Number(reader.read(denseAt + DENSE_HEAD + 32, 8).readBigUInt64LE(0));
+    const levelsAt = denseAt + DENSE_HEAD + GRAPH_HEAD;
+    const levelBytes = reader.read(levelsAt, 2 * rows);
+    const levels = new Int16Array(levelBytes.buffer.slice(levelBytes.byteOffset, levelBytes.byteOffset + levelBytes.length));
+    const node = new NodeLayout(connectivity);
+    const width = node.capacity(0);
+    const links = new Uint32Array(rows * width);
+    const counts = new Uint8Array(rows);
+    const keys = new Float64Array(rows);
+    let at = levelsAt + 2 * rows;
+    for (let slot = 0; slot < rows; ) {
+      const read = reader.read(at, Math.min(CHUNK, reader.size - at));
+      const view = new DataView(read.buffer, read.byteOffset, read.length);
+      let offset = 0;
+      while (slot < rows && offset + node.bytes(levels[slot]!) <= read.length) {
+        keys[slot] = Number(view.getBigUint64(offset, true));
+        const count = Math.min(view.getUint32(offset + 10, true), width);
+        counts[slot] = count;
+        for (let i = 0; i < count; i++) links[slot * width + i] = view.getUint32(offset + 14 + 4 * i, true);
+        offset += node.bytes(levels[slot]!);
+        slot++;
+      }
+      at += offset;
+    }
+    const reached = new Uint8Array(rows);
+    const stack = [entry];
+    reached[entry] = 1;
+    while (stack.length > 0) {
+      const slot = stack.pop()!;
+      for (let i = 0; i < counts[slot]!; i++) {
+        const next = links[slot * width + i]!;
+        if (next < rows && !reached[next]) {
+          reached[next] = 1;
+          stack.push(next);
+        }
+      }
+    }
+    const unreachable: number[] = [];
+    for (let slot = 0; slot < rows; slot++) if (!reached[slot]) unreachable.push(keys[slot]!);
+    return unreachable;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 class NodeLayout {
   constructor(private readonly connectivity: number) {}
 

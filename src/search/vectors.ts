@@ -29,7 +29,7 @@ import { basename, dirname, join } from "node:path";
 import { env } from "../env.ts";
 import { describeError } from "../errors.ts";
 import { seeded } from "../random.ts";
-import { annFileProblem } from "./ann-file.ts";
+import { annFileProblem, unreachableKeys } from "./ann-file.ts";
 import { syncFile, syncFolder, tempPathFor } from "../atomic.ts";
 import type { Store } from "../store/store.ts";
 
@@ -273,7 +273,9 @@ export async function syncVectorIndex(
     rmSync(temp, { force: true });
   }
   const written = examine(file); // its checksum as it lies on disk, and the identity that vouches for it
+  const orphans = unreachableKeys(file, CONNECTIVITY);
   store.transaction(() => {
+    store.setMeta("ann_orphans", JSON.stringify(orphans));
     store.setMeta("ann_generation", generation);
     store.setMeta("ann_checksum", written?.checksum ?? "");
     store.setMeta("ann_recall", String(recall));
@@ -312,7 +314,8 @@ type Row = { id: number; vector: Float32Array };
  * generation, how many vectors there are and, once scanned, the vectors themselves.
  */
 export class VectorCache {
-  readonly opened = new Map<string, { checksum: string; identity: string; index: UsearchIndex }>();
+  /** Per repository folder: the mapped graph, and the vectors it cannot reach, scored beside it (`orphans`). */
+  readonly opened = new Map<string, { checksum: string; identity: string; index: UsearchIndex; orphans: Row[] }>();
   /**
    * Per repository folder: the vectors of one index.db file at one generation (generations count from 1 in every
    * index.db), shared by every connection to it: a server opens a new one every half second under steady load.
@@ -440,18 +443,23 @@ export async function searchVectors(
   if (within && within.size <= EXACT_SCAN_LIMIT) return { hits: scan(candidates(), query, k) };
   const components = vectorsOf(cache, store, dir).count * query.length;
   if (components < exactScanBelow()) return { hits: scan(candidates(), query, k) };
-  const { index, problem } = await verifiedIndex(cache, store, dir, query.length);
+  const { index, orphans = [], problem } = await verifiedIndex(cache, store, dir, query.length);
   if (!index || Number(store.getMeta("ann_recall") ?? 0) < requiredRecall(components)) {
     return { hits: scan(candidates(), query, k), ...(problem ? { annProblem: problem } : {}) };
   }
   const size = index.size();
   if (size === 0) return { hits: [] };
-  if (!within && !without) return { hits: annSearch(index, query, Math.min(k, size)) };
+  // The vectors the graph cannot reach are scored exactly beside it (unreachableKeys).
+  const withOrphans = (hits: VectorHit[]) => {
+    const reachable = orphans.filter((row) => admits(row.id));
+    return reachable.length ? [...hits, ...scan(reachable, query, k)].sort((a, b) => b.score - a.score).slice(0, k) : hits;
+  };
+  if (!within && !without) return { hits: withOrphans(annSearch(index, query, Math.min(k, size))) };
   // Over-fetch by twice the inverse of the admitted share, doubling until k admitted hits (or the whole index).
   const admitted = Math.max(1, (within?.size ?? size) - (without?.size ?? 0));
   for (let fetch = Math.ceil((2 * k * size) / admitted); ; fetch *= 2) {
     const hits = annSearch(index, query, Math.min(fetch, size)).filter((hit) => admits(hit.id));
-    if (hits.length >= k || fetch >= size) return { hits: hits.slice(0, k) };
+    if (hits.length >= k || fetch >= size) return { hits: withOrphans(hits.slice(0, k)) };
   }
 }
 
@@ -490,11 +498,11 @@ async function verifiedIndex(
   store: Store,
   dir: string,
   dims: number,
-): Promise<{ index?: UsearchIndex; problem?: AnnProblem }> {
+): Promise<{ index?: UsearchIndex; orphans?: Row[]; problem?: AnnProblem }> {
   const file = annPath(dir);
   const cached = cache.opened.get(dir);
   // A file changed on disk since it was mapped is checked again.
-  if (cached && cached.checksum === expected(store) && cached.identity === identityOf(file)) return { index: cached.index };
+  if (cached && cached.checksum === expected(store) && cached.identity === identityOf(file)) return cached;
   cache.opened.delete(dir);
   const identity = verifiedIdentity(store, dir, dims, false);
   if (identity === null) {
@@ -507,8 +515,19 @@ async function verifiedIndex(
   // Replaced by a writer between the check and the mapping: what was mapped is a whole file, but not the one
   // checked, so this search scans and the next one checks the new file.
   if (identityOf(file) !== identity) return {};
-  cache.opened.set(dir, { checksum: expected(store)!, identity, index });
-  return { index };
+  const opened = { checksum: expected(store)!, identity, index, orphans: store.vectorsOf(orphanIds(store)) };
+  cache.opened.set(dir, opened);
+  return opened;
+}
+
+/** The fragments the current graph cannot reach, recorded when it was built (none for graphs built before). */
+function orphanIds(store: Store): number[] {
+  try {
+    const ids = JSON.parse(store.getMeta("ann_orphans") ?? "[]");
+    return Array.isArray(ids) ? ids.filter((id): id is number => Number.isInteger(id)) : [];
+  } catch {
+    return []; // a damaged record: the graph alone, as before orphans were recorded
+  }
 }
 
 function scan(rows: Row[], query: Float32Array, k: number): VectorHit[] {
