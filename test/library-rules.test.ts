@@ -1,0 +1,68 @@
+/**
+ * Two rules of the library (README, Architecture): it never prints, as CLI, MCP and HTTP are shells over functions
+ * that return data; and it reads the environment in one module, `src/env.ts`. Each module is parsed (the TypeScript
+ * compiler's parser, so comments and strings are not mistaken for code) and searched for what breaking them takes.
+ */
+import { expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import ts from "typescript";
+import { ROOT } from "./helpers.ts";
+
+/** What may print: the command line, the MCP stdio transport, and the terminal's file descriptors. */
+const PRINTERS = [/^src\/cli\//, /^src\/serve\/stdio-transport\.ts$/, /^src\/terminal\.ts$/, /^src\/main\.ts$/];
+
+/** Where the library prints or reads the environment, as `file:line: what`. */
+function brokenRules(file: string, source: string): string[] {
+  const found: string[] = [];
+  const parsed = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const mayPrint = PRINTERS.some((pattern) => pattern.test(file));
+  const at = (node: ts.Node, what: string) =>
+    found.push(`${file}:${parsed.getLineAndCharacterOfPosition(node.getStart(parsed)).line + 1}: ${what}`);
+  const visit = (node: ts.Node): void => {
+    if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression)) {
+      const [object, property] = [node.expression.text, node.name.text];
+      if (!mayPrint && object === "console") at(node, `prints (console.${property})`);
+      if (!mayPrint && object === "process" && (property === "stdout" || property === "stderr")) at(node, `prints (process.${property})`);
+      const environment = (object === "process" || object === "Bun") && property === "env";
+      // Setting a variable for a native library to read (ORT_DISABLE_TELEMETRY) is no read.
+      const written =
+        ts.isPropertyAccessExpression(node.parent) &&
+        ts.isBinaryExpression(node.parent.parent) &&
+        node.parent.parent.left === node.parent &&
+        node.parent.parent.operatorToken.kind === ts.SyntaxKind.EqualsToken;
+      if (environment && file !== "src/env.ts" && !written) at(node, `reads the environment (${object}.env)`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(parsed);
+  return found;
+}
+
+const modules = readdirSync(join(ROOT, "src"), { recursive: true, encoding: "utf8" })
+  .filter((path) => path.endsWith(".ts"))
+  .sort();
+
+test("the library never prints, and reads the environment only in src/env.ts", () => {
+  const found = modules.flatMap((path) => brokenRules(`src/${path}`, readFileSync(join(ROOT, "src", path), "utf8")));
+  expect(found).toEqual([]);
+});
+
+test("the check finds printing and environment reads, and not comments, strings or a variable set for a native library", () => {
+  const source = [
+    'console.log("x");',
+    "process.stderr.write(text);",
+    "const token = process.env.TOKEN;",
+    "const { HOME } = Bun.env;",
+    'process.env.ORT_DISABLE_TELEMETRY = "1";',
+    "// console.log in a comment",
+    'const message = "process.env is read in env.ts";',
+  ].join("\n");
+  expect(brokenRules("src/search/example.ts", source)).toEqual([
+    "src/search/example.ts:1: prints (console.log)",
+    "src/search/example.ts:2: prints (process.stderr)",
+    "src/search/example.ts:3: reads the environment (process.env)",
+    "src/search/example.ts:4: reads the environment (Bun.env)",
+  ]);
+  expect(brokenRules("src/cli/commands.ts", 'console.log("x");')).toEqual([]);
+});
