@@ -657,3 +657,20 @@ test("a parent tag finds its nested tags, as Obsidian's tag search does; a tag t
   const long = { all: [{ key: "tags", eq: `a${"/".repeat(300_000)}b` }] };
   expect(await paths(long).catch((e) => e)).toMatchObject({ code: "USAGE", message: "where: a value holds at most 4096 characters" });
 });
+
+test("a date filter holds dates: a value that is no date (TBD, n/a, Spring 2023) lies in no period, and != holds for it (s19 hostile #5)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  const values = ["TBD", "unknown", "Spring 2023", "n/a", "March 3, 2021", "2021-03-03", "2024-01-01", "2025-06"];
+  writeTree(docs, Object.fromEntries(values.map((v, i) => [`d${i}.md`, `---\ndate: ${v}\n---\n# h\n\nrealword\n`])));
+  await indexRepository(home, registerRepository(home, { name: "dt", path: docs, embed: false }));
+  const dates = async (filter: string) =>
+    (await search(home, { query: "realword", mode: "bm25", where: [parseFilter(filter)], limit: 20 })).results
+      .map((r) => String(r.metadata.date))
+      .sort();
+  expect(await dates("date>=2024-01-01")).toEqual(["2024-01-01", "2025-06"]);
+  expect(await dates("date>=2030-01-01")).toEqual([]);
+  expect(await dates("date<2024-01-01")).toEqual(["2021-03-03"]);
+  expect(await dates("date=2025")).toEqual(["2025-06"]);
+  expect((await dates("date!=2024-01-01")).length).toBe(values.length - 1);
+});

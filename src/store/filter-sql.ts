@@ -252,8 +252,12 @@ function metadataSql(term: FilterTerm, value: string, bind: Bind): string {
     test = textCompare(text, term.op, value, bind);
     // `rating=4.0` is `rating: 4`, `score=1e3` is `score: 1000`: a number is equal as a number too.
     if (term.op === "eq" && NUMBER.test(value)) test = `(${test}) OR (m.type IN ('integer', 'real') AND m.value = ${bind(Number(value))})`;
-  } else if (date) test = `m.type = 'text' AND ${prefixCompare("m.value", term.op, value, bind)}`;
-  else if (NUMBER.test(value)) {
+  } else if (date) {
+    // A value that is no date (`TBD`, `n/a`, `Spring 2023`) lies in no period: it sorted after every date as text,
+    // so `date>=2024-01-01` held it (s19 hostile #5). Only `!=` holds for it.
+    const dated = term.op === "ne" ? "" : "m.value GLOB '[0-9][0-9][0-9][0-9]*' AND ";
+    test = `m.type = 'text' AND ${dated}${prefixCompare("m.value", term.op, value, bind)}`;
+  } else if (NUMBER.test(value)) {
     test = `${NUMERIC} AND ${NUMERIC_VALUE} ${SQL_OPS[term.op]} ${bind(Number(value))}`;
     // A real compares as a number; an integer against an integer compares exactly.
     if (/^-?\d+$/.test(value)) test = `(m.type = 'real' AND ${test}) OR (${integerCompare(term.op, value, bind)})`;
