@@ -348,3 +348,15 @@ test("one file indexed by name through the library: a typo is PATH_NOT_FOUND and
     message: expect.stringMatching(/^d:a\.md was not indexed: .+; its earlier version stays indexed$/),
   });
 });
+
+test("an index run's text names the first 20 failures and counts the rest, as status does (s19 hostile #7)", () => {
+  // 100,000 files with unreadable names printed 8 MB of failure lines.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`broken-${String(i).padStart(2, "0")}.pdf`, "not a pdf"])));
+  expect(runCli(["repo", "add", "b", docs, "--no-embed"], { home }).code).toBe(0);
+  const run = runCli(["index", "b"], { home });
+  expect(run.stdout.match(/^ {2}failed broken-\d\d\.pdf: /gm)).toHaveLength(20);
+  expect(run.stdout).toContain("  failed and 5 more (`researcher status b --json` lists them)");
+  expect(JSON.parse(runCli(["status", "b", "--json"], { home }).stdout).failures).toHaveLength(25);
+});

@@ -456,13 +456,22 @@ export function ocrNote(pages: number): string {
   return pages ? ` (${count(pages, "page")} read by OCR)` : "";
 }
 
+/** Failures an index run's text names one by one (s19 hostile #7). */
+const FAILURES_LISTED = 20;
+
 export function indexSummaryText(summary: IndexSummary, style: Style): string {
   const counts = `${summary.indexed} indexed${ocrNote(summary.ocr_pages)}, ${summary.skipped} skipped, ${summary.removed} removed, ${summary.failed} failed`;
   const embedded = summary.embedded ? ` · ${summary.embedded} embedded` : "";
   const lines = [
     `${style.bold(summary.repository)}: ${counts} · ${count(summary.fragments, "fragment")} written${embedded} · ${summary.seconds.toFixed(2)} s`,
   ];
-  for (const failure of summary.failures) lines.push(`  ${style.warn("failed")} ${escapeControls(`${failure.path}: ${failure.reason}`)}`);
+  // The first ones by name, the rest counted, as `status` does: 100,000 files with unreadable names printed 8 MB.
+  for (const failure of summary.failures.slice(0, FAILURES_LISTED))
+    lines.push(`  ${style.warn("failed")} ${escapeControls(`${failure.path}: ${failure.reason}`)}`);
+  if (summary.failures.length > FAILURES_LISTED) {
+    const more = summary.failures.length - FAILURES_LISTED;
+    lines.push(`  ${style.warn("failed")} and ${more} more (\`researcher status ${summary.repository} --json\` lists them)`);
+  }
   if (summary.failed_unchanged) {
     const files = summary.failed_unchanged === 1 ? "1 file that failed is" : `${summary.failed_unchanged} files that failed are`;
     lines.push(`  ${style.dim(`${files} unchanged: not tried again (\`status\` lists them; \`index --retry-failed\` tries them)`)}`);
