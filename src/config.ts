@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs
 import { dirname, join, resolve } from "node:path";
 import type * as Valibot from "valibot";
 import { FILE_TYPES } from "./file-types.ts";
-import { readDenied, ResearcherError, systemCode, writeDenied } from "./errors.ts";
+import { describeError, readDenied, ResearcherError, systemCode, writeDenied } from "./errors.ts";
 import { writeFileAtomic } from "./atomic.ts";
 import { danglingLink } from "./files.ts";
 import { leftoverTempFiles, withConfigLock } from "./lock.ts";
@@ -327,7 +327,12 @@ function readUserSettings(file: string): Record<string, unknown> | undefined {
     raw = parseYaml(text);
   } catch (error) {
     const line = (error as { linePos?: { line: number }[] }).linePos?.[0]?.line;
-    throw new ResearcherError("INVALID_CONFIG", `${file}${line ? `:${line}` : ""}: not valid YAML`, {
+    // The parser's reason, without the excerpt it draws: a file refused for its aliases (a "billion laughs") read as
+    // a syntax error to look for (s19 hostile #7).
+    const reason = describeError(error)
+      .split("\n")[0]!
+      .replace(/ at line \d+, column \d+:?$/, "");
+    throw new ResearcherError("INVALID_CONFIG", `${file}${line ? `:${line}` : ""}: not valid YAML (${reason})`, {
       hint: "fix the file by hand; `researcher config path` prints where it is",
       cause: error,
     });

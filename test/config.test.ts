@@ -81,7 +81,16 @@ describe("config", () => {
       expect((error as Error).message).toContain("search.limit");
     }
     writeFileSync(join(home, "config.yaml"), "search: [unclosed\n");
-    expect(() => loadConfig(home)).toThrow(/not valid YAML/);
+    expect(() => loadConfig(home)).toThrow(/not valid YAML \(.+\)$/);
+    // A file refused for its aliases says so: it read as a syntax error to look for (s19 hostile #7).
+    const aliases = "abcdefghij".split("").map(
+      (name, i) =>
+        `${name}: &${name} [${Array(9)
+          .fill(i ? `*${"abcdefghij"[i - 1]}` : "x")
+          .join(",")}]`,
+    );
+    writeFileSync(join(home, "config.yaml"), `${aliases.join("\n")}\n`);
+    expect(() => loadConfig(home)).toThrow(/not valid YAML \(Excessive alias count/);
   });
 
   test("the validated copy is reused, and ignored once config.yaml changes", () => {
