@@ -382,6 +382,14 @@ test("a home that is a file is one error line naming it, for writes and reads al
       code: 1,
       stderr: `error: the home folder ${join(file, "sub")} cannot be a folder: a file stands on its path\nhint: point RESEARCHER_HOME at a folder (or move the file away)\n`,
     });
+    // A name past the file system's 255 bytes was "unexpected: ENAMETOOLONG" (s19 hostile #7).
+    const long = join(tempDir(), "h".repeat(300));
+    const tooLong = runCli(args, { home: tempDir(), env: { RESEARCHER_HOME: long } });
+    expect({ args, code: tooLong.code, stderr: tooLong.stderr }).toEqual({
+      args,
+      code: 1,
+      stderr: `error: the home folder ${long} cannot exist: a name in it is too long\nhint: point RESEARCHER_HOME at a folder (or move the file away)\n`,
+    });
   }
 });
 
