@@ -12,6 +12,7 @@ import {
   statfsSync,
   statSync,
   truncateSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { ConvertPool } from "../src/convert/pool.ts";
@@ -155,6 +156,9 @@ describe("an index run removes nothing it cannot see", () => {
 describe("files deleted during a run", () => {
   test("are gone, not failed: a new one leaves nothing behind, an indexed one is removed", async () => {
     const { home, docs, repo } = bm25Repository({ "a.md": "apple words\n", "b.md": "banana words\n" });
+    // b's stamp older than a tick when it is read, so that it is trusted (a fresh one is read again: recordedMtime).
+    const old = new Date(Date.now() - 10_000);
+    utimesSync(join(docs, "b.md"), old, old);
     await indexRepository(home, repo);
     writeTree(docs, { "a.md": "apple words, edited\n", "c.md": "cherry words\n" }); // a changed, c new
     // Progress names each file just before its read: delete it there, as a user deleting files mid-run would.
