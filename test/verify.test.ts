@@ -348,3 +348,30 @@ test.skipIf(!canMakeImmutable())(
     }
   },
 );
+
+test("fragments that belong to no document are found, and verify --repair (or index --rebuild) deletes them: the fixes went round in a circle (s19 hostile #3)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  const repo = registerRepository(home, { name: "o", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const orphan = () => {
+    const db = new Database(Store.dbPath(repo.dir)); // foreign keys off, as any other program opens it
+    db.run(
+      "INSERT INTO fragments(document_id, seq, start_line, end_line, heading, text, text_hash) VALUES (999999, 0, 1, 1, 'h', 'orphanword text', 'deadbeef')",
+    );
+    db.close();
+  };
+  orphan();
+  const found = await verifyRepository(repo);
+  expect(found.problems.map((p) => [p.check, p.detail, p.fix])).toEqual([
+    ["fragments", "1 fragments belong to no document", "researcher verify --repair"],
+    ["full-text", "1 rows for 2 fragments", "researcher verify --repair"],
+  ]);
+  const repaired = await verifyRepository(repo, { repair: true });
+  expect(repaired).toMatchObject({ ok: true });
+  expect(await verifyRepository(repo)).toEqual({ repository: "o", ok: true, problems: [] });
+  orphan();
+  await indexRepository(home, repo, { rebuild: true });
+  expect(await verifyRepository(repo)).toEqual({ repository: "o", ok: true, problems: [] });
+});

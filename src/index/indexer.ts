@@ -286,6 +286,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
       : options.rebuild
         ? await store.atomically(async () => {
             clearImpacts(store); // rebuilt at the end, rather than kept up fragment by fragment
+            store.deleteOrphanFragments(); // rows of no document (an edit beneath the index): no file brings them back
             // Without embedding, the old vectors stay the index's, unless no one knows their model any more.
             if ((replacesVectors && embed) || previousModel === "unknown") store.clearVectors();
             // Every file is read again (none is kept as unchanged); a document whose file cannot be read now (an

@@ -1137,6 +1137,18 @@ export class Store {
     this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('integrity-check')");
   }
 
+  /** Fragments that belong to no document: rows an edit beneath the index left (foreign keys keep them out otherwise). */
+  orphanFragmentCount(): number {
+    return this.db
+      .query<{ n: number }, []>("SELECT count(*) AS n FROM fragments WHERE document_id NOT IN (SELECT id FROM documents)")
+      .get()!.n;
+  }
+
+  /** Delete the fragments that belong to no document (their full-text rows go with them); how many there were. */
+  deleteOrphanFragments(): number {
+    return this.db.query("DELETE FROM fragments WHERE document_id NOT IN (SELECT id FROM documents)").run().changes;
+  }
+
   /** Rows in the full-text index (one per fragment when it is whole). */
   fullTextRowCount(): number {
     return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments_fts_docsize").get()!.n;
