@@ -11,7 +11,9 @@ const yaml = () => require("yaml") as typeof Yaml;
  * would print them through process.emitWarning, the offending line copied raw to the terminal (escape sequences
  * a document holds included); the value is read as plain YAML all the same.
  */
-export const parseYaml = (text: string, options?: Yaml.ParseOptions & Yaml.DocumentOptions & Yaml.ToJSOptions): unknown =>
-  yaml().parse(text, { logLevel: "error", ...options });
+export const parseYaml = (
+  text: string,
+  options?: Yaml.ParseOptions & Yaml.DocumentOptions & Yaml.SchemaOptions & Yaml.ToJSOptions,
+): unknown => yaml().parse(text, { logLevel: "error", ...options });
 
 export const stringifyYaml = (value: unknown): string => yaml().stringify(value);

@@ -68,6 +68,12 @@ describe("chunkDocument (markdown)", () => {
     expect(md("---\n# just a comment\n---\n# Real title\nbody\n")).toMatchObject({ title: "Real title", metadata: {}, firstLine: 4 });
   });
 
+  test("YAML tags in front matter are read as the plain YAML they are written as, values kept (s19 hostile #5)", () => {
+    // `!!binary` was stored as a Node Buffer's JSON, `!!set` and `!!omap` as {} (their values lost).
+    const doc = md("---\na: !!binary aGVsbG8=\nb: !!set {x, y}\nc: !!omap [p: 1]\nd: 2024-01-01\n---\nBody.\n");
+    expect(doc.metadata).toEqual({ a: "aGVsbG8=", b: { x: null, y: null }, c: [{ p: 1 }], d: "2024-01-01" });
+  });
+
   test("front matter is metadata, not body, and line numbers still point into the file", () => {
     const doc = md("---\ntitle: Notes\ntags: [a, b]\n---\nFirst line.\n\nSecond para.\n");
     expect(doc.title).toBe("Notes");

@@ -277,8 +277,10 @@ function parseFrontMatter(source: string): Record<string, unknown> | null {
   if (lines.length === 0) return {};
   try {
     // Checking keys for uniqueness is quadratic in the library (578 KB of keys took seconds); the last one wins.
-    // Integers as BigInt: one past 2^53 (a 19-digit id) is kept as its digits (boundedMetadata), not rounded.
-    const parsed = parseYaml(source, { uniqueKeys: false, intAsBigInt: true });
+    // Integers as BigInt: one past 2^53 (a 19-digit id) is kept as its digits (boundedMetadata), not rounded. Tags
+    // are not resolved into objects: `!!binary` was stored as a Node Buffer's JSON, `!!set` and `!!omap` as `{}`
+    // (their values lost): each is read as the plain YAML it is written as (s19 hostile #5).
+    const parsed = parseYaml(source, { uniqueKeys: false, intAsBigInt: true, schema: "core", resolveKnownTags: false });
     if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
       return boundedMetadata(parsed as Record<string, unknown>); // cycles, depth and size bounded before anything walks it
     }
