@@ -82,7 +82,7 @@ export interface ReadOptions {
 }
 
 /** A path relative to the repository root that stays inside it, even through symlinks: one that may be read. */
-export function safeRelativePath(repo: Repository, input: string): string {
+function safeRelativePath(repo: Repository, input: string): string {
   const rel = repositoryPath(repo, input);
   // A path inside the root whose file now resolves out of it (a folder swapped for a link): the file cannot be read.
   const absolute = join(repo.path, rel);
