@@ -31,6 +31,9 @@ const CORPUS: Record<string, string> = {
   "notes/long.txt": Array.from({ length: 200 }, (_, i) => `Line ${i} mentions covid-19, e-mail, C++ and the number ${i * 7}.`).join("\n"),
   "notes/stop.md": "# The\n\nThe and of to in it is was for on are with as at be this have from or had by.\n",
   "notes/marks.md": "# Combining\n\nZ̷̢͎a̸̛͉l̵̡̛g̶̨̛o text, e\u0301te\u0301, Å, ﬀ, ① ② ③, ⅯⅯⅩⅩⅣ, ٣٤٥ digits.\n",
+  // Runs without spaces of characters written as two UTF-16 units, longer than a snippet window and a fragment: every
+  // cut falls inside them (s19 review T2).
+  "notes/astral.md": `# Math 𝑥\n\na${"𝑥".repeat(300)} car ${"😀".repeat(2000)} galaxy b${"𝑦".repeat(301)} oven\n`,
 };
 const PATHS = new Set(Object.keys(CORPUS));
 
@@ -207,6 +210,8 @@ function checkResponse(response: SearchResponse, text: string, mode: string): vo
     expect(PATHS.has(hit.path)).toBe(true);
     expect(hit.location).toMatch(/:\d+$/);
     expect(typeof hit.snippet).toBe("string");
+    // Whole characters only: half of one is a lone surrogate, which jq and strict JSON readers refuse.
+    if (/[\uD800-\uDFFF]/u.test(hit.snippet)) throw new Error(`half of a character in the snippet of ${hit.path}`);
     for (const [start, end] of hit.highlights) {
       if (!(0 <= start && start < end && end <= hit.snippet.length))
         throw new Error(`highlight [${start}, ${end}) outside the snippet ${JSON.stringify(hit.snippet)} of ${hit.path}`);
