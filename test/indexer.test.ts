@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { readdirSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexFiles, indexRepository, WRITE_BATCHES } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
+import { setConfigValue } from "../src/config.ts";
+import type { ResearcherError } from "../src/errors.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { PLAIN, statusText } from "../src/serve/render.ts";
 import { search } from "../src/search/search.ts";
@@ -264,4 +266,17 @@ test("an edit of the same size within the mtime tick of the run that read the fi
   utimesSync(file, old, old);
   expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0 });
   expect(stamp()).toBe(statSync(file).mtimeMs);
+});
+
+test("a repository whose path changed meanwhile is said to name another folder, not to be unregistered (s19 hostile #7)", async () => {
+  const home = tempDir();
+  const [first, second] = [tempDir(), tempDir()];
+  const before = registerRepository(home, { name: "g", path: first, embed: false });
+  setConfigValue(home, "repositories.g.path", second);
+  const error = await indexRepository(home, before).then(
+    () => undefined,
+    (caught: ResearcherError) => caught,
+  );
+  expect(error?.message).toBe(`repository 'g' now names another folder (${realpathSync(second)}, not ${before.path})`);
+  expect(error?.hint).toContain("restart it");
 });

@@ -212,11 +212,16 @@ async function writeSession(
   // Written only for a repository registered as it was looked up: a watcher of one removed meanwhile (`repo remove`)
   // must not build its index again, for a later `repo add` of the name to adopt. Checked holding the lock, which
   // `repo remove` holds while it unregisters, so a removal cannot come between the check and the writing.
-  if (listRepositories(home).find((r) => r.name === repo.name)?.path !== repo.path) {
+  const registered = listRepositories(home).find((r) => r.name === repo.name);
+  if (registered?.path !== repo.path) {
     release();
     removeIfEmpty(repo.dir); // the lock's folder, when taking the lock made it
-    throw new ResearcherError("REPO_NOT_FOUND", `repository '${repo.name}' is no longer registered (removed or changed meanwhile)`, {
-      hint: "`researcher repo list` shows the repositories",
+    // A path changed meanwhile (`config set repositories.<name>.path`) is not a removal: a watch of the old one stops.
+    const moved = registered && `repository '${repo.name}' now names another folder (${registered.path}, not ${repo.path})`;
+    throw new ResearcherError("REPO_NOT_FOUND", moved || `repository '${repo.name}' is no longer registered (removed meanwhile)`, {
+      hint: moved
+        ? "run it again for the new folder (a `watch` started before follows the old one: restart it)"
+        : "`researcher repo list` shows the repositories",
     });
   }
   const embedders = options.embedders ?? new EmbedderCache();
