@@ -195,7 +195,8 @@ describeShared("pages of a search over several repositories concatenate (s19 rev
 
   test("a list place past the fusion depth adds no merge evidence, so -n 10 is the first ten of -n 101 and -n 400", async () => {
     let past = 0;
-    for (const word of vocabulary.slice(0, 6)) {
+    // Words and pairs of words: a fragment holding one of two words holds part of the query (queryCoverage).
+    for (const word of [...vocabulary.slice(0, 4), "river stone", "music garden winter"]) {
       const ask = (o: Partial<SearchOptions>) => search(home, { query: word, ...o }, context);
       const whole = await ask({ limit: 400, explain: true });
       for (const hit of whole.results) {
@@ -208,6 +209,11 @@ describeShared("pages of a search over several repositories concatenate (s19 rev
       }
       expect(key(await ask({ limit: 10 }))).toEqual(key(whole).slice(0, 10));
       expect(key(await ask({ limit: 101 }))).toEqual(key(whole).slice(0, 101));
+      // The query's share a fragment holds is measured for as many of each list as a page can show: pages still
+      // concatenate, in bm25 mode too.
+      const bm25 = key(await ask({ limit: 400, mode: "bm25" }));
+      expect(key(await ask({ limit: 10, mode: "bm25" }))).toEqual(bm25.slice(0, 10));
+      expect(key(await ask({ limit: 10, offset: 10, mode: "bm25" }))).toEqual(bm25.slice(10, 20));
     }
     expect(past).toBeGreaterThan(0); // the deep lists did reach past the depth
   });

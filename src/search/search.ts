@@ -287,6 +287,9 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
       embedQuery,
       backgrounds: backgrounds(stores),
       merging: searchable.length > 1 || Boolean(options.explain),
+      // A page of fragments is decided by each list's first `offset + limit` (a merge keeps each list's order); one of
+      // documents may reach further down, to its documents' best fragments.
+      coverageDepth: options.documents ? Number.POSITIVE_INFINITY : offset + limit,
     };
     const ranked = await rankPage(run, searchable, named, offset + limit);
     skipped.push(...ranked.left);
@@ -496,6 +499,8 @@ interface SearchRun {
   backgrounds: Map<Store, number[]>;
   /** Whether merge evidence counts: lists of several repositories are merged by it, and --explain shows it. */
   merging: boolean;
+  /** How many of each BM25 list's first hits the query's coverage is measured for (queryCoverage costs per hit). */
+  coverageDepth: number;
 }
 
 /** A repository's ranked lists, as deep as asked, and what turns their scores into comparable evidence. */
@@ -511,8 +516,8 @@ interface RankedLists {
   /** The lists as the same search unfiltered ranks them (hybrid with a filter): their anchors and best score. */
   unfiltered?: { bm25: Ranked[]; vector: Ranked[] };
   lexicalScale: (score: number) => number;
-  /** The share of the query each BM25 hit holds (queryCoverage), where results are merged or explained. */
-  coverage?: Map<number, number>;
+  /** The share of the query each of these fragments holds (queryCoverage), where results are merged or explained. */
+  coverageOf?: (ids: number[]) => Map<number, number>;
   vectorScale: (cosine: number) => number | null;
   annProblem?: AnnProblem;
 }
@@ -541,7 +546,7 @@ async function searchRepository(run: SearchRun, repo: Repository, store: Store, 
     lists = await rankLists(run, repo, store, mode, depth);
   }
   const note = chosen.note;
-  const { candidates, why } = candidatesOf(repo, store, mode, lists);
+  const { candidates, why } = candidatesOf(repo, store, mode, lists, run.coverageDepth);
   const minScore = run.options.minScore;
   return {
     repo: repo.name,
@@ -606,13 +611,7 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
     keyword: ranked.hits,
     semantic: [],
     lexicalScale: lexicalEvidence(store, parsed),
-    coverage: run.merging
-      ? queryCoverage(
-          store,
-          parsed,
-          ranked.hits.map((hit) => hit.id),
-        )
-      : undefined,
+    coverageOf: run.merging ? (ids) => queryCoverage(store, parsed, ids) : undefined,
     vectorScale: () => null,
   };
   // A filter restricts the unfiltered ranking (README, Filters): hybrid scores of filtered lists are normalised
@@ -641,10 +640,22 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
 }
 
 /** The repository's ranked candidates: its lists fused (hybrid) or the one list, each with how it was ranked. */
-function candidatesOf(repo: Repository, store: Store, mode: SearchMode, lists: RankedLists): { candidates: Candidate[]; why?: string } {
-  // Lexical evidence is capped by the share of the query the fragment holds; the weight of the lists (below) is
-  // measured without the cap, as fusion was tuned.
-  const lexicalOf = (id: number, score: number) => Math.min(lists.lexicalScale(score), lists.coverage?.get(id) ?? 1);
+function candidatesOf(
+  repo: Repository,
+  store: Store,
+  mode: SearchMode,
+  lists: RankedLists,
+  coverageDepth: number,
+): { candidates: Candidate[]; why?: string } {
+  // Lexical evidence is capped by the share of the query the fragment holds, measured for the candidates a page can
+  // show (the first `coverageDepth` in this repository's order); the weight of the lists (below) is measured without
+  // the cap, as fusion was tuned.
+  let coverage = new Map<number, number>();
+  const measureCoverage = (ordered: { id: number; lexical: boolean }[]) => {
+    const ids = ordered.slice(0, coverageDepth).flatMap((item) => (item.lexical ? [item.id] : []));
+    coverage = lists.coverageOf?.(ids) ?? coverage;
+  };
+  const lexicalOf = (id: number, score: number) => Math.min(lists.lexicalScale(score), coverage.get(id) ?? 1);
   const evidence = (id: number, lexical: { score: number } | null, vector: { score: number } | null) =>
     mergeEvidence(lexical && lexicalOf(id, lexical.score), vector && lists.vectorScale(vector.score));
   if (mode === "hybrid") {
@@ -653,7 +664,9 @@ function candidatesOf(repo: Repository, store: Store, mode: SearchMode, lists: R
     const weight = fusionWeight(calibration?.lists, best && lists.lexicalScale(best.score), calibration?.vectors);
     const weights = { bm25: weight.lexical, vector: round(1 - weight.lexical) };
     const anchors = lists.unfiltered && listAnchors(lists.unfiltered.bm25, lists.unfiltered.vector);
-    const candidates = fuseHybrid(lists.keyword, lists.semantic, weight.lexical, anchors).map((f) => ({
+    const fused = fuseHybrid(lists.keyword, lists.semantic, weight.lexical, anchors);
+    measureCoverage(fused.map((f) => ({ id: f.id, lexical: f.bm25 !== null })));
+    const candidates = fused.map((f) => ({
       repo,
       store,
       id: f.id,
@@ -674,6 +687,7 @@ function candidatesOf(repo: Repository, store: Store, mode: SearchMode, lists: R
     return { candidates, why: `hybrid weights bm25 ${weights.bm25}, vector ${weights.vector}: ${weight.reason}` };
   }
   const list = mode === "bm25" ? lists.keyword : lists.semantic;
+  if (mode === "bm25") measureCoverage(list.map((hit) => ({ id: hit.id, lexical: true })));
   const candidates = list.map((hit, i) => {
     const contribution = { rank: i + 1, score: round(hit.score) };
     return {
