@@ -27,7 +27,7 @@ import { checkModel, chooseModel, EmbedderCache, type Embedder, ModelFilesChange
 import { FUSION_DEPTH, fuseHybrid, fusionWeight, listAnchors, mergeLists, mergeScore, type Contribution, type Ranked } from "./fusion.ts";
 import { backgrounds, lexicalEvidence, queryCoverage, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { boostHeadings } from "./heading-boost.ts";
-import { ANN_PROBLEMS, annNeedsRebuilding, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
+import { ANN_PROBLEMS, annNeedsRebuilding, meansNothing, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
 import { combineFilters, type Filter } from "./filters.ts";
 import { type FilterMiss, filterMisses } from "./filter-misses.ts";
@@ -622,11 +622,14 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
   const model = store.embeddingModel();
   const embedder = await context.embedders.get(run.home, chooseModel(run.config.embedding, repo.embedding, run.options.model, model));
   checkModel(repo.name, model, embedder);
+  const queryVector = await run.embedQuery(embedder);
+  // A query the model knows no word of ranks nothing by meaning: the lists, and what they count, are BM25's (it
+  // counted every fragment as ranked: "1–2 of 7954", s19 retest).
+  if (meansNothing(queryVector)) return lists;
   // The query's phrases and -words hold in the vector list too; a filter restricts it further.
   const { admitted, excluded } = queryBounds(store, parsed);
   const within = where ? intersection(new Set(store.fragmentIdsWhere(where)), admitted) : admitted;
   lists.bounds = { within, without: excluded };
-  const queryVector = await run.embedQuery(embedder);
   const cache = context.vectors;
   const searched = await searchVectors(store, repo.dir, queryVector, depth, { within, without: excluded, cache });
   lists.semantic = searched.hits;
@@ -716,7 +719,9 @@ function repositoryTotal(run: SearchRun, repo: Repository, store: Store, mode: S
   if (mode === "bm25") {
     return lists.ranked.match ? bm25Total(store, lists.ranked, lists.keyword.length, depth, options, lists.where) : 0;
   }
-  if (!lists.bounds) return 0; // nothing to embed (a query of -words only): nothing ranked
+  // No vector list (a query the model knows no word of): hybrid ranks BM25's matches alone, vector mode nothing.
+  if (!lists.bounds)
+    return mode === "hybrid" && lists.ranked.match ? bm25Total(store, lists.ranked, lists.keyword.length, depth, options, lists.where) : 0;
   const { within, without } = lists.bounds;
   // Fragments still to be embedded are in no vector list.
   if (mode === "vector" && !within && !without && !options.documents) return rankableVectors(store, repo.dir, context.vectors);

@@ -433,8 +433,7 @@ export async function searchVectors(
   options: { within?: Set<number>; without?: Set<number>; cache?: VectorCache } = {},
 ): Promise<VectorSearch> {
   const { within, without, cache = new VectorCache() } = options;
-  // A zero vector is a query the model knows no word of (withUnknownQueriesEmpty): near nothing, not equally near all.
-  if (query.every((x) => x === 0)) return { hits: [] };
+  if (meansNothing(query)) return { hits: [] };
   const admits = (id: number) => (!within || within.has(id)) && !without?.has(id);
   const candidates = () => {
     const rows = within ? store.vectorsOf([...within]) : rowsOf(cache, store, dir);
@@ -461,6 +460,11 @@ export async function searchVectors(
     const hits = annSearch(index, query, Math.min(fetch, size)).filter((hit) => admits(hit.id));
     if (hits.length >= k || fetch >= size) return { hits: withOrphans(hits.slice(0, k)) };
   }
+}
+
+/** A zero vector is a query the model knows no word of (withUnknownQueriesEmpty): near nothing, not equally near all. */
+export function meansNothing(query: Float32Array): boolean {
+  return query.every((x) => x === 0);
 }
 
 function annSearch(index: UsearchIndex, query: Float32Array, k: number): VectorHit[] {
