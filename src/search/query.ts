@@ -49,7 +49,10 @@ type Item = { kind: "word" | "phrase" | "prefix"; tokens: string[]; required: bo
 
 export function parseQuery(text: string): ParsedQuery {
   const items = tokenizeQuery(searchForm(text));
-  const quoted = items.filter((item) => item.kind === "phrase").reduce((sum, item) => sum + item.tokens.length, 0);
+  // A phrase of one word is a word (`-draft` among them): only word positions matched one after another cost.
+  const quoted = items
+    .filter((item) => item.kind === "phrase" && item.tokens.length > 1)
+    .reduce((sum, item) => sum + item.tokens.length, 0);
   if (quoted > MAX_PHRASE_WORDS)
     throw new ResearcherError("USAGE", `quoted phrases can hold at most ${MAX_PHRASE_WORDS} words in all, this query has ${quoted}`, {
       hint: "quote the most telling part",
