@@ -674,3 +674,21 @@ test("a date filter holds dates: a value that is no date (TBD, n/a, Spring 2023)
   expect(await dates("date=2025")).toEqual(["2025-06"]);
   expect((await dates("date!=2024-01-01")).length).toBe(values.length - 1);
 });
+
+test("tags and front-matter values compare composed: marks stay with their letters, a decomposed value is found as typed (s19 retest)", async () => {
+  // `#हिंदी` and `#שָׁלוֹם` were cut at their first mark, and `tags=café` missed a tag written decomposed.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, {
+    "hi.md": "# h\n\nwordone #हिंदी\n",
+    "he.md": "# h\n\nwordone #שָׁלוֹם\n",
+    "nfd.md": `---\ntags: [${"café".normalize("NFD")}]\n---\n# h\n\nwordone #${"résumé".normalize("NFD")}\n`,
+  });
+  await indexRepository(home, registerRepository(home, { name: "t", path: docs, embed: false }));
+  const paths = async (filter: string) =>
+    (await search(home, { query: "wordone", mode: "bm25", where: [parseFilter(filter)] })).results.map((r) => r.path).sort();
+  expect(await paths("tags=हिंदी")).toEqual(["hi.md"]);
+  expect(await paths("tags=שָׁלוֹם")).toEqual(["he.md"]);
+  expect(await paths("tags=café")).toEqual(["nfd.md"]);
+  expect(await paths("tags=résumé")).toEqual(["nfd.md"]);
+});

@@ -239,8 +239,9 @@ export function boundedMetadata(metadata: Record<string, unknown>, limits = META
     if (typeof item === "string") {
       // A soft hyphen is no part of a value (`Kranken&shy;haus`): kept, `tags=Krankenhaus` missed it. Half of a
       // character (YAML's `"a\ud800b"`) is U+FFFD, as HTML and DOCX give it: `--json` printed it as a lone `\ud800`
-      // that jq and strict MCP clients refuse (s19 hostile #6).
-      const text = withoutSoftHyphens(item).toWellFormed();
+      // that jq and strict MCP clients refuse (s19 hostile #6). Composed (NFC), as filter values are: `tags=café`
+      // missed a tag written decomposed.
+      const text = withoutSoftHyphens(item).toWellFormed().normalize("NFC");
       const kept = shortened(text, limits.valueChars);
       chars -= kept.length;
       return chars >= 0 ? kept : undefined;

@@ -79,8 +79,11 @@ function headingText(raw: string): string {
 
 /** At most this many inline tags are kept per note (a generated note of a million `#x` is no list of tags). */
 const MAX_INLINE_TAGS = 256;
-/** `#tag`, `#nested/tag`, `#tag-2` after white space or at a line's start; a heading's `# ` is none. */
-const INLINE_TAG = /(?<!\S)#([\p{L}\p{N}_/-]+)/gu;
+/**
+ * `#tag`, `#nested/tag`, `#tag-2` after white space or at a line's start; a heading's `# ` is none. Marks belong to
+ * their letters: `#हिंदी`, `#שָׁלוֹם` and a decomposed `#résumé` were cut at the first one (s19 retest).
+ */
+const INLINE_TAG = /(?<!\S)#([\p{L}\p{N}\p{M}_/-]+)/gu;
 
 /** A list item's first line: `- `, `* `, `+ `, `1. `, `1) `. */
 const LIST_ITEM = /^\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)/;

@@ -243,7 +243,8 @@ function nestedUnder(parent: string, bind: Bind): string {
  * compares numbers, a date (2025-01-31…) compares ISO text by prefix, anything else compares text; a bare year
  * compares numbers and dates both.
  */
-function metadataSql(term: FilterTerm, value: string, bind: Bind): string {
+function metadataSql(term: FilterTerm, typed: string, bind: Bind): string {
+  const value = typed.normalize("NFC"); // as metadata values are stored (boundedMetadata)
   const source = bind(metadataPath(term.key)); // bound first: its placeholder comes first
   const text = "CASE m.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE m.value END";
   const date = DATE.test(value) && value.includes("-"); // a bare year is a number here (`year>=2020`)
