@@ -16,12 +16,12 @@ export const MAX_EXCLUDED = 100;
 const MAX_REQUIRED = 100;
 const MAX_OPTIONAL = 200;
 /**
- * Words the quoted phrases of a query (and `-words` of many parts) may hold in all: FTS5 matches a phrase position by
- * position, and one of 8,000 words of a common word held a server 51 s in 200,000 notes, all others waiting (s19
- * hostile #9); 100 phrases of 64 words, 45 s (s19 retest). 64 words of such a word take 0.26 s there. A passage is
- * found by a part of it.
+ * Words the phrases of a query may hold in all: quoted phrases, runs of CJK characters (searched as phrases of their
+ * characters) and `-words` of many parts. FTS5 matches a phrase position by position, and one of 8,000 words of a
+ * common word held a server 51 s in 200,000 notes, all others waiting (s19 hostile #9); 100 phrases of 64 words, 45 s
+ * (s19 retest). 256 words of such a word take about a second there, and a sentence of Japanese fits.
  */
-export const MAX_PHRASE_WORDS = 64;
+export const MAX_PHRASE_WORDS = 256;
 
 export interface ParsedQuery {
   /** The FTS5 expression, or null when nothing searchable is left (e.g. only punctuation or exclusions). */
@@ -54,9 +54,11 @@ export function parseQuery(text: string): ParsedQuery {
     .filter((item) => item.kind === "phrase" && item.tokens.length > 1)
     .reduce((sum, item) => sum + item.tokens.length, 0);
   if (quoted > MAX_PHRASE_WORDS)
-    throw new ResearcherError("USAGE", `quoted phrases can hold at most ${MAX_PHRASE_WORDS} words in all, this query has ${quoted}`, {
-      hint: "quote the most telling part",
-    });
+    throw new ResearcherError(
+      "USAGE",
+      `a query's phrases (quoted, or runs of CJK characters) can hold at most ${MAX_PHRASE_WORDS} words in all, this one has ${quoted}`,
+      { hint: "search with the most telling part" },
+    );
   const positive = items.filter((item) => !item.excluded);
   const optional = positive.filter((item) => !item.required);
   const meaningful = optional.filter((item) => item.kind !== "word" || !isStopword(item.tokens));
