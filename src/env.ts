@@ -56,10 +56,11 @@ export const env = {
 };
 
 /**
- * `~/x` as the shell would expand it, where a path is read from a file (config.yaml, a model's path): people write
- * `path: ~/notes` there, and it was a folder named `~` inside the researcher home (s19 hostile #8).
+ * `~/x` and `$HOME/x` as the shell would expand them, where a path is read from a file (config.yaml, a model's path):
+ * people write `path: ~/notes` there, and it was a folder named `~` inside the researcher home (s19 hostile #8).
  */
 export function expandHome(path: string): string {
   const home = env.userHome();
-  return home && /^~(?:\/|$)/.test(path) ? home + path.slice(1) : path;
+  const prefix = /^(?:~|\$HOME|\$\{HOME\})(?=\/|$)/.exec(path)?.[0];
+  return home && prefix ? home + path.slice(prefix.length) : path;
 }
