@@ -67,7 +67,7 @@ describe("config", () => {
     expect(JSON.parse(runCli(["repo", "list", "--json"], { home, env }).stdout)[0].path).toBe(join(user, "notes"));
     expect(runCli(["index", "s"], { home, env }).code).toBe(0);
     expect(runCli(["search", "alpha", "--files"], { home, env }).stdout).toBe(`${join(user, "notes/a.md")}\n`);
-    for (const written of ["$HOME/notes", "${HOME}/notes"]) {
+    for (const written of ["$HOME/notes", "\u0024{HOME}/notes"]) {
       writeFileSync(join(home, "config.yaml"), `repositories:\n  s:\n    path: ${written}\n    embed: false\n`);
       expect(JSON.parse(runCli(["repo", "list", "--json"], { home, env }).stdout)[0].path).toBe(join(user, "notes"));
     }
