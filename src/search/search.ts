@@ -875,11 +875,13 @@ function hydrate(candidates: Candidate[], offset: number, limit: number, parsed:
   // user F3).
   const shown = new ShownPassages();
   const onPage = new Set(page.map(([c, row]) => passageKey(c, row)));
-  const above = candidates.slice(0, offset);
+  // Only those of the page's documents are read whole (owners first: a deep offset read every text above it).
+  const owners = new Map([...idsByStore(candidates.slice(0, offset))].map(([store, ids]) => [store, store.ownersOf(ids)]));
+  const above = candidates.slice(0, offset).filter((c) => onPage.has(passageKey(c, { path: owners.get(c.store)?.get(c.id)?.path ?? "" })));
   const aboveRows = fetchRows(above);
   for (const c of above) {
     const row = aboveRows.get(c.store)?.get(c.id);
-    if (row && onPage.has(passageKey(c, row))) shown.add(c, row, parsed, full);
+    if (row) shown.add(c, row, parsed, full);
   }
   return page.map(([c, row]) => shown.add(c, row, parsed, full));
 }
@@ -910,7 +912,7 @@ class ShownPassages {
 }
 
 /** The document a result's passage is chosen within (ShownPassages). */
-function passageKey(c: Candidate, row: FragmentRow): string {
+function passageKey(c: Candidate, row: { path: string }): string {
   return `${c.repo.name}\0${row.path}`;
 }
 
