@@ -105,3 +105,18 @@ test("front matter holding half of a character (YAML's \\ud800 escape) is stored
   expect(hit!.title).toBe("a\uFFFDb");
   expect(hit!.metadata.tags).toEqual(["\uFFFD"]);
 });
+
+test("Korean and voiced kana are marked in a snippet, composed or written decomposed, and the window goes to them (s19 retest)", () => {
+  // The query's characters are compared folded (NFKD), the text's as written: a Hangul syllable or が never matched,
+  // so the snippet started at the fragment's top and cited a line without the word.
+  const before = "앞 문장 ".repeat(80);
+  for (const [text, query, marked] of [
+    [`${before}\n한국어 검색 엔진`, "한국어", ["한", "국", "어"]],
+    [`${before}\n${"한국어 검색 엔진".normalize("NFD")}`, "한국어", ["한국어".normalize("NFD")]],
+    [`${before}\nがっこうへ行く`, "がっこう", ["が", "っ", "こ", "う"]],
+    [`${before}\n𠀋がっこう`, "がっこう", ["が", "っ", "こ", "う"]],
+  ] as const) {
+    const snippet = makeSnippet(text, parseQuery(query).highlight);
+    expect(snippet.highlights.map(([start, end]) => snippet.text.slice(start, end))).toEqual([...marked]);
+  }
+});

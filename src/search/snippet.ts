@@ -95,10 +95,21 @@ function findAnyMatches(text: string, highlight: ParsedQuery["highlight"]): Matc
   const found: Match[] = [];
   for (const m of text.matchAll(WORD)) {
     const word = m[0];
+    // Compared folded, as the query's characters are (`stem`): a Hangul syllable or a voiced kana decomposes, and
+    // Korean and Japanese with dakuten were never marked. A word written decomposed (Korean from a Mac) is matched
+    // as the index reads it, composed, and marked whole.
+    const composed = hasCjk(word) ? word : word.normalize("NFC");
+    if (composed !== word && hasCjk(composed)) {
+      if ([...composed].some((ch) => highlight.stems.has(stem(ch))))
+        found.push({ start: m.index, end: m.index + word.length, key: composed });
+      continue;
+    }
     if (hasCjk(word)) {
-      [...word].forEach((ch, i) => {
-        if (highlight.stems.has(ch)) found.push({ start: m.index + i, end: m.index + i + ch.length, key: ch });
-      });
+      let at = m.index;
+      for (const ch of word) {
+        if (highlight.stems.has(stem(ch))) found.push({ start: at, end: at + ch.length, key: ch });
+        at += ch.length;
+      }
       continue;
     }
     const folded = foldCase(word);
