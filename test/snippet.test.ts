@@ -115,6 +115,7 @@ test("Korean and voiced kana are marked in a snippet, composed or written decomp
     [`${before}\n${"한국어 검색 엔진".normalize("NFD")}`, "한국어", ["한국어".normalize("NFD")]],
     [`${before}\nがっこうへ行く`, "がっこう", ["が", "っ", "こ", "う"]],
     [`${before}\n𠀋がっこう`, "がっこう", ["が", "っ", "こ", "う"]],
+    [`${before}\nｶﾀｶﾅ テスト`, "カタカナ", ["ｶﾀｶﾅ"]],
   ] as const) {
     const snippet = makeSnippet(text, parseQuery(query).highlight);
     expect(snippet.highlights.map(([start, end]) => snippet.text.slice(start, end))).toEqual([...marked]);

@@ -96,9 +96,9 @@ function findAnyMatches(text: string, highlight: ParsedQuery["highlight"]): Matc
   for (const m of text.matchAll(WORD)) {
     const word = m[0];
     // Compared folded, as the query's characters are (`stem`): a Hangul syllable or a voiced kana decomposes, and
-    // Korean and Japanese with dakuten were never marked. A word written decomposed (Korean from a Mac) is matched
-    // as the index reads it, composed, and marked whole.
-    const composed = hasCjk(word) ? word : word.normalize("NFC");
+    // Korean and Japanese with dakuten were never marked. A word written decomposed (Korean from a Mac) or in
+    // half-width katakana is matched as the index reads it (NFKC: searchForm), and marked whole.
+    const composed = hasCjk(word) ? word : word.normalize("NFKC");
     if (composed !== word && hasCjk(composed)) {
       if ([...composed].some((ch) => highlight.stems.has(stem(ch))))
         found.push({ start: m.index, end: m.index + word.length, key: composed });
