@@ -661,7 +661,19 @@ test("a parent tag finds its nested tags, as Obsidian's tag search does; a tag t
 test("a date filter holds dates: a value that is no date (TBD, n/a, Spring 2023) lies in no period, and != holds for it (s19 hostile #5)", async () => {
   const home = tempDir();
   const docs = tempDir();
-  const values = ["TBD", "unknown", "Spring 2023", "n/a", "March 3, 2021", "2021-03-03", "2024-01-01", "2025-06"];
+  const values = [
+    "TBD",
+    "unknown",
+    "Spring 2023",
+    "n/a",
+    "March 3, 2021",
+    "2021-03-03",
+    "2024-01-01",
+    "2025-06",
+    "2024-13-01",
+    "2024-W05",
+    "2024/02/01",
+  ];
   writeTree(docs, Object.fromEntries(values.map((v, i) => [`d${i}.md`, `---\ndate: ${v}\n---\n# h\n\nrealword\n`])));
   await indexRepository(home, registerRepository(home, { name: "dt", path: docs, embed: false }));
   const dates = async (filter: string) =>

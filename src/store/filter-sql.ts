@@ -243,6 +243,16 @@ function nestedUnder(parent: string, bind: Bind): string {
  * compares numbers, a date (2025-01-31…) compares ISO text by prefix, anything else compares text; a bare year
  * compares numbers and dates both.
  */
+/**
+ * Whether a stored text value reads as a date: a year, or a year and a month (01-12) with what follows (`2024-13-01`,
+ * `2024-W05` and `2024/02/01` passed date filters as text: s19 retest). `withMonth`: a bare year is no date here.
+ */
+function storedDate(column: string, withMonth = false): string {
+  const year = "[0-9][0-9][0-9][0-9]";
+  const months = [`${column} GLOB '${year}-0[1-9]*'`, `${column} GLOB '${year}-1[0-2]*'`];
+  return `(${[...(withMonth ? [] : [`${column} GLOB '${year}'`]), ...months].join(" OR ")})`;
+}
+
 function metadataSql(term: FilterTerm, typed: string, bind: Bind): string {
   const value = typed.normalize("NFC"); // as metadata values are stored (boundedMetadata)
   const source = bind(metadataPath(term.key)); // bound first: its placeholder comes first
@@ -256,7 +266,7 @@ function metadataSql(term: FilterTerm, typed: string, bind: Bind): string {
   } else if (date) {
     // A value that is no date (`TBD`, `n/a`, `Spring 2023`) lies in no period: it sorted after every date as text,
     // so `date>=2024-01-01` held it (s19 hostile #5). Only `!=` holds for it.
-    const dated = term.op === "ne" ? "" : "m.value GLOB '[0-9][0-9][0-9][0-9]*' AND ";
+    const dated = term.op === "ne" ? "" : `${storedDate("m.value")} AND `;
     test = `m.type = 'text' AND ${dated}${prefixCompare("m.value", term.op, value, bind)}`;
   } else if (NUMBER.test(value)) {
     test = `${NUMERIC} AND ${NUMERIC_VALUE} ${SQL_OPS[term.op]} ${bind(Number(value))}`;
@@ -266,6 +276,6 @@ function metadataSql(term: FilterTerm, typed: string, bind: Bind): string {
   if (term.op === "eq" && NESTING_KEYS.has(term.key)) test = `(${test}) OR (m.type = 'text' AND ${nestedUnder(value, bind)})`;
   // A bare year compares numbers (`year>=2020`) and is also a period of dates (`date>=2025` holds 2025-03-01).
   if (DATE.test(value) && !value.includes("-") && term.op !== "contains")
-    test = `(${test}) OR (m.type = 'text' AND m.value GLOB '[0-9][0-9][0-9][0-9]-*' AND ${prefixCompare("m.value", term.op, value, bind)})`;
+    test = `(${test}) OR (m.type = 'text' AND ${storedDate("m.value", true)} AND ${prefixCompare("m.value", term.op, value, bind)})`;
   return `EXISTS (SELECT 1 FROM json_each(${metadataOf("d.metadata")}, ${source}) AS m WHERE ${test})`;
 }
