@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ResearcherError } from "../src/errors.ts";
 import { acquireWriterLock, processStartTime } from "../src/lock.ts";
@@ -216,4 +216,21 @@ test("a lock path that is no lock file (a FIFO, a link to /dev/zero) is named wi
     code: 1,
     stderr: expect.stringContaining(`${join(home, "config.lock")} is no lock (not a regular file (named pipe))`),
   });
+});
+
+test("`repo remove` of a repository whose index folder is a link deletes the index files there and the link, nothing else (s19 hostile #7)", () => {
+  // It removed the link alone and said "removed": the index, and a fresh lock, stayed on the other disk.
+  const [home, docs, other] = [tempDir(), tempDir(), tempDir()];
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "docs"], { home }).code).toBe(0);
+  const dir = join(home, "repositories", "docs");
+  const kept = join(other, "index");
+  renameSync(dir, kept);
+  symlinkSync(kept, dir);
+  writeFileSync(join(kept, "notes.txt"), "the user's own file\n");
+  expect(runCli(["search", "alpha", "--files"], { home }).stdout).toContain("a.md");
+  expect(runCli(["repo", "remove", "docs"], { home }).code).toBe(0);
+  expect(existsSync(dir)).toBe(false);
+  expect(readdirSync(kept)).toEqual(["notes.txt"]);
 });

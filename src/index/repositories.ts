@@ -5,7 +5,7 @@
  * files deleted under it, and a writer that takes the lock after it finds the name unregistered and builds nothing
  * (writeSession checks under the lock).
  */
-import { realpathSync, renameSync, rmSync } from "node:fs";
+import { lstatSync, readdirSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
   type AddRepositoryInput,
@@ -49,7 +49,7 @@ export function addRepository(home: string, input: AddRepositoryInput): AddedRep
 export function removeRepository(home: string, name: string, options: { keepData?: boolean } = {}): Repository {
   const repo = getRepository(home, name);
   const release = acquireWriterLock(repo.dir, repo.name);
-  const deleteIndex = () => rmSync(repo.dir, { recursive: true, force: true }); // the lock goes with the folder
+  const deleteIndex = () => deleteIndexFolder(repo.dir); // the lock goes with it
   try {
     try {
       forgetRepository(home, name);
@@ -66,6 +66,26 @@ export function removeRepository(home: string, name: string, options: { keepData
   if (options.keepData) release();
   else deleteIndex();
   return repo;
+}
+
+/** What an index folder holds: the database and its side files, a copy moved aside, the ANN file, the lock, temp files. */
+const INDEX_FILE = /^(?:index\.db(?:-wal|-shm|\.damaged-.*)?|vectors\.usearch|lock|\..+\.tmp(?:-wal|-shm)?)$/;
+
+/**
+ * Delete an index folder. One that is a link (the index kept on another disk) loses the index files in its target
+ * and then the link; the target folder and anything else in it stay. Removing the link alone left the index and a
+ * fresh lock behind while saying "removed" (s19 hostile #7).
+ */
+function deleteIndexFolder(dir: string): void {
+  let target: string | undefined;
+  try {
+    target = lstatSync(dir).isSymbolicLink() ? realpathSync(dir) : undefined;
+  } catch {
+    target = undefined; // a link to nothing: only the link is left to remove
+  }
+  if (target)
+    for (const name of readdirSync(target)) if (INDEX_FILE.test(name)) rmSync(join(target, name), { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true });
 }
 
 /**
