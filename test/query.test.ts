@@ -76,3 +76,14 @@ test("quoted phrases hold at most MAX_PHRASE_WORDS words in all: a usage error p
     );
   }
 });
+
+test("full-width punctuation in a query is no operator: the syntax is read before text takes the index's form (s19 retest)", () => {
+  // NFKC made `－` a minus and `＂` a quote: `東京 －大阪` excluded 大阪.
+  const parsed = parseQuery("東京 －大阪");
+  expect(parsed.excluded).toEqual([]);
+  expect(parsed.optional.map((t) => t.fts)).toEqual(['"東 京"', '"大 阪"']); // CJK runs as phrases of their characters
+  expect(parseQuery("＂alpha beta＂").required).toEqual([]);
+  // The words themselves are in the index's form: a ligature or a full-width letter is found as typed plainly.
+  expect(parseQuery("ﬁnancial").optional.map((t) => t.fts)).toEqual(['"financial"']);
+  expect(parseQuery('"ｆｕｌｌ width"').required).toEqual(['"full width"']);
+});

@@ -10,7 +10,7 @@
  */
 import { ResearcherError } from "../errors.ts";
 import { expandQueryWord, snakeWords } from "../identifiers.ts";
-import { foldCase, searchForm, splitCjk, stem, withoutSoftHyphens, WORD } from "../text.ts";
+import { foldCase, searchForm, splitCjk, stem, WORD } from "../text.ts";
 
 export const MAX_EXCLUDED = 100;
 const MAX_REQUIRED = 100;
@@ -48,7 +48,7 @@ const STOPWORDS = new Set(
 type Item = { kind: "word" | "phrase" | "prefix"; tokens: string[]; required: boolean; excluded: boolean };
 
 export function parseQuery(text: string): ParsedQuery {
-  const items = tokenizeQuery(searchForm(text));
+  const items = tokenizeQuery(text);
   // A phrase of one word is a word (`-draft` among them): only word positions matched one after another cost.
   const quoted = items
     .filter((item) => item.kind === "phrase" && item.tokens.length > 1)
@@ -185,9 +185,13 @@ function tokenizeQuery(text: string): Item[] {
   return items;
 }
 
-/** Word runs of the text, soft hyphens dropped as the index drops them (ftsText); a CJK run becomes a group of its characters. */
+/**
+ * Word runs of the text in the index's form (searchForm: soft hyphens dropped, NFKC); a CJK run becomes a group of its
+ * characters. Applied to each part after the query's syntax is read, so full-width punctuation stays punctuation:
+ * `東京 －大阪` searches both words rather than excluding the second (s19 retest).
+ */
 function wordGroups(text: string): string[][] {
-  return (withoutSoftHyphens(text).match(WORD) ?? []).map(splitCjk);
+  return (searchForm(text).match(WORD) ?? []).map(splitCjk);
 }
 
 function ftsItem(item: Item): string {
