@@ -7,7 +7,7 @@ import { describeError, readDenied, ResearcherError, systemCode, writeDenied } f
 import { writeFileAtomic } from "./atomic.ts";
 import { danglingLink } from "./files.ts";
 import { leftoverTempFiles, withConfigLock } from "./lock.ts";
-import { env } from "./env.ts";
+import { env, expandHome } from "./env.ts";
 import { parseYaml, stringifyYaml } from "./yaml.ts";
 
 /** Source code's fragment budget (chunk.code_tokens): see the schema below. */
@@ -475,7 +475,7 @@ function repositoryValue(settings: UserSettings, parts: string[], value: string)
     });
   }
   if (field !== "path" || parts.length !== 3) return undefined;
-  const folder = resolve(value);
+  const folder = resolve(expandHome(value));
   if (!existsSync(folder) || !statSync(folder).isDirectory())
     throw new ResearcherError("PATH_NOT_FOUND", `${folder} is not a folder`, {
       hint: "a repository's path is the folder of its documents",

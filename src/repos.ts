@@ -244,7 +244,8 @@ function checkedFolder(input: string): string {
   // An empty path (an unset variable in a script) would read as the current folder: the home folder, say.
   if (!input.trim())
     throw new ResearcherError("USAGE", "a repository needs a folder (got an empty path)", { hint: "e.g. ~/notes, or . for this folder" });
-  const absolute = resolve(input);
+  // A `~/` that reached us unexpanded (quoted in a script, an MCP client's settings) is the home, as in config.yaml.
+  const absolute = resolve(expandHome(input));
   // `"$NOTES/"` with NOTES unset: the root, whose index run would walk every mounted disk.
   if (absolute === "/")
     throw new ResearcherError("USAGE", "/ is the file system's root, not a folder of documents", {

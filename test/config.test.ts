@@ -67,6 +67,10 @@ describe("config", () => {
     expect(JSON.parse(runCli(["repo", "list", "--json"], { home, env }).stdout)[0].path).toBe(join(user, "notes"));
     expect(runCli(["index", "s"], { home, env }).code).toBe(0);
     expect(runCli(["search", "alpha", "--files"], { home, env }).stdout).toBe(`${join(user, "notes/a.md")}\n`);
+    // A `~` that reached the program unexpanded (quoted in a script) is the home too, as in the file.
+    expect(runCli(["config", "set", "repositories.s.path", "~/notes"], { home, env }).code).toBe(0);
+    const again = runCli(["repo", "add", "t", "~/notes/", "--no-embed"], { home, env, cwd: tempDir() });
+    expect(again).toMatchObject({ code: 1, stderr: expect.stringContaining("is already registered as 's'") });
     for (const written of ["$HOME/notes", "\u0024{HOME}/notes"]) {
       writeFileSync(join(home, "config.yaml"), `repositories:\n  s:\n    path: ${written}\n    embed: false\n`);
       expect(JSON.parse(runCli(["repo", "list", "--json"], { home, env }).stdout)[0].path).toBe(join(user, "notes"));
