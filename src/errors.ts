@@ -199,6 +199,13 @@ export function toResearcherError(error: unknown, context?: ErrorContext): Resea
     const kept = context ? " (what was written before is kept, none of it half-written)" : "";
     return as("DISK_FULL", `${where}: ${message}`, `free some space (or move RESEARCHER_HOME) and run the command again${kept}`);
   }
+  // A limit on file size (`ulimit -f`, a quota's): the environment's, like a full disk, and nothing was half-written.
+  if (code === "EFBIG")
+    return as(
+      "DISK_FULL",
+      `a file grew past the size this process may write (ulimit -f, or a quota): ${message}`,
+      "raise the limit and run the command again",
+    );
   // The process's or the system's limit on open files: no file's fault, and every file would meet it.
   if (OPEN_FILES_LIMIT.has(code)) return as("TOO_MANY_OPEN_FILES", message, OPEN_FILES_HINT);
   // A file or folder that is not there or may not be touched (`--home` under /proc, `-o` into a missing folder):

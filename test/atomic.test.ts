@@ -170,5 +170,13 @@ test("a write the disk cuts short fails and leaves the file as it was (s19 revie
   const run = Bun.spawnSync(["bash", "-c", `trap '' XFSZ; ulimit -f 8; exec "$0" -e "$1"`, process.execPath, script]);
   expect(run.stdout.toString()).toMatch(/^failed: /);
   expect(readFileSync(file, "utf8")).toBe("old\n");
+  // On the command line a size limit is said as such, not as a bug (`unexpected: … EFBIG`: s19 retest).
+  const home = tempDir();
+  const args = ["repo", "add", "r", dir, "--no-embed", "--description", "z".repeat(1000)];
+  const cli = Bun.spawnSync(["bash", "-c", `trap '' XFSZ; ulimit -f 1; exec "$@"`, "cli", ...cliCommand, ...args], {
+    env: { ...process.env, RESEARCHER_HOME: home },
+  });
+  expect(cli.exitCode).toBe(1);
+  expect(cli.stderr.toString()).toStartWith("error: a file grew past the size this process may write (ulimit -f, or a quota)");
   expect(readdirSync(dir)).toEqual(["config.yaml"]); // no temp file left
 });
