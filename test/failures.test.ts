@@ -357,6 +357,6 @@ test("an index run's text names the first 20 failures and counts the rest, as st
   expect(runCli(["repo", "add", "b", docs, "--no-embed"], { home }).code).toBe(0);
   const run = runCli(["index", "b"], { home });
   expect(run.stdout.match(/^ {2}failed broken-\d\d\.pdf: /gm)).toHaveLength(20);
-  expect(run.stdout).toContain("  failed and 5 more (`researcher status b --json` lists them)");
+  expect(run.stdout).toContain("  … and 5 more failed (`researcher status b --json` lists them)");
   expect(JSON.parse(runCli(["status", "b", "--json"], { home }).stdout).failures).toHaveLength(25);
 });

@@ -470,7 +470,7 @@ export function indexSummaryText(summary: IndexSummary, style: Style): string {
     lines.push(`  ${style.warn("failed")} ${escapeControls(`${failure.path}: ${failure.reason}`)}`);
   if (summary.failures.length > FAILURES_LISTED) {
     const more = summary.failures.length - FAILURES_LISTED;
-    lines.push(`  ${style.warn("failed")} and ${more} more (\`researcher status ${summary.repository} --json\` lists them)`);
+    lines.push(`  ${style.warn(`… and ${more} more failed`)} (\`researcher status ${summary.repository} --json\` lists them)`);
   }
   if (summary.failed_unchanged) {
     const files = summary.failed_unchanged === 1 ? "1 file that failed is" : `${summary.failed_unchanged} files that failed are`;
