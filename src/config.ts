@@ -189,7 +189,9 @@ export function resolveHome(flag?: string): string {
     // A file on the way to it (`RESEARCHER_HOME=notes.txt/home`): ENOTDIR, and no hint, before; a name past the
     // file system's 255 bytes was "unexpected".
     if (systemCode(error) === "ENAMETOOLONG")
-      throw new ResearcherError("PATH_NOT_FOUND", `the home folder ${home} cannot exist: a name in it is too long`, { hint });
+      throw new ResearcherError("PATH_NOT_FOUND", `the home folder ${home} cannot exist: a name in it is too long`, {
+        hint: `${flag ? "name" : "point RESEARCHER_HOME at"} a folder whose names are at most 255 bytes each`,
+      });
     if (systemCode(error) !== "ENOTDIR") throw error;
     throw new ResearcherError("PATH_NOT_FOUND", `the home folder ${home} cannot be a folder: a file stands on its path`, { hint });
   }

@@ -396,7 +396,7 @@ test("a home that is a file is one error line naming it, for writes and reads al
     expect({ args, code: tooLong.code, stderr: tooLong.stderr }).toEqual({
       args,
       code: 1,
-      stderr: `error: the home folder ${long} cannot exist: a name in it is too long\nhint: point RESEARCHER_HOME at a folder (or move the file away)\n`,
+      stderr: `error: the home folder ${long} cannot exist: a name in it is too long\nhint: point RESEARCHER_HOME at a folder whose names are at most 255 bytes each\n`,
     });
   }
 });
