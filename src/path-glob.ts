@@ -11,7 +11,8 @@
  * the folder with everything below it (`src/` as `src/**`). A pattern that matches a folder matches all below it
  * (`subjects`). A pattern also matches the path (or name) it spells.
  */
-export function pathGlob(pattern: string): (path: string) => boolean {
+export function pathGlob(typed: string): (path: string) => boolean {
+  const pattern = composed(typed);
   const { glob, anchored } = pathPattern(pattern);
   // A leading `!` is a name's first letter, not Bun.Glob's negation (`!x.md` matched every other file): a filter
   // says "not" with `!=`.
@@ -20,7 +21,18 @@ export function pathGlob(pattern: string): (path: string) => boolean {
   // `ls` shows it, and it must reach it.
   const literal = pattern.replace(/^(?:\.?\/)+/, "");
   const below = literal.endsWith("/") ? (path: string) => path.startsWith(literal) : () => false;
-  return (path) => below(path) || subjects(path, anchored).some((subject) => subject === literal || matcher.match(subject));
+  return (stored) => {
+    const path = composed(stored);
+    return below(path) || subjects(path, anchored).some((subject) => subject === literal || matcher.match(subject));
+  };
+}
+
+/**
+ * A path or pattern composed (NFC): a name copied from a Mac is stored decomposed (`é` as `e` and a mark) and typed
+ * composed; `get` reached it and every glob missed it (s19 retest).
+ */
+export function composed(path: string): string {
+  return /^[\x00-\x7f]*$/.test(path) ? path : path.normalize("NFC");
 }
 
 /**

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { discoverFiles, isCandidate, parseIgnoreLine } from "../src/index/discover.ts";
 import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
+import { listDocuments, readDocuments } from "../src/search/documents.ts";
+import { search } from "../src/search/search.ts";
 import { tempDir, writeTree } from "./helpers.ts";
 
 describe("discoverFiles", () => {
@@ -234,4 +236,20 @@ describe(".gitignore and .ignore", () => {
     const found = discoverFiles(root, { fileTypes: ["md"], exclude: ["!private"] }).files.map((f) => f.path);
     expect(found).toEqual(["notes/n.md", "private/t.md"]);
   });
+});
+
+test("a file name stored decomposed (from a Mac) is matched by a glob, an exclude, ls and multi-get typed composed (s19 retest)", async () => {
+  const home = tempDir();
+  const root = tempDir();
+  const nfd = "é.md".normalize("NFD");
+  writeTree(root, { [nfd]: "# e\n\nword\n", [`sub/${nfd}`]: "# e\n\nword\n", "other.md": "# o\n\nword\n" });
+  const repo = registerRepository(home, { name: "t", path: root, embed: false });
+  await indexRepository(home, repo);
+  const found = async (filter: string) =>
+    (await search(home, { query: "word", mode: "bm25", filter })).results.map((r) => r.path.normalize("NFC")).sort();
+  expect(await found("é.md")).toEqual(["sub/é.md", "é.md"]);
+  expect(await found("é*")).toEqual(["sub/é.md", "é.md"]);
+  expect(discoverFiles(root, { fileTypes: ["md"], exclude: ["é.md"] }).files.map((f) => f.path)).toEqual(["other.md"]);
+  expect(listDocuments(home, { repositories: ["t"], prefix: "é" }).documents).toHaveLength(1);
+  expect((await readDocuments(home, "t:é*")).documents).toHaveLength(2); // a name at any depth
 });

@@ -17,7 +17,7 @@ import { isInside, movedRoot, movedRootHint, outsideRoot, readConfinedFile, root
 import { cancelled, describeError, isResearcherError, notIndexedYet, ResearcherError, toResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, selectRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
-import { isGlob, pathGlob } from "../path-glob.ts";
+import { composed, isGlob, pathGlob } from "../path-glob.ts";
 
 /** Who a document is: what every answer about it starts with. */
 interface DocumentIdentity {
@@ -642,8 +642,9 @@ export function listDocuments(
     ),
     named,
   );
+  const wanted = composed(prefix); // names from a Mac are stored decomposed, and typed composed
   const documents = answers.flatMap(({ repo, value }) =>
-    value.filter((doc) => doc.path.startsWith(prefix)).map((doc) => listedInfo(repo, doc)),
+    value.filter((doc) => composed(doc.path).startsWith(wanted)).map((doc) => listedInfo(repo, doc)),
   );
   // A prefix that starts no path is often the inside of one (`ch04` for `src/ch04-…`): the paths that contain it.
   const lowered = prefix.toLowerCase();

@@ -5,7 +5,7 @@
  * (see `admitted` in store.ts), so a selective filter still fills a page of results.
  */
 import { trimRuns } from "../text.ts";
-import { isGlob, pathGlob, pathPattern, subjects } from "../path-glob.ts";
+import { composed, isGlob, pathGlob, pathPattern, subjects } from "../path-glob.ts";
 
 export const FILTER_OPS = ["eq", "ne", "lt", "le", "gt", "ge", "contains", "in"] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
@@ -159,14 +159,18 @@ function isoValue(value: string): string {
  * list of paths or names, as an agent sends) are looked up, not matched one by one.
  */
 function globSql(patterns: string[], bind: Bind, scope: FilterScope): string {
-  const literal = patterns.map(pathPattern).filter((p) => !isGlob(p.glob));
+  const literal = patterns.map((p) => pathPattern(composed(p))).filter((p) => !isGlob(p.glob));
   const paths = new Set(literal.filter((p) => p.anchored).map((p) => p.glob));
   const names = new Set(literal.filter((p) => !p.anchored).map((p) => p.glob));
   const globs = patterns.filter((p) => isGlob(pathPattern(p).glob)).map(pathGlob);
-  const matches = (path: string) =>
-    (paths.size > 0 && subjects(path, true).some((p) => paths.has(p))) ||
-    (names.size > 0 && subjects(path, false).some((name) => names.has(name))) ||
-    globs.some((glob) => glob(path));
+  const matches = (stored: string) => {
+    const path = composed(stored);
+    return (
+      (paths.size > 0 && subjects(path, true).some((p) => paths.has(p))) ||
+      (names.size > 0 && subjects(path, false).some((name) => names.has(name))) ||
+      globs.some((glob) => glob(path))
+    );
+  };
   const ids = scope
     .documentPaths()
     .filter((d) => matches(d.path))
