@@ -2,6 +2,7 @@
  * Globs over a repository's paths, one rule for every place that takes one: `--exclude` (discovery), `--filter`,
  * `--where path=` and multi-get. Pure string matching, no file system.
  */
+import { composed } from "./text.ts";
 
 /**
  * The one rule for a glob over a repository's paths (`--exclude`, `--filter`, `--where path=`, multi-get). As in .gitignore, a glob
@@ -12,6 +13,7 @@
  * (`subjects`). A pattern also matches the path (or name) it spells.
  */
 export function pathGlob(typed: string): (path: string) => boolean {
+  // Names compare composed: one stored decomposed (from a Mac) was read by `get` and missed by every glob (s19 retest).
   const pattern = composed(typed);
   const { glob, anchored } = pathPattern(pattern);
   // A leading `!` is a name's first letter, not Bun.Glob's negation (`!x.md` matched every other file): a filter
@@ -25,14 +27,6 @@ export function pathGlob(typed: string): (path: string) => boolean {
     const path = composed(stored);
     return below(path) || subjects(path, anchored).some((subject) => subject === literal || matcher.match(subject));
   };
-}
-
-/**
- * A path or pattern composed (NFC): a name copied from a Mac is stored decomposed (`é` as `e` and a mark) and typed
- * composed; `get` reached it and every glob missed it (s19 retest).
- */
-export function composed(path: string): string {
-  return /^[\x00-\x7f]*$/.test(path) ? path : path.normalize("NFC");
 }
 
 /**

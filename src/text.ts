@@ -26,8 +26,18 @@ export function withoutSoftHyphens(text: string): string {
  */
 export function searchForm(text: string): string {
   const plain = withoutSoftHyphens(text);
-  return /^[\x00-\x7f]*$/.test(plain) ? plain : plain.normalize("NFKC");
+  return ASCII.test(plain) ? plain : plain.normalize("NFKC");
 }
+
+/**
+ * `text` composed (NFC), as names and values are compared: a name copied from a Mac, or a front-matter value, may be
+ * stored decomposed (`é` as `e` and a mark) and is typed composed.
+ */
+export function composed(text: string): string {
+  return ASCII.test(text) ? text : text.normalize("NFC");
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
 
 export function hasCjk(text: string): boolean {
   return CJK_TEST.test(text);

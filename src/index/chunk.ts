@@ -333,18 +333,7 @@ function sameTitle(heading: string, title: string): boolean {
 
 /** Plain text: one section, its paragraphs (runs of lines that are not blank) read as they come. */
 function splitText(lines: Lines, firstLine: number): Section[] {
-  const blocks = paragraphs(lines, firstLine);
-  const first = blocks.next();
-  if (first.done) return [];
-  return [
-    {
-      headings: [],
-      blocks: (function* () {
-        yield first.value;
-        yield* blocks;
-      })(),
-    },
-  ];
+  return [{ headings: [], blocks: paragraphs(lines, firstLine) }];
 }
 
 function* paragraphs(lines: Lines, firstLine: number): Generator<Block> {

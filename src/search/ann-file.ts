@@ -72,9 +72,7 @@ function structureProblem(file: Reader, { dims, connectivity }: AnnShape): strin
   if (rows === 0) return file.size === levelsAt ? null : "bytes after an empty graph";
   if (maxLevel! > BigInt(MAX_LEVEL) || entry! >= BigInt(rows)) return "its entry point is out of range";
 
-  const levelBytes = file.read(levelsAt, 2 * rows);
-  // Little-endian, as on every platform we ship.
-  const levels = new Int16Array(levelBytes.buffer.slice(levelBytes.byteOffset, levelBytes.byteOffset + levelBytes.length));
+  const levels = readLevels(file, levelsAt, rows);
   if (levels[Number(entry)] !== Number(maxLevel)) return "its entry point is not on the top level";
   const node = new NodeLayout(connectivity);
   let nodesBytes = 0;
@@ -132,8 +130,7 @@ export function unreachableKeys(file: string, connectivity: number): number[] {
     const denseAt = 8 + rows * vectorBytes;
     const entry = Number(reader.read(denseAt + DENSE_HEAD + 32, 8).readBigUInt64LE(0));
     const levelsAt = denseAt + DENSE_HEAD + GRAPH_HEAD;
-    const levelBytes = reader.read(levelsAt, 2 * rows);
-    const levels = new Int16Array(levelBytes.buffer.slice(levelBytes.byteOffset, levelBytes.byteOffset + levelBytes.length));
+    const levels = readLevels(reader, levelsAt, rows);
     const node = new NodeLayout(connectivity);
     const width = node.capacity(0);
     const links = new Uint32Array(rows * width);
@@ -173,6 +170,12 @@ export function unreachableKeys(file: string, connectivity: number): number[] {
   } finally {
     closeSync(fd);
   }
+}
+
+/** Each node's level, as the table after the graph head holds them (little-endian, as on every platform we ship). */
+function readLevels(file: Reader, at: number, rows: number): Int16Array {
+  const bytes = file.read(at, 2 * rows);
+  return new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
 }
 
 class NodeLayout {

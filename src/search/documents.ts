@@ -14,10 +14,11 @@ import { PAGE_MARKER } from "../convert/document.ts";
 import { ConversionCache } from "./conversions.ts";
 import { conversionLimits, conversionSettings, convertOnce } from "../convert/pool.ts";
 import { isInside, movedRoot, movedRootHint, outsideRoot, readConfinedFile, rootRecord, type RootRecord, sha256 } from "../files.ts";
+import { composed } from "../text.ts";
 import { cancelled, describeError, isResearcherError, notIndexedYet, ResearcherError, toResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, selectRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
-import { composed, isGlob, pathGlob } from "../path-glob.ts";
+import { isGlob, pathGlob } from "../path-glob.ts";
 
 /** Who a document is: what every answer about it starts with. */
 interface DocumentIdentity {
@@ -332,8 +333,8 @@ export function spelledIn(store: Store, path: string): string | undefined {
     if (unescaped !== path && store.documentByPath(unescaped)) return unescaped;
   }
   if (/^[\x00-\x7f]*$/.test(path)) return undefined; // nothing to normalise
-  const wanted = path.normalize("NFC");
-  const same = [...store.documents().keys()].filter((p) => p.normalize("NFC") === wanted);
+  const wanted = composed(path);
+  const same = [...store.documents().keys()].filter((p) => composed(p) === wanted);
   return same.length === 1 ? same[0] : undefined;
 }
 

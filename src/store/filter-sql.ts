@@ -4,8 +4,8 @@
  * the tree compiles to a condition over `documents d` and `fragments f`, which the ranking queries apply inside
  * (see `admitted` in store.ts), so a selective filter still fills a page of results.
  */
-import { trimRuns } from "../text.ts";
-import { composed, isGlob, pathGlob, pathPattern, subjects } from "../path-glob.ts";
+import { composed, trimRuns } from "../text.ts";
+import { isGlob, pathGlob, pathPattern, subjects } from "../path-glob.ts";
 
 export const FILTER_OPS = ["eq", "ne", "lt", "le", "gt", "ge", "contains", "in"] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
@@ -258,7 +258,7 @@ function storedDate(column: string, withMonth = false): string {
 }
 
 function metadataSql(term: FilterTerm, typed: string, bind: Bind): string {
-  const value = typed.normalize("NFC"); // as metadata values are stored (boundedMetadata)
+  const value = composed(typed); // as metadata values are stored (boundedMetadata)
   const source = bind(metadataPath(term.key)); // bound first: its placeholder comes first
   const text = "CASE m.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE m.value END";
   const date = DATE.test(value) && value.includes("-"); // a bare year is a number here (`year>=2020`)
