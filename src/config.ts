@@ -5,9 +5,9 @@ import type * as Valibot from "valibot";
 import { FILE_TYPES } from "./file-types.ts";
 import { describeError, readDenied, ResearcherError, systemCode, writeDenied } from "./errors.ts";
 import { writeFileAtomic } from "./atomic.ts";
-import { danglingLink } from "./files.ts";
+import { danglingLink, repositoryFolder } from "./files.ts";
 import { leftoverTempFiles, withConfigLock } from "./lock.ts";
-import { env, expandHome } from "./env.ts";
+import { env } from "./env.ts";
 import { parseYaml, stringifyYaml } from "./yaml.ts";
 
 /** Source code's fragment budget (chunk.code_tokens): see the schema below. */
@@ -463,8 +463,8 @@ function checkBounds(before: UserSettings, after: UserSettings): void {
 }
 
 /**
- * `config set repositories.<name>.…` changes a repository `repo add` made, with `repo add`'s check on a path: it
- * must be a folder, and is written absolute (a relative one would move with the current folder). Returns the value
+ * `config set repositories.<name>.…` changes a repository `repo add` made, with `repo add`'s check on a path
+ * (`repositoryFolder`: an empty path or the root is refused, as an unset variable makes them). Returns the value
  * to write for a path, undefined for any other key.
  */
 function repositoryValue(settings: UserSettings, parts: string[], value: string): string | undefined {
@@ -477,12 +477,7 @@ function repositoryValue(settings: UserSettings, parts: string[], value: string)
     });
   }
   if (field !== "path" || parts.length !== 3) return undefined;
-  const folder = resolve(expandHome(value));
-  if (!existsSync(folder) || !statSync(folder).isDirectory())
-    throw new ResearcherError("PATH_NOT_FOUND", `${folder} is not a folder`, {
-      hint: "a repository's path is the folder of its documents",
-    });
-  return folder;
+  return repositoryFolder(value);
 }
 
 /** Apply `config set a.b.c value`: the value is read as a YAML scalar so numbers and booleans keep their type. */

@@ -4,6 +4,7 @@
  * file, never past a size limit, and never through a link out of the root.
  */
 import {
+  accessSync,
   closeSync,
   existsSync,
   fstatSync,
@@ -20,8 +21,9 @@ import {
   type BigIntStats,
   type Stats,
 } from "node:fs";
-import { isAbsolute, join, relative, sep } from "node:path";
-import { describeError, OPEN_FILES_LIMIT, systemCode } from "./errors.ts";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { expandHome } from "./env.ts";
+import { describeError, OPEN_FILES_LIMIT, ResearcherError, systemCode } from "./errors.ts";
 import { shellWord } from "./terminal.ts";
 
 /** The hash a document's bytes are known by (documents.hash) and a fragment text's (its first 32 digits). */
@@ -247,4 +249,33 @@ export function danglingLink(file: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The folder a repository is of, as `repo add` and `config set repositories.<name>.path` take it: a readable folder,
+ * written as its real absolute path (a relative one would move with the current folder).
+ */
+export function repositoryFolder(input: string): string {
+  // An empty path (an unset variable in a script) would read as the current folder: the home folder, say.
+  if (!input.trim())
+    throw new ResearcherError("USAGE", "a repository needs a folder (got an empty path)", { hint: "e.g. ~/notes, or . for this folder" });
+  // A `~/` that reached us unexpanded (quoted in a script, an MCP client's settings) is the home, as in config.yaml.
+  const absolute = resolve(expandHome(input));
+  // `"$NOTES/"` with NOTES unset: the root, whose index run would walk every mounted disk.
+  if (absolute === "/")
+    throw new ResearcherError("USAGE", "/ is the file system's root, not a folder of documents", {
+      hint: "name the folder to index, e.g. ~/notes",
+    });
+  if (!existsSync(absolute)) {
+    throw new ResearcherError("PATH_NOT_FOUND", `${absolute} does not exist`);
+  }
+  if (!statSync(absolute).isDirectory()) {
+    throw new ResearcherError("INVALID_INPUT", `${absolute} is not a folder`, { hint: "a repository is a folder of documents" });
+  }
+  try {
+    accessSync(absolute, fs.R_OK | fs.X_OK);
+  } catch {
+    throw new ResearcherError("PATH_NOT_FOUND", `${absolute} is not readable`);
+  }
+  return realpathSync(absolute);
 }

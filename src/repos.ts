@@ -1,5 +1,4 @@
 /** The repository registry: named folders in config.yaml, each with its own index folder. */
-import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { expandHome } from "./env.ts";
 import {
@@ -15,6 +14,7 @@ import {
 import { FILE_TYPES } from "./file-types.ts";
 import { ResearcherError, toResearcherError, type ErrorCode } from "./errors.ts";
 import { own } from "./own.ts";
+import { repositoryFolder } from "./files.ts";
 
 export interface Repository {
   name: string;
@@ -174,7 +174,7 @@ export function registerRepository(home: string, input: AddRepositoryInput, befo
       hint: "use letters, digits, '-' and '_' (at most 64), and no name JavaScript objects reserve (constructor, toString, …)",
     });
   }
-  const path = checkedFolder(input.path);
+  const path = repositoryFolder(input.path);
   // Only what was chosen is written: a repository that takes the defaults gets later releases' defaults too.
   const entry: UserSettings = { path };
   if (input.description != null) entry.description = input.description;
@@ -238,31 +238,6 @@ function normalizeFileTypes(types: string[]): string[] {
   if (clean.length === 0)
     throw new ResearcherError("INVALID_INPUT", "the file types need at least one extension", { hint: "e.g. md,txt,pdf" });
   return clean;
-}
-
-function checkedFolder(input: string): string {
-  // An empty path (an unset variable in a script) would read as the current folder: the home folder, say.
-  if (!input.trim())
-    throw new ResearcherError("USAGE", "a repository needs a folder (got an empty path)", { hint: "e.g. ~/notes, or . for this folder" });
-  // A `~/` that reached us unexpanded (quoted in a script, an MCP client's settings) is the home, as in config.yaml.
-  const absolute = resolve(expandHome(input));
-  // `"$NOTES/"` with NOTES unset: the root, whose index run would walk every mounted disk.
-  if (absolute === "/")
-    throw new ResearcherError("USAGE", "/ is the file system's root, not a folder of documents", {
-      hint: "name the folder to index, e.g. ~/notes",
-    });
-  if (!existsSync(absolute)) {
-    throw new ResearcherError("PATH_NOT_FOUND", `${absolute} does not exist`);
-  }
-  if (!statSync(absolute).isDirectory()) {
-    throw new ResearcherError("INVALID_INPUT", `${absolute} is not a folder`, { hint: "a repository is a folder of documents" });
-  }
-  try {
-    accessSync(absolute, constants.R_OK | constants.X_OK);
-  } catch {
-    throw new ResearcherError("PATH_NOT_FOUND", `${absolute} is not readable`);
-  }
-  return realpathSync(absolute);
 }
 
 // ---- contexts: what the documents under a path prefix are ------------------------------------------------------

@@ -1,6 +1,6 @@
 /** The CLI's own rules (argument checks, dispatch, exit codes) run as a real subprocess against a temp home. */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository, removeRepository } from "../src/index/repositories.ts";
@@ -467,6 +467,27 @@ test("repo add of an empty path (an unset variable) is a usage error, not the cu
   });
   expect(runCli(["repo", "list", "--json"], { home }).stdout).toBe("[]\n");
   expect(runCli(["repo", "add", "notes", ".", "--no-embed"], { home, cwd }).code).toBe(0);
+});
+
+test("config set of a repository's path refuses an empty path and the root as repo add does: the index is kept (s20 review F2)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  const cwd = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nkeptword\n" });
+  writeTree(cwd, { "other.md": "# Other\n" });
+  expect(runCli(["repo", "add", "n", docs, "--no-embed"], { home }).code).toBe(0);
+  const before = readFileSync(join(home, "config.yaml"), "utf8");
+  for (const [path, message] of [
+    ["", "error: a repository needs a folder (got an empty path)"],
+    ["/", "error: / is the file system's root, not a folder of documents"],
+  ] as const) {
+    const set = runCli(["config", "set", "repositories.n.path", path], { home, cwd });
+    expect({ path, code: set.code, stderr: set.stderr.split("\n")[0] }).toEqual({ path, code: 2, stderr: message });
+  }
+  expect(readFileSync(join(home, "config.yaml"), "utf8")).toBe(before);
+  // A relative path is the folder it names, written as its real path, as repo add writes it.
+  expect(runCli(["config", "set", "repositories.n.path", "."], { home, cwd }).code).toBe(0);
+  expect(runCli(["repo", "list", "--json"], { home }).stdout).toContain(JSON.stringify(realpathSync(cwd)));
 });
 
 test("repo add warns of a folder inside another repository's, or holding one: its documents would be found twice (s11 new user #5)", () => {

@@ -42,7 +42,7 @@ describe("config", () => {
     expect(unknown.stderr).toContain("researcher repo add newrepo");
     const missing = runCli(["config", "set", "repositories.notes.path", join(other, "nope")], { home });
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain("is not a folder");
+    expect(missing.stderr).toContain("does not exist");
     expect(runCli(["config", "set", "repositories.notes.path", "."], { home, cwd: other }).code).toBe(0);
     expect(loadConfig(home).repositories.notes!.path).toBe(other);
   });
