@@ -316,6 +316,50 @@ describe("titles and headings come from one markdown reader", () => {
     expect(convertMarkdown("text first\n\n## Later\n", "f").title).toBe("f");
   });
 
+  test("a setext heading (a line underlined with === or ---) is a heading: the title, the heading path, its section's lines (s20 review F1)", () => {
+    expect(convertMarkdown("Setext Title\n============\n\nbody one\n", "f").title).toBe("Setext Title");
+    expect(convertMarkdown("intro\n\nLevel Two\n---\n\nText.\n\nLevel One\r\n=\r\n", "f").title).toBe("Level One");
+    const doc = convertMarkdown(
+      "Intro para\n\nSection A\n---------\n\nalpha words here\n\nSection B\n---------\n\nbeta words here\n",
+      "s2",
+    );
+    const fragments = chunkDocument(doc, { tokens: 12, overlap: 0 });
+    expect(fragments.map((f) => [f.headings, f.startLine, f.text])).toEqual([
+      [[], 1, "Intro para"],
+      [["Section A"], 6, "alpha words here"],
+      [["Section B"], 11, "beta words here"],
+    ]);
+    // The fast path a title takes sees the same headings as the chunker, a fence's and a list's lines apart.
+    const fenced = "```\nNot a title\n===\n```\n\n# Real\n";
+    expect(convertMarkdown(fenced, "f").title).toBe("Real");
+    const fragments2 = chunkDocument(md(`${fenced}\ntext\n\nSub\n---\n\nmore\n`), { tokens: 12, overlap: 0 });
+    expect(fragments2.map((f) => [f.headings, f.text])).toEqual([
+      [[], "```\nNot a title\n===\n```"],
+      [[], "text"],
+      [["Sub"], "more"],
+    ]);
+  });
+
+  test("a --- below a paragraph's second line, a list item, a quote or a blank line is no underline: the text is no heading", () => {
+    for (const text of [
+      "first line\nsecond line\n---\n\nbody\n",
+      "- item\n---\n\nbody\n",
+      "> quoted\n===\n\nbody\n",
+      "text\n\n---\n\nbody\n",
+      "| a |\n---\n\nbody\n",
+      "    indented code\n===\n\nbody\n",
+    ]) {
+      expect({ text, headings: chunkDocument(md(text)).map((f) => f.headings) }).toEqual({ text, headings: [[]] });
+      expect({ text, title: md(text).title }).toEqual({ text, title: "fallback" });
+    }
+  });
+
+  test("a number or a boolean as a front-matter title is the title, as written (s20 review F1b)", () => {
+    expect(convertMarkdown("---\ntitle: 1984\n---\n\n# Heading Here\n\nbody\n", "n").title).toBe("1984");
+    expect(convertMarkdown("---\ntitle: true\n---\n\nbody\n", "n").title).toBe("true");
+    expect(convertMarkdown("---\ntitle: [a, b]\n---\n\nbody\n", "n").title).toBe("n");
+  });
+
   test("HTML that renders nothing (anchors, comments) before a `##` still lets it open the document", () => {
     expect(convertMarkdown('<a id="x"></a>\n\n## Anchored second level\n\nText.\n', "c").title).toBe("Anchored second level");
     const mdBook = '<!-- Old headings. Do not remove or links may break. -->\n\n<a id="old"></a>\n\n## The `match` Construct\n';

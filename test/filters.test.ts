@@ -562,7 +562,7 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
       // …right after a heading or a fence too, which no paragraph is (s18 review #9).
       "headed.md": "# Build notes\n    #include <stdio.h>\n```\nx\n```\n    #define MAX 10\n\nvault #headed\n",
       // …and after a thematic break or a setext heading (s18 retest N5).
-      "ruled.md": "vault text\n***\n    #afterthematic\n\nSetext head\n===\n    #aftersetext\n\nvault #ruled\n",
+      "ruled.md": "ruled text\n***\n    #afterthematic\n\nSetext head\n===\n    #aftersetext\n\nvault #ruled\n",
       // A link reference definition's target is no tag (s18 user #7: mdBook's `[access]: #accessing-values`).
       "linkdef.md": "# Maps\n\nvault: see [access] and #linked.\n\n[access]: #accessing-values\n",
       // …but a footnote's text is prose, and so is a line like one that continues a paragraph (s18 retest N12).

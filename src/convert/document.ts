@@ -151,7 +151,12 @@ function spellingsOf(parts: string[]): string[] {
   return parts.slice(1).reduce((words, part) => words.flatMap((word) => [word + part, `${word}-${part}`]), [parts[0]!]);
 }
 
+/**
+ * A metadata value as a text, or undefined when it holds none: a YAML number or boolean is its text (`title: 1984`
+ * is a title), a list or mapping is not one.
+ */
 export function stringValue(value: unknown): string | undefined {
+  if ((typeof value === "number" && Number.isFinite(value)) || typeof value === "boolean") return String(value);
   return typeof value === "string" && value.trim() ? value.trim() : undefined;
 }
 

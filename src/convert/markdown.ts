@@ -7,8 +7,11 @@ import { trimRuns } from "../text.ts";
 
 /** A line of markdown as the block structure sees it. */
 export type MarkdownBlock =
-  /** An ATX heading: `level` 1–6, `text` without the `#`s and a closing sequence. */
-  | { kind: "heading"; line: number; level: number; text: string }
+  /**
+   * A heading: `level` 1–6, `text` without the `#`s and a closing sequence. An ATX heading is one line (`end` is
+   * `line`); a setext heading is its text's line and the underline below it (`end`).
+   */
+  | { kind: "heading"; line: number; end: number; level: number; text: string }
   /** A code fence from its opening line to its closing one (inclusive; the last line when it never closes). */
   | { kind: "fence"; line: number; end: number }
   /** Any other line; `blank` when it holds only white space. */
@@ -16,15 +19,28 @@ export type MarkdownBlock =
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 const HEADING = /^ {0,3}(#{1,6})[ \t]+(.*)$/;
+/** A setext underline: `===` makes its line above an H1, `---` an H2 (a single `-` is a list item's start). */
+const UNDERLINE = /^ {0,3}(?:(=+)|-{2,})[ \t]*$/;
+/**
+ * Lines that are no paragraph's first line, so no setext heading's text: a list item, a quote, a table row, HTML (a
+ * comment, a page marker), a thematic break or underline, or code indented after a break.
+ */
+const NOT_HEADING_TEXT = /^(?: {4}| {0,3}(?:\t|[>|<]|(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)|([-*_=])(?:[ \t]*\1)*[ \t]*$))/;
 
 /**
  * The blocks of `lines`, each line given with its key (its index, for the chunker). Only a line that starts with
- * `#`, a backtick or `~` can open a fence or be a heading, so a caller that wants only those (a title) may pass just
- * those lines: the blocks it gets are the same.
+ * `#`, a backtick or `~`, or a setext underline and the two lines above it, can open a fence or make a heading, so a
+ * caller that wants only those (a title) may pass just those lines: the blocks it gets are the same.
+ *
+ * A setext heading's text is one line that opens a paragraph (CommonMark also lets a paragraph of several lines
+ * above `===` be one heading: a long paragraph is no heading path, and a `---` meant as a rule would make one).
  */
 export function* markdownBlocks(lines: Iterable<readonly [number, string]>): Generator<MarkdownBlock> {
   let last = -1;
   let fence: { start: number; close: RegExp } | undefined;
+  /** A paragraph's first line, held until the next line says whether it is a setext heading's text. */
+  let held: { key: number; text: string } | undefined;
+  let afterText = false; // whether the line before is a paragraph's
   for (const [key, line] of lines) {
     last = key;
     if (fence) {
@@ -34,16 +50,34 @@ export function* markdownBlocks(lines: Iterable<readonly [number, string]>): Gen
       }
       continue;
     }
+    if (held) {
+      const underline = UNDERLINE.exec(line);
+      const text = held.text.trim();
+      const heading =
+        underline && text ? { kind: "heading" as const, line: held.key, end: key, level: underline[1] ? 1 : 2, text } : undefined;
+      if (!heading) yield { kind: "line", line: held.key, blank: false };
+      held = undefined;
+      if (heading) {
+        yield heading;
+        afterText = false;
+        continue;
+      }
+    }
     const candidate = mayOpenBlock(line);
     const open = candidate ? FENCE.exec(line) : null;
     if (open) {
       fence = { start: key, close: new RegExp(`^ {0,3}${open[1]![0]}{${open[1]!.length},}\\s*$`) };
+      afterText = false;
       continue;
     }
     const heading = candidate ? HEADING.exec(line) : null;
-    if (heading) yield { kind: "heading", line: key, level: heading[1]!.length, text: headingText(heading[2]!) };
-    else yield { kind: "line", line: key, blank: line.trim() === "" };
+    const blank = !heading && line.trim() === "";
+    if (heading) yield { kind: "heading", line: key, end: key, level: heading[1]!.length, text: headingText(heading[2]!) };
+    else if (!blank && !afterText && !NOT_HEADING_TEXT.test(line)) held = { key, text: line };
+    else yield { kind: "line", line: key, blank };
+    afterText = !heading && !blank;
   }
+  if (held) yield { kind: "line", line: held.key, blank: false };
   if (fence) yield { kind: "fence", line: fence.start, end: last }; // never closed: it runs to the end
 }
 
@@ -55,13 +89,33 @@ function mayOpenBlock(line: string): boolean {
   return c === 35 || c === 96 || c === 126;
 }
 
-/** The lines of a text that could open a fence or be a heading, keyed by where they start (most lines are text). */
+/**
+ * The lines of a text that could open a fence or make a heading, keyed by where they start (most lines are text): a
+ * line starting with `#`, a backtick or `~`, and a setext underline with the two lines above it (its text, and what
+ * says whether that text opens a paragraph).
+ */
 function* blockLines(text: string): Generator<[number, string]> {
   // A search for "\n" and a marker is fast; `^` with the m flag is slower (and also starts a line after \r, U+2028
   // and U+2029, where the chunker does not); a search for the marker alone stops at every `#` inside a line.
-  const first = /^ {0,3}[#`~][^\n]*/.exec(text);
-  if (first) yield [0, first[0].replace(/\r$/, "")];
-  for (const match of text.matchAll(/\n( {0,3}[#`~][^\n]*)/g)) yield [match.index + 1, match[1]!.replace(/\r$/, "")];
+  let next = 0; // where the first line not yet given starts
+  const line = (start: number): [number, string] => {
+    const end = text.indexOf("\n", start);
+    next = end < 0 ? text.length + 1 : end + 1;
+    return [start, text.slice(start, end < 0 ? undefined : end).replace(/\r$/, "")];
+  };
+  const first = /^ {0,3}[#`~]/.exec(text);
+  if (first) yield line(0);
+  for (const match of text.matchAll(/\n( {0,3}(?:[#`~]|=+[ \t]*\r?(?=\n|$)|-{2,}[ \t]*\r?(?=\n|$)))/g)) {
+    const start = match.index + 1;
+    if (start < next) continue;
+    if (!/[#`~]/.test(match[1]!)) {
+      const above = text.lastIndexOf("\n", start - 2) + 1;
+      const before = above > 0 ? text.lastIndexOf("\n", above - 2) + 1 : -1;
+      if (before >= next) yield line(before);
+      if (above >= next) yield line(above);
+    }
+    yield line(start);
+  }
 }
 
 /**

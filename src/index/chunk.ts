@@ -33,12 +33,12 @@ export const BARE_DOCUMENT_VERSION = 3;
  * Obsidian reads them); since 5 each fragment records the section it is part of (Fragment.unit); since 6 a note's
  * tags are Obsidian's (inline `#tags` outside code, nested tags, blank entries dropped), and a run of more than
  * MAX_BLANK_RUN blank lines ends a fragment; since 7 a run without spaces is never cut inside a character (a
- * fragment of emoji began and ended with half of one, stored as U+FFFD). An index that recorded
- * another version chunks its
- * markdown files again (converted formats keep their fragments until their files change: reading them again can be
+ * fragment of emoji began and ended with half of one, stored as U+FFFD); since 8 a setext heading (a line
+ * underlined with `===` or `---`) is a heading, and a number as a front-matter title is the title. An index that
+ * recorded another version chunks its markdown files again (converted formats keep their fragments until their files change: reading them again can be
  * slow).
  */
-export const MARKDOWN_CHUNK_VERSION = 7;
+export const MARKDOWN_CHUNK_VERSION = 8;
 
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {
@@ -151,7 +151,7 @@ function* splitMarkdown(lines: Lines, firstLine: number, title: string, paged: b
     const i = block.line;
     const marker = paged && block.kind === "line" ? PAGE_MARKER.exec(lines.at(i)) : null;
     if (block.kind === "fence") sections.fence(i, block.end + 1, firstLine + i);
-    else if (block.kind === "heading") sections.heading(i, firstLine + i, block.level, block.text);
+    else if (block.kind === "heading") sections.heading(i, block.end + 1, firstLine + i, block.level, block.text);
     else if (marker) sections.pageBreak(Number(marker[1]));
     else if (block.blank) sections.blank();
     else sections.text(i, firstLine + i);
@@ -195,9 +195,10 @@ class MarkdownSections {
     this.current.blocks.push({ from, to, first, code: true, page: this.page });
   }
 
-  heading(line: number, first: number, level: number, text: string): void {
+  /** A heading on lines `line` up to `to` (a setext heading's underline is its second line). */
+  heading(line: number, to: number, first: number, level: number, text: string): void {
     this.closeParagraph();
-    const heading = { from: line, to: line + 1, first, code: false, page: this.page };
+    const heading = { from: line, to, first, code: false, page: this.page };
     if (this.made === 0) this.headingLines.push(heading);
     this.closeSection();
     this.orphans.push(...this.pending.filter((p) => p.level >= level).map((p) => p.block));
