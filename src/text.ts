@@ -7,25 +7,36 @@ const CJK_CHAR = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\u
 const CJK_TEST = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]/u;
 
 /**
- * Word characters as FTS5's unicode61 tokenizer sees them (letters, digits, marks), and soft hyphens inside a word:
- * U+00AD marks where a word may break and is invisible otherwise (`Verwal&shy;tungs&shy;gericht`, common in German
- * web pages and typeset EPUBs). It is no word boundary: the index (ftsText) and word folding (foldCase) drop it.
+ * Characters a word may hold that are invisible and no word break: the soft hyphen (U+00AD, where a word may break:
+ * `Verwal&shy;tungs&shy;gericht`, common in German web pages and typeset EPUBs), and the zero-width space, word joiner
+ * and zero-width no-break space (U+200B, U+2060, U+FEFF: a CMS's `&#8203;` in a long word, text pasted from a chat
+ * tool). FTS5's unicode61 reads them all as separators, so the index (ftsText), queries and word folding (foldCase)
+ * drop them. In Thai, Lao, Myanmar and Khmer, written without spaces, a zero-width space is the word break itself: it
+ * stays there.
  */
-export const WORD = /[\p{L}\p{N}\p{M}](?:[\p{L}\p{N}\p{M}\u00ad]*[\p{L}\p{N}\p{M}])?/gu;
+const SPACELESS_SCRIPT = "[\\u0e00-\\u0eff\\u1000-\\u109f\\u1780-\\u17ff]";
+const IN_WORD_INVISIBLE = `\\u00ad|(?<!${SPACELESS_SCRIPT})[\\u200b\\u2060\\ufeff](?!${SPACELESS_SCRIPT})`;
+const INVISIBLES = new RegExp(IN_WORD_INVISIBLE, "gu");
+/** A word character as FTS5's unicode61 tokenizer sees them (a letter, digit or mark), or an invisible one inside. */
+const WORD_INNER = `[\\p{L}\\p{N}\\p{M}]|${IN_WORD_INVISIBLE}`;
 
-/** `text` without its soft hyphens (U+00AD): what the index, queries, titles and metadata values hold. */
-export function withoutSoftHyphens(text: string): string {
-  return text.includes("\u00ad") ? text.replace(/\u00ad/g, "") : text;
+/** Words as FTS5's unicode61 tokenizer sees them (letters, digits, marks), with the invisible characters inside. */
+export const WORD = new RegExp(`[\\p{L}\\p{N}\\p{M}](?:(?:${WORD_INNER})*[\\p{L}\\p{N}\\p{M}])?`, "gu");
+
+/** `text` without its invisible in-word characters: what the index, queries, titles and metadata values hold. */
+export function withoutInvisibles(text: string): string {
+  return /[\u00ad\u200b\u2060\ufeff]/.test(text) ? text.replace(INVISIBLES, "") : text;
 }
 
 /**
- * Text as words are searched: no soft hyphens, and Unicode compatibility forms folded (NFKC), as PDF text already is.
+ * Text as words are searched: no invisible in-word characters (soft hyphens, zero-width spaces), and Unicode
+ * compatibility forms folded (NFKC), as PDF text already is.
  * A word stored decomposed (Korean from a Mac, `й` or `ά` as a letter and a mark) and the same word typed were
  * different terms, and so were `eﬃcient` pasted from a PDF into a note and `efficient` (s19 hostile #1). The index
  * (ftsText) and queries (parseQuery) go through it alike.
  */
 export function searchForm(text: string): string {
-  const plain = withoutSoftHyphens(text);
+  const plain = withoutInvisibles(text);
   return ASCII.test(plain) ? plain : plain.normalize("NFKC");
 }
 
@@ -66,7 +77,7 @@ export function foldCase(word: string): string {
   if (/^[\x00-\x7f]*$/.test(word)) return word.toLowerCase();
   return word
     .normalize("NFKD")
-    .replace(/[\p{M}\u00ad]/gu, "")
+    .replace(/[\p{M}\u00ad\u200b\u2060\ufeff]/gu, "")
     .toLowerCase();
 }
 

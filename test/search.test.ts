@@ -297,6 +297,50 @@ test("a word written with soft hyphens (&shy;) is found by its own spelling, and
   expect((await search(home, { query: "Verwal", mode: "bm25" })).total).toBe(0);
 });
 
+test("a zero-width space, word joiner or U+FEFF inside a word is no word break, but a zero-width space between Thai words is (s20 review F5)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, {
+    "z.md": "The inter\u200bnational agreement. Data\u2060base systems.\n",
+    "w.html": "<html><body><p>foo&#8203;bar and Zero&#xFEFF;width</p></body></html>",
+    // Thai is written without spaces: a zero-width space is where one word ends (ภาษา | ไทย).
+    "th.md": "# t\n\nภาษา\u200bไทย\n",
+  });
+  const repo = registerRepository(home, { name: "z", path: docs, embed: false });
+  await indexRepository(home, repo);
+  for (const [query, path, marked] of [
+    ["international", "z.md", "inter\u200bnational"],
+    ["database", "z.md", "Data\u2060base"],
+    ["foobar", "w.html", "foo\u200bbar"],
+    ["zerowidth", "w.html", "Zero\ufeffwidth"],
+    ["inter\u200bnational", "z.md", "inter\u200bnational"],
+    ["ไทย", "th.md", "ไทย"],
+  ] as const) {
+    const found = await search(home, { query, mode: "bm25" });
+    const hits = found.results as FragmentHit[];
+    expect({ query, paths: hits.map((r) => r.path) }).toEqual({ query, paths: [path] });
+    expect({ query, marks: hits[0]!.highlights.map(([s, e]) => hits[0]!.snippet.slice(s, e)) }).toEqual({ query, marks: [marked] });
+  }
+  expect((await search(home, { query: "national", mode: "bm25" })).total).toBe(0);
+});
+
+test("an index written before invisible characters were dropped is rewritten from its fragments by its next run", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "z.md": "# z\n\nThe inter\u200bnational agreement.\n" });
+  const repo = registerRepository(home, { name: "z", path: docs, embed: false });
+  await indexRepository(home, repo);
+  // The full-text index as version 2 wrote it: the word split at the zero-width space.
+  const db = new Database(Store.dbPath(repo.dir));
+  db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
+  db.run("INSERT INTO fragments_fts(rowid, title, heading, body) SELECT f.id, 'z', f.heading, replace(f.text, char(8203), ' ') FROM fragments f");
+  db.run("UPDATE meta SET value = '2' WHERE key = 'full_text_version'");
+  db.close();
+  expect((await search(home, { query: "international", mode: "bm25" })).total).toBe(0);
+  await indexRepository(home, repo);
+  expect((await search(home, { query: "international", mode: "bm25" })).results.map((r) => r.path)).toEqual(["z.md"]);
+});
+
 test("a title or front-matter value written with soft hyphens is filtered by its own spelling (s18 retest N11)", async () => {
   const home = tempDir();
   const docs = tempDir();

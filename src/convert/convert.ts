@@ -20,7 +20,7 @@ import {
 } from "./document.ts";
 import { firstHeading, inlineTags } from "./markdown.ts";
 import { own } from "../own.ts";
-import { withoutSoftHyphens } from "../text.ts";
+import { withoutInvisibles } from "../text.ts";
 
 const MARKDOWN_TYPES = new Set(["md", "markdown", "mdx"]);
 const HTML_TYPES = new Set(["html", "htm", "xhtml"]);
@@ -60,7 +60,7 @@ export const OCR_FORMATS: ReadonlySet<string> = new Set(["pdf", "png", "jpg", "t
 export async function convertFile(path: string, bytes: Uint8Array, options: ConvertOptions = {}): Promise<ConvertedDocument> {
   const document = await convertByFormat(path, bytes, options);
   checkExpansion(document.text.length, bytes.length);
-  const title = shortHeading(withoutSoftHyphens(document.title));
+  const title = shortHeading(withoutInvisibles(document.title));
   return { ...document, title, metadata: boundedMetadata(document.metadata) };
 }
 

@@ -3,7 +3,7 @@
  * title taken from a first heading or a metadata field.
  */
 import { ResearcherError } from "../errors.ts";
-import { composed, cutIndex, shortened, withoutSoftHyphens } from "../text.ts";
+import { composed, cutIndex, shortened, withoutInvisibles } from "../text.ts";
 
 export type TextFormat = "markdown" | "text";
 
@@ -246,7 +246,7 @@ export function boundedMetadata(metadata: Record<string, unknown>, limits = META
       // character (YAML's `"a\ud800b"`) is U+FFFD, as HTML and DOCX give it: `--json` printed it as a lone `\ud800`
       // that jq and strict MCP clients refuse (s19 hostile #6). Composed (NFC), as filter values are: `tags=café`
       // missed a tag written decomposed.
-      const text = composed(withoutSoftHyphens(item).toWellFormed());
+      const text = composed(withoutInvisibles(item).toWellFormed());
       const kept = shortened(text, limits.valueChars);
       chars -= kept.length;
       return chars >= 0 ? kept : undefined;

@@ -51,13 +51,21 @@ function findMatches(text: string, highlight: ParsedQuery["highlight"]): Match[]
 }
 
 /**
- * Words with a letter outside ASCII (`café`, `µm`, `naïve`) or a soft hyphen (`Verwal\u00adtung`): folding (NFKD,
- * marks and soft hyphens dropped) may change how they start, so the start-of-stem pattern cannot find them; they are
- * few, and each is folded and compared. Anchored at a word's start: otherwise every position inside a long ASCII run
- * would try the rest of it (quadratic).
+ * Runs with a letter outside ASCII (`café`, `µm`, `naïve`) or an invisible character inside (`Verwal\u00adtung`,
+ * `inter\u200bnational`): folding (NFKD, marks and invisible characters dropped) may change how they start, so the
+ * start-of-stem pattern cannot find them; they are few, and each is folded and compared. Anchored at a word's start:
+ * otherwise every position inside a long ASCII run would try the rest of it (quadratic). One class of characters
+ * keeps the pattern simple and fast; a run with a zero-width space is cut into words as the index cuts them
+ * (`wordsOf`: Thai words are apart there).
  */
 const NON_ASCII_WORD =
-  /(?<![\p{L}\p{N}\p{M}\u00ad])[\p{L}\p{N}\p{M}\u00ad]*(?:(?![\x00-\x7f])[\p{L}\p{N}\p{M}\u00ad])[\p{L}\p{N}\p{M}\u00ad]*/gu;
+  /(?<![\p{L}\p{N}\p{M}\u00ad\u200b\u2060\ufeff])[\p{L}\p{N}\p{M}\u00ad\u200b\u2060\ufeff]*(?:(?![\x00-\x7f])[\p{L}\p{N}\p{M}\u00ad\u200b\u2060\ufeff])[\p{L}\p{N}\p{M}\u00ad\u200b\u2060\ufeff]*/gu;
+
+/** The words of a run NON_ASCII_WORD found, each with its offset in the run. */
+function* wordsOf(run: string): Generator<{ word: string; at: number }> {
+  if (!/[\u200b\u2060\ufeff]/.test(run)) yield { word: run, at: 0 };
+  else for (const m of run.matchAll(WORD)) yield { word: m[0], at: m.index };
+}
 
 /**
  * Text without CJK (the common case): the regex engine finds the ASCII words that start like a searched stem or
@@ -66,13 +74,12 @@ const NON_ASCII_WORD =
  */
 function findPlainMatches(text: string, highlight: ParsedQuery["highlight"]): Match[] {
   const found = new Map<number, Match>();
-  for (const pattern of [candidatesOf(highlight), NON_ASCII_WORD]) {
-    for (const m of text.matchAll(pattern)) {
-      const folded = foldCase(m[0]);
-      if (!found.has(m.index) && searched(m[0], folded, highlight))
-        found.set(m.index, { start: m.index, end: m.index + m[0].length, key: folded });
-    }
-  }
+  const consider = (word: string, start: number) => {
+    const folded = foldCase(word);
+    if (!found.has(start) && searched(word, folded, highlight)) found.set(start, { start, end: start + word.length, key: folded });
+  };
+  for (const m of text.matchAll(candidatesOf(highlight))) consider(m[0], m.index);
+  for (const m of text.matchAll(NON_ASCII_WORD)) for (const { word, at } of wordsOf(m[0])) consider(word, m.index + at);
   return [...found.values()].sort((a, b) => a.start - b.start);
 }
 
