@@ -413,7 +413,11 @@ describe("refs as search results print them (page and line range)", () => {
       paragraph("The third page speaks of deserts and dunes.", 72),
     ]);
     writeFileSync(join(pages, "atlas.pdf"), bytes);
-    writeTree(pages, { "code.md": "one\ntwo\nthree\nfour\nfive\n" });
+    writeTree(pages, {
+      "code.md": "one\ntwo\nthree\nfour\nfive\n",
+      // An excerpt `convert -o` wrote: page-marker comments in a note, from page 5 on.
+      "excerpt.md": "# Excerpt\n\n<!-- page 5 -->\n\nfive text\n\n<!-- page 6 -->\n\nsix text\n",
+    });
     await indexRepository(pagesHome, registerRepository(pagesHome, { name: "atlas", path: pages, embed: false, fileTypes: ["pdf", "md"] }));
   }, HOOK_TIMEOUT);
 
@@ -430,6 +434,21 @@ describe("refs as search results print them (page and line range)", () => {
     expect(missing.message).toBe("atlas:atlas.pdf has no page 9 (3 pages)");
     expect(missing.hint).toBe("read a page between p1 and p3");
     expect((await refusal(readDocument(pagesHome, "atlas:atlas.pdf:p0"))).code).toBe("USAGE");
+  });
+
+  test("a note's page-marker comments make no pages: it is read by line, as search cites it (s20 review F6)", async () => {
+    // The first marker was read as page 1: `:p1` printed page 5 and `:p5` was an error.
+    for (const ref of ["atlas:excerpt.md:p1", "atlas:excerpt.md:p5"]) {
+      const refused = await refusal(readDocument(pagesHome, ref));
+      expect({ ref, message: refused.message, hint: refused.hint }).toEqual({
+        ref,
+        message: "atlas:excerpt.md has no pages",
+        hint: "read it by line: repo:path:line",
+      });
+    }
+    const found = await search(pagesHome, { query: "six text", mode: "bm25" });
+    expect([found.results[0]!.path, found.results[0]!.page]).toEqual(["excerpt.md", null]);
+    expect((await readDocument(pagesHome, "atlas:excerpt.md:9:1")).text).toBe("six text");
   });
 
   test("a page range and a docid with a place read those pages (s15 student #4)", async () => {

@@ -510,7 +510,7 @@ function isoTime(ms: number): string {
 function pageLines(lines: string[], page: number, name: string, last = page): { from: number; count: number } {
   if (page < 1) throw badPage(page);
   const markers = lines.flatMap((line, i) => (PAGE_MARKER.test(line) ? [i] : []));
-  if (markers.length === 0) throw new ResearcherError("INVALID_INPUT", `${name} has no pages`, { hint: "read it by line: repo:path:line" });
+  if (markers.length === 0) throw noPages(name);
   const start = markers[page - 1];
   const missing = start === undefined ? page : last > markers.length ? last : undefined;
   if (missing !== undefined) {
@@ -521,9 +521,18 @@ function pageLines(lines: string[], page: number, name: string, last = page): { 
   return { from: start! + 1, count: (markers[last] ?? lines.length) - start! };
 }
 
-/** The page or line range a ref names (`:p3`, `:20-40`, `:20:5`), if any. */
-function askedRange(ref: DocumentRef, lines: string[]): { from: number; count: number } | undefined {
-  if (ref.page !== undefined) return pageLines(lines, ref.page, `${ref.repo.name}:${ref.path}`, ref.lastPage);
+const noPages = (name: string) => new ResearcherError("INVALID_INPUT", `${name} has no pages`, { hint: "read it by line: repo:path:line" });
+
+/**
+ * The page or line range a ref names (`:p3`, `:20-40`, `:20:5`), if any. Only a document indexed with pages (a PDF,
+ * a multi-page scan) has them: a note holding page-marker comments (`convert paper.pdf -o paper.md` writes them) is
+ * cited by line, as search cites it, and its markers' numbers need not start at 1.
+ */
+function askedRange(ref: DocumentRef, lines: string[], paged: boolean): { from: number; count: number } | undefined {
+  const name = `${ref.repo.name}:${ref.path}`;
+  if (ref.page !== undefined && !paged)
+    throw new ResearcherError("INVALID_INPUT", `${name} has no pages`, { hint: "read it by line: repo:path:line" });
+  if (ref.page !== undefined) return pageLines(lines, ref.page, name, ref.lastPage);
   return ref.line !== undefined && ref.count !== undefined ? { from: ref.line, count: ref.count } : undefined;
 }
 
@@ -564,7 +573,7 @@ export async function readDocument(
   }
   // A page or a line range in the ref is what was asked for: a first line (reading on after a cut answer) and a line
   // count read inside it, never past it.
-  const range = askedRange(resolved, lines);
+  const range = askedRange(resolved, lines, info.pages !== null);
   const from = options.fromLine ?? range?.from ?? resolved.line ?? 1;
   if (!Number.isInteger(from) || from < 1) throw badFirstLine(from);
   if (range) checkInside(resolved, range, from);
