@@ -37,7 +37,7 @@ function allowedNames(host: string): string[] {
     names.add(hostname());
     for (const addresses of Object.values(networkInterfaces())) for (const a of addresses ?? []) names.add(a.address);
   } else names.add(host);
-  return [...names].map((name) => (name.includes(":") ? `[${name}]` : name));
+  return [...names].map((name) => (name.includes(":") ? `[${name}]` : name).toLowerCase());
 }
 
 /** `Authorization: Bearer <token>`, the scheme in any case (RFC 7235), the token compared in constant time. */
@@ -141,7 +141,9 @@ async function route(request: Request, served: Served): Promise<Response> {
     if (request.method !== "POST") return methodNotAllowed("POST");
     if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES)
       return errorResponse(new ResearcherError("TOO_LARGE", `a request body may hold at most ${MAX_BODY_BYTES} bytes`));
-    return handleMcpRequest(request, { home, context, writes, allowedHosts, allowedOrigins });
+    // The SDK checks Host and Origin again, as written: give it them as this request spelled them (checked above).
+    const asSent = (header: string) => [request.headers.get(header) ?? ""];
+    return handleMcpRequest(request, { home, context, writes, allowedHosts: asSent("host"), allowedOrigins: asSent("origin") });
   }
   const known = url.pathname === "/search" || url.pathname.startsWith("/documents/");
   if (!known) {
@@ -202,11 +204,15 @@ function requestUrl(request: Request): URL | undefined {
   }
 }
 
-/** A response refusing the request (foreign Host or Origin, missing token), or undefined when it may proceed. */
+/**
+ * A response refusing the request (foreign Host or Origin, missing token), or undefined when it may proceed. Host
+ * names are compared without case, as DNS reads them (`LOCALHOST` is `localhost`).
+ */
 function refusal(request: Request, checks: { allowedHosts: string[]; allowedOrigins: string[]; token?: string }): Response | undefined {
   const host = request.headers.get("host") ?? "";
   const origin = request.headers.get("origin");
-  if (!checks.allowedHosts.includes(host) || (origin !== null && !checks.allowedOrigins.includes(origin))) {
+  const allowed = (value: string, names: string[]) => names.includes(value.toLowerCase());
+  if (!allowed(host, checks.allowedHosts) || (origin !== null && !allowed(origin, checks.allowedOrigins))) {
     return errorResponse(new ResearcherError("FORBIDDEN", `requests for ${origin ?? host} are not served here`));
   }
   if (checks.token && !hasToken(request, checks.token)) {

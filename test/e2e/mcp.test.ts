@@ -1107,6 +1107,26 @@ describe("MCP over HTTP", () => {
     }
   });
 
+  test("a Host or Origin is compared without case, as DNS names are, for REST and MCP alike (s20 review N1)", async () => {
+    const { url, proc } = await startServer([]);
+    try {
+      const port = new URL(url).port;
+      const headers = (host: string) => ({ Host: host, Origin: `http://${host}` });
+      for (const host of [`LOCALHOST:${port}`, `LocalHost:${port}`]) {
+        const rest = await fetch(`${url}/search?q=x`, { headers: headers(host) });
+        const mcp = await fetch(`${url}/mcp`, {
+          method: "POST",
+          headers: { ...headers(host), "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+        });
+        expect({ host, rest: rest.status, mcp: mcp.status }).toEqual({ host, rest: 200, mcp: 200 });
+      }
+      expect((await fetch(`${url}/search?q=x`, { headers: headers(`EVIL.example:${port}`) })).status).toBe(403);
+    } finally {
+      proc.kill();
+    }
+  });
+
   test("the bearer scheme is case-insensitive", async () => {
     const { url, proc } = await startServer(["--token", "s3cret"]);
     try {
