@@ -91,6 +91,8 @@ describe("filter grammar", () => {
       [{ not: 3 } as never, "not: expected a list of terms"],
       [{ any: "tags=rust" } as never, "any: expected a list of terms"],
       [{ all: { key: "tags", eq: "rust" } } as never, "all: expected a list of terms"],
+      // s20 review N3: an empty `any` beside other terms admitted everything its terms did.
+      [{ all: [{ key: "tags", eq: "rust" }], any: [] }, "any: needs at least one term"],
     ];
     for (const [input, message] of cases) {
       const error = errorOf(input, "--where");

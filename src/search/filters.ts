@@ -148,6 +148,9 @@ function parseFilterJson(json: FilterJson, label = "where"): Filter {
   const list = (name: "all" | "any" | "not"): Filter[] => {
     const terms = json[name] ?? [];
     if (!Array.isArray(terms)) fail(name, "expected a list of terms");
+    // "At least one of none" holds for nothing: an empty `any` is a list a script forgot to fill, not "no condition".
+    if (name === "any" && json.any !== undefined && terms.length === 0)
+      fail(name, "needs at least one term (an empty list is left out, not sent)");
     return terms.map((term, i) => parseJsonTerm(term, (what) => fail(`${name}[${i}]`, what)));
   };
   // Every list is read, so that one that is not a list is refused rather than dropped (a dropped `not` is a filter
