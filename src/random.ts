@@ -16,3 +16,19 @@ export function seeded(seed: number): () => number {
     return state / MODULUS;
   };
 }
+
+/**
+ * `count` different items of `items` (all of them when there are fewer), drawn by `next`: a partial Fisher–Yates
+ * shuffle that records its swaps instead of copying the items (a million fragments' ids for 48 draws).
+ */
+export function drawn<T>(items: readonly T[], count: number, next: () => number): T[] {
+  const swapped = new Map<number, number>(); // position → the index of the item now there
+  const at = (position: number) => swapped.get(position) ?? position;
+  const picked: T[] = [];
+  for (let i = 0; i < Math.min(count, items.length); i++) {
+    const j = i + Math.floor(next() * (items.length - i));
+    picked.push(items[at(j)]!);
+    swapped.set(j, at(i));
+  }
+  return picked;
+}

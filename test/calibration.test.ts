@@ -11,7 +11,8 @@ import { indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
 import { search, SearchContext, type FragmentHit } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
-import { describeShared, GLOVE, HOOK_TIMEOUT, SHARED, standInEmbeddingServer, tempDir } from "./helpers.ts";
+import { seeded } from "../src/random.ts";
+import { describeShared, GLOVE, HOOK_TIMEOUT, SHARED, standInEmbeddingServer, tempDir, writeTree } from "./helpers.ts";
 
 const RUST_BOOK = join(SHARED, "data/corpus/markdown/rust-book");
 const DIMS = 256;
@@ -122,5 +123,33 @@ describeShared("fusion weights calibrated at index time", () => {
     expect(fusionWeight({ bm25: 0.9, vector: 0.2, queries: 48 }, 0.3).lexical).toBe(1);
     expect(fusionWeight(undefined).reason).toContain("not calibrated");
     expect(fusionWeight({ ...lists, queries: 5 }).lexical).toBe(LEXICAL_WEIGHT);
+  });
+});
+
+describeShared("pseudo-queries", () => {
+  test("are drawn from different fragments: a repository of 30 fragments is calibrated by 30, one of 200 by 48 (s20 review F4)", async () => {
+    // Drawn with replacement, 30 fragments gave 18 different ones, under the 24 fusion needs: never calibrated.
+    const words = "river mountain forest ocean desert valley storm winter summer garden bridge castle engine rocket planet".split(" ");
+    const queries: Record<number, number> = {};
+    for (const notes of [30, 200]) {
+      const home = tempDir();
+      const docs = tempDir();
+      const next = seeded(notes);
+      writeTree(
+        docs,
+        Object.fromEntries(
+          Array.from({ length: notes }, (_, i) => [
+            `n${i}.md`,
+            `# Note ${i}\n\n${Array.from({ length: 25 }, () => words[Math.floor(next() * words.length)]).join(" ")}\n`,
+          ]),
+        ),
+      );
+      const repo = registerRepository(home, { name: "v", path: docs, embedding: { model: GLOVE } });
+      await indexRepository(home, repo);
+      const store = Store.open(repo.dir);
+      queries[notes] = vectorCalibration(store)!.lists!.queries;
+      store.close();
+    }
+    expect(queries).toEqual({ 30: 30, 200: 48 });
   });
 });

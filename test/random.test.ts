@@ -2,13 +2,31 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { seeded } from "../src/random.ts";
+import { drawn, seeded } from "../src/random.ts";
 import { ROOT } from "./helpers.ts";
 
 const draws = (seed: number, n: number) => {
   const next = seeded(seed);
   return Array.from({ length: n }, next);
 };
+
+describe("drawn", () => {
+  test("draws different items, all of them when asked for more, the same for the same seed", () => {
+    const items = Array.from({ length: 1000 }, (_, i) => i);
+    for (const [count, length] of [
+      [48, 48],
+      [1000, 1000],
+      [5000, 1000],
+      [0, 0],
+    ]) {
+      const picked = drawn(items, count!, seeded(7));
+      expect({ count, length: picked.length, distinct: new Set(picked).size }).toEqual({ count, length, distinct: length });
+    }
+    expect(drawn(items, 48, seeded(7))).toEqual(drawn(items, 48, seeded(7)));
+    expect(drawn(items, 48, seeded(8))).not.toEqual(drawn(items, 48, seeded(7)));
+    expect(drawn(items, 1000, seeded(7)).sort((a, b) => a - b)).toEqual(items);
+  });
+});
 
 describe("seeded", () => {
   test("the same seed gives the same numbers, other seeds others, all strictly between 0 and 1", () => {

@@ -18,7 +18,7 @@ import { parseQuery, type ParsedQuery } from "./query.ts";
 import { BM25_WEIGHTS } from "./bm25.ts";
 import { dot, searchVectors, VectorCache } from "./vectors.ts";
 import type { Store } from "../store/store.ts";
-import { seeded } from "../random.ts";
+import { drawn, seeded } from "../random.ts";
 
 export interface VectorCalibration {
   /** The vectors generation this was measured on. */
@@ -28,6 +28,8 @@ export interface VectorCalibration {
   /** How many vectors the mean is of (calibrations from before it was kept have none: the store counts them). */
   vectors?: number;
   lists?: ListStrength;
+  /** How the pseudo-queries were drawn (CALIBRATION_METHOD); one measured another way is measured again. */
+  method?: number;
 }
 
 /** How well each list finds the fragment a pseudo-query was cut from: mean reciprocal rank in its top 100. */
@@ -42,6 +44,11 @@ const PSEUDO_QUERY_WORDS = 8;
 const SOURCE_DEPTH = 100;
 
 const META_KEY = "vector_calibration";
+/**
+ * 2: the pseudo-queries' fragments are drawn without replacement. Drawn with it, 30 fragments gave 18 distinct ones,
+ * fewer than fusion.ts needs, so repositories of 24–38 fragments were never calibrated (s20 review F4).
+ */
+const CALIBRATION_METHOD = 2;
 
 /**
  * Record the repository's calibration when its vectors changed since the last one: the centroid of its vectors,
@@ -49,7 +56,8 @@ const META_KEY = "vector_calibration";
  */
 export async function calibrateRepository(store: Store, dir: string, loadEmbedder: () => Promise<Embedder>): Promise<void> {
   const generation = store.vectorsGeneration();
-  if (vectorCalibration(store)?.generation === generation) return;
+  const recorded = vectorCalibration(store);
+  if (recorded?.generation === generation && recorded.method === CALIBRATION_METHOD) return;
   // Streamed: a million vectors are summed batch by batch, never held at once.
   const ids: number[] = [];
   let sum: Float64Array | undefined;
@@ -67,6 +75,7 @@ export async function calibrateRepository(store: Store, dir: string, loadEmbedde
     centroid: centroid.map((x) => Math.round(x * 1e6) / 1e6),
     vectors: ids.length,
     lists,
+    method: CALIBRATION_METHOD,
   };
   store.setMeta(META_KEY, JSON.stringify(calibration));
 }
@@ -74,7 +83,7 @@ export async function calibrateRepository(store: Store, dir: string, loadEmbedde
 /** Mean reciprocal rank (in the top 100) of each pseudo-query's source fragment in the BM25 and vector lists. */
 async function findSources(store: Store, dir: string, ids: number[], embedder: Embedder): Promise<ListStrength> {
   const next = seeded(ids.length); // the same repository gets the same calibration on every run
-  const sample = [...new Set(Array.from({ length: Math.min(PSEUDO_QUERIES, ids.length) }, () => ids[Math.floor(next() * ids.length)]!))];
+  const sample = drawn(ids, PSEUDO_QUERIES, next);
   const texts = store.fragmentsByIds(sample);
   const pairs = sample.flatMap((id) => (texts.has(id) ? [{ id, query: pseudoQuery(texts.get(id)!.text, next) }] : []));
   const vectors = await embedder.embed(
