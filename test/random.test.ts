@@ -18,8 +18,8 @@ describe("drawn", () => {
       [1000, 1000],
       [5000, 1000],
       [0, 0],
-    ]) {
-      const picked = drawn(items, count!, seeded(7));
+    ] as const) {
+      const picked = drawn(items, count, seeded(7));
       expect({ count, length: picked.length, distinct: new Set(picked).size }).toEqual({ count, length, distinct: length });
     }
     expect(drawn(items, 48, seeded(7))).toEqual(drawn(items, 48, seeded(7)));

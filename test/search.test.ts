@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { setConfigValue } from "../src/config.ts";
@@ -10,7 +10,7 @@ import { MAX_EXCLUDED } from "../src/search/query.ts";
 import { MAX_QUERY_CHARS } from "../src/search/bounds.ts";
 import { BM25_WEIGHTS, search, type DocumentHit, type FragmentHit } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
-import { describeShared, HOOK_TIMEOUT, SHARED, tempDir, writeTree } from "./helpers.ts";
+import { describeShared, GLOVE, HOOK_TIMEOUT, SHARED, tempDir, writeTree } from "./helpers.ts";
 
 const NASTY = [
   '"unterminated',
@@ -213,6 +213,28 @@ describeShared("the Rust book", async () => {
     const opening = words(apart[1]!.snippet).slice(0, 8).join(" ");
     expect(first).not.toContain(opening);
   });
+
+  test("a neighbour ranked below shows a passage of its own though its snippet would begin a word before the text they share (s20 review F3)", async () => {
+    // Part 4 of a section showed "through the last time that reference is used…", and part 3 below it the same
+    // passage one line up, "…continues through the last time…": only an opening from the snippet's start was looked for.
+    const home = tempDir();
+    const docs = tempDir();
+    for (const chapter of readdirSync(join(RUST_BOOK, "src")).filter((name) => /^ch0[3-5]/.test(name)))
+      writeTree(docs, { [chapter]: readFileSync(join(RUST_BOOK, "src", chapter), "utf8") });
+    await indexRepository(home, registerRepository(home, { name: "rb", path: docs, embedding: { model: GLOVE } }));
+    const page = (await search(home, { query: "mutable reference borrow", limit: 4 })).results as FragmentHit[];
+    const words = (snippet: string) => snippet.replace(/[…>]/g, " ").split(/\s+/).filter(Boolean);
+    for (const [i, upper] of page.entries()) {
+      for (const lower of page.slice(i + 1)) {
+        if (lower.path !== upper.path || Math.abs(lower.fragment.seq - upper.fragment.seq) !== 1) continue;
+        const opening = words(upper.snippet).slice(0, 8).join(" ");
+        expect({ seq: lower.fragment.seq, snippet: words(lower.snippet).join(" ") }).not.toEqual({
+          seq: lower.fragment.seq,
+          snippet: expect.stringContaining(opening),
+        });
+      }
+    }
+  });
 });
 
 describe("words common in a repository", () => {
@@ -333,7 +355,9 @@ test("an index written before invisible characters were dropped is rewritten fro
   // The full-text index as version 2 wrote it: the word split at the zero-width space.
   const db = new Database(Store.dbPath(repo.dir));
   db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
-  db.run("INSERT INTO fragments_fts(rowid, title, heading, body) SELECT f.id, 'z', f.heading, replace(f.text, char(8203), ' ') FROM fragments f");
+  db.run(
+    "INSERT INTO fragments_fts(rowid, title, heading, body) SELECT f.id, 'z', f.heading, replace(f.text, char(8203), ' ') FROM fragments f",
+  );
   db.run("UPDATE meta SET value = '2' WHERE key = 'full_text_version'");
   db.close();
   expect((await search(home, { query: "international", mode: "bm25" })).total).toBe(0);

@@ -17,7 +17,7 @@ import {
   type Repository,
   type SkippedRepository,
 } from "../repos.ts";
-import { makeSnippet } from "./snippet.ts";
+import { LEAD, makeSnippet } from "./snippet.ts";
 import { ConversionCache } from "./conversions.ts";
 import { parseMetadata, type SectionParts, Store, type FragmentRow, type SqlCondition } from "../store/store.ts";
 import { boundedMetadata } from "../convert/document.ts";
@@ -917,12 +917,20 @@ function passageKey(c: Candidate, row: { path: string }): string {
 }
 
 /**
- * Whether `text` holds the opening of a snippet (its first 80 characters, ellipses and the spacing of lines aside):
- * a reader sees the same passage begin again.
+ * Whether `text` holds the opening of a snippet (its first 80 characters, ellipses and the spacing of lines aside),
+ * or the opening from one of its first words on: a snippet begins up to LEAD characters before its first match, so
+ * one whose match lies in the text two fragments share may begin a few words before that text (s20 review F3). A
+ * reader sees the same passage begin again.
  */
 function holdsSnippet(text: string, snippet: string): boolean {
-  const opening = snippet.replace(/^…/, "").replace(/\s+/g, " ").trim().slice(0, 80);
-  return opening.length >= 20 && text.replace(/\s+/g, " ").includes(opening);
+  const flat = snippet.replace(/^…/, "").replace(/\s+/g, " ").trim();
+  const haystack = text.replace(/\s+/g, " ");
+  const starts = [0];
+  for (let at = flat.indexOf(" "); at !== -1 && at < LEAD; at = flat.indexOf(" ", at + 1)) starts.push(at + 1);
+  return starts.some((start) => {
+    const opening = flat.slice(start, start + 80);
+    return opening.length >= 20 && haystack.includes(opening);
+  });
 }
 
 /** The characters of `text` its neighbour does not hold (after the overlap when the neighbour comes first, else

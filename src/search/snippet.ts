@@ -12,7 +12,8 @@ export interface Snippet {
 
 const WINDOW = 240;
 const TABLE_RULE = /^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?$/gm;
-const LEAD = 40;
+/** How far a snippet begins before its first matched word, for context. */
+export const LEAD = 40;
 
 /** A matched word: [start, end) in the fragment text, and its folded form (to count distinct words). */
 interface Match {
