@@ -354,6 +354,24 @@ describe("titles and headings come from one markdown reader", () => {
     }
   });
 
+  test("a `# line` inside an HTML or Obsidian comment is no heading, for the title as for the chunks (s20 user A)", () => {
+    // The Rust book's ch17-01 keeps a shell session in a comment: its `# copy the output here` was the title.
+    const regenerated =
+      "## Futures\n\nIntro text about futures.\n\n<!-- manual-regeneration\ncargo run\n# copy the output here\n-->\n\n## Later section\n\nText about zebras.\n";
+    expect(convertMarkdown(regenerated, "f").title).toBe("Futures");
+    expect(chunkDocument(md(regenerated)).map((f) => [f.headings, f.text])).toEqual([
+      [[], "Intro text about futures."], // the title is in no heading path
+      [["Later section"], "Text about zebras."],
+    ]);
+    expect(convertMarkdown("<!--\n# commented title\n-->\n\n# Real Title\n\nBody about badgers.\n", "f").title).toBe("Real Title");
+    expect(convertMarkdown("%%\n# hidden heading\n%%\n\nText.\n\n# Shown\n", "f").title).toBe("Shown");
+    // A comment closed on its own line leaves the lines after it markdown, and so does one closed where it opens.
+    expect(convertMarkdown("<!-- note -->\n# After\n", "f").title).toBe("After");
+    expect(convertMarkdown("<!--\nx\n-->\n# After\n", "f").title).toBe("After");
+    // A fence's lines are code, even a comment's opening: the heading after the fence is one.
+    expect(convertMarkdown("```html\n<!--\n```\n\n# After Fence\n", "f").title).toBe("After Fence");
+  });
+
   test("a number or a boolean as a front-matter title is the title, as written (s20 review F1b)", () => {
     expect(convertMarkdown("---\ntitle: 1984\n---\n\n# Heading Here\n\nbody\n", "n").title).toBe("1984");
     expect(convertMarkdown("---\ntitle: true\n---\n\nbody\n", "n").title).toBe("true");

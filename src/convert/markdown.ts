@@ -28,9 +28,17 @@ const UNDERLINE = /^ {0,3}(?:(=+)|-{2,})[ \t]*$/;
 const NOT_HEADING_TEXT = /^(?: {4}| {0,3}(?:\t|[>|<]|(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)|([-*_=])(?:[ \t]*\1)*[ \t]*$))/;
 
 /**
+ * A comment that opens a line: an HTML comment (CommonMark's HTML block: raw text to its first `-->`, never
+ * markdown) or Obsidian's `%%` (hidden in its reading view). A `# line` inside is no heading.
+ */
+const COMMENT_OPEN = /^ {0,3}(<!--|%%)/;
+const COMMENT_CLOSE: Record<string, string> = { "<!--": "-->", "%%": "%%" };
+
+/**
  * The blocks of `lines`, each line given with its key (its index, for the chunker). Only a line that starts with
- * `#`, a backtick or `~`, or a setext underline and the two lines above it, can open a fence or make a heading, so a
- * caller that wants only those (a title) may pass just those lines: the blocks it gets are the same.
+ * `#`, a backtick, `~` or a comment, holds a comment's end, or is a setext underline or one of the two lines above
+ * one, can open a fence or make a heading, so a caller that wants only those (a title) may pass just those lines: the
+ * blocks it gets are the same.
  *
  * A setext heading's text is one line that opens a paragraph (CommonMark also lets a paragraph of several lines
  * above `===` be one heading: a long paragraph is no heading path, and a `---` meant as a rule would make one).
@@ -41,6 +49,7 @@ export function* markdownBlocks(lines: Iterable<readonly [number, string]>): Gen
   /** A paragraph's first line, held until the next line says whether it is a setext heading's text. */
   let held: { key: number; text: string } | undefined;
   let afterText = false; // whether the line before is a paragraph's
+  let comment: string | undefined; // the end of the comment the lines are in
   for (const [key, line] of lines) {
     last = key;
     if (fence) {
@@ -48,6 +57,13 @@ export function* markdownBlocks(lines: Iterable<readonly [number, string]>): Gen
         yield { kind: "fence", line: fence.start, end: key };
         fence = undefined;
       }
+      continue;
+    }
+    if (comment) {
+      if (line.includes(comment)) comment = undefined;
+      const blank = line.trim() === "";
+      yield { kind: "line", line: key, blank };
+      afterText = !blank;
       continue;
     }
     if (held) {
@@ -63,7 +79,16 @@ export function* markdownBlocks(lines: Iterable<readonly [number, string]>): Gen
         continue;
       }
     }
-    const candidate = mayOpenBlock(line);
+    const start = firstCharacter(line);
+    const opensComment = start === 60 || start === 37 ? COMMENT_OPEN.exec(line) : null; // `<`, `%`
+    if (opensComment) {
+      const close = COMMENT_CLOSE[opensComment[1]!]!;
+      if (!line.includes(close, opensComment[0].length)) comment = close;
+      yield { kind: "line", line: key, blank: false };
+      afterText = true;
+      continue;
+    }
+    const candidate = start === 35 || start === 96 || start === 126; // `#`, a backtick, `~`
     const open = candidate ? FENCE.exec(line) : null;
     if (open) {
       fence = { start: key, close: new RegExp(`^ {0,3}${open[1]![0]}{${open[1]!.length},}\\s*$`) };
@@ -81,18 +106,17 @@ export function* markdownBlocks(lines: Iterable<readonly [number, string]>): Gen
   if (fence) yield { kind: "fence", line: fence.start, end: last }; // never closed: it runs to the end
 }
 
-/** Whether a line could open a fence or be a heading: `#`, a backtick or `~` after at most three spaces. */
-function mayOpenBlock(line: string): boolean {
+/** The code of a line's first character after at most three spaces (what may open a block). */
+function firstCharacter(line: string): number {
   let k = 0;
   while (k < 3 && line.charCodeAt(k) === 32) k++;
-  const c = line.charCodeAt(k);
-  return c === 35 || c === 96 || c === 126;
+  return line.charCodeAt(k);
 }
 
 /**
  * The lines of a text that could open a fence or make a heading, keyed by where they start (most lines are text): a
- * line starting with `#`, a backtick or `~`, and a setext underline with the two lines above it (its text, and what
- * says whether that text opens a paragraph).
+ * line starting with `#`, a backtick, `~` or a comment, one holding a comment's end, and a setext underline with the
+ * two lines above it (its text, and what says whether that text opens a paragraph).
  */
 function* blockLines(text: string): Generator<[number, string]> {
   // A search for "\n" and a marker is fast; `^` with the m flag is slower (and also starts a line after \r, U+2028
@@ -103,12 +127,12 @@ function* blockLines(text: string): Generator<[number, string]> {
     next = end < 0 ? text.length + 1 : end + 1;
     return [start, text.slice(start, end < 0 ? undefined : end).replace(/\r$/, "")];
   };
-  const first = /^ {0,3}[#`~]/.exec(text);
+  const first = /^(?: {0,3}(?:[#`~]|<!--|%%)|[^\n]*?(?:-->|%%))/.exec(text);
   if (first) yield line(0);
-  for (const match of text.matchAll(/\n( {0,3}(?:[#`~]|=+[ \t]*\r?(?=\n|$)|-{2,}[ \t]*\r?(?=\n|$)))/g)) {
+  for (const match of text.matchAll(/\n( {0,3}(?:[#`~]|<!--|%%|=+[ \t]*\r?(?=\n|$)|-{2,}[ \t]*\r?(?=\n|$))|[^\n]*?(?:-->|%%))/g)) {
     const start = match.index + 1;
     if (start < next) continue;
-    if (!/[#`~]/.test(match[1]!)) {
+    if (/^ {0,3}[-=]/.test(match[1]!) && !/-->|%%/.test(match[1]!)) {
       const above = text.lastIndexOf("\n", start - 2) + 1;
       const before = above > 0 ? text.lastIndexOf("\n", above - 2) + 1 : -1;
       if (before >= next) yield line(before);
@@ -206,13 +230,13 @@ export function inlineTags(text: string): string[] {
  */
 export function firstHeading(text: string): string | undefined {
   let opening: string | undefined;
-  let first = true;
+  let first = true; // no heading or fence yet: only the first of them may open the document
   for (const block of markdownBlocks(blockLines(text))) {
     if (block.kind === "heading") {
       if (block.level === 1 && block.text) return block.text;
       if (first && rendersNothing(text.slice(0, block.line))) opening = block.text || undefined;
     }
-    first = false;
+    if (block.kind !== "line") first = false;
   }
   return opening;
 }

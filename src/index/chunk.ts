@@ -34,9 +34,9 @@ export const BARE_DOCUMENT_VERSION = 3;
  * tags are Obsidian's (inline `#tags` outside code, nested tags, blank entries dropped), and a run of more than
  * MAX_BLANK_RUN blank lines ends a fragment; since 7 a run without spaces is never cut inside a character (a
  * fragment of emoji began and ended with half of one, stored as U+FFFD); since 8 a setext heading (a line
- * underlined with `===` or `---`) is a heading, and a number as a front-matter title is the title. An index that
- * recorded another version chunks its markdown files again (converted formats keep their fragments until their files change: reading them again can be
- * slow).
+ * underlined with `===` or `---`) is a heading, a `# line` inside an HTML or `%%` comment is none, and a number as a
+ * front-matter title is the title. An index that recorded another version chunks its markdown files again
+ * (converted formats keep their fragments until their files change: reading them again can be slow).
  */
 export const MARKDOWN_CHUNK_VERSION = 8;
 
