@@ -32,9 +32,9 @@ describe("chunkDocument (markdown)", () => {
     expect(chunkDocument(md("# T\n\n## Install\n\nRun it.\n"))[0]!.headings).toEqual(["Install"]);
   });
 
-  test("a title is cut like a heading", async () => {
+  test("a title is cut at 300 characters, a heading at 100; a title cut short is still no heading of its own section", async () => {
     const doc = await convertFile("/x/long.md", new TextEncoder().encode(`# ${"word ".repeat(100)}\n\nBody.\n`));
-    expect(doc.title).toBe(`${"word ".repeat(19)}word…`);
+    expect(doc.title).toBe(`${"word ".repeat(59)}word…`);
     expect(chunkDocument(doc).map((f) => f.headings)).toEqual([[]]);
   });
 

@@ -706,3 +706,21 @@ test("tags and front-matter values compare composed: marks stay with their lette
   expect(await paths("tags=café")).toEqual(["nfd.md"]);
   expect(await paths("tags=résumé")).toEqual(["nfd.md"]);
 });
+
+test("a title past a heading's 100 characters is kept whole (to 300): a filter finds its last word, results show it (s20 user H)", async () => {
+  const long =
+    "Unawareness of hypoglycaemia and inadequate hypoglycaemic counterregulation: no causal relation with diabetic autonomic neuropathy";
+  const paths = await notesFiltered(
+    { "scan.md": `# ${long}\n\nDiabetes body text.\n`, "other.md": "# Other\n\nDiabetes too.\n" },
+    "diabetes",
+  );
+  expect(await paths("title~neuropathy")).toEqual(["scan.md"]);
+  expect(await paths(`title="${long}"`)).toEqual(["scan.md"]);
+  // Shown whole, and not repeated as the heading of its own section.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "scan.md": `# ${long}\n\nDiabetes body text.\n` });
+  await indexRepository(home, registerRepository(home, { name: "n", path: docs, embed: false }));
+  const hit = (await search(home, { query: "diabetes", mode: "bm25" })).results[0] as FragmentHit;
+  expect([hit.title, hit.heading]).toEqual([long, ""]);
+});

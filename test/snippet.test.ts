@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { convertMarkdown } from "../src/convert/convert.ts";
-import { boundedMetadata, shortHeading } from "../src/convert/document.ts";
+import { boundedMetadata } from "../src/convert/document.ts";
+import { shortHeading } from "../src/text.ts";
 import { chunkDocument } from "../src/index/chunk.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";

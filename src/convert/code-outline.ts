@@ -11,7 +11,8 @@
  * the text chunker; the lines between two units (blank lines) belong to neither.
  */
 import type { CodeLanguage } from "./code-languages.ts";
-import { shortHeading, type CodeSection } from "./document.ts";
+import type { CodeSection } from "./document.ts";
+import { shortHeading } from "../text.ts";
 import { parserFor, type SyntaxNode, type Tree } from "./tree-sitter.ts";
 
 export interface CodeOutlineOptions {

@@ -12,7 +12,6 @@ import { parseYaml } from "../yaml.ts";
 import {
   boundedMetadata,
   checkExpansion,
-  shortHeading,
   stringValue,
   type ConvertedDocument,
   type ConvertOptions,
@@ -20,7 +19,7 @@ import {
 } from "./document.ts";
 import { firstHeading, inlineTags } from "./markdown.ts";
 import { own } from "../own.ts";
-import { withoutInvisibles } from "../text.ts";
+import { shortHeading, TITLE_MAX_CHARS, withoutInvisibles } from "../text.ts";
 
 const MARKDOWN_TYPES = new Set(["md", "markdown", "mdx"]);
 const HTML_TYPES = new Set(["html", "htm", "xhtml"]);
@@ -60,7 +59,7 @@ export const OCR_FORMATS: ReadonlySet<string> = new Set(["pdf", "png", "jpg", "t
 export async function convertFile(path: string, bytes: Uint8Array, options: ConvertOptions = {}): Promise<ConvertedDocument> {
   const document = await convertByFormat(path, bytes, options);
   checkExpansion(document.text.length, bytes.length);
-  const title = shortHeading(withoutInvisibles(document.title));
+  const title = shortHeading(withoutInvisibles(document.title), TITLE_MAX_CHARS);
   return { ...document, title, metadata: boundedMetadata(document.metadata) };
 }
 

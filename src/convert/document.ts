@@ -3,7 +3,7 @@
  * title taken from a first heading or a metadata field.
  */
 import { ResearcherError } from "../errors.ts";
-import { composed, cutIndex, shortened, withoutInvisibles } from "../text.ts";
+import { composed, shortened, shortHeading, withoutInvisibles } from "../text.ts";
 
 export type TextFormat = "markdown" | "text";
 
@@ -192,13 +192,6 @@ export interface ConvertOptions {
   codeTokens?: number;
 }
 
-/**
- * Longest heading (or title) kept whole, in characters. Every fragment of a section carries its title and heading
- * path, in the store and the full-text index: a 100 KB heading repeated over a section's fragments made a 3.85 MB
- * file a 2.4 GB index.
- */
-export const HEADING_MAX_CHARS = 100;
-
 /** A PDF without text whose scanned pages were not read because OCR is off (the CLI's convert hints its --ocr). */
 export const NO_TEXT_LAYER_OCR_OFF = "no text layer (scanned? OCR is off: set the repository's ocr setting to auto)";
 
@@ -208,14 +201,6 @@ export const NO_TEXT_LAYER_OCR_OFF = "no text layer (scanned? OCR is off: set th
  */
 export function bodyOrTitle(text: string, title: string | undefined): string {
   return text.trim() === "" && title ? `# ${shortHeading(title.replace(/\s+/g, " "))}\n` : text;
-}
-
-/** A heading or title cut to `max` characters at a word boundary (hard-cut without one), with an ellipsis. */
-export function shortHeading(text: string, max = HEADING_MAX_CHARS): string {
-  if (text.length <= max) return text;
-  const space = text.lastIndexOf(" ", max - 1);
-  const cut = space > max / 2 ? space : cutIndex(text, max - 1);
-  return `${text.slice(0, cut).trimEnd()}…`;
 }
 
 /**

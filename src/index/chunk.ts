@@ -3,11 +3,11 @@
  * never split; long sections break at paragraph boundaries when they can, at sentence boundaries when they must,
  * with a small overlap so a passage cut in two is still found whole in one of them.
  */
-import { shortHeading, stringValue } from "../convert/document.ts";
+import { stringValue } from "../convert/document.ts";
 import { PAGE_MARKER, type ConvertedDocument } from "../convert/document.ts";
 import { markdownBlocks, showsNothing } from "../convert/markdown.ts";
 import type { Fragment } from "../store/store.ts";
-import { cutIndex, estimateTokens } from "../text.ts";
+import { cutIndex, estimateTokens, shortHeading } from "../text.ts";
 
 export interface ChunkOptions {
   /** Token budget per fragment. */
@@ -323,13 +323,17 @@ function headingPath(stack: string[], title: string): string[] {
 
 /**
  * A heading that repeats the title: equal, or one the other cut short (a PDF's document info often holds a
- * truncated title, or the first page's large line wraps the info title onto a subtitle).
+ * truncated title, or the first page's large line wraps the info title onto a subtitle); a heading is cut at fewer
+ * characters than a title (shortHeading), so it is compared with the title cut as it would be.
  */
 function sameTitle(heading: string, title: string): boolean {
   const fold = (text: string) => text.toLowerCase().replace(/\s+/g, " ").trim();
-  const [a, b] = [fold(heading), fold(title)];
-  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
-  return short.length > 0 && long.startsWith(short) && short.length >= long.length * 0.6;
+  const a = fold(heading);
+  return [title, shortHeading(title)].some((form) => {
+    const b = fold(form);
+    const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+    return short.length > 0 && long.startsWith(short) && short.length >= long.length * 0.6;
+  });
 }
 
 /** Plain text: one section, its paragraphs (runs of lines that are not blank) read as they come. */

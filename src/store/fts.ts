@@ -3,7 +3,7 @@
  * terms exactly as it does (store.ts) use one tokenizer and write their rows one way, so their tokens always agree.
  */
 import type { Database } from "bun:sqlite";
-import { ftsText } from "../text.ts";
+import { ftsText, shortHeading } from "../text.ts";
 
 /** Porter stems of unicode61 words, diacritics folded: text.ts's `stem` and `foldCase` mirror it for queries. */
 export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2";
@@ -20,11 +20,14 @@ export const FTS_COLUMNS: readonly string[] = ["title", "heading", "body"];
 
 export type FullTextRowWriter = (rowid: number | bigint, title: string, heading: string, body: string) => void;
 
-/** Writes rows into the full-text table `table`, each text as it is indexed (`ftsText`: CJK characters apart). */
+/**
+ * Writes rows into the full-text table `table`, each text as it is indexed (`ftsText`: CJK characters apart), the
+ * title to its first HEADING_MAX_CHARS as headings are (TITLE_MAX_CHARS says why).
+ */
 export function fullTextRowWriter(db: Database, table: string): FullTextRowWriter {
   const insert = db.query(`INSERT INTO ${table}(rowid, ${FTS_COLUMNS.join(", ")}) VALUES (?, ?, ?, ?)`);
   return (rowid, title, heading, body) => {
-    insert.run(rowid, ftsText(title), ftsText(heading), ftsText(body));
+    insert.run(rowid, ftsText(shortHeading(title)), ftsText(heading), ftsText(body));
   };
 }
 
