@@ -541,6 +541,15 @@ describe("search --where on the command line", () => {
     expect(cli("search", "ferris", "--where", "Author=zz").stderr).toContain("none has a Author field (did you mean author?)\n");
     const json = JSON.parse(cli("search", "ferris", "--json", "--where", "tags=golang").stdout);
     expect(json.unmatched).toEqual([{ filter: "tags=golang", key: "tags", known: ["rust", "Ownership", "async", "go"] }]);
+    // A list of paths or rows says it on stderr, as text does: it was empty without a word (s20 user B).
+    for (const format of [["--files"], ["--files", "-0"], ["--format", "jsonl"], ["--format", "csv"]]) {
+      const listed = cli("search", "ferris", ...format, "--where", "tags=golang");
+      expect({ format, code: listed.code, stderr: listed.stderr }).toEqual({
+        format,
+        code: 0,
+        stderr: "hint: no document has tags=golang; tags here: rust, Ownership, async, go\n",
+      });
+    }
   });
 
   test("a malformed --where exits 2 with one line pointing at the bad part", () => {

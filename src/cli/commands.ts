@@ -114,15 +114,19 @@ const PORT: Range = { min: 0, max: 65535 };
 /** As config.yaml's `watch.debounce_ms` allows. */
 const DEBOUNCE_MS: Range = { min: 0, max: 60_000 };
 
+/** One `hint:` line per filter value no document holds. */
+function unmatchedHints(response: SearchResponse): string {
+  return unmatchedLines(response.unmatched)
+    .map((line) => `hint: ${line}\n`)
+    .join("");
+}
+
 /** Why a text search printed nothing: no match, or matches all before --offset or below --min-score. */
 function noResults(response: SearchResponse, options: SearchOptions): string {
   // A query with its own double quotes (a phrase) is shown in single ones: `no results for '"exact phrase"'`.
   const query = escapeControls(response.query);
   const none = `no results for ${query.includes('"') ? `'${query}'` : `"${query}"`}`;
-  if (response.total === 0 || response.mode !== "bm25")
-    return `${none}\n${unmatchedLines(response.unmatched)
-      .map((line) => `hint: ${line}\n`)
-      .join("")}`;
+  if (response.total === 0 || response.mode !== "bm25") return `${none}\n${unmatchedHints(response)}`;
   const from = response.offset > 0 ? ` from --offset ${response.offset}` : "";
   const why =
     options.minScore !== undefined
@@ -335,6 +339,9 @@ export async function searchCommand(words: string[], flags: Flags): Promise<void
     const response = await (flags.all ? searchAll(home(flags), options, context) : search(home(flags), options, context));
     stderr.write(skippedText(response.skipped) + searchWarningsText(response.warnings));
     if (format === "text" && response.results.length === 0) stderr.write(noResults(response, options));
+    // A filter value no document holds: JSON has `unmatched` and markdown says it in its body; a list of paths or
+    // rows would be empty without a word (the scripted case, where a typo in a key is hardest to see).
+    else if (format !== "json" && format !== "md" && response.results.length === 0) stderr.write(unmatchedHints(response));
     // Text says so in its footer and JSON in `words_found`; a list of paths or rows would pass for matches.
     if (format !== "text" && format !== "json" && response.results.length > 0 && !response.words_found) {
       stderr.write("note: no fragment holds the query's words: these matched by meaning alone\n");
