@@ -359,4 +359,11 @@ test("an index run's text names the first 20 failures and counts the rest, as st
   expect(run.stdout.match(/^ {2}failed broken-\d\d\.pdf: /gm)).toHaveLength(20);
   expect(run.stdout).toContain("  … and 5 more failed (`researcher status b --json` lists them)");
   expect(JSON.parse(runCli(["status", "b", "--json"], { home }).stdout).failures).toHaveLength(25);
+  // status lists them as the run does, as the next run's "`status` lists them" says (it said only "see --json": s20 user C).
+  const again = runCli(["index", "b"], { home }).stdout;
+  expect(again).toContain("25 files that failed are unchanged: not tried again (`status` lists them;");
+  const status = runCli(["status", "b"], { home }).stdout;
+  expect(status).toContain("  25 files failed:\n  failed broken-00.pdf: ");
+  expect(status.match(/^ {2}failed broken-\d\d\.pdf: /gm)).toHaveLength(20);
+  expect(status).toContain("  … and 5 more failed (`researcher status b --json` lists them)");
 });

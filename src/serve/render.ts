@@ -456,8 +456,23 @@ export function ocrNote(pages: number): string {
   return pages ? ` (${count(pages, "page")} read by OCR)` : "";
 }
 
-/** Failures an index run's text names one by one (s19 hostile #7). */
+/** Failures a text names one by one (s19 hostile #7). */
 const FAILURES_LISTED = 20;
+
+/**
+ * Failed files, the first ones by name and the rest counted, for an index run's text and `status`: 100,000 files
+ * with unreadable names printed 8 MB.
+ */
+function failureLines(failures: readonly { path: string; reason: string }[], repository: string, style: Style): string[] {
+  const lines = failures
+    .slice(0, FAILURES_LISTED)
+    .map((failure) => `  ${style.warn("failed")} ${escapeControls(`${failure.path}: ${failure.reason}`)}`);
+  if (failures.length > FAILURES_LISTED) {
+    const more = failures.length - FAILURES_LISTED;
+    lines.push(`  ${style.warn(`… and ${more} more failed`)} (\`researcher status ${repository} --json\` lists them)`);
+  }
+  return lines;
+}
 
 export function indexSummaryText(summary: IndexSummary, style: Style): string {
   const counts = `${summary.indexed} indexed${ocrNote(summary.ocr_pages)}, ${summary.skipped} skipped, ${summary.removed} removed, ${summary.failed} failed`;
@@ -465,13 +480,7 @@ export function indexSummaryText(summary: IndexSummary, style: Style): string {
   const lines = [
     `${style.bold(summary.repository)}: ${counts} · ${count(summary.fragments, "fragment")} written${embedded} · ${summary.seconds.toFixed(2)} s`,
   ];
-  // The first ones by name, the rest counted, as `status` does: 100,000 files with unreadable names printed 8 MB.
-  for (const failure of summary.failures.slice(0, FAILURES_LISTED))
-    lines.push(`  ${style.warn("failed")} ${escapeControls(`${failure.path}: ${failure.reason}`)}`);
-  if (summary.failures.length > FAILURES_LISTED) {
-    const more = summary.failures.length - FAILURES_LISTED;
-    lines.push(`  ${style.warn(`… and ${more} more failed`)} (\`researcher status ${summary.repository} --json\` lists them)`);
-  }
+  lines.push(...failureLines(summary.failures, summary.repository, style));
   if (summary.failed_unchanged) {
     const files = summary.failed_unchanged === 1 ? "1 file that failed is" : `${summary.failed_unchanged} files that failed are`;
     lines.push(`  ${style.dim(`${files} unchanged: not tried again (\`status\` lists them; \`index --retry-failed\` tries them)`)}`);
@@ -584,7 +593,8 @@ export function statusText(statuses: (RepositoryStatus & { ann?: string | null; 
               .map(([language, n]) => `${n} ${escapeControls(language)}`)
               .join(", ")}`
           : "",
-        s.failures.length ? `  ${style.warn(`${count(s.failures.length, "file")} failed`)} (see \`status --json\`)` : "",
+        s.failures.length ? `  ${style.warn(`${count(s.failures.length, "file")} failed:`)}` : "",
+        ...failureLines(s.failures, s.name, style),
         s.ocr_left_out.length
           ? `  ${style.warn(leftOutLine(s.ocr_left_out))} (\`researcher index ${s.name} --retry-failed\` reads them again)`
           : "",
