@@ -205,7 +205,7 @@ describe("a failed file", () => {
       utimesSync(join(docs, "bad.pdf"), new Date(), new Date(Date.now() + 5000));
       const stale = cli("verify", "d");
       expect(stale.code).toBe(1);
-      expect(stale.stdout).toContain("since the last run: 1 changed");
+      expect(stale.stdout).toContain("since the last run: 1 changed (bad.pdf)");
       indexRun(cli);
       expect(cli("verify", "d")).toMatchObject({ code: 0, stdout: "d: ok\n" });
     },

@@ -62,7 +62,7 @@ describeShared("verify", () => {
       ["full-text", "0 rows for 2 fragments", false],
       ["vectors", "1 vectors belong to no fragment", false],
       ["ann", "vectors.usearch does not match its recorded checksum", false],
-      ["files", "since the last run: 1 new, 1 changed", false],
+      ["files", "since the last run: 1 new (new.md); 1 changed (cars.md)", false],
       ["leftovers", `${leftover}: a temp file of an interrupted write`, false],
     ]);
     const cli = runCli(["verify", "v", "--json"], { home });
@@ -173,6 +173,18 @@ describeShared("verify", () => {
       release();
     }
   });
+});
+
+test("the files check names the first three files of each kind and counts the rest (it said only how many: s20 user D)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, Object.fromEntries(["a", "b", "c", "d", "e"].map((name) => [`${name}.md`, `# ${name}\n\nwords\n`])));
+  const repo = registerRepository(home, { name: "f", path: docs, embed: false });
+  await indexRepository(home, repo);
+  for (const name of ["a", "b", "c", "d", "e"]) rmSync(join(docs, `${name}.md`));
+  writeTree(docs, { "new.md": "# new\n\nfresh\n" });
+  const files = (await verifyRepository(repo)).problems.find((p) => p.check === "files")!;
+  expect(files.detail).toMatch(/^since the last run: 1 new \(new\.md\); 5 gone \([a-e]\.md, [a-e]\.md, [a-e]\.md, … and 2 more\)$/);
 });
 
 test("documents under an ignore file that cannot be read are reported with the file to fix (verify threw 'unexpected')", async () => {

@@ -213,20 +213,28 @@ function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): 
   // A file that failed last time is not new: the run that failed it recorded why, and `status` shows it. One that
   // changed since it failed is: the next run converts it again (the planner's rule).
   const failed = new Set(store.failures().map((f) => f.path));
-  const added = plan.added.filter((file) => !failed.has(file.path)).length;
-  const changed = reallyChanged.length + plan.added.filter((file) => stamps.has(file.path)).length;
-  const gone = plan.gone.length;
-  const parts = [added && `${added} new`, changed && `${changed} changed`, gone && `${gone} gone`].filter(Boolean);
+  const added = plan.added.filter((file) => !failed.has(file.path)).map((file) => file.path);
+  const changed = [...reallyChanged, ...plan.added.filter((file) => stamps.has(file.path))].map((file) => file.path);
+  const parts = [named(added, "new"), named(changed, "changed"), named(plan.gone, "gone")].filter(Boolean);
   if (parts.length) {
     problems.push({
       check: "files",
-      detail: `since the last run: ${parts.join(", ")}`,
+      detail: `since the last run: ${parts.join("; ")}`,
       fix: `researcher index ${repo.name}`,
       repaired: false,
     });
   }
   if (plan.unreadable.length) problems.push(unreadableProblem(repo, discovery, plan.unreadable));
 }
+
+/** Files a check counts, the first few by name: "2 new (a.md, b.md)", "9 gone (a.md, … and 6 more)". */
+function named(paths: readonly string[], what: string): string {
+  if (paths.length === 0) return "";
+  const more = paths.length > FILES_NAMED ? `, … and ${paths.length - FILES_NAMED} more` : "";
+  return `${paths.length} ${what} (${paths.slice(0, FILES_NAMED).join(", ")}${more})`;
+}
+
+const FILES_NAMED = 3;
 
 /**
  * Indexed documents this check could not read, kept by the index: where (a folder that cannot be listed, an ignore
