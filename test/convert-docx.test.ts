@@ -33,6 +33,11 @@ describeShared("convertDocx: mammoth.js fixtures", () => {
     expect((await convertDocx(corpusFile("mammoth.js/endnotes.docx"), "endnotes")).text).toBe(expected);
   });
 
+  test("comments (margin notes) keep their text after the body, each under its label, without back-links (s20 user J)", async () => {
+    const doc = await convertDocx(corpusFile("mammoth.js/comments.docx"), "comments");
+    expect(doc.text).toBe("Ouch[MW1].[MW2]\n\nComment [MW1]\n\nA tachyon walks into a bar.\n\nComment [MW2]\n\nFin.");
+  });
+
   test("lists and strikethrough", async () => {
     expect((await convertDocx(corpusFile("mammoth.js/simple-list.docx"), "x")).text).toBe("-   Apple\n-   Banana");
     expect((await convertDocx(corpusFile("mammoth.js/strikethrough.docx"), "x")).text).toBe("~~Today's Special: Salmon~~ Sold out");

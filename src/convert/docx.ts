@@ -1,6 +1,6 @@
 /**
- * DOCX → HTML with mammoth (headings from the Heading 1–6 styles, lists, tables, footnotes and endnotes) → markdown
- * with the HTML converter. Title, author and dates come from the core properties (`docProps/core.xml`).
+ * DOCX → HTML with mammoth (headings from the Heading 1–6 styles, lists, tables, footnotes, endnotes and comments) →
+ * markdown with the HTML converter. Title, author and dates come from the core properties (`docProps/core.xml`).
  */
 import { strFromU8 } from "fflate";
 import mammoth from "mammoth";
@@ -15,7 +15,11 @@ import { enclosed, xmlText } from "./xml.ts";
 import { readZip } from "./zip.ts";
 
 /** Mammoth has no mapping for Word's Title style; as an `<h1>` it becomes the title when core properties lack one. */
-const STYLE_MAP = ["p[style-name='Title'] => h1:fresh"];
+/**
+ * The Title style is the document's H1; a comment's reference is marked as a note's is, and mammoth then appends the
+ * comments (a co-author's or supervisor's margin notes, which people search for) after the text, as it does notes.
+ */
+const STYLE_MAP = ["p[style-name='Title'] => h1:fresh", "comment-reference => sup"];
 
 /** Mammoth reads every XML part through this module's `readString`: `readXml` builds its tree without a DOM. */
 mammothXml.readString = readXml;
@@ -85,7 +89,7 @@ async function docxToHtml(bytes: Uint8Array): Promise<string> {
  * each of its positions (a 12 KB DOCX of 600,000 spaces took 108 s).
  */
 function dropNoteBacklinks(html: string): string {
-  return html.replace(/\s{0,8}<a href="#(?:footnote|endnote)-ref-[^"]*">↑<\/a>/g, "");
+  return html.replace(/\s{0,8}<a href="#(?:footnote|endnote|comment)-ref-[^"]*">↑<\/a>/g, "");
 }
 
 const CORE_FIELDS = {
