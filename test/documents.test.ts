@@ -267,6 +267,18 @@ describe("readDocuments (multi-get)", () => {
     // Anchored with a leading slash, or a whole folder with a trailing one (they matched nothing: hostile s8 #9).
     expect(await paths("one:/shared/*")).toEqual(["one:shared/readme.md"]);
     expect(await paths("one:shared/")).toEqual(["one:shared/readme.md"]);
+    // A folder named alone, as --filter takes it, is that folder (it was a ref to no document: s20 user I).
+    expect(await paths("one:shared")).toEqual(["one:shared/readme.md"]);
+    expect(await paths("shared")).toEqual(["one:shared/readme.md", "two:shared/readme.md"]);
+    expect((await readDocuments(home, "one:nosuch")).skipped.map((s) => s.path)).toEqual(["one:nosuch"]);
+    for (const ref of ["one:shared", "one:shared/"]) {
+      const refused = await refusal(readDocument(home, ref));
+      expect({ ref, message: refused.message, hint: refused.hint }).toEqual({
+        ref,
+        message: "one:shared is a folder of 1 indexed document, not a document",
+        hint: "`researcher multi-get one:shared/` reads them, `researcher ls one:shared/` lists them",
+      });
+    }
     // In a list of refs, one ending in a slash is a ref that names nothing; the others are read (s9 review #4).
     const refs = await readDocuments(home, "one:guide.md,one:shared/");
     expect(refs.documents.map((d) => d.path)).toEqual(["guide.md"]);

@@ -422,8 +422,23 @@ export function documentInfo(home: string, ref: string | DocumentRef, options: {
  */
 function indexedDocument(repo: Repository, path: string, session?: ReadSession): { listed: ListedDocument; root: RootRecord | undefined } {
   const found = withStore(repo, (store) => ({ listed: store.documentListing(path)[0], root: store.recordedRoot() }), session);
-  if (!found?.listed) throw notIndexed(`${repo.name}:${path}`, closePaths(repo, path), "", repo.name);
+  if (!found?.listed) throw folderOrNotIndexed(repo, path, session);
   return { listed: found.listed, root: found.root };
+}
+
+/** A ref to no document: a folder of indexed documents is said to be one, with the commands that read and list it. */
+function folderOrNotIndexed(repo: Repository, path: string, session?: ReadSession): ResearcherError {
+  const folder = `${path.replace(/\/+$/, "")}/`;
+  const below = withStore(repo, (store) => [...store.documents().keys()].filter((p) => p.startsWith(folder)).length, session) ?? 0;
+  if (below === 0) return notIndexed(`${repo.name}:${path}`, closePaths(repo, path), "", repo.name);
+  const ref = shellWord(`${repo.name}:${folder}`);
+  return new ResearcherError(
+    "DOCUMENT_NOT_FOUND",
+    `${repo.name}:${path} is a folder of ${below === 1 ? "1 indexed document" : `${below} indexed documents`}, not a document`,
+    {
+      hint: `\`researcher multi-get ${ref}\` reads them, \`researcher ls ${ref}\` lists them`,
+    },
+  );
 }
 
 function listedInfo(repo: Repository, doc: ListedDocument): DocumentInfo {
@@ -840,19 +855,32 @@ export function matchDocuments(
   }
   const refs: DocumentRef[] = [];
   const skipped: SkippedDocument[] = [];
-  for (const ref of pattern
+  const listed = pattern
     .split(",")
     .map((r) => r.trim())
-    .filter(Boolean)) {
+    .filter(Boolean);
+  for (const ref of listed) {
     try {
       const resolved = resolveDocumentRef(home, ref, options);
       documentInfo(home, resolved);
       refs.push(resolved);
     } catch (error) {
+      const folder = listed.length === 1 ? folderOf(home, ref, options) : undefined;
+      if (folder) return folder;
       skipped.push({ repository: "", path: ref, reason: describeError(error) });
     }
   }
   return { refs, skipped };
+}
+
+/** One name that is no document but a folder of them (`notes:journal`) is that folder, as in --filter. */
+function folderOf(home: string, ref: string, options: { repository?: string }): ReturnType<typeof matchDocuments> | undefined {
+  try {
+    const folder = matchDocuments(home, `${ref}/`, options);
+    return folder.refs.length > 0 ? folder : undefined;
+  } catch {
+    return undefined; // the name's own error is the one to give
+  }
 }
 
 /**
