@@ -168,12 +168,7 @@ export type RepositoryPlace = Pick<Repository, "name" | "path" | "dir">;
  * `repo add` is index/repositories.ts `addRepository`, which sets aside a kept index of another folder there.
  */
 export function registerRepository(home: string, input: AddRepositoryInput, beforeRegister?: (place: RepositoryPlace) => void): Repository {
-  if (!REPO_NAME.test(input.name) || isReservedName(input.name)) {
-    // A name no repository could have, as a ref no document could have: a usage error (exit 2).
-    throw new ResearcherError("USAGE", `invalid repository name '${input.name}'`, {
-      hint: "use letters, digits, '-' and '_' (at most 64), and no name JavaScript objects reserve (constructor, toString, …)",
-    });
-  }
+  checkName(input.name);
   const path = repositoryFolder(input.path);
   // Only what was chosen is written: a repository that takes the defaults gets later releases' defaults too.
   const entry: UserSettings = { path };
@@ -211,6 +206,35 @@ export function nestedRepositories(home: string, repo: Repository): { name: stri
     if (inside(repo.path, other.path)) return [{ name: other.name, path: other.path, holds: true }];
     return inside(other.path, repo.path) ? [{ name: other.name, path: other.path, holds: false }] : [];
   });
+}
+
+/** A name `repo add` and `repo rename` may give: refused as a usage error (exit 2), as a ref no document could have. */
+function checkName(name: string): void {
+  if (!REPO_NAME.test(name) || isReservedName(name)) {
+    throw new ResearcherError("USAGE", `invalid repository name '${name}'`, {
+      hint: "use letters, digits, '-' and '_' (at most 64), and no name JavaScript objects reserve (constructor, toString, …)",
+    });
+  }
+}
+
+/**
+ * Give a registered repository another name, its settings kept in their place. `beforeRename` moves its index folder
+ * under config.yaml's lock, after the checks and before the file is written (index/repositories.ts).
+ */
+export function renameRegistration(home: string, from: string, to: string, beforeRename: (from: string, to: string) => void): Repository {
+  checkName(to);
+  updateConfig(home, (settings) => {
+    const repositories = (settings.repositories ?? {}) as Record<string, UserSettings>;
+    if (!Object.hasOwn(repositories, from)) getRepository(home, from); // the error that names what there is
+    if (Object.hasOwn(repositories, to)) {
+      throw new ResearcherError("REPO_EXISTS", `a repository named '${to}' already exists`, {
+        hint: "choose another name, or `researcher repo remove` the other one first",
+      });
+    }
+    beforeRename(repositoryDir(home, from), repositoryDir(home, to));
+    settings.repositories = Object.fromEntries(Object.entries(repositories).map(([name, entry]) => [name === from ? to : name, entry]));
+  });
+  return getRepository(home, to);
 }
 
 /** Drop a repository from the configuration (its index folder is index/repositories.ts's to delete). */

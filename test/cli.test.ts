@@ -4,8 +4,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync,
 import { join, resolve } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository, removeRepository } from "../src/index/repositories.ts";
-import { processStartTime } from "../src/lock.ts";
-import { listRepositories } from "../src/repos.ts";
+import { acquireWriterLock, processStartTime } from "../src/lock.ts";
+import { listRepositories, registerRepository } from "../src/repos.ts";
 import { bm25Repository, GLOVE, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
 
 /** A home with a config, an index folder and one downloaded model: what a wrong command could destroy. */
@@ -379,6 +379,51 @@ test("a repo add refused after the kept index was set aside puts it back: nothin
   expect(readdirSync(join(home, "repositories"))).toEqual(["a"]);
   expect(runCli(["repo", "add", "a", x, "--no-embed"], { home }).code).toBe(0);
   expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(1);
+});
+
+test("repo rename keeps the index, settings and contexts under the new name: nothing is read again (s20 user G)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nkeptword\n", "b.md": "# B\n\nother\n" });
+  expect(runCli(["repo", "add", "k", docs, "--no-embed", "--description", "papers of mine"], { home }).code).toBe(0);
+  expect(runCli(["context", "add", "k:a.md", "the first note"], { home }).code).toBe(0);
+  expect(runCli(["index", "k"], { home }).code).toBe(0);
+  const renamed = runCli(["repo", "rename", "k", "papers"], { home });
+  expect({ code: renamed.code, stdout: renamed.stdout }).toEqual({ code: 0, stdout: "renamed k → papers\n" });
+  const listed = JSON.parse(runCli(["repo", "list", "--json"], { home }).stdout);
+  expect(listed.map((r: { name: string; description: string }) => [r.name, r.description])).toEqual([["papers", "papers of mine"]]);
+  const hit = JSON.parse(runCli(["search", "keptword", "--json"], { home }).stdout).results[0];
+  expect([hit.repository, hit.path, hit.context]).toEqual(["papers", "a.md", "the first note"]);
+  // Nothing was read again: the next run finds every file current.
+  expect(JSON.parse(runCli(["index", "papers", "--json"], { home }).stdout)).toMatchObject({ indexed: 0, skipped: 2 });
+  expect(existsSync(join(home, "repositories/k"))).toBe(false);
+  // Refused: a name in use, an invalid one, an unknown repository; each leaves things as they were.
+  expect(runCli(["repo", "add", "other", tempDir(), "--no-embed"], { home }).code).toBe(0);
+  for (const [args, code, message] of [
+    [["papers", "other"], 1, "error: a repository named 'other' already exists"],
+    [["papers", "no/slash"], 2, "error: invalid repository name 'no/slash'"],
+    [["nosuch", "x"], 1, "error: no repository named 'nosuch'"],
+  ] as const) {
+    const refused = runCli(["repo", "rename", ...args], { home });
+    expect({ args, code: refused.code, stderr: refused.stderr.split("\n")[0] }).toEqual({ args, code, stderr: message });
+  }
+  expect(JSON.parse(runCli(["search", "keptword", "--json"], { home }).stdout).results[0].repository).toBe("papers");
+});
+
+test("repo rename is refused while an index run holds the repository, and leaves it as it was", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nkeptword\n" });
+  const repo = registerRepository(home, { name: "k", path: docs, embed: false });
+  expect(runCli(["index", "k"], { home }).code).toBe(0);
+  const release = acquireWriterLock(repo.dir, "k");
+  try {
+    const refused = runCli(["repo", "rename", "k", "papers"], { home });
+    expect([refused.code, refused.stderr.split("\n")[0]]).toEqual([1, `error: repository 'k' is being indexed by process ${process.pid}`]);
+  } finally {
+    release();
+  }
+  expect(JSON.parse(runCli(["search", "keptword", "--json"], { home }).stdout).results[0].repository).toBe("k");
 });
 
 test("a link to a folder is named in the run's summary as not followed, not passed over without a word (s18 user #12)", () => {

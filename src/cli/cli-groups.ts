@@ -6,7 +6,7 @@ import { configPath, loadConfig, setConfigValue } from "../config.ts";
 import { CODE_EXTENSIONS, FILE_TYPES } from "../file-types.ts";
 import { chooseModel, clearModels, describeModel, loadEmbedder, modelsDir, requireWeights } from "../embed/embedder.ts";
 import { ResearcherError } from "../errors.ts";
-import { addRepository, removeRepository } from "../index/repositories.ts";
+import { addRepository, removeRepository, renameRepository } from "../index/repositories.ts";
 import { downloadProgress, globals, home, json, list, out, type Flags } from "./cli-options.ts";
 import { repositoryJson, repositoryListText, styleFor } from "../serve/render.ts";
 import { addContext, listContexts, listRepositories, nestedRepositories, removeContext, type AddRepositoryInput } from "../repos.ts";
@@ -125,6 +125,13 @@ function repoCli(): CAC {
     .action((name: string, flags: Flags) => {
       const repo = removeRepository(home(flags), name, { keepData: Boolean(flags.keepData) });
       out(`${escapeControls(`removed ${repo.name}${flags.keepData ? ` (index kept in ${repo.dir})` : ""}`)}\n`);
+    });
+  cli
+    .command("rename <name> <new-name>", "Give a repository another name, its index kept")
+    .example("  researcher repo rename k papers")
+    .action((name: string, newName: string, flags: Flags) => {
+      const repo = renameRepository(home(flags), name, String(newName));
+      out(`${escapeControls(`renamed ${name} → ${repo.name}`)}\n`);
     });
   cli
     .command("list", "List repositories")

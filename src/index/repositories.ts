@@ -5,18 +5,19 @@
  * files deleted under it, and a writer that takes the lock after it finds the name unregistered and builds nothing
  * (writeSession checks under the lock).
  */
-import { lstatSync, readdirSync, realpathSync, renameSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
   type AddRepositoryInput,
   forgetRepository,
   getRepository,
   registerRepository,
+  renameRegistration,
   type Repository,
   type RepositoryPlace,
 } from "../repos.ts";
 import { acquireWriterLock } from "../lock.ts";
-import { toResearcherError } from "../errors.ts";
+import { ResearcherError, toResearcherError } from "../errors.ts";
 import { Store } from "../store/store.ts";
 
 /** A repository just added, and the kept index of another folder its name held, if one was set aside. */
@@ -66,6 +67,44 @@ export function removeRepository(home: string, name: string, options: { keepData
   if (options.keepData) release();
   else deleteIndex();
   return repo;
+}
+
+/**
+ * `repo rename`: the repository keeps its index (nothing is read, recognised or embedded again) under its new name.
+ * Its index folder moves under the writer lock, so an index run in progress refuses the rename (LOCKED); a config.yaml
+ * that cannot be written moves it back.
+ */
+export function renameRepository(home: string, from: string, to: string): Repository {
+  const repo = getRepository(home, from);
+  const release = acquireWriterLock(repo.dir, repo.name);
+  let moved: { from: string; to: string } | undefined;
+  try {
+    return renameRegistration(home, from, to, (dir, target) => {
+      if (lstatOrNull(target)) {
+        throw new ResearcherError("REPO_EXISTS", `${target} is in the way: an index folder a removed repository kept`, {
+          hint: `move it away, or \`researcher repo add ${to} <folder>\` of its own folder takes it up again`,
+        });
+      }
+      if (!lstatOrNull(dir)) return; // never indexed: nothing to move
+      renameSync(dir, target);
+      moved = { from: dir, to: target };
+    });
+  } catch (error) {
+    if (moved) renameSync(moved.to, moved.from);
+    throw error;
+  } finally {
+    // The lock moved with the folder: it is released where it is now.
+    if (moved && existsSync(moved.to)) rmSync(join(moved.to, "lock"), { force: true });
+    else release();
+  }
+}
+
+function lstatOrNull(path: string) {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
 }
 
 /** What an index folder holds: the database and its side files, a copy moved aside, the ANN file, the lock, temp files. */
