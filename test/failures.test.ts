@@ -280,6 +280,8 @@ test(
     indexRun(cli);
     const db = new Database(Store.dbPath(repo.dir));
     for (const column of ["size", "mtime_ms", "settings"]) db.run(`ALTER TABLE failures DROP COLUMN ${column}`);
+    db.run("DROP TRIGGER documents_keep_text");
+    db.run("DROP TABLE removed_texts");
     db.run("DROP TABLE document_texts");
     db.run("ALTER TABLE fragments DROP COLUMN unit");
     db.run("PRAGMA user_version = 5");

@@ -13,7 +13,7 @@ import { progressBar } from "../src/serve/render.ts";
 import { SCANNED, scanOfPages, scannedPage, scannedPages, scannedTruth } from "./pdf-fixtures.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { copyFileSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { getRepository } from "../src/repos.ts";
@@ -269,6 +269,37 @@ describe("OCR", () => {
       // An edited file is the file as it is now: converted again (and here, past the OCR limit, not read).
       writeFileSync(join(docs, "scan.pdf"), await scannedPage(SCAN, 2));
       expect(cli("get", "docs:scan.pdf:p1").stderr).toContain("OCR of page 1 of 1 took longer than 0.1 s");
+    },
+    OCR_TIMEOUT,
+  );
+
+  testShared(
+    "a scan that leaves the index and comes back with the same bytes is read back, not recognised again (s20 user E)",
+    async () => {
+      // Excluded for a while, moved out and back, `remove` and index: each was OCR'd again (~3 CPU-s a page).
+      const home = tempDir();
+      const docs = tempDir();
+      const away = tempDir();
+      writeTree(docs, { "scan.pdf": await scannedPage(SCAN, 1), "note.md": "# Note\n\nNothing scanned here.\n" });
+      const cli = (...args: string[]) => runCli(args, { home });
+      const run = () => JSON.parse(cli("index", "docs", "--json").stdout);
+      expect(cli("repo", "add", "docs", docs, "--no-embed").code).toBe(0);
+      expect(run()).toMatchObject({ indexed: 2, ocr_pages: 1 });
+      // From here on no page can be recognised (0.1 s): a run that tried would leave the page out and say so.
+      expect(cli("config", "set", "index.ocr_page_timeout", "0.1").code).toBe(0);
+      const found = () => JSON.parse(cli("search", "hypoglycaemic counterregulation", "--json", "-n", "1").stdout).results[0];
+      expect(cli("config", "set", "repositories.docs.exclude", "[scan.pdf]").code).toBe(0);
+      expect(run()).toMatchObject({ removed: 1 });
+      expect(cli("config", "set", "repositories.docs.exclude", "[]").code).toBe(0);
+      expect(run()).toMatchObject({ indexed: 1, ocr_pages: 0, failed: 0, warnings: [] });
+      expect(found()).toMatchObject({ path: "scan.pdf", page: 1 });
+      renameSync(join(docs, "scan.pdf"), join(away, "scan.pdf"));
+      expect(run()).toMatchObject({ removed: 1 });
+      renameSync(join(away, "scan.pdf"), join(docs, "back.pdf"));
+      expect(run()).toMatchObject({ indexed: 1, ocr_pages: 0, failed: 0, warnings: [] });
+      expect(found()).toMatchObject({ path: "back.pdf", page: 1 });
+      expect(cli("remove", "docs", "back.pdf").code).toBe(0);
+      expect(run()).toMatchObject({ indexed: 1, ocr_pages: 0, failed: 0, warnings: [] });
     },
     OCR_TIMEOUT,
   );

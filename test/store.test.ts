@@ -11,9 +11,11 @@ import { Store } from "../src/store/store.ts";
 import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 /** What schema 5 wrote of failures: no stamps (v6 added them). */
-/** Back to schema 5: no failure stamps (v6), no document texts (v8), no fragment units (v9). */
+/** Back to schema 5: no failure stamps (v6), no document texts (v8), no fragment units (v9), no removed texts (v10). */
 function dropFailureStamps(db: Database): void {
   for (const column of ["size", "mtime_ms", "settings"]) db.run(`ALTER TABLE failures DROP COLUMN ${column}`);
+  db.run("DROP TRIGGER documents_keep_text");
+  db.run("DROP TABLE removed_texts");
   db.run("DROP TABLE document_texts");
   db.run("ALTER TABLE fragments DROP COLUMN unit");
 }
@@ -243,6 +245,40 @@ test("the scratch tables survive a rolled-back transaction that created them (a 
     const counts = store.termCounts(ids, ["harbour"]);
     expect([...counts.values()].some((terms) => terms.get("harbour")?.[2] === 2)).toBe(true);
     expect(store.termFrequencies(["harbour"]).get("harbour")).toBe(1);
+  } finally {
+    store.close();
+  }
+});
+
+test("removed documents' OCR'd texts are kept 30 days and 64 Mi characters at most, the newest first (s20 user E)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  const repo = registerRepository(home, { name: "r", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const db = new Database(Store.dbPath(repo.dir));
+  const add = db.query(
+    "INSERT INTO removed_texts(hash, settings, title, metadata, text, removed_at) VALUES (?, 's', 't', '{}', ?, julianday('now') - ?)",
+  );
+  for (const [hash, chars, days] of [
+    ["old", 10, 31],
+    ["recent", 10, 5],
+    ["large-new", 40_000_000, 1],
+    ["large-older", 40_000_000, 10],
+    ["newest", 10, 0],
+  ] as const)
+    add.run(hash, "x".repeat(chars), days);
+  db.close();
+  const store = Store.open(repo.dir);
+  try {
+    store.transaction(() => store.pruneRemovedTexts());
+    expect(["old", "recent", "large-new", "large-older", "newest"].map((hash) => store.keptConversion(hash, "s") !== undefined)).toEqual([
+      false,
+      true,
+      true,
+      false,
+      true,
+    ]);
   } finally {
     store.close();
   }

@@ -315,6 +315,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
       store.compactFullText(changed / Math.max(1, summary.fragments_total), onStep);
     }
     if (!options.embeddingsOnly) maintainImpactLists(store, changed / Math.max(1, summary.fragments_total));
+    if (summary.removed > 0 || summary.indexed > 0) store.transaction(() => store.pruneRemovedTexts());
     const embedding: Awaited<ReturnType<typeof embedOrDefer>> = !embed
       ? { embedded: 0, model: store.embeddingModel()?.id ?? null }
       : embeddedInRebuild

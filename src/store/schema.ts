@@ -25,7 +25,7 @@ import {
 import { danglingLink, freeBytes, openFilesExhausted } from "../files.ts";
 import { FTS_TOKENIZER, rewriteFullText } from "./fts.ts";
 
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 /**
  * Impact lists (see bm25.ts): for words in many fragments, the fragments where the word weighs most (its weighted
@@ -84,6 +84,28 @@ CREATE TABLE IF NOT EXISTS document_texts (
 );
 `;
 
+/**
+ * The kept text of OCR'd documents removed from the index (gone, excluded, moved out, replaced by other bytes), for
+ * REMOVED_TEXTS_DAYS: a scan that comes back with the same bytes (a folder excluded for a while, a file moved out and
+ * back, a branch checked out and back) is read back, not recognised again (about 3 CPU-s a page). Store.pruneRemovedTexts
+ * bounds it by age and size.
+ */
+const REMOVED_TEXTS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS removed_texts (
+  hash TEXT NOT NULL,
+  settings TEXT NOT NULL,
+  title TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  text TEXT NOT NULL,
+  removed_at REAL NOT NULL,
+  PRIMARY KEY (hash, settings)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS documents_keep_text BEFORE DELETE ON documents BEGIN
+  INSERT OR REPLACE INTO removed_texts(hash, settings, title, metadata, text, removed_at)
+    SELECT old.hash, t.settings, old.title, old.metadata, t.text, julianday('now') FROM document_texts t WHERE t.document_id = old.id;
+END;
+`;
+
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 -- No fragment has a heading yet (Store.mayHaveHeadings); an index from before the key existed may have some.
@@ -128,6 +150,7 @@ END;
 ${IMPACTS_SCHEMA}
 ${POSTINGS_SCHEMA}
 ${DOCUMENT_TEXTS_SCHEMA}
+${REMOVED_TEXTS_SCHEMA}
 -- Vectors keyed by the fragment text's hash: an unchanged text is never embedded twice.
 CREATE TABLE embeddings (text_hash TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
 -- A file that failed to convert, with its size, mtime and conversion settings then (null: tried again every run).
@@ -279,6 +302,8 @@ const UPGRADES: Record<number, string | ((db: Database) => void)> = {
   8: DOCUMENT_TEXTS_SCHEMA,
   // v9: which unit (section, function) of its document a fragment is part of; null until its document is chunked again.
   9: "ALTER TABLE fragments ADD COLUMN unit INTEGER",
+  // v10: the OCR'd text of removed documents, kept for a while (filled as documents are removed from now on).
+  10: REMOVED_TEXTS_SCHEMA,
 };
 
 function rebuildFullTextForIdentifiers(db: Database): void {

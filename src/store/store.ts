@@ -123,6 +123,10 @@ export interface Bm25Weights {
 /** The meta key whose value `none` says no fragment has had a heading (mayHaveHeadings). */
 const NO_HEADINGS_KEY = "fragment_headings";
 
+/** How long a removed document's OCR'd text is kept, in days, and how much of it in all (characters: ~64 MB). */
+const REMOVED_TEXTS_DAYS = 30;
+const REMOVED_TEXTS_CHARS = 64 * 1024 * 1024;
+
 /** Connections opened that cannot name their file before opening it (see Store.file). */
 let connections = 0;
 
@@ -439,6 +443,8 @@ export class Store {
       this.db
         .query("INSERT INTO document_texts(document_id, settings, text) VALUES (?, ?, ?)")
         .run(id, doc.convertedText.settings, doc.convertedText.text);
+      // Its own text again (a re-chunk replaces a document, and the trigger kept the text it had): one copy is enough.
+      this.db.query("DELETE FROM removed_texts WHERE hash = ? AND settings = ?").run(doc.hash, doc.convertedText.settings);
     }
     return id;
   }
@@ -467,7 +473,29 @@ export class Store {
          WHERE d.hash = ? AND t.settings = ? AND ${metadataOf("d.metadata")} = d.metadata LIMIT 1`,
       )
       .get(hash, settings);
-    return row ? { title: row.title, metadata: parseMetadata(row.metadata), text: row.text } : undefined;
+    if (row) return { title: row.title, metadata: parseMetadata(row.metadata), text: row.text };
+    const removed = this.db
+      .query<{ title: string; metadata: string; text: string }, [string, string]>(
+        "SELECT title, metadata, text FROM removed_texts WHERE hash = ? AND settings = ?",
+      )
+      .get(hash, settings);
+    return removed ? { title: removed.title, metadata: parseMetadata(removed.metadata), text: removed.text } : undefined;
+  }
+
+  /**
+   * Drop removed documents' kept texts (REMOVED_TEXTS_SCHEMA) older than REMOVED_TEXTS_DAYS, and the oldest past
+   * REMOVED_TEXTS_CHARS in all. The caller holds the transaction.
+   */
+  pruneRemovedTexts(): void {
+    this.db.query("DELETE FROM removed_texts WHERE removed_at < julianday('now') - ?").run(REMOVED_TEXTS_DAYS);
+    this.db
+      .query(
+        `DELETE FROM removed_texts WHERE (hash, settings) IN (
+           SELECT hash, settings FROM (
+             SELECT hash, settings, sum(length(text)) OVER (ORDER BY removed_at DESC, hash, settings) AS kept FROM removed_texts
+           ) WHERE kept > ?)`,
+      )
+      .run(REMOVED_TEXTS_CHARS);
   }
 
   documentByPath(path: string): { id: number; hash: string; title: string } | undefined {
