@@ -83,6 +83,16 @@ describeShared("convertDocx: python-docx and Apache POI fixtures", () => {
 });
 
 describe("convertDocx: generated", () => {
+  test("a hyperlink whose relationship is missing keeps its text; the file is read (s20 hostile #2)", async () => {
+    // It failed whole: "cannot read DOCX: undefined is not an object (evaluating 'value.replace')".
+    const R = 'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"';
+    const body = `<w:p><w:r><w:t xml:space="preserve">before link </w:t></w:r><w:hyperlink ${R} r:id="rId9"><w:r><w:t>dangling link</w:t></w:r></w:hyperlink></w:p>`;
+    expect((await convertDocx(docx(body), "d")).text).toBe("before link dangling link");
+    // A link to an anchor in the document has no relationship either: its text is kept too.
+    const anchored = `<w:p><w:hyperlink w:anchor="top"><w:r><w:t>to the top</w:t></w:r></w:hyperlink></w:p>`;
+    expect((await convertDocx(docx(anchored), "d")).text).toBe("to the top");
+  });
+
   test("headings, entities in core properties, a footnote-free body", async () => {
     const core = `<?xml version="1.0"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/"><dc:title>Fish &amp; Chips &#8212; a &lt;history&gt;</dc:title><dc:creator>J. Doe</dc:creator><dcterms:created>2020-01-02T03:04:05Z</dcterms:created></cp:coreProperties>`;
     const doc = await convertDocx(

@@ -62,12 +62,38 @@ function hasOleEntry(bytes: Uint8Array, name: string): boolean {
   return false;
 }
 
+/** A node of mammoth's document tree, as far as a transform needs it. */
+interface DocumentNode {
+  type?: string;
+  href?: string;
+  anchor?: string;
+  children?: DocumentNode[];
+}
+
+/**
+ * A hyperlink whose relationship is missing (an `r:id` that `document.xml.rels` does not hold: hand-edited XML, some
+ * report generators) keeps its text as plain text: mammoth wrote its href as undefined and failed the whole file.
+ */
+function withoutDanglingLinks(node: DocumentNode): DocumentNode {
+  if (Array.isArray(node.children)) {
+    node.children = node.children.flatMap((child) => {
+      const kept = withoutDanglingLinks(child);
+      return kept.type === "hyperlink" && kept.href === undefined && kept.anchor === undefined ? (kept.children ?? []) : [kept];
+    });
+  }
+  return node;
+}
+
 async function docxToHtml(bytes: Uint8Array): Promise<string> {
   try {
     const result = await mammoth.convertToHtml(
       { buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) },
       // an empty src: pictures are not indexed, and mammoth then never base64-encodes their bytes
-      { styleMap: STYLE_MAP, convertImage: mammoth.images.imgElement(async () => ({ src: "" })) },
+      {
+        styleMap: STYLE_MAP,
+        convertImage: mammoth.images.imgElement(async () => ({ src: "" })),
+        transformDocument: withoutDanglingLinks,
+      },
     );
     return result.value;
   } catch (error) {
