@@ -229,8 +229,13 @@ test("`repo remove` of a repository whose index folder is a link deletes the ind
   renameSync(dir, kept);
   symlinkSync(kept, dir);
   writeFileSync(join(kept, "notes.txt"), "the user's own file\n");
+  // A folder of a temp file's shape is the user's, not a temp file (it was deleted with its contents: s20 hostile #5).
+  mkdirSync(join(kept, ".drafts.tmp"));
+  writeFileSync(join(kept, ".drafts.tmp", "x"), "precious\n");
+  writeFileSync(join(kept, ".index.db.999999.abc.def.tmp"), "a writer's leftover\n");
   expect(runCli(["search", "alpha", "--files"], { home }).stdout).toContain("a.md");
   expect(runCli(["repo", "remove", "docs"], { home }).code).toBe(0);
   expect(existsSync(dir)).toBe(false);
-  expect(readdirSync(kept)).toEqual(["notes.txt"]);
+  expect(readdirSync(kept).sort()).toEqual([".drafts.tmp", "notes.txt"]);
+  expect(readFileSync(join(kept, ".drafts.tmp", "x"), "utf8")).toBe("precious\n");
 });

@@ -17,6 +17,7 @@ import {
   type RepositoryPlace,
 } from "../repos.ts";
 import { acquireWriterLock } from "../lock.ts";
+import { TEMP_FILE_NAME } from "../atomic.ts";
 import { ResearcherError, toResearcherError } from "../errors.ts";
 import { Store } from "../store/store.ts";
 
@@ -107,8 +108,11 @@ function lstatOrNull(path: string) {
   }
 }
 
-/** What an index folder holds: the database and its side files, a copy moved aside, the ANN file, the lock, temp files. */
-const INDEX_FILE = /^(?:index\.db(?:-wal|-shm|\.damaged-.*)?|vectors\.usearch|lock|\..+\.tmp(?:-wal|-shm)?)$/;
+/**
+ * What an index folder holds: the database and its side files, a copy moved aside (with its WAL), the ANN file, the
+ * lock; temp files are TEMP_FILE_NAME's.
+ */
+const INDEX_FILE = /^(?:index\.db(?:-wal|-shm|\.damaged-[0-9TZ-]+(?:-wal|-shm)?)?|vectors\.usearch|lock)$/;
 
 /**
  * Delete an index folder. One that is a link (the index kept on another disk) loses the index files in its target
@@ -122,8 +126,12 @@ function deleteIndexFolder(dir: string): void {
   } catch {
     target = undefined; // a link to nothing: only the link is left to remove
   }
-  if (target)
-    for (const name of readdirSync(target)) if (INDEX_FILE.test(name)) rmSync(join(target, name), { recursive: true, force: true });
+  // Files only, by the names researcher writes: a folder beside them (`.drafts.tmp/`) is the user's (s20 hostile #5).
+  if (target) {
+    for (const entry of readdirSync(target, { withFileTypes: true }))
+      if (entry.isFile() && (INDEX_FILE.test(entry.name) || TEMP_FILE_NAME.test(entry.name)))
+        rmSync(join(target, entry.name), { force: true });
+  }
   rmSync(dir, { recursive: true, force: true });
 }
 
