@@ -289,6 +289,19 @@ describe("readDocuments (multi-get)", () => {
     expect((await paths("one:*.md")).map((p) => p.slice(4))).toEqual(listed.filter(matches));
   });
 
+  test("a name holding a comma is one document, not a list of two refs that read another (s20 hostile #5)", async () => {
+    const own = tempDir();
+    const folder = tempDir();
+    writeTree(folder, { "Meeting notes, 2024.md": "# M\n\nmeeting\n", "a,b.md": "# AB\n", "b.md": "# B\n" });
+    await indexRepository(own, registerRepository(own, { name: "fn", path: folder, embed: false }));
+    const read = async (pattern: string) => (await readDocuments(own, pattern)).documents.map((d) => d.path);
+    expect(await read("fn:Meeting notes, 2024.md")).toEqual(["Meeting notes, 2024.md"]);
+    expect(await read("fn:a,b.md")).toEqual(["a,b.md"]);
+    // A list is still a list: in one, a comma separates (a glob names such a file: `fn:Meeting*2024.md`).
+    expect(await read("fn:b.md, fn:Meeting notes, 2024.md")).toEqual(["b.md"]);
+    expect(await read("fn:Meeting*2024.md")).toEqual(["Meeting notes, 2024.md"]);
+  });
+
   test("a glob in a repository that does not exist or was never indexed is an error, as `ls` makes it (s16 user #5)", async () => {
     // Both answered an empty match with exit 0: a script's misspelt repository went unnoticed.
     const own = tempDir();

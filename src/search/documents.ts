@@ -853,6 +853,11 @@ export function matchDocuments(
     const reason = (s: SkippedRepository) => `its index cannot be read: ${s.message}${s.hint ? ` (hint: ${s.hint})` : ""}`;
     return { refs, skipped: skipped.map((s) => ({ repository: s.repository, path: pattern, reason: reason(s) })) };
   }
+  // A name holding a comma (`Smith, John - CV.pdf`) is one document, not a list of two that name others.
+  if (pattern.includes(",")) {
+    const whole = indexedRef(home, pattern, options);
+    if (whole) return { refs: [whole], skipped: [] };
+  }
   const refs: DocumentRef[] = [];
   const skipped: SkippedDocument[] = [];
   const listed = pattern
@@ -871,6 +876,17 @@ export function matchDocuments(
     }
   }
   return { refs, skipped };
+}
+
+/** The ref `text` reads, when it names an indexed document. */
+function indexedRef(home: string, text: string, options: { repository?: string }): DocumentRef | undefined {
+  try {
+    const resolved = resolveDocumentRef(home, text, options);
+    documentInfo(home, resolved);
+    return resolved;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One name that is no document but a folder of them (`notes:journal`) is that folder, as in --filter. */
