@@ -93,7 +93,18 @@ describe("filter grammar", () => {
       [{ all: { key: "tags", eq: "rust" } } as never, "all: expected a list of terms"],
       // s20 review N3: an empty `any` beside other terms admitted everything its terms did.
       [{ all: [{ key: "tags", eq: "rust" }], any: [] }, "any: needs at least one term"],
+      // s20 hostile #4: each glob is matched against every path; 10,000 held a server 9 minutes.
+      [
+        { all: [{ key: "path", in: Array.from({ length: 101 }, (_, i) => `*zz${i}*.md`) }] },
+        "101 path globs is more than one filter takes (at most 100)",
+      ],
+      [
+        `path in (${Array.from({ length: 60 }, (_, i) => `a${i}/**`).join("|")}) path!=*x* path in (${Array.from({ length: 41 }, (_, i) => `b${i}*`).join("|")})`,
+        "102 path globs",
+      ],
     ];
+    // A hundred globs are taken, and any number of literal paths.
+    expect(() => parseFilter({ all: [{ key: "path", in: Array.from({ length: 100 }, (_, i) => `*zz${i}*.md`) }] })).not.toThrow();
     for (const [input, message] of cases) {
       const error = errorOf(input, "--where");
       expect(error.code).toBe("USAGE");

@@ -4,6 +4,7 @@
  * tree (store/filter-sql.ts), which the store compiles to a condition its ranking queries apply inside.
  */
 import { ResearcherError } from "../errors.ts";
+import { isGlob } from "../path-glob.ts";
 import {
   BUILT_IN_KEYS,
   DATE,
@@ -12,6 +13,7 @@ import {
   type FilterOp,
   type FilterTerm,
   type KeyType,
+  MAX_FILTER_GLOBS,
   MAX_FILTER_VALUE_CHARS,
   MAX_FILTER_VALUES,
   NUMBER,
@@ -54,8 +56,9 @@ export function parseFilter(input: string | FilterJson, label = "where"): Filter
 }
 
 /**
- * A filter of more than MAX_FILTER_VALUES values (over all its terms and `in` lists), or with a value longer than
- * MAX_FILTER_VALUE_CHARS, is refused, naming the bound (MCP's JSON form had no bound on a value's length).
+ * A filter of more than MAX_FILTER_VALUES values (over all its terms and `in` lists), more than MAX_FILTER_GLOBS
+ * path globs, or with a value longer than MAX_FILTER_VALUE_CHARS, is refused, naming the bound (MCP's JSON form had
+ * no bound on a value's length).
  */
 function checkSize(filter: Filter, label: string): Filter {
   const count = (f: Filter): number => (f.kind === "term" ? f.values.length : f.items.reduce((sum, item) => sum + count(item), 0));
@@ -63,6 +66,21 @@ function checkSize(filter: Filter, label: string): Filter {
     f.kind === "term" ? Math.max(0, ...f.values.map((value) => String(value).length)) : Math.max(0, ...f.items.map(longest));
   if (longest(filter) > MAX_FILTER_VALUE_CHARS) {
     throw new ResearcherError("USAGE", `${label}: a value holds at most ${MAX_FILTER_VALUE_CHARS} characters`, { hint: FILTER_HINT });
+  }
+  const globs = (f: Filter): number =>
+    f.kind === "term"
+      ? f.key === "path"
+        ? f.values.filter((value) => isGlob(String(value))).length
+        : 0
+      : f.items.reduce((sum, item) => sum + globs(item), 0);
+  if (globs(filter) > MAX_FILTER_GLOBS) {
+    throw new ResearcherError(
+      "USAGE",
+      `${label}: ${globs(filter)} path globs is more than one filter takes (at most ${MAX_FILTER_GLOBS})`,
+      {
+        hint: "list paths without glob characters (any number), or match a folder with one glob (path=notes/**)",
+      },
+    );
   }
   const values = count(filter);
   if (values > MAX_FILTER_VALUES) {
