@@ -25,6 +25,7 @@ import { search } from "../src/search/search.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { Store } from "../src/store/store.ts";
 import { watchRepositories, type WatchBatch, type WatchHandle } from "../src/serve/watch.ts";
+import type { ResearcherError } from "../src/errors.ts";
 import {
   AS_ROOT,
   canMount,
@@ -372,6 +373,32 @@ describe("watchRepositories when the folder goes away", () => {
     }
   });
 });
+
+test("a folder whose path is past the system's length is reported once and left out: no rescan loop (s20 hostile #3)", async () => {
+  // The watch scanned the whole repository three times a second, with no file event at all.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\napple\n" });
+  // Made a folder at a time from inside the last one: no path to it can be named.
+  const nest =
+    "import os, sys\nos.chdir(sys.argv[1])\nfor i in range(200):\n  os.mkdir('deepfolder%010d' % i); os.chdir('deepfolder%010d' % i)";
+  expect(Bun.spawnSync(["python3", "-c", nest, docs]).exitCode).toBe(0);
+  const repo = registerRepository(home, { name: "deep", path: docs, embed: false });
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  try {
+    await handle.ready;
+    await Bun.sleep(1_500);
+    writeFileSync(join(docs, "b.md"), "# B\n\nbanana\n");
+    await batches.until(["b.md"]);
+    expect(batches.all.map((b) => (b.scan ? "scan" : b.paths.join(",")))).toEqual(["scan", "b.md"]);
+    expect((batches.errors as ResearcherError[]).map((e) => [e.message.slice(0, 24), e.hint])).toEqual([
+      ["cannot watch deepfolder0", "its path is longer than the system allows: move or rename folders above it"],
+    ]);
+  } finally {
+    await handle.close();
+  }
+}, 30_000);
 
 test("a failed file is left alone while unchanged (the planner's rule): an attribute change or a re-planned folder does not retry it", async () => {
   const home = tempDir();

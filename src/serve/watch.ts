@@ -34,6 +34,7 @@ import {
 } from "../index/discover.ts";
 import { type Failed, failedUnchanged, planChanges, sameStamp } from "../index/plan.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
+import { shortened } from "../text.ts";
 import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
 import { failureSettings } from "../convert/pool.ts";
@@ -652,16 +653,26 @@ function isWatchLimit(error: unknown): boolean {
  * The folder under `root` the recursive watcher was refused to read (EACCES; Bun reports it as code EPERM), or
  * undefined for any other watcher error. The root itself is not one: without it nothing is watched.
  */
+/**
+ * Why one folder cannot be watched while the rest can: it may not be read, or its path is past the system's length
+ * (a rescan meets it again, so the watch reports it once and goes on; a rescan loop ran three times a second).
+ */
+const UNWATCHABLE_FOLDER = new Set(["EACCES", "EPERM", "ENAMETOOLONG"]);
+
 function unreadableFolder(error: unknown, root: string): string | undefined {
   const { code, path } = (error ?? {}) as NodeJS.ErrnoException;
-  if ((code !== "EACCES" && code !== "EPERM") || typeof path !== "string" || !path.startsWith(`${root}/`)) return undefined;
+  if (!UNWATCHABLE_FOLDER.has(code ?? "") || typeof path !== "string" || !path.startsWith(`${root}/`)) return undefined;
   return path.slice(root.length + 1);
 }
 
 function unwatchableError(repo: Repository, folder: string, error: unknown): ResearcherError {
   const absolute = join(repo.path, folder);
-  return new ResearcherError("PATH_NOT_FOUND", `cannot watch ${folder}/ (${describeError(error)}); the rest of '${repo.name}' is watched`, {
-    hint: `give yourself read access (\`ls -ld ${absolute}\` shows who has it)`,
+  const tooLong = (error as NodeJS.ErrnoException).code === "ENAMETOOLONG";
+  const shown = tooLong ? shortened(folder, 120) : folder;
+  return new ResearcherError("PATH_NOT_FOUND", `cannot watch ${shown}/ (${describeError(error)}); the rest of '${repo.name}' is watched`, {
+    hint: tooLong
+      ? "its path is longer than the system allows: move or rename folders above it"
+      : `give yourself read access (\`ls -ld ${absolute}\` shows who has it)`,
     cause: error,
   });
 }
