@@ -515,7 +515,13 @@ async function verifiedIndex(
     return mayDeferRebuild(store, dims) ? {} : { problem: "stale" };
   }
   const index = await newIndex(1); // view() adopts the file's dimensions
-  index.view(file);
+  try {
+    index.view(file);
+  } catch (error) {
+    // Changed while it was mapped (written in place: "Magic header mismatch"): this search scans, the next checks it.
+    if (identityOf(file) !== identity) return {};
+    throw error;
+  }
   // Replaced by a writer between the check and the mapping: what was mapped is a whole file, but not the one
   // checked, so this search scans and the next one checks the new file.
   if (identityOf(file) !== identity) return {};
