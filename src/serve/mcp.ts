@@ -4,7 +4,7 @@
  * and resource, thin shells over the library, are in mcp-tools.ts.
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { EmbedderCache } from "../embed/embedder.ts";
 import { toResearcherError } from "../errors.ts";
@@ -119,16 +119,41 @@ export async function serveStdio(home: string, options: { watch?: boolean } = {}
 /**
  * Requests received and not yet answered: a client may send a call and close stdin before reading the answer. One
  * the client cancelled is answered by no one (MCP), so it is no longer waited for: the server exited 30 s late.
+ *
+ * At most MAX_IN_FLIGHT run at once, and an answer counts until stdout took it: a client that writes requests and
+ * reads no answers (6,000 searches held 3.4 GB) has the rest wait as parsed requests, and past MAX_QUEUED of those
+ * stdin is not read until they are taken.
  */
 function trackRequests(transport: StdioLineTransport): { idle(): Promise<void> } {
   const pending = new Set<string | number>();
+  const queue: JSONRPCMessage[] = [];
   let settle: (() => void) | undefined;
-  const done = (id: unknown) => pending.delete(id as string | number) && pending.size === 0 && settle?.();
   const receive = transport.onmessage;
+  const admit = () => {
+    while (queue.length > 0 && pending.size < MAX_IN_FLIGHT) {
+      const message = queue.shift()!;
+      if ("id" in message) pending.add(message.id as string | number);
+      receive?.(message);
+    }
+    if (queue.length > MAX_QUEUED) process.stdin.pause();
+    else process.stdin.resume();
+    if (pending.size === 0 && queue.length === 0) settle?.();
+  };
+  const done = (id: unknown) => {
+    if (pending.delete(id as string | number)) admit();
+  };
   transport.onmessage = (message) => {
-    if ("method" in message && "id" in message) pending.add(message.id);
-    if ("method" in message && message.method === "notifications/cancelled") done(message.params?.requestId);
-    receive?.(message);
+    if ("method" in message && message.method === "notifications/cancelled") {
+      const cancelled = message.params?.requestId;
+      const waiting = queue.findIndex((m) => "id" in m && m.id === cancelled);
+      if (waiting >= 0) queue.splice(waiting, 1); // never started: nothing to answer
+      pending.delete(cancelled as string | number);
+      admit();
+    }
+    if ("method" in message && "id" in message) {
+      queue.push(message);
+      admit();
+    } else receive?.(message);
   };
   const send = transport.send.bind(transport);
   transport.send = async (message) => {
@@ -139,9 +164,14 @@ function trackRequests(transport: StdioLineTransport): { idle(): Promise<void> }
     }
   };
   return {
-    idle: () => (pending.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settle = resolve))),
+    idle: () => (pending.size === 0 && queue.length === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settle = resolve))),
   };
 }
+
+/** Requests a stdio server runs at once (trackRequests); an agent sends one or a few at a time. */
+const MAX_IN_FLIGHT = 8;
+/** Parsed requests waiting for a slot before stdin is read no more. */
+const MAX_QUEUED = 64;
 
 /**
  * The stdio transport drops a line it cannot take; JSON-RPC wants an answer, so the client learns why (-32700 for

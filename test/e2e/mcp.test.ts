@@ -960,6 +960,26 @@ describe("stdio: closing and bad params", () => {
     60_000,
   );
 
+  test("a client that writes requests without reading its answers holds the server's memory bounded: requests wait their turn (s20 hostile #4)", async () => {
+    // 6,000 searches queued by a client that read nothing took the server to 3.4 GB: every request ran at once.
+    const own = tempDir();
+    const folder = tempDir();
+    writeFileSync(join(folder, "big.md"), `# Big\n\n${`${"lorem ipsum dolor ".repeat(50)}\n`.repeat(1200)}`); // ~1 MB
+    expect(runCli(["repo", "add", "big", folder, "--no-embed"], { home: own }).code).toBe(0);
+    expect(runCli(["index", "big"], { home: own }).code).toBe(0);
+    const { proc, send, answers } = rawServer(own);
+    const requests = 400;
+    for (let id = 1; id <= requests; id++)
+      send({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "get_document", arguments: { ref: "big:big.md" } } });
+    await Bun.sleep(4000); // answers are not read meanwhile
+    const rssMb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, "utf8"))![1]) / 1024;
+    proc.stdin.end();
+    const got = await answers(); // read now: every request is answered
+    expect(await proc.exited).toBe(0);
+    expect([...got.keys()].filter((id) => id > 0)).toHaveLength(requests);
+    expect(rssMb).toBeLessThan(250);
+  }, 60_000);
+
   test("params that do not fit the method are -32602 (invalid params), not an internal error", async () => {
     const { proc, send, answers } = rawServer();
     send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search_fragments", arguments: "not an object" } });
