@@ -253,7 +253,8 @@ export function danglingLink(file: string): string | undefined {
 
 /**
  * The folder a repository is of, as `repo add` and `config set repositories.<name>.path` take it: a readable folder,
- * written as its real absolute path (a relative one would move with the current folder).
+ * as an absolute path (a relative one would move with the current folder). A link stays a link: `repo add` writes
+ * where it leads, `config set` the link itself, which a repository then follows when it is pointed elsewhere.
  */
 export function repositoryFolder(input: string): string {
   // An empty path (an unset variable in a script) would read as the current folder: the home folder, say.
@@ -277,5 +278,5 @@ export function repositoryFolder(input: string): string {
   } catch {
     throw new ResearcherError("PATH_NOT_FOUND", `${absolute} is not readable`);
   }
-  return realpathSync(absolute);
+  return absolute;
 }

@@ -1,4 +1,5 @@
 /** The repository registry: named folders in config.yaml, each with its own index folder. */
+import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { expandHome } from "./env.ts";
 import {
@@ -169,7 +170,7 @@ export type RepositoryPlace = Pick<Repository, "name" | "path" | "dir">;
  */
 export function registerRepository(home: string, input: AddRepositoryInput, beforeRegister?: (place: RepositoryPlace) => void): Repository {
   checkName(input.name);
-  const path = repositoryFolder(input.path);
+  const path = realpathSync(repositoryFolder(input.path));
   // Only what was chosen is written: a repository that takes the defaults gets later releases' defaults too.
   const entry: UserSettings = { path };
   if (input.description != null) entry.description = input.description;

@@ -530,7 +530,7 @@ test("config set of a repository's path refuses an empty path and the root as re
     expect({ path, code: set.code, stderr: set.stderr.split("\n")[0] }).toEqual({ path, code: 2, stderr: message });
   }
   expect(readFileSync(join(home, "config.yaml"), "utf8")).toBe(before);
-  // A relative path is the folder it names, written as its real path, as repo add writes it.
+  // A relative path is the folder it names, written absolute.
   expect(runCli(["config", "set", "repositories.n.path", "."], { home, cwd }).code).toBe(0);
   expect(runCli(["repo", "list", "--json"], { home }).stdout).toContain(JSON.stringify(realpathSync(cwd)));
 });
