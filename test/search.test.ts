@@ -214,6 +214,25 @@ describeShared("the Rust book", async () => {
     expect(first).not.toContain(opening);
   });
 
+  test("a neighbour ranked below shows a passage of its own though its snippet runs from its own text into the text they share", async () => {
+    // Part 1 of a section showed "…its own words. A fused score is a function of…", part 2 above it "A fused score is
+    // a function of…": only the snippet's opening was looked for (30 of 400 Rust-book heading queries, BM25).
+    const home = tempDir();
+    await indexRepository(home, registerRepository(home, { name: "rb", path: join(RUST_BOOK, "src"), embed: false }));
+    const flat = (text: string) => text.replace(/^…/, "").replace(/…$/, "").replace(/\s+/g, " ").trim();
+    const repeated: string[] = [];
+    for (const query of ["Putting It All Together: Futures, Tasks, and Threads", "Generating a Secret Number", "The String Type"]) {
+      const page = (await search(home, { query, limit: 10, mode: "bm25", full: true })).results as FragmentHit[];
+      for (const [i, upper] of page.entries()) {
+        for (const lower of page.slice(i + 1)) {
+          if (lower.path !== upper.path || Math.abs(lower.fragment.seq - upper.fragment.seq) !== 1) continue;
+          if (flat(upper.text!).includes(flat(lower.snippet).slice(-80))) repeated.push(`${query}: ${lower.location}`);
+        }
+      }
+    }
+    expect(repeated).toEqual([]);
+  });
+
   test("a neighbour ranked below shows a passage of its own though its snippet would begin a word before the text they share (s20 review F3)", async () => {
     // Part 4 of a section showed "through the last time that reference is used…", and part 3 below it the same
     // passage one line up, "…continues through the last time…": only an opening from the snippet's start was looked for.

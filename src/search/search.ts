@@ -918,19 +918,18 @@ function passageKey(c: Candidate, row: { path: string }): string {
 
 /**
  * Whether `text` holds the opening of a snippet (its first 80 characters, ellipses and the spacing of lines aside),
- * or the opening from one of its first words on: a snippet begins up to LEAD characters before its first match, so
- * one whose match lies in the text two fragments share may begin a few words before that text (s20 review F3). A
- * reader sees the same passage begin again.
+ * the opening from one of its first words on, or its closing: a snippet begins up to LEAD characters before its first
+ * match, so one whose match lies in the text two fragments share may begin a few words before that text (s20 review
+ * F3), or run from its own text into the shared text to its end (the demo showed a section's parts 1 and 2 so). A
+ * reader sees the same passage again.
  */
 function holdsSnippet(text: string, snippet: string): boolean {
-  const flat = snippet.replace(/^…/, "").replace(/\s+/g, " ").trim();
+  const flat = snippet.replace(/^…/, "").replace(/…$/, "").replace(/\s+/g, " ").trim();
   const haystack = text.replace(/\s+/g, " ");
+  const holds = (part: string) => part.length >= 20 && haystack.includes(part);
   const starts = [0];
   for (let at = flat.indexOf(" "); at !== -1 && at < LEAD; at = flat.indexOf(" ", at + 1)) starts.push(at + 1);
-  return starts.some((start) => {
-    const opening = flat.slice(start, start + 80);
-    return opening.length >= 20 && haystack.includes(opening);
-  });
+  return starts.some((start) => holds(flat.slice(start, start + 80))) || holds(flat.slice(-80));
 }
 
 /** The characters of `text` its neighbour does not hold (after the overlap when the neighbour comes first, else
