@@ -695,6 +695,8 @@ test("a date filter holds dates: a value that is no date (TBD, n/a, Spring 2023)
     "2024-13-01",
     "2024-W05",
     "2024/02/01",
+    "2024-02-45", // a day past 31 (it passed every >=: left out last session)
+    "2024-02-00",
   ];
   writeTree(docs, Object.fromEntries(values.map((v, i) => [`d${i}.md`, `---\ndate: ${v}\n---\n# h\n\nrealword\n`])));
   await indexRepository(home, registerRepository(home, { name: "dt", path: docs, embed: false }));

@@ -254,12 +254,17 @@ function nestedUnder(parent: string, bind: Bind): string {
  * compares numbers and dates both.
  */
 /**
- * Whether a stored text value reads as a date: a year, or a year and a month (01-12) with what follows (`2024-13-01`,
- * `2024-W05` and `2024/02/01` passed date filters as text: s19 retest). `withMonth`: a bare year is no date here.
+ * Whether a stored text value reads as a date: a year, a year and a month (01-12), or those and a day (01-31) with
+ * what follows (`2024-13-01`, `2024-W05`, `2024/02/01` and `2024-02-45` passed date filters as text: s19 retest).
+ * `withMonth`: a bare year is no date here.
  */
 function storedDate(column: string, withMonth = false): string {
   const year = "[0-9][0-9][0-9][0-9]";
-  const months = [`${column} GLOB '${year}-0[1-9]*'`, `${column} GLOB '${year}-1[0-2]*'`];
+  // A month alone, or a day of 01–31 and anything after it (a time): `2024-02-45` is no date.
+  const months = ["0[1-9]", "1[0-2]"].flatMap((month) => [
+    `${column} GLOB '${year}-${month}'`,
+    ...["0[1-9]", "[12][0-9]", "3[01]"].map((day) => `${column} GLOB '${year}-${month}-${day}*'`),
+  ]);
   return `(${[...(withMonth ? [] : [`${column} GLOB '${year}'`]), ...months].join(" OR ")})`;
 }
 
