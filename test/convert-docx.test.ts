@@ -91,6 +91,13 @@ describe("convertDocx: generated", () => {
     // A link to an anchor in the document has no relationship either: its text is kept too.
     const anchored = `<w:p><w:hyperlink w:anchor="top"><w:r><w:t>to the top</w:t></w:r></w:hyperlink></w:p>`;
     expect((await convertDocx(docx(anchored), "d")).text).toBe("to the top");
+    // A dangling relationship with an anchor, and a picture whose relationship is missing: "evaluating 'uri.indexOf'"
+    // and "'uri.charAt'" (s20 retest P1).
+    const both = `<w:p><w:hyperlink ${R} r:id="rId9" w:anchor="bm1"><w:r><w:t>anchored link</w:t></w:r></w:hyperlink></w:p>`;
+    expect((await convertDocx(docx(both), "d")).text).toBe("anchored link");
+    const A = 'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"';
+    const picture = `<w:p><w:r><w:t xml:space="preserve">a picture: </w:t></w:r><w:r><w:drawing><a:graphic ${A}><a:graphicData><a:blip ${R} r:embed="rId7"/></a:graphicData></a:graphic></w:drawing></w:r></w:p>`;
+    expect((await convertDocx(docx(picture), "d")).text).toContain("a picture:");
   });
 
   test("headings, entities in core properties, a footnote-free body", async () => {

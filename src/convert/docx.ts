@@ -6,6 +6,8 @@ import { strFromU8 } from "fflate";
 import mammoth from "mammoth";
 // @ts-expect-error mammoth's XML module has no types
 import mammothXml from "mammoth/lib/xml/index.js";
+// @ts-expect-error nor its relationships reader
+import mammothRelationships from "mammoth/lib/docx/relationships-reader.js";
 import { bodyOrTitle, type ConvertedDocument } from "./document.ts";
 import { firstHeading } from "./markdown.ts";
 import { htmlToMarkdown } from "./html.ts";
@@ -14,15 +16,30 @@ import { readXml } from "./docx-xml.ts";
 import { enclosed, xmlText } from "./xml.ts";
 import { readZip } from "./zip.ts";
 
-/** Mammoth has no mapping for Word's Title style; as an `<h1>` it becomes the title when core properties lack one. */
 /**
- * The Title style is the document's H1; a comment's reference is marked as a note's is, and mammoth then appends the
- * comments (a co-author's or supervisor's margin notes, which people search for) after the text, as it does notes.
+ * Mammoth has no mapping for Word's Title style; as an `<h1>` it becomes the title when core properties lack one. A
+ * comment's reference is marked as a note's is, and mammoth then appends the comments (a co-author's or supervisor's
+ * margin notes, which people search for) after the text, as it does notes.
  */
 const STYLE_MAP = ["p[style-name='Title'] => h1:fresh", "comment-reference => sup"];
 
 /** Mammoth reads every XML part through this module's `readString`: `readXml` builds its tree without a DOM. */
 mammothXml.readString = readXml;
+
+/**
+ * A relationship id that its part's relationships do not hold (a dangling link, a picture whose part is gone:
+ * hand-edited XML, some report generators) has an empty target: mammoth took its target as a string and failed the
+ * whole file ("undefined is not an object"). A link without a target keeps its text (withoutDanglingLinks).
+ */
+type Relationships = { findTargetByRelationshipId(id: string): string | undefined };
+const withEmptyTargets = (read: Relationships) => ({
+  ...read,
+  findTargetByRelationshipId: (id: string) => read.findTargetByRelationshipId(id) ?? "",
+});
+const readRelationships = mammothRelationships.readRelationships;
+mammothRelationships.readRelationships = (element: unknown) => withEmptyTargets(readRelationships(element));
+// A part without a relationships file has these.
+mammothRelationships.defaultValue = withEmptyTargets(mammothRelationships.defaultValue);
 
 /** Compound-file (OLE) signature: legacy `.doc`, and also any password-protected Office file. */
 const OLE_MAGIC = [0xd0, 0xcf, 0x11, 0xe0];
@@ -70,15 +87,12 @@ interface DocumentNode {
   children?: DocumentNode[];
 }
 
-/**
- * A hyperlink whose relationship is missing (an `r:id` that `document.xml.rels` does not hold: hand-edited XML, some
- * report generators) keeps its text as plain text: mammoth wrote its href as undefined and failed the whole file.
- */
+/** A hyperlink whose relationship is missing (its target is empty) keeps its text, as plain text. */
 function withoutDanglingLinks(node: DocumentNode): DocumentNode {
   if (Array.isArray(node.children)) {
     node.children = node.children.flatMap((child) => {
       const kept = withoutDanglingLinks(child);
-      return kept.type === "hyperlink" && kept.href === undefined && kept.anchor === undefined ? (kept.children ?? []) : [kept];
+      return kept.type === "hyperlink" && !kept.href && kept.anchor === undefined ? (kept.children ?? []) : [kept];
     });
   }
   return node;
