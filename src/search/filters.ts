@@ -67,21 +67,7 @@ function checkSize(filter: Filter, label: string): Filter {
   if (longest(filter) > MAX_FILTER_VALUE_CHARS) {
     throw new ResearcherError("USAGE", `${label}: a value holds at most ${MAX_FILTER_VALUE_CHARS} characters`, { hint: FILTER_HINT });
   }
-  const globs = (f: Filter): number =>
-    f.kind === "term"
-      ? f.key === "path"
-        ? f.values.filter((value) => isGlob(String(value))).length
-        : 0
-      : f.items.reduce((sum, item) => sum + globs(item), 0);
-  if (globs(filter) > MAX_FILTER_GLOBS) {
-    throw new ResearcherError(
-      "USAGE",
-      `${label}: ${globs(filter)} path globs is more than one filter takes (at most ${MAX_FILTER_GLOBS})`,
-      {
-        hint: "list paths without glob characters (any number), or match a folder with one glob (path=notes/**)",
-      },
-    );
-  }
+  checkGlobs(filter, label);
   const values = count(filter);
   if (values > MAX_FILTER_VALUES) {
     throw new ResearcherError("USAGE", `${label}: ${values} values is more than one filter takes (at most ${MAX_FILTER_VALUES})`, {
@@ -91,9 +77,28 @@ function checkSize(filter: Filter, label: string): Filter {
   return filter;
 }
 
-/** Everything that must hold: the `--where` filters and the `--filter` glob, ANDed. */
+/** How many path globs a filter holds: each is matched against every document's path (literal paths are looked up). */
+function pathGlobCount(f: Filter): number {
+  if (f.kind !== "term") return f.items.reduce((sum, item) => sum + pathGlobCount(item), 0);
+  return f.key === "path" ? f.values.filter((value) => isGlob(String(value))).length : 0;
+}
+
+function checkGlobs(filter: Filter, label: string): void {
+  const globs = pathGlobCount(filter);
+  if (globs <= MAX_FILTER_GLOBS) return;
+  throw new ResearcherError("USAGE", `${label}: ${globs} path globs is more than a search takes (at most ${MAX_FILTER_GLOBS})`, {
+    hint: "list paths without glob characters (any number), or match a folder with one glob (path=notes/**)",
+  });
+}
+
+/**
+ * Everything that must hold: the `--where` filters and the `--filter` glob, ANDed; their path globs bounded together,
+ * as they are matched together (fifteen filters of a hundred globs each held a server 4 s).
+ */
 export function combineFilters(filters: Filter[]): Filter | undefined {
-  return filters.length === 0 ? undefined : filters.length === 1 ? filters[0] : { kind: "all", items: filters };
+  const combined = filters.length === 0 ? undefined : filters.length === 1 ? filters[0] : ({ kind: "all", items: filters } as Filter);
+  if (combined) checkGlobs(combined, "where");
+  return combined;
 }
 
 /** `key op value` terms separated by spaces, all of which must hold. */
