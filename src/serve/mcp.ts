@@ -121,8 +121,9 @@ export async function serveStdio(home: string, options: { watch?: boolean } = {}
  * the client cancelled is answered by no one (MCP), so it is no longer waited for: the server exited 30 s late.
  *
  * At most MAX_IN_FLIGHT run at once, and an answer counts until stdout took it: a client that writes requests and
- * reads no answers (6,000 searches held 3.4 GB) has the rest wait as parsed requests, and past MAX_QUEUED of those
- * stdin is not read until they are taken.
+ * reads no answers (6,000 searches held 3.4 GB of answers) has the rest wait as the requests they are, a few hundred
+ * bytes each. stdin is never paused for it: in Bun a stdin paused and resumed many times never reached its end, and
+ * the server never exited (s20 retest R0).
  */
 function trackRequests(transport: StdioLineTransport): { idle(): Promise<void> } {
   const pending = new Set<string | number>();
@@ -135,8 +136,6 @@ function trackRequests(transport: StdioLineTransport): { idle(): Promise<void> }
       if ("id" in message) pending.add(message.id as string | number);
       receive?.(message);
     }
-    if (queue.length > MAX_QUEUED) process.stdin.pause();
-    else process.stdin.resume();
     if (pending.size === 0 && queue.length === 0) settle?.();
   };
   const done = (id: unknown) => {
@@ -170,8 +169,6 @@ function trackRequests(transport: StdioLineTransport): { idle(): Promise<void> }
 
 /** Requests a stdio server runs at once (trackRequests); an agent sends one or a few at a time. */
 const MAX_IN_FLIGHT = 8;
-/** Parsed requests waiting for a slot before stdin is read no more. */
-const MAX_QUEUED = 64;
 
 /**
  * The stdio transport drops a line it cannot take; JSON-RPC wants an answer, so the client learns why (-32700 for

@@ -12,6 +12,7 @@ import {
   HOOK_TIMEOUT,
   ROOT,
   runCli,
+  SHARED,
   startServe,
   SYSTEM_PATH,
   tempDir,
@@ -979,6 +980,60 @@ describe("stdio: closing and bad params", () => {
     expect([...got.keys()].filter((id) => id > 0)).toHaveLength(requests);
     expect(rssMb).toBeLessThan(250);
   }, 60_000);
+
+  testShared(
+    "many requests and then the end of stdin: every one is answered and the server exits (s20 retest R0)",
+    async () => {
+      // A client writing from one thread and reading from another, as Python's does: with requests waiting their turn
+      // and stdin paused and resumed many times, stdin never reached its end, and the server never exited.
+      const client = `
+import json, subprocess, sys, threading
+NL = b"\\n"
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+def write():
+    p.stdin.write(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' + NL)
+    for i in range(2000):
+        call = {"name": "search_fragments", "arguments": {"query": "cell protein %d" % i, "mode": "bm25", "n_results": 10}}
+        p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": call}) + "\\n").encode())
+    p.stdin.close()
+ids = set()
+def read():
+    for line in p.stdout:
+        ids.add(json.loads(line).get("id"))
+threading.Thread(target=write, daemon=True).start()
+reader = threading.Thread(target=read, daemon=True)
+reader.start()
+try:
+    code = p.wait(timeout=30)
+    reader.join(10)
+    print(len(ids), code)
+except subprocess.TimeoutExpired:
+    p.kill()
+    print(len(ids), "still running")
+`;
+      const own = tempDir();
+      const folder = tempDir();
+      // SciFact's first 3,000 abstracts: answers the size of real ones (generated notes never showed it).
+      const abstracts = readFileSync(join(SHARED, "data/scifact/corpus.jsonl"), "utf8").split("\n").filter(Boolean).slice(0, 3000);
+      writeTree(
+        folder,
+        Object.fromEntries(
+          abstracts
+            .map((line) => JSON.parse(line) as { _id: string; title: string; text: string })
+            .map((a) => [`${a._id}.md`, `# ${a.title}\n\n${a.text}\n`]),
+        ),
+      );
+      expect(runCli(["repo", "add", "s", folder, "--no-embed"], { home: own }).code).toBe(0);
+      expect(runCli(["index", "s"], { home: own }).code).toBe(0);
+      const run = Bun.spawnSync(["python3", "-c", client, exe, "serve"], {
+        env: { ...env(), HOME: own, RESEARCHER_HOME: own },
+        cwd: own,
+        timeout: 50_000,
+      });
+      expect({ out: run.stdout.toString().trim(), err: run.stderr.toString().slice(-300) }).toEqual({ out: "2001 0", err: "" });
+    },
+    60_000,
+  );
 
   test("params that do not fit the method are -32602 (invalid params), not an internal error", async () => {
     const { proc, send, answers } = rawServer();
