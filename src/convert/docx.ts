@@ -53,7 +53,7 @@ export async function convertDocx(bytes: Uint8Array, fallbackTitle: string): Pro
   }
   const core = readZip(bytes, (name) => name === "docProps/core.xml", "DOCX")["docProps/core.xml"];
   const properties = core ? coreProperties(strFromU8(core)) : {};
-  const text = htmlToMarkdown(dropNoteBacklinks(await docxToHtml(bytes)));
+  const text = htmlToMarkdown(dropNoteLinks(await docxToHtml(bytes)));
   const { title, ...metadata } = properties;
   return {
     title: title ?? firstHeading(text) ?? fallbackTitle,
@@ -124,13 +124,21 @@ async function docxToHtml(bytes: Uint8Array): Promise<string> {
 }
 
 /**
- * Mammoth ends each note with a "↑" link back to its reference: an arrow in every snippet, never a search term. The
+ * Mammoth ends each note with a "↑" link back to its reference: an arrow in every snippet, never a search term (and
+ * marks a comment's place in the text: COMMENT_MARKER). The
  * space before it goes too, a few characters at most: an unbounded `\s*` tried the rest of a long run of spaces from
  * each of its positions (a 12 KB DOCX of 600,000 spaces took 108 s).
  */
-function dropNoteBacklinks(html: string): string {
-  return html.replace(/\s{0,8}<a href="#(?:footnote|endnote|comment)-ref-[^"]*">↑<\/a>/g, "");
+function dropNoteLinks(html: string): string {
+  return html.replace(/\s{0,8}<a href="#(?:footnote|endnote|comment)-ref-[^"]*">↑<\/a>/g, "").replace(COMMENT_MARKER, "");
 }
+
+/**
+ * A comment's marker in the text (`[AR1]`): Word anchors it where the commented range ends, often inside a word or
+ * between two of a sentence, so kept it split `inter[AR1]national` and broke phrases; the comment itself follows the
+ * text under its label.
+ */
+const COMMENT_MARKER = /<sup><a href="#comment-\d+" id="comment-ref-\d+">[^<]{0,64}<\/a><\/sup>/g;
 
 const CORE_FIELDS = {
   title: "dc:title",
