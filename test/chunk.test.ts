@@ -340,6 +340,18 @@ describe("titles and headings come from one markdown reader", () => {
     ]);
   });
 
+  test("a converted page's own line above --- is no setext heading: converters write # headings (s20 retest R6)", async () => {
+    const html = await convertFile(
+      "/x/p.html",
+      new TextEncoder().encode("<html><body><p>Signed<br>---</p><p>Body text.</p></body></html>"),
+    );
+    expect(html.title).toBe("p");
+    expect(chunkDocument(html).map((f) => f.headings)).toEqual([[]]);
+    // The same text in a markdown file is a heading, as its author wrote it.
+    expect(md("Signed\n---\n\nBody text.\n").title).toBe("Signed"); // an H2 that opens the note
+    expect(chunkDocument(md("intro\n\nSigned\n---\n\nBody text.\n")).map((f) => f.headings)).toEqual([[], ["Signed"]]);
+  });
+
   test("a --- below a paragraph's second line, a list item, a quote or a blank line is no underline: the text is no heading", () => {
     for (const text of [
       "first line\nsecond line\n---\n\nbody\n",
@@ -365,6 +377,11 @@ describe("titles and headings come from one markdown reader", () => {
     ]);
     expect(convertMarkdown("<!--\n# commented title\n-->\n\n# Real Title\n\nBody about badgers.\n", "f").title).toBe("Real Title");
     expect(convertMarkdown("%%\n# hidden heading\n%%\n\nText.\n\n# Shown\n", "f").title).toBe("Shown");
+    // A line that goes on after `%%` opens nothing: a LaTeX comment in math, a MATLAB cell (s20 retest R3).
+    const latex = md("# Title L\n\n$$\n%% a latex comment\nx = 1\n$$\n\n## Section B\n\ntext beta here\n");
+    expect(chunkDocument(latex).map((f) => f.headings)).toEqual([[], ["Section B"]]);
+    const matlab = md("# Title M\n\n%% MATLAB cell\n\n## Section C\n\ntext gamma here\n");
+    expect(chunkDocument(matlab).map((f) => f.headings)).toEqual([[], ["Section C"]]);
     // A comment closed on its own line leaves the lines after it markdown, and so does one closed where it opens.
     expect(convertMarkdown("<!-- note -->\n# After\n", "f").title).toBe("After");
     expect(convertMarkdown("<!--\nx\n-->\n# After\n", "f").title).toBe("After");

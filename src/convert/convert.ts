@@ -203,11 +203,11 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
     firstLine = 1 + countNewlines(match[0]);
   }
   metadata = withInlineTags(metadata, inlineTags(text));
-  const title = stringValue(metadata.title) ?? firstHeading(text) ?? fallbackTitle;
+  const title = stringValue(metadata.title) ?? firstHeading(text, { setext: true }) ?? fallbackTitle;
   const warnings = oversized
     ? [`its front matter is over ${MAX_FRONT_MATTER_CHARS / 2 ** 20} MiB: indexed as text, not read as metadata`]
     : undefined;
-  return { title, format: "markdown", text, firstLine, metadata, ...(warnings && { warnings }) };
+  return { title, format: "markdown", text, firstLine, metadata, written: true, ...(warnings && { warnings }) };
 }
 
 /** Front-matter keys whose value is a list of names, which notes also write as one string: `tags: idea, zettel`. */

@@ -29,6 +29,8 @@ export interface ConvertedDocument {
   codeSections?: CodeSection[];
   /** What the conversion left out without failing (a scanned page OCR could not read), one line each. */
   warnings?: string[];
+  /** Markdown a person wrote (a `.md` file): its setext headings are headings (markdownBlocks). */
+  written?: true;
 }
 
 /** A stretch of a source file kept together: 1-based lines, inclusive, and the symbol path of what it holds. */

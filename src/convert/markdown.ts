@@ -29,10 +29,11 @@ const NOT_HEADING_TEXT = /^(?: {4}| {0,3}(?:\t|[>|<]|(?:[-*+]|\d{1,9}[.)])(?:[ \
 
 /**
  * A comment that opens a line: an HTML comment (CommonMark's HTML block: raw text to its first `-->`, never
- * markdown) or Obsidian's `%%` (hidden in its reading view). A `# line` inside is no heading.
+ * markdown) or Obsidian's `%%` alone on its line (hidden in its reading view; a line that goes on after `%%` is as
+ * often a MATLAB cell or a LaTeX comment in math, which closes nothing). A `# line` inside is no heading.
  */
-const COMMENT_OPEN = /^ {0,3}(<!--|%%)/;
-const COMMENT_CLOSE: Record<string, string> = { "<!--": "-->", "%%": "%%" };
+const COMMENT_OPEN = /^ {0,3}(<!--|%%[ \t]*$)/;
+const COMMENT_CLOSE = (opening: string) => (opening.startsWith("%%") ? "%%" : "-->");
 
 /**
  * The blocks of `lines`, each line given with its key (its index, for the chunker). Only a line that starts with
@@ -41,9 +42,11 @@ const COMMENT_CLOSE: Record<string, string> = { "<!--": "-->", "%%": "%%" };
  * blocks it gets are the same.
  *
  * A setext heading's text is one line that opens a paragraph (CommonMark also lets a paragraph of several lines
- * above `===` be one heading: a long paragraph is no heading path, and a `---` meant as a rule would make one).
+ * above `===` be one heading: a long paragraph is no heading path, and a `---` meant as a rule would make one). Only
+ * markdown a person wrote (`setext`) has them: converted formats write `#` headings, and a page's own `Signed` above
+ * `---` is no heading of it.
  */
-export function* markdownBlocks(lines: Iterable<readonly [number, string]>): Generator<MarkdownBlock> {
+export function* markdownBlocks(lines: Iterable<readonly [number, string]>, { setext = false } = {}): Generator<MarkdownBlock> {
   let last = -1;
   let fence: { start: number; close: RegExp } | undefined;
   /** A paragraph's first line, held until the next line says whether it is a setext heading's text. */
@@ -82,7 +85,7 @@ export function* markdownBlocks(lines: Iterable<readonly [number, string]>): Gen
     const start = firstCharacter(line);
     const opensComment = start === 60 || start === 37 ? COMMENT_OPEN.exec(line) : null; // `<`, `%`
     if (opensComment) {
-      const close = COMMENT_CLOSE[opensComment[1]!]!;
+      const close = COMMENT_CLOSE(opensComment[1]!);
       if (!line.includes(close, opensComment[0].length)) comment = close;
       yield { kind: "line", line: key, blank: false };
       afterText = true;
@@ -98,7 +101,7 @@ export function* markdownBlocks(lines: Iterable<readonly [number, string]>): Gen
     const heading = candidate ? HEADING.exec(line) : null;
     const blank = !heading && line.trim() === "";
     if (heading) yield { kind: "heading", line: key, end: key, level: heading[1]!.length, text: headingText(heading[2]!) };
-    else if (!blank && !afterText && !NOT_HEADING_TEXT.test(line)) held = { key, text: line };
+    else if (setext && !blank && !afterText && !NOT_HEADING_TEXT.test(line)) held = { key, text: line };
     else yield { kind: "line", line: key, blank };
     afterText = !heading && !blank;
   }
@@ -185,7 +188,7 @@ export function inlineTags(text: string): string[] {
   // What the last line was, and whether a list is open: an indented line after a blank one is code outside a list.
   let previous: "blank" | "text" | "code" = "blank";
   let inList = false;
-  for (const block of markdownBlocks(lines.entries())) {
+  for (const block of markdownBlocks(lines.entries(), { setext: true })) {
     if (block.kind !== "line") {
       // A heading or a fence is no paragraph: an indented line right after one is code, as after a blank line.
       [previous, inList] = ["blank", false];
@@ -228,10 +231,10 @@ export function inlineTags(text: string): string[] {
  * The first H1 outside code fences, or a heading of any level that opens the document (mdBook chapters start with `##`,
  * some after an anchor or comment kept for old links: markup that renders nothing does not stop a heading opening it).
  */
-export function firstHeading(text: string): string | undefined {
+export function firstHeading(text: string, { setext = false } = {}): string | undefined {
   let opening: string | undefined;
   let first = true; // no heading or fence yet: only the first of them may open the document
-  for (const block of markdownBlocks(blockLines(text))) {
+  for (const block of markdownBlocks(blockLines(text), { setext })) {
     if (block.kind === "heading") {
       if (block.level === 1 && block.text) return block.text;
       if (first && rendersNothing(text.slice(0, block.line))) opening = block.text || undefined;

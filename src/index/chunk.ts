@@ -108,7 +108,10 @@ class Lines {
 export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DEFAULT_CHUNK_OPTIONS): Fragment[] {
   const lines = new Lines(doc.text);
   const paged = doc.pages !== undefined;
-  const sections = doc.format === "markdown" ? splitMarkdown(lines, doc.firstLine, doc.title, paged) : splitText(lines, doc.firstLine);
+  const sections =
+    doc.format === "markdown"
+      ? splitMarkdown(lines, doc.firstLine, doc.title, paged, doc.written === true)
+      : splitText(lines, doc.firstLine);
   const fragments: Fragment[] = [];
   for (const section of sections) {
     for (const pieces of packSection(piecesOf(section, lines, options.tokens), options)) {
@@ -145,9 +148,9 @@ function frontMatterTitle(doc: ConvertedDocument): Fragment | undefined {
  * Markdown → sections by heading, each as soon as it is whole (a note of a million headings is never a million
  * sections at once). In a paged document, page marker lines set the page and are not text.
  */
-function* splitMarkdown(lines: Lines, firstLine: number, title: string, paged: boolean): Generator<Section> {
+function* splitMarkdown(lines: Lines, firstLine: number, title: string, paged: boolean, written: boolean): Generator<Section> {
   const sections = new MarkdownSections(title, lines);
-  for (const block of markdownBlocks(lines.entries())) {
+  for (const block of markdownBlocks(lines.entries(), { setext: written })) {
     const i = block.line;
     const marker = paged && block.kind === "line" ? PAGE_MARKER.exec(lines.at(i)) : null;
     if (block.kind === "fence") sections.fence(i, block.end + 1, firstLine + i);
