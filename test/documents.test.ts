@@ -292,7 +292,13 @@ describe("readDocuments (multi-get)", () => {
   test("a name holding a comma is one document, not a list of two refs that read another (s20 hostile #5)", async () => {
     const own = tempDir();
     const folder = tempDir();
-    writeTree(folder, { "Meeting notes, 2024.md": "# M\n\nmeeting\n", "a,b.md": "# AB\n", "b.md": "# B\n" });
+    writeTree(folder, {
+      "Meeting notes, 2024.md": "# M\n\nmeeting\n",
+      "a,b.md": "# AB\n",
+      "b.md": "# B\n",
+      "journal/a.md": "# a\n",
+      "sub/journal/d.md": "# d\n",
+    });
     await indexRepository(own, registerRepository(own, { name: "fn", path: folder, embed: false }));
     const read = async (pattern: string) => (await readDocuments(own, pattern)).documents.map((d) => d.path);
     expect(await read("fn:Meeting notes, 2024.md")).toEqual(["Meeting notes, 2024.md"]);
@@ -300,6 +306,10 @@ describe("readDocuments (multi-get)", () => {
     // A list is still a list: in one, a comma separates (a glob names such a file: `fn:Meeting*2024.md`).
     expect(await read("fn:b.md, fn:Meeting notes, 2024.md")).toEqual(["b.md"]);
     expect(await read("fn:Meeting*2024.md")).toEqual(["Meeting notes, 2024.md"]);
+    // A folder's name alone is every folder of that name, as --filter takes it; with a slash, the one at that path
+    // (it read only the top-level one: s20 retest R5).
+    expect(await read("fn:journal")).toEqual(["journal/a.md", "sub/journal/d.md"]);
+    expect(await read("fn:sub/journal")).toEqual(["sub/journal/d.md"]);
   });
 
   test("a glob in a repository that does not exist or was never indexed is an error, as `ls` makes it (s16 user #5)", async () => {

@@ -889,10 +889,15 @@ function indexedRef(home: string, text: string, options: { repository?: string }
   }
 }
 
-/** One name that is no document but a folder of them (`notes:journal`) is that folder, as in --filter. */
+/**
+ * One name that is no document but a folder of them (`notes:journal`) is that folder, as in --filter: a name without
+ * a slash is every folder of that name, at any depth; one with a slash is the folder at that path.
+ */
 function folderOf(home: string, ref: string, options: { repository?: string }): ReturnType<typeof matchDocuments> | undefined {
+  const colon = ref.indexOf(":");
+  const [prefix, path] = colon > 0 && REPO_NAME.test(ref.slice(0, colon)) ? [ref.slice(0, colon + 1), ref.slice(colon + 1)] : ["", ref];
   try {
-    const folder = matchDocuments(home, `${ref}/`, options);
+    const folder = matchDocuments(home, path.includes("/") ? `${ref}/` : `${prefix}**/${path}/`, options);
     return folder.refs.length > 0 ? folder : undefined;
   } catch {
     return undefined; // the name's own error is the one to give
