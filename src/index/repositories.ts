@@ -81,12 +81,14 @@ export function renameRepository(home: string, from: string, to: string): Reposi
   let moved: { from: string; to: string } | undefined;
   try {
     return renameRegistration(home, from, to, (dir, target) => {
-      if (lstatOrNull(target)) {
+      // On a file system that ignores case (macOS, Windows), `papers` → `Papers` finds the folder itself in the way.
+      const [inTheWay, own] = [lstatOrNull(target), lstatOrNull(dir)];
+      if (inTheWay && !(own && own.ino === inTheWay.ino && own.dev === inTheWay.dev)) {
         throw new ResearcherError("REPO_EXISTS", `${target} is in the way: an index folder a removed repository kept`, {
           hint: `move it away, or \`researcher repo add ${to} <folder>\` of its own folder takes it up again`,
         });
       }
-      if (!lstatOrNull(dir)) return; // never indexed: nothing to move
+      if (!own) return; // never indexed: nothing to move
       renameSync(dir, target);
       moved = { from: dir, to: target };
     });
