@@ -78,8 +78,9 @@ export const MAX_FILTER_VALUES = 10_000;
 /** The longest filter value (a path's length on most systems): a usage error beyond, as a query too long is. */
 export const MAX_FILTER_VALUE_CHARS = 4096;
 /**
- * Most path globs one filter may hold: each is matched against every document's path in JavaScript (literal paths
- * are looked up, any number of them), and 10,000 over 100,000 notes held a server 9 minutes; 100 take about a second.
+ * Most path globs a search's filters may hold together: each is matched against every document's path in JavaScript
+ * (literal paths are looked up, any number of them), and 10,000 over 100,000 notes held a server 9 minutes; 100 take
+ * about half a second.
  */
 export const MAX_FILTER_GLOBS = 100;
 
