@@ -545,8 +545,7 @@ const noPages = (name: string) => new ResearcherError("INVALID_INPUT", `${name} 
  */
 function askedRange(ref: DocumentRef, lines: string[], paged: boolean): { from: number; count: number } | undefined {
   const name = `${ref.repo.name}:${ref.path}`;
-  if (ref.page !== undefined && !paged)
-    throw new ResearcherError("INVALID_INPUT", `${name} has no pages`, { hint: "read it by line: repo:path:line" });
+  if (ref.page !== undefined && !paged) throw noPages(name);
   if (ref.page !== undefined) return pageLines(lines, ref.page, name, ref.lastPage);
   return ref.line !== undefined && ref.count !== undefined ? { from: ref.line, count: ref.count } : undefined;
 }
