@@ -18,7 +18,7 @@ import {
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { indexRepository } from "../src/index/indexer.ts";
-import { removeRepository } from "../src/index/repositories.ts";
+import { removeRepository, renameRepository } from "../src/index/repositories.ts";
 import { registerRepository, getRepository, type Repository } from "../src/repos.ts";
 import { setConfigValue } from "../src/config.ts";
 import { search } from "../src/search/search.ts";
@@ -846,10 +846,40 @@ test("a repository removed while watched is watched no more: its index does not 
   try {
     await handle.ready;
     removeRepository(home, "w5");
+    // Another repository of the same folder is another index, not w5 renamed: a watch of w5 does not take it up.
+    registerRepository(home, { name: "w5b", path: docs, embed: false });
     writeFileSync(join(docs, "r.md"), "# R\n\nrword\n");
-    await Bun.sleep(1_500);
+    await Bun.sleep(3_000); // past a look at the registry
     expect(existsSync(repo.dir)).toBe(false);
+    expect(existsSync(getRepository(home, "w5b").dir)).toBe(false);
     expect(batches.errors.map((e) => (e as { code?: string }).code)).toContain("REPO_NOT_FOUND");
+  } finally {
+    await handle.close();
+  }
+});
+
+test("a repository renamed while a watch names it is watched on under its new name, nothing pending lost", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalphaword\n" });
+  const repo = registerRepository(home, { name: "old", path: docs, embed: false });
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  try {
+    await handle.ready;
+    renameRepository(home, "old", "new");
+    writeFileSync(join(docs, "b.md"), "# B\n\nbetaword\n");
+    // Its first run under the new name applies what was pending under the old one.
+    await batches.next((batch) => batch.repository === "new" && batch.indexed === 1);
+    expect((await search(home, { query: "betaword", repositories: ["new"] })).results.map((r) => r.path)).toEqual(["b.md"]);
+    // Renamed again while nothing is pending: the registry's look follows it too.
+    renameRepository(home, "new", "newer");
+    await Bun.sleep(2_500);
+    writeFileSync(join(docs, "c.md"), "# C\n\ngammaword\n");
+    await batches.until(["c.md"]);
+    expect(batches.all.at(-1)?.repository).toBe("newer");
+    expect((await search(home, { query: "gammaword", repositories: ["newer"] })).results.map((r) => r.path)).toEqual(["c.md"]);
+    expect(batches.errors).toEqual([]);
   } finally {
     await handle.close();
   }

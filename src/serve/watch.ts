@@ -18,7 +18,7 @@
  * ignores enters it. A subfolder the watcher may not read is reported once and left unwatched (its documents
  * stay, as in `index`) until a change to it (a chmod) finds it readable; the rest is watched.
  */
-import { readdirSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
+import { lstatSync, readdirSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { loadConfig } from "../config.ts";
 import {
@@ -98,8 +98,8 @@ export interface WatchHandle {
   close(): Promise<void>;
 }
 
-/** How often a watch over all repositories looks for ones registered since it began. */
-const NEW_REPOSITORY_CHECK_MS = 2_000;
+/** How often a watch looks at the registry: for repositories renamed, removed, or (watching all) registered since. */
+const REGISTRY_CHECK_MS = 2_000;
 /** Paths per `indexFiles` call: the writer lock is released between batches, so `index` can take turns. */
 const MAX_BATCH = 500;
 /** More pending paths than this (a huge checkout, a copied tree) are cheaper as one incremental scan. */
@@ -131,8 +131,9 @@ export function watchRepositories(home: string, repos: Repository[], options: Wa
     throw error;
   }
   const ready = Promise.all(watchers.map((w) => w.start())).then(() => undefined);
-  const follow = options.followNew ? setInterval(() => followRegistry(home, watchers, context), NEW_REPOSITORY_CHECK_MS) : undefined;
-  follow?.unref();
+  context.follow = () => followRegistry(home, watchers, context);
+  const follow = setInterval(context.follow, REGISTRY_CHECK_MS);
+  follow.unref();
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
@@ -148,9 +149,10 @@ export function watchRepositories(home: string, repos: Repository[], options: Wa
 }
 
 /**
- * Follow the registry: stop watching repositories removed (or registered again for another folder) and start
- * watching those registered since the watch began. config.yaml is read from its cached copy; while it cannot be read
- * (an edit by hand half done) the watch goes on as it is, and says why once.
+ * Follow the registry: stop watching repositories removed (or registered again for another folder), watch a renamed
+ * one under its new name, and, watching all (`followNew`), start watching those registered since the watch began.
+ * config.yaml is read from its cached copy; while it cannot be read (an edit by hand half done) the watch goes on as
+ * it is, and says why once.
  */
 function followRegistry(home: string, watchers: RepositoryWatch[], context: Context): void {
   if (context.closed) return;
@@ -167,8 +169,14 @@ function followRegistry(home: string, watchers: RepositoryWatch[], context: Cont
   const paths = new Map(registered.map((repo) => [repo.name, repo.path]));
   for (const watcher of watchers) if (watcher.active && paths.get(watcher.name) !== watcher.path) watcher.stop();
   const watched = new Set(watchers.filter((w) => w.active).map((w) => w.name));
-  for (const repo of registered) {
-    if (watched.has(repo.name)) continue;
+  const renamed = watchers.flatMap((watcher) => {
+    const to = paths.has(watcher.name) || watcher.followed ? undefined : watcher.renamedTo(registered);
+    if (!to || watched.has(to.name)) return [];
+    watcher.followed = true;
+    return [to];
+  });
+  const starting = context.options.followNew ? registered.filter((repo) => !watched.has(repo.name)) : renamed;
+  for (const repo of starting) {
     try {
       const watcher = new RepositoryWatch(repo, context);
       watchers.push(watcher);
@@ -176,6 +184,16 @@ function followRegistry(home: string, watchers: RepositoryWatch[], context: Cont
     } catch (error) {
       context.options.onError?.(error, repo.name);
     }
+  }
+}
+
+/** An index folder's identity: `repo rename` moves the folder itself; `repo remove` and `repo add` make another. */
+function folderIdentity(path: string): string | undefined {
+  try {
+    const stats = lstatSync(path);
+    return `${stats.dev}:${stats.ino}:${stats.birthtimeMs}`;
+  } catch {
+    return undefined;
   }
 }
 
@@ -187,6 +205,8 @@ interface Context {
   options: WatchOptions;
   serial: <T>(task: () => Promise<T>) => Promise<T>;
   closed: boolean;
+  /** Look at the registry now (followRegistry). */
+  follow?: () => void;
   /** Why the registry could not be read at the last look, once reported. */
   registryProblem?: string;
 }
@@ -211,11 +231,22 @@ class RepositoryWatch {
   /** Subfolders the watcher may not read (reported once each): everything else is watched. */
   private readonly unwatchable = new Set<string>();
 
+  /** The index folder as last seen: a repository renamed (`repo rename`) is the one registered with this folder. */
+  private indexFolder: string | undefined;
+  /** Set once a watch under the repository's new name has taken over. */
+  followed = false;
+
   constructor(
     private repo: Repository,
     private readonly context: Context,
   ) {
+    this.indexFolder = folderIdentity(repo.dir);
     this.startWatcher();
+  }
+
+  /** The repository this one was renamed to, if `repo rename` gave it another name: the same folder and index. */
+  renamedTo(registered: Repository[]): Repository | undefined {
+    return registered.find((repo) => repo.path === this.repo.path && folderIdentity(repo.dir) === this.indexFolder);
   }
 
   get name(): string {
@@ -548,17 +579,21 @@ class RepositoryWatch {
       this.emit(summary, paths, false);
     } catch (error) {
       if (toResearcherError(error).code === "LOCKED") return "locked"; // a writer's lock, or SQLite busy: wait
-      options.onError?.(error, this.repo.name);
-      this.stopIfRemoved(error);
+      if (!this.stopIfRemoved(error)) options.onError?.(error, this.repo.name);
       return "failed";
     }
     return "done";
   }
 
-  /** A repository removed while watched (`repo remove`) is watched no more: its index must not come back. */
+  /**
+   * A repository removed while watched (`repo remove`) is watched no more, and says so: its index must not come
+   * back. One renamed (`repo rename`) is watched on under its new name, whose first run applies what was pending.
+   */
   private stopIfRemoved(error: unknown): boolean {
     if (toResearcherError(error).code !== "REPO_NOT_FOUND") return false;
     this.stop();
+    this.context.follow?.();
+    if (!this.followed) this.context.options.onError?.(error, this.repo.name);
     return true;
   }
 
@@ -576,8 +611,8 @@ class RepositoryWatch {
     } catch (error) {
       this.needsScan = true;
       if (toResearcherError(error).code === "LOCKED") return this.retry("locked");
-      options.onError?.(error, this.repo.name);
       if (this.stopIfRemoved(error)) return;
+      options.onError?.(error, this.repo.name);
       if (!isFolder(this.repo.path)) return this.report("waiting"); // the next flush waits for it to come back
       // An emptied folder is refused until the user acts (or a file appears): the next event tries again.
       if (isResearcherError(error) && error.code === "PATH_NOT_FOUND") return this.report("watching");
@@ -595,6 +630,7 @@ class RepositoryWatch {
   }
 
   private emit(summary: IndexSummary, paths: string[], scan: boolean): void {
+    this.indexFolder = folderIdentity(this.repo.dir); // the first run makes it
     this.context.options.onBatch?.({
       repository: summary.repository,
       indexed: summary.indexed,
