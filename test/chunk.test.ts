@@ -85,6 +85,29 @@ describe("chunkDocument (markdown)", () => {
     expect(fragments[0]!.endLine).toBe(7);
   });
 
+  test("TOML front matter between `+++` lines (Hugo, Zola) is metadata too; a `+++` block that is no TOML stays body", () => {
+    const doc = md(
+      '+++\ntitle = "Hugo page"\ndate = 2024-01-02\ntags = ["go", "web"]\nid = 9007199254740993\n[params]\nauthor = "Ann"\n+++\nFirst line.\n',
+    );
+    expect(doc).toMatchObject({ title: "Hugo page", firstLine: 9, text: "First line.\n" });
+    // A date as its ISO text (as YAML's is kept), a large integer as its digits, tables as nested metadata.
+    expect(doc.metadata).toEqual({
+      title: "Hugo page",
+      date: "2024-01-02",
+      tags: ["go", "web"],
+      id: "9007199254740993",
+      params: { author: "Ann" },
+    });
+    expect(chunkDocument(doc).map((f) => [f.text, f.startLine])).toEqual([["First line.", 9]]);
+    for (const source of ["+++\nnot toml at all zetaword\n+++\nbody\n", `+++\na = ${"[".repeat(40)}${"]".repeat(40)}\n+++\nx\n`]) {
+      expect(md(source)).toMatchObject({ text: source, firstLine: 1, metadata: {} });
+    }
+    // A table 100,000 keys deep is read, and kept to the depth metadata may have.
+    const deep = md(`+++\n[${"a.".repeat(100_000)}b]\nx = 1\n+++\nbody\n`);
+    expect(deep.text).toBe("body\n");
+    expect(JSON.stringify(deep.metadata)).toBe(`${'{"a":'.repeat(31)}{}${"}".repeat(31)}`);
+  });
+
   test("a heading with nothing under it that the next heading closes joins the text that follows; at the end, the text before", () => {
     const doc = "# Title\n\n## Zebracorp meeting\n\n## Notes\n\n### Okapi\n\nBody words.\n\n## Lemur plans\n\n### Later\n";
     const fragments = chunkDocument(md(doc));

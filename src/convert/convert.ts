@@ -9,8 +9,10 @@ import { CODE_EXTENSIONS } from "../file-types.ts";
 import { languageOf, type CodeLanguage } from "./code-languages.ts";
 import { ResearcherError } from "../errors.ts";
 import { parseYaml } from "../yaml.ts";
+import type * as Toml from "smol-toml";
 import {
   boundedMetadata,
+  METADATA_LIMITS,
   checkExpansion,
   stringValue,
   type ConvertedDocument,
@@ -180,6 +182,10 @@ function controlCount(text: string): number {
 }
 
 const FRONT_MATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
+/** TOML front matter between `+++` lines, as Hugo and Zola write it. */
+const TOML_FRONT_MATTER = /^\+\+\+[ \t]*\r?\n([\s\S]*?)\r?\n\+\+\+[ \t]*(?:\r?\n|$)/;
+/** The TOML library, loaded on first use as YAML's is (yaml.ts): a search that reads no note never evaluates it. */
+const toml = () => require("smol-toml") as typeof Toml;
 
 /**
  * The largest front matter read as metadata, 16 times what metadata may keep (METADATA_LIMITS): the YAML library
@@ -191,12 +197,13 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
   let metadata: Record<string, unknown> = {};
   let text = raw;
   let firstLine = 1;
-  const match = FRONT_MATTER.exec(raw);
+  const toml = raw.startsWith("+++");
+  const match = (toml ? TOML_FRONT_MATTER : FRONT_MATTER).exec(raw);
   // One past the bound stays body text, searchable as written: whether it is a mapping is not known unread.
   const oversized = match !== null && match[1]!.length > MAX_FRONT_MATTER_CHARS;
-  const front = match && !oversized && parseFrontMatter(match[1] ?? "");
+  const front = match && !oversized && (toml ? parseTomlFrontMatter : parseFrontMatter)(match[1] ?? "");
   // A block between `---` lines that is no YAML mapping is no front matter: a rule, slides, pasted text. It stays
-  // the body it is (it was dropped from both the metadata and the index).
+  // the body it is (it was dropped from both the metadata and the index). So does a `+++` block that is no TOML.
   if (match && front) {
     metadata = listsOfNames(front);
     text = raw.slice(match[0].length);
@@ -286,6 +293,16 @@ function parseFrontMatter(source: string): Record<string, unknown> | null {
     return null;
   } catch {
     return keyValueLines(lines);
+  }
+}
+
+/** TOML front matter as metadata (dates as their ISO text), or null when the block is not TOML. */
+function parseTomlFrontMatter(source: string): Record<string, unknown> | null {
+  try {
+    const parsed = toml().parse(source, { integersAsBigInt: "asNeeded", maxDepth: METADATA_LIMITS.depth });
+    return boundedMetadata(parsed);
+  } catch {
+    return null; // not TOML, or nested past what the parser's stack allows (a table header of 100,000 keys)
   }
 }
 

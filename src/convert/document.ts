@@ -238,7 +238,10 @@ export function boundedMetadata(metadata: Record<string, unknown>, limits = META
       chars -= kept.length;
       return chars >= 0 ? kept : undefined;
     }
-    const plain = Array.isArray(item) || (item !== null && typeof item === "object" && Object.getPrototypeOf(item) === Object.prototype);
+    if (item instanceof Date) return Number.isNaN(item.getTime()) ? undefined : item.toISOString(); // TOML's dates, as written
+    // A record is plain with or without a prototype (TOML's tables have none).
+    const record = item !== null && typeof item === "object" && [Object.prototype, null].includes(Object.getPrototypeOf(item));
+    const plain = Array.isArray(item) || record;
     if (!plain) return item;
     if (depth <= 0 || open.has(item as object)) return undefined;
     open.add(item as object);

@@ -35,10 +35,11 @@ export const BARE_DOCUMENT_VERSION = 3;
  * MAX_BLANK_RUN blank lines ends a fragment; since 7 a run without spaces is never cut inside a character (a
  * fragment of emoji began and ended with half of one, stored as U+FFFD); since 8 a setext heading (a line
  * underlined with `===` or `---`) is a heading, a `# line` inside an HTML or `%%` comment is none, and a number as a
- * front-matter title is the title. An index that recorded another version chunks its markdown files again
+ * front-matter title is the title; since 9 TOML front matter between `+++` lines (Hugo, Zola) is metadata, not body.
+ * An index that recorded another version chunks its markdown files again
  * (converted formats keep their fragments until their files change: reading them again can be slow).
  */
-export const MARKDOWN_CHUNK_VERSION = 8;
+export const MARKDOWN_CHUNK_VERSION = 9;
 
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {
