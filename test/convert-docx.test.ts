@@ -7,6 +7,7 @@ import { chunkDocument } from "../src/index/chunk.ts";
 import { isRevisionId, MAMMOTH_NAMES, PROPERTIES, readXml } from "../src/convert/docx-xml.ts";
 import { readZip } from "../src/convert/zip.ts";
 import { ResearcherError } from "../src/errors.ts";
+import { shortened } from "../src/text.ts";
 import { conversionFailure as failure, describeShared, ROOT, SHARED, testShared } from "./helpers.ts";
 import { docx } from "./docx-fixtures.ts";
 // @ts-expect-error mammoth's XML reader module has no types
@@ -33,9 +34,31 @@ describeShared("convertDocx: mammoth.js fixtures", () => {
     expect((await convertDocx(corpusFile("mammoth.js/endnotes.docx"), "endnotes")).text).toBe(expected);
   });
 
+  test("a comment's author is kept as written, escaped nowhere in the text and cut to 100 characters; none, no author", async () => {
+    const body = ["1", "2", "3"]
+      .map((id) => `<w:p><w:r><w:t>Text ${id}</w:t></w:r><w:r><w:commentReference w:id="${id}"/></w:r></w:p>`)
+      .join("");
+    const comment = (id: string, author: string | undefined, text: string) =>
+      `<w:comment w:id="${id}"${author === undefined ? "" : ` w:author="${author}"`} w:initials="X"><w:p><w:r><w:t>${text}</w:t></w:r></w:p></w:comment>`;
+    const long = "Ann ".repeat(40);
+    const doc = await convertDocx(
+      docx(
+        body,
+        undefined,
+        comment("1", "R&amp;D &lt;team&gt; &quot;Q&quot;", "first") + comment("2", long, "second") + comment("3", undefined, "third"),
+      ),
+      "c",
+    );
+    const labels = doc.text.split("\n").filter((line) => line.startsWith("Comment"));
+    expect(labels).toEqual([`Comment [X1] by R&D <team> "Q"`, `Comment [X2] by ${shortened(long.trim(), 100)}`, "Comment [X3]"]);
+  });
+
   test("comments (margin notes) keep their text after the body, each under its label, without back-links (s20 user J)", async () => {
     const doc = await convertDocx(corpusFile("mammoth.js/comments.docx"), "comments");
-    expect(doc.text).toBe("Ouch.\n\nComment [MW1]\n\nA tachyon walks into a bar.\n\nComment [MW2]\n\nFin.");
+    // Each under its label and its author: who wrote a margin note is what a reviewer looks for.
+    expect(doc.text).toBe(
+      "Ouch.\n\nComment [MW1] by Michael Williamson\n\nA tachyon walks into a bar.\n\nComment [MW2] by Michael Williamson\n\nFin.",
+    );
     // The text reads as it did: a marker inside a phrase broke it ("this is a comment [s1]paragraph!": s20 retest R2).
     expect((await convertDocx(corpusFile("apache-poi/testComment.docx"), "c")).text).toStartWith("this is a comment paragraph!");
   });

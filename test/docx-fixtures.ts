@@ -1,8 +1,11 @@
 /** DOCX files written by tests: known body XML in the smallest package mammoth reads. */
 import { strToU8, zipSync } from "fflate";
 
-/** The smallest DOCX mammoth reads: a main part found through the package relationships. */
-export function docx(body: string, core?: string): Uint8Array {
+/**
+ * The smallest DOCX mammoth reads: a main part found through the package relationships; `comments` is the inside of
+ * a comments part (`<w:comment>` elements), linked from the main part.
+ */
+export function docx(body: string, core?: string, comments?: string): Uint8Array {
   const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
   return zipSync({
     "[Content_Types].xml": strToU8(
@@ -13,5 +16,13 @@ export function docx(body: string, core?: string): Uint8Array {
     ),
     "word/document.xml": strToU8(`<?xml version="1.0"?><w:document ${W}><w:body>${body}</w:body></w:document>`),
     ...(core ? { "docProps/core.xml": strToU8(core) } : {}),
+    ...(comments === undefined
+      ? {}
+      : {
+          "word/_rels/document.xml.rels": strToU8(
+            `<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId9" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/comments" Target="comments.xml"/></Relationships>`,
+          ),
+          "word/comments.xml": strToU8(`<?xml version="1.0"?><w:comments ${W}>${comments}</w:comments>`),
+        }),
   });
 }

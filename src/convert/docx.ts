@@ -10,6 +10,7 @@ import mammothXml from "mammoth/lib/xml/index.js";
 import mammothRelationships from "mammoth/lib/docx/relationships-reader.js";
 import { bodyOrTitle, type ConvertedDocument } from "./document.ts";
 import { firstHeading } from "./markdown.ts";
+import { shortened } from "../text.ts";
 import { htmlToMarkdown } from "./html.ts";
 import { describeError, ResearcherError } from "../errors.ts";
 import { readXml } from "./docx-xml.ts";
@@ -53,7 +54,8 @@ export async function convertDocx(bytes: Uint8Array, fallbackTitle: string): Pro
   }
   const core = readZip(bytes, (name) => name === "docProps/core.xml", "DOCX")["docProps/core.xml"];
   const properties = core ? coreProperties(strFromU8(core)) : {};
-  const text = htmlToMarkdown(dropNoteLinks(await docxToHtml(bytes)));
+  const { html, authors } = await docxToHtml(bytes);
+  const text = htmlToMarkdown(withCommentAuthors(dropNoteLinks(html), authors));
   const { title, ...metadata } = properties;
   return {
     title: title ?? firstHeading(text) ?? fallbackTitle,
@@ -85,7 +87,38 @@ interface DocumentNode {
   href?: string;
   anchor?: string;
   children?: DocumentNode[];
+  /** The document's comments (the root node's). */
+  comments?: { commentId: string; authorName?: string | null }[];
 }
+
+/** The longest comment author's name kept: a name is a label, not a text. */
+const AUTHOR_MAX_CHARS = 100;
+
+/** Each comment's author, by comment id, as the document's tree names them. */
+function commentAuthors(document: DocumentNode): Map<string, string> {
+  const authors = (document.comments ?? []).filter((comment) => comment.authorName?.trim());
+  return new Map(authors.map((comment) => [String(comment.commentId), shortened(comment.authorName!.trim(), AUTHOR_MAX_CHARS)]));
+}
+
+/**
+ * A comment's label with its author, `Comment [MW1] by Mary Wood`: mammoth labels it by initials only, and who
+ * wrote a margin note is what a reviewer looks for.
+ */
+function withCommentAuthors(html: string, authors: Map<string, string>): string {
+  if (authors.size === 0) return html;
+  return html.replace(/(<dt id="comment-([^"]*)">Comment [^<]*)<\/dt>/g, (whole, label: string, id: string) => {
+    const author = authors.get(unescapeHtml(id));
+    return author === undefined ? whole : `${label} by ${escapeHtml(author)}</dt>`;
+  });
+}
+
+const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const unescapeHtml = (text: string) =>
+  text
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 
 /** A hyperlink whose relationship is missing (its target is empty) keeps its text, as plain text. */
 function withoutDanglingLinks(node: DocumentNode): DocumentNode {
@@ -98,7 +131,8 @@ function withoutDanglingLinks(node: DocumentNode): DocumentNode {
   return node;
 }
 
-async function docxToHtml(bytes: Uint8Array): Promise<string> {
+async function docxToHtml(bytes: Uint8Array): Promise<{ html: string; authors: Map<string, string> }> {
+  let authors = new Map<string, string>();
   try {
     const result = await mammoth.convertToHtml(
       { buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) },
@@ -106,10 +140,13 @@ async function docxToHtml(bytes: Uint8Array): Promise<string> {
       {
         styleMap: STYLE_MAP,
         convertImage: mammoth.images.imgElement(async () => ({ src: "" })),
-        transformDocument: withoutDanglingLinks,
+        transformDocument: (document: DocumentNode) => {
+          authors = commentAuthors(document);
+          return withoutDanglingLinks(document);
+        },
       },
     );
-    return result.value;
+    return { html: result.value, authors };
   } catch (error) {
     if (error instanceof ResearcherError) throw error; // a reason of ours (nesting), already worded
     // JSZip calls an entry whose size or checksum differs from its header a "Bug : …": it is damage (or a bomb).
