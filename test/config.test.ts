@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig, resolveHome, setConfigValue } from "../src/config.ts";
 import { decodeXmlEntities } from "../src/convert/xml.ts";
@@ -514,6 +514,17 @@ test("an embedding server's URL must be http or https: a file: URL was taken, an
 test("config set says what it set, value and all (s18 user: it answered `set search.limit` alone)", () => {
   const home = tempDir();
   expect(runCli(["config", "set", "search.limit", "20"], { home })).toMatchObject({ code: 0, stdout: "set search.limit = 20\n" });
+  // What was saved, not what was typed: `0500` is 500, a list is a list, a relative path is the folder it names.
+  expect(runCli(["config", "set", "watch.debounce_ms", "0500"], { home }).stdout).toBe("set watch.debounce_ms = 500\n");
+  const docs = tempDir();
+  mkdirSync(join(docs, "notes"));
+  expect(runCli(["repo", "add", "n", join(docs, "notes"), "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["config", "set", "repositories.n.exclude", "[drafts, tmp ]"], { home }).stdout).toBe(
+    'set repositories.n.exclude = ["drafts","tmp"]\n',
+  );
+  expect(runCli(["config", "set", "repositories.n.path", "notes"], { home, cwd: docs }).stdout).toBe(
+    `set repositories.n.path = ${join(realpathSync(docs), "notes")}\n`,
+  );
 });
 
 test("a config.yaml that is a link to nothing is named so, not read as no repositories (s18 retest)", () => {

@@ -13,6 +13,7 @@ import { addContext, listContexts, listRepositories, nestedRepositories, removeC
 import { escapeControls, stderr, stdout } from "../terminal.ts";
 import { stringifyYaml } from "../yaml.ts";
 import { listDocuments } from "../search/documents.ts";
+import { own } from "../own.ts";
 
 function embeddingFlags(flags: Flags): AddRepositoryInput["embedding"] {
   const provider = flags.embeddingProvider;
@@ -166,10 +167,19 @@ function configCli(): CAC {
     .example("  researcher config set search.limit 20")
     .example("  researcher config set repositories.notes.description 'Meeting notes'")
     .action((key: string, value: string, flags: Flags) => {
-      setConfigValue(home(flags), key, String(value));
-      out(`set ${key} = ${escapeControls(String(value))}\n`);
+      const config = setConfigValue(home(flags), key, String(value));
+      out(`set ${key} = ${escapeControls(settingText(config, key) ?? String(value))}\n`);
     });
   return cli;
+}
+
+/** A setting as the validated configuration holds it (`0500` is 500, a path absolute): what was saved, not what was typed. */
+function settingText(config: unknown, key: string): string | undefined {
+  let node = config;
+  for (const part of key.split("."))
+    node = node !== null && typeof node === "object" ? own(node as Record<string, unknown>, part) : undefined;
+  if (node === undefined) return undefined;
+  return typeof node === "string" ? node : JSON.stringify(node);
 }
 
 function modelCli(): CAC {
