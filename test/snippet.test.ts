@@ -122,3 +122,29 @@ test("Korean and voiced kana are marked in a snippet, composed or written decomp
     expect(snippet.highlights.map(([start, end]) => snippet.text.slice(start, end))).toEqual([...marked]);
   }
 });
+
+describe("a snippet's offset is the first character it shows, on its match's line (s21 MCP #1)", () => {
+  const lineOf = (text: string, offset: number) => text.slice(0, offset).split("\n").length;
+  const filler = "Some words that come before the passage and make the fragment longer than one window of text. ".repeat(4);
+
+  test("the lead stays on the matched word's line: a table row above is no part of it", () => {
+    const text = `${filler}\n| i16 | u16 |\n| i32 | u32 |\nInteger types default to i32 in Rust.\n${filler}`;
+    const snippet = marked(text, "default");
+    expect(lineOf(text, snippet.offset)).toBe(4);
+    expect(snippet.text).toStartWith("…Integer types default");
+  });
+
+  test("blank lines where a comment was, before the window, are not its first line", () => {
+    const text = `${filler}\nRun it again:\n\n\n\n\n\n\n\n\`\`\`console $ cargo publish\n${filler}`;
+    const snippet = marked(text, "publish");
+    expect(lineOf(text, snippet.offset)).toBe(text.split("\n").findIndex((line) => line.includes("cargo publish")) + 1);
+  });
+
+  test("a snippet of a part that begins with white space (the rest a neighbour does not show) starts below it", () => {
+    const text = "TITLE OF THE PAPER IN CAPITALS\n\nNeutrophils rapidly undergo polarization.";
+    const from = text.indexOf("\n");
+    const snippet = makeSnippet(text, parseQuery("title").highlight, { from, to: text.length });
+    expect(lineOf(text, snippet.offset)).toBe(3);
+    expect(snippet.text).toBe("… Neutrophils rapidly undergo polarization.");
+  });
+});

@@ -43,7 +43,9 @@ export function makeSnippet(text: string, highlight: ParsedQuery["highlight"], {
     .map((m) => ({ start: m.start + from, end: m.end + from }))
     .filter((m) => m.start >= start && m.end <= cutEnd)
     .map((m) => [map[m.start - start]! + prefix.length, map[m.end - start]! + prefix.length]);
-  return { text: prefix + clean + suffix, highlights, offset: start };
+  // Its location is the line of the first character it shows: white space it begins with (blank lines where a
+  // comment was, the end of a line a neighbour shows) is shown as nothing, and counted a line lower.
+  return { text: prefix + clean + suffix, highlights, offset: start + leadingSpace(slice) };
 }
 
 function findMatches(text: string, highlight: ParsedQuery["highlight"]): Match[] {
@@ -151,9 +153,17 @@ function bestWindowStart(text: string, matches: Match[]): number {
     else inWindow.set(first.key, left);
   }
   const start = Math.max(0, best - LEAD);
-  if (start === 0) return 0;
+  // The lead stays on the matched word's line: a snippet's location is its first line, and a lead reaching back into
+  // the line above (a table's last cell, a heading) cited a line the match is not on.
+  const lineStart = text.lastIndexOf("\n", best - 1) + 1;
+  if (lineStart >= start) return lineStart;
   const space = text.indexOf(" ", start);
   return space !== -1 && space < best ? space + 1 : start;
+}
+
+function leadingSpace(slice: string): number {
+  const first = slice.search(/[^ \t\r\n]/);
+  return first === -1 ? 0 : first;
 }
 
 function collapseWhitespace(slice: string): { clean: string; map: number[] } {
