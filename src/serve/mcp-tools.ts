@@ -36,6 +36,7 @@ import { search, type SearchContext, type SearchOptions } from "../search/search
 import { noStatusAnswered, repositoriesFor, repositoryStatuses } from "../search/results.ts";
 import type { Serial } from "../serial.ts";
 import { type continuation, OUTPUT, searchInput, searchOutput } from "./mcp-schemas.ts";
+import { agentHint } from "./agent-hints.ts";
 
 /** What brings a changed file's document up to date, for an agent: the tool it has. */
 const MCP_CATCH_UP = "add_to_index with its path";
@@ -111,7 +112,8 @@ function documentResources(home: string) {
 /** A failed resource read as its code's JSON-RPC error (errors.ts): not found (-32002), bad input (-32602), or internal (-32603). */
 function resourceError(thrown: unknown): Error {
   const error = toResearcherError(thrown);
-  return rpcError(ERROR_CODES[error.code].rpc, describe(error));
+  const hint = error.hint && agentHint(error.hint);
+  return rpcError(ERROR_CODES[error.code].rpc, `${error.message}${hint ? ` (hint: ${hint})` : ""}`);
 }
 
 /**
@@ -156,7 +158,8 @@ function whereArgument(where: string | FilterJson): string | FilterJson {
 function failure(thrown: unknown) {
   // Escaped: a message can carry a file's name or a converter's words about its content.
   const error = toResearcherError(thrown);
-  return { content: [{ type: "text" as const, text: `${problemLine(error.message, error.hint)} [${error.code}]` }], isError: true };
+  const text = `${problemLine(error.message, error.hint && agentHint(error.hint))} [${error.code}]`;
+  return { content: [{ type: "text" as const, text }], isError: true };
 }
 
 /** Run a tool body; a ResearcherError becomes a tool error the agent can read, never a crash. */

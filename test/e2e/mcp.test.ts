@@ -324,6 +324,15 @@ describe("MCP over stdio", () => {
     expect(missing.isError).toBe(true);
     expect(missing.content[0]!.text).toContain("did you mean docs:cars.md");
     expect(missing.content[0]!.text).toEndWith(") [DOCUMENT_NOT_FOUND]"); // the code, as the CLI and REST carry it
+    // A folder, and a path with no near miss: the hints name tools an agent has (s21 MCP #4).
+    const folder = await call("get_document", { ref: "docs:notes" });
+    expect(folder.content[0]!.text).toContain(
+      'the multi_get tool with pattern "docs:notes/" reads them, the list_documents tool with repository "docs" and prefix "notes/" lists them',
+    );
+    const unknown = await call("get_document", { ref: "docs:zzzzzzzzzz/qqqqqqqq.md" });
+    expect(unknown.content[0]!.text).toContain(
+      'the list_documents tool with repository "docs" lists them, the get_index_status tool lists failures',
+    );
     const listed = await call("list_documents", { repository: "docs" });
     expect(listed.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["bread.md", "cars.md", "notes/space.md"]);
     expect(listed.structuredContent.documents[0]).toMatchObject({ repository: "docs", format: "md", fragments: 1, pages: null });
@@ -720,6 +729,9 @@ describe("MCP contract details (issue 22)", () => {
     const missing = await client.readResource({ uri: "researcher://long/nope.md" }).catch((e: { code?: number; message: string }) => e);
     expect(missing).toMatchObject({ code: -32002 });
     expect((missing as Error).message).toContain("not an indexed document");
+    // An agent has tools, not a shell: the hint names the tool that lists documents (s21 MCP #4).
+    expect((missing as Error).message).toContain('the list_documents tool with repository "long" lists them');
+    expect((missing as Error).message).not.toContain("`researcher");
     expect((missing as Error).message).toStartWith("MCP error -32002: "); // the client's prefix, once
     expect((missing as Error).message).not.toContain("MCP error -32002: MCP error");
     const noRepository = await client.readResource({ uri: "researcher://nowhere/a.md" }).catch((e: { code?: number }) => e);
