@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { chunkDocument } from "../src/index/chunk.ts";
 import { convertFile, convertMarkdown } from "../src/convert/convert.ts";
+import { firstHeading, markdownBlocks } from "../src/convert/markdown.ts";
+import { seeded } from "../src/random.ts";
 
 const md = (text: string) => convertMarkdown(text, "fallback");
 
@@ -373,6 +375,70 @@ describe("titles and headings come from one markdown reader", () => {
     // The same text in a markdown file is a heading, as its author wrote it.
     expect(md("Signed\n---\n\nBody text.\n").title).toBe("Signed"); // an H2 that opens the note
     expect(chunkDocument(md("intro\n\nSigned\n---\n\nBody text.\n")).map((f) => f.headings)).toEqual([[], ["Signed"]]);
+  });
+
+  test("`%%` in a converted page is the page's own text, not an Obsidian comment: later headings stay (s21 review F9)", async () => {
+    const page =
+      "<html><body><h1>Matlab notes</h1><p>Run the cell:</p><p>%%</p><p>x = 1</p><h2>Results section</h2><p>zebra output</p></body></html>";
+    const html = await convertFile("/x/m.html", new TextEncoder().encode(page));
+    expect(chunkDocument(html).map((f) => f.headings)).toContainEqual(["Results section"]);
+    // In a note a person wrote it is Obsidian's comment: what it hides is no heading.
+    expect(chunkDocument(md("# Notes\n\nintro\n\n%%\n## Hidden\n%%\n\ntext\n")).map((f) => f.headings)).toEqual([[]]);
+  });
+
+  test("a setext heading right after a comment's last line is a heading: the comment is a block of its own (s21 review F2)", () => {
+    for (const comment of ["<!-- toc -->", "<!--\nlicence\n-->", "%%\nprivate\n%%"]) {
+      const doc = md(`${comment}\nSetext Title\n============\n\nbody one\n\nPart A\n------\n\nalpha words\n`);
+      expect({ comment, title: doc.title }).toEqual({ comment, title: "Setext Title" });
+      // (An Obsidian comment's text is kept, as a fragment before the title's section.)
+      const headings = chunkDocument(doc).map((f) => f.headings);
+      expect({ comment, headings: headings.slice(-2) }).toEqual({ comment, headings: [[], ["Part A"]] });
+    }
+  });
+
+  test("the title's reading of a few lines and the chunker's of all agree, over random notes (s21 review F5)", () => {
+    const vocabulary = ["Title", "text words", "", "===", "---", "- item", "# H1", "## H2", "```", "~~~", "<!-- c -->", "<!--", "-->"];
+    const more = ["%%", "%% x", "> q", "    code", "  ---", "=", "***", "Text -->", "Other", "--", "a %% b", "A --> B"];
+    const words = [...vocabulary, ...more];
+    const random = seeded(21);
+    const pick = () => words[Math.floor(random() * words.length)]!;
+    const lines = (text: string): [number, string][] => {
+      let at = 0;
+      return text.split("\n").map((line) => {
+        const entry: [number, string] = [at, line];
+        at += line.length + 1;
+        return entry;
+      });
+    };
+    // White space and HTML comments only (the vocabulary has no tags), each comment to its first end.
+    const rendersNothing = (text: string) => {
+      let at = 0;
+      while (at < text.length) {
+        if (text[at]!.trim() === "") at++;
+        else if (text.startsWith("<!--", at) && text.indexOf("-->", at + 4) >= 0) at = text.indexOf("-->", at + 4) + 3;
+        else return false;
+      }
+      return true;
+    };
+    // The same rule as firstHeading, over every line: the first H1, else a heading that opens the note.
+    const reference = (text: string) => {
+      let first = true;
+      let opening: string | undefined;
+      for (const block of markdownBlocks(lines(text), { written: true })) {
+        if (block.kind === "heading") {
+          if (block.level === 1 && block.text) return block.text;
+          if (first && rendersNothing(text.slice(0, block.line))) opening = block.text || undefined;
+        }
+        if (block.kind !== "line") first = false;
+      }
+      return opening;
+    };
+    const differ: string[] = [];
+    for (let i = 0; i < 50_000; i++) {
+      const text = Array.from({ length: 1 + Math.floor(random() * 7) }, pick).join("\n");
+      if (firstHeading(text, { written: true }) !== reference(text)) differ.push(text);
+    }
+    expect(differ.slice(0, 5)).toEqual([]);
   });
 
   test("a --- below a paragraph's second line, a list item, a quote or a blank line is no underline: the text is no heading", () => {

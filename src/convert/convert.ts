@@ -210,7 +210,7 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
     firstLine = 1 + countNewlines(match[0]);
   }
   metadata = withInlineTags(metadata, inlineTags(text));
-  const title = stringValue(metadata.title) ?? firstHeading(text, { setext: true }) ?? fallbackTitle;
+  const title = stringValue(metadata.title) ?? firstHeading(text, { written: true }) ?? fallbackTitle;
   const warnings = oversized
     ? [`its front matter is over ${MAX_FRONT_MATTER_CHARS / 2 ** 20} MiB: indexed as text, not read as metadata`]
     : undefined;

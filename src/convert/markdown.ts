@@ -29,24 +29,27 @@ const NOT_HEADING_TEXT = /^(?: {4}| {0,3}(?:\t|[>|<]|(?:[-*+]|\d{1,9}[.)])(?:[ \
 
 /**
  * A comment that opens a line: an HTML comment (CommonMark's HTML block: raw text to its first `-->`, never
- * markdown) or Obsidian's `%%` alone on its line (hidden in its reading view; a line that goes on after `%%` is as
- * often a MATLAB cell or a LaTeX comment in math, which closes nothing). A `# line` inside is no heading.
+ * markdown) or, in markdown a person wrote, Obsidian's `%%` alone on its line (hidden in its reading view; a line
+ * that goes on after `%%` is as often a MATLAB cell or a LaTeX comment in math, which closes nothing; in converted
+ * text `%%` is the page's own, a MATLAB cell written as a paragraph). A `# line` inside is no heading; the line after
+ * the one that closes it opens a block of its own, as after any HTML block.
  */
-const COMMENT_OPEN = /^ {0,3}(<!--|%%[ \t]*$)/;
-const COMMENT_CLOSE = (opening: string) => (opening.startsWith("%%") ? "%%" : "-->");
+const HTML_COMMENT_OPEN = /^ {0,3}<!--/;
+const OBSIDIAN_COMMENT_OPEN = /^ {0,3}%%[ \t]*$/;
 
 /**
  * The blocks of `lines`, each line given with its key (its index, for the chunker). Only a line that starts with
- * `#`, a backtick, `~` or a comment, holds a comment's end, or is a setext underline or one of the two lines above
- * one, can open a fence or make a heading, so a caller that wants only those (a title) may pass just those lines: the
- * blocks it gets are the same.
+ * `#`, a backtick, `~` or a comment, holds a comment's end, or is a setext underline, can open a fence or make a
+ * heading, and whether a line opens a paragraph depends on the line above it alone: so a caller that wants only
+ * headings (a title) may pass just those lines, each with the line above it and an underline with the two above:
+ * the blocks it gets are the same (blockLines; a seeded differential test holds them to it).
  *
  * A setext heading's text is one line that opens a paragraph (CommonMark also lets a paragraph of several lines
  * above `===` be one heading: a long paragraph is no heading path, and a `---` meant as a rule would make one). Only
- * markdown a person wrote (`setext`) has them: converted formats write `#` headings, and a page's own `Signed` above
- * `---` is no heading of it.
+ * markdown a person wrote (`written`) has them, and Obsidian's `%%` comments: converted formats write `#` headings,
+ * and a page's own `Signed` above `---` is no heading of it.
  */
-export function* markdownBlocks(lines: Iterable<readonly [number, string]>, { setext = false } = {}): Generator<MarkdownBlock> {
+export function* markdownBlocks(lines: Iterable<readonly [number, string]>, { written = false } = {}): Generator<MarkdownBlock> {
   let last = -1;
   let fence: { start: number; close: RegExp } | undefined;
   /** A paragraph's first line, held until the next line says whether it is a setext heading's text. */
@@ -64,9 +67,8 @@ export function* markdownBlocks(lines: Iterable<readonly [number, string]>, { se
     }
     if (comment) {
       if (line.includes(comment)) comment = undefined;
-      const blank = line.trim() === "";
-      yield { kind: "line", line: key, blank };
-      afterText = !blank;
+      yield { kind: "line", line: key, blank: line.trim() === "" };
+      afterText = false; // within a comment it says nothing; after it, the next line opens a block
       continue;
     }
     if (held) {
@@ -83,12 +85,16 @@ export function* markdownBlocks(lines: Iterable<readonly [number, string]>, { se
       }
     }
     const start = firstCharacter(line);
-    const opensComment = start === 60 || start === 37 ? COMMENT_OPEN.exec(line) : null; // `<`, `%`
-    if (opensComment) {
-      const close = COMMENT_CLOSE(opensComment[1]!);
-      if (!line.includes(close, opensComment[0].length)) comment = close;
+    const close =
+      start === 60
+        ? commentClose(line, HTML_COMMENT_OPEN, "-->")
+        : written && start === 37
+          ? commentClose(line, OBSIDIAN_COMMENT_OPEN, "%%")
+          : undefined; // `<`, `%`
+    if (close !== undefined) {
+      if (close) comment = close;
       yield { kind: "line", line: key, blank: false };
-      afterText = true;
+      afterText = false;
       continue;
     }
     const candidate = start === 35 || start === 96 || start === 126; // `#`, a backtick, `~`
@@ -101,12 +107,22 @@ export function* markdownBlocks(lines: Iterable<readonly [number, string]>, { se
     const heading = candidate ? HEADING.exec(line) : null;
     const blank = !heading && line.trim() === "";
     if (heading) yield { kind: "heading", line: key, end: key, level: heading[1]!.length, text: headingText(heading[2]!) };
-    else if (setext && !blank && !afterText && !NOT_HEADING_TEXT.test(line)) held = { key, text: line };
+    else if (written && !blank && !afterText && !NOT_HEADING_TEXT.test(line)) held = { key, text: line };
     else yield { kind: "line", line: key, blank };
     afterText = !heading && !blank;
   }
   if (held) yield { kind: "line", line: held.key, blank: false };
   if (fence) yield { kind: "fence", line: fence.start, end: last }; // never closed: it runs to the end
+}
+
+/**
+ * For a line that opens a comment by `open`: the `close` it waits for, or "" when it closes on the line itself;
+ * undefined when the line opens none.
+ */
+function commentClose(line: string, open: RegExp, close: string): string | undefined {
+  const opening = open.exec(line);
+  if (!opening) return undefined;
+  return line.includes(close, opening[0].length) ? "" : close;
 }
 
 /** The code of a line's first character after at most three spaces (what may open a block). */
@@ -118,8 +134,9 @@ function firstCharacter(line: string): number {
 
 /**
  * The lines of a text that could open a fence or make a heading, keyed by where they start (most lines are text): a
- * line starting with `#`, a backtick, `~` or a comment, one holding a comment's end, and a setext underline with the
- * two lines above it (its text, and what says whether that text opens a paragraph).
+ * line starting with `#`, a backtick, `~` or a comment, or holding a comment's end, each with the line above it
+ * (which says whether it opens a paragraph: `a --> b` can be a setext heading's text), and a setext underline with
+ * the two lines above it (its text, and what says whether that text opens a paragraph).
  */
 function* blockLines(text: string): Generator<[number, string]> {
   // A search for "\n" and a marker is fast; `^` with the m flag is slower (and also starts a line after \r, U+2028
@@ -130,17 +147,19 @@ function* blockLines(text: string): Generator<[number, string]> {
     next = end < 0 ? text.length + 1 : end + 1;
     return [start, text.slice(start, end < 0 ? undefined : end).replace(/\r$/, "")];
   };
+  /** Where the line above the one starting at `start` starts; -1 above the first. */
+  const lineAbove = (start: number) => (start <= 0 ? -1 : start === 1 ? 0 : text.lastIndexOf("\n", start - 2) + 1);
   const first = /^(?: {0,3}(?:[#`~]|<!--|%%)|[^\n]*?(?:-->|%%))/.exec(text);
   if (first) yield line(0);
   for (const match of text.matchAll(/\n( {0,3}(?:[#`~]|<!--|%%|=+[ \t]*\r?(?=\n|$)|-{2,}[ \t]*\r?(?=\n|$))|[^\n]*?(?:-->|%%))/g)) {
     const start = match.index + 1;
     if (start < next) continue;
+    const above = lineAbove(start);
     if (/^ {0,3}[-=]/.test(match[1]!) && !/-->|%%/.test(match[1]!)) {
-      const above = text.lastIndexOf("\n", start - 2) + 1;
-      const before = above > 0 ? text.lastIndexOf("\n", above - 2) + 1 : -1;
+      const before = lineAbove(above);
       if (before >= next) yield line(before);
-      if (above >= next) yield line(above);
     }
+    if (above >= next) yield line(above);
     yield line(start);
   }
 }
@@ -188,7 +207,7 @@ export function inlineTags(text: string): string[] {
   // What the last line was, and whether a list is open: an indented line after a blank one is code outside a list.
   let previous: "blank" | "text" | "code" = "blank";
   let inList = false;
-  for (const block of markdownBlocks(lines.entries(), { setext: true })) {
+  for (const block of markdownBlocks(lines.entries(), { written: true })) {
     if (block.kind !== "line") {
       // A heading or a fence is no paragraph: an indented line right after one is code, as after a blank line.
       [previous, inList] = ["blank", false];
@@ -231,10 +250,10 @@ export function inlineTags(text: string): string[] {
  * The first H1 outside code fences, or a heading of any level that opens the document (mdBook chapters start with `##`,
  * some after an anchor or comment kept for old links: markup that renders nothing does not stop a heading opening it).
  */
-export function firstHeading(text: string, { setext = false } = {}): string | undefined {
+export function firstHeading(text: string, { written = false } = {}): string | undefined {
   let opening: string | undefined;
   let first = true; // no heading or fence yet: only the first of them may open the document
-  for (const block of markdownBlocks(blockLines(text), { setext })) {
+  for (const block of markdownBlocks(blockLines(text), { written })) {
     if (block.kind === "heading") {
       if (block.level === 1 && block.text) return block.text;
       if (first && rendersNothing(text.slice(0, block.line))) opening = block.text || undefined;

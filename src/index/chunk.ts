@@ -35,7 +35,8 @@ export const BARE_DOCUMENT_VERSION = 3;
  * MAX_BLANK_RUN blank lines ends a fragment; since 7 a run without spaces is never cut inside a character (a
  * fragment of emoji began and ended with half of one, stored as U+FFFD); since 8 a setext heading (a line
  * underlined with `===` or `---`) is a heading, a `# line` inside an HTML or `%%` comment is none, and a number as a
- * front-matter title is the title; since 9 TOML front matter between `+++` lines (Hugo, Zola) is metadata, not body.
+ * front-matter title is the title; since 9 TOML front matter between `+++` lines (Hugo, Zola) is metadata, not body, a setext heading
+ * right after a comment's last line is a heading, and `%%` opens no comment in converted text.
  * An index that recorded another version chunks its markdown files again
  * (converted formats keep their fragments until their files change: reading them again can be slow).
  */
@@ -151,7 +152,7 @@ function frontMatterTitle(doc: ConvertedDocument): Fragment | undefined {
  */
 function* splitMarkdown(lines: Lines, firstLine: number, title: string, paged: boolean, written: boolean): Generator<Section> {
   const sections = new MarkdownSections(title, lines);
-  for (const block of markdownBlocks(lines.entries(), { setext: written })) {
+  for (const block of markdownBlocks(lines.entries(), { written })) {
     const i = block.line;
     const marker = paged && block.kind === "line" ? PAGE_MARKER.exec(lines.at(i)) : null;
     if (block.kind === "fence") sections.fence(i, block.end + 1, firstLine + i);
