@@ -3,6 +3,8 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { utimesSync } from "node:fs";
 import { join } from "node:path";
 import { combineFilters, type Filter, type FilterJson, parseFilter } from "../src/search/filters.ts";
+import { pathGlobs, pathMatcher } from "../src/path-glob.ts";
+import { seeded } from "../src/random.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
 import { unmatchedLines } from "../src/serve/render.ts";
@@ -117,6 +119,31 @@ describe("filter grammar", () => {
       expect(error.message).toContain(message);
       expect(error.message).not.toContain("\n");
     }
+  });
+});
+
+describe("path values: looked up unless globs (s21 review F1)", () => {
+  test("paths, names and folders are looked up, globs matched: the same documents as matching every value", () => {
+    const values = ["a.md", "notes/a.md", "notes/", "/notes", "notes", "b/c/", "*.md", "notes/*", "x/**", "[ab].md", "c", "/", "d/e.md"];
+    const paths = ["a.md", "notes/a.md", "notes/b.md", "b/c/d.md", "b/c.md", "x/y/z.txt", "c/a.md", "d/e.md", "e.md", "notes/sub/c"];
+    const random = seeded(1);
+    for (let i = 0; i < 2_000; i++) {
+      const chosen = values.filter(() => random() < 0.2);
+      const [fast, each] = [pathMatcher(chosen), pathGlobs(chosen)];
+      const differ = paths.filter((path) => fast(path) !== each(path));
+      expect({ chosen, differ }).toEqual({ chosen, differ: [] });
+    }
+  });
+
+  test("ten thousand folder values are looked up, not matched one by one, and are no globs to bound", () => {
+    const folders = Array.from({ length: 10_000 }, (_, i) => `zz${i}/`);
+    const paths = Array.from({ length: 20_000 }, (_, i) => `d${i % 50}/n${i}.md`);
+    const started = performance.now();
+    const matches = pathMatcher([...folders, "d1/"]);
+    expect(paths.filter(matches)).toHaveLength(400);
+    // A lookup takes milliseconds; matched as `dir/**` each, they took 14 s. The limit only tells them apart.
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(() => combineFilters([parseFilter({ all: [{ key: "path", in: [...folders.slice(0, 9_000), "*.md"] }] })])).not.toThrow();
   });
 });
 

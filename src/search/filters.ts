@@ -4,7 +4,7 @@
  * tree (store/filter-sql.ts), which the store compiles to a condition its ranking queries apply inside.
  */
 import { ResearcherError } from "../errors.ts";
-import { isGlob } from "../path-glob.ts";
+import { lookupOf } from "../path-glob.ts";
 import {
   BUILT_IN_KEYS,
   DATE,
@@ -77,10 +77,10 @@ function checkSize(filter: Filter, label: string): Filter {
   return filter;
 }
 
-/** How many path globs a filter holds: each is matched against every document's path (literal paths are looked up). */
+/** How many path globs a filter holds: each is matched against every document's path (the rest are looked up: pathMatcher). */
 function pathGlobCount(f: Filter): number {
   if (f.kind !== "term") return f.items.reduce((sum, item) => sum + pathGlobCount(item), 0);
-  return f.key === "path" ? f.values.filter((value) => isGlob(String(value))).length : 0;
+  return f.key === "path" ? f.values.filter((value) => lookupOf(String(value)) === undefined).length : 0;
 }
 
 function checkGlobs(filter: Filter, label: string): void {

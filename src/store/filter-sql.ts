@@ -5,7 +5,7 @@
  * (see `admitted` in store.ts), so a selective filter still fills a page of results.
  */
 import { composed, trimRuns } from "../text.ts";
-import { isGlob, pathGlobs, pathPattern, subjects } from "../path-glob.ts";
+import { pathMatcher } from "../path-glob.ts";
 
 export const FILTER_OPS = ["eq", "ne", "lt", "le", "gt", "ge", "contains", "in"] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
@@ -165,19 +165,7 @@ function isoValue(value: string): string {
  * list of paths or names, as an agent sends) are looked up, not matched one by one.
  */
 function globSql(patterns: string[], bind: Bind, scope: FilterScope): string {
-  const literal = patterns.map((p) => pathPattern(composed(p))).filter((p) => !isGlob(p.glob));
-  const paths = new Set(literal.filter((p) => p.anchored).map((p) => p.glob));
-  const names = new Set(literal.filter((p) => !p.anchored).map((p) => p.glob));
-  const globbed = patterns.filter((p) => isGlob(pathPattern(p).glob));
-  const globs = globbed.length > 0 ? pathGlobs(globbed) : () => false;
-  const matches = (stored: string) => {
-    const path = composed(stored);
-    return (
-      (paths.size > 0 && subjects(path, true).some((p) => paths.has(p))) ||
-      (names.size > 0 && subjects(path, false).some((name) => names.has(name))) ||
-      globs(path)
-    );
-  };
+  const matches = pathMatcher(patterns);
   const ids = scope
     .documentPaths()
     .filter((d) => matches(d.path))
