@@ -103,3 +103,28 @@ describeShared("a model folder replaced under a running server", () => {
     }
   }, 60_000);
 });
+
+describeShared("a repository made BM25-only after it was embedded (s21 scripts #0)", () => {
+  test("`embed false` in config.yaml: the next run drops its vectors, searches are BM25's and verify is clean after an edit", () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# Strings\n\nStrings hold text.\n", "b.md": "# Maps\n\nMaps hold pairs.\n" });
+    const cli = (...args: string[]) => runCli(args, { home, env: { RESEARCHER_MODEL_PATH: "" } });
+    expect(cli("model", "set", GLOVE).code).toBe(0);
+    expect(cli("repo", "add", "ef", docs).code).toBe(0);
+    expect(JSON.parse(cli("index", "ef", "--json").stdout)).toMatchObject({ embedded: 2, model: GLOVE });
+    expect(cli("config", "set", "repositories.ef.embed", "false").code).toBe(0);
+    // Its vectors stayed, searches stayed hybrid, and an edit left a fragment without a vector no run embedded.
+    expect(JSON.parse(cli("index", "ef", "--json").stdout)).toMatchObject({ embedded: 0, model: null });
+    expect(JSON.parse(cli("status", "ef", "--json").stdout)).toMatchObject({ model: null, vectors: 0 });
+    expect(JSON.parse(cli("search", "strings", "--json").stdout).mode).toBe("bm25");
+    writeTree(docs, { "a.md": "# Strings\n\nStrings hold text, and more.\n" });
+    expect(cli("index", "ef", "--quiet").code).toBe(0);
+    const verify = cli("verify", "ef", "--json");
+    expect({ code: verify.code, problems: JSON.parse(verify.stdout).problems }).toEqual({ code: 0, problems: [] });
+    // A one-run --no-embed of an embedded repository keeps its vectors, as before.
+    expect(cli("config", "set", "repositories.ef.embed", "true").code).toBe(0);
+    expect(JSON.parse(cli("index", "ef", "--json").stdout)).toMatchObject({ embedded: 2, model: GLOVE });
+    expect(JSON.parse(cli("index", "ef", "--no-embed", "--rebuild", "--json").stdout)).toMatchObject({ embedded: 0, model: GLOVE });
+  }, 60_000);
+});

@@ -64,7 +64,7 @@ import {
   type StoredModel,
 } from "../store/store.ts";
 import { closePaths, spelledIn } from "../search/documents.ts";
-import { syncVectorIndex } from "../search/vectors.ts";
+import { dropVectors, syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
 import { clearImpacts, maintainImpactLists, updateImpacts } from "../search/bm25.ts";
 
@@ -263,6 +263,9 @@ export async function indexRepository(home: string, repo: Repository, options: I
   if (!Store.exists(repo.dir)) checkRoot(repo.path);
   const session = { ...options, fresh: options.rebuild, warmUpParsers: parsesAll(repo, options) };
   return writeSession(home, repo, session, async ({ store, config, pool, embedders, root }) => {
+    // `embed: false` in config.yaml, unlike a one-run --no-embed, makes the repository BM25-only: vectors it had go
+    // (they stayed, searches stayed hybrid, and each edit left a fragment without a vector no run would embed).
+    if (!repo.embed && store.embeddingModel()) dropVectors(store, repo.dir);
     // A rebuild or re-embedding is a fresh choice; otherwise the repository keeps the model it was embedded with.
     const remembered = options.rebuild || options.embeddingsOnly ? undefined : store.embeddingModel();
     const choice = chooseModel(config.embedding, repo.embedding, options.model, remembered);

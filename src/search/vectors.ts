@@ -240,6 +240,15 @@ export function mayDeferRebuild(store: Store, dims: number): boolean {
 }
 
 /**
+ * A repository made BM25-only (`embed: false`): its vectors, their model and the ANN file built from them go, under
+ * the writer lock, so its searches are BM25's and `verify` expects no vectors.
+ */
+export function dropVectors(store: Store, dir: string): void {
+  store.transaction(() => store.clearVectors());
+  rmSync(annPath(dir), { force: true });
+}
+
+/**
  * Build the ANN file from SQLite unless the one on disk is verified (or, with `defer`, unless a stale one may stay
  * stale for now; with `force`, whatever the one on disk is: `verify --repair` found it damaged by its checksum);
  * returns whether it was (re)built.
