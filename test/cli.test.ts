@@ -458,6 +458,23 @@ test("multi-get of an empty pattern is a usage error, as get of an empty ref is 
   }
 });
 
+test("multi-get that matches nothing says so on stderr in every format: --json and --files answered in silence (s21 scripts #1)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "t", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "t"], { home }).code).toBe(0);
+  for (const format of [[], ["--json"], ["--files"]]) {
+    const run = runCli(["multi-get", "t:zz*.md", ...format], { home });
+    expect({ format, code: run.code, stderr: run.stderr }).toEqual({ format, code: 0, stderr: "no indexed documents match t:zz*.md\n" });
+  }
+  expect(JSON.parse(runCli(["multi-get", "t:zz*.md", "--json"], { home }).stdout)).toEqual({
+    documents: [],
+    skipped: [],
+    skipped_total: 0,
+  });
+});
+
 test("ls of an empty name is a usage error, as for every command, not every repository's listing (s18 review #13)", () => {
   const home = tempDir();
   const docs = tempDir();

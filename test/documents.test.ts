@@ -247,6 +247,25 @@ describe("readDocuments (multi-get)", () => {
     expect(listed.skipped).toEqual([{ repository: "", path: "one:nope.md", reason: "one:nope.md is not an indexed document" }]);
   });
 
+  test("a list reads each part: a name with glob syntax, two globs, a brace glob with a comma (s21 scripts #1)", async () => {
+    const oddHome = tempDir();
+    const odd = tempDir();
+    writeTree(odd, { "plain.md": "# P\n", "report [v2].md": "# R\n", "bang!.md": "# B\n", "a.md": "# A\n", "b.md": "# B\n" });
+    await indexRepository(oddHome, registerRepository(oddHome, { name: "odd", path: odd, embed: false }));
+    const read = async (pattern: string) => {
+      const found = await readDocuments(oddHome, pattern);
+      return { paths: found.documents.map((d) => d.path), skipped: found.skipped.map((s) => s.path) };
+    };
+    // Search results' refs, joined: one name with glob syntax made the whole list a glob that matched nothing.
+    expect(await read("odd:plain.md:1-1,odd:report [v2].md:1-1,odd:bang!.md")).toEqual({
+      paths: ["plain.md", "report [v2].md", "bang!.md"],
+      skipped: [],
+    });
+    expect(await read("odd:a*.md,odd:b*.md")).toEqual({ paths: ["a.md", "b.md", "bang!.md"], skipped: [] });
+    expect(await read("odd:{a,plain}.md")).toEqual({ paths: ["a.md", "plain.md"], skipped: [] });
+    expect(await read("odd:a.md,odd:zz*.md")).toEqual({ paths: ["a.md"], skipped: ["odd:zz*.md"] });
+  });
+
   test("a glob follows --filter's rule: without a slash it matches base names at any depth (tester F2)", async () => {
     const paths = async (pattern: string, repository?: string) =>
       (await readDocuments(home, pattern, { repository })).documents.map((d) => `${d.repository}:${d.path}`);
@@ -279,10 +298,14 @@ describe("readDocuments (multi-get)", () => {
         hint: "`researcher multi-get one:shared/` reads them, `researcher ls one:shared/` lists them",
       });
     }
-    // In a list of refs, one ending in a slash is a ref that names nothing; the others are read (s9 review #4).
-    const refs = await readDocuments(home, "one:guide.md,one:shared/");
-    expect(refs.documents.map((d) => d.path)).toEqual(["guide.md"]);
-    expect(refs.skipped.map((s) => s.path)).toEqual(["one:shared/"]);
+    // In a list, each part is a ref, a glob or a folder (s21 scripts #1: a part with glob syntax made the whole list
+    // one glob that matched nothing); a part that names nothing is listed with its reason.
+    const refs = await readDocuments(home, "one:guide.md,one:shared/,one:nothing/,one:*.zz");
+    expect(refs.documents.map((d) => d.path)).toEqual(["guide.md", "shared/readme.md"]);
+    expect(refs.skipped.map((s) => [s.path, s.reason])).toEqual([
+      ["one:nothing/", "no indexed document matches it"],
+      ["one:*.zz", "no indexed document matches it"],
+    ]);
     // The same documents as --filter admits, by one matcher.
     const listed = listDocuments(home, { repositories: ["one"] }).documents.map((d) => d.path);
     const matches = pathGlob("*.md");

@@ -824,57 +824,97 @@ export function matchDocuments(
 ): { refs: DocumentRef[]; skipped: SkippedDocument[] } {
   // An empty pattern (`multi-get "$REFS"` with REFS unset) names nothing, as an empty ref does for `get`.
   if (!pattern.trim()) throw new ResearcherError("USAGE", "an empty pattern of documents", { hint: MULTI_GET_HINT });
-  let repos = options.repository ? [getRepository(home, options.repository)] : listRepositories(home);
-  // A folder (`repo:src/`) is all below it, as in a glob; in a list of refs, one ending in `/` names no document.
-  if (isGlob(pattern) || (pattern.endsWith("/") && !pattern.includes(","))) {
-    const colon = pattern.indexOf(":");
-    const prefix = colon > 0 ? pattern.slice(0, colon) : "";
-    const named = prefix ? repos.find((r) => r.name === prefix) : undefined;
-    if (named) repos = [named];
-    const matches = pathGlob(named ? pattern.slice(colon + 1) : pattern);
-    // A repository named and never indexed is said to be, as `ls` says it; unnamed, it holds nothing yet.
-    if (named && !Store.exists(named.dir)) throw notIndexedYet(named.name);
-    const { answers, skipped } = readable(repos, (repo) => [...(withStore(repo, (store) => store.documents().keys()) ?? [])]);
-    const refs = answers.flatMap(({ repo, value }) =>
-      value
-        .filter(matches)
-        .sort()
-        .map((path) => ({ repo, path })),
-    );
-    // Nothing matched and the part before the colon reads as a repository's name, misspelt (two edits at most) or
-    // where no indexed name has a colon after a part of its shape (what a glob over such paths means: `2025:01/*`
-    // beside `2024:01/`): an error, as in a ref, rather than an empty match (a script's typo went unnoticed). Any
-    // colon anywhere made `nosuch:*` an empty match (s17 review #9).
-    const shape = (text: string) => text.replace(/\p{N}/gu, "0").replace(/\p{L}/gu, "a");
-    const alike = (path: string) => path.split("/").some((name) => name.includes(":") && shape(name.split(":")[0]!) === shape(prefix));
-    const misnamed = () => !answers.some(({ value }) => value.some(alike)) || repos.some((r) => editDistance(prefix, r.name, 3) <= 2);
-    if (refs.length === 0 && !named && REPO_NAME.test(prefix) && misnamed()) getRepository(home, prefix);
-    const reason = (s: SkippedRepository) => `its index cannot be read: ${s.message}${s.hint ? ` (hint: ${s.hint})` : ""}`;
-    return { refs, skipped: skipped.map((s) => ({ repository: s.repository, path: pattern, reason: reason(s) })) };
-  }
+  const parts = listParts(pattern);
+  if (parts.length === 1) return matchPart(home, pattern, options, true);
   // A name holding a comma (`Smith, John - CV.pdf`) is one document, not a list of two that name others.
-  if (pattern.includes(",")) {
-    const whole = indexedRef(home, pattern, options);
-    if (whole) return { refs: [whole], skipped: [] };
-  }
-  const refs: DocumentRef[] = [];
-  const skipped: SkippedDocument[] = [];
-  const listed = pattern
-    .split(",")
-    .map((r) => r.trim())
-    .filter(Boolean);
-  for (const ref of listed) {
-    try {
-      const resolved = resolveDocumentRef(home, ref, options);
-      documentInfo(home, resolved);
-      refs.push(resolved);
-    } catch (error) {
-      const folder = listed.length === 1 ? folderOf(home, ref, options) : undefined;
-      if (folder) return folder;
-      skipped.push({ repository: "", path: ref, reason: describeError(error) });
+  const whole = indexedRef(home, pattern, options);
+  if (whole) return { refs: [whole], skipped: [] };
+  // A list: each part a ref, a glob or a folder (a ref whose name holds glob syntax, `report [v2].md`, made the
+  // whole list one glob that matched nothing); a part that names nothing is skipped, saying so.
+  const matched = parts.map((part) => matchPart(home, part, options, false));
+  const refs = matched.flatMap((m) => m.refs);
+  const skipped = matched.flatMap((m) => m.skipped);
+  return { refs, skipped };
+}
+
+/**
+ * A pattern's parts: split at commas outside braces (`notes/{a,b}.md` is one glob), each trimmed; empty parts dropped.
+ */
+export function listParts(pattern: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let from = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "\\")
+      i++; // an escaped character is itself
+    else if (c === "{") depth++;
+    else if (c === "}") depth = Math.max(0, depth - 1);
+    else if (c === "," && depth === 0) {
+      parts.push(pattern.slice(from, i));
+      from = i + 1;
     }
   }
-  return { refs, skipped };
+  parts.push(pattern.slice(from));
+  return parts.map((part) => part.trim()).filter(Boolean);
+}
+
+/**
+ * One part of a pattern: a glob or folder (matched), else a ref; alone (`single`), a name that is no document but a
+ * folder of them is that folder. In a list, a part that names nothing is a skipped entry.
+ */
+function matchPart(
+  home: string,
+  part: string,
+  options: { repository?: string },
+  single: boolean,
+): { refs: DocumentRef[]; skipped: SkippedDocument[] } {
+  // A folder (`repo:src/`) is all below it, as in a glob. In a list, a search result's ref whose name holds glob
+  // syntax (`odd:report [v2].md:1-1`) is that ref.
+  const ref = single ? undefined : indexedRef(home, part, options);
+  if (ref) return { refs: [ref], skipped: [] };
+  if (isGlob(part) || part.endsWith("/")) {
+    const found = matchGlob(home, part, options);
+    if (found.refs.length > 0 || found.skipped.length > 0 || single) return found;
+    return { refs: [], skipped: [{ repository: "", path: part, reason: "no indexed document matches it" }] };
+  }
+  try {
+    const resolved = resolveDocumentRef(home, part, options);
+    documentInfo(home, resolved);
+    return { refs: [resolved], skipped: [] };
+  } catch (error) {
+    const folder = single ? folderOf(home, part, options) : undefined;
+    return folder ?? { refs: [], skipped: [{ repository: "", path: part, reason: describeError(error) }] };
+  }
+}
+
+/** The indexed documents a glob matches, by the rule `--filter` uses; `repo:glob` matches in one repository. */
+function matchGlob(home: string, pattern: string, options: { repository?: string }): { refs: DocumentRef[]; skipped: SkippedDocument[] } {
+  let repos = options.repository ? [getRepository(home, options.repository)] : listRepositories(home);
+  const colon = pattern.indexOf(":");
+  const prefix = colon > 0 ? pattern.slice(0, colon) : "";
+  const named = prefix ? repos.find((r) => r.name === prefix) : undefined;
+  if (named) repos = [named];
+  const matches = pathGlob(named ? pattern.slice(colon + 1) : pattern);
+  // A repository named and never indexed is said to be, as `ls` says it; unnamed, it holds nothing yet.
+  if (named && !Store.exists(named.dir)) throw notIndexedYet(named.name);
+  const { answers, skipped } = readable(repos, (repo) => [...(withStore(repo, (store) => store.documents().keys()) ?? [])]);
+  const refs = answers.flatMap(({ repo, value }) =>
+    value
+      .filter(matches)
+      .sort()
+      .map((path) => ({ repo, path })),
+  );
+  // Nothing matched and the part before the colon reads as a repository's name, misspelt (two edits at most) or
+  // where no indexed name has a colon after a part of its shape (what a glob over such paths means: `2025:01/*`
+  // beside `2024:01/`): an error, as in a ref, rather than an empty match (a script's typo went unnoticed). Any
+  // colon anywhere made `nosuch:*` an empty match (s17 review #9).
+  const shape = (text: string) => text.replace(/\p{N}/gu, "0").replace(/\p{L}/gu, "a");
+  const alike = (path: string) => path.split("/").some((name) => name.includes(":") && shape(name.split(":")[0]!) === shape(prefix));
+  const misnamed = () => !answers.some(({ value }) => value.some(alike)) || repos.some((r) => editDistance(prefix, r.name, 3) <= 2);
+  if (refs.length === 0 && !named && REPO_NAME.test(prefix) && misnamed()) getRepository(home, prefix);
+  const reason = (s: SkippedRepository) => `its index cannot be read: ${s.message}${s.hint ? ` (hint: ${s.hint})` : ""}`;
+  return { refs, skipped: skipped.map((s) => ({ repository: s.repository, path: pattern, reason: reason(s) })) };
 }
 
 /** The ref `text` reads, when it names an indexed document. */

@@ -5,7 +5,15 @@
  */
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { limitDocumentBytes, listDocuments, readDocument, readDocuments, repositoryPath, type DocumentText } from "../search/documents.ts";
+import {
+  limitDocumentBytes,
+  listDocuments,
+  listParts,
+  readDocument,
+  readDocuments,
+  repositoryPath,
+  type DocumentText,
+} from "../search/documents.ts";
 import { loadConfig } from "../config.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { defaultAnswerLimit, MAX_QUERY_CHARS } from "../search/bounds.ts";
@@ -30,7 +38,6 @@ import {
   statusLines,
 } from "./render.ts";
 import { getRepository, listRepositories } from "../repos.ts";
-import { isGlob } from "../path-glob.ts";
 import { textMediaType } from "../file-types.ts";
 import { search, type SearchContext, type SearchOptions } from "../search/search.ts";
 import { noStatusAnswered, repositoriesFor, repositoryStatuses } from "../search/results.ts";
@@ -365,7 +372,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
  */
 function refuseOtherRepository(home: string, pattern: string, repository: string, what: "pattern" | "ref" = "pattern"): void {
   const repo = getRepository(home, repository);
-  const parts = what === "ref" || isGlob(pattern) ? [pattern] : pattern.split(",").map((ref) => ref.trim());
+  const parts = what === "ref" ? [pattern] : listParts(pattern);
   const names = new Set(listRepositories(home).map((r) => r.name));
   for (const part of parts) {
     const colon = part.indexOf(":");
