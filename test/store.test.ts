@@ -283,3 +283,23 @@ test("removed documents' OCR'd texts are kept 30 days and 64 Mi characters at mo
     store.close();
   }
 });
+
+test("status while a writer's temp files come and go counts what it finds: a file gone since listed is no error (s21 scripts #2)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  const repo = registerRepository(home, { name: "st", path: docs, embed: false });
+  await indexRepository(home, repo);
+  // A writer's temp files, made and removed as fast as a shell can: status listed one, then stat failed (ENOENT).
+  const churn = Bun.spawn([
+    "sh",
+    "-c",
+    `cd '${repo.dir}' && while :; do for i in 1 2 3 4 5 6 7 8; do : > .w$i.tmp; done; rm -f .w*.tmp; done`,
+  ]);
+  try {
+    for (let i = 0; i < 1_000; i++) expect(repositoryStatus(repo).documents).toBe(1);
+  } finally {
+    churn.kill();
+    await churn.exited;
+  }
+}, 60_000);

@@ -81,10 +81,11 @@ export function repositoryStatus(repo: Repository): RepositoryStatus {
   }
 }
 
+/** The index folder's size; a file gone since it was listed (a writer's temp file, renamed) counts nothing, as in `du`. */
 function folderBytes(dir: string): number {
   let total = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.isFile()) total += statSync(join(dir, entry.name)).size;
+    if (entry.isFile()) total += statSync(join(dir, entry.name), { throwIfNoEntry: false })?.size ?? 0;
   }
   return total;
 }
