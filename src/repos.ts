@@ -229,7 +229,7 @@ export function renameRegistration(home: string, from: string, to: string, befor
     if (!Object.hasOwn(repositories, from)) getRepository(home, from); // the error that names what there is
     if (Object.hasOwn(repositories, to)) {
       throw new ResearcherError("REPO_EXISTS", `a repository named '${to}' already exists`, {
-        hint: "choose another name, or `researcher repo remove` the other one first",
+        hint: `choose another name, or \`researcher repo remove ${to}\` first`,
       });
     }
     beforeRename(repositoryDir(home, from), repositoryDir(home, to));

@@ -407,6 +407,14 @@ test("repo rename keeps the index, settings and contexts under the new name: not
     const refused = runCli(["repo", "rename", ...args], { home });
     expect({ args, code: refused.code, stderr: refused.stderr.split("\n")[0] }).toEqual({ args, code, stderr: message });
   }
+  // The hint names the repository in the way, so it never reads as removing the one being renamed.
+  expect(runCli(["repo", "rename", "papers", "other"], { home }).stderr).toContain("`researcher repo remove other` first");
+  // Its own name is no obstacle: nothing to do (it hinted to `repo remove` "the other one", itself: s21 review F4).
+  expect(runCli(["repo", "rename", "papers", "papers"], { home })).toMatchObject({
+    code: 0,
+    stdout: "papers already has that name\n",
+    stderr: "",
+  });
   expect(JSON.parse(runCli(["search", "keptword", "--json"], { home }).stdout).results[0].repository).toBe("papers");
 });
 

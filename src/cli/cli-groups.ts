@@ -132,7 +132,8 @@ function repoCli(): CAC {
     .example("  researcher repo rename k papers")
     .action((name: string, newName: string, flags: Flags) => {
       const repo = renameRepository(home(flags), name, String(newName));
-      out(`${escapeControls(`renamed ${name} → ${repo.name}`)}\n`);
+      const same = String(name) === String(newName);
+      out(`${escapeControls(same ? `${name} already has that name` : `renamed ${name} → ${repo.name}`)}\n`);
     });
   cli
     .command("list", "List repositories")

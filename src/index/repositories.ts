@@ -77,6 +77,7 @@ export function removeRepository(home: string, name: string, options: { keepData
  */
 export function renameRepository(home: string, from: string, to: string): Repository {
   const repo = getRepository(home, from);
+  if (to === from) return repo; // already its name: nothing to do (its REPO_EXISTS hint said to remove it)
   const release = acquireWriterLock(repo.dir, repo.name);
   let moved: { from: string; to: string } | undefined;
   try {
