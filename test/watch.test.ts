@@ -395,6 +395,10 @@ test("a folder whose path is past the system's length is reported once and left 
     expect((batches.errors as ResearcherError[]).map((e) => [e.message.slice(0, 24), e.hint])).toEqual([
       ["cannot watch deepfolder0", "its path is longer than the system allows: move or rename folders above it"],
     ]);
+    // One line: the folder cut short, not the system's message with the whole path after it (4 KB: s21 review F7).
+    expect((batches.errors[0] as ResearcherError).message).toMatch(
+      /^cannot watch .{1,130}\/ \(ENAMETOOLONG\); the rest of 'deep' is watched$/,
+    );
   } finally {
     await handle.close();
   }

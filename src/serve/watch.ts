@@ -334,7 +334,7 @@ class RepositoryWatch {
 
   private onWatcherError(error: unknown): void {
     if (this.closed) return;
-    const unreadable = unreadableFolder(error, this.repo.path);
+    const unreadable = unwatchableFolder(error, this.repo.path);
     if (unreadable !== undefined) {
       // The rest is still watched, and a rescan would meet the same folder again (it used to loop): say it once.
       if (!this.unwatchable.has(unreadable)) this.context.options.onError?.(unwatchableError(this.repo, unreadable, error), this.repo.name);
@@ -686,16 +686,16 @@ function isWatchLimit(error: unknown): boolean {
 }
 
 /**
- * The folder under `root` the recursive watcher was refused to read (EACCES; Bun reports it as code EPERM), or
- * undefined for any other watcher error. The root itself is not one: without it nothing is watched.
- */
-/**
  * Why one folder cannot be watched while the rest can: it may not be read, or its path is past the system's length
  * (a rescan meets it again, so the watch reports it once and goes on; a rescan loop ran three times a second).
  */
 const UNWATCHABLE_FOLDER = new Set(["EACCES", "EPERM", "ENAMETOOLONG"]);
 
-function unreadableFolder(error: unknown, root: string): string | undefined {
+/**
+ * The folder under `root` the recursive watcher could not watch (EACCES, which Bun reports as code EPERM, or
+ * ENAMETOOLONG), or undefined for any other watcher error. The root itself is not one: without it nothing is watched.
+ */
+function unwatchableFolder(error: unknown, root: string): string | undefined {
   const { code, path } = (error ?? {}) as NodeJS.ErrnoException;
   if (!UNWATCHABLE_FOLDER.has(code ?? "") || typeof path !== "string" || !path.startsWith(`${root}/`)) return undefined;
   return path.slice(root.length + 1);
@@ -704,8 +704,9 @@ function unreadableFolder(error: unknown, root: string): string | undefined {
 function unwatchableError(repo: Repository, folder: string, error: unknown): ResearcherError {
   const absolute = join(repo.path, folder);
   const tooLong = (error as NodeJS.ErrnoException).code === "ENAMETOOLONG";
-  const shown = tooLong ? shortened(folder, 120) : folder;
-  return new ResearcherError("PATH_NOT_FOUND", `cannot watch ${shown}/ (${describeError(error)}); the rest of '${repo.name}' is watched`, {
+  // The system's message holds the whole path again: past the length, the code alone keeps the error one line.
+  const [shown, why] = tooLong ? [shortened(folder, 120), "ENAMETOOLONG"] : [folder, describeError(error)];
+  return new ResearcherError("PATH_NOT_FOUND", `cannot watch ${shown}/ (${why}); the rest of '${repo.name}' is watched`, {
     hint: tooLong
       ? "its path is longer than the system allows: move or rename folders above it"
       : `give yourself read access (\`ls -ld ${absolute}\` shows who has it)`,
