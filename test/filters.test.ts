@@ -729,6 +729,8 @@ test("a date filter holds dates: a value that is no date (TBD, n/a, Spring 2023)
     "2024/02/01",
     "2024-02-45", // a day past 31 (it passed every >=: left out last session)
     "2024-02-00",
+    "2024-02-123", // a day with more digits after it (s21 review N8)
+    '"2024-02-12T10:00"', // a day and a time: a date
   ];
   writeTree(docs, Object.fromEntries(values.map((v, i) => [`d${i}.md`, `---\ndate: ${v}\n---\n# h\n\nrealword\n`])));
   await indexRepository(home, registerRepository(home, { name: "dt", path: docs, embed: false }));
@@ -736,7 +738,7 @@ test("a date filter holds dates: a value that is no date (TBD, n/a, Spring 2023)
     (await search(home, { query: "realword", mode: "bm25", where: [parseFilter(filter)], limit: 20 })).results
       .map((r) => String(r.metadata.date))
       .sort();
-  expect(await dates("date>=2024-01-01")).toEqual(["2024-01-01", "2025-06"]);
+  expect(await dates("date>=2024-01-01")).toEqual(["2024-01-01", "2024-02-12T10:00", "2025-06"]);
   expect(await dates("date>=2030-01-01")).toEqual([]);
   expect(await dates("date<2024-01-01")).toEqual(["2021-03-03"]);
   expect(await dates("date=2025")).toEqual(["2025-06"]);

@@ -238,25 +238,27 @@ function nestedUnder(parent: string, bind: Bind): string {
 }
 
 /**
- * A front-matter field: a list matches when any element does. The value's form picks the comparison: a number
- * compares numbers, a date (2025-01-31…) compares ISO text by prefix, anything else compares text; a bare year
- * compares numbers and dates both.
- */
-/**
  * Whether a stored text value reads as a date: a year, a year and a month (01-12), or those and a day (01-31) with
  * what follows (`2024-13-01`, `2024-W05`, `2024/02/01` and `2024-02-45` passed date filters as text: s19 retest).
  * `withMonth`: a bare year is no date here.
  */
 function storedDate(column: string, withMonth = false): string {
   const year = "[0-9][0-9][0-9][0-9]";
-  // A month alone, or a day of 01–31 and anything after it (a time): `2024-02-45` is no date.
+  // A month alone, or a day of 01–31, alone or with what is no digit after it (a time): `2024-02-45` and
+  // `2024-02-123` are no dates.
+  const days = ["0[1-9]", "[12][0-9]", "3[01]"].flatMap((day) => [day, `${day}[^0-9]*`]);
   const months = ["0[1-9]", "1[0-2]"].flatMap((month) => [
     `${column} GLOB '${year}-${month}'`,
-    ...["0[1-9]", "[12][0-9]", "3[01]"].map((day) => `${column} GLOB '${year}-${month}-${day}*'`),
+    ...days.map((day) => `${column} GLOB '${year}-${month}-${day}'`),
   ]);
   return `(${[...(withMonth ? [] : [`${column} GLOB '${year}'`]), ...months].join(" OR ")})`;
 }
 
+/**
+ * A front-matter field: a list matches when any element does. The value's form picks the comparison: a number
+ * compares numbers, a date (2025-01-31…) compares ISO text by prefix, anything else compares text; a bare year
+ * compares numbers and dates both.
+ */
 function metadataSql(term: FilterTerm, typed: string, bind: Bind): string {
   const value = composed(typed); // as metadata values are stored (boundedMetadata)
   const source = bind(metadataPath(term.key)); // bound first: its placeholder comes first
