@@ -21,7 +21,7 @@ import {
   type BigIntStats,
   type Stats,
 } from "node:fs";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { expandHome } from "./env.ts";
 import { describeError, OPEN_FILES_LIMIT, ResearcherError, systemCode } from "./errors.ts";
 import { shellWord } from "./terminal.ts";
@@ -268,7 +268,9 @@ export function repositoryFolder(input: string): string {
       hint: "name the folder to index, e.g. ~/notes",
     });
   if (!existsSync(absolute)) {
-    throw new ResearcherError("PATH_NOT_FOUND", `${absolute} does not exist`);
+    throw new ResearcherError("PATH_NOT_FOUND", `${absolute} does not exist`, {
+      hint: `check the path (\`ls -ld ${shellWord(dirname(absolute))}\` shows the folder above it), or create the folder first`,
+    });
   }
   if (!statSync(absolute).isDirectory()) {
     throw new ResearcherError("INVALID_INPUT", `${absolute} is not a folder`, { hint: "a repository is a folder of documents" });
@@ -276,7 +278,9 @@ export function repositoryFolder(input: string): string {
   try {
     accessSync(absolute, fs.R_OK | fs.X_OK);
   } catch {
-    throw new ResearcherError("PATH_NOT_FOUND", `${absolute} is not readable`);
+    throw new ResearcherError("PATH_NOT_FOUND", `${absolute} is not readable`, {
+      hint: `give yourself read access (\`ls -ld ${shellWord(absolute)}\` shows who has it)`,
+    });
   }
   return absolute;
 }

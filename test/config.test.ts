@@ -43,6 +43,8 @@ describe("config", () => {
     const missing = runCli(["config", "set", "repositories.notes.path", join(other, "nope")], { home });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("does not exist");
+    // With the hint it had before repo add and config set shared the check (s21 review N1).
+    expect(missing.stderr).toContain(`hint: check the path (\`ls -ld ${other}\` shows the folder above it), or create the folder first`);
     expect(runCli(["config", "set", "repositories.notes.path", "."], { home, cwd: other }).code).toBe(0);
     expect(loadConfig(home).repositories.notes!.path).toBe(other);
   });
