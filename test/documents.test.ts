@@ -501,7 +501,7 @@ describe("refs as search results print them (page and line range)", () => {
       expect({ ref, message: refused.message, hint: refused.hint }).toEqual({
         ref,
         message: "atlas:excerpt.md has no pages",
-        hint: "read it by line: repo:path:line",
+        hint: "read it by line, e.g. `researcher get atlas:excerpt.md:1-40`",
       });
     }
     const found = await search(pagesHome, { query: "six text", mode: "bm25" });

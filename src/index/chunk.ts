@@ -3,8 +3,7 @@
  * never split; long sections break at paragraph boundaries when they can, at sentence boundaries when they must,
  * with a small overlap so a passage cut in two is still found whole in one of them.
  */
-import { stringValue } from "../convert/document.ts";
-import { PAGE_MARKER, type ConvertedDocument } from "../convert/document.ts";
+import { PAGE_MARKER, stringValue, type ConvertedDocument } from "../convert/document.ts";
 import { markdownBlocks, showsNothing } from "../convert/markdown.ts";
 import type { Fragment } from "../store/store.ts";
 import { cutIndex, estimateTokens, shortHeading } from "../text.ts";

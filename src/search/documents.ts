@@ -536,7 +536,10 @@ function pageLines(lines: string[], page: number, name: string, last = page): { 
   return { from: start! + 1, count: (markers[last] ?? lines.length) - start! };
 }
 
-const noPages = (name: string) => new ResearcherError("INVALID_INPUT", `${name} has no pages`, { hint: "read it by line: repo:path:line" });
+const noPages = (name: string) =>
+  new ResearcherError("INVALID_INPUT", `${name} has no pages`, {
+    hint: `read it by line, e.g. \`researcher get ${shellWord(`${name}:1-40`)}\``,
+  });
 
 /**
  * The page or line range a ref names (`:p3`, `:20-40`, `:20:5`), if any. Only a document indexed with pages (a PDF,
