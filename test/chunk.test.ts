@@ -482,6 +482,14 @@ describe("titles and headings come from one markdown reader", () => {
     expect(convertMarkdown("---\ntitle: 1984\n---\n\n# Heading Here\n\nbody\n", "n").title).toBe("1984");
     expect(convertMarkdown("---\ntitle: true\n---\n\nbody\n", "n").title).toBe("true");
     expect(convertMarkdown("---\ntitle: [a, b]\n---\n\nbody\n", "n").title).toBe("n");
+    // As written, not as the number reads (s21 review F3: 3.10 was "3.1", 007 "7", 1e3 "1000"); TOML's too.
+    for (const written of ["3.10", "007", "1e3", "0x1F", "2.0"]) {
+      expect(convertMarkdown(`---\ntitle: ${written}  # a version\n---\n\nbody\n`, "n").title).toBe(written);
+      expect(convertMarkdown(`+++\ntitle = ${written === "007" ? "7" : written}\n+++\n\nbody\n`, "n").title).toBe(
+        written === "007" ? "7" : written,
+      );
+    }
+    expect(convertMarkdown("---\nparams:\n  title: 9.50\ntitle: 3.10\n---\nbody\n", "n").title).toBe("3.10");
   });
 
   test("HTML that renders nothing (anchors, comments) before a `##` still lets it open the document", () => {

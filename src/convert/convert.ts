@@ -210,11 +210,24 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
     firstLine = 1 + countNewlines(match[0]);
   }
   metadata = withInlineTags(metadata, inlineTags(text));
-  const title = stringValue(metadata.title) ?? firstHeading(text, { written: true }) ?? fallbackTitle;
+  const title = writtenTitle(metadata.title, match?.[1]) ?? firstHeading(text, { written: true }) ?? fallbackTitle;
   const warnings = oversized
     ? [`its front matter is over ${MAX_FRONT_MATTER_CHARS / 2 ** 20} MiB: indexed as text, not read as metadata`]
     : undefined;
   return { title, format: "markdown", text, firstLine, metadata, written: true, ...(warnings && { warnings }) };
+}
+
+/** A plain scalar on a `title:` line (a number is one: no `#` inside), without a comment after it. */
+const TITLE_LINE = /^title[ \t]*[:=][ \t]*([^#\r\n]*?)[ \t]*(?:#.*)?$/m;
+
+/**
+ * The front matter's title as its author wrote it: YAML reads `title: 3.10` as the number 3.1, `007` as 7 and `1e3`
+ * as 1000 (so does TOML), and a version or a code is a title as typed. The value as parsed when the line is not found.
+ */
+function writtenTitle(value: unknown, front: string | undefined): string | undefined {
+  const typed = typeof value === "number" || typeof value === "bigint" || typeof value === "boolean";
+  const written = typed && front !== undefined ? TITLE_LINE.exec(front)?.[1] : undefined;
+  return written || stringValue(value);
 }
 
 /** Front-matter keys whose value is a list of names, which notes also write as one string: `tags: idea, zettel`. */
