@@ -18,7 +18,7 @@ const SPACELESS_SCRIPT = "[\\u0e00-\\u0eff\\u1000-\\u109f\\u1780-\\u17ff]";
 const IN_WORD_INVISIBLE = `\\u00ad|(?<!${SPACELESS_SCRIPT})[\\u200b\\u2060\\ufeff](?!${SPACELESS_SCRIPT})`;
 const INVISIBLES = new RegExp(IN_WORD_INVISIBLE, "gu");
 /** A word character as FTS5's unicode61 tokenizer sees them (a letter, digit or mark), or an invisible one inside. */
-const WORD_INNER = `[\\p{L}\\p{N}\\p{M}]|${IN_WORD_INVISIBLE}`;
+export const WORD_INNER = `[\\p{L}\\p{N}\\p{M}]|${IN_WORD_INVISIBLE}`;
 
 /** Words as FTS5's unicode61 tokenizer sees them (letters, digits, marks), with the invisible characters inside. */
 export const WORD = new RegExp(`[\\p{L}\\p{N}\\p{M}](?:(?:${WORD_INNER})*[\\p{L}\\p{N}\\p{M}])?`, "gu");

@@ -148,3 +148,11 @@ describe("a snippet's offset is the first character it shows, on its match's lin
     expect(snippet.text).toBe("… Neutrophils rapidly undergo polarization.");
   });
 });
+
+test("a word joined by an invisible character is one word for marking, as for the index (s21 review N9)", () => {
+  // `inter` of `inter\u200bnational` was marked for the query `inter`, though the index reads `international`.
+  expect(marked("The inter\u200bnational deal and the inter team.", "inter").words).toEqual(["inter"]);
+  expect(marked("The inter\u200bnational deal and the national team.", "national").words).toEqual(["national"]);
+  expect(marked("Das Verwal\u00adtungs\u00adgericht und die Verwaltung.", "verwal").words).toEqual([]);
+  expect(marked("inter\u200bnational", "international").words).toEqual(["inter\u200bnational"]);
+});

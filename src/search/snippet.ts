@@ -1,6 +1,6 @@
 /** The passage of a fragment to show for a query: the window with the most matched terms, and where they are. */
 import type { ParsedQuery } from "./query.ts";
-import { cutIndex, foldCase, hasCjk, stem, WORD } from "../text.ts";
+import { cutIndex, foldCase, hasCjk, stem, WORD, WORD_INNER } from "../text.ts";
 
 export interface Snippet {
   text: string;
@@ -94,7 +94,9 @@ function candidatesOf(highlight: ParsedQuery["highlight"]): RegExp {
   if (!pattern) {
     // Folding (NFKD) can turn a word character into punctuation (`⑶` → `(3)`, `⒉` → `2.`): escape.
     const starts = [...new Set([...highlight.stems].map(stemHead)), ...highlight.prefixes].map(escapeRegExp);
-    pattern = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])(?:${starts.join("|")})[\\p{L}\\p{N}\\p{M}]*`, "giu");
+    // The whole word, invisible characters inside it included (`inter\u200bnational` is one word, as indexed: its
+    // `inter` was marked for the query `inter`), and none that begins inside one.
+    pattern = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}\\u00ad\\u200b\\u2060\\ufeff])(?:${starts.join("|")})(?:${WORD_INNER})*`, "giu");
     compiled.set(highlight, pattern);
   }
   return pattern;
