@@ -267,6 +267,15 @@ describe("filters inside the ranking", () => {
     expect((await run("path=*.rs")).unmatched).toBeUndefined();
     expect((await run({ any: [{ key: "tags", eq: "golang" }] })).unmatched).toBeUndefined();
     expect((await run("tags=go")).unmatched).toBeUndefined();
+    // A path filter that begins with the repository's name names the repository it meant (s21 MCP #2); one that
+    // matches a folder of that name (notes/ here) is no miss.
+    const miss = { key: "path", known: [], repository: "notes" };
+    expect((await run("format=pdf", { filter: "notes:*.pdf" })).unmatched).toEqual([{ filter: "path=notes:*.pdf", ...miss }]);
+    expect((await run("path=notes/papers/**")).unmatched).toEqual([{ filter: "path=notes/papers/**", ...miss }]);
+    expect((await run("path=notes/**")).unmatched).toBeUndefined();
+    expect(unmatchedLines([{ filter: "path=notes:*.pdf", ...miss }])).toEqual([
+      "no document has path=notes:*.pdf: paths are inside a repository's folder; to search the repository notes, name it as the repository and filter on the path inside it",
+    ]);
   });
 
   test("the values named for a miss: long ones cut, most common first across repositories; nested keys and long in-lists are not looked at (s9 hostile #2)", async () => {

@@ -18,6 +18,11 @@ export interface FilterMiss {
   known: string[];
   /** When no document has the key: keys spelled like it that they have (`Author` for `author`, `language` for `lang`). */
   similar_keys?: string[];
+  /**
+   * A path filter that begins with a searched repository's name (`notes/**`, `notes:src/**`): paths are inside a
+   * repository's folder, so it names a folder `notes` in one. The repository it meant, to search by name instead.
+   */
+  repository?: string;
 }
 
 const KNOWN_VALUES = 12;
@@ -34,6 +39,10 @@ const MAX_VALUE_CHARS = 60;
  * list is a list of paths or ids its sender already knows: neither is looked at.
  */
 export function filterMisses(filter: Filter | undefined, searched: { repo: Repository; store: Store }[]): FilterMiss[] {
+  return [...valueMisses(filter, searched), ...repositoryPathMisses(filter, searched)];
+}
+
+function valueMisses(filter: Filter | undefined, searched: { repo: Repository; store: Store }[]): FilterMiss[] {
   return requiredTerms(filter)
     .filter((term) => (term.op === "eq" || term.op === "in") && term.values.length <= MAX_TERM_VALUES)
     .filter((term) => term.key === "format" || !BUILT_IN_KEYS[term.key])
@@ -45,6 +54,23 @@ export function filterMisses(filter: Filter | undefined, searched: { repo: Repos
       const miss: FilterMiss = { filter: shortened(termText(term), MAX_VALUE_CHARS * 4), key: term.key, known };
       const similar = known.length ? [] : similarKeys(term.key, searched);
       return [similar.length ? { ...miss, similar_keys: similar } : miss];
+    });
+}
+
+/**
+ * Path terms no document passes whose value begins with a searched repository's name and a `/` or `:` (the filter's
+ * own example is `notes/**`; multi-get takes `notes:src/**`): an agent reads an empty answer as "nothing about it".
+ */
+function repositoryPathMisses(filter: Filter | undefined, searched: { repo: Repository; store: Store }[]): FilterMiss[] {
+  const names = new Set(searched.map(({ repo }) => repo.name));
+  const named = (value: string) => /^\/?([^/:]+)[/:]/.exec(value)?.[1];
+  return requiredTerms(filter)
+    .filter((term) => term.key === "path" && (term.op === "eq" || term.op === "in") && term.values.length <= MAX_TERM_VALUES)
+    .slice(0, MAX_TERMS)
+    .flatMap((term) => {
+      const repository = term.values.map((value) => named(String(value))).find((name) => name !== undefined && names.has(name));
+      if (!repository || searched.some(({ repo, store }) => store.admitsAny(store.compileFilter(term, repo.name)))) return [];
+      return [{ filter: shortened(termText(term), MAX_VALUE_CHARS * 4), key: "path", known: [], repository }];
     });
 }
 

@@ -40,7 +40,13 @@ export const searchInput = {
     .describe(
       "Give each fragment's whole text as `text` (a function or section, as the CLI's --full; search_documents: each document's fragments), not a get_document call per result",
     ),
-  filter: z.string().max(500).optional().describe("Glob on document paths, e.g. 'notes/**' or '*.md'"),
+  filter: z
+    .string()
+    .max(500)
+    .optional()
+    .describe(
+      "Glob on document paths inside each repository, e.g. 'meetings/**' or '*.md' (a repository is chosen by repository, not by the path)",
+    ),
   where: z
     .union([z.string().max(2000), whereJson()])
     .optional()
@@ -118,7 +124,15 @@ export function searchOutput(documents: boolean) {
       ),
     skipped: skippedRepositories,
     unmatched: z
-      .array(z.object({ filter: z.string(), key: z.string(), known: z.array(z.string()), similar_keys: z.array(z.string()).optional() }))
+      .array(
+        z.object({
+          filter: z.string(),
+          key: z.string(),
+          known: z.array(z.string()),
+          similar_keys: z.array(z.string()).optional(),
+          repository: z.string().optional().describe("A path filter began with this repository's name: search it by name instead"),
+        }),
+      )
       .optional()
       .describe("Only when nothing matched: the filter's values no document holds, each with the values that exist (`known`)"),
     warnings: skippedRepositories

@@ -110,8 +110,13 @@ export function searchJson(response: SearchResponse): object {
 
 /** Why a filtered search found nothing: one line per filter value no document holds, with the values that exist. */
 export function unmatchedLines(unmatched: readonly FilterMiss[] | undefined): string[] {
-  return (unmatched ?? []).map(({ filter, key, known, similar_keys }) => {
+  return (unmatched ?? []).map(({ filter, key, known, similar_keys, repository }) => {
     const keys = similar_keys?.length ? ` (did you mean ${similar_keys.join(", ")}?)` : "";
+    if (repository !== undefined) {
+      return escapeControls(
+        `no document has ${filter}: paths are inside a repository's folder; to search the repository ${repository}, name it as the repository and filter on the path inside it`,
+      );
+    }
     return escapeControls(
       known.length
         ? `no document has ${filter}; ${key} here: ${known.map(quotedIfSpaced).join(", ")}`
