@@ -398,7 +398,11 @@ function registerListDocuments(server: McpServer, home: string): void {
         "The indexed documents (path, title, format, size, fragments, pages, modified), optionally of one repository and under a path prefix.",
       inputSchema: z.strictObject({
         repository: z.string().optional().describe("Only this repository"),
-        prefix: z.string().max(4000).optional().describe("Only paths starting with this, e.g. 'meetings/2026'"),
+        prefix: z
+          .string()
+          .max(4000)
+          .optional()
+          .describe("Only paths starting with this, e.g. 'meetings/2026'; 'notes:meetings/' also names the repository, as in refs"),
         offset: z.number().int().min(0).optional().describe("Skip this many documents first: the next page starts at offset + limit"),
         limit: z.number().int().min(1).max(MAX_LISTED).optional().describe(`Default and maximum ${MAX_LISTED}`),
       }),
@@ -407,13 +411,14 @@ function registerListDocuments(server: McpServer, home: string): void {
     },
     (input) =>
       guarded(() => {
+        const { repository, prefix } = listingOf(home, input.repository, input.prefix);
         const {
           documents: all,
           skipped,
           containing,
         } = listDocuments(home, {
-          repositories: input.repository !== undefined ? [input.repository] : [],
-          prefix: input.prefix,
+          repositories: repository !== undefined ? [repository] : [],
+          prefix,
         });
         const offset = input.offset ?? 0;
         const documents = all.slice(offset, offset + (input.limit ?? MAX_LISTED));
@@ -428,6 +433,17 @@ function registerListDocuments(server: McpServer, home: string): void {
         return result({ total: all.length, offset, documents, skipped }, text);
       }),
   );
+}
+
+/**
+ * A listing's repository and prefix: a prefix `notes:meetings/` names the repository as a ref does (and `ls` takes
+ * it), when no repository is given and a registered one has that name; it found nothing (s21 MCP #2).
+ */
+function listingOf(home: string, repository: string | undefined, prefix: string | undefined): { repository?: string; prefix?: string } {
+  const colon = prefix?.indexOf(":") ?? -1;
+  if (repository !== undefined || colon <= 0) return { repository, prefix };
+  const named = prefix!.slice(0, colon);
+  return listRepositories(home).some((repo) => repo.name === named) ? { repository: named, prefix: prefix!.slice(colon + 1) } : { prefix };
 }
 
 /** Indexed documents as resources: researcher://notes/guides/setup.md (the path may hold slashes: {+path}). */
