@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { symlinkSync, truncateSync } from "node:fs";
 import { join } from "node:path";
-import { discoverFiles, IgnoreRules, isCandidate, parseIgnoreLine } from "../src/index/discover.ts";
+import { discoverFiles, IgnoreRules, isCandidate, parseIgnoreLine, rulesIndexed } from "../src/index/discover.ts";
 import { seeded } from "../src/random.ts";
 import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
@@ -195,16 +195,21 @@ describe(".gitignore and .ignore", () => {
       return `${pick(["", "", "!"])}${pick(["", "/"])}${path}${pick(["", "", "/"])}`;
     };
     const root = tempDir();
+    // Three levels, the deepest with both files: each level is looked up on its own (s21 F6), and a `!` below must
+    // still re-include what a rule above ignores, as the last matching rule over all levels decides.
     const files = {
       ".gitignore": Array.from({ length: 60 }, line).join("\n"),
       "sub/.gitignore": Array.from({ length: 30 }, line).join("\n"),
+      "sub/x/.gitignore": Array.from({ length: 30 }, line).join("\n"),
+      "sub/x/.ignore": Array.from({ length: 10 }, line).join("\n"),
     };
     writeTree(root, files);
-    const rules = IgnoreRules.EMPTY.enter(root, "").enter(join(root, "sub"), "sub");
-    const plain = [
-      ...files[".gitignore"].split("\n").map((l) => parseIgnoreLine(l, "")),
-      ...files["sub/.gitignore"].split("\n").map((l) => parseIgnoreLine(l, "sub")),
-    ].filter((rule) => rule !== undefined);
+    const rules = IgnoreRules.EMPTY.enter(root, "").enter(join(root, "sub"), "sub").enter(join(root, "sub/x"), "sub/x");
+    const plain = Object.entries(files)
+      .flatMap(([file, text]) =>
+        text.split("\n").map((l) => parseIgnoreLine(l, file.includes("/") ? file.slice(0, file.lastIndexOf("/")) : "")),
+      )
+      .filter((rule) => rule !== undefined);
     const plainIgnores = (path: string, isDir: boolean) => {
       let ignored = false;
       for (const rule of plain) {
@@ -216,7 +221,7 @@ describe(".gitignore and .ignore", () => {
     };
     let differ = 0;
     for (let i = 0; i < 3000; i++) {
-      const path = [pick(["", "sub/"]), ...Array.from({ length: 1 + Math.floor(next() * 3) }, () => pick(names))]
+      const path = [pick(["", "sub/", "sub/x/"]), ...Array.from({ length: 1 + Math.floor(next() * 3) }, () => pick(names))]
         .join("/")
         .replace(/^\//, "");
       const isDir = next() < 0.3;
@@ -224,6 +229,27 @@ describe(".gitignore and .ignore", () => {
     }
     expect(differ).toBe(0);
     expect(plain.some((rule) => rule.literal !== undefined) && plain.some((rule) => rule.literal === undefined)).toBe(true);
+  });
+
+  test("a folder's own ignore file indexes its own rules, not again all it inherits (s21 F6)", () => {
+    // A 200,000-rule root .gitignore and a .gitignore in each of 500 folders: every folder indexed the root's rules
+    // again, and a run that changed nothing took 15 s rather than 0.5 s.
+    const root = tempDir();
+    const tree: Record<string, string> = {
+      ".gitignore": Array.from({ length: 2000 }, (_, i) => `gen_${i}.md`).join("\n"),
+    };
+    for (let i = 0; i < 40; i++) {
+      tree[`f${i}/.gitignore`] = `local_${i}.md\n`;
+      tree[`f${i}/n.md`] = "note";
+      tree[`f${i}/local_${i}.md`] = "left out";
+      tree[`f${i}/gen_${i}.md`] = "left out";
+    }
+    writeTree(root, tree);
+    const before = rulesIndexed();
+    const found = discoverFiles(root, { fileTypes: ["md"], exclude: [] }).files.map((f) => f.path);
+    expect(found).toHaveLength(40);
+    expect(found.every((path) => path.endsWith("/n.md"))).toBe(true);
+    expect(rulesIndexed() - before).toBe(2000 + 40);
   });
 
   test("rule parsing", () => {
