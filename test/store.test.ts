@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { indexRepository } from "../src/index/indexer.ts";
+import { indexRepository, removeDocument } from "../src/index/indexer.ts";
 import { registerRepository, type Repository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
 import { missingFromSchema, SCHEMA_VERSION } from "../src/store/schema.ts";
@@ -271,7 +271,7 @@ test("removed documents' OCR'd texts are kept 30 days and 64 Mi characters at mo
   db.close();
   const store = Store.open(repo.dir);
   try {
-    store.transaction(() => store.pruneRemovedTexts());
+    store.transaction(() => store.pruneRemovedTexts({ bySize: true }));
     expect(["old", "recent", "large-new", "large-older", "newest"].map((hash) => store.keptConversion(hash, "s") !== undefined)).toEqual([
       false,
       true,
@@ -303,3 +303,64 @@ test("status while a writer's temp files come and go counts what it finds: a fil
     await churn.exited;
   }
 }, 60_000);
+
+/**
+ * A repository of two notes whose documents hold a kept converted text each, as OCR'd ones do (settings "s"), and
+ * a third, removed earlier, whose text is kept `days` ago: the removed-texts rules without a page of OCR.
+ */
+async function keptTexts(days: number): Promise<{ home: string; docs: string; repo: Repository; hashes: Record<string, string> }> {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n" });
+  const repo = registerRepository(home, { name: "r", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const db = new Database(Store.dbPath(repo.dir));
+  const hashes: Record<string, string> = {};
+  for (const path of ["a.md", "b.md"]) {
+    const { id, hash } = db.query<{ id: number; hash: string }, [string]>("SELECT id, hash FROM documents WHERE path = ?").get(path)!;
+    db.query("INSERT INTO document_texts(document_id, settings, text) VALUES (?, 's', 'recognised text')").run(id);
+    hashes[path] = hash;
+  }
+  db.query(
+    "INSERT INTO removed_texts(hash, settings, title, metadata, text, removed_at) VALUES ('old-bytes', 's', 't', '{}', 'x', julianday('now') - ?)",
+  ).run(days);
+  db.close();
+  return { home, docs, repo, hashes };
+}
+
+function isKept(repo: Repository, hash: string): boolean {
+  const store = Store.open(repo.dir);
+  try {
+    return store.keptConversion(hash, "s") !== undefined;
+  } finally {
+    store.close();
+  }
+}
+
+test("`remove` leaves no kept text of the document; one that leaves its folder keeps it (s21 F10)", async () => {
+  // `remove` is a user saying "drop this" (a confidential scan, before sharing an index): its whole OCR'd text stayed.
+  const { home, docs, repo, hashes } = await keptTexts(0);
+  await removeDocument(repo, "a.md");
+  expect(isKept(repo, hashes["a.md"]!)).toBe(false);
+  rmSync(join(docs, "b.md"));
+  expect(await indexRepository(home, repo)).toMatchObject({ removed: 1 });
+  expect(isKept(repo, hashes["b.md"]!)).toBe(true);
+});
+
+test("an index run prunes kept texts by age even when it changes nothing; a rebuild keeps none (s21 F10)", async () => {
+  // Pruned only by runs that indexed or removed something, a text outlived its 30 days in a quiet folder; and
+  // `--rebuild`, rewriting index.db in place, kept every removed document's text.
+  const { home, docs, repo, hashes } = await keptTexts(31);
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0, removed: 0 });
+  expect(isKept(repo, "old-bytes")).toBe(false);
+  const db = new Database(Store.dbPath(repo.dir));
+  db.run(
+    "INSERT INTO removed_texts(hash, settings, title, metadata, text, removed_at) VALUES ('recent', 's', 't', '{}', 'x', julianday('now'))",
+  );
+  db.close();
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0, removed: 0 });
+  expect(isKept(repo, "recent")).toBe(true);
+  rmSync(join(docs, "b.md"));
+  expect(await indexRepository(home, repo, { rebuild: true })).toMatchObject({ indexed: 1, removed: 1 });
+  expect([isKept(repo, "recent"), isKept(repo, hashes["a.md"]!), isKept(repo, hashes["b.md"]!)]).toEqual([false, false, false]);
+});

@@ -237,6 +237,8 @@ async function writeSession(
     store.disableAutoCheckpoint();
     try {
       const summary = await body({ store, config, pool, embedders, root });
+      // Every session, not only one that changed something: "kept 30 days" is 30 days, however quiet the folder.
+      store.transaction(() => store.pruneRemovedTexts({ bySize: summary.removed > 0 || summary.indexed > 0 }));
       const model = store.embeddingModel();
       if (model) await syncVectorIndex(store, repo.dir, model.dims, { defer: options.deferAnn });
       store.checkpoint();
@@ -300,6 +302,9 @@ export async function indexRepository(home: string, repo: Repository, options: I
             // Every file is read again (none is kept as unchanged); a document whose file cannot be read now (an
             // unreadable folder or file) is kept, as in any run, rather than cleared with the rest.
             const counts = await runIndex(store, repo, documentSettings(store, config, pool, repo, { all: true, root }), options);
+            // The run has read back the kept texts it could use; the rebuilt index keeps no removed document's text,
+            // as a new index would hold none (a scan removed or moved away stayed in it, s21 F10).
+            store.dropRemovedTexts();
             // Until this commits, searches use the old index with its vectors; an interrupted run leaves both.
             if (replacesVectors && embed) embeddedInRebuild = await embedRepository(store, repo, load, options);
             return counts;
@@ -318,7 +323,6 @@ export async function indexRepository(home: string, repo: Repository, options: I
       store.compactFullText(changed / Math.max(1, summary.fragments_total), onStep);
     }
     if (!options.embeddingsOnly) maintainImpactLists(store, changed / Math.max(1, summary.fragments_total));
-    if (summary.removed > 0 || summary.indexed > 0) store.transaction(() => store.pruneRemovedTexts());
     const embedding: Awaited<ReturnType<typeof embedOrDefer>> = !embed
       ? { embedded: 0, model: store.embeddingModel()?.id ?? null }
       : embeddedInRebuild
@@ -607,7 +611,7 @@ function documentSettings(
 /** Formats whose documents may be only headings or front matter (their converted text is markdown, not paged). */
 const BARE_FORMATS = ["md", "html", "docx", "epub"];
 
-/** Drop one document (its fragments, FTS rows and vectors) and refresh the ANN file. */
+/** Drop one document (its fragments, FTS rows, vectors and any kept OCR'd text) and refresh the ANN file. */
 export async function removeDocument(repo: Repository, named: string): Promise<void> {
   const release = acquireWriterLock(repo.dir, repo.name);
   try {
@@ -615,7 +619,7 @@ export async function removeDocument(repo: Repository, named: string): Promise<v
     try {
       const path = spelledIn(store, named) ?? named; // a name typed composed (NFC) for a decomposed one on disk
       const removed = store.transaction(() => {
-        const gone = store.deleteDocument(path);
+        const gone = store.forgetDocument(path); // "drop this": its OCR'd text too
         if (gone) {
           store.bumpVectorsGeneration();
           store.pruneVectors();

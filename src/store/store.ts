@@ -483,11 +483,15 @@ export class Store {
   }
 
   /**
-   * Drop removed documents' kept texts (REMOVED_TEXTS_SCHEMA) older than REMOVED_TEXTS_DAYS, and the oldest past
-   * REMOVED_TEXTS_CHARS in all. The caller holds the transaction.
+   * Drop removed documents' kept texts (REMOVED_TEXTS_SCHEMA) older than REMOVED_TEXTS_DAYS, and with `bySize` the
+   * oldest past REMOVED_TEXTS_CHARS in all. Every write session prunes by age (one DELETE), so a text is kept 30
+   * days whether or not a later run changes anything; by size only a session that removed or replaced documents,
+   * the only ones that add texts (summing every text's length costs a read of them all). The caller holds the
+   * transaction.
    */
-  pruneRemovedTexts(): void {
+  pruneRemovedTexts({ bySize }: { bySize: boolean }): void {
     this.db.query("DELETE FROM removed_texts WHERE removed_at < julianday('now') - ?").run(REMOVED_TEXTS_DAYS);
+    if (!bySize) return;
     this.db
       .query(
         `DELETE FROM removed_texts WHERE (hash, settings) IN (
@@ -496,6 +500,11 @@ export class Store {
            ) WHERE kept > ?)`,
       )
       .run(REMOVED_TEXTS_CHARS);
+  }
+
+  /** Drop every removed document's kept text: a rebuild leaves none behind, as a new index would hold none. */
+  dropRemovedTexts(): void {
+    this.db.run("DELETE FROM removed_texts");
   }
 
   documentByPath(path: string): { id: number; hash: string; title: string } | undefined {
@@ -527,6 +536,18 @@ export class Store {
   deleteDocument(path: string): boolean {
     if (!this.headingsDropped && this.mayHaveHeadings()) this.headingsDropped = this.hasHeadings(path);
     return this.db.query("DELETE FROM documents WHERE path = ?").run(path).changes > 0;
+  }
+
+  /**
+   * Drop a document at a user's word (`remove`, MCP remove_from_index): unlike one that left its folder, it leaves
+   * no kept text (REMOVED_TEXTS_SCHEMA) of its bytes behind. A user dropping a confidential scan from an index
+   * before sharing it kept its whole OCR'd text in it (s21 F10).
+   */
+  forgetDocument(path: string): boolean {
+    const hash = this.documentByPath(path)?.hash;
+    if (hash === undefined || !this.deleteDocument(path)) return false;
+    this.db.query("DELETE FROM removed_texts WHERE hash = ?").run(hash);
+    return true;
   }
 
   /** Whether a document's fragments have a heading (below its title). */
