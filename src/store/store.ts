@@ -467,19 +467,19 @@ export class Store {
   keptConversion(hash: string, settings: string): { title: string; metadata: Record<string, unknown>; text: string } | undefined {
     const row = this.db
       .query<{ title: string; metadata: string; text: string }, [string, string]>(
-        // From the kept texts (OCR'd documents only, few) to their documents: documents.hash has no index of its own.
-        // A document whose metadata is damaged lost its pages and OCR counts with it: it is recognised again.
-        `SELECT d.title, d.metadata, t.text FROM document_texts t CROSS JOIN documents d ON d.id = t.document_id
-         WHERE d.hash = ? AND t.settings = ? AND ${metadataOf("d.metadata")} = d.metadata LIMIT 1`,
+        // A live document's text first, then a removed one's (REMOVED_TEXTS_SCHEMA). From the kept texts (OCR'd
+        // documents only, few) to their documents: documents.hash has no index of its own. Either way, a text whose
+        // metadata is damaged lost its pages and OCR counts with it: it is recognised again (a removed one read back
+        // without this check gave a scan no pages, s21 F8).
+        `SELECT title, metadata, text FROM (
+           SELECT d.title, d.metadata, t.text, 0 AS removed FROM document_texts t CROSS JOIN documents d ON d.id = t.document_id
+           WHERE d.hash = ?1 AND t.settings = ?2
+           UNION ALL
+           SELECT title, metadata, text, 1 FROM removed_texts WHERE hash = ?1 AND settings = ?2
+         ) WHERE ${metadataOf("metadata")} = metadata ORDER BY removed LIMIT 1`,
       )
       .get(hash, settings);
-    if (row) return { title: row.title, metadata: parseMetadata(row.metadata), text: row.text };
-    const removed = this.db
-      .query<{ title: string; metadata: string; text: string }, [string, string]>(
-        "SELECT title, metadata, text FROM removed_texts WHERE hash = ? AND settings = ?",
-      )
-      .get(hash, settings);
-    return removed ? { title: removed.title, metadata: parseMetadata(removed.metadata), text: removed.text } : undefined;
+    return row ? { title: row.title, metadata: parseMetadata(row.metadata), text: row.text } : undefined;
   }
 
   /**
