@@ -335,7 +335,9 @@ describe("MCP over stdio", () => {
     );
     // A prefix that names the repository, as a ref does (s21 MCP #2: it listed nothing).
     const named = await call("list_documents", { prefix: "docs:notes/" });
-    expect(named.structuredContent.documents.map((d: { path: string }) => `${d.repository}:${d.path}`)).toEqual(["docs:notes/space.md"]);
+    expect(named.structuredContent.documents.map((d: { repository: string; path: string }) => `${d.repository}:${d.path}`)).toEqual([
+      "docs:notes/space.md",
+    ]);
     const listed = await call("list_documents", { repository: "docs" });
     expect(listed.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["bread.md", "cars.md", "notes/space.md"]);
     expect(listed.structuredContent.documents[0]).toMatchObject({ repository: "docs", format: "md", fragments: 1, pages: null });
