@@ -364,3 +364,20 @@ test("an index run prunes kept texts by age even when it changes nothing; a rebu
   expect(await indexRepository(home, repo, { rebuild: true })).toMatchObject({ indexed: 1, removed: 1 });
   expect([isKept(repo, "recent"), isKept(repo, hashes["a.md"]!), isKept(repo, hashes["b.md"]!)]).toEqual([false, false, false]);
 });
+
+test("pruning removed texts by age reads an index, not every kept text (schema 11)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  const repo = registerRepository(home, { name: "age", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const db = new Database(join(repo.dir, "index.db"), { readonly: true });
+  try {
+    const plan = db
+      .query<{ detail: string }, []>("EXPLAIN QUERY PLAN DELETE FROM removed_texts WHERE removed_at < julianday('now') - 30")
+      .all();
+    expect(plan.map((step) => step.detail).join("; ")).toContain("USING INDEX removed_texts_age");
+  } finally {
+    db.close();
+  }
+});
