@@ -35,6 +35,12 @@ export const ERROR_CODES = {
     rpc: RPC.invalid,
     summary: "vector search of a repository indexed without embeddings (hybrid searches it with bm25 and warns)",
   },
+  UNKNOWN_QUERY: {
+    exit: 1,
+    http: 422,
+    rpc: RPC.invalid,
+    summary: "a warning, never an error: the embedding model knows none of the query's words, so vector mode ranks nothing",
+  },
   LOCKED: { exit: 1, http: 409, rpc: RPC.internal, summary: "another process is writing this repository" },
   MODEL_UNAVAILABLE: { exit: 1, http: 503, rpc: RPC.internal, summary: "the embedding model cannot be loaded" },
   MODEL_MISMATCH: { exit: 1, http: 409, rpc: RPC.internal, summary: "the repository was embedded with another model" },

@@ -485,11 +485,19 @@ describeShared("a query of words the model does not know (s19 user F2)", () => {
       expect(hybrid.results.map((r) => `${r.repository}:${r.path}`)).toEqual(["en:backup.md"]);
       // What it counts is what it ranks: the BM25 match (it counted every fragment: "1–1 of 4", s19 retest).
       expect(hybrid.total).toBe(1);
-      expect(await search(home, { query, mode: "vector" }, new SearchContext())).toMatchObject({ results: [], total: 0 });
+      const vector = await search(home, { query, mode: "vector" }, new SearchContext());
+      expect(vector).toMatchObject({ results: [], total: 0 });
+      // Said, with what to do: a bare "no results" read as "nothing about it here" (s21 MCP #3).
+      expect(vector.warnings?.map((w) => [w.repository, w.code, w.hint])).toEqual([
+        ["ar", "UNKNOWN_QUERY", "search in hybrid or bm25 mode, or with other words"],
+        ["en", "UNKNOWN_QUERY", "search in hybrid or bm25 mode, or with other words"],
+      ]);
+      expect(hybrid.warnings).toBeUndefined();
     }
     // A word it knows still finds by meaning.
     const known = await search(home, { query: "noodles", mode: "vector", limit: 1 }, new SearchContext());
     expect(known.results.map((r) => r.path)).toEqual(["cook.md"]);
+    expect(known.warnings).toBeUndefined();
   });
 });
 

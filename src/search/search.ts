@@ -456,7 +456,10 @@ interface RepositoryResult {
   why?: string;
   /** Why the vector list came from an exact scan rather than the ANN file, and how to fix that. */
   ann?: string;
-  /** Searched with bm25 in auto mode because its model could not be had: why, and the fix. */
+  /**
+   * A warning: searched with bm25 in auto mode because its model could not be had, or (vector mode) nothing ranked
+   * because the model knows no word of the query; why, and the fix.
+   */
   fallback?: Omit<SkippedRepository, "repository">;
   /** Some fragment it searched holds the query's words (its BM25 list is not empty). */
   wordsFound: boolean;
@@ -520,6 +523,8 @@ interface RankedLists {
   coverageOf?: (ids: number[]) => Map<number, number>;
   vectorScale: (cosine: number) => number | null;
   annProblem?: AnnProblem;
+  /** The model knows no word of the query (a static model): it ranks nothing by meaning. */
+  meaningless?: boolean;
 }
 
 async function searchRepository(run: SearchRun, repo: Repository, store: Store, depth: number): Promise<RepositoryResult> {
@@ -546,6 +551,8 @@ async function searchRepository(run: SearchRun, repo: Repository, store: Store, 
     lists = await rankLists(run, repo, store, mode, depth);
   }
   const note = chosen.note;
+  // Vector mode then finds nothing: said, or an agent concludes the repository holds nothing about it (s21 MCP #3).
+  if (mode === "vector" && lists.meaningless) fallback ??= unknownQuery(repo);
   const { candidates, why } = candidatesOf(repo, store, mode, lists, run.coverageDepth);
   const minScore = run.options.minScore;
   return {
@@ -559,6 +566,14 @@ async function searchRepository(run: SearchRun, repo: Repository, store: Store, 
     ann: lists.annProblem && annNote(repo.name, lists.annProblem),
     fallback,
     wordsFound: lists.wordsFound,
+  };
+}
+
+function unknownQuery(repo: Repository): RepositoryResult["fallback"] {
+  return {
+    code: "UNKNOWN_QUERY",
+    message: `the embedding model of '${repo.name}' knows none of the query's words: nothing ranks by meaning`,
+    hint: "search in hybrid or bm25 mode, or with other words",
   };
 }
 
@@ -625,7 +640,7 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
   const queryVector = await run.embedQuery(embedder);
   // A query the model knows no word of ranks nothing by meaning: the lists, and what they count, are BM25's (it
   // counted every fragment as ranked: "1–2 of 7954", s19 retest).
-  if (meansNothing(queryVector)) return lists;
+  if (meansNothing(queryVector)) return { ...lists, meaningless: true };
   // The query's phrases and -words hold in the vector list too; a filter restricts it further.
   const { admitted, excluded } = queryBounds(store, parsed);
   const within = where ? intersection(new Set(store.fragmentIdsWhere(where)), admitted) : admitted;

@@ -610,7 +610,7 @@ function registerWriteTools(server: McpServer, home: string, context: SearchCont
     "remove_from_index",
     {
       title: "Remove from the index",
-      description: "Drop one document from a repository's index (the file itself is not touched).",
+      description: "Drop one document from a repository's index, its OCR'd text included (the file itself is not touched).",
       inputSchema: z.strictObject({
         repository: z.string().describe("The repository that holds the document"),
         document_path: z.string().min(1).max(4000).describe("The document's path, as list_documents and search results show it"),
