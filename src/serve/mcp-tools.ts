@@ -26,6 +26,7 @@ import {
   ocrNote,
   PLAIN,
   problemLine,
+  readRef,
   repositoryLines,
   repositoryMatchLines,
   changedSinceIndexLine,
@@ -354,9 +355,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
           conversions: context.conversions,
           signal,
         });
-        const text = found.documents.map(
-          (d) => `${changedSinceIndexLine(d, MCP_CATCH_UP)}=== ${named(`${d.repository}:${d.path}`)}\n${d.text}`,
-        );
+        const text = found.documents.map((d) => `${changedSinceIndexLine(d, MCP_CATCH_UP)}=== ${named(readRef(d))}\n${d.text}`);
         const skipped = found.skipped.map((s) => `=== ${named(`${s.repository ? `${s.repository}:` : ""}${s.path} skipped: ${s.reason}`)}`);
         const unlisted = found.skipped_total - found.skipped.length;
         if (unlisted > 0) skipped.push(`=== and ${unlisted} more skipped, not listed: narrow the pattern, or page with list_documents`);

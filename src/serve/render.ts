@@ -352,16 +352,19 @@ export function documentText(doc: DocumentText, options: { lineNumbers?: boolean
  * part (`==> repo:path:13-20 <==`, a ref that reads them again); skipped ones listed with why.
  */
 export function multiGetText(found: MultiGetResult, options: { lineNumbers?: boolean } = {}): string {
-  const blocks = found.documents.map((doc) => {
-    const part = doc.from > 1 || doc.to < doc.total_lines ? `:${doc.from}-${doc.to}` : "";
-    return `==> ${escapeControls(`${doc.repository}:${doc.path}${part}`)} <==\n${documentText(doc, options)}`;
-  });
+  const blocks = found.documents.map((doc) => `==> ${escapeControls(readRef(doc))} <==\n${documentText(doc, options)}`);
   const skipped = found.skipped.map(
     (s) => `==> ${escapeControls(`${s.repository ? `${s.repository}:` : ""}${s.path}`)} <== skipped: ${escapeControls(s.reason)}\n`,
   );
   const unlisted = found.skipped_total - found.skipped.length;
   if (unlisted > 0) skipped.push(`==> and ${unlisted} more skipped, not listed: narrow the pattern <==\n`);
   return [...blocks, ...skipped].join("\n");
+}
+
+/** What a read holds, as a ref that reads it again: `repo:path`, or `repo:path:13-20` for some of its lines. */
+export function readRef(doc: { repository: string; path: string; from: number; to: number; total_lines: number }): string {
+  const part = doc.from > 1 || doc.to < doc.total_lines ? `:${doc.from}-${doc.to}` : "";
+  return `${doc.repository}:${doc.path}${part}`;
 }
 
 /** `get --meta`: one `key: value` line each, metadata keys indented under it. */

@@ -381,6 +381,10 @@ describe("MCP over stdio", () => {
     const perDocument = await call("multi_get", { pattern: "docs:cars.md,docs:bread.md", max_bytes_per_document: 60 });
     expect(perDocument.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["bread.md"]);
     expect(perDocument.structuredContent.skipped[0].reason).toMatch(/^larger than max_bytes per document/);
+    // A part's heading is a ref that reads it again, as the CLI's `==> repo:path:13-20 <==` (s21 MCP).
+    const part = await call("multi_get", { pattern: "docs:cars.md:3-3,docs:bread.md" });
+    expect(part.content[0]!.text).toStartWith("=== docs:cars.md:3-3\n");
+    expect(part.content[0]!.text).toContain("\n\n=== docs:bread.md\n");
   });
 
   test("list_repositories and get_index_status", async () => {
