@@ -8,6 +8,8 @@ import { describeError, ResearcherError } from "./errors.ts";
 
 export interface Terminal {
   readonly isTTY: boolean;
+  /** Whether anything has been written to it (a failed `--json` command that printed nothing prints its error). */
+  readonly written: boolean;
   write(text: string): void;
   /** Width for one-line progress displays. */
   columns(): number;
@@ -35,7 +37,11 @@ export function writeAll(fd: number, text: string): void {
 
 function terminal(fd: 1 | 2): Terminal {
   let tty: boolean | undefined;
+  let written = false;
   return {
+    get written() {
+      return written;
+    },
     get isTTY() {
       // A character device: a terminal, or /dev/null where colours and progress bars harm nobody. Pipes and
       // files, what scripts and tests read, never are.
@@ -48,7 +54,10 @@ function terminal(fd: 1 | 2): Terminal {
       })();
       return tty;
     },
-    write: (text) => writeAll(fd, text),
+    write: (text) => {
+      written ||= text.length > 0;
+      writeAll(fd, text);
+    },
     columns: () => (fd === 1 ? process.stdout : process.stderr).columns || 80,
   };
 }

@@ -275,10 +275,16 @@ describe("command dispatch", () => {
     ]) {
       const result = runCli(args, { home });
       expect(result.code).toBe(2);
-      expect(result.stdout).toBe("");
+      // Asked for JSON, the error is JSON on stdout too (s21 scripts #3).
+      expect(result.stdout).toBe(
+        args.includes("--json")
+          ? `${JSON.stringify({ error: { code: "USAGE", message: "unknown option '-q the'", hint: `to search for '-q the', quote it after -- (a bare -word there excludes the word): researcher search -- '"-q the"'` } })}\n`
+          : "",
+      );
       expect(result.stderr).toMatch(/^error: unknown option/);
     }
-    expect(runCli(["search", "--json", "-q the"], { home }).stderr).toContain('researcher search -- "-q the"');
+    // The hint's command searches the word: a bare `--release` after -- excludes `release` (s21 scripts #5).
+    expect(runCli(["search", "--json", "-q the"], { home }).stderr).toContain(`researcher search -- '"-q the"'`);
     const dashed = runCli(["search", "--json", "--", "-q the"], { home });
     expect(dashed.code).toBe(0);
     expect(JSON.parse(dashed.stdout).query).toBe("-q the");
@@ -483,6 +489,48 @@ test("multi-get that matches nothing says so on stderr in every format: --json a
   });
 });
 
+test("a command asked for JSON that fails prints its error's code as JSON on stdout too: a script tells LOCKED from damage (s21 scripts #3)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  const repo = registerRepository(home, { name: "k", path: docs, embed: false });
+  expect(runCli(["index", "k"], { home }).code).toBe(0);
+  const missing = runCli(["search", "alpha", "--repo", "nosuch", "--json"], { home });
+  expect(missing.code).toBe(1);
+  expect(missing.stderr.split("\n")[0]).toStartWith("error: no repository named 'nosuch'");
+  expect(JSON.parse(missing.stdout)).toMatchObject({ error: { code: "REPO_NOT_FOUND", message: expect.stringContaining("nosuch") } });
+  const release = acquireWriterLock(repo.dir, "k");
+  try {
+    for (const args of [
+      ["verify", "k", "--json"],
+      ["search", "alpha", "--format", "jsonl", "--repo", "k", "--mode", "nope"],
+    ]) {
+      const failed = runCli(args, { home });
+      const code = args[0] === "verify" ? "LOCKED" : "USAGE";
+      expect({ args, error: JSON.parse(failed.stdout).error.code, exit: failed.code }).toEqual({
+        args,
+        error: code,
+        exit: code === "USAGE" ? 2 : 1,
+      });
+    }
+  } finally {
+    release();
+  }
+  // Text output prints nothing on stdout; a command that printed its JSON (index's array) adds nothing to it.
+  expect(runCli(["search", "alpha", "--repo", "nosuch"], { home }).stdout).toBe("");
+  const other = tempDir();
+  writeTree(other, { "b.md": "# B\n\nbeta\n" });
+  expect(runCli(["repo", "add", "other", other, "--no-embed"], { home }).code).toBe(0);
+  rmSync(docs, { recursive: true });
+  const index = runCli(["index", "--json"], { home });
+  expect(index.code).toBe(1);
+  const summaries = JSON.parse(index.stdout) as { repository: string; error?: { code: string } }[];
+  expect(summaries.map((s) => [s.repository, s.error?.code ?? null]).sort()).toEqual([
+    ["k", "PATH_NOT_FOUND"],
+    ["other", null],
+  ]);
+});
+
 test("ls of an empty name is a usage error, as for every command, not every repository's listing (s18 review #13)", () => {
   const home = tempDir();
   const docs = tempDir();
@@ -620,7 +668,7 @@ describe("index exit status", () => {
     expect(all.stderr.split("\n").filter((line) => line.startsWith("error: "))).toHaveLength(2);
     const one = runCli(["index", "gone", "--json"], { home });
     expect(one.code).toBe(1);
-    expect(one.stdout).toBe("");
+    expect(JSON.parse(one.stdout)).toMatchObject({ error: { code: "PATH_NOT_FOUND" } }); // its error, as JSON (s21 scripts #3)
     expect(one.stderr).toStartWith("error: ");
     // A first run that failed made no index: the repository is still never indexed.
     expect(existsSync(join(home, "repositories", "gone", "index.db"))).toBe(false);

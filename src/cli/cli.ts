@@ -18,7 +18,7 @@ import {
 } from "./commands.ts";
 import { ResearcherError, toResearcherError } from "../errors.ts";
 import { problemLines } from "../serve/render.ts";
-import { stderr } from "../terminal.ts";
+import { shellWord, stderr, stdout } from "../terminal.ts";
 import { versionText } from "../version.ts";
 import { own } from "../own.ts";
 
@@ -304,8 +304,17 @@ export async function main(argv: string[]): Promise<number> {
     const status: unknown = await cli.runMatchedCommand();
     return typeof status === "number" ? status : 0;
   } catch (error) {
-    return reportError(error, verbose, topic);
+    return reportError(error, { verbose, topic, json: asksJson(args) });
   }
+}
+
+/** A command line that asks for JSON (`--json`, `--format json|jsonl`): its error is JSON on stdout too. */
+function asksJson(args: string[]): boolean {
+  const end = args.indexOf("--");
+  const words = end === -1 ? args : args.slice(0, end);
+  return words.some(
+    (word, i) => word === "--json" || /^--format=jsonl?$/.test(word) || (word === "--format" && /^jsonl?$/.test(words[i + 1] ?? "")),
+  );
 }
 
 /**
@@ -367,24 +376,27 @@ function checkOptions(cli: CAC, args: string[], group: string | undefined): void
     throw new ResearcherError("USAGE", `unknown option '${word}'`, {
       hint:
         cli.matchedCommand?.name === "search"
-          ? `to search for words that start with '-', put them after --: researcher search -- "${word}"`
+          ? `to search for '${word}', quote it after -- (a bare -word there excludes the word): researcher search -- ${shellWord(`"${word}"`)}`
           : `run \`researcher ${command ? `${command} ` : ""}--help\` for the options`,
     });
   }
 }
 
-function reportError(thrown: unknown, verbose: boolean, topic: string | undefined): number {
+/**
+ * An error as one `error:` line on stderr, with its `hint:` line. A command asked for JSON that printed nothing also
+ * prints `{"error": {code, message, hint}}` on stdout, as REST answers it: a script tells LOCKED (try again) from
+ * INDEX_CORRUPT by its code, not by an English message.
+ */
+function reportError(thrown: unknown, { verbose, topic, json }: { verbose: boolean; topic?: string; json: boolean }): number {
   const error = toResearcherError(thrown);
   // "Cannot …" reads as "cannot …" after "error: "; a name such as OPENAI_API_KEY keeps its spelling.
-  const message = error.code === "INTERNAL" ? `unexpected: ${error.message}` : error.message;
-  const usage = error.code === "USAGE" ? `run \`researcher ${topic ? `${topic} ` : ""}--help\`` : undefined;
-  stderr.write(
-    problemLines(
-      "error",
-      message.replace(/^[A-Z](?=[a-z])/, (c) => c.toLowerCase()),
-      error.hint ?? usage,
-    ),
+  const message = (error.code === "INTERNAL" ? `unexpected: ${error.message}` : error.message).replace(/^[A-Z](?=[a-z])/, (c) =>
+    c.toLowerCase(),
   );
+  const usage = error.code === "USAGE" ? `run \`researcher ${topic ? `${topic} ` : ""}--help\`` : undefined;
+  const hint = error.hint ?? usage;
+  stderr.write(problemLines("error", message, hint));
+  if (json && !stdout.written) stdout.write(`${JSON.stringify({ error: { code: error.code, message, ...(hint ? { hint } : {}) } })}\n`);
   const stack = error.code === "INTERNAL" && error.cause instanceof Error ? error.cause.stack : error.stack;
   if (verbose && stack) stderr.write(`${stack}\n`);
   else if (error.code === "INTERNAL") stderr.write("hint: run again with --verbose for details\n");
