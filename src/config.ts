@@ -83,9 +83,9 @@ function schemas() {
     contexts: v.optional(v.record(v.string(), v.pipe(v.string(), v.minLength(1)))),
     /** OCR of scanned pages (default auto): `auto` pages with (almost) no text layer, `always` every page with a
      * page-sized image, `off` none. */
-    ocr: v.optional(v.picklist(OCR_MODES)),
+    ocr: v.optional(v.picklist(OCR_MODES), "auto"),
     /** Tesseract language codes (default [eng], built in); the others are read from `ocr_data`. */
-    ocr_languages: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_]+$/)))),
+    ocr_languages: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_]+$/))), () => ["eng"]),
     /** A folder with `<code>.traineddata` (or `.traineddata.gz`) files. */
     ocr_data: v.optional(v.string()),
     added: v.optional(v.string()),

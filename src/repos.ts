@@ -77,7 +77,7 @@ export function listRepositories(home: string): Repository[] {
       dir: repositoryDir(home, name),
       home,
       // A language named twice is read once: the engine loads (and frees) each model once.
-      ocr: { mode: repo.ocr ?? "auto", languages: [...new Set(repo.ocr_languages ?? ["eng"])], data: repo.ocr_data },
+      ocr: { mode: repo.ocr, languages: [...new Set(repo.ocr_languages)], data: repo.ocr_data },
     }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -513,6 +513,14 @@ test("an embedding server's URL must be http or https: a file: URL was taken, an
   }
 });
 
+test("config show --json fills in each repository's OCR defaults, and config.yaml keeps only what was set (s21 scripts #4)", () => {
+  const home = tempDir();
+  expect(runCli(["repo", "add", "n", tempDir(), "--no-embed"], { home }).code).toBe(0);
+  const shown = JSON.parse(runCli(["config", "show", "--json"], { home }).stdout);
+  expect(shown.repositories.n).toMatchObject({ ocr: "auto", ocr_languages: ["eng"] });
+  expect(readFileSync(join(home, "config.yaml"), "utf8")).not.toContain("ocr");
+});
+
 test("config set says what it set, value and all (s18 user: it answered `set search.limit` alone)", () => {
   const home = tempDir();
   expect(runCli(["config", "set", "search.limit", "20"], { home })).toMatchObject({ code: 0, stdout: "set search.limit = 20\n" });
