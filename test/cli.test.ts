@@ -675,6 +675,27 @@ describe("index exit status", () => {
     expect(runCli(["search", "beta", "--repo", "gone"], { home }).stderr).toContain("has not been indexed yet");
   });
 
+  test("every repository that failed is named on stderr: one whose every file failed beside one that could not run (s21 scripts #9)", () => {
+    const home = tempDir();
+    const [bad, worse, gone] = [tempDir(), tempDir(), tempDir()];
+    writeTree(bad, { "bad.pdf": "not a pdf at all" });
+    writeTree(worse, { "worse.pdf": "nor this" });
+    writeTree(gone, { "a.md": "# A\n\nalpha\n" });
+    for (const [name, path] of [
+      ["bad", bad],
+      ["worse", worse],
+      ["gone", gone],
+    ] as const) {
+      expect(runCli(["repo", "add", name, path, "--no-embed"], { home }).code).toBe(0);
+    }
+    expect(runCli(["index", "gone"], { home }).code).toBe(0);
+    rmSync(gone, { recursive: true });
+    const run = runCli(["index"], { home });
+    expect(run.code).toBe(1);
+    const errors = run.stderr.split("\n").filter((line) => line.startsWith("error: "));
+    expect(errors.map((line) => line.split(":")[1]!.trim()).sort()).toEqual(["bad", "gone", "worse"]);
+  });
+
   test("a run where every file failed exits 1 with one error line and a hint that lists them; any success exits 0", () => {
     const home = tempDir();
     const docs = tempDir();

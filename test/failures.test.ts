@@ -247,7 +247,7 @@ describe("a failed file", () => {
       expect(JSON.parse(json.stdout)).toMatchObject({
         repository: "d",
         failed_unchanged: 1,
-        error: { code: "FILE_UNREADABLE", message: "d: all 1 files failed and none was indexed" },
+        error: { code: "FILE_UNREADABLE", message: "all 1 files failed and none was indexed" },
       });
     },
     CLI_TESTS,

@@ -149,7 +149,7 @@ const failedFiles = (summary: IndexSummary) => summary.failed + summary.failed_u
 
 /** The error of a run whose every file failed: the command's, and its summary's `error` in `--json`. */
 function everyFileFailedError(summary: IndexSummary): ResearcherError {
-  return new ResearcherError("FILE_UNREADABLE", `${summary.repository}: all ${failedFiles(summary)} files failed and none was indexed`, {
+  return new ResearcherError("FILE_UNREADABLE", `all ${failedFiles(summary)} files failed and none was indexed`, {
     hint: `\`researcher status ${summary.repository} --json\` lists them with their reasons`,
   });
 }
@@ -194,16 +194,20 @@ export async function indexCommand(names: string[], flags: Flags): Promise<void>
   }
   if (flags.json) printIndexJson(names, summaries, failures);
   else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
-  const last = failures.pop();
-  for (const { repository, error } of failures) stderr.write(problemLines(`error: ${repository}`, error.message, error.hint));
+  if (summaries.length === 0 && failures.length === 0 && !flags.json) stderr.write("no repositories to index\n");
+  // Every repository that failed is said, a run's failure and a repository whose every file failed alike (the
+  // latter went unsaid when another failed: s21 scripts #9); the last is the command's error.
+  const errors = [
+    ...failures.map(({ repository, error }) => ({ repository, error })),
+    ...summaries.filter(everyFileFailed).map((summary) => ({ repository: summary.repository, error: everyFileFailedError(summary) })),
+  ];
+  const last = errors.pop();
+  for (const { repository, error } of errors) stderr.write(problemLines(`error: ${repository}`, error.message, error.hint));
   if (last)
     throw new ResearcherError(last.error.code, `${last.repository}: ${last.error.message}`, {
       hint: last.error.hint,
       cause: last.error.cause ?? last.error,
     });
-  if (summaries.length === 0 && !flags.json) stderr.write("no repositories to index\n");
-  const hopeless = summaries.find(everyFileFailed);
-  if (hopeless) throw everyFileFailedError(hopeless);
 }
 
 type IndexFailure = { repository: string; error: ResearcherError };
