@@ -292,6 +292,18 @@ describe("command dispatch", () => {
     expect(JSON.parse(grep.stdout).results[0].path).toBe("q.md");
   });
 
+  test("a flag that takes no value given one is a usage error: `--full=yes` searched the word `yes` too (s21 scripts)", () => {
+    const home = tempDir();
+    for (const flag of ["--full=yes", "--json=no", "--explain=1"]) {
+      const run = runCli(["search", "ownership", flag], { home });
+      expect({ flag, code: run.code, stderr: run.stderr.split("\n")[0] }).toEqual({
+        flag,
+        code: 2,
+        stderr: `error: ${flag.split("=")[0]} takes no value (got ${flag})`,
+      });
+    }
+  });
+
   test("every command takes its arguments after --, so a name starting with '-' needs no ./", () => {
     const home = tempDir();
     const docs = tempDir();

@@ -371,7 +371,16 @@ function checkOptions(cli: CAC, args: string[], group: string | undefined): void
     const before = options.find((o) => i > 0 && o.names.includes(nameOf(words[i - 1]!)) && !words[i - 1]!.includes("="));
     if (/^-\d/.test(word) && before && !before.isBoolean)
       throw new ResearcherError("USAGE", `${words[i - 1]} takes no negative number (got ${word})`);
-    if (known.has(nameOf(word))) continue;
+    if (known.has(nameOf(word))) {
+      // `--full=yes` set the flag and searched "yes" too (s21 scripts): a flag that takes no value is given none.
+      const flag = options.find((o) => o.names.includes(nameOf(word)));
+      if (word.includes("=") && flag?.isBoolean) {
+        throw new ResearcherError("USAGE", `${word.split("=")[0]} takes no value (got ${word})`, {
+          hint: `write ${word.split("=")[0]} alone to set it, or leave it out`,
+        });
+      }
+      continue;
+    }
     const command = [group, cli.matchedCommand?.name].filter(Boolean).join(" ");
     throw new ResearcherError("USAGE", `unknown option '${word}'`, {
       hint:
