@@ -1,12 +1,12 @@
 /** The CLI's own rules (argument checks, dispatch, exit codes) run as a real subprocess against a temp home. */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { addRepository, removeRepository } from "../src/index/repositories.ts";
-import { acquireWriterLock, processStartTime } from "../src/lock.ts";
+import { acquireWriterLock, processStartTime, withConfigLock } from "../src/lock.ts";
 import { listRepositories, registerRepository } from "../src/repos.ts";
-import { bm25Repository, GLOVE, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
+import { bm25Repository, cliCommand, GLOVE, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
 
 /** A home with a config, an index folder and one downloaded model: what a wrong command could destroy. */
 function populatedHome(): string {
@@ -435,6 +435,31 @@ test("repo rename keeps the index, settings and contexts under the new name: not
   });
   expect(JSON.parse(runCli(["search", "keptword", "--json"], { home }).stdout).results[0].repository).toBe("papers");
 });
+
+test("an index run that takes the old name's lock while a rename moves its folder builds nothing there (s21 hostile #2)", async () => {
+  // Between moving the index folder and naming it anew in config.yaml, the old name's folder was free: a run that
+  // took its lock then found the old registration and built a whole second index there, that no repository owned.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  const repo = registerRepository(home, { name: "a", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const config = join(home, "config.yaml");
+  let run: Promise<number | null> | undefined;
+  // As `repo rename a b` does it, under config.yaml's lock: the folder moved, then (later) the registration.
+  withConfigLock(home, () => {
+    renameSync(repo.dir, join(home, "repositories", "b"));
+    const index = Bun.spawn([...cliCommand, "index", "a", "--quiet"], {
+      env: { ...process.env, HOME: home, RESEARCHER_HOME: home },
+      stderr: "pipe",
+    });
+    run = index.exited;
+    Bun.sleepSync(1_500); // the run has taken a/'s lock by now, and waits for config.yaml's
+    writeFileSync(config, readFileSync(config, "utf8").replace(/^ {2}a:$/m, "  b:"));
+  });
+  expect(await run!).toBe(1); // the name is no longer registered: nothing built
+  expect(readdirSync(join(home, "repositories"))).toEqual(["b"]);
+}, 30_000);
 
 test("repo rename is refused while an index run holds the repository, and leaves it as it was", () => {
   const home = tempDir();

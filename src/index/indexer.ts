@@ -52,7 +52,7 @@ import {
   ResearcherError,
   toResearcherError,
 } from "../errors.ts";
-import { acquireWriterLock } from "../lock.ts";
+import { acquireWriterLock, withConfigLock } from "../lock.ts";
 import { keepRepositoryModel, listRepositories, type Repository } from "../repos.ts";
 import {
   HEADING_SEPARATOR,
@@ -211,8 +211,10 @@ async function writeSession(
   const release = acquireWriterLock(repo.dir, repo.name);
   // Written only for a repository registered as it was looked up: a watcher of one removed meanwhile (`repo remove`)
   // must not build its index again, for a later `repo add` of the name to adopt. Checked holding the lock, which
-  // `repo remove` holds while it unregisters, so a removal cannot come between the check and the writing.
-  const registered = listRepositories(home).find((r) => r.name === repo.name);
+  // `repo remove` holds while it unregisters, so a removal cannot come between the check and the writing; and read
+  // under config.yaml's lock, which `repo rename` holds from moving the index folder to naming it anew: a run that
+  // took the old name's lock in between built a whole second index there, that no repository owned (s21 hostile #2).
+  const registered = withConfigLock(home, () => listRepositories(home)).find((r) => r.name === repo.name);
   if (registered?.path !== repo.path) {
     release();
     removeIfEmpty(repo.dir); // the lock's folder, when taking the lock made it

@@ -81,18 +81,20 @@ export function renameRepository(home: string, from: string, to: string): Reposi
   const release = acquireWriterLock(repo.dir, repo.name);
   let moved: { from: string; to: string } | undefined;
   try {
-    return renameRegistration(home, from, to, (dir, target) => {
-      // On a file system that ignores case (macOS, Windows), `papers` → `Papers` finds the folder itself in the way.
-      const [inTheWay, own] = [lstatOrNull(target), lstatOrNull(dir)];
-      if (inTheWay && !(own && own.ino === inTheWay.ino && own.dev === inTheWay.dev)) {
-        throw new ResearcherError("REPO_EXISTS", `${target} is in the way: an index folder a removed repository kept`, {
-          hint: `move it away, or \`researcher repo add ${to} <folder>\` of its own folder takes it up again`,
-        });
-      }
-      if (!own) return; // never indexed: nothing to move
-      renameSync(dir, target);
-      moved = { from: dir, to: target };
-    });
+    return uninterrupted(() =>
+      renameRegistration(home, from, to, (dir, target) => {
+        // On a file system that ignores case (macOS, Windows), `papers` → `Papers` finds the folder itself in the way.
+        const [inTheWay, own] = [lstatOrNull(target), lstatOrNull(dir)];
+        if (inTheWay && !(own && own.ino === inTheWay.ino && own.dev === inTheWay.dev)) {
+          throw new ResearcherError("REPO_EXISTS", `${target} is in the way: an index folder a removed repository kept`, {
+            hint: `move it away, or \`researcher repo add ${to} <folder>\` of its own folder takes it up again`,
+          });
+        }
+        if (!own) return; // never indexed: nothing to move
+        renameSync(dir, target);
+        moved = { from: dir, to: target };
+      }),
+    );
   } catch (error) {
     if (moved) renameSync(moved.to, moved.from);
     throw error;
@@ -100,6 +102,24 @@ export function renameRepository(home: string, from: string, to: string): Reposi
     // The lock moved with the folder: it is released where it is now.
     if (moved && existsSync(moved.to)) rmSync(join(moved.to, "lock"), { force: true });
     else release();
+  }
+}
+
+/**
+ * Run `step` (synchronous: moving an index folder, then writing config.yaml) with SIGINT and SIGTERM caught, so that
+ * neither stops the process between the two: Ctrl-C there left the index under the new name and the registration
+ * under the old, read as never indexed (s21 hostile #1). The step takes milliseconds; the command then ends as it
+ * would have.
+ */
+function uninterrupted<T>(step: () => T): T {
+  const ignore = () => {};
+  process.on("SIGINT", ignore);
+  process.on("SIGTERM", ignore);
+  try {
+    return step();
+  } finally {
+    process.off("SIGINT", ignore);
+    process.off("SIGTERM", ignore);
   }
 }
 

@@ -1,6 +1,6 @@
 /** The CLI as users run it: the compiled executable in a subprocess, its own home folder, real files, real SQLite. */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { rmSync, writeFileSync } from "node:fs";
+import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   cliCommand,
@@ -244,3 +244,29 @@ describe("researcher CLI", () => {
     expect(cli("status", "--json").stdout.trim()).toBe("[]");
   });
 });
+
+test("Ctrl-C or SIGTERM during repo rename leaves it whole or not done: index folder and registration agree (s21 hostile #1)", async () => {
+  // The index folder moved first and config.yaml was written after: a signal between left the index under the new
+  // name and the registration under the old, which every command then read as never indexed.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "a", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "a"], { home }).code).toBe(0);
+  const exe = await executable();
+  const env = { PATH: SYSTEM_PATH, HOME: home, RESEARCHER_HOME: home };
+  const registered = () => (JSON.parse(runCli(["repo", "list", "--json"], { home }).stdout) as { name: string }[]).map((r) => r.name);
+  let name = "a";
+  for (let attempt = 0; attempt < 120; attempt++) {
+    const next = name === "a" ? "b" : "a";
+    const rename = Bun.spawn([exe, "repo", "rename", name, next], { env, stdout: "ignore", stderr: "ignore" });
+    await Bun.sleep((attempt % 16) * 1);
+    rename.kill(attempt % 2 ? "SIGINT" : "SIGTERM");
+    await rename.exited;
+    const names = registered();
+    const folders = readdirSync(join(home, "repositories"));
+    expect({ attempt, names, folders }).toEqual({ attempt, names, folders: names });
+    name = names[0]!;
+  }
+  expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(1);
+}, 120_000);
