@@ -53,6 +53,32 @@ describeShared("convertDocx: mammoth.js fixtures", () => {
     expect(labels).toEqual([`Comment [X1] by R&D <team> "Q"`, `Comment [X2] by ${shortened(long.trim(), 100)}`, "Comment [X3]"]);
   });
 
+  test("a comment referenced many times is kept once, and a reference to no comment is passed over (s21 hostile #3, #6)", async () => {
+    const reference = (id: string) => `<w:r><w:commentReference w:id="${id}"/></w:r>`;
+    const comment = `<w:comment w:id="0" w:author="Ann" w:initials="AR"><w:p><w:r><w:t>${"lorem ipsum ".repeat(800)}</w:t></w:r></w:p></w:comment>`;
+    // One 9.6 KB comment referenced 2,000 times: it was appended 2,000 times (20,000 took a 4 KB file to 4 GB).
+    const many = await convertDocx(docx(`<w:p><w:r><w:t>body</w:t></w:r>${reference("0").repeat(2_000)}</w:p>`, undefined, comment), "c");
+    expect(many.text.match(/Comment \[AR1\]/g)).toHaveLength(1);
+    expect(many.text.length).toBeLessThan(12_000);
+    expect(many.text).toStartWith("body\n");
+    // A reference to a comment the document lacks, with and without a comments part: the text, not a TypeError.
+    for (const comments of [undefined, comment]) {
+      const orphan = await convertDocx(
+        docx(`<w:p><w:r><w:t>orphan reference body</w:t></w:r>${reference("7")}</w:p>`, undefined, comments),
+        "o",
+      );
+      expect(orphan.text).toStartWith("orphan reference body");
+    }
+  });
+
+  test("a list whose style link names a style the document lacks is a plain paragraph, not a failed file (s21 hostile #6)", async () => {
+    const numbering =
+      '<w:abstractNum w:abstractNumId="0"><w:numStyleLink w:val="MissingListStyle"/></w:abstractNum><w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num>';
+    const body =
+      '<w:p><w:pPr><w:numPr><w:ilvl w:val="0"/><w:numId w:val="1"/></w:numPr></w:pPr><w:r><w:t>listed item text</w:t></w:r></w:p>';
+    expect((await convertDocx(docx(body, undefined, undefined, numbering), "l")).text).toContain("listed item text");
+  });
+
   test("comments (margin notes) keep their text after the body, each under its label, without back-links (s20 user J)", async () => {
     const doc = await convertDocx(corpusFile("mammoth.js/comments.docx"), "comments");
     // Each under its label and its author: who wrote a margin note is what a reviewer looks for.

@@ -2,10 +2,10 @@
 import { strToU8, zipSync } from "fflate";
 
 /**
- * The smallest DOCX mammoth reads: a main part found through the package relationships; `comments` is the inside of
- * a comments part (`<w:comment>` elements), linked from the main part.
+ * The smallest DOCX mammoth reads: a main part found through the package relationships; `comments` and `numbering`
+ * are the insides of a comments and a numbering part, linked from the main part.
  */
-export function docx(body: string, core?: string, comments?: string): Uint8Array {
+export function docx(body: string, core?: string, comments?: string, numbering?: string): Uint8Array {
   const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
   return zipSync({
     "[Content_Types].xml": strToU8(
@@ -16,13 +16,16 @@ export function docx(body: string, core?: string, comments?: string): Uint8Array
     ),
     "word/document.xml": strToU8(`<?xml version="1.0"?><w:document ${W}><w:body>${body}</w:body></w:document>`),
     ...(core ? { "docProps/core.xml": strToU8(core) } : {}),
-    ...(comments === undefined
+    ...(comments === undefined && numbering === undefined
       ? {}
       : {
           "word/_rels/document.xml.rels": strToU8(
-            `<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId9" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/comments" Target="comments.xml"/></Relationships>`,
+            `<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId9" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/comments" Target="comments.xml"/><Relationship Id="rId8" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/numbering" Target="numbering.xml"/></Relationships>`,
           ),
-          "word/comments.xml": strToU8(`<?xml version="1.0"?><w:comments ${W}>${comments}</w:comments>`),
         }),
+    ...(comments === undefined ? {} : { "word/comments.xml": strToU8(`<?xml version="1.0"?><w:comments ${W}>${comments}</w:comments>`) }),
+    ...(numbering === undefined
+      ? {}
+      : { "word/numbering.xml": strToU8(`<?xml version="1.0"?><w:numbering ${W}>${numbering}</w:numbering>`) }),
   });
 }

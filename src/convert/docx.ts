@@ -8,6 +8,8 @@ import mammoth from "mammoth";
 import mammothXml from "mammoth/lib/xml/index.js";
 // @ts-expect-error nor its relationships reader
 import mammothRelationships from "mammoth/lib/docx/relationships-reader.js";
+// @ts-expect-error nor its numbering reader
+import mammothNumbering from "mammoth/lib/docx/numbering-xml.js";
 import { bodyOrTitle, type ConvertedDocument } from "./document.ts";
 import { firstHeading } from "./markdown.ts";
 import { shortened } from "../text.ts";
@@ -41,6 +43,28 @@ const readRelationships = mammothRelationships.readRelationships;
 mammothRelationships.readRelationships = (element: unknown) => withEmptyTargets(readRelationships(element));
 // A part without a relationships file has these.
 mammothRelationships.defaultValue = withEmptyTargets(mammothRelationships.defaultValue);
+
+/**
+ * A list whose style link names a style the document lacks (deleted, or lost in a copy between documents), or
+ * whose document has no styles part, has no level: its paragraphs are plain paragraphs. Mammoth followed the link
+ * into `undefined` and failed the whole file with a TypeError (s21 hostile #6).
+ */
+type Numbering = { findLevel(numId: string, level: string): unknown };
+const readNumbering = mammothNumbering.readNumberingXml;
+mammothNumbering.readNumberingXml = (root: unknown, options: unknown): Numbering => {
+  const numbering = readNumbering(root, options) as Numbering;
+  return {
+    ...numbering,
+    findLevel: (numId, level) => {
+      try {
+        return numbering.findLevel(numId, level);
+      } catch (error) {
+        if (error instanceof TypeError) return null;
+        throw error;
+      }
+    },
+  };
+};
 
 /** Compound-file (OLE) signature: legacy `.doc`, and also any password-protected Office file. */
 const OLE_MAGIC = [0xd0, 0xcf, 0x11, 0xe0];
@@ -86,6 +110,8 @@ interface DocumentNode {
   type?: string;
   href?: string;
   anchor?: string;
+  /** A comment reference's comment. */
+  commentId?: string;
   children?: DocumentNode[];
   /** The document's comments (the root node's). */
   comments?: { commentId: string; authorName?: string | null }[];
@@ -120,6 +146,22 @@ const unescapeHtml = (text: string) =>
     .replace(/&gt;/g, ">")
     .replace(/&amp;/g, "&");
 
+/**
+ * Each comment referenced once, where it is first referenced: mammoth appends a comment once per reference (one 96 KB
+ * comment referenced 20,000 times took a 4 KB file to 4 GB), and a reference to no comment (what removing comments
+ * by hand leaves) failed the whole file with a TypeError (s21 hostile #3, #6).
+ */
+function withCommentsOnce(document: DocumentNode): DocumentNode {
+  const unseen = new Set((document.comments ?? []).map((comment) => String(comment.commentId)));
+  const keep = (node: DocumentNode): DocumentNode[] => {
+    if (node.type === "commentReference") return unseen.delete(String(node.commentId)) ? [node] : [];
+    if (Array.isArray(node.children)) node.children = node.children.flatMap(keep);
+    return [node];
+  };
+  keep(document);
+  return document;
+}
+
 /** A hyperlink whose relationship is missing (its target is empty) keeps its text, as plain text. */
 function withoutDanglingLinks(node: DocumentNode): DocumentNode {
   if (Array.isArray(node.children)) {
@@ -142,7 +184,7 @@ async function docxToHtml(bytes: Uint8Array): Promise<{ html: string; authors: M
         convertImage: mammoth.images.imgElement(async () => ({ src: "" })),
         transformDocument: (document: DocumentNode) => {
           authors = commentAuthors(document);
-          return withoutDanglingLinks(document);
+          return withoutDanglingLinks(withCommentsOnce(document));
         },
       },
     );
