@@ -128,27 +128,42 @@ export async function serveStdio(home: string, options: { watch?: boolean } = {}
  * the server never exited (s20 retest R0).
  */
 function trackRequests(transport: StdioLineTransport): { idle(): Promise<void> } {
-  const pending = new Set<string | number>();
+  // Running requests by id, each id counted as often as it runs: a client may reuse one (400 calls all `"id": 1`,
+  // counted once, all ran at once and took the server to 5 GB: s21 hostile #4).
+  const pending = new Map<unknown, number>();
+  let running = 0;
   const queue: JSONRPCMessage[] = [];
   let settle: (() => void) | undefined;
   const receive = transport.onmessage;
+  const finished = (id: unknown): boolean => {
+    const count = pending.get(id);
+    if (count === undefined) return false;
+    if (count > 1) pending.set(id, count - 1);
+    else pending.delete(id);
+    running--;
+    return true;
+  };
   const admit = () => {
-    while (queue.length > 0 && pending.size < MAX_IN_FLIGHT) {
+    while (queue.length > 0 && running < MAX_IN_FLIGHT) {
       const message = queue.shift()!;
-      if ("id" in message) pending.add(message.id as string | number);
+      if ("id" in message) {
+        pending.set(message.id, (pending.get(message.id) ?? 0) + 1);
+        running++;
+      }
       receive?.(message);
     }
-    if (pending.size === 0 && queue.length === 0) settle?.();
+    if (running === 0 && queue.length === 0) settle?.();
   };
   const done = (id: unknown) => {
-    if (pending.delete(id as string | number)) admit();
+    if (finished(id)) admit();
   };
   transport.onmessage = (message) => {
     if ("method" in message && message.method === "notifications/cancelled") {
       const cancelled = message.params?.requestId;
       const waiting = queue.findIndex((m) => "id" in m && m.id === cancelled);
-      if (waiting >= 0) queue.splice(waiting, 1); // never started: nothing to answer
-      pending.delete(cancelled as string | number);
+      if (waiting >= 0)
+        queue.splice(waiting, 1); // never started: nothing to answer
+      else finished(cancelled);
       admit();
     }
     if ("method" in message && "id" in message) {
@@ -165,7 +180,7 @@ function trackRequests(transport: StdioLineTransport): { idle(): Promise<void> }
     }
   };
   return {
-    idle: () => (pending.size === 0 && queue.length === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settle = resolve))),
+    idle: () => (running === 0 && queue.length === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settle = resolve))),
   };
 }
 
