@@ -12,3 +12,22 @@ export function serialized(): Serial {
     return run;
   };
 }
+
+/**
+ * Tasks run at most `n` at once, the rest waiting in the order they were given: `serialized` is `limited(1)` in
+ * spirit, kept apart for its one-after-another failure rule.
+ */
+export function limited(n: number): Serial {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    if (running >= n) await new Promise<void>((resolve) => waiting.push(resolve));
+    running++;
+    try {
+      return await task();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
+}

@@ -11,7 +11,7 @@ import { toResearcherError } from "../errors.ts";
 import { logger } from "../log.ts";
 import { listRepositories } from "../repos.ts";
 import { SearchContext } from "../search/search.ts";
-import { type Serial, serialized } from "../serial.ts";
+import { limited, type Serial, serialized } from "../serial.ts";
 import { VERSION } from "../version.ts";
 import { describe, named, registerTools, resourcesChanged, rpcError } from "./mcp-tools.ts";
 import { ocrNote } from "./render.ts";
@@ -226,6 +226,24 @@ export async function handleMcpRequest(
   request: Request,
   shared: { home: string; context: SearchContext; writes: Serial; allowedHosts: string[]; allowedOrigins: string[] },
 ): Promise<Response> {
+  const [body, parsed] = await withNullParamsAbsent(request);
+  // One message a request, as over stdio: a batch of a hundred calls answered 208 MB in one response (s21 hostile #5;
+  // MCP 2025-06-18 has no batches).
+  if (Array.isArray(parsed?.parsedBody)) {
+    const error = { code: -32600, message: "Invalid Request: batches are not supported; send one JSON-RPC message a request" };
+    return Response.json({ jsonrpc: "2.0", id: null, error }, { status: 400 });
+  }
+  return httpCalls(() => answerMcp(body, parsed, shared));
+}
+
+/** MCP calls over HTTP run at most MAX_IN_FLIGHT at once, as over stdio: ten at once held 6.5 GB (s21 hostile #5). */
+const httpCalls = limited(MAX_IN_FLIGHT);
+
+async function answerMcp(
+  request: Request,
+  parsed: { parsedBody: unknown } | undefined,
+  shared: { home: string; context: SearchContext; writes: Serial; allowedHosts: string[]; allowedOrigins: string[] },
+): Promise<Response> {
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -236,7 +254,7 @@ export async function handleMcpRequest(
   const mcp = createServer(shared.home, shared.context, shared.writes);
   await mcp.connect(transport);
   try {
-    return await transport.handleRequest(...(await withNullParamsAbsent(request)));
+    return await transport.handleRequest(request, parsed);
   } finally {
     void mcp.close();
   }

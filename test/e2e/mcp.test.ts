@@ -1159,7 +1159,7 @@ describe("MCP over HTTP", () => {
     }
   });
 
-  test("`params: null` is absent params over HTTP too, alone and in a batch (it was the SDK's 400 Parse error)", async () => {
+  test("`params: null` is absent params over HTTP too (it was the SDK's 400 Parse error); a batch is refused, as over stdio", async () => {
     const { url, proc } = await startServer();
     try {
       const post = async (body: unknown) => {
@@ -1178,8 +1178,8 @@ describe("MCP over HTTP", () => {
         { jsonrpc: "2.0", id: 9, method: "ping", params: { _meta: null } },
         { jsonrpc: "2.0", id: 10, method: "ping", params: null },
       ]);
-      expect(batch.status).toBe(200);
-      expect(batch.body).toEqual(expect.arrayContaining([9, 10].map((id) => ({ jsonrpc: "2.0", id, result: {} }))));
+      // A hundred calls in one answered 208 MB in one response (s21 hostile #5): one message a request.
+      expect(batch).toMatchObject({ status: 400, body: { jsonrpc: "2.0", id: null, error: { code: -32600 } } });
       // JSON that does not parse is still the SDK's own answer.
       const malformed = await fetch(`${url}/mcp`, {
         method: "POST",
