@@ -502,6 +502,14 @@ describe("titles and headings come from one markdown reader", () => {
 });
 
 describe("chunkDocument memory", () => {
+  test("a million headings with no text under them, then text, are chunked: no spread past the argument limit (s21 hostile #8)", () => {
+    const outline = Array.from({ length: 1_000_000 }, (_, i) => `## item ${i}\n`).join("");
+    for (const text of [`# Outline\n${outline}zqtail the end\n`, `# Notes\nintro\n${outline}`]) {
+      const fragments = chunkDocument(md(text));
+      expect(fragments.length).toBeGreaterThan(0);
+    }
+  }, 60_000);
+
   // A 25 MB log of short lines cost about 250 bytes a line before its fragments were made: an array of line
   // strings, a block and a piece object per line, all at once (a whole index run of 27 MB peaked at 1.9 GB).
   // Measured in a process of its own: how much its peak grows while chunking 5,000,000 lines.

@@ -13,6 +13,7 @@
 import type { CodeLanguage } from "./code-languages.ts";
 import type { CodeSection } from "./document.ts";
 import { shortHeading } from "../text.ts";
+import { appendAll } from "../append.ts";
 import { parserFor, type SyntaxNode, type Tree } from "./tree-sitter.ts";
 
 export interface CodeOutlineOptions {
@@ -229,12 +230,15 @@ class Chunker {
 
     let run: Unit[] = [];
     const flushRun = () => {
-      if (run.length) spans.push(...this.pack(run, path));
+      if (run.length) appendAll(spans, this.pack(run, path));
       run = [];
     };
     const split = (unit: Unit, i: number) => {
       const level = namesItsParts(unit) ? `${i}/` : `${i}~/`; // see unitPart
-      spans.push(...this.split(unit, path, depth).map((span) => ({ ...span, part: `${level}${span.part ?? ""}` })));
+      appendAll(
+        spans,
+        this.split(unit, path, depth).map((span) => ({ ...span, part: `${level}${span.part ?? ""}` })),
+      );
     };
     units.forEach((unit, i) => {
       if (unit.label !== null && unit.tokens >= this.packBelow) {

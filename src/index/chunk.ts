@@ -7,6 +7,7 @@ import { PAGE_MARKER, stringValue, type ConvertedDocument } from "../convert/doc
 import { markdownBlocks, showsNothing } from "../convert/markdown.ts";
 import type { Fragment } from "../store/store.ts";
 import { cutIndex, estimateTokens, shortHeading } from "../text.ts";
+import { appendAll } from "../append.ts";
 
 export interface ChunkOptions {
   /** Token budget per fragment. */
@@ -205,7 +206,10 @@ class MarkdownSections {
     const heading = { from: line, to, first, code: false, page: this.page };
     if (this.made === 0) this.headingLines.push(heading);
     this.closeSection();
-    this.orphans.push(...this.pending.filter((p) => p.level >= level).map((p) => p.block));
+    appendAll(
+      this.orphans,
+      this.pending.filter((p) => p.level >= level).map((p) => p.block),
+    );
     this.pending = this.pending.filter((p) => p.level < level);
     this.stack.length = level - 1;
     this.stack[level - 1] = shortHeading(text);
@@ -254,13 +258,16 @@ class MarkdownSections {
     const tail = [...this.orphans, ...this.pending.map((p) => p.block)];
     const last = this.sections.at(-1)!;
     const lastPage = last.blocks.at(-1)!.page;
-    last.blocks.push(...tail.filter((block) => block.page === lastPage));
-    this.push(...byPage(tail.filter((block) => block.page !== lastPage)));
+    appendAll(
+      last.blocks,
+      tail.filter((block) => block.page === lastPage),
+    );
+    this.push(byPage(tail.filter((block) => block.page !== lastPage)));
     yield* this.sections.splice(0);
   }
 
-  private push(...sections: MarkdownSection[]): void {
-    this.sections.push(...sections);
+  private push(sections: MarkdownSection[]): void {
+    appendAll(this.sections, sections);
     this.made += sections.length;
     if (this.made > 0) this.headingLines = [];
   }
@@ -275,7 +282,7 @@ class MarkdownSections {
   }
 
   private closeSection(): void {
-    if (this.current.blocks.length) this.push(this.current);
+    if (this.current.blocks.length) this.push([this.current]);
   }
 
   /**
@@ -284,11 +291,14 @@ class MarkdownSections {
    */
   private content(): void {
     const page = this.page;
-    this.push(...byPage(this.orphans.filter((block) => block.page !== page)));
+    this.push(byPage(this.orphans.filter((block) => block.page !== page)));
     const here = this.orphans.filter((block) => block.page === page);
     // The headings between them and the text are in the fragment's lines too: its text shows them, as `get` does.
     const between = here.length ? this.pending.map((p) => p.block).filter((block) => block.first > here[0]!.first) : [];
-    this.current.blocks.push(...[...here, ...between].sort((a, b) => a.first - b.first));
+    appendAll(
+      this.current.blocks,
+      appendAll([...here], between).sort((a, b) => a.first - b.first),
+    );
     this.orphans = [];
     this.pending = [];
   }
