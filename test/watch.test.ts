@@ -315,6 +315,33 @@ describe("watchRepositories", () => {
 });
 
 describe("watchRepositories when the folder goes away", () => {
+  test("a folder that is for a while a link to another one is scanned when it is back, not watched no more (s21 hostile #9)", async () => {
+    const home = tempDir();
+    const parent = tempDir();
+    const docs = join(parent, "docs");
+    writeTree(docs, { "a.md": "# A\n\napple\n" });
+    const elsewhere = tempDir();
+    writeTree(elsewhere, { "other.md": "# O\n\nother\n" });
+    const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
+    const batches = new Batches();
+    const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+    try {
+      await handle.ready;
+      renameSync(docs, join(parent, "away"));
+      await Bun.sleep(300);
+      symlinkSync(elsewhere, docs); // a folder being replaced: for a moment, a link elsewhere
+      await Bun.sleep(2_500); // refused: it resolves elsewhere, and nothing is changed
+      rmSync(docs);
+      renameSync(join(parent, "away"), docs);
+      await Bun.sleep(2_500);
+      writeFileSync(join(docs, "back.md"), "# Back\n\nzqback\n");
+      await batches.until(["back.md"]);
+      expect(Object.keys(indexed(repo)).sort()).toEqual(["a.md", "back.md"]);
+    } finally {
+      await handle.close();
+    }
+  }, 30_000);
+
   test("a repository folder that disappears keeps its index, and is scanned when it comes back", async () => {
     const home = tempDir();
     const parent = tempDir();

@@ -435,6 +435,19 @@ class RepositoryWatch {
     }, ROOT_CHECK_MS);
   }
 
+  /** A root refused as it stands: looked at once a second, and scanned again once the path is another folder. */
+  private waitForOtherRoot(): void {
+    if (this.rootCheck || this.closed) return;
+    const refused = statOf(this.repo.path)?.ino;
+    this.rootCheck = setInterval(() => {
+      if (statOf(this.repo.path)?.ino === refused) return;
+      clearInterval(this.rootCheck);
+      this.rootCheck = undefined;
+      this.needsScan = true;
+      this.schedule(0);
+    }, ROOT_CHECK_MS);
+  }
+
   /** Apply what is pending: a scan, or the pending paths in batches. Runs inside `serial`. */
   private async flush(): Promise<void> {
     this.deadline = undefined;
@@ -607,6 +620,8 @@ class RepositoryWatch {
       const summary = await (options.exclusive ? options.exclusive(run) : run());
       this.emit(summary, [], true);
       this.retryDelay = LOCK_RETRY_MS;
+      clearInterval(this.rootCheck); // a root waited for is here
+      this.rootCheck = undefined;
       this.report("watching");
     } catch (error) {
       this.needsScan = true;
@@ -614,8 +629,13 @@ class RepositoryWatch {
       if (this.stopIfRemoved(error)) return;
       options.onError?.(error, this.repo.name);
       if (!isFolder(this.repo.path)) return this.report("waiting"); // the next flush waits for it to come back
-      // An emptied folder is refused until the user acts (or a file appears): the next event tries again.
-      if (isResearcherError(error) && error.code === "PATH_NOT_FOUND") return this.report("watching");
+      // A folder refused as it stands, emptied or now a link elsewhere (a folder being replaced): the next event
+      // tries again, and so does the folder turning into another (the real one back: its events went to the old
+      // one's watcher, and the watch was never heard of again: s21 hostile #9).
+      if (isResearcherError(error) && error.code === "PATH_NOT_FOUND") {
+        this.waitForOtherRoot();
+        return this.report("watching");
+      }
       this.retry("failed");
     }
   }
