@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import {
   csvField,
+  documentListText,
   hyperlinks,
   indexSummaryText,
   progressBar,
@@ -12,6 +13,7 @@ import {
   styleFor,
 } from "../src/serve/render.ts";
 import type { IndexSummary } from "../src/index/indexer.ts";
+import type { DocumentInfo } from "../src/search/documents.ts";
 import type { RepositoryStatus } from "../src/store/status.ts";
 import type { FragmentHit, SearchResponse } from "../src/search/search.ts";
 import { parseCsv } from "./helpers.ts";
@@ -252,3 +254,20 @@ test("repos-for cites its best passage as a ref to read: a PDF's page, as search
     "  0.50  papers  2 fragments  best: papers:notes/a.md:12\n",
   );
 });
+
+test("a listing of a million documents is written: its column widths are no spread past the argument limit (s21 hostile #11)", () => {
+  const doc = {
+    repository: "r",
+    docid: "#000000",
+    title: "t",
+    format: "md",
+    metadata: {},
+    size: 1,
+    modified: "",
+    fragments: 1,
+    pages: null,
+  };
+  const documents = Array.from({ length: 1_000_000 }, (_, i) => ({ ...doc, path: `n${i}.md` })) as DocumentInfo[];
+  const text = documentListText(documents, styleFor({ isTTY: false }), (d) => `/r/${d.path}`);
+  expect(text.split("\n").length).toBeGreaterThan(1_000_000);
+}, 60_000);

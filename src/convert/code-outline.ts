@@ -13,7 +13,7 @@
 import type { CodeLanguage } from "./code-languages.ts";
 import type { CodeSection } from "./document.ts";
 import { shortHeading } from "../text.ts";
-import { appendAll } from "../append.ts";
+import { appendAll } from "../lists.ts";
 import { parserFor, type SyntaxNode, type Tree } from "./tree-sitter.ts";
 
 export interface CodeOutlineOptions {

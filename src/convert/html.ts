@@ -17,6 +17,7 @@ import { bodyOrTitle, type ConvertedDocument, literalText, utf8OrWindows1252 } f
 import { mathText } from "./mathml.ts";
 import { ResearcherError } from "../errors.ts";
 import { trimRuns } from "../text.ts";
+import { largest } from "../lists.ts";
 
 /** The slice of the DOM (domino's) this module touches. Domino's `querySelector` misses with `undefined`, not null. */
 export interface HtmlElement {
@@ -498,8 +499,7 @@ function gfmTable(content: string, node: HtmlElement): string {
   const rows = lines.filter((line) => line.startsWith("|"));
   const captions = lines.filter((line) => !line.startsWith("|") && line.trim());
   if (!rows.length) return `\n\n${captions.join("\n\n")}\n\n`;
-  // not Math.max(...rows): a spread of a 100,000-row table overflows the argument limit
-  const columns = rows.reduce((most, row) => Math.max(most, row.split(/(?<!\\)\|/).length - 2), 0);
+  const columns = Math.max(0, largest(rows.map((row) => row.split(/(?<!\\)\|/).length - 2))); // a 100,000-row table: no spread
   const divider = `|${" --- |".repeat(columns)}`;
   const table = hasHeadingRow(node) ? [rows[0], divider, ...rows.slice(1)] : [`|${"     |".repeat(columns)}`, divider, ...rows];
   return `\n\n${[...captions, ""].join("\n\n")}${table.join("\n")}\n\n`;

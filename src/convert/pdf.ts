@@ -23,6 +23,7 @@ import { readCMap, readWasm } from "./pdf-data.ts";
 import { openedWithEmptyOwnerPassword } from "./pdf-password.ts";
 import { drawnItems, type OperatorList } from "./pdf-drawn.ts";
 import { glyphNameText } from "./pdf-glyphs.ts";
+import { smallest } from "../lists.ts";
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
 
@@ -547,7 +548,7 @@ function lineText(runs: Run[]): string {
   }
   const rightToLeft = (stretch: Run[]) => stretch.some((run) => run.dir === "rtl");
   const letters = (rtl: boolean) => runs.filter((run) => (run.dir === "rtl") === rtl).reduce((sum, run) => sum + run.text.length, 0);
-  const leftmost = (stretch: Run[]) => Math.min(...stretch.map((run) => run.x));
+  const leftmost = (stretch: Run[]) => smallest(stretch.map((run) => run.x));
   if (letters(true) > letters(false)) stretches.sort((a, b) => leftmost(b) - leftmost(a));
   let text = "";
   let previous: Run | undefined;

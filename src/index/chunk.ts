@@ -7,7 +7,7 @@ import { PAGE_MARKER, stringValue, type ConvertedDocument } from "../convert/doc
 import { markdownBlocks, showsNothing } from "../convert/markdown.ts";
 import type { Fragment } from "../store/store.ts";
 import { cutIndex, estimateTokens, shortHeading } from "../text.ts";
-import { appendAll } from "../append.ts";
+import { appendAll } from "../lists.ts";
 
 export interface ChunkOptions {
   /** Token budget per fragment. */

@@ -18,6 +18,7 @@ import { isCodeFormat } from "../file-types.ts";
 import { escapeControls, escapeLine, type Terminal } from "../terminal.ts";
 import { trimRuns } from "../text.ts";
 import type { WatchBatch, WatchStatus } from "./watch.ts";
+import { largest } from "../lists.ts";
 
 export interface Style {
   bold: (s: string) => string;
@@ -402,7 +403,7 @@ export function documentListText(documents: DocumentInfo[], style: Style, absolu
     name: escapeControls(`${d.repository}:${d.path}`),
     doc: d,
   }));
-  const width = (key: "format" | "size" | "fragments" | "pages") => Math.max(...rows.map((r) => r[key].length));
+  const width = (key: "format" | "size" | "fragments" | "pages") => largest(rows.map((r) => r[key].length));
   const [f, s, n, p] = [width("format"), width("size"), width("fragments"), width("pages")];
   return rows
     .map((r) =>
@@ -629,7 +630,7 @@ export function repositoryJson(repo: Repository): object {
 
 export function repositoryListText(repos: Repository[], style: Style): string {
   if (repos.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
-  const width = Math.max(...repos.map((r) => r.name.length));
+  const width = largest(repos.map((r) => r.name.length));
   return repos
     .map(
       (r) =>
