@@ -74,7 +74,11 @@ function schemas() {
     path: v.pipe(v.string(), v.minLength(1)),
     /** Every result's context where no context of its own is set: a sentence or two, as a context is (checkBounds). */
     description: v.optional(v.nullable(v.string()), null),
-    file_types: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9]+$/))), () => [...FILE_TYPES]),
+    // An empty list would leave every document out at the next run (as `repo add --file-types ''` is refused).
+    file_types: v.optional(
+      v.pipe(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9]+$/))), v.minLength(1, "needs at least one extension, e.g. [md, txt, pdf]")),
+      () => [...FILE_TYPES],
+    ),
     exclude: v.optional(v.array(v.string()), []),
     embed: v.optional(v.boolean(), true),
     ignore_files: v.optional(v.boolean(), true),
@@ -237,7 +241,8 @@ function refuseReservedRepositories(input: unknown, source: string): void {
  */
 function issueText(issue: { expected: string | null; received: string; message: string }): string {
   if (issue.expected === "never") return "no such setting";
-  if (!issue.expected) return issue.message;
+  // A message of the schema's own (valibot's begin "Invalid …") says it better than the expected value does.
+  if (!issue.expected || !issue.message.startsWith("Invalid ")) return issue.message;
   const choices = /^\((".*")\)$/.exec(issue.expected)?.[1];
   const expected = choices ? `one of ${choices.replaceAll('"', "").replaceAll(" | ", ", ")}` : issue.expected;
   return `expected ${expected}, got ${issue.received}`;

@@ -77,7 +77,8 @@ export function listRepositories(home: string): Repository[] {
       dir: repositoryDir(home, name),
       home,
       // A language named twice is read once: the engine loads (and frees) each model once.
-      ocr: { mode: repo.ocr, languages: [...new Set(repo.ocr_languages)], data: repo.ocr_data },
+      // As meant, not as written: `[]` is the default and a language twice is once (either OCR'd every scan again).
+      ocr: { mode: repo.ocr, languages: repo.ocr_languages.length ? [...new Set(repo.ocr_languages)] : ["eng"], data: repo.ocr_data },
     }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -513,6 +513,28 @@ test("an embedding server's URL must be http or https: a file: URL was taken, an
   }
 });
 
+test("an empty list of file types is refused, as repo add refuses it: the next run would leave every document out (s21 hostile #11)", () => {
+  const home = tempDir();
+  expect(runCli(["repo", "add", "n", tempDir(), "--no-embed"], { home }).code).toBe(0);
+  const refused = runCli(["config", "set", "repositories.n.file_types", "[]"], { home });
+  expect([refused.code, refused.stderr.split("\n")[0]]).toEqual([
+    1,
+    "error: repositories.n.file_types: needs at least one extension, e.g. [md, txt, pdf] (config set)",
+  ]);
+});
+
+test("OCR languages as meant: [] is the default and a language twice is once, so neither reads every scan again (s21 hostile #11)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  registerRepository(home, { name: "a", path: docs, embed: false });
+  const languages = () => listRepositories(home)[0]!.ocr.languages;
+  expect(languages()).toEqual(["eng"]);
+  for (const value of ["[]", "[eng, eng]"]) {
+    setConfigValue(home, "repositories.a.ocr_languages", value);
+    expect({ value, languages: languages() }).toEqual({ value, languages: ["eng"] });
+  }
+});
+
 test("config show --json fills in each repository's OCR defaults, and config.yaml keeps only what was set (s21 scripts #4)", () => {
   const home = tempDir();
   expect(runCli(["repo", "add", "n", tempDir(), "--no-embed"], { home }).code).toBe(0);

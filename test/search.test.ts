@@ -443,3 +443,10 @@ test("text and queries meet in one Unicode form: a word stored decomposed or as 
   expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0 });
   expect(await found("efficient")).toEqual(["lig.txt"]);
 });
+
+test("a query of invisible characters alone (a zero-width space, a soft hyphen) is no query: a usage error, as a blank one (s21 hostile #11)", async () => {
+  const home = tempDir();
+  for (const query of ["\u200b", "\u00ad\u2060", " \ufeff "]) {
+    await expect(search(home, { query })).rejects.toMatchObject({ code: "USAGE", message: "search needs a query" });
+  }
+});

@@ -31,6 +31,7 @@ import { ANN_PROBLEMS, annNeedsRebuilding, meansNothing, rankableVectors, search
 import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
 import { combineFilters, type Filter } from "./filters.ts";
 import { type FilterMiss, filterMisses } from "./filter-misses.ts";
+import { withoutInvisibles } from "../text.ts";
 
 export const SEARCH_MODES = ["bm25", "vector", "hybrid"] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
@@ -328,7 +329,9 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
 function checkRequest(options: SearchOptions): void {
   searchMode(options.mode, "mode"); // a library caller's typo would otherwise be searched as vector mode
   // A blank query is the caller's mistake, not a search that found nothing (the CLI and REST say how to ask).
-  if (!options.query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: "ask with words or a question" });
+  // Invisible characters alone (a zero-width space, a soft hyphen) are no query either: the index reads none of them.
+  if (!withoutInvisibles(options.query).trim())
+    throw new ResearcherError("USAGE", "search needs a query", { hint: "ask with words or a question" });
   if (options.query.length > MAX_QUERY_CHARS) {
     throw new ResearcherError("USAGE", `a query holds at most ${MAX_QUERY_CHARS} characters (this one has ${options.query.length})`, {
       hint: "ask with its key words or a sentence",
