@@ -5,6 +5,9 @@
  * MCP tools answer every error as a tool result with `isError`).
  */
 
+import { statSync } from "node:fs";
+import { dirname } from "node:path";
+
 /** JSON-RPC error codes MCP uses: invalid params, resource not found, internal error. */
 const RPC = { invalid: -32602, notFound: -32002, internal: -32603 } as const;
 
@@ -214,6 +217,16 @@ export function toResearcherError(error: unknown, context?: ErrorContext): Resea
     );
   // The process's or the system's limit on open files: no file's fault, and every file would meet it.
   if (OPEN_FILES_LIMIT.has(code)) return as("TOO_MANY_OPEN_FILES", message, OPEN_FILES_HINT);
+  // A file where a folder is needed (an index folder replaced by a file: a restore, a sync tool's conflict copy): the
+  // environment, and fixable. It was "unexpected: EEXIST … mkdir" or a bare ENOTDIR (s21 hostile #10).
+  const inTheWay = code === "ENOTDIR" || (code === "EEXIST" && syscallOf(error) === "mkdir") ? fileInTheWay(pathOf(error)) : undefined;
+  if (inTheWay) {
+    return as(
+      "PATH_NOT_FOUND",
+      `${inTheWay} is a file where a folder is needed (${message})`,
+      `move it away, e.g. \`mv '${inTheWay}' '${inTheWay}.bak'\`, and run the command again`,
+    );
+  }
   // A file or folder that is not there or may not be touched (`--home` under /proc, `-o` into a missing folder):
   // the user's environment, not a bug.
   if (MISSING_OR_FORBIDDEN.has(code)) return as("PATH_NOT_FOUND", message);
@@ -226,6 +239,22 @@ export function toResearcherError(error: unknown, context?: ErrorContext): Resea
   // cac, the command-line parser, throws these for a missing argument or option value.
   if (error instanceof Error && error.name === "CACError") return as("USAGE", message);
   return as("INTERNAL", message);
+}
+
+const pathOf = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.path;
+const syscallOf = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.syscall;
+
+/** The path, or the nearest folder above it, that exists and is no folder: what stands where a folder is needed. */
+function fileInTheWay(path: string | undefined): string | undefined {
+  for (let at = path; at && at !== dirname(at); at = dirname(at)) {
+    try {
+      const stats = statSync(at, { throwIfNoEntry: false });
+      if (stats) return stats.isDirectory() ? undefined : at;
+    } catch {
+      // below a file (ENOTDIR): the one above is looked at
+    }
+  }
+  return undefined;
 }
 
 /**

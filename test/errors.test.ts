@@ -1,7 +1,7 @@
 /** One error mapping (errors.ts): what SQLite and the runtime throw, as the codes every interface reports. */
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { writeFileAtomic } from "../src/atomic.ts";
 import { describeError, ERROR_CODES, isSqliteDamage, ResearcherError, toResearcherError } from "../src/errors.ts";
@@ -149,4 +149,19 @@ test("SQLite's words for a table or column gone from the index are damage; a sea
   // A bug that lost a temp table must not send users to rebuild a sound index.
   expect(isSqliteDamage(sqlite("no such table: temp.scoring_terms"))).toBe(false);
   expect(isSqliteDamage(sqlite('near "x": syntax error'))).toBe(false);
+});
+
+test("a file where a folder is needed is named, with the move that fixes it: no 'unexpected: EEXIST', no bare ENOTDIR (s21 hostile #10)", () => {
+  const home = tempDir();
+  const file = join(home, "repositories", "a");
+  mkdirSync(join(home, "repositories"));
+  writeFileSync(file, "junk");
+  const hint = `move it away, e.g. \`mv '${file}' '${file}.bak'\`, and run the command again`;
+  for (const thrown of [thrownBy(() => mkdirSync(file, { recursive: true })), thrownBy(() => statSync(join(file, "index.db")))]) {
+    const error = toResearcherError(thrown);
+    expect(error).toMatchObject({ code: "PATH_NOT_FOUND", hint });
+    expect(error.message).toStartWith(`${file} is a file where a folder is needed (`);
+  }
+  // A path that is simply missing stays what it was.
+  expect(toResearcherError(thrownBy(() => statSync(join(home, "nothing", "x")))).hint).toBeUndefined();
 });
