@@ -14,7 +14,12 @@ const CJK_TEST = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\u
  * drop them. In Thai, Lao, Myanmar and Khmer, written without spaces, a zero-width space is the word break itself: it
  * stays there.
  */
-const SPACELESS_SCRIPT = "[\\u0e00-\\u0eff\\u1000-\\u109f\\u1780-\\u17ff]";
+const SPACELESS_RANGES = "\\u0e00-\\u0eff\\u1000-\\u109f\\u1780-\\u17ff";
+const SPACELESS_SCRIPT = `[${SPACELESS_RANGES}]`;
+/** A GLOB pattern (SQLite) of a text holding a character of those scripts: Store.upgradeFullText. */
+export const SPACELESS_GLOB = `*[${JSON.parse(`"${SPACELESS_RANGES}"`)}]*`;
+const SPACELESS_TEST = new RegExp(SPACELESS_SCRIPT, "u");
+const SPACELESS_RUN = new RegExp(`${SPACELESS_SCRIPT}+`, "gu");
 const IN_WORD_INVISIBLE = `\\u00ad|(?<!${SPACELESS_SCRIPT})[\\u200b\\u2060\\ufeff](?!${SPACELESS_SCRIPT})`;
 const INVISIBLES = new RegExp(IN_WORD_INVISIBLE, "gu");
 /** A word character as FTS5's unicode61 tokenizer sees them (a letter, digit or mark), or an invisible one inside. */
@@ -63,13 +68,42 @@ export function hasCjk(text: string): boolean {
  */
 export function ftsText(stored: string): string {
   const text = searchForm(stored);
-  const spaced = hasCjk(text) ? text.replace(CJK_CHAR, " $& ") : text;
+  const spaced = wordsApart(text);
   const parts = identifierParts(text);
   return parts ? `${spaced}\n${parts}` : spaced;
 }
 
-export function splitCjk(word: string): string[] {
-  return hasCjk(word) ? (word.replace(CJK_CHAR, " $& ").match(WORD) ?? []) : [word];
+/**
+ * Words of scripts written without spaces set apart as the index holds them: every CJK character its own token, and
+ * Thai, Lao, Khmer and Myanmar cut at their words (ICU's dictionaries, through Intl.Segmenter): a run of Thai between
+ * spaces is a phrase, and `ภาษา` in `เป็นภาษาที่สวยงาม` was found by no search (s21 hostile #7).
+ */
+function wordsApart(text: string): string {
+  const cjk = hasCjk(text) ? text.replace(CJK_CHAR, " $& ") : text;
+  return SPACELESS_TEST.test(cjk)
+    ? cjk.replace(SPACELESS_RUN, (run) =>
+        spacelessWords(run)
+          .map((w) => w.word)
+          .join(" "),
+      )
+    : cjk;
+}
+
+let segmenter: Intl.Segmenter | undefined;
+
+/** The words of a run of a script written without spaces, each with its offset in the run. */
+export function spacelessWords(run: string): { word: string; at: number }[] {
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: "word" });
+  return [...segmenter.segment(run)].filter((s) => s.isWordLike).map((s) => ({ word: s.segment, at: s.index }));
+}
+
+export function hasSpaceless(text: string): boolean {
+  return SPACELESS_TEST.test(text);
+}
+
+/** A query word as the index holds it: CJK characters apart, a Thai (Lao, Khmer, Myanmar) run cut into its words. */
+export function splitWords(word: string): string[] {
+  return hasCjk(word) || hasSpaceless(word) ? (wordsApart(word).match(WORD) ?? []) : [word];
 }
 
 /** Lower case without diacritics, as `unicode61 remove_diacritics 2` folds them. */

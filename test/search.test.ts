@@ -391,6 +391,43 @@ test("an index written before invisible characters were dropped is rewritten fro
   expect((await search(home, { query: "international", mode: "bm25" })).results.map((r) => r.path)).toEqual(["z.md"]);
 });
 
+test("Thai (Lao, Khmer, Myanmar) is searched by its words, found and marked inside a run written without spaces (s21 hostile #7)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# a\nเป็นภาษาที่สวยงาม\n", "c.md": "# c\nเป็นภาษา ที่สวยงาม\n", "lo.md": "# l\nພາສາລາວແມ່ນງາມ\n" });
+  const repo = registerRepository(home, { name: "th", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const found = async (query: string) => {
+    const hits = (await search(home, { query, mode: "bm25" })).results;
+    return hits.map((h) => `${h.path} ${h.highlights.map(([s, e]) => h.snippet.slice(s, e)).join("+")}`).sort();
+  };
+  // ภาษา ("language") and เป็น ("is") were found nowhere: a run between spaces was one token.
+  expect(await found("ภาษา")).toEqual(["a.md ภาษา", "c.md ภาษา"]);
+  expect(await found("เป็น")).toEqual(["a.md เป็น", "c.md เป็น"]);
+  expect(await found("ภาษาที่")).toEqual(["a.md ภาษา+ที่", "c.md ภาษา+ที่"]); // a run of words: a phrase
+  expect(await found("ລາວ")).toEqual(["lo.md ລາວ"]);
+  // An index written as version 3 (runs whole) is written again by its next run; one without these scripts is not.
+  const db = new Database(Store.dbPath(repo.dir));
+  db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
+  db.run("INSERT INTO fragments_fts(rowid, title, heading, body) SELECT f.id, '', f.heading, f.text FROM fragments f");
+  db.run("UPDATE meta SET value = '3' WHERE key = 'full_text_version'");
+  db.close();
+  expect(await found("ภาษา")).toEqual([]);
+  await indexRepository(home, repo);
+  expect(await found("ภาษา")).toEqual(["a.md ภาษา", "c.md ภาษา"]);
+  const latin = registerRepository(home, { name: "latin", path: tempDir(), embed: false });
+  writeTree(latin.path, { "x.md": "# x\n\nplain words\n" });
+  await indexRepository(home, latin);
+  const store = Store.open(latin.dir);
+  try {
+    store.setMeta("full_text_version", "3");
+    expect(store.upgradeFullText()).toBe(false); // nothing to write again
+    expect(store.getMeta("full_text_version")).toBe("4");
+  } finally {
+    store.close();
+  }
+});
+
 test("a title or front-matter value written with soft hyphens is filtered by its own spelling (s18 retest N11)", async () => {
   const home = tempDir();
   const docs = tempDir();

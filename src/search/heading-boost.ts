@@ -21,7 +21,7 @@ import { isCodeFormat } from "../file-types.ts";
 import { identifierParts } from "../identifiers.ts";
 import type { Store } from "../store/store.ts";
 import { HEADING_SEPARATOR } from "../store/store.ts";
-import { splitCjk, stem, WORD } from "../text.ts";
+import { splitWords, stem, WORD } from "../text.ts";
 import { termIdfs } from "./calibration.ts";
 import type { ParsedQuery } from "./query.ts";
 import { FUSION_DEPTH, type Ranked } from "./fusion.ts";
@@ -181,5 +181,5 @@ function unitNames(heading: string): string {
 /** The stems a heading's words index as (identifiers also by their parts, as ftsText adds them). */
 function wordStems(text: string): Set<string> {
   const words = `${text} ${identifierParts(text)}`.match(WORD) ?? [];
-  return new Set(words.flatMap(splitCjk).map(stem));
+  return new Set(words.flatMap(splitWords).map(stem));
 }

@@ -10,7 +10,7 @@
  */
 import { ResearcherError } from "../errors.ts";
 import { expandQueryWord, snakeWords } from "../identifiers.ts";
-import { foldCase, searchForm, splitCjk, stem, WORD } from "../text.ts";
+import { foldCase, searchForm, splitWords, stem, WORD } from "../text.ts";
 
 export const MAX_EXCLUDED = 100;
 const MAX_REQUIRED = 100;
@@ -191,7 +191,7 @@ function tokenizeQuery(text: string): Item[] {
  * `東京 －大阪` searches both words rather than excluding the second (s19 retest).
  */
 function wordGroups(text: string): string[][] {
-  return (searchForm(text).match(WORD) ?? []).map(splitCjk);
+  return (searchForm(text).match(WORD) ?? []).map(splitWords);
 }
 
 function ftsItem(item: Item): string {

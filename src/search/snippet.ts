@@ -1,6 +1,6 @@
 /** The passage of a fragment to show for a query: the window with the most matched terms, and where they are. */
 import type { ParsedQuery } from "./query.ts";
-import { cutIndex, foldCase, hasCjk, stem, WORD, WORD_INNER } from "../text.ts";
+import { cutIndex, foldCase, hasCjk, hasSpaceless, spacelessWords, stem, WORD, WORD_INNER } from "../text.ts";
 
 export interface Snippet {
   text: string;
@@ -64,9 +64,13 @@ function findMatches(text: string, highlight: ParsedQuery["highlight"]): Match[]
 const NON_ASCII_WORD =
   /(?<![\p{L}\p{N}\p{M}\u00ad\u200b\u2060\ufeff])[\p{L}\p{N}\p{M}\u00ad\u200b\u2060\ufeff]*(?:(?![\x00-\x7f])[\p{L}\p{N}\p{M}\u00ad\u200b\u2060\ufeff])[\p{L}\p{N}\p{M}\u00ad\u200b\u2060\ufeff]*/gu;
 
-/** The words of a run NON_ASCII_WORD found, each with its offset in the run. */
+/**
+ * The words of a run NON_ASCII_WORD found, each with its offset in the run: Thai (Lao, Khmer, Myanmar) cut at its
+ * words as the index cuts it (spacelessWords).
+ */
 function* wordsOf(run: string): Generator<{ word: string; at: number }> {
-  if (!/[\u200b\u2060\ufeff]/.test(run)) yield { word: run, at: 0 };
+  if (hasSpaceless(run)) yield* spacelessWords(run);
+  else if (!/[\u200b\u2060\ufeff]/.test(run)) yield { word: run, at: 0 };
   else for (const m of run.matchAll(WORD)) yield { word: m[0], at: m.index };
 }
 

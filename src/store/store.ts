@@ -11,6 +11,7 @@ import { PostingLists } from "./postings.ts";
 import { HEADING_SEPARATOR, MAX_SECTION_REACH, runAround, SECTION_REACH, type SectionParts, type SectionRow } from "./sections.ts";
 import { BUSY_TIMEOUT_MS, integrityCheck, openIndexDatabase, type OpenedIndex, pageDamage } from "./schema.ts";
 import { danglingLink, type RootRecord } from "../files.ts";
+import { SPACELESS_GLOB } from "../text.ts";
 
 export type { SqlCondition } from "./filter-sql.ts";
 export { HEADING_SEPARATOR, type SectionParts } from "./sections.ts";
@@ -1208,13 +1209,27 @@ export class Store {
    * did. The posting and impact lists, built from it, are then out of date: the caller rebuilds them.
    */
   upgradeFullText(): boolean {
-    const recorded = this.getMeta("full_text_version") ?? "1";
-    if (recorded === String(FULL_TEXT_VERSION)) return false;
+    const recorded = Number(this.getMeta("full_text_version") ?? "1");
+    if (recorded === FULL_TEXT_VERSION) return false;
+    // Version 4 changed only text of the scripts written without spaces: an index holding none reads as it would
+    // be written now (a million fragments rewritten for nothing took minutes).
+    const rewrite = recorded < 3 || this.holdsSpacelessScript();
     this.transaction(() => {
-      rewriteFullText(this.db);
+      if (rewrite) rewriteFullText(this.db);
       this.setMeta("full_text_version", String(FULL_TEXT_VERSION));
     });
-    return true;
+    return rewrite;
+  }
+
+  /** Whether any title, heading or fragment holds Thai, Lao, Khmer or Myanmar (text.ts SPACELESS_GLOB). */
+  private holdsSpacelessScript(): boolean {
+    const found = this.db
+      .query<{ found: number }, [string, string, string]>(
+        `SELECT EXISTS(SELECT 1 FROM fragments WHERE text GLOB ?1 OR heading GLOB ?2)
+             OR EXISTS(SELECT 1 FROM documents WHERE title GLOB ?3) AS found`,
+      )
+      .get(SPACELESS_GLOB, SPACELESS_GLOB, SPACELESS_GLOB);
+    return Boolean(found?.found);
   }
 
   /** Re-create the full-text index from the fragments (fts.ts `rewriteFullText`), in one transaction. */
