@@ -524,6 +524,8 @@ test("multi-get that matches nothing says so on stderr in every format: --json a
     skipped: [],
     skipped_total: 0,
   });
+  // Two parts of one file are one file to --files, as search's are (s21 scripts).
+  expect(runCli(["multi-get", "t:a.md:1-1,t:a.md:3-3", "--files"], { home }).stdout).toBe(`${join(realpathSync(docs), "a.md")}\n`);
 });
 
 test("a command asked for JSON that fails prints its error's code as JSON on stdout too: a script tells LOCKED from damage (s21 scripts #3)", () => {

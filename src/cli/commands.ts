@@ -382,12 +382,8 @@ export async function multiGetCommand(pattern: string, flags: Flags): Promise<vo
     const { refs, skipped } = matchDocuments(home(flags), String(pattern));
     for (const s of skipped) stderr.write(`${escapeControls(`skipped ${s.path}: ${s.reason}`)}\n`);
     if (refs.length === 0 && skipped.length === 0) noMatch();
-    return out(
-      fileLines(
-        refs.map((r) => join(r.repo.path, r.path)),
-        nul,
-      ),
-    );
+    // A set of files, as search's --files is: two parts of one file name it once.
+    return out(fileLines([...new Set(refs.map((r) => join(r.repo.path, r.path)))], nul));
   }
   const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument });
   stderr.write(found.documents.map((doc) => changedSinceIndexLine(doc)).join(""));
