@@ -57,8 +57,15 @@ type RequestHandler = (request: unknown, extra: unknown) => Promise<unknown>;
  */
 function reportInvalidParams(server: McpServer): void {
   const handlers = (server.server as unknown as { _requestHandlers: Map<string, RequestHandler> })._requestHandlers;
+  const tools = (server as unknown as { _registeredTools: Record<string, unknown> })._registeredTools;
   for (const [method, handler] of handlers) {
     handlers.set(method, async (request, extra) => {
+      // A tool named like an object's built-in (`toString`) is no tool: the SDK found Object.prototype's and said
+      // "Tool toString disabled" (s21 hostile #11).
+      const name = method === "tools/call" ? (request as { params?: { name?: unknown } }).params?.name : undefined;
+      if (typeof name === "string" && !Object.hasOwn(tools, name)) {
+        return { content: [{ type: "text", text: `MCP error ${ErrorCode.InvalidParams}: Tool ${name} not found` }], isError: true }; // as the SDK answers one
+      }
       try {
         return await handler(request, extra);
       } catch (error) {

@@ -511,6 +511,10 @@ describe("MCP over stdio", () => {
     expect(tooMany.content[0]!.text).not.toMatch(/\[[A-Z_]+\]$/);
     const unknown = await call("nonexistent_tool");
     expect([unknown.isError, unknown.content[0]!.text]).toEqual([true, "MCP error -32602: Tool nonexistent_tool not found"]);
+    // A name an object has built in is no tool either (it was "Tool toString disabled": s21 hostile #11).
+    for (const name of ["toString", "constructor", "__proto__"]) {
+      expect((await call(name)).content[0]!.text).toBe(`MCP error -32602: Tool ${name} not found`);
+    }
     const skill = readFileSync(join(ROOT, "SKILL.md"), "utf8").replace(/\s+/g, " ");
     expect(skill).toContain("Two kinds are protocol errors the MCP SDK raises before the tool runs, with no `[CODE]`");
     expect(skill).toContain("`MCP error -32602: Input validation error: … at <parameter>`");
