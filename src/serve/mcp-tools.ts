@@ -422,7 +422,13 @@ function registerListDocuments(server: McpServer, home: string): void {
         const offset = input.offset ?? 0;
         const documents = all.slice(offset, offset + (input.limit ?? MAX_LISTED));
         const more = offset + documents.length < all.length;
-        const lines = documents.map((d) => named(`${d.repository}:${d.path}  ${d.format}  ${d.size} bytes  ${d.title}`));
+        // What the description promises, in the text too: clients often show the model only the text.
+        const lines = documents.map((d) => {
+          const pages = d.pages === null ? "" : `  ${d.pages} pages`;
+          return named(
+            `${d.repository}:${d.path}  ${d.format}  ${d.size} bytes  ${d.fragments} fragments${pages}  modified ${d.modified}  ${d.title}`,
+          );
+        });
         if (more) lines.push(`[${all.length - offset - documents.length} more: continue with offset ${offset + documents.length}]`);
         const none =
           all.length > 0

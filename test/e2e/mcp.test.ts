@@ -341,6 +341,10 @@ describe("MCP over stdio", () => {
     const listed = await call("list_documents", { repository: "docs" });
     expect(listed.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["bread.md", "cars.md", "notes/space.md"]);
     expect(listed.structuredContent.documents[0]).toMatchObject({ repository: "docs", format: "md", fragments: 1, pages: null });
+    // The text says what the description promises: fragments, pages and when modified (s21 MCP).
+    expect(listed.content[0]!.text.split("\n")[0]).toMatch(
+      /^docs:bread\.md {2}md {2}\d+ bytes {2}1 fragments {2}modified \d{4}-\d\d-\d\dT/,
+    );
     const paged = await call("list_documents", { limit: 2, offset: 1 });
     expect(paged.structuredContent).toMatchObject({ total: 5, offset: 1 });
     expect(paged.content[0]!.text).toContain("[2 more: continue with offset 3]");
