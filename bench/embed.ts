@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { chooseModel, loadEmbedder } from "../src/embed/embedder.ts";
 import { chunkDocument } from "../src/index/chunk.ts";
 import { convertMarkdown } from "../src/convert/convert.ts";
-import { embeddingText } from "../src/index/indexer.ts";
+import { embeddingText } from "../src/index/embed-pass.ts";
 import { HEADING_SEPARATOR } from "../src/store/store.ts";
 import { table, writeSection } from "./report.ts";
 import { requireShared, SCIFACT, unpackRandomModel } from "./scifact.ts";

@@ -10,7 +10,7 @@ import { buildExecutable } from "../build.ts";
 import { chunkDocument } from "../src/index/chunk.ts";
 import { convertMarkdown } from "../src/convert/convert.ts";
 import { loadEmbedder } from "../src/embed/embedder.ts";
-import { embeddingText } from "../src/index/indexer.ts";
+import { embeddingText } from "../src/index/embed-pass.ts";
 import { HEADING_SEPARATOR } from "../src/store/store.ts";
 import { GLOVE, writeGloveThroughOnnx } from "../test/model-fixtures.ts";
 import { table, writeSection } from "./report.ts";

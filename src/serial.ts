@@ -31,3 +31,23 @@ export function limited(n: number): Serial {
     }
   };
 }
+
+/**
+ * `work` on every item, `limit` at a time (conversions wait on the worker pool). The first failure stops every lane (a full disk must not leave the
+ * others reading and converting the rest of the repository for nothing) and is thrown once they have stopped.
+ */
+export async function forEachConcurrently<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const lane = async () => {
+    while (!failure && next < items.length) {
+      try {
+        await work(items[next++]!);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  if (failure) throw failure.error;
+}

@@ -39,9 +39,10 @@ import {
   type ReadResult,
   type RootRecord,
 } from "../files.ts";
-import { type Failed, planChanges } from "./plan.ts";
+import { type Failed, planChanges, recordedMtime } from "./plan.ts";
 import { gitInfoCache } from "./git-info.ts";
-import { checkModel, chooseModel, EmbedderCache, type Embedder, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
+import { chooseModel, EmbedderCache, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
+import { embeddingText, embedOrDefer, embedRepository, modelOfVectors, refuseOtherModel } from "./embed-pass.ts";
 import {
   damagedIndex,
   describeError,
@@ -53,16 +54,9 @@ import {
   toResearcherError,
 } from "../errors.ts";
 import { acquireWriterLock, withConfigLock } from "../lock.ts";
+import { forEachConcurrently } from "../serial.ts";
 import { keepRepositoryModel, listRepositories, type Repository } from "../repos.ts";
-import {
-  HEADING_SEPARATOR,
-  Store,
-  type DocumentInput,
-  type Fragment,
-  type RecordedFailure,
-  type StoredDocument,
-  type StoredModel,
-} from "../store/store.ts";
+import { HEADING_SEPARATOR, Store, type DocumentInput, type Fragment, type RecordedFailure, type StoredDocument } from "../store/store.ts";
 import { closePaths, spelledIn } from "../search/documents.ts";
 import { dropVectors, syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
@@ -677,106 +671,6 @@ function embeddingsOnlySummary(repository: string, counts: { documents: number; 
   return { ...emptySummary(repository), documents_total: counts.documents, fragments_total: counts.fragments };
 }
 
-const EMBED_BATCH = 256;
-
-/**
- * The mismatch error when the chosen model, loaded, is not the one the repository was embedded with. A model that
- * cannot be loaded now (offline, its server down) is left to the run: it indexes the text and leaves the vectors
- * pending, as it would have without this check.
- */
-async function refuseOtherModel(repo: Repository, stored: StoredModel, load: () => Promise<Embedder>): Promise<void> {
-  const embedder = await load().catch((error: unknown) => {
-    if (isResearcherError(error) && (error.code === "MODEL_UNAVAILABLE" || error.code === "PROVIDER_FAILED")) return undefined;
-    throw error;
-  });
-  if (embedder) checkModel(repo.name, stored, embedder);
-}
-
-/**
- * Embed, or leave the vectors pending when the model cannot be loaded or its server answered no vectors (offline, no
- * model folder yet, an Ollama or OpenAI-compatible server unreachable): the text is indexed and BM25 search works;
- * the next run with a model embeds what is missing.
- */
-async function embedOrDefer(
-  store: Store,
-  repo: Repository,
-  loadModel: () => Promise<Embedder>,
-  options: IndexOptions,
-): Promise<{ embedded: number; model: string | null; embeddings_pending?: number; warnings?: string[] }> {
-  try {
-    return await embedRepository(store, repo, loadModel, options);
-  } catch (error) {
-    if (!isResearcherError(error) || (error.code !== "MODEL_UNAVAILABLE" && error.code !== "PROVIDER_FAILED")) throw error;
-    const pending = store.pendingVectorCount();
-    const hint =
-      error.code === "PROVIDER_FAILED"
-        ? `${error.hint ?? "check the provider"}; then \`researcher index ${repo.name}\` embeds them`
-        : (error.hint ?? "`researcher model pull` (online) or `researcher model set <folder>`");
-    return {
-      embedded: 0,
-      model: store.embeddingModel()?.id ?? null,
-      embeddings_pending: pending,
-      warnings: [`embeddings pending for ${pending} fragment texts (BM25 search works now): ${error.message}; ${hint}`],
-    };
-  }
-}
-
-/**
- * Give every fragment text a vector. The model is loaded only when some text lacks one, and a repository never
- * mixes vectors of two models: a different model is an error until `--rebuild` or `--embeddings-only`.
- */
-async function embedRepository(
-  store: Store,
-  repo: Repository,
-  loadModel: () => Promise<Embedder>,
-  options: IndexOptions,
-): Promise<{ embedded: number; model: string | null }> {
-  const total = store.pendingVectorCount();
-  const stored = store.embeddingModel();
-  if (total === 0) {
-    store.transaction(() => store.pruneVectors());
-    return { embedded: 0, model: stored?.id ?? null };
-  }
-  const embedder = await loadModel();
-  checkModel(repo.name, stored, embedder);
-  if (!stored)
-    store.setEmbeddingModel({
-      id: embedder.info.id,
-      provider: embedder.info.provider,
-      dims: embedder.dims,
-      fingerprint: embedder.fingerprint,
-      settings: {
-        dtype: embedder.info.dtype,
-        pooling: embedder.info.pooling,
-        query_prefix: embedder.info.queryPrefix,
-        document_prefix: embedder.info.documentPrefix,
-      },
-    });
-  let done = 0;
-  for (let after = ""; ; ) {
-    const batch = store.fragmentsWithoutVectors(after, EMBED_BATCH);
-    if (batch.length === 0) break;
-    options.onProgress?.({ phase: "embed", done, total });
-    const vectors = await embedder.embed(
-      batch.map((f) => embeddingText(f.title, f.heading, f.text)),
-      "document",
-    );
-    // Each batch commits on its own: an interrupted run keeps what it embedded.
-    store.transaction(() => {
-      store.insertVectors(batch.map((f, i) => ({ textHash: f.textHash, vector: vectors[i]! })));
-      store.bumpVectorsGeneration();
-    });
-    done += batch.length;
-    // The texts come in order of their hash, each after the last: an index of the hashes out of step with its table
-    // (damage SQLite does not see until it checks) gave the same ones back forever, a WAL growing till the disk filled.
-    if (batch.some((f) => f.textHash <= after)) throw damagedIndex(repo.name, "fragments_by_text_hash disagrees with its table");
-    after = batch.at(-1)!.textHash;
-  }
-  options.onProgress?.({ phase: "embed", done, total });
-  store.transaction(() => store.pruneVectors());
-  return { embedded: done, model: embedder.info.id };
-}
-
 async function runIndex(store: Store, repo: Repository, settings: DocumentSettings, options: IndexOptions): Promise<RunCounts> {
   const onProgress = options.onProgress;
   onProgress?.({ phase: "scan", done: 0, total: 0 });
@@ -1004,26 +898,6 @@ function oneLine(text: string): string {
 }
 
 /**
- * `work` on every item, `limit` at a time (conversions wait on the worker pool). The first failure stops every lane (a full disk must not leave the
- * others reading and converting the rest of the repository for nothing) and is thrown once they have stopped.
- */
-async function forEachConcurrently<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failure: { error: unknown } | undefined;
-  const lane = async () => {
-    while (!failure && next < items.length) {
-      try {
-        await work(items[next++]!);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-  if (failure) throw failure.error;
-}
-
-/**
  * The per-document step: read → convert → chunk one file. Throws only what is the process's and not the file's (no
  * file descriptor left: every file would fail the same way, so the run stops); any other problem becomes a reason, and the
  * stored version of the document (if any) stays as it was. A failed conversion is stamped with the file's size and
@@ -1087,23 +961,6 @@ export async function prepareDocument(
 }
 
 /**
- * How long a file system's mtime tick can be: FAT and exFAT keep mtimes in 2 s steps; HFS+ and ext2/3 (small inodes)
- * in 1 s.
- */
-const MTIME_TICK_MS = 2000;
-
-/**
- * The mtime a run records for a file it read at `readAt`. A file saved again within the tick of that read, at the
- * same size, shows the very stamp recorded, and was never read again: git's "racily clean" files (an edit on a USB
- * stick, or two saves a second apart under watch, lost until the next edit: s19 review F3). A stamp less than a tick
- * older than its read is recorded a millisecond early, which the file does not show: the next run reads it again
- * (its hash says whether it changed) and records its real mtime once that is a tick old.
- */
-function recordedMtime(mtimeMs: number, readAt: number): number {
-  return readAt - mtimeMs < MTIME_TICK_MS ? mtimeMs - 1 : mtimeMs;
-}
-
-/**
  * A converted file's fragments. Source code comes with its sections (parsed in a conversion worker by its syntax
  * tree); a file the parser gave up on (too large, too slow) and every other format go to the text chunker.
  */
@@ -1111,7 +968,6 @@ function fragmentsOf(converted: ConvertedDocument, chunk: ChunkOptions): Fragmen
   return converted.codeSections ? codeFragments(converted.text, converted.codeSections) : chunkDocument(converted, chunk);
 }
 
-/** The file at `path` as discovery would find it; undefined when nothing is there, or a folder now is. */
 /** The file at `path` as discovery would find it, why it is none (a named pipe, a device), or undefined when gone. */
 function statFile(repo: Repository, path: string): DiscoveredFile | { reason: string } | undefined {
   try {
@@ -1120,21 +976,6 @@ function statFile(repo: Repository, path: string): DiscoveredFile | { reason: st
     return stats.isDirectory() ? undefined : { reason: notRegular(stats) };
   } catch {
     return undefined;
-  }
-}
-
-/** What a fragment means on its own: the document title and heading path give the passage its context. */
-export function embeddingText(title: string, heading: string, text: string): string {
-  return [title, heading, text].filter(Boolean).join("\n");
-}
-
-/** The model the index's vectors are of; "unknown" when its record is damaged (a rebuild replaces them). */
-function modelOfVectors(store: Store): ReturnType<Store["embeddingModel"]> | "unknown" {
-  try {
-    return store.embeddingModel();
-  } catch (error) {
-    if (isResearcherError(error) && error.code === "INDEX_CORRUPT") return "unknown";
-    throw error;
   }
 }
 

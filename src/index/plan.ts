@@ -83,3 +83,20 @@ export function planChanges(
   }
   return plan;
 }
+
+/**
+ * How long a file system's mtime tick can be: FAT and exFAT keep mtimes in 2 s steps; HFS+ and ext2/3 (small inodes)
+ * in 1 s.
+ */
+const MTIME_TICK_MS = 2000;
+
+/**
+ * The mtime a run records for a file it read at `readAt`. A file saved again within the tick of that read, at the
+ * same size, shows the very stamp recorded, and was never read again: git's "racily clean" files (an edit on a USB
+ * stick, or two saves a second apart under watch, lost until the next edit: s19 review F3). A stamp less than a tick
+ * older than its read is recorded a millisecond early, which the file does not show: the next run reads it again
+ * (its hash says whether it changed) and records its real mtime once that is a tick old.
+ */
+export function recordedMtime(mtimeMs: number, readAt: number): number {
+  return readAt - mtimeMs < MTIME_TICK_MS ? mtimeMs - 1 : mtimeMs;
+}

@@ -201,7 +201,7 @@ function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): 
   const stamps = store.failureStamps();
   const documents = store.documents();
   const plan = planChanges(discovery, documents, { failed: { stamps } });
-  // A file whose stamp differs in its mtime alone (touched, or recorded a tick early: recordedMtime in indexer.ts)
+  // A file whose stamp differs in its mtime alone (touched, or recorded a tick early: recordedMtime in plan.ts)
   // has changed only if its bytes have, as the next run decides by its hash.
   const read = confinedReader(repo.path);
   const reallyChanged = plan.changed.filter((file) => {
