@@ -292,6 +292,25 @@ describe("command dispatch", () => {
     expect(JSON.parse(grep.stdout).results[0].path).toBe("q.md");
   });
 
+  test("an empty model name is a usage error worded for every command that takes one, not only --model (s21 hostile #11)", () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+    expect(runCli(["repo", "add", "m", docs, "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "m"], { home }).code).toBe(0);
+    for (const args of [
+      ["search", "x", "--model", ""],
+      ["model", "pull", " "],
+    ]) {
+      const run = runCli(args, { home });
+      expect({ args, code: run.code, stderr: run.stderr.split("\n").slice(0, 2) }).toEqual({
+        args,
+        code: 2,
+        stderr: ["error: the model named is empty", "hint: name a model id or a model folder"],
+      });
+    }
+  });
+
   test("a flag that takes no value given one is a usage error: `--full=yes` searched the word `yes` too (s21 scripts)", () => {
     const home = tempDir();
     for (const flag of ["--full=yes", "--json=no", "--explain=1"]) {

@@ -171,6 +171,9 @@ export function clearModels(home: string, id?: string): string {
   return target;
 }
 
+/** A model named by an empty string (`--model "$MODEL"` with MODEL unset): it chose the configured one without a word. */
+export const emptyModelName = () => new ResearcherError("USAGE", "the model named is empty", { hint: "name a model id or a model folder" });
+
 /**
  * Merge settings: explicit flag, then RESEARCHER_MODEL_PATH, RESEARCHER_MODEL, the repository's own settings; then a
  * repository keeps the model it was embedded with (`remembered`); then the global config, then the embedded or
@@ -188,10 +191,7 @@ export function chooseModel(
 ): ModelChoice {
   const merged = { ...global, ...repo };
   // An empty name (`--model "$MODEL"` with MODEL unset) names no model: it chose the configured one without a word.
-  if (flag !== undefined && !flag.trim())
-    throw new ResearcherError("USAGE", "--model names no model (got an empty one)", {
-      hint: "name a model id or folder, or leave --model out",
-    });
+  if (flag !== undefined && !flag.trim()) throw emptyModelName();
   const override = flag || env.model();
   // An index keeps the model it was embedded with until it is re-embedded: a default set since (`model set`) is for
   // repositories without vectors, and only the repository's own settings (or a flag) name another.

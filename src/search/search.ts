@@ -17,7 +17,7 @@ import {
 import { ConversionCache } from "./conversions.ts";
 import { Store, type SqlCondition } from "../store/store.ts";
 import { loadConfig, type Config } from "../config.ts";
-import { checkModel, chooseModel, EmbedderCache, type Embedder, ModelFilesChanged } from "../embed/embedder.ts";
+import { checkModel, chooseModel, EmbedderCache, type Embedder, emptyModelName, ModelFilesChanged } from "../embed/embedder.ts";
 import { FUSION_DEPTH, fuseHybrid, fusionWeight, listAnchors, mergeLists, mergeScore, type Ranked } from "./fusion.ts";
 import { backgrounds, lexicalEvidence, queryCoverage, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { boostHeadings } from "./heading-boost.ts";
@@ -264,6 +264,8 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
 function checkRequest(options: SearchOptions): void {
   searchMode(options.mode, "mode"); // a library caller's typo would otherwise be searched as vector mode
   // A blank query is the caller's mistake, not a search that found nothing (the CLI and REST say how to ask).
+  // An empty model name (`--model "$MODEL"` with MODEL unset) is refused whether or not a repository has vectors.
+  if (options.model !== undefined && !options.model.trim()) throw emptyModelName();
   // Invisible characters alone (a zero-width space, a soft hyphen) are no query either: the index reads none of them.
   if (!withoutInvisibles(options.query).trim())
     throw new ResearcherError("USAGE", "search needs a query", { hint: "ask with words or a question" });
