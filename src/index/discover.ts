@@ -2,7 +2,7 @@
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { CODE_EXTENSIONS } from "../file-types.ts";
-import { pathGlob } from "../path-glob.ts";
+import { pathMatcher } from "../path-glob.ts";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
 import { isInside, notRegular, outsideRoot, readRegularFile } from "../files.ts";
@@ -90,14 +90,15 @@ function indexesCode(types: Set<string>): boolean {
 const compiledExcludes = new WeakMap<string[], (relativePath: string) => boolean>();
 
 /**
- * Compile `--exclude` globs by the rule `--filter` uses (pathGlob): a pattern without `/` matches a file or folder
- * name at any depth, like .gitignore, and a name holding glob syntax (`report [v2].md`) is that name first.
+ * Compile `--exclude` globs by the rule `--filter` uses (pathMatcher): a pattern without `/` matches a file or
+ * folder name at any depth, like .gitignore, and a name holding glob syntax (`report [v2].md`) is that name first.
+ * Names and folders are looked up and globs matched with each path's subjects made once (20,000 excludes, each
+ * matched on its own, took a no-change run of 2,000 notes 9.7 s: s21 hostile #11).
  */
 function compileExcludes(patterns: string[]): (relativePath: string) => boolean {
   let compiled = compiledExcludes.get(patterns);
   if (!compiled) {
-    const globs = patterns.map(pathGlob);
-    compiled = (path) => globs.some((glob) => glob(path));
+    compiled = patterns.length ? pathMatcher(patterns) : () => false;
     compiledExcludes.set(patterns, compiled);
   }
   return compiled;
