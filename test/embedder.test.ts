@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, cpSync, rmSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { chooseModel, describeModel, loadEmbedder, pool, type Embedder } from "../src/embed/embedder.ts";
+import { checkModel, chooseModel, describeModel, loadEmbedder, pool, type Embedder } from "../src/embed/embedder.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { describeShared, GLOVE, gloveThroughOnnx, runCli, tempDir, writeTree } from "./helpers.ts";
 import { standInHub } from "./model-fixtures.ts";
@@ -132,4 +132,15 @@ describeShared("a model folder whose files are not regular files", () => {
       expect({ file, code: search.code, found: search.stdout.includes("m:a.md") }).toEqual({ file, code: 0, found: true });
     }
   }, 120_000);
+});
+
+describeShared("a repository's model against the one a search or run loads", () => {
+  test("the same model name through another provider is said to be so, not changed files (s21 hostile #11)", async () => {
+    const embedder = await loadEmbedder(tempDir(), chooseModel({}, {}, GLOVE));
+    const stored = { id: embedder.info.id, dims: embedder.dims, fingerprint: "0123456789abcdef", provider: "ollama" };
+    expect(() => checkModel("g", stored, embedder)).toThrow(`repository 'g' was embedded with ${GLOVE} through ollama, not through local`);
+    // Through the same provider, another fingerprint is the model's files changed.
+    expect(() => checkModel("g", { ...stored, provider: "local" }, embedder)).toThrow(`the files of ${GLOVE} changed since repository 'g'`);
+    expect(() => checkModel("g", { ...stored, provider: "local", fingerprint: embedder.fingerprint }, embedder)).not.toThrow();
+  });
 });

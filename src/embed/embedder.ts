@@ -807,12 +807,17 @@ export function mayDifferFrom(home: string, choice: ModelChoice, stored: StoredM
 /** A repository never mixes vectors of two models. */
 export function checkModel(repository: string, stored: StoredModel | undefined, embedder: Embedder): void {
   if (!stored || stored.fingerprint === embedder.fingerprint) return;
-  // The same name and size: the model's files changed since (a new revision, a quantised file swapped in).
-  const same = stored.id === embedder.info.id && stored.dims === embedder.dims;
+  // The same name, size and provider: the model's files changed since (a new revision, a quantised file swapped in).
+  // The same name through another provider (local, then an Ollama server) is another model, said so: it was worded
+  // as changed files (s21 hostile #11).
+  const sameName = stored.id === embedder.info.id && stored.dims === embedder.dims;
+  const same = sameName && stored.provider === embedder.info.provider;
   const short = (fingerprint: string) => fingerprint.slice(0, 12);
   const message = same
     ? `the files of ${stored.id} changed since repository '${repository}' was embedded with it (fingerprint ${short(stored.fingerprint)} → ${short(embedder.fingerprint)})`
-    : `repository '${repository}' was embedded with ${stored.id} (${stored.dims} dims), not ${embedder.info.id} (${embedder.dims} dims)`;
+    : sameName
+      ? `repository '${repository}' was embedded with ${stored.id} through ${stored.provider}, not through ${embedder.info.provider}`
+      : `repository '${repository}' was embedded with ${stored.id} (${stored.dims} dims), not ${embedder.info.id} (${embedder.dims} dims)`;
   // --model makes the new model the repository's own (config.yaml), so its searches and index runs agree after.
   const hint = `re-embed it with ${embedder.info.id}: \`researcher index --embeddings-only ${repository} --model ${shellWord(embedder.info.id)}\``;
   // A default search falls back to bm25 on changed files: its warning must say the index stopped following them.
