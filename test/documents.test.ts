@@ -165,6 +165,15 @@ describe("line ranges at the edges", () => {
     for (const ref of ["one:missing.md:0", "missing.md:0", "one:missing.pdf:p0", "missing.pdf:p0", "one:guide.md:0"]) {
       expect({ ref, code: (await refusal(readDocument(home, ref))).code }).toEqual({ ref, code: "USAGE" });
     }
+    // Nor is one past what a number holds: it was read rounded, "line 100000000000000000000 is past the end".
+    for (const ref of ["one:guide.md:99999999999999999999", "one:guide.md:1:99999999999999999999", "one:guide.md:p99999999999999999"]) {
+      const refused = await refusal(readDocument(home, ref));
+      expect({ ref, code: refused.code, message: refused.message }).toEqual({
+        ref,
+        code: "USAGE",
+        message: "line and page numbers go up to 9007199254740991",
+      });
+    }
     // Options read inside the ref's own range (s11 agent #1: they read past it); a ref's line alone bounds nothing.
     expect(await readDocument(home, "one:guide.md:2:3", { fromLine: 3, maxLines: 5 })).toMatchObject({ from: 3, to: 4 });
     expect(await readDocument(home, "one:guide.md:2", { fromLine: 3, maxLines: 2 })).toMatchObject({ from: 3, to: 4 });

@@ -295,6 +295,9 @@ function checkedPlace(place: Place): Pick<DocumentRef, "line" | "count" | "page"
 
 /** Line 0 and page 0 are no place in any document: a usage error before anything is looked up, as `:20-10` is. */
 function refuseZero({ line, count, to, page, lastPage }: Omit<Place, "path">): void {
+  // Digits past what a number holds exactly were read rounded ("line 100000000000000000000 is past the end").
+  const huge = [line, count, to, page, lastPage].find((n) => n !== undefined && !Number.isSafeInteger(n));
+  if (huge !== undefined) throw new ResearcherError("USAGE", `line and page numbers go up to ${Number.MAX_SAFE_INTEGER}`);
   if (page === 0 || lastPage === 0) throw badPage(0);
   if (line === 0) throw badFirstLine(line);
   if (count === 0 && to === undefined) throw badCount(count); // a range ending before it starts says so itself
