@@ -9,6 +9,7 @@ import { danglingLink, repositoryFolder } from "./files.ts";
 import { leftoverTempFiles, withConfigLock } from "./lock.ts";
 import { env } from "./env.ts";
 import { parseYaml, stringifyYaml } from "./yaml.ts";
+import { BUILT_COMMIT, VERSION } from "./version.ts";
 
 /** Source code's fragment budget (chunk.code_tokens): see the schema below. */
 export const DEFAULT_CODE_TOKENS = 512;
@@ -264,7 +265,7 @@ export function loadConfig(home: string): Config {
       hint: "mount or restore what it points to (a dotfiles folder?), or remove the link to start a new configuration",
     });
   }
-  const stamp = existsSync(file) ? stampOf(file) : "absent";
+  const stamp = existsSync(file) ? `${writerKey()}|${stampOf(file)}` : "absent";
   const cached = cache.get(file) ?? readValidatedCopy(home);
   if (cached?.stamp === stamp) return structuredClone(cached.config);
   const config = stamp === "absent" ? parseConfig({}, file) : readConfigFile(file);
@@ -284,6 +285,18 @@ function stampOf(file: string): string {
 }
 
 const validatedCopyPath = (home: string) => join(home, ".config.validated.json");
+
+let writer: string | undefined;
+
+/**
+ * Which researcher validated a copy, part of its stamp: one another build wrote may lack what this one's schema
+ * fills in (a default added since: after an upgrade every command failed on `repo.ocr_languages`, s21 retest R0), so
+ * it is validated again from config.yaml. A build is its version and commit; a source checkout, this file as it is.
+ */
+function writerKey(): string {
+  writer ??= BUILT_COMMIT !== undefined ? `${VERSION}+${BUILT_COMMIT}` : Bun.hash(readFileSync(import.meta.path)).toString(36);
+  return writer;
+}
 
 /** The cached copy, or nothing when it is missing, unreadable or not a plain file (a FIFO there would block). */
 function readValidatedCopy(home: string): { stamp: string; config: Config } | undefined {

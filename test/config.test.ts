@@ -122,6 +122,21 @@ describe("config", () => {
     expect(runCli(["config", "show", "--json"], { home }).stdout).toContain('"limit": 8');
   });
 
+  test("a validated copy another build wrote is validated again: a default added since is filled in (s21 retest R0)", () => {
+    // The copy of 28d543a had no `ocr_languages` for a repository: trusted after an upgrade, every command failed.
+    const home = tempDir();
+    expect(runCli(["repo", "add", "a", tempDir(), "--no-embed"], { home }).code).toBe(0);
+    const copyFile = join(home, ".config.validated.json");
+    const copy = JSON.parse(readFileSync(copyFile, "utf8"));
+    delete copy.config.repositories.a.ocr;
+    delete copy.config.repositories.a.ocr_languages;
+    copy.stamp = copy.stamp.split("|").at(-1); // the stamp as the older build wrote it: the file's alone
+    writeFileSync(copyFile, JSON.stringify(copy));
+    const status = runCli(["status", "--json"], { home });
+    expect({ code: status.code, stderr: status.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(JSON.parse(runCli(["config", "show", "--json"], { home }).stdout).repositories.a).toMatchObject({ ocr_languages: ["eng"] });
+  });
+
   test("an empty config.yaml while indexes exist is an error that says so, never an empty registry", () => {
     const home = tempDir();
     writeTree(home, { "repositories/notes/index.db": "stand-in", "repositories/papers/index.db": "stand-in" });
