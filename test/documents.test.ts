@@ -273,6 +273,14 @@ describe("readDocuments (multi-get)", () => {
     expect(await read("odd:a*.md,odd:b*.md")).toEqual({ paths: ["a.md", "b.md", "bang!.md"], skipped: [] });
     expect(await read("odd:{a,plain}.md")).toEqual({ paths: ["a.md", "plain.md"], skipped: [] });
     expect(await read("odd:a.md,odd:zz*.md")).toEqual({ paths: ["a.md"], skipped: ["odd:zz*.md"] });
+    // Empty parts are no parts: `a,` read every document of every repository (s21 retest R1).
+    for (const pattern of ["odd:a.md,", "odd:a.md,,", "odd:a.md, ", ",odd:a.md"]) {
+      expect({ pattern, ...(await read(pattern)) }).toEqual({ pattern, paths: ["a.md"], skipped: [] });
+    }
+    // A folder's name without its slash is that folder in a list too, as alone (s21 retest R2).
+    writeTree(odd, { "sub/deep.md": "# D\n" });
+    await indexRepository(oddHome, getRepository(oddHome, "odd"));
+    expect(await read("odd:sub,odd:a.md")).toEqual({ paths: ["sub/deep.md", "a.md"], skipped: [] });
   });
 
   test("a glob follows --filter's rule: without a slash it matches base names at any depth (tester F2)", async () => {

@@ -830,11 +830,12 @@ export function matchDocuments(
 ): { refs: DocumentRef[]; skipped: SkippedDocument[] } {
   // An empty pattern (`multi-get "$REFS"` with REFS unset) names nothing, as an empty ref does for `get`.
   if (!pattern.trim()) throw new ResearcherError("USAGE", "an empty pattern of documents", { hint: MULTI_GET_HINT });
-  const parts = listParts(pattern);
-  if (parts.length === 1) return matchPart(home, pattern, options, true);
   // A name holding a comma (`Smith, John - CV.pdf`) is one document, not a list of two that name others.
-  const whole = indexedRef(home, pattern, options);
+  const whole = pattern.includes(",") ? indexedRef(home, pattern, options) : undefined;
   if (whole) return { refs: [whole], skipped: [] };
+  const parts = listParts(pattern);
+  // One part, with the commas and blanks around it gone (`a,` read every document: s21 retest R1).
+  if (parts.length === 1) return matchPart(home, parts[0]!, options, true);
   // A list: each part a ref, a glob or a folder (a ref whose name holds glob syntax, `report [v2].md`, made the
   // whole list one glob that matched nothing); a part that names nothing is skipped, saying so.
   const matched = parts.map((part) => matchPart(home, part, options, false));
@@ -866,8 +867,8 @@ export function listParts(pattern: string): string[] {
 }
 
 /**
- * One part of a pattern: a glob or folder (matched), else a ref; alone (`single`), a name that is no document but a
- * folder of them is that folder. In a list, a part that names nothing is a skipped entry.
+ * One part of a pattern: a glob or folder (matched), else a ref, else a name that is no document but a folder of
+ * them is that folder. In a list (not `single`), a part that names nothing is a skipped entry.
  */
 function matchPart(
   home: string,
@@ -889,8 +890,8 @@ function matchPart(
     documentInfo(home, resolved);
     return { refs: [resolved], skipped: [] };
   } catch (error) {
-    const folder = single ? folderOf(home, part, options) : undefined;
-    return folder ?? { refs: [], skipped: [{ repository: "", path: part, reason: describeError(error) }] };
+    // A folder's name without its slash is that folder, in a list as alone (s21 retest R2).
+    return folderOf(home, part, options) ?? { refs: [], skipped: [{ repository: "", path: part, reason: describeError(error) }] };
   }
 }
 
@@ -938,11 +939,12 @@ function indexedRef(home: string, text: string, options: { repository?: string }
  * One name that is no document but a folder of them (`notes:journal`) is that folder, as in --filter: a name without
  * a slash is every folder of that name, at any depth; one with a slash is the folder at that path.
  */
-function folderOf(home: string, ref: string, options: { repository?: string }): ReturnType<typeof matchDocuments> | undefined {
+function folderOf(home: string, ref: string, options: { repository?: string }): ReturnType<typeof matchGlob> | undefined {
   const colon = ref.indexOf(":");
   const [prefix, path] = colon > 0 && REPO_NAME.test(ref.slice(0, colon)) ? [ref.slice(0, colon + 1), ref.slice(colon + 1)] : ["", ref];
   try {
-    const folder = matchDocuments(home, path.includes("/") ? `${ref}/` : `${prefix}**/${path}/`, options);
+    // A glob of its own, never a list: a name with a comma (`a,`) split into parts, one of them the root (`/`).
+    const folder = matchGlob(home, path.includes("/") ? `${ref}/` : `${prefix}**/${path}/`, options);
     return folder.refs.length > 0 ? folder : undefined;
   } catch {
     return undefined; // the name's own error is the one to give
