@@ -7,7 +7,7 @@
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { env } from "../env.ts";
 
 export interface EmbeddedFile {
@@ -24,9 +24,12 @@ export function contentHash(bytes: Uint8Array): string {
   return Bun.hash(bytes).toString(16);
 }
 
-/** `~/.researcher` or `$RESEARCHER_HOME` (native parts are per machine, not per `--home`). */
+/**
+ * `~/.researcher` or `$RESEARCHER_HOME` (native parts are per machine, not per `--home`), absolute: a relative home
+ * made a relative path that `require` read as a package name, and no model loaded (s21 retest R4).
+ */
 function cacheRoot(): string {
-  return join(env.home(), "native");
+  return resolve(env.home(), "native");
 }
 
 /** Copy embedded files into `<home>/native/<folder>/` unless already there; returns that folder. */

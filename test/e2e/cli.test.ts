@@ -4,7 +4,9 @@ import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   cliCommand,
+  describeShared,
   executable,
+  GLOVE,
   MODEL_ENV,
   HOOK_TIMEOUT,
   runCli,
@@ -270,3 +272,19 @@ test("Ctrl-C or SIGTERM during repo rename leaves it whole or not done: index fo
   }
   expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(1);
 }, 120_000);
+
+describeShared("a home named by a relative RESEARCHER_HOME", () => {
+  test("loads its embedding model: the native parts' folder is absolute (s21 retest R4)", () => {
+    const parent = tempDir();
+    writeTree(parent, { "d/a.md": "# A\n\nalpha words\n" });
+    const cli = (...args: string[]) =>
+      runCli(args, { home: join(parent, "rel"), cwd: parent, env: { RESEARCHER_HOME: "rel", RESEARCHER_MODEL_PATH: "" } });
+    expect(cli("model", "set", GLOVE).code).toBe(0);
+    expect(cli("repo", "add", "a", join(parent, "d")).code).toBe(0);
+    const run = cli("index", "a", "--json");
+    expect({ stderr: run.stderr, summary: JSON.parse(run.stdout) }).toMatchObject({
+      stderr: "",
+      summary: { embedded: 1, embeddings_pending: 0 },
+    });
+  }, 60_000);
+});
