@@ -80,25 +80,27 @@ export function renameRepository(home: string, from: string, to: string): Reposi
   if (to === from) return repo; // already its name: nothing to do (its REPO_EXISTS hint said to remove it)
   const release = acquireWriterLock(repo.dir, repo.name);
   let moved: { from: string; to: string } | undefined;
+  let signals: (() => void) | undefined;
   try {
-    return uninterrupted(() =>
-      renameRegistration(home, from, to, (dir, target) => {
-        // On a file system that ignores case (macOS, Windows), `papers` → `Papers` finds the folder itself in the way.
-        const [inTheWay, own] = [lstatOrNull(target), lstatOrNull(dir)];
-        if (inTheWay && !(own && own.ino === inTheWay.ino && own.dev === inTheWay.dev)) {
-          throw new ResearcherError("REPO_EXISTS", `${target} is in the way: an index folder a removed repository kept`, {
-            hint: `move it away, or \`researcher repo add ${to} <folder>\` of its own folder takes it up again`,
-          });
-        }
-        if (!own) return; // never indexed: nothing to move
-        renameSync(dir, target);
-        moved = { from: dir, to: target };
-      }),
-    );
+    return renameRegistration(home, from, to, (dir, target) => {
+      // On a file system that ignores case (macOS, Windows), `papers` → `Papers` finds the folder itself in the way.
+      const [inTheWay, own] = [lstatOrNull(target), lstatOrNull(dir)];
+      if (inTheWay && !(own && own.ino === inTheWay.ino && own.dev === inTheWay.dev)) {
+        throw new ResearcherError("REPO_EXISTS", `${target} is in the way: an index folder a removed repository kept`, {
+          hint: `move it away, or \`researcher repo add ${to} <folder>\` of its own folder takes it up again`,
+        });
+      }
+      if (!own) return; // never indexed: nothing to move
+      // From the move to config.yaml's write (under its lock, taken by now: waiting for it stays interruptible).
+      signals = holdSignals();
+      renameSync(dir, target);
+      moved = { from: dir, to: target };
+    });
   } catch (error) {
     if (moved) renameSync(moved.to, moved.from);
     throw error;
   } finally {
+    signals?.();
     // The lock moved with the folder: it is released where it is now.
     if (moved && existsSync(moved.to)) rmSync(join(moved.to, "lock"), { force: true });
     else release();
@@ -106,21 +108,19 @@ export function renameRepository(home: string, from: string, to: string): Reposi
 }
 
 /**
- * Run `step` (synchronous: moving an index folder, then writing config.yaml) with SIGINT and SIGTERM caught, so that
- * neither stops the process between the two: Ctrl-C there left the index under the new name and the registration
- * under the old, read as never indexed (s21 hostile #1). The step takes milliseconds; the command then ends as it
- * would have.
+ * SIGINT and SIGTERM caught until the returned release: neither stops the process between moving an index folder and
+ * writing config.yaml (Ctrl-C there left the index under the new name and the registration under the old, read as
+ * never indexed: s21 hostile #1). The two take milliseconds, and the command then ends as it would have; the wait
+ * for config.yaml's lock before them is not held (a Ctrl-C there was swallowed for 10 s: s21 retest R5).
  */
-function uninterrupted<T>(step: () => T): T {
+function holdSignals(): () => void {
   const ignore = () => {};
   process.on("SIGINT", ignore);
   process.on("SIGTERM", ignore);
-  try {
-    return step();
-  } finally {
+  return () => {
     process.off("SIGINT", ignore);
     process.off("SIGTERM", ignore);
-  }
+  };
 }
 
 function lstatOrNull(path: string) {

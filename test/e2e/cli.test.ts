@@ -1,6 +1,7 @@
 /** The CLI as users run it: the compiled executable in a subprocess, its own home folder, real files, real SQLite. */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, rmSync, writeFileSync } from "node:fs";
+import { processStartTime } from "../../src/lock.ts";
 import { join } from "node:path";
 import {
   cliCommand,
@@ -272,6 +273,30 @@ test("Ctrl-C or SIGTERM during repo rename leaves it whole or not done: index fo
   }
   expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(1);
 }, 120_000);
+
+test("Ctrl-C while repo rename waits for config.yaml's lock stops it: nothing renamed (s21 retest R5)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "a", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "a"], { home }).code).toBe(0);
+  // Another process's edit of config.yaml, live: the rename waits for it (up to 10 s).
+  const editor = Bun.spawn(["sleep", "30"]);
+  writeFileSync(join(home, "config.lock"), `${editor.pid} ${processStartTime(editor.pid)}\n`);
+  const exe = await executable();
+  const rename = Bun.spawn([exe, "repo", "rename", "a", "b"], {
+    env: { PATH: SYSTEM_PATH, HOME: home, RESEARCHER_HOME: home },
+    stdout: "pipe",
+  });
+  await Bun.sleep(1_000);
+  rename.kill("SIGINT");
+  const exited = await Promise.race([rename.exited, Bun.sleep(3_000).then(() => "still waiting")]);
+  editor.kill();
+  rmSync(join(home, "config.lock"), { force: true });
+  expect(exited).not.toBe("still waiting");
+  expect(exited).not.toBe(0);
+  expect((JSON.parse(runCli(["repo", "list", "--json"], { home }).stdout) as { name: string }[]).map((r) => r.name)).toEqual(["a"]);
+}, 30_000);
 
 describeShared("a home named by a relative RESEARCHER_HOME", () => {
   test("loads its embedding model: the native parts' folder is absolute (s21 retest R4)", () => {
