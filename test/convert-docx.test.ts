@@ -71,6 +71,23 @@ describeShared("convertDocx: mammoth.js fixtures", () => {
     }
   });
 
+  testShared("a comment's paragraphs make no structure: a Heading style there is no heading of the document (s21 retest R9)", async () => {
+    const doc = await convertDocx(corpusFile("python-docx/comments-rich-para.docx"), "c");
+    expect(doc.text.split("\n").filter((line) => line.startsWith("#"))).toEqual([]);
+    expect(doc.text).toContain("Paragraph with Heading 2 paragraph style.");
+  });
+
+  test("a comment that references another leaves no marker in the text: each comment once, after it (s21 retest R6)", async () => {
+    const comments =
+      '<w:comment w:id="0" w:initials="A"><w:p><w:r><w:t>outer</w:t></w:r><w:r><w:commentReference w:id="1"/></w:r></w:p></w:comment>' +
+      '<w:comment w:id="1" w:initials="X"><w:p><w:r><w:t>inner</w:t></w:r></w:p></w:comment>';
+    const body =
+      '<w:p><w:r><w:t>nested body</w:t></w:r><w:r><w:commentReference w:id="0"/></w:r><w:r><w:commentReference w:id="1"/></w:r></w:p>';
+    const doc = await convertDocx(docx(body, undefined, comments), "n");
+    expect(doc.text.split("\n")[0]).toBe("nested body");
+    expect(doc.text.match(/Comment \[/g)).toHaveLength(2);
+  });
+
   test("a list whose style link names a style the document lacks is a plain paragraph, not a failed file (s21 hostile #6)", async () => {
     const numbering =
       '<w:abstractNum w:abstractNumId="0"><w:numStyleLink w:val="MissingListStyle"/></w:abstractNum><w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num>';

@@ -114,7 +114,10 @@ interface DocumentNode {
   commentId?: string;
   children?: DocumentNode[];
   /** The document's comments (the root node's). */
-  comments?: { commentId: string; authorName?: string | null }[];
+  comments?: { commentId: string; authorName?: string | null; body?: DocumentNode[] }[];
+  /** A paragraph's style (a Heading style makes a heading). */
+  styleId?: string | null;
+  styleName?: string | null;
 }
 
 /** The longest comment author's name kept: a name is a label, not a text. */
@@ -159,7 +162,19 @@ function withCommentsOnce(document: DocumentNode): DocumentNode {
     return [node];
   };
   keep(document);
+  for (const comment of document.comments ?? []) comment.body = comment.body?.map(asCommentText);
   return document;
+}
+
+/**
+ * A comment's content as text of the comment: a paragraph in a Heading style there made a heading of the document
+ * (its title, when it had no core title: s21 retest R9), and a reference to another comment left its marker in the
+ * body (R6). Comments follow the text, each under its label; they make no structure of their own.
+ */
+function asCommentText(node: DocumentNode): DocumentNode {
+  if (node.type === "paragraph") Object.assign(node, { styleId: null, styleName: null });
+  if (Array.isArray(node.children)) node.children = node.children.filter((child) => child.type !== "commentReference").map(asCommentText);
+  return node;
 }
 
 /** A hyperlink whose relationship is missing (its target is empty) keeps its text, as plain text. */
@@ -215,9 +230,9 @@ function dropNoteLinks(html: string): string {
 /**
  * A comment's marker in the text (`[AR1]`): Word anchors it where the commented range ends, often inside a word or
  * between two of a sentence, so kept it split `inter[AR1]national` and broke phrases; the comment itself follows the
- * text under its label.
+ * text under its label. Markers side by side share one `<sup>` (`[A1][X2]` stayed in the text: s21 retest R6).
  */
-const COMMENT_MARKER = /<sup><a href="#comment-\d+" id="comment-ref-\d+">[^<]{0,64}<\/a><\/sup>/g;
+const COMMENT_MARKER = /<sup>(?:<a href="#comment-\d+" id="comment-ref-\d+">[^<]{0,64}<\/a>){1,64}<\/sup>/g;
 
 const CORE_FIELDS = {
   title: "dc:title",
