@@ -211,9 +211,14 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
   }
   metadata = withInlineTags(metadata, inlineTags(text));
   const title = writtenTitle(metadata.title, match?.[1]) ?? firstHeading(text, { written: true }) ?? fallbackTitle;
-  const warnings = oversized
-    ? [`its front matter is over ${MAX_FRONT_MATTER_CHARS / 2 ** 20} MiB: indexed as text, not read as metadata`]
-    : undefined;
+  // A `+++` block meant TOML: a typo there silently dropped the page's title, date and tags (s21 retest R7). A YAML
+  // block is read leniently (keyValueLines), so one that is none is most likely a rule or a slide, not a typo.
+  const problem = oversized
+    ? `its front matter is over ${MAX_FRONT_MATTER_CHARS / 2 ** 20} MiB`
+    : toml && match && !front
+      ? "its TOML front matter (between +++ lines) does not parse"
+      : undefined;
+  const warnings = problem ? [`${problem}: indexed as text, not read as metadata`] : undefined;
   return { title, format: "markdown", text, firstLine, metadata, written: true, ...(warnings && { warnings }) };
 }
 
