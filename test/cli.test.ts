@@ -480,6 +480,30 @@ test("an index run that takes the old name's lock while a rename moves its folde
   expect(readdirSync(join(home, "repositories"))).toEqual(["b"]);
 }, 30_000);
 
+test("a file where an index folder should be is named by status and verify, not read as never indexed (s21 retest R8)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "a", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "a"], { home }).code).toBe(0);
+  const folder = join(home, "repositories", "a");
+  renameSync(folder, join(home, "a.bak"));
+  writeFileSync(folder, "junk");
+  for (const args of [
+    ["status", "a"],
+    ["verify", "a"],
+    ["search", "alpha"],
+  ]) {
+    const run = runCli(args, { home });
+    expect({ args, code: run.code, said: run.stderr.includes(`${folder} is a file where a folder is needed`) }).toEqual({
+      args,
+      code: 1,
+      said: true,
+    });
+    expect(run.stderr).not.toContain("not indexed yet");
+  }
+});
+
 test("repo rename is refused while an index run holds the repository, and leaves it as it was", () => {
   const home = tempDir();
   const docs = tempDir();

@@ -2,7 +2,7 @@
 import type { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
-import { damagedIndex, ResearcherError } from "../errors.ts";
+import { damagedIndex, ResearcherError, systemCode, toResearcherError } from "../errors.ts";
 import { CODE_EXTENSIONS } from "../file-types.ts";
 import { filterSql, type Filter, metadataOf, metadataPath, type SqlCondition } from "./filter-sql.ts";
 import { FTS_COLUMNS, FTS_TOKENIZER, FULL_TEXT_VERSION, fullTextRowWriter, rewriteFullText } from "./fts.ts";
@@ -202,7 +202,15 @@ export class Store {
 
   /** Whether the repository has an index.db, a link to nothing among them (its open says what it is). */
   static exists(dir: string): boolean {
-    return existsSync(Store.dbPath(dir)) || danglingLink(Store.dbPath(dir)) !== undefined;
+    if (existsSync(Store.dbPath(dir)) || danglingLink(Store.dbPath(dir)) !== undefined) return true;
+    // A file where the index folder should be (a restore, a sync tool's conflict copy) is said with the move that fixes
+    // it, not taken for a repository never indexed, whose hint (`index`) then failed (s21 retest R8).
+    try {
+      statSync(Store.dbPath(dir));
+    } catch (error) {
+      if (systemCode(error) === "ENOTDIR") throw toResearcherError(error);
+    }
+    return false;
   }
 
   /**
