@@ -272,6 +272,8 @@ describe("readDocuments (multi-get)", () => {
     });
     expect(await read("odd:a*.md,odd:b*.md")).toEqual({ paths: ["a.md", "b.md", "bang!.md"], skipped: [] });
     expect(await read("odd:{a,plain}.md")).toEqual({ paths: ["a.md", "plain.md"], skipped: [] });
+    // A brace never closed takes no part of the list with it (s21 retest R8).
+    expect((await read("odd:{plain.md,odd:a.md")).paths).toEqual(["a.md"]);
     expect(await read("odd:a.md,odd:zz*.md")).toEqual({ paths: ["a.md"], skipped: ["odd:zz*.md"] });
     // Empty parts are no parts: `a,` read every document of every repository (s21 retest R1).
     for (const pattern of ["odd:a.md,", "odd:a.md,,", "odd:a.md, ", ",odd:a.md"]) {

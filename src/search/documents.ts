@@ -863,7 +863,9 @@ export function listParts(pattern: string): string[] {
     }
   }
   parts.push(pattern.slice(from));
-  return parts.map((part) => part.trim()).filter(Boolean);
+  // A brace never closed is no glob's: its commas split as any (`a{b.md,c.md` hid `c.md` in one glob: s21 retest R8).
+  const split = depth > 0 ? pattern.split(",") : parts;
+  return split.map((part) => part.trim()).filter(Boolean);
 }
 
 /**
