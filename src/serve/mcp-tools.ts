@@ -369,9 +369,9 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
  * (`docs:notes/*.md` with repository `code`) contradict each other: an error naming both, not an empty answer or a
  * document not found (it would be read as a path in `repository` that begins with `docs:`).
  */
-function refuseOtherRepository(home: string, pattern: string, repository: string, what: "pattern" | "ref" = "pattern"): void {
+function refuseOtherRepository(home: string, pattern: string, repository: string, what: "pattern" | "ref" | "prefix" = "pattern"): void {
   const repo = getRepository(home, repository);
-  const parts = what === "ref" ? [pattern] : listParts(pattern);
+  const parts = what === "pattern" ? listParts(pattern) : [pattern];
   const names = new Set(listRepositories(home).map((r) => r.name));
   for (const part of parts) {
     const colon = part.indexOf(":");
@@ -446,6 +446,8 @@ function registerListDocuments(server: McpServer, home: string): void {
  */
 function listingOf(home: string, repository: string | undefined, prefix: string | undefined): { repository?: string; prefix?: string } {
   const colon = prefix?.indexOf(":") ?? -1;
+  // A prefix naming another repository than `repository` is refused, as a ref is: it listed nothing in silence.
+  if (repository !== undefined && prefix !== undefined) refuseOtherRepository(home, prefix, repository, "prefix");
   if (repository !== undefined || colon <= 0) return { repository, prefix };
   const named = prefix!.slice(0, colon);
   return listRepositories(home).some((repo) => repo.name === named) ? { repository: named, prefix: prefix!.slice(colon + 1) } : { prefix };

@@ -338,6 +338,12 @@ describe("MCP over stdio", () => {
     expect(named.structuredContent.documents.map((d: { repository: string; path: string }) => `${d.repository}:${d.path}`)).toEqual([
       "docs:notes/space.md",
     ]);
+    // With another repository named, the prefix's is refused, as a ref's is (s21 retest R8: it listed nothing in silence).
+    const crossed = await call("list_documents", { prefix: "docs:notes/", repository: "big" });
+    expect([crossed.isError, crossed.content[0]!.text]).toEqual([
+      true,
+      expect.stringContaining("names repository 'docs' but repository is 'big'"),
+    ]);
     const listed = await call("list_documents", { repository: "docs" });
     expect(listed.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["bread.md", "cars.md", "notes/space.md"]);
     expect(listed.structuredContent.documents[0]).toMatchObject({ repository: "docs", format: "md", fragments: 1, pages: null });
