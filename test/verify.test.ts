@@ -387,3 +387,16 @@ test("fragments that belong to no document are found, and verify --repair (or in
   await indexRepository(home, repo, { rebuild: true });
   expect(await verifyRepository(repo)).toEqual({ repository: "o", ok: true, problems: [] });
 });
+
+test("an index run removes the temp files writers left in its folder: verify is clean after it (s21 retest R3)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  const repo = registerRepository(home, { name: "t", path: docs, embed: false });
+  await indexRepository(home, repo);
+  // A dead writer's temp file, as a rename that moved the folder under an index run left one.
+  writeFileSync(join(repo.dir, leftover), "left by a writer that is gone");
+  expect((await verifyRepository(repo)).problems.map((p) => p.check)).toEqual(["leftovers"]);
+  await indexRepository(home, repo);
+  expect(await verifyRepository(repo)).toEqual({ repository: "t", ok: true, problems: [] });
+});

@@ -5,7 +5,7 @@
  * walking the tree. A changed file is read once and hashed, and converted only when its SHA-256 differs. Writes go
  * in batches of whole documents, each batch one transaction. Heavy formats convert in a worker pool.
  */
-import { readdirSync, rmdirSync, statSync } from "node:fs";
+import { readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { IDENTIFIER_VERSION } from "../identifiers.ts";
 import { basename, dirname, join } from "node:path";
 import { BARE_DOCUMENT_VERSION, chunkDocument, MARKDOWN_CHUNK_VERSION, type ChunkOptions } from "./chunk.ts";
@@ -53,7 +53,7 @@ import {
   ResearcherError,
   toResearcherError,
 } from "../errors.ts";
-import { acquireWriterLock, withConfigLock } from "../lock.ts";
+import { acquireWriterLock, leftoverTempFiles, withConfigLock } from "../lock.ts";
 import { forEachConcurrently } from "../serial.ts";
 import { keepRepositoryModel, listRepositories, type Repository } from "../repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput, type Fragment, type RecordedFailure, type StoredDocument } from "../store/store.ts";
@@ -235,6 +235,9 @@ async function writeSession(
       const summary = await body({ store, config, pool, embedders, root });
       // Every session, not only one that changed something: "kept 30 days" is 30 days, however quiet the folder.
       store.transaction(() => store.pruneRemovedTexts({ bySize: summary.removed > 0 || summary.indexed > 0 }));
+      // Temp files their writers left (killed, or a rename that moved the folder under one: s21 retest R3) are
+      // nobody's: the writer lock is held, so none is a write under way.
+      for (const name of leftoverTempFiles(repo.dir)) rmSync(join(repo.dir, name), { force: true });
       const model = store.embeddingModel();
       if (model) await syncVectorIndex(store, repo.dir, model.dims, { defer: options.deferAnn });
       store.checkpoint();
