@@ -120,8 +120,7 @@ function documentResources(home: string) {
 /** A failed resource read as its code's JSON-RPC error (errors.ts): not found (-32002), bad input (-32602), or internal (-32603). */
 function resourceError(thrown: unknown): Error {
   const error = toResearcherError(thrown);
-  const hint = error.hint && agentHint(error.hint);
-  return rpcError(ERROR_CODES[error.code].rpc, `${error.message}${hint ? ` (hint: ${hint})` : ""}`);
+  return rpcError(ERROR_CODES[error.code].rpc, describe(error, error.hint && agentHint(error.hint)));
 }
 
 /**
@@ -132,9 +131,9 @@ export function rpcError(code: number, message: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
-/** One line for an agent: the message and the hint that fixes it. */
-export function describe(error: ResearcherError): string {
-  return `${error.message}${error.hint ? ` (hint: ${error.hint})` : ""}`;
+/** One line for an agent or a log: the message and the hint that fixes it (the hint as given, else the error's). */
+export function describe(error: ResearcherError, hint = error.hint): string {
+  return `${error.message}${hint ? ` (hint: ${hint})` : ""}`;
 }
 
 /**
