@@ -262,9 +262,8 @@ describe("filters inside the ranking", () => {
     }
     // true and false are values too (a `draft: true` key was "none has a draft field": s9 review #5).
     expect((await run("draft=yes")).unmatched).toEqual([{ filter: "draft=yes", key: "draft", known: ["true"] }]);
-    // Values that exist, a query that matches nothing, a path glob, or an OR: nothing to say about the filter.
+    // Values that exist, a query that matches nothing, or an OR: nothing to say about the filter.
     expect((await run("tags=go", { query: "nowhere" })).unmatched).toBeUndefined();
-    expect((await run("path=*.rs")).unmatched).toBeUndefined();
     expect((await run({ any: [{ key: "tags", eq: "golang" }] })).unmatched).toBeUndefined();
     expect((await run("tags=go")).unmatched).toBeUndefined();
     // A path filter that begins with the repository's name names the repository it meant (s21 MCP #2); one that
@@ -273,6 +272,13 @@ describe("filters inside the ranking", () => {
     expect((await run("format=pdf", { filter: "notes:*.pdf" })).unmatched).toEqual([{ filter: "path=notes:*.pdf", ...miss }]);
     expect((await run("path=notes/papers/**")).unmatched).toEqual([{ filter: "path=notes/papers/**", ...miss }]);
     expect((await run("path=notes/**")).unmatched).toBeUndefined();
+    // A glob no path matches, or a typo in one, is named too: the filter emptied the page, not the question.
+    for (const glob of ["*.rs", "[", "/papers/*.md"]) {
+      expect((await run(`path=${glob}`)).unmatched).toEqual([{ filter: `path=${glob}`, key: "path", known: [] }]);
+    }
+    expect((await run("path in (*.rs|*.go)")).unmatched).toEqual([{ filter: "path in (*.rs|*.go)", key: "path", known: [] }]);
+    expect((await run("path=*.md")).unmatched).toBeUndefined();
+    expect(unmatchedLines([{ filter: "path=*.rs", key: "path", known: [] }])).toEqual(["no document matches path=*.rs"]);
     expect(unmatchedLines([{ filter: "path=notes:*.pdf", ...miss }])).toEqual([
       "no document has path=notes:*.pdf: paths are inside a repository's folder; to search the repository notes, name it as the repository and filter on the path inside it",
     ]);

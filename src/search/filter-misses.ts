@@ -35,11 +35,11 @@ const MAX_VALUE_CHARS = 60;
 /**
  * The equality terms every result must pass (the filter's top-level AND) that no document of the searched
  * repositories passes, on keys whose values can be listed: `format` and front-matter fields with plain values.
- * Other keys (a path glob, a title, a date, a nested object) have no short list of values to offer, and a long `in`
- * list is a list of paths or ids its sender already knows: neither is looked at.
+ * Other keys (a title, a date, a nested object) have no short list of values to offer, and a long `in` list is a
+ * list of paths or ids its sender already knows: neither is looked at. A path term is named without values.
  */
 export function filterMisses(filter: Filter | undefined, searched: { repo: Repository; store: Store }[]): FilterMiss[] {
-  return [...valueMisses(filter, searched), ...repositoryPathMisses(filter, searched)];
+  return [...valueMisses(filter, searched), ...pathMisses(filter, searched)];
 }
 
 function valueMisses(filter: Filter | undefined, searched: { repo: Repository; store: Store }[]): FilterMiss[] {
@@ -58,19 +58,22 @@ function valueMisses(filter: Filter | undefined, searched: { repo: Repository; s
 }
 
 /**
- * Path terms no document passes whose value begins with a searched repository's name and a `/` or `:` (the filter's
- * own example is `notes/**`; multi-get takes `notes:src/**`): an agent reads an empty answer as "nothing about it".
+ * Path terms no document passes: a glob no path matches (`*.rs` where none is Rust, or a typo such as `[`), or one
+ * that begins with a searched repository's name and a `/` or `:` (the filter's own example is `notes/**`;
+ * multi-get takes `notes:src/**`), which names the repository it meant. An agent reads an empty answer as "nothing
+ * about it" otherwise.
  */
-function repositoryPathMisses(filter: Filter | undefined, searched: { repo: Repository; store: Store }[]): FilterMiss[] {
+function pathMisses(filter: Filter | undefined, searched: { repo: Repository; store: Store }[]): FilterMiss[] {
   const names = new Set(searched.map(({ repo }) => repo.name));
   const named = (value: string) => /^\/?([^/:]+)[/:]/.exec(value)?.[1];
   return requiredTerms(filter)
     .filter((term) => term.key === "path" && (term.op === "eq" || term.op === "in") && term.values.length <= MAX_TERM_VALUES)
     .slice(0, MAX_TERMS)
-    .flatMap((term) => {
+    .filter((term) => !searched.some(({ repo, store }) => store.admitsAny(store.compileFilter(term, repo.name))))
+    .map((term) => {
+      const miss: FilterMiss = { filter: shortened(termText(term), MAX_VALUE_CHARS * 4), key: "path", known: [] };
       const repository = term.values.map((value) => named(String(value))).find((name) => name !== undefined && names.has(name));
-      if (!repository || searched.some(({ repo, store }) => store.admitsAny(store.compileFilter(term, repo.name)))) return [];
-      return [{ filter: shortened(termText(term), MAX_VALUE_CHARS * 4), key: "path", known: [], repository }];
+      return repository ? { ...miss, repository } : miss;
     });
 }
 

@@ -118,6 +118,7 @@ export function unmatchedLines(unmatched: readonly FilterMiss[] | undefined): st
         `no document has ${filter}: paths are inside a repository's folder; to search the repository ${repository}, name it as the repository and filter on the path inside it`,
       );
     }
+    if (key === "path") return escapeControls(`no document matches ${filter}`);
     return escapeControls(
       known.length
         ? `no document has ${filter}; ${key} here: ${known.map(quotedIfSpaced).join(", ")}`
