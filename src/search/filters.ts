@@ -97,7 +97,7 @@ function checkGlobs(filter: Filter, label: string): void {
  */
 export function combineFilters(filters: Filter[]): Filter | undefined {
   const combined = filters.length === 0 ? undefined : filters.length === 1 ? filters[0] : ({ kind: "all", items: filters } as Filter);
-  if (combined) checkGlobs(combined, "where");
+  if (combined) checkGlobs(combined, "the filters together"); // they may come from --filter as much as --where
   return combined;
 }
 
