@@ -527,3 +527,33 @@ describeShared("a repository whose vector list has no voice", () => {
     HOOK_TIMEOUT,
   );
 });
+
+describeShared("a repository whose vector list has a small voice", () => {
+  test(
+    "adds vector evidence in proportion to it: a date near 'April … month' stays below the exact line (s22 user F1)",
+    async () => {
+      const home = tempDir();
+      // Too few fragments to calibrate: hybrid weighs BM25 0.8 and vectors 0.2 in both, so a vector-only neighbour's
+      // fused score is at most 0.2 in its repository, under the exact line's; across repositories it must be too.
+      const books = registerRepository(home, { name: "books", path: tempDir(), embedding: { model: GLOVE } });
+      writeTree(books.path, {
+        "waste-land.md":
+          "# The Burial of the Dead\n\nApril is the cruellest month, breeding lilacs out of the dead land, mixing memory and desire.\n",
+        "sea.md": "# The Sea\n\nThe ship sailed west across the grey water for many days.\n",
+      });
+      const papers = registerRepository(home, { name: "papers", path: tempDir(), embedding: { model: GLOVE } });
+      writeTree(papers.path, { "report.md": "1 July 2013\n", "other.md": "# Methods\n\nWe measured the flow of water in pipes.\n" });
+      await indexRepository(home, books);
+      await indexRepository(home, papers);
+      const found = await search(home, { query: "April is the cruellest month", explain: true, limit: 3 }, new SearchContext());
+      expect(found.results[0]).toMatchObject({ repository: "books", path: "waste-land.md" });
+      const date = found.results.find((r) => r.path === "report.md");
+      expect(date?.explain).toMatchObject({ weights: { bm25: 0.8, vector: 0.2 }, bm25: null });
+      // The same neighbour in vector mode, where the vector list is the whole voice, carries its evidence in full.
+      const vector = await search(home, { query: "April is the cruellest month", mode: "vector", explain: true }, new SearchContext());
+      const full = vector.results.find((r) => r.path === "report.md")!.explain!.merge!.vector!;
+      expect(date!.explain!.merge!.vector).toBeCloseTo(full * 0.25, 2);
+    },
+    HOOK_TIMEOUT,
+  );
+});

@@ -614,8 +614,8 @@ function candidatesOf(
     coverage = lists.coverageOf?.(ids) ?? coverage;
   };
   const lexicalOf = (id: number, score: number) => Math.min(lists.lexicalScale(score), coverage.get(id) ?? 1);
-  const evidence = (id: number, lexical: { score: number } | null, vector: { score: number } | null) =>
-    mergeEvidence(lexical && lexicalOf(id, lexical.score), vector && lists.vectorScale(vector.score));
+  const evidence = (id: number, lexical: { score: number } | null, vector: { score: number } | null, vectorShare = 1) =>
+    mergeEvidence(lexical && lexicalOf(id, lexical.score), vector && vectorShare * lists.vectorScale(vector.score));
   if (mode === "hybrid") {
     const best = (lists.unfiltered?.bm25 ?? lists.keyword)[0];
     const calibration = vectorCalibration(store);
@@ -637,9 +637,11 @@ function candidatesOf(
         weights,
         // A vector list the repository gives no voice adds no evidence across repositories either: an Arabic PDF's
         // neighbour of a query's unknown words (cosine 1, weight 0) came first, printed with score 0.00 (s19 user F2).
-        // A list place past FUSION_DEPTH counts as absent, as in the fused score: a deeper page must not add evidence
-        // that moves a result among other repositories' (s19 review F5).
-        merge: evidence(f.id, withinDepth(f.bm25), weights.vector > 0 ? withinDepth(f.vector) : null),
+        // A small voice adds evidence in proportion: at weight 0.13 a date's neighbour of "April … month" (fused
+        // 0.13) came first across repositories, above an exact line (s22 user F1). A list place past FUSION_DEPTH
+        // counts as absent, as in the fused score: a deeper page must not add evidence that moves a result among
+        // other repositories' (s19 review F5).
+        merge: evidence(f.id, withinDepth(f.bm25), weights.vector > 0 ? withinDepth(f.vector) : null, vectorShare(weights)),
       },
     }));
     return { candidates, why: `hybrid weights bm25 ${weights.bm25}, vector ${weights.vector}: ${weight.reason}` };
@@ -726,6 +728,15 @@ function coverageNote(store: Store, repo: Repository, mode: SearchMode): string 
   if (vectors >= fragments) return undefined;
   const rest = mode === "vector" ? "the rest cannot be found in vector mode" : "the rest are found by bm25 only";
   return `vectors cover ${vectors} of ${fragments} fragments; ${rest} until \`researcher index ${repo.name}\` embeds them`;
+}
+
+/**
+ * How much of a result's vector evidence counts across repositories: all of it where the repository's fusion weighs
+ * its vector list at least as much as its BM25 list, else in the ratio of their weights. Lexical evidence is never
+ * scaled: a full match of the query's words means the same in any repository.
+ */
+function vectorShare(weights: { bm25: number; vector: number }): number {
+  return weights.vector >= weights.bm25 ? 1 : weights.vector / weights.bm25;
 }
 
 /** A list's contribution where fusion counts it: within the first FUSION_DEPTH places. */
