@@ -614,8 +614,10 @@ function candidatesOf(
     coverage = lists.coverageOf?.(ids) ?? coverage;
   };
   const lexicalOf = (id: number, score: number) => Math.min(lists.lexicalScale(score), coverage.get(id) ?? 1);
-  const evidence = (id: number, lexical: { score: number } | null, vector: { score: number } | null, vectorShare = 1) =>
-    mergeEvidence(lexical && lexicalOf(id, lexical.score), vector && vectorShare * lists.vectorScale(vector.score));
+  const evidence = (id: number, lexical: { score: number } | null, vector: { score: number } | null, share = 1) => {
+    const cosine = vector && lists.vectorScale(vector.score);
+    return mergeEvidence(lexical && lexicalOf(id, lexical.score), cosine === null ? null : share * cosine);
+  };
   if (mode === "hybrid") {
     const best = (lists.unfiltered?.bm25 ?? lists.keyword)[0];
     const calibration = vectorCalibration(store);
