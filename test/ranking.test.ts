@@ -18,7 +18,7 @@ import {
   type SearchResponse,
 } from "../src/search/search.ts";
 import { seeded } from "../src/random.ts";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 
@@ -523,6 +523,45 @@ describe("a section whose own heading states the query's topic", () => {
     // The title stands for the chapter's heading: it comes first, as its title and text say (it came second, below
     // the subsection its own heading lifted: 5.13 against 5.67).
     expect(results.map((r) => r.path).slice(0, 2)).toEqual(["okapi.md", "forest.md"]);
+  });
+});
+
+describe("a short fragment that matches only through its title or parent headings (s22 user F2)", () => {
+  testShared("does not lead a book's own chapter: `Moby Dick` finds chapter 41, not the cover", async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    cpSync(join(SHARED, "data/corpus/epub/idpf-epub3-samples/moby-dick.epub"), join(docs, "moby-dick.epub"));
+    await indexRepository(home, registerRepository(home, { name: "books", path: docs, embed: false }));
+    const results = (await search(home, { query: "Moby Dick", mode: "bm25", limit: 3, full: true })).results as FragmentHit[];
+    // "Cover Image" and the title page (a line each, the title their only match) came first and second.
+    for (const result of results) expect(`${result.heading} ${result.text}`).toMatch(/Chapter 41|Moby Dick/i);
+    expect(results[0]!.heading).toContain("Chapter 41");
+  });
+
+  test("scores as one of average length would: a page header below the abstract that holds the words", async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    const filler = Object.fromEntries(
+      WORDS.map((word) => [
+        `other/${word}.md`,
+        `# ${word}\n\n## Notes\n\n${`The ${word} changes with the seasons and the light. `.repeat(6)}\n`,
+      ]),
+    );
+    const abstract =
+      "User acceptance of technology has been studied for two decades. The technology acceptance model has captured " +
+      "the attention of the information systems community. This paper gives an overview of the model, its origins, " +
+      "developments, extensions and criticisms, written by Mohammad Chuttur of Indiana University.";
+    writeTree(docs, {
+      ...filler,
+      "tam.md": `---\ntitle: Overview of the Technology Acceptance Model\n---\n\nWorking Papers on Information Systems ISSN 1535-6078\n\n## Abstract\n\n${abstract}\n`,
+    });
+    await indexRepository(home, registerRepository(home, { name: "papers", path: docs, embed: false }));
+    const query = "who wrote the overview of the technology acceptance model";
+    const results = (await search(home, { query, mode: "bm25", limit: 2, full: true })).results as FragmentHit[];
+    expect(results.map((r) => r.text.slice(0, 20))).toEqual(["User acceptance of t", "Working Papers on In"]);
+    // A phrase keeps FTS5's score: it has no one word to look for in the fragment's own text.
+    const phrase = (await search(home, { query: '"acceptance model"', mode: "bm25", limit: 2, full: true })).results as FragmentHit[];
+    expect(phrase).toHaveLength(2);
   });
 });
 

@@ -29,7 +29,7 @@ import type { Bm25Weights, SqlCondition, Store } from "../store/store.ts";
 export const BM25_WEIGHTS: Bm25Weights = { title: 2.0, heading: 1.5, body: 1.0 };
 
 /** FTS5's bm25() constants. */
-const K1 = 1.2;
+export const K1 = 1.2;
 const B = 0.75;
 
 /**

@@ -13,6 +13,13 @@
  * left as BM25 ranks it (Store.mayHaveHeadings). docs/benchmarks.md ("Questions
  * over documentation") has the measurements.
  *
+ * A short fragment that holds none of the query's words in its own text or heading, and matches only through what it
+ * shares with its neighbours (the document's title, its parent headings), is scored as a fragment of average length
+ * holding the same would be. FTS5 normalises a row by its whole length, so the shortest fragment of a document won
+ * on the title alone: "Cover Image" led `Moby Dick`, a page header holding none of the question's words led the
+ * abstract that held them all (s22 user F2), and a class's short methods, their heading path naming the class, led
+ * the fragment that defines it (s22 agent #1).
+ *
  * The boost is a function of the fragment and the query alone, so a filtered search scores as the unfiltered one
  * does. The boosted list is fixed a block of BLOCK results at a time, each block from BM25's best to a depth set by
  * the block alone (see boostHeadings), so a deeper list only appends to a shorter one: pages concatenate.
@@ -22,6 +29,7 @@ import { identifierParts } from "../identifiers.ts";
 import type { Store } from "../store/store.ts";
 import { HEADING_SEPARATOR } from "../store/store.ts";
 import { splitWords, stem, WORD } from "../text.ts";
+import { BM25_WEIGHTS, K1 } from "./bm25.ts";
 import { termIdfs } from "./calibration.ts";
 import type { ParsedQuery } from "./query.ts";
 import { FUSION_DEPTH, type Ranked } from "./fusion.ts";
@@ -43,6 +51,12 @@ const BLOCK = FUSION_DEPTH;
 const DEPTH_FACTOR = 2;
 
 /**
+ * Fragments at most this long are looked at for a match through shared context alone (about 100 words): a longer
+ * one is at least of average length, where FTS5's normalisation gives the shared words no more than their due.
+ */
+const SHORT_CHARS = 600;
+
+/**
  * The best `depth` of a BM25 ranking with headings weighed in. `rank(n)` gives BM25's best n (by score). Block by
  * block, each takes the best BLOCK of what BM25's best DEPTH_FACTOR × its end hold that no block before took; as a
  * block's depth depends on the block alone, never on `depth`, the list for a larger depth starts with the list for a
@@ -54,18 +68,18 @@ export function boostHeadings<List extends { hits: Ranked[]; total?: number }>(
   depth: number,
   rank: (depth: number) => List,
 ): List {
-  const weigh = headingWeigher(store, parsed);
-  if (!weigh) return rank(depth);
+  const reweigh = headingWeigher(store, parsed);
+  if (!reweigh) return rank(depth);
   const blocks = Math.ceil(depth / BLOCK);
   const ranked = rank(blocks * BLOCK * DEPTH_FACTOR);
-  const factors = weigh(ranked.hits);
+  const scores = reweigh(ranked.hits);
   const waiting = new BoostedHeap();
   const taken: Ranked[] = [];
   let pushed = 0;
   for (let end = BLOCK; end <= blocks * BLOCK && (pushed < ranked.hits.length || waiting.size > 0); end += BLOCK) {
     for (; pushed < Math.min(end * DEPTH_FACTOR, ranked.hits.length); pushed++) {
       const hit = ranked.hits[pushed]!;
-      waiting.push({ id: hit.id, score: hit.score * factors[pushed]!, i: pushed });
+      waiting.push({ id: hit.id, score: scores[pushed]!, i: pushed });
     }
     for (const { id, score } of waiting.popMany(end - taken.length)) taken.push({ id, score });
   }
@@ -136,8 +150,8 @@ function before(a: Boosted, b: Boosted): boolean {
 }
 
 /**
- * A function from BM25 hits to their boost factors, or null when nothing can be boosted: the query has no word to
- * weigh, or the index has no headings.
+ * A function from BM25 hits to their scores with headings weighed in, or null when nothing can be boosted: the query
+ * has no word to weigh, or the index has no headings.
  */
 function headingWeigher(store: Store, parsed: ParsedQuery): ((hits: Ranked[]) => number[]) | null {
   const stems = [...new Set(parsed.optional.flatMap((term) => (term.stem ? [term.stem] : [])))];
@@ -155,16 +169,46 @@ function headingWeigher(store: Store, parsed: ParsedQuery): ((hits: Ranked[]) =>
     }
     return found;
   };
+  // Phrases and prefixes have no one stem to look for in a fragment's own text: such queries keep FTS5's scores.
+  const plain = parsed.required.length === 0 && parsed.optional.every((term) => term.stem);
   return (hits) => {
-    const rows = store.fragmentHeadings(hits.map((hit) => hit.id));
+    const rows = store.fragmentHeadings(
+      hits.map((hit) => hit.id),
+      plain ? SHORT_CHARS : 0,
+    );
     return hits.map((hit) => {
       const row = rows.get(hit.id);
-      if (!row) return 1;
+      if (!row) return hit.score;
       const last = row.heading.lastIndexOf(HEADING_SEPARATOR);
       const own = last < 0 ? row.heading : row.heading.slice(last + HEADING_SEPARATOR.length);
-      return 1 + HEADING_BOOST * share(own ? (isCodeFormat(row.format) ? unitNames(own) : own) : row.title);
+      const factor = 1 + HEADING_BOOST * share(own ? (isCodeFormat(row.format) ? unitNames(own) : own) : row.title);
+      const shared = row.text === null ? undefined : sharedContextScore(row as SharedContext, own, idfs);
+      return Math.min(hit.score, shared ?? hit.score) * factor;
     });
   };
+}
+
+interface SharedContext {
+  title: string;
+  heading: string;
+  text: string;
+}
+
+/**
+ * The BM25 score of a fragment that holds none of the query's words in its own text or heading, at average length
+ * (FTS5's formula with the length norm at 1): its words come from the title and the parent headings. Undefined when
+ * its own text or heading holds one.
+ */
+function sharedContextScore(row: SharedContext, own: string, idfs: Map<string, number>): number | undefined {
+  const ownWords = wordStems(`${own} ${row.text}`);
+  for (const term of idfs.keys()) if (ownWords.has(term)) return undefined;
+  const [title, heading] = [stemCounts(row.title), stemCounts(row.heading)];
+  let score = 0;
+  for (const [term, idf] of idfs) {
+    const tf = BM25_WEIGHTS.title * (title.get(term) ?? 0) + BM25_WEIGHTS.heading * (heading.get(term) ?? 0);
+    score += (idf * tf * (K1 + 1)) / (tf + K1);
+  }
+  return score;
 }
 
 /**
@@ -180,6 +224,17 @@ function unitNames(heading: string): string {
 
 /** The stems a heading's words index as (identifiers also by their parts, as ftsText adds them). */
 function wordStems(text: string): Set<string> {
+  return new Set(indexedStems(text));
+}
+
+/** How many times each stem is indexed in the text. */
+function stemCounts(text: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const term of indexedStems(text)) counts.set(term, (counts.get(term) ?? 0) + 1);
+  return counts;
+}
+
+function indexedStems(text: string): string[] {
   const words = `${text} ${identifierParts(text)}`.match(WORD) ?? [];
-  return new Set(words.flatMap(splitWords).map(stem));
+  return words.flatMap(splitWords).map(stem);
 }

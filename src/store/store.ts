@@ -905,16 +905,16 @@ export class Store {
     if (!any) this.setMeta(NO_HEADINGS_KEY, "none");
   }
 
-  /** Each fragment's heading path, and its document's title and format. */
-  fragmentHeadings(ids: number[]): Map<number, { heading: string; title: string; format: string }> {
+  /** Each fragment's heading path, its document's title and format, and its text when at most `textChars` long. */
+  fragmentHeadings(ids: number[], textChars = 0): Map<number, { heading: string; title: string; format: string; text: string | null }> {
     if (ids.length === 0) return new Map();
     const rows = this.db
-      .query<{ id: number; heading: string; title: string; format: string }, string[]>(
-        `SELECT f.id, f.heading, d.title, d.format
+      .query<{ id: number; heading: string; title: string; format: string; text: string | null }, [number, string]>(
+        `SELECT f.id, f.heading, d.title, d.format, CASE WHEN length(f.text) <= ? THEN f.text END AS text
          FROM fragments f JOIN documents d ON d.id = f.document_id
          WHERE f.id IN (SELECT value FROM json_each(?))`,
       )
-      .all(JSON.stringify(ids));
+      .all(textChars, JSON.stringify(ids));
     checkText(rows, ["heading", "title", "format"], "a result's heading");
     return new Map(rows.map(({ id, ...row }) => [id, row]));
   }
