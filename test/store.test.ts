@@ -347,6 +347,35 @@ test("`remove` leaves no kept text of the document; one that leaves its folder k
   expect(isKept(repo, hashes["b.md"]!)).toBe(true);
 });
 
+test("`remove` and a rebuild leave no bytes of what they drop in the index files (s22 review F9)", async () => {
+  // Deleted rows stayed in free space and freed pages: `strings index.db` read a removed scan's OCR'd text.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "secret.md": "# Secret\n\nCONFIDENTIAL-XYZZY salary 123456\n", "b.md": "# B\n\nbeta\n" });
+  const repo = registerRepository(home, { name: "r", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const db = new Database(Store.dbPath(repo.dir));
+  const { id } = db.query<{ id: number }, []>("SELECT id FROM documents WHERE path = 'secret.md'").get()!;
+  db.query("INSERT INTO document_texts(document_id, settings, text) VALUES (?, 's', ?)").run(id, "OCR-PASSPORT-998877 ".repeat(200));
+  db.run(
+    "INSERT INTO removed_texts(hash, settings, title, metadata, text, removed_at) VALUES ('gone', 's', 't', '{}', ?, julianday('now'))",
+    ["KEPT-SCAN-TEXT ".repeat(300)],
+  );
+  db.close();
+  const bytes = () =>
+    readdirSync(repo.dir)
+      .filter((name) => name.startsWith("index.db"))
+      .map((name) => readFileSync(join(repo.dir, name)).toString("latin1"))
+      .join("");
+  expect(bytes()).toContain("OCR-PASSPORT-998877");
+  await removeDocument(repo, "secret.md");
+  expect(bytes()).not.toContain("OCR-PASSPORT-998877");
+  expect(bytes()).not.toContain("CONFIDENTIAL-XYZZY salary");
+  expect(bytes()).toContain("KEPT-SCAN-TEXT");
+  await indexRepository(home, repo, { rebuild: true });
+  expect(bytes()).not.toContain("KEPT-SCAN-TEXT");
+});
+
 test("an index run prunes kept texts by age even when it changes nothing; a rebuild keeps none (s21 F10)", async () => {
   // Pruned only by runs that indexed or removed something, a text outlived its 30 days in a quiet folder; and
   // `--rebuild`, rewriting index.db in place, kept every removed document's text.

@@ -513,7 +513,21 @@ export class Store {
 
   /** Drop every removed document's kept text: a rebuild leaves none behind, as a new index would hold none. */
   dropRemovedTexts(): void {
-    this.db.run("DELETE FROM removed_texts");
+    this.erasing(() => this.db.run("DELETE FROM removed_texts"));
+  }
+
+  /**
+   * Run deletions whose bytes must not stay in the file: SQLite leaves a deleted row's content in its page's free
+   * space and in freed pages, where `strings index.db` read a removed scan's OCR'd text (s22 review F9). With
+   * secure_delete they are zeroed; the checkpoint that ends the command carries the zeroed pages into index.db.
+   */
+  private erasing<T>(run: () => T): T {
+    this.db.run("PRAGMA secure_delete = ON");
+    try {
+      return run();
+    } finally {
+      this.db.run("PRAGMA secure_delete = OFF");
+    }
   }
 
   documentByPath(path: string): { id: number; hash: string; title: string } | undefined {
@@ -549,14 +563,16 @@ export class Store {
 
   /**
    * Drop a document at a user's word (`remove`, MCP remove_from_index): unlike one that left its folder, it leaves
-   * no kept text (REMOVED_TEXTS_SCHEMA) of its bytes behind. A user dropping a confidential scan from an index
+   * no kept text (REMOVED_TEXTS_SCHEMA) of its bytes behind, and no bytes of its rows in the file (erasing). A user dropping a confidential scan from an index
    * before sharing it kept its whole OCR'd text in it (s21 F10).
    */
   forgetDocument(path: string): boolean {
     const hash = this.documentByPath(path)?.hash;
-    if (hash === undefined || !this.deleteDocument(path)) return false;
-    this.db.query("DELETE FROM removed_texts WHERE hash = ?").run(hash);
-    return true;
+    return this.erasing(() => {
+      if (hash === undefined || !this.deleteDocument(path)) return false;
+      this.db.query("DELETE FROM removed_texts WHERE hash = ?").run(hash);
+      return true;
+    });
   }
 
   /** Whether a document's fragments have a heading (below its title). */
