@@ -400,3 +400,25 @@ test("an index run removes the temp files writers left in its folder: verify is 
   await indexRepository(home, repo);
   expect(await verifyRepository(repo)).toEqual({ repository: "t", ok: true, problems: [] });
 });
+
+test("a file where one repository's index folder belongs is that repository's problem: the others are verified and reported (s22 review F3)", async () => {
+  const home = tempDir();
+  const [one, two] = [
+    registerRepository(home, { name: "one", path: tempDir(), embed: false }),
+    registerRepository(home, { name: "two", path: tempDir(), embed: false }),
+  ];
+  writeTree(one.path, { "a.md": "# A\n\nalpha\n" });
+  writeTree(two.path, { "b.md": "# B\n\nbeta\n" });
+  await indexRepository(home, one);
+  await indexRepository(home, two);
+  renameSync(two.dir, `${two.dir}.bak`);
+  writeFileSync(two.dir, "junk");
+  const result = runCli(["verify", "--json"], { home });
+  expect(result.code).toBe(1);
+  const reports = JSON.parse(result.stdout) as { repository: string; ok: boolean; problems: { fix: string }[] }[];
+  expect(reports.map((r) => [r.repository, r.ok])).toEqual([
+    ["one", true],
+    ["two", false],
+  ]);
+  expect(reports[1]!.problems[0]!.fix).toContain("mv");
+});

@@ -38,7 +38,17 @@ export interface VerifyReport {
 export async function verifyRepository(repo: Repository, options: { repair?: boolean } = {}): Promise<VerifyReport> {
   const problems: VerifyProblem[] = [];
   const report = () => ({ repository: repo.name, ok: problems.every((p) => p.repaired), problems });
-  if (!Store.exists(repo.dir)) {
+  let exists: boolean;
+  try {
+    exists = Store.exists(repo.dir);
+  } catch (error) {
+    // A file where the index folder belongs is this repository's problem, reported with its fix: thrown, it ended a
+    // verify of every repository and discarded the reports (and repairs) of the others (s22 review F3).
+    if (!isResearcherError(error)) throw error;
+    problems.push({ check: "database", detail: error.message, fix: error.hint ?? "try again", repaired: false });
+    return report();
+  }
+  if (!exists) {
     problems.push({ check: "database", detail: "not indexed yet", fix: `researcher index ${repo.name}`, repaired: false });
     return report();
   }
