@@ -302,7 +302,7 @@ export async function watchCommand(names: string[], flags: Flags): Promise<void>
       }
       // Timed as batches are; a failed batch is tried again by the watch itself, so no hint says to run it again.
       note(`${clock()} error: ${repository}: ${error.message}`);
-      if (error.hint) note(`${clock()} hint: ${error.hint.replace(/ and run the command again\b/, "; the watch tries again by itself")}`);
+      if (error.hint) note(`${clock()} hint: ${error.hint.replace(/,? and run the command again\b/, "; the watch tries again by itself")}`);
     },
     onStatus: live?.status,
   });

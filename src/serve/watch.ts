@@ -631,8 +631,9 @@ class RepositoryWatch {
       if (!isFolder(this.repo.path)) return this.report("waiting"); // the next flush waits for it to come back
       // A folder refused as it stands, emptied or now a link elsewhere (a folder being replaced): the next event
       // tries again, and so does the folder turning into another (the real one back: its events went to the old
-      // one's watcher, and the watch was never heard of again: s21 hostile #9).
-      if (isResearcherError(error) && error.code === "PATH_NOT_FOUND") {
+      // one's watcher, and the watch was never heard of again: s21 hostile #9). A file in the index folder's place
+      // is no fault of the root's, whose change was waited for in vain: that is tried again in time (s22 review F7).
+      if (isResearcherError(error) && error.code === "PATH_NOT_FOUND" && !inTheWay(this.repo.dir)) {
         this.waitForOtherRoot();
         return this.report("watching");
       }
@@ -689,6 +690,12 @@ function statOf(path: string): Stats | undefined {
 
 function isFolder(path: string): boolean {
   return statOf(path)?.isDirectory() ?? false;
+}
+
+/** Whether something other than a folder stands where the index folder belongs. */
+function inTheWay(dir: string): boolean {
+  const stats = statOf(dir);
+  return stats !== undefined && !stats.isDirectory();
 }
 
 function isListable(path: string): boolean {
