@@ -291,11 +291,17 @@ let writer: string | undefined;
 /**
  * Which researcher validated a copy, part of its stamp: one another build wrote may lack what this one's schema
  * fills in (a default added since: after an upgrade every command failed on `repo.ocr_languages`, s21 retest R0), so
- * it is validated again from config.yaml. A build is its version and commit; a source checkout, this file as it is.
+ * it is validated again from config.yaml. A build is its version and commit; a source checkout, this file as it is
+ * and the defaults its schema fills in, some of which other modules hold (`file_types`: s22 review F5).
  */
 function writerKey(): string {
-  writer ??= BUILT_COMMIT !== undefined ? `${VERSION}+${BUILT_COMMIT}` : Bun.hash(readFileSync(import.meta.path)).toString(36);
+  writer ??= BUILT_COMMIT !== undefined ? `${VERSION}+${BUILT_COMMIT}` : sourceKey();
   return writer;
+}
+
+function sourceKey(): string {
+  const defaults = JSON.stringify(parseConfig({ repositories: { sample: { path: "/" } } }, "the defaults"));
+  return Bun.hash(readFileSync(import.meta.path) + defaults).toString(36);
 }
 
 /** The cached copy, or nothing when it is missing, unreadable or not a plain file (a FIFO there would block). */

@@ -1,5 +1,16 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { loadConfig, resolveHome, setConfigValue } from "../src/config.ts";
 import { decodeXmlEntities } from "../src/convert/xml.ts";
@@ -7,7 +18,7 @@ import { FILE_TYPES } from "../src/file-types.ts";
 import { parseYaml } from "../src/yaml.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { registerRepository, getRepository, listRepositories } from "../src/repos.ts";
-import { AS_ROOT, cliAsNobody, cliCommand, runCli, tempDir, writeTree } from "./helpers.ts";
+import { AS_ROOT, cliAsNobody, cliCommand, ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 describe("config", () => {
   test("a missing file gives the defaults", () => {
@@ -135,6 +146,23 @@ describe("config", () => {
     const status = runCli(["status", "--json"], { home });
     expect({ code: status.code, stderr: status.stderr }).toEqual({ code: 0, stderr: "" });
     expect(JSON.parse(runCli(["config", "show", "--json"], { home }).stdout).repositories.a).toMatchObject({ ocr_languages: ["eng"] });
+  });
+
+  test("in a source checkout, a default another module holds is part of the validated copy's stamp (s22 review F5)", () => {
+    // The stamp hashed config.ts alone: a change to file-types.ts's defaults was never seen until config.yaml changed.
+    const tree = tempDir();
+    cpSync(join(ROOT, "src"), join(tree, "src"), { recursive: true });
+    cpSync(join(ROOT, "package.json"), join(tree, "package.json"));
+    symlinkSync(join(ROOT, "node_modules"), join(tree, "node_modules"));
+    const home = tempDir();
+    const cli = (...args: string[]) =>
+      Bun.spawnSync([process.execPath, join(tree, "src/main.ts"), ...args], { cwd: home, env: { ...process.env, RESEARCHER_HOME: home } });
+    expect(cli("repo", "add", "r", tempDir(), "--no-embed").exitCode).toBe(0);
+    const firstTypes = () => JSON.parse(cli("config", "show", "--json").stdout.toString()).repositories.r.file_types.slice(0, 2);
+    expect(firstTypes()).toEqual(["md", "markdown"]);
+    const types = join(tree, "src/file-types.ts");
+    writeFileSync(types, readFileSync(types, "utf8").replace('["md", "markdown"', '["zzz", "md", "markdown"'));
+    expect(firstTypes()).toEqual(["zzz", "md"]);
   });
 
   test("an empty config.yaml while indexes exist is an error that says so, never an empty registry", () => {
