@@ -75,9 +75,13 @@ function schemas() {
     path: v.pipe(v.string(), v.minLength(1)),
     /** Every result's context where no context of its own is set: a sentence or two, as a context is (checkBounds). */
     description: v.optional(v.nullable(v.string()), null),
-    // An empty list would leave every document out at the next run (as `repo add --file-types ''` is refused).
+    // An empty list, which an older release let `config set` write, reads as the default (refused, it failed every
+    // command, the `config set` that would fix it included: s22 review F6); an edit may not write one (checkBounds).
     file_types: v.optional(
-      v.pipe(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9]+$/))), v.minLength(1, "needs at least one extension, e.g. [md, txt, pdf]")),
+      v.pipe(
+        v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9]+$/))),
+        v.transform((types) => (types.length ? types : [...FILE_TYPES])),
+      ),
       () => [...FILE_TYPES],
     ),
     exclude: v.optional(v.array(v.string()), []),
@@ -468,6 +472,10 @@ function checkBounds(before: UserSettings, after: UserSettings): void {
     );
   const textHint = "say in a sentence or two what these documents are: it goes out with every result from them";
   for (const [name, repo] of Object.entries((after.repositories ?? {}) as Record<string, UserSettings>)) {
+    // An empty list would leave every document out at the next run (as `repo add --file-types ''` is refused).
+    const types = ["repositories", name, "file_types"];
+    if (JSON.stringify(repo.file_types) === "[]" && JSON.stringify(at(before, types)) !== "[]")
+      refuse(types.join("."), "needs at least one extension, e.g. [md, txt, pdf]", "name the extensions to index, e.g. [md, txt, pdf]");
     const description = repo.description;
     if (typeof description === "string" && changed(["repositories", name, "description"]) && [...description].length > MAX_TEXT_CHARS)
       refuse(`repositories.${name}.description`, `at most ${MAX_TEXT_CHARS} characters, got ${[...description].length}`, textHint);

@@ -495,12 +495,13 @@ test("a file where an index folder should be is named by status and verify, not 
     ["search", "alpha"],
   ]) {
     const run = runCli(args, { home });
-    expect({ args, code: run.code, said: run.stderr.includes(`${folder} is a file where a folder is needed`) }).toEqual({
+    const output = run.stderr + run.stdout; // verify reports it as the repository's problem, on stdout (s22 review F3)
+    expect({ args, code: run.code, said: output.includes(`${folder} is a file where a folder is needed`) }).toEqual({
       args,
       code: 1,
       said: true,
     });
-    expect(run.stderr).not.toContain("not indexed yet");
+    expect(output).not.toContain("not indexed yet");
   }
 });
 

@@ -562,8 +562,18 @@ test("an empty list of file types is refused, as repo add refuses it: the next r
   const refused = runCli(["config", "set", "repositories.n.file_types", "[]"], { home });
   expect([refused.code, refused.stderr.split("\n")[0]]).toEqual([
     1,
-    "error: repositories.n.file_types: needs at least one extension, e.g. [md, txt, pdf] (config set)",
+    "error: repositories.n.file_types: needs at least one extension, e.g. [md, txt, pdf]; nothing was changed",
   ]);
+  // One an older release wrote reads as the default, and `config set` can replace it (it failed every command,
+  // that one included: s22 review F6).
+  writeFileSync(
+    join(home, "config.yaml"),
+    readFileSync(join(home, "config.yaml"), "utf8").replace("embed: false", "embed: false\n    file_types: []"),
+  );
+  expect(runCli(["status"], { home })).toMatchObject({ code: 0, stderr: "" });
+  expect(runCli(["config", "set", "search.limit", "7"], { home }).code).toBe(0);
+  expect(runCli(["config", "set", "repositories.n.file_types", "[md]"], { home }).code).toBe(0);
+  expect(listRepositories(home)[0]!.fileTypes).toEqual(["md"]);
 });
 
 test("OCR languages as meant: [] is the default and a language twice is once, so neither reads every scan again (s21 hostile #11)", () => {
