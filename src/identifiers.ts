@@ -72,7 +72,8 @@ export function identifierParts(text: string): string {
   return out.join(" ");
 }
 
-const SNAKE = /[\p{L}\p{N}]+(?:_[\p{L}\p{N}]+)+/gu;
+/** A snake_case identifier: words of letters and digits joined by underscores. */
+export const SNAKE = /[\p{L}\p{N}]+(?:_[\p{L}\p{N}]+)+/gu;
 
 /**
  * The snake_case words of a text, each once, joined and lower case: `parse_header` → `parseheader`. A query word

@@ -558,7 +558,7 @@ describe("a short fragment that matches only through its title or parent heading
     await indexRepository(home, registerRepository(home, { name: "papers", path: docs, embed: false }));
     const query = "who wrote the overview of the technology acceptance model";
     const results = (await search(home, { query, mode: "bm25", limit: 2, full: true })).results as FragmentHit[];
-    expect(results.map((r) => r.text.slice(0, 20))).toEqual(["User acceptance of t", "Working Papers on In"]);
+    expect(results.map((r) => r.text!.slice(0, 20))).toEqual(["User acceptance of t", "Working Papers on In"]);
     // A phrase keeps FTS5's score: it has no one word to look for in the fragment's own text.
     const phrase = (await search(home, { query: '"acceptance model"', mode: "bm25", limit: 2, full: true })).results as FragmentHit[];
     expect(phrase).toHaveLength(2);

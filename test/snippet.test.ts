@@ -156,3 +156,14 @@ test("a word joined by an invisible character is one word for marking, as for th
   expect(marked("Das Verwal\u00adtungs\u00adgericht und die Verwaltung.", "verwal").words).toEqual([]);
   expect(marked("inter\u200bnational", "international").words).toEqual(["inter\u200bnational"]);
 });
+
+test("an identifier query shows the identifier, not a passage with one of its parts (s22 agent #3)", () => {
+  const filler = "    x = compute(value, other)\n".repeat(12);
+  const camel = `    # Basically delegate everything to the root logger.\n${filler}def getLogger(name=None):\n    return root\n`;
+  expect(marked(camel, "getLogger").text).toContain("def getLogger(name=None)");
+  const snake = `try:\n    from _json import encode_basestring as c_encode_basestring  # else the py one\nexcept ImportError:\n    c_encode_basestring = None\n${filler}def py_encode_basestring(s):\n    return s\n`;
+  expect(marked(snake, "py_encode_basestring").text).toContain("def py_encode_basestring(s)");
+  // Words of prose still go by how many of the query's words a window holds.
+  const prose = `A logger writes records. ${"Filler words about nothing much. ".repeat(10)}To get a logger, ask the manager to get one by name.`;
+  expect(marked(prose, "get logger").text).toContain("To get a logger");
+});

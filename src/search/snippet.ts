@@ -1,4 +1,5 @@
 /** The passage of a fragment to show for a query: the window with the most matched terms, and where they are. */
+import { SNAKE, splitIdentifier } from "../identifiers.ts";
 import type { ParsedQuery } from "./query.ts";
 import { cutIndex, foldCase, hasCjk, hasSpaceless, spacelessWords, stem, WORD, WORD_INNER } from "../text.ts";
 
@@ -15,11 +16,16 @@ const TABLE_RULE = /^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t
 /** How far a snippet begins before its first matched word, for context. */
 export const LEAD = 40;
 
-/** A matched word: [start, end) in the fragment text, and its folded form (to count distinct words). */
+/**
+ * A matched word: [start, end) in the fragment text, and its folded form (to count distinct words); `also`, the
+ * searched words an identifier stands for besides itself (`getLogger`: get, logger), so the window holding the
+ * identifier the query names outweighs one holding a comment with one of its parts (s22 agent #3).
+ */
 interface Match {
   start: number;
   end: number;
   key: string;
+  also?: string[];
 }
 
 /**
@@ -50,7 +56,29 @@ export function makeSnippet(text: string, highlight: ParsedQuery["highlight"], {
 
 function findMatches(text: string, highlight: ParsedQuery["highlight"]): Match[] {
   if (highlight.stems.size === 0 && highlight.prefixes.length === 0) return [];
-  return hasCjk(text) ? findAnyMatches(text, highlight) : findPlainMatches(text, highlight);
+  const found = hasCjk(text) ? findAnyMatches(text, highlight) : findPlainMatches(text, highlight);
+  return withIdentifiers(text, found, highlight);
+}
+
+/**
+ * Each matched camelCase word also counts as the searched words among its parts, and the first match inside a
+ * snake_case identifier whose joined form is searched (`py_encode_basestring` → `pyencodebasestring`, as the index
+ * holds it) as that identifier too.
+ */
+function withIdentifiers(text: string, found: Match[], highlight: ParsedQuery["highlight"]): Match[] {
+  const searchedStem = (word: string) => highlight.stems.has(stem(word));
+  for (const match of found) {
+    const parts = splitIdentifier(text.slice(match.start, match.end)).filter(searchedStem);
+    if (parts.length) match.also = parts;
+  }
+  if (!text.includes("_")) return found;
+  for (const run of text.matchAll(SNAKE)) {
+    const joined = run[0].replaceAll("_", "").toLowerCase();
+    if (!searchedStem(joined)) continue;
+    const first = found.find((m) => m.start >= run.index && m.end <= run.index + run[0].length);
+    if (first) first.also = [...(first.also ?? []), joined];
+  }
+  return found;
 }
 
 /**
@@ -147,16 +175,17 @@ function bestWindowStart(text: string, matches: Match[]): number {
   let next = 0;
   for (const [i, first] of matches.entries()) {
     while (next <= i || (next < matches.length && matches[next]!.end <= first.start + WINDOW - LEAD)) {
-      const key = matches[next++]!.key;
-      inWindow.set(key, (inWindow.get(key) ?? 0) + 1);
+      for (const key of keysOf(matches[next++]!)) inWindow.set(key, (inWindow.get(key) ?? 0) + 1);
     }
     if (inWindow.size > bestScore) {
       bestScore = inWindow.size;
       best = first.start;
     }
-    const left = inWindow.get(first.key)! - 1;
-    if (left === 0) inWindow.delete(first.key);
-    else inWindow.set(first.key, left);
+    for (const key of keysOf(first)) {
+      const left = inWindow.get(key)! - 1;
+      if (left === 0) inWindow.delete(key);
+      else inWindow.set(key, left);
+    }
   }
   const start = Math.max(0, best - LEAD);
   // The lead stays on the matched word's line: a snippet's location is its first line, and a lead reaching back into
@@ -165,6 +194,10 @@ function bestWindowStart(text: string, matches: Match[]): number {
   if (lineStart >= start) return lineStart;
   const space = text.indexOf(" ", start);
   return space !== -1 && space < best ? space + 1 : start;
+}
+
+function keysOf(match: Match): string[] {
+  return match.also ? [match.key, ...match.also] : [match.key];
 }
 
 function leadingSpace(slice: string): number {
