@@ -131,7 +131,8 @@ test("after an incremental change the scores follow the new totals, and search()
 
 /**
  * The best `limit` scores of all FTS5's matches, each multiplied by 1 + HEADING_BOOST × the IDF share of the query's
- * words in its own heading (the document's title, for a fragment under no heading), computed here from the rows
+ * words in its own heading (the document's title, for a fragment under no heading), a short fragment matching only
+ * through its title and parent headings first scored at average length (heading-boost.ts), computed here from the rows
  * themselves, as heading-boost.ts must give them (exact wherever BM25's scores fall off by the largest boost within
  * twice the depth ranked, as here).
  */
@@ -145,13 +146,23 @@ function headingsWeighed(store: Store, query: string, match: string, limit: numb
     const words = new Set((text.match(/[\p{L}\p{N}]+/gu) ?? []).map(stem));
     return [...idf].reduce((sum, [t, w]) => sum + (words.has(t) ? w : 0), 0) / mass;
   };
+  const stemsOf = (text: string) => (text.match(/[\p{L}\p{N}]+/gu) ?? []).map(stem);
+  const count = (text: string, term: string) => stemsOf(text).filter((s) => s === term).length;
+  // A short fragment with none of the words in its own heading or text scores as one of average length would.
+  const shared = (row: { title: string; heading: string; text: string }, own: string) => {
+    if (row.text.length > 600 || stemsOf(`${own} ${row.text}`).some((s) => idf.has(s))) return Number.POSITIVE_INFINITY;
+    return [...idf].reduce((sum, [t, w]) => {
+      const tf = BM25_WEIGHTS.title * count(row.title, t) + BM25_WEIGHTS.heading * count(row.heading, t);
+      return sum + (w * tf * 2.2) / (tf + 1.2);
+    }, 0);
+  };
   const all = store.searchBm25(match, BM25_WEIGHTS, store.fragmentCount(), where);
   const rows = store.fragmentsByIds(all.map((hit) => hit.id));
   return all
     .map((hit) => {
       const row = rows.get(hit.id)!;
       const own = row.heading.split(" › ").at(-1)!;
-      return hit.score * (1 + HEADING_BOOST * share(own || row.title));
+      return Math.min(hit.score, shared(row, own)) * (1 + HEADING_BOOST * share(own || row.title));
     })
     .sort((a, b) => b - a)
     .slice(0, limit);
