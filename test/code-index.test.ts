@@ -414,3 +414,27 @@ test("a unit's parts are told by the unit the chunker records: a section across 
     expect(parts[0]!.fragment.section?.parts).toBe(parts.length);
   }
 });
+
+test("a class's name finds the fragment that defines it, above its short methods headed with its name (s22 agent #1)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  const init = Array.from({ length: 40 }, (_, i) => `        self.option_${i} = options.get("option_${i}", default_value(${i}))`).join(
+    "\n",
+  );
+  const methods = Array.from(
+    { length: 8 },
+    (_, i) => `    def step_${i}(self):\n        """Advance by ${i}."""\n        return self.position + ${i}\n`,
+  ).join("\n");
+  const python = `class Tokenizer:\n    """Splits a text into tokens."""\n\n    def __init__(self, text, options):\n        self.text = text\n${init}\n\n${methods}`;
+  const typescript = `export class Scanner {\n  private readonly settings: Record<string, number>;\n\n  constructor(private text: string) {\n${Array.from({ length: 40 }, (_, i) => `    this.settings["key${i}"] = compute(${i}, text.length);`).join("\n")}\n  }\n\n${Array.from({ length: 8 }, (_, i) => `  step${i}(): number {\n    return this.text.length + ${i};\n  }\n`).join("\n")}}\n`;
+  writeTree(folder, { "tokenizer.py": python, "scanner.ts": typescript, "other.py": "def helper():\n    return 1\n" });
+  expect(runCli(["repo", "add", "code", folder, "--code", "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "code"], { home }).code).toBe(0);
+  for (const [query, line] of [
+    ["Tokenizer", "class Tokenizer:"],
+    ["Scanner", "export class Scanner {"],
+  ]) {
+    const [first] = JSON.parse(runCli(["search", query!, "--json", "-n", "1", "--full"], { home }).stdout).results;
+    expect(first.text).toContain(line);
+  }
+});

@@ -5,7 +5,8 @@
  * occurrence is worth little beside five in a sibling's body ("The Difference Between Macros and Functions" ranked
  * 10th of ten fragments of its own chapter for "what is the difference between macros and functions"). On top of
  * BM25, a fragment's score is multiplied by 1 + HEADING_BOOST × the IDF-weighted share of the query's words in its
- * own heading: the last of its heading path (`class Parser › def feed` → `def feed`), or, for a fragment under no
+ * own heading: the last of its heading path (`class Parser › def feed` → `def feed`; in code also an enclosing unit
+ * whose definition the fragment holds, see definedNames), or, for a fragment under no
  * heading (a document's opening, or a chapter whose one heading is its title), the document's title: giving the
  * title only to the openings of documents with sections put 30 one-heading Rust-book chapters below other chapters'
  * subsections on their own topic ("streams": 1st → 5th). An index where no fragment has a heading below its title
@@ -181,7 +182,8 @@ function headingWeigher(store: Store, parsed: ParsedQuery): ((hits: Ranked[]) =>
       if (!row) return hit.score;
       const last = row.heading.lastIndexOf(HEADING_SEPARATOR);
       const own = last < 0 ? row.heading : row.heading.slice(last + HEADING_SEPARATOR.length);
-      const factor = 1 + HEADING_BOOST * share(own ? (isCodeFormat(row.format) ? unitNames(own) : own) : row.title);
+      const ownHeading = isCodeFormat(row.format) ? definedNames(row.heading, row.previous) : own;
+      const factor = 1 + HEADING_BOOST * share(ownHeading || row.title);
       const shared = row.text === null ? undefined : sharedContextScore(row as SharedContext, own, idfs);
       return Math.min(hit.score, shared ?? hit.score) * factor;
     });
@@ -209,6 +211,20 @@ function sharedContextScore(row: SharedContext, own: string, idfs: Map<string, n
     score += (idf * tf * (K1 + 1)) / (tf + K1);
   }
   return score;
+}
+
+/**
+ * The names of the units whose definitions a code fragment holds: those its own heading names (`def feed`), and each
+ * enclosing unit that begins in it, as the fragment before it is not inside that unit (the fragment that holds
+ * `class Parser:` is headed `class Parser › def __init__`). Only the methods were weighed as their own, so a class's
+ * short methods, each headed with the class's name, ranked above the fragment that defines it (s22 agent #1).
+ */
+function definedNames(heading: string, previous: string | null): string {
+  if (!heading) return "";
+  const path = heading.split(HEADING_SEPARATOR);
+  const before = previous?.split(HEADING_SEPARATOR) ?? [];
+  const begins = path.filter((_, i) => i === path.length - 1 || path.slice(0, i + 1).some((label, j) => before[j] !== label));
+  return begins.map(unitNames).join(" ");
 }
 
 /**

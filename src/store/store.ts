@@ -75,6 +75,15 @@ export interface Fragment {
   unit?: number;
 }
 
+/** What heading-boost.ts weighs a fragment by (Store.fragmentHeadings). */
+export interface FragmentHeadings {
+  heading: string;
+  title: string;
+  format: string;
+  text: string | null;
+  previous: string | null;
+}
+
 export interface FragmentRow {
   id: number;
   documentId: number;
@@ -921,12 +930,16 @@ export class Store {
     if (!any) this.setMeta(NO_HEADINGS_KEY, "none");
   }
 
-  /** Each fragment's heading path, its document's title and format, and its text when at most `textChars` long. */
-  fragmentHeadings(ids: number[], textChars = 0): Map<number, { heading: string; title: string; format: string; text: string | null }> {
+  /**
+   * Each fragment's heading path, its document's title and format, its text when at most `textChars` long, and the
+   * heading path of the fragment before it in its document (null for the first).
+   */
+  fragmentHeadings(ids: number[], textChars = 0): Map<number, FragmentHeadings> {
     if (ids.length === 0) return new Map();
     const rows = this.db
-      .query<{ id: number; heading: string; title: string; format: string; text: string | null }, [number, string]>(
-        `SELECT f.id, f.heading, d.title, d.format, CASE WHEN length(f.text) <= ? THEN f.text END AS text
+      .query<FragmentHeadings & { id: number }, [number, string]>(
+        `SELECT f.id, f.heading, d.title, d.format, CASE WHEN length(f.text) <= ? THEN f.text END AS text,
+                (SELECT p.heading FROM fragments p WHERE p.document_id = f.document_id AND p.seq = f.seq - 1) AS previous
          FROM fragments f JOIN documents d ON d.id = f.document_id
          WHERE f.id IN (SELECT value FROM json_each(?))`,
       )
