@@ -268,7 +268,7 @@ export function firstHeading(text: string, { written = false } = {}): string | u
  * sees. A tag with text meant for a reader (`alt`, `title`, `caption`, `label`) shows something; an autolink
  * (`<https://…>`) is a link, not a tag.
  */
-function rendersNothing(text: string): boolean {
+export function rendersNothing(text: string): boolean {
   let at = 0;
   while (at < text.length) {
     if (text[at]!.trim() === "") at++;
