@@ -238,7 +238,7 @@ export function boundedMetadata(metadata: Record<string, unknown>, limits = META
       chars -= kept.length;
       return chars >= 0 ? kept : undefined;
     }
-    if (item instanceof Date) return Number.isNaN(item.getTime()) ? undefined : item.toISOString(); // TOML's dates, as written
+    if (item instanceof Date) return Number.isNaN(item.getTime()) ? undefined : item.toISOString(); // TOML's dates as ISO text (milliseconds added; a local date or time stays local)
     // A record is plain with or without a prototype (TOML's tables have none).
     const record = item !== null && typeof item === "object" && [Object.prototype, null].includes(Object.getPrototypeOf(item));
     const plain = Array.isArray(item) || record;
