@@ -3,3 +3,9 @@ declare module "*.wasm" {
   const path: string;
   export default path;
 }
+
+/** `import text from "x.md" with { type: "text" }`: the file's text, built into the executable. */
+declare module "*.md" {
+  const text: string;
+  export default text;
+}

@@ -13,6 +13,7 @@ import {
   searchCommand,
   serveCommand,
   statusCommand,
+  skillCommand,
   verifyCommand,
   watchCommand,
 } from "./commands.ts";
@@ -222,6 +223,12 @@ function mainCli(only?: string): CAC {
       .example("  researcher serve --port 8765 --token s3cret")
       .example("  curl -H 'Authorization: Bearer s3cret' 'http://127.0.0.1:8765/search?q=borrow+checker&n=5'")
       .action(serveCommand);
+
+  if (want("skill"))
+    cli
+      .command("skill", "Print SKILL.md, which tells an AI agent how to use researcher well (it is built into the executable)")
+      .example("  mkdir -p ~/.claude/skills/researcher && researcher skill > ~/.claude/skills/researcher/SKILL.md")
+      .action(skillCommand);
 
   // Listed for --help only: main() hands a group's words to its own parser, so these never run.
   for (const group of Object.keys(GROUPS)) {

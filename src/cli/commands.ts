@@ -4,6 +4,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import skillText from "../../SKILL.md" with { type: "text" };
 import { writeOutput } from "../atomic.ts";
 import { loadConfig, OCR_MODES } from "../config.ts";
 import { LIMIT, minimumScore, OFFSET, type Range } from "../search/bounds.ts";
@@ -524,4 +525,9 @@ export async function serveCommand(flags: Flags): Promise<void> {
     process.once("SIGTERM", resolve);
   });
   await server.stop();
+}
+
+/** `researcher skill`: SKILL.md as this build knows it, for an agent's skills folder. */
+export function skillCommand(): void {
+  out(`${skillText.trimEnd()}\n`);
 }

@@ -8,6 +8,7 @@ import {
   GLOVE,
   gloveThroughOnnx,
   HOOK_TIMEOUT,
+  ROOT,
   runCli,
   SHARED,
   SYSTEM_PATH,
@@ -40,6 +41,12 @@ describeShared("compiled executable", () => {
     const result = cli("--version");
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^researcher \d+\.\d+\.\d+ \(commit [0-9a-f]{12}(-dirty)?, bun \d+\.\d+\.\d+, linux-x64\)\n$/);
+  });
+
+  test("skill prints the SKILL.md it was built with: an agent's instructions travel with the executable (s22 agent #8)", () => {
+    const result = cli("skill");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`${readFileSync(join(ROOT, "SKILL.md"), "utf8").trimEnd()}\n`);
   });
 
   test("run in a folder holding a bunfig.toml and a .env, it reads neither (a preload there would run its code)", () => {
