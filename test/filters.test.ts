@@ -110,7 +110,9 @@ describe("filter grammar", () => {
     const hundred = (prefix: string) =>
       parseFilter({ all: [{ key: "path", in: Array.from({ length: 100 }, (_, i) => `*${prefix}${i}*.md`) }] });
     expect(() => combineFilters([hundred("a")])).not.toThrow();
-    expect(() => combineFilters([hundred("a"), hundred("b")])).toThrow("the filters together: 200 path globs is more than a search takes (at most 100)");
+    expect(() => combineFilters([hundred("a"), hundred("b")])).toThrow(
+      "the filters together: 200 path globs is more than a search takes (at most 100)",
+    );
     expect(() => combineFilters([hundred("a"), parseFilter("format=md")])).not.toThrow();
     for (const [input, message] of cases) {
       const error = errorOf(input, "--where");
