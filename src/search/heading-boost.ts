@@ -182,8 +182,8 @@ function headingWeigher(store: Store, parsed: ParsedQuery): ((hits: Ranked[]) =>
       if (!row) return hit.score;
       const last = row.heading.lastIndexOf(HEADING_SEPARATOR);
       const own = last < 0 ? row.heading : row.heading.slice(last + HEADING_SEPARATOR.length);
-      const ownHeading = isCodeFormat(row.format) ? definedNames(row.heading, row.previous) : own;
-      const factor = 1 + HEADING_BOOST * share(ownHeading || row.title);
+      const code = isCodeFormat(row.format) && row.heading !== "";
+      const factor = 1 + HEADING_BOOST * share(code ? definedNames(row) : own || row.title);
       const shared = row.text === null ? undefined : sharedContextScore(row as SharedContext, own, idfs);
       return Math.min(hit.score, shared ?? hit.score) * factor;
     });
@@ -214,17 +214,20 @@ function sharedContextScore(row: SharedContext, own: string, idfs: Map<string, n
 }
 
 /**
- * The names of the units whose definitions a code fragment holds: those its own heading names (`def feed`), and each
- * enclosing unit that begins in it, as the fragment before it is not inside that unit (the fragment that holds
- * `class Parser:` is headed `class Parser › def __init__`). Only the methods were weighed as their own, so a class's
- * short methods, each headed with the class's name, ranked above the fragment that defines it (s22 agent #1).
+ * The names of the units whose definitions a code fragment holds: those its own heading names (`def feed`), unless
+ * it goes on with a unit split before it, and each enclosing unit that begins in it, as the fragment before it is
+ * not inside that unit (the fragment that holds `class Parser:` is headed `class Parser › def __init__`). Only the
+ * last of the path was weighed, so a class's short methods, each headed with the class's name, ranked above the
+ * fragment that defines it, and a long function's short tail above its head (s22 agent #1).
  */
-function definedNames(heading: string, previous: string | null): string {
-  if (!heading) return "";
-  const path = heading.split(HEADING_SEPARATOR);
-  const before = previous?.split(HEADING_SEPARATOR) ?? [];
-  const begins = path.filter((_, i) => i === path.length - 1 || path.slice(0, i + 1).some((label, j) => before[j] !== label));
-  return begins.map(unitNames).join(" ");
+function definedNames(row: { heading: string; previous: string | null; continued: number | null }): string {
+  const path = row.heading.split(HEADING_SEPARATOR);
+  const before = row.previous?.split(HEADING_SEPARATOR) ?? [];
+  const begins = (i: number) => path.slice(0, i + 1).some((label, j) => before[j] !== label);
+  return path
+    .filter((_, i) => (i === path.length - 1 ? !row.continued : begins(i)))
+    .map(unitNames)
+    .join(" ");
 }
 
 /**

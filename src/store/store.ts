@@ -81,7 +81,10 @@ export interface FragmentHeadings {
   title: string;
   format: string;
   text: string | null;
+  /** The heading path of the fragment before it in its document (null for the first). */
   previous: string | null;
+  /** Whether it goes on with the unit the fragment before it is part of (a split function's later part). */
+  continued: number | null;
 }
 
 export interface FragmentRow {
@@ -930,17 +933,16 @@ export class Store {
     if (!any) this.setMeta(NO_HEADINGS_KEY, "none");
   }
 
-  /**
-   * Each fragment's heading path, its document's title and format, its text when at most `textChars` long, and the
-   * heading path of the fragment before it in its document (null for the first).
-   */
+  /** Each fragment's heading path, its document's title and format, its text when at most `textChars` long, and how
+   * it follows the fragment before it in its document. */
   fragmentHeadings(ids: number[], textChars = 0): Map<number, FragmentHeadings> {
     if (ids.length === 0) return new Map();
     const rows = this.db
       .query<FragmentHeadings & { id: number }, [number, string]>(
         `SELECT f.id, f.heading, d.title, d.format, CASE WHEN length(f.text) <= ? THEN f.text END AS text,
-                (SELECT p.heading FROM fragments p WHERE p.document_id = f.document_id AND p.seq = f.seq - 1) AS previous
+                p.heading AS previous, f.unit IS NOT NULL AND f.unit = p.unit AS continued
          FROM fragments f JOIN documents d ON d.id = f.document_id
+         LEFT JOIN fragments p ON p.document_id = f.document_id AND p.seq = f.seq - 1
          WHERE f.id IN (SELECT value FROM json_each(?))`,
       )
       .all(textChars, JSON.stringify(ids));
