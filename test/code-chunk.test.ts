@@ -83,6 +83,41 @@ describe("chunkCode per language", () => {
     expect(headings.slice(4).every((h) => h === "")).toBe(true);
   });
 
+  test("an object of functions is headed by its declaration's own keyword: `var out`, `let handlers`, not `const` (s22 agent #2)", async () => {
+    // jszip's lib/object.js (the prototype of JSZip, trimmed) and a `let` of handlers: grepping the heading must find
+    // the line.
+    const source = [
+      "'use strict';",
+      "// return the actual prototype of JSZip",
+      "var out = {",
+      "    /**",
+      "     * @see loadAsync",
+      "     */",
+      "    load: function() {",
+      '        throw new Error("This method has been removed in JSZip 3.0, please check the upgrade guide.");',
+      "    },",
+      "    file: function(name, data, o) {",
+      "        if (arguments.length === 1) {",
+      "            return this.filter(function(relativePath, file) {",
+      "                return !file.dir && relativePath === name;",
+      "            })[0] || null;",
+      "        }",
+      "        return this;",
+      "    },",
+      "};",
+      "module.exports = out;",
+      "",
+      "let handlers = {",
+      "    open(event) {",
+      "        return event.target.value + this.offset;",
+      "    },",
+      "};",
+      "export var hooks = { before() { return 1; } };",
+    ].join("\n");
+    const headings = (await chunkCode(source, "javascript", small))!.map((f) => f.headings.join(" › "));
+    expect(new Set(headings.filter(Boolean))).toEqual(new Set(["var out", "let handlers", "var hooks"]));
+  });
+
   test("inside a function, a local made by a call given a function is not a unit: the function's parts keep its heading (s15 agent #1)", async () => {
     const lines = (p: string) => Array.from({ length: 12 }, (_, i) => `    const ${p}${i} = input.length + ${i} * 2 + offset;`).join("\n");
     const source = [

@@ -33,6 +33,7 @@ export function languageOf(path: string): CodeLanguage | null {
  * Version 15: a module wrapper (an IIFE, a UMD or AMD factory) is the module's scope, not a function's body. Version
  * 16: the parts of a loop, `if` or docstring split inside a function are parts of the function's unit. Version 17:
  * `(function () { … }).call(this)` is a module wrapper too. Version 18: an import inside a function is no `imports`
- * unit. Version 19: so is `(function () { … }).bind(this)()`.)
+ * unit. Version 19: so is `(function () { … }).bind(this)()`. Version 20: an object of functions is headed by its
+ * declaration's own keyword, `var out`, not `const out`.)
  */
-export const CODE_OUTLINE_VERSION = 19;
+export const CODE_OUTLINE_VERSION = 20;

@@ -614,7 +614,7 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     const valueType = value?.type ?? "";
     const name = declarator?.childForFieldName("name")?.text;
     if (name && /function|arrow_function|class/.test(valueType)) return `${/class/.test(valueType) ? "class" : "function"} ${name}`;
-    if (name && value && !inFunctionBody(node) && madeOfFunctions(value)) return `const ${name}`;
+    if (name && value && !inFunctionBody(node) && madeOfFunctions(value)) return `${declarationKeyword(node)} ${name}`;
     return null;
   }
   if (type === "expression_statement" && (language === "javascript" || language === "typescript" || language === "tsx")) {
@@ -822,8 +822,13 @@ function declaredVariables(node: SyntaxNode): string | null {
   if (names.length === 0) return null;
   const typed = declarators[0]!.childForFieldName("type")?.namedChildren[0]?.type;
   if (names.length === 1 && typed === "function_type") return `function ${names[0]}`;
-  const kind = node.child(0)?.text ?? "const"; // const, let or var
-  return `${kind} ${names.join(", ")}`;
+  return `${declarationKeyword(node)} ${names.join(", ")}`;
+}
+
+/** A declaration's own keyword, `const`, `let` or `var`: a heading that says `const out` for `var out = {…}` sends a
+ * grep for the heading nowhere (s22 agent #2). */
+function declarationKeyword(node: SyntaxNode): string {
+  return node.child(0)?.text ?? "const";
 }
 
 function functionName(node: SyntaxNode, language: CodeLanguage): string | null {
