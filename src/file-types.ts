@@ -51,8 +51,34 @@ export const CODE_LANGUAGES: Readonly<Record<string, CodeLanguage>> = {
   bash: "bash",
 };
 
-/** Source code's file types: a code file's `format` is its extension, one of these. */
+/** Source code's file types: a code file's `format` is its extension, one of these (a script's: its language's). */
 export const CODE_EXTENSIONS: readonly string[] = Object.keys(CODE_LANGUAGES);
+
+/**
+ * Interpreter (the program a script's `#!` line runs, version digits dropped: `python3.11` → `python`) → grammar:
+ * what a script without an extension (`bin/tool`, `libexec/pyenv-which`) is read as, in a repository that indexes a
+ * type of that language (`sh` or `bash` admits `#!/bin/sh`, `py` admits `#!/usr/bin/env python3`). Perl, zsh and
+ * the like have no grammar here.
+ */
+export const INTERPRETERS: Readonly<Record<string, CodeLanguage>> = {
+  sh: "bash",
+  bash: "bash",
+  dash: "bash",
+  ash: "bash",
+  ksh: "bash",
+  python: "python",
+  pypy: "python",
+  node: "javascript",
+  nodejs: "javascript",
+  ruby: "ruby",
+  php: "php",
+};
+
+/** The format a script without an extension is stored with: its language's first extension above (`sh`, `py`),
+ * so that it is source code wherever a format says so (cited by line range, counted by language). */
+export function languageFormat(language: CodeLanguage): string {
+  return CODE_EXTENSIONS.find((type) => CODE_LANGUAGES[type] === language)!;
+}
 
 /**
  * Whether a document is source code, by its format: what cites it by line range and counts it as a code language.

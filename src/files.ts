@@ -100,10 +100,34 @@ export function readConfinedFile(root: string, path: string, maxBytes: number, r
  */
 export function confinedReader(root: string, realRoot?: string): (path: string, maxBytes: number) => ReadResult {
   let real = realRoot;
-  return (path, maxBytes) => readConfined(root, () => (real ??= realpathSync(root)), path, maxBytes);
+  return (path, maxBytes) =>
+    readConfined(
+      root,
+      () => (real ??= realpathSync(root)),
+      path,
+      (fd) => readOpenFile(fd, maxBytes),
+    );
 }
 
-function readConfined(root: string, realRoot: () => string, path: string, maxBytes: number): ReadResult {
+/**
+ * The first `n` bytes of a repository's file (fewer when it is shorter), confined as `readConfinedFile` is: what
+ * discovery reads of a file without an extension, to tell a script by its `#!` line.
+ */
+export function readConfinedHead(root: string, path: string, n: number, realRoot?: string): ReadResult {
+  return readConfined(
+    root,
+    () => realRoot ?? realpathSync(root),
+    path,
+    (fd) => {
+      const stats = fstatSync(fd);
+      if (!stats.isFile()) return { reason: notRegular(stats), special: !stats.isDirectory() };
+      const bytes = new Uint8Array(n);
+      return { bytes: bytes.subarray(0, readSync(fd, bytes, 0, n, 0)) };
+    },
+  );
+}
+
+function readConfined(root: string, realRoot: () => string, path: string, read: (fd: number) => ReadResult): ReadResult {
   const absolute = join(root, path);
   return withOpenFile(absolute, (fd) => {
     const opened = fstatSync(fd, { bigint: true });
@@ -121,7 +145,7 @@ function readConfined(root: string, realRoot: () => string, path: string, maxByt
     }
     if (!isInside(realRoot(), real)) return { reason: outsideRoot(real), outside: true };
     if (named.dev !== opened.dev || named.ino !== opened.ino) return { reason: REPLACED };
-    return readOpenFile(fd, maxBytes);
+    return read(fd);
   });
 }
 

@@ -8,15 +8,15 @@
 import { DEFAULT_CODE_TOKENS } from "../src/config.ts";
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { languageOf } from "../src/convert/code-languages.ts";
 import { codeSections } from "../src/convert/code-outline.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
 import { chunkCode } from "../src/index/code-chunk.ts";
-import { indexRepository } from "../src/index/indexer.ts";
-import { registerRepository } from "../src/repos.ts";
-import { HEADING_SEPARATOR } from "../src/store/store.ts";
+import { indexFiles, indexRepository } from "../src/index/indexer.ts";
+import { getRepository, registerRepository } from "../src/repos.ts";
+import { HEADING_SEPARATOR, Store } from "../src/store/store.ts";
 import { S } from "./code-samples.ts";
 import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
@@ -111,6 +111,98 @@ describe("indexing code", () => {
     expect(cli("index", "app").code).toBe(0);
     const hit = JSON.parse(cli("search", "header", "--json", "--mode", "bm25", "--where", "language=python").stdout).results[0];
     expect(hit.metadata).toMatchObject({ git_branch: "feature", git_commit: git(folder, "rev-parse", "HEAD") });
+  });
+});
+
+/** pyenv's `libexec/pyenv-which`, trimmed: a bash script without an extension, as most of pyenv is. */
+const PYENV_WHICH = `#!/usr/bin/env bash
+#
+# Summary: Display the full path to an executable
+#
+# Usage: pyenv which <command> [--nosystem] [--skip-advice]
+
+set -e
+[ -n "$PYENV_DEBUG" ] && set -x
+
+system="system"
+PYENV_COMMAND="$1"
+
+remove_from_path() {
+  local -a paths_to_remove
+  IFS=: paths_to_remove=($1)
+  local path_to_remove path_before
+  local result=":\${PATH//\\~/$HOME}:"
+  for path_to_remove in "\${paths_to_remove[@]}"; do
+    while true; do
+      path_before="$result"
+      result="\${result//:$path_to_remove:/:}"
+      if [[ \${#path_before} == "\${#result}" ]]; then break; fi
+    done
+  done
+  result="\${result:1:\${#result}-2}"
+  echo "$result"
+}
+
+if [ -z "$PYENV_COMMAND" ]; then
+  pyenv-help --usage which >&2
+  exit 1
+fi
+`;
+
+describe("scripts without an extension, told by their #! line (s22 agent #4)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  writeTree(folder, {
+    "libexec/pyenv-which": PYENV_WHICH,
+    "bin/release":
+      "#!/usr/bin/env python3\n\n\ndef bump_version(version):\n    major, minor = version.split('.')\n    return f'{major}.{int(minor) + 1}'\n",
+    LICENSE: "The MIT License\n\nPermission is hereby granted, free of charge, to any person obtaining a copy\n",
+    "README.md": "# Tool\n\nWhich python runs.\n",
+  });
+  const cli = (...args: string[]) => runCli(args, { home });
+  const json = (...args: string[]) => JSON.parse(cli(...args, "--json").stdout);
+
+  test("repo add --code indexes them as their language: syntax fragments, language, cited by line range", () => {
+    expect(cli("repo", "add", "tool", folder, "--code", "--no-embed").code).toBe(0);
+    const run = json("index", "tool");
+    expect(run).toMatchObject({ indexed: 3, skipped_types: { "": 1 } }); // the license
+    const hit = json("search", "remove from path", "--repo", "tool", "--mode", "bm25", "-n", "1").results[0];
+    expect(hit).toMatchObject({ path: "libexec/pyenv-which", metadata: { language: "bash", format: "sh" } });
+    expect(hit.heading).toContain("function remove_from_path");
+    expect(cli("search", "remove from path", "--repo", "tool", "--mode", "bm25", "-n", "1").stdout).toContain(
+      `tool:libexec/pyenv-which:${hit.fragment.start_line}-${hit.fragment.end_line}`,
+    );
+    const python = json("search", "bump version", "--repo", "tool", "--mode", "bm25", "--where", "language=python").results;
+    expect(python.map((h: { path: string }) => h.path)).toEqual(["bin/release"]);
+    expect(cli("status", "tool").stdout).toContain("code: 1 bash, 1 python");
+  });
+
+  test("an index run parses them in the workers as this thread's chunker does", async () => {
+    const sections = await codeSections(PYENV_WHICH, "bash", { maxTokens: DEFAULT_CODE_TOKENS });
+    const db = new Database(join(getRepository(home, "tool").dir, "index.db"), { readonly: true });
+    const stored = db
+      .query<{ start_line: number; end_line: number }, []>(
+        "SELECT f.start_line, f.end_line FROM fragments f JOIN documents d ON d.id = f.document_id WHERE d.path = 'libexec/pyenv-which' ORDER BY f.seq",
+      )
+      .all();
+    db.close();
+    expect(stored).toEqual(sections!.map((s) => ({ start_line: s.startLine, end_line: s.endLine })));
+  });
+
+  test("a new code outline re-chunks them with the code files", async () => {
+    const repo = getRepository(home, "tool");
+    const store = Store.open(repo.dir, { write: true });
+    store.setMeta("chunking", JSON.stringify({ ...JSON.parse(store.getMeta("chunking")!), code_outline: 1 }));
+    store.close();
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2, skipped: 1 }); // the scripts; README.md not
+  });
+
+  test("a script's #! line changed to a language the repository does not index, or the script deleted: its document goes", async () => {
+    writeFileSync(join(folder, "bin/release"), "#!/usr/bin/perl\nprint 1;\n");
+    expect(json("index", "tool")).toMatchObject({ removed: 1, skipped_types: { "": 2 } });
+    // A watch, or add_to_index, names the deleted file: nothing says what it was, and its document goes.
+    rmSync(join(folder, "libexec/pyenv-which"));
+    expect(await indexFiles(home, getRepository(home, "tool"), ["libexec/pyenv-which"])).toMatchObject({ removed: 1, failed: 0 });
   });
 });
 

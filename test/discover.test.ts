@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { symlinkSync, truncateSync } from "node:fs";
 import { join } from "node:path";
-import { discoverFiles, IgnoreRules, isCandidate, parseIgnoreLine, rulesIndexed } from "../src/index/discover.ts";
+import { discoverFiles, IgnoreRules, isCandidate, leftOutBecause, parseIgnoreLine, rulesIndexed } from "../src/index/discover.ts";
 import { seeded } from "../src/random.ts";
 import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
@@ -99,6 +99,64 @@ describe("discoverFiles", () => {
     // It kept `report [v2].md` and `notes{1}/c.md`, and `//d.md` left out nothing. As for --filter, a pattern is
     // also the glob it spells (`[v2]` holds `v`): `report v.md` goes too, the safe side for an exclude.
     expect(found.files.map((f) => f.path)).toEqual(["keep.md", "sub/d.md"]);
+  });
+
+  test("a file without an extension is indexed as a script of a language the repository indexes, told by its #! line alone (s22 agent #4)", () => {
+    const root = tempDir();
+    const outside = tempDir();
+    writeTree(outside, { tool: "#!/bin/sh\necho outside\n" });
+    writeTree(root, {
+      "libexec/pyenv-which":
+        '#!/usr/bin/env bash\n#\n# Summary: Display the full path to an executable\nset -e\n[ -n "$PYENV_DEBUG" ] && set -x\n',
+      "bin/install": "#!/bin/sh\nexec make install\n",
+      "bin/ksh-tool": "#! /bin/ksh -p\nprint hi\n",
+      "bin/release": "#!/usr/bin/env python3.11\nimport sys\n",
+      "bin/serve": "#!/usr/bin/env -S node --no-warnings\nrequire('./server');\n",
+      "bin/rake": "#!/usr/bin/env RUBYOPT=-W0 ruby\nputs 1\n",
+      "bin/report": "#!/usr/bin/perl -w\nprint 1;\n",
+      "bin/crlf": "#!/bin/bash\r\necho hi\r\n",
+      "bin/long": `#!/usr/bin/${"x/".repeat(200)}bash\n`,
+      LICENSE: "MIT License\n",
+      Makefile: "all:\n\ttrue\n",
+      "docs/notes.md": "# Notes\n",
+    });
+    symlinkSync("install", join(root, "bin/setup"));
+    symlinkSync(join(outside, "tool"), join(root, "bin/outside"));
+    const code = discoverFiles(root, { fileTypes: ["md", "sh", "bash", "py", "js", "rb"], exclude: [] });
+    expect(code.files.map((f) => f.path)).toEqual([
+      "bin/crlf",
+      "bin/install",
+      "bin/ksh-tool",
+      "bin/rake",
+      "bin/release",
+      "bin/serve",
+      "bin/setup",
+      "docs/notes.md",
+      "libexec/pyenv-which",
+    ]);
+    // Perl has no grammar, a line past what Linux reads of it names nothing, a license is no script; a link out of
+    // the root is not followed to read one (and not counted: a link's name is no file of a type).
+    expect(code.skippedTypes).toEqual({ "": 4 });
+    expect(code.problems).toEqual([]);
+    // A language's type admits its scripts, and no other's.
+    const python = discoverFiles(root, { fileTypes: ["md", "py"], exclude: [] });
+    expect(python.files.map((f) => f.path)).toEqual(["bin/release", "docs/notes.md"]);
+    // A repository of documents indexes no file without an extension (and reads none to tell).
+    const documents = discoverFiles(root, { fileTypes: ["md"], exclude: [] });
+    expect(documents.files.map((f) => f.path)).toEqual(["docs/notes.md"]);
+    expect(documents.skippedTypes).toEqual({ "": 11 });
+    // isCandidate (a watch's event, add_to_index) reads the same line; a deleted script may have been one.
+    const options = { fileTypes: ["md", "sh"], exclude: [], path: root };
+    expect(["libexec/pyenv-which", "bin/release", "LICENSE", "bin/gone"].map((path) => isCandidate(path, options))).toEqual([
+      true,
+      false,
+      false,
+      true,
+    ]);
+    expect(leftOutBecause("LICENSE", options)).toBe(
+      "it has no extension, and its first line is no `#!` line of a language it indexes (bash)",
+    );
+    expect(leftOutBecause("LICENSE", { ...options, fileTypes: ["md"] })).toBe("its type (no extension) is not one it indexes");
   });
 
   test("anchored globs match from the root", () => {

@@ -1,17 +1,49 @@
 /**
- * Which grammar parses a code file. Kept apart from the parser (no imports but the leaf that lists the code file
- * types): discovery, conversion and the CLI can ask without loading web-tree-sitter, which a conversion worker loads on
- * the first code file of a run.
+ * Which grammar parses a code file. Kept apart from the parser (no imports but leaves: the one that lists the code
+ * file types and interpreters): discovery, conversion and the CLI can ask without loading web-tree-sitter, which a
+ * conversion worker loads on the first code file of a run.
  */
-import { CODE_LANGUAGES, type CodeLanguage } from "../file-types.ts";
+import { CODE_LANGUAGES, type CodeLanguage, INTERPRETERS } from "../file-types.ts";
+import { own } from "../own.ts";
 
 export type { CodeLanguage };
 
-/** The grammar for a file, by extension; null for anything else (the text chunker handles it). */
-export function languageOf(path: string): CodeLanguage | null {
+/**
+ * The grammar for a file, by extension; for a file without one, by the interpreter its `#!` line names (`head`: its
+ * first bytes, when the caller has them); null for anything else (the text chunker handles it).
+ */
+export function languageOf(path: string, head?: Uint8Array): CodeLanguage | null {
   const dot = path.lastIndexOf(".");
-  if (dot < 0 || dot < path.lastIndexOf("/")) return null;
-  return Object.hasOwn(CODE_LANGUAGES, path.slice(dot + 1).toLowerCase()) ? CODE_LANGUAGES[path.slice(dot + 1).toLowerCase()]! : null;
+  const type = dot < 0 || dot < path.lastIndexOf("/") ? "" : path.slice(dot + 1).toLowerCase();
+  if (type === "") return head ? scriptLanguage(head) : null;
+  return own(CODE_LANGUAGES, type) ?? null;
+}
+
+/**
+ * How much of a file without an extension says what it is: its `#!` line, which Linux reads up to 255 bytes of.
+ * Discovery reads no more of such a file.
+ */
+export const SHEBANG_BYTES = 256;
+
+/**
+ * The language of a script by its `#!` line: `#!/bin/sh`, `#!/usr/bin/env python3`, `#!/usr/bin/env -S node
+ * --flag` (env's options and `NAME=value` settings are passed over). Null when the first line is no `#!` line, names
+ * no interpreter of INTERPRETERS, or runs past SHEBANG_BYTES (a cut name could read as another).
+ */
+export function scriptLanguage(head: Uint8Array): CodeLanguage | null {
+  const bytes = head.subarray(0, SHEBANG_BYTES);
+  if (bytes[0] !== 0x23 || bytes[1] !== 0x21) return null; // "#!"
+  const text = new TextDecoder().decode(bytes);
+  const end = text.search(/[\r\n]/);
+  if (end < 0 && head.length >= SHEBANG_BYTES) return null;
+  const words = text
+    .slice(2, end < 0 ? undefined : end)
+    .trim()
+    .split(/[ \t]+/);
+  const programOf = (word: string) => word.slice(word.lastIndexOf("/") + 1);
+  let program = programOf(words[0] ?? "");
+  if (program === "env") program = programOf(words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? "");
+  return own(INTERPRETERS, program.replace(/[\d.]+$/, "")) ?? null;
 }
 
 /**

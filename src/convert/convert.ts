@@ -5,7 +5,7 @@
  * and `xml.ts`, never from here. The chunker, store and search never see the original format.
  */
 import { basename, extname } from "node:path";
-import { CODE_EXTENSIONS } from "../file-types.ts";
+import { CODE_EXTENSIONS, languageFormat } from "../file-types.ts";
 import { languageOf, type CodeLanguage } from "./code-languages.ts";
 import { ResearcherError } from "../errors.ts";
 import { parseYaml } from "../yaml.ts";
@@ -28,10 +28,15 @@ const HTML_TYPES = new Set(["html", "htm", "xhtml"]);
 /** Aliases of the image types (read by OCR): `jpeg` → `jpg`, `tiff` → `tif`. */
 const IMAGE_ALIASES: Record<string, string> = { jpeg: "jpg", tiff: "tif" };
 
-/** The stored `format` of a document: its file type, with aliases folded (`markdown`, `mdx` → `md`; `htm` → `html`;
- * `jpeg` → `jpg`; `tiff` → `tif`). */
-export function formatOf(path: string): string {
+/**
+ * The stored `format` of a document: its file type, with aliases folded (`markdown`, `mdx` → `md`; `htm` → `html`;
+ * `jpeg` → `jpg`; `tiff` → `tif`). A script without an extension, told by the `#!` line in `head` (its first bytes),
+ * is its language's (`sh`, `py`): source code; as a file to read, without them, it is text.
+ */
+export function formatOf(path: string, head?: Uint8Array): string {
   const type = fileType(path);
+  const script = type === "" && head ? languageOf(path, head) : null;
+  if (script) return languageFormat(script);
   if (MARKDOWN_TYPES.has(type)) return "md";
   if (HTML_TYPES.has(type)) return "html";
   return own(IMAGE_ALIASES, type) ?? (type || "txt");
@@ -85,7 +90,7 @@ async function convertByFormat(path: string, bytes: Uint8Array, options: Convert
       return (await import("./image.ts")).convertImage(formatOf(path), bytes, title, options);
     default: {
       const text = plainText(path, bytes);
-      return convertText(text, title, headerLanguage(languageOf(path), fileType(path), text), options.codeTokens);
+      return convertText(text, title, headerLanguage(languageOf(path, bytes), fileType(path), text), options.codeTokens);
     }
   }
 }
@@ -111,7 +116,7 @@ function plainText(path: string, bytes: Uint8Array): string {
     return decodeText(bytes);
   } catch (error) {
     const type = fileType(path);
-    if (type === "txt" || languageOf(path) !== null || !(error instanceof ResearcherError)) throw error;
+    if (type === "txt" || languageOf(path, bytes) !== null || !(error instanceof ResearcherError)) throw error;
     throw new ResearcherError(
       "FILE_UNREADABLE",
       `${error.message}: ${type ? `.${type}` : "a file without an extension"} has no converter here, so it is read as plain text`,

@@ -137,7 +137,7 @@ export class ConvertPool {
    * told of each page as its OCR starts (a long scan is minutes of work in one file).
    */
   async convert(path: string, bytes: Uint8Array, onOcrPage?: (page: OcrPage) => void): Promise<ConvertedDocument> {
-    const language = this.options.codeTokens ? languageOf(path) : null;
+    const language = this.options.codeTokens ? languageOf(path, bytes) : null;
     // Text formats convert in this thread, except source code to be parsed: the parse is the cost.
     if (TEXT_FORMATS.has(formatOf(path)) && !language) return convertFile(path, bytes);
     const treeSitter = language ? await (await import("./tree-sitter.ts")).compiledFor(language) : undefined;

@@ -1,11 +1,13 @@
 /** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import { CODE_EXTENSIONS } from "../file-types.ts";
+import { CODE_EXTENSIONS, CODE_LANGUAGES, type CodeLanguage, INTERPRETERS } from "../file-types.ts";
+import { languageOf, SHEBANG_BYTES } from "../convert/code-languages.ts";
 import { pathMatcher } from "../path-glob.ts";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
-import { isInside, notRegular, outsideRoot, readRegularFile } from "../files.ts";
+import { isInside, notRegular, outsideRoot, readConfinedHead, readRegularFile } from "../files.ts";
+import { own } from "../own.ts";
 
 export interface DiscoveredFile {
   /** The folder walked (the repository root): reads are confined to it (`readConfinedFile`). */
@@ -33,7 +35,10 @@ export interface DiscoverOptions {
 export interface Discovery {
   /** Regular files to index, sorted by path. */
   files: DiscoveredFile[];
-  /** Files left out because of their type, by extension (`""` for none): why a folder of slides finds nothing. */
+  /**
+   * Files left out because of their type, by extension (`""` for none: in a repository that indexes code, those whose
+   * `#!` line names no language it indexes): why a folder of slides finds nothing.
+   */
   skippedTypes: Record<string, number>;
   /**
    * Generated and vendored code left out, by rule (`node_modules/`, `dist/`, `*.min.js`): how many folders or files
@@ -130,9 +135,48 @@ export function candidacy(path: string, options: DiscoverOptions): "in" | "out" 
  * null when they do not, "unknown" when an ignore file on the way cannot be read. */
 export function leftOutBecause(path: string, options: DiscoverOptions): string | "unknown" | null {
   const type = fileType(path);
-  if (!wantedTypes(options).has(type)) return `its type (${type ? `.${type}` : "no extension"}) is not one it indexes`;
+  const types = wantedTypes(options);
+  if (!types.has(type)) {
+    const why = type ? `its type (.${type}) is not one it indexes` : scriptLeftOutBecause(path, options, scriptLanguages(types));
+    if (why) return why;
+  }
   const verdict = included(path, options);
   return verdict === "in" ? null : verdict;
+}
+
+/**
+ * Why a file without an extension is no script the repository indexes, or null when it is one. One that is not
+ * there may have been (the document of a deleted script goes, as a watch asks of it).
+ */
+function scriptLeftOutBecause(path: string, options: DiscoverOptions, languages: Set<CodeLanguage>): string | null {
+  if (languages.size === 0 || !options.path) return "its type (no extension) is not one it indexes";
+  if (isScriptOf(options.path, path, languages) !== false) return null;
+  return `it has no extension, and its first line is no \`#!\` line of a language it indexes (${[...languages].join(", ")})`;
+}
+
+/**
+ * The languages whose scripts without an extension a repository indexes: those of its code types that a `#!` line
+ * can name (`sh` admits bash scripts, `py` Python ones; see INTERPRETERS). None: such files are not even opened.
+ */
+function scriptLanguages(types: Set<string>): Set<CodeLanguage> {
+  const scripted = new Set(Object.values(INTERPRETERS));
+  const languages = new Set<CodeLanguage>();
+  for (const type of types) {
+    const language = own(CODE_LANGUAGES, type);
+    if (language && scripted.has(language)) languages.add(language);
+  }
+  return languages;
+}
+
+/**
+ * Whether the file at `path` (relative to `root`) is a script of one of `languages` by its `#!` line: its first
+ * bytes alone are read, confined to the root as every read is. "missing" when nothing is there.
+ */
+function isScriptOf(root: string, path: string, languages: Set<CodeLanguage>, realRoot?: string): boolean | "missing" {
+  const head = readConfinedHead(root, path, SHEBANG_BYTES, realRoot);
+  if ("reason" in head) return head.missing ? "missing" : false;
+  const language = languageOf(path, head.bytes);
+  return language !== null && languages.has(language);
 }
 
 /**
@@ -489,6 +533,7 @@ function wantedTypes(options: DiscoverOptions): Set<string> {
  */
 export function discoverFiles(root: string, options: DiscoverOptions, under = ""): Discovery {
   const types = wantedTypes(options);
+  const scripts = scriptLanguages(types);
   const excluded = compileExcludes(options.exclude);
   const realRoot = checkRoot(root);
   const home = homeInside(realRoot, options);
@@ -560,11 +605,18 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
         continue;
       }
       const type = fileType(entry.name);
-      if (!types.has(type)) {
-        if (entry.isFile()) discovery.skippedTypes[type] = (discovery.skippedTypes[type] ?? 0) + 1;
+      // A file without an extension may be a script of a language the repository indexes: its first bytes say.
+      const script = type === "" && scripts.size > 0;
+      if (!types.has(type) && !script) {
+        if (entry.isFile()) countSkippedType(discovery, type);
         continue;
       }
       const found = regularFile(absolute, entry.isSymbolicLink(), (target) => linkedOut(realRoot, target, options, linkRules));
+      // A link that cannot be followed says nothing of a script: left out by its name, as before there were scripts.
+      if (script && ("reason" in found || isScriptOf(root, relativePath, scripts, realRoot) !== true)) {
+        if (entry.isFile()) countSkippedType(discovery, type);
+        continue;
+      }
       if ("reason" in found) {
         // A name that is not UTF-8 comes back with U+FFFD in it and cannot be opened by that name.
         const undecodable = !found.reason && !entry.isSymbolicLink() && entry.name.includes("\ufffd");
@@ -580,6 +632,10 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
   walk(start, under, IgnoreRules.EMPTY, under ? deviceOf(dirname(start)) : undefined);
   discovery.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return discovery;
+}
+
+function countSkippedType(discovery: Discovery, type: string): void {
+  discovery.skippedTypes[type] = (discovery.skippedTypes[type] ?? 0) + 1;
 }
 
 /** Whether a path leads to a folder (through links); false when it leads nowhere (missing, a loop, forbidden). */

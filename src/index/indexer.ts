@@ -12,7 +12,7 @@ import { BARE_DOCUMENT_VERSION, chunkDocument, MARKDOWN_CHUNK_VERSION, type Chun
 import { codeFragments } from "./code-chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
-import { formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
+import { fileType, formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
 import {
@@ -553,7 +553,8 @@ function documentSettings(
   // Indexes from before code had its own budget chunked code at the text budget, and from before the outline had a
   // version, with version 1. A new code budget or outline re-reads only code: a scanned book is not recognised again
   // because a budget it never used changed.
-  // New identifier words (identifiers.ts) are read again for code, where identifiers are.
+  // New identifier words (identifiers.ts) are read again for code, where identifiers are. A file without an extension
+  // is indexed only as a script (discovery reads its `#!` line), so it is code too.
   const code =
     (before.code_tokens ?? before.tokens) !== code_tokens ||
     (before.code_outline ?? 1) !== CODE_OUTLINE_VERSION ||
@@ -579,7 +580,7 @@ function documentSettings(
     all ||
     behind.has(path) ||
     text ||
-    (code && languageOf(path) !== null) ||
+    (code && (languageOf(path) !== null || fileType(path) === "")) ||
     bare.has(path) ||
     damaged.has(path) ||
     (headings && formatOf(path) === "md") ||
@@ -941,7 +942,7 @@ export async function prepareDocument(
         size: file.size,
         mtimeMs,
         title: converted.title,
-        format: formatOf(file.path),
+        format: formatOf(file.path, read.bytes),
         metadata: converted.metadata,
         // Pages read by OCR take seconds each to read again: `get` reads them back from the index instead.
         convertedText: ocrPagesOf(converted.metadata) > 0 ? { text: converted.text, settings: settings.conversion } : undefined,

@@ -270,9 +270,11 @@ describeShared("executable indexes code with its embedded grammars", () => {
       "feed.py": 'class Reader:\n    def feed(self, chunk):\n        """Feed a chunk."""\n        self.buf += chunk\n',
       "button.tsx": 'export function Button({ label }: { label: string }) {\n  return <button className="b">{label}</button>;\n}\n',
       "greet.cpp": "#include <string>\nnamespace geo {\nint area(int w, int h) { return w * h; }\n}\n",
+      // A script without an extension, told by its #! line (s22 agent #4).
+      "bin/deploy": "#!/usr/bin/env bash\nrollout() {\n  kubectl apply -f release.yaml\n}\n",
     });
     expect(cli("repo", "add", "code", code, "--code", "--no-embed").code).toBe(0);
-    expect(JSON.parse(cli("index", "code", "--json").stdout)).toMatchObject({ indexed: 5, failed: 0 });
+    expect(JSON.parse(cli("index", "code", "--json").stdout)).toMatchObject({ indexed: 6, failed: 0 });
     const top = (query: string) => JSON.parse(cli("search", query, "--mode", "bm25", "--json").stdout).results[0];
     expect(top("listener")).toMatchObject({
       path: "server.go",
@@ -283,6 +285,7 @@ describeShared("executable indexes code with its embedded grammars", () => {
     expect(top("chunk")).toMatchObject({ path: "feed.py", heading: "class Reader", metadata: { language: "python" } });
     expect(top("label")).toMatchObject({ path: "button.tsx", heading: "function Button", metadata: { language: "tsx" } });
     expect(top("area")).toMatchObject({ path: "greet.cpp", metadata: { language: "cpp" } });
+    expect(top("rollout")).toMatchObject({ path: "bin/deploy", heading: "function rollout", metadata: { language: "bash", format: "sh" } });
   });
 });
 
