@@ -136,21 +136,20 @@ export function candidacy(path: string, options: DiscoverOptions): "in" | "out" 
 export function leftOutBecause(path: string, options: DiscoverOptions): string | "unknown" | null {
   const type = fileType(path);
   const types = wantedTypes(options);
-  if (!types.has(type)) {
-    const why = type ? `its type (.${type}) is not one it indexes` : scriptLeftOutBecause(path, options, scriptLanguages(types));
-    if (why) return why;
-  }
+  const scripts = type === "" && options.path ? scriptLanguages(types) : new Set<CodeLanguage>();
+  if (!types.has(type) && scripts.size === 0) return `its type (${type ? `.${type}` : "no extension"}) is not one it indexes`;
   const verdict = included(path, options);
-  return verdict === "in" ? null : verdict;
+  if (verdict !== "in") return verdict;
+  // A file without an extension may be a script: its first line is read once the other rules leave it in.
+  return scripts.size ? scriptLeftOutBecause(options.path!, path, scripts) : null;
 }
 
 /**
- * Why a file without an extension is no script the repository indexes, or null when it is one. One that is not
- * there may have been (the document of a deleted script goes, as a watch asks of it).
+ * Why a file without an extension is no script of `languages`, or null when it is one. One that is not there may
+ * have been (the document of a deleted script goes, as a watch asks of it).
  */
-function scriptLeftOutBecause(path: string, options: DiscoverOptions, languages: Set<CodeLanguage>): string | null {
-  if (languages.size === 0 || !options.path) return "its type (no extension) is not one it indexes";
-  if (isScriptOf(options.path, path, languages) !== false) return null;
+function scriptLeftOutBecause(root: string, path: string, languages: Set<CodeLanguage>): string | null {
+  if (isScriptOf(root, path, languages) !== false) return null;
   return `it has no extension, and its first line is no \`#!\` line of a language it indexes (${[...languages].join(", ")})`;
 }
 
