@@ -271,3 +271,32 @@ test("a listing of a million documents is written: its column widths are no spre
   const text = documentListText(documents, styleFor({ isTTY: false }), (d) => `/r/${d.path}`);
   expect(text.split("\n").length).toBeGreaterThan(1_000_000);
 }, 60_000);
+
+test("the types a run left out: the ten most, the rest counted; the hint for files without an extension is true (s22 agent #4)", () => {
+  const plain = styleFor({ isTTY: false });
+  const base = {
+    repository: "py",
+    indexed: 1,
+    ocr_pages: 0,
+    skipped: 0,
+    removed: 0,
+    failed: 0,
+    fragments: 1,
+    embedded: 0,
+    seconds: 0.01,
+    failures: [],
+  };
+  // python-build's definitions are named by version: `3.11.7`, `2.7.18`, … each an "extension".
+  const skipped_types: Record<string, number> = { "": 61, json: 4 };
+  for (let i = 0; i < 147; i++) skipped_types[String(i)] = 1 + (i % 3);
+  const line = indexSummaryText({ ...base, skipped_types } as unknown as IndexSummary, plain).split("\n")[1]!;
+  expect(line).toStartWith("  not indexed by type: 61 without an extension, 4 .json, 3 .");
+  expect(line.match(/\d+ (\.\w+|without an extension)/g)!.length).toBe(10);
+  expect(line).toContain("and 139 more types (`--json` lists them)");
+  expect(line).toContain("a file without an extension only as a script whose `#!` line names a code language the repository indexes");
+  expect(line.length).toBeLessThan(400);
+  const none = indexSummaryText({ ...base, skipped_types: { "": 2 } } as unknown as IndexSummary, plain);
+  expect(none).not.toContain("file_types");
+  const pptx = indexSummaryText({ ...base, skipped_types: { pptx: 12 } } as unknown as IndexSummary, plain);
+  expect(pptx).toContain("not indexed by type: 12 .pptx (an extension is indexed when file_types in `researcher config show` names it)");
+});

@@ -484,6 +484,30 @@ function failureLines(failures: readonly { path: string; reason: string }[], rep
   return lines;
 }
 
+/** Types an index run's summary names; the rest are counted (python-build's definitions, `3.11.7`, `2.7.18`, made
+ * 149 "extensions" on one line, printed again by every run: s22 agent #4). `--json` has them all. */
+const SKIPPED_TYPES_LISTED = 10;
+
+/**
+ * The types a run left out, most first, and what would let them in: `file_types` for an extension; for files without
+ * one, no value of it does (only a `#!` script of a code language the repository indexes is read).
+ */
+function skippedTypesLine(skipped: Record<string, number>): string | undefined {
+  const types = Object.entries(skipped).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  if (types.length === 0) return undefined;
+  const listed = types
+    .slice(0, SKIPPED_TYPES_LISTED)
+    .map(([type, n]) => `${n} ${type ? `.${escapeControls(type)}` : "without an extension"}`);
+  if (types.length > SKIPPED_TYPES_LISTED) listed.push(`and ${types.length - SKIPPED_TYPES_LISTED} more types (\`--json\` lists them)`);
+  const hints = [
+    ...(types.some(([type]) => type !== "") ? ["an extension is indexed when file_types in `researcher config show` names it"] : []),
+    ...(Object.hasOwn(skipped, "")
+      ? ["a file without an extension only as a script whose `#!` line names a code language the repository indexes (`--code`)"]
+      : []),
+  ];
+  return `not indexed by type: ${listed.join(", ")} (${hints.join("; ")})`;
+}
+
 export function indexSummaryText(summary: IndexSummary, style: Style): string {
   const counts = `${summary.indexed} indexed${ocrNote(summary.ocr_pages)}, ${summary.skipped} skipped, ${summary.removed} removed, ${summary.failed} failed`;
   const embedded = summary.embedded ? ` · ${summary.embedded} embedded` : "";
@@ -495,11 +519,8 @@ export function indexSummaryText(summary: IndexSummary, style: Style): string {
     const files = summary.failed_unchanged === 1 ? "1 file that failed is" : `${summary.failed_unchanged} files that failed are`;
     lines.push(`  ${style.dim(`${files} unchanged: not tried again (\`status\` lists them; \`index --retry-failed\` tries them)`)}`);
   }
-  const types = Object.entries(summary.skipped_types ?? {}).sort((a, b) => b[1] - a[1]);
-  if (types.length) {
-    const list = types.map(([type, n]) => `${n} ${type ? `.${type}` : "without an extension"}`).join(", ");
-    lines.push(`  ${style.dim(`not indexed by type: ${list} (see file_types in \`researcher config show\`)`)}`);
-  }
+  const types = skippedTypesLine(summary.skipped_types ?? {});
+  if (types) lines.push(`  ${style.dim(types)}`);
   const generated = Object.entries(summary.skipped_generated ?? {}).sort((a, b) => b[1] - a[1]);
   if (generated.length) {
     const list = generated.map(([rule, n]) => `${n} ${escapeControls(rule)}`).join(", ");
