@@ -884,3 +884,11 @@ testShared(
   },
   60_000,
 );
+
+test("convert --json names a script without an extension by its #! line's language, as an index run stores it (s22 agent #4)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  writeTree(folder, { deploy: "#!/usr/bin/env bash\necho deploying\n", notes: "plain words\n" });
+  const format = (name: string) => JSON.parse(runCli(["convert", join(folder, name), "--json"], { home }).stdout).format;
+  expect([format("deploy"), format("notes")]).toEqual(["sh", "txt"]);
+});

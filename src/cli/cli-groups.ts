@@ -83,7 +83,10 @@ function repoCli(): CAC {
   cli
     .command("add <name> <path>", "Register a folder as a repository")
     .option("--file-types <list>", `Comma-separated extensions (default: ${FILE_TYPES.join(",")})`)
-    .option("--code", `Also index source code (${CODE_EXTENSIONS.join(",")}): fragments follow the syntax`)
+    .option(
+      "--code",
+      `Also index source code (${CODE_EXTENSIONS.join(",")}, and scripts without an extension by their #! line): fragments follow the syntax`,
+    )
     .option("--exclude <glob>", "Skip matching files or folders (repeatable)")
     .option("--description <text>", "What the repository holds (shown to agents as context)")
     .option("--embedding-provider <provider>", "local (default), ollama or openai")

@@ -462,7 +462,8 @@ export async function convertCommand(file: string, flags: Flags): Promise<void> 
   );
   const { title, metadata, pages = null, text } = converted;
   const rendered = flags.json
-    ? `${JSON.stringify({ title, format: formatOf(absolute), metadata, pages, text }, null, 2)}\n`
+    ? // A file without an extension is read as text: its text begins with its `#!` line, if it is a script.
+      `${JSON.stringify({ title, format: formatOf(absolute, Buffer.from(text.slice(0, 256))), metadata, pages, text }, null, 2)}\n`
     : text.endsWith("\n")
       ? text
       : `${text}\n`;
