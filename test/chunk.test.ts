@@ -503,6 +503,15 @@ describe("titles and headings come from one markdown reader", () => {
       );
     }
     expect(convertMarkdown("---\nparams:\n  title: 9.50\ntitle: 3.10\n---\nbody\n", "n").title).toBe("3.10");
+    // A `title` line inside a multi-line string is not the key (s22 hostile F1).
+    expect(convertMarkdown('+++\nnote = """\ntitle = 7.5 (draft)\n"""\ntitle = 3.10\n+++\nbody\n', "n").title).toBe("3.10");
+  });
+
+  test("a long line shaped like a title in front matter is read in linear time (s22 hostile F1: 35 s for 200 KB)", () => {
+    const front = `+++\na = """\ntitle = 1${" ".repeat(200_000)}x\n"""\ntitle = 1\n+++\n# body\n`;
+    const started = performance.now();
+    expect(convertMarkdown(front, "n").title).toBe("1");
+    expect(performance.now() - started).toBeLessThan(5_000); // a hang guard: quadratic took 24 s here, linear milliseconds
   });
 
   test("HTML that renders nothing (anchors, comments) before a `##` still lets it open the document", () => {

@@ -227,17 +227,36 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
   return { title, format: "markdown", text, firstLine, metadata, written: true, ...(warnings && { warnings }) };
 }
 
-/** A plain scalar on a `title:` line (a number is one: no `#` inside), without a comment after it. */
-const TITLE_LINE = /^title[ \t]*[:=][ \t]*([^#\r\n]*?)[ \t]*(?:#.*)?$/m;
+/** The start of a `title:` (YAML) or `title =` (TOML) line. */
+const TITLE_KEY = /^title[ \t]*[:=]/;
 
 /**
  * The front matter's title as its author wrote it: YAML reads `title: 3.10` as the number 3.1, `007` as 7 and `1e3`
- * as 1000 (so does TOML), and a version or a code is a title as typed. The value as parsed when the line is not found.
+ * as 1000 (so does TOML), and a version or a code is a title as typed. Taken from the first `title` line whose value
+ * (without a `#` comment) reads as the parsed one: a line of that shape inside a multi-line string is not the key
+ * (it named the document "7.5 (draft)"). Lines are cut, not matched by one pattern over the block: a lazy pattern was
+ * quadratic in a long line, 35 s for a 200 KB note on the main thread (s22 hostile F1). The value as parsed when
+ * no line is found.
  */
 function writtenTitle(value: unknown, front: string | undefined): string | undefined {
   const typed = typeof value === "number" || typeof value === "bigint" || typeof value === "boolean";
-  const written = typed && front !== undefined ? TITLE_LINE.exec(front)?.[1] : undefined;
-  return written || stringValue(value);
+  if (!typed || front === undefined) return stringValue(value);
+  for (const line of front.split("\n")) {
+    const key = TITLE_KEY.exec(line);
+    if (!key) continue;
+    const hash = line.indexOf("#");
+    const written = line.slice(key[0].length, hash < 0 ? undefined : hash).trim();
+    if (written && readsAs(written, value)) return written;
+  }
+  return stringValue(value);
+}
+
+/** Whether a scalar as written is the number or boolean YAML or TOML parsed (`3.10` is 3.1, `1_000` is 1000). */
+function readsAs(written: string, value: number | bigint | boolean): boolean {
+  if (typeof value === "boolean") return written.toLowerCase() === String(value);
+  const plain = written.replaceAll("_", "");
+  if (typeof value === "bigint") return /^[+-]?\d+$/.test(plain) && BigInt(plain) === value;
+  return Number(plain) === value || (Number.isNaN(value) && /nan/i.test(plain)) || (!Number.isFinite(value) && /inf/i.test(plain));
 }
 
 /** Front-matter keys whose value is a list of names, which notes also write as one string: `tags: idea, zettel`. */
