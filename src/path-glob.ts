@@ -59,20 +59,22 @@ export function subjects(path: string, anchored: boolean): string[] {
 
 /** A path pattern's glob without its leading slash, and whether it matches whole paths (else base names). */
 export function pathPattern(pattern: string): { glob: string; anchored: boolean } {
-  const unanchored = pattern.replace(/^(?:\.?\/)+/, ""); // `/src`, `./src` and `src/` as `ls` takes them
+  // `/src`, `./src` and `src/` as `ls` takes them; `src//` as `src/` (as `src//**` it matched nothing).
+  const unanchored = pattern.replace(/^(?:\.?\/)+/, "").replace(/\/+$/, "/");
   const glob = unanchored === "" ? "**" : unanchored.endsWith("/") ? `${unanchored}**` : unanchored;
   return { glob, anchored: glob.includes("/") || unanchored !== pattern };
 }
 
 /**
  * A pattern without glob syntax as what it is looked up by, pathGlob's rule without matching: a path from the root
- * (`notes/a.md`; a folder, `notes/` or `/notes`, as `notes`, a subject of every path below it), a name at any depth
- * (`a.md`), or "" for the root (`/`), which holds every path. Undefined for a glob, which is matched.
+ * (`notes/a.md`, `/notes`: a subject of every path below it), a name at any depth (`a.md`), a folder (`notes/`, with
+ * `folder`: only the folders above a path, never a file of that name, as `notes/**` and .gitignore's `notes/` match),
+ * or "" for the root (`/`), which holds every path. Undefined for a glob, which is matched.
  */
-export function lookupOf(pattern: string): { subject: string; anchored: boolean } | undefined {
+export function lookupOf(pattern: string): { subject: string; anchored: boolean; folder: boolean } | undefined {
   if (isGlob(pattern)) return undefined;
   const { glob, anchored } = pathPattern(pattern);
-  return { subject: glob.replace(/\/*\*\*$/, ""), anchored };
+  return { subject: glob.replace(/\/*\*\*$/, ""), anchored, folder: glob.endsWith("/**") };
 }
 
 /**
@@ -83,14 +85,20 @@ export function lookupOf(pattern: string): { subject: string; anchored: boolean 
 export function pathMatcher(typed: readonly string[]): (path: string) => boolean {
   const lookups = typed.map((pattern) => lookupOf(composed(pattern)));
   if (lookups.some((lookup) => lookup?.subject === "")) return () => true;
-  const paths = new Set(lookups.filter((l) => l?.anchored).map((l) => l!.subject));
-  const names = new Set(lookups.filter((l) => l && !l.anchored).map((l) => l!.subject));
+  const subjectsOf = (kept: (l: NonNullable<(typeof lookups)[number]>) => boolean) =>
+    new Set(lookups.flatMap((l) => (l && kept(l) ? [l.subject] : [])));
+  const paths = subjectsOf((l) => l.anchored && !l.folder);
+  const folders = subjectsOf((l) => l.folder);
+  const names = subjectsOf((l) => !l.anchored);
   const globbed = typed.filter((_, i) => lookups[i] === undefined);
   const globs = globbed.length > 0 ? pathGlobs(globbed) : () => false;
   return (stored) => {
     const path = composed(stored);
+    const anchored = paths.size > 0 || folders.size > 0 ? subjects(path, true) : [];
     return (
-      (paths.size > 0 && subjects(path, true).some((p) => paths.has(p))) ||
+      (paths.size > 0 && anchored.some((p) => paths.has(p))) ||
+      // The path's folders only: `b.md/` is no file b.md (it dropped b.md from an index: s22 review F2).
+      (folders.size > 0 && anchored.slice(0, -1).some((p) => folders.has(p))) ||
       (names.size > 0 && subjects(path, false).some((name) => names.has(name))) ||
       globs(path)
     );

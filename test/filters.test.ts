@@ -127,7 +127,10 @@ describe("filter grammar", () => {
 describe("path values: looked up unless globs (s21 review F1)", () => {
   test("paths, names and folders are looked up, globs matched: the same documents as matching every value", () => {
     const values = ["a.md", "notes/a.md", "notes/", "/notes", "notes", "b/c/", "*.md", "notes/*", "x/**", "[ab].md", "c", "/", "d/e.md"];
+    // A trailing slash is a folder, never a file of that name (s22 review F2): files named like such values.
+    values.push("b.md/", "a/", "./a/", "a/b/", "a//");
     const paths = ["a.md", "notes/a.md", "notes/b.md", "b/c/d.md", "b/c.md", "x/y/z.txt", "c/a.md", "d/e.md", "e.md", "notes/sub/c"];
+    paths.push("notes", "b/c", "b.md", "a", "a/b", "a/b/c.md");
     const random = seeded(1);
     for (let i = 0; i < 2_000; i++) {
       const chosen = values.filter(() => random() < 0.2);
