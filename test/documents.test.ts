@@ -1,5 +1,5 @@
 /** Reading indexed documents back: every ref form, line ranges at the edges, refusals, suggestions, listings. */
-import { beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { indexRepository, removeDocument } from "../src/index/indexer.ts";
 import {
   closePaths,
@@ -16,6 +16,7 @@ import { pathGlob } from "../src/path-glob.ts";
 import { parseFilter } from "../src/search/filters.ts";
 import { search, SearchContext, type SearchOptions } from "../src/search/search.ts";
 import { registerRepository, getRepository } from "../src/repos.ts";
+import { Store } from "../src/store/store.ts";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { canMount, HOOK_TIMEOUT, mountTmpfs, runCli, tempDir, unmount, writeTree } from "./helpers.ts";
@@ -366,6 +367,45 @@ describe("readDocuments (multi-get)", () => {
     expect(await refusal(readDocuments(own, "later:*"))).toMatchObject({ code: "NOT_INDEXED" });
     expect((await readDocuments(own, "notes:*")).documents.map((d) => d.path)).toEqual(["a.md"]);
     expect((await readDocuments(own, "*.md")).documents.map((d) => d.path)).toEqual(["a.md"]); // `later` holds nothing yet
+    // In a list, such a glob is its part's skipped entry, as a ref part's error is: it failed the whole list, the
+    // valid parts unread (s22 review F10).
+    const listed = await readDocuments(own, "notes:a.md,later:*.md,nosuch:*.md,later:x.md");
+    expect(listed.documents.map((d) => d.path)).toEqual(["a.md"]);
+    expect(listed.skipped.map((s) => [s.path, s.reason])).toEqual([
+      ["later:*.md", "repository 'later' has not been indexed yet"],
+      ["nosuch:*.md", "no repository named 'nosuch'"],
+      ["later:x.md", "later:x.md is not an indexed document"],
+    ]);
+    // Parts that are all empty name nothing, as an empty pattern does: a usage error, not an empty match.
+    for (const pattern of ["", " ", ",", " , ,"]) {
+      expect({ pattern, code: (await refusal(readDocuments(own, pattern))).code }).toEqual({ pattern, code: "USAGE" });
+    }
+  });
+
+  test("a list reads each repository's paths once, however many of its parts name nothing (s22 review F4)", async () => {
+    const own = tempDir();
+    const folder = tempDir();
+    writeTree(folder, Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`d${i % 4}/sub/n${i}.md`, `# N${i}\n`])));
+    await indexRepository(own, registerRepository(own, { name: "big", path: folder, embed: false }));
+    await indexRepository(own, registerRepository(own, { name: "small", path: tempDir(), embed: false }));
+    // Stale refs, folders by path and by name, a glob, a docid's miss: each part that named nothing read every path of
+    // every repository three to five times (suggestions it never showed, a folder count, a folder glob).
+    const parts = [
+      ...Array.from({ length: 30 }, (_, i) => `big:d1/sub/n${i}.md`),
+      ...["big:d2/", "big:d9/", "big:sub", "sub", "d3/sub", "big:**/sub/", "big:*/sub/n1*.md", "#abcdef99", "n5.md", "big:d0/sub/n0.md:1"],
+    ];
+    const alone = await Promise.all(parts.map((part) => readDocuments(own, part)));
+    const reads = spyOn(Store.prototype, "documents");
+    try {
+      const listed = await readDocuments(own, parts.join(","), { maxBytes: 1_000_000 });
+      expect(reads.mock.calls.length).toBeLessThanOrEqual(2);
+      // Each part answers as it does alone (where a glob alone matches nothing, in a list it says so).
+      const none = (path: string) => [{ repository: "", path, reason: "no indexed document matches it" }];
+      expect(listed.documents).toEqual(alone.flatMap((a) => a.documents));
+      expect(listed.skipped).toEqual(alone.flatMap((a, i) => (a.documents.length + a.skipped.length ? a.skipped : none(parts[i]!))));
+    } finally {
+      reads.mockRestore();
+    }
   });
 
   test("a file whose name holds glob syntax is reached by its own name, in multi-get and filters (s11 review)", async () => {

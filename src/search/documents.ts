@@ -17,8 +17,8 @@ import { isInside, movedRoot, movedRootHint, outsideRoot, readConfinedFile, root
 import { composed } from "../text.ts";
 import { cancelled, describeError, isResearcherError, notIndexedYet, ResearcherError, toResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, selectRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
-import { Store, type ListedDocument } from "../store/store.ts";
-import { isGlob, pathGlob } from "../path-glob.ts";
+import { Store, type ListedDocument, type StoredDocument } from "../store/store.ts";
+import { isGlob, lookupOf, pathGlob, subjects } from "../path-glob.ts";
 
 /** Who a document is: what every answer about it starts with. */
 interface DocumentIdentity {
@@ -113,6 +113,17 @@ export function repositoryPath(repo: Repository, input: string): string {
   return rel.split(sep).join("/");
 }
 
+/**
+ * How a ref is looked up: in one repository (`repository`), on the indexes and path listings one call shares
+ * (`session`), and whether a miss names close paths (`suggest`, default true). A multi-get list gives a part's miss
+ * as its message alone: its close paths, found by a pass over every path, were never shown (s22 review F4).
+ */
+export interface RefLookup {
+  repository?: string;
+  session?: ReadSession;
+  suggest?: boolean;
+}
+
 const REF_HINT =
   "use repo:path, repo:path:line[:count], repo:path:from-to, repo:path:pN[-M], #docid (with any of those tails), or a search result's location";
 
@@ -123,7 +134,7 @@ const REF_HINT =
  * A path that is itself indexed wins over reading its tail as a line number (`notes:log:12` may be a file). An
  * ambiguous docid or bare location is an error that lists the candidates; a miss suggests close paths.
  */
-export function resolveDocumentRef(home: string, ref: string, options: { repository?: string } = {}): DocumentRef {
+export function resolveDocumentRef(home: string, ref: string, options: RefLookup = {}): DocumentRef {
   // A ref never ends in whitespace (a path ends in its extension, a location in its line or page), but a file name
   // may begin with some: a bare search location (" notes.md:3") is read as given when that names an indexed
   // document, else trimmed (stray spaces around a pasted ref).
@@ -131,7 +142,7 @@ export function resolveDocumentRef(home: string, ref: string, options: { reposit
   const trimmed = given.trimStart();
   if (given !== trimmed) {
     const exact = unlessRefused(() => resolveTrimmedRef(home, given, options));
-    if (exact && hasIndexedPath(exact.repo, exact.path)) return exact;
+    if (exact && hasIndexedPath(exact.repo, exact.path, options.session)) return exact;
   }
   return resolveTrimmedRef(home, trimmed, options);
 }
@@ -146,13 +157,12 @@ function unlessRefused<T>(body: () => T): T | undefined {
   }
 }
 
-function resolveTrimmedRef(home: string, trimmed: string, options: { repository?: string }): DocumentRef {
+function resolveTrimmedRef(home: string, trimmed: string, options: RefLookup): DocumentRef {
   // A ref that cannot name anything is malformed (exit 2), as a line 0 is; one that names nothing indexed is not.
   if (!trimmed) throw new ResearcherError("USAGE", "an empty document reference", { hint: REF_HINT });
-  if (DOCID.test(trimmed)) return findByDocid(home, trimmed.slice(1).toLowerCase(), options.repository);
+  if (DOCID.test(trimmed)) return findByDocid(home, trimmed.slice(1).toLowerCase(), options);
   const place = trimmed.startsWith("#") ? lineSuffix(trimmed) : undefined;
-  if (place && DOCID.test(place.path))
-    return { ...findByDocid(home, place.path.slice(1).toLowerCase(), options.repository), ...checkedPlace(place) };
+  if (place && DOCID.test(place.path)) return { ...findByDocid(home, place.path.slice(1).toLowerCase(), options), ...checkedPlace(place) };
   if (trimmed.startsWith("#")) {
     throw new ResearcherError("USAGE", `'${trimmed}' is not a docid`, {
       hint: "a docid is # and at least 6 hex digits, as search results print it",
@@ -163,12 +173,12 @@ function resolveTrimmedRef(home: string, trimmed: string, options: { repository?
   const named = colon > 0 ? repos.find((r) => r.name === trimmed.slice(0, colon)) : undefined;
   if (options.repository) {
     const repo = getRepository(home, options.repository);
-    const rest = named?.name === repo.name && !hasIndexedPath(repo, trimmed) ? trimmed.slice(colon + 1) : trimmed;
-    return resolveInRepository(repo, rest, true)!;
+    const rest = named?.name === repo.name && !hasIndexedPath(repo, trimmed, options.session) ? trimmed.slice(colon + 1) : trimmed;
+    return resolveInRepository(repo, rest, true, options.session)!;
   }
-  if (named) return resolveInRepository(named, trimmed.slice(colon + 1), true)!;
+  if (named) return resolveInRepository(named, trimmed.slice(colon + 1), true, options.session)!;
 
-  const { answers, skipped } = readable(repos, (repo) => resolveInRepository(repo, trimmed, false));
+  const { answers, skipped } = readable(repos, (repo) => resolveInRepository(repo, trimmed, false, options.session));
   const found = answers.flatMap(({ value }) => (value ? [value] : []));
   if (found.length === 1) return found[0]!;
   if (found.length > 1) {
@@ -185,11 +195,7 @@ function resolveTrimmedRef(home: string, trimmed: string, options: { repository?
   if (suffix) refuseZero(suffix); // `a.md:0` names no place in any document: a usage error, not a miss
   const target = suffix?.path ?? trimmed;
   throw unread(
-    notIndexed(
-      trimmed,
-      answers.flatMap(({ repo }) => closePaths(repo, target)),
-      "no repository holds",
-    ),
+    notIndexed(trimmed, options.suggest === false ? [] : answers.flatMap(({ repo }) => closePaths(repo, target)), "no repository holds"),
     skipped,
   );
 }
@@ -246,11 +252,11 @@ const lineSuffix = (text: string): Place | undefined => {
  * error and a miss returns the cleaned path (for `documentInfo` to refuse with suggestions); otherwise only an
  * indexed document is returned.
  */
-function resolveInRepository(repo: Repository, rest: string, strict: boolean): DocumentRef | undefined {
+function resolveInRepository(repo: Repository, rest: string, strict: boolean, session?: ReadSession): DocumentRef | undefined {
   // `repo:/README.md` as `ls repo:/src` and path globs take it, from the root, when the absolute path is outside it
   // and the root holds that document; any other absolute path outside stays refused as outside.
   if (rest.startsWith("/") && !isInside(repo.path, rest)) {
-    const rooted = resolveInRepository(repo, rest.replace(/^\/+/, ""), false);
+    const rooted = resolveInRepository(repo, rest.replace(/^\/+/, ""), false, session);
     if (rooted) return rooted;
   }
   const attempt = (check: (repo: Repository, path: string) => string, path: string) => {
@@ -264,7 +270,7 @@ function resolveInRepository(repo: Repository, rest: string, strict: boolean): D
   // Looked up by name first; only a path the index holds is resolved on disk (confined to the root). Resolving any
   // path first would answer differently for outside files that exist, through a link in the root to a parent.
   const indexed = (path: string | undefined) => {
-    const spelled = path === undefined ? undefined : indexedSpelling(repo, path);
+    const spelled = path === undefined ? undefined : indexedSpelling(repo, path, session);
     return spelled === undefined ? undefined : attempt(safeRelativePath, spelled);
   };
   const whole = attempt(repositoryPath, rest);
@@ -315,8 +321,8 @@ function reversedRange(name: string, from: number, to: number): ResearcherError 
   });
 }
 
-function hasIndexedPath(repo: Repository, path: string): boolean {
-  return withStore(repo, (store) => store.documentByPath(path) !== undefined) ?? false;
+function hasIndexedPath(repo: Repository, path: string, session?: ReadSession): boolean {
+  return withStore(repo, (store) => store.documentByPath(path) !== undefined, session) ?? false;
 }
 
 /**
@@ -324,8 +330,8 @@ function hasIndexedPath(repo: Repository, path: string): boolean {
  * copied from a Mac is decomposed (NFD) on disk, and the same name typed (or written back by an agent) is composed:
  * the two print alike, and `get` of the one answered "did you mean" with the other.
  */
-function indexedSpelling(repo: Repository, path: string): string | undefined {
-  return withStore(repo, (store) => spelledIn(store, path));
+function indexedSpelling(repo: Repository, path: string, session?: ReadSession): string | undefined {
+  return withStore(repo, (store) => spelledIn(store, path), session);
 }
 
 /** `path` as the store spells it (see indexedSpelling), or undefined. */
@@ -362,6 +368,8 @@ export function withStore<T>(repo: Repository, body: (store: Store) => T, sessio
  */
 export class ReadSession {
   private readonly stores = new Map<string, Store | null>();
+  private readonly listed = new Map<string, ReadonlyMap<string, StoredDocument> | null>();
+  private readonly folderIndexes = new Map<string, FolderIndex>();
   private loaded?: Config;
 
   constructor(private readonly home: string) {}
@@ -377,15 +385,66 @@ export class ReadSession {
     return store ? body(store) : undefined;
   }
 
+  /**
+   * The repository's indexed documents by path, read once for the call (undefined: it has no index): every part of a
+   * multi-get list looks its paths up here, where each read them all (s22 review F4).
+   */
+  documents(repo: Repository): ReadonlyMap<string, StoredDocument> | undefined {
+    if (!this.listed.has(repo.dir)) this.listed.set(repo.dir, this.withStore(repo, (store) => store.documents()) ?? null);
+    return this.listed.get(repo.dir) ?? undefined;
+  }
+
+  /** The repository's folders, made once for the call from `documents`. */
+  folders(repo: Repository): FolderIndex {
+    if (!this.folderIndexes.has(repo.dir)) this.folderIndexes.set(repo.dir, folderIndex(this.documents(repo)?.keys() ?? []));
+    return this.folderIndexes.get(repo.dir)!;
+  }
+
   close(): void {
     for (const store of this.stores.values()) store?.close();
     this.stores.clear();
   }
 }
 
-function findByDocid(home: string, prefix: string, repository?: string): DocumentRef {
+/** A repository's indexed documents (see ReadSession.documents), read now when no session keeps them. */
+function indexedDocuments(repo: Repository, session?: ReadSession): ReadonlyMap<string, StoredDocument> | undefined {
+  return session ? session.documents(repo) : withStore(repo, (store) => store.documents());
+}
+
+/**
+ * The paths below each folder, by the folder's path from the root (`a/b`) and by its name (`b`, at any depth), both
+ * composed as globs compare them: what a folder part of a multi-get list (`notes:a/b/`, `notes:b`) is looked up in.
+ */
+interface FolderIndex {
+  byPath: Map<string, string[]>;
+  byName: Map<string, string[]>;
+}
+
+function folderIndex(paths: Iterable<string>): FolderIndex {
+  const index: FolderIndex = { byPath: new Map(), byName: new Map() };
+  const add = (map: Map<string, string[]>, key: string, path: string) => {
+    const list = map.get(key);
+    if (list) list.push(path);
+    else map.set(key, [path]);
+  };
+  for (const path of paths) {
+    const folders = subjects(composed(path), true).slice(0, -1);
+    for (const folder of folders) add(index.byPath, folder, path);
+    for (const name of new Set(folders.map((folder) => folder.slice(folder.lastIndexOf("/") + 1)))) add(index.byName, name, path);
+  }
+  return index;
+}
+
+/** The indexed paths below a folder (its path from the root, without a trailing slash), compared composed. */
+function documentsBelow(repo: Repository, folder: string, session?: ReadSession): string[] {
+  if (session) return session.folders(repo).byPath.get(composed(folder)) ?? [];
+  const below = `${composed(folder)}/`;
+  return [...(indexedDocuments(repo)?.keys() ?? [])].filter((path) => composed(path).startsWith(below));
+}
+
+function findByDocid(home: string, prefix: string, { repository, session }: RefLookup): DocumentRef {
   const repos = repository ? [getRepository(home, repository)] : listRepositories(home);
-  const { answers, skipped } = readable(repos, (repo) => withStore(repo, (store) => [...store.documents().values()]) ?? []);
+  const { answers, skipped } = readable(repos, (repo) => [...(indexedDocuments(repo, session)?.values() ?? [])]);
   const found = answers.flatMap(({ repo, value }) =>
     value.filter((doc) => doc.hash.startsWith(prefix)).map((doc) => ({ repo, path: doc.path, hash: doc.hash })),
   );
@@ -414,27 +473,31 @@ function findByDocid(home: string, prefix: string, repository?: string): Documen
 }
 
 /** A document's listing (`get --meta`, `ls`) by any ref; a refusal (with close paths) for anything not indexed. */
-export function documentInfo(home: string, ref: string | DocumentRef, options: { repository?: string } = {}): DocumentInfo {
+export function documentInfo(home: string, ref: string | DocumentRef, options: RefLookup = {}): DocumentInfo {
   const { repo, path } = typeof ref === "string" ? resolveDocumentRef(home, ref, options) : ref;
-  return listedInfo(repo, indexedDocument(repo, path).listed);
+  return listedInfo(repo, indexedDocument(repo, path, options).listed);
 }
 
 /**
  * What the index holds about a document, and where its repository's folder led at the last run (read together: one
  * opening of the index per document read); a refusal (with close paths) for anything it does not hold.
  */
-function indexedDocument(repo: Repository, path: string, session?: ReadSession): { listed: ListedDocument; root: RootRecord | undefined } {
+function indexedDocument(
+  repo: Repository,
+  path: string,
+  { session, suggest }: RefLookup,
+): { listed: ListedDocument; root: RootRecord | undefined } {
   const found = withStore(repo, (store) => ({ listed: store.documentListing(path)[0], root: store.recordedRoot() }), session);
-  if (!found?.listed) throw folderOrNotIndexed(repo, path, session);
+  if (!found?.listed) throw folderOrNotIndexed(repo, path, { session, suggest });
   return { listed: found.listed, root: found.root };
 }
 
 /** A ref to no document: a folder of indexed documents is said to be one, with the commands that read and list it. */
-function folderOrNotIndexed(repo: Repository, path: string, session?: ReadSession): ResearcherError {
-  const folder = `${path.replace(/\/+$/, "")}/`;
-  const below = withStore(repo, (store) => [...store.documents().keys()].filter((p) => p.startsWith(folder)).length, session) ?? 0;
-  if (below === 0) return notIndexed(`${repo.name}:${path}`, closePaths(repo, path), "", repo.name);
-  const ref = shellWord(`${repo.name}:${folder}`);
+function folderOrNotIndexed(repo: Repository, path: string, { session, suggest }: RefLookup): ResearcherError {
+  const folder = path.replace(/\/+$/, "");
+  const below = documentsBelow(repo, folder, session).length;
+  if (below === 0) return notIndexed(`${repo.name}:${path}`, suggest === false ? [] : closePaths(repo, path), "", repo.name);
+  const ref = shellWord(`${repo.name}:${folder}/`);
   return new ResearcherError(
     "DOCUMENT_NOT_FOUND",
     `${repo.name}:${path} is a folder of ${below === 1 ? "1 indexed document" : `${below} indexed documents`}, not a document`,
@@ -583,7 +646,7 @@ export async function readDocument(
 ): Promise<DocumentText> {
   const resolved = typeof ref === "string" ? resolveDocumentRef(home, ref, options) : ref;
   const { repo, path } = resolved;
-  const { listed: indexed, root } = indexedDocument(repo, path, options.session);
+  const { listed: indexed, root } = indexedDocument(repo, path, options);
   const info = listedInfo(repo, indexed);
   const { text, hash } = await documentText(home, repo, path, root, options);
   const lines = text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
@@ -823,25 +886,34 @@ export interface MultiGetOptions {
  */
 const MULTI_GET_HINT = "a glob (`notes:meetings/*.md`, `*.pdf`), a folder (`notes:meetings/`) or a comma-separated list of refs";
 
-export function matchDocuments(
-  home: string,
-  pattern: string,
-  options: { repository?: string } = {},
-): { refs: DocumentRef[]; skipped: SkippedDocument[] } {
+export function matchDocuments(home: string, pattern: string, options: { repository?: string; session?: ReadSession } = {}): Matched {
+  const session = options.session ?? new ReadSession(home);
+  try {
+    return matchIn(home, pattern, { repository: options.repository, session });
+  } finally {
+    if (!options.session) session.close();
+  }
+}
+
+type Matched = { refs: DocumentRef[]; skipped: SkippedDocument[] };
+
+/** matchDocuments within a session: every part looks paths up in the same listing of each repository. */
+function matchIn(home: string, pattern: string, scope: PartScope): Matched {
+  const empty = () => new ResearcherError("USAGE", "an empty pattern of documents", { hint: MULTI_GET_HINT });
   // An empty pattern (`multi-get "$REFS"` with REFS unset) names nothing, as an empty ref does for `get`.
-  if (!pattern.trim()) throw new ResearcherError("USAGE", "an empty pattern of documents", { hint: MULTI_GET_HINT });
+  if (!pattern.trim()) throw empty();
   // A name holding a comma (`Smith, John - CV.pdf`) is one document, not a list of two that name others.
-  const whole = pattern.includes(",") ? indexedRef(home, pattern, options) : undefined;
-  if (whole) return { refs: [whole], skipped: [] };
+  const whole = pattern.includes(",") ? resolvedPart(home, pattern, scope) : undefined;
+  if (whole && "ref" in whole) return { refs: [whole.ref], skipped: [] };
   const parts = listParts(pattern);
+  // `,` (two unset variables) names nothing either: it was an empty match, `''` a usage error (s22 review F10).
+  if (parts.length === 0) throw empty();
   // One part, with the commas and blanks around it gone (`a,` read every document: s21 retest R1).
-  if (parts.length === 1) return matchPart(home, parts[0]!, options, true);
+  if (parts.length === 1) return matchPart(home, parts[0]!, scope, true);
   // A list: each part a ref, a glob or a folder (a ref whose name holds glob syntax, `report [v2].md`, made the
   // whole list one glob that matched nothing); a part that names nothing is skipped, saying so.
-  const matched = parts.map((part) => matchPart(home, part, options, false));
-  const refs = matched.flatMap((m) => m.refs);
-  const skipped = matched.flatMap((m) => m.skipped);
-  return { refs, skipped };
+  const matched = parts.map((part) => matchPart(home, part, scope, false));
+  return { refs: matched.flatMap((m) => m.refs), skipped: matched.flatMap((m) => m.skipped) };
 }
 
 /**
@@ -868,52 +940,73 @@ export function listParts(pattern: string): string[] {
   return split.map((part) => part.trim()).filter(Boolean);
 }
 
+/** Where a pattern's parts are looked for: one repository or all, on the indexes and listings of one call. */
+interface PartScope {
+  repository?: string;
+  session: ReadSession;
+}
+
 /**
  * One part of a pattern: a glob or folder (matched), else a ref, else a name that is no document but a folder of
- * them is that folder. In a list (not `single`), a part that names nothing is a skipped entry.
+ * them is that folder. In a list (not `single`), a part that names nothing, or cannot be matched (a glob in a
+ * repository never indexed, or none of that name), is a skipped entry.
  */
-function matchPart(
-  home: string,
-  part: string,
-  options: { repository?: string },
-  single: boolean,
-): { refs: DocumentRef[]; skipped: SkippedDocument[] } {
+function matchPart(home: string, part: string, scope: PartScope, single: boolean): Matched {
+  const globbed = isGlob(part) || part.endsWith("/");
   // A folder (`repo:src/`) is all below it, as in a glob. In a list, a search result's ref whose name holds glob
   // syntax (`odd:report [v2].md:1-1`) is that ref.
-  const ref = single ? undefined : indexedRef(home, part, options);
-  if (ref) return { refs: [ref], skipped: [] };
-  if (isGlob(part) || part.endsWith("/")) {
-    const found = matchGlob(home, part, options);
+  const resolved = single && globbed ? undefined : resolvedPart(home, part, scope);
+  if (resolved && "ref" in resolved) return { refs: [resolved.ref], skipped: [] };
+  const skip = (reason: string): Matched => ({ refs: [], skipped: [{ repository: "", path: part, reason }] });
+  if (globbed) {
+    let found: Matched;
+    try {
+      found = matchGlob(home, part, scope);
+    } catch (error) {
+      // A ref part's error is its skipped entry; a glob part's was the whole list's (s22 review F10).
+      if (single) throw error;
+      return skip(describeError(error));
+    }
     if (found.refs.length > 0 || found.skipped.length > 0 || single) return found;
-    return { refs: [], skipped: [{ repository: "", path: part, reason: "no indexed document matches it" }] };
+    return skip("no indexed document matches it");
   }
+  // A folder's name without its slash is that folder, in a list as alone (s21 retest R2).
+  return folderOf(home, part, scope) ?? skip(describeError((resolved as { error: unknown }).error));
+}
+
+/**
+ * The indexed document `text` reads as a ref, or why it reads none. Its close paths are not looked for: a part's
+ * miss is given by its message alone (a skipped entry, or another reading of the part).
+ */
+function resolvedPart(home: string, text: string, scope: PartScope): { ref: DocumentRef } | { error: unknown } {
+  const lookup: RefLookup = { ...scope, suggest: false };
   try {
-    const resolved = resolveDocumentRef(home, part, options);
-    documentInfo(home, resolved);
-    return { refs: [resolved], skipped: [] };
+    const ref = resolveDocumentRef(home, text, lookup);
+    documentInfo(home, ref, lookup);
+    return { ref };
   } catch (error) {
-    // A folder's name without its slash is that folder, in a list as alone (s21 retest R2).
-    return folderOf(home, part, options) ?? { refs: [], skipped: [{ repository: "", path: part, reason: describeError(error) }] };
+    return { error };
   }
 }
 
-/** The indexed documents a glob matches, by the rule `--filter` uses; `repo:glob` matches in one repository. */
-function matchGlob(home: string, pattern: string, options: { repository?: string }): { refs: DocumentRef[]; skipped: SkippedDocument[] } {
-  let repos = options.repository ? [getRepository(home, options.repository)] : listRepositories(home);
+/**
+ * The indexed documents a glob matches, by the rule `--filter` uses; `repo:glob` matches in one repository. A folder
+ * (`notes/`, or `**\/notes/`: that name at any depth) is looked up in the session's index of folders, not matched
+ * against every path: each part of a list of folders matched them all (s22 review F4).
+ */
+function matchGlob(home: string, pattern: string, { repository, session }: PartScope): Matched {
+  let repos = repository ? [getRepository(home, repository)] : listRepositories(home);
   const colon = pattern.indexOf(":");
   const prefix = colon > 0 ? pattern.slice(0, colon) : "";
   const named = prefix ? repos.find((r) => r.name === prefix) : undefined;
   if (named) repos = [named];
-  const matches = pathGlob(named ? pattern.slice(colon + 1) : pattern);
+  const inRepository = named ? pattern.slice(colon + 1) : pattern;
+  const matches = pathGlob(inRepository);
+  const select: Selection = folderSelection(inRepository) ?? ((paths) => paths.filter(matches));
   // A repository named and never indexed is said to be, as `ls` says it; unnamed, it holds nothing yet.
   if (named && !Store.exists(named.dir)) throw notIndexedYet(named.name);
-  const { answers, skipped } = readable(repos, (repo) => [...(withStore(repo, (store) => store.documents().keys()) ?? [])]);
-  const refs = answers.flatMap(({ repo, value }) =>
-    value
-      .filter(matches)
-      .sort()
-      .map((path) => ({ repo, path })),
-  );
+  const { answers, skipped } = readable(repos, (repo) => [...(session.documents(repo)?.keys() ?? [])]);
+  const refs = answers.flatMap(({ repo, value }) => [...select(value, repo, session)].sort().map((path) => ({ repo, path })));
   // Nothing matched and the part before the colon reads as a repository's name, misspelt (two edits at most) or
   // where no indexed name has a colon after a part of its shape (what a glob over such paths means: `2025:01/*`
   // beside `2024:01/`): an error, as in a ref, rather than an empty match (a script's typo went unnoticed). Any
@@ -926,27 +1019,30 @@ function matchGlob(home: string, pattern: string, options: { repository?: string
   return { refs, skipped: skipped.map((s) => ({ repository: s.repository, path: pattern, reason: reason(s) })) };
 }
 
-/** The ref `text` reads, when it names an indexed document. */
-function indexedRef(home: string, text: string, options: { repository?: string }): DocumentRef | undefined {
-  try {
-    const resolved = resolveDocumentRef(home, text, options);
-    documentInfo(home, resolved);
-    return resolved;
-  } catch {
-    return undefined;
-  }
+type Selection = (paths: string[], repo: Repository, session: ReadSession) => readonly string[];
+
+/**
+ * A pattern that names a folder, as what selects its paths from the folder index: `a/b/` (pathGlob's `a/b/**`: below
+ * that folder) or `**\/b/` (below a folder named b at any depth); undefined for any other pattern, which is matched.
+ */
+function folderSelection(pattern: string): Selection | undefined {
+  const anyDepth = /^\*\*\/([^/]+)\/$/.exec(pattern)?.[1];
+  if (anyDepth !== undefined && !isGlob(anyDepth)) return (_, repo, session) => session.folders(repo).byName.get(composed(anyDepth)) ?? [];
+  const lookup = lookupOf(composed(pattern));
+  if (!lookup?.folder) return undefined;
+  return (_, repo, session) => session.folders(repo).byPath.get(lookup.subject) ?? [];
 }
 
 /**
  * One name that is no document but a folder of them (`notes:journal`) is that folder, as in --filter: a name without
  * a slash is every folder of that name, at any depth; one with a slash is the folder at that path.
  */
-function folderOf(home: string, ref: string, options: { repository?: string }): ReturnType<typeof matchGlob> | undefined {
+function folderOf(home: string, ref: string, scope: PartScope): Matched | undefined {
   const colon = ref.indexOf(":");
   const [prefix, path] = colon > 0 && REPO_NAME.test(ref.slice(0, colon)) ? [ref.slice(0, colon + 1), ref.slice(colon + 1)] : ["", ref];
   try {
     // A glob of its own, never a list: a name with a comma (`a,`) split into parts, one of them the root (`/`).
-    const folder = matchGlob(home, path.includes("/") ? `${ref}/` : `${prefix}**/${path}/`, options);
+    const folder = matchGlob(home, path.includes("/") ? `${ref}/` : `${prefix}**/${path}/`, scope);
     return folder.refs.length > 0 ? folder : undefined;
   } catch {
     return undefined; // the name's own error is the one to give
@@ -967,7 +1063,7 @@ export async function readDocuments(home: string, pattern: string, options: Mult
 }
 
 async function readMatched(home: string, pattern: string, options: MultiGetOptions, session: ReadSession): Promise<MultiGetResult> {
-  const { refs, skipped } = matchDocuments(home, pattern, options);
+  const { refs, skipped } = matchDocuments(home, pattern, { repository: options.repository, session });
   const perDocument = options.maxBytesPerDocument ?? Infinity;
   const budget = options.maxBytes ?? Infinity;
   let used = 0;
@@ -975,12 +1071,9 @@ async function readMatched(home: string, pattern: string, options: MultiGetOptio
   // answer of 2,000 bytes, took a minute), and each says so rather than claiming to be too large itself. Text files
   // that fit are still given (one large file sorted first left an answer empty).
   let stoppedAt: string | undefined;
-  // By index folder: each ref of a list comes with a Repository of its own (a map per ref took 17 ms in 20,000 notes).
-  const sizes = new Map<string, ReadonlyMap<string, { size: number }>>();
-  const indexedSize = ({ repo, path }: DocumentRef) => {
-    if (!sizes.has(repo.dir)) sizes.set(repo.dir, withStore(repo, (store) => store.documents(), session) ?? new Map());
-    return sizes.get(repo.dir)!.get(path)?.size ?? Number.POSITIVE_INFINITY;
-  };
+  // By index folder, in the session: each ref of a list comes with a Repository of its own (a map per ref took 17 ms
+  // in 20,000 notes).
+  const indexedSize = ({ repo, path }: DocumentRef) => session.documents(repo)?.get(path)?.size ?? Number.POSITIVE_INFINITY;
   // A text file's text is its bytes, give or take line ends and a legacy encoding: one larger than what is left is
   // not read (20,000 notes were read whole after the answer was full, 1 s → 18 s). Some lines of one (`a.md:10:5`)
   // are read, and judged by what they hold.
