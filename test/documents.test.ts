@@ -60,6 +60,25 @@ beforeAll(async () => {
 }, HOOK_TIMEOUT);
 
 describe("refs", () => {
+  test("a tail that is no line, range or page after an indexed path says so, not that the document is missing (s22 agent #6)", async () => {
+    for (const [ref, options] of [
+      ["one:guide.md:Guide", {}],
+      ["guide.md:L3", { repository: "one" }],
+      ["one:shared/readme.md:x.y", {}],
+    ] as const) {
+      const refused = await refusal(readDocument(home, ref, options));
+      expect({ ref, code: refused.code, message: refused.message, hint: refused.hint }).toEqual({
+        ref,
+        code: "USAGE",
+        message: expect.stringMatching(/^'(Guide|L3|x\.y)' after one:(guide|shared\/readme)\.md is not a line, a line range or a page$/),
+        hint: expect.stringContaining("the ref a search result gives (`fragment.ref`)"),
+      });
+    }
+    // A path that is no document, or a tail with a slash (a folder with a colon in its name), is still a miss.
+    expect((await refusal(readDocument(home, "one:nope.md:Guide"))).code).toBe("DOCUMENT_NOT_FOUND");
+    expect((await refusal(readDocument(home, "one:guide.md:a/b"))).code).toBe("DOCUMENT_NOT_FOUND");
+  });
+
   test("repo:path, repo:path:line and repo:path:line:count", async () => {
     const whole = await readDocument(home, "one:guide.md");
     expect(whole).toMatchObject({

@@ -283,7 +283,24 @@ function resolveInRepository(repo: Repository, rest: string, strict: boolean, se
     const path = indexed(named) ?? (strict ? named : undefined);
     if (path !== undefined) return { repo, path, ...checkedPlace({ ...split, path: `${repo.name}:${path}` }) };
   }
+  if (strict) refuseOtherTail(repo, rest, session);
   return strict ? { repo, path: whole! } : undefined;
+}
+
+/**
+ * An indexed document's path with a tail that is no place (`index.js:convertToHtml`, a symbol as headings name it):
+ * the tail is what is wrong, not the document ("not an indexed document" led nowhere: s22 agent #6).
+ */
+function refuseOtherTail(repo: Repository, rest: string, session?: ReadSession): void {
+  const colon = rest.lastIndexOf(":");
+  const tail = rest.slice(colon + 1);
+  if (colon <= 0 || tail.includes("/")) return;
+  const head = unlessRefused(() => repositoryPath(repo, rest.slice(0, colon)));
+  const path = head === undefined ? undefined : indexedSpelling(repo, head, session);
+  if (path === undefined) return;
+  throw new ResearcherError("USAGE", `'${tail}' after ${repo.name}:${path} is not a line, a line range or a page`, {
+    hint: "a ref ends in :line, :line:count, :from-to or :pN; a function or a section is read by its lines, the ref a search result gives (`fragment.ref`)",
+  });
 }
 
 /** The place a ref names (its `path` the document's name, for messages): a range that ends before it starts is a usage error. */
