@@ -105,6 +105,21 @@ export function pathMatcher(typed: readonly string[]): (path: string) => boolean
   };
 }
 
+/**
+ * The repository a path value begins with (`notes/**`, `/notes/src`, `notes:src/**`), when `names` has it, and the
+ * rest of the value: paths are inside a repository's folder, so such a value names a folder `notes` in one, where it
+ * meant the repository (a filter, a listing's prefix). Without `colon`, only `notes/`: where `notes:` already names
+ * the repository (a listing's prefix), one left in the value is a path's own (`code:notes:x.md`).
+ */
+export function leadingRepository(
+  value: string,
+  names: ReadonlySet<string>,
+  { colon = true } = {},
+): { repository: string; inside: string } | undefined {
+  const match = (colon ? /^\/?([^/:]+)[/:]/ : /^\/?([^/:]+)\//).exec(value);
+  return match && names.has(match[1]!) ? { repository: match[1]!, inside: value.slice(match[0].length) } : undefined;
+}
+
 /** Characters that make a glob more than its own text (Bun.Glob's syntax). */
 const GLOB_SYNTAX = /[*?[\]{}!\\]/;
 

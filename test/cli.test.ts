@@ -822,7 +822,7 @@ describe("ls", () => {
     expect(listed.stdout).toBe("");
     expect(listed.stderr).toBe("no indexed documents; 2 files failed (`researcher status notes --json` lists them with their reasons)\n");
     expect(JSON.parse(runCli(["status", "notes", "--json"], { home }).stdout).failures).toHaveLength(2);
-    expect(runCli(["ls", "notes:sub/"], { home }).stderr).toBe("no indexed documents\n");
+    expect(runCli(["ls", "notes:sub/"], { home }).stderr).toBe("no indexed documents under 'sub/'\n");
   }, 60_000);
 
   test("a prefix that starts no path names the paths that hold it (s12 user #8)", async () => {

@@ -18,7 +18,7 @@ import { composed } from "../text.ts";
 import { cancelled, describeError, isResearcherError, notIndexedYet, ResearcherError, toResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, selectRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument, type StoredDocument } from "../store/store.ts";
-import { isGlob, lookupOf, pathGlob, subjects } from "../path-glob.ts";
+import { isGlob, leadingRepository, lookupOf, pathGlob, subjects } from "../path-glob.ts";
 
 /** Who a document is: what every answer about it starts with. */
 interface DocumentIdentity {
@@ -735,10 +735,7 @@ export function limitDocumentBytes(doc: DocumentText, maxBytes: number): Documen
  * Every indexed document of the named repositories (all when none), optionally under a path prefix, and the
  * repositories a listing of all of them left out because their index cannot be read.
  */
-export function listDocuments(
-  home: string,
-  options: ListingOptions = {},
-): { documents: DocumentInfo[]; skipped: SkippedRepository[]; containing: string[] } {
+export function listDocuments(home: string, options: ListingOptions = {}): Listing {
   const { repos, prefix } = listing(home, options);
   const named = Boolean(options.repositories?.length);
   const { answers, skipped } = settle(
@@ -764,7 +761,19 @@ export function listDocuments(
       : answers.flatMap(({ repo, value }) =>
           value.filter((doc) => doc.path.toLowerCase().includes(lowered)).map((doc) => `${repo.name}:${doc.path}`),
         );
-  return { documents, skipped, containing };
+  // A prefix that begins with a repository's name (`py/json`) names a folder `py` inside one: the listing it meant.
+  const names = () => new Set(listRepositories(home).map((repo) => repo.name));
+  const meant = documents.length ? undefined : leadingRepository(prefix, names(), { colon: false });
+  return { documents, skipped, containing, ...(meant ? { meant: { repository: meant.repository, prefix: meant.inside } } : {}) };
+}
+
+export interface Listing {
+  documents: DocumentInfo[];
+  skipped: SkippedRepository[];
+  /** When nothing is listed: the paths that hold the prefix (`ch04` for `src/ch04-…`). */
+  containing: string[];
+  /** When nothing is listed and the prefix begins with a repository's name (`py/json`): that repository and the prefix inside it. */
+  meant?: { repository: string; prefix: string };
 }
 
 /** The files that failed to index (as the last runs recorded them) where `listDocuments` lists documents. */

@@ -8,6 +8,7 @@ import { BUILT_IN_KEYS, type Filter, type FilterTerm } from "../store/filter-sql
 import type { Store } from "../store/store.ts";
 import { editDistance } from "./documents.ts";
 import { shortened } from "../text.ts";
+import { leadingRepository } from "../path-glob.ts";
 
 export interface FilterMiss {
   /** The term as written in the text form: `language=csharp`, `format in (markdown|org)`. */
@@ -65,14 +66,13 @@ function valueMisses(filter: Filter | undefined, searched: { repo: Repository; s
  */
 function pathMisses(filter: Filter | undefined, searched: { repo: Repository; store: Store }[]): FilterMiss[] {
   const names = new Set(searched.map(({ repo }) => repo.name));
-  const named = (value: string) => /^\/?([^/:]+)[/:]/.exec(value)?.[1];
   return requiredTerms(filter)
     .filter((term) => term.key === "path" && (term.op === "eq" || term.op === "in") && term.values.length <= MAX_TERM_VALUES)
     .slice(0, MAX_TERMS)
     .filter((term) => !searched.some(({ repo, store }) => store.admitsAny(store.compileFilter(term, repo.name))))
     .map((term) => {
       const miss: FilterMiss = { filter: shortened(termText(term), MAX_VALUE_CHARS * 4), key: "path", known: [] };
-      const repository = term.values.map((value) => named(String(value))).find((name) => name !== undefined && names.has(name));
+      const repository = term.values.map((value) => leadingRepository(String(value), names)?.repository).find(Boolean);
       return repository ? { ...miss, repository } : miss;
     });
 }

@@ -380,7 +380,7 @@ function refuseOtherRepository(home: string, pattern: string, repository: string
       "USAGE",
       `${what} '${part}' names repository '${prefix}' but repository is '${repo.name}': they do not go together`,
       {
-        hint: `leave out repository to read from '${prefix}', or write ${repo.name}:${part} for a path in '${repo.name}' that begins with '${prefix}:'`,
+        hint: `leave out repository to ${what === "prefix" ? "list" : "read from"} '${prefix}', or write ${repo.name}:${part} for a path in '${repo.name}' that begins with '${prefix}:'`,
       },
     );
   }
@@ -414,6 +414,7 @@ function registerListDocuments(server: McpServer, home: string): void {
           documents: all,
           skipped,
           containing,
+          meant,
         } = listDocuments(home, {
           repositories: repository !== undefined ? [repository] : [],
           prefix,
@@ -432,7 +433,7 @@ function registerListDocuments(server: McpServer, home: string): void {
         const none =
           all.length > 0
             ? `offset ${offset} is past the end: ${all.length} documents`
-            : emptyListingText([], input.prefix, containing).trimEnd();
+            : emptyListingText([], input.prefix, containing, meant).trimEnd();
         const text = [lines.join("\n") || none, skippedText(skipped)].filter(Boolean).join("\n");
         return result({ total: all.length, offset, documents, skipped }, text);
       }),
@@ -441,15 +442,17 @@ function registerListDocuments(server: McpServer, home: string): void {
 
 /**
  * A listing's repository and prefix: a prefix `notes:meetings/` names the repository as a ref does (and `ls` takes
- * it), when no repository is given and a registered one has that name; it found nothing (s21 MCP #2).
+ * it), when a registered one has that name (it found nothing: s21 MCP #2), or it is the repository given (as
+ * get_document reads `notes:ref` with repository notes; it listed nothing: s22 review F1).
  */
 function listingOf(home: string, repository: string | undefined, prefix: string | undefined): { repository?: string; prefix?: string } {
-  const colon = prefix?.indexOf(":") ?? -1;
   // A prefix naming another repository than `repository` is refused, as a ref is: it listed nothing in silence.
   if (repository !== undefined && prefix !== undefined) refuseOtherRepository(home, prefix, repository, "prefix");
-  if (repository !== undefined || colon <= 0) return { repository, prefix };
+  const colon = prefix?.indexOf(":") ?? -1;
+  if (colon <= 0) return { repository, prefix };
   const named = prefix!.slice(0, colon);
-  return listRepositories(home).some((repo) => repo.name === named) ? { repository: named, prefix: prefix!.slice(colon + 1) } : { prefix };
+  const names = repository !== undefined ? [repository] : listRepositories(home).map((repo) => repo.name);
+  return names.includes(named) ? { repository: named, prefix: prefix!.slice(colon + 1) } : { repository, prefix };
 }
 
 /** Indexed documents as resources: researcher://notes/guides/setup.md (the path may hold slashes: {+path}). */

@@ -443,20 +443,32 @@ export function repositoryMatchesText(matches: RepositoryMatch[]): string {
 }
 
 /**
- * What `ls` (and list_documents) says when it lists nothing: paths that hold a prefix that starts none, or files that
- * failed (they are not documents, but they are why some are missing).
+ * What `ls` (and list_documents) says when it lists nothing: the repository a prefix began with (it named a folder
+ * inside one), paths that hold a prefix that starts none, or files that failed (they are not documents, but they
+ * are why some are missing).
  */
-export function emptyListingText(failures: SkippedDocument[], prefix = "", containing: string[] = []): string {
+export function emptyListingText(
+  failures: SkippedDocument[],
+  prefix = "",
+  containing: string[] = [],
+  meant?: { repository: string; prefix: string },
+): string {
+  if (meant) {
+    const ref = escapeControls(`${meant.repository}:${meant.prefix}`);
+    return `no indexed path starts with '${escapeControls(prefix)}': paths are inside a repository's folder; to list the repository ${escapeControls(meant.repository)}, write ${ref}\n`;
+  }
   if (containing.length) {
     const shown = containing.slice(0, 5).map(escapeControls).join(", ");
     const more = containing.length > 5 ? `, and ${containing.length - 5} more` : "";
     return `no indexed path starts with '${escapeControls(prefix)}'; ${count(containing.length, "path")} ${containing.length === 1 ? "contains" : "contain"} it: ${shown}${more}\n`;
   }
-  if (failures.length === 0) return "no indexed documents\n";
+  // Under a prefix, the repository may hold documents elsewhere: "no indexed documents" read as an empty repository.
+  const none = `no indexed documents${prefix ? ` under '${escapeControls(prefix)}'` : ""}`;
+  if (failures.length === 0) return `${none}\n`;
   const repositories = [...new Set(failures.map((f) => f.repository))];
   const status = `researcher status ${repositories.length === 1 ? `${escapeControls(repositories[0]!)} ` : ""}--json`;
   const files = count(failures.length, "file");
-  return `no indexed documents; ${files} failed (\`${status}\` lists them with their reasons)\n`;
+  return `${none}; ${files} failed (\`${status}\` lists them with their reasons)\n`;
 }
 
 // ---- index, status, repositories ---------------------------------------------------------------------

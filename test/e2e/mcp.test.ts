@@ -363,6 +363,27 @@ describe("MCP over stdio", () => {
     expect(inside.structuredContent).toMatchObject({ total: 0, documents: [] });
   });
 
+  test("list_documents: a prefix naming the repository given is the path inside it; an empty listing says under what (s22 review F1, agent #6)", async () => {
+    const paths = (answer: ToolResult) =>
+      answer.structuredContent.documents.map((d: { repository: string; path: string }) => `${d.repository}:${d.path}`);
+    // It listed nothing: `notes:meetings/` was matched as a path beginning `notes:`.
+    expect(paths(await call("list_documents", { prefix: "docs:notes/", repository: "docs" }))).toEqual(["docs:notes/space.md"]);
+    // The refusal's advice for another repository's name works: it named a prefix that again listed nothing.
+    const crossed = await call("list_documents", { prefix: "docs:notes/", repository: "big" });
+    expect(crossed.content[0]!.text).toContain("leave out repository to list 'docs', or write big:docs:notes/ for a path in 'big'");
+    const advised = await call("list_documents", { prefix: "big:docs:notes/", repository: "big" });
+    expect([Boolean(advised.isError), advised.content[0]!.text]).toEqual([false, "no indexed documents under 'big:docs:notes/'"]);
+    // A repository that holds documents elsewhere does not read as empty.
+    expect((await call("list_documents", { repository: "docs", prefix: "nothing/" })).content[0]!.text).toBe(
+      "no indexed documents under 'nothing/'",
+    );
+    // A repository's name as the first folder: paths are inside its folder, as search's filter says.
+    expect((await call("list_documents", { prefix: "docs/notes" })).content[0]!.text).toBe(
+      "no indexed path starts with 'docs/notes': paths are inside a repository's folder; to list the repository docs, write docs:notes",
+    );
+    expect(paths(await call("list_documents", { prefix: "docs:notes" }))).toEqual(["docs:notes/space.md"]);
+  });
+
   test("answers are capped: a 5 MiB document never becomes a 10 MB line", async () => {
     const first = await call("get_document", { ref: "big:big.md" });
     expect(first.structuredContent.truncated).toBe(true);
