@@ -64,6 +64,28 @@ export const searchInput = {
 };
 
 /**
+ * search_documents' parameters: search_fragments' own, each with a line of description, as its description says it
+ * takes them. Their full descriptions again, the where grammar's included, were 1.4 KB more in every session's
+ * tools/list (s22 agent #7).
+ */
+export const searchDocumentsInput = describedAs(searchInput, {
+  query: "Words or a question, as for search_fragments",
+  repository: "Search only this repository",
+  repositories: "Search only these repositories",
+  mode: "hybrid, bm25 or vector, as for search_fragments",
+  n_results: `How many documents (default: config's search.limit, at most ${ANSWER_LIMIT.max})`,
+  offset: "Skip this many documents first: the next page starts at offset + n_results",
+  min_score: "Drop documents below this score",
+  full: "Give each fragment's whole text as `text`",
+  filter: "Glob on paths inside each repository, as for search_fragments",
+  where: "Only documents that match: search_fragments' where, as text or JSON",
+});
+
+function describedAs<T extends Record<string, z.ZodType>>(shape: T, descriptions: Record<keyof T, string>): T {
+  return Object.fromEntries(Object.entries(shape).map(([key, schema]) => [key, schema.describe(descriptions[key]!)])) as T;
+}
+
+/**
  * What the search tools return as structured content: the CLI's `search --json`. Results are described by their
  * stable fields; more may be added (the contract is additive), so objects are open.
  */
@@ -302,5 +324,22 @@ function whereJson() {
   const op = (name: string) => [name, (name === "in" ? z.array(scalar) : scalar).optional()] as const;
   const term = z.strictObject({ key: z.string(), ...Object.fromEntries(FILTER_OPS.map(op)) });
   const list = z.array(term).max(100).optional();
-  return z.strictObject({ all: list, any: list, not: list });
+  return z.strictObject(
+    { all: list, any: list, not: list },
+    { error: (issue) => (issue.code === "unrecognized_keys" ? bareKeys(issue) : undefined) },
+  );
+}
+
+/**
+ * What the JSON form of `{"language":"python"}` is, for the error that refuses it: "Unrecognized key" alone sent an
+ * agent to the description for the shape (s22 agent #6).
+ */
+function bareKeys({ keys, input }: { keys: string[]; input?: unknown }): string {
+  const given = (input ?? {}) as Record<string, unknown>;
+  const terms = keys.map((key) => {
+    const value = given[key];
+    return Array.isArray(value) ? { key, in: value } : { key, eq: typeof value === "object" ? "…" : value };
+  });
+  const text = terms.map((t) => (t.in ? `${t.key} in (${t.in.join("|")})` : `${t.key}=${t.eq}`)).join(" ");
+  return `unrecognized key${keys.length > 1 ? "s" : ""} ${keys.map((k) => `"${k}"`).join(", ")}: a condition is a term of all, any or not, as ${JSON.stringify({ all: terms })}, or the text form '${text}'`;
 }

@@ -43,7 +43,7 @@ import { textMediaType } from "../file-types.ts";
 import { search, type SearchContext, type SearchOptions } from "../search/search.ts";
 import { noStatusAnswered, repositoriesFor, repositoryStatuses } from "../search/results.ts";
 import type { Serial } from "../serial.ts";
-import { type continuation, OUTPUT, searchInput, searchOutput } from "./mcp-schemas.ts";
+import { type continuation, OUTPUT, searchDocumentsInput, searchInput, searchOutput } from "./mcp-schemas.ts";
 import { agentHint } from "./agent-hints.ts";
 
 /** What brings a changed file's document up to date, for an agent: the tool it has. */
@@ -233,7 +233,7 @@ function registerSearchTools(server: McpServer, home: string, context: SearchCon
       description:
         "Find documents that answer a query, best first, each with its top fragments (up to 3, best first, with location, " +
         "heading and snippet): where to read first. Takes search_fragments' parameters; n_results counts documents.",
-      inputSchema: z.strictObject(searchInput),
+      inputSchema: z.strictObject(searchDocumentsInput),
       outputSchema: searchOutput(true),
       annotations: READ_ONLY,
     },

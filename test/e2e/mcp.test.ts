@@ -384,6 +384,29 @@ describe("MCP over stdio", () => {
     expect(paths(await call("list_documents", { prefix: "docs:notes" }))).toEqual(["docs:notes/space.md"]);
   });
 
+  test("mistakes that lead back: a symbol after a path, a bare key in JSON where (s22 agent #6)", async () => {
+    const symbol = await call("get_document", { ref: "docs:cars.md:Parking" });
+    expect([symbol.isError, symbol.content[0]!.text]).toEqual([
+      true,
+      expect.stringMatching(
+        /^error: 'Parking' after docs:cars\.md is not a line, a line range or a page \(hint: .*`fragment\.ref`\)\) \[USAGE\]$/,
+      ),
+    ]);
+    const bare = await call("search_fragments", { query: "car", where: { format: "md" } });
+    expect(bare.isError).toBe(true);
+    expect(bare.content[0]!.text).toContain(`as {"all":[{"key":"format","eq":"md"}]}, or the text form 'format=md'`);
+  });
+
+  test("search_documents takes search_fragments' parameters, each described in a line, not its descriptions again (s22 agent #7)", async () => {
+    const { tools: listed } = await client.listTools();
+    const input = (name: string) =>
+      listed.find((t) => t.name === name)!.inputSchema as { properties: Record<string, { description?: string }> };
+    const undescribed = (schema: unknown) => JSON.stringify(schema, (key, value) => (key === "description" ? undefined : value));
+    expect(undescribed(input("search_documents"))).toBe(undescribed(input("search_fragments")));
+    const long = Object.entries(input("search_documents").properties).filter(([, p]) => p.description!.length > 100);
+    expect(long.map(([name]) => name)).toEqual([]);
+  });
+
   test("answers are capped: a 5 MiB document never becomes a 10 MB line", async () => {
     const first = await call("get_document", { ref: "big:big.md" });
     expect(first.structuredContent.truncated).toBe(true);
