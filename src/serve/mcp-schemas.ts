@@ -198,6 +198,8 @@ const changed = {
     .describe("The file changed since it was indexed: line numbers from a search may have moved (index it again)"),
 };
 
+const readText = z.string().describe("The lines read, joined by \\n; with line_numbers, each as its number, a tab and the line");
+
 /** Structured content of the other tools, by their stable fields (objects are open: the contract is additive). */
 export const OUTPUT = {
   document: z.looseObject({
@@ -208,7 +210,7 @@ export const OUTPUT = {
     total_lines: z.number(),
     truncated: z.boolean().describe("Cut short of what was asked by max_bytes: read on with continue_with"),
     ...changed,
-    text: z.string(),
+    text: readText,
     continue_with: continuation.optional().describe("Present when truncated: the from_line (and from_char) of the next read"),
   }),
   documents: z.looseObject({
@@ -221,7 +223,7 @@ export const OUTPUT = {
         total_lines: z.number(),
         truncated: z.boolean(),
         ...changed,
-        text: z.string(),
+        text: readText,
       }),
     ),
     skipped: z

@@ -30,6 +30,7 @@ import {
   repositoryLines,
   repositoryMatchLines,
   changedSinceIndexLine,
+  documentText,
   emptyListingText,
   searchJson,
   searchText,
@@ -80,6 +81,23 @@ function readPart(doc: DocumentText, fromChar: number, maxBytes: number): Docume
   if (!cut.truncated) return cut;
   const insideLine = cut.to === cut.from && cut.text.length < firstLine - fromChar;
   return { ...cut, continue_with: insideLine ? { from_line: cut.from, from_char: fromChar + cut.text.length } : { from_line: cut.to + 1 } };
+}
+
+/** `line_numbers`, as get_document and multi_get take it. */
+const lineNumbers = z
+  .boolean()
+  .optional()
+  .describe(
+    "Number each line as the CLI's `get --line-numbers` does: the document's own line number, a tab, the line (to cite lines of code)",
+  );
+
+/**
+ * A read as the agent asked for it: with `line_numbers`, its text numbered as `get --line-numbers` prints it, in the
+ * structured content too (clients give a model either); the CLI counts lines, and an agent citing line 27 of a range
+ * that starts at 1639 counted them itself (s22 agent #5).
+ */
+function numbered<T extends DocumentText>(doc: T, lineNumbers: boolean | undefined): T {
+  return lineNumbers ? { ...doc, text: documentText(doc, { lineNumbers }).replace(/\n$/, "") } : doc;
 }
 
 /**
@@ -289,6 +307,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
           .max(10_000_000)
           .optional()
           .describe(`Default ${DEFAULT_ANSWER_BYTES}; larger values are capped at ${MAX_ANSWER_BYTES}`),
+        line_numbers: lineNumbers,
       }),
       outputSchema: OUTPUT.document,
       annotations: READ_ONLY,
@@ -303,7 +322,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
           conversions: context.conversions,
           signal,
         });
-        const doc = readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes));
+        const doc = numbered(readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes)), input.line_numbers);
         const marker = continuationMarker(doc, "continue with the same ref and");
         return result(
           doc,
@@ -340,6 +359,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
             `All documents together (default ${DEFAULT_ANSWER_BYTES}, capped at ${MAX_ANSWER_BYTES}); from the first document that does not fit, the rest are skipped unread but for text files small enough for what is left`,
           ),
         max_bytes_per_document: z.number().int().min(1).max(10_000_000).optional().describe("Skip (and list) larger documents"),
+        line_numbers: lineNumbers,
       }),
       outputSchema: OUTPUT.documents,
       annotations: READ_ONLY,
@@ -347,13 +367,14 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
     (input, { signal }) =>
       guarded(async () => {
         if (input.repository) refuseOtherRepository(home, input.pattern, input.repository);
-        const found = await readDocuments(home, input.pattern, {
+        const read = await readDocuments(home, input.pattern, {
           repository: input.repository,
           maxBytes: answerBytes(input.max_bytes),
           maxBytesPerDocument: input.max_bytes_per_document,
           conversions: context.conversions,
           signal,
         });
+        const found = { ...read, documents: read.documents.map((d) => numbered(d, input.line_numbers)) };
         const text = found.documents.map((d) => `${changedSinceIndexLine(d, MCP_CATCH_UP)}=== ${named(readRef(d))}\n${d.text}`);
         const skipped = found.skipped.map((s) => `=== ${named(`${s.repository ? `${s.repository}:` : ""}${s.path} skipped: ${s.reason}`)}`);
         const unlisted = found.skipped_total - found.skipped.length;

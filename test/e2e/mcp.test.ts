@@ -397,6 +397,24 @@ describe("MCP over stdio", () => {
     expect(bare.content[0]!.text).toContain(`as {"all":[{"key":"format","eq":"md"}]}, or the text form 'format=md'`);
   });
 
+  test("get_document and multi_get number lines as `get --line-numbers` does (s22 agent #5)", async () => {
+    const cli = runCli(["get", "docs:cars.md:3-4", "--line-numbers"], { home }).stdout;
+    expect(cli).toBe("     3\tCars and trucks drive on the highway.\n     4\t\n");
+    const one = await call("get_document", { ref: "docs:cars.md:3-4", line_numbers: true });
+    expect(`${one.structuredContent.text}\n`).toBe(cli);
+    expect(one.content[0]!.text).toEndWith(`\n\n${cli.slice(0, -1)}\n\n[lines 3–4 of 7, as asked; the document goes on at line 5]`);
+    const several = await call("multi_get", { pattern: "docs:cars.md:3-4,docs:bread.md:3", line_numbers: true });
+    expect(several.structuredContent.documents.map((d: { text: string }) => d.text)).toEqual([
+      cli.slice(0, -1),
+      "     3\tKnead the dough, let it rise, then bake the loaf.",
+    ]);
+    expect(several.content[0]!.text).toContain(`=== docs:cars.md:3-4\n${cli}`);
+    // Without it, the text as it is.
+    expect((await call("get_document", { ref: "docs:cars.md:3-4" })).structuredContent.text).toBe(
+      "Cars and trucks drive on the highway.\n",
+    );
+  });
+
   test("search_documents takes search_fragments' parameters, each described in a line, not its descriptions again (s22 agent #7)", async () => {
     const { tools: listed } = await client.listTools();
     const input = (name: string) =>
