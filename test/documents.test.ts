@@ -411,6 +411,7 @@ describe("readDocuments (multi-get)", () => {
     // every repository three to five times (suggestions it never showed, a folder count, a folder glob).
     const parts = [
       ...Array.from({ length: 30 }, (_, i) => `big:d1/sub/n${i}.md`),
+      ...Array.from({ length: 5 }, (_, i) => `big:d1/sub/café${i}.md`), // a name to compose (NFC) before it is looked up
       ...["big:d2/", "big:d9/", "big:sub", "sub", "d3/sub", "big:**/sub/", "big:*/sub/n1*.md", "#abcdef99", "n5.md", "big:d0/sub/n0.md:1"],
     ];
     const alone = await Promise.all(parts.map((part) => readDocuments(own, part)));

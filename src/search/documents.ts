@@ -348,11 +348,14 @@ function hasIndexedPath(repo: Repository, path: string, session?: ReadSession): 
  * the two print alike, and `get` of the one answered "did you mean" with the other.
  */
 function indexedSpelling(repo: Repository, path: string, session?: ReadSession): string | undefined {
-  return withStore(repo, (store) => spelledIn(store, path), session);
+  return withStore(repo, (store) => spelledIn(store, path, session && (() => session.spellings(repo))), session);
 }
 
-/** `path` as the store spells it (see indexedSpelling), or undefined. */
-export function spelledIn(store: Store, path: string): string | undefined {
+/**
+ * `path` as the store spells it (see indexedSpelling), or undefined; `spellings`, the indexed paths by their composed
+ * spelling when a session keeps them (each part of a multi-get list read every path to compose it).
+ */
+export function spelledIn(store: Store, path: string, spellings?: () => ReadonlyMap<string, readonly string[]>): string | undefined {
   if (store.documentByPath(path)) return path;
   if (path.includes("\\")) {
     const unescaped = unescapeControls(path); // as `ls` and text results print a name with control characters
@@ -360,7 +363,7 @@ export function spelledIn(store: Store, path: string): string | undefined {
   }
   if (/^[\x00-\x7f]*$/.test(path)) return undefined; // nothing to normalise
   const wanted = composed(path);
-  const same = [...store.documents().keys()].filter((p) => composed(p) === wanted);
+  const same = spellings ? (spellings().get(wanted) ?? []) : [...store.documents().keys()].filter((p) => composed(p) === wanted);
   return same.length === 1 ? same[0] : undefined;
 }
 
@@ -387,6 +390,7 @@ export class ReadSession {
   private readonly stores = new Map<string, Store | null>();
   private readonly listed = new Map<string, ReadonlyMap<string, StoredDocument> | null>();
   private readonly folderIndexes = new Map<string, FolderIndex>();
+  private readonly spellingIndexes = new Map<string, Map<string, string[]>>();
   private loaded?: Config;
 
   constructor(private readonly home: string) {}
@@ -415,6 +419,19 @@ export class ReadSession {
   folders(repo: Repository): FolderIndex {
     if (!this.folderIndexes.has(repo.dir)) this.folderIndexes.set(repo.dir, folderIndex(this.documents(repo)?.keys() ?? []));
     return this.folderIndexes.get(repo.dir)!;
+  }
+
+  /** The repository's indexed paths by their composed (NFC) spelling, made once for the call from `documents`. */
+  spellings(repo: Repository): ReadonlyMap<string, readonly string[]> {
+    if (!this.spellingIndexes.has(repo.dir)) {
+      const index = new Map<string, string[]>();
+      for (const path of this.documents(repo)?.keys() ?? []) {
+        const spelling = composed(path);
+        index.set(spelling, [...(index.get(spelling) ?? []), path]);
+      }
+      this.spellingIndexes.set(repo.dir, index);
+    }
+    return this.spellingIndexes.get(repo.dir)!;
   }
 
   close(): void {
