@@ -923,12 +923,14 @@ export interface MultiGetOptions {
   signal?: AbortSignal;
 }
 
-/**
- * What a multi-get pattern names: a glob over indexed paths, by the rule `--filter` uses (`*.md` at any depth,
- * `notes/**`, or `repo:docs/*` to match in one repository), or a comma-separated list of refs. A ref that resolves to nothing is a skipped entry, not a failure.
- */
 const MULTI_GET_HINT = "a glob (`notes:meetings/*.md`, `*.pdf`), a folder (`notes:meetings/`) or a comma-separated list of refs";
 
+/**
+ * What a multi-get pattern names: a glob over indexed paths, by the rule `--filter` uses (`*.md` at any depth,
+ * `notes/**`, or `repo:docs/*` to match in one repository), or a comma-separated list of refs, globs and folders. A
+ * part of a list that names nothing is a skipped entry, not a failure. Within `session` (one is opened otherwise),
+ * whose listings every part shares.
+ */
 export function matchDocuments(home: string, pattern: string, options: { repository?: string; session?: ReadSession } = {}): Matched {
   const session = options.session ?? new ReadSession(home);
   try {
