@@ -892,3 +892,12 @@ test("convert --json names a script without an extension by its #! line's langua
   const format = (name: string) => JSON.parse(runCli(["convert", join(folder, name), "--json"], { home }).stdout).format;
   expect([format("deploy"), format("notes")]).toEqual(["sh", "txt"]);
 });
+
+test("ls of a prefix that begins with the repository's own name says which path it meant, as MCP list_documents does (s22 agent #6)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  writeTree(folder, { "json/a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "py", folder, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "py"], { home }).code).toBe(0);
+  expect(runCli(["ls", "py:py/json"], { home }).stderr).toContain("to list the repository py, write py:json");
+});
