@@ -512,7 +512,7 @@ async function searchRepository(run: SearchRun, repo: Repository, store: Store, 
 function unknownQuery(repo: Repository): RepositoryResult["fallback"] {
   return {
     code: "UNKNOWN_QUERY",
-    message: `the embedding model of '${repo.name}' knows none of the query's words: nothing ranks by meaning`,
+    message: "its embedding model knows none of the query's words: nothing ranks by meaning",
     hint: "search in hybrid or bm25 mode, or with other words",
   };
 }

@@ -582,7 +582,17 @@ export function skippedText(skipped: SkippedRepository[]): string {
 
 /** Repositories a search answered in another mode than it would have (their model could not be had): a warning each. */
 export function searchWarningsText(warnings: SkippedRepository[] = []): string {
-  return warnings.map((w) => problemLines(`warning: ${w.repository}`, w.message, w.hint)).join("");
+  // One line for the repositories a warning is the same for: a query GloVe knows no word of printed six like pairs.
+  const grouped = new Map<string, { repositories: string[]; warning: SkippedRepository }>();
+  for (const warning of warnings) {
+    const key = JSON.stringify([warning.code, warning.message, warning.hint]);
+    const group = grouped.get(key);
+    if (group) group.repositories.push(warning.repository);
+    else grouped.set(key, { repositories: [warning.repository], warning });
+  }
+  return [...grouped.values()]
+    .map(({ repositories, warning }) => problemLines(`warning: ${repositories.join(", ")}`, warning.message, warning.hint))
+    .join("");
 }
 
 // ---- the MCP tools' short texts (one line per repository, for a model to read; the JSON is the contract) -----
