@@ -492,7 +492,7 @@ async function searchRepository(run: SearchRun, repo: Repository, store: Store, 
   }
   const note = chosen.note;
   // Vector mode then finds nothing: said, or an agent concludes the repository holds nothing about it (s21 MCP #3).
-  if (mode === "vector" && lists.meaningless) fallback ??= unknownQuery(repo);
+  if (mode === "vector" && lists.meaningless) fallback ??= UNKNOWN_QUERY;
   const { candidates, why } = candidatesOf(repo, store, mode, lists, run.coverageDepth);
   const minScore = run.options.minScore;
   return {
@@ -509,13 +509,12 @@ async function searchRepository(run: SearchRun, repo: Repository, store: Store, 
   };
 }
 
-function unknownQuery(repo: Repository): RepositoryResult["fallback"] {
-  return {
-    code: "UNKNOWN_QUERY",
-    message: "its embedding model knows none of the query's words: nothing ranks by meaning",
-    hint: "search in hybrid or bm25 mode, or with other words",
-  };
-}
+/** Said per repository, and on the command line once for all it is the same for. */
+const UNKNOWN_QUERY: RepositoryResult["fallback"] = {
+  code: "UNKNOWN_QUERY",
+  message: "its embedding model knows none of the query's words: nothing ranks by meaning",
+  hint: "search in hybrid or bm25 mode, or with other words",
+};
 
 /**
  * Why a repository's query embedder could not be had: a model that cannot be loaded now, a provider that failed, or
