@@ -96,6 +96,24 @@ describeShared("convertDocx: mammoth.js fixtures", () => {
     expect((await convertDocx(docx(body, undefined, undefined, numbering), "l")).text).toContain("listed item text");
   });
 
+  test("a numbering instance without its abstract definition is a plain paragraph, not a failed file (s22 hostile F2)", async () => {
+    const numbering = '<w:num w:numId="2"/>';
+    const body = '<w:p><w:pPr><w:numPr><w:ilvl w:val="0"/><w:numId w:val="2"/></w:numPr></w:pPr><w:r><w:t>zqbody noabsid</w:t></w:r></w:p>';
+    expect((await convertDocx(docx(body, undefined, undefined, numbering), "n")).text).toBe("zqbody noabsid");
+  });
+
+  test("a comment's marker goes whatever its id or initials: -1, a name, 100 letters (s22 hostile F2)", async () => {
+    const ids = ["-1", "abc", "7"];
+    const comments = ids
+      .map(
+        (id, i) =>
+          `<w:comment w:id="${id}" w:initials="${i === 2 ? "I".repeat(100) : "A"}"><w:p><w:r><w:t>note ${i}</w:t></w:r></w:p></w:comment>`,
+      )
+      .join("");
+    const body = `<w:p><w:r><w:t>zqbody ids</w:t></w:r>${ids.map((id) => `<w:r><w:commentReference w:id="${id}"/></w:r>`).join("")}</w:p>`;
+    expect((await convertDocx(docx(body, undefined, comments), "c")).text.split("\n")[0]).toBe("zqbody ids");
+  });
+
   test("comments (margin notes) keep their text after the body, each under its label, without back-links (s20 user J)", async () => {
     const doc = await convertDocx(corpusFile("mammoth.js/comments.docx"), "comments");
     // Each under its label and its author: who wrote a margin note is what a reviewer looks for.
