@@ -962,16 +962,20 @@ function matchIn(home: string, pattern: string, scope: PartScope): Matched {
 }
 
 /**
- * A pattern's parts: split at commas outside braces (`notes/{a,b}.md` is one glob), each trimmed; empty parts dropped.
+ * A pattern's parts: split at commas outside braces and character classes (`notes/{a,b}.md` and `[b,n]*.md` are one
+ * glob each: the class was cut in two, s22 review N1), each trimmed; empty parts dropped.
  */
 export function listParts(pattern: string): string[] {
   const parts: string[] = [];
   let depth = 0;
+  let inClass = false;
   let from = 0;
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i];
     if (c === "\\")
       i++; // an escaped character is itself
+    else if (inClass) inClass = c !== "]";
+    else if (c === "[") inClass = true;
     else if (c === "{") depth++;
     else if (c === "}") depth = Math.max(0, depth - 1);
     else if (c === "," && depth === 0) {
@@ -980,8 +984,9 @@ export function listParts(pattern: string): string[] {
     }
   }
   parts.push(pattern.slice(from));
-  // A brace never closed is no glob's: its commas split as any (`a{b.md,c.md` hid `c.md` in one glob: s21 retest R8).
-  const split = depth > 0 ? pattern.split(",") : parts;
+  // A brace or class never closed is no glob's: its commas split as any (`a{b.md,c.md` hid `c.md` in one glob: s21
+  // retest R8).
+  const split = depth > 0 || inClass ? pattern.split(",") : parts;
   return split.map((part) => part.trim()).filter(Boolean);
 }
 
