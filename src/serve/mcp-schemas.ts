@@ -17,7 +17,7 @@ export const searchInput = {
     .enum(SEARCH_MODES)
     .optional()
     .describe(
-      "Default: hybrid where vectors exist, else bm25. Hybrid and vector pages are always full (every passage ranks by meaning) but for a query the model knows no word of (an UNKNOWN_QUERY warning): `words_found` false says none holds the query's words",
+      "Default: hybrid where vectors exist, else bm25. Hybrid and vector pages are always full (every passage ranks by meaning): `words_found` false says none holds the query's words. A query the model knows no word of ranks nothing by meaning: vector mode answers none (an UNKNOWN_QUERY warning), hybrid its word matches",
     ),
   n_results: z
     .number()
