@@ -152,7 +152,7 @@ describe("config", () => {
     // The stamp hashed config.ts alone: a change to file-types.ts's defaults was never seen until config.yaml changed.
     const tree = tempDir();
     cpSync(join(ROOT, "src"), join(tree, "src"), { recursive: true });
-    cpSync(join(ROOT, "package.json"), join(tree, "package.json"));
+    for (const file of ["package.json", "SKILL.md"]) cpSync(join(ROOT, file), join(tree, file)); // what src imports
     symlinkSync(join(ROOT, "node_modules"), join(tree, "node_modules"));
     const home = tempDir();
     const cli = (...args: string[]) =>
