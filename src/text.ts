@@ -97,6 +97,25 @@ export function spacelessWords(run: string): { word: string; at: number }[] {
   return [...segmenter.segment(run)].filter((s) => s.isWordLike).map((s) => ({ word: s.segment, at: s.index }));
 }
 
+/**
+ * Where a run without spaces (Chinese, Japanese, Thai, …) may be cut at or before `index`: after the last punctuation
+ * within `reach` characters before it, else at the last word boundary there (ICU's dictionaries, through
+ * Intl.Segmenter), else at `index` itself, never inside a surrogate pair. A cut at a character count split the word
+ * across it, which then no search found, and began the next fragment with half a word or a lone Thai vowel sign.
+ */
+export function wordBoundaryBefore(text: string, index: number, reach = 32): number {
+  const from = Math.max(0, index - reach);
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: "word" });
+  let word: number | undefined;
+  let punctuation: number | undefined;
+  for (const { segment, index: at, isWordLike } of segmenter.segment(text.slice(from, Math.min(text.length, index + reach)))) {
+    const end = from + at + segment.length;
+    if (from + at > from && from + at <= index) word = from + at;
+    if (!isWordLike && end > from && end <= index && /[\p{P}\s]/u.test(segment)) punctuation = end;
+  }
+  return punctuation ?? word ?? cutIndex(text, index);
+}
+
 export function hasSpaceless(text: string): boolean {
   return SPACELESS_TEST.test(text);
 }

@@ -554,3 +554,26 @@ describe("chunkDocument memory", () => {
     60_000,
   );
 });
+
+describe("text without spaces longer than a fragment (s22 hostile F3)", () => {
+  const holding = (text: string, word: string) => chunkDocument(md(`# t\n\n${text}\n`)).filter((f) => f.text.includes(word)).length;
+
+  test("a word across the cut is whole in some fragment: Chinese, Japanese and Thai, wherever the cut falls", () => {
+    // The cut fell at a character count: 图书馆 and หนังสือ at it were in no fragment, so no search found them.
+    for (let k = 330; k < 370; k++) {
+      expect(holding(`${"人".repeat(k)}图书馆${"人".repeat(1500)}`, "图书馆")).toBeGreaterThan(0);
+      expect(holding(`${"の".repeat(k)}図書館${"の".repeat(1500)}`, "図書館")).toBeGreaterThan(0);
+    }
+    for (let k = 680; k < 720; k++) expect(holding(`${"คน".repeat(k)}หนังสือ${"คน".repeat(1000)}`, "หนังสือ")).toBeGreaterThan(0);
+  });
+
+  test("a fragment never begins inside a Thai word, and a Chinese sentence ends at its full stop", () => {
+    const thai = chunkDocument(md(`# t\n\n${"คนหนังสือภาษาไทยประเทศ".repeat(200)}\n`));
+    expect(thai.length).toBeGreaterThan(1);
+    for (const fragment of thai.slice(1)) expect(fragment.text).toMatch(/^(?:คน|หนังสือ|ภาษา|ไทย|ประเทศ)/);
+    // Sentences of 6 characters: a fragment ends after a 。, not inside a sentence.
+    const chinese = chunkDocument(md(`# t\n\n${"我们去学校。".repeat(200)}\n`));
+    expect(chinese.length).toBeGreaterThan(1);
+    for (const fragment of chinese) expect(fragment.text).toEndWith("。");
+  });
+});

@@ -6,7 +6,7 @@
 import { PAGE_MARKER, stringValue, type ConvertedDocument } from "../convert/document.ts";
 import { markdownBlocks, showsNothing } from "../convert/markdown.ts";
 import type { Fragment } from "../store/store.ts";
-import { cutIndex, estimateTokens, shortHeading } from "../text.ts";
+import { estimateTokens, hasCjk, shortHeading, wordBoundaryBefore } from "../text.ts";
 import { appendAll } from "../lists.ts";
 
 export interface ChunkOptions {
@@ -36,11 +36,13 @@ export const BARE_DOCUMENT_VERSION = 3;
  * fragment of emoji began and ended with half of one, stored as U+FFFD); since 8 a setext heading (a line
  * underlined with `===` or `---`) is a heading, a `# line` inside an HTML or `%%` comment is none, and a number as a
  * front-matter title is the title; since 9 TOML front matter between `+++` lines (Hugo, Zola) is metadata, not body, a setext heading
- * right after a comment's last line is a heading, and `%%` opens no comment in converted text.
+ * right after a comment's last line is a heading, and `%%` opens no comment in converted text; since 10 a Chinese or
+ * Japanese sentence ends at its full stop with no space after it, and a run without spaces longer than a fragment
+ * is cut after punctuation or between words, not inside one (s22 hostile F3).
  * An index that recorded another version chunks its markdown files again
  * (converted formats keep their fragments until their files change: reading them again can be slow).
  */
-export const MARKDOWN_CHUNK_VERSION = 9;
+export const MARKDOWN_CHUNK_VERSION = 10;
 
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {
@@ -368,7 +370,7 @@ function* paragraphs(lines: Lines, firstLine: number): Generator<Block> {
 }
 
 /** A sentence's end and the white space after it. */
-const SENTENCE_END = /[.!?;:。！？]\s+/g;
+const SENTENCE_END = /[.!?;:]\s+|[。！？]\s*/g; // Chinese and Japanese write no space after a sentence
 
 /**
  * A line cut after each sentence's end and the white space that follows it: the space stays with the sentence, so
@@ -447,11 +449,17 @@ function splitLongText(sentences: string[], budget: number): string[] {
       // Latin text: ~4 characters per token; CJK text: ~1 character per token.
       const window = estimateTokens(rest.slice(0, maxChars)) <= budget ? maxChars : budget;
       let cut = rest.length <= window ? rest.length : rest.lastIndexOf(" ", window);
-      if (cut <= 0) cut = Math.max(1, cutIndex(rest, Math.min(window, rest.length)));
+      let next: number | undefined;
+      if (cut <= 0) {
+        cut = Math.max(1, wordBoundaryBefore(rest, Math.min(window, rest.length)));
+        // Chinese and Japanese are indexed a character at a time, and ICU's words are not always the reader's (图书馆
+        // is 图书|馆 to it): the next part repeats the last few characters, so a word across the cut is whole there.
+        if (cut > CJK_OVERLAP && cut < rest.length && hasCjk(rest.slice(cut - 1, cut + 1))) next = cut - CJK_OVERLAP;
+      }
       // The spaces at a cut stay with the part they end, a few of them: a longer run is not kept (as it was not).
       const end = cut + (/^\s*/.exec(rest.slice(cut, cut + KEPT_SPACES))?.[0].length ?? 0);
       parts.push(rest.slice(0, end));
-      rest = rest.slice(end).trimStart();
+      rest = rest.slice(next ?? end).trimStart();
     }
     return parts;
   });
@@ -466,6 +474,9 @@ function sentenceTokens(sentence: string): number {
   const text = sentence.trimEnd();
   return estimateTokens(text) + Math.floor(Math.max(0, sentence.length - text.length - KEPT_SPACES) / 4);
 }
+
+/** Characters a part cut from a Chinese or Japanese run repeats from the one before: longer than most words. */
+const CJK_OVERLAP = 8;
 
 /** White space at a sentence's end that costs nothing, and that a part cut for the budget keeps. */
 const KEPT_SPACES = 64;
