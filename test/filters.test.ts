@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { utimesSync } from "node:fs";
 import { join } from "node:path";
 import { combineFilters, type Filter, type FilterJson, parseFilter } from "../src/search/filters.ts";
-import { pathGlobs, pathMatcher } from "../src/path-glob.ts";
+import { pathGlobs, pathMatcher, pathPattern } from "../src/path-glob.ts";
 import { seeded } from "../src/random.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
@@ -799,4 +799,11 @@ test("a title past a heading's 100 characters is kept whole (to 300): a filter f
   await indexRepository(home, registerRepository(home, { name: "n", path: docs, embed: false }));
   const hit = (await search(home, { query: "diabetes", mode: "bm25" })).results[0] as FragmentHit;
   expect([hit.title, hit.heading]).toEqual([long, ""]);
+});
+
+test("a value with a long run of slashes inside is read in linear time (s22 hostile F4: 80,000 took 1.7 s)", () => {
+  const started = performance.now();
+  expect(pathPattern(`a${"/".repeat(200_000)}x`).anchored).toBe(true);
+  expect(pathPattern(`a${"/".repeat(200_000)}`)).toEqual({ glob: "a/**", anchored: true });
+  expect(performance.now() - started).toBeLessThan(5_000); // a hang guard: quadratic took about 10 s here
 });
