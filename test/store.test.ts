@@ -376,6 +376,24 @@ test("`remove` and a rebuild leave no bytes of what they drop in the index files
   expect(bytes()).not.toContain("KEPT-SCAN-TEXT");
 });
 
+test("a document deleted from its folder leaves no bytes of its text in the index files either (s22 retest)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, {
+    ...Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`n${i}.md`, `# n${i}\n\nfiller words ${i}\n`])),
+    "secret.md": "# Secret\n\nCONFIDENTIAL-XYZZY salary 123456\n",
+  });
+  const repo = registerRepository(home, { name: "r", path: docs, embed: false });
+  await indexRepository(home, repo);
+  rmSync(join(docs, "secret.md"));
+  expect(await indexRepository(home, repo)).toMatchObject({ removed: 1 });
+  const bytes = readdirSync(repo.dir)
+    .filter((name) => name.startsWith("index.db"))
+    .map((name) => readFileSync(join(repo.dir, name)).toString("latin1"))
+    .join("");
+  expect(bytes).not.toContain("CONFIDENTIAL-XYZZY salary");
+});
+
 test("an index run prunes kept texts by age even when it changes nothing; a rebuild keeps none (s21 F10)", async () => {
   // Pruned only by runs that indexed or removed something, a text outlived its 30 days in a quiet folder; and
   // `--rebuild`, rewriting index.db in place, kept every removed document's text.

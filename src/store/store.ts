@@ -9,7 +9,7 @@ import { FTS_COLUMNS, FTS_TOKENIZER, FULL_TEXT_VERSION, fullTextRowWriter, rewri
 import { ImpactLists } from "./impacts.ts";
 import { PostingLists } from "./postings.ts";
 import { HEADING_SEPARATOR, MAX_SECTION_REACH, runAround, SECTION_REACH, type SectionParts, type SectionRow } from "./sections.ts";
-import { BUSY_TIMEOUT_MS, integrityCheck, openIndexDatabase, type OpenedIndex, pageDamage } from "./schema.ts";
+import { BUSY_TIMEOUT_MS, integrityCheck, openIndexDatabase, type OpenedIndex, pageDamage, SECURE_DELETE } from "./schema.ts";
 import { danglingLink, type RootRecord } from "../files.ts";
 import { SPACELESS_GLOB } from "../text.ts";
 
@@ -538,7 +538,7 @@ export class Store {
     try {
       return run();
     } finally {
-      this.db.run("PRAGMA secure_delete = OFF");
+      this.db.run(`PRAGMA secure_delete = ${SECURE_DELETE}`);
     }
   }
 
