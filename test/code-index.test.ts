@@ -530,3 +530,27 @@ test("a class's name finds the fragment that defines it, above its short methods
     expect(first.text).toContain(line);
   }
 });
+
+test("a method in a class split across fragments is defined by its own fragment: its name finds it above its call sites (s22 retest N2)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  const body = (name: string) =>
+    Array.from(
+      { length: 9 },
+      (_, i) =>
+        `        value_${i} = self.table.lookup('${name}', ${i})\n        if value_${i} is None:\n            raise KeyError('missing entry ${i}')\n`,
+    ).join("");
+  const methods = ["__init__", "open_store", "sync_store", "fetch_record", "close_store", "drop_store"]
+    .map((m) => `    def ${m}(self, key):\n        """The ${m} step."""\n${body(m)}        return key\n`)
+    .join("\n");
+  const files: Record<string, string> = { "registry.py": `class Registry:\n    """A registry of things."""\n\n${methods}` };
+  for (let k = 0; k < 6; k++)
+    files[`user${k}.py`] =
+      `def use_${k}(reg):\n    # calls fetch_record on the registry, then other work ${k}\n    return reg.fetch_record(${k}) or reg.fetch_record(${k + 1})\n`;
+  for (let k = 0; k < 20; k++) files[`other${k}.py`] = `def other_${k}(x):\n    return x + ${k}\n`;
+  writeTree(folder, files);
+  expect(runCli(["repo", "add", "m", folder, "--code", "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "m"], { home }).code).toBe(0);
+  const [first] = JSON.parse(runCli(["search", "fetch_record", "--json", "-n", "1"], { home }).stdout).results;
+  expect([first.path, first.heading]).toEqual(["registry.py", "class Registry › def fetch_record"]);
+});

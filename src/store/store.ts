@@ -83,7 +83,10 @@ export interface FragmentHeadings {
   text: string | null;
   /** The heading path of the fragment before it in its document (null for the first). */
   previous: string | null;
-  /** Whether it goes on with the unit the fragment before it is part of (a split function's later part). */
+  /**
+   * Whether it goes on with the unit the fragment before it is part of, under the same heading (a split function's
+   * later part; a class's fragments share its unit, and each method's own heading begins in its fragment).
+   */
   continued: number | null;
 }
 
@@ -940,7 +943,7 @@ export class Store {
     const rows = this.db
       .query<FragmentHeadings & { id: number }, [number, string]>(
         `SELECT f.id, f.heading, d.title, d.format, CASE WHEN length(f.text) <= ? THEN f.text END AS text,
-                p.heading AS previous, f.unit IS NOT NULL AND f.unit = p.unit AS continued
+                p.heading AS previous, f.unit IS NOT NULL AND f.unit = p.unit AND f.heading = p.heading AS continued
          FROM fragments f JOIN documents d ON d.id = f.document_id
          LEFT JOIN fragments p ON p.document_id = f.document_id AND p.seq = f.seq - 1
          WHERE f.id IN (SELECT value FROM json_each(?))`,
