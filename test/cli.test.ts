@@ -901,3 +901,19 @@ test("ls of a prefix that begins with the repository's own name says which path 
   expect(runCli(["index", "py"], { home }).code).toBe(0);
   expect(runCli(["ls", "py:py/json"], { home }).stderr).toContain("to list the repository py, write py:json");
 });
+
+test("an option that takes one value given twice is a usage error, not the two joined by a comma (s22 retest N4)", () => {
+  const home = tempDir();
+  const given = (...args: string[]) => runCli(args, { home });
+  // `--filter a/** --filter b/**` searched the glob `a/**,b/**`, which matches nothing, and said neither matched.
+  expect(given("search", "beta", "--filter", "sub/**", "--filter", "doc/**")).toMatchObject({
+    code: 2,
+    stderr: expect.stringMatching(/^error: --filter is given 2 times: it takes one value\nhint: for several globs write one/),
+  });
+  expect(given("repo", "add", "r", tempDir(), "--description", "a", "--description", "b").stderr).toStartWith(
+    "error: --description is given 2 times",
+  );
+  expect(given("search", "beta", "-n", "2", "-n", "3").stderr).toStartWith("error: -n/--limit is given 2 times");
+  // Repeatable options take each.
+  expect(given("repo", "add", "r", tempDir(), "--file-types", "md", "--file-types", "txt", "--no-embed").code).toBe(0);
+});

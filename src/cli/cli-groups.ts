@@ -82,7 +82,7 @@ function repoCli(): CAC {
   cli.example("  researcher repo add notes ~/notes --description 'Personal notes'");
   cli
     .command("add <name> <path>", "Register a folder as a repository")
-    .option("--file-types <list>", `Comma-separated extensions (default: ${FILE_TYPES.join(",")})`)
+    .option("--file-types <list>", `Comma-separated extensions, repeatable (default: ${FILE_TYPES.join(",")})`)
     .option(
       "--code",
       `Also index source code (${CODE_EXTENSIONS.join(",")}, and scripts without an extension by their #! line): fragments follow the syntax`,

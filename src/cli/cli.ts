@@ -288,6 +288,7 @@ export async function main(argv: string[]): Promise<number> {
     cli.parse(parsedArgv, { run: false });
     if (cli.matchedCommand) topic = [groupName, cli.matchedCommand.name].filter(Boolean).join(" ");
     checkOptions(cli, args, groupName);
+    checkGivenOnce(cli);
     keepTypedValues(cli, args);
     // Words after `--` are arguments, never options (`researcher get -- notes:-x.md`); cac sets them apart.
     const rest = (cli.options["--"] as string[] | undefined) ?? [];
@@ -394,6 +395,30 @@ function checkOptions(cli: CAC, args: string[], group: string | undefined): void
         cli.matchedCommand?.name === "search"
           ? `to search for '${word}', quote it after -- (a bare -word there excludes the word): researcher search -- ${shellWord(`"${word}"`)}`
           : `run \`researcher ${command ? `${command} ` : ""}--help\` for the options`,
+    });
+  }
+}
+
+/**
+ * An option that takes one value given twice is a usage error: cac gives both as a list, and `String()` of it joined
+ * them with a comma (`--filter a/** --filter b/**` was the glob `a/**,b/**`, which matched nothing, and
+ * `--description a --description b` stored "a,b"). Options that say "repeatable" take each.
+ */
+function checkGivenOnce(cli: CAC): void {
+  for (const option of [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])]) {
+    const value = cli.options[option.names[0]!];
+    if (option.isBoolean || !Array.isArray(value) || /repeatable/.test(option.description)) continue;
+    const flag = option.rawName
+      .replace(/[<[].*$/, "")
+      .split(",")
+      .map((name) => name.trim())
+      .filter(Boolean)
+      .join("/");
+    throw new ResearcherError("USAGE", `${flag} is given ${value.length} times: it takes one value`, {
+      hint:
+        flag === "--filter"
+          ? "for several globs write one, e.g. --filter '{notes,papers}/**', or add --where 'path in (notes/**|papers/**)'"
+          : `give ${flag} once`,
     });
   }
 }
