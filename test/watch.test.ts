@@ -1054,3 +1054,22 @@ test("a file where the index folder belongs is tried again in time: once it is m
     await handle.close();
   }
 }, 30_000);
+
+test("a script without an extension that loses its #! line leaves the index as the watch sees it change (s22 retest N3)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "README.md": "# readme\n", "bin/tool": "#!/bin/bash\nzqstale_one() { :; }\n" });
+  const repo = registerRepository(home, { name: "w", path: docs, embed: false, fileTypes: ["md", "sh"] });
+  await indexRepository(home, repo);
+  expect(Object.keys(indexed(repo)).sort()).toEqual(["README.md", "bin/tool"]);
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  try {
+    await handle.ready;
+    writeFileSync(join(docs, "bin/tool"), "plain text now: zqstale_two\n");
+    await batches.until(["bin/tool"]);
+    expect(Object.keys(indexed(repo))).toEqual(["README.md"]);
+  } finally {
+    await handle.close();
+  }
+}, 30_000);

@@ -533,6 +533,8 @@ class RepositoryWatch {
         for (const doc of store.documentsUnder(path)) chosen.set(doc.path, true);
         const verdict = candidacy(path, this.repo);
         if (verdict === "unknown") this.reportOnce(path, "under an ignore file that cannot be read: left as it was indexed");
+        // A file now left out (a script whose `#!` line went: its content decides) loses its document, as a run's.
+        if (verdict === "out" && store.document(path)) chosen.set(path, true);
         if (verdict !== "in") continue;
         if (sameStamp(store.document(path), stats) || failedUnchanged(failed, path, stats)) continue;
         // Still being written: it waits, but no longer than any change waits for its batch (a log is never quiet,
