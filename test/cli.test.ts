@@ -917,3 +917,34 @@ test("an option that takes one value given twice is a usage error, not the two j
   // Repeatable options take each.
   expect(given("repo", "add", "r", tempDir(), "--file-types", "md", "--file-types", "txt", "--no-embed").code).toBe(0);
 });
+
+test("a link to nothing where an index folder should be is named as such by status, verify, search and index (s22 retest N5)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "a", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "a"], { home }).code).toBe(0);
+  const folder = join(home, "repositories", "a");
+  renameSync(folder, join(home, "a.bak"));
+  symlinkSync(join(home, "unmounted", "disk"), folder); // an index kept on a disk not mounted now
+  for (const args of [
+    ["status", "a"],
+    ["verify", "a"],
+    ["search", "alpha"],
+    ["index", "a"],
+  ]) {
+    const run = runCli(args, { home });
+    const output = run.stderr + run.stdout;
+    expect({
+      args,
+      code: run.code,
+      said: output.includes(`${folder} is a link to ${join(home, "unmounted", "disk")}, which does not exist`),
+    }).toEqual({
+      args,
+      code: 1,
+      said: true,
+    });
+    expect(output).not.toContain("not indexed yet");
+    expect(output).not.toContain("unexpected");
+  }
+});

@@ -13,6 +13,7 @@ import {
   describeError,
   isSqliteDamage,
   isSqliteEnvironment,
+  linkToNothing,
   notIndexedYet,
   OPEN_FILES_HINT,
   permissionHint,
@@ -193,7 +194,9 @@ export function openIndexDatabase(file: string, name: string, mode: OpenMode): O
   }
   if (!existsSync(file)) {
     if (!create) {
-      throw notIndexedYet(name, `no ${file}`);
+      // The index folder a link to nothing (an index on a disk not mounted now) is that, not "never indexed".
+      const target = danglingLink(dirname(file));
+      throw target === undefined ? notIndexedYet(name, `no ${file}`) : linkToNothing(dirname(file), target);
     }
     createBeside(file);
   }

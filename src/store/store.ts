@@ -2,7 +2,7 @@
 import type { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
-import { damagedIndex, ResearcherError, systemCode, toResearcherError } from "../errors.ts";
+import { damagedIndex, linkToNothing, ResearcherError, systemCode, toResearcherError } from "../errors.ts";
 import { CODE_EXTENSIONS } from "../file-types.ts";
 import { filterSql, type Filter, metadataOf, metadataPath, type SqlCondition } from "./filter-sql.ts";
 import { FTS_COLUMNS, FTS_TOKENIZER, FULL_TEXT_VERSION, fullTextRowWriter, rewriteFullText } from "./fts.ts";
@@ -218,6 +218,10 @@ export class Store {
   /** Whether the repository has an index.db, a link to nothing among them (its open says what it is). */
   static exists(dir: string): boolean {
     if (existsSync(Store.dbPath(dir)) || danglingLink(Store.dbPath(dir)) !== undefined) return true;
+    // The index folder a link to nothing (an index kept on a disk not mounted now): not a repository never indexed,
+    // whose `index` then failed on the link (EEXIST) (s22 retest N5).
+    const target = danglingLink(dir);
+    if (target !== undefined) throw linkToNothing(dir, target);
     // A file where the index folder should be (a restore, a sync tool's conflict copy) is said with the move that fixes
     // it, not taken for a repository never indexed, whose hint (`index`) then failed (s21 retest R8).
     try {
