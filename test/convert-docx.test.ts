@@ -102,12 +102,12 @@ describeShared("convertDocx: mammoth.js fixtures", () => {
     expect((await convertDocx(docx(body, undefined, undefined, numbering), "n")).text).toBe("zqbody noabsid");
   });
 
-  test("a comment's marker goes whatever its id or initials: -1, a name, 100 letters (s22 hostile F2)", async () => {
-    const ids = ["-1", "abc", "7"];
+  test("a comment's marker goes whatever its id or initials: -1, a name, none, 100 letters (s22 hostile F2, retest N6)", async () => {
+    const ids = ["-1", "abc", "", "7"];
     const comments = ids
       .map(
         (id, i) =>
-          `<w:comment w:id="${id}" w:initials="${i === 2 ? "I".repeat(100) : "A"}"><w:p><w:r><w:t>note ${i}</w:t></w:r></w:p></w:comment>`,
+          `<w:comment w:id="${id}" w:initials="${i === 3 ? "I".repeat(100) : "A"}"><w:p><w:r><w:t>note ${i}</w:t></w:r></w:p></w:comment>`,
       )
       .join("");
     const body = `<w:p><w:r><w:t>zqbody ids</w:t></w:r>${ids.map((id) => `<w:r><w:commentReference w:id="${id}"/></w:r>`).join("")}</w:p>`;

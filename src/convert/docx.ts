@@ -238,7 +238,7 @@ function dropNoteLinks(html: string): string {
  * text under its label. Markers side by side share one `<sup>` (`[A1][X2]` stayed in the text: s21 retest R6). A
  * comment's id is any integer (`-1`), or anything a generator wrote, and its initials any length (s22 hostile F2).
  */
-const COMMENT_MARKER = /<sup>(?:<a href="#comment-[^"]{1,64}" id="comment-ref-[^"]{1,64}">[^<]{0,256}<\/a>){1,64}<\/sup>/g;
+const COMMENT_MARKER = /<sup>(?:<a href="#comment-[^"]{0,64}" id="comment-ref-[^"]{0,64}">[^<]{0,256}<\/a>){1,64}<\/sup>/g;
 
 const CORE_FIELDS = {
   title: "dc:title",
