@@ -157,6 +157,8 @@ describe("discoverFiles", () => {
       "it has no extension, and its first line is no `#!` line of a language it indexes (bash)",
     );
     expect(leftOutBecause("LICENSE", { ...options, fileTypes: ["md"] })).toBe("its type (no extension) is not one it indexes");
+    // A link out of the root is refused as that, not as a file without a `#!` line (s22 retest N6).
+    expect(leftOutBecause("bin/outside", options)).toContain("outside");
   });
 
   test("anchored globs match from the root", () => {

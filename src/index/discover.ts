@@ -149,8 +149,8 @@ export function leftOutBecause(path: string, options: DiscoverOptions): string |
  * have been (the document of a deleted script goes, as a watch asks of it).
  */
 function scriptLeftOutBecause(root: string, path: string, languages: Set<CodeLanguage>): string | null {
-  if (isScriptOf(root, path, languages) !== false) return null;
-  return `it has no extension, and its first line is no \`#!\` line of a language it indexes (${[...languages].join(", ")})`;
+  const verdict = isScriptOf(root, path, languages);
+  return verdict === true || verdict === "missing" ? null : verdict;
 }
 
 /**
@@ -169,13 +169,15 @@ function scriptLanguages(types: Set<string>): Set<CodeLanguage> {
 
 /**
  * Whether the file at `path` (relative to `root`) is a script of one of `languages` by its `#!` line: its first
- * bytes alone are read, confined to the root as every read is. "missing" when nothing is there.
+ * bytes alone are read, confined to the root as every read is. "missing" when nothing is there; else why it is no
+ * such script (a link out of the root or a FIFO was said to have "no `#!` line": s22 retest N6).
  */
-function isScriptOf(root: string, path: string, languages: Set<CodeLanguage>, realRoot?: string): boolean | "missing" {
+function isScriptOf(root: string, path: string, languages: Set<CodeLanguage>, realRoot?: string): true | "missing" | string {
   const head = readConfinedHead(root, path, SHEBANG_BYTES, realRoot);
-  if ("reason" in head) return head.missing ? "missing" : false;
+  if ("reason" in head) return head.missing ? "missing" : head.reason || "it cannot be read";
   const language = languageOf(path, head.bytes);
-  return language !== null && languages.has(language);
+  if (language !== null && languages.has(language)) return true;
+  return `it has no extension, and its first line is no \`#!\` line of a language it indexes (${[...languages].join(", ")})`;
 }
 
 /**
