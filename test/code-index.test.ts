@@ -554,3 +554,20 @@ test("a method in a class split across fragments is defined by its own fragment:
   const [first] = JSON.parse(runCli(["search", "fetch_record", "--json", "-n", "1"], { home }).stdout).results;
   expect([first.path, first.heading]).toEqual(["registry.py", "class Registry › def fetch_record"]);
 });
+
+test("one identifier as the query finds the unit of exactly that name before helpers named with it (s22 A/B: rmtree 10th)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  const body = Array.from({ length: 25 }, (_, i) => `        step_${i} = handle(path, entry, ${i})`).join("\n");
+  const helpers = ["isdir", "unsafe", "safe_fd", "islink"]
+    .map((name) => `def _rmtree_${name}(entry):\n    """Part of rmtree: ${name}."""\n    return rmtree_check(entry)\n`)
+    .join("\n");
+  writeTree(folder, {
+    "shutil.py": `${helpers}\n\ndef rmtree(path, ignore_errors=False, onerror=None):\n    """Recursively delete a directory tree."""\n    for entry in scan(path):\n${body}\n    return None\n`,
+    "user.py": "def clean(path):\n    # rmtree removes the tree; rmtree again if it failed\n    return rmtree(path) or rmtree(path)\n",
+  });
+  expect(runCli(["repo", "add", "code", folder, "--code", "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "code"], { home }).code).toBe(0);
+  const [first] = JSON.parse(runCli(["search", "rmtree", "--json", "-n", "1"], { home }).stdout).results;
+  expect(first.heading).toBe("def rmtree");
+});

@@ -32,11 +32,18 @@ import { HEADING_SEPARATOR } from "../store/store.ts";
 import { splitWords, stem, WORD } from "../text.ts";
 import { BM25_WEIGHTS, K1 } from "./bm25.ts";
 import { termIdfs } from "./calibration.ts";
-import type { ParsedQuery } from "./query.ts";
+import { type ParsedQuery, symbolKey } from "./query.ts";
 import { FUSION_DEPTH, type Ranked } from "./fusion.ts";
 
 /** How much a heading that holds all of the query's words adds (0.25: ×1.25). */
 export const HEADING_BOOST = 0.25;
+
+/**
+ * How much more a code fragment counts that defines a unit named exactly as the query, when the query is one
+ * identifier (×2): what a symbol search asks for first. Helpers named with it (`_rmtree_isdir` for `rmtree`) and
+ * fragments that call it ranked above the definition (`bun bench/symbols.ts`: 0.5 and above do the same there).
+ */
+const SYMBOL_BOOST = 1;
 
 /** Results are fixed this many at a time: the step in which searches rank deeper (search.ts, rankingDepth). */
 const BLOCK = FUSION_DEPTH;
@@ -183,7 +190,9 @@ function headingWeigher(store: Store, parsed: ParsedQuery): ((hits: Ranked[]) =>
       const last = row.heading.lastIndexOf(HEADING_SEPARATOR);
       const own = last < 0 ? row.heading : row.heading.slice(last + HEADING_SEPARATOR.length);
       const code = isCodeFormat(row.format) && row.heading !== "";
-      const factor = 1 + HEADING_BOOST * share(code ? definedNames(row) : own || row.title);
+      const defined = code ? definedNames(row) : "";
+      const named = parsed.symbol !== undefined && defined.split(" ").some((name) => symbolKey(name) === parsed.symbol);
+      const factor = (1 + HEADING_BOOST * share(code ? defined : own || row.title)) * (named ? 1 + SYMBOL_BOOST : 1);
       const shared = row.text === null ? undefined : sharedContextScore(row as SharedContext, own, idfs);
       return Math.min(hit.score, shared ?? hit.score) * factor;
     });

@@ -33,6 +33,11 @@ export interface ParsedQuery {
   excluded: string[];
   /** What snippets highlight: stems of searched words and raw prefixes. */
   highlight: { stems: Set<string>; prefixes: string[] };
+  /**
+   * The query when it is one identifier (`rmtree`, `parseHeader`, `_Pickler`, `$ZodType`), lower case without `_`
+   * and `$`: a code unit of exactly that name is what it asks for (heading-boost.ts).
+   */
+  symbol?: string;
 }
 
 /** Function words that carry no topic; dropped from optional terms (kept when a query has nothing else). */
@@ -91,7 +96,19 @@ export function parseQuery(text: string): ParsedQuery {
   // A word of combining marks alone folds to nothing, which would highlight every word (or an empty range).
   stems.delete("");
   const highlight = { stems, prefixes: prefixes.filter(Boolean) };
-  return { match, required: requiredTerms, optional: optionalTerms, excluded: excludedTerms, highlight };
+  const symbol = symbolOf(text);
+  return { match, required: requiredTerms, optional: optionalTerms, excluded: excludedTerms, highlight, ...(symbol ? { symbol } : {}) };
+}
+
+/** A code symbol's name in the form two spellings of it share: `_Pickler` and `pickler`, `$ZodType` and `zodtype`. */
+export function symbolKey(name: string): string {
+  return name.replace(/[_$]/g, "").toLowerCase();
+}
+
+/** The query as a symbol's key, when it is one identifier of letters, digits, `_` and `$`. */
+function symbolOf(text: string): string | undefined {
+  const word = text.trim();
+  return /^[\p{L}_$][\p{L}\p{N}_$]*$/u.test(word) && symbolKey(word) ? symbolKey(word) : undefined;
 }
 
 /**
