@@ -571,3 +571,19 @@ test("one identifier as the query finds the unit of exactly that name before hel
   const [first] = JSON.parse(runCli(["search", "rmtree", "--json", "-n", "1"], { home }).stdout).results;
   expect(first.heading).toBe("def rmtree");
 });
+
+test("the exact name is the name as written, underscores and all, and a split function's tail after a closure defines nothing (s22 retest2 A2, A3)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  const body = (n: number, name: string) => Array.from({ length: n }, (_, i) => `    step_${i} = handle(${name}, ${i})`).join("\n");
+  writeTree(folder, {
+    "io.py": `def _open(path):\n    """Open quickly."""\n    return raw(path)\n\n\ndef open(path, mode="r"):\n    """Open a file for reading or writing."""\n${body(90, "path")}\n    return wrap(path)\n`,
+    "tree.py": `def rmtree(path):\n    """Remove a tree."""\n${body(90, "path")}\n    def onerror(func, p, info):\n        """Report one failure."""\n${body(90, "p").replace(/^/gm, "    ")}\n        return None\n${body(12, "path")}\n    return rmtree_done(path)\n`,
+  });
+  expect(runCli(["repo", "add", "code", folder, "--code", "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "code"], { home }).code).toBe(0);
+  const first = (query: string) => JSON.parse(runCli(["search", query, "--json", "-n", "1"], { home }).stdout).results[0];
+  expect(first("open").heading).toBe("def open");
+  const rmtree = first("rmtree");
+  expect([rmtree.heading, rmtree.fragment.start_line]).toEqual(["def rmtree", 1]);
+});

@@ -34,8 +34,8 @@ export interface ParsedQuery {
   /** What snippets highlight: stems of searched words and raw prefixes. */
   highlight: { stems: Set<string>; prefixes: string[] };
   /**
-   * The query when it is one identifier (`rmtree`, `parseHeader`, `_Pickler`, `$ZodType`), lower case without `_`
-   * and `$`: a code unit of exactly that name is what it asks for (heading-boost.ts).
+   * The query when it is one identifier (`rmtree`, `parseHeader`, `_Pickler`, `$ZodType`), as symbolKey spells it:
+   * a code unit of exactly that name is what it asks for (heading-boost.ts).
    */
   symbol?: string;
 }
@@ -100,9 +100,12 @@ export function parseQuery(text: string): ParsedQuery {
   return { match, required: requiredTerms, optional: optionalTerms, excluded: excludedTerms, highlight, ...(symbol ? { symbol } : {}) };
 }
 
-/** A code symbol's name in the form two spellings of it share: `_Pickler` and `pickler`, `$ZodType` and `zodtype`. */
+/**
+ * A code symbol's name in the form two spellings of it share: `getLogger` and `getlogger`, `$ZodType` and
+ * `ZodType` (the index reads `$` as a space). Underscores stay: `open` is not `_open`, nor `getsource` `get_source`.
+ */
 export function symbolKey(name: string): string {
-  return name.replace(/[_$]/g, "").toLowerCase();
+  return name.replace(/\$/g, "").toLowerCase();
 }
 
 /** The query as a symbol's key, when it is one identifier of letters, digits, `_` and `$`. */

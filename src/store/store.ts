@@ -84,8 +84,9 @@ export interface FragmentHeadings {
   /** The heading path of the fragment before it in its document (null for the first). */
   previous: string | null;
   /**
-   * Whether it goes on with the unit the fragment before it is part of, under the same heading (a split function's
-   * later part; a class's fragments share its unit, and each method's own heading begins in its fragment).
+   * Whether it goes on with the unit the fragment before it is part of, under the same heading or after a unit
+   * nested in it (a split function's later part, its tail after a closure; a class's fragments share its unit, and
+   * each method's own heading begins in its fragment).
    */
   continued: number | null;
 }
@@ -947,7 +948,8 @@ export class Store {
     const rows = this.db
       .query<FragmentHeadings & { id: number }, [number, string]>(
         `SELECT f.id, f.heading, d.title, d.format, CASE WHEN length(f.text) <= ? THEN f.text END AS text,
-                p.heading AS previous, f.unit IS NOT NULL AND f.unit = p.unit AND f.heading = p.heading AS continued
+                p.heading AS previous,
+                f.unit IS NOT NULL AND (f.unit = p.unit AND f.heading = p.heading OR substr(p.heading, 1, length(f.heading) + 3) = f.heading || ' › ') AS continued
          FROM fragments f JOIN documents d ON d.id = f.document_id
          LEFT JOIN fragments p ON p.document_id = f.document_id AND p.seq = f.seq - 1
          WHERE f.id IN (SELECT value FROM json_each(?))`,
