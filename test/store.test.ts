@@ -394,6 +394,32 @@ test("a document deleted from its folder leaves no bytes of its text in the inde
   expect(bytes).not.toContain("CONFIDENTIAL-XYZZY salary");
 });
 
+test("remove and a rebuild zero the pages earlier runs freed: a long document deleted before leaves no text (s22 retest2 A1)", async () => {
+  // Pages freed whole keep their bytes under secure_delete FAST, and neither `remove` nor a rebuild reached them.
+  const home = tempDir();
+  const docs = tempDir();
+  const long = Array.from({ length: 400 }, (_, i) => `LONGSECRET-${i} is a sentence of the confidential report.`).join(" ");
+  writeTree(docs, { "long.md": `# Long\n\n${long}\n`, "a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n" });
+  const repo = registerRepository(home, { name: "r", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const bytes = () =>
+    readdirSync(repo.dir)
+      .filter((name) => name.startsWith("index.db"))
+      .map((name) => readFileSync(join(repo.dir, name)).toString("latin1"))
+      .join("");
+  rmSync(join(docs, "long.md"));
+  await indexRepository(home, repo);
+  expect(bytes()).toContain("LONGSECRET-"); // pages freed whole by an ordinary run: FAST leaves them
+  await removeDocument(repo, "a.md");
+  expect(bytes()).not.toContain("LONGSECRET-");
+  writeTree(docs, { "long.md": `# Long\n\n${long}\n` });
+  await indexRepository(home, repo);
+  rmSync(join(docs, "long.md"));
+  await indexRepository(home, repo, { rebuild: true });
+  expect(bytes()).not.toContain("LONGSECRET-");
+  expect(runCli(["verify", "r"], { home }).code).toBe(0);
+});
+
 test("an index run prunes kept texts by age even when it changes nothing; a rebuild keeps none (s21 F10)", async () => {
   // Pruned only by runs that indexed or removed something, a text outlived its 30 days in a quiet folder; and
   // `--rebuild`, rewriting index.db in place, kept every removed document's text.

@@ -339,6 +339,8 @@ export async function indexRepository(home: string, repo: Repository, options: I
       await syncVectorIndex(store, repo.dir, model.dims);
       await calibrateRepository(store, repo.dir, load);
     }
+    // A rebuild keeps none of what the index held before, as a new one would not: the pages it freed are zeroed.
+    if (options.rebuild) store.scrubFreePages();
     return { embeddings_pending: 0, ...summary, ...embedding, warnings: [...summary.warnings, ...(embedding.warnings ?? [])] };
   });
 }
@@ -636,6 +638,7 @@ export async function removeDocument(repo: Repository, named: string): Promise<v
             : "paths are relative to the repository root, as search results print them (`researcher ls` lists them)",
         });
       }
+      store.scrubFreePages(); // what earlier runs freed keeps its bytes: nothing of the document may stay in the file
       const model = store.embeddingModel();
       if (model) await syncVectorIndex(store, repo.dir, model.dims);
       store.checkpoint();

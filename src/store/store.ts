@@ -75,6 +75,9 @@ export interface Fragment {
   unit?: number;
 }
 
+/** The zero-filled blobs scrubFreePages writes, one at a time (SQLite bounds one value's size). */
+const SCRUB_BLOB_BYTES = 64 * 2 ** 20;
+
 /** What heading-boost.ts weighs a fragment by (Store.fragmentHeadings). */
 export interface FragmentHeadings {
   heading: string;
@@ -534,6 +537,28 @@ export class Store {
   /** Drop every removed document's kept text: a rebuild leaves none behind, as a new index would hold none. */
   dropRemovedTexts(): void {
     this.erasing(() => this.db.run("DELETE FROM removed_texts"));
+  }
+
+  /**
+   * Zero every free page of index.db: pages an ordinary run freed whole (a long document deleted or edited, rows
+   * moved by a deletion nearby) keep their old bytes under secure_delete FAST, and `remove` or a rebuild, which say
+   * they leave no text behind, cannot reach them row by row (s22 retest2 A1). Zero-filled blobs take the free pages
+   * over and are dropped with secure_delete on: the file keeps its size, and nothing truncates the mapped file (no
+   * VACUUM). Costs a write of the free pages.
+   */
+  scrubFreePages(): void {
+    const pragma = (name: string) => Object.values(this.db.query(`PRAGMA ${name}`).get() as Record<string, number>)[0]!;
+    const free = pragma("freelist_count");
+    if (free === 0) return;
+    const bytes = free * pragma("page_size");
+    this.erasing(() =>
+      this.db.transaction(() => {
+        this.db.run("CREATE TABLE scrub_free_pages(b BLOB)");
+        const insert = this.db.query<unknown, [number]>("INSERT INTO scrub_free_pages(b) VALUES (zeroblob(?))");
+        for (let left = bytes; left > 0; left -= SCRUB_BLOB_BYTES) insert.run(Math.min(left, SCRUB_BLOB_BYTES));
+        this.db.run("DROP TABLE scrub_free_pages");
+      })(),
+    );
   }
 
   /**
