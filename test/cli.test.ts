@@ -947,4 +947,7 @@ test("a link to nothing where an index folder should be is named as such by stat
     expect(output).not.toContain("not indexed yet");
     expect(output).not.toContain("unexpected");
   }
+  // And the repository can be removed: the link goes, the folder it names (not there) is not looked for.
+  expect(runCli(["repo", "remove", "a"], { home }).code).toBe(0);
+  expect(existsSync(folder) || readdirSync(join(home, "repositories")).includes("a")).toBe(false);
 });

@@ -19,6 +19,7 @@ import {
 import { acquireWriterLock } from "../lock.ts";
 import { TEMP_FILE_NAME } from "../atomic.ts";
 import { ResearcherError, toResearcherError } from "../errors.ts";
+import { danglingLink } from "../files.ts";
 import { Store } from "../store/store.ts";
 
 /** A repository just added, and the kept index of another folder its name held, if one was set aside. */
@@ -50,6 +51,13 @@ export function addRepository(home: string, input: AddRepositoryInput): AddedRep
 
 export function removeRepository(home: string, name: string, options: { keepData?: boolean } = {}): Repository {
   const repo = getRepository(home, name);
+  // An index folder that is a link to nothing (a disk not mounted) holds no index to lock or delete: the repository
+  // goes, and so does the link unless kept (its lock could not be taken there: s22 retest2 A4).
+  if (danglingLink(repo.dir) !== undefined) {
+    forgetRepository(home, name);
+    if (!options.keepData) rmSync(repo.dir, { force: true });
+    return repo;
+  }
   const release = acquireWriterLock(repo.dir, repo.name);
   const deleteIndex = () => deleteIndexFolder(repo.dir); // the lock goes with it
   try {
