@@ -914,6 +914,8 @@ test("an option that takes one value given twice is a usage error, not the two j
     "error: --description is given 2 times",
   );
   expect(given("search", "beta", "-n", "2", "-n", "3").stderr).toStartWith("error: -n/--limit is given 2 times");
+  // By its two names too (s22 retest2 A4: the last one was taken).
+  expect(given("search", "beta", "-n", "1", "--limit", "2").stderr).toStartWith("error: -n/--limit is given 2 times");
   // Repeatable options take each.
   expect(given("repo", "add", "r", tempDir(), "--file-types", "md", "--file-types", "txt", "--no-embed").code).toBe(0);
 });

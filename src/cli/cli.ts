@@ -288,7 +288,7 @@ export async function main(argv: string[]): Promise<number> {
     cli.parse(parsedArgv, { run: false });
     if (cli.matchedCommand) topic = [groupName, cli.matchedCommand.name].filter(Boolean).join(" ");
     checkOptions(cli, args, groupName);
-    checkGivenOnce(cli);
+    checkGivenOnce(cli, args);
     keepTypedValues(cli, args);
     // Words after `--` are arguments, never options (`researcher get -- notes:-x.md`); cac sets them apart.
     const rest = (cli.options["--"] as string[] | undefined) ?? [];
@@ -404,17 +404,21 @@ function checkOptions(cli: CAC, args: string[], group: string | undefined): void
  * them with a comma (`--filter a/** --filter b/**` was the glob `a/**,b/**`, which matched nothing, and
  * `--description a --description b` stored "a,b"). Options that say "repeatable" take each.
  */
-function checkGivenOnce(cli: CAC): void {
+function checkGivenOnce(cli: CAC, args: string[]): void {
+  const end = args.indexOf("--");
+  const words = end === -1 ? args : args.slice(0, end);
   for (const option of [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])]) {
-    const value = cli.options[option.names[0]!];
-    if (option.isBoolean || !Array.isArray(value) || /repeatable/.test(option.description)) continue;
-    const flag = option.rawName
+    if (option.isBoolean || /repeatable/.test(option.description)) continue;
+    const flags = option.rawName
       .replace(/[<[].*$/, "")
       .split(",")
       .map((name) => name.trim())
-      .filter(Boolean)
-      .join("/");
-    throw new ResearcherError("USAGE", `${flag} is given ${value.length} times: it takes one value`, {
+      .filter(Boolean);
+    // By any of its names: `-n 1 --limit 2` is one option twice (`-n5` is `-n 5`: bindCountFlags).
+    const given = words.filter((word) => flags.some((f) => word === f || word.startsWith(`${f}=`) || (f === "-n" && /^-n\d+$/.test(word))));
+    if (given.length < 2) continue;
+    const flag = flags.join("/");
+    throw new ResearcherError("USAGE", `${flag} is given ${given.length} times: it takes one value`, {
       hint:
         flag === "--filter"
           ? "for several globs write one, e.g. --filter '{notes,papers}/**', or add --where 'path in (notes/**|papers/**)'"
