@@ -480,7 +480,8 @@ test("an index run that takes the old name's lock while a rename moves its folde
   expect(readdirSync(join(home, "repositories"))).toEqual(["b"]);
 }, 30_000);
 
-test("a file where an index folder should be is named by status and verify, not read as never indexed (s21 retest R8)", () => {
+/** A repository indexed, then something else put where its index folder was (the folder moved to a.bak). */
+function indexFolderReplaced(put: (folder: string, home: string) => void): { home: string; folder: string } {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\nalpha\n" });
@@ -488,21 +489,32 @@ test("a file where an index folder should be is named by status and verify, not 
   expect(runCli(["index", "a"], { home }).code).toBe(0);
   const folder = join(home, "repositories", "a");
   renameSync(folder, join(home, "a.bak"));
-  writeFileSync(folder, "junk");
-  for (const args of [
-    ["status", "a"],
-    ["verify", "a"],
-    ["search", "alpha"],
-  ]) {
+  put(folder, home);
+  return { home, folder };
+}
+
+/** Each command fails naming what is in the index folder's place (verify on stdout, as the repository's problem). */
+function expectNamedInItsPlace(home: string, commands: string[][], said: string): void {
+  for (const args of commands) {
     const run = runCli(args, { home });
     const output = run.stderr + run.stdout; // verify reports it as the repository's problem, on stdout (s22 review F3)
-    expect({ args, code: run.code, said: output.includes(`${folder} is a file where a folder is needed`) }).toEqual({
-      args,
-      code: 1,
-      said: true,
-    });
+    expect({ args, code: run.code, said: output.includes(said) }).toEqual({ args, code: 1, said: true });
     expect(output).not.toContain("not indexed yet");
+    expect(output).not.toContain("unexpected");
   }
+}
+
+test("a file where an index folder should be is named by status and verify, not read as never indexed (s21 retest R8)", () => {
+  const { home, folder } = indexFolderReplaced((folder) => writeFileSync(folder, "junk"));
+  expectNamedInItsPlace(
+    home,
+    [
+      ["status", "a"],
+      ["verify", "a"],
+      ["search", "alpha"],
+    ],
+    `${folder} is a file where a folder is needed`,
+  );
 });
 
 test("repo rename is refused while an index run holds the repository, and leaves it as it was", () => {
@@ -921,34 +933,18 @@ test("an option that takes one value given twice is a usage error, not the two j
 });
 
 test("a link to nothing where an index folder should be is named as such by status, verify, search and index (s22 retest N5)", () => {
-  const home = tempDir();
-  const docs = tempDir();
-  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
-  expect(runCli(["repo", "add", "a", docs, "--no-embed"], { home }).code).toBe(0);
-  expect(runCli(["index", "a"], { home }).code).toBe(0);
-  const folder = join(home, "repositories", "a");
-  renameSync(folder, join(home, "a.bak"));
-  symlinkSync(join(home, "unmounted", "disk"), folder); // an index kept on a disk not mounted now
-  for (const args of [
-    ["status", "a"],
-    ["verify", "a"],
-    ["search", "alpha"],
-    ["index", "a"],
-  ]) {
-    const run = runCli(args, { home });
-    const output = run.stderr + run.stdout;
-    expect({
-      args,
-      code: run.code,
-      said: output.includes(`${folder} is a link to ${join(home, "unmounted", "disk")}, which does not exist`),
-    }).toEqual({
-      args,
-      code: 1,
-      said: true,
-    });
-    expect(output).not.toContain("not indexed yet");
-    expect(output).not.toContain("unexpected");
-  }
+  // An index kept on a disk not mounted now.
+  const { home, folder } = indexFolderReplaced((folder, home) => symlinkSync(join(home, "unmounted", "disk"), folder));
+  expectNamedInItsPlace(
+    home,
+    [
+      ["status", "a"],
+      ["verify", "a"],
+      ["search", "alpha"],
+      ["index", "a"],
+    ],
+    `${folder} is a link to ${join(home, "unmounted", "disk")}, which does not exist`,
+  );
   // And the repository can be removed: the link goes, the folder it names (not there) is not looked for.
   expect(runCli(["repo", "remove", "a"], { home }).code).toBe(0);
   expect(existsSync(folder) || readdirSync(join(home, "repositories")).includes("a")).toBe(false);
