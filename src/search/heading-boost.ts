@@ -18,8 +18,7 @@
  * shares with its neighbours (the document's title, its parent headings), is scored as a fragment of average length
  * holding the same would be. FTS5 normalises a row by its whole length, so the shortest fragment of a document won
  * on the title alone: "Cover Image" led `Moby Dick`, a page header holding none of the question's words led the
- * abstract that held them all (s22 user F2), and a class's short methods, their heading path naming the class, led
- * the fragment that defines it (s22 agent #1).
+ * abstract that held them all (s22 user F2).
  *
  * The boost is a function of the fragment and the query alone, so a filtered search scores as the unfiltered one
  * does. The boosted list is fixed a block of BLOCK results at a time, each block from BM25's best to a depth set by

@@ -111,7 +111,8 @@ export function symbolKey(name: string): string {
 /** The query as a symbol's key, when it is one identifier of letters, digits, `_` and `$`. */
 function symbolOf(text: string): string | undefined {
   const word = text.trim();
-  return /^[\p{L}_$][\p{L}\p{N}_$]*$/u.test(word) && symbolKey(word) ? symbolKey(word) : undefined;
+  const key = symbolKey(word);
+  return key && /^[\p{L}_$][\p{L}\p{N}_$]*$/u.test(word) ? key : undefined;
 }
 
 /**

@@ -608,8 +608,8 @@ export class Store {
 
   /**
    * Drop a document at a user's word (`remove`, MCP remove_from_index): unlike one that left its folder, it leaves
-   * no kept text (REMOVED_TEXTS_SCHEMA) of its bytes behind, and no bytes of its rows in the file (erasing). A user dropping a confidential scan from an index
-   * before sharing it kept its whole OCR'd text in it (s21 F10).
+   * no kept text (REMOVED_TEXTS_SCHEMA) of its bytes behind, and no bytes of its rows in the file (erasing). A user
+   * dropping a confidential scan from an index before sharing it kept its whole OCR'd text in it (s21 F10).
    */
   forgetDocument(path: string): boolean {
     const hash = this.documentByPath(path)?.hash;
@@ -971,15 +971,16 @@ export class Store {
   fragmentHeadings(ids: number[], textChars = 0): Map<number, FragmentHeadings> {
     if (ids.length === 0) return new Map();
     const rows = this.db
-      .query<FragmentHeadings & { id: number }, [number, string]>(
-        `SELECT f.id, f.heading, d.title, d.format, CASE WHEN length(f.text) <= ? THEN f.text END AS text,
+      .query<FragmentHeadings & { id: number }, [number, string, string]>(
+        `SELECT f.id, f.heading, d.title, d.format, CASE WHEN length(f.text) <= ?1 THEN f.text END AS text,
                 p.heading AS previous,
-                f.unit IS NOT NULL AND (f.unit = p.unit AND f.heading = p.heading OR substr(p.heading, 1, length(f.heading) + 3) = f.heading || ' › ') AS continued
+                f.unit IS NOT NULL AND (f.unit = p.unit AND f.heading = p.heading
+                  OR substr(p.heading, 1, length(f.heading) + length(?2)) = f.heading || ?2) AS continued
          FROM fragments f JOIN documents d ON d.id = f.document_id
          LEFT JOIN fragments p ON p.document_id = f.document_id AND p.seq = f.seq - 1
-         WHERE f.id IN (SELECT value FROM json_each(?))`,
+         WHERE f.id IN (SELECT value FROM json_each(?3))`,
       )
-      .all(textChars, JSON.stringify(ids));
+      .all(textChars, HEADING_SEPARATOR, JSON.stringify(ids));
     checkText(rows, ["heading", "title", "format"], "a result's heading");
     return new Map(rows.map(({ id, ...row }) => [id, row]));
   }
