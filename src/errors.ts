@@ -5,7 +5,7 @@
  * MCP tools answer every error as a tool result with `isError`).
  */
 
-import { lstatSync, readlinkSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { dirname } from "node:path";
 
 /** JSON-RPC error codes MCP uses: invalid params, resource not found, internal error. */
@@ -220,9 +220,6 @@ export function toResearcherError(error: unknown, context?: ErrorContext): Resea
   // A file where a folder is needed (an index folder replaced by a file: a restore, a sync tool's conflict copy): the
   // environment, and fixable. It was "unexpected: EEXIST … mkdir" or a bare ENOTDIR (s21 hostile #10).
   const inTheWay = code === "ENOTDIR" || (code === "EEXIST" && syscallOf(error) === "mkdir") ? fileInTheWay(pathOf(error)) : undefined;
-  // A link to nothing where a folder is made (an index folder kept on a disk not mounted now): mkdir's EEXIST.
-  const link = code === "EEXIST" && syscallOf(error) === "mkdir" ? linkTarget(pathOf(error)) : undefined;
-  if (link) return linkToNothing(pathOf(error)!, link);
   if (inTheWay) {
     return as(
       "PATH_NOT_FOUND",
@@ -252,17 +249,6 @@ export function linkToNothing(path: string, target: string): ResearcherError {
   return new ResearcherError("PATH_NOT_FOUND", `${path} is a link to ${target}, which does not exist, where a folder is needed`, {
     hint: `mount or restore what it points to, or move the link away (\`mv '${path}' '${path}.bak'\`) to start anew`,
   });
-}
-
-/** What a link to nothing at `path` points to; undefined for anything else. */
-function linkTarget(path: string | undefined): string | undefined {
-  try {
-    return path !== undefined && lstatSync(path).isSymbolicLink() && !statSync(path, { throwIfNoEntry: false })
-      ? readlinkSync(path)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The path, or the nearest folder above it, that exists and is no folder: what stands where a folder is needed. */

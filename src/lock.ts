@@ -11,7 +11,7 @@
 import { type Dirent, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TEMP_FILE_NAME, tempPathFor } from "./atomic.ts";
-import { ResearcherError, readDenied, toResearcherError, writeDenied } from "./errors.ts";
+import { linkToNothing, ResearcherError, readDenied, toResearcherError, writeDenied } from "./errors.ts";
 import { danglingLink, readRegularFile } from "./files.ts";
 import { shellWord } from "./terminal.ts";
 
@@ -134,7 +134,9 @@ function createIn(dir: string, file: string, content: string, what: string): boo
     mkdirSync(dir, { recursive: true });
     return createWith(file, content);
   } catch (error) {
-    throw writeDenied(error, what, dir) ?? error;
+    // A link to nothing where the folder goes (an index folder kept on a disk not mounted now): mkdir's EEXIST.
+    const target = danglingLink(dir);
+    throw (target !== undefined ? linkToNothing(dir, target) : writeDenied(error, what, dir)) ?? error;
   }
 }
 

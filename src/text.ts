@@ -109,9 +109,9 @@ export function wordBoundaryBefore(text: string, index: number, reach = 32): num
   let word: number | undefined;
   let punctuation: number | undefined;
   for (const { segment, index: at, isWordLike } of segmenter.segment(text.slice(from, Math.min(text.length, index + reach)))) {
-    const end = from + at + segment.length;
-    if (from + at > from && from + at <= index) word = from + at;
-    if (!isWordLike && end > from && end <= index && /[\p{P}\s]/u.test(segment)) punctuation = end;
+    const [start, end] = [from + at, from + at + segment.length];
+    if (at > 0 && start <= index) word = start;
+    if (!isWordLike && end <= index && /[\p{P}\s]/u.test(segment)) punctuation = end;
   }
   return punctuation ?? word ?? cutIndex(text, index);
 }
