@@ -425,10 +425,7 @@ export class ReadSession {
   spellings(repo: Repository): ReadonlyMap<string, readonly string[]> {
     if (!this.spellingIndexes.has(repo.dir)) {
       const index = new Map<string, string[]>();
-      for (const path of this.documents(repo)?.keys() ?? []) {
-        const spelling = composed(path);
-        index.set(spelling, [...(index.get(spelling) ?? []), path]);
-      }
+      for (const path of this.documents(repo)?.keys() ?? []) addTo(index, composed(path), path);
       this.spellingIndexes.set(repo.dir, index);
     }
     return this.spellingIndexes.get(repo.dir)!;
@@ -456,17 +453,19 @@ interface FolderIndex {
 
 function folderIndex(paths: Iterable<string>): FolderIndex {
   const index: FolderIndex = { byPath: new Map(), byName: new Map() };
-  const add = (map: Map<string, string[]>, key: string, path: string) => {
-    const list = map.get(key);
-    if (list) list.push(path);
-    else map.set(key, [path]);
-  };
   for (const path of paths) {
     const folders = subjects(composed(path), true).slice(0, -1);
-    for (const folder of folders) add(index.byPath, folder, path);
-    for (const name of new Set(folders.map((folder) => folder.slice(folder.lastIndexOf("/") + 1)))) add(index.byName, name, path);
+    for (const folder of folders) addTo(index.byPath, folder, path);
+    for (const name of new Set(folders.map((folder) => folder.slice(folder.lastIndexOf("/") + 1)))) addTo(index.byName, name, path);
   }
   return index;
+}
+
+/** `path` added to the list under `key`. */
+function addTo(map: Map<string, string[]>, key: string, path: string): void {
+  const list = map.get(key);
+  if (list) list.push(path);
+  else map.set(key, [path]);
 }
 
 /** The indexed paths below a folder (its path from the root, without a trailing slash), compared composed. */
