@@ -36,7 +36,7 @@ const summary = await indexRepository(home, repo, {
 console.log(`${which}: ${summary.documents_total} documents, ${summary.embedded} fragments embedded now (${summary.seconds} s)`);
 
 const store = Store.open(repo.dir);
-const rows = store.allVectors();
+const rows = store.embeddings.all();
 const dims = rows[0]!.vector.length;
 const matrix = new Float32Array(rows.length * dims);
 for (const [i, r] of rows.entries()) matrix.set(r.vector, i * dims);
@@ -167,7 +167,7 @@ const shipped = (k: number) => {
 };
 const s10 = await shipped(10);
 const s100 = await shipped(100);
-const probed = store.getMeta("ann_recall");
+const probed = store.meta.get("ann_recall");
 const shippedRow = [
   `shipped searchVectors (build-time probe recall ${probed}: ${Number(probed) >= MIN_RECALL ? "graph" : "exact scan"})`,
   s10.recall.toFixed(3),

@@ -88,7 +88,7 @@ function fillStore(dir: string, matrix: Float32Array, count: number, model: { id
         );
       }
       const end = Math.min(start + batch, count);
-      store.insertVectors(
+      store.embeddings.insert(
         Array.from({ length: end - start }, (_, i) => ({
           textHash: `v${start + i}`,
           vector: matrix.subarray((start + i) * DIMS, (start + i + 1) * DIMS),
@@ -98,8 +98,8 @@ function fillStore(dir: string, matrix: Float32Array, count: number, model: { id
     if ((start + batch) % 100_000 === 0) console.log(`stored ${start + batch} fragments`);
   }
   store.transaction(() => {
-    store.setEmbeddingModel({ ...model, dims: DIMS });
-    store.bumpVectorsGeneration();
+    store.embeddings.setModel({ ...model, dims: DIMS });
+    store.embeddings.bumpGeneration();
   });
   store.close();
 }
@@ -181,7 +181,7 @@ export async function vectorScale(size: string, count: number, uniform: boolean,
       "process RSS before the build / peak during it (the difference is the build's)",
       `${mib(rssBefore * 1024)} / ${mib(buildPeak * 1024)} (+${mib((buildPeak - rssBefore) * 1024)})`,
     ],
-    ["vectors.usearch", `${mib(fileBytes)} (${fileBytes} bytes); build-time probe recall@10 ${store.getMeta("ann_recall")}`],
+    ["vectors.usearch", `${mib(fileBytes)} (${fileBytes} bytes); build-time probe recall@10 ${store.meta.get("ann_recall")}`],
   );
   console.log(table(["measure", "result"], rows));
 

@@ -29,7 +29,7 @@ function evaluate(split: "train" | "test", weights: { title: number; heading: nu
       const match = parseQuery(q.text).match;
       if (!match) return 0;
       const ranked: string[] = [];
-      for (const hit of store.searchBm25(match, weights, 200)) {
+      for (const hit of store.fullText.search(match, weights, 200)) {
         const doc = paths.get(hit.id)!;
         if (!ranked.includes(doc)) ranked.push(doc);
       }

@@ -152,7 +152,7 @@ function listAgreement(indexDir: string, queries: string[]): { multiWord: number
       );
       if (!ranking) continue;
       counts.ranked++;
-      if (scores(ranking.hits.slice(0, 10)) === scores(store.searchBm25(match, BM25_WEIGHTS, 10))) counts.same++;
+      if (scores(ranking.hits.slice(0, 10)) === scores(store.fullText.search(match, BM25_WEIGHTS, 10))) counts.same++;
     }
   } finally {
     store.close();

@@ -16,7 +16,7 @@ const CJK_TEST = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\u
  */
 const SPACELESS_RANGES = "\\u0e00-\\u0eff\\u1000-\\u109f\\u1780-\\u17ff";
 const SPACELESS_SCRIPT = `[${SPACELESS_RANGES}]`;
-/** A GLOB pattern (SQLite) of a text holding a character of those scripts: Store.upgradeFullText. */
+/** A GLOB pattern (SQLite) of a text holding a character of those scripts: FullTextIndex.upgrade. */
 export const SPACELESS_GLOB = `*[${JSON.parse(`"${SPACELESS_RANGES}"`)}]*`;
 const SPACELESS_TEST = new RegExp(SPACELESS_SCRIPT, "u");
 const SPACELESS_RUN = new RegExp(`${SPACELESS_SCRIPT}+`, "gu");

@@ -46,7 +46,7 @@ const QUERIES = ["w0x w5x w120x", "w1x w2x w3x w40x w300x", "w0x w350x", "w2x w7
 
 /** FTS5's own scores for every fragment the whole query matches. */
 function fts5Scores(store: Store, query: string): Map<number, number> {
-  return new Map(store.searchBm25(parseQuery(query).match!, BM25_WEIGHTS, 100_000).map((hit) => [hit.id, hit.score]));
+  return new Map(store.fullText.search(parseQuery(query).match!, BM25_WEIGHTS, 100_000).map((hit) => [hit.id, hit.score]));
 }
 
 test("from 20,000 fragments a word in more than a fifth of them is left out of the match when others remain", () => {
@@ -54,7 +54,7 @@ test("from 20,000 fragments a word in more than a fifth of them is left out of t
   try {
     const total = store.fragmentCount();
     expect(total).toBeGreaterThanOrEqual(20_000);
-    const counts = store.termFrequencies(["w0x", "w350x"]);
+    const counts = store.fullText.termFrequencies(["w0x", "w350x"]);
     expect(counts.get("w0x")! / total).toBeGreaterThan(0.2);
     expect(counts.get("w350x")! / total).toBeLessThan(0.2);
     const match = selectiveMatch(store, parseQuery("w0x w350x"))!;
@@ -119,7 +119,7 @@ test("after an incremental change the scores follow the new totals, and search()
       // search() ranks this large repository's queries from the posting lists: FTS5's ranking of its match.
       const match = selectiveMatch(store, parseQuery(query))!;
       const response = await search(home, { query, limit: 5, mode: "bm25" });
-      expect(response.total).toBe(store.countMatchingFragments(match));
+      expect(response.total).toBe(store.fullText.countMatches(match));
       expect(response.results.map((r) => r.score)).toEqual(
         headingsWeighed(store, query, match, 5).map((score) => expect.closeTo(score, 3)),
       );
@@ -140,7 +140,9 @@ function headingsWeighed(store: Store, query: string, match: string, limit: numb
   const parsed = parseQuery(query);
   const stems = parsed.optional.flatMap((t) => (t.stem ? [t.stem] : []));
   const n = store.fragmentCount();
-  const idf = new Map([...store.termFrequencies(stems)].map(([t, df]) => [t, Math.max(1e-6, Math.log((n - df + 0.5) / (df + 0.5)))]));
+  const idf = new Map(
+    [...store.fullText.termFrequencies(stems)].map(([t, df]) => [t, Math.max(1e-6, Math.log((n - df + 0.5) / (df + 0.5)))]),
+  );
   const mass = [...idf.values()].reduce((a, b) => a + b, 0);
   const share = (text: string) => {
     const words = new Set((text.match(/[\p{L}\p{N}]+/gu) ?? []).map(stem));
@@ -156,7 +158,7 @@ function headingsWeighed(store: Store, query: string, match: string, limit: numb
       return sum + (w * tf * 2.2) / (tf + 1.2);
     }, 0);
   };
-  const all = store.searchBm25(match, BM25_WEIGHTS, store.fragmentCount(), where);
+  const all = store.fullText.search(match, BM25_WEIGHTS, store.fragmentCount(), where);
   const rows = store.fragmentsByIds(all.map((hit) => hit.id));
   return all
     .map((hit) => {
@@ -196,9 +198,9 @@ async function expectListRanking(store: Store, words = COMMON): Promise<void> {
   for (const query of words) {
     const ranking = rankOneWord(store, parseQuery(query), BM25_WEIGHTS, 20)!;
     expect(ranking).not.toBeNull();
-    const expected = store.searchBm25(parseQuery(query).match!, BM25_WEIGHTS, 20).map((hit) => hit.score);
+    const expected = store.fullText.search(parseQuery(query).match!, BM25_WEIGHTS, 20).map((hit) => hit.score);
     expect(ranking.hits.map((h) => h.score)).toEqual(expected.map((score) => expect.closeTo(score, 9)));
-    expect((await search(home, { query, limit: 5, mode: "bm25" })).total).toBe(store.countMatchingFragments(parseQuery(query).match!));
+    expect((await search(home, { query, limit: 5, mode: "bm25" })).total).toBe(store.fullText.countMatches(parseQuery(query).match!));
   }
 }
 
@@ -274,7 +276,7 @@ function expectFts5Ranking(store: Store, query: string, where = parseFilter("pat
   const match = selectiveMatch(store, parsed)!;
   for (const condition of [undefined, store.compileFilter(where, "zipf")]) {
     const ranked = store.transaction(() => fts5Ranking(store, parsed, match, 50, condition));
-    const all = new Map(store.searchBm25(match, BM25_WEIGHTS, -1, condition).map((hit) => [hit.id, hit.score]));
+    const all = new Map(store.fullText.search(match, BM25_WEIGHTS, -1, condition).map((hit) => [hit.id, hit.score]));
     const top = [...all.values()].sort((a, b) => b - a).slice(0, 50);
     expect(ranked.hits.map((hit) => hit.score)).toEqual(top.map((score) => expect.closeTo(score, 9)));
     for (const hit of ranked.hits) expect(hit.score).toBeCloseTo(all.get(hit.id)!, 9);

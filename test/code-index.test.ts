@@ -192,7 +192,7 @@ describe("scripts without an extension, told by their #! line (s22 agent #4)", (
   test("a new code outline re-chunks them with the code files", async () => {
     const repo = getRepository(home, "tool");
     const store = Store.open(repo.dir, { write: true });
-    store.setMeta("chunking", JSON.stringify({ ...JSON.parse(store.getMeta("chunking")!), code_outline: 1 }));
+    store.meta.set("chunking", JSON.stringify({ ...JSON.parse(store.meta.get("chunking")!), code_outline: 1 }));
     store.close();
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2, skipped: 1 }); // the scripts; README.md not
   });

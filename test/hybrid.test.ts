@@ -180,7 +180,7 @@ describeShared("vector and hybrid search", () => {
       touched: () => utimesSync(file, new Date(), statSync(file).mtime),
       stale: () => {
         const store = Store.open(repo.dir);
-        store.setMeta("ann_generation", "older"); // as if the vectors changed since the file was built
+        store.meta.set("ann_generation", "older"); // as if the vectors changed since the file was built
         store.close();
       },
       missing: () => rmSync(file),

@@ -368,8 +368,8 @@ describe("headings with nothing under them", () => {
     expect(await found()).toEqual(["notes.md"]);
     // As an older researcher left it: no version of the rule recorded.
     const store = Store.open(repo.dir, { write: true });
-    const recorded = JSON.parse(store.getMeta("chunking")!);
-    store.setMeta("chunking", JSON.stringify({ ...recorded, headings: undefined }));
+    const recorded = JSON.parse(store.meta.get("chunking")!);
+    store.meta.set("chunking", JSON.stringify({ ...recorded, headings: undefined }));
     store.close();
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 1 });
     expect((await indexRepository(home, repo)).indexed).toBe(0);
@@ -394,7 +394,7 @@ describe("paragraphs that show nothing", () => {
       expect(await locations()).not.toContain("ch16-02.md:1");
       // As an older researcher left it: the rules before (version 2), and the chapter chunked by them.
       const store = Store.open(repo.dir, { write: true });
-      store.setMeta("chunking", JSON.stringify({ ...JSON.parse(store.getMeta("chunking")!), headings: 2 }));
+      store.meta.set("chunking", JSON.stringify({ ...JSON.parse(store.meta.get("chunking")!), headings: 2 }));
       store.close();
       expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 1 });
       expect((await indexRepository(home, repo)).indexed).toBe(0);
@@ -412,7 +412,7 @@ describe("paragraphs that show nothing", () => {
     db.run("UPDATE documents SET metadata = '{}'");
     db.close();
     const store = Store.open(repo.dir, { write: true });
-    store.setMeta("chunking", JSON.stringify({ ...JSON.parse(store.getMeta("chunking")!), headings: 5 }));
+    store.meta.set("chunking", JSON.stringify({ ...JSON.parse(store.meta.get("chunking")!), headings: 5 }));
     store.close();
     expect(await tagged()).toEqual([]);
     // The note was kept as it was: `tags=homelab` found nothing until the file changed.
@@ -450,8 +450,8 @@ describe("documents without body text", () => {
     const stored = store.documents().get("stub.md")!;
     const { title } = store.documentByPath("stub.md")!;
     store.transaction(() => store.replaceDocument({ ...stored, title, format: "md", metadata: {} }, [], []));
-    const recorded = JSON.parse(store.getMeta("chunking")!);
-    store.setMeta("chunking", JSON.stringify({ ...recorded, bare: undefined }));
+    const recorded = JSON.parse(store.meta.get("chunking")!);
+    store.meta.set("chunking", JSON.stringify({ ...recorded, bare: undefined }));
     store.close();
     expect(await found()).toEqual([]);
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 2 });
@@ -485,9 +485,9 @@ describe("code's own budget", () => {
     const { home, repo } = codeRepository();
     await indexRepository(home, repo);
     const store = Store.open(repo.dir, { write: true });
-    store.setMeta(
+    store.meta.set(
       "chunking",
-      JSON.stringify({ ...JSON.parse(store.getMeta("chunking")!), code_tokens: undefined, code_outline: undefined }),
+      JSON.stringify({ ...JSON.parse(store.meta.get("chunking")!), code_tokens: undefined, code_outline: undefined }),
     );
     store.close();
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 1 });
@@ -498,7 +498,7 @@ describe("code's own budget", () => {
     const { home, repo } = codeRepository();
     await indexRepository(home, repo);
     const store = Store.open(repo.dir, { write: true });
-    store.setMeta("chunking", JSON.stringify({ ...JSON.parse(store.getMeta("chunking")!), code_outline: undefined }));
+    store.meta.set("chunking", JSON.stringify({ ...JSON.parse(store.meta.get("chunking")!), code_outline: undefined }));
     store.close();
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 1 });
     expect((await indexRepository(home, repo)).indexed).toBe(0);

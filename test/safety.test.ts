@@ -180,7 +180,7 @@ test("a repository folder replaced by a link is neither read through nor emptied
 test("an index from before the folder's record was kept still refuses a folder replaced by a link (s10 review #1)", () => {
   const { home, docs } = indexedRepository(folders(), { "a.md": "# A\n\ninside words\n" });
   const store = Store.open(getRepository(home, "docs").dir, { write: true });
-  store.deleteMeta("root"); // as an index written before the record was kept
+  store.meta.delete("root"); // as an index written before the record was kept
   store.close();
   const fake = replaceWithLink(docs);
   const got = runCli(["get", "docs:a.md"], { home });

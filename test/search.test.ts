@@ -124,8 +124,8 @@ describe("search", () => {
   test("an FTS5 error from SQLite is INVALID_INPUT, never unexpected", () => {
     const store = Store.open(repo.dir);
     try {
-      expect(() => store.searchBm25('"unterminated', BM25_WEIGHTS, 5)).toThrow(expect.objectContaining({ code: "INVALID_INPUT" }));
-      expect(() => store.countMatchingFragments("a NOT NOT b")).toThrow(expect.objectContaining({ code: "INVALID_INPUT" }));
+      expect(() => store.fullText.search('"unterminated', BM25_WEIGHTS, 5)).toThrow(expect.objectContaining({ code: "INVALID_INPUT" }));
+      expect(() => store.fullText.countMatches("a NOT NOT b")).toThrow(expect.objectContaining({ code: "INVALID_INPUT" }));
     } finally {
       store.close();
     }
@@ -274,7 +274,7 @@ describe("words common in a repository", () => {
     await indexRepository(home, repo);
     const store = Store.open(repo.dir);
     expect(store.fragmentCount()).toBe(1200);
-    expect(store.termFrequencies(["common", "zephyr", "absent"])).toEqual(
+    expect(store.fullText.termFrequencies(["common", "zephyr", "absent"])).toEqual(
       new Map([
         ["common", 1200],
         ["zephyr", 3],
@@ -420,9 +420,9 @@ test("Thai (Lao, Khmer, Myanmar) is searched by its words, found and marked insi
   await indexRepository(home, latin);
   const store = Store.open(latin.dir);
   try {
-    store.setMeta("full_text_version", "3");
-    expect(store.upgradeFullText()).toBe(false); // nothing to write again
-    expect(store.getMeta("full_text_version")).toBe("4");
+    store.meta.set("full_text_version", "3");
+    expect(store.fullText.upgrade()).toBe(false); // nothing to write again
+    expect(store.meta.get("full_text_version")).toBe("4");
   } finally {
     store.close();
   }

@@ -237,14 +237,14 @@ test("the scratch tables survive a rolled-back transaction that created them (a 
     // The first use creates the temp tables inside a transaction that then fails: SQLite drops them on rollback.
     expect(() =>
       store.transaction(() => {
-        store.termCounts(ids, ["harbour"]);
-        store.termFrequencies(["harbour"]);
+        store.fullText.termCounts(ids, ["harbour"]);
+        store.fullText.termFrequencies(["harbour"]);
         throw new Error("a failed batch");
       }),
     ).toThrow("a failed batch");
-    const counts = store.termCounts(ids, ["harbour"]);
+    const counts = store.fullText.termCounts(ids, ["harbour"]);
     expect([...counts.values()].some((terms) => terms.get("harbour")?.[2] === 2)).toBe(true);
-    expect(store.termFrequencies(["harbour"]).get("harbour")).toBe(1);
+    expect(store.fullText.termFrequencies(["harbour"]).get("harbour")).toBe(1);
   } finally {
     store.close();
   }

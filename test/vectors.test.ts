@@ -94,7 +94,7 @@ describe("ANN recall", () => {
   }, HOOK_TIMEOUT);
 
   test("an isolated strong match (cosine 0.527, the rest ≤ 0.08) is found in every rebuild, through the graph in most", async () => {
-    expect(big.store.vectorCount()).toBe(FILLERS + 1);
+    expect(big.store.embeddings.count()).toBe(FILLERS + 1);
     const needle = big.store.fragmentIdsOfDocuments([big.store.documentByPath("needle.md")!.id])[0]!;
     const query = Float32Array.from(QUERY);
     // usearch builds the graph on a thread per core, so rebuilds differ, and on 3,000 near-orthogonal vectors the
@@ -107,7 +107,7 @@ describe("ANN recall", () => {
     for (let build = 0; build < 6; build++) {
       rmSync(annPath(big.repo.dir), { force: true });
       expect(await syncVectorIndex(big.store, big.repo.dir, DIMS)).toBe(true);
-      const graph = Number(big.store.getMeta("ann_recall")) >= MIN_RECALL;
+      const graph = Number(big.store.meta.get("ann_recall")) >= MIN_RECALL;
       if (graph) throughGraph++;
       const { hits } = await searchVectors(big.store, big.repo.dir, query, 10);
       if (hits[0]?.id !== needle && graph) {
@@ -125,12 +125,12 @@ describe("ANN recall", () => {
 
   test("every stored vector is found by a search for itself, in every build the graph serves (s19 review F2)", async () => {
     // HNSW leaves a node now and then that no link reaches: no search returned it, not even one for its own text.
-    const rows = big.store.allVectors();
+    const rows = big.store.embeddings.all();
     let throughGraph = 0;
     for (let build = 0; build < 3; build++) {
       rmSync(annPath(big.repo.dir), { force: true });
       await syncVectorIndex(big.store, big.repo.dir, DIMS);
-      if (Number(big.store.getMeta("ann_recall")) < MIN_RECALL) continue;
+      if (Number(big.store.meta.get("ann_recall")) < MIN_RECALL) continue;
       throughGraph++;
       const cache = new VectorCache();
       const lost = [];
@@ -149,8 +149,8 @@ describe("ANN recall", () => {
    * place or two: compare the needle and the share in common.
    */
   const exactTop10 = (store: Store, query: Float32Array) =>
-    store
-      .allVectors()
+    store.embeddings
+      .all()
       .map(({ id, vector }) => ({ id, score: vector.reduce((sum, x, i) => sum + x * query[i]!, 0) }))
       .sort((a, b) => b.score - a.score)
       .slice(0, 10)
@@ -194,7 +194,7 @@ describe("ANN recall", () => {
     const mapped = freshProcessSearch(dir);
     expectSameTop10(mapped.ids, exact);
     // The graph is read and checked (ann-file.ts), the vectors are not: SQLite pages and the graph only.
-    const vectorBytes = big.store.vectorCount() * DIMS * 2;
+    const vectorBytes = big.store.embeddings.count() * DIMS * 2;
     expect(mapped.bytesRead).toBeLessThan(size - vectorBytes + size / 8);
 
     // Same bytes, same mtime, but ctime moved (as any change through the file system moves it): read whole once.
@@ -254,7 +254,7 @@ describe("ANN recall", () => {
     writeFileSync(file, bytes);
     const s = statSync(file, { bigint: true });
     const store = Store.open(dir);
-    store.setMeta("ann_identity", `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`);
+    store.meta.set("ann_identity", `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`);
     store.close();
     return bytes;
   }
@@ -299,7 +299,7 @@ describe("ANN recall", () => {
 
   test("a small repository is scanned exactly, without the ANN file", async () => {
     const small = await indexed("small", { ...fillers(200), "needle.md": "the needle\n" }, home, smallDocs);
-    expect(small.store.vectorCount() * DIMS).toBeLessThan(EXACT_SCAN_BELOW);
+    expect(small.store.embeddings.count() * DIMS).toBeLessThan(EXACT_SCAN_BELOW);
     rmSync(annPath(small.repo.dir), { force: true });
     const { hits, annProblem } = await searchVectors(small.store, small.repo.dir, Float32Array.from(QUERY), 3);
     expect(annProblem).toBeUndefined(); // a small repository does not need the file

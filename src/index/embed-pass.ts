@@ -42,14 +42,14 @@ export async function embedOrDefer(
     return await embedRepository(store, repo, loadModel, options);
   } catch (error) {
     if (!isResearcherError(error) || (error.code !== "MODEL_UNAVAILABLE" && error.code !== "PROVIDER_FAILED")) throw error;
-    const pending = store.pendingVectorCount();
+    const pending = store.embeddings.pendingCount();
     const hint =
       error.code === "PROVIDER_FAILED"
         ? `${error.hint ?? "check the provider"}; then \`researcher index ${repo.name}\` embeds them`
         : (error.hint ?? "`researcher model pull` (online) or `researcher model set <folder>`");
     return {
       embedded: 0,
-      model: store.embeddingModel()?.id ?? null,
+      model: store.embeddings.model()?.id ?? null,
       embeddings_pending: pending,
       warnings: [`embeddings pending for ${pending} fragment texts (BM25 search works now): ${error.message}; ${hint}`],
     };
@@ -66,16 +66,16 @@ export async function embedRepository(
   loadModel: () => Promise<Embedder>,
   options: EmbedPassOptions,
 ): Promise<{ embedded: number; model: string | null }> {
-  const total = store.pendingVectorCount();
-  const stored = store.embeddingModel();
+  const total = store.embeddings.pendingCount();
+  const stored = store.embeddings.model();
   if (total === 0) {
-    store.transaction(() => store.pruneVectors());
+    store.transaction(() => store.embeddings.prune());
     return { embedded: 0, model: stored?.id ?? null };
   }
   const embedder = await loadModel();
   checkModel(repo.name, stored, embedder);
   if (!stored)
-    store.setEmbeddingModel({
+    store.embeddings.setModel({
       id: embedder.info.id,
       provider: embedder.info.provider,
       dims: embedder.dims,
@@ -89,7 +89,7 @@ export async function embedRepository(
     });
   let done = 0;
   for (let after = ""; ; ) {
-    const batch = store.fragmentsWithoutVectors(after, EMBED_BATCH);
+    const batch = store.embeddings.unembedded(after, EMBED_BATCH);
     if (batch.length === 0) break;
     options.onProgress?.({ phase: "embed", done, total });
     const vectors = await embedder.embed(
@@ -98,8 +98,8 @@ export async function embedRepository(
     );
     // Each batch commits on its own: an interrupted run keeps what it embedded.
     store.transaction(() => {
-      store.insertVectors(batch.map((f, i) => ({ textHash: f.textHash, vector: vectors[i]! })));
-      store.bumpVectorsGeneration();
+      store.embeddings.insert(batch.map((f, i) => ({ textHash: f.textHash, vector: vectors[i]! })));
+      store.embeddings.bumpGeneration();
     });
     done += batch.length;
     // The texts come in order of their hash, each after the last: an index of the hashes out of step with its table
@@ -108,7 +108,7 @@ export async function embedRepository(
     after = batch.at(-1)!.textHash;
   }
   options.onProgress?.({ phase: "embed", done, total });
-  store.transaction(() => store.pruneVectors());
+  store.transaction(() => store.embeddings.prune());
   return { embedded: done, model: embedder.info.id };
 }
 
@@ -118,9 +118,9 @@ export function embeddingText(title: string, heading: string, text: string): str
 }
 
 /** The model the index's vectors are of; "unknown" when its record is damaged (a rebuild replaces them). */
-export function modelOfVectors(store: Store): ReturnType<Store["embeddingModel"]> | "unknown" {
+export function modelOfVectors(store: Store): StoredModel | undefined | "unknown" {
   try {
-    return store.embeddingModel();
+    return store.embeddings.model();
   } catch (error) {
     if (isResearcherError(error) && error.code === "INDEX_CORRUPT") return "unknown";
     throw error;

@@ -238,7 +238,7 @@ async function writeSession(
       // Temp files their writers left (killed, or a rename that moved the folder under one: s21 retest R3) are
       // nobody's: the writer lock is held, so none is a write under way.
       for (const name of leftoverTempFiles(repo.dir)) rmSync(join(repo.dir, name), { force: true });
-      const model = store.embeddingModel();
+      const model = store.embeddings.model();
       if (model) await syncVectorIndex(store, repo.dir, model.dims, { defer: options.deferAnn });
       store.checkpoint();
       const aside =
@@ -266,9 +266,9 @@ export async function indexRepository(home: string, repo: Repository, options: I
   return writeSession(home, repo, session, async ({ store, config, pool, embedders, root }) => {
     // `embed: false` in config.yaml, unlike a one-run --no-embed, makes the repository BM25-only: vectors it had go
     // (they stayed, searches stayed hybrid, and each edit left a fragment without a vector no run would embed).
-    if (!repo.embed && store.embeddingModel()) dropVectors(store, repo.dir);
+    if (!repo.embed && store.embeddings.model()) dropVectors(store, repo.dir);
     // A rebuild or re-embedding is a fresh choice; otherwise the repository keeps the model it was embedded with.
-    const remembered = options.rebuild || options.embeddingsOnly ? undefined : store.embeddingModel();
+    const remembered = options.rebuild || options.embeddingsOnly ? undefined : store.embeddings.model();
     const choice = chooseModel(config.embedding, repo.embedding, options.model, remembered);
     const load = () => embedders.get(home, choice);
     // Re-embedding starts only once the new model loads: a missing model must not cost the old vectors. And a model
@@ -289,7 +289,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
     let embeddedInRebuild: Awaited<ReturnType<typeof embedRepository>> | undefined;
     // An index of an older text form (FULL_TEXT_VERSION) is written again from its fragments, files unread; its
     // posting and impact lists are rebuilt at the end of the run (maintainImpactLists).
-    if (!options.embeddingsOnly && store.upgradeFullText()) clearImpacts(store);
+    if (!options.embeddingsOnly && store.fullText.upgrade()) clearImpacts(store);
     const summary = options.embeddingsOnly
       ? embeddingsOnlySummary(repo.name, store.counts())
       : options.rebuild
@@ -297,7 +297,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
             clearImpacts(store); // rebuilt at the end, rather than kept up fragment by fragment
             store.deleteOrphanFragments(); // rows of no document (an edit beneath the index): no file brings them back
             // Without embedding, the old vectors stay the index's, unless no one knows their model any more.
-            if ((replacesVectors && embed) || previousModel === "unknown") store.clearVectors();
+            if ((replacesVectors && embed) || previousModel === "unknown") store.embeddings.clear();
             // Every file is read again (none is kept as unchanged); a document whose file cannot be read now (an
             // unreadable folder or file) is kept, as in any run, rather than cleared with the rest.
             const counts = await runIndex(store, repo, documentSettings(store, config, pool, repo, { all: true, root }), options);
@@ -312,28 +312,28 @@ export async function indexRepository(home: string, repo: Repository, options: I
     // The moment a model switch commits, config.yaml names it too: a kill after the commit must not leave the two
     // disagreeing (every search would then be MODEL_MISMATCH) for the time the steps below take.
     const keepModel = () => {
-      const model = store.embeddingModel();
+      const model = store.embeddings.model();
       if (options.model && model?.id === choice.model) keepRepositoryModel(home, repo, model);
     };
     if (embeddedInRebuild) keepModel();
     const changed = summary.fragments + summary.removed;
     if (changed > 0) {
       const onStep = (done: number, total: number) => options.onProgress?.({ phase: "merge", done, total });
-      store.compactFullText(changed / Math.max(1, summary.fragments_total), onStep);
+      store.fullText.compact(changed / Math.max(1, summary.fragments_total), onStep);
     }
     if (!options.embeddingsOnly) maintainImpactLists(store, changed / Math.max(1, summary.fragments_total));
     const embedding: Awaited<ReturnType<typeof embedOrDefer>> = !embed
-      ? { embedded: 0, model: store.embeddingModel()?.id ?? null }
+      ? { embedded: 0, model: store.embeddings.model()?.id ?? null }
       : embeddedInRebuild
         ? embeddedInRebuild
         : options.embeddingsOnly
           ? await store.atomically(() => {
-              store.clearVectors();
+              store.embeddings.clear();
               return embedRepository(store, repo, load, options);
             })
           : await embedOrDefer(store, repo, load, options);
     if (!embeddedInRebuild) keepModel();
-    const model = store.embeddingModel();
+    const model = store.embeddings.model();
     if (embed && model && !("embeddings_pending" in embedding)) {
       // How well each list finds its own passages decides the fusion weights; it searches the fresh ANN file.
       await syncVectorIndex(store, repo.dir, model.dims);
@@ -480,11 +480,11 @@ export async function indexFiles(
         skippedGenerated: {},
         skippedLinks: [],
       });
-      const choice = chooseModel(config.embedding, repo.embedding, options.model, store.embeddingModel());
+      const choice = chooseModel(config.embedding, repo.embedding, options.model, store.embeddings.model());
       const embedding =
         repo.embed && !options.noEmbed
           ? await embedOrDefer(store, repo, () => embedders.get(home, choice), {})
-          : { embedded: 0, model: store.embeddingModel()?.id ?? null };
+          : { embedded: 0, model: store.embeddings.model()?.id ?? null };
       return { embeddings_pending: 0, ...summary, ...embedding, warnings: [...summary.warnings, ...(embedding.warnings ?? [])] };
     },
   );
@@ -538,7 +538,7 @@ function documentSettings(
     ocr,
     limits: failure,
   });
-  if (store.getMeta("chunking") === undefined) store.setMeta("chunking", chunking);
+  if (store.meta.get("chunking") === undefined) store.meta.set("chunking", chunking);
   // A damaged record says nothing of how documents were chunked: all of them are chunked again.
   const before: {
     tokens: number;
@@ -550,7 +550,7 @@ function documentSettings(
     identifiers?: number;
     ocr?: string;
     limits?: string;
-  } = store.jsonMeta("chunking", { derived: true }) ?? { tokens: Number.NaN, overlap: Number.NaN };
+  } = store.meta.json("chunking", { derived: true }) ?? { tokens: Number.NaN, overlap: Number.NaN };
   const text = before.tokens !== tokens || before.overlap !== overlap;
   // Indexes from before code had its own budget chunked code at the text budget, and from before the outline had a
   // version, with version 1. A new code budget or outline re-reads only code: a scanned book is not recognised again
@@ -576,7 +576,7 @@ function documentSettings(
   const partial = retry || (before.limits ?? failure) !== failure ? store.pathsWithOcrLeftOut() : new Set<string>();
   // Documents an earlier run under the recorded settings could not read (an unlistable folder, a failed conversion)
   // are still chunked the way before it.
-  const recordedBehind = store.jsonMeta<unknown>("chunking_behind", { derived: true }) ?? [];
+  const recordedBehind = store.meta.json<unknown>("chunking_behind", { derived: true }) ?? [];
   const behind = new Set<string>(Array.isArray(recordedBehind) ? recordedBehind.filter((path) => typeof path === "string") : []);
   const force = (path: string) =>
     all ||
@@ -623,8 +623,8 @@ export async function removeDocument(repo: Repository, named: string): Promise<v
       const removed = store.transaction(() => {
         const gone = store.forgetDocument(path); // "drop this": its OCR'd text too
         if (gone) {
-          store.bumpVectorsGeneration();
-          store.pruneVectors();
+          store.embeddings.bumpGeneration();
+          store.embeddings.prune();
         }
         return gone;
       });
@@ -639,7 +639,7 @@ export async function removeDocument(repo: Repository, named: string): Promise<v
         });
       }
       store.scrubFreePages(); // what earlier runs freed keeps its bytes: nothing of the document may stay in the file
-      const model = store.embeddingModel();
+      const model = store.embeddings.model();
       if (model) await syncVectorIndex(store, repo.dir, model.dims);
       store.checkpoint();
     } catch (error) {
@@ -728,8 +728,8 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   const behind = [...new Set(kept)].filter((path) => stored.has(path) && !left.has(path) && settings.force(path));
   // One commit: a kill between the two recorded the new settings with the last run's list of documents behind.
   store.transaction(() => {
-    store.setMeta("chunking", settings.chunking);
-    store.setMeta("chunking_behind", JSON.stringify(behind.sort()));
+    store.meta.set("chunking", settings.chunking);
+    store.meta.set("chunking_behind", JSON.stringify(behind.sort()));
     store.recordMounts([...discovery.mounts, ...unmounted]);
   });
   return counts;
@@ -815,13 +815,13 @@ function finishRun(
   store.transaction(() => {
     // Files deleted during the run go as the ones the plan found gone (those never indexed leave nothing behind).
     for (const path of [...gone, ...writer.vanished]) if (store.deleteDocument(path)) removed++;
-    if (removed) store.bumpVectorsGeneration();
+    if (removed) store.embeddings.bumpGeneration();
     if (removed || writer.indexed) store.recheckHeadings();
     store.recordFailures(writer.failures, { paths: run.paths, kept: new Set(run.failedUnchanged) });
     refreshGitMetadata(store, repo.path);
     // A repository is indexed once a whole run has been: files indexed one by one (add_to_index, a watch batch)
     // before that leave it "not indexed yet", with the command that indexes the rest of its folder.
-    if (!run.paths || store.getMeta("last_indexed")) store.setMeta("last_indexed", new Date().toISOString());
+    if (!run.paths || store.meta.get("last_indexed")) store.meta.set("last_indexed", new Date().toISOString());
     // The folder as the run found it, not wherever its path leads now: a root replaced during the run is no new home.
     store.recordRoot(run.rootRecord ?? rootRecord(repo.path));
   });
@@ -885,7 +885,7 @@ class BatchWriter {
       const written = batch.map((item) => this.store.replaceDocument(item.doc, item.fragments, item.hashes, item.replaces));
       updateImpacts(this.store, written);
       for (const t of touched) this.store.touchDocument(t.id, t.size, t.mtimeMs);
-      if (batch.length) this.store.bumpVectorsGeneration();
+      if (batch.length) this.store.embeddings.bumpGeneration();
     });
     const { walLimit, walFloor, walShare } = WRITE_BATCHES;
     const database = this.store.databaseBytes();

@@ -103,17 +103,17 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
   }
   const fullText = fullTextProblems(store);
   if (fullText.length) {
-    if (repair) store.rebuildFullText();
+    if (repair) store.fullText.rebuild();
     const fixed = repair && fullTextProblems(store).length === 0;
     const fix = fixed ? "rebuilt from the fragments" : repair ? `researcher index --rebuild ${repo.name}` : "researcher verify --repair";
     for (const detail of fullText) problems.push({ check: "full-text", detail, fix, repaired: fixed });
   }
 
-  const model = store.embeddingModel();
+  const model = store.embeddings.model();
   // A repository that embeds but has no model recorded yet was indexed while its model could not be loaded
   // (offline first run, provider unreachable): its fragments wait for vectors like those of one that has.
   if (!model && repo.embed) {
-    const { missing } = store.vectorAgreement();
+    const { missing } = store.embeddings.agreement();
     if (missing)
       problems.push({
         check: "vectors",
@@ -123,7 +123,7 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
       });
   }
   if (model) {
-    const { missing, orphans } = store.vectorAgreement();
+    const { missing, orphans } = store.embeddings.agreement();
     if (missing)
       problems.push({
         check: "vectors",
@@ -131,10 +131,10 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
         fix: `researcher index ${repo.name}`,
         repaired: false,
       });
-    const unusable = store.unusableVectors();
+    const unusable = store.embeddings.unusable();
     if (unusable.length) {
       // Dropped, they are fragment texts without a vector: the next index run embeds them again.
-      if (repair) store.transaction(() => store.deleteVectors(unusable));
+      if (repair) store.transaction(() => store.embeddings.delete(unusable));
       problems.push({
         check: "vectors",
         detail: `${unusable.length} stored vectors are damaged (not ${model.dims} finite numbers); searches leave them out`,
@@ -143,7 +143,7 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
       });
     }
     if (orphans) {
-      if (repair) store.transaction(() => store.pruneVectors());
+      if (repair) store.transaction(() => store.embeddings.prune());
       problems.push({
         check: "vectors",
         detail: `${orphans} vectors belong to no fragment`,
@@ -323,11 +323,11 @@ function integrityCheck(store: Store): string[] {
 function fullTextProblems(store: Store): string[] {
   const problems: string[] = [];
   try {
-    store.checkFullTextIntegrity();
+    store.fullText.checkIntegrity();
   } catch (error) {
     problems.push(`integrity check failed: ${(error as Error).message}`);
   }
-  const rows = store.fullTextRowCount();
+  const rows = store.fullText.rowCount();
   const fragments = store.fragmentCount();
   if (rows !== fragments) problems.push(`${rows} rows for ${fragments} fragments`);
   return problems;

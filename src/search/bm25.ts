@@ -5,7 +5,7 @@
  * Rare words first: the rarest words of the query ("essential"; together at most RARE_FIRST.essentialShare of the
  * fragments' postings, the rarest always) find the candidates, and FTS5 scores only their rows, on those words.
  * The best candidates are then scored on every word: common words are counted in a scratch index of just those
- * fragments (`Store.termCounts`), with FTS5's formula, totals and tokenizer, so a candidate's score is the one
+ * fragments (`FullTextIndex.termCounts`), with FTS5's formula, totals and tokenizer, so a candidate's score is the one
  * bm25() gives over the whole query. What this can miss is a fragment holding only common words, or one ranked
  * past the candidates on the rare words; `exact` says when neither can happen (MaxScore's bound: a word adds at
  * most (k1 + 1) × its IDF to any fragment).
@@ -78,8 +78,8 @@ export function rankRareFirst(
 ): Bm25Ranking | null {
   if (parsed.required.length || parsed.excluded.length || parsed.optional.length < 2) return null;
   if (parsed.optional.some((term) => !term.stem)) return null;
-  const { rows, averageLength } = store.fullTextTotals();
-  const frequency = store.termFrequencies(parsed.optional.map((term) => term.stem!));
+  const { rows, averageLength } = store.fullText.totals();
+  const frequency = store.fullText.termFrequencies(parsed.optional.map((term) => term.stem!));
   // A stem the index does not know may still match through FTS5's own tokenizing of the query: let it decide.
   if ([...frequency.values()].some((n) => n === 0)) return null;
   const terms = parsed.optional
@@ -99,7 +99,7 @@ export function rankRareFirst(
     essential.map((t) => t.fts),
     [],
   )!;
-  const candidates = store.searchBm25(match, weights, limit, where);
+  const candidates = store.fullText.search(match, weights, limit, where);
   const hits = scoreCommon(store, candidates, common, weights, averageLength)
     .sort((a, b) => b.score - a.score)
     .slice(0, k);
@@ -132,8 +132,8 @@ function scoreCommon(
   averageLength: number,
 ): { id: number; score: number }[] {
   const ids = candidates.map((c) => c.id);
-  const lengths = store.fullTextLengths(ids);
-  const counts = store.termCounts(
+  const lengths = store.fullText.lengths(ids);
+  const counts = store.fullText.termCounts(
     ids,
     common.map((t) => t.stem),
   );
@@ -171,7 +171,7 @@ export function rankPostings(
   where?: SqlCondition,
 ): Bm25Ranking | null {
   if (parsed.required.length || parsed.excluded.length || terms.length === 0 || terms.some((term) => !term.stem)) return null;
-  const frequency = store.termFrequencies(terms.map((term) => term.stem!));
+  const frequency = store.fullText.termFrequencies(terms.map((term) => term.stem!));
   const lists = new Map(
     terms.flatMap((term) => {
       const list = store.postings.read(term.stem!);
@@ -180,7 +180,7 @@ export function rankPostings(
   );
   if (lists.size === 0) return null;
 
-  const { rows, averageLength } = store.fullTextTotals();
+  const { rows, averageLength } = store.fullText.totals();
   const removed = store.postings.removed();
   const scores = new TopScores();
   try {
@@ -201,7 +201,7 @@ export function rankPostings(
         [],
       )!;
       scores.beginList();
-      for (const hit of store.searchBm25(rareMatch, weights, -1).sort((a, b) => a.id - b.id)) scores.add(hit.id, hit.score);
+      for (const hit of store.fullText.search(rareMatch, weights, -1).sort((a, b) => a.id - b.id)) scores.add(hit.id, hit.score);
     }
     const admitted = where && new Set(store.fragmentIdsWhere(where));
     const { hits, total } = scores.top(k, admitted ? (id) => admitted.has(id) : undefined);
@@ -231,8 +231,8 @@ export function rankOneWord(store: Store, parsed: ParsedQuery, weights: Bm25Weig
   if (!settings || settings.weights.join() !== [weights.title, weights.heading, weights.body].join()) return null;
   const list = store.impacts.list(term.stem);
   if (!list) return null;
-  const { rows, averageLength } = store.fullTextTotals();
-  const df = store.termFrequencies([term.stem]).get(term.stem)!;
+  const { rows, averageLength } = store.fullText.totals();
+  const df = store.fullText.termFrequencies([term.stem]).get(term.stem)!;
   const weight = idf(rows, df);
   const weigh = impactOf(averageLength);
   const hits = list.entries
@@ -251,7 +251,7 @@ export function rankOneWord(store: Store, parsed: ParsedQuery, weights: Bm25Weig
  * posting lists likewise, by the changes since they were built.
  */
 export function maintainImpactLists(store: Store, changedShare: number): void {
-  const { rows } = store.fullTextTotals();
+  const { rows } = store.fullText.totals();
   maintainPostingLists(store, rows);
   if (rows < IMPACTS_FROM) {
     if (impactSettings(store)) store.transaction(() => clearImpactLists(store));
@@ -259,7 +259,7 @@ export function maintainImpactLists(store: Store, changedShare: number): void {
   }
   if (impactSettings(store) && changedShare < 0.1) return;
   // Stopwords too: a query of a stopword alone keeps it, and would otherwise be a full pass over the index.
-  const common = store.commonTerms(Math.ceil(rows * IMPACT_SHARE));
+  const common = store.fullText.commonTerms(Math.ceil(rows * IMPACT_SHARE));
   buildImpacts(store, common, { weights: [BM25_WEIGHTS.title, BM25_WEIGHTS.heading, BM25_WEIGHTS.body] }, IMPACTS_PER_TERM);
 }
 
@@ -270,7 +270,7 @@ function maintainPostingLists(store: Store, rows: number): void {
     return;
   }
   if (store.postings.built() && store.postings.changedSinceBuilt() < rows * POSTINGS.rebuildShare) return;
-  store.transaction(() => store.postings.build(POSTINGS.minFragments, store.fullTextLengths()));
+  store.transaction(() => store.postings.build(POSTINGS.minFragments, store.fullText.lengths()));
 }
 
 /**
@@ -281,8 +281,8 @@ function updatePostings(store: Store, documentIds: number[]): void {
   if (documentIds.length === 0 || !store.postings.built()) return;
   const ids = store.fragmentIdsOfDocuments(documentIds);
   const listed = store.postings.terms();
-  const lengths = store.fullTextLengths(ids);
-  for (const [id, perTerm] of store.termCounts(ids)) {
+  const lengths = store.fullText.lengths(ids);
+  for (const [id, perTerm] of store.fullText.termCounts(ids)) {
     for (const [term, [title, heading, body]] of perTerm) {
       if (listed.has(term)) store.postings.add(term, { id, title, heading, body, length: lengths.get(id)! });
     }
@@ -304,7 +304,7 @@ function impactOf(average: number): (weightedTf: number, length: number) => numb
 
 /** What the impact lists were built with, or undefined when there are none. */
 export function impactSettings(store: Store): ImpactSettings | undefined {
-  return store.jsonMeta<ImpactSettings>("impacts", { derived: true });
+  return store.meta.json<ImpactSettings>("impacts", { derived: true });
 }
 
 /**
@@ -313,20 +313,20 @@ export function impactSettings(store: Store): ImpactSettings | undefined {
  * stemmer is not idempotent) are left without a list.
  */
 function buildImpacts(store: Store, terms: string[], settings: Omit<ImpactSettings, "average">, perTerm: number): void {
-  const average = store.fullTextTotals().averageLength;
+  const average = store.fullText.totals().averageLength;
   const weigh = impactOf(average);
-  const searchable = store.selfStemming(terms);
+  const searchable = store.fullText.selfStemming(terms);
   store.transaction(() => {
     clearImpactLists(store);
     for (const term of searchable) {
       const [title, heading, body] = settings.weights;
-      const best = store.searchBm25(`"${term}"`, { title, heading, body }, perTerm + 1).map((hit) => hit.id);
+      const best = store.fullText.search(`"${term}"`, { title, heading, body }, perTerm + 1).map((hit) => hit.id);
       const weighed = weighTerms(store, best, [term], settings.weights, weigh);
       const [kept, next] = [best.slice(0, perTerm), best[perTerm]];
       const entries = kept.map((id) => weighed.get(id)!.get(term)!);
       store.impacts.write(term, entries, next === undefined ? 0 : weighed.get(next)!.get(term)!.impact);
     }
-    store.setMeta("impacts", JSON.stringify({ ...settings, average }));
+    store.meta.set("impacts", JSON.stringify({ ...settings, average }));
   });
 }
 
@@ -338,7 +338,7 @@ export function clearImpacts(store: Store): void {
 
 function clearImpactLists(store: Store): void {
   store.impacts.clear();
-  store.deleteMeta("impacts");
+  store.meta.delete("impacts");
 }
 
 /**
@@ -366,8 +366,8 @@ function weighTerms(
   weights: [number, number, number],
   weigh: (weightedTf: number, length: number) => number,
 ): Map<number, Map<string, WeighedEntry>> {
-  const counts = store.termCounts(ids, terms);
-  const lengths = store.fullTextLengths(ids);
+  const counts = store.fullText.termCounts(ids, terms);
+  const lengths = store.fullText.lengths(ids);
   return new Map(
     [...counts].map(([id, perTerm]) => [
       id,

@@ -55,19 +55,19 @@ const CALIBRATION_METHOD = 2;
  * and how well each list finds the passage a pseudo-query was cut from (fusion.ts weighs the lists by it).
  */
 export async function calibrateRepository(store: Store, dir: string, loadEmbedder: () => Promise<Embedder>): Promise<void> {
-  const generation = store.vectorsGeneration();
+  const generation = store.embeddings.generation();
   const recorded = vectorCalibration(store);
   if (recorded?.generation === generation && recorded.method === CALIBRATION_METHOD) return;
   // Streamed: a million vectors are summed batch by batch, never held at once.
   const ids: number[] = [];
   let sum: Float64Array | undefined;
-  for (const { keys, matrix } of store.vectorBatches(50_000)) {
+  for (const { keys, matrix } of store.embeddings.batches(50_000)) {
     const dims = matrix.length / keys.length;
     sum ??= new Float64Array(dims);
     for (let i = 0; i < matrix.length; i++) sum[i % dims]! += matrix[i]!;
     for (const key of keys) ids.push(Number(key));
   }
-  if (!sum) return store.deleteMeta(META_KEY);
+  if (!sum) return store.meta.delete(META_KEY);
   const centroid = Array.from(sum, (x) => x / ids.length);
   const lists = await findSources(store, dir, ids, await loadEmbedder());
   const calibration: VectorCalibration = {
@@ -77,7 +77,7 @@ export async function calibrateRepository(store: Store, dir: string, loadEmbedde
     lists,
     method: CALIBRATION_METHOD,
   };
-  store.setMeta(META_KEY, JSON.stringify(calibration));
+  store.meta.set(META_KEY, JSON.stringify(calibration));
 }
 
 /** Mean reciprocal rank (in the top 100) of each pseudo-query's source fragment in the BM25 and vector lists. */
@@ -96,7 +96,7 @@ async function findSources(store: Store, dir: string, ids: number[], embedder: E
   const cache = new VectorCache(); // the ANN file mapped once for every pseudo-query
   for (const [i, { id, query }] of pairs.entries()) {
     const match = parseQuery(query).match;
-    bm25 += match ? reciprocal(store.searchBm25(match, BM25_WEIGHTS, SOURCE_DEPTH), id) : 0;
+    bm25 += match ? reciprocal(store.fullText.search(match, BM25_WEIGHTS, SOURCE_DEPTH), id) : 0;
     vector += reciprocal((await searchVectors(store, dir, vectors[i]!, SOURCE_DEPTH, { cache })).hits, id);
   }
   const n = Math.max(1, pairs.length);
@@ -114,10 +114,10 @@ const cache = new WeakMap<Store, { raw: string | undefined; calibration: VectorC
 
 /** The recorded calibration, or null for an index built before calibration existed (re-index to record it). */
 export function vectorCalibration(store: Store): VectorCalibration | null {
-  const raw = store.getMeta(META_KEY);
+  const raw = store.meta.get(META_KEY);
   const cached = cache.get(store);
   if (cached && cached.raw === raw) return cached.calibration;
-  const calibration = raw ? (store.jsonMeta<VectorCalibration>(META_KEY, { derived: true }) ?? null) : null;
+  const calibration = raw ? (store.meta.json<VectorCalibration>(META_KEY, { derived: true }) ?? null) : null;
   cache.set(store, { raw, calibration });
   return calibration;
 }
@@ -145,7 +145,7 @@ export function backgrounds(stores: Store[]): Map<Store, number[]> {
       centroids.set(group[0]!.store, group[0]!.calibration.centroid);
       continue;
     }
-    const weights = group.map(({ store, calibration }) => calibration.vectors ?? store.vectorCount());
+    const weights = group.map(({ store, calibration }) => calibration.vectors ?? store.embeddings.count());
     const total = weights.reduce((sum, w) => sum + w, 0) || 1;
     const mean = group[0]!.calibration.centroid.map(
       (_, d) => group.reduce((sum, { calibration }, i) => sum + calibration.centroid[d]! * weights[i]!, 0) / total,
@@ -158,7 +158,7 @@ export function backgrounds(stores: Store[]): Map<Store, number[]> {
 /** The fingerprint of the model a store's vectors are of; none when it has none, or its record is damaged. */
 function fingerprintOf(store: Store): string | undefined {
   try {
-    return store.embeddingModel()?.fingerprint;
+    return store.embeddings.model()?.fingerprint;
   } catch {
     return undefined; // the repository's own search reports the damage
   }
@@ -192,7 +192,7 @@ export function queryCoverage(store: Store, parsed: ParsedQuery, ids: number[]):
   if (stems.length === 0 || ids.length === 0) return new Map();
   const mass = idfMass(store, parsed);
   const idfs = termIdfs(store, stems);
-  const counts = store.termCounts(ids, stems);
+  const counts = store.fullText.termCounts(ids, stems);
   return new Map(
     ids.map((id) => {
       const held = counts.get(id);
@@ -219,7 +219,7 @@ function idfMass(store: Store, parsed: ParsedQuery): number {
 /** FTS5's IDF of each term in this repository (a term no fragment holds gets the highest). */
 export function termIdfs(store: Store, stems: string[]): Map<string, number> {
   const total = store.fragmentCount();
-  const frequencies = store.termFrequencies(stems);
+  const frequencies = store.fullText.termFrequencies(stems);
   return new Map([...frequencies].map(([term, n]) => [term, Math.max(1e-6, Math.log((total - n + 0.5) / (n + 0.5)))]));
 }
 

@@ -356,7 +356,7 @@ function openRepositories(
     repos.map((repo) =>
       attempt(repo, (r) => {
         const store = context.store(r);
-        if (store.getMeta("last_indexed") === undefined) {
+        if (store.meta.get("last_indexed") === undefined) {
           const documents = store.counts().documents;
           const running = writerLockHolder(r.dir);
           // An index whose first run was cut short (killed, a full disk) holds nothing: "no results" would read as
@@ -537,7 +537,7 @@ function repositoryMode(
   store: Store,
 ): { mode: SearchMode; note?: string; fallback?: RepositoryResult["fallback"] } {
   const requested = requestedMode(run);
-  const model = store.embeddingModel();
+  const model = store.embeddings.model();
   if (requested === "auto") {
     return model ? { mode: "hybrid" } : { mode: "bm25", note: "no vectors: searched with bm25 (index with embeddings for hybrid)" };
   }
@@ -573,7 +573,7 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
   // too, as deep as the same search unfiltered ranks them (the anchors are then exactly its own, ANN included).
   if (mode === "hybrid" && where) lists.unfiltered = { bm25: match ? rankBm25(store, parsed, match, depth).hits : [], vector: [] };
   if (mode === "bm25" || !run.embeddable) return lists;
-  const model = store.embeddingModel();
+  const model = store.embeddings.model();
   const embedder = await context.embedders.get(run.home, chooseModel(run.config.embedding, repo.embedding, run.options.model, model));
   checkModel(repo.name, model, embedder);
   const queryVector = await run.embedQuery(embedder);
@@ -711,7 +711,7 @@ interface VectorBounds {
 function queryBounds(store: Store, parsed: ParsedQuery): { admitted?: Set<number>; excluded?: Set<number> } {
   const constraint = queryConstraint(parsed);
   if (!constraint) return {};
-  const ids = new Set(store.fragmentIdsMatching(constraint.match));
+  const ids = new Set(store.fullText.idsMatching(constraint.match));
   return constraint.admit ? { admitted: ids } : { excluded: ids };
 }
 
@@ -725,7 +725,7 @@ function intersection(a: Set<number>, b: Set<number> | undefined): Set<number> {
  */
 function coverageNote(store: Store, repo: Repository, mode: SearchMode): string | undefined {
   const { fragments } = store.counts();
-  const vectors = store.vectorCount();
+  const vectors = store.embeddings.count();
   if (vectors >= fragments) return undefined;
   const rest = mode === "vector" ? "the rest cannot be found in vector mode" : "the rest are found by bm25 only";
   return `vectors cover ${vectors} of ${fragments} fragments; ${rest} until \`researcher index ${repo.name}\` embeds them`;
@@ -778,13 +778,13 @@ export function fts5Ranking(store: Store, parsed: ParsedQuery, match: string, de
       rankPostings(store, parsed, selectiveTerms(store, parsed), match, BM25_WEIGHTS, depth, where) ??
       rankRareFirst(store, parsed, BM25_WEIGHTS, depth, where),
   );
-  return fast ?? { hits: store.searchBm25(match, BM25_WEIGHTS, depth, where), match };
+  return fast ?? { hits: store.fullText.search(match, BM25_WEIGHTS, depth, where), match };
 }
 
 /** Plain BM25 reports every fragment (or document) that matches, not just the ones fetched. */
 function bm25Total(store: Store, ranked: Bm25List, fetched: number, depth: number, options: SearchOptions, where?: SqlCondition): number {
-  if (options.documents) return store.countMatchingDocuments(ranked.match, where);
-  return fetched < depth ? fetched : (ranked.total ?? store.countMatchingFragments(ranked.match, where));
+  if (options.documents) return store.fullText.countMatchingDocuments(ranked.match, where);
+  return fetched < depth ? fetched : (ranked.total ?? store.fullText.countMatches(ranked.match, where));
 }
 
 /**
@@ -816,7 +816,7 @@ export function selectiveTerms(store: Store, parsed: ParsedQuery): ParsedQuery["
   const fragments = store.fragmentCount();
   if (fragments < PRUNE_FROM_FRAGMENTS) return parsed.optional;
   const stems = parsed.optional.flatMap((term) => (term.stem ? [term.stem] : []));
-  const frequency = store.termFrequencies(stems);
+  const frequency = store.fullText.termFrequencies(stems);
   const kept = parsed.optional.filter((term) => !term.stem || frequency.get(term.stem)! / fragments <= COMMON_TERM_SHARE);
   return kept.length === 0 || kept.length === parsed.optional.length ? parsed.optional : kept;
 }

@@ -108,8 +108,8 @@ export const annPath = (dir: string) => join(dir, FILE);
  * before builds measured their recall count as not built: they used settings that recall less).
  */
 function expected(store: Store): string | null {
-  const checksum = store.getMeta("ann_checksum");
-  const current = store.getMeta("ann_generation") === store.vectorsGeneration() && store.getMeta("ann_recall") !== undefined;
+  const checksum = store.meta.get("ann_checksum");
+  const current = store.meta.get("ann_generation") === store.embeddings.generation() && store.meta.get("ann_recall") !== undefined;
   return checksum && current ? checksum : null;
 }
 
@@ -161,10 +161,10 @@ function verifiedIdentity(store: Store, dir: string, dims: number, record: boole
   if (checksum === null) return null;
   const file = annPath(dir);
   const identity = identityOf(file);
-  if (identity !== null && identity === store.getMeta("ann_identity") && wellFormed(file, dims)) return identity;
+  if (identity !== null && identity === store.meta.get("ann_identity") && wellFormed(file, dims)) return identity;
   const examined = examine(file);
   if (examined?.checksum !== checksum) return null;
-  if (examined.identity && record) store.setMeta("ann_identity", examined.identity);
+  if (examined.identity && record) store.meta.set("ann_identity", examined.identity);
   // Without a settled identity, the one seen before the read: if the file changed meanwhile, the caller's check
   // after mapping it sees a different one.
   return examined.identity ?? identity;
@@ -209,7 +209,7 @@ export function vectorIndexState(store: Store, dir: string): "verified" | AnnPro
  * identity vouches for it); damage to its vectors alone, which searches survive, is verify's to find.
  */
 export function annNeedsRebuilding(store: Store, dir: string): AnnProblem | null {
-  const dims = store.embeddingModel()?.dims;
+  const dims = store.embeddings.model()?.dims;
   if (!dims || vectorCount(store) * dims < exactScanBelow()) return null;
   if (identityOf(annPath(dir)) === null) return "missing";
   if (isStale(store, dir)) return mayDeferRebuild(store, dims) ? null : "stale";
@@ -222,8 +222,8 @@ export function annNeedsRebuilding(store: Store, dir: string): AnnProblem | null
  * the count was recorded are counted until their next rebuild.
  */
 function vectorCount(store: Store): number {
-  const recorded = store.getMeta("ann_count");
-  return recorded !== undefined && expected(store) !== null ? Number(recorded) : store.vectorCount();
+  const recorded = store.meta.get("ann_count");
+  return recorded !== undefined && expected(store) !== null ? Number(recorded) : store.embeddings.count();
 }
 
 /**
@@ -244,7 +244,7 @@ export function mayDeferRebuild(store: Store, dims: number): boolean {
  * the writer lock, so its searches are BM25's and `verify` expects no vectors.
  */
 export function dropVectors(store: Store, dir: string): void {
-  store.transaction(() => store.clearVectors());
+  store.transaction(() => store.embeddings.clear());
   rmSync(annPath(dir), { force: true });
 }
 
@@ -261,11 +261,11 @@ export async function syncVectorIndex(
 ): Promise<boolean> {
   if (!options.force && verifiedIdentity(store, dir, dims, true) !== null) return false;
   if (options.defer && isStale(store, dir) && mayDeferRebuild(store, dims)) return false;
-  const generation = store.vectorsGeneration();
+  const generation = store.embeddings.generation();
   const index = await newIndex(dims);
   const sources = new ProbeSources(dims);
   let count = 0;
-  for (const { keys, matrix } of store.vectorBatches(BUILD_BATCH)) {
+  for (const { keys, matrix } of store.embeddings.batches(BUILD_BATCH)) {
     index.add(keys, matrix, 0); // 0: a thread per core
     sources.offer(matrix);
     count += keys.length;
@@ -284,13 +284,13 @@ export async function syncVectorIndex(
   const written = examine(file); // its checksum as it lies on disk, and the identity that vouches for it
   const orphans = unreachableKeys(file, CONNECTIVITY);
   store.transaction(() => {
-    store.setMeta("ann_orphans", JSON.stringify(orphans));
-    store.setMeta("ann_generation", generation);
-    store.setMeta("ann_checksum", written?.checksum ?? "");
-    store.setMeta("ann_recall", String(recall));
-    store.setMeta("ann_count", String(count));
-    if (written?.identity) store.setMeta("ann_identity", written.identity);
-    else store.deleteMeta("ann_identity");
+    store.meta.set("ann_orphans", JSON.stringify(orphans));
+    store.meta.set("ann_generation", generation);
+    store.meta.set("ann_checksum", written?.checksum ?? "");
+    store.meta.set("ann_recall", String(recall));
+    store.meta.set("ann_count", String(count));
+    if (written?.identity) store.meta.set("ann_identity", written.identity);
+    else store.meta.delete("ann_identity");
   });
   return true;
 }
@@ -399,7 +399,7 @@ async function probeRecall(index: UsearchIndex, store: Store, probes: Float32Arr
   const { exactSearch, MetricKind } = await loadUsearch();
   const k = Math.min(10, count);
   const best = Array.from({ length: queries }, () => [] as { key: bigint; distance: number }[]);
-  for (const { keys, matrix } of store.vectorBatches(BUILD_BATCH)) {
+  for (const { keys, matrix } of store.embeddings.batches(BUILD_BATCH)) {
     const batch = exactSearch(matrix, probes, dims, Math.min(k, keys.length), MetricKind.Cos); // keys are row numbers
     for (let p = 0; p < queries; p++) {
       const { keys: rows, distances } = matchesOf(batch, p);
@@ -445,14 +445,14 @@ export async function searchVectors(
   if (meansNothing(query)) return { hits: [] };
   const admits = (id: number) => (!within || within.has(id)) && !without?.has(id);
   const candidates = () => {
-    const rows = within ? store.vectorsOf([...within]) : rowsOf(cache, store, dir);
+    const rows = within ? store.embeddings.of([...within]) : rowsOf(cache, store, dir);
     return without ? rows.filter((row) => !without.has(row.id)) : rows;
   };
   if (within && within.size <= EXACT_SCAN_LIMIT) return { hits: scan(candidates(), query, k) };
   const components = vectorsOf(cache, store, dir).count * query.length;
   if (components < exactScanBelow()) return { hits: scan(candidates(), query, k) };
   const { index, orphans = [], problem } = await verifiedIndex(cache, store, dir, query.length);
-  if (!index || Number(store.getMeta("ann_recall") ?? 0) < requiredRecall(components)) {
+  if (!index || Number(store.meta.get("ann_recall") ?? 0) < requiredRecall(components)) {
     return { hits: scan(candidates(), query, k), ...(problem ? { annProblem: problem } : {}) };
   }
   const size = index.size();
@@ -487,7 +487,7 @@ export function rankableVectors(store: Store, dir: string, cache: VectorCache): 
 }
 
 function vectorsOf(cache: VectorCache, store: Store, dir: string): { generation: string; count: number; rows?: Row[] } {
-  const generation = store.vectorsGeneration();
+  const generation = store.embeddings.generation();
   let state = cache.scannable.get(dir);
   if (!state || state.file !== store.file || state.generation !== generation) {
     state = { file: store.file, generation, count: vectorCount(store) };
@@ -498,7 +498,7 @@ function vectorsOf(cache: VectorCache, store: Store, dir: string): { generation:
 
 function rowsOf(cache: VectorCache, store: Store, dir: string): Row[] {
   const state = vectorsOf(cache, store, dir);
-  state.rows ??= store.allVectors();
+  state.rows ??= store.embeddings.all();
   return state.rows;
 }
 
@@ -534,7 +534,7 @@ async function verifiedIndex(
   // Replaced by a writer between the check and the mapping: what was mapped is a whole file, but not the one
   // checked, so this search scans and the next one checks the new file.
   if (identityOf(file) !== identity) return {};
-  const opened = { checksum: expected(store)!, identity, index, orphans: store.vectorsOf(orphanIds(store)) };
+  const opened = { checksum: expected(store)!, identity, index, orphans: store.embeddings.of(orphanIds(store)) };
   cache.opened.set(dir, opened);
   return opened;
 }
@@ -542,7 +542,7 @@ async function verifiedIndex(
 /** The fragments the current graph cannot reach, recorded when it was built (none for graphs built before). */
 function orphanIds(store: Store): number[] {
   try {
-    const ids = JSON.parse(store.getMeta("ann_orphans") ?? "[]");
+    const ids = JSON.parse(store.meta.get("ann_orphans") ?? "[]");
     return Array.isArray(ids) ? ids.filter((id): id is number => Number.isInteger(id)) : [];
   } catch {
     return []; // a damaged record: the graph alone, as before orphans were recorded

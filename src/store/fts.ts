@@ -12,7 +12,7 @@ export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2";
  * The version of what `ftsText` makes of a text: 2 folds compatibility forms and composes characters (NFKC); 3 drops
  * zero-width spaces, word joiners and U+FEFF inside words, as soft hyphens were (text.ts); 4 cuts Thai, Lao, Khmer
  * and Myanmar into their words. An index that recorded another version is written again from its fragments by the
- * next index run (Store.upgradeFullText; from 3, only one that holds text of those scripts).
+ * next index run (FullTextIndex.upgrade; from 3, only one that holds text of those scripts).
  */
 export const FULL_TEXT_VERSION = 4;
 

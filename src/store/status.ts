@@ -61,17 +61,17 @@ export function repositoryStatus(repo: Repository): RepositoryStatus {
   const store = Store.open(repo.dir);
   try {
     const counts = store.counts();
-    const vectors = store.vectorCount();
+    const vectors = store.embeddings.count();
     return {
       ...base,
       ...counts,
       ocr_pages: store.ocrPages(),
       ocr_left_out: store.ocrLeftOut(),
-      last_indexed: store.getMeta("last_indexed") ?? null,
+      last_indexed: store.meta.get("last_indexed") ?? null,
       bytes: folderBytes(repo.dir),
-      model: store.embeddingModel()?.id ?? null,
+      model: store.embeddings.model()?.id ?? null,
       vectors,
-      embeddings_pending: repo.embed ? store.pendingVectorCount() : 0,
+      embeddings_pending: repo.embed ? store.embeddings.pendingCount() : 0,
       indexing: writerLockHolder(repo.dir),
       languages: store.languageCounts(),
       failures: store.failures(),

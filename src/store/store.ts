@@ -1,19 +1,27 @@
-/** One repository's `index.db`: every query against it (its schema is in schema.ts). SQLite is the source of truth. */
+/**
+ * One repository's `index.db` (its schema is in schema.ts), SQLite the source of truth: the connection, documents,
+ * fragments and failures here, and the parts it holds for the rest (full-text.ts, embeddings.ts, meta.ts,
+ * postings.ts, impacts.ts). Nothing outside src/store/ runs SQL.
+ */
 import type { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
-import { damagedIndex, linkToNothing, ResearcherError, systemCode, toResearcherError } from "../errors.ts";
+import { linkToNothing, systemCode, toResearcherError } from "../errors.ts";
 import { CODE_EXTENSIONS } from "../file-types.ts";
 import { filterSql, type Filter, metadataOf, metadataPath, type SqlCondition } from "./filter-sql.ts";
-import { FTS_COLUMNS, FTS_TOKENIZER, FULL_TEXT_VERSION, fullTextRowWriter, rewriteFullText } from "./fts.ts";
+import { fullTextRowWriter } from "./fts.ts";
+import { EmbeddingTable } from "./embeddings.ts";
+import { dataVersion, FullTextIndex } from "./full-text.ts";
 import { ImpactLists } from "./impacts.ts";
+import { MetaTable } from "./meta.ts";
 import { PostingLists } from "./postings.ts";
 import { HEADING_SEPARATOR, MAX_SECTION_REACH, runAround, SECTION_REACH, type SectionParts, type SectionRow } from "./sections.ts";
 import { BUSY_TIMEOUT_MS, integrityCheck, openIndexDatabase, type OpenedIndex, pageDamage, SECURE_DELETE } from "./schema.ts";
 import { danglingLink, type RootRecord } from "../files.ts";
-import { SPACELESS_GLOB } from "../text.ts";
 
+export type { StoredModel } from "./embeddings.ts";
 export type { SqlCondition } from "./filter-sql.ts";
+export { type Bm25Weights, FULL_TEXT_MERGE, type MergeProgress } from "./full-text.ts";
 export { HEADING_SEPARATOR, type SectionParts } from "./sections.ts";
 
 export interface StoredDocument {
@@ -134,12 +142,6 @@ export function parseMetadata(json: unknown): Record<string, unknown> {
   }
 }
 
-export interface Bm25Weights {
-  title: number;
-  heading: number;
-  body: number;
-}
-
 /** The meta key whose value `none` says no fragment has had a heading (mayHaveHeadings). */
 const NO_HEADINGS_KEY = "fragment_headings";
 
@@ -164,34 +166,8 @@ function checkText<Row extends object>(rows: Row[], columns: (keyof Row)[], what
 /** The documents' metadata column as JSON functions read it (a damaged cell reads as none). */
 const METADATA = metadataOf("metadata");
 
-/** The model a repository was embedded with. */
-export interface StoredModel {
-  id: string;
-  provider: string;
-  dims: number;
-  fingerprint: string;
-  /** How it was called (recorded since 2026-11-26): what a repository that keeps its model keeps with it. */
-  settings?: { dtype: string; pooling: string; query_prefix: string; document_prefix: string };
-}
-
-/**
- * Whether a stored vector can be searched: `dims` float32s, every one finite. SQLite keeps no checksums, so bit rot
- * in index.db is a blob of another length (every vector search failed, "unexpected") or a NaN (ranked first).
- */
-function usableVector(blob: Uint8Array, dims: number): boolean {
-  if (blob.byteLength !== dims * 4) return false;
-  const vector = new Float32Array(blob.buffer, blob.byteOffset, dims);
-  let sum = 0;
-  for (let i = 0; i < dims; i++) sum += vector[i]!;
-  return Number.isFinite(sum);
-}
-
-function toFloat32(blob: Uint8Array): Float32Array {
-  return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
-}
-
 export class Store {
-  /** Only the store talks to SQLite: every statement is one of its methods (or of impacts.ts, which it holds). */
+  /** Only the store talks to SQLite: every statement is one of its methods or of a part it holds. */
   private readonly db: Database;
   /** Where `open` with `fresh` moved an index it could not use, and why. */
   readonly movedAside?: OpenedIndex["movedAside"];
@@ -199,10 +175,16 @@ export class Store {
   readonly impacts: ImpactLists;
   /** The BM25 posting lists (see store/postings.ts). */
   readonly postings: PostingLists;
+  /** What the index records about itself. */
+  readonly meta: MetaTable;
+  /** The fragments' vectors and the model that made them. */
+  readonly embeddings: EmbeddingTable;
+  /** The full-text index: BM25 queries and their statistics, and its upkeep. */
+  readonly fullText: FullTextIndex;
 
   private constructor(
     { db, movedAside }: OpenedIndex,
-    private readonly name: string,
+    repository: string,
     /**
      * Which index.db this connection reads (Store.fileIdentity when it opened): what connections of one file share
      * (a repository's vectors at one generation). A file made by the opening itself is told apart by its connection.
@@ -213,6 +195,9 @@ export class Store {
     this.movedAside = movedAside;
     this.impacts = new ImpactLists(db);
     this.postings = new PostingLists(db);
+    this.meta = new MetaTable(db, repository);
+    this.embeddings = new EmbeddingTable(db, this.meta);
+    this.fullText = new FullTextIndex(db, this.meta, () => this.checkpoint());
   }
 
   static dbPath(dir: string): string {
@@ -322,33 +307,9 @@ export class Store {
     }
   }
 
-  getMeta(key: string): string | undefined {
-    return this.db.query<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?").get(key)?.value;
-  }
-
-  /**
-   * A meta value stored as JSON, or undefined when there is none. A damaged one (bit rot below the file system, an
-   * edit with another tool: page checks do not see inside a value) is INDEX_CORRUPT with the command that rebuilds,
-   * or, with `derived`, none at all: what is computed from the index is computed again.
-   */
-  jsonMeta<T>(key: string, { derived = false } = {}): T | undefined {
-    const raw = this.getMeta(key);
-    if (raw === undefined) return undefined;
-    try {
-      return JSON.parse(raw) as T;
-    } catch {
-      if (derived) return undefined;
-      throw damagedIndex(this.name, `its ${key} record is not JSON`);
-    }
-  }
-
-  setMeta(key: string, value: string): void {
-    this.db.query("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
-  }
-
   /** Where the repository's folder was at the last index run (files.ts movedRoot), if recorded. */
   recordedRoot(): RootRecord | undefined {
-    const text = this.getMeta("root");
+    const text = this.meta.get("root");
     if (text === undefined) return undefined;
     try {
       const record = JSON.parse(text) as Partial<RootRecord>;
@@ -359,21 +320,17 @@ export class Store {
   }
 
   recordRoot(record: RootRecord | undefined): void {
-    if (record) this.setMeta("root", JSON.stringify(record));
+    if (record) this.meta.set("root", JSON.stringify(record));
   }
 
   /** The folders inside the root that were mounts at the last complete run (discover.ts keepUnmounted). */
   mounts(): string[] {
-    const mounts = this.jsonMeta<unknown>("mounts", { derived: true });
+    const mounts = this.meta.json<unknown>("mounts", { derived: true });
     return Array.isArray(mounts) ? mounts.filter((mount): mount is string => typeof mount === "string") : [];
   }
 
   recordMounts(mounts: readonly string[]): void {
-    this.setMeta("mounts", JSON.stringify([...new Set(mounts)].sort()));
-  }
-
-  deleteMeta(key: string): void {
-    this.db.query("DELETE FROM meta WHERE key = ?").run(key);
+    this.meta.set("mounts", JSON.stringify([...new Set(mounts)].sort()));
   }
 
   documents(): Map<string, StoredDocument> {
@@ -454,7 +411,7 @@ export class Store {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertFts = fullTextRowWriter(this.db, "fragments_fts");
-    if (fragments.some((f) => f.headings.length > 0) && !this.mayHaveHeadings()) this.deleteMeta(NO_HEADINGS_KEY);
+    if (fragments.some((f) => f.headings.length > 0) && !this.mayHaveHeadings()) this.meta.delete(NO_HEADINGS_KEY);
     fragments.forEach((fragment, i) => {
       const heading = fragment.headings.join(HEADING_SEPARATOR);
       const row = insertFragment.run(
@@ -660,127 +617,6 @@ export class Store {
     return this.db.query<{ path: string; reason: string }, []>("SELECT path, reason FROM failures ORDER BY path").all();
   }
 
-  /**
-   * The best fragments for an FTS5 MATCH expression, with BM25 scores (higher is better); with `where` (see
-   * filters.ts), only fragments it admits are ranked, so the limit counts admitted fragments.
-   */
-  searchBm25(match: string, weights: Bm25Weights, limit: number, where?: SqlCondition): { id: number; score: number }[] {
-    return matching(() =>
-      this.db
-        .query<{ id: number; score: number }, (string | number)[]>(
-          `SELECT rowid AS id, -bm25(fragments_fts, ${weights.title}, ${weights.heading}, ${weights.body}) AS score
-           FROM fragments_fts WHERE fragments_fts MATCH ?${admitted(where)} ORDER BY score DESC LIMIT ?`,
-        )
-        .all(match, ...(where?.params ?? []), limit),
-    );
-  }
-
-  /**
-   * What FTS5's bm25() reads besides the match itself: the number of rows and their average length in tokens (all
-   * columns), from the full-text index's own totals record, so a score computed here equals bm25()'s.
-   */
-  fullTextTotals(): { rows: number; averageLength: number } {
-    const block = this.db.query<{ block: Uint8Array }, []>("SELECT block FROM fragments_fts_data WHERE id = 1").get()?.block;
-    if (!block) return { rows: 0, averageLength: 0 };
-    const [rows, ...columns] = readVarints(block);
-    const tokens = columns.reduce((sum, n) => sum + n, 0);
-    return { rows: rows ?? 0, averageLength: rows ? tokens / rows : 0 };
-  }
-
-  /** Each fragment's length in tokens (all columns), as FTS5 recorded it when indexing; every fragment's without ids. */
-  fullTextLengths(ids?: number[]): Map<number, number> {
-    const rows = ids
-      ? this.db
-          .query<{ id: number; sz: Uint8Array }, [string]>(
-            "SELECT id, sz FROM fragments_fts_docsize WHERE id IN (SELECT value FROM json_each(?))",
-          )
-          .all(JSON.stringify(ids))
-      : this.db.query<{ id: number; sz: Uint8Array }, []>("SELECT id, sz FROM fragments_fts_docsize").all();
-    return new Map(rows.map((row) => [row.id, readVarints(row.sz).reduce((sum, n) => sum + n, 0)]));
-  }
-
-  /**
-   * The scratch full-text table (same tokenizer as the index) and its per-occurrence view, in the temp schema. Asked
-   * for on every use, not remembered: created inside a transaction that then rolls back, they are dropped with it.
-   */
-  private openScratch(): void {
-    this.db.run(
-      `CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring USING fts5(title, heading, body, content='', tokenize='${FTS_TOKENIZER}')`,
-    );
-    this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring_terms USING fts5vocab(temp, scoring, instance)");
-  }
-
-  /**
-   * How often each term occurs in each column (title, heading, body) of these fragments, tokenized exactly as the
-   * index tokenized them: their texts go through a scratch FTS5 table with the same tokenizer (a reader can write
-   * its temp schema), which costs microseconds per fragment instead of a pass over each term's whole posting list.
-   * Without `terms`, every term they hold.
-   */
-  termCounts(ids: number[], terms?: string[]): Map<number, Map<string, [number, number, number]>> {
-    this.openScratch();
-    const counts = new Map<number, Map<string, [number, number, number]>>(ids.map((id) => [id, new Map()]));
-    this.db.transaction(() => {
-      this.db.run("INSERT INTO temp.scoring(scoring) VALUES ('delete-all')");
-      const texts = this.db
-        .query<{ id: number; title: string; heading: string; text: string }, [string]>(
-          `SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id
-           WHERE f.id IN (SELECT value FROM json_each(?))`,
-        )
-        .all(JSON.stringify(ids));
-      const insert = fullTextRowWriter(this.db, "temp.scoring");
-      for (const row of texts) insert(row.id, row.title, row.heading, row.text);
-      const count = ({ term, doc, col, n }: { term: string; doc: number; col: string; n: number }) => {
-        const perColumn = counts.get(doc)!.get(term) ?? [0, 0, 0];
-        perColumn[FTS_COLUMNS.indexOf(col)] = n;
-        counts.get(doc)!.set(term, perColumn);
-      };
-      if (!terms) {
-        const all = "SELECT term, doc, col, count(*) AS n FROM temp.scoring_terms GROUP BY term, doc, col";
-        for (const row of this.db.query<{ term: string; doc: number; col: string; n: number }, []>(all).iterate()) count(row);
-      }
-      const instances = this.db.query<{ term: string; doc: number; col: string; n: number }, [string]>(
-        "SELECT term, doc, col, count(*) AS n FROM temp.scoring_terms WHERE term = ? GROUP BY doc, col",
-      );
-      for (const term of terms ?? []) for (const row of instances.all(term)) count(row);
-    })();
-    return counts;
-  }
-
-  /** The terms FTS5 indexes as themselves when searched: each goes through the tokenizer in a scratch row. */
-  selfStemming(terms: string[]): string[] {
-    this.openScratch();
-    return this.db.transaction(() => {
-      this.db.run("INSERT INTO temp.scoring(scoring) VALUES ('delete-all')");
-      const insert = fullTextRowWriter(this.db, "temp.scoring");
-      for (const [i, term] of terms.entries()) insert(i + 1, "", "", term);
-      const found = this.db.query<{ doc: number; term: string }, []>("SELECT doc, term FROM temp.scoring_terms").all();
-      const same = new Set(found.filter((row) => row.term === terms[row.doc - 1]).map((row) => row.doc - 1));
-      return terms.filter((_, i) => same.has(i));
-    })();
-  }
-
-  /** How many fragments match (a separate pass without ranking is cheaper than counting ranked rows). */
-  countMatchingFragments(match: string, where?: SqlCondition): number {
-    return matching(
-      () =>
-        this.db
-          .query<{ n: number }, (string | number)[]>(
-            `SELECT count(*) AS n FROM fragments_fts WHERE fragments_fts MATCH ?${admitted(where)}`,
-          )
-          .get(match, ...(where?.params ?? []))!.n,
-    );
-  }
-
-  /** The fragments an FTS5 expression matches. */
-  fragmentIdsMatching(match: string): number[] {
-    return matching(() =>
-      this.db
-        .query<{ id: number }, [string]>("SELECT rowid AS id FROM fragments_fts WHERE fragments_fts MATCH ?")
-        .all(match)
-        .map((row) => row.id),
-    );
-  }
-
   /** The fragments a filter admits. */
   fragmentIdsWhere(where: SqlCondition): number[] {
     return this.db
@@ -855,56 +691,11 @@ export class Store {
   /** Fragments in the index, cached until another connection commits (`data_version`): read it on a reader's
    * connection, or before this connection's own writes. */
   fragmentCount(): number {
-    const version = this.dataVersion();
+    const version = dataVersion(this.db);
     if (version !== this.fragmentTotal.version) {
       this.fragmentTotal = { version, count: this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments").get()!.n };
     }
     return this.fragmentTotal.count;
-  }
-
-  private frequencies = { version: -1, terms: new Map<string, number>() };
-
-  /** How many fragments contain each (stemmed) term, read from FTS5's own index; cached until another connection commits. */
-  termFrequencies(terms: string[]): Map<string, number> {
-    // Asked for every time, as the scratch tables are: a rolled-back transaction drops what it created.
-    this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fragments_vocab USING fts5vocab(main, fragments_fts, row)");
-    const version = this.dataVersion();
-    if (version !== this.frequencies.version) this.frequencies = { version, terms: new Map() };
-    const cache = this.frequencies.terms;
-    const lookup = this.db.query<{ doc: number }, [string]>("SELECT doc FROM temp.fragments_vocab WHERE term = ?");
-    return new Map(
-      terms.map((term) => {
-        if (!cache.has(term)) cache.set(term, lookup.get(term)?.doc ?? 0);
-        return [term, cache.get(term)!];
-      }),
-    );
-  }
-
-  /** Terms found in at least `minimum` fragments (a pass over the full-text index's vocabulary). */
-  commonTerms(minimum: number): string[] {
-    this.termFrequencies([]);
-    return this.db
-      .query<{ term: string }, [number]>("SELECT term FROM temp.fragments_vocab WHERE doc >= ?")
-      .all(minimum)
-      .map((row) => row.term);
-  }
-
-  /** Changes whenever another connection commits (SQLite's own counter). */
-  private dataVersion(): number {
-    return this.db.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
-  }
-
-  countMatchingDocuments(match: string, where?: SqlCondition): number {
-    return matching(
-      () =>
-        this.db
-          .query<{ n: number }, (string | number)[]>(
-            `SELECT count(DISTINCT f.document_id) AS n
-             FROM fragments_fts JOIN fragments f INDEXED BY fragments_owner ON f.id = fragments_fts.rowid
-             WHERE fragments_fts MATCH ?${admitted(where)}`,
-          )
-          .get(match, ...(where?.params ?? []))?.n ?? 0,
-    );
   }
 
   /** The fragments of these documents. */
@@ -949,7 +740,7 @@ export class Store {
    * one may.
    */
   mayHaveHeadings(): boolean {
-    return this.getMeta(NO_HEADINGS_KEY) !== "none";
+    return this.meta.get(NO_HEADINGS_KEY) !== "none";
   }
 
   /**
@@ -963,7 +754,7 @@ export class Store {
     if (!this.headingsDropped || !this.mayHaveHeadings()) return;
     this.headingsDropped = false;
     const any = this.db.query<{ one: number }, []>("SELECT 1 AS one FROM fragments WHERE heading <> '' LIMIT 1").get();
-    if (!any) this.setMeta(NO_HEADINGS_KEY, "none");
+    if (!any) this.meta.set(NO_HEADINGS_KEY, "none");
   }
 
   /** Each fragment's heading path, its document's title and format, its text when at most `textChars` long, and how
@@ -1046,159 +837,6 @@ export class Store {
     return new Map(rows.map((row) => [row.id, row]));
   }
 
-  // ---- vectors --------------------------------------------------------------------------------------------
-
-  /** How many distinct fragment texts have no vector yet. */
-  pendingVectorCount(): number {
-    return this.db
-      .query<{ n: number }, []>(
-        "SELECT count(DISTINCT f.text_hash) AS n FROM fragments f WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = f.text_hash)",
-      )
-      .get()!.n;
-  }
-
-  /**
-   * Up to `limit` fragment texts with no vector yet, one per distinct text, in text-hash order after `after`: a run
-   * embeds them page by page (the whole repository's text is never in memory at once).
-   */
-  fragmentsWithoutVectors(after: string, limit: number): { textHash: string; title: string; heading: string; text: string }[] {
-    return this.db
-      .query<{ textHash: string; title: string; heading: string; text: string }, [string, number]>(
-        `SELECT f.text_hash AS textHash, d.title, f.heading, f.text
-         FROM fragments f INDEXED BY fragments_by_text_hash JOIN documents d ON d.id = f.document_id
-         WHERE f.text_hash > ? AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = f.text_hash)
-         GROUP BY f.text_hash ORDER BY f.text_hash LIMIT ?`,
-      )
-      .all(after, limit);
-  }
-
-  insertVectors(rows: { textHash: string; vector: Float32Array }[]): void {
-    const insert = this.db.query("INSERT OR REPLACE INTO embeddings(text_hash, vector) VALUES (?, ?)");
-    for (const row of rows) insert.run(row.textHash, new Uint8Array(row.vector.buffer, row.vector.byteOffset, row.vector.byteLength));
-  }
-
-  /** Vectors no fragment refers to any more (their text was edited or deleted). */
-  pruneVectors(): number {
-    return this.db.run("DELETE FROM embeddings WHERE text_hash NOT IN (SELECT text_hash FROM fragments)").changes;
-  }
-
-  clearVectors(): void {
-    this.db.run("DELETE FROM embeddings");
-    this.deleteMeta("embedding_model");
-  }
-
-  /**
-   * Every fragment's vector, `size` at a time, as fragment ids and one row-major matrix: building the ANN file of a
-   * million vectors never holds them all as JavaScript objects (that peaked at ~11 GB at 1M × 384).
-   */
-  *vectorBatches(size: number): Generator<{ keys: BigUint64Array; matrix: Float32Array }> {
-    let ids: number[] = [];
-    let blobs: Uint8Array[] = [];
-    const pack = () => {
-      const matrix = new Float32Array(blobs.reduce((sum, blob) => sum + blob.byteLength, 0) / 4);
-      const bytes = new Uint8Array(matrix.buffer);
-      let at = 0;
-      for (const blob of blobs) {
-        bytes.set(blob, at);
-        at += blob.byteLength;
-      }
-      return { keys: BigUint64Array.from(ids, BigInt), matrix };
-    };
-    const rows = this.db.query<{ id: number; vector: Uint8Array }, []>(
-      "SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash",
-    );
-    const dims = this.vectorDims();
-    for (const row of rows.iterate()) {
-      if (!usableVector(row.vector, dims)) continue; // verify finds it, and --repair has it embedded again
-      ids.push(row.id);
-      blobs.push(row.vector);
-      if (ids.length === size) {
-        yield pack();
-        [ids, blobs] = [[], []];
-      }
-    }
-    if (ids.length > 0) yield pack();
-  }
-
-  allVectors(): { id: number; vector: Float32Array }[] {
-    const dims = this.vectorDims();
-    return this.db
-      .query<{ id: number; vector: Uint8Array }, []>(
-        "SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash",
-      )
-      .all()
-      .filter((row) => usableVector(row.vector, dims))
-      .map((row) => ({ id: row.id, vector: toFloat32(row.vector) }));
-  }
-
-  /** The recorded model's dimensions (0 without one: no vector is then usable). */
-  private vectorDims(): number {
-    return this.embeddingModel()?.dims ?? 0;
-  }
-
-  /** Stored vectors that cannot be searched (usableVector), by their text hash. */
-  unusableVectors(): string[] {
-    const dims = this.vectorDims();
-    // Those a fragment uses: one no fragment uses is pruned as such.
-    const rows = this.db.query<{ text_hash: string; vector: Uint8Array }, []>(
-      "SELECT e.text_hash, e.vector FROM embeddings e WHERE EXISTS (SELECT 1 FROM fragments f WHERE f.text_hash = e.text_hash)",
-    );
-    const found: string[] = [];
-    for (const row of rows.iterate()) if (!usableVector(row.vector, dims)) found.push(row.text_hash);
-    return found;
-  }
-
-  /** Drop these stored vectors: their texts wait for the next index run's embeddings. */
-  deleteVectors(textHashes: string[]): void {
-    this.db.query("DELETE FROM embeddings WHERE text_hash IN (SELECT value FROM json_each(?))").run(JSON.stringify(textHashes));
-  }
-
-  /** The vectors of these fragments (an exact search over a filter's fragments reads only those). */
-  vectorsOf(ids: number[]): { id: number; vector: Float32Array }[] {
-    const dims = this.vectorDims();
-    return this.db
-      .query<{ id: number; vector: Uint8Array }, [string]>(
-        `SELECT f.id, e.vector FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash
-         WHERE f.id IN (SELECT value FROM json_each(?))`,
-      )
-      .all(JSON.stringify(ids))
-      .filter((row) => usableVector(row.vector, dims))
-      .map((row) => ({ id: row.id, vector: toFloat32(row.vector) }));
-  }
-
-  /** Distinct fragment texts without a vector, and stored vectors no fragment uses. */
-  vectorAgreement(): { missing: number; orphans: number } {
-    return this.db
-      .query<{ missing: number; orphans: number }, []>(
-        `SELECT
-           (SELECT count(DISTINCT f.text_hash) FROM fragments f WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash = f.text_hash)) AS missing,
-           (SELECT count(*) FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM fragments f WHERE f.text_hash = e.text_hash)) AS orphans`,
-      )
-      .get()!;
-  }
-
-  vectorCount(): number {
-    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments f JOIN embeddings e ON e.text_hash = f.text_hash").get()!
-      .n;
-  }
-
-  /** Changes whenever the set of fragment vectors may have changed; the ANN file records the one it was built for. */
-  vectorsGeneration(): string {
-    return this.getMeta("vectors_generation") ?? "0";
-  }
-
-  bumpVectorsGeneration(): void {
-    this.setMeta("vectors_generation", String(Number(this.vectorsGeneration()) + 1));
-  }
-
-  embeddingModel(): StoredModel | undefined {
-    return this.jsonMeta<StoredModel>("embedding_model");
-  }
-
-  setEmbeddingModel(model: StoredModel): void {
-    this.setMeta("embedding_model", JSON.stringify(model));
-  }
-
   document(path: string): StoredDocument | undefined {
     return (
       this.db.query<StoredDocument, [string]>("SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents WHERE path = ?").get(path) ??
@@ -1256,11 +894,6 @@ export class Store {
     return pageDamage(this.db);
   }
 
-  /** FTS5's own integrity check of the full-text index; throws SQLite's error for what it finds wrong. */
-  checkFullTextIntegrity(): void {
-    this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('integrity-check')");
-  }
-
   /** Fragments that belong to no document: rows an edit beneath the index left (foreign keys keep them out otherwise). */
   orphanFragmentCount(): number {
     return this.db
@@ -1271,90 +904,6 @@ export class Store {
   /** Delete the fragments that belong to no document (their full-text rows go with them); how many there were. */
   deleteOrphanFragments(): number {
     return this.db.query("DELETE FROM fragments WHERE document_id NOT IN (SELECT id FROM documents)").run().changes;
-  }
-
-  /** Rows in the full-text index (one per fragment when it is whole). */
-  fullTextRowCount(): number {
-    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments_fts_docsize").get()!.n;
-  }
-
-  /**
-   * Write the full-text index again when it holds an older form of the text (FULL_TEXT_VERSION), once; true when it
-   * did. The posting and impact lists, built from it, are then out of date: the caller rebuilds them.
-   */
-  upgradeFullText(): boolean {
-    const recorded = Number(this.getMeta("full_text_version") ?? "1");
-    if (recorded === FULL_TEXT_VERSION) return false;
-    // Version 4 changed only text of the scripts written without spaces: an index holding none reads as it would
-    // be written now (a million fragments rewritten for nothing took minutes).
-    const rewrite = recorded < 3 || this.holdsSpacelessScript();
-    this.transaction(() => {
-      if (rewrite) rewriteFullText(this.db);
-      this.setMeta("full_text_version", String(FULL_TEXT_VERSION));
-    });
-    return rewrite;
-  }
-
-  /** Whether any title, heading or fragment holds Thai, Lao, Khmer or Myanmar (text.ts SPACELESS_GLOB). */
-  private holdsSpacelessScript(): boolean {
-    const found = this.db
-      .query<{ found: number }, [string, string, string]>(
-        `SELECT EXISTS(SELECT 1 FROM fragments WHERE text GLOB ?1 OR heading GLOB ?2)
-             OR EXISTS(SELECT 1 FROM documents WHERE title GLOB ?3) AS found`,
-      )
-      .get(SPACELESS_GLOB, SPACELESS_GLOB, SPACELESS_GLOB);
-    return Boolean(found?.found);
-  }
-
-  /** Re-create the full-text index from the fragments (fts.ts `rewriteFullText`), in one transaction. */
-  rebuildFullText(): void {
-    this.transaction(() => rewriteFullText(this.db));
-    this.optimize();
-  }
-
-  // ---- upkeep -------------------------------------------------------------------------------------------------
-
-  /** Merge FTS5 segments and refresh planner statistics after a large write. */
-  optimize(): void {
-    this.mergeFullText();
-    this.db.run("PRAGMA optimize");
-  }
-
-  /**
-   * FTS5 writes a new segment per transaction and every query reads them all; merged into one, SciFact queries
-   * run ~25% faster. A full merge rewrites the whole full-text index, so only a run that changed a large share
-   * pays for it; smaller runs do a bounded incremental merge.
-   */
-  compactFullText(changedShare: number, onStep?: MergeProgress): void {
-    if (changedShare >= 0.1) this.mergeFullText(onStep);
-    else this.db.run("INSERT INTO fragments_fts(fragments_fts, rank) VALUES('merge', 500)");
-  }
-
-  /**
-   * Merge every full-text segment into one, as FTS5's 'optimize' does, but in steps of FULL_TEXT_MERGE.stepPages
-   * pages, each its own transaction followed by a checkpoint. 'optimize' rewrites the whole full-text index in one
-   * transaction, so the WAL grew by all of it on top of the database: at 1M fragments the peak was 1.32× the final
-   * index. FTS5's recipe: a negative 'merge' starts merging all segments as one level, positive ones carry that
-   * merge on (a segment committed meanwhile waits instead of restarting it), and a step that changes fewer than
-   * two rows found nothing left to merge.
-   */
-  private mergeFullText(onStep?: MergeProgress): void {
-    const totalPages = this.fullTextPages();
-    const merge = this.db.query("INSERT INTO fragments_fts(fragments_fts, rank) VALUES('merge', ?)");
-    const changes = this.db.query<{ n: number }, []>("SELECT total_changes() AS n");
-    for (let step = 0; ; step++) {
-      const before = changes.get()!.n;
-      merge.run(step === 0 ? -FULL_TEXT_MERGE.stepPages : FULL_TEXT_MERGE.stepPages);
-      const done = changes.get()!.n - before < 2;
-      onStep?.(done ? totalPages : Math.min(totalPages, (step + 1) * FULL_TEXT_MERGE.stepPages), totalPages);
-      this.checkpoint();
-      if (done) return;
-    }
-  }
-
-  /** The full-text index's size in FTS5 pages (one row of its data table each, bar a few records). */
-  private fullTextPages(): number {
-    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM fragments_fts_data").get()!.n;
   }
 
   /**
@@ -1390,67 +939,4 @@ export class Store {
     const wal = statSync(`${this.db.filename}-wal`, { throwIfNoEntry: false });
     if (wal && wal.size > limit) this.checkpoint();
   }
-}
-
-/**
- * Run an FTS5 MATCH query. Its SQL is fixed, so a plain SQLITE_ERROR (FTS5 syntax, an unterminated string, an
- * expression too large) is about the query text and is said as such, not as an unexpected failure; busy,
- * corrupt or I/O errors have other codes and pass through.
- */
-function matching<T>(run: () => T): T {
-  try {
-    return run();
-  } catch (error) {
-    const message = (error as Error).message ?? "";
-    if ((error as { code?: string }).code !== "SQLITE_ERROR") throw error;
-    throw new ResearcherError("INVALID_INPUT", `the query cannot be searched: ${message}`, {
-      hint: "use fewer or simpler terms; quote words that contain punctuation",
-      cause: error,
-    });
-  }
-}
-
-/**
- * An FTS5 query's extra condition keeping only the fragments a filter admits: the admitted set is built once and
- * each match is looked up in it, so bm25() is computed only for admitted matches. The `+` matters: without it
- * FTS5 takes `rowid IN` as its access path and runs the MATCH once per admitted rowid (SciFact, a filter admitting
- * 2,239 of 7,710 fragments: p50 3.0 ms with `+`, 186 ms without; joining each match to its fragment and document
- * instead: 1.2 s, the path set being re-read per match).
- */
-function admitted(where: SqlCondition | undefined): string {
-  return where
-    ? ` AND +fragments_fts.rowid IN (SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id WHERE ${where.sql})`
-    : "";
-}
-
-/**
- * Full-text merges go in steps of this many FTS5 pages (~4 KB each): the WAL holds at most one step's writes
- * (see Store.mergeFullText). Each step also leaves the pages it freed for the next, so the last step's stay free in
- * the file. Tests make it small.
- */
-export const FULL_TEXT_MERGE = { stepPages: 4000 };
-
-/**
- * Called after each step of a full-text merge has committed and before the WAL is checkpointed, so an observer
- * sees the step's WAL at its largest: FTS5 pages written so far, and the index's size in pages.
- */
-export type MergeProgress = (donePages: number, totalPages: number) => void;
-
-/** SQLite's variable-length integers (as FTS5 stores its totals and row sizes): 7 bits a byte, high bit = more. */
-function readVarints(bytes: Uint8Array): number[] {
-  const values: number[] = [];
-  let value = 0;
-  for (let i = 0, n = 0; i < bytes.length; i++, n++) {
-    if (n === 8) {
-      values.push(value * 256 + bytes[i]!); // the ninth byte carries 8 bits
-      value = 0;
-      n = -1;
-    } else if (bytes[i]! & 0x80) value = value * 128 + (bytes[i]! & 0x7f);
-    else {
-      values.push(value * 128 + bytes[i]!);
-      value = 0;
-      n = -1;
-    }
-  }
-  return values;
 }
