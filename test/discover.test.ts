@@ -1,7 +1,15 @@
 import { describe, expect, test } from "bun:test";
 import { symlinkSync, truncateSync } from "node:fs";
 import { join } from "node:path";
-import { discoverFiles, IgnoreRules, isCandidate, leftOutBecause, parseIgnoreLine, rulesIndexed } from "../src/index/discover.ts";
+import {
+  discoverFiles,
+  IgnoreRules,
+  isCandidate,
+  isCandidateFolder,
+  leftOutBecause,
+  parseIgnoreLine,
+  rulesIndexed,
+} from "../src/index/discover.ts";
 import { seeded } from "../src/random.ts";
 import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
@@ -83,6 +91,33 @@ describe("discoverFiles", () => {
     const documents = discoverFiles(root, { fileTypes: ["md"], exclude: [] });
     expect(documents.files.map((f) => f.path)).toEqual(["build/notes.md"]);
     expect(isCandidate("build/notes.md", { fileTypes: ["md"], exclude: [] })).toBe(true);
+  });
+
+  test("a virtual environment is told by its pyvenv.cfg, not a folder's name; a `!` line keeps a generated name (s23 U1)", () => {
+    const root = tempDir();
+    writeTree(root, {
+      "venv/__init__.py": "class EnvBuilder: pass", // the standard library's own venv package: source
+      "env/pyvenv.cfg": "home = /usr/bin",
+      "env/lib/site.py": "",
+      "crate/cache/CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55",
+      "crate/cache/debug/build.rs": "",
+      "src/build/__init__.py": "def build_sdist(): pass", // pypa/build's package
+      "dist/bundle.py": "",
+      ".ignore": "!build/\n",
+    });
+    const options = { path: root, fileTypes: ["py", "rs"], exclude: [] };
+    const found = discoverFiles(root, options);
+    expect(found.files.map((f) => f.path)).toEqual(["src/build/__init__.py", "venv/__init__.py"]);
+    expect(found.skippedGenerated).toEqual({ "folders with pyvenv.cfg": 1, "folders with CACHEDIR.TAG": 1, "dist/": 1 });
+    // One path at a time (a watch event, add_to_index) is judged alike, and so is a walk of one folder.
+    expect(leftOutBecause("env/lib/site.py", options)).toBe("env/ holds pyvenv.cfg: generated or vendored code, left out");
+    expect(leftOutBecause("src/build/__init__.py", options)).toBeNull();
+    expect(leftOutBecause("venv/__init__.py", options)).toBeNull();
+    expect(leftOutBecause("dist/bundle.py", options)).toBe("dist/ is generated or vendored code, left out");
+    expect(discoverFiles(root, options, "src").files.map((f) => f.path)).toEqual(["src/build/__init__.py"]);
+    expect(discoverFiles(root, options, "env").files).toEqual([]);
+    expect(isCandidateFolder("src/build", options)).toBe(true); // a watch event there is looked at
+    expect(isCandidateFolder("dist", options)).toBe(false);
   });
 
   test("an exclude is matched by the rule --filter uses: a name with glob syntax is that name first (s19 review F4)", () => {

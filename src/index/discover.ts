@@ -1,5 +1,5 @@
 /** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
-import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { CODE_EXTENSIONS, CODE_LANGUAGES, type CodeLanguage, INTERPRETERS } from "../file-types.ts";
 import { languageOf, SHEBANG_BYTES } from "../convert/code-languages.ts";
@@ -70,9 +70,16 @@ const ALWAYS_SKIPPED = new Set(["node_modules", "__pycache__"]);
 /**
  * Build output and vendored dependencies of code projects: skipped in repositories that index source code, where
  * they would bury the project's own code under copies and bundles. (A repository of documents keeps them: a
- * `build` folder of notes is the user's.)
+ * `build` folder of notes is the user's.) A source folder of such a name (pypa/build's `src/build/`) is kept by an
+ * ignore file's `!build/`, as every rule here is: a negation is the user naming what they want.
  */
-const GENERATED_FOLDERS = new Set(["dist", "build", "target", "vendor", "venv"]);
+const GENERATED_FOLDERS = new Set(["dist", "build", "target", "vendor"]);
+/**
+ * Files that make the folder holding them generated whatever its name, in repositories that index code: a Python
+ * virtual environment's `pyvenv.cfg` (the standard library's own `venv` package is source, and was left out by
+ * its name), and the Cache Directory Tagging standard's `CACHEDIR.TAG` (Cargo's `target/`, build caches).
+ */
+const GENERATED_MARKERS = ["pyvenv.cfg", "CACHEDIR.TAG"];
 /** Minified files: one line of generated code, never what a search of the source is after. */
 const MINIFIED = /\.min\.[cm]?js$/i;
 const CODE_TYPES = new Set(CODE_EXTENSIONS);
@@ -85,6 +92,14 @@ function generatedRule(name: string, isDir: boolean, types: Set<string>): string
   }
   return MINIFIED.test(name) ? "*.min.js" : null;
 }
+
+/** The marker file that makes a folder generated (`hasFile` answers for its names), or null. */
+function markerOf(hasFile: (name: string) => boolean, types: Set<string>): string | null {
+  return indexesCode(types) ? (GENERATED_MARKERS.find(hasFile) ?? null) : null;
+}
+
+/** What a summary counts the folders a marker left out under (`skipped_generated`). */
+const markedRule = (marker: string) => `folders with ${marker}`;
 
 function indexesCode(types: Set<string>): boolean {
   for (const type of types) if (CODE_TYPES.has(type)) return true;
@@ -189,8 +204,8 @@ function included(path: string, options: DiscoverOptions, rules = new RulesByFol
   const parts = path.split("/");
   const types = wantedTypes(options);
   if (parts.some((part) => part.startsWith(".") || part === "")) return "it is hidden, or in a hidden folder";
-  const generated = parts.map((part, i) => generatedRule(part, i < parts.length - 1, types)).find(Boolean);
-  if (generated) return `${generated} is generated or vendored code, left out`;
+  const generated = generatedPart(parts, types, options, rules, { lastIsFile: true });
+  if (generated) return generated;
   if (compileExcludes(options.exclude)(path)) return "an exclude pattern leaves it out";
   if (options.path && isUnder(path, homeInside(options.path, options))) return "it is researcher's own home (settings and indexes)";
   if (options.ignoreFiles === false || !options.path) return "in";
@@ -201,6 +216,37 @@ function included(path: string, options: DiscoverOptions, rules = new RulesByFol
   const inFolder = rules.of(folder);
   if (inFolder === "unknown") return "unknown";
   return inFolder.ignores(path, false) ? "an ignore file leaves it out" : "in";
+}
+
+/**
+ * Why a generated-code rule leaves a path out (a part's name; a folder's marker file, when `lastIsFile` says the
+ * path is a file's and its folders can be looked in), or null. A part an ignore file's `!` line keeps is kept.
+ */
+function generatedPart(
+  parts: string[],
+  types: Set<string>,
+  options: DiscoverOptions,
+  rules: RulesByFolder,
+  { lastIsFile }: { lastIsFile: boolean },
+): string | null {
+  const root = options.path;
+  for (let i = 0; i < parts.length; i++) {
+    const isDir = !lastIsFile || i < parts.length - 1;
+    const path = parts.slice(0, i + 1).join("/");
+    const rule = generatedRule(parts[i]!, isDir, types);
+    const marker = !rule && lastIsFile && isDir && root ? markerOf((name) => existsSync(join(root, path, name)), types) : null;
+    if ((rule || marker) && keptByNegation(path, isDir, options, rules)) continue;
+    if (rule) return `${rule} is generated or vendored code, left out`;
+    if (marker) return `${path}/ holds ${marker}: generated or vendored code, left out`;
+  }
+  return null;
+}
+
+/** Whether an ignore file's `!` line is the last rule naming `path`: what keeps a generated-looking part in. */
+function keptByNegation(path: string, isDir: boolean, options: DiscoverOptions, rules: RulesByFolder): boolean {
+  if (options.ignoreFiles === false || !options.path) return false;
+  const inFolder = rules.of(path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "");
+  return inFolder !== "unknown" && inFolder.decision(path, isDir) === false;
 }
 
 /** The ignore rules in effect in each folder under a root, read once per folder (discovery asks per link). */
@@ -294,9 +340,14 @@ export class IgnoreRules {
 
   /** Whether a path (relative to the root) is ignored: by the last rule that matches it, as git decides. */
   ignores(path: string, isDir: boolean): boolean {
+    return this.decision(path, isDir) ?? false;
+  }
+
+  /** What the last rule that matches a path says: ignored (true), kept by a `!` line (false), or undefined (none). */
+  decision(path: string, isDir: boolean): boolean | undefined {
     const last = this.lastMatch(path, isDir);
     if (last >= 0) return !this.rules[last]!.negate;
-    return this.parent?.ignores(path, isDir) ?? false;
+    return this.parent?.decision(path, isDir);
   }
 
   /** The position of the last of this level's own rules that matches the path, -1 when none does. */
@@ -430,9 +481,10 @@ export function parseIgnoreLine(line: string, base = ""): IgnoreRule | undefined
 /** Whether files under this folder (relative to the root) could be candidates: not hidden, skipped or excluded. */
 export function isCandidateFolder(path: string, options: DiscoverOptions): boolean {
   if (path === "") return true;
-  const types = wantedTypes(options);
   const parts = path.split("/");
-  if (parts.some((part) => part.startsWith(".") || part === "" || generatedRule(part, true, types))) return false;
+  if (parts.some((part) => part.startsWith(".") || part === "")) return false;
+  // Names only: a marker file is looked for when a batch discovers the folder.
+  if (generatedPart(parts, wantedTypes(options), options, new RulesByFolder(options.path ?? ""), { lastIsFile: false })) return false;
   if (options.path && isUnder(path, homeInside(options.path, options))) return false;
   return !compileExcludes(options.exclude)(path);
 }
@@ -529,8 +581,8 @@ function wantedTypes(options: DiscoverOptions): Set<string> {
  * the repository). A root that cannot be listed is an error, never an empty repository.
  *
  * `under` walks only that folder of the root (a watch event's), judged as the whole walk judges it: links confined
- * to the root, excludes and generated-folder rules on paths from the root. Ignore files above it are not read here
- * (`isCandidate` applies them). A folder that is not there is an error too.
+ * to the root, excludes and generated-folder rules on paths from the root, the ignore files above it read as the
+ * whole walk reads them. A folder that is not there is an error too.
  */
 export function discoverFiles(root: string, options: DiscoverOptions, under = ""): Discovery {
   const types = wantedTypes(options);
@@ -584,6 +636,9 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
       else discovery.problems.push({ path: path ? `${path}/${error.file}` : error.file, reason: error.message });
       return;
     }
+    // A folder its own files mark as generated (a virtual environment) is left out once listed, unless kept by a `!`.
+    const marker = path && markerOf((name) => entries.some((entry) => entry.name === name), types);
+    if (marker && parentRules.decision(path, true) !== false) return countGenerated(discovery, markedRule(marker));
     for (const entry of entries) {
       if (entry.name.startsWith(".")) continue;
       const absolute = join(dir, entry.name);
@@ -591,10 +646,11 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
       if (excluded(relativePath) || relativePath === home) continue;
       // A link to a folder is told by its target (statted for links alone): a folder rule (`ignored/`) leaves it out.
       const folderLink = entry.isSymbolicLink() && isFolder(absolute);
-      if (rules.ignores(relativePath, entry.isDirectory() || folderLink)) continue;
-      const generated = generatedRule(entry.name, entry.isDirectory(), types);
+      const decided = rules.decision(relativePath, entry.isDirectory() || folderLink);
+      if (decided === true) continue;
+      const generated = decided === false ? null : generatedRule(entry.name, entry.isDirectory(), types);
       if (generated) {
-        discovery.skippedGenerated[generated] = (discovery.skippedGenerated[generated] ?? 0) + 1;
+        countGenerated(discovery, generated);
         continue;
       }
       if (entry.isDirectory()) {
@@ -630,9 +686,15 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
   };
   // A walk of one folder compares it with the folder holding it: it may be a mount itself.
   const start = under ? join(root, under) : root;
-  walk(start, under, IgnoreRules.EMPTY, under ? deviceOf(dirname(start)) : undefined);
+  // A folder's walk starts from the rules above it: a `!build/` there keeps what it names below it too.
+  const above = under && honourIgnores ? new RulesByFolder(root).of(under.includes("/") ? dirname(under) : "") : IgnoreRules.EMPTY;
+  walk(start, under, above === "unknown" ? IgnoreRules.EMPTY : above, under ? deviceOf(dirname(start)) : undefined);
   discovery.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return discovery;
+}
+
+function countGenerated(discovery: Discovery, rule: string): void {
+  discovery.skippedGenerated[rule] = (discovery.skippedGenerated[rule] ?? 0) + 1;
 }
 
 function countSkippedType(discovery: Discovery, type: string): void {

@@ -536,7 +536,7 @@ export function indexSummaryText(summary: IndexSummary, style: Style): string {
   const generated = Object.entries(summary.skipped_generated ?? {}).sort((a, b) => b[1] - a[1]);
   if (generated.length) {
     const list = generated.map(([rule, n]) => `${n} ${escapeControls(rule)}`).join(", ");
-    lines.push(`  ${style.dim(`not indexed as generated or vendored code: ${list}`)}`);
+    lines.push(`  ${style.dim(`not indexed as generated or vendored code: ${list} (an ignore file's \`!name/\` line keeps one)`)}`);
   }
   const links = summary.skipped_links ?? [];
   if (links.length) {
