@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { readdirSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { readdirSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexFiles, indexRepository, WRITE_BATCHES } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
@@ -58,6 +58,21 @@ describe("indexRepository", () => {
     const store = Store.open(repo.dir);
     expect(store.failures().map((f) => f.path)).toEqual(["binary.md", "controls.txt"]);
     store.close();
+  });
+
+  test("a link out of the folder, unchanged, is an unchanged failure at the next run, not a new one (s23 U3)", async () => {
+    const outside = tempDir();
+    writeFileSync(join(outside, "secret.md"), "outside words\n");
+    const { home, docs, repo } = bm25Repository({ "good.md": "fine words here\n" });
+    symlinkSync(join(outside, "secret.md"), join(docs, "link.md"));
+    const first = await indexRepository(home, repo);
+    expect(first.failures.map((f) => f.path)).toEqual(["link.md"]);
+    const second = await indexRepository(home, repo);
+    expect([second.failures, second.failed_unchanged]).toEqual([[], 1]);
+    const store = Store.open(repo.dir);
+    expect(store.failures().map((f) => f.path)).toEqual(["link.md"]); // still listed by status
+    store.close();
+    expect((await indexRepository(home, repo, { retryFailed: true })).failures.map((f) => f.path)).toEqual(["link.md"]);
   });
 
   test("a failure reason is one line in the summary and the store, whatever whitespace the converter's message has", async () => {
@@ -221,7 +236,9 @@ test("a file whose name is not UTF-8, handed to a batch as a watch event names i
   const [name] = readdirSync(repo.path).filter((entry) => entry.includes("\ufffd")); // as fs.watch decodes it
   const reason = "file name is not valid UTF-8 (rename the file to index it)";
   expect((await indexFiles(home, repo, [name!])).failures).toEqual([{ path: name!, reason }]);
-  expect((await indexRepository(home, repo)).failures).toEqual([{ path: name!, reason }]);
+  // A run finds it so too: the same failure, unchanged (tried again, the same again).
+  expect(await indexRepository(home, repo)).toMatchObject({ failures: [], failed_unchanged: 1 });
+  expect((await indexRepository(home, repo, { retryFailed: true })).failures).toEqual([{ path: name!, reason }]);
   // Renamed as the failure says: the batch of the rename (both names) leaves no failure behind (s15 review #6).
   renameSync(Buffer.concat([Buffer.from(`${repo.path}/new`), Buffer.from([0xfe]), Buffer.from(".md")]), join(repo.path, "new.md"));
   expect(await indexFiles(home, repo, [name!, "new.md"])).toMatchObject({ indexed: 1, failed: 0, failures: [] });
@@ -234,7 +251,8 @@ test("a named pipe handed to a batch (watch, add_to_index) is a failure with its
   expect(Bun.spawnSync(["mkfifo", join(repo.path, "pipe.md")]).success).toBe(true);
   const batch = await indexFiles(home, repo, ["pipe.md"]);
   expect(batch.failures).toEqual([{ path: "pipe.md", reason: "not a regular file (named pipe)" }]);
-  expect((await indexRepository(home, repo)).failures).toEqual([{ path: "pipe.md", reason: "not a regular file (named pipe)" }]);
+  expect(await indexRepository(home, repo)).toMatchObject({ failures: [], failed_unchanged: 1 });
+  expect((await indexRepository(home, repo, { retryFailed: true })).failures).toEqual(batch.failures);
 });
 
 test("an edit of the same size within the mtime tick of the run that read the file is indexed by the next run (s19 review F3)", async () => {

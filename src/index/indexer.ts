@@ -695,12 +695,17 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
     );
   }
   const writer = new BatchWriter(store);
-  for (const { path, reason } of discovery.problems) writer.add({ kind: "failed", path, reason });
+  const retry = options.rebuild || options.retryFailed;
+  // What discovery could not take (a link out of the root, a name that is not UTF-8) and the last run recorded alike
+  // is an unchanged failure, as an unchanged file that failed to convert is: not news at every run (s23 U3).
+  const recorded = retry ? new Map<string, string>() : new Map(store.failures().map((f) => [f.path, f.reason]));
+  const repeated = discovery.problems.filter((problem) => recorded.get(problem.path) === problem.reason).map((p) => p.path);
+  for (const { path, reason } of discovery.problems) if (recorded.get(path) !== reason) writer.add({ kind: "failed", path, reason });
   // Unchanged size and mtime: not opened at all, nor is a file that failed as it is now (unless told to retry).
   // New and changed files go through the per-document step.
-  const failed: Failed | undefined =
-    options.rebuild || options.retryFailed ? undefined : { stamps: store.failureStamps(), settings: settings.failure };
+  const failed: Failed | undefined = retry ? undefined : { stamps: store.failureStamps(), settings: settings.failure };
   const plan = planChanges(discovery, stored, { force: settings.force, failed });
+  plan.failedUnchanged.push(...repeated);
   writer.skipped += plan.unchanged;
   const changed = [...plan.added, ...plan.changed];
   checkFreeSpace(repo, changed, settings.maxBytes);
