@@ -1031,29 +1031,38 @@ test.skipIf(!CAN_MOUNT)(
   60_000,
 );
 
-test("a file where the index folder belongs is tried again in time: once it is moved away the repository is indexed, no event needed (s22 review F7)", async () => {
-  const home = tempDir();
-  const docs = tempDir();
-  writeTree(docs, { "a.md": "# A\n\napple\n" });
-  const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
-  await indexRepository(home, repo);
-  renameSync(repo.dir, `${repo.dir}.bak`);
-  writeFileSync(repo.dir, "junk");
-  writeFileSync(join(docs, "b.md"), "# B\n\nbanana\n"); // before the watch: only a scan finds it
-  const batches = new Batches();
-  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
-  try {
-    await handle.ready;
-    for (let i = 0; i < 50 && batches.errors.length === 0; i++) await Bun.sleep(100);
-    expect(String(toResearcherError(batches.errors[0]).hint)).toMatch(/\.bak'`, and run the command again$/);
-    rmSync(repo.dir);
-    renameSync(`${repo.dir}.bak`, repo.dir);
-    await batches.next((batch) => batch.scan); // no event comes: the watch must try again of its own accord
-    expect(Object.keys(indexed(repo)).sort()).toEqual(["a.md", "b.md"]);
-  } finally {
-    await handle.close();
-  }
-}, 30_000);
+for (const [what, block, hint] of [
+  ["a file", (dir: string) => writeFileSync(dir, "junk"), /\.bak'`, and run the command again$/],
+  [
+    "a link to nothing (the disk it is on not mounted: s23 review R3)",
+    (dir: string) => symlinkSync(`${dir}.mnt`, dir),
+    /^mount or restore what it points to/,
+  ],
+] as const) {
+  test(`${what} where the index folder belongs is tried again in time: once it is moved away the repository is indexed, no event needed (s22 review F7)`, async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# A\n\napple\n" });
+    const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
+    await indexRepository(home, repo);
+    renameSync(repo.dir, `${repo.dir}.bak`);
+    block(repo.dir);
+    writeFileSync(join(docs, "b.md"), "# B\n\nbanana\n"); // before the watch: only a scan finds it
+    const batches = new Batches();
+    const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+    try {
+      await handle.ready;
+      for (let i = 0; i < 50 && batches.errors.length === 0; i++) await Bun.sleep(100);
+      expect(String(toResearcherError(batches.errors[0]).hint)).toMatch(hint);
+      rmSync(repo.dir);
+      renameSync(`${repo.dir}.bak`, repo.dir);
+      await batches.next((batch) => batch.scan); // no event comes: the watch must try again of its own accord
+      expect(Object.keys(indexed(repo)).sort()).toEqual(["a.md", "b.md"]);
+    } finally {
+      await handle.close();
+    }
+  }, 30_000);
+}
 
 test("a script without an extension that loses its #! line leaves the index as the watch sees it change (s22 retest N3)", async () => {
   const home = tempDir();

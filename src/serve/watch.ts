@@ -35,6 +35,7 @@ import {
 import { type Failed, failedUnchanged, planChanges, sameStamp } from "../index/plan.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
 import { shortened } from "../text.ts";
+import { danglingLink } from "../files.ts";
 import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
 import { failureSettings } from "../convert/pool.ts";
@@ -694,10 +695,13 @@ function isFolder(path: string): boolean {
   return statOf(path)?.isDirectory() ?? false;
 }
 
-/** Whether something other than a folder stands where the index folder belongs. */
+/**
+ * Whether something other than a folder stands where the index folder belongs: a file, or a link to nothing (an
+ * index on a disk not mounted now, which the watch waited in vain for the root to change over: s23 review R3).
+ */
 function inTheWay(dir: string): boolean {
   const stats = statOf(dir);
-  return stats !== undefined && !stats.isDirectory();
+  return stats === undefined ? danglingLink(dir) !== undefined : !stats.isDirectory();
 }
 
 function isListable(path: string): boolean {
