@@ -163,6 +163,9 @@ test("an identifier query shows the identifier, not a passage with one of its pa
   expect(marked(camel, "getLogger").text).toContain("def getLogger(name=None)");
   const snake = `try:\n    from _json import encode_basestring as c_encode_basestring  # else the py one\nexcept ImportError:\n    c_encode_basestring = None\n${filler}def py_encode_basestring(s):\n    return s\n`;
   expect(marked(snake, "py_encode_basestring").text).toContain("def py_encode_basestring(s)");
+  // An identifier with a letter outside ASCII: its parts count as the words they fold to (s23 review R6).
+  const accented = `def getÉtat(name=None):\n    return root\n${filler}    # the état: y = getÉtat(x)\n${filler}`;
+  expect(marked(accented, "getÉtat").text).toContain("def getÉtat(name=None)");
   // Words of prose still go by how many of the query's words a window holds.
   const prose = `A logger writes records. ${"Filler words about nothing much. ".repeat(10)}To get a logger, ask the manager to get one by name.`;
   expect(marked(prose, "get logger").text).toContain("To get a logger");

@@ -68,12 +68,13 @@ function findMatches(text: string, highlight: ParsedQuery["highlight"]): Match[]
 function withIdentifiers(text: string, found: Match[], highlight: ParsedQuery["highlight"]): Match[] {
   const searchedStem = (word: string) => highlight.stems.has(stem(word));
   for (const match of found) {
-    const parts = splitIdentifier(text.slice(match.start, match.end)).filter(searchedStem);
+    // Keyed as every match is (folded): `état` of `getÉtat` and the word `état` are one word, not two.
+    const parts = splitIdentifier(text.slice(match.start, match.end)).map(foldCase).filter(searchedStem);
     if (parts.length) match.also = parts;
   }
   if (!text.includes("_")) return found;
   for (const run of text.matchAll(SNAKE)) {
-    const joined = run[0].replaceAll("_", "").toLowerCase();
+    const joined = foldCase(run[0].replaceAll("_", ""));
     if (!searchedStem(joined)) continue;
     const first = found.find((m) => m.start >= run.index && m.end <= run.index + run[0].length);
     if (first) first.also = [...(first.also ?? []), joined];
