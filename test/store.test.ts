@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository, removeDocument } from "../src/index/indexer.ts";
 import { registerRepository, type Repository } from "../src/repos.ts";
@@ -410,8 +410,12 @@ test("remove and a rebuild zero the pages earlier runs freed: a long document de
   rmSync(join(docs, "long.md"));
   await indexRepository(home, repo);
   expect(bytes()).toContain("LONGSECRET-"); // pages freed whole by an ordinary run: FAST leaves them
+  const pages = () => statSync(Store.dbPath(repo.dir)).size;
+  const before = pages();
   await removeDocument(repo, "a.md");
   expect(bytes()).not.toContain("LONGSECRET-");
+  await removeDocument(repo, "b.md");
+  expect(pages()).toBe(before); // the scrub covers the free pages, and no more: it grew the file (s23 review R7)
   writeTree(docs, { "long.md": `# Long\n\n${long}\n` });
   await indexRepository(home, repo);
   rmSync(join(docs, "long.md"));

@@ -500,19 +500,26 @@ export class Store {
    * Zero every free page of index.db: pages an ordinary run freed whole (a long document deleted or edited, rows
    * moved by a deletion nearby) keep their old bytes under secure_delete FAST, and `remove` or a rebuild, which say
    * they leave no text behind, cannot reach them row by row (s22 retest2 A1). Zero-filled blobs take the free pages
-   * over and are dropped with secure_delete on: the file keeps its size, and nothing truncates the mapped file (no
-   * VACUUM). Costs a write of the free pages.
+   * over and are dropped with secure_delete on, and nothing truncates the mapped file (no VACUUM). Each blob is sized
+   * to the pages still free, at what an overflow page carries (its size less a 4-byte link): sized at whole pages,
+   * they ran past the free list and grew the file a page at every `remove` (s23 review R7). Costs a write of the
+   * free pages.
    */
   scrubFreePages(): void {
     const pragma = (name: string) => Object.values(this.db.query(`PRAGMA ${name}`).get() as Record<string, number>)[0]!;
-    const free = pragma("freelist_count");
-    if (free === 0) return;
-    const bytes = free * pragma("page_size");
+    if (pragma("freelist_count") === 0) return;
+    const carried = pragma("page_size") - 4;
     this.erasing(() =>
       this.db.transaction(() => {
         this.db.run("CREATE TABLE scrub_free_pages(b BLOB)");
         const insert = this.db.query<unknown, [number]>("INSERT INTO scrub_free_pages(b) VALUES (zeroblob(?))");
-        for (let left = bytes; left > 0; left -= SCRUB_BLOB_BYTES) insert.run(Math.min(left, SCRUB_BLOB_BYTES));
+        // Until none is free, or a blob took none (a page split's last page): never more blobs than pages.
+        for (
+          let free = pragma("freelist_count"), before = Infinity;
+          free > 0 && free < before;
+          before = free, free = pragma("freelist_count")
+        )
+          insert.run(Math.min(free * carried, SCRUB_BLOB_BYTES));
         this.db.run("DROP TABLE scrub_free_pages");
       })(),
     );
