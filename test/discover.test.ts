@@ -11,6 +11,7 @@ import {
   rulesIndexed,
 } from "../src/index/discover.ts";
 import { seeded } from "../src/random.ts";
+import { scriptLanguage } from "../src/convert/code-languages.ts";
 import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
 import { listDocuments, readDocuments } from "../src/search/documents.ts";
@@ -134,6 +135,16 @@ describe("discoverFiles", () => {
     // It kept `report [v2].md` and `notes{1}/c.md`, and `//d.md` left out nothing. As for --filter, a pattern is
     // also the glob it spells (`[v2]` holds `v`): `report v.md` goes too, the safe side for an exclude.
     expect(found.files.map((f) => f.path)).toEqual(["keep.md", "sub/d.md"]);
+  });
+
+  test("env's options that take an argument are passed over with it, and -S's string names the program (s23 review R9)", () => {
+    const language = (line: string) => scriptLanguage(new TextEncoder().encode(`${line}\n`));
+    expect(language("#!/usr/bin/env -S -u PYTHONPATH python3")).toBe("python");
+    expect(language("#!/usr/bin/env -C /opt node")).toBe("javascript");
+    expect(language("#!/usr/bin/env --chdir /opt --unset HOME ruby")).toBe("ruby");
+    expect(language('#!/usr/bin/env --split-string="python3 -u"')).toBe("python");
+    expect(language("#!/usr/bin/env -Snode")).toBe("javascript");
+    expect(language("#!/usr/bin/env -u PERL5LIB perl")).toBeNull();
   });
 
   test("a file without an extension is indexed as a script of a language the repository indexes, told by its #! line alone (s22 agent #4)", () => {

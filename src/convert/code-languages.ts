@@ -42,8 +42,26 @@ export function scriptLanguage(head: Uint8Array): CodeLanguage | null {
     .split(/[ \t]+/);
   const programOf = (word: string) => word.slice(word.lastIndexOf("/") + 1);
   let program = programOf(words[0] ?? "");
-  if (program === "env") program = programOf(words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? "");
+  if (program === "env") program = programOf(envCommand(words.slice(1)));
   return own(INTERPRETERS, program.replace(/[\d.]+$/, "")) ?? null;
+}
+
+/** env's options that take the next word as their argument (GNU's and BSD's): not the command. */
+const ENV_ARGUMENT_OPTIONS = new Set(["-u", "--unset", "-C", "--chdir", "-P"]);
+
+/**
+ * The command `env` runs, from the words after it: options and `NAME=value` settings passed over, an option's
+ * argument with it, and `-S`'s string (`-Snode`, `--split-string="python3 -u"`) read as the words it holds.
+ */
+function envCommand(words: string[]): string {
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    const split = /^(?:-S|--split-string=)["']?(.+)$/.exec(word);
+    if (split) return envCommand(split[1]!.split(/[ \t]+/));
+    if (ENV_ARGUMENT_OPTIONS.has(word)) i++;
+    else if (!word.startsWith("-") && !word.includes("=")) return word;
+  }
+  return "";
 }
 
 /**
