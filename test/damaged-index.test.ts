@@ -357,6 +357,25 @@ test("a table or column dropped beneath the index is INDEX_CORRUPT everywhere, f
   }
 });
 
+test("bytes in the heading of the fragment before a code result are INDEX_CORRUPT, not unexpected (s23 review)", () => {
+  // The heading weigher reads the previous fragment's heading to tell what a code fragment defines: bytes there
+  // were split as text (`previous.split is not a function`).
+  const home = tempDir();
+  const docs = tempDir();
+  const body = (name: string, word: string) => `def ${name}():\n${`    x = "${word} filler line"\n`.repeat(30)}    return x\n`;
+  writeTree(docs, { "m.py": `${body("first", "beta")}\n\n${body("second", "alpha")}` });
+  const repo = registerRepository(home, { name: "d", path: docs, embed: false, fileTypes: ["py"] });
+  expect(runCli(["index", "d"], { home }).code).toBe(0);
+  const db = new Database(Store.dbPath(repo.dir));
+  expect(db.query("SELECT count(*) AS n FROM fragments").get()).toEqual({ n: 2 });
+  db.run("UPDATE fragments SET heading = x'41' WHERE seq = 0");
+  db.close();
+  expect(runCli(["search", "alpha"], { home })).toMatchObject({
+    code: 1,
+    stderr: expect.stringMatching(/^error: .*damaged: a result's heading holds a value of the wrong type\n/),
+  });
+});
+
 test("a text column holding bytes is INDEX_CORRUPT in search, found by verify, and gone after the rebuild its hint names (s17 hostile #3)", () => {
   // `unexpected: text.matchAll is not a function` (bytes where a fragment's text belongs); verify said ok.
   const home = tempDir();

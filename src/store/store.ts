@@ -157,9 +157,10 @@ let connections = 0;
  * types in these tables, put a number or bytes there (`text.matchAll is not a function`). That is damage, as SQLite
  * names it, so every caller reports INDEX_CORRUPT with the command that rebuilds.
  */
-function checkText<Row extends object>(rows: Row[], columns: (keyof Row)[], what: string): void {
+function checkText<Row extends object>(rows: Row[], columns: (keyof Row)[], what: string, orNull: (keyof Row)[] = []): void {
+  const text = (value: unknown) => typeof value === "string";
   for (const row of rows)
-    if (!columns.every((column) => typeof row[column] === "string"))
+    if (!columns.every((column) => text(row[column])) || !orNull.every((column) => row[column] === null || text(row[column])))
       throw Object.assign(new Error(`${what} holds a value of the wrong type`), { code: "SQLITE_CORRUPT" });
 }
 
@@ -779,7 +780,7 @@ export class Store {
          WHERE f.id IN (SELECT value FROM json_each(?3))`,
       )
       .all(textChars, HEADING_SEPARATOR, JSON.stringify(ids));
-    checkText(rows, ["heading", "title", "format"], "a result's heading");
+    checkText(rows, ["heading", "title", "format"], "a result's heading", ["text", "previous"]);
     return new Map(rows.map(({ id, ...row }) => [id, row]));
   }
 
