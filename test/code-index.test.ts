@@ -507,6 +507,25 @@ test("a unit's parts are told by the unit the chunker records: a section across 
   }
 });
 
+test("a package's __init__.py, a module's index.ts and mod.rs, and a folder's index.md are titled by their folder (s23 user U4)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  writeTree(folder, {
+    "json/__init__.py": "def loads(s):\n    return s\n",
+    "src/parser/index.ts": "export function parse(text: string): string {\n  return text;\n}\n",
+    "src/net/mod.rs": "pub fn connect() {}\n",
+    "docs/guide/index.md": "Run make with the flux capacitor enabled.\n",
+    "index.md": "The root page.\n", // at the root: the repository's folder is no name its documents carry
+    "json/decoder.py": "def decode(s):\n    return s\n",
+  });
+  expect(runCli(["repo", "add", "code", folder, "--code", "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "code"], { home }).code).toBe(0);
+  const title = (path: string) => JSON.parse(runCli(["get", `code:${path}`, "--json"], { home }).stdout).title;
+  expect(
+    ["json/__init__.py", "src/parser/index.ts", "src/net/mod.rs", "docs/guide/index.md", "index.md", "json/decoder.py"].map(title),
+  ).toEqual(["json", "parser", "net", "guide", "index", "decoder"]);
+});
+
 test("a class's name finds the fragment that defines it, above its short methods headed with its name (s22 agent #1)", () => {
   const home = tempDir();
   const folder = tempDir();

@@ -84,6 +84,7 @@ function envCommand(words: string[]): string {
  * 16: the parts of a loop, `if` or docstring split inside a function are parts of the function's unit. Version 17:
  * `(function () { … }).call(this)` is a module wrapper too. Version 18: an import inside a function is no `imports`
  * unit. Version 19: so is `(function () { … }).bind(this)()`. Version 20: an object of functions is headed by its
- * declaration's own keyword, `var out`, not `const out`.)
+ * declaration's own keyword, `var out`, not `const out`. Version 21: `__init__.py`, `index.ts` and `mod.rs` are titled
+ * by their folder, `json › def loads`.)
  */
-export const CODE_OUTLINE_VERSION = 20;
+export const CODE_OUTLINE_VERSION = 21;

@@ -4,7 +4,7 @@
  * dispatches by file type and owns the text formats. The formats import what they share from `document.ts`, `zip.ts`
  * and `xml.ts`, never from here. The chunker, store and search never see the original format.
  */
-import { basename, extname } from "node:path";
+import { basename, dirname, extname } from "node:path";
 import { CODE_EXTENSIONS, languageFormat } from "../file-types.ts";
 import { languageOf, type CodeLanguage } from "./code-languages.ts";
 import { ResearcherError } from "../errors.ts";
@@ -52,8 +52,20 @@ export function fileType(path: string): string {
   return extname(path).slice(1).toLowerCase();
 }
 
+/**
+ * File names that stand for the folder holding them: a package's `__init__.py`, a module's `index.ts` or `mod.rs`,
+ * a site's `index.md`. Titled by their own name, every package's code read `__init__ › def loads` (s23 user U4).
+ */
+const FOLDER_STANDINS = new Set(["__init__", "index", "mod"]);
+
+/**
+ * A document's title when it names none itself: its file's name, or, for a stand-in (FOLDER_STANDINS), the name of
+ * the folder its path names (an index's paths are relative to the repository: one at its root keeps its own name).
+ */
 export function fallbackTitle(path: string): string {
-  return basename(path, extname(path));
+  const stem = basename(path, extname(path));
+  const folder = basename(dirname(path));
+  return FOLDER_STANDINS.has(stem) && folder && folder !== "." ? folder : stem;
 }
 
 /**

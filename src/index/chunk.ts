@@ -38,11 +38,12 @@ export const BARE_DOCUMENT_VERSION = 3;
  * front-matter title is the title; since 9 TOML front matter between `+++` lines (Hugo, Zola) is metadata, not body, a setext heading
  * right after a comment's last line is a heading, and `%%` opens no comment in converted text; since 10 a Chinese or
  * Japanese sentence ends at its full stop with no space after it, and a run without spaces longer than a fragment
- * is cut after punctuation or between words, not inside one (s22 hostile F3).
+ * is cut after punctuation or between words, not inside one (s22 hostile F3); since 11 an `index.md` with no title
+ * of its own is titled by its folder (convert.ts fallbackTitle).
  * An index that recorded another version chunks its markdown files again
  * (converted formats keep their fragments until their files change: reading them again can be slow).
  */
-export const MARKDOWN_CHUNK_VERSION = 10;
+export const MARKDOWN_CHUNK_VERSION = 11;
 
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {
