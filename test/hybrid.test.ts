@@ -496,7 +496,7 @@ describeShared("a query of words the model does not know (s19 user F2)", () => {
     }
     // On the command line, once for the repositories it is the same for (six like pairs for six: s22 user U1).
     expect(runCli(["search", "restic backups", "--mode", "vector"], { home }).stderr).toBe(
-      'warning: ar, en: its embedding model knows none of the query\'s words: nothing ranks by meaning\nhint: search in hybrid or bm25 mode, or with other words\nno results for "restic backups"\n',
+      'warning: ar, en: the embedding model knows none of the query\'s words: nothing ranks by meaning\nhint: search in hybrid or bm25 mode, or with other words\nno results for "restic backups"\n',
     );
     // A word it knows still finds by meaning.
     const known = await search(home, { query: "noodles", mode: "vector", limit: 1 }, new SearchContext());

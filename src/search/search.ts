@@ -512,7 +512,7 @@ async function searchRepository(run: SearchRun, repo: Repository, store: Store, 
 /** Said per repository, and on the command line once for all it is the same for. */
 const UNKNOWN_QUERY: RepositoryResult["fallback"] = {
   code: "UNKNOWN_QUERY",
-  message: "its embedding model knows none of the query's words: nothing ranks by meaning",
+  message: "the embedding model knows none of the query's words: nothing ranks by meaning",
   hint: "search in hybrid or bm25 mode, or with other words",
 };
 
