@@ -115,6 +115,34 @@ describeShared("paging cuts every page from one ranked list", () => {
   }
 });
 
+test("--documents: a document's fragments do not change with the page, --all lists those a page lists (s23 contracts C1)", async () => {
+  // 1,200 fragments hold the word twice; one note holds it six times in one section and once in nine long ones,
+  // ranked below all the others: a page ranks 1,000 fragments, --all every one, and --all listed three of its.
+  const home = tempDir();
+  const docs = tempDir();
+  const section = (i: number, words: string) => `## Part ${i}\n\n${words}\n`;
+  const files: Record<string, string> = {};
+  for (let d = 0; d < 120; d++)
+    files[`d${String(d).padStart(3, "0")}.md`] = Array.from({ length: 10 }, (_, i) =>
+      section(i, `lantern lantern ${"word ".repeat(20)}`),
+    ).join("\n");
+  files["x.md"] = [
+    section(0, "lantern ".repeat(6)),
+    ...Array.from({ length: 9 }, (_, i) => section(i + 1, `lantern ${"filler ".repeat(60)}`)),
+  ].join("\n");
+  writeTree(docs, files);
+  await indexRepository(home, registerRepository(home, { name: "notes", path: docs, embed: false }));
+  const context = new SearchContext();
+  try {
+    const ask = (limit: number) => search(home, { query: "lantern", mode: "bm25", documents: true, limit }, context);
+    const page = key(await ask(10));
+    expect(page[0]).toContain("x.md");
+    expect(key(await ask(100_000)).slice(0, 10)).toEqual(page);
+  } finally {
+    context.close();
+  }
+});
+
 /**
  * Headings and bodies of random words from one small vocabulary: near-equal BM25 scores, so a fragment whose own
  * heading holds the query's word rises from far down BM25's list, past where the first page's depth reaches.

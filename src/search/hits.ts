@@ -192,17 +192,21 @@ function overlapLength(first: string, second: string): number {
   return 0;
 }
 
-/** Fragments grouped by document, in the order of each document's best fragment (up to three each). */
-export function documentGroups(candidates: Candidate[]): Candidate[][] {
+/**
+ * Fragments grouped by document, in the order of each document's best fragment (up to three each). A document's
+ * further fragments are those `listed` admits: ranked as deep for every page, so they do not change with the page
+ * (a page ranked shallower than `--all` listed fewer: s23 contracts C1).
+ */
+export function documentGroups(candidates: Candidate[], listed: (c: Candidate) => boolean): Candidate[][] {
   const owners = new Map([...idsByStore(candidates)].map(([store, ids]) => [store, store.ownersOf(ids)]));
   const groups = new Map<string, Candidate[]>();
   for (const c of candidates) {
     const documentId = owners.get(c.store)!.get(c.id)?.documentId;
     if (documentId === undefined) continue;
     const key = `${c.repo.name}\0${documentId}`;
-    const group = groups.get(key) ?? [];
-    if (group.length < FRAGMENTS_PER_DOCUMENT) group.push(c);
-    groups.set(key, group);
+    const group = groups.get(key);
+    if (!group) groups.set(key, [c]);
+    else if (group.length < FRAGMENTS_PER_DOCUMENT && listed(c)) group.push(c);
   }
   return [...groups.values()];
 }

@@ -315,7 +315,7 @@ async function rankPage(run: SearchRun, searchable: { repo: Repository; store: S
       (c) => c.explain.merge.vector ?? 0,
     );
     const total = perRepo.reduce((sum, r) => sum + r.total, 0);
-    return { perRepo, left, candidates, total, groups: documents ? documentGroups(candidates) : [] };
+    return { perRepo, left, candidates, total, groups: documents ? groupsOf(perRepo, candidates) : [] };
   };
   let depth = rankingDepth(end, documents);
   let ranked = await rankAt(depth);
@@ -333,6 +333,12 @@ async function rankPage(run: SearchRun, searchable: { repo: Repository; store: S
     ranked = await rankAt(depth);
   }
   return ranked;
+}
+
+/** Documents' groups, a document's further fragments from the depth the first page ranks, whatever the page. */
+function groupsOf(perRepo: { candidates: Candidate[] }[], candidates: Candidate[]): Candidate[][] {
+  const listed = new Set(perRepo.flatMap((r) => r.candidates.slice(0, rankingDepth(1, true))));
+  return documentGroups(candidates, (c) => listed.has(c));
 }
 
 /**
