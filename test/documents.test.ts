@@ -402,6 +402,20 @@ describe("readDocuments (multi-get)", () => {
     for (const pattern of ["", " ", ",", " , ,"]) {
       expect({ pattern, code: (await refusal(readDocuments(own, pattern))).code }).toEqual({ pattern, code: "USAGE" });
     }
+    // An empty path after a repository's name (`notes:$DIR`, DIR unset) names no folder: the part is skipped with its
+    // own error, as `get notes:` refuses it (it read every document of the repository: s23 review R2).
+    const root = ["notes:", "'' is the folder of repository 'notes', not a file in it"];
+    for (const [pattern, paths] of [
+      ["notes:", []],
+      ["notes:,notes:a.md", ["a.md"]],
+    ] as const) {
+      const read = await readDocuments(own, pattern);
+      expect({ pattern, paths: read.documents.map((d) => d.path), skipped: read.skipped.map((s) => [s.path, s.reason]) }).toEqual({
+        pattern,
+        paths: [...paths],
+        skipped: [root],
+      });
+    }
   });
 
   test("a list reads each repository's paths once, however many of its parts name nothing (s22 review F4)", async () => {

@@ -1089,6 +1089,9 @@ function folderSelection(pattern: string): Selection | undefined {
 function folderOf(home: string, ref: string, scope: PartScope): Matched | undefined {
   const colon = ref.indexOf(":");
   const [prefix, path] = colon > 0 && REPO_NAME.test(ref.slice(0, colon)) ? [ref.slice(0, colon + 1), ref.slice(colon + 1)] : ["", ref];
+  // An empty name (`notes:$DIR` with DIR unset) names no folder: its glob `**//` reads as `**/**`, every document
+  // (s23 review R2). The root is `notes:/` or `notes:**`, which say so.
+  if (path === "") return undefined;
   try {
     // A glob of its own, never a list: a name with a comma (`a,`) split into parts, one of them the root (`/`).
     const folder = matchGlob(home, path.includes("/") ? `${ref}/` : `${prefix}**/${path}/`, scope);
