@@ -724,20 +724,48 @@ export async function readDocument(
 }
 
 /**
- * The document cut to at most `maxBytes` of UTF-8 text, at a line end where one fits (inside the first line
- * otherwise, never inside a character); `to` and `truncated` say where it stopped, so the next read starts at `to + 1`.
+ * The document's lines, each after its own line number and a tab as `cat -n` prints them (`get --line-numbers`, MCP
+ * `line_numbers`); no newline after the last. The numbers are as wide as the last one needs, 6 at least.
  */
-export function limitDocumentBytes(doc: DocumentText, maxBytes: number): DocumentText {
-  if (Buffer.byteLength(doc.text) <= maxBytes) return doc;
+export function withLineNumbers(doc: DocumentText): string {
+  if (doc.text === "" && doc.to < doc.from) return "";
+  const width = Math.max(6, String(doc.to).length);
+  return doc.text
+    .split("\n")
+    .map((line, i) => `${String(doc.from + i).padStart(width)}\t${line}`)
+    .join("\n");
+}
+
+/** What each line's number and tab add to its text in withLineNumbers (0 without numbers). */
+function numberBytes(doc: DocumentText, lineNumbers: boolean): number {
+  return lineNumbers ? Math.max(6, String(doc.to).length) + 1 : 0;
+}
+
+/** The document's text in UTF-8 bytes as it is sent: with its line numbers when they are asked for. */
+function sentBytes(doc: DocumentText, lineNumbers: boolean): number {
+  return Buffer.byteLength(doc.text) + Math.max(0, doc.to - doc.from + 1) * numberBytes(doc, lineNumbers);
+}
+
+/**
+ * The document cut to at most `maxBytes` of UTF-8 text as it is sent (numbered by withLineNumbers when `lineNumbers`:
+ * numbering after the cut sent 4.5 MiB under a 1 MiB cap, s23 review R4), at a line end where one fits (inside the
+ * first line otherwise, never inside a character); `to` and `truncated` say where it stopped, so the next read starts
+ * at `to + 1`. The text is returned unnumbered.
+ */
+export function limitDocumentBytes(doc: DocumentText, maxBytes: number, { lineNumbers = false } = {}): DocumentText {
+  if (sentBytes(doc, lineNumbers) <= maxBytes) return doc;
+  // The width of the uncut text's last number: a cut can only make it narrower, so the answer stays within budget.
+  const perLine = numberBytes(doc, lineNumbers);
   const lines = doc.text.split("\n");
+  const cost = (i: number) => Buffer.byteLength(lines[i]!) + perLine + (i ? 1 : 0);
   let used = 0;
   let kept = 0;
-  while (kept < lines.length && used + Buffer.byteLength(lines[kept]!) + (kept ? 1 : 0) <= maxBytes) {
-    used += Buffer.byteLength(lines[kept]!) + (kept ? 1 : 0);
+  while (kept < lines.length && used + cost(kept) <= maxBytes) {
+    used += cost(kept);
     kept++;
   }
   if (kept === 0) {
-    const bytes = Buffer.from(lines[0]!).subarray(0, maxBytes);
+    const bytes = Buffer.from(lines[0]!).subarray(0, Math.max(0, maxBytes - perLine));
     const cut = new TextDecoder().decode(bytes).replace(/\uFFFD$/, "");
     // At least one whole character, past the budget if it must be: an empty answer would continue where it began.
     const text = cut || String.fromCodePoint(lines[0]!.codePointAt(0)!);
@@ -916,6 +944,8 @@ export interface MultiGetOptions {
    * whose indexed size fits what is left.
    */
   maxBytes?: number;
+  /** The text is sent numbered (withLineNumbers): both limits count the numbers. */
+  lineNumbers?: boolean;
   /** As for readDocument. */
   conversions?: ConversionCache;
   /** As for readDocument; no document is read once it is aborted. */
@@ -1145,7 +1175,7 @@ async function readMatched(home: string, pattern: string, options: MultiGetOptio
       skipped.push({ ...entry, reason: describeError(error) });
       continue;
     }
-    const bytes = Buffer.byteLength(doc.text);
+    const bytes = sentBytes(doc, options.lineNumbers ?? false);
     if (bytes > perDocument) {
       skipped.push({ ...entry, reason: `larger than max_bytes per document (${bytes} > ${perDocument} bytes)` });
     } else if (used + bytes > budget) {

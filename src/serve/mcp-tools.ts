@@ -13,6 +13,7 @@ import {
   readDocuments,
   repositoryPath,
   type DocumentText,
+  withLineNumbers,
 } from "../search/documents.ts";
 import { loadConfig } from "../config.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
@@ -30,7 +31,6 @@ import {
   repositoryLines,
   repositoryMatchLines,
   changedSinceIndexLine,
-  documentText,
   emptyListingText,
   searchJson,
   searchText,
@@ -66,10 +66,16 @@ function result(structured: object, text: string) {
 }
 
 /**
- * A document read from character `fromChar` of its first line (a line can be megabytes long) and cut to `maxBytes`,
- * with where to read on when it was cut: inside the first line, the same line further on; else the next line.
+ * A document read from character `fromChar` of its first line (a line can be megabytes long) and cut to `maxBytes`
+ * as it is sent (with its line numbers when `lineNumbers`), with where to read on when it was cut: inside the first
+ * line, the same line further on; else the next line.
  */
-function readPart(doc: DocumentText, fromChar: number, maxBytes: number): DocumentText & { continue_with?: z.infer<typeof continuation> } {
+function readPart(
+  doc: DocumentText,
+  fromChar: number,
+  maxBytes: number,
+  lineNumbers = false,
+): DocumentText & { continue_with?: z.infer<typeof continuation> } {
   const lineEnd = doc.text.indexOf("\n");
   const firstLine = lineEnd < 0 ? doc.text.length : lineEnd;
   if (fromChar > firstLine) {
@@ -77,7 +83,7 @@ function readPart(doc: DocumentText, fromChar: number, maxBytes: number): Docume
       hint: `use a from_char between 0 and ${firstLine}`,
     });
   }
-  const cut = limitDocumentBytes({ ...doc, text: doc.text.slice(fromChar) }, maxBytes);
+  const cut = limitDocumentBytes({ ...doc, text: doc.text.slice(fromChar) }, maxBytes, { lineNumbers });
   if (!cut.truncated) return cut;
   const insideLine = cut.to === cut.from && cut.text.length < firstLine - fromChar;
   return { ...cut, continue_with: insideLine ? { from_line: cut.from, from_char: fromChar + cut.text.length } : { from_line: cut.to + 1 } };
@@ -97,7 +103,7 @@ const lineNumbers = z
  * that starts at 1639 counted them itself (s22 agent #5).
  */
 function numbered<T extends DocumentText>(doc: T, lineNumbers: boolean | undefined): T {
-  return lineNumbers ? { ...doc, text: documentText(doc, { lineNumbers }).replace(/\n$/, "") } : doc;
+  return lineNumbers ? { ...doc, text: withLineNumbers(doc) } : doc;
 }
 
 /**
@@ -322,7 +328,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
           conversions: context.conversions,
           signal,
         });
-        const doc = numbered(readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes)), input.line_numbers);
+        const doc = numbered(readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes), input.line_numbers), input.line_numbers);
         const marker = continuationMarker(doc, "continue with the same ref and");
         return result(
           doc,
@@ -371,6 +377,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
           repository: input.repository,
           maxBytes: answerBytes(input.max_bytes),
           maxBytesPerDocument: input.max_bytes_per_document,
+          lineNumbers: input.line_numbers,
           conversions: context.conversions,
           signal,
         });

@@ -5,7 +5,7 @@
  * It sits with the servers, below the CLI: MCP and HTTP answer with the same JSON and text as the CLI prints.
  */
 import { hostname } from "node:os";
-import type { DocumentInfo, DocumentText, MultiGetResult, SkippedDocument } from "../search/documents.ts";
+import { type DocumentInfo, type DocumentText, type MultiGetResult, type SkippedDocument, withLineNumbers } from "../search/documents.ts";
 import type { FilterMiss } from "../search/filter-misses.ts";
 import type { IndexProgress, IndexSummary } from "../index/indexer.ts";
 import type { DocumentHit, FragmentHit, SearchResponse } from "../search/search.ts";
@@ -340,13 +340,7 @@ export function changedSinceIndexLine(doc: DocumentText, catchUp = `\`researcher
 /** A document's lines as read, optionally numbered like `cat -n` (the numbers are the document's own). */
 export function documentText(doc: DocumentText, options: { lineNumbers?: boolean } = {}): string {
   if (doc.text === "" && doc.to < doc.from) return "";
-  const lines = doc.text.split("\n");
-  if (!options.lineNumbers) return `${doc.text}\n`;
-  const width = Math.max(6, String(doc.to).length);
-  return lines
-    .map((line, i) => `${String(doc.from + i).padStart(width)}\t${line}`)
-    .join("\n")
-    .concat("\n");
+  return `${options.lineNumbers ? withLineNumbers(doc) : doc.text}\n`;
 }
 
 /**

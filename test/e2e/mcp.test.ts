@@ -710,6 +710,8 @@ describe("MCP contract details (issue 22)", () => {
   const home = tempDir();
   const long = tempDir();
   const longLine = Array.from({ length: (2 * 1024 * 1024) / 16 }, (_, i) => `w${String(i).padStart(14, "0")} `).join("");
+  // 120,000 short lines: 0.8 MB of text, 1.7 MB numbered.
+  const shortLines = Array.from({ length: 120_000 }, (_, i) => `l${i + 1}`);
   let client: Client;
   let call: ReturnType<typeof tools>;
 
@@ -720,6 +722,7 @@ describe("MCP contract details (issue 22)", () => {
       "big.md": `# Big\n\n${Array.from({ length: 1060 }, (_, i) => `${i} ${line}`).join("\n")}\n`,
       "bad.pdf": "not a pdf at all",
       "wide.md": "éé😀\nnext\n",
+      "lines.txt": `${shortLines.join("\n")}\n`,
       "spare.md": "# Spare\n\nA note the contract test indexes and removes.\n",
     });
     expect(runCli(["repo", "add", "long", long, "--no-embed"], { home }).code).toBe(0);
@@ -853,6 +856,56 @@ describe("MCP contract details (issue 22)", () => {
     }
     expect(parts).toEqual(["é", "é", "😀"]);
   });
+
+  test("line_numbers count in max_bytes and the 1 MiB cap, and reading on gives every line once (s23 review R4)", async () => {
+    // Numbered after the cut to the budget, an answer was 4.5 times it: 4.5 MiB where 1 MiB is the cap.
+    const read = async (args: Record<string, unknown>) => {
+      const part = await call("get_document", { line_numbers: true, ...args });
+      expect(part.isError).toBeFalsy();
+      expect(Buffer.byteLength(part.structuredContent.text)).toBeLessThanOrEqual(Math.min(Number(args.max_bytes), 1024 * 1024));
+      return part.structuredContent;
+    };
+    expect(await read({ ref: "long:lines.txt", max_bytes: 10_000_000 })).toMatchObject({ truncated: true });
+    expect(await read({ ref: "long:lines.txt", max_bytes: 1000 })).toMatchObject({ truncated: true });
+    // Read on as continue_with says, inside a line too (from_char): each line once, in order, under its own number.
+    const readAll = async (ref: string, max_bytes: number) => {
+      const lines: string[] = [];
+      const numbers: number[] = [];
+      let calls = 0;
+      let next: { from_line: number; from_char?: number } | undefined;
+      do {
+        const part = await read({ ref, max_bytes, ...next });
+        for (const numbered of part.text.split("\n")) {
+          const tab = numbered.indexOf("\t");
+          const n = Number(numbered.slice(0, tab));
+          if (n === numbers.at(-1)) lines[lines.length - 1] += numbered.slice(tab + 1);
+          else {
+            numbers.push(n);
+            lines.push(numbered.slice(tab + 1));
+          }
+        }
+        next = part.continue_with;
+        expect(++calls).toBeLessThan(200);
+      } while (next);
+      return { first: numbers[0], consecutive: numbers.every((n, i) => n === numbers[0]! + i), lines };
+    };
+    expect(await readAll("long:lines.txt", 100_000)).toEqual({ first: 1, consecutive: true, lines: shortLines });
+    const big = readFileSync(join(long, "big.md"), "utf8").split("\n");
+    expect(await readAll("long:big.md:1000-1062", 3000)).toEqual({ first: 1000, consecutive: true, lines: big.slice(999, 1062) });
+    // multi_get: a document whose numbered text does not fit what is left is skipped, not sent over the budget.
+    const numbered = Buffer.byteLength(shortLines.slice(0, 900).join("\n")) + 900 * "     1\t".length;
+    const several = async (max_bytes: number) =>
+      (await call("multi_get", { pattern: "long:lines.txt:1:900", max_bytes, line_numbers: true })).structuredContent;
+    const whole = await several(numbered);
+    expect(whole.documents.map((d: { text: string }) => Buffer.byteLength(d.text))).toEqual([numbered]);
+    expect((await several(numbered - 1)).documents).toEqual([]);
+    const perDocument = await call("multi_get", {
+      pattern: "long:lines.txt:1:900",
+      max_bytes_per_document: numbered - 1,
+      line_numbers: true,
+    });
+    expect(perDocument.structuredContent.skipped[0].reason).toContain(`(${numbered} > ${numbered - 1} bytes)`);
+  }, 60_000);
 
   test("add_to_index of a missing file is an error to the caller, and clears the file's old failure", async () => {
     const status = async () =>
