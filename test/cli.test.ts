@@ -900,9 +900,15 @@ testShared(
 test("convert --json names a script without an extension by its #! line's language, as an index run stores it (s22 agent #4)", () => {
   const home = tempDir();
   const folder = tempDir();
-  writeTree(folder, { deploy: "#!/usr/bin/env bash\necho deploying\n", notes: "plain words\n" });
+  // A `#!` line after a UTF-8 byte order mark is none (the kernel runs no such script, an index run leaves it out); the
+  // converted text has lost the mark, and told from it `convert` said sh (s23 review R5).
+  writeTree(folder, { deploy: "#!/usr/bin/env bash\necho deploying\n", notes: "plain words\n", marked: "\uFEFF#!/bin/sh\necho marked\n" });
   const format = (name: string) => JSON.parse(runCli(["convert", join(folder, name), "--json"], { home }).stdout).format;
-  expect([format("deploy"), format("notes")]).toEqual(["sh", "txt"]);
+  expect([format("deploy"), format("notes"), format("marked")]).toEqual(["sh", "txt", "txt"]);
+  expect(runCli(["repo", "add", "c", folder, "--code", "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "c"], { home }).code).toBe(0);
+  const indexed = JSON.parse(runCli(["ls", "c", "--json"], { home }).stdout) as { path: string; format: string }[];
+  expect(indexed.map((d) => [d.path, d.format])).toEqual([["deploy", "sh"]]);
 });
 
 test("ls of a prefix that begins with the repository's own name says which path it meant, as MCP list_documents does (s22 agent #6)", () => {

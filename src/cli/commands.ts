@@ -9,7 +9,6 @@ import { writeOutput } from "../atomic.ts";
 import { loadConfig, OCR_MODES } from "../config.ts";
 import { LIMIT, minimumScore, OFFSET, type Range } from "../search/bounds.ts";
 import { downloadProgress, home, integer, json, list, out, positive, repeated, type Flags } from "./cli-options.ts";
-import { formatOf } from "../convert/convert.ts";
 import { NO_TEXT_LAYER_OCR_OFF } from "../convert/document.ts";
 import { conversionLimits, convertPath } from "../convert/pool.ts";
 import {
@@ -453,17 +452,17 @@ export async function convertCommand(file: string, flags: Flags): Promise<void> 
     });
   }
   const ocr = ocrSettings(home(flags), absolute, flags.ocr);
-  const converted = await convertPath(absolute, { maxBytes: config.index.max_file_bytes, ...conversionLimits(config, ocr) }).catch(
-    (error: unknown) => {
-      // The converter names the repository setting; here it was this command's --ocr (or the setting it took).
-      if (ocr.mode !== "off" || !isResearcherError(error) || !error.message.includes(NO_TEXT_LAYER_OCR_OFF)) throw error;
-      throw new ResearcherError(error.code, error.message, { hint: `\`researcher convert ${file} --ocr auto\` reads its scanned pages` });
-    },
-  );
+  const { converted, format } = await convertPath(absolute, {
+    maxBytes: config.index.max_file_bytes,
+    ...conversionLimits(config, ocr),
+  }).catch((error: unknown) => {
+    // The converter names the repository setting; here it was this command's --ocr (or the setting it took).
+    if (ocr.mode !== "off" || !isResearcherError(error) || !error.message.includes(NO_TEXT_LAYER_OCR_OFF)) throw error;
+    throw new ResearcherError(error.code, error.message, { hint: `\`researcher convert ${file} --ocr auto\` reads its scanned pages` });
+  });
   const { title, metadata, pages = null, text } = converted;
   const rendered = flags.json
-    ? // A file without an extension is read as text: its text begins with its `#!` line, if it is a script.
-      `${JSON.stringify({ title, format: formatOf(absolute, Buffer.from(text.slice(0, 256))), metadata, pages, text }, null, 2)}\n`
+    ? `${JSON.stringify({ title, format, metadata, pages, text }, null, 2)}\n`
     : text.endsWith("\n")
       ? text
       : `${text}\n`;

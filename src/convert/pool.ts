@@ -404,14 +404,18 @@ export function conversionLimits(config: Config, ocr?: Repository["ocr"]): Omit<
   };
 }
 
-/** Read and convert one file outside an index run, with the same limits: regular files only, size cap, timeout. */
+/**
+ * Read and convert one file outside an index run, with the same limits: regular files only, size cap, timeout; and
+ * its format, told from the bytes read as an index run tells it (a script by its first bytes: told from the converted
+ * text, which has lost a byte order mark, one before `#!` made it a script: s23 review R5).
+ */
 export async function convertPath(
   absolute: string,
   limits: { maxBytes: number } & Omit<ConvertPoolOptions, "size">,
-): Promise<ConvertedDocument> {
+): Promise<{ converted: ConvertedDocument; format: string }> {
   const read = readRegularFile(absolute, limits.maxBytes);
   if ("reason" in read) throw unreadable(read.reason);
-  return convertOnce(absolute, read.bytes, limits);
+  return { converted: await convertOnce(absolute, read.bytes, limits), format: formatOf(absolute, read.bytes) };
 }
 
 /**
