@@ -437,6 +437,17 @@ export class ReadSession {
   }
 }
 
+/** `body` within `session`, or when there is none (`get`, `get --meta`), within a session of its own, closed after. */
+function inSession<T>(home: string, session: ReadSession | undefined, body: (session: ReadSession) => T): T {
+  if (session) return body(session);
+  const own = new ReadSession(home);
+  try {
+    return body(own);
+  } finally {
+    own.close();
+  }
+}
+
 /** A repository's indexed documents (see ReadSession.documents), read now when no session keeps them. */
 function indexedDocuments(repo: Repository, session?: ReadSession): ReadonlyMap<string, StoredDocument> | undefined {
   return session ? session.documents(repo) : withStore(repo, (store) => store.documents());
@@ -469,10 +480,8 @@ function addTo(map: Map<string, string[]>, key: string, path: string): void {
 }
 
 /** The indexed paths below a folder (its path from the root, without a trailing slash), compared composed. */
-function documentsBelow(repo: Repository, folder: string, session?: ReadSession): string[] {
-  if (session) return session.folders(repo).byPath.get(composed(folder)) ?? [];
-  const below = `${composed(folder)}/`;
-  return [...(indexedDocuments(repo)?.keys() ?? [])].filter((path) => composed(path).startsWith(below));
+function documentsBelow(repo: Repository, folder: string, session: ReadSession): readonly string[] {
+  return session.folders(repo).byPath.get(composed(folder)) ?? [];
 }
 
 function findByDocid(home: string, prefix: string, { repository, session }: RefLookup): DocumentRef {
@@ -508,7 +517,7 @@ function findByDocid(home: string, prefix: string, { repository, session }: RefL
 /** A document's listing (`get --meta`, `ls`) by any ref; a refusal (with close paths) for anything not indexed. */
 export function documentInfo(home: string, ref: string | DocumentRef, options: RefLookup = {}): DocumentInfo {
   const { repo, path } = typeof ref === "string" ? resolveDocumentRef(home, ref, options) : ref;
-  return listedInfo(repo, indexedDocument(repo, path, options).listed);
+  return listedInfo(repo, indexedDocument(home, repo, path, options).listed);
 }
 
 /**
@@ -516,19 +525,21 @@ export function documentInfo(home: string, ref: string | DocumentRef, options: R
  * opening of the index per document read); a refusal (with close paths) for anything it does not hold.
  */
 function indexedDocument(
+  home: string,
   repo: Repository,
   path: string,
   { session, suggest }: RefLookup,
 ): { listed: ListedDocument; root: RootRecord | undefined } {
   const found = withStore(repo, (store) => ({ listed: store.documentListing(path)[0], root: store.recordedRoot() }), session);
-  if (!found?.listed) throw folderOrNotIndexed(repo, path, { session, suggest });
+  if (!found?.listed) throw folderOrNotIndexed(home, repo, path, { session, suggest });
   return { listed: found.listed, root: found.root };
 }
 
 /** A ref to no document: a folder of indexed documents is said to be one, with the commands that read and list it. */
-function folderOrNotIndexed(repo: Repository, path: string, { session, suggest }: RefLookup): ResearcherError {
+function folderOrNotIndexed(home: string, repo: Repository, path: string, { session, suggest }: RefLookup): ResearcherError {
   const folder = path.replace(/\/+$/, "");
-  const below = documentsBelow(repo, folder, session).length;
+  // In a session of its own when the caller has none (`get`, `get --meta`): one rule for what is below a folder.
+  const below = inSession(home, session, (within) => documentsBelow(repo, folder, within).length);
   if (below === 0) return notIndexed(`${repo.name}:${path}`, suggest === false ? [] : closePaths(repo, path), "", repo.name);
   const ref = shellWord(`${repo.name}:${folder}/`);
   return new ResearcherError(
@@ -679,7 +690,7 @@ export async function readDocument(
 ): Promise<DocumentText> {
   const resolved = typeof ref === "string" ? resolveDocumentRef(home, ref, options) : ref;
   const { repo, path } = resolved;
-  const { listed: indexed, root } = indexedDocument(repo, path, options);
+  const { listed: indexed, root } = indexedDocument(home, repo, path, options);
   const info = listedInfo(repo, indexed);
   const { text, hash } = await documentText(home, repo, path, root, options);
   const lines = text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
@@ -961,12 +972,7 @@ const MULTI_GET_HINT = "a glob (`notes:meetings/*.md`, `*.pdf`), a folder (`note
  * whose listings every part shares.
  */
 export function matchDocuments(home: string, pattern: string, options: { repository?: string; session?: ReadSession } = {}): Matched {
-  const session = options.session ?? new ReadSession(home);
-  try {
-    return matchIn(home, pattern, { repository: options.repository, session });
-  } finally {
-    if (!options.session) session.close();
-  }
+  return inSession(home, options.session, (session) => matchIn(home, pattern, { repository: options.repository, session }));
 }
 
 type Matched = { refs: DocumentRef[]; skipped: SkippedDocument[] };
