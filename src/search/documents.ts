@@ -292,15 +292,21 @@ function resolveInRepository(repo: Repository, rest: string, strict: boolean, se
  * the tail is what is wrong, not the document ("not an indexed document" led nowhere: s22 agent #6).
  */
 function refuseOtherTail(repo: Repository, rest: string, session?: ReadSession): void {
-  const colon = rest.lastIndexOf(":");
-  const tail = rest.slice(colon + 1);
-  if (colon <= 0 || tail.includes("/")) return;
-  const head = unlessRefused(() => repositoryPath(repo, rest.slice(0, colon)));
-  const path = head === undefined ? undefined : indexedSpelling(repo, head, session);
-  if (path === undefined) return;
-  throw new ResearcherError("USAGE", `'${tail}' after ${repo.name}:${path} is not a line, a line range or a page`, {
-    hint: "a ref ends in :line, :line:count, :from-to or :pN; a function or a section is read by its lines, the ref a search result gives (`fragment.ref`)",
-  });
+  // The document is looked for before each of the last three colons: a place has two at most (`:line:count`), and a
+  // stray one may follow it (`x.md:3:` was "not an indexed document" where `x.md:` named its tail). No further: a
+  // name of 80,000 colons is not looked up 80,000 times.
+  let colon = rest.length;
+  for (let tried = 0; tried < 3; tried++) {
+    colon = rest.lastIndexOf(":", colon - 1);
+    const tail = rest.slice(colon + 1);
+    if (colon <= 0 || tail.includes("/")) return;
+    const head = unlessRefused(() => repositoryPath(repo, rest.slice(0, colon)));
+    const path = head === undefined ? undefined : indexedSpelling(repo, head, session);
+    if (path === undefined) continue;
+    throw new ResearcherError("USAGE", `'${tail}' after ${repo.name}:${path} is not a line, a line range or a page`, {
+      hint: "a ref ends in :line, :line:count, :from-to or :pN; a function or a section is read by its lines, the ref a search result gives (`fragment.ref`)",
+    });
+  }
 }
 
 /** The place a ref names (its `path` the document's name, for messages): a range that ends before it starts is a usage error. */
