@@ -837,6 +837,18 @@ describe("ls", () => {
     expect(runCli(["ls", "notes:sub/"], { home }).stderr).toBe("no indexed documents under 'sub/'\n");
   }, 60_000);
 
+  test("a very long prefix that matches nothing is shortened in the message, not echoed whole (s23 review, minor)", () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+    expect(runCli(["repo", "add", "notes", docs, "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "notes"], { home }).code).toBe(0);
+    const listed = runCli(["ls", `notes:x${"/".repeat(80_000)}y`], { home });
+    expect(listed.code).toBe(0);
+    expect(listed.stderr).toStartWith("no indexed documents under 'x///");
+    expect(listed.stderr.length).toBeLessThan(200);
+  });
+
   test("a prefix that starts no path names the paths that hold it (s12 user #8)", async () => {
     const { home, repo } = bm25Repository({ "src/ch04-01-ownership.md": "# Own\n\nText.\n", "src/ch04-02-borrowing.md": "# B\n\nText.\n" });
     await indexRepository(home, repo);

@@ -16,7 +16,7 @@ import type { Repository, SkippedRepository } from "../repos.ts";
 import { env } from "../env.ts";
 import { isCodeFormat } from "../file-types.ts";
 import { escapeControls, escapeLine, type Terminal } from "../terminal.ts";
-import { trimRuns } from "../text.ts";
+import { shortened, trimRuns } from "../text.ts";
 import type { WatchBatch, WatchStatus } from "./watch.ts";
 import { largest } from "../lists.ts";
 
@@ -436,6 +436,9 @@ export function repositoryMatchesText(matches: RepositoryMatch[]): string {
     .join("");
 }
 
+/** The most of a listing's prefix an answer repeats. */
+const SHOWN_PREFIX_CHARS = 120;
+
 /**
  * What `ls` (and list_documents) says when it lists nothing: the repository a prefix began with (it named a folder
  * inside one), paths that hold a prefix that starts none, or files that failed (they are not documents, but they
@@ -447,17 +450,19 @@ export function emptyListingText(
   containing: string[] = [],
   meant?: { repository: string; prefix: string },
 ): string {
+  // The prefix as typed, shortened: one of 80,000 characters came back whole (s23 review).
+  const typed = escapeControls(shortened(prefix, SHOWN_PREFIX_CHARS));
   if (meant) {
-    const ref = escapeControls(`${meant.repository}:${meant.prefix}`);
-    return `no indexed path starts with '${escapeControls(prefix)}': paths are inside a repository's folder; to list the repository ${escapeControls(meant.repository)}, write ${ref}\n`;
+    const ref = escapeControls(`${meant.repository}:${shortened(meant.prefix, SHOWN_PREFIX_CHARS)}`);
+    return `no indexed path starts with '${typed}': paths are inside a repository's folder; to list the repository ${escapeControls(meant.repository)}, write ${ref}\n`;
   }
   if (containing.length) {
     const shown = containing.slice(0, 5).map(escapeControls).join(", ");
     const more = containing.length > 5 ? `, and ${containing.length - 5} more` : "";
-    return `no indexed path starts with '${escapeControls(prefix)}'; ${count(containing.length, "path")} ${containing.length === 1 ? "contains" : "contain"} it: ${shown}${more}\n`;
+    return `no indexed path starts with '${typed}'; ${count(containing.length, "path")} ${containing.length === 1 ? "contains" : "contain"} it: ${shown}${more}\n`;
   }
   // Under a prefix, the repository may hold documents elsewhere: "no indexed documents" read as an empty repository.
-  const none = `no indexed documents${prefix ? ` under '${escapeControls(prefix)}'` : ""}`;
+  const none = `no indexed documents${prefix ? ` under '${typed}'` : ""}`;
   if (failures.length === 0) return `${none}\n`;
   const repositories = [...new Set(failures.map((f) => f.repository))];
   const status = `researcher status ${repositories.length === 1 ? `${escapeControls(repositories[0]!)} ` : ""}--json`;
