@@ -81,6 +81,10 @@ describe("filter grammar", () => {
       ["modified<2021-02-29", "'modified' needs a date like 2025-01-31, got '2021-02-29'"],
       ["page~3", "'page' does not support contains"],
       ["page>2-3", "'page' needs a page number, got '2-3'"],
+      // Accepted, they matched nothing and said nothing, where a ref's `:p0` and `:p5-3` are refused (s23 contracts C9).
+      ["page=0", "pages start at 1 ('page' got '0')"],
+      ["page=5-3", "the page range 5-3 ends before it starts (write 3-5)"],
+      ["page in (2|0-4)", "pages start at 1 ('page' got '0-4')"],
       ["path<a", "'path' does not support lt"],
       [{ all: [{ key: "tags", equals: "rust" }] }, "all[0]: unknown operator 'equals'"],
       [{ all: [{ key: "tags", eq: "a", ne: "b" }] }, "all[0]: expected exactly one operator"],

@@ -221,7 +221,19 @@ function termProblem(key: string, op: FilterOp, values: string[]): string | unde
     if (type === "date" && !isDate(value)) return `'${key}' needs a date like 2025-01-31, got '${value}'`;
     if (type === "page" && !(ranged ? PAGES : /^\d+$/).test(value))
       return `'${key}' needs a page number${ranged ? " or range (3-5)" : ""}, got '${value}'`;
+    if (type === "page" && ranged) {
+      const problem = pageRangeProblem(key, value);
+      if (problem) return problem;
+    }
   }
+  return undefined;
+}
+
+/** Pages start at 1 and a range runs forward, as in a ref (`a.pdf:p0`, `:p5-3` are refused too): none matched nothing. */
+function pageRangeProblem(key: string, value: string): string | undefined {
+  const [first, last = first] = value.split("-").map(Number);
+  if (first === 0) return `pages start at 1 ('${key}' got '${value}')`;
+  if (last! < first!) return `the page range ${value} ends before it starts (write ${last}-${first})`;
   return undefined;
 }
 
