@@ -386,6 +386,19 @@ describeShared("vector and hybrid search", () => {
   });
 });
 
+test("a repository that embeds but holds no fragment (its one file failed) is searched without a warning, in any mode (s23 contracts L11)", async () => {
+  // It said "indexed without embeddings … embed it with researcher index", a command that changed nothing.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "broken.md": new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d]) });
+  const repo = registerRepository(home, { name: "bad", path: docs });
+  await indexRepository(home, repo, { noEmbed: true });
+  for (const mode of ["hybrid", "vector"] as const) {
+    const response = await search(home, { query: "anything", repositories: ["bad"], mode }, new SearchContext());
+    expect({ mode, warnings: response.warnings ?? [], results: response.results }).toEqual({ mode, warnings: [], results: [] });
+  }
+});
+
 describeShared("a repository whose embedding lags behind its text", () => {
   const home = tempDir();
   const docs = tempDir();

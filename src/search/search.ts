@@ -548,6 +548,9 @@ function repositoryMode(
     return model ? { mode: "hybrid" } : { mode: "bm25", note: "no vectors: searched with bm25 (index with embeddings for hybrid)" };
   }
   if (requested === "bm25" || model) return { mode: requested };
+  // A repository with nothing in it (every file failed) has nothing to embed: it finds nothing in any mode, and its
+  // "embed it" hint was a command that changed nothing (s23 contracts L11).
+  if (store.fragmentCount() === 0) return { mode: "bm25" };
   // `embed: false` in config.yaml keeps every index run BM25-only, so indexing alone would not add vectors.
   const enable = repo.embed ? "" : `researcher config set repositories.${repo.name}.embed true && `;
   const message = `repository '${repo.name}' was indexed without embeddings: it has no vectors for ${requested} search`;
