@@ -89,7 +89,7 @@ function schemas() {
     ignore_files: v.optional(v.boolean(), true),
     embedding: v.optional(v.partial(EmbeddingSchema)),
     /** Path prefix → what the documents under it are (`researcher context add`). */
-    contexts: v.optional(v.record(v.string(), v.pipe(v.string(), v.minLength(1)))),
+    contexts: v.optional(v.record(v.string(), v.pipe(v.string(), v.minLength(1))), () => ({})),
     /** OCR of scanned pages (default auto): `auto` pages with (almost) no text layer, `always` every page with a
      * page-sized image, `off` none. */
     ocr: v.optional(v.picklist(OCR_MODES), "auto"),

@@ -592,8 +592,9 @@ test("config show --json fills in each repository's OCR defaults, and config.yam
   const home = tempDir();
   expect(runCli(["repo", "add", "n", tempDir(), "--no-embed"], { home }).code).toBe(0);
   const shown = JSON.parse(runCli(["config", "show", "--json"], { home }).stdout);
-  expect(shown.repositories.n).toMatchObject({ ocr: "auto", ocr_languages: ["eng"] });
-  expect(readFileSync(join(home, "config.yaml"), "utf8")).not.toContain("ocr");
+  // `contexts` too: present only once a context was added, `jq '.repositories.n.contexts | keys'` failed (s23 contracts L2).
+  expect(shown.repositories.n).toMatchObject({ ocr: "auto", ocr_languages: ["eng"], contexts: {} });
+  expect(readFileSync(join(home, "config.yaml"), "utf8")).not.toMatch(/ocr|contexts/);
 });
 
 test("config set says what it set, value and all (s18 user: it answered `set search.limit` alone)", () => {
