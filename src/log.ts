@@ -9,6 +9,9 @@ import { env } from "./env.ts";
 
 let instance: ConsolaInstance | undefined;
 
+/** How each kind of entry begins: as the CLI's own lines do (`warning:`, not consola's `warn:`), info bare. */
+const LABELS: Record<string, string> = { info: "", log: "", warn: "warning: " };
+
 function consola(): ConsolaInstance {
   instance ??= createConsola({
     level: Number(env.logLevel() ?? 3),
@@ -17,7 +20,7 @@ function consola(): ConsolaInstance {
         log(entry) {
           // One line an entry, whatever a path or a message in it holds (a file name may carry escape sequences).
           const text = escapeControls(entry.args.map((a) => (a instanceof Error ? a.message : String(a))).join(" "));
-          stderr.write(`${entry.type === "info" || entry.type === "log" ? "" : `${entry.type}: `}${text}\n`);
+          stderr.write(`${LABELS[entry.type] ?? `${entry.type}: `}${text}\n`);
         },
       },
     ],

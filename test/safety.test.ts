@@ -702,6 +702,15 @@ describe("REST input checks", () => {
     }
   });
 
+  test("on every address without a token: a `warning:` line, as every warning reads (s23 contracts L3: `warn:`)", async () => {
+    const server = await startHttp(repo.home, ["--host", "0.0.0.0"]);
+    try {
+      expect(server.printed).toMatch(/^warning: serving 0\.0\.0\.0 without a token/m);
+    } finally {
+      server.stop();
+    }
+  });
+
   test("IPv6 loopback, as ::1 or [::1]: a URL with brackets, no warning about reaching it, and it answers", async () => {
     for (const host of ["::1", "[::1]"]) {
       const server = await startHttp(repo.home, ["--host", host]);
