@@ -7,6 +7,7 @@ import {
   indexSummaryText,
   progressBar,
   renderSearch,
+  repositoryLines,
   repositoryMatchesText,
   searchJson,
   statusText,
@@ -299,4 +300,13 @@ test("the types a run left out: the ten most, the rest counted; the hint for fil
   expect(none).not.toContain("file_types");
   const pptx = indexSummaryText({ ...base, skipped_types: { pptx: 12 } } as unknown as IndexSummary, plain);
   expect(pptx).toContain("not indexed by type: 12 .pptx (an extension is indexed when file_types in `researcher config show` names it)");
+});
+
+test("list_repositories' lines: a repository without a description is its name alone, no double space (s23 contracts L5)", () => {
+  expect(
+    repositoryLines([
+      { name: "book", description: null, documents: 119 },
+      { name: "notes", description: "Personal notes", documents: 1 },
+    ]),
+  ).toBe("book (119 documents)\nnotes: Personal notes (1 document)");
 });

@@ -603,7 +603,7 @@ export function repositoryLines(
   statuses: (Pick<RepositoryStatus, "name" | "description" | "documents"> & { error?: RepositoryError })[],
 ): string {
   const line = (r: (typeof statuses)[number]) =>
-    `${escapeControls(`${r.name}: ${r.description ?? ""}`)} (${r.error ? problemLine(r.error.message, r.error.hint) : count(r.documents, "document")})`;
+    `${escapeControls(r.description ? `${r.name}: ${r.description}` : r.name)} (${r.error ? problemLine(r.error.message, r.error.hint) : count(r.documents, "document")})`;
   return statuses.map(line).join("\n") || "no repositories";
 }
 
