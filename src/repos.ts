@@ -259,7 +259,8 @@ export function keepRepositoryModel(home: string, repo: Repository, model: { id:
   });
 }
 
-function normalizeFileTypes(types: string[]): string[] {
+/** Extensions as config.yaml keeps them: lower case, without the dot, each once; none at all is refused. */
+export function normalizeFileTypes(types: string[]): string[] {
   const clean = [...new Set(types.map((t) => t.trim().toLowerCase().replace(/^\./, "")).filter(Boolean))];
   if (clean.length === 0)
     throw new ResearcherError("INVALID_INPUT", "the file types need at least one extension", { hint: "e.g. md,txt,pdf" });

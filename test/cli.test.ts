@@ -950,6 +950,38 @@ test("an option that takes one value given twice is a usage error, not the two j
   expect(given("repo", "add", "r", tempDir(), "--file-types", "md", "--file-types", "txt", "--no-embed").code).toBe(0);
 });
 
+test("a repeatable option given twice keeps each value as typed: `--exclude 007` was the number 7 and indexed 007/ (s23 R1)", () => {
+  const home = tempDir();
+  const run = (...args: string[]) => runCli(args, { home });
+  const folder = tempDir();
+  writeTree(folder, { "007/a.md": "# A\n\nsecret\n", "keep/b.md": "# B\n\nsecret kept\n" });
+  expect(run("repo", "add", "r", folder, "--exclude", "007", "--exclude", "tmp", "--no-embed").code).toBe(0);
+  expect(listRepositories(home)[0]?.exclude).toEqual(["007", "tmp"]);
+  expect(run("index", "r", "--quiet").code).toBe(0);
+  expect(run("ls", "r").stdout).not.toContain("007/a.md");
+  const other = tempDir();
+  writeTree(other, { "c.md": "# C\n\nsecret\n" });
+  expect(run("repo", "add", "007", other, "--no-embed").code).toBe(0);
+  expect(run("index", "007", "--quiet").code).toBe(0);
+  const both = run("search", "secret", "--repo", "007", "--repo", "r", "--json");
+  expect(both.code).toBe(0);
+  expect(new Set(JSON.parse(both.stdout).results.map((hit: { repository: string }) => hit.repository))).toEqual(new Set(["007", "r"]));
+  // An empty --file-types beside another is refused as one alone is (it stored the extension "0").
+  const empty = run("repo", "add", "q", tempDir(), "--file-types", "", "--file-types", "md");
+  expect({ code: empty.code, stderr: empty.stderr.split("\n")[0] }).toEqual({
+    code: 1,
+    stderr: "error: the file types need at least one extension",
+  });
+  // A value-taking option given without one, at any of its uses, is refused (`--exclude --exclude x` excluded "true").
+  expect(run("repo", "add", "q", tempDir(), "--exclude", "--exclude", "x").stderr).toStartWith(
+    "error: option `--exclude <glob>` value is missing",
+  );
+  expect(listRepositories(home).map((repo) => repo.name)).toEqual(["007", "r"]);
+  // `-n1e20` is `-n 1e20` (it was an unknown option), and `--repo=` an empty name, not the query word after it.
+  expect(run("search", "secret", "-n1e20").stderr).toStartWith("error: -n/--limit must be a whole number from 1 to 100000 (got 1e20)");
+  expect(run("search", "--repo=", "secret").stderr).toStartWith("error: --repo needs a name (got '')");
+}, 30_000);
+
 test("a link to nothing where an index folder should be is named as such by status, verify, search and index (s22 retest N5)", () => {
   // An index kept on a disk not mounted now.
   const { home, folder } = indexFolderReplaced((folder, home) => symlinkSync(join(home, "unmounted", "disk"), folder));

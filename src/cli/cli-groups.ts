@@ -7,9 +7,17 @@ import { CODE_EXTENSIONS, FILE_TYPES } from "../file-types.ts";
 import { chooseModel, clearModels, describeModel, loadEmbedder, modelsDir, requireWeights } from "../embed/embedder.ts";
 import { ResearcherError } from "../errors.ts";
 import { addRepository, removeRepository, renameRepository } from "../index/repositories.ts";
-import { downloadProgress, globals, home, json, list, out, type Flags } from "./cli-options.ts";
+import { downloadProgress, globals, home, json, list, out, repeated, type Flags } from "./cli-options.ts";
 import { repositoryJson, repositoryListText, styleFor } from "../serve/render.ts";
-import { addContext, listContexts, listRepositories, nestedRepositories, removeContext, type AddRepositoryInput } from "../repos.ts";
+import {
+  addContext,
+  listContexts,
+  listRepositories,
+  nestedRepositories,
+  normalizeFileTypes,
+  removeContext,
+  type AddRepositoryInput,
+} from "../repos.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
 import { stringifyYaml } from "../yaml.ts";
 import { listDocuments } from "../search/documents.ts";
@@ -97,7 +105,9 @@ function repoCli(): CAC {
     .example("  researcher repo add papers ~/papers --embedding-provider ollama --embedding-model nomic-embed-text")
     .example("  researcher repo add app ~/src/app --code")
     .action((name: string, path: string, flags: Flags) => {
-      const given = flags.fileTypes === undefined ? undefined : list(flags.fileTypes);
+      // Each --file-types names an extension, as one given alone must: `--file-types "$EMPTY" --file-types md` was md.
+      const given =
+        flags.fileTypes === undefined ? undefined : repeated(flags.fileTypes).flatMap((value) => normalizeFileTypes(list(value)));
       const fileTypes = flags.code ? [...(given ?? FILE_TYPES), ...CODE_EXTENSIONS] : given;
       const repo = addRepository(home(flags), {
         name,

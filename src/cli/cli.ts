@@ -39,7 +39,7 @@ function bindCountFlags(args: string[]): string[] {
       if (next !== undefined && /^\d+$/.test(next)) {
         out.push(`${arg}=${next}`);
         i++;
-      } else out.push(`${arg}=true`);
+      } else out.push(next === undefined || next.startsWith("-") ? arg : `${arg}=true`); // the parser takes no '-' word
       continue;
     }
     out.push(arg);
@@ -250,19 +250,80 @@ function commandCli(word: string | undefined): CAC {
 }
 
 /**
- * `-n5` as `-n 5`, as `head -n1` takes it (the parser knows only the spaced form), up to a `--` (the words after it
- * are query text).
+ * Every option value as a word of its own, up to a `--` (the words after it are arguments): `-n5` or `-n1e20` as
+ * `-n 5`, as `head -n1` takes it (the parser would read the short options n and 5), and `--repo=` (an empty
+ * variable) as `--repo ''` (the parser took the next word for its value: the query).
  */
-function attachedCounts(args: string[]): string[] {
+function spelledOut(cli: CAC, args: string[]): string[] {
+  const valued = [cli.globalCommand, ...cli.commands].flatMap((command) => command.options).filter((option) => !option.isBoolean);
+  const shorts = new Set(valued.flatMap((option) => option.names.filter((name) => name.length === 1)));
   const end = args.indexOf("--");
   const options = end === -1 ? args : args.slice(0, end);
   const rest = end === -1 ? [] : args.slice(end);
-  return [...options.flatMap((arg) => (/^-n\d+$/.test(arg) ? ["-n", arg.slice(2)] : [arg])), ...rest];
+  return [
+    ...options.flatMap((arg) => {
+      // (`-nightly` stays one word: an unknown option, whose error says how to search for it)
+      if (/^-\w\d/.test(arg) && shorts.has(arg[1]!)) return [arg.slice(0, 2), arg.slice(2)];
+      if (arg.endsWith("=") && optionOf(valued, arg)) return [arg.slice(0, -1), ""];
+      return [arg];
+    }),
+    ...rest,
+  ];
+}
+
+type Option = CAC["globalCommand"]["options"][number];
+
+/**
+ * The option a word names, as the parser keys it (`--line-numbers=x` → lineNumbers, `--no-embed` → embed); one dash
+ * names one letter (the parser reads `-limit` as the options l, i, m, i, t).
+ */
+function optionOf(options: Option[], word: string): Option | undefined {
+  const name = word
+    .replace(/^--?/, "")
+    .split("=")[0]!
+    .replace(/^no-/, "")
+    .replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+  if (!word.startsWith("-") || (!word.startsWith("--") && name.length !== 1)) return undefined;
+  return options.find((option) => option.names.includes(name));
+}
+
+/** One use of an option: the index of its word and, for an option that takes one, the value as typed. */
+interface OptionUse {
+  option: Option;
+  index: number;
+  value?: string;
+}
+
+/**
+ * Every use of the command's options in `words` (before `--`), in order, by the parser's own rule: a value is what
+ * follows `=`, else the next word unless it starts with '-' (`-n -1` gives `-n` none); a switch takes none. One rule
+ * for "is an option", "given twice" and "the value as typed", so the three cannot disagree.
+ */
+function optionUses(cli: CAC, words: string[]): OptionUse[] {
+  const options = [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])];
+  const uses: OptionUse[] = [];
+  for (let index = 0; index < words.length; index++) {
+    const word = words[index]!;
+    const option = optionOf(options, word);
+    if (!option) continue;
+    const attached = word.indexOf("=") === -1 ? "" : word.slice(word.indexOf("=") + 1);
+    const next = words[index + 1];
+    const takesNext = !option.isBoolean && !/^--?no-/.test(word) && !attached && next !== undefined && !next.startsWith("-");
+    uses.push({ option, index, value: option.isBoolean ? undefined : takesNext ? next : attached || undefined });
+    if (takesNext) index++;
+  }
+  return uses;
+}
+
+/** The words before `--`: options and their arguments (cac sets the rest apart). */
+function beforeDashes(words: string[]): string[] {
+  const end = words.indexOf("--");
+  return end === -1 ? words : words.slice(0, end);
 }
 
 /** Parse argv and run one command; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
-  const args = attachedCounts(argv.slice(2));
+  const args = argv.slice(2);
   const verbose = args.includes("--verbose");
   const at = commandIndex(args);
   const groupName = own(GROUPS, args[at] ?? "") ? args[at] : undefined;
@@ -282,14 +343,12 @@ export async function main(argv: string[]): Promise<number> {
     });
     cli.showHelpOnExit = false; // help is printed below, once the options are known to be real ones
     // A group's own parser sees the words without the group's name, global options included.
-    const parsedArgv = groupName
-      ? [argv[0]!, argv[1]!, ...camelSwitches(cli, [...args.slice(0, at), ...args.slice(at + 1)])]
-      : [argv[0]!, argv[1]!, ...camelSwitches(cli, bindCountFlags(args))];
-    cli.parse(parsedArgv, { run: false });
+    const words = spelledOut(cli, groupName ? [...args.slice(0, at), ...args.slice(at + 1)] : bindCountFlags(args));
+    cli.parse([argv[0]!, argv[1]!, ...camelSwitches(cli, words)], { run: false });
     if (cli.matchedCommand) topic = [groupName, cli.matchedCommand.name].filter(Boolean).join(" ");
-    checkOptions(cli, args, groupName);
-    checkGivenOnce(cli, args);
-    keepTypedValues(cli, args);
+    const uses = optionUses(cli, beforeDashes(words));
+    checkOptions(cli, beforeDashes(words), uses, groupName);
+    checkGivenOnce(uses);
     // Words after `--` are arguments, never options (`researcher get -- notes:-x.md`); cac sets them apart.
     const rest = (cli.options["--"] as string[] | undefined) ?? [];
     if (cli.matchedCommand && rest.length > 0) {
@@ -300,6 +359,7 @@ export async function main(argv: string[]): Promise<number> {
       cli.outputHelp();
       return 0;
     }
+    keepTypedValues(cli, uses);
     if (!cli.matchedCommand) {
       if (cli.args.length > 0) {
         throw new ResearcherError("USAGE", `unknown command '${cli.args[0]}'`, {
@@ -327,23 +387,18 @@ function asksJson(args: string[]): boolean {
 
 /**
  * cac's parser turns an option value that looks like a number into one: '' becomes 0 and '007' becomes 7, which
- * mangles a token, a description or a list of file types. Each option given a value (`--limit 1e20`, `-n 1e20`)
- * gets back the text as typed (options that want numbers parse the text themselves: cli-options.ts).
+ * mangles a token, a description or a list of file types, and given twice (`--exclude 007 --exclude tmp`) it is a
+ * list of both kinds. So every option given a value gets the text as typed, a list of them when it is repeated
+ * (options that want numbers parse the text themselves: cli-options.ts). An option that needs a value and is given
+ * none is refused at each use, as cac refuses it given once.
  */
-function keepTypedValues(cli: CAC, args: string[]): void {
-  const end = args.indexOf("--");
-  const words = end === -1 ? args : args.slice(0, end);
-  for (const option of [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])]) {
-    const long = /--([\w-]+)/.exec(option.rawName)?.[1];
-    const short = /(?:^|[\s,])-(\w)\b/.exec(option.rawName)?.[1]; // `-n` of `-n, --limit <n>`
-    const key = option.names.reduce((a, b) => (b.length > a.length ? b : a), "");
-    if (option.isBoolean || !long || typeof cli.options[key] !== "number") continue;
-    let typed: string | undefined;
-    words.forEach((word, i) => {
-      if ((word === `--${long}` || (short && word === `-${short}`)) && i + 1 < words.length) typed = words[i + 1];
-      else if (word.startsWith(`--${long}=`)) typed = word.slice(long.length + 3);
-    });
-    if (typed !== undefined) cli.options[key] = typed;
+function keepTypedValues(cli: CAC, uses: OptionUse[]): void {
+  for (const option of new Set(uses.map((use) => use.option))) {
+    if (option.isBoolean) continue;
+    const values = uses.filter((use) => use.option === option).map((use) => use.value);
+    if (option.required && values.includes(undefined)) throw new ResearcherError("USAGE", `option \`${option.rawName}\` value is missing`);
+    const typed = values.map((value) => value ?? true); // `--documents` alone: no count
+    for (const name of option.names) cli.options[name] = typed.length === 1 ? typed[0] : typed;
   }
 }
 
@@ -362,33 +417,23 @@ function commandIndex(args: string[]): number {
  * Every word before `--` that starts with '-' must be an option of the command. The parser reads `-q the` as the
  * short options q, t, h, e, and the `h` printed help with exit 0; cac checks long options only, and only after.
  */
-function checkOptions(cli: CAC, args: string[], group: string | undefined): void {
-  const end = args.indexOf("--");
-  const options = [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])];
-  const known = new Set(options.flatMap((o) => o.names));
-  const nameOf = (word: string) =>
-    word
-      .replace(/^--?/, "")
-      .split("=")[0]!
-      .replace(/^no-/, "")
-      .replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
-  const words = end === -1 ? args : args.slice(0, end);
+function checkOptions(cli: CAC, words: string[], uses: OptionUse[], group: string | undefined): void {
+  const useAt = new Map(uses.map((use) => [use.index, use]));
   for (const [i, word] of words.entries()) {
+    // (a value the option took never starts with '-')
     if (!word.startsWith("-") || word === "-" || word === "--version" || word === "-v") continue;
     // `-n -1`: a negative number after an option that takes a value is that value, and no option takes one.
-    const before = options.find((o) => i > 0 && o.names.includes(nameOf(words[i - 1]!)) && !words[i - 1]!.includes("="));
-    if (/^-\d/.test(word) && before && !before.isBoolean)
+    const before = useAt.get(i - 1);
+    if (/^-\d/.test(word) && before && !before.option.isBoolean && !words[i - 1]!.includes("="))
       throw new ResearcherError("USAGE", `${words[i - 1]} takes no negative number (got ${word})`);
-    if (known.has(nameOf(word))) {
-      // `--full=yes` set the flag and searched "yes" too (s21 scripts): a flag that takes no value is given none.
-      const flag = options.find((o) => o.names.includes(nameOf(word)));
-      if (word.includes("=") && flag?.isBoolean) {
-        throw new ResearcherError("USAGE", `${word.split("=")[0]} takes no value (got ${word})`, {
-          hint: `write ${word.split("=")[0]} alone to set it, or leave it out`,
-        });
-      }
-      continue;
+    const use = useAt.get(i);
+    // `--full=yes` set the flag and searched "yes" too (s21 scripts): a flag that takes no value is given none.
+    if (use?.option.isBoolean && word.includes("=")) {
+      throw new ResearcherError("USAGE", `${word.split("=")[0]} takes no value (got ${word})`, {
+        hint: `write ${word.split("=")[0]} alone to set it, or leave it out`,
+      });
     }
+    if (use) continue;
     const command = [group, cli.matchedCommand?.name].filter(Boolean).join(" ");
     throw new ResearcherError("USAGE", `unknown option '${word}'`, {
       hint:
@@ -404,21 +449,19 @@ function checkOptions(cli: CAC, args: string[], group: string | undefined): void
  * them with a comma (`--filter a/** --filter b/**` was the glob `a/**,b/**`, which matched nothing, and
  * `--description a --description b` stored "a,b"). Options that say "repeatable" take each.
  */
-function checkGivenOnce(cli: CAC, args: string[]): void {
-  const end = args.indexOf("--");
-  const words = end === -1 ? args : args.slice(0, end);
-  for (const option of [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])]) {
+function checkGivenOnce(uses: OptionUse[]): void {
+  for (const option of new Set(uses.map((use) => use.option))) {
     if (option.isBoolean || /repeatable/.test(option.description)) continue;
-    const flags = option.rawName
+    // By any of its names: `-n 1 --limit 2` is one option twice.
+    const given = uses.filter((use) => use.option === option).length;
+    if (given < 2) continue;
+    const flag = option.rawName
       .replace(/[<[].*$/, "")
       .split(",")
       .map((name) => name.trim())
-      .filter(Boolean);
-    // By any of its names: `-n 1 --limit 2` is one option twice (`-n5` is `-n 5`: bindCountFlags).
-    const given = words.filter((word) => flags.some((f) => word === f || word.startsWith(`${f}=`) || (f === "-n" && /^-n\d+$/.test(word))));
-    if (given.length < 2) continue;
-    const flag = flags.join("/");
-    throw new ResearcherError("USAGE", `${flag} is given ${given.length} times: it takes one value`, {
+      .filter(Boolean)
+      .join("/");
+    throw new ResearcherError("USAGE", `${flag} is given ${given} times: it takes one value`, {
       hint:
         flag === "--filter"
           ? "for several globs write one, e.g. --filter '{notes,papers}/**', or add --where 'path in (notes/**|papers/**)'"
