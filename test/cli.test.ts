@@ -946,8 +946,9 @@ test("an option that takes one value given twice is a usage error, not the two j
   expect(given("search", "beta", "-n", "2", "-n", "3").stderr).toStartWith("error: -n/--limit is given 2 times");
   // By its two names too (s22 retest2 A4: the last one was taken).
   expect(given("search", "beta", "-n", "1", "--limit", "2").stderr).toStartWith("error: -n/--limit is given 2 times");
-  // Repeatable options take each.
+  // Repeatable options take each (all of them, as one list: s23 R12).
   expect(given("repo", "add", "r", tempDir(), "--file-types", "md", "--file-types", "txt", "--no-embed").code).toBe(0);
+  expect(listRepositories(home)[0]?.fileTypes).toEqual(["md", "txt"]);
 });
 
 test("a repeatable option given twice keeps each value as typed: `--exclude 007` was the number 7 and indexed 007/ (s23 R1)", () => {
