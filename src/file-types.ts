@@ -1,3 +1,5 @@
+import { own } from "./own.ts";
+
 /**
  * The file types researcher reads, by extension (lower case, no dot): what a repository indexes unless its
  * `file_types` say otherwise, and what `repo add --help` lists. Another type a user names is read as plain text.
@@ -78,6 +80,21 @@ export const INTERPRETERS: Readonly<Record<string, CodeLanguage>> = {
  * so that it is source code wherever a format says so (cited by line range, counted by language). */
 export function languageFormat(language: CodeLanguage): string {
   return CODE_EXTENSIONS.find((type) => CODE_LANGUAGES[type] === language)!;
+}
+
+/**
+ * The languages whose scripts without an extension a repository of these file types indexes: those of its code
+ * types that a `#!` line can name (`sh` admits bash scripts, `py` Python ones; see INTERPRETERS). None: such files
+ * are not even opened.
+ */
+export function scriptLanguages(types: Iterable<string>): Set<CodeLanguage> {
+  const scripted = new Set(Object.values(INTERPRETERS));
+  const languages = new Set<CodeLanguage>();
+  for (const type of types) {
+    const language = own(CODE_LANGUAGES, type);
+    if (language && scripted.has(language)) languages.add(language);
+  }
+  return languages;
 }
 
 /**

@@ -206,6 +206,27 @@ describe("scripts without an extension, told by their #! line (s22 agent #4)", (
   });
 });
 
+test("the summary's hint for a file without an extension names --code only to a repository that indexes no script language (s23 R8)", () => {
+  const home = tempDir();
+  const cli = (...args: string[]) => runCli(args, { home });
+  const line = (name: string) =>
+    cli("index", name)
+      .stdout.split("\n")
+      .find((l) => l.includes("not indexed by type")) ?? "";
+  const files = { LICENSE: "The MIT License\n", "a.py": "x = 1\n", "notes.md": "# Notes\n\nwords\n" };
+  const code = tempDir();
+  writeTree(code, files);
+  expect(cli("repo", "add", "code", code, "--code", "--no-embed").code).toBe(0);
+  // It was told to pass `--code`, which it was added with, in a clause without a verb.
+  expect(line("code")).toBe(
+    "  not indexed by type: 1 without an extension (a file without an extension is indexed only as a script whose `#!` line names a code language the repository indexes: python, javascript, ruby, php, bash)",
+  );
+  const prose = tempDir();
+  writeTree(prose, { LICENSE: files.LICENSE, "notes.md": files["notes.md"] });
+  expect(cli("repo", "add", "prose", prose, "--no-embed").code).toBe(0);
+  expect(line("prose")).toEndWith("the repository indexes, and it indexes none: a repository added with `--code` does)");
+});
+
 /** One file per language (the samples) and a long Python file that is split inside its classes and functions. */
 function codeFiles(): Record<string, string> {
   const extension: Record<string, string> = { c_sharp: "cs", bash: "sh", cpp: "cpp", c: "c", go: "go", java: "java" };

@@ -178,7 +178,7 @@ test("counts of one read as one: the index summary and status say `1 fragment`, 
     seconds: 0.01,
     failures: [],
   };
-  expect(indexSummaryText(summary as unknown as IndexSummary, plain)).toStartWith(
+  expect(indexSummaryText(summary as unknown as IndexSummary, plain, ["md"])).toStartWith(
     "notes: 1 indexed, 0 skipped, 0 removed, 0 failed · 1 fragment written · ",
   );
   const status = {
@@ -290,15 +290,17 @@ test("the types a run left out: the ten most, the rest counted; the hint for fil
   // python-build's definitions are named by version: `3.11.7`, `2.7.18`, … each an "extension".
   const skipped_types: Record<string, number> = { "": 61, json: 4 };
   for (let i = 0; i < 147; i++) skipped_types[String(i)] = 1 + (i % 3);
-  const line = indexSummaryText({ ...base, skipped_types } as unknown as IndexSummary, plain).split("\n")[1]!;
+  const line = indexSummaryText({ ...base, skipped_types } as unknown as IndexSummary, plain, ["md", "py"]).split("\n")[1]!;
   expect(line).toStartWith("  not indexed by type: 61 without an extension, 4 .json, 3 .");
   expect(line.match(/\d+ (\.\w+|without an extension)/g)!.length).toBe(10);
   expect(line).toContain("and 139 more types (`--json` lists them)");
-  expect(line).toContain("a file without an extension only as a script whose `#!` line names a code language the repository indexes");
+  expect(line).toContain(
+    "a file without an extension is indexed only as a script whose `#!` line names a code language the repository indexes: python",
+  );
   expect(line.length).toBeLessThan(400);
-  const none = indexSummaryText({ ...base, skipped_types: { "": 2 } } as unknown as IndexSummary, plain);
+  const none = indexSummaryText({ ...base, skipped_types: { "": 2 } } as unknown as IndexSummary, plain, ["md", "py"]);
   expect(none).not.toContain("file_types");
-  const pptx = indexSummaryText({ ...base, skipped_types: { pptx: 12 } } as unknown as IndexSummary, plain);
+  const pptx = indexSummaryText({ ...base, skipped_types: { pptx: 12 } } as unknown as IndexSummary, plain, ["md", "py"]);
   expect(pptx).toContain("not indexed by type: 12 .pptx (an extension is indexed when file_types in `researcher config show` names it)");
 });
 

@@ -179,7 +179,7 @@ export async function indexCommand(names: string[], flags: Flags): Promise<void>
   refuseTogether(flags, ["rebuild", "embeddingsOnly"], "--rebuild already recomputes every vector");
   refuseTogether(flags, ["embeddingsOnly", "noEmbed"], "--embeddings-only computes vectors, --no-embed skips them");
   refuseTogether(flags, ["model", "noEmbed"], "--model names the model to embed with, --no-embed skips embedding");
-  const { summaries, failures } = await indexEach(names, flags);
+  const { summaries, failures, repositories } = await indexEach(names, flags);
   // Warnings (e.g. embeddings pending offline) go to stderr, also with --json, so scripts and people both see them.
   for (const summary of summaries)
     for (const warning of summary.warnings) stderr.write(`${escapeControls(`warning: ${summary.repository}: ${warning}`)}\n`);
@@ -193,7 +193,10 @@ export async function indexCommand(names: string[], flags: Flags): Promise<void>
     }
   }
   if (flags.json) printIndexJson(names, summaries, failures);
-  else if (!flags.quiet) out(summaries.map((s) => indexSummaryText(s, styleFor(stdout))).join(""));
+  else if (!flags.quiet) {
+    const fileTypes = (summary: IndexSummary) => repositories.find((repo) => repo.name === summary.repository)?.fileTypes ?? [];
+    out(summaries.map((s) => indexSummaryText(s, styleFor(stdout), fileTypes(s))).join(""));
+  }
   if (summaries.length === 0 && failures.length === 0 && !flags.json) stderr.write("no repositories to index\n");
   // Every repository that failed is said, a run's failure and a repository whose every file failed alike (the
   // latter went unsaid when another failed: s21 scripts #9); the last is the command's error.
@@ -213,12 +216,16 @@ export async function indexCommand(names: string[], flags: Flags): Promise<void>
 type IndexFailure = { repository: string; error: ResearcherError };
 
 /** Index the named repositories (all without names) in turn: one failing does not stop the others. */
-async function indexEach(names: string[], flags: Flags): Promise<{ summaries: IndexSummary[]; failures: IndexFailure[] }> {
+async function indexEach(
+  names: string[],
+  flags: Flags,
+): Promise<{ summaries: IndexSummary[]; failures: IndexFailure[]; repositories: Repository[] }> {
+  const repositories = selectRepositories(home(flags), names);
   const embedders = new EmbedderCache({ allowDownload: true, onProgress: flags.quiet ? undefined : downloadProgress() });
   const summaries: IndexSummary[] = [];
   const failures: IndexFailure[] = [];
   try {
-    for (const repo of selectRepositories(home(flags), names)) {
+    for (const repo of repositories) {
       const bar = flags.quiet || flags.json ? undefined : progressBar(stderr, repo.name);
       try {
         summaries.push(
@@ -242,7 +249,7 @@ async function indexEach(names: string[], flags: Flags): Promise<{ summaries: In
   } finally {
     await embedders.dispose();
   }
-  return { summaries, failures };
+  return { summaries, failures, repositories };
 }
 
 /** `index --json`: one summary for one named repository, else an array with the failed ones as `{repository, error}`. */

@@ -1,13 +1,12 @@
 /** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
 import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import { CODE_EXTENSIONS, CODE_LANGUAGES, type CodeLanguage, INTERPRETERS } from "../file-types.ts";
+import { CODE_EXTENSIONS, type CodeLanguage, scriptLanguages } from "../file-types.ts";
 import { languageOf, SHEBANG_BYTES } from "../convert/code-languages.ts";
 import { pathMatcher } from "../path-glob.ts";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
 import { isInside, notRegular, outsideRoot, readConfinedHead, readRegularFile } from "../files.ts";
-import { own } from "../own.ts";
 
 export interface DiscoveredFile {
   /** The folder walked (the repository root): reads are confined to it (`readConfinedFile`). */
@@ -166,20 +165,6 @@ export function leftOutBecause(path: string, options: DiscoverOptions): string |
 function scriptLeftOutBecause(root: string, path: string, languages: Set<CodeLanguage>): string | null {
   const verdict = isScriptOf(root, path, languages);
   return verdict === true || verdict === "missing" ? null : verdict;
-}
-
-/**
- * The languages whose scripts without an extension a repository indexes: those of its code types that a `#!` line
- * can name (`sh` admits bash scripts, `py` Python ones; see INTERPRETERS). None: such files are not even opened.
- */
-function scriptLanguages(types: Set<string>): Set<CodeLanguage> {
-  const scripted = new Set(Object.values(INTERPRETERS));
-  const languages = new Set<CodeLanguage>();
-  for (const type of types) {
-    const language = own(CODE_LANGUAGES, type);
-    if (language && scripted.has(language)) languages.add(language);
-  }
-  return languages;
 }
 
 /**

@@ -14,7 +14,7 @@ import { citationOf, type RepositoryError, type RepositoryMatch } from "../searc
 import type { VerifyReport } from "../index/verify.ts";
 import type { Repository, SkippedRepository } from "../repos.ts";
 import { env } from "../env.ts";
-import { isCodeFormat } from "../file-types.ts";
+import { isCodeFormat, scriptLanguages } from "../file-types.ts";
 import { escapeControls, escapeLine, type Terminal } from "../terminal.ts";
 import { shortened, trimRuns } from "../text.ts";
 import type { WatchBatch, WatchStatus } from "./watch.ts";
@@ -501,9 +501,10 @@ const SKIPPED_TYPES_LISTED = 10;
 
 /**
  * The types a run left out, most first, and what would let them in: `file_types` for an extension; for files without
- * one, no value of it does (only a `#!` script of a code language the repository indexes is read).
+ * one, no value of it does (only a `#!` script of a code language the repository indexes is read, and `--code` is
+ * named only to a repository that indexes none: s23 R8).
  */
-function skippedTypesLine(skipped: Record<string, number>): string | undefined {
+function skippedTypesLine(skipped: Record<string, number>, fileTypes: readonly string[]): string | undefined {
   const types = Object.entries(skipped).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   if (types.length === 0) return undefined;
   const listed = types
@@ -512,14 +513,20 @@ function skippedTypesLine(skipped: Record<string, number>): string | undefined {
   if (types.length > SKIPPED_TYPES_LISTED) listed.push(`and ${types.length - SKIPPED_TYPES_LISTED} more types (\`--json\` lists them)`);
   const hints = [
     ...(types.some(([type]) => type !== "") ? ["an extension is indexed when file_types in `researcher config show` names it"] : []),
-    ...(Object.hasOwn(skipped, "")
-      ? ["a file without an extension only as a script whose `#!` line names a code language the repository indexes (`--code`)"]
-      : []),
+    ...(Object.hasOwn(skipped, "") ? [withoutExtensionHint(fileTypes)] : []),
   ];
   return `not indexed by type: ${listed.join(", ")} (${hints.join("; ")})`;
 }
 
-export function indexSummaryText(summary: IndexSummary, style: Style): string {
+/** Which files without an extension a repository of these types indexes: scripts of its code languages, if any. */
+function withoutExtensionHint(fileTypes: readonly string[]): string {
+  const languages = [...scriptLanguages(fileTypes)];
+  const rule = "a file without an extension is indexed only as a script whose `#!` line names a code language the repository indexes";
+  return languages.length ? `${rule}: ${languages.join(", ")}` : `${rule}, and it indexes none: a repository added with \`--code\` does`;
+}
+
+/** An index run's summary for a person; `fileTypes` are the repository's, which its hints are about. */
+export function indexSummaryText(summary: IndexSummary, style: Style, fileTypes: readonly string[]): string {
   const counts = `${summary.indexed} indexed${ocrNote(summary.ocr_pages)}, ${summary.skipped} skipped, ${summary.removed} removed, ${summary.failed} failed`;
   const embedded = summary.embedded ? ` · ${summary.embedded} embedded` : "";
   const lines = [
@@ -530,7 +537,7 @@ export function indexSummaryText(summary: IndexSummary, style: Style): string {
     const files = summary.failed_unchanged === 1 ? "1 file that failed is" : `${summary.failed_unchanged} files that failed are`;
     lines.push(`  ${style.dim(`${files} unchanged: not tried again (\`status\` lists them; \`index --retry-failed\` tries them)`)}`);
   }
-  const types = skippedTypesLine(summary.skipped_types ?? {});
+  const types = skippedTypesLine(summary.skipped_types ?? {}, fileTypes);
   if (types) lines.push(`  ${style.dim(types)}`);
   const generated = Object.entries(summary.skipped_generated ?? {}).sort((a, b) => b[1] - a[1]);
   if (generated.length) {
