@@ -9,6 +9,8 @@ import { danglingLink, repositoryFolder } from "./files.ts";
 import { leftoverTempFiles, withConfigLock } from "./lock.ts";
 import { env } from "./env.ts";
 import { parseYaml, stringifyYaml } from "./yaml.ts";
+import { listParts } from "./path-glob.ts";
+import { own } from "./own.ts";
 import { BUILT_COMMIT, VERSION } from "./version.ts";
 
 /** Source code's fragment budget (chunk.code_tokens): see the schema below. */
@@ -512,7 +514,10 @@ function repositoryValue(settings: UserSettings, parts: string[], value: string)
   return repositoryFolder(value);
 }
 
-/** Apply `config set a.b.c value`: the value is read as a YAML scalar so numbers and booleans keep their type. */
+/**
+ * Apply `config set a.b.c value`: the value is read as a YAML scalar so numbers and booleans keep their type, and a
+ * list setting's as its items separated by commas (`md,py`), as `repo add --file-types` takes them, or a YAML list.
+ */
 export function setConfigValue(home: string, key: string, value: string): Config {
   const parts = key.split(".");
   if (parts.some((part) => part === "")) {
@@ -533,7 +538,7 @@ export function setConfigValue(home: string, key: string, value: string): Config
         throw new ResearcherError("INVALID_INPUT", `config key ${key}: ${part} is not a section`);
       node = node[part] as UserSettings;
     }
-    node[parts.at(-1)!] = written ?? parseScalar(value);
+    node[parts.at(-1)!] = written ?? (isListSetting(parts) ? listValue(value) : parseScalar(value));
   };
   return updateConfig(
     home,
@@ -541,6 +546,27 @@ export function setConfigValue(home: string, key: string, value: string): Config
     "config set",
     "`researcher config show` prints every setting; the README's Configuration says the values each takes",
   );
+}
+
+/**
+ * Whether the setting at `parts` holds a list (a repository's `file_types`, `exclude`, `ocr_languages`), by the
+ * schema itself.
+ */
+function isListSetting(parts: string[]): boolean {
+  type Node = { type: string; wrapped?: Node; value?: Node; entries?: Record<string, Node> };
+  const unwrap = (node: Node | undefined) => {
+    while (node?.wrapped) node = node.wrapped; // optional(…), nullable(…)
+    return node;
+  };
+  let node = unwrap(configSchema() as unknown as Node);
+  for (const part of parts) node = unwrap(node?.type === "record" ? node.value : node?.entries && own(node.entries, part));
+  return node?.type === "array";
+}
+
+/** A list setting's value: a YAML list (`[md, py]`), else its items between commas (`md,py`; `''` is none). */
+function listValue(value: string): unknown {
+  const yaml = /^\s*\[/.test(value) ? parseScalar(value) : undefined;
+  return Array.isArray(yaml) ? yaml : listParts(value);
 }
 
 /** YAML scalars (`20`, `true`, `[md, txt]`) keep their type; anything else, e.g. `a: b`, stays the literal text. */

@@ -138,3 +138,33 @@ const GLOB_SYNTAX = /[*?[\]{}!\\]/;
 export function isGlob(pattern: string): boolean {
   return GLOB_SYNTAX.test(pattern);
 }
+
+/**
+ * A list's parts (multi-get's pattern of globs, a list `config set` is given): split at commas outside braces and
+ * character classes (`notes/{a,b}.md` and `[b,n]*.md` are one glob each: the class was cut in two, s22 review N1),
+ * each trimmed; empty parts dropped.
+ */
+export function listParts(pattern: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let inClass = false;
+  let from = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "\\")
+      i++; // an escaped character is itself
+    else if (inClass) inClass = c !== "]";
+    else if (c === "[") inClass = true;
+    else if (c === "{") depth++;
+    else if (c === "}") depth = Math.max(0, depth - 1);
+    else if (c === "," && depth === 0) {
+      parts.push(pattern.slice(from, i));
+      from = i + 1;
+    }
+  }
+  parts.push(pattern.slice(from));
+  // A brace or class never closed is no glob's: its commas split as any (`a{b.md,c.md` hid `c.md` in one glob: s21
+  // retest R8).
+  const split = depth > 0 || inClass ? pattern.split(",") : parts;
+  return split.map((part) => part.trim()).filter(Boolean);
+}

@@ -212,6 +212,30 @@ describe("config", () => {
   });
 });
 
+test("config set of a list setting takes its items between commas, as repo add does; a YAML list still works (s23 U2)", () => {
+  const home = tempDir();
+  registerRepository(home, { name: "code", path: tempDir() });
+  const repository = () => loadConfig(home).repositories.code!;
+  // Both were "expected Array", the fix the index summary pointed a code folder added without --code to.
+  setConfigValue(home, "repositories.code.file_types", "py");
+  expect(repository().file_types).toEqual(["py"]);
+  setConfigValue(home, "repositories.code.file_types", "md,py");
+  expect(repository().file_types).toEqual(["md", "py"]);
+  setConfigValue(home, "repositories.code.file_types", "[md, txt]");
+  expect(repository().file_types).toEqual(["md", "txt"]);
+  // A glob's own comma, inside braces, is no separator; '' is no item.
+  setConfigValue(home, "repositories.code.exclude", "{drafts,tmp}/**, *.log");
+  expect(repository().exclude).toEqual(["{drafts,tmp}/**", "*.log"]);
+  setConfigValue(home, "repositories.code.exclude", "");
+  expect(repository().exclude).toEqual([]);
+  expect(() => setConfigValue(home, "repositories.code.file_types", "")).toThrow("needs at least one extension");
+  setConfigValue(home, "repositories.code.ocr_languages", "eng,deu");
+  expect(repository().ocr_languages).toEqual(["eng", "deu"]);
+  // A setting that is no list keeps its commas.
+  setConfigValue(home, "repositories.code.description", "a, b");
+  expect(repository().description).toBe("a, b");
+});
+
 test("a repository registered with the old text-only defaults reads every format now; chosen types stay chosen", () => {
   const home = tempDir();
   registerRepository(home, { name: "old", path: tempDir() });

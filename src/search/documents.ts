@@ -18,7 +18,7 @@ import { composed } from "../text.ts";
 import { cancelled, describeError, isResearcherError, notIndexedYet, ResearcherError, toResearcherError } from "../errors.ts";
 import { attempt, getRepository, listRepositories, selectRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument, type StoredDocument } from "../store/store.ts";
-import { isGlob, leadingRepository, lookupOf, pathGlob, subjects } from "../path-glob.ts";
+import { isGlob, leadingRepository, listParts, lookupOf, pathGlob, subjects } from "../path-glob.ts";
 
 /** Who a document is: what every answer about it starts with. */
 interface DocumentIdentity {
@@ -1000,35 +1000,6 @@ function matchIn(home: string, pattern: string, scope: PartScope): Matched {
   // whole list one glob that matched nothing); a part that names nothing is skipped, saying so.
   const matched = parts.map((part) => matchPart(home, part, scope, false));
   return { refs: matched.flatMap((m) => m.refs), skipped: matched.flatMap((m) => m.skipped) };
-}
-
-/**
- * A pattern's parts: split at commas outside braces and character classes (`notes/{a,b}.md` and `[b,n]*.md` are one
- * glob each: the class was cut in two, s22 review N1), each trimmed; empty parts dropped.
- */
-export function listParts(pattern: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let inClass = false;
-  let from = 0;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === "\\")
-      i++; // an escaped character is itself
-    else if (inClass) inClass = c !== "]";
-    else if (c === "[") inClass = true;
-    else if (c === "{") depth++;
-    else if (c === "}") depth = Math.max(0, depth - 1);
-    else if (c === "," && depth === 0) {
-      parts.push(pattern.slice(from, i));
-      from = i + 1;
-    }
-  }
-  parts.push(pattern.slice(from));
-  // A brace or class never closed is no glob's: its commas split as any (`a{b.md,c.md` hid `c.md` in one glob: s21
-  // retest R8).
-  const split = depth > 0 || inClass ? pattern.split(",") : parts;
-  return split.map((part) => part.trim()).filter(Boolean);
 }
 
 /** Where a pattern's parts are looked for: one repository or all, on the indexes and listings of one call. */

@@ -5,10 +5,10 @@
  */
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
+import { listParts } from "../path-glob.ts";
 import {
   limitDocumentBytes,
   listDocuments,
-  listParts,
   readDocument,
   readDocuments,
   repositoryPath,
