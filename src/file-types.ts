@@ -82,6 +82,12 @@ export function languageFormat(language: CodeLanguage): string {
   return CODE_EXTENSIONS.find((type) => CODE_LANGUAGES[type] === language)!;
 }
 
+/** Whether a repository of these file types indexes source code: then generated and vendored code is left out. */
+export function indexesCode(types: Iterable<string>): boolean {
+  for (const type of types) if (isCodeFormat(type)) return true;
+  return false;
+}
+
 /**
  * The languages whose scripts without an extension a repository of these file types indexes: those of its code
  * types that a `#!` line can name (`sh` admits bash scripts, `py` Python ones; see INTERPRETERS). None: such files

@@ -227,6 +227,34 @@ test("the summary's hint for a file without an extension names --code only to a 
   expect(line("prose")).toEndWith("the repository indexes, and it indexes none: a repository added with `--code` does)");
 });
 
+test("a code folder added without --code: the summary prints the command that indexes its code, and it works (s23 U2)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  writeTree(folder, {
+    "a.py": "def alpha():\n    return 1\n",
+    "b.py": "def beta():\n    return 2\n",
+    "run.sh": "echo hi\n",
+    "notes.md": "# N\n\nx\n",
+  });
+  const cli = (...args: string[]) => runCli(args, { home });
+  expect(cli("repo", "add", "code", folder, "--no-embed").code).toBe(0);
+  const lines = cli("index", "code").stdout.split("\n");
+  // It sent the user to file_types in `config show`, and `config set … file_types py` was refused.
+  expect(lines).toContain("  not indexed by type: 2 .py, 1 .sh");
+  const hint = lines.find((line) => line.includes("to index the source code too"));
+  expect(hint).toBe(
+    "  to index the source code too, run `researcher config set repositories.code.file_types md,markdown,mdx,txt,pdf,docx,html,htm,xhtml,epub,py,sh` and index again",
+  );
+  const command = /`researcher (.*)`/.exec(hint!)![1]!.split(" ");
+  expect(cli(...command).code).toBe(0);
+  expect(JSON.parse(cli("index", "code", "--json").stdout)).toMatchObject({ indexed: 3, skipped_types: {} });
+  // A repository that indexes code is given no such command for a code type it leaves out.
+  writeFileSync(join(folder, "c.rs"), "fn main() {}\n");
+  expect(cli("index", "code").stdout).toContain(
+    "  not indexed by type: 1 .rs (an extension is indexed when file_types in `researcher config show` names it)\n",
+  );
+});
+
 /** One file per language (the samples) and a long Python file that is split inside its classes and functions. */
 function codeFiles(): Record<string, string> {
   const extension: Record<string, string> = { c_sharp: "cs", bash: "sh", cpp: "cpp", c: "c", go: "go", java: "java" };

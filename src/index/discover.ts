@@ -1,7 +1,7 @@
 /** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
 import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import { CODE_EXTENSIONS, type CodeLanguage, scriptLanguages } from "../file-types.ts";
+import { type CodeLanguage, indexesCode, scriptLanguages } from "../file-types.ts";
 import { languageOf, SHEBANG_BYTES } from "../convert/code-languages.ts";
 import { pathMatcher } from "../path-glob.ts";
 import { fileType } from "../convert/convert.ts";
@@ -81,7 +81,6 @@ const GENERATED_FOLDERS = new Set(["dist", "build", "target", "vendor"]);
 const GENERATED_MARKERS = ["pyvenv.cfg", "CACHEDIR.TAG"];
 /** Minified files: one line of generated code, never what a search of the source is after. */
 const MINIFIED = /\.min\.[cm]?js$/i;
-const CODE_TYPES = new Set(CODE_EXTENSIONS);
 
 /** Why discovery leaves a name out as generated or vendored code (`dist/`, `*.min.js`), or null. */
 function generatedRule(name: string, isDir: boolean, types: Set<string>): string | null {
@@ -99,11 +98,6 @@ function markerOf(hasFile: (name: string) => boolean, types: Set<string>): strin
 
 /** What a summary counts the folders a marker left out under (`skipped_generated`). */
 const markedRule = (marker: string) => `folders with ${marker}`;
-
-function indexesCode(types: Set<string>): boolean {
-  for (const type of types) if (CODE_TYPES.has(type)) return true;
-  return false;
-}
 
 /** Compiled once per list of patterns (a repository's): discovery asks for every file and link. */
 const compiledExcludes = new WeakMap<string[], (relativePath: string) => boolean>();

@@ -14,7 +14,7 @@ import { citationOf, type RepositoryError, type RepositoryMatch } from "../searc
 import type { VerifyReport } from "../index/verify.ts";
 import type { Repository, SkippedRepository } from "../repos.ts";
 import { env } from "../env.ts";
-import { isCodeFormat, scriptLanguages } from "../file-types.ts";
+import { indexesCode, isCodeFormat, scriptLanguages } from "../file-types.ts";
 import { escapeControls, escapeLine, type Terminal } from "../terminal.ts";
 import { shortened, trimRuns } from "../text.ts";
 import type { WatchBatch, WatchStatus } from "./watch.ts";
@@ -502,20 +502,29 @@ const SKIPPED_TYPES_LISTED = 10;
 /**
  * The types a run left out, most first, and what would let them in: `file_types` for an extension; for files without
  * one, no value of it does (only a `#!` script of a code language the repository indexes is read, and `--code` is
- * named only to a repository that indexes none: s23 R8).
+ * named only to a repository that indexes none: s23 R8). Source code left out of a repository that indexes none (a
+ * code folder added without `--code`: s23 U2) gets the command that lets it in.
  */
-function skippedTypesLine(skipped: Record<string, number>, fileTypes: readonly string[]): string | undefined {
+function skippedTypesLines(repository: string, skipped: Record<string, number>, fileTypes: readonly string[]): string[] {
   const types = Object.entries(skipped).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  if (types.length === 0) return undefined;
+  if (types.length === 0) return [];
   const listed = types
     .slice(0, SKIPPED_TYPES_LISTED)
     .map(([type, n]) => `${n} ${type ? `.${escapeControls(type)}` : "without an extension"}`);
   if (types.length > SKIPPED_TYPES_LISTED) listed.push(`and ${types.length - SKIPPED_TYPES_LISTED} more types (\`--json\` lists them)`);
+  const code = indexesCode(fileTypes) ? [] : types.map(([type]) => type).filter(isCodeFormat);
   const hints = [
-    ...(types.some(([type]) => type !== "") ? ["an extension is indexed when file_types in `researcher config show` names it"] : []),
+    ...(types.some(([type]) => type !== "" && !code.includes(type))
+      ? ["an extension is indexed when file_types in `researcher config show` names it"]
+      : []),
     ...(Object.hasOwn(skipped, "") ? [withoutExtensionHint(fileTypes)] : []),
   ];
-  return `not indexed by type: ${listed.join(", ")} (${hints.join("; ")})`;
+  // (a repository's name and types are letters, digits, '-' and '_': nothing to quote)
+  const command = `researcher config set repositories.${repository}.file_types ${[...fileTypes, ...code].join(",")}`;
+  return [
+    `not indexed by type: ${listed.join(", ")}${hints.length ? ` (${hints.join("; ")})` : ""}`,
+    ...(code.length ? [`to index the source code too, run \`${command}\` and index again`] : []),
+  ];
 }
 
 /** Which files without an extension a repository of these types indexes: scripts of its code languages, if any. */
@@ -537,8 +546,7 @@ export function indexSummaryText(summary: IndexSummary, style: Style, fileTypes:
     const files = summary.failed_unchanged === 1 ? "1 file that failed is" : `${summary.failed_unchanged} files that failed are`;
     lines.push(`  ${style.dim(`${files} unchanged: not tried again (\`status\` lists them; \`index --retry-failed\` tries them)`)}`);
   }
-  const types = skippedTypesLine(summary.skipped_types ?? {}, fileTypes);
-  if (types) lines.push(`  ${style.dim(types)}`);
+  for (const line of skippedTypesLines(summary.repository, summary.skipped_types ?? {}, fileTypes)) lines.push(`  ${style.dim(line)}`);
   const generated = Object.entries(summary.skipped_generated ?? {}).sort((a, b) => b[1] - a[1]);
   if (generated.length) {
     const list = generated.map(([rule, n]) => `${n} ${escapeControls(rule)}`).join(", ");
