@@ -30,6 +30,7 @@ import {
   AS_ROOT,
   canMount,
   cliAsNobody,
+  cliCommand,
   executable,
   HOOK_TIMEOUT,
   mountTmpfs,
@@ -873,7 +874,13 @@ test("a repository removed while watched is watched no more: its index does not 
   writeTree(docs, { "a.md": "# A\n\nalphaword\n" });
   const repo = registerRepository(home, { name: "w5", path: docs, embed: false });
   const batches = new Batches();
-  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  let nothingLeft = 0;
+  const handle = watchRepositories(home, [repo], {
+    debounceMs: 50,
+    onBatch: batches.add,
+    onError: (e) => batches.errors.push(e),
+    onNothingLeft: () => nothingLeft++,
+  });
   try {
     await handle.ready;
     removeRepository(home, "w5");
@@ -884,6 +891,52 @@ test("a repository removed while watched is watched no more: its index does not 
     expect(existsSync(repo.dir)).toBe(false);
     expect(existsSync(getRepository(home, "w5b").dir)).toBe(false);
     expect(batches.errors.map((e) => (e as { code?: string }).code)).toContain("REPO_NOT_FOUND");
+    // Nothing is left for a watch that named it: the caller ends it (the CLI's watch spun a core, waiting: s23 hostile H1).
+    expect(nothingLeft).toBeGreaterThan(0);
+  } finally {
+    await handle.close();
+  }
+});
+
+test("`researcher watch <name>` ends, saying so, when its repository is removed: it spun a core for ever (s23 hostile H1)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "solo", docs, "--no-embed"], { home }).code).toBe(0);
+  const watch = Bun.spawn([...cliCommand, "watch", "solo", "--no-embed"], {
+    env: { PATH: SYSTEM_PATH, HOME: home, RESEARCHER_HOME: home },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  try {
+    await Bun.sleep(1_500); // its first run
+    expect(runCli(["repo", "remove", "solo"], { home }).code).toBe(0);
+    const ended = await Promise.race([watch.exited, Bun.sleep(10_000).then(() => "still running")]);
+    expect(ended).toBe(0);
+    expect(await new Response(watch.stderr).text()).toMatch(/was removed while watched[\s\S]*nothing left to watch: the watch ends/);
+  } finally {
+    watch.kill();
+  }
+}, 30_000);
+
+test("a repository pointed at another folder while watched is watched there, as one renamed is (s23 hostile H1)", async () => {
+  // The fix the hint for a moved folder gives: the folder moved, then the repository pointed at it.
+  const home = tempDir();
+  const before = tempDir();
+  const after = join(tempDir(), "moved");
+  writeTree(before, { "a.md": "# A\n\nalphaword\n" });
+  const repo = registerRepository(home, { name: "solo", path: before, embed: false });
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  try {
+    await handle.ready;
+    renameSync(before, after);
+    setConfigValue(home, "repositories.solo.path", after);
+    await Bun.sleep(2_500); // past a look at the registry
+    writeFileSync(join(after, "b.md"), "# B\n\nbetaword\n");
+    await batches.until(["b.md"]);
+    expect((await search(home, { query: "betaword", repositories: ["solo"] })).results.map((r) => r.path)).toEqual(["b.md"]);
+    expect(batches.errors).toEqual([]);
   } finally {
     await handle.close();
   }

@@ -312,6 +312,10 @@ export async function watchCommand(names: string[], flags: Flags): Promise<void>
       if (error.hint) note(`${clock()} hint: ${error.hint.replace(/,? and run the command again\b/, "; the watch tries again by itself")}`);
     },
     onStatus: live?.status,
+    onNothingLeft: () => {
+      note(`${clock()} nothing left to watch: the watch ends`);
+      stop();
+    },
   });
   // Ctrl-C and SIGTERM end the watch after the batch being written.
   await stopped;

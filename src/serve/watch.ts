@@ -86,6 +86,11 @@ export interface WatchOptions {
   /** Also watch repositories registered while watching: `watch` and `serve --watch` without names mean all of them. */
   followNew?: boolean;
   /**
+   * Every repository watched was removed (`repo remove`), and none is followed elsewhere: a named watch has nothing
+   * left to do (one of all repositories waits for the next to be registered).
+   */
+  onNothingLeft?: () => void;
+  /**
    * Runs each batch. `serve --watch` passes the MCP server's writer queue, so the server's own writes and the
    * watch take turns instead of meeting the writer lock.
    */
@@ -132,9 +137,16 @@ export function watchRepositories(home: string, repos: Repository[], options: Wa
     throw error;
   }
   const ready = Promise.all(watchers.map((w) => w.start())).then(() => undefined);
-  context.follow = () => followRegistry(home, watchers, context);
-  const follow = setInterval(context.follow, REGISTRY_CHECK_MS);
+  const follow = setInterval(() => context.follow?.(), REGISTRY_CHECK_MS);
   follow.unref();
+  context.follow = () => {
+    followRegistry(home, watchers, context);
+    // With no folder watched, the registry's look is all that waits: held, it keeps the process waiting for a
+    // repository to be registered; left unreferenced, nothing did, and the runtime spun a core (s23 hostile H1).
+    if (watchers.some((w) => w.active)) follow.unref();
+    else if (context.options.followNew) follow.ref();
+    else if (!context.closed) context.options.onNothingLeft?.();
+  };
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
@@ -168,15 +180,18 @@ function followRegistry(home: string, watchers: RepositoryWatch[], context: Cont
     return;
   }
   const paths = new Map(registered.map((repo) => [repo.name, repo.path]));
-  for (const watcher of watchers) if (watcher.active && paths.get(watcher.name) !== watcher.path) watcher.stop();
+  const stopped = watchers.filter((watcher) => watcher.active && paths.get(watcher.name) !== watcher.path);
+  for (const watcher of stopped) watcher.stop();
   const watched = new Set(watchers.filter((w) => w.active).map((w) => w.name));
-  const renamed = watchers.flatMap((watcher) => {
-    const to = paths.has(watcher.name) || watcher.followed ? undefined : watcher.renamedTo(registered);
+  // Renamed, or pointed at another folder (`config set repositories.<name>.path`): the same index, watched on.
+  const moved = watchers.flatMap((watcher) => {
+    const to = watcher.active || watcher.followed ? undefined : watcher.movedTo(registered);
     if (!to || watched.has(to.name)) return [];
     watcher.followed = true;
     return [to];
   });
-  const starting = context.options.followNew ? registered.filter((repo) => !watched.has(repo.name)) : renamed;
+  for (const watcher of stopped) if (!watcher.followed) context.options.onError?.(removedWhileWatched(watcher.name), watcher.name);
+  const starting = context.options.followNew ? registered.filter((repo) => !watched.has(repo.name)) : moved;
   for (const repo of starting) {
     try {
       const watcher = new RepositoryWatch(repo, context);
@@ -186,6 +201,13 @@ function followRegistry(home: string, watchers: RepositoryWatch[], context: Cont
       context.options.onError?.(error, repo.name);
     }
   }
+}
+
+/** Said of a watched repository that is no longer registered (or is, for another index): it is watched no more. */
+function removedWhileWatched(name: string): ResearcherError {
+  return new ResearcherError("REPO_NOT_FOUND", `repository '${name}' was removed while watched: it is watched no more`, {
+    hint: "`researcher repo list` lists the repositories; watch again the ones to follow",
+  });
 }
 
 /** An index folder's identity: `repo rename` moves the folder itself; `repo remove` and `repo add` make another. */
@@ -245,9 +267,13 @@ class RepositoryWatch {
     this.startWatcher();
   }
 
-  /** The repository this one was renamed to, if `repo rename` gave it another name: the same folder and index. */
-  renamedTo(registered: Repository[]): Repository | undefined {
-    return registered.find((repo) => repo.path === this.repo.path && folderIdentity(repo.dir) === this.indexFolder);
+  /**
+   * The repository this one now is, renamed (`repo rename`) or pointed at another folder (`config set
+   * repositories.<name>.path`): the one registered with its index folder. A repository removed and added again
+   * has another index folder, and is not this one.
+   */
+  movedTo(registered: Repository[]): Repository | undefined {
+    return registered.find((repo) => folderIdentity(repo.dir) === this.indexFolder);
   }
 
   get name(): string {
