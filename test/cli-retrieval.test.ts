@@ -317,4 +317,46 @@ describe("multi-get", () => {
     expect(capped.skipped[0].reason).toMatch(/^larger than max_bytes per document/);
     expect(ok("multi-get", "d12.md", "--max-bytes", "10")).toMatch(/^==> notes:d12\.md <== skipped: larger than/);
   });
+
+  test("a glob or a ref that names nothing is listed, exit 0, and said on stderr whatever the format (s23 C2)", () => {
+    // A glob alone in a repository that does not exist or was never indexed failed the command (exit 1) where a ref
+    // alone was listed; a ref that named nothing said nothing on stderr, as a glob that matches nothing does.
+    ok("repo", "add", "unindexed", tempDir(), "--no-embed"); // the last test of the file: no other sees it
+    const notYet = "repository 'unindexed' has not been indexed yet (hint: run `researcher index unindexed`)";
+    for (const [pattern, reason] of [
+      ["ghost:*", "no repository named 'ghost'"],
+      ["ghost:a.md", "no repository named 'ghost'"],
+      ["unindexed:*", notYet],
+      ["unindexed:a.md", notYet],
+      ["notes:zz.md", "notes:zz.md is not an indexed document"],
+    ] as const) {
+      const json = cli("multi-get", pattern, "--json");
+      expect({ pattern, code: json.code, stderr: json.stderr, out: JSON.parse(json.stdout) }).toEqual({
+        pattern,
+        code: 0,
+        stderr: `no indexed documents match ${pattern}\n`,
+        out: { documents: [], skipped: [{ repository: "", path: pattern, reason }], skipped_total: 1 },
+      });
+      const text = cli("multi-get", pattern);
+      expect({ pattern, code: text.code, stderr: text.stderr, stdout: text.stdout }).toEqual({
+        pattern,
+        code: 0,
+        stderr: `no indexed documents match ${pattern}\n`,
+        stdout: `==> ${pattern} <== skipped: ${reason}\n`,
+      });
+      const paths = cli("multi-get", pattern, "--files");
+      expect({ pattern, code: paths.code, stderr: paths.stderr }).toEqual({
+        pattern,
+        code: 0,
+        stderr: `skipped ${pattern}: ${reason}\nno indexed documents match ${pattern}\n`,
+      });
+    }
+    // A list that read something is not said to match nothing; `get` of a ref in a repository never indexed names the run.
+    expect(cli("multi-get", "notes:d01.md,ghost:*", "--json").stderr).toBe("");
+    const never = cli("get", "unindexed:a.md");
+    expect({ code: never.code, stderr: never.stderr }).toEqual({
+      code: 1,
+      stderr: "error: repository 'unindexed' has not been indexed yet\nhint: run `researcher index unindexed`\n",
+    });
+  });
 });

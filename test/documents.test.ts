@@ -325,12 +325,14 @@ describe("readDocuments (multi-get)", () => {
     expect(await paths("one:*/readme.md")).toEqual(["one:shared/readme.md"]);
     expect(await paths("one:2024:01/*")).toEqual(["one:2024:01/log.md"]);
     expect(await paths("2024:01/*")).toEqual(["one:2024:01/log.md"]); // a colon in a path, not a repository
-    // A misspelt repository before a glob is an error naming the known ones, as in a ref, not an empty match.
-    await expect(readDocuments(home, "noe:*.md")).rejects.toMatchObject({ code: "REPO_NOT_FOUND" });
+    // A misspelt repository before a glob is said to be, as in a ref, not an empty match: listed with its reason, as a
+    // ref alone is (it failed the command: s23 C2).
+    const misnamed = async (pattern: string) => (await readDocuments(home, pattern)).skipped;
+    expect(await misnamed("noe:*.md")).toEqual([{ repository: "", path: "noe:*.md", reason: "no repository named 'noe'" }]);
     // A path with a colon that matches nothing is an empty match, not "no repository named '2025'" (review s8 #10).
     expect(await paths("2025:01/*")).toEqual([]);
     // A name unlike any path's part before a colon is a repository's, though paths hold colons (s17 review #9).
-    await expect(readDocuments(home, "nosuch:*")).rejects.toMatchObject({ code: "REPO_NOT_FOUND" });
+    expect(await misnamed("nosuch:*")).toEqual([{ repository: "", path: "nosuch:*", reason: "no repository named 'nosuch'" }]);
     // Anchored with a leading slash, or a whole folder with a trailing one (they matched nothing: hostile s8 #9).
     expect(await paths("one:/shared/*")).toEqual(["one:shared/readme.md"]);
     expect(await paths("one:shared/")).toEqual(["one:shared/readme.md"]);
@@ -388,16 +390,36 @@ describe("readDocuments (multi-get)", () => {
     expect(await read("fn:sub/journal")).toEqual(["sub/journal/d.md"]);
   });
 
-  test("a glob in a repository that does not exist or was never indexed is an error, as `ls` makes it (s16 user #5)", async () => {
-    // Both answered an empty match with exit 0: a script's misspelt repository went unnoticed.
+  test("a glob or a ref in a repository that does not exist or was never indexed is listed with its reason, alone as in a list (s16 user #5, s23 C2)", async () => {
+    // Both answered an empty match: a script's misspelt repository went unnoticed. A glob alone then failed the
+    // command where a ref alone was listed, and a ref in a repository never indexed was "not an indexed document".
     const own = tempDir();
     const folder = tempDir();
     writeTree(folder, { "a.md": "# A\n" });
     await indexRepository(own, registerRepository(own, { name: "notes", path: folder, embed: false }));
     registerRepository(own, { name: "later", path: tempDir(), embed: false });
+    const notYet = "repository 'later' has not been indexed yet (hint: run `researcher index later`)";
     // No indexed path holds a colon, so `nosuch:` can only be a repository's name.
-    expect(await refusal(readDocuments(own, "nosuch:*"))).toMatchObject({ code: "REPO_NOT_FOUND" });
-    expect(await refusal(readDocuments(own, "later:*"))).toMatchObject({ code: "NOT_INDEXED" });
+    for (const [pattern, reason] of [
+      ["nosuch:*", "no repository named 'nosuch'"],
+      ["nosuch:a.md", "no repository named 'nosuch'"],
+      ["later:*", notYet],
+      ["later:a.md", notYet],
+    ] as const) {
+      expect({ pattern, ...(await readDocuments(own, pattern)) }).toEqual({
+        pattern,
+        documents: [],
+        skipped: [{ repository: "", path: pattern, reason }],
+        skipped_total: 1,
+      });
+    }
+    // `get` and `get --meta` say what to run, not "not an indexed document" and `ls later`, which fails NOT_INDEXED.
+    for (const read of [readDocument, documentInfo]) {
+      expect(await refusal(async () => read(own, "later:a.md"))).toMatchObject({
+        code: "NOT_INDEXED",
+        hint: "run `researcher index later`",
+      });
+    }
     expect((await readDocuments(own, "notes:*")).documents.map((d) => d.path)).toEqual(["a.md"]);
     expect((await readDocuments(own, "*.md")).documents.map((d) => d.path)).toEqual(["a.md"]); // `later` holds nothing yet
     // In a list, such a glob is its part's skipped entry, as a ref part's error is: it failed the whole list, the
@@ -405,9 +427,9 @@ describe("readDocuments (multi-get)", () => {
     const listed = await readDocuments(own, "notes:a.md,later:*.md,nosuch:*.md,later:x.md");
     expect(listed.documents.map((d) => d.path)).toEqual(["a.md"]);
     expect(listed.skipped.map((s) => [s.path, s.reason])).toEqual([
-      ["later:*.md", "repository 'later' has not been indexed yet"],
+      ["later:*.md", notYet],
       ["nosuch:*.md", "no repository named 'nosuch'"],
-      ["later:x.md", "later:x.md is not an indexed document"],
+      ["later:x.md", notYet],
     ]);
     // Parts that are all empty name nothing, as an empty pattern does: a usage error, not an empty match.
     for (const pattern of ["", " ", ",", " , ,"]) {

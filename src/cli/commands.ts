@@ -16,6 +16,7 @@ import {
   listDocuments,
   listFailures,
   matchDocuments,
+  namedNothing,
   readDocument,
   readDocuments,
   repositoryPath,
@@ -387,18 +388,19 @@ export async function multiGetCommand(pattern: string, flags: Flags): Promise<vo
   if (flags.json && flags.files) throw new ResearcherError("USAGE", "--json and --files cannot be combined");
   const maxBytesPerDocument = positive(flags.maxBytes, "--max-bytes") ?? 1024 * 1024;
   const nul = nulSeparated(flags, Boolean(flags.files));
-  // Said on stderr whatever the format: a script's pattern that matched nothing answered an empty success in silence.
+  // Said on stderr whatever the format: a script's pattern that matched nothing answered an empty success in silence,
+  // and so did a ref or a glob in a repository that names none, listed as skipped (s23 C2).
   const noMatch = () => stderr.write(`no indexed documents match ${escapeControls(pattern)}\n`);
   if (flags.files) {
     const { refs, skipped } = matchDocuments(home(flags), String(pattern));
     for (const s of skipped) stderr.write(`${escapeControls(`skipped ${s.path}: ${s.reason}`)}\n`);
-    if (refs.length === 0 && skipped.length === 0) noMatch();
+    if (namedNothing(refs.length, skipped)) noMatch();
     // A set of files, as search's --files is: two parts of one file name it once.
     return out(fileLines([...new Set(refs.map((r) => join(r.repo.path, r.path)))], nul));
   }
   const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument });
   stderr.write(found.documents.map((doc) => changedSinceIndexLine(doc)).join(""));
-  if (found.documents.length === 0 && found.skipped.length === 0) noMatch();
+  if (namedNothing(found.documents.length, found.skipped, found.skipped_total)) noMatch();
   if (flags.json) return json({ documents: found.documents.map(documentJson), skipped: found.skipped, skipped_total: found.skipped_total });
   out(multiGetText(found, { lineNumbers: Boolean(flags.lineNumbers) }));
 }

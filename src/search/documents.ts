@@ -537,7 +537,9 @@ function indexedDocument(
   { session, suggest }: RefLookup,
 ): { listed: ListedDocument; root: RootRecord | undefined } {
   const found = withStore(repo, (store) => ({ listed: store.documentListing(path)[0], root: store.recordedRoot() }), session);
-  if (!found?.listed) throw folderOrNotIndexed(home, repo, path, { session, suggest });
+  // A repository never indexed holds no document yet: the fix is to index it, as `ls` says (its `ls` hint failed).
+  if (found === undefined) throw notIndexedYet(repo.name);
+  if (!found.listed) throw folderOrNotIndexed(home, repo, path, { session, suggest });
   return { listed: found.listed, root: found.root };
 }
 
@@ -974,7 +976,7 @@ const MULTI_GET_HINT = "a glob (`notes:meetings/*.md`, `*.pdf`), a folder (`note
 /**
  * What a multi-get pattern names: a glob over indexed paths, by the rule `--filter` uses (`*.md` at any depth,
  * `notes/**`, or `repo:docs/*` to match in one repository), or a comma-separated list of refs, globs and folders. A
- * part of a list that names nothing is a skipped entry, not a failure. Within `session` (one is opened otherwise),
+ * part that names nothing (alone or in a list) is a skipped entry, not a failure. Within `session` (one is opened otherwise),
  * whose listings every part shares.
  */
 export function matchDocuments(home: string, pattern: string, options: { repository?: string; session?: ReadSession } = {}): Matched {
@@ -1010,8 +1012,9 @@ interface PartScope {
 
 /**
  * One part of a pattern: a glob or folder (matched), else a ref, else a name that is no document but a folder of
- * them is that folder. In a list (not `single`), a part that names nothing, or cannot be matched (a glob in a
- * repository never indexed, or none of that name), is a skipped entry.
+ * them is that folder. A part that names nothing, or cannot be matched (a glob in a repository never indexed, or none
+ * of that name), is a skipped entry, alone as in a list; but a glob alone (`single`) is never read as a ref, and one
+ * that matches nothing is an empty match.
  */
 function matchPart(home: string, part: string, scope: PartScope, single: boolean): Matched {
   const globbed = isGlob(part) || part.endsWith("/");
@@ -1025,15 +1028,33 @@ function matchPart(home: string, part: string, scope: PartScope, single: boolean
     try {
       found = matchGlob(home, part, scope);
     } catch (error) {
-      // A ref part's error is its skipped entry; a glob part's was the whole list's (s22 review F10).
-      if (single) throw error;
-      return skip(describeError(error));
+      // A glob's error is its skipped entry, as a ref's is: a glob part's failed the whole list (s22 review F10), and
+      // a glob alone the command, where a ref alone in the same repository was listed (s23 C2).
+      return skip(partReason(error));
     }
     if (found.refs.length > 0 || found.skipped.length > 0 || single) return found;
     return skip("no indexed document matches it");
   }
   // A folder's name without its slash is that folder, in a list as alone (s21 retest R2).
-  return folderOf(home, part, scope) ?? skip(describeError((resolved as { error: unknown }).error));
+  return folderOf(home, part, scope) ?? skip(partReason((resolved as { error: unknown }).error));
+}
+
+/**
+ * Why a part names nothing, as its skipped entry says: its error's message, and for a repository never indexed the
+ * run that indexes it (the fix is the repository's, as a skipped repository's reason gives its hint).
+ */
+function partReason(error: unknown): string {
+  const hint = isResearcherError(error) && error.code === "NOT_INDEXED" ? error.hint : undefined;
+  return `${describeError(error)}${hint ? ` (hint: ${hint})` : ""}`;
+}
+
+/**
+ * A pattern named no document: none was given (`given`: read, or matched for paths alone) and every entry left out is a part that named none
+ * (`repository` ""), not a document too large, unread or in an index that cannot be read. All of them are known only
+ * when all are listed (`total`): the parts come first, the documents after.
+ */
+export function namedNothing(given: number, skipped: SkippedDocument[], total = skipped.length): boolean {
+  return given === 0 && total === skipped.length && skipped.every((s) => s.repository === "");
 }
 
 /**

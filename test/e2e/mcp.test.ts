@@ -633,6 +633,19 @@ describe("MCP over stdio", () => {
       "ref 'docs:cars.md:3:2' names repository 'docs' but repository is 'big': they do not go together",
     );
     expect((await call("get_document", { ref: "docs:cars.md:3:2", repository: "docs" })).structuredContent).toMatchObject({ from: 3 });
+    // A glob in a repository that does not exist is listed with its reason, as a ref is, not an error (s23 C2).
+    for (const pattern of ["nosuch:*", "nosuch:a.md"]) {
+      const missing = await call("multi_get", { pattern });
+      expect({ pattern, error: missing.isError ?? false, structured: missing.structuredContent }).toEqual({
+        pattern,
+        error: false,
+        structured: {
+          documents: [],
+          skipped: [{ repository: "", path: pattern, reason: "no repository named 'nosuch'" }],
+          skipped_total: 1,
+        },
+      });
+    }
     const same = await call("multi_get", { pattern: "big:small.md", repository: "big" });
     expect(same.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["small.md"]);
     // The hint's way to a path in the repository that begins with another repository's name: an empty match, no error.
