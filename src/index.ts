@@ -8,7 +8,9 @@
  *   const { results } = await search(home, { query: "retry policy" });
  */
 export { loadConfig, resolveHome, setConfigValue, type Config } from "./config.ts";
-export { readDocument, readDocuments, resolveDocumentRef, type DocumentText } from "./search/documents.ts";
+export { resolveDocumentRef } from "./search/document-refs.ts";
+export { readDocument, type DocumentText } from "./search/read-document.ts";
+export { readDocuments } from "./search/multi-get.ts";
 export { chooseModel, describeModel, EmbedderCache, KNOWN_MODELS, loadEmbedder, type Embedder, type ModelInfo } from "./embed/embedder.ts";
 export { ERROR_CODES, ResearcherError, type ErrorCode } from "./errors.ts";
 export { parseFilter, type Filter, type FilterJson } from "./search/filters.ts";

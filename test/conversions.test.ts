@@ -3,7 +3,7 @@ import { expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { indexRepository } from "../src/index/indexer.ts";
 import { ConversionCache } from "../src/search/conversions.ts";
-import { readDocument } from "../src/search/documents.ts";
+import { readDocument } from "../src/search/read-document.ts";
 import { bm25Repository } from "./helpers.ts";
 
 test("reads of a file being converted wait for that conversion; at most `concurrency` run at once; a failure is not kept", async () => {

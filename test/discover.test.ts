@@ -14,7 +14,8 @@ import { seeded } from "../src/random.ts";
 import { scriptLanguage } from "../src/convert/code-languages.ts";
 import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
-import { listDocuments, readDocuments } from "../src/search/documents.ts";
+import { listDocuments } from "../src/search/read-document.ts";
+import { readDocuments } from "../src/search/multi-get.ts";
 import { search } from "../src/search/search.ts";
 import { tempDir, writeTree } from "./helpers.ts";
 

@@ -1,16 +1,9 @@
 /** Reading indexed documents back: every ref form, line ranges at the edges, refusals, suggestions, listings. */
 import { beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { indexRepository, removeDocument } from "../src/index/indexer.ts";
-import {
-  closePaths,
-  documentInfo,
-  editDistance,
-  listDocuments,
-  MAX_SKIPPED_LISTED,
-  readDocument,
-  readDocuments,
-  resolveDocumentRef,
-} from "../src/search/documents.ts";
+import { closePaths, editDistance, resolveDocumentRef } from "../src/search/document-refs.ts";
+import { documentInfo, listDocuments, readDocument } from "../src/search/read-document.ts";
+import { MAX_SKIPPED_LISTED, readDocuments } from "../src/search/multi-get.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { pathGlob } from "../src/path-glob.ts";
 import { parseFilter } from "../src/search/filters.ts";

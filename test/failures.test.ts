@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { setConfigValue } from "../src/config.ts";
 import { indexOneFile } from "../src/index/add-file.ts";
 import { registerRepository, type Repository } from "../src/repos.ts";
-import { readDocument } from "../src/search/documents.ts";
+import { readDocument } from "../src/search/read-document.ts";
 import { Store } from "../src/store/store.ts";
 import { VERSION } from "../src/version.ts";
 import { runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";

@@ -151,7 +151,7 @@ describe("imports in src/", () => {
       ["d.ts", []],
     ]);
     expect(circles(circle)).toEqual(["a.ts → b.ts → c.ts → a.ts"]);
-    expect(stageProblem("search/documents.ts", "index/discover.ts")).toBe("search may not import index");
+    expect(stageProblem("search/read-document.ts", "index/discover.ts")).toBe("search may not import index");
     expect(stageProblem("log.ts", "cli/terminal.ts")).toBe("a leaf imports the cli stage");
     expect(stageProblem("cli/cli.ts", "main.ts")).toBe("main.ts is an entry point: nothing in src/ imports it");
     expect(stageProblem("index/indexer.ts", "search/vectors.ts")).toBeNull();

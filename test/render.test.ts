@@ -14,7 +14,7 @@ import {
   styleFor,
 } from "../src/serve/render.ts";
 import type { IndexSummary } from "../src/index/indexer.ts";
-import type { DocumentInfo } from "../src/search/documents.ts";
+import type { DocumentInfo } from "../src/search/read-document.ts";
 import type { RepositoryStatus } from "../src/store/status.ts";
 import type { FragmentHit, SearchResponse } from "../src/search/search.ts";
 import { parseCsv } from "./helpers.ts";

@@ -20,7 +20,7 @@ import {
 } from "../repos.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
 import { stringifyYaml } from "../yaml.ts";
-import { listDocuments } from "../search/documents.ts";
+import { listDocuments } from "../search/read-document.ts";
 import { own } from "../own.ts";
 
 function embeddingFlags(flags: Flags): AddRepositoryInput["embedding"] {

@@ -11,16 +11,9 @@ import { LIMIT, minimumScore, OFFSET, type Range } from "../search/bounds.ts";
 import { downloadProgress, home, integer, json, list, out, positive, repeated, type Flags } from "./cli-options.ts";
 import { NO_TEXT_LAYER_OCR_OFF } from "../convert/document.ts";
 import { conversionLimits, convertPath } from "../convert/pool.ts";
-import {
-  documentInfo,
-  listDocuments,
-  listFailures,
-  matchDocuments,
-  namedNothing,
-  readDocument,
-  readDocuments,
-  repositoryPath,
-} from "../search/documents.ts";
+import { repositoryPath } from "../search/document-refs.ts";
+import { documentInfo, listDocuments, listFailures, readDocument } from "../search/read-document.ts";
+import { matchDocuments, namedNothing, readDocuments } from "../search/multi-get.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
 import { isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { env } from "../env.ts";

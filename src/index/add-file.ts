@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { ResearcherError } from "../errors.ts";
 import { spelledOnDisk } from "../files.ts";
 import type { Repository } from "../repos.ts";
-import { repositoryPath, withStore } from "../search/documents.ts";
+import { repositoryPath } from "../search/document-refs.ts";
+import { withStore } from "../search/read-session.ts";
 import { type IndexOptions, type IndexSummary, indexFiles } from "./indexer.ts";
 
 /** The summary of indexing `file` (relative to the repository's folder, or absolute inside it), and its path. */

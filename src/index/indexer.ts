@@ -57,7 +57,7 @@ import { acquireWriterLock, leftoverTempFiles, withConfigLock } from "../lock.ts
 import { forEachConcurrently } from "../serial.ts";
 import { keepRepositoryModel, listRepositories, type Repository } from "../repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput, type Fragment, type RecordedFailure, type StoredDocument } from "../store/store.ts";
-import { closePaths, spelledIn } from "../search/documents.ts";
+import { closePaths, spelledIn } from "../search/document-refs.ts";
 import { dropVectors, syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
 import { clearImpacts, maintainImpactLists, updateImpacts } from "../search/bm25.ts";

@@ -6,7 +6,7 @@
 import type { Repository } from "../repos.ts";
 import { BUILT_IN_KEYS, type Filter, type FilterTerm } from "../store/filter-sql.ts";
 import type { Store } from "../store/store.ts";
-import { editDistance } from "./documents.ts";
+import { editDistance } from "./document-refs.ts";
 import { shortened } from "../text.ts";
 import { leadingRepository } from "../path-glob.ts";
 

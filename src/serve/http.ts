@@ -3,12 +3,12 @@
  * GET /search and GET /documents/<ref> answer with the CLI's JSON — plus GET /health. Every route but /health
  * passes the same checks: the Host (and Origin, when sent) must name this server (DNS rebinding: a web page whose
  * name now resolves to this machine must not reach it, whatever address it is bound to), and with a token the
- * request must carry it. Only indexed documents are ever served: reads go through documents.ts.
+ * request must carry it. Only indexed documents are ever served: reads go through search/read-document.ts.
  */
 import { timingSafeEqual } from "node:crypto";
 import { hostname, networkInterfaces } from "node:os";
 import { loadConfig } from "../config.ts";
-import { readDocument } from "../search/documents.ts";
+import { readDocument } from "../search/read-document.ts";
 import { describeError, ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { parseFilter } from "../search/filters.ts";
 import { logger } from "../log.ts";

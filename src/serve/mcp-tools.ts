@@ -6,15 +6,9 @@
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { listParts } from "../path-glob.ts";
-import {
-  limitDocumentBytes,
-  listDocuments,
-  readDocument,
-  readDocuments,
-  repositoryPath,
-  type DocumentText,
-  withLineNumbers,
-} from "../search/documents.ts";
+import { repositoryPath } from "../search/document-refs.ts";
+import { limitDocumentBytes, listDocuments, readDocument, type DocumentText, withLineNumbers } from "../search/read-document.ts";
+import { readDocuments } from "../search/multi-get.ts";
 import { loadConfig } from "../config.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { defaultAnswerLimit, MAX_QUERY_CHARS } from "../search/bounds.ts";

@@ -5,7 +5,8 @@
  * It sits with the servers, below the CLI: MCP and HTTP answer with the same JSON and text as the CLI prints.
  */
 import { hostname } from "node:os";
-import { type DocumentInfo, type DocumentText, type MultiGetResult, type SkippedDocument, withLineNumbers } from "../search/documents.ts";
+import { type DocumentInfo, type DocumentText, type SkippedDocument, withLineNumbers } from "../search/read-document.ts";
+import type { MultiGetResult } from "../search/multi-get.ts";
 import type { FilterMiss } from "../search/filter-misses.ts";
 import type { IndexProgress, IndexSummary } from "../index/indexer.ts";
 import type { DocumentHit, FragmentHit, SearchResponse } from "../search/search.ts";

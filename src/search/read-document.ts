@@ -1,0 +1,446 @@
+/**
+ * Reading one indexed document back, whole or a range of its lines or pages, and listing what the index holds (`ls`,
+ * `get --meta`). Only documents the index holds are read: files that were never indexed (hidden, excluded, other
+ * types) are refused. A converted format (PDF, DOCX, EPUB, HTML) reads back as the markdown indexing saw, through the
+ * same converter; PDFs with page marker lines.
+ */
+import { join } from "node:path";
+import { loadConfig } from "../config.ts";
+import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
+import { PAGE_MARKER } from "../convert/document.ts";
+import { conversionLimits, conversionSettings, convertOnce } from "../convert/pool.ts";
+import { describeError, notIndexedYet, ResearcherError, toResearcherError } from "../errors.ts";
+import { movedRoot, movedRootHint, readConfinedFile, rootRecord, type RootRecord, sha256 } from "../files.ts";
+import { leadingRepository } from "../path-glob.ts";
+import { attempt, listRepositories, selectRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
+import { Store, type ListedDocument } from "../store/store.ts";
+import { shellWord } from "../terminal.ts";
+import { composed } from "../text.ts";
+import { ConversionCache } from "./conversions.ts";
+import { docidOf } from "./docid.ts";
+import {
+  badCount,
+  badFirstLine,
+  badPage,
+  closePaths,
+  type DocumentRef,
+  notIndexed,
+  type RefLookup,
+  resolveDocumentRef,
+} from "./document-refs.ts";
+import { documentsBelow, inSession, type ReadSession, withStore } from "./read-session.ts";
+
+/** Who a document is: what every answer about it starts with. */
+interface DocumentIdentity {
+  repository: string;
+  path: string;
+  docid: string;
+  title: string;
+  format: string;
+  metadata: Record<string, unknown>;
+}
+
+/** What the index knows about a document, without reading it: `ls` entries and `get --meta`. */
+export interface DocumentInfo extends DocumentIdentity {
+  size: number;
+  /** The file's modification time when it was indexed (ISO 8601). */
+  modified: string;
+  fragments: number;
+  /** The last page of a paged document (PDF), null for the rest. */
+  pages: number | null;
+}
+
+export interface DocumentText extends DocumentIdentity {
+  /** First and last line of `text` (1-based, inclusive); `to` is `from - 1` for an empty document. */
+  from: number;
+  to: number;
+  /** The same as `from`/`to`, the names the first MCP contract used. */
+  from_line: number;
+  to_line: number;
+  total_lines: number;
+  /** The answer was cut short of what was asked for (by a byte budget): read on from `to + 1`. */
+  truncated: boolean;
+  /**
+   * The file is not what was indexed (edited since, and no index run yet): the text is the file as it is now, so a
+   * line range a search cited may have moved.
+   */
+  changed_since_index: boolean;
+  text: string;
+}
+
+export interface ReadOptions {
+  /** First line (1-based); default: the ref's line, else 1. */
+  fromLine?: number;
+  /** How many lines; default: the ref's count, else to the end. */
+  maxLines?: number;
+  /** A server's converted documents, reused while a file's bytes and settings are unchanged. */
+  conversions?: ConversionCache;
+  /** The caller gave up (an MCP client cancelled): a conversion only this read waits for is stopped. */
+  signal?: AbortSignal;
+  /** Indexes and configuration shared with other reads of the same call. */
+  session?: ReadSession;
+}
+
+/** A document's listing (`get --meta`, `ls`) by any ref; a refusal (with close paths) for anything not indexed. */
+export function documentInfo(home: string, ref: string | DocumentRef, options: RefLookup = {}): DocumentInfo {
+  const { repo, path } = typeof ref === "string" ? resolveDocumentRef(home, ref, options) : ref;
+  return listedInfo(repo, indexedDocument(home, repo, path, options).listed);
+}
+
+/**
+ * What the index holds about a document, and where its repository's folder led at the last run (read together: one
+ * opening of the index per document read); a refusal (with close paths) for anything it does not hold.
+ */
+function indexedDocument(
+  home: string,
+  repo: Repository,
+  path: string,
+  { session, suggest }: RefLookup,
+): { listed: ListedDocument; root: RootRecord | undefined } {
+  const found = withStore(repo, (store) => ({ listed: store.documentListing(path)[0], root: store.recordedRoot() }), session);
+  // A repository never indexed holds no document yet: the fix is to index it, as `ls` says (its `ls` hint failed).
+  if (found === undefined) throw notIndexedYet(repo.name);
+  if (!found.listed) throw folderOrNotIndexed(home, repo, path, { session, suggest });
+  return { listed: found.listed, root: found.root };
+}
+
+/** A ref to no document: a folder of indexed documents is said to be one, with the commands that read and list it. */
+function folderOrNotIndexed(home: string, repo: Repository, path: string, { session, suggest }: RefLookup): ResearcherError {
+  const folder = path.replace(/\/+$/, "");
+  // In a session of its own when the caller has none (`get`, `get --meta`): one rule for what is below a folder.
+  const below = inSession(home, session, (within) => documentsBelow(repo, folder, within).length);
+  if (below === 0) return notIndexed(`${repo.name}:${path}`, suggest === false ? [] : closePaths(repo, path), "", repo.name);
+  const ref = shellWord(`${repo.name}:${folder}/`);
+  return new ResearcherError(
+    "DOCUMENT_NOT_FOUND",
+    `${repo.name}:${path} is a folder of ${below === 1 ? "1 indexed document" : `${below} indexed documents`}, not a document`,
+    {
+      hint: `\`researcher multi-get ${ref}\` reads them, \`researcher ls ${ref}\` lists them`,
+    },
+  );
+}
+
+function listedInfo(repo: Repository, doc: ListedDocument): DocumentInfo {
+  return {
+    repository: repo.name,
+    path: doc.path,
+    docid: docidOf(doc.hash),
+    title: doc.title,
+    format: doc.format,
+    metadata: doc.metadata,
+    size: doc.size,
+    modified: isoTime(doc.mtimeMs),
+    fragments: doc.fragments,
+    pages: doc.pages,
+  };
+}
+
+/** The latest and earliest times a Date can hold (±100,000,000 days), in ms from 1970. */
+const DATE_LIMIT = 8.64e15;
+
+/**
+ * A file's mtime as ISO text, held within what a Date can write: a 64-bit file system (tmpfs, btrfs, ZFS) or a tar
+ * archive may give a time past year 275,760, and one such file made its whole repository unlistable ("Invalid Date").
+ */
+function isoTime(ms: number): string {
+  return new Date(Math.max(-DATE_LIMIT, Math.min(DATE_LIMIT, Number.isFinite(ms) ? ms : 0))).toISOString();
+}
+
+/**
+ * The lines of pages `page` to `last` (the first one's marker line to the line before the marker after the last)
+ * in a paged document's text.
+ */
+function pageLines(lines: string[], page: number, name: string, last = page): { from: number; count: number } {
+  if (page < 1) throw badPage(page);
+  const markers = lines.flatMap((line, i) => (PAGE_MARKER.test(line) ? [i] : []));
+  if (markers.length === 0) throw noPages(name);
+  const start = markers[page - 1];
+  const missing = start === undefined ? page : last > markers.length ? last : undefined;
+  if (missing !== undefined) {
+    throw new ResearcherError("INVALID_INPUT", `${name} has no page ${missing} (${markers.length} pages)`, {
+      hint: `read a page between p1 and p${markers.length}`,
+    });
+  }
+  return { from: start! + 1, count: (markers[last] ?? lines.length) - start! };
+}
+
+const noPages = (name: string) =>
+  new ResearcherError("INVALID_INPUT", `${name} has no pages`, {
+    hint: `read it by line, e.g. \`researcher get ${shellWord(`${name}:1-40`)}\``,
+  });
+
+/**
+ * The page or line range a ref names (`:p3`, `:20-40`, `:20:5`), if any. Only a document indexed with pages (a PDF,
+ * a multi-page scan) has them: a note holding page-marker comments (`convert paper.pdf -o paper.md` writes them) is
+ * cited by line, as search cites it, and its markers' numbers need not start at 1.
+ */
+function askedRange(ref: DocumentRef, lines: string[], paged: boolean): { from: number; count: number } | undefined {
+  const name = `${ref.repo.name}:${ref.path}`;
+  if (ref.page !== undefined && !paged) throw noPages(name);
+  if (ref.page !== undefined) return pageLines(lines, ref.page, name, ref.lastPage);
+  return ref.line !== undefined && ref.count !== undefined ? { from: ref.line, count: ref.count } : undefined;
+}
+
+/** A first line to read from inside the page or range a ref names; one outside it is an error that says where. */
+function checkInside(ref: DocumentRef, range: { from: number; count: number }, from: number): void {
+  const [first, last] = [range.from, range.from + range.count - 1];
+  if (from >= first && from <= last) return;
+  const name = `${ref.repo.name}:${ref.path}`;
+  const pages = ref.lastPage === undefined ? `p${ref.page}` : `p${ref.page}-${ref.lastPage}`;
+  const asked = ref.page !== undefined ? `${name}:${pages}` : `${name}:${first}-${last}`;
+  throw new ResearcherError("INVALID_INPUT", `line ${from} is outside ${asked} (lines ${first}–${last})`, {
+    hint: `read from a line between ${first} and ${last}, or read ${name}:${from} for the lines from there on`,
+  });
+}
+
+function minimum(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
+/**
+ * Read an indexed document, whole or a range of lines. Lines count as `get`, search locations and editors count
+ * them: a final newline ends the last line rather than starting another.
+ */
+export async function readDocument(
+  home: string,
+  ref: string | DocumentRef,
+  options: ReadOptions & { repository?: string } = {},
+): Promise<DocumentText> {
+  const resolved = typeof ref === "string" ? resolveDocumentRef(home, ref, options) : ref;
+  const { repo, path } = resolved;
+  const { listed: indexed, root } = indexedDocument(home, repo, path, options);
+  const info = listedInfo(repo, indexed);
+  const { text, hash } = await documentText(home, repo, path, root, options);
+  const lines = text === "" ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/);
+  // A line number in a ref is the caller's to get right, as a flag's is: a usage error (exit 2), as `--from 0` is.
+  for (const count of [resolved.count, options.maxLines]) {
+    if (count !== undefined && (!Number.isInteger(count) || count < 1)) throw badCount(count);
+  }
+  // A page or a line range in the ref is what was asked for: a first line (reading on after a cut answer) and a line
+  // count read inside it, never past it.
+  const range = askedRange(resolved, lines, info.pages !== null);
+  const from = options.fromLine ?? range?.from ?? resolved.line ?? 1;
+  if (!Number.isInteger(from) || from < 1) throw badFirstLine(from);
+  if (range) checkInside(resolved, range, from);
+  const count = minimum(options.maxLines, range && range.from + range.count - from);
+  if (from > Math.max(1, lines.length)) {
+    const size = lines.length === 1 ? "1 line" : `${lines.length} lines`;
+    // A line a search cited can be past the end because the file changed since: that is the fix to name.
+    const hint =
+      hash !== indexed.hash
+        ? `it changed since it was indexed: \`researcher index ${repo.name}\` catches up`
+        : `read from a line between 1 and ${lines.length}`;
+    throw new ResearcherError("INVALID_INPUT", `line ${from} is past the end of ${repo.name}:${path} (${size})`, { hint });
+  }
+  const slice = lines.slice(from - 1, count === undefined ? undefined : from - 1 + count);
+  const to = from + slice.length - 1;
+  return {
+    repository: repo.name,
+    path,
+    docid: info.docid,
+    title: info.title,
+    format: info.format,
+    metadata: info.metadata,
+    from,
+    to,
+    from_line: from,
+    to_line: to,
+    total_lines: lines.length,
+    truncated: false, // all that was asked for: only a byte budget cuts an answer short (limitDocumentBytes)
+    changed_since_index: hash !== indexed.hash,
+    text: slice.join("\n"),
+  };
+}
+
+/**
+ * The document's lines, each after its own line number and a tab as `cat -n` prints them (`get --line-numbers`, MCP
+ * `line_numbers`); no newline after the last. The numbers are as wide as the last one needs, 6 at least.
+ */
+export function withLineNumbers(doc: DocumentText): string {
+  if (doc.text === "" && doc.to < doc.from) return "";
+  const width = Math.max(6, String(doc.to).length);
+  return doc.text
+    .split("\n")
+    .map((line, i) => `${String(doc.from + i).padStart(width)}\t${line}`)
+    .join("\n");
+}
+
+/** What each line's number and tab add to its text in withLineNumbers (0 without numbers). */
+function numberBytes(doc: DocumentText, lineNumbers: boolean): number {
+  return lineNumbers ? Math.max(6, String(doc.to).length) + 1 : 0;
+}
+
+/** The document's text in UTF-8 bytes as it is sent: with its line numbers when they are asked for. */
+export function sentBytes(doc: DocumentText, lineNumbers: boolean): number {
+  return Buffer.byteLength(doc.text) + Math.max(0, doc.to - doc.from + 1) * numberBytes(doc, lineNumbers);
+}
+
+/**
+ * The document cut to at most `maxBytes` of UTF-8 text as it is sent (numbered by withLineNumbers when `lineNumbers`:
+ * numbering after the cut sent 4.5 MiB under a 1 MiB cap, s23 review R4), at a line end where one fits (inside the
+ * first line otherwise, never inside a character); `to` and `truncated` say where it stopped, so the next read starts
+ * at `to + 1`. The text is returned unnumbered.
+ */
+export function limitDocumentBytes(doc: DocumentText, maxBytes: number, { lineNumbers = false } = {}): DocumentText {
+  if (sentBytes(doc, lineNumbers) <= maxBytes) return doc;
+  // The width of the uncut text's last number: a cut can only make it narrower, so the answer stays within budget.
+  const perLine = numberBytes(doc, lineNumbers);
+  const lines = doc.text.split("\n");
+  const cost = (i: number) => Buffer.byteLength(lines[i]!) + perLine + (i ? 1 : 0);
+  let used = 0;
+  let kept = 0;
+  while (kept < lines.length && used + cost(kept) <= maxBytes) {
+    used += cost(kept);
+    kept++;
+  }
+  if (kept === 0) {
+    const bytes = Buffer.from(lines[0]!).subarray(0, Math.max(0, maxBytes - perLine));
+    const cut = new TextDecoder().decode(bytes).replace(/\uFFFD$/, "");
+    // At least one whole character, past the budget if it must be: an empty answer would continue where it began.
+    const text = cut || String.fromCodePoint(lines[0]!.codePointAt(0)!);
+    return { ...doc, to: doc.from, to_line: doc.from, truncated: true, text };
+  }
+  const to = doc.from + kept - 1;
+  return { ...doc, to, to_line: to, truncated: true, text: lines.slice(0, kept).join("\n") };
+}
+
+/**
+ * Every indexed document of the named repositories (all when none), optionally under a path prefix, and the
+ * repositories a listing of all of them left out because their index cannot be read.
+ */
+export function listDocuments(home: string, options: ListingOptions = {}): Listing {
+  const { repos, prefix } = listing(home, options);
+  const named = Boolean(options.repositories?.length);
+  const { answers, skipped } = settle(
+    repos.map((repo) =>
+      attempt(repo, (r) => {
+        // A repository never indexed is an error when named (as search --repo and status are); a listing of all of
+        // them says why it is left out.
+        if (!Store.exists(r.dir)) throw notIndexedYet(r.name);
+        return withStore(r, (store) => store.documentListing()) ?? [];
+      }),
+    ),
+    named,
+  );
+  const wanted = composed(prefix); // names from a Mac are stored decomposed, and typed composed
+  const documents = answers.flatMap(({ repo, value }) =>
+    value.filter((doc) => composed(doc.path).startsWith(wanted)).map((doc) => listedInfo(repo, doc)),
+  );
+  // A prefix that starts no path is often the inside of one (`ch04` for `src/ch04-…`): the paths that contain it.
+  const lowered = prefix.toLowerCase();
+  const containing =
+    documents.length || !prefix
+      ? []
+      : answers.flatMap(({ repo, value }) =>
+          value.filter((doc) => doc.path.toLowerCase().includes(lowered)).map((doc) => `${repo.name}:${doc.path}`),
+        );
+  // A prefix that begins with a repository's name (`py/json`) names a folder `py` inside one: the listing it meant.
+  const names = () => new Set(listRepositories(home).map((repo) => repo.name));
+  const meant = documents.length ? undefined : leadingRepository(prefix, names(), { colon: false });
+  return { documents, skipped, containing, ...(meant ? { meant: { repository: meant.repository, prefix: meant.inside } } : {}) };
+}
+
+export interface Listing {
+  documents: DocumentInfo[];
+  skipped: SkippedRepository[];
+  /** When nothing is listed: the paths that hold the prefix (`ch04` for `src/ch04-…`). */
+  containing: string[];
+  /** When nothing is listed and the prefix begins with a repository's name (`py/json`): that repository and the prefix inside it. */
+  meant?: { repository: string; prefix: string };
+}
+
+/** The files that failed to index (as the last runs recorded them) where `listDocuments` lists documents. */
+export function listFailures(home: string, options: ListingOptions = {}): SkippedDocument[] {
+  const { repos, prefix } = listing(home, options);
+  const { answers } = settle(
+    repos.map((repo) => attempt(repo, (r) => withStore(r, (store) => store.failures()) ?? [])),
+    Boolean(options.repositories?.length),
+  );
+  return answers.flatMap(({ repo, value }) =>
+    value.filter((failure) => failure.path.startsWith(prefix)).map((failure) => ({ repository: repo.name, ...failure })),
+  );
+}
+
+export interface ListingOptions {
+  /** These repositories (all when none). */
+  repositories?: string[];
+  /** Only paths under this prefix. */
+  prefix?: string;
+}
+
+function listing(home: string, options: ListingOptions): { repos: Repository[]; prefix: string } {
+  const repos = selectRepositories(home, options.repositories);
+  return { repos, prefix: options.prefix?.replace(/^\.?\//, "") ?? "" };
+}
+
+/**
+ * A document's text as its line numbers count, read as its file is now: the file itself for markdown and text
+ * (front matter included), the converted markdown for every other format; and the hash of those bytes (the
+ * index's hash, if the file is unchanged).
+ */
+async function documentText(
+  home: string,
+  repo: Repository,
+  path: string,
+  root: RootRecord | undefined,
+  { conversions, signal, session }: Pick<ReadOptions, "conversions" | "signal" | "session">,
+): Promise<{ text: string; hash: string }> {
+  const config = session?.config ?? loadConfig(home);
+  // The read is confined to the folder this check accepted: one replaced by a link just after it reads nothing.
+  const now = rootRecord(repo.path);
+  const moved = movedRoot(repo.path, root, now);
+  if (moved !== undefined) {
+    throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: the repository folder ${repo.path} now resolves to ${moved}`, {
+      hint: movedRootHint(repo.name, moved),
+    });
+  }
+  const read = readConfinedFile(repo.path, path, config.index.max_file_bytes, now?.real);
+  const hint = `if the file changed since it was indexed, \`researcher index ${repo.name}\` brings the index up to date`;
+  if ("reason" in read) {
+    // A FIFO or a device where the document was: no index run takes that in (it keeps the document).
+    const gone = `put the document back, or drop it from the index with \`researcher remove ${repo.name} ${shellWord(path)}\``;
+    throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${read.reason}`, {
+      hint: read.special ? gone : hint,
+    });
+  }
+  const hash = sha256(read.bytes);
+  try {
+    if (TEXT_FORMATS.has(formatOf(path))) return { text: decodeText(read.bytes), hash };
+    const limits = conversionLimits(config, repo.ocr);
+    const key = ConversionCache.key(join(repo.path, path), read.bytes, limits.convert);
+    const kept = conversions?.get(key) ?? keptText(repo, path, hash, conversionSettings(config, repo), session);
+    if (kept !== undefined) return { text: kept, hash };
+    const convert = async (stop?: AbortSignal) => (await convertOnce(path, read.bytes, limits, stop)).text;
+    return { text: await (conversions ? conversions.convert(key, convert, signal) : convert(signal)), hash };
+  } catch (error) {
+    // The conversion's own code stays (a time limit is CONVERSION_STOPPED: try again; HTTP 503); a converter's
+    // refusal or a bug says the file cannot be read as it is now.
+    const failure = toResearcherError(error);
+    const code = failure.code === "INTERNAL" ? "FILE_UNREADABLE" : failure.code;
+    throw new ResearcherError(code, `${repo.name}:${path}: ${failure.code === "INTERNAL" ? describeError(error) : failure.message}`, {
+      hint: failure.hint ?? hint,
+      cause: error,
+    });
+  }
+}
+
+/**
+ * The converted text the index kept for these very bytes under these settings (OCR'd documents), if any. A shortcut
+ * only: an index that cannot be read now (busy, damaged) leaves the file to be converted.
+ */
+function keptText(repo: Repository, path: string, hash: string, settings: string, session?: ReadSession): string | undefined {
+  try {
+    const kept = withStore(repo, (store) => store.convertedText(path), session);
+    return kept && kept.settings === settings && kept.hash === hash ? kept.text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface SkippedDocument {
+  /** The repository, or "" when a ref named none that could be found. */
+  repository: string;
+  /** The path, or the ref as given when it resolved to nothing. */
+  path: string;
+  reason: string;
+}
