@@ -567,6 +567,17 @@ describe("text without spaces longer than a fragment (s22 hostile F3)", () => {
     for (let k = 680; k < 720; k++) expect(holding(`${"คน".repeat(k)}หนังสือ${"คน".repeat(1000)}`, "หนังสือ")).toBeGreaterThan(0);
   });
 
+  test("the characters a part repeats are whole: no fragment begins inside a surrogate pair or an emoji (s23 hostile H4)", () => {
+    // Counted in UTF-16 units, the repeat began inside 𠀋 (two units) and stored a lone half, shown as U+FFFD.
+    const whole = (text: string) => text === text.toWellFormed() && !/^(?:[\u{1F3FB}-\u{1F3FF}]|\u200d|\u{FE0F})/u.test(text);
+    for (const run of ["𠀋人".repeat(900), `${"𠀋".repeat(5)}人`.repeat(300), "中👩‍👩‍👧‍👦文👍🏽".repeat(300)]) {
+      const fragments = chunkDocument(md(`# t\n\n${run}\n`));
+      expect(fragments.length).toBeGreaterThan(1);
+      for (const fragment of fragments)
+        expect({ start: fragment.text.slice(0, 12), whole: whole(fragment.text) }).toMatchObject({ whole: true });
+    }
+  });
+
   test("a fragment never begins inside a Thai word, and a Chinese sentence ends at its full stop", () => {
     const thai = chunkDocument(md(`# t\n\n${"คนหนังสือภาษาไทยประเทศ".repeat(200)}\n`));
     expect(thai.length).toBeGreaterThan(1);

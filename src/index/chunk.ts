@@ -6,7 +6,7 @@
 import { PAGE_MARKER, stringValue, type ConvertedDocument } from "../convert/document.ts";
 import { markdownBlocks, showsNothing } from "../convert/markdown.ts";
 import type { Fragment } from "../store/store.ts";
-import { estimateTokens, hasCjk, shortHeading, wordBoundaryBefore } from "../text.ts";
+import { estimateTokens, graphemesBefore, hasCjk, shortHeading, wordBoundaryBefore } from "../text.ts";
 import { appendAll } from "../lists.ts";
 
 export interface ChunkOptions {
@@ -39,11 +39,12 @@ export const BARE_DOCUMENT_VERSION = 3;
  * right after a comment's last line is a heading, and `%%` opens no comment in converted text; since 10 a Chinese or
  * Japanese sentence ends at its full stop with no space after it, and a run without spaces longer than a fragment
  * is cut after punctuation or between words, not inside one (s22 hostile F3); since 11 an `index.md` with no title
- * of its own is titled by its folder (convert.ts fallbackTitle).
+ * of its own is titled by its folder (convert.ts fallbackTitle); since 12 the characters a cut Chinese or Japanese
+ * run repeats are whole graphemes (a repeat counted in UTF-16 units began inside 𠀋 or an emoji).
  * An index that recorded another version chunks its markdown files again
  * (converted formats keep their fragments until their files change: reading them again can be slow).
  */
-export const MARKDOWN_CHUNK_VERSION = 11;
+export const MARKDOWN_CHUNK_VERSION = 12;
 
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {
@@ -455,7 +456,7 @@ function splitLongText(sentences: string[], budget: number): string[] {
         cut = Math.max(1, wordBoundaryBefore(rest, Math.min(window, rest.length)));
         // Chinese and Japanese are indexed a character at a time, and ICU's words are not always the reader's (图书馆
         // is 图书|馆 to it): the next part repeats the last few characters, so a word across the cut is whole there.
-        if (cut > CJK_OVERLAP && cut < rest.length && hasCjk(rest.slice(cut - 1, cut + 1))) next = cut - CJK_OVERLAP;
+        if (cut > CJK_OVERLAP && cut < rest.length && hasCjk(rest.slice(cut - 2, cut + 2))) next = graphemesBefore(rest, cut, CJK_OVERLAP);
       }
       // The spaces at a cut stay with the part they end, a few of them: a longer run is not kept (as it was not).
       const end = cut + (/^\s*/.exec(rest.slice(cut, cut + KEPT_SPACES))?.[0].length ?? 0);
