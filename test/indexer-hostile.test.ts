@@ -18,7 +18,7 @@ import {
 import { ConvertPool } from "../src/convert/pool.ts";
 import { join } from "node:path";
 import { setConfigValue } from "../src/config.ts";
-import { indexFiles, indexRepository } from "../src/index/indexer.ts";
+import { indexFiles, indexRepository, removeDocument } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
 import { parseFilter } from "../src/search/filters.ts";
 import { search } from "../src/search/search.ts";
@@ -650,6 +650,42 @@ test.skipIf(!CAN_MOUNT)(
       } finally {
         unmount(mnt);
       }
+    }
+  },
+  HOOK_TIMEOUT,
+);
+
+test.skipIf(!CAN_MOUNT)(
+  "remove on a disk too full to zero the freed pages says the document was removed, and how to zero them (s23 hostile H3)",
+  async () => {
+    // It said "disk is full … run the command again", and the command run again said the document was not indexed.
+    const mnt = tempDir();
+    expect(mountTmpfs(mnt, "24m")).toBe(true);
+    try {
+      const home = join(mnt, "home");
+      const docs = tempDir();
+      const long = Array.from({ length: 20_000 }, (_, i) => `Sentence ${i} of the long report, worded ${i % 97}.`).join(" ");
+      writeTree(docs, { "long.md": `# Long\n\n${long}\n`, "a.md": "# A\n\nalpha\n" });
+      const repo = registerRepository(home, { name: "r", path: docs, embed: false });
+      await indexRepository(home, repo);
+      rmSync(join(docs, "long.md"));
+      await indexRepository(home, repo); // its pages are free now, and the scrub must write them all
+      const { bavail, bsize } = statfsSync(mnt);
+      writeFileSync(join(mnt, "fill"), Buffer.alloc(bavail * bsize - 512 * 1024)); // room to delete a row, not to zero megabytes
+      // As every other command prints it, `r:a.md` (s23 hostile H9).
+      const removed = await removeDocument(repo, "r:a.md").then(
+        () => "no error",
+        (error: ResearcherError) => ({ code: error.code, message: error.message, hint: error.hint }),
+      );
+      expect(removed).toEqual({
+        code: "DISK_FULL",
+        message: expect.stringMatching(/^removed r:a\.md, but the pages it freed were not zeroed: /),
+        hint: "free some space, then `researcher index r --rebuild` zeroes them",
+      });
+      rmSync(join(mnt, "fill"));
+      expect(runCli(["ls", "r"], { home }).stdout).not.toContain("a.md");
+    } finally {
+      unmount(mnt);
     }
   },
   HOOK_TIMEOUT,

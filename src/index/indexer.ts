@@ -619,7 +619,8 @@ export async function removeDocument(repo: Repository, named: string): Promise<v
   try {
     const store = Store.open(repo.dir, { write: true });
     try {
-      const path = spelledIn(store, named) ?? named; // a name typed composed (NFC) for a decomposed one on disk
+      // A name typed composed (NFC) for a decomposed one on disk; `notes:a.md`, as every other command prints it.
+      const path = spelledIn(store, named) ?? spelledIn(store, withoutRepository(repo, named)) ?? named;
       const removed = store.transaction(() => {
         const gone = store.forgetDocument(path); // "drop this": its OCR'd text too
         if (gone) {
@@ -635,10 +636,14 @@ export async function removeDocument(repo: Repository, named: string): Promise<v
         throw new ResearcherError("DOCUMENT_NOT_FOUND", `'${path}' is not indexed in '${repo.name}'`, {
           hint: close.length
             ? `did you mean ${close.join(", ")}?`
-            : "paths are relative to the repository root, as search results print them (`researcher ls` lists them)",
+            : `paths are relative to the repository root (\`researcher ls ${repo.name}\` lists them)`,
         });
       }
-      store.scrubFreePages(); // what earlier runs freed keeps its bytes: nothing of the document may stay in the file
+      try {
+        store.scrubFreePages(); // what earlier runs freed keeps its bytes: nothing of the document may stay in the file
+      } catch (error) {
+        throw removedNotScrubbed(repo, path, afterFailedWrite(store, repo, error));
+      }
       const model = store.embeddings.model();
       if (model) await syncVectorIndex(store, repo.dir, model.dims);
       store.checkpoint();
@@ -651,6 +656,22 @@ export async function removeDocument(repo: Repository, named: string): Promise<v
   } finally {
     release();
   }
+}
+
+/** `notes:a.md` of repository notes is `a.md`; any other name is as typed. */
+function withoutRepository(repo: Repository, named: string): string {
+  return named.startsWith(`${repo.name}:`) ? named.slice(repo.name.length + 1) : named;
+}
+
+/**
+ * A removal committed whose scrub of the free pages failed (a full disk): the document is gone, which "run the
+ * command again" denied (it then said the document was not indexed: s23 hostile H3); a rebuild scrubs them.
+ */
+function removedNotScrubbed(repo: Repository, path: string, failure: ResearcherError): ResearcherError {
+  return new ResearcherError(failure.code, `removed ${repo.name}:${path}, but the pages it freed were not zeroed: ${failure.message}`, {
+    hint: `free some space, then \`researcher index ${repo.name} --rebuild\` zeroes them`,
+    cause: failure,
+  });
 }
 
 function emptySummary(repository: string): RunCounts {
