@@ -752,3 +752,14 @@ test("a multi-get that skips many documents lists the first 100 and counts the r
   const json = JSON.parse(runCli(["multi-get", "m:*.md", "--max-bytes", "5", "--json"], { home }).stdout);
   expect([json.skipped.length, json.skipped_total]).toEqual([MAX_SKIPPED_LISTED, found.skipped_total]);
 });
+
+test("a folder whose name holds a comma: the multi-get that get's hint names reads it, its comma escaped (s23 hostile H8)", async () => {
+  // The hint's `multi-get r:dir,1/` was a list of `r:dir` and `1/`, which read nothing.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "dir,1/a.md": "# A\n\nalpha\n" });
+  await indexRepository(home, registerRepository(home, { name: "r", path: docs, embed: false }));
+  const refused = await refusal(async () => readDocument(home, "r:dir,1"));
+  expect(refused.hint).toBe("`researcher multi-get 'r:dir\\,1/'` reads them, `researcher ls 'r:dir,1/'` lists them");
+  expect((await readDocuments(home, "r:dir\\,1/")).documents.map((d) => d.path)).toEqual(["dir,1/a.md"]);
+});
