@@ -4,10 +4,17 @@
  * ~5 ms; so the CLI writes with `writeSync` and asks `fstat` whether a descriptor is a terminal.
  */
 import { fstatSync, writeSync } from "node:fs";
+import { env } from "./env.ts";
 import { describeError, ResearcherError } from "./errors.ts";
 
 export interface Terminal {
   readonly isTTY: boolean;
+  /**
+   * Whether a line can be redrawn in place (`\r` and erase-line): a terminal, but not TERM=dumb (Emacs buffers, CI
+   * viewers with a pty), which shows the escapes as text. Progress bars and live status lines draw only then; a
+   * dumb terminal gets what a pipe gets.
+   */
+  readonly redraws: boolean;
   /** Whether anything has been written to it (a failed `--json` command that printed nothing prints its error). */
   readonly written: boolean;
   write(text: string): void;
@@ -53,6 +60,9 @@ function terminal(fd: 1 | 2): Terminal {
         }
       })();
       return tty;
+    },
+    get redraws() {
+      return this.isTTY && env.terminal().TERM !== "dumb";
     },
     write: (text) => {
       written ||= text.length > 0;

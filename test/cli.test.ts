@@ -1000,3 +1000,16 @@ test("a link to nothing where an index folder should be is named as such by stat
   expect(runCli(["repo", "remove", "a"], { home }).code).toBe(0);
   expect(existsSync(folder) || readdirSync(join(home, "repositories")).includes("a")).toBe(false);
 });
+
+test("on a terminal with TERM=dumb, index draws no progress bar: it gets what a pipe gets (s23 contracts C4)", () => {
+  const { home } = bm25Repository({ "a.md": "# A\n\nText.\n", "b.md": "# B\n\nMore text.\n" });
+  // `script` runs the command on a real pseudo-terminal and copies what it draws to stdout.
+  const onTerminal = (term: string) =>
+    Bun.spawnSync(["script", "-qec", `${cliCommand.join(" ")} index docs --rebuild`, "/dev/null"], {
+      env: { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, TERM: term },
+    }).stdout.toString();
+  expect(onTerminal("xterm")).toContain("\r\x1b[2Kdocs");
+  const dumb = onTerminal("dumb");
+  expect(dumb).toContain("docs: 2 indexed");
+  expect(dumb).not.toContain("\x1b");
+});

@@ -395,7 +395,10 @@ describe("OCR", () => {
         { phase: "index", path: "scan.pdf", total: 2, ocr: { page: 2, pages: 2 } },
       ]);
       const written: string[] = [];
-      const bar = progressBar({ isTTY: true, written: false, write: (text) => written.push(text), columns: () => 120 }, "docs");
+      const bar = progressBar(
+        { isTTY: true, redraws: true, written: false, write: (text) => written.push(text), columns: () => 120 },
+        "docs",
+      );
       bar.update(ocr[1]!);
       expect(written.join("")).toEndWith("scan.pdf: OCR page 2 of 2");
     },

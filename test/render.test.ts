@@ -156,7 +156,7 @@ describe("renderSearch", () => {
 
 test("the index progress line shows a file name's control characters escaped, not run (hostile s8 #3)", () => {
   const written: string[] = [];
-  const bar = progressBar({ isTTY: true, written: false, write: (text) => written.push(text), columns: () => 200 }, "docs");
+  const bar = progressBar({ isTTY: true, redraws: true, written: false, write: (text) => written.push(text), columns: () => 200 }, "docs");
   bar.update({ phase: "index", done: 2, total: 2, path: "evil\x1b[2J\x07.md" }); // a finished count is always drawn
   bar.update({ phase: "index", done: 1, total: 2, path: "scan\x1b]0;title\x07.pdf", ocr: { page: 1, pages: 3 } });
   // The line's own codes (carriage return, clear line) and nothing else.

@@ -69,7 +69,7 @@ export function downloadProgress(): (file: string, loaded: number, total: number
   let last = 0;
   return (file, loaded, total) => {
     const now = performance.now();
-    if (!stderr.isTTY || (now - last < 100 && loaded < total)) return;
+    if (!stderr.redraws || (now - last < 100 && loaded < total)) return;
     last = now;
     const percent = total ? Math.floor((loaded / total) * 100) : 0;
     stderr.write(`\r\x1b[2Kdownloading ${file} ${percent}%${loaded >= total ? "\n" : ""}`);

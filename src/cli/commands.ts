@@ -270,8 +270,8 @@ export async function watchCommand(names: string[], flags: Flags): Promise<void>
       hint: "add one with `researcher repo add <name> <path>`",
     });
   const debounceMs = integer(flags.debounce, "--debounce", DEBOUNCE_MS);
-  // A terminal gets a live status line; a pipe gets one line per batch (JSON with --json).
-  const live = !flags.json && stderr.isTTY ? watchStatusLine(stderr) : undefined;
+  // A terminal gets a live status line; a pipe (or TERM=dumb) gets one line per batch (JSON with --json).
+  const live = !flags.json && stderr.redraws ? watchStatusLine(stderr) : undefined;
   // A note is one line whatever a file name or a reason holds: its control characters are shown escaped.
   const note = (text: string) => {
     const line = escapeControls(text);

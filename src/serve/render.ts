@@ -761,7 +761,7 @@ export function watchStatusLine(stream: Terminal): {
     stream.write(`\r\x1b[2K${text.slice(0, stream.columns() - 1)}`);
   };
   const redraw = () => {
-    if (!stream.isTTY || timer) return;
+    if (!stream.redraws || timer) return;
     const wait = 100 - (performance.now() - drawn);
     if (wait <= 0) draw();
     else timer = setTimeout(draw, wait);
@@ -776,24 +776,24 @@ export function watchStatusLine(stream: Terminal): {
       redraw();
     },
     note(text) {
-      if (stream.isTTY) stream.write("\r\x1b[2K");
+      if (stream.redraws) stream.write("\r\x1b[2K");
       stream.write(text.endsWith("\n") ? text : `${text}\n`);
-      if (stream.isTTY) draw();
+      if (stream.redraws) draw();
     },
     clear() {
       clearTimeout(timer);
-      if (stream.isTTY) stream.write("\r\x1b[2K");
+      if (stream.redraws) stream.write("\r\x1b[2K");
     },
   };
 }
 
 /**
- * The one-line progress bar of an index run, redrawn on a TTY stream (a no-op elsewhere, so logs and pipes stay
- * clean): the phase, a bar over files (or merge pages, or texts to embed) and the file at hand; while a page is read
+ * The one-line progress bar of an index run, redrawn on a terminal that can (a no-op elsewhere, so logs, pipes and
+ * TERM=dumb stay clean): the phase, a bar over files (or merge pages, or texts to embed) and the file at hand; while a page is read
  * by OCR, which page of how many (`scan.pdf: OCR page 3 of 12`).
  */
 export function progressBar(stream: Terminal, label: string): { update: (p: IndexProgress) => void; done: () => void } {
-  if (!stream.isTTY) return { update: () => {}, done: () => {} };
+  if (!stream.redraws) return { update: () => {}, done: () => {} };
   let last = 0;
   return {
     update(p) {
