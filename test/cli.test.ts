@@ -117,6 +117,26 @@ describe("command dispatch", () => {
     }
   });
 
+  test("a command group without its command is a usage error naming the commands; --help prints its help (s23 contracts C6)", () => {
+    const home = tempDir();
+    for (const [group, commands] of [
+      ["repo", "add, remove, rename, list"],
+      ["config", "show, path, set"],
+      ["model", "show, pull, set, clear"],
+      ["context", "add, remove, list"],
+    ]) {
+      expect(runCli([group!], { home })).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: `error: ${group} needs a command (${commands})\nhint: run \`researcher ${group} --help\` for what each does\n`,
+      });
+      const help = runCli([group!, "--help"], { home });
+      expect(help).toMatchObject({ code: 0, stderr: "" });
+      expect(help.stdout).toContain(`$ researcher ${group} <command>`);
+    }
+    expect(runCli([], { home })).toMatchObject({ code: 0, stderr: "" }); // `researcher` alone: its help
+  });
+
   test("a flag value that does not parse is a usage error (exit 2), like an unknown flag or mode", () => {
     const home = tempDir();
     const docs = tempDir();

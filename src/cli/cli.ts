@@ -366,8 +366,16 @@ export async function main(argv: string[]): Promise<number> {
           hint: `run \`researcher${groupName ? ` ${groupName}` : ""} --help\` for the list`,
         });
       }
+      // A bare group is a usage error like any other (error and hint on stderr, exit 2): its help on stdout read as
+      // data to a script, and its log of stderr held nothing. `researcher` alone is asking for the help.
+      if (groupName) {
+        const names = cli.commands.map((command) => command.name).filter(Boolean);
+        throw new ResearcherError("USAGE", `${groupName} needs a command (${names.join(", ")})`, {
+          hint: `run \`researcher ${groupName} --help\` for what each does`,
+        });
+      }
       cli.outputHelp();
-      return groupName ? 2 : 0;
+      return 0;
     }
     const status: unknown = await cli.runMatchedCommand();
     return typeof status === "number" ? status : 0;
