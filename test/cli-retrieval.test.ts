@@ -60,6 +60,24 @@ describe("search output flags", () => {
     expect(cli("search", "borrow", "--json", "--format", "json").code).toBe(0);
   });
 
+  test("a flag the format has no place for is a usage error with a hint, not silently ignored (s23 contracts C5)", () => {
+    for (const [args, hint] of [
+      [["--files", "--full"], "leave --full out"],
+      [["--format", "files", "--full"], "leave --full out"],
+      [["--files", "--explain"], "leave --explain out"],
+      [["--format", "csv", "--explain"], "leave --explain out, or use --format text, json or jsonl"],
+      [["--format", "md", "--explain"], "leave --explain out"],
+    ] as const) {
+      const result = cli("search", "borrow", ...args);
+      expect(result).toMatchObject({ code: 2, stdout: "" });
+      expect(result.stderr).toMatch(/^error: --\w+ does nothing with .*\nhint: /);
+      expect(result.stderr).toContain(hint);
+    }
+    // The formats that show them still take them.
+    for (const args of [["--format", "csv", "--full"], ["--format", "md", "--full"], ["--format", "jsonl", "--explain"], ["--explain"]])
+      expect(cli("search", "borrow", "-n", "1", ...args).code).toBe(0);
+  });
+
   test("-n counts files with --files", () => {
     expect(ok("search", "borrow", "--files", "-n", "5").trim().split("\n").length).toBe(5);
     expect(ok("search", "borrow", "--format", "files", "-n", "2").trim().split("\n").length).toBe(2);
@@ -148,6 +166,25 @@ describe("get", () => {
     const meta = JSON.parse(ok("get", doc.docid, "--meta", "--json"));
     expect(meta).toMatchObject({ repository: "notes", path: "d02.md", docid: doc.docid, fragments: 2, pages: null });
     expect(ok("get", "notes:d02.md", "--meta")).toContain("fragments:  2");
+  });
+
+  test("--meta with --from, --lines or --line-numbers is a usage error: it prints no lines (s23 contracts C5)", () => {
+    for (const args of [["--lines", "3"], ["--from", "2"], ["--line-numbers"]]) {
+      const result = cli("get", "notes:d01.md", "--meta", ...args);
+      expect(result).toMatchObject({ code: 2, stdout: "" });
+      expect(result.stderr).toMatch(/^error: --meta and --[a-z-]+ do not go together: .*\nhint: leave --meta out to read lines\n$/);
+    }
+  });
+
+  test("--json --line-numbers numbers the JSON text as the text output and MCP's line_numbers do (s23 contracts C5)", () => {
+    const doc = JSON.parse(ok("get", "notes:d01.md:5:2", "--json", "--line-numbers"));
+    expect(doc).toMatchObject({ from: 5, to: 6, text: "     5\t## Part two\n     6\t" });
+    expect(`${doc.text}\n`).toBe(ok("get", "notes:d01.md:5:2", "--line-numbers"));
+    const found = JSON.parse(ok("multi-get", "notes:d01.md:5:2,notes:d02.md:3:1", "--json", "--line-numbers"));
+    expect(found.documents.map((d: { text: string }) => d.text)).toEqual([
+      "     5\t## Part two\n     6\t",
+      "     3\tborrow borrow words here.",
+    ]);
   });
 
   test("a search result's location reads back where the snippet is", () => {
@@ -284,6 +321,14 @@ describe("ls", () => {
 });
 
 describe("multi-get", () => {
+  test("--files with --line-numbers or --max-bytes is a usage error: it reads no document (s23 contracts C5)", () => {
+    for (const args of [["--line-numbers"], ["--max-bytes", "10"]]) {
+      const result = cli("multi-get", "notes:d0*", "--files", ...args);
+      expect(result).toMatchObject({ code: 2, stdout: "" });
+      expect(result.stderr).toMatch(/^error: --files and --[a-z-]+ do not go together: .*\nhint: leave --files out/);
+    }
+  });
+
   test("glob or refs; text, --json, --files; --max-bytes lists oversized documents", () => {
     const text = ok("multi-get", "notes:d0[12].md");
     expect(text).toBe(`==> notes:d01.md <==\n${files["d01.md"]}\n==> notes:d02.md <==\n${files["d02.md"]}`);

@@ -117,6 +117,17 @@ describe("command dispatch", () => {
     }
   });
 
+  test("--version with a word after it is a usage error, as any command's unused words are (s23 contracts C5)", () => {
+    const home = tempDir();
+    for (const word of ["--version", "-v", "version"])
+      expect(runCli([word, "extra-arg"], { home })).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: `error: ${word} takes no arguments (got extra-arg)\nhint: run \`researcher ${word}\` alone\n`,
+      });
+    expect(runCli(["--version"], { home }).stdout).toMatch(/^researcher \d/);
+  });
+
   test("a command group without its command is a usage error naming the commands; --help prints its help (s23 contracts C6)", () => {
     const home = tempDir();
     for (const [group, commands] of [

@@ -330,6 +330,11 @@ export async function main(argv: string[]): Promise<number> {
   let topic = groupName; // what a usage error's hint sends to --help: the command once it is known
   try {
     if (args[0] === "--version" || args[0] === "-v" || args[0] === "version") {
+      // A word after it is refused, as every other command's unused ones are (s23 contracts C5).
+      if (args.length > 1)
+        throw new ResearcherError("USAGE", `${args[0]} takes no arguments (got ${shellWord(args[1]!)})`, {
+          hint: `run \`researcher ${args[0]}\` alone`,
+        });
       out(`${versionText()}\n`);
       return 0;
     }

@@ -29,6 +29,7 @@ import {
   emptyListingText,
   indexSummaryText,
   multiGetText,
+  numberedRead,
   problemLines,
   progressBar,
   repositoryMatchesText,
@@ -160,12 +161,37 @@ function ocrSettings(homeDir: string, file: string, flag: unknown): Repository["
   return { ...settings, mode: mode as Repository["ocr"]["mode"] };
 }
 
-/** Options that contradict each other are a usage error, not one silently winning. (`noEmbed` is cac's `embed: false`.) */
-function refuseTogether(flags: Flags, names: [string, string], why: string): void {
-  const given = (name: string) => (name === "noEmbed" ? flags.embed === false : Boolean(flags[name]));
+/**
+ * Options that contradict each other, or of which one makes the other do nothing, are a usage error, not one silently
+ * winning: a script author who adds a flag that has no effect never learns it had none (s23 contracts C5). (`noEmbed`
+ * is cac's `embed: false`.)
+ */
+function refuseTogether(flags: Flags, names: [string, string], why: string, hint?: string): void {
+  const given = (name: string) => (name === "noEmbed" ? flags.embed === false : flags[name] !== undefined && flags[name] !== false);
   if (!names.every(given)) return;
   const flag = (name: string) => `--${name === "noEmbed" ? "no-embed" : name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-  throw new ResearcherError("USAGE", `${flag(names[0])} and ${flag(names[1])} do not go together: ${why}`);
+  throw new ResearcherError("USAGE", `${flag(names[0])} and ${flag(names[1])} do not go together: ${why}`, hint ? { hint } : {});
+}
+
+/** The search formats that show `--full`'s text and `--explain`'s ranking; the others have no place for them. */
+const SHOWN_IN: Record<"full" | "explain", readonly SearchFormat[]> = {
+  full: ["text", "json", "jsonl", "csv", "md"],
+  explain: ["text", "json", "jsonl"],
+};
+
+/** `--full` or `--explain` with a format that shows neither is a usage error, as contradicting flags are. */
+function refuseUnshown(flags: Flags, format: SearchFormat): void {
+  for (const name of ["full", "explain"] as const) {
+    if (!flags[name] || SHOWN_IN[name].includes(format)) continue;
+    const given = flags.files ? "--files" : `--format ${format}`;
+    throw new ResearcherError(
+      "USAGE",
+      `--${name} does nothing with ${given}: it has no place for ${name === "full" ? "the text" : "the ranking"}`,
+      {
+        hint: `leave --${name} out, or use --format ${SHOWN_IN[name].join(", ").replace(/, (?=\w+$)/, " or ")}`,
+      },
+    );
+  }
 }
 
 /** `researcher index` */
@@ -328,6 +354,7 @@ export async function searchCommand(words: string[], flags: Flags): Promise<void
   if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: 'researcher search "your question"' });
   const format = searchFormat(flags);
   const nul = nulSeparated(flags, format === "files");
+  refuseUnshown(flags, format);
   const { documents, limit } = searchShape(flags, format);
   const context = new SearchContext();
   try {
@@ -363,22 +390,33 @@ export async function searchCommand(words: string[], flags: Flags): Promise<void
 
 /** `researcher get` */
 export async function getCommand(ref: string, flags: Flags): Promise<void> {
+  for (const lines of ["from", "lines", "lineNumbers"])
+    refuseTogether(
+      flags,
+      ["meta", lines],
+      "--meta prints what the index holds about the document, not its lines",
+      "leave --meta out to read lines",
+    );
   if (flags.meta) {
     const info = documentInfo(home(flags), String(ref));
     return flags.json ? json(info) : out(documentInfoText(info));
   }
-  const doc = await readDocument(home(flags), String(ref), {
+  const read = await readDocument(home(flags), String(ref), {
     fromLine: positive(flags.from, "--from"),
     maxLines: positive(flags.lines, "--lines"),
   });
-  stderr.write(changedSinceIndexLine(doc));
+  stderr.write(changedSinceIndexLine(read));
+  const doc = numberedRead(read, Boolean(flags.lineNumbers));
   if (flags.json) return json(documentJson(doc));
-  out(documentText(doc, { lineNumbers: Boolean(flags.lineNumbers) }));
+  out(documentText(doc));
 }
 
 /** `researcher multi-get` */
 export async function multiGetCommand(pattern: string, flags: Flags): Promise<void> {
   if (flags.json && flags.files) throw new ResearcherError("USAGE", "--json and --files cannot be combined");
+  const unread = "--files lists the documents' paths without reading them";
+  refuseTogether(flags, ["files", "lineNumbers"], unread, "leave --files out to print the numbered lines");
+  refuseTogether(flags, ["files", "maxBytes"], unread, "leave --files out to print the documents");
   const maxBytesPerDocument = positive(flags.maxBytes, "--max-bytes") ?? 1024 * 1024;
   const nul = nulSeparated(flags, Boolean(flags.files));
   // Said on stderr whatever the format: a script's pattern that matched nothing answered an empty success in silence,
@@ -391,11 +429,13 @@ export async function multiGetCommand(pattern: string, flags: Flags): Promise<vo
     // A set of files, as search's --files is: two parts of one file name it once.
     return out(fileLines([...new Set(refs.map((r) => join(r.repo.path, r.path)))], nul));
   }
-  const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument });
+  // --max-bytes counts the text as printed, its numbers too, as MCP's max_bytes_per_document does.
+  const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument, lineNumbers: Boolean(flags.lineNumbers) });
   stderr.write(found.documents.map((doc) => changedSinceIndexLine(doc)).join(""));
   if (namedNothing(found.documents.length, found.skipped, found.skipped_total)) noMatch();
-  if (flags.json) return json({ documents: found.documents.map(documentJson), skipped: found.skipped, skipped_total: found.skipped_total });
-  out(multiGetText(found, { lineNumbers: Boolean(flags.lineNumbers) }));
+  const read = { ...found, documents: found.documents.map((doc) => numberedRead(doc, Boolean(flags.lineNumbers))) };
+  if (flags.json) return json({ documents: read.documents.map(documentJson), skipped: read.skipped, skipped_total: read.skipped_total });
+  out(multiGetText(read));
 }
 
 /** `researcher ls` */

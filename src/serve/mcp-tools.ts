@@ -7,7 +7,7 @@ import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/serv
 import { z } from "zod";
 import { listParts } from "../path-glob.ts";
 import { repositoryPath } from "../search/document-refs.ts";
-import { limitDocumentBytes, listDocuments, readDocument, type DocumentText, withLineNumbers } from "../search/read-document.ts";
+import { limitDocumentBytes, listDocuments, readDocument, type DocumentText } from "../search/read-document.ts";
 import { readDocuments } from "../search/multi-get.ts";
 import { loadConfig } from "../config.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
@@ -31,6 +31,7 @@ import {
   searchWarningsText,
   skippedText,
   unmatchedLines,
+  numberedRead,
   statusLines,
 } from "./render.ts";
 import { getRepository, listRepositories } from "../repos.ts";
@@ -90,15 +91,6 @@ const lineNumbers = z
   .describe(
     "Number each line as the CLI's `get --line-numbers` does: the document's own line number, a tab, the line (to cite lines of code)",
   );
-
-/**
- * A read as the agent asked for it: with `line_numbers`, its text numbered as `get --line-numbers` prints it, in the
- * structured content too (clients give a model either); the CLI counts lines, and an agent citing line 27 of a range
- * that starts at 1639 counted them itself (s22 agent #5).
- */
-function numbered<T extends DocumentText>(doc: T, lineNumbers: boolean | undefined): T {
-  return lineNumbers ? { ...doc, text: withLineNumbers(doc) } : doc;
-}
 
 /**
  * The line that tells a reader how to read on: after an answer cut by its byte budget, `how` from where it stopped;
@@ -322,7 +314,10 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
           conversions: context.conversions,
           signal,
         });
-        const doc = numbered(readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes), input.line_numbers), input.line_numbers);
+        const doc = numberedRead(
+          readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes), input.line_numbers),
+          input.line_numbers,
+        );
         const marker = continuationMarker(doc, "continue with the same ref and");
         return result(
           doc,
@@ -375,7 +370,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
           conversions: context.conversions,
           signal,
         });
-        const found = { ...read, documents: read.documents.map((d) => numbered(d, input.line_numbers)) };
+        const found = { ...read, documents: read.documents.map((d) => numberedRead(d, input.line_numbers)) };
         const text = found.documents.map((d) => `${changedSinceIndexLine(d, MCP_CATCH_UP)}=== ${named(readRef(d))}\n${d.text}`);
         const skipped = found.skipped.map((s) => `=== ${named(`${s.repository ? `${s.repository}:` : ""}${s.path} skipped: ${s.reason}`)}`);
         const unlisted = found.skipped_total - found.skipped.length;

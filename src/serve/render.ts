@@ -338,18 +338,28 @@ export function changedSinceIndexLine(doc: DocumentText, catchUp = `\`researcher
     : "";
 }
 
-/** A document's lines as read, optionally numbered like `cat -n` (the numbers are the document's own). */
-export function documentText(doc: DocumentText, options: { lineNumbers?: boolean } = {}): string {
+/**
+ * A read as it was asked for: with line numbers, its `text` numbered like `cat -n` (the document's own numbers), in
+ * every output that carries it, the CLI's text and JSON and MCP's text and structured content alike: one request
+ * gives one `text` on every interface (the CLI's JSON was left unnumbered: s23 contracts C5). An agent citing line 27
+ * of a range that starts at 1639 counted the lines itself (s22 agent #5).
+ */
+export function numberedRead<T extends DocumentText>(doc: T, lineNumbers: boolean | undefined): T {
+  return lineNumbers ? { ...doc, text: withLineNumbers(doc) } : doc;
+}
+
+/** A document's lines as read (numbered by numberedRead when they were asked so). */
+export function documentText(doc: DocumentText): string {
   if (doc.text === "" && doc.to < doc.from) return "";
-  return `${options.lineNumbers ? withLineNumbers(doc) : doc.text}\n`;
+  return `${doc.text}\n`;
 }
 
 /**
  * `multi-get`: each document under a `==> repo:path <==` line, as `head` does, with the lines read when they are a
  * part (`==> repo:path:13-20 <==`, a ref that reads them again); skipped ones listed with why.
  */
-export function multiGetText(found: MultiGetResult, options: { lineNumbers?: boolean } = {}): string {
-  const blocks = found.documents.map((doc) => `==> ${escapeControls(readRef(doc))} <==\n${documentText(doc, options)}`);
+export function multiGetText(found: MultiGetResult): string {
+  const blocks = found.documents.map((doc) => `==> ${escapeControls(readRef(doc))} <==\n${documentText(doc)}`);
   const skipped = found.skipped.map(
     (s) => `==> ${escapeControls(`${s.repository ? `${s.repository}:` : ""}${s.path}`)} <== skipped: ${escapeControls(s.reason)}\n`,
   );
