@@ -10,6 +10,7 @@ import { leftoverTempFiles, withConfigLock } from "./lock.ts";
 import { env } from "./env.ts";
 import { parseYaml, stringifyYaml } from "./yaml.ts";
 import { listParts } from "./path-glob.ts";
+import { REQUESTED_MODES } from "./search/modes.ts";
 import { own } from "./own.ts";
 import { BUILT_COMMIT, VERSION } from "./version.ts";
 
@@ -119,7 +120,7 @@ function schemas() {
     search: v.optional(
       v.strictObject({
         limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10000)), 10),
-        mode: v.optional(v.picklist(["auto", "bm25", "vector", "hybrid"]), "auto"),
+        mode: v.optional(v.picklist(REQUESTED_MODES), "auto"),
       }),
       {},
     ),

@@ -839,6 +839,38 @@ test("a search.limit over 200 in config.yaml does not lift the 200-result cap of
   }
 }, 60_000);
 
+test("auto is a mode on every interface, as config.yaml's search.mode takes it: --mode auto, REST mode=auto and MCP mode auto (s23 contracts L12)", async () => {
+  const { home } = indexedRepository(folders(), { "a.md": "# A\n\nalpha words\n" });
+  // A configured mode the repository cannot be searched in (it has no vectors): `auto` asked outright overrides it.
+  expect(runCli(["config", "set", "search.mode", "vector"], { home }).code).toBe(0);
+  expect(runCli(["search", "alpha", "--json"], { home }).code).toBe(1);
+  const cli = runCli(["search", "alpha", "--mode", "auto", "--json"], { home });
+  expect(cli.code).toBe(0);
+  expect(JSON.parse(cli.stdout)).toMatchObject({ mode: "bm25", total: 1 });
+  expect(runCli(["search", "alpha", "--mode", "fuzzy"], { home }).stderr).toStartWith(
+    "error: --mode must be auto, bm25, vector, hybrid (got 'fuzzy')",
+  );
+  const http = await startHttp(home);
+  try {
+    const response = await fetch(`${http.url}/search?q=alpha&mode=auto`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(JSON.parse(cli.stdout));
+  } finally {
+    http.stop();
+  }
+  const client = new Client({ name: "auto", version: "1.0.0" });
+  await client.connect(
+    new StdioClientTransport({ command: cliCommand[0]!, args: [...cliCommand.slice(1), "serve"], env: env(home), cwd: home }),
+  );
+  try {
+    const answer = await client.callTool({ name: "search_fragments", arguments: { query: "alpha", mode: "auto" } });
+    expect(answer.isError).toBeFalsy();
+    expect(answer.structuredContent).toMatchObject({ mode: "bm25", total: 1 });
+  } finally {
+    await client.close();
+  }
+}, 60_000);
+
 describe("stdio MCP lines over 10 MiB", () => {
   test("are answered with an error to their id (written first or last), the next request is served, and the server exits when stdin closes", async () => {
     const { home } = indexedRepository(folders(), { "a.md": "# A\n\nalpha words\n" });

@@ -53,7 +53,7 @@ describe("search", () => {
   test("a mode or minimum score no interface would send is a usage error, not a search in another mode", async () => {
     await expect(search(home, { query: "cache", mode: "fuzzy" as never })).rejects.toMatchObject({
       code: "USAGE",
-      message: "mode must be bm25, vector, hybrid (got 'fuzzy')",
+      message: "mode must be auto, bm25, vector, hybrid (got 'fuzzy')",
     });
     await expect(search(home, { query: "cache", minScore: Number.NaN })).rejects.toMatchObject({ code: "USAGE" });
   });

@@ -118,7 +118,7 @@ function mainCli(only?: string): CAC {
       .option("--documents [n]", "Group fragments by document (n: how many documents)")
       .option("--fragments [n]", "One result per fragment, the default (n: how many fragments)")
       .option("--full", "The whole fragment text instead of a snippet")
-      .option("--mode <mode>", "bm25, vector or hybrid (default: hybrid where vectors exist)")
+      .option("--mode <mode>", "auto, bm25, vector or hybrid (default: search.mode, auto: hybrid where vectors exist)")
       .option("--model <id|path>", "Embedding model for the query (must match the repository's)")
       .option("--explain", "Show how each result was ranked")
       .option("--filter <glob>", "Only documents whose path matches, e.g. 'notes/**' or '*.md'")

@@ -11,9 +11,9 @@ import { contextFor, type Repository } from "../repos.ts";
 import { parseMetadata, type SectionParts, type Store, type FragmentRow } from "../store/store.ts";
 import { boundedMetadata } from "../convert/document.ts";
 import { isCodeFormat } from "../file-types.ts";
+import type { SearchMode } from "./modes.ts";
 
-export const SEARCH_MODES = ["bm25", "vector", "hybrid"] as const;
-export type SearchMode = (typeof SEARCH_MODES)[number];
+export { SEARCH_MODES, type SearchMode } from "./modes.ts";
 
 export interface FragmentRef {
   id: number;

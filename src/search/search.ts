@@ -26,6 +26,7 @@ import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
 import { combineFilters, type Filter } from "./filters.ts";
 import { type FilterMiss, filterMisses } from "./filter-misses.ts";
 import { withoutInvisibles } from "../text.ts";
+import { REQUESTED_MODES, type RequestedMode } from "./modes.ts";
 import {
   type Candidate,
   type DocumentHit,
@@ -36,25 +37,23 @@ import {
   type MergeEvidence,
   round,
   roundContribution,
-  SEARCH_MODES,
   type SearchMode,
 } from "./hits.ts";
 
-export {
-  SEARCH_MODES,
-  type SearchMode,
-  type FragmentRef,
-  type Explain,
-  type MergeEvidence,
-  type FragmentHit,
-  type DocumentHit,
+export { SEARCH_MODES, type SearchMode, REQUESTED_MODES, type RequestedMode } from "./modes.ts";
+export type {
+  FragmentRef,
+  Explain,
+  MergeEvidence,
+  FragmentHit,
+  DocumentHit,
 } from "./hits.ts";
 
-/** A search mode as an interface received it (`--mode`, REST's `mode`): one of SEARCH_MODES, else a usage error. */
-export function searchMode(value: unknown, name: string): SearchMode | undefined {
+/** A search mode as an interface received it (`--mode`, REST's `mode`): one of REQUESTED_MODES, else a usage error. */
+export function searchMode(value: unknown, name: string): RequestedMode | undefined {
   if (value === undefined) return undefined;
-  if ((SEARCH_MODES as readonly unknown[]).includes(value)) return value as SearchMode;
-  throw new ResearcherError("USAGE", `${name} must be ${SEARCH_MODES.join(", ")} (got '${String(value)}')`);
+  if ((REQUESTED_MODES as readonly unknown[]).includes(value)) return value as RequestedMode;
+  throw new ResearcherError("USAGE", `${name} must be ${REQUESTED_MODES.join(", ")} (got '${String(value)}')`);
 }
 
 export interface SearchOptions {
@@ -66,8 +65,8 @@ export interface SearchOptions {
   minScore?: number;
   /** Group fragments by document. */
   documents?: boolean;
-  /** "auto" (default): hybrid where a repository has vectors, bm25 elsewhere. */
-  mode?: SearchMode | "auto";
+  /** "auto" (default: config.yaml's `search.mode`, itself auto by default): hybrid where a repository has vectors, bm25 elsewhere. */
+  mode?: RequestedMode;
   /** `--model`: must match the model each repository was embedded with. */
   model?: string;
   explain?: boolean;
@@ -528,7 +527,7 @@ const UNKNOWN_QUERY: RepositoryResult["fallback"] = {
  */
 const MODEL_FAILURES = new Set<ErrorCode>(["MODEL_UNAVAILABLE", "PROVIDER_FAILED", "MODEL_MISMATCH"]);
 
-function requestedMode(run: SearchRun): SearchMode | "auto" {
+function requestedMode(run: SearchRun): RequestedMode {
   return run.options.mode ?? run.config.search.mode;
 }
 

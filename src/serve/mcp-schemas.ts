@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ANSWER_LIMIT, MAX_QUERY_CHARS, OFFSET } from "../search/bounds.ts";
 import { FILTER_OPS } from "../search/filters.ts";
-import { SEARCH_MODES } from "../search/search.ts";
+import { REQUESTED_MODES, SEARCH_MODES } from "../search/search.ts";
 
 export const searchInput = {
   query: z.string().min(1).max(MAX_QUERY_CHARS).describe('Words or a natural-language question; "phrase", -exclude and prefix* work'),
@@ -14,10 +14,10 @@ export const searchInput = {
     .optional()
     .describe("Search only these repositories (at least one: leave it out to search every repository)"),
   mode: z
-    .enum(SEARCH_MODES)
+    .enum(REQUESTED_MODES)
     .optional()
     .describe(
-      "Default: hybrid where vectors exist, else bm25. Hybrid and vector pages are always full (every passage ranks by meaning): `words_found` false says none holds the query's words. A query the model knows no word of ranks nothing by meaning: vector mode answers none (an UNKNOWN_QUERY warning), hybrid its word matches",
+      "Default: auto (config.yaml's search.mode, itself auto by default): hybrid where vectors exist, else bm25. Hybrid and vector pages are always full (every passage ranks by meaning): `words_found` false says none holds the query's words. A query the model knows no word of ranks nothing by meaning: vector mode answers none (an UNKNOWN_QUERY warning), hybrid its word matches",
     ),
   n_results: z
     .number()
