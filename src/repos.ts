@@ -94,6 +94,22 @@ export function getRepository(home: string, name: string): Repository {
 }
 
 /**
+ * Repository names as an interface takes them typed (`--repo a,b`, REST `repo=a,b`, each repeatable): split at
+ * commas, the blanks around a name dropped (`--repo 'book ,mixed'`; REST answered `repo=%20book` 404 while the CLI
+ * trimmed: s23 contracts L9). A name left empty (`''`, `a,,b`, a script's unset variable) is a usage error: it would
+ * widen the search to every repository. `given` is the option or parameter as the caller knows it.
+ */
+export function repositoryNames(values: readonly string[], given: string): string[] {
+  const names = values.flatMap((value) => value.split(",")).map((name) => name.trim());
+  const empty = values.find((value) => value.split(",").some((name) => !name.trim()));
+  if (empty !== undefined)
+    throw new ResearcherError("USAGE", `${given} holds an empty name in the list (got '${empty}')`, {
+      hint: `name each repository, or leave ${given} out to search every one`,
+    });
+  return names;
+}
+
+/**
  * The named repositories, or all of them when no names are given. A blank name (a script's empty variable, `a,` split
  * at its comma) names nothing, and must not widen a selection to every repository: every front end passes it here.
  */

@@ -275,8 +275,12 @@ describe("command dispatch", () => {
     for (const repo of ["", " ", ",", "a,", " , "]) {
       const result = runCli(["search", "anything", "--repo", repo], { home });
       expect({ repo, code: result.code }).toEqual({ repo, code: 2 });
-      expect(result.stderr).toStartWith("error: --repo needs a name");
+      expect(result.stderr).toStartWith(`error: --repo holds an empty name in the list (got '${repo}')\n`);
     }
+    // As REST's repo= says it (s23 contracts L9).
+    expect(runCli(["search", "anything", "--repo", "book,,mixed"], { home }).stderr).toBe(
+      "error: --repo holds an empty name in the list (got 'book,,mixed')\nhint: name each repository, or leave --repo out to search every one\n",
+    );
   });
 
   test("options that contradict each other are a usage error, not one silently winning", () => {
@@ -1011,7 +1015,7 @@ test("a repeatable option given twice keeps each value as typed: `--exclude 007`
   expect(listRepositories(home).map((repo) => repo.name)).toEqual(["007", "r"]);
   // `-n1e20` is `-n 1e20` (it was an unknown option), and `--repo=` an empty name, not the query word after it.
   expect(run("search", "secret", "-n1e20").stderr).toStartWith("error: -n/--limit must be a whole number from 1 to 100000 (got 1e20)");
-  expect(run("search", "--repo=", "secret").stderr).toStartWith("error: --repo needs a name (got '')");
+  expect(run("search", "--repo=", "secret").stderr).toStartWith("error: --repo holds an empty name in the list (got '')");
 }, 30_000);
 
 test("a link to nothing where an index folder should be is named as such by status, verify, search and index (s22 retest N5)", () => {

@@ -617,7 +617,18 @@ describe("REST input checks", () => {
     for (const repo of ["", ",", "docs,", "%20"]) {
       const response = await fetch(`${http.url}/search?q=alpha&repo=${repo}`);
       expect({ repo, status: response.status }).toEqual({ repo, status: 400 });
-      expect(((await response.json()) as { error: { message: string } }).error.message).toStartWith("a repository name is empty");
+      const { error } = (await response.json()) as { error: { message: string } };
+      expect(error.message).toBe(`repo holds an empty name in the list (got '${decodeURIComponent(repo)}')`);
+    }
+  });
+
+  test("repo= names are trimmed as the CLI's --repo names are: one rule for both (s23 contracts L9)", async () => {
+    const cli = JSON.parse(runCli(["search", "alpha", "--repo", " docs ,docs", "--json"], { home: repo.home }).stdout);
+    expect(cli.repositories).toEqual(["docs"]);
+    for (const names of ["%20docs", "docs%20,docs", "docs%20&repo=%20docs"]) {
+      const response = await fetch(`${http.url}/search?q=alpha&repo=${names}`);
+      expect({ names, status: response.status }).toEqual({ names, status: 200 });
+      expect(await response.json()).toEqual(cli);
     }
   });
 

@@ -1,7 +1,6 @@
 /** What every command of the CLI shares: the flags type, output, global options, and option value parsing. */
 import type { CAC } from "cac";
 import { resolveHome } from "../config.ts";
-import { ResearcherError } from "../errors.ts";
 import { FROM_ONE, type Range, wholeNumber } from "../search/bounds.ts";
 import { stderr, stdout } from "../terminal.ts";
 
@@ -19,28 +18,14 @@ export function globals(cli: CAC): CAC {
 
 export const home = (flags: Flags) => resolveHome(flags.home as string | undefined);
 
-/**
- * `--repo a --repo b` and `--repo a,b` both give [a, b]. With `flag`, a value that names nothing (`--repo ''`, a
- * script's empty variable, `--repo "$A,$B"` with both empty) is a usage error: it was no filter at all, and searched
- * every repository.
- */
-export function list(value: unknown, flag?: string): string[] {
+/** `--exclude a --exclude b` and `--exclude a,b` both give [a, b], each trimmed; empty items are dropped. */
+export function list(value: unknown): string[] {
   if (value === undefined || value === true) return [];
   const values = Array.isArray(value) ? value : [value];
-  const items = values.flatMap((v) => String(v).split(",")).map((v) => v.trim());
-  if (flag && items.some((item) => !item))
-    throw new ResearcherError(
-      "USAGE",
-      `${flag} needs a name (got '${values.find((v) =>
-        String(v)
-          .split(",")
-          .some((item) => !item.trim()),
-      )}')`,
-      {
-        hint: `leave ${flag} out to search every repository`,
-      },
-    );
-  return items.filter(Boolean);
+  return values
+    .flatMap((v) => String(v).split(","))
+    .map((v) => v.trim())
+    .filter(Boolean);
 }
 
 /** A repeatable flag's values, kept whole (a filter may contain commas). */

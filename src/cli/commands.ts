@@ -8,7 +8,7 @@ import skillText from "../../SKILL.md" with { type: "text" };
 import { writeOutput } from "../atomic.ts";
 import { loadConfig, OCR_MODES } from "../config.ts";
 import { LIMIT, minimumScore, OFFSET, type Range } from "../search/bounds.ts";
-import { downloadProgress, home, integer, json, list, out, positive, repeated, type Flags } from "./cli-options.ts";
+import { downloadProgress, home, integer, json, out, positive, repeated, type Flags } from "./cli-options.ts";
 import { NO_TEXT_LAYER_OCR_OFF } from "../convert/document.ts";
 import { conversionLimits, convertPath } from "../convert/pool.ts";
 import { repositoryPath } from "../search/document-refs.ts";
@@ -49,7 +49,7 @@ import {
   clock,
   watchStatusLine,
 } from "../serve/render.ts";
-import { getRepository, listRepositories, type Repository, selectRepositories } from "../repos.ts";
+import { getRepository, listRepositories, type Repository, repositoryNames, selectRepositories } from "../repos.ts";
 import { noStatusAnswered, repositoriesFor, repositoryStatuses, searchAll } from "../search/results.ts";
 import { search, SearchContext, type SearchOptions, type SearchResponse, searchMode } from "../search/search.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
@@ -365,7 +365,7 @@ export async function searchCommand(words: string[], flags: Flags): Promise<void
       explain: Boolean(flags.explain),
       filter: flags.filter === undefined ? undefined : String(flags.filter),
       where: repeated(flags.where).map((text) => parseFilter(text, "--where")),
-      repositories: list(flags.repo, "--repo"),
+      repositories: repositoryNames(repeated(flags.repo), "--repo"),
       limit,
       offset: integer(flags.offset, "--offset", OFFSET),
       minScore: minimumScore(flags.minScore, "--min-score"),

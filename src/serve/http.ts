@@ -18,6 +18,7 @@ import { ANSWER_LIMIT, defaultAnswerLimit, FROM_ONE, minimumScore, OFFSET, type 
 import { documentJson, searchJson } from "./render.ts";
 import { search, SearchContext, searchMode } from "../search/search.ts";
 import { VERSION } from "../version.ts";
+import { repositoryNames } from "../repos.ts";
 
 export interface HttpOptions {
   port: number;
@@ -254,7 +255,7 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
     home,
     {
       query,
-      repositories: params.getAll("repo").flatMap((r) => r.split(",")), // `repo=` is refused, not every repository
+      repositories: repositoryNames(params.getAll("repo"), "repo"), // as the CLI's --repo: `repo=` is refused
       mode,
       limit: limit ?? defaultAnswerLimit(loadConfig(home).search.limit),
       offset: wholeParam(params, "offset", OFFSET),
