@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type * as Valibot from "valibot";
-import { FILE_TYPES } from "./file-types.ts";
+import { FILE_TYPES, fileTypeNames } from "./file-types.ts";
 import { describeError, readDenied, ResearcherError, systemCode, writeDenied } from "./errors.ts";
 import { writeFileAtomic } from "./atomic.ts";
 import { danglingLink, repositoryFolder } from "./files.ts";
@@ -539,7 +539,7 @@ export function setConfigValue(home: string, key: string, value: string): Config
         throw new ResearcherError("INVALID_INPUT", `config key ${key}: ${part} is not a section`);
       node = node[part] as UserSettings;
     }
-    node[parts.at(-1)!] = written ?? (isListSetting(parts) ? listValue(value) : parseScalar(value));
+    node[parts.at(-1)!] = written ?? (isListSetting(parts) ? listValue(parts, value) : parseScalar(value));
   };
   return updateConfig(
     home,
@@ -564,10 +564,14 @@ function isListSetting(parts: string[]): boolean {
   return node?.type === "array";
 }
 
-/** A list setting's value: a YAML list (`[md, py]`), else its items between commas (`md,py`; `''` is none). */
-function listValue(value: string): unknown {
+/**
+ * A list setting's value: a YAML list (`[md, py]`), else its items between commas (`md,py`; `''` is none); a
+ * repository's file types as `repo add --file-types` keeps them (`.py`, `PY` → `py`).
+ */
+function listValue(parts: string[], value: string): unknown {
   const yaml = /^\s*\[/.test(value) ? parseScalar(value) : undefined;
-  return Array.isArray(yaml) ? yaml : listParts(value);
+  const items = Array.isArray(yaml) ? yaml : listParts(value);
+  return parts[0] === "repositories" && parts.at(-1) === "file_types" ? fileTypeNames(items.map(String)) : items;
 }
 
 /** YAML scalars (`20`, `true`, `[md, txt]`) keep their type; anything else, e.g. `a: b`, stays the literal text. */

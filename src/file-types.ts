@@ -7,6 +7,15 @@ import { own } from "./own.ts";
  */
 export const FILE_TYPES: readonly string[] = ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"];
 
+/**
+ * Extensions as config.yaml keeps them: lower case, without the dot, each once, blanks dropped (`.py`, `PY` → `py`).
+ * The one rule of `repo add --file-types` and `config set repositories.<name>.file_types` (which stored `.py` as
+ * typed, and the schema then refused it: s23).
+ */
+export function fileTypeNames(types: readonly string[]): string[] {
+  return [...new Set(types.map((t) => t.trim().toLowerCase().replace(/^\./, "")).filter(Boolean))];
+}
+
 /** The grammars researcher parses source code with. */
 export type CodeLanguage =
   | "bash"

@@ -12,7 +12,7 @@ import {
   type EmbeddingConfig,
   type UserSettings,
 } from "./config.ts";
-import { FILE_TYPES } from "./file-types.ts";
+import { FILE_TYPES, fileTypeNames } from "./file-types.ts";
 import { ResearcherError, toResearcherError, type ErrorCode } from "./errors.ts";
 import { own } from "./own.ts";
 import { repositoryFolder } from "./files.ts";
@@ -275,9 +275,9 @@ export function keepRepositoryModel(home: string, repo: Repository, model: { id:
   });
 }
 
-/** Extensions as config.yaml keeps them: lower case, without the dot, each once; none at all is refused. */
+/** Extensions as config.yaml keeps them (fileTypeNames); none at all is refused. */
 export function normalizeFileTypes(types: string[]): string[] {
-  const clean = [...new Set(types.map((t) => t.trim().toLowerCase().replace(/^\./, "")).filter(Boolean))];
+  const clean = fileTypeNames(types);
   if (clean.length === 0)
     throw new ResearcherError("INVALID_INPUT", "the file types need at least one extension", { hint: "e.g. md,txt,pdf" });
   return clean;

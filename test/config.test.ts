@@ -236,6 +236,26 @@ test("config set of a list setting takes its items between commas, as repo add d
   expect(repository().description).toBe("a, b");
 });
 
+test("repo add and config set read a list setting by one rule: braces keep their commas, file types lose dot and case (s23 U2 leftover)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  // repo add split '{drafts,tmp}/**' at every comma (into '{drafts' and 'tmp}/**'), where config set keeps it whole.
+  const added = runCli(["repo", "add", "code", folder, "--exclude", "{drafts,tmp}/**,*.log", "--file-types", ".PY,md"], { home });
+  expect(added.code).toBe(0);
+  const byRepoAdd = loadConfig(home).repositories.code!;
+  expect([byRepoAdd.exclude, byRepoAdd.file_types]).toEqual([
+    ["{drafts,tmp}/**", "*.log"],
+    ["py", "md"],
+  ]);
+  // config set stored `.PY` as typed (which the schema then refused) and `PY` upper case, where repo add keeps `py`.
+  setConfigValue(home, "repositories.code.exclude", "{drafts,tmp}/**,*.log");
+  setConfigValue(home, "repositories.code.file_types", ".PY,md");
+  const byConfigSet = loadConfig(home).repositories.code!;
+  expect([byConfigSet.exclude, byConfigSet.file_types]).toEqual([byRepoAdd.exclude, byRepoAdd.file_types]);
+  setConfigValue(home, "repositories.code.file_types", "[.TXT, Md, txt]");
+  expect(loadConfig(home).repositories.code!.file_types).toEqual(["txt", "md"]);
+});
+
 test("a repository registered with the old text-only defaults reads every format now; chosen types stay chosen", () => {
   const home = tempDir();
   registerRepository(home, { name: "old", path: tempDir() });

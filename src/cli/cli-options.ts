@@ -2,6 +2,7 @@
 import type { CAC } from "cac";
 import { resolveHome } from "../config.ts";
 import { FROM_ONE, type Range, wholeNumber } from "../search/bounds.ts";
+import { listParts } from "../path-glob.ts";
 import { stderr, stdout } from "../terminal.ts";
 
 export type Flags = Record<string, unknown>;
@@ -18,14 +19,12 @@ export function globals(cli: CAC): CAC {
 
 export const home = (flags: Flags) => resolveHome(flags.home as string | undefined);
 
-/** `--exclude a --exclude b` and `--exclude a,b` both give [a, b], each trimmed; empty items are dropped. */
+/**
+ * `--exclude a --exclude b` and `--exclude a,b` both give [a, b]: each value's items by listParts, the split `config
+ * set` gives a list setting, so a glob's own commas (`{drafts,tmp}/**`) stay in it; empty items are dropped.
+ */
 export function list(value: unknown): string[] {
-  if (value === undefined || value === true) return [];
-  const values = Array.isArray(value) ? value : [value];
-  return values
-    .flatMap((v) => String(v).split(","))
-    .map((v) => v.trim())
-    .filter(Boolean);
+  return repeated(value).flatMap(listParts);
 }
 
 /** A repeatable flag's values, kept whole (a filter may contain commas). */
