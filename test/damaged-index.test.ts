@@ -544,6 +544,34 @@ test.skipIf(!AS_ROOT)(
 );
 
 test.skipIf(!AS_ROOT)(
+  "an index whose folder and index.db this user may not write is searched all the same (s23 hostile H7, as nobody)",
+  async () => {
+    // SQLite's reader writes its shared-memory file beside index.db: where neither may be written, every search failed
+    // with "attempt to write a readonly database" (a backup, another user's index, a read-only copy).
+    const base = tempDir();
+    chmodSync(base, 0o755);
+    writeTree(base, { "docs/n.md": "# N\n\nnobodyword\n" });
+    for (const path of [base, join(base, "docs"), join(base, "docs/n.md")]) chownSync(path, 65534, 65534);
+    const cli = await cliAsNobody(base);
+    expect(cli("repo", "add", "d", join(base, "docs"), "--no-embed").code).toBe(0);
+    expect(cli("index", "d").code).toBe(0);
+    const dir = join(base, "home/repositories/d");
+    for (const side of readdirSync(dir).filter((name) => name.startsWith("index.db-"))) rmSync(join(dir, side));
+    chmodSync(join(dir, "index.db"), 0o444);
+    chmodSync(dir, 0o555);
+    try {
+      const searched = cli("search", "nobodyword", "--json");
+      expect({ code: searched.code, stderr: searched.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(JSON.parse(searched.stdout).results.map((r: { path: string }) => r.path)).toEqual(["n.md"]);
+      expect(cli("get", "d:n.md").stdout).toContain("nobodyword");
+    } finally {
+      chmodSync(dir, 0o755);
+    }
+  },
+  HOOK_TIMEOUT,
+);
+
+test.skipIf(!AS_ROOT)(
   "an index on a full disk or a read-only file system is said to be so, not damaged (no hint to rebuild it)",
   () => {
     const base = tempDir();

@@ -336,6 +336,33 @@ const PERMISSION_CODES = new Set(["SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_
  * fails at the first write ("attempt to write a readonly database"), naming no file. A reader may leave an
  * `index.db-shm` that only it can write (SQLite gives it index.db's mode), so the WAL files are checked too.
  */
+/**
+ * Whether neither index.db nor its folder may be written by this user (a read-only mount, a backup, another user's
+ * index), and its WAL holds nothing: then nothing can change the file, and a reader that needs to write SQLite's
+ * shared-memory file (`-shm`) to read could not search it at all (s23 hostile H7).
+ */
+function unwritableWhole(file: string): boolean {
+  const writable = (path: string) => {
+    try {
+      accessSync(path, fs.W_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return !writable(file) && !writable(dirname(file)) && (statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0) === 0;
+}
+
+/** SQLite's read-only, immutable open (no locks, no `-shm`): for a file nothing can change (unwritableWhole). */
+function openImmutable(file: string): Database {
+  const uri = `file:${encodeURI(file).replace(/[?#]/g, encodeURIComponent)}?immutable=1`;
+  return new Database(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+}
+
+/** sqlite3_open_v2's flags (bun:sqlite takes them as a number; its options object has no URI). */
+const SQLITE_OPEN_READONLY = 0x01;
+const SQLITE_OPEN_URI = 0x40;
+
 function checkWritable(file: string): void {
   const folder = dirname(file);
   for (const [path, mode] of [
@@ -383,7 +410,8 @@ function openChecked(file: string, name: string, mode: OpenMode): Database {
   if (mode !== "read") checkWritable(file);
   let db: Database | undefined;
   try {
-    db = new Database(file, { readwrite: true, create: false, strict: true });
+    db =
+      mode === "read" && unwritableWhole(file) ? openImmutable(file) : new Database(file, { readwrite: true, create: false, strict: true });
     db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     const version = userVersion(db);
     // Version 0: a database no researcher wrote, or one whose creation was cut short; only `index` may fill it in.
