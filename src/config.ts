@@ -10,7 +10,7 @@ import { leftoverTempFiles, withConfigLock } from "./lock.ts";
 import { env } from "./env.ts";
 import { parseYaml, stringifyYaml } from "./yaml.ts";
 import { listParts } from "./path-glob.ts";
-import { REQUESTED_MODES } from "./search/modes.ts";
+import { REQUESTED_MODES } from "./search-modes.ts";
 import { own } from "./own.ts";
 import { BUILT_COMMIT, VERSION } from "./version.ts";
 

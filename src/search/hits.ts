@@ -11,9 +11,9 @@ import { contextFor, type Repository } from "../repos.ts";
 import { parseMetadata, type SectionParts, type Store, type FragmentRow } from "../store/store.ts";
 import { boundedMetadata } from "../convert/document.ts";
 import { isCodeFormat } from "../file-types.ts";
-import type { SearchMode } from "./modes.ts";
+import type { SearchMode } from "../search-modes.ts";
 
-export { SEARCH_MODES, type SearchMode } from "./modes.ts";
+export { SEARCH_MODES, type SearchMode } from "../search-modes.ts";
 
 export interface FragmentRef {
   id: number;

@@ -1,5 +1,5 @@
 /**
- * The search modes, in a module of their own: config.yaml's `search.mode` and every interface's mode (`--mode`, REST
+ * The search modes, a leaf of their own: config.yaml's `search.mode` and every interface's mode (`--mode`, REST
  * `mode=`, MCP `mode`) take the same words, and config.ts cannot import the search modules.
  */
 
