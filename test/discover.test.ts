@@ -120,6 +120,23 @@ describe("discoverFiles", () => {
     expect(discoverFiles(root, options, "env").files).toEqual([]);
     expect(isCandidateFolder("src/build", options)).toBe(true); // a watch event there is looked at
     expect(isCandidateFolder("dist", options)).toBe(false);
+    // A whitelist's `!*/` keeps every folder from being ignored, and names none: it brought them all back (s23 retest N1).
+    const listed = tempDir();
+    writeTree(listed, {
+      ".gitignore": "*\n!*/\n!*.py\n",
+      "app.py": "",
+      "node_modules/m/index.py": "",
+      "build/out.py": "",
+      "env/pyvenv.cfg": "",
+      "env/site.py": "",
+    });
+    const whitelist = { path: listed, fileTypes: ["py"], exclude: [] };
+    expect(discoverFiles(listed, whitelist).files.map((f) => f.path)).toEqual(["app.py"]);
+    expect(["node_modules/m/index.py", "build/out.py", "env/site.py"].map((path) => leftOutBecause(path, whitelist))).toEqual([
+      "node_modules/ is generated or vendored code, left out",
+      "build/ is generated or vendored code, left out",
+      "env/ holds pyvenv.cfg: generated or vendored code, left out",
+    ]);
   });
 
   test("an exclude is matched by the rule --filter uses: a name with glob syntax is that name first (s19 review F4)", () => {

@@ -225,7 +225,7 @@ function generatedPart(
 function keptByNegation(path: string, isDir: boolean, options: DiscoverOptions, rules: RulesByFolder): boolean {
   if (options.ignoreFiles === false || !options.path) return false;
   const inFolder = rules.of(path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "");
-  return inFolder !== "unknown" && inFolder.decision(path, isDir) === false;
+  return inFolder !== "unknown" && inFolder.decision(path, isDir) === "named";
 }
 
 /** The ignore rules in effect in each folder under a root, read once per folder (discovery asks per link). */
@@ -319,14 +319,19 @@ export class IgnoreRules {
 
   /** Whether a path (relative to the root) is ignored: by the last rule that matches it, as git decides. */
   ignores(path: string, isDir: boolean): boolean {
-    return this.decision(path, isDir) ?? false;
+    return this.decision(path, isDir) === "ignored";
   }
 
-  /** What the last rule that matches a path says: ignored (true), kept by a `!` line (false), or undefined (none). */
-  decision(path: string, isDir: boolean): boolean | undefined {
+  /**
+   * What the last rule that matches a path says: ignored, kept by a `!` line that names it (`!build/`, no glob: what
+   * keeps a generated folder in), kept by a `!` glob (a whitelist's `!*\/` keeps every folder, and brought
+   * node_modules back: s23 retest N1), or undefined when no rule matches.
+   */
+  decision(path: string, isDir: boolean): "ignored" | "named" | "kept" | undefined {
     const last = this.lastMatch(path, isDir);
-    if (last >= 0) return !this.rules[last]!.negate;
-    return this.parent?.decision(path, isDir);
+    if (last < 0) return this.parent?.decision(path, isDir);
+    const rule = this.rules[last]!;
+    return !rule.negate ? "ignored" : rule.literal !== undefined ? "named" : "kept";
   }
 
   /** The position of the last of this level's own rules that matches the path, -1 when none does. */
@@ -617,7 +622,7 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
     }
     // A folder its own files mark as generated (a virtual environment) is left out once listed, unless kept by a `!`.
     const marker = path && markerOf((name) => entries.some((entry) => entry.name === name), types);
-    if (marker && parentRules.decision(path, true) !== false) return countGenerated(discovery, markedRule(marker));
+    if (marker && parentRules.decision(path, true) !== "named") return countGenerated(discovery, markedRule(marker));
     for (const entry of entries) {
       if (entry.name.startsWith(".")) continue;
       const absolute = join(dir, entry.name);
@@ -626,8 +631,8 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
       // A link to a folder is told by its target (statted for links alone): a folder rule (`ignored/`) leaves it out.
       const folderLink = entry.isSymbolicLink() && isFolder(absolute);
       const decided = rules.decision(relativePath, entry.isDirectory() || folderLink);
-      if (decided === true) continue;
-      const generated = decided === false ? null : generatedRule(entry.name, entry.isDirectory(), types);
+      if (decided === "ignored") continue;
+      const generated = decided === "named" ? null : generatedRule(entry.name, entry.isDirectory(), types);
       if (generated) {
         countGenerated(discovery, generated);
         continue;
