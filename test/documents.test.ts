@@ -763,3 +763,19 @@ test("a folder whose name holds a comma: the multi-get that get's hint names rea
   expect(refused.hint).toBe("`researcher multi-get 'r:dir\\,1/'` reads them, `researcher ls 'r:dir,1/'` lists them");
   expect((await readDocuments(home, "r:dir\\,1/")).documents.map((d) => d.path)).toEqual(["dir,1/a.md"]);
 });
+
+test("a pattern of one part in a repository whose index is damaged fails as get does; in a list it is listed (s23 retest N2)", async () => {
+  // Listed as skipped, it hid the INDEX_CORRUPT a script alerts on.
+  const home = tempDir();
+  const [a, b] = [tempDir(), tempDir()];
+  writeTree(a, { "a.md": "# A\n\nalpha\n" });
+  writeTree(b, { "b.md": "# B\n\nbeta\n" });
+  await indexRepository(home, registerRepository(home, { name: "a", path: a, embed: false }));
+  const damaged = registerRepository(home, { name: "b", path: b, embed: false });
+  await indexRepository(home, damaged);
+  writeFileSync(Store.dbPath(damaged.dir), "not a database at all, but long enough to be read as one: ".repeat(100));
+  for (const pattern of ["b:*", "b:b.md"])
+    expect({ pattern, code: (await refusal(readDocuments(home, pattern))).code }).toEqual({ pattern, code: "INDEX_CORRUPT" });
+  const listed = await readDocuments(home, "a:*,b:*");
+  expect([listed.documents.map((d) => d.path), listed.skipped.map((s) => s.path)]).toEqual([["a.md"], ["b:*"]]);
+});

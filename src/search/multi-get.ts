@@ -62,7 +62,8 @@ export function matchDocuments(home: string, pattern: string, options: { reposit
   return inSession(home, options.session, (session) => matchIn(home, pattern, { repository: options.repository, session }));
 }
 
-type Matched = { refs: DocumentRef[]; skipped: SkippedDocument[] };
+/** What a pattern matched, and, when it named its repository, that repository if its index failed to open. */
+type Matched = { refs: DocumentRef[]; skipped: SkippedDocument[]; unreadable?: SkippedRepository[] };
 
 /** matchDocuments within a session: every part looks paths up in the same listing of each repository. */
 function matchIn(home: string, pattern: string, scope: PartScope): Matched {
@@ -109,20 +110,34 @@ function matchPart(home: string, part: string, scope: PartScope, single: boolean
     } catch (error) {
       // A glob's error is its skipped entry, as a ref's is: a glob part's failed the whole list (s22 review F10), and
       // a glob alone the command, where a ref alone in the same repository was listed (s23 C2).
-      return skip(partReason(error));
+      return skip(partReason(error, single));
     }
-    if (found.refs.length > 0 || found.skipped.length > 0 || single) return found;
-    return skip("no indexed document matches it");
+    if (found.refs.length > 0 || found.skipped.length > 0) return single ? failIfUnreadable(found) : found;
+    return single ? found : skip("no indexed document matches it");
   }
   // A folder's name without its slash is that folder, in a list as alone (s21 retest R2).
-  return folderOf(home, part, scope) ?? skip(partReason((resolved as { error: unknown }).error));
+  return folderOf(home, part, scope) ?? skip(partReason((resolved as { error: unknown }).error, single));
+}
+
+/**
+ * Errors of a repository's index rather than of the part (a damaged, outdated or forbidden index): a pattern of one
+ * part fails with them, as `get` and `ls` do; listed as skipped, they hid the INDEX_CORRUPT a script alerts on
+ * (s23 retest N2). A part that names nothing (no such repository or document, never indexed) is its skipped entry.
+ */
+const INDEX_FAILURES = new Set(["INDEX_CORRUPT", "INDEX_OUTDATED", "PERMISSION_DENIED", "TOO_MANY_OPEN_FILES"]);
+
+function failIfUnreadable(found: Matched): Matched {
+  const failed = found.refs.length === 0 ? found.unreadable?.find((s) => INDEX_FAILURES.has(s.code)) : undefined;
+  if (failed) throw new ResearcherError(failed.code, failed.message, { hint: failed.hint ?? undefined });
+  return found;
 }
 
 /**
  * Why a part names nothing, as its skipped entry says: its error's message, and for a repository never indexed the
  * run that indexes it (the fix is the repository's, as a skipped repository's reason gives its hint).
  */
-function partReason(error: unknown): string {
+function partReason(error: unknown, single = false): string {
+  if (single && isResearcherError(error) && INDEX_FAILURES.has(error.code)) throw error;
   const hint = isResearcherError(error) && error.code === "NOT_INDEXED" ? error.hint : undefined;
   return `${describeError(error)}${hint ? ` (hint: ${hint})` : ""}`;
 }
@@ -178,7 +193,11 @@ function matchGlob(home: string, pattern: string, { repository, session }: PartS
   const misnamed = () => !answers.some(({ value }) => value.some(alike)) || repos.some((r) => editDistance(prefix, r.name, 3) <= 2);
   if (refs.length === 0 && !named && REPO_NAME.test(prefix) && misnamed()) getRepository(home, prefix);
   const reason = (s: SkippedRepository) => `its index cannot be read: ${s.message}${s.hint ? ` (hint: ${s.hint})` : ""}`;
-  return { refs, skipped: skipped.map((s) => ({ repository: s.repository, path: pattern, reason: reason(s) })) };
+  return {
+    refs,
+    skipped: skipped.map((s) => ({ repository: s.repository, path: pattern, reason: reason(s) })),
+    unreadable: named ? skipped : [],
+  };
 }
 
 type Selection = (paths: string[], repo: Repository, session: ReadSession) => readonly string[];
