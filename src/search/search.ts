@@ -547,9 +547,10 @@ function repositoryMode(
     return model ? { mode: "hybrid" } : { mode: "bm25", note: "no vectors: searched with bm25 (index with embeddings for hybrid)" };
   }
   if (requested === "bm25" || model) return { mode: requested };
-  // A repository with nothing in it (every file failed) has nothing to embed: it finds nothing in any mode, and its
-  // "embed it" hint was a command that changed nothing (s23 contracts L11).
-  if (store.fragmentCount() === 0) return { mode: "bm25" };
+  // A repository with nothing in it (every file failed) has nothing to embed: it finds nothing in the mode asked
+  // (rankLists embeds no query for it), and its "embed it" hint was a command that changed nothing (s23 contracts
+  // L11); searched in bm25 instead, it made a vector search beside it say "hybrid" (s23 retest N3).
+  if (store.fragmentCount() === 0) return { mode: requested };
   // `embed: false` in config.yaml keeps every index run BM25-only, so indexing alone would not add vectors.
   const enable = repo.embed ? "" : `researcher config set repositories.${repo.name}.embed true && `;
   const message = `repository '${repo.name}' was indexed without embeddings: it has no vectors for ${requested} search`;
@@ -580,7 +581,7 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
   // against the unfiltered lists' anchors and weighed by the unfiltered BM25 list's best, so those lists are ranked
   // too, as deep as the same search unfiltered ranks them (the anchors are then exactly its own, ANN included).
   if (mode === "hybrid" && where) lists.unfiltered = { bm25: match ? rankBm25(store, parsed, match, depth).hits : [], vector: [] };
-  if (mode === "bm25" || !run.embeddable) return lists;
+  if (mode === "bm25" || !run.embeddable || store.fragmentCount() === 0) return lists;
   const model = store.embeddings.model();
   const embedder = await context.embedders.get(run.home, chooseModel(run.config.embedding, repo.embedding, run.options.model, model));
   checkModel(repo.name, model, embedder);
