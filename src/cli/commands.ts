@@ -456,8 +456,7 @@ export function lsCommand(where: string | undefined, flags: Flags): void {
 /** `researcher remove` */
 export async function removeCommand(name: string, document: string, flags: Flags): Promise<void> {
   const repo = getRepository(home(flags), name);
-  const path = repositoryPath(repo, document);
-  await removeDocument(repo, path);
+  const path = await removeDocument(repo, repositoryPath(repo, document));
   out(`${escapeControls(`removed ${name}:${path}`)}\n`);
 }
 

@@ -614,7 +614,8 @@ function documentSettings(
 const BARE_FORMATS = ["md", "html", "docx", "epub"];
 
 /** Drop one document (its fragments, FTS rows, vectors and any kept OCR'd text) and refresh the ANN file. */
-export async function removeDocument(repo: Repository, named: string): Promise<void> {
+/** Remove one document from the index; returns its path as the index holds it (`named` may be `repo:path`). */
+export async function removeDocument(repo: Repository, named: string): Promise<string> {
   const release = acquireWriterLock(repo.dir, repo.name);
   try {
     const store = Store.open(repo.dir, { write: true });
@@ -647,6 +648,7 @@ export async function removeDocument(repo: Repository, named: string): Promise<v
       const model = store.embeddings.model();
       if (model) await syncVectorIndex(store, repo.dir, model.dims);
       store.checkpoint();
+      return path;
     } catch (error) {
       // As an index run's: a full disk or a damaged index named with its repository and fix, the WAL given back.
       throw afterFailedWrite(store, repo, error);

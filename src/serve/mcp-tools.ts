@@ -648,8 +648,7 @@ function registerWriteTools(server: McpServer, home: string, context: SearchCont
       guarded(() =>
         writes(async () => {
           const repo = getRepository(home, input.repository);
-          const path = repositoryPath(repo, input.document_path);
-          await removeDocument(repo, path);
+          const path = await removeDocument(repo, repositoryPath(repo, input.document_path));
           resourcesChanged(server);
           return result({ repository: repo.name, path, removed: true }, named(`removed ${repo.name}:${path}`));
         }),
