@@ -757,11 +757,15 @@ test("a folder whose name holds a comma: the multi-get that get's hint names rea
   // The hint's `multi-get r:dir,1/` was a list of `r:dir` and `1/`, which read nothing.
   const home = tempDir();
   const docs = tempDir();
-  writeTree(docs, { "dir,1/a.md": "# A\n\nalpha\n" });
+  writeTree(docs, { "dir,1/a.md": "# A\n\nalpha\n", "br[a]/b.md": "# B\n\nbeta\n", "bra/c.md": "# C\n\ngamma\n" });
   await indexRepository(home, registerRepository(home, { name: "r", path: docs, embed: false }));
   const refused = await refusal(async () => readDocument(home, "r:dir,1"));
   expect(refused.hint).toBe("`researcher multi-get 'r:dir\\,1/'` reads them, `researcher ls 'r:dir,1/'` lists them");
   expect((await readDocuments(home, "r:dir\\,1/")).documents.map((d) => d.path)).toEqual(["dir,1/a.md"]);
+  // Glob syntax too: `br[a]/` read bra/ as well (s23 retest N4).
+  const glob = await refusal(async () => readDocument(home, "r:br[a]"));
+  expect(glob.hint).toStartWith("`researcher multi-get 'r:br\\[a\\]/'` reads them");
+  expect((await readDocuments(home, "r:br\\[a\\]/")).documents.map((d) => d.path)).toEqual(["br[a]/b.md"]);
 });
 
 test("a pattern of one part in a repository whose index is damaged fails as get does; in a list it is listed (s23 retest N2)", async () => {

@@ -111,8 +111,9 @@ function folderOrNotIndexed(home: string, repo: Repository, path: string, { sess
   const below = inSession(home, session, (within) => documentsBelow(repo, folder, within).length);
   if (below === 0) return notIndexed(`${repo.name}:${path}`, suggest === false ? [] : closePaths(repo, path), "", repo.name);
   const ref = shellWord(`${repo.name}:${folder}/`);
-  // multi-get splits a list at its commas: a folder's own are escaped (`dir,1/` read as `dir` and `1/`: s23 hostile H8).
-  const part = shellWord(`${repo.name}:${folder.replaceAll(",", "\\,")}/`);
+  // multi-get splits a list at its commas and reads glob syntax: a folder's own are escaped (`dir,1/` read as `dir` and
+  // `1/`, `br[a]/` as `bra/` too: s23 hostile H8, retest N4).
+  const part = shellWord(`${repo.name}:${folder.replace(/[\\,[\]{}*?]/g, "\\$&")}/`);
   return new ResearcherError(
     "DOCUMENT_NOT_FOUND",
     `${repo.name}:${path} is a folder of ${below === 1 ? "1 indexed document" : `${below} indexed documents`}, not a document`,
