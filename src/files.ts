@@ -43,7 +43,9 @@ const GONE = new Set(["ENOENT", "ENOTDIR", "ELOOP"]);
  * `code`: the system's error code when opening or reading failed (`ENAMETOOLONG`, `EMFILE`), to decide by, never by
  * the reason's words; `special`: a FIFO, a device or a socket stands where the file was (a run keeps its document).
  */
-export type ReadResult = { bytes: Uint8Array } | { reason: string; missing?: boolean; outside?: boolean; code?: string; special?: boolean };
+export type ReadResult =
+  | { bytes: Uint8Array }
+  | { reason: string; missing?: boolean; outside?: boolean; code?: string; special?: boolean; tooLarge?: boolean };
 
 /** Where a repository's folder was at its last index run: the path it is registered under, and that path's real one. */
 export interface RootRecord {
@@ -183,7 +185,7 @@ function withOpenFile(absolute: string, body: (fd: number) => ReadResult): ReadR
 function readOpenFile(fd: number, maxBytes: number, limit = "index.max_file_bytes"): ReadResult {
   const stats = fstatSync(fd);
   if (!stats.isFile()) return { reason: notRegular(stats), special: !stats.isDirectory() };
-  if (stats.size > maxBytes) return { reason: `larger than ${limit} (${stats.size} > ${maxBytes} bytes)` };
+  if (stats.size > maxBytes) return { reason: `larger than ${limit} (${stats.size} > ${maxBytes} bytes)`, tooLarge: true };
   const bytes = new Uint8Array(stats.size);
   let offset = 0;
   while (offset < bytes.length) {

@@ -75,6 +75,15 @@ describe("indexRepository", () => {
     expect((await indexRepository(home, repo, { retryFailed: true })).failures.map((f) => f.path)).toEqual(["link.md"]);
   });
 
+  test("a file over index.max_file_bytes, unchanged, is an unchanged failure at the next run; a new limit tries it again (s23 retest N7)", async () => {
+    const { home, repo } = bm25Repository({ "small.md": "fine words\n", "big.md": `# Big\n\n${"many words ".repeat(200)}\n` });
+    setConfigValue(home, "index.max_file_bytes", "1000");
+    expect((await indexRepository(home, repo)).failures.map((f) => f.path)).toEqual(["big.md"]);
+    expect(await indexRepository(home, repo)).toMatchObject({ failures: [], failed_unchanged: 1 });
+    setConfigValue(home, "index.max_file_bytes", "100000");
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, failures: [], failed_unchanged: 0 });
+  });
+
   test("a failure reason is one line in the summary and the store, whatever whitespace the converter's message has", async () => {
     // xmldom words it "[xmldom warning]\tunclosed xml attribute", which the reason rewords in one line.
     const { home, repo } = bm25Repository({ "broken.docx": docx("<w:p><w:r><w:t>unclosed</w:r></w:p>") });

@@ -467,8 +467,11 @@ function conversionState(config: Config, repo: Repository) {
  * limit changes (a 60 s conversion must not cost every run 60 s), and is tried again when it is raised.
  */
 export function failureSettings(config: Config, repo: Repository): string {
-  const { convert_timeout, convert_memory_mb, ocr_page_timeout } = config.index;
-  return JSON.stringify({ ...conversionState(config, repo), limits: [convert_timeout, convert_memory_mb, ocr_page_timeout] });
+  const { convert_timeout, convert_memory_mb, ocr_page_timeout, max_file_bytes } = config.index;
+  return JSON.stringify({
+    ...conversionState(config, repo),
+    limits: [convert_timeout, convert_memory_mb, ocr_page_timeout, max_file_bytes],
+  });
 }
 
 /** A folder's mtime (it moves when a file is added, removed or renamed in it), or null when it cannot be read. */

@@ -951,10 +951,13 @@ export async function prepareDocument(
   const read = settings.read(file.path, settings.maxBytes);
   if ("reason" in read && OPEN_FILES_LIMIT.has(read.code ?? ""))
     throw new ResearcherError("TOO_MANY_OPEN_FILES", `${file.path}: ${read.reason}`, { hint: OPEN_FILES_HINT });
-  if ("reason" in read)
-    return read.missing
-      ? { kind: "vanished", path: file.path }
-      : { kind: "failed", path: file.path, reason: read.reason, gone: read.outside };
+  if ("reason" in read) {
+    if (read.missing) return { kind: "vanished", path: file.path };
+    // Too large is the file's own failure, as a failed conversion is (index.max_file_bytes is among the settings
+    // its stamp holds): unstamped, it was a new failure at every run of a folder that did not change (s23 retest N7).
+    const stamp = read.tooLarge ? { size: file.size, mtimeMs: file.mtimeMs, settings: settings.failure } : undefined;
+    return { kind: "failed", path: file.path, reason: read.reason, gone: read.outside, stamp };
+  }
   const hash = sha256(read.bytes);
   if (previous?.hash === hash && !settings.force(file.path)) return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs };
   try {
