@@ -1056,6 +1056,10 @@ test("remove takes the document as ls and search print it, repo:path, and says t
   expect(runCli(["repo", "add", "r", docs, "--no-embed"], { home }).code).toBe(0);
   expect(runCli(["index", "r"], { home }).code).toBe(0);
   expect(runCli(["remove", "r", "r:a.md"], { home })).toMatchObject({ code: 0, stdout: "removed r:a.md\n" });
-  expect(runCli(["remove", "r", "b.md"], { home })).toMatchObject({ code: 0, stdout: "removed r:b.md\n" });
+  expect(runCli(["remove", "r:b.md"], { home })).toMatchObject({ code: 0, stdout: "removed r:b.md\n" });
   expect(runCli(["ls", "r", "--json"], { home }).stdout.trim()).toBe("[]");
+  expect(runCli(["remove", "r"], { home })).toMatchObject({
+    code: 2,
+    stderr: expect.stringContaining("remove needs a repository and a document"),
+  });
 });

@@ -171,8 +171,9 @@ function mainCli(only?: string): CAC {
 
   if (want("remove"))
     cli
-      .command("remove <repo> <document>", "Drop one document from a repository's index")
+      .command("remove <repo> [document]", "Drop one document from a repository's index")
       .example("  researcher remove notes drafts/old.md")
+      .example("  researcher remove notes:drafts/old.md     # as ls and search print it")
       .action(removeCommand);
 
   if (want("repos-for"))

@@ -454,10 +454,17 @@ export function lsCommand(where: string | undefined, flags: Flags): void {
 }
 
 /** `researcher remove` */
-export async function removeCommand(name: string, document: string, flags: Flags): Promise<void> {
+export async function removeCommand(named: string, document: string | undefined, flags: Flags): Promise<void> {
+  // One argument is a document as ls and search print it, `notes:drafts/old.md` (s23 hostile H9).
+  const colon = named.indexOf(":");
+  if (document === undefined && colon <= 0)
+    throw new ResearcherError("USAGE", "remove needs a repository and a document", {
+      hint: "researcher remove notes drafts/old.md, or researcher remove notes:drafts/old.md",
+    });
+  const [name, path] = document === undefined ? [named.slice(0, colon), named.slice(colon + 1)] : [named, document];
   const repo = getRepository(home(flags), name);
-  const path = await removeDocument(repo, repositoryPath(repo, document));
-  out(`${escapeControls(`removed ${name}:${path}`)}\n`);
+  const removed = await removeDocument(repo, repositoryPath(repo, path));
+  out(`${escapeControls(`removed ${name}:${removed}`)}\n`);
 }
 
 /** `researcher repos-for` */
