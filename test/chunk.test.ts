@@ -570,11 +570,15 @@ describe("text without spaces longer than a fragment (s22 hostile F3)", () => {
   test("the characters a part repeats are whole: no fragment begins inside a surrogate pair or an emoji (s23 hostile H4)", () => {
     // Counted in UTF-16 units, the repeat began inside 𠀋 (two units) and stored a lone half, shown as U+FFFD.
     const whole = (text: string) => text === text.toWellFormed() && !/^(?:[\u{1F3FB}-\u{1F3FF}]|\u200d|\u{FE0F})/u.test(text);
-    for (const run of ["𠀋人".repeat(900), `${"𠀋".repeat(5)}人`.repeat(300), "中👩‍👩‍👧‍👦文👍🏽".repeat(300)]) {
+    const family = "\u{1F468}\u200d\u{1F469}\u200d\u{1F467}\u200d\u{1F466}";
+    const mixed = `한국어ไทย𠀋${family}中文字符🇯🇵é́`.repeat(800);
+    for (const run of ["𠀋人".repeat(900), `${"𠀋".repeat(5)}人`.repeat(300), "中👩‍👩‍👧‍👦文👍🏽".repeat(300), mixed]) {
       const fragments = chunkDocument(md(`# t\n\n${run}\n`));
       expect(fragments.length).toBeGreaterThan(1);
       for (const fragment of fragments)
         expect({ start: fragment.text.slice(0, 12), whole: whole(fragment.text) }).toMatchObject({ whole: true });
+      // Each is a run of the document: a repeat packed after what it repeats stood inside one (s23 retest N8).
+      for (const fragment of fragments.slice(1)) expect(run.includes(fragment.text.trim())).toBe(true);
     }
   });
 

@@ -55,6 +55,8 @@ interface Piece {
   block: number;
   code: boolean;
   page: number | null;
+  /** It begins with the last characters of the piece before it (a cut CJK run's repeat): it starts a fragment. */
+  repeats?: boolean;
 }
 
 /** Lines `from` up to `to` (indexes into the document's Lines), the first of them line `first` of the file. */
@@ -402,8 +404,8 @@ function* piecesOf(section: Section, lines: Lines, budget: number): Generator<Pi
     } else {
       for (let i = block.from; i < block.to; i++) {
         const n = block.first + i - block.from;
-        for (const sentence of splitLongText(sentencesOf(lines.at(i)), budget))
-          yield { text: sentence, line: n, endLine: n, tokens: sentenceTokens(sentence), block: b, code: false, page: block.page };
+        for (const { text, repeats } of splitLongText(sentencesOf(lines.at(i)), budget))
+          yield { text, line: n, endLine: n, tokens: sentenceTokens(text), block: b, code: false, page: block.page, repeats };
       }
     }
     b++;
@@ -429,10 +431,10 @@ function splitCode(block: Block, lines: Lines, budget: number): Omit<Piece, "blo
     start = next;
   };
   for (let i = block.from; i < block.to; i++) {
-    for (const piece of splitLongText([lines.at(i)], budget)) {
-      const cost = estimateTokens(piece) + 1;
-      if (used + cost > budget) flush(block.first + i - block.from);
-      kept.push(piece);
+    for (const { text, repeats } of splitLongText([lines.at(i)], budget)) {
+      const cost = estimateTokens(text) + 1;
+      if (repeats || used + cost > budget) flush(block.first + i - block.from);
+      kept.push(text);
       used += cost;
     }
   }
@@ -441,11 +443,12 @@ function splitCode(block: Block, lines: Lines, budget: number): Omit<Piece, "blo
 }
 
 /** Sentences longer than the budget (minified text, tables) are cut at spaces, or hard-cut when they have none. */
-function splitLongText(sentences: string[], budget: number): string[] {
+function splitLongText(sentences: string[], budget: number): { text: string; repeats: boolean }[] {
   const maxChars = budget * 4;
   return sentences.flatMap((sentence) => {
-    if (sentenceTokens(sentence) <= budget && sentence.length <= maxChars) return [sentence];
-    const parts: string[] = [];
+    if (sentenceTokens(sentence) <= budget && sentence.length <= maxChars) return [{ text: sentence, repeats: false }];
+    const parts: { text: string; repeats: boolean }[] = [];
+    let repeats = false;
     let rest = sentence;
     while (rest.length > 0) {
       // Latin text: ~4 characters per token; CJK text: ~1 character per token.
@@ -460,7 +463,8 @@ function splitLongText(sentences: string[], budget: number): string[] {
       }
       // The spaces at a cut stay with the part they end, a few of them: a longer run is not kept (as it was not).
       const end = cut + (/^\s*/.exec(rest.slice(cut, cut + KEPT_SPACES))?.[0].length ?? 0);
-      parts.push(rest.slice(0, end));
+      parts.push({ text: rest.slice(0, end), repeats });
+      repeats = next !== undefined;
       rest = rest.slice(next ?? end).trimStart();
     }
     return parts;
@@ -497,6 +501,12 @@ function* packSection(source: Iterator<Piece>, options: ChunkOptions): Generator
   let previous: Piece | undefined;
 
   for (let piece = pieces.next(); piece; previous = piece, piece = pieces.next()) {
+    // A piece that repeats the end of the one before starts a fragment of its own, without an overlap: packed after
+    // it, the repeat stood in the middle of one fragment (s23 retest N8).
+    if (piece.repeats) {
+      if (fresh > 0) yield current;
+      [current, used, fresh] = [[], 0, 0];
+    }
     // A fragment keeps the file's blank lines (its line arithmetic counts them): a long run of them ends it, and no
     // overlap carries across, or two words 5,000,000 lines apart were one fragment of 5 MB.
     if (current.length > 0 && piece.line - current.at(-1)!.endLine > MAX_BLANK_RUN) {
