@@ -1,6 +1,7 @@
 /** Reading indexed documents back: every ref form, line ranges at the edges, refusals, suggestions, listings. */
 import { beforeAll, describe, expect, spyOn, test } from "bun:test";
-import { indexRepository, removeDocument } from "../src/index/indexer.ts";
+import { indexRepository } from "../src/index/indexer.ts";
+import { removeDocument } from "../src/index/remove.ts";
 import { closePaths, editDistance, resolveDocumentRef } from "../src/search/document-refs.ts";
 import { documentInfo, listDocuments, readDocument } from "../src/search/read-document.ts";
 import { MAX_SKIPPED_LISTED, readDocuments } from "../src/search/multi-get.ts";

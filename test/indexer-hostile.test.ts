@@ -18,7 +18,8 @@ import {
 import { ConvertPool } from "../src/convert/pool.ts";
 import { join } from "node:path";
 import { setConfigValue } from "../src/config.ts";
-import { indexFiles, indexRepository, removeDocument } from "../src/index/indexer.ts";
+import { indexFiles, indexRepository } from "../src/index/indexer.ts";
+import { removeDocument } from "../src/index/remove.ts";
 import { registerRepository } from "../src/repos.ts";
 import { parseFilter } from "../src/search/filters.ts";
 import { search } from "../src/search/search.ts";

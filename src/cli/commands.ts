@@ -18,7 +18,8 @@ import { EmbedderCache } from "../embed/embedder.ts";
 import { isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { env } from "../env.ts";
 import { parseFilter } from "../search/filters.ts";
-import { indexRepository, type IndexSummary, removeDocument } from "../index/indexer.ts";
+import { indexRepository, type IndexSummary } from "../index/indexer.ts";
+import { removeDocument } from "../index/remove.ts";
 import {
   documentInfoText,
   documentJson,

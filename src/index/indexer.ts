@@ -57,7 +57,6 @@ import { acquireWriterLock, leftoverTempFiles, withConfigLock } from "../lock.ts
 import { forEachConcurrently } from "../serial.ts";
 import { keepRepositoryModel, listRepositories, type Repository } from "../repos.ts";
 import { HEADING_SEPARATOR, Store, type DocumentInput, type Fragment, type RecordedFailure, type StoredDocument } from "../store/store.ts";
-import { closePaths, spelledIn } from "../search/document-refs.ts";
 import { dropVectors, syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
 import { clearImpacts, maintainImpactLists, updateImpacts } from "../search/bm25.ts";
@@ -350,7 +349,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
  * so a full disk does not stay full (and other repositories can still open theirs). The error gets its code where
  * every error does, naming this repository (damaged pages: the rebuild that recovers them).
  */
-function afterFailedWrite(store: Store, repo: Repository, error: unknown): ResearcherError {
+export function afterFailedWrite(store: Store, repo: Repository, error: unknown): ResearcherError {
   try {
     store.checkpoint();
   } catch {
@@ -612,69 +611,6 @@ function documentSettings(
 
 /** Formats whose documents may be only headings or front matter (their converted text is markdown, not paged). */
 const BARE_FORMATS = ["md", "html", "docx", "epub"];
-
-/** Drop one document (its fragments, FTS rows, vectors and any kept OCR'd text) and refresh the ANN file. */
-/** Remove one document from the index; returns its path as the index holds it (`named` may be `repo:path`). */
-export async function removeDocument(repo: Repository, named: string): Promise<string> {
-  const release = acquireWriterLock(repo.dir, repo.name);
-  try {
-    const store = Store.open(repo.dir, { write: true });
-    try {
-      // A name typed composed (NFC) for a decomposed one on disk; `notes:a.md`, as every other command prints it.
-      const path = spelledIn(store, named) ?? spelledIn(store, withoutRepository(repo, named)) ?? named;
-      const removed = store.transaction(() => {
-        const gone = store.forgetDocument(path); // "drop this": its OCR'd text too
-        if (gone) {
-          store.embeddings.bumpGeneration();
-          store.embeddings.prune();
-        }
-        return gone;
-      });
-      if (!removed) {
-        const close = closePaths(repo, path)
-          .slice(0, 5)
-          .map((ref) => ref.slice(repo.name.length + 1)); // paths, as `remove` takes them
-        throw new ResearcherError("DOCUMENT_NOT_FOUND", `'${path}' is not indexed in '${repo.name}'`, {
-          hint: close.length
-            ? `did you mean ${close.join(", ")}?`
-            : `paths are relative to the repository root (\`researcher ls ${repo.name}\` lists them)`,
-        });
-      }
-      try {
-        store.scrubFreePages(); // what earlier runs freed keeps its bytes: nothing of the document may stay in the file
-      } catch (error) {
-        throw removedNotScrubbed(repo, path, afterFailedWrite(store, repo, error));
-      }
-      const model = store.embeddings.model();
-      if (model) await syncVectorIndex(store, repo.dir, model.dims);
-      store.checkpoint();
-      return path;
-    } catch (error) {
-      // As an index run's: a full disk or a damaged index named with its repository and fix, the WAL given back.
-      throw afterFailedWrite(store, repo, error);
-    } finally {
-      store.close();
-    }
-  } finally {
-    release();
-  }
-}
-
-/** `notes:a.md` of repository notes is `a.md`; any other name is as typed. */
-function withoutRepository(repo: Repository, named: string): string {
-  return named.startsWith(`${repo.name}:`) ? named.slice(repo.name.length + 1) : named;
-}
-
-/**
- * A removal committed whose scrub of the free pages failed (a full disk): the document is gone, which "run the
- * command again" denied (it then said the document was not indexed: s23 hostile H3); a rebuild scrubs them.
- */
-function removedNotScrubbed(repo: Repository, path: string, failure: ResearcherError): ResearcherError {
-  return new ResearcherError(failure.code, `removed ${repo.name}:${path}, but the pages it freed were not zeroed: ${failure.message}`, {
-    hint: `free some space, then \`researcher index ${repo.name} --rebuild\` zeroes them`,
-    cause: failure,
-  });
-}
 
 function emptySummary(repository: string): RunCounts {
   return {

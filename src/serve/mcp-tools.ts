@@ -14,7 +14,7 @@ import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { defaultAnswerLimit, MAX_QUERY_CHARS } from "../search/bounds.ts";
 import { parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexOneFile } from "../index/add-file.ts";
-import { removeDocument } from "../index/indexer.ts";
+import { removeDocument } from "../index/remove.ts";
 import { escapeControls } from "../terminal.ts";
 import { logger } from "../log.ts";
 import {
