@@ -85,7 +85,9 @@ export function listRepositories(home: string): Repository[] {
 
 export function getRepository(home: string, name: string): Repository {
   const repos = listRepositories(home);
-  const repo = repos.find((r) => r.name === name);
+  // No name holds blanks around it (REPO_NAME): an MCP `repository` of " book" is book, as `--repo` and REST read it.
+  const wanted = name.trim();
+  const repo = repos.find((r) => r.name === wanted);
   if (repo) return repo;
   const known = repos.map((r) => r.name).join(", ");
   throw new ResearcherError("REPO_NOT_FOUND", `no repository named '${name}'`, {
@@ -119,7 +121,7 @@ export function selectRepositories(home: string, names: string[] = []): Reposito
     throw new ResearcherError("USAGE", `a repository name is empty (got ${JSON.stringify(names)})`, {
       hint: "name each repository, or name none to use every one",
     });
-  return [...new Set(names)].map((name) => getRepository(home, name));
+  return [...new Set(names.map((name) => name.trim()))].map((name) => getRepository(home, name));
 }
 
 /** A repository a command over all repositories left out, and why: the error it would have failed with. */

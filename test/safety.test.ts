@@ -12,7 +12,7 @@ import { discoverFiles } from "../src/index/discover.ts";
 import { indexFiles, indexRepository, prepareDocument } from "../src/index/indexer.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
 import { confinedReader, movedRoot, outsideRoot, readConfinedFile, rootRecord } from "../src/files.ts";
-import { getRepository } from "../src/repos.ts";
+import { getRepository, selectRepositories } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { cliCommand, MODEL_ENV, HOOK_TIMEOUT, runCli, startServe, tempDir, writeTree } from "./helpers.ts";
 
@@ -630,6 +630,12 @@ describe("REST input checks", () => {
       expect({ names, status: response.status }).toEqual({ names, status: 200 });
       expect(await response.json()).toEqual(cli);
     }
+  });
+
+  test("a repository named with blanks around it over MCP (no list to split) is that repository too (s23 contracts L9)", () => {
+    // MCP's `repository` and `repositories` reach the lookup as typed: " docs" answered "not found".
+    expect(getRepository(repo.home, " docs ").name).toBe("docs");
+    expect(selectRepositories(repo.home, [" docs", "docs"]).map((r) => r.name)).toEqual(["docs"]);
   });
 
   test("an empty query is 400, like the CLI and MCP", async () => {
