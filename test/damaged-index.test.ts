@@ -520,16 +520,22 @@ test("an index locked by another program past the busy timeout is busy, not dama
   expect(runCli(["search", "alpha", "--repo", "d"], { home }).code).toBe(0);
 }, 60_000);
 
+/** A repository `d` of one note, registered and indexed by `nobody` in a folder it owns: its CLI, and the folder. */
+async function indexedAsNobody() {
+  const base = tempDir();
+  chmodSync(base, 0o755);
+  writeTree(base, { "docs/n.md": "# N\n\nnobodyword\n" });
+  for (const path of [base, join(base, "docs"), join(base, "docs/n.md")]) chownSync(path, 65534, 65534);
+  const cli = await cliAsNobody(base);
+  expect(cli("repo", "add", "d", join(base, "docs"), "--no-embed").code).toBe(0);
+  expect(cli("index", "d").code).toBe(0);
+  return { base, cli };
+}
+
 test.skipIf(!AS_ROOT)(
   "a search of a read-only index.db leaves side files a later writer of the same user makes writable again (hostile s8 #8, as nobody)",
   async () => {
-    const base = tempDir();
-    chmodSync(base, 0o755);
-    writeTree(base, { "docs/n.md": "# N\n\nnobodyword\n" });
-    for (const path of [base, join(base, "docs"), join(base, "docs/n.md")]) chownSync(path, 65534, 65534);
-    const cli = await cliAsNobody(base);
-    expect(cli("repo", "add", "d", join(base, "docs"), "--no-embed").code).toBe(0);
-    expect(cli("index", "d").code).toBe(0);
+    const { base, cli } = await indexedAsNobody();
     const db = join(base, "home/repositories/d/index.db");
     chmodSync(db, 0o444);
     expect(cli("search", "nobodyword").code).toBe(0);
@@ -548,13 +554,7 @@ test.skipIf(!AS_ROOT)(
   async () => {
     // SQLite's reader writes its shared-memory file beside index.db: where neither may be written, every search failed
     // with "attempt to write a readonly database" (a backup, another user's index, a read-only copy).
-    const base = tempDir();
-    chmodSync(base, 0o755);
-    writeTree(base, { "docs/n.md": "# N\n\nnobodyword\n" });
-    for (const path of [base, join(base, "docs"), join(base, "docs/n.md")]) chownSync(path, 65534, 65534);
-    const cli = await cliAsNobody(base);
-    expect(cli("repo", "add", "d", join(base, "docs"), "--no-embed").code).toBe(0);
-    expect(cli("index", "d").code).toBe(0);
+    const { base, cli } = await indexedAsNobody();
     const dir = join(base, "home/repositories/d");
     for (const side of readdirSync(dir).filter((name) => name.startsWith("index.db-"))) rmSync(join(dir, side));
     chmodSync(join(dir, "index.db"), 0o444);

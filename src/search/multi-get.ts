@@ -103,6 +103,11 @@ function matchPart(home: string, part: string, scope: PartScope, single: boolean
   const resolved = single && globbed ? undefined : resolvedPart(home, part, scope);
   if (resolved && "ref" in resolved) return { refs: [resolved.ref], skipped: [] };
   const skip = (reason: string): Matched => ({ refs: [], skipped: [{ repository: "", path: part, reason }] });
+  // A part's error is its skipped entry, but the failure of a repository's index fails a pattern of that part alone.
+  const skipFor = (error: unknown): Matched => {
+    if (single && isResearcherError(error) && INDEX_FAILURES.has(error.code)) throw error;
+    return skip(partReason(error));
+  };
   if (globbed) {
     let found: Matched;
     try {
@@ -110,13 +115,13 @@ function matchPart(home: string, part: string, scope: PartScope, single: boolean
     } catch (error) {
       // A glob's error is its skipped entry, as a ref's is: a glob part's failed the whole list (s22 review F10), and
       // a glob alone the command, where a ref alone in the same repository was listed (s23 C2).
-      return skip(partReason(error, single));
+      return skipFor(error);
     }
     if (found.refs.length > 0 || found.skipped.length > 0) return single ? failIfUnreadable(found) : found;
     return single ? found : skip("no indexed document matches it");
   }
   // A folder's name without its slash is that folder, in a list as alone (s21 retest R2).
-  return folderOf(home, part, scope) ?? skip(partReason((resolved as { error: unknown }).error, single));
+  return folderOf(home, part, scope) ?? skipFor((resolved as { error: unknown }).error);
 }
 
 /**
@@ -136,8 +141,7 @@ function failIfUnreadable(found: Matched): Matched {
  * Why a part names nothing, as its skipped entry says: its error's message, and for a repository never indexed the
  * run that indexes it (the fix is the repository's, as a skipped repository's reason gives its hint).
  */
-function partReason(error: unknown, single = false): string {
-  if (single && isResearcherError(error) && INDEX_FAILURES.has(error.code)) throw error;
+function partReason(error: unknown): string {
   const hint = isResearcherError(error) && error.code === "NOT_INDEXED" ? error.hint : undefined;
   return `${describeError(error)}${hint ? ` (hint: ${hint})` : ""}`;
 }
