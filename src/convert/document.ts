@@ -107,8 +107,13 @@ export function median(values: number[]): number {
  */
 export function joinLine(paragraph: string, line: string): string {
   if (!paragraph) return line;
-  if (/\p{L}-$/u.test(paragraph) && /^\p{L}/u.test(line)) return `${paragraph.slice(0, -1)}${SOFT_HYPHEN}${line}`;
+  if (hyphenatedAt(paragraph, line)) return `${paragraph.slice(0, -1)}${SOFT_HYPHEN}${line}`;
   return `${paragraph} ${line}`;
+}
+
+/** Whether a line ends inside a word broken after a hyphen (`experi-` + `ment`). */
+export function hyphenatedAt(line: string, next: string): boolean {
+  return /\p{L}-$/u.test(line) && /^\p{L}/u.test(next);
 }
 
 const SOFT_HYPHEN = "\u00ad";

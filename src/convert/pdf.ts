@@ -6,6 +6,7 @@
  */
 import {
   checkExpansion,
+  hyphenatedAt,
   isHeading,
   joinLine,
   literalText,
@@ -23,7 +24,7 @@ import { readCMap, readWasm } from "./pdf-data.ts";
 import { openedWithEmptyOwnerPassword } from "./pdf-password.ts";
 import { drawnItems, type OperatorList } from "./pdf-drawn.ts";
 import { glyphNameText } from "./pdf-glyphs.ts";
-import { smallest } from "../lists.ts";
+import { largest, smallest } from "../lists.ts";
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
 
@@ -72,6 +73,8 @@ interface Line {
   font?: string;
   /** The page's body font: the one most of its letters are set in. */
   bodyFont?: string;
+  /** Where an upright left-to-right line's text starts and ends along x; none for turned or right-to-left lines. */
+  extent?: { left: number; right: number };
 }
 
 export const NO_TEXT_LAYER = "no text layer, and OCR found no text in its pages";
@@ -406,7 +409,7 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
     return []; // one broken page must not cost the rest of the document
   }
   // `left`: where the line's leftmost run starts, kept as runs are added (a line of 60,000 items was quadratic).
-  const lines: (Line & { runs: Run[]; left: number })[] = [];
+  const lines: (Line & { runs: Run[]; left: number; turned: boolean })[] = [];
   let current: (typeof lines)[number] | undefined;
   let last: { y: number; end: number; eol: boolean; turned: boolean; rtl: boolean } | undefined;
   for (const item of items) {
@@ -430,7 +433,7 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
       const back = current !== undefined && !rtl && !last?.rtl && x < current.left - size;
       if (current && (jump || back || turned !== last?.turned || (last?.eol && !goesOn))) current = undefined;
       if (!current) {
-        current = { text: "", y, size, runs: [], left: x };
+        current = { text: "", y, size, runs: [], left: x, turned };
         lines.push(current);
       }
       current.left = Math.min(current.left, x);
@@ -448,6 +451,10 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
       size: line.size,
       font: oneFont(line.runs),
       bodyFont,
+      extent:
+        line.turned || line.runs.some((run) => run.dir === "rtl")
+          ? undefined
+          : { left: line.left, right: largest(line.runs.map((run) => run.end)) },
     }))
     .filter((line) => line.text);
 }
@@ -616,7 +623,10 @@ function annotationText(annotation: Annotation): string {
   return "";
 }
 
-/** Lines → paragraphs (split at gaps wider than the usual line spacing) and headings (clearly larger text). */
+/**
+ * Lines → paragraphs (split at gaps wider than the usual line spacing, and after a line cut short: paragraphsOf) and
+ * headings (clearly larger text).
+ */
 function pageMarkdown(lines: Line[]): string {
   if (lines.length === 0) return "";
   const body = median(lines.map((l) => l.size));
@@ -628,17 +638,17 @@ function pageMarkdown(lines: Line[]): string {
         .filter((d) => d > 0),
     ) || body * 1.2;
   const blocks: string[] = [];
-  let paragraph = "";
+  let paragraph: Line[] = [];
   const close = () => {
-    if (paragraph) blocks.push(literalText(paragraph));
-    paragraph = "";
+    for (const part of paragraphsOf(paragraph)) blocks.push(literalText(part.reduce((text, line) => joinLine(text, line.text), "")));
+    paragraph = [];
   };
   lines.forEach((line, i) => {
     const previous = lines[i - 1];
     const numbered = sectionHeading(line, body);
     const heading = numbered !== undefined || isHeading(line.size, body, line.text);
     const gap = previous ? Math.abs(previous.y - line.y) : 0;
-    if (heading && previous && continuesHeading(previous, line) && blocks.at(-1)?.startsWith("## ") && !paragraph) {
+    if (heading && previous && continuesHeading(previous, line) && blocks.at(-1)?.startsWith("## ") && paragraph.length === 0) {
       blocks[blocks.length - 1] = joinLine(blocks.at(-1)!, line.text); // a heading wrapped over two lines
       return;
     }
@@ -648,10 +658,42 @@ function pageMarkdown(lines: Line[]): string {
       return;
     }
     if (previous && (gap > spacing * 1.45 || previous.y < line.y - spacing * 0.5)) close();
-    paragraph = joinLine(paragraph, line.text);
+    paragraph.push(line);
   });
   close();
   return blocks.join("\n\n");
+}
+
+/** A list item's bullet at the start of a line. */
+const BULLET = /^[•◦▪▫▸‣●○■□∙]\s/u;
+
+/**
+ * A block of lines as the paragraphs its writer made: a page that puts no space between paragraphs (or between a
+ * definition's term and its text, or a list's items) still ends each one on a line cut short, and a bullet starts
+ * one. A line is cut short when the next line's first word would have fitted on it, measured against the block's
+ * widest line: a typesetter wraps only a word that does not fit, so ragged and justified text alike read on (pdf.js's
+ * own test PDF read four pages as four lines of 2,000 characters).
+ */
+function paragraphsOf(lines: Line[]): Line[][] {
+  const right = largest(lines.map((line) => line.extent?.right ?? Number.NEGATIVE_INFINITY));
+  const parts: Line[][] = [];
+  lines.forEach((line, i) => {
+    const previous = lines[i - 1];
+    if (previous && !BULLET.test(line.text) && !cutShort(previous, line, right)) parts.at(-1)!.push(line);
+    else parts.push([line]);
+  });
+  return parts;
+}
+
+/**
+ * Whether `line` ended with room for `next`'s first word (and a space) before `right`, with an em to spare; never
+ * where it ends inside a word, at a hyphen (`mech-` + `anism`): that is wrapping, whatever its room.
+ */
+function cutShort(line: Line, next: Line, right: number): boolean {
+  if (!line.extent || !next.extent || hyphenatedAt(line.text, next.text)) return false;
+  const charWidth = (next.extent.right - next.extent.left) / next.text.length;
+  const firstWord = next.text.split(" ", 1)[0]!.length;
+  return line.extent.right + (firstWord + 1) * charWidth < right - line.size;
 }
 
 /**
