@@ -573,10 +573,14 @@ export async function serveCommand(flags: Flags): Promise<void> {
   const { serveHttp } = await import("../serve/http.ts");
   const server = serveHttp(home(flags), { port, host: flags.host as string | undefined, token, watch });
   stderr.write(`listening on ${escapeControls(server.url)}/mcp\n`);
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
+  const signal = () =>
+    new Promise<void>((resolve) => {
+      process.once("SIGINT", resolve);
+      process.once("SIGTERM", resolve);
+    });
+  await signal();
+  // Requests in flight are answered before it stops; a second Ctrl-C or SIGTERM cuts them.
+  void signal().then(() => server.stop(true));
   await server.stop();
 }
 

@@ -50,7 +50,7 @@ function hasToken(request: Request, token: string): boolean {
 }
 
 /** Serve until stopped. Bound to a non-loopback address without a token, it warns: anyone reaching it can read. */
-export function serveHttp(home: string, options: HttpOptions): { url: string; stop: () => Promise<void> } {
+export function serveHttp(home: string, options: HttpOptions): { url: string; stop: (now?: boolean) => Promise<void> } {
   const context = new SearchContext();
   const writes = serialized();
   // An IPv6 address may come as in a URL ([::1]); it is bound without the brackets and written in URLs with them.
@@ -91,15 +91,28 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
   logger.info(
     `researcher on http://${origin}:${server.port} (MCP at /mcp, REST at /search and /documents)${options.token ? ", bearer token required" : ""}`,
   );
+  const cut = () => void server.stop(true);
+  let stopping: Promise<void> | undefined;
   return {
     url: `http://${origin}:${server.port}`,
-    async stop() {
-      await watching?.close();
-      await server.stop(true);
-      await context.close();
+    // Bun takes no new connection and closes idle ones at once; a request in flight is answered first (a service
+    // restarted mid-read lost its answer), unless it is still running after the grace or `now` (again) cuts it.
+    stop(now = false) {
+      if (now) cut();
+      stopping ??= (async () => {
+        await watching?.close();
+        const grace = setTimeout(cut, STOP_GRACE_MS);
+        await server.stop();
+        clearTimeout(grace);
+        await context.close();
+      })();
+      return stopping;
     },
   };
 }
+
+/** How long a stopping server lets requests in flight finish before it cuts them. */
+const STOP_GRACE_MS = 20_000;
 
 /** What every request of one server shares. */
 interface Served {

@@ -65,3 +65,32 @@ test("a peer without the token is still closed when idle: only an authorised rea
     server.stop();
   }
 }, 60_000);
+
+test(
+  "SIGTERM lets a read in flight answer before serve exits; a second signal cuts it (s23 contracts L4)",
+  async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "scan.pdf": await scanOfPages(1) });
+    expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "docs"], { home }).code).toBe(0);
+    // Edited since it was indexed: the read converts it (OCR of 4 pages, seconds), so it is in flight at the signal.
+    writeFileSync(join(docs, "scan.pdf"), await scanOfPages(4));
+    const env = { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, NO_COLOR: "1" };
+    const read = async (signals: number) => {
+      const { url, proc } = await startServe(cliCommand, [], { env, cwd: home });
+      const answer = fetch(`${url}/documents/${encodeURIComponent("docs:scan.pdf:p4")}`).then(
+        async (response) => ({ status: response.status, text: ((await response.json()) as { text: string }).text }),
+        () => ({ status: 0, text: "" }),
+      );
+      await Bun.sleep(300);
+      for (let i = 0; i < signals; i++) proc.kill("SIGTERM");
+      return { ...(await answer), code: await proc.exited };
+    };
+    const answered = await read(1);
+    expect(answered).toMatchObject({ status: 200, code: 0 });
+    expect(answered.text).toContain("hostile scan");
+    expect(await read(2)).toEqual({ status: 0, text: "", code: 0 });
+  },
+  OCR_TIMEOUT,
+);
