@@ -70,7 +70,7 @@ describe("indexing code", () => {
     const run = cli("index", "app");
     expect(run.stderr).toBe("");
     expect(run.stdout).toContain("3 indexed");
-    expect(run.stdout).toContain("not indexed as generated or vendored code: 1 dist/");
+    expect(run.stdout).toContain("not indexed as generated or vendored code: dist/ (1)");
   });
 
   test("small units pack into one fragment headed by their symbols, cited as file:start-end; get takes a range back", () => {

@@ -560,7 +560,7 @@ export function indexSummaryText(summary: IndexSummary, style: Style, fileTypes:
   for (const line of skippedTypesLines(summary.repository, summary.skipped_types ?? {}, fileTypes)) lines.push(`  ${style.dim(line)}`);
   const generated = Object.entries(summary.skipped_generated ?? {}).sort((a, b) => b[1] - a[1]);
   if (generated.length) {
-    const list = generated.map(([rule, n]) => `${n} ${escapeControls(rule)}`).join(", ");
+    const list = generated.map(([rule, n]) => `${escapeControls(rule)} (${n})`).join(", "); // "folders with pyvenv.cfg (1)"
     lines.push(`  ${style.dim(`not indexed as generated or vendored code: ${list} (an ignore file's \`!name/\` line keeps one)`)}`);
   }
   const links = summary.skipped_links ?? [];
