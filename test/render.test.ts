@@ -226,14 +226,14 @@ test("a document's other best places are each named once: 'also pages p9', not '
   expect(text).not.toContain("p7,");
 });
 
-test("a prose result names the lines its fragment spans, to read it whole; code and pages cite their own (s12 user #5)", () => {
+test("a prose or PDF result names the lines its fragment spans, to read it whole; code cites its own (s12 user #5, s23 user: a page's part named only the section's lines)", () => {
   const text = (results: FragmentHit[]) =>
     renderSearch({ ...response, total: results.length, results }, "text", styleFor({ isTTY: false })).split("\n")[0]!;
   expect(text([hit(1)])).toBe("1  1.50  notes:dir/file 1.md:3  #abcdef  lines 3-5");
   const oneLine = { id: 1, seq: 0, start_line: 3, end_line: 3, page: null, page_end: null, ref: "notes:dir/file 1.md:3-3" };
   expect(text([hit(1, { fragment: oneLine })])).toEndWith("#abcdef  line 3");
   expect(text([hit(1, { path: "p.py", location: "p.py:4", metadata: { format: "py" } })])).toBe("1  1.50  notes:p.py:3-5  #abcdef");
-  expect(text([hit(1, { path: "a.pdf", page: 2, metadata: { format: "pdf" } })])).toBe("1  1.50  notes:a.pdf:p2  #abcdef");
+  expect(text([hit(1, { path: "a.pdf", page: 2, metadata: { format: "pdf" } })])).toBe("1  1.50  notes:a.pdf:p2  #abcdef  lines 3-5");
 });
 
 test("repos-for cites its best passage as a ref to read: a PDF's page, as search cites it, with the repository (s18 user #8)", () => {

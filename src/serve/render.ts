@@ -277,16 +277,16 @@ export function searchText(response: SearchResponse, style: Style): string {
 }
 
 /**
- * The lines the fragment spans, where the citation names one line of it (prose: the snippet's line): the range to
- * read it whole with `get` (an agent that reads from the cited line alone reads to the end of the document). A part
- * of a longer unit or section also says which part, and the lines of the whole.
+ * The lines the fragment spans, where the citation does not (prose: it names the snippet's line; a PDF: the page):
+ * the range to read it whole with `get` (an agent that reads from the cited line alone reads to the end of the
+ * document). A part of a longer unit or section also says which part, and the lines of the whole.
  */
 function fragmentRange(hit: FragmentHit | DocumentHit): string | undefined {
   const fragment = "fragment" in hit ? hit.fragment : hit.fragments[0];
   if (!fragment) return undefined;
   const { section } = fragment;
   const whole = section && `part ${section.part} of ${section.parts}, lines ${section.start_line}-${section.end_line} in all`;
-  if (hit.page !== null || isCodeFormat(String(hit.metadata.format))) return whole;
+  if (isCodeFormat(String(hit.metadata.format))) return whole;
   const own =
     fragment.start_line === fragment.end_line ? `line ${fragment.start_line}` : `lines ${fragment.start_line}-${fragment.end_line}`;
   return whole ? `${own}, ${whole}` : own;
