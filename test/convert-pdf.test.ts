@@ -551,3 +551,22 @@ test("a page without space between paragraphs ends each on its short last line; 
   const doc = await convertPdf(await pdf.save(), "frameworks", { ocr: "off" });
   expect(doc.text).toBe(`<!-- page 1 -->\n\n${["reftest (R)", reftest, "crashtest (C)", crashtest, ...items].join("\n\n")}\n`);
 });
+
+test("an accent TeX sets as a glyph of its own before its letter sits on that letter: `naïve` is one word, found as naive (s24 user U9)", async () => {
+  const pdf = await PDFDocument.create();
+  const font = await pdf.embedFont(StandardFonts.TimesRoman);
+  const page = pdf.addPage([612, 792]);
+  // As tracemonkey.pdf draws it: the accent ends one text item, its letter starts the next.
+  page.drawText("In a na\u00a8", { x: 72, y: 700, size: 11, font });
+  page.drawText("ive implementation, Schr\u00a8odinger's cat.", { x: 104.5, y: 700, size: 11, font });
+  page.drawText("A lone accent \u00a8 stays as it was.", { x: 72, y: 686, size: 11, font });
+  const doc = await convertPdf(await pdf.save(), "accents", { ocr: "off" });
+  expect(doc.text).toContain("In a naïve implementation, Schrödinger's cat.");
+  expect(doc.text).toContain("A lone accent \u0308 stays"); // NFKC's space and mark, as before
+  const docs = tempDir();
+  writeTree(docs, { "paper.pdf": await pdf.save() });
+  const home = tempDir();
+  await indexRepository(home, registerRepository(home, { name: "papers", path: docs, embed: false }));
+  const found = runCli(["search", "naive schrodinger", "--files"], { home });
+  expect(found.stdout.trim()).toEndWith("paper.pdf");
+});

@@ -416,7 +416,7 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
     const size = Math.hypot(item.transform[2]!, item.transform[3]!) || item.height || 1;
     const x = item.transform[4]!;
     const y = item.transform[5]!;
-    const text = clean(item.str);
+    const text = clean(markAccents(item.str));
     if (text) {
       // Text turned past 45° (a margin's vertical "Form" beside a large "1040") runs along y: its width says nothing
       // of where it ends on the line, so it never shares a line with upright text (a scan's tilt is a few degrees).
@@ -446,7 +446,7 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
   const bodyFont = mostLetters(lines.flatMap((line) => line.runs));
   return lines
     .map((line) => ({
-      text: lineText(line.runs).replace(/\s+/g, " ").trim(),
+      text: placeAccents(lineText(line.runs)).replace(/\s+/g, " ").trim(),
       y: line.y,
       size: line.size,
       font: oneFont(line.runs),
@@ -716,6 +716,44 @@ function sectionHeading(line: Line, body: number): string | undefined {
   const match = NUMBERED_SECTION.exec(line.text);
   if (!match) return undefined;
   return "#".repeat(Math.min(6, 2 + (match[1]!.match(/\./g)?.length ?? 0)));
+}
+
+/**
+ * TeX sets an accent as a glyph of its own drawn before its letter (`na¨` then `ıve`, the `i` dotless), and NFKC
+ * makes a spacing accent a space and a combining mark: `na ̈ıve` was two words, neither "naive". Each spacing accent
+ * is marked (a private-use character NFKC keeps) until its line is whole, then put on the letter after it.
+ */
+const SPACING_ACCENTS: Record<string, string> = {
+  "\u00a8": "\u0308", // diaeresis
+  "\u00b4": "\u0301", // acute
+  "\u02c6": "\u0302", // circumflex
+  "\u02dc": "\u0303", // tilde
+  "\u00af": "\u0304", // macron
+  "\u02d8": "\u0306", // breve
+  "\u02d9": "\u0307", // dot above
+  "\u02da": "\u030a", // ring above
+  "\u02dd": "\u030b", // double acute
+  "\u02c7": "\u030c", // caron
+};
+const ACCENTS = Object.keys(SPACING_ACCENTS);
+const SPACING_ACCENT = new RegExp(`[${ACCENTS.join("")}]`, "g");
+/** Private use: ACCENTS[i] is marked as U+F8E0 + i. */
+const MARK_BASE = 0xf8e0;
+const MARKED = /[\uf8e0-\uf8e9]/g;
+const MARKED_BEFORE_LETTER = /([\uf8e0-\uf8e9])(\p{L})/gu;
+
+function markAccents(text: string): string {
+  return text.replace(SPACING_ACCENT, (accent) => String.fromCharCode(MARK_BASE + ACCENTS.indexOf(accent)));
+}
+
+/** A marked accent before a letter becomes its combining mark on it (a dotless `ı` regains its dot); others as NFKC. */
+function placeAccents(text: string): string {
+  const accent = (mark: string) => ACCENTS[mark.charCodeAt(0) - MARK_BASE]!;
+  return text
+    .replace(MARKED_BEFORE_LETTER, (_, mark: string, letter: string) =>
+      `${letter.replace("\u0131", "i").replace("\u0237", "j")}${SPACING_ACCENTS[accent(mark)]}`.normalize("NFC"),
+    )
+    .replace(MARKED, (mark) => accent(mark).normalize("NFKC"));
 }
 
 /** Ligatures and compatibility forms folded (NFKC); control characters from fonts without a text map dropped. */
