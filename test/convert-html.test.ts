@@ -89,6 +89,13 @@ describe("convertHtml", () => {
     });
   });
 
+  test("a footnote's mark stands apart from the word it follows, in brackets; other superscripts stay (s24 user U4: `snarf235`)", () => {
+    const html =
+      '<p>The designer can snarf<a class="footnote_link" href="#f1"><sup>235</sup></a> features, ' +
+      'as a<sup><a href="#n2">[2]</a></sup> note and an <a epub:type="noteref" href="#n3">3</a> say: x<sup>2</sup> on the 1<sup>st</sup>.</p>';
+    expect(htmlToMarkdown(html)).toBe("The designer can snarf[235] features, as a[2] note and an [3] say: x2 on the 1st.");
+  });
+
   test("page furniture and non-content elements leave no searchable text", async () => {
     const { text } = await convertHtml(utf8(PAGE), "fallback");
     for (const secret of [
@@ -323,7 +330,7 @@ describeShared("corpus", () => {
       "#### 1.1.2 Naming and the Environment",
     ]);
     expect(doc.text).toContain("```\n(+ 137 349)\n486\n\n(- 1000 334)\n666\n");
-    expect(doc.text).toContain("26 The concept of consistent renaming is actually subtle");
+    expect(doc.text).toContain("[26] The concept of consistent renaming is actually subtle");
     expect(doc.text).not.toContain("jquery");
   });
 

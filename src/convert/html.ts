@@ -325,6 +325,7 @@ function turndown(): Turndown {
   // rules added later win, so these override turndown's own
   for (const [key, rule] of Object.entries(tableRules)) service.addRule(key, rule);
   service.addRule("plainLink", { filter: "a", replacement: (content) => content });
+  service.addRule("noteReference", { filter: isNoteReference, replacement: noteReference });
   service.addRule("imageAlt", { filter: "img", replacement: (_, node) => imageAlt(node) });
   service.addRule("heading", { filter: ["h1", "h2", "h3", "h4", "h5", "h6"], replacement: heading });
   service.addRule("sectionItem", { filter: (node) => node.nodeName === "LI" && holdsSection(node), replacement: sectionItem });
@@ -335,6 +336,22 @@ function turndown(): Turndown {
   });
   service.escape = literalText; // not turndown's escaping of every `*`, `_` and `[`
   return service;
+}
+
+/**
+ * A footnote's mark in the text: a superscript link (`snarf<a><sup>235</sup></a>`, SICP; mammoth's DOCX footnotes),
+ * or a link an EPUB or ARIA calls a note reference. Run into the word before it, the mark made one word of both
+ * (`snarf235`), and the word was found nowhere the note was marked. `x<sup>2</sup>` and `1<sup>st</sup>` stay.
+ */
+function isNoteReference(node: HtmlElement): boolean {
+  if (node.nodeName === "SUP") return node.parentNode?.nodeName === "A" || Boolean(node.querySelector("a"));
+  return node.nodeName === "A" && /\bnoteref\b/.test(`${node.getAttribute("epub:type") ?? ""} ${node.getAttribute("role") ?? ""}`);
+}
+
+/** A note's mark in brackets, as `[235]` (once: mammoth writes `[1]` itself). */
+function noteReference(content: string): string {
+  const mark = content.trim();
+  return !mark || /^\[.*\]$/.test(mark) ? mark : `[${mark}]`;
 }
 
 /** Single-word alt texts are file names and placeholders ("Illo1", "logo"); a phrase describes the picture. */
