@@ -7,8 +7,8 @@ describe("parseQuery", () => {
     expect(parseQuery("How do I borrow a mutable reference?").match).toBe('("borrow" OR "mutable" OR "reference")');
   });
 
-  test("quoted phrases are required, -words excluded, prefix* kept", () => {
-    expect(parseQuery('"exact phrase" cache* -draft').match).toBe('"exact phrase" AND "cache"* NOT "draft"');
+  test("quoted phrases are required, -words excluded, prefix* kept; other words only rank (s24 agent A4)", () => {
+    expect(parseQuery('"exact phrase" cache* -draft').match).toBe('"exact phrase" AND ("exact phrase" OR "cache"*) NOT "draft"');
     expect(parseQuery('-"old stuff" new').match).toBe('"new" NOT "old stuff"');
   });
 

@@ -92,6 +92,16 @@ describe("search", () => {
     expect((await search(home, { query: "instal*" })).results.length).toBe(2);
   });
 
+  test("beside a quoted phrase, plain words rank and require nothing: a phrase with a word no result holds still finds it (s24 agent A4)", async () => {
+    const found = async (query: string) => (await search(home, { query, mode: "bm25" })).results.map((r) => r.path);
+    expect(await found('"write-through" serialization')).toEqual(["notes/cache.md"]);
+    // A word it holds ranks it over one holding the phrase alone.
+    expect(await found('"the shell" restart')).toEqual(["guide.md"]);
+    const both = await search(home, { query: '"write-through" caches install', mode: "bm25" });
+    expect(both.results.map((r) => r.path)).toEqual(["notes/cache.md"]);
+    expect(both.words_found).toBe(true);
+  });
+
   test("CJK words of two characters are found, not substrings across words", async () => {
     expect((await search(home, { query: "東京" })).results.map((r) => r.path)).toEqual(["jp.md"]);
     expect((await search(home, { query: "京都" })).results.map((r) => r.path)).toEqual(["jp.md"]);
@@ -290,7 +300,15 @@ describe("words common in a repository", () => {
         .map((r) => r.path)
         .sort(),
     ).toEqual(["doc0.md", "doc400.md", "doc800.md"]);
-    expect((await search(home, { query: '"common words" zephyr' })).total).toBe(3);
+    // Beside a phrase, a word only ranks (s24 agent A4): every fragment holds the phrase; the rare word's first.
+    const phrased = await search(home, { query: '"common words" zephyr', mode: "bm25" });
+    expect(phrased.total).toBe(1200);
+    expect(
+      phrased.results
+        .slice(0, 3)
+        .map((r) => r.path)
+        .sort(),
+    ).toEqual(["doc0.md", "doc400.md", "doc800.md"]);
   });
 });
 

@@ -146,10 +146,15 @@ const QUERY_PARTS = /(-?)"([^"]*)"?|(\S+)/gu;
 /** `-word`: a word the results must not hold (a lone `-` is no exclusion). */
 const isExclusion = (raw: string) => raw.length > 1 && raw.startsWith("-");
 
-/** `required AND required AND (optional OR optional) NOT (excluded OR excluded)`, or null when nothing positive is left. */
+/**
+ * `required AND (required OR optional OR optional) NOT (excluded OR excluded)`, or null when nothing positive is
+ * left. The optional words rank and admit nothing of their own: a group of them alone would be a second requirement,
+ * and a quoted error message with one word of context found nothing where that word was missing (s24 agent A4).
+ * The required terms in the group keep it true wherever they match; bm25() counts them twice (every result holds them).
+ */
 export function buildMatch(required: string[], optional: string[], excluded: string[]): string | null {
   const parts = [...required];
-  if (optional.length > 0) parts.push(anyOf(optional));
+  if (optional.length > 0) parts.push(anyOf([...required, ...optional]));
   if (parts.length === 0) return null;
   return parts.join(" AND ") + (excluded.length > 0 ? ` NOT ${anyOf(excluded)}` : "");
 }
