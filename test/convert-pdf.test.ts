@@ -348,11 +348,28 @@ describe("convertPdf", () => {
       top: 72 + i * 14,
     }));
     const prose = paragraph("The technology acceptance model explains how users come to accept and use a technology.", 72);
-    const doc = await convertPdf(await writePdf([prose, junk, code, junk]), "x");
+    const bytes = await writePdf([prose, junk, code, junk]);
+    const doc = await convertPdf(bytes, "x");
     expect(doc.metadata.garbled_pages).toEqual([2, 4]);
     expect(doc.warnings).toEqual([
       "2 pages' text reads as symbols, not words (fonts without a character map: search will miss them): pages 2, 4",
     ]);
+    // Status names them after the run that warned, as it names pages OCR left out (s24 user U6: only that run's
+    // warning, missed, and the paper looked searchable).
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "tam.pdf": bytes, "note.md": "# Note\n\nPlain words.\n" });
+    const cli = (...args: string[]) => runCli(args, { home });
+    expect(cli("repo", "add", "docs", docs, "--no-embed").code).toBe(0);
+    expect(JSON.parse(cli("index", "docs", "--json").stdout).warnings).toEqual([expect.stringContaining("tam.pdf: 2 pages' text")]);
+    expect(JSON.parse(cli("index", "docs", "--json").stdout)).toMatchObject({ skipped: 2, warnings: [] });
+    expect(JSON.parse(cli("status", "docs", "--json").stdout)).toMatchObject({
+      garbled: [{ path: "tam.pdf", pages: [2, 4] }],
+      ocr_left_out: [],
+    });
+    expect(cli("status", "docs").stdout).toContain(
+      "\n  2 pages read as symbols, not words (tam.pdf p2, p4) (fonts without a character map: search misses their words; replace the file with a copy whose text reads, e.g. one OCR software made)\n",
+    );
   });
 
   testShared("TAMReview.pdf: the 20 pages its fonts garble are named, and only they, of the corpus's PDFs", async () => {

@@ -252,6 +252,9 @@ export const OUTPUT = {
           ocr_left_out: z
             .array(z.object({ path: z.string(), pages: z.array(z.number()) }))
             .describe("Documents with pages OCR left out (past its time or memory limit), and which"),
+          garbled: z
+            .array(z.object({ path: z.string(), pages: z.array(z.number()) }))
+            .describe("Documents with pages whose text reads as symbols, not words (search misses them), and which"),
           last_indexed: z.string().nullable(),
           bytes: z.number().describe("Size of its index on disk"),
           model: z.string().nullable(),

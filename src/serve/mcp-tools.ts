@@ -20,6 +20,7 @@ import { logger } from "../log.ts";
 import {
   ocrNote,
   PLAIN,
+  pageProblemLines,
   problemLine,
   readRef,
   repositoryLines,
@@ -541,7 +542,7 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
     "get_index_status",
     {
       title: "Index status",
-      description: "Documents, fragments, last index time, size and failed files per repository.",
+      description: "Documents, fragments, last index time, size, failed files and pages search misses, per repository.",
       inputSchema: z.strictObject({ repository: z.string().optional().describe("Only this repository; default: all") }),
       outputSchema: OUTPUT.repositories(true),
       annotations: READ_ONLY,
@@ -568,7 +569,8 @@ const FAILURES_LISTED = 100;
 
 /**
  * get_index_status's text: each repository's counts (statusLines, as list_repositories), then what the agent can
- * act on: a repository never indexed and the command that indexes it, and the files that failed, with why.
+ * act on: a repository never indexed and the command that indexes it, the files that failed, with why, and the pages
+ * search misses (OCR left them out, or their text reads as symbols).
  */
 function indexStatusText(repositories: ReturnType<typeof repositoryStatuses>): string {
   return repositories
@@ -588,6 +590,7 @@ function indexStatusText(repositories: ReturnType<typeof repositoryStatuses>): s
           );
         }
       }
+      lines.push(...pageProblemLines(r, plain));
       return lines.join("\n");
     })
     .join("\n");

@@ -673,9 +673,7 @@ export function statusText(statuses: (RepositoryStatus & { ann?: string | null; 
           : "",
         s.failures.length ? `  ${style.warn(`${count(s.failures.length, "file")} failed:`)}` : "",
         ...failureLines(s.failures, s.name, style),
-        s.ocr_left_out.length
-          ? `  ${style.warn(leftOutLine(s.ocr_left_out))} (\`researcher index ${s.name} --retry-failed\` reads them again)`
-          : "",
+        ...pageProblemLines(s, style),
         s.ann ? `  ${style.warn(s.ann)}` : "",
       ];
       return rows.filter(Boolean).join("\n");
@@ -709,14 +707,32 @@ export function repositoryListText(repos: Repository[], style: Style): string {
     .concat("\n");
 }
 
-/** `2 pages OCR left out (scan.pdf p3, p7)`: the first few documents by name. */
-function leftOutLine(documents: { path: string; pages: number[] }[]): string {
+/**
+ * What status (and get_index_status) says of pages search misses, each with what to do: pages OCR left out (a
+ * retry reads them again) and pages whose text reads as symbols (only another copy of the file helps).
+ */
+export function pageProblemLines(s: Pick<RepositoryStatus, "name" | "ocr_left_out" | "garbled">, style: Style): string[] {
+  return [
+    s.ocr_left_out.length
+      ? `  ${style.warn(pagesLine(s.ocr_left_out, "OCR left out"))} (\`researcher index ${s.name} --retry-failed\` reads them again)`
+      : "",
+    s.garbled.length
+      ? `  ${style.warn(pagesLine(s.garbled, "read as symbols, not words"))} (fonts without a character map: search misses their words; replace the file with a copy whose text reads, e.g. one OCR software made)`
+      : "",
+  ].filter(Boolean);
+}
+
+/** `2 pages OCR left out (scan.pdf p3, p7)`: the first few documents by name, and the first few pages of each. */
+function pagesLine(documents: { path: string; pages: number[] }[], what: string): string {
   const pages = documents.reduce((sum, doc) => sum + doc.pages.length, 0);
   const named = documents
     .slice(0, 3)
-    .map((doc) => `${escapeControls(doc.path)} ${doc.pages.map((page) => `p${page}`).join(", ")}`)
+    .map(
+      (doc) =>
+        `${escapeControls(doc.path)} ${[...doc.pages.slice(0, 8).map((page) => `p${page}`), ...(doc.pages.length > 8 ? ["…"] : [])].join(", ")}`,
+    )
     .join("; ");
-  return `${count(pages, "page")} OCR left out (${named}${documents.length > 3 ? "; …" : ""})`;
+  return `${count(pages, "page")} ${what} (${named}${documents.length > 3 ? "; …" : ""})`;
 }
 
 function formatBytes(bytes: number): string {

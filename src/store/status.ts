@@ -15,6 +15,11 @@ export interface RepositoryStatus {
   ocr_pages: number;
   /** Documents with pages OCR left out (past its time or memory limit), and which: `index --retry-failed` reads them again. */
   ocr_left_out: { path: string; pages: number[] }[];
+  /**
+   * Documents with pages whose text reads as symbols, not words (fonts without a character map), and which: search
+   * misses those pages' words until the file is replaced by a copy whose text reads.
+   */
+  garbled: { path: string; pages: number[] }[];
   /** ISO time of the last completed index run, or null when never indexed. */
   last_indexed: string | null;
   /** Bytes of the repository's index folder on disk. */
@@ -44,6 +49,7 @@ export function emptyStatus(repo: Repository): RepositoryStatus {
     fragments: 0,
     ocr_pages: 0,
     ocr_left_out: [],
+    garbled: [],
     last_indexed: null,
     bytes: 0,
     model: null,
@@ -67,6 +73,7 @@ export function repositoryStatus(repo: Repository): RepositoryStatus {
       ...counts,
       ocr_pages: store.ocrPages(),
       ocr_left_out: store.ocrLeftOut(),
+      garbled: store.garbledPages(),
       last_indexed: store.meta.get("last_indexed") ?? null,
       bytes: folderBytes(repo.dir),
       model: store.embeddings.model()?.id ?? null,

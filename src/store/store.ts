@@ -356,10 +356,20 @@ export class Store {
 
   /** The documents with pages OCR left out, and which pages (metadata `ocr_failed_pages`), by path. */
   ocrLeftOut(): { path: string; pages: number[] }[] {
+    return this.pagesNamed("ocr_failed_pages");
+  }
+
+  /** The documents with pages whose text reads as symbols, not words, and which (metadata `garbled_pages`), by path. */
+  garbledPages(): { path: string; pages: number[] }[] {
+    return this.pagesNamed("garbled_pages");
+  }
+
+  /** The documents whose metadata `key` lists pages, and those pages, by path. */
+  private pagesNamed(key: "ocr_failed_pages" | "garbled_pages"): { path: string; pages: number[] }[] {
     const rows = this.db
       .query<{ path: string; pages: string }, []>(
-        `SELECT path, json_extract(${METADATA}, '$.ocr_failed_pages') AS pages FROM documents
-         WHERE json_type(${METADATA}, '$.ocr_failed_pages') = 'array' ORDER BY path`,
+        `SELECT path, json_extract(${METADATA}, '$.${key}') AS pages FROM documents
+         WHERE json_type(${METADATA}, '$.${key}') = 'array' ORDER BY path`,
       )
       .all();
     return rows.map(({ path, pages }) => ({

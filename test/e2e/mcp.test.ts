@@ -473,13 +473,19 @@ describe("MCP over stdio", () => {
     expect(status.structuredContent.repositories[0].fragments).toBeGreaterThanOrEqual(4);
   });
 
-  test("get_index_status's text names failed files (escaped) and says how to index a repository never indexed", async () => {
+  test("get_index_status's text names failed files (escaped), pages search misses, and says how to index a repository never indexed", async () => {
     const docsStatus = await call("get_index_status", { repository: "docs" });
     expect(docsStatus.content[0]!.text).toContain(
       `\n  1 file failed:\n  - escape.md: resolves to ${join(outside, "secret.md")}, outside the repository`,
     );
     const fresh = tempDir();
-    writeTree(fresh, { "good.md": "# Good\n\nfine\n", "bad\x1b[31m.pdf": "not a pdf at all" });
+    // A page whose text reads as symbols (s24 user U6: get_index_status never named it).
+    const junk = Array.from({ length: 8 }, (_, i) => ({ text: `! %3* 1 % % % ( -.45)& % ${i} & % 3* % %- 7 % -9 &`, top: 72 + i * 14 }));
+    writeTree(fresh, {
+      "good.md": "# Good\n\nfine\n",
+      "bad\x1b[31m.pdf": "not a pdf at all",
+      "tam.pdf": await writePdf([paragraph("The technology acceptance model.", 72), junk]),
+    });
     expect(runCli(["repo", "add", "fresh", fresh], { home }).code).toBe(0);
     try {
       const never = await call("get_index_status", { repository: "fresh" });
@@ -487,8 +493,11 @@ describe("MCP over stdio", () => {
         "fresh: 0 documents, 0 fragments, indexed never\n  not indexed yet: run `researcher index fresh`",
       );
       runCli(["index", "fresh"], { home }); // bad.pdf fails
-      const failed = (await call("get_index_status", { repository: "fresh" })).content[0]!.text;
+      const status = await call("get_index_status", { repository: "fresh" });
+      expect(status.structuredContent.repositories[0].garbled).toEqual([{ path: "tam.pdf", pages: [2] }]);
+      const failed = status.content[0]!.text;
       expect(failed).toContain("\n  1 file failed:\n  - bad\\x1b[31m.pdf: ");
+      expect(failed).toContain("\n  1 page read as symbols, not words (tam.pdf p2) (fonts without a character map: ");
       expect(failed).not.toContain("\x1b");
       expect(failed).not.toContain("not indexed yet");
     } finally {
