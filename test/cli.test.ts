@@ -849,7 +849,7 @@ describe("index exit status", () => {
     const some = runCli(["index", "notes"], { home });
     expect(some.code).toBe(0);
     // The failed files are unchanged: not converted again, their failures kept and said so.
-    expect(some.stdout).toContain("1 indexed, 0 skipped, 0 removed, 0 failed");
+    expect(some.stdout).toContain("1 indexed, 0 unchanged, 0 removed, 0 failed");
     expect(some.stdout).toContain("2 files that failed are unchanged: not tried again");
     expect(some.stderr).not.toContain("error:");
     // Unchanged files count as good ones: the kept failures alone do not fail the run.

@@ -34,7 +34,7 @@ for (const [name, embedding] of Object.entries(unreachable)) {
     expect(summary).toMatchObject({ repository: "d", indexed: 1, embeddings_pending: 1, embedded: 0, model: null });
     expect(summary.warnings[0]).toContain("`researcher index d` embeds them");
     expect(run.stderr).toStartWith("warning: d: embeddings pending for 1 fragment texts (BM25 search works now)");
-    expect(cli("index", "d").stdout).toContain("d: 0 indexed, 1 skipped"); // the text summary too
+    expect(cli("index", "d").stdout).toContain("d: 0 indexed, 1 unchanged"); // the text summary too
     expect(JSON.parse(cli("search", "whale", "--json").stdout).results[0].path).toBe("whale.md");
 
     const verify = cli("verify", "d", "--json");

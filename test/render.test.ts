@@ -179,7 +179,7 @@ test("counts of one read as one: the index summary and status say `1 fragment`, 
     failures: [],
   };
   expect(indexSummaryText(summary as unknown as IndexSummary, plain, ["md"])).toStartWith(
-    "notes: 1 indexed, 0 skipped, 0 removed, 0 failed · 1 fragment written · ",
+    "notes: 1 indexed, 0 unchanged, 0 removed, 0 failed · 1 fragment written · ",
   );
   const status = {
     name: "notes",
@@ -200,6 +200,27 @@ test("counts of one read as one: the index summary and status say `1 fragment`, 
     garbled: [],
   };
   expect(statusText([status as RepositoryStatus], plain)).toContain("  1 document (1 page by OCR) · 1 fragment · BM25 only");
+});
+
+test("the index summary says `unchanged` for JSON's `skipped`: files left as indexed, not the files left out (s24 user U7)", () => {
+  const summary = {
+    repository: "vault",
+    indexed: 0,
+    ocr_pages: 0,
+    skipped: 116,
+    removed: 0,
+    failed: 0,
+    fragments: 0,
+    embedded: 1219,
+    seconds: 0.5,
+    failures: [],
+    skipped_types: { pptx: 2 },
+  };
+  const text = indexSummaryText(summary as unknown as IndexSummary, styleFor({ isTTY: false }), ["md"]);
+  // "0 indexed, 116 skipped" read as nothing indexed, beside "not indexed by type: 2 .pptx".
+  expect(text).toStartWith("vault: 0 indexed, 116 unchanged, 0 removed, 0 failed · 0 fragments written · 1219 embedded · ");
+  expect(text).toContain("not indexed by type: 2 .pptx");
+  expect(text).not.toContain("skipped");
 });
 
 test("a document's other best places are each named once: 'also pages p9', not 'p7, p7' (s8 agent #9)", () => {

@@ -545,9 +545,13 @@ function withoutExtensionHint(fileTypes: readonly string[]): string {
   return languages.length ? `${rule}: ${languages.join(", ")}` : `${rule}, and it indexes none: a repository added with \`--code\` does`;
 }
 
-/** An index run's summary for a person; `fileTypes` are the repository's, which its hints are about. */
+/**
+ * An index run's summary for a person; `fileTypes` are the repository's, which its hints are about. JSON's `skipped`
+ * (files unchanged since the last run) reads "unchanged" here: "skipped" read as left out, beside the files left out
+ * by type or as generated (s24 user U7).
+ */
 export function indexSummaryText(summary: IndexSummary, style: Style, fileTypes: readonly string[]): string {
-  const counts = `${summary.indexed} indexed${ocrNote(summary.ocr_pages)}, ${summary.skipped} skipped, ${summary.removed} removed, ${summary.failed} failed`;
+  const counts = `${summary.indexed} indexed${ocrNote(summary.ocr_pages)}, ${summary.skipped} unchanged, ${summary.removed} removed, ${summary.failed} failed`;
   const embedded = summary.embedded ? ` · ${summary.embedded} embedded` : "";
   const lines = [
     `${style.bold(summary.repository)}: ${counts} · ${count(summary.fragments, "fragment")} written${embedded} · ${summary.seconds.toFixed(2)} s`,
