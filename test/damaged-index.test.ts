@@ -26,10 +26,12 @@ import {
   AS_ROOT,
   cliAsNobody,
   cliCommand,
+  executable,
   HOOK_TIMEOUT,
   MODEL_ENV,
   runCli,
   startServe,
+  SYSTEM_PATH,
   tempDir,
   testShared,
   writeTree,
@@ -566,6 +568,43 @@ test.skipIf(!AS_ROOT)(
       expect(cli("get", "d:n.md").stdout).toContain("nobodyword");
     } finally {
       chmodSync(dir, 0o755);
+    }
+  },
+  HOOK_TIMEOUT,
+);
+
+test.skipIf(!AS_ROOT)(
+  "a server reading another user's index sees its owner's later index runs, never 'damaged' (s24 review D3, as nobody)",
+  async () => {
+    // Opened immutable (nobody may write the index or its folder), the connection read the owner's rewrite of the file
+    // with no change detection: "database disk image is malformed" on every request until the server restarted.
+    const base = tempDir();
+    chmodSync(base, 0o755);
+    const home = join(base, "home");
+    mkdirSync(home);
+    const docs = join(base, "docs");
+    writeTree(docs, Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`doc${i}.md`, `# Title ${i}\n\nalpha beta ${i}\n`])));
+    expect(runCli(["repo", "add", "notes", docs, "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "notes"], { home }).code).toBe(0);
+    Bun.spawnSync(["chmod", "-R", "a+rX", base]);
+    const nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", await executable()];
+    const { url, proc } = await startServe(nobody, [], { env: { HOME: base, RESEARCHER_HOME: home, PATH: SYSTEM_PATH }, cwd: base });
+    try {
+      const paths = async (q: string) => {
+        const answer = (await (await fetch(`${url}/search?q=${q}&n=3`)).json()) as { results?: { path: string }[]; error?: unknown };
+        return answer.results?.map((r) => r.path) ?? answer.error;
+      };
+      expect(await paths("alpha")).toHaveLength(3);
+      // The owner rewrites its notes and adds many more: index.db grows and its pages move.
+      const more = Object.fromEntries(
+        Array.from({ length: 300 }, (_, i) => [`new${i}.md`, `# T ${i}\n\nzeta filler ${i} ${"x".repeat(i * 7)}\n`]),
+      );
+      writeTree(docs, { ...more, "doc0.md": "# Title 0\n\nzeta omega\n" });
+      expect(runCli(["index", "notes"], { home }).code).toBe(0);
+      expect(await paths("omega")).toEqual(["doc0.md"]);
+      expect(await paths("zeta")).toHaveLength(3);
+    } finally {
+      proc.kill();
     }
   },
   HOOK_TIMEOUT,

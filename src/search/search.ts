@@ -137,13 +137,14 @@ export class SearchContext {
 
   /**
    * The repository's open index; NOT_INDEXED or INDEX_CORRUPT when there is none to read. An index.db that is
-   * another file than the one open (deleted, the repository removed and added again, moved aside by a rebuild) is
-   * opened afresh, with nothing kept from the old one; a search still running on the old one finishes on it.
+   * another file than the one open (deleted, the repository removed and added again, moved aside by a rebuild), or
+   * one opened immutable that its owner has written since, is opened afresh, with nothing kept from the old one; a
+   * search still running on the old one finishes on it.
    */
   store(repo: Repository): Store {
     const file = Store.fileIdentity(repo.dir); // a stat: 2–5 µs beside a warm search's 0.6 ms (BM25, Rust book)
     const open = this.stores.get(repo.dir);
-    if (open && open.file === file && file !== null) {
+    if (open && open.file === file && file !== null && open.store.stillAsOpened(repo.dir)) {
       // Searches that overlap share one snapshot, which steady load would keep open for ever (no commit seen, the
       // WAL never reset): past this age, new searches start on a fresh connection and the old one closes when its
       // searches end.

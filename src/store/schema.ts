@@ -338,8 +338,9 @@ const PERMISSION_CODES = new Set(["SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_
  */
 /**
  * Whether neither index.db nor its folder may be written by this user (a read-only mount, a backup, another user's
- * index), and its WAL holds nothing: then nothing can change the file, and a reader that needs to write SQLite's
- * shared-memory file (`-shm`) to read could not search it at all (s23 hostile H7).
+ * index), and its WAL holds nothing: then no writer is at work on it, and a reader that needs to write SQLite's
+ * shared-memory file (`-shm`) to read could not search it at all (s23 hostile H7). Its owner may start one later
+ * (stillAsOpened).
  */
 function unwritableWhole(file: string): boolean {
   const writable = (path: string) => {
@@ -353,10 +354,36 @@ function unwritableWhole(file: string): boolean {
   return !writable(file) && !writable(dirname(file)) && (statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0) === 0;
 }
 
-/** SQLite's read-only, immutable open (no locks, no `-shm`): for a file nothing can change (unwritableWhole). */
+/**
+ * SQLite's read-only, immutable open (no locks, no `-shm`): for a file this user cannot change and no WAL is being
+ * written to (unwritableWhole). Its owner still may: the state it was opened in is kept, for stillAsOpened.
+ */
 function openImmutable(file: string): Database {
+  const state = fileState(file);
   const uri = `file:${encodeURI(file).replace(/[?#]/g, encodeURIComponent)}?immutable=1`;
-  return new Database(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+  const db = new Database(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+  immutableOpens.set(db, state);
+  return db;
+}
+
+/** The state (fileState) of each file opened immutable, when it was opened. */
+const immutableOpens = new WeakMap<Database, string>();
+
+/** index.db's modification time and size, and its WAL's size: what a write by anyone changes. */
+function fileState(file: string): string {
+  const stats = statSync(file, { bigint: true, throwIfNoEntry: false });
+  return `${stats?.mtimeNs}:${stats?.size}:${statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0}`;
+}
+
+/**
+ * False when a file opened immutable has changed since (its owner wrote it, or began a WAL): SQLite reads an immutable
+ * file with no locks and no change detection, so a server that kept such a connection read a mix of two states,
+ * "database disk image is malformed", until it was restarted (s24 review D3). True for other opens: SQLite sees
+ * their changes.
+ */
+export function stillAsOpened(db: Database, file: string): boolean {
+  const state = immutableOpens.get(db);
+  return state === undefined || state === fileState(file);
 }
 
 /** sqlite3_open_v2's flags (bun:sqlite takes them as a number; its options object has no URI). */

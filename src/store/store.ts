@@ -16,7 +16,15 @@ import { ImpactLists } from "./impacts.ts";
 import { MetaTable } from "./meta.ts";
 import { PostingLists } from "./postings.ts";
 import { HEADING_SEPARATOR, MAX_SECTION_REACH, runAround, SECTION_REACH, type SectionParts, type SectionRow } from "./sections.ts";
-import { BUSY_TIMEOUT_MS, integrityCheck, openIndexDatabase, type OpenedIndex, pageDamage, SECURE_DELETE } from "./schema.ts";
+import {
+  BUSY_TIMEOUT_MS,
+  integrityCheck,
+  openIndexDatabase,
+  type OpenedIndex,
+  pageDamage,
+  SECURE_DELETE,
+  stillAsOpened,
+} from "./schema.ts";
 import { danglingLink, type RootRecord } from "../files.ts";
 
 export type { StoredModel } from "./embeddings.ts";
@@ -246,6 +254,11 @@ export class Store {
 
   close(): void {
     this.db.close();
+  }
+
+  /** Whether this connection still reads the file as it is (schema.ts stillAsOpened: an immutable open may not). */
+  stillAsOpened(dir: string): boolean {
+    return stillAsOpened(this.db, Store.dbPath(dir));
   }
 
   /** Searches running on this connection's read snapshot (see `snapshot`), and when it began. */
