@@ -643,6 +643,8 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
       "ruled.md": "ruled text\n***\n    #afterthematic\n\nSetext head\n===\n    #aftersetext\n\nvault #ruled\n",
       // A link reference definition's target is no tag (s18 user #7: mdBook's `[access]: #accessing-values`).
       "linkdef.md": "# Maps\n\nvault: see [access] and #linked.\n\n[access]: #accessing-values\n",
+      // …nor that of one after another: a block of definitions is no paragraph (s24 user U1: only the first was left).
+      "linkdefs.md": "# B\n\nvault #defined.\n\n[y]: other.html\n[x]: #anchor-two\n[z]: #anchor-three\n\n    #indented-after\n",
       // …but a footnote's text is prose, and so is a line like one that continues a paragraph (s18 retest N12).
       "footnote.md": "vault text with a note[^1].\n\n[^1]: Source: the meeting, see #followup\n\nPara\n[z]: #in-paragraph\n",
       // …inside a block quote too (it gave tags `include` and `pragma`).
@@ -665,6 +667,7 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
   expect(await paths("tags=quoted")).toEqual(["quoted.md"]);
   expect(await paths("tags=headed")).toEqual(["headed.md"]);
   expect(await paths("tags=linked")).toEqual(["linkdef.md"]);
+  expect(await paths("tags=defined")).toEqual(["linkdefs.md"]);
   expect(await paths("tags=ruled")).toEqual(["ruled.md"]);
   expect(await paths("tags=followup")).toEqual(["footnote.md"]);
   expect(await paths("tags=in-paragraph")).toEqual(["footnote.md"]);
@@ -677,6 +680,9 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
     "tags=define",
     "tags=pragma",
     "tags=accessing-values",
+    "tags=anchor-two",
+    "tags=anchor-three",
+    "tags=indented-after",
     "tags=afterthematic",
     "tags=aftersetext",
   ])

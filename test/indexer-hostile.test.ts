@@ -420,6 +420,24 @@ describe("paragraphs that show nothing", () => {
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, skipped: 1 });
     expect(await tagged()).toEqual(["note.md"]);
   });
+
+  test("an index from before a block of link definitions gave no tag reads its markdown again, once (s24 user U1)", async () => {
+    const { home, repo } = bm25Repository({ "note.md": "# B\n\nvault text.\n\n[y]: other.html\n[x]: #anchor-two\n" });
+    await indexRepository(home, repo);
+    const tagged = async () =>
+      (await search(home, { query: "vault", mode: "bm25", where: [parseFilter("tags=anchor-two")] })).results.map((r) => r.path);
+    expect(await tagged()).toEqual([]);
+    // As version 12 left it: the second definition's target read as a tag.
+    const db = new Database(join(repo.dir, "index.db"));
+    db.run(`UPDATE documents SET metadata = '{"tags":["anchor-two"]}'`);
+    db.close();
+    const store = Store.open(repo.dir, { write: true });
+    store.meta.set("chunking", JSON.stringify({ ...JSON.parse(store.meta.get("chunking")!), headings: 12 }));
+    store.close();
+    expect(await tagged()).toEqual(["note.md"]);
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1 });
+    expect(await tagged()).toEqual([]);
+  });
 });
 
 describe("documents without body text", () => {

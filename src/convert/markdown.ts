@@ -231,10 +231,11 @@ export function inlineTags(text: string): string[] {
     }
     if (LIST_ITEM.test(line)) inList = true;
     else if (!indented && previous === "blank") inList = false;
-    const wasParagraphBreak = previous !== "text";
-    previous = "text";
     // `[access]: #accessing-values`: a link's target, not text; one cannot interrupt a paragraph, where it is text.
-    if (wasParagraphBreak && LINK_DEFINITION.test(line)) continue;
+    // A definition is no paragraph either: the line after it starts afresh, so each line of a block of them is one
+    // (only the first was left out: mdBook's second `[access]: #…` of a block became a tag, s24 user U1).
+    if (previous !== "text" && LINK_DEFINITION.test(line)) continue;
+    previous = "text";
     const prose = line.replace(/`+[^`]*`+/g, " ");
     for (const [, tag] of prose.matchAll(INLINE_TAG)) {
       const name = trimRuns(tag!, "/");

@@ -40,11 +40,12 @@ export const BARE_DOCUMENT_VERSION = 3;
  * Japanese sentence ends at its full stop with no space after it, and a run without spaces longer than a fragment
  * is cut after punctuation or between words, not inside one (s22 hostile F3); since 11 an `index.md` with no title
  * of its own is titled by its folder (convert.ts fallbackTitle); since 12 the characters a cut Chinese or Japanese
- * run repeats are whole graphemes (a repeat counted in UTF-16 units began inside 𠀋 or an emoji).
+ * run repeats are whole graphemes (a repeat counted in UTF-16 units began inside 𠀋 or an emoji); since 13 no line
+ * of a block of link definitions gives a tag (`[x]: #anchor` after another definition was one: s24 user U1).
  * An index that recorded another version chunks its markdown files again
  * (converted formats keep their fragments until their files change: reading them again can be slow).
  */
-export const MARKDOWN_CHUNK_VERSION = 12;
+export const MARKDOWN_CHUNK_VERSION = 13;
 
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {
