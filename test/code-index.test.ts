@@ -209,22 +209,34 @@ describe("scripts without an extension, told by their #! line (s22 agent #4)", (
 test("the summary's hint for a file without an extension names --code only to a repository that indexes no script language (s23 R8)", () => {
   const home = tempDir();
   const cli = (...args: string[]) => runCli(args, { home });
+  const json = (name: string) => JSON.parse(cli("index", name, "--json").stdout);
   const line = (name: string) =>
     cli("index", name)
       .stdout.split("\n")
       .find((l) => l.includes("not indexed by type")) ?? "";
-  const files = { LICENSE: "The MIT License\n", "a.py": "x = 1\n", "notes.md": "# Notes\n\nwords\n" };
+  // A Perl script: no grammar here, so no `#!` line a repository could be told to index.
+  const files = { LICENSE: "The MIT License\n", "a.py": "x = 1\n", "notes.md": "# Notes\n\nwords\n", tool: "#!/usr/bin/perl\n" };
   const code = tempDir();
-  writeTree(code, files);
-  expect(cli("repo", "add", "code", code, "--code", "--no-embed").code).toBe(0);
-  // It was told to pass `--code`, which it was added with, in a clause without a verb.
+  writeTree(code, { ...files, "bin/run": "#!/usr/bin/env ruby\nputs 1\n" });
+  expect(cli("repo", "add", "code", code, "--no-embed").code).toBe(0);
+  expect(cli("config", "set", "repositories.code.file_types", "md,py").code).toBe(0);
+  // A repository that indexes Python is told which scripts it reads (it was told to pass `--code`, in a clause without
+  // a verb, though added with it); its Ruby script is why it is told at all.
   expect(line("code")).toBe(
-    "  not indexed by type: 1 without an extension (a file without an extension is indexed only as a script whose `#!` line names a code language the repository indexes: python, javascript, ruby, php, bash)",
+    "  not indexed by type: 3 without an extension (a file without an extension is indexed only as a script whose `#!` line names a code language the repository indexes: python)",
   );
+  expect(json("code")).toMatchObject({ skipped_types: { "": 3 }, skipped_scripts: 1 });
   const prose = tempDir();
-  writeTree(prose, { LICENSE: files.LICENSE, "notes.md": files["notes.md"] });
+  writeTree(prose, { LICENSE: files.LICENSE, "notes.md": files["notes.md"], "bin/run": "#!/bin/sh\necho 1\n" });
   expect(cli("repo", "add", "prose", prose, "--no-embed").code).toBe(0);
   expect(line("prose")).toEndWith("the repository indexes, and it indexes none: a repository added with `--code` does)");
+  // A LICENSE and a Perl script in a folder of documents: counted, with no word of `#!` or `--code`, which would let
+  // neither in (s24 user U5: a DOCX folder's LICENSE got that paragraph).
+  const office = tempDir();
+  writeTree(office, { LICENSE: files.LICENSE, tool: files.tool, "notes.md": files["notes.md"] });
+  expect(cli("repo", "add", "office", office, "--no-embed").code).toBe(0);
+  expect(line("office")).toBe("  not indexed by type: 2 without an extension");
+  expect(json("office")).toMatchObject({ skipped_types: { "": 2 }, skipped_scripts: 0 });
 });
 
 test("a code folder added without --code: the summary prints the command that indexes its code, and it works (s23 U2)", () => {

@@ -201,14 +201,18 @@ describe("discoverFiles", () => {
     // Perl has no grammar, a line past what Linux reads of it names nothing, a license is no script; a link out of
     // the root is not followed to read one (and not counted: a link's name is no file of a type).
     expect(code.skippedTypes).toEqual({ "": 4 });
+    expect(code.skippedScripts).toBe(0); // none of them a script a repository could be told to index
     expect(code.problems).toEqual([]);
     // A language's type admits its scripts, and no other's.
     const python = discoverFiles(root, { fileTypes: ["md", "py"], exclude: [] });
     expect(python.files.map((f) => f.path)).toEqual(["bin/release", "docs/notes.md"]);
-    // A repository of documents indexes no file without an extension (and reads none to tell).
+    expect(python.skippedScripts).toBe(6); // the shell, node and ruby scripts, which `sh`, `js` or `rb` would let in
+    // A repository of documents indexes no file without an extension; it reads their `#!` lines only to count the
+    // scripts among them, which a summary tells how to let in (not LICENSE and Makefile: s24 user U5).
     const documents = discoverFiles(root, { fileTypes: ["md"], exclude: [] });
     expect(documents.files.map((f) => f.path)).toEqual(["docs/notes.md"]);
     expect(documents.skippedTypes).toEqual({ "": 11 });
+    expect(documents.skippedScripts).toBe(7);
     // isCandidate (a watch's event, add_to_index) reads the same line; a deleted script may have been one.
     const options = { fileTypes: ["md", "sh"], exclude: [], path: root };
     expect(["libexec/pyenv-which", "bin/release", "LICENSE", "bin/gone"].map((path) => isCandidate(path, options))).toEqual([

@@ -312,7 +312,9 @@ test("the types a run left out: the ten most, the rest counted; the hint for fil
   // python-build's definitions are named by version: `3.11.7`, `2.7.18`, … each an "extension".
   const skipped_types: Record<string, number> = { "": 61, json: 4 };
   for (let i = 0; i < 147; i++) skipped_types[String(i)] = 1 + (i % 3);
-  const line = indexSummaryText({ ...base, skipped_types } as unknown as IndexSummary, plain, ["md", "py"]).split("\n")[1]!;
+  const line = indexSummaryText({ ...base, skipped_types, skipped_scripts: 1 } as unknown as IndexSummary, plain, ["md", "py"]).split(
+    "\n",
+  )[1]!;
   expect(line).toStartWith("  not indexed by type: 61 without an extension, 4 .json, 3 .");
   expect(line.match(/\d+ (\.\w+|without an extension)/g)!.length).toBe(10);
   expect(line).toContain("and 139 more types (`--json` lists them)");
@@ -320,8 +322,16 @@ test("the types a run left out: the ten most, the rest counted; the hint for fil
     "a file without an extension is indexed only as a script whose `#!` line names a code language the repository indexes: python",
   );
   expect(line.length).toBeLessThan(400);
-  const none = indexSummaryText({ ...base, skipped_types: { "": 2 } } as unknown as IndexSummary, plain, ["md", "py"]);
+  const none = indexSummaryText({ ...base, skipped_types: { "": 2 }, skipped_scripts: 0 } as unknown as IndexSummary, plain, ["md", "py"]);
   expect(none).not.toContain("file_types");
+  // Files without a `#!` line naming a code language (a LICENSE) are counted, no more: no word of `#!` or `--code`
+  // helps them (s24 user U5).
+  expect(none.split("\n")[1]).toBe("  not indexed by type: 2 without an extension");
+  const prose = indexSummaryText({ ...base, skipped_types: { "": 1, pptx: 2 }, skipped_scripts: 0 } as unknown as IndexSummary, plain, [
+    "md",
+  ]);
+  expect(prose).not.toContain("#!");
+  expect(prose).not.toContain("--code");
   const pptx = indexSummaryText({ ...base, skipped_types: { pptx: 12 } } as unknown as IndexSummary, plain, ["md", "py"]);
   expect(pptx).toContain("not indexed by type: 12 .pptx (an extension is indexed when file_types in `researcher config show` names it)");
 });

@@ -40,6 +40,12 @@ export interface Discovery {
    */
   skippedTypes: Record<string, number>;
   /**
+   * Of the files without an extension left out, those whose `#!` line names a code language researcher reads (a
+   * Python script in a repository that indexes no Python): a summary tells how to let them in only when there are
+   * some (a folder's `LICENSE` got advice about `#!` lines and `--code`: s24 user U5).
+   */
+  skippedScripts: number;
+  /**
    * Generated and vendored code left out, by rule (`node_modules/`, `dist/`, `*.min.js`): how many folders or files
    * each rule skipped, so a summary can say why they are not in the index.
    */
@@ -166,12 +172,21 @@ function scriptLeftOutBecause(root: string, path: string, languages: Set<CodeLan
  * bytes alone are read, confined to the root as every read is. "missing" when nothing is there; else why it is no
  * such script (a link out of the root or a FIFO was said to have "no `#!` line": s22 retest N6).
  */
-function isScriptOf(root: string, path: string, languages: Set<CodeLanguage>, realRoot?: string): true | "missing" | string {
-  const head = readConfinedHead(root, path, SHEBANG_BYTES, realRoot);
+function isScriptOf(root: string, path: string, languages: Set<CodeLanguage>): true | "missing" | string {
+  const head = readConfinedHead(root, path, SHEBANG_BYTES);
   if ("reason" in head) return head.missing ? "missing" : head.reason || "it cannot be read";
   const language = languageOf(path, head.bytes);
   if (language !== null && languages.has(language)) return true;
   return `it has no extension, and its first line is no \`#!\` line of a language it indexes (${[...languages].join(", ")})`;
+}
+
+/**
+ * The code language the `#!` line of the file at `path` (relative to `root`) names, its first bytes alone read,
+ * confined to the root; null when it names none or cannot be read.
+ */
+function scriptLanguageAt(root: string, path: string, realRoot: string): CodeLanguage | null {
+  const head = readConfinedHead(root, path, SHEBANG_BYTES, realRoot);
+  return "reason" in head ? null : languageOf(path, head.bytes);
 }
 
 /**
@@ -578,6 +593,7 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
   const discovery: Discovery = {
     files: [],
     skippedTypes: {},
+    skippedScripts: 0,
     skippedGenerated: {},
     skippedLinks: [],
     problems: [],
@@ -649,13 +665,14 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
       // A file without an extension may be a script of a language the repository indexes: its first bytes say.
       const script = type === "" && scripts.size > 0;
       if (!types.has(type) && !script) {
-        if (entry.isFile()) countSkippedType(discovery, type);
+        if (entry.isFile()) countSkippedType(discovery, type, type === "" ? scriptLanguageAt(root, relativePath, realRoot) : null);
         continue;
       }
       const found = regularFile(absolute, entry.isSymbolicLink(), (target) => linkedOut(realRoot, target, options, linkRules));
       // A link that cannot be followed says nothing of a script: left out by its name, as before there were scripts.
-      if (script && ("reason" in found || isScriptOf(root, relativePath, scripts, realRoot) !== true)) {
-        if (entry.isFile()) countSkippedType(discovery, type);
+      const language = script && !("reason" in found) ? scriptLanguageAt(root, relativePath, realRoot) : null;
+      if (script && (language === null || !scripts.has(language))) {
+        if (entry.isFile()) countSkippedType(discovery, type, language);
         continue;
       }
       if ("reason" in found) {
@@ -681,8 +698,10 @@ function countGenerated(discovery: Discovery, rule: string): void {
   discovery.skippedGenerated[rule] = (discovery.skippedGenerated[rule] ?? 0) + 1;
 }
 
-function countSkippedType(discovery: Discovery, type: string): void {
+/** Counts a file left out by its type; `script`, the language its `#!` line names, if it has no extension. */
+function countSkippedType(discovery: Discovery, type: string, script: CodeLanguage | null): void {
   discovery.skippedTypes[type] = (discovery.skippedTypes[type] ?? 0) + 1;
+  if (script !== null) discovery.skippedScripts++;
 }
 
 /** Whether a path leads to a folder (through links); false when it leads nowhere (missing, a loop, forbidden). */

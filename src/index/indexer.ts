@@ -76,6 +76,8 @@ export interface IndexSummary {
   failed_unchanged: number;
   /** Files not indexed because of their type, by extension: `{"pptx": 12}`. */
   skipped_types: Record<string, number>;
+  /** Of `skipped_types[""]`, the files whose `#!` line names a code language researcher reads (Discovery.skippedScripts). */
+  skipped_scripts: number;
   /** Generated and vendored code left out, by rule: `{"node_modules/": 3, "dist/": 1, "*.min.js": 2}`. */
   skipped_generated: Record<string, number>;
   /** Links to folders, never followed, by path (`["linked/"]`; at most MAX_LISTED_LINKS of them). */
@@ -476,6 +478,7 @@ export async function indexFiles(
         paths,
         failedUnchanged: [],
         skippedTypes: {},
+        skippedScripts: 0,
         skippedGenerated: {},
         skippedLinks: [],
       });
@@ -622,6 +625,7 @@ function emptySummary(repository: string): RunCounts {
     failures: [],
     failed_unchanged: 0,
     skipped_types: {},
+    skipped_scripts: 0,
     skipped_generated: {},
     skipped_links: [],
     fragments: 0,
@@ -683,6 +687,7 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
     rootRecord: settings.root,
     failedUnchanged: plan.failedUnchanged,
     skippedTypes: discovery.skippedTypes,
+    skippedScripts: discovery.skippedScripts,
     skippedGenerated: discovery.skippedGenerated,
     skippedLinks: discovery.skippedLinks,
   });
@@ -765,6 +770,7 @@ function finishRun(
     paths?: string[];
     failedUnchanged: string[];
     skippedTypes: Record<string, number>;
+    skippedScripts: number;
     skippedGenerated: Record<string, number>;
     skippedLinks: string[];
   },
@@ -799,6 +805,7 @@ function finishRun(
     failures: writer.failures.map(({ path, reason }) => ({ path, reason })),
     failed_unchanged: run.failedUnchanged.length,
     skipped_types: run.skippedTypes,
+    skipped_scripts: run.skippedScripts,
     skipped_generated: run.skippedGenerated,
     skipped_links: run.skippedLinks.slice(0, MAX_LISTED_LINKS),
     fragments: writer.fragments,

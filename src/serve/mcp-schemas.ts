@@ -309,6 +309,9 @@ export const OUTPUT = {
     failures: z.array(failureEntry),
     failed_unchanged: z.number().describe("Failed before and unchanged since: not tried again"),
     skipped_types: z.record(z.string(), z.number()).describe("Files not indexed because of their type, by extension"),
+    skipped_scripts: z
+      .number()
+      .describe('Of skipped_types[""], the files whose #! line names a code language (a file_types entry or --code lets them in)'),
     skipped_generated: z.record(z.string(), z.number()).describe("Generated and vendored code left out, by rule"),
     skipped_links: z.array(z.string()).describe("Links to folders, never followed (the first 100)"),
     fragments: z.number(),

@@ -513,10 +513,11 @@ const SKIPPED_TYPES_LISTED = 10;
 /**
  * The types a run left out, most first, and what would let them in: `file_types` for an extension; for files without
  * one, no value of it does (only a `#!` script of a code language the repository indexes is read, and `--code` is
- * named only to a repository that indexes none: s23 R8). Source code left out of a repository that indexes none (a
- * code folder added without `--code`: s23 U2) gets the command that lets it in.
+ * named only to a repository that indexes none: s23 R8), and that is said only when `scripts` of them have a `#!`
+ * line naming a code language (a `LICENSE` in a folder of documents got it: s24 user U5). Source code left out of a
+ * repository that indexes none (a code folder added without `--code`: s23 U2) gets the command that lets it in.
  */
-function skippedTypesLines(repository: string, skipped: Record<string, number>, fileTypes: readonly string[]): string[] {
+function skippedTypesLines(repository: string, skipped: Record<string, number>, scripts: number, fileTypes: readonly string[]): string[] {
   const types = Object.entries(skipped).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   if (types.length === 0) return [];
   const listed = types
@@ -528,7 +529,7 @@ function skippedTypesLines(repository: string, skipped: Record<string, number>, 
     ...(types.some(([type]) => type !== "" && !code.includes(type))
       ? ["an extension is indexed when file_types in `researcher config show` names it"]
       : []),
-    ...(Object.hasOwn(skipped, "") ? [withoutExtensionHint(fileTypes)] : []),
+    ...(Object.hasOwn(skipped, "") && scripts > 0 ? [withoutExtensionHint(fileTypes)] : []),
   ];
   // (a repository's name and types are letters, digits, '-' and '_': nothing to quote)
   const command = `researcher config set repositories.${repository}.file_types ${[...fileTypes, ...code].join(",")}`;
@@ -561,7 +562,8 @@ export function indexSummaryText(summary: IndexSummary, style: Style, fileTypes:
     const files = summary.failed_unchanged === 1 ? "1 file that failed is" : `${summary.failed_unchanged} files that failed are`;
     lines.push(`  ${style.dim(`${files} unchanged: not tried again (\`status\` lists them; \`index --retry-failed\` tries them)`)}`);
   }
-  for (const line of skippedTypesLines(summary.repository, summary.skipped_types ?? {}, fileTypes)) lines.push(`  ${style.dim(line)}`);
+  for (const line of skippedTypesLines(summary.repository, summary.skipped_types ?? {}, summary.skipped_scripts ?? 0, fileTypes))
+    lines.push(`  ${style.dim(line)}`);
   const generated = Object.entries(summary.skipped_generated ?? {}).sort((a, b) => b[1] - a[1]);
   if (generated.length) {
     const list = generated.map(([rule, n]) => `${escapeControls(rule)} (${n})`).join(", "); // "folders with pyvenv.cfg (1)"
