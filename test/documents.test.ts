@@ -156,6 +156,29 @@ describe("refs", () => {
     expect(performance.now() - started).toBeLessThan(1000);
     expect((await refusal(readDocument(home, "one:Readme"))).hint).toContain("one:shared/readme.md");
   });
+
+  test("a docid without its #: the miss suggests it, quoted, with its place (s24 user U8)", async () => {
+    const docid = documentInfo(home, "one:guide.md").docid.slice(1);
+    const bare = await refusal(readDocument(home, docid));
+    expect(bare.message).toBe(`no repository holds ${docid}`);
+    expect(bare.hint).toBe(`did you mean the docid '#${docid}'? (a docid begins with #; quote it in a shell, where # starts a comment)`);
+    // …with its place too, and in any case.
+    expect((await refusal(readDocument(home, `${docid.toUpperCase()}:3`))).hint).toContain(`'#${docid.toUpperCase()}:3'`);
+    // Hex digits that are no docid are a miss like any other.
+    expect((await refusal(readDocument(home, "abcdef123456"))).hint).not.toContain("docid");
+  });
+
+  test("`get #51481f` unquoted arrives as `get`: told to quote a docid, not only that an argument is missing (s24 user U8)", () => {
+    const docid = documentInfo(home, "one:guide.md").docid.slice(1);
+    // The shell drops `#51481f` and all after it: `get` is given nothing, and told to quote one.
+    const none = runCli(["get"], { home });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toBe(
+      "error: missing required args for command `get <ref>`\nhint: name a document, `researcher get notes:a.md`, or quote a docid: `researcher get '#51481f'` (a shell reads # and what follows as a comment)\n",
+    );
+    expect(runCli(["multi-get", "--json"], { home }).stderr).toContain("`researcher multi-get '#51481f,#9b0d44'`");
+    expect(runCli(["get", `#${docid}`], { home })).toMatchObject({ code: 0, stdout: expect.stringContaining("line three") });
+  });
 });
 
 describe("line ranges at the edges", () => {

@@ -366,6 +366,8 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     keepTypedValues(cli, uses);
+    const noRef = cli.matchedCommand && cli.args.length === 0 ? own(MISSING_REF_HINTS, topic ?? "") : undefined;
+    if (noRef) throw new ResearcherError("USAGE", `missing required args for command \`${cli.matchedCommand!.rawName}\``, { hint: noRef });
     if (!cli.matchedCommand) {
       if (cli.args.length > 0) {
         throw new ResearcherError("USAGE", `unknown command '${cli.args[0]}'`, {
@@ -389,6 +391,16 @@ export async function main(argv: string[]): Promise<number> {
     return reportError(error, { verbose, topic, json: asksJson(args) });
   }
 }
+
+/**
+ * What a command that reads documents by ref says when it is given none. A docid as results print it, `#51481f`,
+ * typed unquoted is a shell comment: `researcher get #51481f` arrives as `researcher get` (s24 user U8).
+ */
+const MISSING_REF_HINTS: Record<string, string> = {
+  get: "name a document, `researcher get notes:a.md`, or quote a docid: `researcher get '#51481f'` (a shell reads # and what follows as a comment)",
+  "multi-get":
+    "name documents, `researcher multi-get 'notes:*.md'`, or quote docids: `researcher multi-get '#51481f,#9b0d44'` (a shell reads # and what follows as a comment)",
+};
 
 /** A command line that asks for JSON (`--json`, `--format json|jsonl`): its error is JSON on stdout too. */
 function asksJson(args: string[]): boolean {

@@ -134,15 +134,24 @@ function resolveTrimmedRef(home: string, trimmed: string, options: RefLookup): D
       },
     );
   }
-  if (colon > 0 && REPO_NAME.test(trimmed.slice(0, colon))) getRepository(home, trimmed.slice(0, colon)); // throws, naming the known ones
   const suffix = lineSuffix(trimmed);
-  if (suffix) refuseZero(suffix); // `a.md:0` names no place in any document: a usage error, not a miss
   const target = suffix?.path ?? trimmed;
+  // A docid copied without its `#` (which a shell reads as a comment's start), maybe with a place: `51481f:p6` is
+  // no repository's name either (s24 user U8).
+  if (options.suggest !== false && BARE_DOCID.test(target) && docidMatches(home, target.toLowerCase(), options).found.length > 0) {
+    const hint = `did you mean the docid '#${trimmed}'? (a docid begins with #; quote it in a shell, where # starts a comment)`;
+    throw unread(new ResearcherError("DOCUMENT_NOT_FOUND", `no repository holds ${trimmed}`, { hint }), skipped);
+  }
+  if (colon > 0 && REPO_NAME.test(trimmed.slice(0, colon))) getRepository(home, trimmed.slice(0, colon)); // throws, naming the known ones
+  if (suffix) refuseZero(suffix); // `a.md:0` names no place in any document: a usage error, not a miss
   throw unread(
     notIndexed(trimmed, options.suggest === false ? [] : answers.flatMap(({ repo }) => closePaths(repo, target)), "no repository holds"),
     skipped,
   );
 }
+
+/** A docid typed without its `#`: 6 to 64 hex digits (DOCID). */
+const BARE_DOCID = /^[0-9a-f]{6,64}$/i;
 
 /**
  * `work` over each repository whose index can be read: a lookup over all of them must not fail for one damaged or
@@ -317,12 +326,8 @@ export function spelledIn(store: Store, path: string, spellings?: () => Readonly
   return same.length === 1 ? same[0] : undefined;
 }
 
-function findByDocid(home: string, prefix: string, { repository, session }: RefLookup): DocumentRef {
-  const repos = repository ? [getRepository(home, repository)] : listRepositories(home);
-  const { answers, skipped } = readable(repos, (repo) => [...(indexedDocuments(repo, session)?.values() ?? [])]);
-  const found = answers.flatMap(({ repo, value }) =>
-    value.filter((doc) => doc.hash.startsWith(prefix)).map((doc) => ({ repo, path: doc.path, hash: doc.hash })),
-  );
+function findByDocid(home: string, prefix: string, options: RefLookup): DocumentRef {
+  const { found, skipped } = docidMatches(home, prefix, options);
   if (found.length === 1) return { repo: found[0]!.repo, path: found[0]!.path };
   if (found.length === 0) {
     const miss = new ResearcherError("DOCUMENT_NOT_FOUND", `no document with docid #${prefix}`, {
@@ -345,6 +350,20 @@ function findByDocid(home: string, prefix: string, { repository, session }: RefL
           : "use repo:path, or more hex digits of the docid",
     },
   );
+}
+
+/** The documents whose hash starts with `prefix` (lower-case hex), and the repositories that could not be looked in. */
+function docidMatches(
+  home: string,
+  prefix: string,
+  { repository, session }: RefLookup,
+): { found: { repo: Repository; path: string; hash: string }[]; skipped: SkippedRepository[] } {
+  const repos = repository ? [getRepository(home, repository)] : listRepositories(home);
+  const { answers, skipped } = readable(repos, (repo) => [...(indexedDocuments(repo, session)?.values() ?? [])]);
+  const found = answers.flatMap(({ repo, value }) =>
+    value.filter((doc) => doc.hash.startsWith(prefix)).map((doc) => ({ repo, path: doc.path, hash: doc.hash })),
+  );
+  return { found, skipped };
 }
 
 export function notIndexed(what: string, suggestions: string[], prefix: string, repository?: string): ResearcherError {
