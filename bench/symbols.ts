@@ -90,6 +90,14 @@ function targets(definitions: Definition[]): Definition[] {
   });
 }
 
+/** The query for a definition: its bare name, or a question around it as an agent asks (s24 agent A1). */
+const FORMS: Record<string, (d: Definition) => string> = {
+  "`X`": (d) => d.name,
+  "`where is X defined`": (d) => `where is ${d.name} defined`,
+  "`X class` / `X function`": (d) => `${d.name} ${d.kind === "class" ? "class" : "function"}`,
+  "`how does X work`": (d) => `how does ${d.name} work`,
+};
+
 const root = mkdtempSync(join(tmpdir(), "researcher-symbols-"));
 try {
   const docs = join(root, "code");
@@ -101,30 +109,31 @@ try {
   const context = new SearchContext();
   const rows: (string | number)[][] = [];
   const chosen = targets(definitions);
-  for (const kind of [...new Set(chosen.map((d) => d.kind))]) {
-    const ranks: number[] = [];
-    for (const d of chosen.filter((t) => t.kind === kind)) {
-      const results = (await search(home, { query: d.name, mode: "bm25", limit: 10 }, context)).results as FragmentHit[];
-      const rank = results.findIndex((r) => r.path === d.path && r.fragment.start_line <= d.line && d.line <= r.fragment.end_line);
-      ranks.push(rank < 0 ? Number.POSITIVE_INFINITY : rank + 1);
-      if (rank !== 0 && process.argv.includes("--misses")) {
-        const top = results[0];
-        console.log(`  miss ${d.name} (${d.path}:${d.line}) rank ${rank + 1 || "-"}; first ${top?.fragment.ref} ${top?.heading}`);
+  for (const [form, ask] of Object.entries(FORMS))
+    for (const kind of [...new Set(chosen.map((d) => d.kind))]) {
+      const ranks: number[] = [];
+      for (const d of chosen.filter((t) => t.kind === kind)) {
+        const results = (await search(home, { query: ask(d), mode: "bm25", limit: 10 }, context)).results as FragmentHit[];
+        const rank = results.findIndex((r) => r.path === d.path && r.fragment.start_line <= d.line && d.line <= r.fragment.end_line);
+        ranks.push(rank < 0 ? Number.POSITIVE_INFINITY : rank + 1);
+        if (rank !== 0 && process.argv.includes("--misses")) {
+          const top = results[0];
+          console.log(`  miss ${d.name} (${d.path}:${d.line}) rank ${rank + 1 || "-"}; first ${top?.fragment.ref} ${top?.heading}`);
+        }
       }
+      const share = (n: number) => (ranks.filter((r) => r <= n).length / ranks.length).toFixed(3);
+      rows.push([form, kind, ranks.length, share(1), share(3), share(10)]);
+      console.log(rows.at(-1)!.join("  "));
     }
-    const share = (n: number) => (ranks.filter((r) => r <= n).length / ranks.length).toFixed(3);
-    rows.push([kind, ranks.length, share(1), share(3), share(10)]);
-    console.log(rows.at(-1)!.join("  "));
-  }
   if (!process.argv.includes("--no-write")) {
     writeSection(
       "symbols",
       "Code: definitions found by their name",
       "bun bench/symbols.ts",
       [
-        `Corpus: Python's standard library (${PY_DIRS.length} folders) and TypeScript from node_modules (${TS_DIRS.join(", ")}), ${summary.indexed} files, indexed with the code file types. Query: a class's or function's bare name (6 characters or more, defined once in the corpus as the index reads names: \`$ZodString\` and \`ZodString\` are one); BM25 with headings weighed in, as \`researcher search --mode bm25\` ranks. Hit: a result whose fragment holds the definition's line.`,
+        `Corpus: Python's standard library (${PY_DIRS.length} folders) and TypeScript from node_modules (${TS_DIRS.join(", ")}), ${summary.indexed} files, indexed with the code file types. Query: a class's or function's name (6 characters or more, defined once in the corpus as the index reads names: \`$ZodString\` and \`ZodString\` are one), bare or in a question as an agent asks it; BM25 with headings weighed in, as \`researcher search --mode bm25\` ranks. Hit: a result whose fragment holds the definition's line.`,
         "",
-        table(["definition", "queries", "hit@1", "hit@3", "hit@10"], rows),
+        table(["query", "definition", "queries", "hit@1", "hit@3", "hit@10"], rows),
       ].join("\n"),
     );
   }

@@ -648,8 +648,12 @@ test("one identifier as the query finds the unit of exactly that name before hel
   });
   expect(runCli(["repo", "add", "code", folder, "--code", "--no-embed"], { home }).code).toBe(0);
   expect(runCli(["index", "code"], { home }).code).toBe(0);
-  const [first] = JSON.parse(runCli(["search", "rmtree", "--json", "-n", "1"], { home }).stdout).results;
-  expect(first.heading).toBe("def rmtree");
+  const first = (query: string) => JSON.parse(runCli(["search", query, "--json", "-n", "1"], { home }).stdout).results[0].heading;
+  expect(first("rmtree")).toBe("def rmtree");
+  // And in the frame of a question, as agents ask it (s24 agent A1: "where is X defined" lost it).
+  for (const question of ["where is rmtree defined?", "the `rmtree` function", "how does rmtree work"]) {
+    expect({ question, heading: first(question) }).toEqual({ question, heading: "def rmtree" });
+  }
 });
 
 test("the exact name is the name as written, underscores and all, and a split function's tail after a closure defines nothing (s22 retest2 A2, A3)", () => {

@@ -12,6 +12,15 @@ describe("parseQuery", () => {
     expect(parseQuery('-"old stuff" new').match).toBe('"new" NOT "old stuff"');
   });
 
+  test("one identifier is the query's symbol, alone or framed by a question about it (s24 agent A1)", () => {
+    for (const q of ["Formatter", "where is Formatter defined?", "Formatter class", "how does `Formatter` work", "the Formatter type"]) {
+      expect({ q, symbol: parseQuery(q).symbol }).toEqual({ q, symbol: "formatter" });
+    }
+    for (const q of ["where is the parser defined and used", "parse header", "what is a lifetime annotation", '"Formatter"']) {
+      expect({ q, symbol: parseQuery(q).symbol }).toEqual({ q, symbol: undefined });
+    }
+  });
+
   test("hyphenated words search their parts; CJK runs stay phrases of characters", () => {
     expect(parseQuery("covid-19 vaccine").match).toBe('("covid" OR "19" OR "vaccine")');
     expect(parseQuery("東京 タワー").match).toBe('("東 京" OR "タ ワ ー")');
