@@ -123,7 +123,7 @@ describe("OCR", () => {
     OCR_TIMEOUT,
   );
 
-  test("Tesseract's lines are joined into its paragraphs, hyphens rejoined, clearly taller lines made headings", () => {
+  test("Tesseract's lines are joined into its paragraphs, hyphens rejoined, clearly taller lines and short paragraphs in capitals made headings", () => {
     // hOCR as Tesseract writes it: paragraphs, lines with their text size (x_size), words (entities escaped).
     const hocr = (paragraphs: [number, string][][]) =>
       paragraphs
@@ -151,10 +151,17 @@ describe("OCR", () => {
         [30, "Second para-"],
         [32, "Graph here"],
       ],
+      // An abstract's title set in capitals at the body's size (s23 user: a scan of several abstracts).
+      [
+        [31, "INCIDENCE AND TRENDS OF SEPSIS IN"],
+        [30, "US HOSPITALS, 2009-2014"],
+      ],
+      [[30, "Importance Estimates from claims. USA."]],
     ]);
     // A break at a hyphen is marked on the page and resolved over the whole document (resolveLineBreaks).
     expect(resolveLineBreaks(pageText(page))).toBe(
-      "## A Study of Everything\n\nThe experiment worked & well again.\n\nSecond para-Graph here",
+      "## A Study of Everything\n\nThe experiment worked & well again.\n\nSecond para-Graph here\n\n" +
+        "## INCIDENCE AND TRENDS OF SEPSIS IN US HOSPITALS, 2009-2014\n\nImportance Estimates from claims. USA.",
     );
   });
 

@@ -326,7 +326,7 @@ export async function recognise(
  * Tesseract's hOCR → the page's text: its paragraphs, each line joined onto the last (a word hyphenated over a line
  * end rejoined, `experi-` + `ment`), a blank line between them. A line clearly taller than the page's usual line is a
  * `## ` heading, a heading wrapped over lines one heading, as larger text is in a text layer (pdf.ts): the title of
- * a scan is taken from it.
+ * a scan is taken from it. So is a short paragraph all in capitals (capitalsTitle).
  */
 export function pageText(hocr: string): string {
   const lines = hocrLines(hocr);
@@ -335,7 +335,7 @@ export function pageText(hocr: string): string {
   let paragraph = "";
   let previous: { paragraph: string; heading: boolean } | undefined;
   const close = () => {
-    if (paragraph) blocks.push(paragraph);
+    if (paragraph) blocks.push(capitalsTitle(paragraph) ? `## ${paragraph}` : paragraph);
     paragraph = "";
   };
   for (const line of lines) {
@@ -347,6 +347,17 @@ export function pageText(hocr: string): string {
   }
   close();
   return blocks.join("\n\n");
+}
+
+/**
+ * A short paragraph all in capitals (`INCIDENCE AND TRENDS OF SEPSIS IN US HOSPITALS …`): a title as journals set an
+ * abstract's, at the body's size, so that only its case tells it. Without it a scan of several abstracts had every
+ * passage under the first one's title (s23 user). Two words at least, and eight letters, all of them capitals.
+ */
+function capitalsTitle(text: string): boolean {
+  if (text.startsWith("## ") || text.length > 200 || !/\S\s+\S/.test(text)) return false;
+  const cased = (text.match(/\p{L}/gu) ?? []).filter((letter) => letter.toLowerCase() !== letter.toUpperCase());
+  return cased.length >= 8 && cased.every((letter) => letter === letter.toUpperCase());
 }
 
 /**
