@@ -119,15 +119,17 @@ export function wordBoundaryBefore(text: string, index: number, reach = 32): num
 let graphemes: Intl.Segmenter | undefined;
 
 /**
- * Where the `count` characters as a reader sees them (graphemes: a surrogate pair, an emoji with its modifiers and
- * joiners) that end at `index` begin: a repeat counted in UTF-16 units began inside 𠀋 or 👩‍👩‍👧 (s23 hostile H4).
+ * Where the last `count` characters as a reader sees them (graphemes: a surrogate pair, an emoji with its modifiers
+ * and joiners) before `index` begin, when more than `count` precede it; else undefined. A repeat counted in UTF-16
+ * units began inside 𠀋 or 👩‍👩‍👧 (s23 hostile H4); one of all the characters before `index` (0) is no repeat but
+ * the whole part again, and the chunker cutting after it never advanced (s24 review D11).
  */
-export function graphemesBefore(text: string, index: number, count: number): number {
+export function graphemesBefore(text: string, index: number, count: number): number | undefined {
   graphemes ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
   // A cluster is rarely longer than a few units; the window's first, perhaps cut, cluster is not one of the last.
   const from = Math.max(0, index - count * 16);
   const starts = [...graphemes.segment(text.slice(from, index))].map((segment) => from + segment.index);
-  return starts.length > count || (from === 0 && starts.length === count) ? starts[starts.length - count]! : index;
+  return starts.length > count ? starts[starts.length - count] : undefined;
 }
 
 export function hasSpaceless(text: string): boolean {

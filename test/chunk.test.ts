@@ -582,6 +582,37 @@ describe("text without spaces longer than a fragment (s22 hostile F3)", () => {
     }
   });
 
+  // Chunked in a process of its own, killed after a few seconds: the loop that never ended held the test's thread.
+  test("a cut after as many characters as a repeat holds ends: chunking moves on, small budgets too (s24 review D11)", () => {
+    // 7 characters of two units and a comma: the cut fell after exactly 8 graphemes (15 units), the repeat began at
+    // the part's start, and the same part was cut again for ever (chunk.tokens 32 to ~160), in a code fence too.
+    const lines = [
+      `${"𠀋".repeat(7)}，${"中文字".repeat(100)}`,
+      `${"\u{1F600}".repeat(7)}、${"中文字".repeat(100)}`,
+      `${"\u{1F600}".repeat(8)}、${"中文字".repeat(100)}`,
+      `${"𠮷".repeat(8)}${"中文字".repeat(100)}`,
+    ];
+    const cases = [32, 48, 64, 100, 160].flatMap((tokens) =>
+      lines.flatMap((line) => [`# E\n\n${line}\n`, `# E\n\n\`\`\`\n${line}\n\`\`\`\n`].map((text) => ({ text, tokens, line }))),
+    );
+    const script = `
+      import { chunkDocument } from ${JSON.stringify(`${import.meta.dir}/../src/index/chunk.ts`)};
+      const cases = ${JSON.stringify(cases)};
+      const chunk = ({ text, tokens }) => chunkDocument({ text, format: "markdown", title: "e", firstLine: 1, metadata: {} }, { tokens, overlap: 0.15 });
+      console.log(JSON.stringify(cases.map((c) => chunk(c).map((f) => f.text))));
+    `;
+    const run = Bun.spawnSync([process.execPath, "-e", script], { stderr: "pipe", timeout: 10_000 });
+    expect({ signal: run.signalCode ?? null, stderr: run.stderr.toString() }).toEqual({ signal: null, stderr: "" });
+    const documents: string[][] = JSON.parse(run.stdout.toString());
+    expect(documents).toHaveLength(cases.length);
+    for (const [k, fragments] of documents.entries()) {
+      // The line's start and its end are each in some fragment.
+      const { line } = cases[k]!;
+      expect(fragments.some((f) => f.includes(line.slice(0, 8)))).toBe(true);
+      expect(fragments.some((f) => f.includes(line.slice(-12)))).toBe(true);
+    }
+  }, 15_000);
+
   test("a fragment never begins inside a Thai word, and a Chinese sentence ends at its full stop", () => {
     const thai = chunkDocument(md(`# t\n\n${"คนหนังสือภาษาไทยประเทศ".repeat(200)}\n`));
     expect(thai.length).toBeGreaterThan(1);

@@ -460,13 +460,16 @@ function splitLongText(sentences: string[], budget: number): { text: string; rep
         cut = Math.max(1, wordBoundaryBefore(rest, Math.min(window, rest.length)));
         // Chinese and Japanese are indexed a character at a time, and ICU's words are not always the reader's (图书馆
         // is 图书|馆 to it): the next part repeats the last few characters, so a word across the cut is whole there.
-        if (cut > CJK_OVERLAP && cut < rest.length && hasCjk(rest.slice(cut - 2, cut + 2))) next = graphemesBefore(rest, cut, CJK_OVERLAP);
+        if (cut < rest.length && hasCjk(rest.slice(Math.max(0, cut - 2), cut + 2))) next = graphemesBefore(rest, cut, CJK_OVERLAP);
       }
       // The spaces at a cut stay with the part they end, a few of them: a longer run is not kept (as it was not).
       const end = cut + (/^\s*/.exec(rest.slice(cut, cut + KEPT_SPACES))?.[0].length ?? 0);
       parts.push({ text: rest.slice(0, end), repeats });
-      repeats = next !== undefined;
-      rest = rest.slice(next ?? end).trimStart();
+      // Every turn moves on by one character at least (end >= cut >= 1), whatever the repeat: one that began at the
+      // part's start cut the same part for ever (s24 review D11). The next part repeats only when text is repeated.
+      const advance = next !== undefined && next > 0 && next < end ? next : end;
+      repeats = advance < end;
+      rest = rest.slice(advance).trimStart();
     }
     return parts;
   });
