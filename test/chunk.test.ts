@@ -1,10 +1,28 @@
 import { describe, expect, test } from "bun:test";
-import { chunkDocument } from "../src/index/chunk.ts";
+import { chunkDocument as chunkOnly } from "../src/index/chunk.ts";
 import { convertFile, convertMarkdown } from "../src/convert/convert.ts";
 import { firstHeading, markdownBlocks, rendersNothing } from "../src/convert/markdown.ts";
 import { seeded } from "../src/random.ts";
 
 const md = (text: string) => convertMarkdown(text, "fallback");
+
+/**
+ * Every fragment any test here makes cites the lines its text is on: it ends on or after the line it starts on,
+ * and its text has no more line breaks than its lines (a long line in a code fence made fragments `7-6`, whose
+ * ref `get` refused: s24 review D13).
+ */
+function chunkDocument(...args: Parameters<typeof chunkOnly>): ReturnType<typeof chunkOnly> {
+  const fragments = chunkOnly(...args);
+  const wrong = fragments.filter((f) => f.startLine > f.endLine || lineBreaks(f.text) > f.endLine - f.startLine);
+  expect(wrong.map((f) => ({ lines: `${f.startLine}-${f.endLine}`, text: f.text.slice(0, 40) }))).toEqual([]);
+  return fragments;
+}
+
+function lineBreaks(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) count++;
+  return count;
+}
 
 describe("chunkDocument (markdown)", () => {
   test("fragments follow headings and carry the heading path without the title", () => {
@@ -231,6 +249,40 @@ describe("chunkDocument (markdown)", () => {
       expect(
         fragments.at(-1)!.text.includes("heading 1999") ? fragments.at(-1)!.endLine : fragments.at(-2)!.endLine,
       ).toBeGreaterThanOrEqual(2002);
+    }
+  });
+
+  test("a line in a code fence longer than a fragment: its parts cite that line, as written (s24 review D13)", () => {
+    const words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa"];
+    const long = `${Array.from({ length: 3000 }, (_, i) => `${words[i % 7]}${i}`).join(" ")} needleword`;
+    const fragments = chunkDocument(md(`# Title\n\nintro text\n\n\`\`\`json\nshort line one\n${long}\nlast line\n\`\`\`\n`));
+    // Line 7 is the long one: the fragments of its parts alone are 7-7 (they were 7-6), the last runs to the fence's end.
+    expect(fragments.length).toBeGreaterThan(10);
+    expect(fragments.map((f) => `${f.startLine}-${f.endLine}`)).toEqual(["3-6", ...fragments.slice(1, -1).map(() => "7-7"), "7-9"]);
+    expect(fragments[0]!.text).toBe("intro text\n\n```json\nshort line one");
+    expect(fragments.find((f) => f.text.includes("needleword"))).toMatchObject({ startLine: 7, endLine: 9 });
+    // The parts, each on one line, are the line: no line break was put between two of them.
+    const parts = fragments.slice(1, -1).map((f) => f.text);
+    expect(parts.every((text) => !text.includes("\n"))).toBe(true);
+    expect(long.startsWith(parts.join(" "))).toBe(true);
+  });
+
+  test("every fragment cites its lines, over random notes of fences, long lines and small budgets (s24 review D13)", () => {
+    const random = seeded(24);
+    const long = (word: string) => Array.from({ length: 50 + Math.floor(random() * 400) }, (_, i) => `${word}${i}`).join(" ");
+    const kinds = [
+      () => "```",
+      () => "",
+      () => "## H",
+      () => "short words.",
+      () => long("w"),
+      () => "中文字".repeat(200),
+      () => "x".repeat(900),
+    ];
+    for (let i = 0; i < 300; i++) {
+      const text = Array.from({ length: 1 + Math.floor(random() * 12) }, () => kinds[Math.floor(random() * kinds.length)]!()).join("\n");
+      // The wrapper above checks each fragment's lines.
+      expect(chunkDocument(md(`# T\n\n${text}\n`), { tokens: 32 + Math.floor(random() * 200), overlap: 0.15 }).length).toBeGreaterThan(0);
     }
   });
 

@@ -41,11 +41,12 @@ export const BARE_DOCUMENT_VERSION = 3;
  * is cut after punctuation or between words, not inside one (s22 hostile F3); since 11 an `index.md` with no title
  * of its own is titled by its folder (convert.ts fallbackTitle); since 12 the characters a cut Chinese or Japanese
  * run repeats are whole graphemes (a repeat counted in UTF-16 units began inside 𠀋 or an emoji); since 13 no line
- * of a block of link definitions gives a tag (`[x]: #anchor` after another definition was one: s24 user U1).
+ * of a block of link definitions gives a tag (`[x]: #anchor` after another definition was one: s24 user U1); since 14
+ * the parts of a long line in a code fence cite that line (they read `7-6`, a range `get` refused: s24 review D13).
  * An index that recorded another version chunks its markdown files again
  * (converted formats keep their fragments until their files change: reading them again can be slow).
  */
-export const MARKDOWN_CHUNK_VERSION = 13;
+export const MARKDOWN_CHUNK_VERSION = 14;
 
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {
@@ -422,24 +423,27 @@ function splitCode(block: Block, lines: Lines, budget: number): Omit<Piece, "blo
   const tokens = estimateTokens(text);
   if (tokens <= budget) return [{ text, line: block.first, endLine: block.first + block.to - block.from - 1, tokens }];
   const parts: Omit<Piece, "block" | "code" | "page">[] = [];
-  let kept: string[] = [];
-  let used = 0;
-  let start = block.first;
-  const flush = (next: number) => {
-    if (kept.length) parts.push({ text: kept.join("\n"), line: start, endLine: next - 1, tokens: used });
-    kept = [];
-    used = 0;
-    start = next;
-  };
+  // The piece being filled: its text, its cost, and the lines its text is on. A line cut into parts ends a piece
+  // on that line, not on the line before (a piece of a long line's parts read lines `7-6`: s24 review D13).
+  let piece: { text: string; line: number; endLine: number; tokens: number } | undefined;
   for (let i = block.from; i < block.to; i++) {
+    const n = block.first + i - block.from;
     for (const { text, repeats } of splitLongText([lines.at(i)], budget)) {
       const cost = estimateTokens(text) + 1;
-      if (repeats || used + cost > budget) flush(block.first + i - block.from);
-      kept.push(text);
-      used += cost;
+      if (piece && (repeats || piece.tokens + cost > budget)) {
+        parts.push(piece);
+        piece = undefined;
+      }
+      // Parts of one line join as they were written (each keeps its spaces): a line break between them made the
+      // text's lines disagree with the file's.
+      if (piece) {
+        piece.text += (piece.endLine === n ? "" : "\n") + text;
+        piece.endLine = n;
+        piece.tokens += cost;
+      } else piece = { text, line: n, endLine: n, tokens: cost };
     }
   }
-  flush(block.first + block.to - block.from);
+  if (piece) parts.push(piece);
   return parts;
 }
 
