@@ -1016,6 +1016,11 @@ test("a repeatable option given twice keeps each value as typed: `--exclude 007`
   // `-n1e20` is `-n 1e20` (it was an unknown option), and `--repo=` an empty name, not the query word after it.
   expect(run("search", "secret", "-n1e20").stderr).toStartWith("error: -n/--limit must be a whole number from 1 to 100000 (got 1e20)");
   expect(run("search", "--repo=", "secret").stderr).toStartWith("error: --repo holds an empty name in the list (got '')");
+  // A value that ends in `=` keeps it: `--filter=b.md=` filtered b.md, `--description=E=mc2=` was "unused args" (s24 D1).
+  const filtered = (filter: string) => JSON.parse(run("search", "secret", filter, "--json").stdout).results.length;
+  expect([filtered("--filter=b.md"), filtered("--filter=b.md="), filtered("--filter=b.md==")]).toEqual([1, 0, 0]);
+  expect(run("repo", "add", "e", tempDir(), "--description=E=mc2=", "--no-embed").code).toBe(0);
+  expect(listRepositories(home).find((repo) => repo.name === "e")?.description).toBe("E=mc2=");
 }, 30_000);
 
 test("a link to nothing where an index folder should be is named as such by status, verify, search and index (s22 retest N5)", () => {

@@ -805,6 +805,18 @@ describe("HTTP with a token", () => {
       http.stop();
     }
   }, 60_000);
+
+  test("a base64 token given as --token=<token> is the token with its `=` (it was refused as 'unused args': s24 D1)", async () => {
+    const token = Buffer.from("s3cret!").toString("base64"); // czNjcmV0IQ==
+    const http = await startHttp(indexedRepository(folders(), { "a.md": "# A\n\nalpha words\n" }).home, [`--token=${token}`]);
+    try {
+      const status = async (presented: string) =>
+        (await fetch(`${http.url}/search?q=alpha`, { headers: { Authorization: `Bearer ${presented}` } })).status;
+      expect([await status(token), await status(token.slice(0, -1))]).toEqual([200, 401]);
+    } finally {
+      http.stop();
+    }
+  }, 60_000);
 });
 
 test("an empty --token is refused, not taken as serving without one (RESEARCHER_MCP_TOKEN set or not); --host and --token need --port", () => {

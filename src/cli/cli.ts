@@ -253,7 +253,8 @@ function commandCli(word: string | undefined): CAC {
 /**
  * Every option value as a word of its own, up to a `--` (the words after it are arguments): `-n5` or `-n1e20` as
  * `-n 5`, as `head -n1` takes it (the parser would read the short options n and 5), and `--repo=` (an empty
- * variable) as `--repo ''` (the parser took the next word for its value: the query).
+ * variable) as `--repo ''` (the parser took the next word for its value: the query); `--filter=a.md=` is the value
+ * `a.md=`, as typed.
  */
 function spelledOut(cli: CAC, args: string[]): string[] {
   const valued = [cli.globalCommand, ...cli.commands].flatMap((command) => command.options).filter((option) => !option.isBoolean);
@@ -265,7 +266,8 @@ function spelledOut(cli: CAC, args: string[]): string[] {
     ...options.flatMap((arg) => {
       // (`-nightly` stays one word: an unknown option, whose error says how to search for it)
       if (/^-\w\d/.test(arg) && shorts.has(arg[1]!)) return [arg.slice(0, 2), arg.slice(2)];
-      if (arg.endsWith("=") && optionOf(valued, arg)) return [arg.slice(0, -1), ""];
+      // Only a word that ends at its first `=` names no value: `--token=<base64>=` ends with one of its own (s24 D1).
+      if (arg.indexOf("=") === arg.length - 1 && optionOf(valued, arg)) return [arg.slice(0, -1), ""];
       return [arg];
     }),
     ...rest,
