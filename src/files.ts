@@ -120,13 +120,20 @@ export function readConfinedHead(root: string, path: string, n: number, realRoot
     root,
     () => realRoot ?? realpathSync(root),
     path,
-    (fd) => {
-      const stats = fstatSync(fd);
-      if (!stats.isFile()) return { reason: notRegular(stats), special: !stats.isDirectory() };
-      const bytes = new Uint8Array(n);
-      return { bytes: bytes.subarray(0, readSync(fd, bytes, 0, n, 0)) };
-    },
+    (fd) => readOpenHead(fd, n),
   );
+}
+
+/** The first `n` bytes of a regular file, wherever it is (a marker file beside documents: discover.ts). */
+export function readHead(absolute: string, n: number): ReadResult {
+  return withOpenFile(absolute, (fd) => readOpenHead(fd, n));
+}
+
+function readOpenHead(fd: number, n: number): ReadResult {
+  const stats = fstatSync(fd);
+  if (!stats.isFile()) return { reason: notRegular(stats), special: !stats.isDirectory() };
+  const bytes = new Uint8Array(n);
+  return { bytes: bytes.subarray(0, readSync(fd, bytes, 0, n, 0)) };
 }
 
 function readConfined(root: string, realRoot: () => string, path: string, read: (fd: number) => ReadResult): ReadResult {

@@ -101,15 +101,25 @@ describe("discoverFiles", () => {
       "venv/__init__.py": "class EnvBuilder: pass", // the standard library's own venv package: source
       "env/pyvenv.cfg": "home = /usr/bin",
       "env/lib/site.py": "",
-      "crate/cache/CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55",
+      "crate/cache/CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n# a cache directory tag",
       "crate/cache/debug/build.rs": "",
+      // A folder named as a marker, and a tag without the standard's signature, mark nothing (s24 hostile H7).
+      "tools/CACHEDIR.TAG/readme.py": "",
+      "tools/fake/CACHEDIR.TAG": "not a cache",
+      "tools/fake/gen.py": "",
       "src/build/__init__.py": "def build_sdist(): pass", // pypa/build's package
       "dist/bundle.py": "",
       ".ignore": "!build/\n",
     });
     const options = { path: root, fileTypes: ["py", "rs"], exclude: [] };
     const found = discoverFiles(root, options);
-    expect(found.files.map((f) => f.path)).toEqual(["src/build/__init__.py", "venv/__init__.py"]);
+    expect(found.files.map((f) => f.path)).toEqual([
+      "src/build/__init__.py",
+      "tools/CACHEDIR.TAG/readme.py",
+      "tools/fake/gen.py",
+      "venv/__init__.py",
+    ]);
+    expect(leftOutBecause("tools/fake/gen.py", options)).toBeNull();
     expect(found.skippedGenerated).toEqual({ "folders with pyvenv.cfg": 1, "folders with CACHEDIR.TAG": 1, "dist/": 1 });
     // One path at a time (a watch event, add_to_index) is judged alike, and so is a walk of one folder.
     expect(leftOutBecause("env/lib/site.py", options)).toBe("env/ holds pyvenv.cfg: generated or vendored code, left out");

@@ -1,12 +1,12 @@
 /** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
-import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { type CodeLanguage, indexesCode, scriptLanguages } from "../file-types.ts";
 import { languageOf, SHEBANG_BYTES } from "../convert/code-languages.ts";
 import { pathMatcher } from "../path-glob.ts";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
-import { isInside, notRegular, outsideRoot, readConfinedHead, readRegularFile } from "../files.ts";
+import { isInside, notRegular, outsideRoot, readConfinedHead, readHead, readRegularFile } from "../files.ts";
 
 export interface DiscoveredFile {
   /** The folder walked (the repository root): reads are confined to it (`readConfinedFile`). */
@@ -97,9 +97,22 @@ function generatedRule(name: string, isDir: boolean, types: Set<string>): string
   return MINIFIED.test(name) ? "*.min.js" : null;
 }
 
-/** The marker file that makes a folder generated (`hasFile` answers for its names), or null. */
-function markerOf(hasFile: (name: string) => boolean, types: Set<string>): string | null {
-  return indexesCode(types) ? (GENERATED_MARKERS.find(hasFile) ?? null) : null;
+/**
+ * The marker that makes `folder` generated, or null: a regular file by that name (a folder or a link to nothing so
+ * named is none), a `CACHEDIR.TAG` beginning with the standard's signature, as tar's `--exclude-caches` checks it
+ * (s24 hostile H7). `listed`: whether the folder's listing holds the name, when it is at hand, so only that is read.
+ */
+function markerOf(folder: string, types: Set<string>, listed: (name: string) => boolean = () => true): string | null {
+  if (!indexesCode(types)) return null;
+  return GENERATED_MARKERS.find((name) => listed(name) && isMarker(join(folder, name), name)) ?? null;
+}
+
+const CACHEDIR_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55";
+
+function isMarker(path: string, name: string): boolean {
+  const head = readHead(path, CACHEDIR_SIGNATURE.length);
+  if (!("bytes" in head)) return false;
+  return name !== "CACHEDIR.TAG" || new TextDecoder().decode(head.bytes) === CACHEDIR_SIGNATURE;
 }
 
 /** What a summary counts the folders a marker left out under (`skipped_generated`). */
@@ -228,7 +241,7 @@ function generatedPart(
     const isDir = !lastIsFile || i < parts.length - 1;
     const path = parts.slice(0, i + 1).join("/");
     const rule = generatedRule(parts[i]!, isDir, types);
-    const marker = !rule && lastIsFile && isDir && root ? markerOf((name) => existsSync(join(root, path, name)), types) : null;
+    const marker = !rule && lastIsFile && isDir && root ? markerOf(join(root, path), types) : null;
     if ((rule || marker) && keptByNegation(path, isDir, options, rules)) continue;
     if (rule) return `${rule} is generated or vendored code, left out`;
     if (marker) return `${path}/ holds ${marker}: generated or vendored code, left out`;
@@ -637,7 +650,7 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
       return;
     }
     // A folder its own files mark as generated (a virtual environment) is left out once listed, unless kept by a `!`.
-    const marker = path && markerOf((name) => entries.some((entry) => entry.name === name), types);
+    const marker = path && markerOf(dir, types, (name) => entries.some((entry) => entry.name === name));
     if (marker && parentRules.decision(path, true) !== "named") return countGenerated(discovery, markedRule(marker));
     for (const entry of entries) {
       if (entry.name.startsWith(".")) continue;
