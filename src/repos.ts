@@ -85,8 +85,7 @@ export function listRepositories(home: string): Repository[] {
 
 export function getRepository(home: string, name: string): Repository {
   const repos = listRepositories(home);
-  // No name holds blanks around it (REPO_NAME): an MCP `repository` of " book" is book, as `--repo` and REST read it.
-  const wanted = name.trim();
+  const wanted = repositoryName(name);
   const repo = repos.find((r) => r.name === wanted);
   if (repo) return repo;
   const known = repos.map((r) => r.name).join(", ");
@@ -96,32 +95,37 @@ export function getRepository(home: string, name: string): Repository {
 }
 
 /**
- * Repository names as an interface takes them typed (`--repo a,b`, REST `repo=a,b`, each repeatable): split at
- * commas, the blanks around a name dropped (`--repo 'book ,mixed'`; REST answered `repo=%20book` 404 while the CLI
- * trimmed: s23 contracts L9). A name left empty (`''`, `a,,b`, a script's unset variable) is a usage error: it would
- * widen the search to every repository. `given` is the option or parameter as the caller knows it.
+ * A repository name as an interface takes it typed, the one rule every lookup and every registry writer reads it by:
+ * no name holds blanks around it (REPO_NAME), so ` book` is book (an MCP `repository`, `--repo`, REST `repo=`, `repo
+ * remove`), and an empty one is a usage error: it names nothing, and must not widen a selection to every repository.
+ * A writer that used the name as typed after a trimmed lookup deleted the index of `notes` and left it registered
+ * (s24 review D5). `list` is the option and its whole value when the name was split from a list (`--repo 'a,,b'`).
  */
-export function repositoryNames(values: readonly string[], given: string): string[] {
-  const names = values.flatMap((value) => value.split(",")).map((name) => name.trim());
-  const empty = values.find((value) => value.split(",").some((name) => !name.trim()));
-  if (empty !== undefined)
-    throw new ResearcherError("USAGE", `${given} holds an empty name in the list (got '${empty}')`, {
-      hint: `name each repository, or leave ${given} out to search every one`,
+export function repositoryName(name: string, list?: { given: string; value: string }): string {
+  const wanted = name.trim();
+  if (wanted) return wanted;
+  if (list)
+    throw new ResearcherError("USAGE", `${list.given} holds an empty name in the list (got '${list.value}')`, {
+      hint: `name each repository, or leave ${list.given} out to search every one`,
     });
-  return names;
+  throw new ResearcherError("USAGE", `a repository name is empty (got '${name}')`, {
+    hint: "name a repository: `researcher repo list` shows them",
+  });
 }
 
 /**
- * The named repositories, or all of them when no names are given. A blank name (a script's empty variable, `a,` split
- * at its comma) names nothing, and must not widen a selection to every repository: every front end passes it here.
+ * Repository names as an interface takes them typed (`--repo a,b`, REST `repo=a,b`, each repeatable): split at
+ * commas, each read by repositoryName (`--repo 'book ,mixed'`; REST answered `repo=%20book` 404 while the CLI
+ * trimmed: s23 contracts L9). `given` is the option or parameter as the caller knows it.
  */
+export function repositoryNames(values: readonly string[], given: string): string[] {
+  return values.flatMap((value) => value.split(",").map((name) => repositoryName(name, { given, value })));
+}
+
+/** The named repositories (repositoryName's rule), or all of them when no names are given. */
 export function selectRepositories(home: string, names: string[] = []): Repository[] {
   if (names.length === 0) return listRepositories(home);
-  if (names.some((name) => !name.trim()))
-    throw new ResearcherError("USAGE", `a repository name is empty (got ${JSON.stringify(names)})`, {
-      hint: "name each repository, or name none to use every one",
-    });
-  return [...new Set(names.map((name) => name.trim()))].map((name) => getRepository(home, name));
+  return [...new Set(names.map((name) => repositoryName(name)))].map((name) => getRepository(home, name));
 }
 
 /** A repository a command over all repositories left out, and why: the error it would have failed with. */
@@ -241,8 +245,9 @@ function checkName(name: string): void {
  * Give a registered repository another name, its settings kept in their place. `beforeRename` moves its index folder
  * under config.yaml's lock, after the checks and before the file is written (index/repositories.ts).
  */
-export function renameRegistration(home: string, from: string, to: string, beforeRename: (from: string, to: string) => void): Repository {
+export function renameRegistration(home: string, typed: string, to: string, beforeRename: (from: string, to: string) => void): Repository {
   checkName(to);
+  const from = repositoryName(typed);
   updateConfig(home, (settings) => {
     const repositories = (settings.repositories ?? {}) as Record<string, UserSettings>;
     if (!Object.hasOwn(repositories, from)) getRepository(home, from); // the error that names what there is
@@ -258,7 +263,8 @@ export function renameRegistration(home: string, from: string, to: string, befor
 }
 
 /** Drop a repository from the configuration (its index folder is index/repositories.ts's to delete). */
-export function forgetRepository(home: string, name: string): void {
+export function forgetRepository(home: string, typed: string): void {
+  const name = repositoryName(typed);
   updateConfig(home, (settings) => {
     delete (settings.repositories as UserSettings)[name];
   });

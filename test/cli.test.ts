@@ -490,6 +490,35 @@ test("repo rename keeps the index, settings and contexts under the new name: not
   expect(JSON.parse(runCli(["search", "keptword", "--json"], { home }).stdout).results[0].repository).toBe("papers");
 });
 
+test("repo remove and repo rename of a name typed with blanks around it change its registration, as the lookup read it (s24 review D5)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "notes", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "notes"], { home }).code).toBe(0);
+  // The lookup trimmed ' notes'; the registry writer used it as typed, moved nothing and failed naming x.
+  expect(runCli(["repo", "rename", " notes", "x"], { home })).toMatchObject({ code: 0, stdout: "renamed notes → x\n", stderr: "" });
+  expect(JSON.parse(runCli(["repo", "list", "--json"], { home }).stdout).map((r: { name: string }) => r.name)).toEqual(["x"]);
+  expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).results[0].repository).toBe("x");
+  expect(runCli(["repo", "rename", "x ", "x"], { home })).toMatchObject({ code: 0, stdout: "x already has that name\n" });
+  // It deleted the index and kept the registration, saying "removed".
+  expect(runCli(["repo", "remove", " x "], { home })).toMatchObject({ code: 0, stdout: "removed x\n", stderr: "" });
+  expect(runCli(["repo", "list", "--json"], { home }).stdout.trim()).toBe("[]");
+  expect(readdirSync(join(home, "repositories"))).toEqual([]);
+  // An empty name is refused by the one rule every lookup and writer reads a name by.
+  for (const args of [
+    ["repo", "remove", " "],
+    ["repo", "rename", "", "y"],
+  ]) {
+    const refused = runCli(args, { home });
+    expect({ args, code: refused.code, stderr: refused.stderr.split("\n")[0] }).toEqual({
+      args,
+      code: 2,
+      stderr: `error: a repository name is empty (got '${args[2]}')`,
+    });
+  }
+});
+
 test("an index run that takes the old name's lock while a rename moves its folder builds nothing there (s21 hostile #2)", async () => {
   // Between moving the index folder and naming it anew in config.yaml, the old name's folder was free: a run that
   // took its lock then found the old registration and built a whole second index there, that no repository owned.
@@ -673,7 +702,7 @@ test("ls of an empty name is a usage error, as for every command, not every repo
       where,
       code: 2,
       stdout: "",
-      stderr: 'error: a repository name is empty (got [""])',
+      stderr: "error: a repository name is empty (got '')",
     });
   }
   expect(runCli(["ls", "t"], { home }).stdout).toContain("t:a.md");

@@ -16,6 +16,7 @@ import {
   nestedRepositories,
   normalizeFileTypes,
   removeContext,
+  repositoryName,
   type AddRepositoryInput,
 } from "../repos.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
@@ -145,8 +146,8 @@ function repoCli(): CAC {
     .example("  researcher repo rename k papers")
     .action((name: string, newName: string, flags: Flags) => {
       const repo = renameRepository(home(flags), name, String(newName));
-      const same = String(name) === String(newName);
-      out(`${escapeControls(same ? `${name} already has that name` : `renamed ${name} → ${repo.name}`)}\n`);
+      const from = repositoryName(String(name)); // as the rename read it: ' notes' is notes
+      out(`${escapeControls(from === repo.name ? `${from} already has that name` : `renamed ${from} → ${repo.name}`)}\n`);
     });
   cli
     .command("list", "List repositories")

@@ -54,7 +54,7 @@ export function removeRepository(home: string, name: string, options: { keepData
   // An index folder that is a link to nothing (a disk not mounted) holds no index to lock or delete: the repository
   // goes, and so does the link unless kept (its lock could not be taken there: s22 retest2 A4).
   if (danglingLink(repo.dir) !== undefined) {
-    forgetRepository(home, name);
+    forgetRepository(home, repo.name);
     if (!options.keepData) rmSync(repo.dir, { force: true });
     return repo;
   }
@@ -62,12 +62,12 @@ export function removeRepository(home: string, name: string, options: { keepData
   const deleteIndex = () => deleteIndexFolder(repo.dir); // the lock goes with it
   try {
     try {
-      forgetRepository(home, name);
+      forgetRepository(home, repo.name);
     } catch (error) {
       // On a full disk, deleting the index is what makes room for writing the config.
       if (options.keepData || toResearcherError(error).code !== "DISK_FULL") throw error;
       deleteIndex();
-      forgetRepository(home, name);
+      forgetRepository(home, repo.name);
     }
   } catch (error) {
     release();
@@ -85,12 +85,12 @@ export function removeRepository(home: string, name: string, options: { keepData
  */
 export function renameRepository(home: string, from: string, to: string): Repository {
   const repo = getRepository(home, from);
-  if (to === from) return repo; // already its name: nothing to do (its REPO_EXISTS hint said to remove it)
+  if (to === repo.name) return repo; // already its name: nothing to do (its REPO_EXISTS hint said to remove it)
   const release = acquireWriterLock(repo.dir, repo.name);
   let moved: { from: string; to: string } | undefined;
   let signals: (() => void) | undefined;
   try {
-    return renameRegistration(home, from, to, (dir, target) => {
+    return renameRegistration(home, repo.name, to, (dir, target) => {
       // On a file system that ignores case (macOS, Windows), `papers` → `Papers` finds the folder itself in the way.
       const [inTheWay, own] = [lstatOrNull(target), lstatOrNull(dir)];
       if (inTheWay && !(own && own.ino === inTheWay.ino && own.dev === inTheWay.dev)) {
