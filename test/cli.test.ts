@@ -1086,11 +1086,13 @@ test("on a terminal with TERM=dumb, index draws no progress bar: it gets what a 
 test("remove takes the document as ls and search print it, repo:path, and says the path it removed (s23 hostile H9, retest N5)", () => {
   const home = tempDir();
   const docs = tempDir();
-  writeTree(docs, { "a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n" });
+  writeTree(docs, { "a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n", "c.md": "# C\n\ngamma\n" });
   expect(runCli(["repo", "add", "r", docs, "--no-embed"], { home }).code).toBe(0);
   expect(runCli(["index", "r"], { home }).code).toBe(0);
   expect(runCli(["remove", "r", "r:a.md"], { home })).toMatchObject({ code: 0, stdout: "removed r:a.md\n" });
   expect(runCli(["remove", "r:b.md"], { home })).toMatchObject({ code: 0, stdout: "removed r:b.md\n" });
+  // The repository's own name, as ls prints it: a name typed with a blank said `removed  r:c.md` (s24 review D7).
+  expect(runCli(["remove", " r", "c.md"], { home })).toMatchObject({ code: 0, stdout: "removed r:c.md\n" });
   expect(runCli(["ls", "r", "--json"], { home }).stdout.trim()).toBe("[]");
   expect(runCli(["remove", "r"], { home })).toMatchObject({
     code: 2,
