@@ -942,6 +942,87 @@ test("a repository pointed at another folder while watched is watched there, as 
   }
 });
 
+/**
+ * A named watch of `a`, whose folder is missing (moved to `<folder>.gone`): its first run waits, and no index folder
+ * is made. `b`, registered too, was never indexed either.
+ */
+function neverIndexedWatch(): {
+  home: string;
+  folder: string;
+  other: Repository;
+  batches: Batches;
+  ended: () => number;
+  handle: WatchHandle;
+} {
+  const home = tempDir();
+  const folder = join(tempDir(), "a");
+  writeTree(`${folder}.gone`, { "x.md": "# A\n\nalphaword\n" });
+  const otherFolder = tempDir();
+  writeTree(otherFolder, { "y.md": "# B\n\nbetaword\n" });
+  const other = registerRepository(home, { name: "b", path: otherFolder, embed: false });
+  mkdirSync(folder);
+  const repo = registerRepository(home, { name: "a", path: folder, embed: false });
+  rmSync(folder, { recursive: true });
+  const batches = new Batches();
+  let nothingLeft = 0;
+  const handle = watchRepositories(home, [repo], {
+    debounceMs: 50,
+    onBatch: batches.add,
+    onError: (e) => batches.errors.push(e),
+    onNothingLeft: () => nothingLeft++,
+  });
+  return { home, folder, other, batches, ended: () => nothingLeft, handle };
+}
+
+test("a never-indexed repository removed while watched ends the watch: it does not take up another never-indexed one (s24 review D4)", async () => {
+  const { home, other, batches, ended, handle } = neverIndexedWatch();
+  try {
+    await handle.ready;
+    removeRepository(home, "a");
+    await Bun.sleep(3_000); // past a look at the registry
+    // Both had no index folder, and "no folder" matched "no folder": the watch of a indexed b.
+    expect(existsSync(other.dir)).toBe(false);
+    expect(batches.all).toEqual([]);
+    expect(batches.errors.map((e) => (e as Error).message)).toEqual(["repository 'a' was removed while watched: it is watched no more"]);
+    expect(ended()).toBeGreaterThan(0);
+  } finally {
+    await handle.close();
+  }
+});
+
+test("a never-indexed repository renamed while watched is followed by its folder, not by the first never-indexed one (s24 review D4)", async () => {
+  const { home, folder, other, batches, ended, handle } = neverIndexedWatch();
+  try {
+    await handle.ready;
+    renameRepository(home, "a", "z");
+    await Bun.sleep(2_500); // past a look at the registry: z is watched, waiting for its folder
+    renameSync(`${folder}.gone`, folder);
+    await batches.next((batch) => batch.repository === "z" && batch.scan);
+    expect((await search(home, { query: "alphaword", repositories: ["z"] })).results.map((r) => r.path)).toEqual(["x.md"]);
+    expect(existsSync(other.dir)).toBe(false);
+    expect(batches.all.map((batch) => batch.repository)).toEqual(["z"]);
+    expect(batches.errors).toEqual([]);
+    expect(ended()).toBe(0);
+  } finally {
+    await handle.close();
+  }
+}, 30_000);
+
+test("a never-indexed repository pointed at another folder while watched is watched there, by its name (s24 review D4)", async () => {
+  const { home, folder, other, batches, handle } = neverIndexedWatch();
+  try {
+    await handle.ready;
+    renameSync(`${folder}.gone`, `${folder}.moved`);
+    setConfigValue(home, "repositories.a.path", `${folder}.moved`);
+    await batches.next((batch) => batch.repository === "a" && batch.scan);
+    expect((await search(home, { query: "alphaword", repositories: ["a"] })).results.map((r) => r.path)).toEqual(["x.md"]);
+    expect(existsSync(other.dir)).toBe(false);
+    expect(batches.errors).toEqual([]);
+  } finally {
+    await handle.close();
+  }
+});
+
 test("a repository renamed while a watch names it is watched on under its new name, nothing pending lost", async () => {
   const home = tempDir();
   const docs = tempDir();

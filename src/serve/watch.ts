@@ -270,10 +270,15 @@ class RepositoryWatch {
   /**
    * The repository this one now is, renamed (`repo rename`) or pointed at another folder (`config set
    * repositories.<name>.path`): the one registered with its index folder. A repository removed and added again
-   * has another index folder, and is not this one.
+   * has another index folder, and is not this one. One never indexed (its folder was missing) has no index folder to
+   * follow, and every other never-indexed repository "had" its none: the watch took up the first of them (s24 review
+   * D4). It is the one registered under its name (pointed elsewhere), or, its name gone, at its folder (renamed: a
+   * folder is registered under one name at a time); removed and added again for its folder, it is indistinguishable
+   * from renamed, and no other folder's text is indexed by following it.
    */
   movedTo(registered: Repository[]): Repository | undefined {
-    return registered.find((repo) => folderIdentity(repo.dir) === this.indexFolder);
+    if (this.indexFolder !== undefined) return registered.find((repo) => folderIdentity(repo.dir) === this.indexFolder);
+    return registered.find((repo) => repo.name === this.name) ?? registered.find((repo) => repo.path === this.path);
   }
 
   get name(): string {
