@@ -1086,13 +1086,19 @@ test("on a terminal with TERM=dumb, index draws no progress bar: it gets what a 
 test("remove takes the document as ls and search print it, repo:path, and says the path it removed (s23 hostile H9, retest N5)", () => {
   const home = tempDir();
   const docs = tempDir();
-  writeTree(docs, { "a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n", "c.md": "# C\n\ngamma\n" });
+  writeTree(docs, { "a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n", "c.md": "# C\n\ngamma\n", "drafts/old.md": "# O\n\nold\n" });
   expect(runCli(["repo", "add", "r", docs, "--no-embed"], { home }).code).toBe(0);
   expect(runCli(["index", "r"], { home }).code).toBe(0);
   expect(runCli(["remove", "r", "r:a.md"], { home })).toMatchObject({ code: 0, stdout: "removed r:a.md\n" });
   expect(runCli(["remove", "r:b.md"], { home })).toMatchObject({ code: 0, stdout: "removed r:b.md\n" });
   // The repository's own name, as ls prints it: a name typed with a blank said `removed  r:c.md` (s24 review D7).
   expect(runCli(["remove", " r", "c.md"], { home })).toMatchObject({ code: 0, stdout: "removed r:c.md\n" });
+  // A slip in the repo:path form gets the hint the bare path gets, naming the path (s24 review D12).
+  expect(runCli(["remove", "r", "r:drafts/olt.md"], { home })).toMatchObject({
+    code: 1,
+    stderr: "error: 'drafts/olt.md' is not indexed in 'r'\nhint: did you mean drafts/old.md?\n",
+  });
+  expect(runCli(["remove", "r", "r:drafts/old.md"], { home })).toMatchObject({ code: 0, stdout: "removed r:drafts/old.md\n" });
   expect(runCli(["ls", "r", "--json"], { home }).stdout.trim()).toBe("[]");
   expect(runCli(["remove", "r"], { home })).toMatchObject({
     code: 2,

@@ -16,8 +16,11 @@ export async function removeDocument(repo: Repository, named: string): Promise<s
   try {
     const store = Store.open(repo.dir, { write: true });
     try {
-      // A name typed composed (NFC) for a decomposed one on disk; `notes:a.md`, as every other command prints it.
-      const path = spelledIn(store, named) ?? spelledIn(store, withoutRepository(repo, named)) ?? named;
+      // A name typed composed (NFC) for a decomposed one on disk; `notes:a.md`, as every other command prints it. Not
+      // indexed either way, it is the path without the prefix, that the error names and near paths are looked for
+      // (`notes:drafts/olt.md` got no "did you mean": s24 review D12).
+      const bare = withoutRepository(repo, named);
+      const path = spelledIn(store, named) ?? spelledIn(store, bare) ?? bare;
       const removed = store.transaction(() => {
         const gone = store.forgetDocument(path); // "drop this": its OCR'd text too
         if (gone) {

@@ -532,6 +532,9 @@ describe("MCP over stdio", () => {
     const removed = await call("remove_from_index", { repository: "docs", document_path: "boats.md" });
     expect(removed.structuredContent).toEqual({ repository: "docs", path: "boats.md", removed: true });
     expect((await call("search_fragments", { query: "sailboat", mode: "bm25" })).structuredContent.total).toBe(0);
+    // A slip in the docs:path form gets the hint a bare path gets (s24 review D12).
+    const slip = await call("remove_from_index", { repository: "docs", document_path: "docs:cars.mdx" });
+    expect(slip.content[0]!.text).toBe("error: 'cars.mdx' is not indexed in 'docs' (hint: did you mean cars.md?) [DOCUMENT_NOT_FOUND]");
     // A name decomposed on disk (from a Mac), given composed, as typed (s14 retest of hostile #1).
     const decomposed = "barque à voile.md".normalize("NFD");
     writeFileSync(join(docs, decomposed), "# Barque\n\nThe barquentine sailed.\n");
