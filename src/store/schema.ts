@@ -332,11 +332,6 @@ function corrupt(file: string, name: string, why: string, cause?: unknown): Unre
 const PERMISSION_CODES = new Set(["SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_AUTH"]);
 
 /**
- * A writer's files must be writable before it opens them: SQLite opens a file it may only read without a word and
- * fails at the first write ("attempt to write a readonly database"), naming no file. A reader may leave an
- * `index.db-shm` that only it can write (SQLite gives it index.db's mode), so the WAL files are checked too.
- */
-/**
  * Whether neither index.db nor its folder may be written by this user (a read-only mount, a backup, another user's
  * index), and its WAL holds nothing: then no writer is at work on it, and a reader that needs to write SQLite's
  * shared-memory file (`-shm`) to read could not search it at all (s23 hostile H7). Its owner may start one later
@@ -390,6 +385,11 @@ export function stillAsOpened(db: Database, file: string): boolean {
 const SQLITE_OPEN_READONLY = 0x01;
 const SQLITE_OPEN_URI = 0x40;
 
+/**
+ * A writer's files must be writable before it opens them: SQLite opens a file it may only read without a word and
+ * fails at the first write ("attempt to write a readonly database"), naming no file. A reader may leave an
+ * `index.db-shm` that only it can write (SQLite gives it index.db's mode), so the WAL files are checked too.
+ */
 function checkWritable(file: string): void {
   const folder = dirname(file);
   for (const [path, mode] of [
