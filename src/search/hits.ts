@@ -13,8 +13,6 @@ import { boundedMetadata } from "../convert/document.ts";
 import { isCodeFormat } from "../file-types.ts";
 import type { SearchMode } from "../search-modes.ts";
 
-export { SEARCH_MODES, type SearchMode } from "../search-modes.ts";
-
 export interface FragmentRef {
   id: number;
   seq: number;

@@ -26,7 +26,7 @@ import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
 import { combineFilters, type Filter } from "./filters.ts";
 import { type FilterMiss, filterMisses } from "./filter-misses.ts";
 import { withoutInvisibles } from "../text.ts";
-import { REQUESTED_MODES, type RequestedMode } from "../search-modes.ts";
+import { REQUESTED_MODES, type RequestedMode, type SearchMode } from "../search-modes.ts";
 import {
   type Candidate,
   type DocumentHit,
@@ -37,7 +37,6 @@ import {
   type MergeEvidence,
   round,
   roundContribution,
-  type SearchMode,
 } from "./hits.ts";
 
 export { SEARCH_MODES, type SearchMode, REQUESTED_MODES, type RequestedMode } from "../search-modes.ts";
