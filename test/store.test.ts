@@ -417,6 +417,15 @@ test("remove and a rebuild zero the pages earlier runs freed: a long document de
   expect(bytes()).not.toContain("LONGSECRET-");
   await removeDocument(repo, "b.md");
   expect(pages()).toBe(before); // the scrub covers the free pages, and no more: it grew the file (s23 review R7)
+  // A remove killed after its removal committed, before its scrub, is what an ordinary run's removal leaves: the
+  // remove its user runs again says the path is not indexed, and zeroes the pages (s24 hostile H2).
+  writeTree(docs, { "long.md": `# Long\n\n${long}\n` });
+  await indexRepository(home, repo);
+  rmSync(join(docs, "long.md"));
+  await indexRepository(home, repo);
+  expect(bytes()).toContain("LONGSECRET-");
+  await expect(removeDocument(repo, "long.md")).rejects.toMatchObject({ code: "DOCUMENT_NOT_FOUND" });
+  expect(bytes()).not.toContain("LONGSECRET-");
   writeTree(docs, { "long.md": `# Long\n\n${long}\n` });
   await indexRepository(home, repo);
   rmSync(join(docs, "long.md"));

@@ -6,6 +6,7 @@ import { closePaths, spelledIn } from "../search/document-refs.ts";
 import { syncVectorIndex } from "../search/vectors.ts";
 import { Store } from "../store/store.ts";
 import { afterFailedWrite } from "./indexer.ts";
+import { holdSignals } from "./repositories.ts";
 
 /**
  * Drop one document (its fragments, FTS rows, vectors and any kept OCR'd text), zero the pages that frees, and
@@ -13,6 +14,9 @@ import { afterFailedWrite } from "./indexer.ts";
  */
 export async function removeDocument(repo: Repository, named: string): Promise<string> {
   const release = acquireWriterLock(repo.dir, repo.name);
+  // Ctrl-C or SIGTERM between the removal's commit and the end of its scrub left the document's text in free pages
+  // without a word (s24 hostile H2): the two are one step to the user, a second or so on a long free list.
+  const releaseSignals = holdSignals();
   try {
     const store = Store.open(repo.dir, { write: true });
     try {
@@ -30,6 +34,9 @@ export async function removeDocument(repo: Repository, named: string): Promise<s
         return gone;
       });
       if (!removed) {
+        // Not indexed: perhaps a remove of it was killed after its removal committed, before its scrub, and this is
+        // the command its user runs again. The pages it freed are zeroed before saying so.
+        store.scrubFreePages();
         const close = closePaths(repo, path)
           .slice(0, 5)
           .map((ref) => ref.slice(repo.name.length + 1)); // paths, as `remove` takes them
@@ -55,6 +62,7 @@ export async function removeDocument(repo: Repository, named: string): Promise<s
       store.close();
     }
   } finally {
+    releaseSignals();
     release();
   }
 }

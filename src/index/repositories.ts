@@ -116,12 +116,13 @@ export function renameRepository(home: string, from: string, to: string): Reposi
 }
 
 /**
- * SIGINT and SIGTERM caught until the returned release: neither stops the process between moving an index folder and
- * writing config.yaml (Ctrl-C there left the index under the new name and the registration under the old, read as
- * never indexed: s21 hostile #1). The two take milliseconds, and the command then ends as it would have; the wait
- * for config.yaml's lock before them is not held (a Ctrl-C there was swallowed for 10 s: s21 retest R5).
+ * SIGINT and SIGTERM caught until the returned release, for two steps a user takes as one: neither stops the process
+ * between moving an index folder and writing config.yaml (Ctrl-C there left the index under the new name and the
+ * registration under the old, read as never indexed: s21 hostile #1), nor between a removal and the zeroing of its
+ * pages (remove.ts). The command then ends as it would have; a wait before them is not held (a Ctrl-C during the
+ * wait for config.yaml's lock was swallowed for 10 s: s21 retest R5).
  */
-function holdSignals(): () => void {
+export function holdSignals(): () => void {
   const ignore = () => {};
   process.on("SIGINT", ignore);
   process.on("SIGTERM", ignore);
