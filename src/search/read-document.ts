@@ -280,9 +280,10 @@ export function sentBytes(doc: DocumentText, lineNumbers: boolean): number {
 
 /**
  * The document cut to at most `maxBytes` of UTF-8 text as it is sent (numbered by withLineNumbers when `lineNumbers`:
- * numbering after the cut sent 4.5 MiB under a 1 MiB cap, s23 review R4), at a line end where one fits (inside the
- * first line otherwise, never inside a character); `to` and `truncated` say where it stopped, so the next read starts
- * at `to + 1`. The text is returned unnumbered.
+ * numbering after the cut sent 4.5 MiB under a 1 MiB cap, s23 review R4), at a line end where whole lines fill half
+ * the budget at least; else the budget is filled from inside the next line (never inside a character); `to` and
+ * `truncated` say where it stopped: the next read starts at `to + 1`, or inside line `to` when the text ends short
+ * of it. The text is returned unnumbered.
  */
 export function limitDocumentBytes(doc: DocumentText, maxBytes: number, { lineNumbers = false } = {}): DocumentText {
   if (sentBytes(doc, lineNumbers) <= maxBytes) return doc;
@@ -296,15 +297,22 @@ export function limitDocumentBytes(doc: DocumentText, maxBytes: number, { lineNu
     used += cost(kept);
     kept++;
   }
-  if (kept === 0) {
-    const bytes = Buffer.from(lines[0]!).subarray(0, Math.max(0, maxBytes - perLine));
-    const cut = new TextDecoder().decode(bytes).replace(/\uFFFD$/, "");
-    // At least one whole character, past the budget if it must be: an empty answer would continue where it began.
-    const text = cut || String.fromCodePoint(lines[0]!.codePointAt(0)!);
-    return { ...doc, to: doc.from, to_line: doc.from, truncated: true, text };
-  }
-  const to = doc.from + kept - 1;
-  return { ...doc, to, to_line: to, truncated: true, text: lines.slice(0, kept).join("\n") };
+  // Whole lines filling less than half the budget are (almost) no answer: a page's marker before its one paragraph
+  // of 1,481 bytes answered 16 of 600, a title before a body of one long line 7 of 131,072 (s24 agent A6).
+  const part = used * 2 < maxBytes ? partOfLine(lines[kept]!, maxBytes - used - perLine - (kept ? 1 : 0), kept === 0) : "";
+  const whole = part === "" && kept > 0;
+  const to = doc.from + kept - (whole ? 1 : 0);
+  const text = whole ? lines.slice(0, kept).join("\n") : [...lines.slice(0, kept), part].join("\n");
+  return { ...doc, to, to_line: to, truncated: true, text };
+}
+
+/**
+ * The start of `line` in at most `bytes` of UTF-8, never inside a character; for the first line of an answer at
+ * least its first character, past the budget if it must be: an empty answer would continue where it began.
+ */
+function partOfLine(line: string, bytes: number, first: boolean): string {
+  const cut = new TextDecoder().decode(Buffer.from(line).subarray(0, Math.max(0, bytes))).replace(/\uFFFD$/, "");
+  return cut || (first && line !== "" ? String.fromCodePoint(line.codePointAt(0)!) : cut);
 }
 
 /**

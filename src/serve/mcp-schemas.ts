@@ -182,7 +182,7 @@ const lineRange = {
   to_line: z.number().describe("The last line read (the same as to)"),
 };
 
-/** Where to read on after a cut answer: the next line, or (a line longer than the answer) the rest of this one. */
+/** Where to read on after a cut answer: the next line, or (an answer that ended inside a line) the rest of that one. */
 export const continuation = z.object({ from_line: z.number(), from_char: z.number().optional() });
 
 /** Why a repository could not answer a request over all of them (it is left out; the others answer). */

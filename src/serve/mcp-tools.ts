@@ -63,7 +63,7 @@ function result(structured: object, text: string) {
 
 /**
  * A document read from character `fromChar` of its first line (a line can be megabytes long) and cut to `maxBytes`
- * as it is sent (with its line numbers when `lineNumbers`), with where to read on when it was cut: inside the first
+ * as it is sent (with its line numbers when `lineNumbers`), with where to read on when it was cut: inside its last
  * line, the same line further on; else the next line.
  */
 function readPart(
@@ -79,10 +79,14 @@ function readPart(
       hint: `use a from_char between 0 and ${firstLine}`,
     });
   }
-  const cut = limitDocumentBytes({ ...doc, text: doc.text.slice(fromChar) }, maxBytes, { lineNumbers });
+  const rest = doc.text.slice(fromChar);
+  const cut = limitDocumentBytes({ ...doc, text: rest }, maxBytes, { lineNumbers });
   if (!cut.truncated) return cut;
-  const insideLine = cut.to === cut.from && cut.text.length < firstLine - fromChar;
-  return { ...cut, continue_with: insideLine ? { from_line: cut.from, from_char: fromChar + cut.text.length } : { from_line: cut.to + 1 } };
+  // The cut text begins `rest`: it stopped inside its last line unless a line end (or the end) follows it.
+  const end = cut.text.length;
+  if (end === rest.length || rest[end] === "\n") return { ...cut, continue_with: { from_line: cut.to + 1 } };
+  const lineStart = cut.to === cut.from ? fromChar : 0;
+  return { ...cut, continue_with: { from_line: cut.to, from_char: lineStart + end - (cut.text.lastIndexOf("\n") + 1) } };
 }
 
 /** `line_numbers`, as get_document and multi_get take it. */
@@ -268,7 +272,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
       description:
         "Read an indexed document (or some lines) by `repo:path`, `repo:path:line[:count]`, `repo:path:from-to`, `repo:path:pN` (a PDF page), `repo:path:pN-M` (pages), `#docid` (with any of those tails), or a search result's " +
         `\`location\` (with its \`repository\`). At most max_bytes of text (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); ` +
-        "when `truncated` (cut by max_bytes), read on with the same ref and `continue_with` (the next from_line, and from_char inside a line longer than max_bytes). " +
+        "when `truncated` (cut by max_bytes), read on with the same ref and `continue_with` (the next from_line, and from_char when the answer ended inside a line). " +
         "Rebuilding the text from the parts: a part that ends at a line end leaves out that line's newline, the last part too (join it to the next with `\\n`); " +
         "one that ends inside a line joins the next with nothing. " +
         "A page or line range in the ref bounds the read: from_line and max_lines read inside it.",
@@ -285,7 +289,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
           .int()
           .min(0)
           .optional()
-          .describe("Start this many characters into the first line: to read on in a line longer than max_bytes"),
+          .describe("Start this many characters into the first line: to read on inside a line where an answer ended"),
         max_lines: z
           .number()
           .int()

@@ -438,7 +438,9 @@ describe("MCP over stdio", () => {
     expect(Buffer.byteLength(asked.structuredContent.text)).toBeLessThanOrEqual(1024 * 1024);
     expect(JSON.stringify(asked).length).toBeLessThan(3 * 1024 * 1024);
     const small = await call("get_document", { ref: "big:big.md", max_bytes: 100 });
-    expect(small.structuredContent).toMatchObject({ from: 1, to: 2, truncated: true, text: "# Big\n" });
+    // Whole lines (the title, 6 bytes) would fill less than half of it: the rest is the next line's start (s24 agent A6).
+    expect(small.structuredContent).toMatchObject({ from: 1, to: 3, truncated: true, continue_with: { from_line: 3, from_char: 93 } });
+    expect(small.structuredContent.text).toBe(`# Big\n\n0 ${"lorem ipsum dolor sit amet ".repeat(3)}lorem ipsu`);
     const many = await call("multi_get", { pattern: "big:*.md", max_bytes: 10_000_000 });
     expect(JSON.stringify(many).length).toBeLessThan(3 * 1024 * 1024);
     // The document that does not fit is skipped; a text file after it that fits is still given.
@@ -735,6 +737,9 @@ describe("MCP contract details (issue 22)", () => {
   const home = tempDir();
   const long = tempDir();
   const longLine = Array.from({ length: (2 * 1024 * 1024) / 16 }, (_, i) => `w${String(i).padStart(14, "0")} `).join("");
+  // A body of one 411 KB line (generated text, a minified file), and a PDF page of one 1,800-byte paragraph.
+  const oneLongLine = Array.from({ length: 15000 }, () => "alpha beta épsilon 😀emoji").join(" ");
+  const glacier = Array.from({ length: 40 }, (_, i) => `sentence ${i} of the glacier paragraph runs on.`).join(" ");
   // 120,000 short lines: 0.8 MB of text, 1.7 MB numbered.
   const shortLines = Array.from({ length: 120_000 }, (_, i) => `l${i + 1}`);
   let client: Client;
@@ -749,7 +754,9 @@ describe("MCP contract details (issue 22)", () => {
       "wide.md": "éé😀\nnext\n",
       "lines.txt": `${shortLines.join("\n")}\n`,
       "spare.md": "# Spare\n\nA note the contract test indexes and removes.\n",
+      "onelong.md": `# Long\n\n${oneLongLine}\n`,
     });
+    writeFileSync(join(long, "paged.pdf"), await writePdf([paragraph("The first page.", 72), paragraph(glacier, 72)]));
     expect(runCli(["repo", "add", "long", long, "--no-embed"], { home }).code).toBe(0);
     runCli(["index", "long"], { home }); // bad.pdf is a recorded failure
     const transport = new StdioClientTransport({
@@ -881,6 +888,47 @@ describe("MCP contract details (issue 22)", () => {
     }
     expect(parts).toEqual(["é", "é", "😀"]);
   });
+
+  test("a read whose whole lines fill less than half its budget is filled from inside the next line; reading on rebuilds the text (s24 agent A6)", async () => {
+    // The parts joined as get_document's description says: after a cut inside a line with nothing, else with `\n`.
+    const readOn = async (ref: string, max_bytes?: number) => {
+      const parts: { text: string; continue_with?: { from_line: number; from_char?: number } }[] = [];
+      let next: { from_line: number; from_char?: number } | undefined;
+      do {
+        const part = await call("get_document", { ref, max_bytes, ...next });
+        expect(part.isError).toBeFalsy();
+        expect(Buffer.byteLength(part.structuredContent.text)).toBeLessThanOrEqual(max_bytes ?? 128 * 1024);
+        parts.push(part.structuredContent);
+        next = part.structuredContent.continue_with;
+        expect(parts.length).toBeLessThan(20);
+      } while (next);
+      return {
+        parts,
+        text: parts
+          .map((p) => p.text + (p.continue_with?.from_char === undefined ? "\n" : ""))
+          .join("")
+          .slice(0, -1),
+      };
+    };
+    // A page's marker and blank line (16 bytes) were the whole answer: its paragraph did not fit 600 bytes.
+    const page = await readOn("long:paged.pdf:p2", 600);
+    expect(page.parts[0]!.text).toStartWith("<!-- page 2 -->\n\nsentence 0 of the glacier");
+    expect(Buffer.byteLength(page.parts[0]!.text)).toBeGreaterThan(300);
+    const first = page.parts[0]!.text.split("\n")[2]!;
+    expect(page.parts[0]!.continue_with).toEqual({ from_line: 7, from_char: first.length });
+    expect(page.text).toBe((await call("get_document", { ref: "long:paged.pdf:p2" })).structuredContent.text);
+    expect(page.text).toContain(glacier);
+    // A title before a body of one long line was all of an answer of 131,072 bytes: now the budget is filled.
+    const body = await readOn("long:onelong.md");
+    expect(Buffer.byteLength(body.parts[0]!.text)).toBeGreaterThan(64 * 1024);
+    expect(body.parts[0]!.text).toStartWith("# Long\n\nalpha beta épsilon");
+    expect(body.text === `# Long\n\n${oneLongLine}`).toBe(true); // byte for byte
+    // A resource read, cut to one answer, gives the body too, and where to read on inside its line.
+    const resource = await client.readResource({ uri: "researcher://long/onelong.md" });
+    const text = String((resource.contents[0] as { text: string }).text);
+    expect(Buffer.byteLength(text)).toBeGreaterThan(64 * 1024);
+    expect(text).toMatch(/\[truncated at character \d+ of line 3 \(3 lines\): .* ref "long:onelong.md", from_line 3 and from_char \d+\]$/);
+  }, 60_000);
 
   test("line_numbers count in max_bytes and the 1 MiB cap, and reading on gives every line once (s23 review R4)", async () => {
     // Numbered after the cut to the budget, an answer was 4.5 times it: 4.5 MiB where 1 MiB is the cap.
