@@ -532,7 +532,10 @@ describe("readDocuments (multi-get)", () => {
       {
         repository: "two",
         path: "same.md",
-        reason: expect.stringMatching(/^\d+ bytes, more than the \d+ left of max_bytes for the answer \(10 bytes\)$/),
+        // The way on: read by itself, a budget at a time (s24 agent A5: it said only the sizes).
+        reason: expect.stringMatching(
+          /^\d+ bytes, more than the \d+ left of max_bytes for the answer \(10 bytes\): read it by itself with `researcher get two:same\.md`, an answer at a time \(continue_with\)$/,
+        ),
       },
       // larger on disk than what is left: not read
       {
@@ -581,7 +584,7 @@ describe("readDocuments (multi-get)", () => {
       {
         repository: "budget",
         path: "b.md",
-        reason: expect.stringMatching(/^\d+ bytes, more than the \d+ left of max_bytes for the answer \(100 bytes\)$/),
+        reason: expect.stringMatching(/^\d+ bytes, more than the \d+ left of max_bytes for the answer \(100 bytes\): read it by itself/),
       },
       ...["c.html", "d.html", "f.md"].map((path) => ({ repository: "budget", path, reason: stopped })),
     ]);

@@ -11,7 +11,8 @@ import { Store } from "../store/store.ts";
 import { composed } from "../text.ts";
 import type { ConversionCache } from "./conversions.ts";
 import { type DocumentRef, editDistance, readable, type RefLookup, resolveDocumentRef } from "./document-refs.ts";
-import { documentInfo, type DocumentText, readDocument, type SkippedDocument, sentBytes } from "./read-document.ts";
+import { documentInfo, type DocumentText, readDocument, readRef, type SkippedDocument, sentBytes } from "./read-document.ts";
+import { shellWord } from "../terminal.ts";
 import { inSession, ReadSession } from "./read-session.ts";
 
 export interface MultiGetResult {
@@ -285,9 +286,11 @@ async function readMatched(home: string, pattern: string, options: MultiGetOptio
     if (bytes > perDocument) {
       skipped.push({ ...entry, reason: `larger than max_bytes per document (${bytes} > ${perDocument} bytes)` });
     } else if (used + bytes > budget) {
+      // The way on, which the budget (1 MiB at most over MCP) never gives a larger document (s24 agent A5).
+      const way = `read it by itself with \`researcher get ${shellWord(readRef(doc))}\`, an answer at a time (continue_with)`;
       skipped.push({
         ...entry,
-        reason: `${bytes} bytes, more than the ${budget - used} left of max_bytes for the answer (${budget} bytes)`,
+        reason: `${bytes} bytes, more than the ${budget - used} left of max_bytes for the answer (${budget} bytes): ${way}`,
       });
       stoppedAt ??= `${ref.repo.name}:${ref.path}`;
     } else {

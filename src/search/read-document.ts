@@ -255,6 +255,12 @@ export async function readDocument(
   };
 }
 
+/** What a read holds, as a ref that reads it again: `repo:path`, or `repo:path:13-20` for some of its lines. */
+export function readRef(doc: { repository: string; path: string; from: number; to: number; total_lines: number }): string {
+  const part = doc.from > 1 || doc.to < doc.total_lines ? `:${doc.from}-${doc.to}` : "";
+  return `${doc.repository}:${doc.path}${part}`;
+}
+
 /**
  * The document's lines, each after its own line number and a tab as `cat -n` prints them (`get --line-numbers`, MCP
  * `line_numbers`); no newline after the last. The numbers are as wide as the last one needs, 6 at least.

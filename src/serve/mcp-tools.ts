@@ -7,7 +7,7 @@ import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/serv
 import { z } from "zod";
 import { listParts } from "../path-glob.ts";
 import { repositoryPath } from "../search/document-refs.ts";
-import { limitDocumentBytes, listDocuments, readDocument, type DocumentText } from "../search/read-document.ts";
+import { limitDocumentBytes, listDocuments, readDocument, readRef, type DocumentText } from "../search/read-document.ts";
 import { readDocuments } from "../search/multi-get.ts";
 import { loadConfig } from "../config.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
@@ -22,7 +22,6 @@ import {
   PLAIN,
   pageProblemLines,
   problemLine,
-  readRef,
   repositoryLines,
   repositoryMatchLines,
   changedSinceIndexLine,
@@ -341,7 +340,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
       description:
         "Read indexed documents named by a glob over paths (`*.md` at any depth, as without a slash a glob matches the base name; " +
         "`repo:notes/**`) or by refs separated by commas, up to " +
-        `max_bytes of text in all (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); the rest are listed in \`skipped\` with why.`,
+        `max_bytes of text in all (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); the rest are listed in \`skipped\` with why (one too large for what is left with the get_document ref that reads it, an answer at a time).`,
       inputSchema: z.strictObject({
         pattern: z
           .string()
@@ -375,7 +374,9 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
           conversions: context.conversions,
           signal,
         });
-        const found = { ...read, documents: read.documents.map((d) => numberedRead(d, input.line_numbers)) };
+        // A reason's way on (a document that did not fit, a part that is a folder) as the tool that takes it.
+        const skippedFor = read.skipped.map((s) => ({ ...s, reason: agentHint(s.reason) }));
+        const found = { ...read, documents: read.documents.map((d) => numberedRead(d, input.line_numbers)), skipped: skippedFor };
         const text = found.documents.map((d) => `${changedSinceIndexLine(d, MCP_CATCH_UP)}=== ${named(readRef(d))}\n${d.text}`);
         const skipped = found.skipped.map((s) => `=== ${named(`${s.repository ? `${s.repository}:` : ""}${s.path} skipped: ${s.reason}`)}`);
         const unlisted = found.skipped_total - found.skipped.length;

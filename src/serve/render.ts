@@ -5,7 +5,7 @@
  * It sits with the servers, below the CLI: MCP and HTTP answer with the same JSON and text as the CLI prints.
  */
 import { hostname } from "node:os";
-import { type DocumentInfo, type DocumentText, type SkippedDocument, withLineNumbers } from "../search/read-document.ts";
+import { type DocumentInfo, type DocumentText, readRef, type SkippedDocument, withLineNumbers } from "../search/read-document.ts";
 import type { MultiGetResult } from "../search/multi-get.ts";
 import type { FilterMiss } from "../search/filter-misses.ts";
 import type { IndexProgress, IndexSummary } from "../index/indexer.ts";
@@ -366,12 +366,6 @@ export function multiGetText(found: MultiGetResult): string {
   const unlisted = found.skipped_total - found.skipped.length;
   if (unlisted > 0) skipped.push(`==> and ${unlisted} more skipped, not listed: narrow the pattern <==\n`);
   return [...blocks, ...skipped].join("\n");
-}
-
-/** What a read holds, as a ref that reads it again: `repo:path`, or `repo:path:13-20` for some of its lines. */
-export function readRef(doc: { repository: string; path: string; from: number; to: number; total_lines: number }): string {
-  const part = doc.from > 1 || doc.to < doc.total_lines ? `:${doc.from}-${doc.to}` : "";
-  return `${doc.repository}:${doc.path}${part}`;
 }
 
 /** `get --meta`: one `key: value` line each, metadata keys indented under it. */

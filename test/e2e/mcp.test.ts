@@ -452,6 +452,13 @@ describe("MCP over stdio", () => {
         reason: expect.stringMatching(/^\d+ bytes, more than the 1048576 left of max_bytes for the answer/),
       },
     ]);
+    // A document larger than any answer of multi_get: its reason names the tool and ref that read it (s24 agent A5).
+    const alone = await call("multi_get", { pattern: "big:big.md" });
+    const way = 'read it by itself with the get_document tool with ref "big:big.md", an answer at a time (continue_with)';
+    expect(alone.structuredContent.skipped[0].reason).toEndWith(`(131072 bytes): ${way}`);
+    expect(alone.content[0]!.text).toEndWith(way);
+    const lines = await call("multi_get", { pattern: "big:big.md:3-40", max_bytes: 1000 });
+    expect(lines.structuredContent.skipped[0].reason).toContain('the get_document tool with ref "big:big.md:3-40"');
     const perDocument = await call("multi_get", { pattern: "docs:cars.md,docs:bread.md", max_bytes_per_document: 60 });
     expect(perDocument.structuredContent.documents.map((d: { path: string }) => d.path)).toEqual(["bread.md"]);
     expect(perDocument.structuredContent.skipped[0].reason).toMatch(/^larger than max_bytes per document/);
