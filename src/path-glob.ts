@@ -145,6 +145,16 @@ export function isGlob(pattern: string): boolean {
  * each trimmed; empty parts dropped.
  */
 export function listParts(pattern: string): string[] {
+  return listPartsAsWritten(pattern)
+    .map((part) => part.trim())
+    .filter(Boolean);
+}
+
+/**
+ * A list's parts as listParts splits it, each as written (blanks kept) and empty ones too: joined again with commas,
+ * a run of them is the text a comma cut (a name with a comma, `Smith, J.md`, in multi-get's list).
+ */
+export function listPartsAsWritten(pattern: string): string[] {
   const parts: string[] = [];
   let depth = 0;
   let inClass = false;
@@ -165,6 +175,5 @@ export function listParts(pattern: string): string[] {
   parts.push(pattern.slice(from));
   // A brace or class never closed is no glob's: its commas split as any (`a{b.md,c.md` hid `c.md` in one glob: s21
   // retest R8).
-  const split = depth > 0 || inClass ? pattern.split(",") : parts;
-  return split.map((part) => part.trim()).filter(Boolean);
+  return depth > 0 || inClass ? pattern.split(",") : parts;
 }

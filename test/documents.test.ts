@@ -398,13 +398,48 @@ describe("readDocuments (multi-get)", () => {
     const read = async (pattern: string) => (await readDocuments(own, pattern)).documents.map((d) => d.path);
     expect(await read("fn:Meeting notes, 2024.md")).toEqual(["Meeting notes, 2024.md"]);
     expect(await read("fn:a,b.md")).toEqual(["a,b.md"]);
-    // A list is still a list: in one, a comma separates (a glob names such a file: `fn:Meeting*2024.md`).
-    expect(await read("fn:b.md, fn:Meeting notes, 2024.md")).toEqual(["b.md"]);
+    // A list is still a list: in one, a comma separates, but for one that cut a name (s24 agent A10, below).
+    expect(await read("fn:b.md, fn:Meeting notes, 2024.md")).toEqual(["b.md", "Meeting notes, 2024.md"]);
     expect(await read("fn:Meeting*2024.md")).toEqual(["Meeting notes, 2024.md"]);
     // A folder's name alone is every folder of that name, as --filter takes it; with a slash, the one at that path
     // (it read only the top-level one: s20 retest R5).
     expect(await read("fn:journal")).toEqual(["journal/a.md", "sub/journal/d.md"]);
     expect(await read("fn:sub/journal")).toEqual(["sub/journal/d.md"]);
+  });
+
+  test("in a list, a ref whose name a comma cut is that document, not a part read from another repository (s24 agent A10)", async () => {
+    const own = tempDir();
+    const [book, fresh] = [tempDir(), tempDir()];
+    writeTree(book, {
+      "a,b.md": "# Comma\n\nwallabyquartz here\nmore\n",
+      "Smith, John, Jr - CV.md": "# CV\n\nexperience\n",
+      "c.md": "# C\n",
+    });
+    writeTree(fresh, { "b.md": "# Other\n\nunindexed zebrafish\n" });
+    await indexRepository(own, registerRepository(own, { name: "book", path: book, embed: false }));
+    await indexRepository(own, registerRepository(own, { name: "fresh", path: fresh, embed: false }));
+    const read = async (pattern: string) => {
+      const found = await readDocuments(own, pattern);
+      return { read: found.documents.map((d) => [`${d.repository}:${d.path}`, d.text]), skipped: found.skipped.map((s) => s.path) };
+    };
+    // `book:a` and `b.md:3-4` read fresh:b.md's line 3: text the agent did not ask for.
+    expect(await read("book:a,b.md:3-4,book:c.md")).toEqual({
+      read: [
+        ["book:a,b.md", "wallabyquartz here\nmore"],
+        ["book:c.md", "# C"],
+      ],
+      skipped: [],
+    });
+    expect(await read("book:c.md, book:Smith, John, Jr - CV.md:3, fresh:b.md:3")).toEqual({
+      read: [
+        ["book:c.md", "# C"],
+        ["book:Smith, John, Jr - CV.md", "experience"],
+        ["fresh:b.md", "unindexed zebrafish"],
+      ],
+      skipped: [],
+    });
+    // A part that names nothing, with nothing after it that makes a name, is skipped as before.
+    expect(await read("book:nope,b.md")).toEqual({ read: [["fresh:b.md", "# Other\n\nunindexed zebrafish"]], skipped: ["book:nope"] });
   });
 
   test("a glob or a ref in a repository that does not exist or was never indexed is listed with its reason, alone as in a list (s16 user #5, s23 C2)", async () => {

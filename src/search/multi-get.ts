@@ -5,7 +5,7 @@
 import { REPO_NAME } from "../config.ts";
 import { formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { cancelled, describeError, isResearcherError, notIndexedYet, ResearcherError } from "../errors.ts";
-import { isGlob, listParts, lookupOf, pathGlob } from "../path-glob.ts";
+import { isGlob, listPartsAsWritten, lookupOf, pathGlob } from "../path-glob.ts";
 import { getRepository, listRepositories, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store } from "../store/store.ts";
 import { composed } from "../text.ts";
@@ -74,15 +74,48 @@ function matchIn(home: string, pattern: string, scope: PartScope): Matched {
   // A name holding a comma (`Smith, John - CV.pdf`) is one document, not a list of two that name others.
   const whole = pattern.includes(",") ? resolvedPart(home, pattern, scope) : undefined;
   if (whole && "ref" in whole) return { refs: [whole.ref], skipped: [] };
-  const parts = listParts(pattern);
+  const written = listPartsAsWritten(pattern);
+  const parts = written.map((part) => part.trim()).filter(Boolean);
   // `,` (two unset variables) names nothing either: it was an empty match, `''` a usage error (s22 review F10).
   if (parts.length === 0) throw empty();
   // One part, with the commas and blanks around it gone (`a,` read every document: s21 retest R1).
   if (parts.length === 1) return matchPart(home, parts[0]!, scope, true);
   // A list: each part a ref, a glob or a folder (a ref whose name holds glob syntax, `report [v2].md`, made the
   // whole list one glob that matched nothing); a part that names nothing is skipped, saying so.
-  const matched = parts.map((part) => matchPart(home, part, scope, false));
+  const matched: Matched[] = [];
+  for (let i = 0; i < written.length; i++) {
+    const part = written[i]!.trim();
+    if (!part) continue;
+    const cut = rejoined(home, written, i, scope);
+    if (cut) i = cut.last;
+    matched.push(cut ? { refs: [cut.ref], skipped: [] } : matchPart(home, part, scope, false));
+  }
   return { refs: matched.flatMap((m) => m.refs), skipped: matched.flatMap((m) => m.skipped) };
+}
+
+/** The most commas a name in a list is looked for with (`Smith, John, Jr., CV.pdf` has three). */
+const MAX_COMMAS_IN_A_NAME = 8;
+
+/**
+ * The indexed document that the list's parts from `first` on name when joined again, if the comma after `first` cut
+ * its name (`rustbook:a,b.md:3-4` is `rustbook:a` and `b.md:3-4`, which read `b.md` of another repository: s24 agent
+ * A10), and the last part it takes. Only a part that is no document itself is joined to the ones after it.
+ */
+function rejoined(home: string, written: string[], first: number, scope: PartScope): { ref: DocumentRef; last: number } | undefined {
+  if ("ref" in resolvedPart(home, written[first]!.trim(), scope)) return undefined;
+  const end = Math.min(written.length - 1, first + MAX_COMMAS_IN_A_NAME);
+  for (let last = first + 1; last <= end; last++) {
+    const joined = resolvedPart(
+      home,
+      written
+        .slice(first, last + 1)
+        .join(",")
+        .trim(),
+      scope,
+    );
+    if ("ref" in joined) return { ref: joined.ref, last };
+  }
+  return undefined;
 }
 
 /** Where a pattern's parts are looked for: one repository or all, on the indexes and listings of one call. */

@@ -346,7 +346,9 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
           .string()
           .min(1)
           .max(4000)
-          .describe("A glob over indexed paths (`*.md`: base names at any depth; `repo:notes/**`) or refs separated by commas"),
+          .describe(
+            "A glob over indexed paths (`*.md`: base names at any depth; `repo:notes/**`) or refs separated by commas; a ref whose path has a comma (`notes:a,b.md:3-4`) is that document when the text before its comma names none, and its `#docid` always is",
+          ),
         repository: z.string().optional().describe("Only this repository"),
         max_bytes: z
           .number()
