@@ -7,6 +7,7 @@ import { pathGlobs, pathMatcher, pathPattern } from "../src/path-glob.ts";
 import { seeded } from "../src/random.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
+import type { ResearcherError } from "../src/errors.ts";
 import { unmatchedLines } from "../src/serve/render.ts";
 import { search, SearchContext, type DocumentHit, type FragmentHit, type SearchOptions } from "../src/search/search.ts";
 import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, writeTree } from "./helpers.ts";
@@ -278,7 +279,7 @@ describe("filters inside the ranking", () => {
     // A path filter that begins with the repository's name names the repository it meant (s21 MCP #2); one that
     // matches a folder of that name (notes/ here) is no miss.
     const miss = { key: "path", known: [], repository: "notes" };
-    expect((await run("format=pdf", { filter: "notes:*.pdf" })).unmatched).toEqual([{ filter: "path=notes:*.pdf", ...miss }]);
+    expect((await run("format=pdf path=notes:*.pdf")).unmatched).toEqual([{ filter: "path=notes:*.pdf", ...miss }]);
     expect((await run("path=notes/papers/**")).unmatched).toEqual([{ filter: "path=notes/papers/**", ...miss }]);
     expect((await run("path=notes/**")).unmatched).toBeUndefined();
     // A glob no path matches, or a typo in one, is named too: the filter emptied the page, not the question.
@@ -453,6 +454,36 @@ describeShared("rust-book regression (issue 14)", () => {
     const unfiltered = await search(home, { query: "borrow checker", limit: 20 });
     expect(unfiltered.results.some((r) => r.path.startsWith("ch04"))).toBe(false); // why it used to return nothing
   });
+});
+
+test("a filter that begins with `repo:` is that glob inside that repository, as a ref names it; another repository than the one searched is a usage error (s24 agent A9)", async () => {
+  const home = tempDir();
+  const [book, code] = [tempDir(), tempDir()];
+  writeTree(book, { "ch04-01-ownership.md": "# Ownership\n\nborrow rules\n", "ch05-structs.md": "# Structs\n\nborrow a field\n" });
+  writeTree(code, { "ch04-borrow.md": "# Code\n\nborrow here too\n" });
+  await indexRepository(home, registerRepository(home, { name: "rustbook", path: book, embed: false }));
+  await indexRepository(home, registerRepository(home, { name: "code", path: code, embed: false }));
+  const found = async (options: Partial<SearchOptions>) =>
+    (await search(home, { query: "borrow", mode: "bm25", ...options }, new SearchContext())).results.map(
+      (r) => `${r.repository}:${r.path}`,
+    );
+  // It matched nothing, and its hint asked to name the repository, which the agent had done.
+  for (const repositories of [["rustbook"], undefined]) {
+    expect(await found({ filter: "rustbook:ch04*", repositories })).toEqual(["rustbook:ch04-01-ownership.md"]);
+  }
+  expect((await found({ filter: "rustbook:" })).sort()).toEqual(["rustbook:ch04-01-ownership.md", "rustbook:ch05-structs.md"]);
+  expect((await found({ filter: "ch04*" })).sort()).toEqual(["code:ch04-borrow.md", "rustbook:ch04-01-ownership.md"]);
+  const other = await search(home, { query: "borrow", filter: "rustbook:ch04*", repositories: ["code"] }).catch((e: ResearcherError) => e);
+  expect(other).toMatchObject({
+    code: "USAGE",
+    message: "filter 'rustbook:ch04*' names repository 'rustbook' but repository is 'code': they do not go together",
+    hint: "leave out repository to search 'rustbook', or write code:rustbook:ch04* for a path in 'code' that begins with 'rustbook:'",
+  });
+  // The CLI's --filter alike.
+  const cli = runCli(["search", "borrow", "--filter", "rustbook:ch04*", "--files", "--mode", "bm25"], { home });
+  expect([cli.code, cli.stdout.trim()]).toEqual([0, join(book, "ch04-01-ownership.md")]);
+  const refused = runCli(["search", "borrow", "--filter", "rustbook:ch04*", "--repo", "code"], { home });
+  expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining("names repository 'rustbook' but repository is 'code'")]);
 });
 
 /** A repository of one note with this front matter, and how many of its fragments a `--where` filter admits. */

@@ -58,6 +58,34 @@ export function repositoryPath(repo: Repository, input: string): string {
 }
 
 /**
+ * The repository a value that begins with `repo:` names, as a ref does (a listing's prefix, a search's path filter,
+ * a ref or a part of a multi-get pattern), and the value inside it; undefined when no registered repository has that
+ * name (`2024:01/log.md` is a path's own colon). One naming another repository than the ones `asked` for (none: any)
+ * is a usage error: read as a path inside them that begins with `repo:`, it matched nothing, in silence.
+ */
+export function namedRepository(
+  home: string,
+  value: string,
+  asked: readonly string[],
+  { what, verb }: { what: string; verb: string },
+): { repository: string; inside: string } | undefined {
+  const colon = value.indexOf(":");
+  const name = colon > 0 ? value.slice(0, colon) : "";
+  if (!name || !(asked.includes(name) || listRepositories(home).some((repo) => repo.name === name))) return undefined;
+  if (asked.length > 0 && !asked.includes(name)) {
+    const [given, first] = [asked.map((a) => `'${a}'`).join(", "), asked[0]!];
+    throw new ResearcherError(
+      "USAGE",
+      `${what} '${value}' names repository '${name}' but ${asked.length === 1 ? "repository is" : "repositories are"} ${given}: they do not go together`,
+      {
+        hint: `leave out repository to ${verb} '${name}', or write ${first}:${value} for a path in '${first}' that begins with '${name}:'`,
+      },
+    );
+  }
+  return { repository: name, inside: value.slice(colon + 1) };
+}
+
+/**
  * How a ref is looked up: in one repository (`repository`), on the indexes and path listings one call shares
  * (`session`), and whether a miss names close paths (`suggest`, default true). A multi-get list gives a part's miss
  * as its message alone: its close paths, found by a pass over every path, were never shown (s22 review F4).

@@ -24,6 +24,7 @@ import { boostHeadings } from "./heading-boost.ts";
 import { ANN_PROBLEMS, annNeedsRebuilding, meansNothing, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
 import { combineFilters, type Filter } from "./filters.ts";
+import { namedRepository } from "./document-refs.ts";
 import { type FilterMiss, filterMisses } from "./filter-misses.ts";
 import { withoutInvisibles } from "../text.ts";
 import { REQUESTED_MODES, type RequestedMode, type SearchMode } from "../search-modes.ts";
@@ -192,8 +193,9 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
   const config = loadConfig(home);
   const limit = wholeNumber(options.limit ?? config.search.limit, "limit", LIMIT);
   const offset = wholeNumber(options.offset ?? 0, "offset", OFFSET);
-  const named = (options.repositories ?? []).length > 0;
-  const { searchable, skipped, partial } = openRepositories(home, options.repositories ?? [], context);
+  const scoped = scopedFilter(home, options);
+  const named = scoped.repositories.length > 0;
+  const { searchable, skipped, partial } = openRepositories(home, scoped.repositories, context);
   const parsed = parseQuery(options.query);
   const semanticQuery = embeddingQuery(options.query);
   if (parsed.match === null && parsed.excluded.length > 0 && semanticQuery === "") {
@@ -204,7 +206,7 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
   }
   const filter = combineFilters([
     ...(options.where ?? []),
-    ...(options.filter ? [{ kind: "term" as const, key: "path", op: "eq" as const, values: [options.filter] }] : []),
+    ...(scoped.filter ? [{ kind: "term" as const, key: "path", op: "eq" as const, values: [scoped.filter] }] : []),
   ]);
   // Every repository's reads on one snapshot of its index, however index runs commit meanwhile.
   const stores = searchable.map((s) => s.store);
@@ -257,6 +259,20 @@ async function searchWith(home: string, options: SearchOptions, context: SearchC
       ...(warnings.length ? { warnings } : {}),
     };
   });
+}
+
+/**
+ * The repositories to search and the path glob inside them: a filter that begins with `repo:` names that repository,
+ * as a ref, a listing's prefix and a multi-get pattern do (`rustbook:ch04*` matched no path, even with rustbook the
+ * repository searched: s24 agent A9); one naming a repository not asked for is a usage error.
+ */
+function scopedFilter(home: string, options: SearchOptions): { repositories: string[]; filter?: string } {
+  const asked = options.repositories ?? [];
+  if (options.filter === undefined) return { repositories: asked };
+  if (asked.length > 0) selectRepositories(home, asked); // an unknown or empty name is the error to give first
+  const named = namedRepository(home, options.filter, asked, { what: "filter", verb: "search" });
+  if (!named) return { repositories: asked, filter: options.filter };
+  return { repositories: [named.repository], filter: named.inside || undefined }; // `notes:` is all of notes
 }
 
 /** Mistakes in a request, before anything is opened: a blank or oversized query, an empty glob, a bad minimum. */

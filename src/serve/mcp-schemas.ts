@@ -45,7 +45,7 @@ export const searchInput = {
     .max(500)
     .optional()
     .describe(
-      "Glob on document paths inside each repository, e.g. 'meetings/**' or '*.md' (a repository is chosen by repository, not by the path)",
+      "Glob on document paths inside each repository, e.g. 'meetings/**' or '*.md'; 'notes:meetings/**' is that glob in the repository notes alone, as in refs",
     ),
   where: z
     .union([z.string().max(2000), whereJson()])

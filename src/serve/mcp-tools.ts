@@ -6,7 +6,7 @@
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { listParts } from "../path-glob.ts";
-import { repositoryPath } from "../search/document-refs.ts";
+import { namedRepository, repositoryPath } from "../search/document-refs.ts";
 import { limitDocumentBytes, listDocuments, readDocument, readRef, type DocumentText } from "../search/read-document.ts";
 import { readDocuments } from "../search/multi-get.ts";
 import { loadConfig } from "../config.ts";
@@ -34,7 +34,7 @@ import {
   numberedRead,
   statusLines,
 } from "./render.ts";
-import { getRepository, listRepositories } from "../repos.ts";
+import { getRepository } from "../repos.ts";
 import { textMediaType } from "../file-types.ts";
 import { search, type SearchContext, type SearchOptions } from "../search/search.ts";
 import { noStatusAnswered, repositoriesFor, repositoryStatuses } from "../search/results.ts";
@@ -393,22 +393,10 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
  * (`docs:notes/*.md` with repository `code`) contradict each other: an error naming both, not an empty answer or a
  * document not found (it would be read as a path in `repository` that begins with `docs:`).
  */
-function refuseOtherRepository(home: string, pattern: string, repository: string, what: "pattern" | "ref" | "prefix" = "pattern"): void {
+function refuseOtherRepository(home: string, pattern: string, repository: string, what: "pattern" | "ref" = "pattern"): void {
   const repo = getRepository(home, repository);
-  const parts = what === "pattern" ? listParts(pattern) : [pattern];
-  const names = new Set(listRepositories(home).map((r) => r.name));
-  for (const part of parts) {
-    const colon = part.indexOf(":");
-    const prefix = colon > 0 ? part.slice(0, colon) : "";
-    if (!prefix || prefix === repo.name || !names.has(prefix)) continue;
-    throw new ResearcherError(
-      "USAGE",
-      `${what} '${part}' names repository '${prefix}' but repository is '${repo.name}': they do not go together`,
-      {
-        hint: `leave out repository to ${what === "prefix" ? "list" : "read from"} '${prefix}', or write ${repo.name}:${part} for a path in '${repo.name}' that begins with '${prefix}:'`,
-      },
-    );
-  }
+  for (const part of what === "pattern" ? listParts(pattern) : [pattern])
+    namedRepository(home, part, [repo.name], { what, verb: "read from" });
 }
 
 /** list_documents: what the index holds, a page at a time. */
@@ -471,14 +459,13 @@ function registerListDocuments(server: McpServer, home: string): void {
  * get_document reads `notes:ref` with repository notes; it listed nothing: s22 review F1).
  */
 function listingOf(home: string, repository: string | undefined, prefix: string | undefined): { repository?: string; prefix?: string } {
+  if (repository !== undefined && prefix !== undefined) getRepository(home, repository);
   // A prefix naming another repository than `repository` is refused, as a ref is: it listed nothing in silence.
-  if (repository !== undefined && prefix !== undefined) refuseOtherRepository(home, prefix, repository, "prefix");
-  const colon = prefix?.indexOf(":") ?? -1;
-  if (colon <= 0) return { repository, prefix };
-  const named = prefix!.slice(0, colon);
-  const names = repository !== undefined ? [repository] : listRepositories(home).map((repo) => repo.name);
-  return names.includes(named) ? { repository: named, prefix: prefix!.slice(colon + 1) } : { repository, prefix };
+  const named = prefix === undefined ? undefined : namedRepository(home, prefix, repository !== undefined ? [repository] : [], PREFIX);
+  return named ? { repository: named.repository, prefix: named.inside } : { repository, prefix };
 }
+
+const PREFIX = { what: "prefix", verb: "list" };
 
 /** Indexed documents as resources: researcher://notes/guides/setup.md (the path may hold slashes: {+path}). */
 function registerDocumentResource(server: McpServer, home: string, context: SearchContext): void {

@@ -654,6 +654,13 @@ describe("MCP over stdio", () => {
       "ref 'docs:cars.md:3:2' names repository 'docs' but repository is 'big': they do not go together",
     );
     expect((await call("get_document", { ref: "docs:cars.md:3:2", repository: "docs" })).structuredContent).toMatchObject({ from: 3 });
+    // A search's filter alike: `repo:glob` is the glob in that repository (it matched nothing: s24 agent A9).
+    const filtered = await call("search_fragments", { query: "garage", repository: "docs", filter: "docs:car*", mode: "bm25" });
+    expect(filtered.structuredContent.results.map((r: { path: string }) => r.path)).toEqual(["cars.md"]);
+    const otherFilter = await call("search_fragments", { query: "garage", repository: "big", filter: "docs:car*" });
+    expect(otherFilter.content[0]!.text).toContain(
+      "filter 'docs:car*' names repository 'docs' but repository is 'big': they do not go together",
+    );
     // A glob in a repository that does not exist is listed with its reason, as a ref is, not an error (s23 C2).
     for (const pattern of ["nosuch:*", "nosuch:a.md"]) {
       const missing = await call("multi_get", { pattern });
