@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { indexRepository } from "../src/index/indexer.ts";
 import { removeDocument } from "../src/index/remove.ts";
 import { closePaths, editDistance, resolveDocumentRef } from "../src/search/document-refs.ts";
-import { documentInfo, listDocuments, readDocument } from "../src/search/read-document.ts";
+import { documentInfo, limitDocumentBytes, listDocuments, readDocument } from "../src/search/read-document.ts";
 import { MAX_SKIPPED_LISTED, readDocuments } from "../src/search/multi-get.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { pathGlob } from "../src/path-glob.ts";
@@ -179,6 +179,24 @@ describe("refs", () => {
     expect(runCli(["multi-get", "--json"], { home }).stderr).toContain("`researcher multi-get '#51481f,#9b0d44'`");
     expect(runCli(["get", `#${docid}`], { home })).toMatchObject({ code: 0, stdout: expect.stringContaining("line three") });
   });
+});
+
+test("a budget that whole lines fill less than half of is filled from inside the next line, never inside a character (s24 agent A6)", async () => {
+  const guide = await readDocument(home, "one:guide.md"); // # Guide, a blank, line three, line four, line five
+  const cut = (doc: typeof guide, bytes: number, lineNumbers = false) => {
+    const { to, truncated, text } = limitDocumentBytes(doc, bytes, { lineNumbers });
+    return { to, truncated, text };
+  };
+  expect(cut(guide, 12)).toEqual({ to: 2, truncated: true, text: "# Guide\n" }); // 8 bytes: two-thirds of it
+  expect(cut(guide, 20)).toEqual({ to: 3, truncated: true, text: "# Guide\n\nline three" }); // 19 bytes
+  expect(cut(guide, 17)).toEqual({ to: 3, truncated: true, text: "# Guide\n\nline thr" }); // 8 bytes were not half
+  expect(cut(guide, 1000)).toEqual({ to: 5, truncated: false, text: guide.text });
+  // Numbered, each line's number counts; an empty first line is read whole when nothing fits (it threw).
+  const long = { ...guide, text: `#\n${"x".repeat(100)}`, to: 2, total_lines: 2 };
+  expect(cut(long, 40, true)).toEqual({ to: 2, truncated: true, text: `#\n${"x".repeat(24)}` }); // 8 + 1 + 7 + 24
+  expect(cut(await readDocument(home, "one:guide.md:2"), 3, true)).toEqual({ to: 2, truncated: true, text: "" });
+  const wide = { ...guide, text: "# É\n\nééé😀", to: 3, total_lines: 3 };
+  expect(cut(wide, 14)).toEqual({ to: 3, truncated: true, text: "# É\n\nééé" }); // not half of 😀
 });
 
 describe("line ranges at the edges", () => {
