@@ -611,6 +611,35 @@ test.skipIf(!AS_ROOT)(
 );
 
 test.skipIf(!AS_ROOT)(
+  "another user's search of an index in a shared folder makes no side files there, which its owner could not write (s24 hostile H3, as nobody)",
+  async () => {
+    // The reader may write the folder but not index.db: SQLite made `-wal` and `-shm` of the reader's there, and the
+    // owner's next index run failed "cannot write index.db-wal: permission denied".
+    const base = tempDir();
+    chmodSync(base, 0o755);
+    const home = join(base, "home");
+    mkdirSync(home);
+    writeTree(base, { "docs/n.md": "# N\n\nsharedword\n" });
+    expect(runCli(["repo", "add", "d", join(base, "docs"), "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "d"], { home }).code).toBe(0);
+    Bun.spawnSync(["chmod", "-R", "a+rX", base]);
+    const dir = join(home, "repositories/d");
+    chmodSync(dir, 0o777); // a team's shared index folder
+    const nobody = Bun.spawnSync(
+      ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", await executable(), "search", "sharedword", "--json"],
+      {
+        env: { HOME: base, RESEARCHER_HOME: home, PATH: SYSTEM_PATH },
+      },
+    );
+    expect({ code: nobody.exitCode, stderr: nobody.stderr.toString() }).toEqual({ code: 0, stderr: "" });
+    expect(JSON.parse(nobody.stdout.toString()).results).toHaveLength(1);
+    const theirs = readdirSync(dir).filter((name) => statSync(join(dir, name)).uid === 65534);
+    expect(theirs).toEqual([]);
+  },
+  HOOK_TIMEOUT,
+);
+
+test.skipIf(!AS_ROOT)(
   "an index on a full disk or a read-only file system is said to be so, not damaged (no hint to rebuild it)",
   () => {
     const base = tempDir();

@@ -332,12 +332,13 @@ function corrupt(file: string, name: string, why: string, cause?: unknown): Unre
 const PERMISSION_CODES = new Set(["SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_AUTH"]);
 
 /**
- * Whether neither index.db nor its folder may be written by this user (a read-only mount, a backup, another user's
- * index), and its WAL holds nothing: then no writer is at work on it, and a reader that needs to write SQLite's
- * shared-memory file (`-shm`) to read could not search it at all (s23 hostile H7). Its owner may start one later
- * (stillAsOpened).
+ * Whether this user may not write index.db or may not write its folder (a read-only mount, a backup, another user's
+ * index, a team's shared folder), and its WAL holds nothing: then no writer is at work on it, and a reader must not
+ * make SQLite's side files. Where it could not (a folder it may not write), it could not search at all (s23 hostile
+ * H7); where it could (a shared folder), the `-wal` and `-shm` it made were its own, and the index's owner could
+ * index no more (s24 hostile H3). Its owner may start writing later (stillAsOpened).
  */
-function unwritableWhole(file: string): boolean {
+function readOnlyHere(file: string): boolean {
   const writable = (path: string) => {
     try {
       accessSync(path, fs.W_OK);
@@ -346,12 +347,12 @@ function unwritableWhole(file: string): boolean {
       return false;
     }
   };
-  return !writable(file) && !writable(dirname(file)) && (statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0) === 0;
+  return (!writable(file) || !writable(dirname(file))) && (statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0) === 0;
 }
 
 /**
  * SQLite's read-only, immutable open (no locks, no `-shm`): for a file this user cannot change and no WAL is being
- * written to (unwritableWhole). Its owner still may: the state it was opened in is kept, for stillAsOpened.
+ * written to (readOnlyHere). Its owner still may: the state it was opened in is kept, for stillAsOpened.
  */
 function openImmutable(file: string): Database {
   const state = fileState(file);
@@ -437,8 +438,7 @@ function openChecked(file: string, name: string, mode: OpenMode): Database {
   if (mode !== "read") checkWritable(file);
   let db: Database | undefined;
   try {
-    db =
-      mode === "read" && unwritableWhole(file) ? openImmutable(file) : new Database(file, { readwrite: true, create: false, strict: true });
+    db = mode === "read" && readOnlyHere(file) ? openImmutable(file) : new Database(file, { readwrite: true, create: false, strict: true });
     db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     const version = userVersion(db);
     // Version 0: a database no researcher wrote, or one whose creation was cut short; only `index` may fill it in.
