@@ -1216,3 +1216,36 @@ test("a script without an extension that loses its #! line leaves the index as t
     await handle.close();
   }
 }, 30_000);
+
+test("config.yaml missing for a moment (replaced by delete and re-create) is no removal: the watch goes on (s24 hostile H4)", async () => {
+  const home = tempDir();
+  const folder = tempDir();
+  writeTree(folder, { "a.md": "# A\n\nalphaword\n" });
+  const repo = registerRepository(home, { name: "w", path: folder, embed: false });
+  await indexRepository(home, repo);
+  const batches = new Batches();
+  let nothingLeft = 0;
+  const handle = watchRepositories(home, [repo], {
+    debounceMs: 50,
+    onBatch: batches.add,
+    onError: (e) => batches.errors.push(e),
+    onNothingLeft: () => nothingLeft++,
+  });
+  try {
+    await handle.ready;
+    const config = join(home, "config.yaml");
+    renameSync(config, `${config}~`);
+    await Bun.sleep(2_500); // past a look at the registry
+    renameSync(`${config}~`, config);
+    await Bun.sleep(2_500);
+    expect(nothingLeft).toBe(0);
+    expect(batches.errors.map((e) => (e as Error).message)).not.toContain(
+      "repository 'w' was removed while watched: it is watched no more",
+    );
+    writeTree(folder, { "b.md": "# B\n\nbetaword\n" });
+    await batches.next((batch) => batch.repository === "w" && batch.indexed > 0);
+    expect((await search(home, { query: "betaword" })).results.map((r) => r.path)).toEqual(["b.md"]);
+  } finally {
+    await handle.close();
+  }
+}, 30_000);

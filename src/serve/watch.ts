@@ -18,9 +18,9 @@
  * ignores enters it. A subfolder the watcher may not read is reported once and left unwatched (its documents
  * stay, as in `index`) until a change to it (a chmod) finds it readable; the rest is watched.
  */
-import { lstatSync, readdirSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
+import { existsSync, lstatSync, readdirSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { loadConfig } from "../config.ts";
+import { configPath, loadConfig } from "../config.ts";
 import {
   candidacy,
   discoverFiles,
@@ -164,13 +164,20 @@ export function watchRepositories(home: string, repos: Repository[], options: Wa
 /**
  * Follow the registry: stop watching repositories removed (or registered again for another folder), watch a renamed
  * one under its new name, and, watching all (`followNew`), start watching those registered since the watch began.
- * config.yaml is read from its cached copy; while it cannot be read (an edit by hand half done) the watch goes on as
- * it is, and says why once.
+ * config.yaml is read from its cached copy; while it cannot be read (an edit by hand half done, the file missing) the
+ * watch goes on as it is, and says why once.
  */
 function followRegistry(home: string, watchers: RepositoryWatch[], context: Context): void {
   if (context.closed) return;
   let registered: Repository[];
   try {
+    // A config.yaml gone says nothing of what is registered (a tool that replaces it by delete and re-create): read
+    // as no repositories, every one watched was "removed", and a named watch ended (s24 hostile H4).
+    if (watchers.some((watcher) => watcher.active) && !existsSync(configPath(home))) {
+      throw new ResearcherError("INVALID_CONFIG", `${configPath(home)} is missing`, {
+        hint: "the watch goes on as it was until it is back",
+      });
+    }
     registered = listRepositories(home);
     context.registryProblem = undefined;
   } catch (error) {
