@@ -147,6 +147,12 @@ describe("discoverFiles", () => {
       "build/ is generated or vendored code, left out",
       "env/ holds pyvenv.cfg: generated or vendored code, left out",
     ]);
+    // `**/build/` is git's spelling of `build/` at any depth: its `!` line names the folder too (s24 hostile H7).
+    const spelled = tempDir();
+    writeTree(spelled, { ".gitignore": "!**/build/\n", "pkg/build/x.py": "", "build/y.py": "", "dist/z.py": "" });
+    const git = { path: spelled, fileTypes: ["py"], exclude: [] };
+    expect(discoverFiles(spelled, git).files.map((f) => f.path)).toEqual(["build/y.py", "pkg/build/x.py"]);
+    expect(leftOutBecause("pkg/build/x.py", git)).toBeNull();
   });
 
   test("an exclude is matched by the rule --filter uses: a name with glob syntax is that name first (s19 review F4)", () => {

@@ -479,6 +479,9 @@ export function parseIgnoreLine(line: string, base = ""): IgnoreRule | undefined
   // `\#` and `\!` stay escaped: Bun.Glob takes a backslash escape as git does, and a bare leading `!` as negation.
   const dirOnly = pattern.endsWith("/") && !pattern.endsWith("\\/");
   if (dirOnly) pattern = pattern.slice(0, -1);
+  // `**/build` is git's way of writing `build` at any depth: the same rule, and so a `!` line of it names the folder
+  // (`!**/build/` kept no `build/` out of the generated ones: s24 hostile H7).
+  if (/^\*\*\/[^/]+$/.test(pattern)) pattern = pattern.slice(3);
   const anchored = pattern.includes("/");
   pattern = pattern.replace(/^\//, "");
   if (pattern === "") return undefined;
