@@ -33,12 +33,14 @@ import {
   bm25Repository,
   canMount,
   cliAsNobody,
+  cliCommand,
   GLOVE,
   HOOK_TIMEOUT,
   mountTmpfs,
   ROOT,
   runCli,
   SHARED,
+  SYSTEM_PATH,
   tempDir,
   testShared,
   unmount,
@@ -706,6 +708,33 @@ test.skipIf(!CAN_MOUNT)(
     } finally {
       unmount(mnt);
     }
+  },
+  HOOK_TIMEOUT,
+);
+
+test(
+  "remove whose last step, folding the zeroed pages into index.db, fails (a file size limit) says the document was removed (s24 hostile H7)",
+  () => {
+    // It said only "unexpected: disk I/O error", after the removal and the scrub had committed.
+    const home = tempDir();
+    const docs = tempDir();
+    const words = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag}${i} word${i % 997} of the report.`).join(" ");
+    writeTree(docs, { "big.md": `# Big\n\n${words("big", 150_000)}\n`, "a.md": "# A\n\nalpha\n" });
+    expect(runCli(["repo", "add", "r", docs, "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "r"], { home }).code).toBe(0);
+    // A document indexed last and then deleted: free pages past the file size limit set below, a WAL within it.
+    writeTree(docs, { "late.md": `# Late\n\n${words("late", 20_000)}\n` });
+    expect(runCli(["index", "r"], { home }).code).toBe(0);
+    rmSync(join(docs, "late.md"));
+    expect(runCli(["index", "r"], { home }).code).toBe(0);
+    const limitKb = Math.floor(statSync(join(home, "repositories/r/index.db")).size / 1024) - 200;
+    const limited = Bun.spawnSync(["bash", "-c", `ulimit -f ${limitKb} && exec "$@"`, "--", ...cliCommand, "remove", "r", "a.md"], {
+      env: { PATH: SYSTEM_PATH, HOME: home, RESEARCHER_HOME: home },
+      cwd: home,
+    });
+    expect(limited.exitCode).toBe(1);
+    expect(limited.stderr.toString()).toContain("removed r:a.md, but the pages it freed were not zeroed");
+    expect(runCli(["ls", "r"], { home }).stdout).not.toContain("a.md");
   },
   HOOK_TIMEOUT,
 );

@@ -46,14 +46,14 @@ export async function removeDocument(repo: Repository, named: string): Promise<s
             : `paths are relative to the repository root (\`researcher ls ${repo.name}\` lists them)`,
         });
       }
+      const model = store.embeddings.model();
+      if (model) await syncVectorIndex(store, repo.dir, model.dims);
       try {
         store.scrubFreePages(); // what earlier runs freed keeps its bytes: nothing of the document may stay in the file
+        store.checkpoint(); // the zeros reach index.db, not only its WAL (a write limit failed it: s24 hostile H7)
       } catch (error) {
         throw removedNotScrubbed(repo, path, afterFailedWrite(store, repo, error));
       }
-      const model = store.embeddings.model();
-      if (model) await syncVectorIndex(store, repo.dir, model.dims);
-      store.checkpoint();
       return path;
     } catch (error) {
       // As an index run's: a full disk or a damaged index named with its repository and fix, the WAL given back.
