@@ -255,9 +255,9 @@ test("a code folder added without --code: the summary prints the command that in
   expect(lines).toContain("  not indexed by type: 2 .py, 1 .sh");
   const hint = lines.find((line) => line.includes("to index the source code too"));
   expect(hint).toBe(
-    "  to index the source code too, run `researcher config set repositories.code.file_types md,markdown,mdx,txt,pdf,docx,html,htm,xhtml,epub,py,sh` and index again",
+    "  to index the source code too, run `researcher config set repositories.code.file_types md,markdown,mdx,txt,pdf,docx,html,htm,xhtml,epub,py,sh` and index again (folders named build, dist, target or vendor are then left out as generated code; an ignore file's `!build/` line keeps one)",
   );
-  const command = /`researcher (.*)`/.exec(hint!)![1]!.split(" ");
+  const command = /`researcher ([^`]*)`/.exec(hint!)![1]!.split(" ");
   expect(cli(...command).code).toBe(0);
   expect(JSON.parse(cli("index", "code", "--json").stdout)).toMatchObject({ indexed: 3, skipped_types: {} });
   // A repository that indexes code is given no such command for a code type it leaves out.

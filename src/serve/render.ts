@@ -529,7 +529,12 @@ function skippedTypesLines(repository: string, skipped: Record<string, number>, 
   const command = `researcher config set repositories.${repository}.file_types ${[...fileTypes, ...code].join(",")}`;
   return [
     `not indexed by type: ${listed.join(", ")}${hints.length ? ` (${hints.join("; ")})` : ""}`,
-    ...(code.length ? [`to index the source code too, run \`${command}\` and index again`] : []),
+    // What the run then leaves out is said too: a repository that indexes code skips build output (s24 review D10).
+    ...(code.length
+      ? [
+          `to index the source code too, run \`${command}\` and index again (folders named build, dist, target or vendor are then left out as generated code; an ignore file's \`!build/\` line keeps one)`,
+        ]
+      : []),
   ];
 }
 
