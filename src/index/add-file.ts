@@ -17,7 +17,7 @@ export async function indexOneFile(
   home: string,
   repo: Repository,
   file: string,
-  options: Pick<IndexOptions, "noEmbed" | "embedders" | "model"> = {},
+  options: Pick<IndexOptions, "noEmbed" | "embedders" | "model" | "onProgress"> = {},
 ): Promise<{ path: string; summary: IndexSummary }> {
   // Not resolved here: a file that became a link out of the root fails in indexFiles, which drops its document.
   const path = spelledOnDisk(repo.path, repositoryPath(repo, file)); // a composed name for a decomposed one

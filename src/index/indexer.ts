@@ -411,8 +411,9 @@ export async function indexFiles(
   home: string,
   repo: Repository,
   paths: string[],
-  options: Pick<IndexOptions, "noEmbed" | "embedders" | "model"> = {},
+  options: Pick<IndexOptions, "noEmbed" | "embedders" | "model" | "onProgress"> = {},
 ): Promise<IndexSummary> {
+  const onProgress = options.onProgress;
   const verdicts = new Map(paths.map((path) => [path, candidacy(path, repo)]));
   const unwanted = new Set(paths.filter((path) => verdicts.get(path) === "out"));
   return writeSession(
@@ -433,7 +434,8 @@ export async function indexFiles(
       const writer = new BatchWriter(store);
       const gone: string[] = [];
       const [recorded, mounts, devices] = [store.mounts(), new Set<string>(), new Map<string, number | undefined>()];
-      for (const path of paths) {
+      for (const [done, path] of paths.entries()) {
+        onProgress?.({ phase: "index", done, total: paths.length, path });
         // Failures as a run records them, one path each: a batch (watch's) is never refused for one of its paths.
         // Under an ignore file that cannot be read, a path is left as indexed, as a run leaves its folder.
         if (verdicts.get(path) === "unknown") {
@@ -466,10 +468,13 @@ export async function indexFiles(
             writer.add({ kind: "failed", path, reason: UNDECODABLE_NAME });
           continue;
         }
-        writer.add(await prepareDocument(file, stored.get(path), settings));
+        // One scan is minutes of OCR: each page is told, as a run tells it (MCP's add_to_index sends it on: s24 agent A2).
+        const onOcrPage = onProgress && ((ocr: OcrPage) => onProgress({ phase: "index", done, total: paths.length, path, ocr }));
+        writer.add(await prepareDocument(file, stored.get(path), settings, onOcrPage));
         for (const mount of mountsAbove(repo.path, path, devices)) mounts.add(mount);
       }
       writer.flush();
+      onProgress?.({ phase: "index", done: paths.length, total: paths.length });
       // A share mounted since the last run, whose files a watch indexed: kept as a run's would be when it goes away.
       if ([...mounts].some((mount) => !recorded.includes(mount))) store.recordMounts([...recorded, ...mounts]);
       const summary = finishRun(store, repo, writer, gone, {
@@ -485,7 +490,7 @@ export async function indexFiles(
       const choice = chooseModel(config.embedding, repo.embedding, options.model, store.embeddings.model());
       const embedding =
         repo.embed && !options.noEmbed
-          ? await embedOrDefer(store, repo, () => embedders.get(home, choice), {})
+          ? await embedOrDefer(store, repo, () => embedders.get(home, choice), { onProgress })
           : { embedded: 0, model: store.embeddings.model()?.id ?? null };
       return { embeddings_pending: 0, ...summary, ...embedding, warnings: [...summary.warnings, ...(embedding.warnings ?? [])] };
     },

@@ -4,6 +4,8 @@
  * text rendering; a failure is a tool result the agent can read.
  */
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { listParts } from "../path-glob.ts";
 import { namedRepository, repositoryPath } from "../search/document-refs.ts";
@@ -14,6 +16,7 @@ import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { defaultAnswerLimit, MAX_QUERY_CHARS } from "../search/bounds.ts";
 import { parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexOneFile } from "../index/add-file.ts";
+import type { IndexProgress } from "../index/indexer.ts";
 import { removeDocument } from "../index/remove.ts";
 import { escapeControls } from "../terminal.ts";
 import { logger } from "../log.ts";
@@ -32,6 +35,8 @@ import {
   skippedText,
   unmatchedLines,
   numberedRead,
+  indexingNote,
+  progressPlace,
   statusLines,
 } from "./render.ts";
 import { getRepository } from "../repos.ts";
@@ -570,9 +575,10 @@ function indexStatusText(repositories: ReturnType<typeof repositoryStatuses>): s
   return repositories
     .map((r) => {
       const lines = [statusLines([r])];
-      if (!r.error && r.last_indexed === null) {
-        lines.push(r.indexing ? "  being indexed now, for the first time" : `  not indexed yet: run \`researcher index ${r.name}\``);
-      }
+      // Any run, not only a first one: an add_to_index of a scan is minutes, and the text said nothing of it (s24 agent A2).
+      const indexing = indexingNote(r);
+      if (indexing) lines.push(`  ${indexing}`);
+      else if (!r.error && r.last_indexed === null) lines.push(`  not indexed yet: run \`researcher index ${r.name}\``);
       if (r.failures.length) {
         lines.push(`  ${r.failures.length} ${r.failures.length === 1 ? "file" : "files"} failed:`);
         lines.push(...r.failures.slice(0, FAILURES_SHOWN).map((f) => `  - ${named(`${f.path}: ${f.reason}`)}`));
@@ -600,13 +606,34 @@ export function resourcesChanged(server: McpServer): void {
   server.server.sendResourceListChanged().catch((error) => logger.debug(error));
 }
 
+/**
+ * An index run's progress sent as MCP `notifications/progress` (`index 0/1 scan.pdf: OCR page 3 of 12`), when the
+ * request asked for them with a `progressToken`: a scan is minutes of OCR, and the SDK's client times a call out
+ * after 60 s unless progress resets its clock (s24 agent A2). `progress` counts the notifications: it must grow
+ * with each, and an index run's own counts start again with each phase. Over HTTP (JSON answers) nothing is heard.
+ */
+function progressNotifier(extra: RequestHandlerExtra<ServerRequest, ServerNotification>): ((p: IndexProgress) => void) | undefined {
+  const progressToken = extra._meta?.progressToken;
+  if (progressToken === undefined) return undefined;
+  let progress = 0;
+  return (p) => {
+    const message = `${p.phase} ${p.done}/${p.total} ${progressPlace(p)}`.trimEnd();
+    extra
+      .sendNotification({ method: "notifications/progress", params: { progressToken, progress: ++progress, message } })
+      .catch((error) => logger.debug(error)); // a client gone meanwhile is no error of the run
+  };
+}
+
 /** add_to_index and remove_from_index: the tools that change an index, one at a time through `writes`. */
 function registerWriteTools(server: McpServer, home: string, context: SearchContext, writes: Serial): void {
   server.registerTool(
     "add_to_index",
     {
       title: "Index a file",
-      description: "Index (or re-index) one file of a repository now, e.g. after editing it.",
+      description:
+        "Index (or re-index) one file of a repository now, e.g. after editing it. A scanned PDF or image is read by OCR, " +
+        "seconds a page: a long scan takes minutes. With a progressToken in the request's _meta, progress is sent as " +
+        "notifications/progress (one per OCR page): an SDK client keeps waiting with resetTimeoutOnProgress.",
       inputSchema: z.strictObject({
         repository: z.string().describe("The repository that holds the file"),
         file_path: z.string().min(1).max(4000).describe("The file's path, relative to the repository's folder (or absolute inside it)"),
@@ -614,11 +641,14 @@ function registerWriteTools(server: McpServer, home: string, context: SearchCont
       outputSchema: OUTPUT.indexed,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    (input) =>
+    (input, extra) =>
       guarded(() =>
         writes(async () => {
           const repo = getRepository(home, input.repository);
-          const { path, summary } = await indexOneFile(home, repo, input.file_path, { embedders: context.embedders });
+          const { path, summary } = await indexOneFile(home, repo, input.file_path, {
+            embedders: context.embedders,
+            onProgress: progressNotifier(extra),
+          });
           const what = summary.removed
             ? "removed (the file is gone, or the repository no longer indexes it)"
             : summary.indexed

@@ -656,6 +656,12 @@ export function repositoryMatchLines(matches: RepositoryMatch[]): string {
   return matches.map(line).join("\n") || "no indexed repositories";
 }
 
+/** An index run writing a repository's index now, as `status` and get_index_status say it: its first, or one more. */
+export function indexingNote(s: { indexing: number | null; last_indexed: string | null }): string | undefined {
+  if (!s.indexing) return undefined;
+  return s.last_indexed ? `being indexed now (process ${s.indexing})` : `being indexed now, for the first time (process ${s.indexing})`;
+}
+
 export function statusText(statuses: (RepositoryStatus & { ann?: string | null; error?: RepositoryError })[], style: Style): string {
   if (statuses.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
   return statuses
@@ -668,9 +674,9 @@ export function statusText(statuses: (RepositoryStatus & { ann?: string | null; 
           : s.last_indexed
             ? `  ${count(s.documents, "document")}${s.ocr_pages ? ` (${count(s.ocr_pages, "page")} by OCR)` : ""} · ${count(s.fragments, "fragment")} · ${s.model ? `${count(s.vectors, "vector")} (${escapeControls(s.model)})` : s.embeddings_pending ? "no vectors yet" : "BM25 only"}${s.embeddings_pending ? ` · ${s.embeddings_pending} fragment texts waiting for embeddings (\`researcher index ${s.name}\` with a model)` : ""} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
             : s.indexing
-              ? `  being indexed now, for the first time (process ${s.indexing})`
+              ? `  ${indexingNote(s)}`
               : `  not indexed yet: run \`researcher index ${s.name}\``,
-        s.indexing && s.last_indexed ? `  ${style.dim(`being indexed now (process ${s.indexing})`)}` : "",
+        s.indexing && s.last_indexed ? `  ${style.dim(indexingNote(s)!)}` : "",
         Object.keys(s.languages).length
           ? `  code: ${Object.entries(s.languages)
               .map(([language, n]) => `${n} ${escapeControls(language)}`)
@@ -836,13 +842,17 @@ export function progressBar(stream: Terminal, label: string): { update: (p: Inde
       // Clamped: a count past its total (an estimate) must not fail the run that draws it.
       const filled = p.total ? Math.min(width, Math.max(0, Math.round((p.done / p.total) * width))) : 0;
       const bar = `[${"█".repeat(filled)}${"░".repeat(width - filled)}]`;
-      const path = escapeControls(p.path ?? ""); // a file name may hold escape sequences
-      const at = p.ocr ? `${path}: OCR page ${p.ocr.page} of ${p.ocr.pages}` : path;
-      const text = `${label} ${p.phase} ${bar} ${p.done}/${p.total} ${at}`;
+      const text = `${label} ${p.phase} ${bar} ${p.done}/${p.total} ${progressPlace(p)}`;
       stream.write(`\r\x1b[2K${text.slice(0, stream.columns() - 1)}`);
     },
     done() {
       stream.write("\r\x1b[2K");
     },
   };
+}
+
+/** The file an index run is at, and the page OCR is reading in it (`scan.pdf: OCR page 3 of 12`), escaped. */
+export function progressPlace(p: IndexProgress): string {
+  const path = escapeControls(p.path ?? ""); // a file name may hold escape sequences
+  return p.ocr ? `${path}: OCR page ${p.ocr.page} of ${p.ocr.pages}` : path;
 }

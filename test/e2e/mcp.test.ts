@@ -20,7 +20,7 @@ import {
   useCliCommand,
   writeTree,
 } from "../helpers.ts";
-import { paragraph, SCANNED, scannedPages, writePdf } from "../pdf-fixtures.ts";
+import { paragraph, SCANNED, scanOfPages, scannedPages, writePdf } from "../pdf-fixtures.ts";
 
 const home = tempDir();
 const docs = tempDir();
@@ -571,6 +571,38 @@ describe("MCP over stdio", () => {
     expect(await until(() => changes === 2)).toBe(true);
     rmSync(join(docs, "canoe.md"));
   });
+
+  test("add_to_index of a scan sends notifications/progress, page by page, to a request with a progressToken (s24 agent A2)", async () => {
+    // A scan is minutes of OCR; the SDK's client gave up after 60 s, as nothing reset its clock.
+    writeFileSync(join(docs, "scan.pdf"), await scanOfPages(3));
+    const progress: { progress: number; message?: string }[] = [];
+    let during: Promise<ToolResult> | undefined;
+    try {
+      const added = (await client.callTool({ name: "add_to_index", arguments: { repository: "docs", file_path: "scan.pdf" } }, undefined, {
+        onprogress: (p) => {
+          progress.push(p);
+          during ??= call("get_index_status", { repository: "docs" }); // asked while the run holds the index
+        },
+        timeout: 30_000,
+        resetTimeoutOnProgress: true,
+      })) as ToolResult;
+      expect(added.structuredContent).toMatchObject({ indexed: 1 });
+      expect(progress.map((p) => p.message)).toEqual(
+        expect.arrayContaining(["index 0/1 scan.pdf: OCR page 1 of 3", "index 0/1 scan.pdf: OCR page 3 of 3"]),
+      );
+      expect(progress.map((p) => p.progress)).toEqual(progress.map((_, i) => i + 1)); // it grows with each one
+      // Its text says so of any run, as `researcher status` does, not only of a first one.
+      expect((await during!).content[0]!.text).toContain(`\n  being indexed now (process ${transport.pid})`);
+      // Without a token, none is sent (nothing to send it to).
+      writeFileSync(join(docs, "scan.pdf"), await scanOfPages(1));
+      const before = progress.length;
+      expect((await call("add_to_index", { repository: "docs", file_path: "scan.pdf" })).structuredContent).toMatchObject({ indexed: 1 });
+      expect(progress.length).toBe(before);
+    } finally {
+      rmSync(join(docs, "scan.pdf"));
+      await call("add_to_index", { repository: "docs", file_path: "scan.pdf" });
+    }
+  }, 60_000);
 
   test("an index run by another process is visible to the running server", async () => {
     expect((await call("search_fragments", { query: "kayak", mode: "bm25" })).structuredContent.total).toBe(0);
