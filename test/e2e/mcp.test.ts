@@ -1046,6 +1046,24 @@ describe("MCP contract details (issue 22)", () => {
       expect(itself.content[0]!.text).toContain("is the folder of repository 'long', not a file in it");
     }
   });
+
+  test("add_to_index of a folder says it takes one file, whatever the folder's name (s24 agent A8)", async () => {
+    // One named like a file answered "unchanged" and indexed nothing; any other was refused for "its type (no extension)".
+    writeTree(long, { "dir.md/q.md": "# Q\n\nkookaburrafig\n", "web/page.md": "# Page\n\nwombatplum\n" });
+    for (const folder of ["dir.md", "web", "web/"]) {
+      const added = await call("add_to_index", { repository: "long", file_path: folder });
+      expect([folder, added.isError]).toEqual([folder, true]);
+      expect(added.content[0]!.text).toStartWith(
+        `error: '${folder.replace(/\/$/, "")}' is a folder in repository 'long': add_to_index takes one file`,
+      );
+      expect(added.content[0]!.text).toEndWith(
+        "`researcher index long` reads every new or changed file of the repository) [INVALID_INPUT]",
+      );
+    }
+    // A file in it is indexed as any other.
+    expect((await call("add_to_index", { repository: "long", file_path: "dir.md/q.md" })).structuredContent).toMatchObject({ indexed: 1 });
+    expect((await call("remove_from_index", { repository: "long", document_path: "dir.md/q.md" })).isError).toBeFalsy();
+  });
 });
 
 describe("serve --watch", () => {
