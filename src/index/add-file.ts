@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { ResearcherError } from "../errors.ts";
 import { spelledOnDisk } from "../files.ts";
 import type { Repository } from "../repos.ts";
-import { repositoryPath } from "../search/document-refs.ts";
+import { repositoryPath, withoutRepository } from "../search/document-refs.ts";
 import { withStore } from "../search/read-session.ts";
 import { type IndexOptions, type IndexSummary, indexFiles } from "./indexer.ts";
 
@@ -20,7 +20,7 @@ function isFolder(path: string): boolean {
   }
 }
 
-/** The summary of indexing `file` (relative to the repository's folder, or absolute inside it), and its path. */
+/** The summary of indexing `file` (relative to the repository's folder, or absolute inside it, or `repo:path`), and its path. */
 export async function indexOneFile(
   home: string,
   repo: Repository,
@@ -28,7 +28,9 @@ export async function indexOneFile(
   options: Pick<IndexOptions, "noEmbed" | "embedders" | "model" | "onProgress"> = {},
 ): Promise<{ path: string; summary: IndexSummary }> {
   // Not resolved here: a file that became a link out of the root fails in indexFiles, which drops its document.
-  const path = spelledOnDisk(repo.path, repositoryPath(repo, file)); // a composed name for a decomposed one
+  // `notes:a.md`, as results print it, is `a.md` in repository notes, as remove takes it (s24 agent A3).
+  const named = withoutRepository(repo, file, (path) => existsSync(join(repo.path, path)));
+  const path = spelledOnDisk(repo.path, repositoryPath(repo, named)); // a composed name for a decomposed one
   // A folder is no file to index: one named like a file (`notes.md/`) answered "unchanged", any other was refused
   // for its type, "(no extension)" (s24 agent A8). A document indexed at its path goes, as the folder replaced it.
   if (isFolder(join(repo.path, path)) && !withStore(repo, (store) => store.document(path) !== undefined)) {

@@ -2,7 +2,7 @@
 import { ResearcherError } from "../errors.ts";
 import { acquireWriterLock } from "../lock.ts";
 import type { Repository } from "../repos.ts";
-import { closePaths, spelledIn } from "../search/document-refs.ts";
+import { closePaths, spelledIn, withoutRepository } from "../search/document-refs.ts";
 import { syncVectorIndex } from "../search/vectors.ts";
 import { Store } from "../store/store.ts";
 import { afterFailedWrite } from "./indexer.ts";
@@ -23,8 +23,8 @@ export async function removeDocument(repo: Repository, named: string): Promise<s
       // A name typed composed (NFC) for a decomposed one on disk; `notes:a.md`, as every other command prints it. Not
       // indexed either way, it is the path without the prefix, that the error names and near paths are looked for
       // (`notes:drafts/olt.md` got no "did you mean": s24 review D12).
-      const bare = withoutRepository(repo, named);
-      const path = spelledIn(store, named) ?? spelledIn(store, bare) ?? bare;
+      const inside = withoutRepository(repo, named, (path) => spelledIn(store, path) !== undefined);
+      const path = spelledIn(store, inside) ?? inside;
       const removed = store.transaction(() => {
         const gone = store.forgetDocument(path); // "drop this": its OCR'd text too
         if (gone) {
@@ -65,11 +65,6 @@ export async function removeDocument(repo: Repository, named: string): Promise<s
     releaseSignals();
     release();
   }
-}
-
-/** `notes:a.md` of repository notes is `a.md`; any other name is as typed. */
-function withoutRepository(repo: Repository, named: string): string {
-  return named.startsWith(`${repo.name}:`) ? named.slice(repo.name.length + 1) : named;
 }
 
 /**

@@ -86,6 +86,16 @@ export function namedRepository(
 }
 
 /**
+ * A path named as results print it, `notes:a.md` in repository notes, as the path inside it, `a.md`: unless the name
+ * as given `isThere` (a file named `notes:a.md`). The pair that undo each other, `remove` (remove_from_index) and
+ * add_to_index, take both forms (s24 agent A3).
+ */
+export function withoutRepository(repo: Repository, named: string, isThere: (path: string) => boolean): string {
+  const prefix = `${repo.name}:`;
+  return named.startsWith(prefix) && !isThere(named) ? named.slice(prefix.length) : named;
+}
+
+/**
  * How a ref is looked up: in one repository (`repository`), on the indexes and path listings one call shares
  * (`session`), and whether a miss names close paths (`suggest`, default true). A multi-get list gives a part's miss
  * as its message alone: its close paths, found by a pass over every path, were never shown (s22 review F4).

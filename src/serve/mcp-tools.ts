@@ -636,7 +636,13 @@ function registerWriteTools(server: McpServer, home: string, context: SearchCont
         "notifications/progress (one per OCR page): an SDK client keeps waiting with resetTimeoutOnProgress.",
       inputSchema: z.strictObject({
         repository: z.string().describe("The repository that holds the file"),
-        file_path: z.string().min(1).max(4000).describe("The file's path, relative to the repository's folder (or absolute inside it)"),
+        file_path: z
+          .string()
+          .min(1)
+          .max(4000)
+          .describe(
+            "The file's path, relative to the repository's folder (or absolute inside it, or `repo:path` as results and list_documents show it)",
+          ),
       }),
       outputSchema: OUTPUT.indexed,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

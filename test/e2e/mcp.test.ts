@@ -554,6 +554,25 @@ describe("MCP over stdio", () => {
     rmSync(join(docs, decomposed));
   });
 
+  test("add_to_index takes the repo:path that remove_from_index takes, and a file whose name begins so as it is named (s24 agent A3)", async () => {
+    // It was "docs:docs:skiff.md does not exist": the pair that undo each other took different forms.
+    writeFileSync(join(docs, "skiff.md"), "# Skiff\n\nThe skiff drifted ashore.\n");
+    const added = await call("add_to_index", { repository: "docs", file_path: "docs:skiff.md" });
+    expect([added.content[0]!.text, added.structuredContent.indexed]).toEqual(["docs:skiff.md: indexed", 1]);
+    expect((await call("search_fragments", { query: "skiff", mode: "bm25" })).structuredContent.results[0].path).toBe("skiff.md");
+    expect((await call("remove_from_index", { repository: "docs", document_path: "docs:skiff.md" })).isError).toBeFalsy();
+    rmSync(join(docs, "skiff.md"));
+    // A file named `docs:raft.md` is that file.
+    writeFileSync(join(docs, "docs:raft.md"), "# Raft\n\nThe raft floated.\n");
+    expect((await call("add_to_index", { repository: "docs", file_path: "docs:raft.md" })).content[0]!.text).toBe(
+      "docs:docs:raft.md: indexed",
+    );
+    expect((await call("remove_from_index", { repository: "docs", document_path: "docs:raft.md" })).structuredContent.path).toBe(
+      "docs:raft.md",
+    );
+    rmSync(join(docs, "docs:raft.md"));
+  });
+
   test("add_to_index and remove_from_index that change the index send notifications/resources/list_changed", async () => {
     let changes = 0;
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
