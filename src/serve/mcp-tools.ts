@@ -495,7 +495,8 @@ function registerDocumentResource(server: McpServer, home: string, context: Sear
       );
       const doc = readPart(whole, 0, DEFAULT_ANSWER_BYTES);
       const how = `the rest is longer than one answer: read it with the get_document tool, ref "${ref}",`;
-      const text = doc.text + continuationMarker(doc, how);
+      // Headed as get_document's text is: a client citing search locations from it learns the lines moved (s24 agent A11).
+      const text = changedSinceIndexLine(doc, MCP_CATCH_UP) + doc.text + continuationMarker(doc, how);
       return { contents: [{ uri: uri.href, mimeType: textMediaType(whole.format), text }] };
     },
   );

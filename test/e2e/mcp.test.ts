@@ -292,6 +292,23 @@ describe("MCP over stdio", () => {
     expect(await client.readResource({ uri: "researcher://docs/100%.md" }).catch((e: { code: number }) => e.code)).toBe(-32602);
   });
 
+  test("a resource of a document changed since it was indexed is headed by get_document's warning (s24 agent A11)", async () => {
+    writeFileSync(join(docs, "ferry.md"), "# Ferry\n\nThe ferry left the quay.\n");
+    expect((await call("add_to_index", { repository: "docs", file_path: "ferry.md" })).structuredContent).toMatchObject({ indexed: 1 });
+    try {
+      const text = async () =>
+        String(((await client.readResource({ uri: "researcher://docs/ferry.md" })).contents[0] as { text: string }).text);
+      expect(await text()).toBe("# Ferry\n\nThe ferry left the quay.");
+      writeFileSync(join(docs, "ferry.md"), "new first line\n\n# Ferry\n\nThe ferry left the quay.\n");
+      const warning = "warning: docs:ferry.md changed since it was indexed: lines may have moved (add_to_index with its path catches up)\n";
+      expect((await call("get_document", { ref: "docs:ferry.md" })).content[0]!.text).toStartWith(warning);
+      expect(await text()).toBe(`${warning}new first line\n\n# Ferry\n\nThe ferry left the quay.`);
+    } finally {
+      expect((await call("remove_from_index", { repository: "docs", document_path: "ferry.md" })).isError).toBeFalsy();
+      rmSync(join(docs, "ferry.md"));
+    }
+  });
+
   test("get_document by location and by docid; multi_get by glob", async () => {
     const byLocation = await call("get_document", { ref: "docs:cars.md:5", max_lines: 2 });
     expect(byLocation.structuredContent).toMatchObject({ path: "cars.md", from_line: 5, to_line: 6, text: "## Parking\n" });
