@@ -139,9 +139,29 @@ function unlessRefused<T>(body: () => T): T | undefined {
   }
 }
 
+/**
+ * The ref an MCP resource's URI stands for: `researcher://notes/a%20b.md` is `notes:a b.md` (its repository and
+ * path percent-decoded), or undefined for anything else. A path is relative, so no ref of a repository named
+ * `researcher` reads like one (`researcher://…` would be a path starting with `//`).
+ */
+export function refOfResourceUri(uri: string): string | undefined {
+  const match = /^researcher:\/\/([^/]+)\/(.+)$/s.exec(uri);
+  if (!match) return undefined;
+  try {
+    return `${decodeURIComponent(match[1]!)}:${decodeURIComponent(match[2]!)}`;
+  } catch {
+    throw new ResearcherError("INVALID_INPUT", `malformed percent-encoding in ${uri}`, {
+      hint: "a resource URI is researcher://<repository>/<path>, each path segment percent-encoded",
+    });
+  }
+}
+
 function resolveTrimmedRef(home: string, trimmed: string, options: RefLookup): DocumentRef {
   // A ref that cannot name anything is malformed (exit 2), as a line 0 is; one that names nothing indexed is not.
   if (!trimmed) throw new ResearcherError("USAGE", "an empty document reference", { hint: REF_HINT });
+  // A URI resources/list hands out, given as a ref: it was "no repository named 'researcher'" (s24 agent A7).
+  const resource = refOfResourceUri(trimmed);
+  if (resource !== undefined) return resolveTrimmedRef(home, resource, options);
   if (DOCID.test(trimmed)) return findByDocid(home, trimmed.slice(1).toLowerCase(), options);
   const place = trimmed.startsWith("#") ? lineSuffix(trimmed) : undefined;
   if (place && DOCID.test(place.path)) return { ...findByDocid(home, place.path.slice(1).toLowerCase(), options), ...checkedPlace(place) };

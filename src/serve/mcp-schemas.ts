@@ -72,7 +72,7 @@ export const searchDocumentsInput = describedAs(searchInput, {
   query: "Words or a question, as for search_fragments",
   repository: "Search only this repository",
   repositories: "Search only these repositories",
-  mode: "hybrid, bm25 or vector, as for search_fragments",
+  mode: "auto (the default), hybrid, bm25 or vector, as for search_fragments",
   n_results: `How many documents (default: config's search.limit, at most ${ANSWER_LIMIT.max})`,
   offset: "Skip this many documents first: the next page starts at offset + n_results",
   min_score: "Drop documents below this score",

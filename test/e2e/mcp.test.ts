@@ -288,6 +288,15 @@ describe("MCP over stdio", () => {
     expect(resources.find((r) => r.uri === "researcher://docs/cars.md")).toMatchObject({ name: "docs:cars.md", title: "Vehicles" });
     const listed = await client.readResource({ uri: "researcher://docs/notes/space.md" });
     expect(String((listed.contents[0] as { text: string }).text)).toContain("telescope");
+    // The template describes them once; each resource repeated its 145 bytes (s24 agent A7).
+    expect(resources.filter((r) => r.description !== undefined)).toEqual([]);
+    expect(resourceTemplates[0]!.description).toContain("An indexed document's text");
+    // A URI resources/list hands out, given to get_document as a ref, is the document it names (s24 agent A7).
+    const uri = "researcher://docs/notes/space.md";
+    expect((await call("get_document", { ref: uri })).structuredContent).toMatchObject({ repository: "docs", path: "notes/space.md" });
+    expect((await call("get_document", { ref: "researcher://docs/100%.md" })).content[0]!.text).toStartWith(
+      "error: malformed percent-encoding in researcher://docs/100%.md",
+    );
     // Malformed percent-encoding is the client's error (-32602), not an internal one.
     expect(await client.readResource({ uri: "researcher://docs/100%.md" }).catch((e: { code: number }) => e.code)).toBe(-32602);
   });
@@ -438,6 +447,11 @@ describe("MCP over stdio", () => {
       listed.find((t) => t.name === name)!.inputSchema as { properties: Record<string, { description?: string }> };
     const undescribed = (schema: unknown) => JSON.stringify(schema, (key, value) => (key === "description" ? undefined : value));
     expect(undescribed(input("search_documents"))).toBe(undescribed(input("search_fragments")));
+    // Each mode is named, auto (the default) too (s24 agent A7).
+    for (const name of ["search_fragments", "search_documents"]) {
+      const mode = input(name).properties.mode as { enum: string[]; description: string };
+      expect([name, mode.enum.filter((value) => !mode.description.includes(value))]).toEqual([name, []]);
+    }
     const long = Object.entries(input("search_documents").properties).filter(([, p]) => p.description!.length > 100);
     expect(long.map(([name]) => name)).toEqual([]);
   });
