@@ -1437,11 +1437,11 @@ describe("MCP over HTTP", () => {
       const client = await connect(url);
       const result = (await client.callTool({ name: "search_fragments", arguments: { query: "garage", mode: "bm25" } })) as ToolResult;
       expect(result.structuredContent.results[0].path).toBe("cars.md");
-      // Stateless HTTP has no stream for notifications/resources/list_changed: an index change still answers.
+      // Stateless HTTP has no stream for notifications/resources/list_changed, nor for the progress a progressToken
+      // asks for (the answer is one JSON body): an index change still answers.
       writeFileSync(join(docs, "ferry.md"), "# Ferry\n\nThe ferry crossed.\n");
-      const added = (await client.callTool({
-        name: "add_to_index",
-        arguments: { repository: "docs", file_path: "ferry.md" },
+      const added = (await client.callTool({ name: "add_to_index", arguments: { repository: "docs", file_path: "ferry.md" } }, undefined, {
+        onprogress: () => {},
       })) as ToolResult;
       expect(added.structuredContent).toMatchObject({ indexed: 1 });
       const removed = (await client.callTool({
