@@ -573,20 +573,28 @@ test.skipIf(!AS_ROOT)(
   HOOK_TIMEOUT,
 );
 
+/** A repository `name` of `files`, registered and indexed by root (another user than `nobody`), all readable by all. */
+function indexedByRoot(name: string, files: Record<string, string>): { base: string; home: string; docs: string } {
+  const base = tempDir();
+  const home = join(base, "home");
+  const docs = join(base, "docs");
+  mkdirSync(home);
+  writeTree(docs, files);
+  expect(runCli(["repo", "add", name, docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", name], { home }).code).toBe(0);
+  Bun.spawnSync(["chmod", "-R", "a+rX", base]);
+  return { base, home, docs };
+}
+
 test.skipIf(!AS_ROOT)(
   "a server reading another user's index sees its owner's later index runs, never 'damaged' (s24 review D3, as nobody)",
   async () => {
     // Opened immutable (nobody may write the index or its folder), the connection read the owner's rewrite of the file
     // with no change detection: "database disk image is malformed" on every request until the server restarted.
-    const base = tempDir();
-    chmodSync(base, 0o755);
-    const home = join(base, "home");
-    mkdirSync(home);
-    const docs = join(base, "docs");
-    writeTree(docs, Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`doc${i}.md`, `# Title ${i}\n\nalpha beta ${i}\n`])));
-    expect(runCli(["repo", "add", "notes", docs, "--no-embed"], { home }).code).toBe(0);
-    expect(runCli(["index", "notes"], { home }).code).toBe(0);
-    Bun.spawnSync(["chmod", "-R", "a+rX", base]);
+    const { base, home, docs } = indexedByRoot(
+      "notes",
+      Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`doc${i}.md`, `# Title ${i}\n\nalpha beta ${i}\n`])),
+    );
     const nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", await executable()];
     const { url, proc } = await startServe(nobody, [], { env: { HOME: base, RESEARCHER_HOME: home, PATH: SYSTEM_PATH }, cwd: base });
     try {
@@ -615,14 +623,7 @@ test.skipIf(!AS_ROOT)(
   async () => {
     // The reader may write the folder but not index.db: SQLite made `-wal` and `-shm` of the reader's there, and the
     // owner's next index run failed "cannot write index.db-wal: permission denied".
-    const base = tempDir();
-    chmodSync(base, 0o755);
-    const home = join(base, "home");
-    mkdirSync(home);
-    writeTree(base, { "docs/n.md": "# N\n\nsharedword\n" });
-    expect(runCli(["repo", "add", "d", join(base, "docs"), "--no-embed"], { home }).code).toBe(0);
-    expect(runCli(["index", "d"], { home }).code).toBe(0);
-    Bun.spawnSync(["chmod", "-R", "a+rX", base]);
+    const { base, home } = indexedByRoot("d", { "n.md": "# N\n\nsharedword\n" });
     const dir = join(home, "repositories/d");
     chmodSync(dir, 0o777); // a team's shared index folder
     const nobody = Bun.spawnSync(

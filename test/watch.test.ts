@@ -873,14 +873,7 @@ test("a repository removed while watched is watched no more: its index does not 
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\nalphaword\n" });
   const repo = registerRepository(home, { name: "w5", path: docs, embed: false });
-  const batches = new Batches();
-  let nothingLeft = 0;
-  const handle = watchRepositories(home, [repo], {
-    debounceMs: 50,
-    onBatch: batches.add,
-    onError: (e) => batches.errors.push(e),
-    onNothingLeft: () => nothingLeft++,
-  });
+  const { batches, ended, handle } = watchRecorded(home, [repo]);
   try {
     await handle.ready;
     removeRepository(home, "w5");
@@ -892,7 +885,7 @@ test("a repository removed while watched is watched no more: its index does not 
     expect(existsSync(getRepository(home, "w5b").dir)).toBe(false);
     expect(batches.errors.map((e) => (e as { code?: string }).code)).toContain("REPO_NOT_FOUND");
     // Nothing is left for a watch that named it: the caller ends it (the CLI's watch spun a core, waiting: s23 hostile H1).
-    expect(nothingLeft).toBeGreaterThan(0);
+    expect(ended()).toBeGreaterThan(0);
   } finally {
     await handle.close();
   }
@@ -942,6 +935,19 @@ test("a repository pointed at another folder while watched is watched there, as 
   }
 });
 
+/** A watch of `repos` in `home` that records its batches and errors, and how often it said nothing is left to watch. */
+function watchRecorded(home: string, repos: Repository[]): { batches: Batches; ended: () => number; handle: WatchHandle } {
+  const batches = new Batches();
+  let nothingLeft = 0;
+  const handle = watchRepositories(home, repos, {
+    debounceMs: 50,
+    onBatch: batches.add,
+    onError: (e) => batches.errors.push(e),
+    onNothingLeft: () => nothingLeft++,
+  });
+  return { batches, ended: () => nothingLeft, handle };
+}
+
 /**
  * A named watch of `a`, whose folder is missing (moved to `<folder>.gone`): its first run waits, and no index folder
  * is made. `b`, registered too, was never indexed either.
@@ -963,15 +969,7 @@ function neverIndexedWatch(): {
   mkdirSync(folder);
   const repo = registerRepository(home, { name: "a", path: folder, embed: false });
   rmSync(folder, { recursive: true });
-  const batches = new Batches();
-  let nothingLeft = 0;
-  const handle = watchRepositories(home, [repo], {
-    debounceMs: 50,
-    onBatch: batches.add,
-    onError: (e) => batches.errors.push(e),
-    onNothingLeft: () => nothingLeft++,
-  });
-  return { home, folder, other, batches, ended: () => nothingLeft, handle };
+  return { home, folder, other, ...watchRecorded(home, [repo]) };
 }
 
 test("a never-indexed repository removed while watched ends the watch: it does not take up another never-indexed one (s24 review D4)", async () => {
@@ -1223,14 +1221,7 @@ test("config.yaml missing for a moment (replaced by delete and re-create) is no 
   writeTree(folder, { "a.md": "# A\n\nalphaword\n" });
   const repo = registerRepository(home, { name: "w", path: folder, embed: false });
   await indexRepository(home, repo);
-  const batches = new Batches();
-  let nothingLeft = 0;
-  const handle = watchRepositories(home, [repo], {
-    debounceMs: 50,
-    onBatch: batches.add,
-    onError: (e) => batches.errors.push(e),
-    onNothingLeft: () => nothingLeft++,
-  });
+  const { batches, ended, handle } = watchRecorded(home, [repo]);
   try {
     await handle.ready;
     const config = join(home, "config.yaml");
@@ -1238,7 +1229,7 @@ test("config.yaml missing for a moment (replaced by delete and re-create) is no 
     await Bun.sleep(2_500); // past a look at the registry
     renameSync(`${config}~`, config);
     await Bun.sleep(2_500);
-    expect(nothingLeft).toBe(0);
+    expect(ended()).toBe(0);
     expect(batches.errors.map((e) => (e as Error).message)).not.toContain(
       "repository 'w' was removed while watched: it is watched no more",
     );

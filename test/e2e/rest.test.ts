@@ -14,18 +14,24 @@ async function startServer(home: string, flags: string[] = []): Promise<{ url: s
   return { url, stop: () => proc.kill() };
 }
 
+/** A home whose repository `docs` indexed a one-page `scan.pdf`, since replaced by a scan of `pages` pages. */
+async function scanEditedSinceIndexed(pages: number): Promise<string> {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "scan.pdf": await scanOfPages(1) });
+  expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "docs"], { home }).code).toBe(0);
+  writeFileSync(join(docs, "scan.pdf"), await scanOfPages(pages));
+  return home;
+}
+
 test(
   "REST waits for a read that converts a long scan: the connection is not dropped after 10 s idle (s11 hostile #4b)",
   async () => {
     // Bun closes a connection idle for 10 s by default; a GET /documents of a scan changed since it was indexed
     // converts it (OCR) first, and the client got an empty reply.
-    const home = tempDir();
-    const docs = tempDir();
-    writeTree(docs, { "scan.pdf": await scanOfPages(1) });
-    expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
-    expect(runCli(["index", "docs"], { home }).code).toBe(0);
     // Edited: read as it is now, 100 pages of OCR (about 25 s here: past the idle limit on faster machines too).
-    writeFileSync(join(docs, "scan.pdf"), await scanOfPages(100));
+    const home = await scanEditedSinceIndexed(100);
     const server = await startServer(home);
     try {
       const response = await fetch(`${server.url}/documents/${encodeURIComponent("docs:scan.pdf:p100")}`);
@@ -69,21 +75,17 @@ test("a peer without the token is still closed when idle: only an authorised rea
 test(
   "SIGTERM lets a read in flight answer before serve exits; a second signal cuts it (s23 contracts L4)",
   async () => {
-    const home = tempDir();
-    const docs = tempDir();
-    writeTree(docs, { "scan.pdf": await scanOfPages(1) });
-    expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
-    expect(runCli(["index", "docs"], { home }).code).toBe(0);
-    // Edited since it was indexed: the read converts it (OCR of 4 pages, seconds), so it is in flight at the signal.
-    writeFileSync(join(docs, "scan.pdf"), await scanOfPages(4));
-    const env = { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, NO_COLOR: "1" };
     const read = async (signals: number) => {
+      // Edited since it was indexed: the read converts it (OCR of 4 pages, seconds), so it is in flight at the signal.
+      // A home each: what one read recognised is kept, and the next would answer at once.
+      const home = await scanEditedSinceIndexed(4);
+      const env = { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, NO_COLOR: "1" };
       const { url, proc } = await startServe(cliCommand, [], { env, cwd: home });
       const answer = fetch(`${url}/documents/${encodeURIComponent("docs:scan.pdf:p4")}`).then(
         async (response) => ({ status: response.status, text: ((await response.json()) as { text: string }).text }),
         () => ({ status: 0, text: "" }),
       );
-      await Bun.sleep(300);
+      await Bun.sleep(1000); // the request is in (its OCR takes seconds more)
       for (let i = 0; i < signals; i++) proc.kill("SIGTERM");
       return { ...(await answer), code: await proc.exited };
     };
