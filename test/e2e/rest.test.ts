@@ -76,17 +76,20 @@ test(
   "SIGTERM lets a read in flight answer before serve exits; a second signal cuts it (s23 contracts L4)",
   async () => {
     const read = async (signals: number) => {
-      // Edited since it was indexed: the read converts it (OCR of 4 pages, seconds), so it is in flight at the signal.
+      // Edited since it was indexed: the read converts it (OCR of 8 pages, seconds), so it is in flight at the signal.
       // A home each: what one read recognised is kept, and the next would answer at once.
-      const home = await scanEditedSinceIndexed(4);
+      const home = await scanEditedSinceIndexed(8);
       const env = { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, NO_COLOR: "1" };
       const { url, proc } = await startServe(cliCommand, [], { env, cwd: home });
-      const answer = fetch(`${url}/documents/${encodeURIComponent("docs:scan.pdf:p4")}`).then(
+      const answer = fetch(`${url}/documents/${encodeURIComponent("docs:scan.pdf")}`).then(
         async (response) => ({ status: response.status, text: ((await response.json()) as { text: string }).text }),
         () => ({ status: 0, text: "" }),
       );
       await Bun.sleep(1000); // the request is in (its OCR takes seconds more)
-      for (let i = 0; i < signals; i++) proc.kill("SIGTERM");
+      for (let i = 0; i < signals; i++) {
+        proc.kill("SIGTERM");
+        await Bun.sleep(200); // one signal each: two sent at once arrive as one
+      }
       return { ...(await answer), code: await proc.exited };
     };
     const answered = await read(1);
