@@ -21,7 +21,7 @@ testShared(
   async () => {
     const doc = await convertFile("scan.jpg", await scannedJpeg(SCAN, 1));
     expect(doc.metadata).toEqual({ ocr_pages: 1 });
-    expect(doc.text).toStartWith("UNAWARENESS OF HYPOGLYCAEMIA");
+    expect(doc.text).toStartWith("## UNAWARENESS OF HYPOGLYCAEMIA");
     expect(agreementScore(doc.text, scannedTruth(SCAN, 1))).toBeGreaterThanOrEqual(0.9);
   },
   OCR_TIMEOUT,
@@ -52,7 +52,7 @@ testShared(
   "an image is decoded by its content, whatever its extension says: a JPEG saved as .png, a PNG saved as .tif (s13 hostile #5)",
   async () => {
     const jpeg = await convertFile("scan.png", await scannedJpeg(SCAN, 1));
-    expect(jpeg.text).toStartWith("UNAWARENESS OF HYPOGLYCAEMIA");
+    expect(jpeg.text).toStartWith("## UNAWARENESS OF HYPOGLYCAEMIA");
     const { data, width, height } = await scannedStrip(SCAN, 260);
     const png = await convertFile("title.tif", encodePng({ width, height, data, channels: 1, depth: 8 }));
     expect(png.text).toContain("UNAWARENESS OF HYPOGLYCAEMIA");
@@ -166,7 +166,7 @@ testShared(
     const { width, height, tables, strip } = splitJpeg(await scannedJpeg(SCAN, 1));
     const doc = await convertFile("scan.tif", tiff([{ width, height, strip, tags: { 259: [7], 347: tables } }]));
     expect(doc.metadata).toEqual({ ocr_pages: 1 });
-    expect(doc.text).toStartWith("UNAWARENESS OF HYPOGLYCAEMIA");
+    expect(doc.text).toStartWith("## UNAWARENESS OF HYPOGLYCAEMIA");
     expect(agreementScore(doc.text, scannedTruth(SCAN, 1))).toBeGreaterThanOrEqual(0.9);
   },
   OCR_TIMEOUT,

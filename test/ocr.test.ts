@@ -32,8 +32,8 @@ describe("OCR", () => {
     async () => {
       const doc = await convertPdf(await scannedPage(SCAN, 1), "scan");
       expect(doc.metadata).toMatchObject({ pages: 1, ocr_pages: 1 });
-      expect(doc.text).toStartWith("<!-- page 1 -->\n\nUNAWARENESS OF HYPOGLYCAEMIA");
-      // Its title is its first paragraph, a title in capitals at the size of the text, not the file's name.
+      expect(doc.text).toStartWith("<!-- page 1 -->\n\n## UNAWARENESS OF HYPOGLYCAEMIA"); // a title in capitals: a heading
+      // Its title is that heading, set in capitals at the size of the text, not the file's name.
       expect(doc.title).toBe(
         "UNAWARENESS OF HYPOGLYCAEMIA AND INADEQUATE HYPOGLYCAEMIC COUNTERREGULATION: NO CAUSAL RELATION WITH DIABETIC AUTONOMIC NEUROPATHY",
       );
