@@ -1240,3 +1240,31 @@ test("config.yaml missing for a moment (replaced by delete and re-create) is no 
     await handle.close();
   }
 }, 30_000);
+
+test("a document read through a link follows the file it links to: changed, gone, back (s24 hostile H6)", async () => {
+  const home = tempDir();
+  const folder = tempDir();
+  writeTree(folder, { "real/t.md": "# Target\n\negretword\n" });
+  symlinkSync("real/t.md", join(folder, "link.md"));
+  const repo = registerRepository(home, { name: "ln", path: folder, embed: false });
+  await indexRepository(home, repo);
+  const { batches, handle } = watchRecorded(home, [repo]);
+  const found = async (word: string) => (await search(home, { query: word })).results.map((r) => r.path).sort();
+  try {
+    await handle.ready;
+    writeTree(folder, { "real/t.md": "# Target\n\npelicanword\n" });
+    await batches.until(["real/t.md", "link.md"]);
+    expect(await found("pelicanword")).toEqual(["link.md", "real/t.md"]);
+    expect(await found("egretword")).toEqual([]);
+    batches.reset();
+    rmSync(join(folder, "real/t.md"));
+    await batches.until(["real/t.md", "link.md"]);
+    expect(await found("pelicanword")).toEqual([]);
+    batches.reset();
+    writeTree(folder, { "real/t.md": "# Target\n\nheronword\n" });
+    await batches.until(["real/t.md", "link.md"]);
+    expect(await found("heronword")).toEqual(["link.md", "real/t.md"]);
+  } finally {
+    await handle.close();
+  }
+}, 30_000);

@@ -18,8 +18,8 @@
  * ignores enters it. A subfolder the watcher may not read is reported once and left unwatched (its documents
  * stay, as in `index`) until a change to it (a chmod) finds it readable; the rest is watched.
  */
-import { existsSync, lstatSync, readdirSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { configPath, loadConfig } from "../config.ts";
 import {
   candidacy,
@@ -248,6 +248,8 @@ class RepositoryWatch {
   private rootIno = 0;
   /** Paths from events, each with the time of its first event (how long it has waited for its writer to finish). */
   private pending = new Map<string, number>();
+  /** Indexed documents that are links to files in the root, by the path each resolves to (linkedDocuments). */
+  private links: Map<string, string[]> | undefined;
   private needsScan = true;
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** When the next batch runs at the latest, however busy the events (set by the first event after a batch). */
@@ -551,6 +553,7 @@ class RepositoryWatch {
     try {
       const failed: Failed = { stamps: store.failureStamps(), settings: failureSettings(loadConfig(this.context.home), this.repo) };
       for (const [path, since] of taken) {
+        if (this.links && mayBeLink(join(this.repo.path, path))) this.links = undefined; // a link made, changed or gone
         // Under a folder that is a link nothing is there, as for a run, which never enters one; the link itself is
         // looked at (a folder of its own, or one replaced by a link): discoverFiles finds nothing in it.
         const stats = folderLinkAbove(this.repo.path, path, links) === undefined ? statOf(join(this.repo.path, path)) : undefined;
@@ -590,10 +593,34 @@ class RepositoryWatch {
     } finally {
       store.close();
     }
+    // A document read through a link changes with the file it links to: an event names only that file.
+    if (chosen.size > 0) for (const path of [...chosen.keys()]) for (const link of this.linksTo(path)) chosen.set(link, false);
     // A path still being written comes back for another round, as pending since its first event.
     for (const [path, since] of waiters) this.pending.set(path, Math.min(since, this.pending.get(path) ?? since));
     const paths = [...chosen].map(([path, gone]) => ({ path, gone })).sort((a, b) => (a.path < b.path ? -1 : 1));
     return { paths, waiting: waiters.size > 0 };
+  }
+
+  /**
+   * The indexed documents that are links resolving to `path` (a note linked into a second folder): a watch kept
+   * their old text when the file they link to changed or went (s24 hostile H6). Found once by looking at every
+   * document, then kept until a scan or an event on a link changes them.
+   */
+  private linksTo(path: string): string[] {
+    if (!this.links) {
+      this.links = new Map();
+      const store = Store.open(this.repo.dir);
+      try {
+        const root = realpathOf(this.repo.path);
+        for (const doc of store.documents().keys()) {
+          const target = root && linkTarget(this.repo.path, root, doc);
+          if (target) this.links.set(target, [...(this.links.get(target) ?? []), doc]);
+        }
+      } finally {
+        store.close();
+      }
+    }
+    return this.links.get(path) ?? [];
   }
 
   /** A folder event: its candidate files that differ from the index, and indexed documents no longer in it. */
@@ -655,6 +682,7 @@ class RepositoryWatch {
     const { home, embedders, options } = this.context;
     this.needsScan = false;
     this.pending.clear();
+    this.links = undefined;
     this.report("indexing");
     const run = () => indexRepository(home, this.repo, { noEmbed: options.noEmbed, embedders });
     try {
@@ -719,6 +747,39 @@ function inRepository(found: Discovery, folder: string, repo: Repository): Disco
     files: unknown ? [] : found.files.filter((file) => isCandidate(file.path, repo)),
     unlisted: [...found.unlisted, ...(unknown ? [folder] : [])],
   };
+}
+
+/**
+ * Where an indexed document that is a link leads, as a path in the root (`root`: its real path), else undefined. A
+ * link to nothing leads where its text says: the file it linked to, just deleted.
+ */
+function linkTarget(folder: string, root: string, path: string): string | undefined {
+  const absolute = join(folder, path);
+  try {
+    if (!lstatSync(absolute).isSymbolicLink()) return undefined;
+    const resolved = realpathOf(absolute) ?? resolve(realpathSync(dirname(absolute)), readlinkSync(absolute));
+    const target = relative(root, resolved);
+    return target && !target.startsWith("..") && !isAbsolute(target) ? target.split(sep).join("/") : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the path is a link, or nothing now (what was there may have been one). */
+function mayBeLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return true;
+  }
+}
+
+function realpathOf(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 function statOf(path: string): Stats | undefined {
