@@ -440,6 +440,23 @@ describe("paragraphs that show nothing", () => {
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1 });
     expect(await tagged()).toEqual([]);
   });
+
+  test("an index an older converter made converts its PDFs and web pages again, once: `get` reads what search cites (s24 retest N1)", async () => {
+    // An index from before a converter change kept the old conversion, while `get` converts a PDF as it reads it:
+    // a result's lines read as other text after an upgrade.
+    const { home, repo } = bm25Repository({
+      "paper.pdf": await writePdf([paragraph("A paper about trace trees and their compilation.", 72)]),
+      "page.html": "<p>A web page about trace trees.</p>",
+      "note.md": "# Note\n\ntrace trees in a note\n",
+    });
+    await indexRepository(home, repo);
+    const store = Store.open(repo.dir, { write: true });
+    const { converters: _, ...before } = JSON.parse(store.meta.get("chunking")!); // as an index from before versions
+    store.meta.set("chunking", JSON.stringify(before));
+    store.close();
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2, skipped: 1 });
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0, skipped: 3 });
+  });
 });
 
 describe("documents without body text", () => {

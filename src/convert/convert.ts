@@ -69,6 +69,22 @@ export function fallbackTitle(path: string): string {
 }
 
 /**
+ * The version of the converter each converted format's text comes from (HTML's for EPUB and DOCX too, which go
+ * through it). A change that moves a document's lines or words takes a new version, and an index run converts the
+ * documents of that format again, once: `get` converts a PDF as it is read, so an index keeping an older
+ * conversion cited lines that read as other text (s24 retest N1). Since 1: PDF paragraphs end at a line cut short
+ * and TeX accents sit on their letters; HTML footnote marks stand apart from their words (`snarf[235]`). OCR'd text
+ * is kept and read back as indexed, so a scan is not recognised again.
+ */
+export const CONVERTER_VERSIONS: Readonly<Record<string, number>> = { pdf: 1, html: 1 };
+
+/** The converter (CONVERTER_VERSIONS' key) a stored format's text comes from, if a versioned one. */
+export function converterOf(format: string): string | undefined {
+  if (format === "pdf") return "pdf";
+  return format === "html" || format === "epub" || format === "docx" ? "html" : undefined;
+}
+
+/**
  * The formats whose text OCR may read (a PDF's scanned pages, images): what an OCR setting's change reads again, and
  * whose recognised text an index keeps for the same bytes.
  */

@@ -12,7 +12,7 @@ import { BARE_DOCUMENT_VERSION, chunkDocument, MARKDOWN_CHUNK_VERSION, type Chun
 import { codeFragments } from "./code-chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
-import { fileType, formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
+import { CONVERTER_VERSIONS, converterOf, fileType, formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
 import {
@@ -542,6 +542,7 @@ function documentSettings(
     bare: BARE_DOCUMENT_VERSION,
     headings: MARKDOWN_CHUNK_VERSION,
     identifiers: IDENTIFIER_VERSION,
+    converters: CONVERTER_VERSIONS,
     ocr,
     limits: failure,
   });
@@ -555,6 +556,7 @@ function documentSettings(
     bare?: number;
     headings?: number;
     identifiers?: number;
+    converters?: Record<string, number>;
     ocr?: string;
     limits?: string;
   } = store.meta.json("chunking", { derived: true }) ?? { tokens: Number.NaN, overlap: Number.NaN };
@@ -575,6 +577,11 @@ function documentSettings(
   const damaged = store.pathsWithDamagedMetadata();
   // Markdown files an older chunker cut by older rules are chunked again, once (reading them is cheap).
   const headings = (before.headings ?? 0) !== MARKDOWN_CHUNK_VERSION;
+  // Documents an older converter read are converted again, once (CONVERTER_VERSIONS; none recorded: before them).
+  const converted = (format: string) => {
+    const converter = converterOf(format);
+    return converter !== undefined && (before.converters?.[converter] ?? 0) !== CONVERTER_VERSIONS[converter];
+  };
   // OCR settings (mode, languages, traineddata) decide what PDFs and images read as: a change reads them again.
   // Indexes from before they were recorded keep their documents as they are.
   const rescan = (before.ocr ?? ocr) !== ocr;
@@ -593,6 +600,7 @@ function documentSettings(
     bare.has(path) ||
     damaged.has(path) ||
     (headings && formatOf(path) === "md") ||
+    converted(formatOf(path)) ||
     (rescan && OCR_FORMATS.has(formatOf(path))) ||
     partial.has(path);
   const read = confinedReader(repo.path, root?.real);
