@@ -587,3 +587,21 @@ test("an accent TeX sets as a glyph of its own before its letter sits on that le
   const found = runCli(["search", "naive schrodinger", "--files"], { home });
   expect(found.stdout.trim()).toEndWith("paper.pdf");
 });
+
+test("a superscript, and a sentence its writer broke by hand, go on in their paragraph: not cut short (s24 retest N3)", async () => {
+  const pdf = await PDFDocument.create();
+  const font = await pdf.embedFont(StandardFonts.TimesRoman);
+  const page = pdf.addPage([612, 792]);
+  // `O(n^k)` as TeX sets it: the exponent a run of its own, raised and smaller, then the line goes on.
+  page.drawText("In general this naive strategy yields O(n", { x: 72, y: 700, size: 11, font });
+  const before = 72 + font.widthOfTextAtSize("In general this naive strategy yields O(n", 11);
+  page.drawText("k", { x: before + 0.5, y: 704, size: 7, font });
+  page.drawText(") traces, which fill the trace cache.", { x: before + 4.5, y: 700, size: 11, font });
+  page.drawText("If you want to test", { x: 72, y: 687, size: 11, font });
+  page.drawText("performance, Talos runs just fine on the machines it was written for.", { x: 72, y: 674, size: 11, font });
+  const doc = await convertPdf(await pdf.save(), "paper", { ocr: "off" });
+  // One paragraph (the exponent's spacing aside): it was three, cut after `O(n` and after `test`.
+  expect(doc.text.replace(/O\(n k ?\)/, "O(n k)")).toBe(
+    "<!-- page 1 -->\n\nIn general this naive strategy yields O(n k) traces, which fill the trace cache. If you want to test performance, Talos runs just fine on the machines it was written for.\n",
+  );
+});

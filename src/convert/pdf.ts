@@ -687,10 +687,14 @@ function paragraphsOf(lines: Line[]): Line[][] {
 
 /**
  * Whether `line` ended with room for `next`'s first word (and a space) before `right`, with an em to spare; never
- * where it ends inside a word, at a hyphen (`mech-` + `anism`): that is wrapping, whatever its room.
+ * where it ends inside a word, at a hyphen (`mech-` + `anism`): that is wrapping, whatever its room. Nor where
+ * `next` goes on along the same line (a superscript or subscript, read as a line of its own: `O(n` then `k`), or a
+ * sentence runs on into a lower-case word (a line its writer broke by hand: `If you want to test` / `performance, …`).
  */
 function cutShort(line: Line, next: Line, right: number): boolean {
   if (!line.extent || !next.extent || hyphenatedAt(line.text, next.text)) return false;
+  if (next.extent.left >= line.extent.right - line.size / 2) return false;
+  if (!/[.:;!?]["')\]]*$/u.test(line.text) && /^\p{Ll}/u.test(next.text)) return false;
   const charWidth = (next.extent.right - next.extent.left) / next.text.length;
   const firstWord = next.text.split(" ", 1)[0]!.length;
   return line.extent.right + (firstWord + 1) * charWidth < right - line.size;
