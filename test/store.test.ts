@@ -468,3 +468,16 @@ test("pruning removed texts by age reads an index, not every kept text (schema 1
     db.close();
   }
 });
+
+test("a removal and the zeroing of its pages are one step: no signal a user sends but kill -9 comes between them (s24 hostile H2, retest N2)", () => {
+  // A closed terminal (SIGHUP) or Ctrl-\ (SIGQUIT) there left the removed document's text in index.db.
+  const script = `
+    const { holdSignals } = await import(${JSON.stringify(join(ROOT, "src/index/repositories.ts"))});
+    const release = holdSignals();
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"]) process.kill(process.pid, signal);
+    await Bun.sleep(100);
+    release();
+    console.log("held");`;
+  const run = Bun.spawnSync([process.execPath, "-e", script]);
+  expect({ code: run.exitCode, stdout: run.stdout.toString().trim() }).toEqual({ code: 0, stdout: "held" });
+});

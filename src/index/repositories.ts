@@ -116,7 +116,7 @@ export function renameRepository(home: string, from: string, to: string): Reposi
 }
 
 /**
- * SIGINT and SIGTERM caught until the returned release, for two steps a user takes as one: neither stops the process
+ * SIGINT, SIGTERM, SIGHUP and SIGQUIT caught until the returned release, for two steps a user takes as one: neither stops the process
  * between moving an index folder and writing config.yaml (Ctrl-C there left the index under the new name and the
  * registration under the old, read as never indexed: s21 hostile #1), nor between a removal and the zeroing of its
  * pages (remove.ts). The command then ends as it would have; a wait before them is not held (a Ctrl-C during the
@@ -124,13 +124,14 @@ export function renameRepository(home: string, from: string, to: string): Reposi
  */
 export function holdSignals(): () => void {
   const ignore = () => {};
-  process.on("SIGINT", ignore);
-  process.on("SIGTERM", ignore);
+  for (const signal of HELD_SIGNALS) process.on(signal, ignore);
   return () => {
-    process.off("SIGINT", ignore);
-    process.off("SIGTERM", ignore);
+    for (const signal of HELD_SIGNALS) process.off(signal, ignore);
   };
 }
+
+/** What stops a command from outside but kill -9: Ctrl-C, a service's stop, a closed terminal, Ctrl-\ (s24 retest N2). */
+const HELD_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"] as const;
 
 function lstatOrNull(path: string) {
   try {
