@@ -157,11 +157,13 @@ describe("OCR", () => {
         [30, "US HOSPITALS, 2009-2014"],
       ],
       [[30, "Importance Estimates from claims. USA."]],
+      // A sentence in capitals is no title (s24 retest N5).
+      [[30, "KEEP REFRIGERATED."]],
     ]);
     // A break at a hyphen is marked on the page and resolved over the whole document (resolveLineBreaks).
     expect(resolveLineBreaks(pageText(page))).toBe(
       "## A Study of Everything\n\nThe experiment worked & well again.\n\nSecond para-Graph here\n\n" +
-        "## INCIDENCE AND TRENDS OF SEPSIS IN US HOSPITALS, 2009-2014\n\nImportance Estimates from claims. USA.",
+        "## INCIDENCE AND TRENDS OF SEPSIS IN US HOSPITALS, 2009-2014\n\nImportance Estimates from claims. USA.\n\nKEEP REFRIGERATED.",
     );
   });
 

@@ -352,10 +352,11 @@ export function pageText(hocr: string): string {
 /**
  * A short paragraph all in capitals (`INCIDENCE AND TRENDS OF SEPSIS IN US HOSPITALS …`): a title as journals set an
  * abstract's, at the body's size, so that only its case tells it. Without it a scan of several abstracts had every
- * passage under the first one's title (s23 user). Two words at least, and eight letters, all of them capitals.
+ * passage under the first one's title (s23 user). Two words at least, and eight letters, all of them capitals; not a
+ * sentence (`KEEP REFRIGERATED.`, a licence's disclaimer: s24 retest N5), which a title does not end as.
  */
 function capitalsTitle(text: string): boolean {
-  if (text.startsWith("## ") || text.length > 200 || !/\S\s+\S/.test(text)) return false;
+  if (text.startsWith("## ") || text.length > 200 || !/\S\s+\S/.test(text) || /[.!?]["')\]]*$/u.test(text)) return false;
   const cased = (text.match(/\p{L}/gu) ?? []).filter((letter) => letter.toLowerCase() !== letter.toUpperCase());
   return cased.length >= 8 && cased.every((letter) => letter === letter.toUpperCase());
 }
