@@ -181,7 +181,7 @@ describe("refs", () => {
   });
 });
 
-test("a budget that whole lines fill less than half of is filled from inside the next line, never inside a character (s24 agent A6)", async () => {
+test("a budget that whole lines fill less than half of is filled from inside the next line, never inside a character (s24 agent A6, retest N4)", async () => {
   const guide = await readDocument(home, "one:guide.md"); // # Guide, a blank, line three, line four, line five
   const cut = (doc: typeof guide, bytes: number, lineNumbers = false) => {
     const { to, truncated, text } = limitDocumentBytes(doc, bytes, { lineNumbers });
@@ -195,6 +195,9 @@ test("a budget that whole lines fill less than half of is filled from inside the
   const long = { ...guide, text: `#\n${"x".repeat(100)}`, to: 2, total_lines: 2 };
   expect(cut(long, 40, true)).toEqual({ to: 2, truncated: true, text: `#\n${"x".repeat(24)}` }); // 8 + 1 + 7 + 24
   expect(cut(await readDocument(home, "one:guide.md:2"), 3, true)).toEqual({ to: 2, truncated: true, text: "" });
+  // The last line, one character past the budget with its number: read whole, and nothing left to read on to (N4).
+  const last = { ...guide, text: "b", from: 5, to: 5 };
+  expect(cut(last, 7, true)).toEqual({ to: 5, truncated: false, text: "b" });
   const wide = { ...guide, text: "# É\n\nééé😀", to: 3, total_lines: 3 };
   expect(cut(wide, 14)).toEqual({ to: 3, truncated: true, text: "# É\n\nééé" }); // not half of 😀
 });

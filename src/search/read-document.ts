@@ -309,6 +309,8 @@ export function limitDocumentBytes(doc: DocumentText, maxBytes: number, { lineNu
   const whole = part === "" && kept > 0;
   const to = doc.from + kept - (whole ? 1 : 0);
   const text = whole ? lines.slice(0, kept).join("\n") : [...lines.slice(0, kept), part].join("\n");
+  // All of it, a line past the budget whole (its first character must go): nothing is left to read on to (s24 retest N4).
+  if (text === doc.text) return doc;
   return { ...doc, to, to_line: to, truncated: true, text };
 }
 
