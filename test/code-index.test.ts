@@ -651,7 +651,7 @@ test("one identifier as the query finds the unit of exactly that name before hel
   const first = (query: string) => JSON.parse(runCli(["search", query, "--json", "-n", "1"], { home }).stdout).results[0].heading;
   expect(first("rmtree")).toBe("def rmtree");
   // And in the frame of a question, as agents ask it (s24 agent A1: "where is X defined" lost it).
-  for (const question of ["where is rmtree defined?", "the `rmtree` function", "how does rmtree work"]) {
+  for (const question of ["where is rmtree defined?", "the `rmtree` function", "how does rmtree work", "shutil.rmtree"]) {
     expect({ question, heading: first(question) }).toEqual({ question, heading: "def rmtree" });
   }
 });

@@ -13,7 +13,16 @@ describe("parseQuery", () => {
   });
 
   test("one identifier is the query's symbol, alone or framed by a question about it (s24 agent A1)", () => {
-    for (const q of ["Formatter", "where is Formatter defined?", "Formatter class", "how does `Formatter` work", "the Formatter type"]) {
+    for (const q of [
+      "Formatter",
+      "where is Formatter defined?",
+      "Formatter class",
+      "how does `Formatter` work",
+      "the Formatter type",
+      "logging.Formatter", // qualified: its last part (s24 retest N6)
+      "where is logging.Formatter defined",
+      "std::fmt::Formatter",
+    ]) {
       expect({ q, symbol: parseQuery(q).symbol }).toEqual({ q, symbol: "formatter" });
     }
     for (const q of ["where is the parser defined and used", "parse header", "what is a lifetime annotation", '"Formatter"']) {
