@@ -304,7 +304,11 @@ async function readMatched(home: string, pattern: string, options: MultiGetOptio
   for (const ref of refs) {
     const entry = { repository: ref.repo.name, path: ref.path };
     if (stoppedAt !== undefined && !fits(ref)) {
-      skipped.push({ ...entry, reason: `not read: the answer stopped at ${stoppedAt}, which did not fit max_bytes (${budget} bytes)` });
+      // The answer goes on (text files that fit are read): what this one was not converted for is the budget's rest.
+      skipped.push({
+        ...entry,
+        reason: `not read: ${budget - used} bytes of max_bytes (${budget}) were left after ${stoppedAt} did not fit: ${readAlone(`${ref.repo.name}:${ref.path}`)}`,
+      });
       continue;
     }
     let doc: DocumentText;
@@ -319,11 +323,9 @@ async function readMatched(home: string, pattern: string, options: MultiGetOptio
     if (bytes > perDocument) {
       skipped.push({ ...entry, reason: `larger than max_bytes per document (${bytes} > ${perDocument} bytes)` });
     } else if (used + bytes > budget) {
-      // The way on, which the budget (1 MiB at most over MCP) never gives a larger document (s24 agent A5).
-      const way = `read it by itself with \`researcher get ${shellWord(readRef(doc))}\`, an answer at a time (continue_with)`;
       skipped.push({
         ...entry,
-        reason: `${bytes} bytes, more than the ${budget - used} left of max_bytes for the answer (${budget} bytes): ${way}`,
+        reason: `${bytes} bytes, more than the ${budget - used} left of max_bytes for the answer (${budget} bytes): ${readAlone(readRef(doc))}`,
       });
       stoppedAt ??= `${ref.repo.name}:${ref.path}`;
     } else {
@@ -332,4 +334,9 @@ async function readMatched(home: string, pattern: string, options: MultiGetOptio
     }
   }
   return { documents, skipped: skipped.slice(0, MAX_SKIPPED_LISTED), skipped_total: skipped.length };
+}
+
+/** The way on for a document an answer had no room for, which its budget (1 MiB at most over MCP) never gives (s24 agent A5). */
+function readAlone(ref: string): string {
+  return `read it by itself with \`researcher get ${shellWord(ref)}\`, an answer at a time (continue_with)`;
 }
