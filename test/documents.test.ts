@@ -9,6 +9,7 @@ import { ResearcherError } from "../src/errors.ts";
 import { pathGlob } from "../src/path-glob.ts";
 import { parseFilter } from "../src/search/filters.ts";
 import { search, SearchContext, type SearchOptions } from "../src/search/search.ts";
+import { agentHint } from "../src/serve/agent-hints.ts";
 import { registerRepository, getRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { rmSync, writeFileSync } from "node:fs";
@@ -161,7 +162,9 @@ describe("refs", () => {
     const docid = documentInfo(home, "one:guide.md").docid.slice(1);
     const bare = await refusal(readDocument(home, docid));
     expect(bare.message).toBe(`no repository holds ${docid}`);
-    expect(bare.hint).toBe(`did you mean the docid '#${docid}'? (a docid begins with #; quote it in a shell, where # starts a comment)`);
+    expect(bare.hint).toBe(`did you mean the docid: \`researcher get '#${docid}'\`? (a docid begins with #)`);
+    // An agent is given the tool and its ref, not shell quoting (s24 retest N9).
+    expect(agentHint(bare.hint!)).toBe(`did you mean the docid: the get_document tool with ref "#${docid}"? (a docid begins with #)`);
     // …with its place too, and in any case.
     expect((await refusal(readDocument(home, `${docid.toUpperCase()}:3`))).hint).toContain(`'#${docid.toUpperCase()}:3'`);
     // Hex digits that are no docid are a miss like any other.

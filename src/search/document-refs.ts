@@ -10,7 +10,7 @@ import { isResearcherError, ResearcherError } from "../errors.ts";
 import { isInside, outsideRoot } from "../files.ts";
 import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import type { Store } from "../store/store.ts";
-import { unescapeControls } from "../terminal.ts";
+import { shellWord, unescapeControls } from "../terminal.ts";
 import { composed } from "../text.ts";
 import { DOCID } from "./docid.ts";
 import { indexedDocuments, type ReadSession, withStore } from "./read-session.ts";
@@ -197,7 +197,8 @@ function resolveTrimmedRef(home: string, trimmed: string, options: RefLookup): D
   // A docid copied without its `#` (which a shell reads as a comment's start), maybe with a place: `51481f:p6` is
   // no repository's name either (s24 user U8).
   if (options.suggest !== false && BARE_DOCID.test(target) && docidMatches(home, target.toLowerCase(), options).found.length > 0) {
-    const hint = `did you mean the docid '#${trimmed}'? (a docid begins with #; quote it in a shell, where # starts a comment)`;
+    // As a command, which a shell needs quoted (and an agent is given as get_document's ref: s24 retest N9).
+    const hint = `did you mean the docid: \`researcher get ${shellWord(`#${trimmed}`)}\`? (a docid begins with #)`;
     throw unread(new ResearcherError("DOCUMENT_NOT_FOUND", `no repository holds ${trimmed}`, { hint }), skipped);
   }
   if (colon > 0 && REPO_NAME.test(trimmed.slice(0, colon))) getRepository(home, trimmed.slice(0, colon)); // throws, naming the known ones
