@@ -471,6 +471,8 @@ test("a filter that begins with `repo:` is that glob inside that repository, as 
   for (const repositories of [["rustbook"], undefined]) {
     expect(await found({ filter: "rustbook:ch04*", repositories })).toEqual(["rustbook:ch04-01-ownership.md"]);
   }
+  // The name trimmed, as every lookup of one is (s24 retest N7: MCP list_documents' prefix ' p:' listed nothing).
+  expect(await found({ filter: " rustbook :ch04*", repositories: [" rustbook"] })).toEqual(["rustbook:ch04-01-ownership.md"]);
   expect((await found({ filter: "rustbook:" })).sort()).toEqual(["rustbook:ch04-01-ownership.md", "rustbook:ch05-structs.md"]);
   expect((await found({ filter: "ch04*" })).sort()).toEqual(["code:ch04-borrow.md", "rustbook:ch04-01-ownership.md"]);
   const other = await search(home, { query: "borrow", filter: "rustbook:ch04*", repositories: ["code"] }).catch((e: ResearcherError) => e);

@@ -70,10 +70,12 @@ export function namedRepository(
   { what, verb }: { what: string; verb: string },
 ): { repository: string; inside: string } | undefined {
   const colon = value.indexOf(":");
-  const name = colon > 0 ? value.slice(0, colon) : "";
-  if (!name || !(asked.includes(name) || listRepositories(home).some((repo) => repo.name === name))) return undefined;
-  if (asked.length > 0 && !asked.includes(name)) {
-    const [given, first] = [asked.map((a) => `'${a}'`).join(", "), asked[0]!];
+  // Names trimmed, as every lookup of one is (`' p:'` listed nothing: s24 retest N7).
+  const name = colon > 0 ? value.slice(0, colon).trim() : "";
+  const names = asked.map((a) => a.trim());
+  if (!name || !(names.includes(name) || listRepositories(home).some((repo) => repo.name === name))) return undefined;
+  if (names.length > 0 && !names.includes(name)) {
+    const [given, first] = [names.map((a) => `'${a}'`).join(", "), names[0]!];
     throw new ResearcherError(
       "USAGE",
       `${what} '${value}' names repository '${name}' but ${asked.length === 1 ? "repository is" : "repositories are"} ${given}: they do not go together`,
