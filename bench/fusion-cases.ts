@@ -6,7 +6,7 @@
 import { chooseModel, EmbedderCache } from "../src/embed/embedder.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
-import { lexicalEvidence, type ListStrength, vectorCalibration, vectorEvidence } from "../src/search/calibration.ts";
+import { lexicalEvidence, lexicalRatio, type ListStrength, vectorCalibration, vectorEvidence } from "../src/search/calibration.ts";
 import { FUSION_DEPTH, type Ranked } from "../src/search/fusion.ts";
 import { parseQuery } from "../src/search/query.ts";
 import { rankBm25, selectiveMatch } from "../src/search/search.ts";
@@ -60,7 +60,7 @@ export async function collect(
       const match = selectiveMatch(store, parsed);
       const bm25 = match ? rankBm25(store, parsed, match, FUSION_DEPTH).hits : [];
       const vector = (await searchVectors(store, repo.dir, vectors[i]!, FUSION_DEPTH)).hits;
-      const lexicalTop = bm25[0] ? lexicalEvidence(store, parsed)(bm25[0].score) : 0;
+      const lexicalTop = bm25[0] ? lexicalEvidence(lexicalRatio(store, parsed)(bm25[0].score)) : 0;
       const vectorTop = vector[0] ? vectorEvidence(vectors[i]!, vectorCalibration(store)?.centroid)(vector[0].score) : 0;
       cases.push({ split, id: q.id, bm25, vector, lexicalTop, vectorTop });
     }

@@ -656,6 +656,23 @@ test("one identifier as the query finds the unit of exactly that name before hel
   }
 });
 
+test("over several repositories, one identifier's definition comes before lines that mention it elsewhere (s24 code user C1)", () => {
+  // Each repository's best match of one word reached full evidence (1), and repositories' names settled the tie: an
+  // Apache config of git's that named addHandler came before logging's `def addHandler`.
+  const home = tempDir();
+  const [code, other] = [tempDir(), tempDir()];
+  const body = Array.from({ length: 12 }, (_, i) => `        step_${i} = self.handlers[${i}]`).join("\n");
+  writeTree(code, {
+    "logging.py": `class Logger:\n    def addHandler(self, hdlr):\n        """Add the specified handler to this logger."""\n${body}\n        return hdlr\n`,
+  });
+  writeTree(other, { "conf.sh": "# call addHandler in the config\nrun addHandler now\n", "notes.md": "# Notes\n\nSee addHandler.\n" });
+  expect(runCli(["repo", "add", "py", code, "--code", "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["repo", "add", "a-misc", other, "--code", "--no-embed"], { home }).code).toBe(0); // named first
+  expect(runCli(["index"], { home }).code).toBe(0);
+  const [first] = JSON.parse(runCli(["search", "addHandler", "--json", "-n", "3"], { home }).stdout).results;
+  expect({ repository: first.repository, heading: first.heading }).toEqual({ repository: "py", heading: "class Logger" });
+});
+
 test("the exact name is the name as written, underscores and all, and a split function's tail after a closure defines nothing (s22 retest2 A2, A3)", () => {
   const home = tempDir();
   const folder = tempDir();

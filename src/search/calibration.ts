@@ -175,10 +175,20 @@ export function vectorEvidence(query: Float32Array, centroid: number[] | undefin
   return (cosine) => clamp((cosine - background) / span);
 }
 
-/** A function from a fragment's BM25 score to lexical evidence in [0, 1] for one query in one repository. */
-export function lexicalEvidence(store: Store, parsed: ParsedQuery): (score: number) => number {
+/**
+ * A function from a fragment's BM25 score to the share of the query's IDF mass it reaches, for one query in one
+ * repository: its lexical evidence is this capped to [0, 1] (lexicalEvidence). Uncapped, it still tells apart two
+ * full matches of one word (a definition its name's boost doubled, a line that mentions it), which the cap made
+ * equal across repositories (s24 code user C1).
+ */
+export function lexicalRatio(store: Store, parsed: ParsedQuery): (score: number) => number {
   const mass = idfMass(store, parsed);
-  return (score) => (mass > 0 ? clamp(score / mass) : 0);
+  return (score) => (mass > 0 ? score / mass : 0);
+}
+
+/** Lexical evidence in [0, 1] from a lexicalRatio. */
+export function lexicalEvidence(ratio: number): number {
+  return clamp(ratio);
 }
 
 /**

@@ -203,21 +203,25 @@ export function mergeScore(lexical: number | null, vector: number | null): numbe
 
 /**
  * Merge ranked lists (one per repository) by merge score, keeping each list's own order (a repository's ranking
- * is its best judgement; an item never scores above the one ranked before it in its list). Equal scores, such
- * as lists with no evidence above the floor, go by `tieOf` (the vector evidence below the floor: with one model,
- * measured from one background, it compares across repositories), then interleave by reciprocal rank so a small
- * repository is not starved.
+ * is its best judgement; an item never scores above the one ranked before it in its list). Equal scores go by
+ * `ties`, in turn (the vector evidence below the floor, which with one model, measured from one background, compares
+ * across repositories; then the strength of a full lexical match, which the evidence caps: one identifier's every
+ * mention and its definition both reach 1, and repositories' names decided: s24 code user C1), each kept from
+ * rising in its list as the score is, then interleave by reciprocal rank so a small repository is not starved.
  */
-export function mergeLists<T>(lists: T[][], scoreOf: (item: T) => number, tieOf: (item: T) => number = () => 0, k = RRF_K): T[] {
+export function mergeLists<T>(lists: T[][], scoreOf: (item: T) => number, ties: ((item: T) => number)[] = [], k = RRF_K): T[] {
   if (lists.length === 1) return lists[0]!;
   const keyed = lists.flatMap((list, l) => {
     let ceiling = Infinity;
-    let tieCeiling = Infinity;
+    const tieCeilings = ties.map(() => Infinity);
     return list.map((item, i) => {
       ceiling = Math.min(ceiling, scoreOf(item));
-      tieCeiling = Math.min(tieCeiling, tieOf(item));
-      return { item, list: l, merge: ceiling, tie: tieCeiling, rrf: 1 / (k + i + 1) };
+      ties.forEach((tie, t) => {
+        tieCeilings[t] = Math.min(tieCeilings[t]!, tie(item));
+      });
+      return { item, list: l, merge: ceiling, ties: [...tieCeilings], rrf: 1 / (k + i + 1) };
     });
   });
-  return keyed.sort((a, b) => b.merge - a.merge || b.tie - a.tie || b.rrf - a.rrf || a.list - b.list).map((s) => s.item);
+  const byTies = (a: number[], b: number[]) => a.reduce((order, value, t) => order || b[t]! - value, 0);
+  return keyed.sort((a, b) => b.merge - a.merge || byTies(a.ties, b.ties) || b.rrf - a.rrf || a.list - b.list).map((s) => s.item);
 }

@@ -90,6 +90,8 @@ export interface Candidate {
   id: number;
   score: number;
   explain: Explain;
+  /** Its BM25 score over the query's IDF mass, uncapped (0 without one): what orders full matches across repositories. */
+  strength: number;
 }
 
 /** Fragments a document hit shows. */

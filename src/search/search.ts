@@ -19,7 +19,7 @@ import { Store, type SqlCondition } from "../store/store.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder, emptyModelName, ModelFilesChanged } from "../embed/embedder.ts";
 import { FUSION_DEPTH, fuseHybrid, fusionWeight, listAnchors, mergeLists, mergeScore, type Ranked } from "./fusion.ts";
-import { backgrounds, lexicalEvidence, queryCoverage, vectorCalibration, vectorEvidence } from "./calibration.ts";
+import { backgrounds, lexicalEvidence, lexicalRatio, queryCoverage, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { boostHeadings } from "./heading-boost.ts";
 import { ANN_PROBLEMS, annNeedsRebuilding, meansNothing, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
@@ -327,7 +327,7 @@ async function rankPage(run: SearchRun, searchable: { repo: Repository; store: S
     const candidates = mergeLists(
       perRepo.map((r) => r.candidates),
       (c) => c.explain.merge.score,
-      (c) => c.explain.merge.vector ?? 0,
+      [(c) => c.explain.merge.vector ?? 0, (c) => c.strength],
     );
     const total = perRepo.reduce((sum, r) => sum + r.total, 0);
     return { perRepo, left, candidates, total, groups: documents ? groupsOf(perRepo, candidates) : [] };
@@ -479,7 +479,8 @@ interface RankedLists {
   bounds?: VectorBounds;
   /** The lists as the same search unfiltered ranks them (hybrid with a filter): their anchors and best score. */
   unfiltered?: { bm25: Ranked[]; vector: Ranked[] };
-  lexicalScale: (score: number) => number;
+  /** A BM25 score over the query's IDF mass in this repository (calibration.ts lexicalRatio). */
+  lexicalRatio: (score: number) => number;
   /** The share of the query each of these fragments holds (queryCoverage), where results are merged or explained. */
   coverageOf?: (ids: number[]) => Map<number, number>;
   vectorScale: (cosine: number) => number | null;
@@ -589,7 +590,7 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
     wordsFound: mode === "vector" ? Boolean(match && fts5Ranking(store, parsed, match, 1, where).hits.length) : ranked.hits.length > 0,
     keyword: ranked.hits,
     semantic: [],
-    lexicalScale: lexicalEvidence(store, parsed),
+    lexicalRatio: lexicalRatio(store, parsed),
     coverageOf: run.merging ? (ids) => queryCoverage(store, parsed, ids) : undefined,
     vectorScale: () => null,
   };
@@ -637,7 +638,7 @@ function candidatesOf(
     const ids = ordered.slice(0, coverageDepth).flatMap((item) => (item.lexical ? [item.id] : []));
     coverage = lists.coverageOf?.(ids) ?? coverage;
   };
-  const lexicalOf = (id: number, score: number) => Math.min(lists.lexicalScale(score), coverage.get(id) ?? 1);
+  const lexicalOf = (id: number, score: number) => Math.min(lexicalEvidence(lists.lexicalRatio(score)), coverage.get(id) ?? 1);
   const evidence = (id: number, lexical: { score: number } | null, vector: { score: number } | null, share = 1) => {
     const cosine = vector && lists.vectorScale(vector.score);
     return mergeEvidence(lexical && lexicalOf(id, lexical.score), cosine === null ? null : share * cosine);
@@ -645,7 +646,7 @@ function candidatesOf(
   if (mode === "hybrid") {
     const best = (lists.unfiltered?.bm25 ?? lists.keyword)[0];
     const calibration = vectorCalibration(store);
-    const weight = fusionWeight(calibration?.lists, best && lists.lexicalScale(best.score), calibration?.vectors);
+    const weight = fusionWeight(calibration?.lists, best && lexicalEvidence(lists.lexicalRatio(best.score)), calibration?.vectors);
     const weights = { bm25: weight.lexical, vector: round(1 - weight.lexical) };
     const anchors = lists.unfiltered && listAnchors(lists.unfiltered.bm25, lists.unfiltered.vector);
     const fused = fuseHybrid(lists.keyword, lists.semantic, weight.lexical, anchors);
@@ -655,6 +656,7 @@ function candidatesOf(
       store,
       id: f.id,
       score: round(f.score),
+      strength: f.bm25 ? lists.lexicalRatio(f.bm25.score) : 0,
       explain: {
         mode,
         bm25: roundContribution(f.bm25),
@@ -681,6 +683,7 @@ function candidatesOf(
       store,
       id: hit.id,
       score: round(hit.score),
+      strength: mode === "bm25" ? lists.lexicalRatio(hit.score) : 0,
       explain: {
         mode,
         bm25: mode === "bm25" ? contribution : null,
