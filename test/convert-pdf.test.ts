@@ -605,3 +605,20 @@ test("a superscript, and a sentence its writer broke by hand, go on in their par
     "<!-- page 1 -->\n\nIn general this naive strategy yields O(n k) traces, which fill the trace cache. If you want to test performance, Talos runs just fine on the machines it was written for.\n",
   );
 });
+
+test("a run of short lines is a listing's, kept line by line, though they start in lower case (s24 retest2 M2)", async () => {
+  const pdf = await PDFDocument.create();
+  const font = await pdf.embedFont(StandardFonts.TimesRoman);
+  const page = pdf.addPage([612, 792]);
+  // A code figure, as tracemonkey.pdf sets its trace: each line a statement, most of them starting in lower case.
+  // (Its widest line is cut short by nothing, and joins the next as any paragraph's does: here it is the last.)
+  const lines = [
+    "x := load state[748] // load primes",
+    "store sp[0], x // store primes",
+    "y := and x, -4 // mask it",
+    "exit if y is false // the guard's side exit, back to the interpreter",
+  ];
+  lines.forEach((text, i) => page.drawText(text, { x: 72, y: 700 - i * 12, size: 10, font }));
+  const doc = await convertPdf(await pdf.save(), "listing", { ocr: "off" });
+  expect(doc.text.split("\n\n").slice(1)).toEqual([...lines.slice(0, -1), `${lines.at(-1)}\n`]);
+});

@@ -672,29 +672,37 @@ const BULLET = /^[•◦▪▫▸‣●○■□∙]\s/u;
  * definition's term and its text, or a list's items) still ends each one on a line cut short, and a bullet starts
  * one. A line is cut short when the next line's first word would have fitted on it, measured against the block's
  * widest line: a typesetter wraps only a word that does not fit, so ragged and justified text alike read on (pdf.js's
- * own test PDF read four pages as four lines of 2,000 characters).
+ * own test PDF read four pages as four lines of 2,000 characters). One line cut short alone, mid-sentence before a
+ * lower-case word, was broken by hand (`If you want to test` / `performance, …`) and reads on; a run of them is a
+ * listing's lines (a paper's code figure ran into one line: s24 retest2 M2).
  */
 function paragraphsOf(lines: Line[]): Line[][] {
   const right = largest(lines.map((line) => line.extent?.right ?? Number.NEGATIVE_INFINITY));
+  const short = lines.map((line, i) => i + 1 < lines.length && cutShort(line, lines[i + 1]!, right));
   const parts: Line[][] = [];
   lines.forEach((line, i) => {
     const previous = lines[i - 1];
-    if (previous && !BULLET.test(line.text) && !cutShort(previous, line, right)) parts.at(-1)!.push(line);
+    const alone = !short[i - 2] && !short[i];
+    const broken = previous && (BULLET.test(line.text) || (short[i - 1] && !(alone && runsOn(previous, line))));
+    if (previous && !broken) parts.at(-1)!.push(line);
     else parts.push([line]);
   });
   return parts;
 }
 
+/** Whether a sentence runs on from `line` into `next`: no sentence's end before a lower-case word. */
+function runsOn(line: Line, next: Line): boolean {
+  return !/[.:;!?]["')\]]*$/u.test(line.text) && /^\p{Ll}/u.test(next.text);
+}
+
 /**
  * Whether `line` ended with room for `next`'s first word (and a space) before `right`, with an em to spare; never
  * where it ends inside a word, at a hyphen (`mech-` + `anism`): that is wrapping, whatever its room. Nor where
- * `next` goes on along the same line (a superscript or subscript, read as a line of its own: `O(n` then `k`), or a
- * sentence runs on into a lower-case word (a line its writer broke by hand: `If you want to test` / `performance, …`).
+ * `next` goes on along the same line (a superscript or subscript, read as a line of its own: `O(n` then `k`).
  */
 function cutShort(line: Line, next: Line, right: number): boolean {
   if (!line.extent || !next.extent || hyphenatedAt(line.text, next.text)) return false;
   if (next.extent.left >= line.extent.right - line.size / 2) return false;
-  if (!/[.:;!?]["')\]]*$/u.test(line.text) && /^\p{Ll}/u.test(next.text)) return false;
   const charWidth = (next.extent.right - next.extent.left) / next.text.length;
   const firstWord = next.text.split(" ", 1)[0]!.length;
   return line.extent.right + (firstWord + 1) * charWidth < right - line.size;
