@@ -618,7 +618,7 @@ test("a run of short lines is a listing's, kept line by line, though they start 
     "y := and x, -4 // mask it",
     "exit if y is false // the guard's side exit, back to the interpreter",
   ];
-  lines.forEach((text, i) => page.drawText(text, { x: 72, y: 700 - i * 12, size: 10, font }));
+  for (const [i, text] of lines.entries()) page.drawText(text, { x: 72, y: 700 - i * 12, size: 10, font });
   const doc = await convertPdf(await pdf.save(), "listing", { ocr: "off" });
   expect(doc.text.split("\n\n").slice(1)).toEqual([...lines.slice(0, -1), `${lines.at(-1)}\n`]);
 });
