@@ -877,3 +877,22 @@ test("a pattern of one part in a repository whose index is damaged fails as get 
   const listed = await readDocuments(home, "a:*,b:*");
   expect([listed.documents.map((d) => d.path), listed.skipped.map((s) => s.path)]).toEqual([["a.md"], ["b:*"]]);
 });
+
+test("multi-get of two pages of one PDF reads the second when it fits, after the first did not; a skip names its page (s24 retest2 M1)", async () => {
+  const home = tempDir();
+  const dir = tempDir();
+  const long = "The first page holds a long paragraph about trace trees and their compilation, line after line of it.";
+  writeTree(dir, { "x.pdf": await writePdf([paragraph(`${long} ${long} ${long}`, 72), paragraph("Page two is short.", 72)]) });
+  await indexRepository(home, registerRepository(home, { name: "p", path: dir, embed: false }));
+  const found = await readDocuments(home, "p:x.pdf:p1,p:x.pdf:p2", { maxBytes: 200 });
+  expect(found.documents.map((d) => [d.from, d.to, d.text.includes("Page two is short.")])).toEqual([[5, 7, true]]);
+  expect(found.skipped).toEqual([
+    { repository: "p", path: "x.pdf", reason: expect.stringContaining("read it by itself with `researcher get p:x.pdf:1-4`") },
+  ]);
+  // Another page left unread names that page, not the whole document.
+  const three = await readDocuments(home, "p:x.pdf:p1,p:x.pdf:p2", { maxBytes: 10 });
+  expect(three.skipped.map((s) => s.reason)).toEqual([
+    expect.stringContaining("`researcher get p:x.pdf:1-4`"),
+    expect.stringContaining("`researcher get p:x.pdf:5-7`"),
+  ]);
+});

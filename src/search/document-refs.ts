@@ -26,6 +26,17 @@ export interface DocumentRef {
   lastPage?: number;
 }
 
+/** A ref as it is written (`notes:a.md:10:5`, `p:x.pdf:p2-3`): what reads the same part again. */
+export function refText({ repo, path, line, count, page, lastPage }: DocumentRef): string {
+  const place =
+    page !== undefined
+      ? `:p${page}${lastPage === undefined ? "" : `-${lastPage}`}`
+      : line !== undefined
+        ? `:${line}${count === undefined ? "" : `:${count}`}`
+        : "";
+  return `${repo.name}:${path}${place}`;
+}
+
 /** A path relative to the repository root that stays inside it, even through symlinks: one that may be read. */
 function safeRelativePath(repo: Repository, input: string): string {
   const rel = repositoryPath(repo, input);

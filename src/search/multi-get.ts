@@ -10,7 +10,7 @@ import { getRepository, listRepositories, type Repository, type SkippedRepositor
 import { Store } from "../store/store.ts";
 import { composed } from "../text.ts";
 import type { ConversionCache } from "./conversions.ts";
-import { type DocumentRef, editDistance, readable, type RefLookup, resolveDocumentRef } from "./document-refs.ts";
+import { type DocumentRef, editDistance, readable, type RefLookup, refText, resolveDocumentRef } from "./document-refs.ts";
 import { documentInfo, type DocumentText, readDocument, readRef, type SkippedDocument, sentBytes } from "./read-document.ts";
 import { shellWord } from "../terminal.ts";
 import { inSession, ReadSession } from "./read-session.ts";
@@ -299,7 +299,12 @@ async function readMatched(home: string, pattern: string, options: MultiGetOptio
   // A text file's text is its bytes, give or take line ends and a legacy encoding: one larger than what is left is
   // not read (20,000 notes were read whole after the answer was full, 1 s → 18 s). Some lines of one (`a.md:10:5`)
   // are read, and judged by what they hold.
-  const fits = (ref: DocumentRef) => TEXT_FORMATS.has(formatOf(ref.path)) && (ref.line !== undefined || indexedSize(ref) <= budget - used);
+  const fits = (ref: DocumentRef) =>
+    (TEXT_FORMATS.has(formatOf(ref.path)) && (ref.line !== undefined || indexedSize(ref) <= budget - used)) || converted.has(keyOf(ref));
+  // Documents this answer converted already: another page or range of one costs no conversion, and is judged by
+  // what it holds (a PDF's second page was skipped unread after its first did not fit: s24 retest2 M1).
+  const converted = new Set<string>();
+  const keyOf = ({ repo, path }: DocumentRef) => `${repo.dir}\0${path}`;
   const documents: DocumentText[] = [];
   for (const ref of refs) {
     const entry = { repository: ref.repo.name, path: ref.path };
@@ -307,7 +312,7 @@ async function readMatched(home: string, pattern: string, options: MultiGetOptio
       // The answer goes on (text files that fit are read): what this one was not converted for is the budget's rest.
       skipped.push({
         ...entry,
-        reason: `not read: ${budget - used} bytes of max_bytes (${budget}) were left after ${stoppedAt} did not fit: ${readAlone(`${ref.repo.name}:${ref.path}`)}`,
+        reason: `not read: ${budget - used} bytes of max_bytes (${budget}) were left after ${stoppedAt} did not fit: ${readAlone(refText(ref))}`,
       });
       continue;
     }
@@ -315,6 +320,7 @@ async function readMatched(home: string, pattern: string, options: MultiGetOptio
     if (options.signal?.aborted) throw cancelled();
     try {
       doc = await readDocument(home, ref, { conversions: options.conversions, signal: options.signal, session });
+      converted.add(keyOf(ref));
     } catch (error) {
       skipped.push({ ...entry, reason: describeError(error) });
       continue;
@@ -327,7 +333,7 @@ async function readMatched(home: string, pattern: string, options: MultiGetOptio
         ...entry,
         reason: `${bytes} bytes, more than the ${budget - used} left of max_bytes for the answer (${budget} bytes): ${readAlone(readRef(doc))}`,
       });
-      stoppedAt ??= `${ref.repo.name}:${ref.path}`;
+      stoppedAt ??= refText(ref);
     } else {
       used += bytes;
       documents.push(doc);
