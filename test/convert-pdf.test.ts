@@ -622,3 +622,30 @@ test("a run of short lines is a listing's, kept line by line, though they start 
   const doc = await convertPdf(await pdf.save(), "listing", { ocr: "off" });
   expect(doc.text.split("\n\n").slice(1)).toEqual([...lines.slice(0, -1), `${lines.at(-1)}\n`]);
 });
+
+test("a paragraph marked by its first line's indent starts after a full line; a hanging indent goes on (s24 retest2 M3)", async () => {
+  const pdf = await PDFDocument.create();
+  const font = await pdf.embedFont(StandardFonts.TimesRoman);
+  const page = pdf.addPage([612, 792]);
+  let y = 700;
+  const line = (text: string, x = 72) => {
+    page.drawText(text, { x, y, size: 10, font });
+    y -= 12;
+  };
+  line("Tracing compilers record the hot paths of a program, and the paths are compiled to native code", 84);
+  line("that runs far faster than the interpreter ever could, which is all that is asked of it here.");
+  line("Nested loops can be difficult to optimize for tracing machines. In a naive implementation,", 84);
+  line("inner loops become hot first, and the outer loop records many traces of them as it goes.");
+  // A reference list: each entry's second line hangs, continuing its sentence.
+  line("[12] C. Garrett, J. Dean, D. Grove, and C. Chambers. Measurement and");
+  line("Application of Dynamic Receiver Class Distributions. 1994.", 84);
+  line("[13] A. Gal and M. Franz. Incremental dynamic code generation with trace trees. 2006.");
+  const doc = await convertPdf(await pdf.save(), "paper", { ocr: "off" });
+  const paragraphs = doc.text.split("\n\n").slice(1);
+  expect(paragraphs.map((p) => p.slice(0, 24))).toEqual([
+    "Tracing compilers record",
+    "Nested loops can be diff",
+    "[12] C. Garrett, J. Dean",
+    "[13] A. Gal and M. Franz",
+  ]);
+});
