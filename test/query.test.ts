@@ -22,9 +22,16 @@ describe("parseQuery", () => {
       "logging.Formatter", // qualified: its last part (s24 retest N6)
       "where is logging.Formatter defined",
       "std::fmt::Formatter",
+      "what does Formatter return", // what it returns, raises, takes (s24 code user C2)
+      "does Formatter raise",
+      "Formatter arguments",
+      "Formatter()", // called (C3)
+      "how is Formatter(fmt) used",
     ]) {
       expect({ q, symbol: parseQuery(q).symbol }).toEqual({ q, symbol: "formatter" });
     }
+    // One word is a name whatever it is, a frame word too (`find`, `type`: functions of that name).
+    for (const q of ["find", "type", "find()"]) expect({ q, symbol: parseQuery(q).symbol }).toEqual({ q, symbol: q.replace("()", "") });
     for (const q of ["where is the parser defined and used", "parse header", "what is a lifetime annotation", '"Formatter"']) {
       expect({ q, symbol: parseQuery(q).symbol }).toEqual({ q, symbol: undefined });
     }

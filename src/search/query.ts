@@ -116,21 +116,30 @@ export function symbolKey(name: string): string {
  * (`logging.Formatter`: s24 retest N6).
  */
 function symbolOf(text: string): string | undefined {
+  // A call's parentheses (`rmtree()`, `urlopen(url)`) and quotes or punctuation around a word are not the name.
   const words = text
     .trim()
     .split(/\s+/)
-    .map((word) => word.replace(/^[`'(]+|[`'),.:;!?]+$/g, ""))
-    .filter((word) => word && !SYMBOL_FRAME.has(word.toLowerCase()));
+    .map((word) => word.replace(/\(.*$/, "").replace(/^[`'(]+|[`'),.:;!?]+$/g, ""))
+    .filter(Boolean);
+  const named = words.filter((word) => !SYMBOL_FRAME.has(word.toLowerCase()));
+  // One frame word alone is a name too (`find`, `type`), as any one word is.
+  const [name] = named.length === 1 ? named : words.length === 1 ? words : [];
   // A qualified name (`json.loads`, `logging.Formatter`, `Vec::push`) names its last part: what a definition is headed.
-  const word = words.length === 1 ? words[0]!.split(/\.|::|#/).at(-1)! : "";
+  const word = name?.split(/\.|::|#/).at(-1) ?? "";
   const key = symbolKey(word);
   return key && /^[\p{L}_$][\p{L}\p{N}_$]*$/u.test(word) ? key : undefined;
 }
 
-/** The words of a question about one code symbol around its name: where it is defined, what kind it is, how it works. */
+/**
+ * The words of a question about one code symbol around its name: where it is defined, what kind it is, how it works,
+ * what it returns or raises, what it takes (`does urlopen raise`, `urlopen arguments`: s24 code user C2).
+ */
 const SYMBOL_FRAME = new Set(
   `where is are the a an defined define definition declared declaration implemented implementation class function
-  method def fn func struct enum trait interface type how does do work works what find show me source code of for in`.split(/\s+/),
+  method def fn func struct enum trait interface type how does do work works what find show me source code of for in
+  return returns raise raises throw throws argument arguments args parameter parameters params signature take takes
+  it when why with use used usage called call calls`.split(/\s+/),
 );
 
 /**
