@@ -662,6 +662,12 @@ export function indexingNote(s: { indexing: number | null; last_indexed: string 
   return s.last_indexed ? `being indexed now (process ${s.indexing})` : `being indexed now, for the first time (process ${s.indexing})`;
 }
 
+/** The code languages of a repository's documents (`  code: 120 python, 3 bash`), or "" for none. */
+export function languagesLine(languages: Record<string, number>): string {
+  const counts = Object.entries(languages).map(([language, n]) => `${n} ${escapeControls(language)}`);
+  return counts.length ? `  code: ${counts.join(", ")}` : "";
+}
+
 export function statusText(statuses: (RepositoryStatus & { ann?: string | null; error?: RepositoryError })[], style: Style): string {
   if (statuses.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
   return statuses
@@ -677,11 +683,7 @@ export function statusText(statuses: (RepositoryStatus & { ann?: string | null; 
               ? `  ${indexingNote(s)}`
               : `  not indexed yet: run \`researcher index ${s.name}\``,
         s.indexing && s.last_indexed ? `  ${style.dim(indexingNote(s)!)}` : "",
-        Object.keys(s.languages).length
-          ? `  code: ${Object.entries(s.languages)
-              .map(([language, n]) => `${n} ${escapeControls(language)}`)
-              .join(", ")}`
-          : "",
+        languagesLine(s.languages),
         s.failures.length ? `  ${style.warn(`${count(s.failures.length, "file")} failed:`)}` : "",
         ...failureLines(s.failures, s.name, style),
         ...pageProblemLines(s, style),

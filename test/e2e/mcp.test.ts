@@ -218,6 +218,8 @@ describe("MCP over stdio", () => {
     const misnamed = await call("search_fragments", { query: "split header", repository: "code", where: "language=ts" });
     expect(misnamed.structuredContent.unmatched).toEqual([{ filter: "language=ts", key: "language", known: ["python", "typescript"] }]);
     expect(misnamed.content[0]!.text).toBe("no results\nno document has language=ts; language here: python, typescript");
+    // The status text names the languages, as `researcher status` does (s24 code user C9).
+    expect((await call("get_index_status", { repository: "code" })).content[0]!.text).toContain("\n  code: 1 python, 1 typescript");
     // Edited since it was indexed: both reads say so, and name the tool that catches up (s9 hostile).
     writeTree(code, { "split.py": `# edited\n${"def split_header(line):\n    return line\n"}` });
     const warning = "warning: code:split.py changed since it was indexed: lines may have moved (add_to_index with its path catches up)";
