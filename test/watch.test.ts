@@ -880,7 +880,7 @@ test("a repository removed while watched is watched no more: its index does not 
     // Another repository of the same folder is another index, not w5 renamed: a watch of w5 does not take it up.
     registerRepository(home, { name: "w5b", path: docs, embed: false });
     writeFileSync(join(docs, "r.md"), "# R\n\nrword\n");
-    await Bun.sleep(3_000); // past a look at the registry
+    await Bun.sleep(PAST_A_LOOK_MS); // past a look at the registry
     expect(existsSync(repo.dir)).toBe(false);
     expect(existsSync(getRepository(home, "w5b").dir)).toBe(false);
     expect(batches.errors.map((e) => (e as { code?: string }).code)).toContain("REPO_NOT_FOUND");
@@ -919,13 +919,12 @@ test("a repository pointed at another folder while watched is watched there, as 
   const after = join(tempDir(), "moved");
   writeTree(before, { "a.md": "# A\n\nalphaword\n" });
   const repo = registerRepository(home, { name: "solo", path: before, embed: false });
-  const batches = new Batches();
-  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  const { batches, handle } = watchRecorded(home, [repo]);
   try {
     await handle.ready;
     renameSync(before, after);
     setConfigValue(home, "repositories.solo.path", after);
-    await Bun.sleep(2_500); // past a look at the registry
+    await Bun.sleep(PAST_A_LOOK_MS); // past a look at the registry
     writeFileSync(join(after, "b.md"), "# B\n\nbetaword\n");
     await batches.until(["b.md"]);
     expect((await search(home, { query: "betaword", repositories: ["solo"] })).results.map((r) => r.path)).toEqual(["b.md"]);
@@ -935,12 +934,17 @@ test("a repository pointed at another folder while watched is watched there, as 
   }
 });
 
+/** How often the tests' watches look at the registry (2 s in use), and a wait past a look at it. */
+const REGISTRY_LOOK_MS = 200;
+const PAST_A_LOOK_MS = 3 * REGISTRY_LOOK_MS;
+
 /** A watch of `repos` in `home` that records its batches and errors, and how often it said nothing is left to watch. */
 function watchRecorded(home: string, repos: Repository[]): { batches: Batches; ended: () => number; handle: WatchHandle } {
   const batches = new Batches();
   let nothingLeft = 0;
   const handle = watchRepositories(home, repos, {
     debounceMs: 50,
+    registryCheckMs: REGISTRY_LOOK_MS,
     onBatch: batches.add,
     onError: (e) => batches.errors.push(e),
     onNothingLeft: () => nothingLeft++,
@@ -977,7 +981,7 @@ test("a never-indexed repository removed while watched ends the watch: it does n
   try {
     await handle.ready;
     removeRepository(home, "a");
-    await Bun.sleep(3_000); // past a look at the registry
+    await Bun.sleep(PAST_A_LOOK_MS); // past a look at the registry
     // Both had no index folder, and "no folder" matched "no folder": the watch of a indexed b.
     expect(existsSync(other.dir)).toBe(false);
     expect(batches.all).toEqual([]);
@@ -993,7 +997,7 @@ test("a never-indexed repository renamed while watched is followed by its folder
   try {
     await handle.ready;
     renameRepository(home, "a", "z");
-    await Bun.sleep(2_500); // past a look at the registry: z is watched, waiting for its folder
+    await Bun.sleep(PAST_A_LOOK_MS); // past a look at the registry: z is watched, waiting for its folder
     renameSync(`${folder}.gone`, folder);
     await batches.next((batch) => batch.repository === "z" && batch.scan);
     expect((await search(home, { query: "alphaword", repositories: ["z"] })).results.map((r) => r.path)).toEqual(["x.md"]);
@@ -1026,8 +1030,7 @@ test("a repository renamed while a watch names it is watched on under its new na
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\nalphaword\n" });
   const repo = registerRepository(home, { name: "old", path: docs, embed: false });
-  const batches = new Batches();
-  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  const { batches, handle } = watchRecorded(home, [repo]);
   try {
     await handle.ready;
     renameRepository(home, "old", "new");
@@ -1037,7 +1040,7 @@ test("a repository renamed while a watch names it is watched on under its new na
     expect((await search(home, { query: "betaword", repositories: ["new"] })).results.map((r) => r.path)).toEqual(["b.md"]);
     // Renamed again while nothing is pending: the registry's look follows it too.
     renameRepository(home, "new", "newer");
-    await Bun.sleep(2_500);
+    await Bun.sleep(PAST_A_LOOK_MS);
     writeFileSync(join(docs, "c.md"), "# C\n\ngammaword\n");
     await batches.until(["c.md"]);
     expect(batches.all.at(-1)?.repository).toBe("newer");
@@ -1226,9 +1229,9 @@ test("config.yaml missing for a moment (replaced by delete and re-create) is no 
     await handle.ready;
     const config = join(home, "config.yaml");
     renameSync(config, `${config}~`);
-    await Bun.sleep(2_500); // past a look at the registry
+    await Bun.sleep(PAST_A_LOOK_MS); // past a look at the registry
     renameSync(`${config}~`, config);
-    await Bun.sleep(2_500);
+    await Bun.sleep(PAST_A_LOOK_MS);
     expect(ended()).toBe(0);
     expect(batches.errors.map((e) => (e as Error).message)).not.toContain(
       "repository 'w' was removed while watched: it is watched no more",

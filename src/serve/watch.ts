@@ -75,6 +75,8 @@ export interface WatchOptions {
   debounceMs?: number;
   /** The longest a pending event waits for quiet before its batch runs anyway (default: 10 debounces, at least 2 s). */
   maxDelayMs?: number;
+  /** How often the registry is looked at for repositories renamed, removed or registered (default 2 s). */
+  registryCheckMs?: number;
   noEmbed?: boolean;
   embedders?: EmbedderCache;
   onBatch?: (batch: WatchBatch) => void;
@@ -137,7 +139,7 @@ export function watchRepositories(home: string, repos: Repository[], options: Wa
     throw error;
   }
   const ready = Promise.all(watchers.map((w) => w.start())).then(() => undefined);
-  const follow = setInterval(() => context.follow?.(), REGISTRY_CHECK_MS);
+  const follow = setInterval(() => context.follow?.(), options.registryCheckMs ?? REGISTRY_CHECK_MS);
   follow.unref();
   context.follow = () => {
     followRegistry(home, watchers, context);
