@@ -86,9 +86,10 @@ function matchIn(home: string, pattern: string, scope: PartScope): Matched {
   for (let i = 0; i < written.length; i++) {
     const part = written[i]!.trim();
     if (!part) continue;
-    const cut = rejoined(home, written, i, scope);
+    const resolved = resolvedPart(home, part, scope); // once: matchPart and rejoined take it as it is
+    const cut = "ref" in resolved ? undefined : rejoined(home, written, i, scope);
     if (cut) i = cut.last;
-    matched.push(cut ? { refs: [cut.ref], skipped: [] } : matchPart(home, part, scope, false));
+    matched.push(cut ? { refs: [cut.ref], skipped: [] } : matchPart(home, part, scope, false, resolved));
   }
   return { refs: matched.flatMap((m) => m.refs), skipped: matched.flatMap((m) => m.skipped) };
 }
@@ -99,10 +100,10 @@ const MAX_COMMAS_IN_A_NAME = 8;
 /**
  * The indexed document that the list's parts from `first` on name when joined again, if the comma after `first` cut
  * its name (`rustbook:a,b.md:3-4` is `rustbook:a` and `b.md:3-4`, which read `b.md` of another repository: s24 agent
- * A10), and the last part it takes. Only a part that is no document itself is joined to the ones after it.
+ * A10), and the last part it takes. Only a part that is no document itself is joined to the ones after it (the
+ * caller's to know).
  */
 function rejoined(home: string, written: string[], first: number, scope: PartScope): { ref: DocumentRef; last: number } | undefined {
-  if ("ref" in resolvedPart(home, written[first]!.trim(), scope)) return undefined;
   const end = Math.min(written.length - 1, first + MAX_COMMAS_IN_A_NAME);
   for (let last = first + 1; last <= end; last++) {
     const joined = resolvedPart(
@@ -130,11 +131,11 @@ interface PartScope {
  * of that name), is a skipped entry, alone as in a list; but a glob alone (`single`) is never read as a ref, and one
  * that matches nothing is an empty match.
  */
-function matchPart(home: string, part: string, scope: PartScope, single: boolean): Matched {
+function matchPart(home: string, part: string, scope: PartScope, single: boolean, known?: ReturnType<typeof resolvedPart>): Matched {
   const globbed = isGlob(part) || part.endsWith("/");
   // A folder (`repo:src/`) is all below it, as in a glob. In a list, a search result's ref whose name holds glob
-  // syntax (`odd:report [v2].md:1-1`) is that ref.
-  const resolved = single && globbed ? undefined : resolvedPart(home, part, scope);
+  // syntax (`odd:report [v2].md:1-1`) is that ref (`known`: resolved already).
+  const resolved = known ?? (single && globbed ? undefined : resolvedPart(home, part, scope));
   if (resolved && "ref" in resolved) return { refs: [resolved.ref], skipped: [] };
   const skip = (reason: string): Matched => ({ refs: [], skipped: [{ repository: "", path: part, reason }] });
   // A part's error is its skipped entry, but the failure of a repository's index fails a pattern of that part alone.
