@@ -23,6 +23,7 @@ import { removeDocument } from "../src/index/remove.ts";
 import { registerRepository } from "../src/repos.ts";
 import { parseFilter } from "../src/search/filters.ts";
 import { search } from "../src/search/search.ts";
+import { repositoryStatuses } from "../src/index/status.ts";
 import { Store } from "../src/store/store.ts";
 import { syncVectorIndex } from "../src/search/vectors.ts";
 import { type ResearcherError, toResearcherError } from "../src/errors.ts";
@@ -454,8 +455,36 @@ describe("paragraphs that show nothing", () => {
     const { converters: _, ...before } = JSON.parse(store.meta.get("chunking")!); // as an index from before versions
     store.meta.set("chunking", JSON.stringify(before));
     store.close();
+    // Before that run, status and verify say one is due, and for which documents (s24 retest M6).
+    const due = () => repositoryStatuses(home, repo.name)[0]!.index_due;
+    expect(due()).toEqual({ documents: 2, because: ["html converter", "pdf converter"] });
+    const { problems } = await verifyRepository(repo);
+    expect(problems).toEqual([
+      expect.objectContaining({
+        check: "files",
+        detail: "2 documents read differently now (html converter, pdf converter): the index holds their older reading",
+        fix: `researcher index ${repo.name}`,
+      }),
+    ]);
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2, skipped: 1 });
+    expect(due()).toBeNull();
+    expect((await verifyRepository(repo)).ok).toBe(true);
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0, skipped: 3 });
+  });
+
+  test("status says a run is due for the documents a chunk setting's change reads again, and only for them (s24 retest M6)", async () => {
+    const [home, docs] = [tempDir(), tempDir()];
+    writeTree(docs, { "a.md": "# A\n\nalpha words\n", "b.py": "def beta():\n    return 1\n" });
+    const repo = registerRepository(home, { name: "code", path: docs, embed: false, fileTypes: ["md", "py"] });
+    await indexRepository(home, repo);
+    const due = () => repositoryStatuses(home, repo.name)[0]!.index_due;
+    expect(due()).toBeNull();
+    setConfigValue(home, "chunk.code_tokens", "300");
+    expect(due()).toEqual({ documents: 1, because: ["code chunker"] });
+    setConfigValue(home, "chunk.tokens", "300");
+    expect(due()).toEqual({ documents: 2, because: ["chunk size", "code chunker"] });
+    await indexRepository(home, repo);
+    expect(due()).toBeNull();
   });
 });
 

@@ -51,7 +51,8 @@ import {
   watchStatusLine,
 } from "../serve/render.ts";
 import { getRepository, listRepositories, type Repository, repositoryNames, selectRepositories } from "../repos.ts";
-import { noStatusAnswered, repositoriesFor, repositoryStatuses, searchAll } from "../search/results.ts";
+import { repositoriesFor, searchAll } from "../search/results.ts";
+import { noStatusAnswered, repositoryStatuses } from "../index/status.ts";
 import { search, SearchContext, type SearchOptions, type SearchResponse, searchMode } from "../search/search.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
 import { watchRepositories } from "../serve/watch.ts";

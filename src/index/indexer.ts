@@ -6,13 +6,12 @@
  * in batches of whole documents, each batch one transaction. Heavy formats convert in a worker pool.
  */
 import { readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
-import { IDENTIFIER_VERSION } from "../identifiers.ts";
 import { basename, dirname, join } from "node:path";
-import { BARE_DOCUMENT_VERSION, chunkDocument, MARKDOWN_CHUNK_VERSION, type ChunkOptions } from "./chunk.ts";
+import { chunkDocument, type ChunkOptions } from "./chunk.ts";
 import { codeFragments } from "./code-chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
-import { CODE_OUTLINE_VERSION, languageOf } from "../convert/code-languages.ts";
-import { CONVERTER_VERSIONS, converterOf, fileType, formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
+import { languageOf } from "../convert/code-languages.ts";
+import { formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
 import {
@@ -40,6 +39,7 @@ import {
   type RootRecord,
 } from "../files.ts";
 import { type Failed, planChanges, recordedMtime } from "./plan.ts";
+import { chunkingChanges, currentChunking, readOtherwise, recordedChunking } from "./chunking.ts";
 import { gitInfoCache } from "./git-info.ts";
 import { chooseModel, EmbedderCache, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
 import { embeddingText, embedOrDefer, embedRepository, modelOfVectors, refuseOtherModel } from "./embed-pass.ts";
@@ -531,78 +531,26 @@ function documentSettings(
   repo: Repository,
   { all = false, root, retry = false }: { all?: boolean; root?: RootRecord; retry?: boolean } = {},
 ): DocumentSettings {
-  const { tokens, overlap, code_tokens } = config.chunk;
-  const ocr = JSON.stringify(repo.ocr);
+  const { tokens, overlap } = config.chunk;
   const [conversion, failure] = [conversionSettings(config, repo), failureSettings(config, repo)];
-  const chunking = JSON.stringify({
-    tokens,
-    overlap,
-    code_tokens,
-    code_outline: CODE_OUTLINE_VERSION,
-    bare: BARE_DOCUMENT_VERSION,
-    headings: MARKDOWN_CHUNK_VERSION,
-    identifiers: IDENTIFIER_VERSION,
-    converters: CONVERTER_VERSIONS,
-    ocr,
-    limits: failure,
-  });
-  if (store.meta.get("chunking") === undefined) store.meta.set("chunking", chunking);
-  // A damaged record says nothing of how documents were chunked: all of them are chunked again.
-  const before: {
-    tokens: number;
-    overlap: number;
-    code_tokens?: number;
-    code_outline?: number;
-    bare?: number;
-    headings?: number;
-    identifiers?: number;
-    converters?: Record<string, number>;
-    ocr?: string;
-    limits?: string;
-  } = store.meta.json("chunking", { derived: true }) ?? { tokens: Number.NaN, overlap: Number.NaN };
-  const text = before.tokens !== tokens || before.overlap !== overlap;
-  // Indexes from before code had its own budget chunked code at the text budget, and from before the outline had a
-  // version, with version 1. A new code budget or outline re-reads only code: a scanned book is not recognised again
-  // because a budget it never used changed.
-  // New identifier words (identifiers.ts) are read again for code, where identifiers are. A file without an extension
-  // is indexed only as a script (discovery reads its `#!` line), so it is code too.
-  const code =
-    (before.code_tokens ?? before.tokens) !== code_tokens ||
-    (before.code_outline ?? 1) !== CODE_OUTLINE_VERSION ||
-    (before.identifiers ?? 1) !== IDENTIFIER_VERSION;
+  const now = currentChunking(config, repo);
+  const chunking = JSON.stringify(now);
+  if (recordedChunking(store) === undefined) store.meta.set("chunking", chunking);
+  const changes = chunkingChanges(recordedChunking(store)!, now);
   // Documents an older chunker gave no fragment (a note of headings alone) are chunked again, once. Scans and images
   // are left out: with no text found they have nothing to gain, and reading them again is OCR.
-  const bare = (before.bare ?? 0) !== BARE_DOCUMENT_VERSION ? store.pathsWithoutFragments(BARE_FORMATS) : new Set<string>();
+  const bare = changes.bare ? store.pathsWithoutFragments(BARE_FORMATS) : new Set<string>();
   // A document whose stored metadata was damaged beneath the index is read again: its file holds what it lost.
   const damaged = store.pathsWithDamagedMetadata();
-  // Markdown files an older chunker cut by older rules are chunked again, once (reading them is cheap).
-  const headings = (before.headings ?? 0) !== MARKDOWN_CHUNK_VERSION;
-  // Documents an older converter read are converted again, once (CONVERTER_VERSIONS; none recorded: before them).
-  const converted = (format: string) => {
-    const converter = converterOf(format);
-    return converter !== undefined && (before.converters?.[converter] ?? 0) !== CONVERTER_VERSIONS[converter];
-  };
-  // OCR settings (mode, languages, traineddata) decide what PDFs and images read as: a change reads them again.
-  // Indexes from before they were recorded keep their documents as they are.
-  const rescan = (before.ocr ?? ocr) !== ocr;
   // Pages OCR left out (past its time or memory limit) are tried again with other limits, or when told to retry
   // failures: the document was indexed, so no failure stamp brings it back.
-  const partial = retry || (before.limits ?? failure) !== failure ? store.pathsWithOcrLeftOut() : new Set<string>();
+  const partial = retry || changes.limits ? store.pathsWithOcrLeftOut() : new Set<string>();
   // Documents an earlier run under the recorded settings could not read (an unlistable folder, a failed conversion)
   // are still chunked the way before it.
   const recordedBehind = store.meta.json<unknown>("chunking_behind", { derived: true }) ?? [];
   const behind = new Set<string>(Array.isArray(recordedBehind) ? recordedBehind.filter((path) => typeof path === "string") : []);
   const force = (path: string) =>
-    all ||
-    behind.has(path) ||
-    text ||
-    (code && (languageOf(path) !== null || fileType(path) === "")) ||
-    bare.has(path) ||
-    damaged.has(path) ||
-    (headings && formatOf(path) === "md") ||
-    converted(formatOf(path)) ||
-    (rescan && OCR_FORMATS.has(formatOf(path))) ||
-    partial.has(path);
+    all || behind.has(path) || bare.has(path) || damaged.has(path) || partial.has(path) || readOtherwise(changes, path).length > 0;
   const read = confinedReader(repo.path, root?.real);
   const kept = (hash: string): ConvertedDocument | undefined => {
     const found = store.keptConversion(hash, conversion);

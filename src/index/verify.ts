@@ -14,6 +14,8 @@ import { describeError, isResearcherError, isSqliteDamage } from "../errors.ts";
 import { acquireWriterLock, leftoverTempFiles } from "../lock.ts";
 import type { Repository } from "../repos.ts";
 import { Store } from "../store/store.ts";
+import { loadConfig } from "../config.ts";
+import { indexDue } from "./chunking.ts";
 import { ANN_PROBLEMS, type AnnProblem, annPath, mayDeferRebuild, syncVectorIndex, vectorIndexState } from "../search/vectors.ts";
 
 export interface VerifyProblem {
@@ -235,6 +237,11 @@ function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): 
     });
   }
   if (plan.unreadable.length) problems.push(unreadableProblem(repo, discovery, plan.unreadable));
+  const due = indexDue(store, loadConfig(repo.home), repo);
+  if (due) {
+    const detail = `${due.documents === 1 ? "1 document" : `${due.documents} documents`} read differently now (${due.because.join(", ")}): the index holds their older reading`;
+    problems.push({ check: "files", detail, fix: `researcher index ${repo.name}`, repaired: false });
+  }
 }
 
 /** Files a check counts, the first few by name: "2 new (a.md, b.md)", "9 gone (a.md, … and 6 more)". */

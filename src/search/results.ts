@@ -3,23 +3,12 @@
  * fragment text rather than its snippet (`--full`), and repositories ranked for a query (`repos-for`). Ranking
  * stays in search.ts.
  */
-import {
-  selectRepositories,
-  listRepositories,
-  noneAnswered,
-  settle,
-  skippedRepository,
-  type Attempt,
-  type Repository,
-  type SkippedRepository,
-} from "../repos.ts";
+import { listRepositories, settle, type Attempt, type SkippedRepository } from "../repos.ts";
 import { isCodeFormat } from "../file-types.ts";
 import { MAX_ALL_RESULTS } from "./bounds.ts";
-import { emptyStatus } from "../store/status.ts";
 import {
   search,
   type SearchContext,
-  searchStatus,
   withContext,
   type DocumentHit,
   type FragmentHit,
@@ -73,7 +62,7 @@ export function citationOf(hit: FragmentHit | DocumentHit): string {
 /** Why a repository could not answer, in a listing of all of them. */
 export type RepositoryError = Omit<SkippedRepository, "repository">;
 
-function errorOf({ repository: _, ...error }: SkippedRepository): RepositoryError {
+export function errorOf({ repository: _, ...error }: SkippedRepository): RepositoryError {
   return error;
 }
 
@@ -124,31 +113,4 @@ async function rankRepositories(home: string, query: string, context: SearchCont
     .map((a) => a.value)
     .sort((a, b) => b.score - a.score || b.matched - a.matched || a.repository.localeCompare(b.repository));
   return [...ranked, ...broken];
-}
-
-export type StatusEntry = ReturnType<typeof searchStatus> & { error?: RepositoryError };
-
-/**
- * Each repository's status (`status`, `get_index_status`), or the named one's. One whose index cannot be read is
- * listed with its error and empty counts rather than failing the listing; the named one fails it.
- */
-export function repositoryStatuses(home: string, name?: string): StatusEntry[] {
-  if (name !== undefined) return selectRepositories(home, [name]).map(searchStatus);
-  return listRepositories(home).map((repo) => {
-    try {
-      return searchStatus(repo);
-    } catch (error) {
-      return brokenStatus(repo, skippedRepository(repo, error));
-    }
-  });
-}
-
-function brokenStatus(repo: Repository, skipped: SkippedRepository): StatusEntry {
-  return { ...emptyStatus(repo), ann: null, error: errorOf(skipped) };
-}
-
-/** The error of a listing of all repositories in which none could answer (the command then fails). */
-export function noStatusAnswered(statuses: StatusEntry[]): Error | undefined {
-  if (statuses.length === 0 || statuses.some((s) => !s.error)) return undefined;
-  return noneAnswered(statuses.map((s) => ({ repository: s.name, ...s.error! })));
 }

@@ -271,6 +271,13 @@ export const OUTPUT = {
                   .nullable()
                   .optional()
                   .describe("Why searches scan for want of a usable vectors.usearch (and the fix), or null"),
+                index_due: z
+                  .object({ documents: z.number(), because: z.array(z.string()) })
+                  .nullable()
+                  .optional()
+                  .describe(
+                    "Documents the next index run reads again because this version or the settings read them differently (e.g. 'pdf converter'), or null",
+                  ),
               }
             : {}),
           error: errorField,

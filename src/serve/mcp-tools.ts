@@ -23,6 +23,7 @@ import { logger } from "../log.ts";
 import {
   ocrNote,
   PLAIN,
+  indexDueLine,
   pageProblemLines,
   problemLine,
   repositoryLines,
@@ -43,7 +44,8 @@ import {
 import { getRepository } from "../repos.ts";
 import { textMediaType } from "../file-types.ts";
 import { search, type SearchContext, type SearchOptions } from "../search/search.ts";
-import { noStatusAnswered, repositoriesFor, repositoryStatuses } from "../search/results.ts";
+import { repositoriesFor } from "../search/results.ts";
+import { noStatusAnswered, repositoryStatuses } from "../index/status.ts";
 import type { Serial } from "../serial.ts";
 import { type continuation, OUTPUT, searchDocumentsInput, searchInput, searchOutput } from "./mcp-schemas.ts";
 import { agentHint } from "./agent-hints.ts";
@@ -522,7 +524,7 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
         const statuses = repositoryStatuses(home);
         const none = noStatusAnswered(statuses);
         if (none) throw none;
-        const repositories = statuses.map(({ failures: _, ann: __, ...s }) => s);
+        const repositories = statuses.map(({ failures: _, ann: __, index_due: ___, ...s }) => s);
         return result({ repositories }, repositoryLines(repositories));
       }),
   );
@@ -598,6 +600,8 @@ function indexStatusText(repositories: ReturnType<typeof repositoryStatuses>): s
         }
       }
       lines.push(...pageProblemLines(r, plain));
+      const due = indexDueLine(r, plain);
+      if (due) lines.push(due);
       return lines.join("\n");
     })
     .join("\n");

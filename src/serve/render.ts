@@ -13,6 +13,7 @@ import type { DocumentHit, FragmentHit, SearchResponse } from "../search/search.
 import type { RepositoryStatus } from "../store/status.ts";
 import { citationOf, type RepositoryError, type RepositoryMatch } from "../search/results.ts";
 import type { VerifyReport } from "../index/verify.ts";
+import type { IndexDue } from "../index/chunking.ts";
 import type { Repository, SkippedRepository } from "../repos.ts";
 import { env } from "../env.ts";
 import { indexesCode, isCodeFormat, scriptLanguages } from "../file-types.ts";
@@ -668,7 +669,20 @@ export function languagesLine(languages: Record<string, number>): string {
   return counts.length ? `  code: ${counts.join(", ")}` : "";
 }
 
-export function statusText(statuses: (RepositoryStatus & { ann?: string | null; error?: RepositoryError })[], style: Style): string {
+/**
+ * `  index run due: 12 documents read differently now (pdf converter): run …`, or "" when none: between an upgrade (or
+ * a chunk setting's change) and the next run, a PDF's citations read the new conversion (s24 retest M6).
+ */
+export function indexDueLine(s: { name: string; index_due?: IndexDue | null }, style: Style): string {
+  if (!s.index_due) return "";
+  const { documents, because } = s.index_due;
+  return `  ${style.warn(`index run due: ${count(documents, "document")} read differently now (${because.join(", ")})`)}: run \`researcher index ${s.name}\``;
+}
+
+export function statusText(
+  statuses: (RepositoryStatus & { ann?: string | null; index_due?: IndexDue | null; error?: RepositoryError })[],
+  style: Style,
+): string {
   if (statuses.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
   return statuses
     .map((s) => {
@@ -687,6 +701,7 @@ export function statusText(statuses: (RepositoryStatus & { ann?: string | null; 
         s.failures.length ? `  ${style.warn(`${count(s.failures.length, "file")} failed:`)}` : "",
         ...failureLines(s.failures, s.name, style),
         ...pageProblemLines(s, style),
+        indexDueLine(s, style),
         s.ann ? `  ${style.warn(s.ann)}` : "",
       ];
       return rows.filter(Boolean).join("\n");
