@@ -671,6 +671,12 @@ test("over several repositories, one identifier's definition comes before lines 
   expect(runCli(["index"], { home }).code).toBe(0);
   const [first] = JSON.parse(runCli(["search", "addHandler", "--json", "-n", "3"], { home }).stdout).results;
   expect({ repository: first.repository, heading: first.heading }).toEqual({ repository: "py", heading: "class Logger" });
+  // Where to look says the same: equal evidence went by match count, and the repository naming it twice came first.
+  const places = JSON.parse(runCli(["repos-for", "addHandler", "--json"], { home }).stdout);
+  expect(places.map((p: { repository: string; score: number }) => [p.repository, p.score])).toEqual([
+    ["py", 1],
+    ["a-misc", 1],
+  ]);
 });
 
 test("the exact name is the name as written, underscores and all, and a split function's tail after a closure defines nothing (s22 retest2 A2, A3)", () => {

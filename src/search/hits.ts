@@ -48,6 +48,11 @@ export interface MergeEvidence {
   lexical: number | null;
   vector: number | null;
   score: number;
+  /**
+   * Its BM25 score over the query's IDF mass, uncapped (0 without a BM25 match): what orders results of equal score
+   * across repositories, since the evidence caps at 1 (every mention of one identifier, and its definition, reach it).
+   */
+  strength: number;
 }
 
 export interface FragmentHit {
@@ -90,8 +95,6 @@ export interface Candidate {
   id: number;
   score: number;
   explain: Explain;
-  /** Its BM25 score over the query's IDF mass, uncapped (0 without one): what orders full matches across repositories. */
-  strength: number;
 }
 
 /** Fragments a document hit shows. */

@@ -80,6 +80,7 @@ async function rankRepositories(home: string, query: string, context: SearchCont
   // Every repository, those never indexed too: they are listed last with the error that says how to index them.
   const repositories = listRepositories(home);
   const attempts: Attempt<RepositoryMatch>[] = [];
+  const strengths = new Map<string, number>();
   for (const repo of repositories) {
     try {
       const response = await search(home, { query, repositories: [repo.name], mode: "bm25", limit: 1, explain: true }, context);
@@ -95,6 +96,7 @@ async function rankRepositories(home: string, query: string, context: SearchCont
           : null,
       };
       attempts.push({ repo, value });
+      strengths.set(repo.name, top?.explain?.merge.strength ?? 0);
     } catch (error) {
       attempts.push({ repo, error });
     }
@@ -109,8 +111,13 @@ async function rankRepositories(home: string, query: string, context: SearchCont
     best: null,
     error: errorOf(s),
   }));
+  // Equal evidence goes by strength, as a search across repositories orders it (mergeLists' ties): a definition's
+  // repository before one that names it more often (s24 code user C1).
+  const strengthOf = (match: RepositoryMatch) => strengths.get(match.repository) ?? 0;
   const ranked = answers
     .map((a) => a.value)
-    .sort((a, b) => b.score - a.score || b.matched - a.matched || a.repository.localeCompare(b.repository));
+    .sort(
+      (a, b) => b.score - a.score || strengthOf(b) - strengthOf(a) || b.matched - a.matched || a.repository.localeCompare(b.repository),
+    );
   return [...ranked, ...broken];
 }

@@ -327,7 +327,7 @@ async function rankPage(run: SearchRun, searchable: { repo: Repository; store: S
     const candidates = mergeLists(
       perRepo.map((r) => r.candidates),
       (c) => c.explain.merge.score,
-      [(c) => c.explain.merge.vector ?? 0, (c) => c.strength],
+      [(c) => c.explain.merge.vector ?? 0, (c) => c.explain.merge.strength],
     );
     const total = perRepo.reduce((sum, r) => sum + r.total, 0);
     return { perRepo, left, candidates, total, groups: documents ? groupsOf(perRepo, candidates) : [] };
@@ -639,9 +639,11 @@ function candidatesOf(
     coverage = lists.coverageOf?.(ids) ?? coverage;
   };
   const lexicalOf = (id: number, score: number) => Math.min(lexicalEvidence(lists.lexicalRatio(score)), coverage.get(id) ?? 1);
-  const evidence = (id: number, lexical: { score: number } | null, vector: { score: number } | null, share = 1) => {
+  // `bm25`: the fragment's BM25 score wherever it ranks, for its strength (MergeEvidence).
+  const evidence = (id: number, lexical: { score: number } | null, vector: { score: number } | null, bm25: number | null, share = 1) => {
     const cosine = vector && lists.vectorScale(vector.score);
-    return mergeEvidence(lexical && lexicalOf(id, lexical.score), cosine === null ? null : share * cosine);
+    const strength = bm25 === null ? 0 : lists.lexicalRatio(bm25);
+    return mergeEvidence(lexical && lexicalOf(id, lexical.score), cosine === null ? null : share * cosine, strength);
   };
   if (mode === "hybrid") {
     const best = (lists.unfiltered?.bm25 ?? lists.keyword)[0];
@@ -656,7 +658,6 @@ function candidatesOf(
       store,
       id: f.id,
       score: round(f.score),
-      strength: f.bm25 ? lists.lexicalRatio(f.bm25.score) : 0,
       explain: {
         mode,
         bm25: roundContribution(f.bm25),
@@ -669,7 +670,13 @@ function candidatesOf(
         // 0.13) came first across repositories, above an exact line (s22 user F1). A list place past FUSION_DEPTH
         // counts as absent, as in the fused score: a deeper page must not add evidence that moves a result among
         // other repositories' (s19 review F5).
-        merge: evidence(f.id, withinDepth(f.bm25), weights.vector > 0 ? withinDepth(f.vector) : null, vectorShare(weights)),
+        merge: evidence(
+          f.id,
+          withinDepth(f.bm25),
+          weights.vector > 0 ? withinDepth(f.vector) : null,
+          f.bm25?.score ?? null,
+          vectorShare(weights),
+        ),
       },
     }));
     return { candidates, why: `hybrid weights bm25 ${weights.bm25}, vector ${weights.vector}: ${weight.reason}` };
@@ -683,13 +690,12 @@ function candidatesOf(
       store,
       id: hit.id,
       score: round(hit.score),
-      strength: mode === "bm25" ? lists.lexicalRatio(hit.score) : 0,
       explain: {
         mode,
         bm25: mode === "bm25" ? contribution : null,
         vector: mode === "vector" ? contribution : null,
         fused: null,
-        merge: mode === "bm25" ? evidence(hit.id, hit, null) : evidence(hit.id, null, hit),
+        merge: mode === "bm25" ? evidence(hit.id, hit, null, hit.score) : evidence(hit.id, null, hit, null),
       },
     };
   });
@@ -773,10 +779,10 @@ function withinDepth<T extends { rank: number }>(contribution: T | null): T | nu
   return contribution && contribution.rank <= FUSION_DEPTH ? contribution : null;
 }
 
-/** A result's evidence on the common scale of calibration.ts (rounded as shown), and its merge score. */
-function mergeEvidence(lexical: number | null, vector: number | null): MergeEvidence {
+/** A result's evidence on the common scale of calibration.ts (rounded as shown), its merge score and its strength. */
+function mergeEvidence(lexical: number | null, vector: number | null, strength: number): MergeEvidence {
   const [l, v] = [lexical === null ? null : round(lexical), vector === null ? null : round(vector)];
-  return { lexical: l, vector: v, score: round(mergeScore(l, v)) };
+  return { lexical: l, vector: v, score: round(mergeScore(l, v)), strength: round(strength) };
 }
 
 /**
