@@ -585,9 +585,9 @@ function indexStatusText(repositories: ReturnType<typeof repositoryStatuses>): s
       // Any run, not only a first one: an add_to_index of a scan is minutes, and the text said nothing of it (s24 agent A2).
       const indexing = indexingNote(r);
       if (indexing) lines.push(`  ${indexing}`);
-      if (languagesLine(r.languages))
-        lines.push(languagesLine(r.languages)); // as `status` says them (s24 code user C9)
       else if (!r.error && r.last_indexed === null) lines.push(`  not indexed yet: run \`researcher index ${r.name}\``);
+      const languages = languagesLine(r.languages); // as `status` says them (s24 code user C9)
+      if (languages) lines.push(languages);
       if (r.failures.length) {
         lines.push(`  ${r.failures.length} ${r.failures.length === 1 ? "file" : "files"} failed:`);
         lines.push(...r.failures.slice(0, FAILURES_SHOWN).map((f) => `  - ${named(`${f.path}: ${f.reason}`)}`));

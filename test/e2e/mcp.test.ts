@@ -1,6 +1,6 @@
 /** The MCP server as agents use it: the compiled executable, a real MCP client, over stdio and HTTP. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -21,6 +21,8 @@ import {
   writeTree,
 } from "../helpers.ts";
 import { paragraph, SCANNED, scanOfPages, scannedPages, writePdf } from "../pdf-fixtures.ts";
+import { acquireWriterLock } from "../../src/lock.ts";
+import { registerRepository } from "../../src/repos.ts";
 
 const home = tempDir();
 const docs = tempDir();
@@ -655,6 +657,22 @@ describe("MCP over stdio", () => {
       await call("add_to_index", { repository: "docs", file_path: "scan.pdf" });
     }
   }, 60_000);
+
+  test("get_index_status of a first run in progress says so, and not to start one (s25 review R2)", async () => {
+    const folder = tempDir();
+    writeTree(folder, { "a.md": "# A\n\nalpha\n" });
+    const repo = registerRepository(home, { name: "fresh", path: folder, embed: false });
+    mkdirSync(repo.dir, { recursive: true });
+    const release = acquireWriterLock(repo.dir, repo.name); // as a first index run holds it
+    try {
+      const text = (await call("get_index_status", { repository: "fresh" })).content[0]!.text;
+      expect(text).toContain(`being indexed now, for the first time (process ${process.pid})`);
+      expect(text).not.toContain("not indexed yet");
+    } finally {
+      release();
+      expect(runCli(["repo", "remove", "fresh"], { home }).code).toBe(0);
+    }
+  });
 
   test("an index run by another process is visible to the running server", async () => {
     expect((await call("search_fragments", { query: "kayak", mode: "bm25" })).structuredContent.total).toBe(0);
