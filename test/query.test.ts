@@ -27,12 +27,24 @@ describe("parseQuery", () => {
       "Formatter arguments",
       "Formatter()", // called (C3)
       "how is Formatter(fmt) used",
+      "(Formatter)", // in brackets (s25 review R9)
+      "where is (Formatter) defined",
     ]) {
       expect({ q, symbol: parseQuery(q).symbol }).toEqual({ q, symbol: "formatter" });
     }
     // One word is a name whatever it is, a frame word too (`find`, `type`: functions of that name).
     for (const q of ["find", "type", "find()"]) expect({ q, symbol: parseQuery(q).symbol }).toEqual({ q, symbol: q.replace("()", "") });
-    for (const q of ["where is the parser defined and used", "parse header", "what is a lifetime annotation", '"Formatter"']) {
+    // A file name or an abbreviation is no qualified name: `package.json` boosted `def json` (s25 review R1).
+    for (const q of [
+      "where is the parser defined and used",
+      "parse header",
+      "what is a lifetime annotation",
+      '"Formatter"',
+      "package.json",
+      "README.md",
+      "where is setup.py",
+      "e.g.",
+    ]) {
       expect({ q, symbol: parseQuery(q).symbol }).toEqual({ q, symbol: undefined });
     }
   });

@@ -9,6 +9,7 @@
  * (they only rank).
  */
 import { ResearcherError } from "../errors.ts";
+import { CODE_EXTENSIONS, FILE_TYPES } from "../file-types.ts";
 import { expandQueryWord, snakeWords } from "../identifiers.ts";
 import { foldCase, searchForm, splitWords, stem, WORD } from "../text.ts";
 
@@ -116,20 +117,40 @@ export function symbolKey(name: string): string {
  * (`logging.Formatter`: s24 retest N6).
  */
 function symbolOf(text: string): string | undefined {
-  // A call's parentheses (`rmtree()`, `urlopen(url)`) and quotes or punctuation around a word are not the name.
+  // Quotes, brackets and punctuation around a word, and a call's parentheses (`rmtree()`, `urlopen(url)`), are not
+  // the name: `(rmtree)` is rmtree.
   const words = text
     .trim()
     .split(/\s+/)
-    .map((word) => word.replace(/\(.*$/, "").replace(/^[`'(]+|[`'),.:;!?]+$/g, ""))
+    .map((word) =>
+      word
+        .replace(/^[`'(]+/, "")
+        .replace(/\(.*$/, "")
+        .replace(/[`'),.:;!?]+$/, ""),
+    )
     .filter(Boolean);
   const named = words.filter((word) => !SYMBOL_FRAME.has(word.toLowerCase()));
   // One frame word alone is a name too (`find`, `type`), as any one word is.
   const [name] = named.length === 1 ? named : words.length === 1 ? words : [];
-  // A qualified name (`json.loads`, `logging.Formatter`, `Vec::push`) names its last part: what a definition is headed.
-  const word = name?.split(/\.|::|#/).at(-1) ?? "";
+  // A qualified name (`json.loads`, `logging.Formatter`, `Vec::push`) names its last part: what a definition is
+  // headed. A file name is no qualified name: `package.json` boosted `def json` (s25 review R1).
+  const parts = name?.split(/\.|::|#/) ?? [];
+  // Nor is an abbreviation: `e.g.`, `i.e.`.
+  if (parts.length > 1 && (FILE_ENDINGS.has(parts.at(-1)!.toLowerCase()) || parts.at(-1)!.length < 2)) return undefined;
+  const word = parts.at(-1) ?? "";
   const key = symbolKey(word);
-  return key && /^[\p{L}_$][\p{L}\p{N}_$]*$/u.test(word) ? key : undefined;
+  return key && IDENTIFIER.test(word) && parts.every((part) => IDENTIFIER.test(part)) ? key : undefined;
 }
+
+const IDENTIFIER = /^[\p{L}_$][\p{L}\p{N}_$]*$/u;
+
+/** What a file name ends in, for telling `package.json` from `json.loads`: the types read, and data and config files'. */
+const FILE_ENDINGS = new Set([
+  ...FILE_TYPES,
+  ...CODE_EXTENSIONS,
+  ...["json", "yaml", "yml", "toml", "ini", "cfg", "conf", "xml", "csv", "tsv", "lock", "log", "png", "jpg", "jpeg", "gif"],
+  ...["svg", "tif", "tiff", "zip", "gz", "tar", "rst", "tex", "bib"],
+]);
 
 /**
  * The words of a question about one code symbol around its name: where it is defined, what kind it is, how it works,
