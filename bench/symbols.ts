@@ -31,14 +31,19 @@ interface Definition {
   name: string;
   path: string;
   line: number;
+  /** Indented: a method, a nested function, or a function's local (a `const` then, which is no query). */
+  indented: boolean;
 }
 
-/** Definitions: classes and functions are the queries; TypeScript's other declarations only make a name ambiguous. */
+/**
+ * Definitions: classes, functions and a TypeScript module's constants (`export const Schema = z.object(…)`) are the
+ * queries; the other declarations only make a name ambiguous.
+ */
 const DEFINES: Record<string, RegExp> = {
   py: /^\s*(?:async\s+)?(class|def)\s+([A-Za-z_]\w{5,})\b/,
   ts: /^\s*(?:export\s+)?(?:declare\s+)?(?:default\s+)?(?:abstract\s+)?(?:async\s+)?(class|function|interface|type|const|let|var|enum)\s+([A-Za-z_$][\w$]{5,})\b/,
 };
-const QUERIED = new Set(["class", "def", "function"]);
+const QUERIED = new Set(["class", "def", "function", "const"]);
 
 function filesOf(dir: string, ext: RegExp, deep: boolean): string[] {
   if (!existsSync(dir)) return [];
@@ -67,7 +72,14 @@ function corpus(root: string): Definition[] {
       .split("\n")
       .forEach((text, i) => {
         const m = pattern.exec(text);
-        if (m) definitions.push({ kind: `${side === "python" ? "Python" : "TypeScript"} ${m[1]}`, name: m[2]!, path, line: i + 1 });
+        if (m)
+          definitions.push({
+            kind: `${side === "python" ? "Python" : "TypeScript"} ${m[1]}`,
+            name: m[2]!,
+            path,
+            line: i + 1,
+            indented: /^\s/.test(text),
+          });
       });
   }
   return definitions;
@@ -81,7 +93,8 @@ function targets(definitions: Definition[]): Definition[] {
   const key = (name: string) => name.replace(/[^A-Za-z0-9]/g, "").toLowerCase();
   const count = new Map<string, number>();
   for (const d of definitions) count.set(key(d.name), (count.get(key(d.name)) ?? 0) + 1);
-  const once = definitions.filter((d) => count.get(key(d.name)) === 1 && QUERIED.has(d.kind.split(" ")[1]!));
+  const queried = (d: Definition) => QUERIED.has(kindOf(d)) && !(kindOf(d) === "const" && d.indented);
+  const once = definitions.filter((d) => count.get(key(d.name)) === 1 && queried(d));
   const kinds = [...new Set(once.map((d) => d.kind))].sort();
   return kinds.flatMap((kind) => {
     const all = once.filter((d) => d.kind === kind);
@@ -90,11 +103,14 @@ function targets(definitions: Definition[]): Definition[] {
   });
 }
 
+/** `class`, `def`, `function`, `const`, …: what the definition's line declares. */
+const kindOf = (d: Definition) => d.kind.split(" ")[1]!;
+
 /** The query for a definition: its bare name, or a question around it as an agent asks (s24 agent A1). */
 const FORMS: Record<string, (d: Definition) => string> = {
   "`X`": (d) => d.name,
   "`where is X defined`": (d) => `where is ${d.name} defined`,
-  "`X class` / `X function`": (d) => `${d.name} ${d.kind === "class" ? "class" : "function"}`,
+  "`X class` / `X function` / `X constant`": (d) => `${d.name} ${{ class: "class", const: "constant" }[kindOf(d)] ?? "function"}`,
   "`how does X work`": (d) => `how does ${d.name} work`,
 };
 
@@ -131,7 +147,7 @@ try {
       "Code: definitions found by their name",
       "bun bench/symbols.ts",
       [
-        `Corpus: Python's standard library (${PY_DIRS.length} folders) and TypeScript from node_modules (${TS_DIRS.join(", ")}), ${summary.indexed} files, indexed with the code file types. Query: a class's or function's name (6 characters or more, defined once in the corpus as the index reads names: \`$ZodString\` and \`ZodString\` are one), bare or in a question as an agent asks it; BM25 with headings weighed in, as \`researcher search --mode bm25\` ranks. Hit: a result whose fragment holds the definition's line.`,
+        `Corpus: Python's standard library (${PY_DIRS.length} folders) and TypeScript from node_modules (${TS_DIRS.join(", ")}), ${summary.indexed} files, indexed with the code file types. Query: the name of a class, a function or a TypeScript module's \`const\` (6 characters or more, defined once in the corpus as the index reads names: \`$ZodString\` and \`ZodString\` are one), bare or in a question as an agent asks it; BM25 with headings weighed in, as \`researcher search --mode bm25\` ranks. Hit: a result whose fragment holds the definition's line.`,
         "",
         table(["query", "definition", "queries", "hit@1", "hit@3", "hit@10"], rows),
       ].join("\n"),

@@ -46,7 +46,7 @@ const EXPECTED: Record<CodeLanguage, string[]> = {
   ruby: ["1-12 class Greeter", "14-16 module Util"],
   php: ["1-2 namespace App", "4-11 imports, class Greeter", "13-15 function helper"],
   bash: ["1-2", "4-7 function usage", "9-13 function main"],
-  javascript: ["1-1", "3-6 function readIt", "8-10 class Cache", "12-12"],
+  javascript: ["1-1 imports", "3-6 function readIt", "8-10 class Cache", "12-12"],
   python: [
     "1-2 imports",
     "4-5",
@@ -68,7 +68,7 @@ describe("chunkCode per language", () => {
     });
   }
 
-  test("a value made by a call given a function, or an object with methods, is named; data stays unnamed (s14 user #3)", async () => {
+  test("a value made by a call given a function, or an object with methods, is named; so is a module's data (s14 user #3, s24 code C7)", async () => {
     const body = (n: number) => `    const value = input + ${n};\n    return value * 2 + input.length;\n`;
     const source = [
       `export const Button = React.forwardRef((props, ref) => {\n${body(1)}});`,
@@ -79,8 +79,21 @@ describe("chunkCode per language", () => {
       `const total = compute(LIMITS.max, LIMITS.min, LIMITS.step, "a label that makes the line long");`,
     ].join("\n\n");
     const headings = (await chunkCode(source, "typescript", small))!.map((f) => f.headings.join(" › "));
-    expect(headings.slice(0, 4)).toEqual(["const Button", "const $ZodURL", "const store", "TurndownService.prototype"]);
-    expect(headings.slice(4).every((h) => h === "")).toBe(true);
+    expect(headings).toEqual(["const Button", "const $ZodURL", "const store", "TurndownService.prototype", "const LIMITS", "const total"]);
+  });
+
+  test("a module's binding is named whatever its value; a local, a loop's variable and a destructuring are not (s24 code C7)", async () => {
+    const source = [
+      `export const CallToolRequestSchema = RequestSchema.extend({ method: z.literal("tools/call"), params: Params });`,
+      `const fs = require("fs"), { join } = require("path");`,
+      `const { a, b } = settings;`,
+      `for (const entry of entries) {\n  const doubled = entry.value * 2 + entry.offset - entry.base;\n}`,
+      `function run(input) {\n  const result = compute(input.first, input.second, input.third);\n  return result;\n}`,
+      `(function () {\n  var VERSION = "1.2.3" + suffix + "-" + build + "-" + channel + "-" + platform;\n  var NAME = "library" + suffix + "-" + build + "-" + channel + "-" + platform;\n})();`,
+    ].join("\n\n");
+    const headings = (await chunkCode(source, "typescript", small))!.map((f) => f.headings.join(" › "));
+    // (The destructuring and the loop, both unnamed and small, share a fragment.)
+    expect(headings).toEqual(["const CallToolRequestSchema", "imports", "", "function run", "var VERSION", "var NAME"]);
   });
 
   test("an object of functions is headed by its declaration's own keyword: `var out`, `let handlers`, not `const` (s22 agent #2)", async () => {
@@ -271,6 +284,17 @@ describe("chunkCode shapes", () => {
     checkCoverage(source, fragments);
   });
 
+  test("a function's first part is headed by the function, not by the helpers an `if` in it defines (s24 code C5)", async () => {
+    // shutil.rmtree: its first part (signature, docstring, an `if` defining `onerror`) was headed `def rmtree › def
+    // onerror`, and as its heading differed from the second part's, it carried no section saying the function goes on.
+    const steps = Array.from({ length: 6 }, (_, i) => `    remove_step_${i}(path, "an argument of some length")`).join("\n");
+    const source = `def rmtree(path, onerror=None):\n    """Remove a tree."""\n    if onerror is None:\n        def onerror(*args):\n            pass\n${steps}\n`;
+    const fragments = (await chunkCode(source, "python", { maxTokens: 60 }))!;
+    expect(fragments.length).toBeGreaterThan(1);
+    expect(fragments.map((f) => f.headings.join(" › "))).toEqual(fragments.map(() => "def rmtree"));
+    checkCoverage(source, fragments);
+  });
+
   test("definitions inside a long try/except/else or if/else are split at them, not cut by lines under `imports`", async () => {
     // Python's standard library does this (ftplib: `try: import ssl … else: class FTP_TLS(FTP): …`): the clauses
     // after the first block hold the definitions, so the statement splits at its clauses, then at their units.
@@ -317,6 +341,15 @@ describe("chunkCode shapes", () => {
       "6-10 class Connection › def send",
       "12-14 class Connection › def receive",
     ]);
+    checkCoverage(source, fragments);
+  });
+
+  test("a split function's closing line joins its last part when that part is already past the budget (s24 code C4)", async () => {
+    // zlib's gun.c: `lunpipe`'s lone `}` was a fragment, and first for the function's name.
+    const steps = Array.from({ length: 7 }, (_, i) => `        total += compute_${i}(${"x".repeat(24)}, ${i});`);
+    const source = `int summary(int x) {\n    int total = 0;\n    for (;;) {\n${steps.join("\n")}\n        x++;\n    }\n}\n`;
+    const fragments = (await chunkCode(source, "c", { maxTokens: 60 }))!;
+    expect(outline(fragments)).toEqual(["1-2 summary()", "3-6 summary()", "7-13 summary()"]);
     checkCoverage(source, fragments);
   });
 

@@ -85,6 +85,8 @@ function envCommand(words: string[]): string {
  * `(function () { … }).call(this)` is a module wrapper too. Version 18: an import inside a function is no `imports`
  * unit. Version 19: so is `(function () { … }).bind(this)()`. Version 20: an object of functions is headed by its
  * declaration's own keyword, `var out`, not `const out`. Version 21: `__init__.py`, `index.ts` and `mod.rs` are titled
- * by their folder, `json › def loads`.)
+ * by their folder, `json › def loads`. Version 22: a module's `const`/`let`/`var` is named whatever its value
+ * (`export const Schema = z.object(…)`), `const fs = require("fs")` is an import, and a split unit's lone closing line
+ * joins the part before it even when that part is past the budget.)
  */
-export const CODE_OUTLINE_VERSION = 21;
+export const CODE_OUTLINE_VERSION = 22;

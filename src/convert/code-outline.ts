@@ -267,11 +267,11 @@ class Chunker {
   private absorbTiny(spans: Span[]): Span[] {
     const tiny = (s: Span) => this.tokens(s.start, s.end) < this.budget / 8;
     const crosses = (small: Span, a: Span, b: Span) => a.part !== b.part && (small.part !== undefined || small.labels.some(Boolean));
-    // A tiny span may take its neighbour past the budget by its own size (an eighth at most): alone, a one-line tail
-    // of a split method (`self._domain = domain`) is a fragment whose heading names the method and whose text says
-    // nothing, and it outranked the method's own signature for the method's name.
-    const fits = (small: Span, a: Span, b: Span) =>
-      !crosses(small, a, b) && this.tokens(a.start, b.end) <= this.budget + this.tokens(small.start, small.end);
+    // A tiny span may take its neighbour past the budget by an eighth: alone, a one-line tail of a split method
+    // (`self._domain = domain`) is a fragment whose heading names the method and whose text says nothing, and it
+    // outranked the method's own signature for the method's name. The neighbour may be past the budget already (it
+    // took another tiny span): a lone `}` still joins it (s24 code user C4).
+    const fits = (small: Span, a: Span, b: Span) => !crosses(small, a, b) && this.tokens(a.start, b.end) <= this.budget + this.budget / 8;
     const out: Span[] = [];
     for (let i = 0; i < spans.length; i++) {
       const span = spans[i]!;
@@ -459,11 +459,22 @@ function lastContent(lines: string[], from: number, to: number): number {
 /** The path for a fragment holding units with these labels: one label extends the path; several are listed. */
 function withLabel(path: string[], labels: (string | null)[]): string[] {
   const named = [...new Set(labels.filter((l): l is string => l !== null))];
-  const shown = named.length > 4 ? [...named.slice(0, 4), "…"] : named;
+  const shown = named.length > 4 ? [...mostTelling(named, 4), "…"] : named;
   const full = named.length === 0 ? path : [...path, shown.join(", ")];
   // Definitions nested dozens deep (generated code) would make a heading of a screenful: its outer and inner ends
   // say where the fragment is.
   return full.length > MAX_HEADINGS ? [...full.slice(0, 3), "…", ...full.slice(-(MAX_HEADINGS - 4))] : full;
+}
+
+/**
+ * `n` of a fragment's labels, in their order, where there are more: functions, classes and types before a module's
+ * bindings and imports. A run of constants packed with the functions that use them (`const dateRegex, …, function
+ * datetimeRegex`) showed only constants, and the function's name lost the weight of its heading.
+ */
+function mostTelling(labels: string[], n: number): string[] {
+  const binding = (label: string) => label === "imports" || /^(?:const|let|var) /.test(label);
+  const kept = new Set([...labels.filter((l) => !binding(l)), ...labels.filter(binding)].slice(0, n));
+  return labels.filter((l) => kept.has(l));
 }
 
 /** Headings in a fragment's symbol path at most, `…` included. */
@@ -591,7 +602,9 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     if (innerType === "lexical_declaration" || innerType === "variable_declaration") return declaredVariables(inner);
     return labelOf(inner, language, innerType);
   }
-  if (CONDITIONAL.has(type) && TOP_LEVEL.has(node.parent?.type ?? "")) return definedWithin(node, language);
+  // In a function's body a conditional's definitions are its helpers: named, `def onerror` headed `def rmtree`'s first
+  // part, as if that part were the helper (s24 code user C5).
+  if (CONDITIONAL.has(type) && TOP_LEVEL.has(node.parent?.type ?? "") && !inFunctionBody(node)) return definedWithin(node, language);
   if (type === "declaration" && (language === "c" || language === "cpp")) {
     // A prototype (`int api_open(const char *path);`), what a header is made of: named as its function.
     let declarator = node.childForFieldName("declarator");
@@ -608,14 +621,19 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     return target ? `impl ${trait ? `${trait} for ` : ""}${target}` : "impl";
   }
   if (type === "lexical_declaration" || type === "variable_declaration") {
-    // `const parse = (…) => …`: a function by another name. Plain constants stay unnamed.
-    const declarator = node.namedChildren.find((c) => c.type === "variable_declarator");
-    const value = declarator?.childForFieldName("value");
+    // `const parse = (…) => …`: a function by another name.
+    const declarators = node.namedChildren.filter((c) => c.type === "variable_declarator");
+    const value = declarators[0]?.childForFieldName("value");
     const valueType = value?.type ?? "";
-    const name = declarator?.childForFieldName("name")?.text;
+    const name = declarators[0]?.childForFieldName("name")?.text;
     if (name && /function|arrow_function|class/.test(valueType)) return `${/class/.test(valueType) ? "class" : "function"} ${name}`;
-    if (name && value && !inFunctionBody(node) && madeOfFunctions(value)) return `${declarationKeyword(node)} ${name}`;
-    return null;
+    if (!atModuleLevel(node)) return null; // a local, or a loop's variable
+    if (declarators.every(isRequire)) return "imports"; // `const fs = require("fs")`
+    // A module's binding is a definition whatever makes it: `export const CallToolRequestSchema =
+    // RequestSchema.extend({…})`, zod's `export const $ZodError = $constructor(…)`. Unnamed, a bare name found its
+    // uses before its definition (s24 code user C7). Destructured bindings name nothing of their own.
+    const names = declarators.map((d) => d.childForFieldName("name")).filter((n) => n?.type === "identifier");
+    return names.length ? `${declarationKeyword(node)} ${names.map((n) => n!.text).join(", ")}` : null;
   }
   if (type === "expression_statement" && (language === "javascript" || language === "typescript" || language === "tsx")) {
     // `res.send = function (…) {…}`, `exports.parse = (…) => …`, `Parser.prototype.feed = function …`: CommonJS
@@ -664,6 +682,25 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     return name ? `${keyword} ${name}` : null; // an anonymous struct or class expression gets no heading
   }
   return null;
+}
+
+/**
+ * Whether a declaration is a module's own (at the top of the file, exported, or in a module wrapper's scope), not a
+ * function's local or a top-level loop's or block's variable.
+ */
+function atModuleLevel(node: SyntaxNode): boolean {
+  let up = node.parent;
+  if (up?.type === "export_statement") up = up.parent;
+  if (up?.type === "program") return true;
+  const fn = up?.type === "statement_block" ? up.parent : null;
+  return fn !== null && fn !== undefined && FUNCTION_NODES.test(fn.type) && isModuleScope(fn);
+}
+
+/** `x = require("m")`, `x = require("m").y`: CommonJS's import. */
+function isRequire(declarator: SyntaxNode): boolean {
+  let value = declarator.childForFieldName("value");
+  while (value?.type === "member_expression") value = value.childForFieldName("object");
+  return value?.type === "call_expression" && value.childForFieldName("function")?.text === "require";
 }
 
 /** Functions and methods in every language's grammar. */
