@@ -486,6 +486,11 @@ test("a filter that begins with `repo:` is that glob inside that repository, as 
   expect([cli.code, cli.stdout.trim()]).toEqual([0, join(book, "ch04-01-ownership.md")]);
   const refused = runCli(["search", "borrow", "--filter", "rustbook:ch04*", "--repo", "code"], { home });
   expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining("names repository 'rustbook' but repository is 'code'")]);
+  // get and multi-get read a prefix by the same rule: they found nothing where ls and --filter did (s25 review R6).
+  const got = runCli(["get", "rustbook :ch04-01-ownership.md"], { home });
+  expect([got.code, got.stdout]).toEqual([0, expect.stringContaining("borrow")]);
+  const many = runCli(["multi-get", "rustbook :ch04*", "--json"], { home });
+  expect([many.code, JSON.parse(many.stdout).documents.map((d: { path: string }) => d.path)]).toEqual([0, ["ch04-01-ownership.md"]]);
 });
 
 /** A repository of one note with this front matter, and how many of its fragments a `--where` filter admits. */

@@ -80,9 +80,7 @@ export function namedRepository(
   asked: readonly string[],
   { what, verb }: { what: string; verb: string },
 ): { repository: string; inside: string } | undefined {
-  const colon = value.indexOf(":");
-  // Names trimmed, as every lookup of one is (`' p:'` listed nothing: s24 retest N7).
-  const name = colon > 0 ? value.slice(0, colon).trim() : "";
+  const { name, inside } = repositoryPrefix(value);
   const names = asked.map((a) => a.trim());
   if (!name || !(names.includes(name) || listRepositories(home).some((repo) => repo.name === name))) return undefined;
   if (names.length > 0 && !names.includes(name)) {
@@ -95,7 +93,17 @@ export function namedRepository(
       },
     );
   }
-  return { repository: name, inside: value.slice(colon + 1) };
+  return { repository: name, inside };
+}
+
+/**
+ * The repository name a value's `repo:` prefix gives, trimmed as every lookup of a name is (`' p:'` listed nothing:
+ * s24 retest N7; `get 'big :a.md'` found nothing where `ls 'big :a'` listed it: s25 review R6), and what follows it;
+ * name "" when the value has no prefix.
+ */
+export function repositoryPrefix(value: string): { name: string; inside: string } {
+  const colon = value.indexOf(":");
+  return colon > 0 ? { name: value.slice(0, colon).trim(), inside: value.slice(colon + 1) } : { name: "", inside: value };
 }
 
 /**
@@ -184,14 +192,14 @@ function resolveTrimmedRef(home: string, trimmed: string, options: RefLookup): D
     });
   }
   const repos = listRepositories(home);
-  const colon = trimmed.indexOf(":");
-  const named = colon > 0 ? repos.find((r) => r.name === trimmed.slice(0, colon)) : undefined;
+  const prefix = repositoryPrefix(trimmed);
+  const named = prefix.name ? repos.find((r) => r.name === prefix.name) : undefined;
   if (options.repository) {
     const repo = getRepository(home, options.repository);
-    const rest = named?.name === repo.name && !hasIndexedPath(repo, trimmed, options.session) ? trimmed.slice(colon + 1) : trimmed;
+    const rest = named?.name === repo.name && !hasIndexedPath(repo, trimmed, options.session) ? prefix.inside : trimmed;
     return resolveInRepository(repo, rest, true, options.session)!;
   }
-  if (named) return resolveInRepository(named, trimmed.slice(colon + 1), true, options.session)!;
+  if (named) return resolveInRepository(named, prefix.inside, true, options.session)!;
 
   const { answers, skipped } = readable(repos, (repo) => resolveInRepository(repo, trimmed, false, options.session));
   const found = answers.flatMap(({ value }) => (value ? [value] : []));
@@ -209,21 +217,18 @@ function resolveTrimmedRef(home: string, trimmed: string, options: RefLookup): D
   const target = suffix?.path ?? trimmed;
   // A docid copied without its `#` (which a shell reads as a comment's start), maybe with a place: `51481f:p6` is
   // no repository's name either (s24 user U8).
-  if (options.suggest !== false && BARE_DOCID.test(target) && docidMatches(home, target.toLowerCase(), options).found.length > 0) {
+  if (options.suggest !== false && DOCID.test(`#${target}`) && docidMatches(home, target.toLowerCase(), options).found.length > 0) {
     // As a command, which a shell needs quoted (and an agent is given as get_document's ref: s24 retest N9).
     const hint = `did you mean the docid: \`researcher get ${shellWord(`#${trimmed}`)}\`? (a docid begins with #)`;
     throw unread(new ResearcherError("DOCUMENT_NOT_FOUND", `no repository holds ${trimmed}`, { hint }), skipped);
   }
-  if (colon > 0 && REPO_NAME.test(trimmed.slice(0, colon))) getRepository(home, trimmed.slice(0, colon)); // throws, naming the known ones
+  if (prefix.name && REPO_NAME.test(prefix.name)) getRepository(home, prefix.name); // throws, naming the known ones
   if (suffix) refuseZero(suffix); // `a.md:0` names no place in any document: a usage error, not a miss
   throw unread(
     notIndexed(trimmed, options.suggest === false ? [] : answers.flatMap(({ repo }) => closePaths(repo, target)), "no repository holds"),
     skipped,
   );
 }
-
-/** A docid typed without its `#`: 6 to 64 hex digits (DOCID). */
-const BARE_DOCID = /^[0-9a-f]{6,64}$/i;
 
 /**
  * `work` over each repository whose index can be read: a lookup over all of them must not fail for one damaged or

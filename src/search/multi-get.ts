@@ -10,7 +10,15 @@ import { getRepository, listRepositories, type Repository, type SkippedRepositor
 import { Store } from "../store/store.ts";
 import { composed } from "../text.ts";
 import type { ConversionCache } from "./conversions.ts";
-import { type DocumentRef, editDistance, readable, type RefLookup, refText, resolveDocumentRef } from "./document-refs.ts";
+import {
+  type DocumentRef,
+  editDistance,
+  readable,
+  type RefLookup,
+  refText,
+  repositoryPrefix,
+  resolveDocumentRef,
+} from "./document-refs.ts";
 import { documentInfo, type DocumentText, readDocument, readRef, type SkippedDocument, sentBytes } from "./read-document.ts";
 import { shellWord } from "../terminal.ts";
 import { inSession, ReadSession } from "./read-session.ts";
@@ -212,11 +220,10 @@ function resolvedPart(home: string, text: string, scope: PartScope): { ref: Docu
  */
 function matchGlob(home: string, pattern: string, { repository, session }: PartScope): Matched {
   let repos = repository ? [getRepository(home, repository)] : listRepositories(home);
-  const colon = pattern.indexOf(":");
-  const prefix = colon > 0 ? pattern.slice(0, colon) : "";
-  const named = prefix ? repos.find((r) => r.name === prefix) : undefined;
+  const prefix = repositoryPrefix(pattern);
+  const named = prefix.name ? repos.find((r) => r.name === prefix.name) : undefined;
   if (named) repos = [named];
-  const inRepository = named ? pattern.slice(colon + 1) : pattern;
+  const inRepository = named ? prefix.inside : pattern;
   const matches = pathGlob(inRepository);
   const select: Selection = folderSelection(inRepository) ?? ((paths) => paths.filter(matches));
   // A repository named and never indexed is said to be, as `ls` says it; unnamed, it holds nothing yet.
@@ -228,9 +235,9 @@ function matchGlob(home: string, pattern: string, { repository, session }: PartS
   // beside `2024:01/`): an error, as in a ref, rather than an empty match (a script's typo went unnoticed). Any
   // colon anywhere made `nosuch:*` an empty match (s17 review #9).
   const shape = (text: string) => text.replace(/\p{N}/gu, "0").replace(/\p{L}/gu, "a");
-  const alike = (path: string) => path.split("/").some((name) => name.includes(":") && shape(name.split(":")[0]!) === shape(prefix));
-  const misnamed = () => !answers.some(({ value }) => value.some(alike)) || repos.some((r) => editDistance(prefix, r.name, 3) <= 2);
-  if (refs.length === 0 && !named && REPO_NAME.test(prefix) && misnamed()) getRepository(home, prefix);
+  const alike = (path: string) => path.split("/").some((name) => name.includes(":") && shape(name.split(":")[0]!) === shape(prefix.name));
+  const misnamed = () => !answers.some(({ value }) => value.some(alike)) || repos.some((r) => editDistance(prefix.name, r.name, 3) <= 2);
+  if (refs.length === 0 && !named && REPO_NAME.test(prefix.name) && misnamed()) getRepository(home, prefix.name);
   const reason = (s: SkippedRepository) => `its index cannot be read: ${s.message}${s.hint ? ` (hint: ${s.hint})` : ""}`;
   return {
     refs,
