@@ -619,3 +619,36 @@ test("whether titles weigh in follows the documents there now: a note with secti
   await indexRepository(home, repo);
   expect(await ranked()).toEqual(plain);
 });
+
+test("--documents over several repositories: pages concatenate to --all, no document twice or on no page (s25 scripts D1)", async () => {
+  // A page of documents ranked each repository as deep as its end needed (1,000 fragments for a page ending by the
+  // 100th), and deeper only until it had as many documents: repository a's short notes, found only past its long
+  // documents' 1,200 fragments, ranked before repository b's weaker notes that the page had printed instead.
+  const home = tempDir();
+  const a = tempDir();
+  const b = tempDir();
+  const files: Record<string, string> = {};
+  for (let d = 0; d < 4; d++)
+    files[`long${d}.md`] = Array.from({ length: 300 }, (_, s) => `## Part ${s}\n\nlantern lantern lantern\n`).join("\n");
+  for (let d = 0; d < 30; d++) files[`short${String(d).padStart(2, "0")}.md`] = `# Note\n\nlantern lantern ${"word ".repeat(10 + d)}\n`;
+  writeTree(a, files);
+  writeTree(
+    b,
+    Object.fromEntries(
+      Array.from({ length: 60 }, (_, d) => [`b${String(d).padStart(2, "0")}.md`, `# B\n\nlantern ${"other ".repeat(20 + d)}\n`]),
+    ),
+  );
+  await indexRepository(home, registerRepository(home, { name: "a", path: a, embed: false }));
+  await indexRepository(home, registerRepository(home, { name: "b", path: b, embed: false }));
+  const context = new SearchContext();
+  try {
+    const ask = (o: Partial<SearchOptions>) => search(home, { query: "lantern", mode: "bm25", documents: true, ...o }, context);
+    const all = key(await ask({ limit: 100_000 }));
+    expect(all.length).toBe(94);
+    const pages: string[] = [];
+    for (let offset = 0; offset < all.length; offset += 7) pages.push(...key(await ask({ limit: 7, offset })));
+    expect(pages).toEqual(all);
+  } finally {
+    context.close();
+  }
+});

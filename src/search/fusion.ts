@@ -210,7 +210,22 @@ export function mergeScore(lexical: number | null, vector: number | null): numbe
  * rising in its list as the score is, then interleave by reciprocal rank so a small repository is not starved.
  */
 export function mergeLists<T>(lists: T[][], scoreOf: (item: T) => number, ties: ((item: T) => number)[] = [], k = RRF_K): T[] {
-  if (lists.length === 1) return lists[0]!;
+  return mergeRanked(lists, scoreOf, ties, k).items;
+}
+
+/**
+ * mergeLists' order, and whether it is final through an item: no item that a list cut short (`cut(list)`) holds past
+ * its end could come before it. Such an item falls below its list's last in score, in each tie and in rank, so the
+ * order is final through every item that comes before each cut list's last. A deeper ranking leaves the merged order
+ * up to that item as it is: what makes pages of documents across repositories concatenate (s25 scripts D1).
+ */
+export function mergeRanked<T>(
+  lists: T[][],
+  scoreOf: (item: T) => number,
+  ties: ((item: T) => number)[] = [],
+  k = RRF_K,
+): { items: T[]; finalThrough: (item: T, cut: (list: number) => boolean) => boolean } {
+  if (lists.length === 1) return { items: lists[0]!, finalThrough: () => true };
   const keyed = lists.flatMap((list, l) => {
     let ceiling = Infinity;
     const tieCeilings = ties.map(() => Infinity);
@@ -222,6 +237,18 @@ export function mergeLists<T>(lists: T[][], scoreOf: (item: T) => number, ties: 
       return { item, list: l, merge: ceiling, ties: [...tieCeilings], rrf: 1 / (k + i + 1) };
     });
   });
+  type Keyed = (typeof keyed)[number];
   const byTies = (a: number[], b: number[]) => a.reduce((order, value, t) => order || b[t]! - value, 0);
-  return keyed.sort((a, b) => b.merge - a.merge || byTies(a.ties, b.ties) || b.rrf - a.rrf || a.list - b.list).map((s) => s.item);
+  const order = (a: Keyed, b: Keyed) => b.merge - a.merge || byTies(a.ties, b.ties) || b.rrf - a.rrf || a.list - b.list;
+  keyed.sort(order);
+  // Each key falls within its list (running minimums, a falling rank), so a list's last item is its last in the order.
+  const lasts = lists.map((_, l) => keyed.findLast((s) => s.list === l));
+  const keyOf = new Map(keyed.map((s) => [s.item, s]));
+  return {
+    items: keyed.map((s) => s.item),
+    finalThrough: (item, cut) => {
+      const key = keyOf.get(item)!;
+      return lasts.every((last, l) => !last || !cut(l) || order(key, last) <= 0);
+    },
+  };
 }

@@ -18,7 +18,7 @@ import { ConversionCache } from "./conversions.ts";
 import { Store, type SqlCondition } from "../store/store.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { checkModel, chooseModel, EmbedderCache, type Embedder, emptyModelName, ModelFilesChanged } from "../embed/embedder.ts";
-import { FUSION_DEPTH, fuseHybrid, fusionWeight, listAnchors, mergeLists, mergeScore, type Ranked } from "./fusion.ts";
+import { FUSION_DEPTH, fuseHybrid, fusionWeight, listAnchors, mergeRanked, mergeScore, type Ranked } from "./fusion.ts";
 import { backgrounds, lexicalEvidence, lexicalRatio, queryCoverage, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { boostHeadings } from "./heading-boost.ts";
 import { ANN_PROBLEMS, annNeedsRebuilding, meansNothing, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
@@ -324,26 +324,29 @@ async function rankPage(run: SearchRun, searchable: { repo: Repository; store: S
       ),
     );
     const perRepo = answers.filter((r) => r !== null);
-    const candidates = mergeLists(
+    const merged = mergeRanked(
       perRepo.map((r) => r.candidates),
       (c) => c.explain.merge.score,
       [(c) => c.explain.merge.vector ?? 0, (c) => c.explain.merge.strength],
     );
+    const candidates = merged.items;
     const total = perRepo.reduce((sum, r) => sum + r.total, 0);
-    return { perRepo, left, candidates, total, groups: documents ? groupsOf(perRepo, candidates) : [] };
+    const groups = documents ? groupsOf(perRepo, candidates) : [];
+    // The page's last document is final when no repository cut short could still rank a fragment before its best.
+    const need = Math.min(end, total);
+    const last = groups[Math.min(need, groups.length) - 1]?.[0];
+    const final = groups.length >= need && (!last || merged.finalThrough(last, (l) => perRepo[l]!.cut));
+    return { perRepo, left, candidates, total, groups, final };
   };
   let depth = rankingDepth(end, documents);
   let ranked = await rankAt(depth);
-  // A page of documents needs that many documents among the ranked fragments: where a few long documents hold most
-  // of the best fragments, rank deeper, until the page is full or every document that can be found is. The
-  // documents found first keep their places (a document ranks by its best fragment, which a deeper list finds no
-  // later), so pages still concatenate.
-  while (
-    documents &&
-    ranked.groups.length < Math.min(end, ranked.total) &&
-    ranked.perRepo.some((r) => r.cut) &&
-    depth < MAX_ALL_RESULTS * RANKED_PER_DOCUMENT
-  ) {
+  // A page of documents needs that many documents among the ranked fragments, in their final order: where a few long
+  // documents hold most of the best fragments, or a document of one repository is found only deeper than the page's
+  // last document of another ranks, rank deeper, until it is or every document that can be found is. Pages then
+  // concatenate: pages ending at different places were cut from different lists, and across repositories a document
+  // repeated at a page's end and the next one's start while another was on no page (s25 scripts D1). (A page of
+  // fragments needs no more: each repository ranks as deep as the page ends.)
+  while (documents && !ranked.final && ranked.perRepo.some((r) => r.cut) && depth < MAX_ALL_RESULTS * RANKED_PER_DOCUMENT) {
     depth *= 2;
     ranked = await rankAt(depth);
   }
