@@ -129,6 +129,14 @@ export const cancelled = () => new ResearcherError("CONVERSION_STOPPED", CANCELL
 export const OPEN_FILES_LIMIT: ReadonlySet<string> = new Set(["EMFILE", "ENFILE"]);
 export const OPEN_FILES_HINT = "raise the limit on open files (`ulimit -n 4096`) and run the command again";
 
+/**
+ * A hint's "… and run the command again" where running it again is not the fix, with what is: a watch tries a failed
+ * batch again by itself; a remove whose ANN rebuild failed is done, and an index run rebuilds the file.
+ */
+export function insteadOfRunningAgain(hint: string, instead: string): string {
+  return hint.replace(/,? and run the command again\b/, instead);
+}
+
 /** The `code` a runtime or SQLite error carries (`SQLITE_BUSY`, `ENOSPC`, …), "" when none. */
 export function systemCode(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;

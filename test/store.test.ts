@@ -1,15 +1,17 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { constants } from "node:os";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { removeDocument } from "../src/index/remove.ts";
 import { registerRepository, type Repository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
+import { vectorIndexState } from "../src/search/vectors.ts";
 import { missingFromSchema, SCHEMA_VERSION } from "../src/store/schema.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { Store } from "../src/store/store.ts";
-import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
+import { cliCommand, GLOVE, ROOT, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
 
 /** What schema 5 wrote of failures: no stamps (v6 added them). */
 /** Back to schema 5: no failure stamps (v6), no document texts (v8), no fragment units (v9), no removed texts (v10). */
@@ -363,11 +365,7 @@ test("`remove` and a rebuild leave no bytes of what they drop in the index files
     ["KEPT-SCAN-TEXT ".repeat(300)],
   );
   db.close();
-  const bytes = () =>
-    readdirSync(repo.dir)
-      .filter((name) => name.startsWith("index.db"))
-      .map((name) => readFileSync(join(repo.dir, name)).toString("latin1"))
-      .join("");
+  const bytes = () => indexBytes(repo.dir);
   expect(bytes()).toContain("OCR-PASSPORT-998877");
   await removeDocument(repo, "secret.md");
   expect(bytes()).not.toContain("OCR-PASSPORT-998877");
@@ -403,11 +401,7 @@ test("remove and a rebuild zero the pages earlier runs freed: a long document de
   writeTree(docs, { "long.md": `# Long\n\n${long}\n`, "a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n" });
   const repo = registerRepository(home, { name: "r", path: docs, embed: false });
   await indexRepository(home, repo);
-  const bytes = () =>
-    readdirSync(repo.dir)
-      .filter((name) => name.startsWith("index.db"))
-      .map((name) => readFileSync(join(repo.dir, name)).toString("latin1"))
-      .join("");
+  const bytes = () => indexBytes(repo.dir);
   rmSync(join(docs, "long.md"));
   await indexRepository(home, repo);
   expect(bytes()).toContain("LONGSECRET-"); // pages freed whole by an ordinary run: FAST leaves them
@@ -469,15 +463,140 @@ test("pruning removed texts by age reads an index, not every kept text (schema 1
   }
 });
 
-test("a removal and the zeroing of its pages are one step: no signal a user sends but kill -9 comes between them (s24 hostile H2, retest N2)", () => {
-  // A closed terminal (SIGHUP) or Ctrl-\ (SIGQUIT) there left the removed document's text in index.db.
-  const script = `
-    const { holdSignals } = await import(${JSON.stringify(join(ROOT, "src/index/repositories.ts"))});
-    const release = holdSignals();
-    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"]) process.kill(process.pid, signal);
-    await Bun.sleep(100);
-    release();
-    console.log("held");`;
-  const run = Bun.spawnSync([process.execPath, "-e", script]);
-  expect({ code: run.exitCode, stdout: run.stdout.toString().trim() }).toEqual({ code: 0, stdout: "held" });
-});
+/** What index.db and its side files (WAL) hold, as text, in an index folder: a removed text must not be in it. */
+function indexBytes(dir: string): string {
+  return readdirSync(dir)
+    .filter((name) => name.startsWith("index.db"))
+    .map((name) => readFileSync(join(dir, name)).toString("latin1"))
+    .join("");
+}
+
+/** `researcher remove` as a subprocess, polled every few milliseconds until `ready` or its end; then `signals` are sent. */
+async function removeSignalled(home: string, args: string[], ready: (pid: number) => boolean, signals: NodeJS.Signals[]) {
+  const env = { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, NO_COLOR: "1" };
+  const proc = Bun.spawn([...cliCommand, "remove", ...args], { env, cwd: home, stdout: "pipe", stderr: "pipe" });
+  while (proc.exitCode === null && !ready(proc.pid)) await Bun.sleep(2);
+  const running = proc.exitCode === null;
+  for (const signal of signals) proc.kill(signal);
+  const sent = performance.now();
+  await proc.exited;
+  return {
+    running, // when the signals were sent: what `ready` waited for came before the command's end
+    seconds: (performance.now() - sent) / 1000,
+    code: proc.exitCode,
+    signal: proc.signalCode,
+    stdout: await new Response(proc.stdout).text(),
+    stderr: await new Response(proc.stderr).text(),
+  };
+}
+
+/** Whether a process catches SIGINT (Linux: the SigCgt mask of /proc/<pid>/status); false once it is gone. */
+function catchesSigint(pid: number): boolean {
+  try {
+    const caught = /SigCgt:\s*([0-9a-f]+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "0";
+    return ((BigInt(`0x${caught}`) >> BigInt(constants.signals.SIGINT - 1)) & 1n) === 1n;
+  } catch {
+    return false;
+  }
+}
+
+const walBytes = (dir: string) => statSync(join(dir, "index.db-wal"), { throwIfNoEntry: false })?.size;
+
+test("no signal a user sends but kill -9 comes between remove's removal and the zeroing of its pages (s24 hostile H2, retest N2; s25 review R8)", async () => {
+  // Ctrl-C, a service's stop, a closed terminal (SIGHUP) or Ctrl-\ (SIGQUIT) there left the text in index.db. Here
+  // they come while the scrub writes a long free list (a document an ordinary run deleted) into the WAL.
+  const home = tempDir();
+  const docs = tempDir();
+  const words = Array.from({ length: 300_000 }, (_, i) => `BIGSECRET${i} word${i % 997} of the report.`).join(" ");
+  writeTree(docs, { "big.md": `# Big\n\n${words}\n`, "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "r", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "r"], { home }).code).toBe(0);
+  rmSync(join(docs, "big.md"));
+  expect(runCli(["index", "r"], { home }).code).toBe(0);
+  const dir = join(home, "repositories", "r");
+  expect(indexBytes(dir)).toContain("BIGSECRET");
+  // The removal of a.md writes a few pages; past a megabyte of WAL, the scrub is under way.
+  const scrubbing = () => (walBytes(dir) ?? 0) > 2 ** 20;
+  const run = await removeSignalled(home, ["r", "a.md"], scrubbing, ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"]);
+  expect(run).toMatchObject({ running: true, code: 0, signal: null, stdout: "removed r:a.md\n" });
+  expect(indexBytes(dir)).not.toContain("BIGSECRET");
+}, 60_000);
+
+/** `files` Markdown files of `sections` short sections each, every section a fragment of its own words. */
+function manySections(files: number, sections: number): Record<string, string> {
+  const words =
+    "river city music garden winter science market history ocean school mountain doctor energy film bread train letter forest island bridge".split(
+      " ",
+    );
+  const section = (f: number, i: number) =>
+    `## Part ${i}\n\n${Array.from({ length: 8 }, (_, j) => words[(f * 31 + i * 7 + j * 13) % words.length]).join(" ")} ${f * sections + i}.\n`;
+  return Object.fromEntries(
+    Array.from({ length: files }, (_, f) => [
+      `part${f}.md`,
+      `# Parts ${f}\n\n${Array.from({ length: sections }, (_, i) => section(f, i)).join("\n")}`,
+    ]),
+  );
+}
+
+testShared(
+  "remove zeroes the pages it frees before it rebuilds vectors.usearch: a rebuild that fails leaves no text, and says the document was removed (s25 review R5)",
+  () => {
+    // The rebuild came between the removal and the zeroing: its failure (a folder where vectors.usearch goes) left
+    // the earlier version's text in free pages, and its hint, "run the command again", then met "not indexed".
+    const home = tempDir();
+    const docs = tempDir();
+    const long = Array.from({ length: 400 }, (_, i) => `OLDSECRET-${i} is a sentence of the confidential report.`).join(" ");
+    writeTree(docs, { "secret.md": `# Secret\n\n${long}\n`, "a.md": "# A\n\nalpha\n" });
+    expect(runCli(["repo", "add", "r", docs, "--embedding-model", GLOVE], { home }).code).toBe(0);
+    expect(runCli(["index", "r"], { home }).code).toBe(0);
+    writeTree(docs, { "secret.md": "# Secret\n\nthe report, rewritten\n" });
+    expect(runCli(["index", "r"], { home }).code).toBe(0);
+    const dir = join(home, "repositories", "r");
+    expect(indexBytes(dir)).toContain("OLDSECRET-"); // the first version's pages, freed whole by the edit
+    rmSync(join(dir, "vectors.usearch"));
+    mkdirSync(join(dir, "vectors.usearch"));
+    const run = runCli(["remove", "r", "secret.md"], { home });
+    expect(indexBytes(dir)).not.toContain("OLDSECRET-");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      "error: removed r:secret.md, but vectors.usearch was not rebuilt: a folder stands where a file is written",
+    );
+    expect(run.stderr).toContain("hint: move that folder away, then `researcher index r` rebuilds it");
+    expect(runCli(["ls", "r"], { home }).stdout).not.toContain("secret.md");
+    rmSync(join(dir, "vectors.usearch"), { recursive: true });
+    rmSync(join(docs, "secret.md")); // or the index run takes it up again
+    expect(runCli(["index", "r"], { home }).code).toBe(0); // and builds vectors.usearch
+    expect(runCli(["verify", "r"], { home }).code).toBe(0);
+  },
+  60_000,
+);
+
+testShared(
+  "Ctrl-C during remove's rebuild of vectors.usearch ends it at once, the removal committed and zeroed (s25 review R5)",
+  async () => {
+    // Signals were held through the rebuild (20 s at 50k vectors, minutes at 1M): Ctrl-C, a service's stop and a
+    // closed terminal waited it out, the removed text in index.db all along.
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { ...manySections(8, 800), "secret.md": "# Secret\n\nZQXSECRETWORD lives here\n" });
+    expect(runCli(["repo", "add", "r", docs, "--embedding-model", GLOVE], { home }).code).toBe(0);
+    expect(runCli(["index", "r"], { home }).code).toBe(0);
+    const dir = join(home, "repositories", "r");
+    // In the rebuild (seconds for these 6,400 vectors): the checkpoint has carried the zeros into index.db and emptied
+    // the WAL, and the signals held from the removal to there are let go (the checkpoint's end alone came a moment
+    // before: a Ctrl-C sent then is rightly held).
+    const rebuilding = (pid: number) =>
+      walBytes(dir) === 0 && !catchesSigint(pid) && !readFileSync(join(dir, "index.db")).includes("ZQXSECRETWORD");
+    const run = await removeSignalled(home, ["r", "secret.md"], rebuilding, ["SIGINT"]);
+    expect(run).toMatchObject({ running: true, code: null, signal: "SIGINT" });
+    expect(run.seconds).toBeLessThan(1);
+    const store = Store.open(dir);
+    expect(vectorIndexState(store, dir)).toBe("stale"); // stopped in the rebuild, not after it
+    store.close();
+    expect(indexBytes(dir)).not.toContain("ZQXSECRETWORD");
+    expect(runCli(["ls", "r"], { home }).stdout).not.toContain("secret.md");
+    rmSync(join(docs, "secret.md"));
+    expect(runCli(["verify", "r"], { home }).code).toBe(0); // a stale vectors.usearch, which searches scan around
+  },
+  60_000,
+);

@@ -15,7 +15,7 @@ import { repositoryPath } from "../search/document-refs.ts";
 import { documentInfo, listDocuments, listFailures, readDocument } from "../search/read-document.ts";
 import { matchDocuments, namedNothing, readDocuments } from "../search/multi-get.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
-import { isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
+import { insteadOfRunningAgain, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { env } from "../env.ts";
 import { parseFilter } from "../search/filters.ts";
 import { indexRepository, type IndexSummary } from "../index/indexer.ts";
@@ -331,7 +331,7 @@ export async function watchCommand(names: string[], flags: Flags): Promise<void>
       }
       // Timed as batches are; a failed batch is tried again by the watch itself, so no hint says to run it again.
       note(`${clock()} error: ${repository}: ${error.message}`);
-      if (error.hint) note(`${clock()} hint: ${error.hint.replace(/,? and run the command again\b/, "; the watch tries again by itself")}`);
+      if (error.hint) note(`${clock()} hint: ${insteadOfRunningAgain(error.hint, "; the watch tries again by itself")}`);
     },
     onStatus: live?.status,
     onNothingLeft: () => {

@@ -1,5 +1,5 @@
 /** `researcher remove` and MCP `remove_from_index`: one document out of a repository's index, its bytes zeroed. */
-import { ResearcherError } from "../errors.ts";
+import { insteadOfRunningAgain, ResearcherError } from "../errors.ts";
 import { acquireWriterLock } from "../lock.ts";
 import type { Repository } from "../repos.ts";
 import { closePaths, spelledIn, withoutRepository } from "../search/document-refs.ts";
@@ -14,9 +14,6 @@ import { holdSignals } from "./repositories.ts";
  */
 export async function removeDocument(repo: Repository, named: string): Promise<string> {
   const release = acquireWriterLock(repo.dir, repo.name);
-  // Ctrl-C or SIGTERM between the removal's commit and the end of its scrub left the document's text in free pages
-  // without a word (s24 hostile H2): the two are one step to the user, a second or so on a long free list.
-  const releaseSignals = holdSignals();
   try {
     const store = Store.open(repo.dir, { write: true });
     try {
@@ -25,15 +22,7 @@ export async function removeDocument(repo: Repository, named: string): Promise<s
       // (`notes:drafts/olt.md` got no "did you mean": s24 review D12).
       const inside = withoutRepository(repo, named, (path) => spelledIn(store, path) !== undefined);
       const path = spelledIn(store, inside) ?? inside;
-      const removed = store.transaction(() => {
-        const gone = store.forgetDocument(path); // "drop this": its OCR'd text too
-        if (gone) {
-          store.embeddings.bumpGeneration();
-          store.embeddings.prune();
-        }
-        return gone;
-      });
-      if (!removed) {
+      if (!forgetAndZero(store, repo, path)) {
         // Not indexed: perhaps a remove of it was killed after its removal committed, before its scrub, and this is
         // the command its user runs again. The pages it freed are zeroed before saying so.
         store.scrubFreePages();
@@ -46,13 +35,19 @@ export async function removeDocument(repo: Repository, named: string): Promise<s
             : `paths are relative to the repository root (\`researcher ls ${repo.name}\` lists them)`,
         });
       }
+      // After the held step, so Ctrl-C stops it: a full HNSW rebuild (seconds at 50k vectors, minutes at 1M) that, run
+      // between the removal and the zeroing, held Ctrl-C and kept the removed text in free pages for as long (s25
+      // review R5). It is derived data: killed, it leaves a stale vectors.usearch (and a temp file the next index run
+      // sweeps), which searches scan around and the next index run rebuilds. Its own writes need no second scrub:
+      // they replace ann_* rows of meta (checksums, counts, orphan keys), so the pages they free held no document
+      // text, and the pages they take come from a free list zeroed just before.
       const model = store.embeddings.model();
-      if (model) await syncVectorIndex(store, repo.dir, model.dims);
-      try {
-        store.scrubFreePages(); // what earlier runs freed keeps its bytes: nothing of the document may stay in the file
-        store.checkpoint(); // the zeros reach index.db, not only its WAL (a write limit failed it: s24 hostile H7)
-      } catch (error) {
-        throw removedNotScrubbed(repo, path, afterFailedWrite(store, repo, error));
+      if (model) {
+        try {
+          await syncVectorIndex(store, repo.dir, model.dims);
+        } catch (error) {
+          throw removedAnnNotRebuilt(repo, path, afterFailedWrite(store, repo, error));
+        }
       }
       return path;
     } catch (error) {
@@ -62,8 +57,37 @@ export async function removeDocument(repo: Repository, named: string): Promise<s
       store.close();
     }
   } finally {
-    releaseSignals();
     release();
+  }
+}
+
+/**
+ * The removal, the zeroing of the pages it and earlier runs freed, and the checkpoint that carries the zeros into
+ * index.db, with Ctrl-C, SIGTERM, SIGHUP and SIGQUIT held: a signal between the commit and the checkpoint left the
+ * document's text in the file without a word (s24 hostile H2). Held from after the waits (the writer lock, the
+ * store's open), for a second or so on a long free list. Whether `path` was indexed.
+ */
+function forgetAndZero(store: Store, repo: Repository, path: string): boolean {
+  const releaseSignals = holdSignals();
+  try {
+    const removed = store.transaction(() => {
+      const gone = store.forgetDocument(path); // "drop this": its OCR'd text too
+      if (gone) {
+        store.embeddings.bumpGeneration();
+        store.embeddings.prune();
+      }
+      return gone;
+    });
+    if (!removed) return false;
+    try {
+      store.scrubFreePages(); // what earlier runs freed keeps its bytes: nothing of the document may stay in the file
+      store.checkpoint(); // the zeros reach index.db, not only its WAL (a write limit failed it: s24 hostile H7)
+    } catch (error) {
+      throw removedNotScrubbed(repo, path, afterFailedWrite(store, repo, error));
+    }
+    return true;
+  } finally {
+    releaseSignals();
   }
 }
 
@@ -74,6 +98,19 @@ export async function removeDocument(repo: Repository, named: string): Promise<s
 function removedNotScrubbed(repo: Repository, path: string, failure: ResearcherError): ResearcherError {
   return new ResearcherError(failure.code, `removed ${repo.name}:${path}, but the pages it freed were not zeroed: ${failure.message}`, {
     hint: `free some space, then \`researcher index ${repo.name} --rebuild\` zeroes them`,
+    cause: failure,
+  });
+}
+
+/**
+ * A removal done and zeroed whose ANN rebuild failed (a folder where vectors.usearch goes, a full disk): the document
+ * is gone, so the failure's "run the command again" would only hear it is not indexed; an index run rebuilds the file.
+ */
+function removedAnnNotRebuilt(repo: Repository, path: string, failure: ResearcherError): ResearcherError {
+  const rebuild = `\`researcher index ${repo.name}\` rebuilds it (searches read the vectors without it until then)`;
+  const fix = failure.hint && insteadOfRunningAgain(failure.hint, `, then ${rebuild}`);
+  return new ResearcherError(failure.code, `removed ${repo.name}:${path}, but vectors.usearch was not rebuilt: ${failure.message}`, {
+    hint: !fix ? rebuild : fix === failure.hint ? `${fix}; then ${rebuild}` : fix,
     cause: failure,
   });
 }
