@@ -175,6 +175,41 @@ describeShared("verify", () => {
   });
 });
 
+test("verify of every repository reports one being indexed in its entry and verifies the others (s25 scripts D2)", async () => {
+  // Its LOCKED error ended the command: the reports and repairs of the others were dropped, or never made.
+  const home = tempDir();
+  const [busy, idle] = ["a-busy", "b-idle"].map((name) => {
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+    return registerRepository(home, { name, path: docs, embed: false });
+  });
+  for (const repo of [busy!, idle!]) await indexRepository(home, repo);
+  const release = acquireWriterLock(busy!.dir, busy!.name);
+  try {
+    const cli = runCli(["verify", "--json"], { home });
+    expect(cli.code).toBe(1);
+    expect(JSON.parse(cli.stdout)).toEqual([
+      {
+        repository: "a-busy",
+        ok: false,
+        problems: [
+          {
+            check: "database",
+            detail: expect.stringContaining("is being indexed by process"),
+            fix: "researcher verify a-busy once the run is over",
+            repaired: false,
+          },
+        ],
+      },
+      { repository: "b-idle", ok: true, problems: [] },
+    ]);
+    // Named, it is still the command's error.
+    expect(runCli(["verify", "a-busy"], { home }).stderr).toMatch(/^error: repository 'a-busy' is being indexed by process/);
+  } finally {
+    release();
+  }
+});
+
 test("the files check names the first three files of each kind and counts the rest (it said only how many: s20 user D)", async () => {
   const home = tempDir();
   const docs = tempDir();

@@ -482,9 +482,8 @@ export async function reposForCommand(words: string[], flags: Flags): Promise<vo
 
 /** `researcher verify`: exits 1 when an index has problems, though the command itself ran. */
 export async function verifyCommand(names: string[], flags: Flags): Promise<number> {
-  const { verifyRepository } = await import("../index/verify.ts");
-  const reports = [];
-  for (const repo of selectRepositories(home(flags), names)) reports.push(await verifyRepository(repo, { repair: Boolean(flags.repair) }));
+  const { verifyRepositories } = await import("../index/verify.ts");
+  const reports = await verifyRepositories(home(flags), names, { repair: Boolean(flags.repair) });
   if (flags.json) json(reports.length === 1 && names.length === 1 ? reports[0] : reports);
   else out(verifyText(reports, styleFor(stdout)));
   return reports.some((r) => !r.ok) ? 1 : 0;

@@ -12,7 +12,7 @@ import { discoverFiles, type Discovery, keepUnmounted, UNMOUNTED } from "./disco
 import { planChanges } from "./plan.ts";
 import { describeError, isResearcherError, isSqliteDamage } from "../errors.ts";
 import { acquireWriterLock, leftoverTempFiles } from "../lock.ts";
-import type { Repository } from "../repos.ts";
+import { type Repository, selectRepositories } from "../repos.ts";
 import { Store } from "../store/store.ts";
 import { loadConfig } from "../config.ts";
 import { indexDue } from "./chunking.ts";
@@ -30,6 +30,25 @@ export interface VerifyReport {
   repository: string;
   ok: boolean;
   problems: VerifyProblem[];
+}
+
+/**
+ * Each named repository verified (all, when none is named), in turn. Verifying all of them, one being indexed is
+ * reported in its entry and the others are verified: its LOCKED error ended the command, dropping the reports (and
+ * repairs) of those before it and never checking those after (s25 scripts D2). Named, it is the command's error.
+ */
+export async function verifyRepositories(home: string, names: string[], options: { repair?: boolean } = {}): Promise<VerifyReport[]> {
+  const reports: VerifyReport[] = [];
+  for (const repo of selectRepositories(home, names)) {
+    try {
+      reports.push(await verifyRepository(repo, options));
+    } catch (error) {
+      if (names.length > 0 || !isResearcherError(error) || error.code !== "LOCKED") throw error;
+      const fix = `researcher verify ${shellWord(repo.name)}${options.repair ? " --repair" : ""} once the run is over`;
+      reports.push({ repository: repo.name, ok: false, problems: [{ check: "database", detail: error.message, fix, repaired: false }] });
+    }
+  }
+  return reports;
 }
 
 /**
