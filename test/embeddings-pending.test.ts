@@ -42,6 +42,17 @@ for (const [name, embedding] of Object.entries(unreachable)) {
     expect(JSON.parse(verify.stdout).problems).toEqual([
       expect.objectContaining({ check: "vectors", detail: expect.stringContaining("embeddings pending"), fix: "researcher index d" }),
     ]);
+    // A search by meaning says they wait, not that it was indexed without embeddings and `researcher index d` embeds
+    // them: that run alone embeds nothing while the model cannot be had (s25 scripts D3).
+    const hybrid = JSON.parse(cli("search", "whale", "--mode", "hybrid", "--json").stdout);
+    expect(hybrid.warnings).toEqual([
+      {
+        repository: "d",
+        code: "NO_VECTORS",
+        message: "searched with bm25: repository 'd' has no vectors yet for hybrid search: 1 fragment texts wait for embeddings",
+        hint: "`researcher index d` embeds them once their model can be loaded (its warning says why it cannot)",
+      },
+    ]);
   }, 30_000);
 }
 

@@ -571,10 +571,17 @@ function repositoryMode(
   // (rankLists embeds no query for it), and its "embed it" hint was a command that changed nothing (s23 contracts
   // L11); searched in bm25 instead, it made a vector search beside it say "hybrid" (s23 retest N3).
   if (store.fragmentCount() === 0) return { mode: requested };
-  // `embed: false` in config.yaml keeps every index run BM25-only, so indexing alone would not add vectors.
+  // `embed: false` in config.yaml keeps every index run BM25-only, so indexing alone would not add vectors. One that
+  // embeds and has none waits for its model (it could not be loaded, or the run was cut short): `index` alone may
+  // embed nothing, and `status` says why (s25 scripts D3).
+  const pending = repo.embed ? store.embeddings.pendingCount() : 0;
   const enable = repo.embed ? "" : `researcher config set repositories.${repo.name}.embed true && `;
-  const message = `repository '${repo.name}' was indexed without embeddings: it has no vectors for ${requested} search`;
-  const embed = `embed it with \`${enable}researcher index ${repo.name}\``;
+  const message = pending
+    ? `repository '${repo.name}' has no vectors yet for ${requested} search: ${pending} fragment texts wait for embeddings`
+    : `repository '${repo.name}' was indexed without embeddings: it has no vectors for ${requested} search`;
+  const embed = pending
+    ? `\`researcher index ${repo.name}\` embeds them once their model can be loaded (its warning says why it cannot)`
+    : `embed it with \`${enable}researcher index ${repo.name}\``;
   if (requested === "vector") throw new ResearcherError("NO_VECTORS", message, { hint: `${embed}, or search it in bm25 mode` });
   return { mode: "bm25", fallback: { code: "NO_VECTORS", message: `searched with bm25: ${message}`, hint: embed } };
 }
