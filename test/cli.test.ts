@@ -658,6 +658,11 @@ test("a command asked for JSON that fails prints its error's code as JSON on std
   expect(missing.code).toBe(1);
   expect(missing.stderr.split("\n")[0]).toStartWith("error: no repository named 'nosuch'");
   expect(JSON.parse(missing.stdout)).toMatchObject({ error: { code: "REPO_NOT_FOUND", message: expect.stringContaining("nosuch") } });
+  // An error without a hint has `hint: null`, as every other error object: a typed client needs the field (s25 scripts L3).
+  const absent = runCli(["convert", join(docs, "nosuch.pdf"), "--json"], { home });
+  expect(JSON.parse(absent.stdout)).toEqual({
+    error: { code: "PATH_NOT_FOUND", message: `${join(docs, "nosuch.pdf")} does not exist`, hint: null },
+  });
   const release = acquireWriterLock(repo.dir, "k");
   try {
     for (const args of [

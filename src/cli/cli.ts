@@ -512,7 +512,8 @@ function reportError(thrown: unknown, { verbose, topic, json }: { verbose: boole
   const usage = error.code === "USAGE" ? `run \`researcher ${topic ? `${topic} ` : ""}--help\`` : undefined;
   const hint = error.hint ?? usage;
   stderr.write(problemLines("error", message, hint));
-  if (json && !stdout.written) stdout.write(`${JSON.stringify({ error: { code: error.code, message, ...(hint ? { hint } : {}) } })}\n`);
+  // `hint` is null when there is none, as in every other error object a command prints (s25 scripts L3).
+  if (json && !stdout.written) stdout.write(`${JSON.stringify({ error: { code: error.code, message, hint: hint ?? null } })}\n`);
   const stack = error.code === "INTERNAL" && error.cause instanceof Error ? error.cause.stack : error.stack;
   if (verbose && stack) stderr.write(`${stack}\n`);
   else if (error.code === "INTERNAL") stderr.write("hint: run again with --verbose for details\n");
