@@ -1,5 +1,16 @@
 import { describe, expect, test } from "bun:test";
-import { beginText, endText, PDFDocument, PDFName, PDFNumber, setFontAndSize, setTextMatrix, showText, StandardFonts } from "pdf-lib";
+import {
+  beginText,
+  endText,
+  PDFDocument,
+  PDFHexString,
+  PDFName,
+  PDFNumber,
+  setFontAndSize,
+  setTextMatrix,
+  showText,
+  StandardFonts,
+} from "pdf-lib";
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
@@ -573,9 +584,13 @@ test("an accent TeX sets as a glyph of its own before its letter sits on that le
   const pdf = await PDFDocument.create();
   const font = await pdf.embedFont(StandardFonts.TimesRoman);
   const page = pdf.addPage([612, 792]);
-  // As tracemonkey.pdf draws it: the accent ends one text item, its letter starts the next.
-  page.drawText("In a na\u00a8", { x: 72, y: 700, size: 11, font });
-  page.drawText("ive implementation, Schr\u00a8odinger's cat.", { x: 104.5, y: 700, size: 11, font });
+  // As tracemonkey.pdf draws it: the accent ends one text item, and its letter starts the next, drawn back under it
+  // (there by 0.3 em: the accent's width).
+  let x = 72;
+  for (const part of ["In a na\u00a8", "ive implementation, Schr\u00a8", "odinger's cat."]) {
+    page.drawText(part, { x, y: 700, size: 11, font });
+    x += font.widthOfTextAtSize(part, 11) - font.widthOfTextAtSize("\u00a8", 11);
+  }
   page.drawText("A lone accent \u00a8 stays as it was.", { x: 72, y: 686, size: 11, font });
   const doc = await convertPdf(await pdf.save(), "accents", { ocr: "off" });
   expect(doc.text).toContain("In a naïve implementation, Schrödinger's cat.");
@@ -586,6 +601,51 @@ test("an accent TeX sets as a glyph of its own before its letter sits on that le
   await indexRepository(home, registerRepository(home, { name: "papers", path: docs, embed: false }));
   const found = runCli(["search", "naive schrodinger", "--files"], { home });
   expect(found.stdout.trim()).toEndWith("paper.pdf");
+});
+
+test("a typed `´` (an apostrophe in many writers' PDFs) stays apart from the next letter: `don't` finds `don´t` (s25 review R3)", async () => {
+  const pdf = await PDFDocument.create();
+  const font = await pdf.embedFont(StandardFonts.Helvetica); // WinAnsi: U+00B4 is drawn as code 0xB4
+  const page = pdf.addPage([612, 792]);
+  page.drawText("I don\u00b4t think it is wrong.", { x: 72, y: 700, size: 12, font });
+  // The accent ending a text item, its next item set on after it, not drawn back under it.
+  page.drawText("Then it\u00b4", { x: 72, y: 680, size: 12, font });
+  page.drawText("s fine.", { x: 72 + font.widthOfTextAtSize("Then it\u00b4", 12), y: 680, size: 12, font });
+  const doc = await convertPdf(await pdf.save(), "apostrophes", { ocr: "off" });
+  expect(doc.text).toContain("I don \u0301t think it is wrong. Then it \u0301s fine."); // NFKC's space and mark, as before
+  const docs = tempDir();
+  writeTree(docs, { "letter.pdf": await pdf.save() });
+  const home = tempDir();
+  await indexRepository(home, registerRepository(home, { name: "letters", path: docs, embed: false }));
+  const found = runCli(["search", "don't", "--mode", "bm25", "--files"], { home });
+  expect(found.stdout.trim()).toEndWith("letter.pdf");
+});
+
+test("a Symbol font's sans-serif ® and © (which pdf.js reads as U+F8E8 and U+F8E9) stay characters, not accents on the next letter (s25 review R4)", async () => {
+  const pdf = await PDFDocument.create();
+  const helvetica = await pdf.embedFont(StandardFonts.Helvetica);
+  const symbol = await pdf.embedFont(StandardFonts.Symbol);
+  const page = pdf.addPage([612, 792]);
+  const text = page.node.newFontDictionary("F1", helvetica.ref);
+  const signs = page.node.newFontDictionary("F2", symbol.ref);
+  page.pushOperators(
+    beginText(),
+    setFontAndSize(text, 12),
+    setTextMatrix(1, 0, 0, 1, 72, 700),
+    showText(helvetica.encodeText("Acme")),
+    setFontAndSize(signs, 12),
+    showText(PDFHexString.of("E2")), // registersans
+    setFontAndSize(text, 12),
+    showText(helvetica.encodeText("Widget is a product. Copyright ")),
+    setFontAndSize(signs, 12),
+    showText(PDFHexString.of("E3")), // copyrightsans
+    setFontAndSize(text, 12),
+    showText(helvetica.encodeText("Zeta 2020.")),
+    endText(),
+  );
+  const doc = await convertPdf(await pdf.save(), "signs", { ocr: "off" });
+  expect(doc.text).toContain("Acme\uf8e8Widget is a product. Copyright \uf8e9Zeta 2020."); // as pdf.js reads them
+  expect(doc.text).not.toMatch(/[\u030b\u030c]/); // no double acute on W, no caron on Z
 });
 
 test("a superscript, and a sentence its writer broke by hand, go on in their paragraph: not cut short (s24 retest N3)", async () => {

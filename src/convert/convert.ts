@@ -73,10 +73,11 @@ export function fallbackTitle(path: string): string {
  * through it). A change that moves a document's lines or words takes a new version, and an index run converts the
  * documents of that format again, once: `get` converts a PDF as it is read, so an index keeping an older
  * conversion cited lines that read as other text (s24 retest N1). Since 1: PDF paragraphs end at a line cut short
- * and TeX accents sit on their letters; HTML footnote marks stand apart from their words (`snarf[235]`). OCR'd text
- * is kept and read back as indexed, so a scan is not recognised again.
+ * and TeX accents sit on their letters; HTML footnote marks stand apart from their words (`snarf[235]`). Since pdf 2:
+ * an accent is put on a letter only when it is drawn over it (a typed `´`, `don´t`, stays apart; a Symbol font's
+ * U+F8E8 ® is a character, no accent). OCR'd text is kept and read back as indexed, so a scan is not recognised again.
  */
-export const CONVERTER_VERSIONS: Readonly<Record<string, number>> = { pdf: 1, html: 1 };
+export const CONVERTER_VERSIONS: Readonly<Record<string, number>> = { pdf: 2, html: 1 };
 
 /** The converter (CONVERTER_VERSIONS' key) a stored format's text comes from, if a versioned one. */
 export function converterOf(format: string): string | undefined {

@@ -416,8 +416,8 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
     const size = Math.hypot(item.transform[2]!, item.transform[3]!) || item.height || 1;
     const x = item.transform[4]!;
     const y = item.transform[5]!;
-    const text = clean(markAccents(item.str));
-    if (text) {
+    const { text, accent } = runText(item.str);
+    if (text || accent) {
       // Text turned past 45° (a margin's vertical "Form" beside a large "1040") runs along y: its width says nothing
       // of where it ends on the line, so it never shares a line with upright text (a scan's tilt is a few degrees).
       const turned = !(item.transform[0]! > Math.abs(item.transform[1]!));
@@ -437,7 +437,8 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
         lines.push(current);
       }
       current.left = Math.min(current.left, x);
-      current.runs.push({ text, x, end: x + item.width, size, dir: /^\s+$/.test(text) ? undefined : item.dir, font: item.fontName });
+      const dir = /^\s+$/.test(text) ? undefined : item.dir;
+      current.runs.push({ text, accent, x, end: x + item.width, size, dir, font: item.fontName });
       current.size = Math.max(current.size, size);
       last = { y, end: x + item.width, eol: false, turned, rtl };
     }
@@ -446,7 +447,7 @@ async function pageLines(doc: { getPage(n: number): Promise<TextPage> }, n: numb
   const bodyFont = mostLetters(lines.flatMap((line) => line.runs));
   return lines
     .map((line) => ({
-      text: placeAccents(lineText(line.runs)).replace(/\s+/g, " ").trim(),
+      text: lineText(placeAccents(line.runs)).replace(/\s+/g, " ").trim(),
       y: line.y,
       size: line.size,
       font: oneFont(line.runs),
@@ -533,6 +534,8 @@ async function drawnText(page: TextPage, items: TextItem[]): Promise<TextItem[]>
 /** A text item on a line: where it starts and ends, and its direction (none for white space). */
 interface Run {
   text: string;
+  /** A spacing accent the item ends in, kept out of `text` until it is placed (placeAccents). */
+  accent?: string;
   x: number;
   end: number;
   size: number;
@@ -762,9 +765,13 @@ function sectionHeading(line: Line, body: number): string | undefined {
 }
 
 /**
- * TeX sets an accent as a glyph of its own drawn before its letter (`na¨` then `ıve`, the `i` dotless), and NFKC
- * makes a spacing accent a space and a combining mark: `na ̈ıve` was two words, neither "naive". Each spacing accent
- * is marked (a private-use character NFKC keeps) until its line is whole, then put on the letter after it.
+ * TeX sets an accent as a glyph of its own drawn over its letter (`na¨` then `ıve`, the `i` dotless), and NFKC
+ * makes a spacing accent a space and a combining mark: `na ̈ıve` was two words, neither "naive". A spacing accent
+ * that ends a text item is kept apart from its text (runText), and put on the next item's first letter where that
+ * letter is drawn under it (placeAccents). The same characters are typed too (`don´t`: U+00B4 is many writers'
+ * apostrophe), so only the geometry tells an accent; and it is carried beside the text, not marked in it: any mark
+ * can be a PDF's own character (private-use U+F8E0 + i marked one, and pdf.js reads Adobe Symbol's `registersans`
+ * as U+F8E8: `Acme®Widget` read `AcmeW̋idget`; s25 review R3, R4).
  */
 const SPACING_ACCENTS: Record<string, string> = {
   "\u00a8": "\u0308", // diaeresis
@@ -778,25 +785,40 @@ const SPACING_ACCENTS: Record<string, string> = {
   "\u02dd": "\u030b", // double acute
   "\u02c7": "\u030c", // caron
 };
-const ACCENTS = Object.keys(SPACING_ACCENTS);
-const SPACING_ACCENT = new RegExp(`[${ACCENTS.join("")}]`, "g");
-/** Private use: ACCENTS[i] is marked as U+F8E0 + i. */
-const MARK_BASE = 0xf8e0;
-const MARKED = /[\uf8e0-\uf8e9]/g;
-const MARKED_BEFORE_LETTER = /([\uf8e0-\uf8e9])(\p{L})/gu;
 
-function markAccents(text: string): string {
-  return text.replace(SPACING_ACCENT, (accent) => String.fromCharCode(MARK_BASE + ACCENTS.indexOf(accent)));
+/** A text item's text, cleaned, and the spacing accent it ends in, kept apart (NFKC would make it a space and a mark). */
+function runText(str: string): { text: string; accent?: string } {
+  const last = str.at(-1);
+  return last && Object.hasOwn(SPACING_ACCENTS, last) ? { text: clean(str.slice(0, -1)), accent: last } : { text: clean(str) };
 }
 
-/** A marked accent before a letter becomes its combining mark on it (a dotless `ı` regains its dot); others as NFKC. */
-function placeAccents(text: string): string {
-  const accent = (mark: string) => ACCENTS[mark.charCodeAt(0) - MARK_BASE]!;
-  return text
-    .replace(MARKED_BEFORE_LETTER, (_, mark: string, letter: string) =>
-      `${letter.replace("\u0131", "i").replace("\u0237", "j")}${SPACING_ACCENTS[accent(mark)]}`.normalize("NFC"),
-    )
-    .replace(MARKED, (mark) => accent(mark).normalize("NFKC"));
+/**
+ * Each run's accent as a combining mark on the next run's first letter (a dotless `ı` regains its dot) where that
+ * letter is drawn under it: TeX moves back over the accent to draw its letter, so the next run starts within the
+ * accent, left of its end (tracemonkey.pdf's `na¨` + `ıve`: by 0.3 em; pdf.js starts a new item at any move back
+ * of 0.2 em or more). A typed accent advances like any glyph, and stays as NFKC gives it.
+ */
+function placeAccents(runs: Run[]): Run[] {
+  const placed = runs.map((run) => ({ ...run }));
+  placed.forEach((run, i) => {
+    if (!run.accent) return;
+    const next = placed[i + 1];
+    const letter = next && drawnUnder(run, next) ? /^\p{L}/u.exec(next.text)?.[0] : undefined;
+    if (next && letter) {
+      const base = letter.replace("\u0131", "i").replace("\u0237", "j");
+      next.text = `${`${base}${SPACING_ACCENTS[run.accent]}`.normalize("NFC")}${next.text.slice(letter.length)}`;
+    } else run.text += run.accent.normalize("NFKC");
+  });
+  return placed;
+}
+
+/**
+ * Whether `next` starts under the end of `run`: left of its end by more than a kerning's nudge, and by less than an
+ * accent and half a letter (a run drawn further back is something else drawn over the line: a formula's bar).
+ */
+function drawnUnder(run: Run, next: Run): boolean {
+  const back = run.end - next.x;
+  return back > run.size * 0.05 && back < run.size * 1.5;
 }
 
 /** Ligatures and compatibility forms folded (NFKC); control characters from fonts without a text map dropped. */
