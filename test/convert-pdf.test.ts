@@ -543,41 +543,51 @@ test("a numbered section title set in another font than the body, at the body's 
   expect(fragments.find((f) => f.text.includes("cannot be compiled"))!.headings).toEqual(["3 Trace Trees", "3.3 Blacklisting"]);
 });
 
-test("a page without space between paragraphs ends each on its short last line; a bullet starts one; wrapped lines join (s23 user: pdf.js's test PDF read a page as one line)", async () => {
+/** A page that puts no space between paragraphs, set as a typesetter sets ragged-right text: a word goes to the next line only when it does not fit (one too wide for a line sticks out past the margin). */
+async function unspacedPage(paragraphs: string[]): Promise<Uint8Array> {
   const pdf = await PDFDocument.create();
   const font = await pdf.embedFont(StandardFonts.TimesRoman);
   const page = pdf.addPage([612, 792]);
   let y = 720;
-  // Set as a typesetter sets ragged-right text: a word goes to the next line only when it does not fit.
-  const set = (text: string, x = 72) => {
+  for (const text of paragraphs) {
     let line = "";
     const draw = () => {
-      page.drawText(line, { x, y, size: 11, font });
+      page.drawText(line, { x: 72, y, size: 11, font });
       y -= 13;
     };
     for (const word of text.split(" ")) {
-      if (line && font.widthOfTextAtSize(`${line} ${word}`, 11) > 612 - 72 - x) {
+      if (line && font.widthOfTextAtSize(`${line} ${word}`, 11) > 612 - 72 - 72) {
         draw();
         line = "";
       }
       line = line ? `${line} ${word}` : word;
     }
     draw();
-  };
-  const reftest =
-    "A reftest verifies that two web pages are rendered identically to test layout and graphics correctness, taking advantage of the fact that there is generally more than one way to achieve any given visual effect in a browser.";
-  const crashtest = "Really simple: open a web page and see if it causes a crash.";
-  const items = [
-    "• IPC: tests plugin APIs, particularly out-of-process plugins, which run in a process of their own beside the browser.",
-    "• a11y: tests accessibility interfaces.",
-  ];
-  set("reftest (R)");
-  set(reftest);
-  set("crashtest (C)");
-  set(crashtest);
-  for (const item of items) set(item);
-  const doc = await convertPdf(await pdf.save(), "frameworks", { ocr: "off" });
-  expect(doc.text).toBe(`<!-- page 1 -->\n\n${["reftest (R)", reftest, "crashtest (C)", crashtest, ...items].join("\n\n")}\n`);
+  }
+  return pdf.save();
+}
+
+const FRAMEWORKS = [
+  "reftest (R)",
+  "A reftest verifies that two web pages are rendered identically to test layout and graphics correctness, taking advantage of the fact that there is generally more than one way to achieve any given visual effect in a browser.",
+  "crashtest (C)",
+  "Really simple: open a web page and see if it causes a crash.",
+  "• IPC: tests plugin APIs, particularly out-of-process plugins, which run in a process of their own beside the browser.",
+  "• a11y: tests accessibility interfaces.",
+];
+
+test("a page without space between paragraphs ends each on its short last line; a bullet starts one; wrapped lines join (s23 user: pdf.js's test PDF read a page as one line)", async () => {
+  const doc = await convertPdf(await unspacedPage(FRAMEWORKS), "frameworks", { ocr: "off" });
+  expect(doc.text).toBe(`<!-- page 1 -->\n\n${FRAMEWORKS.join("\n\n")}\n`);
+});
+
+test("a line sticking out past the margin (a URL too long to wrap) does not make the full lines cut short: the same paragraphs (s25 review R7)", async () => {
+  const url = "https://firefox-source-docs.mozilla.org/testing/reftest-harness/WritingReftestsForLayoutAndGraphicsCorrectness.html";
+  const pdf = await PDFDocument.create();
+  expect(72 + (await pdf.embedFont(StandardFonts.TimesRoman)).widthOfTextAtSize(url, 11) - 540).toBeGreaterThan(45); // past the margin
+  const paragraphs = [...FRAMEWORKS, `Writing one is described at ${url} with the manifest's keywords.`];
+  const doc = await convertPdf(await unspacedPage(paragraphs), "frameworks", { ocr: "off" });
+  expect(doc.text).toBe(`<!-- page 1 -->\n\n${paragraphs.join("\n\n")}\n`);
 });
 
 test("an accent TeX sets as a glyph of its own before its letter sits on that letter: `naïve` is one word, found as naive (s24 user U9)", async () => {

@@ -75,7 +75,8 @@ export function fallbackTitle(path: string): string {
  * conversion cited lines that read as other text (s24 retest N1). Since 1: PDF paragraphs end at a line cut short
  * and TeX accents sit on their letters; HTML footnote marks stand apart from their words (`snarf[235]`). Since pdf 2:
  * an accent is put on a letter only when it is drawn over it (a typed `´`, `don´t`, stays apart; a Symbol font's
- * U+F8E8 ® is a character, no accent). OCR'd text is kept and read back as indexed, so a scan is not recognised again.
+ * U+F8E8 ® is a character, no accent), and one overfull line (a URL in the margin) no longer splits its paragraph
+ * into one paragraph a line. OCR'd text is kept and read back as indexed, so a scan is not recognised again.
  */
 export const CONVERTER_VERSIONS: Readonly<Record<string, number>> = { pdf: 2, html: 1 };
 

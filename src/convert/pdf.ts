@@ -674,13 +674,13 @@ const BULLET = /^[•◦▪▫▸‣●○■□∙]\s/u;
  * A block of lines as the paragraphs its writer made: a page that puts no space between paragraphs (or between a
  * definition's term and its text, or a list's items) still ends each one on a line cut short, and a bullet starts
  * one. A line is cut short when the next line's first word would have fitted on it, measured against the block's
- * widest line: a typesetter wraps only a word that does not fit, so ragged and justified text alike read on (pdf.js's
+ * right edge (columnEdge: its widest line's end, unless that one sticks out alone): a typesetter wraps only a word that does not fit, so ragged and justified text alike read on (pdf.js's
  * own test PDF read four pages as four lines of 2,000 characters). One line cut short alone, mid-sentence before a
  * lower-case word, was broken by hand (`If you want to test` / `performance, …`) and reads on; a run of them is a
  * listing's lines (a paper's code figure ran into one line: s24 retest2 M2).
  */
 function paragraphsOf(lines: Line[]): Line[][] {
-  const right = largest(lines.map((line) => line.extent?.right ?? Number.NEGATIVE_INFINITY));
+  const right = columnEdge(lines);
   const short = lines.map((line, i) => i + 1 < lines.length && cutShort(line, lines[i + 1]!, right));
   const parts: Line[][] = [];
   lines.forEach((line, i) => {
@@ -696,6 +696,31 @@ function paragraphsOf(lines: Line[]): Line[][] {
   });
   return parts;
 }
+
+/**
+ * Where a block's lines end at the right: its widest line's end, unless that line is overfull. A word too long to
+ * wrap (a URL, a path, a long identifier) runs into the margin, by tens of points in TeX's overfull lines, and
+ * measured against it every full line read as cut short: a paragraph came out one per line (s25 review R7). A line
+ * is overfull when it ends in such a word (OVERFULL_WORD), starting before the other lines' edge, and sticks out more
+ * than 2 em past it; up to a quarter of the lines may (more, and they are the column: a list of links). A listing's or
+ * a table's one long line is no overfull line: it ends in no such word, and stays the edge its short lines are cut
+ * short against.
+ */
+function columnEdge(lines: Line[]): number {
+  const right = (line: Line) => line.extent?.right ?? Number.NEGATIVE_INFINITY;
+  const others = largest(lines.filter((line) => !OVERFULL_WORD.test(line.text)).map(right));
+  const overfull = (line: Line) => {
+    if (!line.extent || right(line) <= others + line.size * 2) return false;
+    const word = OVERFULL_WORD.exec(line.text)?.[0];
+    const charWidth = (line.extent.right - line.extent.left) / line.text.length;
+    return word !== undefined && line.extent.right - word.length * charWidth < others;
+  };
+  const kept = lines.filter((line) => !overfull(line));
+  return lines.length - kept.length <= lines.length / 4 ? largest(kept.map(right)) : largest(lines.map(right));
+}
+
+/** A line's last word when no prose word is as long (15 characters or more, no space): a URL, a path, an identifier. */
+const OVERFULL_WORD = /\S{15,}$/u;
 
 /**
  * Whether `line` is a paragraph's first line set in from the column's edge, as TeX, Word and most books mark one with
