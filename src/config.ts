@@ -262,8 +262,11 @@ const cache = new Map<string, { stamp: string; config: Config }>();
 /**
  * The validated config. A validated copy is kept beside config.yaml as JSON, keyed by config.yaml's stamp (size,
  * times, file), so a command reads it without parsing YAML or running the schema: that alone was most of a cold search.
+ * A config.yaml that does not exist is an empty configuration, unless `missing: "refuse"`: a follower of the registry
+ * (watch) must not read a file gone for a moment (deleted and written again) as every repository removed, and the
+ * check is this read's own, not a second look before it (s25 review R10).
  */
-export function loadConfig(home: string): Config {
+export function loadConfig(home: string, { missing = "empty" }: { missing?: "empty" | "refuse" } = {}): Config {
   const file = configPath(home);
   const dangling = danglingLink(file);
   // Read as no configuration, every repository seemed gone ("no repositories yet"), while only a write said why.
@@ -273,6 +276,9 @@ export function loadConfig(home: string): Config {
     });
   }
   const stamp = existsSync(file) ? `${writerKey()}|${stampOf(file)}` : "absent";
+  if (stamp === "absent" && missing === "refuse") {
+    throw new ResearcherError("INVALID_CONFIG", `${file} is missing`, { hint: "restore it, or register repositories again" });
+  }
   const cached = cache.get(file) ?? readValidatedCopy(home);
   if (cached?.stamp === stamp) return structuredClone(cached.config);
   const config = stamp === "absent" ? parseConfig({}, file) : readConfigFile(file);

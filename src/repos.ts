@@ -59,8 +59,8 @@ function isOldDefault(types: string[]): boolean {
   return types.length === OLD_DEFAULT_TYPES.length && OLD_DEFAULT_TYPES.every((t) => types.includes(t));
 }
 
-export function listRepositories(home: string): Repository[] {
-  const config = loadConfig(home);
+export function listRepositories(home: string, options?: Parameters<typeof loadConfig>[1]): Repository[] {
+  const config = loadConfig(home, options);
   return Object.entries(config.repositories)
     .map(([name, repo]) => ({
       name,

@@ -1236,6 +1236,7 @@ test("config.yaml missing for a moment (replaced by delete and re-create) is no 
     expect(batches.errors.map((e) => (e as Error).message)).not.toContain(
       "repository 'w' was removed while watched: it is watched no more",
     );
+    expect(batches.errors.map((e) => (e as Error).message)).toContain(`${config} is missing`); // said, once
     writeTree(folder, { "b.md": "# B\n\nbetaword\n" });
     await batches.next((batch) => batch.repository === "w" && batch.indexed > 0);
     expect((await search(home, { query: "betaword" })).results.map((r) => r.path)).toEqual(["b.md"]);

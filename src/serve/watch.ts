@@ -18,9 +18,9 @@
  * ignores enters it. A subfolder the watcher may not read is reported once and left unwatched (its documents
  * stay, as in `index`) until a change to it (a chmod) finds it readable; the rest is watched.
  */
-import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { configPath, loadConfig } from "../config.ts";
+import { loadConfig } from "../config.ts";
 import {
   candidacy,
   discoverFiles,
@@ -174,13 +174,9 @@ function followRegistry(home: string, watchers: RepositoryWatch[], context: Cont
   let registered: Repository[];
   try {
     // A config.yaml gone says nothing of what is registered (a tool that replaces it by delete and re-create): read
-    // as no repositories, every one watched was "removed", and a named watch ended (s24 hostile H4).
-    if (watchers.some((watcher) => watcher.active) && !existsSync(configPath(home))) {
-      throw new ResearcherError("INVALID_CONFIG", `${configPath(home)} is missing`, {
-        hint: "the watch goes on as it was until it is back",
-      });
-    }
-    registered = listRepositories(home);
+    // as no repositories, every one watched was "removed", and a named watch ended (s24 hostile H4). The watch goes
+    // on as it was until it is back.
+    registered = listRepositories(home, { missing: watchers.some((watcher) => watcher.active) ? "refuse" : "empty" });
     context.registryProblem = undefined;
   } catch (error) {
     const problem = toResearcherError(error).message;
