@@ -405,3 +405,12 @@ describe("multi-get", () => {
     });
   });
 });
+
+test("a file's absolute path, as --files prints it, is a ref with any tail; one in no repository is refused (s25 scripts L9)", () => {
+  const [path] = ok("search", "borrow", "--files", "-n", "1").trim().split("\n");
+  expect(path).toStartWith(docs);
+  expect(ok("get", `${path}:1-1`)).toMatch(/^# Doc \d+\n$/);
+  expect(JSON.parse(ok("multi-get", `${path},${join(docs, "d01.md")}`, "--json")).documents).toHaveLength(2);
+  const outside = cli("get", "/etc/passwd");
+  expect([outside.code, outside.stderr]).toEqual([1, expect.stringContaining("no repository holds /etc/passwd")]);
+});

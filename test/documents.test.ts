@@ -767,6 +767,10 @@ describe("refs as search results print them (page and line range)", () => {
     const outside = await refusal(readDocument(pagesHome, "atlas:code.md:2-4", { fromLine: 5 }));
     expect([outside.code, outside.message]).toEqual(["INVALID_INPUT", "line 5 is outside atlas:code.md:2-4 (lines 2–4)"]);
     expect(outside.hint).toBe("read from a line between 2 and 4, or read atlas:code.md:5 for the lines from there on");
+    // Past the document's end, reading on from there is no way out (s25 scripts L5).
+    const lines = (await readDocument(pagesHome, "atlas:code.md")).to;
+    const past = await refusal(readDocument(pagesHome, "atlas:code.md:2-4", { fromLine: lines + 10 }));
+    expect(past.hint).toBe(`read from a line between 2 and 4 (the document has ${lines} lines)`);
     // A read returns all it was asked for: `truncated` is only ever a cut by a byte budget (MCP's max_bytes).
     expect(page.truncated).toBe(false);
   });

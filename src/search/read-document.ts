@@ -185,14 +185,17 @@ function askedRange(ref: DocumentRef, lines: string[], paged: boolean): { from: 
 }
 
 /** A first line to read from inside the page or range a ref names; one outside it is an error that says where. */
-function checkInside(ref: DocumentRef, range: { from: number; count: number }, from: number): void {
+function checkInside(ref: DocumentRef, range: { from: number; count: number }, from: number, lines: number): void {
   const [first, last] = [range.from, range.from + range.count - 1];
   if (from >= first && from <= last) return;
   const name = `${ref.repo.name}:${ref.path}`;
   const pages = ref.lastPage === undefined ? `p${ref.page}` : `p${ref.page}-${ref.lastPage}`;
   const asked = ref.page !== undefined ? `${name}:${pages}` : `${name}:${first}-${last}`;
+  // Reading on from that line is offered only where the document has it: past its end, that read failed too (s25
+  // scripts L5).
+  const on = from <= lines ? `, or read ${name}:${from} for the lines from there on` : ` (the document has ${lines} lines)`;
   throw new ResearcherError("INVALID_INPUT", `line ${from} is outside ${asked} (lines ${first}–${last})`, {
-    hint: `read from a line between ${first} and ${last}, or read ${name}:${from} for the lines from there on`,
+    hint: `read from a line between ${first} and ${last}${on}`,
   });
 }
 
@@ -224,7 +227,7 @@ export async function readDocument(
   const range = askedRange(resolved, lines, info.pages !== null);
   const from = options.fromLine ?? range?.from ?? resolved.line ?? 1;
   if (!Number.isInteger(from) || from < 1) throw badFirstLine(from);
-  if (range) checkInside(resolved, range, from);
+  if (range) checkInside(resolved, range, from, lines.length);
   const count = minimum(options.maxLines, range && range.from + range.count - from);
   if (from > Math.max(1, lines.length)) {
     const size = lines.length === 1 ? "1 line" : `${lines.length} lines`;
