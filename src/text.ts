@@ -156,13 +156,30 @@ const stems = new Map<string, string>();
 export function stem(word: string): string {
   let result = stems.get(word);
   if (result === undefined) {
-    const folded = foldCase(word);
-    result = /^[a-z]+$/.test(folded) ? stemmer(folded) : folded;
+    result = porterAsFts5(foldCase(word));
     if (stems.size >= 50_000) stems.clear(); // a long-running server sees unbounded vocabularies
     stems.set(word, result);
   }
   return result;
 }
+
+/**
+ * Porter's stem of a folded token as FTS5's `porter` tokenizer makes it: of every token of 3 to 64 UTF-8 bytes,
+ * digits and other letters too, each byte that is no vowel a consonant. Stemming letters alone left `Uint8Array`,
+ * `1990s` and `cœurs` as written while the index holds `uint8arrai`, `1990`, `cœur`, so query coverage counted
+ * them as held by no fragment and a full match had half its evidence (s25 code user C20).
+ */
+function porterAsFts5(folded: string): string {
+  const bytes = new TextEncoder().encode(folded);
+  if (bytes.length > 64) return folded; // FTS5_PORTER_MAX_TOKEN: passed through (the stemmer skips those under 3)
+  if (bytes.length === folded.length) return stemmer(folded);
+  // One private-use character a byte past ASCII: a consonant to the stemmer, as to FTS5, and untouched by its
+  // lower-casing (Latin-1 characters would be), so its suffix rules see the bytes FTS5's see.
+  const stemmed = stemmer(String.fromCharCode(...Array.from(bytes, (b) => (b < 0x80 ? b : PRIVATE_BYTES + b))));
+  return new TextDecoder().decode(Uint8Array.from(stemmed, (ch) => ch.charCodeAt(0) & 0xff));
+}
+
+const PRIVATE_BYTES = 0xe000; // U+E000 + byte
 
 /** A tokenizer-free estimate: ~4 characters per word piece in Latin text, ~1 token per CJK character. */
 export function estimateTokens(text: string): number {

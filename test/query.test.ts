@@ -1,6 +1,9 @@
 import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { embeddingQuery, MAX_PHRASE_WORDS, parseQuery } from "../src/search/query.ts";
 import type { ResearcherError } from "../src/errors.ts";
+import { FTS_TOKENIZER } from "../src/store/fts.ts";
+import { stem } from "../src/text.ts";
 
 describe("parseQuery", () => {
   test("natural questions become an OR of meaningful words", () => {
@@ -123,4 +126,20 @@ test("full-width punctuation in a query is no operator: the syntax is read befor
   // The words themselves are in the index's form: a ligature or a full-width letter is found as typed plainly.
   expect(parseQuery("ﬁnancial").optional.map((t) => t.fts)).toEqual(['"financial"']);
   expect(parseQuery('"ｆｕｌｌ width"').required).toEqual(['"full width"']);
+});
+
+test("a query word's stem is the term FTS5's porter tokenizer indexes, for words with digits or letters past ASCII (s25 code user C20)", () => {
+  // Query coverage looks the stem up among the index's terms: one stemmed otherwise is held by no fragment.
+  const db = new Database(":memory:");
+  db.run(`create virtual table t using fts5(x, tokenize='${FTS_TOKENIZER}')`);
+  db.run("create virtual table v using fts5vocab(t, 'row')");
+  const words = ["toUTF8Array", "Uint8Array", "base64Encoded", "sha256sums", "1990s", "mp3s", "x86processors", "readUint8"];
+  const others = ["cœurs", "größes", "ωmegas", "straßenbahnen", "łódzkiing", "connections", `${"a".repeat(64)}s`, `${"ł".repeat(32)}s`];
+  for (const word of [...words, ...others]) {
+    db.run("delete from t");
+    db.run("insert into t(x) values (?)", [word]);
+    const [indexed] = db.query("select term from v").all() as { term: string }[];
+    expect(stem(word)).toBe(indexed!.term);
+  }
+  db.close();
 });

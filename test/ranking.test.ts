@@ -509,6 +509,34 @@ test("the order repositories are named in does not change the order of results (
   expect(await order(["docs", "code"])).toEqual(await order([]));
 });
 
+test("a word with a digit holds the query as the index stems it: a full match of `1990s` or `toUTF8Array` is a full match (s25 code user C20)", async () => {
+  // FTS5's porter stems `1990s` to `1990` and `toUTF8Array` to `toutf8arrai`; the query side left words with a digit
+  // as written, found no fragment holding them and gave a full match merge evidence ~0.35, the lexical evidence of
+  // another repository's fragment holding only `music`.
+  const home = tempDir();
+  const a = tempDir();
+  const b = tempDir();
+  writeTree(a, {
+    "grunge.md": "# Grunge\n\nSeattle bands of the 1990s shaped alternative music for a decade.\n",
+    "util.ts": "export function toUTF8Array(text: string): Uint8Array {\n  return new TextEncoder().encode(text);\n}\n",
+    ...Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`n${i}.md`, `# Note ${i}\n\nGardening notes about tomatoes, ${i}.\n`])),
+  });
+  writeTree(b, {
+    "playlist.md": "# Playlist\n\nMusic, music, music: jazz music and blues music for the road.\n",
+    ...Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`r${i}.md`, `# Recipe ${i}\n\nBread baking with flour, ${i}.\n`])),
+  });
+  await indexRepository(home, registerRepository(home, { name: "a", path: a, embed: false, fileTypes: ["md", "ts"] }));
+  await indexRepository(home, registerRepository(home, { name: "b", path: b, embed: false }));
+  const lexical = async (query: string) =>
+    Object.fromEntries(
+      (await search(home, { query, mode: "bm25", explain: true })).results.map((hit) => [hit.path, hit.explain!.merge!.lexical]),
+    );
+  const decade = await lexical("1990s music");
+  expect(decade["grunge.md"]).toBeGreaterThan(0.8);
+  expect(decade["playlist.md"]).toBeLessThan(0.5);
+  for (const query of ["toUTF8Array", "Uint8Array"]) expect((await lexical(query))["util.ts"]).toBeGreaterThan(0.8);
+});
+
 testShared("in vector mode, total counts only fragments with a vector: what --all returns, with embeddings pending too", async () => {
   const home = tempDir();
   const docs = tempDir();
