@@ -694,3 +694,30 @@ test("the exact name is the name as written, underscores and all, and a split fu
   const rmtree = first("rmtree");
   expect([rmtree.heading, rmtree.fragment.start_line]).toEqual(["def rmtree", 1]);
 });
+
+test("every unit a fragment defines counts as its exact name: a packed fragment's fifth and later, and a whole class's methods (s25 code user C11)", () => {
+  // The heading lists four units then `…`, and a class kept whole by its name alone; the exact-name rule read the
+  // defined names from the heading, so `zeta_value` and `ensure_capacity` found their callers first.
+  const home = tempDir();
+  const folder = tempDir();
+  const helpers = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"].map((n) => `def ${n}_value(x):\n    return x + 1\n`).join("\n");
+  const store = `class Store:\n    """A small store."""\n\n${["open_store", "ensure_capacity", "close_store"]
+    .map((m) => `    def ${m}(self, n):\n        return self.size + n\n`)
+    .join("\n")}`;
+  const caller = (name: string) =>
+    `from helpers import ${name}\n\ndef compute(items):\n    total = 0\n    for item in items:\n        total += ${name}(item) + ${name}(item + 1)\n    return total\n`;
+  writeTree(folder, {
+    "helpers.py": helpers,
+    "store.py": store,
+    "use.py": caller("zeta_value"),
+    "grow.py": caller("ensure_capacity"),
+    ...Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`filler${i}.py`, `def filler_${i}(y):\n    return y * ${i}\n`])),
+  });
+  expect(runCli(["repo", "add", "pk", folder, "--code", "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "pk"], { home }).code).toBe(0);
+  const first = (query: string) => JSON.parse(runCli(["search", query, "--json", "-n", "1"], { home }).stdout).results[0];
+  const packed = first("zeta_value");
+  expect([packed.path, packed.heading]).toEqual(["helpers.py", "def alpha_value, def beta_value, def gamma_value, def delta_value, …"]);
+  const member = first("ensure_capacity");
+  expect([member.path, member.heading]).toEqual(["store.py", "class Store"]);
+});

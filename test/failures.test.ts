@@ -284,6 +284,7 @@ test(
     db.run("DROP TABLE removed_texts");
     db.run("DROP TABLE document_texts");
     db.run("ALTER TABLE fragments DROP COLUMN unit");
+    db.run("ALTER TABLE fragments DROP COLUMN defines");
     db.run("PRAGMA user_version = 5");
     db.close();
     const outdated = cli("status", "d", "--json");

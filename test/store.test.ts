@@ -14,13 +14,17 @@ import { Store } from "../src/store/store.ts";
 import { cliCommand, GLOVE, ROOT, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
 
 /** What schema 5 wrote of failures: no stamps (v6 added them). */
-/** Back to schema 5: no failure stamps (v6), no document texts (v8), no fragment units (v9), no removed texts (v10). */
+/**
+ * Back to schema 5: no failure stamps (v6), no document texts (v8), no fragment units (v9), no removed texts (v10),
+ * no fragment definitions (v12).
+ */
 function dropFailureStamps(db: Database): void {
   for (const column of ["size", "mtime_ms", "settings"]) db.run(`ALTER TABLE failures DROP COLUMN ${column}`);
   db.run("DROP TRIGGER documents_keep_text");
   db.run("DROP TABLE removed_texts");
   db.run("DROP TABLE document_texts");
   db.run("ALTER TABLE fragments DROP COLUMN unit");
+  db.run("ALTER TABLE fragments DROP COLUMN defines");
 }
 
 /**

@@ -87,6 +87,7 @@ function envCommand(words: string[]): string {
  * declaration's own keyword, `var out`, not `const out`. Version 21: `__init__.py`, `index.ts` and `mod.rs` are titled
  * by their folder, `json › def loads`. Version 22: a module's `const`/`let`/`var` is named whatever its value
  * (`export const Schema = z.object(…)`), `const fs = require("fs")` is an import, and a split unit's lone closing line
- * joins the part before it even when that part is past the budget.)
+ * joins the part before it even when that part is past the budget. Version 23: each fragment records every unit it
+ * defines, past the four its heading shows and a whole class's members, for the exact-name rule.)
  */
-export const CODE_OUTLINE_VERSION = 22;
+export const CODE_OUTLINE_VERSION = 23;

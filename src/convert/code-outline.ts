@@ -12,6 +12,7 @@
  */
 import type { CodeLanguage } from "./code-languages.ts";
 import type { CodeSection } from "./document.ts";
+import { LABEL_SEPARATOR } from "../store/sections.ts";
 import { shortHeading } from "../text.ts";
 import { appendAll } from "../lists.ts";
 import { parserFor, type SyntaxNode, type Tree } from "./tree-sitter.ts";
@@ -78,6 +79,7 @@ export async function codeSections(
         startLine: span.start + 1,
         endLine: span.end + 1,
         headings: withLabel(span.path, span.labels),
+        defines: [...new Set(span.defines)],
         unit: unitOf(span.part),
       }));
   } catch (error) {
@@ -166,6 +168,11 @@ interface Span {
   path: string[];
   labels: (string | null)[];
   /**
+   * The labels of every unit whose definition the fragment holds: its units' and their members' (a class kept whole
+   * defines its methods), however many there are. A heading shows four (withLabel).
+   */
+  defines: string[];
+  /**
    * Which unit a split cut it from, as the path of unit indexes down the containers (`3/0/`, `~` after the index of
    * a unit that names nothing): spans with the same path came from the same unit; none for a whole unit or a run of
    * small ones.
@@ -188,7 +195,8 @@ function unitPart(part: string): string {
 function join(a: Span, b: Span, aLarger: boolean): Span {
   const samePath = a.path.length === b.path.length && a.path.every((p, i) => p === b.path[i]);
   const named = samePath ? { path: a.path, labels: [...a.labels, ...b.labels] } : aLarger ? a : b;
-  return { start: a.start, end: b.end, path: named.path, labels: named.labels, part: (aLarger ? a : b).part };
+  const defines = [...a.defines, ...b.defines];
+  return { start: a.start, end: b.end, path: named.path, labels: named.labels, defines, part: (aLarger ? a : b).part };
 }
 
 class Chunker {
@@ -230,7 +238,7 @@ class Chunker {
 
     let run: Unit[] = [];
     const flushRun = () => {
-      if (run.length) appendAll(spans, this.pack(run, path));
+      if (run.length) appendAll(spans, this.pack(run, path, depth));
       run = [];
     };
     const split = (unit: Unit, i: number) => {
@@ -244,7 +252,8 @@ class Chunker {
       if (unit.label !== null && unit.tokens >= this.packBelow) {
         // A definition of some size is a fragment of its own: found by its own words, cited by its own lines.
         flushRun();
-        if (unit.tokens <= this.budget) spans.push({ start: unit.start, end: unit.end, path, labels: [unit.label] });
+        if (unit.tokens <= this.budget)
+          spans.push({ start: unit.start, end: unit.end, path, labels: [unit.label], defines: this.defined([unit], depth) });
         else split(unit, i);
       } else if (unit.tokens > this.budget) {
         flushRun();
@@ -306,12 +315,13 @@ class Chunker {
   }
 
   /** Small units side by side, up to the budget. */
-  private pack(run: Unit[], path: string[]): Span[] {
+  private pack(run: Unit[], path: string[], depth: number): Span[] {
     const spans: Span[] = [];
     let group: Unit[] = [];
     const flush = () => {
       if (!group.length) return;
-      spans.push({ start: group[0]!.start, end: group.at(-1)!.end, path, labels: group.map((u) => u.label) });
+      const [start, end] = [group[0]!.start, group.at(-1)!.end];
+      spans.push({ start, end, path, labels: group.map((u) => u.label), defines: this.defined(group, depth) });
       group = [];
     };
     for (const unit of run) {
@@ -322,6 +332,29 @@ class Chunker {
     return spans;
   }
 
+  /**
+   * The labels of the definitions in these whole units, `depth` containers down: each named unit's, and those
+   * inside it (a class's methods, a method's nested helpers), to MAX_DEPTH. The heading-boost counts a unit of a
+   * bare name's exactly as defined where these say: from the heading alone, the fifth and later units of a packed
+   * fragment (`…`) and the methods of a class kept whole were not, and their names found callers first (s25 code
+   * user C11).
+   */
+  private defined(units: Unit[], depth: number): string[] {
+    const labels: string[] = [];
+    for (const unit of units) {
+      if (unit.label === null) continue;
+      labels.push(unit.label);
+      if (depth >= MAX_DEPTH || unit.start === unit.end) continue;
+      const members = this.units(
+        unit.nodes.flatMap((node) => bodyOf(node).children),
+        unit.start,
+        unit.end,
+      );
+      appendAll(labels, this.defined(members, depth + 1));
+    }
+    return labels;
+  }
+
   /** Rows cut into fragments at line boundaries; a line longer than the budget is a fragment of its own. */
   private byLines(from: number, to: number, path: string[]): Span[] {
     const spans: Span[] = [];
@@ -330,7 +363,7 @@ class Chunker {
     for (let row = from; row <= to; row++) {
       const cost = Math.ceil((this.lines[row]!.length + 1) / 4);
       if (start >= 0 && used + cost > this.budget) {
-        spans.push({ start, end: lastContent(this.lines, start, row - 1), path, labels: [] });
+        spans.push({ start, end: lastContent(this.lines, start, row - 1), path, labels: [], defines: [] });
         start = -1;
       }
       if (start < 0) {
@@ -340,7 +373,7 @@ class Chunker {
       }
       used += cost;
     }
-    if (start >= 0) spans.push({ start, end: lastContent(this.lines, start, to), path, labels: [] });
+    if (start >= 0) spans.push({ start, end: lastContent(this.lines, start, to), path, labels: [], defines: [] });
     return spans;
   }
 
@@ -460,7 +493,7 @@ function lastContent(lines: string[], from: number, to: number): number {
 function withLabel(path: string[], labels: (string | null)[]): string[] {
   const named = [...new Set(labels.filter((l): l is string => l !== null))];
   const shown = named.length > 4 ? [...mostTelling(named, 4), "…"] : named;
-  const full = named.length === 0 ? path : [...path, shown.join(", ")];
+  const full = named.length === 0 ? path : [...path, shown.join(LABEL_SEPARATOR)];
   // Definitions nested dozens deep (generated code) would make a heading of a screenful: its outer and inner ends
   // say where the fragment is.
   return full.length > MAX_HEADINGS ? [...full.slice(0, 3), "…", ...full.slice(-(MAX_HEADINGS - 4))] : full;

@@ -41,6 +41,8 @@ export interface CodeSection {
   headings: string[];
   /** The unit it is part of (Fragment.unit): the parts a split cut from one function or class share it. */
   unit?: number;
+  /** The labels of every unit it defines (Fragment.defines): its heading shows at most four, and no class's members. */
+  defines?: string[];
 }
 
 /**

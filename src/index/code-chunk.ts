@@ -20,6 +20,7 @@ export function codeFragments(source: string, sections: CodeSection[]): Fragment
     page: null,
     pageEnd: null,
     ...(section.unit === undefined ? {} : { unit: section.unit }),
+    ...(section.defines?.length ? { defines: section.defines } : {}),
   }));
 }
 

@@ -26,8 +26,8 @@
  */
 import { isCodeFormat } from "../file-types.ts";
 import { identifierParts } from "../identifiers.ts";
-import type { Store } from "../store/store.ts";
-import { HEADING_SEPARATOR } from "../store/store.ts";
+import type { FragmentHeadings, Store } from "../store/store.ts";
+import { HEADING_SEPARATOR, LABEL_SEPARATOR } from "../store/store.ts";
 import { splitWords, stem, WORD } from "../text.ts";
 import { BM25_WEIGHTS, K1 } from "./bm25.ts";
 import { termIdfs } from "./calibration.ts";
@@ -222,29 +222,28 @@ function sharedContextScore(row: SharedContext, own: string, idfs: Map<string, n
 }
 
 /**
- * The names of the units whose definitions a code fragment holds: those its own heading names (`def feed`), unless
- * it goes on with a unit split before it, and each enclosing unit that begins in it, as the fragment before it is
- * not inside that unit (the fragment that holds `class Parser:` is headed `class Parser › def __init__`). Only the
- * last of the path was weighed, so a class's short methods, each headed with the class's name, ranked above the
- * fragment that defines it, and a long function's short tail above its head (s22 agent #1).
+ * The names of the units whose definitions a code fragment holds: every unit the chunker recorded it defines (its
+ * `defines`: a packed fragment's units past the four its heading shows, a whole class's methods; s25 code user C11),
+ * those its own heading names (`def feed`), unless it goes on with a unit split before it, and each enclosing unit
+ * that begins in it, as the fragment before it is not inside that unit (the fragment that holds `class Parser:` is
+ * headed `class Parser › def __init__`). Only the last of the path was weighed, so a class's short methods, each
+ * headed with the class's name, ranked above the fragment that defines it, and a long function's short tail above
+ * its head (s22 agent #1).
  */
-function definedNames(row: { heading: string; previous: string | null; continued: number | null }): string {
+function definedNames(row: Pick<FragmentHeadings, "heading" | "previous" | "continued" | "defines">): string {
   const path = row.heading.split(HEADING_SEPARATOR);
   const before = row.previous?.split(HEADING_SEPARATOR) ?? [];
   const begins = (i: number) => path.slice(0, i + 1).some((label, j) => before[j] !== label);
-  return path
-    .filter((_, i) => (i === path.length - 1 ? !row.continued : begins(i)))
-    .map(unitNames)
-    .join(" ");
+  return [...path.filter((_, i) => (i === path.length - 1 ? !row.continued : begins(i))), row.defines ?? ""].map(unitNames).join(" ");
 }
 
 /**
- * The names in a code fragment's heading (`function parseHeader, function other` → `parseHeader other`): the
- * keywords (`def`, `function`, `class`) would match the words of any question about code.
+ * The names in a list of a code fragment's unit labels (`function parseHeader, function other` → `parseHeader
+ * other`): the keywords (`def`, `function`, `class`) would match the words of any question about code.
  */
-function unitNames(heading: string): string {
-  return heading
-    .split(", ")
+function unitNames(labels: string): string {
+  return labels
+    .split(LABEL_SEPARATOR)
     .map((label) => label.slice(label.lastIndexOf(" ") + 1))
     .join(" ");
 }

@@ -26,7 +26,7 @@ import {
 import { danglingLink, freeBytes, openFilesExhausted } from "../files.ts";
 import { FTS_TOKENIZER, rewriteFullText } from "./fts.ts";
 
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 12;
 
 /**
  * Impact lists (see bm25.ts): for words in many fragments, the fragments where the word weighs most (its weighted
@@ -137,7 +137,8 @@ CREATE TABLE fragments (
   heading TEXT NOT NULL,
   text TEXT NOT NULL,
   text_hash TEXT NOT NULL,
-  unit INTEGER
+  unit INTEGER,
+  defines TEXT
 );
 CREATE INDEX fragments_by_document ON fragments(document_id, seq);
 CREATE INDEX fragments_by_text_hash ON fragments(text_hash);
@@ -312,6 +313,9 @@ const UPGRADES: Record<number, string | ((db: Database) => void)> = {
   10: REMOVED_TEXTS_SCHEMA,
   // v11: removed texts pruned by age through an index, as every write session now prunes.
   11: REMOVED_TEXTS_AGE,
+  // v12: the labels of every unit a code fragment defines, beyond the four its heading shows; null until its document
+  // is chunked again (CODE_OUTLINE_VERSION 23 re-chunks code at the next index run).
+  12: "ALTER TABLE fragments ADD COLUMN defines TEXT",
 };
 
 function rebuildFullTextForIdentifiers(db: Database): void {

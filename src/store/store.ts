@@ -15,7 +15,15 @@ import { dataVersion, FullTextIndex } from "./full-text.ts";
 import { ImpactLists } from "./impacts.ts";
 import { MetaTable } from "./meta.ts";
 import { PostingLists } from "./postings.ts";
-import { HEADING_SEPARATOR, MAX_SECTION_REACH, runAround, SECTION_REACH, type SectionParts, type SectionRow } from "./sections.ts";
+import {
+  HEADING_SEPARATOR,
+  LABEL_SEPARATOR,
+  MAX_SECTION_REACH,
+  runAround,
+  SECTION_REACH,
+  type SectionParts,
+  type SectionRow,
+} from "./sections.ts";
 import {
   BUSY_TIMEOUT_MS,
   integrityCheck,
@@ -30,7 +38,7 @@ import { danglingLink, type RootRecord } from "../files.ts";
 export type { StoredModel } from "./embeddings.ts";
 export type { SqlCondition } from "./filter-sql.ts";
 export { type Bm25Weights, FULL_TEXT_MERGE, type MergeProgress } from "./full-text.ts";
-export { HEADING_SEPARATOR, type SectionParts } from "./sections.ts";
+export { HEADING_SEPARATOR, LABEL_SEPARATOR, type SectionParts } from "./sections.ts";
 
 export interface StoredDocument {
   id: number;
@@ -89,6 +97,12 @@ export interface Fragment {
    * sections, a getter and its setter) has its own. Absent where the chunker does not tell (plain text).
    */
   unit?: number;
+  /**
+   * Code: the labels of every unit whose definition it holds, its units' members too (`def parse`, `class Row`,
+   * `get()`): its heading names at most four, and a class kept whole by its name alone. What the exact-name rule
+   * counts as defined here (search/heading-boost.ts).
+   */
+  defines?: string[];
 }
 
 /** The zero-filled blobs scrubFreePages writes, one at a time (SQLite bounds one value's size). */
@@ -102,6 +116,8 @@ export interface FragmentHeadings {
   text: string | null;
   /** The heading path of the fragment before it in its document (null for the first). */
   previous: string | null;
+  /** Fragment.defines, joined by LABEL_SEPARATOR (null for prose, and code chunked before schema 12). */
+  defines: string | null;
   /**
    * Whether it goes on with the unit the fragment before it is part of, under the same heading or after a unit
    * nested in it (a split function's later part, its tail after a closure; a class's fragments share its unit, and
@@ -431,8 +447,8 @@ export class Store {
         .lastInsertRowid,
     );
     const insertFragment = this.db.query(
-      `INSERT INTO fragments(document_id, seq, start_line, end_line, page, page_end, heading, text, text_hash, unit)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO fragments(document_id, seq, start_line, end_line, page, page_end, heading, text, text_hash, unit, defines)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertFts = fullTextRowWriter(this.db, "fragments_fts");
     if (fragments.some((f) => f.headings.length > 0) && !this.mayHaveHeadings()) this.meta.delete(NO_HEADINGS_KEY);
@@ -449,6 +465,7 @@ export class Store {
         fragment.text,
         textHashes[i]!,
         fragment.unit ?? null,
+        fragment.defines?.join(LABEL_SEPARATOR) ?? null,
       );
       insertFts(row.lastInsertRowid, doc.title, heading, fragment.text);
     });
@@ -795,7 +812,7 @@ export class Store {
     const rows = this.db
       .query<FragmentHeadings & { id: number }, [number, string, string]>(
         `SELECT f.id, f.heading, d.title, d.format, CASE WHEN length(f.text) <= ?1 THEN f.text END AS text,
-                p.heading AS previous,
+                p.heading AS previous, f.defines,
                 f.unit IS NOT NULL AND (f.unit = p.unit AND f.heading = p.heading
                   OR substr(p.heading, 1, length(f.heading) + length(?2)) = f.heading || ?2) AS continued
          FROM fragments f JOIN documents d ON d.id = f.document_id
@@ -803,7 +820,7 @@ export class Store {
          WHERE f.id IN (SELECT value FROM json_each(?3))`,
       )
       .all(textChars, HEADING_SEPARATOR, JSON.stringify(ids));
-    checkText(rows, ["heading", "title", "format"], "a result's heading", ["text", "previous"]);
+    checkText(rows, ["heading", "title", "format"], "a result's heading", ["text", "previous", "defines"]);
     return new Map(rows.map(({ id, ...row }) => [id, row]));
   }
 
