@@ -261,6 +261,20 @@ describe("chunkCode per language", () => {
     expect(outline(fragments)).toEqual(["1-3 class Box", "4-6 class Box › get()", "7-9 class Box › set()", "10-12 class Box"]);
     checkCoverage(source, fragments!);
   });
+
+  test("a C++ local made by a constructor (`std::lock_guard<std::mutex> lock(mu_);`) is no nested function (s25 code user C13)", async () => {
+    const steps = Array.from({ length: 60 }, (_, i) => `    total += compute_step_${i}(input, ${i}) * weight_${i};`).join("\n");
+    const run = `  int Run(const std::string& input) {\n    std::lock_guard<std::mutex> lock(mu_);\n    std::string buffer(input);\n    int total = 0;\n${steps}\n    return total;\n  }\n`;
+    const source = `#include <mutex>\n#include <string>\n\nnamespace demo {\n\nclass Worker {\n public:\n${run}\n private:\n  std::mutex mu_;\n};\n\n}  // namespace demo\n`;
+    const split = (await chunkCode(source, "cpp", { maxTokens: 512 }))!;
+    expect(split.slice(1).map((f) => f.headings.join(" › "))).toEqual(
+      Array(split.length - 1).fill("namespace demo › class Worker › Run()"),
+    );
+    checkCoverage(source, split);
+    // Whole, the function defines itself, not its locals.
+    const whole = (await chunkCode(source.replace(steps, "    total += 1;"), "cpp", { maxTokens: 512 }))!;
+    expect(whole.map((f) => f.defines)).toEqual([["imports", "namespace demo", "class Worker", "Run()"]]);
+  });
 });
 
 describe("chunkCode shapes", () => {

@@ -639,7 +639,10 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
   // part, as if that part were the helper (s24 code user C5).
   if (CONDITIONAL.has(type) && TOP_LEVEL.has(node.parent?.type ?? "") && !inFunctionBody(node)) return definedWithin(node, language);
   if (type === "declaration" && (language === "c" || language === "cpp")) {
-    // A prototype (`int api_open(const char *path);`), what a header is made of: named as its function.
+    // A prototype (`int api_open(const char *path);`), what a header is made of: named as its function. In a
+    // function's body the same syntax is a local made by a constructor (`std::lock_guard<std::mutex> lock(mu_);`):
+    // named, it headed the function's first part `Run() › lock(), buffer()` and defined `lock` (s25 code user C13).
+    if (inFunctionBody(node)) return null;
     let declarator = node.childForFieldName("declarator");
     while (declarator && /^(pointer|reference)_declarator$/.test(declarator.type)) declarator = declarator.childForFieldName("declarator");
     const name =
