@@ -465,6 +465,26 @@ describe("chunkCode shapes", () => {
     expect(odd.metadata).toEqual({ language: "c" });
   });
 
+  test("a .h header that includes a C++ standard header or writes a qualified name is C++: its structs are units (s25 code user C12)", async () => {
+    const { convertFile } = await import("../src/convert/convert.ts");
+    const language = async (text: string) => (await convertFile("x.h", new TextEncoder().encode(text), { codeTokens: 512 })).metadata;
+    // sharp's headers: Node-API C++ with no namespace, class or template of their own.
+    const metadata =
+      "#ifndef SRC_METADATA_H_\n#define SRC_METADATA_H_\n\n#include <string>\n#include <vector>\n#include <napi.h>\n\n" +
+      "typedef std::vector<std::pair<std::string, std::string>> MetadataComments;\n\nstruct MetadataBaton {\n  std::string format;\n  int width;\n};\n\n" +
+      "Napi::Value metadata(const Napi::CallbackInfo& info);\n\n#endif  // SRC_METADATA_H_\n";
+    const doc = await convertFile("metadata.h", new TextEncoder().encode(metadata), { codeTokens: 512 });
+    expect(doc.metadata).toEqual({ language: "cpp" });
+    expect(doc.codeSections?.flatMap((s) => s.defines ?? [])).toEqual(
+      expect.arrayContaining(["typedef MetadataComments", "struct MetadataBaton", "metadata()"]),
+    );
+    expect(await language("#include <napi.h>\n\nNapi::Value cache(const Napi::CallbackInfo& info);\n")).toEqual({ language: "cpp" });
+    // C stays C: `.h` includes, `::` in a C23 attribute or a comment.
+    const c =
+      "#include <stdio.h>\n/* like std::string, but in C */\n// see Foo::bar\n[[gnu::unused]] static int api_open(const char *path);\n";
+    expect(await language(c)).toEqual({ language: "c" });
+  });
+
   test("a label spanning lines or running long becomes a one-line heading of at most 80 characters", async () => {
     const long = "VeryLongTypeName".repeat(8);
     const source = `impl<T> Display\n    for Wrapper<\n        T,\n    > {\n    fn fmt(&self) {}\n}\n\nstruct ${long} { x: i32 }\n`;

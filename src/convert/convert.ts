@@ -126,12 +126,15 @@ async function convertByFormat(path: string, bytes: Uint8Array, options: Convert
 }
 
 /**
- * C++ in a `.h` header (a namespace, a class, a template): read as C, a namespace was a function and `language=cpp`
- * missed it. A name ends where its characters do (`\w+(?!\w)`): given back letter by letter to `[^;\n]*`, a line
- * `class aaaa…` was scanned to its end from each (200 KB: 13 s, past the conversion's time limit).
+ * C++ in a `.h` header (a namespace, a class, a template, a standard C++ header included: `#include <string>`, or
+ * a qualified name outside a comment: `std::vector`, `Napi::Value`; C's own headers all end in `.h`, and C23's `::`
+ * is in attributes, `[[gnu::unused]]`): read as C, a namespace was a function and `language=cpp` missed it, and a
+ * Node-API header's structs were no units (s25 code user C12). A name ends where its characters do (`\w+(?!\w)`):
+ * given back letter by letter to `[^;\n]*`, a line `class aaaa…` was scanned to its end from each (200 KB: 13 s,
+ * past the conversion's time limit).
  */
 const CPP_HEADER =
-  /^[ \t]*(?:namespace[ \t]+\w+(?!\w)[ \t]*\{|template[ \t]*<|class[ \t]+\w+(?!\w)[^;\n]*\{|(?:public|private|protected)[ \t]*:)/m;
+  /^[ \t]*(?:namespace[ \t]+\w+(?!\w)[ \t]*\{|template[ \t]*<|class[ \t]+\w+(?!\w)[^;\n]*\{|(?:public|private|protected)[ \t]*:|#[ \t]*include[ \t]*<[\w/]+>)|^(?![ \t]*(?:\/\/|\/?\*))[^\n]*?\b(?!(?:gnu|clang|msvc)::)[A-Za-z_]\w*(?!\w)::[A-Za-z_~]/m;
 
 function headerLanguage(language: CodeLanguage | null, type: string, text: string): CodeLanguage | null {
   return type === "h" && language === "c" && CPP_HEADER.test(text) ? "cpp" : language;
