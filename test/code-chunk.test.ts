@@ -283,6 +283,25 @@ describe("chunkCode shapes", () => {
     expect(outline(fragments)).toEqual(["1-21 imports, class Parser, def parse_header"]);
   });
 
+  test("a fragment records every unit it defines: a packed run's fifth and later, a whole class's methods (s25 code user C11)", async () => {
+    const helpers = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"].map((n) => `def ${n}_value(x):\n    return x + 1\n`).join("\n");
+    const store =
+      "class Store:\n    def open_store(self):\n        def check():\n            return 1\n        return check()\n\n    def close_store(self):\n        return 0\n";
+    const fragments = (await chunkCode(`${helpers}\n\n${store}`, "python", { maxTokens: 512 }))!;
+    expect(fragments.map((f) => [f.headings.join(" › "), f.defines])).toEqual([
+      [
+        "def alpha_value, def beta_value, def gamma_value, def delta_value, …",
+        [
+          ...["alpha", "beta", "gamma", "delta", "epsilon", "zeta"].map((n) => `def ${n}_value`),
+          "class Store",
+          "def open_store",
+          "def check",
+          "def close_store",
+        ],
+      ],
+    ]);
+  });
+
   test("a long class splits at its methods, each under `class › def`; the class line stays with the first", async () => {
     const methods = Array.from(
       { length: 6 },
