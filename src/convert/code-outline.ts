@@ -334,10 +334,10 @@ class Chunker {
 
   /**
    * The labels of the definitions in these whole units, `depth` containers down: each named unit's, and those
-   * inside it (a class's methods, a method's nested helpers), to MAX_DEPTH. The heading-boost counts a unit of a
-   * bare name's exactly as defined where these say: from the heading alone, the fifth and later units of a packed
-   * fragment (`…`) and the methods of a class kept whole were not, and their names found callers first (s25 code
-   * user C11).
+   * inside it (a class's methods, a method's nested helpers), to MAX_DEPTH. What the exact-name rule counts as
+   * defined in their fragment (search/heading-boost.ts): read from the heading alone, the fifth and later units of
+   * a packed fragment (`…`) and the methods of a class kept whole were not, and their names found callers first
+   * (s25 code user C11).
    */
   private defined(units: Unit[], depth: number): string[] {
     const labels: string[] = [];
