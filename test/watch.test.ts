@@ -1230,6 +1230,9 @@ test("config.yaml missing for a moment (replaced by delete and re-create) is no 
     const config = join(home, "config.yaml");
     renameSync(config, `${config}~`);
     await Bun.sleep(PAST_A_LOOK_MS); // past a look at the registry
+    // A change meanwhile: its batch read the registry as empty, and a named watch ended (s25 hostile F2).
+    writeTree(folder, { "c.md": "# C\n\ngammaword\n" });
+    await Bun.sleep(PAST_A_LOOK_MS);
     renameSync(`${config}~`, config);
     await Bun.sleep(PAST_A_LOOK_MS);
     expect(ended()).toBe(0);
@@ -1240,6 +1243,7 @@ test("config.yaml missing for a moment (replaced by delete and re-create) is no 
     writeTree(folder, { "b.md": "# B\n\nbetaword\n" });
     await batches.next((batch) => batch.repository === "w" && batch.indexed > 0);
     expect((await search(home, { query: "betaword" })).results.map((r) => r.path)).toEqual(["b.md"]);
+    expect((await search(home, { query: "gammaword" })).results.map((r) => r.path)).toEqual(["c.md"]);
   } finally {
     await handle.close();
   }

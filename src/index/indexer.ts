@@ -209,7 +209,18 @@ async function writeSession(
   // `repo remove` holds while it unregisters, so a removal cannot come between the check and the writing; and read
   // under config.yaml's lock, which `repo rename` holds from moving the index folder to naming it anew: a run that
   // took the old name's lock in between built a whole second index there, that no repository owned (s21 hostile #2).
-  const registered = withConfigLock(home, () => listRepositories(home)).find((r) => r.name === repo.name);
+  // A config.yaml missing for a moment (replaced by delete and re-create) is no such removal: the run fails as the
+  // registry cannot be read, and a watch's batch is tried again (s25 hostile F2).
+  let registered: Repository | undefined;
+  try {
+    registered = withConfigLock(home, () => listRepositories(home, { missing: "refuse" })).find((r) => r.name === repo.name);
+  } catch (error) {
+    // config.yaml unreadable (missing, half-edited): the lock is given back, or this process held it for good and
+    // its watch waited on it as "locked" ever after.
+    release();
+    removeIfEmpty(repo.dir);
+    throw error;
+  }
   if (registered?.path !== repo.path) {
     release();
     removeIfEmpty(repo.dir); // the lock's folder, when taking the lock made it
