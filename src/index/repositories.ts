@@ -6,6 +6,7 @@
  * (writeSession checks under the lock).
  */
 import { existsSync, lstatSync, readdirSync, realpathSync, renameSync, rmSync } from "node:fs";
+import { constants } from "node:os";
 import { join } from "node:path";
 import {
   type AddRepositoryInput,
@@ -116,7 +117,7 @@ export function renameRepository(home: string, from: string, to: string): Reposi
 }
 
 /**
- * SIGINT, SIGTERM, SIGHUP and SIGQUIT caught until the returned release, for two steps a user takes as one: neither stops the process
+ * Signals that would end the process (HELD_SIGNALS) caught until the returned release, for two steps a user takes as one: neither stops the process
  * between moving an index folder and writing config.yaml (Ctrl-C there left the index under the new name and the
  * registration under the old, read as never indexed: s21 hostile #1), nor between a removal and the zeroing of its
  * pages (remove.ts). The command then ends as it would have; a wait before them is not held (a Ctrl-C during the
@@ -130,8 +131,27 @@ export function holdSignals(): () => void {
   };
 }
 
-/** What stops a command from outside but kill -9: Ctrl-C, a service's stop, a closed terminal, Ctrl-\ (s24 retest N2). */
-const HELD_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"] as const;
+/**
+ * What stops a command from outside but kill -9: Ctrl-C, a service's stop, a closed terminal, Ctrl-\ (s24 retest
+ * N2), and every other signal that ends a process by default: a CPU-time limit's SIGXCPU (`ulimit -t`, a batch
+ * job's), timers' and users' signals (s25 hostile F1). Those a platform lacks (SIGPWR off Linux) are left out.
+ */
+const HELD_SIGNALS = (
+  [
+    "SIGINT",
+    "SIGTERM",
+    "SIGHUP",
+    "SIGQUIT",
+    "SIGXCPU",
+    "SIGXFSZ",
+    "SIGUSR1",
+    "SIGUSR2",
+    "SIGALRM",
+    "SIGVTALRM",
+    "SIGPROF",
+    "SIGPWR",
+  ] as const
+).filter((signal) => signal in constants.signals);
 
 function lstatOrNull(path: string) {
   try {
