@@ -1276,3 +1276,32 @@ test("a document read through a link follows the file it links to: changed, gone
     await handle.close();
   }
 }, 30_000);
+
+test("a link's document goes with its target turned into a link out of the repository; a link to nothing is read once its target is made (s25 hostile F3)", async () => {
+  const home = tempDir();
+  const outside = tempDir();
+  const folder = tempDir();
+  writeTree(outside, { "o.md": "# Outside\n\nsecretword\n" });
+  writeTree(folder, { "real/t.md": "# Target\n\negretword\n" });
+  symlinkSync("real/t.md", join(folder, "link.md"));
+  symlinkSync("real/later.md", join(folder, "later.md")); // a link to nothing yet: a failure
+  const repo = registerRepository(home, { name: "ln", path: folder, embed: false });
+  await indexRepository(home, repo);
+  const { batches, handle } = watchRecorded(home, [repo]);
+  const found = async (word: string) => (await search(home, { query: word })).results.map((r) => r.path).sort();
+  try {
+    await handle.ready;
+    writeTree(folder, { "real/later.md": "# Later\n\nheronword\n" });
+    await batches.until(["real/later.md", "later.md"]);
+    expect(await found("heronword")).toEqual(["later.md", "real/later.md"]);
+    batches.reset();
+    rmSync(join(folder, "real/t.md"));
+    symlinkSync(join(outside, "o.md"), join(folder, "real/t.md"));
+    await batches.until(["real/t.md", "link.md"]);
+    // Its old text is no longer found, and nothing outside is read in its place.
+    expect(await found("egretword")).toEqual([]);
+    expect(await found("secretword")).toEqual([]);
+  } finally {
+    await handle.close();
+  }
+}, 30_000);

@@ -610,9 +610,10 @@ class RepositoryWatch {
       const store = Store.open(this.repo.dir);
       try {
         const root = realpathOf(this.repo.path);
-        for (const doc of store.documents().keys()) {
-          const target = root && linkTarget(this.repo.path, root, doc);
-          if (target) this.links.set(target, [...(this.links.get(target) ?? []), doc]);
+        // Failed paths too: a link that led nowhere when indexed is read once the file it names appears (s25 hostile F3).
+        for (const doc of new Set([...store.documents().keys(), ...store.failures().map((f) => f.path)])) {
+          for (const target of root ? linkTargets(this.repo.path, root, doc) : [])
+            this.links.set(target, [...(this.links.get(target) ?? []), doc]);
         }
       } finally {
         store.close();
@@ -748,20 +749,30 @@ function inRepository(found: Discovery, folder: string, repo: Repository): Disco
 }
 
 /**
- * Where an indexed document that is a link leads, as a path in the root (`root`: its real path), else undefined. A
- * link to nothing leads where its text says: the file it linked to, just deleted.
+ * Where an indexed document that is a link leads, as paths in the root (`root`: its real path): each link it passes
+ * through and the file at the end, so that a change to any of them reads it again, the last one replaced by a link
+ * out of the repository too (it kept its old text: s25 hostile F3). A link to nothing leads where its text says: the
+ * file it linked to, just deleted, or not yet made.
  */
-function linkTarget(folder: string, root: string, path: string): string | undefined {
-  const absolute = join(folder, path);
-  try {
-    if (!lstatSync(absolute).isSymbolicLink()) return undefined;
-    const resolved = realpathOf(absolute) ?? resolve(realpathSync(dirname(absolute)), readlinkSync(absolute));
-    const target = relative(root, resolved);
-    return target && !target.startsWith("..") && !isAbsolute(target) ? target.split(sep).join("/") : undefined;
-  } catch {
-    return undefined;
+function linkTargets(folder: string, root: string, path: string): string[] {
+  const targets: string[] = [];
+  let absolute = join(folder, path);
+  for (let hop = 0; hop < MAX_LINK_HOPS; hop++) {
+    try {
+      if (!lstatSync(absolute).isSymbolicLink()) break;
+      absolute = resolve(realpathOf(dirname(absolute)) ?? dirname(absolute), readlinkSync(absolute));
+    } catch {
+      break; // nothing there: the path the last link names is the target
+    }
+    const target = relative(root, absolute);
+    if (!target || target.startsWith("..") || isAbsolute(target)) break;
+    targets.push(target.split(sep).join("/"));
   }
+  return targets;
 }
+
+/** Links followed in one chain at most, as the system's own limit (ELOOP past 40). */
+const MAX_LINK_HOPS = 40;
 
 /** Whether the path is a link, or nothing now (what was there may have been one). */
 function mayBeLink(path: string): boolean {
