@@ -128,7 +128,10 @@ describe("chunkCode per language", () => {
       "export var hooks = { before() { return 1; } };",
     ].join("\n");
     const headings = (await chunkCode(source, "javascript", small))!.map((f) => f.headings.join(" › "));
-    expect(new Set(headings.filter(Boolean))).toEqual(new Set(["var out", "let handlers", "var hooks"]));
+    // (A long one splits at its methods, each under it: s25 code user C15.)
+    expect(new Set(headings.filter(Boolean))).toEqual(
+      new Set(["var out", "var out › load()", "var out › file()", "let handlers", "var hooks"]),
+    );
   });
 
   test("inside a function, a local made by a call given a function is not a unit: the function's parts keep its heading (s15 agent #1)", async () => {
@@ -176,9 +179,10 @@ describe("chunkCode per language", () => {
       // Counted as a function body, the prototype's fragments had no heading and no section.
       const methodParts = fragments.filter((f) => f.text.includes("this.buffer.length +"));
       expect(methodParts.length).toBeGreaterThan(1);
-      expect({ wrapper, headings: new Set(methodParts.map((f) => f.headings.at(-1))) }).toEqual({
+      // (The iife's `var Parser = (function () {…})()` heads them too, a module's binding: s24 code user C7.)
+      expect({ wrapper, headings: new Set(methodParts.map((f) => f.headings.slice(-2).join(" › "))) }).toEqual({
         wrapper,
-        headings: new Set(["Parser.prototype"]),
+        headings: new Set(["Parser.prototype › feed()", "Parser.prototype › flush()"]), // its methods: s25 code user C15
       });
       checkCoverage(source, fragments);
     }
@@ -211,6 +215,23 @@ describe("chunkCode per language", () => {
     ].join("\n\n");
     const headings = (await chunkCode(source, "javascript", small))!.map((f) => f.headings.join(" › "));
     expect(headings).toEqual(["function exports.parse", "function res.send", "function Parser.prototype.feed", ""]);
+  });
+
+  test("an object literal's methods are units: a long prototype object splits at them, each named (s25 code user C15)", async () => {
+    // turndown's `TurndownService.prototype = { turndown: function …, addRule: function … }` was one unit headed by
+    // the prototype alone: `addRule` had no definition anywhere.
+    const body = (n: number) => `    const value = input + ${n};\n    return value * 2 + input.length;\n`;
+    const source = `Service.prototype = {\n  turndown: function (input) {\n${body(1)}  },\n  addRule: function (key, rule) {\n${body(2)}  },\n  "keep": (input) => {\n${body(3)}  },\n  limit: 3,\n};\n`;
+    const split = (await chunkCode(source, "javascript", { maxTokens: 60, packBelow: 0 }))!;
+    expect(split.map((f) => f.headings.join(" › "))).toEqual([
+      "Service.prototype › turndown()",
+      "Service.prototype › addRule()",
+      "Service.prototype › keep()",
+    ]);
+    checkCoverage(source, split);
+    // Whole, it is headed by the prototype, and defines its methods (the exact-name rule counts them).
+    const [whole] = (await chunkCode(source, "javascript", { maxTokens: 400 }))!;
+    expect([whole!.headings, whole!.defines]).toEqual([["Service.prototype"], ["Service.prototype", "turndown()", "addRule()", "keep()"]]);
   });
 
   test("TypeScript's ambient declarations and overload signatures are named; a long `declare namespace` splits at its members", async () => {

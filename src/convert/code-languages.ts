@@ -90,6 +90,7 @@ function envCommand(words: string[]): string {
  * joins the part before it even when that part is past the budget. Version 23: each fragment records every unit it
  * defines, past the four its heading shows and a whole class's members, for the exact-name rule; a C or C++
  * declaration in a function's body (`std::string buffer(input);`) is a local, no unit; a `.h` header that includes a
- * C++ standard header or writes a qualified name (`Napi::Value`) is C++.)
+ * C++ standard header or writes a qualified name (`Napi::Value`) is C++. Version 24: an object literal's methods
+ * (`Parser.prototype = { feed: function … }`) are units.)
  */
-export const CODE_OUTLINE_VERSION = 23;
+export const CODE_OUTLINE_VERSION = 24;

@@ -685,6 +685,15 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     if (name && right && !inFunctionBody(node) && madeOfFunctions(right)) return name; // `Parser.prototype = { feed() {…}, … }`
     return null;
   }
+  if (type === "pair" && (language === "javascript" || language === "typescript" || language === "tsx")) {
+    // A method of an object literal, `addRule: function (key, rule) {…}`: the pre-class way to write one, as in
+    // `TurndownService.prototype = {…}` (s25 code user C15). Named as a method definition is.
+    const value = node.childForFieldName("value")?.type ?? "";
+    const key = node.childForFieldName("key")?.text;
+    return key && /^(?:function_expression|function|arrow_function|generator_function)$/.test(value)
+      ? `${key.replace(/^["']|["']$/g, "")}()`
+      : null;
+  }
   if (type === "type_declaration") {
     const spec = node.namedChildren.find((c) => c.type === "type_spec");
     const name = spec?.childForFieldName("name")?.text;
@@ -945,7 +954,9 @@ function bodyOf(node: SyntaxNode): SyntaxNode {
                   null)
                 : type === "variable_declarator"
                   ? current.childForFieldName("value")
-                  : null;
+                  : type === "assignment_expression" // `Parser.prototype = { feed: function … }`: the object's members
+                    ? current.childForFieldName("right")
+                    : null;
     if (inner) {
       current = inner;
       continue;
