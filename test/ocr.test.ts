@@ -16,7 +16,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { copyFileSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
-import { PDFDocument, StandardFonts } from "pdf-lib";
+import { PDFDocument, PDFName, PDFString, StandardFonts } from "pdf-lib";
 import { getRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { watchBatchJson, watchBatchText } from "../src/serve/render.ts";
@@ -119,6 +119,30 @@ describe("OCR", () => {
       const bytes = readFileSync(join(ROOT, "test/fixtures/sparse-page.png"));
       const doc = await convertImage("png", bytes, "sparse", {});
       expect(doc.text.replace(/\s/g, "").length).toBeGreaterThan(20);
+    },
+    OCR_TIMEOUT,
+  );
+
+  test(
+    "a sticky note on a scanned page leaves its OCR on, and the note and a stamp beside the scan are kept after the recognised text (s25 P0, P0b)",
+    async () => {
+      // A note of 16+ characters counted as the page's text layer: OCR was skipped and the scan's text left the index;
+      // and a page OCR read lost its notes and the short stamp its text layer holds outside the image.
+      const pdf = await PDFDocument.load(await scanOfPages(1));
+      const page = pdf.getPage(0);
+      const note = pdf.context.obj({
+        Type: "Annot",
+        Subtype: "Text",
+        Rect: [500, 700, 520, 720],
+        Contents: PDFString.of("Check this against the 2019 review"),
+      });
+      page.node.set(PDFName.of("Annots"), pdf.context.obj([pdf.context.register(note)]));
+      page.drawText("Downloaded 2022", { x: 20, y: 10, size: 7, font: await pdf.embedFont(StandardFonts.Helvetica) });
+      const doc = await convertPdf(await pdf.save(), "scan");
+      expect(doc.metadata).toMatchObject({ pages: 1, ocr_pages: 1 });
+      expect(doc.text).toContain("hostile scan");
+      expect(doc.text.indexOf("hostile scan")).toBeLessThan(doc.text.indexOf("Downloaded 2022"));
+      expect(doc.text.indexOf("Downloaded 2022")).toBeLessThan(doc.text.indexOf("Check this against the 2019 review"));
     },
     OCR_TIMEOUT,
   );

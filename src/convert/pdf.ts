@@ -126,15 +126,20 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
     for (let n = 1; n <= doc.numPages; n++) {
       const lines = await pageLines(doc, n);
       const notes = await pageAnnotations(doc, n);
-      const layer = visibleChars([...lines.map((line) => line.text), ...notes].join(""));
+      // Only the page's own text says whether it has a text layer: a sticky note or a form value on a scanned page
+      // turned its OCR off, and the page's text left the index (s25 P0).
+      const layer = visibleChars(lines.map((line) => line.text).join(""));
       const wanted = mode === "always" || (mode === "auto" && layer < OCR_BELOW_CHARS);
       const read = wanted ? await recognisePage(doc, n, options, () => imagePages++) : {};
       const recognised = read.text;
       if (read.failure) unread.push({ page: n, reason: read.failure });
       if (recognised) ocrPages++;
-      characters += recognised ? visibleChars(recognised) : layer;
       if (n === 1) prominent = recognised ? ocrTitle(recognised) : largestLines(lines.slice(0, 12), median(lines.map((l) => l.size)));
-      const text = recognised ?? [pageMarkdown(lines), ...notes].filter(Boolean).join("\n\n");
+      // A recognised page keeps what OCR could not see: its notes and form values, and the lines of its text layer
+      // that are not in the image (a library's download stamp), as a text page gets its notes after its text (s25 P0b).
+      const own = recognised ? pageMarkdown(linesNotRead(lines, recognised)) : pageMarkdown(lines);
+      const text = [recognised, own, ...notes].filter(Boolean).join("\n\n");
+      characters += visibleChars(text);
       if (!recognised && garbledText(text)) garbled.push(n);
       parts.push(pageMarker(n), "", text, "");
       length += text.length;
@@ -270,6 +275,20 @@ class PdfDataFactory {
     if (kind === "wasmUrl") return readWasm(filename);
     throw new Error(`no ${kind} data is bundled`); // standard fonts only matter for rendering
   }
+}
+
+/**
+ * The lines of a page's text layer that OCR did not read in its image: those with fewer than half their words in
+ * `recognised`. A stamp or a caption drawn beside the scan stays; an OCR text layer laid over the scan (ocrmypdf, a
+ * scanner's own), read again under `ocr: always`, is not doubled.
+ */
+function linesNotRead(lines: Line[], recognised: string): Line[] {
+  const words = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const read = new Set(words(recognised));
+  return lines.filter((line) => {
+    const own = words(line.text);
+    return own.filter((word) => read.has(word)).length < own.length / 2;
+  });
 }
 
 function visibleChars(text: string): number {
