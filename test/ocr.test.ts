@@ -11,7 +11,7 @@ import { agreementScore } from "./agreement.ts";
 import { bm25Repository, conversionFailure, ROOT, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { indexRepository, type IndexProgress } from "../src/index/indexer.ts";
 import { progressBar } from "../src/serve/render.ts";
-import { SCANNED, scanOfPages, scannedPage, scannedPages, scannedTruth } from "./pdf-fixtures.ts";
+import { composedScanPages, SCANNED, scanOfPages, scannedPage, scannedPages, scannedTruth } from "./pdf-fixtures.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { copyFileSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
@@ -143,6 +143,21 @@ describe("OCR", () => {
       expect(doc.text).toContain("hostile scan");
       expect(doc.text.indexOf("hostile scan")).toBeLessThan(doc.text.indexOf("Downloaded 2022"));
       expect(doc.text.indexOf("Downloaded 2022")).toBeLessThan(doc.text.indexOf("Check this against the 2019 review"));
+    },
+    OCR_TIMEOUT,
+  );
+
+  test(
+    "a page painted as 2×2 tiles, as a 1-bit mask over a light background (MRC) or inside a scaled form is read whole (s25 P6)",
+    async () => {
+      // OCR took the page's largest image only: a quarter tile was too small to count ("no page images"), MRC's blank
+      // background was read instead of its mask, and a form's /Matrix was not applied (the image measured 1 × 1 pt).
+      const doc = await convertPdf(await composedScanPages(), "composed");
+      expect(doc.metadata).toMatchObject({ pages: 3, ocr_pages: 3 });
+      for (const page of doc.text.split(/<!-- page \d+ -->/).slice(1)) {
+        expect(page).toContain("hostile scan");
+        expect(page).toContain("appears here"); // "uniqueword1" reads "uniquewordl" from the mask
+      }
     },
     OCR_TIMEOUT,
   );

@@ -171,3 +171,74 @@ export function blankPages(n: number): Uint8Array {
   for (let id = 1; id < size; id++) out += `${String(offsets[id]).padStart(10, "0")} 00000 n \n`;
   return new TextEncoder().encode(`${out}trailer\n<</Size ${size}/Root 1 0 R>>\nstartxref\n${xref}\n%%EOF\n`);
 }
+
+/**
+ * Three pages showing the top of `scanOfPages`' page ("Page number 1 of the hostile scan", "uniqueword1 appears
+ * here"), each painted otherwise than as one image: in 2×2 tiles; as a 1-bit image mask over a light background at
+ * half the resolution (MRC, as archive.org and FineReader compress scanned books); inside a Form XObject whose
+ * /Matrix scales its unit square to the page.
+ */
+export async function composedScanPages(): Promise<Uint8Array> {
+  const { JpegImage } = await import("pdfjs-dist/image_decoders/pdf.image_decoders.mjs");
+  const jpeg = new JpegImage();
+  jpeg.parse(readFileSync(join(import.meta.dir, "fixtures/scan-page.jpg")));
+  const rgb = jpeg.getData({ width: jpeg.width, height: jpeg.height, forceRGB: true });
+  const [width, height] = [jpeg.width, 700]; // 200 dpi: 612 × 252 points
+  const gray = new Uint8Array(width * height);
+  for (let p = 0; p < gray.length; p++) gray[p] = rgb[p * 3]!;
+  const pdf = await PDFDocument.create();
+  const [pageWidth, pageHeight] = [(width * 72) / 200, (height * 72) / 200];
+  const image = (pixels: Uint8Array, w: number, h: number, mask = false) =>
+    pdf.context.register(
+      pdf.context.flateStream(pixels, {
+        Type: "XObject",
+        Subtype: "Image",
+        Width: w,
+        Height: h,
+        ...(mask ? { ImageMask: true, BitsPerComponent: 1 } : { ColorSpace: "DeviceGray", BitsPerComponent: 8 }),
+      }),
+    );
+  const crop = (x: number, y: number, w: number, h: number) => {
+    const out = new Uint8Array(w * h);
+    for (let row = 0; row < h; row++) out.set(gray.subarray((y + row) * width + x, (y + row) * width + x + w), row * w);
+    return out;
+  };
+  const paint = (page: PDFPage, name: string, ref: ReturnType<typeof image>, x: number, y: number, w: number, h: number) => {
+    page.node.setXObject(PDFName.of(name), ref);
+    page.pushOperators(pushGraphicsState(), concatTransformationMatrix(w, 0, 0, h, x, y), drawObject(name), popGraphicsState());
+  };
+  // Tiles: each a quarter of the page, none enough alone to count as a scan.
+  const tiles = pdf.addPage([pageWidth, pageHeight]);
+  const [halfWidth, halfHeight] = [width / 2, height / 2];
+  for (const [column, row] of [
+    [0, 0],
+    [1, 0],
+    [0, 1],
+    [1, 1],
+  ] as const) {
+    const ref = image(crop(column * halfWidth, row * halfHeight, halfWidth, halfHeight), halfWidth, halfHeight);
+    const [x, y] = [(column * pageWidth) / 2, row ? 0 : pageHeight / 2];
+    paint(tiles, `T${column}${row}`, ref, x, y, pageWidth / 2, pageHeight / 2);
+  }
+  // MRC: a light background, then the text as a mask (a 0 bit is painted).
+  const mrc = pdf.addPage([pageWidth, pageHeight]);
+  paint(mrc, "Bg", image(new Uint8Array((width / 2) * (height / 2)).fill(235), width / 2, height / 2), 0, 0, pageWidth, pageHeight);
+  const rowBytes = (width + 7) >> 3;
+  const bits = new Uint8Array(rowBytes * height).fill(255);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) if (gray[y * width + x]! < 140) bits[y * rowBytes + (x >> 3)]! &= ~(0x80 >> (x & 7));
+  }
+  paint(mrc, "Fg", image(bits, width, height, true), 0, 0, pageWidth, pageHeight);
+  // A form whose matrix places its 1 × 1 content on the page.
+  const formPage = pdf.addPage([pageWidth, pageHeight]);
+  const form = pdf.context.stream("/Im Do", {
+    Type: "XObject",
+    Subtype: "Form",
+    BBox: [0, 0, 1, 1],
+    Matrix: [pageWidth, 0, 0, pageHeight, 0, 0],
+    Resources: { XObject: { Im: image(gray, width, height) } },
+  });
+  formPage.node.setXObject(PDFName.of("Fm"), pdf.context.register(form));
+  formPage.pushOperators(pushGraphicsState(), drawObject("Fm"), popGraphicsState());
+  return pdf.save();
+}

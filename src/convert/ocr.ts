@@ -1,10 +1,11 @@
 /**
  * OCR of scanned PDF pages, offline, in the calling thread.
  *
- * - `pageImage(page)` takes the page's largest painted image straight from pdf.js's operator list (pdf.js decodes
- *   JPEG, CCITT and Flate in JavaScript; JBIG2 and JPEG 2000 only with its own wasm, which `getDocument` must be
- *   given through `wasmUrl` and its BinaryDataFactory) and turns it into upright 8-bit grey pixels with its resolution.
- *   No page renderer (canvas) is needed: a scan is one image per page.
+ * - `pageImage(page)` takes the page's painted images straight from pdf.js's operator list (pdf.js decodes JPEG,
+ *   CCITT and Flate in JavaScript; JBIG2 and JPEG 2000 only with its own wasm, which `getDocument` must be given
+ *   through `wasmUrl` and its BinaryDataFactory) and turns them into upright 8-bit grey pixels with their resolution:
+ *   one page-sized image as it is, several (bands, tiles, a 1-bit mask over a background) composed where the page
+ *   paints them. No page renderer is needed: a scan's page paints images only.
  * - `createOcrEngine()` runs Tesseract 5 compiled to WebAssembly (tesseract.js-core) directly, without tesseract.js's
  *   own worker thread: conversions already run in our worker pool, and calling the wasm API in this thread lets us
  *   hand it raw grey pixels (no PNG encoding) and needs no worker script on disk.
@@ -415,40 +416,216 @@ interface PdfImage {
 type Matrix = [number, number, number, number, number, number];
 
 /** pdf.js's operator numbers; stable across versions (they index its OPS table). Checked against pdf.js at load. */
-const OP = { save: 10, restore: 11, transform: 12, paintImageXObject: 85, paintInlineImageXObject: 86 } as const;
+const OP = {
+  save: 10,
+  restore: 11,
+  transform: 12,
+  paintFormXObjectBegin: 74,
+  paintFormXObjectEnd: 75,
+  paintImageMaskXObject: 83,
+  paintImageXObject: 85,
+  paintInlineImageXObject: 86,
+} as const;
 
-/** A scan covers most of its page; a smaller image on a page without text (a logo, a figure) is not OCRed. */
+/** A scan covers most of its page; smaller images on a page without text (a logo, a figure) are not OCRed. */
 const MIN_PAGE_COVERAGE = 0.3;
 
+/** The most pixels a page composed of several images may have (a 400 dpi A3 page has 31 million). */
+const MAX_COMPOSED_PIXELS = 64_000_000;
+
+/** An image painted on the page: its pdf.js object (or id), where the unit square lands (`ctm`), and its area there. */
+interface Placement {
+  source: string | PdfImage;
+  ctm: Matrix;
+  area: number;
+  /** A 1-bit image mask (`/ImageMask true`): its 0 bits are painted (in the fill colour), its 1 bits are not. */
+  mask: boolean;
+}
+
 /**
- * The page's largest image (by area on the page) as upright grey pixels, or null if it has none that covers at least
- * `minCoverage` of the page. Call it for pages whose text layer is empty: a scan is one page-sized image. pdf.js
+ * What the page paints as upright grey pixels, with its resolution, or null if its images cover less than
+ * `minCoverage` of the page. Call it for pages whose text layer is empty. A scan is most often one page-sized image,
+ * taken as it is; a page painted as several images (bands or tiles, as some scanners and PDF tools write a page, a
+ * light background under a 1-bit mask holding the text, as MRC compression does) is composed onto one page canvas
+ * where each image is painted: its largest image alone lost half a page silently, or all of it (s25 P6). pdf.js
  * errors (broken content streams) are thrown, as from `getTextContent`.
  */
 export async function pageImage(page: PdfPage, minCoverage = MIN_PAGE_COVERAGE, found?: () => void): Promise<GrayImage | null> {
   await checkOps();
-  const list = await page.getOperatorList();
+  const placed = placements(await page.getOperatorList());
+  const [x0 = 0, y0 = 0, x1 = 0, y1 = 0] = page.view;
+  // Overlapping images count twice: a page whose images add up to a third of it is worth reading.
+  if (placed.reduce((sum, p) => sum + p.area, 0) < minCoverage * Math.abs((x1 - x0) * (y1 - y0))) return null;
+  found?.(); // decoding them is OCR's work (a JBIG2 scan page), on the page's own clock
+  if (placed.length === 1 && !placed[0]!.mask) {
+    const [only] = placed as [Placement];
+    const image = await decoded(page, only.source);
+    const gray = image && toGray(image);
+    if (!image || !gray) return null;
+    return orient({ gray, width: image.width, height: image.height }, only.ctm, page);
+  }
+  return compose(page, placed);
+}
+
+/** The images the page's operators paint, with where they land: forms' matrices applied (a scan drawn in a form). */
+function placements(list: { fnArray: number[]; argsArray: unknown[][] }): Placement[] {
   let ctm: Matrix = [1, 0, 0, 1, 0, 0];
   const stack: Matrix[] = [];
-  let best: { source: string | PdfImage; ctm: Matrix; area: number } | undefined;
+  const placed: Placement[] = [];
   for (let i = 0; i < list.fnArray.length; i++) {
     const op = list.fnArray[i];
     const args = list.argsArray[i]!;
     if (op === OP.save) stack.push(ctm);
     else if (op === OP.restore) ctm = stack.pop() ?? ctm;
     else if (op === OP.transform) ctm = multiply(args as Matrix, ctm);
-    else if (op === OP.paintImageXObject || op === OP.paintInlineImageXObject) {
+    else if (op === OP.paintFormXObjectBegin) {
+      stack.push(ctm); // pdf.js brackets a form's operators with begin and end, its /Matrix (a Float32Array) first
+      const matrix = args[0] as ArrayLike<number> | null;
+      if (matrix?.length === 6) ctm = multiply(Array.from(matrix) as Matrix, ctm);
+    } else if (op === OP.paintFormXObjectEnd) ctm = stack.pop() ?? ctm;
+    else if (op === OP.paintImageXObject || op === OP.paintInlineImageXObject || op === OP.paintImageMaskXObject) {
+      const mask = op === OP.paintImageMaskXObject;
+      // An image comes as its object's id, or inline as the image; a mask as { data: its object's id, width, height }.
+      const arg = args[0] as string | (PdfImage & { data?: unknown }) | undefined;
+      const source = mask && typeof arg === "object" && typeof arg.data === "string" ? arg.data : arg;
       const area = Math.abs(ctm[0] * ctm[3] - ctm[1] * ctm[2]); // the unit square's area on the page
-      if (!best || area > best.area) best = { source: args[0] as string | PdfImage, ctm, area };
+      if (source && area > 0) placed.push({ source: source as string | PdfImage, ctm, area, mask });
     }
   }
+  return placed;
+}
+
+/** An image's decoded data: pdf.js's object for an id, or the image itself (inline). */
+async function decoded(page: PdfPage, source: string | PdfImage): Promise<PdfImage | null> {
+  return typeof source === "string" ? await pdfObject(page, source) : source;
+}
+
+/**
+ * The page's images painted in order onto one white canvas of the displayed page (its /Rotate applied), at the finest
+ * resolution among its larger images, each pixel of the canvas sampled from the image painted over it last (nearest
+ * pixel): bands and tiles join up, a mask paints its text over its background. A mask is painted black, the colour
+ * MRC text layers have. The canvas spans the images, within the page.
+ */
+async function compose(page: PdfPage, placed: Placement[]): Promise<GrayImage | null> {
+  const display = displayMatrix(page);
+  const images: { image: PdfImage; gray: Uint8Array | null; toPage: Matrix; mask: boolean; area: number }[] = [];
+  for (const p of placed) {
+    const image = await decoded(page, p.source);
+    if (!image?.data || !(image.width > 0 && image.height > 0)) continue;
+    // The mask's bits are read as they are (toGray would make 0 bits black, which here means "paint").
+    images.push({ image, gray: p.mask ? null : toGray(image), toPage: multiply(p.ctm, display), mask: p.mask, area: p.area });
+    if (!p.mask && !images.at(-1)!.gray) images.pop();
+  }
+  if (!images.length) return null;
+  // The canvas: the images' extent on the displayed page (in points), within the page.
+  const [, , pageWidth, pageHeight] = displayBox(page);
+  let [left, top, right, bottom] = [pageWidth, pageHeight, 0, 0];
+  for (const { toPage } of images) {
+    for (const [u, v] of [
+      [0, 0],
+      [1, 0],
+      [0, 1],
+      [1, 1],
+    ] as const) {
+      const [x, y] = apply(toPage, u, v);
+      [left, top, right, bottom] = [Math.min(left, x), Math.min(top, y), Math.max(right, x), Math.max(bottom, y)];
+    }
+  }
+  [left, top, right, bottom] = [Math.max(0, left), Math.max(0, top), Math.min(pageWidth, right), Math.min(pageHeight, bottom)];
+  if (!(right > left && bottom > top)) return null;
+  // Pixels per point: the finest among images a tenth the largest's area or more (not a small logo's), at most
+  // MAX_DPI, and at most MAX_COMPOSED_PIXELS in all.
+  const largestArea = Math.max(...images.map((i) => i.area));
+  const fineness = images
+    .filter((i) => i.area >= largestArea / 10)
+    .map(({ image, toPage }) => image.width / Math.hypot(toPage[0], toPage[1]));
+  let scale = Math.min(Math.max(...fineness), MAX_DPI / 72);
+  scale = Math.min(scale, Math.sqrt(MAX_COMPOSED_PIXELS / ((right - left) * (bottom - top))));
+  const width = Math.max(1, Math.round((right - left) * scale));
+  const height = Math.max(1, Math.round((bottom - top) * scale));
+  const canvas = new Uint8Array(width * height).fill(255);
+  for (const item of images) paint(canvas, width, height, item, left, top, scale);
+  return scaleDown({ gray: canvas, width, height, dpi: scale * 72 });
+}
+
+/** Paints one image onto the canvas (pixel (cx, cy) is page point (left + (cx + ½) / scale, top + (cy + ½) / scale)). */
+function paint(
+  canvas: Uint8Array,
+  width: number,
+  height: number,
+  item: { image: PdfImage; gray: Uint8Array | null; toPage: Matrix; mask: boolean },
+  left: number,
+  top: number,
+  scale: number,
+): void {
+  const { image, gray, toPage, mask } = item;
+  const inverse = invert(toPage);
+  if (!inverse) return;
+  // The canvas rows and columns the image covers.
+  const corners = (
+    [
+      [0, 0],
+      [1, 0],
+      [0, 1],
+      [1, 1],
+    ] as const
+  ).map(([u, v]) => apply(toPage, u, v));
+  const clamp = (value: number, max: number) => Math.min(max, Math.max(0, value));
+  const fromX = clamp(Math.floor((Math.min(...corners.map((c) => c[0])) - left) * scale), width);
+  const toX = clamp(Math.ceil((Math.max(...corners.map((c) => c[0])) - left) * scale), width);
+  const fromY = clamp(Math.floor((Math.min(...corners.map((c) => c[1])) - top) * scale), height);
+  const toY = clamp(Math.ceil((Math.max(...corners.map((c) => c[1])) - top) * scale), height);
+  const { width: w, height: h, data } = image;
+  const rowBytes = (w + 7) >> 3;
+  for (let cy = fromY; cy < toY; cy++) {
+    const py = top + (cy + 0.5) / scale;
+    for (let cx = fromX; cx < toX; cx++) {
+      const px = left + (cx + 0.5) / scale;
+      const u = inverse[0] * px + inverse[2] * py + inverse[4];
+      const v = inverse[1] * px + inverse[3] * py + inverse[5];
+      if (!(u >= 0 && u < 1 && v >= 0 && v < 1)) continue;
+      // The unit square's y runs up the image; its rows run down.
+      const col = Math.floor(u * w);
+      const row = Math.floor((1 - v) * h);
+      if (row < 0 || row >= h) continue;
+      if (mask) {
+        if (!((data![row * rowBytes + (col >> 3)]! >> (7 - (col & 7))) & 1)) canvas[cy * width + cx] = 0;
+      } else canvas[cy * width + cx] = gray![row * w + col]!;
+    }
+  }
+}
+
+/** PDF user space → the page as displayed, in points from its top left (its /Rotate applied, y down). */
+function displayMatrix(page: PdfPage): Matrix {
   const [x0 = 0, y0 = 0, x1 = 0, y1 = 0] = page.view;
-  if (!best || best.area < minCoverage * Math.abs((x1 - x0) * (y1 - y0))) return null;
-  found?.(); // decoding it is OCR's work (a JBIG2 scan page), on the page's own clock
-  const image = typeof best.source === "string" ? await pdfObject(page, best.source) : best.source;
-  const gray = image && toGray(image);
-  if (!image || !gray) return null;
-  return orient({ gray, width: image.width, height: image.height }, best.ctm, page);
+  const [width, height] = [x1 - x0, y1 - y0];
+  const turns = ((((page.rotate ?? 0) / 90) % 4) + 4) % 4;
+  // Unrotated: x → x − x0, y → y1 − y; each clockwise quarter turn then maps (x, y) → (H − y, x) in the turned box.
+  let m: Matrix = [1, 0, 0, -1, -x0, y1];
+  let [w, h] = [width, height];
+  for (let t = 0; t < turns; t++) {
+    m = multiply(m, [0, 1, -1, 0, h, 0]);
+    [w, h] = [h, w];
+  }
+  return m;
+}
+
+/** The displayed page's box, in points: [0, 0, width, height] (width and height swapped by a quarter turn). */
+function displayBox(page: PdfPage): [number, number, number, number] {
+  const [x0 = 0, y0 = 0, x1 = 0, y1 = 0] = page.view;
+  const turned = ((((page.rotate ?? 0) / 90) % 4) + 4) % 2 === 1;
+  const [w, h] = [Math.abs(x1 - x0), Math.abs(y1 - y0)];
+  return turned ? [0, 0, h, w] : [0, 0, w, h];
+}
+
+function apply(m: Matrix, x: number, y: number): [number, number] {
+  return [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
+}
+
+function invert(m: Matrix): Matrix | null {
+  const det = m[0] * m[3] - m[1] * m[2];
+  if (!det) return null;
+  return [m[3] / det, -m[1] / det, -m[2] / det, m[0] / det, (m[2] * m[5] - m[3] * m[4]) / det, (m[1] * m[4] - m[0] * m[5]) / det];
 }
 
 let opsChecked: Promise<void> | undefined;

@@ -296,8 +296,8 @@ function visibleChars(text: string): number {
 }
 
 /**
- * What OCR read of page `n`'s page-sized image (nothing when it has none); `onImage` is told when it has one. pdf.js
- * errors on a broken page cost only that page.
+ * What OCR read of page `n`'s images (nothing when they cover too little of it); `onImage` is told when it has
+ * some. pdf.js errors on a broken page cost only that page.
  */
 function recognisePage(
   doc: { getPage(n: number): Promise<unknown>; numPages: number },
