@@ -148,6 +148,34 @@ describe("OCR", () => {
   );
 
   test(
+    "a scanned page under a library's stamp of a line or two in small type is recognised, the stamp kept after it (s25 P0)",
+    async () => {
+      // 16 characters of text layer or more made the page a text page: its scan was never read.
+      const pdf = await PDFDocument.load(await scanOfPages(1));
+      const font = await pdf.embedFont(StandardFonts.Helvetica);
+      const stamp = [
+        "This content downloaded from 128.32.10.230 on Mon, 03 Jan 2022 12:00:00 UTC",
+        "All use subject to https://about.jstor.org/terms",
+      ];
+      for (const [i, line] of stamp.entries()) pdf.getPage(0).drawText(line, { x: 20, y: 18 - i * 9, size: 7, font });
+      const doc = await convertPdf(await pdf.save(), "scan");
+      expect(doc.metadata).toMatchObject({ pages: 1, ocr_pages: 1 });
+      expect(doc.text.indexOf("hostile scan")).toBeGreaterThan(0);
+      expect(doc.text.indexOf("hostile scan")).toBeLessThan(doc.text.indexOf("about.jstor.org/terms"));
+      // Lines of body text are a text page, read as such.
+      const text = await PDFDocument.load(await scanOfPages(1));
+      text.getPage(0).drawText("A line of body text set at the size of a text page.", {
+        x: 20,
+        y: 18,
+        size: 11,
+        font: await text.embedFont(StandardFonts.Helvetica),
+      });
+      expect((await convertPdf(await text.save(), "text")).metadata.ocr_pages).toBeUndefined();
+    },
+    OCR_TIMEOUT,
+  );
+
+  test(
     "a page painted as 2×2 tiles, as a 1-bit mask over a light background (MRC) or inside a scaled form is read whole (s25 P6)",
     async () => {
       // OCR took the page's largest image only: a quarter tile was too small to count ("no page images"), MRC's blank

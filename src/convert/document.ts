@@ -175,8 +175,8 @@ export interface OcrPage {
   pages: number;
 }
 
-/** When scanned pages are recognised (OCR): `auto` pages whose text layer is (almost) empty, `always` every page
- * with a page-sized image, `off` never. */
+/** When scanned pages are recognised (OCR): `auto` pages whose text layer is (almost) empty or a stamp, `always`
+ * every page whose images cover a third of it, `off` never. */
 export type OcrMode = "auto" | "off" | "always";
 
 export interface ConvertOptions {

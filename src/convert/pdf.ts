@@ -83,6 +83,15 @@ export const NO_PAGE_IMAGES = "no text layer and no page images to recognise";
 /** Fewer visible characters than this on a page and it is treated as a scan (page numbers, stray marks). */
 const OCR_BELOW_CHARS = 16;
 
+/**
+ * Whether a page's text is no more than a stamp: a few lines of small type, as a library or a document supplier
+ * prints on every page of a scan ("This content downloaded from … All use subject to …"), a fax header, a received
+ * stamp. Such a page's images are recognised when they cover it (`pageImage`), and the stamp is kept after their text.
+ */
+function onlyStamp(lines: Line[]): boolean {
+  return lines.length <= 3 && lines.every((line) => line.size <= 9);
+}
+
 let loading: Promise<PdfJs> | undefined;
 
 /** pdf.js with its worker code run in this thread: the conversion pool already gives each file its own thread. */
@@ -127,9 +136,9 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
       const lines = await pageLines(doc, n);
       const notes = await pageAnnotations(doc, n);
       // Only the page's own text says whether it has a text layer: a sticky note or a form value on a scanned page
-      // turned its OCR off, and the page's text left the index (s25 P0).
+      // turned its OCR off, and the page's text left the index; so did a library's stamp (s25 P0).
       const layer = visibleChars(lines.map((line) => line.text).join(""));
-      const wanted = mode === "always" || (mode === "auto" && layer < OCR_BELOW_CHARS);
+      const wanted = mode === "always" || (mode === "auto" && (layer < OCR_BELOW_CHARS || onlyStamp(lines)));
       const read = wanted ? await recognisePage(doc, n, options, () => imagePages++) : {};
       const recognised = read.text;
       if (read.failure) unread.push({ page: n, reason: read.failure });
