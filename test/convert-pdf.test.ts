@@ -158,6 +158,18 @@ describe("convertPdf", () => {
     expect(convertPdf(readFileSync(join(PDFS, "annotation_hidden_noview.pdf")), "x")).rejects.toThrow(NO_PAGE_IMAGES);
   });
 
+  testShared("a multi-line form value's and a note's line breaks (CR) part their words (s25 P1)", async () => {
+    // Text field values and free-text contents break lines with \r, which was deleted as a control character:
+    // "coverage afforded\r\rby the policy" read "affordedby".
+    const read = async (name: string) => (await convertPdf(readFileSync(join(PDFS, name)), name)).text;
+    const certificate = await read("issue18036.pdf");
+    expect(certificate).toContain("coverage afforded by the policy");
+    expect(certificate).not.toMatch(/affordedby|respectto|describedherein/);
+    const dingbats = await read("ZapfDingbats.pdf");
+    expect(dingbats).toContain("zapf-dingbats.fo and:");
+    expect(dingbats).not.toContain("foand");
+  });
+
   testShared("a PDF with no text layer says whether OCR read its page images or it had none to read", async () => {
     // multiline.pdf: a form whose only field is empty; no page has an image, so OCR never ran.
     const failure = (bytes: Uint8Array) =>

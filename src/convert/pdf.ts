@@ -629,9 +629,11 @@ async function pageAnnotations(
   } catch {
     return [];
   }
+  // A multi-line value or note breaks its lines with CR, which clean() drops as a control character: it is made white
+  // space first, or the words at each break fused ("coverage affordedby": s25 P1).
   return annotations
     .map(annotationText)
-    .map((text) => literalText(clean(text).replace(/\s+/g, " ").trim()))
+    .map((text) => literalText(clean(text.replace(/\r\n?/g, "\n")).replace(/\s+/g, " ").trim()))
     .filter(Boolean);
 }
 
