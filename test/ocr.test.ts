@@ -351,6 +351,31 @@ describe("OCR", () => {
     OCR_TIMEOUT,
   );
 
+  test(
+    "ocr: off takes a scan OCR read out of the index with its failure, and auto brings it back from its kept text (s25 P2)",
+    async () => {
+      // Turned off, the scan was reported failed while its OCR text stayed indexed, found and counted.
+      const home = tempDir();
+      const docs = tempDir();
+      writeTree(docs, { "scan.pdf": await scanOfPages(1), "note.md": "# Note\n\nNothing scanned here.\n" });
+      const cli = (...args: string[]) => runCli(args, { home });
+      const run = () => JSON.parse(cli("index", "docs", "--json").stdout);
+      const found = () => JSON.parse(cli("search", "hostile", "--json").stdout).results.length;
+      expect(cli("repo", "add", "docs", docs, "--no-embed").code).toBe(0);
+      expect(run()).toMatchObject({ indexed: 2, ocr_pages: 1 });
+      expect(cli("config", "set", "repositories.docs.ocr", "off").code).toBe(0);
+      expect(run()).toMatchObject({ removed: 1, failures: [{ path: "scan.pdf", reason: NO_TEXT_LAYER_OCR_OFF }] });
+      expect(JSON.parse(cli("status", "docs", "--json").stdout)).toMatchObject({ documents: 1, ocr_pages: 0 });
+      expect(found()).toBe(0);
+      // Back on, its text is read back, not recognised again (no page could be, within 0.1 s).
+      expect(cli("config", "set", "index.ocr_page_timeout", "0.1").code).toBe(0);
+      expect(cli("config", "set", "repositories.docs.ocr", "auto").code).toBe(0);
+      expect(run()).toMatchObject({ indexed: 1, ocr_pages: 0, failed: 0 });
+      expect(found()).toBe(1);
+    },
+    OCR_TIMEOUT,
+  );
+
   testShared(
     "a scan that leaves the index and comes back with the same bytes is read back, not recognised again (s20 user E)",
     async () => {

@@ -203,6 +203,13 @@ export interface ConvertOptions {
 
 /** A PDF without text whose scanned pages were not read because OCR is off (the CLI's convert hints its --ocr). */
 export const NO_TEXT_LAYER_OCR_OFF = "no text layer (scanned? OCR is off: set the repository's ocr setting to auto)";
+/** An image, which only OCR reads, while OCR is off. */
+export const IMAGE_OCR_OFF = "an image is read only by OCR, which is off for this repository";
+
+/** Whether a conversion failed only because OCR is off (a reason, as runs record it). */
+export function failedForOcrOff(reason: string): boolean {
+  return reason === NO_TEXT_LAYER_OCR_OFF || reason === IMAGE_OCR_OFF;
+}
 
 /**
  * A document with a title and no body text (a stub page, an empty Word file with its title set) is found by its

@@ -5,12 +5,12 @@
  * composited over white. Opt-in by file type: they are not among the default `file_types`.
  */
 import { ResearcherError } from "../errors.ts";
-import { pageMarker, resolveLineBreaks, type ConvertedDocument, type ConvertOptions } from "./document.ts";
+import { IMAGE_OCR_OFF, pageMarker, resolveLineBreaks, type ConvertedDocument, type ConvertOptions } from "./document.ts";
 import type UTIF from "utif2";
 import { type GrayImage, grayFromChannels, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
 
 export async function convertImage(format: string, bytes: Uint8Array, title: string, options: ConvertOptions): Promise<ConvertedDocument> {
-  if (options.ocr === "off") throw new ResearcherError("FILE_UNREADABLE", "an image is read only by OCR, which is off for this repository");
+  if (options.ocr === "off") throw new ResearcherError("FILE_UNREADABLE", IMAGE_OCR_OFF);
   const pages = await decode(format, bytes);
   const texts: string[] = [];
   const unread: UnreadPage[] = [];

@@ -12,7 +12,7 @@ import { codeFragments } from "./code-chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { languageOf } from "../convert/code-languages.ts";
 import { formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
-import type { ConvertedDocument, OcrPage } from "../convert/document.ts";
+import { type ConvertedDocument, failedForOcrOff, type OcrPage } from "../convert/document.ts";
 import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
 import {
   candidacy,
@@ -147,7 +147,8 @@ export type Prepared =
       warnings?: string[];
     }
   | { kind: "unchanged"; id: number; size: number; mtimeMs: number }
-  /** `gone`: the path holds no document any more (a link out of the root): the indexed one goes too. */
+  /** `gone`: the path holds no document any more (a link out of the root, a scan while OCR is off): the indexed one
+   * goes too. */
   | ({ kind: "failed"; gone?: boolean } & RecordedFailure)
   /** Deleted after it was listed: gone, like a file the plan found missing, not a failure. */
   | { kind: "vanished"; path: string };
@@ -902,10 +903,14 @@ export async function prepareDocument(
     };
   } catch (error) {
     if (toResearcherError(error).code === "TOO_MANY_OPEN_FILES") throw error;
+    const reason = isResearcherError(error) ? error.message : `conversion failed: ${describeError(error)}`;
     return {
       kind: "failed",
       path: file.path,
-      reason: isResearcherError(error) ? error.message : `conversion failed: ${describeError(error)}`,
+      reason,
+      // OCR turned off is a choice, not a read error: the version OCR read goes (its text kept for a return to
+      // `auto`), as a first run under `off` would not index it. Kept, it was "failed" and still found (s25 P2).
+      gone: Boolean(previous) && failedForOcrOff(reason),
       // A failure keeps its file's own stamp: to read it again after a racy stamp would convert it again, which for a
       // file that hit a time limit costs the limit each run.
       stamp: isTransient(error) ? undefined : { size: file.size, mtimeMs: file.mtimeMs, settings: settings.failure },
