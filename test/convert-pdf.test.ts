@@ -227,12 +227,22 @@ describe("convertPdf", () => {
     expect(converted.text.split("\n").find((line) => line.startsWith("##"))).toBe("## The Internationalization of Trade");
   });
 
-  test("a metadata title with no letters or digits, or a placeholder such as Untitled-1, gives way to the first large line", async () => {
+  test("a metadata title with no letters or digits, or a placeholder such as Untitled-1 or Document1, gives way to the first large line (s25 P4)", async () => {
     const page = [{ text: "The pxfonts package", top: 72, size: 20 }, ...paragraph("Palatino for text and mathematics.", 120)];
-    for (const junk of ["\uffff\uffff\uffff\uffff", "- - -", "Untitled", "Untitled-1", "untitled 3", "Untitled document"]) {
+    const applications = ["Document1", "Book1", "PowerPoint Presentation", "Presentation1", "Slide 1", "Layout 1", "doi:10.1000/182"];
+    for (const junk of [
+      "\uffff\uffff\uffff\uffff",
+      "- - -",
+      "Untitled",
+      "Untitled-1",
+      "untitled 3",
+      "Untitled document",
+      ...applications,
+    ]) {
       expect((await convertPdf(await writePdf([page], { title: junk }), "x")).title).toBe("The pxfonts package");
     }
     expect((await convertPdf(await writePdf([page], { title: "Untitled Goose Game" }), "x")).title).toBe("Untitled Goose Game");
+    expect((await convertPdf(await writePdf([page], { title: "Slide Rules of 1950" }), "x")).title).toBe("Slide Rules of 1950");
   });
 
   testShared("corpus PDFs: a two-line title joined; junk and placeholder metadata titles set aside", async () => {

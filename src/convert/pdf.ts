@@ -391,13 +391,18 @@ function garbledWarning(pages: number[]): string {
 const PROGRAM_VALUE = /^(?:(?:ARRAY|HASH|SCALAR|CODE|GLOB|REF)\(0x[0-9a-f]+\)|\[object \w+\]|undefined|null|None|NaN)$/i;
 
 /**
- * A title no author chose: a placeholder (`Untitled`, `Untitled-1`, `Untitled document`), or no title at all: no
- * letter or digit, or a noncharacter or control (`\uffff\uffff`, from a broken text string or a font without a
- * text map; such a first line is no title either).
+ * A title no author chose: a placeholder (`Untitled`, `Untitled-1`, `Untitled document`, and the name an application
+ * gives a new file: Word's `Document1`, Excel's `Book1`, PowerPoint's `PowerPoint Presentation`, `Presentation1` or
+ * `Slide 1`, InDesign's `Layout 1`: s25 P4), a bare DOI, or no title at all: no letter or digit, or a noncharacter or
+ * control (`\uffff\uffff`, from a broken text string or a font without a text map; such a first line is no title
+ * either).
  */
 function isJunkTitle(title: string): boolean {
-  return /^untitled(?:[\s_-]*\d*|\s+document)$/i.test(title) || !/[\p{L}\p{N}]/u.test(title) || /[\p{Cc}\p{Cs}\p{Co}\p{Cn}]/u.test(title);
+  return PLACEHOLDER_TITLE.test(title) || !/[\p{L}\p{N}]/u.test(title) || /[\p{Cc}\p{Cs}\p{Co}\p{Cn}]/u.test(title);
 }
+
+const PLACEHOLDER_TITLE =
+  /^(?:untitled(?:[\s_-]*\d*|\s+document)|(?:document|book|presentation|slide|layout)\s*\d+|powerpoint presentation|(?:doi:\s*)?10\.\d{4,9}\/\S+)$/i;
 
 /**
  * A title that is the name or path of the file the PDF was made from (`pxfontsdoc.dvi`, `Scorecard2.xls`,
