@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { convertImage } from "../src/convert/image.ts";
 import { NO_TEXT_LAYER_OCR_OFF, resolveLineBreaks } from "../src/convert/document.ts";
 import { convertPdf } from "../src/convert/pdf.ts";
-import { pageText } from "../src/convert/ocr.ts";
+import { pageImage, pageText, type PdfPage } from "../src/convert/ocr.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
 import { agreementScore } from "./agreement.ts";
 import { bm25Repository, conversionFailure, ROOT, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
@@ -16,7 +16,17 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { copyFileSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
-import { PDFDocument, PDFName, PDFString, StandardFonts } from "pdf-lib";
+import { encode as encodePng } from "fast-png";
+import {
+  concatTransformationMatrix,
+  drawObject,
+  PDFDocument,
+  PDFName,
+  PDFString,
+  popGraphicsState,
+  pushGraphicsState,
+  StandardFonts,
+} from "pdf-lib";
 import { getRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { watchBatchJson, watchBatchText } from "../src/serve/render.ts";
@@ -189,6 +199,41 @@ describe("OCR", () => {
     },
     OCR_TIMEOUT,
   );
+
+  test("an image with transparency composed over another shows it where it is transparent, not white (s25 P6)", async () => {
+    // A grey background page image under an RGBA one (a soft mask) whose right half is transparent.
+    const pdf = await PDFDocument.create();
+    const page = pdf.addPage([100, 100]);
+    const grey = pdf.context.flateStream(new Uint8Array(50 * 50).fill(100), {
+      Type: "XObject",
+      Subtype: "Image",
+      Width: 50,
+      Height: 50,
+      ColorSpace: "DeviceGray",
+      BitsPerComponent: 8,
+    });
+    page.node.setXObject(PDFName.of("Bg"), pdf.context.register(grey));
+    page.pushOperators(pushGraphicsState(), concatTransformationMatrix(100, 0, 0, 100, 0, 0), drawObject("Bg"), popGraphicsState());
+    const rgba = new Uint8Array(50 * 50 * 4);
+    for (let p = 0; p < 50 * 50; p++) rgba[p * 4 + 3] = p % 50 < 25 ? 255 : 0; // black left half, clear right half
+    page.drawImage(await pdf.embedPng(encodePng({ width: 50, height: 50, data: rgba, channels: 4 })), {
+      x: 0,
+      y: 0,
+      width: 100,
+      height: 100,
+    });
+    const pdfjs = await import("pdfjs-dist/legacy/build/pdf.mjs");
+    const task = pdfjs.getDocument({ data: await pdf.save(), verbosity: 0 });
+    const doc = await task.promise;
+    try {
+      const image = await pageImage((await doc.getPage(1)) as unknown as PdfPage);
+      expect(image).not.toBeNull();
+      const at = (x: number, y: number) => image!.gray[Math.floor(y * image!.height) * image!.width + Math.floor(x * image!.width)];
+      expect([at(0.25, 0.5), at(0.75, 0.5)]).toEqual([0, 100]);
+    } finally {
+      await task.destroy();
+    }
+  });
 
   test("Tesseract's lines are joined into its paragraphs, hyphens rejoined, clearly taller lines and short paragraphs in capitals made headings", () => {
     // hOCR as Tesseract writes it: paragraphs, lines with their text size (x_size), words (entities escaped).

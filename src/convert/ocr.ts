@@ -503,18 +503,19 @@ async function decoded(page: PdfPage, source: string | PdfImage): Promise<PdfIma
 /**
  * The page's images painted in order onto one white canvas of the displayed page (its /Rotate applied), at the finest
  * resolution among its larger images, each pixel of the canvas sampled from the image painted over it last (nearest
- * pixel): bands and tiles join up, a mask paints its text over its background. A mask is painted black, the colour
- * MRC text layers have. The canvas spans the images, within the page.
+ * pixel): bands and tiles join up, a mask paints its text over its background, an image with transparency (a soft
+ * mask) shows what is beneath it. A mask is painted black, the colour MRC text layers have. The canvas spans the
+ * images, within the page.
  */
 async function compose(page: PdfPage, placed: Placement[]): Promise<GrayImage | null> {
   const display = displayMatrix(page);
-  const images: { image: PdfImage; gray: Uint8Array | null; toPage: Matrix; mask: boolean; area: number }[] = [];
+  const images: Painted[] = [];
   for (const p of placed) {
     const image = await decoded(page, p.source);
     if (!image?.data || !(image.width > 0 && image.height > 0)) continue;
     // The mask's bits are read as they are (toGray would make 0 bits black, which here means "paint").
-    images.push({ image, gray: p.mask ? null : toGray(image), toPage: multiply(p.ctm, display), mask: p.mask, area: p.area });
-    if (!p.mask && !images.at(-1)!.gray) images.pop();
+    const pixels = p.mask ? { gray: null } : layered(image);
+    if (pixels) images.push({ image, ...pixels, toPage: multiply(p.ctm, display), mask: p.mask, area: p.area });
   }
   if (!images.length) return null;
   // The canvas: the images' extent on the displayed page (in points), within the page.
@@ -548,17 +549,37 @@ async function compose(page: PdfPage, placed: Placement[]): Promise<GrayImage | 
   return scaleDown({ gray: canvas, width, height, dpi: scale * 72 });
 }
 
+/** An image to paint: its grey pixels (none for a mask), their opacity if it has any transparency, where it lands. */
+interface Painted {
+  image: PdfImage;
+  gray: Uint8Array | null;
+  alpha?: Uint8Array;
+  toPage: Matrix;
+  mask: boolean;
+  area: number;
+}
+
+/** An RGBA image's grey and opacity apart, to lay over what is beneath it; any other image's grey (toGray). */
+function layered(image: PdfImage): { gray: Uint8Array; alpha?: Uint8Array } | null {
+  const { width, height, kind, data } = image;
+  const pixels = width * height;
+  if (kind !== 3) {
+    const gray = toGray(image);
+    return gray && { gray };
+  }
+  if (!data || data.length < pixels * 4) return null;
+  const gray = new Uint8Array(pixels);
+  const alpha = new Uint8Array(pixels);
+  for (let p = 0, q = 0; p < pixels; p++, q += 4) {
+    gray[p] = (data[q]! * 77 + data[q + 1]! * 150 + data[q + 2]! * 29) >> 8;
+    alpha[p] = data[q + 3]!;
+  }
+  return { gray, alpha };
+}
+
 /** Paints one image onto the canvas (pixel (cx, cy) is page point (left + (cx + ½) / scale, top + (cy + ½) / scale)). */
-function paint(
-  canvas: Uint8Array,
-  width: number,
-  height: number,
-  item: { image: PdfImage; gray: Uint8Array | null; toPage: Matrix; mask: boolean },
-  left: number,
-  top: number,
-  scale: number,
-): void {
-  const { image, gray, toPage, mask } = item;
+function paint(canvas: Uint8Array, width: number, height: number, item: Painted, left: number, top: number, scale: number): void {
+  const { image, gray, alpha, toPage, mask } = item;
   const inverse = invert(toPage);
   if (!inverse) return;
   // The canvas rows and columns the image covers.
@@ -590,7 +611,12 @@ function paint(
       if (row < 0 || row >= h) continue;
       if (mask) {
         if (!((data![row * rowBytes + (col >> 3)]! >> (7 - (col & 7))) & 1)) canvas[cy * width + cx] = 0;
-      } else canvas[cy * width + cx] = gray![row * w + col]!;
+      } else {
+        const value = gray![row * w + col]!;
+        const a = alpha ? alpha[row * w + col]! : 255;
+        const at = cy * width + cx;
+        canvas[at] = a === 255 ? value : Math.round((value * a + canvas[at]! * (255 - a)) / 255);
+      }
     }
   }
 }
