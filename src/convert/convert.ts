@@ -76,7 +76,9 @@ export function fallbackTitle(path: string): string {
  * and TeX accents sit on their letters; HTML footnote marks stand apart from their words (`snarf[235]`). Since pdf 2:
  * an accent is put on a letter only when it is drawn over it (a typed `´`, `don´t`, stays apart; a Symbol font's
  * U+F8E8 ® is a character, no accent), and one overfull line (a URL in the margin) no longer splits its paragraph
- * into one paragraph a line. OCR'd text is kept and read back as indexed, so a scan is not recognised again.
+ * into one paragraph a line; a form value's or note's line breaks part its words, a placeholder title (`Document1`)
+ * gives way to the first large line, and a page's notes and form values, and a small stamp, no longer keep its scan
+ * from OCR (s25 papers P0, P1, P4). OCR'd text is kept and read back as indexed, so a scan is not recognised again.
  */
 export const CONVERTER_VERSIONS: Readonly<Record<string, number>> = { pdf: 2, html: 1 };
 
