@@ -133,24 +133,12 @@ export function holdSignals(): () => void {
 
 /**
  * What stops a command from outside but kill -9: Ctrl-C, a service's stop, a closed terminal, Ctrl-\ (s24 retest
- * N2), and every other signal that ends a process by default: a CPU-time limit's SIGXCPU (`ulimit -t`, a batch
- * job's), timers' and users' signals (s25 hostile F1). Those a platform lacks (SIGPWR off Linux) are left out.
+ * N2), and every other signal that would end it: a CPU-time limit's SIGXCPU (`ulimit -t`, a batch job's), timers'
+ * and users' signals (s25 hostile F1). Not those the runtime ignores (SIGXFSZ, SIGPWR, SIGPIPE): a listener taken
+ * off leaves the default, and a file size limit then killed the process where its write had failed with an error.
  */
 const HELD_SIGNALS = (
-  [
-    "SIGINT",
-    "SIGTERM",
-    "SIGHUP",
-    "SIGQUIT",
-    "SIGXCPU",
-    "SIGXFSZ",
-    "SIGUSR1",
-    "SIGUSR2",
-    "SIGALRM",
-    "SIGVTALRM",
-    "SIGPROF",
-    "SIGPWR",
-  ] as const
+  ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGXCPU", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGVTALRM", "SIGPROF"] as const
 ).filter((signal) => signal in constants.signals);
 
 function lstatOrNull(path: string) {
