@@ -55,7 +55,7 @@ import { repositoriesFor, searchAll } from "../search/results.ts";
 import { noStatusAnswered, repositoryStatuses } from "../index/status.ts";
 import { search, SearchContext, type SearchOptions, type SearchResponse, searchMode } from "../search/search.ts";
 import { escapeControls, stderr, stdout } from "../terminal.ts";
-import { watchRepositories } from "../serve/watch.ts";
+import { STOP_WAIT_MS, watchRepositories } from "../serve/watch.ts";
 
 /**
  * `-0`/`--null`: paths ended by NUL, as they are, for `xargs -0` (a name holding a newline is escaped for a terminal
@@ -339,14 +339,24 @@ export async function watchCommand(names: string[], flags: Flags): Promise<void>
       stop();
     },
   });
-  // Ctrl-C and SIGTERM end the watch after the batch being written.
+  // Ctrl-C and SIGTERM end the watch after the batch being written, or within STOP_WAIT_MS of it.
   await stopped;
   process.off("SIGINT", stop);
   process.off("SIGTERM", stop);
-  await handle.close();
-  await embedders.dispose();
+  const ended = await handle.close(STOP_WAIT_MS);
+  if (ended) await embedders.dispose();
   live?.clear();
   if (fatal) throw fatal;
+  endCuttingBatch(ended);
+}
+
+/**
+ * Ends the process when a stop left a watch's batch running (a scan's OCR: minutes, which kept `watch` and `serve
+ * --watch` alive after SIGTERM and Ctrl-C: s25 hostile F1). Cut there, as a kill cuts an index run, the index stays
+ * whole and the next run reads what the batch did not finish.
+ */
+function endCuttingBatch(ended: boolean): void {
+  if (!ended) process.exit(0);
 }
 
 /** `researcher search` */
@@ -546,7 +556,7 @@ export async function serveCommand(flags: Flags): Promise<void> {
   if (flags.port === undefined) {
     const http = ["host", "token"].find((name) => flags[name] !== undefined);
     if (http) throw new ResearcherError("USAGE", `--${http} applies to HTTP only`, { hint: `add --port <n> to serve over HTTP` });
-    return mcp.serveStdio(home(flags), { watch });
+    return endCuttingBatch(await mcp.serveStdio(home(flags), { watch }));
   }
   const port = integer(flags.port, "--port", PORT)!;
   // Bun binds '' to every interface: an empty --host is a slip, not a request to serve the network.
@@ -581,7 +591,7 @@ export async function serveCommand(flags: Flags): Promise<void> {
   await signal();
   // Requests in flight are answered before it stops; a second Ctrl-C or SIGTERM cuts them.
   void signal().then(() => server.stop(true));
-  await server.stop();
+  endCuttingBatch(await server.stop());
 }
 
 /** `researcher skill`: SKILL.md as this build knows it, for an agent's skills folder. */

@@ -13,6 +13,7 @@ import { describeError, ERROR_CODES, ResearcherError, toResearcherError } from "
 import { parseFilter } from "../search/filters.ts";
 import { logger } from "../log.ts";
 import { handleMcpRequest, startWatch } from "./mcp.ts";
+import { STOP_WAIT_MS } from "./watch.ts";
 import { type Serial, serialized } from "../serial.ts";
 import { ANSWER_LIMIT, defaultAnswerLimit, FROM_ONE, minimumScore, OFFSET, type Range, wholeNumber } from "../search/bounds.ts";
 import { documentJson, searchJson } from "./render.ts";
@@ -50,7 +51,7 @@ function hasToken(request: Request, token: string): boolean {
 }
 
 /** Serve until stopped. Bound to a non-loopback address without a token, it warns: anyone reaching it can read. */
-export function serveHttp(home: string, options: HttpOptions): { url: string; stop: (now?: boolean) => Promise<void> } {
+export function serveHttp(home: string, options: HttpOptions): { url: string; stop: (now?: boolean) => Promise<boolean> } {
   const context = new SearchContext();
   const writes = serialized();
   // An IPv6 address may come as in a URL ([::1]); it is bound without the brackets and written in URLs with them.
@@ -92,19 +93,23 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
     `researcher on http://${origin}:${server.port} (MCP at /mcp, REST at /search and /documents)${options.token ? ", bearer token required" : ""}`,
   );
   const cut = () => void server.stop(true);
-  let stopping: Promise<void> | undefined;
+  let stopping: Promise<boolean> | undefined;
   return {
     url: `http://${origin}:${server.port}`,
     // Bun takes no new connection and closes idle ones at once; a request in flight is answered first (a service
     // restarted mid-read lost its answer), unless it is still running after the grace or `now` (again) cuts it.
+    // The watch stops beside it, waiting STOP_WAIT_MS for its batch: false when that runs on (a scan's OCR), for the
+    // process to end it (serve --watch ignored SIGTERM for minutes: s25 hostile F1).
     stop(now = false) {
       if (now) cut();
       stopping ??= (async () => {
-        await watching?.close();
+        const watched = watching?.close(STOP_WAIT_MS) ?? Promise.resolve(true);
         const grace = setTimeout(cut, STOP_GRACE_MS);
         await server.stop();
         clearTimeout(grace);
-        await context.close();
+        const ended = await watched;
+        if (ended) await context.close();
+        return ended;
       })();
       return stopping;
     },

@@ -16,7 +16,7 @@ import { VERSION } from "../version.ts";
 import { describe, named, registerTools, resourcesChanged, rpcError } from "./mcp-tools.ts";
 import { ocrNote } from "./render.ts";
 import { InvalidMessage, LineTooLong, StdioLineTransport, withoutNullParams } from "./stdio-transport.ts";
-import { watchRepositories, type WatchHandle } from "./watch.ts";
+import { STOP_WAIT_MS, watchRepositories, type WatchHandle } from "./watch.ts";
 
 function instructions(home: string): string {
   const repos = listRepositories(home);
@@ -104,8 +104,11 @@ export function startWatch(home: string, writes: Serial, embedders: EmbedderCach
   });
 }
 
-/** Serve over stdio until the client closes stdin, then answer the calls still running (at most DRAIN_MS). */
-export async function serveStdio(home: string, options: { watch?: boolean } = {}): Promise<void> {
+/**
+ * Serve over stdio until the client closes stdin, then answer the calls still running (at most DRAIN_MS). False when
+ * the watch's batch under way runs on past STOP_WAIT_MS (a scan's OCR), for the process to end it.
+ */
+export async function serveStdio(home: string, options: { watch?: boolean } = {}): Promise<boolean> {
   const context = new SearchContext();
   const writes = serialized();
   const server = createServer(home, context, writes);
@@ -121,9 +124,10 @@ export async function serveStdio(home: string, options: { watch?: boolean } = {}
   logger.info(`researcher MCP server on stdio (home ${home})`);
   await closed;
   await Promise.race([inFlight.idle(), new Promise((resolve) => setTimeout(resolve, DRAIN_MS).unref())]);
-  await watching?.close();
+  const ended = (await watching?.close(STOP_WAIT_MS)) ?? true;
   await server.close();
-  await context.close();
+  if (ended) await context.close();
+  return ended;
 }
 
 /**

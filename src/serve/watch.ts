@@ -102,9 +102,16 @@ export interface WatchOptions {
 export interface WatchHandle {
   /** Settles when every repository's first incremental run has finished (or failed: see onError). */
   ready: Promise<void>;
-  /** Stop watching; resolves once the batch running now, if any, has been written. */
-  close(): Promise<void>;
+  /**
+   * Stop watching; resolves true once the batch running now, if any, has been written, or false when it still runs
+   * after `waitMs` (a scan's OCR: minutes). It then runs on until the process ends, which cuts it as a kill cuts an
+   * index run: the index stays whole, and the next run reads what it did not finish.
+   */
+  close(waitMs?: number): Promise<boolean>;
 }
+
+/** How long a stop asked by a signal or a closed client waits for the batch under way (s25 hostile F1). */
+export const STOP_WAIT_MS = 2_000;
 
 /** How often a watch looks at the registry: for repositories renamed, removed, or (watching all) registered since. */
 const REGISTRY_CHECK_MS = 2_000;
@@ -150,7 +157,7 @@ export function watchRepositories(home: string, repos: Repository[], options: Wa
     else if (!context.closed) context.options.onNothingLeft?.();
   };
   let closing: Promise<void> | undefined;
-  const close = () =>
+  const closed = () =>
     (closing ??= (async () => {
       context.closed = true;
       clearInterval(follow);
@@ -158,6 +165,14 @@ export function watchRepositories(home: string, repos: Repository[], options: Wa
       await serial(async () => undefined); // once the batches under way have ended
       if (!options.embedders) await embedders.dispose();
     })());
+  const close = async (waitMs = Number.POSITIVE_INFINITY) => {
+    if (!Number.isFinite(waitMs)) return closed().then(() => true);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)));
+    const ended = await Promise.race([closed().then(() => true), late]);
+    clearTimeout(timer);
+    return ended;
+  };
   options.signal?.addEventListener("abort", () => void close(), { once: true });
   if (options.signal?.aborted) void close();
   return { ready, close };

@@ -1,8 +1,9 @@
 /** `researcher watch --json` in the compiled executable: JSON lines per batch, searchable at once, a clean SIGTERM. */
 import { beforeAll, expect } from "bun:test";
-import { renameSync, writeFileSync } from "node:fs";
+import { copyFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { executable, GLOVE, HOOK_TIMEOUT, SYSTEM_PATH, tempDir, testShared, writeTree } from "../helpers.ts";
+import { executable, GLOVE, HOOK_TIMEOUT, SHARED, SYSTEM_PATH, tempDir, testShared, writeTree } from "../helpers.ts";
+import { SCANNED } from "../pdf-fixtures.ts";
 
 let exe: string;
 beforeAll(async () => {
@@ -71,4 +72,33 @@ testShared(
     expect(await new Response(watcher.stderr).text()).toBe("");
   },
   60_000,
+);
+
+testShared(
+  "a signal ends watch and serve --watch within seconds while a batch recognises a scan, and the index stays whole (s25 hostile F1)",
+  async () => {
+    // A scan's OCR is minutes: the stop waited for the batch, and SIGTERM, a second one and Ctrl-C were all ignored.
+    const home = tempDir();
+    const docs = tempDir();
+    const env = { PATH: SYSTEM_PATH, HOME: home, RESEARCHER_HOME: home, NO_COLOR: "1" };
+    const run = (...args: string[]) => Bun.spawnSync([exe, ...args], { env, stdout: "pipe", stderr: "pipe" });
+    expect(run("repo", "add", "docs", docs, "--no-embed").exitCode).toBe(0);
+    writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+    expect(run("index", "docs").exitCode).toBe(0);
+    const scans = join(SHARED, SCANNED);
+    for (const file of ["scan-00.pdf", "scan-01.pdf", "scan-02.pdf", "scan-03.pdf"]) copyFileSync(join(scans, file), join(docs, file));
+    for (const command of [
+      ["watch", "--debounce", "50"],
+      ["serve", "--watch", "--port", "0"],
+    ]) {
+      const proc = Bun.spawn([exe, ...command], { env, stdout: "pipe", stderr: "pipe" });
+      await Bun.sleep(4000); // its first run is recognising the scans
+      const signalled = Date.now();
+      proc.kill("SIGTERM");
+      expect({ command, code: await proc.exited }).toEqual({ command, code: 0 });
+      expect(Date.now() - signalled).toBeLessThan(10_000);
+      expect(run("verify", "docs").stdout.toString()).not.toContain("database");
+    }
+  },
+  90_000,
 );
