@@ -168,6 +168,10 @@ describe("command dispatch", () => {
       expect(result.stderr).toMatch(/^error: (-n\/)?--[a-z-]+ /);
       expect(result.stderr).toContain(`hint: run \`researcher ${args[0]} --help\``); // the command's own options
     }
+    // The rule is said: a decimal number as people type one, not `1e1` (s25 scripts L7).
+    expect(runCli(["search", "alpha", "--min-score", "1e1"], { home }).stderr).toStartWith(
+      "error: --min-score must be a decimal number ≥ 0, such as 0.5 (got '1e1')",
+    );
   }, 30_000);
 
   test("a count or offset out of range is a usage error naming the option and its range, never an internal error", () => {

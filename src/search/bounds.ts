@@ -74,5 +74,5 @@ export function minimumScore(value: unknown, name: string): number | undefined {
   const n =
     typeof value === "number" ? value : typeof value === "string" && DECIMAL_FRACTION.test(value.trim()) ? Number(value) : Number.NaN;
   if (Number.isFinite(n) && n >= 0) return n;
-  throw new ResearcherError("USAGE", `${name} must be a number ≥ 0 (got '${String(value)}')`);
+  throw new ResearcherError("USAGE", `${name} must be a decimal number ≥ 0, such as 0.5 (got '${String(value)}')`);
 }
