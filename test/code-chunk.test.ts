@@ -234,6 +234,28 @@ describe("chunkCode per language", () => {
     expect([whole!.headings, whole!.defines]).toEqual([["Service.prototype"], ["Service.prototype", "turndown()", "addRule()", "keep()"]]);
   });
 
+  test("a method's overload signatures and the comments above and between them are the method's (s25 code user C18)", async () => {
+    // ajv's `validate` overloads went to the method before them; validate()'s fragment held its body alone.
+    const source = [
+      "class Ajv {",
+      "  defaultMeta(): string {",
+      "    return this.opts.defaultMeta ?? META_SCHEMA_ID;",
+      "  }",
+      "",
+      "  // Validate data using schema",
+      "  validate(schema: Schema | string, data: unknown): boolean",
+      "  // eslint-disable-next-line @typescript-eslint/unified-signatures",
+      "  validate<T>(schema: JTDSchemaType<T>, data: unknown): data is T",
+      "  validate<T>(schemaKeyRef: AnySchema | string, data: unknown): boolean | Promise<T> {",
+      "    return this.compile(schemaKeyRef)(data);",
+      "  }",
+      "}",
+    ].join("\n");
+    const fragments = (await chunkCode(source, "typescript", { maxTokens: 100, packBelow: 0 }))!;
+    expect(outline(fragments)).toEqual(["1-4 class Ajv › defaultMeta()", "6-13 class Ajv › validate()"]);
+    checkCoverage(source, fragments);
+  });
+
   test("TypeScript's ambient declarations and overload signatures are named; a long `declare namespace` splits at its members", async () => {
     // What a .d.ts is made of: it was one fragment with no heading, and valibot's `email` overloads were headed by
     // the interface after them.

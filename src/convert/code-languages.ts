@@ -91,6 +91,7 @@ function envCommand(words: string[]): string {
  * defines, past the four its heading shows and a whole class's members, for the exact-name rule; a C or C++
  * declaration in a function's body (`std::string buffer(input);`) is a local, no unit; a `.h` header that includes a
  * C++ standard header or writes a qualified name (`Napi::Value`) is C++. Version 24: an object literal's methods
- * (`Parser.prototype = { feed: function … }`) are units.)
+ * (`Parser.prototype = { feed: function … }`) are units; a TypeScript method's overload signatures, and the comments
+ * above and between them, are the method's.)
  */
 export const CODE_OUTLINE_VERSION = 24;

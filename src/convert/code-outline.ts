@@ -412,6 +412,12 @@ class Chunker {
       } else {
         units.push(unit);
       }
+      // A TypeScript overload's signatures, with the comments above and between them, are the implementation's:
+      // ajv's seven `validate(…): boolean` went to the method before it, and `validate()`'s own fragment held its
+      // body alone (s25 code user C18).
+      const [signed, last] = units.slice(-2);
+      if (signed && last && overloads(signed, last))
+        units.splice(-2, 2, { ...last, start: signed.start, nodes: [...signed.nodes, ...last.nodes] });
     }
     // Non-blank rows between units (tokens no child covers) go with the unit above.
     for (let i = 0; i + 1 < units.length; i++) {
@@ -452,6 +458,18 @@ class Chunker {
       tokens: this.tokens(Math.min(start, unit.start), Math.max(end, unit.end)),
     };
   }
+}
+
+/** Whether `previous` is overload signatures of the function or method `unit` defines (or signs again). */
+function overloads(previous: Unit, unit: Unit): boolean {
+  return previous.label !== null && previous.label === unit.label && previous.nodes.every((node) => SIGNATURES.has(declared(node).type));
+}
+
+const SIGNATURES = new Set(["function_signature", "method_signature", "abstract_method_signature"]);
+
+/** The declaration an `export` statement makes, or the node itself. */
+function declared(node: SyntaxNode): SyntaxNode {
+  return node.type === "export_statement" ? (node.childForFieldName("declaration") ?? node) : node;
 }
 
 function merge(a: Unit, b: Unit): Unit {
@@ -577,6 +595,8 @@ const FUNCTIONS = new Set([
   "function_item",
   "function_signature_item",
   "function_signature", // TypeScript: an overload, a `declare function`, what a .d.ts is made of
+  "method_signature", // TypeScript: a method's overload, an interface's method
+  "abstract_method_signature",
   "method_definition",
   "method_declaration",
   "constructor_declaration",
