@@ -30,6 +30,7 @@ describe("parseQuery", () => {
       "Formatter arguments",
       "Formatter()", // called (C3)
       "how is Formatter(fmt) used",
+      "the Formatter constant", // a module's const is a unit of its own (s24 code user C7)
       "(Formatter)", // in brackets (s25 review R9)
       "where is (Formatter) defined",
     ]) {

@@ -158,7 +158,8 @@ const FILE_ENDINGS = new Set([
  */
 const SYMBOL_FRAME = new Set(
   `where is are the a an defined define definition declared declaration implemented implementation class function
-  method def fn func struct enum trait interface type how does do work works what find show me source code of for in
+  method def fn func struct enum trait interface type constant const variable how does do work works what find show me
+  source code of for in
   return returns raise raises throw throws argument arguments args parameter parameters params signature take takes
   it when why with use used usage called call calls`.split(/\s+/),
 );
