@@ -280,8 +280,8 @@ describe("chunkCode per language", () => {
     const fragments = (await chunkCode(source, "typescript", small))!;
     expect(outline(fragments)).toEqual([
       "1-2 function email",
-      "4-5 function parse",
-      "6-6 function parse",
+      "4-4 function parse", // one unit with both overloads: cut between its doc and its code (s25 code user C16, C18)
+      "5-6 function parse",
       "8-8 const EMAIL_REGEX",
       "10-10 namespace Validators",
       "11-12 namespace Validators › function isEmail",
@@ -426,6 +426,31 @@ describe("chunkCode shapes", () => {
     const source = `int summary(int x) {\n    int total = 0;\n    for (;;) {\n${steps.join("\n")}\n        x++;\n    }\n}\n`;
     const fragments = (await chunkCode(source, "c", { maxTokens: 60 }))!;
     expect(outline(fragments)).toEqual(["1-2 summary()", "3-6 summary()", "7-13 summary()"]);
+    checkCoverage(source, fragments);
+  });
+
+  test("a method over the budget only with its long doc comment is cut between the two, the code whole (s25 code user C16)", async () => {
+    // java.util.Scanner's nextInt(int radix) under its Javadoc was cut inside its body, the try/catch alone.
+    const doc = Array.from({ length: 12 }, (_, i) => `     * Scans the next token of the input as an int, line ${i} of its documentation.`);
+    const source = [
+      "class Scanner {",
+      "    /**",
+      ...doc,
+      "     */",
+      "    public int nextInt(int radix) {",
+      "        String s = next(integerPattern());",
+      "        try {",
+      "            return Integer.parseInt(s, radix);",
+      "        } catch (NumberFormatException nfe) {",
+      "            throw new InputMismatchException(nfe.getMessage());",
+      "        }",
+      "    }",
+      "}",
+    ].join("\n");
+    const fragments = (await chunkCode(source, "java", { maxTokens: 120, packBelow: 0 }))!;
+    const code = fragments.find((f) => f.text.includes("public int nextInt"))!;
+    expect([code.startLine, code.endLine, code.headings]).toEqual([16, 24, ["class Scanner", "nextInt()"]]); // and the class's `}`
+    expect(fragments.every((f) => f.headings.join(" › ") === "class Scanner › nextInt()")).toBe(true);
     checkCoverage(source, fragments);
   });
 

@@ -92,6 +92,7 @@ function envCommand(words: string[]): string {
  * declaration in a function's body (`std::string buffer(input);`) is a local, no unit; a `.h` header that includes a
  * C++ standard header or writes a qualified name (`Napi::Value`) is C++. Version 24: an object literal's methods
  * (`Parser.prototype = { feed: function … }`) are units; a TypeScript method's overload signatures, and the comments
- * above and between them, are the method's.)
+ * above and between them, are the method's; a definition over the budget only with its doc comment is cut between
+ * the two.)
  */
 export const CODE_OUTLINE_VERSION = 24;

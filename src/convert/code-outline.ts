@@ -305,6 +305,14 @@ class Chunker {
    */
   private split(unit: Unit, path: string[], depth: number): Span[] {
     const inner = namesItsParts(unit) ? [...path, unit.label!] : path;
+    // A definition over the budget only with its doc comment is cut between the two: cut between its statements, a
+    // 21-line method under a 31-line Javadoc lost its body's end to a fragment of its own, or its signature to the
+    // doc's (s25 code user C16).
+    const code = unit.nodes[0]!.startPosition.row;
+    if (unit.label !== null && code > unit.start && this.tokens(code, unit.end) <= this.budget) {
+      const doc = this.byLines(unit.start, code - 1, inner);
+      return [...doc, { start: code, end: unit.end, path: inner, labels: [], defines: this.defined([unit], depth) }];
+    }
     // One long line (minified code, a data literal) has no line to split at: its inner units would not help.
     if (unit.start < unit.end && depth < MAX_DEPTH) {
       const children = unit.nodes.flatMap((node) => bodyOf(node).children);
