@@ -1282,9 +1282,11 @@ test("a link's document goes with its target turned into a link out of the repos
   const outside = tempDir();
   const folder = tempDir();
   writeTree(outside, { "o.md": "# Outside\n\nsecretword\n" });
-  writeTree(folder, { "real/t.md": "# Target\n\negretword\n" });
+  writeTree(folder, { "real/t.md": "# Target\n\negretword\n", "real/u.md": "# U\n\nzebraword\n" });
   symlinkSync("real/t.md", join(folder, "link.md"));
   symlinkSync("real/later.md", join(folder, "later.md")); // a link to nothing yet: a failure
+  symlinkSync(join(folder, "real/u.md"), join(outside, "u.md"));
+  symlinkSync(join(outside, "u.md"), join(folder, "away.md")); // out of the repository and back in (s25b review F3)
   const repo = registerRepository(home, { name: "ln", path: folder, embed: false });
   await indexRepository(home, repo);
   const { batches, handle } = watchRecorded(home, [repo]);
@@ -1294,6 +1296,10 @@ test("a link's document goes with its target turned into a link out of the repos
     writeTree(folder, { "real/later.md": "# Later\n\nheronword\n" });
     await batches.until(["real/later.md", "later.md"]);
     expect(await found("heronword")).toEqual(["later.md", "real/later.md"]);
+    batches.reset();
+    writeTree(folder, { "real/u.md": "# U\n\nokapiword\n" });
+    await batches.until(["real/u.md", "away.md"]);
+    expect(await found("okapiword")).toEqual(["away.md", "real/u.md"]);
     batches.reset();
     rmSync(join(folder, "real/t.md"));
     symlinkSync(join(outside, "o.md"), join(folder, "real/t.md"));

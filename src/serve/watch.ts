@@ -779,9 +779,10 @@ function linkTargets(folder: string, root: string, path: string): string[] {
     } catch {
       break; // nothing there: the path the last link names is the target
     }
+    // A hop outside the root is followed, not recorded: a chain out and back in (`a.md → /elsewhere/l.md →
+    // real.md`) still leads to a file of the repository (s25b review F3).
     const target = relative(root, absolute);
-    if (!target || target.startsWith("..") || isAbsolute(target)) break;
-    targets.push(target.split(sep).join("/"));
+    if (target && !target.startsWith("..") && !isAbsolute(target)) targets.push(target.split(sep).join("/"));
   }
   return targets;
 }
