@@ -346,7 +346,12 @@ export async function watchCommand(names: string[], flags: Flags): Promise<void>
   const ended = await handle.close(STOP_WAIT_MS);
   if (ended) await embedders.dispose();
   live?.clear();
-  if (fatal) throw fatal;
+  if (fatal) {
+    // The system refused the watches (WATCH_FAILED): once the error is reported, the process ends though a batch
+    // runs on, as a signal's stop does (s25b review F5).
+    if (!ended) setTimeout(() => process.exit(1), 0);
+    throw fatal;
+  }
   endCuttingBatch(ended);
 }
 

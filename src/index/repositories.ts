@@ -133,8 +133,8 @@ export function holdSignals(): () => void {
 
 /**
  * What stops a command from outside but kill -9: Ctrl-C, a service's stop, a closed terminal, Ctrl-\ (s24 retest
- * N2), and every other signal that would end it: a CPU-time limit's SIGXCPU (`ulimit -t`, a batch job's), timers'
- * and users' signals (s25 hostile F1). Not those the runtime ignores (SIGXFSZ, SIGPWR, SIGPIPE): a listener taken
+ * N2), and the other signals a user, a service manager or a resource limit sends: a CPU-time limit's SIGXCPU
+ * (`ulimit -t`, a batch job's), timers' and users' signals (s25 hostile F5). Not those the runtime ignores (SIGXFSZ, SIGPWR, SIGPIPE): a listener taken
  * off leaves the default, and a file size limit then killed the process where its write had failed with an error.
  */
 const HELD_SIGNALS = (

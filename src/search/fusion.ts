@@ -242,7 +242,8 @@ export function mergeRanked<T>(
   const order = (a: Keyed, b: Keyed) => b.merge - a.merge || byTies(a.ties, b.ties) || b.rrf - a.rrf || a.list - b.list;
   keyed.sort(order);
   // Each key falls within its list (running minimums, a falling rank), so a list's last item is its last in the order.
-  const lasts = lists.map((_, l) => keyed.findLast((s) => s.list === l));
+  const lasts: (Keyed | undefined)[] = lists.map(() => undefined);
+  for (const s of keyed) lasts[s.list] = s;
   const keyOf = new Map(keyed.map((s) => [s.item, s]));
   return {
     items: keyed.map((s) => s.item),
