@@ -141,14 +141,21 @@ export function splitWords(word: string): string[] {
   return hasCjk(word) || hasSpaceless(word) ? (wordsApart(word).match(WORD) ?? []) : [word];
 }
 
-/** Lower case without diacritics, as `unicode61 remove_diacritics 2` folds them. */
+/**
+ * Lower case without diacritics, as `unicode61 remove_diacritics 2` folds them: a Cyrillic or Greek letter keeps its
+ * mark (the index holds `й`, `ї`, `ή`: stripped, `русский` was a word no fragment held, and a full match had lexical
+ * evidence 0), and each letter is lowered alone, as FTS5 lowers it (`ΣΑΣ` and `ήλιος` end in `σ`: s25b review F4).
+ */
 export function foldCase(word: string): string {
   if (/^[\x00-\x7f]*$/.test(word)) return word.toLowerCase();
-  return word
-    .normalize("NFKD")
-    .replace(/[\p{M}\u00ad\u200b\u2060\ufeff]/gu, "")
-    .toLowerCase();
+  let folded = "";
+  for (const ch of word.normalize("NFKC")) {
+    folded += KEEPS_MARKS.test(ch) ? ch.toLowerCase() : ch.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase();
+  }
+  return folded.replace(/[\u00ad\u200b\u2060\ufeff]/g, "").replaceAll("ς", "σ"); // final sigma: folded as FTS5 folds it
 }
+
+const KEEPS_MARKS = /^[\p{Script=Cyrillic}\p{Script=Greek}]$/u;
 
 const stems = new Map<string, string>();
 
