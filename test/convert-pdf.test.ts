@@ -401,7 +401,7 @@ describe("convertPdf", () => {
       ocr_left_out: [],
     });
     expect(cli("status", "docs").stdout).toContain(
-      "\n  2 pages read as symbols, not words (tam.pdf p2, p4) (fonts without a character map: search misses their words; replace the file with a copy whose text reads, e.g. one OCR software made)\n",
+      "\n  2 pages read as symbols, not words (tam.pdf p2, p4) (fonts without a character map, or a scan OCR reads as gibberish: search misses their words; replace the file with a copy whose text reads, e.g. one OCR software made)\n",
     );
   });
 

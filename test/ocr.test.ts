@@ -11,7 +11,7 @@ import { agreementScore } from "./agreement.ts";
 import { bm25Repository, conversionFailure, ROOT, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { indexRepository, type IndexProgress } from "../src/index/indexer.ts";
 import { progressBar } from "../src/serve/render.ts";
-import { composedScanPages, SCANNED, scanOfPages, scannedPage, scannedPages, scannedTruth } from "./pdf-fixtures.ts";
+import { composedScanPages, SCANNED, scanOfPages, scannedPage, scannedPages, scannedStrip, scannedTruth } from "./pdf-fixtures.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { copyFileSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
@@ -19,6 +19,7 @@ import { gzipSync } from "node:zlib";
 import { encode as encodePng } from "fast-png";
 import {
   concatTransformationMatrix,
+  degrees,
   drawObject,
   PDFDocument,
   PDFName,
@@ -36,6 +37,38 @@ const SCAN = join(SHARED, SCANNED, "scan-01.pdf");
 
 const OCR_TIMEOUT = 240_000; // one page is ~3 CPU-s, but the machine is shared
 
+/** The title and first lines of scan-04's page 1 (its top `rows` rows, 150 dpi grey pixels; mirrored when asked). */
+async function agingStrip(rows: number, mirrored = false) {
+  const strip = await scannedStrip(join(SHARED, SCANNED, "scan-04.pdf"), rows);
+  if (mirrored) {
+    for (let y = 0; y < strip.height; y++) strip.data.subarray(y * strip.width, (y + 1) * strip.width).reverse();
+  }
+  return strip;
+}
+
+/** A PDF whose pages all paint one grey image object (its size at 150 dpi), each page turned by its /Rotate. */
+async function stripPages(strip: { data: Uint8Array; width: number; height: number }, rotations: number[]): Promise<Uint8Array> {
+  const pdf = await PDFDocument.create();
+  const image = pdf.context.register(
+    pdf.context.flateStream(strip.data, {
+      Type: "XObject",
+      Subtype: "Image",
+      Width: strip.width,
+      Height: strip.height,
+      ColorSpace: "DeviceGray",
+      BitsPerComponent: 8,
+    }),
+  );
+  const [width, height] = [(strip.width * 72) / 150, (strip.height * 72) / 150];
+  for (const rotation of rotations) {
+    const page = pdf.addPage([width, height]);
+    page.setRotation(degrees(rotation));
+    page.node.setXObject(PDFName.of("Scan"), image);
+    page.pushOperators(pushGraphicsState(), concatTransformationMatrix(width, 0, 0, height, 0, 0), drawObject("Scan"), popGraphicsState());
+  }
+  return pdf.save();
+}
+
 describe("OCR", () => {
   testShared(
     "a scanned page is read, in reading order, as the page it is on",
@@ -48,6 +81,34 @@ describe("OCR", () => {
         "UNAWARENESS OF HYPOGLYCAEMIA AND INADEQUATE HYPOGLYCAEMIC COUNTERREGULATION: NO CAUSAL RELATION WITH DIABETIC AUTONOMIC NEUROPATHY",
       );
       expect(agreementScore(doc.text, scannedTruth(SCAN, 1))).toBeGreaterThanOrEqual(0.95);
+    },
+    OCR_TIMEOUT,
+  );
+
+  testShared(
+    "a page scanned upside down or sideways is read turned the right way round (s25 P5)",
+    async () => {
+      // No orientation model is embedded: a page read with low confidence is read again turned, the best kept.
+      const doc = await convertPdf(await stripPages(await agingStrip(420), [180, 270]), "turned");
+      expect(doc.metadata).toMatchObject({ pages: 2, ocr_pages: 2 });
+      expect(doc.metadata.garbled_pages).toBeUndefined();
+      const pages = doc.text.split(/<!-- page \d+ -->/).slice(1);
+      for (const page of pages) expect(page).toContain("UNDERSTANDING THE ODD SCIENCE OF AGING");
+      expect(doc.warnings).toBeUndefined();
+    },
+    OCR_TIMEOUT,
+  );
+
+  testShared(
+    "a scanned page OCR reads as gibberish whichever way it is turned keeps its text, listed as garbled (s25 P5)",
+    async () => {
+      // A scan mirrored (an overhead transparency scanned from behind): no turn reads it.
+      const doc = await convertPdf(await stripPages(await agingStrip(420, true), [0]), "mirrored");
+      expect(doc.text.length).toBeGreaterThan(100);
+      expect(doc.metadata).toMatchObject({ ocr_pages: 1, garbled_pages: [1] });
+      expect(doc.warnings).toEqual([
+        "1 scanned page reads as gibberish whichever way it is turned (OCR is unsure of its words: search will miss them): page 1",
+      ]);
     },
     OCR_TIMEOUT,
   );

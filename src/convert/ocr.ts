@@ -35,10 +35,19 @@ export interface GrayImage {
   dpi?: number;
 }
 
-export interface OcrEngine {
+/** What the engine read in a page image. */
+export interface Recognised {
   /** The page's text: paragraphs separated by a blank line, lines joined, hyphenated line ends rejoined; lines
    * clearly taller than the page's usual line are `## ` headings. */
-  recognize(image: GrayImage): Promise<string>;
+  text: string;
+  /** Its words' mean confidence, 0–100, each word weighted by its letters (no words: 0), and how many there are. */
+  confidence: number;
+  words: number;
+}
+
+export interface OcrEngine {
+  /** The page read upright, or, when that reads poorly, turned whichever quarter turn reads best (orientedBest). */
+  recognize(image: GrayImage): Promise<Recognised>;
   /** Frees the Tesseract instance; the engine cannot be used afterwards. */
   close(): void;
 }
@@ -177,57 +186,62 @@ async function createOcrEngine(options: OcrOptions = {}): Promise<OcrEngine> {
   let closed = false;
   liveMemories.add(memory);
 
-  return {
-    async recognize(image: GrayImage): Promise<string> {
-      if (closed) throw new Error("the OCR engine is closed");
-      const { gray, width, height } = image;
-      if (gray.length !== width * height) throw new Error(`grey image is ${gray.length} bytes, expected ${width}×${height}`);
-      const pointer = module._malloc(gray.length);
-      if (!pointer) throw new Error("out of memory in the OCR engine");
-      try {
-        new Uint8Array(memory().buffer, pointer, gray.length).set(gray);
-        // SetImage copies the pixels into a Leptonica image; ours stay allocated until the end because deskewing
-        // sets the image a second time.
-        const setImage = (angle: number) => {
-          api.SetImage(pointer, width, height, 1, width, 1, angle);
-          // Without it Tesseract guesses the resolution from character sizes, and warns.
-          api.SetSourceResolution(Math.round(image.dpi ?? DEFAULT_DPI));
-        };
-        setImage(0);
-        let angle = 0;
-        if (deskew) {
-          // Find the text lines once to measure the page's tilt; if it matters, load the image again rotated.
-          api.FindLines();
-          const measured = api.GetGradient();
-          if (Math.abs(measured) >= MIN_DESKEW) {
-            angle = measured;
-            setImage(angle);
-          }
-        }
-        const read = () => {
-          if (api.Recognize(null) !== 0) throw new Error("Tesseract could not recognise the page");
-          return pageText(api.GetHOCRText(0));
-        };
-        const text = read();
-        if (text.trim() || angle === 0) return text;
-        // Nothing found straightened: the tilt was misread (a sparse page of a few large lines measured 10°), so the
-        // page is read as it is.
-        setImage(0);
-        return read();
-      } catch (error) {
-        // A wasm abort leaves the instance in an unknown state: refuse further pages; the caller makes a new engine.
-        closed = true;
-        liveMemories.delete(memory);
-        throw error;
-      } finally {
-        try {
-          module._free(pointer);
-          api.Clear(); // drop the page's image and results; the model stays loaded
-        } catch {
-          closed = true; // an aborted instance may fail here too; the first error is the one to report
-          liveMemories.delete(memory);
+  /** The page as its pixels stand, straightened first if its lines are tilted. */
+  const readUpright = (image: GrayImage): Recognised => {
+    if (closed) throw new Error("the OCR engine is closed");
+    const { gray, width, height } = image;
+    if (gray.length !== width * height) throw new Error(`grey image is ${gray.length} bytes, expected ${width}×${height}`);
+    const pointer = module._malloc(gray.length);
+    if (!pointer) throw new Error("out of memory in the OCR engine");
+    try {
+      new Uint8Array(memory().buffer, pointer, gray.length).set(gray);
+      // SetImage copies the pixels into a Leptonica image; ours stay allocated until the end because deskewing
+      // sets the image a second time.
+      const setImage = (angle: number) => {
+        api.SetImage(pointer, width, height, 1, width, 1, angle);
+        // Without it Tesseract guesses the resolution from character sizes, and warns.
+        api.SetSourceResolution(Math.round(image.dpi ?? DEFAULT_DPI));
+      };
+      setImage(0);
+      let angle = 0;
+      if (deskew) {
+        // Find the text lines once to measure the page's tilt; if it matters, load the image again rotated.
+        api.FindLines();
+        const measured = api.GetGradient();
+        if (Math.abs(measured) >= MIN_DESKEW) {
+          angle = measured;
+          setImage(angle);
         }
       }
+      const read = () => {
+        if (api.Recognize(null) !== 0) throw new Error("Tesseract could not recognise the page");
+        return readHocr(api.GetHOCRText(0));
+      };
+      const reading = read();
+      if (reading.words || angle === 0) return reading;
+      // Nothing found straightened: the tilt was misread (a sparse page of a few large lines measured 10°), so the
+      // page is read as it is.
+      setImage(0);
+      return read();
+    } catch (error) {
+      // A wasm abort leaves the instance in an unknown state: refuse further pages; the caller makes a new engine.
+      closed = true;
+      liveMemories.delete(memory);
+      throw error;
+    } finally {
+      try {
+        module._free(pointer);
+        api.Clear(); // drop the page's image and results; the model stays loaded
+      } catch {
+        closed = true; // an aborted instance may fail here too; the first error is the one to report
+        liveMemories.delete(memory);
+      }
+    }
+  };
+
+  return {
+    async recognize(image: GrayImage): Promise<Recognised> {
+      return orientedBest(image, readUpright);
     },
     close() {
       if (closed) return;
@@ -236,6 +250,36 @@ async function createOcrEngine(options: OcrOptions = {}): Promise<OcrEngine> {
       api.End();
     },
   };
+}
+
+/**
+ * Below this mean word confidence a page is read again turned (orientedBest). The shared scans' 17 upright pages read
+ * at 91–95; scan-04's first page upside down, or turned a quarter turn left, reads as gibberish at 23 (no
+ * orientation model is embedded: osd.traineddata is another 10 MB; a quarter turn right Tesseract reads as vertical
+ * lines, at 95) (s25 P5).
+ */
+const LOW_CONFIDENCE = 60;
+/** Fewer words than this say too little of a page (a page number, a stamp) to turn it for. */
+const MIN_WORDS = 8;
+
+/**
+ * The page read as it stands; when that reads poorly, read again turned a half turn and both quarter turns, and the
+ * turn whose words Tesseract is surest of kept. An upright page costs one reading, as before; a turned one four.
+ */
+function orientedBest(image: GrayImage, read: (image: GrayImage) => Recognised): Recognised {
+  let best = read(image);
+  if (!poorlyRead(best)) return best;
+  for (const quarter of [2, 1, 3]) {
+    const turned = read(rotateQuarter(image, quarter));
+    if (turned.confidence > best.confidence) best = turned;
+    if (!poorlyRead(best)) break;
+  }
+  return best;
+}
+
+/** Enough words read with too little confidence: gibberish, as a page scanned upside down or sideways reads. */
+function poorlyRead(reading: Recognised): boolean {
+  return reading.words >= MIN_WORDS && reading.confidence < LOW_CONFIDENCE;
 }
 
 /** One engine per conversion thread and language set, made on first need (~0.5 s + the wasm's first-page warm-up). */
@@ -259,6 +303,8 @@ function sharedEngine(options: ConvertOptions): Promise<OcrEngine> {
 /** What OCR made of one page: its text (none when nothing was read), or why the engine failed on it. */
 export interface PageReading {
   text?: string;
+  /** The text reads as gibberish whichever way the page is turned (poorlyRead): kept, but search will miss it. */
+  poor?: boolean;
   failure?: string;
 }
 
@@ -313,7 +359,8 @@ export async function recognise(
     const engine = await current.catch((error: Error) => {
       throw new ResearcherError("FILE_UNREADABLE", error.message);
     });
-    return { text: (await engine.recognize(pixels)) || undefined };
+    const reading = await engine.recognize(pixels);
+    return { text: reading.text || undefined, ...(poorlyRead(reading) ? { poor: true } : {}) };
   } catch (error) {
     if (error instanceof ResearcherError) throw error;
     if (current && shared?.engine === current) shared = undefined; // the engine refuses further pages after an abort
@@ -378,6 +425,23 @@ function hocrLines(hocr: string): { text: string; paragraph: string; height: num
     }
   }
   return lines.map((line) => ({ text: line.words.join(" "), paragraph: line.paragraph, height: line.height })).filter((line) => line.text);
+}
+
+/** Tesseract's hOCR → the page's text (pageText), and how sure Tesseract is of its words. */
+function readHocr(hocr: string): Recognised {
+  let letters = 0;
+  let weighted = 0;
+  let words = 0;
+  for (const [, kind, , title = "", quoted = "", word = ""] of hocr.matchAll(HOCR_ELEMENT)) {
+    const confidence = kind === "ocrx_word" ? /x_wconf (\d+)/.exec(title + quoted) : null;
+    const length = word.replace(/<[^>]*>/g, "").trim().length;
+    if (!confidence || !length) continue;
+    // Weighted by letters: a page's many one-letter marks (bullets, specks read as `.`) say little either way.
+    words++;
+    letters += length;
+    weighted += length * Number(confidence[1]);
+  }
+  return { text: pageText(hocr), confidence: letters ? weighted / letters : 0, words };
 }
 
 /** An hOCR paragraph, line or word: its class, id, title (box, text size) and, for a word, its text. */

@@ -131,6 +131,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
     let prominent: string | undefined;
     const unread: UnreadPage[] = []; // pages the OCR engine failed on or was stopped on, and why
     const garbled: number[] = []; // pages whose text layer reads as symbols (garbledText)
+    const poor: number[] = []; // pages OCR reads as gibberish whichever way they are turned (poorlyRead)
     const mode = options.ocr ?? "auto";
     for (let n = 1; n <= doc.numPages; n++) {
       const lines = await pageLines(doc, n);
@@ -149,7 +150,8 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
       const own = recognised ? pageMarkdown(linesNotRead(lines, recognised)) : pageMarkdown(lines);
       const text = [recognised, own, ...notes].filter(Boolean).join("\n\n");
       characters += visibleChars(text);
-      if (!recognised && garbledText(text)) garbled.push(n);
+      if (read.poor) poor.push(n);
+      else if (!recognised && garbledText(text)) garbled.push(n);
       parts.push(pageMarker(n), "", text, "");
       length += text.length;
       checkExpansion(length, bytes.length); // now, not after a page tree naming one page 5,000 times was read 5,000 times
@@ -171,6 +173,9 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
     const title = info.title ?? (found && resolveTitle(found, text)) ?? fallbackTitle;
     const { metadata, warnings = [] } = unreadPages(unread);
     if (garbled.length) warnings.push(garbledWarning(garbled));
+    if (poor.length) warnings.push(poorScanWarning(poor));
+    // Both are pages search misses until the file is replaced: status lists them together.
+    const unsearchable = [...garbled, ...poor].sort((a, b) => a - b);
     return {
       title,
       format: "markdown",
@@ -181,7 +186,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
         pages: doc.numPages,
         ...(ocrPages ? { ocr_pages: ocrPages } : {}),
         ...metadata,
-        ...(garbled.length ? { garbled_pages: garbled } : {}),
+        ...(unsearchable.length ? { garbled_pages: unsearchable } : {}),
       },
       pages: doc.numPages,
       ...(warnings.length ? { warnings } : {}),
@@ -379,9 +384,18 @@ function garbledText(text: string): boolean {
 }
 
 function garbledWarning(pages: number[]): string {
-  const listed = pages.slice(0, 8).join(", ") + (pages.length > 8 ? ", …" : "");
   const count = pages.length === 1 ? "1 page's text reads" : `${pages.length} pages' text reads`;
-  return `${count} as symbols, not words (fonts without a character map: search will miss them): page${pages.length === 1 ? "" : "s"} ${listed}`;
+  return `${count} as symbols, not words (fonts without a character map: search will miss them): ${pageList(pages)}`;
+}
+
+function poorScanWarning(pages: number[]): string {
+  const count = pages.length === 1 ? "1 scanned page reads" : `${pages.length} scanned pages read`;
+  return `${count} as gibberish whichever way it is turned (OCR is unsure of its words: search will miss them): ${pageList(pages)}`;
+}
+
+/** `pages 2, 4, 7`: the first eight. */
+function pageList(pages: number[]): string {
+  return `page${pages.length === 1 ? "" : "s"} ${pages.slice(0, 8).join(", ")}${pages.length > 8 ? ", …" : ""}`;
 }
 
 /**

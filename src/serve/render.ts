@@ -745,7 +745,7 @@ export function pageProblemLines(s: Pick<RepositoryStatus, "name" | "ocr_left_ou
       ? `  ${style.warn(pagesLine(s.ocr_left_out, "OCR left out"))} (\`researcher index ${s.name} --retry-failed\` reads them again)`
       : "",
     s.garbled.length
-      ? `  ${style.warn(pagesLine(s.garbled, "read as symbols, not words"))} (fonts without a character map: search misses their words; replace the file with a copy whose text reads, e.g. one OCR software made)`
+      ? `  ${style.warn(pagesLine(s.garbled, "read as symbols, not words"))} (fonts without a character map, or a scan OCR reads as gibberish: search misses their words; replace the file with a copy whose text reads, e.g. one OCR software made)`
       : "",
   ].filter(Boolean);
 }

@@ -16,7 +16,8 @@ export interface RepositoryStatus {
   /** Documents with pages OCR left out (past its time or memory limit), and which: `index --retry-failed` reads them again. */
   ocr_left_out: { path: string; pages: number[] }[];
   /**
-   * Documents with pages whose text reads as symbols, not words (fonts without a character map), and which: search
+   * Documents with pages whose text reads as symbols, not words (fonts without a character map, or a scan OCR reads
+   * as gibberish whichever way it is turned), and which: search
    * misses those pages' words until the file is replaced by a copy whose text reads.
    */
   garbled: { path: string; pages: number[] }[];

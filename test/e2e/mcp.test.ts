@@ -541,7 +541,9 @@ describe("MCP over stdio", () => {
       expect(status.structuredContent.repositories[0].garbled).toEqual([{ path: "tam.pdf", pages: [2] }]);
       const failed = status.content[0]!.text;
       expect(failed).toContain("\n  1 file failed:\n  - bad\\x1b[31m.pdf: ");
-      expect(failed).toContain("\n  1 page read as symbols, not words (tam.pdf p2) (fonts without a character map: ");
+      expect(failed).toContain(
+        "\n  1 page read as symbols, not words (tam.pdf p2) (fonts without a character map, or a scan OCR reads as gibberish: ",
+      );
       expect(failed).not.toContain("\x1b");
       expect(failed).not.toContain("not indexed yet");
     } finally {
