@@ -113,6 +113,26 @@ describe("OCR", () => {
     OCR_TIMEOUT,
   );
 
+  testShared(
+    "a page image repeated on every page is recognised once per file (s25 hostile F4)",
+    async () => {
+      const strip = await agingStrip(300);
+      await convertPdf(await stripPages(strip, [0]), "warm-up"); // the engine's start-up is not the page's
+      let started = performance.now();
+      const one = await convertPdf(await stripPages(strip, [0]), "one");
+      const onePage = performance.now() - started;
+      started = performance.now();
+      const many = await convertPdf(await stripPages(strip, Array(20).fill(0)), "many");
+      const manyPages = performance.now() - started;
+      expect(many.metadata).toMatchObject({ pages: 20, ocr_pages: 20 });
+      const pages = many.text.split(/<!-- page \d+ -->/).slice(1);
+      expect(pages.map((page) => page.trim())).toEqual(Array(20).fill(one.text.replace("<!-- page 1 -->", "").trim()));
+      // Read 20 times it took 20 pages' time; read once, that of one page and 19 decodings and hashes.
+      expect(manyPages).toBeLessThan(onePage * 5);
+    },
+    OCR_TIMEOUT,
+  );
+
   testShared("ocr: off leaves a scan unread, with a reason that says how to turn it on", async () => {
     const bytes = await scannedPage(SCAN, 1);
     expect((await conversionFailure(convertPdf(bytes, "scan", { ocr: "off" }))).message).toBe(NO_TEXT_LAYER_OCR_OFF);

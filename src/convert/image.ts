@@ -7,13 +7,14 @@
 import { ResearcherError } from "../errors.ts";
 import { IMAGE_OCR_OFF, pageMarker, resolveLineBreaks, type ConvertedDocument, type ConvertOptions } from "./document.ts";
 import type UTIF from "utif2";
-import { type GrayImage, grayFromChannels, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
+import { type GrayImage, grayFromChannels, type PageReading, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
 
 export async function convertImage(format: string, bytes: Uint8Array, title: string, options: ConvertOptions): Promise<ConvertedDocument> {
   if (options.ocr === "off") throw new ResearcherError("FILE_UNREADABLE", IMAGE_OCR_OFF);
   const pages = await decode(format, bytes);
   const texts: string[] = [];
   const unread: UnreadPage[] = [];
+  const readings = new Map<string, PageReading>(); // a fax's repeated pages (a blank, a cover) are read once
   for (const [i, page] of pages.entries()) {
     // Each page is decoded only when OCR gets to it, and its pixels are garbage once it is read (the worker collects
     // a large heap between OCR pages): a long fax is never held decoded all at once.
@@ -24,6 +25,7 @@ export async function convertImage(format: string, bytes: Uint8Array, title: str
       },
       options,
       { page: i + 1, pages: pages.length },
+      readings,
     );
     texts.push(read.text ?? "");
     if (read.failure) unread.push({ page: i + 1, reason: read.failure });

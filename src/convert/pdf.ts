@@ -19,7 +19,7 @@ import {
   type ConvertOptions,
 } from "./document.ts";
 import { ResearcherError } from "../errors.ts";
-import { pageImage, type PdfPage, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
+import { pageImage, type PageReading, type PdfPage, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
 import { readCMap, readWasm } from "./pdf-data.ts";
 import { openedWithEmptyOwnerPassword } from "./pdf-password.ts";
 import { drawnItems, type OperatorList } from "./pdf-drawn.ts";
@@ -132,6 +132,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
     const unread: UnreadPage[] = []; // pages the OCR engine failed on or was stopped on, and why
     const garbled: number[] = []; // pages whose text layer reads as symbols (garbledText)
     const poor: number[] = []; // pages OCR reads as gibberish whichever way they are turned (poorlyRead)
+    const readings = new Map<string, PageReading>(); // what OCR read, by page pixels: a repeated image is read once
     const mode = options.ocr ?? "auto";
     for (let n = 1; n <= doc.numPages; n++) {
       const lines = await pageLines(doc, n);
@@ -140,7 +141,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
       // turned its OCR off, and the page's text left the index; so did a library's stamp (s25 P0).
       const layer = visibleChars(lines.map((line) => line.text).join(""));
       const wanted = mode === "always" || (mode === "auto" && (layer < OCR_BELOW_CHARS || onlyStamp(lines)));
-      const read = wanted ? await recognisePage(doc, n, options, () => imagePages++) : {};
+      const read = wanted ? await recognisePage(doc, n, options, readings, () => imagePages++) : {};
       const recognised = read.text;
       if (read.failure) unread.push({ page: n, reason: read.failure });
       if (recognised) ocrPages++;
@@ -317,6 +318,7 @@ function recognisePage(
   doc: { getPage(n: number): Promise<unknown>; numPages: number },
   n: number,
   options: ConvertOptions,
+  readings: Map<string, PageReading>,
   onImage: () => void,
 ) {
   const image = async (found: () => void) => {
@@ -324,7 +326,7 @@ function recognisePage(
     if (pixels) onImage();
     return pixels;
   };
-  return recognise(image, options, { page: n, pages: doc.numPages });
+  return recognise(image, options, { page: n, pages: doc.numPages }, readings);
 }
 
 async function scanImage(doc: { getPage(n: number): Promise<unknown> }, n: number, found: () => void) {
