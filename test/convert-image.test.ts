@@ -41,6 +41,26 @@ testShared(
   OCR_TIMEOUT,
 );
 
+testShared(
+  "an image upside down is read turned; one OCR reads as gibberish every way is kept, listed as garbled (s25 P5)",
+  async () => {
+    const { data, width, height } = await scannedStrip(SCAN, 260);
+    const turned = await convertFile("turned.png", encodePng({ width, height, data: data.slice().reverse(), channels: 1, depth: 8 }));
+    expect(turned.text).toContain("UNAWARENESS OF HYPOGLYCAEMIA");
+    expect(turned.metadata).toEqual({ ocr_pages: 1 });
+    // Mirrored (a transparency scanned from behind): no turn reads it.
+    const mirrored = data.slice();
+    for (let y = 0; y < height; y++) mirrored.subarray(y * width, (y + 1) * width).reverse();
+    const doc = await convertFile("mirrored.png", encodePng({ width, height, data: mirrored, channels: 1, depth: 8 }));
+    expect(doc.text.length).toBeGreaterThan(50);
+    expect(doc.metadata).toEqual({ ocr_pages: 1, garbled_pages: [1] });
+    expect(doc.warnings).toEqual([
+      "1 scanned page reads as gibberish whichever way it is turned (OCR is unsure of its words: search will miss them): page 1",
+    ]);
+  },
+  OCR_TIMEOUT,
+);
+
 testShared("an image with ocr: off, or one that is not an image, fails with a reason", async () => {
   const off = await conversionFailure(convertFile("scan.jpg", await scannedJpeg(SCAN, 1), { ocr: "off" }));
   expect(off.message).toBe("an image is read only by OCR, which is off for this repository");

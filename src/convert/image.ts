@@ -7,13 +7,14 @@
 import { ResearcherError } from "../errors.ts";
 import { IMAGE_OCR_OFF, pageMarker, resolveLineBreaks, type ConvertedDocument, type ConvertOptions } from "./document.ts";
 import type UTIF from "utif2";
-import { type GrayImage, grayFromChannels, type PageReading, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
+import { type GrayImage, grayFromChannels, type PageReading, poorScanWarning, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
 
 export async function convertImage(format: string, bytes: Uint8Array, title: string, options: ConvertOptions): Promise<ConvertedDocument> {
   if (options.ocr === "off") throw new ResearcherError("FILE_UNREADABLE", IMAGE_OCR_OFF);
   const pages = await decode(format, bytes);
   const texts: string[] = [];
   const unread: UnreadPage[] = [];
+  const poor: number[] = []; // pages read as gibberish whichever way they were turned
   const readings = new Map<string, PageReading>(); // a fax's repeated pages (a blank, a cover) are read once
   for (const [i, page] of pages.entries()) {
     // Each page is decoded only when OCR gets to it, and its pixels are garbage once it is read (the worker collects
@@ -29,24 +30,32 @@ export async function convertImage(format: string, bytes: Uint8Array, title: str
     );
     texts.push(read.text ?? "");
     if (read.failure) unread.push({ page: i + 1, reason: read.failure });
+    if (read.poor) poor.push(i + 1);
   }
   if (!texts.some((text) => text.trim())) {
     const first = unread[0] && (pages.length > 1 ? `page ${unread[0].page}: ${unread[0].reason}` : unread[0].reason);
     throw new ResearcherError("FILE_UNREADABLE", first ? `OCR failed on the image: ${first}` : "OCR found no text in the image");
   }
   const ocrPages = texts.filter(Boolean).length;
-  if (pages.length === 1)
-    return { title, format: "markdown", text: resolveLineBreaks(texts[0]!), firstLine: 1, metadata: { ocr_pages: ocrPages } };
+  // Listed as a PDF's are, so that status names them (pdf.ts).
+  const garbled = poor.length ? { garbled_pages: poor } : {};
+  const poorWarnings = poor.length ? [poorScanWarning(poor)] : [];
+  if (pages.length === 1) {
+    const metadata = { ocr_pages: ocrPages, ...garbled };
+    const text = resolveLineBreaks(texts[0]!);
+    return { title, format: "markdown", text, firstLine: 1, metadata, ...(poor.length ? { warnings: poorWarnings } : {}) };
+  }
   const text = resolveLineBreaks(texts.map((page, i) => `${pageMarker(i + 1)}\n\n${page}\n`).join("\n"));
-  const { metadata, warnings } = unreadPages(unread);
+  const { metadata, warnings = [] } = unreadPages(unread);
+  warnings.push(...poorWarnings);
   return {
     title,
     format: "markdown",
     text,
     firstLine: 1,
-    metadata: { pages: pages.length, ocr_pages: ocrPages, ...metadata },
+    metadata: { pages: pages.length, ocr_pages: ocrPages, ...metadata, ...garbled },
     pages: pages.length,
-    ...(warnings ? { warnings } : {}),
+    ...(warnings.length ? { warnings } : {}),
   };
 }
 

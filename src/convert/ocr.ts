@@ -330,6 +330,18 @@ export function unreadPages(unread: UnreadPage[]): { metadata: Record<string, un
   };
 }
 
+/** The warning for pages OCR read as gibberish whichever way they were turned (PageReading.poor), listed in the
+ * document's `garbled_pages` as pages whose text layer reads as symbols are. */
+export function poorScanWarning(pages: number[]): string {
+  const count = pages.length === 1 ? "1 scanned page reads" : `${pages.length} scanned pages read`;
+  return `${count} as gibberish whichever way it is turned (OCR is unsure of its words: search will miss them): ${pageList(pages)}`;
+}
+
+/** `pages 2, 4, 7`: the first eight. */
+export function pageList(pages: number[]): string {
+  return `page${pages.length === 1 ? "" : "s"} ${pages.slice(0, 8).join(", ")}${pages.length > 8 ? ", …" : ""}`;
+}
+
 /**
  * The text OCR reads in one page image (`image(found)` gives it, or null when there is none, and calls `found` once it
  * knows there is one, before decoding it); `options.onOcrPage` is told when its OCR starts and ends, and which `page`

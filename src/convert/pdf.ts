@@ -19,7 +19,7 @@ import {
   type ConvertOptions,
 } from "./document.ts";
 import { ResearcherError } from "../errors.ts";
-import { pageImage, type PageReading, type PdfPage, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
+import { pageImage, pageList, type PageReading, type PdfPage, poorScanWarning, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
 import { readCMap, readWasm } from "./pdf-data.ts";
 import { openedWithEmptyOwnerPassword } from "./pdf-password.ts";
 import { drawnItems, type OperatorList } from "./pdf-drawn.ts";
@@ -388,16 +388,6 @@ function garbledText(text: string): boolean {
 function garbledWarning(pages: number[]): string {
   const count = pages.length === 1 ? "1 page's text reads" : `${pages.length} pages' text reads`;
   return `${count} as symbols, not words (fonts without a character map: search will miss them): ${pageList(pages)}`;
-}
-
-function poorScanWarning(pages: number[]): string {
-  const count = pages.length === 1 ? "1 scanned page reads" : `${pages.length} scanned pages read`;
-  return `${count} as gibberish whichever way it is turned (OCR is unsure of its words: search will miss them): ${pageList(pages)}`;
-}
-
-/** `pages 2, 4, 7`: the first eight. */
-function pageList(pages: number[]): string {
-  return `page${pages.length === 1 ? "" : "s"} ${pages.slice(0, 8).join(", ")}${pages.length > 8 ? ", …" : ""}`;
 }
 
 /**
