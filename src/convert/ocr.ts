@@ -265,14 +265,15 @@ const MIN_WORDS = 8;
 
 /**
  * The page read as it stands; when that reads poorly, read again turned a half turn and both quarter turns, and the
- * turn whose words Tesseract is surest of kept. An upright page costs one reading, as before; a turned one four.
+ * turn whose words Tesseract is surest of kept (among those reading a page's worth of words: a turn that finds three
+ * words in specks is no reading of it). An upright page costs one reading, as before; a turned one up to four.
  */
 function orientedBest(image: GrayImage, read: (image: GrayImage) => Recognised): Recognised {
   let best = read(image);
   if (!poorlyRead(best)) return best;
   for (const quarter of [2, 1, 3]) {
     const turned = read(rotateQuarter(image, quarter));
-    if (turned.confidence > best.confidence) best = turned;
+    if (turned.words >= MIN_WORDS && turned.confidence > best.confidence) best = turned;
     if (!poorlyRead(best)) break;
   }
   return best;
