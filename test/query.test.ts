@@ -36,6 +36,15 @@ describe("parseQuery", () => {
     ]) {
       expect({ q, symbol: parseQuery(q).symbol }).toEqual({ q, symbol: "formatter" });
     }
+    // A member whose name is also a file type is a symbol, called or qualified (s25b review F9).
+    for (const [q, symbol] of [
+      ["console.log", "log"],
+      ["threading.Lock", "lock"],
+      ["res.json()", "json"],
+      ["Vec::json", "json"],
+    ]) {
+      expect({ q, symbol: parseQuery(q!).symbol }).toEqual({ q, symbol });
+    }
     // One word is a name whatever it is, a frame word too (`find`, `type`: functions of that name).
     for (const q of ["find", "type", "find()"]) expect({ q, symbol: parseQuery(q).symbol }).toEqual({ q, symbol: q.replace("()", "") });
     // A file name or an abbreviation is no qualified name: `package.json` boosted `def json` (s25 review R1).

@@ -122,24 +122,25 @@ function symbolOf(text: string): string | undefined {
   const words = text
     .trim()
     .split(/\s+/)
-    .map((word) =>
-      word
-        .replace(/^[`'(]+/, "")
-        .replace(/\(.*$/, "")
-        .replace(/[`'),.:;!?]+$/, ""),
-    )
-    .filter(Boolean);
-  const named = words.filter((word) => !SYMBOL_FRAME.has(word.toLowerCase()));
+    .map((word) => {
+      const bare = word.replace(/^[`'(]+/, "");
+      const name = bare.replace(/\(.*$/, "").replace(/[`'),.:;!?]+$/, "");
+      return { name, called: name.length < bare.length && bare[name.length] === "(" };
+    })
+    .filter((word) => word.name);
+  const named = words.filter((word) => !SYMBOL_FRAME.has(word.name.toLowerCase()));
   // One frame word alone is a name too (`find`, `type`), as any one word is.
   const [name] = named.length === 1 ? named : words.length === 1 ? words : [];
   // A qualified name (`json.loads`, `logging.Formatter`, `Vec::push`) names its last part: what a definition is
-  // headed. A file name is no qualified name: `package.json` boosted `def json` (s25 review R1).
-  const parts = name?.split(/\.|::|#/) ?? [];
+  // headed. A file name is no qualified name: `package.json` boosted `def json` (s25 review R1); a call is one
+  // (`res.json()`), and so is a name of `::` or `#` (s25b review F9).
+  const parts = name?.name.split(/\.|::|#/) ?? [];
+  const last = parts.at(-1) ?? "";
+  const file = !name?.called && !/::|#/.test(name?.name ?? "") && FILE_ENDINGS.has(last.toLowerCase());
   // Nor is an abbreviation: `e.g.`, `i.e.`.
-  if (parts.length > 1 && (FILE_ENDINGS.has(parts.at(-1)!.toLowerCase()) || parts.at(-1)!.length < 2)) return undefined;
-  const word = parts.at(-1) ?? "";
-  const key = symbolKey(word);
-  return key && IDENTIFIER.test(word) && parts.every((part) => IDENTIFIER.test(part)) ? key : undefined;
+  if (parts.length > 1 && (file || last.length < 2)) return undefined;
+  const key = symbolKey(last);
+  return key && parts.every((part) => IDENTIFIER.test(part)) ? key : undefined;
 }
 
 const IDENTIFIER = /^[\p{L}_$][\p{L}\p{N}_$]*$/u;
@@ -148,7 +149,8 @@ const IDENTIFIER = /^[\p{L}_$][\p{L}\p{N}_$]*$/u;
 const FILE_ENDINGS = new Set([
   ...FILE_TYPES,
   ...CODE_EXTENSIONS,
-  ...["json", "yaml", "yml", "toml", "ini", "cfg", "conf", "xml", "csv", "tsv", "lock", "log", "png", "jpg", "jpeg", "gif"],
+  // (Not `log` or `lock`: `console.log`, `threading.Lock` are members far more often than files.)
+  ...["json", "yaml", "yml", "toml", "ini", "cfg", "conf", "xml", "csv", "tsv", "png", "jpg", "jpeg", "gif"],
   ...["svg", "tif", "tiff", "zip", "gz", "tar", "rst", "tex", "bib"],
 ]);
 
