@@ -429,6 +429,18 @@ describe("chunkCode shapes", () => {
     checkCoverage(source, fragments);
   });
 
+  test("a helper a conditional defines in a function's body is defined by the function's fragment (s25b review F8)", async () => {
+    // Not its heading (C5), but the exact-name rule counts what `defines` lists: shutil's `onerror` was in none.
+    const python = "def rmtree(path):\n    if os.name == 'nt':\n        def onerror(f, p, e):\n            pass\n    walk(path, onerror)\n";
+    const [py] = (await chunkCode(python, "python", { maxTokens: 200, packBelow: 0 }))!;
+    expect([py!.headings, py!.defines]).toEqual([["def rmtree"], ["def rmtree", "def onerror"]]);
+    const js = "function outer() {\n  if (x) {\n    function helper() { return 1; }\n  }\n  return 2;\n}\n";
+    expect((await chunkCode(js, "javascript", { maxTokens: 200, packBelow: 0 }))![0]!.defines).toEqual([
+      "function outer",
+      "function helper",
+    ]);
+  });
+
   test("a method over the budget only with its long doc comment is cut between the two, the code whole (s25 code user C16)", async () => {
     // java.util.Scanner's nextInt(int radix) under its Javadoc was cut inside its body, the try/catch alone.
     const doc = Array.from({ length: 12 }, (_, i) => `     * Scans the next token of the input as an int, line ${i} of its documentation.`);

@@ -93,6 +93,6 @@ function envCommand(words: string[]): string {
  * C++ standard header or writes a qualified name (`Napi::Value`) is C++. Version 24: an object literal's methods
  * (`Parser.prototype = { feed: function … }`) are units; a TypeScript method's overload signatures, and the comments
  * above and between them, are the method's; a definition over the budget only with its doc comment is cut between
- * the two.)
+ * the two; what a conditional in a function's body defines is defined by the function's fragment.)
  */
 export const CODE_OUTLINE_VERSION = 24;

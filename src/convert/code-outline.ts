@@ -350,8 +350,12 @@ class Chunker {
   private defined(units: Unit[], depth: number): string[] {
     const labels: string[] = [];
     for (const unit of units) {
-      if (unit.label === null) continue;
-      labels.push(unit.label);
+      // A conditional in a function's body names no heading (C5), but what it defines is defined here: shutil's
+      // `onerror` under `if onerror is None:` (s25b review F8).
+      const conditional =
+        unit.label === null && unit.nodes.some((node) => CONDITIONAL_PARTS.has(node.type) || BRACED_BLOCKS.has(node.type));
+      if (unit.label === null && !conditional) continue;
+      if (unit.label !== null) labels.push(unit.label);
       if (depth >= MAX_DEPTH || unit.start === unit.end) continue;
       const members = this.units(
         unit.nodes.flatMap((node) => bodyOf(node).children),
@@ -903,6 +907,8 @@ const CONDITIONAL_PARTS = new Set([
   "finally_clause",
 ]);
 const TOP_LEVEL = new Set(["translation_unit", "module", ...CONDITIONAL_PARTS]);
+/** The blocks of a conditional in the C-like grammars (`if (x) { … }`), whose definitions `defined` looks into too. */
+const BRACED_BLOCKS = new Set(["statement_block", "compound_statement"]);
 
 /** The labels of the definitions within a conditional block, each once (`def open_console` in both branches). */
 function definedWithin(node: SyntaxNode, language: CodeLanguage, depth = 0): string | null {
