@@ -316,6 +316,41 @@ describe("OCR", () => {
     }
   });
 
+  test("a page painting one large image many times makes it grey once (s25b review F2)", async () => {
+    // A grey copy a placement: 40 paints of a 4000×4000 scan took the conversion past its memory limit (800 MB).
+    const pdf = await PDFDocument.create();
+    const page = pdf.addPage([612, 792]);
+    const side = 4000;
+    const pixels = new Uint8Array(side * side).fill(255);
+    const image = pdf.context.flateStream(pixels, {
+      Type: "XObject",
+      Subtype: "Image",
+      Width: side,
+      Height: side,
+      ColorSpace: "DeviceGray",
+      BitsPerComponent: 8,
+    });
+    page.node.setXObject(PDFName.of("Im"), pdf.context.register(image));
+    for (let i = 0; i < 40; i++)
+      page.pushOperators(pushGraphicsState(), concatTransformationMatrix(612, 0, 0, 792, 0, 0), drawObject("Im"), popGraphicsState());
+    const pdfjs = await import("pdfjs-dist/legacy/build/pdf.mjs");
+    const task = pdfjs.getDocument({ data: await pdf.save(), verbosity: 0 });
+    const doc = await task.promise;
+    try {
+      Bun.gc(true);
+      const before = process.memoryUsage().rss;
+      let peak = before;
+      const watch = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+      const composed = await pageImage((await doc.getPage(1)) as unknown as PdfPage);
+      clearInterval(watch);
+      peak = Math.max(peak, process.memoryUsage().rss);
+      expect(composed).not.toBeNull();
+      expect((peak - before) / 2 ** 20).toBeLessThan(300); // one grey copy is 16 MB; forty were 640
+    } finally {
+      await task.destroy();
+    }
+  });
+
   test("Tesseract's lines are joined into its paragraphs, hyphens rejoined, clearly taller lines and short paragraphs in capitals made headings", () => {
     // hOCR as Tesseract writes it: paragraphs, lines with their text size (x_size), words (entities escaped).
     const hocr = (paragraphs: [number, string][][]) =>

@@ -603,11 +603,15 @@ async function decoded(page: PdfPage, source: string | PdfImage): Promise<PdfIma
 async function compose(page: PdfPage, placed: Placement[]): Promise<GrayImage | null> {
   const display = displayMatrix(page);
   const images: Painted[] = [];
+  // One image painted many times (a tiled background, a logo per band) is made grey once: a copy for each placement
+  // took a page that painted one large image 40 times past the memory limit (s25b review F2).
+  const greys = new Map<string | PdfImage, ReturnType<typeof layered>>();
   for (const p of placed) {
     const image = await decoded(page, p.source);
     if (!image?.data || !(image.width > 0 && image.height > 0)) continue;
     // The mask's bits are read as they are (toGray would make 0 bits black, which here means "paint").
-    const pixels = p.mask ? { gray: null } : layered(image);
+    if (!p.mask && !greys.has(p.source)) greys.set(p.source, layered(image));
+    const pixels = p.mask ? { gray: null } : greys.get(p.source);
     if (pixels) images.push({ image, ...pixels, toPage: multiply(p.ctm, display), mask: p.mask, area: p.area });
   }
   if (!images.length) return null;
