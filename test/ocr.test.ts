@@ -262,6 +262,15 @@ describe("OCR", () => {
         font: await text.embedFont(StandardFonts.Helvetica),
       });
       expect((await convertPdf(await text.save(), "text")).metadata.ocr_pages).toBeUndefined();
+      // Nor is a caption in small type under a figure, mid-page: a stamp is in the margin (s25b review F10).
+      const figure = await PDFDocument.load(await scanOfPages(1));
+      figure.getPage(0).drawText("Figure 3. Photograph of the archive reading room, 1962.", {
+        x: 40,
+        y: 380,
+        size: 8,
+        font: await figure.embedFont(StandardFonts.Helvetica),
+      });
+      expect((await convertPdf(await figure.save(), "figure")).metadata.ocr_pages).toBeUndefined();
     },
     OCR_TIMEOUT,
   );

@@ -87,10 +87,18 @@ const OCR_BELOW_CHARS = 16;
  * Whether a page's text is no more than a stamp: a few lines of small type, as a library or a document supplier
  * prints on every page of a scan ("This content downloaded from … All use subject to …"), a fax header, a received
  * stamp. Such a page's images are recognised when they cover it (`pageImage`), and the stamp is kept after their text.
+ * A stamp sits in the page's top or bottom margin: a caption under a figure, in the middle of a born-digital page,
+ * sent that page to OCR, and what OCR made of the photograph led its text (s25b review F10).
  */
-function onlyStamp(lines: Line[]): boolean {
-  return lines.length <= 3 && lines.every((line) => line.size <= 9);
+function onlyStamp(lines: Line[], view: number[]): boolean {
+  const [bottom, top] = [view[1]!, view[3]!];
+  const margin = (top - bottom) * STAMP_MARGIN;
+  const inMargin = (line: Line) => line.y <= bottom + margin || line.y >= top - margin;
+  return lines.length <= 3 && lines.every((line) => line.size <= 9 && inMargin(line));
 }
+
+/** The share of a page's height at its top and at its bottom where a stamp is printed. */
+const STAMP_MARGIN = 0.12;
 
 let loading: Promise<PdfJs> | undefined;
 
@@ -140,7 +148,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
       // Only the page's own text says whether it has a text layer: a sticky note or a form value on a scanned page
       // turned its OCR off, and the page's text left the index; so did a library's stamp (s25 P0).
       const layer = visibleChars(lines.map((line) => line.text).join(""));
-      const wanted = mode === "always" || (mode === "auto" && (layer < OCR_BELOW_CHARS || onlyStamp(lines)));
+      const wanted = mode === "always" || (mode === "auto" && (layer < OCR_BELOW_CHARS || onlyStamp(lines, (await doc.getPage(n)).view)));
       const read = wanted ? await recognisePage(doc, n, options, readings, () => imagePages++) : {};
       const recognised = read.text;
       if (read.failure) unread.push({ page: n, reason: read.failure });
