@@ -480,8 +480,7 @@ export async function removeCommand(named: string, document: string | undefined,
     });
   const [name, path] = document === undefined ? [named.slice(0, colon), named.slice(colon + 1)] : [named, document];
   const repo = getRepository(home(flags), name);
-  const removed = await removeDocument(repo, repositoryPath(repo, path));
-  out(`${escapeControls(`removed ${repo.name}:${removed}`)}\n`);
+  await removeDocument(repo, repositoryPath(repo, path), (removed) => out(`${escapeControls(`removed ${repo.name}:${removed}`)}\n`));
 }
 
 /** `researcher repos-for` */

@@ -11,8 +11,9 @@ import { holdSignals } from "./repositories.ts";
 /**
  * Drop one document (its fragments, FTS rows, vectors and any kept OCR'd text), zero the pages that frees, and
  * refresh the ANN file; returns its path as the index holds it (`named` may be `repo:path`, as results print it).
+ * `onRemoved` hears the path once the document is gone and its pages zeroed, before the ANN file's rebuild.
  */
-export async function removeDocument(repo: Repository, named: string): Promise<string> {
+export async function removeDocument(repo: Repository, named: string, onRemoved?: (path: string) => void): Promise<string> {
   const release = acquireWriterLock(repo.dir, repo.name);
   try {
     const store = Store.open(repo.dir, { write: true });
@@ -41,6 +42,9 @@ export async function removeDocument(repo: Repository, named: string): Promise<s
       // sweeps), which searches scan around and the next index run rebuilds. Its own writes need no second scrub:
       // they replace ann_* rows of meta (checksums, counts, orphan keys), so the pages they free held no document
       // text, and the pages they take come from a free list zeroed just before.
+      // Said before the rebuild: a Ctrl-C during it ended the command without a word, though the document was gone
+      // (s25b retest N1).
+      onRemoved?.(path);
       const model = store.embeddings.model();
       if (model) {
         try {
