@@ -277,7 +277,10 @@ export function loadConfig(home: string, { missing = "empty" }: { missing?: "emp
   }
   const stamp = existsSync(file) ? `${writerKey()}|${stampOf(file)}` : "absent";
   if (stamp === "absent" && missing === "refuse") {
-    throw new ResearcherError("INVALID_CONFIG", `${file} is missing`, { hint: "restore it, or register repositories again" });
+    // Not "register them again": a `repo add` meanwhile writes a config.yaml of that one repository (s25b retest N2).
+    throw new ResearcherError("INVALID_CONFIG", `${file} is missing`, {
+      hint: "restore it: until it is back, a watch goes on as it was and index runs wait",
+    });
   }
   const cached = cache.get(file) ?? readValidatedCopy(home);
   if (cached?.stamp === stamp) return structuredClone(cached.config);

@@ -674,10 +674,18 @@ class RepositoryWatch {
       this.emit(summary, paths, false);
     } catch (error) {
       if (toResearcherError(error).code === "LOCKED") return "locked"; // a writer's lock, or SQLite busy: wait
-      if (!this.stopIfRemoved(error)) options.onError?.(error, this.repo.name);
+      if (!this.stopIfRemoved(error)) this.reportFailure(error);
       return "failed";
     }
     return "done";
+  }
+
+  /**
+   * A failed batch or scan, said unless the registry's look says it already: config.yaml missing fails each retry
+   * too, and its error came again at every one (s25b retest N2).
+   */
+  private reportFailure(error: unknown): void {
+    if (toResearcherError(error).message !== this.context.registryProblem) this.context.options.onError?.(error, this.repo.name);
   }
 
   /**
@@ -710,7 +718,7 @@ class RepositoryWatch {
       this.needsScan = true;
       if (toResearcherError(error).code === "LOCKED") return this.retry("locked");
       if (this.stopIfRemoved(error)) return;
-      options.onError?.(error, this.repo.name);
+      this.reportFailure(error);
       if (!isFolder(this.repo.path)) return this.report("waiting"); // the next flush waits for it to come back
       // A folder refused as it stands, emptied or now a link elsewhere (a folder being replaced): the next event
       // tries again, and so does the folder turning into another (the real one back: its events went to the old
