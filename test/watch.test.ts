@@ -1302,6 +1302,14 @@ test("a link's document goes with its target turned into a link out of the repos
     await batches.until(["real/u.md", "away.md"]);
     expect(await found("okapiword")).toEqual(["away.md", "real/u.md"]);
     batches.reset();
+    // A link made under the watch follows its file too (s25b retest N3).
+    symlinkSync("real/u.md", join(folder, "fresh.md"));
+    await batches.until(["fresh.md"]);
+    batches.reset();
+    writeTree(folder, { "real/u.md": "# U\n\nlemurword\n" });
+    await batches.until(["real/u.md", "away.md", "fresh.md"]);
+    expect(await found("lemurword")).toEqual(["away.md", "fresh.md", "real/u.md"]);
+    batches.reset();
     rmSync(join(folder, "real/t.md"));
     symlinkSync(join(outside, "o.md"), join(folder, "real/t.md"));
     await batches.until(["real/t.md", "link.md"]);

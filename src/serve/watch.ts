@@ -607,7 +607,10 @@ class RepositoryWatch {
       store.close();
     }
     // A document read through a link changes with the file it links to: an event names only that file.
-    if (chosen.size > 0) for (const path of [...chosen.keys()]) for (const link of this.linksTo(path)) chosen.set(link, false);
+    if (chosen.size > 0) {
+      const batch = [...chosen.keys()];
+      for (const path of batch) for (const link of this.linksTo(path, batch)) chosen.set(link, false);
+    }
     // A path still being written comes back for another round, as pending since its first event.
     for (const [path, since] of waiters) this.pending.set(path, Math.min(since, this.pending.get(path) ?? since));
     const paths = [...chosen].map(([path, gone]) => ({ path, gone })).sort((a, b) => (a.path < b.path ? -1 : 1));
@@ -617,16 +620,18 @@ class RepositoryWatch {
   /**
    * The indexed documents that are links resolving to `path` (a note linked into a second folder): a watch kept
    * their old text when the file they link to changed or went (s24 hostile H6). Found once by looking at every
-   * document, then kept until a scan or an event on a link changes them.
+   * document, then kept until a scan or an event on a link changes them. The batch's own paths are looked at too: a
+   * link made under the watch is not in the index yet when the event that made it invalidates them, and its target's
+   * later changes left it as first read (s25b retest N3).
    */
-  private linksTo(path: string): string[] {
+  private linksTo(path: string, batch: string[]): string[] {
     if (!this.links) {
       this.links = new Map();
       const store = Store.open(this.repo.dir);
       try {
         const root = realpathOf(this.repo.path);
         // Failed paths too: a link that led nowhere when indexed is read once the file it names appears (s25 hostile F3).
-        for (const doc of new Set([...store.documents().keys(), ...store.failures().map((f) => f.path)])) {
+        for (const doc of new Set([...store.documents().keys(), ...store.failures().map((f) => f.path), ...batch])) {
           for (const target of root ? linkTargets(this.repo.path, root, doc) : [])
             this.links.set(target, [...(this.links.get(target) ?? []), doc]);
         }
