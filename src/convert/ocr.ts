@@ -335,7 +335,8 @@ export function unreadPages(unread: UnreadPage[]): { metadata: Record<string, un
  * document's `garbled_pages` as pages whose text layer reads as symbols are. */
 export function poorScanWarning(pages: number[]): string {
   const count = pages.length === 1 ? "1 scanned page reads" : `${pages.length} scanned pages read`;
-  return `${count} as gibberish whichever way it is turned (OCR is unsure of its words: search will miss them): ${pageList(pages)}`;
+  const turned = pages.length === 1 ? "it is" : "they are";
+  return `${count} as gibberish whichever way ${turned} turned (OCR is unsure of its words: search will miss them): ${pageList(pages)}`;
 }
 
 /** `pages 2, 4, 7`: the first eight. */
