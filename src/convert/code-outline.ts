@@ -308,8 +308,10 @@ class Chunker {
     // A definition over the budget only with its doc comment is cut between the two: cut between its statements, a
     // 21-line method under a 31-line Javadoc lost its body's end to a fragment of its own, or its signature to the
     // doc's (s25 code user C16).
+    // (Past what a tiny last part may add, budget / 8: under it, a split between statements joins up whole again.)
     const code = unit.nodes[0]!.startPosition.row;
-    if (unit.label !== null && code > unit.start && this.tokens(code, unit.end) <= this.budget) {
+    const past = unit.tokens > this.budget + this.budget / 8;
+    if (unit.label !== null && past && code > unit.start && this.tokens(code, unit.end) <= this.budget) {
       const doc = this.byLines(unit.start, code - 1, inner);
       return [...doc, { start: code, end: unit.end, path: inner, labels: [], defines: this.defined([unit], depth) }];
     }
