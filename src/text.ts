@@ -244,3 +244,9 @@ export function shortHeading(text: string, max = HEADING_MAX_CHARS): string {
   const cut = space > max / 2 ? space : cutIndex(text, max - 1);
   return `${text.slice(0, cut).trimEnd()}…`;
 }
+
+/**
+ * Between the labels of the units a code fragment holds, in its heading's last label and in its stored `defines`: a
+ * leaf's, as the chunker (convert), the store and the ranking (search) all read it.
+ */
+export const LABEL_SEPARATOR = ", ";

@@ -12,8 +12,7 @@
  */
 import type { CodeLanguage } from "./code-languages.ts";
 import type { CodeSection } from "./document.ts";
-import { LABEL_SEPARATOR } from "../store/sections.ts";
-import { shortHeading } from "../text.ts";
+import { LABEL_SEPARATOR, shortHeading } from "../text.ts";
 import { appendAll } from "../lists.ts";
 import { parserFor, type SyntaxNode, type Tree } from "./tree-sitter.ts";
 

@@ -27,7 +27,8 @@
 import { isCodeFormat } from "../file-types.ts";
 import { identifierParts } from "../identifiers.ts";
 import type { FragmentHeadings, Store } from "../store/store.ts";
-import { HEADING_SEPARATOR, LABEL_SEPARATOR } from "../store/store.ts";
+import { HEADING_SEPARATOR } from "../store/store.ts";
+import { LABEL_SEPARATOR } from "../text.ts";
 import { splitWords, stem, WORD } from "../text.ts";
 import { BM25_WEIGHTS, K1 } from "./bm25.ts";
 import { termIdfs } from "./calibration.ts";

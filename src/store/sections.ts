@@ -7,9 +7,6 @@
 /** Between the labels of a heading path (`class Parser › def feed`), as stored with every fragment. */
 export const HEADING_SEPARATOR = " › ";
 
-/** Between the labels of the units a code fragment holds, in its heading's last label and in its stored `defines`. */
-export const LABEL_SEPARATOR = ", ";
-
 /** Which of several consecutive fragments under one heading a fragment is, and the lines they span together. */
 export interface SectionParts {
   part: number;

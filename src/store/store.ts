@@ -8,6 +8,7 @@ import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { linkToNothing, systemCode, toResearcherError } from "../errors.ts";
 import { CODE_EXTENSIONS } from "../file-types.ts";
+import { LABEL_SEPARATOR } from "../text.ts";
 import { filterSql, type Filter, metadataOf, metadataPath, type SqlCondition } from "./filter-sql.ts";
 import { fullTextRowWriter } from "./fts.ts";
 import { EmbeddingTable } from "./embeddings.ts";
@@ -15,15 +16,7 @@ import { dataVersion, FullTextIndex } from "./full-text.ts";
 import { ImpactLists } from "./impacts.ts";
 import { MetaTable } from "./meta.ts";
 import { PostingLists } from "./postings.ts";
-import {
-  HEADING_SEPARATOR,
-  LABEL_SEPARATOR,
-  MAX_SECTION_REACH,
-  runAround,
-  SECTION_REACH,
-  type SectionParts,
-  type SectionRow,
-} from "./sections.ts";
+import { HEADING_SEPARATOR, MAX_SECTION_REACH, runAround, SECTION_REACH, type SectionParts, type SectionRow } from "./sections.ts";
 import {
   BUSY_TIMEOUT_MS,
   integrityCheck,
@@ -38,7 +31,7 @@ import { danglingLink, type RootRecord } from "../files.ts";
 export type { StoredModel } from "./embeddings.ts";
 export type { SqlCondition } from "./filter-sql.ts";
 export { type Bm25Weights, FULL_TEXT_MERGE, type MergeProgress } from "./full-text.ts";
-export { HEADING_SEPARATOR, LABEL_SEPARATOR, type SectionParts } from "./sections.ts";
+export { HEADING_SEPARATOR, type SectionParts } from "./sections.ts";
 
 export interface StoredDocument {
   id: number;
