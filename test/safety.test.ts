@@ -667,7 +667,7 @@ describe("REST input checks", () => {
       ["/search?q=alpha&nn=3", "unknown parameter 'nn'"],
       ["/search?q=%ZZ", "percent-encoding"],
       ["/search?q=%FF", "percent-encoding"],
-      ["/search?q=alpha&min_score=abc", "min_score must be a number"],
+      ["/search?q=alpha&min_score=abc", "min_score must be a decimal number"],
       ["/search?q=alpha&n=0", "n must be a whole number from 1 to 200"],
       ["/documents/r%3Aa.md?from=abc", "from must be a whole number ≥ 1"],
       ["/documents/r%3Aa.md?line=3", "unknown parameter 'line'"],
