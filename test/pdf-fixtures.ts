@@ -1,5 +1,6 @@
 /** PDFs written by pdf-lib for tests and benchmarks: known text at known places on known pages. */
 import { readFileSync } from "node:fs";
+import { encode as encodePng } from "fast-png";
 import { join } from "node:path";
 import {
   concatTransformationMatrix,
@@ -132,13 +133,20 @@ export async function scannedStrip(file: string, rows: number) {
   return { data: gray, width: jpeg.width, height };
 }
 
-/** A scan of `count` pages, each its own JPEG image object as a scanner writes them (a near-empty 200 dpi page). */
+/**
+ * A scan of `count` pages, each its own JPEG image object as a scanner writes them (a near-empty 200 dpi page). Past
+ * the first, each page carries a speck of its own (a 2×2 image, placed by its number), as a scanner's pages differ:
+ * identical pages are recognised once (a repeated page image), and tests of a long conversion need every page read.
+ */
 export async function scanOfPages(count: number): Promise<Uint8Array> {
   const jpeg = readFileSync(join(import.meta.dir, "fixtures/scan-page.jpg"));
   const pdf = await PDFDocument.create();
+  const speck = await pdf.embedPng(encodePng({ width: 2, height: 2, data: new Uint8Array(4), channels: 1 }));
   for (let i = 0; i < count; i++) {
     const image = await pdf.embedJpg(jpeg);
-    pdf.addPage([612, 792]).drawImage(image, { x: 0, y: 0, width: 612, height: 792 });
+    const page = pdf.addPage([612, 792]);
+    page.drawImage(image, { x: 0, y: 0, width: 612, height: 792 });
+    if (i > 0) page.drawImage(speck, { x: 20 + (i % 50) * 11, y: 20 + Math.floor(i / 50) * 11, width: 4, height: 4 });
   }
   return pdf.save();
 }
