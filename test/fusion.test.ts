@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { anchorsOf, FUSION_DEPTH, fuseHybrid, listAnchors, mergeLists, mergeScore, VECTOR_FLOOR } from "../src/search/fusion.ts";
+import { anchorsOf, FUSION_DEPTH, fuseHybrid, listAnchors, mergeRanked, mergeScore, VECTOR_FLOOR } from "../src/search/fusion.ts";
 
 describe("fuseHybrid", () => {
   test("a confident BM25 gap survives a weak vector vote; agreement wins", () => {
@@ -86,7 +86,7 @@ describe("fuseHybrid", () => {
   });
 });
 
-describe("mergeLists", () => {
+describe("mergeRanked", () => {
   const score = (item: { s: number }) => item.s;
 
   test("a strong match in one repository opens the list above another repository's weak first result", () => {
@@ -98,7 +98,7 @@ describe("mergeLists", () => {
       { id: "s1", s: 0.9 },
       { id: "s2", s: 0.15 },
     ];
-    expect(mergeLists([weak, strong], score).map((x) => x.id)).toEqual(["s1", "w1", "s2", "w2"]);
+    expect(mergeRanked([weak, strong], score).items.map((x) => x.id)).toEqual(["s1", "w1", "s2", "w2"]);
   });
 
   test("keeps each list's order, and interleaves by rank where there is no evidence to tell them apart", () => {
@@ -108,7 +108,7 @@ describe("mergeLists", () => {
       { id: "a3", s: 0 },
     ];
     const b = [{ id: "b1", s: 0 }];
-    expect(mergeLists([a, b], score).map((x) => x.id)).toEqual(["a1", "a2", "b1", "a3"]);
+    expect(mergeRanked([a, b], score).items.map((x) => x.id)).toEqual(["a1", "a2", "b1", "a3"]);
   });
 });
 

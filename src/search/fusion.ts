@@ -208,16 +208,11 @@ export function mergeScore(lexical: number | null, vector: number | null): numbe
  * across repositories; then the strength of a full lexical match, which the evidence caps: one identifier's every
  * mention and its definition both reach 1, and repositories' names decided: s24 code user C1), each kept from
  * rising in its list as the score is, then interleave by reciprocal rank so a small repository is not starved.
- */
-export function mergeLists<T>(lists: T[][], scoreOf: (item: T) => number, ties: ((item: T) => number)[] = [], k = RRF_K): T[] {
-  return mergeRanked(lists, scoreOf, ties, k).items;
-}
-
-/**
- * mergeLists' order, and whether it is final through an item: no item that a list cut short (`cut(list)`) holds past
- * its end could come before it. Such an item falls below its list's last in score, in each tie and in rank, so the
- * order is final through every item that comes before each cut list's last. A deeper ranking leaves the merged order
- * up to that item as it is: what makes pages of documents across repositories concatenate (s25 scripts D1).
+ *
+ * `finalThrough` says whether the order is final through an item: no item that a list cut short (`cut(list)`) holds
+ * past its end could come before it. Such an item falls below its list's last in score, in each tie and in rank, so
+ * the order is final through every item that comes before each cut list's last. A deeper ranking leaves the merged
+ * order up to that item as it is: what makes pages of documents across repositories concatenate (s25 scripts D1).
  */
 export function mergeRanked<T>(
   lists: T[][],
@@ -244,11 +239,10 @@ export function mergeRanked<T>(
   // Each key falls within its list (running minimums, a falling rank), so a list's last item is its last in the order.
   const lasts: (Keyed | undefined)[] = lists.map(() => undefined);
   for (const s of keyed) lasts[s.list] = s;
-  const keyOf = new Map(keyed.map((s) => [s.item, s]));
   return {
     items: keyed.map((s) => s.item),
     finalThrough: (item, cut) => {
-      const key = keyOf.get(item)!;
+      const key = keyed.find((s) => s.item === item)!; // asked once a ranking: no index of every item is kept
       return lasts.every((last, l) => !last || !cut(l) || order(key, last) <= 0);
     },
   };

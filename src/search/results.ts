@@ -111,7 +111,7 @@ async function rankRepositories(home: string, query: string, context: SearchCont
     best: null,
     error: errorOf(s),
   }));
-  // Equal evidence goes by strength, as a search across repositories orders it (mergeLists' ties): a definition's
+  // Equal evidence goes by strength, as a search across repositories orders it (mergeRanked's ties): a definition's
   // repository before one that names it more often (s24 code user C1).
   const strengthOf = (match: RepositoryMatch) => strengths.get(match.repository) ?? 0;
   const ranked = answers

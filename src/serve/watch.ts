@@ -19,7 +19,7 @@
  * stay, as in `index`) until a change to it (a chmod) finds it readable; the rest is watched.
  */
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, watch, type FSWatcher, type Stats } from "node:fs";
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { loadConfig } from "../config.ts";
 import {
   candidacy,
@@ -35,7 +35,7 @@ import {
 import { type Failed, failedUnchanged, planChanges, sameStamp } from "../index/plan.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
 import { shortened } from "../text.ts";
-import { danglingLink } from "../files.ts";
+import { danglingLink, isInside } from "../files.ts";
 import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
 import { failureSettings } from "../convert/pool.ts";
@@ -794,8 +794,7 @@ function linkTargets(folder: string, root: string, path: string): string[] {
     }
     // A hop outside the root is followed, not recorded: a chain out and back in (`a.md → /elsewhere/l.md →
     // real.md`) still leads to a file of the repository (s25b review F3).
-    const target = relative(root, absolute);
-    if (target && !target.startsWith("..") && !isAbsolute(target)) targets.push(target.split(sep).join("/"));
+    if (absolute !== root && isInside(root, absolute)) targets.push(relative(root, absolute).split(sep).join("/"));
   }
   return targets;
 }
