@@ -680,3 +680,30 @@ test("--documents over several repositories: pages concatenate to --all, no docu
     context.close();
   }
 });
+
+test("--documents past a few long documents ranks their best fragments, not all of them (s25b review F1)", async () => {
+  // A page of documents ranked fragments until it held as many documents as it shows: past three long documents of
+  // 600 matching sections each that was every one of their 1,800 fragments (13.7 s and 0.7 GB at 200,000). Past the
+  // first page's depth (1,000 fragments) a list keeps at most ten fragments of a document.
+  const home = tempDir();
+  const docs = tempDir();
+  const files: Record<string, string> = { "short.md": `# Note\n\nlantern ${"word ".repeat(40)}\n` };
+  for (const name of ["a", "b", "c"])
+    files[`${name}.md`] = Array.from({ length: 600 }, (_, s) => `## Part ${s}\n\nlantern lantern lantern\n`).join("\n");
+  writeTree(docs, files);
+  await indexRepository(home, registerRepository(home, { name: "notes", path: docs, embed: false }));
+  const context = new SearchContext();
+  try {
+    const ask = (o: Partial<SearchOptions>) =>
+      search(home, { query: "lantern", mode: "bm25", documents: true, explain: true, ...o }, context);
+    const all = await ask({ limit: 10 });
+    expect(all.results.map((hit) => hit.path)).toEqual(["a.md", "b.md", "c.md", "short.md"]);
+    const short = all.results[3]!;
+    expect(short.explain!.bm25!.rank).toBeLessThanOrEqual(1000 + 3 * 10 + 1); // 1,801 when every fragment was ranked
+    const pages: string[] = [];
+    for (let offset = 0; offset < 4; offset++) pages.push(...key(await ask({ limit: 1, offset })));
+    expect(pages).toEqual(key(all));
+  } finally {
+    context.close();
+  }
+});

@@ -21,6 +21,7 @@ import { checkModel, chooseModel, EmbedderCache, type Embedder, emptyModelName, 
 import { FUSION_DEPTH, fuseHybrid, fusionWeight, listAnchors, mergeRanked, mergeScore, type Ranked } from "./fusion.ts";
 import { backgrounds, lexicalEvidence, lexicalRatio, queryCoverage, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { boostHeadings } from "./heading-boost.ts";
+import { cappedRanking, cappedVectors, type DocumentCap } from "./per-document.ts";
 import { ANN_PROBLEMS, annNeedsRebuilding, meansNothing, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
 import { combineFilters, type Filter } from "./filters.ts";
@@ -117,6 +118,15 @@ const RANKED_PER_DOCUMENT = 10;
 function rankingDepth(end: number, documents: boolean): number {
   const results = Math.ceil(Math.max(end, 1) / FUSION_DEPTH) * FUSION_DEPTH;
   return documents ? results * RANKED_PER_DOCUMENT : results;
+}
+
+/**
+ * A page of documents' lists (per-document.ts): whole as deep as the first page of documents ranks, then
+ * RANKED_PER_DOCUMENT fragments of a document at most, so finding documents past a few long ones costs their best
+ * fragments, not all of them.
+ */
+function documentCap(store: Store): DocumentCap {
+  return { head: rankingDepth(1, true), perDocument: RANKED_PER_DOCUMENT, documentsOf: (ids) => store.documentIdsOf(ids) };
 }
 
 /** The longest a search joins the read snapshot of searches already running (SearchContext.store). */
@@ -591,8 +601,9 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
   const { parsed, filter, context } = run;
   const where = filter && store.compileFilter(filter, repo.name);
   const match = selectiveMatch(store, parsed);
+  const cap = run.options.documents ? documentCap(store) : undefined;
   const ranked: RankedLists["ranked"] =
-    match && mode !== "vector" ? rankBm25(store, parsed, match, depth, where) : { hits: [], match: null };
+    match && mode !== "vector" ? rankBm25(store, parsed, match, depth, where, cap) : { hits: [], match: null };
   const lists: RankedLists = {
     where,
     ranked,
@@ -607,7 +618,8 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
   // A filter restricts the unfiltered ranking (README, Filters): hybrid scores of filtered lists are normalised
   // against the unfiltered lists' anchors and weighed by the unfiltered BM25 list's best, so those lists are ranked
   // too, as deep as the same search unfiltered ranks them (the anchors are then exactly its own, ANN included).
-  if (mode === "hybrid" && where) lists.unfiltered = { bm25: match ? rankBm25(store, parsed, match, depth).hits : [], vector: [] };
+  if (mode === "hybrid" && where)
+    lists.unfiltered = { bm25: match ? rankBm25(store, parsed, match, depth, undefined, cap).hits : [], vector: [] };
   if (mode === "bm25" || !run.embeddable || store.fragmentCount() === 0) return lists;
   const model = store.embeddings.model();
   const embedder = await context.embedders.get(run.home, chooseModel(run.config.embedding, repo.embedding, run.options.model, model));
@@ -621,13 +633,14 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
   const within = where ? intersection(new Set(store.fragmentIdsWhere(where)), admitted) : admitted;
   lists.bounds = { within, without: excluded };
   const cache = context.vectors;
-  const searched = await searchVectors(store, repo.dir, queryVector, depth, { within, without: excluded, cache });
+  const vectors = (bounds: Parameters<typeof searchVectors>[4]) => {
+    const rank = (deeper: number) => searchVectors(store, repo.dir, queryVector, deeper, { ...bounds, cache });
+    return cap ? cappedVectors(rank, cap)(depth) : rank(depth);
+  };
+  const searched = await vectors({ within, without: excluded });
   lists.semantic = searched.hits;
   lists.annProblem = searched.annProblem;
-  if (lists.unfiltered)
-    lists.unfiltered.vector = (
-      await searchVectors(store, repo.dir, queryVector, depth, { within: admitted, without: excluded, cache })
-    ).hits;
+  if (lists.unfiltered) lists.unfiltered.vector = (await vectors({ within: admitted, without: excluded })).hits;
   lists.vectorScale = vectorEvidence(queryVector, run.backgrounds.get(store));
   return lists;
 }
@@ -808,9 +821,17 @@ interface Bm25List {
 }
 
 /** The BM25 list a search ranks: FTS5's ranking of the match with headings weighed in (heading-boost.ts). */
-export function rankBm25(store: Store, parsed: ParsedQuery, match: string, depth: number, where?: SqlCondition): Bm25List {
+export function rankBm25(
+  store: Store,
+  parsed: ParsedQuery,
+  match: string,
+  depth: number,
+  where?: SqlCondition,
+  cap?: DocumentCap,
+): Bm25List {
+  const rank = (deeper: number) => fts5Ranking(store, parsed, match, deeper, where);
   // One read transaction: the lists and the headings weighed in them come from one snapshot of the index.
-  return store.transaction(() => boostHeadings(store, parsed, depth, (deeper) => fts5Ranking(store, parsed, match, deeper, where)));
+  return store.transaction(() => boostHeadings(store, parsed, depth, cap ? cappedRanking(rank, cap) : rank));
 }
 
 /** FTS5's own BM25 ranking of the match, from the lists of bm25.ts where they give it, or from FTS5's pass. */

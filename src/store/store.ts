@@ -763,6 +763,16 @@ export class Store {
       .get(JSON.stringify(ids))!.n;
   }
 
+  /** Which document each fragment belongs to (by id), from the covering index alone: a search capping lists by document. */
+  documentIdsOf(ids: number[]): Map<number, number> {
+    const rows = this.db
+      .query<{ id: number; documentId: number }, [string]>(
+        "SELECT id, document_id AS documentId FROM fragments INDEXED BY fragments_owner WHERE id IN (SELECT value FROM json_each(?))",
+      )
+      .all(JSON.stringify(ids));
+    return new Map(rows.map(({ id, documentId }) => [id, documentId]));
+  }
+
   /** Which document (id and path) each fragment belongs to, without reading fragment texts. */
   ownersOf(ids: number[]): Map<number, { documentId: number; path: string }> {
     const rows = this.db
