@@ -506,7 +506,7 @@ function catchesSigint(pid: number): boolean {
 
 const walBytes = (dir: string) => statSync(join(dir, "index.db-wal"), { throwIfNoEntry: false })?.size;
 
-test("no signal a user sends but kill -9 comes between remove's removal and the zeroing of its pages (s24 hostile H2, retest N2; s25 review R8)", async () => {
+test("no signal a user sends but kill -9 comes between remove's removal and the zeroing of its pages; it ends the command after them (s24 hostile H2, retest N2; s25 review R8; s25b review F6)", async () => {
   // Ctrl-C, a service's stop, a closed terminal (SIGHUP) or Ctrl-\ (SIGQUIT) there left the text in index.db. Here
   // they come while the scrub writes a long free list (a document an ordinary run deleted) into the WAL.
   const home = tempDir();
@@ -522,9 +522,13 @@ test("no signal a user sends but kill -9 comes between remove's removal and the 
   // The removal of a.md writes a few pages; past a megabyte of WAL, the scrub is under way.
   const scrubbing = () => (walBytes(dir) ?? 0) > 2 ** 20;
   // SIGXCPU is what a CPU-time limit sends (`ulimit -t`, a batch job's): it too ended the process there (s25 hostile F1).
-  const run = await removeSignalled(home, ["r", "a.md"], scrubbing, ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGXCPU", "SIGUSR2"]);
-  expect(run).toMatchObject({ running: true, code: 0, signal: null, stdout: "removed r:a.md\n" });
+  const sent: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGXCPU", "SIGUSR2"];
+  const run = await removeSignalled(home, ["r", "a.md"], scrubbing, sent);
   expect(indexBytes(dir)).not.toContain("BIGSECRET");
+  // Held, not swallowed: once the pages are zeroed and the removal said, the first of them ends the command, as it
+  // would have (the rebuild of vectors.usearch after it ran to its end: s25b review F6).
+  expect(run).toMatchObject({ running: true, code: null, stdout: "removed r:a.md\n" });
+  expect(sent).toContain(run.signal as NodeJS.Signals);
 }, 60_000);
 
 /** `files` Markdown files of `sections` short sections each, every section a fragment of its own words. */

@@ -996,7 +996,7 @@ test("a never-indexed repository renamed while watched is followed by its folder
   const { home, folder, other, batches, ended, handle } = neverIndexedWatch();
   try {
     await handle.ready;
-    renameRepository(home, "a", "z");
+    await renameRepository(home, "a", "z");
     await Bun.sleep(PAST_A_LOOK_MS); // past a look at the registry: z is watched, waiting for its folder
     renameSync(`${folder}.gone`, folder);
     await batches.next((batch) => batch.repository === "z" && batch.scan);
@@ -1033,13 +1033,13 @@ test("a repository renamed while a watch names it is watched on under its new na
   const { batches, handle } = watchRecorded(home, [repo]);
   try {
     await handle.ready;
-    renameRepository(home, "old", "new");
+    await renameRepository(home, "old", "new");
     writeFileSync(join(docs, "b.md"), "# B\n\nbetaword\n");
     // Its first run under the new name applies what was pending under the old one.
     await batches.next((batch) => batch.repository === "new" && batch.indexed === 1);
     expect((await search(home, { query: "betaword", repositories: ["new"] })).results.map((r) => r.path)).toEqual(["b.md"]);
     // Renamed again while nothing is pending: the registry's look follows it too.
-    renameRepository(home, "new", "newer");
+    await renameRepository(home, "new", "newer");
     await Bun.sleep(PAST_A_LOOK_MS);
     writeFileSync(join(docs, "c.md"), "# C\n\ngammaword\n");
     await batches.until(["c.md"]);

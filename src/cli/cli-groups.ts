@@ -144,8 +144,8 @@ function repoCli(): CAC {
   cli
     .command("rename <name> <new-name>", "Give a repository another name, its index kept")
     .example("  researcher repo rename k papers")
-    .action((name: string, newName: string, flags: Flags) => {
-      const repo = renameRepository(home(flags), name, String(newName));
+    .action(async (name: string, newName: string, flags: Flags) => {
+      const repo = await renameRepository(home(flags), name, String(newName));
       const from = repositoryName(String(name)); // as the rename read it: ' notes' is notes
       out(`${escapeControls(from === repo.name ? `${from} already has that name` : `renamed ${from} → ${repo.name}`)}\n`);
     });

@@ -23,7 +23,7 @@ export async function removeDocument(repo: Repository, named: string, onRemoved?
       // (`notes:drafts/olt.md` got no "did you mean": s24 review D12).
       const inside = withoutRepository(repo, named, (path) => spelledIn(store, path) !== undefined);
       const path = spelledIn(store, inside) ?? inside;
-      if (!forgetAndZero(store, repo, path)) {
+      if (!(await forgetAndZero(store, repo, path, onRemoved))) {
         // Not indexed: perhaps a remove of it was killed after its removal committed, before its scrub, and this is
         // the command its user runs again. The pages it freed are zeroed before saying so.
         store.scrubFreePages();
@@ -42,9 +42,6 @@ export async function removeDocument(repo: Repository, named: string, onRemoved?
       // sweeps), which searches scan around and the next index run rebuilds. Its own writes need no second scrub:
       // they replace ann_* rows of meta (checksums, counts, orphan keys), so the pages they free held no document
       // text, and the pages they take come from a free list zeroed just before.
-      // Said before the rebuild: a Ctrl-C during it ended the command without a word, though the document was gone
-      // (s25b retest N1).
-      onRemoved?.(path);
       const model = store.embeddings.model();
       if (model) {
         try {
@@ -69,9 +66,10 @@ export async function removeDocument(repo: Repository, named: string, onRemoved?
  * The removal, the zeroing of the pages it and earlier runs freed, and the checkpoint that carries the zeros into
  * index.db, with Ctrl-C, SIGTERM, SIGHUP and SIGQUIT held: a signal between the commit and the checkpoint left the
  * document's text in the file without a word (s24 hostile H2). Held from after the waits (the writer lock, the
- * store's open), for a second or so on a long free list. Whether `path` was indexed.
+ * store's open), for a second or so on a long free list; a signal held is let go after `onRemoved` has said the
+ * document is gone (a Ctrl-C then ended the command without a word: s25b retest N1). Whether `path` was indexed.
  */
-function forgetAndZero(store: Store, repo: Repository, path: string): boolean {
+async function forgetAndZero(store: Store, repo: Repository, path: string, onRemoved?: (path: string) => void): Promise<boolean> {
   const releaseSignals = holdSignals();
   try {
     const removed = store.transaction(() => {
@@ -89,9 +87,10 @@ function forgetAndZero(store: Store, repo: Repository, path: string): boolean {
     } catch (error) {
       throw removedNotScrubbed(repo, path, afterFailedWrite(store, repo, error));
     }
+    onRemoved?.(path);
     return true;
   } finally {
-    releaseSignals();
+    await releaseSignals();
   }
 }
 

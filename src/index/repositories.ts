@@ -84,12 +84,12 @@ export function removeRepository(home: string, name: string, options: { keepData
  * Its index folder moves under the writer lock, so an index run in progress refuses the rename (LOCKED); a config.yaml
  * that cannot be written moves it back.
  */
-export function renameRepository(home: string, from: string, to: string): Repository {
+export async function renameRepository(home: string, from: string, to: string): Promise<Repository> {
   const repo = getRepository(home, from);
   if (to === repo.name) return repo; // already its name: nothing to do (its REPO_EXISTS hint said to remove it)
   const release = acquireWriterLock(repo.dir, repo.name);
   let moved: { from: string; to: string } | undefined;
-  let signals: (() => void) | undefined;
+  let signals: (() => Promise<void>) | undefined;
   try {
     return renameRegistration(home, repo.name, to, (dir, target) => {
       // On a file system that ignores case (macOS, Windows), `papers` → `Papers` finds the folder itself in the way.
@@ -109,25 +109,34 @@ export function renameRepository(home: string, from: string, to: string): Reposi
     if (moved) renameSync(moved.to, moved.from);
     throw error;
   } finally {
-    signals?.();
     // The lock moved with the folder: it is released where it is now.
     if (moved && existsSync(moved.to)) rmSync(join(moved.to, "lock"), { force: true });
     else release();
+    await signals?.();
   }
 }
 
 /**
- * Signals that would end the process (HELD_SIGNALS) caught until the returned release, for two steps a user takes as one: neither stops the process
- * between moving an index folder and writing config.yaml (Ctrl-C there left the index under the new name and the
- * registration under the old, read as never indexed: s21 hostile #1), nor between a removal and the zeroing of its
- * pages (remove.ts). The command then ends as it would have; a wait before them is not held (a Ctrl-C during the
- * wait for config.yaml's lock was swallowed for 10 s: s21 retest R5).
+ * Signals that would end the process (HELD_SIGNALS) held until the returned release, for two steps a user takes as
+ * one: neither stops the process between moving an index folder and writing config.yaml (Ctrl-C there left the index
+ * under the new name and the registration under the old, read as never indexed: s21 hostile #1), nor between a
+ * removal and the zeroing of its pages (remove.ts). A wait before them is not held (a Ctrl-C during the wait for
+ * config.yaml's lock was swallowed for 10 s: s21 retest R5). The first signal held is sent again on release, so the
+ * command then ends as it would have: swallowed, a Ctrl-C during remove's held step let the vectors.usearch rebuild
+ * after it run to its end (s25b review F6).
  */
-export function holdSignals(): () => void {
-  const ignore = () => {};
-  for (const signal of HELD_SIGNALS) process.on(signal, ignore);
-  return () => {
-    for (const signal of HELD_SIGNALS) process.off(signal, ignore);
+export function holdSignals(): () => Promise<void> {
+  let held: NodeJS.Signals | undefined;
+  const hold = (signal: NodeJS.Signals) => {
+    held ??= signal;
+  };
+  for (const signal of HELD_SIGNALS) process.on(signal, hold);
+  return async () => {
+    // A signal that came during a step that did not yield waits in the event loop: it reaches `hold` now.
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const signal of HELD_SIGNALS) process.off(signal, hold);
+    // To the default (the process ends with it) or to a listener of the caller's, which heard it already.
+    if (held && process.listenerCount(held) === 0) process.kill(process.pid, held);
   };
 }
 
