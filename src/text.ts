@@ -250,3 +250,40 @@ export function shortHeading(text: string, max = HEADING_MAX_CHARS): string {
  * leaf's, as the chunker (convert), the store and the ranking (search) all read it.
  */
 export const LABEL_SEPARATOR = ", ";
+
+/**
+ * The labels of a list joined by LABEL_SEPARATOR. A separator inside brackets is its label's own: a Rust impl's
+ * generic arguments (`impl Cache<K, V>`) or a C++ template's were cut into two labels, neither naming the unit.
+ */
+export function splitLabels(labels: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < labels.length; i++) {
+    const c = labels[i]!;
+    if (c === "<" || c === "(" || c === "[") depth++;
+    else if ((c === ">" || c === ")" || c === "]") && depth > 0) depth--;
+    else if (depth === 0 && labels.startsWith(LABEL_SEPARATOR, i)) {
+      out.push(labels.slice(start, i));
+      start = i + LABEL_SEPARATOR.length;
+      i = start - 1;
+    }
+  }
+  out.push(labels.slice(start));
+  return out;
+}
+
+/**
+ * The name a unit's label gives it, as a definition of that name is asked for: `def feed` → feed, a method or a C
+ * function labelled as a call (`parseHeader()`, `Foo::bar()`, `Table<K, V>::get()`) → parseHeader, bar, get,
+ * `impl Display for Cache<T>` → Cache, `def self.create` → create. Keywords (`def`, `class`) would match the words of
+ * any question about code; a call's parentheses, generic arguments and qualifiers kept every C, C++, C#, Java and
+ * class method's name from ever being its exact name (s26 review F2).
+ */
+export function labelName(label: string): string {
+  let bare = label;
+  for (let before = ""; before !== bare; ) [before, bare] = [bare, bare.replace(/<[^<>]*>/g, "")];
+  bare = bare.replace(/\(\)$/, "");
+  const word = bare.slice(bare.lastIndexOf(" ") + 1);
+  return word.split(/\.|::|#/).at(-1) ?? word;
+}

@@ -17,6 +17,7 @@ import { chunkCode } from "../src/index/code-chunk.ts";
 import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { getRepository, registerRepository } from "../src/repos.ts";
 import { HEADING_SEPARATOR, Store } from "../src/store/store.ts";
+import { labelName, splitLabels } from "../src/text.ts";
 import { S } from "./code-samples.ts";
 import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
@@ -720,4 +721,58 @@ test("every unit a fragment defines counts as its exact name: a packed fragment'
   expect([packed.path, packed.heading]).toEqual(["helpers.py", "def alpha_value, def beta_value, def gamma_value, def delta_value, …"]);
   const member = first("ensure_capacity");
   expect([member.path, member.heading]).toEqual(["store.py", "class Store"]);
+});
+
+describe("a method or a C-family function is its exact name, as a Python def is (s26 review F2)", () => {
+  // Their labels read as calls (`parseHeader()`, `Foo::bar()`), and the exact-name rule compared `parseheader()` with
+  // the query: a Java definition ranked below three callers where the same Python file ranked first.
+  const lines = (n: number, line: (i: number) => string) => Array.from({ length: n }, (_, i) => line(i + 1)).join("\n");
+  const trees: Record<string, { definition: string; files: Record<string, string> }> = {
+    java: {
+      definition: "Parser.java",
+      files: {
+        "Parser.java": `public class Parser {\n  public String parseHeader(String line, int offset) {\n${lines(25, (i) => `    int v${i} = line.length() * ${i} + offset;`)}\n    return line.trim();\n  }\n}\n`,
+        ...Object.fromEntries(
+          [1, 2, 3].map((i) => [
+            `User${i}.java`,
+            `public class User${i} {\n  public String run(Parser p, String q, int shift) {\n${lines(10, (j) => `    int w${j} = q.size() * ${j} + shift;`)}\n    return p.parseHeader("a", ${i});\n  }\n}\n`,
+          ]),
+        ),
+      },
+    },
+    typescript: {
+      definition: "parser.ts",
+      files: {
+        "parser.ts": `export class Parser {\n  parseHeader(line: string, offset: number): string {\n${lines(25, (i) => `    const v${i} = line.length * ${i} + offset;`)}\n    return line.trim();\n  }\n}\n`,
+        ...Object.fromEntries(
+          [1, 2, 3].map((i) => [
+            `user${i}.ts`,
+            `export function run${i}(p: Parser, q: string, shift: number): string {\n${lines(10, (j) => `  const w${j} = q.length * ${j} + shift;`)}\n  return p.parseHeader("a", ${i});\n}\n`,
+          ]),
+        ),
+      },
+    },
+  };
+  for (const [language, { definition, files }] of Object.entries(trees)) {
+    test(`${language}: the definition comes first`, () => {
+      const home = tempDir();
+      const folder = tempDir();
+      const filler = Object.fromEntries(
+        Array.from({ length: 25 }, (_, i) => [`notes${i}.md`, `# Note ${i}\n\nabout logging and retry policy\n`]),
+      );
+      writeTree(folder, { ...files, ...filler });
+      expect(runCli(["repo", "add", "code", folder, "--code", "--no-embed"], { home }).code).toBe(0);
+      expect(runCli(["index", "code"], { home }).code).toBe(0);
+      const results = JSON.parse(runCli(["search", "parseHeader", "--json", "-n", "4"], { home }).stdout).results;
+      expect(results[0].path).toBe(definition);
+    });
+  }
+});
+
+test("a unit's name is its label's last word without a call's parentheses, generic arguments or qualifiers (s26 review F2)", () => {
+  const names = (labels: string) => splitLabels(labels).map(labelName);
+  expect(names("def feed, class Parser")).toEqual(["feed", "Parser"]);
+  expect(names("parseHeader(), Foo::bar(), Table<K, V>::get()")).toEqual(["parseHeader", "bar", "get"]);
+  expect(names("impl Cache<K, V>, impl Display for Cache<HashMap<K, V>>")).toEqual(["Cache", "Cache"]);
+  expect(names("func (*Pair) Swap, def self.create, package org.demo, const A, B")).toEqual(["Swap", "create", "demo", "A", "B"]);
 });

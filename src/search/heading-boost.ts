@@ -28,8 +28,7 @@ import { isCodeFormat } from "../file-types.ts";
 import { identifierParts } from "../identifiers.ts";
 import type { FragmentHeadings, Store } from "../store/store.ts";
 import { HEADING_SEPARATOR } from "../store/store.ts";
-import { LABEL_SEPARATOR } from "../text.ts";
-import { splitWords, stem, WORD } from "../text.ts";
+import { labelName, splitLabels, splitWords, stem, WORD } from "../text.ts";
 import { BM25_WEIGHTS, K1 } from "./bm25.ts";
 import { termIdfs } from "./calibration.ts";
 import { type ParsedQuery, symbolKey } from "./query.ts";
@@ -238,15 +237,9 @@ function definedNames(row: Pick<FragmentHeadings, "heading" | "previous" | "cont
   return [...path.filter((_, i) => (i === path.length - 1 ? !row.continued : begins(i))), row.defines ?? ""].map(unitNames).join(" ");
 }
 
-/**
- * The names in a list of a code fragment's unit labels (`function parseHeader, function other` → `parseHeader
- * other`): the keywords (`def`, `function`, `class`) would match the words of any question about code.
- */
+/** The names in a list of a code fragment's unit labels (`function parseHeader, parse()` → `parseHeader parse`). */
 function unitNames(labels: string): string {
-  return labels
-    .split(LABEL_SEPARATOR)
-    .map((label) => label.slice(label.lastIndexOf(" ") + 1))
-    .join(" ");
+  return splitLabels(labels).map(labelName).join(" ");
 }
 
 /** The stems a heading's words index as (identifiers also by their parts, as ftsText adds them). */
