@@ -225,14 +225,22 @@ function requestUrl(request: Request): URL | undefined {
 
 /**
  * A response refusing the request (foreign Host or Origin, missing token), or undefined when it may proceed. Host
- * names are compared without case, as DNS reads them (`LOCALHOST` is `localhost`).
+ * names are compared without case, as DNS reads them (`LOCALHOST` is `localhost`). With a token the Host is not
+ * checked: a page that rebinds a name to this machine cannot send the token, and through a port forward, an SSH
+ * tunnel, a container's port map or a reverse proxy the Host names the front, so every request was refused (s26
+ * agent F11). An Origin, which a web page's request carries, is still checked.
  */
 function refusal(request: Request, checks: { allowedHosts: string[]; allowedOrigins: string[]; token?: string }): Response | undefined {
   const host = request.headers.get("host") ?? "";
   const origin = request.headers.get("origin");
   const allowed = (value: string, names: string[]) => names.includes(value.toLowerCase());
-  if (!allowed(host, checks.allowedHosts) || (origin !== null && !allowed(origin, checks.allowedOrigins))) {
-    return errorResponse(new ResearcherError("FORBIDDEN", `requests for ${origin ?? host} are not served here`));
+  if (origin !== null && !allowed(origin, checks.allowedOrigins)) {
+    const hint = "a web page is served only from this server's own address";
+    return errorResponse(new ResearcherError("FORBIDDEN", `requests from ${origin} are not served here`, { hint }));
+  }
+  if (!checks.token && !allowed(host, checks.allowedHosts)) {
+    const hint = `ask for ${checks.allowedHosts.slice(0, 3).join(", ")}; through a port forward or a proxy, serve with --token (the Host is then not checked)`;
+    return errorResponse(new ResearcherError("FORBIDDEN", `requests for ${host} are not served here`, { hint }));
   }
   if (checks.token && !hasToken(request, checks.token)) {
     const message = "missing or wrong bearer token";

@@ -1479,6 +1479,8 @@ describe("MCP over HTTP", () => {
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
       });
       expect(rebinding.status).toBe(403);
+      // The refusal says which names are served, and how a forwarded port is (s26 agent F11).
+      expect(((await rebinding.json()) as { error: { hint: string } }).error.hint).toContain("serve with --token");
       const malformed = await fetch(`${url}/mcp`, {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
@@ -1656,22 +1658,25 @@ describe("MCP over HTTP", () => {
       });
 
       expect((await fetch(`${url}/search?q=garage`)).status).toBe(401);
-      // DNS rebinding: a request naming another host is refused even with the token.
+      // Through a port forward, an SSH tunnel or a reverse proxy the Host names the front: with the token it is served
+      // (a page rebinding a name to this machine cannot send the token), without it refused (s26 agent F11).
       const port = new URL(url).port;
-      const foreign = Bun.spawnSync([
-        "curl",
-        "-s",
-        "-o",
-        "/dev/null",
-        "-w",
-        "%{http_code}",
-        "-H",
-        "Host: evil.example",
-        "-H",
-        "Authorization: Bearer s3cret",
-        `http://127.0.0.1:${port}/search?q=garage`,
-      ]);
-      expect(foreign.stdout.toString()).toBe("403");
+      const forwarded = (...token: string[]) =>
+        Bun.spawnSync([
+          "curl",
+          "-s",
+          "-w",
+          "\n%{http_code}",
+          "-H",
+          "Host: localhost:9031",
+          ...token,
+          `http://127.0.0.1:${port}/search?q=garage`,
+        ])
+          .stdout.toString()
+          .split("\n")
+          .at(-1);
+      expect(forwarded("-H", "Authorization: Bearer s3cret")).toBe("200");
+      expect(forwarded()).toBe("401");
       const origin = await fetch(`${url}/search?q=garage`, { headers: { ...auth, Origin: "http://evil.example" } });
       expect(origin.status).toBe(403);
     } finally {
