@@ -33,6 +33,7 @@ import {
   searchJson,
   searchText,
   searchWarningsText,
+  vectorsPart,
   skippedText,
   unmatchedLines,
   numberedRead,
@@ -586,6 +587,8 @@ function indexStatusText(repositories: ReturnType<typeof repositoryStatuses>): s
       const indexing = indexingNote(r);
       if (indexing) lines.push(`  ${indexing}`);
       else if (!r.error && r.last_indexed === null) lines.push(`  not indexed yet: run \`researcher index ${r.name}\``);
+      // What search can rank by meaning, and what waits for its model, as `status` says it (s26 agent F10).
+      if (!r.error && r.last_indexed !== null) lines.push(`  ${vectorsPart(r)}`);
       const languages = languagesLine(r.languages); // as `status` says them (s24 code user C9)
       if (languages) lines.push(languages);
       if (r.failures.length) {
@@ -672,7 +675,10 @@ function registerWriteTools(server: McpServer, home: string, context: SearchCont
               ? `indexed${ocrNote(summary.ocr_pages)}`
               : "unchanged";
           if (summary.indexed || summary.removed) resourcesChanged(server);
-          return result(summary, `${named(`${repo.name}:${path}`)}: ${what}`);
+          // Hosts give the model the text: a scan's unsearchable pages or embeddings not made are said there too (s26
+          // agent F10).
+          const warnings = summary.warnings.map((warning) => `\nwarning: ${named(warning)}`).join("");
+          return result(summary, `${named(`${repo.name}:${path}`)}: ${what}${warnings}`);
         }),
       ),
   );

@@ -679,6 +679,22 @@ export function indexDueLine(s: { name: string; index_due?: IndexDue | null }, s
   return `  ${style.warn(`index run due: ${count(documents, "document")} read differently now (${because.join(", ")})`)}: run \`researcher index ${s.name}\``;
 }
 
+/**
+ * A repository's vectors as `status` and get_index_status say them: how many, of which model, and the fragment texts
+ * that wait for embeddings (BM25 finds them meanwhile).
+ */
+export function vectorsPart(s: Pick<RepositoryStatus, "name" | "model" | "vectors" | "embeddings_pending">): string {
+  const vectors = s.model
+    ? `${count(s.vectors, "vector")} (${escapeControls(s.model)})`
+    : s.embeddings_pending
+      ? "no vectors yet"
+      : "BM25 only";
+  const pending = s.embeddings_pending
+    ? ` · ${s.embeddings_pending} fragment texts waiting for embeddings (\`researcher index ${s.name}\` with a model)`
+    : "";
+  return vectors + pending;
+}
+
 export function statusText(
   statuses: (RepositoryStatus & { ann?: string | null; index_due?: IndexDue | null; error?: RepositoryError })[],
   style: Style,
@@ -692,7 +708,7 @@ export function statusText(
         s.error
           ? `  ${style.warn(`error: ${escapeControls(s.error.message)}`)}${s.error.hint ? `\n  hint: ${escapeControls(s.error.hint)}` : ""}`
           : s.last_indexed
-            ? `  ${count(s.documents, "document")}${s.ocr_pages ? ` (${count(s.ocr_pages, "page")} by OCR)` : ""} · ${count(s.fragments, "fragment")} · ${s.model ? `${count(s.vectors, "vector")} (${escapeControls(s.model)})` : s.embeddings_pending ? "no vectors yet" : "BM25 only"}${s.embeddings_pending ? ` · ${s.embeddings_pending} fragment texts waiting for embeddings (\`researcher index ${s.name}\` with a model)` : ""} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
+            ? `  ${count(s.documents, "document")}${s.ocr_pages ? ` (${count(s.ocr_pages, "page")} by OCR)` : ""} · ${count(s.fragments, "fragment")} · ${vectorsPart(s)} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
             : s.indexing
               ? `  ${indexingNote(s)}`
               : `  not indexed yet: run \`researcher index ${s.name}\``,

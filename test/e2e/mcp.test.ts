@@ -546,6 +546,12 @@ describe("MCP over stdio", () => {
       );
       expect(failed).not.toContain("\x1b");
       expect(failed).not.toContain("not indexed yet");
+      // What search ranks by meaning, as `status` says it; add_to_index's text says what went wrong without failing
+      // the file, not only its structured content: hosts give the model the text (s26 agent F10).
+      expect(failed).toContain(`\n  ${runCli(["status", "fresh"], { home }).stdout.split("\n")[1]!.split(" · ")[2]}`);
+      writeTree(fresh, { "tam2.pdf": await writePdf([paragraph("The technology acceptance model again.", 72), junk]) });
+      const added = await call("add_to_index", { repository: "fresh", file_path: "tam2.pdf" });
+      expect(added.content[0]!.text).toStartWith("fresh:tam2.pdf: indexed\nwarning: tam2.pdf: 1 page's text reads as symbols");
     } finally {
       expect(runCli(["repo", "remove", "fresh"], { home }).code).toBe(0);
     }
