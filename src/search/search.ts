@@ -662,7 +662,8 @@ function candidatesOf(
     coverage = lists.coverageOf?.(ids) ?? coverage;
   };
   const lexicalOf = (id: number, score: number) => Math.min(lexicalEvidence(lists.lexicalRatio(score)), coverage.get(id) ?? 1);
-  // `bm25`: the fragment's BM25 score wherever it ranks, for its strength (MergeEvidence).
+  // `bm25`: the fragment's BM25 score, for its strength (MergeEvidence); in hybrid only within FUSION_DEPTH, as its
+  // evidence: ranked deeper for a later page, a fragment gained a strength that moved it among other repositories'.
   const evidence = (id: number, lexical: { score: number } | null, vector: { score: number } | null, bm25: number | null, share = 1) => {
     const cosine = vector && lists.vectorScale(vector.score);
     const strength = bm25 === null ? 0 : lists.lexicalRatio(bm25);
@@ -697,7 +698,7 @@ function candidatesOf(
           f.id,
           withinDepth(f.bm25),
           weights.vector > 0 ? withinDepth(f.vector) : null,
-          f.bm25?.score ?? null,
+          withinDepth(f.bm25)?.score ?? null,
           vectorShare(weights),
         ),
       },
