@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { anchorsOf, FUSION_DEPTH, fuseHybrid, listAnchors, mergeRanked, mergeScore, VECTOR_FLOOR } from "../src/search/fusion.ts";
+import { seeded } from "../src/random.ts";
 
 describe("fuseHybrid", () => {
   test("a confident BM25 gap survives a weak vector vote; agreement wins", () => {
@@ -119,4 +120,24 @@ describe("mergeScore", () => {
     expect(mergeScore(1, null)).toBe(1);
     expect(mergeScore(0.5, 0.6)).toBeCloseTo(0.8);
   });
+});
+
+test("a list ranked deeper only adds to the fused order after what a shallower one held (s26 agent F1)", () => {
+  // Past FUSION_DEPTH every item scores 0; they went by BM25's place first, so a deeper BM25 list put its new items
+  // before the vector list's shallower ones: a page of documents for "the" showed one twice and another never.
+  const next = seeded(26);
+  for (let round = 0; round < 20; round++) {
+    const list = (ids: number) =>
+      Array.from({ length: 600 }, (_, i) => ({ id: Math.floor(next() * ids), score: 600 - i })).filter(
+        (item, i, all) => all.findIndex((other) => other.id === item.id) === i,
+      );
+    const [bm25, vector] = [list(900), list(900)];
+    const weight = round % 3 === 0 ? 1 : 0.5; // a vector list without a voice, or an equal one
+    const anchors = listAnchors(bm25, vector);
+    const fused = (depth: number) => fuseHybrid(bm25.slice(0, depth), vector.slice(0, depth), weight, anchors).map((item) => item.id);
+    for (const depth of [FUSION_DEPTH, 2 * FUSION_DEPTH, 3 * FUSION_DEPTH]) {
+      const shallow = fused(depth);
+      expect(fused(2 * depth).slice(0, shallow.length)).toEqual(shallow);
+    }
+  }
 });

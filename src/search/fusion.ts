@@ -91,8 +91,15 @@ export function fuseHybrid(
   };
   add(bm25, lexicalWeight, "bm25");
   add(vector, 1 - lexicalWeight, "vector");
+  // Equal scores (most often 0: past FUSION_DEPTH in both lists, or in a list without a voice) go by their first
+  // place in either list, then BM25's: a deeper list only adds places after the ones before, so pages concatenate. By
+  // BM25's place first, a deeper list put its new items before the vector list's, shown on an earlier page: a page of
+  // documents for "the" showed one twice and another never (s26 agent F1).
   const rank = (c: Contribution | null) => c?.rank ?? Infinity;
-  return [...fused.values()].sort((a, b) => b.score - a.score || rank(a.bm25) - rank(b.bm25) || rank(a.vector) - rank(b.vector));
+  const first = (f: Fused) => Math.min(rank(f.bm25), rank(f.vector));
+  return [...fused.values()].sort(
+    (a, b) => b.score - a.score || first(a) - first(b) || rank(a.bm25) - rank(b.bm25) || rank(a.vector) - rank(b.vector),
+  );
 }
 
 export interface FusionWeight {
