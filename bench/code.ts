@@ -20,6 +20,7 @@ import { parserFor, type SyntaxNode } from "../src/convert/tree-sitter.ts";
 import { splitIdentifier } from "../src/identifiers.ts";
 import { BM25_WEIGHTS } from "../src/search/bm25.ts";
 import { parseQuery } from "../src/search/query.ts";
+import { FTS_TOKENIZE } from "../src/store/fts.ts";
 import { ftsText } from "../src/text.ts";
 import { table, writeSection } from "./report.ts";
 
@@ -226,7 +227,7 @@ async function chunkAll(kind: "text" | "code", tokens: number): Promise<{ frags:
 /** An in-memory FTS5 table of fragments, written the way the index writes them (`ftsText`, or plain text). */
 function ftsOf(frags: Frag[], prep: (text: string) => string) {
   const db = new Database(":memory:");
-  db.run("CREATE VIRTUAL TABLE f USING fts5(title, heading, body, content='', tokenize='porter unicode61 remove_diacritics 2')");
+  db.run(`CREATE VIRTUAL TABLE f USING fts5(title, heading, body, content='', ${FTS_TOKENIZE})`);
   const insert = db.query("INSERT INTO f(rowid, title, heading, body) VALUES (?, ?, ?, ?)");
   db.transaction(() => {
     frags.forEach((fr, i) => {

@@ -17,8 +17,8 @@ export const IDENTIFIER_VERSION = 2;
 /** Where a word has a case change inside it: `parseH`, `HTTPServer` (before `Se`), `utf8Decode`. */
 const CAMEL = /[\p{Ll}\p{N}]\p{Lu}|\p{Lu}\p{Lu}\p{Ll}/u;
 const CASE_CHANGE = new RegExp(CAMEL.source, "gu");
-/** A letter or digit: what unicode61 keeps inside one token. */
-const WORD_CHAR = /[\p{L}\p{N}]/u;
+/** A letter, digit or mark: what the index's tokenizer keeps inside one token (fts.ts FTS_TOKENIZE). */
+const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
 
 /**
  * The words of an identifier, lower case: `parseHeader`, `parse_header`, `ParseHeader`, `parse-header` →
@@ -27,7 +27,7 @@ const WORD_CHAR = /[\p{L}\p{N}]/u;
  */
 export function splitIdentifier(identifier: string): string[] {
   const parts = identifier
-    .split(/[^\p{L}\p{N}]+/u)
+    .split(/[^\p{L}\p{N}\p{M}]+/u)
     .flatMap(splitCamel)
     .map((p) => p.toLowerCase())
     .filter(Boolean);
@@ -72,8 +72,8 @@ export function identifierParts(text: string): string {
   return out.join(" ");
 }
 
-/** A snake_case identifier: words of letters and digits joined by underscores. */
-export const SNAKE = /[\p{L}\p{N}]+(?:_[\p{L}\p{N}]+)+/gu;
+/** A snake_case identifier: words of letters, digits and marks (`सूची_नाम`) joined by underscores. */
+export const SNAKE = /[\p{L}\p{N}\p{M}]+(?:_[\p{L}\p{N}\p{M}]+)+/gu;
 
 /**
  * The snake_case words of a text, each once, joined and lower case: `parse_header` → `parseheader`. A query word

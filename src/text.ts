@@ -16,17 +16,29 @@ const CJK_TEST = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\u
  */
 const SPACELESS_RANGES = "\\u0e00-\\u0eff\\u1000-\\u109f\\u1780-\\u17ff";
 const SPACELESS_SCRIPT = `[${SPACELESS_RANGES}]`;
-/** A GLOB pattern (SQLite) of a text holding a character of those scripts: FullTextIndex.upgrade. */
-export const SPACELESS_GLOB = `*[${JSON.parse(`"${SPACELESS_RANGES}"`)}]*`;
 const SPACELESS_TEST = new RegExp(SPACELESS_SCRIPT, "u");
 const SPACELESS_RUN = new RegExp(`${SPACELESS_SCRIPT}+`, "gu");
 const IN_WORD_INVISIBLE = `\\u00ad|(?<!${SPACELESS_SCRIPT})[\\u200b\\u2060\\ufeff](?!${SPACELESS_SCRIPT})`;
 const INVISIBLES = new RegExp(IN_WORD_INVISIBLE, "gu");
-/** A word character as FTS5's unicode61 tokenizer sees them (a letter, digit or mark), or an invisible one inside. */
-export const WORD_INNER = `[\\p{L}\\p{N}\\p{M}]|${IN_WORD_INVISIBLE}`;
+/**
+ * A word character as FTS5's tokenizer sees them (a letter, digit, private-use character or mark: fts.ts
+ * FTS_TOKENIZE's categories), or an invisible one inside.
+ */
+const WORD_CHAR = "[\\p{L}\\p{N}\\p{Co}\\p{M}]";
+export const WORD_INNER = `${WORD_CHAR}|${IN_WORD_INVISIBLE}`;
 
-/** Words as FTS5's unicode61 tokenizer sees them (letters, digits, marks), with the invisible characters inside. */
-export const WORD = new RegExp(`[\\p{L}\\p{N}\\p{M}](?:(?:${WORD_INNER})*[\\p{L}\\p{N}\\p{M}])?`, "gu");
+/** Words as FTS5's tokenizer sees them (letters, digits, marks), with the invisible characters inside. */
+export const WORD = new RegExp(`${WORD_CHAR}(?:(?:${WORD_INNER})*${WORD_CHAR})?`, "gu");
+
+/**
+ * The points people do not type: Hebrew vowel points and cantillation marks (niqqud, te'amim) and Arabic short vowels
+ * (harakat), the superscript alef, Quranic annotation signs, and the tatweel that stretches a word. A Bible, a Quran,
+ * poetry and learners' texts are written with them and searched without: `בראשית` finds `בְּרֵאשִׁית`, `كتابا`
+ * finds `كِتَابًا` (s26 review F1). Only these: a vowel sign of Devanagari, Bengali, Tamil or Thai is part of the
+ * word's spelling (`कमल` lotus, `कमला` a name), as an accent is in Latin, which FTS5 folds itself.
+ */
+const OPTIONAL_POINTS =
+  /[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u0610-\u061a\u0640\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed]/gu;
 
 /** `text` without its invisible in-word characters: what the index, queries, titles and metadata values hold. */
 export function withoutInvisibles(text: string): string {
@@ -35,14 +47,14 @@ export function withoutInvisibles(text: string): string {
 
 /**
  * Text as words are searched: no invisible in-word characters (soft hyphens, zero-width spaces), and Unicode
- * compatibility forms folded (NFKC), as PDF text already is.
+ * compatibility forms folded (NFKC), as PDF text already is, and no optional points (OPTIONAL_POINTS).
  * A word stored decomposed (Korean from a Mac, `й` or `ά` as a letter and a mark) and the same word typed were
  * different terms, and so were `eﬃcient` pasted from a PDF into a note and `efficient` (s19 hostile #1). The index
  * (ftsText) and queries (parseQuery) go through it alike.
  */
 export function searchForm(text: string): string {
   const plain = withoutInvisibles(text);
-  return ASCII.test(plain) ? plain : plain.normalize("NFKC");
+  return ASCII.test(plain) ? plain : plain.normalize("NFKC").replace(OPTIONAL_POINTS, "");
 }
 
 /**
@@ -142,20 +154,30 @@ export function splitWords(word: string): string[] {
 }
 
 /**
- * Lower case without diacritics, as `unicode61 remove_diacritics 2` folds them: a Cyrillic or Greek letter keeps its
- * mark (the index holds `й`, `ї`, `ή`: stripped, `русский` was a word no fragment held, and a full match had lexical
- * evidence 0), and each letter is lowered alone, as FTS5 lowers it (`ΣΑΣ` and `ήλιος` end in `σ`: s25b review F4).
+ * Lower case without diacritics, as FTS5 folds a word in the search form (searchForm) with `unicode61
+ * remove_diacritics 2`: a Latin letter loses its marks (`café` is `cafe`), a lone mark of the few unicode61 calls
+ * diacritics is dropped (`замо́к` is `замок`), and every other letter and mark stays as it is, lowered one by one as
+ * FTS5 lowers them (`ΣΑΣ` and `ήλιος` end in `σ`). Stripping every mark outside Cyrillic and Greek made `हिन्दी` and
+ * `สวัสดี` words no fragment held (their lexical evidence 0), and decomposing Hangul syllables `한` a term the index
+ * never holds (s25b review F4, s26 review F1). test/query.test.ts compares it with FTS5 script by script.
  */
 export function foldCase(word: string): string {
-  if (/^[\x00-\x7f]*$/.test(word)) return word.toLowerCase();
+  if (ASCII.test(word)) return word.toLowerCase();
   let folded = "";
-  for (const ch of word.normalize("NFKC")) {
-    folded += KEEPS_MARKS.test(ch) ? ch.toLowerCase() : ch.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase();
+  for (const ch of searchForm(word)) {
+    folded += DROPPED_DIACRITIC.test(ch)
+      ? ""
+      : LATIN_LETTER.test(ch)
+        ? ch.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase()
+        : ch.toLowerCase();
   }
   return folded.replace(/[\u00ad\u200b\u2060\ufeff]/g, "").replaceAll("ς", "σ"); // final sigma: folded as FTS5 folds it
 }
 
-const KEEPS_MARKS = /^[\p{Script=Cyrillic}\p{Script=Greek}]$/u;
+/** The combining marks unicode61 drops on their own (`sqlite3Fts5UnicodeIsdiacritic`). */
+const DROPPED_DIACRITIC = /^[\u0300-\u0304\u0306-\u030c\u030f\u0311\u031b\u0323-\u0328\u032d\u032e\u0330\u0331]$/u;
+/** Latin letters, whose marks unicode61 drops: all but ǡ ǣ ǯ ǽ ǿ (and their capitals), which its table lacks. */
+const LATIN_LETTER = /^(?![\u01e0-\u01e3\u01ee\u01ef\u01fc-\u01ff])\p{Script=Latin}$/u;
 
 const stems = new Map<string, string>();
 

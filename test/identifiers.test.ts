@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { expandQueryWord, identifierParts, splitIdentifier } from "../src/identifiers.ts";
 import { ftsText } from "../src/text.ts";
+import { FTS_TOKENIZE } from "../src/store/fts.ts";
 import { indexRepository } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
@@ -22,6 +23,8 @@ test("identifierParts: each distinct compound word once, one-letter parts droppe
   expect(identifierParts("x = parseHeader(h); parseHeader(g); getX(); class HTTPServer extends Base {}")).toBe("parse header http server");
   // snake_case is split by the tokenizer already; its whole word is added, joined (kebab-case is prose as often).
   expect(identifierParts("plain prose, snake_case and kebab-case, x_y, parse_header and parse_header")).toBe("snakecase parseheader");
+  // A word's marks are part of it, as in the index (s26 review F1): a Hindi snake_case name is joined whole.
+  expect(identifierParts("सूची_नाम")).toBe("सूचीनाम");
   expect(ftsText("no compounds")).toBe("no compounds");
 });
 
@@ -32,7 +35,7 @@ test("expandQueryWord keeps the word and adds its parts", () => {
 
 test("FTS5: 'parse header' and 'parseHeader' both find parseHeader; parse_header is found by both too", () => {
   const db = new Database(":memory:");
-  db.run("CREATE VIRTUAL TABLE f USING fts5(body, content='', tokenize='porter unicode61 remove_diacritics 2')");
+  db.run(`CREATE VIRTUAL TABLE f USING fts5(body, content='', ${FTS_TOKENIZE})`);
   const docs = [
     "function parseHeader(line) { return line.split(':'); }",
     "def parse_header(line):\n    return line",

@@ -119,6 +119,43 @@ test("a schema 4 index (no identifier parts in its full-text index) gets its ful
   expect(response.results.map((hit) => hit.path)).toEqual(["a.md"]);
 });
 
+test("a schema 12 index (marks cut words apart in its full-text index) is refused by readers and made again by the next writer (v13, s26 review F1)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "lotus.md": "# Lotus\n\nकमल एक फूल है।\n", "kamala.md": "# Sister\n\nकमला मेरी बहन है।\n" });
+  const repo = registerRepository(home, { name: "old", path: docs, embed: false });
+  await indexRepository(home, repo);
+  // What schema 12 wrote: unicode61's default word characters (no marks), text with its points, lists built from it.
+  const db = new Database(Store.dbPath(repo.dir));
+  db.run("DROP TABLE fragments_fts");
+  db.run(
+    "CREATE VIRTUAL TABLE fragments_fts USING fts5(title, heading, body, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2')",
+  );
+  db.run(
+    "INSERT INTO fragments_fts(rowid, title, heading, body) SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id",
+  );
+  db.run("INSERT INTO term_impacts VALUES ('क', 1, 1, 1, 1); INSERT INTO term_postings VALUES ('क', x'00')");
+  db.run("UPDATE meta SET value = '4' WHERE key = 'full_text_version'");
+  db.run("PRAGMA user_version = 12");
+  db.close();
+  // Searched as it is, कमला would find कमल as well: the reader says what to do instead.
+  expect(runCli(["search", "कमला"], { home })).toMatchObject({
+    code: 1,
+    stderr: "error: the index of 'old' was written by an older researcher (schema 12): run `researcher index old` to upgrade it\n",
+  });
+  // Any writer upgrades it (verify reads no file): the full text is written again, the lists from the old one dropped.
+  expect(runCli(["verify", "old"], { home })).toMatchObject({ code: 0, stdout: "old: ok\n" });
+  const upgraded = new Database(Store.dbPath(repo.dir), { readonly: true });
+  expect(upgraded.query("SELECT count(*) AS n FROM term_impacts").get()).toEqual({ n: 0 });
+  expect(upgraded.query("SELECT count(*) AS n FROM term_postings").get()).toEqual({ n: 0 });
+  expect(upgraded.query("SELECT value FROM meta WHERE key = 'full_text_version'").get()).toEqual({ value: "5" });
+  upgraded.close();
+  expect(schemaVersion(repo)).toBe(SCHEMA_VERSION);
+  expect((await search(home, { query: "कमला", mode: "bm25" })).results.map((hit) => hit.path)).toEqual(["kamala.md"]);
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0 });
+  expect((await search(home, { query: "कमल", mode: "bm25" })).results.map((hit) => hit.path)).toEqual(["lotus.md"]);
+}, 30_000);
+
 test("an index from a newer researcher is refused with a clear error", () => {
   const dir = tempDir();
   Store.open(dir, { create: true }).close();

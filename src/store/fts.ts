@@ -5,16 +5,22 @@
 import type { Database } from "bun:sqlite";
 import { ftsText, shortHeading } from "../text.ts";
 
-/** Porter stems of unicode61 words, diacritics folded: text.ts's `stem` and `foldCase` mirror it for queries. */
-export const FTS_TOKENIZER = "porter unicode61 remove_diacritics 2";
+/**
+ * The tokenizer option of every full-text table: Porter stems of unicode61 words, diacritics folded (text.ts's `stem`
+ * and `foldCase` mirror it for queries). Marks are word characters (`M*`; unicode61's default is `L* N* Co`): a vowel
+ * sign of Devanagari, Bengali, Tamil or Thai was a word break, so `हिन्दी` was `ह न द` and `कमला` (a name) `कमल`
+ * (lotus) (s26 review F1). Double-quoted, as the categories are quoted inside.
+ */
+export const FTS_TOKENIZE = `tokenize = "porter unicode61 remove_diacritics 2 categories 'L* N* Co M*'"`;
 
 /**
  * The version of what `ftsText` makes of a text: 2 folds compatibility forms and composes characters (NFKC); 3 drops
  * zero-width spaces, word joiners and U+FEFF inside words, as soft hyphens were (text.ts); 4 cuts Thai, Lao, Khmer
- * and Myanmar into their words. An index that recorded another version is written again from its fragments by the
- * next index run (FullTextIndex.upgrade; from 3, only one that holds text of those scripts).
+ * and Myanmar into their words; 5 drops Hebrew and Arabic points (text.ts OPTIONAL_POINTS), with schema 13, whose
+ * upgrade writes the full text again itself (its tokenizer changed too). An index that recorded another version is
+ * written again from its fragments by the next index run (FullTextIndex.upgrade).
  */
-export const FULL_TEXT_VERSION = 4;
+export const FULL_TEXT_VERSION = 5;
 
 /** A full-text table's columns, in the order bm25() takes their weights. */
 export const FTS_COLUMNS: readonly string[] = ["title", "heading", "body"];

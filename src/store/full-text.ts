@@ -5,9 +5,8 @@
  */
 import type { Database } from "bun:sqlite";
 import { ResearcherError } from "../errors.ts";
-import { SPACELESS_GLOB } from "../text.ts";
 import type { SqlCondition } from "./filter-sql.ts";
-import { FTS_COLUMNS, FTS_TOKENIZER, FULL_TEXT_VERSION, fullTextRowWriter, rewriteFullText } from "./fts.ts";
+import { FTS_COLUMNS, FTS_TOKENIZE, FULL_TEXT_VERSION, fullTextRowWriter, rewriteFullText } from "./fts.ts";
 import type { MetaTable } from "./meta.ts";
 
 export class FullTextIndex {
@@ -62,9 +61,7 @@ export class FullTextIndex {
    * for on every use, not remembered: created inside a transaction that then rolls back, they are dropped with it.
    */
   private openScratch(): void {
-    this.db.run(
-      `CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring USING fts5(title, heading, body, content='', tokenize='${FTS_TOKENIZER}')`,
-    );
+    this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring USING fts5(title, heading, body, content='', ${FTS_TOKENIZE})`);
     this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.scoring_terms USING fts5vocab(temp, scoring, instance)");
   }
 
@@ -194,27 +191,12 @@ export class FullTextIndex {
    * did. The posting and impact lists, built from it, are then out of date: the caller rebuilds them.
    */
   upgrade(): boolean {
-    const recorded = Number(this.meta.get("full_text_version") ?? "1");
-    if (recorded === FULL_TEXT_VERSION) return false;
-    // Version 4 changed only text of the scripts written without spaces: an index holding none reads as it would
-    // be written now (a million fragments rewritten for nothing took minutes).
-    const rewrite = recorded < 3 || this.holdsSpacelessScript();
+    if (this.meta.get("full_text_version") === String(FULL_TEXT_VERSION)) return false;
     this.db.transaction(() => {
-      if (rewrite) rewriteFullText(this.db);
+      rewriteFullText(this.db);
       this.meta.set("full_text_version", String(FULL_TEXT_VERSION));
     })();
-    return rewrite;
-  }
-
-  /** Whether any title, heading or fragment holds Thai, Lao, Khmer or Myanmar (text.ts SPACELESS_GLOB). */
-  private holdsSpacelessScript(): boolean {
-    const found = this.db
-      .query<{ found: number }, [string, string, string]>(
-        `SELECT EXISTS(SELECT 1 FROM fragments WHERE text GLOB ?1 OR heading GLOB ?2)
-             OR EXISTS(SELECT 1 FROM documents WHERE title GLOB ?3) AS found`,
-      )
-      .get(SPACELESS_GLOB, SPACELESS_GLOB, SPACELESS_GLOB);
-    return Boolean(found?.found);
+    return true;
   }
 
   /**

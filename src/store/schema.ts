@@ -24,9 +24,9 @@ import {
   writeDenied,
 } from "../errors.ts";
 import { danglingLink, freeBytes, openFilesExhausted } from "../files.ts";
-import { FTS_TOKENIZER, rewriteFullText } from "./fts.ts";
+import { FTS_TOKENIZE, FULL_TEXT_VERSION, rewriteFullText } from "./fts.ts";
 
-export const SCHEMA_VERSION = 12;
+export const SCHEMA_VERSION = 13;
 
 /**
  * Impact lists (see bm25.ts): for words in many fragments, the fragments where the word weighs most (its weighted
@@ -110,6 +110,14 @@ CREATE TRIGGER IF NOT EXISTS documents_keep_text BEFORE DELETE ON documents BEGI
 END;
 `;
 
+/** Contentless: the text lives once, in fragments; snippets are cut from there. */
+const FULL_TEXT_SCHEMA = `
+CREATE VIRTUAL TABLE fragments_fts USING fts5(
+  title, heading, body, content='', contentless_delete=1,
+  ${FTS_TOKENIZE}
+);
+`;
+
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 -- No fragment has a heading yet (Store.mayHaveHeadings); an index from before the key existed may have some.
@@ -144,11 +152,7 @@ CREATE INDEX fragments_by_document ON fragments(document_id, seq);
 CREATE INDEX fragments_by_text_hash ON fragments(text_hash);
 -- Fragment → document without reading fragment texts (counting matched documents reads one per match).
 CREATE INDEX fragments_owner ON fragments(id, document_id);
--- Contentless: the text lives once, in fragments; snippets are cut from there.
-CREATE VIRTUAL TABLE fragments_fts USING fts5(
-  title, heading, body, content='', contentless_delete=1,
-  tokenize='${FTS_TOKENIZER}'
-);
+${FULL_TEXT_SCHEMA}
 CREATE TRIGGER fragments_fts_delete AFTER DELETE ON fragments BEGIN
   DELETE FROM fragments_fts WHERE rowid = old.id;
 END;
@@ -316,11 +320,27 @@ const UPGRADES: Record<number, string | ((db: Database) => void)> = {
   // v12: the labels of every unit a code fragment defines, beyond the four its heading shows; null until its document
   // is chunked again (CODE_OUTLINE_VERSION 23 re-chunks code at the next index run).
   12: "ALTER TABLE fragments ADD COLUMN defines TEXT",
+  // v13: marks are word characters (fts.ts FTS_TOKENIZE) and Hebrew and Arabic points are dropped (FULL_TEXT_VERSION
+  // 5): the full-text index is made again and written from the fragments. Its terms are not an older index's, so a
+  // reader of one must not search it as it is (INDEX_OUTDATED says to run `index`).
+  13: remakeFullText,
 };
 
 function rebuildFullTextForIdentifiers(db: Database): void {
   rewriteFullText(db);
   db.run("DELETE FROM term_impacts; DELETE FROM term_bounds; DELETE FROM meta WHERE key = 'impacts'");
+}
+
+/**
+ * The full-text index made again with the current tokenizer and written from the fragments; the impact and posting
+ * lists read from the old one are dropped (the next index run builds them again: maintainImpactLists).
+ */
+function remakeFullText(db: Database): void {
+  db.run(`DROP TABLE fragments_fts; ${FULL_TEXT_SCHEMA}`);
+  rewriteFullText(db);
+  db.run(`DELETE FROM term_impacts; DELETE FROM term_bounds; DELETE FROM meta WHERE key = 'impacts';
+          DELETE FROM term_postings; DELETE FROM postings_added; DELETE FROM postings_removed;
+          INSERT OR REPLACE INTO meta(key, value) VALUES ('full_text_version', '${FULL_TEXT_VERSION}')`);
 }
 
 /** An index.db that SQLite cannot read at all; a writer replaces it (other errors, e.g. busy, never do). */
