@@ -82,6 +82,14 @@ export const movedRootHint = (name: string, real: string) =>
   `put the folder back, or point the repository at the new place (its index is kept): \`researcher config set repositories.${name}.path ${shellWord(real)}\``;
 
 /**
+ * What fixes a repository folder that is not there: moved on disk (the index is kept, nothing is read again), or on a
+ * drive not mounted. "Check that the folder exists" and `get`'s "run index" sent a user who had moved it round in
+ * a circle (s26 user F9).
+ */
+export const missingRootHint = (name: string) =>
+  `moved it? \`researcher config set repositories.${name}.path <its new folder>\` points the repository there (its index is kept); on a drive? mount it`;
+
+/**
  * Read a repository's file, its real path confined to the root: the one way every reader (get, multi-get, MCP,
  * REST, the indexer) opens a document. The file is opened first (following symlinks) and the check is made on
  * what was opened: its real path must lie inside the root's and name the very file the descriptor holds (same

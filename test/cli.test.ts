@@ -1114,3 +1114,24 @@ test("remove takes the document as ls and search print it, repo:path, and says t
     stderr: expect.stringContaining("remove needs a repository and a document"),
   });
 });
+
+test("a repository folder moved on disk: get and index say how to point the repository at it (s26 user F9)", () => {
+  // `get` said to run index, and index to check that the folder exists: round in a circle, never naming the fix.
+  const home = tempDir();
+  const parent = tempDir();
+  const folder = join(parent, "word");
+  writeTree(folder, { "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "word", folder, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "word"], { home }).code).toBe(0);
+  renameSync(folder, join(parent, "word-moved"));
+  const fix = "hint: moved it? `researcher config set repositories.word.path <its new folder>` points the repository there";
+  for (const args of [
+    ["get", "word:a.md"],
+    ["index", "word"],
+  ]) {
+    const run = runCli(args, { home });
+    expect({ args, code: run.code, hint: run.stderr.includes(fix) }).toEqual({ args, code: 1, hint: true });
+  }
+  expect(runCli(["config", "set", "repositories.word.path", join(parent, "word-moved")], { home }).code).toBe(0);
+  expect(runCli(["index", "word"], { home }).stdout).toContain("0 indexed, 1 unchanged");
+});

@@ -6,7 +6,7 @@ import { languageOf, SHEBANG_BYTES } from "../convert/code-languages.ts";
 import { pathMatcher } from "../path-glob.ts";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
-import { isInside, notRegular, outsideRoot, readConfinedHead, readHead, readRegularFile } from "../files.ts";
+import { isInside, missingRootHint, notRegular, outsideRoot, readConfinedHead, readHead, readRegularFile } from "../files.ts";
 
 export interface DiscoveredFile {
   /** The folder walked (the repository root): reads are confined to it (`readConfinedFile`). */
@@ -24,6 +24,8 @@ export interface DiscoverOptions {
   ignoreFiles?: boolean;
   /** The repository root, where `isCandidate` reads ignore files (a `Repository` passes itself). */
   path?: string;
+  /** The repository's name, for the hint when its folder is gone (a `Repository` passes itself). */
+  name?: string;
   /**
    * The researcher home the repository is registered in: never a document, even inside the root (a watch indexing
    * its own index's writes loops).
@@ -603,9 +605,9 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
   const types = wantedTypes(options);
   const scripts = scriptLanguages(types);
   const excluded = compileExcludes(options.exclude);
-  const realRoot = checkRoot(root);
+  const realRoot = checkRoot(root, options.name);
   const home = homeInside(realRoot, options);
-  if (under) checkRoot(join(root, under));
+  if (under) checkRoot(join(root, under), options.name);
   const discovery: Discovery = {
     files: [],
     skippedTypes: {},
@@ -629,7 +631,7 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch (error) {
-      if (path === "") throw unreadableRoot(root, error);
+      if (path === "") throw unreadableRoot(root, error, options.name);
       discovery.unlisted.push(path);
       // A name that is not UTF-8 comes back with U+FFFD in it, and no folder has that name.
       const undecodable = (error as NodeJS.ErrnoException).code === "ENOENT" && path.includes("\ufffd");
@@ -795,12 +797,12 @@ export function isEmptyFolder(path: string): boolean {
 }
 
 /** The root must be a folder we can list; its real path confines symlinks. */
-export function checkRoot(root: string): string {
+export function checkRoot(root: string, name?: string): string {
   let stats: Stats;
   try {
     stats = statSync(root);
   } catch (error) {
-    throw unreadableRoot(root, error);
+    throw unreadableRoot(root, error, name);
   }
   if (!stats.isDirectory()) {
     throw new ResearcherError("PATH_NOT_FOUND", `repository folder ${root} is not a folder; nothing was changed`, {
@@ -810,9 +812,10 @@ export function checkRoot(root: string): string {
   return realpathSync(root);
 }
 
-function unreadableRoot(root: string, error: unknown): ResearcherError {
+function unreadableRoot(root: string, error: unknown, name?: string): ResearcherError {
+  const gone = (error as NodeJS.ErrnoException).code === "ENOENT" && name !== undefined;
   return new ResearcherError("PATH_NOT_FOUND", `cannot read repository folder ${root}: ${describeError(error)}; nothing was changed`, {
-    hint: "check that the folder exists and that you may list it (a drive that is not mounted?)",
+    hint: gone ? missingRootHint(name) : "check that the folder exists and that you may list it (a drive that is not mounted?)",
   });
 }
 

@@ -274,7 +274,7 @@ async function writeSession(
 export async function indexRepository(home: string, repo: Repository, options: IndexOptions = {}): Promise<IndexSummary> {
   const embed = repo.embed && !options.noEmbed;
   // A first run over a folder that is not there fails before creating an index: the repository stays never indexed.
-  if (!Store.exists(repo.dir)) checkRoot(repo.path);
+  if (!Store.exists(repo.dir)) checkRoot(repo.path, repo.name);
   const session = { ...options, fresh: options.rebuild, warmUpParsers: parsesAll(repo, options) };
   return writeSession(home, repo, session, async ({ store, config, pool, embedders, root }) => {
     // `embed: false` in config.yaml, unlike a one-run --no-embed, makes the repository BM25-only: vectors it had go

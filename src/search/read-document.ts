@@ -10,7 +10,7 @@ import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { PAGE_MARKER } from "../convert/document.ts";
 import { conversionLimits, conversionSettings, convertOnce } from "../convert/pool.ts";
 import { describeError, notIndexedYet, ResearcherError, toResearcherError } from "../errors.ts";
-import { movedRoot, movedRootHint, readConfinedFile, rootRecord, type RootRecord, sha256 } from "../files.ts";
+import { missingRootHint, movedRoot, movedRootHint, readConfinedFile, rootRecord, type RootRecord, sha256 } from "../files.ts";
 import { leadingRepository } from "../path-glob.ts";
 import { attempt, listRepositories, selectRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
@@ -417,7 +417,10 @@ async function documentText(
     });
   }
   const read = readConfinedFile(repo.path, path, config.index.max_file_bytes, now?.real);
-  const hint = `if the file changed since it was indexed, \`researcher index ${repo.name}\` brings the index up to date`;
+  // The repository's folder itself gone: an index run cannot help, it refuses a folder that is not there.
+  const hint = now
+    ? `if the file changed since it was indexed, \`researcher index ${repo.name}\` brings the index up to date`
+    : missingRootHint(repo.name);
   if ("reason" in read) {
     // A FIFO or a device where the document was: no index run takes that in (it keeps the document).
     const gone = `put the document back, or drop it from the index with \`researcher remove ${repo.name} ${shellWord(path)}\``;
