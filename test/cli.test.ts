@@ -1135,3 +1135,29 @@ test("a repository folder moved on disk: get and index say how to point the repo
   expect(runCli(["config", "set", "repositories.word.path", join(parent, "word-moved")], { home }).code).toBe(0);
   expect(runCli(["index", "word"], { home }).stdout).toContain("0 indexed, 1 unchanged");
 });
+
+test("every example of search --help is a search that runs (s26 user F7)", () => {
+  // Its example of a query starting with a dash was a query of an exclusion alone: a usage error.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "---\ntags: [rust]\n---\n# Borrow checker\n\nA mutable reference, caching and retry; ownership rules.\n" });
+  expect(runCli(["repo", "add", "rust-book", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index"], { home }).code).toBe(0);
+  const examples = runCli(["search", "--help"], { home })
+    .stdout.split("\n")
+    .filter((line) => line.trim().startsWith("researcher search "));
+  expect(examples.length).toBeGreaterThan(3);
+  const quoted = cliCommand.map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(" ");
+  for (const example of examples) {
+    const run = Bun.spawnSync(["bash", "-c", `researcher() { ${quoted} "$@"; }; ${example.trim()}`], {
+      cwd: home,
+      env: { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, NO_COLOR: "1" },
+      stderr: "pipe",
+    });
+    expect({ example, code: run.exitCode, error: run.stderr.toString().match(/error: .*/)?.[0] }).toEqual({
+      example,
+      code: 0,
+      error: undefined,
+    });
+  }
+});

@@ -131,7 +131,7 @@ function mainCli(only?: string): CAC {
       .example("  researcher search how does caching work --json")
       .example("  researcher search borrow checker --documents 3 --full")
       .example("  researcher search retry --all --min-score 5 --mode bm25 --format csv > hits.csv")
-      .example('  researcher search -- "-starts-with-a-dash"')
+      .example('  researcher search -- "-unsafe borrow checker"')
       .example(`  researcher search ownership --where 'tags in (rust|go) format=md' --where 'title~"borrow"'`)
       .action(searchCommand);
 
