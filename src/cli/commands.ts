@@ -24,12 +24,13 @@ import {
   documentInfoText,
   documentJson,
   changedSinceIndexLine,
-  count,
+  CLI_NAMES,
   documentListText,
   documentText,
   emptyListingText,
   indexSummaryText,
   multiGetText,
+  noResultsLines,
   numberedRead,
   problemLines,
   progressBar,
@@ -116,21 +117,6 @@ function unmatchedHints(response: SearchResponse): string {
   return unmatchedLines(response.unmatched)
     .map((line) => `hint: ${line}\n`)
     .join("");
-}
-
-/** Why a text search printed nothing: no match, or matches all before --offset or below --min-score. */
-function noResults(response: SearchResponse, options: SearchOptions): string {
-  // A query with its own double quotes (a phrase) is shown in single ones: `no results for '"exact phrase"'`.
-  const query = escapeControls(response.query);
-  const none = `no results for ${query.includes('"') ? `'${query}'` : `"${query}"`}`;
-  if (response.total === 0 || response.mode !== "bm25") return `${none}\n${unmatchedHints(response)}`;
-  const from = response.offset > 0 ? ` from --offset ${response.offset}` : "";
-  const why =
-    options.minScore !== undefined
-      ? `none scoring --min-score ${options.minScore} or more${from}`
-      : `all before --offset ${response.offset}`;
-  const matched = `${count(response.total, options.documents ? "document" : "fragment")} ${response.total === 1 ? "matches" : "match"}`;
-  return `${none} (${matched}; ${why})\n`;
 }
 
 /**
@@ -391,7 +377,10 @@ export async function searchCommand(words: string[], flags: Flags): Promise<void
     };
     const response = await (flags.all ? searchAll(home(flags), options, context) : search(home(flags), options, context));
     stderr.write(skippedText(response.skipped) + searchWarningsText(response.warnings));
-    if (format === "text" && response.results.length === 0) stderr.write(noResults(response, options));
+    if (format === "text" && response.results.length === 0) {
+      const [line, ...hints] = noResultsLines(response, options, CLI_NAMES);
+      stderr.write(`${line}\n${hints.map((hint) => `hint: ${hint}\n`).join("")}`);
+    }
     // A filter value no document holds: JSON has `unmatched` and markdown says it in its body; a list of paths or
     // rows would be empty without a word (the scripted case, where a typo in a key is hardest to see).
     else if (format !== "json" && format !== "md" && response.results.length === 0) stderr.write(unmatchedHints(response));

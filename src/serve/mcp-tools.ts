@@ -35,7 +35,8 @@ import {
   searchWarningsText,
   vectorsPart,
   skippedText,
-  unmatchedLines,
+  MCP_NAMES,
+  noResultsLines,
   numberedRead,
   indexingNote,
   languagesLine,
@@ -230,7 +231,7 @@ function registerSearchTools(server: McpServer, home: string, context: SearchCon
       full: input.full,
     };
     const response = await search(home, options, context);
-    const found = searchText(response, plain) || ["no results", ...unmatchedLines(response.unmatched)].join("\n");
+    const found = searchText(response, plain) || noResultsLines(response, options, MCP_NAMES).join("\n");
     const text = [found, skippedText(response.skipped), searchWarningsText(response.warnings)].filter(Boolean).join("\n");
     return result(searchJson(response), text);
   };

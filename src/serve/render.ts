@@ -112,6 +112,34 @@ export function searchJson(response: SearchResponse): object {
 }
 
 /** Why a filtered search found nothing: one line per filter value no document holds, with the values that exist. */
+/** How the CLI and MCP name the options a no-results line names. */
+export const CLI_NAMES = { offset: "--offset", minScore: "--min-score" };
+export const MCP_NAMES = { offset: "offset", minScore: "min_score" };
+
+/**
+ * Why a search shows nothing, then why its filters matched nothing: no match, or matches all before the offset or
+ * below the minimum score, in every mode (over MCP and in hybrid a page past the end said "no results" though 1,488
+ * matched: an agent reads that the query matches nothing; s26 agent F9).
+ */
+export function noResultsLines(
+  response: SearchResponse,
+  options: { minScore?: number; documents?: boolean },
+  names: typeof CLI_NAMES,
+): string[] {
+  // A query with its own double quotes (a phrase) is shown in single ones: `no results for '"exact phrase"'`.
+  const query = escapeControls(response.query);
+  const none = `no results for ${query.includes('"') ? `'${query}'` : `"${query}"`}`;
+  const past = response.offset > 0 && response.offset >= response.total;
+  if (response.total === 0 || (options.minScore === undefined && !past)) return [none, ...unmatchedLines(response.unmatched)];
+  const from = response.offset > 0 ? ` from ${names.offset} ${response.offset}` : "";
+  const why =
+    options.minScore !== undefined
+      ? `none scoring ${names.minScore} ${options.minScore} or more${from}`
+      : `all before ${names.offset} ${response.offset}`;
+  const matched = `${count(response.total, options.documents ? "document" : "fragment")} ${response.total === 1 ? "matches" : "match"}`;
+  return [`${none} (${matched}; ${why})`];
+}
+
 export function unmatchedLines(unmatched: readonly FilterMiss[] | undefined): string[] {
   return (unmatched ?? []).map(({ filter, key, known, similar_keys, repository }) => {
     const keys = similar_keys?.length ? ` (did you mean ${similar_keys.join(", ")}?)` : "";

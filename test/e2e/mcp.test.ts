@@ -503,6 +503,14 @@ describe("MCP over stdio", () => {
     expect(part.content[0]!.text).toContain("\n\n=== docs:bread.md\n");
   });
 
+  test("a search page past the end says how many match, in every mode (s26 agent F9)", async () => {
+    // "no results" read as "the query matches nothing" to an agent that paged one step too far.
+    for (const mode of ["bm25", "hybrid"]) {
+      const past = await call("search_fragments", { query: "garage", repository: "docs", mode, offset: 5000 });
+      expect(past.content[0]!.text).toMatch(/^no results for "garage" \(\d+ fragments? match(es)?; all before offset 5000\)$/);
+    }
+  });
+
   test("list_repositories and get_index_status", async () => {
     const repos = await call("list_repositories");
     expect(repos.structuredContent.repositories).toEqual([
