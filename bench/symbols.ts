@@ -44,6 +44,12 @@ const DEFINES: Record<string, RegExp> = {
   ts: /^\s*(?:export\s+)?(?:declare\s+)?(?:default\s+)?(?:abstract\s+)?(?:async\s+)?(class|function|interface|type|const|let|var|enum)\s+([A-Za-z_$][\w$]{5,})\b/,
 };
 const QUERIED = new Set(["class", "def", "function", "const"]);
+/**
+ * A TypeScript class's method (`  drawEllipse(options: …): void {`): a definition of its name too, counted so that a
+ * name a method shares is no name defined once (a method and a function of one name are both its definitions).
+ */
+const TS_METHOD =
+  /^\s+(?:(?:public|private|protected|static|async|override|abstract|readonly)\s+)*(?:get\s+|set\s+)?([A-Za-z_$][\w$]{5,})\s*(?:<[^>]*>)?\s*\([^;]*\)\s*(?::[^;=]*)?\{\s*$/;
 
 function filesOf(dir: string, ext: RegExp, deep: boolean): string[] {
   if (!existsSync(dir)) return [];
@@ -72,10 +78,11 @@ function corpus(root: string): Definition[] {
       .split("\n")
       .forEach((text, i) => {
         const m = pattern.exec(text);
-        if (m)
+        const method = !m && side === "ts" ? TS_METHOD.exec(text) : null;
+        if (m || method)
           definitions.push({
-            kind: `${side === "python" ? "Python" : "TypeScript"} ${m[1]}`,
-            name: m[2]!,
+            kind: m ? `${side === "python" ? "Python" : "TypeScript"} ${m[1]}` : "TypeScript method",
+            name: m ? m[2]! : method![1]!,
             path,
             line: i + 1,
             indented: /^\s/.test(text),
