@@ -98,6 +98,27 @@ test("writers holding the lock upgrade an older schema: verify, remove", async (
   expect(schemaVersion(removed.repo)).toBe(SCHEMA_VERSION);
 }, 30_000);
 
+test("a schema 13 index (before kept OCR pages) is searched as it is, not refused as outdated; the next index run upgrades it (v14)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
+  const repo = registerRepository(home, { name: "old", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const db = new Database(Store.dbPath(repo.dir));
+  db.run("DROP TABLE ocr_readings");
+  db.run("PRAGMA user_version = 13");
+  db.close();
+  const found = runCli(["search", "alpha", "--json"], { home });
+  expect({ code: found.code, stderr: found.stderr }).toEqual({ code: 0, stderr: "" });
+  expect(JSON.parse(found.stdout).results.map((r: { path: string }) => r.path)).toEqual(["a.md"]);
+  expect(schemaVersion(repo)).toBe(13); // a reader writes nothing
+  expect(runCli(["index", "old", "--quiet"], { home }).code).toBe(0);
+  expect(schemaVersion(repo)).toBe(SCHEMA_VERSION);
+  const upgraded = new Database(Store.dbPath(repo.dir), { readonly: true });
+  expect(missingFromSchema(upgraded)).toBeNull();
+  upgraded.close();
+}, 30_000);
+
 test("a schema 4 index (no identifier parts in its full-text index) gets its full text rebuilt by the next index run (v5)", async () => {
   const home = tempDir();
   const docs = tempDir();
@@ -127,6 +148,7 @@ test("a schema 12 index (marks cut words apart in its full-text index) is refuse
   await indexRepository(home, repo);
   // What schema 12 wrote: unicode61's default word characters (no marks), text with its points, lists built from it.
   const db = new Database(Store.dbPath(repo.dir));
+  db.run("DROP TABLE ocr_readings"); // v14's
   db.run("DROP TABLE fragments_fts");
   db.run(
     "CREATE VIRTUAL TABLE fragments_fts USING fts5(title, heading, body, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2')",

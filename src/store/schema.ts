@@ -26,7 +26,15 @@ import {
 import { danglingLink, freeBytes, openFilesExhausted } from "../files.ts";
 import { FTS_TOKENIZE, FULL_TEXT_VERSION, rewriteFullText } from "./fts.ts";
 
-export const SCHEMA_VERSION = 13;
+export const SCHEMA_VERSION = 14;
+
+/**
+ * The oldest schema a reader reads as it is: the upgrades since add only what writers alone read (v14: the OCR
+ * readings of a conversion cut short), so an index written before them is searched as it was until the next writer
+ * upgrades it, and no search says INDEX_OUTDATED after an upgrade of researcher. v13 remade the full-text index with
+ * other terms: an index from before it is not searched as it is.
+ */
+const READABLE_FROM = 13;
 
 /**
  * Impact lists (see bm25.ts): for words in many fragments, the fragments where the word weighs most (its weighted
@@ -83,6 +91,25 @@ CREATE TABLE IF NOT EXISTS document_texts (
   settings TEXT NOT NULL,
   text TEXT NOT NULL
 );
+`;
+
+/**
+ * What OCR read of each page of a file whose conversion has not finished (an index run killed, stopped, or a
+ * conversion stopped by a limit), as soon as each page is read: by the file's bytes (`hash`), the conversion settings
+ * it was read under and the page, so the next conversion of those very bytes reads the pages back and recognises only
+ * the rest. `path` is where it was read, for a complete run to drop the pages of a file changed or gone since, and
+ * `remove` those of the path it drops. A document written for those bytes drops them: its text is kept whole then.
+ */
+const OCR_READINGS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS ocr_readings (
+  hash TEXT NOT NULL,
+  settings TEXT NOT NULL,
+  page INTEGER NOT NULL,
+  path TEXT NOT NULL,
+  text TEXT,
+  poor INTEGER NOT NULL,
+  PRIMARY KEY (hash, settings, page)
+) WITHOUT ROWID;
 `;
 
 /**
@@ -160,6 +187,7 @@ ${IMPACTS_SCHEMA}
 ${POSTINGS_SCHEMA}
 ${DOCUMENT_TEXTS_SCHEMA}
 ${REMOVED_TEXTS_SCHEMA}
+${OCR_READINGS_SCHEMA}
 -- Vectors keyed by the fragment text's hash: an unchanged text is never embedded twice.
 CREATE TABLE embeddings (text_hash TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
 -- A file that failed to convert, with its size, mtime and conversion settings then (null: tried again every run).
@@ -324,6 +352,9 @@ const UPGRADES: Record<number, string | ((db: Database) => void)> = {
   // 5): the full-text index is made again and written from the fragments. Its terms are not an older index's, so a
   // reader of one must not search it as it is (INDEX_OUTDATED says to run `index`).
   13: remakeFullText,
+  // v14: the OCR readings of pages of a conversion not finished (filled as pages are read from now on); readers
+  // never read them (READABLE_FROM).
+  14: OCR_READINGS_SCHEMA,
 };
 
 function rebuildFullTextForIdentifiers(db: Database): void {
@@ -472,7 +503,7 @@ function openChecked(file: string, name: string, mode: OpenMode): Database {
         hint: `upgrade researcher, or start over with \`researcher index --rebuild ${name}\` (it moves this index aside)`,
       });
     }
-    if (version < SCHEMA_VERSION) {
+    if (version < SCHEMA_VERSION && !(mode === "read" && version >= READABLE_FROM)) {
       // Reading an older schema as it is would need every query in two versions; upgrading is a write, for writers.
       if (mode === "read") {
         throw new ResearcherError(

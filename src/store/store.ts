@@ -73,6 +73,12 @@ export interface DocumentInput {
   convertedText?: { text: string; settings: string };
 }
 
+/** What OCR read of a page, as the index keeps it for a conversion cut short (convert's PageReading, no failure). */
+export interface KeptReading {
+  text?: string;
+  poor?: boolean;
+}
+
 /** A piece of a document as the chunker cuts it (index/chunk.ts) and the store keeps it. */
 export interface Fragment {
   seq: number;
@@ -462,6 +468,8 @@ export class Store {
       );
       insertFts(row.lastInsertRowid, doc.title, heading, fragment.text);
     });
+    // The pages kept of a conversion of these bytes cut short: finished now, they are no longer needed.
+    this.db.query("DELETE FROM ocr_readings WHERE hash = ?").run(doc.hash);
     if (doc.convertedText) {
       this.db
         .query("INSERT INTO document_texts(document_id, settings, text) VALUES (?, ?, ?)")
@@ -528,6 +536,51 @@ export class Store {
   /** Drop every removed document's kept text: a rebuild leaves none behind, as a new index would hold none. */
   dropRemovedTexts(): void {
     this.erasing(() => this.db.run("DELETE FROM removed_texts"));
+  }
+
+  /**
+   * Keep what OCR read of one page of the file at `path` with these bytes (`hash`), read under these conversion
+   * settings (OCR_READINGS_SCHEMA), committed at once unless the caller holds a transaction: a kill right after keeps it.
+   */
+  keepOcrReading(file: { hash: string; settings: string; path: string }, page: number, reading: KeptReading): void {
+    this.db
+      .query("INSERT OR REPLACE INTO ocr_readings(hash, settings, page, path, text, poor) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(file.hash, file.settings, page, file.path, reading.text ?? null, reading.poor ? 1 : 0);
+  }
+
+  /** The pages kept of a file with these bytes read under these settings (keepOcrReading), by page number. */
+  ocrReadings(hash: string, settings: string): Map<number, KeptReading> {
+    const rows = this.db
+      .query<{ page: number; text: string | null; poor: number }, [string, string]>(
+        "SELECT page, text, poor FROM ocr_readings WHERE hash = ? AND settings = ?",
+      )
+      .all(hash, settings);
+    return new Map(
+      rows.map((row) => [row.page, { ...(row.text === null ? {} : { text: row.text }), ...(row.poor ? { poor: true } : {}) }]),
+    );
+  }
+
+  /**
+   * Drop the kept pages of every file `keep` does not want (a complete run: the file changed, went, or is read
+   * under other settings now), with their bytes: one of them may be all the index holds of a file since deleted.
+   */
+  pruneOcrReadings(keep: (file: { hash: string; settings: string; path: string }) => boolean): void {
+    const files = this.db
+      .query<{ hash: string; settings: string; path: string }, []>("SELECT DISTINCT hash, settings, path FROM ocr_readings")
+      .all();
+    const unwanted = files.filter((file) => !keep(file));
+    if (!unwanted.length) return;
+    const drop = this.db.query("DELETE FROM ocr_readings WHERE hash = ? AND settings = ?");
+    this.erasing(() =>
+      this.transaction(() => {
+        for (const file of unwanted) drop.run(file.hash, file.settings);
+      }),
+    );
+  }
+
+  /** Drop every kept page: a rebuild leaves none behind, as a new index would hold none. */
+  dropOcrReadings(): void {
+    this.erasing(() => this.db.run("DELETE FROM ocr_readings"));
   }
 
   /**
@@ -606,12 +659,15 @@ export class Store {
 
   /**
    * Drop a document at a user's word (`remove`, MCP remove_from_index): unlike one that left its folder, it leaves
-   * no kept text (REMOVED_TEXTS_SCHEMA) of its bytes behind, and no bytes of its rows in the file (erasing). A user
-   * dropping a confidential scan from an index before sharing it kept its whole OCR'd text in it (s21 F10).
+   * no kept text (REMOVED_TEXTS_SCHEMA) of its bytes behind, no page OCR read of its file in a conversion cut short
+   * (OCR_READINGS_SCHEMA: its bytes, or newer bytes read at its path), and no bytes of its rows in the file (erasing).
+   * A user dropping a confidential scan from an index before sharing it kept its whole OCR'd text in it (s21 F10).
+   * The pages read at a path not indexed (its first conversion cut short) go too; whether a document went.
    */
   forgetDocument(path: string): boolean {
     const hash = this.documentByPath(path)?.hash;
     return this.erasing(() => {
+      this.db.query("DELETE FROM ocr_readings WHERE path = ? OR hash = ?").run(path, hash ?? null);
       if (hash === undefined || !this.deleteDocument(path)) return false;
       this.db.query("DELETE FROM removed_texts WHERE hash = ?").run(hash);
       return true;
