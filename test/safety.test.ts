@@ -272,6 +272,8 @@ describe("the indexer's read step", () => {
         conversion: "",
         failure: "",
         kept: () => undefined,
+        ocrReadings: () => new Map(),
+        keepOcrReading: () => {},
       });
       expect(prepared).toEqual({
         kind: "failed",

@@ -175,6 +175,16 @@ export interface OcrPage {
   pages: number;
 }
 
+/** What OCR made of one page: its text (none when nothing was read), or why the engine failed on it. */
+export interface PageReading {
+  text?: string;
+  /** The text reads as gibberish whichever way the page is turned (poorlyRead): kept, but search will miss it. */
+  poor?: boolean;
+  failure?: string;
+  /** Read back from ConvertOptions.ocrKnown, not recognised now. */
+  resumed?: true;
+}
+
 /** When scanned pages are recognised (OCR): `auto` pages whose text layer is (almost) empty or a stamp, `always`
  * every page whose images cover a third of it, `off` never. */
 export type OcrMode = "auto" | "off" | "always";
@@ -186,14 +196,20 @@ export interface ConvertOptions {
   ocrData?: string;
   /**
    * Told when the OCR of one page starts and ends: the pool gives each recognised page its own time limit, and an
-   * index run shows which page it is reading.
+   * index run shows which page it is reading. The end of a page the engine read carries its reading (never a
+   * failure, which is tried again): an index run keeps it at once, so a run cut short resumes after it (ocrKnown).
    */
-  onOcrPage?: (phase: "start" | "end", page: OcrPage) => void;
+  onOcrPage?: (phase: "start" | "end", page: OcrPage, reading?: PageReading) => void;
   /**
    * Pages whose OCR ran past its time limit in an earlier attempt at this file (the pool stopped it): not recognised
    * again, each failing with its reason, so the file's other pages are read.
    */
   ocrStopped?: { page: number; reason: string }[];
+  /**
+   * Pages of this very file (the same bytes, under the same OCR settings) an earlier conversion read and was cut
+   * short after (killed, stopped by a limit), by page number: read back, not recognised again.
+   */
+  ocrKnown?: ReadonlyMap<number, PageReading>;
   /**
    * Parse source code into `codeSections` of at most this many tokens (the index's chunk budget). The parse is the
    * costly part of indexing code, so it runs where conversions run: in the pool's workers, in parallel.

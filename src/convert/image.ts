@@ -5,9 +5,9 @@
  * composited over white. Opt-in by file type: they are not among the default `file_types`.
  */
 import { ResearcherError } from "../errors.ts";
-import { IMAGE_OCR_OFF, pageMarker, resolveLineBreaks, type ConvertedDocument, type ConvertOptions } from "./document.ts";
+import { IMAGE_OCR_OFF, pageMarker, resolveLineBreaks, type ConvertedDocument, type ConvertOptions, type PageReading } from "./document.ts";
 import type UTIF from "utif2";
-import { type GrayImage, grayFromChannels, type PageReading, poorScanWarning, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
+import { type GrayImage, grayFromChannels, poorScanWarning, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
 
 export async function convertImage(format: string, bytes: Uint8Array, title: string, options: ConvertOptions): Promise<ConvertedDocument> {
   if (options.ocr === "off") throw new ResearcherError("FILE_UNREADABLE", IMAGE_OCR_OFF);

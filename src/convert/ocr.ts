@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { describeError, ResearcherError } from "../errors.ts";
 import { readRegularFile } from "../files.ts";
-import { type ConvertOptions, isHeading, joinLine, literalText, median, type OcrPage } from "./document.ts";
+import { type ConvertOptions, isHeading, joinLine, literalText, median, type OcrPage, type PageReading } from "./document.ts";
 // The SIMD + LSTM-only build: Bun's JavaScriptCore runs wasm SIMD (the plain build is 3× slower), and the legacy
 // (non-LSTM) engine is not used (the embedded model has no legacy data). Not the "relaxedsimd" build: its results
 // may differ between CPUs, and it was no faster here (NOTES.md).
@@ -302,14 +302,6 @@ function sharedEngine(options: ConvertOptions): Promise<OcrEngine> {
   return shared.engine;
 }
 
-/** What OCR made of one page: its text (none when nothing was read), or why the engine failed on it. */
-export interface PageReading {
-  text?: string;
-  /** The text reads as gibberish whichever way the page is turned (poorlyRead): kept, but search will miss it. */
-  poor?: boolean;
-  failure?: string;
-}
-
 /** A page OCR was asked to read and could not (its engine failed, or it ran past its time limit), and why. */
 export interface UnreadPage {
   page: number;
@@ -352,7 +344,9 @@ export function pageList(pages: number[]): string {
  * language model fails the file with its reason; an engine abort costs only this page (the engine is replaced), and
  * is reported as the page's `failure`, so that a file with no text says the engine failed rather than that it found
  * nothing. `readings` holds what the file's pages read so far, by their pixels: a page painting the same pixels as
- * one read before is not read again (5,000 pages painting one image were 75 minutes of OCR: s25 hostile F4).
+ * one read before is not read again (5,000 pages painting one image were 75 minutes of OCR: s25 hostile F4). A page
+ * an earlier conversion of the file read (`options.ocrKnown`) is read back, its image not even looked for; a page the
+ * engine reads is told with its end (`onOcrPage`), for an index run to keep.
  */
 export async function recognise(
   image: (found: () => void) => Promise<GrayImage | null>,
@@ -362,7 +356,10 @@ export async function recognise(
 ): Promise<PageReading> {
   const stopped = options.ocrStopped?.find((s) => s.page === page.page);
   if (stopped) return { failure: stopped.reason };
+  const known = options.ocrKnown?.get(page.page);
+  if (known) return { ...known, resumed: true };
   let started = false;
+  let reading: PageReading | undefined; // what the engine read: a failure is not told, so it is tried again
   const start = () => {
     if (!started) options.onOcrPage?.("start", page);
     started = true;
@@ -372,23 +369,23 @@ export async function recognise(
     const pixels = await image(start);
     if (!pixels) return {};
     const key = readings && pixelsKey(pixels);
-    const known = key && readings.get(key);
-    if (known) return known;
+    const repeated = key && readings.get(key);
+    if (repeated) return repeated;
     start(); // making the engine (loading the wasm and model) is part of the first page's OCR
     current = sharedEngine(options);
     const engine = await current.catch((error: Error) => {
       throw new ResearcherError("FILE_UNREADABLE", error.message);
     });
-    const reading = await engine.recognize(pixels);
-    const read = { text: reading.text || undefined, ...(poorlyRead(reading) ? { poor: true } : {}) };
-    if (key) readings.set(key, read); // not a failure: the engine may read the same pixels another time
-    return read;
+    const recognised = await engine.recognize(pixels);
+    reading = { text: recognised.text || undefined, ...(poorlyRead(recognised) ? { poor: true } : {}) };
+    if (key) readings.set(key, reading); // not a failure: the engine may read the same pixels another time
+    return reading;
   } catch (error) {
     if (error instanceof ResearcherError) throw error;
     if (current && shared?.engine === current) shared = undefined; // the engine refuses further pages after an abort
     return { failure: describeError(error) };
   } finally {
-    if (started) options.onOcrPage?.("end", page);
+    if (started) options.onOcrPage?.("end", page, reading);
   }
 }
 

@@ -17,9 +17,10 @@ import {
   resolveTitle,
   type ConvertedDocument,
   type ConvertOptions,
+  type PageReading,
 } from "./document.ts";
 import { ResearcherError } from "../errors.ts";
-import { pageImage, pageList, type PageReading, type PdfPage, poorScanWarning, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
+import { pageImage, pageList, type PdfPage, poorScanWarning, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
 import { readCMap, readWasm } from "./pdf-data.ts";
 import { openedWithEmptyOwnerPassword } from "./pdf-password.ts";
 import { drawnItems, type OperatorList } from "./pdf-drawn.ts";
@@ -152,6 +153,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
       const read = wanted ? await recognisePage(doc, n, options, readings, () => imagePages++) : {};
       const recognised = read.text;
       if (read.failure) unread.push({ page: n, reason: read.failure });
+      if (read.resumed) imagePages++; // its image was read before: it is not looked for again
       if (recognised) ocrPages++;
       if (n === 1) prominent = recognised ? ocrTitle(recognised) : largestLines(lines.slice(0, 12), median(lines.map((l) => l.size)));
       // A recognised page keeps what OCR could not see: its notes and form values, and the lines of its text layer

@@ -8,7 +8,7 @@ import { readFileSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { languageOf } from "./code-languages.ts";
 import { convertFile, formatOf, TEXT_FORMATS } from "./convert.ts";
-import type { ConvertedDocument, ConvertOptions, OcrPage } from "./document.ts";
+import type { ConvertedDocument, ConvertOptions, OcrPage, PageReading } from "./document.ts";
 import type { CompiledTreeSitter } from "./tree-sitter.ts";
 import { readRegularFile } from "../files.ts";
 import { CANCELLED, ResearcherError } from "../errors.ts";
@@ -30,6 +30,9 @@ interface Job {
   /** For source code to parse: the parser's runtime and grammar, compiled once in this thread and shared by the workers. */
   treeSitter?: CompiledTreeSitter;
   onOcrPage?: (page: OcrPage) => void;
+  onOcrRead?: (page: OcrPage, reading: PageReading) => void;
+  /** The pages read so far, by an earlier conversion (ConvertListeners.ocrKnown) or an attempt of this one. */
+  known: Map<number, PageReading>;
   resolve: (document: ConvertedDocument) => void;
   reject: (error: ResearcherError) => void;
   /** Why an earlier attempt at this file was stopped (an OCR page past its limit): its failure if this one fails too. */
@@ -64,14 +67,25 @@ type WorkerMessage = {
   /** The first report of a file: what the worker holds before converting it. */
   start?: boolean;
   thread?: string;
-  /** The OCR of a page starts or ends. */
-  ocr?: { phase: "start" | "end" } & OcrPage;
+  /** The OCR of a page starts or ends; its end carries what the engine read (none when it failed). */
+  ocr?: { phase: "start" | "end"; reading?: PageReading } & OcrPage;
   document?: ConvertedDocument;
   error?: string;
 };
 
 /** What a conversion is told: everything but the callback, which the worker adds. */
 export type WorkerOptions = Omit<ConvertOptions, "onOcrPage">;
+
+/**
+ * What a caller hears of one conversion and gives it: each page as its OCR starts; each page's reading as it ends
+ * (an index run keeps it at once); the pages an earlier conversion of these very bytes read before it was cut short
+ * (ConvertOptions.ocrKnown), read back rather than recognised again.
+ */
+export interface ConvertListeners {
+  onOcrPage?: (page: OcrPage) => void;
+  onOcrRead?: (page: OcrPage, reading: PageReading) => void;
+  ocrKnown?: ReadonlyMap<number, PageReading>;
+}
 
 export interface ConvertPoolOptions {
   /** Worker threads (default: one per core). */
@@ -91,7 +105,8 @@ export interface ConvertPoolOptions {
 
 /**
  * Pages of one file whose OCR may run past its limit before the file fails: each costs an attempt at the whole file
- * (the pages before it are recognised again), so a scan whose every page is too slow fails after a few.
+ * (the pages read before it are read back, not recognised again), so a scan whose every page is too slow fails
+ * after a few.
  */
 const MAX_STOPPED_OCR_PAGES = 3;
 
@@ -134,9 +149,10 @@ export class ConvertPool {
 
   /**
    * Convert one file; rejects with a `FILE_UNREADABLE` error (`CONVERSION_STOPPED` when a limit or the run stopped it) whose message is the one-line reason. `onOcrPage` is
-   * told of each page as its OCR starts (a long scan is minutes of work in one file).
+   * told of each page as its OCR starts (a long scan is minutes of work in one file), `onOcrRead` of what it read.
    */
-  async convert(path: string, bytes: Uint8Array, onOcrPage?: (page: OcrPage) => void): Promise<ConvertedDocument> {
+  async convert(path: string, bytes: Uint8Array, listeners: ConvertListeners = {}): Promise<ConvertedDocument> {
+    const { onOcrPage, onOcrRead, ocrKnown } = listeners;
     const language = this.options.codeTokens ? languageOf(path, bytes) : null;
     // Text formats convert in this thread, except source code to be parsed: the parse is the cost.
     if (TEXT_FORMATS.has(formatOf(path)) && !language) return convertFile(path, bytes);
@@ -144,7 +160,8 @@ export class ConvertPool {
     // Closed meanwhile (while the runtime compiled) or before: no worker may start now.
     if (this.closedBecause) throw stopped(this.closedBecause);
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, path, bytes, options: this.options, treeSitter, onOcrPage, resolve, reject });
+      const known = new Map(ocrKnown);
+      this.queue.push({ id: this.nextId++, path, bytes, options: this.options, treeSitter, onOcrPage, onOcrRead, known, resolve, reject });
       this.dispatch();
     });
   }
@@ -240,7 +257,8 @@ export class ConvertPool {
       if (this.memoryBytes && !this.watchdog) this.watchdog = setInterval(() => this.checkMemory(), MEMORY_REPORT_MS).unref();
       slot.deadline = performance.now() + this.timeoutMs;
       this.startFileTimer(slot);
-      const { id, path, bytes, options, treeSitter } = job;
+      const { id, path, bytes, treeSitter, known } = job;
+      const options = known.size ? { ...job.options, ocrKnown: known } : job.options;
       // Garbage of half the budget left by an earlier file is collected before this one starts: its growth is
       // measured from there, and could otherwise take the place of that garbage, up to twice the budget in all.
       const collectAbove = this.memoryBytes / 2 || undefined;
@@ -276,9 +294,10 @@ export class ConvertPool {
 
   /**
    * While a page is recognised the file's clock stops and the page's own limit runs; then the file's clock resumes.
-   * The job's listener hears of each page as it starts.
+   * The job's listeners hear of each page as it starts, and of what it read as it ends: an attempt at the file made
+   * again (a page stopped) reads it back too.
    */
-  private ocrPage(slot: Slot, { phase, ...page }: NonNullable<WorkerMessage["ocr"]>): void {
+  private ocrPage(slot: Slot, { phase, reading, ...page }: NonNullable<WorkerMessage["ocr"]>): void {
     clearTimeout(slot.timer);
     if (phase === "start") {
       slot.left = slot.deadline - performance.now();
@@ -288,6 +307,10 @@ export class ConvertPool {
       slot.deadline = performance.now() + (slot.left ?? 0);
       slot.left = undefined;
       this.startFileTimer(slot);
+      if (reading && slot.job) {
+        slot.job.known.set(page.page, reading);
+        slot.job.onOcrRead?.(page, reading);
+      }
     }
   }
 

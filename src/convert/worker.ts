@@ -6,7 +6,7 @@
 import { readlinkSync } from "node:fs";
 import { convertFile } from "./convert.ts";
 import { ocrMemory } from "./ocr.ts";
-import type { OcrPage } from "./document.ts";
+import type { OcrPage, PageReading } from "./document.ts";
 import type { WorkerOptions } from "./pool.ts";
 import type { CompiledTreeSitter } from "./tree-sitter.ts";
 import { describeError } from "../errors.ts";
@@ -75,10 +75,11 @@ self.onmessage = async (event: MessageEvent<Job | WarmUp>) => {
   self.postMessage({ id, memory: ownMemory(), start: true, thread: threadId() });
   const reporter = setInterval(report, reportMs);
   try {
-    // Each recognised page runs on its own time limit in the pool, which also tells the index run which page it is.
-    const onOcrPage = (phase: "start" | "end", page: OcrPage) => {
+    // Each recognised page runs on its own time limit in the pool, which also tells the index run which page it is,
+    // and, as it ends, what it read (kept at once: a run cut short resumes after it).
+    const onOcrPage = (phase: "start" | "end", page: OcrPage, reading?: PageReading) => {
       if (phase === "end") collectIfLarge();
-      self.postMessage({ id, ocr: { phase, ...page } });
+      self.postMessage({ id, ocr: { phase, ...page, reading } });
     };
     const document = await convertFile(path, bytes, { ...options, onOcrPage });
     // A last report before the result, which the pool reads first: a conversion quicker than the report interval is

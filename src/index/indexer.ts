@@ -13,7 +13,14 @@ import { loadConfig, type Config } from "../config.ts";
 import { languageOf } from "../convert/code-languages.ts";
 import { formatOf, OCR_FORMATS, ocrPagesOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { type ConvertedDocument, failedForOcrOff, type OcrPage } from "../convert/document.ts";
-import { ConvertPool, conversionLimits, conversionSettings, convertOptions, failureSettings } from "../convert/pool.ts";
+import {
+  type ConvertListeners,
+  ConvertPool,
+  conversionLimits,
+  conversionSettings,
+  convertOptions,
+  failureSettings,
+} from "../convert/pool.ts";
 import {
   candidacy,
   checkRoot,
@@ -56,7 +63,15 @@ import {
 import { acquireWriterLock, leftoverTempFiles, withConfigLock } from "../lock.ts";
 import { forEachConcurrently } from "../serial.ts";
 import { keepRepositoryModel, listRepositories, type Repository } from "../repos.ts";
-import { HEADING_SEPARATOR, Store, type DocumentInput, type Fragment, type RecordedFailure, type StoredDocument } from "../store/store.ts";
+import {
+  HEADING_SEPARATOR,
+  type KeptReading,
+  Store,
+  type DocumentInput,
+  type Fragment,
+  type RecordedFailure,
+  type StoredDocument,
+} from "../store/store.ts";
 import { dropVectors, syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
 import { clearImpacts, maintainImpactLists, updateImpacts } from "../search/bm25.ts";
@@ -84,7 +99,7 @@ export interface IndexSummary {
   skipped_links: string[];
   /** Fragments written in this run. */
   fragments: number;
-  /** Pages read by OCR in this run (scanned PDF pages). */
+  /** Pages recognised by OCR in this run (scanned PDF pages): not those read back from a run cut short. */
   ocr_pages: number;
   documents_total: number;
   fragments_total: number;
@@ -136,7 +151,8 @@ export interface IndexOptions {
 
 /** What the per-document step makes of one file. */
 export type Prepared =
-  /** `reused`: its converted text came from the index (no OCR ran for it in this run). */
+  /** `reused`: its converted text came from the index (no OCR ran for it in this run); `ocrResumed`: of its OCR
+   * pages, those read back from a conversion cut short (DocumentSettings.ocrReadings), not recognised in this run. */
   | {
       kind: "document";
       replaces: boolean;
@@ -144,12 +160,13 @@ export type Prepared =
       fragments: Fragment[];
       hashes: string[];
       reused?: boolean;
+      ocrResumed?: number;
       warnings?: string[];
     }
   | { kind: "unchanged"; id: number; size: number; mtimeMs: number }
   /** `gone`: the path holds no document any more (a link out of the root, a scan while OCR is off): the indexed one
    * goes too. */
-  | ({ kind: "failed"; gone?: boolean } & RecordedFailure)
+  | ({ kind: "failed"; gone?: boolean /** The bytes' hash, when they were read. */; hash?: string } & RecordedFailure)
   /** Deleted after it was listed: gone, like a file the plan found missing, not a failure. */
   | { kind: "vanished"; path: string };
 
@@ -172,6 +189,10 @@ export interface DocumentSettings {
   failure: string;
   /** A conversion the index kept (OCR'd text) of a file with this content hash under these settings, if any. */
   kept: (hash: string) => ConvertedDocument | undefined;
+  /** The pages OCR read of a file with this content hash under these settings in a conversion cut short. */
+  ocrReadings: (hash: string) => Map<number, KeptReading>;
+  /** Keep what OCR read of one page of the file at `path` with this content hash, as it is read. */
+  keepOcrReading: (file: { hash: string; path: string }, page: number, reading: KeptReading) => void;
 }
 
 /**
@@ -317,6 +338,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
             // The run has read back the kept texts it could use; the rebuilt index keeps no removed document's text,
             // as a new index would hold none (a scan removed or moved away stayed in it, s21 F10).
             store.dropRemovedTexts();
+            store.dropOcrReadings(); // read back too: none is left behind
             // Until this commits, searches use the old index with its vectors; an interrupted run leaves both.
             if (replacesVectors && embed) embeddedInRebuild = await embedRepository(store, repo, load, options);
             return counts;
@@ -582,6 +604,15 @@ function documentSettings(
     conversion,
     failure,
     kept,
+    ocrReadings: (hash) => store.ocrReadings(hash, conversion),
+    keepOcrReading: ({ hash, path }, page, reading) => {
+      try {
+        store.keepOcrReading({ hash, settings: conversion, path }, page, reading);
+      } catch {
+        // Not kept (a full disk, a busy index): a later run recognises the page again. The document's own write
+        // meets the same problem, and the run says what it is then.
+      }
+    },
   };
 }
 
@@ -646,10 +677,14 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   const changed = [...plan.added, ...plan.changed];
   checkFreeSpace(repo, changed, settings.maxBytes);
   let done = 0;
+  const hashes = new Map<string, string>(); // of the files read, as they are now
   await forEachConcurrently(changed, settings.pool.size * 2, async (file) => {
     if (done % 64 === 0) onProgress?.({ phase: "index", done, total: changed.length, path: file.path });
     const onOcrPage = onProgress && ((ocr: OcrPage) => onProgress({ phase: "index", done, total: changed.length, path: file.path, ocr }));
-    writer.add(await prepareDocument(file, stored.get(file.path), settings, onOcrPage));
+    const prepared = await prepareDocument(file, stored.get(file.path), settings, onOcrPage);
+    const hash = prepared.kind === "document" ? prepared.doc.hash : prepared.kind === "failed" ? prepared.hash : undefined;
+    if (hash) hashes.set(file.path, hash);
+    writer.add(prepared);
     done++;
   });
   writer.flush();
@@ -664,6 +699,14 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
     skippedGenerated: discovery.skippedGenerated,
     skippedLinks: discovery.skippedLinks,
   });
+  // Pages kept of conversions cut short that no file wants now: its bytes changed, it went, or OCR reads otherwise.
+  // A file not read (it failed unchanged, or could not be looked at) may still want its pages: it is read again later.
+  const unread = new Set([...plan.failedUnchanged, ...plan.unreadable]);
+  const wanted = new Set([...discovery.files.map((file) => file.path), ...unread]);
+  const current = (path: string) => hashes.get(path) ?? (unread.has(path) ? undefined : stored.get(path)?.hash);
+  store.pruneOcrReadings(
+    ({ hash, settings: read, path }) => read === settings.conversion && wanted.has(path) && (current(path) ?? hash) === hash,
+  );
   // Every document read is now chunked this way; the ones the run kept unread are named, for the next run to read.
   const left = new Set([...plan.gone, ...writer.vanished]);
   const kept = [...plan.unreadable, ...plan.failedUnchanged, ...writer.failures.map((f) => f.path)];
@@ -836,7 +879,8 @@ class BatchWriter {
     this.store.checkpointIfLarger(Math.min(walLimit, Math.max(walFloor, database * walShare)));
     this.indexed += batch.length;
     this.fragments += batch.reduce((sum, item) => sum + item.fragments.length, 0);
-    this.ocrPages += batch.reduce((sum, item) => sum + (item.reused ? 0 : ocrPagesOf(item.doc.metadata)), 0);
+    // The pages recognised in this run: not a kept text read back, nor pages a run cut short had read.
+    this.ocrPages += batch.reduce((sum, item) => sum + (item.reused ? 0 : ocrPagesOf(item.doc.metadata) - (item.ocrResumed ?? 0)), 0);
     for (const item of batch) for (const warning of item.warnings ?? []) this.warnings.push(`${item.doc.path}: ${warning}`);
     this.pending = [];
     this.touched = [];
@@ -879,12 +923,23 @@ export async function prepareDocument(
   try {
     // OCR'd text kept for these very bytes is read back rather than recognised again (a new chunk size, a renamed
     // or copied scan); anything else is converted, which costs little.
-    const kept = OCR_FORMATS.has(formatOf(file.path)) ? settings.kept(hash) : undefined;
-    const converted = kept ?? (await settings.pool.convert(file.path, read.bytes, onOcrPage));
+    const ocr = OCR_FORMATS.has(formatOf(file.path));
+    const kept = ocr ? settings.kept(hash) : undefined;
+    // Each page OCR reads is kept as it is read, and the pages a conversion of these bytes cut short read (a kill,
+    // a limit) are read back: a run killed at page 400 of 500 recognises 100 pages next time, not 500.
+    const ocrKnown = ocr && !kept ? settings.ocrReadings(hash) : undefined;
+    const listeners: ConvertListeners = {
+      onOcrPage,
+      ocrKnown,
+      onOcrRead: (page, reading) => settings.keepOcrReading({ hash, path: file.path }, page.page, reading),
+    };
+    const converted = kept ?? (await settings.pool.convert(file.path, read.bytes, listeners));
     const fragments = fragmentsOf(converted, settings.chunk);
     return {
       kind: "document",
       reused: Boolean(kept),
+      // The same bytes under the same settings want the same pages read: every kept page with text was read back.
+      ocrResumed: [...(ocrKnown?.values() ?? [])].filter((reading) => reading.text).length,
       replaces: Boolean(previous),
       doc: {
         path: file.path,
@@ -907,6 +962,7 @@ export async function prepareDocument(
     return {
       kind: "failed",
       path: file.path,
+      hash,
       reason,
       // OCR turned off is a choice, not a read error: the version OCR read goes (its text kept for a return to
       // `auto`), as a first run under `off` would not index it. Kept, it was "failed" and still found (s25 P2).

@@ -25,8 +25,10 @@ export async function removeDocument(repo: Repository, named: string, onRemoved?
       const path = spelledIn(store, inside) ?? inside;
       if (!(await forgetAndZero(store, repo, path, onRemoved))) {
         // Not indexed: perhaps a remove of it was killed after its removal committed, before its scrub, and this is
-        // the command its user runs again. The pages it freed are zeroed before saying so.
+        // the command its user runs again, or its first index run was cut short (the pages OCR read of it went
+        // with forgetDocument). The pages they freed are zeroed, into index.db, before saying so.
         store.scrubFreePages();
+        store.checkpoint();
         const close = closePaths(repo, path)
           .slice(0, 5)
           .map((ref) => ref.slice(repo.name.length + 1)); // paths, as `remove` takes them

@@ -1,0 +1,146 @@
+/**
+ * OCR resumes: each page a scan's OCR reads is kept in index.db as it is read, so an index run killed in the middle of
+ * a long scan (kill -9 here: nothing of the run's own ends) costs the next run only the pages it had not read. Real
+ * runs of the CLI, killed once pages of its scan are kept, and real runs after; scanOfPages' pages read in ~0.6 s.
+ */
+import { expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { indexRepository, type IndexProgress } from "../src/index/indexer.ts";
+import type { Repository } from "../src/repos.ts";
+import { Store } from "../src/store/store.ts";
+import { bm25Repository, cliCommand, runCli } from "./helpers.ts";
+import { scanOfPages } from "./pdf-fixtures.ts";
+
+const OCR_TIMEOUT = 240_000; // a page is well under a CPU-second, but the machine is shared
+
+const PAGES = 10;
+
+/** The pages index.db keeps of conversions cut short (none where the index keeps none, or has no such table). */
+function keptPages(repo: Repository): number[] {
+  try {
+    const db = new Database(Store.dbPath(repo.dir), { readonly: true });
+    try {
+      return db
+        .query<{ page: number }, []>("SELECT page FROM ocr_readings ORDER BY page")
+        .all()
+        .map((row) => row.page);
+    } finally {
+      db.close();
+    }
+  } catch {
+    return []; // not created yet, busy for a moment, or no such table
+  }
+}
+
+/** `index` as a subprocess, killed with SIGKILL once `pages` pages of its scan are kept (or left to end); what is kept. */
+async function killedAfter(home: string, repo: Repository, pages: number): Promise<number[]> {
+  const env = { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, NO_COLOR: "1" };
+  const run = Bun.spawn([...cliCommand, "index", repo.name, "--quiet"], { env, stdout: "ignore", stderr: "ignore" });
+  while (run.exitCode === null && keptPages(repo).length < pages) await Bun.sleep(10);
+  run.kill("SIGKILL");
+  await run.exited;
+  return keptPages(repo);
+}
+
+/** An index run in this process: its summary and the pages its OCR started on, in order. */
+async function indexed(home: string, repo: Repository) {
+  const events: IndexProgress[] = [];
+  const summary = await indexRepository(home, repo, { onProgress: (p) => events.push(p) });
+  return { summary, ocr: events.flatMap((p) => (p.ocr ? [p.ocr.page] : [])) };
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+/** The document as the index holds it: its title, its converted text, and how many of its pages OCR read. */
+function stored(repo: Repository) {
+  const store = Store.open(repo.dir);
+  try {
+    return { title: store.documentByPath("scan.pdf")?.title, text: store.convertedText("scan.pdf")?.text, ocrPages: store.ocrPages() };
+  } finally {
+    store.close();
+  }
+}
+
+test(
+  "an index run killed after k pages of a scan: the next run recognises only the other pages, and the index holds what one uninterrupted run makes",
+  async () => {
+    const scan = await scanOfPages(PAGES);
+    const { home, repo } = bm25Repository({ "scan.pdf": scan });
+    const kept = await killedAfter(home, repo, 3);
+    // Killed mid-scan: the pages read before the kill are kept, in order, and the file was not finished.
+    expect(kept.length).toBeGreaterThanOrEqual(3);
+    expect(kept.length).toBeLessThan(PAGES);
+    expect(kept).toEqual(range(1, kept.length));
+
+    const resumed = await indexed(home, repo);
+    // Only the pages not read before are recognised; the summary counts those, status every page of the document.
+    expect(resumed.ocr).toEqual(range(kept.length + 1, PAGES));
+    expect(resumed.summary).toMatchObject({ indexed: 1, failed: 0, ocr_pages: PAGES - kept.length });
+    expect(keptPages(repo)).toEqual([]); // the document holds its text now: no page is kept apart
+
+    const clean = bm25Repository({ "scan.pdf": scan });
+    const whole = await indexed(clean.home, clean.repo);
+    expect(whole.ocr).toEqual(range(1, PAGES));
+    expect(stored(repo)).toEqual(stored(clean.repo));
+    expect(stored(repo)).toMatchObject({ ocrPages: PAGES, text: expect.stringContaining("hostile scan") });
+  },
+  OCR_TIMEOUT,
+);
+
+test(
+  "pages kept of a scan are not read back for other bytes at its path, and a complete run drops those of a file changed or gone",
+  async () => {
+    const { home, docs, repo } = bm25Repository({ "scan.pdf": await scanOfPages(PAGES), "other.pdf": await scanOfPages(PAGES + 1) });
+    const kept = await killedAfter(home, repo, 2);
+    expect(kept.length).toBeGreaterThanOrEqual(2);
+    // Edited: the file's pages are all recognised again; the pages its old bytes read are dropped by the run.
+    writeFileSync(join(docs, "scan.pdf"), await scanOfPages(4));
+    rmSync(join(docs, "other.pdf"));
+    const changed = await indexed(home, repo);
+    expect(changed.ocr).toEqual(range(1, 4));
+    expect(changed.summary).toMatchObject({ indexed: 1, failed: 0, ocr_pages: 4 });
+    expect(keptPages(repo)).toEqual([]);
+
+    // A scan that went before any run finished it leaves no page behind either.
+    writeFileSync(join(docs, "other.pdf"), await scanOfPages(PAGES));
+    rmSync(join(docs, "scan.pdf"));
+    expect((await killedAfter(home, repo, 2)).length).toBeGreaterThanOrEqual(2);
+    rmSync(join(docs, "other.pdf"));
+    writeFileSync(join(docs, "note.md"), "# Note\n\nA folder never empty.\n");
+    expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, removed: 1, failed: 0 });
+    expect(keptPages(repo)).toEqual([]);
+  },
+  OCR_TIMEOUT,
+);
+
+/** What index.db and its side files (WAL) hold, as text: a removed text must not be in it. */
+function indexBytes(dir: string): string {
+  return readdirSync(dir)
+    .filter((name) => name.startsWith("index.db"))
+    .map((name) => readFileSync(join(dir, name)).toString("latin1"))
+    .join("");
+}
+
+test(
+  "remove drops the pages kept of a conversion cut short at its path, with their bytes, as it drops the document",
+  async () => {
+    // Indexed as a one-page scan, edited into a longer one whose run was killed: remove leaves no text of either.
+    const { home, docs, repo } = bm25Repository({ "scan.pdf": await scanOfPages(1) });
+    expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, ocr_pages: 1 });
+    writeFileSync(join(docs, "scan.pdf"), await scanOfPages(PAGES));
+    expect((await killedAfter(home, repo, 2)).length).toBeGreaterThanOrEqual(2);
+    expect(runCli(["remove", "docs", "scan.pdf"], { home })).toMatchObject({ code: 0, stdout: "removed docs:scan.pdf\n" });
+    expect(keptPages(repo)).toEqual([]);
+    expect(indexBytes(repo.dir)).not.toContain("hostile scan");
+
+    // Never indexed (its first run killed): remove says so, and leaves none of the pages read either.
+    expect((await killedAfter(home, repo, 2)).length).toBeGreaterThanOrEqual(2);
+    const refused = runCli(["remove", "docs", "scan.pdf"], { home });
+    expect(refused.stderr).toStartWith("error: 'scan.pdf' is not indexed in 'docs'");
+    expect(keptPages(repo)).toEqual([]);
+    expect(indexBytes(repo.dir)).not.toContain("hostile scan");
+  },
+  OCR_TIMEOUT,
+);
