@@ -7,7 +7,7 @@ import { expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { indexRepository, type IndexProgress } from "../src/index/indexer.ts";
+import { indexFiles, indexRepository, type IndexProgress } from "../src/index/indexer.ts";
 import type { Repository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { bm25Repository, cliCommand, runCli } from "./helpers.ts";
@@ -44,10 +44,16 @@ async function killedAfter(home: string, repo: Repository, pages: number): Promi
   return keptPages(repo);
 }
 
-/** An index run in this process: its summary and the pages its OCR started on, in order. */
-async function indexed(home: string, repo: Repository) {
+/**
+ * An index run in this process (a rebuild, or of `paths` alone as a watch batch and MCP add_to_index index them): its
+ * summary and the pages its OCR started on, in order.
+ */
+async function indexed(home: string, repo: Repository, run: { rebuild?: boolean; paths?: string[] } = {}) {
   const events: IndexProgress[] = [];
-  const summary = await indexRepository(home, repo, { onProgress: (p) => events.push(p) });
+  const onProgress = (p: IndexProgress) => events.push(p);
+  const summary = run.paths
+    ? await indexFiles(home, repo, run.paths, { onProgress })
+    : await indexRepository(home, repo, { rebuild: run.rebuild, onProgress });
   return { summary, ocr: events.flatMap((p) => (p.ocr ? [p.ocr.page] : [])) };
 }
 
@@ -110,6 +116,28 @@ test(
     rmSync(join(docs, "other.pdf"));
     writeFileSync(join(docs, "note.md"), "# Note\n\nA folder never empty.\n");
     expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, removed: 1, failed: 0 });
+    expect(keptPages(repo)).toEqual([]);
+  },
+  OCR_TIMEOUT,
+);
+
+test(
+  "a watch batch or add_to_index resumes a scan as a run does, and index --rebuild reads the kept pages back and leaves none",
+  async () => {
+    const { home, docs, repo } = bm25Repository({ "scan.pdf": await scanOfPages(PAGES) });
+    const kept = await killedAfter(home, repo, 2);
+    expect(kept.length).toBeGreaterThanOrEqual(2);
+    const batch = await indexed(home, repo, { paths: ["scan.pdf"] });
+    expect(batch.ocr).toEqual(range(kept.length + 1, PAGES));
+    expect(batch.summary).toMatchObject({ indexed: 1, failed: 0, ocr_pages: PAGES - kept.length });
+    expect(keptPages(repo)).toEqual([]);
+
+    writeFileSync(join(docs, "other.pdf"), await scanOfPages(PAGES + 1));
+    const cut = await killedAfter(home, repo, 2);
+    expect(cut.length).toBeGreaterThanOrEqual(2);
+    const rebuilt = await indexed(home, repo, { rebuild: true });
+    expect(rebuilt.ocr).toEqual(range(cut.length + 1, PAGES + 1)); // scan.pdf's kept text is read back whole
+    expect(rebuilt.summary).toMatchObject({ indexed: 2, failed: 0, ocr_pages: PAGES + 1 - cut.length });
     expect(keptPages(repo)).toEqual([]);
   },
   OCR_TIMEOUT,
