@@ -485,6 +485,29 @@ describe("OCR", () => {
   );
 
   testShared(
+    "a page past its limit restarts its file with the pages read before it read back, not recognised again",
+    async () => {
+      // Two quick scanned pages, then a mirrored one that takes four readings (every turn of it is tried).
+      const pdf = await PDFDocument.load(await scanOfPages(2));
+      const mirrored = await PDFDocument.load(await stripPages(await agingStrip(420, true), [0]));
+      pdf.addPage((await pdf.copyPages(mirrored, [0]))[0]!);
+      const bytes = await pdf.save();
+      const pool = new ConvertPool({ size: 1, timeoutMs: OCR_TIMEOUT, ocrPageTimeoutMs: 4000 });
+      try {
+        await pool.convert("warm-up.pdf", await scanOfPages(1)); // the engine's start-up is no page's
+        const started: number[] = [];
+        const doc = await pool.convert("scan.pdf", bytes, { onOcrPage: (page) => started.push(page.page) });
+        expect(started).toEqual([1, 2, 3]); // the second attempt recognised neither page 1 nor page 2 again
+        expect(doc.metadata).toMatchObject({ pages: 3, ocr_pages: 2, ocr_failed_pages: [3] });
+        expect(doc.text).toContain("hostile scan");
+      } finally {
+        pool.close();
+      }
+    },
+    OCR_TIMEOUT,
+  );
+
+  testShared(
     "an index run recognises a scan once: search cites its page, the summary and status count its OCR pages",
     async () => {
       const home = tempDir();
