@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import {
   beginText,
   endText,
+  PDFDict,
   PDFDocument,
   PDFHexString,
   PDFName,
@@ -24,7 +25,7 @@ import { glyphNameText } from "../src/convert/pdf-glyphs.ts";
 import { conversionFailure, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { convertFile } from "../src/convert/convert.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
-import { blankPages, paragraph, writePdf } from "./pdf-fixtures.ts";
+import { annotation, blankPages, paragraph, setAnnotations, writePdf } from "./pdf-fixtures.ts";
 
 const PDFS = join(SHARED, "data/corpus/pdf/pdfjs-test-pdfs");
 
@@ -156,6 +157,23 @@ describe("convertPdf", () => {
     expect(await read("issue15815.pdf")).toBe("<!-- page 1 -->\n\nA\n");
     // Hidden fields stay hidden, as in pdftotext.
     expect(convertPdf(readFileSync(join(PDFS, "annotation_hidden_noview.pdf")), "x")).rejects.toThrow(NO_PAGE_IMAGES);
+  });
+
+  test("the comment on a highlight, an underline, a shape or a drawing follows its page's text, as a note's does, once (s26 user F12)", async () => {
+    // Select text, Highlight, type a comment: readers keep it as the markup annotation's /Contents; only sticky notes'
+    // and free text's were read. A pop-up shows its parent's comment, and pdf.js gives it (and each later member of a
+    // group) a copy: each comment is kept once. A link's /Contents describes the link: it is no one's comment.
+    const pdf = await PDFDocument.load(await writePdf([paragraph("The rotor seal failed under load in every trial.", 72)]));
+    const kinds = ["Highlight", "Underline", "Squiggly", "StrikeOut", "Ink", "Square", "Circle", "Polygon", "Line", "Text"];
+    const comments = kinds.map((kind) => `${kind.toLowerCase()} quagga comment`);
+    const marks = kinds.map((kind, i) => annotation(pdf, kind, comments[i]));
+    const popup = annotation(pdf, "Popup", undefined, { Parent: marks[0] });
+    pdf.context.lookup(marks[0], PDFDict).set(PDFName.of("Popup"), popup);
+    const grouped = annotation(pdf, "Highlight", undefined, { IRT: marks[0], RT: "Group" });
+    const link = annotation(pdf, "Link", "Link to the appendix");
+    setAnnotations(pdf, 0, [...marks, popup, grouped, link]);
+    const doc = await convertPdf(await pdf.save(), "x");
+    expect(doc.text).toBe(`<!-- page 1 -->\n\nThe rotor seal failed under load in every trial.\n\n${comments.join("\n\n")}\n`);
   });
 
   testShared("a multi-line form value's and a note's line breaks (CR) part their words (s25 P1)", async () => {

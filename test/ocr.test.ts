@@ -11,7 +11,17 @@ import { agreementScore } from "./agreement.ts";
 import { bm25Repository, conversionFailure, ROOT, runCli, SHARED, tempDir, testShared, writeTree } from "./helpers.ts";
 import { indexRepository, type IndexProgress } from "../src/index/indexer.ts";
 import { progressBar } from "../src/serve/render.ts";
-import { composedScanPages, SCANNED, scanOfPages, scannedPage, scannedPages, scannedStrip, scannedTruth } from "./pdf-fixtures.ts";
+import {
+  annotation,
+  composedScanPages,
+  SCANNED,
+  scanOfPages,
+  setAnnotations,
+  scannedPage,
+  scannedPages,
+  scannedStrip,
+  scannedTruth,
+} from "./pdf-fixtures.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { copyFileSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
@@ -23,7 +33,6 @@ import {
   drawObject,
   PDFDocument,
   PDFName,
-  PDFString,
   popGraphicsState,
   pushGraphicsState,
   StandardFonts,
@@ -215,25 +224,24 @@ describe("OCR", () => {
   );
 
   test(
-    "a sticky note on a scanned page leaves its OCR on, and the note and a stamp beside the scan are kept after the recognised text (s25 P0, P0b)",
+    "a sticky note on a scanned page leaves its OCR on, and the note, a highlight's comment and a stamp beside the scan are kept after the recognised text (s25 P0, P0b; s26 user F12)",
     async () => {
       // A note of 16+ characters counted as the page's text layer: OCR was skipped and the scan's text left the index;
       // and a page OCR read lost its notes and the short stamp its text layer holds outside the image.
       const pdf = await PDFDocument.load(await scanOfPages(1));
       const page = pdf.getPage(0);
-      const note = pdf.context.obj({
-        Type: "Annot",
-        Subtype: "Text",
-        Rect: [500, 700, 520, 720],
-        Contents: PDFString.of("Check this against the 2019 review"),
-      });
-      page.node.set(PDFName.of("Annots"), pdf.context.obj([pdf.context.register(note)]));
+      // and the comment on a highlight, which was not kept on any page (s26 user F12)
+      setAnnotations(pdf, 0, [
+        annotation(pdf, "Text", "Check this against the 2019 review"),
+        annotation(pdf, "Highlight", "Quagga: the scanner misread this line"),
+      ]);
       page.drawText("Downloaded 2022", { x: 20, y: 10, size: 7, font: await pdf.embedFont(StandardFonts.Helvetica) });
       const doc = await convertPdf(await pdf.save(), "scan");
       expect(doc.metadata).toMatchObject({ pages: 1, ocr_pages: 1 });
       expect(doc.text).toContain("hostile scan");
       expect(doc.text.indexOf("hostile scan")).toBeLessThan(doc.text.indexOf("Downloaded 2022"));
       expect(doc.text.indexOf("Downloaded 2022")).toBeLessThan(doc.text.indexOf("Check this against the 2019 review"));
+      expect(doc.text).toEndWith("Check this against the 2019 review\n\nQuagga: the scanner misread this line\n");
     },
     OCR_TIMEOUT,
   );

@@ -10,6 +10,8 @@ import {
   PDFName,
   type PDFPage,
   PDFRawStream,
+  type PDFRef,
+  PDFString,
   popGraphicsState,
   pushGraphicsState,
   StandardFonts,
@@ -63,6 +65,29 @@ function drawBlankImage(pdf: PDFDocument, page: PDFPage): void {
   page.node.setXObject(PDFName.of("Blank"), pdf.context.register(image));
   const { width, height } = page.getSize();
   page.pushOperators(pushGraphicsState(), concatTransformationMatrix(width, 0, 0, height, 0, 0), drawObject("Blank"), popGraphicsState());
+}
+
+/**
+ * A reader's annotation over a band of a page, as a PDF reader saves a highlight, a shape or a drawing: `fields`
+ * (pdf-lib values by key) add to or override its own, such as `Contents`, the comment typed on it. It carries the
+ * geometry of every kind (quads, ink strokes, vertices, a line's ends): each subtype reads its own.
+ */
+export function annotation(pdf: PDFDocument, subtype: string, comment?: string, fields: Record<string, unknown> = {}): PDFRef {
+  const [left, bottom, right, top] = [50, 600, 300, 620];
+  const geometry = {
+    Rect: [left, bottom, right, top],
+    QuadPoints: [left, top, right, top, left, bottom, right, bottom],
+    InkList: [[left, bottom, right, top]],
+    Vertices: [left, bottom, right, bottom, right, top],
+    L: [left, bottom, right, top],
+  };
+  const contents = comment === undefined ? {} : { Contents: PDFString.of(comment) };
+  return pdf.context.register(pdf.context.obj({ Type: "Annot", Subtype: subtype, ...geometry, C: [1, 1, 0], ...contents, ...fields }));
+}
+
+/** Makes `annotations` the annotations of page `index`. */
+export function setAnnotations(pdf: PDFDocument, index: number, annotations: PDFRef[]): void {
+  pdf.getPage(index).node.set(PDFName.of("Annots"), pdf.context.obj(annotations));
 }
 
 /** Body text wrapped at `width` characters into lines 14 points apart, starting at `top`. */

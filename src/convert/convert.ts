@@ -78,9 +78,10 @@ export function fallbackTitle(path: string): string {
  * U+F8E8 ® is a character, no accent), and one overfull line (a URL in the margin) no longer splits its paragraph
  * into one paragraph a line; a form value's or note's line breaks part its words, a placeholder title (`Document1`)
  * gives way to the first large line, and a page's notes and form values, and a small stamp, no longer keep its scan
- * from OCR (s25 papers P0, P1, P4). OCR'd text is kept and read back as indexed, so a scan is not recognised again.
+ * from OCR (s25 papers P0, P1, P4). Since pdf 3: the comment on a highlight, a shape or a drawing follows its page's
+ * text, as a note's does (s26 user F12). OCR'd text is kept and read back as indexed, so a scan is not recognised again.
  */
-export const CONVERTER_VERSIONS: Readonly<Record<string, number>> = { pdf: 2, html: 1 };
+export const CONVERTER_VERSIONS: Readonly<Record<string, number>> = { pdf: 3, html: 1 };
 
 /** The converter (CONVERTER_VERSIONS' key) a stored format's text comes from, if a versioned one. */
 export function converterOf(format: string): string | undefined {

@@ -632,13 +632,42 @@ interface Annotation {
   hidden?: boolean;
   contentsObj?: { str?: string };
   richText?: { str?: string };
+  /** "Group" when the annotation is one of a group whose first member holds the comment (pdf.js copies it in). */
+  replyType?: string;
 }
 
 /**
+ * The markup annotations (PDF 32000-1, 12.5.6.2): those whose /Contents is what a reader typed as the comment shown
+ * in their pop-up: a sticky note's or a free-text box's text, and the comment on a highlight, an underline, a shape
+ * or a drawing, which is where a researcher's notes on a paper live (s26 user F12). A Link's or a Widget's /Contents
+ * is an alternate description, and a Popup only shows its parent's.
+ */
+const MARKUP_ANNOTATIONS = new Set([
+  "Text",
+  "FreeText",
+  "Line",
+  "Square",
+  "Circle",
+  "Polygon",
+  "PolyLine",
+  "Highlight",
+  "Underline",
+  "Squiggly",
+  "StrikeOut",
+  "Stamp",
+  "Caret",
+  "Ink",
+  "FileAttachment",
+  "Sound",
+  "Redact",
+]);
+
+/**
  * Text held by the page's annotations rather than its content: filled-in form fields (text fields, and the shown
- * value of a list or combo box) and the contents of free-text and sticky-note annotations, one paragraph each, in
- * the page's annotation order. Check boxes and radio buttons (only a state such as `Off`), hidden fields and
- * pop-ups (a copy of their parent's contents) are left out, as pdftotext leaves them out.
+ * value of a list or combo box) and the comments of markup annotations, one paragraph each, in the page's annotation
+ * order. Check boxes and radio buttons (only a state such as `Off`) and hidden fields are left out, as pdftotext leaves
+ * them out; so are hidden annotations, pop-ups and the later members of a group (copies of the comment of the
+ * annotation they belong to, which is kept).
  */
 async function pageAnnotations(
   doc: { getPage(n: number): Promise<{ getAnnotations(o: object): Promise<Annotation[]> }> },
@@ -659,10 +688,8 @@ async function pageAnnotations(
 }
 
 function annotationText(annotation: Annotation): string {
-  if (annotation.hidden) return "";
-  if (annotation.subtype === "FreeText" || annotation.subtype === "Text") {
-    return annotation.contentsObj?.str || annotation.richText?.str || "";
-  }
+  if (annotation.hidden || annotation.replyType === "Group") return "";
+  if (MARKUP_ANNOTATIONS.has(annotation.subtype ?? "")) return annotation.contentsObj?.str || annotation.richText?.str || "";
   if (annotation.subtype !== "Widget") return "";
   const value = annotation.fieldValue;
   if (annotation.fieldType === "Tx" && typeof value === "string") return value;
