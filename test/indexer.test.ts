@@ -84,6 +84,44 @@ describe("indexRepository", () => {
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, failures: [], failed_unchanged: 0 });
   });
 
+  test("a note's pasted image as a data: URI is dropped, its alt text kept: one fragment, not hundreds of base64 (s26 user F15)", async () => {
+    const base64 = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7919) % 251)).toString("base64");
+    const note = [
+      "# Lab photo",
+      "",
+      "The centrifuge rotor cracked during the run.",
+      "",
+      `![microscope photo](data:image/png;base64,${base64}) and a [saved table](<data:text/csv;base64,${base64}>)`,
+      "",
+      `<img src="data:image/jpeg;base64,${base64}" alt="second photo">`,
+      "",
+      "After the image: replace the rotor seal. See [clip].",
+      "",
+      `[clip]: data:image/png;base64,${base64}`,
+      "",
+    ].join("\n");
+    const code = '# Embedding\n\n```html\n<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">\n```\n';
+    const { home, repo } = bm25Repository({ "lab-photo.md": note, "embedding.md": code });
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2, fragments: 2 });
+    const db = new Database(Store.dbPath(repo.dir), { readonly: true });
+    const fragments = db
+      .query<{ path: string; start_line: number; end_line: number; text: string }, []>(
+        "SELECT d.path, f.start_line, f.end_line, f.text FROM fragments f JOIN documents d ON d.id = f.document_id ORDER BY d.path",
+      )
+      .all();
+    db.close();
+    const photo = fragments.find((f) => f.path === "lab-photo.md")!;
+    expect(photo).toMatchObject({ start_line: 3, end_line: 11 }); // the lines under the title, where the file has them
+    expect(photo.text).toContain("The centrifuge rotor cracked during the run.");
+    expect(photo.text).toContain("![microscope photo]() and a [saved table]()");
+    expect(photo.text).toContain("After the image: replace the rotor seal.");
+    expect(photo.text).not.toContain(base64.slice(0, 40));
+    // An image's source in a code fence is code, kept as written.
+    expect(fragments.find((f) => f.path === "embedding.md")!.text).toContain('src="data:image/gif;base64,R0lGODlhAQABAAAAACw="');
+    expect(await paths(home, "base64")).toEqual(["embedding.md"]);
+    expect(await paths(home, "microscope")).toEqual(["lab-photo.md"]);
+  });
+
   test("a failure reason is one line in the summary and the store, whatever whitespace the converter's message has", async () => {
     // xmldom words it "[xmldom warning]\tunclosed xml attribute", which the reason rewords in one line.
     const { home, repo } = bm25Repository({ "broken.docx": docx("<w:p><w:r><w:t>unclosed</w:r></w:p>") });

@@ -19,7 +19,7 @@ import {
   type ConvertOptions,
   utf8OrWindows1252,
 } from "./document.ts";
-import { firstHeading, inlineTags } from "./markdown.ts";
+import { firstHeading, inlineTags, withoutDataUris } from "./markdown.ts";
 import { own } from "../own.ts";
 import { shortHeading, TITLE_MAX_CHARS, withoutInvisibles } from "../text.ts";
 
@@ -250,6 +250,7 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
     text = raw.slice(match[0].length);
     firstLine = 1 + countNewlines(match[0]);
   }
+  text = withoutDataUris(text);
   metadata = withInlineTags(metadata, inlineTags(text));
   const title = writtenTitle(metadata.title, match?.[1]) ?? firstHeading(text, { written: true }) ?? fallbackTitle;
   // A `+++` block meant TOML: a typo there silently dropped the page's title, date and tags (s21 retest R7). A YAML

@@ -300,3 +300,29 @@ const READER_ATTRIBUTE = /(?:^|\s)(?:alt|title|caption|label|aria-label)\s*=\s*(
 export function showsNothing(text: string): boolean {
   return !/[\p{L}\p{N}]/u.test(text) || rendersNothing(text);
 }
+
+/** A link's or image's target that is a `data:` URI (written bare or in `<>`), after the `](` that opens it. */
+const INLINE_DATA_URI = /(\]\([ \t]*)(?:<data:[^>\n]*>|data:[^\s)]*)/gi;
+/** A link reference definition whose target is a `data:` URI: `[img]: data:image/png;base64,…`. */
+const DEFINED_DATA_URI = /^( {0,3}\[(?!\^)[^\]]+\]:[ \t]*)(?:<data:[^>\n]*>|data:\S*)/i;
+/** An HTML image's or link's source that is a `data:` URI, as an editor pastes `<img src="data:…">` into a note. */
+const ATTRIBUTE_DATA_URI = /(\b(?:src|href)[ \t]*=[ \t]*)(["'])data:[^"'\n]*\2/gi;
+
+/**
+ * A note without the `data:` URIs it embeds as an image's or a link's target (a web clipper's or an editor's pasted
+ * image, `![photo](data:image/png;base64,…)`): the picture's bytes in base64, no words, made a 300 KB photo 289
+ * fragments of noise (s26 user F15), as the HTML converter drops image sources and link targets. The alt or link text
+ * stays, each target is left empty (`![photo]()`, `[img]: <>`) and every line stays where it was, so a fragment's
+ * lines are the file's. A code fence is code, kept as written.
+ */
+export function withoutDataUris(text: string): string {
+  if (!/data:/i.test(text)) return text;
+  const lines = text.split("\n");
+  for (const block of markdownBlocks(lines.entries(), { written: true })) {
+    if (block.kind === "fence") continue;
+    const line = lines[block.line]!;
+    if (!/data:/i.test(line)) continue;
+    lines[block.line] = line.replace(INLINE_DATA_URI, "$1").replace(DEFINED_DATA_URI, "$1<>").replace(ATTRIBUTE_DATA_URI, "$1$2$2");
+  }
+  return lines.join("\n");
+}
