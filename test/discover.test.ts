@@ -95,6 +95,65 @@ describe("discoverFiles", () => {
     expect(isCandidate("build/notes.md", { fileTypes: ["md"], exclude: [] })).toBe(true);
   });
 
+  test("a browser-saved page's <page>_files/ beside its <page>.html is left out and counted, in every repository; a `!` line keeps it (s26 user F5)", async () => {
+    // "Save page as… complete": the page, and beside it its styles, scripts and iframes (an ad ranked first).
+    const page =
+      "<html><head><title>HashMap - Rust</title></head><body><main><h1>Struct HashMap</h1><p>By default uses SipHash 1-3, resistant to HashDoS attacks.</p></main></body></html>";
+    const ad = "<html><head><title></title></head><body><div>Sponsored: Buy cheap SipHash hosting now!</div></body></html>";
+    const root = tempDir();
+    writeTree(root, {
+      "Rust Docs.html": page,
+      "Rust Docs_files/saved_resource.html": ad,
+      "Rust Docs_files/rustdoc.css": "body{}",
+      "old/Report.htm": "<p>An old report</p>",
+      "old/Report_files/frame.html": ad,
+      // A folder of that name without its page beside it is the user's; so is one beside a page of another name.
+      "exports_files/list.html": "<p>kept</p>",
+      "Other_files/note.html": "<p>kept too</p>",
+      "Others.html": "<p>another page</p>",
+    });
+    const options = { path: root, fileTypes: ["html", "htm"], exclude: [] };
+    const found = discoverFiles(root, options);
+    expect(found.files.map((f) => f.path)).toEqual([
+      "Other_files/note.html",
+      "Others.html",
+      "Rust Docs.html",
+      "exports_files/list.html",
+      "old/Report.htm",
+    ]);
+    expect(found.skippedGenerated).toEqual({ "<page>_files/ of a saved <page>.html": 2 });
+    expect(found.skippedTypes).toEqual({}); // its .css is not counted as a type left out either
+    // One path at a time (a watch event, add_to_index) is judged alike.
+    expect(leftOutBecause("Rust Docs_files/saved_resource.html", options)).toBe(
+      "Rust Docs_files/ holds the files of the web page saved beside it, left out",
+    );
+    expect(leftOutBecause("old/Report_files/frame.html", options)).toBe(
+      "old/Report_files/ holds the files of the web page saved beside it, left out",
+    );
+    expect(leftOutBecause("exports_files/list.html", options)).toBeNull();
+    expect(isCandidateFolder("Rust Docs_files", options)).toBe(false);
+    expect(isCandidateFolder("exports_files", options)).toBe(true);
+    // Indexed, the page alone answers, and the summary says why the folder is not in.
+    const home = tempDir();
+    const repo = registerRepository(home, { name: "web", path: root, embed: false, fileTypes: ["html", "htm"] });
+    expect(await indexRepository(home, repo)).toMatchObject({
+      indexed: 5,
+      skipped_generated: { "<page>_files/ of a saved <page>.html": 2 },
+    });
+    expect((await search(home, { query: "siphash", limit: 10 })).results.map((r) => r.path)).toEqual(["Rust Docs.html"]);
+    await expect(indexFiles(home, repo, ["Rust Docs_files/saved_resource.html"])).rejects.toThrow(
+      "'Rust Docs_files/saved_resource.html' is not a file repository 'web' indexes: Rust Docs_files/ holds the files of the web page saved beside it, left out",
+    );
+    // An ignore file's `!` line naming the folder keeps it, as it keeps a `build/` of source.
+    writeTree(root, { ".ignore": "!Rust Docs_files/\n" });
+    expect(discoverFiles(root, options).files.map((f) => f.path)).toContain("Rust Docs_files/saved_resource.html");
+    expect(leftOutBecause("Rust Docs_files/saved_resource.html", options)).toBeNull();
+    expect(await indexRepository(home, repo)).toMatchObject({
+      indexed: 1,
+      skipped_generated: { "<page>_files/ of a saved <page>.html": 1 },
+    });
+  });
+
   test("a virtual environment is told by its pyvenv.cfg, not a folder's name; a `!` line keeps a generated name (s23 U1)", () => {
     const root = tempDir();
     writeTree(root, {

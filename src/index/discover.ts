@@ -48,8 +48,8 @@ export interface Discovery {
    */
   skippedScripts: number;
   /**
-   * Generated and vendored code left out, by rule (`node_modules/`, `dist/`, `*.min.js`): how many folders or files
-   * each rule skipped, so a summary can say why they are not in the index.
+   * Generated and vendored code left out, by rule (`node_modules/`, `dist/`, `*.min.js`, a saved web page's
+   * `<page>_files/`): how many folders or files each rule skipped, so a summary can say why they are not in the index.
    */
   skippedGenerated: Record<string, number>;
   /** Links to folders, which discovery never follows (`linked/`): why a folder linked into a vault finds nothing. */
@@ -90,13 +90,38 @@ const GENERATED_MARKERS = ["pyvenv.cfg", "CACHEDIR.TAG"];
 /** Minified files: one line of generated code, never what a search of the source is after. */
 const MINIFIED = /\.min\.[cm]?js$/i;
 
-/** Why discovery leaves a name out as generated or vendored code (`dist/`, `*.min.js`), or null. */
-function generatedRule(name: string, isDir: boolean, types: Set<string>): string | null {
+/**
+ * A web page a browser saved "complete" (Chrome, Edge, Firefox; Word's "Web Page" too) is `<page>.html` or `.htm`
+ * and beside it `<page>_files/`, holding its style sheets, scripts, images and each iframe as `saved_resource.html`:
+ * an ad or a cookie banner in there ranked above the page itself (s26 user F5). Such a folder is left out in every
+ * repository while its page is beside it; a folder of that name alone is the user's.
+ */
+const SAVED_PAGE_FILES = /^(.+)_files$/;
+const SAVED_PAGE_EXTENSIONS = [".html", ".htm"];
+/** What a summary counts the folders of saved pages under (`skipped_generated`). */
+const SAVED_PAGE_RULE = "<page>_files/ of a saved <page>.html";
+
+/**
+ * Why discovery leaves a name out as generated or vendored code (`dist/`, `*.min.js`, a saved page's files), or null.
+ * `isFileBeside` says whether a file of a name is in the same folder (a saved page's `_files/` needs its page).
+ */
+function generatedRule(name: string, isDir: boolean, types: Set<string>, isFileBeside: (name: string) => boolean): string | null {
   if (isDir) {
     if (ALWAYS_SKIPPED.has(name)) return `${name}/`;
+    const page = SAVED_PAGE_FILES.exec(name)?.[1];
+    if (page && SAVED_PAGE_EXTENSIONS.some((extension) => isFileBeside(page + extension))) return SAVED_PAGE_RULE;
     return GENERATED_FOLDERS.has(name) && indexesCode(types) ? `${name}/` : null;
   }
   return MINIFIED.test(name) ? "*.min.js" : null;
+}
+
+/** Whether a path leads to a file (through links); false when it leads to anything else or nowhere. */
+function isFileAt(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -242,9 +267,11 @@ function generatedPart(
   for (let i = 0; i < parts.length; i++) {
     const isDir = !lastIsFile || i < parts.length - 1;
     const path = parts.slice(0, i + 1).join("/");
-    const rule = generatedRule(parts[i]!, isDir, types);
+    const isFileBeside = (name: string) => root !== undefined && isFileAt(join(root, ...parts.slice(0, i), name));
+    const rule = generatedRule(parts[i]!, isDir, types, isFileBeside);
     const marker = !rule && lastIsFile && isDir && root ? markerOf(join(root, path), types) : null;
     if ((rule || marker) && keptByNegation(path, isDir, options, rules)) continue;
+    if (rule === SAVED_PAGE_RULE) return `${path}/ holds the files of the web page saved beside it, left out`;
     if (rule) return `${rule} is generated or vendored code, left out`;
     if (marker) return `${path}/ holds ${marker}: generated or vendored code, left out`;
   }
@@ -657,6 +684,7 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
     // A folder its own files mark as generated (a virtual environment) is left out once listed, unless kept by a `!`.
     const marker = path && markerOf(dir, types, (name) => entries.some((entry) => entry.name === name));
     if (marker && parentRules.decision(path, true) !== "named") return countGenerated(discovery, markedRule(marker));
+    const isFileBeside = (name: string) => isFileAt(join(dir, name));
     for (const entry of entries) {
       if (entry.name.startsWith(".")) continue;
       const absolute = join(dir, entry.name);
@@ -666,7 +694,7 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
       const folderLink = entry.isSymbolicLink() && isFolder(absolute);
       const decided = rules.decision(relativePath, entry.isDirectory() || folderLink);
       if (decided === "ignored") continue;
-      const generated = decided === "named" ? null : generatedRule(entry.name, entry.isDirectory(), types);
+      const generated = decided === "named" ? null : generatedRule(entry.name, entry.isDirectory(), types, isFileBeside);
       if (generated) {
         countGenerated(discovery, generated);
         continue;

@@ -319,7 +319,9 @@ export const OUTPUT = {
     skipped_scripts: z
       .number()
       .describe('Of skipped_types[""], the files whose #! line names a code language (a file_types entry or --code lets them in)'),
-    skipped_generated: z.record(z.string(), z.number()).describe("Generated and vendored code left out, by rule"),
+    skipped_generated: z
+      .record(z.string(), z.number())
+      .describe("Generated and vendored code left out, by rule (a saved web page's <page>_files/ among them)"),
     skipped_links: z.array(z.string()).describe("Links to folders, never followed (the first 100)"),
     fragments: z.number(),
     documents_total: z.number(),
