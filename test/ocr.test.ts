@@ -496,11 +496,28 @@ describe("OCR", () => {
     "a page past its limit restarts its file with the pages read before it read back, not recognised again",
     async () => {
       // Two quick scanned pages, then a mirrored one that takes four readings (every turn of it is tried).
+      const mirroredBytes = await stripPages(await agingStrip(420, true), [0]);
       const pdf = await PDFDocument.load(await scanOfPages(2));
-      const mirrored = await PDFDocument.load(await stripPages(await agingStrip(420, true), [0]));
+      const mirrored = await PDFDocument.load(mirroredBytes);
       pdf.addPage((await pdf.copyPages(mirrored, [0]))[0]!);
       const bytes = await pdf.save();
-      const pool = new ConvertPool({ size: 1, timeoutMs: OCR_TIMEOUT, ocrPageTimeoutMs: 4000 });
+      // The limit lies between a quick page's time and the mirrored one's, measured here (ratio about 4): a fixed
+      // 4 s stopped no page on a quiet machine.
+      const probe = new ConvertPool({ size: 1, timeoutMs: OCR_TIMEOUT });
+      const timed = async (page: Uint8Array) => {
+        const start = performance.now();
+        await probe.convert("probe.pdf", page);
+        return performance.now() - start;
+      };
+      let limit: number;
+      try {
+        await probe.convert("warm-up.pdf", await scanOfPages(1));
+        const [quick, slow] = [await timed(await scanOfPages(1)), await timed(mirroredBytes)];
+        limit = Math.sqrt(quick * slow);
+      } finally {
+        probe.close();
+      }
+      const pool = new ConvertPool({ size: 1, timeoutMs: OCR_TIMEOUT, ocrPageTimeoutMs: limit });
       try {
         await pool.convert("warm-up.pdf", await scanOfPages(1)); // the engine's start-up is no page's
         const started: number[] = [];
