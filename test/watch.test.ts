@@ -3,8 +3,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
   chmodSync,
   chownSync,
+  closeSync,
   existsSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -14,6 +16,7 @@ import {
   truncateSync,
   utimesSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
@@ -1320,3 +1323,56 @@ test("a link's document goes with its target turned into a link out of the repos
     await handle.close();
   }
 }, 30_000);
+
+test("a batch whose link map cannot be read (a damaged page of the index, for one batch) is retried, links and all (s26 review F5)", async () => {
+  const home = tempDir();
+  const folder = tempDir();
+  writeTree(folder, { "a.md": "# A\n\napple\n" });
+  symlinkSync("real/later.md", join(folder, "later.md")); // a link to nothing yet: a failure
+  const repo = registerRepository(home, { name: "ln", path: folder, embed: false });
+  await indexRepository(home, repo);
+  // The page of the documents table, and a copy to put back: a new file's batch reads only the path index and the
+  // failures table before the link map, whose reading of every document then fails.
+  const file = Store.dbPath(repo.dir);
+  const db = new Database(file);
+  db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  const pageSize = db.query<{ page_size: number }, []>("PRAGMA page_size").get()!.page_size;
+  const root = db.query<{ rootpage: number }, []>("SELECT rootpage FROM sqlite_schema WHERE name = 'documents'").get()!.rootpage;
+  db.close();
+  const offset = (root - 1) * pageSize;
+  const whole = readFileSync(file).subarray(offset, offset + pageSize);
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], {
+    debounceMs: 50,
+    onBatch: batches.add,
+    onError: (e) => {
+      batches.errors.push(e);
+      writeAt(file, whole, offset); // whole again for the retry
+    },
+  });
+  const found = async (word: string) => (await search(home, { query: word })).results.map((r) => r.path).sort();
+  try {
+    await handle.ready;
+    writeAt(file, Buffer.from([0xff]), offset); // no b-tree page type
+    writeTree(folder, { "real/later.md": "# Later\n\nheronword\n" });
+    await batches.until(["real/later.md", "later.md"]);
+    expect(batches.errors.map(String).join()).toContain("malformed");
+    expect(await found("heronword")).toEqual(["later.md", "real/later.md"]);
+    // The map was made whole by the retry: a later change of the target reaches its link.
+    batches.reset();
+    writeTree(folder, { "real/later.md": "# Later\n\nlemurword\n" });
+    await batches.until(["real/later.md", "later.md"]);
+    expect(await found("lemurword")).toEqual(["later.md", "real/later.md"]);
+  } finally {
+    await handle.close();
+  }
+}, 60_000);
+
+function writeAt(file: string, bytes: Uint8Array, offset: number): void {
+  const fd = openSync(file, "r+");
+  try {
+    writeSync(fd, bytes, 0, bytes.length, offset);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -600,16 +600,16 @@ class RepositoryWatch {
         }
         chosen.set(path, false);
       }
+      // A document read through a link changes with the file it links to: an event names only that file.
+      if (chosen.size > 0) {
+        const batch = [...chosen.keys()];
+        for (const path of batch) for (const link of this.linksTo(store, path, batch)) chosen.set(link, false);
+      }
     } catch (error) {
       for (const [path, since] of taken) this.pending.set(path, Math.min(since, this.pending.get(path) ?? since)); // tried again
       throw error;
     } finally {
       store.close();
-    }
-    // A document read through a link changes with the file it links to: an event names only that file.
-    if (chosen.size > 0) {
-      const batch = [...chosen.keys()];
-      for (const path of batch) for (const link of this.linksTo(path, batch)) chosen.set(link, false);
     }
     // A path still being written comes back for another round, as pending since its first event.
     for (const [path, since] of waiters) this.pending.set(path, Math.min(since, this.pending.get(path) ?? since));
@@ -622,23 +622,11 @@ class RepositoryWatch {
    * their old text when the file they link to changed or went (s24 hostile H6). Found once by looking at every
    * document, then kept until a scan or an event on a link changes them. The batch's own paths are looked at too: a
    * link made under the watch is not in the index yet when the event that made it invalidates them, and its target's
-   * later changes left it as first read (s25b retest N3).
+   * later changes left it as first read (s25b retest N3). Kept only once whole: a map cut short by a failed read
+   * would pass for one with no links (s26 review F5).
    */
-  private linksTo(path: string, batch: string[]): string[] {
-    if (!this.links) {
-      this.links = new Map();
-      const store = Store.open(this.repo.dir);
-      try {
-        const root = realpathOf(this.repo.path);
-        // Failed paths too: a link that led nowhere when indexed is read once the file it names appears (s25 hostile F3).
-        for (const doc of new Set([...store.documents().keys(), ...store.failures().map((f) => f.path), ...batch])) {
-          for (const target of root ? linkTargets(this.repo.path, root, doc) : [])
-            this.links.set(target, [...(this.links.get(target) ?? []), doc]);
-        }
-      } finally {
-        store.close();
-      }
-    }
+  private linksTo(store: Store, path: string, batch: string[]): string[] {
+    this.links ??= linkMap(store, this.repo.path, batch);
     return this.links.get(path) ?? [];
   }
 
@@ -774,6 +762,18 @@ function inRepository(found: Discovery, folder: string, repo: Repository): Disco
     files: unknown ? [] : found.files.filter((file) => isCandidate(file.path, repo)),
     unlisted: [...found.unlisted, ...(unknown ? [folder] : [])],
   };
+}
+
+/** The indexed and failed documents, and `batch`, that are links into the folder, by each path they lead to. */
+function linkMap(store: Store, folder: string, batch: string[]): Map<string, string[]> {
+  const map = new Map<string, string[]>();
+  const root = realpathOf(folder);
+  if (!root) return map;
+  // Failed paths too: a link that led nowhere when indexed is read once the file it names appears (s25 hostile F3).
+  for (const doc of new Set([...store.documents().keys(), ...store.failures().map((f) => f.path), ...batch])) {
+    for (const target of linkTargets(folder, root, doc)) map.set(target, [...(map.get(target) ?? []), doc]);
+  }
+  return map;
 }
 
 /**
