@@ -3,7 +3,7 @@
  * mirror `HF_ENDPOINT` names, as the hub's own clients read it). Nothing here waits forever: a server that does not
  * answer, or stops sending in the middle of a file, is an error after NETWORK_TIMEOUT_MS.
  */
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { syncFolder, tempPathFor, writeWhole } from "../atomic.ts";
 import { describeError } from "../errors.ts";
@@ -69,7 +69,7 @@ export interface HubFile {
 }
 
 /**
- * Download `files` of hub model `id` into `folder`. They are written into a temp folder beside it that is renamed
+ * Download `files` of hub model `id` into `folder`. They are written and flushed into a temp folder beside it, renamed
  * into place at the end, so an interrupted download never leaves a folder that looks like a complete model.
  */
 export async function downloadModel(
@@ -88,6 +88,7 @@ export async function downloadModel(
     if (existsSync(join(folder, files[0]!.name))) rmSync(temp, { recursive: true, force: true });
     else {
       rmSync(folder, { recursive: true, force: true });
+      syncFolder(temp); // its files' names, as their contents
       renameSync(temp, folder);
       syncFolder(dirname(folder));
     }
@@ -127,6 +128,9 @@ async function downloadFile(
         onProgress?.(file.name, loaded, total);
       }
       if (total && loaded !== total) throw new Error(`${url}: the connection closed after ${loaded} of ${total} bytes`);
+      // On disk before the folder is renamed into place: after a power cut the folder could be there, named as a
+      // complete model, with an empty or cut model.onnx (s26 review F6).
+      fsyncSync(fd);
     } catch (error) {
       throw controller.signal.aborted ? stalled() : error;
     } finally {
