@@ -271,9 +271,8 @@ function metadataSql(term: FilterTerm, typed: string, bind: Bind): string {
     if (term.op === "eq" && NUMBER.test(value)) test = `(${test}) OR (m.type IN ('integer', 'real') AND m.value = ${bind(Number(value))})`;
   } else if (date) {
     // A value that is no date (`TBD`, `n/a`, `Spring 2023`) lies in no period: it sorted after every date as text,
-    // so `date>=2024-01-01` held it (s19 hostile #5). Only `!=` holds for it.
-    const dated = term.op === "ne" ? "" : `${storedDate("m.value")} AND `;
-    test = `m.type = 'text' AND ${dated}${prefixCompare("m.value", term.op, value, bind)}`;
+    // so `date>=2024-01-01` held it (s19 hostile #5). Only `!=` holds for it, as the NOT of `=` (termSql).
+    test = `m.type = 'text' AND ${storedDate("m.value")} AND ${prefixCompare("m.value", term.op, value, bind)}`;
   } else if (NUMBER.test(value)) {
     test = `${NUMERIC} AND ${NUMERIC_VALUE} ${SQL_OPS[term.op]} ${bind(Number(value))}`;
     // A real compares as a number; an integer against an integer compares exactly.
