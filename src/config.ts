@@ -345,10 +345,10 @@ function readConfigFile(file: string): Config {
   return raw === undefined ? emptyConfig(file) : parseConfig(raw, file);
 }
 
-/** What config.yaml itself says: only the keys the user set (`undefined` for an empty file), not yet validated. */
 /** Larger than any config.yaml a person writes: a link to a device or a huge file is refused, not read. */
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 
+/** What config.yaml itself says: only the keys the user set (`undefined` for an empty file), not yet validated. */
 function readUserSettings(file: string): Record<string, unknown> | undefined {
   let text: string;
   try {

@@ -2,6 +2,7 @@
  * Two rules of the library (README, Architecture): it never prints, as CLI, MCP and HTTP are shells over functions
  * that return data; and it reads the environment in one module, `src/env.ts`. Each module is parsed (the TypeScript
  * compiler's parser, so comments and strings are not mistaken for code) and searched for what breaking them takes.
+ * And one of its comments: a doc comment is right above what it describes.
  */
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
@@ -65,4 +66,51 @@ test("the check finds printing and environment reads, and not comments, strings 
     "src/search/example.ts:4: reads the environment (Bun.env)",
   ]);
   expect(brokenRules("src/cli/commands.ts", 'console.log("x");')).toEqual([]);
+});
+
+/**
+ * Doc comments directly followed by another, as `file:line`: editors and TypeScript show only the last one with the
+ * declaration, and the first reads as if it described that (s24 review D6, s26 review F10).
+ */
+function detachedDocComments(file: string, source: string): string[] {
+  const parsed = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found = new Set<string>();
+  const isDoc = (comment: ts.CommentRange) => source.startsWith("/**", comment.pos) && comment.end - comment.pos > 4;
+  const visit = (node: ts.Node): void => {
+    const comments = ts.getLeadingCommentRanges(source, node.pos) ?? [];
+    comments.forEach((comment, i) => {
+      const next = comments[i + 1];
+      // A blank line between them sets the first apart (a module's own comment above its first declaration's).
+      if (next && isDoc(comment) && isDoc(next) && !/\n\s*\n/.test(source.slice(comment.end, next.pos)))
+        found.add(`${file}:${parsed.getLineAndCharacterOfPosition(comment.pos).line + 1}`);
+    });
+    ts.forEachChild(node, visit);
+  };
+  visit(parsed);
+  return [...found];
+}
+
+test("every doc comment is right above what it describes: none is directly followed by another", () => {
+  const found = modules.flatMap((path) => detachedDocComments(`src/${path}`, readFileSync(join(ROOT, "src", path), "utf8")));
+  expect(found).toEqual([]);
+});
+
+test("the check finds a doc comment followed by another, in a class too, and not one set apart or in a string", () => {
+  const source = [
+    "/** The module. */",
+    "",
+    "/** Detached. */",
+    "/** Of MAX. */",
+    "const MAX = 4;",
+    "class A {",
+    "  /** Detached too. */",
+    "  /** Of run. */",
+    "  run(): void {}",
+    "}",
+    'const text = "/** a */\\n/** b */";',
+    "/* a plain comment */",
+    "/** Of f. */",
+    "function f(): void {}",
+  ].join("\n");
+  expect(detachedDocComments("src/example.ts", source)).toEqual(["src/example.ts:3", "src/example.ts:7"]);
 });

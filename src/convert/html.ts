@@ -434,7 +434,6 @@ function spaceAfterNumber(text: string, node: HtmlElement): string {
   return `${number} ${text.slice(number.length)}`;
 }
 
-/** Every `<pre>` is code, with or without an inner `<code>`; highlighting markup inside drops to its text. */
 /**
  * Runs of whitespace in preformatted text cut to WHITESPACE_RUN characters: turndown's reading of a text node's edge
  * whitespace is quadratic in the run, which preformatted text keeps whole (100,000 spaces in a `<pre>` took 7 s; as
@@ -449,8 +448,9 @@ function capWhitespaceRuns(pre: HtmlElement): void {
 }
 
 const WHITESPACE_RUN = 1000;
-const LONG_WHITESPACE = /\s{1001,}/g;
+const LONG_WHITESPACE = new RegExp(`\\s{${WHITESPACE_RUN + 1},}`, "g");
 
+/** Every `<pre>` is code, with or without an inner `<code>`; highlighting markup inside drops to its text. */
 function fence(node: HtmlElement): string {
   const code = (node.textContent ?? "").replace(/\n$/, "");
   if (!code.trim()) return "\n\n";

@@ -451,13 +451,13 @@ const TOO_LONG = "its path is longer than the system allows (ENAMETOOLONG): move
 /** Larger than any ignore file people write or generate; a bigger one is read as unreadable, not as empty. */
 const MAX_IGNORE_FILE_BYTES = 16 * 2 ** 20;
 
+/** A file whose name is not UTF-8: it comes back with U+FFFD in it, and no file has the name it reads as. */
+export const UNDECODABLE_NAME = "file name is not valid UTF-8 (rename the file to index it)";
+
 /**
  * An ignore file that is there but cannot be read: what it would leave out is unknown, so its folder is left as
  * it was indexed (nothing added, nothing removed) rather than walked as if it had no rules.
  */
-/** A file whose name is not UTF-8: it comes back with U+FFFD in it, and no file has the name it reads as. */
-export const UNDECODABLE_NAME = "file name is not valid UTF-8 (rename the file to index it)";
-
 export class UnreadableIgnoreFile extends Error {
   constructor(
     /** The ignore file's name (`.gitignore`, `.ignore`). */

@@ -296,8 +296,10 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
   return searchJson(response);
 }
 
-/** GET /documents/<ref>?from=&lines= → the CLI's `get --json`; the ref is URL-encoded (`notes%3Aa.md%3A12`). */
-/** `signal`: the client went away, which stops a conversion only this read waits for. */
+/**
+ * GET /documents/<ref>?from=&lines= → the CLI's `get --json`; the ref is URL-encoded (`notes%3Aa.md%3A12`).
+ * `signal`: the client went away, which stops a conversion only this read waits for.
+ */
 async function restDocument(home: string, url: URL, context: SearchContext, signal: AbortSignal): Promise<object> {
   const ref = percentDecoded(url.pathname.slice("/documents/".length));
   const params = restParams(url, DOCUMENT_PARAMS);
