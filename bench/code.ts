@@ -15,13 +15,13 @@ import { basename, extname, join, resolve } from "node:path";
 import { type CodeLanguage, languageOf } from "../src/convert/code-languages.ts";
 import { DEFAULT_CODE_TOKENS } from "../src/config.ts";
 import { chunkDocument, DEFAULT_CHUNK_OPTIONS } from "../src/index/chunk.ts";
-import { chunkCode } from "../src/index/code-chunk.ts";
 import { parserFor, type SyntaxNode } from "../src/convert/tree-sitter.ts";
 import { splitIdentifier } from "../src/identifiers.ts";
 import { BM25_WEIGHTS } from "../src/search/bm25.ts";
 import { parseQuery } from "../src/search/query.ts";
 import { FTS_TOKENIZE } from "../src/store/fts.ts";
 import { ftsText } from "../src/text.ts";
+import { chunkCode } from "../test/helpers.ts";
 import { table, writeSection } from "./report.ts";
 
 const arg = (name: string, fallback: number) => {

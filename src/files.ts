@@ -224,6 +224,15 @@ export function specialKind(stats: Stats): string {
   return "special file";
 }
 
+/** Whether a path leads to a folder (through links); false when it leads nowhere (missing, a loop, forbidden). */
+export function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 export function isInside(root: string, candidate: string): boolean {
   const rel = relative(root, candidate);
   return !(rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel));

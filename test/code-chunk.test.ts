@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { languageOf, type CodeLanguage } from "../src/convert/code-languages.ts";
 import type { Fragment } from "../src/store/store.ts";
 import { chunkDocument } from "../src/index/chunk.ts";
-import { chunkCode } from "../src/index/code-chunk.ts";
 import { S } from "./code-samples.ts";
+import { chunkCode } from "./helpers.ts";
 
 const outline = (fragments: Fragment[] | null) => fragments!.map((f) => `${f.startLine}-${f.endLine} ${f.headings.join(" › ")}`.trim());
 
@@ -707,7 +707,7 @@ describe("languages", () => {
   });
 
   test("grammars load lazily: a Python-only run loads only Python", () => {
-    const script = `import { chunkCode } from "${import.meta.dir}/../src/index/code-chunk.ts"; import { loadedLanguages } from "${import.meta.dir}/../src/convert/tree-sitter.ts";
+    const script = `import { chunkCode } from "${import.meta.dir}/helpers.ts"; import { loadedLanguages } from "${import.meta.dir}/../src/convert/tree-sitter.ts";
       await chunkCode("x = 1\\n", "python", { maxTokens: 350 }); console.log(loadedLanguages().join(","));`;
     const run = Bun.spawnSync([process.execPath, "-e", script]);
     expect(run.stdout.toString().trim()).toBe("python");

@@ -13,13 +13,12 @@ import { join } from "node:path";
 import { languageOf } from "../src/convert/code-languages.ts";
 import { codeSections } from "../src/convert/code-outline.ts";
 import { ConvertPool } from "../src/convert/pool.ts";
-import { chunkCode } from "../src/index/code-chunk.ts";
 import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { getRepository, registerRepository } from "../src/repos.ts";
 import { HEADING_SEPARATOR, Store } from "../src/store/store.ts";
 import { labelName, splitLabels } from "../src/text.ts";
 import { S } from "./code-samples.ts";
-import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
+import { chunkCode, ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 import { paragraph, writePdf } from "./pdf-fixtures.ts";
 
 function git(cwd: string, ...args: string[]): string {

@@ -3,8 +3,12 @@ import { chmodSync, existsSync, mkdtempSync, mkdirSync, readdirSync, rmSync, wri
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { CodeLanguage } from "../src/convert/code-languages.ts";
+import type { CodeOutlineOptions } from "../src/convert/code-outline.ts";
 import { ResearcherError } from "../src/errors.ts";
+import { codeFragments } from "../src/index/code-chunk.ts";
 import { registerRepository } from "../src/repos.ts";
+import type { Fragment } from "../src/store/store.ts";
 import { GLOVE, writeGloveThroughOnnx } from "./model-fixtures.ts";
 
 export const ROOT = resolve(import.meta.dir, "..");
@@ -288,4 +292,14 @@ export async function conversionFailure(
   expect(error).toBeInstanceOf(ResearcherError);
   expect((error as ResearcherError).code).toBe(code);
   return error as ResearcherError;
+}
+
+/**
+ * Fragments of a source file in this thread, as an index run makes them from the sections a conversion worker
+ * outlines (codeFragments over codeSections), or null when the file is left to the text chunker: for tests and
+ * bench/code.ts (s26 review F8: no product path calls it). web-tree-sitter is loaded on the first call.
+ */
+export async function chunkCode(source: string, language: CodeLanguage | null, options: CodeOutlineOptions): Promise<Fragment[] | null> {
+  const sections = await (await import("../src/convert/code-outline.ts")).codeSections(source, language, options);
+  return sections && codeFragments(source, sections);
 }

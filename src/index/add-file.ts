@@ -3,22 +3,14 @@
  * batch (a watch's), where a path that is not there is a file deleted; one file named on purpose that is not there
  * is a typo, and one that fails is the answer, so both are errors here.
  */
-import { existsSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ResearcherError } from "../errors.ts";
-import { spelledOnDisk } from "../files.ts";
+import { isFolder, spelledOnDisk } from "../files.ts";
 import type { Repository } from "../repos.ts";
 import { repositoryPath, withoutRepository } from "../search/document-refs.ts";
 import { withStore } from "../search/read-session.ts";
 import { type IndexOptions, type IndexSummary, indexFiles } from "./indexer.ts";
-
-function isFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false; // nothing there: indexFiles and the check after it say so
-  }
-}
 
 /** The summary of indexing `file` (relative to the repository's folder, or absolute inside it, or `repo:path`), and its path. */
 export async function indexOneFile(
@@ -33,6 +25,7 @@ export async function indexOneFile(
   const path = spelledOnDisk(repo.path, repositoryPath(repo, named)); // a composed name for a decomposed one
   // A folder is no file to index: one named like a file (`notes.md/`) answered "unchanged", any other was refused
   // for its type, "(no extension)" (s24 agent A8). A document indexed at its path goes, as the folder replaced it.
+  // Nothing there is no folder: indexFiles and the check after it say so.
   if (isFolder(join(repo.path, path)) && !withStore(repo, (store) => store.document(path) !== undefined)) {
     throw new ResearcherError("INVALID_INPUT", `'${path}' is a folder in repository '${repo.name}': add_to_index takes one file`, {
       hint: `name a file in it, or \`researcher index ${repo.name}\` reads every new or changed file of the repository`,

@@ -3,8 +3,6 @@
  * whole lines with their symbol paths) is conversion, done in a conversion worker (convert/code-outline.ts); here
  * each section becomes a fragment of the file's own lines, as a PDF's pages become the text chunker's page bounds.
  */
-import type { CodeLanguage } from "../convert/code-languages.ts";
-import type { CodeOutlineOptions } from "../convert/code-outline.ts";
 import type { CodeSection } from "../convert/document.ts";
 import type { Fragment } from "../store/store.ts";
 
@@ -22,13 +20,4 @@ export function codeFragments(source: string, sections: CodeSection[]): Fragment
     ...(section.unit === undefined ? {} : { unit: section.unit }),
     ...(section.defines?.length ? { defines: section.defines } : {}),
   }));
-}
-
-/**
- * Fragments of a source file in this thread (the index gets its sections from the worker instead), or null when
- * the file is left to the text chunker. web-tree-sitter is loaded on the first call, not with this module.
- */
-export async function chunkCode(source: string, language: CodeLanguage | null, options: CodeOutlineOptions): Promise<Fragment[] | null> {
-  const sections = await (await import("../convert/code-outline.ts")).codeSections(source, language, options);
-  return sections && codeFragments(source, sections);
 }

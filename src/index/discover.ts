@@ -6,7 +6,7 @@ import { languageOf, SHEBANG_BYTES } from "../convert/code-languages.ts";
 import { pathMatcher } from "../path-glob.ts";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
-import { isInside, missingRootHint, notRegular, outsideRoot, readConfinedHead, readHead, readRegularFile } from "../files.ts";
+import { isFolder, isInside, missingRootHint, notRegular, outsideRoot, readConfinedHead, readHead, readRegularFile } from "../files.ts";
 
 export interface DiscoveredFile {
   /** The folder walked (the repository root): reads are confined to it (`readConfinedFile`). */
@@ -748,15 +748,6 @@ function countGenerated(discovery: Discovery, rule: string): void {
 function countSkippedType(discovery: Discovery, type: string, script: CodeLanguage | null): void {
   discovery.skippedTypes[type] = (discovery.skippedTypes[type] ?? 0) + 1;
   if (script !== null) discovery.skippedScripts++;
-}
-
-/** Whether a path leads to a folder (through links); false when it leads nowhere (missing, a loop, forbidden). */
-function isFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 /** The device a folder is on; undefined when it cannot be looked at (listing it then says why). */

@@ -12,7 +12,7 @@
  */
 import { existsSync, lstatSync, realpathSync, statSync, type Stats } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { readRegularFile } from "../files.ts";
+import { isFolder, readRegularFile } from "../files.ts";
 import { trimRuns } from "../text.ts";
 
 /** HEAD, a loose ref, `commondir`, a `.git` file: a line of text each. */
@@ -39,7 +39,7 @@ export interface GitInfo {
 /** The enclosing git repository of a file or folder, or null when there is none. */
 export function findGitRepository(path: string): GitInfo | null {
   const dir = resolve(path);
-  return gitInfoCache()(isDirectory(dir) ? dir : dirname(dir));
+  return gitInfoCache()(isFolder(dir) ? dir : dirname(dir));
 }
 
 /**
@@ -212,7 +212,7 @@ function isSharedGitFile(path: string): boolean {
     const target = realpathSync(path);
     const folder = dirname(target);
     return (
-      basename(target) === basename(path) && ownedByUs(folder) && isPlainFile(join(folder, "HEAD")) && isDirectory(join(folder, "objects"))
+      basename(target) === basename(path) && ownedByUs(folder) && isPlainFile(join(folder, "HEAD")) && isFolder(join(folder, "objects"))
     );
   } catch {
     return false;
@@ -223,14 +223,6 @@ function isSharedGitFile(path: string): boolean {
 function isPlainFile(path: string): boolean {
   try {
     return lstatSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
   } catch {
     return false;
   }

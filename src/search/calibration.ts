@@ -16,6 +16,7 @@
 import type { Embedder } from "../embed/embedder.ts";
 import { parseQuery, type ParsedQuery } from "./query.ts";
 import { BM25_WEIGHTS } from "./bm25.ts";
+import { round } from "./hits.ts";
 import { dot, searchVectors, VectorCache } from "./vectors.ts";
 import type { Store } from "../store/store.ts";
 import { drawn, seeded } from "../random.ts";
@@ -235,8 +236,4 @@ export function termIdfs(store: Store, stems: string[]): Map<string, number> {
 
 function clamp(x: number): number {
   return Math.min(1, Math.max(0, x));
-}
-
-function round(x: number): number {
-  return Math.round(x * 10000) / 10000;
 }

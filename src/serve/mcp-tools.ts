@@ -98,6 +98,9 @@ function readPart(
   return { ...cut, continue_with: { from_line: cut.to, from_char: lineStart + end - (cut.text.lastIndexOf("\n") + 1) } };
 }
 
+/** A budget of bytes, as get_document's and multi_get's `max_bytes` and multi_get's `max_bytes_per_document` take it. */
+const byteBudget = (description: string) => z.number().int().min(1).max(10_000_000).optional().describe(description);
+
 /** `line_numbers`, as get_document and multi_get take it. */
 const lineNumbers = z
   .boolean()
@@ -310,13 +313,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
           .max(100000)
           .optional()
           .describe("How many lines at most; default: the ref's count, else to the end"),
-        max_bytes: z
-          .number()
-          .int()
-          .min(1)
-          .max(10_000_000)
-          .optional()
-          .describe(`Default ${DEFAULT_ANSWER_BYTES}; larger values are capped at ${MAX_ANSWER_BYTES}`),
+        max_bytes: byteBudget(`Default ${DEFAULT_ANSWER_BYTES}; larger values are capped at ${MAX_ANSWER_BYTES}`),
         line_numbers: lineNumbers,
       }),
       outputSchema: OUTPUT.document,
@@ -364,16 +361,10 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
             "A glob over indexed paths (`*.md`: base names at any depth; `repo:notes/**`) or refs separated by commas; a ref whose path has a comma (`notes:a,b.md:3-4`) is that document when the text before its comma names none, and its `#docid` always is",
           ),
         repository: z.string().optional().describe("Only this repository"),
-        max_bytes: z
-          .number()
-          .int()
-          .min(1)
-          .max(10_000_000)
-          .optional()
-          .describe(
-            `All documents together (default ${DEFAULT_ANSWER_BYTES}, capped at ${MAX_ANSWER_BYTES}); from the first document that does not fit, the rest are skipped unread but for text files small enough for what is left`,
-          ),
-        max_bytes_per_document: z.number().int().min(1).max(10_000_000).optional().describe("Skip (and list) larger documents"),
+        max_bytes: byteBudget(
+          `All documents together (default ${DEFAULT_ANSWER_BYTES}, capped at ${MAX_ANSWER_BYTES}); from the first document that does not fit, the rest are skipped unread but for text files small enough for what is left`,
+        ),
+        max_bytes_per_document: byteBudget("Skip (and list) larger documents"),
         line_numbers: lineNumbers,
       }),
       outputSchema: OUTPUT.documents,

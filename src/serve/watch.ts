@@ -35,7 +35,7 @@ import {
 import { type Failed, failedUnchanged, planChanges, sameStamp } from "../index/plan.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
 import { shortened } from "../text.ts";
-import { danglingLink, isInside } from "../files.ts";
+import { danglingLink, isFolder, isInside } from "../files.ts";
 import { describeError, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { indexFiles, indexRepository, type IndexSummary } from "../index/indexer.ts";
 import { failureSettings } from "../convert/pool.ts";
@@ -825,10 +825,6 @@ function statOf(path: string): Stats | undefined {
   } catch {
     return undefined;
   }
-}
-
-function isFolder(path: string): boolean {
-  return statOf(path)?.isDirectory() ?? false;
 }
 
 /**
