@@ -142,6 +142,13 @@ export function skippedRepository(repo: Repository, thrown: unknown): SkippedRep
   return { repository: repo.name, code: error.code, message: error.message, hint: error.hint ?? null };
 }
 
+/** Why a repository could not answer, in a listing of all of them (where its name is said already). */
+export type RepositoryError = Omit<SkippedRepository, "repository">;
+
+export function errorOf({ repository: _, ...error }: SkippedRepository): RepositoryError {
+  return error;
+}
+
 /** One repository's part of a command over several: its answer, or what it failed with. */
 export type Attempt<T> = { repo: Repository; value: T } | { repo: Repository; error: unknown };
 

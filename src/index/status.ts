@@ -1,17 +1,29 @@
 /**
  * Each repository's status as `status` and MCP's `get_index_status` show it: what its index holds (store/status.ts),
  * what its searches need rebuilt (`ann`), and whether an index run is due (`index_due`: this version or its settings
- * read some documents differently from how the index holds them).
+ * read some documents differently from how the index holds them). All three are read from one open index, on one
+ * snapshot: an index run committing meanwhile cannot make them describe different states.
  */
 import { loadConfig, type Config } from "../config.ts";
-import { listRepositories, noneAnswered, type Repository, selectRepositories, skippedRepository } from "../repos.ts";
-import { errorOf, type RepositoryError } from "../search/results.ts";
-import { searchStatus } from "../search/search.ts";
-import { emptyStatus } from "../store/status.ts";
+import {
+  errorOf,
+  listRepositories,
+  noneAnswered,
+  type Repository,
+  type RepositoryError,
+  selectRepositories,
+  skippedRepository,
+} from "../repos.ts";
+import { annNeedsRebuilding, annNote } from "../search/vectors.ts";
+import { emptyStatus, type RepositoryStatus, storeStatus } from "../store/status.ts";
 import { Store } from "../store/store.ts";
 import { type IndexDue, indexDue } from "./chunking.ts";
 
-export type StatusEntry = ReturnType<typeof searchStatus> & { index_due: IndexDue | null; error?: RepositoryError };
+/**
+ * A repository's status with `ann`, the note a search's --explain would give about its ANN file (null when there is
+ * nothing to rebuild), and `index_due`; `error` when its index could not be read.
+ */
+export type StatusEntry = RepositoryStatus & { ann: string | null; index_due: IndexDue | null; error?: RepositoryError };
 
 /**
  * Each repository's status, or the named one's. One whose index cannot be read is listed with its error and empty
@@ -30,11 +42,16 @@ export function repositoryStatuses(home: string, name?: string): StatusEntry[] {
 }
 
 function statusOf(repo: Repository, config: Config): StatusEntry {
-  const status = searchStatus(repo);
-  if (status.last_indexed === null) return { ...status, index_due: null };
+  if (!Store.exists(repo.dir)) return { ...emptyStatus(repo), ann: null, index_due: null };
   const store = Store.open(repo.dir);
   try {
-    return { ...status, index_due: indexDue(store, config, repo) };
+    // A read transaction: the snapshot the three reads share (a reader never writes in it).
+    return store.transaction(() => {
+      const status = storeStatus(repo, store);
+      const problem = status.model ? annNeedsRebuilding(store, repo.dir) : null;
+      const due = status.last_indexed === null ? null : indexDue(store, config, repo);
+      return { ...status, ann: problem && annNote(repo.name, problem), index_due: due };
+    });
   } finally {
     store.close();
   }

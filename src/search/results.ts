@@ -3,7 +3,7 @@
  * fragment text rather than its snippet (`--full`), and repositories ranked for a query (`repos-for`). Ranking
  * stays in search.ts.
  */
-import { listRepositories, settle, type Attempt, type SkippedRepository } from "../repos.ts";
+import { errorOf, listRepositories, type RepositoryError, settle, type Attempt } from "../repos.ts";
 import { isCodeFormat } from "../file-types.ts";
 import { MAX_ALL_RESULTS } from "./bounds.ts";
 import {
@@ -57,13 +57,6 @@ export function citationOf(hit: FragmentHit | DocumentHit): string {
   if (hit.page !== null) return `${hit.path}:p${hit.page}`;
   const fragment = "fragment" in hit ? hit.fragment : hit.fragments[0];
   return isCodeFormat(String(hit.metadata.format)) && fragment ? `${hit.path}:${fragment.start_line}-${fragment.end_line}` : hit.location;
-}
-
-/** Why a repository could not answer, in a listing of all of them. */
-export type RepositoryError = Omit<SkippedRepository, "repository">;
-
-export function errorOf({ repository: _, ...error }: SkippedRepository): RepositoryError {
-  return error;
 }
 
 /**

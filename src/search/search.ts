@@ -22,8 +22,7 @@ import { FUSION_DEPTH, fuseHybrid, fusionWeight, listAnchors, mergeRanked, merge
 import { backgrounds, lexicalEvidence, lexicalRatio, queryCoverage, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { boostHeadings } from "./heading-boost.ts";
 import { cappedRanking, cappedVectors, type DocumentCap } from "./per-document.ts";
-import { ANN_PROBLEMS, annNeedsRebuilding, meansNothing, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
-import { repositoryStatus, type RepositoryStatus } from "../store/status.ts";
+import { annNote, meansNothing, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { combineFilters, type Filter } from "./filters.ts";
 import { namedRepository } from "./document-refs.ts";
 import { type FilterMiss, filterMisses } from "./filter-misses.ts";
@@ -437,27 +436,6 @@ interface RepositoryResult {
   fallback?: Omit<SkippedRepository, "repository">;
   /** Some fragment it searched holds the query's words (its BM25 list is not empty). */
   wordsFound: boolean;
-}
-
-/**
- * A repository's status (store/status.ts) with what its searches need rebuilt: `ann` is the note a search's
- * --explain would give, null when there is nothing to rebuild.
- */
-export function searchStatus(repo: Repository): RepositoryStatus & { ann: string | null } {
-  const status = repositoryStatus(repo);
-  if (!status.model) return { ...status, ann: null };
-  const store = Store.open(repo.dir);
-  try {
-    const problem = annNeedsRebuilding(store, repo.dir);
-    return { ...status, ann: problem && annNote(repo.name, problem) };
-  } finally {
-    store.close();
-  }
-}
-
-/** The note for a repository whose ANN file could not be used: searches never rebuild it, index runs do. */
-function annNote(repository: string, problem: AnnProblem): string {
-  return `vectors.usearch needs rebuilding (it ${ANN_PROBLEMS[problem]}; searches scan the vectors exactly meanwhile): run \`researcher index ${repository}\``;
 }
 
 /** What every repository's ranking in one search shares. */

@@ -195,6 +195,14 @@ export const ANN_PROBLEMS: Readonly<Record<AnnProblem, string>> = {
   damaged: "does not match its recorded checksum",
 };
 
+/**
+ * The note for a repository whose ANN file could not be used (a search's --explain, `status`): searches never
+ * rebuild it, index runs do.
+ */
+export function annNote(repository: string, problem: AnnProblem): string {
+  return `vectors.usearch needs rebuilding (it ${ANN_PROBLEMS[problem]}; searches scan the vectors exactly meanwhile): run \`researcher index ${repository}\``;
+}
+
 /** The ANN file against the store's vectors, read whole: the one built for them, absent, built for older vectors, or damaged. */
 export function vectorIndexState(store: Store, dir: string): "verified" | AnnProblem {
   if (identityOf(annPath(dir)) === null) return "missing";

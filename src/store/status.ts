@@ -63,30 +63,34 @@ export function emptyStatus(repo: Repository): RepositoryStatus {
 }
 
 export function repositoryStatus(repo: Repository): RepositoryStatus {
-  const base = { name: repo.name, path: repo.path, description: repo.description };
   if (!Store.exists(repo.dir)) return emptyStatus(repo);
   const store = Store.open(repo.dir);
   try {
-    const counts = store.counts();
-    const vectors = store.embeddings.count();
-    return {
-      ...base,
-      ...counts,
-      ocr_pages: store.ocrPages(),
-      ocr_left_out: store.ocrLeftOut(),
-      garbled: store.garbledPages(),
-      last_indexed: store.meta.get("last_indexed") ?? null,
-      bytes: folderBytes(repo.dir),
-      model: store.embeddings.model()?.id ?? null,
-      vectors,
-      embeddings_pending: repo.embed ? store.embeddings.pendingCount() : 0,
-      indexing: writerLockHolder(repo.dir),
-      languages: store.languageCounts(),
-      failures: store.failures(),
-    };
+    return storeStatus(repo, store);
   } finally {
     store.close();
   }
+}
+
+/** What `store`, the repository's open index, holds: a caller that reads more of it reads all on one snapshot. */
+export function storeStatus(repo: Repository, store: Store): RepositoryStatus {
+  return {
+    name: repo.name,
+    path: repo.path,
+    description: repo.description,
+    ...store.counts(),
+    ocr_pages: store.ocrPages(),
+    ocr_left_out: store.ocrLeftOut(),
+    garbled: store.garbledPages(),
+    last_indexed: store.meta.get("last_indexed") ?? null,
+    bytes: folderBytes(repo.dir),
+    model: store.embeddings.model()?.id ?? null,
+    vectors: store.embeddings.count(),
+    embeddings_pending: repo.embed ? store.embeddings.pendingCount() : 0,
+    indexing: writerLockHolder(repo.dir),
+    languages: store.languageCounts(),
+    failures: store.failures(),
+  };
 }
 
 /** The index folder's size; a file gone since it was listed (a writer's temp file, renamed) counts nothing, as in `du`. */
