@@ -1331,29 +1331,23 @@ test("a batch whose link map cannot be read (a damaged page of the index, for on
   symlinkSync("real/later.md", join(folder, "later.md")); // a link to nothing yet: a failure
   const repo = registerRepository(home, { name: "ln", path: folder, embed: false });
   await indexRepository(home, repo);
-  // The page of the documents table, and a copy to put back: a new file's batch reads only the path index and the
-  // failures table before the link map, whose reading of every document then fails.
-  const file = Store.dbPath(repo.dir);
-  const db = new Database(file);
-  db.run("PRAGMA wal_checkpoint(TRUNCATE)");
-  const pageSize = db.query<{ page_size: number }, []>("PRAGMA page_size").get()!.page_size;
-  const root = db.query<{ rootpage: number }, []>("SELECT rootpage FROM sqlite_schema WHERE name = 'documents'").get()!.rootpage;
-  db.close();
-  const offset = (root - 1) * pageSize;
-  const whole = readFileSync(file).subarray(offset, offset + pageSize);
+  let restore: (() => void) | undefined;
   const batches = new Batches();
   const handle = watchRepositories(home, [repo], {
     debounceMs: 50,
     onBatch: batches.add,
     onError: (e) => {
       batches.errors.push(e);
-      writeAt(file, whole, offset); // whole again for the retry
+      restore?.(); // whole again for the retry
+      restore = undefined;
     },
   });
   const found = async (word: string) => (await search(home, { query: word })).results.map((r) => r.path).sort();
   try {
     await handle.ready;
-    writeAt(file, Buffer.from([0xff]), offset); // no b-tree page type
+    // A new file's batch reads only the path index and the failures table before the link map, whose reading of
+    // every document then fails.
+    restore = damageRootPage(Store.dbPath(repo.dir), "documents");
     writeTree(folder, { "real/later.md": "# Later\n\nheronword\n" });
     await batches.until(["real/later.md", "later.md"]);
     expect(batches.errors.map(String).join()).toContain("malformed");
@@ -1367,6 +1361,22 @@ test("a batch whose link map cannot be read (a damaged page of the index, for on
     await handle.close();
   }
 }, 60_000);
+
+/**
+ * Damage the root page of `table` in the database `file` (its b-tree page type byte; with few rows it is the table's
+ * one page), the WAL checkpointed into the file first so that no newer copy hides it; returns the undoing.
+ */
+function damageRootPage(file: string, table: string): () => void {
+  const db = new Database(file);
+  db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  const pageSize = db.query<{ page_size: number }, []>("PRAGMA page_size").get()!.page_size;
+  const root = db.query<{ rootpage: number }, [string]>("SELECT rootpage FROM sqlite_schema WHERE name = ?").get(table)!.rootpage;
+  db.close();
+  const offset = (root - 1) * pageSize;
+  const whole = readFileSync(file).subarray(offset, offset + pageSize);
+  writeAt(file, Buffer.from([0xff]), offset);
+  return () => writeAt(file, whole, offset);
+}
 
 function writeAt(file: string, bytes: Uint8Array, offset: number): void {
   const fd = openSync(file, "r+");
