@@ -224,6 +224,15 @@ export function specialKind(stats: Stats): string {
   return "special file";
 }
 
+/** Whether a path leads to a file (through links); false when it leads to anything else or nowhere. */
+export function isFileAt(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /** Whether a path leads to a folder (through links); false when it leads nowhere (missing, a loop, forbidden). */
 export function isFolder(path: string): boolean {
   try {

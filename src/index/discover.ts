@@ -6,7 +6,17 @@ import { languageOf, SHEBANG_BYTES } from "../convert/code-languages.ts";
 import { pathMatcher } from "../path-glob.ts";
 import { fileType } from "../convert/convert.ts";
 import { describeError, ResearcherError } from "../errors.ts";
-import { isFolder, isInside, missingRootHint, notRegular, outsideRoot, readConfinedHead, readHead, readRegularFile } from "../files.ts";
+import {
+  isFileAt,
+  isFolder,
+  isInside,
+  missingRootHint,
+  notRegular,
+  outsideRoot,
+  readConfinedHead,
+  readHead,
+  readRegularFile,
+} from "../files.ts";
 
 export interface DiscoveredFile {
   /** The folder walked (the repository root): reads are confined to it (`readConfinedFile`). */
@@ -113,15 +123,6 @@ function generatedRule(name: string, isDir: boolean, types: Set<string>, isFileB
     return GENERATED_FOLDERS.has(name) && indexesCode(types) ? `${name}/` : null;
   }
   return MINIFIED.test(name) ? "*.min.js" : null;
-}
-
-/** Whether a path leads to a file (through links); false when it leads to anything else or nowhere. */
-function isFileAt(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /**
