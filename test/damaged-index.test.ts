@@ -5,6 +5,7 @@ import {
   chmodSync,
   chownSync,
   closeSync,
+  cpSync,
   existsSync,
   mkdirSync,
   openSync,
@@ -30,6 +31,7 @@ import {
   HOOK_TIMEOUT,
   MODEL_ENV,
   runCli,
+  SHARED,
   startServe,
   SYSTEM_PATH,
   tempDir,
@@ -677,6 +679,40 @@ test.skipIf(!AS_ROOT)(
     } finally {
       Bun.spawnSync(["umount", "-l", disk]);
     }
+  },
+  60_000,
+);
+
+testShared(
+  "index --rebuild writes the full-text index anew, never reading it: a damaged segment no check sees is gone after it (s26 hostile F1)",
+  () => {
+    // 48 bytes changed inside a full-text segment of the Rust book's index, in a valid page (the hostile tester's
+    // damage: integrity checks pass it). The rebuild replaced rows in place, over the damaged segment: a search of
+    // `see` still failed ("malformed") after it, and runs' merges failed, for ever.
+    const home = tempDir();
+    const book = join(tempDir(), "rb");
+    cpSync(join(SHARED, "data/corpus/markdown/rust-book"), book, { recursive: true });
+    const repo = registerRepository(home, { name: "rb", path: book, embed: false });
+    expect(runCli(["index", "rb"], { home }).code).toBe(0);
+    const bytes = "828565e07e5f7d784e9060a721ca807d7633ed123402f376e5bf1496773d19616326be5be5850336b36f13bcae481668";
+    // By another program: bun:sqlite's connections refuse to write FTS5's own tables.
+    const damage = `import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+(block,) = c.execute("SELECT block FROM fragments_fts_data WHERE id = 137438953602").fetchone()
+c.execute("UPDATE fragments_fts_data SET block = ? WHERE id = 137438953602", (block[:2146] + bytes.fromhex("${bytes}") + block[2194:],))
+c.commit()`;
+    expect(Bun.spawnSync(["python3", "-c", damage, Store.dbPath(repo.dir)]).exitCode).toBe(0);
+    const see = () => runCli(["search", "see", "--mode", "bm25", "--json"], { home });
+    // The damage as found (should the book's layout move, this says the damage missed, not that the rebuild works).
+    expect({ verify: runCli(["verify", "rb"], { home }).stdout, search: see().stderr }).toEqual({
+      verify: "rb: ok\n",
+      search: expect.stringContaining("malformed"),
+    });
+    expect(runCli(["index", "rb", "--rebuild"], { home }).code).toBe(0);
+    expect(JSON.parse(see().stdout).total).toBeGreaterThan(100);
+    writeFileSync(join(book, "src/foreword.md"), "# Foreword\n\nsee again\n");
+    expect(runCli(["index", "rb"], { home }).code).toBe(0); // and the runs after it merge no damaged segment
+    expect(runCli(["verify", "rb"], { home })).toMatchObject({ code: 0, stdout: "rb: ok\n" });
   },
   60_000,
 );

@@ -330,11 +330,13 @@ export async function indexRepository(home: string, repo: Repository, options: I
         ? await store.atomically(async () => {
             clearImpacts(store); // rebuilt at the end, rather than kept up fragment by fragment
             store.deleteOrphanFragments(); // rows of no document (an edit beneath the index): no file brings them back
+            store.fullText.clear(); // written anew, never read: a damaged segment stays out (s26 hostile F1)
             // Without embedding, the old vectors stay the index's, unless no one knows their model any more.
             if ((replacesVectors && embed) || previousModel === "unknown") store.embeddings.clear();
             // Every file is read again (none is kept as unchanged); a document whose file cannot be read now (an
             // unreadable folder or file) is kept, as in any run, rather than cleared with the rest.
             const counts = await runIndex(store, repo, documentSettings(store, config, pool, repo, { all: true, root }), options);
+            store.fullText.addMissing(); // the documents kept unread (an unreadable file or folder) are found again
             // The run has read back the kept texts it could use; the rebuilt index keeps no removed document's text,
             // as a new index would hold none (a scan removed or moved away stayed in it, s21 F10).
             store.dropRemovedTexts();

@@ -45,9 +45,17 @@ export function fullTextRowWriter(db: Database, table: string): FullTextRowWrite
  */
 export function rewriteFullText(db: Database): void {
   db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
+  writeFullTextRows(db);
+}
+
+/** Write the full-text rows of the fragments: every one, or (`missing`) those the full-text index lacks. */
+export function writeFullTextRows(db: Database, missing = false): void {
   const write = fullTextRowWriter(db, "fragments_fts");
   const rows = db.query<{ id: number; title: string; heading: string; text: string }, []>(
-    "SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id",
+    `SELECT f.id, d.title, f.heading, f.text FROM fragments f JOIN documents d ON d.id = f.document_id${
+      missing ? " WHERE f.id NOT IN (SELECT id FROM fragments_fts_docsize)" : ""
+    }`,
   );
+  // (The NOT IN's list is made once, before the first row: the writes do not change what the walk reads.)
   for (const row of rows.iterate()) write(row.id, row.title, row.heading, row.text);
 }

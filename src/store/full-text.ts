@@ -6,7 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { ResearcherError } from "../errors.ts";
 import type { SqlCondition } from "./filter-sql.ts";
-import { FTS_COLUMNS, FTS_TOKENIZE, FULL_TEXT_VERSION, fullTextRowWriter, rewriteFullText } from "./fts.ts";
+import { FTS_COLUMNS, FTS_TOKENIZE, FULL_TEXT_VERSION, fullTextRowWriter, rewriteFullText, writeFullTextRows } from "./fts.ts";
 import type { MetaTable } from "./meta.ts";
 
 export class FullTextIndex {
@@ -197,6 +197,20 @@ export class FullTextIndex {
       this.meta.set("full_text_version", String(FULL_TEXT_VERSION));
     })();
     return true;
+  }
+
+  /**
+   * Empty the full-text index without reading it, for a rebuild that writes every document's rows again: a rebuild
+   * that replaced rows in place left a damaged segment (bytes changed inside a valid page, which no integrity check
+   * sees) under the new ones, and a word whose list it held still failed, as did every run's merge (s26 hostile F1).
+   */
+  clear(): void {
+    this.db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
+  }
+
+  /** Write the rows of the fragments the full-text index lacks: documents a rebuild kept without reading them again. */
+  addMissing(): void {
+    writeFullTextRows(this.db, true);
   }
 
   /**
