@@ -111,7 +111,6 @@ export function searchJson(response: SearchResponse): object {
   };
 }
 
-/** Why a filtered search found nothing: one line per filter value no document holds, with the values that exist. */
 /** How the CLI and MCP name the options a no-results line names. */
 export const CLI_NAMES = { offset: "--offset", minScore: "--min-score" };
 export const MCP_NAMES = { offset: "offset", minScore: "min_score" };
@@ -140,6 +139,7 @@ export function noResultsLines(
   return [`${none} (${matched}; ${why})`];
 }
 
+/** Why a filtered search found nothing: one line per filter value no document holds, with the values that exist. */
 export function unmatchedLines(unmatched: readonly FilterMiss[] | undefined): string[] {
   return (unmatched ?? []).map(({ filter, key, known, similar_keys, repository }) => {
     const keys = similar_keys?.length ? ` (did you mean ${similar_keys.join(", ")}?)` : "";
