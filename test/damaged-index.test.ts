@@ -716,3 +716,22 @@ c.commit()`;
   },
   60_000,
 );
+
+test("a rebuild that fails after moving an unusable index aside says where it went, not that nothing changed (s26 hostile F2)", () => {
+  // A full disk or a folder not there refused the run after the move: "nothing was changed", and searches then said
+  // the repository had never been indexed, with no word of the copy.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  const repo = registerRepository(home, { name: "d", path: docs, embed: false });
+  expect(runCli(["index", "d"], { home }).code).toBe(0);
+  const fd = openSync(Store.dbPath(repo.dir), "r+");
+  writeSync(fd, Buffer.alloc(100, 0x41), 0, 100, 0); // its header: no SQLite database
+  closeSync(fd);
+  rmSync(docs, { recursive: true });
+  const run = runCli(["index", "d", "--rebuild"], { home });
+  expect(run.code).toBe(1);
+  expect(run.stderr).not.toContain("nothing was changed");
+  const aside = readdirSync(repo.dir).find((name) => name.startsWith("index.db.damaged-"));
+  expect(run.stderr).toContain(`it is not an SQLite database) and was moved aside to ${join(repo.dir, aside!)}\n`);
+});

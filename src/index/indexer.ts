@@ -281,7 +281,7 @@ async function writeSession(
       const warnings = aside ? [aside, ...summary.warnings] : summary.warnings;
       return { ...summary, warnings, seconds: round((performance.now() - started) / 1000) };
     } catch (error) {
-      throw afterFailedWrite(store, repo, error);
+      throw withMovedAside(store, repo, afterFailedWrite(store, repo, error));
     } finally {
       store.close();
     }
@@ -395,6 +395,18 @@ export function afterFailedWrite(store: Store, repo: Repository, error: unknown)
   }
   const failure = toResearcherError(error, { repository: repo.name, dir: repo.dir });
   return failure.code === "INTERNAL" ? (damageBehind(store, repo, error) ?? failure) : failure;
+}
+
+/**
+ * A run that failed after moving an unusable index aside says so: "nothing was changed" (a full disk, a folder not
+ * there) was not true, and searches then said the repository was never indexed, with no word of the copy (s26
+ * hostile F2). Its hint still holds: the run again builds the index fresh.
+ */
+function withMovedAside(store: Store, repo: Repository, failure: ResearcherError): ResearcherError {
+  if (!store.movedAside) return failure;
+  const { to, why } = store.movedAside;
+  const message = `${failure.message.replace(/; nothing was changed$/, "")}; ${Store.dbPath(repo.dir)} could not be used (${why}) and was moved aside to ${to}`;
+  return new ResearcherError(failure.code, message, { hint: failure.hint, cause: failure });
 }
 
 /**
