@@ -241,9 +241,11 @@ export function nestedRepositories(home: string, repo: Repository): { name: stri
 
 /** A name `repo add` and `repo rename` may give: refused as a usage error (exit 2), as a ref no document could have. */
 function checkName(name: string): void {
-  if (!REPO_NAME.test(name) || isReservedName(name)) {
+  // A leading '-' made every hint that names the repository (`researcher index -x`) an unknown option (s26 hostile
+  // F3); config.yaml still reads one an older release registered.
+  if (!REPO_NAME.test(name) || isReservedName(name) || name.startsWith("-")) {
     throw new ResearcherError("USAGE", `invalid repository name '${name}'`, {
-      hint: "use letters, digits, '-' and '_' (at most 64), and no name JavaScript objects reserve (constructor, toString, …)",
+      hint: "use letters, digits, '-' and '_' (at most 64, not starting with '-'), and no name JavaScript objects reserve (constructor, toString, …)",
     });
   }
 }

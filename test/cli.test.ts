@@ -478,9 +478,11 @@ test("repo rename keeps the index, settings and contexts under the new name: not
   for (const [args, code, message] of [
     [["papers", "other"], 1, "error: a repository named 'other' already exists"],
     [["papers", "no/slash"], 2, "error: invalid repository name 'no/slash'"],
+    // Every hint naming it would be an unknown option: `researcher index -x` (s26 hostile F3).
+    [["papers", "-x"], 2, "error: invalid repository name '-x'"],
     [["nosuch", "x"], 1, "error: no repository named 'nosuch'"],
   ] as const) {
-    const refused = runCli(["repo", "rename", ...args], { home });
+    const refused = runCli(["repo", "rename", "--", ...args], { home });
     expect({ args, code: refused.code, stderr: refused.stderr.split("\n")[0] }).toEqual({ args, code, stderr: message });
   }
   // The hint names the repository in the way, so it never reads as removing the one being renamed.
