@@ -154,6 +154,21 @@ describe("indexRepository", () => {
     expect(await paths(home, "wide")).toEqual(["wide.txt"]);
   });
 
+  test("UTF-32 files with a BOM are decoded, both byte orders (s26 hostile F3: read as UTF-16, a NUL after every letter)", async () => {
+    const utf32 = (text: string, little: boolean) => {
+      const view = new DataView(new ArrayBuffer(4 * (text.length + 1)));
+      const codes = [0xfeff, ...[...text].map((c) => c.codePointAt(0)!)];
+      for (const [i, code] of codes.entries()) view.setUint32(4 * i, code, little);
+      return new Uint8Array(view.buffer);
+    };
+    const { home, repo } = bm25Repository({
+      "le.md": utf32("# T\n\nquokka here\n", true),
+      "be.md": utf32("# T\n\nquokka there 𝄞\n", false),
+    });
+    await indexRepository(home, repo);
+    expect(await paths(home, "quokka")).toEqual(["be.md", "le.md"]);
+  });
+
   test("--rebuild drops and recreates every document", async () => {
     const { home, repo } = bm25Repository({ "a.md": "words\n", "b.md": "more words\n" });
     await indexRepository(home, repo);

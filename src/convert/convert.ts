@@ -180,6 +180,15 @@ export function ocrPagesOf(metadata: Record<string, unknown>): number {
  * or control bytes that text does not hold) is refused with a reason.
  */
 export function decodeText(bytes: Uint8Array): string {
+  // UTF-32's marks first: little-endian's begins as UTF-16LE's does, and read so the text was a NUL after every
+  // character, "indexed" with no word searchable (s26 hostile F3).
+  const utf32 =
+    bytes[2] === 0 && bytes[3] === 0 && bytes[0] === 0xff && bytes[1] === 0xfe
+      ? "le"
+      : bytes[0] === 0 && bytes[1] === 0 && bytes[2] === 0xfe && bytes[3] === 0xff
+        ? "be"
+        : null;
+  if (utf32) return decodeUtf32(bytes.subarray(4), utf32 === "le");
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder("utf-16le").decode(bytes.subarray(2));
   if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder("utf-16be").decode(bytes.subarray(2));
   const content = withoutNuls(bytes);
@@ -191,6 +200,18 @@ export function decodeText(bytes: Uint8Array): string {
       throw new ResearcherError("FILE_UNREADABLE", "binary content (control bytes) in a text file");
     return text;
   }
+}
+
+/** UTF-32 (which TextDecoder does not read): a code point that is none, or a trailing part of one, is U+FFFD. */
+function decodeUtf32(bytes: Uint8Array, little: boolean): string {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const parts: string[] = [];
+  for (let at = 0; at + 4 <= bytes.length; at += 4) {
+    const code = view.getUint32(at, little);
+    parts.push(code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : "\ufffd");
+  }
+  if (bytes.length % 4) parts.push("\ufffd");
+  return parts.join("");
 }
 
 /**
