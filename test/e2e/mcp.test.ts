@@ -219,7 +219,7 @@ describe("MCP over stdio", () => {
     // A language named as people say it ("ts") finds nothing, and the answer says which names the index uses.
     const misnamed = await call("search_fragments", { query: "split header", repository: "code", where: "language=ts" });
     expect(misnamed.structuredContent.unmatched).toEqual([{ filter: "language=ts", key: "language", known: ["python", "typescript"] }]);
-    expect(misnamed.content[0]!.text).toBe("no results\nno document has language=ts; language here: python, typescript");
+    expect(misnamed.content[0]!.text).toBe('no results for "split header"\nno document has language=ts; language here: python, typescript');
     // The status text names the languages, as `researcher status` does (s24 code user C9).
     expect((await call("get_index_status", { repository: "code" })).content[0]!.text).toContain("\n  code: 1 python, 1 typescript");
     // Edited since it was indexed: both reads say so, and name the tool that catches up (s9 hostile).
