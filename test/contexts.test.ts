@@ -102,6 +102,9 @@ describe("repos-for", () => {
     expect(none.every((r) => r.score === 0 && r.best === null)).toBe(true);
     const cli = JSON.parse(runCli(["repos-for", "telescope", "--json"], { home }).stdout);
     expect(cli[0]).toMatchObject({ repository: "space", matched: 1, best: { path: "stars.md", citation: "stars.md:3" } });
+    // The passage itself, which `get` reads without the rest of the document (s26 agent F2).
+    expect(cli[0].best.ref).toMatch(/^space:stars\.md:3-\d+$/);
+    expect(runCli(["get", cli[0].best.ref], { home }).stdout).toContain("telescope");
   });
 
   test("its best passage is cited as search cites it: a PDF by page, code by the lines of its unit (s19 user F5)", async () => {

@@ -265,7 +265,7 @@ test("repos-for cites its best passage as a ref to read: a PDF's page, as search
     score: 0.5,
     bm25: 3,
     matched: 2,
-    best: { ...best, title: "T", snippet: "s" },
+    best: { ...best, ref: `papers:${best.path}:3-5`, title: "T", snippet: "s" },
   });
   // It printed `best: scans/scan-00.pdf:3`: a line of a PDF, and no repository.
   expect(

@@ -43,8 +43,11 @@ export interface RepositoryMatch {
   bm25: number;
   /** How many fragments match the query's words. */
   matched: number;
-  /** `citation` is where to read, as a search cites it (citationOf). */
-  best: { path: string; location: string; citation: string; page: number | null; title: string; snippet: string } | null;
+  /**
+   * `citation` is where to read, as a search cites it (citationOf); `ref` the passage itself (`repo:path:start-end`,
+   * as a search's `fragment.ref`): a prose citation `notes.md:42` read from its line to the document's end (s26 agent F2).
+   */
+  best: { path: string; location: string; citation: string; ref: string; page: number | null; title: string; snippet: string } | null;
   /** Only for a repository that could not be searched (then ranked last, with nothing matched): why, and the fix. */
   error?: RepositoryError;
 }
@@ -85,7 +88,15 @@ async function rankRepositories(home: string, query: string, context: SearchCont
         bm25: top?.score ?? 0,
         matched: response.total,
         best: top
-          ? { path: top.path, location: top.location, citation: citationOf(top), page: top.page, title: top.title, snippet: top.snippet }
+          ? {
+              path: top.path,
+              location: top.location,
+              citation: citationOf(top),
+              ref: top.fragment.ref,
+              page: top.page,
+              title: top.title,
+              snippet: top.snippet,
+            }
           : null,
       };
       attempts.push({ repo, value });

@@ -297,6 +297,7 @@ export const OUTPUT = {
             path: z.string(),
             location: z.string(),
             citation: z.string().describe("Where to read it, as search cites it: paper.pdf:p12, parser.py:120-168, notes.md:42"),
+            ref: z.string().describe("The passage itself, repo:path:start-end: get_document reads just it"),
             page: z.number().nullable(),
             title: z.string(),
             snippet: z.string(),

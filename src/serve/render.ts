@@ -676,12 +676,12 @@ export function statusLines(statuses: ListedStatus[]): string {
   return statuses.map(line).join("\n");
 }
 
-/** repositories_for: each repository's evidence and best passage, best first. */
+/** repositories_for: each repository's evidence and best passage, best first, as a ref get_document reads (s26 agent F2). */
 export function repositoryMatchLines(matches: RepositoryMatch[]): string {
   const line = (m: RepositoryMatch) =>
     m.error
       ? `${m.repository}: ${problemLine(m.error.message, m.error.hint)}`
-      : `${m.repository}: score ${m.score.toFixed(2)}, ${count(m.matched, "fragment")}${m.best ? `, best ${escapeControls(`${m.repository}:${m.best.citation}`)}` : ""}`;
+      : `${m.repository}: score ${m.score.toFixed(2)}, ${count(m.matched, "fragment")}${m.best ? `, best ${escapeControls(m.best.ref)}` : ""}`;
   return matches.map(line).join("\n") || "no indexed repositories";
 }
 
