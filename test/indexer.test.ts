@@ -11,7 +11,7 @@ import { PLAIN, statusText } from "../src/serve/render.ts";
 import { search } from "../src/search/search.ts";
 import { FULL_TEXT_MERGE, Store } from "../src/store/store.ts";
 import { docx } from "./docx-fixtures.ts";
-import { bm25Repository, tempDir } from "./helpers.ts";
+import { bm25Repository, tempDir, writeTree } from "./helpers.ts";
 
 const paths = async (home: string, query: string) => (await search(home, { query, limit: 50 })).results.map((r) => r.path);
 
@@ -359,4 +359,19 @@ test("a repository whose path changed meanwhile is said to name another folder, 
   );
   expect(error?.message).toBe(`repository 'g' now names another folder (${realpathSync(second)}, not ${before.path})`);
   expect(error?.hint).toContain("restart it");
+});
+
+test("a run that takes documents out because the settings no longer admit them says so (s26 user F10)", async () => {
+  // `config set …file_types png` ("add png") took every PDF out with "3 removed" and nothing more.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n", "c.txt": "gamma\n", "gone.md": "# Gone\n\ndelta\n" });
+  const repo = registerRepository(home, { name: "n", path: docs, embed: false });
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 4, warnings: [] });
+  rmSync(join(docs, "gone.md")); // a file deleted is no settings' doing
+  const summary = await indexRepository(home, { ...repo, fileTypes: ["txt"] });
+  expect(summary.removed).toBe(3);
+  expect(summary.warnings).toEqual([
+    "2 documents whose files are still there left the index, as the repository's settings no longer admit them (a.md, b.md): `researcher config show` shows its file_types and exclude, set whole",
+  ]);
 });

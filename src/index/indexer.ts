@@ -37,6 +37,7 @@ import {
 import {
   confinedReader,
   freeBytes,
+  isFileAt,
   movedRoot,
   movedRootHint,
   rootRecord,
@@ -713,6 +714,12 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
     skippedGenerated: discovery.skippedGenerated,
     skippedLinks: discovery.skippedLinks,
   });
+  const problems = new Set(discovery.problems.map((problem) => problem.path)); // a link out of the root: said already
+  const leftOut = settingsLeftOut(
+    repo,
+    plan.gone.filter((path) => !problems.has(path)),
+  );
+  if (leftOut) counts.warnings.push(leftOut);
   // Pages kept of conversions cut short that no file wants now: its bytes changed, it went, or OCR reads otherwise.
   // A file not read (it failed unchanged, or could not be looked at) may still want its pages: it is read again later.
   const unread = new Set([...plan.failedUnchanged, ...plan.unreadable]);
@@ -732,6 +739,19 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
     store.recordMounts([...discovery.mounts, ...unmounted]);
   });
   return counts;
+}
+
+/**
+ * Documents whose files are still there that a run took out of the index: the repository's settings (file types,
+ * excludes, an ignore file) no longer admit them. Said in words, as "3 removed" alone did not, when "add png" had set
+ * the file types to png and every PDF went (s26 user F10).
+ */
+function settingsLeftOut(repo: Repository, gone: string[]): string | undefined {
+  const present = gone.filter((path) => isFileAt(join(repo.path, path)));
+  if (present.length === 0) return undefined;
+  const some = present.slice(0, 3).join(", ") + (present.length > 3 ? ", …" : "");
+  const what = present.length === 1 ? "1 document whose file is still there" : `${present.length} documents whose files are still there`;
+  return `${what} left the index, as the repository's settings no longer admit them (${some}): \`researcher config show\` shows its file_types and exclude, set whole`;
 }
 
 const GIT_KEYS = ["git_project", "git_branch", "git_commit"] as const;
