@@ -20,7 +20,7 @@ function splitRef(ref: string): { repository: string; path?: string } {
 const quoted = (value: string) => JSON.stringify(value);
 
 /** The tool that does what a CLI command does, with its arguments, or undefined when no tool does. */
-const TOOLS: Record<string, (args: string[]) => string> = {
+const TOOLS: Record<string, (args: string[]) => string | undefined> = {
   ls: ([ref]) => {
     if (ref === undefined) return "the list_documents tool";
     const { repository, path } = splitRef(ref);
@@ -32,6 +32,9 @@ const TOOLS: Record<string, (args: string[]) => string> = {
   remove: ([repository, path]) =>
     `the remove_from_index tool${repository && path ? ` with repository ${quoted(repository)} and document_path ${quoted(path)}` : ""}`,
   search: () => "the search_fragments tool",
+  // `repo list` alone: the other `repo` commands (add, remove, rename) change the registry, which no tool does.
+  repo: ([command]) => (command === "list" ? "the list_repositories tool" : undefined),
+  "repos-for": ([query]) => `the repositories_for tool${query ? ` with query ${quoted(query)}` : ""}`,
 };
 
 /** `hint` with each CLI command a tool does the same as written as that tool. */
@@ -39,6 +42,6 @@ export function agentHint(hint: string): string {
   return hint.replace(/`researcher ([a-z-]+)((?: [^`]*)?)`/g, (command, name: string, args: string) => {
     // A name with control characters, quoted as $'…': left as the command it is.
     const tool = Object.hasOwn(TOOLS, name) && !args.includes("$'") ? TOOLS[name] : undefined;
-    return tool ? tool(words(args)) : command;
+    return tool?.(words(args)) ?? command;
   });
 }

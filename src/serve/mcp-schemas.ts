@@ -4,63 +4,52 @@ import { ANSWER_LIMIT, MAX_QUERY_CHARS, OFFSET } from "../search/bounds.ts";
 import { FILTER_OPS } from "../search/filters.ts";
 import { REQUESTED_MODES, SEARCH_MODES } from "../search/search.ts";
 
+/**
+ * An optional parameter: left out or null, it is not given. Models and tool-call adapters send null for an argument
+ * they do not use (OpenAI-style strict schemas make every optional one nullable), and it was a schema error, each
+ * call refused until the model dropped the keys (s26 agent F8). The schema clients read says so (`["string","null"]`,
+ * or anyOf with null: the SDK converts a tool's input side); the tool sees undefined, as for a parameter left out.
+ */
+export function optional<T extends z.ZodType>(schema: T) {
+  return schema
+    .nullish()
+    .transform((value) => value ?? undefined)
+    .optional();
+}
+
 export const searchInput = {
   query: z.string().min(1).max(MAX_QUERY_CHARS).describe('Words or a natural-language question; "phrase", -exclude and prefix* work'),
-  repository: z.string().optional().describe("Search only this repository (with `repositories`, it and those)"),
-  repositories: z
-    .array(z.string())
-    .min(1)
-    .max(100)
-    .optional()
-    .describe("Search only these repositories (at least one: leave it out to search every repository)"),
-  mode: z
-    .enum(REQUESTED_MODES)
-    .optional()
-    .describe(
-      "Default: auto (config.yaml's search.mode, itself auto by default): hybrid where vectors exist, else bm25. Hybrid and vector pages are always full (every passage ranks by meaning): `words_found` false says none holds the query's words. A query the model knows no word of ranks nothing by meaning: vector mode answers none (an UNKNOWN_QUERY warning), hybrid its word matches",
-    ),
-  n_results: z
-    .number()
-    .int()
-    .min(ANSWER_LIMIT.min)
-    .max(ANSWER_LIMIT.max)
-    .optional()
-    .describe(`How many results, fragments or documents by tool (default: config's search.limit, 10, at most ${ANSWER_LIMIT.max})`),
-  offset: z
-    .number()
-    .int()
-    .min(OFFSET.min)
-    .max(OFFSET.max)
-    .optional()
-    .describe("Skip this many results first: the next page starts at offset + n_results"),
-  min_score: z.number().min(0).optional().describe("Drop results below this score of the mode (≥ 0, as the CLI's --min-score)"),
-  full: z
-    .boolean()
-    .optional()
-    .describe(
-      "Give each fragment's whole text as `text` (a function or section, as the CLI's --full; search_documents: each document's fragments), not a get_document call per result",
-    ),
-  filter: z
-    .string()
-    .max(500)
-    .optional()
-    .describe(
-      "Glob on document paths inside each repository, e.g. 'meetings/**' or '*.md'; 'notes:meetings/**' is that glob in the repository notes alone, as in refs",
-    ),
-  where: z
-    .union([z.string().max(2000), whereJson()])
-    .optional()
-    .describe(
-      "Only documents/fragments that match, applied before ranking. Text: space-separated terms that must all hold, " +
-        "`key op value` with op = != < <= > >= ~ (contains, case-insensitive) or `key in (a|b)`, values bare or " +
-        '"quoted", e.g. \'tags=rust format in (md|pdf) modified>=2025-01-01 title~"borrow"\'. Or JSON: ' +
-        "{all:[{key,eq:value}…], any:[…], not:[…]} with ops eq ne lt le gt ge contains in. Keys: path (glob), format " +
-        "(md, txt, pdf, docx, html, epub, or a code file's extension: py, ts, go, …), repository, page (PDF page or " +
-        "range 3-5), modified (file date), size (bytes), title; for source code language (python, typescript, tsx, " +
-        "javascript, go, rust, java, c, cpp, c_sharp, ruby, php, bash), git_project, git_branch and git_commit (the full " +
-        "40-hex hash; git_commit~abc123 matches a prefix); and any front-matter key (tags, author, date, …; a list " +
-        "matches if any element does).",
-    ),
+  repository: optional(z.string()).describe("Search only this repository (with `repositories`, it and those)"),
+  repositories: optional(z.array(z.string()).min(1).max(100)).describe(
+    "Search only these repositories (at least one: leave it out to search every repository)",
+  ),
+  mode: optional(z.enum(REQUESTED_MODES)).describe(
+    "Default: auto (config.yaml's search.mode, itself auto by default): hybrid where vectors exist, else bm25. Hybrid and vector pages are always full (every passage ranks by meaning): `words_found` false says none holds the query's words. A query the model knows no word of ranks nothing by meaning: vector mode answers none (an UNKNOWN_QUERY warning), hybrid its word matches",
+  ),
+  n_results: optional(z.number().int().min(ANSWER_LIMIT.min).max(ANSWER_LIMIT.max)).describe(
+    `How many results, fragments or documents by tool (default: config's search.limit, 10, at most ${ANSWER_LIMIT.max})`,
+  ),
+  offset: optional(z.number().int().min(OFFSET.min).max(OFFSET.max)).describe(
+    "Skip this many results first: the next page starts at offset + n_results",
+  ),
+  min_score: optional(z.number().min(0)).describe("Drop results below this score of the mode (≥ 0, as the CLI's --min-score)"),
+  full: optional(z.boolean()).describe(
+    "Give each fragment's whole text as `text` (a function or section, as the CLI's --full; search_documents: each document's fragments), not a get_document call per result",
+  ),
+  filter: optional(z.string().max(500)).describe(
+    "Glob on document paths inside each repository, e.g. 'meetings/**' or '*.md'; 'notes:meetings/**' is that glob in the repository notes alone, as in refs",
+  ),
+  where: optional(z.union([z.string().max(2000), whereJson()])).describe(
+    "Only documents/fragments that match, applied before ranking. Text: space-separated terms that must all hold, " +
+      "`key op value` with op = != < <= > >= ~ (contains, case-insensitive) or `key in (a|b)`, values bare or " +
+      '"quoted", e.g. \'tags=rust format in (md|pdf) modified>=2025-01-01 title~"borrow"\'. Or JSON: ' +
+      "{all:[{key,eq:value}…], any:[…], not:[…]} with ops eq ne lt le gt ge contains in. Keys: path (glob), format " +
+      "(md, txt, pdf, docx, html, epub, or a code file's extension: py, ts, go, …), repository, page (PDF page or " +
+      "range 3-5), modified (file date), size (bytes), title; for source code language (python, typescript, tsx, " +
+      "javascript, go, rust, java, c, cpp, c_sharp, ruby, php, bash), git_project, git_branch and git_commit (the full " +
+      "40-hex hash; git_commit~abc123 matches a prefix); and any front-matter key (tags, author, date, …; a list " +
+      "matches if any element does).",
+  ),
 };
 
 /**

@@ -49,7 +49,7 @@ import { search, type SearchContext, type SearchOptions } from "../search/search
 import { repositoriesFor } from "../search/results.ts";
 import { noStatusAnswered, repositoryStatuses } from "../index/status.ts";
 import type { Serial } from "../serial.ts";
-import { type continuation, OUTPUT, searchDocumentsInput, searchInput, searchOutput } from "./mcp-schemas.ts";
+import { type continuation, OUTPUT, optional, searchDocumentsInput, searchInput, searchOutput } from "./mcp-schemas.ts";
 import { agentHint } from "./agent-hints.ts";
 
 /** What brings a changed file's document up to date, for an agent: the tool it has. */
@@ -99,15 +99,12 @@ function readPart(
 }
 
 /** A budget of bytes, as get_document's and multi_get's `max_bytes` and multi_get's `max_bytes_per_document` take it. */
-const byteBudget = (description: string) => z.number().int().min(1).max(10_000_000).optional().describe(description);
+const byteBudget = (description: string) => optional(z.number().int().min(1).max(10_000_000)).describe(description);
 
 /** `line_numbers`, as get_document and multi_get take it. */
-const lineNumbers = z
-  .boolean()
-  .optional()
-  .describe(
-    "Number each line as the CLI's `get --line-numbers` does: the document's own line number, a tab, the line (to cite lines of code)",
-  );
+const lineNumbers = optional(z.boolean()).describe(
+  "Number each line as the CLI's `get --line-numbers` does: the document's own line number, a tab, the line (to cite lines of code)",
+);
 
 /**
  * The line that tells a reader how to read on: after an answer cut by its byte budget, `how` from where it stopped;
@@ -298,21 +295,14 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
           .describe(
             "repo:path, repo:path:line[:count], repo:path:from-to, repo:path:pN[-M], #docid[:tail], a search result's location, or a resource's researcher:// URI",
           ),
-        repository: z.string().optional().describe("The repository of a bare location or docid"),
-        from_line: z.number().int().min(1).optional().describe("First line to read (1-based); default: the ref's line, else 1"),
-        from_char: z
-          .number()
-          .int()
-          .min(0)
-          .optional()
-          .describe("Start this many characters into the first line: to read on inside a line where an answer ended"),
-        max_lines: z
-          .number()
-          .int()
-          .min(1)
-          .max(100000)
-          .optional()
-          .describe("How many lines at most; default: the ref's count, else to the end"),
+        repository: optional(z.string()).describe("The repository of a bare location or docid"),
+        from_line: optional(z.number().int().min(1)).describe("First line to read (1-based); default: the ref's line, else 1"),
+        from_char: optional(z.number().int().min(0)).describe(
+          "Start this many characters into the first line: to read on inside a line where an answer ended",
+        ),
+        max_lines: optional(z.number().int().min(1).max(100000)).describe(
+          "How many lines at most; default: the ref's count, else to the end",
+        ),
         max_bytes: byteBudget(`Default ${DEFAULT_ANSWER_BYTES}; larger values are capped at ${MAX_ANSWER_BYTES}`),
         line_numbers: lineNumbers,
       }),
@@ -360,7 +350,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
           .describe(
             "A glob over indexed paths (`*.md`: base names at any depth; `repo:notes/**`) or refs separated by commas; a ref whose path has a comma (`notes:a,b.md:3-4`) is that document when the text before its comma names none, and its `#docid` always is",
           ),
-        repository: z.string().optional().describe("Only this repository"),
+        repository: optional(z.string()).describe("Only this repository"),
         max_bytes: byteBudget(
           `All documents together (default ${DEFAULT_ANSWER_BYTES}, capped at ${MAX_ANSWER_BYTES}); from the first document that does not fit, the rest are skipped unread but for text files small enough for what is left`,
         ),
@@ -413,14 +403,12 @@ function registerListDocuments(server: McpServer, home: string): void {
       description:
         "The indexed documents (path, title, format, size, fragments, pages, modified), optionally of one repository and under a path prefix.",
       inputSchema: z.strictObject({
-        repository: z.string().optional().describe("Only this repository"),
-        prefix: z
-          .string()
-          .max(4000)
-          .optional()
-          .describe("Only paths starting with this, e.g. 'meetings/2026'; 'notes:meetings/' also names the repository, as in refs"),
-        offset: z.number().int().min(0).optional().describe("Skip this many documents first: the next page starts at offset + limit"),
-        limit: z.number().int().min(1).max(MAX_LISTED).optional().describe(`Default and maximum ${MAX_LISTED}`),
+        repository: optional(z.string()).describe("Only this repository"),
+        prefix: optional(z.string().max(4000)).describe(
+          "Only paths starting with this, e.g. 'meetings/2026'; 'notes:meetings/' also names the repository, as in refs",
+        ),
+        offset: optional(z.number().int().min(0)).describe("Skip this many documents first: the next page starts at offset + limit"),
+        limit: optional(z.number().int().min(1).max(MAX_LISTED)).describe(`Default and maximum ${MAX_LISTED}`),
       }),
       outputSchema: OUTPUT.listing,
       annotations: READ_ONLY,
@@ -542,7 +530,7 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
     {
       title: "Index status",
       description: "Documents, fragments, last index time, size, failed files and pages search misses, per repository.",
-      inputSchema: z.strictObject({ repository: z.string().optional().describe("Only this repository; default: all") }),
+      inputSchema: z.strictObject({ repository: optional(z.string()).describe("Only this repository; default: all") }),
       outputSchema: OUTPUT.repositories(true),
       annotations: READ_ONLY,
     },

@@ -23,6 +23,7 @@ import {
 import { paragraph, SCANNED, scanOfPages, scannedPages, writePdf } from "../pdf-fixtures.ts";
 import { acquireWriterLock } from "../../src/lock.ts";
 import { registerRepository } from "../../src/repos.ts";
+import { agentHint } from "../../src/serve/agent-hints.ts";
 
 const home = tempDir();
 const docs = tempDir();
@@ -453,8 +454,9 @@ describe("MCP over stdio", () => {
     expect(undescribed(input("search_documents"))).toBe(undescribed(input("search_fragments")));
     // Each mode is named, auto (the default) too (s24 agent A7).
     for (const name of ["search_fragments", "search_documents"]) {
-      const mode = input(name).properties.mode as { enum: string[]; description: string };
-      expect([name, mode.enum.filter((value) => !mode.description.includes(value))]).toEqual([name, []]);
+      const mode = input(name).properties.mode as { anyOf: { enum?: string[] }[]; description: string };
+      const values = mode.anyOf.flatMap((type) => type.enum ?? []); // the modes, or null (s26 agent F8)
+      expect([name, values.filter((value) => !mode.description.includes(value))]).toEqual([name, []]);
     }
     const long = Object.entries(input("search_documents").properties).filter(([, p]) => p.description!.length > 100);
     expect(long.map(([name]) => name)).toEqual([]);
@@ -715,6 +717,45 @@ describe("MCP over stdio", () => {
     expect(wrongType.isError).toBe(true);
   });
 
+  test("null for an optional parameter is that parameter left out, every tool's schema says so, and required ones stay non-null (s26 agent F8)", async () => {
+    const { tools: listed } = await client.listTools();
+    // Each tool's required parameters, as small calls that answer the same each time.
+    const given: Record<string, Record<string, unknown>> = {
+      search_fragments: { query: "garage" },
+      search_documents: { query: "garage" },
+      get_document: { ref: "docs:cars.md" },
+      multi_get: { pattern: "docs:cars.md" },
+      list_documents: {},
+      list_repositories: {},
+      repositories_for: { query: "garage" },
+      get_index_status: {},
+      add_to_index: { repository: "docs", file_path: "cars.md" },
+      remove_from_index: { repository: "docs", document_path: "cars.md" },
+    };
+    type Property = { type?: string | string[]; anyOf?: { type?: string }[] };
+    const nullable = (p: Property) => [p.type].flat().includes("null") || (p.anyOf ?? []).some((a) => a.type === "null");
+    for (const tool of listed) {
+      const properties = (tool.inputSchema.properties ?? {}) as Record<string, Property>;
+      const required = new Set(tool.inputSchema.required ?? []);
+      expect([tool.name, Object.keys(given[tool.name]!).sort()]).toEqual([tool.name, [...required].sort()]);
+      const optional = Object.keys(properties).filter((name) => !required.has(name));
+      // Clients read the schema: it admits null where null is taken, and nowhere else.
+      expect([tool.name, optional.filter((name) => !nullable(properties[name]!))]).toEqual([tool.name, []]);
+      expect([tool.name, [...required].filter((name) => nullable(properties[name]!))]).toEqual([tool.name, []]);
+      if (optional.length === 0) continue;
+      const nulls = Object.fromEntries(optional.map((name) => [name, null]));
+      const withNulls = await call(tool.name, { ...given[tool.name], ...nulls });
+      const without = await call(tool.name, given[tool.name]);
+      expect([tool.name, withNulls.isError, withNulls.content[0]!.text]).toEqual([tool.name, undefined, without.content[0]!.text]);
+      expect(withNulls.structuredContent).toEqual(without.structuredContent);
+    }
+    // A null for a required parameter, or for a name no tool takes, is still an error naming it.
+    const nullQuery = await call("search_fragments", { query: null });
+    expect([nullQuery.isError, nullQuery.content[0]!.text]).toEqual([true, expect.stringContaining("query")]);
+    const unknown = await call("search_fragments", { query: "garage", n_result: null });
+    expect([unknown.isError, unknown.content[0]!.text]).toEqual([true, expect.stringContaining("n_result")]);
+  });
+
   test("errors of the SDK's own argument check carry no [CODE], and SKILL.md says so", async () => {
     const tooMany = await call("search_fragments", { query: "garage", n_results: 500 });
     expect(tooMany.isError).toBe(true);
@@ -745,8 +786,14 @@ describe("MCP over stdio", () => {
           error: true,
           text: expect.stringMatching(/^error: a repository name is empty .*\[USAGE\]$/s),
         });
+        // The tool that lists them, not the CLI command (s26 agent F8).
+        expect(empty.content[0]!.text).toContain("(hint: name a repository: the list_repositories tool shows them)");
       }
     }
+    // A repository removed while add_to_index ran (indexer.ts) alike; the registry's own commands stay commands.
+    expect(agentHint("`researcher repo list` shows the repositories")).toBe("the list_repositories tool shows the repositories");
+    expect(agentHint("see `researcher repos-for 'borrow checker'`")).toBe('see the repositories_for tool with query "borrow checker"');
+    expect(agentHint("`researcher repo add notes ~/notes`")).toBe("`researcher repo add notes ~/notes`");
     for (const tool of ["list_documents", "get_index_status"]) {
       const empty = await call(tool, { repository: "" });
       expect({ tool, text: empty.content[0]!.text }).toEqual({
@@ -758,7 +805,10 @@ describe("MCP over stdio", () => {
     const schema = listed.find((t) => t.name === "search_fragments")!.inputSchema as {
       properties: Record<string, { minItems?: number; description?: string }>;
     };
-    expect(schema.properties.repositories).toMatchObject({ minItems: 1, description: expect.stringContaining("at least one") });
+    expect(schema.properties.repositories).toMatchObject({
+      anyOf: [{ minItems: 1 }, { type: "null" }], // or null, as leaving it out (s26 agent F8)
+      description: expect.stringContaining("at least one"),
+    });
     for (const pattern of ["docs:*.md", "big:small.md, docs:cars.md"]) {
       const other = await call("multi_get", { pattern, repository: "big" });
       expect(other.isError).toBe(true);
