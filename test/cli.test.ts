@@ -331,6 +331,36 @@ describe("command dispatch", () => {
     expect(JSON.parse(grep.stdout).results[0].path).toBe("q.md");
   });
 
+  test("a mistyped option is told the option it is close to; the search-for-it advice is for words close to none (s26 user F2)", () => {
+    const home = tempDir();
+    const hint = (args: string[]) => {
+      const result = runCli(args, { home });
+      expect({ args, code: result.code }).toEqual({ args, code: 2 });
+      return result.stderr.split("\n")[1];
+    };
+    for (const [args, meant] of [
+      [["search", "borrow", "-r", "vault"], "--repo"], // one letter: the one long option that begins with it
+      [["search", "borrow", "--repos", "vault"], "--repo"],
+      [["search", "borrow", "--limt", "5"], "--limit"],
+      [["search", "borrow", "--limt=5"], "--limit"],
+      [["search", "borrow", "-limit", "5"], "--limit"], // one dash short
+      [["search", "borrow", "--jsn"], "--json"],
+      [["search", "borrow", "--JSON"], "--json"],
+      [["search", "borrow", "--mod", "bm25"], "--mode or --model"],
+      [["index", "--rebiuld"], "--rebuild"],
+      [["index", "--no-embd"], "--no-embed"],
+      [["ls", "--jsn"], "--json"],
+    ] as const) {
+      expect({ args, hint: hint([...args]) }).toEqual({ args, hint: `hint: did you mean ${meant}?` });
+    }
+    // Close to none (or, one letter, the start of several or none): the advice there was.
+    expect(hint(["search", "borrow", "--bogus"])).toBe(
+      `hint: to search for '--bogus', quote it after -- (a bare -word there excludes the word): researcher search -- '"--bogus"'`,
+    );
+    expect(hint(["search", "borrow", "-m"])).toStartWith("hint: to search for '-m'"); // --min-score, --mode, --model
+    expect(hint(["repo", "list", "-x"])).toBe("hint: run `researcher repo list --help` for the options");
+  });
+
   test("an empty model name is a usage error worded for every command that takes one, not only --model (s21 hostile #11)", () => {
     const home = tempDir();
     const docs = tempDir();

@@ -2,7 +2,8 @@
 import { beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { indexRepository } from "../src/index/indexer.ts";
 import { removeDocument } from "../src/index/remove.ts";
-import { closePaths, editDistance, resolveDocumentRef } from "../src/search/document-refs.ts";
+import { closePaths, resolveDocumentRef } from "../src/search/document-refs.ts";
+import { editDistance } from "../src/similar.ts";
 import { documentInfo, limitDocumentBytes, listDocuments, readDocument } from "../src/search/read-document.ts";
 import { MAX_SKIPPED_LISTED, readDocuments } from "../src/search/multi-get.ts";
 import { ResearcherError } from "../src/errors.ts";

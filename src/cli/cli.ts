@@ -21,6 +21,7 @@ import { ResearcherError, toResearcherError } from "../errors.ts";
 import { problemLines } from "../serve/render.ts";
 import { shellWord, stderr, stdout } from "../terminal.ts";
 import { versionText } from "../version.ts";
+import { similarNames } from "../similar.ts";
 import { own } from "../own.ts";
 
 /**
@@ -463,13 +464,47 @@ function checkOptions(cli: CAC, words: string[], uses: OptionUse[], group: strin
     }
     if (use) continue;
     const command = [group, cli.matchedCommand?.name].filter(Boolean).join(" ");
+    const meant = closeOptions(cli, word);
     throw new ResearcherError("USAGE", `unknown option '${word}'`, {
-      hint:
-        cli.matchedCommand?.name === "search"
+      hint: meant.length
+        ? `did you mean ${meant.join(" or ")}?`
+        : cli.matchedCommand?.name === "search"
           ? `to search for '${word}', quote it after -- (a bare -word there excludes the word): researcher search -- ${shellWord(`"${word}"`)}`
           : `run \`researcher ${command ? `${command} ` : ""}--help\` for the options`,
     });
   }
+}
+
+/** How many options a "did you mean" names at most. */
+const MEANT_OPTIONS = 3;
+
+/**
+ * The command's options an unknown one was likely meant as (`--repos` or `-r` as `--repo`, `--limt` or `-limit` as
+ * `--limit`): a hint that searched for the typo as a word, or sent to --help, left the user to find it (s26 user F2).
+ * One letter is the one long option that begins with it, if only one does; a longer name is a near one (similarNames).
+ */
+function closeOptions(cli: CAC, word: string): string[] {
+  const flags = [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])].flatMap(flagsOf);
+  const typed = word.split("=")[0]!.replace(/^--?/, "");
+  if (!typed) return [];
+  const long = flags.filter((flag) => flag.startsWith("--")).map((flag) => flag.slice(2));
+  if (long.includes(typed)) return [`--${typed}`]; // `-limit`, one dash short
+  if (typed.length === 1) {
+    const begun = long.filter((name) => name.startsWith(typed.toLowerCase()));
+    return begun.length === 1 ? [`--${begun[0]}`] : [];
+  }
+  return similarNames(typed, long)
+    .slice(0, MEANT_OPTIONS)
+    .map((name) => `--${name}`);
+}
+
+/** An option's flags as typed: `-n, --limit <n>` → -n, --limit. */
+function flagsOf(option: Option): string[] {
+  return option.rawName
+    .replace(/[<[].*$/, "")
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -483,12 +518,7 @@ function checkGivenOnce(uses: OptionUse[]): void {
     // By any of its names: `-n 1 --limit 2` is one option twice.
     const given = uses.filter((use) => use.option === option).length;
     if (given < 2) continue;
-    const flag = option.rawName
-      .replace(/[<[].*$/, "")
-      .split(",")
-      .map((name) => name.trim())
-      .filter(Boolean)
-      .join("/");
+    const flag = flagsOf(option).join("/");
     throw new ResearcherError("USAGE", `${flag} is given ${given} times: it takes one value`, {
       hint:
         flag === "--filter"

@@ -12,6 +12,7 @@ import { attempt, getRepository, listRepositories, settle, type Repository, type
 import type { Store } from "../store/store.ts";
 import { shellWord, unescapeControls } from "../terminal.ts";
 import { composed } from "../text.ts";
+import { editDistance } from "../similar.ts";
 import { DOCID } from "./docid.ts";
 import { indexedDocuments, type ReadSession, withStore } from "./read-session.ts";
 
@@ -475,21 +476,4 @@ export function closePaths(repo: Repository, target: string): string[] {
     .sort((a, b) => a.rank - b.rank || (a.path < b.path ? -1 : 1))
     .slice(0, 5)
     .map((c) => `${repo.name}:${c.path}`);
-}
-
-/** Levenshtein distance, giving up (returning `limit + 1`) once it must exceed `limit`. */
-export function editDistance(a: string, b: string, limit = Infinity): number {
-  if (Math.abs(a.length - b.length) > limit) return limit + 1;
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    let best = i;
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      best = Math.min(best, current[j]!);
-    }
-    if (best > limit) return limit + 1;
-    previous = current;
-  }
-  return previous[b.length]!;
 }

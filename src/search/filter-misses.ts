@@ -6,7 +6,7 @@
 import type { Repository } from "../repos.ts";
 import { BUILT_IN_KEYS, type Filter, type FilterTerm } from "../store/filter-sql.ts";
 import type { Store } from "../store/store.ts";
-import { editDistance } from "./document-refs.ts";
+import { similarNames } from "../similar.ts";
 import { shortened } from "../text.ts";
 import { leadingRepository } from "../path-glob.ts";
 
@@ -77,28 +77,10 @@ function pathMisses(filter: Filter | undefined, searched: { repo: Repository; st
     });
 }
 
-/**
- * Keys near `key` that the documents have, or that every document has (built in): the same in another case
- * (`Author` for `author`), a key it begins (`language` for `lang`), or a misspelling (`langauge`); nearest first.
- */
+/** Keys near `key` (similarNames) that the documents have, or that every document has (built in). */
 function similarKeys(key: string, searched: { store: Store }[]): string[] {
-  const wanted = key.toLowerCase();
-  const distance = (candidate: string) => {
-    const lowered = candidate.toLowerCase();
-    if (lowered === wanted) return 0;
-    if (wanted.length >= 3 && lowered.startsWith(wanted)) return 1;
-    const allowed = wanted.length >= 5 ? 2 : 1;
-    const edits = editDistance(wanted, lowered, allowed);
-    return edits <= allowed ? 1 + edits : Number.POSITIVE_INFINITY;
-  };
-  const keys = new Set([...searched.flatMap(({ store }) => store.metadataKeys(1000)), ...Object.keys(BUILT_IN_KEYS)]);
-  keys.delete(key);
-  return [...keys]
-    .map((candidate) => ({ candidate, distance: distance(candidate) }))
-    .filter(({ distance }) => distance < Number.POSITIVE_INFINITY)
-    .sort((a, b) => a.distance - b.distance || (a.candidate < b.candidate ? -1 : 1))
-    .slice(0, MAX_SIMILAR_KEYS)
-    .map(({ candidate }) => candidate);
+  const keys = [...searched.flatMap(({ store }) => store.metadataKeys(1000)), ...Object.keys(BUILT_IN_KEYS)];
+  return similarNames(key, keys).slice(0, MAX_SIMILAR_KEYS);
 }
 
 function requiredTerms(filter: Filter | undefined): FilterTerm[] {

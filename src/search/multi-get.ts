@@ -9,16 +9,9 @@ import { isGlob, listPartsAsWritten, lookupOf, pathGlob } from "../path-glob.ts"
 import { getRepository, listRepositories, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store } from "../store/store.ts";
 import { composed } from "../text.ts";
+import { editDistance } from "../similar.ts";
 import type { ConversionCache } from "./conversions.ts";
-import {
-  type DocumentRef,
-  editDistance,
-  readable,
-  type RefLookup,
-  refText,
-  repositoryPrefix,
-  resolveDocumentRef,
-} from "./document-refs.ts";
+import { type DocumentRef, readable, type RefLookup, refText, repositoryPrefix, resolveDocumentRef } from "./document-refs.ts";
 import { documentInfo, type DocumentText, readDocument, readRef, type SkippedDocument, sentBytes } from "./read-document.ts";
 import { shellWord } from "../terminal.ts";
 import { inSession, ReadSession } from "./read-session.ts";
