@@ -12,6 +12,7 @@ import { parseYaml, stringifyYaml } from "./yaml.ts";
 import { listParts } from "./path-glob.ts";
 import { REQUESTED_MODES } from "./search-modes.ts";
 import { own } from "./own.ts";
+import { similarNames } from "./similar.ts";
 import { BUILT_COMMIT, VERSION } from "./version.ts";
 
 /** Source code's fragment budget (chunk.code_tokens): see the schema below. */
@@ -550,11 +551,14 @@ export function setConfigValue(home: string, key: string, value: string): Config
     }
     node[parts.at(-1)!] = written ?? (isListSetting(parts) ? listValue(parts, value) : parseScalar(value));
   };
+  const meant = meantSetting(home, parts);
   return updateConfig(
     home,
     set,
     "config set",
-    "`researcher config show` prints every setting; the README's Configuration says the values each takes",
+    meant
+      ? `did you mean ${meant}?`
+      : "`researcher config show` prints every setting; the README's Configuration says the values each takes",
   );
 }
 
@@ -563,14 +567,44 @@ export function setConfigValue(home: string, key: string, value: string): Config
  * schema itself.
  */
 function isListSetting(parts: string[]): boolean {
-  type Node = { type: string; wrapped?: Node; value?: Node; entries?: Record<string, Node> };
-  const unwrap = (node: Node | undefined) => {
+  return settingAt(parts)?.node.type === "array";
+}
+
+type SchemaNode = { type: string; wrapped?: SchemaNode; value?: SchemaNode; entries?: Record<string, SchemaNode> };
+
+/**
+ * The schema's node of the setting at `parts` and its key: each part as given, or with `near` a part that names no
+ * setting as the nearest one that does (similarNames: `search.limt` is search.limit). Undefined past a part that
+ * names none.
+ */
+function settingAt(parts: string[], near = false): { node: SchemaNode; key: string[] } | undefined {
+  const unwrap = (node: SchemaNode | undefined) => {
     while (node?.wrapped) node = node.wrapped; // optional(…), nullable(…)
     return node;
   };
-  let node = unwrap(configSchema() as unknown as Node);
-  for (const part of parts) node = unwrap(node?.type === "record" ? node.value : node?.entries && own(node.entries, part));
-  return node?.type === "array";
+  let node = unwrap(configSchema() as unknown as SchemaNode);
+  const key: string[] = [];
+  for (const part of parts) {
+    const entries = node?.type === "record" ? undefined : (node?.entries ?? {});
+    const name = !entries || own(entries, part) ? part : near ? similarNames(part, Object.keys(entries))[0] : undefined;
+    if (name === undefined) return undefined;
+    key.push(name);
+    node = unwrap(entries ? entries[name] : node?.value);
+  }
+  return node && { node, key };
+}
+
+/**
+ * The setting a key that names none was likely meant as, for its error's hint: a repository's without its section
+ * (`vault.description` for repositories.vault.description, as README's examples write it) or a misspelled one
+ * (`search.limt`). They had only the generic hint (s26 user F3). Undefined for a key that is a setting, or near none.
+ */
+function meantSetting(home: string, parts: string[]): string | undefined {
+  if (settingAt(parts)) return undefined;
+  const repository = Object.hasOwn(loadConfig(home).repositories, parts[0]!);
+  const meant = settingAt(repository ? ["repositories", ...parts] : parts, true);
+  // A value is set to a setting, not a section (`vault` alone is no repositories.vault).
+  return meant && !meant.node.entries && meant.node.type !== "record" ? meant.key.join(".") : undefined;
 }
 
 /**

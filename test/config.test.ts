@@ -43,6 +43,35 @@ describe("config", () => {
     expect(loadConfig(home).search.limit).toBe(25); // a rejected value changed nothing
   });
 
+  test("config set of a key that names no setting suggests the one near it: a repository's without its section, or a typo (s26 user F3)", () => {
+    const home = tempDir();
+    registerRepository(home, { name: "vault", path: tempDir() });
+    const hint = (key: string) => {
+      try {
+        setConfigValue(home, key, "5");
+      } catch (error) {
+        return [(error as ResearcherError).message, (error as ResearcherError).hint];
+      }
+      throw new Error(`${key} was set`);
+    };
+    expect(hint("vault.description")).toEqual(["vault: no such setting (config set)", "did you mean repositories.vault.description?"]);
+    expect(hint("vault.descriptoin")).toEqual(["vault: no such setting (config set)", "did you mean repositories.vault.description?"]);
+    expect(hint("repositories.vault.descriptoin")[1]).toBe("did you mean repositories.vault.description?");
+    expect(hint("search.limt")).toEqual(["search.limt: no such setting (config set)", "did you mean search.limit?"]);
+    expect(hint("serch.limit")[1]).toBe("did you mean search.limit?");
+    expect(hint("index.convert_timout")[1]).toBe("did you mean index.convert_timeout?");
+    // Near nothing (`vaul` is no repository's name): the hint there was.
+    for (const key of ["search.nope", "vaul.description", "vault", "serch"]) {
+      expect(hint(key)[1]).toBe("`researcher config show` prints every setting; the README's Configuration says the values each takes");
+    }
+    expect(loadConfig(home)).toMatchObject({ search: { limit: 10 }, repositories: { vault: { description: null } } }); // nothing changed
+    // A setting's own wrong value keeps the hint it had.
+    expect(hint("search.limit.x")).toEqual([
+      "search.limit: expected number, got Object (config set)",
+      "`researcher config show` prints every setting; the README's Configuration says the values each takes",
+    ]);
+  });
+
   test("config set of a repository's key: only a registered one, and a path only to a folder, written absolute", () => {
     const home = tempDir();
     const [docs, other] = [tempDir(), tempDir()];
