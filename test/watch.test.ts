@@ -1107,6 +1107,30 @@ test("an exclude added to config.yaml while watching applies at the next batch: 
   }
 });
 
+test("an exclude set in config.yaml while watching applies without a file event (s26 user F16)", async () => {
+  // It waited for some other file to change: the excluded notes stayed searchable meanwhile.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "keep.md": "# K\n\nkeepword\n", "archive/old.md": "# O\n\noldword\n" });
+  const repo = registerRepository(home, { name: "ex", path: docs, embed: false });
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], {
+    debounceMs: 50,
+    registryCheckMs: 100,
+    onBatch: batches.add,
+    onError: (e) => batches.errors.push(e),
+  });
+  try {
+    await handle.ready;
+    setConfigValue(home, "repositories.ex.exclude", "archive");
+    await batches.next((b) => b.scan);
+    expect(Object.keys(indexed(getRepository(home, "ex")))).toEqual(["keep.md"]);
+    expect(batches.errors).toEqual([]);
+  } finally {
+    await handle.close();
+  }
+});
+
 // A tmpfs for the index, so that its disk can be filled.
 const CAN_MOUNT = canMount("watch.test.ts", "the full-disk watch test");
 

@@ -199,6 +199,7 @@ function followRegistry(home: string, watchers: RepositoryWatch[], context: Cont
     context.registryProblem = problem;
     return;
   }
+  for (const watcher of watchers) watcher.followSettings(registered);
   const paths = new Map(registered.map((repo) => [repo.name, repo.path]));
   const stopped = watchers.filter((watcher) => watcher.active && paths.get(watcher.name) !== watcher.path);
   for (const watcher of stopped) watcher.stop();
@@ -321,12 +322,23 @@ class RepositoryWatch {
    * brings a full incremental run, which applies it to every file (the run adds and removes what it now takes in or
    * leaves out). A repository removed meanwhile keeps the settings it had, and its batch is refused.
    */
-  private refreshSettings(): void {
-    const current = listRepositories(this.context.home).find((r) => r.name === this.repo.name);
-    if (!current || current.path !== this.repo.path) return;
+  private refreshSettings(registered = listRepositories(this.context.home)): boolean {
+    const current = registered.find((r) => r.name === this.repo.name);
+    if (!current || current.path !== this.repo.path) return false;
     const rules = (r: Repository) => JSON.stringify([r.exclude, r.fileTypes, r.ignoreFiles]);
-    if (rules(current) !== rules(this.repo)) this.needsScan = true;
+    const changed = rules(current) !== rules(this.repo);
+    if (changed) this.needsScan = true;
     this.repo = current;
+    return changed;
+  }
+
+  /**
+   * The registry's look (every REGISTRY_CHECK_MS): settings changed since are applied now, not at the next file
+   * event (an exclude set under a running watch left the excluded notes searchable until another file changed: s26
+   * user F16).
+   */
+  followSettings(registered: Repository[]): void {
+    if (this.active && this.refreshSettings(registered)) this.schedule();
   }
 
   /** The first incremental run. */
