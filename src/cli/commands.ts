@@ -19,7 +19,7 @@ import { insteadOfRunningAgain, isResearcherError, ResearcherError, toResearcher
 import { env } from "../env.ts";
 import { parseFilter } from "../search/filters.ts";
 import { indexRepository, type IndexSummary } from "../index/indexer.ts";
-import { removeDocument } from "../index/remove.ts";
+import { removeDocument, stillOnDisk } from "../index/remove.ts";
 import {
   documentInfoText,
   documentJson,
@@ -31,6 +31,7 @@ import {
   indexSummaryText,
   multiGetText,
   noResultsLines,
+  stillOnDiskNote,
   numberedRead,
   problemLines,
   progressBar,
@@ -469,7 +470,10 @@ export async function removeCommand(named: string, document: string | undefined,
     });
   const [name, path] = document === undefined ? [named.slice(0, colon), named.slice(colon + 1)] : [named, document];
   const repo = getRepository(home(flags), name);
-  await removeDocument(repo, repositoryPath(repo, path), (removed) => out(`${escapeControls(`removed ${repo.name}:${removed}`)}\n`));
+  await removeDocument(repo, repositoryPath(repo, path), (removed) => {
+    out(`${escapeControls(`removed ${repo.name}:${removed}`)}\n`);
+    if (stillOnDisk(repo, removed)) stderr.write(`note: ${stillOnDiskNote(`${repo.name}:${removed}`)}\n`);
+  });
 }
 
 /** `researcher repos-for` */

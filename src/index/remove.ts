@@ -1,5 +1,7 @@
 /** `researcher remove` and MCP `remove_from_index`: one document out of a repository's index, its bytes zeroed. */
+import { join } from "node:path";
 import { insteadOfRunningAgain, ResearcherError } from "../errors.ts";
+import { isFileAt } from "../files.ts";
 import { acquireWriterLock } from "../lock.ts";
 import type { Repository } from "../repos.ts";
 import { closePaths, spelledIn, withoutRepository } from "../search/document-refs.ts";
@@ -62,6 +64,11 @@ export async function removeDocument(repo: Repository, named: string, onRemoved?
   } finally {
     release();
   }
+}
+
+/** Whether a removed document's file is still in the repository's folder: the next index run reads it again. */
+export function stillOnDisk(repo: Repository, path: string): boolean {
+  return isFileAt(join(repo.path, path));
 }
 
 /**

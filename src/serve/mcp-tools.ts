@@ -17,7 +17,7 @@ import { defaultAnswerLimit, MAX_QUERY_CHARS } from "../search/bounds.ts";
 import { parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexOneFile } from "../index/add-file.ts";
 import type { IndexProgress } from "../index/indexer.ts";
-import { removeDocument } from "../index/remove.ts";
+import { removeDocument, stillOnDisk } from "../index/remove.ts";
 import { escapeControls } from "../terminal.ts";
 import { logger } from "../log.ts";
 import {
@@ -37,6 +37,7 @@ import {
   skippedText,
   MCP_NAMES,
   noResultsLines,
+  stillOnDiskNote,
   numberedRead,
   indexingNote,
   languagesLine,
@@ -680,7 +681,9 @@ function registerWriteTools(server: McpServer, home: string, context: SearchCont
           const repo = getRepository(home, input.repository);
           const path = await removeDocument(repo, repositoryPath(repo, input.document_path));
           resourcesChanged(server);
-          return result({ repository: repo.name, path, removed: true }, named(`removed ${repo.name}:${path}`));
+          const ref = `${repo.name}:${path}`;
+          const note = stillOnDisk(repo, path) ? `\nnote: ${stillOnDiskNote(ref)}` : "";
+          return result({ repository: repo.name, path, removed: true }, `${named(`removed ${ref}`)}${note}`);
         }),
       ),
   );

@@ -111,6 +111,16 @@ export function searchJson(response: SearchResponse): object {
   };
 }
 
+/**
+ * Said after `remove` of a document whose file is still there: "removed" alone, and the next index run brought it
+ * back without a word (s26 user F11).
+ */
+export function stillOnDiskNote(ref: string): string {
+  return escapeControls(
+    `${ref}'s file is still in its folder: the next index run reads it again (exclude or delete the file to keep it out)`,
+  );
+}
+
 /** How the CLI and MCP name the options a no-results line names. */
 export const CLI_NAMES = { offset: "--offset", minScore: "--min-score" };
 export const MCP_NAMES = { offset: "offset", minScore: "min_score" };
