@@ -8,6 +8,31 @@ import { own } from "./own.ts";
 export const FILE_TYPES: readonly string[] = ["md", "markdown", "mdx", "txt", "pdf", "docx", "html", "htm", "xhtml", "epub"];
 
 /**
+ * Document formats of other programs that no converter here reads (old Word and Office files, OpenDocument, RTF, iWork,
+ * e-book formats other than EPUB): named in file_types they are read as plain text, and fail as binary or index their
+ * markup. The index summary says to save them in a format it reads rather than to name them (s26 user F14).
+ */
+export const UNREAD_DOCUMENT_TYPES: ReadonlySet<string> = new Set([
+  "doc",
+  "dot",
+  "rtf",
+  "odt",
+  "ods",
+  "odp",
+  "ppt",
+  "pptx",
+  "xls",
+  "xlsx",
+  "pages",
+  "key",
+  "numbers",
+  "mobi",
+  "azw",
+  "azw3",
+  "djvu",
+]);
+
+/**
  * Extensions as config.yaml keeps them: lower case, without the dot, each once, blanks dropped (`.py`, `PY` → `py`).
  * The one rule of `repo add --file-types` and `config set repositories.<name>.file_types` (which stored `.py` as
  * typed, and the schema then refused it: s23).

@@ -332,8 +332,8 @@ test("the types a run left out: the ten most, the rest counted; the hint for fil
   ]);
   expect(prose).not.toContain("#!");
   expect(prose).not.toContain("--code");
-  const pptx = indexSummaryText({ ...base, skipped_types: { pptx: 12 } } as unknown as IndexSummary, plain, ["md", "py"]);
-  expect(pptx).toContain("not indexed by type: 12 .pptx (an extension is indexed when file_types in `researcher config show` names it)");
+  const org = indexSummaryText({ ...base, skipped_types: { org: 12 } } as unknown as IndexSummary, plain, ["md", "py"]);
+  expect(org).toContain("not indexed by type: 12 .org (an extension is indexed when file_types in `researcher config show` names it)");
 });
 
 test("list_repositories' lines: a repository without a description is its name alone, no double space (s23 contracts L5)", () => {
@@ -343,4 +343,30 @@ test("list_repositories' lines: a repository without a description is its name a
       { name: "notes", description: "Personal notes", documents: 1 },
     ]),
   ).toBe("book (119 documents)\nnotes: Personal notes (1 document)");
+});
+
+test("formats no converter reads are named as such in the summary, not as types file_types would let in (s26 user F14)", () => {
+  // `.doc` named in file_types was read as plain text and failed as binary; `.rtf` indexed its control words.
+  const summary = {
+    repository: "word",
+    indexed: 1,
+    ocr_pages: 0,
+    skipped: 0,
+    removed: 0,
+    failed: 0,
+    fragments: 1,
+    embedded: 0,
+    seconds: 0.01,
+    failures: [],
+  };
+  const line = (skipped_types: Record<string, number>) =>
+    indexSummaryText({ ...summary, skipped_types } as unknown as IndexSummary, styleFor({ isTTY: false }), ["docx"])
+      .split("\n")
+      .find((l) => l.includes("not indexed by type"));
+  expect(line({ doc: 1, rtf: 1 })).toBe(
+    "  not indexed by type: 1 .doc, 1 .rtf (no converter reads .doc, .rtf: save such files as .docx, .pdf or .epub)",
+  );
+  expect(line({ org: 2, pptx: 1 })).toBe(
+    "  not indexed by type: 2 .org, 1 .pptx (an extension is indexed when file_types in `researcher config show` names it; no converter reads .pptx: save such files as .docx, .pdf or .epub)",
+  );
 });

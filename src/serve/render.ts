@@ -16,7 +16,7 @@ import type { VerifyReport } from "../index/verify.ts";
 import type { IndexDue } from "../index/chunking.ts";
 import type { Repository, RepositoryError, SkippedRepository } from "../repos.ts";
 import { env } from "../env.ts";
-import { indexesCode, isCodeFormat, scriptLanguages } from "../file-types.ts";
+import { indexesCode, isCodeFormat, scriptLanguages, UNREAD_DOCUMENT_TYPES } from "../file-types.ts";
 import { escapeControls, escapeLine, type Terminal } from "../terminal.ts";
 import { shortened, trimRuns } from "../text.ts";
 import type { WatchBatch, WatchStatus } from "./watch.ts";
@@ -558,9 +558,13 @@ function skippedTypesLines(repository: string, skipped: Record<string, number>, 
     .map(([type, n]) => `${n} ${type ? `.${escapeControls(type)}` : "without an extension"}`);
   if (types.length > SKIPPED_TYPES_LISTED) listed.push(`and ${types.length - SKIPPED_TYPES_LISTED} more types (\`--json\` lists them)`);
   const code = indexesCode(fileTypes) ? [] : types.map(([type]) => type).filter(isCodeFormat);
+  const unread = types.map(([type]) => type).filter((type) => UNREAD_DOCUMENT_TYPES.has(type));
   const hints = [
-    ...(types.some(([type]) => type !== "" && !code.includes(type))
+    ...(types.some(([type]) => type !== "" && !code.includes(type) && !unread.includes(type))
       ? ["an extension is indexed when file_types in `researcher config show` names it"]
+      : []),
+    ...(unread.length
+      ? [`no converter reads ${unread.map((type) => `.${type}`).join(", ")}: save such files as .docx, .pdf or .epub`]
       : []),
     ...(Object.hasOwn(skipped, "") && scripts > 0 ? [withoutExtensionHint(fileTypes)] : []),
   ];
