@@ -2,6 +2,7 @@
  * OCR resumes: each page a scan's OCR reads is kept in index.db as it is read, so an index run killed in the middle of
  * a long scan (kill -9 here: nothing of the run's own ends) costs the next run only the pages it had not read. Real
  * runs of the CLI, killed once pages of its scan are kept, and real runs after; scanOfPages' pages read in ~0.6 s.
+ * And across versions of a scan: a page whose image an indexed version read is read back, not recognised again.
  */
 import { expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -11,6 +12,8 @@ import { indexFiles, indexRepository, type IndexProgress } from "../src/index/in
 import type { Repository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { bm25Repository, cliCommand, runCli } from "./helpers.ts";
+import { encode as encodePng } from "fast-png";
+import { PDFDocument, PDFName } from "pdf-lib";
 import { scanOfPages } from "./pdf-fixtures.ts";
 
 const OCR_TIMEOUT = 240_000; // a page is well under a CPU-second, but the machine is shared
@@ -169,6 +172,115 @@ test(
     expect(refused.stderr).toStartWith("error: 'scan.pdf' is not indexed in 'docs'");
     expect(keptPages(repo)).toEqual([]);
     expect(indexBytes(repo.dir)).not.toContain("hostile scan");
+  },
+  OCR_TIMEOUT,
+);
+
+/** How many page images' readings index.db keeps with its documents (none where it has no such table). */
+function keptImages(repo: Repository): number {
+  const db = new Database(Store.dbPath(repo.dir), { readonly: true });
+  try {
+    return db.query<{ n: number }, []>("SELECT count(*) AS n FROM ocr_images").get()!.n;
+  } catch {
+    return 0; // no such table
+  } finally {
+    db.close();
+  }
+}
+
+/** Where each of the scan's fragments is cited (its pages) and what it says. */
+function citations(repo: Repository) {
+  const db = new Database(Store.dbPath(repo.dir), { readonly: true });
+  try {
+    return db.query("SELECT f.page, f.page_end, f.text FROM fragments f JOIN documents d ON d.id = f.document_id ORDER BY f.seq").all();
+  } finally {
+    db.close();
+  }
+}
+
+/** The scan as a PDF reader saves it with a highlight on its first page (as in s26 F13's repro): its images as they were. */
+async function highlighted(scan: Uint8Array): Promise<Uint8Array> {
+  const pdf = await PDFDocument.load(scan);
+  const highlight = pdf.context.obj({
+    Type: "Annot",
+    Subtype: "Highlight",
+    Rect: [50, 600, 300, 620],
+    QuadPoints: [50, 620, 300, 620, 50, 600, 300, 600],
+    C: [1, 1, 0],
+  });
+  pdf.getPage(0).node.set(PDFName.of("Annots"), pdf.context.obj([pdf.context.register(highlight)]));
+  return pdf.save({ useObjectStreams: false });
+}
+
+/** The scan with a speck drawn on page `n`: that page's image is another now. */
+async function speckled(scan: Uint8Array, n: number): Promise<Uint8Array> {
+  const pdf = await PDFDocument.load(scan);
+  const speck = await pdf.embedPng(encodePng({ width: 2, height: 2, data: new Uint8Array(4), channels: 1 }));
+  pdf.getPage(n - 1).drawImage(speck, { x: 590, y: 770, width: 4, height: 4 });
+  return pdf.save();
+}
+
+const SCAN_PAGES = 3;
+
+test(
+  "a highlight added to an indexed scan, or bytes appended to it, has none of its pages recognised again: its text and citations are the same, and only the current version's page readings are kept (s26 F13)",
+  async () => {
+    const scan = await scanOfPages(SCAN_PAGES);
+    const { home, docs, repo } = bm25Repository({ "scan.pdf": scan });
+    expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, failed: 0, ocr_pages: SCAN_PAGES });
+    const first = { ...stored(repo), citations: citations(repo) };
+    expect(first.text).toContain("hostile scan");
+
+    const annotated = await highlighted(scan);
+    writeFileSync(join(docs, "scan.pdf"), annotated);
+    expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, failed: 0, ocr_pages: 0 });
+    expect({ ...stored(repo), citations: citations(repo) }).toEqual(first);
+    expect(keptImages(repo)).toBe(SCAN_PAGES);
+
+    // An incremental update a reader appends, as a watch batch indexes it.
+    writeFileSync(join(docs, "scan.pdf"), Buffer.concat([annotated, Buffer.from("\n% annotated\n")]));
+    expect((await indexed(home, repo, { paths: ["scan.pdf"] })).summary).toMatchObject({ indexed: 1, failed: 0, ocr_pages: 0 });
+    expect({ ...stored(repo), citations: citations(repo) }).toEqual(first);
+    expect(keptImages(repo)).toBe(SCAN_PAGES); // the earlier versions' went with them
+
+    // A scan gone leaves none of its pages' readings.
+    rmSync(join(docs, "scan.pdf"));
+    writeFileSync(join(docs, "note.md"), "# Note\n\nA folder never empty.\n");
+    expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, removed: 1, failed: 0 });
+    expect(keptImages(repo)).toBe(0);
+  },
+  OCR_TIMEOUT,
+);
+
+test(
+  "a scan whose page image changed has that page recognised again, and only it: the index holds what one run of the new file makes",
+  async () => {
+    const scan = await scanOfPages(SCAN_PAGES);
+    const { home, docs, repo } = bm25Repository({ "scan.pdf": scan });
+    expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, ocr_pages: SCAN_PAGES });
+    const changed = await speckled(scan, 2);
+    writeFileSync(join(docs, "scan.pdf"), changed);
+    expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, failed: 0, ocr_pages: 1 });
+    expect(keptImages(repo)).toBe(SCAN_PAGES);
+
+    const clean = bm25Repository({ "scan.pdf": changed });
+    expect((await indexed(clean.home, clean.repo)).summary).toMatchObject({ ocr_pages: SCAN_PAGES });
+    expect({ ...stored(repo), citations: citations(repo) }).toEqual({ ...stored(clean.repo), citations: citations(clean.repo) });
+  },
+  OCR_TIMEOUT,
+);
+
+test(
+  "remove of an annotated scan leaves none of its page images' readings: indexed again, every page is recognised",
+  async () => {
+    const scan = await scanOfPages(SCAN_PAGES);
+    const { home, docs, repo } = bm25Repository({ "scan.pdf": scan });
+    expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, ocr_pages: SCAN_PAGES });
+    writeFileSync(join(docs, "scan.pdf"), await highlighted(scan));
+    expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, ocr_pages: 0 });
+    expect(runCli(["remove", "docs", "scan.pdf"], { home })).toMatchObject({ code: 0, stdout: "removed docs:scan.pdf\n" });
+    expect(keptImages(repo)).toBe(0);
+    expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, ocr_pages: SCAN_PAGES });
   },
   OCR_TIMEOUT,
 );

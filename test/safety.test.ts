@@ -273,6 +273,7 @@ describe("the indexer's read step", () => {
         failure: "",
         kept: () => undefined,
         ocrReadings: () => new Map(),
+        ocrImages: () => new Map(),
         keepOcrReading: () => {},
       });
       expect(prepared).toEqual({

@@ -98,7 +98,7 @@ test("writers holding the lock upgrade an older schema: verify, remove", async (
   expect(schemaVersion(removed.repo)).toBe(SCHEMA_VERSION);
 }, 30_000);
 
-test("a schema 13 index (before kept OCR pages) is searched as it is, not refused as outdated; the next index run upgrades it (v14)", async () => {
+test("a schema 13 index (before kept OCR pages) is searched as it is, not refused as outdated; the next index run upgrades it (v14, v15)", async () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
@@ -106,6 +106,7 @@ test("a schema 13 index (before kept OCR pages) is searched as it is, not refuse
   await indexRepository(home, repo);
   const db = new Database(Store.dbPath(repo.dir));
   db.run("DROP TABLE ocr_readings");
+  db.run("DROP TABLE ocr_images"); // v15's
   db.run("PRAGMA user_version = 13");
   db.close();
   const found = runCli(["search", "alpha", "--json"], { home });
@@ -149,6 +150,7 @@ test("a schema 12 index (marks cut words apart in its full-text index) is refuse
   // What schema 12 wrote: unicode61's default word characters (no marks), text with its points, lists built from it.
   const db = new Database(Store.dbPath(repo.dir));
   db.run("DROP TABLE ocr_readings"); // v14's
+  db.run("DROP TABLE ocr_images"); // v15's
   db.run("DROP TABLE fragments_fts");
   db.run(
     "CREATE VIRTUAL TABLE fragments_fts USING fts5(title, heading, body, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2')",

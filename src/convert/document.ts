@@ -31,6 +31,19 @@ export interface ConvertedDocument {
   warnings?: string[];
   /** Markdown a person wrote (a `.md` file): its setext headings are headings (markdownBlocks). */
   written?: true;
+  /**
+   * Scanned pages: what OCR read of each distinct page image in the file, by the image's pixels (ocr.ts pixelsKey),
+   * recognised now or read back (ConvertOptions.ocrImages). An index keeps it with the document, so that the file's
+   * next version (a highlight added, bytes a reader appended) recognises only the pages whose images changed.
+   */
+  ocrImages?: OcrImage[];
+}
+
+/** What OCR read of one page image (`pixels`: ocr.ts pixelsKey), as an index keeps it across versions of a file. */
+export interface OcrImage {
+  pixels: string;
+  text?: string;
+  poor?: boolean;
 }
 
 /** A stretch of a source file kept together: 1-based lines, inclusive, and the symbol path of what it holds. */
@@ -181,7 +194,7 @@ export interface PageReading {
   /** The text reads as gibberish whichever way the page is turned (poorlyRead): kept, but search will miss it. */
   poor?: boolean;
   failure?: string;
-  /** Read back from ConvertOptions.ocrKnown, not recognised now. */
+  /** Read back (ConvertOptions.ocrKnown or ocrImages), not recognised now. */
   resumed?: true;
 }
 
@@ -198,6 +211,7 @@ export interface ConvertOptions {
    * Told when the OCR of one page starts and ends: the pool gives each recognised page its own time limit, and an
    * index run shows which page it is reading. The end of a page the engine read carries its reading (never a
    * failure, which is tried again): an index run keeps it at once, so a run cut short resumes after it (ocrKnown).
+   * The end of a page whose image an earlier version of the file read (ocrImages) carries that reading, `resumed`.
    */
   onOcrPage?: (phase: "start" | "end", page: OcrPage, reading?: PageReading) => void;
   /**
@@ -210,6 +224,12 @@ export interface ConvertOptions {
    * short after (killed, stopped by a limit), by page number: read back, not recognised again.
    */
   ocrKnown?: ReadonlyMap<number, PageReading>;
+  /**
+   * What OCR read of the page images of an earlier version of this file (ConvertedDocument.ocrImages, under the same
+   * OCR settings), by their pixels: a page whose image is one of them, pixel for pixel, takes its reading and is not
+   * recognised again. An annotation added to a scanned book changes its bytes, not its page images.
+   */
+  ocrImages?: ReadonlyMap<string, PageReading>;
   /**
    * Parse source code into `codeSections` of at most this many tokens (the index's chunk budget). The parse is the
    * costly part of indexing code, so it runs where conversions run: in the pool's workers, in parallel.

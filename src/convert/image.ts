@@ -7,7 +7,7 @@
 import { ResearcherError } from "../errors.ts";
 import { IMAGE_OCR_OFF, pageMarker, resolveLineBreaks, type ConvertedDocument, type ConvertOptions, type PageReading } from "./document.ts";
 import type UTIF from "utif2";
-import { type GrayImage, grayFromChannels, poorScanWarning, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
+import { type GrayImage, grayFromChannels, ocrImages, poorScanWarning, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
 
 export async function convertImage(format: string, bytes: Uint8Array, title: string, options: ConvertOptions): Promise<ConvertedDocument> {
   if (options.ocr === "off") throw new ResearcherError("FILE_UNREADABLE", IMAGE_OCR_OFF);
@@ -37,13 +37,14 @@ export async function convertImage(format: string, bytes: Uint8Array, title: str
     throw new ResearcherError("FILE_UNREADABLE", first ? `OCR failed on the image: ${first}` : "OCR found no text in the image");
   }
   const ocrPages = texts.filter(Boolean).length;
+  const images = readings.size ? { ocrImages: ocrImages(readings) } : {};
   // Listed as a PDF's are, so that status names them (pdf.ts).
   const garbled = poor.length ? { garbled_pages: poor } : {};
   const poorWarnings = poor.length ? [poorScanWarning(poor)] : [];
   if (pages.length === 1) {
     const metadata = { ocr_pages: ocrPages, ...garbled };
     const text = resolveLineBreaks(texts[0]!);
-    return { title, format: "markdown", text, firstLine: 1, metadata, ...(poor.length ? { warnings: poorWarnings } : {}) };
+    return { title, format: "markdown", text, firstLine: 1, metadata, ...(poor.length ? { warnings: poorWarnings } : {}), ...images };
   }
   const text = resolveLineBreaks(texts.map((page, i) => `${pageMarker(i + 1)}\n\n${page}\n`).join("\n"));
   const { metadata, warnings = [] } = unreadPages(unread);
@@ -56,6 +57,7 @@ export async function convertImage(format: string, bytes: Uint8Array, title: str
     metadata: { pages: pages.length, ocr_pages: ocrPages, ...metadata, ...garbled },
     pages: pages.length,
     ...(warnings.length ? { warnings } : {}),
+    ...images,
   };
 }
 

@@ -19,7 +19,16 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { describeError, ResearcherError } from "../errors.ts";
 import { readRegularFile } from "../files.ts";
-import { type ConvertOptions, isHeading, joinLine, literalText, median, type OcrPage, type PageReading } from "./document.ts";
+import {
+  type ConvertOptions,
+  isHeading,
+  joinLine,
+  literalText,
+  median,
+  type OcrImage,
+  type OcrPage,
+  type PageReading,
+} from "./document.ts";
 // The SIMD + LSTM-only build: Bun's JavaScriptCore runs wasm SIMD (the plain build is 3× slower), and the legacy
 // (non-LSTM) engine is not used (the embedded model has no legacy data). Not the "relaxedsimd" build: its results
 // may differ between CPUs, and it was no faster here (NOTES.md).
@@ -344,9 +353,12 @@ export function pageList(pages: number[]): string {
  * language model fails the file with its reason; an engine abort costs only this page (the engine is replaced), and
  * is reported as the page's `failure`, so that a file with no text says the engine failed rather than that it found
  * nothing. `readings` holds what the file's pages read so far, by their pixels: a page painting the same pixels as
- * one read before is not read again (5,000 pages painting one image were 75 minutes of OCR: s25 hostile F4). A page
- * an earlier conversion of the file read (`options.ocrKnown`) is read back, its image not even looked for; a page the
- * engine reads is told with its end (`onOcrPage`), for an index run to keep.
+ * one read before is not read again (5,000 pages painting one image were 75 minutes of OCR: s25 hostile F4), nor is
+ * one painting the pixels of a page an earlier version of the file read (`options.ocrImages`: one highlight added
+ * to a scanned book made every page of it recognised again, s26 F13); it joins `readings`, for the index to keep
+ * with the new version. A page an earlier conversion of these very bytes read (`options.ocrKnown`) is read back, its
+ * image not even looked for; a page the engine reads, or an earlier version's reading, is told with its end
+ * (`onOcrPage`), for an index run to keep or count.
  */
 export async function recognise(
   image: (found: () => void) => Promise<GrayImage | null>,
@@ -370,7 +382,16 @@ export async function recognise(
     if (!pixels) return {};
     const key = readings && pixelsKey(pixels);
     const repeated = key && readings.get(key);
-    if (repeated) return repeated;
+    if (repeated) {
+      if (repeated.resumed) reading = repeated; // told as read back, as the page that read it first was
+      return repeated;
+    }
+    const earlier = key && options.ocrImages?.get(key);
+    if (earlier) {
+      reading = { ...earlier, resumed: true };
+      readings.set(key, reading);
+      return reading;
+    }
     start(); // making the engine (loading the wasm and model) is part of the first page's OCR
     current = sharedEngine(options);
     const engine = await current.catch((error: Error) => {
@@ -387,6 +408,11 @@ export async function recognise(
   } finally {
     if (started) options.onOcrPage?.("end", page, reading);
   }
+}
+
+/** What `recognise` read in a file's page images (its `readings`), for ConvertedDocument.ocrImages. */
+export function ocrImages(readings: Map<string, PageReading>): OcrImage[] {
+  return [...readings].map(([pixels, { text, poor }]) => ({ pixels, ...(text === undefined ? {} : { text }), ...(poor ? { poor } : {}) }));
 }
 
 /** What makes two page images read alike: their pixels and the resolution Tesseract is told. */

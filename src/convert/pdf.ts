@@ -20,7 +20,7 @@ import {
   type PageReading,
 } from "./document.ts";
 import { ResearcherError } from "../errors.ts";
-import { pageImage, pageList, type PdfPage, poorScanWarning, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
+import { ocrImages, pageImage, pageList, type PdfPage, poorScanWarning, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
 import { readCMap, readWasm } from "./pdf-data.ts";
 import { openedWithEmptyOwnerPassword } from "./pdf-password.ts";
 import { drawnItems, type OperatorList } from "./pdf-drawn.ts";
@@ -201,6 +201,7 @@ export async function convertPdf(bytes: Uint8Array, fallbackTitle: string, optio
       },
       pages: doc.numPages,
       ...(warnings.length ? { warnings } : {}),
+      ...(readings.size ? { ocrImages: ocrImages(readings) } : {}),
     };
   } finally {
     await task.destroy();

@@ -79,12 +79,14 @@ export type WorkerOptions = Omit<ConvertOptions, "onOcrPage">;
 /**
  * What a caller hears of one conversion and gives it: each page as its OCR starts; each page's reading as it ends
  * (an index run keeps it at once); the pages an earlier conversion of these very bytes read before it was cut short
- * (ConvertOptions.ocrKnown), read back rather than recognised again.
+ * (ConvertOptions.ocrKnown), and the page images an earlier version of the file read (ConvertOptions.ocrImages), read
+ * back rather than recognised again.
  */
 export interface ConvertListeners {
   onOcrPage?: (page: OcrPage) => void;
   onOcrRead?: (page: OcrPage, reading: PageReading) => void;
   ocrKnown?: ReadonlyMap<number, PageReading>;
+  ocrImages?: ReadonlyMap<string, PageReading>;
 }
 
 export interface ConvertPoolOptions {
@@ -152,7 +154,7 @@ export class ConvertPool {
    * told of each page as its OCR starts (a long scan is minutes of work in one file), `onOcrRead` of what it read.
    */
   async convert(path: string, bytes: Uint8Array, listeners: ConvertListeners = {}): Promise<ConvertedDocument> {
-    const { onOcrPage, onOcrRead, ocrKnown } = listeners;
+    const { onOcrPage, onOcrRead, ocrKnown, ocrImages } = listeners;
     const language = this.options.codeTokens ? languageOf(path, bytes) : null;
     // Text formats convert in this thread, except source code to be parsed: the parse is the cost.
     if (TEXT_FORMATS.has(formatOf(path)) && !language) return convertFile(path, bytes);
@@ -161,7 +163,8 @@ export class ConvertPool {
     if (this.closedBecause) throw stopped(this.closedBecause);
     return new Promise((resolve, reject) => {
       const known = new Map(ocrKnown);
-      this.queue.push({ id: this.nextId++, path, bytes, options: this.options, treeSitter, onOcrPage, onOcrRead, known, resolve, reject });
+      const options = ocrImages?.size ? { ...this.options, ocrImages } : this.options;
+      this.queue.push({ id: this.nextId++, path, bytes, options, treeSitter, onOcrPage, onOcrRead, known, resolve, reject });
       this.dispatch();
     });
   }

@@ -153,7 +153,8 @@ export interface IndexOptions {
 /** What the per-document step makes of one file. */
 export type Prepared =
   /** `reused`: its converted text came from the index (no OCR ran for it in this run); `ocrResumed`: of its OCR
-   * pages, those read back from a conversion cut short (DocumentSettings.ocrReadings), not recognised in this run. */
+   * pages, those read back from a conversion cut short (DocumentSettings.ocrReadings) or from its earlier version's
+   * page images (DocumentSettings.ocrImages), not recognised in this run. */
   | {
       kind: "document";
       replaces: boolean;
@@ -192,6 +193,8 @@ export interface DocumentSettings {
   kept: (hash: string) => ConvertedDocument | undefined;
   /** The pages OCR read of a file with this content hash under these settings in a conversion cut short. */
   ocrReadings: (hash: string) => Map<number, KeptReading>;
+  /** What OCR read of the page images of the indexed document with this id, under these settings, by their pixels. */
+  ocrImages: (documentId: number) => Map<string, KeptReading>;
   /** Keep what OCR read of one page of the file at `path` with this content hash, as it is read. */
   keepOcrReading: (file: { hash: string; path: string }, page: number, reading: KeptReading) => void;
 }
@@ -606,7 +609,15 @@ function documentSettings(
     // A conversion that left pages out is not reused: they may be read now.
     if (!found || found.metadata.ocr_failed_pages !== undefined) return undefined;
     const pages = typeof found.metadata.pages === "number" ? found.metadata.pages : undefined;
-    return { title: found.title, format: "markdown", text: found.text, firstLine: 1, metadata: found.metadata, pages };
+    return {
+      title: found.title,
+      format: "markdown",
+      text: found.text,
+      firstLine: 1,
+      metadata: found.metadata,
+      pages,
+      ocrImages: found.images,
+    };
   };
   return {
     chunk: { tokens, overlap },
@@ -620,6 +631,7 @@ function documentSettings(
     failure,
     kept,
     ocrReadings: (hash) => store.ocrReadings(hash, conversion),
+    ocrImages: (documentId) => new Map(store.ocrImages(documentId, conversion).map(({ pixels, ...reading }) => [pixels, reading])),
     keepOcrReading: ({ hash, path }, page, reading) => {
       try {
         store.keepOcrReading({ hash, settings: conversion, path }, page, reading);
@@ -962,10 +974,19 @@ export async function prepareDocument(
     // Each page OCR reads is kept as it is read, and the pages a conversion of these bytes cut short read (a kill,
     // a limit) are read back: a run killed at page 400 of 500 recognises 100 pages next time, not 500.
     const ocrKnown = ocr && !kept ? settings.ocrReadings(hash) : undefined;
+    // A new version of an OCR'd document (a highlight added, an update a reader appended) reads its page images the
+    // old version read back: only the pages whose images changed are recognised (s26 F13).
+    const ocrImages = ocr && !kept && previous ? settings.ocrImages(previous.id) : undefined;
+    let readBack = 0; // pages with text read back from the old version's images, not recognised in this run
     const listeners: ConvertListeners = {
       onOcrPage,
       ocrKnown,
-      onOcrRead: (page, reading) => settings.keepOcrReading({ hash, path: file.path }, page.page, reading),
+      ocrImages,
+      onOcrRead: (page, reading) => {
+        // One read back needs no keeping: the old version's images stay until this one is written.
+        if (reading.resumed) readBack += reading.text ? 1 : 0;
+        else settings.keepOcrReading({ hash, path: file.path }, page.page, reading);
+      },
     };
     const converted = kept ?? (await settings.pool.convert(file.path, read.bytes, listeners));
     const fragments = fragmentsOf(converted, settings.chunk);
@@ -973,7 +994,7 @@ export async function prepareDocument(
       kind: "document",
       reused: Boolean(kept),
       // The same bytes under the same settings want the same pages read: every kept page with text was read back.
-      ocrResumed: [...(ocrKnown?.values() ?? [])].filter((reading) => reading.text).length,
+      ocrResumed: [...(ocrKnown?.values() ?? [])].filter((reading) => reading.text).length + readBack,
       replaces: Boolean(previous),
       doc: {
         path: file.path,
@@ -984,7 +1005,10 @@ export async function prepareDocument(
         format: formatOf(file.path, read.bytes),
         metadata: converted.metadata,
         // Pages read by OCR take seconds each to read again: `get` reads them back from the index instead.
-        convertedText: ocrPagesOf(converted.metadata) > 0 ? { text: converted.text, settings: settings.conversion } : undefined,
+        convertedText:
+          ocrPagesOf(converted.metadata) > 0
+            ? { text: converted.text, settings: settings.conversion, images: converted.ocrImages }
+            : undefined,
       },
       fragments,
       hashes: fragments.map((f) => sha256(embeddingText(converted.title, f.headings.join(HEADING_SEPARATOR), f.text)).slice(0, 32)),

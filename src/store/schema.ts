@@ -26,11 +26,11 @@ import {
 import { danglingLink, freeBytes, openFilesExhausted } from "../files.ts";
 import { FTS_TOKENIZE, FULL_TEXT_VERSION, rewriteFullText } from "./fts.ts";
 
-export const SCHEMA_VERSION = 14;
+export const SCHEMA_VERSION = 15;
 
 /**
  * The oldest schema a reader reads as it is: the upgrades since add only what writers alone read (v14: the OCR
- * readings of a conversion cut short), so an index written before them is searched as it was until the next writer
+ * readings of a conversion cut short; v15: the OCR readings of documents' page images), so an index written before them is searched as it was until the next writer
  * upgrades it, and no search says INDEX_OUTDATED after an upgrade of researcher. v13 remade the full-text index with
  * other terms: an index from before it is not searched as it is.
  */
@@ -115,6 +115,23 @@ CREATE TABLE IF NOT EXISTS ocr_readings (
 `;
 
 /**
+ * What OCR read of each distinct page image of an OCR'd document (ConvertedDocument.ocrImages), by the image's
+ * pixels (ocr.ts pixelsKey), kept with its converted text (DOCUMENT_TEXTS_SCHEMA, whose settings it was read under):
+ * the document's next version (a highlight added, an incremental update appended) reads the pages whose images are
+ * the same back, and recognises only the others. It goes with its document (replaced, gone, removed): only the
+ * current documents' pages are kept.
+ */
+const OCR_IMAGES_SCHEMA = `
+CREATE TABLE IF NOT EXISTS ocr_images (
+  document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+  pixels TEXT NOT NULL,
+  text TEXT,
+  poor INTEGER NOT NULL,
+  PRIMARY KEY (document_id, pixels)
+) WITHOUT ROWID;
+`;
+
+/**
  * The kept text of OCR'd documents removed from the index (gone, excluded, moved out, replaced by other bytes), for
  * REMOVED_TEXTS_DAYS: a scan that comes back with the same bytes (a folder excluded for a while, a file moved out and
  * back, a branch checked out and back) is read back, not recognised again (about 3 CPU-s a page). Store.pruneRemovedTexts
@@ -188,6 +205,7 @@ ${POSTINGS_SCHEMA}
 ${DOCUMENT_TEXTS_SCHEMA}
 ${REMOVED_TEXTS_SCHEMA}
 ${OCR_READINGS_SCHEMA}
+${OCR_IMAGES_SCHEMA}
 -- Vectors keyed by the fragment text's hash: an unchanged text is never embedded twice.
 CREATE TABLE embeddings (text_hash TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
 -- A file that failed to convert, with its size, mtime and conversion settings then (null: tried again every run).
@@ -355,6 +373,9 @@ const UPGRADES: Record<number, string | ((db: Database) => void)> = {
   // v14: the OCR readings of pages of a conversion not finished (filled as pages are read from now on); readers
   // never read them (READABLE_FROM).
   14: OCR_READINGS_SCHEMA,
+  // v15: the OCR readings of OCR'd documents' page images (filled as documents are written from now on); readers
+  // never read them (READABLE_FROM).
+  15: OCR_IMAGES_SCHEMA,
 };
 
 function rebuildFullTextForIdentifiers(db: Database): void {

@@ -69,14 +69,22 @@ export interface DocumentInput {
   title: string;
   format: string;
   metadata: Record<string, unknown>;
-  /** The converted text to keep, when converting it again would be slow (OCR), and the settings it depends on. */
-  convertedText?: { text: string; settings: string };
+  /**
+   * The converted text to keep, when converting it again would be slow (OCR), and the settings it depends on; with
+   * what OCR read of each of its page images (OCR_IMAGES_SCHEMA), for its next version to read back.
+   */
+  convertedText?: { text: string; settings: string; images?: KeptImage[] };
 }
 
 /** What OCR read of a page, as the index keeps it for a conversion cut short (convert's PageReading, no failure). */
 export interface KeptReading {
   text?: string;
   poor?: boolean;
+}
+
+/** What OCR read of a page image, by its pixels (convert's OcrImage), as the index keeps it with its document. */
+export interface KeptImage extends KeptReading {
+  pixels: string;
 }
 
 /** A piece of a document as the chunker cuts it (index/chunk.ts) and the store keeps it. */
@@ -149,6 +157,11 @@ export interface ListedDocument extends DocumentInput {
   fragments: number;
   /** The last page for paged formats (PDF), null for the rest. */
   pages: number | null;
+}
+
+/** A kept reading's row (ocr_readings, ocr_images) as a reading: no text when it read none. */
+function keptReading(row: { text: string | null; poor: number }): KeptReading {
+  return { ...(row.text === null ? {} : { text: row.text }), ...(row.poor ? { poor: true } : {}) };
 }
 
 /**
@@ -476,8 +489,24 @@ export class Store {
         .run(id, doc.convertedText.settings, doc.convertedText.text);
       // Its own text again (a re-chunk replaces a document, and the trigger kept the text it had): one copy is enough.
       this.db.query("DELETE FROM removed_texts WHERE hash = ? AND settings = ?").run(doc.hash, doc.convertedText.settings);
+      const insertImage = this.db.query("INSERT OR REPLACE INTO ocr_images(document_id, pixels, text, poor) VALUES (?, ?, ?, ?)");
+      for (const image of doc.convertedText.images ?? []) insertImage.run(id, image.pixels, image.text ?? null, image.poor ? 1 : 0);
     }
     return id;
+  }
+
+  /**
+   * What OCR read of the page images of the document with this id, read under these conversion settings
+   * (OCR_IMAGES_SCHEMA), by their pixels: for its next version to read back.
+   */
+  ocrImages(documentId: number, settings: string): KeptImage[] {
+    return this.db
+      .query<{ pixels: string; text: string | null; poor: number }, [number, string]>(
+        `SELECT i.pixels, i.text, i.poor FROM ocr_images i JOIN document_texts t ON t.document_id = i.document_id
+         WHERE i.document_id = ? AND t.settings = ?`,
+      )
+      .all(documentId, settings)
+      .map((row) => ({ pixels: row.pixels, ...keptReading(row) }));
   }
 
   /** A document's kept converted text (replaceDocument), with the hash of the file it came from. */
@@ -493,24 +522,30 @@ export class Store {
 
   /**
    * A kept converted text of a file with these bytes (`hash`) converted under these settings, under whatever path:
-   * its title, metadata and text, so that a re-chunk, a rename or a copy is not converted (OCR'd) again.
+   * its title, metadata and text, so that a re-chunk, a rename or a copy is not converted (OCR'd) again; a live
+   * document's with its page images' readings, which its replacement keeps (a removed one's went with it).
    */
-  keptConversion(hash: string, settings: string): { title: string; metadata: Record<string, unknown>; text: string } | undefined {
+  keptConversion(
+    hash: string,
+    settings: string,
+  ): { title: string; metadata: Record<string, unknown>; text: string; images?: KeptImage[] } | undefined {
     const row = this.db
-      .query<{ title: string; metadata: string; text: string }, [string, string]>(
+      .query<{ document: number | null; title: string; metadata: string; text: string }, [string, string]>(
         // A live document's text first, then a removed one's (REMOVED_TEXTS_SCHEMA). From the kept texts (OCR'd
         // documents only, few) to their documents: documents.hash has no index of its own. Either way, a text whose
         // metadata is damaged lost its pages and OCR counts with it: it is recognised again (a removed one read back
         // without this check gave a scan no pages, s21 F8).
-        `SELECT title, metadata, text FROM (
-           SELECT d.title, d.metadata, t.text, 0 AS removed FROM document_texts t CROSS JOIN documents d ON d.id = t.document_id
+        `SELECT document, title, metadata, text FROM (
+           SELECT d.id AS document, d.title, d.metadata, t.text, 0 AS removed FROM document_texts t CROSS JOIN documents d ON d.id = t.document_id
            WHERE d.hash = ?1 AND t.settings = ?2
            UNION ALL
-           SELECT title, metadata, text, 1 FROM removed_texts WHERE hash = ?1 AND settings = ?2
+           SELECT NULL, title, metadata, text, 1 FROM removed_texts WHERE hash = ?1 AND settings = ?2
          ) WHERE ${metadataOf("metadata")} = metadata ORDER BY removed LIMIT 1`,
       )
       .get(hash, settings);
-    return row ? { title: row.title, metadata: parseMetadata(row.metadata), text: row.text } : undefined;
+    if (!row) return undefined;
+    const images = row.document === null ? undefined : this.ocrImages(row.document, settings);
+    return { title: row.title, metadata: parseMetadata(row.metadata), text: row.text, ...(images?.length ? { images } : {}) };
   }
 
   /**
@@ -555,9 +590,7 @@ export class Store {
         "SELECT page, text, poor FROM ocr_readings WHERE hash = ? AND settings = ?",
       )
       .all(hash, settings);
-    return new Map(
-      rows.map((row) => [row.page, { ...(row.text === null ? {} : { text: row.text }), ...(row.poor ? { poor: true } : {}) }]),
-    );
+    return new Map(rows.map((row) => [row.page, keptReading(row)]));
   }
 
   /**
@@ -660,7 +693,8 @@ export class Store {
   /**
    * Drop a document at a user's word (`remove`, MCP remove_from_index): unlike one that left its folder, it leaves
    * no kept text (REMOVED_TEXTS_SCHEMA) of its bytes behind, no page OCR read of its file in a conversion cut short
-   * (OCR_READINGS_SCHEMA: its bytes, or newer bytes read at its path), and no bytes of its rows in the file (erasing).
+   * (OCR_READINGS_SCHEMA: its bytes, or newer bytes read at its path), nor of its page images (OCR_IMAGES_SCHEMA: they
+   * go with its row), and no bytes of its rows in the file (erasing).
    * A user dropping a confidential scan from an index before sharing it kept its whole OCR'd text in it (s21 F10).
    * The pages read at a path not indexed (its first conversion cut short) go too; whether a document went.
    */
