@@ -271,7 +271,7 @@ test(
 );
 
 test(
-  "remove of an annotated scan leaves none of its page images' readings: indexed again, every page is recognised",
+  "remove of an annotated scan leaves none of its page images' readings, nor its text before the highlight, with their bytes: indexed again, every page is recognised",
   async () => {
     const scan = await scanOfPages(SCAN_PAGES);
     const { home, docs, repo } = bm25Repository({ "scan.pdf": scan });
@@ -280,6 +280,8 @@ test(
     expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, ocr_pages: 0 });
     expect(runCli(["remove", "docs", "scan.pdf"], { home })).toMatchObject({ code: 0, stdout: "removed docs:scan.pdf\n" });
     expect(keptImages(repo)).toBe(0);
+    // Nor the text of its version before the highlight, which the index kept when the highlight replaced it.
+    expect(indexBytes(repo.dir)).not.toContain("hostile scan");
     expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, ocr_pages: SCAN_PAGES });
   },
   OCR_TIMEOUT,

@@ -98,7 +98,7 @@ test("writers holding the lock upgrade an older schema: verify, remove", async (
   expect(schemaVersion(removed.repo)).toBe(SCHEMA_VERSION);
 }, 30_000);
 
-test("a schema 13 index (before kept OCR pages) is searched as it is, not refused as outdated; the next index run upgrades it (v14, v15)", async () => {
+test("a schema 13 index (before kept OCR pages) is searched as it is, not refused as outdated; the next index run upgrades it (v14 to v16)", async () => {
   const home = tempDir();
   const docs = tempDir();
   writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
@@ -107,6 +107,12 @@ test("a schema 13 index (before kept OCR pages) is searched as it is, not refuse
   const db = new Database(Store.dbPath(repo.dir));
   db.run("DROP TABLE ocr_readings");
   db.run("DROP TABLE ocr_images"); // v15's
+  // v16's: the path of a removed text, and the trigger that fills it.
+  db.run("DROP TRIGGER documents_keep_text; DROP INDEX removed_texts_path; ALTER TABLE removed_texts DROP COLUMN path");
+  db.run(`CREATE TRIGGER documents_keep_text BEFORE DELETE ON documents BEGIN
+    INSERT OR REPLACE INTO removed_texts(hash, settings, title, metadata, text, removed_at)
+      SELECT old.hash, t.settings, old.title, old.metadata, t.text, julianday('now') FROM document_texts t WHERE t.document_id = old.id;
+  END`);
   db.run("PRAGMA user_version = 13");
   db.close();
   const found = runCli(["search", "alpha", "--json"], { home });
@@ -117,6 +123,8 @@ test("a schema 13 index (before kept OCR pages) is searched as it is, not refuse
   expect(schemaVersion(repo)).toBe(SCHEMA_VERSION);
   const upgraded = new Database(Store.dbPath(repo.dir), { readonly: true });
   expect(missingFromSchema(upgraded)).toBeNull();
+  const trigger = upgraded.query<{ sql: string }, []>("SELECT sql FROM sqlite_master WHERE name = 'documents_keep_text'").get();
+  expect(trigger?.sql).toContain("old.path");
   upgraded.close();
 }, 30_000);
 

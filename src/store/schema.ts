@@ -26,11 +26,12 @@ import {
 import { danglingLink, freeBytes, openFilesExhausted } from "../files.ts";
 import { FTS_TOKENIZE, FULL_TEXT_VERSION, rewriteFullText } from "./fts.ts";
 
-export const SCHEMA_VERSION = 15;
+export const SCHEMA_VERSION = 16;
 
 /**
  * The oldest schema a reader reads as it is: the upgrades since add only what writers alone read (v14: the OCR
- * readings of a conversion cut short; v15: the OCR readings of documents' page images), so an index written before them is searched as it was until the next writer
+ * readings of a conversion cut short; v15: the OCR readings of documents' page images; v16: the path a removed text
+ * was removed from), so an index written before them is searched as it was until the next writer
  * upgrades it, and no search says INDEX_OUTDATED after an upgrade of researcher. v13 remade the full-text index with
  * other terms: an index from before it is not searched as it is.
  */
@@ -131,11 +132,21 @@ CREATE TABLE IF NOT EXISTS ocr_images (
 ) WITHOUT ROWID;
 `;
 
+/** The trigger that keeps a deleted document's text with its path, and the index `remove` finds a path's texts by. */
+const REMOVED_TEXTS_PATHS = `
+CREATE INDEX IF NOT EXISTS removed_texts_path ON removed_texts(path);
+CREATE TRIGGER IF NOT EXISTS documents_keep_text BEFORE DELETE ON documents BEGIN
+  INSERT OR REPLACE INTO removed_texts(hash, settings, title, metadata, text, removed_at, path)
+    SELECT old.hash, t.settings, old.title, old.metadata, t.text, julianday('now'), old.path FROM document_texts t WHERE t.document_id = old.id;
+END;
+`;
+
 /**
  * The kept text of OCR'd documents removed from the index (gone, excluded, moved out, replaced by other bytes), for
  * REMOVED_TEXTS_DAYS: a scan that comes back with the same bytes (a folder excluded for a while, a file moved out and
  * back, a branch checked out and back) is read back, not recognised again (about 3 CPU-s a page). Store.pruneRemovedTexts
- * bounds it by age and size.
+ * bounds it by age and size. `path` is where it was removed from (null in rows kept before schema 16): `remove` of a
+ * path drops the texts of its earlier versions too (an annotated scan's text before the annotation).
  */
 const REMOVED_TEXTS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS removed_texts (
@@ -145,13 +156,11 @@ CREATE TABLE IF NOT EXISTS removed_texts (
   metadata TEXT NOT NULL,
   text TEXT NOT NULL,
   removed_at REAL NOT NULL,
+  path TEXT,
   PRIMARY KEY (hash, settings)
 ) WITHOUT ROWID;
 ${REMOVED_TEXTS_AGE}
-CREATE TRIGGER IF NOT EXISTS documents_keep_text BEFORE DELETE ON documents BEGIN
-  INSERT OR REPLACE INTO removed_texts(hash, settings, title, metadata, text, removed_at)
-    SELECT old.hash, t.settings, old.title, old.metadata, t.text, julianday('now') FROM document_texts t WHERE t.document_id = old.id;
-END;
+${REMOVED_TEXTS_PATHS}
 `;
 
 /** Contentless: the text lives once, in fragments; snippets are cut from there. */
@@ -376,7 +385,16 @@ const UPGRADES: Record<number, string | ((db: Database) => void)> = {
   // v15: the OCR readings of OCR'd documents' page images (filled as documents are written from now on); readers
   // never read them (READABLE_FROM).
   15: OCR_IMAGES_SCHEMA,
+  // v16: a removed text keeps the path it was removed from (null in the rows kept before), for `remove` of the path.
+  16: keepRemovedTextPaths,
 };
+
+/** v16: the path column (already there when v10 made the table now), and the trigger that fills it in place of the old. */
+function keepRemovedTextPaths(db: Database): void {
+  const columns = db.query<{ name: string }, []>("SELECT name FROM pragma_table_info('removed_texts')").all();
+  if (!columns.some((column) => column.name === "path")) db.run("ALTER TABLE removed_texts ADD COLUMN path TEXT");
+  db.run(`DROP TRIGGER IF EXISTS documents_keep_text; ${REMOVED_TEXTS_PATHS}`);
+}
 
 function rebuildFullTextForIdentifiers(db: Database): void {
   rewriteFullText(db);

@@ -692,7 +692,7 @@ export class Store {
 
   /**
    * Drop a document at a user's word (`remove`, MCP remove_from_index): unlike one that left its folder, it leaves
-   * no kept text (REMOVED_TEXTS_SCHEMA) of its bytes behind, no page OCR read of its file in a conversion cut short
+   * no kept text (REMOVED_TEXTS_SCHEMA) of its bytes behind, nor of its earlier versions at its path, no page OCR read of its file in a conversion cut short
    * (OCR_READINGS_SCHEMA: its bytes, or newer bytes read at its path), nor of its page images (OCR_IMAGES_SCHEMA: they
    * go with its row), and no bytes of its rows in the file (erasing).
    * A user dropping a confidential scan from an index before sharing it kept its whole OCR'd text in it (s21 F10).
@@ -703,7 +703,8 @@ export class Store {
     return this.erasing(() => {
       this.db.query("DELETE FROM ocr_readings WHERE path = ? OR hash = ?").run(path, hash ?? null);
       if (hash === undefined || !this.deleteDocument(path)) return false;
-      this.db.query("DELETE FROM removed_texts WHERE hash = ?").run(hash);
+      // Its bytes' text, and its earlier versions' (replaced by other bytes at its path: a scan before its annotation).
+      this.db.query("DELETE FROM removed_texts WHERE hash = ? OR path = ?").run(hash, path);
       return true;
     });
   }
