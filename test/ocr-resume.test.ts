@@ -242,6 +242,9 @@ test(
     expect((await indexed(home, repo, { paths: ["scan.pdf"] })).summary).toMatchObject({ indexed: 1, failed: 0, ocr_pages: 0 });
     expect({ ...stored(repo), citations: citations(repo) }).toEqual(first);
     expect(keptImages(repo)).toBe(SCAN_PAGES); // the earlier versions' went with them
+    // A rebuild reads the kept text back and keeps the page readings with it.
+    expect((await indexed(home, repo, { rebuild: true })).summary).toMatchObject({ indexed: 1, failed: 0, ocr_pages: 0 });
+    expect(keptImages(repo)).toBe(SCAN_PAGES);
 
     // A scan gone leaves none of its pages' readings.
     rmSync(join(docs, "scan.pdf"));
@@ -266,6 +269,21 @@ test(
     const clean = bm25Repository({ "scan.pdf": changed });
     expect((await indexed(clean.home, clean.repo)).summary).toMatchObject({ ocr_pages: SCAN_PAGES });
     expect({ ...stored(repo), citations: citations(repo) }).toEqual({ ...stored(clean.repo), citations: citations(clean.repo) });
+  },
+  OCR_TIMEOUT,
+);
+
+test(
+  "a scan whose first run was killed mid-way, then resumed, has none of its pages recognised again once annotated: the pages read back keep their images",
+  async () => {
+    const scan = await scanOfPages(PAGES);
+    const { home, docs, repo } = bm25Repository({ "scan.pdf": scan });
+    const kept = await killedAfter(home, repo, 3);
+    expect(kept.length).toBeGreaterThanOrEqual(3);
+    expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, failed: 0, ocr_pages: PAGES - kept.length });
+    expect(keptImages(repo)).toBe(PAGES);
+    writeFileSync(join(docs, "scan.pdf"), await highlighted(scan));
+    expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, failed: 0, ocr_pages: 0 });
   },
   OCR_TIMEOUT,
 );

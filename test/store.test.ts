@@ -128,6 +128,25 @@ test("a schema 13 index (before kept OCR pages) is searched as it is, not refuse
   upgraded.close();
 }, 30_000);
 
+test("a schema 16 index gets the page image of each kept OCR reading (v17): its earlier rows have none", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha words\n" });
+  const repo = registerRepository(home, { name: "old", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const db = new Database(Store.dbPath(repo.dir));
+  db.run("ALTER TABLE ocr_readings DROP COLUMN pixels");
+  db.run("INSERT INTO ocr_readings(hash, settings, page, path, text, poor) VALUES ('h', 's', 1, 'scan.pdf', 'kept', 0)");
+  db.run("PRAGMA user_version = 16");
+  db.close();
+  expect(runCli(["verify", "old"], { home })).toMatchObject({ code: 0, stdout: "old: ok\n" });
+  expect(schemaVersion(repo)).toBe(SCHEMA_VERSION);
+  const upgraded = new Database(Store.dbPath(repo.dir), { readonly: true });
+  expect(missingFromSchema(upgraded)).toBeNull();
+  expect(upgraded.query("SELECT page, text, pixels FROM ocr_readings").all()).toEqual([{ page: 1, text: "kept", pixels: null }]);
+  upgraded.close();
+}, 30_000);
+
 test("a schema 4 index (no identifier parts in its full-text index) gets its full text rebuilt by the next index run (v5)", async () => {
   const home = tempDir();
   const docs = tempDir();

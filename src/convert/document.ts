@@ -196,6 +196,11 @@ export interface PageReading {
   failure?: string;
   /** Read back (ConvertOptions.ocrKnown or ocrImages), not recognised now. */
   resumed?: true;
+  /**
+   * The key of the page image it was read from (ocr.ts pixelsKey): kept with a page read in a conversion cut short,
+   * so that the page read back is still among the document's page images (ConvertedDocument.ocrImages).
+   */
+  pixels?: string;
 }
 
 /** When scanned pages are recognised (OCR): `auto` pages whose text layer is (almost) empty or a stamp, `always`

@@ -357,7 +357,7 @@ export function pageList(pages: number[]): string {
  * one painting the pixels of a page an earlier version of the file read (`options.ocrImages`: one highlight added
  * to a scanned book made every page of it recognised again, s26 F13); it joins `readings`, for the index to keep
  * with the new version. A page an earlier conversion of these very bytes read (`options.ocrKnown`) is read back, its
- * image not even looked for; a page the engine reads, or an earlier version's reading, is told with its end
+ * image not even looked for (the image's key, kept with it, joins `readings`); a page the engine reads, or an earlier version's reading, is told with its end
  * (`onOcrPage`), for an index run to keep or count.
  */
 export async function recognise(
@@ -369,7 +369,10 @@ export async function recognise(
   const stopped = options.ocrStopped?.find((s) => s.page === page.page);
   if (stopped) return { failure: stopped.reason };
   const known = options.ocrKnown?.get(page.page);
-  if (known) return { ...known, resumed: true };
+  if (known) {
+    if (known.pixels) readings?.set(known.pixels, known); // one of the file's page images, though not looked at now
+    return { ...known, resumed: true };
+  }
   let started = false;
   let reading: PageReading | undefined; // what the engine read: a failure is not told, so it is tried again
   const start = () => {
@@ -388,7 +391,7 @@ export async function recognise(
     }
     const earlier = key && options.ocrImages?.get(key);
     if (earlier) {
-      reading = { ...earlier, resumed: true };
+      reading = { ...earlier, resumed: true, pixels: key };
       readings.set(key, reading);
       return reading;
     }
@@ -398,7 +401,7 @@ export async function recognise(
       throw new ResearcherError("FILE_UNREADABLE", error.message);
     });
     const recognised = await engine.recognize(pixels);
-    reading = { text: recognised.text || undefined, ...(poorlyRead(recognised) ? { poor: true } : {}) };
+    reading = { text: recognised.text || undefined, ...(poorlyRead(recognised) ? { poor: true } : {}), ...(key ? { pixels: key } : {}) };
     if (key) readings.set(key, reading); // not a failure: the engine may read the same pixels another time
     return reading;
   } catch (error) {

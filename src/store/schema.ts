@@ -26,12 +26,12 @@ import {
 import { danglingLink, freeBytes, openFilesExhausted } from "../files.ts";
 import { FTS_TOKENIZE, FULL_TEXT_VERSION, rewriteFullText } from "./fts.ts";
 
-export const SCHEMA_VERSION = 16;
+export const SCHEMA_VERSION = 17;
 
 /**
  * The oldest schema a reader reads as it is: the upgrades since add only what writers alone read (v14: the OCR
  * readings of a conversion cut short; v15: the OCR readings of documents' page images; v16: the path a removed text
- * was removed from), so an index written before them is searched as it was until the next writer
+ * was removed from; v17: the page image a kept reading was read from), so an index written before them is searched as it was until the next writer
  * upgrades it, and no search says INDEX_OUTDATED after an upgrade of researcher. v13 remade the full-text index with
  * other terms: an index from before it is not searched as it is.
  */
@@ -102,6 +102,8 @@ const REMOVED_TEXTS_AGE = "CREATE INDEX IF NOT EXISTS removed_texts_age ON remov
  * it was read under and the page, so the next conversion of those very bytes reads the pages back and recognises only
  * the rest. `path` is where it was read, for a complete run to drop the pages of a file changed or gone since, and
  * `remove` those of the path it drops. A document written for those bytes drops them: its text is kept whole then.
+ * `pixels` is the key of the page image read (null in rows kept before schema 17): a page read back keeps its place
+ * among the document's page images (OCR_IMAGES_SCHEMA).
  */
 const OCR_READINGS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS ocr_readings (
@@ -111,6 +113,7 @@ CREATE TABLE IF NOT EXISTS ocr_readings (
   path TEXT NOT NULL,
   text TEXT,
   poor INTEGER NOT NULL,
+  pixels TEXT,
   PRIMARY KEY (hash, settings, page)
 ) WITHOUT ROWID;
 `;
@@ -387,13 +390,21 @@ const UPGRADES: Record<number, string | ((db: Database) => void)> = {
   15: OCR_IMAGES_SCHEMA,
   // v16: a removed text keeps the path it was removed from (null in the rows kept before), for `remove` of the path.
   16: keepRemovedTextPaths,
+  // v17: a kept page reading keeps the key of the page image it was read from (null in the rows kept before).
+  17: (db) => addColumn(db, "ocr_readings", "pixels TEXT"),
 };
 
-/** v16: the path column (already there when v10 made the table now), and the trigger that fills it in place of the old. */
+/** v16: the path column, and the trigger that fills it in place of the old. */
 function keepRemovedTextPaths(db: Database): void {
-  const columns = db.query<{ name: string }, []>("SELECT name FROM pragma_table_info('removed_texts')").all();
-  if (!columns.some((column) => column.name === "path")) db.run("ALTER TABLE removed_texts ADD COLUMN path TEXT");
+  addColumn(db, "removed_texts", "path TEXT");
   db.run(`DROP TRIGGER IF EXISTS documents_keep_text; ${REMOVED_TEXTS_PATHS}`);
+}
+
+/** Add a column (`name TYPE`) to a table that lacks it: the upgrade that made the table may have made it current. */
+function addColumn(db: Database, table: string, definition: string): void {
+  const name = definition.split(" ")[0];
+  const columns = db.query<{ name: string }, [string]>("SELECT name FROM pragma_table_info(?)").all(table);
+  if (!columns.some((column) => column.name === name)) db.run(`ALTER TABLE ${table} ADD COLUMN ${definition}`);
 }
 
 function rebuildFullTextForIdentifiers(db: Database): void {

@@ -80,6 +80,8 @@ export interface DocumentInput {
 export interface KeptReading {
   text?: string;
   poor?: boolean;
+  /** The key of the page image it was read from, when known (convert's PageReading.pixels). */
+  pixels?: string;
 }
 
 /** What OCR read of a page image, by its pixels (convert's OcrImage), as the index keeps it with its document. */
@@ -160,8 +162,12 @@ export interface ListedDocument extends DocumentInput {
 }
 
 /** A kept reading's row (ocr_readings, ocr_images) as a reading: no text when it read none. */
-function keptReading(row: { text: string | null; poor: number }): KeptReading {
-  return { ...(row.text === null ? {} : { text: row.text }), ...(row.poor ? { poor: true } : {}) };
+function keptReading(row: { text: string | null; poor: number; pixels: string | null }): KeptReading {
+  return {
+    ...(row.text === null ? {} : { text: row.text }),
+    ...(row.poor ? { poor: true } : {}),
+    ...(row.pixels ? { pixels: row.pixels } : {}),
+  };
 }
 
 /**
@@ -506,7 +512,7 @@ export class Store {
          WHERE i.document_id = ? AND t.settings = ?`,
       )
       .all(documentId, settings)
-      .map((row) => ({ pixels: row.pixels, ...keptReading(row) }));
+      .map((row) => ({ ...keptReading(row), pixels: row.pixels }));
   }
 
   /** A document's kept converted text (replaceDocument), with the hash of the file it came from. */
@@ -579,15 +585,15 @@ export class Store {
    */
   keepOcrReading(file: { hash: string; settings: string; path: string }, page: number, reading: KeptReading): void {
     this.db
-      .query("INSERT OR REPLACE INTO ocr_readings(hash, settings, page, path, text, poor) VALUES (?, ?, ?, ?, ?, ?)")
-      .run(file.hash, file.settings, page, file.path, reading.text ?? null, reading.poor ? 1 : 0);
+      .query("INSERT OR REPLACE INTO ocr_readings(hash, settings, page, path, text, poor, pixels) VALUES (?, ?, ?, ?, ?, ?, ?)")
+      .run(file.hash, file.settings, page, file.path, reading.text ?? null, reading.poor ? 1 : 0, reading.pixels ?? null);
   }
 
   /** The pages kept of a file with these bytes read under these settings (keepOcrReading), by page number. */
   ocrReadings(hash: string, settings: string): Map<number, KeptReading> {
     const rows = this.db
-      .query<{ page: number; text: string | null; poor: number }, [string, string]>(
-        "SELECT page, text, poor FROM ocr_readings WHERE hash = ? AND settings = ?",
+      .query<{ page: number; text: string | null; poor: number; pixels: string | null }, [string, string]>(
+        "SELECT page, text, poor, pixels FROM ocr_readings WHERE hash = ? AND settings = ?",
       )
       .all(hash, settings);
     return new Map(rows.map((row) => [row.page, keptReading(row)]));
