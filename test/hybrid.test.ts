@@ -282,7 +282,13 @@ describeShared("vector and hybrid search", () => {
     expect(await indexRepository(own, before)).toMatchObject({ embedded: 2, model: GLOVE });
     const other = join(tempDir(), "glove-default"); // GloVe under another name: another model
     symlinkSync(GLOVE, other);
-    setConfigValue(own, "embedding.model", other);
+    // It says which repositories keep theirs: a user who "switched" saw nothing change (s26 user F6).
+    expect(runCli(["model", "set", other], { home: own })).toMatchObject({
+      code: 0,
+      stdout: `embedding model: ${other}\n`,
+      stderr:
+        "note: 1 repository keeps the model it was embedded with (before): `researcher index --embeddings-only <name>` moves one to this model\n",
+    });
     // Settings for the new default (a query prefix is part of how a model is called) leave the kept model as it was
     // called (s9 review #3: "embedded with X, not X").
     setConfigValue(own, "embedding.query_prefix", "query: ");
