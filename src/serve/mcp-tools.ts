@@ -104,7 +104,8 @@ const byteBudget = (description: string) => optional(z.number().int().min(1).max
 
 /** `line_numbers`, as get_document and multi_get take it. */
 const lineNumbers = optional(z.boolean()).describe(
-  "Number each line as the CLI's `get --line-numbers` does: the document's own line number, a tab, the line (to cite lines of code)",
+  "Number each line as the CLI's `get --line-numbers` does: the document's own line number, a tab, the line (to cite lines of code). " +
+    "A part read on from inside a line (from_char) starts with that line's number again: drop it when joining the parts",
 );
 
 /**
