@@ -570,11 +570,14 @@ test("a watch over all repositories also watches one registered after it began (
   writeTree(later, { "b.md": "# B\n\nbanana\n" });
   registerRepository(home, { name: "first", path: first, embed: false });
   const batches = new Batches();
+  const removed: string[] = [];
   const handle = watchRepositories(home, [getRepository(home, "first")], {
     debounceMs: 50,
+    registryCheckMs: 100,
     followNew: true,
     onBatch: batches.add,
     onError: (e) => batches.errors.push(e),
+    onRemoved: (repository) => removed.push(repository),
   });
   try {
     await handle.ready;
@@ -582,6 +585,10 @@ test("a watch over all repositories also watches one registered after it began (
     await batches.next((b) => b.repository === "later"); // its first run indexes it
     writeFileSync(join(later, "c.md"), "# C\n\ncherry\n");
     await batches.next((b) => b.repository === "later" && b.paths.includes("c.md"));
+    // One removed is what was asked, said as such: no error, which a supervisor alerts on (s26 user F17).
+    removeRepository(home, "later");
+    for (let i = 0; i < 50 && removed.length === 0; i++) await Bun.sleep(50);
+    expect(removed).toEqual(["later"]);
     expect(batches.errors).toEqual([]);
   } finally {
     await handle.close();

@@ -321,6 +321,7 @@ export async function watchCommand(names: string[], flags: Flags): Promise<void>
       if (error.hint) note(`${clock()} hint: ${insteadOfRunningAgain(error.hint, "; the watch tries again by itself")}`);
     },
     onStatus: live?.status,
+    onRemoved: (repository) => note(`${clock()} ${repository}: removed from the repositories, watched no more`),
     onNothingLeft: () => {
       note(`${clock()} nothing left to watch: the watch ends`);
       stop();

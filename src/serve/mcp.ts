@@ -101,6 +101,7 @@ export function startWatch(home: string, writes: Serial, embedders: EmbedderCach
       if (b.indexed || b.removed) changed?.();
     },
     onError: (error, repository) => logger.error(`watch: ${repository}: ${describe(toResearcherError(error))}`),
+    onRemoved: (repository) => logger.info(`watch: ${repository}: removed from the repositories, watched no more`),
   });
 }
 

@@ -93,6 +93,12 @@ export interface WatchOptions {
    */
   onNothingLeft?: () => void;
   /**
+   * Watching all repositories (`followNew`), one removed (`repo remove`) is no error, but what was asked: it is watched
+   * no more, said here (as `error:` it raised a supervisor's alert for a normal operation: s26 user F17). A named
+   * watch reports it through onError.
+   */
+  onRemoved?: (repository: string) => void;
+  /**
    * Runs each batch. `serve --watch` passes the MCP server's writer queue, so the server's own writes and the
    * watch take turns instead of meeting the writer lock.
    */
@@ -211,7 +217,7 @@ function followRegistry(home: string, watchers: RepositoryWatch[], context: Cont
     watcher.followed = true;
     return [to];
   });
-  for (const watcher of stopped) if (!watcher.followed) context.options.onError?.(removedWhileWatched(watcher.name), watcher.name);
+  for (const watcher of stopped) if (!watcher.followed) reportRemoved(context, watcher.name, removedWhileWatched(watcher.name));
   const starting = context.options.followNew ? registered.filter((repo) => !watched.has(repo.name)) : moved;
   for (const repo of starting) {
     try {
@@ -222,6 +228,12 @@ function followRegistry(home: string, watchers: RepositoryWatch[], context: Cont
       context.options.onError?.(error, repo.name);
     }
   }
+}
+
+/** A repository removed while watched: an error of a named watch, a note of a watch of all repositories. */
+function reportRemoved(context: Context, name: string, error: ResearcherError): void {
+  if (context.options.followNew && context.options.onRemoved) context.options.onRemoved(name);
+  else context.options.onError?.(error, name);
 }
 
 /** Said of a watched repository that is no longer registered (or is, for another index): it is watched no more. */
@@ -701,7 +713,7 @@ class RepositoryWatch {
     if (toResearcherError(error).code !== "REPO_NOT_FOUND") return false;
     this.stop();
     this.context.follow?.();
-    if (!this.followed) this.context.options.onError?.(error, this.repo.name);
+    if (!this.followed) reportRemoved(this.context, this.repo.name, toResearcherError(error));
     return true;
   }
 
