@@ -283,8 +283,8 @@ export function splitLabels(labels: string): string[] {
   let start = 0;
   for (let i = 0; i < labels.length; i++) {
     const c = labels[i]!;
-    if (c === "<" || c === "(" || c === "[") depth++;
-    else if ((c === ">" || c === ")" || c === "]") && depth > 0) depth--;
+    if (c === "(" || c === "[" || (c === "<" && opensGenerics(labels, i))) depth++;
+    else if ((c === ")" || c === "]" || (c === ">" && labels[i - 1] !== "-")) && depth > 0) depth--;
     else if (depth === 0 && labels.startsWith(LABEL_SEPARATOR, i)) {
       out.push(labels.slice(start, i));
       start = i + LABEL_SEPARATOR.length;
@@ -293,6 +293,15 @@ export function splitLabels(labels: string): string[] {
   }
   out.push(labels.slice(start));
   return out;
+}
+
+/**
+ * Whether the `<` at `i` opens generic arguments (`Cache<K`, `Parser<'a`), not an operator's name: C++'s
+ * `operator<()` and `operator<<()` and Ruby's `def <<` opened a bracket no `>` closed, and every label after them
+ * was read as one (s26b review F3).
+ */
+function opensGenerics(labels: string, i: number): boolean {
+  return /[\w>]/.test(labels[i - 1] ?? "") && /[\w'&*[ ]/.test(labels[i + 1] ?? "") && !/operator\s*$/.test(labels.slice(0, i));
 }
 
 /**

@@ -774,4 +774,21 @@ test("a unit's name is its label's last word without a call's parentheses, gener
   expect(names("parseHeader(), Foo::bar(), Table<K, V>::get()")).toEqual(["parseHeader", "bar", "get"]);
   expect(names("impl Cache<K, V>, impl Display for Cache<HashMap<K, V>>")).toEqual(["Cache", "Cache"]);
   expect(names("func (*Pair) Swap, def self.create, package org.demo, const A, B")).toEqual(["Swap", "create", "demo", "A", "B"]);
+  // An operator is no bracket: every label after it was read as one (s26b review F3).
+  expect(names("struct Version, operator<(), operator<<(), operator<=(), compareTo(), render()")).toEqual([
+    "Version",
+    "operator<",
+    "operator<<",
+    "operator<=",
+    "compareTo",
+    "render",
+  ]);
+  expect(names("class Queue, def <<, def size, def each, fn call(), Box<dyn Fn() -> T>::new()")).toEqual([
+    "Queue",
+    "<<",
+    "size",
+    "each",
+    "call",
+    "new",
+  ]);
 });
