@@ -453,7 +453,7 @@ test("`remove` and a rebuild leave no bytes of what they drop in the index files
   const { id } = db.query<{ id: number }, []>("SELECT id FROM documents WHERE path = 'secret.md'").get()!;
   db.query("INSERT INTO document_texts(document_id, settings, text) VALUES (?, 's', ?)").run(id, "OCR-PASSPORT-998877 ".repeat(200));
   db.run(
-    "INSERT INTO removed_texts(hash, settings, title, metadata, text, removed_at) VALUES ('gone', 's', 't', '{}', ?, julianday('now'))",
+    "INSERT INTO removed_texts(hash, settings, title, metadata, text, removed_at, path) VALUES ('gone', 's', 't', '{}', ?, julianday('now'), 'gone.pdf')",
     ["KEPT-SCAN-TEXT ".repeat(300)],
   );
   db.close();
@@ -698,3 +698,52 @@ testShared(
   },
   60_000,
 );
+
+describe("remove leaves no text of a moved scan's versions (s26b review F1, F2)", () => {
+  const fragment = (text: string) => [{ seq: 0, text, startLine: 1, endLine: 1, headings: [], page: 1, pageEnd: 1 }];
+  const put = (store: Store, path: string, hash: string, text: string) =>
+    store.transaction(() =>
+      store.replaceDocument(
+        { path, hash, size: 1, mtimeMs: 1, title: "t", format: "pdf", metadata: {}, convertedText: { text, settings: "s" } },
+        fragment(text),
+        [`th-${hash}`],
+      ),
+    );
+  const bytesOf = (dir: string) =>
+    readdirSync(dir)
+      .filter((name) => name.startsWith("index.db"))
+      .map((name) => readFileSync(join(dir, name)).toString("latin1"))
+      .join("");
+
+  test("an earlier version kept at the path it moved from goes with the document", () => {
+    // Annotated at a.pdf (v1's text kept at a.pdf), moved to b.pdf (read back from v2's kept text), removed: v1 stayed.
+    const dir = tempDir();
+    const store = Store.open(dir, { write: true, create: true });
+    put(store, "a.pdf", "h1", "SECRETVERSIONONE");
+    put(store, "a.pdf", "h2", "SECRETVERSIONTWO");
+    store.transaction(() => store.deleteDocument("a.pdf"));
+    put(store, "b.pdf", "h2", "SECRETVERSIONTWO");
+    expect(store.forgetDocument("b.pdf")).toBe(true);
+    store.checkpoint();
+    store.close();
+    expect(bytesOf(dir)).not.toContain("SECRETVERSION");
+  });
+
+  test("pages read before the file moved go with the path read after; a run that wants the new path keeps them", () => {
+    const dir = tempDir();
+    const store = Store.open(dir, { write: true, create: true });
+    const pages = () => [...store.ocrReadings("h", "s").keys()].sort();
+    const keep = (path: string, page: number) =>
+      store.keepOcrReading({ hash: "h", settings: "s", path }, page, { text: `SECRET PAGE ${page}` });
+    keep("a.pdf", 1);
+    keep("a.pdf", 2);
+    keep("b.pdf", 3);
+    store.pruneOcrReadings((file) => file.path === "b.pdf"); // a complete run: the file is at b.pdf now
+    expect(pages()).toEqual([1, 2, 3]); // the pages read at a.pdf are the same bytes': resumed at b.pdf
+    expect(store.forgetDocument("b.pdf")).toBe(false); // not indexed: its first run never finished
+    expect(pages()).toEqual([]);
+    store.checkpoint();
+    store.close();
+    expect(bytesOf(dir)).not.toContain("SECRET PAGE");
+  });
+});

@@ -633,6 +633,9 @@ function documentSettings(
     ocrReadings: (hash) => store.ocrReadings(hash, conversion),
     ocrImages: (documentId) => new Map(store.ocrImages(documentId, conversion).map(({ pixels, ...reading }) => [pixels, reading])),
     keepOcrReading: ({ hash, path }, page, reading) => {
+      // A rebuild is one transaction: a page kept in it goes with a kill as everything else does, its rows are
+      // dropped at its end, and a write failing inside it could roll the whole rebuild back (s26b review F8).
+      if (all) return;
       try {
         store.keepOcrReading({ hash, settings: conversion, path }, page, reading);
       } catch {

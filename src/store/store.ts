@@ -493,6 +493,12 @@ export class Store {
       this.db
         .query("INSERT INTO document_texts(document_id, settings, text) VALUES (?, ?, ?)")
         .run(id, doc.convertedText.settings, doc.convertedText.text);
+      // Read back from a document removed at another path (the file moved): that path's earlier versions are this
+      // document's now, so a `remove` of it drops them too (they stayed under the old path: s26b review F1).
+      const from = this.db
+        .query<{ path: string | null }, [string, string]>("SELECT path FROM removed_texts WHERE hash = ? AND settings = ?")
+        .get(doc.hash, doc.convertedText.settings);
+      if (from?.path && from.path !== doc.path) this.db.query("UPDATE removed_texts SET path = ? WHERE path = ?").run(doc.path, from.path);
       // Its own text again (a re-chunk replaces a document, and the trigger kept the text it had): one copy is enough.
       this.db.query("DELETE FROM removed_texts WHERE hash = ? AND settings = ?").run(doc.hash, doc.convertedText.settings);
       const insertImage = this.db.query("INSERT OR REPLACE INTO ocr_images(document_id, pixels, text, poor) VALUES (?, ?, ?, ?)");
@@ -607,7 +613,10 @@ export class Store {
     const files = this.db
       .query<{ hash: string; settings: string; path: string }, []>("SELECT DISTINCT hash, settings, path FROM ocr_readings")
       .all();
-    const unwanted = files.filter((file) => !keep(file));
+    // Pages of one file's bytes may be kept under two paths (read before and after it moved): they go only when no
+    // path of theirs is wanted (the old path's going took the new one's pages: s26b review F2).
+    const wanted = new Set(files.filter(keep).map((file) => `${file.hash}\0${file.settings}`));
+    const unwanted = files.filter((file) => !wanted.has(`${file.hash}\0${file.settings}`));
     if (!unwanted.length) return;
     const drop = this.db.query("DELETE FROM ocr_readings WHERE hash = ? AND settings = ?");
     this.erasing(() =>
@@ -707,10 +716,16 @@ export class Store {
   forgetDocument(path: string): boolean {
     const hash = this.documentByPath(path)?.hash;
     return this.erasing(() => {
-      this.db.query("DELETE FROM ocr_readings WHERE path = ? OR hash = ?").run(path, hash ?? null);
+      // The pages read at its path, of its bytes, and of any bytes read at its path (pages read earlier at another
+      // path, before the file moved, share those bytes: s26b review F2).
+      this.db
+        .query("DELETE FROM ocr_readings WHERE path = ?1 OR hash = ?2 OR hash IN (SELECT hash FROM ocr_readings WHERE path = ?1)")
+        .run(path, hash ?? null);
       if (hash === undefined || !this.deleteDocument(path)) return false;
-      // Its bytes' text, and its earlier versions' (replaced by other bytes at its path: a scan before its annotation).
-      this.db.query("DELETE FROM removed_texts WHERE hash = ? OR path = ?").run(hash, path);
+      // Its bytes' text, its earlier versions' (replaced by other bytes at its path: a scan before its annotation), and
+      // every text kept before removed texts recorded their path (schema 16): it may be one of its versions, and a text
+      // dropped costs only its OCR again (s26b review F1).
+      this.db.query("DELETE FROM removed_texts WHERE hash = ? OR path = ? OR path IS NULL").run(hash, path);
       return true;
     });
   }
