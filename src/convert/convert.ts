@@ -188,7 +188,9 @@ export function decodeText(bytes: Uint8Array): string {
       : bytes[0] === 0 && bytes[1] === 0 && bytes[2] === 0xfe && bytes[3] === 0xff
         ? "be"
         : null;
-  if (utf32) return decodeUtf32(bytes.subarray(4), utf32 === "le");
+  // (A UTF-16LE text whose first character is U+0000 begins so too: read as UTF-32 it is no text, and is read as UTF-16.)
+  const text = utf32 ? decodeUtf32(bytes.subarray(4), utf32 === "le") : null;
+  if (text !== null) return text;
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder("utf-16le").decode(bytes.subarray(2));
   if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder("utf-16be").decode(bytes.subarray(2));
   const content = withoutNuls(bytes);
@@ -202,15 +204,19 @@ export function decodeText(bytes: Uint8Array): string {
   }
 }
 
-/** UTF-32 (which TextDecoder does not read): a code point that is none, or a trailing part of one, is U+FFFD. */
-function decodeUtf32(bytes: Uint8Array, little: boolean): string {
+/**
+ * UTF-32 (which TextDecoder does not read), or null when the bytes are no UTF-32: a length not a multiple of four, or
+ * a unit that is no code point (past U+10FFFF, a surrogate).
+ */
+function decodeUtf32(bytes: Uint8Array, little: boolean): string | null {
+  if (bytes.length % 4) return null;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const parts: string[] = [];
-  for (let at = 0; at + 4 <= bytes.length; at += 4) {
+  for (let at = 0; at < bytes.length; at += 4) {
     const code = view.getUint32(at, little);
-    parts.push(code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : "\ufffd");
+    if (code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return null;
+    parts.push(String.fromCodePoint(code));
   }
-  if (bytes.length % 4) parts.push("\ufffd");
   return parts.join("");
 }
 
