@@ -1127,7 +1127,8 @@ test("on a terminal with TERM=dumb, index draws no progress bar: it gets what a 
 test("remove takes the document as ls and search print it, repo:path, and says the path it removed (s23 hostile H9, retest N5)", () => {
   const home = tempDir();
   const docs = tempDir();
-  writeTree(docs, { "a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n", "c.md": "# C\n\ngamma\n", "drafts/old.md": "# O\n\nold\n" });
+  const files = { "a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n", "c.md": "# C\n\ngamma\n", "d.md": "# D\n\ndelta\n" };
+  writeTree(docs, { ...files, "drafts/old.md": "# O\n\nold\n" });
   expect(runCli(["repo", "add", "r", docs, "--no-embed"], { home }).code).toBe(0);
   expect(runCli(["index", "r"], { home }).code).toBe(0);
   // A file still there comes back at the next index run: said, as "removed" alone did not (s26 user F11).
@@ -1138,6 +1139,9 @@ test("remove takes the document as ls and search print it, repo:path, and says t
   });
   rmSync(join(docs, "b.md"));
   expect(runCli(["remove", "r:b.md"], { home })).toMatchObject({ code: 0, stdout: "removed r:b.md\n", stderr: "" });
+  // Nor one the settings leave out: it does not come back (s26b review F9).
+  expect(runCli(["config", "set", "repositories.r.exclude", "d.md"], { home }).code).toBe(0);
+  expect(runCli(["remove", "r", "d.md"], { home })).toMatchObject({ code: 0, stdout: "removed r:d.md\n", stderr: "" });
   // The repository's own name, as ls prints it: a name typed with a blank said `removed  r:c.md` (s24 review D7).
   expect(runCli(["remove", " r", "c.md"], { home })).toMatchObject({ code: 0, stdout: "removed r:c.md\n" });
   // A slip in the repo:path form gets the hint the bare path gets, naming the path (s24 review D12).

@@ -107,12 +107,16 @@ describe("discoverFiles", () => {
       "Rust Docs_files/rustdoc.css": "body{}",
       "old/Report.htm": "<p>An old report</p>",
       "old/Report_files/frame.html": ad,
+      "upper/PAGE.HTML": "<p>An upper-case page</p>",
+      "upper/PAGE_files/frame.html": ad,
+      "x/Doc.xhtml": "<p>An XHTML page</p>",
+      "x/Doc_files/frame.html": ad,
       // A folder of that name without its page beside it is the user's; so is one beside a page of another name.
       "exports_files/list.html": "<p>kept</p>",
       "Other_files/note.html": "<p>kept too</p>",
       "Others.html": "<p>another page</p>",
     });
-    const options = { path: root, fileTypes: ["html", "htm"], exclude: [] };
+    const options = { path: root, fileTypes: ["html", "htm", "xhtml"], exclude: [] };
     const found = discoverFiles(root, options);
     expect(found.files.map((f) => f.path)).toEqual([
       "Other_files/note.html",
@@ -120,8 +124,10 @@ describe("discoverFiles", () => {
       "Rust Docs.html",
       "exports_files/list.html",
       "old/Report.htm",
+      "upper/PAGE.HTML",
+      "x/Doc.xhtml",
     ]);
-    expect(found.skippedGenerated).toEqual({ "<page>_files/ of a saved <page>.html": 2 });
+    expect(found.skippedGenerated).toEqual({ "<page>_files/ of a saved <page>.html": 4 });
     expect(found.skippedTypes).toEqual({}); // its .css is not counted as a type left out either
     // One path at a time (a watch event, add_to_index) is judged alike.
     expect(leftOutBecause("Rust Docs_files/saved_resource.html", options)).toBe(
@@ -135,10 +141,10 @@ describe("discoverFiles", () => {
     expect(isCandidateFolder("exports_files", options)).toBe(true);
     // Indexed, the page alone answers, and the summary says why the folder is not in.
     const home = tempDir();
-    const repo = registerRepository(home, { name: "web", path: root, embed: false, fileTypes: ["html", "htm"] });
+    const repo = registerRepository(home, { name: "web", path: root, embed: false, fileTypes: ["html", "htm", "xhtml"] });
     expect(await indexRepository(home, repo)).toMatchObject({
-      indexed: 5,
-      skipped_generated: { "<page>_files/ of a saved <page>.html": 2 },
+      indexed: 7,
+      skipped_generated: { "<page>_files/ of a saved <page>.html": 4 },
     });
     expect((await search(home, { query: "siphash", limit: 10 })).results.map((r) => r.path)).toEqual(["Rust Docs.html"]);
     await expect(indexFiles(home, repo, ["Rust Docs_files/saved_resource.html"])).rejects.toThrow(
@@ -150,7 +156,7 @@ describe("discoverFiles", () => {
     expect(leftOutBecause("Rust Docs_files/saved_resource.html", options)).toBeNull();
     expect(await indexRepository(home, repo)).toMatchObject({
       indexed: 1,
-      skipped_generated: { "<page>_files/ of a saved <page>.html": 1 },
+      skipped_generated: { "<page>_files/ of a saved <page>.html": 3 },
     });
   });
 

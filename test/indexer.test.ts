@@ -377,6 +377,6 @@ test("a run that takes documents out because the settings no longer admit them s
   const summary = await indexRepository(home, { ...repo, fileTypes: ["txt"] });
   expect(summary.removed).toBe(3);
   expect(summary.warnings).toEqual([
-    "2 documents whose files are still there left the index, as the repository's settings no longer admit them (a.md, b.md): `researcher config show` shows its file_types and exclude, set whole",
+    "2 documents whose files are still there left the index, as the repository's rules no longer admit them (a.md: its type (.md) is not one it indexes; b.md: its type (.md) is not one it indexes): `researcher config show` shows its file_types and exclude, each set whole",
   ]);
 });

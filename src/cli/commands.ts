@@ -307,8 +307,9 @@ export async function watchCommand(names: string[], flags: Flags): Promise<void>
       if (flags.json) out(watchBatchJson(batch));
       else if (live) live.batch(batch);
       else out(watchBatchText(batch));
-      for (const failure of batch.failures) note(`failed: ${batch.repository}:${failure.path}: ${failure.reason}`);
-      for (const warning of batch.warnings) note(`warning: ${batch.repository}: ${warning}`);
+      // Timed as the batch's own line and errors are (the watch's warnings had no time: s26b retest N8).
+      for (const failure of batch.failures) note(`${clock()} failed: ${batch.repository}:${failure.path}: ${failure.reason}`);
+      for (const warning of batch.warnings) note(`${clock()} warning: ${batch.repository}: ${warning}`);
     },
     onError: (thrown, repository) => {
       const error = toResearcherError(thrown);

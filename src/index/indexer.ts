@@ -764,9 +764,10 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
 function settingsLeftOut(repo: Repository, gone: string[]): string | undefined {
   const present = gone.filter((path) => isFileAt(join(repo.path, path)));
   if (present.length === 0) return undefined;
-  const some = present.slice(0, 3).join(", ") + (present.length > 3 ? ", …" : "");
+  // Each with the rule's own words: a default rule (a saved page's files) is no setting of the user's (s26b review F12).
+  const some = present.slice(0, 3).map((path) => `${path}: ${leftOutBecause(path, repo) ?? "left out"}`);
   const what = present.length === 1 ? "1 document whose file is still there" : `${present.length} documents whose files are still there`;
-  return `${what} left the index, as the repository's settings no longer admit them (${some}): \`researcher config show\` shows its file_types and exclude, set whole`;
+  return `${what} left the index, as the repository's rules no longer admit ${present.length === 1 ? "it" : "them"} (${some.join("; ")}${present.length > 3 ? "; …" : ""}): \`researcher config show\` shows its file_types and exclude, each set whole`;
 }
 
 const GIT_KEYS = ["git_project", "git_branch", "git_commit"] as const;

@@ -7,6 +7,7 @@ import type { Repository } from "../repos.ts";
 import { closePaths, spelledIn, withoutRepository } from "../search/document-refs.ts";
 import { syncVectorIndex } from "../search/vectors.ts";
 import { Store } from "../store/store.ts";
+import { candidacy } from "./discover.ts";
 import { afterFailedWrite } from "./indexer.ts";
 import { holdSignals } from "./repositories.ts";
 
@@ -66,9 +67,12 @@ export async function removeDocument(repo: Repository, named: string, onRemoved?
   }
 }
 
-/** Whether a removed document's file is still in the repository's folder: the next index run reads it again. */
+/**
+ * Whether a removed document's file is still in the repository's folder and its rules take it in: the next index run
+ * reads it again (one they leave out, an excluded file, does not come back: s26b review F9).
+ */
 export function stillOnDisk(repo: Repository, path: string): boolean {
-  return isFileAt(join(repo.path, path));
+  return isFileAt(join(repo.path, path)) && candidacy(path, repo) === "in";
 }
 
 /**
