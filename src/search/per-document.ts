@@ -24,36 +24,21 @@ export interface DocumentCap {
 const DEEPER = 4;
 
 /**
- * `rank` (a function from a depth to the best `depth` of a list) capped per document: the capped list's best `depth`.
- * The raw list is ranked deeper until the capped one holds `depth` items or the raw one is exhausted.
+ * `rank` (a function from a depth to the best `depth` of a list, now or later: BM25 answers at once, vector search
+ * later) capped per document: the capped list's best `depth`. The raw list is ranked deeper until the capped one
+ * holds `depth` items or the raw one is exhausted.
  */
-export function cappedRanking<Hit extends { id: number }, List extends { hits: Hit[] }>(
-  rank: (depth: number) => List,
+export function cappedRanking<List extends { hits: { id: number }[] }, Answer extends List | Promise<List>>(
+  rank: (depth: number) => Answer,
   cap: DocumentCap,
-): (depth: number) => List {
+): (depth: number) => Answer {
   const capped = new Capped(cap);
-  return (depth) => {
-    if (depth <= cap.head) return rank(depth);
-    for (let raw = depth * 2; ; raw *= DEEPER) {
-      const list = capped.of(rank(raw), raw, depth);
-      if (list) return list;
-    }
+  const deepen = (depth: number, raw: number): List | Promise<List> => {
+    const take = (list: List) => capped.of(list, raw, depth) ?? deepen(depth, raw * DEEPER);
+    const answer = rank(raw);
+    return answer instanceof Promise ? answer.then(take) : take(answer as List);
   };
-}
-
-/** cappedRanking for a ranking that answers later (vector search). */
-export function cappedVectors<Hit extends { id: number }, List extends { hits: Hit[] }>(
-  rank: (depth: number) => Promise<List>,
-  cap: DocumentCap,
-): (depth: number) => Promise<List> {
-  const capped = new Capped(cap);
-  return async (depth) => {
-    if (depth <= cap.head) return rank(depth);
-    for (let raw = depth * 2; ; raw *= DEEPER) {
-      const list = capped.of(await rank(raw), raw, depth);
-      if (list) return list;
-    }
-  };
+  return (depth) => (depth <= cap.head ? rank(depth) : (deepen(depth, depth * 2) as Answer));
 }
 
 class Capped {
@@ -63,7 +48,7 @@ class Capped {
   constructor(private readonly cap: DocumentCap) {}
 
   /** The capped list's best `depth`, from the raw list ranked `raw` deep; null when a deeper raw list may add to it. */
-  of<Hit extends { id: number }, List extends { hits: Hit[] }>(list: List, raw: number, depth: number): List | null {
+  of<List extends { hits: { id: number }[] }>(list: List, raw: number, depth: number): List | null {
     const kept = capHits(list.hits, this.cap, this.owners);
     return kept.length >= depth || list.hits.length < raw ? { ...list, hits: kept.slice(0, depth) } : null;
   }

@@ -21,7 +21,7 @@ import { checkModel, chooseModel, EmbedderCache, type Embedder, emptyModelName, 
 import { FUSION_DEPTH, fuseHybrid, fusionWeight, listAnchors, mergeRanked, mergeScore, type Ranked } from "./fusion.ts";
 import { backgrounds, lexicalEvidence, lexicalRatio, queryCoverage, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { boostHeadings } from "./heading-boost.ts";
-import { cappedRanking, cappedVectors, type DocumentCap } from "./per-document.ts";
+import { cappedRanking, type DocumentCap } from "./per-document.ts";
 import { annNote, meansNothing, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { combineFilters, type Filter } from "./filters.ts";
 import { namedRepository } from "./document-refs.ts";
@@ -613,7 +613,7 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
   const cache = context.vectors;
   const vectors = (bounds: Parameters<typeof searchVectors>[4]) => {
     const rank = (deeper: number) => searchVectors(store, repo.dir, queryVector, deeper, { ...bounds, cache });
-    return cap ? cappedVectors(rank, cap)(depth) : rank(depth);
+    return cap ? cappedRanking(rank, cap)(depth) : rank(depth);
   };
   const searched = await vectors({ within, without: excluded });
   lists.semantic = searched.hits;
