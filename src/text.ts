@@ -318,3 +318,8 @@ export function labelName(label: string): string {
   const word = bare.slice(bare.lastIndexOf(" ") + 1);
   return word.split(/\.|::|#/).at(-1) ?? word;
 }
+
+/** `pages 2, 4, 7`: the first eight, as warnings name a document's pages. */
+export function pageList(pages: number[]): string {
+  return `page${pages.length === 1 ? "" : "s"} ${pages.slice(0, 8).join(", ")}${pages.length > 8 ? ", …" : ""}`;
+}

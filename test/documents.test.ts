@@ -901,3 +901,20 @@ test("multi-get of two pages of one PDF reads the second when it fits, after the
     expect.stringContaining("`researcher get p:x.pdf:5-7`"),
   ]);
 });
+
+test("a read of a page whose text reads as symbols says so before the text, and only then (s26 agent F7)", async () => {
+  // An agent reading the symbols of a font without a character map quoted them, or tried to decode them.
+  const home = tempDir();
+  const docs = tempDir();
+  const junk = Array.from({ length: 8 }, (_, i) => ({ text: `! %3* 1 % % % ( -.45)& % ${i} & % 3* % %- 7 % -9 &`, top: 72 + i * 14 }));
+  writeTree(docs, { "tam.pdf": await writePdf([paragraph("The technology acceptance model.", 72), junk]) });
+  const repo = registerRepository(home, { name: "p", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const warning =
+    "warning: p:tam.pdf: the text of page 2 reads as symbols, not words (a font without a character map): its words are missing\n";
+  expect((await readDocument(home, "p:tam.pdf:p2")).garbled_pages).toEqual([2]);
+  expect((await readDocument(home, "p:tam.pdf:p1")).garbled_pages).toBeUndefined();
+  expect(runCli(["get", "p:tam.pdf:p2"], { home }).stderr).toBe(warning);
+  expect(runCli(["get", "p:tam.pdf:p1"], { home }).stderr).toBe("");
+  expect(runCli(["get", "p:tam.pdf"], { home }).stderr).toBe(warning);
+});

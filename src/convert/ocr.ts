@@ -13,6 +13,7 @@
  *   `bun build --compile` embeds it and `bun run` reads it from node_modules. Nothing is unpacked to disk: the wasm
  *   is instantiated from bytes and the model is written into Tesseract's in-memory file system.
  */
+import { pageList } from "../text.ts";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -338,11 +339,6 @@ export function poorScanWarning(pages: number[]): string {
   const count = pages.length === 1 ? "1 scanned page reads" : `${pages.length} scanned pages read`;
   const turned = pages.length === 1 ? "it is" : "they are";
   return `${count} as gibberish whichever way ${turned} turned (OCR is unsure of its words: search will miss them): ${pageList(pages)}`;
-}
-
-/** `pages 2, 4, 7`: the first eight. */
-export function pageList(pages: number[]): string {
-  return `page${pages.length === 1 ? "" : "s"} ${pages.slice(0, 8).join(", ")}${pages.length > 8 ? ", …" : ""}`;
 }
 
 /**

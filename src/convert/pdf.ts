@@ -20,7 +20,8 @@ import {
   type PageReading,
 } from "./document.ts";
 import { ResearcherError } from "../errors.ts";
-import { ocrImages, pageImage, pageList, type PdfPage, poorScanWarning, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
+import { ocrImages, pageImage, type PdfPage, poorScanWarning, recognise, type UnreadPage, unreadPages } from "./ocr.ts";
+import { pageList } from "../text.ts";
 import { readCMap, readWasm } from "./pdf-data.ts";
 import { openedWithEmptyOwnerPassword } from "./pdf-password.ts";
 import { drawnItems, type OperatorList } from "./pdf-drawn.ts";

@@ -65,6 +65,11 @@ export interface DocumentText extends DocumentIdentity {
    * line range a search cited may have moved.
    */
   changed_since_index: boolean;
+  /**
+   * The pages of this read whose text reads as symbols, not words (the document's `garbled_pages`): said before the
+   * text, as an agent quoted or tried to decode them (s26 agent F7). Absent when none.
+   */
+  garbled_pages?: number[];
   text: string;
 }
 
@@ -254,8 +259,24 @@ export async function readDocument(
     total_lines: lines.length,
     truncated: false, // all that was asked for: only a byte budget cuts an answer short (limitDocumentBytes)
     changed_since_index: hash !== indexed.hash,
+    ...garbledPagesRead(info.metadata, lines, from, to),
     text: slice.join("\n"),
   };
+}
+
+/** The document's garbled pages among those lines `from`–`to` are on (a page runs from its marker to the next). */
+function garbledPagesRead(metadata: Record<string, unknown>, lines: string[], from: number, to: number): { garbled_pages?: number[] } {
+  const garbled = Array.isArray(metadata.garbled_pages) ? metadata.garbled_pages.filter((n) => typeof n === "number") : [];
+  if (garbled.length === 0) return {};
+  let page: number | undefined;
+  const read = new Set<number>();
+  for (let i = 0; i < to; i++) {
+    const marker = PAGE_MARKER.exec(lines[i]!);
+    if (marker) page = Number(marker[1]);
+    if (i >= from - 1 && page !== undefined) read.add(page);
+  }
+  const pages = garbled.filter((n) => read.has(n));
+  return pages.length ? { garbled_pages: pages } : {};
 }
 
 /** What a read holds, as a ref that reads it again: `repo:path`, or `repo:path:13-20` for some of its lines. */

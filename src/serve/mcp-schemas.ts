@@ -185,6 +185,10 @@ const changed = {
   changed_since_index: z
     .boolean()
     .describe("The file changed since it was indexed: line numbers from a search may have moved (index it again)"),
+  garbled_pages: z
+    .array(z.number())
+    .optional()
+    .describe("Pages of this read whose text reads as symbols, not words (a font without a character map): their words are missing"),
 };
 
 const readText = z.string().describe("The lines read, joined by \\n; with line_numbers, each as its number, a tab and the line");

@@ -18,7 +18,7 @@ import type { Repository, RepositoryError, SkippedRepository } from "../repos.ts
 import { env } from "../env.ts";
 import { indexesCode, isCodeFormat, scriptLanguages, UNREAD_DOCUMENT_TYPES } from "../file-types.ts";
 import { escapeControls, escapeLine, type Terminal } from "../terminal.ts";
-import { shortened, trimRuns } from "../text.ts";
+import { pageList, shortened, trimRuns } from "../text.ts";
 import type { WatchBatch, WatchStatus } from "./watch.ts";
 import { largest } from "../lists.ts";
 
@@ -372,9 +372,17 @@ export function documentJson(doc: DocumentText): object {
  * up to date where the reader is (an MCP agent has add_to_index).
  */
 export function changedSinceIndexLine(doc: DocumentText, catchUp = `\`researcher index ${doc.repository}\``): string {
-  return doc.changed_since_index
+  const changed = doc.changed_since_index
     ? `warning: ${escapeControls(`${doc.repository}:${doc.path}`)} changed since it was indexed: lines may have moved (${catchUp} catches up)\n`
     : "";
+  return changed + garbledPagesLine(doc);
+}
+
+/** Said before a read that shows pages whose text reads as symbols: their words are missing, not encoded (s26 agent F7). */
+function garbledPagesLine(doc: DocumentText): string {
+  if (!doc.garbled_pages?.length) return "";
+  const pages = pageList(doc.garbled_pages);
+  return `warning: ${escapeControls(`${doc.repository}:${doc.path}`)}: the text of ${pages} reads as symbols, not words (a font without a character map): its words are missing\n`;
 }
 
 /**
