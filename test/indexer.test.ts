@@ -100,7 +100,9 @@ describe("indexRepository", () => {
       `[clip]: data:image/png;base64,${base64}`,
       "",
     ].join("\n");
-    const code = '# Embedding\n\n```html\n<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">\n```\n';
+    // Code shows data URIs as written: in a fence, and in a code span (s26b review F13).
+    const code =
+      '# Embedding\n\n```html\n<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">\n```\n\nInline, `![img](data:image/png;base64,QUJDREVG)` works too.\n';
     const { home, repo } = bm25Repository({ "lab-photo.md": note, "embedding.md": code });
     expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2, fragments: 2 });
     const db = new Database(Store.dbPath(repo.dir), { readonly: true });
@@ -117,7 +119,9 @@ describe("indexRepository", () => {
     expect(photo.text).toContain("After the image: replace the rotor seal.");
     expect(photo.text).not.toContain(base64.slice(0, 40));
     // An image's source in a code fence is code, kept as written.
-    expect(fragments.find((f) => f.path === "embedding.md")!.text).toContain('src="data:image/gif;base64,R0lGODlhAQABAAAAACw="');
+    const embedding = fragments.find((f) => f.path === "embedding.md")!.text;
+    expect(embedding).toContain('src="data:image/gif;base64,R0lGODlhAQABAAAAACw="');
+    expect(embedding).toContain("`![img](data:image/png;base64,QUJDREVG)`");
     expect(await paths(home, "base64")).toEqual(["embedding.md"]);
     expect(await paths(home, "microscope")).toEqual(["lab-photo.md"]);
   });

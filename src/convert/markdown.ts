@@ -322,7 +322,23 @@ export function withoutDataUris(text: string): string {
     if (block.kind === "fence") continue;
     const line = lines[block.line]!;
     if (!/data:/i.test(line)) continue;
-    lines[block.line] = line.replace(INLINE_DATA_URI, "$1").replace(DEFINED_DATA_URI, "$1<>").replace(ATTRIBUTE_DATA_URI, "$1$2$2");
+    lines[block.line] = outsideCodeSpans(line, (part) =>
+      part.replace(INLINE_DATA_URI, "$1").replace(DEFINED_DATA_URI, "$1<>").replace(ATTRIBUTE_DATA_URI, "$1$2$2"),
+    );
   }
   return lines.join("\n");
+}
+
+/** A code span (`` `…` ``, as many backticks closing as opened it): code, kept as written (s26b review F13). */
+const CODE_SPAN = /(?<!`)(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)/g;
+
+/** `line` with `edit` applied to what lies outside its code spans. */
+function outsideCodeSpans(line: string, edit: (part: string) => string): string {
+  let out = "";
+  let at = 0;
+  for (const span of line.matchAll(CODE_SPAN)) {
+    out += edit(line.slice(at, span.index)) + span[0];
+    at = span.index + span[0].length;
+  }
+  return out + edit(line.slice(at));
 }
