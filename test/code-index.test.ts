@@ -99,7 +99,10 @@ describe("indexing code", () => {
     expect(python[0].metadata).toMatchObject({ language: "python", git_project: "webapp", git_branch: "trunk", git_commit: commit });
     expect(where("language=typescript")).toEqual(["src/client.ts"]);
     expect(where(`git_commit=${commit}`).length).toBeGreaterThan(0);
-    expect(cli("ls", "app").stdout).toMatch(/^python\s/m);
+    // The format column is what `--where format=` takes, the language after it (s26 user F8: it said `typescript`).
+    const listing = cli("ls", "app").stdout;
+    expect(listing).toMatch(/^py python\s.*app:parser\.py$/m);
+    expect(listing).toMatch(/^ts typescript\s.*app:src\/client\.ts$/m);
     expect(cli("status").stdout).toContain("code: 1 python, 1 typescript");
   });
 

@@ -438,11 +438,15 @@ export function documentInfoText(info: DocumentInfo): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** `ls`: one document a line with format (a code file's language), size, fragments, pages and modification date. */
+/**
+ * `ls`: one document a line with format, size, fragments, pages and modification date. The format is the value
+ * `--where format=` takes; a code file's language follows it where it says more (`ts typescript`, not `py`
+ * alone as `python`: s26 user F8).
+ */
 export function documentListText(documents: DocumentInfo[], style: Style, absolutePath: (doc: DocumentInfo) => string): string {
   if (documents.length === 0) return "";
   const rows = documents.map((d) => ({
-    format: isCodeFormat(d.format) && typeof d.metadata.language === "string" ? escapeControls(d.metadata.language) : d.format,
+    format: escapeControls(formatWithLanguage(d)),
     size: formatBytes(d.size),
     fragments: `${d.fragments} fr`,
     pages: d.pages === null ? "" : `${d.pages} p`,
@@ -465,6 +469,12 @@ export function documentListText(documents: DocumentInfo[], style: Style, absolu
     )
     .join("\n")
     .concat("\n");
+}
+
+/** A document's format, and a code file's language after it when that is not the format's own name. */
+function formatWithLanguage(doc: DocumentInfo): string {
+  const language = doc.metadata.language;
+  return isCodeFormat(doc.format) && typeof language === "string" && language !== doc.format ? `${doc.format} ${language}` : doc.format;
 }
 
 /** `1 fragment`, `3 fragments`: a count with its noun, singular for one. */
