@@ -47,6 +47,10 @@ function corpus(): Record<string, string> {
 }
 
 const PAGE = 4096;
+
+/** `verify` of a sound index rebuilt beside the damaged one it moved aside: ok, and the copy named for the user. */
+const OK_BESIDE_A_COPY =
+  /^d: ok\n {2}kept aside: \/\S+\/index\.db\.damaged-[0-9TZ-]+ \([^)]+\), an index that could not be used; delete it once you no longer need it\n$/;
 const damages: Record<string, (file: string) => void> = {
   truncated: (file) => truncateSync(file, Math.floor(statSync(file).size / 2 / PAGE) * PAGE),
   "a damaged page": (file) => overwrite(file, 6 * PAGE, Buffer.alloc(400, 0x5a)),
@@ -103,8 +107,12 @@ describe("a damaged index.db", () => {
       expect(rebuild.stderr).not.toContain("error:");
       expect(rebuild.code).toBe(0);
       expect(rebuild.stdout + rebuild.stderr).toContain("moved aside");
-      expect(readdirSync(repo.dir).some((f) => f.startsWith("index.db.damaged-"))).toBe(true);
-      expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
+      const aside = readdirSync(repo.dir).find((f) => f.startsWith("index.db.damaged-"));
+      expect(aside).toBeDefined();
+      // The copy is named, for the user to delete: it is no problem of the index (s26 hostile F2).
+      const verified = runCli(["verify", "d"], { home });
+      expect(verified.code).toBe(0);
+      expect(verified.stdout).toStartWith(`d: ok\n  kept aside: ${join(repo.dir, aside!)} (`);
       expect(search()).toBe(before);
       expect(existsSync(Store.dbPath(repo.dir))).toBe(true);
     }, 60_000);
@@ -200,7 +208,7 @@ testShared(
       stderr: expect.stringContaining("hint: rebuild it with `researcher index --rebuild d`"),
     });
     expect(runCli(["index", "d", "--rebuild"], { home })).toMatchObject({ code: 0 });
-    expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
+    expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: expect.stringMatching(OK_BESIDE_A_COPY) });
   },
   90_000,
 );
@@ -232,7 +240,7 @@ test("a write that fails on damage SQLite does not name (a path the UNIQUE index
     ),
   });
   expect(runCli(["index", "d", "--rebuild"], { home }).code).toBe(0);
-  expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
+  expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: expect.stringMatching(OK_BESIDE_A_COPY) });
 });
 
 test("an index.db that is a folder or a FIFO is named so, and index --rebuild moves it aside (s18 hostile #4)", () => {
@@ -356,7 +364,7 @@ test("a table or column dropped beneath the index is INDEX_CORRUPT everywhere, f
       code: 0,
       stderr: expect.stringContaining("moved aside"),
     });
-    expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: "d: ok\n" });
+    expect(runCli(["verify", "d"], { home })).toMatchObject({ code: 0, stdout: expect.stringMatching(OK_BESIDE_A_COPY) });
     expect(JSON.parse(runCli(["search", "alpha", "--json"], { home }).stdout).total).toBe(2);
   }
 });
@@ -734,4 +742,13 @@ test("a rebuild that fails after moving an unusable index aside says where it we
   expect(run.stderr).not.toContain("nothing was changed");
   const aside = readdirSync(repo.dir).find((name) => name.startsWith("index.db.damaged-"));
   expect(run.stderr).toContain(`it is not an SQLite database) and was moved aside to ${join(repo.dir, aside!)}\n`);
+  // status and verify name the copy, with its size, until the user deletes it.
+  const copy = { path: join(repo.dir, aside!), bytes: statSync(join(repo.dir, aside!)).size };
+  const status = JSON.parse(runCli(["status", "d", "--json"], { home }).stdout);
+  expect(status.moved_aside).toEqual([copy]);
+  expect(runCli(["status", "d"], { home }).stdout).toContain(`  kept aside: ${copy.path} (`);
+  const verify = JSON.parse(runCli(["verify", "d", "--json"], { home }).stdout);
+  expect(verify.moved_aside).toEqual([copy]);
+  rmSync(copy.path);
+  expect(JSON.parse(runCli(["status", "d", "--json"], { home }).stdout).moved_aside).toEqual([]);
 });

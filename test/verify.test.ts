@@ -35,7 +35,7 @@ describeShared("verify", () => {
 
   test("a fresh index is ok; the CLI exits 0", async () => {
     await indexRepository(home, repo);
-    expect(await verifyRepository(repo)).toEqual({ repository: "v", ok: true, problems: [] });
+    expect(await verifyRepository(repo)).toEqual({ repository: "v", ok: true, problems: [], moved_aside: [] });
     const cli = runCli(["verify", "v"], { home });
     expect(cli).toMatchObject({ code: 0, stdout: "v: ok\n" });
   }, 30_000);
@@ -82,6 +82,7 @@ describeShared("verify", () => {
       repository: "w",
       ok: false,
       problems: [{ check: "database", detail: "not indexed yet", fix: "researcher index w", repaired: false }],
+      moved_aside: [],
     });
   });
 
@@ -126,7 +127,10 @@ describeShared("verify", () => {
     expect(problems[0]).toMatchObject({ check: "database", fix: "researcher index --rebuild v" });
     expect(problems.map((p) => p.detail).join("\n")).toContain("fragments_by_");
     expect(runCli(["index", "v", "--rebuild"], { home }).code).toBe(0);
-    expect(runCli(["verify", "v"], { home })).toMatchObject({ code: 0, stdout: "v: ok\n" });
+    expect(runCli(["verify", "v"], { home })).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^v: ok\n {2}kept aside: \S+\/index\.db\.damaged-\S+ \(/),
+    });
   });
 
   test("a folder in vectors.usearch's place is named as such; --repair leaves it, and repairs once it is moved", async () => {
@@ -155,7 +159,10 @@ describeShared("verify", () => {
     expect(problems(repair.stdout)).toEqual([notAFile]);
     renameSync(annPath(repo.dir), join(tempDir(), "moved"));
     expect(runCli(["verify", "v", "--repair"], { home })).toMatchObject({ code: 0, stdout: expect.stringMatching(/^v: repaired\n/) });
-    expect(runCli(["verify", "v"], { home })).toMatchObject({ code: 0, stdout: "v: ok\n" });
+    expect(runCli(["verify", "v"], { home })).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^v: ok\n {2}kept aside: \S+\/index\.db\.damaged-\S+ \(/),
+    });
   });
 
   test("while a writer holds the index, verify fails with LOCKED instead of calling it damaged", () => {
@@ -200,8 +207,9 @@ test("verify of every repository reports one being indexed in its entry and veri
             repaired: false,
           },
         ],
+        moved_aside: [],
       },
-      { repository: "b-idle", ok: true, problems: [] },
+      { repository: "b-idle", ok: true, problems: [], moved_aside: [] },
     ]);
     // Named, it is still the command's error.
     expect(runCli(["verify", "a-busy"], { home }).stderr).toMatch(/^error: repository 'a-busy' is being indexed by process/);
@@ -417,10 +425,10 @@ test("fragments that belong to no document are found, and verify --repair (or in
   ]);
   const repaired = await verifyRepository(repo, { repair: true });
   expect(repaired).toMatchObject({ ok: true });
-  expect(await verifyRepository(repo)).toEqual({ repository: "o", ok: true, problems: [] });
+  expect(await verifyRepository(repo)).toEqual({ repository: "o", ok: true, problems: [], moved_aside: [] });
   orphan();
   await indexRepository(home, repo, { rebuild: true });
-  expect(await verifyRepository(repo)).toEqual({ repository: "o", ok: true, problems: [] });
+  expect(await verifyRepository(repo)).toEqual({ repository: "o", ok: true, problems: [], moved_aside: [] });
 });
 
 test("an index run removes the temp files writers left in its folder: verify is clean after it (s21 retest R3)", async () => {
@@ -433,7 +441,7 @@ test("an index run removes the temp files writers left in its folder: verify is 
   writeFileSync(join(repo.dir, leftover), "left by a writer that is gone");
   expect((await verifyRepository(repo)).problems.map((p) => p.check)).toEqual(["leftovers"]);
   await indexRepository(home, repo);
-  expect(await verifyRepository(repo)).toEqual({ repository: "t", ok: true, problems: [] });
+  expect(await verifyRepository(repo)).toEqual({ repository: "t", ok: true, problems: [], moved_aside: [] });
 });
 
 test("a file where one repository's index folder belongs is that repository's problem: the others are verified and reported (s22 review F3)", async () => {

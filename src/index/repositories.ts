@@ -22,6 +22,7 @@ import { TEMP_FILE_NAME } from "../atomic.ts";
 import { ResearcherError, toResearcherError } from "../errors.ts";
 import { danglingLink } from "../files.ts";
 import { Store } from "../store/store.ts";
+import { MOVED_ASIDE } from "../store/schema.ts";
 
 /** A repository just added, and the kept index of another folder its name held, if one was set aside. */
 export interface AddedRepository extends Repository {
@@ -159,10 +160,10 @@ function lstatOrNull(path: string) {
 }
 
 /**
- * What an index folder holds: the database and its side files, a copy moved aside (with its WAL), the ANN file, the
- * lock; temp files are TEMP_FILE_NAME's.
+ * What an index folder holds: the database and its side files, the ANN file, the lock; copies moved aside are
+ * MOVED_ASIDE's, temp files TEMP_FILE_NAME's.
  */
-const INDEX_FILE = /^(?:index\.db(?:-wal|-shm|\.damaged-[0-9TZ-]+(?:-wal|-shm)?)?|vectors\.usearch|lock)$/;
+const INDEX_FILE = /^(?:index\.db(?:-wal|-shm)?|vectors\.usearch|lock)$/;
 
 /**
  * Delete an index folder. One that is a link (the index kept on another disk) loses the index files in its target
@@ -179,7 +180,7 @@ function deleteIndexFolder(dir: string): void {
   // Files only, by the names researcher writes: a folder beside them (`.drafts.tmp/`) is the user's (s20 hostile #5).
   if (target) {
     for (const entry of readdirSync(target, { withFileTypes: true }))
-      if (entry.isFile() && (INDEX_FILE.test(entry.name) || TEMP_FILE_NAME.test(entry.name)))
+      if (entry.isFile() && (INDEX_FILE.test(entry.name) || MOVED_ASIDE.test(entry.name) || TEMP_FILE_NAME.test(entry.name)))
         rmSync(join(target, entry.name), { force: true });
   }
   rmSync(dir, { recursive: true, force: true });

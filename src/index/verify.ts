@@ -13,6 +13,7 @@ import { planChanges } from "./plan.ts";
 import { describeError, isResearcherError, isSqliteDamage } from "../errors.ts";
 import { acquireWriterLock, leftoverTempFiles } from "../lock.ts";
 import { type Repository, selectRepositories } from "../repos.ts";
+import { indexesMovedAside } from "../store/schema.ts";
 import { Store } from "../store/store.ts";
 import { loadConfig } from "../config.ts";
 import { indexDue } from "./chunking.ts";
@@ -30,6 +31,8 @@ export interface VerifyReport {
   repository: string;
   ok: boolean;
   problems: VerifyProblem[];
+  /** Indexes a writer moved aside (`index.db.damaged-<time>`): the user's to look at and delete, no problem of the index. */
+  moved_aside: { path: string; bytes: number }[];
 }
 
 /**
@@ -45,7 +48,8 @@ export async function verifyRepositories(home: string, names: string[], options:
     } catch (error) {
       if (names.length > 0 || !isResearcherError(error) || error.code !== "LOCKED") throw error;
       const fix = `researcher verify ${shellWord(repo.name)}${options.repair ? " --repair" : ""} once the run is over`;
-      reports.push({ repository: repo.name, ok: false, problems: [{ check: "database", detail: error.message, fix, repaired: false }] });
+      const problem: VerifyProblem = { check: "database", detail: error.message, fix, repaired: false };
+      reports.push({ repository: repo.name, ok: false, problems: [problem], moved_aside: indexesMovedAside(repo.dir) });
     }
   }
   return reports;
@@ -58,7 +62,12 @@ export async function verifyRepositories(home: string, names: string[], options:
  */
 export async function verifyRepository(repo: Repository, options: { repair?: boolean } = {}): Promise<VerifyReport> {
   const problems: VerifyProblem[] = [];
-  const report = () => ({ repository: repo.name, ok: problems.every((p) => p.repaired), problems });
+  const report = () => ({
+    repository: repo.name,
+    ok: problems.every((p) => p.repaired),
+    problems,
+    moved_aside: indexesMovedAside(repo.dir),
+  });
   let exists: boolean;
   try {
     exists = Store.exists(repo.dir);

@@ -259,6 +259,10 @@ export const OUTPUT = {
             ? {
                 failures: z.array(failureEntry).describe("Files that failed, with why: the first 100"),
                 failures_total: z.number().describe("How many files failed in all"),
+                moved_aside: z
+                  .array(z.object({ path: z.string(), bytes: z.number() }))
+                  .optional()
+                  .describe("Indexes moved aside because they could not be used (index.db.damaged-<time>), the user's to delete"),
                 ann: z
                   .string()
                   .nullable()

@@ -647,7 +647,7 @@ export function verifyText(reports: VerifyReport[], style: Style): string {
         const [detail, fix] = [escapeControls(p.detail), escapeControls(p.fix)];
         return p.repaired ? `  ${style.dim(`repaired ${p.check}: ${detail} (${fix})`)}` : `  ${style.warn(p.check)}: ${detail} → ${fix}`;
       });
-      return [head, ...lines].join("\n");
+      return [head, ...lines, ...report.moved_aside.map((copy) => `  ${style.dim(movedAsideLine(copy))}`)].join("\n");
     })
     .join("\n")
     .concat("\n");
@@ -779,11 +779,17 @@ export function statusText(
         ...pageProblemLines(s, style),
         indexDueLine(s, style),
         s.ann ? `  ${style.warn(s.ann)}` : "",
+        ...s.moved_aside.map((copy) => `  ${style.dim(movedAsideLine(copy))}`),
       ];
       return rows.filter(Boolean).join("\n");
     })
     .join("\n\n")
     .concat("\n");
+}
+
+/** An index moved aside, as `status` and `verify` name it: what it is and that it is the user's to delete. */
+export function movedAsideLine(copy: { path: string; bytes: number }): string {
+  return `kept aside: ${escapeControls(copy.path)} (${formatBytes(copy.bytes)}), an index that could not be used; delete it once you no longer need it`;
 }
 
 export function repositoryJson(repo: Repository): object {

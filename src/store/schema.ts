@@ -5,8 +5,20 @@
  * that names the command upgrading it.
  */
 import { Database } from "bun:sqlite";
-import { accessSync, chmodSync, constants as fs, existsSync, linkSync, lstatSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+import {
+  accessSync,
+  chmodSync,
+  constants as fs,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
 import { syncFolder, tempPathFor } from "../atomic.ts";
 import {
   damagedIndex,
@@ -739,6 +751,9 @@ function oddFiles(file: string, name: string): { what: string; hint: string } | 
   return undefined;
 }
 
+/** An index moved aside: `index.db.damaged-<time>`, its WAL and shared memory beside it as `-wal` and `-shm`. */
+export const MOVED_ASIDE = /^index\.db\.damaged-[0-9TZ-]+(?:-wal|-shm)?$/;
+
 /** Keep an index that cannot be used (and its WAL, which must not be replayed into a new one) for whoever wants to look. */
 function moveAside(file: string): string {
   const aside = `${file}.damaged-${new Date().toISOString().replace(/[:.]/g, "-")}`;
@@ -746,4 +761,24 @@ function moveAside(file: string): string {
     if (lstatSync(file + suffix, { throwIfNoEntry: false })) renameSync(file + suffix, aside + suffix); // a link to nothing too
   }
   return aside;
+}
+
+/**
+ * The indexes moved aside in a repository's index folder, oldest first, each with the bytes it and its side files
+ * take: kept until the user deletes them, so `status` and `verify` name them (s26 hostile F2).
+ */
+export function indexesMovedAside(dir: string): { path: string; bytes: number }[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const copies = new Map<string, number>();
+  for (const name of names.filter((n) => MOVED_ASIDE.test(n)).sort()) {
+    const copy = name.replace(/-(?:wal|shm)$/, "");
+    const size = lstatSync(join(dir, name), { throwIfNoEntry: false })?.size ?? 0;
+    copies.set(copy, (copies.get(copy) ?? 0) + size);
+  }
+  return [...copies].map(([name, bytes]) => ({ path: join(dir, name), bytes }));
 }

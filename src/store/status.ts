@@ -3,6 +3,7 @@ import { writerLockHolder } from "../lock.ts";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Repository } from "../repos.ts";
+import { indexesMovedAside, MOVED_ASIDE } from "./schema.ts";
 import { Store } from "./store.ts";
 
 export interface RepositoryStatus {
@@ -38,6 +39,8 @@ export interface RepositoryStatus {
   /** Code files by language (`{"python": 120, "typescript": 40}`), most first. */
   languages: Record<string, number>;
   failures: { path: string; reason: string }[];
+  /** Indexes a writer moved aside because they could not be used (`index.db.damaged-<time>`): kept until deleted. */
+  moved_aside: { path: string; bytes: number }[];
 }
 
 /** The status of a repository with nothing indexed (never indexed, or its index could not be read). */
@@ -59,6 +62,7 @@ export function emptyStatus(repo: Repository): RepositoryStatus {
     indexing: writerLockHolder(repo.dir),
     languages: {},
     failures: [],
+    moved_aside: indexesMovedAside(repo.dir),
   };
 }
 
@@ -90,14 +94,18 @@ export function storeStatus(repo: Repository, store: Store): RepositoryStatus {
     indexing: writerLockHolder(repo.dir),
     languages: store.languageCounts(),
     failures: store.failures(),
+    moved_aside: indexesMovedAside(repo.dir),
   };
 }
 
-/** The index folder's size; a file gone since it was listed (a writer's temp file, renamed) counts nothing, as in `du`. */
+/**
+ * The index folder's size, copies moved aside left out (`moved_aside` counts them); a file gone since it was listed
+ * (a writer's temp file, renamed) counts nothing, as in `du`.
+ */
 function folderBytes(dir: string): number {
   let total = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.isFile()) total += statSync(join(dir, entry.name), { throwIfNoEntry: false })?.size ?? 0;
+    if (entry.isFile() && !MOVED_ASIDE.test(entry.name)) total += statSync(join(dir, entry.name), { throwIfNoEntry: false })?.size ?? 0;
   }
   return total;
 }
