@@ -729,6 +729,40 @@ describe("remove leaves no text of a moved scan's versions (s26b review F1, F2)"
     expect(bytesOf(dir)).not.toContain("SECRETVERSION");
   });
 
+  test("a move in one run (the new path written before the old one is deleted) takes its earlier versions too (s27 review F1)", () => {
+    // `mv a.pdf b.pdf; researcher index` writes b.pdf while a.pdf is still indexed, then deletes a.pdf: v1 stayed.
+    const dir = tempDir();
+    const store = Store.open(dir, { write: true, create: true });
+    put(store, "a.pdf", "h1", "SECRETVERSIONONE");
+    put(store, "a.pdf", "h2", "SECRETVERSIONTWO");
+    put(store, "b.pdf", "h2", "SECRETVERSIONTWO");
+    store.transaction(() => store.deleteDocument("a.pdf"));
+    put(store, "c.pdf", "h3", "SECRETVERSIONTHREE"); // moved on again, over two runs
+    store.transaction(() => store.deleteDocument("b.pdf"));
+    put(store, "d.pdf", "h2", "SECRETVERSIONTWO");
+    expect(store.forgetDocument("d.pdf")).toBe(true);
+    expect(store.forgetDocument("c.pdf")).toBe(true);
+    store.checkpoint();
+    store.close();
+    expect(bytesOf(dir)).not.toContain("SECRETVERSION");
+  });
+
+  test("a copy of an old version leaves the original's history to the original (s27 review F2)", () => {
+    const dir = tempDir();
+    const store = Store.open(dir, { write: true, create: true });
+    put(store, "a.pdf", "h0", "SECRETVERSIONZERO");
+    put(store, "a.pdf", "h1", "SECRETVERSIONONE");
+    put(store, "a.pdf", "h2", "SECRETVERSIONTWO");
+    put(store, "c.pdf", "h1", "SECRETVERSIONONE"); // v1 copied beside the original, which stays indexed
+    expect(store.forgetDocument("a.pdf")).toBe(true);
+    store.checkpoint();
+    const kept = bytesOf(dir);
+    expect(kept).not.toContain("SECRETVERSIONZERO");
+    expect(kept).not.toContain("SECRETVERSIONTWO");
+    expect(store.convertedText("c.pdf")?.text).toBe("SECRETVERSIONONE"); // the copy's own text stays
+    store.close();
+  });
+
   test("pages read before the file moved go with the path read after; a run that wants the new path keeps them", () => {
     const dir = tempDir();
     const store = Store.open(dir, { write: true, create: true });

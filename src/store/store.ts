@@ -493,12 +493,7 @@ export class Store {
       this.db
         .query("INSERT INTO document_texts(document_id, settings, text) VALUES (?, ?, ?)")
         .run(id, doc.convertedText.settings, doc.convertedText.text);
-      // Read back from a document removed at another path (the file moved): that path's earlier versions are this
-      // document's now, so a `remove` of it drops them too (they stayed under the old path: s26b review F1).
-      const from = this.db
-        .query<{ path: string | null }, [string, string]>("SELECT path FROM removed_texts WHERE hash = ? AND settings = ?")
-        .get(doc.hash, doc.convertedText.settings);
-      if (from?.path && from.path !== doc.path) this.db.query("UPDATE removed_texts SET path = ? WHERE path = ?").run(doc.path, from.path);
+      this.adoptHistory(doc.path, doc.hash);
       // Its own text again (a re-chunk replaces a document, and the trigger kept the text it had): one copy is enough.
       this.db.query("DELETE FROM removed_texts WHERE hash = ? AND settings = ?").run(doc.hash, doc.convertedText.settings);
       const insertImage = this.db.query("INSERT OR REPLACE INTO ocr_images(document_id, pixels, text, poor) VALUES (?, ?, ?, ?)");
@@ -702,6 +697,8 @@ export class Store {
 
   deleteDocument(path: string): boolean {
     if (!this.headingsDropped && this.mayHaveHeadings()) this.headingsDropped = this.hasHeadings(path);
+    const hash = this.documentByPath(path)?.hash;
+    if (hash !== undefined) this.adoptHistory(path, hash);
     return this.db.query("DELETE FROM documents WHERE path = ?").run(path).changes > 0;
   }
 
@@ -722,12 +719,30 @@ export class Store {
         .query("DELETE FROM ocr_readings WHERE path = ?1 OR hash = ?2 OR hash IN (SELECT hash FROM ocr_readings WHERE path = ?1)")
         .run(path, hash ?? null);
       if (hash === undefined || !this.deleteDocument(path)) return false;
-      // Its bytes' text, its earlier versions' (replaced by other bytes at its path: a scan before its annotation), and
-      // every text kept before removed texts recorded their path (schema 16): it may be one of its versions, and a text
-      // dropped costs only its OCR again (s26b review F1).
+      // Its bytes' text, its earlier versions' (replaced by other bytes at its path: a scan before its annotation, or
+      // kept at a path it moved from: adoptHistory), and every text kept before removed texts recorded their path
+      // (schema 16): it may be one of its versions, and a text dropped costs only its OCR again (s26b review F1).
       this.db.query("DELETE FROM removed_texts WHERE hash = ? OR path = ? OR path IS NULL").run(hash, path);
       return true;
     });
+  }
+
+  /**
+   * The kept texts (REMOVED_TEXTS_SCHEMA) at a path these bytes were kept from, where no document is now, become the
+   * texts of `path`'s history: the file moved from there, and a `remove` of it must drop its earlier versions too
+   * (they stayed under the old path: s26b review F1). At each write and each delete: a file moved in one run is
+   * written at its new path before its old one is deleted, so only the delete after it sees the move, and the kept
+   * text it leaves replaces the one that pointed further back (s27 review F1). The original of a copy, still
+   * indexed, keeps its own history (F2).
+   */
+  private adoptHistory(path: string, hash: string): void {
+    this.db
+      .query(
+        `UPDATE removed_texts SET path = ?1 WHERE path IN (
+           SELECT r.path FROM removed_texts r WHERE r.hash = ?2 AND r.path <> ?1
+             AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.path = r.path))`,
+      )
+      .run(path, hash);
   }
 
   /** Whether a document's fragments have a heading (below its title). */
