@@ -8,6 +8,8 @@ import { expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { PageReading } from "../src/convert/document.ts";
+import { type GrayImage, pixelsKey, recognise } from "../src/convert/ocr.ts";
 import { indexFiles, indexRepository, type IndexProgress } from "../src/index/indexer.ts";
 import type { Repository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
@@ -304,3 +306,22 @@ test(
   },
   OCR_TIMEOUT,
 );
+
+test("a page painting the pixels of a page read back is told as read back, not counted as recognised again (s27 review D5)", async () => {
+  const image: GrayImage = { gray: new Uint8Array(64).fill(200), width: 8, height: 8 };
+  const told: (PageReading | undefined)[] = [];
+  const options = {
+    ocrKnown: new Map([[1, { text: "page one", pixels: pixelsKey(image) }]]),
+    onOcrPage: (phase: "start" | "end", _page: unknown, reading?: PageReading) => {
+      if (phase === "end") told.push(reading);
+    },
+  };
+  const readings = new Map<string, PageReading>();
+  const found = async (start: () => void) => {
+    start();
+    return image;
+  };
+  expect((await recognise(found, options, { page: 1, pages: 2 }, readings)).text).toBe("page one");
+  expect((await recognise(found, options, { page: 2, pages: 2 }, readings)).text).toBe("page one");
+  expect(told).toEqual([expect.objectContaining({ text: "page one", resumed: true })]);
+});

@@ -366,8 +366,11 @@ export async function recognise(
   if (stopped) return { failure: stopped.reason };
   const known = options.ocrKnown?.get(page.page);
   if (known) {
-    if (known.pixels) readings?.set(known.pixels, known); // one of the file's page images, though not looked at now
-    return { ...known, resumed: true };
+    const readBack: PageReading = { ...known, resumed: true };
+    // One of the file's page images, though not looked at now: a later page painting it is read back too, and told
+    // so (it was counted as recognised in this run: s27 review D5).
+    if (known.pixels) readings?.set(known.pixels, readBack);
+    return readBack;
   }
   let started = false;
   let reading: PageReading | undefined; // what the engine read: a failure is not told, so it is tried again
@@ -415,7 +418,7 @@ export function ocrImages(readings: Map<string, PageReading>): OcrImage[] {
 }
 
 /** What makes two page images read alike: their pixels and the resolution Tesseract is told. */
-function pixelsKey(image: GrayImage): string {
+export function pixelsKey(image: GrayImage): string {
   return createHash("sha256")
     .update(`${image.width}×${image.height}@${image.dpi ?? ""}:`)
     .update(image.gray)
