@@ -62,3 +62,29 @@ export function noStatusAnswered(statuses: StatusEntry[]): Error | undefined {
   if (statuses.length === 0 || statuses.some((s) => !s.error)) return undefined;
   return noneAnswered(statuses.map((s) => ({ repository: s.name, ...s.error! })));
 }
+
+/** Failed files a server's status answer lists for each repository, with their total (`failures_total`). */
+export const FAILURES_LISTED = 100;
+
+/** A repository's status as a server answers it: its first FAILURES_LISTED failures, and how many there are. */
+export type ServedStatus = StatusEntry & { failures_total: number };
+
+/**
+ * Each repository's status, or the named one's, as the servers answer it (MCP's get_index_status, REST's GET
+ * /status): failures listed in full made a 13.7 MB answer of 100,000 of them, past what the MCP SDK's client reads
+ * (10 MiB); `status --json` lists every one. An error when none could answer, as `status` fails.
+ */
+export function servedStatuses(home: string, name?: string): ServedStatus[] {
+  const statuses = repositoryStatuses(home, name);
+  const none = noStatusAnswered(statuses);
+  if (none) throw none;
+  return statuses.map((r) => ({ ...r, failures: r.failures.slice(0, FAILURES_LISTED), failures_total: r.failures.length }));
+}
+
+/** A repository as the servers list them: what it holds and how much, without what went wrong (a status tells that). */
+export type RepositorySummary = Omit<StatusEntry, "failures" | "ann" | "index_due">;
+
+/** The repositories as MCP's list_repositories and REST's GET /repositories list them; an error when none could answer. */
+export function repositorySummaries(home: string): RepositorySummary[] {
+  return servedStatuses(home).map(({ failures: _, failures_total: __, ann: ___, index_due: ____, ...s }) => s);
+}

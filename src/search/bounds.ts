@@ -1,8 +1,9 @@
 /**
- * The ranges of a search's numbers, one rule for every interface: the CLI's flags (cli-options.ts), REST's
- * parameters (http.ts), MCP's arguments (its zod schemas take these bounds) and the library itself (search.ts) check
- * them here. A number out of range is a usage error naming the option as its interface spells it. Unbounded, a
- * count of 2^63 or more reached SQLite as a float and failed there ("datatype mismatch", an internal error).
+ * The ranges of a search's (and a listing's) numbers, one rule for every interface: the CLI's flags
+ * (cli-options.ts), REST's parameters (http.ts), MCP's arguments (its zod schemas take these bounds) and the library
+ * itself (search.ts) check them here. A number out of range is a usage error naming the option as its interface
+ * spells it. Unbounded, a count of 2^63 or more reached SQLite as a float and failed there ("datatype mismatch", an
+ * internal error).
  */
 import { ResearcherError } from "../errors.ts";
 
@@ -39,6 +40,14 @@ export function defaultAnswerLimit(configured: number): number {
 
 /** How many results a page skips (`--offset`, `offset`). */
 export const OFFSET: Range = { min: 0, max: MAX_ALL_RESULTS };
+
+/**
+ * How many documents one listing answer holds (MCP's list_documents `limit`, REST's /documents `n`), and MCP's
+ * resources/list: page with an offset, from 0 up.
+ */
+export const LISTED: Range = { min: 1, max: 1000 };
+/** Where a listing answer starts (MCP's and REST's `offset`): past the end is an empty page, which says how many there are. */
+export const LISTED_OFFSET: Range = { min: 0, max: Number.POSITIVE_INFINITY };
 
 /** Any whole number from 1 on (a line number, a count of lines or bytes). */
 export const FROM_ONE: Range = { min: 1, max: Number.POSITIVE_INFINITY };

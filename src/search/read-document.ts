@@ -12,10 +12,11 @@ import { conversionLimits, conversionSettings, convertOnce } from "../convert/po
 import { describeError, notIndexedYet, ResearcherError, toResearcherError } from "../errors.ts";
 import { missingRootHint, movedRoot, movedRootHint, readConfinedFile, rootRecord, type RootRecord, sha256 } from "../files.ts";
 import { leadingRepository } from "../path-glob.ts";
-import { attempt, listRepositories, selectRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
+import { attempt, getRepository, listRepositories, selectRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import { Store, type ListedDocument } from "../store/store.ts";
 import { shellWord } from "../terminal.ts";
 import { composed } from "../text.ts";
+import { LISTED } from "./bounds.ts";
 import { ConversionCache } from "./conversions.ts";
 import { docidOf } from "./docid.ts";
 import {
@@ -24,6 +25,7 @@ import {
   badPage,
   closePaths,
   type DocumentRef,
+  namedRepository,
   notIndexed,
   type RefLookup,
   resolveDocumentRef,
@@ -391,6 +393,42 @@ export interface Listing {
   /** When nothing is listed and the prefix begins with a repository's name (`py/json`): that repository and the prefix inside it. */
   meant?: { repository: string; prefix: string };
 }
+
+/**
+ * A page of the listing as the servers answer it (MCP's list_documents, REST's GET /documents): the documents of
+ * `repository` (all when none) under `prefix`, `limit` of them (LISTED.max when none) from `offset`, with how many
+ * there are in all.
+ */
+export function listDocumentsPage(home: string, options: ListingPageOptions): Listing & { total: number; offset: number } {
+  const { repository, prefix } = listingOf(home, options.repository, options.prefix);
+  const all = listDocuments(home, { repositories: repository !== undefined ? [repository] : [], prefix });
+  const offset = options.offset ?? 0;
+  const documents = all.documents.slice(offset, offset + (options.limit ?? LISTED.max));
+  return { ...all, documents, total: all.documents.length, offset };
+}
+
+export interface ListingPageOptions {
+  /** This repository (all when none). */
+  repository?: string;
+  /** Only paths under this prefix; `notes:meetings/` also names the repository, as in refs. */
+  prefix?: string;
+  offset?: number;
+  limit?: number;
+}
+
+/**
+ * A listing's repository and prefix: a prefix `notes:meetings/` names the repository as a ref does (and `ls` takes
+ * it), when a registered one has that name (it found nothing: s21 MCP #2), or it is the repository given (as
+ * get_document reads `notes:ref` with repository notes; it listed nothing: s22 review F1).
+ */
+function listingOf(home: string, repository: string | undefined, prefix: string | undefined): { repository?: string; prefix?: string } {
+  if (repository !== undefined && prefix !== undefined) getRepository(home, repository);
+  // A prefix naming another repository than `repository` is refused, as a ref is: it listed nothing in silence.
+  const named = prefix === undefined ? undefined : namedRepository(home, prefix, repository !== undefined ? [repository] : [], PREFIX);
+  return named ? { repository: named.repository, prefix: named.inside } : { repository, prefix };
+}
+
+const PREFIX = { what: "prefix", verb: "list" };
 
 /** The files that failed to index (as the last runs recorded them) where `listDocuments` lists documents. */
 export function listFailures(home: string, options: ListingOptions = {}): SkippedDocument[] {

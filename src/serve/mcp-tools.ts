@@ -9,11 +9,11 @@ import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sd
 import { z } from "zod";
 import { listParts } from "../path-glob.ts";
 import { namedRepository, refOfResourceUri, repositoryPath } from "../search/document-refs.ts";
-import { limitDocumentBytes, listDocuments, readDocument, readRef, type DocumentText } from "../search/read-document.ts";
+import { limitDocumentBytes, listDocuments, listDocumentsPage, readDocument, readRef, type DocumentText } from "../search/read-document.ts";
 import { readDocuments } from "../search/multi-get.ts";
 import { loadConfig } from "../config.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
-import { defaultAnswerLimit, MAX_QUERY_CHARS } from "../search/bounds.ts";
+import { defaultAnswerLimit, LISTED, MAX_QUERY_CHARS } from "../search/bounds.ts";
 import { parseFilter, type FilterJson } from "../search/filters.ts";
 import { indexOneFile } from "../index/add-file.ts";
 import type { IndexProgress } from "../index/indexer.ts";
@@ -48,7 +48,7 @@ import { getRepository } from "../repos.ts";
 import { textMediaType } from "../file-types.ts";
 import { search, type SearchContext, type SearchOptions } from "../search/search.ts";
 import { repositoriesFor } from "../search/results.ts";
-import { noStatusAnswered, repositoryStatuses } from "../index/status.ts";
+import { FAILURES_LISTED, repositorySummaries, type ServedStatus, servedStatuses } from "../index/status.ts";
 import type { Serial } from "../serial.ts";
 import { type continuation, OUTPUT, optional, searchDocumentsInput, searchInput, searchOutput } from "./mcp-schemas.ts";
 import { agentHint } from "./agent-hints.ts";
@@ -61,7 +61,6 @@ const plain = PLAIN;
 /** What one answer carries of document text by default, and at most: a 5 MiB file never becomes a 10 MB line. */
 const DEFAULT_ANSWER_BYTES = 128 * 1024;
 const MAX_ANSWER_BYTES = 1024 * 1024;
-const MAX_LISTED = 1000;
 const answerBytes = (asked: number | undefined) => Math.min(asked ?? DEFAULT_ANSWER_BYTES, MAX_ANSWER_BYTES);
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -130,11 +129,11 @@ function continuationMarker(doc: ReturnType<typeof readPart>, how: string): stri
 
 /**
  * resources/list: the indexed documents as `researcher://<repository>/<path>` (each path segment percent-encoded),
- * the first MAX_LISTED by repository and path; the list_documents tool pages through the rest.
+ * the first LISTED.max by repository and path; the list_documents tool pages through the rest.
  */
 function documentResources(home: string) {
   return listDocuments(home, { repositories: [] })
-    .documents.slice(0, MAX_LISTED)
+    .documents.slice(0, LISTED.max)
     .map((d) => ({
       uri: `researcher://${encodeURIComponent(d.repository)}/${d.path.split("/").map(encodeURIComponent).join("/")}`,
       name: `${d.repository}:${d.path}`,
@@ -410,26 +409,15 @@ function registerListDocuments(server: McpServer, home: string): void {
           "Only paths starting with this, e.g. 'meetings/2026'; 'notes:meetings/' also names the repository, as in refs",
         ),
         offset: optional(z.number().int().min(0)).describe("Skip this many documents first: the next page starts at offset + limit"),
-        limit: optional(z.number().int().min(1).max(MAX_LISTED)).describe(`Default and maximum ${MAX_LISTED}`),
+        limit: optional(z.number().int().min(LISTED.min).max(LISTED.max)).describe(`Default and maximum ${LISTED.max}`),
       }),
       outputSchema: OUTPUT.listing,
       annotations: READ_ONLY,
     },
     (input) =>
       guarded(() => {
-        const { repository, prefix } = listingOf(home, input.repository, input.prefix);
-        const {
-          documents: all,
-          skipped,
-          containing,
-          meant,
-        } = listDocuments(home, {
-          repositories: repository !== undefined ? [repository] : [],
-          prefix,
-        });
-        const offset = input.offset ?? 0;
-        const documents = all.slice(offset, offset + (input.limit ?? MAX_LISTED));
-        const more = offset + documents.length < all.length;
+        const { documents, skipped, containing, meant, total, offset } = listDocumentsPage(home, input);
+        const more = offset + documents.length < total;
         // What the description promises, in the text too: clients often show the model only the text.
         const lines = documents.map((d) => {
           const pages = d.pages === null ? "" : `  ${d.pages} pages`;
@@ -437,30 +425,16 @@ function registerListDocuments(server: McpServer, home: string): void {
             `${d.repository}:${d.path}  ${d.format}  ${d.size} bytes  ${d.fragments} fragments${pages}  modified ${d.modified}  ${d.title}`,
           );
         });
-        if (more) lines.push(`[${all.length - offset - documents.length} more: continue with offset ${offset + documents.length}]`);
+        if (more) lines.push(`[${total - offset - documents.length} more: continue with offset ${offset + documents.length}]`);
         const none =
-          all.length > 0
-            ? `offset ${offset} is past the end: ${all.length} documents`
+          total > 0
+            ? `offset ${offset} is past the end: ${total} documents`
             : emptyListingText([], input.prefix, containing, meant).trimEnd();
         const text = [lines.join("\n") || none, skippedText(skipped)].filter(Boolean).join("\n");
-        return result({ total: all.length, offset, documents, skipped }, text);
+        return result({ total, offset, documents, skipped }, text);
       }),
   );
 }
-
-/**
- * A listing's repository and prefix: a prefix `notes:meetings/` names the repository as a ref does (and `ls` takes
- * it), when a registered one has that name (it found nothing: s21 MCP #2), or it is the repository given (as
- * get_document reads `notes:ref` with repository notes; it listed nothing: s22 review F1).
- */
-function listingOf(home: string, repository: string | undefined, prefix: string | undefined): { repository?: string; prefix?: string } {
-  if (repository !== undefined && prefix !== undefined) getRepository(home, repository);
-  // A prefix naming another repository than `repository` is refused, as a ref is: it listed nothing in silence.
-  const named = prefix === undefined ? undefined : namedRepository(home, prefix, repository !== undefined ? [repository] : [], PREFIX);
-  return named ? { repository: named.repository, prefix: named.inside } : { repository, prefix };
-}
-
-const PREFIX = { what: "prefix", verb: "list" };
 
 /** Indexed documents as resources: researcher://notes/guides/setup.md (the path may hold slashes: {+path}). */
 function registerDocumentResource(server: McpServer, home: string, context: SearchContext): void {
@@ -504,10 +478,7 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
     },
     () =>
       guarded(() => {
-        const statuses = repositoryStatuses(home);
-        const none = noStatusAnswered(statuses);
-        if (none) throw none;
-        const repositories = statuses.map(({ failures: _, ann: __, index_due: ___, ...s }) => s);
+        const repositories = repositorySummaries(home);
         return result({ repositories }, repositoryLines(repositories));
       }),
   );
@@ -538,30 +509,21 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
     },
     (input) =>
       guarded(() => {
-        const statuses = repositoryStatuses(home, input.repository);
-        const none = noStatusAnswered(statuses);
-        if (none) throw none;
-        // Failures listed in full made a 13.7 MB answer of 100,000 of them, past what the SDK's client reads (10 MiB).
-        const repositories = statuses.map((r) => ({
-          ...r,
-          failures: r.failures.slice(0, FAILURES_LISTED),
-          failures_total: r.failures.length,
-        }));
-        return result({ repositories }, indexStatusText(statuses));
+        const repositories = servedStatuses(home, input.repository);
+        return result({ repositories }, indexStatusText(repositories));
       }),
   );
 }
 
-/** Failed files named in get_index_status's text, and listed in its structured content (with their total). */
+/** Failed files named in get_index_status's text (its structured content lists FAILURES_LISTED). */
 const FAILURES_SHOWN = 5;
-const FAILURES_LISTED = 100;
 
 /**
  * get_index_status's text: each repository's counts (statusLines, as list_repositories), then what the agent can
  * act on: a repository never indexed and the command that indexes it, the files that failed, with why, and the pages
  * search misses (OCR left them out, or their text reads as symbols).
  */
-function indexStatusText(repositories: ReturnType<typeof repositoryStatuses>): string {
+function indexStatusText(repositories: ServedStatus[]): string {
   return repositories
     .map((r) => {
       const lines = [statusLines([r])];
@@ -573,12 +535,12 @@ function indexStatusText(repositories: ReturnType<typeof repositoryStatuses>): s
       if (!r.error && r.last_indexed !== null) lines.push(`  ${vectorsPart(r)}`);
       const languages = languagesLine(r.languages); // as `status` says them (s24 code user C9)
       if (languages) lines.push(languages);
-      if (r.failures.length) {
-        lines.push(`  ${r.failures.length} ${r.failures.length === 1 ? "file" : "files"} failed:`);
+      if (r.failures_total) {
+        lines.push(`  ${r.failures_total} ${r.failures_total === 1 ? "file" : "files"} failed:`);
         lines.push(...r.failures.slice(0, FAILURES_SHOWN).map((f) => `  - ${named(`${f.path}: ${f.reason}`)}`));
-        const more = r.failures.length - FAILURES_SHOWN;
+        const more = r.failures_total - FAILURES_SHOWN;
         if (more > 0) {
-          const where = r.failures.length > FAILURES_LISTED ? `the first ${FAILURES_LISTED}` : "all";
+          const where = r.failures_total > FAILURES_LISTED ? `the first ${FAILURES_LISTED}` : "all";
           lines.push(
             `  - … ${more} more (${where} in the structured content's \`failures\`; \`researcher status ${r.name} --json\` lists every one)`,
           );
