@@ -1,25 +1,38 @@
 /**
  * `researcher serve --port`: one HTTP server for MCP (POST /mcp, Streamable HTTP) and a small REST API beside it —
- * GET /search and GET /documents/<ref> answer with the CLI's JSON — plus GET /health. Every route but /health
+ * GET /search and GET /documents/<ref> answer with the CLI's JSON; GET /documents (a listing), /repositories and
+ * /status with MCP's list_documents, list_repositories and get_index_status — plus GET /health. Every route but /health
  * passes the same checks: the Host (and Origin, when sent) must name this server (DNS rebinding: a web page whose
  * name now resolves to this machine must not reach it, whatever address it is bound to), and with a token the
- * request must carry it. Only indexed documents are ever served: reads go through search/read-document.ts.
+ * request must carry it. Only indexed documents are ever served: reads and listings go through
+ * search/read-document.ts.
  */
 import { timingSafeEqual } from "node:crypto";
 import { hostname, networkInterfaces } from "node:os";
 import { loadConfig } from "../config.ts";
-import { readDocument } from "../search/read-document.ts";
+import { listDocumentsPage, readDocument } from "../search/read-document.ts";
 import { describeError, ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { parseFilter } from "../search/filters.ts";
 import { logger } from "../log.ts";
 import { handleMcpRequest, startWatch } from "./mcp.ts";
 import { STOP_WAIT_MS } from "./watch.ts";
 import { type Serial, serialized } from "../serial.ts";
-import { ANSWER_LIMIT, defaultAnswerLimit, FROM_ONE, minimumScore, OFFSET, type Range, wholeNumber } from "../search/bounds.ts";
+import {
+  ANSWER_LIMIT,
+  defaultAnswerLimit,
+  FROM_ONE,
+  LISTED,
+  LISTED_OFFSET,
+  minimumScore,
+  OFFSET,
+  type Range,
+  wholeNumber,
+} from "../search/bounds.ts";
 import { documentJson, searchJson } from "./render.ts";
 import { search, SearchContext, searchMode } from "../search/search.ts";
 import { VERSION } from "../version.ts";
 import { repositoryNames } from "../repos.ts";
+import { repositorySummaries, servedStatuses } from "../index/status.ts";
 
 export interface HttpOptions {
   port: number;
@@ -90,7 +103,7 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
     logger.warn(`serving ${host} without a token: anyone who can reach it can search your documents (set --token or RESEARCHER_MCP_TOKEN)`);
   }
   logger.info(
-    `researcher on http://${origin}:${server.port} (MCP at /mcp, REST at /search and /documents)${options.token ? ", bearer token required" : ""}`,
+    `researcher on http://${origin}:${server.port} (MCP at /mcp, REST at /search, /documents, /repositories and /status)${options.token ? ", bearer token required" : ""}`,
   );
   const cut = () => void server.stop(true);
   let stopping: Promise<boolean> | undefined;
@@ -139,7 +152,7 @@ interface Served {
 /** Bun's own limit for an idle connection, in seconds: what a request gets back once its work is done. */
 const IDLE_SECONDS = 10;
 
-/** One request: health, then the Host, Origin and token checks, then MCP at /mcp or REST at /search and /documents. */
+/** One request: health, then the Host, Origin and token checks, then MCP at /mcp or a REST route. */
 async function route(request: Request, served: Served): Promise<Response> {
   const url = requestUrl(request);
   if (!url)
@@ -164,7 +177,7 @@ async function route(request: Request, served: Served): Promise<Response> {
     const asSent = (header: string) => [request.headers.get(header) ?? ""];
     return handleMcpRequest(request, { home, context, writes, allowedHosts: asSent("host"), allowedOrigins: asSent("origin") });
   }
-  const known = url.pathname === "/search" || url.pathname.startsWith("/documents/");
+  const known = Object.hasOwn(REST_ROUTES, url.pathname) || url.pathname.startsWith("/documents/");
   if (!known) {
     // A mistyped MCP address (`/mcp/`, `/MCP`) is posted to: say the route is wrong, not the method.
     return errorResponse(new ResearcherError("NOT_FOUND", `no route ${url.pathname}`, { hint: ROUTES_HINT }));
@@ -172,8 +185,8 @@ async function route(request: Request, served: Served): Promise<Response> {
   if (!reads) return methodNotAllowed("GET, HEAD");
   const worked = served.waitForWork();
   try {
-    if (url.pathname === "/search") return Response.json(await restSearch(home, restParams(url, SEARCH_PARAMS), context));
-    return Response.json(await restDocument(home, url, context, request.signal));
+    const answer = Object.hasOwn(REST_ROUTES, url.pathname) ? REST_ROUTES[url.pathname]! : restDocument;
+    return Response.json(await answer(url, { home, context, signal: request.signal }));
   } catch (error) {
     return errorResponse(error);
   } finally {
@@ -181,7 +194,9 @@ async function route(request: Request, served: Served): Promise<Response> {
   }
 }
 
-const ROUTES_HINT = "MCP is POST /mcp; REST is GET /search?q=… and GET /documents/<ref>; GET /health answers without a token";
+const ROUTES_HINT =
+  "MCP is POST /mcp; REST is GET /search?q=…, GET /documents/<ref> (a read), GET /documents?repo=&prefix= (a listing), " +
+  "GET /repositories and GET /status; GET /health answers without a token";
 
 /** What Bun.serve fails with for a port in use or an address this machine lacks (it tells them apart unreliably). */
 const LISTEN_FAILURES = new Set(["EADDRINUSE", "EADDRNOTAVAIL", "EINVAL"]);
@@ -265,8 +280,30 @@ function switchParam(params: URLSearchParams, name: string): boolean {
   return on;
 }
 
+/** What a REST route answers from: the server's home and search context, and the request's abort signal. */
+interface RestRequest {
+  home: string;
+  context: SearchContext;
+  /** The client went away: stops a conversion only this read waits for. */
+  signal: AbortSignal;
+}
+
+type RestRoute = (url: URL, request: RestRequest) => Promise<object> | object;
+
+/** The REST routes by path, but for GET /documents/<ref> (restDocument), whose path holds the ref. */
+const REST_ROUTES: Record<string, RestRoute> = {
+  "/search": restSearch,
+  "/documents": restListing,
+  "/repositories": (url, { home }) => {
+    restParams(url, NO_PARAMS);
+    return { repositories: repositorySummaries(home) };
+  },
+  "/status": (url, { home }) => ({ repositories: servedStatuses(home, restParams(url, STATUS_PARAMS).get("repo") ?? undefined) }),
+};
+
 /** GET /search?q=&repo=&mode=&n=&offset=&where=&filter=&documents=&min_score=&full= → the CLI's `search --json`. */
-async function restSearch(home: string, params: URLSearchParams, context: SearchContext): Promise<object> {
+async function restSearch(url: URL, { home, context }: RestRequest): Promise<object> {
+  const params = restParams(url, SEARCH_PARAMS);
   const flag = (name: string) => switchParam(params, name);
   const query = params.get("q") ?? "";
   if (!query.trim()) throw new ResearcherError("USAGE", "search needs a query", { hint: "GET /search?q=your+question" });
@@ -297,12 +334,24 @@ async function restSearch(home: string, params: URLSearchParams, context: Search
 }
 
 /**
- * GET /documents/<ref>?from=&lines= → the CLI's `get --json`; the ref is URL-encoded (`notes%3Aa.md%3A12`).
- * `signal`: the client went away, which stops a conversion only this read waits for.
+ * GET /documents?repo=&prefix=&n=&offset= → MCP list_documents' answer, `{ total, offset, documents, skipped }`, the
+ * documents as `ls --json` lists them: only what the index holds (the prefix filters its paths; no folder is read).
  */
-async function restDocument(home: string, url: URL, context: SearchContext, signal: AbortSignal): Promise<object> {
+function restListing(url: URL, { home }: RestRequest): object {
+  const params = restParams(url, LISTING_PARAMS);
+  const { documents, skipped, total, offset } = listDocumentsPage(home, {
+    repository: params.get("repo") ?? undefined,
+    prefix: params.get("prefix") ?? undefined,
+    offset: wholeParam(params, "offset", LISTED_OFFSET),
+    limit: wholeParam(params, "n", LISTED, `an answer lists at most ${LISTED.max}: page with offset=`),
+  });
+  return { total, offset, documents, skipped };
+}
+
+/** GET /documents/<ref>?from=&lines= → the CLI's `get --json`; the ref is URL-encoded (`notes%3Aa.md%3A12`). */
+async function restDocument(url: URL, { home, context, signal }: RestRequest): Promise<object> {
   const ref = percentDecoded(url.pathname.slice("/documents/".length));
-  const params = restParams(url, DOCUMENT_PARAMS);
+  const params = restParams(url, DOCUMENT_PARAMS, "/documents/<ref>");
   const [fromLine, maxLines] = [wholeParam(params, "from", FROM_ONE), wholeParam(params, "lines", FROM_ONE)];
   return documentJson(await readDocument(home, ref, { fromLine, maxLines, conversions: context.conversions, signal }));
 }
@@ -318,17 +367,31 @@ function percentDecoded(text: string, what = "the ref"): string {
   }
 }
 
-const SEARCH_PARAMS = ["q", "repo", "mode", "n", "offset", "min_score", "where", "filter", "documents", "full"];
-const DOCUMENT_PARAMS = ["from", "lines"];
-/** Parameters that add up when repeated (as the CLI's repeatable flags); any other taken twice is ambiguous. */
-const REPEATABLE_PARAMS = ["repo", "where"];
+/**
+ * The query parameters a route knows, and those that add up when repeated (as the CLI's repeatable flags); any other
+ * taken twice is ambiguous.
+ */
+interface RouteParams {
+  known: string[];
+  repeatable?: string[];
+}
+
+const SEARCH_PARAMS: RouteParams = {
+  known: ["q", "repo", "mode", "n", "offset", "min_score", "where", "filter", "documents", "full"],
+  repeatable: ["repo", "where"],
+};
+const DOCUMENT_PARAMS: RouteParams = { known: ["from", "lines"] };
+/** One repository, as `ls` and list_documents take it. */
+const LISTING_PARAMS: RouteParams = { known: ["repo", "prefix", "n", "offset"] };
+const STATUS_PARAMS: RouteParams = { known: ["repo"] };
+const NO_PARAMS: RouteParams = { known: [] };
 
 /**
  * A route's query parameters, checked as MCP checks its arguments: a name the route does not know is a 400 (a typo
  * must not silently search without it), and so is malformed percent-encoding, which URLSearchParams would turn into
- * U+FFFD and search for.
+ * U+FFFD and search for. `route` names the route in the error.
  */
-function restParams(url: URL, known: string[]): URLSearchParams {
+function restParams(url: URL, { known, repeatable = [] }: RouteParams, route = url.pathname): URLSearchParams {
   const seen = new Set<string>();
   for (const part of url.search.slice(1).split("&")) {
     if (!part) continue;
@@ -337,16 +400,12 @@ function restParams(url: URL, known: string[]): URLSearchParams {
     const decodedName = percentDecoded(name.replaceAll("+", " "), "a parameter's name");
     percentDecoded(value.replaceAll("+", " "), `the value of '${decodedName}'`);
     if (!known.includes(decodedName))
-      throw new ResearcherError(
-        "USAGE",
-        `unknown parameter '${decodedName}' for ${url.pathname.startsWith("/documents/") ? "/documents" : url.pathname}`,
-        {
-          hint: `known parameters: ${known.join(", ")}`,
-        },
-      );
-    if (seen.has(decodedName) && !REPEATABLE_PARAMS.includes(decodedName))
+      throw new ResearcherError("USAGE", `unknown parameter '${decodedName}' for ${route}`, {
+        hint: known.length ? `known parameters: ${known.join(", ")}` : `${route} takes no parameters`,
+      });
+    if (seen.has(decodedName) && !repeatable.includes(decodedName))
       throw new ResearcherError("USAGE", `parameter '${decodedName}' is given more than once`, {
-        hint: `give it once; only ${REPEATABLE_PARAMS.join(" and ")} may repeat`,
+        hint: repeatable.length ? `give it once; only ${repeatable.join(" and ")} may repeat` : "give it once",
       });
     seen.add(decodedName);
   }

@@ -1,8 +1,12 @@
-/** REST under slow reads and idle peers: Bun's idle limit meets a read that converts a long scan (issue 24's OCR). */
-import { expect, test } from "bun:test";
+/**
+ * REST's routes end to end, on a real server over real indexes: the listings (/repositories, /documents, /status)
+ * answer what the CLI and MCP answer, behind the same checks, and errors' hints name routes; and REST under slow reads
+ * and idle peers: Bun's idle limit meets a read that converts a long scan (issue 24's OCR).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cliCommand, runCli, startServe, tempDir, writeTree } from "../helpers.ts";
+import { cliCommand, HOOK_TIMEOUT, runCli, startServe, tempDir, writeTree } from "../helpers.ts";
 import { scanOfPages } from "../pdf-fixtures.ts";
 
 const OCR_TIMEOUT = 240_000;
@@ -99,3 +103,164 @@ test(
   },
   OCR_TIMEOUT,
 );
+
+describe("REST listings: /repositories, /documents and /status (s26 agent F3)", () => {
+  const home = tempDir();
+  const [docs, code, fresh] = [tempDir(), tempDir(), tempDir()];
+  const auth = { Authorization: "Bearer s3cret" };
+  let server: { url: string; stop: () => void };
+  beforeAll(async () => {
+    writeTree(docs, {
+      "a.md": "# A\n\nalpha words\n",
+      "guides/install.md": "# Install\n\nsteps\n",
+      "guides/setup.md": "# Setup\n\nmore steps\n",
+      "bad.pdf": "%PDF-1.4 this is not a PDF body",
+      ".env": "SECRET=outside the index\n", // hidden: never indexed, so never listed
+    });
+    writeTree(code, { "main.py": "def main():\n    return 1\n" });
+    writeTree(fresh, { "b.md": "# B\n" });
+    for (const [name, folder] of [
+      ["docs", docs],
+      ["code", code],
+      ["fresh", fresh],
+    ] as const)
+      expect(runCli(["repo", "add", name, folder, "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "docs"], { home }).code).toBe(0); // bad.pdf fails: a failure for status to list
+    expect(runCli(["index", "code"], { home }).code).toBe(0); // fresh: never indexed
+    server = await startServer(home, ["--token", "s3cret"]);
+  }, HOOK_TIMEOUT);
+  afterAll(() => server?.stop());
+
+  /** A REST answer, read loosely: each test checks what it names (an error, or a route's fields). */
+  type Answer = {
+    error: { code: string; message: string; hint?: string };
+    repositories: ({ name: string } & Record<string, unknown>)[];
+    documents: { path: string }[];
+    total: number;
+    offset: number;
+    skipped: unknown[];
+  };
+  const get = async (path: string, init: RequestInit = { headers: auth }) => {
+    const response = await fetch(`${server.url}${path}`, init);
+    return { status: response.status, body: (await response.json()) as Answer };
+  };
+  const cliJson = (args: string[]) => JSON.parse(runCli([...args, "--json"], { home }).stdout);
+  /** A status without its size on disk, which the server's open connections may change between two reads. */
+  const sizeless = ({ bytes: _, ...status }: Record<string, unknown>) => status;
+
+  test("GET /status answers get_index_status's repositories: `status --json`'s, with failures_total; ?repo= one of them", async () => {
+    const all = await get("/status");
+    expect(all.status).toBe(200);
+    const cli = cliJson(["status"]) as Record<string, unknown>[];
+    expect(all.body.repositories.map(sizeless)).toEqual(
+      cli.map((s) => sizeless({ ...s, failures_total: (s.failures as unknown[]).length })),
+    );
+    expect(all.body.repositories.map((r) => r.name)).toEqual(["code", "docs", "fresh"]);
+    const one = await get("/status?repo=docs");
+    expect(one.body.repositories).toHaveLength(1);
+    expect(one.body.repositories[0]).toMatchObject({ name: "docs", failures: [{ path: "bad.pdf" }], failures_total: 1 });
+    expect(sizeless(one.body.repositories[0]!)).toEqual(sizeless({ ...cliJson(["status", "docs"]), failures_total: 1 }));
+  });
+
+  test("GET /repositories answers list_repositories': each status without failures, ann and index_due", async () => {
+    const { status, body } = await get("/repositories");
+    expect(status).toBe(200);
+    const cli = cliJson(["status"]) as Record<string, unknown>[];
+    const summaries = cli.map(({ failures: _, ann: __, index_due: ___, ...s }) => sizeless(s));
+    expect(body.repositories.map(sizeless)).toEqual(summaries);
+    expect(body.repositories[1]).toMatchObject({ name: "docs", path: docs, documents: 3 });
+  });
+
+  test("GET /documents lists what the index holds as `ls --json` does, a page at a time, with the repositories left out", async () => {
+    const docsListing = await get("/documents?repo=docs");
+    expect(docsListing.status).toBe(200);
+    expect(docsListing.body as unknown).toEqual({ total: 3, offset: 0, documents: cliJson(["ls", "docs"]), skipped: [] });
+    expect(docsListing.body.documents.map((d: { path: string }) => d.path)).toEqual(["a.md", "guides/install.md", "guides/setup.md"]);
+    // Every repository: the one never indexed is left out, and said to be.
+    const all = await get("/documents");
+    expect(all.body.documents).toEqual(cliJson(["ls"]));
+    expect(all.body.skipped).toEqual([expect.objectContaining({ repository: "fresh", code: "NOT_INDEXED" })]);
+    // A prefix, also written as a ref writes it (`docs:guides/`), as `ls` and list_documents take it.
+    const paths = async (query: string) => (await get(`/documents?${query}`)).body.documents.map((d: { path: string }) => d.path);
+    const guides = ["guides/install.md", "guides/setup.md"];
+    expect(await paths("repo=docs&prefix=guides/")).toEqual(guides);
+    expect(await paths(`prefix=${encodeURIComponent("docs:guides/")}`)).toEqual(guides);
+    expect(await paths(`repo=docs&prefix=${encodeURIComponent("docs:guides/")}`)).toEqual(guides);
+    // Pages: n and offset, as list_documents' limit and offset.
+    expect((await get("/documents?repo=docs&n=1&offset=1")).body).toMatchObject({
+      total: 3,
+      offset: 1,
+      documents: [{ path: "guides/install.md" }],
+    });
+    expect((await get("/documents?repo=docs&offset=7")).body).toMatchObject({ total: 3, offset: 7, documents: [] });
+    expect((await get("/documents?n=1000")).status).toBe(200);
+  });
+
+  test("GET /documents is confined to the index: no prefix reaches a file it does not hold, in the folder or out of it", async () => {
+    for (const prefix of ["../", "/etc", ".env", `${docs}/`, "docs:../"]) {
+      const { status, body } = await get(`/documents?prefix=${encodeURIComponent(prefix)}`);
+      expect({ prefix, status, total: body.total }).toEqual({ prefix, status: 200, total: 0 });
+    }
+    const listed = (await get("/documents?repo=docs")).body.documents.map((d: { path: string }) => d.path);
+    expect(listed).not.toContain(".env");
+    expect(listed).not.toContain("bad.pdf"); // failed: listed by /status, not as a document
+  });
+
+  test("a listing and a read do not collide: /documents?… lists, /documents/<ref> reads, each with its own parameters", async () => {
+    const read = await get(`/documents/${encodeURIComponent("docs:a.md")}`);
+    expect(read).toMatchObject({ status: 200, body: { repository: "docs", path: "a.md", text: expect.stringContaining("alpha") } });
+    const mixed = await get(`/documents/${encodeURIComponent("docs:a.md")}?repo=docs`);
+    expect(mixed).toMatchObject({
+      status: 400,
+      body: { error: { code: "USAGE", message: "unknown parameter 'repo' for /documents/<ref>" } },
+    });
+    const listing = await get("/documents?from=2");
+    expect(listing.status).toBe(400);
+    expect(listing.body.error).toEqual({
+      code: "USAGE",
+      message: "unknown parameter 'from' for /documents",
+      hint: "known parameters: repo, prefix, n, offset",
+    });
+  });
+
+  test("bad parameters are 400 (404 for a repository that is not there), as on the other routes", async () => {
+    for (const [path, status, code, words] of [
+      ["/documents?n=0", 400, "USAGE", "n must be a whole number from 1 to 1000 (got 0)"],
+      ["/documents?n=1001", 400, "USAGE", "n must be a whole number from 1 to 1000 (got 1001)"],
+      ["/documents?offset=-1", 400, "USAGE", "offset must be a whole number ≥ 0 (got -1)"],
+      ["/documents?repo=docs&repo=code", 400, "USAGE", "parameter 'repo' is given more than once"],
+      ["/documents?repo=", 400, "USAGE", "repository name"],
+      ["/documents?repo=nope", 404, "REPO_NOT_FOUND", "no repository named 'nope'"],
+      [`/documents?repo=code&prefix=${encodeURIComponent("docs:guides/")}`, 400, "USAGE", "names repository 'docs'"],
+      ["/documents?prefix=%E0%A4%A", 400, "INVALID_INPUT", "percent-encoding"],
+      ["/status?repo=nope", 404, "REPO_NOT_FOUND", "no repository named 'nope'"],
+      ["/status?repo=fresh&repo=docs", 400, "USAGE", "parameter 'repo' is given more than once"],
+      ["/status?name=docs", 400, "USAGE", "unknown parameter 'name' for /status"],
+      ["/repositories?repo=docs", 400, "USAGE", "unknown parameter 'repo' for /repositories"],
+    ] as const) {
+      const answer = await get(path);
+      expect({ path, status: answer.status, code: answer.body.error?.code }).toEqual({ path, status, code });
+      expect(answer.body.error.message).toContain(words);
+    }
+    expect((await get("/repositories?repo=docs")).body.error.hint).toBe("/repositories takes no parameters");
+  });
+
+  test("the same checks as every route: the token, a foreign Origin, GET and HEAD only", async () => {
+    for (const path of ["/repositories", "/documents?repo=docs", "/status"]) {
+      expect({ path, status: (await fetch(`${server.url}${path}`)).status }).toEqual({ path, status: 401 });
+      const origin = await fetch(`${server.url}${path}`, { headers: { ...auth, Origin: "http://evil.example" } });
+      expect({ path, status: origin.status }).toEqual({ path, status: 403 });
+      const post = await fetch(`${server.url}${path}`, { method: "POST", headers: auth });
+      expect({ path, status: post.status, allow: post.headers.get("allow") }).toEqual({ path, status: 405, allow: "GET, HEAD" });
+      const head = await fetch(`${server.url}${path}`, { method: "HEAD", headers: auth });
+      expect({ path, status: head.status, body: await head.text() }).toEqual({ path, status: 200, body: "" });
+    }
+  });
+
+  test("the 404 of no route lists every route, the listings too", async () => {
+    const route = await get("/list");
+    expect(route).toMatchObject({ status: 404, body: { error: { code: "NOT_FOUND", message: "no route /list" } } });
+    for (const listed of ["GET /documents?repo=&prefix=", "GET /repositories", "GET /status"])
+      expect(route.body.error.hint).toContain(listed);
+  });
+});
