@@ -1,8 +1,9 @@
 /**
- * Hints as an MCP agent can act on them. The library's hints name CLI commands (`researcher ls notes` lists them),
- * which a person at a terminal runs; an agent has tools instead. Each command a tool does the same as becomes that
- * tool with its arguments; the others (`researcher index`, `repo add`, `verify`) stay commands, for the agent to
- * pass on to its user.
+ * Hints as an MCP agent or a REST client can act on them. The library's hints name CLI commands (`researcher ls
+ * notes` lists them), which a person at a terminal runs; an agent has tools instead, and a REST client, perhaps on
+ * another machine, routes. Each command a tool (a route) does the same as becomes that tool (route) with its
+ * arguments; the others (`researcher index`, `repo add`, `verify`) stay commands, for the client to pass on to the
+ * server's user.
  */
 
 /** A command's shell words, unquoted as shellWord (terminal.ts) quotes them; `--json` says nothing to an agent. */
@@ -19,8 +20,11 @@ function splitRef(ref: string): { repository: string; path?: string } {
 
 const quoted = (value: string) => JSON.stringify(value);
 
-/** The tool that does what a CLI command does, with its arguments, or undefined when no tool does. */
-const TOOLS: Record<string, (args: string[]) => string | undefined> = {
+/** What does what a CLI command does, written with the command's arguments, or undefined when nothing does. */
+type Equivalent = (args: string[]) => string | undefined;
+
+/** The tool that does what a CLI command does, with its arguments. */
+const TOOLS: Record<string, Equivalent> = {
   ls: ([ref]) => {
     if (ref === undefined) return "the list_documents tool";
     const { repository, path } = splitRef(ref);
@@ -37,11 +41,47 @@ const TOOLS: Record<string, (args: string[]) => string | undefined> = {
   "repos-for": ([query]) => `the repositories_for tool${query ? ` with query ${quoted(query)}` : ""}`,
 };
 
+/** A value in a route's query string: percent-encoded, but for the `/` and `:` of paths and refs, which may stay. */
+const queryValue = (value: string) => encodeURIComponent(value).replace(/%2F/g, "/").replace(/%3A/g, ":");
+
+/** The REST route that does what a CLI command does, with its arguments (each part of the URL encoded as it must be). */
+const ROUTES: Record<string, Equivalent> = {
+  ls: ([ref]) => {
+    if (ref === undefined) return "`GET /documents`";
+    const { repository, path } = splitRef(ref);
+    return `\`GET /documents?repo=${queryValue(repository)}${path ? `&prefix=${queryValue(path)}` : ""}\``;
+  },
+  status: ([repository]) => `\`GET /status${repository ? `?repo=${queryValue(repository)}` : ""}\``,
+  get: ([ref]) => `\`GET /documents/${ref ? encodeURIComponent(ref) : "<ref>"}\``,
+  search: () => "`GET /search?q=…`",
+  repo: ([command]) => (command === "list" ? "`GET /repositories`" : undefined),
+};
+
+/** `hint` with each CLI command `equivalent` has a counterpart of written as that. */
+function rewritten(hint: string, equivalent: (name: string, args: string[]) => string | undefined): string {
+  return hint.replace(/`researcher ([a-z-]+)((?: [^`]*)?)`/g, (command, name: string, args: string) =>
+    // A name with control characters, quoted as $'…': left as the command it is.
+    args.includes("$'") ? command : (equivalent(name, words(args)) ?? command),
+  );
+}
+
+/** The entry of `table` for a command's name (not one every object has: `constructor`, `toString`). */
+const entry = (table: Record<string, Equivalent>, name: string) => (Object.hasOwn(table, name) ? table[name] : undefined);
+
 /** `hint` with each CLI command a tool does the same as written as that tool. */
 export function agentHint(hint: string): string {
-  return hint.replace(/`researcher ([a-z-]+)((?: [^`]*)?)`/g, (command, name: string, args: string) => {
-    // A name with control characters, quoted as $'…': left as the command it is.
-    const tool = Object.hasOwn(TOOLS, name) && !args.includes("$'") ? TOOLS[name] : undefined;
-    return tool?.(words(args)) ?? command;
+  return rewritten(hint, (name, args) => entry(TOOLS, name)?.(args));
+}
+
+/**
+ * `hint` for a REST client: each CLI command a route does the same as written as that route; one only a tool does
+ * (multi-get, remove, repos-for) as that tool, which the same server offers at POST /mcp.
+ */
+export function restHint(hint: string): string {
+  return rewritten(hint, (name, args) => {
+    const route = entry(ROUTES, name)?.(args);
+    if (route) return route;
+    const tool = entry(TOOLS, name)?.(args);
+    return tool && `${tool} (MCP, at POST /mcp)`;
   });
 }

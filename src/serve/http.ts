@@ -5,7 +5,7 @@
  * passes the same checks: the Host (and Origin, when sent) must name this server (DNS rebinding: a web page whose
  * name now resolves to this machine must not reach it, whatever address it is bound to), and with a token the
  * request must carry it. Only indexed documents are ever served: reads and listings go through
- * search/read-document.ts.
+ * search/read-document.ts. An error's hint names the route (or MCP's tool) that does what a CLI command does.
  */
 import { timingSafeEqual } from "node:crypto";
 import { hostname, networkInterfaces } from "node:os";
@@ -33,6 +33,7 @@ import { search, SearchContext, searchMode } from "../search/search.ts";
 import { VERSION } from "../version.ts";
 import { repositoryNames } from "../repos.ts";
 import { repositorySummaries, servedStatuses } from "../index/status.ts";
+import { restHint } from "./agent-hints.ts";
 
 export interface HttpOptions {
   port: number;
@@ -423,7 +424,11 @@ function methodNotAllowed(allowed: string): Response {
   return response;
 }
 
-/** Any error as `{ error: { code, message, hint? } }` with its code's status (errors.ts); a bug is logged, not described. */
+/**
+ * Any error as `{ error: { code, message, hint? } }` with its code's status (errors.ts); a bug is logged, not
+ * described. The hint names the route (or MCP's tool) for a CLI command one does the same as: a client of this
+ * server, perhaps on another machine, cannot run `researcher ls`.
+ */
 function errorResponse(thrown: unknown): Response {
   const error = toResearcherError(thrown);
   const status = ERROR_CODES[error.code].http;
@@ -431,6 +436,6 @@ function errorResponse(thrown: unknown): Response {
     logger.error(thrown);
     return Response.json({ error: { code: error.code, message: "internal error" } }, { status });
   }
-  const body = { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
+  const body = { code: error.code, message: error.message, ...(error.hint ? { hint: restHint(error.hint) } : {}) };
   return Response.json({ error: body }, { status });
 }

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { restHint } from "../../src/serve/agent-hints.ts";
 import { cliCommand, HOOK_TIMEOUT, runCli, startServe, tempDir, writeTree } from "../helpers.ts";
 import { scanOfPages } from "../pdf-fixtures.ts";
 
@@ -262,5 +263,39 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
     expect(route).toMatchObject({ status: 404, body: { error: { code: "NOT_FOUND", message: "no route /list" } } });
     for (const listed of ["GET /documents?repo=&prefix=", "GET /repositories", "GET /status"])
       expect(route.body.error.hint).toContain(listed);
+  });
+
+  test("an error's hint names the routes that do what the CLI commands it named do", async () => {
+    // Was: "only indexed documents can be read; `researcher ls docs` lists them, `researcher status` lists failures".
+    const missing = await get(`/documents/${encodeURIComponent("docs:zzz-nothing-like-it.md")}`);
+    expect(missing.status).toBe(404);
+    expect(missing.body.error).toEqual({
+      code: "DOCUMENT_NOT_FOUND",
+      message: "docs:zzz-nothing-like-it.md is not an indexed document",
+      hint: "only indexed documents can be read; `GET /documents?repo=docs` lists them, `GET /status` lists failures",
+    });
+    // A folder: read by multi-get, which only MCP has, and listed by /documents.
+    const folder = await get(`/documents/${encodeURIComponent("docs:guides")}`);
+    expect(folder.body.error.hint).toBe(
+      'the multi_get tool with pattern "docs:guides/" (MCP, at POST /mcp) reads them, `GET /documents?repo=docs&prefix=guides/` lists them',
+    );
+  });
+
+  test("restHint: a command a route does is that route, its arguments encoded; one only a tool does is that tool at /mcp; the rest stay", () => {
+    expect(restHint("`researcher ls 'my notes:drafts/a b'` lists them")).toBe(
+      "`GET /documents?repo=my%20notes&prefix=drafts/a%20b` lists them",
+    );
+    expect(restHint("`researcher ls` lists them")).toBe("`GET /documents` lists them");
+    expect(restHint("see `researcher status notes --json`")).toBe("see `GET /status?repo=notes`");
+    expect(restHint("read `researcher get '#51481f'` or `researcher get -- notes:-x.md`")).toBe(
+      "read `GET /documents/%2351481f` or `GET /documents/notes%3A-x.md`",
+    );
+    expect(restHint("`researcher repo list` shows the repositories")).toBe("`GET /repositories` shows the repositories");
+    expect(restHint("see `researcher repos-for 'borrow checker'`")).toBe(
+      'see the repositories_for tool with query "borrow checker" (MCP, at POST /mcp)',
+    );
+    // Commands no route nor tool does are the server's user's: they stay as they are.
+    for (const hint of ["`researcher repo add notes ~/notes`", "run `researcher index docs`", "`researcher constructor`"])
+      expect(restHint(hint)).toBe(hint);
   });
 });
