@@ -118,6 +118,21 @@ export function notIndexedYet(name: string, why?: string): ResearcherError {
   });
 }
 
+/**
+ * A repository whose first index run (process `pid`) is under way: nothing to run but to wait, as `status` says;
+ * "run `researcher index`" sent the user into "being indexed by process N" (s27 user U5).
+ */
+export function firstRunUnderWay(name: string, pid: number): ResearcherError {
+  return new ResearcherError("NOT_INDEXED", `repository '${name}' has not been indexed yet (its first index run is under way)`, {
+    hint: firstRunHint(name, pid),
+  });
+}
+
+/** What to do while a repository's first index run is under way. */
+export function firstRunHint(name: string, pid: number): string {
+  return `wait for it to finish (process ${pid}): \`researcher status ${name}\` says when it has`;
+}
+
 /** The system's codes for a path that does not exist, is not a folder, or may not be read or written. */
 const MISSING_OR_FORBIDDEN = new Set(["ENOENT", "ENOTDIR", "EACCES", "EPERM", "EROFS"]);
 

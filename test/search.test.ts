@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { indexRepository } from "../src/index/indexer.ts";
+import { indexFiles, indexRepository } from "../src/index/indexer.ts";
+import { acquireWriterLock } from "../src/lock.ts";
 import { setConfigValue } from "../src/config.ts";
 import { registerRepository, getRepository } from "../src/repos.ts";
 import { parseFilter } from "../src/search/filters.ts";
@@ -328,6 +329,38 @@ test("a repository whose first index run did not finish is 'not indexed yet', no
   expect((await search(home, { query: "alpha" })).skipped).toEqual([expect.objectContaining({ repository: "k", code: "NOT_INDEXED" })]);
   await indexRepository(home, repo);
   expect((await search(home, { query: "alpha", repositories: ["k"] })).results).toHaveLength(1);
+});
+
+test("during a first index run, search says to wait for it, not to run the index it would refuse (s27 user U5)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n", "b.md": "# B\n\nalpha beta\n" });
+  const repo = registerRepository(home, { name: "k", path: docs, embed: false });
+  Store.open(repo.dir, { create: true }).close(); // a first run before its first batch
+  const waiting = `wait for it to finish (process ${process.pid}): \`researcher status k\` says when it has`;
+  const running = async (check: () => Promise<void>) => {
+    const release = acquireWriterLock(repo.dir, repo.name); // the run, as another process would hold it
+    try {
+      await check();
+    } finally {
+      release();
+    }
+  };
+  await running(async () => {
+    await expect(search(home, { query: "alpha", repositories: ["k"] })).rejects.toMatchObject({
+      code: "NOT_INDEXED",
+      message: "repository 'k' has not been indexed yet (its first index run is under way)",
+      hint: waiting,
+    });
+  });
+  await indexFiles(home, repo, ["a.md"]); // as its first batch
+  await running(async () => {
+    const partial = await search(home, { query: "alpha", repositories: ["k"] });
+    expect(partial.results.map((r) => r.path)).toEqual(["a.md"]);
+    expect(partial.warnings).toEqual([
+      expect.objectContaining({ message: "its first index run is under way: only the 1 file indexed so far is searched", hint: waiting }),
+    ]);
+  });
 });
 
 test("a query of exclusions alone is a usage error that says to add a word, not 'no results' (s12 hostile #14)", async () => {

@@ -1,5 +1,5 @@
 /** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
-import { type ErrorCode, isResearcherError, notIndexedYet, ResearcherError } from "../errors.ts";
+import { type ErrorCode, firstRunHint, firstRunUnderWay, isResearcherError, notIndexedYet, ResearcherError } from "../errors.ts";
 import { writerLockHolder } from "../lock.ts";
 import { LIMIT, MAX_ALL_RESULTS, MAX_QUERY_CHARS, minimumScore, OFFSET, wholeNumber } from "./bounds.ts";
 import { BM25_WEIGHTS, rankOneWord, rankPostings, rankRareFirst } from "./bm25.ts";
@@ -395,9 +395,9 @@ function openRepositories(
           // An index whose first run was cut short (killed, a full disk) holds nothing: "no results" would read as
           // "not in my documents".
           if (documents === 0)
-            throw notIndexedYet(r.name, running ? "its first index run is under way" : "its first index run did not finish");
+            throw running ? firstRunUnderWay(r.name, running) : notIndexedYet(r.name, "its first index run did not finish");
           // Files indexed on their own (add_to_index, a watch batch) or so far by a first run are searched, said so.
-          partial.push(partiallyIndexed(r.name, documents, Boolean(running)));
+          partial.push(partiallyIndexed(r.name, documents, running));
         }
         return store;
       }),
@@ -408,13 +408,13 @@ function openRepositories(
 }
 
 /** The warning for a repository never indexed whole that holds some documents: its search leaves the rest out. */
-function partiallyIndexed(name: string, documents: number, running: boolean): SkippedRepository {
+function partiallyIndexed(name: string, documents: number, running: number | null): SkippedRepository {
   const [files, are] = documents === 1 ? ["1 file", "is"] : [`${documents} files`, "are"];
   const { code, hint } = notIndexedYet(name);
   const message = running
     ? `its first index run is under way: only the ${files} indexed so far ${are} searched`
     : `not indexed yet: only the ${files} indexed on ${documents === 1 ? "its" : "their"} own ${are} searched`;
-  return { repository: name, code, message, hint: hint ?? null };
+  return { repository: name, code, message, hint: running ? firstRunHint(name, running) : (hint ?? null) };
 }
 
 interface RepositoryResult {
