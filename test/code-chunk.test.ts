@@ -549,6 +549,174 @@ describe("chunkCode shapes", () => {
     expect(outline(py)).toEqual(["1-8 imports, def open_console"]);
   });
 
+  /** The heading of the fragment holding a line that contains `text`. */
+  const headingOf = (fragments: Fragment[], text: string) => fragments.find((f) => f.text.includes(text))?.headings.join(" › ");
+
+  test("a zlib-style header's comment below a prototype is the prototype's documentation (s26 agent F6)", async () => {
+    // zlib.h, shortened: each prototype, then its documentation, then a blank line. deflateInit is a macro documented
+    // by a comment that quotes its prototype: no declaration, so no heading.
+    const zlib = [
+      "ZEXTERN const char * ZEXPORT zlibVersion OF((void));",
+      "/* The application can compare zlibVersion and ZLIB_VERSION for consistency.",
+      "   If the first character differs, the library code actually used is not",
+      "   compatible with the zlib.h header file used by the application.  This check",
+      "   is automatically made by deflateInit and inflateInit.",
+      " */",
+      "",
+      "/*",
+      "ZEXTERN int ZEXPORT deflateInit OF((z_streamp strm, int level));",
+      "",
+      "     Initializes the internal stream state for compression.  The fields",
+      "   zalloc, zfree and opaque must be initialized before by the caller.  If",
+      "   zalloc and zfree are set to Z_NULL, deflateInit updates them to use default",
+      "   allocation functions.",
+      "*/",
+      "",
+      "",
+      "ZEXTERN int ZEXPORT deflate OF((z_streamp strm, int flush));",
+      "/*",
+      "    deflate compresses as much data as possible, and stops when the input",
+      "  buffer becomes empty or the output buffer becomes full.  It may introduce",
+      "  some output latency (reading input without producing any output) except when",
+      "  forced to flush.",
+      "*/",
+      "",
+      "",
+      "ZEXTERN int ZEXPORT deflateEnd OF((z_streamp strm));",
+      "/*",
+      "     All dynamically allocated data structures for this stream are freed.",
+      "   This function discards any unprocessed input and does not flush any pending",
+      "   output.",
+      "",
+      "     deflateEnd returns Z_OK if success, Z_STREAM_ERROR if the",
+      "   stream state was inconsistent, Z_DATA_ERROR if the stream was freed",
+      "   prematurely (some input or output was discarded).  In the error case, msg",
+      "   may be set but then points to a static string (which must not be",
+      "   deallocated).",
+      "*/",
+      "",
+    ].join("\n");
+    const fragments = (await chunkCode(zlib, "c", { maxTokens: 100, packBelow: 0 }))!;
+    expect(outline(fragments)).toEqual(["1-6 zlibVersion()", "8-15", "18-24 deflate()", "27-34 deflateEnd()", "35-38 deflateEnd()"]);
+    // Split past the budget, the documentation's parts are still the prototype's unit.
+    expect(new Set(fragments.slice(-2).map((f) => f.unit)).size).toBe(1);
+    checkCoverage(zlib, fragments);
+    // At the default budget too: the passage an agent finds by the doc's words is headed by its function.
+    const whole = (await chunkCode(zlib, "c", { maxTokens: 512 }))!;
+    expect(headingOf(whole, "deflate compresses as much data")).toContain("deflate()");
+    expect(headingOf(whole, "All dynamically allocated")).toContain("deflateEnd()");
+  });
+
+  test("a comment directly above a C declaration stays its own, and a header's licence below its include guard is no doc of the guard (s26 agent F6)", async () => {
+    // glibc's string.h: each prototype's comment is right above it, also where it follows the prototype before
+    // with no blank line between (memcpy, memmove); virtio_ids.h: the file's licence right below its guard.
+    const header = [
+      "#ifndef _LINUX_VIRTIO_IDS_H",
+      "#define _LINUX_VIRTIO_IDS_H",
+      "/*",
+      " * Virtio IDs",
+      " *",
+      " * This header is BSD licensed so anyone can use the definitions to implement",
+      " * compatible drivers/servers.",
+      " */",
+      "",
+      "/* Copy N bytes of SRC to DEST.  */",
+      "extern void *memcpy (void *__restrict __dest, const void *__restrict __src,",
+      "\t\t     size_t __n) __THROW __nonnull ((1, 2));",
+      "/* Copy N bytes of SRC to DEST, guaranteeing",
+      "   correct behavior for overlapping strings.  */",
+      "extern void *memmove (void *__dest, const void *__src, size_t __n)",
+      "     __THROW __nonnull ((1, 2));",
+      "",
+      "/* Copy SRC to DEST.  */",
+      "extern char *strcpy (char *__restrict __dest, const char *__restrict __src)",
+      "     __THROW __nonnull ((1, 2));",
+      "/* Copy no more than N characters of SRC to DEST.  */",
+      "extern char *strncpy (char *__restrict __dest,",
+      "\t\t      const char *__restrict __src, size_t __n)",
+      "     __THROW __nonnull ((1, 2));",
+      "",
+      "#endif /* _LINUX_VIRTIO_IDS_H */",
+      "",
+    ].join("\n");
+    const fragments = (await chunkCode(header, "c", { maxTokens: 60, packBelow: 0 }))!;
+    expect(outline(fragments)).toEqual([
+      "1-2 #define _LINUX_VIRTIO_IDS_H",
+      "3-8",
+      "10-12 memcpy()",
+      "13-16 memmove()",
+      "18-20 strcpy()",
+      "21-24 strncpy()",
+      "26-26",
+    ]);
+    checkCoverage(header, fragments);
+  });
+
+  test("a C header mixing both: a #define's comment below it is its own, a comment right above the next is the next's (s26 agent F6)", async () => {
+    // Python's modsupport.h (the API version's log below its #defines, the ABI version's note above its own), png.h
+    // (each function-like macro's comment indented below it) and linux/pfkeyv2.h (a struct's size below it).
+    const header = [
+      "#define Py_CLEANUP_SUPPORTED 0x20000",
+      "",
+      "#define PYTHON_API_VERSION 1013",
+      '#define PYTHON_API_STRING "1013"',
+      "/* The API version is maintained (independently from the Python version)",
+      "   so we can detect mismatches between the interpreter and dynamically",
+      "   loaded modules.  These are diagnosed by an error message but",
+      "   the module is still loaded (because the mismatch can only be tested",
+      "   after loading the module).",
+      "*/",
+      "",
+      "/* The PYTHON_ABI_VERSION is introduced in PEP 384. For the lifetime of",
+      "   Python 3, it will stay at the value of 3; changes to the limited API",
+      "   must be performed in a strictly backwards-compatible manner. */",
+      "#define PYTHON_ABI_VERSION 3",
+      '#define PYTHON_ABI_STRING "3"',
+      "",
+      "#define PNG_IMAGE_SAMPLE_CHANNELS(fmt)\\",
+      "   (((fmt)&(PNG_FORMAT_FLAG_COLOR|PNG_FORMAT_FLAG_ALPHA))+1)",
+      "   /* Return the total number of channels in a given format: 1..4 */",
+      "",
+      "#define PNG_IMAGE_SAMPLE_COMPONENT_SIZE(fmt)\\",
+      "   ((((fmt) & PNG_FORMAT_FLAG_LINEAR) >> 2)+1)",
+      "   /* Return the size in bytes of a single component of a pixel or color-map",
+      "    * entry (as appropriate) in the image: 1 or 2.",
+      "    */",
+      "",
+      "struct sadb_x_kmaddress {",
+      "\t__u16\tsadb_x_kmaddress_len;",
+      "\t__u16\tsadb_x_kmaddress_exttype;",
+      "\t__u32\tsadb_x_kmaddress_reserved;",
+      "} __attribute__((packed));",
+      "/* sizeof(struct sadb_x_kmaddress) == 8 */",
+      "",
+      "/* To specify the SA dump filter */",
+      "struct sadb_x_filter;",
+      "",
+    ].join("\n");
+    const fragments = (await chunkCode(header, "c", { maxTokens: 60, packBelow: 0 }))!;
+    expect(outline(fragments)).toEqual([
+      "1-1 #define Py_CLEANUP_SUPPORTED",
+      "3-3 #define PYTHON_API_VERSION",
+      "4-6 #define PYTHON_API_STRING",
+      "7-10 #define PYTHON_API_STRING",
+      "12-15 #define PYTHON_ABI_VERSION",
+      "16-16 #define PYTHON_ABI_STRING",
+      "18-20 #define PNG_IMAGE_SAMPLE_CHANNELS",
+      "22-26 #define PNG_IMAGE_SAMPLE_COMPONENT_SIZE",
+      "28-33 struct sadb_x_kmaddress",
+      "35-36 struct sadb_x_filter",
+    ]);
+    checkCoverage(header, fragments);
+    // Other languages keep a comment below a declaration apart: a TypeScript constant's is no doc of it.
+    const ts =
+      "export const RETRIES_BEFORE_THE_PARSER_GIVES_UP = 10;\n// ---- helpers the parser and its callers share ----\n\nexport function f() {\n  return 1;\n}\n";
+    expect(outline(await chunkCode(ts, "typescript", { maxTokens: 60, packBelow: 0 }))).toEqual([
+      "1-1 const RETRIES_BEFORE_THE_PARSER_GIVES_UP",
+      "2-2",
+      "4-6 function f",
+    ]);
+  });
   test("a .h header holding C++ (a namespace, a class, a template) is C++, a plain one C (s13 hostile #10)", async () => {
     const { convertFile } = await import("../src/convert/convert.ts");
     const cpp = "#pragma once\nnamespace ui {\ntemplate <typename T> class Widget {\npublic:\n  void draw();\n};\n}\n";

@@ -93,6 +93,7 @@ function envCommand(words: string[]): string {
  * C++ standard header or writes a qualified name (`Napi::Value`) is C++. Version 24: an object literal's methods
  * (`Parser.prototype = { feed: function … }`) are units; a TypeScript method's overload signatures, and the comments
  * above and between them, are the method's; a definition over the budget only with its doc comment is cut between
- * the two; what a conditional in a function's body defines is defined by the function's fragment.)
+ * the two; what a conditional in a function's body defines is defined by the function's fragment. Version 25: in C
+ * and C++, comments right below a declaration with a blank line after them are its documentation (zlib.h's style).)
  */
-export const CODE_OUTLINE_VERSION = 24;
+export const CODE_OUTLINE_VERSION = 25;

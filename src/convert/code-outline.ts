@@ -2,7 +2,8 @@
  * Source code → sections that follow the syntax tree, each of which the index makes a fragment of. A section is a
  * whole top-level unit (a function, a class with its members, a run of imports) when it fits the budget; small
  * neighbours are packed together; a longer unit is split at its inner units (methods, then statements), never inside
- * a line. Comments, doc comments, decorators and attributes directly above a unit stay with it. Every section carries
+ * a line. Comments, doc comments, decorators and attributes directly above a unit stay with it (in C and C++ so
+ * does a declaration's documentation written right below it, zlib.h's style). Every section carries
  * the symbol path of what it holds as its headings (`class Parser › def feed`) and its 1-based line range in the file.
  *
  * The walk is driven by the budget (a unit is opened only when it is too long), so the whole of it runs here, in the
@@ -392,7 +393,7 @@ class Chunker {
 
   /**
    * The inner units within rows `from..to` of a container's children (a node's, or the blocks' of several nodes
-   * that share lines): the children as line ranges, where children sharing a line become one unit, comments and decorators join the unit right below them (no blank line between; a doc comment across blank lines), and
+   * that share lines): the children as line ranges, where children sharing a line become one unit, comments and decorators join the unit right below them (no blank line between; a doc comment across blank lines) or, in C and C++, the declaration above them (`trails`), and
    * rows no child covers (stray punctuation) join the unit above.
    */
   units(children: SyntaxNode[], from: number, to: number): Unit[] {
@@ -417,7 +418,13 @@ class Chunker {
       if (previous && start <= previous.end) {
         // Two units on one line: one unit (`a = 1; b = 2`, a trailing comment, a closing brace).
         units[units.length - 1] = merge(previous, unit);
-      } else if (previous?.attachable && !unit.attachable && unit.label !== "imports" && this.attaches(previous, start)) {
+      } else if (
+        previous?.attachable &&
+        !unit.attachable &&
+        unit.label !== "imports" &&
+        this.attaches(previous, start) &&
+        !this.trails(units.at(-2), previous, false)
+      ) {
         // (A file's header comment above its imports is about the file: it stays a unit of its own.)
         units[units.length - 1] = { ...unit, start: previous.start };
       } else if (previous?.attachable && unit.attachable && start === previous.end + 1) {
@@ -432,6 +439,9 @@ class Chunker {
       if (signed && last && overloads(signed, last))
         units.splice(-2, 2, { ...last, start: signed.start, nodes: [...signed.nodes, ...last.nodes] });
     }
+    // A C declaration's documentation below it joins it (after the loop: a run of comments is whole only there).
+    for (let i = units.length - 1; i > 0; i--)
+      if (this.trails(units[i - 1], units[i]!, i === units.length - 1)) units.splice(i - 1, 2, { ...units[i - 1]!, end: units[i]!.end });
     // Non-blank rows between units (tokens no child covers) go with the unit above.
     for (let i = 0; i + 1 < units.length; i++) {
       const next = units[i + 1]!.start;
@@ -452,6 +462,23 @@ class Chunker {
     const last = this.lines[above.end]!.trim();
     const doc = last.startsWith("///") || (last.endsWith("*/") && this.docCommentStart(above) !== undefined);
     return doc && this.lines.slice(above.end + 1, start).every((line) => line.trim() === "");
+  }
+
+  /**
+   * Whether `comments` document the C or C++ declaration above them (a prototype, a `#define`, a typedef, a struct):
+   * they start on the row after it ends, and a blank line or the container's end (`atEnd`) comes after them. zlib.h
+   * and many headers write `ZEXTERN int ZEXPORT deflate OF((…));` and below it the block comment `deflate compresses
+   * …`, as Python's docstring is inside its function. Left to the declaration below, or alone, 26 of zlib.h's 64
+   * fragments had no heading and the one headed `deflate()` was deflateInit's documentation (s26 agent F6). A comment
+   * right above the next declaration stays its own, as before.
+   */
+  private trails(owner: Unit | undefined, comments: Unit, atEnd: boolean): boolean {
+    if ((this.language !== "c" && this.language !== "cpp") || !owner || owner.label === null) return false;
+    if (comments.start !== owner.end + 1 || !comments.nodes.every((node) => COMMENT.test(node.type))) return false;
+    // (The declaration's own node: a comment may share its first line, its `;` its last.)
+    const declaration = owner.nodes.find((node) => !COMMENT.test(node.type));
+    if (!declaration || !TRAILING_DOC_OWNERS.has(declaration.type) || isIncludeGuard(declaration)) return false;
+    return atEnd || this.lines[comments.end + 1]!.trim() === "";
   }
 
   /** The row where the unit's last comment opens as a doc comment (`/**`), if it does. */
@@ -552,6 +579,27 @@ const ATTACHABLE = new Set(["decorator", "attribute_item", "annotation", "marker
 function isAttachable(type: string): boolean {
   return COMMENT.test(type) || ATTACHABLE.has(type);
 }
+
+/**
+ * An include guard's `#define API_H` (the name its `#ifndef` tests): the comment below it is the file's header (a
+ * licence, what the file is for), not the guard's doc.
+ */
+function isIncludeGuard(node: SyntaxNode): boolean {
+  const guard = node.parent?.type === "preproc_ifdef" ? node.parent.childForFieldName("name")?.text : undefined;
+  return node.type === "preproc_def" && guard !== undefined && guard === node.childForFieldName("name")?.text;
+}
+
+/** The C and C++ declarations a comment right below documents (Chunker.trails); a function's body ends its own. */
+const TRAILING_DOC_OWNERS = new Set([
+  "declaration",
+  "preproc_def",
+  "preproc_function_def",
+  "type_definition",
+  "struct_specifier",
+  "union_specifier",
+  "enum_specifier",
+  "class_specifier",
+]);
 
 const IMPORTS = new Set([
   "import_statement",
