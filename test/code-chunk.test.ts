@@ -607,6 +607,42 @@ describe("chunkCode shapes", () => {
     expect(headingOf(whole, "All dynamically allocated")).toContain("deflateEnd()");
   });
 
+  test("a zlib prototype the grammar broke inside its parameters is named, its lines and its doc one unit (s26 agent F6)", async () => {
+    // zlib.h: `OF((…))` over lines, or with a parameter the grammar takes for a type, parses as an error or a call.
+    const zlib = [
+      "ZEXTERN int ZEXPORT gzsetparams OF((gzFile file, int level, int strategy));",
+      "/*",
+      "     Dynamically update the compression level and strategy for file.  See the",
+      "   description of deflateInit2 for the meaning of these parameters. Previously",
+      "   provided data is flushed before applying the parameter changes.",
+      "*/",
+      "",
+      "ZEXTERN int ZEXPORT deflatePending OF((z_streamp strm,",
+      "                                       unsigned *pending,",
+      "                                       int *bits));",
+      "/*",
+      "     deflatePending() returns the number of bytes and bits of output that have",
+      "   been generated, but not yet provided in the available output.  The bytes not",
+      "   provided would be due to the available output space having being consumed.",
+      " */",
+      "",
+      "ZEXTERN int ZEXPORT compress OF((Bytef *dest,   uLongf *destLen,",
+      "                                 const Bytef *source, uLong sourceLen));",
+      "/*",
+      "     Compresses the source buffer into the destination buffer.  sourceLen is",
+      "   the byte length of the source buffer.",
+      "*/",
+      "",
+    ].join("\n");
+    const fragments = (await chunkCode(zlib, "c", { maxTokens: 160, packBelow: 0 }))!;
+    expect(outline(fragments)).toEqual(["1-6 gzsetparams()", "8-15 deflatePending()", "17-22 compress()"]);
+    checkCoverage(zlib, fragments);
+    // Cut in two, both parts of deflatePending's prototype and doc are its own.
+    const cut = (await chunkCode(zlib, "c", { maxTokens: 100, packBelow: 0 }))!.filter((f) => f.startLine >= 8 && f.endLine <= 15);
+    expect(outline(cut)).toEqual(["8-9 deflatePending()", "10-15 deflatePending()"]);
+    expect(cut[0]!.unit).toBe(cut[1]!.unit);
+  });
+
   test("a comment directly above a C declaration stays its own, and a header's licence below its include guard is no doc of the guard (s26 agent F6)", async () => {
     // glibc's string.h: each prototype's comment is right above it, also where it follows the prototype before
     // with no blank line between (memcpy, memmove); virtio_ids.h: the file's licence right below its guard.

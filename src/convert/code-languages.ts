@@ -94,6 +94,7 @@ function envCommand(words: string[]): string {
  * (`Parser.prototype = { feed: function … }`) are units; a TypeScript method's overload signatures, and the comments
  * above and between them, are the method's; a definition over the budget only with its doc comment is cut between
  * the two; what a conditional in a function's body defines is defined by the function's fragment. Version 25: in C
- * and C++, comments right below a declaration with a blank line after them are its documentation (zlib.h's style).)
+ * and C++, comments right below a declaration with a blank line after them are its documentation (zlib.h's style).
+ * Version 26: a K&R prototype the grammar broke inside its `OF((…))` parameters is named, its lines one unit.)
  */
-export const CODE_OUTLINE_VERSION = 25;
+export const CODE_OUTLINE_VERSION = 26;

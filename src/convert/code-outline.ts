@@ -415,8 +415,9 @@ class Chunker {
         tokens: 0,
       };
       const previous = units.at(-1);
-      if (previous && start <= previous.end) {
-        // Two units on one line: one unit (`a = 1; b = 2`, a trailing comment, a closing brace).
+      if (previous && (start <= previous.end || this.openPrototype(previous))) {
+        // Two units on one line: one unit (`a = 1; b = 2`, a trailing comment, a closing brace). So are the lines of a
+        // prototype the grammar broke off inside its parameters.
         units[units.length - 1] = merge(previous, unit);
       } else if (
         previous?.attachable &&
@@ -479,6 +480,19 @@ class Chunker {
     const declaration = owner.nodes.find((node) => !COMMENT.test(node.type));
     if (!declaration || !TRAILING_DOC_OWNERS.has(declaration.type) || isIncludeGuard(declaration)) return false;
     return atEnd || this.lines[comments.end + 1]!.trim() === "";
+  }
+
+  /**
+   * Whether a unit is a C prototype named by brokenPrototypeName whose parameter list goes on below it: the grammar
+   * ended its error node at the line's end (`OF((z_streamp strm,`), and the parameters on the lines after were units
+   * of their own, with no name, and its documentation theirs.
+   */
+  private openPrototype(unit: Unit): boolean {
+    if ((this.language !== "c" && this.language !== "cpp") || unit.label === null || unit.nodes.at(-1)!.type !== "ERROR") return false;
+    let depth = 0;
+    for (let row = unit.start; row <= unit.end; row++)
+      for (const char of this.lines[row]!) depth += char === "(" ? 1 : char === ")" ? -1 : 0;
+    return depth > 0;
   }
 
   /** The row where the unit's last comment opens as a doc comment (`/**`), if it does. */
@@ -732,6 +746,10 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
         : splitPrototypeName(node, declarator);
     return name ? `${name}()` : null;
   }
+  if ((type === "ERROR" || type === "expression_statement") && (language === "c" || language === "cpp")) {
+    const name = brokenPrototypeName(node, type);
+    return name ? `${name}()` : null;
+  }
   if (type === "impl_item") {
     const target = node.childForFieldName("type")?.text;
     const trait = node.childForFieldName("trait")?.text;
@@ -932,6 +950,28 @@ function macroWrappedName(node: SyntaxNode, declarator: SyntaxNode): string | nu
 function splitPrototypeName(node: SyntaxNode, declarator: SyntaxNode | null): string | null {
   const type = node.childForFieldName("type");
   if (!MACRO.test(type?.text ?? "") || declarator?.type !== "parenthesized_declarator" || !declarator.text.startsWith("((")) return null;
+  return nameBefore(node);
+}
+
+/**
+ * The same, where the grammar read the second part otherwise: as an error node that opens with the macro and its
+ * doubled parenthesis (`OF((z_streamp strm,` ending a line, `OF((gzFile file, int level, int strategy))`), or as a
+ * call of the macro (`OF((Bytef *dest, uLongf *destLen,` and a line more). zlib.h's deflateTune, deflatePending,
+ * gzsetparams, compress and a dozen more were prototypes without a name (s26 agent F6).
+ */
+function brokenPrototypeName(node: SyntaxNode, type: string): string | null {
+  if (type === "ERROR") {
+    const [macro, open, inner] = [node.child(0), node.child(1), node.child(2)];
+    if (macro?.type !== "type_identifier" || !MACRO.test(macro.text) || open?.type !== "(" || inner?.type !== "(") return null;
+    return nameBefore(node);
+  }
+  const call = node.namedChildren[0];
+  if (call?.type !== "call_expression" || !MACRO.test(call.childForFieldName("function")?.text ?? "")) return null;
+  return call.childForFieldName("arguments")?.text.startsWith("((") ? nameBefore(node) : null;
+}
+
+/** The name `ZEXPORT deflate;` ends with, when that part of a split prototype is right before `node` on its line. */
+function nameBefore(node: SyntaxNode): string | null {
   const before = node.previousNamedSibling;
   const name =
     before?.type === "declaration" && before.endPosition.row === node.startPosition.row ? before.childForFieldName("declarator") : null;
