@@ -353,7 +353,13 @@ describe("watchRepositories when the folder goes away", () => {
     writeTree(docs, { "a.md": "# A\n\napple\n", "b/c.md": "# C\n\ncherry\n" });
     const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
     const batches = new Batches();
-    const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+    const folder: [string, boolean, string][] = [];
+    const handle = watchRepositories(home, [repo], {
+      debounceMs: 50,
+      onBatch: batches.add,
+      onError: (e) => batches.errors.push(e),
+      onFolder: (...told) => folder.push(told),
+    });
     try {
       await handle.ready;
       const before = indexed(repo);
@@ -362,11 +368,17 @@ describe("watchRepositories when the folder goes away", () => {
       renameSync(docs, join(parent, "away"));
       await Bun.sleep(300); // nothing is written while it is away: wait past a few debounces
       expect(indexed(repo)).toEqual(before);
+      // Said once, for a supervisor tailing a pipe that showed nothing of it (s27 user U3).
+      expect(folder).toEqual([["docs", false, docs]]);
 
       writeFileSync(join(parent, "away/d.md"), "# D\n\ndate\n");
       renameSync(join(parent, "away"), docs);
       const scan = await batches.next((b) => b.scan);
       expect(scan).toMatchObject({ indexed: 1, removed: 0 });
+      expect(folder).toEqual([
+        ["docs", false, docs],
+        ["docs", true, docs],
+      ]);
       expect(indexed(repo)).toEqual(await freshIndex(repo));
 
       // Events work again on the folder that came back.

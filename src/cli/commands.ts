@@ -50,6 +50,7 @@ import {
   watchBatchJson,
   watchBatchText,
   clock,
+  folderNote,
   watchStatusLine,
 } from "../serve/render.ts";
 import { getRepository, listRepositories, type Repository, repositoryNames, selectRepositories } from "../repos.ts";
@@ -323,6 +324,7 @@ export async function watchCommand(names: string[], flags: Flags): Promise<void>
     },
     onStatus: live?.status,
     onRemoved: (repository) => note(`${clock()} ${repository}: removed from the repositories, watched no more`),
+    onFolder: (repository, present, path) => note(`${clock()} ${repository}: ${folderNote(present, path)}`),
     onNothingLeft: () => {
       note(`${clock()} nothing left to watch: the watch ends`);
       stop();

@@ -14,7 +14,7 @@ import { SearchContext } from "../search/search.ts";
 import { limited, type Serial, serialized } from "../serial.ts";
 import { VERSION } from "../version.ts";
 import { describe, named, registerTools, resourcesChanged, rpcError } from "./mcp-tools.ts";
-import { ocrNote } from "./render.ts";
+import { folderNote, ocrNote } from "./render.ts";
 import { InvalidMessage, LineTooLong, StdioLineTransport, withoutNullParams } from "./stdio-transport.ts";
 import { STOP_WAIT_MS, watchRepositories, type WatchHandle } from "./watch.ts";
 
@@ -102,6 +102,7 @@ export function startWatch(home: string, writes: Serial, embedders: EmbedderCach
     },
     onError: (error, repository) => logger.error(`watch: ${repository}: ${describe(toResearcherError(error))}`),
     onRemoved: (repository) => logger.info(`watch: ${repository}: removed from the repositories, watched no more`),
+    onFolder: (repository, present, path) => (present ? logger.info : logger.warn)(`watch: ${repository}: ${folderNote(present, path)}`),
   });
 }
 

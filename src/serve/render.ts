@@ -870,6 +870,11 @@ export function watchBatchText(batch: WatchBatch): string {
   return `${clock()} ${batch.repository}: ${what}: ${batch.indexed} indexed${ocrNote(batch.ocr_pages)}, ${batch.removed} removed, ${batch.failed} failed (${batch.seconds} s)\n`;
 }
 
+/** A watched repository's folder gone missing, or back (WatchOptions.onFolder). */
+export function folderNote(present: boolean, path: string): string {
+  return present ? `folder ${path} is back: looking for changes` : `folder ${path} is missing: waiting for it (its documents stay indexed)`;
+}
+
 /** The time of day a watch's lines start with. */
 export const clock = () => new Date().toTimeString().slice(0, 8);
 
@@ -892,7 +897,11 @@ export function watchStatusLine(stream: Terminal): {
     timer = undefined;
     drawn = performance.now();
     const busy = [...states.values()].filter((s) => s.state !== "watching");
-    const doing = busy.map((s) => `${s.repository} ${s.state}${s.pending ? ` (${s.pending} pending)` : ""}`).join(", ");
+    const doing = busy
+      .map(
+        (s) => `${s.repository} ${s.state === "waiting" ? "waiting for its folder" : s.state}${s.pending ? ` (${s.pending} pending)` : ""}`,
+      )
+      .join(", ");
     const text = `watching ${count(states.size, "repository", "repositories")}${doing ? ` · ${doing}` : ""}${last ? ` · last: ${last}` : ""}`;
     stream.write(`\r\x1b[2K${text.slice(0, stream.columns() - 1)}`);
   };

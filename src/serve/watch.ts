@@ -99,6 +99,12 @@ export interface WatchOptions {
    */
   onRemoved?: (repository: string) => void;
   /**
+   * A repository's folder went missing (an unmounted drive, a folder moved away: its documents stay, and the watch
+   * waits for it) or came back (`present`). A supervisor tailing the output could not tell a healthy quiet watch
+   * from one whose folder was gone (s27 user U3).
+   */
+  onFolder?: (repository: string, present: boolean, path: string) => void;
+  /**
    * Runs each batch. `serve --watch` passes the MCP server's writer queue, so the server's own writes and the
    * watch take turns instead of meeting the writer lock.
    */
@@ -499,11 +505,13 @@ class RepositoryWatch {
   private waitForRoot(): void {
     if (this.rootCheck || this.closed) return;
     this.report("waiting");
+    this.context.options.onFolder?.(this.repo.name, false, this.repo.path);
     this.rootCheck = setInterval(() => {
       if (!isFolder(this.repo.path)) return;
       clearInterval(this.rootCheck);
       this.rootCheck = undefined;
       this.needsScan = true;
+      this.context.options.onFolder?.(this.repo.name, true, this.repo.path);
       try {
         this.startWatcher();
       } catch (error) {
