@@ -532,6 +532,7 @@ test("a vowel sign is part of its word and optional points are not: कमला
     "pointed.md": "# Torah\n\nבְּרֵאשִׁית בָּרָא אֱלֹהִים אֵת הַשָּׁמַיִם וְאֵת הָאָרֶץ\n",
     "arabic.md": "# Book\n\nقرأت كِتَابًا جَمِيلًا\n",
     "arabic-plain.md": "# Plain\n\nقرأت كتابا جميلا في المكتبة\n",
+    "arabic-article.md": "# Care\n\nمصاب بالسرطان وعلاجه في المستشفى\n",
   });
   const hindi = tempDir();
   writeTree(hindi, {
@@ -547,6 +548,19 @@ test("a vowel sign is part of its word and optional points are not: कमला
   expect(torah?.path).toBe("pointed.md");
   expect(torah!.highlights.map(([start, end]) => torah!.snippet.slice(start, end))).toEqual(["בְּרֵאשִׁית"]); // marked as written
   expect((await found("كتابا")).map((r) => r.path).sort()).toEqual(["arabic-plain.md", "arabic.md"]);
+  // A word with the article and a preposition joined to it is found by the word alone, and as written (s27 user U1).
+  for (const query of ["سرطان", "بالسرطان"]) expect((await found(query)).map((r) => r.path)).toEqual(["arabic-article.md"]);
+  expect((await found("مستشفى")).map((r) => r.path)).toEqual(["arabic-article.md"]);
+  // An index written as version 5 (words as written only) is written again by its next run.
+  const mk = getRepository(home, "mk");
+  const db = new Database(Store.dbPath(mk.dir));
+  db.run("INSERT INTO fragments_fts(fragments_fts) VALUES('delete-all')");
+  db.run("INSERT INTO fragments_fts(rowid, title, heading, body) SELECT f.id, '', f.heading, f.text FROM fragments f");
+  db.run("UPDATE meta SET value = '5' WHERE key = 'full_text_version'");
+  db.close();
+  expect(await found("سرطان")).toEqual([]);
+  await indexRepository(home, mk);
+  expect((await found("سرطان")).map((r) => r.path)).toEqual(["arabic-article.md"]);
   const [hi] = (await search(home, { query: "हिन्दी", mode: "bm25", explain: true })).results;
   expect(hi?.path).toBe("hi.md");
   expect(hi!.explain!.merge!.lexical).toBeGreaterThan(0.5);

@@ -9,6 +9,7 @@ import { registerRepository, type Repository } from "../src/repos.ts";
 import { search } from "../src/search/search.ts";
 import { vectorIndexState } from "../src/search/vectors.ts";
 import { missingFromSchema, SCHEMA_VERSION } from "../src/store/schema.ts";
+import { FULL_TEXT_VERSION } from "../src/store/fts.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { Store } from "../src/store/store.ts";
 import { cliCommand, GLOVE, ROOT, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
@@ -199,7 +200,7 @@ test("a schema 12 index (marks cut words apart in its full-text index) is refuse
   const upgraded = new Database(Store.dbPath(repo.dir), { readonly: true });
   expect(upgraded.query("SELECT count(*) AS n FROM term_impacts").get()).toEqual({ n: 0 });
   expect(upgraded.query("SELECT count(*) AS n FROM term_postings").get()).toEqual({ n: 0 });
-  expect(upgraded.query("SELECT value FROM meta WHERE key = 'full_text_version'").get()).toEqual({ value: "5" });
+  expect(upgraded.query("SELECT value FROM meta WHERE key = 'full_text_version'").get()).toEqual({ value: String(FULL_TEXT_VERSION) });
   upgraded.close();
   expect(schemaVersion(repo)).toBe(SCHEMA_VERSION);
   expect((await search(home, { query: "कमला", mode: "bm25" })).results.map((hit) => hit.path)).toEqual(["kamala.md"]);

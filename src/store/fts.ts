@@ -17,10 +17,11 @@ export const FTS_TOKENIZE = `tokenize = "porter unicode61 remove_diacritics 2 ca
  * The version of what `ftsText` makes of a text: 2 folds compatibility forms and composes characters (NFKC); 3 drops
  * zero-width spaces, word joiners and U+FEFF inside words, as soft hyphens were (text.ts); 4 cuts Thai, Lao, Khmer
  * and Myanmar into their words; 5 drops Hebrew and Arabic points (text.ts OPTIONAL_POINTS), with schema 13, whose
- * upgrade writes the full text again itself (its tokenizer changed too). An index that recorded another version is
- * written again from its fragments by the next index run (FullTextIndex.upgrade).
+ * upgrade writes the full text again itself (its tokenizer changed too); 6 adds Arabic words without their article
+ * (text.ts ARABIC_ARTICLE). An index that recorded another version is written again from its fragments by the next
+ * index run (FullTextIndex.upgrade); until then searches read it as it is (a form it lacks is not found).
  */
-export const FULL_TEXT_VERSION = 5;
+export const FULL_TEXT_VERSION = 6;
 
 /** A full-text table's columns, in the order bm25() takes their weights. */
 export const FTS_COLUMNS: readonly string[] = ["title", "heading", "body"];
