@@ -255,14 +255,13 @@ export const OUTPUT = {
           embeddings_pending: z.number().describe("Fragment texts without a vector yet (BM25 finds them meanwhile)"),
           indexing: z.number().nullable().describe("The process writing its index now, or null"),
           languages: z.record(z.string(), z.number()).describe("Code files by language"),
+          moved_aside: z
+            .array(z.object({ path: z.string(), bytes: z.number() }))
+            .describe("Indexes moved aside because they could not be used (index.db.damaged-<time>), the user's to delete"),
           ...(failures
             ? {
                 failures: z.array(failureEntry).describe("Files that failed, with why: the first 100"),
                 failures_total: z.number().describe("How many files failed in all"),
-                moved_aside: z
-                  .array(z.object({ path: z.string(), bytes: z.number() }))
-                  .optional()
-                  .describe("Indexes moved aside because they could not be used (index.db.damaged-<time>), the user's to delete"),
                 ann: z
                   .string()
                   .nullable()
