@@ -38,6 +38,7 @@ import {
   StandardFonts,
 } from "pdf-lib";
 import { getRepository } from "../src/repos.ts";
+import { search } from "../src/search/search.ts";
 import { Store } from "../src/store/store.ts";
 import { watchBatchJson, watchBatchText } from "../src/serve/render.ts";
 import { type WatchBatch, watchRepositories } from "../src/serve/watch.ts";
@@ -138,6 +139,27 @@ describe("OCR", () => {
       expect(pages.map((page) => page.trim())).toEqual(Array(20).fill(one.text.replace("<!-- page 1 -->", "").trim()));
       // Read 20 times it took 20 pages' time; read once, that of one page and 19 decodings and hashes.
       expect(manyPages).toBeLessThan(onePage * 5);
+    },
+    OCR_TIMEOUT,
+  );
+
+  testShared(
+    "a first run's note is searchable within seconds while the scan after it is still being read (s27 user U5)",
+    async () => {
+      // The note waited for the scan's OCR: a batch came due only when the next file was read.
+      const { home, repo } = bm25Repository({ "a.md": "# Note\n\nzqmalaria note\n", "b.pdf": await scannedPages(SCAN, [1, 2]) });
+      let finished = false;
+      const run = indexRepository(home, repo).then(() => {
+        finished = true;
+      });
+      const found = () =>
+        search(home, { query: "zqmalaria", mode: "bm25" }).then(
+          (answer) => answer.results.length > 0,
+          () => false, // not indexed yet: nothing written
+        );
+      while (!finished && !(await found())) await Bun.sleep(100);
+      expect(finished).toBe(false);
+      await run;
     },
     OCR_TIMEOUT,
   );

@@ -205,7 +205,15 @@ export interface DocumentSettings {
  * between batches once it passes a tenth of the database (at least `walFloor`, at most `walLimit` bytes; see
  * Store.checkpointIfLarger): a fixed 64 MB was a quarter of a 100k-fragment index on top of it. Tests make them small.
  */
-export const WRITE_BATCHES = { documents: 1000, seconds: 30, walLimit: 64 * 2 ** 20, walFloor: 8 * 2 ** 20, walShare: 0.1 };
+export const WRITE_BATCHES = {
+  documents: 1000,
+  seconds: 30,
+  /** The first batch of a run: what was read in its first seconds is searchable then, not after a scan's OCR. */
+  firstSeconds: 2,
+  walLimit: 64 * 2 ** 20,
+  walFloor: 8 * 2 ** 20,
+  walShare: 0.1,
+};
 
 /** What a write session hands its body: the open store, the config and the shared conversion pool. */
 interface Session {
@@ -708,15 +716,31 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   checkFreeSpace(repo, changed, settings.maxBytes);
   let done = 0;
   const hashes = new Map<string, string>(); // of the files read, as they are now
-  await forEachConcurrently(changed, settings.pool.size * 2, async (file) => {
-    if (done % 64 === 0) onProgress?.({ phase: "index", done, total: changed.length, path: file.path });
-    const onOcrPage = onProgress && ((ocr: OcrPage) => onProgress({ phase: "index", done, total: changed.length, path: file.path, ocr }));
-    const prepared = await prepareDocument(file, stored.get(file.path), settings, onOcrPage);
-    const hash = prepared.kind === "document" ? prepared.doc.hash : prepared.kind === "failed" ? prepared.hash : undefined;
-    if (hash) hashes.set(file.path, hash);
-    writer.add(prepared);
-    done++;
-  });
+  // A batch comes due while the run waits on a slow file (a scan's OCR: minutes), not only when the next file is
+  // read: a first run left a one-line note unsearchable behind the scan after it (s27 user U5).
+  let flushFailure: { error: unknown } | undefined;
+  const ticker = setInterval(() => {
+    try {
+      writer.flushIfDue();
+    } catch (error) {
+      flushFailure ??= { error };
+    }
+  }, 1000);
+  try {
+    await forEachConcurrently(changed, settings.pool.size * 2, async (file) => {
+      if (flushFailure) throw flushFailure.error;
+      if (done % 64 === 0) onProgress?.({ phase: "index", done, total: changed.length, path: file.path });
+      const onOcrPage = onProgress && ((ocr: OcrPage) => onProgress({ phase: "index", done, total: changed.length, path: file.path, ocr }));
+      const prepared = await prepareDocument(file, stored.get(file.path), settings, onOcrPage);
+      const hash = prepared.kind === "document" ? prepared.doc.hash : prepared.kind === "failed" ? prepared.hash : undefined;
+      if (hash) hashes.set(file.path, hash);
+      writer.add(prepared);
+      done++;
+    });
+  } finally {
+    clearInterval(ticker);
+  }
+  if (flushFailure) throw flushFailure.error;
   writer.flush();
   onProgress?.({ phase: "index", done: changed.length, total: changed.length });
 
@@ -910,8 +934,15 @@ class BatchWriter {
       this.touched.push(prepared);
       this.skipped++;
     } else this.pending.push(prepared);
-    const due = this.pending.length > 0 && performance.now() - this.flushed >= WRITE_BATCHES.seconds * 1000;
-    if (due || this.pending.length + this.touched.length >= WRITE_BATCHES.documents) this.flush();
+    if (this.pending.length + this.touched.length >= WRITE_BATCHES.documents) this.flush();
+    else this.flushIfDue();
+  }
+
+  /** Write the documents read so far once they have waited long enough (the run's first batch sooner). */
+  flushIfDue(): void {
+    const { firstSeconds, seconds: later } = WRITE_BATCHES;
+    const seconds = this.indexed === 0 ? Math.min(firstSeconds, later) : later;
+    if (this.pending.length > 0 && performance.now() - this.flushed >= seconds * 1000) this.flush();
   }
 
   flush(): void {
