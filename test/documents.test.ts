@@ -15,8 +15,9 @@ import { registerRepository, getRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { canMount, HOOK_TIMEOUT, mountTmpfs, runCli, tempDir, unmount, writeTree } from "./helpers.ts";
-import { paragraph, writePdf } from "./pdf-fixtures.ts";
+import { encode as encodePng } from "fast-png";
+import { canMount, HOOK_TIMEOUT, mountTmpfs, runCli, SHARED, tempDir, testShared, unmount, writeTree } from "./helpers.ts";
+import { paragraph, SCANNED, scannedStrip, writePdf } from "./pdf-fixtures.ts";
 
 const home = tempDir();
 const one = tempDir();
@@ -911,10 +912,29 @@ test("a read of a page whose text reads as symbols says so before the text, and 
   const repo = registerRepository(home, { name: "p", path: docs, embed: false });
   await indexRepository(home, repo);
   const warning =
-    "warning: p:tam.pdf: the text of page 2 reads as symbols, not words (a font without a character map): its words are missing\n";
+    "warning: p:tam.pdf: the text of page 2 reads as symbols, not words (fonts without a character map, or a scan OCR reads as gibberish): its words are missing\n";
   expect((await readDocument(home, "p:tam.pdf:p2")).garbled_pages).toEqual([2]);
   expect((await readDocument(home, "p:tam.pdf:p1")).garbled_pages).toBeUndefined();
   expect(runCli(["get", "p:tam.pdf:p2"], { home }).stderr).toBe(warning);
   expect(runCli(["get", "p:tam.pdf:p1"], { home }).stderr).toBe("");
   expect(runCli(["get", "p:tam.pdf"], { home }).stderr).toBe(warning);
 });
+
+testShared(
+  "a one-page image OCR reads as gibberish has no page marker: its read is page 1's, warned of with the OCR cause named (s27 review F4)",
+  async () => {
+    // Mirrored (a transparency scanned from behind): no turn reads it, so garbled_pages is [1] (convert-image.test.ts).
+    const { data, width, height } = await scannedStrip(join(SHARED, SCANNED, "scan-01.pdf"), 260);
+    for (let y = 0; y < height; y++) data.subarray(y * width, (y + 1) * width).reverse();
+    const home = tempDir();
+    const docs = tempDir();
+    writeFileSync(join(docs, "mirrored.png"), encodePng({ width, height, data, channels: 1, depth: 8 }));
+    await indexRepository(home, registerRepository(home, { name: "i", path: docs, fileTypes: ["png"], embed: false }));
+    expect((await readDocument(home, "i:mirrored.png")).garbled_pages).toEqual([1]);
+    expect((await readDocument(home, "i:mirrored.png:2-3")).garbled_pages).toEqual([1]);
+    expect(runCli(["get", "i:mirrored.png"], { home }).stderr).toBe(
+      "warning: i:mirrored.png: the text of page 1 reads as symbols, not words (fonts without a character map, or a scan OCR reads as gibberish): its words are missing\n",
+    );
+  },
+  240_000,
+);

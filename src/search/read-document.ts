@@ -75,6 +75,13 @@ export interface DocumentText extends DocumentIdentity {
   text: string;
 }
 
+/**
+ * Why a page's text reads as symbols, not words (a document's `garbled_pages` holds both): a text layer in fonts
+ * without a character map (pdf.ts), or a scanned page or image OCR reads as gibberish every way it is turned (pdf.ts,
+ * image.ts). Every warning about such pages names both, as the metadata does not tell them apart (s27 review F4).
+ */
+export const GARBLED_CAUSES = "fonts without a character map, or a scan OCR reads as gibberish";
+
 export interface ReadOptions {
   /** First line (1-based); default: the ref's line, else 1. */
   fromLine?: number;
@@ -266,16 +273,20 @@ export async function readDocument(
   };
 }
 
-/** The document's garbled pages among those lines `from`–`to` are on (a page runs from its marker to the next). */
+/**
+ * The document's garbled pages among those lines `from`–`to` are on (a page runs from its marker to the next). Lines
+ * before the first marker are page 1's, and so is all of a document without one: a one-page image (image.ts) has
+ * no marker but can be all garbled (s27 review F4).
+ */
 function garbledPagesRead(metadata: Record<string, unknown>, lines: string[], from: number, to: number): { garbled_pages?: number[] } {
   const garbled = Array.isArray(metadata.garbled_pages) ? metadata.garbled_pages.filter((n) => typeof n === "number") : [];
   if (garbled.length === 0) return {};
-  let page: number | undefined;
+  let page = 1;
   const read = new Set<number>();
   for (let i = 0; i < to; i++) {
     const marker = PAGE_MARKER.exec(lines[i]!);
     if (marker) page = Number(marker[1]);
-    if (i >= from - 1 && page !== undefined) read.add(page);
+    if (i >= from - 1) read.add(page);
   }
   const pages = garbled.filter((n) => read.has(n));
   return pages.length ? { garbled_pages: pages } : {};

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { ANSWER_LIMIT, MAX_QUERY_CHARS, OFFSET } from "../search/bounds.ts";
 import { FILTER_OPS } from "../search/filters.ts";
+import { GARBLED_CAUSES } from "../search/read-document.ts";
 import { REQUESTED_MODES, SEARCH_MODES } from "../search/search.ts";
 
 /**
@@ -188,7 +189,7 @@ const changed = {
   garbled_pages: z
     .array(z.number())
     .optional()
-    .describe("Pages of this read whose text reads as symbols, not words (a font without a character map): their words are missing"),
+    .describe(`Pages of this read whose text reads as symbols, not words (${GARBLED_CAUSES}): their words are missing`),
 };
 
 const readText = z.string().describe("The lines read, joined by \\n; with line_numbers, each as its number, a tab and the line");

@@ -5,7 +5,14 @@
  * It sits with the servers, below the CLI: MCP and HTTP answer with the same JSON and text as the CLI prints.
  */
 import { hostname } from "node:os";
-import { type DocumentInfo, type DocumentText, readRef, type SkippedDocument, withLineNumbers } from "../search/read-document.ts";
+import {
+  type DocumentInfo,
+  type DocumentText,
+  GARBLED_CAUSES,
+  readRef,
+  type SkippedDocument,
+  withLineNumbers,
+} from "../search/read-document.ts";
 import type { MultiGetResult } from "../search/multi-get.ts";
 import type { FilterMiss } from "../search/filter-misses.ts";
 import type { IndexProgress, IndexSummary } from "../index/indexer.ts";
@@ -382,7 +389,7 @@ export function changedSinceIndexLine(doc: DocumentText, catchUp = `\`researcher
 function garbledPagesLine(doc: DocumentText): string {
   if (!doc.garbled_pages?.length) return "";
   const pages = pageList(doc.garbled_pages);
-  return `warning: ${escapeControls(`${doc.repository}:${doc.path}`)}: the text of ${pages} reads as symbols, not words (a font without a character map): its words are missing\n`;
+  return `warning: ${escapeControls(`${doc.repository}:${doc.path}`)}: the text of ${pages} reads as symbols, not words (${GARBLED_CAUSES}): its words are missing\n`;
 }
 
 /**
@@ -827,7 +834,7 @@ export function pageProblemLines(s: Pick<RepositoryStatus, "name" | "ocr_left_ou
       ? `  ${style.warn(pagesLine(s.ocr_left_out, "OCR left out"))} (\`researcher index ${s.name} --retry-failed\` reads them again)`
       : "",
     s.garbled.length
-      ? `  ${style.warn(pagesLine(s.garbled, "read as symbols, not words"))} (fonts without a character map, or a scan OCR reads as gibberish: search misses their words; replace the file with a copy whose text reads, e.g. one OCR software made)`
+      ? `  ${style.warn(pagesLine(s.garbled, "read as symbols, not words"))} (${GARBLED_CAUSES}: search misses their words; replace the file with a copy whose text reads, e.g. one OCR software made)`
       : "",
   ].filter(Boolean);
 }
