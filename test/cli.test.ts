@@ -331,7 +331,7 @@ describe("command dispatch", () => {
     expect(JSON.parse(grep.stdout).results[0].path).toBe("q.md");
   });
 
-  test("a mistyped option is told the option it is close to; the search-for-it advice is for words close to none (s26 user F2)", () => {
+  test("a mistyped option is told the option it is close to; search gives the search-for-it advice too for a single-dash word, and alone for words close to none (s26 user F2, s27 review F5)", () => {
     const home = tempDir();
     const hint = (args: string[]) => {
       const result = runCli(args, { home });
@@ -339,11 +339,9 @@ describe("command dispatch", () => {
       return result.stderr.split("\n")[1];
     };
     for (const [args, meant] of [
-      [["search", "borrow", "-r", "vault"], "--repo"], // one letter: the one long option that begins with it
       [["search", "borrow", "--repos", "vault"], "--repo"],
       [["search", "borrow", "--limt", "5"], "--limit"],
       [["search", "borrow", "--limt=5"], "--limit"],
-      [["search", "borrow", "-limit", "5"], "--limit"], // one dash short
       [["search", "borrow", "--jsn"], "--json"],
       [["search", "borrow", "--JSON"], "--json"],
       [["search", "borrow", "--mod", "bm25"], "--mode or --model"],
@@ -353,10 +351,18 @@ describe("command dispatch", () => {
     ] as const) {
       expect({ args, hint: hint([...args]) }).toEqual({ args, hint: `hint: did you mean ${meant}?` });
     }
+    // One dash on search may be a query's exclusion as well as a mistyped option: both, the option first.
+    const quote = (word: string) =>
+      `to search for '${word}', quote it after -- (a bare -word there excludes the word): researcher search -- '"${word}"'`;
+    for (const [args, meant] of [
+      [["search", "borrow", "-r", "vault"], "--repo"], // one letter: the one long option that begins with it
+      [["search", "borrow", "-limit", "5"], "--limit"], // one dash short
+      [["search", "rust", "-mod"], "--mode or --model"],
+    ] as const) {
+      expect({ args, hint: hint([...args]) }).toEqual({ args, hint: `hint: did you mean ${meant}? Or, ${quote(args[2])}` });
+    }
     // Close to none (or, one letter, the start of several or none): the advice there was.
-    expect(hint(["search", "borrow", "--bogus"])).toBe(
-      `hint: to search for '--bogus', quote it after -- (a bare -word there excludes the word): researcher search -- '"--bogus"'`,
-    );
+    expect(hint(["search", "borrow", "--bogus"])).toBe(`hint: ${quote("--bogus")}`);
     expect(hint(["search", "borrow", "-m"])).toStartWith("hint: to search for '-m'"); // --min-score, --mode, --model
     expect(hint(["repo", "list", "-x"])).toBe("hint: run `researcher repo list --help` for the options");
   });

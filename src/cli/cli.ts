@@ -464,15 +464,24 @@ function checkOptions(cli: CAC, words: string[], uses: OptionUse[], group: strin
     }
     if (use) continue;
     const command = [group, cli.matchedCommand?.name].filter(Boolean).join(" ");
-    const meant = closeOptions(cli, word);
-    throw new ResearcherError("USAGE", `unknown option '${word}'`, {
-      hint: meant.length
-        ? `did you mean ${meant.join(" or ")}?`
-        : cli.matchedCommand?.name === "search"
-          ? `to search for '${word}', quote it after -- (a bare -word there excludes the word): researcher search -- ${shellWord(`"${word}"`)}`
-          : `run \`researcher ${command ? `${command} ` : ""}--help\` for the options`,
-    });
+    throw new ResearcherError("USAGE", `unknown option '${word}'`, { hint: unknownOptionHint(cli, word, command) });
   }
+}
+
+/**
+ * What an unknown option was likely meant as: the options near it, and on `search` the way to search for the word
+ * when nothing is near or it has one dash: `rust -mod` may as well exclude "mod" in the query's syntax as mistype
+ * `--mode`, and naming only the options left someone excluding a word no way out (s27 review F5).
+ */
+function unknownOptionHint(cli: CAC, word: string, command: string): string {
+  const meant = closeOptions(cli, word);
+  const near = meant.length ? `did you mean ${meant.join(" or ")}?` : undefined;
+  const searched =
+    cli.matchedCommand?.name === "search" && !(near && word.startsWith("--"))
+      ? `to search for '${word}', quote it after -- (a bare -word there excludes the word): researcher search -- ${shellWord(`"${word}"`)}`
+      : undefined;
+  if (near && searched) return `${near} Or, ${searched}`;
+  return near ?? searched ?? `run \`researcher ${command ? `${command} ` : ""}--help\` for the options`;
 }
 
 /** How many options a "did you mean" names at most. */
