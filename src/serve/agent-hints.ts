@@ -6,9 +6,15 @@
  * server's user.
  */
 
-/** A command's shell words, unquoted as shellWord (terminal.ts) quotes them; `--json` says nothing to an agent. */
+/**
+ * A command's shell words, unquoted as shellWord (terminal.ts) quotes them, or as a hint writes a query by hand
+ * (`researcher repos-for "borrow checker"`: in double quotes, a backslash escapes `"`, `\\`, `$` and a backtick);
+ * `--json` says nothing to an agent.
+ */
 function words(args: string): string[] {
-  const found = [...args.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g)].map((m) => (m[1] !== undefined ? m[1].replace(/'\\''/g, "'") : m[2]!));
+  const found = [...args.matchAll(/'((?:[^']|'\\'')*)'|"((?:[^"\\]|\\.)*)"|(\S+)/g)].map((m) =>
+    m[1] !== undefined ? m[1].replace(/'\\''/g, "'") : m[2] !== undefined ? m[2].replace(/\\(["\\$`])/g, "$1") : m[3]!,
+  );
   return found.filter((word) => word !== "--json" && word !== "--");
 }
 
@@ -38,7 +44,8 @@ const TOOLS: Record<string, Equivalent> = {
   search: () => "the search_fragments tool",
   // `repo list` alone: the other `repo` commands (add, remove, rename) change the registry, which no tool does.
   repo: ([command]) => (command === "list" ? "the list_repositories tool" : undefined),
-  "repos-for": ([query]) => `the repositories_for tool${query ? ` with query ${quoted(query)}` : ""}`,
+  // The query is every word, as the command joins them (`repos-for borrow checker`).
+  "repos-for": (query) => `the repositories_for tool${query.length ? ` with query ${quoted(query.join(" "))}` : ""}`,
 };
 
 /** A value in a route's query string: percent-encoded, but for the `/` and `:` of paths and refs, which may stay. */

@@ -799,6 +799,12 @@ describe("MCP over stdio", () => {
     // A repository removed while add_to_index ran (indexer.ts) alike; the registry's own commands stay commands.
     expect(agentHint("`researcher repo list` shows the repositories")).toBe("the list_repositories tool shows the repositories");
     expect(agentHint("see `researcher repos-for 'borrow checker'`")).toBe('see the repositories_for tool with query "borrow checker"');
+    // Every word of the query, as the command joins them; in double quotes as a hint writes one by hand (s27 review F6).
+    expect(agentHint("run `researcher repos-for borrow checker`")).toBe('run the repositories_for tool with query "borrow checker"');
+    expect(agentHint('run `researcher repos-for "borrow checker" lifetimes`')).toBe(
+      'run the repositories_for tool with query "borrow checker lifetimes"',
+    );
+    expect(agentHint('run `researcher repos-for "say \\"hi\\""`')).toBe('run the repositories_for tool with query "say \\"hi\\""');
     expect(agentHint("`researcher repo add notes ~/notes`")).toBe("`researcher repo add notes ~/notes`");
     for (const tool of ["list_documents", "get_index_status"]) {
       const empty = await call(tool, { repository: "" });
