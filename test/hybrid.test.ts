@@ -12,7 +12,7 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { acquireWriterLock, processStartTime } from "../src/lock.ts";
 import { registerRepository, getRepository } from "../src/repos.ts";
@@ -280,6 +280,14 @@ describeShared("vector and hybrid search", () => {
     setConfigValue(own, "embedding.model", GLOVE);
     const before = registerRepository(own, { name: "before", path: docs });
     expect(await indexRepository(own, before)).toMatchObject({ embedded: 2, model: GLOVE });
+    // The same model at another path (a link, a copy: its name and files) is no other model: no note (s27 review D3).
+    const same = join(tempDir(), basename(GLOVE));
+    symlinkSync(GLOVE, same);
+    expect(runCli(["model", "set", `${same}/`], { home: own })).toMatchObject({
+      code: 0,
+      stdout: `embedding model: ${same}\n`,
+      stderr: "",
+    });
     const other = join(tempDir(), "glove-default"); // GloVe under another name: another model
     symlinkSync(GLOVE, other);
     // It says which repositories keep theirs: a user who "switched" saw nothing change (s26 user F6).

@@ -7,7 +7,7 @@ import { CODE_EXTENSIONS, FILE_TYPES } from "../file-types.ts";
 import { chooseModel, clearModels, describeModel, loadEmbedder, modelsDir, requireWeights } from "../embed/embedder.ts";
 import { ResearcherError } from "../errors.ts";
 import { addRepository, removeRepository, renameRepository } from "../index/repositories.ts";
-import { repositoryStatuses } from "../index/status.ts";
+import { repositoriesOnOtherModel } from "../index/status.ts";
 import { downloadProgress, globals, home, json, list, out, repeated, type Flags } from "./cli-options.ts";
 import { repositoryJson, repositoryListText, styleFor } from "../serve/render.ts";
 import {
@@ -243,9 +243,7 @@ function modelCli(): CAC {
       out(`embedding model: ${escapeControls(value)}\n`);
       // Repositories keep the model they were embedded with: said, as a user who "switched" saw nothing change (s26
       // user F6).
-      const others = repositoryStatuses(home(flags))
-        .filter((s) => s.model && s.model !== value)
-        .map((s) => s.name);
+      const others = repositoriesOnOtherModel(home(flags), value);
       if (others.length) {
         const which = others.length === 1 ? "1 repository keeps" : `${others.length} repositories keep`;
         const names = others.slice(0, 5).join(", ") + (others.length > 5 ? ", …" : "");

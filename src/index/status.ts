@@ -14,9 +14,11 @@ import {
   selectRepositories,
   skippedRepository,
 } from "../repos.ts";
+import { chooseModel, mayDifferFrom } from "../embed/embedder.ts";
+import { withStore } from "../search/read-session.ts";
 import { annNeedsRebuilding, annNote } from "../search/vectors.ts";
 import { emptyStatus, type RepositoryStatus, storeStatus } from "../store/status.ts";
-import { Store } from "../store/store.ts";
+import { Store, type StoredModel } from "../store/store.ts";
 import { type IndexDue, indexDue } from "./chunking.ts";
 
 /**
@@ -38,6 +40,26 @@ export function repositoryStatuses(home: string, name?: string): StatusEntry[] {
     } catch (error) {
       return { ...emptyStatus(repo), ann: null, index_due: null, error: errorOf(skippedRepository(repo, error)) };
     }
+  });
+}
+
+/**
+ * The repositories whose vectors are of another model than `model` (`model set`'s note: each keeps the model it was
+ * embedded with). Only each index's model record is read, not its status (counts, folder sizes, the ANN check). A
+ * model is told apart as an index run tells it (mayDifferFrom: its fingerprint), so the same folder typed as another
+ * path is not another model (s27 review D3). An index that cannot be read is left out: `status` names it.
+ */
+export function repositoriesOnOtherModel(home: string, model: string): string[] {
+  const config = loadConfig(home);
+  return listRepositories(home).flatMap((repo) => {
+    let stored: StoredModel | undefined;
+    try {
+      stored = withStore(repo, (store) => store.embeddings.model());
+    } catch {
+      return [];
+    }
+    if (!stored || stored.id === model) return [];
+    return mayDifferFrom(home, chooseModel(config.embedding, repo.embedding, model, stored), stored) ? [repo.name] : [];
   });
 }
 
