@@ -5,11 +5,11 @@
 import { composed } from "./text.ts";
 
 /**
- * The one rule for a glob over a repository's paths (`--exclude`, `--filter`, `--where path=`, multi-get). As in .gitignore, a glob
- * without a slash (`*.md`) matches a document's base name at any depth; one with a slash matches the path from the
- * repository's root (`notes/*.md` only directly in notes/, `notes/**` at any depth below it). A leading slash only
- * anchors (`/README.md` is the root's; `/src/**` as `src/**`, the form `ls repo:/src` takes), and a trailing one is
- * the folder with everything below it (`src/` as `src/**`). A pattern that matches a folder matches all below it
+ * The one rule for a glob over a repository's paths (`--exclude`, `--filter`, `--where path=`, multi-get). As in
+ * .gitignore, a glob without a slash (`*.md`) matches a document's base name at any depth; one with a slash matches the
+ * path from the repository's root (`notes/*.md` only directly in notes/, `notes/**` at any depth below it). A leading
+ * slash only anchors (`/README.md` is the root's; `/src/**` as `src/**`, the form `ls repo:/src` takes), and a trailing
+ * one is the folder with everything below it (`src/` as `src/**`). A pattern that matches a folder matches all below it
  * (`subjects`). A pattern also matches the path (or name) it spells.
  */
 export function pathGlob(typed: string): (path: string) => boolean {

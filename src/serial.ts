@@ -33,8 +33,9 @@ export function limited(n: number): Serial {
 }
 
 /**
- * `work` on every item, `limit` at a time (conversions wait on the worker pool). The first failure stops every lane (a full disk must not leave the
- * others reading and converting the rest of the repository for nothing) and is thrown once they have stopped.
+ * `work` on every item, `limit` at a time (conversions wait on the worker pool). The first failure stops every lane (a
+ * full disk must not leave the others reading and converting the rest of the repository for nothing) and is thrown once
+ * they have stopped.
  */
 export async function forEachConcurrently<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;

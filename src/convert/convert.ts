@@ -74,12 +74,12 @@ export function fallbackTitle(path: string): string {
  * documents of that format again, once: `get` converts a PDF as it is read, so an index keeping an older
  * conversion cited lines that read as other text (s24 retest N1). Since 1: PDF paragraphs end at a line cut short
  * and TeX accents sit on their letters; HTML footnote marks stand apart from their words (`snarf[235]`). Since pdf 2:
- * an accent is put on a letter only when it is drawn over it (a typed `´`, `don´t`, stays apart; a Symbol font's
- * U+F8E8 ® is a character, no accent), and one overfull line (a URL in the margin) no longer splits its paragraph
- * into one paragraph a line; a form value's or note's line breaks part its words, a placeholder title (`Document1`)
- * gives way to the first large line, and a page's notes and form values, and a small stamp, no longer keep its scan
- * from OCR (s25 papers P0, P1, P4). Since pdf 3: the comment on a highlight, a shape or a drawing follows its page's
- * text, as a note's does (s26 user F12). OCR'd text is kept and read back as indexed, so a scan is not recognised again.
+ * an accent is put on a letter only when it is drawn over it (a typed `´`, `don´t`, stays apart; a Symbol font's U+F8E8
+ * ® is a character, no accent), and one overfull line (a URL in the margin) no longer splits its paragraph into one
+ * paragraph a line; a form value's or note's line breaks part its words, a placeholder title (`Document1`) gives way to
+ * the first large line, and a page's notes and form values, and a small stamp, no longer keep its scan from OCR (s25
+ * papers P0, P1, P4). Since pdf 3: the comment on a highlight, a shape or a drawing follows its page's text, as a
+ * note's does (s26 user F12). OCR'd text is kept and read back as indexed, so a scan is not recognised again.
  */
 export const CONVERTER_VERSIONS: Readonly<Record<string, number>> = { pdf: 3, html: 1 };
 
@@ -188,7 +188,8 @@ export function decodeText(bytes: Uint8Array): string {
       : bytes[0] === 0 && bytes[1] === 0 && bytes[2] === 0xfe && bytes[3] === 0xff
         ? "be"
         : null;
-  // (A UTF-16LE text whose first character is U+0000 begins so too: read as UTF-32 it is no text, and is read as UTF-16.)
+  // (A UTF-16LE text whose first character is U+0000 begins so too: read as UTF-32 it is no text, and is read as
+  // UTF-16.)
   const text = utf32 ? decodeUtf32(bytes.subarray(4), utf32 === "le") : null;
   if (text !== null) return text;
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder("utf-16le").decode(bytes.subarray(2));

@@ -346,15 +346,15 @@ export function poorScanWarning(pages: number[]): string {
  * knows there is one, before decoding it); `options.onOcrPage` is told when its OCR starts and ends, and which `page`
  * it is. Looking for an image is the file's own work, on the file's clock: 10,000 pages without text or images were
  * each an OCR page, whose end collected garbage, and took minutes past `convert_timeout` (s15 hostile #1). A missing
- * language model fails the file with its reason; an engine abort costs only this page (the engine is replaced), and
- * is reported as the page's `failure`, so that a file with no text says the engine failed rather than that it found
- * nothing. `readings` holds what the file's pages read so far, by their pixels: a page painting the same pixels as
- * one read before is not read again (5,000 pages painting one image were 75 minutes of OCR: s25 hostile F4), nor is
- * one painting the pixels of a page an earlier version of the file read (`options.ocrImages`: one highlight added
- * to a scanned book made every page of it recognised again, s26 F13); it joins `readings`, for the index to keep
- * with the new version. A page an earlier conversion of these very bytes read (`options.ocrKnown`) is read back, its
- * image not even looked for (the image's key, kept with it, joins `readings`); a page the engine reads, or an earlier version's reading, is told with its end
- * (`onOcrPage`), for an index run to keep or count.
+ * language model fails the file with its reason; an engine abort costs only this page (the engine is replaced), and is
+ * reported as the page's `failure`, so that a file with no text says the engine failed rather than that it found
+ * nothing. `readings` holds what the file's pages read so far, by their pixels: a page painting the same pixels as one
+ * read before is not read again (5,000 pages painting one image were 75 minutes of OCR: s25 hostile F4), nor is one
+ * painting the pixels of a page an earlier version of the file read (`options.ocrImages`: one highlight added to a
+ * scanned book made every page of it recognised again, s26 F13); it joins `readings`, for the index to keep with the
+ * new version. A page an earlier conversion of these very bytes read (`options.ocrKnown`) is read back, its image not
+ * even looked for (the image's key, kept with it, joins `readings`); a page the engine reads, or an earlier version's
+ * reading, is told with its end (`onOcrPage`), for an index run to keep or count.
  */
 export async function recognise(
   image: (found: () => void) => Promise<GrayImage | null>,

@@ -752,12 +752,13 @@ const BULLET = /^[•◦▪▫▸‣●○■□∙]\s/u;
 
 /**
  * A block of lines as the paragraphs its writer made: a page that puts no space between paragraphs (or between a
- * definition's term and its text, or a list's items) still ends each one on a line cut short, and a bullet starts
- * one. A line is cut short when the next line's first word would have fitted on it, measured against the block's
- * right edge (columnEdge: its widest line's end, unless that one sticks out alone): a typesetter wraps only a word that does not fit, so ragged and justified text alike read on (pdf.js's
- * own test PDF read four pages as four lines of 2,000 characters). One line cut short alone, mid-sentence before a
- * lower-case word, was broken by hand (`If you want to test` / `performance, …`) and reads on; a run of them is a
- * listing's lines (a paper's code figure ran into one line: s24 retest2 M2).
+ * definition's term and its text, or a list's items) still ends each one on a line cut short, and a bullet starts one.
+ * A line is cut short when the next line's first word would have fitted on it, measured against the block's right edge
+ * (columnEdge: its widest line's end, unless that one sticks out alone): a typesetter wraps only a word that does not
+ * fit, so ragged and justified text alike read on (pdf.js's own test PDF read four pages as four lines of 2,000
+ * characters). One line cut short alone, mid-sentence before a lower-case word, was broken by hand (`If you want to
+ * test` / `performance, …`) and reads on; a run of them is a listing's lines (a paper's code figure ran into one line:
+ * s24 retest2 M2).
  */
 function paragraphsOf(lines: Line[]): Line[][] {
   const right = columnEdge(lines);

@@ -150,8 +150,9 @@ export class ConvertPool {
   }
 
   /**
-   * Convert one file; rejects with a `FILE_UNREADABLE` error (`CONVERSION_STOPPED` when a limit or the run stopped it) whose message is the one-line reason. `onOcrPage` is
-   * told of each page as its OCR starts (a long scan is minutes of work in one file), `onOcrRead` of what it read.
+   * Convert one file; rejects with a `FILE_UNREADABLE` error (`CONVERSION_STOPPED` when a limit or the run stopped it)
+   * whose message is the one-line reason. `onOcrPage` is told of each page as its OCR starts (a long scan is minutes of
+   * work in one file), `onOcrRead` of what it read.
    */
   async convert(path: string, bytes: Uint8Array, listeners: ConvertListeners = {}): Promise<ConvertedDocument> {
     const { onOcrPage, onOcrRead, ocrKnown, ocrImages } = listeners;

@@ -26,26 +26,26 @@ export const DEFAULT_CHUNK_OPTIONS: ChunkOptions = { tokens: 350, overlap: 0.15 
 export const BARE_DOCUMENT_VERSION = 3;
 
 /**
- * The version of markdown's section rules: since 1 a heading with nothing under it joins the text that follows (it
- * was in no fragment before); since 2 with the headings between, as the file has them; since 3 a paragraph that shows
+ * The version of markdown's section rules: since 1 a heading with nothing under it joins the text that follows (it was
+ * in no fragment before); since 2 with the headings between, as the file has them; since 3 a paragraph that shows
  * nothing (an HTML comment, an anchor, a rule) is in no fragment, and a `---` block that is no YAML mapping is body
  * text, not front matter (convert.ts); since 4 `tags` and `aliases` written as one string with commas are lists (as
- * Obsidian reads them); since 5 each fragment records the section it is part of (Fragment.unit); since 6 a note's
- * tags are Obsidian's (inline `#tags` outside code, nested tags, blank entries dropped), and a run of more than
- * MAX_BLANK_RUN blank lines ends a fragment; since 7 a run without spaces is never cut inside a character (a
- * fragment of emoji began and ended with half of one, stored as U+FFFD); since 8 a setext heading (a line
- * underlined with `===` or `---`) is a heading, a `# line` inside an HTML or `%%` comment is none, and a number as a
- * front-matter title is the title; since 9 TOML front matter between `+++` lines (Hugo, Zola) is metadata, not body, a setext heading
- * right after a comment's last line is a heading, and `%%` opens no comment in converted text; since 10 a Chinese or
- * Japanese sentence ends at its full stop with no space after it, and a run without spaces longer than a fragment
- * is cut after punctuation or between words, not inside one (s22 hostile F3); since 11 an `index.md` with no title
- * of its own is titled by its folder (convert.ts fallbackTitle); since 12 the characters a cut Chinese or Japanese
- * run repeats are whole graphemes (a repeat counted in UTF-16 units began inside 𠀋 or an emoji); since 13 no line
- * of a block of link definitions gives a tag (`[x]: #anchor` after another definition was one: s24 user U1); since 14
- * the parts of a long line in a code fence cite that line (they read `7-6`, a range `get` refused: s24 review D13);
- * since 15 an image's or link's `data:` target is dropped, not read as base64 text (markdown.ts withoutDataUris).
- * An index that recorded another version chunks its markdown files again
- * (converted formats keep their fragments until their files change: reading them again can be slow).
+ * Obsidian reads them); since 5 each fragment records the section it is part of (Fragment.unit); since 6 a note's tags
+ * are Obsidian's (inline `#tags` outside code, nested tags, blank entries dropped), and a run of more than
+ * MAX_BLANK_RUN blank lines ends a fragment; since 7 a run without spaces is never cut inside a character (a fragment
+ * of emoji began and ended with half of one, stored as U+FFFD); since 8 a setext heading (a line underlined with `===`
+ * or `---`) is a heading, a `# line` inside an HTML or `%%` comment is none, and a number as a front-matter title is
+ * the title; since 9 TOML front matter between `+++` lines (Hugo, Zola) is metadata, not body, a setext heading right
+ * after a comment's last line is a heading, and `%%` opens no comment in converted text; since 10 a Chinese or Japanese
+ * sentence ends at its full stop with no space after it, and a run without spaces longer than a fragment is cut after
+ * punctuation or between words, not inside one (s22 hostile F3); since 11 an `index.md` with no title of its own is
+ * titled by its folder (convert.ts fallbackTitle); since 12 the characters a cut Chinese or Japanese run repeats are
+ * whole graphemes (a repeat counted in UTF-16 units began inside 𠀋 or an emoji); since 13 no line of a block of link
+ * definitions gives a tag (`[x]: #anchor` after another definition was one: s24 user U1); since 14 the parts of a long
+ * line in a code fence cite that line (they read `7-6`, a range `get` refused: s24 review D13); since 15 an image's or
+ * link's `data:` target is dropped, not read as base64 text (markdown.ts withoutDataUris). An index that recorded
+ * another version chunks its markdown files again (converted formats keep their fragments until their files change:
+ * reading them again can be slow).
  */
 export const MARKDOWN_CHUNK_VERSION = 15;
 

@@ -142,10 +142,11 @@ export function holdSignals(): () => Promise<void> {
 }
 
 /**
- * What stops a command from outside but kill -9: Ctrl-C, a service's stop, a closed terminal, Ctrl-\ (s24 retest
- * N2), and the other signals a user, a service manager or a resource limit sends: a CPU-time limit's SIGXCPU
- * (`ulimit -t`, a batch job's), timers' and users' signals (s25 hostile F5). Not those the runtime ignores (SIGXFSZ, SIGPWR, SIGPIPE): a listener taken
- * off leaves the default, and a file size limit then killed the process where its write had failed with an error.
+ * What stops a command from outside but kill -9: Ctrl-C, a service's stop, a closed terminal, Ctrl-\ (s24 retest N2),
+ * and the other signals a user, a service manager or a resource limit sends: a CPU-time limit's SIGXCPU (`ulimit -t`, a
+ * batch job's), timers' and users' signals (s25 hostile F5). Not those the runtime ignores (SIGXFSZ, SIGPWR, SIGPIPE):
+ * a listener taken off leaves the default, and a file size limit then killed the process where its write had failed
+ * with an error.
  */
 const HELD_SIGNALS = (
   ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGXCPU", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGVTALRM", "SIGPROF"] as const

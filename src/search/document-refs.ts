@@ -253,9 +253,9 @@ function unread(miss: ResearcherError, skipped: SkippedRepository[]): Researcher
 
 /**
  * The place a ref's tail names: `:line`, `:line:count`, `:from-to` (a code result's line range) or `:pN` (a PDF
- * result's page, `:pN-M` pages), as search results print them, and `#pN` or `#page=N`, as PDF viewers and links write a page. The
- * path before it may hold any character a file name can, a newline too (`s`: `.` matches it), and `$` is the very
- * end: a search location always round-trips (a whole path that is indexed is taken first).
+ * result's page, `:pN-M` pages), as search results print them, and `#pN` or `#page=N`, as PDF viewers and links write a
+ * page. The path before it may hold any character a file name can, a newline too (`s`: `.` matches it), and `$` is the
+ * very end: a search location always round-trips (a whole path that is indexed is taken first).
  */
 interface Place {
   path: string;

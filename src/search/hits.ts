@@ -135,7 +135,8 @@ export function hydrate(candidates: Candidate[], offset: number, limit: number, 
 /**
  * The passages already shown on a page, so that each result shows one of its own. Adjacent fragments share text (the
  * chunks' overlap), and a query whose words sit in that shared text picked the same passage for both, at the same
- * location: a fragment whose neighbour higher on the page already shows its passage takes one from the rest of its text.
+ * location: a fragment whose neighbour higher on the page already shows its passage takes one from the rest of its
+ * text.
  */
 class ShownPassages {
   private readonly byDocument = new Map<string, { row: FragmentRow; location: string }[]>();

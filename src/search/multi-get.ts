@@ -57,8 +57,8 @@ const MULTI_GET_HINT = "a glob (`notes:meetings/*.md`, `*.pdf`), a folder (`note
 /**
  * What a multi-get pattern names: a glob over indexed paths, by the rule `--filter` uses (`*.md` at any depth,
  * `notes/**`, or `repo:docs/*` to match in one repository), or a comma-separated list of refs, globs and folders. A
- * part that names nothing (alone or in a list) is a skipped entry, not a failure. Within `session` (one is opened otherwise),
- * whose listings every part shares.
+ * part that names nothing (alone or in a list) is a skipped entry, not a failure. Within `session` (one is opened
+ * otherwise), whose listings every part shares.
  */
 export function matchDocuments(home: string, pattern: string, options: { repository?: string; session?: ReadSession } = {}): Matched {
   return inSession(home, options.session, (session) => matchIn(home, pattern, { repository: options.repository, session }));
@@ -183,9 +183,9 @@ function partReason(error: unknown): string {
 }
 
 /**
- * A pattern named no document: none was given (`given`: read, or matched for paths alone) and every entry left out is a part that named none
- * (`repository` ""), not a document too large, unread or in an index that cannot be read. All of them are known only
- * when all are listed (`total`): the parts come first, the documents after.
+ * A pattern named no document: none was given (`given`: read, or matched for paths alone) and every entry left out is a
+ * part that named none (`repository` ""), not a document too large, unread or in an index that cannot be read. All of
+ * them are known only when all are listed (`total`): the parts come first, the documents after.
  */
 export function namedNothing(given: number, skipped: SkippedDocument[], total = skipped.length): boolean {
   return given === 0 && total === skipped.length && skipped.every((s) => s.repository === "");

@@ -44,8 +44,8 @@ export interface RepositoryMatch {
   /** How many fragments match the query's words. */
   matched: number;
   /**
-   * `citation` is where to read, as a search cites it (citationOf); `ref` the passage itself (`repo:path:start-end`,
-   * as a search's `fragment.ref`): a prose citation `notes.md:42` read from its line to the document's end (s26 agent F2).
+   * `citation` is where to read, as a search cites it (citationOf); `ref` the passage itself (`repo:path:start-end`, as
+   * a search's `fragment.ref`): a prose citation `notes.md:42` read from its line to the document's end (s26 agent F2).
    */
   best: { path: string; location: string; citation: string; ref: string; page: number | null; title: string; snippet: string } | null;
   /** Only for a repository that could not be searched (then ranked last, with nothing matched): why, and the fix. */

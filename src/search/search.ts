@@ -788,9 +788,10 @@ function mergeEvidence(lexical: number | null, vector: number | null, strength: 
 }
 
 /**
- * The BM25 list and the match its total counts: a common word's impact list, the posting lists, or rare words
- * first, where they give FTS5's ranking (see bm25.ts); FTS5's own ranking of the match otherwise. A filter takes the same path, applied
- * inside its queries, so it restricts the ranking without rescoring it (the paths score common words differently).
+ * The BM25 list and the match its total counts: a common word's impact list, the posting lists, or rare words first,
+ * where they give FTS5's ranking (see bm25.ts); FTS5's own ranking of the match otherwise. A filter takes the same
+ * path, applied inside its queries, so it restricts the ranking without rescoring it (the paths score common words
+ * differently).
  */
 interface Bm25List {
   hits: Ranked[];

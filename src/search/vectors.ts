@@ -53,14 +53,14 @@ async function loadUsearch(): Promise<UsearchModule> {
 
 /**
  * HNSW settings measured by `bun bench/ann.ts` on SciFact (7,710 fragments) against an exact scan. With int8 and
- * usearch's default search expansion (64), recall@10 was 0.91 with GloVe vectors, and an isolated strong match
- * (cosine 0.53 among fragments ≤ 0.08) could be missed: greedy graph search does not reach it from a far entry
- * point. A wider expansion reaches it (f16, expansion 512: recall@10 0.996, ~0.2 ms); a build that leaves it with no
- * link to it (a few nodes per thousand are) records it as unreachable, and searches score it exactly. f16 rather than int8: int8
- * needs its candidates re-scored from the f32 vectors in SQLite to get there, which costs more than the file's
- * extra bytes (reading 200 vectors back takes ~2.5 ms); f16 scores are within ~0.001 of exact cosine. At 1M
- * clustered 384-d vectors (`bun bench/scale.ts vectors 1m`) expansion 512 finds 0.991 at a warm p50 of 3.6 ms
- * (256: 0.978, 1.9 ms), far inside issue 17's 20 ms, so one setting serves every size.
+ * usearch's default search expansion (64), recall@10 was 0.91 with GloVe vectors, and an isolated strong match (cosine
+ * 0.53 among fragments ≤ 0.08) could be missed: greedy graph search does not reach it from a far entry point. A wider
+ * expansion reaches it (f16, expansion 512: recall@10 0.996, ~0.2 ms); a build that leaves it with no link to it (a few
+ * nodes per thousand are) records it as unreachable, and searches score it exactly. f16 rather than int8: int8 needs
+ * its candidates re-scored from the f32 vectors in SQLite to get there, which costs more than the file's extra bytes
+ * (reading 200 vectors back takes ~2.5 ms); f16 scores are within ~0.001 of exact cosine. At 1M clustered 384-d vectors
+ * (`bun bench/scale.ts vectors 1m`) expansion 512 finds 0.991 at a warm p50 of 3.6 ms (256: 0.978, 1.9 ms), far inside
+ * issue 17's 20 ms, so one setting serves every size.
  */
 const CONNECTIVITY = 16;
 const EXPANSION_SEARCH = 512;

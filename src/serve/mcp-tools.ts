@@ -458,7 +458,8 @@ function registerDocumentResource(server: McpServer, home: string, context: Sear
       );
       const doc = readPart(whole, 0, DEFAULT_ANSWER_BYTES);
       const how = `the rest is longer than one answer: read it with the get_document tool, ref "${ref}",`;
-      // Headed as get_document's text is: a client citing search locations from it learns the lines moved (s24 agent A11).
+      // Headed as get_document's text is: a client citing search locations from it learns the lines moved (s24 agent
+      // A11).
       const text = changedSinceIndexLine(doc, MCP_CATCH_UP) + doc.text + continuationMarker(doc, how);
       return { contents: [{ uri: uri.href, mimeType: textMediaType(whole.format), text }] };
     },
@@ -527,7 +528,8 @@ function indexStatusText(repositories: ServedStatus[]): string {
   return repositories
     .map((r) => {
       const lines = [statusLines([r])];
-      // Any run, not only a first one: an add_to_index of a scan is minutes, and the text said nothing of it (s24 agent A2).
+      // Any run, not only a first one: an add_to_index of a scan is minutes, and the text said nothing of it (s24 agent
+      // A2).
       const indexing = indexingNote(r);
       if (indexing) lines.push(`  ${indexing}`);
       else if (!r.error && r.last_indexed === null) lines.push(`  not indexed yet: run \`researcher index ${r.name}\``);

@@ -41,11 +41,11 @@ import { FTS_TOKENIZE, FULL_TEXT_VERSION, rewriteFullText } from "./fts.ts";
 export const SCHEMA_VERSION = 17;
 
 /**
- * The oldest schema a reader reads as it is: the upgrades since add only what writers alone read (v14: the OCR
- * readings of a conversion cut short; v15: the OCR readings of documents' page images; v16: the path a removed text
- * was removed from; v17: the page image a kept reading was read from), so an index written before them is searched as it was until the next writer
- * upgrades it, and no search says INDEX_OUTDATED after an upgrade of researcher. v13 remade the full-text index with
- * other terms: an index from before it is not searched as it is.
+ * The oldest schema a reader reads as it is: the upgrades since add only what writers alone read (v14: the OCR readings
+ * of a conversion cut short; v15: the OCR readings of documents' page images; v16: the path a removed text was removed
+ * from; v17: the page image a kept reading was read from), so an index written before them is searched as it was until
+ * the next writer upgrades it, and no search says INDEX_OUTDATED after an upgrade of researcher. v13 remade the
+ * full-text index with other terms: an index from before it is not searched as it is.
  */
 const READABLE_FROM = 13;
 
@@ -159,9 +159,10 @@ END;
 /**
  * The kept text of OCR'd documents removed from the index (gone, excluded, moved out, replaced by other bytes), for
  * REMOVED_TEXTS_DAYS: a scan that comes back with the same bytes (a folder excluded for a while, a file moved out and
- * back, a branch checked out and back) is read back, not recognised again (about 3 CPU-s a page). Store.pruneRemovedTexts
- * bounds it by age and size. `path` is where it was removed from (null in rows kept before schema 16): `remove` of a
- * path drops the texts of its earlier versions too (an annotated scan's text before the annotation).
+ * back, a branch checked out and back) is read back, not recognised again (about 3 CPU-s a page).
+ * Store.pruneRemovedTexts bounds it by age and size. `path` is where it was removed from (null in rows kept before
+ * schema 16): `remove` of a path drops the texts of its earlier versions too (an annotated scan's text before the
+ * annotation).
  */
 const REMOVED_TEXTS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS removed_texts (
@@ -250,11 +251,11 @@ export interface OpenedIndex {
 }
 
 /**
- * Open a repository database. Writers (`create`, under the writer lock) create it when missing and migrate an
- * older schema. A file that is not a readable SQLite database is INDEX_CORRUPT for readers; a writer moves it aside
- * (as `index.db.damaged-<time>`, with its WAL) and starts a new index. `fresh` (a rebuild, which rewrites everything
- * anyway) also checks every page and index first (`integrityCheck`) and moves aside an index that is damaged inside, one
- * written by a newer researcher, or one that fails to open: whatever state it is in, a rebuild can start.
+ * Open a repository database. Writers (`create`, under the writer lock) create it when missing and migrate an older
+ * schema. A file that is not a readable SQLite database is INDEX_CORRUPT for readers; a writer moves it aside (as
+ * `index.db.damaged-<time>`, with its WAL) and starts a new index. `fresh` (a rebuild, which rewrites everything
+ * anyway) also checks every page and index first (`integrityCheck`) and moves aside an index that is damaged inside,
+ * one written by a newer researcher, or one that fails to open: whatever state it is in, a rebuild can start.
  */
 export function openIndexDatabase(file: string, name: string, mode: OpenMode): OpenedIndex {
   const create = mode === "create" || mode === "fresh";

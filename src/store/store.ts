@@ -582,7 +582,8 @@ export class Store {
 
   /**
    * Keep what OCR read of one page of the file at `path` with these bytes (`hash`), read under these conversion
-   * settings (OCR_READINGS_SCHEMA), committed at once unless the caller holds a transaction: a kill right after keeps it.
+   * settings (OCR_READINGS_SCHEMA), committed at once unless the caller holds a transaction: a kill right after keeps
+   * it.
    */
   keepOcrReading(file: { hash: string; settings: string; path: string }, page: number, reading: KeptReading): void {
     this.db
@@ -703,12 +704,12 @@ export class Store {
   }
 
   /**
-   * Drop a document at a user's word (`remove`, MCP remove_from_index): unlike one that left its folder, it leaves
-   * no kept text (REMOVED_TEXTS_SCHEMA) of its bytes behind, nor of its earlier versions at its path, no page OCR read of its file in a conversion cut short
-   * (OCR_READINGS_SCHEMA: its bytes, or newer bytes read at its path), nor of its page images (OCR_IMAGES_SCHEMA: they
-   * go with its row), and no bytes of its rows in the file (erasing).
-   * A user dropping a confidential scan from an index before sharing it kept its whole OCR'd text in it (s21 F10).
-   * The pages read at a path not indexed (its first conversion cut short) go too; whether a document went.
+   * Drop a document at a user's word (`remove`, MCP remove_from_index): unlike one that left its folder, it leaves no
+   * kept text (REMOVED_TEXTS_SCHEMA) of its bytes behind, nor of its earlier versions at its path, no page OCR read of
+   * its file in a conversion cut short (OCR_READINGS_SCHEMA: its bytes, or newer bytes read at its path), nor of its
+   * page images (OCR_IMAGES_SCHEMA: they go with its row), and no bytes of its rows in the file (erasing). A user
+   * dropping a confidential scan from an index before sharing it kept its whole OCR'd text in it (s21 F10). The pages
+   * read at a path not indexed (its first conversion cut short) go too; whether a document went.
    */
   forgetDocument(path: string): boolean {
     const hash = this.documentByPath(path)?.hash;
@@ -958,12 +959,12 @@ export class Store {
    * The run of consecutive fragments that holds fragment `seq` of a document when it is one part of a unit or section
    * split into parts: which part `seq` is, and the lines of the run. A run is the fragments under `heading`, and
    * those of units nested in it (`heading › …`) where the unit goes on after them, or, for a function, at its ends:
-   * a function split around a closure or a method of an object it builds is one run, head, nested units and tail
-   * (its 4-line head had no section, and nothing told an agent the function went on). A fragment of another unit ends a run (a getter and its setter,
-   * two overloads of one name, two `### Example` sections), as the chunker recorded it (Fragment.unit); fragments
-   * chunked before units were recorded fall back to what they show: in code, a first line of code that names the
-   * unit; in text, a start more than a blank line after the one before on the same page. A section's subsections
-   * never join it.
+   * a function split around a closure or a method of an object it builds is one run, head, nested units and tail (its
+   * 4-line head had no section, and nothing told an agent the function went on). A fragment of another unit ends a run
+   * (a getter and its setter, two overloads of one name, two `### Example` sections), as the chunker recorded it
+   * (Fragment.unit); fragments chunked before units were recorded fall back to what they show: in code, a first line of
+   * code that names the unit; in text, a start more than a blank line after the one before on the same page. A
+   * section's subsections never join it.
    */
   sectionParts(documentId: number, seq: number, heading: string, code: boolean): SectionParts | undefined {
     for (let reach = SECTION_REACH; ; reach *= 4) {
