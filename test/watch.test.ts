@@ -392,6 +392,30 @@ describe("watchRepositories when the folder goes away", () => {
     }
   }, 30_000);
 
+  test("a saved page coming and going leaves out, and brings back, the <page>_files/ beside it, as a run does (s27 hostile W1)", async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "Proj_files/own.md": "# Own\n\nuniqueowl notes\n", "top.md": "# Top\n\ntopword\n" });
+    const repo = registerRepository(home, { name: "docs", path: docs, embed: false, fileTypes: ["md", "html"] });
+    const batches = new Batches();
+    const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+    try {
+      await handle.ready;
+      expect(Object.keys(indexed(repo))).toEqual(["Proj_files/own.md", "top.md"]);
+      writeFileSync(join(docs, "Proj.html"), "<html><body><p>page</p></body></html>");
+      await batches.until(["Proj.html", "Proj_files/own.md"]);
+      expect(Object.keys(indexed(repo))).toEqual(["Proj.html", "top.md"]);
+      expect(indexed(repo)).toEqual(await freshIndex(repo));
+      batches.reset();
+      rmSync(join(docs, "Proj.html"));
+      await batches.until(["Proj.html", "Proj_files/own.md"]);
+      expect(Object.keys(indexed(repo))).toEqual(["Proj_files/own.md", "top.md"]);
+      expect(batches.errors).toEqual([]);
+    } finally {
+      await handle.close();
+    }
+  }, 30_000);
+
   test("a batch waits while another writer holds the lock, then applies", async () => {
     const home = tempDir();
     const docs = tempDir();

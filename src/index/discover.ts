@@ -113,6 +113,15 @@ const SAVED_PAGE_EXTENSIONS = [".html", ".htm", ".xhtml", ".HTML", ".HTM", ".XHT
 const SAVED_PAGE_RULE = "<page>_files/ of a saved <page>.html";
 
 /**
+ * The `<page>_files/` folder whose rule a saved page's file decides (`notes/Proj_files` for `notes/Proj.html`), or
+ * null for another file: a watch looks at the folder again when the page comes or goes (s27 hostile W1).
+ */
+export function savedPageFolderOf(path: string): string | null {
+  const extension = SAVED_PAGE_EXTENSIONS.find((candidate) => path.endsWith(candidate));
+  return extension && path.length > extension.length ? `${path.slice(0, -extension.length)}_files` : null;
+}
+
+/**
  * Why discovery leaves a name out as generated or vendored code (`dist/`, `*.min.js`, a saved page's files), or null.
  * `isFileBeside` says whether a file of a name is in the same folder (a saved page's `_files/` needs its page).
  */

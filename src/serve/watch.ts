@@ -30,6 +30,7 @@ import {
   isCandidate,
   isCandidateFolder,
   isEmptyFolder,
+  savedPageFolderOf,
   keepUnmounted,
   type Discovery,
 } from "../index/discover.ts";
@@ -449,6 +450,9 @@ class RepositoryWatch {
       this.replan(dirname(path));
       return;
     }
+    // A saved page coming or going decides whether the `<page>_files/` beside it is left out, as a run decides it.
+    const savedFiles = savedPageFolderOf(path);
+    if (savedFiles && isFolder(join(this.repo.path, savedFiles))) this.replan(savedFiles);
     // Hidden and excluded paths (editor temp files, .git) are never candidates and never hold any.
     if (!isCandidateFolder(path, this.repo)) return;
     if (this.unwatchable.has(path) && isListable(join(this.repo.path, path))) {
