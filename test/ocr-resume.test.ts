@@ -101,13 +101,13 @@ test(
 );
 
 test(
-  "pages kept of a scan are not read back for other bytes at its path, and a complete run drops those of a file changed or gone",
+  "pages kept of a scan are not read back for other page images at its path, and a complete run drops those of a file changed or gone",
   async () => {
     const { home, docs, repo } = bm25Repository({ "scan.pdf": await scanOfPages(PAGES), "other.pdf": await scanOfPages(PAGES + 1) });
     const kept = await killedAfter(home, repo, 2);
     expect(kept.length).toBeGreaterThanOrEqual(2);
-    // Edited: the file's pages are all recognised again; the pages its old bytes read are dropped by the run.
-    writeFileSync(join(docs, "scan.pdf"), await scanOfPages(4));
+    // Edited to other page images: its pages are all recognised again; the pages its old bytes read are dropped.
+    writeFileSync(join(docs, "scan.pdf"), await scanOfPages(4, 20));
     rmSync(join(docs, "other.pdf"));
     const changed = await indexed(home, repo);
     expect(changed.ocr).toEqual(range(1, 4));
@@ -122,6 +122,24 @@ test(
     writeFileSync(join(docs, "note.md"), "# Note\n\nA folder never empty.\n");
     expect((await indexed(home, repo)).summary).toMatchObject({ indexed: 1, removed: 1, failed: 0 });
     expect(keptPages(repo)).toEqual([]);
+  },
+  OCR_TIMEOUT,
+);
+
+test(
+  "a scan changed after a run was killed in it (a viewer appended a save) reads back the pages kept by their images (s27 hostile O1)",
+  async () => {
+    const scan = await scanOfPages(PAGES);
+    const { home, docs, repo } = bm25Repository({ "scan.pdf": scan });
+    const kept = await killedAfter(home, repo, 2);
+    expect(kept.length).toBeGreaterThanOrEqual(2);
+    expect(kept.length).toBeLessThan(PAGES);
+    // Other bytes, the same page images: every page was recognised again.
+    writeFileSync(join(docs, "scan.pdf"), Buffer.concat([scan, Buffer.from("\n% appended by a viewer\n")]));
+    const resumed = await indexed(home, repo);
+    expect(resumed.summary).toMatchObject({ indexed: 1, failed: 0, ocr_pages: PAGES - kept.length });
+    expect(keptPages(repo)).toEqual([]);
+    expect(stored(repo)).toMatchObject({ ocrPages: PAGES, text: expect.stringContaining("hostile scan") });
   },
   OCR_TIMEOUT,
 );

@@ -162,12 +162,13 @@ export async function scannedStrip(file: string, rows: number) {
  * A scan of `count` pages, each its own JPEG image object as a scanner writes them (a near-empty 200 dpi page). Past
  * the first, each page carries a speck of its own (a 2×2 image, placed by its number), as a scanner's pages differ:
  * identical pages are recognised once (a repeated page image), and tests of a long conversion need every page read.
+ * `first` numbers the first page's speck: scans numbered apart paint no page alike.
  */
-export async function scanOfPages(count: number): Promise<Uint8Array> {
+export async function scanOfPages(count: number, first = 0): Promise<Uint8Array> {
   const jpeg = readFileSync(join(import.meta.dir, "fixtures/scan-page.jpg"));
   const pdf = await PDFDocument.create();
   const speck = await pdf.embedPng(encodePng({ width: 2, height: 2, data: new Uint8Array(4), channels: 1 }));
-  for (let i = 0; i < count; i++) {
+  for (let i = first; i < first + count; i++) {
     const image = await pdf.embedJpg(jpeg);
     const page = pdf.addPage([612, 792]);
     page.drawImage(image, { x: 0, y: 0, width: 612, height: 792 });

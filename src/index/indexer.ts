@@ -66,6 +66,7 @@ import { forEachConcurrently } from "../serial.ts";
 import { keepRepositoryModel, listRepositories, type Repository } from "../repos.ts";
 import {
   HEADING_SEPARATOR,
+  type KeptImage,
   type KeptReading,
   Store,
   type DocumentInput,
@@ -193,8 +194,11 @@ export interface DocumentSettings {
   kept: (hash: string) => ConvertedDocument | undefined;
   /** The pages OCR read of a file with this content hash under these settings in a conversion cut short. */
   ocrReadings: (hash: string) => Map<number, KeptReading>;
-  /** What OCR read of the page images of the indexed document with this id, under these settings, by their pixels. */
-  ocrImages: (documentId: number) => Map<string, KeptReading>;
+  /**
+   * What OCR read of page images, under these settings, by their pixels: the indexed document's with this id, and
+   * those kept at the file's path by conversions cut short (of other bytes).
+   */
+  ocrImages: (documentId: number | undefined, path: string) => Map<string, KeptReading>;
   /** Keep what OCR read of one page of the file at `path` with this content hash, as it is read. */
   keepOcrReading: (file: { hash: string; path: string }, page: number, reading: KeptReading) => void;
 }
@@ -612,6 +616,7 @@ function documentSettings(
   const force = (path: string) =>
     all || behind.has(path) || bare.has(path) || damaged.has(path) || partial.has(path) || readOtherwise(changes, path).length > 0;
   const read = confinedReader(repo.path, root?.real);
+  let cutShort: Map<string, KeptImage[]> | undefined; // the page images conversions cut short read, by path
   const kept = (hash: string): ConvertedDocument | undefined => {
     const found = store.keptConversion(hash, conversion);
     // A conversion that left pages out is not reused: they may be read now.
@@ -639,7 +644,12 @@ function documentSettings(
     failure,
     kept,
     ocrReadings: (hash) => store.ocrReadings(hash, conversion),
-    ocrImages: (documentId) => new Map(store.ocrImages(documentId, conversion).map(({ pixels, ...reading }) => [pixels, reading])),
+    ocrImages: (documentId, path) => {
+      cutShort ??= store.ocrReadingImages(conversion);
+      const indexed = documentId === undefined ? [] : store.ocrImages(documentId, conversion);
+      const images = [...(cutShort.get(path) ?? []), ...indexed];
+      return new Map(images.map(({ pixels, ...reading }) => [pixels, reading]));
+    },
     keepOcrReading: ({ hash, path }, page, reading) => {
       // A rebuild is one transaction: a page kept in it goes with a kill as everything else does, its rows are
       // dropped at its end, and a write failing inside it could roll the whole rebuild back (s26b review F8).
@@ -1010,8 +1020,9 @@ export async function prepareDocument(
     // a limit) are read back: a run killed at page 400 of 500 recognises 100 pages next time, not 500.
     const ocrKnown = ocr && !kept ? settings.ocrReadings(hash) : undefined;
     // A new version of an OCR'd document (a highlight added, an update a reader appended) reads its page images the
-    // old version read back: only the pages whose images changed are recognised (s26 F13).
-    const ocrImages = ocr && !kept && previous ? settings.ocrImages(previous.id) : undefined;
+    // old version read back: only the pages whose images changed are recognised (s26 F13); so does a file changed
+    // after a conversion of it was cut short, with the pages that conversion read (s27 hostile O1).
+    const ocrImages = ocr && !kept ? settings.ocrImages(previous?.id, file.path) : undefined;
     let readBack = 0; // pages with text read back from the old version's images, not recognised in this run
     const listeners: ConvertListeners = {
       onOcrPage,

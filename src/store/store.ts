@@ -602,6 +602,23 @@ export class Store {
   }
 
   /**
+   * The page images OCR read under these settings in conversions cut short, of whatever bytes, by the path read at:
+   * a file killed mid-OCR and then changed (a viewer's highlight, an appended save) reads back the pages whose images
+   * it still paints, as a new version of an indexed scan does (s27 hostile O1). Read once a run: the table holds only
+   * what conversions cut short left.
+   */
+  ocrReadingImages(settings: string): Map<string, KeptImage[]> {
+    const rows = this.db
+      .query<{ path: string; pixels: string; text: string | null; poor: number }, [string]>(
+        "SELECT path, pixels, text, poor FROM ocr_readings WHERE settings = ? AND pixels IS NOT NULL",
+      )
+      .all(settings);
+    const byPath = new Map<string, KeptImage[]>();
+    for (const row of rows) byPath.set(row.path, [...(byPath.get(row.path) ?? []), { ...keptReading(row), pixels: row.pixels }]);
+    return byPath;
+  }
+
+  /**
    * Drop the kept pages of every file `keep` does not want (a complete run: the file changed, went, or is read
    * under other settings now), with their bytes: one of them may be all the index holds of a file since deleted.
    */
