@@ -95,6 +95,28 @@ describe("discoverFiles", () => {
     expect(isCandidate("build/notes.md", { fileTypes: ["md"], exclude: [] })).toBe(true);
   });
 
+  test("coverage/ and third_party/ are generated or vendored code, out/ and generated/ are not; a `!` line keeps them (s27 code F3)", () => {
+    const root = tempDir();
+    writeTree(root, {
+      "src/node.js": "",
+      "coverage/lcov-report/sorter.js": "",
+      "third_party/csv.py": "",
+      "out/o.js": "", // tsc's outDir, but a source or notes folder as often: an ignore file's `out/` leaves it out
+      "generated/gen.js": "", // the only code of its kind (protobuf stubs), no copy of the source
+      "notes/coverage/policy.md": "",
+    });
+    const code = { path: root, fileTypes: ["js", "py", "md"], exclude: [] };
+    expect(discoverFiles(root, code).files.map((f) => f.path)).toEqual(["generated/gen.js", "out/o.js", "src/node.js"]);
+    expect(discoverFiles(root, code).skippedGenerated).toEqual({ "coverage/": 2, "third_party/": 1 });
+    expect(leftOutBecause("third_party/csv.py", code)).toBe("third_party/ is generated or vendored code, left out");
+    // A repository of documents keeps them: a `coverage` folder of notes is the user's.
+    const documents = { path: root, fileTypes: ["md"], exclude: [] };
+    expect(discoverFiles(root, documents).files.map((f) => f.path)).toEqual(["notes/coverage/policy.md"]);
+    writeTree(root, { ".ignore": "!third_party/\n" });
+    expect(discoverFiles(root, code).files.map((f) => f.path)).toContain("third_party/csv.py");
+    expect(leftOutBecause("third_party/csv.py", code)).toBeNull();
+  });
+
   test("a browser-saved page's <page>_files/ beside its <page>.html is left out and counted, in every repository; a `!` line keeps it (s26 user F5)", async () => {
     // "Save page as… complete": the page, and beside it its styles, scripts and iframes (an ad ranked first).
     const page =

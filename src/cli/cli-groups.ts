@@ -95,7 +95,7 @@ function repoCli(): CAC {
     .option("--file-types <list>", `Comma-separated extensions, repeatable (default: ${FILE_TYPES.join(",")})`)
     .option(
       "--code",
-      `Also index source code (${CODE_EXTENSIONS.join(",")}, and scripts without an extension by their #! line): fragments follow the syntax; build output and vendored code (dist/, build/, target/, vendor/, virtual environments) left out`,
+      `Also index source code (${CODE_EXTENSIONS.join(",")}, and scripts without an extension by their #! line): fragments follow the syntax; build output and vendored code (dist/, build/, target/, vendor/, coverage/, third_party/, virtual environments) left out`,
     )
     .option("--exclude <glob>", "Skip matching files or folders (repeatable)")
     .option("--description <text>", "What the repository holds (shown to agents as context)")

@@ -89,8 +89,13 @@ const ALWAYS_SKIPPED = new Set(["node_modules", "__pycache__"]);
  * they would bury the project's own code under copies and bundles. (A repository of documents keeps them: a
  * `build` folder of notes is the user's.) A source folder of such a name (pypa/build's `src/build/`) is kept by an
  * ignore file's `!build/`, as every rule here is: a negation is the user naming what they want.
+ *
+ * `coverage/` is test-coverage output (Istanbul, nyc, Jest): the copies of the source its reports hold came first for
+ * a question about the source (s27 code F3); `third_party/` is vendoring as Google and Chromium name it. Not `out/`
+ * (tsc's outDir, but as often a source or notes folder of that name) nor `generated/` (protobuf or GraphQL stubs:
+ * often the only code of its kind, no copy of the source): an ignore file leaves those out.
  */
-const GENERATED_FOLDERS = new Set(["dist", "build", "target", "vendor"]);
+const GENERATED_FOLDERS = new Set(["dist", "build", "target", "vendor", "coverage", "third_party"]);
 /**
  * Files that make the folder holding them generated whatever its name, in repositories that index code: a Python
  * virtual environment's `pyvenv.cfg` (the standard library's own `venv` package is source, and was left out by
