@@ -117,6 +117,33 @@ describe("discoverFiles", () => {
     expect(leftOutBecause("third_party/csv.py", code)).toBeNull();
   });
 
+  test("JavaScript minified under another name than *.min.js is told by its lines; a `!` line keeps it (s27 code F3)", () => {
+    const root = tempDir();
+    const statement = (i: number) => `var a${i}=function(b){return b+${i}};`;
+    const minified = `/*! bundle v1 | MIT */\n${Array.from({ length: 3 }, (_, line) => Array.from({ length: 400 }, (_, i) => statement(line * 400 + i)).join("")).join("\n")}\n`;
+    const source = Array.from({ length: 300 }, (_, i) => `export function f${i}(b) {\n  return b + ${i};\n}\n`).join("\n");
+    writeTree(root, {
+      "public/js/app.bundle.js": minified,
+      "lib/bundle.cjs": minified,
+      "src/app.js": source,
+      // A long line among ordinary code (an inlined asset) is no bundle, nor is a short file of one line.
+      "src/icon.js": `${source}export const icon = "data:image/png;base64,${"A".repeat(20_000)}";\n`,
+      "src/short.js": `module.exports = {${Array.from({ length: 100 }, (_, i) => `k${i}: ${i}`).join(", ")}};`,
+      "notes/bundle.md": minified, // a document is never code, whatever its lines
+    });
+    const options = { path: root, fileTypes: ["js", "cjs", "md"], exclude: [] };
+    const found = discoverFiles(root, options);
+    expect(found.files.map((f) => f.path)).toEqual(["notes/bundle.md", "src/app.js", "src/icon.js", "src/short.js"]);
+    expect(found.skippedGenerated).toEqual({ "minified *.js": 2 });
+    expect(leftOutBecause("public/js/app.bundle.js", options)).toBe(
+      "public/js/app.bundle.js is minified: its lines average over 400 characters (generated code, left out)",
+    );
+    expect(leftOutBecause("src/icon.js", options)).toBeNull();
+    writeTree(root, { "public/.ignore": "!app.bundle.js\n" });
+    expect(discoverFiles(root, options).files.map((f) => f.path)).toContain("public/js/app.bundle.js");
+    expect(leftOutBecause("public/js/app.bundle.js", options)).toBeNull();
+  });
+
   test("a browser-saved page's <page>_files/ beside its <page>.html is left out and counted, in every repository; a `!` line keeps it (s26 user F5)", async () => {
     // "Save page as… complete": the page, and beside it its styles, scripts and iframes (an ad ranked first).
     const page =

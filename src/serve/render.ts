@@ -28,6 +28,7 @@ import { escapeControls, escapeLine, type Terminal } from "../terminal.ts";
 import { pageList, shortened, trimRuns } from "../text.ts";
 import type { WatchBatch, WatchStatus } from "./watch.ts";
 import { largest } from "../lists.ts";
+import { GENERATED_FOLDER_NAMES } from "../index/discover.ts";
 
 export interface Style {
   bold: (s: string) => string;
@@ -600,7 +601,7 @@ function skippedTypesLines(repository: string, skipped: Record<string, number>, 
     // What the run then leaves out is said too: a repository that indexes code skips build output (s24 review D10).
     ...(code.length
       ? [
-          `to index the source code too, run \`${command}\` and index again (folders named build, dist, target or vendor are then left out as generated code; an ignore file's \`!build/\` line keeps one)`,
+          `to index the source code too, run \`${command}\` and index again (folders named ${GENERATED_FOLDER_NAMES.slice(0, -1).join(", ")} or ${GENERATED_FOLDER_NAMES.at(-1)} are then left out as generated code; an ignore file's \`!build/\` line keeps one)`,
         ]
       : []),
   ];
@@ -634,7 +635,9 @@ export function indexSummaryText(summary: IndexSummary, style: Style, fileTypes:
   const generated = Object.entries(summary.skipped_generated ?? {}).sort((a, b) => b[1] - a[1]);
   if (generated.length) {
     const list = generated.map(([rule, n]) => `${escapeControls(rule)} (${n})`).join(", "); // "folders with pyvenv.cfg (1)"
-    lines.push(`  ${style.dim(`not indexed as generated or vendored code: ${list} (an ignore file's \`!name/\` line keeps one)`)}`);
+    lines.push(
+      `  ${style.dim(`not indexed as generated or vendored code: ${list} (an ignore file's \`!name/\` line keeps one, \`!name\` a file)`)}`,
+    );
   }
   const links = summary.skipped_links ?? [];
   if (links.length) {
