@@ -2,6 +2,7 @@
 import { beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { indexRepository } from "../src/index/indexer.ts";
 import { removeDocument } from "../src/index/remove.ts";
+import { leftOutOfIndex } from "../src/index/discover.ts";
 import { closePaths, resolveDocumentRef } from "../src/search/document-refs.ts";
 import { editDistance } from "../src/similar.ts";
 import { documentInfo, limitDocumentBytes, listDocuments, readDocument } from "../src/search/read-document.ts";
@@ -255,20 +256,52 @@ describe("line ranges at the edges", () => {
   });
 });
 
+test("get of a file left out as generated code names the rule, and near paths: CLI get and get --meta, the library (s27 code F5)", async () => {
+  const [own, root] = [tempDir(), tempDir()]; // a home of its own: the other tests count the repositories
+  const common = "export function setup(env) {\n  return env;\n}\n";
+  writeTree(root, { "debug/common.js": common, "dist/common.js": common, ".ignore": "!vendor/\n", "vendor/v.js": common });
+  const repo = registerRepository(own, { name: "web", path: root, embed: false, fileTypes: ["js"] });
+  await indexRepository(own, repo);
+  const error = await refusal(readDocument(own, "web:dist/common.js", { leftOut: leftOutOfIndex }));
+  expect({ code: error.code, message: error.message, hint: error.hint }).toEqual({
+    code: "DOCUMENT_NOT_FOUND",
+    message: "web:dist/common.js is not indexed: dist/ is generated or vendored code, left out",
+    hint: "did you mean web:debug/common.js?",
+  });
+  for (const args of [
+    ["get", "web:dist/common.js"],
+    ["get", "web:dist/common.js", "--meta"],
+  ]) {
+    expect(runCli(args, { home: own }).stderr.split("\n")[0]).toBe(
+      "error: web:dist/common.js is not indexed: dist/ is generated or vendored code, left out",
+    );
+  }
+  // A path its rules leave in that the index does not hold is not indexed, for no rule: a typo, or not indexed yet.
+  const typo = await refusal(readDocument(own, "web:debug/comon.js", { leftOut: leftOutOfIndex }));
+  expect(typo.message).toBe("web:debug/comon.js is not an indexed document");
+  // A folder's name is no type: the folder is not said to be left out for having none.
+  expect((await refusal(readDocument(own, "web:dist", { leftOut: leftOutOfIndex }))).message).toBe("web:dist is not an indexed document");
+  expect(await readDocument(own, "web:vendor/v.js")).toMatchObject({ text: common.trimEnd() });
+});
+
 describe("only indexed documents are read", () => {
-  test("hidden, excluded, other-type and outside files are refused", async () => {
-    for (const ref of [
-      "one:.hidden/secret.md",
-      "one:.dot.md",
-      "one:drafts/wip.md",
-      "one:data.csv",
-      "one:ignored.md",
-      "one:build/out.md",
-      "one:.gitignore",
+  test("hidden, excluded, other-type and outside files are refused, with the rule that leaves each out (s27 code F5)", async () => {
+    for (const [ref, why] of [
+      ["one:.hidden/secret.md", "it is hidden, or in a hidden folder"],
+      ["one:.dot.md", "it is hidden, or in a hidden folder"],
+      ["one:drafts/wip.md", "an exclude pattern leaves it out"],
+      ["one:data.csv", "its type (.csv) is not one it indexes"],
+      ["one:ignored.md", "an ignore file leaves it out"],
+      ["one:build/out.md", "an ignore file leaves it out"],
+      ["one:.gitignore", "its type (no extension) is not one it indexes"],
     ]) {
-      const error = await refusal(readDocument(home, ref));
-      expect(error.code).toBe("DOCUMENT_NOT_FOUND");
-      expect(error.message).toContain("is not an indexed document");
+      const error = await refusal(readDocument(home, ref!, { leftOut: leftOutOfIndex }));
+      expect({ code: error.code, message: error.message }).toEqual({
+        code: "DOCUMENT_NOT_FOUND",
+        message: `${ref} is not indexed: ${why}`,
+      });
+      // A caller that passes no rule (a library user's read) hears the document is not indexed, as before.
+      expect((await refusal(readDocument(home, ref!))).message).toBe(`${ref} is not an indexed document`);
     }
     for (const ref of ["one:../x.md", "one:/etc/passwd", "one:shared/../../x.md"]) {
       expect((await refusal(readDocument(home, ref))).code).toBe("PATH_OUTSIDE_REPO");

@@ -18,6 +18,7 @@ import { EmbedderCache } from "../embed/embedder.ts";
 import { insteadOfRunningAgain, isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { env } from "../env.ts";
 import { parseFilter } from "../search/filters.ts";
+import { leftOutOfIndex } from "../index/discover.ts";
 import { indexRepository, type IndexSummary } from "../index/indexer.ts";
 import { removeDocument, stillOnDisk } from "../index/remove.ts";
 import {
@@ -409,12 +410,13 @@ export async function getCommand(ref: string, flags: Flags): Promise<void> {
       "leave --meta out to read lines",
     );
   if (flags.meta) {
-    const info = documentInfo(home(flags), String(ref));
+    const info = documentInfo(home(flags), String(ref), { leftOut: leftOutOfIndex });
     return flags.json ? json(info) : out(documentInfoText(info));
   }
   const read = await readDocument(home(flags), String(ref), {
     fromLine: positive(flags.from, "--from"),
     maxLines: positive(flags.lines, "--lines"),
+    leftOut: leftOutOfIndex,
   });
   stderr.write(changedSinceIndexLine(read));
   const doc = numberedRead(read, Boolean(flags.lineNumbers));

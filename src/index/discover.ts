@@ -242,6 +242,20 @@ export function leftOutBecause(path: string, options: DiscoverOptions): string |
 }
 
 /**
+ * Why the repository's rules leave the file `path` out, for a read that found no document there (`get` of a file left
+ * out as generated said only "not an indexed document": s27 code F5; the shells pass it to reads as their
+ * LeftOutRule), or undefined: when they leave it in (a typo, a file not indexed yet), when an ignore file cannot be
+ * read, for a folder (its name is no type), and behind a link, whose target is never looked at nor told (a rule's
+ * read of a file beyond a folder link to outside the root said what is there: hostile s8 #5).
+ */
+export function leftOutOfIndex(options: DiscoverOptions & { path: string }, path: string): string | undefined {
+  const absolute = join(options.path, path);
+  if (path.endsWith("/") || isFolder(absolute) || folderLinkAbove(options.path, path) !== undefined || isLink(absolute)) return undefined;
+  const why = leftOutBecause(path, options);
+  return why === null || why === "unknown" ? undefined : why;
+}
+
+/**
  * Why a file without an extension is no script of `languages`, or null when it is one. One that is not there may
  * have been (the document of a deleted script goes, as a watch asks of it).
  */

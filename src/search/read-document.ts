@@ -25,6 +25,7 @@ import {
   badPage,
   closePaths,
   type DocumentRef,
+  type LeftOutRule,
   namedRepository,
   notIndexed,
   type RefLookup,
@@ -93,6 +94,8 @@ export interface ReadOptions {
   signal?: AbortSignal;
   /** Indexes and configuration shared with other reads of the same call. */
   session?: ReadSession;
+  /** Why the repository's rules leave a path out, for a miss to name it (`leftOutOfIndex`, passed by the shells). */
+  leftOut?: LeftOutRule;
 }
 
 /** A document's listing (`get --meta`, `ls`) by any ref; a refusal (with close paths) for anything not indexed. */
@@ -109,21 +112,24 @@ function indexedDocument(
   home: string,
   repo: Repository,
   path: string,
-  { session, suggest }: RefLookup,
+  { session, suggest, leftOut }: RefLookup,
 ): { listed: ListedDocument; root: RootRecord | undefined } {
   const found = withStore(repo, (store) => ({ listed: store.documentListing(path)[0], root: store.recordedRoot() }), session);
   // A repository never indexed holds no document yet: the fix is to index it, as `ls` says (its `ls` hint failed).
   if (found === undefined) throw notIndexedYet(repo.name);
-  if (!found.listed) throw folderOrNotIndexed(home, repo, path, { session, suggest });
+  if (!found.listed) throw folderOrNotIndexed(home, repo, path, { session, suggest, leftOut });
   return { listed: found.listed, root: found.root };
 }
 
 /** A ref to no document: a folder of indexed documents is said to be one, with the commands that read and list it. */
-function folderOrNotIndexed(home: string, repo: Repository, path: string, { session, suggest }: RefLookup): ResearcherError {
+function folderOrNotIndexed(home: string, repo: Repository, path: string, { session, suggest, leftOut }: RefLookup): ResearcherError {
   const folder = path.replace(/\/+$/, "");
   // In a session of its own when the caller has none (`get`, `get --meta`): one rule for what is below a folder.
   const below = inSession(home, session, (within) => documentsBelow(repo, folder, within).length);
-  if (below === 0) return notIndexed(`${repo.name}:${path}`, suggest === false ? [] : closePaths(repo, path), "", repo.name);
+  if (below === 0) {
+    const suggestions = suggest === false ? [] : closePaths(repo, path);
+    return notIndexed(`${repo.name}:${path}`, suggestions, "", repo.name, leftOut?.(repo, path));
+  }
   const ref = shellWord(`${repo.name}:${folder}/`);
   // multi-get splits a list at its commas and reads glob syntax: a folder's own are escaped (`dir,1/` read as `dir` and
   // `1/`, `br[a]/` as `bra/` too: s23 hostile H8, retest N4).

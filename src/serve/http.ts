@@ -10,6 +10,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { hostname, networkInterfaces } from "node:os";
 import { loadConfig } from "../config.ts";
+import { leftOutOfIndex } from "../index/discover.ts";
 import { listDocumentsPage, readDocument } from "../search/read-document.ts";
 import { describeError, ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { parseFilter } from "../search/filters.ts";
@@ -354,7 +355,8 @@ async function restDocument(url: URL, { home, context, signal }: RestRequest): P
   const ref = percentDecoded(url.pathname.slice("/documents/".length));
   const params = restParams(url, DOCUMENT_PARAMS, "/documents/<ref>");
   const [fromLine, maxLines] = [wholeParam(params, "from", FROM_ONE), wholeParam(params, "lines", FROM_ONE)];
-  return documentJson(await readDocument(home, ref, { fromLine, maxLines, conversions: context.conversions, signal }));
+  const options = { fromLine, maxLines, conversions: context.conversions, signal, leftOut: leftOutOfIndex };
+  return documentJson(await readDocument(home, ref, options));
 }
 
 /** `text` percent-decoded; `what` (the ref, a parameter) names what to encode in the error's hint. */

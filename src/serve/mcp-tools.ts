@@ -15,6 +15,7 @@ import { loadConfig } from "../config.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { defaultAnswerLimit, LISTED, MAX_QUERY_CHARS } from "../search/bounds.ts";
 import { parseFilter, type FilterJson } from "../search/filters.ts";
+import { leftOutOfIndex } from "../index/discover.ts";
 import { indexOneFile } from "../index/add-file.ts";
 import type { IndexProgress } from "../index/indexer.ts";
 import { removeDocument, stillOnDisk } from "../index/remove.ts";
@@ -319,6 +320,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
           repository: input.repository,
           conversions: context.conversions,
           signal,
+          leftOut: leftOutOfIndex,
         });
         const doc = numberedRead(
           readPart(whole, input.from_char ?? 0, answerBytes(input.max_bytes), input.line_numbers),
@@ -453,7 +455,7 @@ function registerDocumentResource(server: McpServer, home: string, context: Sear
       } catch (error) {
         throw resourceError(error);
       }
-      const whole = await readDocument(home, ref, { conversions: context.conversions, signal }).catch((error) =>
+      const whole = await readDocument(home, ref, { conversions: context.conversions, signal, leftOut: leftOutOfIndex }).catch((error) =>
         Promise.reject(resourceError(error)),
       );
       const doc = readPart(whole, 0, DEFAULT_ANSWER_BYTES);

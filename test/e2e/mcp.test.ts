@@ -891,6 +891,9 @@ describe("MCP over stdio", () => {
       expect(result.content[0]!.text).toMatch(/outside repository 'docs'|is not an indexed document/);
       if (ref === "docs:escape.md") expect(result.content[0]!.text).not.toContain(outside);
     }
+    // A path the repository's rules leave out is said to be, by the rule (s27 code F5).
+    const leftOut = await call("get_document", { ref: "docs:data.csv" });
+    expect(leftOut.content[0]!.text).toStartWith("error: docs:data.csv is not indexed: its type (.csv) is not one it indexes");
     const add = await call("add_to_index", { repository: "docs", file_path: "../../etc/passwd" });
     expect(add.isError).toBe(true);
     const remove = await call("remove_from_index", { repository: "docs", document_path: "/etc/passwd" });
