@@ -35,7 +35,9 @@ function instructions(home: string): string {
     "In source code a fragment is a whole function or class when it fits the code fragment size (chunk.code_tokens);",
     "a longer one is split between its statements into consecutive fragments with the same heading (and the units",
     "nested in it as fragments of their own between them), so a hit may be one part of a unit: its `fragment.section`",
-    "gives the lines of the whole unit and `fragment.section.ref` reads it in one get_document call.",
+    "gives the lines of the whole unit and `fragment.section.ref` reads it in one get_document call. A part headed by",
+    "a nested function (`function parse › function expect`) is that one's: a function made of nested functions, with",
+    "no part headed by itself, is read with get_document from its first part's `start_line` (`from_line`, `max_lines`).",
     "Repositories:",
     ...(lines.length ? lines : ["- (none yet: the user can add one with `researcher repo add <name> <path>`)"]),
   ].join("\n");
