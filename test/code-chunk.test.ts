@@ -217,6 +217,106 @@ describe("chunkCode per language", () => {
     expect(headings).toEqual(["function exports.parse", "function res.send", "function Parser.prototype.feed", ""]);
   });
 
+  test("a class field holding a function is a method: named, split at and defined as one (s27 code F1)", async () => {
+    // pdf-lib's PDFHexString: `fromText` (used 49 times in pdf-lib) found the class 11th, the heading naming no field.
+    const pdfLib = [
+      "class PDFHexString extends PDFObject {",
+      "  static of = (value: string) => new PDFHexString(value);",
+      "",
+      "  static fromText = (value: string) => {",
+      "    const encoded = utf16Encode(value);",
+      "",
+      "    let hex = '';",
+      "    for (let idx = 0, len = encoded.length; idx < len; idx++) {",
+      "      hex += toHexStringOfMinLength(encoded[idx], 4);",
+      "    }",
+      "",
+      "    return new PDFHexString(hex);",
+      "  };",
+      "",
+      "  private readonly value: string;",
+      "",
+      "  constructor(value: string) {",
+      "    super();",
+      "    this.value = value;",
+      "  }",
+      "}",
+    ].join("\n");
+    const split = (await chunkCode(pdfLib, "typescript", small))!;
+    // (fromText() is past this small budget: split between its statements, each part under its name.)
+    expect(outline(split)).toEqual([
+      "1-1 class PDFHexString",
+      "2-2 class PDFHexString › of()",
+      "4-7 class PDFHexString › fromText()",
+      "8-13 class PDFHexString › fromText()",
+      "15-15 class PDFHexString",
+      "17-21 class PDFHexString › constructor()",
+    ]);
+    checkCoverage(pdfLib, split);
+    const [whole] = (await chunkCode(pdfLib, "typescript", { maxTokens: 400 }))!;
+    expect(whole!.defines).toEqual(["class PDFHexString", "of()", "fromText()", "constructor()"]);
+    // Plain JavaScript's fields (`field_definition`), a private one too; a field holding data is no method.
+    const store = [
+      "class Store {",
+      "  #items = new Map();",
+      "  static create = () => new Store();",
+      "  handleChange = async (event) => {",
+      "    this.#items.set(event.key, event.value);",
+      "  };",
+      "  #notify = function (key) {",
+      "    return this.listeners.get(key);",
+      "  };",
+      "  get(key) {",
+      "    return this.#items.get(key);",
+      "  }",
+      "}",
+    ].join("\n");
+    const [js] = (await chunkCode(store, "javascript", { maxTokens: 400 }))!;
+    expect(js!.defines).toEqual(["class Store", "create()", "handleChange()", "#notify()", "get()"]);
+  });
+
+  test("a prototype method an immediately-invoked function makes is named as the plain form is (s27 code F1)", async () => {
+    // protobufjs's reader.js: the reader's main method was unnamed, in a fragment headed by the two after it.
+    const source = [
+      "/**",
+      " * Reads a varint as an unsigned 32 bit value.",
+      " * @function",
+      " * @returns {number} Value read",
+      " */",
+      "Reader.prototype.uint32 = (function read_uint32_setup() {",
+      "    var value = 4294967295; // optimizer type-hint, tends to deopt otherwise (?!)",
+      "    return function read_uint32() {",
+      "        value = (         this.buf[this.pos] & 127       ) >>> 0; if (this.buf[this.pos++] < 128) return value;",
+      "        value = (value | (this.buf[this.pos] & 127) <<  7) >>> 0; if (this.buf[this.pos++] < 128) return value;",
+      "        return value;",
+      "    };",
+      "})();",
+      "",
+      "/**",
+      " * Reads a varint as a signed 32 bit value.",
+      " * @returns {number} Value read",
+      " */",
+      "Reader.prototype.int32 = function read_int32() {",
+      "    return this.uint32() | 0;",
+      "};",
+      "",
+      "Reader.prototype.cache = (function () { return cache; })();",
+    ].join("\n");
+    // (A function returned by a call is no function returning one: `cache` is data, a line that joins the fragment
+    // before it, which defines no `cache`.)
+    const fragments = (await chunkCode(source, "javascript", { maxTokens: 200, packBelow: 0 }))!;
+    expect(fragments.map((f) => [outline([f])[0], f.defines])).toEqual([
+      ["1-13 function Reader.prototype.uint32", ["function Reader.prototype.uint32"]],
+      ["15-23 function Reader.prototype.int32", ["function Reader.prototype.int32"]],
+    ]);
+    // Split, its parts are its own: the setup function's `var value` is the method's state, no module binding.
+    const split = (await chunkCode(source, "javascript", small))!;
+    const parts = split.filter((f) => f.endLine <= 13);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(new Set(parts.map((f) => f.headings.join(" › ")))).toEqual(new Set(["function Reader.prototype.uint32"]));
+    checkCoverage(source, split);
+  });
+
   test("an object literal's methods are units: a long prototype object splits at them, each named (s25 code user C15)", async () => {
     // turndown's `TurndownService.prototype = { turndown: function …, addRule: function … }` was one unit headed by
     // the prototype alone: `addRule` had no definition anywhere.

@@ -95,6 +95,8 @@ function envCommand(words: string[]): string {
  * above and between them, are the method's; a definition over the budget only with its doc comment is cut between
  * the two; what a conditional in a function's body defines is defined by the function's fragment. Version 25: in C
  * and C++, comments right below a declaration with a blank line after them are its documentation (zlib.h's style).
- * Version 26: a K&R prototype the grammar broke inside its `OF((…))` parameters is named, its lines one unit.)
+ * Version 26: a K&R prototype the grammar broke inside its `OF((…))` parameters is named, its lines one unit.
+ * Version 27: a TypeScript or JavaScript class field holding a function (`static fromText = (…) => {…}`) is a method,
+ * and so is `X.prototype.y = (function () { … return function … })()`.)
  */
-export const CODE_OUTLINE_VERSION = 26;
+export const CODE_OUTLINE_VERSION = 27;

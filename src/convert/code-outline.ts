@@ -770,7 +770,7 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     const names = declarators.map((d) => d.childForFieldName("name")).filter((n) => n?.type === "identifier");
     return names.length ? `${declarationKeyword(node)} ${names.map((n) => n!.text).join(", ")}` : null;
   }
-  if (type === "expression_statement" && (language === "javascript" || language === "typescript" || language === "tsx")) {
+  if (type === "expression_statement" && JS_FAMILY.has(language)) {
     // `res.send = function (…) {…}`, `exports.parse = (…) => …`, `Parser.prototype.feed = function …`: CommonJS
     // and prototype code defines most of its functions this way.
     const first = node.namedChildren[0];
@@ -781,17 +781,24 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     const value = right?.type ?? "";
     const name = assignment?.childForFieldName("left")?.text;
     if (name && /function|arrow_function|class/.test(value)) return `${/class/.test(value) ? "class" : "function"} ${name}`;
+    if (name && right && returnsFunction(right)) return `function ${name}`;
     if (name && right && !inFunctionBody(node) && madeOfFunctions(right)) return name; // `Parser.prototype = { feed() {…}, … }`
     return null;
   }
-  if (type === "pair" && (language === "javascript" || language === "typescript" || language === "tsx")) {
+  if (type === "pair" && JS_FAMILY.has(language)) {
     // A method of an object literal, `addRule: function (key, rule) {…}`: the pre-class way to write one, as in
     // `TurndownService.prototype = {…}` (s25 code user C15). Named as a method definition is.
     const value = node.childForFieldName("value")?.type ?? "";
     const key = node.childForFieldName("key")?.text;
-    return key && /^(?:function_expression|function|arrow_function|generator_function)$/.test(value)
-      ? `${key.replace(/^["']|["']$/g, "")}()`
-      : null;
+    return key && FUNCTION_VALUES.test(value) ? `${key.replace(/^["']|["']$/g, "")}()` : null;
+  }
+  if ((type === "public_field_definition" || type === "field_definition") && JS_FAMILY.has(language)) {
+    // A method written as a class field, `static fromText = (value) => {…}`, `handleChange = async () => {…}` (the
+    // arrow keeps `this`): named as a method is. pdf-lib defines 96 so; unnamed, their fragments were headed by the
+    // class or the method before them, and a bare name found the callers first (s27 code F1).
+    const value = node.childForFieldName("value")?.type ?? "";
+    const name = (node.childForFieldName("name") ?? node.childForFieldName("property"))?.text;
+    return name && FUNCTION_VALUES.test(value) ? `${name}()` : null;
   }
   if (type === "type_declaration") {
     const spec = node.namedChildren.find((c) => c.type === "type_spec");
@@ -808,11 +815,7 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     if (!name) return null;
     const keyword =
       FUNCTION_KEYWORD[language] ??
-      (language === "javascript" || language === "typescript" || language === "tsx"
-        ? type === "function_declaration" || type === "function_signature"
-          ? "function"
-          : null
-        : null);
+      (JS_FAMILY.has(language) && (type === "function_declaration" || type === "function_signature") ? "function" : null);
     if (type === "singleton_method") return `def self.${name}`;
     if (language === "go" && type === "method_declaration") {
       const receiver = node.childForFieldName("receiver")?.namedChildren[0]?.childForFieldName("type")?.text;
@@ -876,7 +879,9 @@ function isModuleScope(fn: SyntaxNode): boolean {
     return up;
   };
   const up = outside(fn);
-  if (up?.type === "call_expression") return true; // its callee: an argument's parent is `arguments`
+  // Its callee (an argument's parent is `arguments`); one that returns a function makes that function, whose state
+  // its variables are (returnsFunction): named, `var value` headed a part of protobufjs's `Reader.prototype.uint32`.
+  if (up?.type === "call_expression") return !makesFunction(fn);
   if (up?.type === "member_expression" && calledAsThis(up)) return true;
   if (fn.parent?.type !== "arguments" || fn.parent.parent?.type !== "call_expression") return false;
   const callee = fn.parent.parent.childForFieldName("function");
@@ -907,7 +912,7 @@ function calledAsThis(member: SyntaxNode): boolean {
  */
 function madeOfFunctions(value: SyntaxNode, depth = 0): boolean {
   const type = value.type;
-  if (/^(?:function|arrow_function|function_expression|generator_function)$/.test(type)) return true;
+  if (FUNCTION_VALUES.test(type)) return true;
   if (depth >= 2) return false;
   if (type === "call_expression" || type === "new_expression") {
     const args = value.childForFieldName("arguments");
@@ -920,6 +925,32 @@ function madeOfFunctions(value: SyntaxNode, depth = 0): boolean {
     });
   }
   return false;
+}
+
+/** A function as a value in the JavaScript grammars (`function` is the older grammars' function expression). */
+const FUNCTION_VALUES = /^(?:function_expression|function|arrow_function|generator_function)$/;
+
+const JS_FAMILY = new Set<CodeLanguage>(["javascript", "typescript", "tsx"]);
+
+/**
+ * A call of a function written in place that returns a function: `Reader.prototype.uint32 = (function setup() { var
+ * value = …; return function read() {…}; })()`, protobufjs's way to give a method a variable of its own. Unnamed,
+ * the reader's main method was in a fragment headed by the two methods after it (s27 code F1).
+ */
+function returnsFunction(value: SyntaxNode): boolean {
+  if (value.type !== "call_expression") return false;
+  let callee = value.childForFieldName("function");
+  while (callee?.type === "parenthesized_expression") callee = callee.namedChildren[0] ?? null;
+  return Boolean(callee && FUNCTION_VALUES.test(callee.type) && makesFunction(callee));
+}
+
+/** Whether a function's body returns a function written there (`return function read() {…}`, `() => () => …`). */
+function makesFunction(fn: SyntaxNode): boolean {
+  const body = fn.childForFieldName("body");
+  if (!body || FUNCTION_VALUES.test(body.type)) return Boolean(body);
+  return body.namedChildren.some(
+    (statement) => statement.type === "return_statement" && FUNCTION_VALUES.test(statement.namedChildren[0]?.type ?? ""),
+  );
 }
 
 const MACRO = /^[A-Z_][A-Z0-9_]*$/;
@@ -1075,7 +1106,7 @@ function bodyOf(node: SyntaxNode): SyntaxNode {
                 ? (current.namedChildren.find((c) => c.type === "variable_declarator")?.childForFieldName("value") ??
                   current.namedChildren[0] ??
                   null)
-                : type === "variable_declarator"
+                : type === "variable_declarator" || type === "public_field_definition" || type === "field_definition"
                   ? current.childForFieldName("value")
                   : type === "assignment_expression" // `Parser.prototype = { feed: function … }`: the object's members
                     ? current.childForFieldName("right")
