@@ -49,7 +49,7 @@ const EXPECTED: Record<CodeLanguage, string[]> = {
   javascript: ["1-1 imports", "3-6 function readIt", "8-10 class Cache", "12-12"],
   python: [
     "1-2 imports",
-    "4-5",
+    "4-5 LIMIT",
     "8-10 class Parser",
     "12-14 class Parser › def feed",
     "16-17 class Parser › def close",
@@ -334,6 +334,68 @@ describe("chunkCode per language", () => {
     expect([whole!.headings, whole!.defines]).toEqual([["Service.prototype"], ["Service.prototype", "turndown()", "addRule()", "keep()"]]);
   });
 
+  test("a Python module's assignment to a name is a unit named by it, as a JS module's binding is (s27 code F6)", async () => {
+    // argparse's and configparser's constants sat unnamed in whatever fragment packed them: `OPTIONAL`, `DEFAULTSECT`
+    // found the functions that use them first.
+    const source = [
+      "__all__ = ['Parser']",
+      "SUPPRESS = '==SUPPRESS=='",
+      "",
+      "OPTIONAL = '?'",
+      "ZERO_OR_MORE = '*'",
+      "_UNRECOGNIZED_ARGS_ATTR = '_unrecognized_args'",
+      "",
+      "_default_dict = dict",
+      'DEFAULTSECT = "DEFAULT"',
+      "",
+      "# The depth of nested interpolations",
+      "MAX_INTERPOLATION_DEPTH: int = 10",
+      "first = second = None",
+      "a, b = 1, 2",
+      "COUNTS['x'] = 3",
+      "",
+      "class Parser:",
+      "    limit = 10",
+      "",
+      "    def feed(self, data):",
+      "        total = len(data)",
+      "        return total",
+    ].join("\n");
+    // (A tuple, an item set and `__all__` name nothing of their own; a class's attribute and a function's local are
+    // theirs.)
+    const [whole] = (await chunkCode(source, "python", { maxTokens: 400 }))!;
+    expect([whole!.headings, whole!.defines]).toEqual([
+      // (Past four, the heading shows classes and functions before bindings.)
+      ["SUPPRESS, OPTIONAL, ZERO_OR_MORE, class Parser, …"],
+      [
+        "SUPPRESS",
+        "OPTIONAL",
+        "ZERO_OR_MORE",
+        "_UNRECOGNIZED_ARGS_ATTR",
+        "_default_dict",
+        "DEFAULTSECT",
+        "MAX_INTERPOLATION_DEPTH",
+        "first, second",
+        "class Parser",
+        "def feed",
+      ],
+    ]);
+    expect(outline(await chunkCode(source, "python", { maxTokens: 20, packBelow: 0 }))).toEqual([
+      "1-1",
+      "2-2 SUPPRESS",
+      "4-4 OPTIONAL",
+      "5-5 ZERO_OR_MORE",
+      "6-6 _UNRECOGNIZED_ARGS_ATTR",
+      "8-8 _default_dict",
+      "9-9 DEFAULTSECT",
+      "11-12 MAX_INTERPOLATION_DEPTH",
+      "13-13 first, second",
+      "14-15",
+      "17-18 class Parser",
+      "20-22 class Parser › def feed",
+    ]);
+  });
+
   test("a method's overload signatures and the comments above and between them are the method's (s25 code user C18)", async () => {
     // ajv's `validate` overloads went to the method before them; validate()'s fragment held its body alone.
     const source = [
@@ -423,7 +485,7 @@ describe("chunkCode per language", () => {
 describe("chunkCode shapes", () => {
   test("small neighbours pack into one fragment at the default budget; headings list them", async () => {
     const fragments = await chunkCode(S.python!, "python", { maxTokens: 350 });
-    expect(outline(fragments)).toEqual(["1-21 imports, class Parser, def parse_header"]);
+    expect(outline(fragments)).toEqual(["1-21 imports, LIMIT, class Parser, def parse_header"]);
   });
 
   test("a fragment records every unit it defines: a packed run's fifth and later, a whole class's methods (s25 code user C11)", async () => {

@@ -97,6 +97,7 @@ function envCommand(words: string[]): string {
  * and C++, comments right below a declaration with a blank line after them are its documentation (zlib.h's style).
  * Version 26: a K&R prototype the grammar broke inside its `OF((…))` parameters is named, its lines one unit.
  * Version 27: a TypeScript or JavaScript class field holding a function (`static fromText = (…) => {…}`) is a method,
- * and so is `X.prototype.y = (function () { … return function … })()`.)
+ * and so is `X.prototype.y = (function () { … return function … })()`; a Python module's assignment to a name
+ * (`DEFAULTSECT = "DEFAULT"`) is a unit named by it.)
  */
 export const CODE_OUTLINE_VERSION = 27;

@@ -574,10 +574,11 @@ function withLabel(path: string[], labels: (string | null)[]): string[] {
 /**
  * `n` of a fragment's labels, in their order, where there are more: functions, classes and types before a module's
  * bindings and imports. A run of constants packed with the functions that use them (`const dateRegex, …, function
- * datetimeRegex`) showed only constants, and the function's name lost the weight of its heading.
+ * datetimeRegex`) showed only constants, and the function's name lost the weight of its heading. (A label of bare
+ * names is a Python module's assignment, or a C# property: data too.)
  */
 function mostTelling(labels: string[], n: number): string[] {
-  const binding = (label: string) => label === "imports" || /^(?:const|let|var) /.test(label);
+  const binding = (label: string) => label === "imports" || /^(?:const|let|var) /.test(label) || /^\w+(?:, \w+)*$/.test(label);
   const kept = new Set([...labels.filter((l) => !binding(l)), ...labels.filter(binding)].slice(0, n));
   return labels.filter((l) => kept.has(l));
 }
@@ -785,6 +786,14 @@ function labelOf(node: SyntaxNode, language: CodeLanguage, type = node.type): st
     if (name && right && !inFunctionBody(node) && madeOfFunctions(right)) return name; // `Parser.prototype = { feed() {…}, … }`
     return null;
   }
+  if (type === "expression_statement" && language === "python") {
+    // `DEFAULTSECT = "DEFAULT"`, `OPTIONAL = '?'`, `MAX_DEPTH: int = 10`: a module's constant or global, named by its
+    // target as a JavaScript module's binding is. Unnamed, a bare name found the functions that use it first
+    // (s27 code F6). A class's or function's assignments are statements of it; a tuple or an item set names nothing,
+    // and neither does the module's metadata (`__all__`, `__version__`), which headed the file's first fragment.
+    const names = node.parent?.type === "module" ? assignedNames(node.namedChildren[0]) : [];
+    return names.length && !names.some((name) => /^__\w+__$/.test(name)) ? names.join(LABEL_SEPARATOR) : null;
+  }
   if (type === "pair" && JS_FAMILY.has(language)) {
     // A method of an object literal, `addRule: function (key, rule) {…}`: the pre-class way to write one, as in
     // `TurndownService.prototype = {…}` (s25 code user C15). Named as a method definition is.
@@ -925,6 +934,17 @@ function madeOfFunctions(value: SyntaxNode, depth = 0): boolean {
     });
   }
   return false;
+}
+
+/** The names a Python assignment binds: `a = 1` → a, `a = b = 1` → a, b; none for `a, b = …` or `x[k] = …`. */
+function assignedNames(node: SyntaxNode | undefined): string[] {
+  const names: string[] = [];
+  for (let at = node; at?.type === "assignment"; at = at.childForFieldName("right") ?? undefined) {
+    const target = at.childForFieldName("left");
+    if (target?.type !== "identifier") return [];
+    names.push(target.text);
+  }
+  return names;
 }
 
 /** A function as a value in the JavaScript grammars (`function` is the older grammars' function expression). */
