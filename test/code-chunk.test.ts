@@ -628,6 +628,55 @@ describe("chunkCode shapes", () => {
     checkCoverage(source, fragments);
   });
 
+  test("a method just past the budget with its doc comment is cut between the two unless its split joins up whole (s27 code F2)", async () => {
+    // pdf-lib's PDFTextField.setText (its JSDoc trimmed, the budget with it): within an eighth past the budget it
+    // was cut between its statements, the doc, signature and first three statements in one part, the rest in another.
+    const doc = [
+      "  /**",
+      "   * Set the text for this field. This operation is analogous to a human user",
+      "   * clicking on the text field in a PDF reader and typing in text via their",
+      "   * keyboard. This method will update the underlying state of the text field",
+      "   * to indicate what text has been set. PDF libraries and readers will be able",
+      "   * to extract these values from the saved document and determine what text",
+      "   * was set.",
+      "   *",
+      "   * @param text The text this field should contain.",
+      "   */",
+      "  setText(text: string | undefined) {",
+      "    assertOrUndefined(text, 'text', ['string']);",
+      "",
+      "    const maxLength = this.getMaxLength();",
+      "    if (maxLength !== undefined && text && text.length > maxLength) {",
+      "      throw new ExceededMaxLengthError(text.length, maxLength, this.getName());",
+      "    }",
+      "",
+      "    this.markAsDirty();",
+      "    this.disableRichFormatting();",
+    ];
+    const end = ["  }", "}"];
+    const source = [
+      "export class PDFTextField {",
+      ...doc,
+      "",
+      "    if (text) {",
+      "      this.acroField.setValue(PDFHexString.fromText(text));",
+      "    } else {",
+      "      this.acroField.removeValue();",
+      "    }",
+      ...end,
+    ].join("\n");
+    expect(Math.ceil(source.length / 4)).toBeLessThan(220 + 220 / 8);
+    const fragments = (await chunkCode(source, "typescript", { maxTokens: 220, packBelow: 0 }))!;
+    expect(outline(fragments)).toEqual(["1-11 class PDFTextField › setText()", "12-29 class PDFTextField › setText()"]);
+    checkCoverage(source, fragments);
+    // A split whose last part is tiny joins up whole: that unit stays one fragment, its doc with it.
+    const whole = ["export class PDFTextField {", ...doc, "    this.acroField.setValue(PDFHexString.fromText(text));", ...end].join("\n");
+    expect(Math.ceil(whole.split("\n").slice(1, 23).join("\n").length / 4)).toBeGreaterThan(206); // the method, past it
+    expect(outline(await chunkCode(whole, "typescript", { maxTokens: 206, packBelow: 0 }))).toEqual([
+      "1-24 class PDFTextField › setText()",
+    ]);
+  });
+
   test("a small function after a split one is not hidden in its last part, under its heading alone (s8 helper)", async () => {
     const steps = Array.from({ length: 7 }, (_, i) => `    step_${i}(value, "an argument of some length ${i}")`).join("\n");
     const source = `def build_report(value):\n${steps}\n    finish()\n\n\ndef other():\n    return 1\n`;

@@ -98,6 +98,7 @@ function envCommand(words: string[]): string {
  * Version 26: a K&R prototype the grammar broke inside its `OF((…))` parameters is named, its lines one unit.
  * Version 27: a TypeScript or JavaScript class field holding a function (`static fromText = (…) => {…}`) is a method,
  * and so is `X.prototype.y = (function () { … return function … })()`; a Python module's assignment to a name
- * (`DEFAULTSECT = "DEFAULT"`) is a unit named by it.)
+ * (`DEFAULTSECT = "DEFAULT"`) is a unit named by it; a unit up to an eighth past the budget only with its doc comment
+ * is cut between the two too, unless its split between statements joins up whole.)
  */
 export const CODE_OUTLINE_VERSION = 27;

@@ -305,16 +305,23 @@ class Chunker {
    */
   private split(unit: Unit, path: string[], depth: number): Span[] {
     const inner = namesItsParts(unit) ? [...path, unit.label!] : path;
+    const parts = this.splitInside(unit, inner, depth);
     // A definition over the budget only with its doc comment is cut between the two: cut between its statements, a
     // 21-line method under a 31-line Javadoc lost its body's end to a fragment of its own, or its signature to the
-    // doc's (s25 code user C16).
-    // (Past what a tiny last part may add, budget / 8: under it, a split between statements joins up whole again.)
+    // doc's (s25 code user C16). Unless that split left it whole: a unit up to an eighth past the budget is one
+    // fragment when its last part is tiny (absorbTiny). Whether it is depends on its last statements, not on its
+    // size: pdf-lib's setText, just past the budget under a 38-line JSDoc, was cut after its third statement into two
+    // parts of 43 and 14 lines (s27 code F2).
     const code = unit.nodes[0]!.startPosition.row;
-    const past = unit.tokens > this.budget + this.budget / 8;
-    if (unit.label !== null && past && code > unit.start && this.tokens(code, unit.end) <= this.budget) {
+    if (parts.length > 1 && unit.label !== null && code > unit.start && this.tokens(code, unit.end) <= this.budget) {
       const doc = this.byLines(unit.start, code - 1, inner);
       return [...doc, { start: code, end: unit.end, path: inner, labels: [], defines: this.defined([unit], depth) }];
     }
+    return parts;
+  }
+
+  /** A unit split at the units inside it, or at line boundaries. */
+  private splitInside(unit: Unit, inner: string[], depth: number): Span[] {
     // One long line (minified code, a data literal) has no line to split at: its inner units would not help.
     if (unit.start < unit.end && depth < MAX_DEPTH) {
       const children = unit.nodes.flatMap((node) => bodyOf(node).children);
