@@ -36,8 +36,8 @@ interface Definition {
 }
 
 /**
- * Definitions: classes, functions and a TypeScript module's constants (`export const Schema = z.object(…)`) are the
- * queries; the other declarations only make a name ambiguous.
+ * Definitions: classes, functions and a module's constants (`export const Schema = z.object(…)`, Python's
+ * `DEFAULTSECT = "DEFAULT"`) are the queries; the other declarations only make a name ambiguous.
  */
 const DEFINES: Record<string, RegExp> = {
   py: /^\s*(?:async\s+)?(class|def)\s+([A-Za-z_]\w{5,})\b/,
@@ -45,11 +45,20 @@ const DEFINES: Record<string, RegExp> = {
 };
 const QUERIED = new Set(["class", "def", "function", "const"]);
 /**
+ * A Python module's assignment to a name (`MAX_INTERPOLATION_DEPTH = 10`, `choice = _inst.choice`): a definition of
+ * it, as a TypeScript module's `const` is. An UPPER_CASE name is a constant, queried; the others (an alias, a
+ * global) only make a name ambiguous, and so do dunders (`__all__`), which name no unit.
+ */
+const PY_ASSIGNMENT = /^(?!__\w+__\b)([A-Za-z_]\w{5,})\s*(?::[^=]*)?=(?!=)/;
+/**
  * A TypeScript class's method (`  drawEllipse(options: …): void {`): a definition of its name too, counted so that a
  * name a method shares is no name defined once (a method and a function of one name are both its definitions).
  */
 const TS_METHOD =
   /^\s+(?:(?:public|private|protected|static|async|override|abstract|readonly)\s+)*(?:get\s+|set\s+)?([A-Za-z_$][\w$]{5,})\s*(?:<[^>]*>)?\s*\([^;]*\)\s*(?::[^;=]*)?\{\s*$/;
+/** A method written as a class field holding an arrow function (`  static fromText = (value: string) => {`). */
+const TS_FIELD_METHOD =
+  /^\s+(?:(?:public|private|protected|static|readonly|override)\s+)*([A-Za-z_$][\w$]{5,})\s*(?::[^=]*)?=\s*(?:async\s+)?(?:<[^>]*>)?\([^)]*\)?.*=>/;
 
 function filesOf(dir: string, ext: RegExp, deep: boolean): string[] {
   if (!existsSync(dir)) return [];
@@ -78,15 +87,15 @@ function corpus(root: string): Definition[] {
       .split("\n")
       .forEach((text, i) => {
         const m = pattern.exec(text);
-        const method = !m && side === "ts" ? TS_METHOD.exec(text) : null;
-        if (m || method)
-          definitions.push({
-            kind: m ? `${side === "python" ? "Python" : "TypeScript"} ${m[1]}` : "TypeScript method",
-            name: m ? m[2]! : method![1]!,
-            path,
-            line: i + 1,
-            indented: /^\s/.test(text),
-          });
+        const method = !m && side === "ts" ? (TS_METHOD.exec(text) ?? TS_FIELD_METHOD.exec(text)) : null;
+        const assigned = !m && side === "python" ? PY_ASSIGNMENT.exec(text) : null;
+        const kind = m
+          ? `${side === "python" ? "Python" : "TypeScript"} ${m[1]}`
+          : method
+            ? "TypeScript method"
+            : `Python ${/^[A-Z][A-Z0-9_]*$/.test(assigned?.[1] ?? "") ? "const" : "binding"}`;
+        if (m || method || assigned)
+          definitions.push({ kind, name: (m?.[2] ?? method?.[1] ?? assigned?.[1])!, path, line: i + 1, indented: /^\s/.test(text) });
       });
   }
   return definitions;
@@ -154,7 +163,7 @@ try {
       "Code: definitions found by their name",
       "bun bench/symbols.ts",
       [
-        `Corpus: Python's standard library (${PY_DIRS.length} folders) and TypeScript from node_modules (${TS_DIRS.join(", ")}), ${summary.indexed} files, indexed with the code file types. Query: the name of a class, a function or a TypeScript module's \`const\` (6 characters or more, defined once in the corpus as the index reads names: \`$ZodString\` and \`ZodString\` are one), bare or in a question as an agent asks it; BM25 with headings weighed in, as \`researcher search --mode bm25\` ranks. Hit: a result whose fragment holds the definition's line.`,
+        `Corpus: Python's standard library (${PY_DIRS.length} folders) and TypeScript from node_modules (${TS_DIRS.join(", ")}), ${summary.indexed} files, indexed with the code file types. Query: the name of a class, a function or a module's constant (a TypeScript module's \`const\`, a Python module's UPPER_CASE assignment; 6 characters or more, defined once in the corpus as the index reads names: \`$ZodString\` and \`ZodString\` are one), bare or in a question as an agent asks it; BM25 with headings weighed in, as \`researcher search --mode bm25\` ranks. Hit: a result whose fragment holds the definition's line.`,
         "",
         table(["query", "definition", "queries", "hit@1", "hit@3", "hit@10"], rows),
       ].join("\n"),
