@@ -384,3 +384,16 @@ test("a run that takes documents out because the settings no longer admit them s
     "2 documents whose files are still there left the index, as the repository's rules no longer admit them (a.md: its type (.md) is not one it indexes; b.md: its type (.md) is not one it indexes): `researcher config show` shows its file_types and exclude, each set whole",
   ]);
 });
+
+test("a document a default rule takes out (a saved page's files) is told the ignore file's `!` line, not config.yaml (s27 review D8)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "page_files/saved_resource.html": "<html><body><p>frame</p></body></html>", "top.md": "# Top\n\ntop\n" });
+  const repo = registerRepository(home, { name: "p", path: docs, embed: false, fileTypes: ["md", "html"] });
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2 });
+  writeTree(docs, { "page.html": "<html><body><p>the page</p></body></html>" });
+  const summary = await indexRepository(home, repo);
+  expect(summary.warnings).toEqual([
+    "1 document whose file is still there left the index, as the repository's rules no longer admit it (page_files/saved_resource.html: page_files/ holds the files of the web page saved beside it, left out): a `!` line in the folder's .ignore file keeps what a default rule or an ignore file leaves out",
+  ]);
+});

@@ -242,6 +242,14 @@ export function leftOutBecause(path: string, options: DiscoverOptions): string |
 }
 
 /**
+ * Whether the repository's own settings (`file_types`, `exclude`) leave `path` out, rather than a default rule (hidden,
+ * generated, a saved page's files) or an ignore file: what `config show` can change.
+ */
+export function leftOutBySettings(path: string, options: DiscoverOptions): boolean {
+  return !wantedTypes(options).has(fileType(path)) || compileExcludes(options.exclude)(path);
+}
+
+/**
  * Why the repository's rules leave the file `path` out, for a read that found no document there (`get` of a file left
  * out as generated said only "not an indexed document": s27 code F5; the shells pass it to reads as their
  * LeftOutRule), or undefined: when they leave it in (a typo, a file not indexed yet), when an ignore file cannot be

@@ -31,6 +31,7 @@ import {
   keepUnmounted,
   mountsAbove,
   leftOutBecause,
+  leftOutBySettings,
   UNDECODABLE_NAME,
   unreachable,
 } from "./discover.ts";
@@ -801,7 +802,12 @@ function settingsLeftOut(repo: Repository, gone: string[]): string | undefined {
   // Each with the rule's own words: a default rule (a saved page's files) is no setting of the user's (s26b review F12).
   const some = present.slice(0, 3).map((path) => `${path}: ${leftOutBecause(path, repo) ?? "left out"}`);
   const what = present.length === 1 ? "1 document whose file is still there" : `${present.length} documents whose files are still there`;
-  return `${what} left the index, as the repository's rules no longer admit ${present.length === 1 ? "it" : "them"} (${some.join("; ")}${present.length > 3 ? "; …" : ""}): \`researcher config show\` shows its file_types and exclude, each set whole`;
+  // The way back is a setting only where a setting left it out; a default rule or an ignore file yields to a `!`
+  // line (the advice named config.yaml for a saved page's files: s27 review D8).
+  const advice = present.some((path) => leftOutBySettings(path, repo))
+    ? "`researcher config show` shows its file_types and exclude, each set whole"
+    : "a `!` line in the folder's .ignore file keeps what a default rule or an ignore file leaves out";
+  return `${what} left the index, as the repository's rules no longer admit ${present.length === 1 ? "it" : "them"} (${some.join("; ")}${present.length > 3 ? "; …" : ""}): ${advice}`;
 }
 
 const GIT_KEYS = ["git_project", "git_branch", "git_commit"] as const;
