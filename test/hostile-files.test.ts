@@ -182,6 +182,43 @@ describe("contents", () => {
     );
   }, 30_000);
 
+  test("UTF-16/32 after a BOM: a stray tail is dropped, and NULs, controls or random bytes are binary as in 8-bit text (s27 hostile E1)", async () => {
+    const utf32 = (text: string, little: boolean) => {
+      const view = new DataView(new ArrayBuffer(4 * (text.length + 1)));
+      for (const [i, code] of [0xfeff, ...[...text].map((c) => c.codePointAt(0)!)].entries()) view.setUint32(4 * i, code, little);
+      return new Uint8Array(view.buffer);
+    };
+    const utf16be = (text: string) => Buffer.from(Buffer.from(`\ufeff${text}`, "utf16le").swap16());
+    let seed = 1;
+    const random = Array.from({ length: 20_000 }, () => {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      return seed >>> 24;
+    });
+    const { home, first } = await indexTwice((docs) =>
+      writeTree(docs, {
+        // A newline appended by a UTF-8 tool, a copy cut short: the text before is whole (it was read as UTF-16).
+        "u32odd.txt": Buffer.concat([utf32("Hello world text searchable zebra\n", true), Buffer.from("\n")]),
+        "u32cut.txt": utf32("cut okapi text\n", false).subarray(0, -1),
+        "u16odd.txt": Buffer.concat([utf16be("odd ibex text\n"), Buffer.from([0x0a])]),
+        "u32nul.txt": utf32("zebra\0".repeat(1000), true),
+        "u16ctl.txt": utf16be("\x01\x02\x03".repeat(5000)),
+        "u16bin.txt": new Uint8Array([0xff, 0xfe, ...random]),
+      }),
+    );
+    expect(first.failures.sort((a, b) => a.path.localeCompare(b.path))).toEqual([
+      { path: "u16bin.txt", reason: "binary content (control bytes) in a text file" },
+      { path: "u16ctl.txt", reason: "binary content (control bytes) in a text file" },
+      { path: "u32nul.txt", reason: "binary content (NUL bytes) in a text file" },
+    ]);
+    for (const [word, path] of [
+      ["searchable", "u32odd.txt"],
+      ["okapi", "u32cut.txt"],
+      ["ibex", "u16odd.txt"],
+    ]) {
+      expect((await search(home, { query: word!, mode: "bm25" })).results.map((r) => r.path)).toEqual([path!]);
+    }
+  });
+
   test("one 10 MB line is cut into fragments within the token budget", async () => {
     const line = Array.from({ length: 1_100_000 }, (_, i) => `w${i % 997}`)
       .join(" ")

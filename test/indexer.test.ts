@@ -171,8 +171,9 @@ describe("indexRepository", () => {
     });
     await indexRepository(home, repo);
     expect(await paths(home, "quokka")).toEqual(["be.md", "le.md"]);
-    // UTF-16LE whose first character is U+0000 begins as UTF-32LE's mark does: it is still read as UTF-16 (s26b review F4).
-    const nul = new Uint8Array([0xff, 0xfe, 0, 0, ...new Uint8Array(Buffer.from("wallaby here\n", "utf16le"))]);
+    // UTF-16LE whose first character is U+0000 begins as UTF-32LE's mark does: it is still read as UTF-16 (s26b review F4),
+    // the NUL a stray in a text long enough to hold one (s27 hostile E1: a UTF-16 text's NULs are counted as UTF-8's).
+    const nul = new Uint8Array([0xff, 0xfe, 0, 0, ...new Uint8Array(Buffer.from("wallaby here\n".repeat(100), "utf16le"))]);
     const second = bm25Repository({ "nul.txt": nul });
     await indexRepository(second.home, second.repo);
     expect(await paths(second.home, "wallaby")).toEqual(["nul.txt"]);

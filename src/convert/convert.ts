@@ -175,13 +175,30 @@ export function ocrPagesOf(metadata: Record<string, unknown>): number {
 }
 
 /**
- * Text files are UTF-8 (with or without BOM), UTF-16 with a BOM, or else 8-bit text read as windows-1252 (a source
- * file from before UTF-8 with a © in its licence header failed whole as "not valid UTF-8"); binary content (NUL bytes,
- * or control bytes that text does not hold) is refused with a reason.
+ * Text files are UTF-8 (with or without BOM), UTF-16 or UTF-32 with a BOM, or else 8-bit text read as windows-1252 (a
+ * source file from before UTF-8 with a © in its licence header failed whole as "not valid UTF-8"); binary content (NUL
+ * bytes, or control bytes that text does not hold) is refused with a reason.
  */
 export function decodeText(bytes: Uint8Array): string {
-  // UTF-32's marks first: little-endian's begins as UTF-16LE's does, and read so the text was a NUL after every
-  // character, "indexed" with no word searchable (s26 hostile F3).
+  const wide = decodeWide(bytes);
+  // Valid UTF-8 is itself the sign of text; windows-1252 and UTF-16/32 read nearly any bytes, so what they read must
+  // also hold few characters text does not (a binary file that starts FF FE was indexed as CJK-looking noise).
+  if (wide !== null) return withoutControls(withoutNuls(wide)).toWellFormed();
+  let utf8: string;
+  try {
+    utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    return withoutControls(withoutNuls(utf8OrWindows1252(bytes)));
+  }
+  return withoutNuls(utf8);
+}
+
+/**
+ * UTF-32 or UTF-16 after its byte order mark, or null without one. UTF-32's marks are looked at first: little-endian's
+ * begins as UTF-16LE's does, and read so the text was a NUL after every character, "indexed" with no word searchable
+ * (s26 hostile F3).
+ */
+function decodeWide(bytes: Uint8Array): string | null {
   const utf32 =
     bytes[2] === 0 && bytes[3] === 0 && bytes[0] === 0xff && bytes[1] === 0xfe
       ? "le"
@@ -192,28 +209,20 @@ export function decodeText(bytes: Uint8Array): string {
   // UTF-16.)
   const text = utf32 ? decodeUtf32(bytes.subarray(4), utf32 === "le") : null;
   if (text !== null) return text;
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder("utf-16le").decode(bytes.subarray(2));
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder("utf-16be").decode(bytes.subarray(2));
-  const content = withoutNuls(bytes);
-  try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(content);
-  } catch {
-    const text = utf8OrWindows1252(content);
-    if (controlCount(text) > text.length / 100)
-      throw new ResearcherError("FILE_UNREADABLE", "binary content (control bytes) in a text file");
-    return text;
-  }
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return decodeUtf16(bytes.subarray(2), true);
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return decodeUtf16(bytes.subarray(2), false);
+  return null;
 }
 
 /**
- * UTF-32 (which TextDecoder does not read), or null when the bytes are no UTF-32: a length not a multiple of four, or
- * a unit that is no code point (past U+10FFFF, a surrogate).
+ * UTF-32 (which TextDecoder does not read), or null when the bytes are no UTF-32: a unit that is no code point (past
+ * U+10FFFF, a surrogate). A tail of 1–3 bytes past the last whole unit (a newline a UTF-8 tool appended, a cut copy)
+ * is dropped: the length alone sent such a file to UTF-16, a NUL after every letter again (s27 hostile E1).
  */
 function decodeUtf32(bytes: Uint8Array, little: boolean): string | null {
-  if (bytes.length % 4) return null;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength - (bytes.byteLength % 4));
   const parts: string[] = [];
-  for (let at = 0; at < bytes.length; at += 4) {
+  for (let at = 0; at < view.byteLength; at += 4) {
     const code = view.getUint32(at, little);
     if (code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return null;
     parts.push(String.fromCodePoint(code));
@@ -222,30 +231,65 @@ function decodeUtf32(bytes: Uint8Array, little: boolean): string | null {
 }
 
 /**
- * A text file's bytes without NULs, which text does not hold: padding at its end (a crashed write, a sync tool) is
- * dropped, and so are a few strays. More, anywhere in the file, is binary: a shell installer with a payload after
- * 12 KB of script was indexed as 1,898 fragments.
+ * UTF-16's units as they are, a stray last byte dropped as UTF-32's tail is: its unpaired surrogates are left for
+ * `withoutControls` to count (TextDecoder would make each a U+FFFD, which text does hold).
  */
-function withoutNuls(bytes: Uint8Array): Uint8Array {
-  let end = bytes.length;
-  while (end > 0 && bytes[end - 1] === 0) end--;
-  const content = bytes.subarray(0, end);
+function decodeUtf16(bytes: Uint8Array, little: boolean): string {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength - (bytes.byteLength % 2));
+  const parts: string[] = [];
+  const units = new Array<number>(UTF16_CHUNK);
+  for (let at = 0; at < view.byteLength; at += 2 * UTF16_CHUNK) {
+    const count = Math.min(UTF16_CHUNK, (view.byteLength - at) / 2);
+    units.length = count;
+    for (let i = 0; i < count; i++) units[i] = view.getUint16(at + 2 * i, little);
+    parts.push(String.fromCharCode(...units));
+  }
+  return parts.join("");
+}
+
+/** Units per String.fromCharCode call: its arguments go on the stack. */
+const UTF16_CHUNK = 8192;
+
+/**
+ * A text without NULs, which text does not hold: padding at its end (a crashed write, a sync tool) is dropped, and so
+ * are a few strays. More, anywhere in the file, is binary: a shell installer with a payload after 12 KB of script was
+ * indexed as 1,898 fragments.
+ */
+function withoutNuls(text: string): string {
+  if (!text.includes("\0")) return text;
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 0) end--;
+  const content = text.slice(0, end);
   let nuls = 0;
-  for (const byte of content) if (byte === 0) nuls++;
+  for (let i = 0; i < content.length; i++) if (content.charCodeAt(i) === 0) nuls++;
   if (nuls > MAX_STRAY_NULS || nuls > content.length / 1000) {
     throw new ResearcherError("FILE_UNREADABLE", "binary content (NUL bytes) in a text file");
   }
-  return nuls ? content.filter((byte) => byte !== 0) : content;
+  return nuls ? content.replaceAll("\0", "") : content;
 }
 
 const MAX_STRAY_NULS = 16;
 
-/** Characters text does not hold (C0 controls but tab, line ends and escape; C1 controls): the sign of binary. */
+/** A text read by a decoder that takes nearly any bytes, refused as binary when more than 1 % is no text. */
+function withoutControls(text: string): string {
+  if (controlCount(text) > text.length / 100) throw new ResearcherError("FILE_UNREADABLE", "binary content (control bytes) in a text file");
+  return text;
+}
+
+/**
+ * Characters text does not hold (C0 controls but tab, line ends and escape; C1 controls; unpaired surrogates, which
+ * only UTF-16 brings): the sign of binary.
+ */
 function controlCount(text: string): number {
   let count = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if ((c >= 0x01 && c <= 0x08) || (c >= 0x0e && c <= 0x1a) || (c >= 0x1c && c <= 0x1f) || (c >= 0x80 && c <= 0x9f)) count++;
+    else if (c >= 0xd800 && c <= 0xdfff) {
+      const low = text.charCodeAt(i + 1);
+      if (c <= 0xdbff && low >= 0xdc00 && low <= 0xdfff) i++;
+      else count++;
+    }
   }
   return count;
 }
