@@ -126,6 +126,40 @@ describe("indexRepository", () => {
     expect(await paths(home, "microscope")).toEqual(["lab-photo.md"]);
   });
 
+  test("a data: URI wrapped over lines, or a target on the line after its opener, is dropped; `data:` with no URI's shape is text (s27 hostile M2)", async () => {
+    const base64 = Buffer.from(Array.from({ length: 3_000 }, (_, i) => (i * 7919) % 251)).toString("base64");
+    const wrapped = base64.match(/.{1,76}/g)!; // as mail and Word exports write it
+    const note = [
+      "# Report",
+      "",
+      "Table [3](data: see appendix) shows things.",
+      "",
+      '<img alt="wrapped photo"',
+      ` src="data:image/png;base64,${wrapped.join("\n")}">`,
+      "",
+      "Below the photo.",
+      "",
+      "[Ref2]:",
+      `  data:image/png;base64,${base64}`,
+      "",
+      "A [link](",
+      `<data:text/plain;base64,${base64}>) on two lines.`,
+      "",
+    ].join("\n");
+    const { home, repo } = bm25Repository({ "report.md": note });
+    expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, fragments: 1 });
+    const db = new Database(Store.dbPath(repo.dir), { readonly: true });
+    const fragment = db.query<{ start_line: number; end_line: number; text: string }, []>("SELECT * FROM fragments").get()!;
+    db.close();
+    expect(fragment).toMatchObject({ start_line: 3, end_line: note.split("\n").length - 1 }); // every line where it was
+    expect(fragment.text).toContain("Table [3](data: see appendix) shows things.");
+    expect(fragment.text).toContain("Below the photo.");
+    expect(fragment.text).toContain("[Ref2]:\n  <>");
+    expect(fragment.text).toContain("A [link](\n<>) on two lines.");
+    for (const line of wrapped) expect(fragment.text).not.toContain(line);
+    expect(fragment.text).not.toContain(base64.slice(0, 40));
+  });
+
   test("a failure reason is one line in the summary and the store, whatever whitespace the converter's message has", async () => {
     // xmldom words it "[xmldom warning]\tunclosed xml attribute", which the reason rewords in one line.
     const { home, repo } = bm25Repository({ "broken.docx": docx("<w:p><w:r><w:t>unclosed</w:r></w:p>") });

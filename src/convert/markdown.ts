@@ -301,19 +301,39 @@ export function showsNothing(text: string): boolean {
   return !/[\p{L}\p{N}]/u.test(text) || rendersNothing(text);
 }
 
+/**
+ * A `data:` URI's head, `data:[<mediatype>][;base64],` (RFC 2397; a parameter without a value, as in
+ * `;utf8,<svg…`, too): `[3](data: see appendix)` is no URI, and its word `data:` was dropped as one (s27 hostile M2).
+ */
+const DATA_URI = String.raw`data:(?:[\w.+-]+\/[\w.+-]+)?(?:;[\w.+-]+(?:=[^;,\s"'<>()]*)?)*,`;
 /** A link's or image's target that is a `data:` URI (written bare or in `<>`), after the `](` that opens it. */
-const INLINE_DATA_URI = /(\]\([ \t]*)(?:<data:[^>\n]*>|data:[^\s)]*)/gi;
+const INLINE_DATA_URI = new RegExp(String.raw`(\]\([ \t]*)(?:<${DATA_URI}[^<>\n]*>|${DATA_URI}[^\s)]*)`, "gi");
 /** A link reference definition whose target is a `data:` URI: `[img]: data:image/png;base64,…`. */
-const DEFINED_DATA_URI = /^( {0,3}\[(?!\^)[^\]]+\]:[ \t]*)(?:<data:[^>\n]*>|data:\S*)/i;
+const DEFINED_DATA_URI = new RegExp(String.raw`^( {0,3}\[(?!\^)[^\]]+\]:[ \t]*)(?:<${DATA_URI}[^<>\n]*>|${DATA_URI}\S*)`, "i");
 /** An HTML image's or link's source that is a `data:` URI, as an editor pastes `<img src="data:…">` into a note. */
-const ATTRIBUTE_DATA_URI = /(\b(?:src|href)[ \t]*=[ \t]*)(["'])data:[^"'\n]*\2/gi;
+const ATTRIBUTE_DATA_URI = new RegExp(String.raw`(\b(?:src|href)[ \t]*=[ \t]*)(["'])${DATA_URI}[^"'\n]*\2`, "gi");
+/**
+ * A line that ends in what opens a target (a definition's `[img]:`, a link's `](`): CommonMark lets the target
+ * follow on the next line, where a `data:` URI at the start (LEADING_DATA_URI) is the target's.
+ */
+const TARGET_OPENS = /(?:^ {0,3}\[(?!\^)[^\]]+\]:|\]\()[ \t]*$/;
+const LEADING_DATA_URI = new RegExp(String.raw`^([ \t]*)(?:<${DATA_URI}[^<>\n]*>|${DATA_URI}[^\s)]*)`, "i");
+/**
+ * An HTML source whose `data:` URI runs past the line's end: mail and Word exports wrap base64 at 76 columns. No
+ * backtick in it, so no code span holds any of it.
+ */
+const WRAPPED_ATTRIBUTE_DATA_URI = new RegExp(String.raw`(\b(?:src|href)[ \t]*=[ \t]*)(["'])${DATA_URI}[^\s"'\x60]*[ \t]*$`, "i");
+/** A line of a wrapped URI: its characters alone (a blank line or a word with a space ends it). */
+const WRAPPED_LINE = /^[ \t]*[^\s"'`<>]+[ \t]*$/;
+/** The last line of a wrapped URI: its characters up to the quote that closes it. */
+const WRAPPED_END = { '"': /^[ \t]*[^\s"'`<>]*(?=")/, "'": /^[ \t]*[^\s"'`<>]*(?=')/ };
 
 /**
  * A note without the `data:` URIs it embeds as an image's or a link's target (a web clipper's or an editor's pasted
  * image, `![photo](data:image/png;base64,…)`): the picture's bytes in base64, no words, made a 300 KB photo 289
  * fragments of noise (s26 user F15), as the HTML converter drops image sources and link targets. The alt or link text
  * stays, each target is left empty (`![photo]()`, `[img]: <>`) and every line stays where it was, so a fragment's
- * lines are the file's. A code fence is code, kept as written.
+ * lines are the file's (the lines of a wrapped URI are left blank). A code fence is code, kept as written.
  */
 export function withoutDataUris(text: string): string {
   if (!/data:/i.test(text)) return text;
@@ -322,11 +342,31 @@ export function withoutDataUris(text: string): string {
     if (block.kind === "fence") continue;
     const line = lines[block.line]!;
     if (!/data:/i.test(line)) continue;
-    lines[block.line] = outsideCodeSpans(line, (part) =>
+    const opened = block.line > 0 && TARGET_OPENS.test(lines[block.line - 1]!);
+    lines[block.line] = outsideCodeSpans(opened ? line.replace(LEADING_DATA_URI, "$1<>") : line, (part) =>
       part.replace(INLINE_DATA_URI, "$1").replace(DEFINED_DATA_URI, "$1<>").replace(ATTRIBUTE_DATA_URI, "$1$2$2"),
     );
+    withoutWrappedDataUri(lines, block.line);
   }
   return lines.join("\n");
+}
+
+/**
+ * Drops the `data:` URI of an HTML source that line `at` opens and a later line's quote closes, each line between
+ * holding the URI's characters alone: `src="` is kept on the first line and the closing quote on the last, the lines
+ * between left blank. A quote that never closes so is no such URI, and nothing is dropped.
+ */
+function withoutWrappedDataUri(lines: string[], at: number): void {
+  const open = WRAPPED_ATTRIBUTE_DATA_URI.exec(lines[at]!);
+  if (!open) return;
+  const quote = open[2] as keyof typeof WRAPPED_END;
+  let last = at + 1;
+  while (last < lines.length && !WRAPPED_END[quote].test(lines[last]!) && WRAPPED_LINE.test(lines[last]!)) last++;
+  const end = WRAPPED_END[quote].exec(lines[last] ?? "");
+  if (!end) return;
+  lines[at] = lines[at]!.slice(0, open.index) + open[1] + quote;
+  for (let between = at + 1; between < last; between++) lines[between] = "";
+  lines[last] = lines[last]!.slice(end[0].length);
 }
 
 /** `line` with `edit` applied to what lies outside its code spans: code, kept as written (s26b review F13). */

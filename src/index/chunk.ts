@@ -43,11 +43,12 @@ export const BARE_DOCUMENT_VERSION = 3;
  * whole graphemes (a repeat counted in UTF-16 units began inside 𠀋 or an emoji); since 13 no line of a block of link
  * definitions gives a tag (`[x]: #anchor` after another definition was one: s24 user U1); since 14 the parts of a long
  * line in a code fence cite that line (they read `7-6`, a range `get` refused: s24 review D13); since 15 an image's or
- * link's `data:` target is dropped, not read as base64 text (markdown.ts withoutDataUris). An index that recorded
- * another version chunks its markdown files again (converted formats keep their fragments until their files change:
- * reading them again can be slow).
+ * link's `data:` target is dropped, not read as base64 text (markdown.ts withoutDataUris); since 16 so is one wrapped
+ * over lines or on the line after its opener, and `data:` without a URI's shape (`[3](data: see appendix)`) is text
+ * (s27 hostile M2). An index that recorded another version chunks its markdown files again (converted formats keep
+ * their fragments until their files change: reading them again can be slow).
  */
-export const MARKDOWN_CHUNK_VERSION = 15;
+export const MARKDOWN_CHUNK_VERSION = 16;
 
 /** A unit the packer never splits: a sentence, or a whole code fence. */
 interface Piece {
