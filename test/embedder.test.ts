@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, cpSync, rmSync, symlinkSync } from "node:fs";
+import { chmodSync, cpSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { checkModel, chooseModel, describeModel, loadEmbedder, pool, type Embedder } from "../src/embed/embedder.ts";
 import { ResearcherError } from "../src/errors.ts";
+import { unpackFailure } from "../src/embed/native.ts";
 import { describeShared, GLOVE, gloveThroughOnnx, runCli, tempDir, writeTree } from "./helpers.ts";
 import { standInHub } from "./model-fixtures.ts";
 
@@ -143,4 +144,24 @@ describeShared("a repository's model against the one a search or run loads", () 
     expect(() => checkModel("g", { ...stored, provider: "local" }, embedder)).toThrow(`the files of ${GLOVE} changed since repository 'g'`);
     expect(() => checkModel("g", { ...stored, provider: "local", fingerprint: embedder.fingerprint }, embedder)).not.toThrow();
   });
+});
+
+test("a native file that cannot be unpacked is named with its size, its system error's code kept (s27 hostile U1)", () => {
+  // The error said only "the disk is full", not that onnxruntime's 44 MB did not fit. A full disk needs root to make
+  // (indexer-hostile.test.ts fills one under the executable); here a write that fails as any system error does.
+  const file = join(tempDir(), "file");
+  writeFileSync(file, "");
+  let failed: unknown;
+  try {
+    writeFileSync(join(file, "libonnxruntime.so.1"), "");
+  } catch (error) {
+    failed = error;
+  }
+  const target = "/home/me/.researcher/native/onnxruntime-node-1-linux-x64/libonnxruntime.so.1";
+  const error = unpackFailure(failed, target, 46_000_000);
+  expect(error).toMatchObject({
+    message: expect.stringMatching(/^cannot unpack \/home\/me\/\S+\/libonnxruntime\.so\.1 \(44 MB\): ENOTDIR/),
+    code: "ENOTDIR",
+  });
+  expect(error.cause).toBe(failed);
 });

@@ -35,6 +35,7 @@ import {
   canMount,
   cliAsNobody,
   cliCommand,
+  executable,
   GLOVE,
   HOOK_TIMEOUT,
   mountTmpfs,
@@ -825,6 +826,40 @@ test(
     }
   },
   120_000,
+);
+
+(CAN_MOUNT ? testShared : test.skip)(
+  "a home too full to unpack onnxruntime for a static ONNX model: the note is indexed, its vectors pending, the message naming the file (s27 hostile U1)",
+  async () => {
+    // Only the executable unpacks its native parts; the first load of GloVe's ONNX model needs onnxruntime's 44 MB.
+    // The run failed whole "the disk is full", its note committed, and nothing said that 30 MB free was the cause.
+    const exe = await executable();
+    const mnt = tempDir();
+    expect(mountTmpfs(mnt, "30m")).toBe(true);
+    try {
+      const home = join(mnt, "home");
+      const docs = tempDir();
+      writeTree(docs, { "n.md": "# N\nnameword\n" });
+      const cli = (...args: string[]) => {
+        const proc = Bun.spawnSync([exe, ...args], {
+          env: { HOME: home, RESEARCHER_HOME: home, RESEARCHER_MODEL_PATH: GLOVE, PATH: SYSTEM_PATH },
+        });
+        return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
+      };
+      expect(cli("repo", "add", "n", docs).code).toBe(0);
+      const run = cli("index", "n");
+      expect(run).toMatchObject({ code: 0, stdout: expect.stringContaining("n: 1 indexed") });
+      expect(run.stderr).toMatch(
+        new RegExp(
+          `embeddings pending for 1 fragment texts .*: cannot load model .*: the disk is full: cannot unpack ${home}/native/onnxruntime[^/]*/libonnxruntime\\.so\\.1 \\(4\\d MB\\): ENOSPC.*; free some space`,
+        ),
+      );
+      expect(cli("search", "--mode", "bm25", "nameword").stdout).toContain("n:n.md");
+    } finally {
+      unmount(mnt);
+    }
+  },
+  HOOK_TIMEOUT,
 );
 
 describe("a repository folder that goes away during a run (a drive unmounted, a folder moved)", () => {

@@ -396,9 +396,28 @@ export interface LoadOptions {
 }
 
 export async function loadEmbedder(home: string, choice: ModelChoice, options: LoadOptions = {}): Promise<Embedder> {
-  const info = describeModel(home, choice);
-  if (info.provider === "local") return loadLocal(home, info, choice.batchSize ?? 16, options);
-  return loadRemote(info, info.provider, choice);
+  try {
+    const info = describeModel(home, choice);
+    if (info.provider === "local") return await loadLocal(home, info, choice.batchSize ?? 16, options);
+    return await loadRemote(info, info.provider, choice);
+  } catch (error) {
+    throw noRoomToLoad(choice, error);
+  }
+}
+
+/**
+ * A model whose load finds no room in the home folder for what it writes there (onnxruntime's 44 MB library, or a
+ * model embedded in the executable, unpacked) cannot be had now, as one offline cannot: an index run indexes the text
+ * and leaves the vectors pending, a search uses BM25. A run that indexed a 13-byte note failed whole as DISK_FULL
+ * (s27 hostile U1). The message says what did not fit, the hint is a full disk's.
+ */
+function noRoomToLoad(choice: ModelChoice, error: unknown): unknown {
+  const failure = toResearcherError(error);
+  if (failure.code !== "DISK_FULL") return error;
+  return new ResearcherError("MODEL_UNAVAILABLE", `cannot load model ${choice.model}: ${failure.message}`, {
+    hint: failure.hint,
+    cause: error,
+  });
 }
 
 /** Loaded models by choice, so a server or a multi-repository command loads each model once. */
@@ -601,8 +620,8 @@ async function loadStatic(home: string, info: ModelInfo, options: LoadOptions): 
         );
   } catch (error) {
     if (error instanceof ResearcherError) throw error;
-    // Unpacking the runtime or caching the token table into RESEARCHER_HOME can fill the disk: not the model's fault.
-    if (toResearcherError(error).code === "DISK_FULL") throw toResearcherError(error);
+    // Unpacking the runtime into RESEARCHER_HOME can fill the disk: not the model's fault (noRoomToLoad says so).
+    if (toResearcherError(error).code === "DISK_FULL") throw error;
     throw new ResearcherError("MODEL_UNAVAILABLE", `cannot load static model ${info.id}: ${describeError(error)}`, {
       hint: `check ${folder}: tokenizer.json and ${model2vec ? "model.safetensors" : "the onnx folder"} must be readable`,
       cause: error,

@@ -9,6 +9,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } 
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { env } from "../env.ts";
+import { describeError, systemCode } from "../errors.ts";
 
 export interface EmbeddedFile {
   /** Where the bundler put the bytes (a `/$bunfs/…` path inside the executable). */
@@ -46,13 +47,26 @@ export function unpack(folder: string, files: EmbeddedFile[]): string {
     const temp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     try {
       writeFileSync(temp, bytes, { mode: 0o755 });
-      if (!holds(temp, file)) throw new Error(`short write unpacking ${file.name} into ${dir}`);
+      if (!holds(temp, file)) throw new Error("short write");
       renameSync(temp, target);
+    } catch (error) {
+      throw unpackFailure(error, target, bytes.length);
     } finally {
       rmSync(temp, { force: true });
     }
   }
   return dir;
+}
+
+/**
+ * A failed unpacking, naming the file and its size: a disk too full for onnxruntime's 44 MB library said only "the
+ * disk is full" while a 13-byte note was indexed (s27 hostile U1). The system error's code stays, so a full disk is
+ * still DISK_FULL.
+ */
+export function unpackFailure(error: unknown, target: string, bytes: number): Error {
+  const failure = new Error(`cannot unpack ${target} (${Math.ceil(bytes / 2 ** 20)} MB): ${describeError(error)}`, { cause: error });
+  const code = systemCode(error);
+  return code ? Object.assign(failure, { code }) : failure;
 }
 
 /** Whether `path` is a file holding exactly the embedded bytes (read through a mapping: nothing is copied). */
