@@ -640,10 +640,10 @@ describe("search --where on the command line", () => {
     expect(text).toMatchObject({ code: 0, stdout: "" });
     expect(text.stderr).toBe('no results for "ferris"\nhint: no document has tags=golang; tags here: rust, Ownership, async, go\n');
     expect(cli("search", "ferris", "--where", "colour=red").stderr).toContain(
-      "hint: no document has colour=red: none has a colour field\n",
+      "hint: no document has colour=red: no field is named colour\n",
     );
     // Front matter is matched by its exact key: a key in another case is named (s9 hostile: `Author=zz`).
-    expect(cli("search", "ferris", "--where", "Author=zz").stderr).toContain("none has a Author field (did you mean author?)\n");
+    expect(cli("search", "ferris", "--where", "Author=zz").stderr).toContain("no field is named Author (did you mean author?)\n");
     const json = JSON.parse(cli("search", "ferris", "--json", "--where", "tags=golang").stdout);
     expect(json.unmatched).toEqual([{ filter: "tags=golang", key: "tags", known: ["rust", "Ownership", "async", "go"] }]);
     // A list of paths or rows says it on stderr, as text does: it was empty without a word (s20 user B).

@@ -224,7 +224,7 @@ test("the index summary says `unchanged` for JSON's `skipped`: files left as ind
   expect(text).not.toContain("skipped");
 });
 
-test("a document's other best places are each named once: 'also pages p9', not 'p7, p7' (s8 agent #9)", () => {
+test("a document's other best places are each named once: 'also p9', not 'p7, p7' (s8 agent #9), nor 'also pages p9' (s27 user U4)", () => {
   const { fragment, ...base } = hit(1, { page: 7, path: "paper.pdf", metadata: { format: "pdf" } });
   const part = (page: number, line: number) => ({
     ...fragment,
@@ -245,7 +245,7 @@ test("a document's other best places are each named once: 'also pages p9', not '
     skipped: [],
   } as unknown as SearchResponse;
   const text = renderSearch(response, "text", styleFor({ isTTY: false }));
-  expect(text).toContain("also pages p9\n");
+  expect(text).toContain("also p9\n");
   expect(text).not.toContain("p7,");
 });
 

@@ -170,7 +170,7 @@ export function unmatchedLines(unmatched: readonly FilterMiss[] | undefined): st
     return escapeControls(
       known.length
         ? `no document has ${filter}; ${key} here: ${known.map(quotedIfSpaced).join(", ")}`
-        : `no document has ${filter}: none has a ${key} field${keys}`,
+        : `no document has ${filter}: no field is named ${key}${keys}`, // no article: "a auther field" (s27 user U4)
     );
   });
 }
@@ -313,7 +313,8 @@ export function searchText(response: SearchResponse, style: Style): string {
         paged ? `p${f.page}` : code ? `${f.start_line}-${f.end_line}${symbol(f)}` : f.location.split(":").at(-1);
       // Two of a document's best fragments may share a page (or a line): each place once, and not the first's again.
       const more = [...new Set(hit.fragments.map(where))].slice(1);
-      if (more.length) lines.push(`${pad}${style.dim(`also ${paged ? "pages" : "lines"} ${more.join(", ")}`)}`);
+      // A page names itself (`also p7, p9`); "pages p7" said it twice (s27 user U4).
+      if (more.length) lines.push(`${pad}${style.dim(`also ${paged ? "" : "lines "}${more.join(", ")}`)}`);
     }
     return lines.join("\n");
   });
