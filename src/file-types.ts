@@ -38,7 +38,12 @@ export const UNREAD_DOCUMENT_TYPES: ReadonlySet<string> = new Set([
  * typed, and the schema then refused it: s23).
  */
 export function fileTypeNames(types: readonly string[]): string[] {
-  return [...new Set(types.map((t) => t.trim().toLowerCase().replace(/^\./, "")).filter(Boolean))];
+  return [...new Set(types.map(fileTypeName).filter(Boolean))];
+}
+
+/** One extension as config.yaml keeps it, and as a document's `format` is stored: `.PDF` → `pdf`. */
+export function fileTypeName(type: string): string {
+  return type.trim().toLowerCase().replace(/^\./, "");
 }
 
 /** The grammars researcher parses source code with. */

@@ -232,6 +232,9 @@ describe("filters inside the ranking", () => {
   test("format, path, size, modified, repository and title are built-in keys", async () => {
     expect(await paths("format=pdf")).toEqual(["paper.pdf"]);
     expect(await paths("format in (txt|pdf)")).toEqual(["notes/log.txt", "paper.pdf"]);
+    // An extension's dot, as a file name shows it, is dropped (s27 user U6: `format=.pdf` matched nothing).
+    expect(await paths("format=.pdf")).toEqual(["paper.pdf"]);
+    expect(await paths({ all: [{ key: "format", in: [".txt", ".PDF"] }] })).toEqual(["notes/log.txt", "paper.pdf"]);
     expect(await paths("path=rust-*")).toEqual(["rust-async.md", "rust-borrow.md"]);
     expect(await paths("path!=*.md")).toEqual(["notes/log.txt", "paper.pdf"]);
     expect(await paths("size<50 format=md")).toEqual(["plain.md"]);
@@ -698,6 +701,10 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
   expect(await paths("tags=homelab/infra")).toEqual(["inline.md"]);
   expect(await paths("tags=proxmox")).toEqual(["inline.md"]);
   expect(await paths("tags=hashtagged")).toEqual(["hashed.md"]);
+  // A tag as Obsidian users type it, `#` first: the front matter's rule drops it from a filter's value too (s27 user U6).
+  expect(await paths("tags=#hashtagged")).toEqual(["hashed.md"]);
+  expect(await paths("tags=#homelab/infra")).toEqual(["inline.md"]);
+  expect(await paths({ all: [{ key: "tags", in: ["#proxmox", "#nothing"] }] })).toEqual(["inline.md"]);
   expect(await paths("tags=plain")).toEqual(["hashed.md"]);
   expect(await paths("tags=single-tag")).toEqual(["singular.md"]);
   expect(await paths("tag=single-tag")).toEqual(["singular.md"]); // as written, too

@@ -19,7 +19,7 @@ import {
   type ConvertOptions,
   utf8OrWindows1252,
 } from "./document.ts";
-import { firstHeading, inlineTags, withoutDataUris } from "./markdown.ts";
+import { firstHeading, inlineTags, tagName, withoutDataUris } from "./markdown.ts";
 import { own } from "../own.ts";
 import { shortHeading, TITLE_MAX_CHARS, withoutInvisibles } from "../text.ts";
 
@@ -393,12 +393,12 @@ function withInlineTags(metadata: Record<string, unknown>, inline: string[]): Re
   if (!plural) return metadata;
   // `tag:` is Obsidian's older spelling of `tags:`; it stays as written too.
   const names = [...plural, ...(singular ?? [])];
-  const hashed = names.some((name) => typeof name === "string" && name.startsWith("#"));
+  const hashed = names.some((name) => typeof name === "string" && tagName(name) !== name);
   const blank = Array.isArray(metadata.tags) && metadata.tags.length !== plural.length;
   if (inline.length === 0 && !hashed && !blank && !singular?.length) return metadata; // as written
   const tags: unknown[] = [];
   const seen = new Set<string>();
-  for (const tag of [...names.map((name) => (typeof name === "string" ? name.replace(/^#/, "") : name)), ...inline]) {
+  for (const tag of [...names.map((name) => (typeof name === "string" ? tagName(name) : name)), ...inline]) {
     const key = typeof tag === "string" ? tag.toLowerCase() : undefined;
     if (key !== undefined && seen.has(key)) continue;
     if (key !== undefined) seen.add(key);

@@ -197,6 +197,14 @@ const QUOTE_MARKERS = /^(?: {0,3}> ?)+/;
 const INDENTED = /^(?: {4}| {0,3}\t)/;
 
 /**
+ * A tag as Obsidian names it: without the `#` it is typed with (`#papers/jit` is the tag `papers/jit`), in a note's
+ * front matter (`tags: ["#idea"]`) and in a filter (`--where tags=#idea`) alike.
+ */
+export function tagName(name: string): string {
+  return name.replace(/^#/, "");
+}
+
+/**
  * A note's inline tags as Obsidian reads them: `#word` in its text, outside code (fences, indented blocks, spans),
  * holding at least one character that is not a digit (`#1` is an issue number), each once, in order of first use.
  */

@@ -3,7 +3,9 @@
  * and the JSON form (`{"all":[{"key":"tags","eq":"rust"}],"any":[…],"not":[…]}`) parse into the same validated
  * tree (store/filter-sql.ts), which the store compiles to a condition its ranking queries apply inside.
  */
+import { tagName } from "../convert/markdown.ts";
 import { ResearcherError } from "../errors.ts";
+import { fileTypeName } from "../file-types.ts";
 import { lookupOf } from "../path-glob.ts";
 import {
   BUILT_IN_KEYS,
@@ -155,7 +157,7 @@ function parseFilterText(text: string, label = "where"): Filter {
     }
     const problem = termProblem(key, op, values);
     if (problem) fail(problem, keyStart);
-    items.push({ kind: "term", key, op, values });
+    items.push({ kind: "term", key, op, values: asStored(key, values) });
   }
   return checkSize({ kind: "all", items }, label);
 }
@@ -206,7 +208,18 @@ function parseJsonTerm(term: unknown, fail: (what: string) => never): FilterTerm
   const values = op === "in" ? (Array.isArray(raw) && raw.length ? raw.map(scalar) : fail("'in' needs a non-empty list")) : [scalar(raw)];
   const problem = termProblem(key, op, values);
   if (problem) fail(problem);
-  return { kind: "term", key, op, values };
+  return { kind: "term", key, op, values: asStored(key, values) };
+}
+
+/**
+ * Values spelled as the index stores its key's, by the rules that store them: a tag without the `#` Obsidian users
+ * type it with (`tags=#papers/jit`), a format without an extension's dot (`format=.pdf`); each matched nothing
+ * (s27 user U6). `tag`, Obsidian's older key, is kept as written in front matter, so its values are too.
+ */
+function asStored(key: string, values: string[]): string[] {
+  if (key === "tags") return values.map(tagName);
+  if (key === "format") return values.map(fileTypeName);
+  return values;
 }
 
 /** Why a term cannot be evaluated (bad key, operator or value for its key), or undefined. */
