@@ -3,12 +3,12 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs
 import { dirname, join, resolve } from "node:path";
 import type * as Valibot from "valibot";
 import { FILE_TYPES, fileTypeNames } from "./file-types.ts";
-import { describeError, readDenied, ResearcherError, systemCode, writeDenied } from "./errors.ts";
+import { readDenied, ResearcherError, systemCode, writeDenied } from "./errors.ts";
 import { writeFileAtomic } from "./atomic.ts";
 import { danglingLink, repositoryFolder } from "./files.ts";
 import { leftoverTempFiles, withConfigLock } from "./lock.ts";
 import { env } from "./env.ts";
-import { parseYaml, stringifyYaml } from "./yaml.ts";
+import { parseYaml, stringifyYaml, yamlError } from "./yaml.ts";
 import { listParts } from "./path-glob.ts";
 import { REQUESTED_MODES } from "./search-modes.ts";
 import { own } from "./own.ts";
@@ -372,12 +372,7 @@ function readUserSettings(file: string): Record<string, unknown> | undefined {
   try {
     raw = parseYaml(text);
   } catch (error) {
-    const line = (error as { linePos?: { line: number }[] }).linePos?.[0]?.line;
-    // The parser's reason, without the excerpt it draws: a file refused for its aliases (a "billion laughs") read as
-    // a syntax error to look for (s19 hostile #7).
-    const reason = describeError(error)
-      .split("\n")[0]!
-      .replace(/ at line \d+, column \d+:?$/, "");
+    const { line, reason } = yamlError(error);
     throw new ResearcherError("INVALID_CONFIG", `${file}${line ? `:${line}` : ""}: not valid YAML (${reason})`, {
       hint: "fix the file by hand; `researcher config path` prints where it is",
       cause: error,

@@ -3,6 +3,7 @@
  * and a search never parses YAML (it reads the validated JSON copy of the config).
  */
 import type * as Yaml from "yaml";
+import { describeError } from "./errors.ts";
 
 const yaml = () => require("yaml") as typeof Yaml;
 
@@ -15,5 +16,14 @@ export const parseYaml = (
   text: string,
   options?: Yaml.ParseOptions & Yaml.DocumentOptions & Yaml.SchemaOptions & Yaml.ToJSOptions,
 ): unknown => yaml().parse(text, { logLevel: "error", ...options });
+
+/**
+ * Why parseYaml refused a text: the line (1-based, in the text parsed) and the parser's reason without the excerpt it
+ * draws (a file refused for its aliases, a "billion laughs", read as a syntax error to look for: s19 hostile #7).
+ */
+export function yamlError(error: unknown): { line: number | undefined; reason: string } {
+  const line = (error as { linePos?: { line: number }[] }).linePos?.[0]?.line;
+  return { line, reason: describeError(error).replace(/ at line \d+, column \d+:?$/, "") };
+}
 
 export const stringifyYaml = (value: unknown): string => yaml().stringify(value);

@@ -82,8 +82,15 @@ describe("chunkDocument (markdown)", () => {
       metadata: { title: "Rust: a tour", tags: "rust async" },
       text: "# H\nbody\n",
       firstLine: 6,
+      // …and said, with YAML's reason and the file's line, as Obsidian shows its properties invalid (s27 user U6).
+      warnings: [
+        "its front matter is not valid YAML (line 2: Nested mappings are not allowed in compact mappings): its values read as plain text",
+      ],
     });
     expect(md("---\nNote: meeting at 10: gammaword\n---\n# H\ndeltaword\n").metadata).toEqual({ Note: "meeting at 10: gammaword" });
+    // Valid YAML, a block that is no front matter, and one of comments alone warn of nothing.
+    for (const source of ["---\ntitle: Fine\n---\nx\n", "---\njust a sentence: between rules\nand more\n---\nx\n", "---\n# c\n---\nx\n"])
+      expect(md(source).warnings).toBeUndefined();
     // A comment is no heading: it does not become the title.
     expect(md("---\n# just a comment\n---\n# Real title\nbody\n")).toMatchObject({ title: "Real title", metadata: {}, firstLine: 4 });
   });

@@ -740,6 +740,25 @@ test("tags as Obsidian reads them: inline #tags outside code, a # in front matte
   expect(await paths('tags=""')).toEqual([]);
 });
 
+test("front matter YAML refuses is said at index time, naming the file and the line; its values are read as text still (s27 user U6)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, {
+    "broken.md": "---\ntitle: Broken\ntags: [unclosed\n---\n# Broken\n\nPlatypusword.\n",
+    "fine.md": "---\ntags: [a, b]\n---\n\nPlatypusword.\n",
+  });
+  const cli = (...args: string[]) => runCli(args, { home });
+  expect(cli("repo", "add", "v", docs, "--no-embed").code).toBe(0);
+  const first = cli("index", "v");
+  expect(first.code).toBe(0);
+  expect(first.stderr).toContain(
+    "warning: v: broken.md: its front matter is not valid YAML (line 3: Flow sequence in block collection must be sufficiently indented and end with a ]): its values read as plain text\n",
+  );
+  expect(first.stderr).not.toContain("fine.md");
+  // As before: the note is indexed, its keys read as their lines' text.
+  expect(cli("search", "platypusword", "--where", "tags=[unclosed", "--files").stdout).toBe(`${join(docs, "broken.md")}\n`);
+});
+
 test("a path pattern that names a folder holds all below it, as in .gitignore; a name alike does not (s17 user #2)", async () => {
   const paths = await notesFiltered(
     {

@@ -8,7 +8,7 @@ import { basename, dirname, extname } from "node:path";
 import { CODE_EXTENSIONS, languageFormat } from "../file-types.ts";
 import { languageOf, type CodeLanguage } from "./code-languages.ts";
 import { ResearcherError } from "../errors.ts";
-import { parseYaml } from "../yaml.ts";
+import { parseYaml, yamlError } from "../yaml.ts";
 import type * as Toml from "smol-toml";
 import {
   boundedMetadata,
@@ -314,7 +314,8 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
   const match = (toml ? TOML_FRONT_MATTER : FRONT_MATTER).exec(raw);
   // One past the bound stays body text, searchable as written: whether it is a mapping is not known unread.
   const oversized = match !== null && match[1]!.length > MAX_FRONT_MATTER_CHARS;
-  const front = match && !oversized && (toml ? parseTomlFrontMatter : parseFrontMatter)(match[1] ?? "");
+  const read = match && !oversized ? (toml ? parseTomlFrontMatter : parseFrontMatter)(match[1] ?? "") : undefined;
+  const front = read?.metadata;
   // A block between `---` lines that is no YAML mapping is no front matter: a rule, slides, pasted text. It stays
   // the body it is (it was dropped from both the metadata and the index). So does a `+++` block that is no TOML.
   if (match && front) {
@@ -326,13 +327,17 @@ export function convertMarkdown(raw: string, fallbackTitle: string): ConvertedDo
   metadata = withInlineTags(metadata, inlineTags(text));
   const title = writtenTitle(metadata.title, match?.[1]) ?? firstHeading(text, { written: true }) ?? fallbackTitle;
   // A `+++` block meant TOML: a typo there silently dropped the page's title, date and tags (s21 retest R7). A YAML
-  // block is read leniently (keyValueLines), so one that is none is most likely a rule or a slide, not a typo.
+  // block is read leniently (keyValueLines), so one that is none is most likely a rule or a slide, not a typo; one
+  // read so is said, with YAML's reason: `tags: [unclosed` became a tag "[unclosed" in silence, where Obsidian shows
+  // its properties as invalid (s27 user U6).
   const problem = oversized
-    ? `its front matter is over ${MAX_FRONT_MATTER_CHARS / 2 ** 20} MiB`
+    ? `its front matter is over ${MAX_FRONT_MATTER_CHARS / 2 ** 20} MiB: indexed as text, not read as metadata`
     : toml && match && !front
-      ? "its TOML front matter (between +++ lines) does not parse"
-      : undefined;
-  const warnings = problem ? [`${problem}: indexed as text, not read as metadata`] : undefined;
+      ? "its TOML front matter (between +++ lines) does not parse: indexed as text, not read as metadata"
+      : front && read?.invalid
+        ? `its front matter is not valid YAML (${read.invalid}): its values read as plain text`
+        : undefined;
+  const warnings = problem ? [problem] : undefined;
   return { title, format: "markdown", text, firstLine, metadata, written: true, ...(warnings && { warnings }) };
 }
 
@@ -424,14 +429,22 @@ function commaList(value: string): string[] {
   return (value.match(/\s*"[^"]*"\s*|[^,]+/g) ?? []).map((name) => name.trim().replace(/^"(.*)"$/, "$1")).filter(Boolean);
 }
 
+/** Front matter read: its metadata (null when the block is none), and why YAML refused it when it did. */
+interface FrontMatter {
+  metadata: Record<string, unknown> | null;
+  /** YAML's reason and the file's line (`line 3: …`), when the block was read as lines of `key: value` instead. */
+  invalid?: string;
+}
+
 /**
  * Front matter as metadata, or null when the block is none: neither a YAML mapping nor lines of `key: value` (a list,
  * a sentence, slides). Lines of `key: value` that YAML refuses (`title: Rust: a tour`, its colon unquoted, as notes
- * often have it) are front matter still, each value its line's text; a block of comments alone is an empty one.
+ * often have it) are front matter still, each value its line's text, and YAML's reason comes with them; a block of
+ * comments alone is an empty one.
  */
-function parseFrontMatter(source: string): Record<string, unknown> | null {
+function parseFrontMatter(source: string): FrontMatter {
   const lines = source.split(/\r?\n/).filter((line) => line.trim() !== "" && !line.trimStart().startsWith("#"));
-  if (lines.length === 0) return {};
+  if (lines.length === 0) return { metadata: {} };
   try {
     // Checking keys for uniqueness is quadratic in the library (578 KB of keys took seconds); the last one wins.
     // Integers as BigInt: one past 2^53 (a 19-digit id) is kept as its digits (boundedMetadata), not rounded. Tags
@@ -439,21 +452,24 @@ function parseFrontMatter(source: string): Record<string, unknown> | null {
     // (their values lost): each is read as the plain YAML it is written as (s19 hostile #5).
     const parsed = parseYaml(source, { uniqueKeys: false, intAsBigInt: true, schema: "core", resolveKnownTags: false });
     if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
-      return boundedMetadata(parsed as Record<string, unknown>); // cycles, depth and size bounded before anything walks it
+      // cycles, depth and size bounded before anything walks it
+      return { metadata: boundedMetadata(parsed as Record<string, unknown>) };
     }
-    return null;
-  } catch {
-    return keyValueLines(lines);
+    return { metadata: null };
+  } catch (error) {
+    const { line, reason } = yamlError(error);
+    // The block starts on the file's second line, after its opening `---`.
+    return { metadata: keyValueLines(lines), invalid: line ? `line ${line + 1}: ${reason}` : reason };
   }
 }
 
 /** TOML front matter as metadata (dates as their ISO text), or null when the block is not TOML. */
-function parseTomlFrontMatter(source: string): Record<string, unknown> | null {
+function parseTomlFrontMatter(source: string): FrontMatter {
   try {
     const parsed = toml().parse(source, { integersAsBigInt: "asNeeded", maxDepth: METADATA_LIMITS.depth });
-    return boundedMetadata(parsed);
+    return { metadata: boundedMetadata(parsed) };
   } catch {
-    return null; // not TOML, or nested past what the parser's stack allows (a table header of 100,000 keys)
+    return { metadata: null }; // not TOML, or nested past what the parser's stack allows (a table header of 100,000 keys)
   }
 }
 
