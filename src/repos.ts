@@ -377,9 +377,14 @@ export function listContexts(home: string): PathContext[] {
 
 /** A document's context: the longest context prefix of its path, else the repository's description. */
 export function contextFor(repo: Repository, path: string): string | null {
+  return pathContext(repo, path) ?? repo.description;
+}
+
+/** The context `context add` gave the longest prefix of a document's path, if one did. */
+export function pathContext(repo: Repository, path: string): string | undefined {
   let best: string | undefined;
   for (const prefix of Object.keys(repo.contexts)) {
     if (path.startsWith(prefix) && (best === undefined || prefix.length > best.length)) best = prefix;
   }
-  return best === undefined ? repo.description : repo.contexts[best]!;
+  return best === undefined ? undefined : repo.contexts[best]!;
 }

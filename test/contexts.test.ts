@@ -36,6 +36,27 @@ describe("contexts on path prefixes", () => {
     ]);
   });
 
+  test("a path's context is a dim line under a result's heading path, in text and markdown; a description is not (s27 user U7)", async () => {
+    await indexRepository(home, getRepository(home, "rb"));
+    addContext(home, "rb:ch16", "Concurrency chapter");
+    addContext(home, "rb:ch16/deep/", "Message passing, in depth"); // ch04 has the repository's description alone
+    const text = runCli(["search", "threads", "--repo", "rb", "--mode", "bm25"], { home }).stdout;
+    const blocks = Object.fromEntries(text.split("\n\n").map((block) => [block.split("\n")[0]!.split("  ")[2], block.split("\n")]));
+    expect(blocks["rb:ch16-01-threads.md:3"]?.slice(1, 3)).toEqual(["   Threads", "   context: Concurrency chapter"]);
+    expect(blocks["rb:ch16/deep/channels.md:3"]?.[2]).toBe("   context: Message passing, in depth");
+    expect(text).not.toContain("The Rust book");
+    const markdown = runCli(["search", "threads", "--repo", "rb", "--mode", "bm25", "--format", "md"], { home }).stdout;
+    expect(markdown).toContain("· context: Concurrency chapter\n");
+    expect(markdown).not.toContain("The Rust book");
+    // JSON keeps the description where no prefix matches, as before.
+    const json = JSON.parse(runCli(["search", "threads", "--repo", "rb", "--json"], { home }).stdout);
+    expect(json.results.map((r: { context: string }) => r.context).sort()).toEqual([
+      "Concurrency chapter",
+      "Message passing, in depth",
+      "The Rust book",
+    ]);
+  });
+
   test("the CLI adds, lists and removes; mistakes are clear errors", () => {
     expect(runCli(["context", "add", "rb:ch04", "Ownership chapter"], { home })).toMatchObject({
       code: 0,

@@ -7,7 +7,7 @@ import { docidOf } from "./docid.ts";
 import { LEAD, makeSnippet } from "./snippet.ts";
 import type { ParsedQuery } from "./query.ts";
 import type { Contribution } from "./fusion.ts";
-import { contextFor, type Repository } from "../repos.ts";
+import { contextFor, pathContext, type Repository } from "../repos.ts";
 import { parseMetadata, type SectionParts, type Store, type FragmentRow } from "../store/store.ts";
 import { boundedMetadata } from "../convert/document.ts";
 import { isCodeFormat } from "../file-types.ts";
@@ -76,7 +76,13 @@ export interface FragmentHit {
   fragment: FragmentRef;
   snippet: string;
   highlights: [number, number][];
+  /** What the documents under its path are (`context add`), else its repository's description. */
   context: string | null;
+  /**
+   * Whether `context` is a path's (`context add`), which text and markdown show: a repository's description, which
+   * the citation's repository name already stands for, would repeat under every result of it.
+   */
+  pathContext?: true;
   /** The document's metadata as stored (front matter, PDF info, …) and its `format`. */
   metadata: Record<string, unknown>;
   explain?: Explain;
@@ -283,6 +289,7 @@ function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery, full: boolea
     snippet: snippet.text,
     highlights: snippet.highlights,
     context: contextFor(c.repo, row.path),
+    ...(pathContext(c.repo, row.path) !== undefined ? { pathContext: true as const } : {}),
     metadata: { ...boundedMetadata(parseMetadata(row.metadata), RESULT_METADATA), format: row.format },
     explain: c.explain,
     ...(full ? { text: row.text } : {}),

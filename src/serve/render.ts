@@ -245,7 +245,7 @@ function searchMarkdown(response: SearchResponse): string {
     const lines = [
       `## ${hit.rank}. ${markdownInline(escapeControls(breadcrumb(hit)))}`,
       "",
-      `\`${where}\` · ${hit.docid} · score ${hit.score}`,
+      `\`${where}\` · ${hit.docid} · score ${hit.score}${hit.pathContext && hit.context ? ` · context: ${markdownInline(escapeControls(hit.context))}` : ""}`,
       "",
     ];
     if (hit.text !== undefined) {
@@ -302,7 +302,7 @@ export function searchText(response: SearchResponse, style: Style): string {
             .split("\n")
             .map((line) => (line ? `${pad}${escapeLine(line)}` : "")) // among other results: escaped as snippets are
         : [`${pad}${highlight(hit.snippet, hit.highlights, style)}`];
-    const lines = [head, `${pad}${style.bold(escapeControls(breadcrumb(hit)))}`, ...body];
+    const lines = [head, `${pad}${style.bold(escapeControls(breadcrumb(hit)))}`, ...contextLine(hit, pad, style), ...body];
     if (hit.explain) lines.push(`${pad}${style.dim(explainLine(hit.explain))}`);
     if ("fragments" in hit && hit.fragments.length > 1) {
       const paged = hit.page !== null;
@@ -322,6 +322,14 @@ export function searchText(response: SearchResponse, style: Style): string {
   const meaning = response.words_found ? "" : " · no fragment holds the query's words: matched by meaning alone";
   const notes = (response.notes ?? []).map((n) => `\n${style.dim(n)}`).join("");
   return `${blocks.join("\n\n")}\n\n${style.dim(`${shown} · ${response.mode}${meaning}`)}${notes}\n`;
+}
+
+/**
+ * What `context add` said the documents under a result's path are, dim under its heading path: it reached JSON and
+ * agents alone, and a person saw no effect of the command (s27 user U7). A repository's description is left to them.
+ */
+function contextLine(hit: Hit, pad: string, style: Style): string[] {
+  return hit.pathContext && hit.context ? [`${pad}${style.dim(escapeControls(`context: ${hit.context}`))}`] : [];
 }
 
 /**
