@@ -15,7 +15,8 @@ import {
 import { FILE_TYPES, fileTypeNames } from "./file-types.ts";
 import { ResearcherError, toResearcherError, type ErrorCode } from "./errors.ts";
 import { own } from "./own.ts";
-import { repositoryFolder } from "./files.ts";
+import { isFolder, repositoryFolder } from "./files.ts";
+import { shellWord } from "./terminal.ts";
 
 export interface Repository {
   name: string;
@@ -199,7 +200,7 @@ export type RepositoryPlace = Pick<Repository, "name" | "path" | "dir">;
  * `repo add` is index/repositories.ts `addRepository`, which sets aside a kept index of another folder there.
  */
 export function registerRepository(home: string, input: AddRepositoryInput, beforeRegister?: (place: RepositoryPlace) => void): Repository {
-  checkName(input.name);
+  checkName(input.name, swappedArguments(input));
   const path = realpathSync(repositoryFolder(input.path));
   // Only what was chosen is written: a repository that takes the defaults gets later releases' defaults too.
   const entry: UserSettings = { path };
@@ -239,15 +240,32 @@ export function nestedRepositories(home: string, repo: Repository): { name: stri
   });
 }
 
-/** A name `repo add` and `repo rename` may give: refused as a usage error (exit 2), as a ref no document could have. */
-function checkName(name: string): void {
+/**
+ * A name `repo add` and `repo rename` may give: refused as a usage error (exit 2), as a ref no document could have.
+ * `hint` replaces the naming rules where a better one is known.
+ */
+function checkName(name: string, hint?: string): void {
+  if (validName(name)) return;
+  throw new ResearcherError("USAGE", `invalid repository name '${name}'`, {
+    hint:
+      hint ??
+      "use letters, digits, '-' and '_' (at most 64, not starting with '-'), and no name JavaScript objects reserve (constructor, toString, …)",
+  });
+}
+
+function validName(name: string): boolean {
   // A leading '-' made every hint that names the repository (`researcher index -x`) an unknown option (s26 hostile
   // F3); config.yaml still reads one an older release registered.
-  if (!REPO_NAME.test(name) || isReservedName(name) || name.startsWith("-")) {
-    throw new ResearcherError("USAGE", `invalid repository name '${name}'`, {
-      hint: "use letters, digits, '-' and '_' (at most 64, not starting with '-'), and no name JavaScript objects reserve (constructor, toString, …)",
-    });
-  }
+  return REPO_NAME.test(name) && !isReservedName(name) && !name.startsWith("-");
+}
+
+/**
+ * `repo add <path> <name>`, a common slip: the name refused is a folder and the folder given would be a valid name.
+ * The naming rules were the hint, and the user looked for what was wrong with the name (s27 user U7).
+ */
+function swappedArguments({ name, path }: AddRepositoryInput): string | undefined {
+  if (!validName(path) || !isFolder(resolve(expandHome(name)))) return undefined;
+  return `the name comes first: \`researcher repo add ${path} ${shellWord(name)}\``;
 }
 
 /**

@@ -781,6 +781,28 @@ test('repo add of the file system\'s root ("$UNSET/") is refused: a run would wa
   expect(runCli(["repo", "list", "--json"], { home }).stdout).toBe("[]\n");
 });
 
+test("repo add <path> <name>, its arguments swapped: the hint gives the command with the name first (s27 user U7)", () => {
+  const home = tempDir();
+  const cwd = tempDir();
+  writeTree(cwd, { "my papers/a.md": "# A\n" });
+  const folder = join(cwd, "my papers");
+  for (const typed of [folder, "./my papers"]) {
+    const swapped = runCli(["repo", "add", typed, "papers3", "--no-embed"], { home, cwd });
+    expect({ code: swapped.code, stderr: swapped.stderr }).toEqual({
+      code: 2,
+      stderr: `error: invalid repository name '${typed}'\nhint: the name comes first: \`researcher repo add papers3 '${typed}'\`\n`,
+    });
+  }
+  // Not a folder, or the other argument no name either: the naming rules, as before.
+  for (const args of [
+    [join(cwd, "nowhere"), "papers3"],
+    [folder, "bad name"],
+  ]) {
+    expect(runCli(["repo", "add", ...args, "--no-embed"], { home, cwd }).stderr).toContain("hint: use letters, digits");
+  }
+  expect(runCli(["repo", "list", "--json"], { home }).stdout).toBe("[]\n");
+});
+
 test("repo add of an empty path (an unset variable) is a usage error, not the current folder (s18 hostile #6)", () => {
   const home = tempDir();
   const cwd = tempDir();
