@@ -332,6 +332,8 @@ describe("filters inside the ranking", () => {
     expect(await pages("page=2-3")).toEqual([2, 3]);
     expect(await pages("page in (1|3)")).toEqual([1, 3]);
     expect((await run("page=2")).results[0]!.snippet).toContain("pears");
+    // Where a document has pages, a page past them is no hint's business: the query may simply not be there.
+    expect((await run("page=99")).unmatched ?? []).toEqual([]);
   });
 
   test("the JSON form: all, any and not", async () => {
@@ -658,6 +660,21 @@ describe("search --where on the command line", () => {
         stderr: "hint: no document has tags=golang; tags here: rust, Ownership, async, go\n",
       });
     }
+  });
+
+  test("a page filter over documents without pages says none has pages, in text and --json (s27 user U7)", () => {
+    const line = "none of those searched has pages (a PDF's or a scanned image's; EPUB, HTML, DOCX and text have none)";
+    expect(cli("search", "ferris", "--where", "page=2")).toMatchObject({
+      code: 0,
+      stdout: "",
+      stderr: `no results for "ferris"\nhint: no document has page=2: ${line}\n`,
+    });
+    expect(cli("search", "ferris", "--where", "page>=3").stderr).toContain(`hint: no document has page>=3: ${line}\n`);
+    expect(JSON.parse(cli("search", "ferris", "--json", "--where", "page in (1|2)").stdout).unmatched).toEqual([
+      { filter: "page in (1|2)", key: "page", known: [] },
+    ]);
+    // `page!=2` holds for them all: nothing to say.
+    expect(cli("search", "ferris", "--where", "page!=2").stdout).not.toBe("");
   });
 
   test("a malformed --where exits 2 with one line pointing at the bad part", () => {

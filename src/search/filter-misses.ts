@@ -9,6 +9,7 @@ import type { Store } from "../store/store.ts";
 import { similarNames } from "../similar.ts";
 import { shortened } from "../text.ts";
 import { leadingRepository } from "../path-glob.ts";
+import { OP_SYMBOLS } from "./filters.ts";
 
 export interface FilterMiss {
   /** The term as written in the text form: `language=csharp`, `format in (markdown|org)`. */
@@ -40,7 +41,7 @@ const MAX_VALUE_CHARS = 60;
  * list of paths or ids its sender already knows: neither is looked at. A path term is named without values.
  */
 export function filterMisses(filter: Filter | undefined, searched: { repo: Repository; store: Store }[]): FilterMiss[] {
-  return [...valueMisses(filter, searched), ...pathMisses(filter, searched)];
+  return [...valueMisses(filter, searched), ...pathMisses(filter, searched), ...pageMisses(filter, searched)];
 }
 
 function valueMisses(filter: Filter | undefined, searched: { repo: Repository; store: Store }[]): FilterMiss[] {
@@ -77,6 +78,20 @@ function pathMisses(filter: Filter | undefined, searched: { repo: Repository; st
     });
 }
 
+/**
+ * Page terms where no searched document has pages: only a PDF's or a scanned image's fragments do, and `page=2` over
+ * EPUBs, HTML or markdown found nothing without a word (s27 user U7). Each is named without values.
+ */
+function pageMisses(filter: Filter | undefined, searched: { repo: Repository; store: Store }[]): FilterMiss[] {
+  const terms = requiredTerms(filter)
+    .filter((term) => term.key === "page" && term.op !== "ne")
+    .slice(0, MAX_TERMS);
+  if (terms.length === 0) return [];
+  const paged: FilterTerm = { kind: "term", key: "page", op: "ge", values: ["1"] };
+  if (searched.some(({ repo, store }) => store.admitsAny(store.compileFilter(paged, repo.name)))) return [];
+  return terms.map((term) => ({ filter: shortened(termText(term), MAX_VALUE_CHARS * 4), key: "page", known: [] }));
+}
+
 /** Keys near `key` (similarNames) that the documents have, or that every document has (built in). */
 function similarKeys(key: string, searched: { store: Store }[]): string[] {
   const keys = [...searched.flatMap(({ store }) => store.metadataKeys(1000)), ...Object.keys(BUILT_IN_KEYS)];
@@ -90,7 +105,7 @@ function requiredTerms(filter: Filter | undefined): FilterTerm[] {
 }
 
 function termText(term: FilterTerm): string {
-  return term.op === "in" ? `${term.key} in (${term.values.join("|")})` : `${term.key}=${term.values[0]}`;
+  return term.op === "in" ? `${term.key} in (${term.values.join("|")})` : `${term.key}${OP_SYMBOLS[term.op]}${term.values[0]}`;
 }
 
 /** The most common values over all the repositories, each cut short; null when the key holds objects. */

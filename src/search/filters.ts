@@ -32,6 +32,11 @@ export interface FilterJson {
 }
 
 const TEXT_OPS: Record<string, FilterOp> = { "=": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "~": "contains" };
+/** Each operator as the text form writes it, to name a term back (`page>=3`). */
+export const OP_SYMBOLS = Object.fromEntries(Object.entries(TEXT_OPS).map(([symbol, op]) => [op, symbol])) as Record<
+  Exclude<FilterOp, "in">,
+  string
+>;
 
 const ALLOWED_OPS: Record<KeyType, readonly FilterOp[]> = {
   glob: ["eq", "ne", "contains", "in"],

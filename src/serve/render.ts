@@ -167,6 +167,11 @@ export function unmatchedLines(unmatched: readonly FilterMiss[] | undefined): st
       );
     }
     if (key === "path") return escapeControls(`no document matches ${filter}`);
+    // A page miss is named only where no searched document has pages (filterMisses).
+    if (key === "page")
+      return escapeControls(
+        `no document has ${filter}: none of those searched has pages (a PDF's or a scanned image's; EPUB, HTML, DOCX and text have none)`,
+      );
     return escapeControls(
       known.length
         ? `no document has ${filter}; ${key} here: ${known.map(quotedIfSpaced).join(", ")}`
