@@ -784,6 +784,35 @@ describe("refs as search results print them (page and line range)", () => {
     expect((await refusal(readDocument(pagesHome, "atlas:atlas.pdf:p0-2"))).code).toBe("USAGE");
   });
 
+  test("a read names the pages its lines are on, as a search result's fragment does; get --json too (s27 user U7)", async () => {
+    const pages = async (ref: string, options = {}) => {
+      const read = await readDocument(pagesHome, ref, options);
+      return [read.page, read.page_end];
+    };
+    expect(await pages("atlas:atlas.pdf:p2")).toEqual([2, 2]);
+    expect(await pages("atlas:atlas.pdf:p2-3")).toEqual([2, 3]);
+    expect(await pages("atlas:atlas.pdf")).toEqual([1, 3]);
+    const second = await readDocument(pagesHome, "atlas:atlas.pdf:p2");
+    expect(await pages("atlas:atlas.pdf", { fromLine: second.from + 1 })).toEqual([2, 3]);
+    expect(await pages("atlas:atlas.pdf", { fromLine: second.from, maxLines: 2 })).toEqual([2, 2]);
+    // A note's marker comments make no pages, as its refs have none.
+    expect(await pages("atlas:excerpt.md")).toEqual([null, null]);
+    expect(await pages("atlas:code.md:2-4")).toEqual([null, null]);
+    // A read a byte budget cuts ends on the page its last line is on.
+    const whole = await readDocument(pagesHome, "atlas:atlas.pdf");
+    const first = await readDocument(pagesHome, "atlas:atlas.pdf:p1");
+    const throughMarker = `${first.text}\n${second.text.split("\n")[0]}`; // page 1, then page 2's marker line
+    const cut = limitDocumentBytes(whole, Buffer.byteLength(throughMarker));
+    expect([cut.truncated, cut.text, cut.page, cut.page_end]).toEqual([true, throughMarker, 1, 2]);
+    expect(limitDocumentBytes(whole, Buffer.byteLength(first.text) - 2)).toMatchObject({ truncated: true, page: 1, page_end: 1 });
+    const json = JSON.parse(runCli(["get", "atlas:atlas.pdf:p2-3", "--json"], { home: pagesHome }).stdout);
+    expect(json).toMatchObject({ from: second.from, page: 2, page_end: 3 });
+    expect(JSON.parse(runCli(["get", "atlas:code.md", "--json"], { home: pagesHome }).stdout)).toMatchObject({
+      page: null,
+      page_end: null,
+    });
+  });
+
   test("repo:path:from-to reads that line range", async () => {
     const range = await readDocument(pagesHome, "atlas:code.md:2-4");
     expect([range.from, range.to, range.text]).toEqual([2, 4, "two\nthree\nfour"]);

@@ -73,6 +73,13 @@ export interface DocumentText extends DocumentIdentity {
    * text, as an agent quoted or tried to decode them (s26 agent F7). Absent when none.
    */
   garbled_pages?: number[];
+  /**
+   * The first and last page the lines read are on, in a paged document (PDF, a multi-page scan), named as a search
+   * result's fragment names its pages; null for the rest. A script that read `:p2-3` knew its pages only by parsing
+   * the text's page markers (s27 user U7).
+   */
+  page: number | null;
+  page_end: number | null;
   text: string;
 }
 
@@ -260,6 +267,8 @@ export async function readDocument(
   }
   const slice = lines.slice(from - 1, count === undefined ? undefined : from - 1 + count);
   const to = from + slice.length - 1;
+  const page = info.pages === null ? null : pageOfLine(lines, from);
+  const pages = { page, page_end: page === null ? null : lastPageIn(slice, page) };
   return {
     repository: repo.name,
     path,
@@ -274,28 +283,43 @@ export async function readDocument(
     total_lines: lines.length,
     truncated: false, // all that was asked for: only a byte budget cuts an answer short (limitDocumentBytes)
     changed_since_index: hash !== indexed.hash,
-    ...garbledPagesRead(info.metadata, lines, from, to),
+    ...garbledPagesRead(info.metadata, pages),
+    ...pages,
     text: slice.join("\n"),
   };
 }
 
 /**
- * The document's garbled pages among those lines `from`–`to` are on (a page runs from its marker to the next). Lines
- * before the first marker are page 1's, and so is all of a document without one: a one-page image (image.ts) has
- * no marker but can be all garbled (s27 review F4).
+ * The document's garbled pages among those a read is on: a one-page image (image.ts) has no page marker but can be
+ * all garbled (s27 review F4), and its read is on page 1.
  */
-function garbledPagesRead(metadata: Record<string, unknown>, lines: string[], from: number, to: number): { garbled_pages?: number[] } {
+function garbledPagesRead(metadata: Record<string, unknown>, read: Pick<DocumentText, "page" | "page_end">): { garbled_pages?: number[] } {
   const garbled = Array.isArray(metadata.garbled_pages) ? metadata.garbled_pages.filter((n) => typeof n === "number") : [];
-  if (garbled.length === 0) return {};
-  let page = 1;
-  const read = new Set<number>();
-  for (let i = 0; i < to; i++) {
+  const { page, page_end } = read;
+  const pages = page === null || page_end === null ? [] : garbled.filter((n) => n >= page && n <= page_end);
+  return pages.length ? { garbled_pages: pages } : {};
+}
+
+/**
+ * The page a line (1-based) of a paged document's text is on: a page runs from its marker line to the next one; a
+ * line before the first marker is on the first page.
+ */
+function pageOfLine(lines: string[], line: number): number {
+  let page: number | undefined;
+  for (let i = 0; i < lines.length && (i < line || page === undefined); i++) {
     const marker = PAGE_MARKER.exec(lines[i]!);
     if (marker) page = Number(marker[1]);
-    if (i >= from - 1) read.add(page);
   }
-  const pages = garbled.filter((n) => read.has(n));
-  return pages.length ? { garbled_pages: pages } : {};
+  return page ?? 1;
+}
+
+/** The last page a read's lines are on, which begin on page `first`: that of the last marker line among them. */
+function lastPageIn(lines: string[], first: number): number {
+  for (let i = lines.length - 1; i > 0; i--) {
+    const marker = PAGE_MARKER.exec(lines[i]!);
+    if (marker) return Number(marker[1]);
+  }
+  return first;
 }
 
 /** What a read holds, as a ref that reads it again: `repo:path`, or `repo:path:13-20` for some of its lines. */
@@ -354,7 +378,9 @@ export function limitDocumentBytes(doc: DocumentText, maxBytes: number, { lineNu
   const text = whole ? lines.slice(0, kept).join("\n") : [...lines.slice(0, kept), part].join("\n");
   // All of it, a line past the budget whole (its first character must go): nothing is left to read on to (s24 retest N4).
   if (text === doc.text) return doc;
-  return { ...doc, to, to_line: to, truncated: true, text };
+  // A cut read ends on the page its last line is on.
+  const page_end = doc.page === null ? null : lastPageIn(text.split("\n"), doc.page);
+  return { ...doc, to, to_line: to, page_end, truncated: true, text };
 }
 
 /**

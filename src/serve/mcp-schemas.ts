@@ -172,6 +172,12 @@ const lineRange = {
   to_line: z.number().describe("The last line read (the same as to)"),
 };
 
+/** The pages the lines read are on, as a search result's fragment names its own. */
+const pageRange = {
+  page: z.number().nullable().describe("The first page the lines read are on (a PDF or a scan); null without pages"),
+  page_end: z.number().nullable().describe("The last page the lines read are on; null without pages"),
+};
+
 /** Where to read on after a cut answer: the next line, or (an answer that ended inside a line) the rest of that one. */
 export const continuation = z.object({ from_line: z.number(), from_char: z.number().optional() });
 
@@ -201,6 +207,7 @@ export const OUTPUT = {
     from: z.number(),
     to: z.number(),
     ...lineRange,
+    ...pageRange,
     total_lines: z.number(),
     truncated: z.boolean().describe("Cut short of what was asked by max_bytes: read on with continue_with"),
     ...changed,
@@ -214,6 +221,7 @@ export const OUTPUT = {
         from: z.number(),
         to: z.number(),
         ...lineRange,
+        ...pageRange,
         total_lines: z.number(),
         truncated: z.boolean(),
         ...changed,

@@ -385,8 +385,8 @@ function highlight(text: string, ranges: [number, number][], style: Style): stri
 
 /** The public `get --json` contract (README): the document's identity and the lines read. */
 export function documentJson(doc: DocumentText): object {
-  const { repository, path, docid, title, format, metadata, from, to, total_lines, changed_since_index, text } = doc;
-  return { repository, path, docid, title, format, metadata, from, to, total_lines, changed_since_index, text };
+  const { repository, path, docid, title, format, metadata, from, to, page, page_end, total_lines, changed_since_index, text } = doc;
+  return { repository, path, docid, title, format, metadata, from, to, page, page_end, total_lines, changed_since_index, text };
 }
 
 /**
