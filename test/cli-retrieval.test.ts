@@ -418,3 +418,27 @@ test("a file's absolute path, as --files prints it, is a ref with any tail; one 
   const outside = cli("get", "/etc/passwd");
   expect([outside.code, outside.stderr]).toEqual([1, expect.stringContaining("no repository holds /etc/passwd")]);
 });
+
+test("a path relative to the working folder, as tab completion gives it, names the file there, with any tail (s27 user U7)", () => {
+  const home = tempDir();
+  const parent = tempDir();
+  writeTree(parent, {
+    "lib/notes/sub/a.md": "# Sub A\n\nalpha words\n",
+    "lib/notes/a.md": "# Root A\n\nroot words\n",
+    "outside.md": "# Outside\n",
+  });
+  const get = (cwd: string, ...args: string[]) => runCli(["get", ...args], { home, cwd });
+  expect(runCli(["repo", "add", "n", join(parent, "lib/notes"), "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "n"], { home }).code).toBe(0);
+  // It was "no repository holds ./lib/notes/sub/a.md", while the absolute path was read.
+  expect(get(parent, "./lib/notes/sub/a.md")).toMatchObject({ code: 0, stdout: "# Sub A\n\nalpha words\n" });
+  expect(get(parent, "lib/notes/sub/a.md:3").stdout).toBe("alpha words\n");
+  expect(JSON.parse(get(parent, "./lib/notes/sub/a.md", "--meta", "--json").stdout)).toMatchObject({ repository: "n", path: "sub/a.md" });
+  // Inside the repository's folder, the file in the working folder is the one meant…
+  expect(get(join(parent, "lib/notes/sub"), "a.md").stdout).toStartWith("# Sub A\n");
+  // …and where there is none, a search result's location names the document from the repository's folder, as before.
+  expect(get(parent, "a.md").stdout).toStartWith("# Root A\n");
+  // A file in no repository, or none at all, is refused as before.
+  expect(get(parent, "./outside.md")).toMatchObject({ code: 1, stderr: expect.stringContaining("no repository holds ./outside.md") });
+  expect(get(parent, "./nope.md")).toMatchObject({ code: 1, stderr: expect.stringContaining("no repository holds ./nope.md") });
+});

@@ -11,7 +11,7 @@ import { LIMIT, minimumScore, OFFSET, type Range } from "../search/bounds.ts";
 import { downloadProgress, home, integer, json, out, positive, repeated, type Flags } from "./cli-options.ts";
 import { NO_TEXT_LAYER_OCR_OFF } from "../convert/document.ts";
 import { conversionLimits, convertPath } from "../convert/pool.ts";
-import { repositoryPath } from "../search/document-refs.ts";
+import { repositoryPath, workingFolderRef } from "../search/document-refs.ts";
 import { documentInfo, listDocuments, listFailures, readDocument } from "../search/read-document.ts";
 import { matchDocuments, namedNothing, readDocuments } from "../search/multi-get.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
@@ -409,11 +409,13 @@ export async function getCommand(ref: string, flags: Flags): Promise<void> {
       "--meta prints what the index holds about the document, not its lines",
       "leave --meta out to read lines",
     );
+  // A path typed relative to the working folder names the file there, as the shell completed it.
+  const target = workingFolderRef(home(flags), String(ref)) ?? String(ref);
   if (flags.meta) {
-    const info = documentInfo(home(flags), String(ref), { leftOut: leftOutOfIndex });
+    const info = documentInfo(home(flags), target, { leftOut: leftOutOfIndex });
     return flags.json ? json(info) : out(documentInfoText(info));
   }
-  const read = await readDocument(home(flags), String(ref), {
+  const read = await readDocument(home(flags), target, {
     fromLine: positive(flags.from, "--from"),
     maxLines: positive(flags.lines, "--lines"),
     leftOut: leftOutOfIndex,

@@ -4,10 +4,10 @@
  * symlinks out of the root are refused; a miss names the close paths the index holds (spelling suggestions).
  */
 import { existsSync, realpathSync } from "node:fs";
-import { basename, isAbsolute, join, relative, sep } from "node:path";
+import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { REPO_NAME } from "../config.ts";
 import { isResearcherError, ResearcherError } from "../errors.ts";
-import { isInside, outsideRoot } from "../files.ts";
+import { isFileAt, isInside, outsideRoot } from "../files.ts";
 import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import type { Store } from "../store/store.ts";
 import { shellWord, unescapeControls } from "../terminal.ts";
@@ -157,6 +157,21 @@ export function resolveDocumentRef(home: string, ref: string, options: RefLookup
     if (exact && hasIndexedPath(exact.repo, exact.path, options.session)) return exact;
   }
   return resolveTrimmedRef(home, trimmed, options);
+}
+
+/**
+ * A ref that is a file's path relative to the working folder, what a shell's tab completion gives
+ * (`./lib/ebooks/alice.epub`, with any tail: `:p2`), as the document its absolute path names (as `search --files`
+ * prints paths, a ref may be one). Undefined when no file is there, or no repository holds it: the ref is then looked
+ * up as given, a search result's location being relative to its repository's folder. A relative path was refused,
+ * "no repository holds ./lib/…" (s27 user U7).
+ */
+export function workingFolderRef(home: string, ref: string, cwd = process.cwd()): DocumentRef | undefined {
+  if (isAbsolute(ref)) return undefined;
+  const place = lineSuffix(ref);
+  const path = isFileAt(resolve(cwd, ref)) ? ref : place && isFileAt(resolve(cwd, place.path)) ? place.path : undefined;
+  if (path === undefined) return undefined;
+  return unlessRefused(() => resolveDocumentRef(home, resolve(cwd, path) + ref.slice(path.length), { suggest: false }));
 }
 
 /** What `body` gives, or undefined when it refuses (a ResearcherError); anything else is a bug and rethrown. */
