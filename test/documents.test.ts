@@ -979,6 +979,17 @@ test("a read of a page whose text reads as symbols says so before the text, and 
   expect((await readDocument(home, "p:tam.pdf:p1")).garbled_pages).toBeUndefined();
   expect(runCli(["get", "p:tam.pdf:p2"], { home }).stderr).toBe(warning);
   expect(runCli(["get", "p:tam.pdf:p1"], { home }).stderr).toBe("");
+  // A read cut before page 2 by a byte budget (MCP max_bytes) shows none of it, and says none.
+  const whole = await readDocument(home, "p:tam.pdf");
+  expect(whole.garbled_pages).toEqual([2]);
+  expect(limitDocumentBytes(whole, 40)).toMatchObject({ page_end: 1, garbled_pages: undefined });
+  // In JSON too (`get --json` and REST left it out, though a read carries it).
+  expect(JSON.parse(runCli(["get", "p:tam.pdf:p2", "--json"], { home }).stdout)).toMatchObject({
+    page: 2,
+    page_end: 2,
+    garbled_pages: [2],
+  });
+  expect(JSON.parse(runCli(["get", "p:tam.pdf:p1", "--json"], { home }).stdout).garbled_pages).toBeUndefined();
   expect(runCli(["get", "p:tam.pdf"], { home }).stderr).toBe(warning);
 });
 

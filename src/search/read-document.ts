@@ -378,9 +378,10 @@ export function limitDocumentBytes(doc: DocumentText, maxBytes: number, { lineNu
   const text = whole ? lines.slice(0, kept).join("\n") : [...lines.slice(0, kept), part].join("\n");
   // All of it, a line past the budget whole (its first character must go): nothing is left to read on to (s24 retest N4).
   if (text === doc.text) return doc;
-  // A cut read ends on the page its last line is on.
+  // A cut read ends on the page its last line is on, and carries the garbled pages it still shows.
   const page_end = doc.page === null ? null : lastPageIn(text.split("\n"), doc.page);
-  return { ...doc, to, to_line: to, page_end, truncated: true, text };
+  const garbled = doc.garbled_pages?.filter((n) => page_end !== null && n <= page_end);
+  return { ...doc, to, to_line: to, page_end, garbled_pages: garbled?.length ? garbled : undefined, truncated: true, text };
 }
 
 /**

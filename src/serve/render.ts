@@ -386,7 +386,9 @@ function highlight(text: string, ranges: [number, number][], style: Style): stri
 /** The public `get --json` contract (README): the document's identity and the lines read. */
 export function documentJson(doc: DocumentText): object {
   const { repository, path, docid, title, format, metadata, from, to, page, page_end, total_lines, changed_since_index, text } = doc;
-  return { repository, path, docid, title, format, metadata, from, to, page, page_end, total_lines, changed_since_index, text };
+  // The pages read whose text reads as symbols, when there are any, as README promises every read carries them.
+  const garbled = doc.garbled_pages?.length ? { garbled_pages: doc.garbled_pages } : {};
+  return { repository, path, docid, title, format, metadata, from, to, page, page_end, total_lines, changed_since_index, ...garbled, text };
 }
 
 /**
