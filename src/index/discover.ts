@@ -1,7 +1,7 @@
 /** Walking a repository folder: which files are candidates for the index, and what could not be looked at. */
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import { CODE_LANGUAGES, type CodeLanguage, indexesCode, scriptLanguages } from "../file-types.ts";
+import { CODE_LANGUAGES, type CodeLanguage, fileTypeName, indexesCode, scriptLanguages } from "../file-types.ts";
 import { own } from "../own.ts";
 import { languageOf, SHEBANG_BYTES } from "../convert/code-languages.ts";
 import { pathMatcher } from "../path-glob.ts";
@@ -685,7 +685,7 @@ function linkedOut(realRoot: string, target: string, options: DiscoverOptions, r
 }
 
 function wantedTypes(options: DiscoverOptions): Set<string> {
-  return new Set(options.fileTypes.map((t) => t.toLowerCase().replace(/^\./, "")));
+  return new Set(options.fileTypes.map(fileTypeName));
 }
 
 /**
