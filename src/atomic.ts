@@ -105,7 +105,9 @@ function checkedDescriptor(fd: number, file: string): number {
   throw new ResearcherError("INVALID_INPUT", `cannot write ${file}: it is no file, pipe or terminal this command was given`);
 }
 
-/** The descriptor a path names in this process: `/dev/stdout` 1, `/dev/stderr` 2, `/dev/fd/N` and `/proc/self/fd/N` N. */
+/**
+ * The descriptor a path names in this process: `/dev/stdout` 1, `/dev/stderr` 2, `/dev/fd/N` and `/proc/self/fd/N` N.
+ */
 function ownDescriptor(file: string): number | undefined {
   const named = { "/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2 }[file as "/dev/stdout"];
   if (named !== undefined) return named;

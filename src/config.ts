@@ -69,7 +69,9 @@ function schemas() {
     document_prefix: v.optional(v.string()),
     dtype: v.optional(v.picklist(["fp32", "fp16", "q8", "int8", "uint8", "q4"])),
     batch_size: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1024))),
-    /** Requests in flight at once to an Ollama or OpenAI-compatible server (the local model runs one batch at a time). */
+    /**
+     * Requests in flight at once to an Ollama or OpenAI-compatible server (the local model runs one batch at a time).
+     */
     parallel: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64))),
     ollama_url: v.optional(HttpUrl),
     openai_url: v.optional(HttpUrl),
@@ -142,7 +144,9 @@ function schemas() {
         max_file_bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 50 * 1024 * 1024),
         /** Seconds one file may take to convert before it is recorded as failed (at most a timer's ~24.8 days). */
         convert_timeout: v.optional(v.pipe(v.number(), v.minValue(0.1), v.maxValue(MAX_TIMER_SECONDS)), 60),
-        /** Memory (MB) one conversion may use by itself (see ConvertPool); the file that needs more fails with a reason. */
+        /**
+         * Memory (MB) one conversion may use by itself (see ConvertPool); the file that needs more fails with a reason.
+         */
         convert_memory_mb: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 900),
         /**
          * Conversion worker threads; 0 means one per core. Each may use convert_memory_mb: a few thousand filled

@@ -338,5 +338,8 @@ export function writeDenied(error: unknown, what: string, folder: string): Resea
   return new ResearcherError("PERMISSION_DENIED", `cannot write ${what}: ${why}`, { hint: permissionHint(folder), cause: error });
 }
 
-/** Damage verify may not see (bytes changed inside a full-text segment's valid page): the rebuild mends any (s26 hostile F1). */
+/**
+ * Damage verify may not see (bytes changed inside a full-text segment's valid page): the rebuild mends any (s26 hostile
+ * F1).
+ */
 const DAMAGE_HINT = "`researcher verify` names the repository; `researcher index --rebuild <repository>` rebuilds its index";

@@ -301,7 +301,10 @@ export function openFilesExhausted(): boolean {
 /** What opening an SQLite database may need at once: the file, its WAL and shared-memory files, a journal. */
 const FEW_DESCRIPTORS = 4;
 
-/** Where `file` leads when it is a link to nothing (a disk not mounted, a dotfiles folder not checked out), else undefined. */
+/**
+ * Where `file` leads when it is a link to nothing (a disk not mounted, a dotfiles folder not checked out), else
+ * undefined.
+ */
 export function danglingLink(file: string): string | undefined {
   try {
     return lstatSync(file).isSymbolicLink() && !existsSync(file) ? readlinkSync(file) : undefined;

@@ -197,7 +197,9 @@ const LATIN_LETTER = /^(?![\u01e0-\u01e3\u01ee\u01ef\u01fc-\u01ff])\p{Script=Lat
 
 const stems = new Map<string, string>();
 
-/** The Porter stem FTS5's `porter` tokenizer would index for this word (memoised: snippets stem the same words often). */
+/**
+ * The Porter stem FTS5's `porter` tokenizer would index for this word (memoised: snippets stem the same words often).
+ */
 export function stem(word: string): string {
   let result = stems.get(word);
   if (result === undefined) {

@@ -114,3 +114,14 @@ test("the check finds a doc comment followed by another, in a class too, and not
   ].join("\n");
   expect(detachedDocComments("src/example.ts", source)).toEqual(["src/example.ts:3", "src/example.ts:7"]);
 });
+
+/** The comment lines of a module past the 120 columns its code keeps (Biome wraps code, not comments), as `file:line`. */
+function wideComments(file: string, source: string): string[] {
+  return source.split("\n").flatMap((line, i) => (line.length > 120 && /^\s*(\/\/|\*|\/\*)/.test(line) ? [`${file}:${i + 1}`] : []));
+}
+
+test("comments keep to the 120 columns the code keeps (s27 review D7)", () => {
+  const found = modules.flatMap((path) => wideComments(`src/${path}`, readFileSync(join(ROOT, "src", path), "utf8")));
+  expect(found).toEqual([]);
+  expect(wideComments("src/example.ts", [` * ${"word ".repeat(30)}`, ` * ${"word ".repeat(20)}`].join("\n"))).toEqual(["src/example.ts:1"]);
+});

@@ -189,7 +189,10 @@ function configCli(): CAC {
   return cli;
 }
 
-/** A setting as the validated configuration holds it (`0500` is 500, a path absolute): what was saved, not what was typed. */
+/**
+ * A setting as the validated configuration holds it (`0500` is 500, a path absolute): what was saved, not what was
+ * typed.
+ */
 function settingText(config: unknown, key: string): string | undefined {
   let node = config;
   for (const part of key.split("."))

@@ -105,7 +105,10 @@ function searchShape(flags: Flags, format: SearchFormat): { documents: boolean; 
   return { documents, limit: counts[0] };
 }
 
-/** An optional count after a flag: bare (`true`) or a number of results as `-n` takes it; anything else is a usage error. */
+/**
+ * An optional count after a flag: bare (`true`) or a number of results as `-n` takes it; anything else is a usage
+ * error.
+ */
 function countFlag(value: unknown, name: string): number | undefined {
   if (value === undefined || value === true || value === "true") return undefined;
   return integer(value, `--${name}`, LIMIT);
@@ -140,7 +143,9 @@ function everyFileFailedError(summary: IndexSummary): ResearcherError {
   });
 }
 
-/** `convert`'s OCR settings: those of the repository holding the file (else the defaults), `--ocr` overriding the mode. */
+/**
+ * `convert`'s OCR settings: those of the repository holding the file (else the defaults), `--ocr` overriding the mode.
+ */
 function ocrSettings(homeDir: string, file: string, flag: unknown): Repository["ocr"] {
   const repo = listRepositories(homeDir).find((r) => file.startsWith(join(r.path, "/")));
   const settings = repo?.ocr ?? { mode: "auto", languages: ["eng"] };
@@ -263,7 +268,9 @@ async function indexEach(
   return { summaries, failures, repositories };
 }
 
-/** `index --json`: one summary for one named repository, else an array with the failed ones as `{repository, error}`. */
+/**
+ * `index --json`: one summary for one named repository, else an array with the failed ones as `{repository, error}`.
+ */
 function printIndexJson(names: string[], summaries: IndexSummary[], failures: IndexFailure[]): void {
   const failed = failures.map(({ repository, error }) => ({
     repository,

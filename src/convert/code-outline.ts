@@ -223,8 +223,8 @@ class Chunker {
 
   /**
    * The fragments of a container's rows `from..to` (a file, a class body, a function body): its inner units (from
-   * `units()`, read once: reading nodes is most of the walk's time), grouped, packed, and split further when too long. `path`
-   * is the symbol path of the container.
+   * `units()`, read once: reading nodes is most of the walk's time), grouped, packed, and split further when too long.
+   * `path` is the symbol path of the container.
    */
   container(units: Unit[], path: string[], from: number, to: number, depth: number): Span[] {
     if (units.length === 0) return this.lines.slice(from, to + 1).some((l) => l.trim()) ? this.byLines(from, to, path) : [];
@@ -399,9 +399,10 @@ class Chunker {
   }
 
   /**
-   * The inner units within rows `from..to` of a container's children (a node's, or the blocks' of several nodes
-   * that share lines): the children as line ranges, where children sharing a line become one unit, comments and decorators join the unit right below them (no blank line between; a doc comment across blank lines) or, in C and C++, the declaration above them (`trails`), and
-   * rows no child covers (stray punctuation) join the unit above.
+   * The inner units within rows `from..to` of a container's children (a node's, or the blocks' of several nodes that
+   * share lines): the children as line ranges, where children sharing a line become one unit, comments and decorators
+   * join the unit right below them (no blank line between; a doc comment across blank lines) or, in C and C++, the
+   * declaration above them (`trails`), and rows no child covers (stray punctuation) join the unit above.
    */
   units(children: SyntaxNode[], from: number, to: number): Unit[] {
     const units: Unit[] = [];
@@ -671,7 +672,9 @@ const KEYWORDS: Record<string, string> = {
   preproc_function_def: "#define",
 };
 
-/** Function-like nodes: named `def f`, `fn f`, `func f`, `function f` where the language has the keyword, else `f()`. */
+/**
+ * Function-like nodes: named `def f`, `fn f`, `func f`, `function f` where the language has the keyword, else `f()`.
+ */
 const FUNCTIONS = new Set([
   "function_definition",
   "function_declaration",
@@ -871,10 +874,10 @@ const FUNCTION_NODES =
   /^(?:function_definition|function_declaration|function_item|method_declaration|method_definition|constructor_declaration|method|singleton_method|function_expression|generator_function|generator_function_declaration|function|arrow_function|lambda|func_literal)$/;
 
 /**
- * Whether a statement is inside a function's body: there a value made by a call given a function is a local
- * (`const comparators = rangeList.map((c) => …)`), not a definition, and an import is one of its statements. Named, it headed the function's parts in place of
- * the function, and the split function's parts lost their run (s15 agent #1). A function that is a module's scope
- * is no such body.
+ * Whether a statement is inside a function's body: there a value made by a call given a function is a local (`const
+ * comparators = rangeList.map((c) => …)`), not a definition, and an import is one of its statements. Named, it headed
+ * the function's parts in place of the function, and the split function's parts lost their run (s15 agent #1). A
+ * function that is a module's scope is no such body.
  */
 function inFunctionBody(node: SyntaxNode): boolean {
   for (let parent = node.parent; parent; parent = parent.parent)

@@ -163,7 +163,9 @@ export function resolveLineBreaks(text: string): string {
   });
 }
 
-/** A title taken from a document's lines, its words broken at a line's end joined as the document (`text`) writes them. */
+/**
+ * A title taken from a document's lines, its words broken at a line's end joined as the document (`text`) writes them.
+ */
 export function resolveTitle(title: string, text: string): string {
   return title.includes(SOFT_HYPHEN) ? resolveLineBreaks(`${title}\n${text}`).split("\n", 1)[0]! : title;
 }

@@ -405,7 +405,10 @@ function inAside(node: HtmlElement): boolean {
   return false;
 }
 
-/** Whether a box holds one heading, counted once per box: a box around a page of 4,000 headings counted them 4,000 times. */
+/**
+ * Whether a box holds one heading, counted once per box: a box around a page of 4,000 headings counted them 4,000
+ * times.
+ */
 const oneHeading = new WeakMap<HtmlElement, boolean>();
 
 function holdsOneHeading(box: HtmlElement): boolean {

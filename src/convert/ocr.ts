@@ -84,7 +84,9 @@ interface TessApi {
   Init(dataPath: string | null, languages: string, oem: number): number;
   SetPageSegMode(mode: number): void;
   SetVariable(name: string, value: string): boolean;
-  /** tesseract.js-core's variant: the last two arguments are the EXIF orientation (1 = as is) and a rotation in radians. */
+  /**
+   * tesseract.js-core's variant: the last two arguments are the EXIF orientation (1 = as is) and a rotation in radians.
+   */
   SetImage(pixels: number, width: number, height: number, bytesPerPixel: number, bytesPerLine: number, exif?: number, angle?: number): void;
   SetSourceResolution(dpi: number): void;
   FindLines(): number;
@@ -700,7 +702,9 @@ function layered(image: PdfImage): { gray: Uint8Array; alpha?: Uint8Array } | nu
   return { gray, alpha };
 }
 
-/** Paints one image onto the canvas (pixel (cx, cy) is page point (left + (cx + ½) / scale, top + (cy + ½) / scale)). */
+/**
+ * Paints one image onto the canvas (pixel (cx, cy) is page point (left + (cx + ½) / scale, top + (cy + ½) / scale)).
+ */
 function paint(canvas: Uint8Array, width: number, height: number, item: Painted, left: number, top: number, scale: number): void {
   const { image, gray, alpha, toPage, mask } = item;
   const inverse = invert(toPage);

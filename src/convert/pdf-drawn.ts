@@ -139,7 +139,9 @@ class PageDrawing {
     this.text.matrix = this.text.line.slice();
   }
 
-  /** A text-showing operator: one item of its glyphs' text, placed and sized as drawn; the text matrix moves past it. */
+  /**
+   * A text-showing operator: one item of its glyphs' text, placed and sized as drawn; the text matrix moves past it.
+   */
   private show(glyphs: (Glyph | number)[]): void {
     const { Util } = this.pdfjs;
     const { ctm, text } = this;

@@ -892,7 +892,9 @@ const SPACING_ACCENTS: Record<string, string> = {
   "\u02c7": "\u030c", // caron
 };
 
-/** A text item's text, cleaned, and the spacing accent it ends in, kept apart (NFKC would make it a space and a mark). */
+/**
+ * A text item's text, cleaned, and the spacing accent it ends in, kept apart (NFKC would make it a space and a mark).
+ */
 function runText(str: string): { text: string; accent?: string } {
   const last = str.at(-1);
   return last && Object.hasOwn(SPACING_ACCENTS, last) ? { text: clean(str.slice(0, -1)), accent: last } : { text: clean(str) };

@@ -27,7 +27,9 @@ interface Job {
   path: string;
   bytes: Uint8Array;
   options: WorkerOptions;
-  /** For source code to parse: the parser's runtime and grammar, compiled once in this thread and shared by the workers. */
+  /**
+   * For source code to parse: the parser's runtime and grammar, compiled once in this thread and shared by the workers.
+   */
   treeSitter?: CompiledTreeSitter;
   onOcrPage?: (page: OcrPage) => void;
   onOcrRead?: (page: OcrPage, reading: PageReading) => void;
@@ -35,7 +37,9 @@ interface Job {
   known: Map<number, PageReading>;
   resolve: (document: ConvertedDocument) => void;
   reject: (error: ResearcherError) => void;
-  /** Why an earlier attempt at this file was stopped (an OCR page past its limit): its failure if this one fails too. */
+  /**
+   * Why an earlier attempt at this file was stopped (an OCR page past its limit): its failure if this one fails too.
+   */
   firstStop?: string;
 }
 
@@ -50,7 +54,9 @@ interface Slot {
   memory: number;
   memoryAtStart: number;
   reportedAt: number;
-  /** The worker's thread id, where /proc has one, and its page faults and the process's resident size at that report. */
+  /**
+   * The worker's thread id, where /proc has one, and its page faults and the process's resident size at that report.
+   */
   thread?: string;
   faultsAtReport: number;
   rssAtReport: number;

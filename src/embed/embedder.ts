@@ -118,7 +118,9 @@ export interface ModelInfo {
   id: string;
   /** "folder": a local path; "cache": downloaded earlier; "hub": not on disk yet; "embedded": inside the executable. */
   source: "folder" | "cache" | "hub" | "embedded" | "remote";
-  /** "transformer": an ONNX network; "static": a token table (model2vec or a layer-free ONNX model); "remote": a server. */
+  /**
+   * "transformer": an ONNX network; "static": a token table (model2vec or a layer-free ONNX model); "remote": a server.
+   */
   kind: "transformer" | "static" | "remote";
   path: string | null;
   dims: number | null;
@@ -171,7 +173,9 @@ export function clearModels(home: string, id?: string): string {
   return target;
 }
 
-/** A model named by an empty string (`--model "$MODEL"` with MODEL unset): it chose the configured one without a word. */
+/**
+ * A model named by an empty string (`--model "$MODEL"` with MODEL unset): it chose the configured one without a word.
+ */
 export const emptyModelName = () => new ResearcherError("USAGE", "the model named is empty", { hint: "name a model id or a model folder" });
 
 /**

@@ -12,7 +12,10 @@ import { repositoryPath, withoutRepository } from "../search/document-refs.ts";
 import { withStore } from "../search/read-session.ts";
 import { type IndexOptions, type IndexSummary, indexFiles } from "./indexer.ts";
 
-/** The summary of indexing `file` (relative to the repository's folder, or absolute inside it, or `repo:path`), and its path. */
+/**
+ * The summary of indexing `file` (relative to the repository's folder, or absolute inside it, or `repo:path`), and its
+ * path.
+ */
 export async function indexOneFile(
   home: string,
   repo: Repository,

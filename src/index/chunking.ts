@@ -109,7 +109,9 @@ export function readOtherwise(changes: ChunkingChanges, path: string): string[] 
   return reasons;
 }
 
-/** What status says of a run due: how many documents the next `index` reads again, and why (readOtherwise's reasons). */
+/**
+ * What status says of a run due: how many documents the next `index` reads again, and why (readOtherwise's reasons).
+ */
 export interface IndexDue {
   documents: number;
   because: string[];

@@ -139,7 +139,10 @@ function minifiedAt(root: string, path: string, types: Set<string>, realRoot?: s
  * repository while its page is beside it; a folder of that name alone is the user's.
  */
 const SAVED_PAGE_FILES = /^(.+)_files$/;
-/** The page's extensions, as browsers and systems write them (`Page.HTML` and `.xhtml` pages kept theirs: s26b retest N6). */
+/**
+ * The page's extensions, as browsers and systems write them (`Page.HTML` and `.xhtml` pages kept theirs: s26b retest
+ * N6).
+ */
 const SAVED_PAGE_EXTENSIONS = [".html", ".htm", ".xhtml", ".HTML", ".HTM", ".XHTML"];
 /** What a summary counts the folders of saved pages under (`skipped_generated`). */
 const SAVED_PAGE_RULE = "<page>_files/ of a saved <page>.html";

@@ -153,7 +153,10 @@ function resolveRef(ref: string, dirs: string[], depth = 0): string | null {
   return null;
 }
 
-/** `ref`'s commit in a packed-refs file (`<hash> <ref>` lines), read only if it is a regular file of at most PACKED_REFS_BYTES. */
+/**
+ * `ref`'s commit in a packed-refs file (`<hash> <ref>` lines), read only if it is a regular file of at most
+ * PACKED_REFS_BYTES.
+ */
 function packedRef(path: string, ref: string): string | null {
   for (const line of (readSmall(path, PACKED_REFS_BYTES) ?? "").split("\n")) {
     if (line.startsWith("#") || line.startsWith("^")) continue;

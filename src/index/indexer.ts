@@ -90,11 +90,16 @@ export interface IndexSummary {
   /** Files that failed in this run (`failures` says why). */
   failed: number;
   failures: { path: string; reason: string }[];
-  /** Files that failed before and have not changed since: not tried again, their failures kept (`status` lists them). */
+  /**
+   * Files that failed before and have not changed since: not tried again, their failures kept (`status` lists them).
+   */
   failed_unchanged: number;
   /** Files not indexed because of their type, by extension: `{"pptx": 12}`. */
   skipped_types: Record<string, number>;
-  /** Of `skipped_types[""]`, the files whose `#!` line names a code language researcher reads (Discovery.skippedScripts). */
+  /**
+   * Of `skipped_types[""]`, the files whose `#!` line names a code language researcher reads
+   * (Discovery.skippedScripts).
+   */
   skipped_scripts: number;
   /** Generated and vendored code left out, by rule: `{"node_modules/": 3, "dist/": 1, "*.min.js": 2}`. */
   skipped_generated: Record<string, number>;
@@ -533,7 +538,8 @@ export async function indexFiles(
             writer.add({ kind: "failed", path, reason: UNDECODABLE_NAME });
           continue;
         }
-        // One scan is minutes of OCR: each page is told, as a run tells it (MCP's add_to_index sends it on: s24 agent A2).
+        // One scan is minutes of OCR: each page is told, as a run tells it (MCP's add_to_index sends it on: s24 agent
+        // A2).
         const onOcrPage = onProgress && ((ocr: OcrPage) => onProgress({ phase: "index", done, total: paths.length, path, ocr }));
         writer.add(await prepareDocument(file, stored.get(path), settings, onOcrPage));
         for (const mount of mountsAbove(repo.path, path, devices)) mounts.add(mount);
@@ -586,8 +592,8 @@ function conversionPool(config: Config, repo: Repository): ConvertPool {
  * The chunking settings are part of what an index is: when they change, every document is chunked again. The store
  * records the settings every document was chunked with; a new setting is recorded only by a complete run (runIndex),
  * because a partial batch or a refused run leaves the other documents chunked the old way, and with it the documents
- * that run kept without reading them (`chunking_behind`), which later runs read again until one can. A store that records
- * nothing yet has nothing chunked otherwise: it takes the current settings at once.
+ * that run kept without reading them (`chunking_behind`), which later runs read again until one can. A store that
+ * records nothing yet has nothing chunked otherwise: it takes the current settings at once.
  */
 function documentSettings(
   store: Store,
@@ -799,7 +805,8 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
 function settingsLeftOut(repo: Repository, gone: string[]): string | undefined {
   const present = gone.filter((path) => isFileAt(join(repo.path, path)));
   if (present.length === 0) return undefined;
-  // Each with the rule's own words: a default rule (a saved page's files) is no setting of the user's (s26b review F12).
+  // Each with the rule's own words: a default rule (a saved page's files) is no setting of the user's (s26b review
+  // F12).
   const some = present.slice(0, 3).map((path) => `${path}: ${leftOutBecause(path, repo) ?? "left out"}`);
   const what = present.length === 1 ? "1 document whose file is still there" : `${present.length} documents whose files are still there`;
   // The way back is a setting only where a setting left it out; a default rule or an ignore file yields to a `!`
@@ -990,13 +997,13 @@ function oneLine(text: string): string {
 }
 
 /**
- * The per-document step: read → convert → chunk one file. Throws only what is the process's and not the file's (no
- * file descriptor left: every file would fail the same way, so the run stops); any other problem becomes a reason, and the
+ * The per-document step: read → convert → chunk one file. Throws only what is the process's and not the file's (no file
+ * descriptor left: every file would fail the same way, so the run stops); any other problem becomes a reason, and the
  * stored version of the document (if any) stays as it was. A failed conversion is stamped with the file's size and
  * mtime and the conversion settings (its time and memory limits included), so that a run leaves the file alone until
  * one of them changes; a failure that says nothing about the file (a lock, a full disk: isTransient) and a file that
- * could not be read (a stat or an open to find out again; its cause, e.g. permissions, is usually outside the file)
- * get no stamp and are tried again by every run. `onOcrPage` hears of each page OCR starts on.
+ * could not be read (a stat or an open to find out again; its cause, e.g. permissions, is usually outside the file) get
+ * no stamp and are tried again by every run. `onOcrPage` hears of each page OCR starts on.
  */
 export async function prepareDocument(
   file: DiscoveredFile,

@@ -106,7 +106,9 @@ export function servedStatuses(home: string, name?: string): ServedStatus[] {
 /** A repository as the servers list them: what it holds and how much, without what went wrong (a status tells that). */
 export type RepositorySummary = Omit<StatusEntry, "failures" | "ann" | "index_due">;
 
-/** The repositories as MCP's list_repositories and REST's GET /repositories list them; an error when none could answer. */
+/**
+ * The repositories as MCP's list_repositories and REST's GET /repositories list them; an error when none could answer.
+ */
 export function repositorySummaries(home: string): RepositorySummary[] {
   return servedStatuses(home).map(({ failures: _, failures_total: __, ann: ___, index_due: ____, ...s }) => s);
 }

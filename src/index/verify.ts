@@ -31,7 +31,10 @@ export interface VerifyReport {
   repository: string;
   ok: boolean;
   problems: VerifyProblem[];
-  /** Indexes a writer moved aside (`index.db.damaged-<time>`): the user's to look at and delete, no problem of the index. */
+  /**
+   * Indexes a writer moved aside (`index.db.damaged-<time>`): the user's to look at and delete, no problem of the
+   * index.
+   */
   moved_aside: { path: string; bytes: number }[];
 }
 

@@ -263,7 +263,10 @@ export function maintainImpactLists(store: Store, changedShare: number): void {
   buildImpacts(store, common, { weights: [BM25_WEIGHTS.title, BM25_WEIGHTS.heading, BM25_WEIGHTS.body] }, IMPACTS_PER_TERM);
 }
 
-/** Build the posting lists of a large repository when it has none or they have taken many changes; drop them in a small one. */
+/**
+ * Build the posting lists of a large repository when it has none or they have taken many changes; drop them in a small
+ * one.
+ */
 function maintainPostingLists(store: Store, rows: number): void {
   if (rows < POSTINGS.from) {
     if (store.postings.built()) store.transaction(() => store.postings.clear());

@@ -46,7 +46,10 @@ export const OFFSET: Range = { min: 0, max: MAX_ALL_RESULTS };
  * resources/list: page with an offset, from 0 up.
  */
 export const LISTED: Range = { min: 1, max: 1000 };
-/** Where a listing answer starts (MCP's and REST's `offset`): past the end is an empty page, which says how many there are. */
+/**
+ * Where a listing answer starts (MCP's and REST's `offset`): past the end is an empty page, which says how many there
+ * are.
+ */
 export const LISTED_OFFSET: Range = { min: 0, max: Number.POSITIVE_INFINITY };
 
 /** Any whole number from 1 on (a line number, a count of lines or bytes). */

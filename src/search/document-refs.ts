@@ -363,7 +363,10 @@ function refuseOtherTail(repo: Repository, rest: string, session?: ReadSession):
   }
 }
 
-/** The place a ref names (its `path` the document's name, for messages): a range that ends before it starts is a usage error. */
+/**
+ * The place a ref names (its `path` the document's name, for messages): a range that ends before it starts is a usage
+ * error.
+ */
 function checkedPlace(place: Place): Pick<DocumentRef, "line" | "count" | "page" | "lastPage"> {
   refuseZero(place);
   if (place.to !== undefined && place.to < place.line!) throw reversedRange(place.path, place.line!, place.to);

@@ -18,7 +18,9 @@ export interface FilterMiss {
   /** Values the searched documents do hold for the key, most common first (at most `KNOWN_VALUES`); empty when no
    * document has the key at all. */
   known: string[];
-  /** When no document has the key: keys spelled like it that they have (`Author` for `author`, `language` for `lang`). */
+  /**
+   * When no document has the key: keys spelled like it that they have (`Author` for `author`, `language` for `lang`).
+   */
   similar_keys?: string[];
   /**
    * A path filter that begins with a searched repository's name (`notes/**`, `notes:src/**`): paths are inside a

@@ -84,7 +84,10 @@ function checkSize(filter: Filter, label: string): Filter {
   return filter;
 }
 
-/** How many path globs a filter holds: each is matched against every document's path (the rest are looked up: pathMatcher). */
+/**
+ * How many path globs a filter holds: each is matched against every document's path (the rest are looked up:
+ * pathMatcher).
+ */
 function pathGlobCount(f: Filter): number {
   if (f.kind !== "term") return f.items.reduce((sum, item) => sum + pathGlobCount(item), 0);
   return f.key === "path" ? f.values.filter((value) => lookupOf(String(value)) === undefined).length : 0;
@@ -247,7 +250,9 @@ function termProblem(key: string, op: FilterOp, values: string[]): string | unde
   return undefined;
 }
 
-/** Pages start at 1 and a range runs forward, as in a ref (`a.pdf:p0`, `:p5-3` are refused too): none matched nothing. */
+/**
+ * Pages start at 1 and a range runs forward, as in a ref (`a.pdf:p0`, `:p5-3` are refused too): none matched nothing.
+ */
 function pageRangeProblem(key: string, value: string): string | undefined {
   const [first, last = first] = value.split("-").map(Number);
   if (first === 0) return `pages start at 1 ('${key}' got '${value}')`;

@@ -343,7 +343,10 @@ async function readMatched(home: string, pattern: string, options: MultiGetOptio
   return { documents, skipped: skipped.slice(0, MAX_SKIPPED_LISTED), skipped_total: skipped.length };
 }
 
-/** The way on for a document an answer had no room for, which its budget (1 MiB at most over MCP) never gives (s24 agent A5). */
+/**
+ * The way on for a document an answer had no room for, which its budget (1 MiB at most over MCP) never gives (s24 agent
+ * A5).
+ */
 function readAlone(ref: string): string {
   return `read it by itself with \`researcher get ${shellWord(ref)}\`, an answer at a time (continue_with)`;
 }

@@ -145,7 +145,9 @@ function symbolOf(text: string): string | undefined {
 
 const IDENTIFIER = /^[\p{L}_$][\p{L}\p{N}_$]*$/u;
 
-/** What a file name ends in, for telling `package.json` from `json.loads`: the types read, and data and config files'. */
+/**
+ * What a file name ends in, for telling `package.json` from `json.loads`: the types read, and data and config files'.
+ */
 const FILE_ENDINGS = new Set([
   ...FILE_TYPES,
   ...CODE_EXTENSIONS,

@@ -376,7 +376,8 @@ export function limitDocumentBytes(doc: DocumentText, maxBytes: number, { lineNu
   const whole = part === "" && kept > 0;
   const to = doc.from + kept - (whole ? 1 : 0);
   const text = whole ? lines.slice(0, kept).join("\n") : [...lines.slice(0, kept), part].join("\n");
-  // All of it, a line past the budget whole (its first character must go): nothing is left to read on to (s24 retest N4).
+  // All of it, a line past the budget whole (its first character must go): nothing is left to read on to (s24 retest
+  // N4).
   if (text === doc.text) return doc;
   // A cut read ends on the page its last line is on, and carries the garbled pages it still shows.
   const page_end = doc.page === null ? null : lastPageIn(text.split("\n"), doc.page);
@@ -434,7 +435,10 @@ export interface Listing {
   skipped: SkippedRepository[];
   /** When nothing is listed: the paths that hold the prefix (`ch04` for `src/ch04-…`). */
   containing: string[];
-  /** When nothing is listed and the prefix begins with a repository's name (`py/json`): that repository and the prefix inside it. */
+  /**
+   * When nothing is listed and the prefix begins with a repository's name (`py/json`): that repository and the prefix
+   * inside it.
+   */
   meant?: { repository: string; prefix: string };
 }
 

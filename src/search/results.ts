@@ -39,7 +39,10 @@ export interface RepositoryMatch {
    * results of several repositories (calibration.ts): the share of the query's IDF mass its BM25 score reaches.
    */
   score: number;
-  /** That fragment's raw BM25 score: it grows with the repository's own term statistics, so it does not compare across them. */
+  /**
+   * That fragment's raw BM25 score: it grows with the repository's own term statistics, so it does not compare across
+   * them.
+   */
   bm25: number;
   /** How many fragments match the query's words. */
   matched: number;

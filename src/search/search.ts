@@ -65,7 +65,10 @@ export interface SearchOptions {
   minScore?: number;
   /** Group fragments by document. */
   documents?: boolean;
-  /** "auto" (default: config.yaml's `search.mode`, itself auto by default): hybrid where a repository has vectors, bm25 elsewhere. */
+  /**
+   * "auto" (default: config.yaml's `search.mode`, itself auto by default): hybrid where a repository has vectors, bm25
+   * elsewhere.
+   */
   mode?: RequestedMode;
   /** `--model`: must match the model each repository was embedded with. */
   model?: string;

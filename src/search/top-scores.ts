@@ -29,7 +29,9 @@ export class TopScores {
     this.listStart = this.count;
   }
 
-  /** Add a posting to the list begun last (the first list begins by itself). Ids are below 2^31 (SQLite rowids here). */
+  /**
+   * Add a posting to the list begun last (the first list begins by itself). Ids are below 2^31 (SQLite rowids here).
+   */
   add(id: number, score: number): void {
     const at = this.count;
     if (this.starts.length === 0) this.beginList();

@@ -203,7 +203,10 @@ export function annNote(repository: string, problem: AnnProblem): string {
   return `vectors.usearch needs rebuilding (it ${ANN_PROBLEMS[problem]}; searches scan the vectors exactly meanwhile): run \`researcher index ${repository}\``;
 }
 
-/** The ANN file against the store's vectors, read whole: the one built for them, absent, built for older vectors, or damaged. */
+/**
+ * The ANN file against the store's vectors, read whole: the one built for them, absent, built for older vectors, or
+ * damaged.
+ */
 export function vectorIndexState(store: Store, dir: string): "verified" | AnnProblem {
   if (identityOf(annPath(dir)) === null) return "missing";
   if (isStale(store, dir)) return "stale";
@@ -354,7 +357,9 @@ export class VectorCache {
 
 export interface VectorSearch {
   hits: VectorHit[];
-  /** Set when the repository is large enough to need the ANN file and it could not be used: the hits are an exact scan. */
+  /**
+   * Set when the repository is large enough to need the ANN file and it could not be used: the hits are an exact scan.
+   */
   annProblem?: AnnProblem;
 }
 
@@ -479,7 +484,9 @@ export async function searchVectors(
   }
 }
 
-/** A zero vector is a query the model knows no word of (withUnknownQueriesEmpty): near nothing, not equally near all. */
+/**
+ * A zero vector is a query the model knows no word of (withUnknownQueriesEmpty): near nothing, not equally near all.
+ */
 export function meansNothing(query: Float32Array): boolean {
   return query.every((x) => x === 0);
 }

@@ -51,7 +51,9 @@ const TOOLS: Record<string, Equivalent> = {
 /** A value in a route's query string: percent-encoded, but for the `/` and `:` of paths and refs, which may stay. */
 const queryValue = (value: string) => encodeURIComponent(value).replace(/%2F/g, "/").replace(/%3A/g, ":");
 
-/** The REST route that does what a CLI command does, with its arguments (each part of the URL encoded as it must be). */
+/**
+ * The REST route that does what a CLI command does, with its arguments (each part of the URL encoded as it must be).
+ */
 const ROUTES: Record<string, Equivalent> = {
   ls: ([ref]) => {
     if (ref === undefined) return "`GET /documents`";

@@ -415,7 +415,10 @@ function restParams(url: URL, { known, repeatable = [] }: RouteParams, route = u
   return url.searchParams;
 }
 
-/** A parameter the library counts with (n, offset, from, lines): a whole number in its range, by the CLI's and MCP's rule. */
+/**
+ * A parameter the library counts with (n, offset, from, lines): a whole number in its range, by the CLI's and MCP's
+ * rule.
+ */
 function wholeParam(params: URLSearchParams, name: string, range: Range, hint?: string): number | undefined {
   return params.has(name) ? wholeNumber(params.get(name), name, range, hint) : undefined;
 }

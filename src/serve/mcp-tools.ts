@@ -99,7 +99,9 @@ function readPart(
   return { ...cut, continue_with: { from_line: cut.to, from_char: lineStart + end - (cut.text.lastIndexOf("\n") + 1) } };
 }
 
-/** A budget of bytes, as get_document's and multi_get's `max_bytes` and multi_get's `max_bytes_per_document` take it. */
+/**
+ * A budget of bytes, as get_document's and multi_get's `max_bytes` and multi_get's `max_bytes_per_document` take it.
+ */
 const byteBudget = (description: string) => optional(z.number().int().min(1).max(10_000_000)).describe(description);
 
 /** `line_numbers`, as get_document and multi_get take it. */
@@ -145,7 +147,10 @@ function documentResources(home: string) {
     }));
 }
 
-/** A failed resource read as its code's JSON-RPC error (errors.ts): not found (-32002), bad input (-32602), or internal (-32603). */
+/**
+ * A failed resource read as its code's JSON-RPC error (errors.ts): not found (-32002), bad input (-32602), or internal
+ * (-32603).
+ */
 function resourceError(thrown: unknown): Error {
   const error = toResearcherError(thrown);
   return rpcError(ERROR_CODES[error.code].rpc, describe(error, error.hint && agentHint(error.hint)));
@@ -468,7 +473,10 @@ function registerDocumentResource(server: McpServer, home: string, context: Sear
   );
 }
 
-/** list_repositories, repositories_for and get_index_status: which repositories there are, where to look, how they stand. */
+/**
+ * list_repositories, repositories_for and get_index_status: which repositories there are, where to look, how they
+ * stand.
+ */
 function registerRepositoryTools(server: McpServer, home: string, context: SearchContext): void {
   server.registerTool(
     "list_repositories",

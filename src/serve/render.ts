@@ -402,7 +402,9 @@ export function changedSinceIndexLine(doc: DocumentText, catchUp = `\`researcher
   return changed + garbledPagesLine(doc);
 }
 
-/** Said before a read that shows pages whose text reads as symbols: their words are missing, not encoded (s26 agent F7). */
+/**
+ * Said before a read that shows pages whose text reads as symbols: their words are missing, not encoded (s26 agent F7).
+ */
 function garbledPagesLine(doc: DocumentText): string {
   if (!doc.garbled_pages?.length) return "";
   const pages = pageList(doc.garbled_pages);
@@ -668,7 +670,8 @@ export function verifyText(reports: VerifyReport[], style: Style): string {
     .map((report) => {
       const open = report.problems.filter((p) => !p.repaired).length;
       const head = `${style.bold(escapeControls(report.repository))}: ${report.problems.length === 0 ? "ok" : open === 0 ? "repaired" : `${open} problem${open === 1 ? "" : "s"}`}`;
-      // A problem names paths (the repository folder, a document, a temp file): shown escaped, as every text format shows names.
+      // A problem names paths (the repository folder, a document, a temp file): shown escaped, as every text format
+      // shows names.
       const lines = report.problems.map((p) => {
         const [detail, fix] = [escapeControls(p.detail), escapeControls(p.fix)];
         return p.repaired ? `  ${style.dim(`repaired ${p.check}: ${detail} (${fix})`)}` : `  ${style.warn(p.check)}: ${detail} → ${fix}`;
@@ -734,7 +737,10 @@ export function statusLines(statuses: ListedStatus[]): string {
   return statuses.map(line).join("\n");
 }
 
-/** repositories_for: each repository's evidence and best passage, best first, as a ref get_document reads (s26 agent F2). */
+/**
+ * repositories_for: each repository's evidence and best passage, best first, as a ref get_document reads (s26 agent
+ * F2).
+ */
 export function repositoryMatchLines(matches: RepositoryMatch[]): string {
   const line = (m: RepositoryMatch) =>
     m.error
@@ -960,8 +966,8 @@ export function watchStatusLine(stream: Terminal): {
 
 /**
  * The one-line progress bar of an index run, redrawn on a terminal that can (a no-op elsewhere, so logs, pipes and
- * TERM=dumb stay clean): the phase, a bar over files (or merge pages, or texts to embed) and the file at hand; while a page is read
- * by OCR, which page of how many (`scan.pdf: OCR page 3 of 12`).
+ * TERM=dumb stay clean): the phase, a bar over files (or merge pages, or texts to embed) and the file at hand; while a
+ * page is read by OCR, which page of how many (`scan.pdf: OCR page 3 of 12`).
  */
 export function progressBar(stream: Terminal, label: string): { update: (p: IndexProgress) => void; done: () => void } {
   if (!stream.redraws) return { update: () => {}, done: () => {} };

@@ -762,7 +762,9 @@ class RepositoryWatch {
     }
   }
 
-  /** Try the pending work again later, each time waiting twice as long (up to a ceiling); an event brings it forward. */
+  /**
+   * Try the pending work again later, each time waiting twice as long (up to a ceiling); an event brings it forward.
+   */
   private retry(why: "locked" | "failed"): void {
     this.report(why === "locked" ? "locked" : "watching");
     // The delay is meant, not a debounce: the deadline must not cut it short.

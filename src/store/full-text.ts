@@ -44,7 +44,9 @@ export class FullTextIndex {
     return { rows: rows ?? 0, averageLength: rows ? tokens / rows : 0 };
   }
 
-  /** Each fragment's length in tokens (all columns), as FTS5 recorded it when indexing; every fragment's without ids. */
+  /**
+   * Each fragment's length in tokens (all columns), as FTS5 recorded it when indexing; every fragment's without ids.
+   */
   lengths(ids?: number[]): Map<number, number> {
     const rows = ids
       ? this.db
@@ -138,7 +140,10 @@ export class FullTextIndex {
 
   private frequencies = { version: -1, terms: new Map<string, number>() };
 
-  /** How many fragments contain each (stemmed) term, read from FTS5's own index; cached until another connection commits. */
+  /**
+   * How many fragments contain each (stemmed) term, read from FTS5's own index; cached until another connection
+   * commits.
+   */
   termFrequencies(terms: string[]): Map<string, number> {
     // Asked for every time, as the scratch tables are: a rolled-back transaction drops what it created.
     this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fragments_vocab USING fts5vocab(main, fragments_fts, row)");

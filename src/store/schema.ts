@@ -755,7 +755,9 @@ function oddFiles(file: string, name: string): { what: string; hint: string } | 
 /** An index moved aside: `index.db.damaged-<time>`, its WAL and shared memory beside it as `-wal` and `-shm`. */
 export const MOVED_ASIDE = /^index\.db\.damaged-[0-9TZ-]+(?:-wal|-shm)?$/;
 
-/** Keep an index that cannot be used (and its WAL, which must not be replayed into a new one) for whoever wants to look. */
+/**
+ * Keep an index that cannot be used (and its WAL, which must not be replayed into a new one) for whoever wants to look.
+ */
 function moveAside(file: string): string {
   const aside = `${file}.damaged-${new Date().toISOString().replace(/[:.]/g, "-")}`;
   for (const suffix of ["-wal", "-shm", ""]) {

@@ -15,7 +15,10 @@ export interface SectionParts {
   end_line: number;
 }
 
-/** How far from a fragment the parts of its unit are looked for first, and at most (a unit of more parts is cited by these). */
+/**
+ * How far from a fragment the parts of its unit are looked for first, and at most (a unit of more parts is cited by
+ * these).
+ */
 export const SECTION_REACH = 64;
 export const MAX_SECTION_REACH = 4096;
 
@@ -76,10 +79,14 @@ export function runAround(rows: SectionRow[], seq: number, heading: string, code
   return { at, first, last };
 }
 
-/** A code heading's label for a function or method (the chunker's: `def f`, `fn f`, `func (T) f`, `function f`, `f()`). */
+/**
+ * A code heading's label for a function or method (the chunker's: `def f`, `fn f`, `func (T) f`, `function f`, `f()`).
+ */
 const FUNCTION_LABEL = /^(?:def|fn|func|function)\s|\)$/;
 
-/** The name a code heading's last unit is called by: `def feed` → `feed`, `func (T) Name` → `Name`, `parse()` → `parse`. */
+/**
+ * The name a code heading's last unit is called by: `def feed` → `feed`, `func (T) Name` → `Name`, `parse()` → `parse`.
+ */
 function unitName(heading: string): string | undefined {
   return /([\p{L}\p{N}_$]+)[^\p{L}\p{N}_$]*$/u.exec(heading.split(HEADING_SEPARATOR).at(-1)!)?.[1];
 }

@@ -14,7 +14,10 @@ export interface RepositoryStatus {
   fragments: number;
   /** Pages of its documents read by OCR (scans). */
   ocr_pages: number;
-  /** Documents with pages OCR left out (past its time or memory limit), and which: `index --retry-failed` reads them again. */
+  /**
+   * Documents with pages OCR left out (past its time or memory limit), and which: `index --retry-failed` reads them
+   * again.
+   */
   ocr_left_out: { path: string; pages: number[] }[];
   /**
    * Documents with pages whose text reads as symbols, not words (fonts without a character map, or a scan OCR reads

@@ -908,7 +908,9 @@ export class Store {
       .get(JSON.stringify(ids))!.n;
   }
 
-  /** Which document each fragment belongs to (by id), from the covering index alone: a search capping lists by document. */
+  /**
+   * Which document each fragment belongs to (by id), from the covering index alone: a search capping lists by document.
+   */
   documentIdsOf(ids: number[]): Map<number, number> {
     const rows = this.db
       .query<{ id: number; documentId: number }, [string]>(
@@ -1090,7 +1092,9 @@ export class Store {
     return pageDamage(this.db);
   }
 
-  /** Fragments that belong to no document: rows an edit beneath the index left (foreign keys keep them out otherwise). */
+  /**
+   * Fragments that belong to no document: rows an edit beneath the index left (foreign keys keep them out otherwise).
+   */
   orphanFragmentCount(): number {
     return this.db
       .query<{ n: number }, []>("SELECT count(*) AS n FROM fragments WHERE document_id NOT IN (SELECT id FROM documents)")
@@ -1116,7 +1120,9 @@ export class Store {
     }
   }
 
-  /** Leave checkpoints to the caller (`checkpoint`, `checkpointIfLarger`): SQLite's automatic ones each sync the file. */
+  /**
+   * Leave checkpoints to the caller (`checkpoint`, `checkpointIfLarger`): SQLite's automatic ones each sync the file.
+   */
   disableAutoCheckpoint(): void {
     this.db.run("PRAGMA wal_autocheckpoint = 0");
   }
