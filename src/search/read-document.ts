@@ -295,8 +295,8 @@ export async function readDocument(
  */
 function garbledPagesRead(metadata: Record<string, unknown>, read: Pick<DocumentText, "page" | "page_end">): { garbled_pages?: number[] } {
   const garbled = Array.isArray(metadata.garbled_pages) ? metadata.garbled_pages.filter((n) => typeof n === "number") : [];
-  const { page, page_end } = read;
-  const pages = page === null || page_end === null ? [] : garbled.filter((n) => n >= page && n <= page_end);
+  const [first, last] = read.page === null || read.page_end === null ? [1, 1] : [read.page, read.page_end];
+  const pages = garbled.filter((n) => n >= first && n <= last);
   return pages.length ? { garbled_pages: pages } : {};
 }
 
