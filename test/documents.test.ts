@@ -286,22 +286,32 @@ test("get of a file left out as generated code names the rule, and near paths: C
 
 describe("only indexed documents are read", () => {
   test("hidden, excluded, other-type and outside files are refused, with the rule that leaves each out (s27 code F5)", async () => {
-    for (const [ref, why] of [
-      ["one:.hidden/secret.md", "it is hidden, or in a hidden folder"],
-      ["one:.dot.md", "it is hidden, or in a hidden folder"],
-      ["one:drafts/wip.md", "an exclude pattern leaves it out"],
-      ["one:data.csv", "its type (.csv) is not one it indexes"],
-      ["one:ignored.md", "an ignore file leaves it out"],
-      ["one:build/out.md", "an ignore file leaves it out"],
-      ["one:.gitignore", "its type (no extension) is not one it indexes"],
+    // Each with the way back its rule has: none for a hidden file, config for a setting, a `!` line for the rest
+    // (the hint was config's for every rule: s27b retest N8).
+    const hidden = "hidden files and folders (a name starting with '.') are never indexed";
+    const settings = "`researcher config show` shows the repository's file_types and exclude; `config set` changes them";
+    const negation = "an ignore file's `!name/` line keeps a folder a default rule or an ignore file leaves out, `!name` a file";
+    for (const [ref, why, hint] of [
+      ["one:.hidden/secret.md", "it is hidden, or in a hidden folder", hidden],
+      ["one:.dot.md", "it is hidden, or in a hidden folder", hidden],
+      ["one:drafts/wip.md", "an exclude pattern leaves it out", settings],
+      ["one:data.csv", "its type (.csv) is not one it indexes", settings],
+      ["one:ignored.md", "an ignore file leaves it out", negation],
+      ["one:build/out.md", "an ignore file leaves it out", negation],
+      ["one:.gitignore", "it is hidden, or in a hidden folder", hidden],
     ]) {
       const error = await refusal(readDocument(home, ref!, { leftOut: leftOutOfIndex }));
-      expect({ code: error.code, message: error.message }).toEqual({
+      expect({ code: error.code, message: error.message, hint: error.hint }).toEqual({
         code: "DOCUMENT_NOT_FOUND",
         message: `${ref} is not indexed: ${why}`,
+        hint,
       });
       // A caller that passes no rule (a library user's read) hears the document is not indexed, as before.
       expect((await refusal(readDocument(home, ref!))).message).toBe(`${ref} is not an indexed document`);
+    }
+    // A file that is not there is no rule's doing (`nofile` has no extension, no type it indexes: s27b agent F3).
+    for (const ref of ["one:nofile", "one:missing.csv"]) {
+      expect((await refusal(readDocument(home, ref, { leftOut: leftOutOfIndex }))).message).toBe(`${ref} is not an indexed document`);
     }
     for (const ref of ["one:../x.md", "one:/etc/passwd", "one:shared/../../x.md"]) {
       expect((await refusal(readDocument(home, ref))).code).toBe("PATH_OUTSIDE_REPO");

@@ -234,6 +234,8 @@ export function candidacy(path: string, options: DiscoverOptions): "in" | "out" 
 /** Why the repository's rules leave `path` out (its type, a hidden or generated part, an exclude, an ignore file),
  * null when they do not, "unknown" when an ignore file on the way cannot be read. */
 export function leftOutBecause(path: string, options: DiscoverOptions): string | "unknown" | null {
+  // Hidden first: `.env` is left out as hidden whatever its type (it was "its type (no extension)").
+  if (isHidden(path)) return HIDDEN;
   const type = fileType(path);
   const types = wantedTypes(options);
   const scripts = type === "" && options.path ? scriptLanguages(types) : new Set<CodeLanguage>();
@@ -259,11 +261,35 @@ export function leftOutBySettings(path: string, options: DiscoverOptions): boole
  * read, for a folder (its name is no type), and behind a link, whose target is never looked at nor told (a rule's
  * read of a file beyond a folder link to outside the root said what is there: hostile s8 #5).
  */
-export function leftOutOfIndex(options: DiscoverOptions & { path: string }, path: string): string | undefined {
+export function leftOutOfIndex(options: DiscoverOptions & { path: string }, path: string): LeftOut | undefined {
   const absolute = join(options.path, path);
-  if (path.endsWith("/") || isFolder(absolute) || folderLinkAbove(options.path, path) !== undefined || isLink(absolute)) return undefined;
+  // A file that is not there is no rule's doing: it may be a typo (s27b agent F3).
+  if (path.endsWith("/") || !isFileAt(absolute) || folderLinkAbove(options.path, path) !== undefined || isLink(absolute)) return undefined;
   const why = leftOutBecause(path, options);
-  return why === null || why === "unknown" ? undefined : why;
+  if (why === null || why === "unknown") return undefined;
+  return { why, hint: wayBackIn(path, options) };
+}
+
+/** Why a hidden file, or one in a hidden folder, is left out. */
+const HIDDEN = "it is hidden, or in a hidden folder";
+
+/** Whether a path is hidden or under a hidden folder: a part of it starts with a dot. */
+function isHidden(path: string): boolean {
+  return path.split("/").some((part) => part.startsWith("."));
+}
+
+/** A rule that leaves a file out, and how to bring it in (a hidden file has no way: s27b retest N8). */
+export interface LeftOut {
+  why: string;
+  hint: string;
+}
+
+/** How to bring in a file the repository's rules leave out, by the rule that does. */
+function wayBackIn(path: string, options: DiscoverOptions): string {
+  if (isHidden(path)) return "hidden files and folders (a name starting with '.') are never indexed";
+  if (leftOutBySettings(path, options))
+    return "`researcher config show` shows the repository's file_types and exclude; `config set` changes them";
+  return "an ignore file's `!name/` line keeps a folder a default rule or an ignore file leaves out, `!name` a file";
 }
 
 /**
@@ -305,7 +331,7 @@ function scriptLanguageAt(root: string, path: string, realRoot: string): CodeLan
 function included(path: string, options: DiscoverOptions, rules = new RulesByFolder(options.path ?? "")): "in" | "unknown" | string {
   const parts = path.split("/");
   const types = wantedTypes(options);
-  if (parts.some((part) => part.startsWith(".") || part === "")) return "it is hidden, or in a hidden folder";
+  if (isHidden(path) || parts.includes("")) return HIDDEN;
   const generated = generatedPart(parts, types, options, rules, { lastIsFile: true });
   if (generated) return generated;
   if (compileExcludes(options.exclude)(path)) return "an exclude pattern leaves it out";

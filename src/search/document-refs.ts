@@ -134,7 +134,7 @@ export interface RefLookup {
  * Why a repository's rules leave `path` out of its index (a generated folder, its type, an exclude), or undefined: the
  * index stage's `leftOutOfIndex`, which the shells pass to a read, as search does not reach into index.
  */
-export type LeftOutRule = (repo: Repository, path: string) => string | undefined;
+export type LeftOutRule = (repo: Repository, path: string) => { why: string; hint: string } | undefined;
 
 const REF_HINT =
   "use repo:path, repo:path:line[:count], repo:path:from-to, repo:path:pN[-M], #docid (with any of those tails), or a search result's location";
@@ -474,13 +474,18 @@ function docidMatches(
  * A ref to no indexed document; `leftOut`, the rule of the repository that leaves the path out, when one does (its
  * type, an exclude, a generated folder: see leftOutOfIndex).
  */
-export function notIndexed(what: string, suggestions: string[], prefix: string, repository?: string, leftOut?: string): ResearcherError {
-  const message = prefix ? `${prefix} ${what}` : leftOut ? `${what} is not indexed: ${leftOut}` : `${what} is not an indexed document`;
+export function notIndexed(
+  what: string,
+  suggestions: string[],
+  prefix: string,
+  repository?: string,
+  leftOut?: { why: string; hint: string },
+): ResearcherError {
+  const message = prefix ? `${prefix} ${what}` : leftOut ? `${what} is not indexed: ${leftOut.why}` : `${what} is not an indexed document`;
   const hint = suggestions.length
     ? `did you mean ${suggestions.slice(0, 5).join(", ")}?`
-    : leftOut
-      ? "`researcher config show` shows the repository's file_types and exclude; an ignore file's `!name/` line keeps a generated folder, `!name` a file"
-      : `only indexed documents can be read; \`researcher ls${repository ? ` ${repository}` : ""}\` lists them, \`researcher status\` lists failures`;
+    : (leftOut?.hint ??
+      `only indexed documents can be read; \`researcher ls${repository ? ` ${repository}` : ""}\` lists them, \`researcher status\` lists failures`);
   return new ResearcherError("DOCUMENT_NOT_FOUND", message, { hint });
 }
 

@@ -47,6 +47,9 @@ beforeAll(async () => {
     "cars.md": "# Vehicles\n\nCars and trucks drive on the highway.\n\n## Parking\n\nThe driver parks the car in the garage.\n",
     "bread.md": "# Baking\n\nKnead the dough, let it rise, then bake the loaf.\n",
     "notes/space.md": "# Astronomy\n\nThe telescope observed a distant galaxy.\n",
+    // Files on disk the repository's rules leave out: a read names the rule (a file not there names none).
+    "data.csv": "a,b\n1,2\n",
+    ".env": "TOKEN=x\n",
   });
   writeTree(outside, { "secret.md": "top secret\n" });
   symlinkSync(join(outside, "secret.md"), join(docs, "escape.md"));
@@ -285,7 +288,7 @@ describe("MCP over stdio", () => {
     expect(read.contents[0]).toMatchObject({ uri: "researcher://docs/cars.md", mimeType: "text/markdown" });
     expect(String((read.contents[0] as { text: string }).text)).toContain("driver");
     expect(await client.readResource({ uri: "researcher://docs/.env" }).catch((e: Error) => e.message)).toContain(
-      "not an indexed document",
+      "docs:.env is not indexed: it is hidden, or in a hidden folder",
     );
     // resources/list offers every indexed document (up to 1,000; list_documents pages the rest), each readable.
     const { resources } = await client.listResources();
