@@ -88,12 +88,22 @@ export function ftsText(stored: string): string {
 
 /**
  * An Arabic word written with the article and a preposition or conjunction joined to it (`السرطان`, `بالسرطان`,
- * `وبالسرطان`, `للسرطان`): the word after the prefix, of two letters or more. Unicode has no word break there, so
+ * `وبالسرطان`, `للسرطان`): the word after the prefix, of three letters or more. Unicode has no word break there, so
  * `سرطان` (cancer) found 1 of its 33 places in a book about it (s27 user U1). A light stemmer's rule (Larkey's
- * light10 prefixes, the article's forms only: a lone `و` or `ب` also begins words of their own).
+ * light10 prefixes, the article's forms only: a lone `و` or `ب` also begins words of their own); two letters left
+ * made other common words (`الذي` → `ذي`, `الله` → `له`), and a word with a Persian letter is not Arabic (`الگو`:
+ * s27b retest N1).
  */
-const ARABIC_ARTICLE = /(?<![\p{L}\p{N}\p{M}])(?:[وف]?[بك]?ال|[وف]?لل)((?:(?=\p{L})\p{Script=Arabic}){2,})(?![\p{L}\p{N}\p{M}])/gu;
+const ARABIC_PREFIX = "(?:[وف]?[بك]?ال|[وف]?لل)";
+const ARABIC_REST = "((?:(?=\\p{L})(?![پچژگکی])\\p{Script=Arabic}){3,})";
+const ARABIC_ARTICLE = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])${ARABIC_PREFIX}${ARABIC_REST}(?![\\p{L}\\p{N}\\p{M}])`, "gu");
+const ARABIC_WORD = new RegExp(`^${ARABIC_PREFIX}${ARABIC_REST}$`, "u");
 const ARABIC_TEST = /[\u0621-\u064a]/;
+
+/** An Arabic word written with the article (ARABIC_ARTICLE) without it, as the index also holds it; else undefined. */
+export function arabicWithoutArticle(word: string): string | undefined {
+  return ARABIC_TEST.test(word) ? ARABIC_WORD.exec(word)?.[1] : undefined;
+}
 
 /** The words of a text's Arabic words written with the article (ARABIC_ARTICLE) without it, each once. */
 function withoutArabicArticles(text: string): string {

@@ -533,6 +533,7 @@ test("a vowel sign is part of its word and optional points are not: कमला
     "arabic.md": "# Book\n\nقرأت كِتَابًا جَمِيلًا\n",
     "arabic-plain.md": "# Plain\n\nقرأت كتابا جميلا في المكتبة\n",
     "arabic-article.md": "# Care\n\nمصاب بالسرطان وعلاجه في المستشفى\n",
+    "arabic-which.md": "# Which\n\nالكتاب الذي قرأته\n",
   });
   const hindi = tempDir();
   writeTree(hindi, {
@@ -548,8 +549,12 @@ test("a vowel sign is part of its word and optional points are not: कमला
   expect(torah?.path).toBe("pointed.md");
   expect(torah!.highlights.map(([start, end]) => torah!.snippet.slice(start, end))).toEqual(["בְּרֵאשִׁית"]); // marked as written
   expect((await found("كتابا")).map((r) => r.path).sort()).toEqual(["arabic-plain.md", "arabic.md"]);
-  // A word with the article and a preposition joined to it is found by the word alone, and as written (s27 user U1).
+  // A word with the article and a preposition joined to it is found by the word alone, and as written (s27 user U1),
+  // and marked in its snippet (s27b retest N2); two letters left are no word of their own (`الذي` is not `ذي`: N1).
   for (const query of ["سرطان", "بالسرطان"]) expect((await found(query)).map((r) => r.path)).toEqual(["arabic-article.md"]);
+  const [care] = await found("سرطان");
+  expect(care!.highlights.map(([start, end]) => care!.snippet.slice(start, end))).toEqual(["بالسرطان"]);
+  expect(await found("ذي")).toEqual([]);
   expect((await found("مستشفى")).map((r) => r.path)).toEqual(["arabic-article.md"]);
   // An index written as version 5 (words as written only) is written again by its next run.
   const mk = getRepository(home, "mk");

@@ -1,7 +1,7 @@
 /** The passage of a fragment to show for a query: the window with the most matched terms, and where they are. */
 import { SNAKE, splitIdentifier } from "../identifiers.ts";
 import type { ParsedQuery } from "./query.ts";
-import { cutIndex, foldCase, hasCjk, hasSpaceless, spacelessWords, stem, WORD, WORD_INNER } from "../text.ts";
+import { arabicWithoutArticle, cutIndex, foldCase, hasCjk, hasSpaceless, spacelessWords, stem, WORD, WORD_INNER } from "../text.ts";
 
 export interface Snippet {
   text: string;
@@ -163,8 +163,13 @@ function findAnyMatches(text: string, highlight: ParsedQuery["highlight"]): Matc
   return found;
 }
 
-const searched = (word: string, folded: string, highlight: ParsedQuery["highlight"]) =>
-  highlight.prefixes.some((p) => folded.startsWith(p)) || highlight.stems.has(stem(word));
+/** Whether a word is one the query searched: a prefix, a stem, or an Arabic word's stem without its article. */
+function searched(word: string, folded: string, highlight: ParsedQuery["highlight"]): boolean {
+  if (highlight.prefixes.some((p) => folded.startsWith(p)) || highlight.stems.has(stem(word))) return true;
+  // `سرطان` finds `بالسرطان` (the index holds it bare too): marked there, the snippet shows it (s27b retest N2).
+  const bare = arabicWithoutArticle(folded);
+  return bare !== undefined && highlight.stems.has(stem(bare));
+}
 
 /** Start of the window covering the most distinct matched words, backed up a little for context. */
 function bestWindowStart(text: string, matches: Match[]): number {
