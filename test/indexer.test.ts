@@ -312,7 +312,10 @@ test("files indexed one by one before a whole run leave the repository 'not inde
   const { home, repo } = bm25Repository({ "n1.md": "# N1\n\napples\n", "n2.md": "# N2\n\napples\n", "n3.md": "# N3\n\napples\n" });
   expect(await indexFiles(home, repo, ["n1.md"])).toMatchObject({ indexed: 1 });
   expect(repositoryStatus(repo)).toMatchObject({ documents: 1, last_indexed: null });
-  expect(statusText([repositoryStatus(repo)], PLAIN)).toContain("not indexed yet: run `researcher index docs`");
+  // Said with what is searched meanwhile (it said "not indexed yet" of documents search found: s27b retest N6).
+  expect(statusText([repositoryStatus(repo)], PLAIN)).toContain(
+    "  not indexed whole yet: 1 document indexed so far, searched meanwhile (a first run cut short, or files indexed on their own): run `researcher index docs`",
+  );
   // Search answers from the one file, and says the rest of the folder is not searched (s12 retest #6).
   const partial = await search(home, { query: "apples", mode: "bm25" });
   expect(partial.results.map((r) => r.path)).toEqual(["n1.md"]);
@@ -320,7 +323,7 @@ test("files indexed one by one before a whole run leave the repository 'not inde
     {
       repository: "docs",
       code: "NOT_INDEXED",
-      message: "not indexed yet: only the 1 file indexed on its own is searched",
+      message: "not indexed whole yet: only the 1 file indexed so far (on its own, or by a first run cut short) is searched",
       hint: "run `researcher index docs`",
     },
   ]);

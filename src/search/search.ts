@@ -416,7 +416,7 @@ function partiallyIndexed(name: string, documents: number, running: number | nul
   const { code, hint } = notIndexedYet(name);
   const message = running
     ? `its first index run is under way: only the ${files} indexed so far ${are} searched`
-    : `not indexed yet: only the ${files} indexed on ${documents === 1 ? "its" : "their"} own ${are} searched`;
+    : `not indexed whole yet: only the ${files} indexed so far (on ${documents === 1 ? "its" : "their"} own, or by a first run cut short) ${are} searched`;
   return { repository: name, code, message, hint: running ? firstRunHint(name, running) : (hint ?? null) };
 }
 

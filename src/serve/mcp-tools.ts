@@ -41,6 +41,7 @@ import {
   stillOnDiskNote,
   numberedRead,
   indexingNote,
+  notIndexedWholeLine,
   languagesLine,
   progressPlace,
   statusLines,
@@ -542,7 +543,7 @@ function indexStatusText(repositories: ServedStatus[]): string {
       // A2).
       const indexing = indexingNote(r);
       if (indexing) lines.push(`  ${indexing}`);
-      else if (!r.error && r.last_indexed === null) lines.push(`  not indexed yet: run \`researcher index ${r.name}\``);
+      else if (!r.error && r.last_indexed === null) lines.push(notIndexedWholeLine(r));
       // What search can rank by meaning, and what waits for its model, as `status` says it (s26 agent F10).
       if (!r.error && r.last_indexed !== null) lines.push(`  ${vectorsPart(r)}`);
       const languages = languagesLine(r.languages); // as `status` says them (s24 code user C9)

@@ -749,6 +749,17 @@ export function repositoryMatchLines(matches: RepositoryMatch[]): string {
   return matches.map(line).join("\n") || "no indexed repositories";
 }
 
+/**
+ * A repository never indexed whole, as `status` and get_index_status say it: nothing yet, or the documents a first run
+ * cut short (or add_to_index) wrote, which searches find meanwhile (it said "not indexed yet" of 31 searched: s27b
+ * retest N6).
+ */
+export function notIndexedWholeLine(s: { name: string; documents: number }): string {
+  const run = `run \`researcher index ${s.name}\``;
+  if (s.documents === 0) return `  not indexed yet: ${run}`;
+  return `  not indexed whole yet: ${count(s.documents, "document")} indexed so far, searched meanwhile (a first run cut short, or files indexed on their own): ${run}`;
+}
+
 /** An index run writing a repository's index now, as `status` and get_index_status say it: its first, or one more. */
 export function indexingNote(s: { indexing: number | null; last_indexed: string | null }): string | undefined {
   if (!s.indexing) return undefined;
@@ -803,7 +814,7 @@ export function statusText(
             ? `  ${count(s.documents, "document")}${s.ocr_pages ? ` (${count(s.ocr_pages, "page")} by OCR)` : ""} · ${count(s.fragments, "fragment")} · ${vectorsPart(s)} · ${formatBytes(s.bytes)} · indexed ${s.last_indexed}`
             : s.indexing
               ? `  ${indexingNote(s)}`
-              : `  not indexed yet: run \`researcher index ${s.name}\``,
+              : notIndexedWholeLine(s),
         s.indexing && s.last_indexed ? `  ${style.dim(indexingNote(s)!)}` : "",
         languagesLine(s.languages),
         s.failures.length ? `  ${style.warn(`${count(s.failures.length, "file")} failed:`)}` : "",
