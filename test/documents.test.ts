@@ -660,7 +660,7 @@ describe("readDocuments (multi-get)", () => {
     rmSync(join(dir, "b.md"));
     const found = await readDocuments(home, "three:*.md");
     expect(found.documents.map((d) => d.path)).toEqual(["a.md", "c.md"]);
-    expect(found.skipped).toEqual([{ repository: "three", path: "b.md", reason: expect.stringContaining("three:b.md: cannot read") }]);
+    expect(found.skipped).toEqual([{ repository: "three", path: "b.md", reason: "three:b.md was deleted since it was indexed" }]);
   });
 
   test("once a document did not fit, the rest that need converting are skipped unread; text files that fit are read (issue 22: 184 PDFs were all converted; s14 user #7)", async () => {
@@ -1021,3 +1021,23 @@ testShared(
   },
   240_000,
 );
+
+test("a document deleted since it was indexed is no document to read, said without the server's path (s27b agent F4)", async () => {
+  // It was FILE_UNREADABLE (REST 422) with the raw ENOENT and the absolute path, while a watch dropped it a moment later.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "gone.md": "# Gone\n\nbilby vanishing words\n", "kept.md": "# Kept\n\nstays\n" });
+  const repo = registerRepository(home, { name: "notes", path: docs, embed: false });
+  await indexRepository(home, repo);
+  rmSync(join(docs, "gone.md"));
+  const error = await refusal(readDocument(home, "notes:gone.md:3"));
+  expect({ code: error.code, message: error.message, hint: error.hint }).toEqual({
+    code: "DOCUMENT_NOT_FOUND",
+    message: "notes:gone.md was deleted since it was indexed",
+    hint: "search again for where its text went; `researcher index notes` drops it from the index",
+  });
+  expect(runCli(["get", "notes:gone.md"], { home })).toMatchObject({
+    code: 1,
+    stderr: expect.not.stringContaining(docs),
+  });
+});

@@ -528,6 +528,13 @@ async function documentText(
   const hint = now
     ? `if the file changed since it was indexed, \`researcher index ${repo.name}\` brings the index up to date`
     : missingRootHint(repo.name);
+  // Deleted since it was indexed (a watch drops it a moment later): no document now, not a file failing to read,
+  // and no server's path in the message (it was FILE_UNREADABLE with the raw ENOENT: s27b agent F4).
+  if ("reason" in read && read.missing && now) {
+    throw new ResearcherError("DOCUMENT_NOT_FOUND", `${repo.name}:${path} was deleted since it was indexed`, {
+      hint: `search again for where its text went; \`researcher index ${repo.name}\` drops it from the index`,
+    });
+  }
   if ("reason" in read) {
     // A FIFO or a device where the document was: no index run takes that in (it keeps the document).
     const gone = `put the document back, or drop it from the index with \`researcher remove ${repo.name} ${shellWord(path)}\``;
