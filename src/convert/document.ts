@@ -2,6 +2,7 @@
  * What every converter returns, and what the formats share to make it: page markers for paged documents and the
  * title taken from a first heading or a metadata field.
  */
+import type { OcrImage, OcrReading } from "../ocr-reading.ts";
 import { ResearcherError } from "../errors.ts";
 import { composed, shortened, shortHeading, withoutInvisibles } from "../text.ts";
 
@@ -37,13 +38,6 @@ export interface ConvertedDocument {
    * next version (a highlight added, bytes a reader appended) recognises only the pages whose images changed.
    */
   ocrImages?: OcrImage[];
-}
-
-/** What OCR read of one page image (`pixels`: ocr.ts pixelsKey), as an index keeps it across versions of a file. */
-export interface OcrImage {
-  pixels: string;
-  text?: string;
-  poor?: boolean;
 }
 
 /** A stretch of a source file kept together: 1-based lines, inclusive, and the symbol path of what it holds. */
@@ -190,19 +184,11 @@ export interface OcrPage {
   pages: number;
 }
 
-/** What OCR made of one page: its text (none when nothing was read), or why the engine failed on it. */
-export interface PageReading {
-  text?: string;
-  /** The text reads as gibberish whichever way the page is turned (poorlyRead): kept, but search will miss it. */
-  poor?: boolean;
+/** What OCR made of one page: what it read, or why the engine failed on it. */
+export interface PageReading extends OcrReading {
   failure?: string;
   /** Read back (ConvertOptions.ocrKnown or ocrImages), not recognised now. */
   resumed?: true;
-  /**
-   * The key of the page image it was read from (ocr.ts pixelsKey): kept with a page read in a conversion cut short,
-   * so that the page read back is still among the document's page images (ConvertedDocument.ocrImages).
-   */
-  pixels?: string;
 }
 
 /** When scanned pages are recognised (OCR): `auto` pages whose text layer is (almost) empty or a stamp, `always`

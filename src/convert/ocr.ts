@@ -13,6 +13,7 @@
  *   `bun build --compile` embeds it and `bun run` reads it from node_modules. Nothing is unpacked to disk: the wasm
  *   is instantiated from bytes and the model is written into Tesseract's in-memory file system.
  */
+import type { OcrImage } from "../ocr-reading.ts";
 import { pageList } from "../text.ts";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -20,16 +21,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { describeError, ResearcherError } from "../errors.ts";
 import { readRegularFile } from "../files.ts";
-import {
-  type ConvertOptions,
-  isHeading,
-  joinLine,
-  literalText,
-  median,
-  type OcrImage,
-  type OcrPage,
-  type PageReading,
-} from "./document.ts";
+import { type ConvertOptions, isHeading, joinLine, literalText, median, type OcrPage, type PageReading } from "./document.ts";
 // The SIMD + LSTM-only build: Bun's JavaScriptCore runs wasm SIMD (the plain build is 3× slower), and the legacy
 // (non-LSTM) engine is not used (the embedded model has no legacy data). Not the "relaxedsimd" build: its results
 // may differ between CPUs, and it was no faster here (NOTES.md).

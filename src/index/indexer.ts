@@ -5,6 +5,7 @@
  * walking the tree. A changed file is read once and hashed, and converted only when its SHA-256 differs. Writes go
  * in batches of whole documents, each batch one transaction. Heavy formats convert in a worker pool.
  */
+import type { OcrImage, OcrReading } from "../ocr-reading.ts";
 import { readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { chunkDocument, type ChunkOptions } from "./chunk.ts";
@@ -65,16 +66,7 @@ import {
 import { acquireWriterLock, leftoverTempFiles, withConfigLock } from "../lock.ts";
 import { forEachConcurrently } from "../serial.ts";
 import { keepRepositoryModel, listRepositories, type Repository } from "../repos.ts";
-import {
-  HEADING_SEPARATOR,
-  type KeptImage,
-  type KeptReading,
-  Store,
-  type DocumentInput,
-  type Fragment,
-  type RecordedFailure,
-  type StoredDocument,
-} from "../store/store.ts";
+import { HEADING_SEPARATOR, Store, type DocumentInput, type Fragment, type RecordedFailure, type StoredDocument } from "../store/store.ts";
 import { dropVectors, syncVectorIndex } from "../search/vectors.ts";
 import { calibrateRepository } from "../search/calibration.ts";
 import { clearImpacts, maintainImpactLists, updateImpacts } from "../search/bm25.ts";
@@ -199,14 +191,14 @@ export interface DocumentSettings {
   /** A conversion the index kept (OCR'd text) of a file with this content hash under these settings, if any. */
   kept: (hash: string) => ConvertedDocument | undefined;
   /** The pages OCR read of a file with this content hash under these settings in a conversion cut short. */
-  ocrReadings: (hash: string) => Map<number, KeptReading>;
+  ocrReadings: (hash: string) => Map<number, OcrReading>;
   /**
    * What OCR read of page images, under these settings, by their pixels: the indexed document's with this id, and
    * those kept at the file's path by conversions cut short (of other bytes).
    */
-  ocrImages: (documentId: number | undefined, path: string) => Map<string, KeptReading>;
+  ocrImages: (documentId: number | undefined, path: string) => Map<string, OcrReading>;
   /** Keep what OCR read of one page of the file at `path` with this content hash, as it is read. */
-  keepOcrReading: (file: { hash: string; path: string }, page: number, reading: KeptReading) => void;
+  keepOcrReading: (file: { hash: string; path: string }, page: number, reading: OcrReading) => void;
 }
 
 /**
@@ -623,7 +615,7 @@ function documentSettings(
   const force = (path: string) =>
     all || behind.has(path) || bare.has(path) || damaged.has(path) || partial.has(path) || readOtherwise(changes, path).length > 0;
   const read = confinedReader(repo.path, root?.real);
-  let cutShort: Map<string, KeptImage[]> | undefined; // the page images conversions cut short read, by path
+  let cutShort: Map<string, OcrImage[]> | undefined; // the page images conversions cut short read, by path
   const kept = (hash: string): ConvertedDocument | undefined => {
     const found = store.keptConversion(hash, conversion);
     // A conversion that left pages out is not reused: they may be read now.

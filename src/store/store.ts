@@ -3,6 +3,7 @@
  * fragments and failures here, and the parts it holds for the rest (full-text.ts, embeddings.ts, meta.ts,
  * postings.ts, impacts.ts). Nothing outside src/store/ runs SQL.
  */
+import type { OcrImage, OcrReading } from "../ocr-reading.ts";
 import type { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -73,20 +74,7 @@ export interface DocumentInput {
    * The converted text to keep, when converting it again would be slow (OCR), and the settings it depends on; with
    * what OCR read of each of its page images (OCR_IMAGES_SCHEMA), for its next version to read back.
    */
-  convertedText?: { text: string; settings: string; images?: KeptImage[] };
-}
-
-/** What OCR read of a page, as the index keeps it for a conversion cut short (convert's PageReading, no failure). */
-export interface KeptReading {
-  text?: string;
-  poor?: boolean;
-  /** The key of the page image it was read from, when known (convert's PageReading.pixels). */
-  pixels?: string;
-}
-
-/** What OCR read of a page image, by its pixels (convert's OcrImage), as the index keeps it with its document. */
-export interface KeptImage extends KeptReading {
-  pixels: string;
+  convertedText?: { text: string; settings: string; images?: OcrImage[] };
 }
 
 /** A piece of a document as the chunker cuts it (index/chunk.ts) and the store keeps it. */
@@ -162,7 +150,7 @@ export interface ListedDocument extends DocumentInput {
 }
 
 /** A kept reading's row (ocr_readings, ocr_images) as a reading: no text when it read none. */
-function keptReading(row: { text: string | null; poor: number; pixels: string | null }): KeptReading {
+function keptReading(row: { text: string | null; poor: number; pixels: string | null }): OcrReading {
   return {
     ...(row.text === null ? {} : { text: row.text }),
     ...(row.poor ? { poor: true } : {}),
@@ -506,7 +494,7 @@ export class Store {
    * What OCR read of the page images of the document with this id, read under these conversion settings
    * (OCR_IMAGES_SCHEMA), by their pixels: for its next version to read back.
    */
-  ocrImages(documentId: number, settings: string): KeptImage[] {
+  ocrImages(documentId: number, settings: string): OcrImage[] {
     return this.db
       .query<{ pixels: string; text: string | null; poor: number }, [number, string]>(
         `SELECT i.pixels, i.text, i.poor FROM ocr_images i JOIN document_texts t ON t.document_id = i.document_id
@@ -535,7 +523,7 @@ export class Store {
   keptConversion(
     hash: string,
     settings: string,
-  ): { title: string; metadata: Record<string, unknown>; text: string; images?: KeptImage[] } | undefined {
+  ): { title: string; metadata: Record<string, unknown>; text: string; images?: OcrImage[] } | undefined {
     const row = this.db
       .query<{ document: number | null; title: string; metadata: string; text: string }, [string, string]>(
         // A live document's text first, then a removed one's (REMOVED_TEXTS_SCHEMA). From the kept texts (OCR'd
@@ -585,14 +573,14 @@ export class Store {
    * settings (OCR_READINGS_SCHEMA), committed at once unless the caller holds a transaction: a kill right after keeps
    * it.
    */
-  keepOcrReading(file: { hash: string; settings: string; path: string }, page: number, reading: KeptReading): void {
+  keepOcrReading(file: { hash: string; settings: string; path: string }, page: number, reading: OcrReading): void {
     this.db
       .query("INSERT OR REPLACE INTO ocr_readings(hash, settings, page, path, text, poor, pixels) VALUES (?, ?, ?, ?, ?, ?, ?)")
       .run(file.hash, file.settings, page, file.path, reading.text ?? null, reading.poor ? 1 : 0, reading.pixels ?? null);
   }
 
   /** The pages kept of a file with these bytes read under these settings (keepOcrReading), by page number. */
-  ocrReadings(hash: string, settings: string): Map<number, KeptReading> {
+  ocrReadings(hash: string, settings: string): Map<number, OcrReading> {
     const rows = this.db
       .query<{ page: number; text: string | null; poor: number; pixels: string | null }, [string, string]>(
         "SELECT page, text, poor, pixels FROM ocr_readings WHERE hash = ? AND settings = ?",
@@ -607,13 +595,13 @@ export class Store {
    * it still paints, as a new version of an indexed scan does (s27 hostile O1). Read once a run: the table holds only
    * what conversions cut short left.
    */
-  ocrReadingImages(settings: string): Map<string, KeptImage[]> {
+  ocrReadingImages(settings: string): Map<string, OcrImage[]> {
     const rows = this.db
       .query<{ path: string; pixels: string; text: string | null; poor: number }, [string]>(
         "SELECT path, pixels, text, poor FROM ocr_readings WHERE settings = ? AND pixels IS NOT NULL",
       )
       .all(settings);
-    const byPath = new Map<string, KeptImage[]>();
+    const byPath = new Map<string, OcrImage[]>();
     for (const row of rows) byPath.set(row.path, [...(byPath.get(row.path) ?? []), { ...keptReading(row), pixels: row.pixels }]);
     return byPath;
   }
