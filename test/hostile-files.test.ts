@@ -182,7 +182,7 @@ describe("contents", () => {
     );
   }, 30_000);
 
-  test("UTF-16/32 after a BOM: a stray tail is dropped, and NULs, controls or random bytes are binary as in 8-bit text (s27 hostile E1)", async () => {
+  test("UTF-16/32 after a BOM: a stray tail (a cut surrogate pair too) is dropped, and NULs, controls or random bytes are binary as in 8-bit text (s27 hostile E1)", async () => {
     const utf32 = (text: string, little: boolean) => {
       const view = new DataView(new ArrayBuffer(4 * (text.length + 1)));
       for (const [i, code] of [0xfeff, ...[...text].map((c) => c.codePointAt(0)!)].entries()) view.setUint32(4 * i, code, little);
@@ -203,6 +203,9 @@ describe("contents", () => {
         "u32nul.txt": utf32("zebra\0".repeat(1000), true),
         "u16ctl.txt": utf16be("\x01\x02\x03".repeat(5000)),
         "u16bin.txt": new Uint8Array([0xff, 0xfe, ...random]),
+        // Cut inside an emoji: its high surrogate alone ends the text, as a stray tail byte does (s27b retest N5).
+        "u16emoji.txt": Buffer.from(`\ufeffShort note about the quokka \u{1F600}`, "utf16le").subarray(0, -2),
+        "u16emojibe.txt": Buffer.concat([utf16be("A wombat cut \u{1F600}").subarray(0, -2), Buffer.from([0xde])]),
       }),
     );
     expect(first.failures.sort((a, b) => a.path.localeCompare(b.path))).toEqual([
@@ -214,6 +217,8 @@ describe("contents", () => {
       ["searchable", "u32odd.txt"],
       ["okapi", "u32cut.txt"],
       ["ibex", "u16odd.txt"],
+      ["quokka", "u16emoji.txt"],
+      ["wombat", "u16emojibe.txt"],
     ]) {
       expect((await search(home, { query: word!, mode: "bm25" })).results.map((r) => r.path)).toEqual([path!]);
     }
