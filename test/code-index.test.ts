@@ -258,7 +258,7 @@ test("a code folder added without --code: the summary prints the command that in
   expect(lines).toContain("  not indexed by type: 2 .py, 1 .sh");
   const hint = lines.find((line) => line.includes("to index the source code too"));
   expect(hint).toBe(
-    "  to index the source code too, run `researcher config set repositories.code.file_types md,markdown,mdx,txt,pdf,docx,html,htm,xhtml,epub,py,sh` and index again (folders named dist, build, target, vendor, coverage or third_party are then left out as generated code; an ignore file's `!build/` line keeps one)",
+    "  to index the source code too, run `researcher config set repositories.code.file_types md,markdown,mdx,txt,pdf,docx,html,htm,xhtml,epub,py,sh` and index again (folders named dist, build, target, vendor or third_party are then left out as generated code; an ignore file's `!build/` line keeps one)",
   );
   const command = /`researcher ([^`]*)`/.exec(hint!)![1]!.split(" ");
   expect(cli(...command).code).toBe(0);

@@ -95,26 +95,56 @@ describe("discoverFiles", () => {
     expect(isCandidate("build/notes.md", { fileTypes: ["md"], exclude: [] })).toBe(true);
   });
 
-  test("coverage/ and third_party/ are generated or vendored code, out/ and generated/ are not; a `!` line keeps them (s27 code F3)", () => {
+  test("third_party/ is vendored code, out/ and generated/ are not; a `!` line keeps it (s27 code F3)", () => {
     const root = tempDir();
     writeTree(root, {
       "src/node.js": "",
-      "coverage/lcov-report/sorter.js": "",
       "third_party/csv.py": "",
       "out/o.js": "", // tsc's outDir, but a source or notes folder as often: an ignore file's `out/` leaves it out
       "generated/gen.js": "", // the only code of its kind (protobuf stubs), no copy of the source
-      "notes/coverage/policy.md": "",
     });
     const code = { path: root, fileTypes: ["js", "py", "md"], exclude: [] };
     expect(discoverFiles(root, code).files.map((f) => f.path)).toEqual(["generated/gen.js", "out/o.js", "src/node.js"]);
-    expect(discoverFiles(root, code).skippedGenerated).toEqual({ "coverage/": 2, "third_party/": 1 });
+    expect(discoverFiles(root, code).skippedGenerated).toEqual({ "third_party/": 1 });
     expect(leftOutBecause("third_party/csv.py", code)).toBe("third_party/ is generated or vendored code, left out");
-    // A repository of documents keeps them: a `coverage` folder of notes is the user's.
-    const documents = { path: root, fileTypes: ["md"], exclude: [] };
-    expect(discoverFiles(root, documents).files.map((f) => f.path)).toEqual(["notes/coverage/policy.md"]);
     writeTree(root, { ".ignore": "!third_party/\n" });
     expect(discoverFiles(root, code).files.map((f) => f.path)).toContain("third_party/csv.py");
     expect(leftOutBecause("third_party/csv.py", code)).toBeNull();
+  });
+
+  test("coverage/ is left out when a coverage tool's files are in it, kept as prose or source otherwise (s27b retest N3)", () => {
+    const root = tempDir();
+    writeTree(root, {
+      "src/node.js": "",
+      "coverage/lcov-report/sorter.js": "", // Istanbul (Jest, nyc)
+      "coverage/lcov-report/index.html": "",
+      "web/coverage/jacoco.xml": "", // JaCoCo
+      "web/coverage/index.html": "",
+      "docs/coverage/policy.md": "# Coverage policy", // no report: the user's pages
+      "lib/coverage/merge.js": "", // a source folder of that name
+      "lib/coverage/lcov-report": "", // a file named as a report's folder marks nothing
+      "tools/lcov-report/lcov.info": "", // a report's file marks a folder named coverage only
+    });
+    const code = { path: root, fileTypes: ["js", "html", "xml", "info", "md"], exclude: [] };
+    const found = discoverFiles(root, code);
+    expect(found.files.map((f) => f.path)).toEqual([
+      "docs/coverage/policy.md",
+      "lib/coverage/merge.js",
+      "src/node.js",
+      "tools/lcov-report/lcov.info",
+    ]);
+    expect(found.skippedGenerated).toEqual({ "coverage/ with lcov-report/": 1, "coverage/ with jacoco.xml": 1 });
+    expect(leftOutBecause("coverage/lcov-report/sorter.js", code)).toBe(
+      "coverage/ holds lcov-report/: generated or vendored code, left out",
+    );
+    expect(leftOutBecause("docs/coverage/policy.md", code)).toBeNull();
+    // A repository of documents keeps a report too.
+    expect(discoverFiles(root, { path: root, fileTypes: ["html"], exclude: [] }).files.map((f) => f.path)).toEqual([
+      "coverage/lcov-report/index.html",
+      "web/coverage/index.html",
+    ]);
+    writeTree(root, { ".ignore": "!coverage/\n" });
+    expect(leftOutBecause("coverage/lcov-report/sorter.js", code)).toBeNull();
   });
 
   test("JavaScript minified under another name than *.min.js is told by its lines; a `!` line keeps it (s27 code F3)", () => {

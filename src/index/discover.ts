@@ -91,19 +91,50 @@ const ALWAYS_SKIPPED = new Set(["node_modules", "__pycache__"]);
  * `build` folder of notes is the user's.) A source folder of such a name (pypa/build's `src/build/`) is kept by an
  * ignore file's `!build/`, as every rule here is: a negation is the user naming what they want.
  *
- * `coverage/` is test-coverage output (Istanbul, nyc, Jest): the copies of the source its reports hold came first for
- * a question about the source (s27 code F3); `third_party/` is vendoring as Google and Chromium name it. Not `out/`
- * (tsc's outDir, but as often a source or notes folder of that name) nor `generated/` (protobuf or GraphQL stubs:
- * often the only code of its kind, no copy of the source): an ignore file leaves those out.
+ * `third_party/` is vendoring as Google and Chromium name it: each library in it with its README and licence, and a
+ * project's own pages kept elsewhere. (`coverage/` is told by what is in it: COVERAGE_REPORT.) Not `out/` (tsc's
+ * outDir, but as often a source or notes folder of that name) nor `generated/` (protobuf or GraphQL stubs: often the
+ * only code of its kind, no copy of the source): an ignore file leaves those out.
  */
-export const GENERATED_FOLDER_NAMES: readonly string[] = ["dist", "build", "target", "vendor", "coverage", "third_party"];
+export const GENERATED_FOLDER_NAMES: readonly string[] = ["dist", "build", "target", "vendor", "third_party"];
 const GENERATED_FOLDERS = new Set(GENERATED_FOLDER_NAMES);
+
+/** A file (or folder) that makes the folder holding it generated, in repositories that index code. */
+interface Marker {
+  name: string;
+  /** The one folder name it marks, when the name alone is too common to mark any folder. */
+  in?: string;
+  /** A folder rather than a file. */
+  folder?: true;
+  /** What the file begins with, when its name alone could be the user's. */
+  begins?: string;
+}
+
+const CACHEDIR_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55";
+
 /**
- * Files that make the folder holding them generated whatever its name, in repositories that index code: a Python
- * virtual environment's `pyvenv.cfg` (the standard library's own `venv` package is source, and was left out by
- * its name), and the Cache Directory Tagging standard's `CACHEDIR.TAG` (Cargo's `target/`, build caches).
+ * A test-coverage report in `coverage/` (s27 code F3: the copies of the source its pages hold came first for a question
+ * about the source) is told by what its tools write there: Istanbul (nyc, Jest, c8, Karma) `lcov.info` and
+ * `lcov-report/`, `coverage-final.json`, `coverage-summary.json`, `clover.xml`, `cobertura-coverage.xml` and its HTML
+ * page's `block-navigation.js`; SimpleCov `.last_run.json` and `.resultset.json`; JaCoCo `jacoco.xml` and
+ * `jacoco-resources/`, coverlet `coverage.cobertura.xml`. (coverage.py's HTML report writes a `.gitignore` of `*`,
+ * which leaves it out.) A `coverage/` with none of them is kept: a `docs/coverage/` of pages on the coverage policy
+ * (or an insurance note) was left out by its name alone (s27b retest N3).
  */
-const GENERATED_MARKERS = ["pyvenv.cfg", "CACHEDIR.TAG"];
+const COVERAGE_REPORT: Marker[] = [
+  ...["lcov.info", "coverage-final.json", "coverage-summary.json", "clover.xml", "cobertura-coverage.xml"],
+  ...["block-navigation.js", ".last_run.json", ".resultset.json", "jacoco.xml", "coverage.cobertura.xml"],
+]
+  .map((name): Marker => ({ name, in: "coverage" }))
+  .concat({ name: "lcov-report", in: "coverage", folder: true }, { name: "jacoco-resources", in: "coverage", folder: true });
+
+/**
+ * Markers of generated folders: a Python virtual environment's `pyvenv.cfg` (the standard library's own `venv`
+ * package is source, and was left out by its name), the Cache Directory Tagging standard's `CACHEDIR.TAG` (Cargo's
+ * `target/`, build caches) beginning with the standard's signature, as tar's `--exclude-caches` checks it (s24
+ * hostile H7), and a coverage report's files.
+ */
+const GENERATED_MARKERS: Marker[] = [{ name: "pyvenv.cfg" }, { name: "CACHEDIR.TAG", begins: CACHEDIR_SIGNATURE }, ...COVERAGE_REPORT];
 /** Minified files: one line of generated code, never what a search of the source is after. */
 const MINIFIED = /\.min\.[cm]?js$/i;
 
@@ -172,24 +203,26 @@ function generatedRule(name: string, isDir: boolean, types: Set<string>, isFileB
 
 /**
  * The marker that makes `folder` generated, or null: a regular file by that name (a folder or a link to nothing so
- * named is none), a `CACHEDIR.TAG` beginning with the standard's signature, as tar's `--exclude-caches` checks it
- * (s24 hostile H7). `listed`: whether the folder's listing holds the name, when it is at hand, so only that is read.
+ * named is none) beginning as the marker says, or a folder for a folder's marker. `listed`: whether the folder's
+ * listing holds the name, when it is at hand, so only that is read.
  */
-function markerOf(folder: string, types: Set<string>, listed: (name: string) => boolean = () => true): string | null {
+function markerOf(folder: string, types: Set<string>, listed: (name: string) => boolean = () => true): Marker | null {
   if (!indexesCode(types)) return null;
-  return GENERATED_MARKERS.find((name) => listed(name) && isMarker(join(folder, name), name)) ?? null;
+  const name = basename(folder);
+  const marks = (marker: Marker) => (marker.in === undefined || marker.in === name) && listed(marker.name);
+  return GENERATED_MARKERS.find((marker) => marks(marker) && isMarker(join(folder, marker.name), marker)) ?? null;
 }
 
-const CACHEDIR_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55";
-
-function isMarker(path: string, name: string): boolean {
-  const head = readHead(path, CACHEDIR_SIGNATURE.length);
+function isMarker(path: string, marker: Marker): boolean {
+  if (marker.folder) return isFolder(path);
+  const head = readHead(path, marker.begins?.length ?? 0);
   if (!("bytes" in head)) return false;
-  return name !== "CACHEDIR.TAG" || new TextDecoder().decode(head.bytes) === CACHEDIR_SIGNATURE;
+  return marker.begins === undefined || new TextDecoder().decode(head.bytes) === marker.begins;
 }
 
-/** What a summary counts the folders a marker left out under (`skipped_generated`). */
-const markedRule = (marker: string) => `folders with ${marker}`;
+/** What a marker's folder is called in a reason and a summary's count (`skipped_generated`): `coverage/ with lcov.info`. */
+const markerName = (marker: Marker) => `${marker.name}${marker.folder ? "/" : ""}`;
+const markedRule = (marker: Marker) => `${marker.in ? `${marker.in}/` : "folders"} with ${markerName(marker)}`;
 
 /** Compiled once per list of patterns (a repository's): discovery asks for every file and link. */
 const compiledExcludes = new WeakMap<string[], (relativePath: string) => boolean>();
@@ -367,7 +400,7 @@ function generatedPart(
     if ((rule || marker) && keptByNegation(path, isDir, options, rules)) continue;
     if (rule === SAVED_PAGE_RULE) return `${path}/ holds the files of the web page saved beside it, left out`;
     if (rule) return `${rule} is generated or vendored code, left out`;
-    if (marker) return `${path}/ holds ${marker}: generated or vendored code, left out`;
+    if (marker) return `${path}/ holds ${markerName(marker)}: generated or vendored code, left out`;
   }
   const path = parts.join("/");
   if (lastIsFile && root !== undefined && minifiedAt(root, path, types) && !keptByNegation(path, false, options, rules)) {
