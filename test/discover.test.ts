@@ -147,7 +147,7 @@ describe("discoverFiles", () => {
     expect(leftOutBecause("coverage/lcov-report/sorter.js", code)).toBeNull();
   });
 
-  test("JavaScript minified under another name than *.min.js is told by its lines; a `!` line keeps it (s27 code F3)", () => {
+  test("JavaScript minified under another name than *.min.js is told by its lines and spaces; a `!` line keeps it (s27 code F3)", () => {
     const root = tempDir();
     const statement = (i: number) => `var a${i}=function(b){return b+${i}};`;
     const minified = `/*! bundle v1 | MIT */\n${Array.from({ length: 3 }, (_, line) => Array.from({ length: 400 }, (_, i) => statement(line * 400 + i)).join("")).join("\n")}\n`;
@@ -159,16 +159,19 @@ describe("discoverFiles", () => {
       // A long line among ordinary code (an inlined asset) is no bundle, nor is a short file of one line.
       "src/icon.js": `${source}export const icon = "data:image/png;base64,${"A".repeat(20_000)}";\n`,
       "src/short.js": `module.exports = {${Array.from({ length: 100 }, (_, i) => `k${i}: ${i}`).join(", ")}};`,
+      // Long lines of words, written: a table of strings keeps its spaces, a minifier takes them out (s27b retest N3).
+      "src/strings.js": `export const S = {\n${Array.from({ length: 50 }, (_, i) => `  k${i}: "${"word ".repeat(100)}",\n`).join("")}};\n`,
       "notes/bundle.md": minified, // a document is never code, whatever its lines
     });
     const options = { path: root, fileTypes: ["js", "cjs", "md"], exclude: [] };
     const found = discoverFiles(root, options);
-    expect(found.files.map((f) => f.path)).toEqual(["notes/bundle.md", "src/app.js", "src/icon.js", "src/short.js"]);
+    expect(found.files.map((f) => f.path)).toEqual(["notes/bundle.md", "src/app.js", "src/icon.js", "src/short.js", "src/strings.js"]);
     expect(found.skippedGenerated).toEqual({ "minified *.js": 2 });
     expect(leftOutBecause("public/js/app.bundle.js", options)).toBe(
-      "public/js/app.bundle.js is minified: its lines average over 400 characters (generated code, left out)",
+      "public/js/app.bundle.js is minified: its lines average over 400 characters, with few spaces (generated code, left out)",
     );
     expect(leftOutBecause("src/icon.js", options)).toBeNull();
+    expect(leftOutBecause("src/strings.js", options)).toBeNull();
     writeTree(root, { "public/.ignore": "!app.bundle.js\n" });
     expect(discoverFiles(root, options).files.map((f) => f.path)).toContain("public/js/app.bundle.js");
     expect(leftOutBecause("public/js/app.bundle.js", options)).toBeNull();
