@@ -1,5 +1,5 @@
 /** Test fixtures: temp folders written by the test, the CLI run as a real subprocess, ../shared paths. */
-import { chmodSync, existsSync, mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -37,6 +37,17 @@ export function testShared(...[label, fn, options]: Parameters<typeof test>): vo
 
 /** GloVe-SIF run through the ONNX runtime as a transformer (see model-fixtures.ts), in a temp folder. */
 export const gloveThroughOnnx = () => writeGloveThroughOnnx(tempDir("researcher-onnx-"));
+
+/**
+ * GloVe-SIF's files in a folder of another name, each linked: another model, as the folder's name is part of what a
+ * model is (a link to GloVe's own folder, whatever its name, is GloVe: s27b retest N4).
+ */
+export function gloveNamed(name: string): string {
+  const folder = join(tempDir(), name);
+  mkdirSync(folder);
+  for (const file of readdirSync(GLOVE)) symlinkSync(join(GLOVE, file), join(folder, file));
+  return folder;
+}
 
 /** A fresh temp folder, removed when the test file finishes. */
 export function tempDir(prefix = "researcher-test-"): string {

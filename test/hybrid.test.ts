@@ -21,7 +21,7 @@ import { search, SearchContext } from "../src/search/search.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { annPath } from "../src/search/vectors.ts";
 import { Store } from "../src/store/store.ts";
-import { describeShared, GLOVE, gloveThroughOnnx, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
+import { describeShared, GLOVE, gloveNamed, gloveThroughOnnx, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const TEN = {
   "cars.md": "# Vehicles\n\nCars and trucks drive on the highway; the driver parks the car in the garage.\n",
@@ -235,8 +235,7 @@ describeShared("vector and hybrid search", () => {
   });
 
   test("index --rebuild --model <other> cut off while it embeds leaves the old index and its vectors, searchable (hostile s8 #1)", async () => {
-    const other = join(tempDir(), "glove-renamed"); // GloVe under another name: another model
-    symlinkSync(GLOVE, other);
+    const other = gloveNamed("glove-renamed"); // GloVe under another name: another model
     const switched = registerRepository(home, { name: "switched", path: tempDir(), embedding: { model: GLOVE } });
     writeTree(switched.path, { "cars.md": TEN["cars.md"], "bread.md": TEN["bread.md"] });
     await indexRepository(home, switched);
@@ -288,8 +287,20 @@ describeShared("vector and hybrid search", () => {
       stdout: `embedding model: ${same}\n`,
       stderr: "",
     });
-    const other = join(tempDir(), "glove-default"); // GloVe under another name: another model
-    symlinkSync(GLOVE, other);
+    // Through a link of another name, or copied: the same files, no other model (s27b retest N4).
+    const link = join(tempDir(), "glovelink");
+    symlinkSync(GLOVE, link);
+    const copy = join(tempDir(), basename(GLOVE));
+    cpSync(GLOVE, copy, { recursive: true });
+    for (const path of [link, copy]) {
+      expect(runCli(["model", "set", path], { home: own })).toMatchObject({ code: 0, stdout: `embedding model: ${path}\n`, stderr: "" });
+    }
+    // An index run takes the link as that model: its vectors are kept, a new file embedded beside them.
+    writeTree(docs, { "tea.md": "a note about green tea\n" });
+    expect(await indexRepository(own, before, { model: link })).toMatchObject({ indexed: 1, embedded: 1 });
+    rmSync(join(docs, "tea.md"));
+    expect(await indexRepository(own, before)).toMatchObject({ removed: 1 });
+    const other = gloveNamed("glove-default");
     // It says which repositories keep theirs: a user who "switched" saw nothing change (s26 user F6).
     expect(runCli(["model", "set", other], { home: own })).toMatchObject({
       code: 0,
@@ -319,8 +330,7 @@ describeShared("vector and hybrid search", () => {
   });
 
   test("index --model with another model is refused before anything changes, changed files or not; a copy of the same model is not another", async () => {
-    const other = join(tempDir(), "another-model"); // GloVe under another name: another fingerprint, so another model
-    symlinkSync(GLOVE, other);
+    const other = gloveNamed("another-model"); // GloVe under another name: another fingerprint, so another model
     const pinned = registerRepository(home, { name: "pinned", path: tempDir() });
     writeTree(pinned.path, { "cars.md": TEN["cars.md"] });
     expect(await indexRepository(home, pinned, { model: GLOVE })).toMatchObject({ embedded: 1, model: GLOVE });

@@ -3,7 +3,7 @@
  * `static-embedder.ts`), Ollama and OpenAI-compatible HTTP. Heavy libraries load lazily so BM25-only commands never
  * pay for them. Every network call has a timeout.
  */
-import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, realpathSync, rmSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import type { EmbeddingConfig } from "../config.ts";
@@ -376,6 +376,26 @@ export function requireWeights(info: ModelInfo): void {
 
 const layoutOf = (info: ModelInfo): StaticLayout | null =>
   info.path && info.kind === "static" ? staticLayout(info.path, readModelConfig(info.path)) : null;
+
+/**
+ * The fingerprints a model answers to: as its folder is named, and as the folder a link leads to is. A link to the
+ * folder a repository was embedded with is that model, whatever the link's name (`model set` said the repository
+ * kept another: s27b retest N4); the name a model was loaded by stays its fingerprint, so an index embedded through
+ * a link keeps matching.
+ */
+function fingerprintsOf(info: ModelInfo, dims: number): string[] {
+  const named = fingerprintOf(info, dims);
+  const real = info.path && realFolder(info.path);
+  return real && basename(real) !== basename(info.path!) ? [named, fingerprintOf({ ...info, path: real }, dims)] : [named];
+}
+
+function realFolder(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
+}
 
 function fingerprintOf(info: ModelInfo, dims: number): string {
   const weights = weightsFile(info);
@@ -821,15 +841,27 @@ export function normalize(vector: Float32Array): Float32Array {
  */
 export function mayDifferFrom(home: string, choice: ModelChoice, stored: StoredModel): boolean {
   try {
-    return fingerprintOf(describeModel(home, choice), stored.dims) !== stored.fingerprint;
+    return !fingerprintsOf(describeModel(home, choice), stored.dims).includes(stored.fingerprint);
   } catch {
     return true; // not even describable (a path that is no model folder): loading it says why
   }
 }
 
+/**
+ * Whether the vectors `stored` describes must be replaced to embed with `choice`: another model, or the same one
+ * called otherwise (a prefix, a dtype: its vectors would not compare). A hub or provider model is its id (two hub
+ * models may share a folder name and size); a model folder is its files, told by its fingerprint (mayDifferFrom), so
+ * the folder reached through a link, or a copy of it under its name, is the same model at whatever path. What an index
+ * run re-embeds for, and what `model set` names as a repository keeping another model.
+ */
+export function isOtherModel(home: string, choice: ModelChoice, stored: StoredModel): boolean {
+  const folders = choice.provider === "local" && stored.provider === "local" && isPathLike(choice.model) && isPathLike(stored.id);
+  return (stored.id !== choice.model && !folders) || mayDifferFrom(home, choice, stored);
+}
+
 /** A repository never mixes vectors of two models. */
 export function checkModel(repository: string, stored: StoredModel | undefined, embedder: Embedder): void {
-  if (!stored || stored.fingerprint === embedder.fingerprint) return;
+  if (!stored || fingerprintsOf(embedder.info, embedder.dims).includes(stored.fingerprint)) return;
   // The same name, size and provider: the model's files changed since (a new revision, a quantised file swapped in).
   // The same name through another provider (local, then an Ollama server) is another model, said so: it was worded
   // as changed files (s21 hostile #11).

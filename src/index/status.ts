@@ -14,7 +14,7 @@ import {
   selectRepositories,
   skippedRepository,
 } from "../repos.ts";
-import { chooseModel, mayDifferFrom } from "../embed/embedder.ts";
+import { chooseModel, isOtherModel } from "../embed/embedder.ts";
 import { withStore } from "../search/read-session.ts";
 import { annNeedsRebuilding, annNote } from "../search/vectors.ts";
 import { emptyStatus, type RepositoryStatus, storeStatus } from "../store/status.ts";
@@ -46,8 +46,9 @@ export function repositoryStatuses(home: string, name?: string): StatusEntry[] {
 /**
  * The repositories whose vectors are of another model than `model` (`model set`'s note: each keeps the model it was
  * embedded with). Only each index's model record is read, not its status (counts, folder sizes, the ANN check). A
- * model is told apart as an index run tells it (mayDifferFrom: its fingerprint), so the same folder typed as another
- * path is not another model (s27 review D3). An index that cannot be read is left out: `status` names it.
+ * model is told apart as an index run tells it (isOtherModel), so the same folder typed as another path, reached
+ * through a link or copied is not another model (s27 review D3, s27b retest N4). An index that cannot be read is left
+ * out: `status` names it.
  */
 export function repositoriesOnOtherModel(home: string, model: string): string[] {
   const config = loadConfig(home);
@@ -58,8 +59,8 @@ export function repositoriesOnOtherModel(home: string, model: string): string[] 
     } catch {
       return [];
     }
-    if (!stored || stored.id === model) return [];
-    return mayDifferFrom(home, chooseModel(config.embedding, repo.embedding, model, stored), stored) ? [repo.name] : [];
+    if (!stored) return [];
+    return isOtherModel(home, chooseModel(config.embedding, repo.embedding, model, stored), stored) ? [repo.name] : [];
   });
 }
 
