@@ -51,7 +51,7 @@ import {
 import { type Failed, planChanges, recordedMtime } from "./plan.ts";
 import { chunkingChanges, currentChunking, readOtherwise, recordedChunking } from "./chunking.ts";
 import { gitInfoCache } from "./git-info.ts";
-import { chooseModel, EmbedderCache, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
+import { chooseModel, EmbedderCache, isOtherModel, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
 import { embeddingText, embedOrDefer, embedRepository, modelOfVectors, refuseOtherModel } from "./embed-pass.ts";
 import {
   damagedIndex,
@@ -330,9 +330,7 @@ export async function indexRepository(home: string, repo: Repository, options: I
     const previousModel = options.rebuild ? modelOfVectors(store) : undefined;
     // Another model, or the same one called otherwise (a prefix, a dtype: its vectors would not compare), or one the
     // index can no longer name (its record damaged): the vectors are replaced.
-    const replacesVectors =
-      previousModel === "unknown" ||
-      (previousModel !== undefined && (previousModel.id !== choice.model || mayDifferFrom(home, choice, previousModel)));
+    const replacesVectors = previousModel === "unknown" || (previousModel !== undefined && isOtherModel(home, choice, previousModel));
     if (replacesVectors && embed) await load();
     let embeddedInRebuild: Awaited<ReturnType<typeof embedRepository>> | undefined;
     // An index of an older text form (FULL_TEXT_VERSION) is written again from its fragments, files unread; its
