@@ -4,7 +4,7 @@
  * model mismatch gives is a command that works.
  */
 import { beforeAll, expect, test } from "bun:test";
-import { cpSync, rmSync } from "node:fs";
+import { cpSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { registerRepository, getRepository } from "../src/repos.ts";
@@ -126,5 +126,20 @@ describeShared("a repository made BM25-only after it was embedded (s21 scripts #
     expect(cli("config", "set", "repositories.ef.embed", "true").code).toBe(0);
     expect(JSON.parse(cli("index", "ef", "--json").stdout)).toMatchObject({ embedded: 2, model: GLOVE });
     expect(JSON.parse(cli("index", "ef", "--no-embed", "--rebuild", "--json").stdout)).toMatchObject({ embedded: 0, model: GLOVE });
+  }, 60_000);
+});
+
+describeShared("a model folder named through a link (s27b retest N4)", () => {
+  test("a rebuild with the model through a link keeps the vectors the folder made", () => {
+    // Its fingerprint named the link, not the folder: the rebuild re-embedded everything with the same model.
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# Strings\n\nStrings hold text.\n", "b.md": "# Maps\n\nMaps hold pairs.\n" });
+    const link = join(tempDir(), "glovelink");
+    symlinkSync(GLOVE, link);
+    const cli = (...args: string[]) => runCli(args, { home, env: { RESEARCHER_MODEL_PATH: "" } });
+    expect(cli("repo", "add", "lk", docs).code).toBe(0);
+    expect(JSON.parse(cli("index", "lk", "--model", GLOVE, "--json").stdout)).toMatchObject({ embedded: 2 });
+    expect(JSON.parse(cli("index", "lk", "--rebuild", "--model", link, "--json").stdout)).toMatchObject({ embedded: 0 });
   }, 60_000);
 });
