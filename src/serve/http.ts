@@ -352,7 +352,14 @@ function restListing(url: URL, { home }: RestRequest): object {
 
 /** GET /documents/<ref>?from=&lines= → the CLI's `get --json`; the ref is URL-encoded (`notes%3Aa.md%3A12`). */
 async function restDocument(url: URL, { home, context, signal }: RestRequest): Promise<object> {
-  const ref = percentDecoded(url.pathname.slice("/documents/".length));
+  const encoded = url.pathname.slice("/documents/".length);
+  // `/documents/` names nothing to read: a listing written with a slash, or a docid whose # the client kept as the
+  // URL's fragment (`/documents/#c92872`); a read's parameters (from, lines) were no answer to either (s27b agent F6).
+  if (!encoded)
+    throw new ResearcherError("USAGE", "/documents/ names no document to read", {
+      hint: `for a listing, \`GET /documents${url.search}\` (no slash); a ref's # is sent as %23: \`GET /documents/%23<docid>\``,
+    });
+  const ref = percentDecoded(encoded);
   const params = restParams(url, DOCUMENT_PARAMS, "/documents/<ref>");
   const [fromLine, maxLines] = [wholeParam(params, "from", FROM_ONE), wholeParam(params, "lines", FROM_ONE)];
   const options = { fromLine, maxLines, conversions: context.conversions, signal, leftOut: leftOutOfIndex };

@@ -281,6 +281,20 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
     );
   });
 
+  test("/documents/ (a slash too many, or a docid's unencoded #) reads nothing: the hint names the listing (s27b agent F6)", async () => {
+    const slash = await get("/documents/?repo=docs");
+    expect(slash).toMatchObject({
+      status: 400,
+      body: {
+        error: {
+          code: "USAGE",
+          message: "/documents/ names no document to read",
+          hint: "for a listing, `GET /documents?repo=docs` (no slash); a ref's # is sent as %23: `GET /documents/%23<docid>`",
+        },
+      },
+    });
+  });
+
   test("restHint: a command a route does is that route, its arguments encoded; one only a tool does is that tool at /mcp; the rest stay", () => {
     expect(restHint("`researcher ls 'my notes:drafts/a b'` lists them")).toBe(
       "`GET /documents?repo=my%20notes&prefix=drafts/a%20b` lists them",
