@@ -94,3 +94,21 @@ export function restHint(hint: string): string {
     return tool && `${tool} (MCP, at POST /mcp)`;
   });
 }
+
+/**
+ * `answer` with every hint it carries rewritten by `rewrite` (agentHint, restHint): not only a thrown error's but
+ * those of a successful answer, a skipped repository's, a warning's (the first-run wait of a partial search), a
+ * status or repositories_for entry's `error`, a result's `fallback`: each is an object with a `code` beside its
+ * `hint`. A document's `metadata` (its own front matter) is left as written; only plain objects and arrays are
+ * walked. The first-run hint reached an agent as `researcher status scans3` (s27b agent F7).
+ */
+export function withHints<T>(answer: T, rewrite: (hint: string) => string): T {
+  if (Array.isArray(answer)) return answer.map((item) => withHints(item, rewrite)) as T;
+  if (answer === null || typeof answer !== "object" || Object.getPrototypeOf(answer) !== Object.prototype) return answer;
+  const problem = "code" in answer;
+  const walked = Object.entries(answer).map(([key, value]) => {
+    if (key === "hint" && problem && typeof value === "string") return [key, rewrite(value)];
+    return [key, key === "metadata" ? value : withHints(value, rewrite)];
+  });
+  return Object.fromEntries(walked) as T;
+}

@@ -34,7 +34,7 @@ import { search, SearchContext, searchMode } from "../search/search.ts";
 import { VERSION } from "../version.ts";
 import { repositoryNames } from "../repos.ts";
 import { repositorySummaries, servedStatuses } from "../index/status.ts";
-import { restHint } from "./agent-hints.ts";
+import { restHint, withHints } from "./agent-hints.ts";
 
 export interface HttpOptions {
   port: number;
@@ -188,7 +188,8 @@ async function route(request: Request, served: Served): Promise<Response> {
   const worked = served.waitForWork();
   try {
     const answer = Object.hasOwn(REST_ROUTES, url.pathname) ? REST_ROUTES[url.pathname]! : restDocument;
-    return Response.json(await answer(url, { home, context, signal: request.signal }));
+    // Hints inside the answer (skipped, warnings, an entry's error) name routes too, as an error's do.
+    return Response.json(withHints(await answer(url, { home, context, signal: request.signal }), restHint));
   } catch (error) {
     return errorResponse(error);
   } finally {

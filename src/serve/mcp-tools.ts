@@ -53,7 +53,7 @@ import { repositoriesFor } from "../search/results.ts";
 import { FAILURES_LISTED, repositorySummaries, type ServedStatus, servedStatuses } from "../index/status.ts";
 import type { Serial } from "../serial.ts";
 import { type continuation, OUTPUT, optional, searchDocumentsInput, searchInput, searchOutput } from "./mcp-schemas.ts";
-import { agentHint } from "./agent-hints.ts";
+import { agentHint, withHints } from "./agent-hints.ts";
 
 /** What brings a changed file's document up to date, for an agent: the tool it has. */
 const MCP_CATCH_UP = "add_to_index with its path";
@@ -66,6 +66,12 @@ const MAX_ANSWER_BYTES = 1024 * 1024;
 const answerBytes = (asked: number | undefined) => Math.min(asked ?? DEFAULT_ANSWER_BYTES, MAX_ANSWER_BYTES);
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+/**
+ * A library answer as a tool gives it, its hints (skipped, warnings, an entry's error) naming tools as an error's do:
+ * the structured content and the text rendered from it (s27b agent F7).
+ */
+const forAgent = <T>(answer: T): T => withHints(answer, agentHint);
 
 /** A tool result: structured JSON for programs, a short text for models that read text. */
 function result(structured: object, text: string) {
@@ -238,7 +244,7 @@ function registerSearchTools(server: McpServer, home: string, context: SearchCon
       documents,
       full: input.full,
     };
-    const response = await search(home, options, context);
+    const response = forAgent(await search(home, options, context));
     const found = searchText(response, plain) || noResultsLines(response, options, MCP_NAMES).join("\n");
     const text = [found, skippedText(response.skipped), searchWarningsText(response.warnings)].filter(Boolean).join("\n");
     return result(searchJson(response), text);
@@ -424,7 +430,7 @@ function registerListDocuments(server: McpServer, home: string): void {
     },
     (input) =>
       guarded(() => {
-        const { documents, skipped, containing, meant, total, offset } = listDocumentsPage(home, input);
+        const { documents, skipped, containing, meant, total, offset } = forAgent(listDocumentsPage(home, input));
         const more = offset + documents.length < total;
         // What the description promises, in the text too: clients often show the model only the text.
         const lines = documents.map((d) => {
@@ -490,7 +496,7 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
     },
     () =>
       guarded(() => {
-        const repositories = repositorySummaries(home);
+        const repositories = forAgent(repositorySummaries(home));
         return result({ repositories }, repositoryLines(repositories));
       }),
   );
@@ -506,7 +512,7 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
     },
     (input) =>
       guarded(async () => {
-        const repositories = await repositoriesFor(home, input.query, context);
+        const repositories = forAgent(await repositoriesFor(home, input.query, context));
         return result({ repositories }, repositoryMatchLines(repositories));
       }),
   );
@@ -521,7 +527,7 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
     },
     (input) =>
       guarded(() => {
-        const repositories = servedStatuses(home, input.repository);
+        const repositories = forAgent(servedStatuses(home, input.repository));
         return result({ repositories }, indexStatusText(repositories));
       }),
   );

@@ -22,7 +22,9 @@ import {
 } from "../helpers.ts";
 import { paragraph, SCANNED, scanOfPages, scannedPages, writePdf } from "../pdf-fixtures.ts";
 import { acquireWriterLock } from "../../src/lock.ts";
+import { indexFiles } from "../../src/index/indexer.ts";
 import { registerRepository } from "../../src/repos.ts";
+import { Store } from "../../src/store/store.ts";
 import { agentHint } from "../../src/serve/agent-hints.ts";
 
 const home = tempDir();
@@ -698,6 +700,24 @@ describe("MCP over stdio", () => {
     } finally {
       release();
       expect(runCli(["repo", "remove", "fresh"], { home }).code).toBe(0);
+    }
+  });
+
+  test("during a first index run, search's warning says to wait, naming the tool (s27b agent F7)", async () => {
+    const folder = tempDir();
+    writeTree(folder, { "a.md": "# A\n\nwombat burrow\n", "b.md": "# B\n\nwombat\n" });
+    const repo = registerRepository(home, { name: "first", path: folder, embed: false });
+    Store.open(repo.dir, { create: true }).close(); // a first run before its first batch
+    await indexFiles(home, repo, ["a.md"]); // as its first batch
+    const release = acquireWriterLock(repo.dir, repo.name); // the run, as another process holds it
+    const waiting = `wait for it to finish (process ${process.pid}): the get_index_status tool (repository "first") says when it has`;
+    try {
+      const found = await call("search_fragments", { query: "wombat", repository: "first", mode: "bm25" });
+      expect(found.structuredContent.warnings).toEqual([expect.objectContaining({ repository: "first", hint: waiting })]);
+      expect(found.content[0]!.text).toContain(`hint: ${waiting}`);
+    } finally {
+      release();
+      expect(runCli(["repo", "remove", "first"], { home }).code).toBe(0);
     }
   });
 

@@ -6,7 +6,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { restHint } from "../../src/serve/agent-hints.ts";
+import { indexFiles } from "../../src/index/indexer.ts";
+import { acquireWriterLock } from "../../src/lock.ts";
+import { getRepository } from "../../src/repos.ts";
+import { restHint, withHints } from "../../src/serve/agent-hints.ts";
+import { Store } from "../../src/store/store.ts";
 import { cliCommand, HOOK_TIMEOUT, runCli, startServe, tempDir, writeTree } from "../helpers.ts";
 import { scanOfPages } from "../pdf-fixtures.ts";
 
@@ -281,6 +285,25 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
     );
   });
 
+  test("hints inside an answer name routes as an error's do: search's first-run warning (s27b agent F7)", async () => {
+    const folder = tempDir();
+    writeTree(folder, { "a.md": "# A\n\nwombat burrow\n", "b.md": "# B\n\nwombat\n" });
+    expect(runCli(["repo", "add", "first", folder, "--no-embed"], { home }).code).toBe(0);
+    const repo = getRepository(home, "first");
+    Store.open(repo.dir, { create: true }).close(); // a first run before its first batch
+    await indexFiles(home, repo, ["a.md"]); // as its first batch
+    const release = acquireWriterLock(repo.dir, repo.name); // the run, as another process holds it
+    const waiting = `wait for it to finish (process ${process.pid}): \`GET /status?repo=first\` says when it has`;
+    try {
+      // Was: "… `researcher status first` says when it has", in search's warnings and skipped alike.
+      const found = (await get("/search?q=wombat&repo=first&mode=bm25")).body as unknown as { warnings: unknown[] };
+      expect(found.warnings).toEqual([expect.objectContaining({ repository: "first", hint: waiting })]);
+    } finally {
+      release();
+      expect(runCli(["repo", "remove", "first"], { home }).code).toBe(0);
+    }
+  });
+
   test("/documents/ (a slash too many, or a docid's unencoded #) reads nothing: the hint names the listing (s27b agent F6)", async () => {
     const slash = await get("/documents/?repo=docs");
     expect(slash).toMatchObject({
@@ -311,5 +334,15 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
     // Commands no route nor tool does are the server's user's: they stay as they are.
     for (const hint of ["`researcher repo add notes ~/notes`", "run `researcher index docs`", "`researcher constructor`"])
       expect(restHint(hint)).toBe(hint);
+    // Inside an answer: each problem's hint (an object with a code), never a document's own front matter.
+    const listed = "`researcher ls a`";
+    const answer = {
+      skipped: [{ repository: "a", code: "X", message: "m", hint: listed }],
+      documents: [{ metadata: { code: 1, hint: listed } }],
+    };
+    expect(withHints(answer, restHint)).toEqual({
+      skipped: [{ repository: "a", code: "X", message: "m", hint: "`GET /documents?repo=a`" }],
+      documents: [{ metadata: { code: 1, hint: listed } }],
+    });
   });
 });
