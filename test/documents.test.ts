@@ -1,6 +1,7 @@
 /** Reading indexed documents back: every ref form, line ranges at the edges, refusals, suggestions, listings. */
 import { beforeAll, describe, expect, spyOn, test } from "bun:test";
-import { indexRepository } from "../src/index/indexer.ts";
+import { indexFiles, indexRepository } from "../src/index/indexer.ts";
+import { acquireWriterLock } from "../src/lock.ts";
 import { removeDocument } from "../src/index/remove.ts";
 import { leftOutOfIndex } from "../src/index/discover.ts";
 import { closePaths, resolveDocumentRef } from "../src/search/document-refs.ts";
@@ -1040,4 +1041,51 @@ test("a document deleted since it was indexed is no document to read, said witho
     code: 1,
     stderr: expect.not.stringContaining(docs),
   });
+});
+
+test("a listing of a repository no index run has finished says so, as search does: the run to wait for, or to run (s27b agent F8)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n" });
+  const repo = registerRepository(home, { name: "k", path: docs, embed: false });
+  Store.open(repo.dir, { create: true }).close(); // a first run before its first batch
+  await indexRepository(home, registerRepository(home, { name: "other", path: tempDir(), embed: false }));
+  const waiting = `wait for it to finish (process ${process.pid}): \`researcher status k\` says when it has`;
+  const running = (check: () => void) => {
+    const release = acquireWriterLock(repo.dir, repo.name); // the run, as another process holds it
+    try {
+      check();
+    } finally {
+      release();
+    }
+  };
+  running(() => {
+    // Nothing in yet: an error when named, left out with why from a listing of all (it was an empty listing).
+    expect(() => listDocuments(home, { repositories: ["k"] })).toThrow(
+      expect.objectContaining({ code: "NOT_INDEXED", hint: waiting }) as unknown as Error,
+    );
+    expect(listDocuments(home).skipped).toEqual([expect.objectContaining({ repository: "k", code: "NOT_INDEXED", hint: waiting })]);
+  });
+  await indexFiles(home, repo, ["a.md"]); // as its first batch
+  running(() => {
+    const partial = listDocuments(home, { repositories: ["k"] });
+    expect(partial.documents.map((d) => d.path)).toEqual(["a.md"]);
+    expect(partial.warnings).toEqual([
+      {
+        repository: "k",
+        code: "NOT_INDEXED",
+        message: "its first index run is under way: only the 1 file indexed so far is listed",
+        hint: waiting,
+      },
+    ]);
+  });
+  // The run gone without finishing: the files indexed are listed, with the run to start.
+  expect(listDocuments(home, { repositories: ["k"] }).warnings).toEqual([
+    expect.objectContaining({
+      message: "not indexed whole yet: only the 1 file indexed so far (on its own, or by a first run cut short) is listed",
+      hint: "run `researcher index k`",
+    }),
+  ]);
+  await indexRepository(home, repo);
+  expect(listDocuments(home, { repositories: ["k"] })).toMatchObject({ warnings: [], documents: [{ path: "a.md" }, { path: "b.md" }] });
 });

@@ -465,8 +465,8 @@ export function lsCommand(where: string | undefined, flags: Flags): void {
   const [name, ...rest] = where === undefined ? [] : String(where).split(":");
   // A name given empty (`ls "$REPO"` with REPO unset) names nothing: selectRepositories refuses it, as elsewhere.
   const listing = { repositories: where === undefined ? [] : [name ?? ""], prefix: rest.join(":") };
-  const { documents, skipped, containing, meant } = listDocuments(home(flags), listing);
-  stderr.write(skippedText(skipped));
+  const { documents, skipped, warnings, containing, meant } = listDocuments(home(flags), listing);
+  stderr.write(skippedText(skipped) + searchWarningsText(warnings));
   if (flags.json) json(documents);
   else {
     if (documents.length === 0) stderr.write(emptyListingText(listFailures(home(flags), listing), listing.prefix, containing, meant));

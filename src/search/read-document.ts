@@ -5,7 +5,7 @@
  * same converter; PDFs with page marker lines.
  */
 import { join } from "node:path";
-import { loadConfig } from "../config.ts";
+import { loadConfig, REPO_NAME } from "../config.ts";
 import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { PAGE_MARKER } from "../convert/document.ts";
 import { conversionLimits, conversionSettings, convertOnce } from "../convert/pool.ts";
@@ -28,9 +28,11 @@ import {
   type LeftOutRule,
   namedRepository,
   notIndexed,
+  repositoryPrefix,
   type RefLookup,
   resolveDocumentRef,
 } from "./document-refs.ts";
+import { unfinishedIndex } from "./first-run.ts";
 import { documentsBelow, inSession, type ReadSession, withStore } from "./read-session.ts";
 
 /** Who a document is: what every answer about it starts with. */
@@ -401,13 +403,21 @@ function partOfLine(line: string, bytes: number, first: boolean): string {
 export function listDocuments(home: string, options: ListingOptions = {}): Listing {
   const { repos, prefix } = listing(home, options);
   const named = Boolean(options.repositories?.length);
+  const warnings: SkippedRepository[] = [];
   const { answers, skipped } = settle(
     repos.map((repo) =>
       attempt(repo, (r) => {
         // A repository never indexed is an error when named (as search --repo and status are); a listing of all of
-        // them says why it is left out.
+        // them says why it is left out. One whose first run is under way is too, or listed with a warning, as search
+        // says it.
         if (!Store.exists(r.dir)) throw notIndexedYet(r.name);
-        return withStore(r, (store) => store.documentListing()) ?? [];
+        return (
+          withStore(r, (store) => {
+            const unfinished = unfinishedIndex(r, store, "listed");
+            if (unfinished) warnings.push(unfinished);
+            return store.documentListing();
+          }) ?? []
+        );
       }),
     ),
     named,
@@ -427,12 +437,20 @@ export function listDocuments(home: string, options: ListingOptions = {}): Listi
   // A prefix that begins with a repository's name (`py/json`) names a folder `py` inside one: the listing it meant.
   const names = () => new Set(listRepositories(home).map((repo) => repo.name));
   const meant = documents.length ? undefined : leadingRepository(prefix, names(), { colon: false });
-  return { documents, skipped, containing, ...(meant ? { meant: { repository: meant.repository, prefix: meant.inside } } : {}) };
+  return {
+    documents,
+    skipped,
+    warnings,
+    containing,
+    ...(meant ? { meant: { repository: meant.repository, prefix: meant.inside } } : {}),
+  };
 }
 
 export interface Listing {
   documents: DocumentInfo[];
   skipped: SkippedRepository[];
+  /** Repositories no index run has finished yet, listed as far as they are (unfinishedIndex). */
+  warnings: SkippedRepository[];
   /** When nothing is listed: the paths that hold the prefix (`ch04` for `src/ch04-…`). */
   containing: string[];
   /**
@@ -445,14 +463,42 @@ export interface Listing {
 /**
  * A page of the listing as the servers answer it (MCP's list_documents, REST's GET /documents): the documents of
  * `repository` (all when none) under `prefix`, `limit` of them (LISTED.max when none) from `offset`, with how many
- * there are in all.
+ * there are in all; and the fields only some answers carry, each only when it has something to say.
  */
-export function listDocumentsPage(home: string, options: ListingPageOptions): Listing & { total: number; offset: number } {
+export function listDocumentsPage(home: string, options: ListingPageOptions): ListingPage {
   const { repository, prefix } = listingOf(home, options.repository, options.prefix);
   const all = listDocuments(home, { repositories: repository !== undefined ? [repository] : [], prefix });
+  // A prefix `nore:x/` that lists nothing, its name no repository's, is a misspelt repository, as `ls nore:x/` and a
+  // read of `nore:x/a.md` say it (naming the known ones): it listed nothing in silence (s27b agent F1).
+  const { name } = repositoryPrefix(prefix ?? "");
+  if (all.documents.length === 0 && repository === undefined && REPO_NAME.test(name)) getRepository(home, name);
   const offset = options.offset ?? 0;
   const documents = all.documents.slice(offset, offset + (options.limit ?? LISTED.max));
-  return { ...all, documents, total: all.documents.length, offset };
+  return {
+    total: all.documents.length,
+    offset,
+    documents,
+    skipped: all.skipped,
+    ...(all.warnings.length ? { warnings: all.warnings } : {}),
+    // What MCP's text says of an empty listing, for a program too (s27b agent F2); bounded as a page is.
+    ...(all.containing.length ? { containing: all.containing.slice(0, LISTED.max) } : {}),
+    ...(all.meant ? { meant: all.meant } : {}),
+  };
+}
+
+/** A listing's page, as the servers send it. */
+export interface ListingPage {
+  /** How many documents the listing holds in all. */
+  total: number;
+  offset: number;
+  documents: DocumentInfo[];
+  skipped: SkippedRepository[];
+  /** Only when a repository no index run has finished yet is listed as far as it is. */
+  warnings?: SkippedRepository[];
+  /** Only when nothing is listed: the paths (repo:path, the first LISTED.max) that hold the prefix. */
+  containing?: string[];
+  /** Only when nothing is listed and the prefix begins with a repository's name: the listing it meant. */
+  meant?: { repository: string; prefix: string };
 }
 
 export interface ListingPageOptions {

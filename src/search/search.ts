@@ -1,6 +1,6 @@
 /** Search across repositories: ranked candidates per repository, merged, paginated, with snippets. */
-import { type ErrorCode, firstRunHint, firstRunUnderWay, isResearcherError, notIndexedYet, ResearcherError } from "../errors.ts";
-import { writerLockHolder } from "../lock.ts";
+import { type ErrorCode, isResearcherError, ResearcherError } from "../errors.ts";
+import { unfinishedIndex } from "./first-run.ts";
 import { LIMIT, MAX_ALL_RESULTS, MAX_QUERY_CHARS, minimumScore, OFFSET, wholeNumber } from "./bounds.ts";
 import { BM25_WEIGHTS, rankOneWord, rankPostings, rankRareFirst } from "./bm25.ts";
 import { buildMatch, embeddingQuery, parseQuery, queryConstraint, type ParsedQuery } from "./query.ts";
@@ -392,32 +392,15 @@ function openRepositories(
     repos.map((repo) =>
       attempt(repo, (r) => {
         const store = context.store(r);
-        if (store.meta.get("last_indexed") === undefined) {
-          const documents = store.counts().documents;
-          const running = writerLockHolder(r.dir);
-          // An index whose first run was cut short (killed, a full disk) holds nothing: "no results" would read as
-          // "not in my documents".
-          if (documents === 0)
-            throw running ? firstRunUnderWay(r.name, running) : notIndexedYet(r.name, "its first index run did not finish");
-          // Files indexed on their own (add_to_index, a watch batch) or so far by a first run are searched, said so.
-          partial.push(partiallyIndexed(r.name, documents, running));
-        }
+        // Files indexed on their own (add_to_index, a watch batch) or so far by a first run are searched, said so.
+        const unfinished = unfinishedIndex(r, store, "searched");
+        if (unfinished) partial.push(unfinished);
         return store;
       }),
     ),
     named.length > 0,
   );
   return { searchable: answers.map(({ repo, value }) => ({ repo, store: value })), skipped, partial };
-}
-
-/** The warning for a repository never indexed whole that holds some documents: its search leaves the rest out. */
-function partiallyIndexed(name: string, documents: number, running: number | null): SkippedRepository {
-  const [files, are] = documents === 1 ? ["1 file", "is"] : [`${documents} files`, "are"];
-  const { code, hint } = notIndexedYet(name);
-  const message = running
-    ? `its first index run is under way: only the ${files} indexed so far ${are} searched`
-    : `not indexed whole yet: only the ${files} indexed so far (on ${documents === 1 ? "its" : "their"} own, or by a first run cut short) ${are} searched`;
-  return { repository: name, code, message, hint: running ? firstRunHint(name, running) : (hint ?? null) };
 }
 
 interface RepositoryResult {

@@ -337,18 +337,17 @@ async function restSearch(url: URL, { home, context }: RestRequest): Promise<obj
 }
 
 /**
- * GET /documents?repo=&prefix=&n=&offset= → MCP list_documents' answer, `{ total, offset, documents, skipped }`, the
+ * GET /documents?repo=&prefix=&n=&offset= → MCP list_documents' answer, `{ total, offset, documents, skipped, … }`, the
  * documents as `ls --json` lists them: only what the index holds (the prefix filters its paths; no folder is read).
  */
 function restListing(url: URL, { home }: RestRequest): object {
   const params = restParams(url, LISTING_PARAMS);
-  const { documents, skipped, total, offset } = listDocumentsPage(home, {
+  return listDocumentsPage(home, {
     repository: params.get("repo") ?? undefined,
     prefix: params.get("prefix") ?? undefined,
     offset: wholeParam(params, "offset", LISTED_OFFSET),
     limit: wholeParam(params, "n", LISTED, `an answer lists at most ${LISTED.max}: page with offset=`),
   });
-  return { total, offset, documents, skipped };
 }
 
 /** GET /documents/<ref>?from=&lines= → the CLI's `get --json`; the ref is URL-encoded (`notes%3Aa.md%3A12`). */

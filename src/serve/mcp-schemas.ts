@@ -240,6 +240,17 @@ export const OUTPUT = {
       z.looseObject({ ...identity, size: z.number(), modified: z.string(), fragments: z.number(), pages: z.number().nullable() }),
     ),
     skipped: skippedRepositories,
+    warnings: skippedRepositories
+      .optional()
+      .describe("Repositories whose first index run is under way (or never finished), listed as far as they are indexed: wait for it"),
+    containing: z
+      .array(z.string())
+      .optional()
+      .describe("Only when nothing is listed: the paths (repo:path) that hold the prefix, e.g. src/ch04-… for 'ch04'"),
+    meant: z
+      .object({ repository: z.string(), prefix: z.string() })
+      .optional()
+      .describe("Only when nothing is listed and the prefix began with a repository's name ('docs/book/'): list that one"),
   }),
   repositories: (failures: boolean) =>
     z.looseObject({

@@ -430,7 +430,8 @@ function registerListDocuments(server: McpServer, home: string): void {
     },
     (input) =>
       guarded(() => {
-        const { documents, skipped, containing, meant, total, offset } = forAgent(listDocumentsPage(home, input));
+        const page = forAgent(listDocumentsPage(home, input));
+        const { documents, skipped, warnings, containing, meant, total, offset } = page;
         const more = offset + documents.length < total;
         // What the description promises, in the text too: clients often show the model only the text.
         const lines = documents.map((d) => {
@@ -444,8 +445,8 @@ function registerListDocuments(server: McpServer, home: string): void {
           total > 0
             ? `offset ${offset} is past the end: ${total} documents`
             : emptyListingText([], input.prefix, containing, meant).trimEnd();
-        const text = [lines.join("\n") || none, skippedText(skipped)].filter(Boolean).join("\n");
-        return result({ total, offset, documents, skipped }, text);
+        const text = [lines.join("\n") || none, skippedText(skipped), searchWarningsText(warnings)].filter(Boolean).join("\n");
+        return result(page, text);
       }),
   );
 }

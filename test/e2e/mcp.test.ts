@@ -703,7 +703,7 @@ describe("MCP over stdio", () => {
     }
   });
 
-  test("during a first index run, search's warning says to wait, naming the tool (s27b agent F7)", async () => {
+  test("during a first index run, search's warning and list_documents' say to wait, naming the tool (s27b agent F7, F8)", async () => {
     const folder = tempDir();
     writeTree(folder, { "a.md": "# A\n\nwombat burrow\n", "b.md": "# B\n\nwombat\n" });
     const repo = registerRepository(home, { name: "first", path: folder, embed: false });
@@ -715,10 +715,34 @@ describe("MCP over stdio", () => {
       const found = await call("search_fragments", { query: "wombat", repository: "first", mode: "bm25" });
       expect(found.structuredContent.warnings).toEqual([expect.objectContaining({ repository: "first", hint: waiting })]);
       expect(found.content[0]!.text).toContain(`hint: ${waiting}`);
+      // The listing was a page of a.md with no word that b.md was still to come.
+      const listed = await call("list_documents", { repository: "first" });
+      expect(listed.structuredContent).toMatchObject({ total: 1, documents: [{ path: "a.md" }] });
+      expect(listed.structuredContent.warnings).toEqual([
+        {
+          repository: "first",
+          code: "NOT_INDEXED",
+          message: "its first index run is under way: only the 1 file indexed so far is listed",
+          hint: waiting,
+        },
+      ]);
+      expect(listed.content[0]!.text).toContain(`hint: ${waiting}`);
     } finally {
       release();
       expect(runCli(["repo", "remove", "first"], { home }).code).toBe(0);
     }
+  });
+
+  test("list_documents: a prefix naming no repository is REPO_NOT_FOUND as in `ls`; an empty listing's suggestions are structured (s27b agent F1, F2)", async () => {
+    const typo = await call("list_documents", { prefix: "nore:x/" });
+    expect(typo.isError).toBe(true);
+    expect(typo.content[0]!.text).toStartWith("error: no repository named 'nore' (hint: known repositories: ");
+    expect(typo.content[0]!.text).toEndWith("[REPO_NOT_FOUND]");
+    const inside = await call("list_documents", { prefix: "read" });
+    expect(inside.structuredContent).toMatchObject({ total: 0, documents: [], containing: ["docs:bread.md"] });
+    expect(inside.content[0]!.text).toContain("1 path contains it: docs:bread.md");
+    const folder = await call("list_documents", { prefix: "docs/bre" });
+    expect(folder.structuredContent).toMatchObject({ total: 0, meant: { repository: "docs", prefix: "bre" } });
   });
 
   test("an index run by another process is visible to the running server", async () => {

@@ -285,7 +285,7 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
     );
   });
 
-  test("hints inside an answer name routes as an error's do: search's first-run warning (s27b agent F7)", async () => {
+  test("hints inside an answer name routes as an error's do, and a listing during a first run says to wait (s27b agent F7, F8)", async () => {
     const folder = tempDir();
     writeTree(folder, { "a.md": "# A\n\nwombat burrow\n", "b.md": "# B\n\nwombat\n" });
     expect(runCli(["repo", "add", "first", folder, "--no-embed"], { home }).code).toBe(0);
@@ -298,10 +298,38 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
       // Was: "… `researcher status first` says when it has", in search's warnings and skipped alike.
       const found = (await get("/search?q=wombat&repo=first&mode=bm25")).body as unknown as { warnings: unknown[] };
       expect(found.warnings).toEqual([expect.objectContaining({ repository: "first", hint: waiting })]);
+      const listed = await get("/documents?repo=first");
+      expect(listed.status).toBe(200);
+      expect(listed.body as unknown).toMatchObject({
+        total: 1,
+        documents: [{ path: "a.md" }],
+        warnings: [{ repository: "first", code: "NOT_INDEXED", hint: waiting }],
+      });
     } finally {
       release();
       expect(runCli(["repo", "remove", "first"], { home }).code).toBe(0);
     }
+  });
+
+  test("a listing's prefix naming no repository is REPO_NOT_FOUND, as `ls`; an empty one carries MCP's suggestions (s27b agent F1, F2)", async () => {
+    const typo = await get(`/documents?prefix=${encodeURIComponent("nore:x/")}`);
+    expect(typo).toMatchObject({
+      status: 404,
+      body: { error: { code: "REPO_NOT_FOUND", message: "no repository named 'nore'", hint: "known repositories: code, docs, fresh" } },
+    });
+    // Inside a repository, the same prefix is a path (a file name may hold a colon): an empty page.
+    expect((await get(`/documents?repo=docs&prefix=${encodeURIComponent("nore:x/")}`)).body.total).toBe(0);
+    expect((await get("/documents?prefix=install")).body as unknown).toEqual({
+      total: 0,
+      offset: 0,
+      documents: [],
+      skipped: [expect.objectContaining({ repository: "fresh" })],
+      containing: ["docs:guides/install.md"],
+    });
+    expect((await get("/documents?prefix=docs/guides/")).body).toMatchObject({
+      total: 0,
+      meant: { repository: "docs", prefix: "guides/" },
+    });
   });
 
   test("/documents/ (a slash too many, or a docid's unencoded #) reads nothing: the hint names the listing (s27b agent F6)", async () => {
