@@ -226,7 +226,9 @@ function isMarker(path: string, marker: Marker): boolean {
   return marker.begins === undefined || new TextDecoder().decode(head.bytes) === marker.begins;
 }
 
-/** What a marker's folder is called in a reason and a summary's count (`skipped_generated`): `coverage/ with lcov.info`. */
+/**
+ * What a marker's folder is called in a reason and a summary's count (`skipped_generated`): `coverage/ with lcov.info`.
+ */
 const markerName = (marker: Marker) => `${marker.name}${marker.folder ? "/" : ""}`;
 const markedRule = (marker: Marker) => `${marker.in ? `${marker.in}/` : "folders"} with ${markerName(marker)}`;
 
