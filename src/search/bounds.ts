@@ -48,9 +48,10 @@ export const OFFSET: Range = { min: 0, max: MAX_ALL_RESULTS };
 export const LISTED: Range = { min: 1, max: 1000 };
 /**
  * Where a listing answer starts (MCP's and REST's `offset`): past the end is an empty page, which says how many there
- * are.
+ * are. Bounded, as a search's offset is, past any index's count of documents (99999999999999999999 came back as
+ * 1e20).
  */
-export const LISTED_OFFSET: Range = { min: 0, max: Number.POSITIVE_INFINITY };
+export const LISTED_OFFSET: Range = { min: 0, max: 1_000_000_000 };
 
 /** Any whole number from 1 on (a line number, a count of lines or bytes). */
 export const FROM_ONE: Range = { min: 1, max: Number.POSITIVE_INFINITY };

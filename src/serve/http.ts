@@ -262,10 +262,14 @@ function refusal(request: Request, checks: { allowedHosts: string[]; allowedOrig
   }
   if (checks.token && !hasToken(request, checks.token)) {
     const message = "missing or wrong bearer token";
-    // An MCP client reads JSON-RPC; REST answers in its own error shape.
+    // An MCP client reads JSON-RPC; REST answers in its own error shape. Either way the challenge HTTP asks of a 401
+    // names the scheme, for clients that read it (s27b agent note).
+    const challenge = { "WWW-Authenticate": 'Bearer realm="researcher"' };
     if (new URL(request.url).pathname === "/mcp")
-      return Response.json({ jsonrpc: "2.0", error: { code: -32001, message }, id: null }, { status: 401 });
-    return errorResponse(new ResearcherError("UNAUTHORIZED", message, { hint: "send Authorization: Bearer <token>" }));
+      return Response.json({ jsonrpc: "2.0", error: { code: -32001, message }, id: null }, { status: 401, headers: challenge });
+    const refused = errorResponse(new ResearcherError("UNAUTHORIZED", message, { hint: "send Authorization: Bearer <token>" }));
+    refused.headers.set("WWW-Authenticate", challenge["WWW-Authenticate"]);
+    return refused;
   }
   return undefined;
 }

@@ -232,7 +232,14 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
     for (const [path, status, code, words] of [
       ["/documents?n=0", 400, "USAGE", "n must be a whole number from 1 to 1000 (got 0)"],
       ["/documents?n=1001", 400, "USAGE", "n must be a whole number from 1 to 1000 (got 1001)"],
-      ["/documents?offset=-1", 400, "USAGE", "offset must be a whole number ≥ 0 (got -1)"],
+      ["/documents?offset=-1", 400, "USAGE", "offset must be a whole number from 0 to 1000000000 (got -1)"],
+      // A number no double holds exactly was echoed back as 1e20 (s27b agent note).
+      [
+        "/documents?offset=99999999999999999999",
+        400,
+        "USAGE",
+        "offset must be a whole number from 0 to 1000000000 (got 99999999999999999999)",
+      ],
       ["/documents?repo=docs&repo=code", 400, "USAGE", "parameter 'repo' is given more than once"],
       ["/documents?repo=", 400, "USAGE", "repository name"],
       ["/documents?repo=nope", 404, "REPO_NOT_FOUND", "no repository named 'nope'"],
@@ -251,8 +258,15 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
   });
 
   test("the same checks as every route: the token, a foreign Origin, GET and HEAD only", async () => {
-    for (const path of ["/repositories", "/documents?repo=docs", "/status"]) {
-      expect({ path, status: (await fetch(`${server.url}${path}`)).status }).toEqual({ path, status: 401 });
+    for (const path of ["/repositories", "/documents?repo=docs", "/status", "/mcp"]) {
+      // A 401 names the scheme HTTP asks for (WWW-Authenticate), REST's and MCP's alike (s27b agent note).
+      const refused = await fetch(`${server.url}${path}`, { method: path === "/mcp" ? "POST" : "GET" });
+      expect({ path, status: refused.status, challenge: refused.headers.get("www-authenticate") }).toEqual({
+        path,
+        status: 401,
+        challenge: 'Bearer realm="researcher"',
+      });
+      if (path === "/mcp") continue;
       const origin = await fetch(`${server.url}${path}`, { headers: { ...auth, Origin: "http://evil.example" } });
       expect({ path, status: origin.status }).toEqual({ path, status: 403 });
       const post = await fetch(`${server.url}${path}`, { method: "POST", headers: auth });
