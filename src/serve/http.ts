@@ -331,7 +331,7 @@ async function restSearch(url: URL, { home, context }: RestRequest): Promise<obj
       offset: wholeParam(params, "offset", OFFSET),
       minScore: minimumScore(params.get("min_score") ?? undefined, "min_score"),
       filter: params.get("filter") ?? undefined,
-      where: params.getAll("where").map((text) => parseFilter(text, "where")),
+      where: params.getAll("where").map(restWhere),
       documents: flag("documents"),
       full: flag("full"),
     },
@@ -344,10 +344,32 @@ async function restSearch(url: URL, { home, context }: RestRequest): Promise<obj
  * GET /documents?repo=&prefix=&n=&offset= → MCP list_documents' answer, `{ total, offset, documents, skipped, … }`, the
  * documents as `ls --json` lists them: only what the index holds (the prefix filters its paths; no folder is read).
  */
+/**
+ * A `where` of /search: the text form only, as the CLI's `--where`. The JSON form MCP's tools also take was refused
+ * with "expected an operator after '{'", which did not say that (s27b agent note).
+ */
+function restWhere(text: string): ReturnType<typeof parseFilter> {
+  try {
+    return parseFilter(text, "where");
+  } catch (error) {
+    if (!text.trimStart().startsWith("{") || !(error instanceof ResearcherError)) throw error;
+    const hint = "REST's where takes the text form, as the CLI's --where: where=author%3DMarguerite (MCP's tools take JSON too)";
+    throw new ResearcherError(error.code, error.message, { hint, cause: error });
+  }
+}
+
 function restListing(url: URL, { home }: RestRequest): object {
   const params = restParams(url, LISTING_PARAMS);
+  const repo = params.get("repo");
+  // A list, as /search takes: a listing is of one repository (a name holds no comma).
+  if (repo?.includes(",")) {
+    const [first] = repo.split(",");
+    throw new ResearcherError("USAGE", `a listing is of one repository (got '${repo}')`, {
+      hint: `GET /documents?repo=${encodeURIComponent(first!)}, one request a repository, or /documents alone for all of them`,
+    });
+  }
   return listDocumentsPage(home, {
-    repository: params.get("repo") ?? undefined,
+    repository: repo ?? undefined,
     prefix: params.get("prefix") ?? undefined,
     offset: wholeParam(params, "offset", LISTED_OFFSET),
     limit: wholeParam(params, "n", LISTED, `an answer lists at most ${LISTED.max}: page with offset=`),

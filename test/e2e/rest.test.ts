@@ -241,6 +241,7 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
         "offset must be a whole number from 0 to 1000000000 (got 99999999999999999999)",
       ],
       ["/documents?repo=docs&repo=code", 400, "USAGE", "parameter 'repo' is given more than once"],
+      ["/documents?repo=docs,code", 400, "USAGE", "a listing is of one repository (got 'docs,code')"],
       ["/documents?repo=", 400, "USAGE", "repository name"],
       ["/documents?repo=nope", 404, "REPO_NOT_FOUND", "no repository named 'nope'"],
       [`/documents?repo=code&prefix=${encodeURIComponent("docs:guides/")}`, 400, "USAGE", "names repository 'docs'"],
@@ -255,6 +256,12 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
       expect(answer.body.error.message).toContain(words);
     }
     expect((await get("/repositories?repo=docs")).body.error.hint).toBe("/repositories takes no parameters");
+    // A JSON where, which MCP's tools take, is told the text form REST takes (s27b agent note).
+    const json = await get(`/search?q=guide&where=${encodeURIComponent('{"author":"x"}')}`);
+    expect({ status: json.status, hint: json.body.error.hint }).toEqual({
+      status: 400,
+      hint: "REST's where takes the text form, as the CLI's --where: where=author%3DMarguerite (MCP's tools take JSON too)",
+    });
   });
 
   test("the same checks as every route: the token, a foreign Origin, GET and HEAD only", async () => {
