@@ -341,10 +341,6 @@ async function restSearch(url: URL, { home, context }: RestRequest): Promise<obj
 }
 
 /**
- * GET /documents?repo=&prefix=&n=&offset= → MCP list_documents' answer, `{ total, offset, documents, skipped, … }`, the
- * documents as `ls --json` lists them: only what the index holds (the prefix filters its paths; no folder is read).
- */
-/**
  * A `where` of /search: the text form only, as the CLI's `--where`. The JSON form MCP's tools also take was refused
  * with "expected an operator after '{'", which did not say that (s27b agent note).
  */
@@ -358,6 +354,10 @@ function restWhere(text: string): ReturnType<typeof parseFilter> {
   }
 }
 
+/**
+ * GET /documents?repo=&prefix=&n=&offset= → MCP list_documents' answer, `{ total, offset, documents, skipped, … }`, the
+ * documents as `ls --json` lists them: only what the index holds (the prefix filters its paths; no folder is read).
+ */
 function restListing(url: URL, { home }: RestRequest): object {
   const params = restParams(url, LISTING_PARAMS);
   const repo = params.get("repo");
