@@ -426,6 +426,7 @@ test("a path relative to the working folder, as tab completion gives it, names t
     "lib/notes/sub/a.md": "# Sub A\n\nalpha words\n",
     "lib/notes/a.md": "# Root A\n\nroot words\n",
     "outside.md": "# Outside\n",
+    "lib/notes/.secret.md": "# Hidden\n",
   });
   const get = (cwd: string, ...args: string[]) => runCli(["get", ...args], { home, cwd });
   expect(runCli(["repo", "add", "n", join(parent, "lib/notes"), "--no-embed"], { home }).code).toBe(0);
@@ -441,4 +442,9 @@ test("a path relative to the working folder, as tab completion gives it, names t
   // A file in no repository, or none at all, is refused as before.
   expect(get(parent, "./outside.md")).toMatchObject({ code: 1, stderr: expect.stringContaining("no repository holds ./outside.md") });
   expect(get(parent, "./nope.md")).toMatchObject({ code: 1, stderr: expect.stringContaining("no repository holds ./nope.md") });
+  // A file the repository's rules leave out is named with its rule, by any path, as by `repo:path` (s28 code 6).
+  const hidden = "error: n:.secret.md is not indexed: it is hidden";
+  expect(get(parent, "n:.secret.md")).toMatchObject({ code: 1, stderr: expect.stringContaining(hidden) });
+  expect(get(parent, "./lib/notes/.secret.md")).toMatchObject({ code: 1, stderr: expect.stringContaining(hidden) });
+  expect(get("/", join(parent, "lib/notes/.secret.md"))).toMatchObject({ code: 1, stderr: expect.stringContaining(hidden) });
 });

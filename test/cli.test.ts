@@ -128,6 +128,21 @@ describe("command dispatch", () => {
     expect(runCli(["--version"], { home }).stdout).toMatch(/^researcher \d/);
   });
 
+  test("serve --help names every HTTP route the server answers (s28 code 7)", () => {
+    // It named /search and /documents/<ref> only, after the listing, /repositories and /status were added.
+    const help = runCli(["serve", "--help"], { home: tempDir() }).stdout.replace(/\s+/g, " ");
+    for (const route of [
+      "POST /mcp",
+      "GET /search",
+      "GET /documents/<ref>",
+      "GET /documents?repo=",
+      "GET /repositories",
+      "GET /status",
+      "GET /health",
+    ])
+      expect(help).toContain(route);
+  });
+
   test("a command group without its command is a usage error naming the commands; --help prints its help (s23 contracts C6)", () => {
     const home = tempDir();
     for (const [group, commands] of [

@@ -1016,6 +1016,8 @@ testShared(
     await indexRepository(home, registerRepository(home, { name: "i", path: docs, fileTypes: ["png"], embed: false }));
     expect((await readDocument(home, "i:mirrored.png")).garbled_pages).toEqual([1]);
     expect((await readDocument(home, "i:mirrored.png:2-3")).garbled_pages).toEqual([1]);
+    // Cut by a byte budget (MCP max_bytes), exactly when the text is the gibberish, the warning stays (s28 code 5).
+    expect(limitDocumentBytes(await readDocument(home, "i:mirrored.png"), 20)).toMatchObject({ truncated: true, garbled_pages: [1] });
     expect(runCli(["get", "i:mirrored.png"], { home }).stderr).toBe(
       "warning: i:mirrored.png: the text of page 1 reads as symbols, not words (fonts without a character map, or a scan OCR reads as gibberish): its words are missing\n",
     );

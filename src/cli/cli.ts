@@ -19,6 +19,7 @@ import {
 } from "./commands.ts";
 import { ResearcherError, toResearcherError } from "../errors.ts";
 import { problemLines } from "../serve/render.ts";
+import { HTTP_ROUTES } from "../serve/routes.ts";
 import { shellWord, stderr, stdout } from "../terminal.ts";
 import { versionText } from "../version.ts";
 import { similarNames } from "../similar.ts";
@@ -216,7 +217,7 @@ function mainCli(only?: string): CAC {
   if (want("serve"))
     cli
       .command("serve", "Serve every repository to MCP clients (stdio, or HTTP with --port)")
-      .option("--port <n>", "Serve over HTTP on this port: MCP at POST /mcp, REST at GET /search and /documents/<ref>, GET /health")
+      .option("--port <n>", `Serve over HTTP on this port (${HTTP_ROUTES})`)
       .option("--host <address>", "Address to bind with --port (default 127.0.0.1)")
       .option("--token <token>", "Require `Authorization: Bearer <token>` (default: $RESEARCHER_MCP_TOKEN)")
       .option("--watch", "Also keep every repository's index current as files change (as `researcher watch`)")

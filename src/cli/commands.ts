@@ -417,7 +417,7 @@ export async function getCommand(ref: string, flags: Flags): Promise<void> {
       "leave --meta out to read lines",
     );
   // A path typed relative to the working folder names the file there, as the shell completed it.
-  const target = workingFolderRef(home(flags), String(ref)) ?? String(ref);
+  const target = workingFolderRef(home(flags), String(ref), process.cwd()) ?? String(ref);
   if (flags.meta) {
     const info = documentInfo(home(flags), target, { leftOut: leftOutOfIndex });
     return flags.json ? json(info) : out(documentInfoText(info));

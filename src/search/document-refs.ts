@@ -166,7 +166,7 @@ export function resolveDocumentRef(home: string, ref: string, options: RefLookup
  * up as given, a search result's location being relative to its repository's folder. A relative path was refused,
  * "no repository holds ./lib/…" (s27 user U7).
  */
-export function workingFolderRef(home: string, ref: string, cwd = process.cwd()): DocumentRef | undefined {
+export function workingFolderRef(home: string, ref: string, cwd: string): DocumentRef | undefined {
   if (isAbsolute(ref)) return undefined;
   const place = lineSuffix(ref);
   const path = isFileAt(resolve(cwd, ref)) ? ref : place && isFileAt(resolve(cwd, place.path)) ? place.path : undefined;
@@ -237,6 +237,10 @@ function resolveTrimmedRef(home: string, trimmed: string, options: RefLookup): D
       },
     );
   }
+  // An absolute path inside one repository's folder names a document of that repository, indexed or not: its miss
+  // names the rule that leaves the file out (hidden, an exclude), as `repo:path` does (s28 code 6).
+  const owners = isAbsolute(trimmed) ? repos.filter((repo) => isInside(repo.path, trimmed)) : [];
+  if (owners.length === 1) return resolveInRepository(owners[0]!, trimmed, true, options.session)!;
   const suffix = lineSuffix(trimmed);
   const target = suffix?.path ?? trimmed;
   // A docid copied without its `#` (which a shell reads as a comment's start), maybe with a place: `51481f:p6` is

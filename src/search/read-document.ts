@@ -381,9 +381,10 @@ export function limitDocumentBytes(doc: DocumentText, maxBytes: number, { lineNu
   // All of it, a line past the budget whole (its first character must go): nothing is left to read on to (s24 retest
   // N4).
   if (text === doc.text) return doc;
-  // A cut read ends on the page its last line is on, and carries the garbled pages it still shows.
+  // A cut read ends on the page its last line is on, and carries the garbled pages it still shows: a document
+  // without page markers (a one-page image) is all page 1, as garbledPagesRead reads it.
   const page_end = doc.page === null ? null : lastPageIn(text.split("\n"), doc.page);
-  const garbled = doc.garbled_pages?.filter((n) => page_end !== null && n <= page_end);
+  const garbled = doc.garbled_pages?.filter((n) => n <= (page_end ?? 1));
   return { ...doc, to, to_line: to, page_end, garbled_pages: garbled?.length ? garbled : undefined, truncated: true, text };
 }
 

@@ -35,6 +35,7 @@ import { VERSION } from "../version.ts";
 import { repositoryNames } from "../repos.ts";
 import { repositorySummaries, servedStatuses } from "../index/status.ts";
 import { restHint, withHints } from "./agent-hints.ts";
+import { HTTP_ROUTES } from "./routes.ts";
 
 export interface HttpOptions {
   port: number;
@@ -104,9 +105,7 @@ export function serveHttp(home: string, options: HttpOptions): { url: string; st
   if (!LOOPBACK.includes(host) && !options.token) {
     logger.warn(`serving ${host} without a token: anyone who can reach it can search your documents (set --token or RESEARCHER_MCP_TOKEN)`);
   }
-  logger.info(
-    `researcher on http://${origin}:${server.port} (MCP at /mcp, REST at /search, /documents, /repositories and /status)${options.token ? ", bearer token required" : ""}`,
-  );
+  logger.info(`researcher on http://${origin}:${server.port} (${HTTP_ROUTES})${options.token ? ", bearer token required" : ""}`);
   const cut = () => void server.stop(true);
   let stopping: Promise<boolean> | undefined;
   return {
@@ -182,7 +181,7 @@ async function route(request: Request, served: Served): Promise<Response> {
   const known = Object.hasOwn(REST_ROUTES, url.pathname) || url.pathname.startsWith("/documents/");
   if (!known) {
     // A mistyped MCP address (`/mcp/`, `/MCP`) is posted to: say the route is wrong, not the method.
-    return errorResponse(new ResearcherError("NOT_FOUND", `no route ${url.pathname}`, { hint: ROUTES_HINT }));
+    return errorResponse(new ResearcherError("NOT_FOUND", `no route ${url.pathname}`, { hint: HTTP_ROUTES }));
   }
   if (!reads) return methodNotAllowed("GET, HEAD");
   const worked = served.waitForWork();
@@ -196,10 +195,6 @@ async function route(request: Request, served: Served): Promise<Response> {
     worked();
   }
 }
-
-const ROUTES_HINT =
-  "MCP is POST /mcp; REST is GET /search?q=…, GET /documents/<ref> (a read), GET /documents?repo=&prefix= (a listing), " +
-  "GET /repositories and GET /status; GET /health answers without a token";
 
 /** What Bun.serve fails with for a port in use or an address this machine lacks (it tells them apart unreliably). */
 const LISTEN_FAILURES = new Set(["EADDRINUSE", "EADDRNOTAVAIL", "EINVAL"]);

@@ -831,7 +831,7 @@ export function statusText(
 }
 
 /** An index moved aside, as `status` and `verify` name it: what it is and that it is the user's to delete. */
-export function movedAsideLine(copy: { path: string; bytes: number }): string {
+function movedAsideLine(copy: { path: string; bytes: number }): string {
   return `kept aside: ${escapeControls(copy.path)} (${formatBytes(copy.bytes)}), an index that could not be used; delete it once you no longer need it`;
 }
 
