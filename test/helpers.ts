@@ -1,5 +1,5 @@
 /** Test fixtures: temp folders written by the test, the CLI run as a real subprocess, ../shared paths. */
-import { chmodSync, existsSync, mkdtempSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -39,13 +39,22 @@ export function testShared(...[label, fn, options]: Parameters<typeof test>): vo
 export const gloveThroughOnnx = () => writeGloveThroughOnnx(tempDir("researcher-onnx-"));
 
 /**
- * GloVe-SIF's files in a folder of another name, each linked: another model, as the folder's name is part of what a
- * model is (a link to GloVe's own folder, whatever its name, is GloVe: s27b retest N4).
+ * Another model than GloVe-SIF in a folder named `name`: its files, each linked, but a tokenizer that gives four words
+ * each other's ids, so their vectors differ (GloVe's own files in a folder of another name pass for another model
+ * only as long as a folder's name is part of its fingerprint).
  */
-export function gloveNamed(name: string): string {
+export function otherGlove(name: string): string {
   const folder = join(tempDir(), name);
   mkdirSync(folder);
-  for (const file of readdirSync(GLOVE)) symlinkSync(join(GLOVE, file), join(folder, file));
+  for (const file of readdirSync(GLOVE)) if (file !== "tokenizer.json") symlinkSync(join(GLOVE, file), join(folder, file));
+  const tokenizer = JSON.parse(readFileSync(join(GLOVE, "tokenizer.json"), "utf8"));
+  const vocab: Record<string, number> = tokenizer.model.vocab;
+  const words = ["violin", "volcano", "saxophone", "glacier"];
+  const ids = words.map((word) => vocab[word]!);
+  words.forEach((word, i) => {
+    vocab[word] = ids[(i + 1) % ids.length]!;
+  });
+  writeFileSync(join(folder, "tokenizer.json"), JSON.stringify(tokenizer));
   return folder;
 }
 

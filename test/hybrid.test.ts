@@ -21,7 +21,7 @@ import { search, SearchContext } from "../src/search/search.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { annPath } from "../src/search/vectors.ts";
 import { Store } from "../src/store/store.ts";
-import { describeShared, GLOVE, gloveNamed, gloveThroughOnnx, HOOK_TIMEOUT, runCli, tempDir, writeTree } from "./helpers.ts";
+import { describeShared, GLOVE, gloveThroughOnnx, HOOK_TIMEOUT, otherGlove, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const TEN = {
   "cars.md": "# Vehicles\n\nCars and trucks drive on the highway; the driver parks the car in the garage.\n",
@@ -235,7 +235,7 @@ describeShared("vector and hybrid search", () => {
   });
 
   test("index --rebuild --model <other> cut off while it embeds leaves the old index and its vectors, searchable (hostile s8 #1)", async () => {
-    const other = gloveNamed("glove-renamed"); // GloVe under another name: another model
+    const other = otherGlove("glove-renamed"); // another model
     const switched = registerRepository(home, { name: "switched", path: tempDir(), embedding: { model: GLOVE } });
     writeTree(switched.path, { "cars.md": TEN["cars.md"], "bread.md": TEN["bread.md"] });
     await indexRepository(home, switched);
@@ -279,10 +279,12 @@ describeShared("vector and hybrid search", () => {
     setConfigValue(own, "embedding.model", GLOVE);
     const before = registerRepository(own, { name: "before", path: docs });
     expect(await indexRepository(own, before)).toMatchObject({ embedded: 2, model: GLOVE });
+    // No RESEARCHER_MODEL_PATH: the note tells models apart as an index run would, and it would take that one.
+    const modelSet = (model: string) => runCli(["model", "set", model], { home: own, env: { RESEARCHER_MODEL_PATH: "" } });
     // The same model at another path (a link, a copy: its name and files) is no other model: no note (s27 review D3).
     const same = join(tempDir(), basename(GLOVE));
     symlinkSync(GLOVE, same);
-    expect(runCli(["model", "set", `${same}/`], { home: own })).toMatchObject({
+    expect(modelSet(`${same}/`)).toMatchObject({
       code: 0,
       stdout: `embedding model: ${same}\n`,
       stderr: "",
@@ -293,20 +295,20 @@ describeShared("vector and hybrid search", () => {
     const copy = join(tempDir(), basename(GLOVE));
     cpSync(GLOVE, copy, { recursive: true });
     for (const path of [link, copy]) {
-      expect(runCli(["model", "set", path], { home: own })).toMatchObject({ code: 0, stdout: `embedding model: ${path}\n`, stderr: "" });
+      expect(modelSet(path)).toMatchObject({ code: 0, stdout: `embedding model: ${path}\n`, stderr: "" });
     }
     // An index run takes the link as that model: its vectors are kept, a new file embedded beside them.
     writeTree(docs, { "tea.md": "a note about green tea\n" });
     expect(await indexRepository(own, before, { model: link })).toMatchObject({ indexed: 1, embedded: 1 });
     rmSync(join(docs, "tea.md"));
     expect(await indexRepository(own, before)).toMatchObject({ removed: 1 });
-    const other = gloveNamed("glove-default");
+    const other = otherGlove("glove-default");
     // It says which repositories keep theirs: a user who "switched" saw nothing change (s26 user F6).
-    expect(runCli(["model", "set", other], { home: own })).toMatchObject({
+    expect(modelSet(other)).toMatchObject({
       code: 0,
       stdout: `embedding model: ${other}\n`,
       stderr:
-        "note: 1 repository keeps the model it was embedded with (before): `researcher index --embeddings-only <name>` moves one to this model\n",
+        "note: 1 repository keeps the model it was embedded with (before): `researcher index --embeddings-only before` moves it to this model\n",
     });
     // Settings for the new default (a query prefix is part of how a model is called) leave the kept model as it was
     // called (s9 review #3: "embedded with X, not X").
@@ -330,7 +332,7 @@ describeShared("vector and hybrid search", () => {
   });
 
   test("index --model with another model is refused before anything changes, changed files or not; a copy of the same model is not another", async () => {
-    const other = gloveNamed("another-model"); // GloVe under another name: another fingerprint, so another model
+    const other = otherGlove("another-model"); // another tokenizer: another fingerprint, so another model
     const pinned = registerRepository(home, { name: "pinned", path: tempDir() });
     writeTree(pinned.path, { "cars.md": TEN["cars.md"] });
     expect(await indexRepository(home, pinned, { model: GLOVE })).toMatchObject({ embedded: 1, model: GLOVE });
@@ -341,7 +343,7 @@ describeShared("vector and hybrid search", () => {
     const changed = await indexRepository(home, pinned, { model: other }).catch((e) => e);
     expect({ code: changed.code, message: changed.message }).toEqual({ code: unchanged.code, message: unchanged.message });
     expect(repositoryStatus(pinned).documents).toBe(1);
-    // The same model through another folder (same name, so the same fingerprint) is accepted.
+    // The same model through another folder (the same files, so the same fingerprint) is accepted.
     expect(await indexRepository(home, pinned, { model: gloveThroughOnnx() })).toMatchObject({ indexed: 1, embedded: 1 });
     // A folder named with --model that holds no model is a typo, refused before anything changes (it was a silent
     // success when nothing was left to embed).

@@ -3,13 +3,15 @@
  * repository's own, so its searches embed queries with it and later index runs embed new text with it; and the hint a
  * model mismatch gives is a command that works.
  */
+import { Database } from "bun:sqlite";
 import { beforeAll, expect, test } from "bun:test";
 import { cpSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { registerRepository, getRepository } from "../src/repos.ts";
 import { search, SearchContext } from "../src/search/search.ts";
-import { describeShared, GLOVE, HOOK_TIMEOUT, runCli, SHARED, tempDir, writeTree } from "./helpers.ts";
+import { Store } from "../src/store/store.ts";
+import { describeShared, GLOVE, HOOK_TIMEOUT, otherGlove, runCli, SHARED, tempDir, writeTree } from "./helpers.ts";
 
 describeShared("re-embedding one repository with another model", () => {
   const home = tempDir();
@@ -141,5 +143,50 @@ describeShared("a model folder named through a link (s27b retest N4)", () => {
     expect(cli("repo", "add", "lk", docs).code).toBe(0);
     expect(JSON.parse(cli("index", "lk", "--model", GLOVE, "--json").stdout)).toMatchObject({ embedded: 2 });
     expect(JSON.parse(cli("index", "lk", "--rebuild", "--model", link, "--json").stdout)).toMatchObject({ embedded: 0 });
+  }, 60_000);
+});
+
+describeShared("model set's note on the repositories that keep their model (s28 code review #4)", () => {
+  test("leaves out one whose own settings name its model, and the command it gives moves the others", () => {
+    // The pinned repository was named, and the advice (`<name>`) re-embedded it with its own model.
+    const home = tempDir();
+    const cli = (...args: string[]) => runCli(args, { home, env: { RESEARCHER_MODEL_PATH: "" } });
+    for (const name of ["pinned", "loose", "free"]) {
+      const docs = tempDir();
+      writeTree(docs, { "a.md": `# Strings\n\nStrings hold text in ${name}.\n` });
+      expect(cli("repo", "add", name, docs).code).toBe(0);
+    }
+    expect(cli("config", "set", "repositories.pinned.embedding.model", GLOVE).code).toBe(0);
+    expect(cli("model", "set", GLOVE).code).toBe(0);
+    expect(cli("index", "--quiet").code).toBe(0);
+    const other = otherGlove("other-model");
+    const set = cli("model", "set", other);
+    expect(set).toMatchObject({
+      code: 0,
+      stderr:
+        "note: 2 repositories keep the models they were embedded with (free, loose): `researcher index --embeddings-only free loose` moves them to this model\n",
+    });
+    const command = /`researcher ([^`]+)`/.exec(set.stderr)![1]!.split(" ");
+    expect(cli(...command).code).toBe(0);
+    const models = JSON.parse(cli("status", "--json").stdout).map((r: { name: string; model: string }) => [r.name, r.model]);
+    expect(Object.fromEntries(models)).toEqual({ pinned: GLOVE, loose: other, free: other });
+    expect(cli("model", "set", other)).toMatchObject({ code: 0, stderr: "" });
+  }, 60_000);
+});
+
+describeShared("model set with an index it cannot read", () => {
+  test("leaves that repository out of its note and still sets the model (s28 code review #9: only bugs are thrown)", () => {
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# Strings\n\nStrings hold text.\n" });
+    const cli = (...args: string[]) => runCli(args, { home, env: { RESEARCHER_MODEL_PATH: "" } });
+    expect(cli("repo", "add", "broken", docs).code).toBe(0);
+    expect(cli("model", "set", GLOVE).code).toBe(0);
+    expect(cli("index", "--quiet").code).toBe(0);
+    const db = new Database(Store.dbPath(getRepository(home, "broken").dir));
+    db.run("DROP TABLE meta"); // SQLite's own error, not a ResearcherError: a damaged index, not a bug
+    db.close();
+    const other = otherGlove("other-model");
+    expect(cli("model", "set", other)).toMatchObject({ code: 0, stdout: `embedding model: ${other}\n`, stderr: "" });
   }, 60_000);
 });

@@ -20,7 +20,7 @@ import {
   repositoryName,
   type AddRepositoryInput,
 } from "../repos.ts";
-import { escapeControls, stderr, stdout } from "../terminal.ts";
+import { escapeControls, shellWord, stderr, stdout } from "../terminal.ts";
 import { stringifyYaml } from "../yaml.ts";
 import { listDocuments } from "../search/read-document.ts";
 import { own } from "../own.ts";
@@ -201,6 +201,17 @@ function settingText(config: unknown, key: string): string | undefined {
   return typeof node === "string" ? node : JSON.stringify(node);
 }
 
+/**
+ * `model set`'s note on the repositories that keep the model they were embedded with, and the command that moves them
+ * to the new default, naming them: its `<name>` was no command to paste (s28 code review #4).
+ */
+function otherModelNote(names: string[]): string {
+  const which = names.length === 1 ? "1 repository keeps the model it was" : `${names.length} repositories keep the models they were`;
+  const listed = names.slice(0, 5).join(", ") + (names.length > 5 ? ", …" : "");
+  const command = `researcher index --embeddings-only ${names.map(shellWord).join(" ")}`;
+  return `note: ${which} embedded with (${listed}): \`${command}\` moves ${names.length === 1 ? "it" : "them"} to this model\n`;
+}
+
 function modelCli(): CAC {
   const cli = globals(cac("researcher model"));
   cli.example("  researcher model set ~/models/bge-small-en-v1.5");
@@ -247,13 +258,7 @@ function modelCli(): CAC {
       // Repositories keep the model they were embedded with: said, as a user who "switched" saw nothing change (s26
       // user F6).
       const others = repositoriesOnOtherModel(home(flags), value);
-      if (others.length) {
-        const which = others.length === 1 ? "1 repository keeps" : `${others.length} repositories keep`;
-        const names = others.slice(0, 5).join(", ") + (others.length > 5 ? ", …" : "");
-        stderr.write(
-          `note: ${which} the model it was embedded with (${names}): \`researcher index --embeddings-only <name>\` moves one to this model\n`,
-        );
-      }
+      if (others.length) stderr.write(otherModelNote(others));
     });
   cli
     .command("clear [id]", "Delete downloaded models (all, or one id) from ~/.researcher/models")

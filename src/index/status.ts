@@ -15,6 +15,7 @@ import {
   skippedRepository,
 } from "../repos.ts";
 import { chooseModel, isOtherModel } from "../embed/embedder.ts";
+import { toResearcherError } from "../errors.ts";
 import { withStore } from "../search/read-session.ts";
 import { annNeedsRebuilding, annNote } from "../search/vectors.ts";
 import { emptyStatus, type RepositoryStatus, storeStatus } from "../store/status.ts";
@@ -45,23 +46,35 @@ export function repositoryStatuses(home: string, name?: string): StatusEntry[] {
 
 /**
  * The repositories whose vectors are of another model than `model` (`model set`'s note: each keeps the model it was
- * embedded with). Only each index's model record is read, not its status (counts, folder sizes, the ANN check). A
- * model is told apart as an index run tells it (isOtherModel), so the same folder typed as another path, reached
- * through a link or copied is not another model (s27 review D3, s27b retest N4). An index that cannot be read is left
- * out: `status` names it.
+ * embedded with until `index --embeddings-only` moves it). Only each index's model record is read, not its status
+ * (counts, folder sizes, the ANN check). The model compared is the one `index --embeddings-only` would embed with
+ * (the default, no flag), told apart as an index run tells it (isOtherModel): the same folder at another path,
+ * through a link or copied is not another model (s27 review D3, s27b retest N4). A repository whose own settings name
+ * its model or provider is left out: they govern it, not the default, and that run would embed with them (s28 code
+ * review #4). An index that cannot be read is left out: `status` names it.
  */
 export function repositoriesOnOtherModel(home: string, model: string): string[] {
   const config = loadConfig(home);
   return listRepositories(home).flatMap((repo) => {
-    let stored: StoredModel | undefined;
-    try {
-      stored = withStore(repo, (store) => store.embeddings.model());
-    } catch {
-      return [];
-    }
+    if (repo.embedding.model || repo.embedding.provider) return [];
+    const stored = storedModel(repo);
     if (!stored) return [];
-    return isOtherModel(home, chooseModel(config.embedding, repo.embedding, model, stored), stored) ? [repo.name] : [];
+    return isOtherModel(home, chooseModel({ ...config.embedding, model }, repo.embedding), stored) ? [repo.name] : [];
   });
+}
+
+/**
+ * The model record of a repository's index; none when it has none, or when the index cannot be read (damaged, busy,
+ * forbidden: SQLite's own errors among them, which toResearcherError names). Anything else is a bug, thrown rather
+ * than taken for an unreadable index (s28 code review #9).
+ */
+function storedModel(repo: Repository): StoredModel | undefined {
+  try {
+    return withStore(repo, (store) => store.embeddings.model());
+  } catch (error) {
+    if (toResearcherError(error).code === "INTERNAL") throw error;
+    return undefined;
+  }
 }
 
 function statusOf(repo: Repository, config: Config): StatusEntry {
