@@ -40,8 +40,8 @@ export const gloveThroughOnnx = () => writeGloveThroughOnnx(tempDir("researcher-
 
 /**
  * Another model than GloVe-SIF in a folder named `name`: its files, each linked, but a tokenizer that gives four words
- * each other's ids, so their vectors differ (GloVe's own files in a folder of another name pass for another model
- * only as long as a folder's name is part of its fingerprint).
+ * each other's ids, so their vectors differ. A model folder is its content, not its name: GloVe's files under another
+ * name are GloVe (s28 code review #1).
  */
 export function otherGlove(name: string): string {
   const folder = join(tempDir(), name);

@@ -7,8 +7,8 @@ export const GLOVE = resolve(import.meta.dir, "../../shared/models/glove-6b-100d
 
 /**
  * GloVe-SIF's own files under a config that claims one transformer layer, so it runs through the ONNX runtime like
- * any transformer instead of as a static token table. Same folder name, so the same fingerprint: the vectors of
- * the two paths must agree exactly. Written into `parent`; returns the model folder.
+ * any transformer instead of as a static token table. The same tokenizer and weights, so the same fingerprint: the
+ * vectors of the two paths must agree exactly. Written into `parent`; returns the model folder.
  */
 export function writeGloveThroughOnnx(parent: string): string {
   const folder = join(parent, basename(GLOVE));

@@ -5,8 +5,8 @@
  */
 import { Database } from "bun:sqlite";
 import { beforeAll, expect, test } from "bun:test";
-import { cpSync, rmSync, symlinkSync } from "node:fs";
-import { join } from "node:path";
+import { cpSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { basename, join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
 import { registerRepository, getRepository } from "../src/repos.ts";
 import { search, SearchContext } from "../src/search/search.ts";
@@ -143,6 +143,85 @@ describeShared("a model folder named through a link (s27b retest N4)", () => {
     expect(cli("repo", "add", "lk", docs).code).toBe(0);
     expect(JSON.parse(cli("index", "lk", "--model", GLOVE, "--json").stdout)).toMatchObject({ embedded: 2 });
     expect(JSON.parse(cli("index", "lk", "--rebuild", "--model", link, "--json").stdout)).toMatchObject({ embedded: 0 });
+  }, 60_000);
+});
+
+describeShared("a model folder through a link, embedded with the link (s28 code review #3)", () => {
+  test("the folder it leads to is that model: model set says nothing, a rebuild re-embeds nothing", () => {
+    // The link's fingerprint was not one the folder answered to: the note named the repository, and a rebuild
+    // re-embedded every vector with the same model.
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# Strings\n\nStrings hold text.\n", "b.md": "# Maps\n\nMaps hold pairs.\n" });
+    const link = join(tempDir(), "mylink");
+    symlinkSync(GLOVE, link);
+    const cli = (...args: string[]) => runCli(args, { home, env: { RESEARCHER_MODEL_PATH: "" } });
+    expect(cli("repo", "add", "lk", docs).code).toBe(0);
+    expect(cli("model", "set", link).code).toBe(0);
+    expect(JSON.parse(cli("index", "lk", "--json").stdout)).toMatchObject({ embedded: 2, model: link });
+    expect(cli("model", "set", GLOVE)).toMatchObject({ code: 0, stdout: `embedding model: ${GLOVE}\n`, stderr: "" });
+    expect(JSON.parse(cli("index", "lk", "--rebuild", "--json").stdout)).toMatchObject({ embedded: 0, model: link });
+    expect(JSON.parse(cli("search", "strings", "--mode", "vector", "--json").stdout).results[0].path).toBe("a.md");
+  }, 60_000);
+
+  test("an index embedded before model folders were told by content keeps its vectors at the folder it was made with", () => {
+    // Its record names the model by the link's name and the weights' size: through the link or at the folder it
+    // leads to, an upgrade must not re-embed it; a copy elsewhere cannot be told from another model by that record.
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# Strings\n\nStrings hold text.\n", "b.md": "# Maps\n\nMaps hold pairs.\n" });
+    const link = join(tempDir(), "mylink");
+    symlinkSync(GLOVE, link);
+    const cli = (...args: string[]) => runCli(args, { home, env: { RESEARCHER_MODEL_PATH: "" } });
+    expect(cli("repo", "add", "old", docs).code).toBe(0);
+    expect(cli("model", "set", link).code).toBe(0);
+    expect(cli("index", "old", "--quiet").code).toBe(0);
+    const store = Store.open(getRepository(home, "old").dir, { write: true });
+    try {
+      const model = store.embeddings.model()!;
+      const weights = statSync(join(GLOVE, "onnx/model_quantized.onnx")).size;
+      const { dtype, pooling, query_prefix, document_prefix } = model.settings!;
+      const parts = [model.provider, basename(link), dtype, pooling, query_prefix, document_prefix, model.dims, weights];
+      const fingerprint = new Bun.CryptoHasher("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 16);
+      store.embeddings.setModel({ ...model, fingerprint });
+    } finally {
+      store.close();
+    }
+    expect(JSON.parse(cli("search", "strings", "--mode", "vector", "--json").stdout).results[0].path).toBe("a.md");
+    expect(JSON.parse(cli("index", "old", "--rebuild", "--json").stdout)).toMatchObject({ embedded: 0 });
+    expect(cli("model", "set", GLOVE)).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(cli("index", "old", "--rebuild", "--json").stdout)).toMatchObject({ embedded: 0 });
+    const copy = join(tempDir(), "mylink");
+    cpSync(GLOVE, copy, { recursive: true });
+    expect(cli("model", "set", copy).stderr).toContain("1 repository keeps the model it was embedded with (old)");
+    expect(JSON.parse(cli("index", "old", "--rebuild", "--json").stdout)).toMatchObject({ embedded: 2, model: copy });
+  }, 60_000);
+});
+
+describeShared("two model folders of one name and one weights' size (s28 code review #1)", () => {
+  test("are two models: model set names the repository, and a rebuild moves it to the one set", () => {
+    // The fingerprint was the folder's name and the weights' size: a rebuild kept the other model's vectors.
+    const home = tempDir();
+    const docs = tempDir();
+    writeTree(docs, { "a.md": "# Strings\n\nStrings hold text.\n", "b.md": "# Maps\n\nMaps hold pairs.\n" });
+    const first = join(tempDir(), "model");
+    cpSync(GLOVE, first, { recursive: true });
+    const second = otherGlove("model"); // GloVe's weights under another tokenizer
+    const cli = (...args: string[]) => runCli(args, { home, env: { RESEARCHER_MODEL_PATH: "" } });
+    expect(cli("repo", "add", "d", docs).code).toBe(0);
+    expect(cli("model", "set", first).code).toBe(0);
+    expect(JSON.parse(cli("index", "d", "--json").stdout)).toMatchObject({ embedded: 2, model: first });
+    expect(cli("model", "set", second)).toMatchObject({
+      code: 0,
+      stderr:
+        "note: 1 repository keeps the model it was embedded with (d): `researcher index --embeddings-only d` moves it to this model\n",
+    });
+    expect(JSON.parse(cli("index", "d", "--rebuild", "--json").stdout)).toMatchObject({ embedded: 2, model: second });
+    // A copy of it under another name is that model: nothing to say, nothing to re-embed.
+    const copy = join(tempDir(), "model-copy");
+    cpSync(second, copy, { recursive: true, dereference: true });
+    expect(cli("model", "set", copy)).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(cli("index", "d", "--rebuild", "--json").stdout)).toMatchObject({ embedded: 0, model: second });
   }, 60_000);
 });
 

@@ -12,6 +12,7 @@ import { serialized } from "../serial.ts";
 import { env, expandHome } from "../env.ts";
 import type { StoredModel } from "../store/store.ts";
 import { EMBEDDED_MODEL } from "./embedded-model.ts";
+import { modelContent } from "./model-content.ts";
 import { unpack } from "./native.ts";
 import {
   loadTokenizer,
@@ -378,15 +379,20 @@ const layoutOf = (info: ModelInfo): StaticLayout | null =>
   info.path && info.kind === "static" ? staticLayout(info.path, readModelConfig(info.path)) : null;
 
 /**
- * The fingerprints a model answers to: as its folder is named, and as the folder a link leads to is. A link to the
- * folder a repository was embedded with is that model, whatever the link's name (`model set` said the repository
- * kept another: s27b retest N4); the name a model was loaded by stays its fingerprint, so an index embedded through
- * a link keeps matching.
+ * Whether `stored` (a repository's vectors) was made by the model `info` describes, called the same way: the same
+ * fingerprint, which names a model folder by its content (model-content.ts), so the folder at any path, through a
+ * link of any name or copied, is that model, and another with the same name and size is not (s28 code review #1).
+ * Indexes embedded before the content was hashed name the folder by its name and weights' size (legacyFingerprint):
+ * such a record still matches the folder it was made with, by its real path (a link to it either way: s28 code
+ * review #3), so an upgrade re-embeds nothing. A copy of it elsewhere cannot be told by that record: another model.
  */
-function fingerprintsOf(info: ModelInfo, dims: number): string[] {
-  const named = fingerprintOf(info, dims);
-  const real = info.path && realFolder(info.path);
-  return real && basename(real) !== basename(info.path!) ? [named, fingerprintOf({ ...info, path: real }, dims)] : [named];
+function madeBy(info: ModelInfo, dims: number, stored: StoredModel): boolean {
+  if (fingerprintOf(info, dims) === stored.fingerprint) return true;
+  if (!info.path || stored.provider !== info.provider) return false;
+  // A hub id names the same cache folder in the same home; a path names the folder it resolves to.
+  const named = isPathLike(stored.id) ? resolve(expandHome(stored.id)) : stored.id === info.id ? info.path : null;
+  const real = named && realFolder(named);
+  return !!real && real === realFolder(info.path) && legacyFingerprint({ ...info, path: named }, dims) === stored.fingerprint;
 }
 
 function realFolder(path: string): string | null {
@@ -397,7 +403,19 @@ function realFolder(path: string): string | null {
   }
 }
 
+/**
+ * How a model is called and what it is: provider, dtype, pooling, prefixes, dimensions and, for a model on disk, its
+ * content and token limit (a model from a server is its id). Vectors of different fingerprints never mix.
+ */
 function fingerprintOf(info: ModelInfo, dims: number): string {
+  if (!info.path) return legacyFingerprint(info, dims);
+  const content = modelContent(info.path, weightsFile(info));
+  const parts = ["content", info.provider, content, info.maxTokens, info.dtype, info.pooling, info.queryPrefix, info.documentPrefix, dims];
+  return new Bun.CryptoHasher("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 16);
+}
+
+/** The fingerprint before a model folder's content was hashed (still a remote model's): name and weights' size. */
+function legacyFingerprint(info: ModelInfo, dims: number): string {
   const weights = weightsFile(info);
   const size = weights && existsSync(weights) ? statSync(weights).size : 0;
   const parts = [
@@ -483,7 +501,10 @@ export class EmbedderCache {
   }
 }
 
-/** Whether the model `choice` names now is another than the loaded `embedder` (its fingerprint, a stat away). */
+/**
+ * Whether the model `choice` names now is another than the loaded `embedder` (its fingerprint: stats, while its files
+ * are the ones hashed before).
+ */
 function changedOnDisk(home: string, choice: ModelChoice, embedder: Embedder): boolean {
   if (choice.provider !== "local") return false;
   try {
@@ -534,7 +555,7 @@ async function loadLocal(home: string, info: ModelInfo, batchSize: number, optio
 async function loadTransformer(home: string, hubInfo: ModelInfo, batchSize: number, options: LoadOptions): Promise<Embedder> {
   const { tokenizer, model } = await loadOnnx(home, hubInfo, options);
   // A model just downloaded is described as the cache folder it now is, as every later run describes it (what the
-  // choice fixed stays): its fingerprint (folder name, weights' size), length limit and dimensions must not change
+  // choice fixed stays): its fingerprint (its files' content), length limit and dimensions must not change
   // between the run that pulled it and the next.
   const { id, pooling, queryPrefix, documentPrefix, dtype } = hubInfo;
   const info = hubInfo.path ? hubInfo : describeModel(home, { provider: "local", model: id, pooling, queryPrefix, documentPrefix, dtype });
@@ -836,12 +857,12 @@ export function normalize(vector: Float32Array): Float32Array {
 
 /**
  * Whether `choice` may be another model than the one `stored` describes, told without loading it: the fingerprint
- * it would have at the stored dimensions (its config and weights file, a stat away). Equal is the same model called
- * the same way; different must be loaded to be sure (checkModel), as a path to a copy of the same model is the same.
+ * it would have at the stored dimensions (its files' content, hashed once a process). Equal is the same model called
+ * the same way; an index made before contents were hashed matches at the folder it was made with (madeBy).
  */
 export function mayDifferFrom(home: string, choice: ModelChoice, stored: StoredModel): boolean {
   try {
-    return !fingerprintsOf(describeModel(home, choice), stored.dims).includes(stored.fingerprint);
+    return !madeBy(describeModel(home, choice), stored.dims, stored);
   } catch {
     return true; // not even describable (a path that is no model folder): loading it says why
   }
@@ -851,8 +872,9 @@ export function mayDifferFrom(home: string, choice: ModelChoice, stored: StoredM
  * Whether the vectors `stored` describes must be replaced to embed with `choice`: another model, or the same one
  * called otherwise (a prefix, a dtype: its vectors would not compare). A hub or provider model is its id (two hub
  * models may share a folder name and size); a model folder is its files, told by its fingerprint (mayDifferFrom), so
- * the folder reached through a link, or a copy of it under its name, is the same model at whatever path. What an index
- * run re-embeds for, and what `model set` names as a repository keeping another model.
+ * the folder reached through a link either way, or a copy of it under any name, is the same model at whatever path,
+ * and another folder of the same name and size is another. What an index run re-embeds for, and what `model set`
+ * names as a repository keeping another model.
  */
 export function isOtherModel(home: string, choice: ModelChoice, stored: StoredModel): boolean {
   const folders = choice.provider === "local" && stored.provider === "local" && isPathLike(choice.model) && isPathLike(stored.id);
@@ -861,7 +883,7 @@ export function isOtherModel(home: string, choice: ModelChoice, stored: StoredMo
 
 /** A repository never mixes vectors of two models. */
 export function checkModel(repository: string, stored: StoredModel | undefined, embedder: Embedder): void {
-  if (!stored || fingerprintsOf(embedder.info, embedder.dims).includes(stored.fingerprint)) return;
+  if (!stored || madeBy(embedder.info, embedder.dims, stored)) return;
   // The same name, size and provider: the model's files changed since (a new revision, a quantised file swapped in).
   // The same name through another provider (local, then an Ollama server) is another model, said so: it was worded
   // as changed files (s21 hostile #11).
