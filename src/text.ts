@@ -302,6 +302,12 @@ export function shortHeading(text: string, max = HEADING_MAX_CHARS): string {
 export const LABEL_SEPARATOR = ", ";
 
 /**
+ * A code heading's label for a function or method (the chunker's: `def f`, `fn f`, `func (T) f`, `function f`,
+ * `f()`): the chunker heads a split function's first part by it, and the store finds the function's parts by it.
+ */
+export const FUNCTION_LABEL = /^(?:def|fn|func|function)\s|\)$/;
+
+/**
  * The labels of a list joined by LABEL_SEPARATOR. A separator inside brackets is its label's own: a Rust impl's
  * generic arguments (`impl Cache<K, V>`) or a C++ template's were cut into two labels, neither naming the unit.
  */

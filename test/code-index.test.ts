@@ -502,6 +502,49 @@ test("a function whose first part holds a local import, or whose last part is a 
   expect(klass[0]!.fragment.section).toBeUndefined();
 });
 
+test("a function's part that holds a nested def is found by its unit: head and tail carry the whole, the head is headed by the function (s28 user #1)", () => {
+  const home = tempDir();
+  const folder = tempDir();
+  const lines = (n: number, line: (i: number) => string) => Array.from({ length: n }, (_, i) => line(i)).join("\n");
+  const doc = lines(8, (i) => `    Sentence ${i} of the docstring says which metadata is copied and when links are followed.`);
+  const stamps = lines(40, (i) => `    stamp_${i} = lookup("utime")(dst, times_${i}, follow_symlinks=follow)`);
+  const modes = lines(30, (i) => `    mode_${i} = lookup("chmod")(dst, mode_${i}, follow_symlinks=follow)`);
+  const sources = {
+    // As shutil.copystat: the first part holds the signature, the docstring and the nested `_nop` and `lookup`; it was
+    // headed `def copystat › def _nop` and, found by that heading, had no section.
+    "meta.py": `import os\n\n\ndef copy_metadata(src, dst, *, follow_symlinks=True):\n    """Copy file metadata from src to dst.\n\n${doc}\n    """\n    def _nop(*args, ns=None, follow_symlinks=None):\n        pass\n\n    follow = follow_symlinks or not (os.path.islink(src) and os.path.islink(dst))\n    if follow:\n        def lookup(name):\n            return getattr(os, name, _nop)\n    else:\n        def lookup(name):\n            return getattr(os, "l" + name, _nop)\n${stamps}\n    return follow\n`,
+    // The mirror: the last part holds a small nested def (`def copy_modes › def _finish`), and had no section.
+    // A closure-style module: parts packed with nested functions kept whole, headed by them.
+    "parse.js": `function parse(tokens) {\n  let pos = 0;\n${lines(30, (i) => `  function expect${i}(token) {\n    if (tokens[pos] !== token) throw new Error("expected " + token + " at " + pos + " in the lookup text");\n    pos += ${i} + 1;\n    return tokens[pos - 1];\n  }\n`)}\n  return expect0("(") && follow;\n}\n`,
+    "modes.py": `def copy_modes(src, dst, *, follow=True):\n    """Copy the mode bits from src to dst."""\n${modes}\n\n    def _finish(result):\n        return result or None\n\n${modes.replaceAll("mode_", "bits_")}\n    return _finish(follow)\n`,
+  };
+  writeTree(folder, sources);
+  expect(runCli(["repo", "add", "code", folder, "--code", "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "code"], { home }).code).toBe(0);
+  type Section = { part: number; parts: number; start_line: number; end_line: number; ref: string };
+  type Hit = { path: string; heading: string; fragment: { seq: number; section?: Section } };
+  const hits: Hit[] = JSON.parse(runCli(["search", "lookup follow", "--json", "--all"], { home }).stdout).results;
+  const parts = (path: string) => hits.filter((h) => h.path === path).sort((a, b) => a.fragment.seq - b.fragment.seq);
+  for (const [path, start, count] of [
+    ["meta.py", 4, 2],
+    ["modes.py", 1, 2],
+    ["parse.js", 1, 3],
+  ] as const) {
+    const end = sources[path].trimEnd().split("\n").length;
+    expect(parts(path).length).toBe(count);
+    for (const [i, { fragment }] of parts(path).entries())
+      expect({ path, section: fragment.section }).toEqual({
+        path,
+        section: { part: i + 1, parts: count, start_line: start, end_line: end, ref: `code:${path}:${start}-${end}` },
+      });
+  }
+  // The part that opens with the signature is the function's; the nested defs it holds are still what it defines.
+  expect(parts("meta.py").map((h) => h.heading)).toEqual(["def copy_metadata", "def copy_metadata"]);
+  expect(JSON.parse(runCli(["search", "_nop", "--json", "-n", "1"], { home }).stdout).results[0]).toMatchObject({ path: "meta.py" });
+  // The text output tells the first part too, as the tester expected of copystat.
+  expect(runCli(["search", "copy_metadata", "-n", "1"], { home }).stdout).toContain("part 1 of 2, lines 4-66 in all");
+});
+
 test("a run of parts is one unit: same-named siblings are not its parts, and a run longer than 64 parts is counted whole (s14 review #1)", () => {
   const home = tempDir();
   const folder = tempDir();

@@ -99,6 +99,7 @@ function envCommand(words: string[]): string {
  * function (`static fromText = (…) => {…}`) is a method, and so is `X.prototype.y = (function () { … return function …
  * })()`; a Python module's assignment to a name (`DEFAULTSECT = "DEFAULT"`) is a unit named by it; a unit up to an
  * eighth past the budget only with its doc comment is cut between the two too, unless its split between statements
- * joins up whole.)
+ * joins up whole. Version 28: a split function's first part, which holds its signature, is headed by the function,
+ * not by a nested def it holds.)
  */
-export const CODE_OUTLINE_VERSION = 27;
+export const CODE_OUTLINE_VERSION = 28;

@@ -13,7 +13,7 @@
  */
 import type { CodeLanguage } from "./code-languages.ts";
 import type { CodeSection } from "./document.ts";
-import { LABEL_SEPARATOR, shortHeading } from "../text.ts";
+import { FUNCTION_LABEL, LABEL_SEPARATOR, shortHeading } from "../text.ts";
 import { appendAll } from "../lists.ts";
 import { parserFor, type SyntaxNode, type Tree } from "./tree-sitter.ts";
 
@@ -317,6 +317,18 @@ class Chunker {
       const doc = this.byLines(unit.start, code - 1, inner);
       return [...doc, { start: code, end: unit.end, path: inner, labels: [], defines: this.defined([unit], depth) }];
     }
+    // The part that opens a function with its signature is headed by the function: by a nested def it held, shutil's
+    // `copystat` read as `def copystat › def _nop`, as if the part were `_nop` (s28 user #1). Its `defines` still name
+    // the nested defs, for the exact-name rule. A class's first part is its first method's, as each later one is.
+    const first = parts[0];
+    if (
+      first &&
+      namesItsParts(unit) &&
+      first.path.length === inner.length &&
+      FUNCTION_LABEL.test(unit.label!) &&
+      first.labels.some(Boolean)
+    )
+      parts[0] = { ...first, labels: [] };
     return parts;
   }
 

@@ -3,6 +3,7 @@
  * parts of one function, class or section, by the units the chunker recorded, else by what the fragments show.
  * Pure: no SQL here.
  */
+import { FUNCTION_LABEL } from "../text.ts";
 
 /** Between the labels of a heading path (`class Parser › def feed`), as stored with every fragment. */
 export const HEADING_SEPARATOR = " › ";
@@ -38,10 +39,14 @@ export interface SectionRow {
  * Where in `rows` (by seq) the run of parts holding fragment `seq` starts and ends (see Store.sectionParts), or
  * undefined when `seq` is not among them.
  */
-export function runAround(rows: SectionRow[], seq: number, heading: string, code: boolean) {
+export function runAround(rows: SectionRow[], seq: number, fragmentHeading: string, code: boolean) {
   const at = rows.findIndex((row) => row.seq === seq);
   if (at < 0) return undefined;
-  const own = (row: SectionRow) => row.heading === heading;
+  // A part of a function is found by the unit it belongs to, not by its own heading: a first part that holds a nested
+  // def is headed `def copystat › def _nop`, and by that heading its run was itself alone (s28 user #1).
+  const unit = code ? functionUnit(rows, at) : undefined;
+  const heading = unit?.heading ?? fragmentHeading;
+  const own = (row: SectionRow) => row.heading === heading || (unit !== undefined && row.unit === unit.unit);
   const nested = (row: SectionRow) => row.heading.startsWith(`${heading}${HEADING_SEPARATOR}`);
   let first = at;
   let last = at;
@@ -80,9 +85,24 @@ export function runAround(rows: SectionRow[], seq: number, heading: string, code
 }
 
 /**
- * A code heading's label for a function or method (the chunker's: `def f`, `fn f`, `func (T) f`, `function f`, `f()`).
+ * The function a code fragment is a part of, by its recorded unit: the symbol path its unit's fragments share, when
+ * that names a function. Its fragments share the function's unit, nested defs kept whole in it too; a class's methods
+ * share the class's unit but are units of their own, so a unit whose path ends in a class (or names nothing) is none.
  */
-const FUNCTION_LABEL = /^(?:def|fn|func|function)\s|\)$/;
+function functionUnit(rows: SectionRow[], at: number): { unit: number; heading: string } | undefined {
+  const unit = rows[at]!.unit;
+  if (unit === null) return undefined;
+  let shared = rows[at]!.heading.split(HEADING_SEPARATOR);
+  for (const row of rows) {
+    if (row.unit !== unit) continue;
+    const path = row.heading.split(HEADING_SEPARATOR);
+    let common = 0;
+    while (common < shared.length && common < path.length && shared[common] === path[common]) common++;
+    shared = shared.slice(0, common);
+  }
+  const last = shared.at(-1);
+  return last !== undefined && FUNCTION_LABEL.test(last) ? { unit, heading: shared.join(HEADING_SEPARATOR) } : undefined;
+}
 
 /**
  * The name a code heading's last unit is called by: `def feed` → `feed`, `func (T) Name` → `Name`, `parse()` → `parse`.

@@ -964,7 +964,8 @@ export class Store {
 
   /**
    * The run of consecutive fragments that holds fragment `seq` of a document when it is one part of a unit or section
-   * split into parts: which part `seq` is, and the lines of the run. A run is the fragments under `heading`, and
+   * split into parts: which part `seq` is, and the lines of the run. A run is the fragments under `heading` (a
+   * function's part: under the function its recorded unit names, though its heading names a nested def it holds), and
    * those of units nested in it (`heading › …`) where the unit goes on after them, or, for a function, at its ends:
    * a function split around a closure or a method of an object it builds is one run, head, nested units and tail (its
    * 4-line head had no section, and nothing told an agent the function went on). A fragment of another unit ends a run
