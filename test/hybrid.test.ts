@@ -576,7 +576,60 @@ describeShared("a repository whose vector list has no voice", () => {
   );
 });
 
+describeShared("a repository whose vector list has no voice, searched alone", () => {
+  test(
+    "lists only what BM25 matched, counts only that, and no fragment of score 0 (s28 user #3, agent #2)",
+    async () => {
+      const home = tempDir();
+      // As "parts" above: GloVe knows no part number, so the vector list gets weight 0.
+      const parts = registerRepository(home, { name: "parts", path: tempDir(), embedding: { model: GLOVE } });
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 40; i++) files[`p${i}.md`] = `qx${1000 + i}zv wk${2000 + i}jt vq${3000 + i}rn\n`;
+      files["laptop.md"] =
+        `# Inventory\n\nqx9999zv laptop\n\n## Notes\n\n${"A notebook computer with a keyboard and a screen. ".repeat(60)}\n`;
+      writeTree(parts.path, files);
+      await indexRepository(home, parts);
+      for (const documents of [false, true]) {
+        const found = await search(home, { query: "laptop", documents, explain: true, limit: 5 }, new SearchContext());
+        expect(found.results.every((r) => r.explain!.weights!.vector === 0)).toBe(true);
+        // Every other file was listed after it at 0.00: "1–5 of 41", documents of nothing but part numbers.
+        expect(found.results.map((r) => [r.path, r.score])).toEqual([["laptop.md", 1]]);
+        expect(found.total).toBe(1);
+      }
+      // A document's further fragments: its section without the word scored 0 and was listed as "also".
+      const page = await search(home, { query: "laptop", documents: true }, new SearchContext());
+      const [laptop] = page.results as { fragments: { score: number }[] }[];
+      expect(laptop!.fragments.map((f) => f.score)).toEqual([1]);
+    },
+    HOOK_TIMEOUT,
+  );
+});
+
 describeShared("a repository whose vector list has a small voice", () => {
+  test(
+    "lists no fragment of fused score 0 among a document's own (s28 agent #2)",
+    async () => {
+      const home = tempDir();
+      // Too few fragments to calibrate (0.8 / 0.2): the vector list's last fragment, not matched by BM25, fuses to 0.
+      const notes = registerRepository(home, { name: "notes", path: tempDir(), embedding: { model: GLOVE } });
+      writeTree(notes.path, {
+        "ideas.md":
+          "# Ideas\n\n## Pathways\n\nThe scanned paper says IKK alpha activates a second NF-kB pathway.\n\n## Cycles\n\nA weak reference breaks a reference cycle.\n\n## Garden\n\nTomatoes want sun and water in July.\n",
+      });
+      await indexRepository(home, notes);
+      const query = "NF-kB signaling IKK alpha";
+      const fragments = await search(home, { query, limit: 100 }, new SearchContext());
+      expect(fragments.results.filter((r) => r.score === 0).length).toBeGreaterThan(0);
+      const [ideas] = (await search(home, { query, documents: true }, new SearchContext())).results as {
+        fragments: { score: number }[];
+      }[];
+      expect(ideas!.fragments[0]!.score).toBe(1);
+      // "also lines 11" for the garden, which shares nothing with the query.
+      expect(ideas!.fragments.filter((f) => f.score === 0)).toEqual([]);
+    },
+    HOOK_TIMEOUT,
+  );
+
   test(
     "adds vector evidence in proportion to it: a date near 'April … month' stays below the exact line (s22 user F1)",
     async () => {

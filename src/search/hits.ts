@@ -205,7 +205,9 @@ function overlapLength(first: string, second: string): number {
 /**
  * Fragments grouped by document, in the order of each document's best fragment (up to three each). A document's
  * further fragments are those `listed` admits: ranked as deep for every page, so they do not change with the page
- * (a page ranked shallower than `--all` listed fewer: s23 contracts C1).
+ * (a page ranked shallower than `--all` listed fewer: s23 contracts C1). A further fragment fused to 0 in hybrid mode
+ * (no BM25 match, and at or past the foot of the vector list's first 100) is no evidence: listed, it read as "also
+ * lines 3" for a line sharing nothing with the query (s28 agent #2), where bm25 mode lists only matches.
  */
 export function documentGroups(candidates: Candidate[], listed: (c: Candidate) => boolean): Candidate[][] {
   const owners = new Map([...idsByStore(candidates)].map(([store, ids]) => [store, store.ownersOf(ids)]));
@@ -216,7 +218,7 @@ export function documentGroups(candidates: Candidate[], listed: (c: Candidate) =
     const key = `${c.repo.name}\0${documentId}`;
     const group = groups.get(key);
     if (!group) groups.set(key, [c]);
-    else if (group.length < FRAGMENTS_PER_DOCUMENT && listed(c)) group.push(c);
+    else if (group.length < FRAGMENTS_PER_DOCUMENT && listed(c) && c.explain.fused !== 0) group.push(c);
   }
   return [...groups.values()];
 }
