@@ -121,14 +121,16 @@ export function confinedReader(root: string, realRoot?: string): (path: string, 
 
 /**
  * The first `n` bytes of a repository's file (fewer when it is shorter), confined as `readConfinedFile` is: what
- * discovery reads of a file without an extension, to tell a script by its `#!` line.
+ * discovery reads of a file without an extension, to tell a script by its `#!` line. `into`: a buffer of at least
+ * `n` bytes to read into, for a caller that reads many heads (the bytes returned are a view of it, valid until the
+ * next read into it), rather than a new one each time.
  */
-export function readConfinedHead(root: string, path: string, n: number, realRoot?: string): ReadResult {
+export function readConfinedHead(root: string, path: string, n: number, realRoot?: string, into?: Uint8Array): ReadResult {
   return readConfined(
     root,
     () => realRoot ?? realpathSync(root),
     path,
-    (fd) => readOpenHead(fd, n),
+    (fd) => readOpenHead(fd, n, into),
   );
 }
 
@@ -137,10 +139,9 @@ export function readHead(absolute: string, n: number): ReadResult {
   return withOpenFile(absolute, (fd) => readOpenHead(fd, n));
 }
 
-function readOpenHead(fd: number, n: number): ReadResult {
+function readOpenHead(fd: number, n: number, bytes: Uint8Array = new Uint8Array(n)): ReadResult {
   const stats = fstatSync(fd);
   if (!stats.isFile()) return { reason: notRegular(stats), special: !stats.isDirectory() };
-  const bytes = new Uint8Array(n);
   return { bytes: bytes.subarray(0, readSync(fd, bytes, 0, n, 0)) };
 }
 

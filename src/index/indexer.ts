@@ -757,7 +757,7 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
     failedUnchanged: plan.failedUnchanged,
     skippedTypes: discovery.skippedTypes,
     skippedScripts: discovery.skippedScripts,
-    skippedGenerated: discovery.skippedGenerated,
+    skippedGenerated: addCounts(discovery.skippedGenerated, plan.generated),
     skippedLinks: discovery.skippedLinks,
   });
   const problems = new Set(discovery.problems.map((problem) => problem.path)); // a link out of the root: said already
@@ -805,6 +805,13 @@ function settingsLeftOut(repo: Repository, gone: string[]): string | undefined {
     ? "`researcher config show` shows its file_types and exclude, each set whole"
     : "a `!` line in the folder's .ignore file keeps what a default rule or an ignore file leaves out";
   return `${what} left the index, as the repository's rules no longer admit ${present.length === 1 ? "it" : "them"} (${some.join("; ")}${present.length > 3 ? "; …" : ""}): ${advice}`;
+}
+
+/** Counts by rule, of two sources, added up: a summary's `skipped_generated` from discovery and the plan. */
+function addCounts(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  const sum = { ...a };
+  for (const [key, n] of Object.entries(b)) sum[key] = (sum[key] ?? 0) + n;
+  return sum;
 }
 
 const GIT_KEYS = ["git_project", "git_branch", "git_commit"] as const;

@@ -5,10 +5,12 @@
  * file is not opened. An indexed path discovery no longer finds is gone, unless discovery could not look at it (a
  * folder it could not list, a file it reported a problem with): unreadable is not gone, and the index keeps it. A
  * path that now leads out of the repository (a link out of the root) is gone, though reported.
+ * What a file holds can leave it out too (minified JavaScript: isMinified): the planner looks at the files it would
+ * read, new and changed, and at those alone; one so left out is not read, and a document it had goes.
  * A file whose conversion failed, with the same size and mtime and under the same conversion settings as then, is
  * failed and unchanged: it is not tried again (it would fail again), and its failure stays recorded.
  */
-import { isUnlisted, type DiscoveredFile, type Discovery } from "./discover.ts";
+import { isMinified, isUnlisted, MINIFIED_LINES_RULE, type DiscoveredFile, type Discovery } from "./discover.ts";
 import type { FailureStamp } from "../store/store.ts";
 
 /** What the index recorded about a file when it was last read. */
@@ -39,6 +41,11 @@ export interface ChangePlan {
   unreadable: string[];
   /** Files that failed and have not changed since, under the same conversion settings: not tried again. */
   failedUnchanged: string[];
+  /**
+   * New and changed files their content leaves out as generated code, by rule (`{"minified *.js": 2}`), for a
+   * summary's `skipped_generated` beside what discovery left out by name.
+   */
+  generated: Record<string, number>;
 }
 
 /** Whether a file on disk still has the size and mtime the index recorded: then it is not read again. */
@@ -64,14 +71,17 @@ export function planChanges(
   stored: ReadonlyMap<string, Stamp>,
   options: { force?: (path: string) => boolean; failed?: Failed } = {},
 ): ChangePlan {
-  const plan: ChangePlan = { added: [], changed: [], unchanged: 0, gone: [], unreadable: [], failedUnchanged: [] };
+  const plan: ChangePlan = { added: [], changed: [], unchanged: 0, gone: [], unreadable: [], failedUnchanged: [], generated: {} };
   for (const file of discovery.files) {
     const previous = stored.get(file.path);
     // Checked first: a file indexed once and failing since keeps its old document, which differs from it.
     if (failedUnchanged(options.failed, file.path, file)) plan.failedUnchanged.push(file.path);
-    else if (!previous) plan.added.push(file);
-    else if (options.force?.(file.path) || !sameStamp(previous, file)) plan.changed.push(file);
-    else plan.unchanged++;
+    else if (previous && !options.force?.(file.path) && sameStamp(previous, file)) plan.unchanged++;
+    else if (isMinified(file)) {
+      plan.generated[MINIFIED_LINES_RULE] = (plan.generated[MINIFIED_LINES_RULE] ?? 0) + 1;
+      if (previous) plan.gone.push(file.path);
+    } else if (!previous) plan.added.push(file);
+    else plan.changed.push(file);
   }
   const present = new Set(discovery.files.map((f) => f.path));
   // A reported path that holds no document any more (a link out of the root) is gone; one that cannot be read is kept.

@@ -791,14 +791,16 @@ class RepositoryWatch {
 }
 
 /**
- * A folder's discovery as a full run would see it: the ignore rules of the folders above it apply too.
+ * A folder's discovery as a full run would see it: the ignore rules of the folders above it apply too. By the rules
+ * of names: the planner looks at what the files it would read hold (isMinified), and an unchanged one is not opened.
  */
 function inRepository(found: Discovery, folder: string, repo: Repository): Discovery {
+  const byName = { content: false };
   // An ignore file above the folder that cannot be read: the folder is left as indexed (unlisted), as a run leaves it.
-  const unknown = found.files.some((file) => candidacy(file.path, repo) === "unknown");
+  const unknown = found.files.some((file) => candidacy(file.path, repo, byName) === "unknown");
   return {
     ...found,
-    files: unknown ? [] : found.files.filter((file) => isCandidate(file.path, repo)),
+    files: unknown ? [] : found.files.filter((file) => isCandidate(file.path, repo, byName)),
     unlisted: [...found.unlisted, ...(unknown ? [folder] : [])],
   };
 }
