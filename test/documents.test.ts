@@ -290,7 +290,7 @@ describe("only indexed documents are read", () => {
     // Each with the way back its rule has: none for a hidden file, config for a setting, a `!` line for the rest
     // (the hint was config's for every rule: s27b retest N8).
     const hidden = "hidden files and folders (a name starting with '.') are never indexed";
-    const settings = "`researcher config show` shows the repository's file_types and exclude; `config set` changes them";
+    const settings = "`researcher config show` shows the repository's file_types and exclude; `config set` changes them, each set whole";
     const negation = "an ignore file's `!name/` line keeps a folder a default rule or an ignore file leaves out, `!name` a file";
     for (const [ref, why, hint] of [
       ["one:.hidden/secret.md", "it is hidden, or in a hidden folder", hidden],

@@ -419,7 +419,7 @@ test("a run that takes documents out because the settings no longer admit them s
   const summary = await indexRepository(home, { ...repo, fileTypes: ["txt"] });
   expect(summary.removed).toBe(3);
   expect(summary.warnings).toEqual([
-    "2 documents whose files are still there left the index, as the repository's rules no longer admit them (a.md: its type (.md) is not one it indexes; b.md: its type (.md) is not one it indexes): `researcher config show` shows its file_types and exclude, each set whole",
+    "2 documents whose files are still there left the index, as the repository's rules no longer admit them (a.md: its type (.md) is not one it indexes; b.md: its type (.md) is not one it indexes): `researcher config show` shows the repository's file_types and exclude; `config set` changes them, each set whole",
   ]);
 });
 
@@ -432,6 +432,6 @@ test("a document a default rule takes out (a saved page's files) is told the ign
   writeTree(docs, { "page.html": "<html><body><p>the page</p></body></html>" });
   const summary = await indexRepository(home, repo);
   expect(summary.warnings).toEqual([
-    "1 document whose file is still there left the index, as the repository's rules no longer admit it (page_files/saved_resource.html: page_files/ holds the files of the web page saved beside it, left out): a `!` line in the folder's .ignore file keeps what a default rule or an ignore file leaves out",
+    "1 document whose file is still there left the index, as the repository's rules no longer admit it (page_files/saved_resource.html: page_files/ holds the files of the web page saved beside it, left out): an ignore file's `!name/` line keeps a folder a default rule or an ignore file leaves out, `!name` a file",
   ]);
 });

@@ -328,7 +328,7 @@ export function leftOutBecause(path: string, options: DiscoverOptions, { content
  * Whether the repository's own settings (`file_types`, `exclude`) leave `path` out, rather than a default rule (hidden,
  * generated, a saved page's files) or an ignore file: what `config show` can change.
  */
-export function leftOutBySettings(path: string, options: DiscoverOptions): boolean {
+function leftOutBySettings(path: string, options: DiscoverOptions): boolean {
   return !wantedTypes(options).has(fileType(path)) || compileExcludes(options.exclude)(path);
 }
 
@@ -363,10 +363,10 @@ export interface LeftOut {
 }
 
 /** How to bring in a file the repository's rules leave out, by the rule that does. */
-function wayBackIn(path: string, options: DiscoverOptions): string {
+export function wayBackIn(path: string, options: DiscoverOptions): string {
   if (isHidden(path)) return "hidden files and folders (a name starting with '.') are never indexed";
   if (leftOutBySettings(path, options))
-    return "`researcher config show` shows the repository's file_types and exclude; `config set` changes them";
+    return "`researcher config show` shows the repository's file_types and exclude; `config set` changes them, each set whole";
   return "an ignore file's `!name/` line keeps a folder a default rule or an ignore file leaves out, `!name` a file";
 }
 
@@ -697,8 +697,8 @@ export function parseIgnoreLine(line: string, base = ""): IgnoreRule | undefined
 /** Whether files under this folder (relative to the root) could be candidates: not hidden, skipped or excluded. */
 export function isCandidateFolder(path: string, options: DiscoverOptions): boolean {
   if (path === "") return true;
+  if (isHidden(path) || path.split("/").includes("")) return false;
   const parts = path.split("/");
-  if (parts.some((part) => part.startsWith(".") || part === "")) return false;
   // Names only: a marker file is looked for when a batch discovers the folder.
   if (generatedPart(parts, wantedTypes(options), options, new RulesByFolder(options.path ?? ""), { lastIsFile: false })) return false;
   if (options.path && isUnder(path, homeInside(options.path, options))) return false;
@@ -858,7 +858,7 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
     if (marker && parentRules.decision(path, true) !== "named") return countGenerated(discovery, markedRule(marker));
     const isFileBeside = (name: string) => isFileAt(join(dir, name));
     for (const entry of entries) {
-      if (entry.name.startsWith(".")) continue;
+      if (isHidden(entry.name)) continue;
       const absolute = join(dir, entry.name);
       const relativePath = path ? `${path}/${entry.name}` : entry.name;
       if (excluded(relativePath) || relativePath === home) continue;

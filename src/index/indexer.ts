@@ -32,9 +32,9 @@ import {
   keepUnmounted,
   mountsAbove,
   leftOutBecause,
-  leftOutBySettings,
   UNDECODABLE_NAME,
   unreachable,
+  wayBackIn,
 } from "./discover.ts";
 import {
   confinedReader,
@@ -799,11 +799,9 @@ function settingsLeftOut(repo: Repository, gone: string[]): string | undefined {
   // F12).
   const some = present.slice(0, 3).map((path) => `${path}: ${leftOutBecause(path, repo) ?? "left out"}`);
   const what = present.length === 1 ? "1 document whose file is still there" : `${present.length} documents whose files are still there`;
-  // The way back is a setting only where a setting left it out; a default rule or an ignore file yields to a `!`
-  // line (the advice named config.yaml for a saved page's files: s27 review D8).
-  const advice = present.some((path) => leftOutBySettings(path, repo))
-    ? "`researcher config show` shows its file_types and exclude, each set whole"
-    : "a `!` line in the folder's .ignore file keeps what a default rule or an ignore file leaves out";
+  // The way back is each rule's own, as `get` of such a file says it: a setting where a setting left it out, a `!`
+  // line for a default rule or an ignore file (the advice named config.yaml for a saved page's files: s27 review D8).
+  const advice = [...new Set(present.map((path) => wayBackIn(path, repo)))].join("; ");
   return `${what} left the index, as the repository's rules no longer admit ${present.length === 1 ? "it" : "them"} (${some.join("; ")}${present.length > 3 ? "; …" : ""}): ${advice}`;
 }
 
