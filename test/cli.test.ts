@@ -163,6 +163,35 @@ describe("command dispatch", () => {
     expect(runCli([], { home })).toMatchObject({ code: 0, stderr: "" }); // `researcher` alone: its help
   });
 
+  test("researcher --help lists each group's commands, rename among repo's (s28 user 6)", () => {
+    const help = runCli(["--help"], { home: tempDir() }).stdout;
+    for (const [group, commands] of [
+      ["repo", "add, remove, rename, list"],
+      ["config", "show, path, set"],
+      ["model", "show, pull, set, clear"],
+      ["context", "add, remove, list"],
+    ])
+      expect(help).toMatch(new RegExp(`\\n  ${group} \\[\\.\\.\\.args\\] +.*: ${commands}\\n`));
+  });
+
+  test("a mistyped command is told the commands near it; one near none is sent to --help (s28 user 4)", () => {
+    const home = tempDir();
+    const hint = (args: string[]) => {
+      const result = runCli(args, { home });
+      expect({ args, code: result.code, error: result.stderr.split("\n")[0] }).toEqual({
+        args,
+        code: 2,
+        error: `error: unknown command '${args.at(-2) === "repo" ? args.at(-1) : args[0]}'`,
+      });
+      return result.stderr.split("\n")[1];
+    };
+    expect(hint(["serach", "borrow"])).toBe("hint: did you mean `researcher search`? (run `researcher --help` for the list)");
+    expect(hint(["reop"])).toBe("hint: did you mean `researcher repo`? (run `researcher --help` for the list)");
+    expect(hint(["repo", "lsit"])).toBe("hint: did you mean `researcher repo list`? (run `researcher repo --help` for the list)");
+    expect(hint(["serch", "borrow"])).toStartWith("hint: did you mean `researcher search`");
+    expect(hint(["nonsense"])).toBe("hint: run `researcher --help` for the list");
+  });
+
   test("a flag value that does not parse is a usage error (exit 2), like an unknown flag or mode", () => {
     const home = tempDir();
     const docs = tempDir();
@@ -360,6 +389,7 @@ describe("command dispatch", () => {
       [["search", "borrow", "--jsn"], "--json"],
       [["search", "borrow", "--JSON"], "--json"],
       [["search", "borrow", "--mod", "bm25"], "--mode or --model"],
+      [["search", "borrow", "--mdoe", "bm25"], "--mode"], // two letters swapped: one edit (s28 user 4)
       [["index", "--rebiuld"], "--rebuild"],
       [["index", "--no-embd"], "--no-embed"],
       [["ls", "--jsn"], "--json"],

@@ -94,7 +94,7 @@ describeShared("verify", () => {
     const found = runCli(["verify", "v", "--json"], { home });
     expect(found.code).toBe(1);
     expect(JSON.parse(found.stdout).problems.map((p: { check: string; fix: string }) => [p.check, p.fix])).toEqual([
-      ["full-text", "researcher verify --repair"],
+      ["full-text", "researcher verify v --repair"], // the repository named (s28 user 6)
     ]);
     const repaired = runCli(["verify", "v", "--repair"], { home });
     expect(repaired).toMatchObject({ code: 0, stdout: expect.stringMatching(/^v: repaired\n {2}repaired full-text: /) });
@@ -147,7 +147,7 @@ describeShared("verify", () => {
     const notAFile = [
       "ann",
       "vectors.usearch is not a file (a folder or a special file stands in its place)",
-      `move ${annPath(repo.dir)} away, then researcher verify --repair`,
+      `move ${annPath(repo.dir)} away, then researcher verify v --repair`,
     ];
     const found = runCli(["verify", "v", "--json"], { home });
     expect(found.code).toBe(1);
@@ -361,7 +361,7 @@ describeShared("damaged stored vectors (s15 hostile #6)", () => {
     expect(found.problems).toContainEqual({
       check: "vectors",
       detail: "2 stored vectors are damaged (not 100 finite numbers); searches leave them out",
-      fix: "researcher verify --repair",
+      fix: "researcher verify dv --repair",
       repaired: false,
     });
     const repaired = await verifyRepository(repo, { repair: true });
@@ -420,8 +420,8 @@ test("fragments that belong to no document are found, and verify --repair (or in
   orphan();
   const found = await verifyRepository(repo);
   expect(found.problems.map((p) => [p.check, p.detail, p.fix])).toEqual([
-    ["fragments", "1 fragments belong to no document", "researcher verify --repair"],
-    ["full-text", "1 rows for 2 fragments", "researcher verify --repair"],
+    ["fragments", "1 fragments belong to no document", "researcher verify o --repair"],
+    ["full-text", "1 rows for 2 fragments", "researcher verify o --repair"],
   ]);
   const repaired = await verifyRepository(repo, { repair: true });
   expect(repaired).toMatchObject({ ok: true });

@@ -1,6 +1,6 @@
 /** The command line: declare the commands and their options, parse argv, report errors. commands.ts runs them. */
 import { cac, type CAC } from "cac";
-import { GROUPS } from "./cli-groups.ts";
+import { GROUPS, groupDescription } from "./cli-groups.ts";
 import { globals, out } from "./cli-options.ts";
 import {
   convertCommand,
@@ -237,7 +237,7 @@ function mainCli(only?: string): CAC {
   for (const group of Object.keys(GROUPS)) {
     if (want(group))
       cli
-        .command(`${group} [...args]`, GROUPS[group]!.description)
+        .command(`${group} [...args]`, groupDescription(group))
         .allowUnknownOptions()
         .action(() => {
           throw new ResearcherError("USAGE", `put options after the command: researcher ${group} <action> [options]`);
@@ -375,7 +375,7 @@ export async function main(argv: string[]): Promise<number> {
     if (!cli.matchedCommand) {
       if (cli.args.length > 0) {
         throw new ResearcherError("USAGE", `unknown command '${cli.args[0]}'`, {
-          hint: `run \`researcher${groupName ? ` ${groupName}` : ""} --help\` for the list`,
+          hint: unknownCommandHint(cli, String(cli.args[0]), groupName),
         });
       }
       // A bare group is a usage error like any other (error and hint on stderr, exit 2): its help on stdout read as
@@ -485,7 +485,19 @@ function unknownOptionHint(cli: CAC, word: string, command: string): string {
   return near ?? searched ?? `run \`researcher ${command ? `${command} ` : ""}--help\` for the options`;
 }
 
-/** How many options a "did you mean" names at most. */
+/**
+ * The commands near an unknown one (`serch` → search, `reop` → repo), as a mistyped option is told its near ones: the
+ * hint sent to --help alone (s28 user 4).
+ */
+function unknownCommandHint(cli: CAC, word: string, group: string | undefined): string {
+  const prefix = `researcher${group ? ` ${group}` : ""}`;
+  const names = cli.commands.map((command) => command.name).filter(Boolean);
+  const meant = similarNames(word, names).slice(0, MEANT_OPTIONS);
+  const help = `run \`${prefix} --help\` for the list`;
+  return meant.length ? `did you mean ${meant.map((name) => `\`${prefix} ${name}\``).join(" or ")}? (${help})` : help;
+}
+
+/** How many options (commands) a "did you mean" names at most. */
 const MEANT_OPTIONS = 3;
 
 /**

@@ -59,6 +59,14 @@ export async function verifyRepositories(home: string, names: string[], options:
 }
 
 /**
+ * The command that repairs one repository, as a problem is one repository's: `verify --repair` alone verifies (and
+ * repairs) every one, and did not say which (s28 user 6).
+ */
+function repairCommand(repo: Repository): string {
+  return `researcher verify ${shellWord(repo.name)} --repair`;
+}
+
+/**
  * Verify takes the writer lock, with or without `repair`: FTS5's integrity check is itself a write, and during an
  * index run it would find the database busy and report that as damage. A running writer makes it fail with
  * LOCKED (verify again once the run is over) instead.
@@ -131,14 +139,14 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
   const orphans = store.orphanFragmentCount();
   if (orphans) {
     if (repair) store.transaction(() => store.deleteOrphanFragments());
-    const fix = repair ? "deleted" : "researcher verify --repair";
+    const fix = repair ? "deleted" : repairCommand(repo);
     problems.push({ check: "fragments", detail: `${orphans} fragments belong to no document`, fix, repaired: repair });
   }
   const fullText = fullTextProblems(store);
   if (fullText.length) {
     if (repair) store.fullText.rebuild();
     const fixed = repair && fullTextProblems(store).length === 0;
-    const fix = fixed ? "rebuilt from the fragments" : repair ? `researcher index --rebuild ${repo.name}` : "researcher verify --repair";
+    const fix = fixed ? "rebuilt from the fragments" : repair ? `researcher index --rebuild ${repo.name}` : repairCommand(repo);
     for (const detail of fullText) problems.push({ check: "full-text", detail, fix, repaired: fixed });
   }
 
@@ -171,7 +179,7 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
       problems.push({
         check: "vectors",
         detail: `${unusable.length} stored vectors are damaged (not ${model.dims} finite numbers); searches leave them out`,
-        fix: repair ? `removed: \`researcher index ${repo.name}\` embeds their texts again` : "researcher verify --repair",
+        fix: repair ? `removed: \`researcher index ${repo.name}\` embeds their texts again` : repairCommand(repo),
         repaired: repair,
       });
     }
@@ -180,7 +188,7 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
       problems.push({
         check: "vectors",
         detail: `${orphans} vectors belong to no fragment`,
-        fix: repair ? "removed" : "researcher verify --repair",
+        fix: repair ? "removed" : repairCommand(repo),
         repaired: repair,
       });
     }
@@ -209,7 +217,7 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
 /** An ANN file that cannot serve searches, and the command that fixes it (or says it was rebuilt). */
 function annProblem(repo: Repository, state: AnnProblem, { repair, fixed }: { repair: boolean; fixed: boolean }): VerifyProblem {
   const detail = `vectors.usearch ${ANN_PROBLEMS[state]}`;
-  const fix = fixed ? "rebuilt from index.db" : repair ? `researcher index --rebuild ${repo.name}` : "researcher verify --repair";
+  const fix = fixed ? "rebuilt from index.db" : repair ? `researcher index --rebuild ${repo.name}` : repairCommand(repo);
   return { check: "ann", detail, fix, repaired: fixed };
 }
 
@@ -217,7 +225,7 @@ function annNotAFile(repo: Repository): VerifyProblem {
   return {
     check: "ann",
     detail: "vectors.usearch is not a file (a folder or a special file stands in its place)",
-    fix: `move ${annPath(repo.dir)} away, then researcher verify --repair`,
+    fix: `move ${annPath(repo.dir)} away, then ${repairCommand(repo)}`,
     repaired: false,
   };
 }
@@ -331,7 +339,7 @@ function checkLeftovers(repo: Repository, problems: VerifyProblem[], repair: boo
         ? "removed"
         : repair
           ? `it could not be removed: remove it by hand (\`rm ${shellWord(join(repo.dir, name))}\`)`
-          : "researcher verify --repair",
+          : repairCommand(repo),
       repaired: removed,
     });
   }
