@@ -77,17 +77,34 @@ function rewritten(hint: string, equivalent: (name: string, args: string[]) => s
 /** The entry of `table` for a command's name (not one every object has: `constructor`, `toString`). */
 const entry = (table: Record<string, Equivalent>, name: string) => (Object.hasOwn(table, name) ? table[name] : undefined);
 
-/** `hint` with each CLI command a tool does the same as written as that tool. */
+/**
+ * Where a hint sends a person to read (`see README, Filters`), as an agent reads it: the grammar is in the `where`
+ * parameter's description, and an agent has no README (s28 agent 7).
+ */
+const AGENT_DOCS: Record<string, string> = { Filters: "see the where parameter's description" };
+
+/** Where a hint sends a person to read, as a REST client reads it: the route's parameter, in the README's REST. */
+const REST_DOCS: Record<string, string> = { Filters: "see where of GET /search in README, REST, and its grammar in README, Filters" };
+
+/** `hint` with its pointers to a README section written as `docs` has them for the reader, where it has one. */
+function pointedAt(hint: string, docs: Record<string, string>): string {
+  return hint.replace(/see README, ([A-Z][A-Za-z ]*[a-z])/g, (pointer, section: string) =>
+    Object.hasOwn(docs, section) ? docs[section]! : pointer,
+  );
+}
+
+/** `hint` with each CLI command a tool does the same as written as that tool, and a README section as a tool's text. */
 export function agentHint(hint: string): string {
-  return rewritten(hint, (name, args) => entry(TOOLS, name)?.(args));
+  return rewritten(pointedAt(hint, AGENT_DOCS), (name, args) => entry(TOOLS, name)?.(args));
 }
 
 /**
  * `hint` for a REST client: each CLI command a route does the same as written as that route; one only a tool does
- * (multi-get, remove, repos-for) as that tool, which the same server offers at POST /mcp.
+ * (multi-get, remove, repos-for) as that tool, which the same server offers at POST /mcp; a README section as the
+ * route's parameter.
  */
 export function restHint(hint: string): string {
-  return rewritten(hint, (name, args) => {
+  return rewritten(pointedAt(hint, REST_DOCS), (name, args) => {
     const route = entry(ROUTES, name)?.(args);
     if (route) return route;
     const tool = entry(TOOLS, name)?.(args);

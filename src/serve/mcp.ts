@@ -4,7 +4,7 @@
  * and resource, thin shells over the library, are in mcp-tools.ts.
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type JSONRPCMessage, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { EmbedderCache } from "../embed/embedder.ts";
 import { toResearcherError } from "../errors.ts";
@@ -55,7 +55,8 @@ type RequestHandler = (request: unknown, extra: unknown) => Promise<unknown>;
 /**
  * The SDK checks a request's params against the method's schema before the handler runs, and reports a mismatch
  * (say, `arguments` that is not an object) as -32603, an internal error; JSON-RPC calls it -32602, invalid
- * params, and a client should know the fault is its own. The handler table is not public, so this reaches into
+ * params, and a client should know the fault is its own. The SDK's own errors go out without the prefix its McpError
+ * writes into their message (withoutPrefix). The handler table is not public, so this reaches into
  * it; the e2e test notices if an SDK update moves it.
  */
 function reportInvalidParams(server: McpServer): void {
@@ -72,6 +73,7 @@ function reportInvalidParams(server: McpServer): void {
       try {
         return await handler(request, extra);
       } catch (error) {
+        if (error instanceof McpError) throw withoutPrefix(error);
         // zod's error (`ZodError`, `$ZodError` in zod 4); the tool bodies are guarded, so it comes from the SDK's check
         const issue = (error as { name?: string; issues?: { path: PropertyKey[]; message: string }[] }).issues?.[0];
         if (!/ZodError$/.test((error as Error)?.name ?? "") || !issue) throw error;
@@ -79,6 +81,16 @@ function reportInvalidParams(server: McpServer): void {
       }
     });
   }
+}
+
+/**
+ * The SDK's own error (a resource URI no template matches) as it should go out: McpError writes "MCP error -32602: "
+ * into its message, which the SDK sends as it is and the client's McpError prefixes again, so clients showed it twice
+ * (s28 agent 5). The code and data stay.
+ */
+function withoutPrefix(error: McpError): Error {
+  const message = error.message.replace(`MCP error ${error.code}: `, "");
+  return Object.assign(rpcError(error.code, message), error.data === undefined ? {} : { data: error.data });
 }
 
 /** How long calls still running when stdin closes may take to answer before the server exits anyway. */

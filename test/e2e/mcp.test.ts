@@ -200,6 +200,9 @@ describe("MCP over stdio", () => {
     const bad = await call("search_fragments", { query: "the", where: "title=>cars" });
     expect(bad.isError).toBe(true);
     expect(bad.content[0]!.text).toContain("where: unknown operator '=>' at column 6: title=>cars");
+    // The grammar's place for an agent, which has no README (s28 agent 7).
+    expect(bad.content[0]!.text).toContain('title~"borrow" (see the where parameter\'s description)');
+    expect(bad.content[0]!.text).not.toContain("README");
     // An empty where, as text or JSON, would search everything: refused, as an empty filter glob is (s12 review #3).
     for (const where of ["", "  ", {}, "{}", { all: [] }]) {
       const empty = await call("search_fragments", { query: "the", where });
@@ -309,6 +312,14 @@ describe("MCP over stdio", () => {
     );
     // Malformed percent-encoding is the client's error (-32602), not an internal one.
     expect(await client.readResource({ uri: "researcher://docs/100%.md" }).catch((e: { code: number }) => e.code)).toBe(-32602);
+    // A URI outside the template is the SDK's own error: its "MCP error -32602:" once, not twice (s28 agent 5).
+    for (const uri of ["file:///etc/passwd", "researcher://docs/"]) {
+      const refused = await client.readResource({ uri }).catch((e: { code: number; message: string }) => e);
+      expect({ code: refused.code, message: refused.message }).toEqual({
+        code: -32602,
+        message: `MCP error -32602: Resource ${uri} not found`,
+      });
+    }
   });
 
   test("a resource of a document changed since it was indexed is headed by get_document's warning (s24 agent A11)", async () => {

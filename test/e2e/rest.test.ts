@@ -262,6 +262,12 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
       status: 400,
       hint: "REST's where takes the text form, as the CLI's --where: where=author%3DMarguerite (MCP's tools take JSON too)",
     });
+    // A where that does not parse points at the route's parameter, not at the CLI's Filters alone (s28 agent 7).
+    const bad = await get(`/search?q=guide&where=${encodeURIComponent("title=>cars")}`);
+    expect({ status: bad.status, hint: bad.body.error.hint }).toEqual({
+      status: 400,
+      hint: 'e.g. tags=rust format in (md|pdf) modified>=2025-01-01 title~"borrow" (see where of GET /search in README, REST, and its grammar in README, Filters)',
+    });
   });
 
   test("the same checks as every route: the token, a foreign Origin, GET and HEAD only", async () => {
