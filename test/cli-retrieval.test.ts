@@ -101,6 +101,43 @@ describe("search output flags", () => {
     expect(JSON.parse(ok("search", "borrow", "--all", "--documents", "--json")).results.length).toBe(12);
   });
 
+  test("a page --min-score cut short says in its footer that none after it scores enough, and where a next page begins (s28 agent 8)", () => {
+    // Every note holds "lock", which scores nothing; four hold "mutex" too, each a different number of times.
+    const own = tempDir();
+    const notes = tempDir();
+    const fillers = ["apple", "birch", "cedar", "delta", "ember", "fjord", "grove", "heath", "inlet", "jetty", "knoll", "larch"];
+    writeTree(
+      notes,
+      Object.fromEntries(fillers.map((word, i) => [`${word}.md`, `# ${word}\n\n${"mutex ".repeat(i < 4 ? i + 1 : 0)}${word} lock\n`])),
+    );
+    const run = (...args: string[]) => runCli(args, { home: own });
+    expect(run("repo", "add", "m", notes, "--no-embed").code).toBe(0);
+    expect(run("index", "--quiet").code).toBe(0);
+    const footer = (...args: string[]) =>
+      run("search", "mutex lock", "--mode", "bm25", ...args)
+        .stdout.trimEnd()
+        .split("\n")
+        .at(-1);
+    const scores = JSON.parse(run("search", "mutex lock", "--mode", "bm25", "--json").stdout).results.map(
+      (r: { score: number }) => r.score,
+    );
+    expect(scores.filter((score: number) => score > 0)).toHaveLength(4);
+    const min = String(scores[3]);
+    expect(footer("-n", "5", "--min-score", min)).toBe(
+      `1–4 of 12 · bm25 · the rest score below --min-score ${min}: a next page (--offset 5) holds none`,
+    );
+    expect(footer("-n", "5", "--offset", "2", "--min-score", min)).toBe(
+      `3–4 of 12 · bm25 · the rest score below --min-score ${min}: a next page (--offset 7) holds none`,
+    );
+    expect(run("search", "mutex lock", "--mode", "bm25", "-n", "5", "--offset", "7", "--min-score", min).stdout).toBe(""); // as said
+    // search.limit (10) when -n is not given; a full page goes on where it ends, as every page does.
+    expect(footer("--min-score", min)).toBe(
+      `1–4 of 12 · bm25 · the rest score below --min-score ${min}: a next page (--offset 10) holds none`,
+    );
+    expect(footer("-n", "2", "--min-score", min)).toBe("1–2 of 12 · bm25");
+    expect(footer("-n", "5")).toBe("1–5 of 12 · bm25");
+  });
+
   test("--full prints whole fragments; every format parses back", () => {
     const full = JSON.parse(ok("search", "borrow", "-n", "1", "--full", "--json"));
     expect(full.results[0].text).toBe(`${"borrow ".repeat(12)}words here.`);

@@ -824,6 +824,18 @@ describe("refs as search results print them (page and line range)", () => {
     });
   });
 
+  test("multi-get's text heads a part of a PDF with its pages, though no page marker is among its lines (s28 agent 1)", async () => {
+    const second = await readDocument(pagesHome, "atlas:atlas.pdf:p2");
+    const line = second.from + 2; // the page's text: its marker and a blank line before it
+    const heading = (pattern: string) => runCli(["multi-get", pattern], { home: pagesHome }).stdout.split("\n")[0];
+    expect(heading(`atlas:atlas.pdf:${line}-${line}`)).toBe(`==> atlas:atlas.pdf:${line}-${line} (p2) <==`);
+    expect(heading(`atlas:atlas.pdf:${line - 4}-${line}`)).toBe(`==> atlas:atlas.pdf:${line - 4}-${line} (p1-2) <==`);
+    expect(heading("atlas:atlas.pdf:p3")).toMatch(/^==> atlas:atlas\.pdf:\d+-\d+ \(p3\) <==$/);
+    // A document read whole names no pages; one without pages, none.
+    expect(heading("atlas:atlas.pdf")).toBe("==> atlas:atlas.pdf <==");
+    expect(heading("atlas:code.md:2-4")).toBe("==> atlas:code.md:2-4 <==");
+  });
+
   test("repo:path:from-to reads that line range", async () => {
     const range = await readDocument(pagesHome, "atlas:code.md:2-4");
     expect([range.from, range.to, range.text]).toEqual([2, 4, "two\nthree\nfour"]);

@@ -401,7 +401,11 @@ export async function searchCommand(words: string[], flags: Flags): Promise<void
     if (format !== "text" && format !== "json" && response.results.length > 0 && !response.words_found) {
       stderr.write("note: no fragment holds the query's words: these matched by meaning alone\n");
     }
-    out(nul ? fileLines(resultFiles(response), true) : renderSearch(response, format, styleFor(stdout)));
+    // The page's size as searched (search.limit when -n is not given), for text's footer; --all is no page.
+    const asked = flags.all
+      ? undefined
+      : { limit: limit ?? loadConfig(home(flags)).search.limit, minScore: options.minScore, names: CLI_NAMES };
+    out(nul ? fileLines(resultFiles(response), true) : renderSearch(response, format, styleFor(stdout), asked));
   } finally {
     await context.close();
   }

@@ -9,7 +9,7 @@ import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sd
 import { z } from "zod";
 import { listParts } from "../path-glob.ts";
 import { namedRepository, refOfResourceUri, repositoryPath } from "../search/document-refs.ts";
-import { limitDocumentBytes, listDocuments, listDocumentsPage, readDocument, readRef, type DocumentText } from "../search/read-document.ts";
+import { limitDocumentBytes, listDocuments, listDocumentsPage, readDocument, type DocumentText } from "../search/read-document.ts";
 import { readDocuments } from "../search/multi-get.ts";
 import { loadConfig } from "../config.ts";
 import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
@@ -30,7 +30,9 @@ import {
   repositoryLines,
   repositoryMatchLines,
   changedSinceIndexLine,
+  documentCitation,
   emptyListingText,
+  readHeading,
   searchJson,
   searchText,
   searchWarningsText,
@@ -245,7 +247,8 @@ function registerSearchTools(server: McpServer, home: string, context: SearchCon
       full: input.full,
     };
     const response = forAgent(await search(home, options, context));
-    const found = searchText(response, plain) || noResultsLines(response, options, MCP_NAMES).join("\n");
+    const asked = { limit: options.limit!, minScore: options.minScore, names: MCP_NAMES };
+    const found = searchText(response, plain, asked) || noResultsLines(response, options, MCP_NAMES).join("\n");
     const text = [found, skippedText(response.skipped), searchWarningsText(response.warnings)].filter(Boolean).join("\n");
     return result(searchJson(response), text);
   };
@@ -341,7 +344,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
         const marker = continuationMarker(doc, "continue with the same ref and");
         return result(
           doc,
-          `${changedSinceIndexLine(doc, MCP_CATCH_UP)}${named(`${doc.repository}:${doc.path}`)} lines ${doc.from}–${doc.to} of ${doc.total_lines}\n\n${doc.text}${marker}`,
+          `${changedSinceIndexLine(doc, MCP_CATCH_UP)}${named(documentCitation(doc))} lines ${doc.from}–${doc.to} of ${doc.total_lines}\n\n${doc.text}${marker}`,
         );
       }),
   );
@@ -389,7 +392,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
         // A reason's way on (a document that did not fit, a part that is a folder) as the tool that takes it.
         const skippedFor = read.skipped.map((s) => ({ ...s, reason: agentHint(s.reason) }));
         const found = { ...read, documents: read.documents.map((d) => numberedRead(d, input.line_numbers)), skipped: skippedFor };
-        const text = found.documents.map((d) => `${changedSinceIndexLine(d, MCP_CATCH_UP)}=== ${named(readRef(d))}\n${d.text}`);
+        const text = found.documents.map((d) => `${changedSinceIndexLine(d, MCP_CATCH_UP)}=== ${named(readHeading(d))}\n${d.text}`);
         const skipped = found.skipped.map((s) => `=== ${named(`${s.repository ? `${s.repository}:` : ""}${s.path} skipped: ${s.reason}`)}`);
         const unlisted = found.skipped_total - found.skipped.length;
         if (unlisted > 0) skipped.push(`=== and ${unlisted} more skipped, not listed: narrow the pattern, or page with list_documents`);

@@ -84,8 +84,8 @@ export type SearchFormat = (typeof SEARCH_FORMATS)[number];
 /** A hit as rendered: with `--full`, `text` holds the whole fragment (SearchOptions.full). */
 type Hit = FragmentHit | DocumentHit;
 
-/** A search response in one of the output formats. */
-export function renderSearch(response: SearchResponse, format: SearchFormat, style: Style): string {
+/** A search response in one of the output formats; text's footer says what `asked` left out. */
+export function renderSearch(response: SearchResponse, format: SearchFormat, style: Style, asked?: PageAsked): string {
   switch (format) {
     case "json":
       return `${JSON.stringify(searchJson(response), null, 2)}\n`;
@@ -98,7 +98,7 @@ export function renderSearch(response: SearchResponse, format: SearchFormat, sty
     case "files":
       return searchFiles(response);
     case "text":
-      return searchText(response, style);
+      return searchText(response, style, asked);
   }
 }
 
@@ -292,7 +292,7 @@ export function fileLines(paths: string[], nul = false): string {
   return paths.map((path) => (nul ? `${path}\0` : `${escapeControls(path)}\n`)).join("");
 }
 
-export function searchText(response: SearchResponse, style: Style): string {
+export function searchText(response: SearchResponse, style: Style, asked?: PageAsked): string {
   if (response.results.length === 0) return "";
   const width = String(response.results.at(-1)!.rank).length;
   const blocks = response.results.map((hit: Hit) => {
@@ -323,10 +323,31 @@ export function searchText(response: SearchResponse, style: Style): string {
     }
     return lines.join("\n");
   });
-  const shown = `${response.offset + 1}–${response.offset + response.results.length} of ${response.total}`;
-  const meaning = response.words_found ? "" : " · no fragment holds the query's words: matched by meaning alone";
   const notes = (response.notes ?? []).map((n) => `\n${style.dim(n)}`).join("");
-  return `${blocks.join("\n\n")}\n\n${style.dim(`${shown} · ${response.mode}${meaning}`)}${notes}\n`;
+  return `${blocks.join("\n\n")}\n\n${style.dim(searchFooter(response, asked))}${notes}\n`;
+}
+
+/** The page a search asked for, for its text footer: its size and minimum score, in the caller's names. */
+export interface PageAsked {
+  limit: number;
+  minScore?: number;
+  names: typeof CLI_NAMES;
+}
+
+/**
+ * A search's last line: which results of how many, and the mode. A page a minimum score cut short says that none after
+ * it scores enough, and where a next page would begin (offset + limit): "1–3 of 171" read as 168 more to page through
+ * from offset 3 (s28 agent 8).
+ */
+function searchFooter(response: SearchResponse, asked: PageAsked | undefined): string {
+  const end = response.offset + response.results.length;
+  const shown = `${response.offset + 1}–${end} of ${response.total}`;
+  const short = asked?.minScore !== undefined && response.results.length < asked.limit && end < response.total;
+  const rest = short
+    ? ` · the rest score below ${asked.names.minScore} ${asked.minScore}: a next page (${asked.names.offset} ${response.offset + asked.limit}) holds none`
+    : "";
+  const meaning = response.words_found ? "" : " · no fragment holds the query's words: matched by meaning alone";
+  return `${shown} · ${response.mode}${rest}${meaning}`;
 }
 
 /**
@@ -428,11 +449,35 @@ export function documentText(doc: DocumentText): string {
 }
 
 /**
+ * A read's pages as a search cites them (`p7`, `p6-7`), when it is a part of a paged document: a line range inside a
+ * page holds no page marker, and a text answer's header named no page to cite (s28 agent 1). Undefined for a
+ * document read whole, or one without pages.
+ */
+function readPages(doc: DocumentText): string | undefined {
+  if (doc.page === null || (doc.from <= 1 && doc.to >= doc.total_lines)) return undefined;
+  const last = doc.page_end ?? doc.page;
+  return last === doc.page ? `p${doc.page}` : `p${doc.page}-${last}`;
+}
+
+/** A read's document as get_document's text names it, with its pages as a search cites them (`paper.pdf:p7`). */
+export function documentCitation(doc: DocumentText): string {
+  const pages = readPages(doc);
+  return `${doc.repository}:${doc.path}${pages ? `:${pages}` : ""}`;
+}
+
+/** A read as multi-get's text heads it: the ref that reads it again, and its pages (`paper.pdf:355-360 (p7)`). */
+export function readHeading(doc: DocumentText): string {
+  const pages = readPages(doc);
+  return `${readRef(doc)}${pages ? ` (${pages})` : ""}`;
+}
+
+/**
  * `multi-get`: each document under a `==> repo:path <==` line, as `head` does, with the lines read when they are a
- * part (`==> repo:path:13-20 <==`, a ref that reads them again); skipped ones listed with why.
+ * part (`==> repo:path:13-20 <==`, a ref that reads them again) and their pages in a paged document
+ * (`==> repo:paper.pdf:355-360 (p7) <==`); skipped ones listed with why.
  */
 export function multiGetText(found: MultiGetResult): string {
-  const blocks = found.documents.map((doc) => `==> ${escapeControls(readRef(doc))} <==\n${documentText(doc)}`);
+  const blocks = found.documents.map((doc) => `==> ${escapeControls(readHeading(doc))} <==\n${documentText(doc)}`);
   const skipped = found.skipped.map(
     (s) => `==> ${escapeControls(`${s.repository ? `${s.repository}:` : ""}${s.path}`)} <== skipped: ${escapeControls(s.reason)}\n`,
   );

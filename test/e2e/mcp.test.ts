@@ -1027,6 +1027,21 @@ describe("MCP contract details (issue 22)", () => {
   }, HOOK_TIMEOUT);
   afterAll(() => client.close());
 
+  test("a PDF's line range names its pages in get_document's and multi_get's text, as a search cites them (s28 agent 1)", async () => {
+    const whole = (await call("get_document", { ref: "long:paged.pdf" })).structuredContent;
+    const line = whole.text.split("\n").indexOf("<!-- page 2 -->") + 3; // page 2's text: no marker among its lines
+    const total = whole.total_lines;
+    const read = async (ref: string) => (await call("get_document", { ref })).content[0]!.text.split("\n")[0];
+    expect(await read(`long:paged.pdf:${line}-${line}`)).toBe(`long:paged.pdf:p2 lines ${line}–${line} of ${total}`);
+    expect(await read(`long:paged.pdf:2-${line}`)).toBe(`long:paged.pdf:p1-2 lines 2–${line} of ${total}`);
+    expect(await read("long:paged.pdf")).toBe(`long:paged.pdf lines 1–${total} of ${total}`); // whole: no pages
+    const listed = (await call("multi_get", { pattern: `long:paged.pdf:${line}-${line},long:wide.md:1-1` })).content[0]!.text;
+    expect(listed.split("\n").filter((l) => l.startsWith("=== "))).toEqual([
+      `=== long:paged.pdf:${line}-${line} (p2)`,
+      "=== long:wide.md:1-1",
+    ]);
+  });
+
   test("every tool declares its structured output, and every parameter has a description", async () => {
     const { tools: listed } = await client.listTools();
     expect(listed).toHaveLength(10);
