@@ -454,6 +454,46 @@ describe("readDocuments (multi-get)", () => {
     expect((await paths("one:*.md")).map((p) => p.slice(4))).toEqual(listed.filter(matches));
   });
 
+  test("a name alone is every document of that name at any depth, as a pattern without a slash is; a ref stays one (s28 agent 3)", async () => {
+    const own = tempDir();
+    const [c2, c3] = [tempDir(), tempDir()];
+    writeTree(c2, { "notes/ideas.md": "# Ideas two\n", "notes/deep/ideas.md": "# Ideas deeper\n" });
+    writeTree(c3, { "ideas.md": "# Ideas three\n", "other.md": "# Other\n", "Smith, J.md": "# Root\n", "cv/Smith, J.md": "# Deep\n" });
+    await indexRepository(own, registerRepository(own, { name: "c2", path: c2, embed: false }));
+    await indexRepository(own, registerRepository(own, { name: "c3", path: c3, embed: false }));
+    const read = async (pattern: string, repository?: string) => {
+      const found = await readDocuments(own, pattern, { repository });
+      return { read: found.documents.map((d) => `${d.repository}:${d.path}`), skipped: found.skipped.map((s) => [s.path, s.reason]) };
+    };
+    // It read c3:ideas.md alone, the one at a root, and said nothing of the others.
+    const every = ["c2:notes/deep/ideas.md", "c2:notes/ideas.md", "c3:ideas.md"];
+    expect(await read("ideas.md")).toEqual({ read: every, skipped: [] });
+    expect(await read("idea?.md")).toEqual({ read: every, skipped: [] }); // as the glob reads them
+    expect(await read("ideas.md", "c2")).toEqual({ read: ["c2:notes/deep/ideas.md", "c2:notes/ideas.md"], skipped: [] });
+    expect(await read("other.md,ideas.md")).toEqual({ read: ["c3:other.md", ...every], skipped: [] });
+    expect(await read("Smith, J.md")).toEqual({ read: ["c3:Smith, J.md", "c3:cv/Smith, J.md"], skipped: [] });
+    // At two repositories' roots it read neither: "'ideas.md' is in 2 repositories".
+    writeTree(c2, { "ideas.md": "# Ideas at the root\n" });
+    await indexRepository(own, getRepository(own, "c2"));
+    expect((await read("ideas.md")).read).toEqual(["c2:ideas.md", ...every]);
+    // A ref is still the one document it names: with its repository, its path from the root, or its lines.
+    expect(await read("c3:ideas.md")).toEqual({ read: ["c3:ideas.md"], skipped: [] });
+    expect(await read("notes/ideas.md")).toEqual({ read: ["c2:notes/ideas.md"], skipped: [] });
+    expect(await read("other.md:1:1")).toEqual({ read: ["c3:other.md"], skipped: [] });
+    expect(await read("ideas.md:1-1")).toEqual({
+      read: [],
+      skipped: [["ideas.md:1-1", "'ideas.md:1-1' is in 2 repositories: c2:ideas.md, c3:ideas.md"]],
+    });
+    // A name no document has is still read as a ref (its error), or as the folders of that name.
+    expect(await read("nope.md")).toEqual({ read: [], skipped: [["nope.md", expect.stringContaining("nope.md")]] });
+    writeTree(c3, { "journal/a.md": "# J\n" });
+    await indexRepository(own, getRepository(own, "c3"));
+    expect(await read("journal")).toEqual({ read: ["c3:journal/a.md"], skipped: [] });
+    // The CLI's multi-get alike, its --files too.
+    const files = runCli(["multi-get", "ideas.md", "--files"], { home: own }).stdout.trim().split("\n");
+    expect(files).toEqual([join(c2, "ideas.md"), join(c2, "notes/deep/ideas.md"), join(c2, "notes/ideas.md"), join(c3, "ideas.md")]);
+  });
+
   test("a name holding a comma is one document, not a list of two refs that read another (s20 hostile #5)", async () => {
     const own = tempDir();
     const folder = tempDir();

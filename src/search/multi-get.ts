@@ -72,9 +72,14 @@ function matchIn(home: string, pattern: string, scope: PartScope): Matched {
   const empty = () => new ResearcherError("USAGE", "an empty pattern of documents", { hint: MULTI_GET_HINT });
   // An empty pattern (`multi-get "$REFS"` with REFS unset) names nothing, as an empty ref does for `get`.
   if (!pattern.trim()) throw empty();
-  // A name holding a comma (`Smith, John - CV.pdf`) is one document, not a list of two that name others.
-  const whole = pattern.includes(",") ? resolvedPart(home, pattern, scope) : undefined;
-  if (whole && "ref" in whole) return { refs: [whole.ref], skipped: [] };
+  // A name holding a comma (`Smith, John - CV.pdf`) is one document, not a list of two that name others: every
+  // document of that name, or the one its ref names.
+  if (pattern.includes(",")) {
+    const named = byName(home, pattern.trim(), scope);
+    if (named) return named;
+    const whole = resolvedPart(home, pattern, scope);
+    if ("ref" in whole) return { refs: [whole.ref], skipped: [] };
+  }
   const written = listPartsAsWritten(pattern);
   const parts = written.map((part) => part.trim()).filter(Boolean);
   // `,` (two unset variables) names nothing either: it was an empty match, `''` a usage error (s22 review F10).
@@ -127,12 +132,14 @@ interface PartScope {
 }
 
 /**
- * One part of a pattern: a glob or folder (matched), else a ref, else a name that is no document but a folder of
- * them is that folder. A part that names nothing, or cannot be matched (a glob in a repository never indexed, or none
+ * One part of a pattern: a name alone, the documents of that name (byName); a glob or folder (matched), else a
+ * ref, else a name that is no document but a folder of them is that folder. A part that names nothing, or cannot be matched (a glob in a repository never indexed, or none
  * of that name), is a skipped entry, alone as in a list; but a glob alone (`single`) is never read as a ref, and one
  * that matches nothing is an empty match.
  */
 function matchPart(home: string, part: string, scope: PartScope, single: boolean, known?: ReturnType<typeof resolvedPart>): Matched {
+  const named = byName(home, part, scope);
+  if (named) return named;
   const globbed = isGlob(part) || part.endsWith("/");
   // A folder (`repo:src/`) is all below it, as in a glob. In a list, a search result's ref whose name holds glob
   // syntax (`odd:report [v2].md:1-1`) is that ref (`known`: resolved already).
@@ -158,6 +165,23 @@ function matchPart(home: string, part: string, scope: PartScope, single: boolean
   }
   // A folder's name without its slash is that folder, in a list as alone (s21 retest R2).
   return folderOf(home, part, scope) ?? skipFor((resolved as { error: unknown }).error);
+}
+
+/**
+ * A name alone (no glob syntax, slash, repository, line or page: `ideas.md`) is every document of that base name, at
+ * any depth in every repository (or the one asked for), as a pattern without a slash is and `--filter ideas.md` reads
+ * it. Read as a ref, it was the one at a repository's root, the others dropped unsaid, and at two roots an error that
+ * read neither (s28 agent 3). Undefined for any other part, and for a name no document has: read on as a ref (whose
+ * error it gives) or a folder's name.
+ */
+function byName(home: string, part: string, scope: PartScope): Matched | undefined {
+  if (isGlob(part) || /[/:]/.test(part) || part.startsWith("#") || /^\.*$/.test(part)) return undefined;
+  try {
+    const named = matchGlob(home, part, scope);
+    return named.refs.length > 0 ? named : undefined;
+  } catch {
+    return undefined; // a repository asked for that does not exist: the ref's error says so
+  }
 }
 
 /**
@@ -218,7 +242,7 @@ function matchGlob(home: string, pattern: string, { repository, session }: PartS
   if (named) repos = [named];
   const inRepository = named ? prefix.inside : pattern;
   const matches = pathGlob(inRepository);
-  const select: Selection = folderSelection(inRepository) ?? ((paths) => paths.filter(matches));
+  const select: Selection = folderSelection(inRepository) ?? nameSelection(inRepository) ?? ((paths) => paths.filter(matches));
   // A repository named and never indexed is said to be, as `ls` says it; unnamed, it holds nothing yet.
   if (named && !Store.exists(named.dir)) throw notIndexedYet(named.name);
   const { answers, skipped } = readable(repos, (repo) => [...(session.documents(repo)?.keys() ?? [])]);
@@ -251,6 +275,17 @@ function folderSelection(pattern: string): Selection | undefined {
   const lookup = lookupOf(composed(pattern));
   if (!lookup?.folder) return undefined;
   return (_, repo, session) => session.folders(repo).byPath.get(lookup.subject) ?? [];
+}
+
+/**
+ * A name alone, without glob syntax or a slash (byName's), as what selects the documents of that base name from the
+ * name index, not matched against every path: a list of names costs a lookup each. Undefined for any other pattern.
+ * (A folder of that name is folderOf's, when no document has the name.)
+ */
+function nameSelection(pattern: string): Selection | undefined {
+  const lookup = lookupOf(composed(pattern));
+  if (!lookup || lookup.anchored || lookup.folder || lookup.subject === "") return undefined;
+  return (_, repo, session) => session.names(repo).get(lookup.subject) ?? [];
 }
 
 /**

@@ -32,6 +32,7 @@ export class ReadSession {
   private readonly listed = new Map<string, ReadonlyMap<string, StoredDocument> | null>();
   private readonly folderIndexes = new Map<string, FolderIndex>();
   private readonly spellingIndexes = new Map<string, Map<string, string[]>>();
+  private readonly nameIndexes = new Map<string, Map<string, string[]>>();
   private loaded?: Config;
 
   constructor(private readonly home: string) {}
@@ -70,6 +71,19 @@ export class ReadSession {
       this.spellingIndexes.set(repo.dir, index);
     }
     return this.spellingIndexes.get(repo.dir)!;
+  }
+
+  /**
+   * The repository's indexed paths by their base name, composed as globs compare names, made once for the call from
+   * `documents`: what a name alone in a multi-get pattern (`ideas.md`, at any depth) is looked up in.
+   */
+  names(repo: Repository): ReadonlyMap<string, readonly string[]> {
+    if (!this.nameIndexes.has(repo.dir)) {
+      const index = new Map<string, string[]>();
+      for (const path of this.documents(repo)?.keys() ?? []) addTo(index, composed(path.slice(path.lastIndexOf("/") + 1)), path);
+      this.nameIndexes.set(repo.dir, index);
+    }
+    return this.nameIndexes.get(repo.dir)!;
   }
 
   close(): void {

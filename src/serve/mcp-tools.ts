@@ -358,7 +358,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
       title: "Read several documents",
       description:
         "Read indexed documents named by a glob over paths (`*.md` at any depth, as without a slash a glob matches the base name; " +
-        "`repo:notes/**`) or by refs separated by commas, up to " +
+        "a name alone, `ideas.md`, is every document of that name; `repo:notes/**`) or by refs separated by commas, up to " +
         `max_bytes of text in all (default ${DEFAULT_ANSWER_BYTES}, at most ${MAX_ANSWER_BYTES}); the rest are listed in \`skipped\` with why (one too large for what is left with the get_document ref that reads it, an answer at a time).`,
       inputSchema: z.strictObject({
         pattern: z
@@ -366,7 +366,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
           .min(1)
           .max(4000)
           .describe(
-            "A glob over indexed paths (`*.md`: base names at any depth; `repo:notes/**`) or refs separated by commas; a ref whose path has a comma (`notes:a,b.md:3-4`) is that document when the text before its comma names none, and its `#docid` always is",
+            "A glob over indexed paths (`*.md`: base names at any depth; `ideas.md`: every document of that name; `repo:notes/**`) or refs separated by commas (`repo:ideas.md`, `notes/ideas.md:3-9`); a ref whose path has a comma (`notes:a,b.md:3-4`) is that document when the text before its comma names none, and its `#docid` always is",
           ),
         repository: optional(z.string()).describe("Only this repository"),
         max_bytes: byteBudget(
