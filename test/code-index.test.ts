@@ -77,6 +77,10 @@ describe("indexing code", () => {
     const text = cli("search", "split a header line into name and value", "-n", "1", "--mode", "bm25");
     expect(text.stdout).toContain("app:parser.py:1-11");
     expect(text.stdout).toContain("parser › imports, class Parser");
+    // The snippet keeps the code's lines, each under the heading's indent (one line of words before: s28 user 5).
+    expect(text.stdout).toContain(
+      '   def parse_header(self, line):\n       """Split a header line into its name and its value."""\n       name, _, value = line.partition(":")\n',
+    );
     const got = cli("get", "app:parser.py:8-11");
     expect(got.stdout.trimEnd()).toBe(PARSER.split("\n").slice(7, 11).join("\n"));
   });

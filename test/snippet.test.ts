@@ -58,6 +58,23 @@ test("whitespace collapses without shifting the highlights", () => {
   expect(snippet.words).toEqual(["three"]);
 });
 
+test("code keeps its lines: whole lines from the window's, blank ones out, the common indent removed (s28 user 5)", () => {
+  // Run together as prose, a function read as one line of words and a comment ran into the code after it.
+  const lead = Array.from({ length: 30 }, (_, i) => `    x${i} = compute(${i})  # filler line ${i}`).join("\n");
+  const text = `def retry(fn, attempts=3):\n${lead}\n    for i in range(attempts):\n\n        try:\n            return fn()  # the backoff call\n        except OSError:\n            sleep(base * 2 ** i)\n`;
+  const snippet = makeSnippet(text, parseQuery("backoff attempts").highlight, { code: true });
+  expect(snippet.text).toBe("for i in range(attempts):\n    try:\n        return fn()  # the backoff call\n    except OSError:");
+  // Indented by tabs (Go), the tabs go; mixed with spaces, only what every line shares.
+  expect(makeSnippet("\tif ok {\n\t\treturn nil\n\t}", parseQuery("ok").highlight, { code: true }).text).toBe("if ok {\n\treturn nil\n}");
+  expect(makeSnippet("\tif ok {\n  return nil", parseQuery("ok").highlight, { code: true }).text).toBe("\tif ok {\n  return nil");
+  expect(snippet.highlights.map(([s, e]) => snippet.text.slice(s, e))).toEqual(["attempts", "backoff"]);
+  expect(text.slice(snippet.offset)).toStartWith("for i in range(attempts):");
+  // A long line is cut, marked with an ellipsis; a match past the cut is not marked.
+  const long = makeSnippet(`call(${"a, ".repeat(100)}needle)`, parseQuery("needle call").highlight, { code: true });
+  expect(long.text).toEndWith("…");
+  expect(long.highlights.map(([s, e]) => long.text.slice(s, e))).toEqual(["call"]);
+});
+
 test("a table's rule line is left out of a snippet; its cells and highlights stay (s15 student #6)", () => {
   const table =
     "| Variable | Definition |\n| --- | :---: |\n| Voluntariness | the extent to which use is voluntary |\n|---|---|\n| Image | status |";

@@ -264,7 +264,7 @@ function fetchRows(candidates: Candidate[]): Map<Store, Map<number, FragmentRow>
 }
 
 function toHit(c: Candidate, row: FragmentRow, parsed: ParsedQuery, full: boolean, part?: { from: number; to: number }): FragmentHit {
-  const snippet = makeSnippet(row.text, parsed.highlight, part);
+  const snippet = makeSnippet(row.text, parsed.highlight, { ...part, code: isCodeFormat(row.format) });
   const line = Math.min(row.endLine, row.startLine + countNewlines(row.text, snippet.offset));
   return {
     rank: 0,

@@ -132,10 +132,10 @@ interface PartScope {
 }
 
 /**
- * One part of a pattern: a name alone, the documents of that name (byName); a glob or folder (matched), else a
- * ref, else a name that is no document but a folder of them is that folder. A part that names nothing, or cannot be matched (a glob in a repository never indexed, or none
- * of that name), is a skipped entry, alone as in a list; but a glob alone (`single`) is never read as a ref, and one
- * that matches nothing is an empty match.
+ * One part of a pattern: a name alone, the documents of that name (byName); a glob or folder (matched), else a ref,
+ * else a name that is no document but a folder of them is that folder. A part that names nothing, or cannot be matched
+ * (a glob in a repository never indexed, or none of that name), is a skipped entry, alone as in a list; but a glob
+ * alone (`single`) is never read as a ref, and one that matches nothing is an empty match.
  */
 function matchPart(home: string, part: string, scope: PartScope, single: boolean, known?: ReturnType<typeof resolvedPart>): Matched {
   const named = byName(home, part, scope);

@@ -28,14 +28,30 @@ interface Match {
   also?: string[];
 }
 
+/** A code snippet's lines at most, and the characters shown of each (past them, a line ends in "…"). */
+const CODE_LINES = 4;
+const CODE_LINE_CHARS = 160;
+
 /**
  * The snippet of `text`, taken from its characters `from` to `to` only when given: the part of a fragment that a
- * neighbour on the same page does not already show (the chunks' overlap).
+ * neighbour on the same page does not already show (the chunks' overlap). Code keeps its lines (`code`).
  */
-export function makeSnippet(text: string, highlight: ParsedQuery["highlight"], { from = 0, to = text.length } = {}): Snippet {
+export function makeSnippet(
+  text: string,
+  highlight: ParsedQuery["highlight"],
+  { from = 0, to = text.length, code = false }: { from?: number; to?: number; code?: boolean } = {},
+): Snippet {
   const part = text.slice(from, to);
   const matches = findMatches(part, highlight);
-  const start = cutIndex(text, from + bestWindowStart(part, matches));
+  // Code shows a few lines, however short the fragment: those from its best window's, not its first four.
+  const start = cutIndex(text, from + bestWindowStart(part, matches, code));
+  if (code)
+    return codeSnippet(
+      text,
+      start,
+      to,
+      matches.map((m) => ({ ...m, start: m.start + from, end: m.end + from })),
+    );
   const end = Math.min(to, start + WINDOW);
   const cutEnd = end < to ? cutIndex(text, Math.max(text.lastIndexOf(" ", end), start + WINDOW / 2)) : end;
   // A table's rule line (`| --- | --- |`, from DOCX, HTML and markdown tables) says nothing in a snippet: blanked, so
@@ -171,9 +187,12 @@ function searched(word: string, folded: string, highlight: ParsedQuery["highligh
   return bare !== undefined && highlight.stems.has(stem(bare));
 }
 
-/** Start of the window covering the most distinct matched words, backed up a little for context. */
-function bestWindowStart(text: string, matches: Match[]): number {
-  if (matches.length === 0 || text.length <= WINDOW) return 0;
+/**
+ * Start of the window covering the most distinct matched words, backed up a little for context; 0 when all of
+ * `text` fits one window, unless `always`.
+ */
+function bestWindowStart(text: string, matches: Match[], always = false): number {
+  if (matches.length === 0 || (text.length <= WINDOW && !always)) return 0;
   let best = 0;
   let bestScore = -1;
   // Slide a window over the matches, counting each word once however often it occurs inside.
@@ -200,6 +219,39 @@ function bestWindowStart(text: string, matches: Match[]): number {
   if (lineStart >= start) return lineStart;
   const space = text.indexOf(" ", start);
   return space !== -1 && space < best ? space + 1 : start;
+}
+
+/**
+ * Code's snippet: whole lines from the window's first, up to CODE_LINES of them, blank ones left out and the white
+ * space all of them begin with removed. Run together as prose is, a function read as one line of words and its comments
+ * ran into its code (s28 user 5).
+ */
+function codeSnippet(text: string, start: number, to: number, matches: Match[]): Snippet {
+  const shown: { from: number; to: number; cut: boolean }[] = [];
+  for (let at = text.lastIndexOf("\n", start - 1) + 1; at < to && shown.length < CODE_LINES; ) {
+    const newline = text.indexOf("\n", at);
+    const end = newline === -1 || newline > to ? to : newline;
+    if (text.slice(at, end).trim()) shown.push({ from: at, to: end, cut: false });
+    at = end + 1;
+  }
+  const indent = commonIndent(shown.map((line) => text.slice(line.from, line.to)));
+  let out = "";
+  const highlights: [number, number][] = [];
+  for (const line of shown) {
+    const from = line.from + indent;
+    const end = Math.min(line.to, cutIndex(text, from + CODE_LINE_CHARS));
+    const base = out.length + (out ? 1 : 0) - from;
+    for (const m of matches) if (m.start >= from && m.end <= end) highlights.push([m.start + base, m.end + base]);
+    out += `${out ? "\n" : ""}${text.slice(from, end).trimEnd()}${end < line.to ? "…" : ""}`;
+  }
+  return { text: out, highlights, offset: shown.length ? shown[0]!.from + indent : start };
+}
+
+/** The length of the white space every line begins with, the same characters in each (tabs are no spaces). */
+function commonIndent(lines: string[]): number {
+  let common = /^[ \t]*/.exec(lines[0] ?? "")![0];
+  for (const line of lines) while (!line.startsWith(common)) common = common.slice(0, -1);
+  return common.length;
 }
 
 function keysOf(match: Match): string[] {

@@ -306,7 +306,7 @@ export function searchText(response: SearchResponse, style: Style, asked?: PageA
         ? trimRuns(hit.text, "\n")
             .split("\n")
             .map((line) => (line ? `${pad}${escapeLine(line)}` : "")) // among other results: escaped as snippets are
-        : [`${pad}${highlight(hit.snippet, hit.highlights, style)}`];
+        : highlightLines(hit.snippet, hit.highlights, style).map((line) => `${pad}${line}`);
     const lines = [head, `${pad}${style.bold(escapeControls(breadcrumb(hit)))}`, ...contextLine(hit, pad, style), ...body];
     if (hit.explain) lines.push(`${pad}${style.dim(explainLine(hit.explain))}`);
     if ("fragments" in hit && hit.fragments.length > 1) {
@@ -390,16 +390,24 @@ function breadcrumb(hit: FragmentHit | DocumentHit): string {
   return hit.heading ? `${hit.title} › ${hit.heading}` : hit.title;
 }
 
-/** The snippet with its matches marked; escaped piece by piece, as the ranges count the text unescaped. */
-function highlight(text: string, ranges: [number, number][], style: Style): string {
-  let out = "";
-  let at = 0;
-  for (const [start, end] of ranges) {
-    if (start < at) continue;
-    out += escapeControls(text.slice(at, start)) + style.match(style.bold(escapeControls(text.slice(start, end))));
-    at = end;
-  }
-  return out + escapeControls(text.slice(at));
+/**
+ * The snippet's lines (a code snippet keeps its own: hits.ts) with their matches marked; escaped piece by piece, as
+ * the ranges count the text unescaped. Tabs stay, as in code they indent.
+ */
+function highlightLines(text: string, ranges: [number, number][], style: Style): string[] {
+  let lineStart = 0;
+  return text.split("\n").map((line) => {
+    const at = lineStart;
+    lineStart += line.length + 1;
+    let out = "";
+    let done = 0;
+    for (const [start, end] of ranges) {
+      if (start < at + done || end > at + line.length) continue;
+      out += escapeLine(line.slice(done, start - at)) + style.match(style.bold(escapeLine(line.slice(start - at, end - at))));
+      done = end - at;
+    }
+    return out + escapeLine(line.slice(done));
+  });
 }
 
 // ---- documents -------------------------------------------------------------------------------------------
