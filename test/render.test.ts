@@ -199,6 +199,7 @@ test("counts of one read as one: the index summary and status say `1 fragment`, 
     ocr_left_out: [],
     garbled: [],
     moved_aside: [],
+    kept_texts: [],
   };
   expect(statusText([status as RepositoryStatus], plain)).toContain("  1 document (1 page by OCR) · 1 fragment · BM25 only");
 });

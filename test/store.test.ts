@@ -443,6 +443,54 @@ test("`remove` leaves no kept text of the document; one that leaves its folder k
   expect(isKept(repo, hashes["b.md"]!)).toBe(true);
 });
 
+test("`remove` of a path no longer indexed drops the OCR'd text kept of it, says so, exits 0; status lists it (s28 hostile F2)", async () => {
+  // A scan deleted or newly ignored keeps its text 30 days; `remove` of its path answered "not indexed", exited 1 and
+  // kept it, and nothing but a rebuild cleared it.
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "secret.md": "# Secret\n\nsecret\n", "gone.md": "# Gone\n\ngone\n", "b.md": "# B\n\nbeta\n" });
+  const repo = registerRepository(home, { name: "r", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const db = new Database(Store.dbPath(repo.dir));
+  for (const [path, text] of [
+    ["secret.md", "OCR-SECRET-424242 "],
+    ["gone.md", "OCR-GONE-737373 "],
+  ] as const) {
+    const { id } = db.query<{ id: number }, [string]>("SELECT id FROM documents WHERE path = ?").get(path)!;
+    db.query("INSERT INTO document_texts(document_id, settings, text) VALUES (?, 's', ?)").run(id, text.repeat(200));
+  }
+  db.close();
+  writeTree(docs, { ".gitignore": "secret.md\n" });
+  rmSync(join(docs, "gone.md"));
+  expect(await indexRepository(home, repo)).toMatchObject({ removed: 2 });
+  const bytes = () => indexBytes(repo.dir);
+  expect(bytes()).toContain("OCR-SECRET-424242");
+  const status = JSON.parse(runCli(["status", "r", "--json"], { home }).stdout);
+  expect(status.kept_texts.map((kept: { path: string }) => kept.path).sort()).toEqual(["gone.md", "secret.md"]);
+  expect(runCli(["status", "r"], { home }).stdout).toContain(
+    "  kept 30 days, read back if they return: the OCR'd text of 2 documents no longer indexed (",
+  );
+  expect(runCli(["remove", "r:secret.md"], { home })).toMatchObject({
+    code: 0,
+    stdout: "r:secret.md is no longer indexed: dropped the OCR'd text kept of it since it left the index\n",
+    stderr: "",
+  });
+  expect(bytes()).not.toContain("OCR-SECRET-424242");
+  expect(bytes()).toContain("OCR-GONE-737373");
+  expect(JSON.parse(runCli(["remove", "r", "gone.md", "--json"], { home }).stdout)).toEqual({
+    repository: "r",
+    path: "gone.md",
+    removed: true,
+    dropped: "kept_text",
+  });
+  expect(bytes()).not.toContain("OCR-GONE-737373");
+  expect(repositoryStatus(repo).kept_texts).toEqual([]);
+  expect(runCli(["status", "r"], { home }).stdout).not.toContain("kept 30 days");
+  // Nothing kept there now: the path is not indexed, as before.
+  expect(runCli(["remove", "r:secret.md"], { home })).toMatchObject({ code: 1, stderr: expect.stringContaining("is not indexed") });
+  expect(JSON.parse(runCli(["remove", "r:b.md", "--json"], { home }).stdout)).toMatchObject({ path: "b.md", dropped: "document" });
+}, 60_000);
+
 test("`remove` and a rebuild leave no bytes of what they drop in the index files (s22 review F9)", async () => {
   // Deleted rows stayed in free space and freed pages: `strings index.db` read a removed scan's OCR'd text.
   const home = tempDir();

@@ -174,6 +174,7 @@ function mainCli(only?: string): CAC {
   if (want("remove"))
     cli
       .command("remove <repo> [document]", "Drop one document from a repository's index")
+      .option("--json", 'Print {repository, path, removed, dropped: "document" or "kept_text"}')
       .example("  researcher remove notes drafts/old.md")
       .example("  researcher remove notes:drafts/old.md     # as ls and search print it")
       .action(removeCommand);

@@ -34,6 +34,7 @@ import {
   noResultsLines,
   stillOnDiskNote,
   numberedRead,
+  removalLine,
   problemLines,
   progressBar,
   repositoryMatchesText,
@@ -489,9 +490,11 @@ export async function removeCommand(named: string, document: string | undefined,
     });
   const [name, path] = document === undefined ? [named.slice(0, colon), named.slice(colon + 1)] : [named, document];
   const repo = getRepository(home(flags), name);
-  await removeDocument(repo, repositoryPath(repo, path), (removed) => {
-    out(`${escapeControls(`removed ${repo.name}:${removed}`)}\n`);
-    if (stillOnDisk(repo, removed)) stderr.write(`note: ${stillOnDiskNote(`${repo.name}:${removed}`)}\n`);
+  await removeDocument(repo, repositoryPath(repo, path), ({ path: removed, dropped }) => {
+    const ref = `${repo.name}:${removed}`;
+    if (flags.json) json({ repository: repo.name, path: removed, removed: true, dropped });
+    else out(`${removalLine(ref, dropped)}\n`);
+    if (stillOnDisk(repo, removed)) stderr.write(`note: ${stillOnDiskNote(ref)}\n`);
   });
 }
 

@@ -12,11 +12,21 @@ import { afterFailedWrite } from "./indexer.ts";
 import { holdSignals } from "./repositories.ts";
 
 /**
- * Drop one document (its fragments, FTS rows, vectors and any kept OCR'd text), zero the pages that frees, and
- * refresh the ANN file; returns its path as the index holds it (`named` may be `repo:path`, as results print it).
- * `onRemoved` hears the path once the document is gone and its pages zeroed, before the ANN file's rebuild.
+ * What a `remove` dropped: the document at `path` (its path as the index held it), or, where none is indexed now, the
+ * OCR'd text kept of the documents that left the index from there (REMOVED_TEXTS_SCHEMA).
  */
-export async function removeDocument(repo: Repository, named: string, onRemoved?: (path: string) => void): Promise<string> {
+export interface Removal {
+  path: string;
+  dropped: "document" | "kept_text";
+}
+
+/**
+ * Drop one document (its fragments, FTS rows, vectors and any kept OCR'd text), zero the pages that frees, and
+ * refresh the ANN file; a path no longer indexed whose OCR'd text is kept (deleted, or newly ignored, within 30 days)
+ * has that text dropped instead. `named` may be `repo:path`, as results print it. `onRemoved` hears what went once it
+ * is gone and its pages zeroed, before the ANN file's rebuild.
+ */
+export async function removeDocument(repo: Repository, named: string, onRemoved?: (removal: Removal) => void): Promise<Removal> {
   const release = acquireWriterLock(repo.dir, repo.name);
   try {
     const store = Store.open(repo.dir, { write: true });
@@ -26,7 +36,8 @@ export async function removeDocument(repo: Repository, named: string, onRemoved?
       // (`notes:drafts/olt.md` got no "did you mean": s24 review D12).
       const inside = withoutRepository(repo, named, (path) => spelledIn(store, path) !== undefined);
       const path = spelledIn(store, inside) ?? inside;
-      if (!(await forgetAndZero(store, repo, path, onRemoved))) {
+      const removal = await forgetAndZero(store, repo, path, onRemoved);
+      if (!removal) {
         // Not indexed: perhaps a remove of it was killed after its removal committed, before its scrub, and this is
         // the command its user runs again, or its first index run was cut short (the pages OCR read of it went
         // with forgetDocument). The pages they freed are zeroed, into index.db, before saying so.
@@ -47,7 +58,7 @@ export async function removeDocument(repo: Repository, named: string, onRemoved?
       // sweeps), which searches scan around and the next index run rebuilds. Its own writes need no second scrub:
       // they replace ann_* rows of meta (checksums, counts, orphan keys), so the pages they free held no document
       // text, and the pages they take come from a free list zeroed just before.
-      const model = store.embeddings.model();
+      const model = removal.dropped === "document" && store.embeddings.model();
       if (model) {
         try {
           await syncVectorIndex(store, repo.dir, model.dims);
@@ -55,7 +66,7 @@ export async function removeDocument(repo: Repository, named: string, onRemoved?
           throw removedAnnNotRebuilt(repo, path, afterFailedWrite(store, repo, error));
         }
       }
-      return path;
+      return removal;
     } catch (error) {
       // As an index run's: a full disk or a damaged index named with its repository and fix, the WAL given back.
       throw afterFailedWrite(store, repo, error);
@@ -80,28 +91,34 @@ export function stillOnDisk(repo: Repository, path: string): boolean {
  * index.db, with Ctrl-C, SIGTERM, SIGHUP and SIGQUIT held: a signal between the commit and the checkpoint left the
  * document's text in the file without a word (s24 hostile H2). Held from after the waits (the writer lock, the
  * store's open), for a second or so on a long free list; a signal held is let go after `onRemoved` has said the
- * document is gone (a Ctrl-C then ended the command without a word: s25b retest N1). Whether `path` was indexed.
+ * document is gone (a Ctrl-C then ended the command without a word: s25b retest N1). What went, if anything did.
  */
-async function forgetAndZero(store: Store, repo: Repository, path: string, onRemoved?: (path: string) => void): Promise<boolean> {
+async function forgetAndZero(
+  store: Store,
+  repo: Repository,
+  path: string,
+  onRemoved?: (removal: Removal) => void,
+): Promise<Removal | undefined> {
   const releaseSignals = holdSignals();
   try {
-    const removed = store.transaction(() => {
-      const gone = store.forgetDocument(path); // "drop this": its OCR'd text too
-      if (gone) {
+    const dropped = store.transaction((): Removal["dropped"] | undefined => {
+      if (store.forgetDocument(path)) {
         store.embeddings.bumpGeneration();
         store.embeddings.prune();
+        return "document";
       }
-      return gone;
+      return store.forgetKeptTexts(path) > 0 ? "kept_text" : undefined;
     });
-    if (!removed) return false;
+    if (!dropped) return undefined;
     try {
       store.scrubFreePages(); // what earlier runs freed keeps its bytes: nothing of the document may stay in the file
       store.checkpoint(); // the zeros reach index.db, not only its WAL (a write limit failed it: s24 hostile H7)
     } catch (error) {
       throw removedNotScrubbed(repo, path, afterFailedWrite(store, repo, error));
     }
-    onRemoved?.(path);
-    return true;
+    const removal = { path, dropped };
+    onRemoved?.(removal);
+    return removal;
   } finally {
     await releaseSignals();
   }

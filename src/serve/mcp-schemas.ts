@@ -278,6 +278,9 @@ export const OUTPUT = {
           moved_aside: z
             .array(z.object({ path: z.string(), bytes: z.number() }))
             .describe("Indexes moved aside because they could not be used (index.db.damaged-<time>), the user's to delete"),
+          kept_texts: z
+            .array(z.object({ path: z.string().nullable(), removed_at: z.string() }))
+            .describe("Paths OCR'd documents left the index from whose text is kept 30 days (remove_from_index drops one)"),
           ...(failures
             ? {
                 failures: z.array(failureEntry).describe("Files that failed, with why: the first 100"),
@@ -349,7 +352,14 @@ export const OUTPUT = {
     warnings: z.array(z.string()).describe("What went wrong without failing the file, each with what to do"),
     seconds: z.number(),
   }),
-  removed: z.looseObject({ repository: z.string(), path: z.string(), removed: z.boolean() }),
+  removed: z.looseObject({
+    repository: z.string(),
+    path: z.string(),
+    removed: z.boolean(),
+    dropped: z
+      .enum(["document", "kept_text"])
+      .describe("The document, or (a path no longer indexed) the OCR'd text kept of it since it left the index"),
+  }),
 };
 
 /** The JSON form of a filter, as a schema agents can read (parseFilter validates the values). */

@@ -41,6 +41,7 @@ import {
   MCP_NAMES,
   noResultsLines,
   stillOnDiskNote,
+  removalLine,
   numberedRead,
   indexingNote,
   notIndexedWholeLine,
@@ -665,11 +666,11 @@ function registerWriteTools(server: McpServer, home: string, context: SearchCont
       guarded(() =>
         writes(async () => {
           const repo = getRepository(home, input.repository);
-          const path = await removeDocument(repo, repositoryPath(repo, input.document_path));
-          resourcesChanged(server);
+          const { path, dropped } = await removeDocument(repo, repositoryPath(repo, input.document_path));
+          if (dropped === "document") resourcesChanged(server);
           const ref = `${repo.name}:${path}`;
           const note = stillOnDisk(repo, path) ? `\nnote: ${stillOnDiskNote(ref)}` : "";
-          return result({ repository: repo.name, path, removed: true }, `${named(`removed ${ref}`)}${note}`);
+          return result({ repository: repo.name, path, removed: true, dropped }, `${removalLine(ref, dropped)}${note}`);
         }),
       ),
   );

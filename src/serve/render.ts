@@ -129,6 +129,16 @@ export function stillOnDiskNote(ref: string): string {
   );
 }
 
+/**
+ * What `remove` and remove_from_index say they dropped: the document, or, of a path no longer indexed, the OCR'd
+ * text kept of it since it left the index (it answered "not indexed" and kept the text: s28 hostile F2).
+ */
+export function removalLine(ref: string, dropped: "document" | "kept_text"): string {
+  return escapeControls(
+    dropped === "document" ? `removed ${ref}` : `${ref} is no longer indexed: dropped the OCR'd text kept of it since it left the index`,
+  );
+}
+
 /** How the CLI and MCP name the options a no-results line names. */
 export const CLI_NAMES = { offset: "--offset", minScore: "--min-score" };
 export const MCP_NAMES = { offset: "offset", minScore: "min_score" };
@@ -876,11 +886,26 @@ export function statusText(
         indexDueLine(s, style),
         s.ann ? `  ${style.warn(s.ann)}` : "",
         ...s.moved_aside.map((copy) => `  ${style.dim(movedAsideLine(copy))}`),
+        keptTextsLine(s),
       ];
       return rows.filter(Boolean).join("\n");
     })
     .join("\n\n")
     .concat("\n");
+}
+
+/**
+ * `  kept 30 days: the OCR'd text of 2 documents no longer indexed (a.pdf, b.pdf): …`, or "": the text of a scan
+ * deleted or ignored stayed in index.db without a word (s28 hostile F2).
+ */
+function keptTextsLine(s: Pick<RepositoryStatus, "name" | "kept_texts">): string {
+  if (s.kept_texts.length === 0) return "";
+  const paths = s.kept_texts.flatMap((kept) => (kept.path === null ? [] : [kept.path]));
+  const named = paths.length ? ` (${escapeControls(paths.slice(0, 3).join(", "))}${paths.length > 3 ? ", …" : ""})` : "";
+  const drop = paths.length
+    ? `\`researcher remove ${s.name}:<path>\` drops one, \`researcher index ${s.name} --rebuild\` all`
+    : `\`researcher index ${s.name} --rebuild\` drops them`;
+  return `  kept 30 days, read back if they return: the OCR'd text of ${count(s.kept_texts.length, "document")} no longer indexed${named}; ${drop}`;
 }
 
 /** An index moved aside, as `status` and `verify` name it: what it is and that it is the user's to delete. */

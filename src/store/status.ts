@@ -44,6 +44,11 @@ export interface RepositoryStatus {
   failures: { path: string; reason: string }[];
   /** Indexes a writer moved aside because they could not be used (`index.db.damaged-<time>`): kept until deleted. */
   moved_aside: { path: string; bytes: number }[];
+  /**
+   * The paths OCR'd documents left the index from (deleted, excluded, moved) whose text is kept 30 days to be read
+   * back if they return (null: kept before paths were recorded), with when: `remove` of a path drops its text.
+   */
+  kept_texts: { path: string | null; removed_at: string }[];
 }
 
 /** The status of a repository with nothing indexed (never indexed, or its index could not be read). */
@@ -66,6 +71,7 @@ export function emptyStatus(repo: Repository): RepositoryStatus {
     languages: {},
     failures: [],
     moved_aside: indexesMovedAside(repo.dir),
+    kept_texts: [],
   };
 }
 
@@ -98,6 +104,7 @@ export function storeStatus(repo: Repository, store: Store): RepositoryStatus {
     languages: store.languageCounts(),
     failures: store.failures(),
     moved_aside: indexesMovedAside(repo.dir),
+    kept_texts: store.keptTextPaths(),
   };
 }
 

@@ -734,6 +734,36 @@ export class Store {
   }
 
   /**
+   * Drop, at a user's word, the texts kept (REMOVED_TEXTS_SCHEMA) of documents that left the index from `path`, which
+   * no document holds now: `remove` of a deleted or newly ignored scan's path answered "not indexed" and kept its
+   * OCR'd text for 30 days, which only a rebuild cleared (s28 hostile F2). As forgetDocument does, the texts of the
+   * same bytes under other settings go too, with the pages read of them in conversions cut short and, once one was
+   * kept there, every text kept before texts recorded their path (schema 16). How many were kept at `path`.
+   */
+  forgetKeptTexts(path: string): number {
+    return this.erasing(() => {
+      const kept = this.db.query<{ hash: string }, [string]>("SELECT hash FROM removed_texts WHERE path = ?").all(path);
+      if (kept.length === 0) return 0;
+      const hashes = JSON.stringify(kept.map((row) => row.hash));
+      this.db
+        .query("DELETE FROM removed_texts WHERE path = ?1 OR path IS NULL OR hash IN (SELECT value FROM json_each(?2))")
+        .run(path, hashes);
+      this.db.query("DELETE FROM ocr_readings WHERE hash IN (SELECT value FROM json_each(?))").run(hashes);
+      return kept.length;
+    });
+  }
+
+  /** The paths documents left the index from whose texts are kept (REMOVED_TEXTS_SCHEMA), oldest removal first. */
+  keptTextPaths(): { path: string | null; removed_at: string }[] {
+    return this.db
+      .query<{ path: string | null; removed_at: string }, []>(
+        `SELECT path, strftime('%Y-%m-%dT%H:%M:%fZ', max(removed_at)) AS removed_at FROM removed_texts
+         GROUP BY path ORDER BY max(removed_at), path`,
+      )
+      .all();
+  }
+
+  /**
    * The kept texts (REMOVED_TEXTS_SCHEMA) at a path these bytes were kept from, where no document is now, become the
    * texts of `path`'s history: the file moved from there, and a `remove` of it must drop its earlier versions too
    * (they stayed under the old path: s26b review F1). At each write and each delete: a file moved in one run is

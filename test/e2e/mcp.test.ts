@@ -611,7 +611,7 @@ describe("MCP over stdio", () => {
     expect(added.structuredContent).toMatchObject({ indexed: 1 });
     expect((await call("search_fragments", { query: "sailboat", mode: "bm25" })).structuredContent.total).toBe(1);
     const removed = await call("remove_from_index", { repository: "docs", document_path: "boats.md" });
-    expect(removed.structuredContent).toEqual({ repository: "docs", path: "boats.md", removed: true });
+    expect(removed.structuredContent).toEqual({ repository: "docs", path: "boats.md", removed: true, dropped: "document" });
     expect((await call("search_fragments", { query: "sailboat", mode: "bm25" })).structuredContent.total).toBe(0);
     // A slip in the docs:path form gets the hint a bare path gets (s24 review D12).
     const slip = await call("remove_from_index", { repository: "docs", document_path: "docs:cars.mdx" });
