@@ -55,6 +55,8 @@ export interface Bm25Ranking {
   match: string;
   /** The count of `match`, when it is known without counting. */
   total?: number;
+  /** The hits hold every fragment that ties with the k-th, past k: ties.ts orders them by path, ranking no deeper. */
+  tiesWhole?: boolean;
 }
 
 interface Term {
@@ -205,7 +207,7 @@ export function rankPostings(
     }
     const admitted = where && new Set(store.fragmentIdsWhere(where));
     const { hits, total } = scores.top(k, admitted ? (id) => admitted.has(id) : undefined);
-    return { hits, exact: true, match, total };
+    return { hits, exact: true, match, total, tiesWhole: true };
   } finally {
     scores.reset();
   }

@@ -22,6 +22,7 @@ import { FUSION_DEPTH, fuseHybrid, fusionWeight, listAnchors, mergeRanked, merge
 import { backgrounds, lexicalEvidence, lexicalRatio, queryCoverage, vectorCalibration, vectorEvidence } from "./calibration.ts";
 import { boostHeadings } from "./heading-boost.ts";
 import { cappedRanking, type DocumentCap } from "./per-document.ts";
+import { pathOrdered } from "./ties.ts";
 import { annNote, meansNothing, rankableVectors, searchVectors, VectorCache, type AnnProblem } from "./vectors.ts";
 import { combineFilters, type Filter } from "./filters.ts";
 import { namedRepository } from "./document-refs.ts";
@@ -599,7 +600,7 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
   lists.bounds = { within, without: excluded };
   const cache = context.vectors;
   const vectors = (bounds: Parameters<typeof searchVectors>[4]) => {
-    const rank = (deeper: number) => searchVectors(store, repo.dir, queryVector, deeper, { ...bounds, cache });
+    const rank = pathOrdered(store, (deeper: number) => searchVectors(store, repo.dir, queryVector, deeper, { ...bounds, cache }));
     return cap ? cappedRanking(rank, cap)(depth) : rank(depth);
   };
   const searched = await vectors({ within, without: excluded });
@@ -805,8 +806,15 @@ export function rankBm25(
   return store.transaction(() => boostHeadings(store, parsed, depth, cap ? cappedRanking(rank, cap) : rank));
 }
 
-/** FTS5's own BM25 ranking of the match, from the lists of bm25.ts where they give it, or from FTS5's pass. */
+/**
+ * FTS5's own BM25 ranking of the match, from the lists of bm25.ts where they give it, or from FTS5's pass; ties in
+ * path order (ties.ts), whichever path ranked them.
+ */
 export function fts5Ranking(store: Store, parsed: ParsedQuery, match: string, depth: number, where?: SqlCondition): Bm25List {
+  return pathOrdered(store, (deeper: number) => bm25Ranking(store, parsed, match, deeper, where))(depth);
+}
+
+function bm25Ranking(store: Store, parsed: ParsedQuery, match: string, depth: number, where?: SqlCondition): Bm25List {
   // One read transaction: the lists, totals and counts the fast paths combine come from one snapshot of the index.
   const fast = store.transaction(
     () =>

@@ -938,6 +938,21 @@ export class Store {
     return new Map(rows.map(({ id, documentId }) => [id, documentId]));
   }
 
+  /**
+   * These fragment ids in the order of their documents' paths, then their places in them: how ties of a ranking are
+   * ordered, by what the folder holds rather than the history of its index (s28 hostile F9). Ids no longer indexed
+   * are left out.
+   */
+  inPathOrder(ids: number[]): number[] {
+    return this.db
+      .query<{ id: number }, [string]>(
+        `SELECT f.id FROM fragments f JOIN documents d ON d.id = f.document_id
+         WHERE f.id IN (SELECT value FROM json_each(?)) ORDER BY d.path, f.seq, f.id`,
+      )
+      .all(JSON.stringify(ids))
+      .map((row) => row.id);
+  }
+
   /** Which document (id and path) each fragment belongs to, without reading fragment texts. */
   ownersOf(ids: number[]): Map<number, { documentId: number; path: string }> {
     const rows = this.db
