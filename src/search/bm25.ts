@@ -55,8 +55,6 @@ export interface Bm25Ranking {
   match: string;
   /** The count of `match`, when it is known without counting. */
   total?: number;
-  /** The hits hold every fragment that ties with the k-th, past k: ties.ts orders them by path, ranking no deeper. */
-  tiesWhole?: boolean;
 }
 
 interface Term {
@@ -207,7 +205,7 @@ export function rankPostings(
     }
     const admitted = where && new Set(store.fragmentIdsWhere(where));
     const { hits, total } = scores.top(k, admitted ? (id) => admitted.has(id) : undefined);
-    return { hits, exact: true, match, total, tiesWhole: true };
+    return { hits, exact: true, match, total };
   } finally {
     scores.reset();
   }

@@ -2,36 +2,26 @@
  * Rankings whose ties are ordered by path. Fragments of equal score (two copies of a file, a licence header in every
  * source file) came in the order of their ids, which is the history of the index: a file moved out and back ranked
  * after its twin, and a folder in one state paged differently from a fresh index of it (s28 hostile F9). Each tie is
- * ordered by its documents' paths, then by place in the document, and a list cut at depth k is cut in that order: a
- * tie that reaches past the k-th result is ranked whole first.
+ * ordered by its documents' paths, then by place in the document.
  */
 import type { Store } from "../store/store.ts";
 import type { Ranked } from "./fusion.ts";
 
 /**
  * `rank` (a function from a depth to the best `depth` of a list by score, now or later: BM25 answers at once, vector
- * search later) with ties in path order: ranked one deeper than asked, and deeper again while the tie at the cut runs
- * to the end of what was ranked (unless the list holds the whole tie: `tiesWhole`), so a cut never splits a tie by id.
+ * search later) with the ties it ranked in path order. A tie that runs past the depth is cut where the ranking cut it
+ * (by id): ranking deeper until every tie ended doubled a one-word query's time on a corpus of equal-length fragments
+ * (the scale benchmark's, where a rare word ties hundreds), and a page is cut from a list at least FUSION_DEPTH deep.
  */
-export function pathOrdered<List extends { hits: Ranked[]; tiesWhole?: boolean }, Answer extends List | Promise<List>>(
+export function pathOrdered<List extends { hits: Ranked[] }, Answer extends List | Promise<List>>(
   store: Store,
   rank: (depth: number) => Answer,
 ): (depth: number) => Answer {
-  const settle = (depth: number, deeper: number): List | Promise<List> => {
-    // Cut, the list holds the whole tie no more: `tiesWhole` is left off.
-    const take = ({ tiesWhole, ...list }: List) =>
-      tiesWhole || cutOutsideTie(list.hits, depth, deeper)
-        ? ({ ...list, hits: tiesInPathOrder(store, list.hits).slice(0, depth) } as List)
-        : settle(depth, deeper * 2);
-    const answer = rank(deeper);
-    return answer instanceof Promise ? answer.then(take) : take(answer as List);
+  const ordered = (list: List): List => ({ ...list, hits: tiesInPathOrder(store, list.hits) });
+  return (depth) => {
+    const answer = rank(depth);
+    return (answer instanceof Promise ? answer.then(ordered) : ordered(answer as List)) as Answer;
   };
-  return (depth) => (depth < 1 ? rank(depth) : (settle(depth, depth + 1) as Answer));
-}
-
-/** Whether the list ranked `ranked` deep holds every hit tied with its `depth`-th: complete, or one scores lower. */
-function cutOutsideTie(hits: Ranked[], depth: number, ranked: number): boolean {
-  return hits.length < ranked || hits[depth - 1]!.score !== hits[ranked - 1]!.score;
 }
 
 /** The hits, best first, with each run of equal scores in path order (one query for all of them); else as they came. */

@@ -46,9 +46,8 @@ export class TopScores {
   }
 
   /**
-   * The best `k` admitted fragments (highest score first, then lowest id) and every other that ties with the k-th (so
-   * a caller orders a tie at the cut by path: ties.ts), and how many were admitted (every fragment any list holds,
-   * when `admit` is not given).
+   * The best `k` admitted fragments (highest score first, then lowest id), and how many were admitted (every
+   * fragment any list holds, when `admit` is not given).
    */
   top(k: number, admit?: (id: number) => boolean): { hits: { id: number; score: number }[]; total: number } {
     if (!this.ascending) this.sortLists();
@@ -123,8 +122,6 @@ class MinHeap {
   private readonly ids: Int32Array;
   private readonly scores: Float64Array;
   private size = 0;
-  /** Ids turned away or pushed out that score what the root scores: they tie with the k-th. */
-  private readonly ties: number[] = [];
 
   constructor(private readonly k: number) {
     this.ids = new Int32Array(k);
@@ -136,27 +133,18 @@ class MinHeap {
       this.ids[this.size] = id;
       this.scores[this.size] = score;
       this.up(this.size++);
-    } else if (this.k > 0 && score >= this.scores[0]!) {
+    } else if (this.k > 0 && score >= this.scores[0]! && this.ranksBelow(0, id, score)) {
       // (Most candidates of a large match fall below the root: the first comparison turns them away.)
-      if (!this.ranksBelow(0, id, score)) {
-        if (score === this.scores[0]) this.ties.push(id);
-        return;
-      }
-      const [outId, outScore] = [this.ids[0]!, this.scores[0]!];
       this.ids[0] = id;
       this.scores[0] = score;
       this.down(0);
-      if (this.scores[0] !== outScore)
-        this.ties.length = 0; // the root rose: what tied with it no longer ties
-      else this.ties.push(outId);
     }
   }
 
-  /** The best k, best first, then what ties with the k-th. */
   sorted(): { id: number; score: number }[] {
-    const hits = Array.from({ length: this.size }, (_, i) => ({ id: this.ids[i]!, score: this.scores[i]! }));
-    const last = this.scores[0]!;
-    return [...hits, ...this.ties.map((id) => ({ id, score: last }))].sort((a, b) => b.score - a.score || a.id - b.id);
+    return Array.from({ length: this.size }, (_, i) => ({ id: this.ids[i]!, score: this.scores[i]! })).sort(
+      (a, b) => b.score - a.score || a.id - b.id,
+    );
   }
 
   /** Whether the entry at `i` ranks below (id, score): lower score, or the same score and a higher id. */
