@@ -81,7 +81,7 @@ function fillStore(dir: string, matrix: Float32Array, count: number, model: { id
         }));
         const path = `${String(Math.floor(doc / 1000)).padStart(4, "0")}/${doc}.md`;
         store.replaceDocument(
-          { path, hash: `h${doc}`, size: 1, mtimeMs: 0, title: `document ${doc}`, format: "md", metadata: {} },
+          { path, hash: `h${doc}`, size: 1, mtimeMs: 0, ctimeMs: null, ino: null, title: `document ${doc}`, format: "md", metadata: {} },
           fragments,
           fragments.map((_, seq) => `v${first + seq}`),
           false,

@@ -1,6 +1,17 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { readdirSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  linkSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { indexFiles, indexRepository, WRITE_BATCHES } from "../src/index/indexer.ts";
 import { registerRepository } from "../src/repos.ts";
@@ -393,6 +404,72 @@ test("an edit of the same size within the mtime tick of the run that read the fi
   utimesSync(file, old, old);
   expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0 });
   expect(stamp()).toBe(statSync(file).mtimeMs);
+});
+
+test("a file put in an indexed one's place with its size and mtime is read again: a `mv` swap, `cp -p` in place (s28 hostile F1)", async () => {
+  // Files unpacked from one archive share whole-second mtimes: two of one size swapped by `mv` kept each other's text
+  // for good, and so did a file rewritten in place with its mtime put back (`cp -p`, `rsync -a --inplace`).
+  const home = tempDir();
+  const docs = tempDir();
+  const repo = registerRepository(home, { name: "swap", path: docs, embed: false });
+  const unpacked = new Date("2026-01-01T00:00:00Z");
+  const put = (path: string, text: string) => {
+    writeFileSync(join(docs, path), text);
+    utimesSync(join(docs, path), unpacked, unpacked);
+  };
+  put("x1.md", "alpha one\n");
+  put("x2.md", "bravo two\n");
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2 });
+  renameSync(join(docs, "x1.md"), join(docs, "tmp.md"));
+  renameSync(join(docs, "x2.md"), join(docs, "x1.md"));
+  renameSync(join(docs, "tmp.md"), join(docs, "x2.md"));
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2, skipped: 0 });
+  expect(await paths(home, "alpha")).toEqual(["x2.md"]);
+  expect(await paths(home, "bravo")).toEqual(["x1.md"]);
+  // Once a change is a tick old, a run records the stamp as it is (recordedStamp): then the inode change time alone,
+  // not the rule for stamps read within a tick, tells the rewrite below.
+  await Bun.sleep(2100);
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0 });
+  const ctime = () => {
+    const store = Store.open(repo.dir);
+    try {
+      return store.document("x1.md")!.ctimeMs;
+    } finally {
+      store.close();
+    }
+  };
+  expect(ctime()).toBe(statSync(join(docs, "x1.md")).ctimeMs);
+  put("x1.md", "delta six\n"); // the same inode, size and mtime
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1 });
+  expect(await paths(home, "delta")).toEqual(["x1.md"]);
+  expect(await paths(home, "bravo")).toEqual([]);
+}, 30_000);
+
+test("a file whose inode change time alone changed (chmod, a hard link) is hashed: its stamp is updated, nothing re-chunked", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  const repo = registerRepository(home, { name: "attrs", path: docs, embed: false });
+  writeFileSync(join(docs, "a.md"), "# A\n\nalpha\n");
+  const old = new Date(Date.now() - 60_000);
+  utimesSync(join(docs, "a.md"), old, old);
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1 });
+  const stored = () => {
+    const store = Store.open(repo.dir);
+    try {
+      return { doc: store.document("a.md")!, fragments: store.documentListing("a.md")[0]!.fragments };
+    } finally {
+      store.close();
+    }
+  };
+  const before = stored();
+  chmodSync(join(docs, "a.md"), 0o600);
+  linkSync(join(docs, "a.md"), join(tempDir(), "a.md")); // a second name, outside the repository
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 0, skipped: 1, fragments: 0 });
+  const after = stored();
+  expect(after.doc.id).toBe(before.doc.id); // the same row: not deleted and written again
+  expect(after.fragments).toBe(before.fragments);
+  expect(after.doc.ctimeMs).not.toBe(before.doc.ctimeMs);
+  expect(after.doc.ino).toBe(statSync(join(docs, "a.md")).ino);
 });
 
 test("a repository whose path changed meanwhile is said to name another folder, not to be unregistered (s19 hostile #7)", async () => {

@@ -8,8 +8,10 @@ import { tempDir, writeTree } from "./helpers.ts";
 const options = { fileTypes: ["md"], exclude: [] };
 const stampOf = (root: string, path: string): Stamp => {
   const stats = statSync(join(root, path));
-  return { size: stats.size, mtimeMs: stats.mtimeMs };
+  return { size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino };
 };
+/** A stamp of no file there. */
+const elsewhere = (size: number, mtimeMs: number): Stamp => ({ size, mtimeMs, ctimeMs: 1, ino: 1 });
 
 describe("planChanges", () => {
   test("new, changed, unchanged and gone, from discovery and the stored stamps", () => {
@@ -19,7 +21,7 @@ describe("planChanges", () => {
       ["same.md", stampOf(root, "same.md")],
       ["edited.md", { ...stampOf(root, "edited.md"), size: 1 }],
       ["touched.md", { ...stampOf(root, "touched.md"), mtimeMs: 1 }],
-      ["deleted.md", { size: 3, mtimeMs: 1 }],
+      ["deleted.md", elsewhere(3, 1)],
     ]);
     const plan = planChanges(discoverFiles(root, options), stored);
     expect(plan.added.map((f) => f.path)).toEqual(["new.md"]);
@@ -40,7 +42,7 @@ describe("planChanges", () => {
       failure("indexed.md"),
     ]);
     // indexed.md failed after it was indexed: its document is older than the file, its failure is not.
-    const stored = new Map([["indexed.md", { size: 1, mtimeMs: 1 }]]);
+    const stored = new Map([["indexed.md", elsewhere(1, 1)]]);
     const plan = planChanges(discoverFiles(root, options), stored, { failed: { stamps, settings: "s1" } });
     expect(plan.failedUnchanged).toEqual(["failed.md", "indexed.md"]);
     expect(plan.added.map((f) => f.path)).toEqual(["edited.md", "other.md"]);
@@ -70,7 +72,7 @@ describe("planChanges", () => {
       discoverFiles(root, options),
       new Map([
         ["ok.md", stampOf(root, "ok.md")],
-        ["pipe.md", { size: 5, mtimeMs: 1 }],
+        ["pipe.md", elsewhere(5, 1)],
       ]),
     );
     expect(plan.gone).toEqual([]);
@@ -110,15 +112,21 @@ describe("planChanges", () => {
   test("a stored map of one folder plans only that folder", () => {
     const root = tempDir();
     writeTree(root, { "a/x.md": "x" });
-    const plan = planChanges(discoverFiles(root, options), new Map([["a/y.md", { size: 1, mtimeMs: 1 }]]));
+    const plan = planChanges(discoverFiles(root, options), new Map([["a/y.md", elsewhere(1, 1)]]));
     expect(plan.added.map((f) => f.path)).toEqual(["a/x.md"]);
     expect(plan.gone).toEqual(["a/y.md"]);
   });
 });
 
-test("sameStamp: size and mtime both equal, and only for an indexed file", () => {
-  expect(sameStamp({ size: 1, mtimeMs: 2 }, { size: 1, mtimeMs: 2 })).toBe(true);
-  expect(sameStamp({ size: 1, mtimeMs: 2 }, { size: 1, mtimeMs: 3 })).toBe(false);
-  expect(sameStamp({ size: 1, mtimeMs: 2 }, { size: 2, mtimeMs: 2 })).toBe(false);
-  expect(sameStamp(undefined, { size: 1, mtimeMs: 2 })).toBe(false);
+test("sameStamp: size, mtime, inode change time and inode number all equal, and only for an indexed file", () => {
+  const stamp: Stamp = { size: 1, mtimeMs: 2, ctimeMs: 3, ino: 4 };
+  expect(sameStamp(stamp, { ...stamp })).toBe(true);
+  expect(sameStamp(stamp, { ...stamp, mtimeMs: 3 })).toBe(false);
+  expect(sameStamp(stamp, { ...stamp, size: 2 })).toBe(false);
+  // Another file renamed into its place, or the file rewritten with its old mtime put back (s28 hostile F1).
+  expect(sameStamp(stamp, { ...stamp, ctimeMs: 4 })).toBe(false);
+  expect(sameStamp(stamp, { ...stamp, ino: 5 })).toBe(false);
+  // A stamp recorded before the index kept them matches no file: the file is hashed once.
+  expect(sameStamp({ ...stamp, ctimeMs: null, ino: null }, stamp)).toBe(false);
+  expect(sameStamp(undefined, stamp)).toBe(false);
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
 import { indexRepository } from "../src/index/indexer.ts";
@@ -146,6 +146,42 @@ test("a schema 16 index gets the page image of each kept OCR reading (v17): its 
   expect(missingFromSchema(upgraded)).toBeNull();
   expect(upgraded.query("SELECT page, text, pixels FROM ocr_readings").all()).toEqual([{ page: 1, text: "kept", pixels: null }]);
   upgraded.close();
+}, 30_000);
+
+test("a schema 17 index gets inode stamps (v18): read as none before, its first run hashes each file once and re-chunks only one that differs", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha words\n", "x1.md": "one one\n", "x2.md": "two two\n" });
+  const unpacked = new Date("2026-01-01T00:00:00Z");
+  for (const name of ["a.md", "x1.md", "x2.md"]) utimesSync(join(docs, name), unpacked, unpacked);
+  const repo = registerRepository(home, { name: "old", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const db = new Database(Store.dbPath(repo.dir));
+  db.run("ALTER TABLE documents DROP COLUMN ctime_ms; ALTER TABLE documents DROP COLUMN ino; ALTER TABLE failures DROP COLUMN ino");
+  db.run("PRAGMA user_version = 17");
+  const ids = () => db.query<{ path: string; id: number }, []>("SELECT path, id FROM documents ORDER BY path").all();
+  const before = ids();
+  db.close();
+  // Swapped under the old researcher, which kept each file's old text (s28 hostile F1).
+  renameSync(join(docs, "x1.md"), join(docs, "tmp.md"));
+  renameSync(join(docs, "x2.md"), join(docs, "x1.md"));
+  renameSync(join(docs, "tmp.md"), join(docs, "x2.md"));
+  // A reader reads it as it is: its stamps have no inode change time nor number.
+  const reader = Store.open(repo.dir);
+  expect(reader.document("a.md")).toMatchObject({ ctimeMs: null, ino: null });
+  reader.close();
+  expect((await search(home, { query: "alpha" })).results.map((r) => r.path)).toEqual(["a.md"]);
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2, skipped: 1 });
+  expect(schemaVersion(repo)).toBe(SCHEMA_VERSION);
+  const upgraded = new Database(Store.dbPath(repo.dir), { readonly: true });
+  expect(missingFromSchema(upgraded)).toBeNull();
+  // a.md, hashed and found the same, keeps its row (and fragments); its stamp is recorded.
+  expect(upgraded.query("SELECT id, ino FROM documents WHERE path = 'a.md'").get()).toEqual({
+    id: before[0]!.id,
+    ino: statSync(join(docs, "a.md")).ino,
+  });
+  upgraded.close();
+  expect((await search(home, { query: "one" })).results.map((r) => r.path)).toEqual(["x2.md"]);
 }, 30_000);
 
 test("a schema 4 index (no identifier parts in its full-text index) gets its full text rebuilt by the next index run (v5)", async () => {
@@ -753,7 +789,18 @@ describe("remove leaves no text of a moved scan's versions (s26b review F1, F2)"
   const put = (store: Store, path: string, hash: string, text: string) =>
     store.transaction(() =>
       store.replaceDocument(
-        { path, hash, size: 1, mtimeMs: 1, title: "t", format: "pdf", metadata: {}, convertedText: { text, settings: "s" } },
+        {
+          path,
+          hash,
+          size: 1,
+          mtimeMs: 1,
+          ctimeMs: null,
+          ino: null,
+          title: "t",
+          format: "pdf",
+          metadata: {},
+          convertedText: { text, settings: "s" },
+        },
         fragment(text),
         [`th-${hash}`],
       ),

@@ -230,6 +230,22 @@ test("the files check names the first three files of each kind and counts the re
   expect(files.detail).toMatch(/^since the last run: 1 new \(new\.md\); 5 gone \([a-e]\.md, [a-e]\.md, [a-e]\.md, … and 2 more\)$/);
 });
 
+test("a file swapped in with the indexed one's size and mtime is reported changed; a chmod'ed one is not (s28 hostile F1)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "x1.md": "alpha one\n", "x2.md": "bravo two\n", "same.md": "same words\n" });
+  const unpacked = new Date("2026-01-01T00:00:00Z");
+  for (const name of ["x1.md", "x2.md", "same.md"]) utimesSync(join(docs, name), unpacked, unpacked);
+  const repo = registerRepository(home, { name: "s", path: docs, embed: false });
+  await indexRepository(home, repo);
+  renameSync(join(docs, "x1.md"), join(docs, "tmp.md"));
+  renameSync(join(docs, "x2.md"), join(docs, "x1.md"));
+  renameSync(join(docs, "tmp.md"), join(docs, "x2.md"));
+  chmodSync(join(docs, "same.md"), 0o600); // its inode change time moves, its bytes stay
+  const files = (await verifyRepository(repo)).problems.filter((p) => p.check === "files");
+  expect(files.map((p) => p.detail)).toEqual(["since the last run: 2 changed (x1.md, x2.md)"]);
+});
+
 test("documents under an ignore file that cannot be read are reported with the file to fix (verify threw 'unexpected')", async () => {
   // s11 review: the problem was reported at sub/.gitignore, which matched no document's path, and verify indexed an
   // empty list of places. A file over 16 MiB is unreadable to discovery as root too.

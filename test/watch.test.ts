@@ -499,6 +499,43 @@ test("a failed file is left alone while unchanged (the planner's rule): an attri
   }
 }, 30_000);
 
+test("a file renamed over an indexed one, or two swapped, with the same size and mtime are read (s28 hostile F1)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  const unpacked = new Date("2026-01-01T00:00:00Z");
+  const put = (path: string, text: string) => {
+    writeFileSync(join(docs, path), text);
+    utimesSync(join(docs, path), unpacked, unpacked);
+  };
+  put("x1.md", "one one\n");
+  put("x2.md", "two two\n");
+  const repo = registerRepository(home, { name: "docs", path: docs, embed: false });
+  const batches = new Batches();
+  const handle = watchRepositories(home, [repo], { debounceMs: 50, onBatch: batches.add, onError: (e) => batches.errors.push(e) });
+  const words = async (query: string) => (await search(home, { query })).results.map((r) => r.path);
+  try {
+    await handle.ready;
+    put("src.md", "six six\n");
+    await batches.until(["src.md"]);
+    batches.reset();
+    renameSync(join(docs, "src.md"), join(docs, "x1.md")); // the batch listed src.md alone, and x1.md kept "one one"
+    await batches.until(["src.md", "x1.md"]);
+    expect(await words("six")).toEqual(["x1.md"]);
+    expect(await words("one")).toEqual([]);
+    batches.reset();
+    renameSync(join(docs, "x1.md"), join(docs, "tmp.md"));
+    renameSync(join(docs, "x2.md"), join(docs, "x1.md"));
+    renameSync(join(docs, "tmp.md"), join(docs, "x2.md"));
+    await batches.until(["x1.md", "x2.md"]);
+    expect(await words("six")).toEqual(["x2.md"]);
+    expect(await words("two")).toEqual(["x1.md"]);
+    expect(batches.errors).toEqual([]);
+    expect(indexed(repo)).toEqual(await freshIndex(repo));
+  } finally {
+    await handle.close();
+  }
+}, 30_000);
+
 test("a folder moved in whose link stays inside the repository is indexed without a false 'outside' error (s11 review)", async () => {
   // Watch walked a folder event's folder as if it were the root: a link from it to elsewhere in the repository was
   // reported as leading outside, and an exclude written from the root did not apply.

@@ -26,11 +26,21 @@ export interface DiscoveredFile {
   path: string;
   size: number;
   mtimeMs: number;
+  /** The inode change time and inode number, which the index's stamp holds too (plan.ts Stamp). */
+  ctimeMs: number;
+  ino: number;
   /**
    * JavaScript of 4 KiB or more that no ignore file's `!` line names: its lines say whether it is minified
    * (isMinified), looked at only when a run would read the file (planChanges), as an unchanged file is never opened.
    */
   mayBeMinified?: true;
+}
+
+/** What of a file's stats (or of a discovered file) the index's stamp holds (plan.ts Stamp). */
+export function stampOf(
+  stats: Pick<Stats, "size" | "mtimeMs" | "ctimeMs" | "ino">,
+): Pick<DiscoveredFile, "size" | "mtimeMs" | "ctimeMs" | "ino"> {
+  return { size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino };
 }
 
 export interface DiscoverOptions {
@@ -901,7 +911,7 @@ export function discoverFiles(root: string, options: DiscoverOptions, under = ""
         continue;
       }
       // Whether it is minified is told by its content, which only a run that reads it looks at (isMinified).
-      const file: DiscoveredFile = { root, path: relativePath, size: found.size, mtimeMs: found.mtimeMs };
+      const file: DiscoveredFile = { root, path: relativePath, ...stampOf(found) };
       if (decided !== "named" && found.size >= MINIFIED_LINES.atLeast && isJavaScript(type, types)) file.mayBeMinified = true;
       discovery.files.push(file);
     }

@@ -32,6 +32,7 @@ import {
   keepUnmounted,
   mountsAbove,
   leftOutBecause,
+  stampOf,
   UNDECODABLE_NAME,
   unreachable,
   wayBackIn,
@@ -48,7 +49,7 @@ import {
   type ReadResult,
   type RootRecord,
 } from "../files.ts";
-import { type Failed, planChanges, recordedMtime } from "./plan.ts";
+import { type Failed, planChanges, recordedStamp, type Stamp } from "./plan.ts";
 import { chunkingChanges, currentChunking, readOtherwise, recordedChunking } from "./chunking.ts";
 import { gitInfoCache } from "./git-info.ts";
 import { chooseModel, EmbedderCache, isOtherModel, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
@@ -164,7 +165,7 @@ export type Prepared =
       ocrResumed?: number;
       warnings?: string[];
     }
-  | { kind: "unchanged"; id: number; size: number; mtimeMs: number }
+  | { kind: "unchanged"; id: number; stamp: Stamp }
   /** `gone`: the path holds no document any more (a link out of the root, a scan while OCR is off): the indexed one
    * goes too. */
   | ({ kind: "failed"; gone?: boolean /** The bytes' hash, when they were read. */; hash?: string } & RecordedFailure)
@@ -713,8 +714,8 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
   const recorded = retry ? new Map<string, string>() : new Map(store.failures().map((f) => [f.path, f.reason]));
   const repeated = discovery.problems.filter((problem) => recorded.get(problem.path) === problem.reason).map((p) => p.path);
   for (const { path, reason } of discovery.problems) if (recorded.get(path) !== reason) writer.add({ kind: "failed", path, reason });
-  // Unchanged size and mtime: not opened at all, nor is a file that failed as it is now (unless told to retry).
-  // New and changed files go through the per-document step.
+  // An unchanged stamp (plan.ts sameStamp): not opened at all, nor is a file that failed as it is now (unless told
+  // to retry). New and changed files go through the per-document step.
   const failed: Failed | undefined = retry ? undefined : { stamps: store.failureStamps(), settings: settings.failure };
   const plan = planChanges(discovery, stored, { force: settings.force, failed });
   plan.failedUnchanged.push(...repeated);
@@ -970,7 +971,7 @@ class BatchWriter {
     this.store.transaction(() => {
       const written = batch.map((item) => this.store.replaceDocument(item.doc, item.fragments, item.hashes, item.replaces));
       updateImpacts(this.store, written);
-      for (const t of touched) this.store.touchDocument(t.id, t.size, t.mtimeMs);
+      for (const t of touched) this.store.touchDocument(t.id, t.stamp);
       if (batch.length) this.store.embeddings.bumpGeneration();
     });
     const { walLimit, walFloor, walShare } = WRITE_BATCHES;
@@ -994,11 +995,12 @@ function oneLine(text: string): string {
 /**
  * The per-document step: read → convert → chunk one file. Throws only what is the process's and not the file's (no file
  * descriptor left: every file would fail the same way, so the run stops); any other problem becomes a reason, and the
- * stored version of the document (if any) stays as it was. A failed conversion is stamped with the file's size and
- * mtime and the conversion settings (its time and memory limits included), so that a run leaves the file alone until
- * one of them changes; a failure that says nothing about the file (a lock, a full disk: isTransient) and a file that
- * could not be read (a stat or an open to find out again; its cause, e.g. permissions, is usually outside the file) get
- * no stamp and are tried again by every run. `onOcrPage` hears of each page OCR starts on.
+ * stored version of the document (if any) stays as it was. A failed conversion is stamped with the file's stamp
+ * (failedUnchanged says which part counts) and the conversion settings (its time and memory limits included), so that
+ * a run leaves the file alone until one of them changes; a failure that says nothing about the file (a lock, a full
+ * disk: isTransient) and a file that could not be read (a stat or an open to find out again; its cause, e.g.
+ * permissions, is usually outside the file) get no stamp and are tried again by every run. `onOcrPage` hears of each
+ * page OCR starts on.
  */
 export async function prepareDocument(
   file: DiscoveredFile,
@@ -1006,7 +1008,7 @@ export async function prepareDocument(
   settings: DocumentSettings,
   onOcrPage?: (page: OcrPage) => void,
 ): Promise<Prepared> {
-  const mtimeMs = recordedMtime(file.mtimeMs, Date.now());
+  const stamp = recordedStamp(file, Date.now());
   const read = settings.read(file.path, settings.maxBytes);
   if ("reason" in read && OPEN_FILES_LIMIT.has(read.code ?? ""))
     throw new ResearcherError("TOO_MANY_OPEN_FILES", `${file.path}: ${read.reason}`, { hint: OPEN_FILES_HINT });
@@ -1014,11 +1016,11 @@ export async function prepareDocument(
     if (read.missing) return { kind: "vanished", path: file.path };
     // Too large is the file's own failure, as a failed conversion is (index.max_file_bytes is among the settings
     // its stamp holds): unstamped, it was a new failure at every run of a folder that did not change (s23 retest N7).
-    const stamp = read.tooLarge ? { size: file.size, mtimeMs: file.mtimeMs, settings: settings.failure } : undefined;
-    return { kind: "failed", path: file.path, reason: read.reason, gone: read.outside, stamp };
+    const failure = read.tooLarge ? { ...stampOf(file), settings: settings.failure } : undefined;
+    return { kind: "failed", path: file.path, reason: read.reason, gone: read.outside, stamp: failure };
   }
   const hash = sha256(read.bytes);
-  if (previous?.hash === hash && !settings.force(file.path)) return { kind: "unchanged", id: previous.id, size: file.size, mtimeMs };
+  if (previous?.hash === hash && !settings.force(file.path)) return { kind: "unchanged", id: previous.id, stamp };
   try {
     // OCR'd text kept for these very bytes is read back rather than recognised again (a new chunk size, a renamed
     // or copied scan); anything else is converted, which costs little.
@@ -1053,8 +1055,7 @@ export async function prepareDocument(
       doc: {
         path: file.path,
         hash,
-        size: file.size,
-        mtimeMs,
+        ...stamp,
         title: converted.title,
         format: formatOf(file.path, read.bytes),
         metadata: converted.metadata,
@@ -1081,7 +1082,7 @@ export async function prepareDocument(
       gone: Boolean(previous) && failedForOcrOff(reason),
       // A failure keeps its file's own stamp: to read it again after a racy stamp would convert it again, which for a
       // file that hit a time limit costs the limit each run.
-      stamp: isTransient(error) ? undefined : { size: file.size, mtimeMs: file.mtimeMs, settings: settings.failure },
+      stamp: isTransient(error) ? undefined : { ...stampOf(file), settings: settings.failure },
     };
   }
 }
@@ -1098,7 +1099,7 @@ function fragmentsOf(converted: ConvertedDocument, chunk: ChunkOptions): Fragmen
 function statFile(repo: Repository, path: string): DiscoveredFile | { reason: string } | undefined {
   try {
     const stats = statSync(join(repo.path, path));
-    if (stats.isFile()) return { root: repo.path, path, size: stats.size, mtimeMs: stats.mtimeMs };
+    if (stats.isFile()) return { root: repo.path, path, ...stampOf(stats) };
     return stats.isDirectory() ? undefined : { reason: notRegular(stats) };
   } catch {
     return undefined;

@@ -1,22 +1,32 @@
 /**
  * What changed between a repository's files and its index: the one rule the index run, watch mode and `verify`
- * share. A file not in the index is new; an indexed file whose size or mtime differs is changed (the per-document
- * step then reads it and converts it only when its SHA-256 differs); the same size and mtime is unchanged, and the
- * file is not opened. An indexed path discovery no longer finds is gone, unless discovery could not look at it (a
- * folder it could not list, a file it reported a problem with): unreadable is not gone, and the index keeps it. A
- * path that now leads out of the repository (a link out of the root) is gone, though reported.
+ * share. A file not in the index is new; an indexed file whose stamp differs (sameStamp: size, mtime, inode change
+ * time, inode number) is changed (the per-document step then reads it and converts it only when its SHA-256
+ * differs); the same stamp is unchanged, and the file is not opened. An indexed path discovery no longer finds is
+ * gone, unless discovery could not look at it (a folder it could not list, a file it reported a problem with):
+ * unreadable is not gone, and the index keeps it. A path that now leads out of the repository (a link out of the
+ * root) is gone, though reported.
  * What a file holds can leave it out too (minified JavaScript: isMinified): the planner looks at the files it would
  * read, new and changed, and at those alone; one so left out is not read, and a document it had goes.
- * A file whose conversion failed, with the same size and mtime and under the same conversion settings as then, is
- * failed and unchanged: it is not tried again (it would fail again), and its failure stays recorded.
+ * A file whose conversion failed, with the same stamp (but its inode change time: failedUnchanged) and under the same
+ * conversion settings as then, is failed and unchanged: it is not tried again (it would fail again), and its failure
+ * stays recorded.
  */
 import { isMinified, isUnlisted, MINIFIED_LINES_RULE, type DiscoveredFile, type Discovery } from "./discover.ts";
 import type { FailureStamp } from "../store/store.ts";
 
-/** What the index recorded about a file when it was last read. */
+/**
+ * What the index recorded about a file when it was last read. Size and mtime alone missed another file put in its
+ * place with the same two (a `mv` swap of files unpacked from one archive, `cp -p` or `rsync -a` over it): its text
+ * stayed indexed for good (s28 hostile F1). A rename or a write sets the inode change time (`ctimeMs`) to now, and
+ * a file renamed in is another inode (`ino`): git's index compares both for the same reason. Null in a stamp
+ * recorded before the index kept them (schema 18): it matches no file, so the next run hashes the file once.
+ */
 export interface Stamp {
   size: number;
   mtimeMs: number;
+  ctimeMs: number | null;
+  ino: number | null;
 }
 
 /**
@@ -31,9 +41,9 @@ export interface Failed {
 export interface ChangePlan {
   /** Files the index does not hold. */
   added: DiscoveredFile[];
-  /** Indexed files whose size or mtime differ (every indexed file when forced). */
+  /** Indexed files whose stamp differs (every indexed file when forced). */
   changed: DiscoveredFile[];
-  /** How many indexed files have the same size and mtime. */
+  /** How many indexed files have the same stamp. */
   unchanged: number;
   /** Indexed paths that are no longer there. */
   gone: string[];
@@ -48,16 +58,33 @@ export interface ChangePlan {
   generated: Record<string, number>;
 }
 
-/** Whether a file on disk still has the size and mtime the index recorded: then it is not read again. */
+/**
+ * Whether a file on disk still has the stamp the index recorded: then it is not read again. A time or inode that
+ * changes while the bytes do not (`chmod`, a hard link, a file system whose inode numbers are not stable) costs one
+ * read and hash of the file, which then only updates the stamp. On Windows, Bun (as Node, through libuv) reports
+ * NTFS's change time as ctime (the creation time is `birthtime`) and the file ID as the inode number; a file system
+ * that keeps neither reports a constant, and its files are told by size and mtime as before.
+ */
 export function sameStamp(stored: Stamp | undefined, file: Stamp): boolean {
-  return stored !== undefined && stored.size === file.size && stored.mtimeMs === file.mtimeMs;
+  return (
+    stored !== undefined &&
+    stored.size === file.size &&
+    stored.mtimeMs === file.mtimeMs &&
+    stored.ctimeMs === file.ctimeMs &&
+    stored.ino === file.ino
+  );
 }
 
-/** Whether a file failed to convert as it is now, under these settings: trying it again would fail again. */
+/**
+ * Whether a file failed to convert as it is now, under these settings: trying it again would fail again. Its inode
+ * change time is left out: a `chmod` or a new link would convert it again, which for a file that hit a time limit
+ * costs the limit (a document's costs a hash); another file renamed into its place is another inode.
+ */
 export function failedUnchanged(failed: Failed | undefined, path: string, file: Stamp): boolean {
   const stamp = failed?.stamps.get(path);
   if (!failed || !stamp) return false;
-  return (failed.settings === undefined || stamp.settings === failed.settings) && sameStamp(stamp, file);
+  const settings = failed.settings === undefined || stamp.settings === failed.settings;
+  return settings && sameStamp({ ...stamp, ctimeMs: file.ctimeMs }, file);
 }
 
 /**
@@ -95,18 +122,20 @@ export function planChanges(
 }
 
 /**
- * How long a file system's mtime tick can be: FAT and exFAT keep mtimes in 2 s steps; HFS+ and ext2/3 (small inodes)
- * in 1 s.
+ * How long a file system's time tick can be: FAT and exFAT keep mtimes in 2 s steps; HFS+ and ext2/3 (small inodes)
+ * in 1 s; Linux stamps even ext4's nanosecond fields from a clock that moves a few milliseconds at a time.
  */
 const MTIME_TICK_MS = 2000;
 
 /**
- * The mtime a run records for a file it read at `readAt`. A file saved again within the tick of that read, at the
+ * The stamp a run records for a file it read at `readAt`. A file saved again within the tick of that read, at the
  * same size, shows the very stamp recorded, and was never read again: git's "racily clean" files (an edit on a USB
- * stick, or two saves a second apart under watch, lost until the next edit: s19 review F3). A stamp less than a tick
- * older than its read is recorded a millisecond early, which the file does not show: the next run reads it again
- * (its hash says whether it changed) and records its real mtime once that is a tick old.
+ * stick, or two saves a second apart under watch, lost until the next edit: s19 review F3); so does a file rewritten
+ * in place with its old mtime put back (`cp -p`) within the tick of its inode change time. A time less than a tick
+ * older than the read is recorded a millisecond early, which the file does not show: the next run reads it again
+ * (its hash says whether it changed) and records its real time once that is a tick old.
  */
-export function recordedMtime(mtimeMs: number, readAt: number): number {
-  return readAt - mtimeMs < MTIME_TICK_MS ? mtimeMs - 1 : mtimeMs;
+export function recordedStamp(file: Stamp, readAt: number): Stamp {
+  const early = (time: number) => (readAt - time < MTIME_TICK_MS ? time - 1 : time);
+  return { size: file.size, mtimeMs: early(file.mtimeMs), ctimeMs: file.ctimeMs === null ? null : early(file.ctimeMs), ino: file.ino };
 }

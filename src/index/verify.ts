@@ -252,8 +252,8 @@ function checkFiles(store: Store, repo: Repository, problems: VerifyProblem[]): 
   const stamps = store.failureStamps();
   const documents = store.documents();
   const plan = planChanges(discovery, documents, { failed: { stamps } });
-  // A file whose stamp differs in its mtime alone (touched, or recorded a tick early: recordedMtime in plan.ts)
-  // has changed only if its bytes have, as the next run decides by its hash.
+  // A file whose stamp differs in its times or inode alone (touched, renamed, recorded a tick early: recordedStamp
+  // in plan.ts, or before the index kept them) has changed only if its bytes have, as the next run decides by hash.
   const read = confinedReader(repo.path);
   const reallyChanged = plan.changed.filter((file) => {
     const stored = documents.get(file.path)!;

@@ -5,12 +5,12 @@
  * per-document step, transactions, embedding cache and failure records as `index` — in batches of at most
  * MAX_BATCH paths, each taking the writer lock on its own. Between events nothing runs: no polling.
  *
- * Events name paths, not what happened, so a batch looks at the disk: a file is indexed unless its size and mtime match
- * the index, or it failed as it is now (the planner's rule, plan.ts); a path that is gone removes its document, and
- * every document under it (a folder moved away); a folder diffs its subtree against the index (a folder moved in). A
- * path created and deleted within one debounce never reaches the index. A repository folder that vanishes or empties
- * removes nothing: the watch waits for it to come back (the only timer that repeats, and only in that state) and then
- * runs a full incremental scan.
+ * Events name paths, not what happened, so a batch looks at the disk: a file is indexed unless its stamp matches the
+ * index (size, mtime, inode change time and number: a file renamed over it is read), or it failed as it is now (the
+ * planner's rule, plan.ts); a path that is gone removes its document, and every document under it (a folder moved
+ * away); a folder diffs its subtree against the index (a folder moved in). A path created and deleted within one
+ * debounce never reaches the index. A repository folder that vanishes or empties removes nothing: the watch waits for
+ * it to come back (the only timer that repeats, and only in that state) and then runs a full incremental scan.
  *
  * Events that never stop (a log appended to every 0.1 s) would keep the quiet time from ever coming, so a batch
  * runs at the latest `maxDelayMs` after the first event it holds. A batch that fails (the database locked by

@@ -38,14 +38,15 @@ import {
 import { danglingLink, freeBytes, openFilesExhausted } from "../files.ts";
 import { FTS_TOKENIZE, FULL_TEXT_VERSION, rewriteFullText } from "./fts.ts";
 
-export const SCHEMA_VERSION = 17;
+export const SCHEMA_VERSION = 18;
 
 /**
  * The oldest schema a reader reads as it is: the upgrades since add only what writers alone read (v14: the OCR readings
  * of a conversion cut short; v15: the OCR readings of documents' page images; v16: the path a removed text was removed
- * from; v17: the page image a kept reading was read from), so an index written before them is searched as it was until
- * the next writer upgrades it, and no search says INDEX_OUTDATED after an upgrade of researcher. v13 remade the
- * full-text index with other terms: an index from before it is not searched as it is.
+ * from; v17: the page image a kept reading was read from; v18: the stamps' inode change time and number, which the
+ * store reads as none there), so an index written before them is searched as it was until the next writer upgrades
+ * it, and no search says INDEX_OUTDATED after an upgrade of researcher. v13 remade the full-text index with other
+ * terms: an index from before it is not searched as it is.
  */
 const READABLE_FROM = 13;
 
@@ -197,6 +198,9 @@ CREATE TABLE documents (
   hash TEXT NOT NULL,
   size INTEGER NOT NULL,
   mtime_ms REAL NOT NULL,
+  -- The rest of the file's stamp (index/plan.ts Stamp): its inode change time and inode number.
+  ctime_ms REAL,
+  ino INTEGER,
   title TEXT NOT NULL,
   format TEXT NOT NULL,
   metadata TEXT NOT NULL DEFAULT '{}',
@@ -233,8 +237,9 @@ ${OCR_READINGS_SCHEMA}
 ${OCR_IMAGES_SCHEMA}
 -- Vectors keyed by the fragment text's hash: an unchanged text is never embedded twice.
 CREATE TABLE embeddings (text_hash TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
--- A file that failed to convert, with its size, mtime and conversion settings then (null: tried again every run).
-CREATE TABLE failures (path TEXT PRIMARY KEY, reason TEXT NOT NULL, at TEXT NOT NULL, size INTEGER, mtime_ms REAL, settings TEXT);
+-- A file that failed to convert, with its stamp (index/plan.ts failedUnchanged) and conversion settings then (null:
+-- tried again every run).
+CREATE TABLE failures (path TEXT PRIMARY KEY, reason TEXT NOT NULL, at TEXT NOT NULL, size INTEGER, mtime_ms REAL, ino INTEGER, settings TEXT);
 `;
 
 /**
@@ -405,7 +410,19 @@ const UPGRADES: Record<number, string | ((db: Database) => void)> = {
   16: keepRemovedTextPaths,
   // v17: a kept page reading keeps the key of the page image it was read from (null in the rows kept before).
   17: (db) => addColumn(db, "ocr_readings", "pixels TEXT"),
+  // v18: a document's stamp holds the file's inode change time and number too (index/plan.ts Stamp), so that a file
+  // put in an indexed one's place with its size and mtime is read; a failure's, the inode number. Null in the rows
+  // written before: the next run reads and hashes each such file once and records them (only a file whose bytes
+  // differ is converted again), and tries each such failed file once more.
+  18: addInodeStamps,
 };
+
+/** v18: the inode change time and number of documents' stamps, and the inode number of failures'. */
+function addInodeStamps(db: Database): void {
+  addColumn(db, "documents", "ctime_ms REAL");
+  addColumn(db, "documents", "ino INTEGER");
+  addColumn(db, "failures", "ino INTEGER");
+}
 
 /** v16: the path column, and the trigger that fills it in place of the old. */
 function keepRemovedTextPaths(db: Database): void {

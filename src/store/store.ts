@@ -34,21 +34,29 @@ export type { SqlCondition } from "./filter-sql.ts";
 export { type Bm25Weights, FULL_TEXT_MERGE, type MergeProgress } from "./full-text.ts";
 export { HEADING_SEPARATOR, type SectionParts } from "./sections.ts";
 
-export interface StoredDocument {
+/**
+ * A file's stamp as the index records it (index/plan.ts Stamp): the inode change time and number are null in rows
+ * written before schema 18, and in any row a reader of such an index reads.
+ */
+export interface StoredStamp {
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number | null;
+  ino: number | null;
+}
+
+export interface StoredDocument extends StoredStamp {
   id: number;
   path: string;
   hash: string;
-  size: number;
-  mtimeMs: number;
 }
 
 /**
- * A failed file as the index saw it when its conversion failed: size, mtime and the conversion settings (an opaque
- * string the indexer compares). While all three still hold, converting it again would fail again.
+ * A failed file as the index saw it when its conversion failed: its stamp but the inode change time (index/plan.ts
+ * failedUnchanged), and the conversion settings (an opaque string the indexer compares). While they all still hold,
+ * converting it again would fail again.
  */
-export interface FailureStamp {
-  size: number;
-  mtimeMs: number;
+export interface FailureStamp extends Omit<StoredStamp, "ctimeMs"> {
   settings: string;
 }
 
@@ -62,11 +70,9 @@ export interface RecordedFailure {
   stamp?: FailureStamp;
 }
 
-export interface DocumentInput {
+export interface DocumentInput extends StoredStamp {
   path: string;
   hash: string;
-  size: number;
-  mtimeMs: number;
   title: string;
   format: string;
   metadata: Record<string, unknown>;
@@ -141,8 +147,8 @@ export interface FragmentRow {
   metadata: string;
 }
 
-/** A document as `ls` and `get --meta` show it. */
-export interface ListedDocument extends DocumentInput {
+/** A document as `ls` and `get --meta` show it (its stamp without the inode change time and number). */
+export interface ListedDocument extends Omit<DocumentInput, "ctimeMs" | "ino"> {
   indexedAt: string;
   fragments: number;
   /** The last page for paged formats (PDF), null for the rest. */
@@ -370,8 +376,28 @@ export class Store {
   }
 
   documents(): Map<string, StoredDocument> {
-    const rows = this.db.query<StoredDocument, []>("SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents").all();
+    const rows = this.db.query<StoredDocument, []>(`SELECT ${this.documentColumns()} FROM documents`).all();
     return new Map(rows.map((row) => [row.path, row]));
+  }
+
+  /** Whether the index keeps the stamps' inode change time and number (schema 18), once known. */
+  private stamped?: boolean;
+
+  /**
+   * The columns of a stamp's inode change time and number. A reader reads an index of an older schema as it is
+   * (schema.ts READABLE_FROM): one written before schema 18 has neither, which it reads as none.
+   */
+  private inodeColumns(): string {
+    this.stamped ??= this.db
+      .query<{ name: string }, []>("SELECT name FROM pragma_table_info('documents') WHERE name = 'ino'")
+      .all()
+      .some(Boolean);
+    return this.stamped ? "ctime_ms AS ctimeMs, ino" : "NULL AS ctimeMs, NULL AS ino";
+  }
+
+  /** A stored document's columns (StoredDocument). */
+  private documentColumns(): string {
+    return `id, path, hash, size, mtime_ms AS mtimeMs, ${this.inodeColumns()}`;
   }
 
   /** Paths of the documents whose stored metadata is damaged (not a JSON object): an index run reads them again. */
@@ -446,11 +472,21 @@ export class Store {
     const id = Number(
       this.db
         .query(
-          `INSERT INTO documents(path, hash, size, mtime_ms, title, format, metadata, indexed_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO documents(path, hash, size, mtime_ms, ctime_ms, ino, title, format, metadata, indexed_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(doc.path, doc.hash, doc.size, doc.mtimeMs, doc.title, doc.format, JSON.stringify(doc.metadata), new Date().toISOString())
-        .lastInsertRowid,
+        .run(
+          doc.path,
+          doc.hash,
+          doc.size,
+          doc.mtimeMs,
+          doc.ctimeMs,
+          doc.ino,
+          doc.title,
+          doc.format,
+          JSON.stringify(doc.metadata),
+          new Date().toISOString(),
+        ).lastInsertRowid,
     );
     const insertFragment = this.db.query(
       `INSERT INTO fragments(document_id, seq, start_line, end_line, page, page_end, heading, text, text_hash, unit, defines)
@@ -696,9 +732,11 @@ export class Store {
     return rows.map((row) => ({ ...row, metadata: parseMetadata(row.metadata) }));
   }
 
-  /** Record a new size/mtime for a file whose content hash did not change. */
-  touchDocument(id: number, size: number, mtimeMs: number): void {
-    this.db.query("UPDATE documents SET size = ?, mtime_ms = ? WHERE id = ?").run(size, mtimeMs, id);
+  /** Record a new stamp for a file whose content hash did not change. */
+  touchDocument(id: number, stamp: StoredStamp): void {
+    this.db
+      .query("UPDATE documents SET size = ?, mtime_ms = ?, ctime_ms = ?, ino = ? WHERE id = ?")
+      .run(stamp.size, stamp.mtimeMs, stamp.ctimeMs, stamp.ino, id);
   }
 
   deleteDocument(path: string): boolean {
@@ -801,17 +839,24 @@ export class Store {
     const recorded = this.db.query<{ path: string }, []>("SELECT path FROM failures").all();
     const dropped = scope.paths ?? recorded.map((r) => r.path).filter((path) => !scope.kept?.has(path));
     for (const path of dropped) forget.run(path);
-    const insert = this.db.query("INSERT OR REPLACE INTO failures(path, reason, at, size, mtime_ms, settings) VALUES (?, ?, ?, ?, ?, ?)");
+    const insert = this.db.query(
+      "INSERT OR REPLACE INTO failures(path, reason, at, size, mtime_ms, ino, settings) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    );
     const at = new Date().toISOString();
     for (const { path, reason, stamp } of failures)
-      insert.run(path, reason, at, stamp?.size ?? null, stamp?.mtimeMs ?? null, stamp?.settings ?? null);
+      insert.run(path, reason, at, stamp?.size ?? null, stamp?.mtimeMs ?? null, stamp?.ino ?? null, stamp?.settings ?? null);
   }
 
-  /** The recorded failures that carry a stamp (the others are tried again by every run), by path. */
+  /**
+   * The recorded failures that carry a stamp (the others are tried again by every run), by path. One recorded before
+   * schema 18 has no inode number, and matches no file: it is tried once more.
+   */
   failureStamps(): Map<string, FailureStamp> {
+    this.inodeColumns(); // one upgrade added both tables' columns: the documents' say whether the failures have theirs
     const rows = this.db
       .query<FailureStamp & { path: string }, []>(
-        "SELECT path, size, mtime_ms AS mtimeMs, settings FROM failures WHERE size IS NOT NULL AND mtime_ms IS NOT NULL AND settings IS NOT NULL",
+        `SELECT path, size, mtime_ms AS mtimeMs, ${this.stamped ? "ino" : "NULL AS ino"}, settings FROM failures
+         WHERE size IS NOT NULL AND mtime_ms IS NOT NULL AND settings IS NOT NULL`,
       )
       .all();
     return new Map(rows.map(({ path, ...stamp }) => [path, stamp]));
@@ -1070,19 +1115,14 @@ export class Store {
   }
 
   document(path: string): StoredDocument | undefined {
-    return (
-      this.db.query<StoredDocument, [string]>("SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents WHERE path = ?").get(path) ??
-      undefined
-    );
+    return this.db.query<StoredDocument, [string]>(`SELECT ${this.documentColumns()} FROM documents WHERE path = ?`).get(path) ?? undefined;
   }
 
   /** The documents under a folder (relative, no trailing `/`), found by a range of the path index. */
   documentsUnder(folder: string): StoredDocument[] {
     // Every path that starts with `folder/` sorts in [`folder/`, `folder0`): '0' follows '/'.
     return this.db
-      .query<StoredDocument, [string, string]>(
-        "SELECT id, path, hash, size, mtime_ms AS mtimeMs FROM documents WHERE path >= ? AND path < ?",
-      )
+      .query<StoredDocument, [string, string]>(`SELECT ${this.documentColumns()} FROM documents WHERE path >= ? AND path < ?`)
       .all(`${folder}/`, `${folder}0`);
   }
 
