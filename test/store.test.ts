@@ -151,9 +151,9 @@ test("a schema 16 index gets the page image of each kept OCR reading (v17): its 
 test("a schema 17 index gets inode stamps (v18): read as none before, its first run hashes each file once and re-chunks only one that differs", async () => {
   const home = tempDir();
   const docs = tempDir();
-  writeTree(docs, { "a.md": "# A\n\nalpha words\n", "x1.md": "one one\n", "x2.md": "two two\n" });
+  writeTree(docs, { "a.md": "# A\n\nalpha words\n", "x1.md": "one one\n", "x2.md": "two two\n", "bad.pdf": "no pdf at all" });
   const unpacked = new Date("2026-01-01T00:00:00Z");
-  for (const name of ["a.md", "x1.md", "x2.md"]) utimesSync(join(docs, name), unpacked, unpacked);
+  for (const name of ["a.md", "x1.md", "x2.md", "bad.pdf"]) utimesSync(join(docs, name), unpacked, unpacked);
   const repo = registerRepository(home, { name: "old", path: docs, embed: false });
   await indexRepository(home, repo);
   const db = new Database(Store.dbPath(repo.dir));
@@ -171,7 +171,8 @@ test("a schema 17 index gets inode stamps (v18): read as none before, its first 
   expect(reader.document("a.md")).toMatchObject({ ctimeMs: null, ino: null });
   reader.close();
   expect((await search(home, { query: "alpha" })).results.map((r) => r.path)).toEqual(["a.md"]);
-  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2, skipped: 1 });
+  // A failed file is not tried again: its failure, recorded without an inode number, is taken as of the file there.
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 2, skipped: 1, failed_unchanged: 1 });
   expect(schemaVersion(repo)).toBe(SCHEMA_VERSION);
   const upgraded = new Database(Store.dbPath(repo.dir), { readonly: true });
   expect(missingFromSchema(upgraded)).toBeNull();

@@ -413,7 +413,7 @@ const UPGRADES: Record<number, string | ((db: Database) => void)> = {
   // v18: a document's stamp holds the file's inode change time and number too (index/plan.ts Stamp), so that a file
   // put in an indexed one's place with its size and mtime is read; a failure's, the inode number. Null in the rows
   // written before: the next run reads and hashes each such file once and records them (only a file whose bytes
-  // differ is converted again), and tries each such failed file once more.
+  // differ is converted again); a failure without one is taken as of the file there (plan.ts failedUnchanged).
   18: addInodeStamps,
 };
 
