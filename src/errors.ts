@@ -22,7 +22,7 @@ export const ERROR_CODES = {
   REPO_NOT_FOUND: { exit: 1, http: 404, rpc: RPC.notFound, summary: "no repository with that name" },
   REPO_EXISTS: { exit: 1, http: 409, rpc: RPC.invalid, summary: "the repository name or path is already registered" },
   PATH_NOT_FOUND: { exit: 1, http: 404, rpc: RPC.notFound, summary: "a path does not exist or is not readable" },
-  PATH_OUTSIDE_REPO: { exit: 1, http: 400, rpc: RPC.notFound, summary: "a path escapes its repository root" },
+  PATH_OUTSIDE_REPO: { exit: 1, http: 400, rpc: RPC.invalid, summary: "a path escapes its repository root" },
   DOCUMENT_NOT_FOUND: { exit: 1, http: 404, rpc: RPC.notFound, summary: "the document is not in the index" },
   FILE_UNREADABLE: { exit: 1, http: 422, rpc: RPC.internal, summary: "a file cannot be read or decoded" },
   CONVERSION_STOPPED: {

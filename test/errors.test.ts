@@ -95,6 +95,10 @@ test("every code has an exit status, an HTTP status and a JSON-RPC error; only u
     expect(exit).toBe(code === "USAGE" ? 2 : 1);
     expect(http).toBeGreaterThanOrEqual(400);
     expect([-32602, -32002, -32603]).toContain(rpc);
+    // Bad input and not found are the same to an MCP resource read as to REST (PATH_OUTSIDE_REPO was -32002: s28
+    // hostile F8).
+    if (http === 400) expect([code, rpc]).toEqual([code, -32602]);
+    if (http === 404) expect([code, rpc]).toEqual([code, -32002]);
   }
   expect(ERROR_CODES.FILE_UNREADABLE.http).toBe(422); // a refused or undecodable file is not the server failing
   expect(ERROR_CODES.LOCKED.http).toBe(409);

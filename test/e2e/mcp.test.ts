@@ -322,6 +322,16 @@ describe("MCP over stdio", () => {
     }
   });
 
+  test("a resource path outside its repository is bad input (-32602), as it is over REST (400), not -32002 (s28 hostile F8)", async () => {
+    for (const [uri, path] of [
+      ["researcher://docs/..%2Foutside.md", "../outside.md"],
+      ["researcher://docs//etc/passwd", "/etc/passwd"],
+    ]) {
+      const refused = await client.readResource({ uri: uri! }).catch((e: { code: number; message: string }) => e);
+      expect(refused).toMatchObject({ code: -32602, message: expect.stringContaining(`'${path}' is outside repository 'docs'`) });
+    }
+  });
+
   test("a resource of a document changed since it was indexed is headed by get_document's warning (s24 agent A11)", async () => {
     writeFileSync(join(docs, "ferry.md"), "# Ferry\n\nThe ferry left the quay.\n");
     expect((await call("add_to_index", { repository: "docs", file_path: "ferry.md" })).structuredContent).toMatchObject({ indexed: 1 });
