@@ -2,10 +2,11 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { indexRepository } from "../src/index/indexer.ts";
+import { indexFiles, indexRepository } from "../src/index/indexer.ts";
 import { addRepository, removeRepository } from "../src/index/repositories.ts";
 import { acquireWriterLock, processStartTime, withConfigLock } from "../src/lock.ts";
 import { listRepositories, registerRepository } from "../src/repos.ts";
+import { Store } from "../src/store/store.ts";
 import { bm25Repository, cliCommand, GLOVE, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
 
 /** A home with a config, an index folder and one downloaded model: what a wrong command could destroy. */
@@ -666,6 +667,46 @@ test("a file where an index folder should be is named by status and verify, not 
     ],
     `${folder} is a file where a folder is needed`,
   );
+});
+
+test("get, multi-get and repos-for during a first index run, and after it was cut short, say so (s28 hostile F3)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "n.md": "# N\n\nscan words\n", "later.md": "# Later\n\nnot reached yet\n" });
+  const repo = registerRepository(home, { name: "fr3", path: docs, embed: false });
+  Store.open(repo.dir, { create: true }).close(); // a first run before its first batch
+  await indexFiles(home, repo, ["n.md"]); // as its first batch
+  const reads = () => ({
+    get: runCli(["get", "fr3:later.md"], { home }),
+    multiGet: runCli(["multi-get", "fr3:*", "--json"], { home }),
+    reposFor: runCli(["repos-for", "scan"], { home }),
+  });
+  const release = acquireWriterLock(repo.dir, repo.name); // the run, as another process holds it
+  let during: ReturnType<typeof reads>;
+  try {
+    during = reads();
+  } finally {
+    release();
+  }
+  const waiting = `hint: wait for it to finish (process ${process.pid}): \`researcher status fr3\` says when it has`;
+  expect(during.get.stderr).toBe(
+    `error: fr3:later.md is not indexed: the first index run of fr3 is under way and may not have reached it yet (1 file indexed so far)\n${waiting}\n`,
+  );
+  const underWay = (what: string) =>
+    `warning: fr3: its first index run is under way: only the 1 file indexed so far is ${what}\n${waiting}\n`;
+  expect(during.multiGet.stderr).toBe(underWay("read"));
+  expect(JSON.parse(during.multiGet.stdout).warnings).toEqual([expect.objectContaining({ repository: "fr3", code: "NOT_INDEXED" })]);
+  expect([during.reposFor.stdout, during.reposFor.stderr]).toEqual([expect.stringContaining("fr3"), underWay("searched")]);
+  // Cut short (killed): the run to start.
+  const after = reads();
+  expect(after.get.stderr).toBe(
+    "error: fr3:later.md is not indexed: fr3 is not indexed whole yet (1 file indexed so far, on its own or by a first run cut short)\n" +
+      "hint: run `researcher index fr3`\n",
+  );
+  for (const run of [after.multiGet, after.reposFor]) {
+    expect(run.stderr).toContain("warning: fr3: not indexed whole yet: only the 1 file indexed so far");
+    expect(run.stderr).toEndWith("hint: run `researcher index fr3`\n");
+  }
 });
 
 test("repo rename is refused while an index run holds the repository, and leaves it as it was", () => {

@@ -8,6 +8,7 @@ import { closePaths, resolveDocumentRef } from "../src/search/document-refs.ts";
 import { editDistance } from "../src/similar.ts";
 import { documentInfo, limitDocumentBytes, listDocuments, readDocument } from "../src/search/read-document.ts";
 import { MAX_SKIPPED_LISTED, readDocuments } from "../src/search/multi-get.ts";
+import { repositoriesFor } from "../src/search/results.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { pathGlob } from "../src/path-glob.ts";
 import { parseFilter } from "../src/search/filters.ts";
@@ -1142,4 +1143,74 @@ test("a listing of a repository no index run has finished says so, as search doe
   ]);
   await indexRepository(home, repo);
   expect(listDocuments(home, { repositories: ["k"] })).toMatchObject({ warnings: [], documents: [{ path: "a.md" }, { path: "b.md" }] });
+});
+
+test("get, multi-get and repos-for of a repository no index run has finished say so, as search and ls do (s28 hostile F3)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha words\n", "b.md": "# B\n\nbeta words\n" });
+  const repo = registerRepository(home, { name: "k", path: docs, embed: false });
+  Store.open(repo.dir, { create: true }).close(); // a first run before its first batch
+  const waiting = `wait for it to finish (process ${process.pid}): \`researcher status k\` says when it has`;
+  const running = async (check: () => Promise<void>) => {
+    const release = acquireWriterLock(repo.dir, repo.name); // the run, as another process holds it
+    try {
+      await check();
+    } finally {
+      release();
+    }
+  };
+  const refusal = (read: Promise<unknown>) =>
+    read.then(
+      () => undefined,
+      (error: ResearcherError) => error,
+    );
+  await running(async () => {
+    // Nothing in yet: the read is refused as search and ls refuse the repository, not as a document that failed.
+    expect(await refusal(readDocument(home, "k:b.md"))).toMatchObject({ code: "NOT_INDEXED", hint: waiting });
+  });
+  await indexFiles(home, repo, ["a.md"]); // as its first batch
+  await running(async () => {
+    const notYet = {
+      code: "DOCUMENT_NOT_FOUND",
+      message: "k:b.md is not indexed: the first index run of k is under way and may not have reached it yet (1 file indexed so far)",
+      // The wait first: b.md not reached yet is no typo for a.md.
+      hint: `${waiting}; or did you mean k:a.md?`,
+    };
+    expect(await refusal(readDocument(home, "k:b.md"))).toMatchObject(notYet);
+    expect(() => documentInfo(home, "k:b.md")).toThrow(expect.objectContaining(notYet) as unknown as Error);
+    const read = await readDocuments(home, "k:*");
+    expect(read.documents.map((d) => d.path)).toEqual(["a.md"]);
+    expect(read.warnings).toEqual([
+      {
+        repository: "k",
+        code: "NOT_INDEXED",
+        message: "its first index run is under way: only the 1 file indexed so far is read",
+        hint: waiting,
+      },
+    ]);
+    const [ranked] = await repositoriesFor(home, "words");
+    expect(ranked).toMatchObject({
+      repository: "k",
+      matched: 1,
+      warning: {
+        code: "NOT_INDEXED",
+        message: "its first index run is under way: only the 1 file indexed so far is searched",
+        hint: waiting,
+      },
+    });
+  });
+  // The run cut short (killed): the run to start, said the same ways.
+  const run = "run `researcher index k`";
+  expect(await refusal(readDocument(home, "k:b.md"))).toMatchObject({
+    message: "k:b.md is not indexed: k is not indexed whole yet (1 file indexed so far, on its own or by a first run cut short)",
+    hint: `${run}; or did you mean k:a.md?`,
+  });
+  expect((await readDocuments(home, "k:b.md,k:a.md")).warnings).toEqual([expect.objectContaining({ repository: "k", hint: run })]);
+  expect((await repositoriesFor(home, "words"))[0]?.warning).toMatchObject({ hint: run });
+  await indexRepository(home, repo);
+  expect((await readDocument(home, "k:b.md")).text).toContain("beta");
+  expect(await refusal(readDocument(home, "k:c.md"))).toMatchObject({ message: "k:c.md is not an indexed document" });
+  expect((await readDocuments(home, "k:*")).warnings).toBeUndefined();
+  expect((await repositoriesFor(home, "words"))[0]?.warning).toBeUndefined();
 });

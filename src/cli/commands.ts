@@ -450,18 +450,22 @@ export async function multiGetCommand(pattern: string, flags: Flags): Promise<vo
   // and so did a ref or a glob in a repository that names none, listed as skipped (s23 C2).
   const noMatch = () => stderr.write(`no indexed documents match ${escapeControls(pattern)}\n`);
   if (flags.files) {
-    const { refs, skipped } = matchDocuments(home(flags), String(pattern));
+    const { refs, skipped, warnings } = matchDocuments(home(flags), String(pattern));
     for (const s of skipped) stderr.write(`${escapeControls(`skipped ${s.path}: ${s.reason}`)}\n`);
+    stderr.write(searchWarningsText(warnings));
     if (namedNothing(refs.length, skipped)) noMatch();
     // A set of files, as search's --files is: two parts of one file name it once.
     return out(fileLines([...new Set(refs.map((r) => join(r.repo.path, r.path)))], nul));
   }
   // --max-bytes counts the text as printed, its numbers too, as MCP's max_bytes_per_document does.
   const found = await readDocuments(home(flags), String(pattern), { maxBytesPerDocument, lineNumbers: Boolean(flags.lineNumbers) });
-  stderr.write(found.documents.map((doc) => changedSinceIndexLine(doc)).join(""));
+  stderr.write(found.documents.map((doc) => changedSinceIndexLine(doc)).join("") + searchWarningsText(found.warnings));
   if (namedNothing(found.documents.length, found.skipped, found.skipped_total)) noMatch();
   const read = { ...found, documents: found.documents.map((doc) => numberedRead(doc, Boolean(flags.lineNumbers))) };
-  if (flags.json) return json({ documents: read.documents.map(documentJson), skipped: read.skipped, skipped_total: read.skipped_total });
+  if (flags.json) {
+    const { skipped, skipped_total, warnings } = read;
+    return json({ documents: read.documents.map(documentJson), skipped, skipped_total, ...(warnings ? { warnings } : {}) });
+  }
   out(multiGetText(read));
 }
 
@@ -505,6 +509,8 @@ export async function reposForCommand(words: string[], flags: Flags): Promise<vo
   const context = new SearchContext();
   const matches = await repositoriesFor(home(flags), query, context).finally(() => context.close());
   stderr.write(skippedText(matches.flatMap((m) => (m.error ? [{ repository: m.repository, ...m.error }] : []))));
+  // A repository ranked by the files its first index run has indexed so far says so, as search does.
+  stderr.write(searchWarningsText(matches.flatMap((m) => (m.warning ? [{ repository: m.repository, ...m.warning }] : []))));
   if (flags.json) json(matches);
   else out(repositoryMatchesText(matches));
 }

@@ -475,8 +475,9 @@ function docidMatches(
 }
 
 /**
- * A ref to no indexed document; `leftOut`, the rule of the repository that leaves the path out, when one does (its
- * type, an exclude, a generated folder: see leftOutOfIndex).
+ * A ref to no indexed document; `leftOut`, why it is not in and the fix: the rule of the repository that leaves the
+ * path out, when one does (its type, an exclude, a generated folder: see leftOutOfIndex), or a first index run that
+ * has not finished (notReachedYet).
  */
 export function notIndexed(
   what: string,

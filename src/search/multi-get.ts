@@ -25,6 +25,11 @@ export interface MultiGetResult {
   skipped: SkippedDocument[];
   /** How many matches were left out in all: more than `skipped` lists when a broad pattern matched many. */
   skipped_total: number;
+  /**
+   * Only when a repository it looked in has not been indexed whole yet (its first run under way or cut short): what
+   * it read of it is what is indexed so far (ReadSession.unfinished).
+   */
+  warnings?: SkippedRepository[];
 }
 
 /**
@@ -60,8 +65,15 @@ const MULTI_GET_HINT = "a glob (`notes:meetings/*.md`, `*.pdf`), a folder (`note
  * part that names nothing (alone or in a list) is a skipped entry, not a failure. Within `session` (one is opened
  * otherwise), whose listings every part shares.
  */
-export function matchDocuments(home: string, pattern: string, options: { repository?: string; session?: ReadSession } = {}): Matched {
-  return inSession(home, options.session, (session) => matchIn(home, pattern, { repository: options.repository, session }));
+export function matchDocuments(
+  home: string,
+  pattern: string,
+  options: { repository?: string; session?: ReadSession } = {},
+): Matched & { warnings: SkippedRepository[] } {
+  return inSession(home, options.session, (session) => ({
+    ...matchIn(home, pattern, { repository: options.repository, session }),
+    warnings: session.unfinished(),
+  }));
 }
 
 /** What a pattern matched, and, when it named its repository, that repository if its index failed to open. */
@@ -321,7 +333,7 @@ export async function readDocuments(home: string, pattern: string, options: Mult
 }
 
 async function readMatched(home: string, pattern: string, options: MultiGetOptions, session: ReadSession): Promise<MultiGetResult> {
-  const { refs, skipped } = matchDocuments(home, pattern, { repository: options.repository, session });
+  const { refs, skipped, warnings } = matchDocuments(home, pattern, { repository: options.repository, session });
   const perDocument = options.maxBytesPerDocument ?? Infinity;
   const budget = options.maxBytes ?? Infinity;
   let used = 0;
@@ -375,7 +387,12 @@ async function readMatched(home: string, pattern: string, options: MultiGetOptio
       documents.push(doc);
     }
   }
-  return { documents, skipped: skipped.slice(0, MAX_SKIPPED_LISTED), skipped_total: skipped.length };
+  return {
+    documents,
+    skipped: skipped.slice(0, MAX_SKIPPED_LISTED),
+    skipped_total: skipped.length,
+    ...(warnings.length ? { warnings } : {}),
+  };
 }
 
 /**

@@ -32,7 +32,7 @@ import {
   type RefLookup,
   resolveDocumentRef,
 } from "./document-refs.ts";
-import { unfinishedIndex } from "./first-run.ts";
+import { notReachedYet, unfinishedIndex } from "./first-run.ts";
 import { documentsBelow, inSession, type ReadSession, withStore } from "./read-session.ts";
 
 /** Who a document is: what every answer about it starts with. */
@@ -137,7 +137,14 @@ function folderOrNotIndexed(home: string, repo: Repository, path: string, { sess
   const below = inSession(home, session, (within) => documentsBelow(repo, folder, within).length);
   if (below === 0) {
     const suggestions = suggest === false ? [] : closePaths(repo, path);
-    return notIndexed(`${repo.name}:${path}`, suggestions, "", repo.name, leftOut?.(repo, path));
+    const ruled = leftOut?.(repo, path);
+    if (ruled) return notIndexed(`${repo.name}:${path}`, suggestions, "", repo.name, ruled);
+    // A first run that may not have reached it yet says so, as search and `ls` say it (it read as a failed file: s28
+    // hostile F3); a close path indexed so far comes after the wait (b.md not reached yet is no typo for a.md).
+    const notYet = withStore(repo, (store) => notReachedYet(repo, store), session);
+    if (notYet === undefined) return notIndexed(`${repo.name}:${path}`, suggestions, "", repo.name);
+    const hint = suggestions.length ? `${notYet.hint}; or did you mean ${suggestions.slice(0, 5).join(", ")}?` : notYet.hint;
+    return notIndexed(`${repo.name}:${path}`, [], "", repo.name, { why: notYet.why, hint });
   }
   const ref = shellWord(`${repo.name}:${folder}/`);
   // multi-get splits a list at its commas and reads glob syntax: a folder's own are escaped (`dir,1/` read as `dir` and

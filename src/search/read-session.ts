@@ -3,10 +3,11 @@
  * once, and the folder and spelling indexes made from them.
  */
 import { type Config, loadConfig } from "../config.ts";
-import type { Repository } from "../repos.ts";
+import type { Repository, SkippedRepository } from "../repos.ts";
 import { Store, type StoredDocument } from "../store/store.ts";
 import { subjects } from "../path-glob.ts";
 import { composed } from "../text.ts";
+import { unfinishedWarning } from "./first-run.ts";
 
 /**
  * Run `body` on the repository's index, or return undefined when it has none; within a `session`, on the index it
@@ -29,6 +30,8 @@ export function withStore<T>(repo: Repository, body: (store: Store) => T, sessio
  */
 export class ReadSession {
   private readonly stores = new Map<string, Store | null>();
+  /** The repositories whose index the call looked in, by index folder. */
+  private readonly opened = new Map<string, Repository>();
   private readonly listed = new Map<string, ReadonlyMap<string, StoredDocument> | null>();
   private readonly folderIndexes = new Map<string, FolderIndex>();
   private readonly spellingIndexes = new Map<string, Map<string, string[]>>();
@@ -45,7 +48,17 @@ export class ReadSession {
   withStore<T>(repo: Repository, body: (store: Store) => T): T | undefined {
     if (!this.stores.has(repo.dir)) this.stores.set(repo.dir, Store.exists(repo.dir) ? Store.open(repo.dir) : null);
     const store = this.stores.get(repo.dir);
+    if (store) this.opened.set(repo.dir, repo);
     return store ? body(store) : undefined;
+  }
+
+  /**
+   * The warnings for the repositories the call looked in that no index run has finished (unfinishedWarning): what it
+   * read of them is what is indexed so far. A multi-get of such a repository said nothing of the rest (s28 hostile F3).
+   */
+  unfinished(): SkippedRepository[] {
+    const repos = [...this.opened.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+    return repos.flatMap((repo) => this.withStore(repo, (store) => unfinishedWarning(repo, store, "read")) ?? []);
   }
 
   /**

@@ -53,6 +53,11 @@ export interface RepositoryMatch {
   best: { path: string; location: string; citation: string; ref: string; page: number | null; title: string; snippet: string } | null;
   /** Only for a repository that could not be searched (then ranked last, with nothing matched): why, and the fix. */
   error?: RepositoryError;
+  /**
+   * Only for a repository not indexed whole yet (its first run under way or cut short), ranked by the files indexed so
+   * far: search's warning (unfinishedIndex), and what to do.
+   */
+  warning?: RepositoryError;
 }
 
 /**
@@ -84,6 +89,9 @@ async function rankRepositories(home: string, query: string, context: SearchCont
     try {
       const response = await search(home, { query, repositories: [repo.name], mode: "bm25", limit: 1, explain: true }, context);
       const top = response.results[0] as FragmentHit | undefined;
+      // The one warning a bm25 search of one repository gives: it is not indexed whole yet (repos-for said nothing of
+      // it: s28 hostile F3).
+      const warning = response.warnings?.find((w) => w.repository === repo.name);
       const value = {
         repository: repo.name,
         description: repo.description,
@@ -101,6 +109,7 @@ async function rankRepositories(home: string, query: string, context: SearchCont
               snippet: top.snippet,
             }
           : null,
+        ...(warning ? { warning: errorOf(warning) } : {}),
       };
       attempts.push({ repo, value });
       strengths.set(repo.name, top?.explain?.merge.strength ?? 0);

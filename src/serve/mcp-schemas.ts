@@ -232,6 +232,9 @@ export const OUTPUT = {
       .array(z.object({ repository: z.string(), path: z.string(), reason: z.string() }))
       .describe("Matches left out, each with why: the first 100"),
     skipped_total: z.number().describe("How many matches were left out in all"),
+    warnings: skippedRepositories
+      .optional()
+      .describe("Repositories whose first index run is under way (or never finished), read as far as they are indexed: wait for it"),
   }),
   listing: z.looseObject({
     total: z.number(),
@@ -323,6 +326,9 @@ export const OUTPUT = {
           })
           .nullable(),
         error: errorField,
+        warning: repositoryError
+          .optional()
+          .describe("Only when its first index run is under way (or never finished): ranked by the files indexed so far; wait for it"),
       }),
     ),
   }),

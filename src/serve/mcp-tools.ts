@@ -392,12 +392,14 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
         });
         // A reason's way on (a document that did not fit, a part that is a folder) as the tool that takes it.
         const skippedFor = read.skipped.map((s) => ({ ...s, reason: agentHint(s.reason) }));
-        const found = { ...read, documents: read.documents.map((d) => numberedRead(d, input.line_numbers)), skipped: skippedFor };
+        const documents = read.documents.map((d) => numberedRead(d, input.line_numbers));
+        const found = { ...read, documents, skipped: skippedFor, ...(read.warnings ? { warnings: forAgent(read.warnings) } : {}) };
         const text = found.documents.map((d) => `${changedSinceIndexLine(d, MCP_CATCH_UP)}=== ${named(readHeading(d))}\n${d.text}`);
         const skipped = found.skipped.map((s) => `=== ${named(`${s.repository ? `${s.repository}:` : ""}${s.path} skipped: ${s.reason}`)}`);
         const unlisted = found.skipped_total - found.skipped.length;
         if (unlisted > 0) skipped.push(`=== and ${unlisted} more skipped, not listed: narrow the pattern, or page with list_documents`);
-        return result(found, [...text, ...skipped].join("\n\n") || "no documents matched");
+        const body = [...text, ...skipped].join("\n\n") || "no documents matched";
+        return result(found, [body, searchWarningsText(found.warnings)].filter(Boolean).join("\n\n"));
       }),
   );
 }
@@ -518,7 +520,8 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
     (input) =>
       guarded(async () => {
         const repositories = forAgent(await repositoriesFor(home, input.query, context));
-        return result({ repositories }, repositoryMatchLines(repositories));
+        const warnings = repositories.flatMap((r) => (r.warning ? [{ repository: r.repository, ...r.warning }] : []));
+        return result({ repositories }, [repositoryMatchLines(repositories), searchWarningsText(warnings)].filter(Boolean).join("\n"));
       }),
   );
   server.registerTool(

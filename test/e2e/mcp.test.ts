@@ -754,6 +754,55 @@ describe("MCP over stdio", () => {
     }
   });
 
+  test("during a first index run, and after it was cut short, get_document, multi_get and repositories_for say so (s28 hostile F3)", async () => {
+    const folder = tempDir();
+    writeTree(folder, { "a.md": "# A\n\nwombat burrow\n", "later.md": "# Later\n\nwombat\n" });
+    const repo = registerRepository(home, { name: "first", path: folder, embed: false });
+    Store.open(repo.dir, { create: true }).close(); // a first run before its first batch
+    await indexFiles(home, repo, ["a.md"]); // as its first batch
+    const reads = async () => ({
+      get: await call("get_document", { ref: "first:later.md" }),
+      resource: await client.readResource({ uri: "researcher://first/later.md" }).catch((e: { code: number; message: string }) => e),
+      multiGet: await call("multi_get", { pattern: "first:*" }),
+      where: await call("repositories_for", { query: "wombat" }),
+    });
+    const release = acquireWriterLock(repo.dir, repo.name); // the run, as another process holds it
+    let during: Awaited<ReturnType<typeof reads>>;
+    try {
+      during = await reads();
+    } finally {
+      release();
+    }
+    try {
+      const waiting = `wait for it to finish (process ${process.pid}): the get_index_status tool (repository "first") says when it has`;
+      const notReached = "first:later.md is not indexed: the first index run of first is under way and may not have reached it yet";
+      expect(during.get.content[0]!.text).toBe(`error: ${notReached} (1 file indexed so far) (hint: ${waiting}) [DOCUMENT_NOT_FOUND]`);
+      expect(during.resource).toMatchObject({ code: -32002, message: expect.stringContaining(`(hint: ${waiting})`) });
+      const warning = (what: string) => ({
+        code: "NOT_INDEXED",
+        message: `its first index run is under way: only the 1 file indexed so far is ${what}`,
+        hint: waiting,
+      });
+      expect(during.multiGet.structuredContent).toMatchObject({
+        documents: [{ path: "a.md" }],
+        warnings: [{ repository: "first", ...warning("read") }],
+      });
+      expect(during.multiGet.content[0]!.text).toContain(`hint: ${waiting}`);
+      const ranked = during.where.structuredContent.repositories.find((r: { repository: string }) => r.repository === "first");
+      expect(ranked).toMatchObject({ matched: 1, warning: warning("searched") });
+      expect(during.where.content[0]!.text).toContain(`warning: first: ${warning("searched").message}\nhint: ${waiting}`);
+      // Cut short: the run to start, which no tool does.
+      const after = await reads();
+      expect(after.get.content[0]!.text).toContain(
+        "first is not indexed whole yet (1 file indexed so far, on its own or by a first run cut short)",
+      );
+      expect(after.get.content[0]!.text).toContain("(hint: run `researcher index first`)");
+      expect(after.multiGet.structuredContent.warnings).toEqual([expect.objectContaining({ hint: "run `researcher index first`" })]);
+    } finally {
+      expect(runCli(["repo", "remove", "first"], { home }).code).toBe(0);
+    }
+  });
+
   test("list_documents: a prefix naming no repository is REPO_NOT_FOUND as in `ls`; an empty listing's suggestions are structured (s27b agent F1, F2)", async () => {
     const typo = await call("list_documents", { prefix: "nore:x/" });
     expect(typo.isError).toBe(true);

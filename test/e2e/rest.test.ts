@@ -332,6 +332,19 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
         documents: [{ path: "a.md" }],
         warnings: [{ repository: "first", code: "NOT_INDEXED", hint: waiting }],
       });
+      // A read of a file the run has not reached: it said "not an indexed document", `GET /status` lists failures
+      // (s28 hostile F3).
+      expect(await get(`/documents/${encodeURIComponent("first:b.md")}`)).toMatchObject({
+        status: 404,
+        body: {
+          error: {
+            code: "DOCUMENT_NOT_FOUND",
+            message:
+              "first:b.md is not indexed: the first index run of first is under way and may not have reached it yet (1 file indexed so far)",
+            hint: `${waiting}; or did you mean first:a.md?`,
+          },
+        },
+      });
     } finally {
       release();
       expect(runCli(["repo", "remove", "first"], { home }).code).toBe(0);
