@@ -4,4 +4,4 @@
  */
 export const HTTP_ROUTES =
   "MCP is POST /mcp; REST is GET /search?q=…, GET /documents/<ref> (a read), GET /documents?repo=&prefix= (a listing), " +
-  "GET /repositories and GET /status; GET /health answers without a token";
+  "GET /repositories and GET /status; GET /health needs no token";
