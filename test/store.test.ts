@@ -151,9 +151,9 @@ test("a schema 16 index gets the page image of each kept OCR reading (v17): its 
 test("a schema 17 index gets inode stamps (v18): read as none before, its first run hashes each file once and re-chunks only one that differs", async () => {
   const home = tempDir();
   const docs = tempDir();
-  writeTree(docs, { "a.md": "# A\n\nalpha words\n", "x1.md": "one one\n", "x2.md": "two two\n", "bad.pdf": "no pdf at all" });
+  writeTree(docs, { "a.md": "# A\n\nalpha words\n", "x1.md": "one one\n", "x2.md": "two two\n", "bad.txt": "abc\0\0\0\0def\0\0\0\0\0\n" });
   const unpacked = new Date("2026-01-01T00:00:00Z");
-  for (const name of ["a.md", "x1.md", "x2.md", "bad.pdf"]) utimesSync(join(docs, name), unpacked, unpacked);
+  for (const name of ["a.md", "x1.md", "x2.md", "bad.txt"]) utimesSync(join(docs, name), unpacked, unpacked);
   const repo = registerRepository(home, { name: "old", path: docs, embed: false });
   await indexRepository(home, repo);
   const db = new Database(Store.dbPath(repo.dir));
@@ -183,6 +183,13 @@ test("a schema 17 index gets inode stamps (v18): read as none before, its first 
   });
   upgraded.close();
   expect((await search(home, { query: "one" })).results.map((r) => r.path)).toEqual(["x2.md"]);
+  // The failure learnt its file's inode number then: a good file renamed over it with its size and mtime is read,
+  // where a failure never given one kept it out for good (s28b retest 1).
+  writeFileSync(join(docs, "good.txt"), "wallaby crossed\n");
+  utimesSync(join(docs, "good.txt"), unpacked, unpacked);
+  renameSync(join(docs, "good.txt"), join(docs, "bad.txt"));
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, failed_unchanged: 0 });
+  expect((await search(home, { query: "wallaby" })).results.map((r) => r.path)).toEqual(["bad.txt"]);
 }, 30_000);
 
 test("a schema 4 index (no identifier parts in its full-text index) gets its full text rebuilt by the next index run (v5)", async () => {

@@ -544,6 +544,7 @@ export async function indexFiles(
         rootRecord: settings.root,
         paths,
         failedUnchanged: [],
+        failureInodes: new Map(),
         skippedTypes: {},
         skippedScripts: 0,
         skippedGenerated: {},
@@ -756,6 +757,7 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
     root,
     rootRecord: settings.root,
     failedUnchanged: plan.failedUnchanged,
+    failureInodes: plan.failureInodes,
     skippedTypes: discovery.skippedTypes,
     skippedScripts: discovery.skippedScripts,
     skippedGenerated: addCounts(discovery.skippedGenerated, plan.generated),
@@ -878,6 +880,8 @@ function finishRun(
     rootRecord?: RootRecord;
     paths?: string[];
     failedUnchanged: string[];
+    /** Inode numbers to record of unchanged failures recorded without one (plan.ts failureInodes). */
+    failureInodes: ReadonlyMap<string, number>;
     skippedTypes: Record<string, number>;
     skippedScripts: number;
     skippedGenerated: Record<string, number>;
@@ -896,7 +900,7 @@ function finishRun(
     for (const path of [...gone, ...writer.vanished]) if (store.deleteDocument(path)) removed++;
     if (removed) store.embeddings.bumpGeneration();
     if (removed || writer.indexed) store.recheckHeadings();
-    store.recordFailures(writer.failures, { paths: run.paths, kept: new Set(run.failedUnchanged) });
+    store.recordFailures(writer.failures, { paths: run.paths, kept: new Set(run.failedUnchanged), inodes: run.failureInodes });
     refreshGitMetadata(store, repo.path);
     // A repository is indexed once a whole run has been: files indexed one by one (add_to_index, a watch batch)
     // before that leave it "not indexed yet", with the command that indexes the rest of its folder.

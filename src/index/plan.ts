@@ -52,6 +52,11 @@ export interface ChangePlan {
   /** Files that failed and have not changed since, under the same conversion settings: not tried again. */
   failedUnchanged: string[];
   /**
+   * The inode numbers of those whose failure was recorded without one (before schema 18), to record now: taken as of
+   * the file there once, such a failure never learnt the number, and a file renamed over it later was never read.
+   */
+  failureInodes: Map<string, number>;
+  /**
    * New and changed files their content leaves out as generated code, by rule (`{"minified *.js": 2}`), for a
    * summary's `skipped_generated` beside what discovery left out by name.
    */
@@ -100,12 +105,23 @@ export function planChanges(
   stored: ReadonlyMap<string, Stamp>,
   options: { force?: (path: string) => boolean; failed?: Failed } = {},
 ): ChangePlan {
-  const plan: ChangePlan = { added: [], changed: [], unchanged: 0, gone: [], unreadable: [], failedUnchanged: [], generated: {} };
+  const plan: ChangePlan = {
+    added: [],
+    changed: [],
+    unchanged: 0,
+    gone: [],
+    unreadable: [],
+    failedUnchanged: [],
+    failureInodes: new Map(),
+    generated: {},
+  };
   for (const file of discovery.files) {
     const previous = stored.get(file.path);
     // Checked first: a file indexed once and failing since keeps its old document, which differs from it.
-    if (failedUnchanged(options.failed, file.path, file)) plan.failedUnchanged.push(file.path);
-    else if (previous && !options.force?.(file.path) && sameStamp(previous, file)) plan.unchanged++;
+    if (failedUnchanged(options.failed, file.path, file)) {
+      plan.failedUnchanged.push(file.path);
+      if (options.failed?.stamps.get(file.path)?.ino === null && file.ino !== null) plan.failureInodes.set(file.path, file.ino);
+    } else if (previous && !options.force?.(file.path) && sameStamp(previous, file)) plan.unchanged++;
     else if (isMinified(file)) {
       plan.generated[MINIFIED_LINES_RULE] = (plan.generated[MINIFIED_LINES_RULE] ?? 0) + 1;
       if (previous) plan.gone.push(file.path);

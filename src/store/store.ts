@@ -832,9 +832,15 @@ export class Store {
 
   /**
    * Record a run's failures: they replace all recorded ones but those of `kept` (failed files the run left alone,
-   * unchanged since), or with `paths` (a partial run) only those paths'.
+   * unchanged since), or with `paths` (a partial run) only those paths'; `inodes`, the numbers of kept failures
+   * recorded without one (before schema 18).
    */
-  recordFailures(failures: RecordedFailure[], scope: { paths?: string[]; kept?: ReadonlySet<string> } = {}): void {
+  recordFailures(
+    failures: RecordedFailure[],
+    scope: { paths?: string[]; kept?: ReadonlySet<string>; inodes?: ReadonlyMap<string, number> } = {},
+  ): void {
+    const learn = this.db.query("UPDATE failures SET ino = ? WHERE path = ? AND ino IS NULL");
+    for (const [path, ino] of scope.inodes ?? []) learn.run(ino, path);
     const forget = this.db.query("DELETE FROM failures WHERE path = ?");
     const recorded = this.db.query<{ path: string }, []>("SELECT path FROM failures").all();
     const dropped = scope.paths ?? recorded.map((r) => r.path).filter((path) => !scope.kept?.has(path));
