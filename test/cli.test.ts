@@ -411,6 +411,14 @@ describe("command dispatch", () => {
     expect(hint(["search", "borrow", "--bogus"])).toBe(`hint: ${quote("--bogus")}`);
     expect(hint(["search", "borrow", "-m"])).toStartWith("hint: to search for '-m'"); // --min-score, --mode, --model
     expect(hint(["repo", "list", "-x"])).toBe("hint: run `researcher repo list --help` for the options");
+    // A format named as an option of its own is --format's value (it was "search for it as a phrase": s28 user 4).
+    for (const [option, format] of [
+      ["--json-lines", "jsonl"],
+      ["--csv", "csv"],
+      ["--markdown", "md"],
+    ])
+      expect(hint(["search", "borrow", option!])).toBe(`hint: the format is an option's value: \`--format ${format}\``);
+    expect(hint(["ls", "--csv"])).toBe("hint: run `researcher ls --help` for the options"); // ls has no --format
   });
 
   test("an empty model name is a usage error worded for every command that takes one, not only --model (s21 hostile #11)", () => {

@@ -81,6 +81,9 @@ describe("indexing code", () => {
     expect(text.stdout).toContain(
       '   def parse_header(self, line):\n       """Split a header line into its name and its value."""\n       name, _, value = line.partition(":")\n',
     );
+    // As markdown, the whole fragment is fenced with its language (no info string before: s28 user 5).
+    const md = cli("search", "split a header line into name and value", "-n", "1", "--mode", "bm25", "--format", "md", "--full");
+    expect(md.stdout).toContain('```python\n"""Reading HTTP messages."""\n');
     const got = cli("get", "app:parser.py:8-11");
     expect(got.stdout.trimEnd()).toBe(PARSER.split("\n").slice(7, 11).join("\n"));
   });

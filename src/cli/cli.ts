@@ -476,6 +476,8 @@ function checkOptions(cli: CAC, words: string[], uses: OptionUse[], group: strin
  * `--mode`, and naming only the options left someone excluding a word no way out (s27 review F5).
  */
 function unknownOptionHint(cli: CAC, word: string, command: string): string {
+  const format = formatNamed(cli, word);
+  if (format) return `the format is an option's value: \`--format ${format}\``;
   const meant = closeOptions(cli, word);
   const near = meant.length ? `did you mean ${meant.join(" or ")}?` : undefined;
   const searched =
@@ -484,6 +486,24 @@ function unknownOptionHint(cli: CAC, word: string, command: string): string {
       : undefined;
   if (near && searched) return `${near} Or, ${searched}`;
   return near ?? searched ?? `run \`researcher ${command ? `${command} ` : ""}--help\` for the options`;
+}
+
+/** Output formats as people name them for an option of their own (`--json-lines`, `--csv`): `--format`'s values. */
+const FORMAT_NAMES: Record<string, string> = {
+  jsonl: "jsonl",
+  jsonlines: "jsonl",
+  ndjson: "jsonl",
+  csv: "csv",
+  md: "md",
+  markdown: "md",
+  text: "text",
+  txt: "text",
+};
+
+/** The `--format` value an unknown option names, on a command that has `--format` (s28 user 4: `--json-lines`). */
+function formatNamed(cli: CAC, word: string): string | undefined {
+  if (!cli.matchedCommand?.options.some((option) => option.names.includes("format"))) return undefined;
+  return FORMAT_NAMES[word.replace(/^-+/, "").replace(/[-_]/g, "").toLowerCase()];
 }
 
 /**

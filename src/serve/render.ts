@@ -23,7 +23,7 @@ import type { VerifyReport } from "../index/verify.ts";
 import type { IndexDue } from "../index/chunking.ts";
 import type { Repository, RepositoryError, SkippedRepository } from "../repos.ts";
 import { env } from "../env.ts";
-import { indexesCode, isCodeFormat, scriptLanguages, UNREAD_DOCUMENT_TYPES } from "../file-types.ts";
+import { CODE_LANGUAGES, indexesCode, isCodeFormat, scriptLanguages, UNREAD_DOCUMENT_TYPES } from "../file-types.ts";
 import { escapeControls, escapeLine, type Terminal } from "../terminal.ts";
 import { pageList, shortened, trimRuns } from "../text.ts";
 import type { WatchBatch, WatchStatus } from "./watch.ts";
@@ -267,7 +267,7 @@ function searchMarkdown(response: SearchResponse): string {
       const fence = "`".repeat(Math.max(3, ...[...hit.text.matchAll(/`+/g)].map((m) => m[0].length + 1)));
       // Control characters escaped as in the text format (tabs kept): markdown is read on a terminal too.
       const text = hit.text.replace(/\n$/, "").split("\n").map(escapeLine).join("\n");
-      lines.push(`${fence}${fenceLanguage(hit.path)}`, text, fence);
+      lines.push(`${fence}${fenceLanguage(hit.path, String(hit.metadata.format))}`, text, fence);
     } else {
       lines.push(...hit.snippet.split(/\r?\n/).map((line) => `> ${escapeLine(line)}`.trimEnd()));
     }
@@ -284,7 +284,9 @@ function markdownInline(text: string): string {
   return text.replace(/[\\`*_[\]<>#|]/g, (c) => `\\${c}`);
 }
 
-function fenceLanguage(path: string): string {
+/** A fence's info string: markdown for what is read as markdown, a code file's language (s28 user 5), else none. */
+function fenceLanguage(path: string, format: string): string {
+  if (isCodeFormat(format)) return CODE_LANGUAGES[format] === "c_sharp" ? "csharp" : CODE_LANGUAGES[format]!;
   return /\.(md|markdown|mdx|pdf|docx|epub|html?|xhtml)$/i.test(path) ? "markdown" : "";
 }
 
