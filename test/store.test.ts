@@ -487,6 +487,26 @@ test("`remove` leaves no kept text of the document; one that leaves its folder k
   expect(isKept(repo, hashes["b.md"]!)).toBe(true);
 });
 
+test("a file moved is still indexed: status lists no text kept of it (s28b retest R5)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "moved.md": "# M\n\nmoved\n", "gone.md": "# G\n\ngone\n" });
+  const repo = registerRepository(home, { name: "r", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const db = new Database(Store.dbPath(repo.dir));
+  for (const path of ["moved.md", "gone.md"]) {
+    const { id } = db.query<{ id: number }, [string]>("SELECT id FROM documents WHERE path = ?").get(path)!;
+    db.query("INSERT INTO document_texts(document_id, settings, text) VALUES (?, 's', 'OCR text')").run(id);
+  }
+  db.close();
+  mkdirSync(join(docs, "sub"));
+  renameSync(join(docs, "moved.md"), join(docs, "sub/moved.md"));
+  rmSync(join(docs, "gone.md"));
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, removed: 2 });
+  // It listed moved.md's text as kept of a document no longer indexed, while sub/moved.md holds the same bytes.
+  expect(repositoryStatus(repo).kept_texts.map((kept) => kept.path)).toEqual(["gone.md"]);
+});
+
 test("`remove` of a path no longer indexed drops the OCR'd text kept of it, says so, exits 0; status lists it (s28 hostile F2)", async () => {
   // A scan deleted or newly ignored keeps its text 30 days; `remove` of its path answered "not indexed", exited 1 and
   // kept it, and nothing but a rebuild cleared it.
