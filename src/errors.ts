@@ -44,6 +44,13 @@ export const ERROR_CODES = {
     rpc: RPC.invalid,
     summary: "a warning, never an error: the embedding model knows none of the query's words, so vector mode ranks nothing",
   },
+  NO_WORD_MATCH: {
+    exit: 1,
+    http: 422,
+    rpc: RPC.invalid,
+    summary:
+      "a warning, never an error: no fragment holds the query's words, and the repository's vectors carry no weight in hybrid with its model",
+  },
   LOCKED: { exit: 1, http: 409, rpc: RPC.internal, summary: "another process is writing this repository" },
   MODEL_UNAVAILABLE: { exit: 1, http: 503, rpc: RPC.internal, summary: "the embedding model cannot be loaded" },
   MODEL_MISMATCH: { exit: 1, http: 409, rpc: RPC.internal, summary: "the repository was embedded with another model" },

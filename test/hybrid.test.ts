@@ -20,6 +20,7 @@ import { setConfigValue } from "../src/config.ts";
 import { search, SearchContext } from "../src/search/search.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { annPath } from "../src/search/vectors.ts";
+import { agentHint, restHint } from "../src/serve/agent-hints.ts";
 import { Store } from "../src/store/store.ts";
 import { describeShared, GLOVE, gloveThroughOnnx, HOOK_TIMEOUT, otherGlove, runCli, tempDir, writeTree } from "./helpers.ts";
 
@@ -600,6 +601,48 @@ describeShared("a repository whose vector list has no voice, searched alone", ()
       const page = await search(home, { query: "laptop", documents: true }, new SearchContext());
       const [laptop] = page.results as { fragments: { score: number }[] }[];
       expect(laptop!.fragments.map((f) => f.score)).toEqual([1]);
+    },
+    HOOK_TIMEOUT,
+  );
+});
+
+describeShared("a repository whose vector list has no voice, and a query no fragment holds the words of", () => {
+  test(
+    "answers nothing, and says why and that vector mode ranks by meaning; --explain keeps its weights (s28b retest R3)",
+    async () => {
+      const home = tempDir();
+      // As "parts" above: GloVe knows no part number, so the vector list gets weight 0; it knows "staff departure".
+      const parts = registerRepository(home, { name: "parts", path: tempDir(), embedding: { model: GLOVE } });
+      const files: Record<string, string> = { "leaving.md": "# Leaving\n\nqx9999zv employees resigned and left the company\n" };
+      for (let i = 0; i < 40; i++) files[`p${i}.md`] = `qx${1000 + i}zv wk${2000 + i}jt vq${3000 + i}rn\n`;
+      writeTree(parts.path, files);
+      await indexRepository(home, parts);
+      const query = "staff departure";
+      const found = await search(home, { query }, new SearchContext());
+      const hint = `\`researcher search 'staff departure' --mode vector\` ranks by meaning`;
+      expect(found).toMatchObject({ mode: "hybrid", total: 0, results: [], words_found: false });
+      expect(found.warnings).toEqual([
+        {
+          repository: "parts",
+          code: "NO_WORD_MATCH",
+          message: "no fragment holds the query's words, and with this model its vectors carry no weight in hybrid",
+          hint,
+        },
+      ]);
+      // It was "no results" alone, and --explain printed nothing: the weights line went with the results.
+      const text = runCli(["search", query, "--explain"], { home });
+      expect(text.stderr).toBe(
+        "warning: parts: no fragment holds the query's words, and with this model its vectors carry no weight in hybrid\n" +
+          `hint: ${hint}\nno results for "staff departure"\n`,
+      );
+      expect(text.stdout).toMatch(/^parts: hybrid weights bm25 1, vector 0: /);
+      expect(JSON.parse(runCli(["search", query, "--json"], { home }).stdout).warnings).toEqual(found.warnings);
+      // An agent has the tool's mode, a REST client the route's.
+      expect(agentHint(hint)).toBe('the search_fragments tool with query "staff departure" and mode "vector" ranks by meaning');
+      expect(restHint(hint)).toBe("`GET /search?q=staff%20departure&mode=vector` ranks by meaning");
+      // Vector mode ranks by meaning, and hybrid with a word match says nothing more.
+      expect((await search(home, { query, mode: "vector", limit: 1 }, new SearchContext())).results).toHaveLength(1);
+      expect((await search(home, { query: "employees", limit: 1 }, new SearchContext())).warnings).toBeUndefined();
     },
     HOOK_TIMEOUT,
   );

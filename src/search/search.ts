@@ -28,6 +28,7 @@ import { combineFilters, type Filter } from "./filters.ts";
 import { namedRepository } from "./document-refs.ts";
 import { type FilterMiss, filterMisses } from "./filter-misses.ts";
 import { withoutInvisibles } from "../text.ts";
+import { shellWord } from "../terminal.ts";
 import { REQUESTED_MODES, type RequestedMode, type SearchMode } from "../search-modes.ts";
 import {
   type Candidate,
@@ -89,8 +90,9 @@ export interface SearchResponse<T = FragmentHit | DocumentHit> {
   offset: number;
   total: number;
   /**
-   * Whether any fragment searched holds the query's words. In vector and hybrid mode a page is always full (every
-   * fragment is ranked by meaning), so false says the results match by meaning alone.
+   * Whether any fragment searched holds the query's words. In vector mode, and in hybrid where the vector list has a
+   * voice, a page is always full (every fragment is ranked by meaning), so false says the results match by meaning
+   * alone; where it has none, hybrid lists word matches alone, and a NO_WORD_MATCH warning says why none came.
    */
   words_found: boolean;
   results: T[];
@@ -417,8 +419,9 @@ interface RepositoryResult {
   /** Why the vector list came from an exact scan rather than the ANN file, and how to fix that. */
   ann?: string;
   /**
-   * A warning: searched with bm25 in auto mode because its model could not be had, or (vector mode) nothing ranked
-   * because the model knows no word of the query; why, and the fix.
+   * A warning: searched with bm25 in auto mode because its model could not be had, or nothing ranked: (vector mode)
+   * the model knows no word of the query, or (hybrid) no fragment holds them and the vectors have no voice; why, and
+   * the fix.
    */
   fallback?: Omit<SkippedRepository, "repository">;
   /** Some fragment it searched holds the query's words (its BM25 list is not empty). */
@@ -494,6 +497,9 @@ async function searchRepository(run: SearchRun, repo: Repository, store: Store, 
   // Vector mode then finds nothing: said, or an agent concludes the repository holds nothing about it (s21 MCP #3).
   if (mode === "vector" && lists.meaningless) fallback ??= UNKNOWN_QUERY;
   const { candidates, why, voiceless } = candidatesOf(repo, store, mode, lists, run.coverageDepth);
+  // Nor does hybrid, where the vector list has no voice and no fragment holds the words: "no results" alone read as
+  // "nothing is about it", though the model knows the words and vector mode ranks by them (s28b retest R3).
+  if (voiceless && !lists.wordsFound) fallback ??= noWordMatch(run.options.query);
   const minScore = run.options.minScore;
   return {
     repo: repo.name,
@@ -516,6 +522,19 @@ const UNKNOWN_QUERY: RepositoryResult["fallback"] = {
   message: "the embedding model knows none of the query's words: nothing ranks by meaning",
   hint: "search in hybrid or bm25 mode, or with other words",
 };
+
+/**
+ * Said of a repository hybrid answered nothing from: its vector list has no voice with this model (calibration.ts),
+ * so only fragments that hold the query's words are listed, and none does. The hint is the search that ranks by
+ * meaning, as a command (agent-hints.ts writes it as the tool's or route's `mode`).
+ */
+function noWordMatch(query: string): RepositoryResult["fallback"] {
+  return {
+    code: "NO_WORD_MATCH",
+    message: "no fragment holds the query's words, and with this model its vectors carry no weight in hybrid",
+    hint: `\`researcher search ${shellWord(query)} --mode vector\` ranks by meaning`,
+  };
+}
 
 /**
  * Why a repository's query embedder could not be had: a model that cannot be loaded now, a provider that failed, or

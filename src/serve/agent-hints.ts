@@ -29,6 +29,14 @@ const quoted = (value: string) => JSON.stringify(value);
 /** What does what a CLI command does, written with the command's arguments, or undefined when nothing does. */
 type Equivalent = (args: string[]) => string | undefined;
 
+/** A `researcher search` command's words as the search's query and `--mode` (the one flag a hint passes). */
+function searchArgs(args: string[]): { query: string; mode?: string } {
+  const at = args.indexOf("--mode");
+  const mode = at === -1 ? undefined : args[at + 1];
+  const query = at === -1 ? args : [...args.slice(0, at), ...args.slice(at + 2)];
+  return { query: query.join(" "), ...(mode === undefined ? {} : { mode }) };
+}
+
 /** The tool that does what a CLI command does, with its arguments. */
 const TOOLS: Record<string, Equivalent> = {
   ls: ([ref]) => {
@@ -41,7 +49,12 @@ const TOOLS: Record<string, Equivalent> = {
   get: ([ref]) => `the get_document tool${ref ? ` with ref ${quoted(ref)}` : ""}`,
   remove: ([repository, path]) =>
     `the remove_from_index tool${repository && path ? ` with repository ${quoted(repository)} and document_path ${quoted(path)}` : ""}`,
-  search: () => "the search_fragments tool",
+  // A search in another mode names the `mode` parameter: "--mode vector" is no argument a tool takes (s28b retest R3).
+  search: (args) => {
+    const { query, mode } = searchArgs(args);
+    const asked = [query && `query ${quoted(query)}`, mode && `mode ${quoted(mode)}`].filter(Boolean);
+    return `the search_fragments tool${asked.length ? ` with ${asked.join(" and ")}` : ""}`;
+  },
   // `repo list` alone: the other `repo` commands (add, remove, rename) change the registry, which no tool does.
   repo: ([command]) => (command === "list" ? "the list_repositories tool" : undefined),
   // The query is every word, as the command joins them (`repos-for borrow checker`).
@@ -62,7 +75,10 @@ const ROUTES: Record<string, Equivalent> = {
   },
   status: ([repository]) => `\`GET /status${repository ? `?repo=${queryValue(repository)}` : ""}\``,
   get: ([ref]) => `\`GET /documents/${ref ? encodeURIComponent(ref) : "<ref>"}\``,
-  search: () => "`GET /search?q=…`",
+  search: (args) => {
+    const { query, mode } = searchArgs(args);
+    return `\`GET /search?q=${query ? encodeURIComponent(query) : "…"}${mode ? `&mode=${encodeURIComponent(mode)}` : ""}\``;
+  },
   repo: ([command]) => (command === "list" ? "`GET /repositories`" : undefined),
 };
 

@@ -25,7 +25,7 @@ export const searchInput = {
     "Search only these repositories (at least one: leave it out to search every repository)",
   ),
   mode: optional(z.enum(REQUESTED_MODES)).describe(
-    "Default: auto (config.yaml's search.mode, itself auto by default): hybrid where vectors exist, else bm25. Hybrid and vector pages are always full (every passage ranks by meaning): `words_found` false says none holds the query's words. A query the model knows no word of ranks nothing by meaning: vector mode answers none (an UNKNOWN_QUERY warning), hybrid its word matches",
+    "Default: auto (config.yaml's search.mode, itself auto by default): hybrid where vectors exist, else bm25. Vector pages, and hybrid ones where the vectors have a voice, are always full (every passage ranks by meaning): `words_found` false says none holds the query's words; hybrid whose vectors carry no weight lists word matches alone (a NO_WORD_MATCH warning when none: mode vector ranks by meaning). A query the model knows no word of ranks nothing by meaning: vector mode answers none (an UNKNOWN_QUERY warning), hybrid its word matches",
   ),
   n_results: optional(z.number().int().min(ANSWER_LIMIT.min).max(ANSWER_LIMIT.max)).describe(
     `How many results, fragments or documents by tool (default: config's search.limit, 10, at most ${ANSWER_LIMIT.max})`,

@@ -249,7 +249,7 @@ function registerSearchTools(server: McpServer, home: string, context: SearchCon
     };
     const response = forAgent(await search(home, options, context));
     const asked = { limit: options.limit!, minScore: options.minScore, names: MCP_NAMES };
-    const found = searchText(response, plain, asked) || noResultsLines(response, options, MCP_NAMES).join("\n");
+    const found = response.results.length ? searchText(response, plain, asked) : noResultsLines(response, options, MCP_NAMES).join("\n");
     const text = [found, skippedText(response.skipped), searchWarningsText(response.warnings)].filter(Boolean).join("\n");
     return result(searchJson(response), text);
   };

@@ -305,7 +305,10 @@ export function fileLines(paths: string[], nul = false): string {
 }
 
 export function searchText(response: SearchResponse, style: Style, asked?: PageAsked): string {
-  if (response.results.length === 0) return "";
+  const notes = (response.notes ?? []).map((n) => style.dim(n));
+  // With no results, `--explain`'s notes alone: how each repository weighed its lists is why nothing came (a vector
+  // list of weight 0 lists word matches alone), and it was lost with the results (s28b retest R3).
+  if (response.results.length === 0) return notes.map((n) => `${n}\n`).join("");
   const width = String(response.results.at(-1)!.rank).length;
   const blocks = response.results.map((hit: Hit) => {
     const rank = String(hit.rank).padStart(width);
@@ -335,8 +338,7 @@ export function searchText(response: SearchResponse, style: Style, asked?: PageA
     }
     return lines.join("\n");
   });
-  const notes = (response.notes ?? []).map((n) => `\n${style.dim(n)}`).join("");
-  return `${blocks.join("\n\n")}\n\n${style.dim(searchFooter(response, asked))}${notes}\n`;
+  return `${blocks.join("\n\n")}\n\n${style.dim(searchFooter(response, asked))}${notes.map((n) => `\n${n}`).join("")}\n`;
 }
 
 /** The page a search asked for, for its text footer: its size and minimum score, in the caller's names. */
