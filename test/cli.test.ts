@@ -686,6 +686,7 @@ test("get, multi-get and repos-for during a first index run, and after it was cu
   await indexFiles(home, repo, ["n.md"]); // as its first batch
   const reads = () => ({
     get: runCli(["get", "fr3:later.md"], { home }),
+    bare: runCli(["get", "later.md"], { home }),
     multiGet: runCli(["multi-get", "fr3:*", "--json"], { home }),
     reposFor: runCli(["repos-for", "scan"], { home }),
   });
@@ -702,6 +703,10 @@ test("get, multi-get and repos-for during a first index run, and after it was cu
   );
   const underWay = (what: string) =>
     `warning: fr3: its first index run is under way: only the 1 file indexed so far is ${what}\n${waiting}\n`;
+  // A bare path as multi-get's warning names the run: it said "no repository holds later.md" (s28b retest R4).
+  expect(during.bare.stderr).toBe(
+    `error: no repository holds later.md so far; fr3: ${underWay("looked in").slice("warning: fr3: ".length)}`,
+  );
   expect(during.multiGet.stderr).toBe(underWay("read"));
   expect(JSON.parse(during.multiGet.stdout).warnings).toEqual([expect.objectContaining({ repository: "fr3", code: "NOT_INDEXED" })]);
   expect([during.reposFor.stdout, during.reposFor.stderr]).toEqual([expect.stringContaining("fr3"), underWay("searched")]);
@@ -709,6 +714,10 @@ test("get, multi-get and repos-for during a first index run, and after it was cu
   const after = reads();
   expect(after.get.stderr).toBe(
     "error: fr3:later.md is not indexed: fr3 is not indexed whole yet (1 file indexed so far, on its own or by a first run cut short)\n" +
+      "hint: run `researcher index fr3`\n",
+  );
+  expect(after.bare.stderr).toBe(
+    "error: no repository holds later.md so far; fr3: not indexed whole yet: only the 1 file indexed so far (on its own, or by a first run cut short) is looked in\n" +
       "hint: run `researcher index fr3`\n",
   );
   for (const run of [after.multiGet, after.reposFor]) {

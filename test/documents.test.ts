@@ -1179,6 +1179,12 @@ test("get, multi-get and repos-for of a repository no index run has finished say
     };
     expect(await refusal(readDocument(home, "k:b.md"))).toMatchObject(notYet);
     expect(() => documentInfo(home, "k:b.md")).toThrow(expect.objectContaining(notYet) as unknown as Error);
+    // A bare path no repository holds names the run as multi-get warns of it: "no repository holds" read as not there.
+    expect(await refusal(readDocument(home, "b.md"))).toMatchObject({
+      code: "DOCUMENT_NOT_FOUND",
+      message: "no repository holds b.md so far; k: its first index run is under way: only the 1 file indexed so far is looked in",
+      hint: `${waiting}; or did you mean k:a.md?`,
+    });
     const read = await readDocuments(home, "k:*");
     expect(read.documents.map((d) => d.path)).toEqual(["a.md"]);
     expect(read.warnings).toEqual([
@@ -1207,10 +1213,16 @@ test("get, multi-get and repos-for of a repository no index run has finished say
     hint: `${run}; or did you mean k:a.md?`,
   });
   expect((await readDocuments(home, "k:b.md,k:a.md")).warnings).toEqual([expect.objectContaining({ repository: "k", hint: run })]);
+  expect(await refusal(readDocument(home, "b.md"))).toMatchObject({
+    message:
+      "no repository holds b.md so far; k: not indexed whole yet: only the 1 file indexed so far (on its own, or by a first run cut short) is looked in",
+    hint: `${run}; or did you mean k:a.md?`,
+  });
   expect((await repositoriesFor(home, "words"))[0]?.warning).toMatchObject({ hint: run });
   await indexRepository(home, repo);
   expect((await readDocument(home, "k:b.md")).text).toContain("beta");
   expect(await refusal(readDocument(home, "k:c.md"))).toMatchObject({ message: "k:c.md is not an indexed document" });
+  expect(await refusal(readDocument(home, "c.md"))).toMatchObject({ message: "no repository holds c.md" });
   expect((await readDocuments(home, "k:*")).warnings).toBeUndefined();
   expect((await repositoriesFor(home, "words"))[0]?.warning).toBeUndefined();
 });

@@ -14,6 +14,7 @@ import { shellWord, unescapeControls } from "../terminal.ts";
 import { composed } from "../text.ts";
 import { editDistance } from "../similar.ts";
 import { DOCID } from "./docid.ts";
+import { unfinishedWarning } from "./first-run.ts";
 import { indexedDocuments, type ReadSession, withStore } from "./read-session.ts";
 
 export interface DocumentRef {
@@ -252,10 +253,25 @@ function resolveTrimmedRef(home: string, trimmed: string, options: RefLookup): D
   }
   if (prefix.name && REPO_NAME.test(prefix.name)) getRepository(home, prefix.name); // throws, naming the known ones
   if (suffix) refuseZero(suffix); // `a.md:0` names no place in any document: a usage error, not a miss
-  throw unread(
-    notIndexed(trimmed, options.suggest === false ? [] : answers.flatMap(({ repo }) => closePaths(repo, target)), "no repository holds"),
-    skipped,
+  const suggestions = options.suggest === false ? [] : answers.flatMap(({ repo }) => closePaths(repo, target));
+  // A repository no index run has finished may hold it yet: said as multi-get warns of it, with its run to wait for
+  // or start ("no repository holds" read as not there: s28b retest R4).
+  const unfinished = answers.flatMap(
+    ({ repo }) => withStore(repo, (store) => unfinishedWarning(repo, store, "looked in"), options.session) ?? [],
   );
+  const miss = unfinished.length ? notYetIn(trimmed, unfinished, suggestions) : notIndexed(trimmed, suggestions, "no repository holds");
+  throw unread(miss, skipped);
+}
+
+/**
+ * A path no repository holds when `unfinished` (unfinishedWarning) are not indexed whole yet: each named with what
+ * to do, before a close path indexed so far (s.pdf not reached yet is no typo for n.pdf).
+ */
+function notYetIn(what: string, unfinished: SkippedRepository[], suggestions: string[]): ResearcherError {
+  const why = unfinished.map((u) => `${u.repository}: ${u.message}`).join("; ");
+  const hints = [...new Set(unfinished.flatMap((u) => (u.hint ? [u.hint] : [])))];
+  if (suggestions.length) hints.push(`or did you mean ${suggestions.slice(0, 5).join(", ")}?`);
+  return new ResearcherError("DOCUMENT_NOT_FOUND", `no repository holds ${what} so far; ${why}`, { hint: hints.join("; ") });
 }
 
 /**

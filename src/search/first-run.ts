@@ -33,16 +33,20 @@ function firstRun(repo: Repository, store: Store): FirstRun | undefined {
  * The warning for `repo` when no run has finished indexing it but some documents are in (`what` they are: searched,
  * listed, read); undefined once one has. Throws NOT_INDEXED when none is in (firstRun).
  */
-export function unfinishedIndex(repo: Repository, store: Store, what: "searched" | "listed" | "read"): SkippedRepository | undefined {
+export function unfinishedIndex(
+  repo: Repository,
+  store: Store,
+  what: "searched" | "listed" | "read" | "looked in",
+): SkippedRepository | undefined {
   const state = firstRun(repo, store);
   return state && partiallyIndexed(repo.name, state, what);
 }
 
 /**
- * unfinishedIndex for an answer over the repositories a call looked in (multi-get): a repository with no document in
- * yet is a warning too, as the error firstRun throws for it, since the others answered.
+ * unfinishedIndex for an answer over the repositories a call looked in (multi-get, a bare path's miss): a repository
+ * with no document in yet is a warning too, as the error firstRun throws for it, since the others answered.
  */
-export function unfinishedWarning(repo: Repository, store: Store, what: "read"): SkippedRepository | undefined {
+export function unfinishedWarning(repo: Repository, store: Store, what: "read" | "looked in"): SkippedRepository | undefined {
   try {
     return unfinishedIndex(repo, store, what);
   } catch (error) {
