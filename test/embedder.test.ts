@@ -1,10 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, cpSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { checkModel, chooseModel, describeModel, loadEmbedder, pool, type Embedder } from "../src/embed/embedder.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { unpackFailure } from "../src/embed/native.ts";
-import { describeShared, GLOVE, gloveThroughOnnx, runCli, tempDir, writeTree } from "./helpers.ts";
+import { describeShared, GLOVE, gloveThroughOnnx, otherGlove, runCli, tempDir, writeTree } from "./helpers.ts";
+import { modelContent } from "../src/embed/model-content.ts";
 import { standInHub } from "./model-fixtures.ts";
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, v, i) => sum + v * b[i]!, 0);
@@ -164,4 +165,23 @@ test("a native file that cannot be unpacked is named with its size, its system e
     code: "ENOTDIR",
   });
   expect(error.cause).toBe(failed);
+});
+
+describeShared("a model folder's content fingerprint", () => {
+  test("a tokenizer saved again reformatted, its keys in another order, is the same model; another vocabulary is not (s28b hostile F2)", () => {
+    // Hashed as text, a reformatted tokenizer_config.json was another model, and held every index run of its repositories.
+    const weights = (folder: string) => join(folder, "onnx/model.onnx");
+    const copy = join(tempDir(), "glove");
+    cpSync(GLOVE, copy, { recursive: true });
+    const config = JSON.parse(readFileSync(join(copy, "tokenizer_config.json"), "utf8"));
+    const reordered = Object.fromEntries(Object.entries(config).reverse());
+    writeFileSync(join(copy, "tokenizer_config.json"), JSON.stringify(reordered, null, 4));
+    writeFileSync(
+      join(copy, "tokenizer.json"),
+      `${JSON.stringify(JSON.parse(readFileSync(join(copy, "tokenizer.json"), "utf8")), null, 2)}\n`,
+    );
+    expect(modelContent(copy, weights(copy))).toBe(modelContent(GLOVE, weights(GLOVE)));
+    const other = otherGlove("glove");
+    expect(modelContent(other, weights(other))).not.toBe(modelContent(GLOVE, weights(GLOVE)));
+  });
 });

@@ -4,7 +4,8 @@
  * checkpoints of one architecture in `exp1/model` and `exp2/model` were one model, and a rebuild kept the vectors of
  * the other (s28 code review #1).
  *
- * Hashed whole: the tokenizer's files (tokenizer.json, tokenizer_config.json), which decide the ids a text becomes.
+ * Hashed whole: the tokenizer's files (tokenizer.json, tokenizer_config.json), which decide the ids a text becomes,
+ * as parsed JSON (how a file is formatted is no part of the model).
  * The weights (the ONNX file of the chosen dtype and its external data, or model2vec's table) are hashed by their
  * size, their first and last MiB (an ONNX file's graph and the first and last tensors; model2vec's header) and 16
  * samples of 64 KiB spread evenly between: a checkpoint trained on is another in nearly every weight, so each sample
@@ -52,13 +53,29 @@ function stampOf(file: string): string | null {
   return stats ? `${file}:${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}` : null;
 }
 
-/** A tokenizer file's text; a missing or unreadable one is hashed as such (the load says what is wrong with it). */
+/**
+ * A tokenizer file's JSON, written one way (keys sorted, no white space): the same tokenizer saved again, reformatted
+ * or with its keys in another order, was another model, and held every index run of its repositories (s28b hostile
+ * F2). Text that is no JSON is hashed as it is; a missing or unreadable file as such (the load says what is wrong).
+ */
 function wholeFile(folder: string, name: string): string {
+  let text: string;
   try {
-    return readModelJson(folder, name);
+    text = readModelJson(folder, name);
   } catch {
     return "\0unreadable";
   }
+  try {
+    return JSON.stringify(JSON.parse(text), sortedKeys);
+  } catch {
+    return text;
+  }
+}
+
+/** JSON.stringify's replacer that writes an object's keys in sorted order (arrays keep theirs). */
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 /** A weights file's size and sampled bytes, read without blocking (a FIFO in its place must not hang the check). */
