@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { checkModel, chooseModel, describeModel, loadEmbedder, pool, type Embedder } from "../src/embed/embedder.ts";
 import { ResearcherError } from "../src/errors.ts";
 import { unpackFailure } from "../src/embed/native.ts";
@@ -132,6 +132,26 @@ describeShared("a model folder whose files are not regular files", () => {
       expect(index.stderr).toContain("put the model's own file there (copy the folder again)");
       const search = runCli(["search", "modelword"], { home, env, timeoutMs: 30_000 });
       expect({ file, code: search.code, found: search.stdout.includes("m:a.md") }).toEqual({ file, code: 0, found: true });
+    }
+  }, 120_000);
+
+  test("a loop of links in place of a model file leaves the embeddings pending, naming it; the run is not failed (s28b hostile F1)", () => {
+    // The loop failed every index run as the repository's error (PATH_NOT_FOUND), with no summary, exit 1.
+    for (const file of ["onnx/model_quantized.onnx", "tokenizer.json"]) {
+      const home = tempDir();
+      const model = join(tempDir(), "model");
+      cpSync(GLOVE, model, { recursive: true });
+      chmodSync(dirname(join(model, file)), 0o755);
+      rmSync(join(model, file));
+      symlinkSync(basename(file), join(model, file));
+      const docs = tempDir();
+      writeTree(docs, { "a.md": "# M\n\nmodelword text\n" });
+      const env = { RESEARCHER_MODEL_PATH: model };
+      expect(runCli(["repo", "add", "m", docs], { home, env }).code).toBe(0);
+      const index = runCli(["index", "m"], { home, env, timeoutMs: 30_000 });
+      expect({ file, code: index.code, out: index.stdout }).toEqual({ file, code: 0, out: expect.stringContaining("1 indexed") });
+      expect(index.stderr).toContain("embeddings pending");
+      expect(index.stderr).toContain(join(model, file));
     }
   }, 120_000);
 });

@@ -3,7 +3,7 @@
  * `static-embedder.ts`), Ollama and OpenAI-compatible HTTP. Heavy libraries load lazily so BM25-only commands never
  * pay for them. Every network call has a timeout.
  */
-import { existsSync, readdirSync, realpathSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, realpathSync, rmSync, type Stats, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import type { EmbeddingConfig } from "../config.ts";
@@ -337,13 +337,28 @@ function checkModelFiles(folder: string, source: ModelInfo["source"]): void {
       continue; // no onnx/ folder: the load says what it misses
     }
     for (const name of names.filter((n) => MODEL_FILE.test(n))) {
-      const stats = statSync(join(dir, name), { throwIfNoEntry: false });
+      const stats = modelFileStats(join(dir, name), again);
       if (stats && !stats.isFile() && !stats.isDirectory()) {
         throw new ResearcherError("MODEL_UNAVAILABLE", `${join(dir, name)} is not a regular file (${specialKind(stats)})`, {
           hint: `put the model's own file there (${again})`,
         });
       }
     }
+  }
+}
+
+/**
+ * A model file's stats, undefined when missing. One that cannot be looked at (a loop of links) is the model's error,
+ * which leaves the embeddings pending: thrown as it came, it was the repository's, and failed every index run
+ * (s28b hostile F1).
+ */
+function modelFileStats(file: string, again: string): Stats | undefined {
+  try {
+    return statSync(file, { throwIfNoEntry: false });
+  } catch (error) {
+    throw new ResearcherError("MODEL_UNAVAILABLE", `${file} cannot be read: ${describeError(error)}`, {
+      hint: `put the model's own file there (${again})`,
+    });
   }
 }
 

@@ -20,6 +20,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { systemCode } from "../errors.ts";
 import { readModelJson } from "./static-embedder.ts";
 
 /** The tokenizer's files transformers.js reads: what turns a text into the ids the weights are looked up by. */
@@ -47,10 +48,18 @@ export function modelContent(folder: string, weights: string | null): string {
   return content;
 }
 
-/** What changes when a file is written or replaced: its identity, size and times (the change time cannot be set). */
+/**
+ * What changes when a file is written or replaced: its identity, size and times (the change time cannot be set). A
+ * file that cannot be looked at (a loop of links) is stamped with why: thrown, it failed every index run as the
+ * repository's error, where the model's load says what is wrong and leaves the embeddings pending (s28b hostile F1).
+ */
 function stampOf(file: string): string | null {
-  const stats = statSync(file, { bigint: true, throwIfNoEntry: false });
-  return stats ? `${file}:${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}` : null;
+  try {
+    const stats = statSync(file, { bigint: true, throwIfNoEntry: false });
+    return stats ? `${file}:${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}` : null;
+  } catch (error) {
+    return `${file}:${systemCode(error) || "unreadable"}`;
+  }
 }
 
 /**
