@@ -876,11 +876,44 @@ export function normalize(vector: Float32Array): Float32Array {
  * the same way; an index made before contents were hashed matches at the folder it was made with (madeBy).
  */
 export function mayDifferFrom(home: string, choice: ModelChoice, stored: StoredModel): boolean {
+  return described(home, choice, stored)?.same !== true; // not even describable: loading it says why
+}
+
+/** `choice` described and compared with `stored` without loading it; undefined when it cannot be described. */
+function described(home: string, choice: ModelChoice, stored: StoredModel): { info: ModelInfo; same: boolean } | undefined {
   try {
-    return !madeBy(describeModel(home, choice), stored.dims, stored);
+    const info = describeModel(home, choice);
+    return { info, same: madeBy(info, stored.dims, stored) };
   } catch {
-    return true; // not even describable (a path that is no model folder): loading it says why
+    return undefined; // a path that is no model folder, a model not embedded in this executable
   }
+}
+
+/** Why index runs of a repository stop, and the command that lets them go on (verify's `fix`, status's line). */
+export interface ModelHold {
+  because: string;
+  fix: string;
+}
+
+/**
+ * Why an index run of `repository`, whose vectors `stored` describes, refuses `choice` before anything changes:
+ * another model than its own, or its own whose files changed in place (a new revision, a rewritten tokenizer.json);
+ * undefined when it is that model. Told without loading it (mayDifferFrom's fingerprint at the stored dimensions),
+ * so `status` and `verify` say what the next run will refuse. A model that cannot even be described is no hold: the
+ * run cannot load it either, and leaves its vectors pending (embedOrDefer).
+ */
+export function modelHold(home: string, repository: string, choice: ModelChoice, stored: StoredModel): ModelHold | undefined {
+  const model = described(home, choice, stored);
+  if (!model || model.same) return undefined;
+  let fingerprint: string;
+  try {
+    fingerprint = fingerprintOf(model.info, stored.dims);
+  } catch {
+    return undefined; // its files cannot be read: neither can a load's
+  }
+  const now = { id: model.info.id, provider: model.info.provider, dims: model.info.dims ?? stored.dims, fingerprint };
+  const { because, fix } = mismatch(repository, stored, now);
+  return { because, fix };
 }
 
 /**
@@ -899,22 +932,32 @@ export function isOtherModel(home: string, choice: ModelChoice, stored: StoredMo
 /** A repository never mixes vectors of two models. */
 export function checkModel(repository: string, stored: StoredModel | undefined, embedder: Embedder): void {
   if (!stored || madeBy(embedder.info, embedder.dims, stored)) return;
+  const now = { id: embedder.info.id, provider: embedder.info.provider, dims: embedder.dims, fingerprint: embedder.fingerprint };
+  const { because, fix, filesChanged } = mismatch(repository, stored, now);
+  // --model makes the new model the repository's own (config.yaml), so its searches and index runs agree after.
+  const hint = `re-embed it with ${embedder.info.id}: \`${fix}\``;
+  // A default search falls back to bm25 on changed files: its warning must say the index stopped following them.
+  if (filesChanged) throw new ModelFilesChanged(because, `${hint} (until then, no index run takes in changes)`);
+  throw new ResearcherError("MODEL_MISMATCH", because, { hint });
+}
+
+/** What the model `now` is, as a mismatch names it: id, provider, dimensions and fingerprint. */
+type ModelNow = Pick<ModelInfo, "id" | "provider"> & { dims: number; fingerprint: string };
+
+/** Why `now` is not the model a repository was embedded with, and the command that re-embeds it with `now`. */
+function mismatch(repository: string, stored: StoredModel, now: ModelNow): ModelHold & { filesChanged: boolean } {
   // The same name, size and provider: the model's files changed since (a new revision, a quantised file swapped in).
   // The same name through another provider (local, then an Ollama server) is another model, said so: it was worded
   // as changed files (s21 hostile #11).
-  const sameName = stored.id === embedder.info.id && stored.dims === embedder.dims;
-  const same = sameName && stored.provider === embedder.info.provider;
+  const sameName = stored.id === now.id && stored.dims === now.dims;
+  const filesChanged = sameName && stored.provider === now.provider;
   const short = (fingerprint: string) => fingerprint.slice(0, 12);
-  const message = same
-    ? `the files of ${stored.id} changed since repository '${repository}' was embedded with it (fingerprint ${short(stored.fingerprint)} → ${short(embedder.fingerprint)})`
+  const because = filesChanged
+    ? `the files of ${stored.id} changed since repository '${repository}' was embedded with it (fingerprint ${short(stored.fingerprint)} → ${short(now.fingerprint)})`
     : sameName
-      ? `repository '${repository}' was embedded with ${stored.id} through ${stored.provider}, not through ${embedder.info.provider}`
-      : `repository '${repository}' was embedded with ${stored.id} (${stored.dims} dims), not ${embedder.info.id} (${embedder.dims} dims)`;
-  // --model makes the new model the repository's own (config.yaml), so its searches and index runs agree after.
-  const hint = `re-embed it with ${embedder.info.id}: \`researcher index --embeddings-only ${repository} --model ${shellWord(embedder.info.id)}\``;
-  // A default search falls back to bm25 on changed files: its warning must say the index stopped following them.
-  if (same) throw new ModelFilesChanged(message, `${hint} (until then, no index run takes in changes)`);
-  throw new ResearcherError("MODEL_MISMATCH", message, { hint });
+      ? `repository '${repository}' was embedded with ${stored.id} through ${stored.provider}, not through ${now.provider}`
+      : `repository '${repository}' was embedded with ${stored.id} (${stored.dims} dims), not ${now.id} (${now.dims} dims)`;
+  return { because, fix: `researcher index --embeddings-only ${repository} --model ${shellWord(now.id)}`, filesChanged };
 }
 
 /**

@@ -2,7 +2,8 @@
  * The embedding pass of an index run: every fragment text without a vector gets one, batch by batch, each batch
  * committed on its own; a model that cannot be had leaves them pending (BM25 works meanwhile). indexer.ts runs it.
  */
-import { checkModel, type Embedder } from "../embed/embedder.ts";
+import type { Config } from "../config.ts";
+import { checkModel, chooseModel, type Embedder, type ModelHold, modelHold } from "../embed/embedder.ts";
 import { damagedIndex, isResearcherError } from "../errors.ts";
 import type { Repository } from "../repos.ts";
 import type { Store, StoredModel } from "../store/store.ts";
@@ -25,6 +26,16 @@ export async function refuseOtherModel(repo: Repository, stored: StoredModel, lo
     throw error;
   });
   if (embedder) checkModel(repo.name, stored, embedder);
+}
+
+/**
+ * What stops every index run of `repo` before anything changes (modelHold): the model a plain `researcher index`
+ * would embed with is not the one its vectors `stored` were made with, typically its own folder's files changed in
+ * place. `status` and `verify` say it; an index run decides it by the same rule with its flags (indexer.ts).
+ */
+export function heldIndexRuns(home: string, config: Config, repo: Repository, stored: StoredModel | undefined): ModelHold | undefined {
+  if (!repo.embed || !stored) return undefined;
+  return modelHold(home, repo.name, chooseModel(config.embedding, repo.embedding, undefined, stored), stored);
 }
 
 /**

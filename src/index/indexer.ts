@@ -52,7 +52,7 @@ import {
 import { type Failed, planChanges, recordedStamp, type Stamp } from "./plan.ts";
 import { chunkingChanges, currentChunking, readOtherwise, recordedChunking } from "./chunking.ts";
 import { gitInfoCache } from "./git-info.ts";
-import { chooseModel, EmbedderCache, isOtherModel, isPathLike, mayDifferFrom } from "../embed/embedder.ts";
+import { chooseModel, EmbedderCache, isOtherModel, isPathLike, modelHold } from "../embed/embedder.ts";
 import { embeddingText, embedOrDefer, embedRepository, modelOfVectors, refuseOtherModel } from "./embed-pass.ts";
 import {
   damagedIndex,
@@ -324,8 +324,9 @@ export async function indexRepository(home: string, repo: Repository, options: I
     // folder named on the command line that holds no model is a typo, not a model offline: refused before anything.
     if ((options.embeddingsOnly || (options.model && isPathLike(options.model))) && embed) await load();
     // Another model than the repository's is refused before anything changes, whatever the folder holds: a run
-    // with nothing to embed must not accept what the next one, with a changed file, refuses.
-    if (embed && remembered && mayDifferFrom(home, choice, remembered)) await refuseOtherModel(repo, remembered, load);
+    // with nothing to embed must not accept what the next one, with a changed file, refuses. `status` and `verify`
+    // tell the same hold from the same rule (heldIndexRuns); loading words the error with the model as loaded.
+    if (embed && remembered && modelHold(home, repo.name, choice, remembered)) await refuseOtherModel(repo, remembered, load);
     // A rebuild may change the model: the new one must load before the old vectors go (a missing model must not
     // cost them), and they are replaced in the rebuild's own transaction.
     const previousModel = options.rebuild ? modelOfVectors(store) : undefined;

@@ -2,7 +2,8 @@
  * Each repository's status as `status` and MCP's `get_index_status` show it: what its index holds (store/status.ts),
  * what its searches need rebuilt (`ann`), and whether an index run is due (`index_due`: this version or its settings
  * read some documents differently from how the index holds them). All three are read from one open index, on one
- * snapshot: an index run committing meanwhile cannot make them describe different states.
+ * snapshot: an index run committing meanwhile cannot make them describe different states. And whether index runs are
+ * held (`index_held`: its model's files changed since it was embedded), as the next run would refuse.
  */
 import { loadConfig, type Config } from "../config.ts";
 import {
@@ -14,19 +15,25 @@ import {
   selectRepositories,
   skippedRepository,
 } from "../repos.ts";
-import { chooseModel, isOtherModel } from "../embed/embedder.ts";
+import { chooseModel, isOtherModel, type ModelHold } from "../embed/embedder.ts";
 import { toResearcherError } from "../errors.ts";
 import { withStore } from "../search/read-session.ts";
 import { annNeedsRebuilding, annNote } from "../search/vectors.ts";
 import { emptyStatus, type RepositoryStatus, storeStatus } from "../store/status.ts";
 import { Store, type StoredModel } from "../store/store.ts";
 import { type IndexDue, indexDue } from "./chunking.ts";
+import { heldIndexRuns } from "./embed-pass.ts";
 
 /**
  * A repository's status with `ann`, the note a search's --explain would give about its ANN file (null when there is
- * nothing to rebuild), and `index_due`; `error` when its index could not be read.
+ * nothing to rebuild), `index_due` and `index_held`; `error` when its index could not be read.
  */
-export type StatusEntry = RepositoryStatus & { ann: string | null; index_due: IndexDue | null; error?: RepositoryError };
+export type StatusEntry = RepositoryStatus & {
+  ann: string | null;
+  index_due: IndexDue | null;
+  index_held: ModelHold | null;
+  error?: RepositoryError;
+};
 
 /**
  * Each repository's status, or the named one's. One whose index cannot be read is listed with its error and empty
@@ -34,12 +41,12 @@ export type StatusEntry = RepositoryStatus & { ann: string | null; index_due: In
  */
 export function repositoryStatuses(home: string, name?: string): StatusEntry[] {
   const config = loadConfig(home);
-  if (name !== undefined) return selectRepositories(home, [name]).map((repo) => statusOf(repo, config));
+  if (name !== undefined) return selectRepositories(home, [name]).map((repo) => statusOf(home, repo, config));
   return listRepositories(home).map((repo) => {
     try {
-      return statusOf(repo, config);
+      return statusOf(home, repo, config);
     } catch (error) {
-      return { ...emptyStatus(repo), ann: null, index_due: null, error: errorOf(skippedRepository(repo, error)) };
+      return { ...emptyStatus(repo), ann: null, index_due: null, index_held: null, error: errorOf(skippedRepository(repo, error)) };
     }
   });
 }
@@ -77,13 +84,16 @@ function storedModel(repo: Repository): StoredModel | undefined {
   }
 }
 
-function statusOf(repo: Repository, config: Config): StatusEntry {
-  if (!Store.exists(repo.dir)) return { ...emptyStatus(repo), ann: null, index_due: null };
+function statusOf(home: string, repo: Repository, config: Config): StatusEntry {
+  if (!Store.exists(repo.dir)) return { ...emptyStatus(repo), ann: null, index_due: null, index_held: null };
   const store = Store.open(repo.dir);
+  let entry: Omit<StatusEntry, "index_held">;
+  let stored: StoredModel | undefined;
   try {
     // A read transaction: the snapshot the three reads share (a reader never writes in it).
-    return store.transaction(() => {
+    entry = store.transaction(() => {
       const status = storeStatus(repo, store);
+      stored = store.embeddings.model();
       const problem = status.model ? annNeedsRebuilding(store, repo.dir) : null;
       const due = status.last_indexed === null ? null : indexDue(store, config, repo);
       return { ...status, ann: problem && annNote(repo.name, problem), index_due: due };
@@ -91,6 +101,8 @@ function statusOf(repo: Repository, config: Config): StatusEntry {
   } finally {
     store.close();
   }
+  // Told from the model's files (hashed once a process), after the index is closed: no snapshot is held meanwhile.
+  return { ...entry, index_held: heldIndexRuns(home, config, repo, stored) ?? null };
 }
 
 /** The error of a listing of all repositories in which none could answer (the command then fails). */
@@ -118,11 +130,11 @@ export function servedStatuses(home: string, name?: string): ServedStatus[] {
 }
 
 /** A repository as the servers list them: what it holds and how much, without what went wrong (a status tells that). */
-export type RepositorySummary = Omit<StatusEntry, "failures" | "ann" | "index_due">;
+export type RepositorySummary = Omit<StatusEntry, "failures" | "ann" | "index_due" | "index_held">;
 
 /**
  * The repositories as MCP's list_repositories and REST's GET /repositories list them; an error when none could answer.
  */
 export function repositorySummaries(home: string): RepositorySummary[] {
-  return servedStatuses(home).map(({ failures: _, failures_total: __, ann: ___, index_due: ____, ...s }) => s);
+  return servedStatuses(home).map(({ failures: _, failures_total: __, ann: ___, index_due: ____, index_held: _____, ...s }) => s);
 }

@@ -1,6 +1,7 @@
 /**
  * `researcher verify`: is a repository's index whole and current? SQLite and FTS5 integrity, fragments ↔ vectors ↔
- * `vectors.usearch` agreement, files changed or gone since the last run, and temp files of interrupted writes.
+ * `vectors.usearch` agreement, a model whose files changed since it embedded the repository (every index run refuses
+ * then), files changed or gone since the last run, and temp files of interrupted writes.
  * `repair` rebuilds what is derived (the full-text index, the ANN file, orphan vectors, temp files) under the writer
  * lock and says what it did; what only an index run can bring back is named with its command.
  */
@@ -17,10 +18,11 @@ import { indexesMovedAside } from "../store/schema.ts";
 import { Store } from "../store/store.ts";
 import { loadConfig } from "../config.ts";
 import { indexDue } from "./chunking.ts";
+import { heldIndexRuns } from "./embed-pass.ts";
 import { ANN_PROBLEMS, type AnnProblem, annPath, mayDeferRebuild, syncVectorIndex, vectorIndexState } from "../search/vectors.ts";
 
 export interface VerifyProblem {
-  check: "database" | "fragments" | "full-text" | "vectors" | "ann" | "metadata" | "files" | "leftovers";
+  check: "database" | "fragments" | "full-text" | "model" | "vectors" | "ann" | "metadata" | "files" | "leftovers";
   detail: string;
   /** What `--repair` did about it, or the command that fixes it when repair cannot. */
   fix: string;
@@ -151,6 +153,10 @@ async function checkStore(store: Store, repo: Repository, problems: VerifyProble
   }
 
   const model = store.embeddings.model();
+  // Before the checks whose fix is an index run: while the model's files differ from those it was embedded with,
+  // every run refuses, and verify answered `ok` (s28b retest R2).
+  const held = heldIndexRuns(repo.home, loadConfig(repo.home), repo, model);
+  if (held) problems.push({ check: "model", detail: held.because, fix: held.fix, repaired: false });
   // A repository that embeds but has no model recorded yet was indexed while its model could not be loaded
   // (offline first run, provider unreachable): its fragments wait for vectors like those of one that has.
   if (!model && repo.embed) {

@@ -300,6 +300,13 @@ export const OUTPUT = {
                   .describe(
                     "Documents the next index run reads again because this version or the settings read them differently (e.g. 'pdf converter'), or null",
                   ),
+                index_held: z
+                  .object({ because: z.string(), fix: z.string() })
+                  .nullable()
+                  .optional()
+                  .describe(
+                    "Why every index run refuses before taking in any change (its model's files changed since it was embedded), and the command that re-embeds it; or null",
+                  ),
               }
             : {}),
           error: errorField,

@@ -25,6 +25,7 @@ import {
   ocrNote,
   PLAIN,
   indexDueLine,
+  indexHeldLine,
   pageProblemLines,
   problemLine,
   repositoryLines,
@@ -576,6 +577,8 @@ function indexStatusText(repositories: ServedStatus[]): string {
       lines.push(...pageProblemLines(r, plain));
       const due = indexDueLine(r, plain);
       if (due) lines.push(due);
+      const held = indexHeldLine(r, plain);
+      if (held) lines.push(held);
       return lines.join("\n");
     })
     .join("\n");

@@ -21,6 +21,7 @@ import type { RepositoryStatus } from "../store/status.ts";
 import { citationOf, type RepositoryMatch } from "../search/results.ts";
 import type { VerifyReport } from "../index/verify.ts";
 import type { IndexDue } from "../index/chunking.ts";
+import type { ModelHold } from "../embed/embedder.ts";
 import type { Repository, RepositoryError, SkippedRepository } from "../repos.ts";
 import { env } from "../env.ts";
 import { CODE_LANGUAGES, indexesCode, isCodeFormat, scriptLanguages, UNREAD_DOCUMENT_TYPES } from "../file-types.ts";
@@ -850,6 +851,16 @@ export function indexDueLine(s: { name: string; index_due?: IndexDue | null }, s
 }
 
 /**
+ * `  index runs refused, no change is taken in: the files of <model> changed since …: re-embed with `<command>``, or
+ * "": every index run stops before taking in any change, and status said nothing of it (s28b retest R2).
+ */
+export function indexHeldLine(s: { index_held?: ModelHold | null }, style: Style): string {
+  if (!s.index_held) return "";
+  const { because, fix } = s.index_held;
+  return `  ${style.warn(`index runs refused, no change is taken in: ${escapeControls(because)}`)}: re-embed with \`${escapeControls(fix)}\``;
+}
+
+/**
  * A repository's vectors as `status` and get_index_status say them: how many, of which model, and the fragment texts
  * that wait for embeddings (BM25 finds them meanwhile).
  */
@@ -866,7 +877,12 @@ export function vectorsPart(s: Pick<RepositoryStatus, "name" | "model" | "vector
 }
 
 export function statusText(
-  statuses: (RepositoryStatus & { ann?: string | null; index_due?: IndexDue | null; error?: RepositoryError })[],
+  statuses: (RepositoryStatus & {
+    ann?: string | null;
+    index_due?: IndexDue | null;
+    index_held?: ModelHold | null;
+    error?: RepositoryError;
+  })[],
   style: Style,
 ): string {
   if (statuses.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
@@ -888,6 +904,7 @@ export function statusText(
         ...failureLines(s.failures, s.name, style),
         ...pageProblemLines(s, style),
         indexDueLine(s, style),
+        indexHeldLine(s, style),
         s.ann ? `  ${style.warn(s.ann)}` : "",
         ...s.moved_aside.map((copy) => `  ${style.dim(movedAsideLine(copy))}`),
         keptTextsLine(s),

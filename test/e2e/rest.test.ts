@@ -167,11 +167,11 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
     expect(sizeless(one.body.repositories[0]!)).toEqual(sizeless({ ...cliJson(["status", "docs"]), failures_total: 1 }));
   });
 
-  test("GET /repositories answers list_repositories': each status without failures, ann and index_due", async () => {
+  test("GET /repositories answers list_repositories': each status without failures, ann, index_due and index_held", async () => {
     const { status, body } = await get("/repositories");
     expect(status).toBe(200);
     const cli = cliJson(["status"]) as Record<string, unknown>[];
-    const summaries = cli.map(({ failures: _, ann: __, index_due: ___, ...s }) => sizeless(s));
+    const summaries = cli.map(({ failures: _, ann: __, index_due: ___, index_held: ____, ...s }) => sizeless(s));
     expect(body.repositories.map(sizeless)).toEqual(summaries);
     expect(body.repositories[1]).toMatchObject({ name: "docs", path: docs, documents: 3 });
   });
