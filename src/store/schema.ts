@@ -575,6 +575,9 @@ function openChecked(file: string, name: string, mode: OpenMode): Database {
   try {
     db = mode === "read" && readOnlyHere(file) ? openImmutable(file) : new Database(file, { readwrite: true, create: false, strict: true });
     db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // Before any write, a migration's too: a deleted row's bytes are zeroed, and every page freed, so an edited or
+    // removed document's old text lingers neither in free space nor in a page taken again.
+    db.run(`PRAGMA secure_delete = ${SECURE_DELETE}`);
     const version = userVersion(db);
     // Version 0: a database no researcher wrote, or one whose creation was cut short; only `index` may fill it in.
     if (version === 0 && mode !== "create" && mode !== "fresh") throw corrupt(file, name, "it holds no researcher index");
@@ -595,9 +598,6 @@ function openChecked(file: string, name: string, mode: OpenMode): Database {
     }
     db.run("PRAGMA foreign_keys = ON");
     db.run("PRAGMA synchronous = NORMAL");
-    // A deleted row's bytes are zeroed in the pages a write touches anyway (no extra I/O): an edited or removed
-    // document's old text does not linger in their free space (store.ts `erasing` zeroes freed pages too).
-    db.run(`PRAGMA secure_delete = ${SECURE_DELETE}`);
     // Reads map the file instead of a system call per page: SQLite reads each overflow page of a large blob (the
     // BM25 posting lists) straight from the file otherwise, which was most of a multi-word query. Nothing here
     // truncates index.db (no VACUUM; a rebuild renames it aside), the one hazard of a mapping.
@@ -672,8 +672,13 @@ function environmentProblem(file: string, error: unknown): ResearcherError | und
   return undefined;
 }
 
-/** SQLite's secure_delete as every connection keeps it (`erasing` turns it ON for a removal, then back). */
-export const SECURE_DELETE = "FAST";
+/**
+ * SQLite's secure_delete as every connection keeps it. ON, not FAST: FAST left the pages a write frees whole as they
+ * were, and SQLite writes an overflow page taken from the free list only as far as its value runs, so a kept OCR'd
+ * text's last page kept a removed one's text past its end, in a live page that no zeroing of free pages reaches (s28b
+ * scrub repro). ON zeroes a page as it is freed, at the cost of a write of each page freed and not taken again.
+ */
+export const SECURE_DELETE = "ON";
 
 const userVersion = (db: Database) => db.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version ?? 0;
 

@@ -18,15 +18,7 @@ import { ImpactLists } from "./impacts.ts";
 import { MetaTable } from "./meta.ts";
 import { PostingLists } from "./postings.ts";
 import { HEADING_SEPARATOR, MAX_SECTION_REACH, runAround, SECTION_REACH, type SectionParts, type SectionRow } from "./sections.ts";
-import {
-  BUSY_TIMEOUT_MS,
-  integrityCheck,
-  openIndexDatabase,
-  type OpenedIndex,
-  pageDamage,
-  SECURE_DELETE,
-  stillAsOpened,
-} from "./schema.ts";
+import { BUSY_TIMEOUT_MS, integrityCheck, openIndexDatabase, type OpenedIndex, pageDamage, stillAsOpened } from "./schema.ts";
 import { danglingLink, type RootRecord } from "../files.ts";
 
 export type { StoredModel } from "./embeddings.ts";
@@ -601,7 +593,7 @@ export class Store {
 
   /** Drop every removed document's kept text: a rebuild leaves none behind, as a new index would hold none. */
   dropRemovedTexts(): void {
-    this.erasing(() => this.db.run("DELETE FROM removed_texts"));
+    this.db.run("DELETE FROM removed_texts");
   }
 
   /**
@@ -656,23 +648,22 @@ export class Store {
     const unwanted = files.filter((file) => !wanted.has(`${file.hash}\0${file.settings}`));
     if (!unwanted.length) return;
     const drop = this.db.query("DELETE FROM ocr_readings WHERE hash = ? AND settings = ?");
-    this.erasing(() =>
-      this.transaction(() => {
-        for (const file of unwanted) drop.run(file.hash, file.settings);
-      }),
-    );
+    this.transaction(() => {
+      for (const file of unwanted) drop.run(file.hash, file.settings);
+    });
   }
 
   /** Drop every kept page: a rebuild leaves none behind, as a new index would hold none. */
   dropOcrReadings(): void {
-    this.erasing(() => this.db.run("DELETE FROM ocr_readings"));
+    this.db.run("DELETE FROM ocr_readings");
   }
 
   /**
-   * Zero every free page of index.db: pages an ordinary run freed whole (a long document deleted or edited, rows
-   * moved by a deletion nearby) keep their old bytes under secure_delete FAST, and `remove` or a rebuild, which say
-   * they leave no text behind, cannot reach them row by row (s22 retest2 A1). Zero-filled blobs take the free pages
-   * over and are dropped with secure_delete on, and nothing truncates the mapped file (no VACUUM). Each blob is sized
+   * Zero every free page of index.db: every connection zeroes the pages it frees (SECURE_DELETE), but those an
+   * ordinary run freed whole under secure_delete FAST, before it was ON (a long document deleted or edited, rows moved
+   * by a deletion nearby), keep their old bytes, and `remove` or a rebuild, which say they leave no text behind, cannot
+   * reach them row by row (s22 retest2 A1). Zero-filled blobs take the free pages over and are dropped (zeroed again),
+   * and nothing truncates the mapped file (no VACUUM). Each blob is sized
    * to the pages still free, at what an overflow page carries (its size less a 4-byte link): sized at whole pages,
    * they ran past the free list and grew the file a page at every `remove` (s23 review R7). Costs a write of the
    * free pages.
@@ -681,34 +672,18 @@ export class Store {
     const pragma = (name: string) => Object.values(this.db.query(`PRAGMA ${name}`).get() as Record<string, number>)[0]!;
     if (pragma("freelist_count") === 0) return;
     const carried = pragma("page_size") - 4;
-    this.erasing(() =>
-      this.db.transaction(() => {
-        this.db.run("CREATE TABLE scrub_free_pages(b BLOB)");
-        const insert = this.db.query<unknown, [number]>("INSERT INTO scrub_free_pages(b) VALUES (zeroblob(?))");
-        // Until none is free, or a blob took none (a page split's last page): never more blobs than pages.
-        for (
-          let free = pragma("freelist_count"), before = Infinity;
-          free > 0 && free < before;
-          before = free, free = pragma("freelist_count")
-        )
-          insert.run(Math.min(free * carried, SCRUB_BLOB_BYTES));
-        this.db.run("DROP TABLE scrub_free_pages");
-      })(),
-    );
-  }
-
-  /**
-   * Run deletions whose bytes must not stay in the file: SQLite leaves a deleted row's content in its page's free
-   * space and in freed pages, where `strings index.db` read a removed scan's OCR'd text (s22 review F9). With
-   * secure_delete they are zeroed; the checkpoint that ends the command carries the zeroed pages into index.db.
-   */
-  private erasing<T>(run: () => T): T {
-    this.db.run("PRAGMA secure_delete = ON");
-    try {
-      return run();
-    } finally {
-      this.db.run(`PRAGMA secure_delete = ${SECURE_DELETE}`);
-    }
+    this.db.transaction(() => {
+      this.db.run("CREATE TABLE scrub_free_pages(b BLOB)");
+      const insert = this.db.query<unknown, [number]>("INSERT INTO scrub_free_pages(b) VALUES (zeroblob(?))");
+      // Until none is free, or a blob took none (a page split's last page): never more blobs than pages.
+      for (
+        let free = pragma("freelist_count"), before = Infinity;
+        free > 0 && free < before;
+        before = free, free = pragma("freelist_count")
+      )
+        insert.run(Math.min(free * carried, SCRUB_BLOB_BYTES));
+      this.db.run("DROP TABLE scrub_free_pages");
+    })();
   }
 
   documentByPath(path: string): { id: number; hash: string; title: string } | undefined {
@@ -750,25 +725,23 @@ export class Store {
    * Drop a document at a user's word (`remove`, MCP remove_from_index): unlike one that left its folder, it leaves no
    * kept text (REMOVED_TEXTS_SCHEMA) of its bytes behind, nor of its earlier versions at its path, no page OCR read of
    * its file in a conversion cut short (OCR_READINGS_SCHEMA: its bytes, or newer bytes read at its path), nor of its
-   * page images (OCR_IMAGES_SCHEMA: they go with its row), and no bytes of its rows in the file (erasing). A user
+   * page images (OCR_IMAGES_SCHEMA: they go with its row), and no bytes of its rows in the file (SECURE_DELETE). A user
    * dropping a confidential scan from an index before sharing it kept its whole OCR'd text in it (s21 F10). The pages
    * read at a path not indexed (its first conversion cut short) go too; whether a document went.
    */
   forgetDocument(path: string): boolean {
     const hash = this.documentByPath(path)?.hash;
-    return this.erasing(() => {
-      // The pages read at its path, of its bytes, and of any bytes read at its path (pages read earlier at another
-      // path, before the file moved, share those bytes: s26b review F2).
-      this.db
-        .query("DELETE FROM ocr_readings WHERE path = ?1 OR hash = ?2 OR hash IN (SELECT hash FROM ocr_readings WHERE path = ?1)")
-        .run(path, hash ?? null);
-      if (hash === undefined || !this.deleteDocument(path)) return false;
-      // Its bytes' text, its earlier versions' (replaced by other bytes at its path: a scan before its annotation, or
-      // kept at a path it moved from: adoptHistory), and every text kept before removed texts recorded their path
-      // (schema 16): it may be one of its versions, and a text dropped costs only its OCR again (s26b review F1).
-      this.db.query("DELETE FROM removed_texts WHERE hash = ? OR path = ? OR path IS NULL").run(hash, path);
-      return true;
-    });
+    // The pages read at its path, of its bytes, and of any bytes read at its path (pages read earlier at another
+    // path, before the file moved, share those bytes: s26b review F2).
+    this.db
+      .query("DELETE FROM ocr_readings WHERE path = ?1 OR hash = ?2 OR hash IN (SELECT hash FROM ocr_readings WHERE path = ?1)")
+      .run(path, hash ?? null);
+    if (hash === undefined || !this.deleteDocument(path)) return false;
+    // Its bytes' text, its earlier versions' (replaced by other bytes at its path: a scan before its annotation, or
+    // kept at a path it moved from: adoptHistory), and every text kept before removed texts recorded their path
+    // (schema 16): it may be one of its versions, and a text dropped costs only its OCR again (s26b review F1).
+    this.db.query("DELETE FROM removed_texts WHERE hash = ? OR path = ? OR path IS NULL").run(hash, path);
+    return true;
   }
 
   /**
@@ -779,16 +752,14 @@ export class Store {
    * kept there, every text kept before texts recorded their path (schema 16). How many were kept at `path`.
    */
   forgetKeptTexts(path: string): number {
-    return this.erasing(() => {
-      const kept = this.db.query<{ hash: string }, [string]>("SELECT hash FROM removed_texts WHERE path = ?").all(path);
-      if (kept.length === 0) return 0;
-      const hashes = JSON.stringify(kept.map((row) => row.hash));
-      this.db
-        .query("DELETE FROM removed_texts WHERE path = ?1 OR path IS NULL OR hash IN (SELECT value FROM json_each(?2))")
-        .run(path, hashes);
-      this.db.query("DELETE FROM ocr_readings WHERE hash IN (SELECT value FROM json_each(?))").run(hashes);
-      return kept.length;
-    });
+    const kept = this.db.query<{ hash: string }, [string]>("SELECT hash FROM removed_texts WHERE path = ?").all(path);
+    if (kept.length === 0) return 0;
+    const hashes = JSON.stringify(kept.map((row) => row.hash));
+    this.db
+      .query("DELETE FROM removed_texts WHERE path = ?1 OR path IS NULL OR hash IN (SELECT value FROM json_each(?2))")
+      .run(path, hashes);
+    this.db.query("DELETE FROM ocr_readings WHERE hash IN (SELECT value FROM json_each(?))").run(hashes);
+    return kept.length;
   }
 
   /** The paths documents left the index from whose texts are kept (REMOVED_TEXTS_SCHEMA), oldest removal first. */
