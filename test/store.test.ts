@@ -487,14 +487,14 @@ test("`remove` leaves no kept text of the document; one that leaves its folder k
   expect(isKept(repo, hashes["b.md"]!)).toBe(true);
 });
 
-test("a file moved is still indexed: status lists no text kept of it (s28b retest R5)", async () => {
+test("a file moved, or a path indexed again, is still indexed: status lists no text kept of it (s28b retest R5, hostile F5)", async () => {
   const home = tempDir();
   const docs = tempDir();
-  writeTree(docs, { "moved.md": "# M\n\nmoved\n", "gone.md": "# G\n\ngone\n" });
+  writeTree(docs, { "moved.md": "# M\n\nmoved\n", "gone.md": "# G\n\ngone\n", "again.md": "# A\n\nfirst version\n" });
   const repo = registerRepository(home, { name: "r", path: docs, embed: false });
   await indexRepository(home, repo);
   const db = new Database(Store.dbPath(repo.dir));
-  for (const path of ["moved.md", "gone.md"]) {
+  for (const path of ["moved.md", "gone.md", "again.md"]) {
     const { id } = db.query<{ id: number }, [string]>("SELECT id FROM documents WHERE path = ?").get(path)!;
     db.query("INSERT INTO document_texts(document_id, settings, text) VALUES (?, 's', 'OCR text')").run(id);
   }
@@ -502,7 +502,11 @@ test("a file moved is still indexed: status lists no text kept of it (s28b retes
   mkdirSync(join(docs, "sub"));
   renameSync(join(docs, "moved.md"), join(docs, "sub/moved.md"));
   rmSync(join(docs, "gone.md"));
-  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, removed: 2 });
+  // A path deleted, then indexed again with other bytes: its first version's text is its history, not a document gone.
+  rmSync(join(docs, "again.md"));
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1, removed: 3 });
+  writeTree(docs, { "again.md": "# A\n\nsecond version, longer\n" });
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 1 });
   // It listed moved.md's text as kept of a document no longer indexed, while sub/moved.md holds the same bytes.
   expect(repositoryStatus(repo).kept_texts.map((kept) => kept.path)).toEqual(["gone.md"]);
 });

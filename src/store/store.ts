@@ -762,12 +762,17 @@ export class Store {
     return kept.length;
   }
 
-  /** The paths documents left the index from whose texts are kept (REMOVED_TEXTS_SCHEMA), oldest removal first. */
+  /**
+   * The paths documents left the index from whose texts are kept (REMOVED_TEXTS_SCHEMA), oldest removal first: not a
+   * text an indexed document still holds (a file moved), nor a path indexed again with other bytes (its earlier
+   * version's text is its history), which status called documents no longer indexed (s28b retest R5, hostile F5).
+   */
   keptTextPaths(): { path: string | null; removed_at: string }[] {
     return this.db
       .query<{ path: string | null; removed_at: string }, []>(
         `SELECT path, strftime('%Y-%m-%dT%H:%M:%fZ', max(removed_at)) AS removed_at FROM removed_texts
-         WHERE hash NOT IN (SELECT hash FROM documents) GROUP BY path ORDER BY max(removed_at), path`,
+         WHERE hash NOT IN (SELECT hash FROM documents) AND path NOT IN (SELECT path FROM documents)
+         GROUP BY path ORDER BY max(removed_at), path`,
       )
       .all();
   }
