@@ -188,7 +188,7 @@ test("a native file that cannot be unpacked is named with its size, its system e
 });
 
 describeShared("a model folder's content fingerprint", () => {
-  test("a tokenizer saved again reformatted, its keys in another order, is the same model; another vocabulary is not (s28b hostile F2)", () => {
+  test("a tokenizer saved again reformatted (its config's keys reordered too) is the same model; another vocabulary is not (s28b hostile F2)", () => {
     // Hashed as text, a reformatted tokenizer_config.json was another model, and held every index run of its repositories.
     const weights = (folder: string) => join(folder, "onnx/model.onnx");
     const copy = join(tempDir(), "glove");

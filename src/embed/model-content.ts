@@ -63,9 +63,11 @@ function stampOf(file: string): string | null {
 }
 
 /**
- * A tokenizer file's JSON, written one way (keys sorted, no white space): the same tokenizer saved again, reformatted
- * or with its keys in another order, was another model, and held every index run of its repositories (s28b hostile
- * F2). Text that is no JSON is hashed as it is; a missing or unreadable file as such (the load says what is wrong).
+ * A tokenizer file's JSON, written one way (no white space, one escaping): the same tokenizer saved again reformatted
+ * was another model, and held every index run of its repositories (s28b hostile F2). tokenizer_config.json, a few KB
+ * the Hub edits key by key, also has its keys sorted; sorting tokenizer.json's (a vocabulary of 30,000–400,000 keys)
+ * cost 50–120 ms at every command that checks a model, and a tool that reorders it is rare. Text that is no JSON is
+ * hashed as it is; a missing or unreadable file as such (the load says what is wrong).
  */
 function wholeFile(folder: string, name: string): string {
   let text: string;
@@ -75,7 +77,7 @@ function wholeFile(folder: string, name: string): string {
     return "\0unreadable";
   }
   try {
-    return JSON.stringify(JSON.parse(text), sortedKeys);
+    return JSON.stringify(JSON.parse(text), name === "tokenizer_config.json" ? sortedKeys : undefined);
   } catch {
     return text;
   }
