@@ -53,8 +53,17 @@ export const LISTED: Range = { min: 1, max: 1000 };
  */
 export const LISTED_OFFSET: Range = { min: 0, max: 1_000_000_000 };
 
+/**
+ * The most document text one server answer carries (MCP's get_document and multi_get, REST's /documents/<ref>), in
+ * UTF-8 bytes: a 40 MB file read whole by eight clients at once took a server to 1.7 GB (s28 hostile F4). A larger
+ * budget is held to it; the answer says where to read on.
+ */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
 /** Any whole number from 1 on (a line number, a count of lines or bytes). */
 export const FROM_ONE: Range = { min: 1, max: Number.POSITIVE_INFINITY };
+/** Any whole number from 0 on (a character offset into a line). */
+export const FROM_ZERO: Range = { min: 0, max: Number.POSITIVE_INFINITY };
 
 /** Whole numbers as people type them: `Number()` alone would also take `0x10`, `1e3`, `0b1` and `1.0`. */
 const DECIMAL = /^[+-]?\d+$/;

@@ -395,6 +395,40 @@ export function limitDocumentBytes(doc: DocumentText, maxBytes: number, { lineNu
   return { ...doc, to, to_line: to, page_end, garbled_pages: garbled?.length ? garbled : undefined, truncated: true, text };
 }
 
+/** Where a read cut by its byte budget goes on: the next line, or further into the line it stopped inside. */
+export interface Continuation {
+  from_line: number;
+  from_char?: number;
+}
+
+/**
+ * A document read from character `fromChar` of its first line (a line can be megabytes long) and cut to `maxBytes`
+ * as it is sent (with its line numbers when `lineNumbers`), with where to read on when it was cut: inside its last
+ * line, the same line further on; else the next line.
+ */
+export function readPart(
+  doc: DocumentText,
+  fromChar: number,
+  maxBytes: number,
+  lineNumbers = false,
+): DocumentText & { continue_with?: Continuation } {
+  const lineEnd = doc.text.indexOf("\n");
+  const firstLine = lineEnd < 0 ? doc.text.length : lineEnd;
+  if (fromChar > firstLine) {
+    throw new ResearcherError("INVALID_INPUT", `from_char ${fromChar} is past the end of line ${doc.from} (${firstLine} characters)`, {
+      hint: `use a from_char between 0 and ${firstLine}`,
+    });
+  }
+  const rest = doc.text.slice(fromChar);
+  const cut = limitDocumentBytes({ ...doc, text: rest }, maxBytes, { lineNumbers });
+  if (!cut.truncated) return cut;
+  // The cut text begins `rest`: it stopped inside its last line unless a line end (or the end) follows it.
+  const end = cut.text.length;
+  if (end === rest.length || rest[end] === "\n") return { ...cut, continue_with: { from_line: cut.to + 1 } };
+  const lineStart = cut.to === cut.from ? fromChar : 0;
+  return { ...cut, continue_with: { from_line: cut.to, from_char: lineStart + end - (cut.text.lastIndexOf("\n") + 1) } };
+}
+
 /**
  * The start of `line` in at most `bytes` of UTF-8, never inside a character; for the first line of an answer at
  * least its first character, past the budget if it must be: an empty answer would continue where it began.

@@ -11,7 +11,7 @@ import { timingSafeEqual } from "node:crypto";
 import { hostname, networkInterfaces } from "node:os";
 import { loadConfig } from "../config.ts";
 import { leftOutOfIndex } from "../index/discover.ts";
-import { listDocumentsPage, readDocument } from "../search/read-document.ts";
+import { listDocumentsPage, readDocument, readPart } from "../search/read-document.ts";
 import { describeError, ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
 import { parseFilter } from "../search/filters.ts";
 import { logger } from "../log.ts";
@@ -22,7 +22,9 @@ import {
   ANSWER_LIMIT,
   defaultAnswerLimit,
   FROM_ONE,
+  FROM_ZERO,
   LISTED,
+  MAX_ANSWER_BYTES,
   LISTED_OFFSET,
   minimumScore,
   OFFSET,
@@ -383,8 +385,14 @@ async function restDocument(url: URL, { home, context, signal }: RestRequest): P
   const ref = percentDecoded(encoded);
   const params = restParams(url, DOCUMENT_PARAMS, "/documents/<ref>");
   const [fromLine, maxLines] = [wholeParam(params, "from", FROM_ONE), wholeParam(params, "lines", FROM_ONE)];
+  const fromChar = wholeParam(params, "from_char", FROM_ZERO) ?? 0;
+  const maxBytes = Math.min(wholeParam(params, "max_bytes", FROM_ONE) ?? MAX_ANSWER_BYTES, MAX_ANSWER_BYTES);
   const options = { fromLine, maxLines, conversions: context.conversions, signal, leftOut: leftOutOfIndex };
-  return documentJson(await readDocument(home, ref, options));
+  const doc = readPart(await readDocument(home, ref, options), fromChar, maxBytes);
+  if (!doc.truncated) return documentJson(doc);
+  // Where to read on, in this route's own parameter names: a client passes them back with the same ref.
+  const { from_line: from, from_char } = doc.continue_with!;
+  return { ...documentJson(doc), truncated: true, continue_with: { from, ...(from_char === undefined ? {} : { from_char }) } };
 }
 
 /** `text` percent-decoded; `what` (the ref, a parameter) names what to encode in the error's hint. */
@@ -411,7 +419,7 @@ const SEARCH_PARAMS: RouteParams = {
   known: ["q", "repo", "mode", "n", "offset", "min_score", "where", "filter", "documents", "full"],
   repeatable: ["repo", "where"],
 };
-const DOCUMENT_PARAMS: RouteParams = { known: ["from", "lines"] };
+const DOCUMENT_PARAMS: RouteParams = { known: ["from", "lines", "from_char", "max_bytes"] };
 /** One repository, as `ls` and list_documents take it. */
 const LISTING_PARAMS: RouteParams = { known: ["repo", "prefix", "n", "offset"] };
 const STATUS_PARAMS: RouteParams = { known: ["repo"] };

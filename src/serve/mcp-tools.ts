@@ -9,11 +9,11 @@ import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sd
 import { z } from "zod";
 import { listParts } from "../path-glob.ts";
 import { namedRepository, refOfResourceUri, repositoryPath } from "../search/document-refs.ts";
-import { limitDocumentBytes, listDocuments, listDocumentsPage, readDocument, type DocumentText } from "../search/read-document.ts";
+import { listDocuments, listDocumentsPage, readDocument, readPart } from "../search/read-document.ts";
 import { readDocuments } from "../search/multi-get.ts";
 import { loadConfig } from "../config.ts";
-import { ERROR_CODES, ResearcherError, toResearcherError } from "../errors.ts";
-import { defaultAnswerLimit, LISTED, MAX_QUERY_CHARS } from "../search/bounds.ts";
+import { ERROR_CODES, type ResearcherError, toResearcherError } from "../errors.ts";
+import { defaultAnswerLimit, LISTED, MAX_ANSWER_BYTES, MAX_QUERY_CHARS } from "../search/bounds.ts";
 import { parseFilter, type FilterJson } from "../search/filters.ts";
 import { leftOutOfIndex } from "../index/discover.ts";
 import { indexOneFile } from "../index/add-file.ts";
@@ -56,7 +56,7 @@ import { search, type SearchContext, type SearchOptions } from "../search/search
 import { repositoriesFor } from "../search/results.ts";
 import { FAILURES_LISTED, repositorySummaries, type ServedStatus, servedStatuses } from "../index/status.ts";
 import type { Serial } from "../serial.ts";
-import { type continuation, OUTPUT, optional, searchDocumentsInput, searchInput, searchOutput } from "./mcp-schemas.ts";
+import { OUTPUT, optional, searchDocumentsInput, searchInput, searchOutput } from "./mcp-schemas.ts";
 import { agentHint, withHints } from "./agent-hints.ts";
 
 /** What brings a changed file's document up to date, for an agent: the tool it has. */
@@ -64,9 +64,8 @@ const MCP_CATCH_UP = "add_to_index with its path";
 
 const plain = PLAIN;
 
-/** What one answer carries of document text by default, and at most: a 5 MiB file never becomes a 10 MB line. */
+/** What one answer carries of document text by default: a model's context is small. */
 const DEFAULT_ANSWER_BYTES = 128 * 1024;
-const MAX_ANSWER_BYTES = 1024 * 1024;
 const answerBytes = (asked: number | undefined) => Math.min(asked ?? DEFAULT_ANSWER_BYTES, MAX_ANSWER_BYTES);
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -80,34 +79,6 @@ const forAgent = <T>(answer: T): T => withHints(answer, agentHint);
 /** A tool result: structured JSON for programs, a short text for models that read text. */
 function result(structured: object, text: string) {
   return { content: [{ type: "text" as const, text }], structuredContent: structured as Record<string, unknown> };
-}
-
-/**
- * A document read from character `fromChar` of its first line (a line can be megabytes long) and cut to `maxBytes`
- * as it is sent (with its line numbers when `lineNumbers`), with where to read on when it was cut: inside its last
- * line, the same line further on; else the next line.
- */
-function readPart(
-  doc: DocumentText,
-  fromChar: number,
-  maxBytes: number,
-  lineNumbers = false,
-): DocumentText & { continue_with?: z.infer<typeof continuation> } {
-  const lineEnd = doc.text.indexOf("\n");
-  const firstLine = lineEnd < 0 ? doc.text.length : lineEnd;
-  if (fromChar > firstLine) {
-    throw new ResearcherError("INVALID_INPUT", `from_char ${fromChar} is past the end of line ${doc.from} (${firstLine} characters)`, {
-      hint: `use a from_char between 0 and ${firstLine}`,
-    });
-  }
-  const rest = doc.text.slice(fromChar);
-  const cut = limitDocumentBytes({ ...doc, text: rest }, maxBytes, { lineNumbers });
-  if (!cut.truncated) return cut;
-  // The cut text begins `rest`: it stopped inside its last line unless a line end (or the end) follows it.
-  const end = cut.text.length;
-  if (end === rest.length || rest[end] === "\n") return { ...cut, continue_with: { from_line: cut.to + 1 } };
-  const lineStart = cut.to === cut.from ? fromChar : 0;
-  return { ...cut, continue_with: { from_line: cut.to, from_char: lineStart + end - (cut.text.lastIndexOf("\n") + 1) } };
 }
 
 /**

@@ -414,3 +414,54 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
     });
   });
 });
+
+test(
+  "GET /documents/<ref> answers at most 1 MiB of text (max_bytes less), with where to read on (s28 hostile F4)",
+  async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    // 1.5 MiB of lines, and one line of 300 KB: a read cut inside it goes on from inside it.
+    const lines = Array.from({ length: 15_000 }, (_, i) => `line ${i + 1} ${"x".repeat(94)}`);
+    const long = "y".repeat(300_000);
+    const text = `${lines.join("\n")}\n${long}\nlast line\n`;
+    writeTree(docs, { "big.md": text });
+    expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "docs"], { home }).code).toBe(0);
+    const server = await startServer(home);
+    try {
+      const read = async (query: string) => {
+        const response = await fetch(`${server.url}/documents/${encodeURIComponent("docs:big.md")}${query}`);
+        return { status: response.status, body: (await response.json()) as Record<string, unknown> & { text: string } };
+      };
+      const first = await read("");
+      expect(first.status).toBe(200);
+      expect(Buffer.byteLength(first.body.text)).toBeLessThanOrEqual(1024 * 1024);
+      expect(first.body).toMatchObject({ from: 1, truncated: true, continue_with: { from: (first.body.to as number) + 1 } });
+      // Read on with what each answer says until it is whole: the parts make the text again.
+      const parts = [first.body];
+      while (parts.at(-1)!.truncated) {
+        const next = parts.at(-1)!.continue_with as { from: number; from_char?: number };
+        const charAt = next.from_char === undefined ? "" : `&from_char=${next.from_char}`;
+        const answer = await read(`?from=${next.from}${charAt}&max_bytes=200000`);
+        expect(answer.status).toBe(200);
+        expect(Buffer.byteLength(answer.body.text)).toBeLessThanOrEqual(200_000);
+        parts.push(answer.body);
+      }
+      expect(parts.some((p) => (p.continue_with as { from_char?: number } | undefined)?.from_char)).toBe(true);
+      const joined = parts.map((p, i) => {
+        const next = i > 0 ? (parts[i - 1]!.continue_with as { from_char?: number }) : undefined;
+        return (i === 0 ? "" : next?.from_char === undefined ? "\n" : "") + p.text;
+      });
+      expect(joined.join("")).toBe(text.slice(0, -1));
+      // A document within its budget is whole, with no continuation; a bad budget is a usage error.
+      const small = await read("?from=15002");
+      expect(small.body).toMatchObject({ from: 15002, text: "last line" });
+      expect(small.body.truncated).toBeUndefined();
+      expect((await read("?max_bytes=0")).status).toBe(400);
+      expect((await read("?from_char=-1")).status).toBe(400);
+    } finally {
+      server.stop();
+    }
+  },
+  HOOK_TIMEOUT,
+);
