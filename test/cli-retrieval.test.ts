@@ -395,7 +395,14 @@ describe("multi-get", () => {
       "changed_since_index",
       "text",
     ]);
-    expect(found.skipped).toEqual([{ repository: "", path: "notes:d1.md", reason: "notes:d1.md is not an indexed document" }]);
+    expect(found.skipped).toEqual([
+      {
+        repository: "",
+        path: "notes:d1.md",
+        reason:
+          "notes:d1.md is not an indexed document (did you mean notes:d01.md, notes:d10.md, notes:d11.md, notes:d12.md, notes:d02.md?)",
+      },
+    ]);
     expect(ok("multi-get", "*.md", "--files").trim().split("\n").length).toBe(12);
     const capped = JSON.parse(ok("multi-get", "*.md", "--json", "--max-bytes", String(files["d05.md"]!.length)));
     expect(capped.documents.map((d: { path: string }) => d.path)).toEqual(["d01.md", "d02.md", "d03.md", "d04.md", "d05.md"]);

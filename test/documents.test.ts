@@ -6,7 +6,7 @@ import { removeDocument } from "../src/index/remove.ts";
 import { leftOutOfIndex } from "../src/index/discover.ts";
 import { closePaths, resolveDocumentRef } from "../src/search/document-refs.ts";
 import { editDistance } from "../src/similar.ts";
-import { documentInfo, limitDocumentBytes, listDocuments, readDocument } from "../src/search/read-document.ts";
+import { documentInfo, limitDocumentBytes, listDocuments, readDocument, type SkippedDocument } from "../src/search/read-document.ts";
 import { MAX_SKIPPED_LISTED, readDocuments } from "../src/search/multi-get.ts";
 import { repositoriesFor } from "../src/search/results.ts";
 import { ResearcherError } from "../src/errors.ts";
@@ -370,6 +370,23 @@ describe("readDocuments (multi-get)", () => {
     expect(listed.skipped).toEqual([{ repository: "", path: "one:nope.md", reason: "one:nope.md is not an indexed document" }]);
   });
 
+  test("a missed part names close paths as get does, for the first 5 misses; a repository's name says how to read it", async () => {
+    const misses = ["one:guid.md", "gide.md", "one:sme.md", "two:only-tw.md", "two:shared/readm.md", "one:guide.mdx"];
+    const { skipped } = await readDocuments(home, misses.join(","));
+    expect(skipped.map((s) => s.reason)).toEqual([
+      "one:guid.md is not an indexed document (did you mean one:guide.md?)",
+      "no repository holds gide.md (did you mean one:guide.md?)",
+      "one:sme.md is not an indexed document (did you mean one:same.md?)",
+      "two:only-tw.md is not an indexed document (did you mean two:only-two.md?)",
+      "two:shared/readm.md is not an indexed document (did you mean two:shared/readme.md?)",
+      "one:guide.mdx is not an indexed document", // past the first 5: each compares itself with every path
+    ]);
+    // `multi-get two` read as a path found none; two's documents are `two:*` (s28b hostile F6).
+    expect((await readDocuments(home, "two")).skipped).toEqual([
+      { repository: "", path: "two", reason: "no repository holds two (two is a repository: two:* names its documents)" },
+    ]);
+  });
+
   test("a list reads each part: a name with glob syntax, two globs, a brace glob with a comma (s21 scripts #1)", async () => {
     const oddHome = tempDir();
     const odd = tempDir();
@@ -635,7 +652,12 @@ describe("readDocuments (multi-get)", () => {
       // Each part answers as it does alone (where a glob alone matches nothing, in a list it says so).
       const none = (path: string) => [{ repository: "", path, reason: "no indexed document matches it" }];
       expect(listed.documents).toEqual(alone.flatMap((a) => a.documents));
-      expect(listed.skipped).toEqual(alone.flatMap((a, i) => (a.documents.length + a.skipped.length ? a.skipped : none(parts[i]!))));
+      // Close paths are named for the first 5 misses of a list only (each compares itself with every path).
+      const unsuggested = (skipped: SkippedDocument[]) =>
+        skipped.map((s) => ({ ...s, reason: s.reason.replace(/ \(did you mean .*\?\)$/, "") }));
+      const expected = alone.flatMap((a, i) => (a.documents.length + a.skipped.length ? a.skipped : none(parts[i]!)));
+      expect(unsuggested(listed.skipped)).toEqual(unsuggested(expected));
+      expect(listed.skipped.filter((s) => s.reason.includes("did you mean"))).toHaveLength(5);
     } finally {
       reads.mockRestore();
     }

@@ -253,7 +253,7 @@ function resolveTrimmedRef(home: string, trimmed: string, options: RefLookup): D
   }
   if (prefix.name && REPO_NAME.test(prefix.name)) getRepository(home, prefix.name); // throws, naming the known ones
   if (suffix) refuseZero(suffix); // `a.md:0` names no place in any document: a usage error, not a miss
-  const suggestions = options.suggest === false ? [] : answers.flatMap(({ repo }) => closePaths(repo, target));
+  const suggestions = options.suggest === false ? [] : answers.flatMap(({ repo }) => closePaths(repo, target, options.session));
   // A repository no index run has finished may hold it yet: said as multi-get warns of it, with its run to wait for
   // or start ("no repository holds" read as not there: s28b retest R4).
   const unfinished = answers.flatMap(
@@ -271,7 +271,7 @@ function notYetIn(what: string, unfinished: SkippedRepository[], suggestions: st
   const why = unfinished.map((u) => `${u.repository}: ${u.message}`).join("; ");
   const hints = [...new Set(unfinished.flatMap((u) => (u.hint ? [u.hint] : [])))];
   if (suggestions.length) hints.push(`or did you mean ${suggestions.slice(0, 5).join(", ")}?`);
-  return new ResearcherError("DOCUMENT_NOT_FOUND", `no repository holds ${what} so far; ${why}`, { hint: hints.join("; ") });
+  return new DocumentMissed(`no repository holds ${what} so far; ${why}`, hints.join("; "), suggestions);
 }
 
 /**
@@ -507,15 +507,29 @@ export function notIndexed(
     ? `did you mean ${suggestions.slice(0, 5).join(", ")}?`
     : (leftOut?.hint ??
       `only indexed documents can be read; \`researcher ls${repository ? ` ${repository}` : ""}\` lists them, \`researcher status\` lists failures`);
-  return new ResearcherError("DOCUMENT_NOT_FOUND", message, { hint });
+  return new DocumentMissed(message, hint, suggestions);
+}
+
+/**
+ * DOCUMENT_NOT_FOUND for a ref to no indexed document, with the indexed paths close to it (`near`): multi-get gives
+ * them in a part's skipped entry, which has no hint of its own.
+ */
+export class DocumentMissed extends ResearcherError {
+  constructor(
+    message: string,
+    hint: string,
+    readonly near: string[],
+  ) {
+    super("DOCUMENT_NOT_FOUND", message, { hint });
+  }
 }
 
 /**
  * Indexed paths close to a missed one: the same file name elsewhere, or a few edits away (typos, case), or the note a
  * wiki link names (`Drip Irrigation`, `Daily/2026-11-20#Friday`: its name without extension, a `#heading` dropped).
  */
-export function closePaths(repo: Repository, target: string): string[] {
-  const paths = withStore(repo, (store) => [...store.documents().keys()]) ?? [];
+export function closePaths(repo: Repository, target: string, session?: ReadSession): string[] {
+  const paths = [...(indexedDocuments(repo, session)?.keys() ?? [])];
   const name = basename(target).toLowerCase();
   // Its `#heading` is what follows the first `#` of the last segment (found, not matched: `/#[^/]*$/` rescanned each
   // `#` of a long run to the next `/`).

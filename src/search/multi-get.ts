@@ -11,7 +11,15 @@ import { Store } from "../store/store.ts";
 import { composed } from "../text.ts";
 import { editDistance } from "../similar.ts";
 import type { ConversionCache } from "./conversions.ts";
-import { type DocumentRef, readable, type RefLookup, refText, repositoryPrefix, resolveDocumentRef } from "./document-refs.ts";
+import {
+  type DocumentRef,
+  DocumentMissed,
+  readable,
+  type RefLookup,
+  refText,
+  repositoryPrefix,
+  resolveDocumentRef,
+} from "./document-refs.ts";
 import { documentInfo, type DocumentText, readDocument, readRef, type SkippedDocument, sentBytes } from "./read-document.ts";
 import { shellWord } from "../terminal.ts";
 import { inSession, ReadSession } from "./read-session.ts";
@@ -71,7 +79,7 @@ export function matchDocuments(
   options: { repository?: string; session?: ReadSession } = {},
 ): Matched & { warnings: SkippedRepository[] } {
   return inSession(home, options.session, (session) => ({
-    ...matchIn(home, pattern, { repository: options.repository, session }),
+    ...matchIn(home, pattern, { repository: options.repository, session, nearLeft: { count: NEAR_MISSES } }),
     warnings: session.unfinished(),
   }));
 }
@@ -137,11 +145,18 @@ function rejoined(home: string, written: string[], first: number, scope: PartSco
   return undefined;
 }
 
-/** Where a pattern's parts are looked for: one repository or all, on the indexes and listings of one call. */
+/**
+ * Where a pattern's parts are looked for: one repository or all, on the indexes and listings of one call; and how
+ * many more of its missed parts are given close paths.
+ */
 interface PartScope {
   repository?: string;
   session: ReadSession;
+  nearLeft: { count: number };
 }
+
+/** The missed parts of one pattern given close paths at most: each compares itself with every indexed path. */
+const NEAR_MISSES = 5;
 
 /**
  * One part of a pattern: a name alone, the documents of that name (byName); a glob or folder (matched), else a ref,
@@ -176,7 +191,23 @@ function matchPart(home: string, part: string, scope: PartScope, single: boolean
     return single ? found : skip("no indexed document matches it");
   }
   // A folder's name without its slash is that folder, in a list as alone (s21 retest R2).
-  return folderOf(home, part, scope) ?? skipFor((resolved as { error: unknown }).error);
+  return folderOf(home, part, scope) ?? skipFor(missed(home, part, (resolved as { error: unknown }).error, scope));
+}
+
+/**
+ * Why a part that is no glob names no document, said as `get` says it: a repository's name is not its documents
+ * (`notes:*` is), and a part close to indexed paths names them, for the first few misses of a pattern (s28b hostile
+ * F6).
+ */
+function missed(home: string, part: string, error: unknown, scope: PartScope): unknown {
+  if (!isResearcherError(error) || error.code !== "DOCUMENT_NOT_FOUND") return error;
+  if (listRepositories(home).some((repo) => repo.name === part)) {
+    return new ResearcherError("DOCUMENT_NOT_FOUND", `${error.message} (${part} is a repository: ${part}:* names its documents)`);
+  }
+  if (scope.nearLeft.count <= 0) return error;
+  scope.nearLeft.count--;
+  const again = resolvedPart(home, part, scope, true);
+  return "error" in again ? again.error : error;
 }
 
 /**
@@ -215,7 +246,8 @@ function failIfUnreadable(found: Matched): Matched {
  */
 function partReason(error: unknown): string {
   const hint = isResearcherError(error) && error.code === "NOT_INDEXED" ? error.hint : undefined;
-  return `${describeError(error)}${hint ? ` (hint: ${hint})` : ""}`;
+  const near = error instanceof DocumentMissed && error.near.length ? ` (did you mean ${error.near.slice(0, 5).join(", ")}?)` : "";
+  return `${describeError(error)}${hint ? ` (hint: ${hint})` : ""}${near}`;
 }
 
 /**
@@ -228,11 +260,11 @@ export function namedNothing(given: number, skipped: SkippedDocument[], total = 
 }
 
 /**
- * The indexed document `text` reads as a ref, or why it reads none. Its close paths are not looked for: a part's
- * miss is given by its message alone (a skipped entry, or another reading of the part).
+ * The indexed document `text` reads as a ref, or why it reads none. Its close paths are looked for only when
+ * `suggest`: a part may be read as something else yet (a name, a folder, a ref a comma cut), and most are not misses.
  */
-function resolvedPart(home: string, text: string, scope: PartScope): { ref: DocumentRef } | { error: unknown } {
-  const lookup: RefLookup = { ...scope, suggest: false };
+function resolvedPart(home: string, text: string, scope: PartScope, suggest = false): { ref: DocumentRef } | { error: unknown } {
+  const lookup: RefLookup = { repository: scope.repository, session: scope.session, suggest };
   try {
     const ref = resolveDocumentRef(home, text, lookup);
     documentInfo(home, ref, lookup);

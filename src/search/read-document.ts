@@ -136,7 +136,7 @@ function folderOrNotIndexed(home: string, repo: Repository, path: string, { sess
   // In a session of its own when the caller has none (`get`, `get --meta`): one rule for what is below a folder.
   const below = inSession(home, session, (within) => documentsBelow(repo, folder, within).length);
   if (below === 0) {
-    const suggestions = suggest === false ? [] : closePaths(repo, path);
+    const suggestions = suggest === false ? [] : closePaths(repo, path, session);
     const ruled = leftOut?.(repo, path);
     if (ruled) return notIndexed(`${repo.name}:${path}`, suggestions, "", repo.name, ruled);
     // A first run that may not have reached it yet says so, as search and `ls` say it (it read as a failed file: s28
