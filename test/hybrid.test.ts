@@ -18,6 +18,7 @@ import { acquireWriterLock, processStartTime } from "../src/lock.ts";
 import { registerRepository, getRepository } from "../src/repos.ts";
 import { setConfigValue } from "../src/config.ts";
 import { search, SearchContext } from "../src/search/search.ts";
+import { parseFilter } from "../src/search/filters.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { annPath } from "../src/search/vectors.ts";
 import { agentHint, restHint } from "../src/serve/agent-hints.ts";
@@ -643,6 +644,23 @@ describeShared("a repository whose vector list has no voice, and a query no frag
       // Vector mode ranks by meaning, and hybrid with a word match says nothing more.
       expect((await search(home, { query, mode: "vector", limit: 1 }, new SearchContext())).results).toHaveLength(1);
       expect((await search(home, { query: "employees", limit: 1 }, new SearchContext())).warnings).toBeUndefined();
+      // Under a filter, the words may be in what it leaves out: said of what it admits, with the filter kept; and a
+      // filter that admits nothing here is no missing word, as vector mode would answer nothing either (s29 user 2).
+      const filtered = await search(home, { query: "employees", filter: "p1*.md" }, new SearchContext());
+      expect(filtered.warnings).toEqual([
+        {
+          repository: "parts",
+          code: "NO_WORD_MATCH",
+          message: "no fragment the filters admit holds the query's words, and with this model its vectors carry no weight in hybrid",
+          hint: "`researcher search employees --mode vector` ranks by meaning (with the same repositories and filters)",
+        },
+      ]);
+      const none = await search(home, { query, where: [parseFilter("format=pdf")] }, new SearchContext());
+      expect(none.warnings).toBeUndefined();
+      // A query starting with `-` comes after `--`: as an option it was an error (s29 code A3).
+      const dashed = (await search(home, { query: "-staff departure" }, new SearchContext())).warnings?.[0]?.hint;
+      expect(dashed).toBe("`researcher search --mode vector -- '-staff departure'` ranks by meaning");
+      expect(agentHint(dashed!)).toBe('the search_fragments tool with query "-staff departure" and mode "vector" ranks by meaning');
     },
     HOOK_TIMEOUT,
   );
@@ -669,6 +687,28 @@ describeShared("a repository whose vector list has a small voice", () => {
       expect(ideas!.fragments[0]!.score).toBe(1);
       // "also lines 11" for the garden, which shares nothing with the query.
       expect(ideas!.fragments.filter((f) => f.score === 0)).toEqual([]);
+    },
+    HOOK_TIMEOUT,
+  );
+
+  test(
+    "keeps a document's further fragments that hold the words, though they fuse to 0 past both lists' first 100 (s29 code A1)",
+    async () => {
+      const home = tempDir();
+      const notes = registerRepository(home, { name: "notes", path: tempDir(), embedding: { model: GLOVE } });
+      // 60 documents of three sections, each holding "zebra": 180 matches, most past each list's first 100.
+      const section = (i: number, j: number) => `## Part ${j}\n\n${"zebra ".repeat(1 + ((i + j) % 4))}grazes on plain ${i}-${j}.\n`;
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 60; i++) files[`z${i}.md`] = `# Z${i}\n\n${[1, 2, 3].map((j) => section(i, j)).join("\n")}`;
+      writeTree(notes.path, files);
+      await indexRepository(home, notes);
+      const counts = async (mode: "bm25" | "hybrid") => {
+        const page = await search(home, { query: "zebra", mode, documents: true, limit: 60 }, new SearchContext());
+        return Object.fromEntries((page.results as { path: string; fragments: unknown[] }[]).map((r) => [r.path, r.fragments.length]));
+      };
+      const words = await counts("bm25");
+      expect(Object.values(words).every((n) => n === 3)).toBe(true);
+      expect(await counts("hybrid")).toEqual(words);
     },
     HOOK_TIMEOUT,
   );

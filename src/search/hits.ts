@@ -218,7 +218,7 @@ export function documentGroups(candidates: Candidate[], listed: (c: Candidate) =
     const key = `${c.repo.name}\0${documentId}`;
     const group = groups.get(key);
     if (!group) groups.set(key, [c]);
-    else if (group.length < FRAGMENTS_PER_DOCUMENT && listed(c) && c.explain.fused !== 0) group.push(c);
+    else if (group.length < FRAGMENTS_PER_DOCUMENT && listed(c) && (c.explain.fused !== 0 || c.explain.bm25 !== null)) group.push(c);
   }
   return [...groups.values()];
 }

@@ -498,8 +498,9 @@ async function searchRepository(run: SearchRun, repo: Repository, store: Store, 
   if (mode === "vector" && lists.meaningless) fallback ??= UNKNOWN_QUERY;
   const { candidates, why, voiceless } = candidatesOf(repo, store, mode, lists, run.coverageDepth);
   // Nor does hybrid, where the vector list has no voice and no fragment holds the words: "no results" alone read as
-  // "nothing is about it", though the model knows the words and vector mode ranks by them (s28b retest R3).
-  if (voiceless && !lists.wordsFound) fallback ??= noWordMatch(run.options.query);
+  // "nothing is about it", though the model knows the words and vector mode ranks by them (s28b retest R3). Said only
+  // where vector mode would answer: a filter that admits nothing here is no missing word (s29 agent 2).
+  if (voiceless && !lists.wordsFound && lists.semantic.length > 0) fallback ??= noWordMatch(run.options);
   const minScore = run.options.minScore;
   return {
     repo: repo.name,
@@ -525,14 +526,20 @@ const UNKNOWN_QUERY: RepositoryResult["fallback"] = {
 
 /**
  * Said of a repository hybrid answered nothing from: its vector list has no voice with this model (calibration.ts),
- * so only fragments that hold the query's words are listed, and none does. The hint is the search that ranks by
- * meaning, as a command (agent-hints.ts writes it as the tool's or route's `mode`).
+ * so only fragments that hold the query's words are listed, and none does (none the filters admit, when there are
+ * some). The hint is the search that ranks by meaning, as a command (agent-hints.ts writes it as the tool's or
+ * route's `mode`): a query starting with `-` after `--`, which a flag would otherwise take it for (s29 code A3).
  */
-function noWordMatch(query: string): RepositoryResult["fallback"] {
+function noWordMatch({ query, where, filter, repositories }: SearchOptions): RepositoryResult["fallback"] {
+  const filtered = Boolean(where?.length || filter);
+  const command = query.startsWith("-")
+    ? `researcher search --mode vector -- ${shellWord(query)}`
+    : `researcher search ${shellWord(query)} --mode vector`;
+  const same = filtered || repositories?.length ? ` (with the same ${filtered ? "repositories and filters" : "repositories"})` : "";
   return {
     code: "NO_WORD_MATCH",
-    message: "no fragment holds the query's words, and with this model its vectors carry no weight in hybrid",
-    hint: `\`researcher search ${shellWord(query)} --mode vector\` ranks by meaning`,
+    message: `no fragment${filtered ? " the filters admit" : ""} holds the query's words, and with this model its vectors carry no weight in hybrid`,
+    hint: `\`${command}\` ranks by meaning${same}`,
   };
 }
 
