@@ -511,6 +511,21 @@ test("a file moved, or a path indexed again, is still indexed: status lists no t
   expect(repositoryStatus(repo).kept_texts.map((kept) => kept.path)).toEqual(["gone.md"]);
 });
 
+test("status lists a text kept before paths were recorded (path null) while documents are indexed (s29 code A2)", async () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  const repo = registerRepository(home, { name: "r", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const db = new Database(Store.dbPath(repo.dir));
+  // A row of schema 15 and before: no path. SQL's `NULL NOT IN (…)` is never true, so it was left out.
+  db.query(
+    "INSERT INTO removed_texts(hash, settings, title, metadata, text, removed_at, path) VALUES ('h', 's', 't', '{}', 'x', julianday('now'), NULL)",
+  ).run();
+  db.close();
+  expect(repositoryStatus(repo).kept_texts.map((kept) => kept.path)).toEqual([null]);
+});
+
 test("`remove` of a path no longer indexed drops the OCR'd text kept of it, says so, exits 0; status lists it (s28 hostile F2)", async () => {
   // A scan deleted or newly ignored keeps its text 30 days; `remove` of its path answered "not indexed", exited 1 and
   // kept it, and nothing but a rebuild cleared it.

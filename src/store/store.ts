@@ -771,7 +771,7 @@ export class Store {
     return this.db
       .query<{ path: string | null; removed_at: string }, []>(
         `SELECT path, strftime('%Y-%m-%dT%H:%M:%fZ', max(removed_at)) AS removed_at FROM removed_texts
-         WHERE hash NOT IN (SELECT hash FROM documents) AND path NOT IN (SELECT path FROM documents)
+         WHERE hash NOT IN (SELECT hash FROM documents) AND (path IS NULL OR path NOT IN (SELECT path FROM documents))
          GROUP BY path ORDER BY max(removed_at), path`,
       )
       .all();
