@@ -256,7 +256,9 @@ test("a prose or PDF result names the lines its fragment spans, to read it whole
   expect(text([hit(1)])).toBe("1  1.50  notes:dir/file 1.md:3  #abcdef  lines 3-5");
   const oneLine = { id: 1, seq: 0, start_line: 3, end_line: 3, page: null, page_end: null, ref: "notes:dir/file 1.md:3-3" };
   expect(text([hit(1, { fragment: oneLine })])).toEndWith("#abcdef  line 3");
-  expect(text([hit(1, { path: "p.py", location: "p.py:4", metadata: { format: "py" } })])).toBe("1  1.50  notes:p.py:3-5  #abcdef");
+  // Code names the snippet's line where it is further in than the fragment's first (s29 user 5).
+  expect(text([hit(1, { path: "p.py", location: "p.py:4", metadata: { format: "py" } })])).toBe("1  1.50  notes:p.py:3-5  #abcdef  line 4");
+  expect(text([hit(1, { path: "p.py", location: "p.py:3", metadata: { format: "py" } })])).toBe("1  1.50  notes:p.py:3-5  #abcdef");
   expect(text([hit(1, { path: "a.pdf", page: 2, metadata: { format: "pdf" } })])).toBe("1  1.50  notes:a.pdf:p2  #abcdef  lines 3-5");
 });
 

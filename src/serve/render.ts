@@ -376,14 +376,20 @@ function contextLine(hit: Hit, pad: string, style: Style): string[] {
 /**
  * The lines the fragment spans, where the citation does not (prose: it names the snippet's line; a PDF: the page):
  * the range to read it whole with `get` (an agent that reads from the cited line alone reads to the end of the
- * document). A part of a longer unit or section also says which part, and the lines of the whole.
+ * document). A part of a longer unit or section also says which part, and the lines of the whole. Code, cited by its
+ * range, names the snippet's line where it is further in: in a fragment of several small functions, the one that
+ * matched (`manifest.py:1-33` alone never led to `def hash_file` at line 7: s29 user 5).
  */
 function fragmentRange(hit: FragmentHit | DocumentHit): string | undefined {
   const fragment = "fragment" in hit ? hit.fragment : hit.fragments[0];
   if (!fragment) return undefined;
   const { section } = fragment;
   const whole = section && `part ${section.part} of ${section.parts}, lines ${section.start_line}-${section.end_line} in all`;
-  if (isCodeFormat(String(hit.metadata.format))) return whole;
+  if (isCodeFormat(String(hit.metadata.format))) {
+    const line = Number(hit.location.slice(hit.location.lastIndexOf(":") + 1));
+    const at = line > fragment.start_line && line <= fragment.end_line ? `line ${line}` : undefined;
+    return [at, whole].filter(Boolean).join(", ") || undefined;
+  }
   const own =
     fragment.start_line === fragment.end_line ? `line ${fragment.start_line}` : `lines ${fragment.start_line}-${fragment.end_line}`;
   return whole ? `${own}, ${whole}` : own;
