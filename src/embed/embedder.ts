@@ -875,7 +875,7 @@ export function normalize(vector: Float32Array): Float32Array {
  * it would have at the stored dimensions (its files' content, hashed once a process). Equal is the same model called
  * the same way; an index made before contents were hashed matches at the folder it was made with (madeBy).
  */
-export function mayDifferFrom(home: string, choice: ModelChoice, stored: StoredModel): boolean {
+function mayDifferFrom(home: string, choice: ModelChoice, stored: StoredModel): boolean {
   return described(home, choice, stored)?.same !== true; // not even describable: loading it says why
 }
 

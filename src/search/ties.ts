@@ -25,7 +25,7 @@ export function pathOrdered<List extends { hits: Ranked[] }, Answer extends List
 }
 
 /** The hits, best first, with each run of equal scores in path order (one query for all of them); else as they came. */
-export function tiesInPathOrder<Hit extends Ranked>(store: Store, hits: Hit[]): Hit[] {
+function tiesInPathOrder<Hit extends Ranked>(store: Store, hits: Hit[]): Hit[] {
   const tied = hits.filter((hit, i) => hits[i - 1]?.score === hit.score || hits[i + 1]?.score === hit.score);
   if (tied.length === 0) return hits;
   const place = new Map(store.inPathOrder(tied.map((hit) => hit.id)).map((id, i) => [id, i]));
