@@ -208,14 +208,7 @@ function resolveTrimmedRef(home: string, trimmed: string, options: RefLookup): D
   // A URI resources/list hands out, given as a ref: it was "no repository named 'researcher'" (s24 agent A7).
   const resource = refOfResourceUri(trimmed);
   if (resource !== undefined) return resolveTrimmedRef(home, resource, options);
-  if (DOCID.test(trimmed)) return findByDocid(home, trimmed.slice(1).toLowerCase(), options);
-  const place = trimmed.startsWith("#") ? lineSuffix(trimmed) : undefined;
-  if (place && DOCID.test(place.path)) return { ...findByDocid(home, place.path.slice(1).toLowerCase(), options), ...checkedPlace(place) };
-  if (trimmed.startsWith("#")) {
-    throw new ResearcherError("USAGE", `'${trimmed}' is not a docid`, {
-      hint: "a docid is # and at least 6 hex digits, as search results print it",
-    });
-  }
+  if (trimmed.startsWith("#")) return resolveDocid(home, trimmed, options);
   const repos = listRepositories(home);
   const prefix = repositoryPrefix(trimmed);
   const named = prefix.name ? repos.find((r) => r.name === prefix.name) : undefined;
@@ -225,7 +218,21 @@ function resolveTrimmedRef(home: string, trimmed: string, options: RefLookup): D
     return resolveInRepository(repo, rest, true, options.session)!;
   }
   if (named) return resolveInRepository(named, prefix.inside, true, options.session)!;
+  return resolveAnywhere(home, trimmed, repos, options);
+}
 
+/** `#docid`, with any tail (`#51481f:p6`, `#51481f:40-60`). */
+function resolveDocid(home: string, trimmed: string, options: RefLookup): DocumentRef {
+  if (DOCID.test(trimmed)) return findByDocid(home, trimmed.slice(1).toLowerCase(), options);
+  const place = lineSuffix(trimmed);
+  if (place && DOCID.test(place.path)) return { ...findByDocid(home, place.path.slice(1).toLowerCase(), options), ...checkedPlace(place) };
+  throw new ResearcherError("USAGE", `'${trimmed}' is not a docid`, {
+    hint: "a docid is # and at least 6 hex digits, as search results print it",
+  });
+}
+
+/** A ref that names no repository: the one document of that path in any of them, or an error that says why none. */
+function resolveAnywhere(home: string, trimmed: string, repos: Repository[], options: RefLookup): DocumentRef {
   const { answers, skipped } = readable(repos, (repo) => resolveInRepository(repo, trimmed, false, options.session));
   const found = answers.flatMap(({ value }) => (value ? [value] : []));
   if (found.length === 1) return found[0]!;
@@ -242,6 +249,23 @@ function resolveTrimmedRef(home: string, trimmed: string, options: RefLookup): D
   // names the rule that leaves the file out (hidden, an exclude), as `repo:path` does (s28 code 6).
   const owners = isAbsolute(trimmed) ? repos.filter((repo) => isInside(repo.path, trimmed)) : [];
   if (owners.length === 1) return resolveInRepository(owners[0]!, trimmed, true, options.session)!;
+  throw unread(
+    missedAnywhere(
+      home,
+      trimmed,
+      answers.map(({ repo }) => repo),
+      options,
+    ),
+    skipped,
+  );
+}
+
+/**
+ * Why a ref that names no repository names no document in `looked` (the repositories whose indexes could be read):
+ * a docid without its `#`, a repository misspelled, a line 0, a repository whose first run has not reached it yet,
+ * or no such path, with the indexed paths close to it.
+ */
+function missedAnywhere(home: string, trimmed: string, looked: Repository[], options: RefLookup): ResearcherError {
   const suffix = lineSuffix(trimmed);
   const target = suffix?.path ?? trimmed;
   // A docid copied without its `#` (which a shell reads as a comment's start), maybe with a place: `51481f:p6` is
@@ -249,18 +273,18 @@ function resolveTrimmedRef(home: string, trimmed: string, options: RefLookup): D
   if (options.suggest !== false && DOCID.test(`#${target}`) && docidMatches(home, target.toLowerCase(), options).found.length > 0) {
     // As a command, which a shell needs quoted (and an agent is given as get_document's ref: s24 retest N9).
     const hint = `did you mean the docid: \`researcher get ${shellWord(`#${trimmed}`)}\`? (a docid begins with #)`;
-    throw unread(new ResearcherError("DOCUMENT_NOT_FOUND", `no repository holds ${trimmed}`, { hint }), skipped);
+    return new ResearcherError("DOCUMENT_NOT_FOUND", `no repository holds ${trimmed}`, { hint });
   }
+  const prefix = repositoryPrefix(trimmed);
   if (prefix.name && REPO_NAME.test(prefix.name)) getRepository(home, prefix.name); // throws, naming the known ones
   if (suffix) refuseZero(suffix); // `a.md:0` names no place in any document: a usage error, not a miss
-  const suggestions = options.suggest === false ? [] : answers.flatMap(({ repo }) => closePaths(repo, target, options.session));
+  const suggestions = options.suggest === false ? [] : looked.flatMap((repo) => closePaths(repo, target, options.session));
   // A repository no index run has finished may hold it yet: said as multi-get warns of it, with its run to wait for
   // or start ("no repository holds" read as not there: s28b retest R4).
-  const unfinished = answers.flatMap(
-    ({ repo }) => withStore(repo, (store) => unfinishedWarning(repo, store, "looked in"), options.session) ?? [],
+  const unfinished = looked.flatMap(
+    (repo) => withStore(repo, (store) => unfinishedWarning(repo, store, "looked in"), options.session) ?? [],
   );
-  const miss = unfinished.length ? notYetIn(trimmed, unfinished, suggestions) : notIndexed(trimmed, suggestions, "no repository holds");
-  throw unread(miss, skipped);
+  return unfinished.length ? notYetIn(trimmed, unfinished, suggestions) : notIndexed(trimmed, suggestions, "no repository holds");
 }
 
 /**
