@@ -234,6 +234,20 @@ export function isFileAt(path: string): boolean {
   }
 }
 
+/**
+ * Whether the folder holding `path` (relative to `root`) is reached from the root through no link, as discovery walks
+ * it (a link to a folder is never followed): a file below such a link is not one of the repository's.
+ */
+export function inWalkedFolder(root: string, path: string): boolean {
+  const folder = dirname(path);
+  if (folder === ".") return true;
+  try {
+    return realpathSync(join(root, folder)) === join(realpathSync(root), folder);
+  } catch {
+    return false;
+  }
+}
+
 /** Whether a path leads to a folder (through links); false when it leads nowhere (missing, a loop, forbidden). */
 export function isFolder(path: string): boolean {
   try {

@@ -4,6 +4,7 @@ import {
   chmodSync,
   linkSync,
   readdirSync,
+  rmdirSync,
   realpathSync,
   renameSync,
   rmSync,
@@ -498,6 +499,23 @@ test("a run that takes documents out because the settings no longer admit them s
   expect(summary.warnings).toEqual([
     "2 documents whose files are still there left the index, as the repository's rules no longer admit them (a.md: its type (.md) is not one it indexes; b.md: its type (.md) is not one it indexes): `researcher config show` shows the repository's file_types and exclude; `config set` changes them, each set whole",
   ]);
+});
+
+test("documents whose folder became a link to a folder are not said to be left out by the rules (s29 hostile F2)", async () => {
+  // A link to a folder is never followed: the run's "not indexed" line says so. The warning called their files
+  // "still there", blamed the rules and advised a `!sub/` line, which changed nothing.
+  const home = tempDir();
+  const docs = tempDir();
+  const elsewhere = tempDir();
+  writeTree(docs, { "sub/a.md": "# A\n\nalpha\n", "sub/b.md": "# B\n\nbeta\n", "top.md": "# Top\n\ntop\n" });
+  const repo = registerRepository(home, { name: "n", path: docs, embed: false });
+  expect(await indexRepository(home, repo)).toMatchObject({ indexed: 3 });
+  for (const name of ["a.md", "b.md"]) renameSync(join(docs, "sub", name), join(elsewhere, name));
+  rmdirSync(join(docs, "sub"));
+  symlinkSync(elsewhere, join(docs, "sub"));
+  const summary = await indexRepository(home, repo);
+  expect(summary).toMatchObject({ removed: 2, skipped_links: ["sub/"] });
+  expect(summary.warnings).toEqual([]);
 });
 
 test("a document a default rule takes out (a saved page's files) is told the ignore file's `!` line, not config.yaml (s27 review D8)", async () => {

@@ -40,6 +40,7 @@ import {
 import {
   confinedReader,
   freeBytes,
+  inWalkedFolder,
   isFileAt,
   movedRoot,
   movedRootHint,
@@ -797,7 +798,8 @@ async function runIndex(store: Store, repo: Repository, settings: DocumentSettin
  * the file types to png and every PDF went (s26 user F10).
  */
 function settingsLeftOut(repo: Repository, gone: string[]): string | undefined {
-  const present = gone.filter((path) => isFileAt(join(repo.path, path)));
+  // A file below a folder now linked is no rule's doing: the run's "link to a folder, never followed" line says why.
+  const present = gone.filter((path) => isFileAt(join(repo.path, path)) && inWalkedFolder(repo.path, path));
   if (present.length === 0) return undefined;
   // Each with the rule's own words: a default rule (a saved page's files) is no setting of the user's (s26b review
   // F12).
