@@ -1,6 +1,6 @@
 /** The repository registry: named folders in config.yaml, each with its own index folder. */
 import { realpathSync } from "node:fs";
-import { resolve } from "node:path";
+import { relative, resolve, sep } from "node:path";
 import { expandHome } from "./env.ts";
 import {
   isReservedName,
@@ -227,16 +227,27 @@ export function registerRepository(home: string, input: AddRepositoryInput, befo
   return getRepository(home, input.name);
 }
 
+/** Two registered repositories, the folder of one (`inner`) inside the other's: `folder`, relative to `outer`'s. */
+export interface Nesting {
+  outer: Repository;
+  inner: Repository;
+  folder: string;
+}
+
 /**
- * Other repositories whose folder holds this one's, or lies inside it: their common documents are indexed, and found,
- * in both. Allowed (a project inside a library of notes is a choice), but worth a word when it is made.
+ * Other repositories whose folder holds this one's, or lies inside it: unless the outer one's rules leave the inner
+ * folder out (overlappingRepositories), their common documents are indexed, and found, in both.
  */
-export function nestedRepositories(home: string, repo: Repository): { name: string; path: string; holds: boolean }[] {
+export function nestedRepositories(home: string, repo: Repository): Nesting[] {
   const inside = (inner: string, outer: string) => inner.startsWith(outer.endsWith("/") ? outer : `${outer}/`);
-  return listRepositories(home).flatMap((other): { name: string; path: string; holds: boolean }[] => {
+  return listRepositories(home).flatMap((other): Nesting[] => {
     if (other.name === repo.name) return [];
-    if (inside(repo.path, other.path)) return [{ name: other.name, path: other.path, holds: true }];
-    return inside(other.path, repo.path) ? [{ name: other.name, path: other.path, holds: false }] : [];
+    const pair = inside(repo.path, other.path)
+      ? { outer: other, inner: repo }
+      : inside(other.path, repo.path)
+        ? { outer: repo, inner: other }
+        : undefined;
+    return pair ? [{ ...pair, folder: relative(pair.outer.path, pair.inner.path).split(sep).join("/") }] : [];
   });
 }
 

@@ -947,10 +947,13 @@ test("repo add warns of a folder inside another repository's, or holding one: it
   expect(add("notes", join(top, "notes"))).toMatchObject({ code: 0, stderr: "" });
   const outer = add("all", top);
   expect(outer.code).toBe(0);
-  expect(outer.stderr).toBe(`warning: ${top} holds repository 'notes' (${join(top, "notes")}): its documents will be found in both\n`);
+  expect(outer.stderr).toBe(
+    `warning: ${top} holds repository 'notes' (${join(top, "notes")}): its documents will be found in both\n` +
+      "hint: `researcher config set repositories.all.exclude notes/` leaves them to 'notes' alone\n",
+  );
   mkdirSync(join(top, "notes/deep"));
   const inner = add("deep", join(top, "notes/deep"));
-  expect(inner.stderr.split("\n").filter(Boolean)).toEqual([
+  expect(inner.stderr.split("\n").filter((line) => line.startsWith("warning: "))).toEqual([
     `warning: ${join(top, "notes/deep")} is inside repository 'all' (${top}): its documents will be found in both`,
     `warning: ${join(top, "notes/deep")} is inside repository 'notes' (${join(top, "notes")}): its documents will be found in both`,
   ]);
@@ -958,6 +961,34 @@ test("repo add warns of a folder inside another repository's, or holding one: it
   mkdirSync(join(top, "notes2"));
   expect(add("notes2", join(top, "notes2")).stderr).not.toContain("'notes'");
   expect(add("elsewhere", tempDir())).toMatchObject({ code: 0, stderr: "" });
+});
+
+test("repo add warns of no overlap the outer repository's excludes or ignore files prevent, and its hint's command ends a real one (s29 user F3)", () => {
+  const home = tempDir();
+  const top = tempDir();
+  writeTree(top, { "notes/a.md": "# A\n", "papers/p.md": "# P\n", "books/b.md": "# B\n", "web/w.md": "# W\n", "b.md": "# B\n" });
+  const add = (name: string, path: string, ...flags: string[]) => runCli(["repo", "add", name, path, "--no-embed", ...flags], { home });
+  expect(add("notes", join(top, "notes"))).toMatchObject({ code: 0, stderr: "" });
+  // Its own excludes keep notes out, and papers, added after it.
+  expect(add("library", top, "--exclude", "notes", "--exclude", "papers")).toMatchObject({ code: 0, stderr: "" });
+  expect(add("papers", join(top, "papers"))).toMatchObject({ code: 0, stderr: "" });
+  // An exclude set afterwards, and a folder's contents (`web/*`), are the outer repository's rules too.
+  const set = (value: string) => runCli(["config", "set", "repositories.library.exclude", value], { home });
+  expect(set("[notes, papers, books, 'web/*']")).toMatchObject({ code: 0, stderr: "" });
+  expect(add("books", join(top, "books"))).toMatchObject({ code: 0, stderr: "" });
+  expect(add("web", join(top, "web"))).toMatchObject({ code: 0, stderr: "" });
+  // So are its ignore files.
+  writeFileSync(join(top, ".gitignore"), "books/\n");
+  const real = set("notes,papers,web/*");
+  expect(real.stderr).toBe("");
+  writeFileSync(join(top, ".gitignore"), "");
+  // A real overlap says so, with the command that ends it, which does.
+  const again = set("notes,papers,web/*");
+  expect(again.stderr).toBe(
+    `warning: ${top} holds repository 'books' (${join(top, "books")}): its documents will be found in both\n` +
+      "hint: `researcher config set repositories.library.exclude 'notes,papers,web/*,books/'` leaves them to 'books' alone\n",
+  );
+  expect(set("notes,papers,web/*,books/").stderr).toBe("");
 });
 
 describe("index exit status", () => {

@@ -6,19 +6,20 @@ import { configPath, loadConfig, setConfigValue } from "../config.ts";
 import { CODE_EXTENSIONS, FILE_TYPES } from "../file-types.ts";
 import { chooseModel, clearModels, describeModel, loadEmbedder, modelsDir, requireWeights } from "../embed/embedder.ts";
 import { ResearcherError } from "../errors.ts";
-import { addRepository, removeRepository, renameRepository } from "../index/repositories.ts";
+import { addRepository, overlappingRepositories, removeRepository, renameRepository } from "../index/repositories.ts";
 import { repositoriesOnOtherModel } from "../index/status.ts";
 import { downloadProgress, globals, home, json, list, out, repeated, type Flags } from "./cli-options.ts";
 import { repositoryJson, repositoryListText, styleFor } from "../serve/render.ts";
 import {
   addContext,
+  getRepository,
   listContexts,
   listRepositories,
-  nestedRepositories,
   normalizeFileTypes,
   removeContext,
   repositoryName,
   type AddRepositoryInput,
+  type Repository,
 } from "../repos.ts";
 import { escapeControls, shellWord, stderr, stdout } from "../terminal.ts";
 import { stringifyYaml } from "../yaml.ts";
@@ -98,6 +99,25 @@ function indexedUnder(homeDir: string, repository: string, prefix: string) {
   }
 }
 
+/**
+ * The warnings of `repo add` for a repository whose documents another one indexes too (nested in it, or holding it),
+ * each with the exclude that leaves them to the inner one alone, as a command that sets the outer one's whole list
+ * (s29 user F3).
+ */
+function overlapWarnings(home: string, repo: Repository): string {
+  return overlappingRepositories(home, repo)
+    .map(({ outer, inner, folder }) => {
+      const [relation, other] = outer.name === repo.name ? ["holds repository", inner] : ["is inside repository", outer];
+      const line = `warning: ${repo.path} ${relation} '${other.name}' (${other.path}): its documents will be found in both`;
+      const exclude = [...outer.exclude, `${folder}/`];
+      // A comma in a pattern would split it: the list is then written as YAML's (JSON's) brackets.
+      const value = exclude.some((pattern) => pattern.includes(",")) ? JSON.stringify(exclude) : exclude.join(",");
+      const command = `researcher config set repositories.${outer.name}.exclude ${shellWord(value)}`;
+      return `${escapeControls(line)}\nhint: \`${escapeControls(command)}\` leaves them to '${inner.name}' alone\n`;
+    })
+    .join("");
+}
+
 function repoCli(): CAC {
   const cli = globals(cac("researcher repo"));
   cli.example("  researcher repo add notes ~/notes --description 'Personal notes'");
@@ -137,11 +157,7 @@ function repoCli(): CAC {
         const line = `warning: the index kept under '${repo.name}' was of ${setAside.indexed}: moved aside to ${setAside.folder}; \`researcher index ${repo.name}\` indexes ${repo.path}`;
         stderr.write(`${escapeControls(line)}\n`);
       }
-      for (const other of nestedRepositories(home(flags), repo)) {
-        const relation = other.holds ? "is inside repository" : "holds repository";
-        const line = `warning: ${repo.path} ${relation} '${other.name}' (${other.path}): its documents will be found in both`;
-        stderr.write(`${escapeControls(line)}\n`);
-      }
+      stderr.write(overlapWarnings(home(flags), repo));
       // The folder's name is the user's, or a mount's: shown escaped, as status and repo list show it.
       out(`${escapeControls(`added ${repo.name} → ${repo.path}`)}\nnext: researcher index ${escapeControls(repo.name)}\n`);
     });
@@ -196,6 +212,9 @@ function configCli(): CAC {
     .action((key: string, value: string, flags: Flags) => {
       const config = setConfigValue(home(flags), key, String(value));
       out(`set ${key} = ${escapeControls(settingText(config, key) ?? String(value))}\n`);
+      // What a repository's walk reaches changed: the overlap repo add warned of may be gone, or made.
+      const reach = /^repositories\.([^.]+)\.(?:path|exclude|ignore_files)$/.exec(key);
+      if (reach) stderr.write(overlapWarnings(home(flags), getRepository(home(flags), reach[1]!)));
     });
   return cli;
 }

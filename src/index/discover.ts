@@ -717,6 +717,19 @@ export function isCandidateFolder(path: string, options: DiscoverOptions): boole
   return !compileExcludes(options.exclude)(path);
 }
 
+/**
+ * Whether discovery leaves out everything under the folder `path` (relative to the root): isCandidateFolder's rules
+ * (hidden, generated, excluded, the home), and the ignore files above it (a walk never enters a folder they leave
+ * out). One under an ignore file that cannot be read is not known to be left out.
+ */
+export function leavesOutFolder(path: string, options: DiscoverOptions): boolean {
+  // A pattern of what a folder holds (`notes/`, `notes/*`) leaves all its files out, though not the folder itself: a
+  // name no file has stands for them.
+  if (!isCandidateFolder(path, options) || compileExcludes(options.exclude)(`${path}/\0`)) return true;
+  if (options.ignoreFiles === false || !options.path) return false;
+  return new RulesByFolder(options.path).folder(path) === "out";
+}
+
 /** Where the researcher home lies under `root` (relative, `/`-separated), or undefined when it does not. */
 function homeInside(root: string, options: DiscoverOptions): string | undefined {
   if (!options.home) return undefined;

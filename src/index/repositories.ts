@@ -12,6 +12,8 @@ import {
   type AddRepositoryInput,
   forgetRepository,
   getRepository,
+  nestedRepositories,
+  type Nesting,
   registerRepository,
   renameRegistration,
   type Repository,
@@ -21,6 +23,7 @@ import { acquireWriterLock } from "../lock.ts";
 import { TEMP_FILE_NAME } from "../atomic.ts";
 import { ResearcherError, toResearcherError } from "../errors.ts";
 import { danglingLink } from "../files.ts";
+import { leavesOutFolder } from "./discover.ts";
 import { Store } from "../store/store.ts";
 import { MOVED_ASIDE } from "../store/schema.ts";
 
@@ -49,6 +52,16 @@ export function addRepository(home: string, input: AddRepositoryInput): AddedRep
     if (setAside && dir) renameSync(setAside.folder, dir);
     throw error;
   }
+}
+
+/**
+ * The repositories nested in `repo`'s folder, or holding it, whose common documents both index: allowed (a project
+ * inside a library of notes is a choice), but worth a word when it is made. Not those the outer one's rules leave
+ * out, as a run's walk does (exclude, ignore files, hidden and generated folders): `repo add library ~/lib --exclude
+ * notes` warned that notes' documents would be found in both (s29 user F3).
+ */
+export function overlappingRepositories(home: string, repo: Repository): Nesting[] {
+  return nestedRepositories(home, repo).filter(({ outer, folder }) => !leavesOutFolder(folder, outer));
 }
 
 export function removeRepository(home: string, name: string, options: { keepData?: boolean } = {}): Repository {
