@@ -7,6 +7,7 @@ import { addRepository, removeRepository } from "../src/index/repositories.ts";
 import { acquireWriterLock, processStartTime, withConfigLock } from "../src/lock.ts";
 import { listRepositories, registerRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
+import { BUILT_IN_KEYS } from "../src/store/filter-sql.ts";
 import { bm25Repository, cliCommand, GLOVE, runCli, tempDir, testShared, writeTree } from "./helpers.ts";
 
 /** A home with a config, an index folder and one downloaded model: what a wrong command could destroy. */
@@ -173,6 +174,23 @@ describe("command dispatch", () => {
       ["context", "add, remove, list"],
     ])
       expect(help).toMatch(new RegExp(`\\n  ${group} \\[\\.\\.\\.args\\] +.*: ${commands}\\n`));
+  });
+
+  test("help names what a newcomer with the executable alone needs: --where's keys, get's ref forms, --version; no README pointer (s29 user F6)", () => {
+    const home = tempDir();
+    const help = (...args: string[]) => runCli([...args, "--help"], { home }).stdout.replace(/\s+/g, " ");
+    const where = /--where <expr> (.*?) --home /.exec(help("search"))?.[1] ?? "";
+    for (const key of [...Object.keys(BUILT_IN_KEYS), "language", "git_project", "git_branch", "git_commit", "front-matter"])
+      expect(where).toContain(key);
+    const get = help("get");
+    for (const form of [".pdf:p7", ":p2-3", ":40-60", ":40:20", "'#3fa2c1'", "page_end", "changed_since_index"])
+      expect(get).toContain(form);
+    // The executable holds no README: a help text that sends there sends nowhere.
+    const commands = ["index", "watch", "search", "get", "multi-get", "ls", "remove", "repos-for", "verify", "convert", "status", "serve"];
+    for (const words of [[], ...commands.map((c) => [c]), ["repo", "add"], ["config", "set"], ["model", "set"], ["context", "add"]])
+      expect({ words, readme: help(...words).includes("README") }).toEqual({ words, readme: false });
+    expect(help()).toContain("-v, --version Print the version");
+    expect(runCli(["--home", home, "--version"], { home }).stdout).toMatch(/^researcher \d/);
   });
 
   test("a mistyped command is told the commands near it; one near none is sent to --help (s28 user 4)", () => {

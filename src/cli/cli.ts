@@ -24,6 +24,8 @@ import { shellWord, stderr, stdout } from "../terminal.ts";
 import { versionText } from "../version.ts";
 import { similarNames } from "../similar.ts";
 import { own } from "../own.ts";
+import { BUILT_IN_KEYS } from "../store/filter-sql.ts";
+import { GIT_KEYS } from "../index/indexer.ts";
 
 /**
  * cac gives an optional-value flag the next word, whatever it is: `search --documents borrow` would lose the query
@@ -69,14 +71,21 @@ function camelSwitches(cli: CAC, args: string[]): string[] {
 }
 
 /**
+ * The keys `search --where` knows, as search --help names them: the built-in ones, then the metadata indexing gives
+ * source code (convert.ts's `language`) and files in a git repository (s29 user F6: a newcomer could not learn them).
+ */
+const WHERE_KEYS = `${[...Object.keys(BUILT_IN_KEYS), "language", ...GIT_KEYS].join(", ")}, or any front-matter key (tags, author, …)`;
+
+/**
  * The main commands; given the command word, only that one is defined (defining all ~100 options costs ~2 ms of
  * every cold start).
  */
 function mainCli(only?: string): CAC {
   const cli = globals(cac("researcher"));
-  // The two commands of the quick start, shown by `researcher --help`.
+  // The two commands of the quick start, shown by `researcher --help`; --version is main()'s, listed here.
   if (only === undefined)
     cli
+      .option("-v, --version", "Print the version")
       .example("  researcher repo add notes ~/notes && researcher index notes")
       .example('  researcher search "what did we decide about caching"');
   const want = (name: string) => only === undefined || only === name;
@@ -125,10 +134,13 @@ function mainCli(only?: string): CAC {
       .option("--explain", "Show how each result was ranked")
       .option("--filter <glob>", "Only documents whose path matches, e.g. 'notes/**' or '*.md'")
       .option("--format <format>", "text, json, jsonl, csv, md or files (default: text)")
-      .option("--json", "Same as --format json (see README for the contract)")
+      .option("--json", "Same as --format json: {query, mode, total, results: [{rank, score, repository, path, location, page, …}], …}")
       .option("--files", "Same as --format files: matching file paths, one per line")
       .option("-0, --null", "With --files: end each path with a NUL byte, unescaped (for xargs -0)")
-      .option("--where <expr>", "Only what matches, e.g. 'tags=rust modified>=2025-01-01' (repeatable; README: Filters)")
+      .option(
+        "--where <expr>",
+        `Only what matches, e.g. 'tags=rust modified>=2025-01-01' (repeatable: all must hold), ops = != < <= > >= ~ in (a|b); keys: ${WHERE_KEYS}`,
+      )
       .example('  researcher search "mutable reference" --repo rust-book -n 5')
       .example("  researcher search how does caching work --json")
       .example("  researcher search borrow checker --documents 3 --full")
@@ -144,10 +156,15 @@ function mainCli(only?: string): CAC {
       .option("--lines <n>", "How many lines (default: the ref's count, else to the end); within the ref's page or range")
       .option("--line-numbers", "Number the lines, as the document counts them")
       .option("--meta", "Only what the index holds about it: title, format, metadata, size, fragments")
-      .option("--json", "Print {repository, path, docid, title, format, metadata, from, to, total_lines, text}")
+      .option(
+        "--json",
+        "Print {repository, path, docid, title, format, metadata, from, to, page, page_end, total_lines, changed_since_index, text}",
+      )
       .example("  researcher get notes:guides/setup.md")
-      .example("  researcher get notes:guides/setup.md:40:20 --line-numbers")
-      .example("  researcher get '#3fa2c1' --meta --json")
+      .example("  researcher get notes:guides/setup.md:40-60 --line-numbers     # lines 40 to 60")
+      .example("  researcher get notes:guides/setup.md:40:20                    # 20 lines from line 40")
+      .example("  researcher get papers:paper.pdf:p7                            # page 7; :p2-3 is pages 2 to 3")
+      .example("  researcher get '#3fa2c1' --meta --json                        # by docid, as results show it")
       .action(getCommand);
 
   if (want("multi-get"))
@@ -335,11 +352,13 @@ export async function main(argv: string[]): Promise<number> {
   const groupName = own(GROUPS, args[at] ?? "") ? args[at] : undefined;
   let topic = groupName; // what a usage error's hint sends to --help: the command once it is known
   try {
-    if (args[0] === "--version" || args[0] === "-v" || args[0] === "version") {
+    // After the global options too, as top-level --help lists it (`--home x --version` printed the help).
+    const word = args[at];
+    if (word === "--version" || word === "-v" || word === "version") {
       // A word after it is refused, as every other command's unused ones are (s23 contracts C5).
-      if (args.length > 1)
-        throw new ResearcherError("USAGE", `${args[0]} takes no arguments (got ${shellWord(args[1]!)})`, {
-          hint: `run \`researcher ${args[0]}\` alone`,
+      if (args.length > at + 1)
+        throw new ResearcherError("USAGE", `${word} takes no arguments (got ${shellWord(args[at + 1]!)})`, {
+          hint: `run \`researcher ${word}\` alone`,
         });
       out(`${versionText()}\n`);
       return 0;

@@ -818,7 +818,8 @@ function addCounts(a: Record<string, number>, b: Record<string, number>): Record
   return sum;
 }
 
-const GIT_KEYS = ["git_project", "git_branch", "git_commit"] as const;
+/** The metadata keys of a document inside a git repository, which `--where` filters like any other. */
+export const GIT_KEYS = ["git_project", "git_branch", "git_commit"] as const;
 
 /**
  * The git repository each document is in (`git_project`, `git_branch`, `git_commit`, read from `.git`), refreshed
