@@ -255,6 +255,21 @@ function storedDate(column: string, withMonth = false): string {
 }
 
 /**
+ * A short hash (`97b4c70`, as `git log --oneline` prints it): `git_commit=` with 7 to 39 hex digits is the commits
+ * starting with them, as git takes an abbreviated hash; 40 are the full hash, compared as text (s29 user F8).
+ */
+const SHORT_COMMIT = /^[0-9a-f]{7,39}$/i;
+
+function isShortCommit(key: string, value: string): boolean {
+  return key === "git_commit" && SHORT_COMMIT.test(value);
+}
+
+/** Whether the hash in `column` starts with the short `value`, case aside (git prints either). */
+function shortCommitSql(column: string, value: string, bind: Bind): string {
+  return `substr(lower(${column}), 1, ${value.length}) = ${bind(value.toLowerCase())}`;
+}
+
+/**
  * A front-matter field: a list matches when any element does. The value's form picks the comparison: a number
  * compares numbers, a date (2025-01-31…) compares ISO text by prefix, anything else compares text; a bare year
  * compares numbers and dates both.
@@ -265,7 +280,8 @@ function metadataSql(term: FilterTerm, typed: string, bind: Bind): string {
   const text = "CASE m.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE m.value END";
   const date = DATE.test(value) && value.includes("-"); // a bare year is a number here (`year>=2020`)
   let test: string;
-  if (term.op === "contains" || (term.op === "eq" && !date)) {
+  if (term.op === "eq" && isShortCommit(term.key, value)) test = `m.type = 'text' AND ${shortCommitSql("m.value", value, bind)}`;
+  else if (term.op === "contains" || (term.op === "eq" && !date)) {
     test = textCompare(text, term.op, value, bind);
     // `rating=4.0` is `rating: 4`, `score=1e3` is `score: 1000`: a number is equal as a number too.
     if (term.op === "eq" && NUMBER.test(value)) test = `(${test}) OR (m.type IN ('integer', 'real') AND m.value = ${bind(Number(value))})`;
