@@ -45,7 +45,7 @@ const GONE = new Set(["ENOENT", "ENOTDIR", "ELOOP"]);
  */
 export type ReadResult =
   | { bytes: Uint8Array }
-  | { reason: string; missing?: boolean; outside?: boolean; code?: string; special?: boolean; tooLarge?: boolean };
+  | { reason: string; missing?: boolean; outside?: boolean; code?: string; special?: boolean; tooLarge?: boolean; size?: number };
 
 /** Where a repository's folder was at its last index run: the path it is registered under, and that path's real one. */
 export interface RootRecord {
@@ -201,7 +201,8 @@ function withOpenFile(absolute: string, body: (fd: number) => ReadResult): ReadR
 function readOpenFile(fd: number, maxBytes: number, limit = "index.max_file_bytes"): ReadResult {
   const stats = fstatSync(fd);
   if (!stats.isFile()) return { reason: notRegular(stats), special: !stats.isDirectory() };
-  if (stats.size > maxBytes) return { reason: `larger than ${limit} (${stats.size} > ${maxBytes} bytes)`, tooLarge: true };
+  if (stats.size > maxBytes)
+    return { reason: `larger than ${limit} (${stats.size} > ${maxBytes} bytes)`, tooLarge: true, size: stats.size };
   const bytes = new Uint8Array(stats.size);
   let offset = 0;
   while (offset < bytes.length) {

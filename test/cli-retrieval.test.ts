@@ -1,6 +1,6 @@
 /** The retrieval surface from the command line (a real subprocess): search output flags, get, multi-get, ls. */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, rmSync } from "node:fs";
+import { appendFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { HOOK_TIMEOUT, parseCsv, runCli, tempDir, writeTree } from "./helpers.ts";
 
@@ -491,4 +491,27 @@ test("a path relative to the working folder, as tab completion gives it, names t
   expect(get(parent, "n:.secret.md")).toMatchObject({ code: 1, stderr: expect.stringContaining(hidden) });
   expect(get(parent, "./lib/notes/.secret.md")).toMatchObject({ code: 1, stderr: expect.stringContaining(hidden) });
   expect(get("/", join(parent, "lib/notes/.secret.md"))).toMatchObject({ code: 1, stderr: expect.stringContaining(hidden) });
+});
+
+test("get of a document grown past index.max_file_bytes names the fixes that work, not an index run (s29 hostile F3)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  writeTree(docs, { "grow.md": "line one\nline two\n" });
+  expect(runCli(["config", "set", "index.max_file_bytes", "100"], { home }).code).toBe(0);
+  expect(runCli(["repo", "add", "r", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "r"], { home }).code).toBe(0);
+  appendFileSync(join(docs, "grow.md"), "more text here\n".repeat(20)); // 318 bytes: the run fails it, the index keeps it
+  expect(runCli(["index", "r"], { home }).stdout).toContain("failed grow.md: larger than index.max_file_bytes");
+  const read = runCli(["get", "r:grow.md"], { home });
+  // It said `researcher index r` brings the index up to date: that run leaves the failed file alone while unchanged.
+  expect(read).toMatchObject({
+    code: 1,
+    stderr:
+      "error: r:grow.md: larger than index.max_file_bytes (318 > 100 bytes)\n" +
+      "hint: the index holds an earlier version of it; `researcher config set index.max_file_bytes 318` and `researcher index r` take in this one, or `researcher remove r grow.md` drops it\n",
+  });
+  // Each fix does what it says.
+  expect(runCli(["config", "set", "index.max_file_bytes", "318"], { home }).code).toBe(0);
+  expect(runCli(["index", "r"], { home }).stdout).toContain("r: 1 indexed");
+  expect(runCli(["get", "r:grow.md", "--lines", "1"], { home }).stdout).toBe("line one\n");
 });

@@ -625,9 +625,13 @@ async function documentText(
   }
   if ("reason" in read) {
     // A FIFO or a device where the document was: no index run takes that in (it keeps the document).
-    const gone = `put the document back, or drop it from the index with \`researcher remove ${repo.name} ${shellWord(path)}\``;
+    const remove = `\`researcher remove ${repo.name} ${shellWord(path)}\``;
+    const gone = `put the document back, or drop it from the index with ${remove}`;
+    // Grown past the limit: the index keeps the version it read before, and no index run reads this one (it fails
+    // as too large, then is left alone while unchanged): `index` was no way on (s29 hostile F3).
+    const grown = `the index holds an earlier version of it; \`researcher config set index.max_file_bytes ${read.size}\` and \`researcher index ${repo.name}\` take in this one, or ${remove} drops it`;
     throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${read.reason}`, {
-      hint: read.special ? gone : hint,
+      hint: read.special ? gone : read.tooLarge ? grown : hint,
     });
   }
   const hash = sha256(read.bytes);
