@@ -5,6 +5,7 @@ import {
   chownSync,
   closeSync,
   existsSync,
+  linkSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -1380,6 +1381,30 @@ test("a document read through a link follows the file it links to: changed, gone
     writeTree(folder, { "real/t.md": "# Target\n\nheronword\n" });
     await batches.until(["real/t.md", "link.md"]);
     expect(await found("heronword")).toEqual(["link.md", "real/t.md"]);
+  } finally {
+    await handle.close();
+  }
+}, 30_000);
+
+test("an edit through one hard link of a document reads its other names in the repository too (s29 hostile F1)", async () => {
+  const home = tempDir();
+  const folder = tempDir();
+  writeTree(folder, { "a/doc.md": "# Doc\n\nmarmotword\n", "b/keep.md": "# Keep\n\nunchangedword\n" });
+  // Two names of one file: an event names only the one written through.
+  linkSync(join(folder, "a/doc.md"), join(folder, "b/doc.md"));
+  const repo = registerRepository(home, { name: "hl", path: folder, embed: false });
+  await indexRepository(home, repo);
+  const { batches, handle } = watchRecorded(home, [repo]);
+  const found = async (word: string) => (await search(home, { query: word })).results.map((r) => r.path).sort();
+  try {
+    await handle.ready;
+    writeFileSync(join(folder, "a/doc.md"), "# Doc\n\nbadgerword\n");
+    await batches.until(["a/doc.md", "b/doc.md"]);
+    expect(await found("badgerword")).toEqual(["a/doc.md", "b/doc.md"]);
+    expect(await found("marmotword")).toEqual([]);
+    expect(batches.all.flatMap((batch) => batch.paths)).not.toContain("b/keep.md"); // only the same file's names
+    expect(indexed(repo)).toEqual(await freshIndex(repo));
+    expect(batches.errors).toEqual([]);
   } finally {
     await handle.close();
   }

@@ -8,9 +8,11 @@
  * Events name paths, not what happened, so a batch looks at the disk: a file is indexed unless its stamp matches the
  * index (size, mtime, inode change time and number: a file renamed over it is read), or it failed as it is now (the
  * planner's rule, plan.ts); a path that is gone removes its document, and every document under it (a folder moved
- * away); a folder diffs its subtree against the index (a folder moved in). A path created and deleted within one
- * debounce never reaches the index. A repository folder that vanishes or empties removes nothing: the watch waits for
- * it to come back (the only timer that repeats, and only in that state) and then runs a full incremental scan.
+ * away); a folder diffs its subtree against the index (a folder moved in). A file read that has other hard links
+ * brings its other indexed names into the batch, looked at alike: an event names a file by the name written through
+ * alone (otherLinks). A path created and deleted within one debounce never reaches the index. A repository folder
+ * that vanishes or empties removes nothing: the watch waits for it to come back (the only timer that repeats, and
+ * only in that state) and then runs a full incremental scan.
  *
  * Events that never stop (a log appended to every 0.1 s) would keep the quiet time from ever coming, so a batch
  * runs at the latest `maxDelayMs` after the first event it holds. A batch that fails (the database locked by
@@ -602,40 +604,48 @@ class RepositoryWatch {
     const links = new Map<string, boolean>(); // folders looked at for folderLinkAbove
     try {
       const failed: Failed = { stamps: store.failureStamps(), settings: failureSettings(loadConfig(this.context.home), this.repo) };
-      for (const [path, since] of taken) {
-        if (this.links && mayBeLink(join(this.repo.path, path))) this.links = undefined; // a link made, changed or gone
-        // Under a folder that is a link nothing is there, as for a run, which never enters one; the link itself is
-        // looked at (a folder of its own, or one replaced by a link): discoverFiles finds nothing in it.
-        const stats = folderLinkAbove(this.repo.path, path, links) === undefined ? statOf(join(this.repo.path, path)) : undefined;
-        if (stats?.isDirectory()) {
-          if (store.document(path)) chosen.set(path, true); // a file replaced by a folder of its name
-          this.resolveFolder(store, path, chosen, failed);
-          continue;
-        }
-        if (!stats) {
-          // A file, or a folder moved or deleted: its documents go.
-          if (isCandidate(path, this.repo) && store.document(path)) chosen.set(path, true);
-          // A name that is not UTF-8, as fs.watch decodes it: no file by that name, but one is there, and the batch
-          // records why it cannot be read, as a run does (it was dropped without a word).
-          else if (path.includes("\ufffd") && isCandidate(path, this.repo)) chosen.set(path, false);
+      const seen = new Set(taken.map(([path]) => path));
+      // Rounds: the batch's paths, then the other hard links of the files it reads (otherLinks), looked at alike.
+      for (let round = taken; round.length > 0; ) {
+        const shared = new Map<number, number>(); // inode number → first event's time, of files with other links
+        for (const [path, since] of round) {
+          // A link made, changed or gone: the links are looked for again.
+          if (this.links && mayBeLink(join(this.repo.path, path))) this.links = undefined;
+          // Under a folder that is a link nothing is there, as for a run, which never enters one; the link itself is
+          // looked at (a folder of its own, or one replaced by a link): discoverFiles finds nothing in it.
+          const stats = folderLinkAbove(this.repo.path, path, links) === undefined ? statOf(join(this.repo.path, path)) : undefined;
+          if (stats?.isDirectory()) {
+            if (store.document(path)) chosen.set(path, true); // a file replaced by a folder of its name
+            this.resolveFolder(store, path, chosen, failed);
+            continue;
+          }
+          if (!stats) {
+            // A file, or a folder moved or deleted: its documents go.
+            if (isCandidate(path, this.repo) && store.document(path)) chosen.set(path, true);
+            // A name that is not UTF-8, as fs.watch decodes it: no file by that name, but one is there, and the batch
+            // records why it cannot be read, as a run does (it was dropped without a word).
+            else if (path.includes("\ufffd") && isCandidate(path, this.repo)) chosen.set(path, false);
+            for (const doc of store.documentsUnder(path)) chosen.set(doc.path, true);
+            continue;
+          }
+          // A folder replaced by a file of its name: what was indexed under it is gone.
           for (const doc of store.documentsUnder(path)) chosen.set(doc.path, true);
-          continue;
+          const verdict = candidacy(path, this.repo);
+          if (verdict === "unknown") this.reportOnce(path, "under an ignore file that cannot be read: left as it was indexed");
+          // A file now left out (a script whose `#!` line went: its content decides) loses its document, as a run's.
+          if (verdict === "out" && store.document(path)) chosen.set(path, true);
+          if (verdict !== "in") continue;
+          if (sameStamp(store.document(path), stats) || failedUnchanged(failed, path, stats)) continue;
+          // Still being written: it waits, but no longer than any change waits for its batch (a log is never quiet,
+          // a clock in the future never passes).
+          if (stats.mtimeMs > recent && now - since < this.context.maxDelayMs) {
+            waiters.set(path, since);
+            continue;
+          }
+          chosen.set(path, false);
+          if (stats.nlink > 1) shared.set(stats.ino, since);
         }
-        // A folder replaced by a file of its name: what was indexed under it is gone.
-        for (const doc of store.documentsUnder(path)) chosen.set(doc.path, true);
-        const verdict = candidacy(path, this.repo);
-        if (verdict === "unknown") this.reportOnce(path, "under an ignore file that cannot be read: left as it was indexed");
-        // A file now left out (a script whose `#!` line went: its content decides) loses its document, as a run's.
-        if (verdict === "out" && store.document(path)) chosen.set(path, true);
-        if (verdict !== "in") continue;
-        if (sameStamp(store.document(path), stats) || failedUnchanged(failed, path, stats)) continue;
-        // Still being written: it waits, but no longer than any change waits for its batch (a log is never quiet,
-        // a clock in the future never passes).
-        if (stats.mtimeMs > recent && now - since < this.context.maxDelayMs) {
-          waiters.set(path, since);
-          continue;
-        }
-        chosen.set(path, false);
+        round = otherLinks(store, shared, seen);
       }
       // A document read through a link changes with the file it links to: an event names only that file.
       if (chosen.size > 0) {
@@ -803,6 +813,19 @@ function inRepository(found: Discovery, folder: string, repo: Repository): Disco
     files: unknown ? [] : found.files.filter((file) => isCandidate(file.path, repo, byName)),
     unlisted: [...found.unlisted, ...(unknown ? [folder] : [])],
   };
+}
+
+/**
+ * The indexed and failed paths not looked at yet that are other hard links of files the batch reads (`shared`:
+ * their inode numbers), each with the time of its twin's first event. inotify names a write by the name it went
+ * through alone, and the other names kept their old text for as long as the watch ran (s29 hostile F1). They are
+ * looked at as paths of an event are, stamp first: a number that another device's file shares (a mount inside the
+ * root) costs that check. A name outside the repository, or one the watch leaves out, sends no event at all.
+ */
+function otherLinks(store: Store, shared: ReadonlyMap<number, number>, seen: Set<string>): [string, number][] {
+  const others = store.pathsWithInodes([...shared.keys()]).filter(({ path }) => !seen.has(path));
+  for (const { path } of others) seen.add(path);
+  return others.map(({ path, ino }) => [path, shared.get(ino)!]);
 }
 
 /** The indexed and failed documents, and `batch`, that are links into the folder, by each path they lead to. */

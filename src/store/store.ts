@@ -380,11 +380,16 @@ export class Store {
    * (schema.ts READABLE_FROM): one written before schema 18 has neither, which it reads as none.
    */
   private inodeColumns(): string {
+    return this.hasInodes() ? "ctime_ms AS ctimeMs, ino" : "NULL AS ctimeMs, NULL AS ino";
+  }
+
+  /** Whether the stamps of documents and failures have their inode numbers' columns (schema 18). */
+  private hasInodes(): boolean {
     this.stamped ??= this.db
       .query<{ name: string }, []>("SELECT name FROM pragma_table_info('documents') WHERE name = 'ino'")
       .all()
       .some(Boolean);
-    return this.stamped ? "ctime_ms AS ctimeMs, ino" : "NULL AS ctimeMs, NULL AS ino";
+    return this.stamped;
   }
 
   /** A stored document's columns (StoredDocument). */
@@ -1098,6 +1103,21 @@ export class Store {
 
   document(path: string): StoredDocument | undefined {
     return this.db.query<StoredDocument, [string]>(`SELECT ${this.documentColumns()} FROM documents WHERE path = ?`).get(path) ?? undefined;
+  }
+
+  /**
+   * The indexed and failed paths whose stamp holds one of these inode numbers: a file's other hard links (watch.ts).
+   * One scan of the table (no index on `ino`: asked only of a batch that changed a file with several links). An index
+   * written before schema 18 records no numbers, and has none.
+   */
+  pathsWithInodes(inodes: readonly number[]): { path: string; ino: number }[] {
+    if (inodes.length === 0 || !this.hasInodes()) return [];
+    return this.db
+      .query<{ path: string; ino: number }, [string, string]>(
+        `SELECT path, ino FROM documents WHERE ino IN (SELECT value FROM json_each(?))
+         UNION SELECT path, ino FROM failures WHERE ino IN (SELECT value FROM json_each(?))`,
+      )
+      .all(JSON.stringify(inodes), JSON.stringify(inodes));
   }
 
   /** The documents under a folder (relative, no trailing `/`), found by a range of the path index. */
