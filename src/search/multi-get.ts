@@ -386,14 +386,19 @@ async function readMatched(home: string, pattern: string, options: MultiGetOptio
   const converted = new Set<string>();
   const keyOf = ({ repo, path }: DocumentRef) => `${repo.dir}\0${path}`;
   const documents: DocumentText[] = [];
+  // A document too large for what is left, by the bytes it would send, or its file's when it is a text file not read.
+  const overBudget = (bytes: number) => `${bytes} bytes, more than the ${budget - used} left of max_bytes for the answer (${budget} bytes)`;
   for (const ref of refs) {
     const entry = { repository: ref.repo.name, path: ref.path };
     if (stoppedAt !== undefined && !fits(ref)) {
-      // The answer goes on (text files that fit are read): what this one was not converted for is the budget's rest.
-      skipped.push({
-        ...entry,
-        reason: `not read: ${budget - used} bytes of max_bytes (${budget}) were left after ${stoppedAt} did not fit: ${readAlone(refText(ref))}`,
-      });
+      // The answer goes on (text files that fit are read). A text file was judged by its size, said as the first
+      // one's is ("were left after" read as if it was never looked at: s29 agent P3); a document that must be
+      // converted was not, for the budget's rest.
+      const size = TEXT_FORMATS.has(formatOf(ref.path)) ? indexedSize(ref) : Number.POSITIVE_INFINITY;
+      const why = Number.isFinite(size)
+        ? overBudget(size)
+        : `not read: ${budget - used} bytes of max_bytes (${budget}) were left after ${stoppedAt} did not fit`;
+      skipped.push({ ...entry, reason: skipReason(why, refText(ref)) });
       continue;
     }
     let doc: DocumentText;
@@ -407,12 +412,9 @@ async function readMatched(home: string, pattern: string, options: MultiGetOptio
     }
     const bytes = sentBytes(doc, options.lineNumbers ?? false);
     if (bytes > perDocument) {
-      skipped.push({ ...entry, reason: `larger than max_bytes per document (${bytes} > ${perDocument} bytes)` });
+      skipped.push({ ...entry, reason: skipReason(`larger than max_bytes per document (${bytes} > ${perDocument} bytes)`, readRef(doc)) });
     } else if (used + bytes > budget) {
-      skipped.push({
-        ...entry,
-        reason: `${bytes} bytes, more than the ${budget - used} left of max_bytes for the answer (${budget} bytes): ${readAlone(readRef(doc))}`,
-      });
+      skipped.push({ ...entry, reason: skipReason(overBudget(bytes), readRef(doc)) });
       stoppedAt ??= refText(ref);
     } else {
       used += bytes;
@@ -428,9 +430,9 @@ async function readMatched(home: string, pattern: string, options: MultiGetOptio
 }
 
 /**
- * The way on for a document an answer had no room for, which its budget (1 MiB at most over MCP) never gives (s24 agent
- * A5).
+ * Why a document an answer had no room for was skipped (`why`), and the way on, which its budget (1 MiB at most over
+ * MCP) never gives (s24 agent A5): every such reason, the per-document limit's too (s29 agent P3).
  */
-function readAlone(ref: string): string {
-  return `read it by itself with \`researcher get ${shellWord(ref)}\`, an answer at a time (continue_with)`;
+function skipReason(why: string, ref: string): string {
+  return `${why}: read it by itself with \`researcher get ${shellWord(ref)}\`, an answer at a time (continue_with)`;
 }
