@@ -358,6 +358,16 @@ describe("listing", () => {
 });
 
 describe("readDocuments (multi-get)", () => {
+  test("an empty repository is the usage error it is for a search or a listing, not every repository (s29 agent P1)", async () => {
+    const empty = { code: "USAGE", message: "a repository name is empty (got '')" };
+    for (const ref of ["one:guide.md:3:1", "guide.md:3", `#${"0".repeat(6)}`])
+      expect(await refusal(readDocument(home, ref, { repository: "" }))).toMatchObject(empty);
+    for (const pattern of ["one:guide.md", "**/*.md", "guide.md, two:same.md"])
+      expect(await refusal(readDocuments(home, pattern, { repository: "" }))).toMatchObject(empty);
+    // An unknown one alike: the call's error, not a skipped entry for each part.
+    expect(await refusal(readDocuments(home, "**/*.md", { repository: "nosuch" }))).toMatchObject({ code: "REPO_NOT_FOUND" });
+  });
+
   test("a glob over paths or repo:path; refs separated by commas, with their ranges", async () => {
     expect((await readDocuments(home, "**/*.md", { repository: "two" })).documents.map((d) => d.path)).toEqual([
       "only-two.md",

@@ -212,7 +212,8 @@ function resolveTrimmedRef(home: string, trimmed: string, options: RefLookup): D
   const repos = listRepositories(home);
   const prefix = repositoryPrefix(trimmed);
   const named = prefix.name ? repos.find((r) => r.name === prefix.name) : undefined;
-  if (options.repository) {
+  // `repository: ""` is refused (getRepository), as every interface refuses an empty name: not read as none given.
+  if (options.repository !== undefined) {
     const repo = getRepository(home, options.repository);
     const rest = named?.name === repo.name && !hasIndexedPath(repo, trimmed, options.session) ? prefix.inside : trimmed;
     return resolveInRepository(repo, rest, true, options.session)!;
@@ -506,7 +507,7 @@ function docidMatches(
   prefix: string,
   { repository, session }: RefLookup,
 ): { found: { repo: Repository; path: string; hash: string }[]; skipped: SkippedRepository[] } {
-  const repos = repository ? [getRepository(home, repository)] : listRepositories(home);
+  const repos = repository !== undefined ? [getRepository(home, repository)] : listRepositories(home);
   const { answers, skipped } = readable(repos, (repo) => [...(indexedDocuments(repo, session)?.values() ?? [])]);
   const found = answers.flatMap(({ repo, value }) =>
     value.filter((doc) => doc.hash.startsWith(prefix)).map((doc) => ({ repo, path: doc.path, hash: doc.hash })),

@@ -78,6 +78,9 @@ export function matchDocuments(
   pattern: string,
   options: { repository?: string; session?: ReadSession } = {},
 ): Matched & { warnings: SkippedRepository[] } {
+  // The repository asked for is the call's, not a part's: an unknown or empty name is the error to give first, as a
+  // search's is, not a skipped entry for each part (an empty one read every repository: s29 agent P1).
+  if (options.repository !== undefined) getRepository(home, options.repository);
   return inSession(home, options.session, (session) => ({
     ...matchIn(home, pattern, { repository: options.repository, session, nearLeft: { count: NEAR_MISSES } }),
     warnings: session.unfinished(),
@@ -280,7 +283,7 @@ function resolvedPart(home: string, text: string, scope: PartScope, suggest = fa
  * against every path: each part of a list of folders matched them all (s22 review F4).
  */
 function matchGlob(home: string, pattern: string, { repository, session }: PartScope): Matched {
-  let repos = repository ? [getRepository(home, repository)] : listRepositories(home);
+  let repos = repository !== undefined ? [getRepository(home, repository)] : listRepositories(home);
   const prefix = repositoryPrefix(pattern);
   const named = prefix.name ? repos.find((r) => r.name === prefix.name) : undefined;
   if (named) repos = [named];

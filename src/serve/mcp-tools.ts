@@ -301,7 +301,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
     },
     (input, { signal }) =>
       guarded(async () => {
-        if (input.repository) refuseOtherRepository(home, input.ref, input.repository, "ref");
+        if (input.repository !== undefined) refuseOtherRepository(home, input.ref, input.repository, "ref");
         const whole = await readDocument(home, input.ref, {
           fromLine: input.from_line,
           maxLines: input.max_lines,
@@ -353,7 +353,7 @@ function registerMultiGet(server: McpServer, home: string, context: SearchContex
     },
     (input, { signal }) =>
       guarded(async () => {
-        if (input.repository) refuseOtherRepository(home, input.pattern, input.repository);
+        if (input.repository !== undefined) refuseOtherRepository(home, input.pattern, input.repository);
         const read = await readDocuments(home, input.pattern, {
           repository: input.repository,
           maxBytes: answerBytes(input.max_bytes),

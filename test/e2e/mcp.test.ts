@@ -897,6 +897,9 @@ describe("MCP over stdio", () => {
     expect(skill).toContain("Two kinds are protocol errors the MCP SDK raises before the tool runs, with no `[CODE]`");
     expect(skill).toContain("`MCP error -32602: Input validation error: … at <parameter>`");
     expect(skill).toContain("`MCP error -32602: Tool <name> not found`");
+    // Only what the schemas check: an empty repository is the tools' own USAGE (s29 agent P1).
+    expect(skill).toContain("an empty `query`, `ref`, `pattern` or path, an empty list");
+    expect(skill).toContain("An empty `repository` is every tool's own `[USAGE]` error, `a repository name is empty`");
   });
 
   test("selections that cannot mean what they say are errors: repositories: [], and multi_get's repository against its pattern's", async () => {
@@ -926,10 +929,21 @@ describe("MCP over stdio", () => {
     );
     expect(agentHint('run `researcher repos-for "say \\"hi\\""`')).toBe('run the repositories_for tool with query "say \\"hi\\""');
     expect(agentHint("`researcher repo add notes ~/notes`")).toBe("`researcher repo add notes ~/notes`");
-    for (const tool of ["list_documents", "get_index_status"]) {
-      const empty = await call(tool, { repository: "" });
-      expect({ tool, text: empty.content[0]!.text }).toEqual({
+    // Every tool that takes a repository alike: get_document and multi_get read on in every repository, as if it were
+    // left out (s29 agent P1).
+    const others = {
+      list_documents: {},
+      get_index_status: {},
+      get_document: { ref: "docs:cars.md:1:1" },
+      multi_get: { pattern: "docs:cars.md" },
+      add_to_index: { file_path: "cars.md" },
+      remove_from_index: { document_path: "no-such.md" },
+    };
+    for (const [tool, args] of Object.entries(others)) {
+      const empty = await call(tool, { ...args, repository: "" });
+      expect({ tool, error: empty.isError, text: empty.content[0]!.text }).toEqual({
         tool,
+        error: true,
         text: expect.stringMatching(/^error: a repository name is empty .*\[USAGE\]$/s),
       });
     }
