@@ -40,6 +40,7 @@ import {
   vectorsPart,
   skippedText,
   MCP_NAMES,
+  NO_REPOSITORIES,
   noResultsLines,
   stillOnDiskNote,
   removalLine,
@@ -476,7 +477,7 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
     () =>
       guarded(() => {
         const repositories = forAgent(repositorySummaries(home));
-        return result({ repositories }, repositoryLines(repositories));
+        return result({ repositories }, repositoryLines(repositories) || noRepositories());
       }),
   );
   server.registerTool(
@@ -508,10 +509,16 @@ function registerRepositoryTools(server: McpServer, home: string, context: Searc
     (input) =>
       guarded(() => {
         const repositories = forAgent(servedStatuses(home, input.repository));
-        return result({ repositories }, indexStatusText(repositories));
+        return result({ repositories }, indexStatusText(repositories) || noRepositories());
       }),
   );
 }
+
+/**
+ * list_repositories' and get_index_status's text of a home with none: the CLI's sentence, its hint as an agent's are
+ * written (get_index_status's was blank: s29 agent P2).
+ */
+const noRepositories = () => agentHint(NO_REPOSITORIES);
 
 /** Failed files named in get_index_status's text (its structured content lists FAILURES_LISTED). */
 const FAILURES_SHOWN = 5;

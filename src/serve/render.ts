@@ -791,15 +791,18 @@ export function searchWarningsText(warnings: SkippedRepository[] = []): string {
 
 // ---- the MCP tools' short texts (one line per repository, for a model to read; the JSON is the contract) -----
 
+/** What `status`, `repo list` and the MCP tools that list repositories say of a home with none, and the way on. */
+export const NO_REPOSITORIES = "no repositories yet: add one with `researcher repo add <name> <path>`";
+
 type ListedStatus = RepositoryStatus & { ann?: string | null; error?: RepositoryError };
 
-/** list_repositories: each repository with what it holds, or why it cannot say. */
+/** list_repositories: each repository with what it holds, or why it cannot say; nothing for none (NO_REPOSITORIES). */
 export function repositoryLines(
   statuses: (Pick<RepositoryStatus, "name" | "description" | "documents"> & { error?: RepositoryError })[],
 ): string {
   const line = (r: (typeof statuses)[number]) =>
     `${escapeControls(r.description ? `${r.name}: ${r.description}` : r.name)} (${r.error ? problemLine(r.error.message, r.error.hint) : count(r.documents, "document")})`;
-  return statuses.map(line).join("\n") || "no repositories";
+  return statuses.map(line).join("\n");
 }
 
 /** get_index_status: each repository's counts, last run and what its searches need rebuilt. */
@@ -891,7 +894,7 @@ export function statusText(
   })[],
   style: Style,
 ): string {
-  if (statuses.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
+  if (statuses.length === 0) return `${NO_REPOSITORIES}\n`;
   return statuses
     .map((s) => {
       const rows = [
@@ -954,7 +957,7 @@ export function repositoryJson(repo: Repository): object {
 }
 
 export function repositoryListText(repos: Repository[], style: Style): string {
-  if (repos.length === 0) return "no repositories yet: add one with `researcher repo add <name> <path>`\n";
+  if (repos.length === 0) return `${NO_REPOSITORIES}\n`;
   const width = largest(repos.map((r) => r.name.length));
   return repos
     .map(

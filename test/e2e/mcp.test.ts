@@ -1064,6 +1064,36 @@ function undeclared(schema: unknown, value: unknown, path = ""): string[] {
   );
 }
 
+test("a home with no repositories: list_repositories and get_index_status say how to add one, as the CLI does (s29 agent P2)", async () => {
+  const empty = tempDir();
+  const client = new Client({ name: "test", version: "1.0.0" });
+  await client.connect(
+    new StdioClientTransport({
+      command: exe,
+      args: ["serve"],
+      env: { ...env(), HOME: empty, RESEARCHER_HOME: empty },
+      cwd: empty,
+      stderr: "pipe",
+    }),
+  );
+  try {
+    const call = tools(client);
+    // The CLI's sentence (`status`, `repo list`), its hint as an agent's are written: get_index_status's text was blank.
+    const sentence = agentHint("no repositories yet: add one with `researcher repo add <name> <path>`");
+    expect(runCli(["status"], { home: empty }).stdout.trim()).toBe(sentence);
+    for (const tool of ["list_repositories", "get_index_status"]) {
+      const answer = await call(tool);
+      expect({ tool, structured: answer.structuredContent, text: answer.content.map((c) => c.text) }).toEqual({
+        tool,
+        structured: { repositories: [] },
+        text: [sentence],
+      });
+    }
+  } finally {
+    await client.close();
+  }
+});
+
 describe("MCP contract details (issue 22)", () => {
   const home = tempDir();
   const long = tempDir();
