@@ -16,6 +16,7 @@ import { describeError, ERROR_CODES, ResearcherError, toResearcherError } from "
 import { parseFilter } from "../search/filters.ts";
 import { logger } from "../log.ts";
 import { handleMcpRequest, startWatch } from "./mcp.ts";
+import { describe } from "./mcp-tools.ts";
 import { STOP_WAIT_MS } from "./watch.ts";
 import { type Serial, serialized } from "../serial.ts";
 import {
@@ -251,24 +252,38 @@ function refusal(request: Request, checks: { allowedHosts: string[]; allowedOrig
   const allowed = (value: string, names: string[]) => names.includes(value.toLowerCase());
   if (origin !== null && !allowed(origin, checks.allowedOrigins)) {
     const hint = "a web page is served only from this server's own address";
-    return errorResponse(new ResearcherError("FORBIDDEN", `requests from ${origin} are not served here`, { hint }));
+    return refused(request, "FORBIDDEN", `requests from ${origin} are not served here`, hint);
   }
   if (!checks.token && !allowed(host, checks.allowedHosts)) {
     const hint = `ask for ${checks.allowedHosts.slice(0, 3).join(", ")}; through a port forward or a proxy, serve with --token (the Host is then not checked)`;
-    return errorResponse(new ResearcherError("FORBIDDEN", `requests for ${host} are not served here`, { hint }));
+    return refused(request, "FORBIDDEN", `requests for ${host} are not served here`, hint);
   }
   if (checks.token && !hasToken(request, checks.token)) {
-    const message = "missing or wrong bearer token";
-    // An MCP client reads JSON-RPC; REST answers in its own error shape. Either way the challenge HTTP asks of a 401
-    // names the scheme, for clients that read it (s27b agent note).
-    const challenge = { "WWW-Authenticate": 'Bearer realm="researcher"' };
-    if (new URL(request.url).pathname === "/mcp")
-      return Response.json({ jsonrpc: "2.0", error: { code: -32001, message }, id: null }, { status: 401, headers: challenge });
-    const refused = errorResponse(new ResearcherError("UNAUTHORIZED", message, { hint: "send Authorization: Bearer <token>" }));
-    refused.headers.set("WWW-Authenticate", challenge["WWW-Authenticate"]);
-    return refused;
+    const response = refused(request, "UNAUTHORIZED", "missing or wrong bearer token", "send Authorization: Bearer <token>");
+    // The challenge HTTP asks of a 401 names the scheme, for clients that read it, REST's and MCP's (s27b agent note).
+    response.headers.set("WWW-Authenticate", 'Bearer realm="researcher"');
+    return response;
   }
   return undefined;
+}
+
+/**
+ * What refusal answers, and the JSON-RPC error code of each at /mcp: the SDK's own for a foreign Host or Origin
+ * (-32000), and one of the range JSON-RPC leaves to servers for a missing token.
+ */
+const MCP_REFUSALS = { FORBIDDEN: -32000, UNAUTHORIZED: -32001 } as const;
+type Refusal = keyof typeof MCP_REFUSALS;
+
+/**
+ * A refusal in the error shape its route's clients read, with its code's status: at /mcp JSON-RPC, which an MCP
+ * client parses (a 403 there was REST's: s29 agent P4), the message holding the hint as a tool error's does; elsewhere
+ * REST's.
+ */
+function refused(request: Request, code: Refusal, message: string, hint: string): Response {
+  const error = new ResearcherError(code, message, { hint });
+  if (new URL(request.url).pathname !== "/mcp") return errorResponse(error);
+  const body = { jsonrpc: "2.0", error: { code: MCP_REFUSALS[code], message: describe(error) }, id: null };
+  return Response.json(body, { status: ERROR_CODES[code].http });
 }
 
 /**

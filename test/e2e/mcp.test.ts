@@ -1737,8 +1737,9 @@ describe("MCP over HTTP", () => {
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
       });
       expect(rebinding.status).toBe(403);
-      // The refusal says which names are served, and how a forwarded port is (s26 agent F11).
-      expect(((await rebinding.json()) as { error: { hint: string } }).error.hint).toContain("serve with --token");
+      // The refusal says which names are served, and how a forwarded port is (s26 agent F11), in JSON-RPC at /mcp, its
+      // hint in the message as a tool error's is (s29 agent P4).
+      expect(((await rebinding.json()) as { error: { message: string } }).error.message).toContain("serve with --token");
       const malformed = await fetch(`${url}/mcp`, {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
@@ -1824,7 +1825,16 @@ describe("MCP over HTTP", () => {
           headers: { Host: host, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
           body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
         });
-      expect((await request("evil.example:80")).status).toBe(403);
+      // In JSON-RPC, as an MCP client reads an answer (it was REST's error shape: s29 agent P4).
+      const foreign = await request("evil.example:80");
+      expect({ status: foreign.status, body: await foreign.json() }).toEqual({
+        status: 403,
+        body: {
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: -32000, message: expect.stringMatching(/^requests for evil\.example:80 are not served here \(hint: /) },
+        },
+      });
       expect((await request(`evil.example:${port}`)).status).toBe(403);
       const client = new Client({ name: "http-test", version: "1.0.0" });
       await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));

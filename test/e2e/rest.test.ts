@@ -279,9 +279,25 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
         status: 401,
         challenge: 'Bearer realm="researcher"',
       });
-      if (path === "/mcp") continue;
-      const origin = await fetch(`${server.url}${path}`, { headers: { ...auth, Origin: "http://evil.example" } });
-      expect({ path, status: origin.status }).toEqual({ path, status: 403 });
+      const origin = await fetch(`${server.url}${path}`, {
+        method: path === "/mcp" ? "POST" : "GET",
+        headers: { ...auth, Origin: "http://evil.example" },
+      });
+      // Each in its clients' error shape: /mcp's in JSON-RPC, as its 401 (the 403 was REST's: s29 agent P4).
+      const shape =
+        path === "/mcp"
+          ? { jsonrpc: "2.0", id: null, error: { code: -32000, message: expect.stringContaining("requests from http://evil.example") } }
+          : { error: { code: "FORBIDDEN", message: "requests from http://evil.example are not served here", hint: expect.any(String) } };
+      expect({ path, status: origin.status, body: await origin.json() }).toEqual({ path, status: 403, body: shape });
+      if (path === "/mcp") {
+        const body = await refused.json();
+        expect(body).toEqual({
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: -32001, message: expect.stringContaining("missing or wrong bearer token") },
+        });
+        continue;
+      }
       const post = await fetch(`${server.url}${path}`, { method: "POST", headers: auth });
       expect({ path, status: post.status, allow: post.headers.get("allow") }).toEqual({ path, status: 405, allow: "GET, HEAD" });
       const head = await fetch(`${server.url}${path}`, { method: "HEAD", headers: auth });
