@@ -15,7 +15,7 @@ import { limited, type Serial, serialized } from "../serial.ts";
 import { VERSION } from "../version.ts";
 import { describe, named, registerTools, resourcesChanged, rpcError } from "./mcp-tools.ts";
 import { folderNote, ocrNote } from "./render.ts";
-import { InvalidMessage, LineTooLong, StdioLineTransport, withoutNullParams } from "./stdio-transport.ts";
+import { InvalidMessage, LineTooLong, NO_BATCHES, StdioLineTransport, withoutNullParams } from "./stdio-transport.ts";
 import { STOP_WAIT_MS, watchRepositories, type WatchHandle } from "./watch.ts";
 
 function instructions(home: string): string {
@@ -227,7 +227,13 @@ function answerMalformedLines(transport: StdioLineTransport): void {
   transport.onerror = (error) => {
     previous?.(error);
     const parse = error instanceof SyntaxError;
-    const message = parse ? "Parse error" : error instanceof LineTooLong ? `Invalid Request: ${error.message}` : "Invalid Request";
+    const message = parse
+      ? "Parse error"
+      : error instanceof LineTooLong
+        ? `Invalid Request: ${error.message}`
+        : error instanceof InvalidMessage
+          ? error.message
+          : "Invalid Request";
     // A recovered id answers the request the client awaits.
     const id = error instanceof LineTooLong || error instanceof InvalidMessage ? error.id : null;
     void transport.send({ jsonrpc: "2.0", id: id as string, error: { code: parse ? -32700 : -32600, message } });
@@ -260,7 +266,7 @@ export async function handleMcpRequest(
   // One message a request, as over stdio: a batch of a hundred calls answered 208 MB in one response (s21 hostile #5;
   // MCP 2025-06-18 has no batches).
   if (Array.isArray(parsed?.parsedBody)) {
-    const error = { code: -32600, message: "Invalid Request: batches are not supported; send one JSON-RPC message a request" };
+    const error = { code: -32600, message: NO_BATCHES };
     return Response.json({ jsonrpc: "2.0", id: null, error }, { status: 400 });
   }
   return httpCalls(() => answerMcp(body, parsed, shared));

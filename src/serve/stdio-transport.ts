@@ -11,10 +11,18 @@ import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol
 /** The longest message line read, as the SDK's default buffer: ample for any request a client sends. */
 const MAX_LINE_BYTES = 10 * 2 ** 20;
 
-/** JSON that is no JSON-RPC message; `id` when it has one to answer (a client waits for that id). */
+/**
+ * MCP has no batches (2025-06-18): one message a line, as one a request over HTTP, whose answer says the same.
+ */
+export const NO_BATCHES = "Invalid Request: batches are not supported; send one JSON-RPC message a request";
+
+/** JSON that is no JSON-RPC message (a batch: NO_BATCHES); `id` when it has one to answer (a client waits for it). */
 export class InvalidMessage extends Error {
-  constructor(readonly id: string | number | null) {
-    super("Invalid Request");
+  constructor(
+    readonly id: string | number | null,
+    message = "Invalid Request",
+  ) {
+    super(message);
   }
 }
 
@@ -163,7 +171,8 @@ export class StdioLineTransport implements Transport {
     }
     const message = JSONRPCMessageSchema.safeParse(withoutNullParams(json));
     if (message.success) this.onmessage?.(message.data as JSONRPCMessage);
-    else this.onerror?.(new InvalidMessage(idOf(json))); // JSON that is no JSON-RPC message: answered, not fatal
+    // JSON that is no JSON-RPC message: answered, not fatal.
+    else this.onerror?.(Array.isArray(json) ? new InvalidMessage(null, NO_BATCHES) : new InvalidMessage(idOf(json)));
   }
 }
 

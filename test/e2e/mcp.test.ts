@@ -22,6 +22,7 @@ import {
 } from "../helpers.ts";
 import { paragraph, SCANNED, scanOfPages, scannedPages, writePdf } from "../pdf-fixtures.ts";
 import { acquireWriterLock } from "../../src/lock.ts";
+import { NO_BATCHES } from "../../src/serve/stdio-transport.ts";
 import { indexFiles } from "../../src/index/indexer.ts";
 import { registerRepository } from "../../src/repos.ts";
 import { Store } from "../../src/store/store.ts";
@@ -1463,6 +1464,8 @@ describe("stdio protocol hygiene", () => {
     // the client waited for its id forever (s15 hostile #5); JSON-RPC that is invalid otherwise is answered by its id.
     proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 8, method: "ping", params: null })}\n`);
     proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list", params: { _meta: null } })}\n`);
+    // A batch says why, as over HTTP: it was a bare "Invalid Request" (s29 hostile).
+    proc.stdin.write(`${JSON.stringify([{ jsonrpc: "2.0", id: 11, method: "ping" }])}\n`);
     proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 10, method: 42 })}\n`);
     proc.stdin.flush();
     const reader = proc.stdout.getReader();
@@ -1483,6 +1486,10 @@ describe("stdio protocol hygiene", () => {
     expect(messages.find((m) => m.id === 8)?.result).toEqual({});
     expect(messages.find((m) => m.id === 9)?.result?.tools?.length).toBeGreaterThan(5);
     expect(messages.find((m) => m.id === 10)?.error).toEqual({ code: -32600, message: "Invalid Request" });
+    expect(messages.find((m) => m.id === null && m.error?.message.includes("batches"))?.error).toEqual({
+      code: -32600,
+      message: NO_BATCHES,
+    });
     proc.stdin.end();
     const code = await Promise.race([proc.exited, Bun.sleep(5000).then(() => "still running")]);
     expect(code).toBe(0);
