@@ -6,7 +6,14 @@ import { removeDocument } from "../src/index/remove.ts";
 import { leftOutOfIndex } from "../src/index/discover.ts";
 import { closePaths, resolveDocumentRef } from "../src/search/document-refs.ts";
 import { editDistance } from "../src/similar.ts";
-import { documentInfo, limitDocumentBytes, listDocuments, readDocument, type SkippedDocument } from "../src/search/read-document.ts";
+import {
+  documentInfo,
+  limitDocumentBytes,
+  listDocuments,
+  listDocumentsPage,
+  readDocument,
+  type SkippedDocument,
+} from "../src/search/read-document.ts";
 import { MAX_SKIPPED_LISTED, readDocuments } from "../src/search/multi-get.ts";
 import { repositoriesFor } from "../src/search/results.ts";
 import { ResearcherError } from "../src/errors.ts";
@@ -395,6 +402,20 @@ describe("readDocuments (multi-get)", () => {
     expect((await readDocuments(home, "two")).skipped).toEqual([
       { repository: "", path: "two", reason: "no repository holds two (two is a repository: two:* names its documents)" },
     ]);
+  });
+
+  test("an absolute glob, folder or listing prefix inside one repository's folder is that repository's (s29 agent P5)", async () => {
+    const paths = async (pattern: string) => (await readDocuments(home, pattern)).documents.map((d) => `${d.repository}:${d.path}`);
+    // It matched nothing, where `get` of one such path read it.
+    expect(await paths(join(two, "shared/*"))).toEqual(["two:shared/readme.md"]);
+    expect(await paths(`${join(two, "shared")}/`)).toEqual(["two:shared/readme.md"]);
+    expect(await paths(`${join(one, "guide.md")},${join(two, "*.md")}`)).toEqual(["one:guide.md", "two:only-two.md", "two:same.md"]);
+    const listed = listDocumentsPage(home, { prefix: join(two, "shared") });
+    expect(listed.documents.map((d) => `${d.repository}:${d.path}`)).toEqual(["two:shared/readme.md"]);
+    // `ls` said "no repository named '/…/shared'".
+    expect(runCli(["ls", join(two, "shared")], { home }).stdout).toContain("two:shared/readme.md");
+    // Outside every repository's folder it is what it was: no match.
+    expect(await paths("/nowhere/at/all/*.md")).toEqual([]);
   });
 
   test("a list reads each part: a name with glob syntax, two globs, a brace glob with a comma (s21 scripts #1)", async () => {

@@ -11,7 +11,7 @@ import { LIMIT, minimumScore, OFFSET, type Range } from "../search/bounds.ts";
 import { downloadProgress, home, integer, json, out, positive, repeated, type Flags } from "./cli-options.ts";
 import { NO_TEXT_LAYER_OCR_OFF } from "../convert/document.ts";
 import { conversionLimits, convertPath } from "../convert/pool.ts";
-import { repositoryPath, workingFolderRef } from "../search/document-refs.ts";
+import { absoluteInRepository, repositoryPath, workingFolderRef } from "../search/document-refs.ts";
 import { documentInfo, listDocuments, listFailures, readDocument } from "../search/read-document.ts";
 import { matchDocuments, namedNothing, readDocuments } from "../search/multi-get.ts";
 import { EmbedderCache } from "../embed/embedder.ts";
@@ -471,7 +471,9 @@ export async function multiGetCommand(pattern: string, flags: Flags): Promise<vo
 
 /** `researcher ls` */
 export function lsCommand(where: string | undefined, flags: Flags): void {
-  const [name, ...rest] = where === undefined ? [] : String(where).split(":");
+  // A folder by its absolute path, inside one repository's folder, is that repository's prefix, as `get` reads one.
+  const asked = where === undefined ? undefined : (absoluteInRepository(home(flags), String(where)) ?? String(where));
+  const [name, ...rest] = asked === undefined ? [] : asked.split(":");
   // A name given empty (`ls "$REPO"` with REPO unset) names nothing: selectRepositories refuses it, as elsewhere.
   const listing = { repositories: where === undefined ? [] : [name ?? ""], prefix: rest.join(":") };
   const { documents, skipped, warnings, containing, meant } = listDocuments(home(flags), listing);

@@ -175,6 +175,21 @@ export function workingFolderRef(home: string, ref: string, cwd: string): Docume
   return unlessRefused(() => resolveDocumentRef(home, resolve(cwd, path) + ref.slice(path.length), { suggest: false }));
 }
 
+/**
+ * An absolute path, or glob, inside one repository's folder as that repository's `repo:/path`, anchored at its root
+ * as the absolute one was (`/…/notes/*.md` is not `*.md` at any depth), as a read takes an absolute path
+ * (resolveAnywhere): `ls /home/me/notes/sub`, a multi-get glob and list_documents' prefix said "no repository named"
+ * or matched nothing, where `get` of the same path read it (s29 agent P5). Undefined for any other text, and for a
+ * path inside no repository's folder or inside two (nested: say which with `repo:`).
+ */
+export function absoluteInRepository(home: string, text: string): string | undefined {
+  if (!isAbsolute(text)) return undefined;
+  const owners = listRepositories(home).filter((repo) => isInside(repo.path, text));
+  if (owners.length !== 1) return undefined;
+  const inside = relative(owners[0]!.path, text).split(sep).join("/");
+  return `${owners[0]!.name}:/${inside}${inside && text.endsWith("/") ? "/" : ""}`;
+}
+
 /** What `body` gives, or undefined when it refuses (a ResearcherError); anything else is a bug and rethrown. */
 function unlessRefused<T>(body: () => T): T | undefined {
   try {

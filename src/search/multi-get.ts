@@ -12,6 +12,7 @@ import { composed } from "../text.ts";
 import { editDistance } from "../similar.ts";
 import type { ConversionCache } from "./conversions.ts";
 import {
+  absoluteInRepository,
   type DocumentRef,
   DocumentMissed,
   readable,
@@ -184,7 +185,8 @@ function matchPart(home: string, part: string, scope: PartScope, single: boolean
   if (globbed) {
     let found: Matched;
     try {
-      found = matchGlob(home, part, scope);
+      // An absolute glob or folder inside one repository's folder is that repository's (a ref already is).
+      found = matchGlob(home, absoluteInRepository(home, part) ?? part, scope);
     } catch (error) {
       // A glob's error is its skipped entry, as a ref's is: a glob part's failed the whole list (s22 review F10), and
       // a glob alone the command, where a ref alone in the same repository was listed (s23 C2).
