@@ -23,7 +23,7 @@ import { search, SearchContext, type SearchOptions } from "../src/search/search.
 import { agentHint } from "../src/serve/agent-hints.ts";
 import { registerRepository, getRepository } from "../src/repos.ts";
 import { Store } from "../src/store/store.ts";
-import { rmSync, writeFileSync } from "node:fs";
+import { realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { encode as encodePng } from "fast-png";
 import { canMount, HOOK_TIMEOUT, mountTmpfs, runCli, SHARED, tempDir, testShared, unmount, writeTree } from "./helpers.ts";
@@ -416,6 +416,43 @@ describe("readDocuments (multi-get)", () => {
     expect(runCli(["ls", join(two, "shared")], { home }).stdout).toContain("two:shared/readme.md");
     // Outside every repository's folder it is what it was: no match.
     expect(await paths("/nowhere/at/all/*.md")).toEqual([]);
+  });
+
+  test("absolute paths: nested repositories named both, folders without a slash, a folder added through a link, --filter (s29b retest)", async () => {
+    const own = tempDir();
+    const lib = tempDir();
+    const real = tempDir();
+    writeTree(lib, { "notes/t.md": "# T\n", "notes/book/b1.md": "# B1\n", "notes/inner/v.md": "# V\n" });
+    writeTree(real, { "sub/k.md": "# K\n\nkiwi\n" });
+    const link = join(tempDir(), "link");
+    symlinkSync(real, link);
+    await indexRepository(own, registerRepository(own, { name: "notes", path: join(lib, "notes"), embed: false }));
+    await indexRepository(own, registerRepository(own, { name: "inner", path: join(lib, "notes/inner"), embed: false }));
+    await indexRepository(own, registerRepository(own, { name: "s", path: realpathSync(real), embed: false }));
+    const read = async (pattern: string) => {
+      const found = await readDocuments(own, pattern);
+      return { paths: found.documents.map((d) => `${d.repository}:${d.path}`), skipped: found.skipped.map((k) => k.reason) };
+    };
+    // Inside two repositories' folders: both named, as `get` names them (it listed nothing, or "no repository named").
+    const both = `'${join(lib, "notes/inner")}/*.md' is in 2 repositories: inner:*.md, notes:inner/*.md`;
+    expect(await read(`${join(lib, "notes/inner")}/*.md`)).toEqual({ paths: [], skipped: [both] });
+    expect(runCli(["ls", join(lib, "notes/inner")], { home: own }).stderr).toContain("is in 2 repositories: inner, notes:inner");
+    // A folder without its slash is the folder, as `notes:book` is; the repository's folder is all of it.
+    expect((await read(join(lib, "notes/book"))).paths).toEqual(["notes:book/b1.md"]);
+    expect((await read(join(lib, "notes"))).paths).toEqual(["notes:book/b1.md", "notes:inner/v.md", "notes:t.md"]);
+    // A missed file is still said as a ref's miss, with its close paths.
+    expect((await read(join(lib, "notes/book/b2.md"))).skipped).toEqual([
+      "notes:book/b2.md is not an indexed document (did you mean notes:book/b1.md?)",
+    ]);
+    // Through the link the repository was added by: its folder is stored resolved.
+    expect((await read(`${link}/sub/*.md`)).paths).toEqual(["s:sub/k.md"]);
+    expect((await readDocument(own, join(link, "sub/k.md"))).text).toContain("kiwi");
+    expect(listDocumentsPage(own, { prefix: join(link, "sub") }).documents.map((d) => d.path)).toEqual(["sub/k.md"]);
+    // --filter, anchored at the repository's root; inside another repository than the one asked for, an error.
+    const filtered = await search(own, { query: "kiwi", filter: `${link}/sub/*` }, new SearchContext());
+    expect(filtered.results.map((r) => `${r.repository}:${r.path}`)).toEqual(["s:sub/k.md"]);
+    const other = search(own, { query: "kiwi", filter: `${link}/sub/*`, repositories: ["notes"] }, new SearchContext());
+    expect(await refusal(other)).toMatchObject({ code: "USAGE", message: `filter '${link}/sub/*' is inside repository 's', not 'notes'` });
   });
 
   test("a list reads each part: a name with glob syntax, two globs, a brace glob with a comma (s21 scripts #1)", async () => {

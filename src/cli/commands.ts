@@ -472,7 +472,8 @@ export async function multiGetCommand(pattern: string, flags: Flags): Promise<vo
 /** `researcher ls` */
 export function lsCommand(where: string | undefined, flags: Flags): void {
   // A folder by its absolute path, inside one repository's folder, is that repository's prefix, as `get` reads one.
-  const asked = where === undefined ? undefined : (absoluteInRepository(home(flags), String(where)) ?? String(where));
+  const absolute = where === undefined ? undefined : absoluteInRepository(home(flags), String(where));
+  const asked = absolute ? `${absolute.repository}:${absolute.inside}` : where === undefined ? undefined : String(where);
   const [name, ...rest] = asked === undefined ? [] : asked.split(":");
   // A name given empty (`ls "$REPO"` with REPO unset) names nothing: selectRepositories refuses it, as elsewhere.
   const listing = { repositories: where === undefined ? [] : [name ?? ""], prefix: rest.join(":") };

@@ -4,10 +4,10 @@
  * symlinks out of the root are refused; a miss names the close paths the index holds (spelling suggestions).
  */
 import { existsSync, realpathSync } from "node:fs";
-import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { REPO_NAME } from "../config.ts";
 import { isResearcherError, ResearcherError } from "../errors.ts";
-import { isFileAt, isInside, outsideRoot } from "../files.ts";
+import { isFileAt, isFolder, isInside, outsideRoot } from "../files.ts";
 import { attempt, getRepository, listRepositories, settle, type Repository, type SkippedRepository } from "../repos.ts";
 import type { Store } from "../store/store.ts";
 import { shellWord, unescapeControls } from "../terminal.ts";
@@ -80,10 +80,12 @@ export function namedRepository(
   home: string,
   value: string,
   asked: readonly string[],
-  { what, verb }: { what: string; verb: string },
+  { what, verb, anchored = false }: { what: string; verb: string; anchored?: boolean },
 ): { repository: string; inside: string } | undefined {
-  const { name, inside } = repositoryPrefix(value);
   const names = asked.map((a) => a.trim());
+  const absolute = absoluteInRepository(home, value);
+  if (absolute) return absoluteIn(absolute, value, names, what, anchored);
+  const { name, inside } = repositoryPrefix(value);
   if (!name || !(names.includes(name) || listRepositories(home).some((repo) => repo.name === name))) return undefined;
   if (names.length > 0 && !names.includes(name)) {
     const [given, first] = [names.map((a) => `'${a}'`).join(", "), names[0]!];
@@ -96,6 +98,30 @@ export function namedRepository(
     );
   }
   return { repository: name, inside };
+}
+
+/**
+ * An absolute path's repository (absoluteInRepository) as namedRepository gives it, the path inside it anchored at
+ * its root where `anchored` (a glob: `/…/notes/*.md` is not every `*.md`); one inside another repository than those
+ * asked for is a usage error, as a `repo:` prefix naming another is.
+ */
+function absoluteIn(
+  absolute: { repository: string; inside: string },
+  value: string,
+  names: string[],
+  what: string,
+  anchored: boolean,
+): { repository: string; inside: string } {
+  if (names.length > 0 && !names.includes(absolute.repository)) {
+    throw new ResearcherError(
+      "USAGE",
+      `${what} '${value}' is inside repository '${absolute.repository}', not ${names.map((n) => `'${n}'`).join(", ")}`,
+      {
+        hint: `leave out repository to use '${absolute.repository}'`,
+      },
+    );
+  }
+  return { repository: absolute.repository, inside: anchored && absolute.inside ? `/${absolute.inside}` : absolute.inside };
 }
 
 /**
@@ -175,19 +201,70 @@ export function workingFolderRef(home: string, ref: string, cwd: string): Docume
   return unlessRefused(() => resolveDocumentRef(home, resolve(cwd, path) + ref.slice(path.length), { suggest: false }));
 }
 
+/** A repository whose folder holds an absolute path, the path inside it ("" for the folder), and the path resolved. */
+export interface Holder {
+  repo: Repository;
+  inside: string;
+  /** The absolute path with the links of its folders resolved, as `repo add` resolved the repository's folder. */
+  resolved: string;
+}
+
 /**
- * An absolute path, or glob, inside one repository's folder as that repository's `repo:/path`, anchored at its root
- * as the absolute one was (`/…/notes/*.md` is not `*.md` at any depth), as a read takes an absolute path
- * (resolveAnywhere): `ls /home/me/notes/sub`, a multi-get glob and list_documents' prefix said "no repository named"
- * or matched nothing, where `get` of the same path read it (s29 agent P5). Undefined for any other text, and for a
- * path inside no repository's folder or inside two (nested: say which with `repo:`).
+ * The repositories whose folders hold an absolute path or glob (with a `:line` tail, or not): its folders' links
+ * resolved up to its last folder before any glob character, its last part as typed (a link to a file inside the
+ * root is indexed by its own name). `repo add ~/notes` stores the real folder, and the path as typed named none of
+ * its documents (s29b retest F5). Nested repositories both hold a path below the inner one's folder.
  */
-export function absoluteInRepository(home: string, text: string): string | undefined {
-  if (!isAbsolute(text)) return undefined;
-  const owners = listRepositories(home).filter((repo) => isInside(repo.path, text));
-  if (owners.length !== 1) return undefined;
-  const inside = relative(owners[0]!.path, text).split(sep).join("/");
-  return `${owners[0]!.name}:/${inside}${inside && text.endsWith("/") ? "/" : ""}`;
+export function repositoriesHolding(home: string, absolute: string): Holder[] {
+  if (!isAbsolute(absolute)) return [];
+  const resolved = linksResolved(absolute);
+  return listRepositories(home)
+    .filter((repo) => isInside(repo.path, resolved))
+    .map((repo) => {
+      const inside = relative(repo.path, resolved).split(sep).join("/");
+      return { repo, inside: inside && /\/\.?$/.test(absolute) ? `${inside}/` : inside, resolved };
+    });
+}
+
+/**
+ * `absolute` with the links of its existing folders resolved (before its first glob character), the rest as typed:
+ * a folder itself too (a repository's folder named by the link it was added through).
+ */
+function linksResolved(absolute: string): string {
+  const glob = absolute.search(/[*?[{]/);
+  let folder =
+    glob < 0 && isFolder(absolute)
+      ? absolute
+      : absolute.slice(0, Math.max(1, absolute.lastIndexOf("/", glob < 0 ? absolute.length : glob)));
+  for (;;) {
+    try {
+      const real = realpathSync(folder);
+      return real === "/" ? `/${absolute.slice(folder.length).replace(/^\/+/, "")}` : real + absolute.slice(folder.length);
+    } catch {
+      const up = dirname(folder);
+      if (up === folder) return absolute;
+      folder = up;
+    }
+  }
+}
+
+/**
+ * An absolute path, or glob, inside one repository's folder as that repository's name and path inside it, as a read
+ * takes an absolute path (resolveAnywhere): `ls /home/me/notes/sub`, a multi-get glob, list_documents' prefix and
+ * `--filter` said "no repository named" or matched nothing, where `get` of the same path read it (s29 agent P5).
+ * Undefined for any other text and a path inside no repository's folder; inside two (nested), an error naming both,
+ * as `get`'s (s29b retest F1).
+ */
+export function absoluteInRepository(home: string, text: string): { repository: string; inside: string } | undefined {
+  const holders = repositoriesHolding(home, text);
+  if (holders.length === 0) return undefined;
+  if (holders.length > 1) {
+    const named = holders.map((h) => (h.inside ? `${h.repo.name}:${h.inside}` : h.repo.name)).join(", ");
+    throw new ResearcherError("INVALID_INPUT", `'${text}' is in ${holders.length} repositories: ${named}`, {
+      hint: "name it in one of them: repo:path",
+    });
+  }
+  return { repository: holders[0]!.repo.name, inside: holders[0]!.inside };
 }
 
 /** What `body` gives, or undefined when it refuses (a ResearcherError); anything else is a bug and rethrown. */
@@ -263,8 +340,8 @@ function resolveAnywhere(home: string, trimmed: string, repos: Repository[], opt
   }
   // An absolute path inside one repository's folder names a document of that repository, indexed or not: its miss
   // names the rule that leaves the file out (hidden, an exclude), as `repo:path` does (s28 code 6).
-  const owners = isAbsolute(trimmed) ? repos.filter((repo) => isInside(repo.path, trimmed)) : [];
-  if (owners.length === 1) return resolveInRepository(owners[0]!, trimmed, true, options.session)!;
+  const owners = repositoriesHolding(home, trimmed);
+  if (owners.length === 1) return resolveInRepository(owners[0]!.repo, owners[0]!.resolved, true, options.session)!;
   throw unread(
     missedAnywhere(
       home,

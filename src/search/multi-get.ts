@@ -182,11 +182,16 @@ function matchPart(home: string, part: string, scope: PartScope, single: boolean
     if (single && isResearcherError(error) && INDEX_FAILURES.has(error.code)) throw error;
     return skip(partReason(error));
   };
-  if (globbed) {
+  let absolute: { pattern: string; folder: boolean } | undefined;
+  try {
+    absolute = anchoredInRepository(home, part, globbed);
+  } catch (error) {
+    return skipFor(error); // inside two repositories' folders: which one is for the part to say
+  }
+  if (globbed || absolute?.folder === false) {
     let found: Matched;
     try {
-      // An absolute glob or folder inside one repository's folder is that repository's (a ref already is).
-      found = matchGlob(home, absoluteInRepository(home, part) ?? part, scope);
+      found = matchGlob(home, absolute?.pattern ?? part, scope);
     } catch (error) {
       // A glob's error is its skipped entry, as a ref's is: a glob part's failed the whole list (s22 review F10), and
       // a glob alone the command, where a ref alone in the same repository was listed (s23 C2).
@@ -195,8 +200,20 @@ function matchPart(home: string, part: string, scope: PartScope, single: boolean
     if (found.refs.length > 0 || found.skipped.length > 0) return single ? failIfUnreadable(found) : found;
     return single ? found : skip("no indexed document matches it");
   }
-  // A folder's name without its slash is that folder, in a list as alone (s21 retest R2).
-  return folderOf(home, part, scope) ?? skipFor(missed(home, part, (resolved as { error: unknown }).error, scope));
+  // A folder's name without its slash is that folder, in a list as alone (s21 retest R2); an absolute one too.
+  return folderOf(home, absolute?.pattern ?? part, scope) ?? skipFor(missed(home, part, (resolved as { error: unknown }).error, scope));
+}
+
+/**
+ * An absolute path inside one repository's folder that is no document as that repository's path anchored at its root
+ * (`notes:/book/*.md`): a glob or a folder with its slash as a glob (`folder` false), the repository's folder itself
+ * as all of it, any other path as what may be a folder (folderOf). A ref to a document was read already
+ * (resolveAnywhere).
+ */
+function anchoredInRepository(home: string, part: string, globbed: boolean): { pattern: string; folder: boolean } | undefined {
+  const absolute = absoluteInRepository(home, part);
+  if (!absolute) return undefined;
+  return { pattern: `${absolute.repository}:/${absolute.inside}`, folder: !globbed && absolute.inside !== "" };
 }
 
 /**

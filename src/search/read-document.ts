@@ -20,7 +20,6 @@ import { LISTED } from "./bounds.ts";
 import { ConversionCache } from "./conversions.ts";
 import { docidOf } from "./docid.ts";
 import {
-  absoluteInRepository,
   badCount,
   badFirstLine,
   badPage,
@@ -558,9 +557,8 @@ export interface ListingPageOptions {
  * it), when a registered one has that name (it found nothing: s21 MCP #2), or it is the repository given (as
  * get_document reads `notes:ref` with repository notes; it listed nothing: s22 review F1).
  */
-function listingOf(home: string, repository: string | undefined, asked: string | undefined): { repository?: string; prefix?: string } {
-  if (repository !== undefined && asked !== undefined) getRepository(home, repository);
-  const prefix = asked === undefined ? undefined : (absoluteInRepository(home, asked) ?? asked);
+function listingOf(home: string, repository: string | undefined, prefix: string | undefined): { repository?: string; prefix?: string } {
+  if (repository !== undefined && prefix !== undefined) getRepository(home, repository);
   // A prefix naming another repository than `repository` is refused, as a ref is: it listed nothing in silence.
   const named = prefix === undefined ? undefined : namedRepository(home, prefix, repository !== undefined ? [repository] : [], PREFIX);
   return named ? { repository: named.repository, prefix: named.inside } : { repository, prefix };

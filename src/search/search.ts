@@ -285,7 +285,7 @@ function scopedFilter(home: string, options: SearchOptions): { repositories: str
   const asked = options.repositories ?? [];
   if (options.filter === undefined) return { repositories: asked };
   if (asked.length > 0) selectRepositories(home, asked); // an unknown or empty name is the error to give first
-  const named = namedRepository(home, options.filter, asked, { what: "filter", verb: "search" });
+  const named = namedRepository(home, options.filter, asked, { what: "filter", verb: "search", anchored: true });
   if (!named) return { repositories: asked, filter: options.filter };
   return { repositories: [named.repository], filter: named.inside || undefined }; // `notes:` is all of notes
 }

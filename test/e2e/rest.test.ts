@@ -202,10 +202,12 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
   });
 
   test("GET /documents is confined to the index: no prefix reaches a file it does not hold, in the folder or out of it", async () => {
-    for (const prefix of ["../", "/etc", ".env", `${docs}/`, "docs:../"]) {
+    for (const prefix of ["../", "/etc", ".env", `${docs}/.env`, "docs:../", `${docs}/../`]) {
       const { status, body } = await get(`/documents?prefix=${encodeURIComponent(prefix)}`);
       expect({ prefix, status, total: body.total }).toEqual({ prefix, status: 200, total: 0 });
     }
+    // The repository's folder by its absolute path is its indexed documents, as `docs:` (s29 agent P5).
+    expect((await get(`/documents?prefix=${encodeURIComponent(`${docs}/`)}`)).body.total).toBe(3);
     const listed = (await get("/documents?repo=docs")).body.documents.map((d: { path: string }) => d.path);
     expect(listed).not.toContain(".env");
     expect(listed).not.toContain("bad.pdf"); // failed: listed by /status, not as a document
