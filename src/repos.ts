@@ -1,6 +1,6 @@
 /** The repository registry: named folders in config.yaml, each with its own index folder. */
 import { realpathSync } from "node:fs";
-import { relative, resolve, sep } from "node:path";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import { expandHome } from "./env.ts";
 import {
   isReservedName,
@@ -89,8 +89,11 @@ export function getRepository(home: string, name: string): Repository {
   const wanted = repositoryName(name);
   const repo = repos.find((r) => r.name === wanted);
   if (repo) return repo;
-  const known = repos.map((r) => r.name).join(", ");
-  throw new ResearcherError("REPO_NOT_FOUND", `no repository named '${name}'`, {
+  // An absolute path where a repository was asked for (`ls /etc`) is a folder no repository's holds: said so, with
+  // where each one's is (s29b retest P6).
+  const folder = isAbsolute(name);
+  const known = repos.map((r) => (folder ? `${r.name} (${r.path})` : r.name)).join(", ");
+  throw new ResearcherError("REPO_NOT_FOUND", folder ? `no repository's folder holds ${name}` : `no repository named '${name}'`, {
     hint: known ? `known repositories: ${known}` : "add one with `researcher repo add <name> <path>`",
   });
 }

@@ -437,6 +437,10 @@ describe("readDocuments (multi-get)", () => {
     const both = `'${join(lib, "notes/inner")}/*.md' is in 2 repositories: inner:*.md, notes:inner/*.md`;
     expect(await read(`${join(lib, "notes/inner")}/*.md`)).toEqual({ paths: [], skipped: [both] });
     expect(runCli(["ls", join(lib, "notes/inner")], { home: own }).stderr).toContain("is in 2 repositories: inner, notes:inner");
+    // Inside none: it was "no repository named '/etc'".
+    expect(runCli(["ls", "/etc"], { home: own }).stderr).toStartWith(
+      `error: no repository's folder holds /etc\nhint: known repositories: inner (`,
+    );
     // A folder without its slash is the folder, as `notes:book` is; the repository's folder is all of it.
     expect((await read(join(lib, "notes/book"))).paths).toEqual(["notes:book/b1.md"]);
     expect((await read(join(lib, "notes"))).paths).toEqual(["notes:book/b1.md", "notes:inner/v.md", "notes:t.md"]);
