@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chunkDocument as chunkOnly } from "../src/index/chunk.ts";
+import { chunkDocument as chunkOnly, MAX_DOCUMENT_FRAGMENTS } from "../src/index/chunk.ts";
 import { convertFile, convertMarkdown } from "../src/convert/convert.ts";
 import { firstHeading, markdownBlocks, rendersNothing } from "../src/convert/markdown.ts";
 import { seeded } from "../src/random.ts";
@@ -680,5 +680,16 @@ describe("text without spaces longer than a fragment (s22 hostile F3)", () => {
     const chinese = chunkDocument(md(`# t\n\n${"我们去学校。".repeat(200)}\n`));
     expect(chinese.length).toBeGreaterThan(1);
     for (const fragment of chinese) expect(fragment.text).toEndWith("。");
+  });
+});
+
+describe("bounds on what one document holds (s29b hostile F1)", () => {
+  test("a document that cuts into more than MAX_DOCUMENT_FRAGMENTS fragments fails with its reason, at the bound", () => {
+    // 2.2 million two-line sections of a 48 MB note took an index run to 4.1 GB: every fragment is held until written.
+    const sections = (n: number) => Array.from({ length: n }, (_, i) => `# ${i}\n\ntext ${i}\n`).join("\n");
+    expect(chunkDocument(md(sections(MAX_DOCUMENT_FRAGMENTS)))).toHaveLength(MAX_DOCUMENT_FRAGMENTS);
+    expect(() => chunkOnly(md(sections(MAX_DOCUMENT_FRAGMENTS + 1)))).toThrow(
+      "it cuts into more than 100,000 fragments (a section every few words?), the most one document is",
+    );
   });
 });

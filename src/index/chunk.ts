@@ -8,6 +8,7 @@ import { markdownBlocks, showsNothing } from "../convert/markdown.ts";
 import type { Fragment } from "../store/store.ts";
 import { estimateTokens, graphemesBefore, hasCjk, shortHeading, wordBoundaryBefore } from "../text.ts";
 import { appendAll } from "../lists.ts";
+import { ResearcherError } from "../errors.ts";
 
 export interface ChunkOptions {
   /** Token budget per fragment. */
@@ -117,6 +118,21 @@ class Lines {
   }
 }
 
+/**
+ * The most fragments one document is cut into: each is held, with its hash, until the document is written, and a
+ * 48 MB note of 2.2 million two-line sections took an index run to 4.1 GB (s29b hostile F1). A 50 MB book (the
+ * default index.max_file_bytes) of prose is about 40,000.
+ */
+export const MAX_DOCUMENT_FRAGMENTS = 100_000;
+
+/** The failure of a document that cuts into more than MAX_DOCUMENT_FRAGMENTS fragments. */
+export function tooManyFragments(): ResearcherError {
+  return new ResearcherError(
+    "FILE_UNREADABLE",
+    `it cuts into more than ${MAX_DOCUMENT_FRAGMENTS.toLocaleString("en-US")} fragments (a section every few words?), the most one document is`,
+  );
+}
+
 export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DEFAULT_CHUNK_OPTIONS): Fragment[] {
   const lines = new Lines(doc.text);
   const paged = doc.pages !== undefined;
@@ -127,6 +143,7 @@ export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DE
   const fragments: Fragment[] = [];
   for (const section of sections) {
     for (const pieces of packSection(piecesOf(section, lines, options.tokens), options)) {
+      if (fragments.length === MAX_DOCUMENT_FRAGMENTS) throw tooManyFragments();
       fragments.push({
         seq: fragments.length,
         text: joinPieces(pieces),
@@ -383,20 +400,19 @@ const SENTENCE_END = /[.!?;:]\s+|[。！？]\s*/g; // Chinese and Japanese write
 /**
  * A line cut after each sentence's end and the white space that follows it: the space stays with the sentence, so
  * the sentences joined back are the line as written (`1.  item` keeps both spaces). One pass: a lookbehind over
- * the spaces took quadratic time on a line of long runs of spaces.
+ * the spaces took quadratic time on a line of long runs of spaces. Made as the packer takes them: a 45 MB line of
+ * 15 million sentences, made at once with a part each, took an index run to 4.3 GB (s29b hostile F1).
  */
-function sentencesOf(line: string): string[] {
-  const parts: string[] = [];
+function* sentencesOf(line: string): Generator<string> {
   let start = 0;
   for (const end of line.matchAll(SENTENCE_END)) {
     const cut = end.index + end[0].length;
     if (cut < line.length) {
-      parts.push(line.slice(start, cut));
+      yield line.slice(start, cut);
       start = cut;
     }
   }
-  parts.push(line.slice(start));
-  return parts;
+  yield line.slice(start);
 }
 
 /** A section's pieces, in order, made as the packer asks for them. */
@@ -449,12 +465,17 @@ function splitCode(block: Block, lines: Lines, budget: number): Omit<Piece, "blo
   return parts;
 }
 
-/** Sentences longer than the budget (minified text, tables) are cut at spaces, or hard-cut when they have none. */
-function splitLongText(sentences: string[], budget: number): { text: string; repeats: boolean }[] {
+/**
+ * Sentences longer than the budget (minified text, tables) are cut at spaces, or hard-cut when they have none; made
+ * as they are asked for (sentencesOf).
+ */
+function* splitLongText(sentences: Iterable<string>, budget: number): Generator<{ text: string; repeats: boolean }> {
   const maxChars = budget * 4;
-  return sentences.flatMap((sentence) => {
-    if (sentenceTokens(sentence) <= budget && sentence.length <= maxChars) return [{ text: sentence, repeats: false }];
-    const parts: { text: string; repeats: boolean }[] = [];
+  for (const sentence of sentences) {
+    if (sentenceTokens(sentence) <= budget && sentence.length <= maxChars) {
+      yield { text: sentence, repeats: false };
+      continue;
+    }
     let repeats = false;
     let rest = sentence;
     while (rest.length > 0) {
@@ -470,15 +491,14 @@ function splitLongText(sentences: string[], budget: number): { text: string; rep
       }
       // The spaces at a cut stay with the part they end, a few of them: a longer run is not kept (as it was not).
       const end = cut + (/^\s*/.exec(rest.slice(cut, cut + KEPT_SPACES))?.[0].length ?? 0);
-      parts.push({ text: rest.slice(0, end), repeats });
+      yield { text: rest.slice(0, end), repeats };
       // Every turn moves on by one character at least (end >= cut >= 1), whatever the repeat: one that began at the
       // part's start cut the same part for ever (s24 review D11). The next part repeats only when text is repeated.
       const advance = next !== undefined && next > 0 && next < end ? next : end;
       repeats = advance < end;
       rest = rest.slice(advance).trimStart();
     }
-    return parts;
-  });
+  }
 }
 
 /**

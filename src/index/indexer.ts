@@ -8,7 +8,7 @@
 import type { OcrImage, OcrReading } from "../ocr-reading.ts";
 import { readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { chunkDocument, type ChunkOptions } from "./chunk.ts";
+import { chunkDocument, type ChunkOptions, MAX_DOCUMENT_FRAGMENTS, tooManyFragments } from "./chunk.ts";
 import { codeFragments } from "./code-chunk.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { languageOf } from "../convert/code-languages.ts";
@@ -1100,6 +1100,7 @@ export async function prepareDocument(
  * tree); a file the parser gave up on (too large, too slow) and every other format go to the text chunker.
  */
 function fragmentsOf(converted: ConvertedDocument, chunk: ChunkOptions): Fragment[] {
+  if ((converted.codeSections?.length ?? 0) > MAX_DOCUMENT_FRAGMENTS) throw tooManyFragments();
   return converted.codeSections ? codeFragments(converted.text, converted.codeSections) : chunkDocument(converted, chunk);
 }
 
