@@ -139,6 +139,21 @@ test("a folder nested past the system's path length is one failure naming the fo
 });
 
 describe("contents", () => {
+  test("binary saved as .html is refused as text files refuse it (s29b hostile F2)", async () => {
+    // An image a browser stored as a page was indexed as 19 fragments of noise; random bytes failed as "elements
+    // nested more than 1000 levels deep".
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(4000, 0), Buffer.from("IDAT")]);
+    const noise = Buffer.from(Array.from({ length: 100_000 }, (_, i) => ((i * 2654435761) >>> 24) & 0xff));
+    const { first } = await indexTwice((docs) =>
+      writeTree(docs, { "image.html": png, "noise.html": noise, "page.html": "<html><body><p>real page words</p></body></html>" }),
+    );
+    expect(first.failures.sort((a, b) => a.path.localeCompare(b.path))).toEqual([
+      { path: "image.html", reason: "binary content (NUL bytes) in an HTML file" },
+      { path: "noise.html", reason: "binary content (NUL bytes) in an HTML file" },
+    ]);
+    expect(first).toMatchObject({ indexed: 1 });
+  });
+
   test("8-bit text is read as windows-1252; NUL or control bytes, and an empty file (s13 hostile #10, s15 review #7)", async () => {
     const { first, home } = await indexTwice((docs) =>
       writeTree(docs, {

@@ -18,6 +18,8 @@ import {
   type ConvertedDocument,
   type ConvertOptions,
   utf8OrWindows1252,
+  withoutControls,
+  withoutNuls,
 } from "./document.ts";
 import { firstHeading, inlineTags, tagName, withoutDataUris } from "./markdown.ts";
 import { own } from "../own.ts";
@@ -253,50 +255,6 @@ function decodeUtf16(bytes: Uint8Array, little: boolean): string {
 
 /** Units per String.fromCharCode call: its arguments go on the stack. */
 const UTF16_CHUNK = 8192;
-
-/**
- * A text without NULs, which text does not hold: padding at its end (a crashed write, a sync tool) is dropped, and so
- * are a few strays. More, anywhere in the file, is binary: a shell installer with a payload after 12 KB of script was
- * indexed as 1,898 fragments.
- */
-function withoutNuls(text: string): string {
-  if (!text.includes("\0")) return text;
-  let end = text.length;
-  while (end > 0 && text.charCodeAt(end - 1) === 0) end--;
-  const content = text.slice(0, end);
-  let nuls = 0;
-  for (let i = 0; i < content.length; i++) if (content.charCodeAt(i) === 0) nuls++;
-  if (nuls > MAX_STRAY_NULS || nuls > content.length / 1000) {
-    throw new ResearcherError("FILE_UNREADABLE", "binary content (NUL bytes) in a text file");
-  }
-  return nuls ? content.replaceAll("\0", "") : content;
-}
-
-const MAX_STRAY_NULS = 16;
-
-/** A text read by a decoder that takes nearly any bytes, refused as binary when more than 1 % is no text. */
-function withoutControls(text: string): string {
-  if (controlCount(text) > text.length / 100) throw new ResearcherError("FILE_UNREADABLE", "binary content (control bytes) in a text file");
-  return text;
-}
-
-/**
- * Characters text does not hold (C0 controls but tab, line ends and escape; C1 controls; unpaired surrogates, which
- * only UTF-16 brings): the sign of binary.
- */
-function controlCount(text: string): number {
-  let count = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if ((c >= 0x01 && c <= 0x08) || (c >= 0x0e && c <= 0x1a) || (c >= 0x1c && c <= 0x1f) || (c >= 0x80 && c <= 0x9f)) count++;
-    else if (c >= 0xd800 && c <= 0xdfff) {
-      const low = text.charCodeAt(i + 1);
-      if (c <= 0xdbff && low >= 0xdc00 && low <= 0xdfff) i++;
-      else count++;
-    }
-  }
-  return count;
-}
 
 const FRONT_MATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
 /** TOML front matter between `+++` lines, as Hugo and Zola write it. */

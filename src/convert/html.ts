@@ -13,7 +13,7 @@ import TurndownService from "turndown";
 import { strikethrough, taskListItems } from "@joplin/turndown-plugin-gfm";
 // @ts-expect-error -- turndown's own DOM (its node build parses with it); its .d.ts is not a module
 import domino from "@mixmark-io/domino";
-import { bodyOrTitle, type ConvertedDocument, literalText, utf8OrWindows1252 } from "./document.ts";
+import { bodyOrTitle, type ConvertedDocument, literalText, utf8OrWindows1252, withoutControls, withoutNuls } from "./document.ts";
 import { mathText } from "./mathml.ts";
 import { ResearcherError } from "../errors.ts";
 import { trimRuns } from "../text.ts";
@@ -79,12 +79,16 @@ function insideContent(element: HtmlElement): boolean {
 }
 
 export async function convertHtml(bytes: Uint8Array, fallbackTitle: string): Promise<ConvertedDocument> {
-  const doc = parseHtml(decodeHtml(bytes));
+  // Binary saved as a page (an image or a PDF a browser stored as .html) is refused as text files refuse it: it was
+  // indexed as noise, or failed as markup nested too deep (s29b hostile F2).
+  const doc = parseHtml(withoutControls(withoutNuls(decodeHtml(bytes), HTML_FILE), HTML_FILE));
   const metadata = htmlMetadata(doc);
   const found = htmlTitle(doc);
   const text = documentToMarkdown(doc, { webPage: true });
   return { title: found ?? fallbackTitle, format: "markdown", text: bodyOrTitle(text, found), firstLine: 1, metadata };
 }
+
+const HTML_FILE = "an HTML file";
 
 /** Markdown of HTML that is not a web page (an EPUB chapter, mammoth's DOCX output): it has no site chrome. */
 export function htmlToMarkdown(html: string): string {
