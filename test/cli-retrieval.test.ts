@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { HOOK_TIMEOUT, parseCsv, runCli, tempDir, writeTree } from "./helpers.ts";
+import { cliCommand, HOOK_TIMEOUT, parseCsv, runCli, tempDir, writeTree } from "./helpers.ts";
 
 const home = tempDir();
 const docs = tempDir();
@@ -514,4 +514,30 @@ test("get of a document grown past index.max_file_bytes names the fixes that wor
   expect(runCli(["config", "set", "index.max_file_bytes", "318"], { home }).code).toBe(0);
   expect(runCli(["index", "r"], { home }).stdout).toContain("r: 1 indexed");
   expect(runCli(["get", "r:grow.md", "--lines", "1"], { home }).stdout).toBe("line one\n");
+});
+
+test("get and multi-get escape a document's control characters on a terminal, as every other output does (s29b hostile F4)", () => {
+  const home = tempDir();
+  const docs = tempDir();
+  // A page's escape sequences cleared the screen and set the window's title when read with `get` on a terminal.
+  writeTree(docs, { "t.md": "# Head\x1b[31mred\n\nescword\x1b]0;PWNED\x07 text\ttab\r\nnext line\n" });
+  expect(runCli(["repo", "add", "r", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "r"], { home }).code).toBe(0);
+  // `script` gives the command a terminal; its typescript is /dev/null, what it printed comes on its stdout.
+  const onTerminal = (args: string[]) => {
+    const command = [...cliCommand, ...args].map((word) => `'${word}'`).join(" ");
+    const env = { PATH: process.env.PATH ?? "", HOME: home, RESEARCHER_HOME: home, NO_COLOR: "1" };
+    return Bun.spawnSync(["script", "-q", "-e", "-c", command, "/dev/null"], { env, cwd: home }).stdout.toString();
+  };
+  for (const args of [
+    ["get", "r:t.md"],
+    ["multi-get", "r:t.md"],
+  ]) {
+    const shown = onTerminal(args);
+    expect(shown).toContain("# Head\\x1b[31mred");
+    expect(shown).toContain("escword\\x1b]0;PWNED\\x07 text\ttab");
+    expect(shown).not.toContain("\x1b");
+  }
+  // A pipe gets the text as it is.
+  expect(runCli(["get", "r:t.md"], { home }).stdout).toContain("\x1b]0;PWNED\x07");
 });

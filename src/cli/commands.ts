@@ -435,7 +435,7 @@ export async function getCommand(ref: string, flags: Flags): Promise<void> {
   stderr.write(changedSinceIndexLine(read));
   const doc = numberedRead(read, Boolean(flags.lineNumbers));
   if (flags.json) return json(documentJson(doc));
-  out(documentText(doc));
+  out(documentText(doc, stdout.isTTY));
 }
 
 /** `researcher multi-get` */
@@ -466,7 +466,7 @@ export async function multiGetCommand(pattern: string, flags: Flags): Promise<vo
     const { skipped, skipped_total, warnings } = read;
     return json({ documents: read.documents.map(documentJson), skipped, skipped_total, ...(warnings ? { warnings } : {}) });
   }
-  out(multiGetText(read));
+  out(multiGetText(read, stdout.isTTY));
 }
 
 /** `researcher ls` */

@@ -471,10 +471,22 @@ export function numberedRead<T extends DocumentText>(doc: T, lineNumbers: boolea
   return lineNumbers ? { ...doc, text: withLineNumbers(doc) } : doc;
 }
 
-/** A document's lines as read (numbered by numberedRead when they were asked so). */
-export function documentText(doc: DocumentText): string {
+/**
+ * A document's lines as read (numbered by numberedRead when they were asked so), as `get` prints them; for a terminal
+ * (`forTerminal`), each line's control characters escaped but tab and a CRLF's CR, as every other output escapes them:
+ * a page's escape sequences cleared the screen or set the window's title when read with `get` (s29b hostile F4). A pipe
+ * or a file gets the text as it is.
+ */
+export function documentText(doc: DocumentText, forTerminal = false): string {
   if (doc.text === "" && doc.to < doc.from) return "";
-  return `${doc.text}\n`;
+  return `${forTerminal ? terminalText(doc.text) : doc.text}\n`;
+}
+
+function terminalText(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => (line.endsWith("\r") ? `${escapeLine(line.slice(0, -1))}\r` : escapeLine(line)))
+    .join("\n");
 }
 
 /**
@@ -505,8 +517,8 @@ export function readHeading(doc: DocumentText): string {
  * part (`==> repo:path:13-20 <==`, a ref that reads them again) and their pages in a paged document
  * (`==> repo:paper.pdf:355-360 (p7) <==`); skipped ones listed with why.
  */
-export function multiGetText(found: MultiGetResult): string {
-  const blocks = found.documents.map((doc) => `==> ${escapeControls(readHeading(doc))} <==\n${documentText(doc)}`);
+export function multiGetText(found: MultiGetResult, forTerminal = false): string {
+  const blocks = found.documents.map((doc) => `==> ${escapeControls(readHeading(doc))} <==\n${documentText(doc, forTerminal)}`);
   const skipped = found.skipped.map(
     (s) => `==> ${escapeControls(`${s.repository ? `${s.repository}:` : ""}${s.path}`)} <== skipped: ${escapeControls(s.reason)}\n`,
   );
