@@ -12,6 +12,7 @@ import {
   listDocuments,
   listDocumentsPage,
   readDocument,
+  readPart,
   type SkippedDocument,
 } from "../src/search/read-document.ts";
 import { MAX_SKIPPED_LISTED, readDocuments } from "../src/search/multi-get.ts";
@@ -216,6 +217,48 @@ test("a budget that whole lines fill less than half of is filled from inside the
   const wide = { ...guide, text: "# É\n\nééé😀", to: 3, total_lines: 3 };
   expect(cut(wide, 14)).toEqual({ to: 3, truncated: true, text: "# É\n\nééé" }); // not half of 😀
 });
+
+test(
+  "from_char counts characters (code points), and reading on by continue_with rebuilds astral text exactly (s29b retest F2)",
+  async () => {
+    const home = tempDir();
+    const folder = tempDir();
+    // Emoji (two UTF-16 units each), a family joined by ZWJs, CJK, and a long line cut inside it at small budgets.
+    const family = "👩‍👩‍👧‍👦";
+    const long = Array.from({ length: 40 }, (_, i) => `${i}😀日${family}é`).join("");
+    const text = `# E\n\n😀😀日本語éa\n${long}\n${family}\nend\n`;
+    writeTree(folder, { "emo.md": text });
+    await indexRepository(home, registerRepository(home, { name: "emo", path: folder, embed: false }));
+    const lineFrom = (fromLine: number) => readDocument(home, "emo:emo.md", { fromLine });
+    const line3 = await lineFrom(3);
+    // One character in is past the first emoji whole (it began with its lone low surrogate), two past both.
+    expect(readPart(line3, 1, 1000).text).toStartWith("😀日本語éa\n");
+    expect(readPart(line3, 2, 1000).text).toStartWith("日本語éa\n");
+    expect(readPart(line3, 7, 1000).text).toStartWith("\n");
+    const past = await refusal(() => readPart(line3, 8, 1000));
+    expect(past.message).toBe("from_char 8 is past the end of line 3 (7 characters)"); // it said 9
+    expect(past.hint).toBe("use a from_char between 0 and 7");
+    for (const budget of [1, 5, 7, 50, 301]) {
+      let next: { from_line: number; from_char?: number } | undefined = { from_line: 1 };
+      let rebuilt = "";
+      for (let calls = 0; next; calls++) {
+        const part = readPart(await lineFrom(next.from_line), next.from_char ?? 0, budget);
+        expect(part.text.isWellFormed()).toBe(true);
+        // The next read starts where this one ended, counted in characters of its line.
+        if (part.continue_with?.from_char !== undefined) {
+          const lineText = text.split("\n")[part.continue_with.from_line - 1]!;
+          const before = [...lineText].slice(0, part.continue_with.from_char).join("");
+          expect(rebuilt + part.text).toEndWith(before);
+        }
+        rebuilt += part.text + (part.continue_with && part.continue_with.from_char === undefined ? "\n" : "");
+        next = part.continue_with;
+        expect(calls).toBeLessThan(30_000);
+      }
+      expect(rebuilt).toBe(text.slice(0, -1));
+    }
+  },
+  HOOK_TIMEOUT,
+);
 
 describe("line ranges at the edges", () => {
   test("first line, last line, past the end, zero and negative", async () => {

@@ -404,7 +404,8 @@ export interface Continuation {
 /**
  * A document read from character `fromChar` of its first line (a line can be megabytes long) and cut to `maxBytes`
  * as it is sent (with its line numbers when `lineNumbers`), with where to read on when it was cut: inside its last
- * line, the same line further on; else the next line.
+ * line, the same line further on; else the next line. Characters are code points, as Python, Rust and Go count them:
+ * UTF-16 units started a client's own offset inside an emoji, on a lone surrogate (s29b retest F2).
  */
 export function readPart(
   doc: DocumentText,
@@ -414,19 +415,46 @@ export function readPart(
 ): DocumentText & { continue_with?: Continuation } {
   const lineEnd = doc.text.indexOf("\n");
   const firstLine = lineEnd < 0 ? doc.text.length : lineEnd;
-  if (fromChar > firstLine) {
-    throw new ResearcherError("INVALID_INPUT", `from_char ${fromChar} is past the end of line ${doc.from} (${firstLine} characters)`, {
-      hint: `use a from_char between 0 and ${firstLine}`,
+  const start = unitsInto(doc.text, fromChar, firstLine);
+  if (start === undefined) {
+    const chars = charCount(doc.text, 0, firstLine);
+    throw new ResearcherError("INVALID_INPUT", `from_char ${fromChar} is past the end of line ${doc.from} (${chars} characters)`, {
+      hint: `use a from_char between 0 and ${chars}`,
     });
   }
-  const rest = doc.text.slice(fromChar);
+  const rest = doc.text.slice(start);
   const cut = limitDocumentBytes({ ...doc, text: rest }, maxBytes, { lineNumbers });
   if (!cut.truncated) return cut;
   // The cut text begins `rest`: it stopped inside its last line unless a line end (or the end) follows it.
   const end = cut.text.length;
   if (end === rest.length || rest[end] === "\n") return { ...cut, continue_with: { from_line: cut.to + 1 } };
   const lineStart = cut.to === cut.from ? fromChar : 0;
-  return { ...cut, continue_with: { from_line: cut.to, from_char: lineStart + end - (cut.text.lastIndexOf("\n") + 1) } };
+  const inLine = charCount(cut.text, cut.text.lastIndexOf("\n") + 1, end);
+  return { ...cut, continue_with: { from_line: cut.to, from_char: lineStart + inLine } };
+}
+
+/** Whether the UTF-16 unit at `i` of `text` begins a surrogate pair: one character in two units. */
+function pairAt(text: string, i: number): boolean {
+  const unit = text.charCodeAt(i);
+  const next = text.charCodeAt(i + 1);
+  return unit >= 0xd800 && unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff;
+}
+
+/** The characters (code points) of `text` from UTF-16 unit `from` to `to`. */
+function charCount(text: string, from: number, to: number): number {
+  let chars = 0;
+  for (let i = from; i < to; i += pairAt(text, i) ? 2 : 1) chars++;
+  return chars;
+}
+
+/** The UTF-16 unit `chars` characters into `text`, if that is at or before unit `end`. */
+function unitsInto(text: string, chars: number, end: number): number | undefined {
+  let i = 0;
+  for (let n = 0; n < chars; n++) {
+    if (i >= end) return undefined;
+    i += pairAt(text, i) ? 2 : 1;
+  }
+  return i;
 }
 
 /**

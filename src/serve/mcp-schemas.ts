@@ -212,7 +212,9 @@ export const OUTPUT = {
     truncated: z.boolean().describe("Cut short of what was asked by max_bytes: read on with continue_with"),
     ...changed,
     text: readText,
-    continue_with: continuation.optional().describe("Present when truncated: the from_line (and from_char) of the next read"),
+    continue_with: continuation
+      .optional()
+      .describe("Present when truncated: the from_line (and from_char, in characters: code points) of the next read"),
   }),
   documents: z.looseObject({
     documents: z.array(

@@ -289,7 +289,7 @@ function registerGetDocument(server: McpServer, home: string, context: SearchCon
         repository: optional(z.string()).describe("The repository of a bare location or docid"),
         from_line: optional(z.number().int().min(1)).describe("First line to read (1-based); default: the ref's line, else 1"),
         from_char: optional(z.number().int().min(0)).describe(
-          "Start this many characters into the first line: to read on inside a line where an answer ended",
+          "Start this many characters (Unicode code points, not UTF-16 units) into the first line: to read on inside a line where an answer ended",
         ),
         max_lines: optional(z.number().int().min(1).max(100000)).describe(
           "How many lines at most; default: the ref's count, else to the end",

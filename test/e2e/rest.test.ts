@@ -483,3 +483,41 @@ test(
   },
   HOOK_TIMEOUT,
 );
+
+test(
+  "GET /documents/<ref> counts from_char in characters (code points): never half an emoji, and a ZWJ line rebuilt at 5 bytes (s29b retest F2)",
+  async () => {
+    const home = tempDir();
+    const docs = tempDir();
+    const family = "👩‍👩‍👧‍👦";
+    const text = `# E\n\n😀😀日本語éa\n${Array.from({ length: 12 }, (_, i) => `${i}${family}😀`).join("")}\nend\n`;
+    writeTree(docs, { "emo.md": text });
+    expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
+    expect(runCli(["index", "docs"], { home }).code).toBe(0);
+    const server = await startServer(home);
+    try {
+      const read = async (query: string) => {
+        const response = await fetch(`${server.url}/documents/${encodeURIComponent("docs:emo.md")}${query}`);
+        return (await response.json()) as Record<string, unknown> & { text: string; error?: { message: string } };
+      };
+      expect((await read("?from=3&from_char=1&lines=1")).text).toBe("😀日本語éa"); // was a lone surrogate first
+      expect((await read("?from=3&from_char=2&lines=1")).text).toBe("日本語éa");
+      expect((await read("?from=3&from_char=99")).error?.message).toBe("from_char 99 is past the end of line 3 (7 characters)");
+      // Read on by continue_with at 5 bytes: every part well formed, the parts the text again.
+      let rebuilt = "";
+      let next: { from: number; from_char?: number } | undefined = { from: 1 };
+      for (let calls = 0; next; calls++) {
+        const charAt: string = next.from_char === undefined ? "" : `&from_char=${next.from_char}`;
+        const part = await read(`?from=${next.from}${charAt}&max_bytes=5`);
+        expect(part.text.isWellFormed()).toBe(true);
+        next = part.continue_with as typeof next;
+        rebuilt += part.text + (next && next.from_char === undefined ? "\n" : "");
+        expect(calls).toBeLessThan(200);
+      }
+      expect(rebuilt).toBe(text.slice(0, -1));
+    } finally {
+      server.stop();
+    }
+  },
+  HOOK_TIMEOUT,
+);
