@@ -661,6 +661,14 @@ describeShared("a repository whose vector list has no voice, and a query no frag
       const dashed = (await search(home, { query: "-staff departure" }, new SearchContext())).warnings?.[0]?.hint;
       expect(dashed).toBe("`researcher search --mode vector -- '-staff departure'` ranks by meaning");
       expect(agentHint(dashed!)).toBe('the search_fragments tool with query "-staff departure" and mode "vector" ranks by meaning');
+      // A backtick in the query ended the command's code span: the hint names the mode alone, read alike by the CLI,
+      // an agent and a REST client (s29b retest F3).
+      const ticked = "staff `departure`";
+      const plain = "the same search in vector mode ranks by meaning";
+      expect((await search(home, { query: ticked }, new SearchContext())).warnings?.[0]?.hint).toBe(plain);
+      expect(runCli(["search", ticked], { home }).stderr).toContain(`\nhint: ${plain}\n`);
+      expect(agentHint(plain)).toBe(plain);
+      expect(restHint(plain)).toBe(plain);
     },
     HOOK_TIMEOUT,
   );

@@ -528,19 +528,26 @@ const UNKNOWN_QUERY: RepositoryResult["fallback"] = {
  * Said of a repository hybrid answered nothing from: its vector list has no voice with this model (calibration.ts),
  * so only fragments that hold the query's words are listed, and none does (none the filters admit, when there are
  * some). The hint is the search that ranks by meaning, as a command (agent-hints.ts writes it as the tool's or
- * route's `mode`): a query starting with `-` after `--`, which a flag would otherwise take it for (s29 code A3).
+ * route's `mode`): a query starting with `-` after `--`, which a flag would otherwise take it for (s29 code A3). A
+ * query holding a backtick would end the command's code span inside it (and the tool's and route's, rewritten from
+ * it): the hint names the mode without a command (s29b retest F3).
  */
 function noWordMatch({ query, where, filter, repositories }: SearchOptions): RepositoryResult["fallback"] {
   const filtered = Boolean(where?.length || filter);
+  return {
+    code: "NO_WORD_MATCH",
+    message: `no fragment${filtered ? " the filters admit" : ""} holds the query's words, and with this model its vectors carry no weight in hybrid`,
+    hint: query.includes("`") ? "the same search in vector mode ranks by meaning" : vectorCommandHint(query, filtered, repositories),
+  };
+}
+
+/** The search in vector mode as a command, a query starting with `-` after `--`, and what it leaves out said. */
+function vectorCommandHint(query: string, filtered: boolean, repositories: string[] | undefined): string {
   const command = query.startsWith("-")
     ? `researcher search --mode vector -- ${shellWord(query)}`
     : `researcher search ${shellWord(query)} --mode vector`;
   const same = filtered || repositories?.length ? ` (with the same ${filtered ? "repositories and filters" : "repositories"})` : "";
-  return {
-    code: "NO_WORD_MATCH",
-    message: `no fragment${filtered ? " the filters admit" : ""} holds the query's words, and with this model its vectors carry no weight in hybrid`,
-    hint: `\`${command}\` ranks by meaning${same}`,
-  };
+  return `\`${command}\` ranks by meaning${same}`;
 }
 
 /**
