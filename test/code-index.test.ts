@@ -107,15 +107,17 @@ describe("indexing code", () => {
     expect(where("language=typescript")).toEqual(["src/client.ts"]);
     const all = where(`git_commit=${commit}`);
     expect(all.length).toBeGreaterThan(0);
-    // A short hash, as `git log --oneline` prints it, is the commits starting with it (s29 user F8); under 7 digits
-    // it is no hash, compared as the whole value.
+    // A short hash, as `git log --oneline` prints it, is the commits starting with it (s29 user F8), down to 4 digits
+    // as git takes it (s29b retest P4); under 4 it is no hash, compared as the whole value.
     const short = git(folder, "log", "--oneline", "-1").split(" ")[0]!;
     expect(short).toBe(commit.slice(0, short.length));
     expect(where(`git_commit=${short}`)).toEqual(all);
     expect(where(`git_commit=${commit.slice(0, 12).toUpperCase()}`)).toEqual(all);
     expect(where(`git_commit in (${commit.slice(0, 39)}|abcdef0)`)).toEqual(all);
     expect(where(`git_commit!=${short}`)).toEqual(where("git_commit!=x").filter((path: string) => !all.includes(path)));
-    expect(where(`git_commit=${commit.slice(0, 6)}`)).toEqual([]);
+    expect(where(`git_commit=${commit.slice(0, 6)}`)).toEqual(all);
+    expect(where(`git_commit=${commit.slice(0, 4)}`)).toEqual(all);
+    expect(where(`git_commit=${commit.slice(0, 3)}`)).toEqual([]);
     expect(where(`git_commit=${commit.slice(1, 9)}`)).toEqual([]);
     // The format column is what `--where format=` takes, the language after it (s26 user F8: it said `typescript`).
     const listing = cli("ls", "app").stdout;

@@ -48,7 +48,7 @@ export const searchInput = {
       "(md, txt, pdf, docx, html, epub, or a code file's extension: py, ts, go, …), repository, page (PDF page or " +
       "range 3-5), modified (file date), size (bytes), title; for source code language (python, typescript, tsx, " +
       "javascript, go, rust, java, c, cpp, c_sharp, ruby, php, bash), git_project, git_branch and git_commit (the full " +
-      "40-hex hash, or a short one of 7 to 39 hex digits as git log --oneline prints it: the commits starting with it); and any front-matter key (tags, author, date, …; a list " +
+      "40-hex hash, or a short one of 4 to 39 hex digits as git log --oneline prints it: the commits starting with it); and any front-matter key (tags, author, date, …; a list " +
       "matches if any element does).",
   ),
 };

@@ -255,10 +255,11 @@ function storedDate(column: string, withMonth = false): string {
 }
 
 /**
- * A short hash (`97b4c70`, as `git log --oneline` prints it): `git_commit=` with 7 to 39 hex digits is the commits
- * starting with them, as git takes an abbreviated hash; 40 are the full hash, compared as text (s29 user F8).
+ * A short hash (`97b4c70`, as `git log --oneline` prints it): `git_commit=` with 4 to 39 hex digits is the commits
+ * starting with them, as git takes an abbreviated hash down to 4 (s29b retest P4: `dd4eaf` matched nothing); 40 are
+ * the full hash, compared as text (s29 user F8).
  */
-const SHORT_COMMIT = /^[0-9a-f]{7,39}$/i;
+const SHORT_COMMIT = /^[0-9a-f]{4,39}$/i;
 
 function isShortCommit(key: string, value: string): boolean {
   return key === "git_commit" && SHORT_COMMIT.test(value);
