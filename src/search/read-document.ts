@@ -656,8 +656,9 @@ async function documentText(
     const remove = `\`researcher remove ${repo.name} ${shellWord(path)}\``;
     const gone = `put the document back, or drop it from the index with ${remove}`;
     // Grown past the limit: the index keeps the version it read before, and no index run reads this one (it fails
-    // as too large, then is left alone while unchanged): `index` was no way on (s29 hostile F3).
-    const grown = `the index holds an earlier version of it; \`researcher config set index.max_file_bytes ${read.size}\` and \`researcher index ${repo.name}\` take in this one, or ${remove} drops it`;
+    // as too large, then is left alone while unchanged): `index` was no way on (s29 hostile F3). The limit offered has
+    // room: the file's own size failed a growing log again at the next run (s29b retest P10).
+    const grown = `the index holds an earlier version of it; \`researcher config set index.max_file_bytes ${roomFor(read.size ?? 0)}\` and \`researcher index ${repo.name}\` take in this one, or ${remove} drops it`;
     throw new ResearcherError("FILE_UNREADABLE", `${repo.name}:${path}: ${read.reason}`, {
       hint: read.special ? gone : read.tooLarge ? grown : hint,
     });
@@ -681,6 +682,11 @@ async function documentText(
       cause: error,
     });
   }
+}
+
+/** A round limit above `size` bytes with room to grow: the next power of two past it. */
+function roomFor(size: number): number {
+  return 2 ** Math.floor(Math.log2(size) + 1);
 }
 
 /**
