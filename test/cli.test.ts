@@ -1009,6 +1009,25 @@ test("repo add warns of no overlap the outer repository's excludes or ignore fil
   expect(set("notes,papers,web/*,books/").stderr).toBe("");
 });
 
+test("one exclude that leaves several nested repositories in is one hint that excludes them all: run in turn, each hint's list undid the last's (s29b retest P1)", () => {
+  const home = tempDir();
+  const top = tempDir();
+  writeTree(top, { "notes/a.md": "# A\n", "papers/p.md": "# P\n", "books/b.md": "# B\n", "sub/inner/i.md": "# I\n" });
+  const add = (name: string, path: string) => runCli(["repo", "add", name, path, "--no-embed"], { home });
+  for (const name of ["books", "papers"]) expect(add(name, join(top, name)).code).toBe(0);
+  expect(add("inner", join(top, "sub/inner")).code).toBe(0);
+  expect(add("library", top).code).toBe(0);
+  const set = (value: string) => runCli(["config", "set", "repositories.library.exclude", value], { home });
+  const hints = set("[notes]")
+    .stderr.split("\n")
+    .filter((line) => line.startsWith("hint: "));
+  expect(hints).toEqual([
+    "hint: `researcher config set repositories.library.exclude 'notes,books/,sub/inner/,papers/'` leaves them to 'books', 'inner' and 'papers' alone",
+  ]);
+  // The one command does what it says: no overlap is left.
+  expect(set("notes,books/,sub/inner/,papers/").stderr).toBe("");
+});
+
 describe("index exit status", () => {
   test("index --embeddings-only of a repository added with --no-embed says it did nothing for it (s16 hostile #10)", () => {
     const home = tempDir();

@@ -19,6 +19,7 @@ import {
   removeContext,
   repositoryName,
   type AddRepositoryInput,
+  type Nesting,
   type Repository,
 } from "../repos.ts";
 import { escapeControls, shellWord, stderr, stdout } from "../terminal.ts";
@@ -101,21 +102,36 @@ function indexedUnder(homeDir: string, repository: string, prefix: string) {
 
 /**
  * The warnings of `repo add` for a repository whose documents another one indexes too (nested in it, or holding it),
- * each with the exclude that leaves them to the inner one alone, as a command that sets the outer one's whole list
- * (s29 user F3).
+ * and for each outer repository one hint: the command that sets its whole exclude list to leave every inner one to
+ * itself (s29 user F3). A hint per inner repository each replaced the list, so run in turn they left out only the
+ * last (s29b retest P1).
  */
 function overlapWarnings(home: string, repo: Repository): string {
-  return overlappingRepositories(home, repo)
-    .map(({ outer, inner, folder }) => {
-      const [relation, other] = outer.name === repo.name ? ["holds repository", inner] : ["is inside repository", outer];
-      const line = `warning: ${repo.path} ${relation} '${other.name}' (${other.path}): its documents will be found in both`;
-      const exclude = [...outer.exclude, `${folder}/`];
-      // A comma in a pattern would split it: the list is then written as YAML's (JSON's) brackets.
-      const value = exclude.some((pattern) => pattern.includes(",")) ? JSON.stringify(exclude) : exclude.join(",");
-      const command = `researcher config set repositories.${outer.name}.exclude ${shellWord(value)}`;
-      return `${escapeControls(line)}\nhint: \`${escapeControls(command)}\` leaves them to '${inner.name}' alone\n`;
-    })
+  const byOuter = new Map<string, Nesting[]>();
+  for (const nesting of overlappingRepositories(home, repo)) {
+    byOuter.set(nesting.outer.name, [...(byOuter.get(nesting.outer.name) ?? []), nesting]);
+  }
+  return [...byOuter.values()]
+    .map((nestings) => nestings.map((nesting) => overlapLine(repo, nesting)).join("") + excludeHint(nestings))
     .join("");
+}
+
+/** The warning that `repo` and another repository index the same documents. */
+function overlapLine(repo: Repository, { outer, inner }: Nesting): string {
+  const [relation, other] = outer.name === repo.name ? ["holds repository", inner] : ["is inside repository", outer];
+  return `${escapeControls(`warning: ${repo.path} ${relation} '${other.name}' (${other.path}): its documents will be found in both`)}\n`;
+}
+
+/** The command that keeps one outer repository's excludes and adds the folders of all its `nestings`' inner ones. */
+function excludeHint(nestings: Nesting[]): string {
+  const outer = nestings[0]!.outer;
+  const exclude = [...outer.exclude, ...nestings.map(({ folder }) => `${folder}/`)];
+  // A comma in a pattern would split it: the list is then written as YAML's (JSON's) brackets.
+  const value = exclude.some((pattern) => pattern.includes(",")) ? JSON.stringify(exclude) : exclude.join(",");
+  const command = `researcher config set repositories.${outer.name}.exclude ${shellWord(value)}`;
+  const names = nestings.map(({ inner }) => `'${inner.name}'`);
+  const them = names.length === 1 ? names[0]! : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+  return `hint: \`${escapeControls(command)}\` leaves them to ${escapeControls(them)} alone\n`;
 }
 
 function repoCli(): CAC {
