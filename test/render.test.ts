@@ -260,6 +260,16 @@ test("a prose or PDF result names the lines its fragment spans, to read it whole
   expect(text([hit(1, { path: "p.py", location: "p.py:4", metadata: { format: "py" } })])).toBe("1  1.50  notes:p.py:3-5  #abcdef  line 4");
   expect(text([hit(1, { path: "p.py", location: "p.py:3", metadata: { format: "py" } })])).toBe("1  1.50  notes:p.py:3-5  #abcdef");
   expect(text([hit(1, { path: "a.pdf", page: 2, metadata: { format: "pdf" } })])).toBe("1  1.50  notes:a.pdf:p2  #abcdef  lines 3-5");
+  // Markdown names them alike: it gave code the fragment's range alone (s29b retest P8).
+  const md = (results: FragmentHit[]) =>
+    renderSearch({ ...response, total: results.length, results }, "md", styleFor({ isTTY: false }))
+      .split("\n")
+      .find((line) => line.startsWith("`"));
+  expect(md([hit(1, { path: "p.py", location: "p.py:4", metadata: { format: "py" } })])).toBe(
+    "`notes:p.py:3-5` · #abcdef · line 4 · score 1.5",
+  );
+  expect(md([hit(1, { path: "p.py", location: "p.py:3", metadata: { format: "py" } })])).toBe("`notes:p.py:3-5` · #abcdef · score 1.5");
+  expect(md([hit(1)])).toBe("`notes:dir/file 1.md:3` · #abcdef · lines 3-5 · score 1.5");
 });
 
 test("repos-for cites its best passage as a ref to read: a PDF's page, as search cites it, with the repository (s18 user #8)", () => {

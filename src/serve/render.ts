@@ -254,14 +254,18 @@ export function csvField(value: unknown): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-/** Markdown for notes and chat: a heading per result, the snippet quoted or the whole fragment fenced. */
+/**
+ * Markdown for notes and chat: a heading per result, the snippet quoted or the whole fragment fenced; the lines its
+ * fragment spans (code: the matched line) named as the text format names them (s29b retest P8).
+ */
 function searchMarkdown(response: SearchResponse): string {
   const blocks = response.results.map((hit: Hit) => {
     const where = escapeControls(`${hit.repository}:${citationOf(hit)}`);
+    const range = fragmentRange(hit);
     const lines = [
       `## ${hit.rank}. ${markdownInline(escapeControls(breadcrumb(hit)))}`,
       "",
-      `\`${where}\` · ${hit.docid} · score ${hit.score}${hit.pathContext && hit.context ? ` · context: ${markdownInline(escapeControls(hit.context))}` : ""}`,
+      `\`${where}\` · ${hit.docid}${range ? ` · ${range}` : ""} · score ${hit.score}${hit.pathContext && hit.context ? ` · context: ${markdownInline(escapeControls(hit.context))}` : ""}`,
       "",
     ];
     if (hit.text !== undefined) {
