@@ -583,12 +583,17 @@ describe("titles and headings come from one markdown reader", () => {
 });
 
 describe("chunkDocument memory", () => {
-  test("a million headings with no text under them, then text, are chunked: no spread past the argument limit (s21 hostile #8)", () => {
-    const outline = Array.from({ length: 1_000_000 }, (_, i) => `## item ${i}\n`).join("");
-    for (const text of [`# Outline\n${outline}zqtail the end\n`, `# Notes\nintro\n${outline}`]) {
+  test("100,000 headings with no text under them, then text, are chunked: no spread past the argument limit (s21 hostile #8)", () => {
+    // A million are more than a document holds in a row (MAX_DOCUMENT_FRAGMENTS): a reason, not a crash.
+    const outline = (n: number) => Array.from({ length: n }, (_, i) => `## item ${i}\n`).join("");
+    for (const text of [
+      `# Outline\n${outline(MAX_DOCUMENT_FRAGMENTS - 1)}zqtail the end\n`,
+      `# Notes\nintro\n${outline(MAX_DOCUMENT_FRAGMENTS)}`,
+    ]) {
       const fragments = chunkDocument(md(text));
       expect(fragments.length).toBeGreaterThan(0);
     }
+    expect(() => chunkOnly(md(`# Outline\n${outline(1_000_000)}zqtail the end\n`))).toThrow("headings in a row with no text under them");
   }, 60_000);
 
   // A 25 MB log of short lines cost about 250 bytes a line before its fragments were made: an array of line
@@ -689,7 +694,19 @@ describe("bounds on what one document holds (s29b hostile F1)", () => {
     const sections = (n: number) => Array.from({ length: n }, (_, i) => `# ${i}\n\ntext ${i}\n`).join("\n");
     expect(chunkDocument(md(sections(MAX_DOCUMENT_FRAGMENTS)))).toHaveLength(MAX_DOCUMENT_FRAGMENTS);
     expect(() => chunkOnly(md(sections(MAX_DOCUMENT_FRAGMENTS + 1)))).toThrow(
-      "it cuts into more than 100,000 fragments (a section every few words?), the most one document is",
+      "it cuts into more than 100,000 fragments, the most one document is cut into (a section every few words?)",
     );
+  });
+
+  test("headings with no text under them are held up to MAX_DOCUMENT_FRAGMENTS in a row (s29c retest 1)", () => {
+    // 5 million headings alone took 1.3 GB to pack into 47,000 fragments: each is held until text comes.
+    const headings = (n: number) => Array.from({ length: n }, (_, i) => `# ${i}\n`).join("");
+    expect(chunkDocument(md(headings(MAX_DOCUMENT_FRAGMENTS))).length).toBeGreaterThan(0);
+    expect(() => chunkOnly(md(headings(MAX_DOCUMENT_FRAGMENTS + 1)))).toThrow(
+      "more than 100,000 headings in a row with no text under them",
+    );
+    // Text under them lets them go: as many again, in runs, is a document like any other.
+    const runs = Array.from({ length: 3 }, () => `${headings(60_000)}text under them\n`).join("");
+    expect(chunkDocument(md(runs)).length).toBeGreaterThan(0);
   });
 });
