@@ -362,3 +362,64 @@ function controlCount(text: string): number {
   }
   return count;
 }
+
+/**
+ * UTF-32 or UTF-16 after its byte order mark, or null without one. UTF-32's marks are looked at first: little-endian's
+ * begins as UTF-16LE's does, and read so the text was a NUL after every character, "indexed" with no word searchable
+ * (s26 hostile F3).
+ */
+export function decodeWide(bytes: Uint8Array): string | null {
+  const utf32 =
+    bytes[2] === 0 && bytes[3] === 0 && bytes[0] === 0xff && bytes[1] === 0xfe
+      ? "le"
+      : bytes[0] === 0 && bytes[1] === 0 && bytes[2] === 0xfe && bytes[3] === 0xff
+        ? "be"
+        : null;
+  // (A UTF-16LE text whose first character is U+0000 begins so too: read as UTF-32 it is no text, and is read as
+  // UTF-16.)
+  const text = utf32 ? decodeUtf32(bytes.subarray(4), utf32 === "le") : null;
+  if (text !== null) return text;
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return decodeUtf16(bytes.subarray(2), true);
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return decodeUtf16(bytes.subarray(2), false);
+  return null;
+}
+
+/**
+ * UTF-32 (which TextDecoder does not read), or null when the bytes are no UTF-32: a unit that is no code point (past
+ * U+10FFFF, a surrogate). A tail of 1–3 bytes past the last whole unit (a newline a UTF-8 tool appended, a cut copy)
+ * is dropped: the length alone sent such a file to UTF-16, a NUL after every letter again (s27 hostile E1).
+ */
+function decodeUtf32(bytes: Uint8Array, little: boolean): string | null {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength - (bytes.byteLength % 4));
+  const parts: string[] = [];
+  for (let at = 0; at < view.byteLength; at += 4) {
+    const code = view.getUint32(at, little);
+    if (code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return null;
+    parts.push(String.fromCodePoint(code));
+  }
+  return parts.join("");
+}
+
+/**
+ * UTF-16's units as they are, a stray last byte dropped as UTF-32's tail is, and so is a last high surrogate (a copy
+ * cut inside an emoji: one such unit failed a short text whole as binary, where UTF-8 cut so is read, s27b retest N5).
+ * Other unpaired surrogates are left for `withoutControls` to count (TextDecoder would make each a U+FFFD, which text
+ * does hold).
+ */
+function decodeUtf16(bytes: Uint8Array, little: boolean): string {
+  const whole = bytes.byteLength - (bytes.byteLength % 2);
+  const last = whole >= 2 ? new DataView(bytes.buffer, bytes.byteOffset + whole - 2, 2).getUint16(0, little) : 0;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, last >= 0xd800 && last <= 0xdbff ? whole - 2 : whole);
+  const parts: string[] = [];
+  const units = new Array<number>(UTF16_CHUNK);
+  for (let at = 0; at < view.byteLength; at += 2 * UTF16_CHUNK) {
+    const count = Math.min(UTF16_CHUNK, (view.byteLength - at) / 2);
+    units.length = count;
+    for (let i = 0; i < count; i++) units[i] = view.getUint16(at + 2 * i, little);
+    parts.push(String.fromCharCode(...units));
+  }
+  return parts.join("");
+}
+
+/** Units per String.fromCharCode call: its arguments go on the stack. */
+const UTF16_CHUNK = 8192;

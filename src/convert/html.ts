@@ -13,7 +13,15 @@ import TurndownService from "turndown";
 import { strikethrough, taskListItems } from "@joplin/turndown-plugin-gfm";
 // @ts-expect-error -- turndown's own DOM (its node build parses with it); its .d.ts is not a module
 import domino from "@mixmark-io/domino";
-import { bodyOrTitle, type ConvertedDocument, literalText, utf8OrWindows1252, withoutControls, withoutNuls } from "./document.ts";
+import {
+  bodyOrTitle,
+  type ConvertedDocument,
+  literalText,
+  utf8OrWindows1252,
+  decodeWide,
+  withoutControls,
+  withoutNuls,
+} from "./document.ts";
 import { mathText } from "./mathml.ts";
 import { ResearcherError } from "../errors.ts";
 import { trimRuns } from "../text.ts";
@@ -238,6 +246,10 @@ function textOf(element: HtmlElement | null | undefined): string | undefined {
  * first bytes are scanned: declarations must appear early, and a huge page is not decoded twice.
  */
 export function decodeHtml(bytes: Uint8Array): string {
+  // UTF-32 after its byte order mark, which the decoders here do not read (HTML forbids it, yet such pages exist), or
+  // UTF-16 after its own, as text files are read.
+  const wide = decodeWide(bytes);
+  if (wide !== null) return wide.toWellFormed();
   const label = bomEncoding(bytes) ?? declaredEncoding(bytes);
   if (label === undefined) return utf8OrWindows1252(bytes);
   let decoder: TextDecoder;
