@@ -971,13 +971,14 @@ test("repo add warns of a folder inside another repository's, or holding one: it
   );
   mkdirSync(join(top, "notes/deep"));
   const inner = add("deep", join(top, "notes/deep"));
-  expect(inner.stderr.split("\n").filter((line) => line.startsWith("warning: "))).toEqual([
+  const warnings = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("warning: "));
+  expect(warnings(inner.stderr)).toEqual([
     `warning: ${join(top, "notes/deep")} is inside repository 'all' (${top}): its documents will be found in both`,
     `warning: ${join(top, "notes/deep")} is inside repository 'notes' (${join(top, "notes")}): its documents will be found in both`,
   ]);
-  // A sibling whose name starts the same is not inside it.
+  // A sibling whose name starts the same is not inside it (the hint for 'all' names every repository inside it).
   mkdirSync(join(top, "notes2"));
-  expect(add("notes2", join(top, "notes2")).stderr).not.toContain("'notes'");
+  expect(warnings(add("notes2", join(top, "notes2")).stderr).join("\n")).not.toContain("'notes'");
   expect(add("elsewhere", tempDir())).toMatchObject({ code: 0, stderr: "" });
 });
 
@@ -1026,6 +1027,21 @@ test("one exclude that leaves several nested repositories in is one hint that ex
   ]);
   // The one command does what it says: no overlap is left.
   expect(set("notes,books/,sub/inner/,papers/").stderr).toBe("");
+});
+
+test("repo add of a second repository inside one whose excludes leave the first in hints both: one hint a list (s29c retest Q2)", () => {
+  const home = tempDir();
+  const top = tempDir();
+  writeTree(top, { "inner/i.md": "# I\n", "papers/p.md": "# P\n", "top.md": "# T\n" });
+  const add = (name: string, path: string) => runCli(["repo", "add", name, path, "--no-embed"], { home });
+  expect(add("library", top).code).toBe(0);
+  expect(add("inner", join(top, "inner")).stderr).toContain("hint: `researcher config set repositories.library.exclude inner/`");
+  // It hinted `papers/` alone: run in turn, the second hint's list undid the first's.
+  const papers = add("papers", join(top, "papers"));
+  expect(papers.stderr).toContain(
+    "hint: `researcher config set repositories.library.exclude 'inner/,papers/'` leaves them to 'inner' and 'papers' alone",
+  );
+  expect(runCli(["config", "set", "repositories.library.exclude", "inner/,papers/"], { home }).stderr).toBe("");
 });
 
 describe("index exit status", () => {

@@ -103,16 +103,17 @@ function indexedUnder(homeDir: string, repository: string, prefix: string) {
 /**
  * The warnings of `repo add` for a repository whose documents another one indexes too (nested in it, or holding it),
  * and for each outer repository one hint: the command that sets its whole exclude list to leave every inner one to
- * itself (s29 user F3). A hint per inner repository each replaced the list, so run in turn they left out only the
- * last (s29b retest P1).
+ * itself (s29 user F3), those added before too. A hint per inner repository each replaced the list, so run in turn
+ * they left out only the last (s29b retest P1, s29c retest Q2).
  */
 function overlapWarnings(home: string, repo: Repository): string {
   const byOuter = new Map<string, Nesting[]>();
   for (const nesting of overlappingRepositories(home, repo)) {
     byOuter.set(nesting.outer.name, [...(byOuter.get(nesting.outer.name) ?? []), nesting]);
   }
+  const everyInner = (outer: Repository) => overlappingRepositories(home, outer).filter((n) => n.outer.name === outer.name);
   return [...byOuter.values()]
-    .map((nestings) => nestings.map((nesting) => overlapLine(repo, nesting)).join("") + excludeHint(nestings))
+    .map((nestings) => nestings.map((nesting) => overlapLine(repo, nesting)).join("") + excludeHint(everyInner(nestings[0]!.outer)))
     .join("");
 }
 
