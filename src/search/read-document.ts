@@ -4,7 +4,7 @@
  * types) are refused. A converted format (PDF, DOCX, EPUB, HTML) reads back as the markdown indexing saw, through the
  * same converter; PDFs with page marker lines.
  */
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { loadConfig, REPO_NAME } from "../config.ts";
 import { decodeText, formatOf, TEXT_FORMATS } from "../convert/convert.ts";
 import { PAGE_MARKER } from "../convert/document.ts";
@@ -589,6 +589,8 @@ function listingOf(home: string, repository: string | undefined, prefix: string 
   if (repository !== undefined && prefix !== undefined) getRepository(home, repository);
   // A prefix naming another repository than `repository` is refused, as a ref is: it listed nothing in silence.
   const named = prefix === undefined ? undefined : namedRepository(home, prefix, repository !== undefined ? [repository] : [], PREFIX);
+  // An absolute path inside no repository's folder is said to be, as `ls /etc` says it: it listed nothing in silence.
+  if (!named && prefix !== undefined && isAbsolute(prefix)) getRepository(home, prefix);
   return named ? { repository: named.repository, prefix: named.inside } : { repository, prefix };
 }
 
