@@ -125,15 +125,16 @@ class Lines {
  */
 export const MAX_DOCUMENT_FRAGMENTS = 100_000;
 
+/** MAX_DOCUMENT_FRAGMENTS as the failures say it. */
+const MOST = MAX_DOCUMENT_FRAGMENTS.toLocaleString("en-US");
+
 /** The failure of a document that cuts into more than MAX_DOCUMENT_FRAGMENTS fragments. */
 export function tooManyFragments(): ResearcherError {
   return new ResearcherError(
     "FILE_UNREADABLE",
-    `it cuts into more than ${MOST}, the most one document is cut into (a section every few words?)`,
+    `it cuts into more than ${MOST} fragments, the most one document is cut into (a section every few words?)`,
   );
 }
-
-const MOST = `${MAX_DOCUMENT_FRAGMENTS.toLocaleString("en-US")} fragments`;
 
 export function chunkDocument(doc: ConvertedDocument, options: ChunkOptions = DEFAULT_CHUNK_OPTIONS): Fragment[] {
   const lines = new Lines(doc.text);
@@ -243,10 +244,7 @@ class MarkdownSections {
     // Headings with no text under them are held until text comes, or the end: 5 million of them in a row took 1.3 GB
     // to pack into 47,000 fragments (s29c retest 1).
     if (Math.max(this.headingLines.length, this.orphans.length) > MAX_DOCUMENT_FRAGMENTS) {
-      throw new ResearcherError(
-        "FILE_UNREADABLE",
-        `more than ${MAX_DOCUMENT_FRAGMENTS.toLocaleString("en-US")} headings in a row with no text under them`,
-      );
+      throw new ResearcherError("FILE_UNREADABLE", `more than ${MOST} headings in a row with no text under them`);
     }
     this.stack.length = level - 1;
     this.stack[level - 1] = shortHeading(text);
