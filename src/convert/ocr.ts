@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { describeError, ResearcherError } from "../errors.ts";
 import { readRegularFile } from "../files.ts";
+import { textSkew } from "./skew.ts";
 import { type ConvertOptions, isHeading, joinLine, literalText, median, type OcrPage, type PageReading } from "./document.ts";
 // The SIMD + LSTM-only build: Bun's JavaScriptCore runs wasm SIMD (the plain build is 3× slower), and the legacy
 // (non-LSTM) engine is not used (the embedded model has no legacy data). Not the "relaxedsimd" build: its results
@@ -60,7 +61,7 @@ export interface OcrOptions {
   languages?: string[];
   /** A folder with `<code>.traineddata` or `<code>.traineddata.gz` for languages other than the embedded English. */
   langPath?: string;
-  /** Straighten pages whose lines are tilted (Tesseract measures the angle first). Default true. */
+  /** Straighten pages whose lines are tilted (measured by skew.ts before Tesseract reads the page). Default true. */
   deskew?: boolean;
 }
 
@@ -81,8 +82,6 @@ interface TessApi {
    */
   SetImage(pixels: number, width: number, height: number, bytesPerPixel: number, bytesPerLine: number, exif?: number, angle?: number): void;
   SetSourceResolution(dpi: number): void;
-  FindLines(): number;
-  GetGradient(): number;
   Recognize(monitor: null): number;
   /** The page as hOCR (HTML): paragraphs, lines with their boxes and text size, words (`page` 0 is the page set). */
   GetHOCRText(page: number): string;
@@ -200,32 +199,25 @@ async function createOcrEngine(options: OcrOptions = {}): Promise<OcrEngine> {
     if (!pointer) throw new Error("out of memory in the OCR engine");
     try {
       new Uint8Array(memory().buffer, pointer, gray.length).set(gray);
-      // SetImage copies the pixels into a Leptonica image; ours stay allocated until the end because deskewing
-      // sets the image a second time.
+      // SetImage copies the pixels into a Leptonica image; ours stay allocated until the end because a page read
+      // straightened may be set again as it stands.
+      const dpi = Math.round(image.dpi ?? DEFAULT_DPI);
       const setImage = (angle: number) => {
         api.SetImage(pointer, width, height, 1, width, 1, angle);
         // Without it Tesseract guesses the resolution from character sizes, and warns.
-        api.SetSourceResolution(Math.round(image.dpi ?? DEFAULT_DPI));
+        api.SetSourceResolution(dpi);
       };
-      setImage(0);
-      let angle = 0;
-      if (deskew) {
-        // Find the text lines once to measure the page's tilt; if it matters, load the image again rotated.
-        api.FindLines();
-        const measured = api.GetGradient();
-        if (Math.abs(measured) >= MIN_DESKEW) {
-          angle = measured;
-          setImage(angle);
-        }
-      }
+      const measured = deskew ? textSkew(image, dpi) : 0;
+      const angle = Math.abs(measured) >= MIN_DESKEW ? measured : 0;
+      setImage(angle);
       const read = () => {
         if (api.Recognize(null) !== 0) throw new Error("Tesseract could not recognise the page");
         return readHocr(api.GetHOCRText(0));
       };
       const reading = read();
       if (reading.words || angle === 0) return reading;
-      // Nothing found straightened: the tilt was misread (a sparse page of a few large lines measured 10°), so the
-      // page is read as it is.
+      // Nothing found straightened: the tilt was misread (a sparse page of a few large lines can seem tilted), so
+      // the page is read as it is.
       setImage(0);
       return read();
     } catch (error) {
