@@ -21,18 +21,19 @@ describe("fuseHybrid", () => {
     expect(fused[1]).toMatchObject({ bm25: { rank: 3, score: 4 }, vector: { rank: 1, score: 0.9 } });
   });
 
-  test("a vector list with no share keeps BM25's order and adds what BM25 did not find, in its own order", () => {
-    const bm25 = [
-      { id: 1, score: 3 },
-      { id: 2, score: 2 },
-      { id: 3, score: 1 },
-    ];
-    const vector = [
-      { id: 8, score: 0.9 },
-      { id: 3, score: 0.8 },
-      { id: 7, score: 0.7 },
-    ];
-    expect(fuseHybrid(bm25, vector, 1).map((f) => f.id)).toEqual([1, 2, 3, 8, 7]);
+  test("a vector list with no share keeps BM25's order, its ties too, and adds nothing BM25 did not find", () => {
+    const bm25 = [3, 2, 1, 0.5].map((score, i) => ({ id: i + 1, score }));
+    const vector = [8, 4, 7, 3].map((id, i) => ({ id, score: 0.9 - i / 10 }));
+    // Anchors as a filtered search's (the unfiltered lists'): 3 and 4 score 0, below the whole BM25 list's 100th.
+    const fused = fuseHybrid(bm25, vector, 1, { bm25: { max: 3, min: 2 }, vector: { max: 0.9, min: 0.6 } });
+    // The vector list placed 4 before 3: ranked deeper, it gave BM25's later matches such places (s30 hostile F1).
+    expect(fused.map((f) => [f.id, f.score])).toEqual([
+      [1, 1],
+      [2, 0],
+      [3, 0],
+      [4, 0],
+    ]);
+    expect(fused[3]).toMatchObject({ bm25: { rank: 4 }, vector: { rank: 2 } }); // its place is still shown
   });
 
   test("lists restricted by a filter, normalised against the whole lists' anchors, keep every fused score", () => {

@@ -67,6 +67,12 @@ export function listAnchors(bm25: Ranked[], vector: Ranked[]): { bm25: Anchors; 
  * Fuse a repository's two lists. Each is normalised between its anchors, its own by default. A filtered search
  * passes the unfiltered lists' anchors (search.ts), so a fragment's fused score, a function of its two scores and
  * the anchors alone, is the one it has unfiltered: a filter restricts the ranking and never rescores it.
+ *
+ * A vector list without a voice (BM25's weight 1) is no evidence: what it alone found is left out (it scored 0 and
+ * filled pages with fragments sharing no word with the query, s28 user #3), and its places order no tie, so hybrid
+ * is BM25's list in BM25's order, its places shown. Its places broke ties at fused 0 (a filter's tail past the
+ * unfiltered 100th): ranked 200 deep for a page past 100, the list gave BM25's deeper matches places ahead of ties
+ * a page within 100 had ordered, and the first 100 of `-n 101` differed from `-n 100` from rank 18 (s30 hostile F1).
  */
 export function fuseHybrid(
   bm25: Ranked[],
@@ -75,11 +81,13 @@ export function fuseHybrid(
   anchors: { bm25: Anchors; vector: Anchors } = listAnchors(bm25, vector),
 ): Fused[] {
   const fused = new Map<number, Fused>();
+  const vectorWeight = 1 - lexicalWeight;
   const add = (list: Ranked[], weight: number, field: "bm25" | "vector") => {
     const { max, min } = anchors[field];
     list.forEach((r, i) => {
       let item = fused.get(r.id);
       if (!item) {
+        if (weight === 0) return;
         item = { id: r.id, score: 0, bm25: null, vector: null };
         fused.set(r.id, item);
       }
@@ -90,13 +98,13 @@ export function fuseHybrid(
     });
   };
   add(bm25, lexicalWeight, "bm25");
-  add(vector, 1 - lexicalWeight, "vector");
-  // Equal scores (most often 0: past FUSION_DEPTH in both lists, or in a list without a voice) go by their first
-  // place in either list, then BM25's: a deeper list only adds places after the ones before, so pages concatenate. By
-  // BM25's place first, a deeper list put its new items before the vector list's, shown on an earlier page: a page of
-  // documents for "the" showed one twice and another never (s26 agent F1).
+  add(vector, vectorWeight, "vector");
+  // Equal scores (most often 0: past FUSION_DEPTH in both lists) go by their first place in either list with a voice,
+  // then BM25's: a deeper list only adds places after the ones before, so pages concatenate. By BM25's place first, a
+  // deeper list put its new items before the vector list's, shown on an earlier page: a page of documents for "the"
+  // showed one twice and another never (s26 agent F1).
   const rank = (c: Contribution | null) => c?.rank ?? Infinity;
-  const first = (f: Fused) => Math.min(rank(f.bm25), rank(f.vector));
+  const first = (f: Fused) => Math.min(rank(f.bm25), vectorWeight > 0 ? rank(f.vector) : Infinity);
   return [...fused.values()].sort(
     (a, b) => b.score - a.score || first(a) - first(b) || rank(a.bm25) - rank(b.bm25) || rank(a.vector) - rank(b.vector),
   );

@@ -674,11 +674,11 @@ function candidatesOf(
     const weight = fusionWeight(calibration?.lists, best && lexicalEvidence(lists.lexicalRatio(best.score)), calibration?.vectors);
     const weights = { bm25: weight.lexical, vector: round(1 - weight.lexical) };
     const anchors = lists.unfiltered && listAnchors(lists.unfiltered.bm25, lists.unfiltered.vector);
-    // A vector list without a voice (weight 0) is no evidence: what it alone found scored 0 and was listed after
-    // BM25's matches, a page of unrelated documents at 0.00 ("side exit" in 9 PDFs, s28 user #3). Left out, hybrid
-    // lists what bm25 mode lists (SciFact with GloVe: Recall@100 0.9287 → 0.9320, nDCG@10 as it was; docs/design.md).
+    // A vector list without a voice (weight 0) is no evidence: fusion leaves out what it alone found, and hybrid
+    // lists what bm25 mode lists, in its order (SciFact with GloVe: Recall@100 0.9287 → 0.9320, nDCG@10 as it was;
+    // docs/design.md).
     const voiceless = weights.vector === 0;
-    const fused = fuseHybrid(lists.keyword, lists.semantic, weight.lexical, anchors).filter((f) => !voiceless || f.bm25);
+    const fused = fuseHybrid(lists.keyword, lists.semantic, weight.lexical, anchors);
     measureCoverage(fused.map((f) => ({ id: f.id, lexical: f.bm25 !== null })));
     const candidates = fused.map((f) => ({
       repo,
