@@ -675,8 +675,7 @@ function candidatesOf(
     const weights = { bm25: weight.lexical, vector: round(1 - weight.lexical) };
     const anchors = lists.unfiltered && listAnchors(lists.unfiltered.bm25, lists.unfiltered.vector);
     // A vector list without a voice (weight 0) is no evidence: fusion leaves out what it alone found, and hybrid
-    // lists what bm25 mode lists, in its order (SciFact with GloVe: Recall@100 0.9287 → 0.9320, nDCG@10 as it was;
-    // docs/design.md).
+    // lists what bm25 mode lists, in its order (SciFact with GloVe: BM25's figures; docs/design.md).
     const voiceless = weights.vector === 0;
     const fused = fuseHybrid(lists.keyword, lists.semantic, weight.lexical, anchors);
     measureCoverage(fused.map((f) => ({ id: f.id, lexical: f.bm25 !== null })));
