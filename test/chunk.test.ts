@@ -259,6 +259,19 @@ describe("chunkDocument (markdown)", () => {
     }
   });
 
+  test("a fence never closed ends on the file's last line, not on the line after its final line break (s30 hostile F5)", () => {
+    for (const [source, lines] of [
+      ["```\nfenceA\n", "1-2"],
+      [`\`\`\`\n${Array.from({ length: 11 }, (_, i) => `fence line ${i}`).join("\n")}\n`, "1-12"],
+      [`${"`".repeat(100_000)}\n`, "1-1"],
+      ["```\nfenceA\n\n\n", "1-4"], // blank lines in it are the file's own
+      ["```\nfenceA", "1-2"],
+    ] as const) {
+      const fragments = chunkDocument(md(source)); // the line of backticks is cut into many, each on line 1
+      expect(`${fragments[0]!.startLine}-${Math.max(...fragments.map((f) => f.endLine))}`).toBe(lines);
+    }
+  });
+
   test("a line in a code fence longer than a fragment: its parts cite that line, as written (s24 review D13)", () => {
     const words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa"];
     const long = `${Array.from({ length: 3000 }, (_, i) => `${words[i % 7]}${i}`).join(" ")} needleword`;

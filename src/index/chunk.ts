@@ -81,7 +81,9 @@ interface Section {
 }
 
 /**
- * A text's lines as `split(/\r?\n/)` cuts them, kept as offsets and read one at a time. Held as an array of strings,
+ * A text's lines as `split(/\r?\n/)` cuts them, but for the empty one after a final line break, which ends the last
+ * line and starts none (as `get` counts them: a fence never closed ran to that line, and cited a line past the file's
+ * end, s30 hostile F5). Kept as offsets and read one at a time. Held as an array of strings,
  * with a block and a piece object per line, a text of millions of short lines cost about 250 bytes a line before a
  * fragment was made (a 27 MB log: 1.9 GB); the pipeline below holds ranges and streams its pieces instead.
  */
@@ -92,12 +94,13 @@ class Lines {
 
   constructor(text: string) {
     this.text = text.includes("\r\n") ? text.replaceAll("\r\n", "\n") : text;
+    const end = this.text.endsWith("\n") ? this.text.length - 1 : this.text.length; // the last line's end
     let count = 1;
-    for (let at = this.text.indexOf("\n"); at !== -1; at = this.text.indexOf("\n", at + 1)) count++;
+    for (let at = this.text.indexOf("\n"); at !== -1 && at < end; at = this.text.indexOf("\n", at + 1)) count++;
     this.starts = new Uint32Array(count + 1);
     let line = 1;
-    for (let at = this.text.indexOf("\n"); at !== -1; at = this.text.indexOf("\n", at + 1)) this.starts[line++] = at + 1;
-    this.starts[count] = this.text.length + 1;
+    for (let at = this.text.indexOf("\n"); at !== -1 && at < end; at = this.text.indexOf("\n", at + 1)) this.starts[line++] = at + 1;
+    this.starts[count] = end + 1;
   }
 
   get length(): number {
