@@ -419,6 +419,17 @@ describe("titles and headings come from one markdown reader", () => {
     expect(convertMarkdown("text first\n\n## Later\n", "f").title).toBe("f");
   });
 
+  test("an H1 holding U+2028 or U+2029 is a heading, the separator read as a space (s30 hostile F6)", () => {
+    for (const separator of ["\u2028", "\u2029"]) {
+      const doc = convertMarkdown(`# Heading with${separator}line sep\n\nforgeword\n\n## Sub${separator}part\n\nmore\n`, "ls");
+      expect(doc.title).toBe("Heading with line sep");
+      expect(chunkDocument(doc, { tokens: 100, overlap: 0 }).map((f) => [f.headings, f.text])).toEqual([
+        [[], "forgeword"],
+        [["Sub part"], "more"],
+      ]);
+    }
+  });
+
   test("a setext heading (a line underlined with === or ---) is a heading: the title, the heading path, its section's lines (s20 review F1)", () => {
     expect(convertMarkdown("Setext Title\n============\n\nbody one\n", "f").title).toBe("Setext Title");
     expect(convertMarkdown("intro\n\nLevel Two\n---\n\nText.\n\nLevel One\r\n=\r\n", "f").title).toBe("Level One");

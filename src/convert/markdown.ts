@@ -18,7 +18,11 @@ export type MarkdownBlock =
   | { kind: "line"; line: number; blank: boolean };
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
-const HEADING = /^ {0,3}(#{1,6})[ \t]+(.*)$/;
+/**
+ * An ATX heading. `s`: a line (cut at "\n" alone) may hold U+2028, U+2029 or a lone "\r", which `.` takes for a
+ * line's end: an H1 that held one was no heading (s30 hostile F6).
+ */
+const HEADING = /^ {0,3}(#{1,6})[ \t]+(.*)$/s;
 /** A setext underline: `===` makes its line above an H1, `---` an H2 (a single `-` is a list item's start). */
 const UNDERLINE = /^ {0,3}(?:(=+)|-{2,})[ \t]*$/;
 /**
@@ -167,8 +171,11 @@ function* blockLines(text: string): Generator<[number, string]> {
 /**
  * A heading's text without its closing `#` sequence, stripped here rather than by the regex: the lazy
  * `(.*?)(?:[ \t]+#+)?[ \t]*$` backtracked quadratically on long runs of spaces (a 1 MB heading line never ended).
+ * A line or paragraph separator or a lone carriage return in it is a space, as a renderer shows it (the heading is
+ * one line).
  */
-function headingText(raw: string): string {
+function headingText(line: string): string {
+  const raw = line.replace(/[\r\u2028\u2029]/g, " ");
   let end = raw.length;
   while (end > 0 && (raw[end - 1] === " " || raw[end - 1] === "\t")) end--;
   let hashes = end;
