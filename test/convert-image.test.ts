@@ -94,6 +94,52 @@ test("a TIFF whose list of pages loops back is refused at once, not followed unt
   expect(performance.now() - started).toBeLessThan(5_000);
 });
 
+test("a TIFF's sub-directories are never read: nested two per level 30 deep, or naming themselves (s30 hostile F2)", async () => {
+  // utif2 follows SubIFD, EXIF and GPS pointers recursively: 30 levels of two made 2^30 directory reads (19 s and 3.4 GB
+  // before the memory budget stopped it), and one naming itself overflowed the stack. Only the pages are needed, and
+  // the page here is read (a flat grey square, so OCR finds no text in it). A spy stops utif2 early if it goes deeper.
+  const utif = UTIF as unknown as { _readIFD: (...args: unknown[]) => unknown };
+  const readDirectory = utif._readIFD;
+  let reads = 0;
+  const spy = spyOn(utif, "_readIFD").mockImplementation((...args) => {
+    if (++reads > 1000) throw new Error("utif2 read more than 1,000 directories");
+    return readDirectory.apply(utif, args);
+  });
+  try {
+    for (const file of [
+      nestedTiff(30, 2, 330),
+      nestedTiff(1, 1, 330, true),
+      nestedTiff(1, 1, 34665, true),
+      nestedTiff(1, 2, 34853, true),
+    ]) {
+      reads = 0;
+      const error = await conversionFailure(convertFile("nested.tif", file));
+      expect(error.message).toBe("OCR found no text in the image");
+      expect(reads).toBe(1);
+    }
+  } finally {
+    spy.mockRestore();
+  }
+});
+
+test("a TIFF tag claiming more values than the file holds, or directories claiming it again and again, is refused at once (s30 hostile F2)", async () => {
+  // A tag claiming 2^31 values took utif2 3.8 s and 1.1 GB, reading them past the file's end.
+  const file = nestedTiff(1, 1, 700, true);
+  const view = new DataView(file.buffer);
+  view.setUint16(8 + 2 + 12 * 9 + 2, 4, true); // the last entry: 2^20 LONGs
+  view.setUint32(8 + 2 + 12 * 9 + 4, 2 ** 20, true);
+  const error = await conversionFailure(convertFile("count.tif", file));
+  expect(error.message).toBe(`not a readable TIF image: a tag (700) claims 1048576 values, more than the file's ${file.length} bytes hold`);
+  // 2,000 directories 12 bytes apart, each of 2,000 entries that run over the next ones: 4 million entry reads in 48 KB.
+  const overlapping = overlappingTiff(2000);
+  const started = performance.now();
+  const overlap = await conversionFailure(convertFile("overlap.tif", overlapping));
+  expect(overlap.message).toMatch(
+    /^not a readable TIF image: its directories claim \d+ bytes of entries and values, more than 2 times the file's size$/,
+  );
+  expect(performance.now() - started).toBeLessThan(2_000);
+});
+
 test("a PNG whose pixel data is more than its size needs (a decompression bomb) is refused before it is inflated (s13 review #8)", async () => {
   const { zlibSync } = await import("fflate");
   const chunk = (type: string, data: Uint8Array) => {
@@ -191,6 +237,67 @@ testShared(
   },
   OCR_TIMEOUT,
 );
+
+/**
+ * A little-endian TIFF of one 8 × 8 grey page whose directory's last entry, `tag` (LONG), names `fanOut` directories
+ * like it, each naming as many of the next level's, `levels` deep (all of them itself when `self`).
+ */
+function nestedTiff(levels: number, fanOut: number, tag: number, self = false): Uint8Array {
+  const entries = 10;
+  const size = 2 + 12 * entries + 4;
+  const stride = size + 4 * fanOut; // a directory, then the offsets its last entry names
+  const strip = 8 + levels * stride;
+  const bytes = new Uint8Array(strip + 64).fill(128, strip);
+  const view = new DataView(bytes.buffer);
+  bytes.set([0x49, 0x49, 42, 0]);
+  view.setUint32(4, 8, true);
+  for (let level = 0; level < levels; level++) {
+    const at = 8 + level * stride;
+    const last = self || level < levels - 1 ? [tag, 4, fanOut, at + size] : [305, 2, 4, 0x786f62]; // Software: "box"
+    const tags = [
+      [256, 4, 1, 8],
+      [257, 4, 1, 8],
+      [258, 3, 1, 8],
+      [259, 3, 1, 1],
+      [262, 3, 1, 1],
+      [273, 4, 1, strip],
+      [277, 3, 1, 1],
+      [278, 4, 1, 8],
+      [279, 4, 1, 64],
+      last,
+    ];
+    view.setUint16(at, entries, true);
+    for (const [k, [t, type, count, value]] of tags.entries()) {
+      view.setUint16(at + 2 + 12 * k, t!, true);
+      view.setUint16(at + 4 + 12 * k, type!, true);
+      view.setUint32(at + 6 + 12 * k, count!, true);
+      view.setUint32(at + 10 + 12 * k, value!, true);
+    }
+    for (let k = 0; k < fanOut; k++) view.setUint32(at + size + 4 * k, self ? at : at + stride, true);
+  }
+  return bytes;
+}
+
+/**
+ * A TIFF of `n` page directories 12 bytes apart, each of `n` entries (a SHORT of tag 700 each) that run over the
+ * directories after it: each directory's count is the end of the entry before, and its link to the next lies past
+ * them all.
+ */
+function overlappingTiff(n: number): Uint8Array {
+  const bytes = new Uint8Array(8 + 12 * n + 4 * n + 12 * n);
+  const view = new DataView(bytes.buffer);
+  bytes.set([0x49, 0x49, 42, 0]);
+  view.setUint32(4, 8, true);
+  for (let i = 0; i < 2 * n; i++) {
+    const at = 8 + 12 * i;
+    view.setUint16(at, n, true); // a directory's count, or the end of an entry's value
+    view.setUint16(at + 2, 700, true);
+    view.setUint16(at + 4, 3, true);
+    view.setUint32(at + 6, 1, true);
+  }
+  for (let i = 0; i < n; i++) view.setUint32(8 + 12 * i + 2 + 12 * n, i < n - 1 ? 8 + 12 * (i + 1) : 0, true);
+  return bytes;
+}
 
 /**
  * A little-endian TIFF, one strip a page: 8-bit grey (black is zero) and uncompressed unless `tags` (tag number →

@@ -228,32 +228,89 @@ const JPEG_COMPRESSION = 7;
 const MAX_TIFF_PAGES = 10_000;
 
 /**
- * Refuse a TIFF whose chain of directories (pages) loops back or never ends: utif2 follows it without looking, and
- * a 4 KB file whose one directory names itself as the next grew the process by gigabytes before the memory budget
- * stopped it. (The chain as utif2 reads it: a 2-byte entry count at each directory, the next one's offset after
- * its 12-byte entries.)
+ * Tags whose values utif2 follows to more directories, recursively and without looking: SubIFDs (330), EXIF (34665),
+ * GPS (34853), the MakerNote (37500, read as a directory, a Nikon one as a whole TIFF), DNG's private data (50740) and
+ * Fuji's directory (61440). A 4 KB file whose 30 directories each named the next one twice as sub-images made 2^30
+ * directory reads (19 s, 3.4 GB before the memory budget stopped it: s30 hostile F2); one naming itself overflowed
+ * the stack. Pages are the main chain's directories alone, so these tags are renamed to UNREAD_TAG in the copy
+ * utif2 reads: it then reads no directory but the pages'. (It follows no other tag: EXIF's interop 40965 neither.)
  */
-function checkTiffChain(bytes: Uint8Array): void {
-  if (bytes.length < 8) return; // utif2 says what is wrong with it
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const little = bytes[0] === 0x49; // "II"
+const TIFF_POINTER_TAGS = new Set([330, 34665, 34853, 37500, 50740, 61440]);
+/** A private tag number that utif2 gives no meaning. */
+const UNREAD_TAG = 65_535;
+
+/** Bytes per value of each TIFF field type (1 BYTE … 13 IFD) that utif2 reads: none of 6 (SBYTE) nor past 13. */
+const TIFF_TYPE_BYTES = [0, 1, 1, 2, 4, 8, 0, 1, 2, 4, 8, 4, 8, 4];
+/** BYTE, ASCII and UNDEFINED, which utif2 cuts at the file's end; it reads every value other types claim. */
+const CLIPPED_TYPES = new Set([1, 2, 7]);
+/**
+ * The bytes of entries and values a TIFF's page directories may claim, as a multiple of its size: a file holds each
+ * once (pages may share a value), but directories that overlap each other made utif2 read one file's bytes again and
+ * again. The floor keeps a small or truncated file from being refused for an entry count past its end.
+ */
+const TIFF_CLAIM_RATIO = 2;
+const MIN_TIFF_CLAIM = 2 ** 20;
+
+/**
+ * Refuse a TIFF that utif2 would read for far longer than its size says, and hide from utif2 the directories it
+ * would follow beyond the pages (TIFF_POINTER_TAGS), in `data`, the copy it reads. Refused: a chain of page
+ * directories that loops back or never ends (a 4 KB file whose one directory named itself as the next grew the
+ * process by gigabytes), a tag claiming more values than the file holds (utif2 reads each one: 2^31 of them took 3.8 s
+ * and 1.1 GB), and directories claiming more than TIFF_CLAIM_RATIO times the file in all.
+ */
+function prepareTiff(data: Uint8Array): void {
+  const little = data[0] === 0x49; // "II"
+  // As utif2 reads them: a byte past the file's end is 0.
+  const u16 = (at: number) => (little ? data[at]! | (data[at + 1]! << 8) : (data[at]! << 8) | data[at + 1]!);
+  const u32 = (at: number) => (little ? u16(at) + u16(at + 2) * 65_536 : u16(at) * 65_536 + u16(at + 2));
+  const most = Math.max(MIN_TIFF_CLAIM, TIFF_CLAIM_RATIO * data.length);
+  let claimed = 0;
+  for (const directory of tiffChain(data.length, u16, u32)) {
+    const entries = u16(directory);
+    claimed += 12 * entries; // read even past the file's end
+    for (let i = 0, entry = directory + 2; i < entries && entry < data.length; i++, entry += 12) {
+      const [tag, type, count] = [u16(entry), u16(entry + 2), u32(entry + 4)];
+      if (TIFF_POINTER_TAGS.has(tag)) {
+        data[entry] = UNREAD_TAG & 255;
+        data[entry + 1] = UNREAD_TAG >> 8;
+      }
+      const bytes = count * (TIFF_TYPE_BYTES[type] ?? 0);
+      if (bytes > data.length && !CLIPPED_TYPES.has(type)) {
+        throw new Error(`a tag (${tag}) claims ${count} values, more than the file's ${data.length} bytes hold`);
+      }
+      if (bytes > 4) claimed += Math.min(bytes, data.length);
+    }
+    if (claimed > most) {
+      throw new Error(`its directories claim ${claimed} bytes of entries and values, more than ${TIFF_CLAIM_RATIO} times the file's size`);
+    }
+  }
+}
+
+/**
+ * The offsets of a TIFF's page directories, its main chain as utif2 reads it (a 2-byte entry count at each
+ * directory, the next one's offset after its 12-byte entries; it stops at a directory whose first entry has no known
+ * type; one past the file's end reads as empty), refusing a chain that loops back or never ends.
+ */
+function tiffChain(size: number, u16: (at: number) => number, u32: (at: number) => number): number[] {
+  if (size < 8) return []; // utif2 says what is wrong with it
   const seen = new Set<number>();
-  for (let offset = view.getUint32(4, little); offset !== 0; ) {
+  for (let offset = u32(4); offset !== 0; ) {
     if (seen.has(offset)) throw new Error("its list of pages loops back to a page it already listed");
     if (seen.size >= MAX_TIFF_PAGES) throw new Error(`it lists more than ${MAX_TIFF_PAGES} pages`);
-    if (offset + 2 > bytes.length) return; // a broken chain ends here, as utif2 reads it
+    const entries = u16(offset);
+    const type = u16(offset + 4);
+    if (entries !== 0 && (type < 1 || type > 13)) break;
     seen.add(offset);
-    const next = offset + 2 + view.getUint16(offset, little) * 12;
-    if (next + 4 > bytes.length) return;
-    offset = view.getUint32(next, little);
+    offset = u32(offset + 2 + entries * 12);
   }
+  return [...seen];
 }
 
 /** The TIFF's images (directories with a width and height), each decoded when its page is read. */
 async function tiffPages(bytes: Uint8Array): Promise<Page[]> {
   const UTIF = (await import("utif2")).default;
-  checkTiffChain(bytes);
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  prepareTiff(new Uint8Array(buffer));
   const ifds = (UTIF.decode(buffer) as Ifd[]).filter((ifd) => ifd.t256 && ifd.t257); // the directory holds an image
   if (ifds.length === 0) throw new Error("it holds no image");
   return ifds.map((ifd) => async () => {
