@@ -140,34 +140,34 @@ test("a TIFF tag claiming more values than the file holds, or directories claimi
   expect(performance.now() - started).toBeLessThan(2_000);
 });
 
+test("a PNG's colour profile is never inflated: its pixels are read whatever the profile holds (s30 hostile F6)", async () => {
+  // fast-png inflated the iCCP profile, which OCR never uses: a 1.5 MB bomb in it (1.5 GB inflated) failed the whole
+  // PNG on memory. Profiles it cannot inflate at all (a broken stream, an unknown method) show it is not inflated.
+  const { zlibSync } = await import("fflate");
+  const ihdr = new Uint8Array(13);
+  new DataView(ihdr.buffer).setUint32(0, 8);
+  new DataView(ihdr.buffer).setUint32(4, 8);
+  ihdr[8] = 8; // 8 × 8 grey, 8 bits
+  const pixels = zlibSync(new Uint8Array(8 * 9).map((_, i) => (i % 9 ? 128 : 0))); // each row: filter 0, then grey
+  const name = [...new TextEncoder().encode("profile"), 0];
+  for (const profile of [
+    [...name, 0, ...zlibSync(new Uint8Array(2 ** 20)).subarray(0, 100)], // a deflate stream cut short
+    [...name, 1, 1, 2, 3], // a compression method PNG does not define
+  ]) {
+    const chunks = [chunk("IHDR", ihdr), chunk("iCCP", new Uint8Array(profile)), chunk("IDAT", pixels), chunk("IEND", new Uint8Array())];
+    const error = await conversionFailure(convertFile("profile.png", png(chunks)));
+    expect(error.message).toBe("OCR found no text in the image");
+  }
+});
+
 test("a PNG whose pixel data is more than its size needs (a decompression bomb) is refused before it is inflated (s13 review #8)", async () => {
   const { zlibSync } = await import("fflate");
-  const chunk = (type: string, data: Uint8Array) => {
-    const out = new Uint8Array(12 + data.length);
-    const view = new DataView(out.buffer);
-    view.setUint32(0, data.length);
-    out.set(new TextEncoder().encode(type), 4);
-    out.set(data, 8);
-    return out; // CRC left 0: the check comes before any decoder reads it
-  };
   const ihdr = new Uint8Array(13);
   new DataView(ihdr.buffer).setUint32(0, 1);
   new DataView(ihdr.buffer).setUint32(4, 1);
   ihdr[8] = 8; // 1 × 1 grey, 8 bits
   const idat = zlibSync(new Uint8Array(64 * 2 ** 20), { level: 9 }); // 64 MB of zeros in ~64 KB
-  const bytes = new Uint8Array([
-    0x89,
-    0x50,
-    0x4e,
-    0x47,
-    0x0d,
-    0x0a,
-    0x1a,
-    0x0a,
-    ...chunk("IHDR", ihdr),
-    ...chunk("IDAT", idat),
-    ...chunk("IEND", new Uint8Array()),
-  ]);
+  const bytes = png([chunk("IHDR", ihdr), chunk("IDAT", idat), chunk("IEND", new Uint8Array())]);
   const started = performance.now();
   const error = await conversionFailure(convertFile("bomb.png", bytes));
   expect(error.message).toStartWith("not a readable PNG image: its pixel data (");
@@ -237,6 +237,27 @@ testShared(
   },
   OCR_TIMEOUT,
 );
+
+/** A PNG chunk; its CRC left 0, which fast-png does not check. */
+function chunk(type: string, data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(12 + data.length);
+  new DataView(out.buffer).setUint32(0, data.length);
+  out.set(new TextEncoder().encode(type), 4);
+  out.set(data, 8);
+  return out;
+}
+
+/** A PNG of these chunks. */
+function png(chunks: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(8 + chunks.reduce((sum, part) => sum + part.length, 0));
+  out.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  let at = 8;
+  for (const part of chunks) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
 
 /**
  * A little-endian TIFF of one 8 × 8 grey page whose directory's last entry, `tag` (LONG), names `fanOut` directories

@@ -156,7 +156,7 @@ async function decodePng(bytes: Uint8Array): Promise<GrayImage | null> {
   if (bytes.length >= 24) checkPixels(header.getUint32(16), header.getUint32(20));
   checkPngData(header);
   const png = await import("fast-png");
-  let image = png.decode(bytes);
+  let image = png.decode(withoutProfile(bytes));
   if (image.palette) image = { ...image, data: png.convertIndexedToRgb(image), channels: image.palette[0]?.length ?? 3, depth: 8 };
   let samples: ArrayLike<number> = image.data;
   if (image.depth === 16) samples = Uint8Array.from(image.data, (value) => value >> 8);
@@ -194,6 +194,36 @@ function checkPngData(view: DataView): void {
   // Stored deflate blocks cost 5 bytes in 65,535, the zlib stream 6: a real image never needs more than that.
   if (compressed > raw + raw / 8192 + 4096)
     throw new Error(`its pixel data (${compressed} bytes) is more than ${width} × ${height} pixels need`);
+}
+
+/**
+ * A PNG without its embedded colour profiles (iCCP chunks), which fast-png inflates whole though OCR never uses them:
+ * a 1.5 MB profile that inflated to 1.5 GB failed a PNG whose pixels were fine (s30 hostile F6). A broken chain of
+ * chunks is left as it is from there on, for fast-png to say what is wrong with it.
+ */
+function withoutProfile(bytes: Uint8Array): Uint8Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const kept: Uint8Array[] = [];
+  let from = 0; // the start of the bytes kept since the last profile
+  let at = 8;
+  while (at + 8 <= bytes.length) {
+    const end = at + 12 + view.getUint32(at);
+    if (end > bytes.length) break;
+    if (view.getUint32(at + 4) === 0x69434350) {
+      kept.push(bytes.subarray(from, at)); // "iCCP"
+      from = end;
+    }
+    at = end;
+  }
+  if (kept.length === 0) return bytes;
+  kept.push(bytes.subarray(from));
+  const out = new Uint8Array(kept.reduce((sum, part) => sum + part.length, 0));
+  let put = 0;
+  for (const part of kept) {
+    out.set(part, put);
+    put += part.length;
+  }
+  return out;
 }
 
 /** Grey samples of 1, 2 or 4 bits, rows padded to whole bytes → one byte each, scaled to 0–255. */
