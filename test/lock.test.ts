@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { join } from "node:path";
 import { ResearcherError } from "../src/errors.ts";
 import { acquireWriterLock, processStartTime } from "../src/lock.ts";
-import { registerRepository } from "../src/repos.ts";
+import { forgetRepository, registerRepository } from "../src/repos.ts";
 import { PLAIN, statusText } from "../src/serve/render.ts";
 import { repositoryStatus } from "../src/store/status.ts";
 import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
@@ -157,6 +157,57 @@ test("`repo remove` is refused while an index run holds the lock: the index and 
   expect(runCli(["repo", "remove", "docs"], { home }).code).toBe(0);
   expect(existsSync(dir)).toBe(false);
   expect(runCli(["repo", "list", "--json"], { home }).stdout.trim()).toBe("[]");
+});
+
+test("a `repo remove` killed between its steps leaves the repository whole or gone once the next command runs (s30 hostile F3)", () => {
+  // Its steps: the index folder marked, config.yaml written, the folder deleted. Killed after the write, the whole
+  // index stayed on disk, no repository's: no command showed or deleted it, and `repo remove` said there was none.
+  const [home, docs] = [tempDir(), tempDir()];
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "docs"], { home }).code).toBe(0);
+  const dir = join(home, "repositories", "docs");
+  const mark = join(dir, "removing");
+
+  // Killed before config.yaml was written: the repository stays, whole, and its mark goes.
+  writeFileSync(mark, "docs\n");
+  expect(runCli(["search", "alpha", "--files"], { home }).stdout).toContain("a.md");
+  expect(existsSync(mark)).toBe(false);
+  expect(existsSync(join(dir, "index.db"))).toBe(true);
+
+  // Killed after it: the next command deletes the index the user asked to delete.
+  writeFileSync(mark, "docs\n");
+  forgetRepository(home, "docs");
+  // A removal still running (its writer lock held) is left to it.
+  const release = acquireWriterLock(dir, "docs");
+  try {
+    expect(runCli(["status"], { home }).code).toBe(0);
+    expect(existsSync(join(dir, "index.db"))).toBe(true);
+  } finally {
+    release();
+  }
+  expect(runCli(["status"], { home }).code).toBe(0);
+  expect(existsSync(dir)).toBe(false);
+  expect(readdirSync(join(home, "repositories"))).toEqual([]);
+  expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home })).toMatchObject({ code: 0, stderr: "" });
+});
+
+test("`--keep-data` keeps the index unmarked; `repo remove` of the name then names the kept index and its removal", () => {
+  const [home, docs] = [tempDir(), tempDir()];
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "docs"], { home }).code).toBe(0);
+  const dir = join(home, "repositories", "docs");
+  expect(runCli(["repo", "remove", "docs", "--keep-data"], { home }).code).toBe(0);
+  expect(runCli(["status"], { home }).code).toBe(0);
+  expect(readdirSync(dir).sort()).toEqual(["index.db"]);
+  // It said "no repository named 'docs'" alone, as of a name never used (s30 hostile F3).
+  expect(runCli(["repo", "remove", "docs"], { home })).toEqual({
+    code: 1,
+    stdout: "",
+    stderr: `error: no repository named 'docs', but an index is kept in ${dir}\nhint: \`rm -r ${dir}\` deletes it; \`researcher repo add docs <folder>\` of its folder takes it up again\n`,
+  });
+  expect(existsSync(join(dir, "index.db"))).toBe(true);
 });
 
 test("status says a repository is being indexed, and by which process, instead of telling to run the index that is running", () => {

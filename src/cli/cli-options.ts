@@ -1,6 +1,7 @@
 /** What every command of the CLI shares: the flags type, output, global options, and option value parsing. */
 import type { CAC } from "cac";
 import { resolveHome } from "../config.ts";
+import { finishRemovals } from "../index/repositories.ts";
 import { FROM_ONE, type Range, wholeNumber } from "../search/bounds.ts";
 import { listParts } from "../path-glob.ts";
 import { stderr, stdout } from "../terminal.ts";
@@ -17,7 +18,18 @@ export function globals(cli: CAC): CAC {
   return cli;
 }
 
-export const home = (flags: Flags) => resolveHome(flags.home as string | undefined);
+/** The home a command works in, once what a `repo remove` killed midway left there is finished (finishRemovals). */
+export function home(flags: Flags): string {
+  const dir = resolveHome(flags.home as string | undefined);
+  if (!opened.has(dir)) {
+    opened.add(dir);
+    finishRemovals(dir);
+  }
+  return dir;
+}
+
+/** Homes this process has opened: a command asks for its home several times, and one look is enough. */
+const opened = new Set<string>();
 
 /**
  * `--exclude a --exclude b` and `--exclude a,b` both give [a, b]: each value's items by listParts, the split `config

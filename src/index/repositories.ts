@@ -3,15 +3,17 @@
  * another folder sets that index aside first. `repo remove` unregisters a repository and deletes its index; the
  * writer lock is held throughout, so an index run in progress refuses the removal (LOCKED) instead of having its
  * files deleted under it, and a writer that takes the lock after it finds the name unregistered and builds nothing
- * (writeSession checks under the lock).
+ * (writeSession checks under the lock). Its index folder is marked before the registration goes, so a removal killed
+ * between the two steps is finished, or undone, by the next command (finishRemovals).
  */
-import { existsSync, lstatSync, readdirSync, realpathSync, renameSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
 import {
   type AddRepositoryInput,
   forgetRepository,
   getRepository,
+  listRepositories,
   nestedRepositories,
   type Nesting,
   registerRepository,
@@ -19,10 +21,12 @@ import {
   type Repository,
   type RepositoryPlace,
 } from "../repos.ts";
-import { acquireWriterLock } from "../lock.ts";
-import { TEMP_FILE_NAME } from "../atomic.ts";
-import { ResearcherError, toResearcherError } from "../errors.ts";
+import { acquireWriterLock, withConfigLock, writerLockHolder } from "../lock.ts";
+import { TEMP_FILE_NAME, writeFileAtomic } from "../atomic.ts";
+import { repositoryDir } from "../config.ts";
+import { isResearcherError, ResearcherError, toResearcherError } from "../errors.ts";
 import { danglingLink } from "../files.ts";
+import { shellWord } from "../terminal.ts";
 import { leavesOutFolder } from "./discover.ts";
 import { Store } from "../store/store.ts";
 import { MOVED_ASIDE } from "../store/schema.ts";
@@ -38,6 +42,7 @@ export interface AddedRepository extends Repository {
  * nothing, and no reader ever finds the other folder's text under the new repository.
  */
 export function addRepository(home: string, input: AddRepositoryInput): AddedRepository {
+  finishRemovals(home); // an index a killed removal left under the name is not taken up as a kept one
   let setAside: AddedRepository["setAside"];
   let dir: string | undefined;
   try {
@@ -64,8 +69,14 @@ export function overlappingRepositories(home: string, repo: Repository): Nesting
   return nestedRepositories(home, repo).filter(({ outer, folder }) => !leavesOutFolder(folder, outer));
 }
 
+/**
+ * `repo remove`: unregister a repository and delete its index folder (`keepData`: keep it). The folder is marked
+ * (REMOVAL_MARK) before config.yaml is written: a removal killed after the write left the whole index on disk, no
+ * repository's, which no command showed or deleted, and `repo remove` of the name said there was none (s30 hostile F3).
+ */
 export function removeRepository(home: string, name: string, options: { keepData?: boolean } = {}): Repository {
-  const repo = getRepository(home, name);
+  finishRemovals(home);
+  const repo = registeredForRemoval(home, name);
   // An index folder that is a link to nothing (a disk not mounted) holds no index to lock or delete: the repository
   // goes, and so does the link unless kept (its lock could not be taken there: s22 retest2 A4).
   if (danglingLink(repo.dir) !== undefined) {
@@ -77,6 +88,7 @@ export function removeRepository(home: string, name: string, options: { keepData
   const deleteIndex = () => deleteIndexFolder(repo.dir); // the lock goes with it
   try {
     try {
+      if (!options.keepData) writeFileAtomic(join(repo.dir, REMOVAL_MARK), `${repo.name}\n`);
       forgetRepository(home, repo.name);
     } catch (error) {
       // On a full disk, deleting the index is what makes room for writing the config.
@@ -85,12 +97,81 @@ export function removeRepository(home: string, name: string, options: { keepData
       forgetRepository(home, repo.name);
     }
   } catch (error) {
+    rmSync(join(repo.dir, REMOVAL_MARK), { force: true }); // still registered: its index stays whole, unmarked
     release();
     throw error;
   }
   if (options.keepData) release();
   else deleteIndex();
   return repo;
+}
+
+/**
+ * The file in an index folder that says `repo remove` is deleting it; the next command finishes what a removal killed
+ * midway left (finishRemovals).
+ */
+const REMOVAL_MARK = "removing";
+
+/**
+ * The registered repository `repo remove` names. A name no repository has whose index folder is on disk (kept with
+ * `--keep-data`, or left by a removal an older release was killed in) is named with the command that deletes it.
+ */
+function registeredForRemoval(home: string, name: string): Repository {
+  try {
+    return getRepository(home, name);
+  } catch (error) {
+    const dir = repositoryDir(home, name.trim());
+    const kept = isResearcherError(error) && error.code === "REPO_NOT_FOUND" && /^[^/.]+$/.test(name.trim()) && Store.exists(dir);
+    if (!kept) throw error;
+    throw new ResearcherError("REPO_NOT_FOUND", `${error.message}, but an index is kept in ${dir}`, {
+      hint: `\`rm -r ${shellWord(dir)}\` deletes it; \`researcher repo add ${shellWord(name.trim())} <folder>\` of its folder takes it up again`,
+    });
+  }
+}
+
+/**
+ * Finish, or undo, what `repo remove` killed midway left: an index folder marked for removal (REMOVAL_MARK) goes when
+ * its repository is no longer registered (config.yaml was written), and is unmarked, whole, when it still is (the
+ * kill came before). One a live removal holds is left to it. Under config.yaml's lock, so no `repo add` registers the
+ * name between the look and the deletion. Run as a home is opened (the CLI's commands) and by `repo add` and `repo
+ * remove`; what cannot be done now (a folder another process holds, one this user cannot write) waits for a later one.
+ */
+export function finishRemovals(home: string): void {
+  const root = join(home, "repositories");
+  let marked: string[];
+  try {
+    marked = readdirSync(root).filter((name) => statSync(join(root, name, REMOVAL_MARK), { throwIfNoEntry: false })?.isFile());
+  } catch {
+    return; // no index yet, or none this user can read: nothing to finish
+  }
+  if (marked.length === 0) return;
+  try {
+    withConfigLock(home, () => {
+      const registered = new Set(listRepositories(home).map((repo) => repo.name));
+      for (const name of marked) finishRemoval(join(root, name), name, registered.has(name));
+    });
+  } catch {
+    // a config.yaml being edited, or unreadable: the command says so itself, and a later one finishes the removal
+  }
+}
+
+function finishRemoval(dir: string, name: string, registered: boolean): void {
+  if (writerLockHolder(dir) !== null) return; // a removal (or a run) in progress
+  if (registered) {
+    rmSync(join(dir, REMOVAL_MARK), { force: true });
+    return;
+  }
+  let release: () => void;
+  try {
+    release = acquireWriterLock(dir, name);
+  } catch {
+    return; // taken meanwhile
+  }
+  try {
+    deleteIndexFolder(dir);
+  } catch {
+    release(); // a later command tries again
+  }
 }
 
 /**
@@ -174,10 +255,10 @@ function lstatOrNull(path: string) {
 }
 
 /**
- * What an index folder holds: the database and its side files, the ANN file, the lock; copies moved aside are
- * MOVED_ASIDE's, temp files TEMP_FILE_NAME's.
+ * What an index folder holds: the database and its side files, the ANN file, the lock, a removal's mark
+ * (REMOVAL_MARK); copies moved aside are MOVED_ASIDE's, temp files TEMP_FILE_NAME's.
  */
-const INDEX_FILE = /^(?:index\.db(?:-wal|-shm)?|vectors\.usearch|lock)$/;
+const INDEX_FILE = /^(?:index\.db(?:-wal|-shm)?|vectors\.usearch|lock|removing)$/;
 
 /**
  * Delete an index folder. One that is a link (the index kept on another disk) loses the index files in its target
