@@ -481,3 +481,42 @@ test("a file where one repository's index folder belongs is that repository's pr
   ]);
   expect(reports[1]!.problems[0]!.fix).toContain("mv");
 });
+
+test("an index another program holds a write lock on is busy, never damaged: verify says LOCKED and repairs nothing (s30 hostile F4)", async () => {
+  // "full-text: integrity check failed: database is locked → researcher verify b --repair", and that repair rebuilt
+  // the sound full-text index once the lock went.
+  const [home, docs] = [tempDir(), tempDir()];
+  writeTree(docs, { "y.md": "beta doc\n" });
+  const repo = registerRepository(home, { name: "b", path: docs, embed: false });
+  await indexRepository(home, repo);
+  const other = new Database(Store.dbPath(repo.dir)); // a sqlite3 shell left in a transaction
+  other.run("BEGIN EXCLUSIVE");
+  other.run("CREATE TABLE IF NOT EXISTS zz(x)");
+  const busy = "error: an index is busy: database is locked\nhint: another process is writing it: try again in a moment\n";
+  try {
+    expect(runCli(["verify", "b"], { home })).toEqual({ code: 1, stdout: "", stderr: busy });
+    expect(runCli(["verify", "b", "--repair"], { home })).toEqual({ code: 1, stdout: "", stderr: busy });
+    // Verifying every repository, the busy one is its entry's problem, not the command's end.
+    const all = runCli(["verify", "--json"], { home });
+    expect(all.code).toBe(1);
+    expect(JSON.parse(all.stdout)).toEqual([
+      {
+        repository: "b",
+        ok: false,
+        problems: [
+          {
+            check: "database",
+            detail: "an index is busy: database is locked",
+            fix: "researcher verify b once the run is over",
+            repaired: false,
+          },
+        ],
+        moved_aside: [],
+      },
+    ]);
+  } finally {
+    other.run("ROLLBACK");
+    other.close();
+  }
+  expect(runCli(["verify", "b"], { home })).toMatchObject({ code: 0, stdout: "b: ok\n" });
+}, 60_000);

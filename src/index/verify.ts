@@ -11,7 +11,7 @@ import { confinedReader, movedRoot, movedRootHint, NOT_REGULAR, sha256 } from ".
 import { shellWord } from "../terminal.ts";
 import { discoverFiles, type Discovery, keepUnmounted, UNMOUNTED } from "./discover.ts";
 import { planChanges } from "./plan.ts";
-import { describeError, isResearcherError, isSqliteDamage } from "../errors.ts";
+import { describeError, isResearcherError, isSqliteDamage, isSqliteEnvironment, toResearcherError } from "../errors.ts";
 import { acquireWriterLock, leftoverTempFiles } from "../lock.ts";
 import { type Repository, selectRepositories } from "../repos.ts";
 import { indexesMovedAside } from "../store/schema.ts";
@@ -112,9 +112,10 @@ async function checkDatabase(repo: Repository, problems: VerifyProblem[], repair
   let store: Store;
   try {
     store = Store.open(repo.dir, { write: true }); // under the writer lock: an older schema is upgraded
-  } catch (error) {
+  } catch (thrown) {
     // Only damage is rebuilt: a file this user may not write, a full disk or an index another program holds is
     // the environment's, and its own hint says what helps (a rebuild moved a sound index aside: s19 review F7).
+    const error = isSqliteEnvironment(thrown) ? toResearcherError(thrown, { repository: repo.name, dir: repo.dir }) : thrown;
     if (isResearcherError(error) && error.code !== "INDEX_CORRUPT") {
       problems.push({ check: "database", detail: error.message, fix: error.hint ?? "try again", repaired: false });
     } else if (isResearcherError(error) || isSqliteDamage(error)) damaged(describeError(error));
@@ -128,6 +129,9 @@ async function checkDatabase(repo: Repository, problems: VerifyProblem[], repair
     if (pages.length) pages.forEach(damaged);
     else if (!wrongTyped) await checkStore(store, repo, problems, repair);
   } catch (error) {
+    // A busy, full or forbidden index is LOCKED, DISK_FULL, PERMISSION_DENIED as every command says it: verifying
+    // every repository, a LOCKED one is reported in its entry and the others are verified.
+    if (isSqliteEnvironment(error)) throw toResearcherError(error, { repository: repo.name, dir: repo.dir });
     if (!isSqliteDamage(error)) throw error;
     damaged(describeError(error));
   } finally {
@@ -377,6 +381,9 @@ function fullTextProblems(store: Store): string[] {
   try {
     store.fullText.checkIntegrity();
   } catch (error) {
+    // The check is a write: another program's lock on index.db (a sqlite3 shell in a transaction, a backup) fails
+    // it with SQLITE_BUSY, which is no damage, and its "repair" rebuilt a sound full-text index (s30 hostile F4).
+    if (isSqliteEnvironment(error)) throw error;
     problems.push(`integrity check failed: ${(error as Error).message}`);
   }
   const rows = store.fullText.rowCount();
