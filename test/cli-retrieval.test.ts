@@ -411,14 +411,12 @@ describe("multi-get", () => {
     expect(ok("multi-get", "d12.md", "--max-bytes", "10")).toMatch(/^==> notes:d12\.md <== skipped: larger than/);
   });
 
-  test("a glob or a ref that names nothing is listed, exit 0, and said on stderr whatever the format (s23 C2)", () => {
-    // A glob alone in a repository that does not exist or was never indexed failed the command (exit 1) where a ref
-    // alone was listed; a ref that named nothing said nothing on stderr, as a glob that matches nothing does.
+  test("a glob or a ref that names nothing is listed, exit 0, and said on stderr whatever the format (s23 C2); in no repository, REPO_NOT_FOUND (s30 hostile F6)", () => {
+    // A glob alone in a repository never indexed failed the command (exit 1) where a ref alone was listed; a ref that
+    // named nothing said nothing on stderr, as a glob that matches nothing does.
     ok("repo", "add", "unindexed", tempDir(), "--no-embed"); // the last test of the file: no other sees it
     const notYet = "repository 'unindexed' has not been indexed yet (hint: run `researcher index unindexed`)";
     for (const [pattern, reason] of [
-      ["ghost:*", "no repository named 'ghost'"],
-      ["ghost:a.md", "no repository named 'ghost'"],
       ["unindexed:*", notYet],
       ["unindexed:a.md", notYet],
       ["notes:zz.md", "notes:zz.md is not an indexed document"],
@@ -444,8 +442,22 @@ describe("multi-get", () => {
         stderr: `skipped ${pattern}: ${reason}\nno indexed documents match ${pattern}\n`,
       });
     }
+    // A repository that does not exist is REPO_NOT_FOUND, as `ls ghost` and `get ghost:a.md` say it: it was an empty
+    // match, exit 0 (s30 hostile F6). So is a list of such parts alone; one with a part that reads is not.
+    const missing = "error: no repository named 'ghost'\nhint: known repositories: notes, unindexed\n";
+    for (const pattern of ["ghost:*", "ghost:a.md", "ghost:*,ghost:b.md"]) {
+      expect({ pattern, ...cli("multi-get", pattern) }).toEqual({ pattern, code: 1, stdout: "", stderr: missing });
+      expect({ pattern, ...cli("multi-get", pattern, "--files") }).toEqual({ pattern, code: 1, stdout: "", stderr: missing });
+    }
+    expect(JSON.parse(cli("multi-get", "ghost:*", "--json").stdout)).toMatchObject({ error: { code: "REPO_NOT_FOUND" } });
+    expect(cli("ls", "ghost")).toMatchObject({ code: 1, stderr: missing });
     // A list that read something is not said to match nothing; `get` of a ref in a repository never indexed names the run.
-    expect(cli("multi-get", "notes:d01.md,ghost:*", "--json").stderr).toBe("");
+    const partly = cli("multi-get", "notes:d01.md,ghost:*", "--json");
+    expect({ code: partly.code, stderr: partly.stderr, skipped: JSON.parse(partly.stdout).skipped }).toEqual({
+      code: 0,
+      stderr: "",
+      skipped: [{ repository: "", path: "ghost:*", reason: "no repository named 'ghost'" }],
+    });
     const never = cli("get", "unindexed:a.md");
     expect({ code: never.code, stderr: never.stderr }).toEqual({
       code: 1,

@@ -545,14 +545,14 @@ describe("readDocuments (multi-get)", () => {
     expect(await paths("one:*/readme.md")).toEqual(["one:shared/readme.md"]);
     expect(await paths("one:2024:01/*")).toEqual(["one:2024:01/log.md"]);
     expect(await paths("2024:01/*")).toEqual(["one:2024:01/log.md"]); // a colon in a path, not a repository
-    // A misspelt repository before a glob is said to be, as in a ref, not an empty match: listed with its reason, as a
-    // ref alone is (it failed the command: s23 C2).
-    const misnamed = async (pattern: string) => (await readDocuments(home, pattern)).skipped;
-    expect(await misnamed("noe:*.md")).toEqual([{ repository: "", path: "noe:*.md", reason: "no repository named 'noe'" }]);
+    // A misspelt repository before a glob is said to be, as in a ref, not an empty match: REPO_NOT_FOUND, as `get` and
+    // `ls` say it (it was listed with its reason, the command exiting 0: s30 hostile F6).
+    const misnamed = async (pattern: string) => refusal(readDocuments(home, pattern));
+    expect(await misnamed("noe:*.md")).toMatchObject({ code: "REPO_NOT_FOUND", message: "no repository named 'noe'" });
     // A path with a colon that matches nothing is an empty match, not "no repository named '2025'" (review s8 #10).
     expect(await paths("2025:01/*")).toEqual([]);
     // A name unlike any path's part before a colon is a repository's, though paths hold colons (s17 review #9).
-    expect(await misnamed("nosuch:*")).toEqual([{ repository: "", path: "nosuch:*", reason: "no repository named 'nosuch'" }]);
+    expect(await misnamed("nosuch:*")).toMatchObject({ code: "REPO_NOT_FOUND", message: "no repository named 'nosuch'" });
     // Anchored with a leading slash, or a whole folder with a trailing one (they matched nothing: hostile s8 #9).
     expect(await paths("one:/shared/*")).toEqual(["one:shared/readme.md"]);
     expect(await paths("one:shared/")).toEqual(["one:shared/readme.md"]);
@@ -685,7 +685,7 @@ describe("readDocuments (multi-get)", () => {
     expect(await read("book:nope,b.md")).toEqual({ read: [["fresh:b.md", "# Other\n\nunindexed zebrafish"]], skipped: ["book:nope"] });
   });
 
-  test("a glob or a ref in a repository that does not exist or was never indexed is listed with its reason, alone as in a list (s16 user #5, s23 C2)", async () => {
+  test("a glob or a ref in a repository never indexed is listed with its reason, alone as in a list; in one that does not exist it is REPO_NOT_FOUND (s16 user #5, s23 C2, s30 hostile F6)", async () => {
     // Both answered an empty match: a script's misspelt repository went unnoticed. A glob alone then failed the
     // command where a ref alone was listed, and a ref in a repository never indexed was "not an indexed document".
     const own = tempDir();
@@ -695,9 +695,9 @@ describe("readDocuments (multi-get)", () => {
     registerRepository(own, { name: "later", path: tempDir(), embed: false });
     const notYet = "repository 'later' has not been indexed yet (hint: run `researcher index later`)";
     // No indexed path holds a colon, so `nosuch:` can only be a repository's name.
+    for (const pattern of ["nosuch:*", "nosuch:a.md"])
+      expect(await refusal(readDocuments(own, pattern))).toMatchObject({ code: "REPO_NOT_FOUND", message: "no repository named 'nosuch'" });
     for (const [pattern, reason] of [
-      ["nosuch:*", "no repository named 'nosuch'"],
-      ["nosuch:a.md", "no repository named 'nosuch'"],
       ["later:*", notYet],
       ["later:a.md", notYet],
     ] as const) {

@@ -88,8 +88,11 @@ export function matchDocuments(
   }));
 }
 
-/** What a pattern matched, and, when it named its repository, that repository if its index failed to open. */
-type Matched = { refs: DocumentRef[]; skipped: SkippedDocument[]; unreadable?: SkippedRepository[] };
+/**
+ * What a pattern matched, and, when it named its repository, that repository if its index failed to open; a part
+ * skipped as its repository does not exist, that error.
+ */
+type Matched = { refs: DocumentRef[]; skipped: SkippedDocument[]; unreadable?: SkippedRepository[]; missingRepository?: ResearcherError };
 
 /** matchDocuments within a session: every part looks paths up in the same listing of each repository. */
 function matchIn(home: string, pattern: string, scope: PartScope): Matched {
@@ -121,6 +124,10 @@ function matchIn(home: string, pattern: string, scope: PartScope): Matched {
     if (cut) i = cut.last;
     matched.push(cut ? { refs: [cut.ref], skipped: [] } : matchPart(home, part, scope, false, resolved));
   }
+  // Every part in a repository that does not exist: the command's error, as a pattern of one such part is (it exited
+  // 0, "no indexed documents match", where `get` and `ls` said REPO_NOT_FOUND: s30 hostile F6).
+  const missing = matched.every((m) => m.missingRepository) ? matched[0]?.missingRepository : undefined;
+  if (missing) throw missing;
   return { refs: matched.flatMap((m) => m.refs), skipped: matched.flatMap((m) => m.skipped) };
 }
 
@@ -177,10 +184,14 @@ function matchPart(home: string, part: string, scope: PartScope, single: boolean
   const resolved = known ?? (single && globbed ? undefined : resolvedPart(home, part, scope));
   if (resolved && "ref" in resolved) return { refs: [resolved.ref], skipped: [] };
   const skip = (reason: string): Matched => ({ refs: [], skipped: [{ repository: "", path: part, reason }] });
-  // A part's error is its skipped entry, but the failure of a repository's index fails a pattern of that part alone.
+  // A part's error is its skipped entry, but the failure of a repository's index, or a repository that does not
+  // exist, fails a pattern of that part alone, as `get` and `ls` fail.
   const skipFor = (error: unknown): Matched => {
-    if (single && isResearcherError(error) && INDEX_FAILURES.has(error.code)) throw error;
-    return skip(partReason(error));
+    if (single && isResearcherError(error) && (INDEX_FAILURES.has(error.code) || error.code === "REPO_NOT_FOUND")) throw error;
+    return {
+      ...skip(partReason(error)),
+      missingRepository: isResearcherError(error) && error.code === "REPO_NOT_FOUND" ? error : undefined,
+    };
   };
   let absolute: { pattern: string; folder: boolean } | undefined;
   try {
