@@ -1,6 +1,6 @@
 /** The retrieval surface from the command line (a real subprocess): search output flags, get, multi-get, ls. */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { appendFileSync, mkdirSync, rmSync } from "node:fs";
+import { appendFileSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { cliCommand, HOOK_TIMEOUT, parseCsv, runCli, tempDir, writeTree } from "./helpers.ts";
 
@@ -555,4 +555,26 @@ test("get and multi-get escape a document's control characters on a terminal, as
   }
   // A pipe gets the text as it is.
   expect(runCli(["get", "r:t.md"], { home }).stdout).toContain("\x1b]0;PWNED\x07");
+});
+
+test("get and multi-get of a file the last run failed name its recorded reason, not a typo's close paths (s30 hostile F6)", () => {
+  // multi-get said "a:pw.md is not an indexed document (did you mean a:x.md?)", and get the same with its hint.
+  const home = tempDir();
+  const folder = tempDir();
+  writeTree(folder, { "x.md": "x words\n" });
+  symlinkSync("/etc/passwd", join(folder, "pw.md"));
+  expect(runCli(["repo", "add", "a", folder, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "a"], { home }).stdout).toContain("failed pw.md: resolves to /etc/passwd, outside the repository");
+  const why = "a:pw.md is not indexed: the last index run failed it: resolves to /etc/passwd, outside the repository";
+  const hint = "once it is fixed, `researcher index a --retry-failed` reads it again (`researcher status a` lists the failures)";
+  expect(runCli(["get", "a:pw.md"], { home })).toEqual({ code: 1, stdout: "", stderr: `error: ${why}\nhint: ${hint}\n` });
+  for (const pattern of ["a:pw.md", join(folder, "pw.md")]) {
+    const json = runCli(["multi-get", pattern, "--json"], { home });
+    expect({ pattern, code: json.code, skipped: JSON.parse(json.stdout).skipped }).toEqual({
+      pattern,
+      code: 0,
+      skipped: [{ repository: "", path: pattern, reason: why }],
+    });
+    expect(runCli(["multi-get", pattern], { home }).stdout).toBe(`==> ${pattern} <== skipped: ${why}\n`);
+  }
 });

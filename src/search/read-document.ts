@@ -139,6 +139,10 @@ function folderOrNotIndexed(home: string, repo: Repository, path: string, { sess
     const suggestions = suggest === false ? [] : closePaths(repo, path, session);
     const ruled = leftOut?.(repo, path);
     if (ruled) return notIndexed(`${repo.name}:${path}`, suggestions, "", repo.name, ruled);
+    // A file the last run failed is no typo: its reason, as `status` lists it (a link out of the repository was "not
+    // an indexed document (did you mean a:x.md?)": s30 hostile F6).
+    const failed = withStore(repo, (store) => store.failureOf(path), session);
+    if (failed !== undefined) return notIndexed(`${repo.name}:${path}`, [], "", repo.name, failedToIndex(repo, failed));
     // A first run that may not have reached it yet says so, as search and `ls` say it (it read as a failed file: s28
     // hostile F3); a close path indexed so far comes after the wait (b.md not reached yet is no typo for a.md).
     const notYet = withStore(repo, (store) => notReachedYet(repo, store), session);
@@ -157,6 +161,15 @@ function folderOrNotIndexed(home: string, repo: Repository, path: string, { sess
       hint: `\`researcher multi-get ${part}\` reads them, \`researcher ls ${ref}\` lists them`,
     },
   );
+}
+
+/** Why a file the last run failed is not in the index, and what reads it again once it is fixed. */
+function failedToIndex(repo: Repository, reason: string): { why: string; hint: string } {
+  const name = shellWord(repo.name);
+  return {
+    why: `the last index run failed it: ${reason}`,
+    hint: `once it is fixed, \`researcher index ${name} --retry-failed\` reads it again (\`researcher status ${name}\` lists the failures)`,
+  };
 }
 
 function listedInfo(repo: Repository, doc: ListedDocument): DocumentInfo {

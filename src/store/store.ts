@@ -853,6 +853,11 @@ export class Store {
     return this.db.query<{ path: string; reason: string }, []>("SELECT path, reason FROM failures ORDER BY path").all();
   }
 
+  /** Why the last run that read `path` failed it, if it did (as `status` lists it). */
+  failureOf(path: string): string | undefined {
+    return this.db.query<{ reason: string }, [string]>("SELECT reason FROM failures WHERE path = ?").get(path)?.reason;
+  }
+
   /** The fragments a filter admits. */
   fragmentIdsWhere(where: SqlCondition): number[] {
     return this.db
