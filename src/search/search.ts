@@ -595,6 +595,25 @@ function repositoryMode(
   return { mode: "bm25", fallback: { code: "NO_VECTORS", message: `searched with bm25: ${message}`, hint: embed } };
 }
 
+/**
+ * Whether some fragment the search admits holds the query's words: its BM25 list (`ranked`) is not empty, or, where
+ * there is none (vector mode ranks no words), its best one. Where the filters admit no fragment at all, whether any
+ * fragment holds them: a filter that admits nothing is no missing word, as NO_WORD_MATCH is not said then (s29 agent
+ * 2), and `words_found: false` told a REST client the words were missing (s30 hostile F6).
+ */
+function wordsFoundIn(
+  store: Store,
+  parsed: ParsedQuery,
+  match: string | null,
+  ranked: { hits: Ranked[] } | undefined,
+  where?: SqlCondition,
+): boolean {
+  if (!match) return false;
+  const found = (condition?: SqlCondition) => fts5Ranking(store, parsed, match, 1, condition).hits.length > 0;
+  if (ranked ? ranked.hits.length > 0 : found(where)) return true;
+  return where !== undefined && !store.admitsAny(where) && found();
+}
+
 /** The BM25 and vector lists of one repository, `depth` deep, the filter applied (and, hybrid, unfiltered too). */
 async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: SearchMode, depth: number): Promise<RankedLists> {
   const { parsed, filter, context } = run;
@@ -606,8 +625,7 @@ async function rankLists(run: SearchRun, repo: Repository, store: Store, mode: S
   const lists: RankedLists = {
     where,
     ranked,
-    // Vector mode ranks no words, but says whether any fragment holds them (the best one is enough to know).
-    wordsFound: mode === "vector" ? Boolean(match && fts5Ranking(store, parsed, match, 1, where).hits.length) : ranked.hits.length > 0,
+    wordsFound: wordsFoundIn(store, parsed, match, mode === "vector" ? undefined : ranked, where),
     keyword: ranked.hits,
     semantic: [],
     lexicalRatio: lexicalRatio(store, parsed),

@@ -167,6 +167,26 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
     expect(sizeless(one.body.repositories[0]!)).toEqual(sizeless({ ...cliJson(["status", "docs"]), failures_total: 1 }));
   });
 
+  test("GET /search whose filters admit nothing says the words were found where they were, as the CLI says (s30 hostile F6)", async () => {
+    // It answered `"words_found": false`, which says no passage holds the query's words, and the words were there.
+    const none = ["where=path%3Dguides%2Finstall.md", "where=path%3Da.md"].join("&");
+    for (const [query, found] of [
+      ["steps", true],
+      ["zzzq", false],
+    ] as const) {
+      const answer = await get(`/search?q=${query}&${none}`);
+      expect({ query, status: answer.status, body: answer.body }).toMatchObject({
+        query,
+        status: 200,
+        body: { total: 0, words_found: found, results: [] },
+      });
+      const cli = cliJson(["search", query, "--where", "path=guides/install.md", "--where", "path=a.md"]);
+      expect({ query, words_found: cli.words_found }).toEqual({ query, words_found: found });
+    }
+    // A filter that admits fragments without the words: none the search admits holds them.
+    expect((await get("/search?q=steps&where=path%3Da.md")).body).toMatchObject({ total: 0, words_found: false });
+  });
+
   test("GET /repositories answers list_repositories': each status without failures, ann, index_due and index_held", async () => {
     const { status, body } = await get("/repositories");
     expect(status).toBe(200);
