@@ -6,7 +6,7 @@
  * (writeSession checks under the lock). Its index folder is marked before the registration goes, so a removal killed
  * between the two steps is finished, or undone, by the next command (finishRemovals).
  */
-import { existsSync, lstatSync, readdirSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
 import {
@@ -140,7 +140,10 @@ export function finishRemovals(home: string): void {
   const root = join(home, "repositories");
   let marked: string[];
   try {
-    marked = readdirSync(root).filter((name) => statSync(join(root, name, REMOVAL_MARK), { throwIfNoEntry: false })?.isFile());
+    // Read by listings, not by looking for files that are mostly absent: a failed call leaves its errno, which Bun
+    // reports as a later failure's (`serve --host 999.1.1.1` then said ENOENT instead of the address).
+    if (!readdirSync(home).includes("repositories")) return;
+    marked = readdirSync(root).filter((name) => isMarked(join(root, name)));
   } catch {
     return; // no index yet, or none this user can read: nothing to finish
   }
@@ -152,6 +155,15 @@ export function finishRemovals(home: string): void {
     });
   } catch {
     // a config.yaml being edited, or unreadable: the command says so itself, and a later one finishes the removal
+  }
+}
+
+/** Whether an index folder (or the folder a link to one leads to) holds REMOVAL_MARK. */
+function isMarked(dir: string): boolean {
+  try {
+    return readdirSync(dir).includes(REMOVAL_MARK);
+  } catch {
+    return false; // a file, a link to nothing, a folder this user cannot read
   }
 }
 
