@@ -15,6 +15,7 @@ import type { CodeLanguage } from "./code-languages.ts";
 import type { CodeSection } from "./document.ts";
 import { FUNCTION_LABEL, LABEL_SEPARATOR, shortHeading } from "../text.ts";
 import { appendAll } from "../lists.ts";
+import { noFTL } from "bun:jsc";
 import { parserFor, type SyntaxNode, type Tree } from "./tree-sitter.ts";
 
 export interface CodeOutlineOptions {
@@ -200,6 +201,26 @@ function join(a: Span, b: Span, aLarger: boolean): Span {
 }
 
 class Chunker {
+  static {
+    for (const method of [
+      Chunker.prototype.container,
+      Chunker.prototype.absorbTiny,
+      Chunker.prototype.split,
+      Chunker.prototype.splitInside,
+      Chunker.prototype.pack,
+      Chunker.prototype.defined,
+      Chunker.prototype.byLines,
+      Chunker.prototype.units,
+      Chunker.prototype.attaches,
+      Chunker.prototype.trails,
+      Chunker.prototype.openPrototype,
+      Chunker.prototype.docCommentStart,
+      Chunker.prototype.widen,
+      Chunker.prototype.tokens,
+    ])
+      noFTL(method); // see WALK below
+  }
+
   constructor(
     private readonly lines: string[],
     private readonly language: CodeLanguage,
@@ -1172,3 +1193,51 @@ function bodyOf(node: SyntaxNode): SyntaxNode {
 function clausesAfter(node: SyntaxNode, body: SyntaxNode): boolean {
   return node.namedChildren.some((child) => child.startIndex >= body.endIndex && !COMMENT.test(child.type));
 }
+
+/**
+ * The walk's functions stay below JavaScriptCore's top tier (FTL; with Chunker's methods, in its static block). A
+ * conversion worker walks each tree once, a second or so of JavaScript in all per index run, and each of these
+ * functions calls the parser's node accessors, which FTL inlines into it: compiling `labelOf` alone took it about a
+ * second, and the walk's FTL compiles cost each worker more CPU than their code saved. The tiers below (DFG) compile
+ * them in milliseconds. Measured on the 668 Python files of /usr/lib/python3.11 (docs/benchmarks.md, "Code").
+ */
+const WALK = [
+  namesItsParts,
+  unitPart,
+  join,
+  overloads,
+  declared,
+  merge,
+  endRow,
+  hasContent,
+  firstContent,
+  lastContent,
+  withLabel,
+  mostTelling,
+  isAttachable,
+  isIncludeGuard,
+  headingLabel,
+  labelOf,
+  atModuleLevel,
+  isRequire,
+  inFunctionBody,
+  isModuleScope,
+  calledAsThis,
+  madeOfFunctions,
+  assignedNames,
+  returnsFunction,
+  makesFunction,
+  macroWrappedName,
+  splitPrototypeName,
+  brokenPrototypeName,
+  nameBefore,
+  definedWithin,
+  ambientInner,
+  declaredVariables,
+  declarationKeyword,
+  functionName,
+  declaratorName,
+  bodyOf,
+  clausesAfter,
+];
+for (const walk of WALK) noFTL(walk);
