@@ -192,6 +192,20 @@ test("a `repo remove` killed between its steps leaves the repository whole or go
   expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home })).toMatchObject({ code: 0, stderr: "" });
 });
 
+test("a removal killed while deleting is finished by the next command; a folder the user marked with a file of that name is no removal (s30b N1, N6)", () => {
+  const home = tempDir();
+  writeTree(home, { "config.yaml": "repositories: {}\n" });
+  // What a kill midway through the deletion leaves since the mark goes last: the mark and part of the index.
+  const killed = join(home, "repositories", "gone");
+  writeTree(killed, { removing: "gone\n", "vectors.usearch": "x" });
+  // A folder of the user's holding a file named `removing`: `status` deleted it, and everything in it (N6).
+  const mine = join(home, "repositories", "mine");
+  writeTree(mine, { removing: "a note of mine\n", "plans.md": "# Plans\n" });
+  expect(runCli(["status"], { home }).code).toBe(0);
+  expect(existsSync(killed)).toBe(false);
+  expect(readFileSync(join(mine, "plans.md"), "utf8")).toBe("# Plans\n");
+});
+
 test("`--keep-data` keeps the index unmarked; `repo remove` of the name then names the kept index and its removal", () => {
   const [home, docs] = [tempDir(), tempDir()];
   writeTree(docs, { "a.md": "# A\n\nalpha\n" });

@@ -6,9 +6,9 @@
  * (writeSession checks under the lock). Its index folder is marked before the registration goes, so a removal killed
  * between the two steps is finished, or undone, by the next command (finishRemovals).
  */
-import { existsSync, lstatSync, readdirSync, realpathSync, renameSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { constants } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import {
   type AddRepositoryInput,
   forgetRepository,
@@ -88,7 +88,7 @@ export function removeRepository(home: string, name: string, options: { keepData
   const deleteIndex = () => deleteIndexFolder(repo.dir); // the lock goes with it
   try {
     try {
-      if (!options.keepData) writeFileAtomic(join(repo.dir, REMOVAL_MARK), `${repo.name}\n`);
+      if (!options.keepData) writeFileAtomic(join(repo.dir, REMOVAL_MARK), removalMark(repo.name));
       forgetRepository(home, repo.name);
     } catch (error) {
       // On a full disk, deleting the index is what makes room for writing the config.
@@ -158,14 +158,20 @@ export function finishRemovals(home: string): void {
   }
 }
 
-/** Whether an index folder (or the folder a link to one leads to) holds REMOVAL_MARK. */
+/**
+ * Whether an index folder (or the folder a link to one leads to) holds REMOVAL_MARK naming it, as `repo remove`
+ * writes it: a folder of the user's holding a file of that name is no removal (`status` deleted one, s30b N6).
+ */
 function isMarked(dir: string): boolean {
   try {
-    return readdirSync(dir).includes(REMOVAL_MARK);
+    return readdirSync(dir).includes(REMOVAL_MARK) && readFileSync(join(dir, REMOVAL_MARK), "utf8") === removalMark(basename(dir));
   } catch {
     return false; // a file, a link to nothing, a folder this user cannot read
   }
 }
+
+/** What REMOVAL_MARK holds: the name of the repository being removed. */
+const removalMark = (name: string) => `${name}\n`;
 
 function finishRemoval(dir: string, name: string, registered: boolean): void {
   if (writerLockHolder(dir) !== null) return; // a removal (or a run) in progress
@@ -284,11 +290,22 @@ function deleteIndexFolder(dir: string): void {
   } catch {
     target = undefined; // a link to nothing: only the link is left to remove
   }
+  // The removal mark goes last: a kill midway left the index unmarked and no repository's, kept for good (s30b N1).
+  const unmarked = (name: string) => name !== REMOVAL_MARK;
   // Files only, by the names researcher writes: a folder beside them (`.drafts.tmp/`) is the user's (s20 hostile #5).
   if (target) {
+    const ours = (name: string) => INDEX_FILE.test(name) || MOVED_ASIDE.test(name) || TEMP_FILE_NAME.test(name);
     for (const entry of readdirSync(target, { withFileTypes: true }))
-      if (entry.isFile() && (INDEX_FILE.test(entry.name) || MOVED_ASIDE.test(entry.name) || TEMP_FILE_NAME.test(entry.name)))
-        rmSync(join(target, entry.name), { force: true });
+      if (entry.isFile() && ours(entry.name) && unmarked(entry.name)) rmSync(join(target, entry.name), { force: true });
+    rmSync(join(target, REMOVAL_MARK), { force: true });
+  } else {
+    let names: string[] = [];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      // no folder (never indexed), or a file: removed below as it is
+    }
+    for (const name of names.filter(unmarked)) rmSync(join(dir, name), { recursive: true, force: true });
   }
   rmSync(dir, { recursive: true, force: true });
 }
