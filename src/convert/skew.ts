@@ -15,12 +15,23 @@ interface Pixels {
   height: number;
 }
 
-/** Tilts are looked for up to this far either way (radians, ~5°): a page scanned crooked, not one turned sideways. */
-const MAX_SKEW = 0.0875;
-/** The coarse search's step (~0.25°), then the fine search's around its best (~0.025°). */
-const COARSE_STEP = 0.0044;
-const FINE_STEP = 0.00044;
-/** The profile is taken on cells of about this resolution: finer costs time and measures no better. */
+/**
+ * Tilts are looked for up to this far either way (radians, 15°): a page scanned crooked or photographed askew, not
+ * one turned sideways (ocr.ts reads a page that reads poorly turned by quarter turns).
+ */
+const MAX_SKEW = 0.2618;
+const DEGREE = Math.PI / 180;
+/**
+ * The search, coarse to fine: each stage looks on either side of the last one's best by its span in its steps.
+ * The coarse stage looks at cells twice as large, whose profile changes more slowly with the angle (its peak is
+ * about as wide as a text line's height over the page's width), so that its steps cannot step over it.
+ */
+const STAGES = [
+  { span: MAX_SKEW, step: 0.5 * DEGREE, coarse: true },
+  { span: 0.5 * DEGREE, step: 0.1 * DEGREE, coarse: false },
+  { span: 0.1 * DEGREE, step: 0.02 * DEGREE, coarse: false },
+];
+/** The fine stages' cells are of about this resolution: finer costs time and measures no better. */
 const CELL_DPI = 75;
 /** Fewer dark cells than this (a blank page, a page number) show no lines to measure. */
 const MIN_DARK_CELLS = 500;
@@ -30,14 +41,24 @@ const MIN_DARK_CELLS = 500;
  * (and of its GetGradient): 0 when the page shows too little to measure.
  */
 export function textSkew(image: Pixels, dpi: number): number {
-  const cells = darkCells(image, Math.max(1, Math.round(dpi / CELL_DPI)));
-  if (cells.count < MIN_DARK_CELLS) return 0;
-  const coarse = steepestProfile(cells, -MAX_SKEW, MAX_SKEW, COARSE_STEP);
-  const fine = steepestProfile(cells, coarse - COARSE_STEP, coarse + COARSE_STEP, FINE_STEP);
+  const fine = cellGrid(image, Math.max(1, Math.round(dpi / CELL_DPI)));
+  const fineCells = darkCells(fine);
+  if (fineCells.count < MIN_DARK_CELLS) return 0;
+  const coarseCells = darkCells(halved(fine));
+  let best = 0;
+  for (const { span, step, coarse } of STAGES) best = steepestProfile(coarse ? coarseCells : fineCells, best - span, best + span, step);
   // A line rising to the right (y falling as x grows, in image rows) is turned back the other way.
-  return -fine;
+  return -best;
 }
 
+/** The page in cells, row by row: 1 where a cell is dark. */
+interface CellGrid {
+  dark: Uint8Array;
+  width: number;
+  height: number;
+}
+
+/** The dark cells' coordinates. */
 interface DarkCells {
   xs: Int32Array;
   ys: Int32Array;
@@ -47,11 +68,10 @@ interface DarkCells {
 }
 
 /** The page in cells of `factor`×`factor` pixels, a cell dark when any of its pixels is (thin strokes survive). */
-function darkCells({ gray, width, height }: Pixels, factor: number): DarkCells {
+function cellGrid({ gray, width, height }: Pixels, factor: number): CellGrid {
   const threshold = otsuThreshold(gray);
   const cellsWide = Math.ceil(width / factor);
-  const cellsHigh = Math.ceil(height / factor);
-  const dark = new Uint8Array(cellsWide * cellsHigh);
+  const dark = new Uint8Array(cellsWide * Math.ceil(height / factor));
   const column = new Int32Array(width);
   for (let x = 0; x < width; x++) column[x] = Math.floor(x / factor);
   for (let y = 0; y < height; y++) {
@@ -59,6 +79,20 @@ function darkCells({ gray, width, height }: Pixels, factor: number): DarkCells {
     const cellRow = Math.floor(y / factor) * cellsWide;
     for (let x = 0; x < width; x++) if (gray[row + x]! <= threshold) dark[cellRow + column[x]!] = 1;
   }
+  return { dark, width: cellsWide, height: Math.ceil(height / factor) };
+}
+
+/** Cells twice as large each way, dark when any of the four is. */
+function halved(grid: CellGrid): CellGrid {
+  const width = Math.ceil(grid.width / 2);
+  const dark = new Uint8Array(width * Math.ceil(grid.height / 2));
+  for (let y = 0; y < grid.height; y++) {
+    for (let x = 0; x < grid.width; x++) if (grid.dark[y * grid.width + x]) dark[(y >> 1) * width + (x >> 1)] = 1;
+  }
+  return { dark, width, height: Math.ceil(grid.height / 2) };
+}
+
+function darkCells({ dark, width, height }: CellGrid): DarkCells {
   let count = 0;
   for (const cell of dark) count += cell;
   const xs = new Int32Array(count);
@@ -66,10 +100,10 @@ function darkCells({ gray, width, height }: Pixels, factor: number): DarkCells {
   let i = 0;
   for (let at = 0; at < dark.length; at++) {
     if (!dark[at]) continue;
-    xs[i] = at % cellsWide;
-    ys[i++] = Math.floor(at / cellsWide);
+    xs[i] = at % width;
+    ys[i++] = Math.floor(at / width);
   }
-  return { xs, ys, count, width: cellsWide, height: cellsHigh };
+  return { xs, ys, count, width, height };
 }
 
 /** The grey level that best splits the page into ink and paper (Otsu: the largest variance between the two). */
@@ -100,8 +134,8 @@ function otsuThreshold(gray: Uint8Array): number {
 
 /** The angle from `from` to `to` (by `step`) whose sheared row profile is sharpest. */
 function steepestProfile(cells: DarkCells, from: number, to: number, step: number): number {
-  // Rows sheared by up to MAX_SKEW's slope over the page's width, either way, all have a bin.
-  const margin = Math.ceil(Math.tan(MAX_SKEW + COARSE_STEP) * cells.width) + 1;
+  // Rows sheared by any angle the stages try (up to a degree past MAX_SKEW) over the page's width all have a bin.
+  const margin = Math.ceil(Math.tan(MAX_SKEW + DEGREE) * cells.width) + 1;
   const bins = new Float64Array(cells.height + 2 * margin + 1);
   let bestAngle = 0;
   let bestSharpness = -1;
