@@ -2,7 +2,7 @@
  * A writer lock per repository: one indexer at a time; readers never wait (SQLite WAL). And a lock on config.yaml,
  * so that edits made at once (`repo add` and `context add` in parallel) all land.
  *
- * The lock file holds `<pid> <start time>` and appears with that content in one step (written to a temp file,
+ * The lock file holds `<pid> <start time> <task>` and appears with that content in one step (written to a temp file,
  * then hard-linked to `lock`, which fails if it exists), so no one ever reads a half-written lock. A lock is
  * stale when its process is gone or its pid now names another process (Linux: the start time in
  * /proc/<pid>/stat differs). Removing a stale lock is a compare-and-delete done while holding `lock.takeover`,
@@ -19,17 +19,37 @@ interface Holder {
   pid: number;
   /** Clock ticks after boot when the process started (Linux), or null where that cannot be read. */
   start: number | null;
+  /** What it holds the lock for: absent from config.yaml's lock, and from locks older versions made. */
+  task?: WriterTask;
 }
 
 /** Enough rounds for stale locks and takeovers by others to settle; a live holder ends it at once. */
 const ATTEMPTS = 100;
 
-export function acquireWriterLock(dir: string, name: string): () => void {
+/**
+ * What a writer holds a repository's lock for, recorded in the lock: the one refused names it truly (a second `repo
+ * remove` was told the repository was being indexed, and to delete the lock: s30b N2).
+ */
+export type WriterTask = "index" | "verify" | "remove" | "rename" | "remove-document" | "set-aside";
+
+/** How a refused writer hears of each task: `<repository> <what>` by process N, and what to do. */
+const TASKS: Record<WriterTask, { what: string; hint: string }> = {
+  index: { what: "is being indexed", hint: "wait for it to finish" },
+  verify: { what: "is being verified", hint: "wait for it to finish" },
+  remove: { what: "is being removed", hint: "wait for it to finish (then the repository is gone)" },
+  rename: { what: "is being renamed", hint: "wait for it to finish (then it has its new name)" },
+  "remove-document": { what: "is busy: a document is being removed from it", hint: "try again in a moment" },
+  "set-aside": { what: "is busy: its index is being moved aside", hint: "try again in a moment" },
+};
+
+export function acquireWriterLock(dir: string, name: string, task: WriterTask): () => void {
   const file = join(dir, "lock");
-  const release = tryLock(dir, file, `the writer lock in ${dir}`);
+  const release = tryLock(dir, file, `the writer lock in ${dir}`, task);
   if (typeof release === "function") return release;
-  throw new ResearcherError("LOCKED", `repository '${name}' is being indexed by process ${release}`, {
-    hint: `wait for it to finish, or remove ${file} if that process is gone`,
+  // A lock naming no task (made by an older version) is some writer's, whatever it does.
+  const held = release.task ? TASKS[release.task] : { what: "is busy: its index is being written", hint: "wait for it to finish" };
+  throw new ResearcherError("LOCKED", `repository '${name}' ${held.what} by process ${release.pid}`, {
+    hint: `${held.hint}, or remove ${file} if that process is gone`,
   });
 }
 
@@ -61,7 +81,7 @@ export function withConfigLock<T>(home: string, edit: () => T): T {
       }
     }
     if (Date.now() > deadline) {
-      throw new ResearcherError("LOCKED", `config.yaml is being changed by process ${release}`, {
+      throw new ResearcherError("LOCKED", `config.yaml is being changed by process ${release.pid}`, {
         hint: `try again in a moment, or remove ${file} if that process is gone`,
       });
     }
@@ -70,11 +90,11 @@ export function withConfigLock<T>(home: string, edit: () => T): T {
 }
 
 /**
- * Take the lock `file` (in `dir`): its release, or the pid of the live process that holds it. `what` names what
+ * Take the lock `file` (in `dir`) for `task`: its release, or the live process that holds it. `what` names what
  * cannot be written when `dir` cannot.
  */
-function tryLock(dir: string, file: string, what: string): (() => void) | number {
-  const mine = contentFor(process.pid);
+function tryLock(dir: string, file: string, what: string, task?: WriterTask): (() => void) | Holder {
+  const mine = contentFor(process.pid, task);
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     // Released only while it is still ours: a lock taken over meanwhile (judged stale) belongs to its new holder.
     if (createIn(dir, file, mine, what)) return () => readLock(file) === mine && rmSync(file, { force: true });
@@ -82,7 +102,7 @@ function tryLock(dir: string, file: string, what: string): (() => void) | number
     if (found === undefined) continue; // released meanwhile
     const holder = parseHolder(found);
     // A live holder, this process included, keeps the lock: two writers in one process are no safer.
-    if (holder && isRunning(holder)) return holder.pid;
+    if (holder && isRunning(holder)) return holder;
     removeIfStill(file, found);
     Bun.sleepSync(Math.random()); // let a concurrent takeover finish
   }
@@ -124,8 +144,8 @@ function processStat(pid: number): { state: string; start: number | null } | nul
   }
 }
 
-function contentFor(pid: number): string {
-  return `${pid} ${processStartTime(pid) ?? "-"}\n`;
+function contentFor(pid: number, task?: WriterTask): string {
+  return `${pid} ${processStartTime(pid) ?? "-"}${task ? ` ${task}` : ""}\n`;
 }
 
 /** The lock's folder and the lock in it; a folder this user may not write is named, with what fixes it. */
@@ -204,13 +224,18 @@ function readLock(file: string): string | undefined {
   });
 }
 
-/** `<pid> <start>`, or null when the content is not a lock (then it is stale); `-` for start: judged by pid alone. */
+/**
+ * `<pid> <start> [<task>]`, or null when the content is not a lock (then it is stale); `-` for start: judged by pid
+ * alone. A task this version does not know is left out: the lock is still held.
+ */
 function parseHolder(content: string): Holder | null {
-  const [pid, start] = content.trim().split(/\s+/);
+  const [pid, start, task] = content.trim().split(/\s+/);
   const id = Number(pid);
   if (!Number.isSafeInteger(id) || id <= 0) return null;
   const ticks = Number(start);
-  return { pid: id, start: start !== undefined && start !== "-" && Number.isFinite(ticks) ? ticks : null };
+  const holder: Holder = { pid: id, start: start !== undefined && start !== "-" && Number.isFinite(ticks) ? ticks : null };
+  if (task !== undefined && Object.hasOwn(TASKS, task)) holder.task = task as WriterTask;
+  return holder;
 }
 
 function isRunning(holder: Holder): boolean {

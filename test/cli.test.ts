@@ -708,7 +708,7 @@ test("get, multi-get and repos-for during a first index run, and after it was cu
     multiGet: runCli(["multi-get", "fr3:*", "--json"], { home }),
     reposFor: runCli(["repos-for", "scan"], { home }),
   });
-  const release = acquireWriterLock(repo.dir, repo.name); // the run, as another process holds it
+  const release = acquireWriterLock(repo.dir, repo.name, "index"); // the run, as another process holds it
   let during: ReturnType<typeof reads>;
   try {
     during = reads();
@@ -750,7 +750,7 @@ test("repo rename is refused while an index run holds the repository, and leaves
   writeTree(docs, { "a.md": "# A\n\nkeptword\n" });
   const repo = registerRepository(home, { name: "k", path: docs, embed: false });
   expect(runCli(["index", "k"], { home }).code).toBe(0);
-  const release = acquireWriterLock(repo.dir, "k");
+  const release = acquireWriterLock(repo.dir, "k", "index");
   try {
     const refused = runCli(["repo", "rename", "k", "papers"], { home });
     expect([refused.code, refused.stderr.split("\n")[0]]).toEqual([1, `error: repository 'k' is being indexed by process ${process.pid}`]);
@@ -826,7 +826,7 @@ test("a command asked for JSON that fails prints its error's code as JSON on std
   expect(JSON.parse(absent.stdout)).toEqual({
     error: { code: "PATH_NOT_FOUND", message: `${join(docs, "nosuch.pdf")} does not exist`, hint: null },
   });
-  const release = acquireWriterLock(repo.dir, "k");
+  const release = acquireWriterLock(repo.dir, "k", "index");
   try {
     for (const args of [
       ["verify", "k", "--json"],

@@ -1256,7 +1256,7 @@ test("a listing of a repository no index run has finished says so, as search doe
   await indexRepository(home, registerRepository(home, { name: "other", path: tempDir(), embed: false }));
   const waiting = `wait for it to finish (process ${process.pid}): \`researcher status k\` says when it has`;
   const running = (check: () => void) => {
-    const release = acquireWriterLock(repo.dir, repo.name); // the run, as another process holds it
+    const release = acquireWriterLock(repo.dir, repo.name, "index"); // the run, as another process holds it
     try {
       check();
     } finally {
@@ -1302,7 +1302,7 @@ test("get, multi-get and repos-for of a repository no index run has finished say
   Store.open(repo.dir, { create: true }).close(); // a first run before its first batch
   const waiting = `wait for it to finish (process ${process.pid}): \`researcher status k\` says when it has`;
   const running = async (check: () => Promise<void>) => {
-    const release = acquireWriterLock(repo.dir, repo.name); // the run, as another process holds it
+    const release = acquireWriterLock(repo.dir, repo.name, "index"); // the run, as another process holds it
     try {
       await check();
     } finally {

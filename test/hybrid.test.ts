@@ -190,7 +190,7 @@ describeShared("vector and hybrid search", () => {
     for (const [situation, arrange] of Object.entries(situations)) {
       arrange();
       for (const locked of [false, true]) {
-        const release = locked ? acquireWriterLock(repo.dir, repo.name) : () => {}; // held here; the search runs in another process
+        const release = locked ? acquireWriterLock(repo.dir, repo.name, "index") : () => {}; // held here; the search runs in another process
         try {
           const before = folderState(repo.dir);
           untouched();

@@ -10,11 +10,11 @@ import { ROOT, runCli, tempDir, writeTree } from "./helpers.ts";
 
 test("one writer at a time; the lock names its holder and goes away on release", () => {
   const dir = tempDir();
-  const release = acquireWriterLock(dir, "notes");
+  const release = acquireWriterLock(dir, "notes", "index");
   expect(readFileSync(join(dir, "lock"), "utf8")).toStartWith(`${process.pid} `);
   let error: unknown;
   try {
-    acquireWriterLock(dir, "notes");
+    acquireWriterLock(dir, "notes", "index");
   } catch (e) {
     error = e;
   }
@@ -23,12 +23,12 @@ test("one writer at a time; the lock names its holder and goes away on release",
   expect((error as ResearcherError).message).toContain(`process ${process.pid}`);
   release();
   expect(existsSync(join(dir, "lock"))).toBe(false);
-  acquireWriterLock(dir, "notes")();
+  acquireWriterLock(dir, "notes", "index")();
 });
 
 test("a release removes the lock only while it is its own (one taken over meanwhile belongs to its new holder)", () => {
   const dir = tempDir();
-  const release = acquireWriterLock(dir, "notes");
+  const release = acquireWriterLock(dir, "notes", "index");
   writeFileSync(join(dir, "lock"), "1 -\n"); // another holder's, as after a takeover
   release();
   expect(readFileSync(join(dir, "lock"), "utf8")).toBe("1 -\n");
@@ -39,7 +39,7 @@ test("a lock left by a dead process is taken over", () => {
   const dead = Bun.spawnSync(["true"]).pid; // exited: its pid is free
   writeFileSync(join(dir, "lock"), `${dead} ${Date.now()}\n`);
   writeFileSync(join(dir, "lock.takeover"), `${dead} 1\n`); // it even died while taking over a lock
-  const release = acquireWriterLock(dir, "notes");
+  const release = acquireWriterLock(dir, "notes", "index");
   expect(existsSync(join(dir, "lock.takeover"))).toBe(false);
   expect(readFileSync(join(dir, "lock"), "utf8")).toStartWith(`${process.pid} `);
   release();
@@ -54,7 +54,7 @@ const now = () => performance.timeOrigin + performance.now();
 while (Date.now() < Number(until) && !existsSync(dir + "/stop")) {
   let release;
   try {
-    release = acquireWriterLock(dir, "race");
+    release = acquireWriterLock(dir, "race", "index");
   } catch (error) {
     if (error.code !== "LOCKED") throw error;
     Bun.sleepSync(Math.random());
@@ -117,9 +117,37 @@ test("a lock whose pid now belongs to another process (recycled) is stale; a liv
   const dir = tempDir();
   // The parent process is alive, but it started at another time than the recorded one: not the lock's writer.
   writeFileSync(join(dir, "lock"), `${process.ppid} 1\n`);
-  acquireWriterLock(dir, "notes")();
-  writeFileSync(join(dir, "lock"), `${process.ppid} ${processStartTime(process.ppid)}\n`);
-  expect(() => acquireWriterLock(dir, "notes")).toThrow(/being indexed by process/);
+  acquireWriterLock(dir, "notes", "index")();
+  writeFileSync(join(dir, "lock"), `${process.ppid} ${processStartTime(process.ppid)}\n`); // as older versions wrote it
+  expect(() => acquireWriterLock(dir, "notes", "index")).toThrow(/is busy: its index is being written by process/);
+});
+
+test("a writer refused names what the lock's holder is doing: a second `repo remove` is not told of an index run (s30b N2)", () => {
+  // "repository 'm' is being indexed by process N", with the lock file to delete, while another removal held it.
+  const [home, docs] = [tempDir(), tempDir()];
+  writeTree(docs, { "a.md": "# A\n\nalpha\n" });
+  expect(runCli(["repo", "add", "m", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "m"], { home }).code).toBe(0);
+  const dir = join(home, "repositories", "m");
+  const refusedWhile = (task: "remove" | "rename" | "verify") => {
+    const release = acquireWriterLock(dir, "m", task); // this live process stands in for that command
+    try {
+      const refused = runCli(["repo", "remove", "m"], { home });
+      return [refused.code, refused.stderr.split("\n")[0]];
+    } finally {
+      release();
+    }
+  };
+  expect(refusedWhile("remove")).toEqual([1, `error: repository 'm' is being removed by process ${process.pid}`]);
+  expect(refusedWhile("rename")).toEqual([1, `error: repository 'm' is being renamed by process ${process.pid}`]);
+  expect(refusedWhile("verify")).toEqual([1, `error: repository 'm' is being verified by process ${process.pid}`]);
+  // A lock an older version made names no task: some writer's, not necessarily an index run.
+  writeFileSync(join(dir, "lock"), `${process.pid} ${processStartTime(process.pid)}\n`);
+  expect(runCli(["repo", "remove", "m"], { home }).stderr).toStartWith(
+    `error: repository 'm' is busy: its index is being written by process ${process.pid}\n`,
+  );
+  rmSync(join(dir, "lock"));
+  expect(runCli(["repo", "remove", "m"], { home })).toMatchObject({ code: 0, stdout: "removed m\n" });
 });
 
 test("a lock whose holder is a zombie (killed, not yet reaped by its parent) is stale", async () => {
@@ -132,7 +160,7 @@ test("a lock whose holder is a zombie (killed, not yet reaped by its parent) is 
     await Bun.sleep(400);
     expect(readFileSync(`/proc/${pid}/stat`, "utf8")).toMatch(/\) Z /);
     writeFileSync(join(dir, "lock"), `${pid} ${start}\n`);
-    acquireWriterLock(dir, "notes")();
+    acquireWriterLock(dir, "notes", "index")();
   } finally {
     parent.kill();
   }
@@ -144,7 +172,7 @@ test("`repo remove` is refused while an index run holds the lock: the index and 
   expect(runCli(["repo", "add", "docs", docs, "--no-embed"], { home }).code).toBe(0);
   expect(runCli(["index", "docs"], { home }).code).toBe(0);
   const dir = join(home, "repositories", "docs");
-  const release = acquireWriterLock(dir, "docs"); // this live process stands in for a running indexer
+  const release = acquireWriterLock(dir, "docs", "index"); // this live process stands in for a running indexer
   try {
     const refused = runCli(["repo", "remove", "docs"], { home });
     expect(refused.code).toBe(1);
@@ -179,7 +207,7 @@ test("a `repo remove` killed between its steps leaves the repository whole or go
   writeFileSync(mark, "docs\n");
   forgetRepository(home, "docs");
   // A removal still running (its writer lock held) is left to it.
-  const release = acquireWriterLock(dir, "docs");
+  const release = acquireWriterLock(dir, "docs", "remove");
   try {
     expect(runCli(["status"], { home }).code).toBe(0);
     expect(existsSync(join(dir, "index.db"))).toBe(true);
@@ -229,7 +257,7 @@ test("status says a repository is being indexed, and by which process, instead o
   const repo = registerRepository(home, { name: "fresh", path: tempDir(), embed: false });
   mkdirSync(repo.dir, { recursive: true });
   expect(repositoryStatus(repo).indexing).toBeNull();
-  const release = acquireWriterLock(repo.dir, repo.name); // as a first index run holds it
+  const release = acquireWriterLock(repo.dir, repo.name, "index"); // as a first index run holds it
   try {
     const status = repositoryStatus(repo);
     expect(status.indexing).toBe(process.pid);
@@ -260,7 +288,7 @@ test("a lock path that is no lock file (a FIFO, a link to /dev/zero) is named wi
     make();
     expect(runCli(["status", "c"], { home, timeoutMs: 20_000 }).code).toBe(0);
     // Not LOCKED, which tells agents to try again: retrying never removes it (s18 review #7).
-    expect(() => acquireWriterLock(repo.dir, "c")).toThrow(expect.objectContaining({ code: "PATH_NOT_FOUND" }));
+    expect(() => acquireWriterLock(repo.dir, "c", "index")).toThrow(expect.objectContaining({ code: "PATH_NOT_FOUND" }));
     for (const command of [
       ["index", "c"],
       ["verify", "c"],

@@ -339,7 +339,7 @@ test("during a first index run, search says to wait for it, not to run the index
   Store.open(repo.dir, { create: true }).close(); // a first run before its first batch
   const waiting = `wait for it to finish (process ${process.pid}): \`researcher status k\` says when it has`;
   const running = async (check: () => Promise<void>) => {
-    const release = acquireWriterLock(repo.dir, repo.name); // the run, as another process would hold it
+    const release = acquireWriterLock(repo.dir, repo.name, "index"); // the run, as another process would hold it
     try {
       await check();
     } finally {

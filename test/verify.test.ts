@@ -166,7 +166,7 @@ describeShared("verify", () => {
   });
 
   test("while a writer holds the index, verify fails with LOCKED instead of calling it damaged", () => {
-    const release = acquireWriterLock(repo.dir, repo.name);
+    const release = acquireWriterLock(repo.dir, repo.name, "index");
     const db = new Database(Store.dbPath(repo.dir));
     db.run("BEGIN IMMEDIATE"); // as an index run holds it
     try {
@@ -191,7 +191,7 @@ test("verify of every repository reports one being indexed in its entry and veri
     return registerRepository(home, { name, path: docs, embed: false });
   });
   for (const repo of [busy!, idle!]) await indexRepository(home, repo);
-  const release = acquireWriterLock(busy!.dir, busy!.name);
+  const release = acquireWriterLock(busy!.dir, busy!.name, "index");
   try {
     const cli = runCli(["verify", "--json"], { home });
     expect(cli.code).toBe(1);

@@ -241,7 +241,7 @@ async function writeSession(
 ): Promise<IndexSummary> {
   const started = performance.now();
   const config = loadConfig(home);
-  const release = acquireWriterLock(repo.dir, repo.name);
+  const release = acquireWriterLock(repo.dir, repo.name, "index");
   // Written only for a repository registered as it was looked up: a watcher of one removed meanwhile (`repo remove`)
   // must not build its index again, for a later `repo add` of the name to adopt. Checked holding the lock, which
   // `repo remove` holds while it unregisters, so a removal cannot come between the check and the writing; and read

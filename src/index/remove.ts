@@ -27,7 +27,7 @@ export interface Removal {
  * is gone and its pages zeroed, before the ANN file's rebuild.
  */
 export async function removeDocument(repo: Repository, named: string, onRemoved?: (removal: Removal) => void): Promise<Removal> {
-  const release = acquireWriterLock(repo.dir, repo.name);
+  const release = acquireWriterLock(repo.dir, repo.name, "remove-document");
   try {
     const store = Store.open(repo.dir, { write: true });
     try {

@@ -84,7 +84,7 @@ export function removeRepository(home: string, name: string, options: { keepData
     if (!options.keepData) rmSync(repo.dir, { force: true });
     return repo;
   }
-  const release = acquireWriterLock(repo.dir, repo.name);
+  const release = acquireWriterLock(repo.dir, repo.name, "remove");
   const deleteIndex = () => deleteIndexFolder(repo.dir); // the lock goes with it
   try {
     try {
@@ -181,7 +181,7 @@ function finishRemoval(dir: string, name: string, registered: boolean): void {
   }
   let release: () => void;
   try {
-    release = acquireWriterLock(dir, name);
+    release = acquireWriterLock(dir, name, "remove");
   } catch {
     return; // taken meanwhile
   }
@@ -200,7 +200,7 @@ function finishRemoval(dir: string, name: string, registered: boolean): void {
 export async function renameRepository(home: string, from: string, to: string): Promise<Repository> {
   const repo = getRepository(home, from);
   if (to === repo.name) return repo; // already its name: nothing to do (its REPO_EXISTS hint said to remove it)
-  const release = acquireWriterLock(repo.dir, repo.name);
+  const release = acquireWriterLock(repo.dir, repo.name, "rename");
   let moved: { from: string; to: string } | undefined;
   let signals: (() => Promise<void>) | undefined;
   try {
@@ -332,7 +332,7 @@ function setAsideOtherFoldersIndex(repo: RepositoryPlace): { folder: string; ind
   const folder = `${repo.dir}.kept-${new Date().toISOString().replace(/[:.]/g, "-")}`;
   // Under the writer lock (a watch over all repositories may take up the new name at once); the lock moves with
   // the folder, and is removed there.
-  const release = acquireWriterLock(repo.dir, repo.name);
+  const release = acquireWriterLock(repo.dir, repo.name, "set-aside");
   try {
     renameSync(repo.dir, folder);
   } catch (error) {

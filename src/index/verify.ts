@@ -95,7 +95,7 @@ export async function verifyRepository(repo: Repository, options: { repair?: boo
     problems.push({ check: "database", detail: "not indexed yet", fix: `researcher index ${repo.name}`, repaired: false });
     return report();
   }
-  const release = acquireWriterLock(repo.dir, repo.name);
+  const release = acquireWriterLock(repo.dir, repo.name, "verify");
   try {
     await checkDatabase(repo, problems, Boolean(options.repair));
     checkLeftovers(repo, problems, Boolean(options.repair));

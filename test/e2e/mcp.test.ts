@@ -717,7 +717,7 @@ describe("MCP over stdio", () => {
     writeTree(folder, { "a.md": "# A\n\nalpha\n" });
     const repo = registerRepository(home, { name: "fresh", path: folder, embed: false });
     mkdirSync(repo.dir, { recursive: true });
-    const release = acquireWriterLock(repo.dir, repo.name); // as a first index run holds it
+    const release = acquireWriterLock(repo.dir, repo.name, "index"); // as a first index run holds it
     try {
       const text = (await call("get_index_status", { repository: "fresh" })).content[0]!.text;
       expect(text).toContain(`being indexed now, for the first time (process ${process.pid})`);
@@ -734,7 +734,7 @@ describe("MCP over stdio", () => {
     const repo = registerRepository(home, { name: "first", path: folder, embed: false });
     Store.open(repo.dir, { create: true }).close(); // a first run before its first batch
     await indexFiles(home, repo, ["a.md"]); // as its first batch
-    const release = acquireWriterLock(repo.dir, repo.name); // the run, as another process holds it
+    const release = acquireWriterLock(repo.dir, repo.name, "index"); // the run, as another process holds it
     const waiting = `wait for it to finish (process ${process.pid}): the get_index_status tool (repository "first") says when it has`;
     try {
       const found = await call("search_fragments", { query: "wombat", repository: "first", mode: "bm25" });
@@ -770,7 +770,7 @@ describe("MCP over stdio", () => {
       multiGet: await call("multi_get", { pattern: "first:*" }),
       where: await call("repositories_for", { query: "wombat" }),
     });
-    const release = acquireWriterLock(repo.dir, repo.name); // the run, as another process holds it
+    const release = acquireWriterLock(repo.dir, repo.name, "index"); // the run, as another process holds it
     let during: Awaited<ReturnType<typeof reads>>;
     try {
       during = await reads();

@@ -366,7 +366,7 @@ describe("REST listings: /repositories, /documents and /status (s26 agent F3)", 
     const repo = getRepository(home, "first");
     Store.open(repo.dir, { create: true }).close(); // a first run before its first batch
     await indexFiles(home, repo, ["a.md"]); // as its first batch
-    const release = acquireWriterLock(repo.dir, repo.name); // the run, as another process holds it
+    const release = acquireWriterLock(repo.dir, repo.name, "index"); // the run, as another process holds it
     const waiting = `wait for it to finish (process ${process.pid}): \`GET /status?repo=first\` says when it has`;
     try {
       // Was: "… `researcher status first` says when it has", in search's warnings and skipped alike.
