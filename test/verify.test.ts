@@ -203,8 +203,9 @@ test("verify of every repository reports one being indexed in its entry and veri
           {
             check: "database",
             detail: expect.stringContaining("is being indexed by process"),
-            fix: "researcher verify a-busy once the run is over",
+            fix: "researcher verify a-busy once no other process holds the index",
             repaired: false,
+            code: "LOCKED",
           },
         ],
         moved_aside: [],
@@ -325,7 +326,7 @@ test.skipIf(!AS_ROOT)(
     const verified = cli("verify", "d", "--json");
     expect(verified.code).toBe(1);
     expect(JSON.parse(verified.stdout).problems).toEqual([
-      { check: "database", detail: `cannot write ${db}: permission denied`, fix, repaired: false },
+      { check: "database", detail: `cannot write ${db}: permission denied`, fix, repaired: false, code: "PERMISSION_DENIED" },
     ]);
     expect(cli("verify", "d", "--repair").stderr).not.toContain("unexpected");
 
@@ -507,13 +508,17 @@ test("an index another program holds a write lock on is busy, never damaged: ver
           {
             check: "database",
             detail: "an index is busy: database is locked",
-            fix: "researcher verify b once the run is over",
+            // No run is going on, and a script matches the code as it does the command's LOCKED (s30b N5).
+            fix: "researcher verify b once no other process holds the index",
             repaired: false,
+            code: "LOCKED",
           },
         ],
         moved_aside: [],
       },
     ]);
+    const repairAll = JSON.parse(runCli(["verify", "--repair", "--json"], { home }).stdout)[0].problems[0];
+    expect(repairAll).toMatchObject({ fix: "researcher verify b --repair once no other process holds the index", code: "LOCKED" });
   } finally {
     other.run("ROLLBACK");
     other.close();

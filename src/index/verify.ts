@@ -11,7 +11,15 @@ import { confinedReader, movedRoot, movedRootHint, NOT_REGULAR, sha256 } from ".
 import { shellWord } from "../terminal.ts";
 import { discoverFiles, type Discovery, keepUnmounted, UNMOUNTED } from "./discover.ts";
 import { planChanges } from "./plan.ts";
-import { describeError, isResearcherError, isSqliteDamage, isSqliteEnvironment, toResearcherError } from "../errors.ts";
+import {
+  describeError,
+  type ErrorCode,
+  isResearcherError,
+  isSqliteDamage,
+  isSqliteEnvironment,
+  type ResearcherError,
+  toResearcherError,
+} from "../errors.ts";
 import { acquireWriterLock, leftoverTempFiles } from "../lock.ts";
 import { type Repository, selectRepositories } from "../repos.ts";
 import { indexesMovedAside } from "../store/schema.ts";
@@ -27,6 +35,11 @@ export interface VerifyProblem {
   /** What `--repair` did about it, or the command that fixes it when repair cannot. */
   fix: string;
   repaired: boolean;
+  /**
+   * The error's code when the problem is an error the command met, not something found in the index (`LOCKED`: try
+   * again; `PERMISSION_DENIED`), so a script tells them apart as it does the command's errors (s30b N5).
+   */
+  code?: ErrorCode;
 }
 
 export interface VerifyReport {
@@ -52,12 +65,18 @@ export async function verifyRepositories(home: string, names: string[], options:
       reports.push(await verifyRepository(repo, options));
     } catch (error) {
       if (names.length > 0 || !isResearcherError(error) || error.code !== "LOCKED") throw error;
-      const fix = `researcher verify ${shellWord(repo.name)}${options.repair ? " --repair" : ""} once the run is over`;
-      const problem: VerifyProblem = { check: "database", detail: error.message, fix, repaired: false };
+      // Not "once the run is over": the holder may be a removal, or another program with index.db open (s30b N5).
+      const again = `researcher verify ${shellWord(repo.name)}${options.repair ? " --repair" : ""}`;
+      const problem = errorProblem(error, `${again} once no other process holds the index`);
       reports.push({ repository: repo.name, ok: false, problems: [problem], moved_aside: indexesMovedAside(repo.dir) });
     }
   }
   return reports;
+}
+
+/** An error the command met reported as a repository's problem: its message, its fix (or its hint), its code. */
+function errorProblem(error: ResearcherError, fix = error.hint ?? "try again"): VerifyProblem {
+  return { check: "database", detail: error.message, fix, repaired: false, code: error.code };
 }
 
 /**
@@ -88,7 +107,7 @@ export async function verifyRepository(repo: Repository, options: { repair?: boo
     // A file where the index folder belongs is this repository's problem, reported with its fix: thrown, it ended a
     // verify of every repository and discarded the reports (and repairs) of the others (s22 review F3).
     if (!isResearcherError(error)) throw error;
-    problems.push({ check: "database", detail: error.message, fix: error.hint ?? "try again", repaired: false });
+    problems.push(errorProblem(error));
     return report();
   }
   if (!exists) {
@@ -117,7 +136,7 @@ async function checkDatabase(repo: Repository, problems: VerifyProblem[], repair
     // the environment's, and its own hint says what helps (a rebuild moved a sound index aside: s19 review F7).
     const error = isSqliteEnvironment(thrown) ? toResearcherError(thrown, { repository: repo.name, dir: repo.dir }) : thrown;
     if (isResearcherError(error) && error.code !== "INDEX_CORRUPT") {
-      problems.push({ check: "database", detail: error.message, fix: error.hint ?? "try again", repaired: false });
+      problems.push(errorProblem(error));
     } else if (isResearcherError(error) || isSqliteDamage(error)) damaged(describeError(error));
     else throw error;
     return;
