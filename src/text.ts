@@ -46,6 +46,15 @@ export function withoutInvisibles(text: string): string {
 }
 
 /**
+ * `text` made one line: a line feed, a carriage return, or a line or paragraph separator (U+2028, U+2029) in it is a
+ * space, as a renderer shows it. A title and a heading are one line, whatever they come from: a setext heading and a
+ * front-matter title kept U+2028 where an ATX heading read a space (s30b N4).
+ */
+export function oneLine(text: string): string {
+  return /[\r\n\u2028\u2029]/.test(text) ? text.replace(/[\r\n\u2028\u2029]/g, " ") : text;
+}
+
+/**
  * Text as words are searched: no invisible in-word characters (soft hyphens, zero-width spaces), and Unicode
  * compatibility forms folded (NFKC), as PDF text already is, and no optional points (OPTIONAL_POINTS).
  * A word stored decomposed (Korean from a Mac, `й` or `ά` as a letter and a mark) and the same word typed were

@@ -1375,3 +1375,27 @@ test("get, multi-get and repos-for of a repository no index run has finished say
   expect((await readDocuments(home, "k:*")).warnings).toBeUndefined();
   expect((await repositoriesFor(home, "words"))[0]?.warning).toBeUndefined();
 });
+
+test("a title is one line whatever it comes from: U+2028 or U+2029 in a setext heading or a front-matter title is a space (s30b N4)", () => {
+  // An ATX heading read it as a space (s30 hostile F6); a setext heading and a front-matter title kept it.
+  const [home, docs] = [tempDir(), tempDir()];
+  writeTree(docs, {
+    "atx.md": "# Atx\u2028title\n\nforgeone\n",
+    "st.md": "Setext\u2028title\n======\n\nforgethree\n",
+    "st2.md": "Setext\u2029two\n---\n\nforgefour\n\nSub\u2028part\n---\n\nforgeseven\n",
+    "fm.md": '---\ntitle: "FM\u2028title"\n---\nforgefive\n',
+    "fm2.md": '---\ntitle: "FM\\nnewline\u2029two"\n---\nforgesix\n',
+  });
+  expect(runCli(["repo", "add", "t", docs, "--no-embed"], { home }).code).toBe(0);
+  expect(runCli(["index", "t"], { home }).code).toBe(0);
+  const title = (file: string) => JSON.parse(runCli(["get", `t:${file}`, "--json"], { home }).stdout).title;
+  expect(["atx.md", "st.md", "st2.md", "fm.md", "fm2.md"].map(title)).toEqual([
+    "Atx title",
+    "Setext title",
+    "Setext two",
+    "FM title",
+    "FM newline two",
+  ]);
+  // A setext heading heads its section as an ATX one does.
+  expect(JSON.parse(runCli(["search", "forgeseven", "--json"], { home }).stdout).results[0].heading).toBe("Sub part");
+});

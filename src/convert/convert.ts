@@ -24,7 +24,7 @@ import {
 } from "./document.ts";
 import { firstHeading, inlineTags, tagName, withoutDataUris } from "./markdown.ts";
 import { own } from "../own.ts";
-import { shortHeading, TITLE_MAX_CHARS, withoutInvisibles } from "../text.ts";
+import { oneLine, shortHeading, TITLE_MAX_CHARS, withoutInvisibles } from "../text.ts";
 
 const MARKDOWN_TYPES = new Set(["md", "markdown", "mdx"]);
 const HTML_TYPES = new Set(["html", "htm", "xhtml"]);
@@ -102,7 +102,8 @@ export const OCR_FORMATS: ReadonlySet<string> = new Set(["pdf", "png", "jpg", "t
 export async function convertFile(path: string, bytes: Uint8Array, options: ConvertOptions = {}): Promise<ConvertedDocument> {
   const document = await convertByFormat(path, bytes, options);
   checkExpansion(document.text.length, bytes.length);
-  const title = shortHeading(withoutInvisibles(document.title), TITLE_MAX_CHARS);
+  // Every format's title, as written in front matter, a Word file's properties or an HTML <title>: one line.
+  const title = shortHeading(oneLine(withoutInvisibles(document.title)), TITLE_MAX_CHARS);
   return { ...document, title, metadata: boundedMetadata(document.metadata) };
 }
 

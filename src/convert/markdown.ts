@@ -3,7 +3,7 @@
  * belong to code fences. A `# comment` inside a fence is code, never a heading, for the title as for the chunks.
  */
 
-import { trimRuns } from "../text.ts";
+import { oneLine, trimRuns } from "../text.ts";
 
 /** A line of markdown as the block structure sees it. */
 export type MarkdownBlock =
@@ -77,7 +77,7 @@ export function* markdownBlocks(lines: Iterable<readonly [number, string]>, { wr
     }
     if (held) {
       const underline = UNDERLINE.exec(line);
-      const text = held.text.trim();
+      const text = oneLine(held.text).trim();
       const heading =
         underline && text ? { kind: "heading" as const, line: held.key, end: key, level: underline[1] ? 1 : 2, text } : undefined;
       if (!heading) yield { kind: "line", line: held.key, blank: false };
@@ -171,11 +171,10 @@ function* blockLines(text: string): Generator<[number, string]> {
 /**
  * A heading's text without its closing `#` sequence, stripped here rather than by the regex: the lazy
  * `(.*?)(?:[ \t]+#+)?[ \t]*$` backtracked quadratically on long runs of spaces (a 1 MB heading line never ended).
- * A line or paragraph separator or a lone carriage return in it is a space, as a renderer shows it (the heading is
- * one line).
+ * A line or paragraph separator or a lone carriage return in it is a space (oneLine).
  */
 function headingText(line: string): string {
-  const raw = line.replace(/[\r\u2028\u2029]/g, " ");
+  const raw = oneLine(line);
   let end = raw.length;
   while (end > 0 && (raw[end - 1] === " " || raw[end - 1] === "\t")) end--;
   let hashes = end;
