@@ -557,7 +557,7 @@ test("get and multi-get escape a document's control characters on a terminal, as
   expect(runCli(["get", "r:t.md"], { home }).stdout).toContain("\x1b]0;PWNED\x07");
 });
 
-test("get and multi-get of a file the last run failed name its recorded reason, not a typo's close paths (s30 hostile F6)", () => {
+test("get and multi-get of a file the last run failed name its recorded reason, not a typo's close paths, and fail as get does (s30 hostile F6, s30b N3)", () => {
   // multi-get said "a:pw.md is not an indexed document (did you mean a:x.md?)", and get the same with its hint.
   const home = tempDir();
   const folder = tempDir();
@@ -568,13 +568,34 @@ test("get and multi-get of a file the last run failed name its recorded reason, 
   const why = "a:pw.md is not indexed: the last index run failed it: resolves to /etc/passwd, outside the repository";
   const hint = "once it is fixed, `researcher index a --retry-failed` reads it again (`researcher status a` lists the failures)";
   expect(runCli(["get", "a:pw.md"], { home })).toEqual({ code: 1, stdout: "", stderr: `error: ${why}\nhint: ${hint}\n` });
-  for (const pattern of ["a:pw.md", join(folder, "pw.md")]) {
-    const json = runCli(["multi-get", pattern, "--json"], { home });
-    expect({ pattern, code: json.code, skipped: JSON.parse(json.stdout).skipped }).toEqual({
+  // multi-get of such files alone fails as `get` does: it exited 0, "no indexed documents match", where a list of
+  // repositories that do not exist exits 1 (s30b N3). A list that reads something lists them as skipped.
+  symlinkSync("/etc/hostname", join(folder, "host.md"));
+  expect(runCli(["index", "a"], { home }).code).toBe(0);
+  for (const pattern of ["a:pw.md", join(folder, "pw.md"), "a:pw.md,a:host.md", `a:pw.md,${join(folder, "host.md")}`]) {
+    expect({ pattern, ...runCli(["multi-get", pattern], { home }) }).toEqual({
       pattern,
-      code: 0,
-      skipped: [{ repository: "", path: pattern, reason: why }],
+      code: 1,
+      stdout: "",
+      stderr: `error: ${why}\nhint: ${hint}\n`,
     });
-    expect(runCli(["multi-get", pattern], { home }).stdout).toBe(`==> ${pattern} <== skipped: ${why}\n`);
+    expect({ pattern, ...runCli(["multi-get", pattern, "--files"], { home }) }).toMatchObject({ pattern, code: 1, stdout: "" });
+    const json = runCli(["multi-get", pattern, "--json"], { home });
+    expect({ pattern, code: json.code, error: JSON.parse(json.stdout).error }).toEqual({
+      pattern,
+      code: 1,
+      error: { code: "DOCUMENT_NOT_FOUND", message: why, hint },
+    });
   }
+  const partly = runCli(["multi-get", "a:pw.md,a:x.md", "--json"], { home });
+  expect({ code: partly.code, skipped: JSON.parse(partly.stdout).skipped }).toEqual({
+    code: 0,
+    skipped: [{ repository: "", path: "a:pw.md", reason: why }],
+  });
+  expect(runCli(["multi-get", "a:pw.md,a:x.md"], { home }).stdout).toEndWith(`==> a:pw.md <== skipped: ${why}\n`);
+  // A part that names nothing is still an empty match beside one: no document is there to fail.
+  expect(runCli(["multi-get", "a:pw.md,a:nope.md"], { home })).toMatchObject({
+    code: 0,
+    stderr: "no indexed documents match a:pw.md,a:nope.md\n",
+  });
 });

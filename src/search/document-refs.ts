@@ -617,25 +617,28 @@ export function notIndexed(
   suggestions: string[],
   prefix: string,
   repository?: string,
-  leftOut?: { why: string; hint: string },
+  leftOut?: { why: string; hint: string; known?: boolean },
 ): ResearcherError {
   const message = prefix ? `${prefix} ${what}` : leftOut ? `${what} is not indexed: ${leftOut.why}` : `${what} is not an indexed document`;
   const hint = suggestions.length
     ? `did you mean ${suggestions.slice(0, 5).join(", ")}?`
     : (leftOut?.hint ??
       `only indexed documents can be read; \`researcher ls${repository ? ` ${repository}` : ""}\` lists them, \`researcher status\` lists failures`);
-  return new DocumentMissed(message, hint, suggestions);
+  return new DocumentMissed(message, hint, suggestions, Boolean(leftOut?.known));
 }
 
 /**
  * DOCUMENT_NOT_FOUND for a ref to no indexed document, with the indexed paths close to it (`near`): multi-get gives
- * them in a part's skipped entry, which has no hint of its own.
+ * them in a part's skipped entry, which has no hint of its own. `known`: the ref names a file that the index knows and
+ * says why it holds none of it (the last run failed it, a rule leaves it out): no miss, which multi-get answers with
+ * an empty match, but what the ref names failing, as `get` fails.
  */
 export class DocumentMissed extends ResearcherError {
   constructor(
     message: string,
     hint: string,
     readonly near: string[],
+    readonly known = false,
   ) {
     super("DOCUMENT_NOT_FOUND", message, { hint });
   }

@@ -90,9 +90,9 @@ export function matchDocuments(
 
 /**
  * What a pattern matched, and, when it named its repository, that repository if its index failed to open; a part
- * skipped as its repository does not exist, that error.
+ * skipped for what it names failing (definiteFailure), that error.
  */
-type Matched = { refs: DocumentRef[]; skipped: SkippedDocument[]; unreadable?: SkippedRepository[]; missingRepository?: ResearcherError };
+type Matched = { refs: DocumentRef[]; skipped: SkippedDocument[]; unreadable?: SkippedRepository[]; failure?: ResearcherError };
 
 /** matchDocuments within a session: every part looks paths up in the same listing of each repository. */
 function matchIn(home: string, pattern: string, scope: PartScope): Matched {
@@ -124,10 +124,10 @@ function matchIn(home: string, pattern: string, scope: PartScope): Matched {
     if (cut) i = cut.last;
     matched.push(cut ? { refs: [cut.ref], skipped: [] } : matchPart(home, part, scope, false, resolved));
   }
-  // Every part in a repository that does not exist: the command's error, as a pattern of one such part is (it exited
-  // 0, "no indexed documents match", where `get` and `ls` said REPO_NOT_FOUND: s30 hostile F6).
-  const missing = matched.every((m) => m.missingRepository) ? matched[0]?.missingRepository : undefined;
-  if (missing) throw missing;
+  // Every part failing on what it names: the command's error (the first part's), as a pattern of one such part is (it
+  // exited 0, "no indexed documents match", where `get` and `ls` failed: s30 hostile F6, s30b N3).
+  const failure = matched.every((m) => m.failure) ? matched[0]?.failure : undefined;
+  if (failure) throw failure;
   return { refs: matched.flatMap((m) => m.refs), skipped: matched.flatMap((m) => m.skipped) };
 }
 
@@ -184,14 +184,12 @@ function matchPart(home: string, part: string, scope: PartScope, single: boolean
   const resolved = known ?? (single && globbed ? undefined : resolvedPart(home, part, scope));
   if (resolved && "ref" in resolved) return { refs: [resolved.ref], skipped: [] };
   const skip = (reason: string): Matched => ({ refs: [], skipped: [{ repository: "", path: part, reason }] });
-  // A part's error is its skipped entry, but the failure of a repository's index, or a repository that does not
-  // exist, fails a pattern of that part alone, as `get` and `ls` fail.
+  // A part's error is its skipped entry, but the failure of a repository's index, or of what the part names, fails a
+  // pattern of that part alone, as `get` and `ls` fail.
   const skipFor = (error: unknown): Matched => {
-    if (single && isResearcherError(error) && (INDEX_FAILURES.has(error.code) || error.code === "REPO_NOT_FOUND")) throw error;
-    return {
-      ...skip(partReason(error)),
-      missingRepository: isResearcherError(error) && error.code === "REPO_NOT_FOUND" ? error : undefined,
-    };
+    const failure = definiteFailure(error);
+    if (single && isResearcherError(error) && (INDEX_FAILURES.has(error.code) || failure)) throw error;
+    return { ...skip(partReason(error)), failure };
   };
   let absolute: { pattern: string; folder: boolean } | undefined;
   try {
@@ -266,6 +264,17 @@ function byName(home: string, part: string, scope: PartScope): Matched | undefin
  * (s23 retest N2). A part that names nothing (no such repository or document, never indexed) is its skipped entry.
  */
 const INDEX_FAILURES = new Set(["INDEX_CORRUPT", "INDEX_OUTDATED", "PERMISSION_DENIED", "TOO_MANY_OPEN_FILES"]);
+
+/**
+ * A part's error that says what it names fails, not that it matches nothing: a repository that does not exist, a file
+ * the index holds none of for a reason it gives (the last run failed it). Skipped in a list that reads something; a
+ * part alone, or every part of a list, fails the command with it, as `get` and `ls` do. A document that is not there,
+ * or a glob that matches none, is an empty match.
+ */
+function definiteFailure(error: unknown): ResearcherError | undefined {
+  if (error instanceof DocumentMissed) return error.known ? error : undefined;
+  return isResearcherError(error) && error.code === "REPO_NOT_FOUND" ? error : undefined;
+}
 
 function failIfUnreadable(found: Matched): Matched {
   const failed = found.refs.length === 0 ? found.unreadable?.find((s) => INDEX_FAILURES.has(s.code)) : undefined;

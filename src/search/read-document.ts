@@ -138,11 +138,13 @@ function folderOrNotIndexed(home: string, repo: Repository, path: string, { sess
   if (below === 0) {
     const suggestions = suggest === false ? [] : closePaths(repo, path, session);
     const ruled = leftOut?.(repo, path);
-    if (ruled) return notIndexed(`${repo.name}:${path}`, suggestions, "", repo.name, ruled);
+    if (ruled) return notIndexed(`${repo.name}:${path}`, suggestions, "", repo.name, { ...ruled, known: true });
     // A file the last run failed is no typo: its reason, as `status` lists it (a link out of the repository was "not
     // an indexed document (did you mean a:x.md?)": s30 hostile F6).
     const failed = withStore(repo, (store) => store.failureOf(path), session);
-    if (failed !== undefined) return notIndexed(`${repo.name}:${path}`, [], "", repo.name, failedToIndex(repo, failed));
+    if (failed !== undefined) {
+      return notIndexed(`${repo.name}:${path}`, [], "", repo.name, { ...failedToIndex(repo, failed), known: true });
+    }
     // A first run that may not have reached it yet says so, as search and `ls` say it (it read as a failed file: s28
     // hostile F3); a close path indexed so far comes after the wait (b.md not reached yet is no typo for a.md).
     const notYet = withStore(repo, (store) => notReachedYet(repo, store), session);
