@@ -538,7 +538,7 @@ test("the library's addRepository sets a kept index aside too, and a set-aside a
   await indexRepository(home, addRepository(home, { name: "a", path: x, embed: false }));
   removeRepository(home, "a", { keepData: true });
   // A writer holds the kept index: the set-aside is refused, and the name is not registered (it was, serving x's text).
-  writeFileSync(join(home, "repositories", "a", "lock"), `${process.ppid} ${processStartTime(process.ppid)}\n`);
+  writeFileSync(join(home, "repositories", "a", "lock"), `${process.ppid} ${processStartTime(process.ppid)} index\n`); // an index run's
   expect(() => addRepository(home, { name: "a", path: y, embed: false })).toThrow(/being indexed/);
   expect(listRepositories(home)).toEqual([]);
   rmSync(join(home, "repositories", "a", "lock"));
